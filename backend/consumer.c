@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: MIT */
+/* consumer.c: the ETW consumer API: OpenTraceA, ProcessTrace, CloseTrace over the .etl reader. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/etwtop_ext.h"
+#include "etw/evntrace.h"
+#include "etw/ntwmi.h"
+#include "etl_reader.h"
+#include "etw_error.h"
+#include "etw_provider.h"
+
+#define MAX_TRACE_HANDLES  1024
+#define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
+#define HANDLE_BASE        0x10000u
+
+struct trace_handle {
+        bool is_in_use;
+        bool is_realtime;
+        bool is_processing;
+        bool is_close_pending;
+        uint32_t generation;
+        EVENT_TRACE_LOGFILEA logfile; /* our copy; the callbacks get a pointer to it */
+        EVENT_TRACE_LOGFILEA *caller; /* borrowed: the caller's struct, updated as Windows does */
+        struct etl_reader *reader;    /* owned, file handles */
+        char *logger_name;            /* owned, real-time handles */
+};
+
+static struct trace_handle handles[MAX_TRACE_HANDLES];
+static pthread_mutex_t handles_lock = PTHREAD_MUTEX_INITIALIZER;
+/* CloseTrace calls made while a ProcessTrace runs; read per event without the lock. */
+static atomic_uint nr_close_requests;
+
+static PROCESSTRACE_HANDLE handle_value(uint32_t slot)
+{
+        return ((uint64_t)handles[slot].generation << 32) | (HANDLE_BASE + slot);
+}
+
+/* The slot of a live handle, or -1. Called with handles_lock held. */
+static int handle_slot(PROCESSTRACE_HANDLE h)
+{
+        uint32_t low = (uint32_t)h;
+        if (low < HANDLE_BASE || low >= HANDLE_BASE + MAX_TRACE_HANDLES)
+                return -1;
+        uint32_t slot = low - HANDLE_BASE;
+        if (!handles[slot].is_in_use || handles[slot].generation != (uint32_t)(h >> 32))
+                return -1;
+        return (int)slot;
+}
+
+static void handle_release(struct trace_handle *t)
+{
+        etl_reader_close(t->reader);
+        free(t->logger_name);
+        t->reader = NULL;
+        t->logger_name = NULL;
+        t->is_in_use = false;
+        t->generation++;
+}
+
+/* The real-time sessions of this process. The session table (StartTrace) registers real-time
+   loggers here; until one is running under the name, ProcessTrace reports
+   ERROR_WMI_INSTANCE_NOT_FOUND as Windows does. */
+static bool realtime_session_is_running(const char *name)
+{
+        (void)name;
+        return false;
+}
+
+PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
+{
+        if (!Logfile) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "OpenTrace: Logfile is NULL");
+                return INVALID_PROCESSTRACE_HANDLE;
+        }
+        bool is_realtime = Logfile->ProcessTraceMode & PROCESS_TRACE_MODE_REAL_TIME;
+        if (is_realtime && (!Logfile->LoggerName || !Logfile->LoggerName[0])) {
+                etw_set_error(ERROR_BAD_PATHNAME,
+                              "OpenTrace: a real-time consumer needs LoggerName");
+                return INVALID_PROCESSTRACE_HANDLE;
+        }
+        if (!is_realtime && (!Logfile->LogFileName || !Logfile->LogFileName[0])) {
+                etw_set_error(ERROR_BAD_PATHNAME,
+                              "OpenTrace: neither LoggerName (with PROCESS_TRACE_MODE_REAL_TIME) "
+                              "nor LogFileName is given");
+                return INVALID_PROCESSTRACE_HANDLE;
+        }
+
+        struct etl_reader *reader = NULL;
+        char *logger_name = NULL;
+        if (is_realtime) {
+                logger_name = strdup(Logfile->LoggerName);
+                if (!logger_name) {
+                        etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "OpenTrace: out of memory");
+                        return INVALID_PROCESSTRACE_HANDLE;
+                }
+        } else {
+                struct etl_error err;
+                int rc = etl_reader_open_file(&reader, Logfile->LogFileName, &err);
+                if (rc < 0) {
+                        DWORD code = etw_error_from_errno(rc);
+                        if (rc == -EINVAL || rc == -EBADMSG)
+                                code = ERROR_BAD_FORMAT;
+                        etw_set_error(code, "%s (at byte offset %llu)", err.msg,
+                                      (unsigned long long)err.offset);
+                        return INVALID_PROCESSTRACE_HANDLE;
+                }
+        }
+
+        pthread_mutex_lock(&handles_lock);
+        int slot = -1;
+        for (int i = 0; i < MAX_TRACE_HANDLES; i++) {
+                if (!handles[i].is_in_use) {
+                        slot = i;
+                        break;
+                }
+        }
+        if (slot < 0) {
+                pthread_mutex_unlock(&handles_lock);
+                etl_reader_close(reader);
+                free(logger_name);
+                etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "OpenTrace: too many open trace handles");
+                return INVALID_PROCESSTRACE_HANDLE;
+        }
+        struct trace_handle *t = &handles[slot];
+        t->is_in_use = true;
+        t->is_realtime = is_realtime;
+        t->is_processing = false;
+        t->is_close_pending = false;
+        t->reader = reader;
+        t->logger_name = logger_name;
+        if (reader) {
+                const struct etl_logfile *lf = etl_reader_logfile(reader);
+                Logfile->LogfileHeader = lf->header;
+                Logfile->BufferSize = lf->header.BufferSize;
+                Logfile->BuffersRead = 0;
+                Logfile->EventsLost = lf->header.EventsLost;
+                Logfile->IsKernelTrace =
+                        (lf->header.LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE) ||
+                        strcmp(lf->logger_name, KERNEL_LOGGER_NAMEA) == 0;
+                Logfile->CurrentTime = lf->header.StartTime.QuadPart;
+        }
+        t->logfile = *Logfile;
+        t->caller = Logfile;
+        PROCESSTRACE_HANDLE h = handle_value((uint32_t)slot);
+        pthread_mutex_unlock(&handles_lock);
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return h;
+}
+
+ULONG WMIAPI CloseTrace(PROCESSTRACE_HANDLE TraceHandle)
+{
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(TraceHandle);
+        if (slot < 0 || handles[slot].is_close_pending) {
+                pthread_mutex_unlock(&handles_lock);
+                return ERROR_INVALID_HANDLE;
+        }
+        struct trace_handle *t = &handles[slot];
+        if (t->is_processing) {
+                /* ProcessTrace stops after the current event and releases the handle. */
+                t->is_close_pending = true;
+                atomic_fetch_add(&nr_close_requests, 1);
+                pthread_mutex_unlock(&handles_lock);
+                return ERROR_CTX_CLOSE_PENDING;
+        }
+        handle_release(t);
+        pthread_mutex_unlock(&handles_lock);
+        return ERROR_SUCCESS;
+}
+
+/* The state of one file while ProcessTrace merges it with the others. */
+struct file_cursor {
+        struct trace_handle *t;
+        struct etl_reader *reader;
+        int64_t next_filetime; /* of the record etl_reader_next gives next; INT64_MAX at end */
+        uint32_t nr_buffers_done;
+        bool is_raw;
+        bool is_event_record;
+};
+
+static void cursor_peek(struct file_cursor *c)
+{
+        uint64_t ts = etl_reader_peek_timestamp(c->reader);
+        c->next_filetime = ts == UINT64_MAX ? INT64_MAX : etl_reader_to_filetime(c->reader, ts);
+}
+
+/* Builds the consumer's view of a record (ETL-FORMAT.md 2.9): the provider GUID from the hook's
+   group (0x030A is the image load), opcode, version, pointer-size flags, inline PMC counters
+   as extended items. */
+static void fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
+                              const struct etl_record *rec, int64_t timestamp, PVOID context)
+{
+        EVENT_HEADER *eh = &er->EventHeader;
+        memset(er, 0, sizeof(*er));
+        eh->Size = (USHORT)rec->size_bytes;
+        eh->HeaderType = rec->header_type;
+        eh->ThreadId = rec->tid;
+        eh->ProcessId = rec->pid;
+        eh->TimeStamp.QuadPart = timestamp;
+        eh->KernelTime = rec->kernel_time;
+        eh->UserTime = rec->user_time;
+        USHORT ptr_flag = rec->pointer_size == 4 ? EVENT_HEADER_FLAG_32_BIT_HEADER
+                                                 : EVENT_HEADER_FLAG_64_BIT_HEADER;
+        switch (rec->header_type) {
+        case TRACE_HEADER_TYPE_EVENT_HEADER32:
+        case TRACE_HEADER_TYPE_EVENT_HEADER64:
+                memcpy(&eh->ProviderId, rec->guid, sizeof(GUID));
+                memcpy(&eh->EventDescriptor, rec->data + 0x28, sizeof(EVENT_DESCRIPTOR));
+                memcpy(&eh->ActivityId, rec->data + 0x40, sizeof(GUID));
+                eh->Flags = (rec->flags & ~(EVENT_HEADER_FLAG_32_BIT_HEADER |
+                                            EVENT_HEADER_FLAG_64_BIT_HEADER)) |
+                            ptr_flag;
+                eh->EventProperty = (USHORT)(rec->data[6] | (rec->data[7] << 8));
+                break;
+        case TRACE_HEADER_TYPE_FULL_HEADER32:
+        case TRACE_HEADER_TYPE_FULL_HEADER64:
+        case TRACE_HEADER_TYPE_INSTANCE32:
+        case TRACE_HEADER_TYPE_INSTANCE64:
+                memcpy(&eh->ProviderId, rec->guid, sizeof(GUID));
+                eh->EventDescriptor.Opcode = rec->opcode;
+                eh->EventDescriptor.Level = rec->level;
+                eh->EventDescriptor.Version = (UCHAR)rec->version;
+                eh->Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | ptr_flag;
+                break;
+        default: {
+                const GUID *g = etw_provider_of_hook(rec->hook_id);
+                if (g)
+                        eh->ProviderId = *g;
+                eh->EventDescriptor.Opcode = rec->opcode;
+                eh->EventDescriptor.Version = (UCHAR)rec->version;
+                eh->Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | ptr_flag;
+                break;
+        }
+        }
+        er->BufferContext.ProcessorIndex = rec->cpu;
+        er->BufferContext.LoggerId = rec->logger_id;
+        eh->Flags |= EVENT_HEADER_FLAG_PROCESSOR_INDEX;
+        for (uint32_t i = 0; i < rec->nr_ext; i++) {
+                items[i].Reserved1 = 0;
+                items[i].ExtType = rec->ext[i].type;
+                items[i].Linkage = 0;
+                items[i].Reserved2 = 0;
+                items[i].DataSize = rec->ext[i].size_bytes;
+                items[i].DataPtr = (ULONGLONG)(uintptr_t)rec->ext[i].data;
+        }
+        if (rec->nr_ext)
+                eh->Flags |= EVENT_HEADER_FLAG_EXTENDED_INFO;
+        er->ExtendedDataCount = (USHORT)rec->nr_ext;
+        er->ExtendedData = rec->nr_ext ? items : NULL;
+        er->UserDataLength = (USHORT)rec->payload_size;
+        er->UserData = (PVOID)rec->payload;
+        er->UserContext = context;
+}
+
+/* The classic form for EventCallback consumers. */
+static void fill_event_trace(EVENT_TRACE *ev, const EVENT_RECORD *er, const struct etl_record *rec)
+{
+        memset(ev, 0, sizeof(*ev));
+        ev->Header.Size = (USHORT)(sizeof(EVENT_TRACE_HEADER) + rec->payload_size);
+        ev->Header.HeaderType = rec->header_type;
+        ev->Header.MarkerFlags = 0xC0;
+        ev->Header.Class.Type = er->EventHeader.EventDescriptor.Opcode;
+        ev->Header.Class.Level = er->EventHeader.EventDescriptor.Level;
+        ev->Header.Class.Version = rec->version;
+        ev->Header.ThreadId = rec->tid;
+        ev->Header.ProcessId = rec->pid;
+        ev->Header.TimeStamp = er->EventHeader.TimeStamp;
+        ev->Header.Guid = er->EventHeader.ProviderId;
+        ev->Header.KernelTime = rec->kernel_time;
+        ev->Header.UserTime = rec->user_time;
+        ev->MofData = er->UserData;
+        ev->MofLength = er->UserDataLength;
+        ev->BufferContext = er->BufferContext;
+}
+
+static bool call_buffer_callbacks(struct file_cursor *c)
+{
+        struct etl_reader_stats st;
+        etl_reader_get_stats(c->reader, &st);
+        while (c->nr_buffers_done < st.nr_buffers_done) {
+                c->nr_buffers_done++;
+                EVENT_TRACE_LOGFILEA *lf = &c->t->logfile;
+                lf->BuffersRead = c->nr_buffers_done;
+                lf->Filled = lf->BufferSize;
+                lf->EventsLost = (ULONG)st.nr_events_lost;
+                if (lf->BufferCallback && !lf->BufferCallback(lf))
+                        return false;
+        }
+        return true;
+}
+
+static ULONG process_realtime(struct trace_handle *t)
+{
+        if (!realtime_session_is_running(t->logger_name)) {
+                etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
+                              "ProcessTrace: no real-time session named \"%s\" is running",
+                              t->logger_name);
+                return ERROR_WMI_INSTANCE_NOT_FOUND;
+        }
+        return ERROR_SUCCESS;
+}
+
+static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *start,
+                           const int64_t *end)
+{
+        EVENT_RECORD er;
+        EVENT_TRACE ev;
+        EVENT_HEADER_EXTENDED_DATA_ITEM items[ETL_MAX_EXT_ITEMS];
+        struct etl_record rec;
+
+        unsigned closes_seen = atomic_load(&nr_close_requests);
+        for (ULONG i = 0; i < n; i++) {
+                etl_reader_rewind(cur[i].reader);
+                cur[i].nr_buffers_done = 0;
+                cursor_peek(&cur[i]);
+        }
+        for (;;) {
+                /* the file whose next record is oldest; a single file needs no choice */
+                struct file_cursor *c = &cur[0];
+                if (n > 1) {
+                        for (ULONG i = 1; i < n; i++)
+                                if (cur[i].next_filetime < c->next_filetime)
+                                        c = &cur[i];
+                        if (c->next_filetime == INT64_MAX)
+                                break;
+                }
+                if (!etl_reader_next(c->reader, &rec))
+                        break;
+                int64_t ft = etl_reader_to_filetime(c->reader, rec.timestamp);
+                if (n > 1)
+                        cursor_peek(c);
+                bool is_wanted = rec.is_header || ((!start || ft >= *start) && (!end || ft <= *end));
+                struct trace_handle *t = c->t;
+                if (is_wanted) {
+                        int64_t ts = c->is_raw ? (int64_t)rec.timestamp : ft;
+                        fill_event_record(&er, items, &rec, ts, t->logfile.Context);
+                        t->logfile.CurrentTime = ft;
+                        if (c->is_event_record) {
+                                if (t->logfile.EventRecordCallback)
+                                        t->logfile.EventRecordCallback(&er);
+                        } else if (t->logfile.EventCallback) {
+                                fill_event_trace(&ev, &er, &rec);
+                                t->logfile.CurrentEvent = ev;
+                                t->logfile.EventCallback(&ev);
+                        }
+                }
+                if (!call_buffer_callbacks(c))
+                        return ERROR_CANCELLED;
+                if (atomic_load_explicit(&nr_close_requests, memory_order_relaxed) != closes_seen) {
+                        closes_seen = atomic_load(&nr_close_requests);
+                        pthread_mutex_lock(&handles_lock);
+                        bool is_closing = false;
+                        for (ULONG i = 0; i < n; i++)
+                                is_closing |= cur[i].t->is_close_pending;
+                        pthread_mutex_unlock(&handles_lock);
+                        if (is_closing)
+                                return ERROR_SUCCESS;
+                }
+        }
+        for (ULONG i = 0; i < n; i++)
+                if (!call_buffer_callbacks(&cur[i]))
+                        return ERROR_CANCELLED;
+        return ERROR_SUCCESS;
+}
+
+ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount,
+                          LPFILETIME StartTime, LPFILETIME EndTime)
+{
+        if (!HandleArray) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "ProcessTrace: HandleArray is NULL");
+                return ERROR_INVALID_PARAMETER;
+        }
+        if (HandleCount == 0 || HandleCount > MAX_PROCESS_HANDLES) {
+                etw_set_error(ERROR_BAD_LENGTH, "ProcessTrace: HandleCount %u is not 1..64",
+                              HandleCount);
+                return ERROR_BAD_LENGTH;
+        }
+        int64_t start = 0, end = 0;
+        if (StartTime)
+                start = (int64_t)(((uint64_t)StartTime->dwHighDateTime << 32) |
+                                  StartTime->dwLowDateTime);
+        if (EndTime)
+                end = (int64_t)(((uint64_t)EndTime->dwHighDateTime << 32) | EndTime->dwLowDateTime);
+
+        struct file_cursor cur[MAX_PROCESS_HANDLES];
+        ULONG nr_realtime = 0, nr_files = 0;
+        pthread_mutex_lock(&handles_lock);
+        for (ULONG i = 0; i < HandleCount; i++) {
+                int slot = handle_slot(HandleArray[i]);
+                if (slot < 0 || handles[slot].is_close_pending) {
+                        pthread_mutex_unlock(&handles_lock);
+                        etw_set_error(ERROR_INVALID_HANDLE,
+                                      "ProcessTrace: element %u is not an open trace handle", i);
+                        return ERROR_INVALID_HANDLE;
+                }
+                for (ULONG j = 0; j < i; j++) {
+                        if (HandleArray[j] == HandleArray[i]) {
+                                pthread_mutex_unlock(&handles_lock);
+                                etw_set_error(ERROR_INVALID_PARAMETER,
+                                              "ProcessTrace: handle %u appears twice", i);
+                                return ERROR_INVALID_PARAMETER;
+                        }
+                }
+                struct trace_handle *t = &handles[slot];
+                if (t->is_processing) {
+                        pthread_mutex_unlock(&handles_lock);
+                        etw_set_error(ERROR_BUSY, "ProcessTrace: handle %u is being processed", i);
+                        return ERROR_BUSY;
+                }
+                if (t->is_realtime)
+                        nr_realtime++;
+                else
+                        nr_files++;
+                cur[i] = (struct file_cursor){
+                        .t = t,
+                        .reader = t->reader,
+                        .is_raw = t->logfile.ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP,
+                        .is_event_record =
+                                t->logfile.ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD,
+                };
+        }
+        if (nr_realtime && (nr_files || nr_realtime > 1)) {
+                pthread_mutex_unlock(&handles_lock);
+                etw_set_error(ERROR_INVALID_PARAMETER,
+                              nr_files ? "ProcessTrace: file and real-time handles mixed"
+                                       : "ProcessTrace: more than one real-time handle");
+                return ERROR_INVALID_PARAMETER;
+        }
+        if (StartTime && EndTime && end < start) {
+                pthread_mutex_unlock(&handles_lock);
+                etw_set_error(ERROR_INVALID_TIME, "ProcessTrace: EndTime is before StartTime");
+                return ERROR_INVALID_TIME;
+        }
+        for (ULONG i = 0; i < HandleCount; i++)
+                cur[i].t->is_processing = true;
+        pthread_mutex_unlock(&handles_lock);
+
+        ULONG rc = nr_realtime ? process_realtime(cur[0].t)
+                               : process_files(cur, HandleCount, StartTime ? &start : NULL,
+                                               EndTime ? &end : NULL);
+
+        pthread_mutex_lock(&handles_lock);
+        for (ULONG i = 0; i < HandleCount; i++) {
+                struct trace_handle *t = cur[i].t;
+                t->is_processing = false;
+                if (t->caller && !t->is_close_pending) {
+                        t->caller->BuffersRead = t->logfile.BuffersRead;
+                        t->caller->CurrentTime = t->logfile.CurrentTime;
+                        t->caller->EventsLost = t->logfile.EventsLost;
+                }
+                if (t->is_close_pending)
+                        handle_release(t);
+        }
+        pthread_mutex_unlock(&handles_lock);
+        if (rc == ERROR_CANCELLED)
+                etw_set_error(ERROR_CANCELLED,
+                              "ProcessTrace: the BufferCallback returned FALSE");
+        return rc;
+}
+
+ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stats *stats)
+{
+        if (!stats)
+                return ERROR_INVALID_PARAMETER;
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(TraceHandle);
+        if (slot < 0) {
+                pthread_mutex_unlock(&handles_lock);
+                return ERROR_INVALID_HANDLE;
+        }
+        struct trace_handle *t = &handles[slot];
+        if (!t->reader) {
+                pthread_mutex_unlock(&handles_lock);
+                return ERROR_INVALID_PARAMETER;
+        }
+        struct etl_reader_stats st;
+        etl_reader_get_stats(t->reader, &st);
+        const struct etl_error *w = etl_reader_last_warning(t->reader);
+        memset(stats, 0, sizeof(*stats));
+        stats->nr_buffers = st.nr_buffers;
+        stats->nr_buffers_compressed = st.nr_buffers_compressed;
+        stats->nr_buffers_damaged = st.nr_buffers_damaged;
+        stats->nr_cpus = st.nr_cpus;
+        stats->nr_records = st.nr_records;
+        stats->nr_records_skipped = st.nr_records_skipped;
+        stats->nr_events_lost = st.nr_events_lost;
+        if (w->msg[0])
+                snprintf(stats->last_warning, sizeof(stats->last_warning), "%s (byte offset %llu)",
+                         w->msg, (unsigned long long)w->offset);
+        pthread_mutex_unlock(&handles_lock);
+        return ERROR_SUCCESS;
+}

@@ -1,0 +1,1036 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its records. */
+#include "etl_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "etw/ntwmi.h"
+#include "xpress.h"
+
+/* ETL-FORMAT.md 1.2, WMI_BUFFER_HEADER offsets */
+#define BUF_SIZE_OFF         0x00
+#define BUF_SAVED_OFFSET_OFF 0x04
+#define BUF_SEQUENCE_OFF     0x18
+#define BUF_PROC_INDEX_OFF   0x28
+#define BUF_LOGGER_ID_OFF    0x2A
+#define BUF_STATE_OFF        0x2C
+#define BUF_OFFSET_OFF       0x30
+#define BUF_FLAG_OFF         0x34
+#define BUF_TYPE_OFF         0x36
+
+/* ETL-FORMAT.md 1.6: x86 and x64 TRACE_LOGFILE_HEADER sizes */
+#define LOGFILE_HEADER32_SIZE 0x110
+#define LOGFILE_HEADER64_SIZE 0x118
+#define SYSTEM_HEADER_SIZE    0x20
+
+struct buffer_info {
+        uint64_t file_offset;
+        uint32_t size_bytes;   /* BufferSize: distance to the next buffer */
+        uint32_t filled_bytes; /* Offset (or SavedOffset): filled bytes incl. the header */
+        uint64_t sequence;
+        uint16_t cpu;
+        uint16_t logger_id;
+        uint16_t flags;
+        uint16_t type;
+        uint32_t index; /* in file order */
+        bool is_damaged;
+};
+
+/* One processor's buffers in sequence order, and the cursor in the current one. */
+struct stream {
+        uint32_t *buffers; /* owned: indices into reader->buffers, sorted by sequence */
+        uint32_t nr_buffers;
+        uint32_t next_buffer; /* the next one to load */
+        const uint8_t *cur;   /* the current buffer's bytes (mapping or scratch) */
+        uint32_t cur_filled;
+        uint32_t cur_pos;
+        uint32_t cur_index; /* index into reader->buffers */
+        uint8_t *scratch;   /* owned: decompressed or realigned buffer */
+        uint32_t scratch_size;
+        struct etl_record head; /* parsed record at cur_pos, valid when has_head */
+        bool has_head;
+};
+
+struct etl_reader {
+        const uint8_t *data; /* borrowed (or the mapping below) */
+        size_t size;
+        void *mapping; /* owned when opened from a file */
+        size_t mapping_size;
+        struct buffer_info *buffers; /* owned */
+        uint32_t nr_buffers;
+        struct stream *streams; /* owned */
+        uint32_t nr_streams;
+        uint32_t *heap; /* owned: stream indices, min-heap by head timestamp */
+        uint32_t nr_heap;
+        struct etl_logfile logfile;
+        struct etl_record header_record;
+        uint32_t header_stream; /* the stream holding buffer 0 */
+        bool is_header_pending;
+        struct etl_reader_stats stats;
+        struct etl_error warning;
+};
+
+static inline uint16_t get_u16(const uint8_t *p)
+{
+        return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get_u32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+               ((uint32_t)p[3] << 24);
+}
+
+static inline uint64_t get_u64(const uint8_t *p)
+{
+        return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+}
+
+static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+{
+        if (!err)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        err->offset = offset;
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+}
+
+size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size)
+{
+        size_t i = 0, o = 0;
+
+        if (out_size == 0)
+                return 0;
+        while (i < max_units) {
+                uint32_t c = get_u16(src + 2 * i);
+                i++;
+                if (c == 0)
+                        break;
+                if (c >= 0xD800 && c <= 0xDBFF) {
+                        uint32_t lo = i < max_units ? get_u16(src + 2 * i) : 0;
+                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+                                i++;
+                        } else {
+                                c = 0xFFFD;
+                        }
+                } else if (c >= 0xDC00 && c <= 0xDFFF) {
+                        c = 0xFFFD;
+                }
+                char tmp[4];
+                size_t n;
+                if (c < 0x80) {
+                        tmp[0] = (char)c;
+                        n = 1;
+                } else if (c < 0x800) {
+                        tmp[0] = (char)(0xC0 | (c >> 6));
+                        tmp[1] = (char)(0x80 | (c & 0x3F));
+                        n = 2;
+                } else if (c < 0x10000) {
+                        tmp[0] = (char)(0xE0 | (c >> 12));
+                        tmp[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+                        tmp[2] = (char)(0x80 | (c & 0x3F));
+                        n = 3;
+                } else {
+                        tmp[0] = (char)(0xF0 | (c >> 18));
+                        tmp[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+                        tmp[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+                        tmp[3] = (char)(0x80 | (c & 0x3F));
+                        n = 4;
+                }
+                if (o + n >= out_size)
+                        break;
+                memcpy(out + o, tmp, n);
+                o += n;
+        }
+        out[o] = '\0';
+        return i;
+}
+
+/* Fixed header size of each header type, 0 for types that carry no event. */
+static uint32_t header_fixed_size(uint8_t type)
+{
+        switch (type) {
+        case TRACE_HEADER_TYPE_SYSTEM32:
+        case TRACE_HEADER_TYPE_SYSTEM64: return 0x20;
+        case TRACE_HEADER_TYPE_COMPACT32:
+        case TRACE_HEADER_TYPE_COMPACT64: return 0x18;
+        case TRACE_HEADER_TYPE_PERFINFO32:
+        case TRACE_HEADER_TYPE_PERFINFO64: return 0x10;
+        case TRACE_HEADER_TYPE_FULL_HEADER32:
+        case TRACE_HEADER_TYPE_FULL_HEADER64: return 0x30;
+        case TRACE_HEADER_TYPE_INSTANCE32:
+        case TRACE_HEADER_TYPE_INSTANCE64: return 0x48;
+        case TRACE_HEADER_TYPE_EVENT_HEADER32:
+        case TRACE_HEADER_TYPE_EVENT_HEADER64: return 0x50;
+        default: return 0;
+        }
+}
+
+static uint8_t header_pointer_size(uint8_t type)
+{
+        switch (type) {
+        case TRACE_HEADER_TYPE_SYSTEM32:
+        case TRACE_HEADER_TYPE_COMPACT32:
+        case TRACE_HEADER_TYPE_PERFINFO32:
+        case TRACE_HEADER_TYPE_FULL_HEADER32:
+        case TRACE_HEADER_TYPE_INSTANCE32:
+        case TRACE_HEADER_TYPE_EVENT_HEADER32: return 4;
+        default: return 8;
+        }
+}
+
+enum parse_result { PARSE_END = 0, PARSE_RECORD = 1, PARSE_SKIP = 2, PARSE_DAMAGED = -1 };
+
+/* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On PARSE_SKIP or PARSE_RECORD,
+   *next is where the following record starts. */
+static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t filled,
+                                      struct etl_record *rec, uint32_t *next, const char **why)
+{
+        if (pos + 4 > filled)
+                return PARSE_END;
+        uint32_t m = get_u32(buf + pos);
+        if (m == 0xFFFFFFFF)
+                return PARSE_END;
+        if (!(m & TRACE_HEADER_FLAG)) {
+                *why = "record marker lacks TRACE_HEADER_FLAG";
+                return PARSE_DAMAGED;
+        }
+        const uint8_t *p = buf + pos;
+        uint32_t avail = filled - pos;
+        if (!(m & TRACE_HEADER_EVENT_TRACE)) {
+                /* MESSAGE_TRACE_HEADER (WPP) and other non-event forms: size in the low word. */
+                uint32_t size = m & 0xFFFF;
+                if (size < 8 || size > avail) {
+                        *why = "message record size out of range";
+                        return PARSE_DAMAGED;
+                }
+                *next = pos + ((size + 7) & ~7u);
+                return PARSE_SKIP;
+        }
+        uint8_t type = (uint8_t)(m >> 16);
+        uint32_t fixed = header_fixed_size(type);
+        uint32_t size;
+        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 || type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                         type == TRACE_HEADER_TYPE_PERFINFO64;
+        if (is_kernel) {
+                if (avail < 8) {
+                        *why = "record header truncated";
+                        return PARSE_DAMAGED;
+                }
+                size = get_u16(p + 4);
+        } else {
+                size = m & 0xFFFF;
+        }
+        if (size < 8 || size > avail) {
+                *why = "record size out of range";
+                return PARSE_DAMAGED;
+        }
+        *next = pos + ((size + 7) & ~7u);
+        if (fixed == 0)
+                return PARSE_SKIP;
+        if (size < fixed) {
+                *why = "record smaller than its header";
+                return PARSE_DAMAGED;
+        }
+
+        rec->data = p;
+        rec->size_bytes = size;
+        rec->header_type = type;
+        rec->pointer_size = header_pointer_size(type);
+        rec->guid = NULL;
+        rec->nr_ext = 0;
+        rec->kernel_time = rec->user_time = 0;
+        rec->flags = 0;
+        rec->level = 0;
+        rec->opcode = 0;
+        rec->hook_id = 0;
+        rec->is_header = false;
+        rec->ends_buffer = false;
+        uint32_t payload_off = fixed;
+
+        if (is_kernel) {
+                uint16_t ver = get_u16(p);
+                rec->version = ver & 0xFF;
+                rec->hook_id = get_u16(p + 6);
+                rec->opcode = (uint8_t)rec->hook_id;
+                if (type == TRACE_HEADER_TYPE_PERFINFO32 || type == TRACE_HEADER_TYPE_PERFINFO64) {
+                        rec->timestamp = get_u64(p + 8);
+                        rec->tid = rec->pid = 0xFFFFFFFF;
+                } else {
+                        rec->tid = get_u32(p + 8);
+                        rec->pid = get_u32(p + 12);
+                        rec->timestamp = get_u64(p + 16);
+                        if (fixed == 0x20) {
+                                rec->kernel_time = get_u32(p + 24);
+                                rec->user_time = get_u32(p + 28);
+                        }
+                }
+                /* 2.4: PEBS index then PMC counters, inline after the fixed header */
+                uint32_t nr_pmc = (ver & TRACE_HEADER_PMC_COUNTERS_MASK) >> 8;
+                bool has_pebs = ver & TRACE_HEADER_PEBS_INDEX_FLAG;
+                uint32_t items = (has_pebs ? 8 : 0) + 8 * nr_pmc;
+                if (payload_off + items > size) {
+                        *why = "inline PMC counters overrun the record";
+                        return PARSE_DAMAGED;
+                }
+                if (has_pebs) {
+                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
+                                EVENT_HEADER_EXT_TYPE_PEBS_INDEX, 8, p + payload_off};
+                        payload_off += 8;
+                }
+                if (nr_pmc) {
+                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
+                                EVENT_HEADER_EXT_TYPE_PMC_COUNTERS, (uint16_t)(8 * nr_pmc),
+                                p + payload_off};
+                        payload_off += 8 * nr_pmc;
+                }
+        } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
+                   type == TRACE_HEADER_TYPE_EVENT_HEADER64) {
+                rec->flags = get_u16(p + 4);
+                rec->tid = get_u32(p + 8);
+                rec->pid = get_u32(p + 12);
+                rec->timestamp = get_u64(p + 16);
+                rec->guid = p + 0x18;
+                rec->version = p[0x2A];
+                rec->level = p[0x2C];
+                rec->opcode = p[0x2D];
+                rec->kernel_time = get_u32(p + 0x38);
+                rec->user_time = get_u32(p + 0x3C);
+                if (rec->flags & EVENT_HEADER_FLAG_EXTENDED_INFO) {
+                        /* 2.8: {TotalSize, ExtType, Linkage, DataSize} items, 8-aligned */
+                        for (;;) {
+                                if (payload_off + 8 > size) {
+                                        *why = "extended item header overruns the record";
+                                        return PARSE_DAMAGED;
+                                }
+                                uint16_t total = get_u16(p + payload_off);
+                                uint16_t ext_type = get_u16(p + payload_off + 2);
+                                uint16_t linkage = get_u16(p + payload_off + 4);
+                                uint16_t data_size = get_u16(p + payload_off + 6);
+                                if (total < 8 || data_size > total - 8 ||
+                                    payload_off + total > size) {
+                                        *why = "extended item size out of range";
+                                        return PARSE_DAMAGED;
+                                }
+                                if (rec->nr_ext < ETL_MAX_EXT_ITEMS)
+                                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
+                                                ext_type, data_size, p + payload_off + 8};
+                                payload_off += (total + 7u) & ~7u;
+                                if (!(linkage & 1))
+                                        break;
+                        }
+                        if (payload_off > size)
+                                payload_off = size;
+                }
+        } else {
+                /* EVENT_TRACE_HEADER (2.5) and EVENT_INSTANCE_GUID_HEADER (2.6) */
+                rec->opcode = p[4];
+                rec->level = p[5];
+                rec->version = get_u16(p + 6);
+                rec->tid = get_u32(p + 8);
+                rec->pid = get_u32(p + 12);
+                rec->timestamp = get_u64(p + 16);
+                rec->guid = p + 0x18;
+                rec->kernel_time = get_u32(p + 0x28);
+                rec->user_time = get_u32(p + 0x2C);
+        }
+        rec->payload = p + payload_off;
+        rec->payload_size = size - payload_off;
+        return PARSE_RECORD;
+}
+
+static void warn(struct etl_reader *r, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void warn(struct etl_reader *r, uint64_t offset, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        r->warning.offset = offset;
+        vsnprintf(r->warning.msg, sizeof(r->warning.msg), fmt, ap);
+        va_end(ap);
+}
+
+/* Makes the bytes of buffer b addressable with 8-byte alignment in s: the mapping itself, a
+   realigned copy, or the decompressed form. Returns false (and counts) when it cannot. */
+static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
+{
+        struct buffer_info *b = &r->buffers[bi];
+        const uint8_t *src = r->data + b->file_offset;
+
+        if (b->is_damaged)
+                return false;
+        uint32_t need = b->filled_bytes;
+        if (need > s->scratch_size &&
+            ((b->flags & WMI_BUFFER_FLAG_COMPRESSED) || (b->file_offset & 7))) {
+                uint8_t *n = realloc(s->scratch, need);
+                if (!n) {
+                        warn(r, b->file_offset, "out of memory for buffer %u", b->index);
+                        return false;
+                }
+                s->scratch = n;
+                s->scratch_size = need;
+        }
+        if (b->flags & WMI_BUFFER_FLAG_COMPRESSED) {
+                uint32_t fmt = r->logfile.compression_format;
+                if (fmt == COMPRESSION_FORMAT_LZNT1 || fmt == COMPRESSION_FORMAT_XPRESS_HUFF) {
+                        warn(r, b->file_offset,
+                             "buffer %u is compressed with %s, which etwtop does not support",
+                             b->index, fmt == COMPRESSION_FORMAT_LZNT1 ? "LZNT1" : "XPRESS Huffman");
+                        b->is_damaged = true;
+                        r->stats.nr_buffers_damaged++;
+                        return false;
+                }
+                if (fmt != COMPRESSION_FORMAT_XPRESS) {
+                        warn(r, b->file_offset, "buffer %u: unknown compression format %u",
+                             b->index, fmt);
+                        b->is_damaged = true;
+                        r->stats.nr_buffers_damaged++;
+                        return false;
+                }
+                memcpy(s->scratch, src, WMI_BUFFER_HEADER_SIZE);
+                size_t out_len = 0;
+                struct xpress_error xe = {0, NULL};
+                int rc = xpress_decompress(src + WMI_BUFFER_HEADER_SIZE,
+                                           b->size_bytes - WMI_BUFFER_HEADER_SIZE,
+                                           s->scratch + WMI_BUFFER_HEADER_SIZE,
+                                           need - WMI_BUFFER_HEADER_SIZE, &out_len, &xe);
+                if (rc < 0 || out_len != need - WMI_BUFFER_HEADER_SIZE) {
+                        warn(r, b->file_offset + WMI_BUFFER_HEADER_SIZE + xe.in_offset,
+                             "buffer %u: corrupt compressed data (%s): skipped", b->index,
+                             rc < 0 && xe.what ? xe.what : "decompressed size differs from Offset");
+                        b->is_damaged = true;
+                        r->stats.nr_buffers_damaged++;
+                        return false;
+                }
+                s->cur = s->scratch;
+        } else if (b->file_offset & 7) {
+                memcpy(s->scratch, src, need);
+                s->cur = s->scratch;
+        } else {
+                s->cur = src;
+        }
+        s->cur_filled = need;
+        s->cur_pos = WMI_BUFFER_HEADER_SIZE;
+        s->cur_index = bi;
+        return true;
+}
+
+/* Moves s to its next record, loading buffers as needed. */
+static void stream_advance(struct etl_reader *r, struct stream *s)
+{
+        s->has_head = false;
+        for (;;) {
+                if (s->cur) {
+                        struct buffer_info *b = &r->buffers[s->cur_index];
+                        const char *why = NULL;
+                        uint32_t next = 0;
+                        enum parse_result pr = parse_record(s->cur, s->cur_pos, s->cur_filled,
+                                                            &s->head, &next, &why);
+                        if (pr == PARSE_RECORD) {
+                                s->head.cpu = b->cpu;
+                                s->head.logger_id = b->logger_id;
+                                s->head.buffer_index = b->index;
+                                s->head.file_offset = b->file_offset + s->cur_pos;
+                                s->cur_pos = next;
+                                s->has_head = true;
+                                return;
+                        }
+                        if (pr == PARSE_SKIP) {
+                                r->stats.nr_records_skipped++;
+                                s->cur_pos = next;
+                                continue;
+                        }
+                        if (pr == PARSE_DAMAGED) {
+                                warn(r, b->file_offset + s->cur_pos,
+                                     "buffer %u: %s: rest of the buffer skipped", b->index, why);
+                                r->stats.nr_buffers_damaged++;
+                        }
+                        /* end of this buffer */
+                        s->cur = NULL;
+                        r->stats.nr_buffers_done++;
+                }
+                if (s->next_buffer >= s->nr_buffers)
+                        return;
+                uint32_t bi = s->buffers[s->next_buffer++];
+                if (!load_buffer(r, s, bi))
+                        r->stats.nr_buffers_done++;
+        }
+}
+
+static inline bool stream_before(const struct etl_reader *r, uint32_t a, uint32_t b)
+{
+        uint64_t ta = r->streams[a].head.timestamp, tb = r->streams[b].head.timestamp;
+        return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_down(struct etl_reader *r, uint32_t i)
+{
+        for (;;) {
+                uint32_t l = 2 * i + 1, m = i;
+                if (l < r->nr_heap && stream_before(r, r->heap[l], r->heap[m]))
+                        m = l;
+                if (l + 1 < r->nr_heap && stream_before(r, r->heap[l + 1], r->heap[m]))
+                        m = l + 1;
+                if (m == i)
+                        return;
+                uint32_t t = r->heap[i];
+                r->heap[i] = r->heap[m];
+                r->heap[m] = t;
+                i = m;
+        }
+}
+
+static void heap_build(struct etl_reader *r)
+{
+        r->nr_heap = 0;
+        for (uint32_t i = 0; i < r->nr_streams; i++)
+                if (r->streams[i].has_head)
+                        r->heap[r->nr_heap++] = i;
+        for (uint32_t i = r->nr_heap / 2; i-- > 0;)
+                heap_down(r, i);
+}
+
+void etl_reader_rewind(struct etl_reader *r)
+{
+        memset(&r->warning, 0, sizeof(r->warning));
+        r->stats.nr_buffers_done = 0;
+        r->stats.nr_records = 0;
+        r->stats.nr_records_skipped = 0;
+        for (uint32_t i = 0; i < r->nr_streams; i++) {
+                struct stream *s = &r->streams[i];
+                s->next_buffer = 0;
+                s->cur = NULL;
+                s->has_head = false;
+        }
+        /* The header record is delivered first; its stream resumes after it. */
+        for (uint32_t i = 0; i < r->nr_streams; i++) {
+                struct stream *s = &r->streams[i];
+                if (i == r->header_stream) {
+                        s->next_buffer = 1;
+                        load_buffer(r, s, s->buffers[0]);
+                        struct etl_record skip;
+                        const char *why = NULL;
+                        uint32_t next = WMI_BUFFER_HEADER_SIZE;
+                        parse_record(s->cur, WMI_BUFFER_HEADER_SIZE, s->cur_filled, &skip, &next,
+                                     &why);
+                        s->cur_pos = next;
+                }
+                stream_advance(r, s);
+        }
+        heap_build(r);
+        r->is_header_pending = true;
+}
+
+static int cmp_by_sequence(const void *a, const void *b, void *ctx)
+{
+        const struct buffer_info *bufs = ctx;
+        const struct buffer_info *x = &bufs[*(const uint32_t *)a], *y = &bufs[*(const uint32_t *)b];
+        if (x->sequence != y->sequence)
+                return x->sequence < y->sequence ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* qsort with a context, for glibc's qsort_r without relying on _GNU_SOURCE ordering. */
+static const struct buffer_info *sort_ctx;
+static int cmp_by_sequence_global(const void *a, const void *b)
+{
+        return cmp_by_sequence(a, b, (void *)sort_ctx);
+}
+
+/* Reads the logfile header record (ETL-FORMAT.md 1.6) from buffer 0. */
+static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_t filled,
+                               struct etl_error *err)
+{
+        struct etl_record rec;
+        uint32_t next = 0;
+        const char *why = NULL;
+        enum parse_result pr =
+                parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
+        if (pr != PARSE_RECORD) {
+                set_error(err, WMI_BUFFER_HEADER_SIZE,
+                          "not an ETL file: the first record is not a trace header (%s)",
+                          why ? why : "none");
+                return -EINVAL;
+        }
+        if ((rec.header_type != TRACE_HEADER_TYPE_SYSTEM32 &&
+             rec.header_type != TRACE_HEADER_TYPE_SYSTEM64) ||
+            rec.hook_id != WMI_LOG_TYPE_HEADER) {
+                set_error(err, WMI_BUFFER_HEADER_SIZE,
+                          "not an ETL file: the first record is header type 0x%02x hook 0x%04x, "
+                          "not the logfile header",
+                          rec.header_type, rec.hook_id);
+                return -EINVAL;
+        }
+        bool is64 = rec.header_type == TRACE_HEADER_TYPE_SYSTEM64;
+        uint32_t hsize = is64 ? LOGFILE_HEADER64_SIZE : LOGFILE_HEADER32_SIZE;
+        if (rec.payload_size < hsize) {
+                set_error(err, WMI_BUFFER_HEADER_SIZE,
+                          "logfile header truncated: %u bytes, %u needed", rec.payload_size,
+                          hsize);
+                return -EBADMSG;
+        }
+        const uint8_t *p = rec.payload;
+        TRACE_LOGFILE_HEADER *h = &r->logfile.header;
+        memset(h, 0, sizeof(*h));
+        h->BufferSize = get_u32(p + 0x00);
+        h->Version = get_u32(p + 0x04);
+        h->ProviderVersion = get_u32(p + 0x08);
+        h->NumberOfProcessors = get_u32(p + 0x0C);
+        h->EndTime.QuadPart = (int64_t)get_u64(p + 0x10);
+        h->TimerResolution = get_u32(p + 0x18);
+        h->MaximumFileSize = get_u32(p + 0x1C);
+        h->LogFileMode = get_u32(p + 0x20);
+        h->BuffersWritten = get_u32(p + 0x24);
+        h->StartBuffers = get_u32(p + 0x28);
+        h->PointerSize = get_u32(p + 0x2C);
+        h->EventsLost = get_u32(p + 0x30);
+        h->CpuSpeedInMHz = get_u32(p + 0x34);
+        uint32_t tz = is64 ? 0x48 : 0x40;
+        memcpy(&h->TimeZone, p + tz, sizeof(h->TimeZone));
+        uint32_t rest = is64 ? 0xF8 : 0xF0;
+        h->BootTime.QuadPart = (int64_t)get_u64(p + rest);
+        h->PerfFreq.QuadPart = (int64_t)get_u64(p + rest + 8);
+        h->StartTime.QuadPart = (int64_t)get_u64(p + rest + 16);
+        h->ReservedFlags = get_u32(p + rest + 24);
+        h->BuffersLost = get_u32(p + rest + 28);
+
+        /* The two UTF-16 names after the header. */
+        const uint8_t *names = p + hsize;
+        size_t left_units = (rec.payload_size - hsize) / 2;
+        r->logfile.logger_name_w = calloc(left_units + 1, sizeof(WCHAR));
+        r->logfile.log_file_name_w = calloc(left_units + 1, sizeof(WCHAR));
+        r->logfile.logger_name = calloc(left_units * 3 + 1, 1);
+        r->logfile.log_file_name = calloc(left_units * 3 + 1, 1);
+        if (!r->logfile.logger_name_w || !r->logfile.log_file_name_w || !r->logfile.logger_name ||
+            !r->logfile.log_file_name)
+                return -ENOMEM;
+        size_t n1 = etl_utf16_to_utf8(names, left_units, r->logfile.logger_name,
+                                      left_units * 3 + 1);
+        for (size_t i = 0; i < n1; i++)
+                r->logfile.logger_name_w[i] = get_u16(names + 2 * i);
+        size_t n2 = etl_utf16_to_utf8(names + 2 * n1, left_units - n1, r->logfile.log_file_name,
+                                      left_units * 3 + 1);
+        for (size_t i = 0; i < n2; i++)
+                r->logfile.log_file_name_w[i] = get_u16(names + 2 * n1 + 2 * i);
+        h->LoggerName = r->logfile.logger_name_w;
+        h->LogFileName = r->logfile.log_file_name_w;
+        r->logfile.start_timestamp = rec.timestamp;
+        r->logfile.pointer_size = is64 ? 8 : 4;
+        rec.is_header = true;
+        rec.cpu = 0;
+        r->header_record = rec;
+        return 0;
+}
+
+/* Walks the buffers from offset 0, validating each header (ETL-FORMAT.md 1.1-1.3). */
+static int scan_buffers(struct etl_reader *r, struct etl_error *err)
+{
+        size_t cap = 64;
+        r->buffers = malloc(cap * sizeof(*r->buffers));
+        if (!r->buffers)
+                return -ENOMEM;
+        uint64_t off = 0;
+        while (off < r->size) {
+                const uint8_t *b = r->data + off;
+                uint64_t left = r->size - off;
+                if (left < WMI_BUFFER_HEADER_SIZE) {
+                        if (r->nr_buffers == 0) {
+                                set_error(err, off,
+                                          "not an ETL file: %llu bytes, shorter than one buffer "
+                                          "header (72 bytes)",
+                                          (unsigned long long)left);
+                                return -EINVAL;
+                        }
+                        warn(r, off, "%llu trailing bytes after the last buffer ignored",
+                             (unsigned long long)left);
+                        break;
+                }
+                uint32_t size = get_u32(b + BUF_SIZE_OFF);
+                uint32_t saved = get_u32(b + BUF_SAVED_OFFSET_OFF);
+                uint32_t offset = get_u32(b + BUF_OFFSET_OFF);
+                uint16_t flags = get_u16(b + BUF_FLAG_OFF);
+                if (size == 0 && r->nr_buffers > 0) {
+                        /* preallocated or circular file: the rest was never written */
+                        bool is_zero = true;
+                        for (uint64_t i = 0; i < left && is_zero; i++)
+                                is_zero = b[i] == 0;
+                        if (!is_zero)
+                                warn(r, off, "buffer size 0 at offset %llu: the rest of the file "
+                                             "is not buffers and was skipped",
+                                     (unsigned long long)off);
+                        break;
+                }
+                if (size < WMI_BUFFER_HEADER_SIZE || size > MAX_ETW_BUFFER_SIZE) {
+                        if (r->nr_buffers == 0) {
+                                set_error(err, off,
+                                          "not an ETL file: buffer size %u at offset 0 is out of "
+                                          "range (72 .. 16 MiB)",
+                                          size);
+                                return -EINVAL;
+                        }
+                        warn(r, off,
+                             "buffer %u: size %u out of range: it and the rest of the file skipped",
+                             r->nr_buffers, size);
+                        r->stats.nr_buffers_damaged++;
+                        break;
+                }
+                bool is_truncated = size > left;
+                if (is_truncated && r->nr_buffers == 0) {
+                        set_error(err, off,
+                                  "truncated: the first buffer claims %u bytes, the file has %llu",
+                                  size, (unsigned long long)left);
+                        return -EINVAL;
+                }
+                uint32_t filled = offset ? offset : saved;
+                bool is_compressed = flags & WMI_BUFFER_FLAG_COMPRESSED;
+                bool is_damaged = false;
+                if (is_compressed) {
+                        if (filled < WMI_BUFFER_HEADER_SIZE || filled > MAX_ETW_BUFFER_SIZE) {
+                                warn(r, off + BUF_OFFSET_OFF,
+                                     "buffer %u: uncompressed size %u out of range: skipped",
+                                     r->nr_buffers, filled);
+                                is_damaged = true;
+                        }
+                        if (is_truncated) {
+                                warn(r, off, "buffer %u: truncated (%u bytes claimed, %llu in the "
+                                             "file): skipped",
+                                     r->nr_buffers, size, (unsigned long long)left);
+                                is_damaged = true;
+                        }
+                } else {
+                        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size) {
+                                if (r->nr_buffers == 0 && filled > size) {
+                                        set_error(err, off + BUF_OFFSET_OFF,
+                                                  "not an ETL file: filled size %u exceeds the "
+                                                  "buffer size %u",
+                                                  filled, size);
+                                        return -EINVAL;
+                                }
+                                filled = size;
+                        }
+                        if (is_truncated) {
+                                /* read the records that are wholly in the file */
+                                warn(r, off, "buffer %u: truncated (%u bytes claimed, %llu in the "
+                                             "file): its complete records are kept",
+                                     r->nr_buffers, size, (unsigned long long)left);
+                                r->stats.nr_buffers_damaged++;
+                                if (filled > left)
+                                        filled = (uint32_t)left;
+                        }
+                }
+                if (r->nr_buffers == cap) {
+                        cap *= 2;
+                        struct buffer_info *n = realloc(r->buffers, cap * sizeof(*n));
+                        if (!n)
+                                return -ENOMEM;
+                        r->buffers = n;
+                }
+                struct buffer_info *bi = &r->buffers[r->nr_buffers];
+                bi->file_offset = off;
+                bi->size_bytes = is_truncated ? (uint32_t)left : size;
+                bi->filled_bytes = filled;
+                bi->sequence = get_u64(b + BUF_SEQUENCE_OFF);
+                bi->cpu = get_u16(b + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                bi->logger_id = get_u16(b + BUF_LOGGER_ID_OFF);
+                bi->flags = flags;
+                bi->type = get_u16(b + BUF_TYPE_OFF);
+                bi->index = r->nr_buffers;
+                bi->is_damaged = is_damaged;
+                if (is_damaged)
+                        r->stats.nr_buffers_damaged++;
+                if (is_compressed)
+                        r->stats.nr_buffers_compressed++;
+                if (flags & WMI_BUFFER_FLAG_EVENTS_LOST)
+                        r->stats.nr_events_lost++;
+                r->nr_buffers++;
+                if (is_truncated)
+                        break;
+                off += size;
+        }
+        r->stats.nr_buffers = r->nr_buffers;
+        return 0;
+}
+
+/* Groups the buffers by processor, each group in sequence order (ETL-FORMAT.md 1.4). */
+static int build_streams(struct etl_reader *r)
+{
+        uint32_t max_cpu = 0;
+        for (uint32_t i = 0; i < r->nr_buffers; i++)
+                if (r->buffers[i].cpu > max_cpu)
+                        max_cpu = r->buffers[i].cpu;
+        uint32_t *count = calloc(max_cpu + 1, sizeof(*count));
+        uint32_t *slot = calloc(max_cpu + 1, sizeof(*slot));
+        if (!count || !slot) {
+                free(count);
+                free(slot);
+                return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < r->nr_buffers; i++)
+                count[r->buffers[i].cpu]++;
+        /* buffer 0 (the header buffer) always gets stream 0 */
+        r->streams = calloc(max_cpu + 2, sizeof(*r->streams));
+        r->heap = calloc(max_cpu + 2, sizeof(*r->heap));
+        if (!r->streams || !r->heap) {
+                free(count);
+                free(slot);
+                return -ENOMEM;
+        }
+        r->nr_streams = 1;
+        r->streams[0].buffers = malloc(sizeof(uint32_t));
+        if (!r->streams[0].buffers)
+                goto nomem;
+        r->streams[0].buffers[0] = 0;
+        r->streams[0].nr_buffers = 1;
+        count[r->buffers[0].cpu]--;
+        for (uint32_t c = 0; c <= max_cpu; c++) {
+                if (!count[c])
+                        continue;
+                struct stream *s = &r->streams[r->nr_streams];
+                s->buffers = malloc(count[c] * sizeof(uint32_t));
+                if (!s->buffers)
+                        goto nomem;
+                slot[c] = r->nr_streams++;
+        }
+        for (uint32_t i = 1; i < r->nr_buffers; i++) {
+                struct stream *s = &r->streams[slot[r->buffers[i].cpu]];
+                s->buffers[s->nr_buffers++] = i;
+        }
+        sort_ctx = r->buffers;
+        for (uint32_t i = 1; i < r->nr_streams; i++)
+                qsort(r->streams[i].buffers, r->streams[i].nr_buffers, sizeof(uint32_t),
+                      cmp_by_sequence_global);
+        r->stats.nr_cpus = 0;
+        for (uint32_t c = 0; c <= max_cpu; c++)
+                r->stats.nr_cpus += count[c] || (c == r->buffers[0].cpu);
+        free(count);
+        free(slot);
+        r->header_stream = 0;
+        return 0;
+nomem:
+        free(count);
+        free(slot);
+        return -ENOMEM;
+}
+
+int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t size,
+                        struct etl_error *err)
+{
+        int rc;
+        *out = NULL;
+        if (err)
+                memset(err, 0, sizeof(*err));
+        if (size == 0) {
+                set_error(err, 0, "the file is empty");
+                return -EINVAL;
+        }
+        struct etl_reader *r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->data = data;
+        r->size = size;
+        rc = scan_buffers(r, err);
+        if (rc < 0)
+                goto fail;
+        const struct buffer_info *b0 = &r->buffers[0];
+        if (b0->flags & WMI_BUFFER_FLAG_COMPRESSED) {
+                set_error(err, BUF_FLAG_OFF, "not an ETL file: the header buffer is compressed");
+                rc = -EINVAL;
+                goto fail;
+        }
+        /* The header buffer may sit in the mapping at any alignment only at offset 0: aligned. */
+        rc = read_logfile_header(r, data, b0->filled_bytes, err);
+        if (rc < 0)
+                goto fail;
+        if (r->stats.nr_buffers_compressed)
+                r->logfile.compression_format = get_u32(data + BUF_STATE_OFF) & 0xFFFF;
+        r->stats.nr_events_lost += r->logfile.header.EventsLost;
+        rc = build_streams(r);
+        if (rc < 0)
+                goto fail;
+        etl_reader_rewind(r);
+        *out = r;
+        return 0;
+fail:
+        if (rc == -ENOMEM)
+                set_error(err, 0, "out of memory");
+        etl_reader_close(r);
+        return rc;
+}
+
+int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err)
+{
+        *out = NULL;
+        if (err)
+                memset(err, 0, sizeof(*err));
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                int e = errno;
+                set_error(err, 0, "%s: %s", path, strerror(e));
+                return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                int e = errno;
+                set_error(err, 0, "%s: %s", path, strerror(e));
+                close(fd);
+                return -e;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                set_error(err, 0, "%s: not a regular file", path);
+                close(fd);
+                return -EINVAL;
+        }
+        if (st.st_size == 0) {
+                set_error(err, 0, "%s: the file is empty", path);
+                close(fd);
+                return -EINVAL;
+        }
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (map == MAP_FAILED) {
+                int e = errno;
+                set_error(err, 0, "%s: cannot map: %s", path, strerror(e));
+                return -e;
+        }
+        madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+        struct etl_reader *r = NULL;
+        int rc = etl_reader_open_mem(&r, map, (size_t)st.st_size, err);
+        if (rc < 0) {
+                munmap(map, (size_t)st.st_size);
+                if (err) {
+                        char tmp[sizeof(err->msg)];
+                        snprintf(tmp, sizeof(tmp), "%s: %s", path, err->msg);
+                        memcpy(err->msg, tmp, sizeof(tmp));
+                }
+                return rc;
+        }
+        r->mapping = map;
+        r->mapping_size = (size_t)st.st_size;
+        *out = r;
+        return 0;
+}
+
+void etl_reader_close(struct etl_reader *r)
+{
+        if (!r)
+                return;
+        for (uint32_t i = 0; i < r->nr_streams; i++) {
+                free(r->streams[i].buffers);
+                free(r->streams[i].scratch);
+        }
+        free(r->streams);
+        free(r->heap);
+        free(r->buffers);
+        free(r->logfile.logger_name_w);
+        free(r->logfile.log_file_name_w);
+        free(r->logfile.logger_name);
+        free(r->logfile.log_file_name);
+        if (r->mapping)
+                munmap(r->mapping, r->mapping_size);
+        free(r);
+}
+
+const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r)
+{
+        return &r->logfile;
+}
+
+int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
+{
+        if (r->is_header_pending) {
+                r->is_header_pending = false;
+                *rec = r->header_record;
+                rec->cpu = r->buffers[0].cpu;
+                rec->logger_id = r->buffers[0].logger_id;
+                rec->buffer_index = 0;
+                rec->file_offset = WMI_BUFFER_HEADER_SIZE;
+                r->stats.nr_records++;
+                return 1;
+        }
+        if (r->nr_heap == 0)
+                return 0;
+        uint32_t si = r->heap[0];
+        struct stream *s = &r->streams[si];
+        *rec = s->head;
+        /* The record's pointers stay valid: the buffer it lives in is only replaced by the
+           advance below when the record was its last, so copy that case aside. */
+        uint32_t done_before = r->stats.nr_buffers_done;
+        const uint8_t *cur_before = s->cur;
+        stream_advance(r, s);
+        rec->ends_buffer = r->stats.nr_buffers_done != done_before;
+        if (rec->ends_buffer && cur_before && cur_before == s->scratch && s->cur == s->scratch) {
+                /* The scratch buffer was reused for the next buffer: keep a private copy. */
+                static _Thread_local uint8_t copy[0x10000];
+                if (rec->size_bytes <= sizeof(copy)) {
+                        memcpy(copy, rec->data, rec->size_bytes);
+                        ptrdiff_t delta = copy - rec->data;
+                        rec->payload += delta;
+                        if (rec->guid)
+                                rec->guid += delta;
+                        for (uint32_t i = 0; i < rec->nr_ext; i++)
+                                rec->ext[i].data += delta;
+                        rec->data = copy;
+                }
+        }
+        if (s->has_head) {
+                heap_down(r, 0);
+        } else {
+                r->heap[0] = r->heap[--r->nr_heap];
+                if (r->nr_heap)
+                        heap_down(r, 0);
+        }
+        r->stats.nr_records++;
+        r->stats.nr_bytes_read += rec->size_bytes;
+        return 1;
+}
+
+uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
+{
+        if (r->is_header_pending)
+                return r->header_record.timestamp;
+        if (r->nr_heap == 0)
+                return UINT64_MAX;
+        return r->streams[r->heap[0]].head.timestamp;
+}
+
+void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st)
+{
+        *st = r->stats;
+}
+
+const struct etl_error *etl_reader_last_warning(const struct etl_reader *r)
+{
+        return &r->warning;
+}
+
+int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp)
+{
+        const TRACE_LOGFILE_HEADER *h = &r->logfile.header;
+        int64_t delta = (int64_t)(timestamp - r->logfile.start_timestamp);
+        switch (h->ReservedFlags) {
+        case EVENT_TRACE_CLOCK_SYSTEMTIME: return (int64_t)timestamp;
+        case EVENT_TRACE_CLOCK_CPUCYCLE: {
+                uint32_t mhz = h->CpuSpeedInMHz ? h->CpuSpeedInMHz : 1000;
+                return h->StartTime.QuadPart + (int64_t)((__int128)delta * 10 / mhz);
+        }
+        default: {
+                int64_t freq = h->PerfFreq.QuadPart > 0 ? h->PerfFreq.QuadPart : 10000000;
+                return h->StartTime.QuadPart + (int64_t)((__int128)delta * 10000000 / freq);
+        }
+        }
+}

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_reader.h: reads .etl bytes: buffers, the logfile header, records in time order. */
+#ifndef ETWTOP_ETL_READER_H
+#define ETWTOP_ETL_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw/evntrace.h"
+
+/* A human message about bad input, with the byte offset in the file it concerns. */
+struct etl_error {
+        uint64_t offset;
+        char msg[256];
+};
+
+#define ETL_MAX_EXT_ITEMS 16
+
+/* One extended data item of an EVENT_HEADER record, or an inline PMC/PEBS item. */
+struct etl_ext_item {
+        uint16_t type; /* EVENT_HEADER_EXT_TYPE_* */
+        uint16_t size_bytes;
+        const uint8_t *data; /* borrowed */
+};
+
+/* One record as it is in the file. Pointers are borrowed from the reader and valid until the
+   next call of etl_reader_next or etl_reader_close. */
+struct etl_record {
+        const uint8_t *data; /* the record, header included */
+        uint32_t size_bytes;
+        uint8_t header_type; /* TRACE_HEADER_TYPE_* */
+        uint8_t pointer_size; /* 4 or 8, from the header type */
+        uint16_t version;     /* event version (low byte of the version word; Class.Version) */
+        uint16_t hook_id;     /* SYSTEM/COMPACT/PERFINFO: group << 8 | type */
+        uint8_t opcode;       /* FULL/INSTANCE: Class.Type; EVENT_HEADER: descriptor opcode */
+        uint8_t level;
+        uint16_t flags;       /* EVENT_HEADER Flags */
+        uint64_t timestamp;   /* raw session clock */
+        uint32_t tid;
+        uint32_t pid;
+        uint32_t kernel_time;
+        uint32_t user_time;
+        const uint8_t *guid; /* FULL/INSTANCE/EVENT_HEADER: 16 bytes at +0x18; else NULL */
+        uint16_t cpu;
+        uint16_t logger_id;
+        uint32_t buffer_index; /* in file order */
+        uint64_t file_offset;  /* of the buffer in the file, plus the record's offset in it */
+        const uint8_t *payload;
+        uint32_t payload_size;
+        uint32_t nr_ext;
+        struct etl_ext_item ext[ETL_MAX_EXT_ITEMS];
+        bool is_header;     /* the WMI_LOG_TYPE_HEADER record, always delivered first */
+        bool ends_buffer;   /* the last record of its buffer */
+};
+
+/* The logfile header, converted to the x64 TRACE_LOGFILE_HEADER whatever the file's layout. */
+struct etl_logfile {
+        TRACE_LOGFILE_HEADER header; /* LoggerName/LogFileName point at logger_name_w/file_name_w */
+        WCHAR *logger_name_w;        /* owned, NUL-terminated */
+        WCHAR *log_file_name_w;      /* owned, NUL-terminated */
+        char *logger_name;           /* owned, UTF-8 */
+        char *log_file_name;         /* owned, UTF-8 */
+        uint64_t start_timestamp;    /* raw clock value of the header record (ts0) */
+        uint32_t pointer_size;       /* of the header record: 4 or 8 */
+        uint32_t compression_format; /* COMPRESSION_FORMAT_*, 0 when not compressed */
+};
+
+struct etl_reader_stats {
+        uint32_t nr_buffers;
+        uint32_t nr_buffers_compressed;
+        uint32_t nr_buffers_damaged; /* skipped whole or in part */
+        uint32_t nr_buffers_done;    /* delivered, for BufferCallback */
+        uint32_t nr_cpus;
+        uint64_t nr_records;
+        uint64_t nr_records_skipped; /* WPP messages and header types with no event form */
+        uint64_t nr_bytes_read;      /* decompressed bytes of records */
+        uint64_t nr_events_lost;     /* buffers flagged EVENTS_LOST, plus the header's count */
+};
+
+struct etl_reader;
+
+/* Opens a reader over data[0..size), which the caller keeps valid and unchanged until
+   etl_reader_close. Reads every buffer header and the logfile header now; records are read as
+   etl_reader_next asks for them. Returns 0, or -EINVAL (not an ETL file, empty) / -EBADMSG
+   (damaged beyond use) / -ENOMEM with err filled. */
+int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t size,
+                        struct etl_error *err);
+
+/* Opens a reader over a file (mapped read-only). Returns 0 or -errno with err filled. */
+int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err);
+
+/* Closes the reader and everything it owns. NULL is fine. */
+void etl_reader_close(struct etl_reader *r);
+
+const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r);
+
+/* Starts the record sequence again from the header record. */
+void etl_reader_rewind(struct etl_reader *r);
+
+/* The next record in time order: the header record first, then the records of every processor's
+   buffers (sorted by sequence number) merged by timestamp. Returns 1 with *rec filled, 0 at the
+   end. A damaged buffer is skipped (counted, with the last such problem in
+   etl_reader_last_warning) and the rest still reads. */
+int etl_reader_next(struct etl_reader *r, struct etl_record *rec);
+
+/* The timestamp of the record etl_reader_next would return, or UINT64_MAX at the end. */
+uint64_t etl_reader_peek_timestamp(struct etl_reader *r);
+
+void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st);
+
+/* The most recent problem met while reading (a skipped buffer, a damaged record), with its
+   offset; msg is empty when there was none. */
+const struct etl_error *etl_reader_last_warning(const struct etl_reader *r);
+
+/* Converts a raw timestamp of this file to FILETIME (100 ns since 1601), by the file's clock. */
+int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp);
+
+/* Decodes UTF-16LE bytes (stops at NUL or max_units) into UTF-8 in out[0..out_size), always
+   NUL-terminated; invalid sequences become U+FFFD. Returns the number of UTF-16 units read,
+   including the NUL when there was one. */
+size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size);
+
+#endif

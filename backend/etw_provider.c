@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* etw_provider.c: owns the table from kernel hook groups to the provider GUIDs consumers see. */
+#include "etw_provider.h"
+
+#include "etw/ntwmi.h"
+
+/* ETL-FORMAT.md 2.9, by group */
+static const GUID *const group_guids[] = {
+        &EventTraceGuid, &DiskIoGuid,   &PageFaultGuid, &ProcessGuid,          &FileIoGuid,
+        &ThreadGuid,     &TcpIpGuid,    &JobGuid,       &UdpIpGuid,            &RegistryGuid,
+        &DbgPrintGuid,   &EventTraceConfigGuid,         &LastBranchRecordGuid, &WnfGuid,
+        &PoolGuid,       &PerfInfoGuid, &HeapGuid,      &ObjectGuid,           &PowerGuid,
+        &ModBoundGuid,   &ImageLoadGuid, &DpcGuid,      &CcGuid,               &CritSecGuid,
+        &StackWalkGuid,  &UmsGuid,      &AlpcGuid,      &SplitIoGuid,          &ThreadPoolGuid,
+        &HypervisorGuid, &HypervisorXGuid,
+};
+
+const GUID *etw_provider_of_hook(uint16_t hook_id)
+{
+        if (hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE)
+                return &ImageLoadGuid;
+        uint32_t group = hook_id >> 8;
+        if (group >= sizeof(group_guids) / sizeof(group_guids[0]))
+                return NULL;
+        return group_guids[group];
+}
+
+int etw_group_of_provider(const GUID *guid)
+{
+        for (int i = 0; i < (int)(sizeof(group_guids) / sizeof(group_guids[0])); i++)
+                if (IsEqualGUID(guid, group_guids[i]))
+                        return i;
+        return -1;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* etw_provider.h: kernel hook groups to provider GUIDs (ETL-FORMAT.md 2.9). */
+#ifndef ETWTOP_ETW_PROVIDER_H
+#define ETWTOP_ETW_PROVIDER_H
+
+#include <stdint.h>
+
+#include "etw/evntrace.h"
+
+/* The provider GUID consumers see for a kernel hook id (group << 8 | type), with the Image load
+   remap of 0x030A; NULL for a group with no known GUID. */
+const GUID *etw_provider_of_hook(uint16_t hook_id);
+
+/* The kernel group (hook id high byte) of a provider GUID, or -1. */
+int etw_group_of_provider(const GUID *guid);
+
+#endif

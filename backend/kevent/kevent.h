@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* kevent.h: the one decoder from an ETW EVENT_RECORD to the small decoded kernel event the model reads. */
+#ifndef ETWTOP_KEVENT_H
+#define ETWTOP_KEVENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etw/evntrace.h"
+
+/* What a decoded event is. KEV_OTHER: a record this decoder has no payload layout for; only the
+   common fields (and name/provider) are valid. */
+enum kevent_type {
+        KEV_OTHER = 0,
+        KEV_TRACE_HEADER,     /* 0x0000: TRACE_LOGFILE_HEADER */
+        KEV_GROUP_MASK,       /* 0x0005 new masks / 0x0020 previous masks */
+        KEV_PROCESS,          /* 0x0301-0x0304, 0x0327 */
+        KEV_THREAD,           /* 0x0501-0x0504 */
+        KEV_THREAD_NAME,      /* 0x0548 */
+        KEV_IMAGE,            /* 0x030A load, 0x1402 unload, 0x1403 DCStart, 0x1404 DCEnd */
+        KEV_IMAGE_ID,         /* KernelTraceControl opcode 0 */
+        KEV_DBG_ID,           /* KernelTraceControl opcodes 36, 37 (RSDS), 32/38/40 (others) */
+        KEV_FILE_VERSION,     /* KernelTraceControl opcode 64 */
+        KEV_SAMPLE,           /* 0x0F2E SampledProfile */
+        KEV_PMC_SAMPLE,       /* 0x0F2F PMC interrupt */
+        KEV_PMC_CONFIG,       /* 0x0F30 counter names */
+        KEV_PROFILE_INTERVAL, /* 0x0F48 set, 0x0F49 rundown start, 0x0F4A rundown end */
+        KEV_STACK,            /* 0x1820, or a stack reassembled from cache keys (is_from_key) */
+        KEV_STACK_KEY,        /* 0x1825 kernel / 0x1826 user reference */
+        KEV_STACK_KEY_DEF,    /* 0x1822 create, 0x1823 delete, 0x1824 rundown */
+        KEV_CSWITCH,          /* 0x0524 */
+        KEV_READY_THREAD,     /* 0x0532 */
+        KEV_LBR,              /* 0x0C20 */
+        KEV_TYPE_MAX
+};
+
+/* Event start/end/rundown kinds, from the opcode. */
+enum kevent_phase {
+        KEV_PHASE_NONE = 0,
+        KEV_PHASE_START,    /* Start / Load */
+        KEV_PHASE_END,      /* End / Unload */
+        KEV_PHASE_DC_START, /* rundown at start */
+        KEV_PHASE_DC_END,   /* rundown at stop */
+        KEV_PHASE_DEFUNCT,
+};
+
+#define KEV_MAX_PMC 8
+
+struct kevent_lbr_entry {
+        uint64_t from;
+        uint64_t to;
+};
+
+/* A decoded event. Pointers and strings are borrowed: valid until the sink returns. Strings are
+   UTF-8, NUL-terminated, never NULL ("" when absent). */
+struct kevent {
+        enum kevent_type type;
+        const char *name;     /* "Process/Start", "PerfInfo/SampledProfile", "Thread/CSwitch" ... */
+        const GUID *provider; /* borrowed from the record */
+        uint8_t opcode;
+        uint8_t version;
+        uint8_t pointer_size; /* 4 or 8: of this record's payload */
+        uint64_t timestamp;   /* as in the record: raw clock or FILETIME, as the consumer asked */
+        int64_t time_ns;      /* since the session start (the header event), by the session clock */
+        uint32_t cpu;
+        uint32_t pid; /* the subject's, after the fix-ups (payload, thread table); -1 unknown */
+        uint32_t tid;
+        uint32_t nr_pmc;    /* counters carried on the event (PMC_COUNTERS) */
+        uint64_t pmc[KEV_MAX_PMC];
+        union {
+                struct {
+                        const TRACE_LOGFILE_HEADER *header; /* x64 layout, converted */
+                        const char *logger_name;
+                        const char *log_file_name;
+                } trace_header;
+                struct {
+                        uint32_t masks[8];
+                        uint32_t kernel_version;
+                        bool is_previous; /* 0x0020: masks that were in force before a change */
+                } group_mask;
+                struct {
+                        enum kevent_phase phase;
+                        uint64_t unique_key;
+                        uint32_t pid;
+                        uint32_t parent_pid;
+                        uint32_t session_id;
+                        int32_t exit_status;
+                        uint64_t directory_table_base;
+                        uint32_t flags;
+                        const char *user_sid; /* "S-1-5-18" or "" */
+                        const char *image_name;
+                        const char *command_line;
+                        const char *package_full_name;
+                        const char *application_id;
+                        uint64_t exit_time; /* Defunct only */
+                } process;
+                struct {
+                        enum kevent_phase phase;
+                        uint32_t pid;
+                        uint32_t tid;
+                        uint64_t stack_base, stack_limit, user_stack_base, user_stack_limit;
+                        uint64_t affinity; /* StartAddr in v2 */
+                        uint64_t win32_start_addr;
+                        uint64_t teb_base;
+                        uint32_t sub_process_tag;
+                        int8_t base_priority;
+                        uint8_t page_priority, io_priority, thread_flags;
+                        const char *name;
+                } thread;
+                struct {
+                        uint32_t pid;
+                        uint32_t tid;
+                        const char *name;
+                } thread_name;
+                struct {
+                        enum kevent_phase phase;
+                        uint64_t base;
+                        uint64_t size;
+                        uint32_t pid;
+                        uint32_t checksum;
+                        uint32_t time_date_stamp;
+                        uint8_t signature_level, signature_type;
+                        uint64_t default_base;
+                        const char *file_name; /* as recorded (NT path on Windows) */
+                } image;
+                struct {
+                        uint64_t base;
+                        uint64_t size;
+                        uint32_t pid;
+                        uint32_t time_date_stamp;
+                        const char *original_file_name;
+                } image_id;
+                struct {
+                        uint64_t base;
+                        uint32_t pid;
+                        GUID guid_sig; /* RSDS only */
+                        uint32_t age;
+                        const char *pdb_file_name;
+                } dbg_id;
+                struct {
+                        uint32_t image_size;
+                        uint32_t time_date_stamp;
+                        const char *orig_file_name, *file_description, *file_version,
+                                *product_name, *company_name, *product_version;
+                } file_version;
+                struct {
+                        uint64_t ip;
+                        uint32_t tid;
+                        uint16_t count;
+                        uint8_t flags; /* bit0 ExecutingDpc, bit1 ExecutingIsr */
+                        uint8_t priority;
+                        uint8_t rank;
+                } sample;
+                struct {
+                        uint64_t ip;
+                        uint32_t tid;
+                        uint16_t source; /* KPROFILE_SOURCE */
+                } pmc_sample;
+                struct {
+                        uint32_t nr_counters;
+                        const char *names[KEV_MAX_PMC]; /* the first nr_counters (capped) */
+                } pmc_config;
+                struct {
+                        uint32_t source;
+                        uint32_t new_interval_100ns;
+                        uint32_t old_interval_100ns;
+                        const char *source_name;
+                } profile_interval;
+                struct {
+                        uint64_t event_timestamp; /* exact timestamp of the event it belongs to */
+                        int64_t event_time_ns;
+                        uint32_t pid;
+                        uint32_t tid;
+                        uint32_t nr_frames;
+                        const uint64_t *frames; /* [0] innermost; widened to 64 bits */
+                        bool is_from_key;       /* reassembled from a stack-cache definition */
+                        bool is_kernel_part;    /* from a kernel key (0x1825) */
+                        uint64_t key;
+                } stack;
+                struct {
+                        uint64_t event_timestamp;
+                        uint32_t pid;
+                        uint32_t tid;
+                        uint64_t key;
+                        bool is_kernel;
+                } stack_key;
+                struct {
+                        uint64_t key;
+                        uint32_t nr_frames;
+                        const uint64_t *frames;
+                        uint32_t nr_resolved; /* pending references this definition resolved */
+                } stack_key_def;
+                struct {
+                        uint32_t new_tid;
+                        uint32_t old_tid;
+                        uint32_t new_pid; /* from the thread table; -1 unknown */
+                        uint32_t old_pid;
+                        int8_t new_priority;
+                        int8_t old_priority;
+                        uint8_t previous_cstate;
+                        uint8_t old_wait_reason; /* KWAIT_REASON */
+                        uint8_t old_wait_mode;   /* bit 0 of byte 13 */
+                        uint8_t old_state;       /* KTHREAD_STATE */
+                        uint8_t old_ideal_processor;
+                        uint32_t new_wait_time;
+                        int32_t old_remaining_quantum;
+                } cswitch;
+                struct {
+                        uint32_t tid; /* the thread made ready (the subject) */
+                        uint32_t readying_tid;
+                        uint32_t readying_pid;
+                        uint8_t adjust_reason;
+                        int8_t adjust_increment;
+                        uint8_t flags;
+                } ready_thread;
+                struct {
+                        uint64_t event_timestamp;
+                        uint32_t pid;
+                        uint32_t tid;
+                        uint32_t options; /* EVNTRACE_LBR_* in force */
+                        uint32_t nr_entries;
+                        const struct kevent_lbr_entry *entries; /* [0] most recent */
+                } lbr;
+        };
+};
+
+typedef void (*kevent_sink_fn)(void *ctx, const struct kevent *ev);
+
+struct kdecoder;
+
+/* A decoder keeps what decoding needs across events: the session clock (from the header
+   event), the thread -> process table for the pid fix-ups, and stack-cache references waiting
+   for their definitions. is_raw_timestamp: the records carry raw clock values
+   (PROCESS_TRACE_MODE_RAW_TIMESTAMP) rather than FILETIME. */
+struct kdecoder *kdecoder_new(bool is_raw_timestamp);
+void kdecoder_free(struct kdecoder *d);
+
+/* Decodes one record and calls sink once for it, and once more for every stack it completes
+   (a stack-cache definition resolving earlier references emits KEV_STACK events with
+   is_from_key). Returns 0, or -EBADMSG when the payload is shorter than its layout needs (the
+   event is still delivered as KEV_OTHER with the common fields). */
+int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx);
+
+/* Counters kept by the decoder. */
+struct kdecoder_stats {
+        uint64_t nr_decoded;
+        uint64_t nr_other;
+        uint64_t nr_short; /* payload too short for its layout */
+        uint64_t nr_stack_refs_pending;
+        uint64_t nr_stack_refs_resolved;
+};
+void kdecoder_get_stats(const struct kdecoder *d, struct kdecoder_stats *st);
+
+/* Names for dump and the screen. */
+const char *kevent_thread_state_name(uint8_t state);   /* KTHREAD_STATE */
+const char *kevent_wait_reason_name(uint8_t reason);   /* KWAIT_REASON */
+const char *kevent_profile_source_name(uint32_t source); /* KPROFILE_SOURCE, NULL if unknown */
+const char *kevent_provider_name(const GUID *guid);     /* "Process", "PerfInfo" ... or NULL */
+
+#endif

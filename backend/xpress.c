@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* xpress.c: owns decoding of MS-XCA plain LZ77 streams, the codec of compressed .etl buffers. */
+#include "xpress.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+/* MS-XCA 2.4.4: each flag group is one little-endian 32-bit word, consumed from its top bit. */
+#define XPRESS_FLAG_BYTES 4u
+#define XPRESS_FLAG_BITS  32u
+/* MS-XCA 2.4.4: a match token is 2 bytes, low 3 bits length, high 13 bits offset - 1. */
+#define XPRESS_TOKEN_BYTES     2u
+#define XPRESS_TOKEN_LEN_MASK  7u
+#define XPRESS_TOKEN_LEN_SHIFT 3u
+/* MS-XCA 2.4.4: length escapes: 3-bit 7 -> nibble, nibble 15 -> byte, byte 255 -> u16 (u16 0 ->
+ * u32); the u16/u32 forms carry the whole length minus 3, so they may not be below 15 + 7. */
+#define XPRESS_LEN_TOKEN_ESCAPE  7u
+#define XPRESS_LEN_NIBBLE_ESCAPE 15u
+#define XPRESS_LEN_BYTE_ESCAPE   255u
+#define XPRESS_LEN_WIDE_MIN      (15u + 7u)
+/* MS-XCA 2.4.4: the shortest match copies 3 bytes. */
+#define XPRESS_MIN_MATCH 3u
+
+static uint16_t get_le16(const uint8_t *p)
+{
+        return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Record the failure point for the caller and return the negative errno. */
+static int fail(struct xpress_error *err, int rc, size_t in_offset, const char *what)
+{
+        if (err) {
+                err->in_offset = in_offset;
+                err->what = what;
+        }
+        return rc;
+}
+
+/* Copy a match of len bytes starting dist bytes back; the caller has checked both bounds. The
+ * result must equal MS-XCA's forward byte-by-byte copy, so overlapping matches (dist < len)
+ * replicate the last dist bytes: dist 1 is a byte fill, other overlaps go byte by byte. */
+static void copy_match(uint8_t *dst, size_t dist, size_t len)
+{
+        const uint8_t *src = dst - dist;
+
+        if (dist >= len) {
+                memcpy(dst, src, len);
+        } else if (dist == 1) {
+                memset(dst, *src, len);
+        } else {
+                for (size_t i = 0; i < len; i++)
+                        dst[i] = src[i];
+        }
+}
+
+int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                      size_t *out_len, struct xpress_error *err)
+{
+        size_t ip = 0;
+        size_t op = 0;
+        uint32_t flags = 0;
+        unsigned flag_count = 0;
+        /* MS-XCA "LastLengthHalfByte": input position of a length byte whose high nibble has not
+         * been used yet. The spec uses 0 as "none"; a separate flag keeps that explicit. */
+        size_t half_byte_pos = 0;
+        bool half_byte_pending = false;
+        int rc = 0;
+
+        for (;;) {
+                /* The .etl caller knows the exact decompressed size: stop once it is reached, even
+                 * mid flag group, without demanding the stream's terminating flags. */
+                if (op == out_cap)
+                        break;
+
+                if (flag_count == 0) {
+                        if (ip == in_len)
+                                break;
+                        if (in_len - ip < XPRESS_FLAG_BYTES) {
+                                rc = fail(err, -EINVAL, ip, "truncated flag word");
+                                break;
+                        }
+                        flags = get_le32(in + ip);
+                        ip += XPRESS_FLAG_BYTES;
+                        flag_count = XPRESS_FLAG_BITS;
+                }
+                flag_count--;
+
+                /* Input exhausted before the next element: MS-XCA ends here for a match flag;
+                 * a stream that stops mid flag group on a literal flag is accepted too. */
+                if (ip == in_len)
+                        break;
+
+                if (!((flags >> flag_count) & 1u)) {
+                        out[op++] = in[ip++];
+                        continue;
+                }
+
+                const size_t token_pos = ip;
+                if (in_len - ip < XPRESS_TOKEN_BYTES) {
+                        rc = fail(err, -EINVAL, ip, "truncated match token");
+                        break;
+                }
+                const uint16_t token = get_le16(in + ip);
+                ip += XPRESS_TOKEN_BYTES;
+
+                const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
+                /* uint64_t: the u32 form plus the constant 3 overflows a 32-bit size_t. */
+                uint64_t len = token & XPRESS_TOKEN_LEN_MASK;
+
+                if (len == XPRESS_LEN_TOKEN_ESCAPE) {
+                        if (!half_byte_pending) {
+                                if (ip == in_len) {
+                                        rc = fail(err, -EINVAL, ip, "truncated length nibble");
+                                        break;
+                                }
+                                len = in[ip] & 0x0fu;
+                                half_byte_pos = ip;
+                                half_byte_pending = true;
+                                ip++;
+                        } else {
+                                len = in[half_byte_pos] >> 4;
+                                half_byte_pending = false;
+                        }
+
+                        if (len == XPRESS_LEN_NIBBLE_ESCAPE) {
+                                if (ip == in_len) {
+                                        rc = fail(err, -EINVAL, ip, "truncated length byte");
+                                        break;
+                                }
+                                len = in[ip++];
+
+                                if (len == XPRESS_LEN_BYTE_ESCAPE) {
+                                        if (in_len - ip < 2) {
+                                                rc = fail(err, -EINVAL, ip, "truncated u16 length");
+                                                break;
+                                        }
+                                        len = get_le16(in + ip);
+                                        ip += 2;
+
+                                        if (len == 0) {
+                                                if (in_len - ip < 4) {
+                                                        rc = fail(err, -EINVAL, ip,
+                                                                  "truncated u32 length");
+                                                        break;
+                                                }
+                                                len = get_le32(in + ip);
+                                                ip += 4;
+                                        }
+                                        if (len < XPRESS_LEN_WIDE_MIN) {
+                                                rc = fail(err, -EINVAL, token_pos,
+                                                          "wide match length below 22");
+                                                break;
+                                        }
+                                        len -= XPRESS_LEN_WIDE_MIN;
+                                }
+                                len += XPRESS_LEN_NIBBLE_ESCAPE;
+                        }
+                        len += XPRESS_LEN_TOKEN_ESCAPE;
+                }
+                len += XPRESS_MIN_MATCH;
+
+                if (dist > op) {
+                        rc = fail(err, -EINVAL, token_pos, "match offset before start of output");
+                        break;
+                }
+                if (len > (uint64_t)(out_cap - op)) {
+                        rc = fail(err, -ENOSPC, token_pos, "match runs past end of output");
+                        break;
+                }
+                copy_match(out + op, dist, (size_t)len);
+                op += (size_t)len;
+        }
+
+        if (out_len)
+                *out_len = op;
+        return rc;
+}

@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/* dump.c: owns `etwtop --dump`: a trace as text, the logfile header, one line per event, totals. */
+#include "dump.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etw/etwtop_ext.h"
+#include "etw/evntrace.h"
+#include "kevent.h"
+#include "model/event_stats.h"
+#include "outbuf.h"
+#include "ui/text_sanitize.h"
+
+#define MAX_DUMP_FILES 64
+
+/* One input file: its handle, its decoder, and the output they share. */
+struct dump_file {
+        struct dump *d;
+        const char *path;
+        EVENT_TRACE_LOGFILEA logfile;
+        PROCESSTRACE_HANDLE handle;
+        struct kdecoder *decoder; /* owned */
+        uint32_t index;
+};
+
+struct dump {
+        struct outbuf out;
+        struct event_stats *stats; /* owned */
+        const struct dump_options *opts;
+        uint32_t nr_files;
+        uint64_t nr_stack_frames;
+        uint64_t nr_lbr_entries;
+        /* the event being decoded, for its payload size in the totals */
+        uint32_t payload_bytes;
+        char text[4096];
+};
+
+static void put_clean(struct dump *d, const char *s)
+{
+        if (text_is_clean(s)) {
+                outbuf_puts(&d->out, s);
+                return;
+        }
+        text_sanitize(d->text, sizeof(d->text), s);
+        outbuf_puts(&d->out, d->text);
+}
+
+/* key=value with a sanitized, quoted string value */
+static void put_str_field(struct dump *d, const char *key, const char *value)
+{
+        outbuf_putc(&d->out, ' ');
+        outbuf_puts(&d->out, key);
+        outbuf_puts(&d->out, "=\"");
+        put_clean(d, value);
+        outbuf_putc(&d->out, '"');
+}
+
+static void put_u64_field(struct dump *d, const char *key, uint64_t v)
+{
+        outbuf_putc(&d->out, ' ');
+        outbuf_puts(&d->out, key);
+        outbuf_putc(&d->out, '=');
+        outbuf_u64(&d->out, v);
+}
+
+static void put_i64_field(struct dump *d, const char *key, int64_t v)
+{
+        outbuf_putc(&d->out, ' ');
+        outbuf_puts(&d->out, key);
+        outbuf_putc(&d->out, '=');
+        outbuf_i64(&d->out, v);
+}
+
+static void put_hex_field(struct dump *d, const char *key, uint64_t v)
+{
+        outbuf_putc(&d->out, ' ');
+        outbuf_puts(&d->out, key);
+        outbuf_putc(&d->out, '=');
+        outbuf_hex(&d->out, v);
+}
+
+static void put_pid_field(struct dump *d, const char *key, uint32_t pid)
+{
+        put_i64_field(d, key, pid == 0xFFFFFFFFu ? -1 : (int64_t)pid);
+}
+
+static void format_guid(char *buf, size_t size, const GUID *g)
+{
+        snprintf(buf, size, "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}", g->Data1,
+                 g->Data2, g->Data3, g->Data4[0], g->Data4[1], g->Data4[2], g->Data4[3],
+                 g->Data4[4], g->Data4[5], g->Data4[6], g->Data4[7]);
+}
+
+static void put_frames(struct dump *d, uint32_t nr, const uint64_t *frames)
+{
+        put_u64_field(d, "frames", nr);
+        outbuf_putc(&d->out, ':');
+        for (uint32_t i = 0; i < nr; i++) {
+                outbuf_putc(&d->out, ' ');
+                outbuf_hex(&d->out, frames[i]);
+        }
+        d->nr_stack_frames += nr;
+}
+
+static const char *phase_name(enum kevent_phase p)
+{
+        switch (p) {
+        case KEV_PHASE_START: return "start";
+        case KEV_PHASE_END: return "end";
+        case KEV_PHASE_DC_START: return "dcstart";
+        case KEV_PHASE_DC_END: return "dcend";
+        case KEV_PHASE_DEFUNCT: return "defunct";
+        default: return "";
+        }
+}
+
+static void put_fields(struct dump *d, const struct kevent *ev)
+{
+        switch (ev->type) {
+        case KEV_TRACE_HEADER:
+                put_str_field(d, "logger", ev->trace_header.logger_name);
+                put_str_field(d, "file", ev->trace_header.log_file_name);
+                break;
+        case KEV_GROUP_MASK:
+                outbuf_puts(&d->out, " masks=");
+                for (int i = 0; i < 8; i++) {
+                        outbuf_printf(&d->out, "%s%08x", i ? "," : "", ev->group_mask.masks[i]);
+                }
+                put_u64_field(d, "kernel_version", ev->group_mask.kernel_version);
+                break;
+        case KEV_PROCESS:
+                put_u64_field(d, "pid", ev->process.pid);
+                put_u64_field(d, "ppid", ev->process.parent_pid);
+                put_i64_field(d, "session", (int32_t)ev->process.session_id);
+                put_i64_field(d, "exit", ev->process.exit_status);
+                put_hex_field(d, "key", ev->process.unique_key);
+                put_hex_field(d, "flags", ev->process.flags);
+                if (ev->process.user_sid[0])
+                        put_str_field(d, "sid", ev->process.user_sid);
+                put_str_field(d, "image", ev->process.image_name);
+                put_str_field(d, "cmdline", ev->process.command_line);
+                if (ev->process.package_full_name[0])
+                        put_str_field(d, "package", ev->process.package_full_name);
+                if (ev->process.application_id[0])
+                        put_str_field(d, "app", ev->process.application_id);
+                break;
+        case KEV_THREAD:
+                put_u64_field(d, "pid", ev->thread.pid);
+                put_u64_field(d, "tid", ev->thread.tid);
+                put_hex_field(d, "stack_base", ev->thread.stack_base);
+                put_hex_field(d, "stack_limit", ev->thread.stack_limit);
+                put_hex_field(d, "user_stack_base", ev->thread.user_stack_base);
+                put_hex_field(d, "user_stack_limit", ev->thread.user_stack_limit);
+                put_hex_field(d, "affinity", ev->thread.affinity);
+                put_hex_field(d, "start", ev->thread.win32_start_addr);
+                put_hex_field(d, "teb", ev->thread.teb_base);
+                put_i64_field(d, "base_priority", ev->thread.base_priority);
+                if (ev->thread.name[0])
+                        put_str_field(d, "name", ev->thread.name);
+                break;
+        case KEV_THREAD_NAME:
+                put_u64_field(d, "pid", ev->thread_name.pid);
+                put_u64_field(d, "tid", ev->thread_name.tid);
+                put_str_field(d, "name", ev->thread_name.name);
+                break;
+        case KEV_IMAGE:
+                put_hex_field(d, "base", ev->image.base);
+                put_hex_field(d, "size", ev->image.size);
+                put_pid_field(d, "pid", ev->image.pid);
+                put_hex_field(d, "checksum", ev->image.checksum);
+                put_hex_field(d, "timestamp", ev->image.time_date_stamp);
+                put_hex_field(d, "default_base", ev->image.default_base);
+                put_str_field(d, "file", ev->image.file_name);
+                break;
+        case KEV_IMAGE_ID:
+                put_hex_field(d, "base", ev->image_id.base);
+                put_hex_field(d, "size", ev->image_id.size);
+                put_pid_field(d, "pid", ev->image_id.pid);
+                put_hex_field(d, "timestamp", ev->image_id.time_date_stamp);
+                put_str_field(d, "name", ev->image_id.original_file_name);
+                break;
+        case KEV_DBG_ID: {
+                char g[64];
+                put_hex_field(d, "base", ev->dbg_id.base);
+                put_pid_field(d, "pid", ev->dbg_id.pid);
+                format_guid(g, sizeof(g), &ev->dbg_id.guid_sig);
+                outbuf_puts(&d->out, " guid=");
+                outbuf_puts(&d->out, g);
+                put_u64_field(d, "age", ev->dbg_id.age);
+                put_str_field(d, "pdb", ev->dbg_id.pdb_file_name);
+                break;
+        }
+        case KEV_FILE_VERSION:
+                put_hex_field(d, "size", ev->file_version.image_size);
+                put_hex_field(d, "timestamp", ev->file_version.time_date_stamp);
+                put_str_field(d, "orig_name", ev->file_version.orig_file_name);
+                put_str_field(d, "description", ev->file_version.file_description);
+                put_str_field(d, "version", ev->file_version.file_version);
+                put_str_field(d, "product", ev->file_version.product_name);
+                put_str_field(d, "company", ev->file_version.company_name);
+                break;
+        case KEV_SAMPLE:
+                put_hex_field(d, "ip", ev->sample.ip);
+                put_u64_field(d, "count", ev->sample.count);
+                put_u64_field(d, "priority", ev->sample.priority);
+                put_hex_field(d, "flags", ev->sample.flags);
+                break;
+        case KEV_PMC_SAMPLE: {
+                put_hex_field(d, "ip", ev->pmc_sample.ip);
+                put_u64_field(d, "source", ev->pmc_sample.source);
+                const char *n = kevent_profile_source_name(ev->pmc_sample.source);
+                if (n)
+                        put_str_field(d, "source_name", n);
+                break;
+        }
+        case KEV_PMC_CONFIG:
+                put_u64_field(d, "counters", ev->pmc_config.nr_counters);
+                for (uint32_t i = 0; i < ev->pmc_config.nr_counters && i < KEV_MAX_PMC; i++)
+                        put_str_field(d, "name", ev->pmc_config.names[i]);
+                break;
+        case KEV_PROFILE_INTERVAL:
+                put_u64_field(d, "source", ev->profile_interval.source);
+                put_u64_field(d, "interval_100ns", ev->profile_interval.new_interval_100ns);
+                put_u64_field(d, "old_interval_100ns", ev->profile_interval.old_interval_100ns);
+                if (ev->profile_interval.source_name[0])
+                        put_str_field(d, "source_name", ev->profile_interval.source_name);
+                break;
+        case KEV_STACK:
+                outbuf_puts(&d->out, " event_time=");
+                outbuf_seconds(&d->out, ev->stack.event_time_ns, 0);
+                if (ev->stack.is_from_key) {
+                        put_hex_field(d, "key", ev->stack.key);
+                        outbuf_puts(&d->out, ev->stack.is_kernel_part ? " part=kernel"
+                                                                     : " part=user");
+                }
+                put_frames(d, ev->stack.nr_frames, ev->stack.frames);
+                break;
+        case KEV_STACK_KEY:
+                outbuf_puts(&d->out, " event_time=");
+                outbuf_seconds(&d->out,
+                               ev->time_ns - (int64_t)(ev->timestamp - ev->stack_key.event_timestamp),
+                               0);
+                put_hex_field(d, "key", ev->stack_key.key);
+                outbuf_puts(&d->out, ev->stack_key.is_kernel ? " part=kernel" : " part=user");
+                break;
+        case KEV_STACK_KEY_DEF:
+                put_hex_field(d, "key", ev->stack_key_def.key);
+                put_u64_field(d, "resolves", ev->stack_key_def.nr_resolved);
+                put_frames(d, ev->stack_key_def.nr_frames, ev->stack_key_def.frames);
+                break;
+        case KEV_CSWITCH:
+                put_u64_field(d, "new_tid", ev->cswitch.new_tid);
+                put_pid_field(d, "new_pid", ev->cswitch.new_pid);
+                put_u64_field(d, "old_tid", ev->cswitch.old_tid);
+                put_pid_field(d, "old_pid", ev->cswitch.old_pid);
+                put_i64_field(d, "new_pri", ev->cswitch.new_priority);
+                put_i64_field(d, "old_pri", ev->cswitch.old_priority);
+                outbuf_puts(&d->out, " old_state=");
+                outbuf_puts(&d->out, kevent_thread_state_name(ev->cswitch.old_state));
+                outbuf_puts(&d->out, " wait_reason=");
+                outbuf_puts(&d->out, kevent_wait_reason_name(ev->cswitch.old_wait_reason));
+                outbuf_puts(&d->out, ev->cswitch.old_wait_mode ? " wait_mode=user"
+                                                               : " wait_mode=kernel");
+                put_u64_field(d, "new_wait_time", ev->cswitch.new_wait_time);
+                put_u64_field(d, "ideal_cpu", ev->cswitch.old_ideal_processor);
+                break;
+        case KEV_READY_THREAD:
+                put_u64_field(d, "readied_tid", ev->ready_thread.tid);
+                put_u64_field(d, "by_tid", ev->ready_thread.readying_tid);
+                put_pid_field(d, "by_pid", ev->ready_thread.readying_pid);
+                put_u64_field(d, "adjust_reason", ev->ready_thread.adjust_reason);
+                put_i64_field(d, "adjust_increment", ev->ready_thread.adjust_increment);
+                put_hex_field(d, "flags", ev->ready_thread.flags);
+                break;
+        case KEV_LBR:
+                outbuf_puts(&d->out, " event_time=");
+                outbuf_seconds(&d->out,
+                               ev->time_ns - (int64_t)(ev->timestamp - ev->lbr.event_timestamp), 0);
+                put_hex_field(d, "options", ev->lbr.options);
+                put_u64_field(d, "entries", ev->lbr.nr_entries);
+                outbuf_putc(&d->out, ':');
+                for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
+                        outbuf_putc(&d->out, ' ');
+                        outbuf_hex(&d->out, ev->lbr.entries[i].from);
+                        outbuf_puts(&d->out, "->");
+                        outbuf_hex(&d->out, ev->lbr.entries[i].to);
+                }
+                d->nr_lbr_entries += ev->lbr.nr_entries;
+                break;
+        default:
+                break;
+        }
+        if (ev->nr_pmc) {
+                outbuf_puts(&d->out, " pmc=");
+                for (uint32_t i = 0; i < ev->nr_pmc && i < KEV_MAX_PMC; i++) {
+                        if (i)
+                                outbuf_putc(&d->out, ',');
+                        outbuf_u64(&d->out, ev->pmc[i]);
+                }
+        }
+}
+
+static void on_event(void *ctx, const struct kevent *ev)
+{
+        struct dump_file *f = ctx;
+        struct dump *d = f->d;
+        struct outbuf *o = &d->out;
+
+        /* a stack reassembled from a cache key is part of its definition event: not counted */
+        if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
+                event_stats_add(d->stats, ev, d->payload_bytes);
+        if (d->opts->is_totals_only)
+                return;
+        if (d->nr_files > 1) {
+                outbuf_u64(o, f->index);
+                outbuf_putc(o, ' ');
+        }
+        outbuf_seconds(o, ev->time_ns, 13);
+        outbuf_u64_width(o, ev->cpu, 4);
+        outbuf_i64_width(o, ev->pid == 0xFFFFFFFFu ? -1 : (int64_t)ev->pid, 7);
+        outbuf_i64_width(o, ev->tid == 0xFFFFFFFFu ? -1 : (int64_t)ev->tid, 7);
+        outbuf_putc(o, ' ');
+        if (ev->name && ev->name[0]) {
+                outbuf_puts(o, ev->name);
+        } else {
+                char g[64];
+                format_guid(g, sizeof(g), ev->provider);
+                outbuf_puts(o, g);
+                outbuf_puts(o, "/op");
+                outbuf_u64(o, ev->opcode);
+        }
+        if (ev->type == KEV_OTHER) {
+                put_u64_field(d, "version", ev->version);
+                put_u64_field(d, "size", d->payload_bytes);
+        } else {
+                put_fields(d, ev);
+        }
+        outbuf_putc(o, '\n');
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD rec)
+{
+        struct dump_file *f = rec->UserContext;
+        f->d->payload_bytes = rec->UserDataLength;
+        kdecoder_decode(f->decoder, rec, on_event, f);
+}
+
+/* FILETIME to "2020-05-01 12:34:56.1234567 UTC". */
+static void format_filetime(char *buf, size_t size, int64_t ft)
+{
+        if (ft <= 0) {
+                snprintf(buf, size, "0");
+                return;
+        }
+        int64_t unix100 = ft - 116444736000000000LL;
+        time_t secs = (time_t)(unix100 / 10000000);
+        int frac = (int)(unix100 % 10000000);
+        if (frac < 0) {
+                frac += 10000000;
+                secs--;
+        }
+        struct tm tm;
+        if (!gmtime_r(&secs, &tm)) {
+                snprintf(buf, size, "%" PRId64, ft);
+                return;
+        }
+        char t[64];
+        strftime(t, sizeof(t), "%Y-%m-%d %H:%M:%S", &tm);
+        snprintf(buf, size, "%s.%07d UTC", t, frac);
+}
+
+static const char *clock_name(ULONG clock)
+{
+        switch (clock) {
+        case EVENT_TRACE_CLOCK_PERFCOUNTER: return "QPC";
+        case EVENT_TRACE_CLOCK_SYSTEMTIME: return "system time";
+        case EVENT_TRACE_CLOCK_CPUCYCLE: return "CPU cycle counter";
+        default: return "raw";
+        }
+}
+
+static void print_header(struct dump *d, const struct dump_file *f)
+{
+        const TRACE_LOGFILE_HEADER *h = &f->logfile.LogfileHeader;
+        struct outbuf *o = &d->out;
+        char a[96], b[96], c[96];
+        char name[512], file[1024];
+        size_t i;
+
+        /* The UTF-16 names, as the header has them. */
+        for (i = 0; h->LoggerName && h->LoggerName[i] && i < sizeof(name) - 1; i++)
+                name[i] = h->LoggerName[i] < 0x80 ? (char)h->LoggerName[i] : '?';
+        name[i] = '\0';
+        for (i = 0; h->LogFileName && h->LogFileName[i] && i < sizeof(file) - 1; i++)
+                file[i] = h->LogFileName[i] < 0x80 ? (char)h->LogFileName[i] : '?';
+        file[i] = '\0';
+        format_filetime(a, sizeof(a), h->StartTime.QuadPart);
+        format_filetime(b, sizeof(b), h->EndTime.QuadPart);
+        format_filetime(c, sizeof(c), h->BootTime.QuadPart);
+
+        outbuf_puts(o, "Trace file:          ");
+        put_clean(d, f->path);
+        outbuf_putc(o, '\n');
+        outbuf_puts(o, "Logger name:         ");
+        put_clean(d, name);
+        outbuf_puts(o, "\nLog file name:       ");
+        put_clean(d, file);
+        outbuf_printf(o,
+                      "\nOS version:          %u.%u build %u (log file layout %u.%u)\n"
+                      "Processors:          %u\n"
+                      "Pointer size:        %u\n"
+                      "Buffer size:         %u bytes\n"
+                      "Buffers written:     %u\n"
+                      "Log file mode:       0x%08x\n"
+                      "Clock:               %s (%u), frequency %" PRId64 " Hz\n"
+                      "Timer resolution:    %u (100 ns units)\n"
+                      "CPU speed:           %u MHz\n"
+                      "Start time:          %s\n"
+                      "End time:            %s\n"
+                      "Boot time:           %s\n"
+                      "Events lost:         %u\n"
+                      "Buffers lost:        %u\n"
+                      "Maximum file size:   %u MB\n",
+                      h->VersionDetail.MajorVersion, h->VersionDetail.MinorVersion,
+                      h->ProviderVersion, h->VersionDetail.SubVersion,
+                      h->VersionDetail.SubMinorVersion, h->NumberOfProcessors, h->PointerSize,
+                      h->BufferSize, h->BuffersWritten, h->LogFileMode,
+                      clock_name(h->ReservedFlags), h->ReservedFlags, h->PerfFreq.QuadPart,
+                      h->TimerResolution, h->CpuSpeedInMHz, a, b, c, h->EventsLost,
+                      h->BuffersLost, h->MaximumFileSize);
+}
+
+static void print_totals(struct dump *d)
+{
+        struct outbuf *o = &d->out;
+        uint32_t nr_rows = 0;
+        const struct event_stats_row *rows = event_stats_rows(d->stats, &nr_rows);
+
+        outbuf_puts(o, "\nTotals per event type:\n");
+        outbuf_puts(o, "      count        bytes  event\n");
+        for (uint32_t i = 0; i < nr_rows; i++) {
+                outbuf_u64_width(o, rows[i].nr_events, 11);
+                outbuf_u64_width(o, rows[i].size_bytes, 13);
+                outbuf_puts(o, "  ");
+                if (rows[i].name[0]) {
+                        outbuf_puts(o, rows[i].name);
+                } else {
+                        char g[64];
+                        format_guid(g, sizeof(g), &rows[i].provider);
+                        outbuf_puts(o, g);
+                        outbuf_puts(o, "/op");
+                        outbuf_u64(o, rows[i].opcode);
+                }
+                outbuf_printf(o, " (v%u)\n", rows[i].version);
+        }
+        outbuf_u64_width(o, event_stats_total(d->stats), 11);
+        outbuf_puts(o, "               events in all\n");
+}
+
+static void print_file_stats(struct dump *d, const struct dump_file *f)
+{
+        struct etw_trace_stats st;
+        struct kdecoder_stats ks;
+        if (etw_trace_get_stats(f->handle, &st) != ERROR_SUCCESS)
+                return;
+        kdecoder_get_stats(f->decoder, &ks);
+        struct outbuf *o = &d->out;
+        outbuf_puts(o, "\n");
+        if (d->nr_files > 1) {
+                outbuf_puts(o, "File ");
+                outbuf_u64(o, f->index);
+                outbuf_puts(o, ": ");
+                put_clean(d, f->path);
+                outbuf_putc(o, '\n');
+        }
+        outbuf_printf(o,
+                      "Records:             %" PRIu64 "\n"
+                      "Buffers:             %u (%u compressed) on %u processors\n"
+                      "Damaged buffers:     %u\n"
+                      "Skipped records:     %" PRIu64 " (WPP messages and other non-events)\n"
+                      "Short payloads:      %" PRIu64 "\n"
+                      "Events lost:         %" PRIu64 "\n"
+                      "Stack refs pending:  %" PRIu64 " (resolved %" PRIu64 ")\n",
+                      (uint64_t)st.nr_records, st.nr_buffers, st.nr_buffers_compressed, st.nr_cpus,
+                      st.nr_buffers_damaged, (uint64_t)st.nr_records_skipped, ks.nr_short,
+                      (uint64_t)st.nr_events_lost, ks.nr_stack_refs_pending,
+                      ks.nr_stack_refs_resolved);
+        if (st.last_warning[0]) {
+                outbuf_puts(o, "Last problem:        ");
+                put_clean(d, st.last_warning);
+                outbuf_putc(o, '\n');
+        }
+}
+
+int dump_run(const struct dump_options *opts, char *err, size_t err_size)
+{
+        struct dump *d = calloc(1, sizeof(*d));
+        struct dump_file *files = calloc(MAX_DUMP_FILES, sizeof(*files));
+        PROCESSTRACE_HANDLE handles[MAX_DUMP_FILES];
+        int rc = -1;
+
+        if (!d || !files) {
+                snprintf(err, err_size, "out of memory");
+                goto out;
+        }
+        if (opts->nr_paths == 0 || opts->nr_paths > MAX_DUMP_FILES) {
+                snprintf(err, err_size, "--dump takes 1 to %d files", MAX_DUMP_FILES);
+                goto out;
+        }
+        outbuf_init(&d->out, opts->fd);
+        d->opts = opts;
+        d->stats = event_stats_new();
+        for (uint32_t i = 0; i < opts->nr_paths; i++) {
+                struct dump_file *f = &files[i];
+                f->d = d;
+                f->path = opts->paths[i];
+                f->index = i;
+                f->logfile.LogFileName = (LPSTR)opts->paths[i];
+                f->logfile.ProcessTraceMode =
+                        PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+                f->logfile.EventRecordCallback = on_record;
+                f->logfile.Context = f;
+                f->decoder = kdecoder_new(true);
+                f->handle = OpenTraceA(&f->logfile);
+                if (f->handle == INVALID_PROCESSTRACE_HANDLE) {
+                        snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
+                                 GetLastError());
+                        goto out;
+                }
+                handles[i] = f->handle;
+                d->nr_files++;
+        }
+        for (uint32_t i = 0; i < d->nr_files; i++) {
+                print_header(d, &files[i]);
+                outbuf_putc(&d->out, '\n');
+        }
+        if (!opts->is_totals_only)
+                outbuf_puts(&d->out, "         time cpu    pid    tid event\n");
+        ULONG status = ProcessTrace(handles, d->nr_files, NULL, NULL);
+        if (status != ERROR_SUCCESS) {
+                outbuf_flush(&d->out);
+                snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",
+                         etw_last_error_text(), status);
+                goto out;
+        }
+        print_totals(d);
+        for (uint32_t i = 0; i < d->nr_files; i++)
+                print_file_stats(d, &files[i]);
+        if (outbuf_flush(&d->out) < 0) {
+                snprintf(err, err_size, "writing the dump: %s", strerror(d->out.error));
+                goto out;
+        }
+        rc = 0;
+out:
+        if (files && d) {
+                for (uint32_t i = 0; i < d->nr_files; i++)
+                        CloseTrace(files[i].handle);
+                for (uint32_t i = 0; i < MAX_DUMP_FILES; i++)
+                        kdecoder_free(files[i].decoder);
+        }
+        if (d)
+                event_stats_free(d->stats);
+        free(files);
+        free(d);
+        return rc;
+}

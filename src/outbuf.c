@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/* outbuf.c: owns fast text formatting for the dump, where printf per field would dominate. */
+#include "outbuf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void outbuf_init(struct outbuf *o, int fd)
+{
+        o->fd = fd;
+        o->error = 0;
+        o->len = 0;
+}
+
+int outbuf_flush(struct outbuf *o)
+{
+        size_t off = 0;
+        while (off < o->len && !o->error) {
+                ssize_t n = write(o->fd, o->data + off, o->len - off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        o->error = errno;
+                        break;
+                }
+                off += (size_t)n;
+        }
+        o->len = 0;
+        return o->error ? -o->error : 0;
+}
+
+static inline void ensure(struct outbuf *o, size_t n)
+{
+        if (o->len + n > sizeof(o->data))
+                outbuf_flush(o);
+}
+
+void outbuf_put(struct outbuf *o, const char *s, size_t n)
+{
+        while (n) {
+                ensure(o, n < 4096 ? n : 4096);
+                size_t room = sizeof(o->data) - o->len;
+                size_t k = n < room ? n : room;
+                memcpy(o->data + o->len, s, k);
+                o->len += k;
+                s += k;
+                n -= k;
+        }
+}
+
+void outbuf_puts(struct outbuf *o, const char *s)
+{
+        outbuf_put(o, s, strlen(s));
+}
+
+void outbuf_putc(struct outbuf *o, char c)
+{
+        ensure(o, 1);
+        o->data[o->len++] = c;
+}
+
+static size_t fmt_u64(char *end, uint64_t v)
+{
+        char *p = end;
+        do {
+                *--p = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        return (size_t)(end - p);
+}
+
+void outbuf_u64(struct outbuf *o, uint64_t v)
+{
+        char tmp[24];
+        size_t n = fmt_u64(tmp + sizeof(tmp), v);
+        outbuf_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+void outbuf_i64(struct outbuf *o, int64_t v)
+{
+        if (v < 0) {
+                outbuf_putc(o, '-');
+                outbuf_u64(o, (uint64_t)0 - (uint64_t)v);
+        } else {
+                outbuf_u64(o, (uint64_t)v);
+        }
+}
+
+void outbuf_hex(struct outbuf *o, uint64_t v)
+{
+        static const char digits[] = "0123456789abcdef";
+        char tmp[20];
+        char *p = tmp + sizeof(tmp);
+        do {
+                *--p = digits[v & 15];
+                v >>= 4;
+        } while (v);
+        *--p = 'x';
+        *--p = '0';
+        outbuf_put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void outbuf_u64_width(struct outbuf *o, uint64_t v, int width)
+{
+        char tmp[24];
+        size_t n = fmt_u64(tmp + sizeof(tmp), v);
+        for (int i = (int)n; i < width; i++)
+                outbuf_putc(o, ' ');
+        outbuf_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+void outbuf_i64_width(struct outbuf *o, int64_t v, int width)
+{
+        char tmp[24];
+        uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        size_t n = fmt_u64(tmp + sizeof(tmp), u);
+        if (v < 0)
+                tmp[sizeof(tmp) - ++n] = '-';
+        for (int i = (int)n; i < width; i++)
+                outbuf_putc(o, ' ');
+        outbuf_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+void outbuf_seconds(struct outbuf *o, int64_t ns, int width)
+{
+        char tmp[32];
+        uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+        char *end = tmp + sizeof(tmp);
+        char *p = end;
+        uint64_t frac = u % 1000000000u;
+        for (int i = 0; i < 9; i++) {
+                *--p = (char)('0' + frac % 10);
+                frac /= 10;
+        }
+        *--p = '.';
+        p -= fmt_u64(p, u / 1000000000u);
+        if (ns < 0)
+                *--p = '-';
+        size_t n = (size_t)(end - p);
+        for (int i = (int)n; i < width; i++)
+                outbuf_putc(o, ' ');
+        outbuf_put(o, p, n);
+}
+
+void outbuf_printf(struct outbuf *o, const char *fmt, ...)
+{
+        char tmp[1024];
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                outbuf_put(o, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}

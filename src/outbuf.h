@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* outbuf.h: a fast append-only text buffer flushed to a file descriptor. */
+#ifndef ETWTOP_OUTBUF_H
+#define ETWTOP_OUTBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct outbuf {
+        int fd;
+        int error; /* first write error (errno), sticky */
+        size_t len;
+        char data[1 << 16];
+};
+
+void outbuf_init(struct outbuf *o, int fd);
+/* Writes out what is buffered. Returns 0 or -errno (also kept in o->error). */
+int outbuf_flush(struct outbuf *o);
+
+void outbuf_put(struct outbuf *o, const char *s, size_t n);
+void outbuf_puts(struct outbuf *o, const char *s);
+void outbuf_putc(struct outbuf *o, char c);
+void outbuf_u64(struct outbuf *o, uint64_t v);
+void outbuf_i64(struct outbuf *o, int64_t v);
+void outbuf_hex(struct outbuf *o, uint64_t v); /* 0x-prefixed, lower case */
+/* Right-aligns a decimal in width columns. */
+void outbuf_u64_width(struct outbuf *o, uint64_t v, int width);
+void outbuf_i64_width(struct outbuf *o, int64_t v, int width);
+/* Seconds with 9 decimals from nanoseconds: "12.345678901". */
+void outbuf_seconds(struct outbuf *o, int64_t ns, int width);
+void outbuf_printf(struct outbuf *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif
