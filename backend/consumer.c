@@ -490,7 +490,7 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
         stats->nr_records_skipped = st.nr_records_skipped;
         stats->nr_events_lost = st.nr_events_lost;
         if (w->msg[0])
-                snprintf(stats->last_warning, sizeof(stats->last_warning), "%s (byte offset %llu)",
+                snprintf(stats->last_warning, sizeof(stats->last_warning), "%.200s (byte offset %llu)",
                          w->msg, (unsigned long long)w->offset);
         pthread_mutex_unlock(&handles_lock);
         return ERROR_SUCCESS;

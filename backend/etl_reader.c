@@ -74,6 +74,7 @@ struct etl_reader {
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
         bool is_header_pending;
+        bool is_advance_pending; /* the heap's top stream still holds the record last returned */
         struct etl_reader_stats stats;
         struct etl_error warning;
 };
@@ -534,6 +535,7 @@ void etl_reader_rewind(struct etl_reader *r)
         }
         heap_build(r);
         r->is_header_pending = true;
+        r->is_advance_pending = false;
 }
 
 static int cmp_by_sequence(const void *a, const void *b, void *ctx)
@@ -914,8 +916,11 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
                 munmap(map, (size_t)st.st_size);
                 if (err) {
                         char tmp[sizeof(err->msg)];
-                        snprintf(tmp, sizeof(tmp), "%s: %s", path, err->msg);
-                        memcpy(err->msg, tmp, sizeof(tmp));
+                        memcpy(tmp, err->msg, sizeof(tmp));
+                        int n = snprintf(err->msg, sizeof(err->msg), "%.128s: ", path);
+                        if (n > 0 && (size_t)n < sizeof(err->msg))
+                                snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%.*s",
+                                         (int)(sizeof(err->msg) - (size_t)n - 1), tmp);
                 }
                 return rc;
         }
@@ -950,6 +955,25 @@ const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r)
         return &r->logfile;
 }
 
+/* Moves the stream whose record etl_reader_next returned last to its next record. Deferred to
+   the following call so that the returned record's bytes stay valid until then, even when the
+   stream's next buffer is decompressed into the same scratch memory. */
+static void settle(struct etl_reader *r)
+{
+        if (!r->is_advance_pending)
+                return;
+        r->is_advance_pending = false;
+        struct stream *s = &r->streams[r->heap[0]];
+        stream_advance(r, s);
+        if (s->has_head) {
+                heap_down(r, 0);
+        } else {
+                r->heap[0] = r->heap[--r->nr_heap];
+                if (r->nr_heap)
+                        heap_down(r, 0);
+        }
+}
+
 int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
 {
         if (r->is_header_pending) {
@@ -962,38 +986,14 @@ int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
                 r->stats.nr_records++;
                 return 1;
         }
+        settle(r);
         if (r->nr_heap == 0)
                 return 0;
-        uint32_t si = r->heap[0];
-        struct stream *s = &r->streams[si];
+        struct stream *s = &r->streams[r->heap[0]];
         *rec = s->head;
-        /* The record's pointers stay valid: the buffer it lives in is only replaced by the
-           advance below when the record was its last, so copy that case aside. */
-        uint32_t done_before = r->stats.nr_buffers_done;
-        const uint8_t *cur_before = s->cur;
-        stream_advance(r, s);
-        rec->ends_buffer = r->stats.nr_buffers_done != done_before;
-        if (rec->ends_buffer && cur_before && cur_before == s->scratch && s->cur == s->scratch) {
-                /* The scratch buffer was reused for the next buffer: keep a private copy. */
-                static _Thread_local uint8_t copy[0x10000];
-                if (rec->size_bytes <= sizeof(copy)) {
-                        memcpy(copy, rec->data, rec->size_bytes);
-                        ptrdiff_t delta = copy - rec->data;
-                        rec->payload += delta;
-                        if (rec->guid)
-                                rec->guid += delta;
-                        for (uint32_t i = 0; i < rec->nr_ext; i++)
-                                rec->ext[i].data += delta;
-                        rec->data = copy;
-                }
-        }
-        if (s->has_head) {
-                heap_down(r, 0);
-        } else {
-                r->heap[0] = r->heap[--r->nr_heap];
-                if (r->nr_heap)
-                        heap_down(r, 0);
-        }
+        rec->ends_buffer = s->cur_pos + 4 > s->cur_filled ||
+                           get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
+        r->is_advance_pending = true;
         r->stats.nr_records++;
         r->stats.nr_bytes_read += rec->size_bytes;
         return 1;
@@ -1003,6 +1003,7 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
 {
         if (r->is_header_pending)
                 return r->header_record.timestamp;
+        settle(r);
         if (r->nr_heap == 0)
                 return UINT64_MAX;
         return r->streams[r->heap[0]].head.timestamp;

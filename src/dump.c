@@ -107,18 +107,6 @@ static void put_frames(struct dump *d, uint32_t nr, const uint64_t *frames)
         d->nr_stack_frames += nr;
 }
 
-static const char *phase_name(enum kevent_phase p)
-{
-        switch (p) {
-        case KEV_PHASE_START: return "start";
-        case KEV_PHASE_END: return "end";
-        case KEV_PHASE_DC_START: return "dcstart";
-        case KEV_PHASE_DC_END: return "dcend";
-        case KEV_PHASE_DEFUNCT: return "defunct";
-        default: return "";
-        }
-}
-
 static void put_fields(struct dump *d, const struct kevent *ev)
 {
         switch (ev->type) {

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/* test_etl_reader.c: the .etl reader on the real samples: counts, header fields, merge order, bytes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl_reader.h"
+#include "etw/ntwmi.h"
+
+static char *sample_path(const char *env, const char *name)
+{
+        const char *dir = getenv(env);
+        if (!dir)
+                return NULL;
+        size_t n = strlen(dir) + strlen(name) + 2;
+        char *p = malloc(n);
+        snprintf(p, n, "%s/%s", dir, name);
+        FILE *f = fopen(p, "rb");
+        if (!f) {
+                free(p);
+                return NULL;
+        }
+        fclose(f);
+        return p;
+}
+
+static struct etl_reader *open_sample(const char *env, const char *name)
+{
+        char *path = sample_path(env, name);
+        if (!path) {
+                fprintf(stderr, "sample %s not found (set %s)\n", name, env);
+                return NULL;
+        }
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        int rc = etl_reader_open_file(&r, path, &err);
+        if (rc < 0)
+                fprintf(stderr, "%s: %s at %llu\n", path, err.msg,
+                        (unsigned long long)err.offset);
+        assert_int_equal(rc, 0);
+        free(path);
+        return r;
+}
+
+struct census {
+        uint64_t nr_records;
+        uint64_t nr_backwards; /* a record older than the one before it */
+        uint64_t by_type[256];
+        uint64_t *by_hook; /* [65536] */
+};
+
+static void take_census(struct etl_reader *r, struct census *c)
+{
+        struct etl_record rec;
+        uint64_t last = 0;
+        memset(c, 0, sizeof(*c));
+        c->by_hook = calloc(65536, sizeof(uint64_t));
+        bool is_first = true;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (is_first) {
+                        assert_true(rec.is_header);
+                        assert_int_equal(rec.hook_id, WMI_LOG_TYPE_HEADER);
+                        is_first = false;
+                } else {
+                        assert_false(rec.is_header);
+                }
+                c->nr_records++;
+                c->by_type[rec.header_type]++;
+                if (rec.header_type <= TRACE_HEADER_TYPE_COMPACT64 ||
+                    rec.header_type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                    rec.header_type == TRACE_HEADER_TYPE_PERFINFO64)
+                        c->by_hook[rec.hook_id]++;
+                if (rec.timestamp < last)
+                        c->nr_backwards++;
+                last = rec.timestamp;
+                assert_true(rec.payload >= rec.data);
+                assert_true(rec.payload + rec.payload_size <= rec.data + rec.size_bytes);
+        }
+}
+
+/* ETL-FORMAT.md 1.6 worked example and samples/README.md: lxcore has 4 records. */
+static void test_lxcore(void **state)
+{
+        (void)state;
+        struct etl_reader *r = open_sample("ETWTOP_SAMPLES", "etlparser_lxcore_kernel.etl");
+        if (!r)
+                skip();
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_int_equal(lf->header.BufferSize, 8192);
+        assert_int_equal(lf->header.VersionDetail.MajorVersion, 10);
+        assert_int_equal(lf->header.VersionDetail.MinorVersion, 0);
+        assert_int_equal(lf->header.VersionDetail.SubVersion, 1);
+        assert_int_equal(lf->header.VersionDetail.SubMinorVersion, 5);
+        assert_int_equal(lf->header.ProviderVersion, 19041);
+        assert_int_equal(lf->header.NumberOfProcessors, 6);
+        assert_int_equal(lf->header.PointerSize, 8);
+        assert_int_equal(lf->header.ReservedFlags, 1);
+        assert_int_equal(lf->header.PerfFreq.QuadPart, 10000000);
+        assert_int_equal(lf->header.BuffersWritten, 3);
+        assert_int_equal(lf->start_timestamp, 0x19d7731752ull);
+        assert_string_equal(lf->logger_name, "lxcore_kernel");
+        assert_int_equal(lf->header.LoggerName[0], 'l');
+
+        struct etl_record rec;
+        assert_int_equal(etl_reader_next(r, &rec), 1);
+        assert_true(rec.is_header);
+        assert_int_equal(rec.header_type, TRACE_HEADER_TYPE_SYSTEM64);
+        assert_int_equal(rec.size_bytes, 0x188);
+        assert_int_equal(rec.tid, 0x1f80);
+        assert_int_equal(rec.pid, 0x17e0);
+        assert_int_equal(rec.timestamp, 0x19d7731752ull);
+        assert_int_equal(rec.file_offset, 0x48);
+        etl_reader_rewind(r);
+        struct census c;
+        take_census(r, &c);
+        assert_int_equal(c.nr_records, 4);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_SYSTEM64], 2);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER64], 2);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_PARTITION_INFO], 1);
+        assert_int_equal(c.nr_backwards, 0);
+        /* ETL-FORMAT.md 1.8: the last event is +5.765 s from the header at 10 MHz */
+        etl_reader_rewind(r);
+        uint64_t last = 0;
+        while (etl_reader_next(r, &rec) == 1)
+                last = rec.timestamp;
+        assert_int_equal(last, 111046477804ull);
+        int64_t ft = etl_reader_to_filetime(r, last);
+        assert_true(ft >= lf->header.StartTime.QuadPart);
+        assert_true(ft <= lf->header.EndTime.QuadPart);
+        assert_int_equal((ft - lf->header.StartTime.QuadPart) / 10000, 5765);
+        free(c.by_hook);
+        etl_reader_close(r);
+}
+
+static void test_shutdown_perfdiag(void **state)
+{
+        (void)state;
+        struct etl_reader *r =
+                open_sample("ETWTOP_SAMPLES", "etlparser_ShutdownPerfDiagLogger.etl");
+        if (!r)
+                skip();
+        struct census c;
+        take_census(r, &c);
+        struct etl_reader_stats st;
+        etl_reader_get_stats(r, &st);
+        assert_int_equal(c.nr_records, 17078);
+        assert_int_equal(st.nr_buffers, 49);
+        assert_int_equal(st.nr_buffers_compressed, 0);
+        assert_int_equal(st.nr_buffers_damaged, 0);
+        assert_int_equal(st.nr_buffers_done, 49);
+        assert_int_equal(st.nr_cpus, 2);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_SYSTEM64], 8433);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_PERFINFO64], 8645);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_PROCESS_LOAD_IMAGE], 72);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_IMAGE_DC_START], 6745);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_IMAGE_UNLOAD], 4791);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_THREAD_DC_START], 1175);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_PROCESS_DEFUNCT], 5);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_HEADER_EXTENSION], 3);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_GROUP_MASKS_END], 2);
+        assert_int_equal(c.nr_backwards, 0);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_int_equal(lf->header.LogFileMode, 0x2000080);
+        assert_int_equal(lf->header.ProviderVersion, 18362);
+        assert_int_equal(lf->header.BufferSize, 65536);
+        free(c.by_hook);
+        etl_reader_close(r);
+}
+
+/* 8 CPUs, 26 buffers: the per-CPU sort and the merge deliver time order. */
+static void test_powershell_merge(void **state)
+{
+        (void)state;
+        struct etl_reader *r = open_sample("ETWTOP_SAMPLES", "krabsetw_powershell.etl");
+        if (!r)
+                skip();
+        struct census c;
+        take_census(r, &c);
+        struct etl_reader_stats st;
+        etl_reader_get_stats(r, &st);
+        assert_int_equal(c.nr_records, 114);
+        assert_int_equal(st.nr_buffers, 26);
+        assert_int_equal(st.nr_cpus, 8);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER64], 112);
+        assert_int_equal(c.nr_backwards, 0);
+        /* a second pass after rewind gives the same sequence */
+        etl_reader_rewind(r);
+        struct census c2;
+        take_census(r, &c2);
+        assert_int_equal(c2.nr_records, 114);
+        free(c.by_hook);
+        free(c2.by_hook);
+        etl_reader_close(r);
+}
+
+/* Compressed, odd-sized buffers, SavedOffset != Offset in the header buffer. */
+static void test_self_describing(void **state)
+{
+        (void)state;
+        struct etl_reader *r =
+                open_sample("ETWTOP_SAMPLES", "perfview_SelfDescribingSingleEvent.etl");
+        if (!r)
+                skip();
+        struct census c;
+        take_census(r, &c);
+        struct etl_reader_stats st;
+        etl_reader_get_stats(r, &st);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_int_equal(c.nr_records, 23);
+        assert_int_equal(st.nr_buffers, 3);
+        assert_int_equal(st.nr_buffers_compressed, 2);
+        assert_int_equal(st.nr_buffers_damaged, 0);
+        assert_int_equal(lf->compression_format, COMPRESSION_FORMAT_XPRESS);
+        assert_true(lf->header.LogFileMode & EVENT_TRACE_COMPRESSED_MODE);
+        assert_string_equal(lf->logger_name, "Relogger");
+        assert_string_equal(lf->log_file_name, "[multiple files]");
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_FULL_HEADER64], 18);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER64], 1);
+        free(c.by_hook);
+        etl_reader_close(r);
+}
+
+static void test_gcevents(void **state)
+{
+        (void)state;
+        struct etl_reader *r = open_sample("ETWTOP_SAMPLES_UNPACKED", "gcevents/PerfViewData.etl");
+        if (!r)
+                skip();
+        struct census c;
+        take_census(r, &c);
+        assert_int_equal(c.nr_records, 71);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER64], 69);
+        free(c.by_hook);
+        etl_reader_close(r);
+}
+
+/* The PerfView merged trace: 360 XPRESS buffers, 179,474 records (samples/README.md), and the
+   SampledProfile/StackWalk pair of ETL-FORMAT.md 3.2 and 3.4. */
+static void test_perfview_net(void **state)
+{
+        (void)state;
+        struct etl_reader *r = open_sample("ETWTOP_SAMPLES_UNPACKED", "net.4.5.2.x64.etl");
+        if (!r)
+                skip();
+        struct census c;
+        take_census(r, &c);
+        struct etl_reader_stats st;
+        etl_reader_get_stats(r, &st);
+        assert_int_equal(c.nr_records, 179474);
+        assert_int_equal(st.nr_buffers, 360);
+        assert_int_equal(st.nr_buffers_compressed, 359);
+        assert_int_equal(st.nr_buffers_damaged, 0);
+        assert_int_equal(st.nr_cpus, 8);
+        assert_int_equal(c.nr_backwards, 0);
+        assert_int_equal(c.by_hook[PERFINFO_LOG_TYPE_SAMPLED_PROFILE], 79528);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_STACKWALK], 252);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_STACK_KEY_USER], 7046);
+        assert_int_equal(c.by_hook[WMI_LOG_TYPE_STACK_KEY_KERNEL], 2061);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER32], 33378);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_EVENT_HEADER64], 34765);
+        assert_int_equal(c.by_type[TRACE_HEADER_TYPE_FULL_HEADER64], 7956);
+
+        /* ts 1942908431: SampledProfile (TID 3780, IP 0xffffffffffd03003), then its stack */
+        etl_reader_rewind(r);
+        struct etl_record rec;
+        bool is_found = false;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != PERFINFO_LOG_TYPE_SAMPLED_PROFILE || rec.timestamp != 1942908431)
+                        continue;
+                static const uint8_t want[16] = {0x03, 0x30, 0xd0, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                                 0xc4, 0x0e, 0x00, 0x00, 0x01, 0x00, 0x58, 0x00};
+                assert_int_equal(rec.payload_size, 16);
+                assert_memory_equal(rec.payload, want, 16);
+                assert_int_equal(rec.tid, 0xFFFFFFFF);
+                uint16_t cpu = rec.cpu;
+                while (etl_reader_next(r, &rec) == 1 && rec.cpu != cpu)
+                        ;
+                assert_int_equal(rec.hook_id, WMI_LOG_TYPE_STACKWALK);
+                uint64_t ets;
+                uint32_t thread;
+                memcpy(&ets, rec.payload, 8);
+                memcpy(&thread, rec.payload + 12, 4);
+                assert_int_equal(ets, 1942908431ull);
+                assert_int_equal(thread, 3780);
+                uint64_t frame0;
+                memcpy(&frame0, rec.payload + 16, 8);
+                assert_int_equal(frame0, 0xffffffffffd03003ull);
+                is_found = true;
+                break;
+        }
+        assert_true(is_found);
+        free(c.by_hook);
+        etl_reader_close(r);
+}
+
+static void test_utf16(void **state)
+{
+        (void)state;
+        /* "a", U+00E9, U+20AC, U+1F600 (surrogates), a lone low surrogate, NUL */
+        const uint8_t s[] = {'a', 0, 0xe9, 0, 0xac, 0x20, 0x3d, 0xd8, 0x00, 0xde, 0x00, 0xdc,
+                             0,   0, 'z',  0};
+        char out[32];
+        size_t n = etl_utf16_to_utf8(s, sizeof(s) / 2, out, sizeof(out));
+        assert_int_equal(n, 7);
+        assert_string_equal(out, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd");
+        /* a small output buffer truncates cleanly */
+        char tiny[3];
+        etl_utf16_to_utf8(s, sizeof(s) / 2, tiny, sizeof(tiny));
+        assert_string_equal(tiny, "a");
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_lxcore),          cmocka_unit_test(test_shutdown_perfdiag),
+                cmocka_unit_test(test_powershell_merge), cmocka_unit_test(test_self_describing),
+                cmocka_unit_test(test_gcevents),        cmocka_unit_test(test_perfview_net),
+                cmocka_unit_test(test_utf16),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
