@@ -42,6 +42,7 @@ struct buffer_info {
         uint16_t type;
         uint32_t index; /* in file order */
         bool is_damaged;
+        bool is_truncated; /* the file ends inside it: counted once, its whole records read */
 };
 
 /* One processor's buffers in sequence order, and the cursor in the current one. */
@@ -77,6 +78,7 @@ struct etl_reader {
         bool is_advance_pending; /* the heap's top stream still holds the record last returned */
         struct etl_reader_stats stats;
         struct etl_error warning;
+        struct etl_error open_warning; /* the last problem met while scanning the buffers */
 };
 
 static inline uint16_t get_u16(const uint8_t *p)
@@ -456,7 +458,7 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                                 s->cur_pos = next;
                                 continue;
                         }
-                        if (pr == PARSE_DAMAGED) {
+                        if (pr == PARSE_DAMAGED && !b->is_truncated) {
                                 warn(r, b->file_offset + s->cur_pos,
                                      "buffer %u: %s: rest of the buffer skipped", b->index, why);
                                 r->stats.nr_buffers_damaged++;
@@ -508,7 +510,7 @@ static void heap_build(struct etl_reader *r)
 
 void etl_reader_rewind(struct etl_reader *r)
 {
-        memset(&r->warning, 0, sizeof(r->warning));
+        r->warning = r->open_warning;
         r->stats.nr_buffers_done = 0;
         r->stats.nr_records = 0;
         r->stats.nr_records_skipped = 0;
@@ -753,6 +755,7 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 bi->type = get_u16(b + BUF_TYPE_OFF);
                 bi->index = r->nr_buffers;
                 bi->is_damaged = is_damaged;
+                bi->is_truncated = is_truncated;
                 if (is_damaged)
                         r->stats.nr_buffers_damaged++;
                 if (is_compressed)
@@ -864,6 +867,7 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
         rc = build_streams(r);
         if (rc < 0)
                 goto fail;
+        r->open_warning = r->warning;
         etl_reader_rewind(r);
         *out = r;
         return 0;

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dump_samples.sh: `etwtop --dump` on every real sample: totals per event type, decoded fields
+# against the byte examples of ETL-FORMAT.md, bad input, multi-file merging.
+set -u
+: "${ETWTOP:?}" "${ETWTOP_SAMPLES:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+nr_pass=0
+nr_fail=0
+
+check() { # description, command...
+        local what=$1
+        shift
+        if "$@"; then
+                nr_pass=$((nr_pass + 1))
+        else
+                nr_fail=$((nr_fail + 1))
+                echo "FAIL: $what" >&2
+        fi
+}
+
+# total FILE -> the "events in all" count of the dump
+total() { awk '/events in all/ {print $1}' "$1"; }
+# count FILE EVENT -> the totals row of EVENT (summed over versions)
+count() { awk -v e="$2" '/^Totals per event type/ {t=1} t && $3 == e {n += $1} END {print n + 0}' "$1"; }
+
+dump() { # name path
+        local out="$tmp/$1.txt"
+        if ! "$ETWTOP" --dump "$2" >"$out" 2>"$tmp/$1.err"; then
+                echo "FAIL: etwtop --dump $2 exited non-zero: $(cat "$tmp/$1.err")" >&2
+                nr_fail=$((nr_fail + 1))
+        fi
+}
+
+s=$ETWTOP_SAMPLES
+u=$ETWTOP_SAMPLES_UNPACKED
+dump lxcore "$s/etlparser_lxcore_kernel.etl"
+dump shutdown "$s/etlparser_ShutdownPerfDiagLogger.etl"
+dump powershell "$s/krabsetw_powershell.etl"
+dump selfdesc "$s/perfview_SelfDescribingSingleEvent.etl"
+dump gc "$u/gcevents/PerfViewData.etl"
+dump net "$u/net.4.5.2.x64.etl"
+
+# Record counts of samples/README.md
+check "lxcore has 4 events" [ "$(total "$tmp/lxcore.txt")" = 4 ]
+check "ShutdownPerfDiagLogger has 17078 events" [ "$(total "$tmp/shutdown.txt")" = 17078 ]
+check "powershell has 114 events" [ "$(total "$tmp/powershell.txt")" = 114 ]
+check "SelfDescribing has 23 events" [ "$(total "$tmp/selfdesc.txt")" = 23 ]
+check "gcevents has 71 events" [ "$(total "$tmp/gc.txt")" = 71 ]
+check "net.4.5.2 has 179474 events" [ "$(total "$tmp/net.txt")" = 179474 ]
+
+# Per event type (ETL-FORMAT.md section 4)
+check "net: 79528 SampledProfile" [ "$(count "$tmp/net.txt" PerfInfo/SampledProfile)" = 79528 ]
+check "net: 252 Stack" [ "$(count "$tmp/net.txt" StackWalk/Stack)" = 252 ]
+check "net: 7046 StackKeyUser" [ "$(count "$tmp/net.txt" StackWalk/StackKeyUser)" = 7046 ]
+check "net: 2061 StackKeyKernel" [ "$(count "$tmp/net.txt" StackWalk/StackKeyKernel)" = 2061 ]
+check "net: 3590 ImageID" [ "$(count "$tmp/net.txt" KernelTraceControl/ImageID)" = 3590 ]
+check "net: 3534 DbgID_RSDS" [ "$(count "$tmp/net.txt" KernelTraceControl/DbgID_RSDS)" = 3534 ]
+check "net: 35 Image/Load" [ "$(count "$tmp/net.txt" Image/Load)" = 35 ]
+check "net: 0 CSwitch" [ "$(count "$tmp/net.txt" Thread/CSwitch)" = 0 ]
+check "shutdown: 72 Image/Load (hook 0x030A)" [ "$(count "$tmp/shutdown.txt" Image/Load)" = 72 ]
+check "shutdown: 6745 Image/DCStart" [ "$(count "$tmp/shutdown.txt" Image/DCStart)" = 6745 ]
+check "shutdown: 4791 Image/Unload" [ "$(count "$tmp/shutdown.txt" Image/Unload)" = 4791 ]
+check "shutdown: 1175 Thread/DCStart" [ "$(count "$tmp/shutdown.txt" Thread/DCStart)" = 1175 ]
+check "shutdown: 5 Process/Defunct" [ "$(count "$tmp/shutdown.txt" Process/Defunct)" = 5 ]
+
+# Decoded fields against the byte examples of ETL-FORMAT.md 3.2 and 3.4: the SampledProfile of
+# TID 3780 at IP 0xffffffffffd03003 and the stack that follows it with the same event time.
+check "net: SampledProfile 3780 at 0xffffffffffd03003" \
+        grep -q -E ' 3780 PerfInfo/SampledProfile ip=0xffffffffffd03003 count=1 priority=11' "$tmp/net.txt"
+line=$(grep -n -m1 ' 3780 PerfInfo/SampledProfile ip=0xffffffffffd03003' "$tmp/net.txt" | cut -d: -f1)
+check "net: its stack follows with frame 0 = the IP" \
+        bash -c "sed -n '$((line + 1)),$((line + 8))p' '$tmp/net.txt' | grep -q 'StackWalk/Stack .*frames=[0-9]*: 0xffffffffffd03003'"
+check "net: header names the Relogger" grep -q '^Logger name: *Relogger' "$tmp/net.txt"
+check "net: no damaged buffer" grep -q '^Damaged buffers: *0$' "$tmp/net.txt"
+check "net: image loads carry NT paths" grep -q 'Image/DCStart .*file="\\' "$tmp/net.txt"
+check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tmp/shutdown.txt"
+check "lxcore: header fields" grep -q '^OS version: *10.0 build 19041 (log file layout 1.5)' "$tmp/lxcore.txt"
+check "every dump line's time is non-negative and ordered" \
+        bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/shutdown.txt'"
+
+# Several files merged in time order
+"$ETWTOP" --dump --totals "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" >"$tmp/two.txt"
+check "two files: 114 + 71 events" [ "$(total "$tmp/two.txt")" = 185 ]
+
+# Bad input: a clear error naming the problem and the byte offset; nothing crashes
+printf 'this is not a trace file, just text that is long enough to hold a buffer header......\n' >"$tmp/text.etl"
+: >"$tmp/empty.etl"
+head -c 100000 "$s/etlparser_ShutdownPerfDiagLogger.etl" >"$tmp/truncated.etl"
+"$ETWTOP" --dump "$tmp/text.etl" >/dev/null 2>"$tmp/text.err"
+check "not an ETL: exit 1" [ $? = 1 ]
+check "not an ETL: message names it and the offset" grep -q 'not an ETL file.*offset' "$tmp/text.err"
+"$ETWTOP" --dump "$tmp/empty.etl" >/dev/null 2>"$tmp/empty.err"
+check "empty: exit 1" [ $? = 1 ]
+check "empty: says so" grep -q 'empty' "$tmp/empty.err"
+"$ETWTOP" --dump "$tmp/missing.etl" >/dev/null 2>"$tmp/missing.err"
+check "missing: exit 1 with the reason" grep -q 'No such file' "$tmp/missing.err"
+"$ETWTOP" --dump "$tmp/truncated.etl" >"$tmp/truncated.txt" 2>&1
+check "truncated: still dumps (exit 0)" [ $? = 0 ]
+check "truncated: one damaged buffer counted" grep -q '^Damaged buffers: *1$' "$tmp/truncated.txt"
+check "truncated: the problem names its offset" grep -q 'Last problem: .*truncated.*byte offset 65536' "$tmp/truncated.txt"
+
+echo "$nr_pass passed, $nr_fail failed"
+[ "$nr_fail" = 0 ]
