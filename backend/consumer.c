@@ -14,9 +14,9 @@
 #include "etw_error.h"
 #include "etw_provider.h"
 
-#define MAX_TRACE_HANDLES  1024
+#define MAX_TRACE_HANDLES   1024
 #define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
-#define HANDLE_BASE        0x10000u
+#define HANDLE_BASE         0x10000u
 
 struct trace_handle {
         bool is_in_use;
@@ -212,8 +212,8 @@ static void fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM 
                 memcpy(&eh->ProviderId, rec->guid, sizeof(GUID));
                 memcpy(&eh->EventDescriptor, rec->data + 0x28, sizeof(EVENT_DESCRIPTOR));
                 memcpy(&eh->ActivityId, rec->data + 0x40, sizeof(GUID));
-                eh->Flags = (rec->flags & ~(EVENT_HEADER_FLAG_32_BIT_HEADER |
-                                            EVENT_HEADER_FLAG_64_BIT_HEADER)) |
+                eh->Flags = (rec->flags &
+                             ~(EVENT_HEADER_FLAG_32_BIT_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER)) |
                             ptr_flag;
                 eh->EventProperty = (USHORT)(rec->data[6] | (rec->data[7] << 8));
                 break;
@@ -334,7 +334,8 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                 int64_t ft = etl_reader_to_filetime(c->reader, rec.timestamp);
                 if (n > 1)
                         cursor_peek(c);
-                bool is_wanted = rec.is_header || ((!start || ft >= *start) && (!end || ft <= *end));
+                bool is_wanted =
+                        rec.is_header || ((!start || ft >= *start) && (!end || ft <= *end));
                 struct trace_handle *t = c->t;
                 if (is_wanted) {
                         int64_t ts = c->is_raw ? (int64_t)rec.timestamp : ft;
@@ -368,8 +369,8 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
         return ERROR_SUCCESS;
 }
 
-ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount,
-                          LPFILETIME StartTime, LPFILETIME EndTime)
+ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, LPFILETIME StartTime,
+                          LPFILETIME EndTime)
 {
         if (!HandleArray) {
                 etw_set_error(ERROR_INVALID_PARAMETER, "ProcessTrace: HandleArray is NULL");
@@ -458,8 +459,7 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount,
         }
         pthread_mutex_unlock(&handles_lock);
         if (rc == ERROR_CANCELLED)
-                etw_set_error(ERROR_CANCELLED,
-                              "ProcessTrace: the BufferCallback returned FALSE");
+                etw_set_error(ERROR_CANCELLED, "ProcessTrace: the BufferCallback returned FALSE");
         return rc;
 }
 
@@ -490,8 +490,8 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
         stats->nr_records_skipped = st.nr_records_skipped;
         stats->nr_events_lost = st.nr_events_lost;
         if (w->msg[0])
-                snprintf(stats->last_warning, sizeof(stats->last_warning), "%.200s (byte offset %llu)",
-                         w->msg, (unsigned long long)w->offset);
+                snprintf(stats->last_warning, sizeof(stats->last_warning),
+                         "%.200s (byte offset %llu)", w->msg, (unsigned long long)w->offset);
         pthread_mutex_unlock(&handles_lock);
         return ERROR_SUCCESS;
 }

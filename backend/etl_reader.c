@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its records. */
+/* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
+ * records. */
 #include "etl_reader.h"
 
 #include <errno.h>
@@ -199,7 +200,7 @@ static uint8_t header_pointer_size(uint8_t type)
 enum parse_result { PARSE_END = 0, PARSE_RECORD = 1, PARSE_SKIP = 2, PARSE_DAMAGED = -1 };
 
 /* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On PARSE_SKIP or PARSE_RECORD,
-   *next is where the following record starts. */
+ *next is where the following record starts. */
 static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t filled,
                                       struct etl_record *rec, uint32_t *next, const char **why)
 {
@@ -227,7 +228,8 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
         uint8_t type = (uint8_t)(m >> 16);
         uint32_t fixed = header_fixed_size(type);
         uint32_t size;
-        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 || type == TRACE_HEADER_TYPE_PERFINFO32 ||
+        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 ||
+                         type == TRACE_HEADER_TYPE_PERFINFO32 ||
                          type == TRACE_HEADER_TYPE_PERFINFO64;
         if (is_kernel) {
                 if (avail < 8) {
@@ -296,9 +298,9 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
                         payload_off += 8;
                 }
                 if (nr_pmc) {
-                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
-                                EVENT_HEADER_EXT_TYPE_PMC_COUNTERS, (uint16_t)(8 * nr_pmc),
-                                p + payload_off};
+                        rec->ext[rec->nr_ext++] =
+                                (struct etl_ext_item){EVENT_HEADER_EXT_TYPE_PMC_COUNTERS,
+                                                      (uint16_t)(8 * nr_pmc), p + payload_off};
                         payload_off += 8 * nr_pmc;
                 }
         } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
@@ -393,7 +395,8 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
                 if (fmt == COMPRESSION_FORMAT_LZNT1 || fmt == COMPRESSION_FORMAT_XPRESS_HUFF) {
                         warn(r, b->file_offset,
                              "buffer %u is compressed with %s, which etwtop does not support",
-                             b->index, fmt == COMPRESSION_FORMAT_LZNT1 ? "LZNT1" : "XPRESS Huffman");
+                             b->index,
+                             fmt == COMPRESSION_FORMAT_LZNT1 ? "LZNT1" : "XPRESS Huffman");
                         b->is_damaged = true;
                         r->stats.nr_buffers_damaged++;
                         return false;
@@ -563,8 +566,7 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         struct etl_record rec;
         uint32_t next = 0;
         const char *why = NULL;
-        enum parse_result pr =
-                parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
+        enum parse_result pr = parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
         if (pr != PARSE_RECORD) {
                 set_error(err, WMI_BUFFER_HEADER_SIZE,
                           "not an ETL file: the first record is not a trace header (%s)",
@@ -584,8 +586,7 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         uint32_t hsize = is64 ? LOGFILE_HEADER64_SIZE : LOGFILE_HEADER32_SIZE;
         if (rec.payload_size < hsize) {
                 set_error(err, WMI_BUFFER_HEADER_SIZE,
-                          "logfile header truncated: %u bytes, %u needed", rec.payload_size,
-                          hsize);
+                          "logfile header truncated: %u bytes, %u needed", rec.payload_size, hsize);
                 return -EBADMSG;
         }
         const uint8_t *p = rec.payload;
@@ -623,8 +624,8 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         if (!r->logfile.logger_name_w || !r->logfile.log_file_name_w || !r->logfile.logger_name ||
             !r->logfile.log_file_name)
                 return -ENOMEM;
-        size_t n1 = etl_utf16_to_utf8(names, left_units, r->logfile.logger_name,
-                                      left_units * 3 + 1);
+        size_t n1 =
+                etl_utf16_to_utf8(names, left_units, r->logfile.logger_name, left_units * 3 + 1);
         for (size_t i = 0; i < n1; i++)
                 r->logfile.logger_name_w[i] = get_u16(names + 2 * i);
         size_t n2 = etl_utf16_to_utf8(names + 2 * n1, left_units - n1, r->logfile.log_file_name,
@@ -674,8 +675,9 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                         for (uint64_t i = 0; i < left && is_zero; i++)
                                 is_zero = b[i] == 0;
                         if (!is_zero)
-                                warn(r, off, "buffer size 0 at offset %llu: the rest of the file "
-                                             "is not buffers and was skipped",
+                                warn(r, off,
+                                     "buffer size 0 at offset %llu: the rest of the file "
+                                     "is not buffers and was skipped",
                                      (unsigned long long)off);
                         break;
                 }
@@ -711,8 +713,9 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                                 is_damaged = true;
                         }
                         if (is_truncated) {
-                                warn(r, off, "buffer %u: truncated (%u bytes claimed, %llu in the "
-                                             "file): skipped",
+                                warn(r, off,
+                                     "buffer %u: truncated (%u bytes claimed, %llu in the "
+                                     "file): skipped",
                                      r->nr_buffers, size, (unsigned long long)left);
                                 is_damaged = true;
                         }
@@ -729,8 +732,9 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                         }
                         if (is_truncated) {
                                 /* read the records that are wholly in the file */
-                                warn(r, off, "buffer %u: truncated (%u bytes claimed, %llu in the "
-                                             "file): its complete records are kept",
+                                warn(r, off,
+                                     "buffer %u: truncated (%u bytes claimed, %llu in the "
+                                     "file): its complete records are kept",
                                      r->nr_buffers, size, (unsigned long long)left);
                                 r->stats.nr_buffers_damaged++;
                                 if (filled > left)
@@ -995,8 +999,8 @@ int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
                 return 0;
         struct stream *s = &r->streams[r->heap[0]];
         *rec = s->head;
-        rec->ends_buffer = s->cur_pos + 4 > s->cur_filled ||
-                           get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
+        rec->ends_buffer =
+                s->cur_pos + 4 > s->cur_filled || get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
         r->is_advance_pending = true;
         r->stats.nr_records++;
         r->stats.nr_bytes_read += rec->size_bytes;

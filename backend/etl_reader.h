@@ -29,14 +29,14 @@ struct etl_ext_item {
 struct etl_record {
         const uint8_t *data; /* the record, header included */
         uint32_t size_bytes;
-        uint8_t header_type; /* TRACE_HEADER_TYPE_* */
+        uint8_t header_type;  /* TRACE_HEADER_TYPE_* */
         uint8_t pointer_size; /* 4 or 8, from the header type */
         uint16_t version;     /* event version (low byte of the version word; Class.Version) */
         uint16_t hook_id;     /* SYSTEM/COMPACT/PERFINFO: group << 8 | type */
         uint8_t opcode;       /* FULL/INSTANCE: Class.Type; EVENT_HEADER: descriptor opcode */
         uint8_t level;
-        uint16_t flags;       /* EVENT_HEADER Flags */
-        uint64_t timestamp;   /* raw session clock */
+        uint16_t flags;     /* EVENT_HEADER Flags */
+        uint64_t timestamp; /* raw session clock */
         uint32_t tid;
         uint32_t pid;
         uint32_t kernel_time;
@@ -50,8 +50,8 @@ struct etl_record {
         uint32_t payload_size;
         uint32_t nr_ext;
         struct etl_ext_item ext[ETL_MAX_EXT_ITEMS];
-        bool is_header;     /* the WMI_LOG_TYPE_HEADER record, always delivered first */
-        bool ends_buffer;   /* the last record of its buffer */
+        bool is_header;   /* the WMI_LOG_TYPE_HEADER record, always delivered first */
+        bool ends_buffer; /* the last record of its buffer */
 };
 
 /* The logfile header, converted to the x64 TRACE_LOGFILE_HEADER whatever the file's layout. */

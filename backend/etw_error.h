@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etw_error.h: the API edge's error state: the thread's Win32 last error, its message, errno mapping. */
+/* etw_error.h: the API edge's error state: the thread's Win32 last error, its message, errno
+ * mapping. */
 #ifndef ETWTOP_ETW_ERROR_H
 #define ETWTOP_ETW_ERROR_H
 

@@ -223,16 +223,16 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 outbuf_seconds(&d->out, ev->stack.event_time_ns, 0);
                 if (ev->stack.is_from_key) {
                         put_hex_field(d, "key", ev->stack.key);
-                        outbuf_puts(&d->out, ev->stack.is_kernel_part ? " part=kernel"
-                                                                     : " part=user");
+                        outbuf_puts(&d->out,
+                                    ev->stack.is_kernel_part ? " part=kernel" : " part=user");
                 }
                 put_frames(d, ev->stack.nr_frames, ev->stack.frames);
                 break;
         case KEV_STACK_KEY:
                 outbuf_puts(&d->out, " event_time=");
-                outbuf_seconds(&d->out,
-                               ev->time_ns - (int64_t)(ev->timestamp - ev->stack_key.event_timestamp),
-                               0);
+                outbuf_seconds(
+                        &d->out,
+                        ev->time_ns - (int64_t)(ev->timestamp - ev->stack_key.event_timestamp), 0);
                 put_hex_field(d, "key", ev->stack_key.key);
                 outbuf_puts(&d->out, ev->stack_key.is_kernel ? " part=kernel" : " part=user");
                 break;
@@ -252,8 +252,8 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 outbuf_puts(&d->out, kevent_thread_state_name(ev->cswitch.old_state));
                 outbuf_puts(&d->out, " wait_reason=");
                 outbuf_puts(&d->out, kevent_wait_reason_name(ev->cswitch.old_wait_reason));
-                outbuf_puts(&d->out, ev->cswitch.old_wait_mode ? " wait_mode=user"
-                                                               : " wait_mode=kernel");
+                outbuf_puts(&d->out,
+                            ev->cswitch.old_wait_mode ? " wait_mode=user" : " wait_mode=kernel");
                 put_u64_field(d, "new_wait_time", ev->cswitch.new_wait_time);
                 put_u64_field(d, "ideal_cpu", ev->cswitch.old_ideal_processor);
                 break;
@@ -280,8 +280,7 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 }
                 d->nr_lbr_entries += ev->lbr.nr_entries;
                 break;
-        default:
-                break;
+        default: break;
         }
         if (ev->nr_pmc) {
                 outbuf_puts(&d->out, " pmc=");
@@ -419,8 +418,8 @@ static void print_header(struct dump *d, const struct dump_file *f)
                       h->VersionDetail.SubMinorVersion, h->NumberOfProcessors, h->PointerSize,
                       h->BufferSize, h->BuffersWritten, h->LogFileMode,
                       clock_name(h->ReservedFlags), h->ReservedFlags, h->PerfFreq.QuadPart,
-                      h->TimerResolution, h->CpuSpeedInMHz, a, b, c, h->EventsLost,
-                      h->BuffersLost, h->MaximumFileSize);
+                      h->TimerResolution, h->CpuSpeedInMHz, a, b, c, h->EventsLost, h->BuffersLost,
+                      h->MaximumFileSize);
 }
 
 static void print_totals(struct dump *d)

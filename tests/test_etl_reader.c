@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_etl_reader.c: the .etl reader on the real samples: counts, header fields, merge order, bytes. */
+/* test_etl_reader.c: the .etl reader on the real samples: counts, header fields, merge order,
+ * bytes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,8 +42,7 @@ static struct etl_reader *open_sample(const char *env, const char *name)
         struct etl_error err;
         int rc = etl_reader_open_file(&r, path, &err);
         if (rc < 0)
-                fprintf(stderr, "%s: %s at %llu\n", path, err.msg,
-                        (unsigned long long)err.offset);
+                fprintf(stderr, "%s: %s at %llu\n", path, err.msg, (unsigned long long)err.offset);
         assert_int_equal(rc, 0);
         free(path);
         return r;
@@ -303,8 +303,8 @@ static void test_utf16(void **state)
 {
         (void)state;
         /* "a", U+00E9, U+20AC, U+1F600 (surrogates), a lone low surrogate, NUL */
-        const uint8_t s[] = {'a', 0, 0xe9, 0, 0xac, 0x20, 0x3d, 0xd8, 0x00, 0xde, 0x00, 0xdc,
-                             0,   0, 'z',  0};
+        const uint8_t s[] = {'a',  0,    0xe9, 0,    0xac, 0x20, 0x3d, 0xd8,
+                             0x00, 0xde, 0x00, 0xdc, 0,    0,    'z',  0};
         char out[32];
         size_t n = etl_utf16_to_utf8(s, sizeof(s) / 2, out, sizeof(out));
         assert_int_equal(n, 7);
@@ -318,9 +318,12 @@ static void test_utf16(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_lxcore),          cmocka_unit_test(test_shutdown_perfdiag),
-                cmocka_unit_test(test_powershell_merge), cmocka_unit_test(test_self_describing),
-                cmocka_unit_test(test_gcevents),        cmocka_unit_test(test_perfview_net),
+                cmocka_unit_test(test_lxcore),
+                cmocka_unit_test(test_shutdown_perfdiag),
+                cmocka_unit_test(test_powershell_merge),
+                cmocka_unit_test(test_self_describing),
+                cmocka_unit_test(test_gcevents),
+                cmocka_unit_test(test_perfview_net),
                 cmocka_unit_test(test_utf16),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

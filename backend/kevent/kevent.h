@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* kevent.h: the one decoder from an ETW EVENT_RECORD to the small decoded kernel event the model reads. */
+/* kevent.h: the one decoder from an ETW EVENT_RECORD to the small decoded kernel event the model
+ * reads. */
 #ifndef ETWTOP_KEVENT_H
 #define ETWTOP_KEVENT_H
 
@@ -65,7 +66,7 @@ struct kevent {
         uint32_t cpu;
         uint32_t pid; /* the subject's, after the fix-ups (payload, thread table); -1 unknown */
         uint32_t tid;
-        uint32_t nr_pmc;    /* counters carried on the event (PMC_COUNTERS) */
+        uint32_t nr_pmc; /* counters carried on the event (PMC_COUNTERS) */
         uint64_t pmc[KEV_MAX_PMC];
         union {
                 struct {
@@ -140,8 +141,8 @@ struct kevent {
                 struct {
                         uint32_t image_size;
                         uint32_t time_date_stamp;
-                        const char *orig_file_name, *file_description, *file_version,
-                                *product_name, *company_name, *product_version;
+                        const char *orig_file_name, *file_description, *file_version, *product_name,
+                                *company_name, *product_version;
                 } file_version;
                 struct {
                         uint64_t ip;
@@ -252,9 +253,9 @@ struct kdecoder_stats {
 void kdecoder_get_stats(const struct kdecoder *d, struct kdecoder_stats *st);
 
 /* Names for dump and the screen. */
-const char *kevent_thread_state_name(uint8_t state);   /* KTHREAD_STATE */
-const char *kevent_wait_reason_name(uint8_t reason);   /* KWAIT_REASON */
+const char *kevent_thread_state_name(uint8_t state);     /* KTHREAD_STATE */
+const char *kevent_wait_reason_name(uint8_t reason);     /* KWAIT_REASON */
 const char *kevent_profile_source_name(uint32_t source); /* KPROFILE_SOURCE, NULL if unknown */
-const char *kevent_provider_name(const GUID *guid);     /* "Process", "PerfInfo" ... or NULL */
+const char *kevent_provider_name(const GUID *guid);      /* "Process", "PerfInfo" ... or NULL */
 
 #endif

@@ -143,8 +143,8 @@ const struct event_stats_row *event_stats_rows(struct event_stats *st, uint32_t 
                 memset(st->slots, 0, st->nr_slots * sizeof(*st->slots));
                 for (uint32_t i = 0; i < st->nr_rows; i++) {
                         const struct event_stats_row *r = &st->rows[i];
-                        uint32_t h = type_hash(&r->provider, r->opcode, r->version) &
-                                     (st->nr_slots - 1);
+                        uint32_t h =
+                                type_hash(&r->provider, r->opcode, r->version) & (st->nr_slots - 1);
                         while (st->slots[h])
                                 h = (h + 1) & (st->nr_slots - 1);
                         st->slots[h] = i + 1;

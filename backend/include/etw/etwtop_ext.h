@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etwtop_ext.h: etwtop's additions to the consumer API (not Windows functions): reading statistics. */
+/* etwtop_ext.h: etwtop's additions to the consumer API (not Windows functions): reading statistics.
+ */
 #ifndef ETW_ETWTOP_EXT_H
 #define ETW_ETWTOP_EXT_H
 

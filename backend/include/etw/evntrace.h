@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* evntrace.h: ETW controller and consumer types, constants and functions, as Windows defines them for x64. */
+/* evntrace.h: ETW controller and consumer types, constants and functions, as Windows defines them
+ * for x64. */
 #ifndef ETW_EVNTRACE_H
 #define ETW_EVNTRACE_H
 
@@ -22,11 +23,11 @@ typedef ULONG64 CONTROLTRACE_ID;
 #define MAX_MOF_FIELDS      16
 
 /* WNODE_HEADER.Flags */
-#define WNODE_FLAG_ALL_DATA    0x00000001
-#define WNODE_FLAG_TRACED_GUID 0x00020000
-#define WNODE_FLAG_LOG_WNODE   0x00040000
+#define WNODE_FLAG_ALL_DATA     0x00000001
+#define WNODE_FLAG_TRACED_GUID  0x00020000
+#define WNODE_FLAG_LOG_WNODE    0x00040000
 #define WNODE_FLAG_USE_GUID_PTR 0x00080000
-#define WNODE_FLAG_USE_MOF_PTR 0x00100000
+#define WNODE_FLAG_USE_MOF_PTR  0x00100000
 
 typedef struct _WNODE_HEADER {
         ULONG BufferSize;
@@ -121,20 +122,20 @@ _Static_assert(offsetof(WNODE_HEADER, ClientContext) == 40, "WNODE_HEADER.Client
 #define EVENT_TRACE_FLAG_EXTENSION          0x80000000
 
 /* Event types (opcodes) of classic events. */
-#define EVENT_TRACE_TYPE_INFO       0x00
-#define EVENT_TRACE_TYPE_START      0x01
-#define EVENT_TRACE_TYPE_END        0x02
-#define EVENT_TRACE_TYPE_STOP       0x02
-#define EVENT_TRACE_TYPE_DC_START   0x03
-#define EVENT_TRACE_TYPE_DC_END     0x04
-#define EVENT_TRACE_TYPE_EXTENSION  0x05
-#define EVENT_TRACE_TYPE_REPLY      0x06
-#define EVENT_TRACE_TYPE_DEQUEUE    0x07
-#define EVENT_TRACE_TYPE_RESUME     0x07
-#define EVENT_TRACE_TYPE_CHECKPOINT 0x08
-#define EVENT_TRACE_TYPE_SUSPEND    0x08
+#define EVENT_TRACE_TYPE_INFO        0x00
+#define EVENT_TRACE_TYPE_START       0x01
+#define EVENT_TRACE_TYPE_END         0x02
+#define EVENT_TRACE_TYPE_STOP        0x02
+#define EVENT_TRACE_TYPE_DC_START    0x03
+#define EVENT_TRACE_TYPE_DC_END      0x04
+#define EVENT_TRACE_TYPE_EXTENSION   0x05
+#define EVENT_TRACE_TYPE_REPLY       0x06
+#define EVENT_TRACE_TYPE_DEQUEUE     0x07
+#define EVENT_TRACE_TYPE_RESUME      0x07
+#define EVENT_TRACE_TYPE_CHECKPOINT  0x08
+#define EVENT_TRACE_TYPE_SUSPEND     0x08
 #define EVENT_TRACE_TYPE_WINEVT_SEND 0x09
-#define EVENT_TRACE_TYPE_LOAD       0x0A
+#define EVENT_TRACE_TYPE_LOAD        0x0A
 
 /* Last Branch Record configuration (seed 000): the filter bits suppress branch types. */
 typedef enum EVNTRACE_LBR_FLAGS {
@@ -153,7 +154,6 @@ typedef enum EVNTRACE_LBR_FLAGS {
 } TRACE_LBR_CONFIGURATION;
 #define EVNTRACE_LBR_VALID_FLAGS 0x7FF
 #define EVNTRACE_MAX_LBR_EVENTS  4
-
 
 typedef struct _EVENT_TRACE_PROPERTIES {
         WNODE_HEADER Wnode;
@@ -179,8 +179,10 @@ typedef struct _EVENT_TRACE_PROPERTIES {
         ULONG LoggerNameOffset;
 } EVENT_TRACE_PROPERTIES, *PEVENT_TRACE_PROPERTIES;
 _Static_assert(sizeof(EVENT_TRACE_PROPERTIES) == 120, "EVENT_TRACE_PROPERTIES is 120 bytes on x64");
-_Static_assert(offsetof(EVENT_TRACE_PROPERTIES, BufferSize) == 48, "EVENT_TRACE_PROPERTIES.BufferSize");
-_Static_assert(offsetof(EVENT_TRACE_PROPERTIES, EnableFlags) == 72, "EVENT_TRACE_PROPERTIES.EnableFlags");
+_Static_assert(offsetof(EVENT_TRACE_PROPERTIES, BufferSize) == 48,
+               "EVENT_TRACE_PROPERTIES.BufferSize");
+_Static_assert(offsetof(EVENT_TRACE_PROPERTIES, EnableFlags) == 72,
+               "EVENT_TRACE_PROPERTIES.EnableFlags");
 _Static_assert(offsetof(EVENT_TRACE_PROPERTIES, LoggerThreadId) == 104, "LoggerThreadId");
 _Static_assert(offsetof(EVENT_TRACE_PROPERTIES, LoggerNameOffset) == 116, "LoggerNameOffset");
 
@@ -285,10 +287,10 @@ _Static_assert(offsetof(TRACE_LOGFILE_HEADER, StartTime) == 0x108, "StartTime");
 _Static_assert(offsetof(TRACE_LOGFILE_HEADER, ReservedFlags) == 0x110, "ReservedFlags");
 
 /* TRACE_LOGFILE_HEADER.ReservedFlags: the session clock (ETL-FORMAT.md 1.8). */
-#define EVENT_TRACE_CLOCK_RAW           0
-#define EVENT_TRACE_CLOCK_PERFCOUNTER   1
-#define EVENT_TRACE_CLOCK_SYSTEMTIME    2
-#define EVENT_TRACE_CLOCK_CPUCYCLE      3
+#define EVENT_TRACE_CLOCK_RAW         0
+#define EVENT_TRACE_CLOCK_PERFCOUNTER 1
+#define EVENT_TRACE_CLOCK_SYSTEMTIME  2
+#define EVENT_TRACE_CLOCK_CPUCYCLE    3
 
 typedef struct _EVENT_TRACE_LOGFILEA EVENT_TRACE_LOGFILEA, *PEVENT_TRACE_LOGFILEA;
 typedef ULONG(WINAPI *PEVENT_TRACE_BUFFER_CALLBACKA)(PEVENT_TRACE_LOGFILEA Logfile);
@@ -385,13 +387,15 @@ typedef enum _TRACE_QUERY_INFO_CLASS {
         TraceUnifiedStackCachingInfo = 26,
         TracePmcSessionInformation = 27,
         MaxTraceSetInfoClass
-} TRACE_QUERY_INFO_CLASS, TRACE_INFO_CLASS;
+} TRACE_QUERY_INFO_CLASS,
+        TRACE_INFO_CLASS;
 
-/* Kernel provider and control GUIDs (ETL-FORMAT.md 2.9, 3.10, 3.11); defined in backend/etw_guids.c. */
-extern const GUID SystemTraceControlGuid;   /* 9e814aad-3204-11d2-9a82-006008a86939 */
-extern const GUID EventTraceGuid;           /* 68fdd900-4a3e-11d1-84f4-0000f80464e3 */
-extern const GUID EventTraceConfigGuid;     /* 01853a65-418f-4f36-aefc-dc0f1d2fd235 */
-extern const GUID KernelRundownGuid;        /* 3b9c9951-3480-4220-9377-9c8e5184f5cd */
+/* Kernel provider and control GUIDs (ETL-FORMAT.md 2.9, 3.10, 3.11); defined in
+ * backend/etw_guids.c. */
+extern const GUID SystemTraceControlGuid; /* 9e814aad-3204-11d2-9a82-006008a86939 */
+extern const GUID EventTraceGuid;         /* 68fdd900-4a3e-11d1-84f4-0000f80464e3 */
+extern const GUID EventTraceConfigGuid;   /* 01853a65-418f-4f36-aefc-dc0f1d2fd235 */
+extern const GUID KernelRundownGuid;      /* 3b9c9951-3480-4220-9377-9c8e5184f5cd */
 extern const GUID DiskIoGuid;
 extern const GUID PageFaultGuid;
 extern const GUID ProcessGuid;
@@ -402,44 +406,44 @@ extern const GUID JobGuid;
 extern const GUID UdpIpGuid;
 extern const GUID RegistryGuid;
 extern const GUID DbgPrintGuid;
-extern const GUID LastBranchRecordGuid;     /* 99134383-5248-43fc-834b-529454e75df3 */
+extern const GUID LastBranchRecordGuid; /* 99134383-5248-43fc-834b-529454e75df3 */
 extern const GUID WnfGuid;
 extern const GUID PoolGuid;
-extern const GUID PerfInfoGuid;             /* ce1dbfb4-137e-4da6-87b0-3f59aa102cbc */
+extern const GUID PerfInfoGuid; /* ce1dbfb4-137e-4da6-87b0-3f59aa102cbc */
 extern const GUID HeapGuid;
 extern const GUID ObjectGuid;
 extern const GUID PowerGuid;
 extern const GUID ModBoundGuid;
-extern const GUID ImageLoadGuid;            /* 2cb15d1d-5fc1-11d2-abe1-00a0c911f518 */
+extern const GUID ImageLoadGuid; /* 2cb15d1d-5fc1-11d2-abe1-00a0c911f518 */
 extern const GUID DpcGuid;
 extern const GUID CcGuid;
 extern const GUID CritSecGuid;
-extern const GUID StackWalkGuid;            /* def2fe46-7bd6-4b80-bd94-f57fe20d0ce3 */
+extern const GUID StackWalkGuid; /* def2fe46-7bd6-4b80-bd94-f57fe20d0ce3 */
 extern const GUID UmsGuid;
 extern const GUID AlpcGuid;
 extern const GUID SplitIoGuid;
 extern const GUID ThreadPoolGuid;
 extern const GUID HypervisorGuid;
 extern const GUID HypervisorXGuid;
-extern const GUID KernelTraceControlImageIdGuid; /* b3e675d7-2554-4f18-830b-2762732560de */
-extern const GUID SysConfigExGuid;          /* 9b79ee91-b5fd-41c0-a243-4248e266e9d0 */
-extern const GUID WinSatGuid;               /* ed54dff8-c409-4cf6-bf83-05e1e61a09c4 */
+extern const GUID KernelTraceControlImageIdGuid;  /* b3e675d7-2554-4f18-830b-2762732560de */
+extern const GUID SysConfigExGuid;                /* 9b79ee91-b5fd-41c0-a243-4248e266e9d0 */
+extern const GUID WinSatGuid;                     /* ed54dff8-c409-4cf6-bf83-05e1e61a09c4 */
 extern const GUID KernelTraceControlMetaDataGuid; /* bbccf6c1-6cd1-48c4-80ff-839482e37671 */
 
 /* The consumer functions (seed 001). OpenTraceA reads the file's header into
    Logfile->LogfileHeader; ProcessTrace delivers the events of up to 64 files merged in time
    order, or of one real-time session; CloseTrace releases the handle. */
 PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile);
-ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount,
-                          LPFILETIME StartTime, LPFILETIME EndTime);
+ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, LPFILETIME StartTime,
+                          LPFILETIME EndTime);
 ULONG WMIAPI CloseTrace(PROCESSTRACE_HANDLE TraceHandle);
 
 /* The calling thread's last error, set by OpenTraceA (Windows: errhandlingapi.h). */
 DWORD WINAPI GetLastError(void);
 VOID WINAPI SetLastError(DWORD dwErrCode);
 
-#define OpenTrace OpenTraceA
-#define EVENT_TRACE_LOGFILE EVENT_TRACE_LOGFILEA
+#define OpenTrace            OpenTraceA
+#define EVENT_TRACE_LOGFILE  EVENT_TRACE_LOGFILEA
 #define PEVENT_TRACE_LOGFILE PEVENT_TRACE_LOGFILEA
 
 /* etwtop extension: the human message for the calling thread's last ETW error, naming the

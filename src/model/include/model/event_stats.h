@@ -11,9 +11,9 @@ struct event_stats_row {
         GUID provider;
         uint8_t opcode;
         uint8_t version;
-        char name[64];        /* the decoder's name, or "" when it had none */
+        char name[64]; /* the decoder's name, or "" when it had none */
         uint64_t nr_events;
-        uint64_t size_bytes;  /* payload bytes */
+        uint64_t size_bytes; /* payload bytes */
 };
 
 struct event_stats;
