@@ -311,8 +311,6 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
         EVENT_RECORD er;
         EVENT_TRACE ev;
         EVENT_HEADER_EXTENDED_DATA_ITEM items[ETL_MAX_EXT_ITEMS];
-        struct etl_record rec;
-
         unsigned closes_seen = atomic_load(&nr_close_requests);
         for (ULONG i = 0; i < n; i++) {
                 etl_reader_rewind(cur[i].reader);
@@ -329,23 +327,24 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                         if (c->next_filetime == INT64_MAX)
                                 break;
                 }
-                if (!etl_reader_next(c->reader, &rec))
+                const struct etl_record *rec = etl_reader_next_ref(c->reader);
+                if (!rec)
                         break;
-                int64_t ft = etl_reader_to_filetime(c->reader, rec.timestamp);
+                int64_t ft = etl_reader_to_filetime(c->reader, rec->timestamp);
                 if (n > 1)
                         cursor_peek(c);
                 bool is_wanted =
-                        rec.is_header || ((!start || ft >= *start) && (!end || ft <= *end));
+                        rec->is_header || ((!start || ft >= *start) && (!end || ft <= *end));
                 struct trace_handle *t = c->t;
                 if (is_wanted) {
-                        int64_t ts = c->is_raw ? (int64_t)rec.timestamp : ft;
-                        fill_event_record(&er, items, &rec, ts, t->logfile.Context);
+                        int64_t ts = c->is_raw ? (int64_t)rec->timestamp : ft;
+                        fill_event_record(&er, items, rec, ts, t->logfile.Context);
                         t->logfile.CurrentTime = ft;
                         if (c->is_event_record) {
                                 if (t->logfile.EventRecordCallback)
                                         t->logfile.EventRecordCallback(&er);
                         } else if (t->logfile.EventCallback) {
-                                fill_event_trace(&ev, &er, &rec);
+                                fill_event_trace(&ev, &er, rec);
                                 t->logfile.CurrentEvent = ev;
                                 t->logfile.EventCallback(&ev);
                         }

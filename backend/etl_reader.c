@@ -982,28 +982,37 @@ static void settle(struct etl_reader *r)
         }
 }
 
-int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
+const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
 {
         if (r->is_header_pending) {
                 r->is_header_pending = false;
-                *rec = r->header_record;
-                rec->cpu = r->buffers[0].cpu;
-                rec->logger_id = r->buffers[0].logger_id;
-                rec->buffer_index = 0;
-                rec->file_offset = WMI_BUFFER_HEADER_SIZE;
+                struct etl_record *h = &r->header_record;
+                h->cpu = r->buffers[0].cpu;
+                h->logger_id = r->buffers[0].logger_id;
+                h->buffer_index = 0;
+                h->file_offset = WMI_BUFFER_HEADER_SIZE;
                 r->stats.nr_records++;
-                return 1;
+                return h;
         }
         settle(r);
         if (r->nr_heap == 0)
-                return 0;
+                return NULL;
         struct stream *s = &r->streams[r->heap[0]];
-        *rec = s->head;
-        rec->ends_buffer =
-                s->cur_pos + 4 > s->cur_filled || get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
+        struct etl_record *rec = &s->head;
+        rec->ends_buffer = s->cur_pos + 4 > s->cur_filled ||
+                           get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
         r->is_advance_pending = true;
         r->stats.nr_records++;
         r->stats.nr_bytes_read += rec->size_bytes;
+        return rec;
+}
+
+int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
+{
+        const struct etl_record *p = etl_reader_next_ref(r);
+        if (!p)
+                return 0;
+        *rec = *p;
         return 1;
 }
 

@@ -104,6 +104,11 @@ void etl_reader_rewind(struct etl_reader *r);
    etl_reader_last_warning) and the rest still reads. */
 int etl_reader_next(struct etl_reader *r, struct etl_record *rec);
 
+/* The same without the copy: the record, or NULL at the end. It is owned by the reader and
+   valid until the next call of etl_reader_next, etl_reader_next_ref, etl_reader_peek_timestamp,
+   etl_reader_rewind or etl_reader_close. */
+const struct etl_record *etl_reader_next_ref(struct etl_reader *r);
+
 /* The timestamp of the record etl_reader_next would return, or UINT64_MAX at the end. */
 uint64_t etl_reader_peek_timestamp(struct etl_reader *r);
 

@@ -97,7 +97,21 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                         break;
 
                 if (!((flags >> flag_count) & 1u)) {
-                        out[op++] = in[ip++];
+                        /* A run of literal flags: copy the run at once. The flag bits below
+                         * this one, up to the next match flag, are all literals. */
+                        uint32_t below = flag_count ? flags & ((1u << flag_count) - 1u) : 0;
+                        unsigned run =
+                                below ? flag_count - (31u - (unsigned)__builtin_clz(below)) - 1u
+                                      : flag_count;
+                        size_t n = (size_t)run + 1;
+                        if (n > in_len - ip)
+                                n = in_len - ip;
+                        if (n > out_cap - op)
+                                n = out_cap - op;
+                        memcpy(out + op, in + ip, n);
+                        op += n;
+                        ip += n;
+                        flag_count -= (unsigned)(n - 1);
                         continue;
                 }
 
@@ -173,7 +187,17 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                         rc = fail(err, -ENOSPC, token_pos, "match runs past end of output");
                         break;
                 }
-                copy_match(out + op, dist, (size_t)len);
+                if (dist >= 8 && out_cap - op >= (size_t)len + 8) {
+                        /* Fast path: 8-byte chunks; with dist >= 8 each chunk reads bytes that
+                         * are already final, and the up to 7 bytes written past the match are
+                         * inside the output and overwritten by what follows. */
+                        uint8_t *d = out + op;
+                        const uint8_t *src = d - dist;
+                        for (size_t i = 0; i < (size_t)len; i += 8)
+                                memcpy(d + i, src + i, 8);
+                } else {
+                        copy_match(out + op, dist, (size_t)len);
+                }
                 op += (size_t)len;
         }
 

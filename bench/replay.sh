@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# replay.sh: the replay benchmark, etwtop's reader+decoder and --dump side by side with perf script.
+#
+# Usage: bench/replay.sh [BUILD_DIR]   (default ./build; builds nothing: build bench_replay and
+# etwtop first, e.g. cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build)
+#
+# Measures, best of 3 wall-clock runs each:
+#   (a) bench_replay on the largest sample (.etl reader + decoder, no output);
+#   (b) perf script -i perf.data -F tid,cpu,time,event,ip > /dev/null, on a perf.data recorded
+#       once on this machine with about as many samples as the .etl has records;
+#   (c) etwtop --dump on the .etl > /dev/null.
+# and prints the events/s ratios against perf script with the targets. Needs bash, coreutils,
+# awk, perf (and cmake -E tar only to unpack the zipped sample when the build has not).
+set -euo pipefail
+export LC_ALL=C
+
+die() {
+        echo "replay.sh: $*" >&2
+        exit 1
+}
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${1:-./build}
+[ -d "$build" ] || die "no build directory: $build"
+build=$(cd "$build" && pwd)
+
+bench_replay=$build/bench/bench_replay
+etwtop=$build/src/etwtop
+[ -x "$bench_replay" ] || die "$bench_replay not built (cmake --build $build --target bench_replay)"
+[ -x "$etwtop" ] || die "$etwtop not built (cmake --build $build --target etwtop)"
+command -v perf >/dev/null || die "perf not found"
+
+# The largest sample: unpacked by CMake when tests are configured, else here.
+etl_name=net.4.5.2.x64.etl
+zip_name=perfview_net.4.5.2.x64.etl.zip
+etl=$build/samples/$etl_name
+if [ ! -f "$etl" ]; then
+        samples_dir=${ETWTOP_SAMPLES_DIR:-}
+        if [ -z "$samples_dir" ] && [ -f "$build/CMakeCache.txt" ]; then
+                samples_dir=$(awk -F= '/^ETWTOP_SAMPLES_DIR:/ { print $2 }' "$build/CMakeCache.txt")
+        fi
+        [ -n "$samples_dir" ] || samples_dir=$here/../../shared/samples
+        [ -f "$samples_dir/$zip_name" ] ||
+                die "no $zip_name in $samples_dir (set ETWTOP_SAMPLES_DIR)"
+        mkdir -p "$build/samples"
+        (cd "$build/samples" && cmake -E tar xf "$samples_dir/$zip_name") ||
+                die "cannot unpack $samples_dir/$zip_name"
+        [ -f "$etl" ] || die "$zip_name holds no $etl_name"
+fi
+etl_bytes=$(stat -c %s "$etl")
+
+# Wall-clock seconds of one run of "$@" (output discarded), best of 3.
+best_of_3() {
+        local best= t0 t1 dt i
+        for i in 1 2 3; do
+                t0=$EPOCHREALTIME
+                "$@" >/dev/null 2>&1 || die "failed: $*"
+                t1=$EPOCHREALTIME
+                dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
+                if [ -z "$best" ] || awk -v a="$dt" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+                        best=$dt
+                fi
+        done
+        echo "$best"
+}
+
+# The .etl's record count, from the reader itself.
+line=$("$bench_replay" "$etl" 1 2>/dev/null) || die "bench_replay failed on $etl"
+etl_events=$(echo "$line" | tr ' ' '\n' | awk -F= '$1 == "events" { print $2 }')
+[ -n "$etl_events" ] && [ "$etl_events" -gt 0 ] || die "bench_replay printed no event count: $line"
+
+# The perf.data: recorded once (cached in the build dir) with about as many samples as the .etl
+# has records: cpu-clock at 4 kHz on every CPU, every CPU kept busy by an awk spin loop.
+perf_data=$build/bench/replay-perf.data
+perf_count=$build/bench/replay-perf.count
+freq=4000
+ncpu=$(nproc)
+
+count_samples() {
+        perf script -i "$1" -F cpu 2>/dev/null | wc -l
+}
+
+record_perf_data() {
+        local seconds=$1 pids=() i
+        for ((i = 0; i < ncpu; i++)); do
+                timeout "$(awk -v s="$seconds" 'BEGIN { printf "%.1f", s + 2 }')" \
+                        awk 'BEGIN { while (1) x++ }' &
+                pids+=($!)
+        done
+        perf record -q -e cpu-clock -F "$freq" -a -g -o "$perf_data.tmp" -- sleep "$seconds" \
+                >/dev/null 2>&1 || {
+                kill "${pids[@]}" 2>/dev/null || true
+                die "perf record failed"
+        }
+        kill "${pids[@]}" 2>/dev/null || true
+        wait "${pids[@]}" 2>/dev/null || true
+}
+
+if [ ! -f "$perf_data" ] || [ ! -f "$perf_count" ]; then
+        echo "recording $perf_data (~$etl_events samples, once) ..." >&2
+        seconds=$(awk -v n="$etl_events" -v f="$freq" -v c="$ncpu" \
+                'BEGIN { printf "%.1f", n / (f * c) }')
+        for attempt in 1 2 3; do
+                record_perf_data "$seconds"
+                n=$(count_samples "$perf_data.tmp")
+                echo "  ${seconds}s: $n samples" >&2
+                # Within 5% of the .etl's count is "about the same"; else rescale and retry.
+                if awk -v n="$n" -v t="$etl_events" \
+                        'BEGIN { d = n / t - 1; exit !(d < 0.05 && d > -0.05) }'; then
+                        break
+                fi
+                [ "$n" -gt 0 ] || die "perf record wrote no samples"
+                seconds=$(awk -v s="$seconds" -v n="$n" -v t="$etl_events" \
+                        'BEGIN { printf "%.1f", s * t / n }')
+        done
+        mv "$perf_data.tmp" "$perf_data"
+        echo "$n" >"$perf_count"
+fi
+perf_events=$(cat "$perf_count")
+perf_bytes=$(stat -c %s "$perf_data")
+
+echo "measuring (best of 3 wall-clock runs each) ..." >&2
+t_bench=$(best_of_3 "$bench_replay" "$etl" 1)
+t_perf=$(best_of_3 perf script -i "$perf_data" -F tid,cpu,time,event,ip)
+t_dump=$(best_of_3 "$etwtop" --dump "$etl")
+
+awk -v etl="$etl" -v perf_data="$perf_data" -v etl_bytes="$etl_bytes" -v perf_bytes="$perf_bytes" \
+        -v etl_events="$etl_events" -v perf_events="$perf_events" \
+        -v t_bench="$t_bench" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" '
+function row(tool, events, secs, bytes) {
+        printf "%-44s %8d %9.4f %12.0f %8.1f\n", tool, events, secs, events / secs,
+               bytes / 1e6 / secs
+}
+function verdict(ok) {
+        return ok ? "PASS" : "MISS"
+}
+BEGIN {
+        printf "replay benchmark: %s (%.1f MB, %d records)\n", etl, etl_bytes / 1e6, etl_events
+        printf "              vs: %s (%.1f MB, %d samples with call chains, cpu-clock, %d CPUs)\n",
+               perf_data, perf_bytes / 1e6, perf_events, ncpu
+        printf "wall time, best of 3 runs, output to /dev/null\n\n"
+        printf "%-44s %8s %9s %12s %8s\n", "tool", "events", "seconds", "events/s", "MB/s"
+        row("reader+decoder (bench_replay)", etl_events, t_bench, etl_bytes)
+        row("perf script -F tid,cpu,time,event,ip", perf_events, t_perf, perf_bytes)
+        row("etwtop --dump", etl_events, t_dump, etl_bytes)
+        r_bench = (etl_events / t_bench) / (perf_events / t_perf)
+        r_dump = (etl_events / t_dump) / (perf_events / t_perf)
+        printf "\n%-44s %8s %8s %s\n", "ratio (events/s)", "value", "target", "result"
+        printf "%-44s %7.2fx %8s %s\n", "reader+decoder / perf script", r_bench, ">= 10x",
+               verdict(r_bench >= 10)
+        printf "%-44s %7.2fx %8s %s\n", "etwtop --dump / perf script", r_dump, "> 1x",
+               verdict(r_dump > 1)
+        printf "\nNote: perf script parses perf.data and the bench parses ETW buffers: each the\n"
+        printf "native format of its tool, so events/s is compared, not the same bytes.\n"
+}'
