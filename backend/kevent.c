@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* kevent.c: the decoder from kernel-logger EVENT_RECORDs to struct kevent (ETL-FORMAT.md 2.4, 2.9, 3): payload layouts, session clock, tid -> pid fix-ups and stack-cache reassembly. */
+/* kevent.c: decodes kernel EVENT_RECORDs (ETL-FORMAT.md 3) into struct kevent, with fix-ups. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,17 +17,17 @@ __extension__ typedef unsigned __int128 kev_u128;
 /* UserDataLength is 16 bits: every scratch buffer is sized from this bound. */
 #define KEV_MAX_PAYLOAD 0xFFFFu
 /* UTF-16 gives at most 3 bytes per 2, Latin-1 2 per 1, a SID string under 3 per byte. */
-#define KEV_STR_ARENA   (3u * (KEV_MAX_PAYLOAD + 1u) + 256u)
-#define KEV_MAX_FRAMES  (KEV_MAX_PAYLOAD / 4u + 1u)
-#define KEV_MAX_LBR     (KEV_MAX_PAYLOAD / 12u + 1u)
+#define KEV_STR_ARENA  (3u * (KEV_MAX_PAYLOAD + 1u) + 256u)
+#define KEV_MAX_FRAMES (KEV_MAX_PAYLOAD / 4u + 1u)
+#define KEV_MAX_LBR    (KEV_MAX_PAYLOAD / 12u + 1u)
 
-#define KEV_TIDS_MIN     1024u
-#define KEV_TIDS_MAX     (1u << 22) /* entries; past this the table starts over */
-#define KEV_REFS_MIN     1024u
-#define KEV_REFS_MAX     (1u << 20) /* pending stack-key references; oldest dropped past this */
-#define KEV_DEFS_MIN     256u
-#define KEV_DEFS_MAX     (1u << 18) /* cached stack-key definitions */
-#define KEV_DEFS_FRAMES  (1u << 23) /* frames held by the definition cache, in total */
+#define KEV_TIDS_MIN    1024u
+#define KEV_TIDS_MAX    (1u << 22) /* entries; past this the table starts over */
+#define KEV_REFS_MIN    1024u
+#define KEV_REFS_MAX    (1u << 20) /* pending stack-key references; oldest dropped past this */
+#define KEV_DEFS_MIN    256u
+#define KEV_DEFS_MAX    (1u << 18) /* cached stack-key definitions */
+#define KEV_DEFS_FRAMES (1u << 23) /* frames held by the definition cache, in total */
 
 /* The payload of one record. */
 struct payload {
@@ -161,10 +161,10 @@ struct def_slot {
 struct kdecoder {
         bool is_raw_timestamp;
         bool has_clock;
-        uint64_t clk_base; /* ts0 (raw) or StartTime (FILETIME) */
-        uint64_t clk_mul;  /* num / den when exact, else 0 */
-        uint64_t clk_num;
-        uint64_t clk_den;
+        uint64_t clk_base;    /* ts0 (raw) or StartTime (FILETIME) */
+        uint64_t clk_int;     /* ns per tick: integer part of num / den */
+        uint64_t clk_frac_hi; /* fraction part, ceil((num % den) * 2^128 / den) */
+        uint64_t clk_frac_lo;
         TRACE_LOGFILE_HEADER header; /* the last header event, converted to x64 */
 
         struct kdecoder_stats st;
@@ -174,8 +174,8 @@ struct kdecoder {
 
         struct pending_ref *refs; /* owned ring, refs_cap entries (power of two) */
         uint32_t refs_cap;
-        uint32_t refs_head; /* oldest sequence number in the ring */
-        uint32_t refs_tail; /* next sequence number */
+        uint32_t refs_head;        /* oldest sequence number in the ring */
+        uint32_t refs_tail;        /* next sequence number */
         struct ref_slot *ref_keys; /* owned */
         uint32_t ref_keys_mask;
         uint32_t ref_keys_nr;
@@ -188,9 +188,9 @@ struct kdecoder {
         char *str; /* owned scratch for this record's strings */
         size_t str_len;
         size_t str_cap;
-        uint64_t *frames;              /* owned scratch, KEV_MAX_FRAMES */
-        struct kevent_lbr_entry *lbr;  /* owned scratch, KEV_MAX_LBR */
-        char name_buf[64];             /* "Provider/opN" of the current record */
+        uint64_t *frames;             /* owned scratch, KEV_MAX_FRAMES */
+        struct kevent_lbr_entry *lbr; /* owned scratch, KEV_MAX_LBR */
+        char name_buf[64];            /* "Provider/opN" of the current record */
 };
 
 /* ---- little-endian loads (callers check the bounds) ---- */
@@ -410,8 +410,10 @@ static const char *event_name(struct kdecoder *d, enum kprov k, uint8_t op)
 const char *kevent_thread_state_name(uint8_t state)
 {
         static const char *const names[] = {
-                "Initialized", "Ready",      "Running",       "Standby",
-                "Terminated",  "Waiting",    "Transition",    "DeferredReady",
+                "Initialized",      "Ready",
+                "Running",          "Standby",
+                "Terminated",       "Waiting",
+                "Transition",       "DeferredReady",
                 "GateWaitObsolete", "WaitingForProcessInSwap",
         };
         return state < sizeof(names) / sizeof(names[0]) ? names[state] : "Unknown";
@@ -420,20 +422,48 @@ const char *kevent_thread_state_name(uint8_t state)
 const char *kevent_wait_reason_name(uint8_t reason)
 {
         static const char *const names[] = {
-                "Executive",         "FreePage",         "PageIn",
-                "PoolAllocation",    "DelayExecution",   "Suspended",
-                "UserRequest",       "WrExecutive",      "WrFreePage",
-                "WrPageIn",          "WrPoolAllocation", "WrDelayExecution",
-                "WrSuspended",       "WrUserRequest",    "WrEventPair",
-                "WrQueue",           "WrLpcReceive",     "WrLpcReply",
-                "WrVirtualMemory",   "WrPageOut",        "WrRendezvous",
-                "WrKeyedEvent",      "WrTerminated",     "WrProcessInSwap",
-                "WrCpuRateControl",  "WrCalloutStack",   "WrKernel",
-                "WrResource",        "WrPushLock",       "WrMutex",
-                "WrQuantumEnd",      "WrDispatchInt",    "WrPreempted",
-                "WrYieldExecution",  "WrFastMutex",      "WrGuardedMutex",
-                "WrRundown",         "WrAlertByThreadId", "WrDeferredPreempt",
-                "WrPhysicalFault",   "WrIoRing",         "WrMdlCache",
+                "Executive",
+                "FreePage",
+                "PageIn",
+                "PoolAllocation",
+                "DelayExecution",
+                "Suspended",
+                "UserRequest",
+                "WrExecutive",
+                "WrFreePage",
+                "WrPageIn",
+                "WrPoolAllocation",
+                "WrDelayExecution",
+                "WrSuspended",
+                "WrUserRequest",
+                "WrEventPair",
+                "WrQueue",
+                "WrLpcReceive",
+                "WrLpcReply",
+                "WrVirtualMemory",
+                "WrPageOut",
+                "WrRendezvous",
+                "WrKeyedEvent",
+                "WrTerminated",
+                "WrProcessInSwap",
+                "WrCpuRateControl",
+                "WrCalloutStack",
+                "WrKernel",
+                "WrResource",
+                "WrPushLock",
+                "WrMutex",
+                "WrQuantumEnd",
+                "WrDispatchInt",
+                "WrPreempted",
+                "WrYieldExecution",
+                "WrFastMutex",
+                "WrGuardedMutex",
+                "WrRundown",
+                "WrAlertByThreadId",
+                "WrDeferredPreempt",
+                "WrPhysicalFault",
+                "WrIoRing",
+                "WrMdlCache",
                 "WrRcu",
         };
         return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "Unknown";
@@ -443,14 +473,30 @@ const char *kevent_profile_source_name(uint32_t source)
 {
         /* KPROFILE_SOURCE (ETL-FORMAT.md 3.3), named as xperf names them. */
         static const char *const names[] = {
-                "Timer",               "AlignmentFixup",    "TotalIssues",
-                "PipelineDry",         "LoadInstructions",  "PipelineFrozen",
-                "BranchInstructions",  "TotalNonissues",    "DcacheMisses",
-                "IcacheMisses",        "CacheMisses",       "BranchMispredictions",
-                "StoreInstructions",   "FpInstructions",    "IntegerInstructions",
-                "2Issue",              "3Issue",            "4Issue",
-                "SpecialInstructions", "TotalCycles",       "IcacheIssues",
-                "DcacheAccesses",      "MemoryBarrierCycles", "LoadLinkedIssues",
+                "Timer",
+                "AlignmentFixup",
+                "TotalIssues",
+                "PipelineDry",
+                "LoadInstructions",
+                "PipelineFrozen",
+                "BranchInstructions",
+                "TotalNonissues",
+                "DcacheMisses",
+                "IcacheMisses",
+                "CacheMisses",
+                "BranchMispredictions",
+                "StoreInstructions",
+                "FpInstructions",
+                "IntegerInstructions",
+                "2Issue",
+                "3Issue",
+                "4Issue",
+                "SpecialInstructions",
+                "TotalCycles",
+                "IcacheIssues",
+                "DcacheAccesses",
+                "MemoryBarrierCycles",
+                "LoadLinkedIssues",
         };
         return source < sizeof(names) / sizeof(names[0]) ? names[source] : NULL;
 }
@@ -480,9 +526,19 @@ static void clock_setup(struct kdecoder *d, uint64_t ts0)
                         den = h->CpuSpeedInMHz;
                 }
         }
-        d->clk_num = num;
-        d->clk_den = den;
-        d->clk_mul = num % den == 0 ? num / den : 0;
+        /* ns = mag * num / den without a division per event: the integer part, plus mag times
+           a 128-bit fixed-point fraction rounded up. Its error is below mag / 2^128 < 1 / den,
+           which never crosses an integer, so the result is exactly floor(mag * num / den). */
+        kev_u128 r = (kev_u128)(num % den) << 64;
+        uint64_t hi = (uint64_t)(r / den);
+        kev_u128 r2 = (r % den) << 64;
+        uint64_t lo = (uint64_t)(r2 / den);
+
+        if (r2 % den && ++lo == 0)
+                hi++;
+        d->clk_int = num / den;
+        d->clk_frac_hi = hi;
+        d->clk_frac_lo = lo;
         d->has_clock = true;
 }
 
@@ -495,16 +551,18 @@ static int64_t session_ns(const struct kdecoder *d, uint64_t ts)
         uint64_t diff = ts - d->clk_base;
         bool is_negative = diff > (uint64_t)INT64_MAX;
         uint64_t mag = is_negative ? 0 - diff : diff;
-        uint64_t ns;
+        uint64_t ns, part;
 
-        if (d->clk_mul) {
-                if (__builtin_mul_overflow(mag, d->clk_mul, &ns))
+        if (__builtin_mul_overflow(mag, d->clk_int, &ns))
+                ns = UINT64_MAX;
+        if (d->clk_frac_hi | d->clk_frac_lo) {
+                /* (mag * frac) >> 128, frac = frac_hi:frac_lo */
+                kev_u128 a = (kev_u128)mag * d->clk_frac_lo;
+                kev_u128 b = (kev_u128)mag * d->clk_frac_hi + (uint64_t)(a >> 64);
+
+                part = (uint64_t)(b >> 64);
+                if (__builtin_add_overflow(ns, part, &ns))
                         ns = UINT64_MAX;
-        } else if (mag <= UINT64_MAX / d->clk_num) {
-                ns = mag * d->clk_num / d->clk_den;
-        } else {
-                kev_u128 v = (kev_u128)mag * d->clk_num / d->clk_den;
-                ns = v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
         }
         if (ns > (uint64_t)INT64_MAX)
                 ns = (uint64_t)INT64_MAX;
@@ -556,8 +614,7 @@ static const char *arena_finish(struct kdecoder *d, size_t o)
 
 /* The UTF-16LE string at pl[off..], up to its NUL or the payload's end, as UTF-8 (U+FFFD for
    unpaired surrogates). *next: the offset after the NUL (or the payload length). */
-static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
-                             size_t *next)
+static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_t off, size_t *next)
 {
         if (off >= pl->len) {
                 *next = pl->len;
@@ -1068,9 +1125,9 @@ static void def_store(struct kdecoder *d, uint64_t key, const uint64_t *frames, 
 
 /* Delivers the KEV_STACK of one resolved reference. src: the record that completed it. */
 static void emit_key_stack(const struct kdecoder *d, const struct kevent *src, uint64_t ts,
-                           uint32_t pid, uint32_t tid, uint32_t cpu, bool is_kernel,
-                           uint64_t key, const uint64_t *frames, uint32_t nr_frames,
-                           kevent_sink_fn sink, void *ctx)
+                           uint32_t pid, uint32_t tid, uint32_t cpu, bool is_kernel, uint64_t key,
+                           const uint64_t *frames, uint32_t nr_frames, kevent_sink_fn sink,
+                           void *ctx)
 {
         struct kevent ev;
 
@@ -1115,8 +1172,8 @@ static void stack_def_after(struct kdecoder *d, const struct kevent *ev, kevent_
 
                         r->is_live = 0;
                         emit_key_stack(d, ev, r->ts, r->pid, r->tid, r->cpu, r->is_kernel, key,
-                                       ev->stack_key_def.frames, ev->stack_key_def.nr_frames,
-                                       sink, ctx);
+                                       ev->stack_key_def.frames, ev->stack_key_def.nr_frames, sink,
+                                       ctx);
                         seq = r->next;
                 }
                 d->st.nr_stack_refs_pending -= count;
@@ -1140,17 +1197,22 @@ static void stack_ref_after(struct kdecoder *d, const struct kevent *ev, kevent_
                 return;
         }
         d->st.nr_stack_refs_resolved++;
-        emit_key_stack(d, ev, ev->stack_key.event_timestamp, ev->stack_key.pid,
-                       ev->stack_key.tid, ev->cpu, ev->stack_key.is_kernel, ev->stack_key.key,
-                       def->frames, def->nr_frames, sink, ctx);
+        emit_key_stack(d, ev, ev->stack_key.event_timestamp, ev->stack_key.pid, ev->stack_key.tid,
+                       ev->cpu, ev->stack_key.is_kernel, ev->stack_key.key, def->frames,
+                       def->nr_frames, sink, ctx);
 }
 
 /* ---- payload decoders: 0, 1 (no layout: KEV_OTHER) or -EBADMSG (too short) ---- */
+
+/* The event's union is not cleared as a whole (a 200-byte memset per event shows in profiles):
+   each decoder clears the member it fills. */
+#define KEV_CLEAR(ev, member) memset(&(ev)->member, 0, sizeof((ev)->member))
 
 #define KEV_NO_LAYOUT 1
 
 static int dec_trace_header(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, trace_header);
         /* ETL-FORMAT.md 1.6: 0x118 bytes x64, 0x110 x86, then two UTF-16 strings. */
         size_t fixed = pl->psize == 8 ? 0x118 : 0x110;
         size_t tz = pl->psize == 8 ? 0x48 : 0x40;
@@ -1181,6 +1243,7 @@ static int dec_trace_header(struct kdecoder *d, struct kevent *ev, const struct 
 
 static int dec_group_mask(struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, group_mask);
         /* ETW_KERNEL_HEADER_EXTENSION: Masks[8], then Version (absent from some writers). */
         if (pl->len < 32)
                 return -EBADMSG;
@@ -1207,6 +1270,7 @@ static enum kevent_phase phase_of(uint8_t op)
 
 static int dec_process(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, process);
         /* WMI_PROCESS_INFORMATION (ETL-FORMAT.md 3.8; older versions as PerfView reads them). */
         const uint8_t *p = pl->p;
         size_t ps = pl->psize, sid_off, off;
@@ -1280,6 +1344,7 @@ static int dec_process(struct kdecoder *d, struct kevent *ev, const struct paylo
 
 static int dec_thread(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, thread);
         /* WMI_EXTENDED_THREAD_INFORMATION (ETL-FORMAT.md 3.7). */
         const uint8_t *p = pl->p;
         size_t ps = pl->psize;
@@ -1323,6 +1388,7 @@ static int dec_thread(struct kdecoder *d, struct kevent *ev, const struct payloa
 
 static int dec_thread_name(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, thread_name);
         size_t next;
 
         if (pl->len < 8)
@@ -1339,6 +1405,7 @@ static int dec_thread_name(struct kdecoder *d, struct kevent *ev, const struct p
 
 static int dec_cswitch(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, cswitch);
         /* WMI_CONTEXTSWAP (ETL-FORMAT.md 3.5): 16 bytes in v1, 24 from v2. */
         const uint8_t *p = pl->p;
 
@@ -1367,6 +1434,7 @@ static int dec_cswitch(struct kdecoder *d, struct kevent *ev, const struct paylo
 
 static int dec_ready_thread(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, ready_thread);
         /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6). */
         if (pl->len < 8)
                 return -EBADMSG;
@@ -1384,6 +1452,7 @@ static int dec_ready_thread(struct kdecoder *d, struct kevent *ev, const struct 
 
 static int dec_image(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, image);
         /* WMI_IMAGELOAD_INFORMATION (ETL-FORMAT.md 3.9); v0/v1 as PerfView reads them. */
         const uint8_t *p = pl->p;
         size_t ps = pl->psize, name, next;
@@ -1417,6 +1486,7 @@ static int dec_image(struct kdecoder *d, struct kevent *ev, const struct payload
 
 static int dec_image_id(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, image_id);
         /* KernelTraceControl ImageID (ETL-FORMAT.md 3.10). */
         size_t ps = pl->psize, next;
 
@@ -1434,6 +1504,7 @@ static int dec_image_id(struct kdecoder *d, struct kevent *ev, const struct payl
 
 static int dec_dbg_id(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, dbg_id);
         /* KernelTraceControl DbgID_* (ETL-FORMAT.md 3.10). */
         size_t ps = pl->psize, next;
         bool is_rsds = ev->opcode == KTC_DBGID_RSDS || ev->opcode == KTC_DBGID_ILRSDS;
@@ -1456,6 +1527,7 @@ static int dec_dbg_id(struct kdecoder *d, struct kevent *ev, const struct payloa
 
 static int dec_file_version(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, file_version);
         /* KernelTraceControl FileVersion: two u32, then ten UTF-16 strings. */
         size_t off = 8;
 
@@ -1477,6 +1549,7 @@ static int dec_file_version(struct kdecoder *d, struct kevent *ev, const struct 
 
 static int dec_sample(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, sample);
         /* PERFINFO_SAMPLED_PROFILE_INFORMATION (ETL-FORMAT.md 3.2). */
         const uint8_t *p = pl->p;
         size_t ps = pl->psize;
@@ -1497,6 +1570,7 @@ static int dec_sample(struct kdecoder *d, struct kevent *ev, const struct payloa
 
 static int dec_pmc_sample(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, pmc_sample);
         /* PERFINFO_PMC_SAMPLE_INFORMATION (ETL-FORMAT.md 3.3). */
         size_t ps = pl->psize;
 
@@ -1513,6 +1587,7 @@ static int dec_pmc_sample(struct kdecoder *d, struct kevent *ev, const struct pa
 
 static int dec_pmc_config(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, pmc_config);
         size_t off = 4;
 
         if (pl->len < 4)
@@ -1529,6 +1604,7 @@ static int dec_pmc_config(struct kdecoder *d, struct kevent *ev, const struct pa
 
 static int dec_profile_interval(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, profile_interval);
         size_t next;
 
         if (pl->len < 12)
@@ -1544,8 +1620,7 @@ static int dec_profile_interval(struct kdecoder *d, struct kevent *ev, const str
 }
 
 /* Copies n pointer-sized frames at p into the frame scratch, widened to 64 bits. */
-static const uint64_t *widen_frames(struct kdecoder *d, const uint8_t *p, size_t n,
-                                    unsigned psize)
+static const uint64_t *widen_frames(struct kdecoder *d, const uint8_t *p, size_t n, unsigned psize)
 {
         if (psize == 8) {
                 memcpy(d->frames, p, n * 8);
@@ -1558,6 +1633,7 @@ static const uint64_t *widen_frames(struct kdecoder *d, const uint8_t *p, size_t
 
 static int dec_stack(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, stack);
         /* STACK_WALK_EVENT_DATA (ETL-FORMAT.md 3.4). */
         size_t n;
 
@@ -1578,6 +1654,7 @@ static int dec_stack(struct kdecoder *d, struct kevent *ev, const struct payload
 
 static int dec_stack_key(struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, stack_key);
         if (pl->len < 16 + (size_t)pl->psize)
                 return -EBADMSG;
         ev->type = KEV_STACK_KEY;
@@ -1593,6 +1670,7 @@ static int dec_stack_key(struct kevent *ev, const struct payload *pl)
 
 static int dec_stack_key_def(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, stack_key_def);
         size_t ps = pl->psize, n;
 
         if (pl->len < ps)
@@ -1611,6 +1689,7 @@ static int dec_stack_key_def(struct kdecoder *d, struct kevent *ev, const struct
 
 static int dec_lbr(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
+        KEV_CLEAR(ev, lbr);
         /* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11): entries of From, To, Reserved. */
         size_t ps = pl->psize, first = ps == 8 ? 24 : 20, n;
 
@@ -1771,7 +1850,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         struct payload pl;
         int rc;
 
-        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_OTHER;
         ev.provider = &h->ProviderId;
         ev.opcode = h->EventDescriptor.Opcode;
         ev.version = h->EventDescriptor.Version;
@@ -1785,6 +1864,8 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         ev.pid = h->ProcessId;
         ev.tid = h->ThreadId;
         ev.name = event_name(d, k, ev.opcode);
+        ev.nr_pmc = 0;
+        memset(ev.pmc, 0, sizeof(ev.pmc));
         for (USHORT i = 0; rec->ExtendedData && i < rec->ExtendedDataCount; i++) {
                 const EVENT_HEADER_EXTENDED_DATA_ITEM *x = &rec->ExtendedData[i];
 
@@ -1801,19 +1882,20 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         pl.len = rec->UserData ? rec->UserDataLength : 0;
         pl.psize = ev.pointer_size;
         rc = decode_payload(d, k, &ev, &pl);
-        if (rc == -EBADMSG) {
-                /* Deliver the common fields only: drop whatever the decoder had filled in. */
+        if (rc == -EBADMSG || rc == KEV_NO_LAYOUT) {
+                /* The common fields only: drop whatever a decoder had filled in. */
                 size_t u = offsetof(struct kevent, trace_header);
 
                 memset((char *)&ev + u, 0, sizeof(ev) - u);
                 ev.type = KEV_OTHER;
                 ev.pid = h->ProcessId;
                 ev.tid = h->ThreadId;
-                d->st.nr_short++;
-        } else if (rc == KEV_NO_LAYOUT) {
-                ev.type = KEV_OTHER;
-                d->st.nr_other++;
-                rc = 0;
+                if (rc == -EBADMSG) {
+                        d->st.nr_short++;
+                } else {
+                        d->st.nr_other++;
+                        rc = 0;
+                }
         } else {
                 d->st.nr_decoded++;
         }
