@@ -999,8 +999,8 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
                 return NULL;
         struct stream *s = &r->streams[r->heap[0]];
         struct etl_record *rec = &s->head;
-        rec->ends_buffer = s->cur_pos + 4 > s->cur_filled ||
-                           get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
+        rec->ends_buffer =
+                s->cur_pos + 4 > s->cur_filled || get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
         r->is_advance_pending = true;
         r->stats.nr_records++;
         r->stats.nr_bytes_read += rec->size_bytes;
