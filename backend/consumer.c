@@ -25,7 +25,8 @@ struct trace_handle {
         bool is_close_pending;
         uint32_t generation;
         EVENT_TRACE_LOGFILEA logfile; /* our copy; the callbacks get a pointer to it */
-        EVENT_TRACE_LOGFILEA *caller; /* borrowed: the caller's struct, updated as Windows does */
+        EVENT_TRACE_LOGFILEA *caller; /* borrowed: the caller's struct, which must live until
+                                         CloseTrace; ProcessTrace updates its counters */
         struct etl_reader *reader;    /* owned, file handles */
         char *logger_name;            /* owned, real-time handles */
 };
@@ -331,8 +332,6 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                 if (!rec)
                         break;
                 int64_t ft = etl_reader_to_filetime(c->reader, rec->timestamp);
-                if (n > 1)
-                        cursor_peek(c);
                 bool is_wanted =
                         rec->is_header || ((!start || ft >= *start) && (!end || ft <= *end));
                 struct trace_handle *t = c->t;
@@ -349,6 +348,9 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                                 t->logfile.EventCallback(&ev);
                         }
                 }
+                /* only now: peeking advances the reader, which ends rec's life */
+                if (n > 1)
+                        cursor_peek(c);
                 if (!call_buffer_callbacks(c))
                         return ERROR_CANCELLED;
                 if (atomic_load_explicit(&nr_close_requests, memory_order_relaxed) != closes_seen) {
@@ -448,7 +450,7 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, L
         for (ULONG i = 0; i < HandleCount; i++) {
                 struct trace_handle *t = cur[i].t;
                 t->is_processing = false;
-                if (t->caller && !t->is_close_pending) {
+                if (!t->is_close_pending) {
                         t->caller->BuffersRead = t->logfile.BuffersRead;
                         t->caller->CurrentTime = t->logfile.CurrentTime;
                         t->caller->EventsLost = t->logfile.EventsLost;

@@ -43,7 +43,8 @@ struct buffer_info {
         uint16_t type;
         uint32_t index; /* in file order */
         bool is_damaged;
-        bool is_truncated; /* the file ends inside it: counted once, its whole records read */
+        bool is_truncated;   /* the file ends inside it: counted once, its whole records read */
+        bool has_bad_record; /* a damaged record was met in it: counted once */
 };
 
 /* One processor's buffers in sequence order, and the cursor in the current one. */
@@ -462,9 +463,19 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                                 continue;
                         }
                         if (pr == PARSE_DAMAGED && !b->is_truncated) {
-                                warn(r, b->file_offset + s->cur_pos,
-                                     "buffer %u: %s: rest of the buffer skipped", b->index, why);
-                                r->stats.nr_buffers_damaged++;
+                                if (b->flags & WMI_BUFFER_FLAG_COMPRESSED)
+                                        warn(r, b->file_offset,
+                                             "buffer %u: %s at offset %u of its decompressed "
+                                             "bytes: rest of the buffer skipped",
+                                             b->index, why, s->cur_pos);
+                                else
+                                        warn(r, b->file_offset + s->cur_pos,
+                                             "buffer %u: %s: rest of the buffer skipped", b->index,
+                                             why);
+                                if (!b->has_bad_record) {
+                                        b->has_bad_record = true;
+                                        r->stats.nr_buffers_damaged++;
+                                }
                         }
                         /* end of this buffer */
                         s->cur = NULL;
@@ -760,6 +771,7 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 bi->index = r->nr_buffers;
                 bi->is_damaged = is_damaged;
                 bi->is_truncated = is_truncated;
+                bi->has_bad_record = false;
                 if (is_damaged)
                         r->stats.nr_buffers_damaged++;
                 if (is_compressed)
@@ -1036,19 +1048,34 @@ const struct etl_error *etl_reader_last_warning(const struct etl_reader *r)
         return &r->warning;
 }
 
+/* a + b, saturated to the int64_t range */
+static int64_t add_saturated(int64_t a, __int128 b)
+{
+        __int128 sum = (__int128)a + b;
+        if (sum > INT64_MAX)
+                return INT64_MAX;
+        if (sum < INT64_MIN)
+                return INT64_MIN;
+        return (int64_t)sum;
+}
+
 int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp)
 {
         const TRACE_LOGFILE_HEADER *h = &r->logfile.header;
-        int64_t delta = (int64_t)(timestamp - r->logfile.start_timestamp);
+        /* ETL-FORMAT.md 1.8; corrupt header fields saturate instead of wrapping */
+        __int128 delta = (__int128)timestamp - (__int128)r->logfile.start_timestamp;
         switch (h->ReservedFlags) {
-        case EVENT_TRACE_CLOCK_SYSTEMTIME: return (int64_t)timestamp;
+        case EVENT_TRACE_CLOCK_SYSTEMTIME:
+                return timestamp > INT64_MAX ? INT64_MAX : (int64_t)timestamp;
         case EVENT_TRACE_CLOCK_CPUCYCLE: {
                 uint32_t mhz = h->CpuSpeedInMHz ? h->CpuSpeedInMHz : 1000;
-                return h->StartTime.QuadPart + (int64_t)((__int128)delta * 10 / mhz);
+                return add_saturated(h->StartTime.QuadPart, delta * 10 / mhz);
         }
         default: {
                 int64_t freq = h->PerfFreq.QuadPart > 0 ? h->PerfFreq.QuadPart : 10000000;
-                return h->StartTime.QuadPart + (int64_t)((__int128)delta * 10000000 / freq);
+                if (freq == 10000000)
+                        return add_saturated(h->StartTime.QuadPart, delta);
+                return add_saturated(h->StartTime.QuadPart, delta * 10000000 / freq);
         }
         }
 }
