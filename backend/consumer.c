@@ -180,6 +180,7 @@ struct file_cursor {
         struct etl_reader *reader;
         int64_t next_filetime; /* of the record etl_reader_next gives next; INT64_MAX at end */
         uint32_t nr_buffers_done;
+        uint64_t last_timestamp; /* raw, of the last record delivered */
         bool is_raw;
         bool is_event_record;
 };
@@ -281,11 +282,15 @@ static void fill_event_trace(EVENT_TRACE *ev, const EVENT_RECORD *er, const stru
 
 static bool call_buffer_callbacks(struct file_cursor *c)
 {
+        uint32_t done = etl_reader_nr_buffers_done(c->reader);
+        if (c->nr_buffers_done == done)
+                return true;
         struct etl_reader_stats st;
         etl_reader_get_stats(c->reader, &st);
-        while (c->nr_buffers_done < st.nr_buffers_done) {
+        EVENT_TRACE_LOGFILEA *lf = &c->t->logfile;
+        lf->CurrentTime = etl_reader_to_filetime(c->reader, c->last_timestamp);
+        while (c->nr_buffers_done < done) {
                 c->nr_buffers_done++;
-                EVENT_TRACE_LOGFILEA *lf = &c->t->logfile;
                 lf->BuffersRead = c->nr_buffers_done;
                 lf->Filled = lf->BufferSize;
                 lf->EventsLost = (ULONG)st.nr_events_lost;
@@ -315,6 +320,7 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
         unsigned closes_seen = atomic_load(&nr_close_requests);
         for (ULONG i = 0; i < n; i++) {
                 etl_reader_rewind(cur[i].reader);
+                cur[i].last_timestamp = etl_reader_logfile(cur[i].reader)->start_timestamp;
                 cur[i].nr_buffers_done = 0;
                 cursor_peek(&cur[i]);
         }
@@ -331,14 +337,16 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                 const struct etl_record *rec = etl_reader_next_ref(c->reader);
                 if (!rec)
                         break;
-                int64_t ft = etl_reader_to_filetime(c->reader, rec->timestamp);
+                /* FILETIME only where it is needed: filters, FILETIME mode */
+                bool needs_filetime = start || end || !c->is_raw;
+                int64_t ft = needs_filetime ? etl_reader_to_filetime(c->reader, rec->timestamp) : 0;
                 bool is_wanted =
                         rec->is_header || ((!start || ft >= *start) && (!end || ft <= *end));
                 struct trace_handle *t = c->t;
+                c->last_timestamp = rec->timestamp;
                 if (is_wanted) {
                         int64_t ts = c->is_raw ? (int64_t)rec->timestamp : ft;
                         fill_event_record(&er, items, rec, ts, t->logfile.Context);
-                        t->logfile.CurrentTime = ft;
                         if (c->is_event_record) {
                                 if (t->logfile.EventRecordCallback)
                                         t->logfile.EventRecordCallback(&er);
@@ -364,9 +372,12 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                                 return ERROR_SUCCESS;
                 }
         }
-        for (ULONG i = 0; i < n; i++)
+        for (ULONG i = 0; i < n; i++) {
+                cur[i].t->logfile.CurrentTime =
+                        etl_reader_to_filetime(cur[i].reader, cur[i].last_timestamp);
                 if (!call_buffer_callbacks(&cur[i]))
                         return ERROR_CANCELLED;
+        }
         return ERROR_SUCCESS;
 }
 

@@ -1038,6 +1038,11 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
         return r->streams[r->heap[0]].head.timestamp;
 }
 
+uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)
+{
+        return r->stats.nr_buffers_done;
+}
+
 void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st)
 {
         *st = r->stats;

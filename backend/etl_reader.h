@@ -114,6 +114,9 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r);
 
 void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st);
 
+/* Buffers whose records have all been delivered (stats.nr_buffers_done), cheaply. */
+uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r);
+
 /* The most recent problem met while reading (a skipped buffer, a damaged record), with its
    offset; msg is empty when there was none. */
 const struct etl_error *etl_reader_last_warning(const struct etl_reader *r);

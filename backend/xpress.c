@@ -108,7 +108,13 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                                 n = in_len - ip;
                         if (n > out_cap - op)
                                 n = out_cap - op;
-                        memcpy(out + op, in + ip, n);
+                        if (in_len - ip >= 32 && out_cap - op >= 32) {
+                                /* fixed-size copies inline; bytes past n are rewritten later */
+                                memcpy(out + op, in + ip, 16);
+                                memcpy(out + op + 16, in + ip + 16, 16);
+                        } else {
+                                memcpy(out + op, in + ip, n);
+                        }
                         op += n;
                         ip += n;
                         flag_count -= (unsigned)(n - 1);
@@ -187,7 +193,12 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                         rc = fail(err, -ENOSPC, token_pos, "match runs past end of output");
                         break;
                 }
-                if (dist >= 8 && out_cap - op >= (size_t)len + 8) {
+                if (dist >= 16 && out_cap - op >= (size_t)len + 16) {
+                        uint8_t *d = out + op;
+                        const uint8_t *src = d - dist;
+                        for (size_t i = 0; i < (size_t)len; i += 16)
+                                memcpy(d + i, src + i, 16);
+                } else if (dist >= 8 && out_cap - op >= (size_t)len + 8) {
                         /* Fast path: 8-byte chunks; with dist >= 8 each chunk reads bytes that
                          * are already final, and the up to 7 bytes written past the match are
                          * inside the output and overwritten by what follows. */

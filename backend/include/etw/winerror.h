@@ -3,16 +3,18 @@
 #ifndef ETW_WINERROR_H
 #define ETW_WINERROR_H
 
-#define ERROR_SUCCESS                0L
-#define ERROR_INVALID_FUNCTION       1L
-#define ERROR_FILE_NOT_FOUND         2L
-#define ERROR_PATH_NOT_FOUND         3L
-#define ERROR_ACCESS_DENIED          5L
-#define ERROR_INVALID_HANDLE         6L
-#define ERROR_NOT_ENOUGH_MEMORY      8L
-#define ERROR_BAD_FORMAT             11L
-#define ERROR_INVALID_DATA           13L
-#define ERROR_OUTOFMEMORY            14L
+#define ERROR_SUCCESS           0L
+#define ERROR_INVALID_FUNCTION  1L
+#define ERROR_FILE_NOT_FOUND    2L
+#define ERROR_PATH_NOT_FOUND    3L
+#define ERROR_ACCESS_DENIED     5L
+#define ERROR_INVALID_HANDLE    6L
+#define ERROR_NOT_ENOUGH_MEMORY 8L
+#define ERROR_BAD_FORMAT        11L
+#define ERROR_INVALID_DATA      13L
+#define ERROR_OUTOFMEMORY       14L
+/* The StartKernelTrace documentation (seed 004) names it so; it is ERROR_OUTOFMEMORY. */
+#define ERROR_OUT_OF_MEMORY          ERROR_OUTOFMEMORY
 #define ERROR_WRITE_FAULT            29L
 #define ERROR_READ_FAULT             30L
 #define ERROR_BAD_LENGTH             24L
