@@ -80,6 +80,25 @@ check "lxcore: header fields" grep -q '^OS version: *10.0 build 19041 (log file 
 check "every dump line's time is non-negative and ordered" \
         bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/shutdown.txt'"
 
+# The fixture written by etwtop's writer: the events this machine cannot record (LBR, PMC,
+# CSwitch with counters, ReadyThread, a 32-bit record), decoded end to end
+if [ -n "${ETL_FIXTURE:-}" ]; then
+        "$ETL_FIXTURE" "$tmp/fixture.etl"
+        dump fixture "$tmp/fixture.etl"
+        f=$tmp/fixture.txt
+        check "fixture: events in all" [ "$(total "$f")" = 817 ]
+        check "fixture: LBR entries" grep -q ' 4242   4243 LastBranchRecord/LBR event_time=0.010000000 options=0x1 entries=3: 0x401250->0x401200 0x4011f0->0x401240 0x401180->0x4011e0$' "$f"
+        check "fixture: stack of the sample" grep -q ' 4242   4243 StackWalk/Stack event_time=0.010000000 frames=3: 0x401234 0x401100 0x400f00$' "$f"
+        check "fixture: PMC sample" grep -q 'PerfInfo/PMCInterrupt ip=0x401300 source=11 source_name="BranchMispredictions"' "$f"
+        check "fixture: CSwitch with counters" grep -q 'Thread/CSwitch new_tid=4243 new_pid=4242 old_tid=0 old_pid=0 .*old_state=Waiting wait_reason=WrQueue wait_mode=user .*pmc=3896,9400' "$f"
+        check "fixture: ReadyThread" grep -q ' 4242   4244 Thread/ReadyThread readied_tid=4244 by_tid=4243 by_pid=4242' "$f"
+        check "fixture: 32-bit record" grep -q '   1   4242   4244 PerfInfo/SampledProfile ip=0x8048123 ' "$f"
+        check "fixture: PMC counter names" grep -q 'PMCCounterConfig counters=2 name="BranchInstructions" name="LLCReference"' "$f"
+        check "fixture: group masks" grep -q 'EventTrace/Extension masks=01000817,00000606,' "$f"
+        check "fixture: clock at 1 GHz" grep -q '^Clock: *QPC (1), frequency 1000000000 Hz' "$f"
+        check "fixture: file is 0600" [ "$(stat -c %a "$tmp/fixture.etl")" = 600 ]
+fi
+
 # Several files merged in time order
 "$ETWTOP" --dump --totals "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" >"$tmp/two.txt"
 check "two files: 114 + 71 events" [ "$(total "$tmp/two.txt")" = 185 ]

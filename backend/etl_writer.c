@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_writer.c: owns the .etl bytes etwtop writes (ETL-FORMAT.md 1.9) and where they go. */
+#include "etl_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "etw/ntwmi.h"
+
+#define LOGFILE_HEADER64_SIZE 0x118
+#define SYSTEM_HEADER_SIZE    0x20
+#define PERFINFO_HEADER_SIZE  0x10
+#define FULL_HEADER_SIZE      0x30
+#define EVENT_HEADER_SIZE     0x50
+#define BUFFER_STATE_FLUSH    3 /* ETW_BUFFER_STATE: what kernel-written files carry */
+
+struct cpu_buffer {
+        uint8_t *data; /* owned, buffer_size bytes */
+        uint32_t filled;
+        uint64_t last_timestamp;
+};
+
+struct etl_writer {
+        struct etl_writer_config cfg;
+        uint32_t buffer_size;
+        uint8_t *header; /* owned: the header buffer */
+        uint32_t header_filled;
+        uint32_t header_record_size;
+        struct cpu_buffer *cpus; /* owned, cfg.nr_cpus */
+        uint64_t next_sequence;
+        /* file sink */
+        int fd;
+        uint64_t nr_file_buffers; /* in the file, header buffer included */
+        /* ring sink */
+        uint8_t *ring; /* owned: ring_slots buffers */
+        uint32_t ring_slots;
+        uint32_t ring_next;
+        uint32_t ring_count;
+        /* real-time sink */
+        etl_writer_buffer_fn callback;
+        void *callback_ctx;
+        struct etl_writer_stats stats;
+};
+
+static inline void put_u16(uint8_t *p, uint16_t v)
+{
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+        put_u16(p, (uint16_t)v);
+        put_u16(p + 2, (uint16_t)(v >> 16));
+}
+
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+        put_u32(p, (uint32_t)v);
+        put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+{
+        if (!err)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        err->offset = offset;
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+}
+
+/* UTF-8 to UTF-16LE bytes with a NUL; returns the bytes written (dst has 2*(strlen+1)*2). */
+static uint32_t utf8_to_utf16(uint8_t *dst, const char *src)
+{
+        const unsigned char *s = (const unsigned char *)(src ? src : "");
+        uint32_t o = 0;
+        while (*s) {
+                uint32_t c = *s++;
+                int extra = 0;
+                if (c >= 0xF0 && c <= 0xF4) {
+                        c &= 0x07;
+                        extra = 3;
+                } else if (c >= 0xE0) {
+                        c &= 0x0F;
+                        extra = 2;
+                } else if (c >= 0xC2 && c <= 0xDF) {
+                        c &= 0x1F;
+                        extra = 1;
+                } else if (c >= 0x80) {
+                        c = 0xFFFD;
+                }
+                for (int i = 0; i < extra; i++) {
+                        if ((*s & 0xC0) != 0x80) {
+                                c = 0xFFFD;
+                                break;
+                        }
+                        c = (c << 6) | (*s++ & 0x3F);
+                }
+                if (c >= 0x10000 && c <= 0x10FFFF) {
+                        c -= 0x10000;
+                        put_u16(dst + o, (uint16_t)(0xD800 + (c >> 10)));
+                        put_u16(dst + o + 2, (uint16_t)(0xDC00 + (c & 0x3FF)));
+                        o += 4;
+                } else {
+                        put_u16(dst + o, c > 0xFFFF ? 0xFFFD : (uint16_t)c);
+                        o += 2;
+                }
+        }
+        put_u16(dst + o, 0);
+        return o + 2;
+}
+
+/* WMI_BUFFER_HEADER (ETL-FORMAT.md 1.2 and 1.9). */
+static void put_buffer_header(struct etl_writer *w, uint8_t *b, uint32_t filled, uint64_t seq,
+                              uint16_t cpu, uint64_t timestamp, bool is_header)
+{
+        memset(b, 0, WMI_BUFFER_HEADER_SIZE);
+        put_u32(b + 0x00, w->buffer_size);
+        put_u32(b + 0x04, filled);
+        put_u32(b + 0x08, filled);
+        put_u64(b + 0x10, timestamp);
+        put_u64(b + 0x18, seq);
+        put_u16(b + 0x28, cpu);
+        put_u16(b + 0x2A, w->cfg.logger_id);
+        put_u32(b + 0x2C, BUFFER_STATE_FLUSH);
+        put_u32(b + 0x30, filled);
+        put_u16(b + 0x34, is_header ? WMI_BUFFER_FLAG_FLUSH_MARKER | WMI_BUFFER_FLAG_PROC_INDEX
+                                    : WMI_BUFFER_FLAG_PROC_INDEX);
+        put_u16(b + 0x36, is_header ? WMI_BUFFER_TYPE_HEADER : WMI_BUFFER_TYPE_GENERIC);
+        /* 0xFF filler after the last record (1.3) */
+        memset(b + filled, 0xFF, w->buffer_size - filled);
+}
+
+/* The logfile header record (1.6) at the start of the header buffer. */
+static void put_logfile_header(struct etl_writer *w, uint32_t buffers_written, int64_t end_filetime,
+                               uint32_t events_lost, uint32_t buffers_lost)
+{
+        uint8_t *p = w->header + WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE;
+        const struct etl_writer_config *c = &w->cfg;
+        memset(p, 0, LOGFILE_HEADER64_SIZE);
+        put_u32(p + 0x00, w->buffer_size);
+        p[0x04] = c->os_major;
+        p[0x05] = c->os_minor;
+        p[0x06] = 1; /* log file layout 1.5 */
+        p[0x07] = 5;
+        put_u32(p + 0x08, c->provider_version);
+        put_u32(p + 0x0C, c->nr_cpus);
+        put_u64(p + 0x10, (uint64_t)end_filetime);
+        put_u32(p + 0x18, c->timer_resolution_100ns);
+        put_u32(p + 0x1C, c->maximum_file_size_mb);
+        put_u32(p + 0x20, c->log_file_mode);
+        put_u32(p + 0x24, buffers_written);
+        put_u32(p + 0x28, 1);
+        put_u32(p + 0x2C, 8);
+        put_u32(p + 0x30, events_lost);
+        put_u32(p + 0x34, c->cpu_speed_mhz);
+        put_u64(p + 0xF8, (uint64_t)c->boot_filetime);
+        put_u64(p + 0x100, c->perf_freq);
+        put_u64(p + 0x108, (uint64_t)c->start_filetime);
+        put_u32(p + 0x110, c->clock_type);
+        put_u32(p + 0x114, buffers_lost);
+}
+
+static void header_buffer_finish(struct etl_writer *w, uint32_t buffers_written,
+                                 int64_t end_filetime, uint32_t events_lost, uint32_t buffers_lost)
+{
+        put_logfile_header(w, buffers_written, end_filetime, events_lost, buffers_lost);
+        put_buffer_header(w, w->header, w->header_filled, 0, 0, w->cfg.start_timestamp, true);
+}
+
+int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
+{
+        *out = NULL;
+        uint32_t size =
+                cfg->buffer_size_bytes ? cfg->buffer_size_bytes : ETL_WRITER_DEFAULT_BUFFER_SIZE;
+        if (size < MIN_ETW_BUFFER_SIZE || size > MAX_ETW_BUFFER_SIZE || size % 8)
+                return -EINVAL;
+        if (cfg->nr_cpus == 0 || cfg->nr_cpus > ETW_PROCESSOR_INDEX_MASK + 1)
+                return -EINVAL;
+        struct etl_writer *w = calloc(1, sizeof(*w));
+        if (!w)
+                return -ENOMEM;
+        w->cfg = *cfg;
+        w->cfg.logger_name = NULL;
+        w->cfg.log_file_name = NULL;
+        w->buffer_size = size;
+        w->fd = -1;
+        w->header = calloc(1, size);
+        w->cpus = calloc(cfg->nr_cpus, sizeof(*w->cpus));
+        if (!w->header || !w->cpus)
+                goto nomem;
+        for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
+                w->cpus[i].data = malloc(size);
+                if (!w->cpus[i].data)
+                        goto nomem;
+                w->cpus[i].filled = WMI_BUFFER_HEADER_SIZE;
+        }
+        /* The logfile header record: SYSTEM64 header, TRACE_LOGFILE_HEADER, two names. */
+        size_t n1 = strlen(cfg->logger_name ? cfg->logger_name : "");
+        size_t n2 = strlen(cfg->log_file_name ? cfg->log_file_name : "");
+        size_t need = SYSTEM_HEADER_SIZE + LOGFILE_HEADER64_SIZE + 4 * (n1 + n2 + 2);
+        if (WMI_BUFFER_HEADER_SIZE + need > size || need > MAX_ETW_EVENT_SIZE) {
+                etl_writer_free(w);
+                return -EINVAL;
+        }
+        uint8_t *rec = w->header + WMI_BUFFER_HEADER_SIZE;
+        uint32_t names = SYSTEM_HEADER_SIZE + LOGFILE_HEADER64_SIZE;
+        names += utf8_to_utf16(rec + names, cfg->logger_name);
+        names += utf8_to_utf16(rec + names, cfg->log_file_name);
+        w->header_record_size = names;
+        /* SYSTEM64 header, marker 0xC0020002: version 2, hook 0, kernel time 1 */
+        put_u16(rec + 0, 2);
+        rec[2] = TRACE_HEADER_TYPE_SYSTEM64;
+        rec[3] = 0xC0;
+        put_u16(rec + 4, (uint16_t)names);
+        put_u16(rec + 6, WMI_LOG_TYPE_HEADER);
+        put_u32(rec + 8, cfg->header_tid);
+        put_u32(rec + 12, cfg->header_pid);
+        put_u64(rec + 16, cfg->start_timestamp);
+        put_u32(rec + 24, 1);
+        put_u32(rec + 28, 0);
+        w->header_filled = WMI_BUFFER_HEADER_SIZE + ((names + 7u) & ~7u);
+        header_buffer_finish(w, 1, 0, 0, 0);
+        *out = w;
+        return 0;
+nomem:
+        etl_writer_free(w);
+        return -ENOMEM;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
+{
+        while (n) {
+                ssize_t k = pwrite(fd, p, n, off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= (size_t)k;
+                off += k;
+        }
+        return 0;
+}
+
+/* Creates path for writing: 0600, no symlink followed, no existing file replaced unless
+   is_force (then the old name is removed first, whatever it was, unless a directory). */
+static int create_output(const char *path, bool is_force, struct etl_error *err)
+{
+        if (is_force) {
+                struct stat st;
+                if (lstat(path, &st) == 0) {
+                        if (S_ISDIR(st.st_mode)) {
+                                set_error(err, 0, "%s is a directory", path);
+                                return -EISDIR;
+                        }
+                        if (unlink(path) < 0) {
+                                int e = errno;
+                                set_error(err, 0, "cannot replace %s: %s", path, strerror(e));
+                                return -e;
+                        }
+                }
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0) {
+                int e = errno;
+                if (e == EEXIST)
+                        set_error(err, 0, "%s exists: not overwritten (use --force)", path);
+                else
+                        set_error(err, 0, "cannot create %s: %s", path, strerror(e));
+                return -e;
+        }
+        return fd;
+}
+
+int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
+                         struct etl_error *err)
+{
+        if (w->fd >= 0) {
+                set_error(err, 0, "the writer already has a file");
+                return -EBUSY;
+        }
+        int fd = create_output(path, is_force, err);
+        if (fd < 0)
+                return fd;
+        int rc = write_all(fd, w->header, w->buffer_size, 0);
+        if (rc < 0) {
+                set_error(err, 0, "writing %s: %s", path, strerror(-rc));
+                close(fd);
+                unlink(path);
+                return rc;
+        }
+        w->fd = fd;
+        w->nr_file_buffers = 1;
+        w->stats.nr_bytes_written = w->buffer_size;
+        return 0;
+}
+
+int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes)
+{
+        uint32_t slots = (uint32_t)(max_bytes / w->buffer_size);
+        if (slots == 0)
+                slots = 1;
+        uint8_t *ring = malloc((size_t)slots * w->buffer_size);
+        if (!ring)
+                return -ENOMEM;
+        free(w->ring);
+        w->ring = ring;
+        w->ring_slots = slots;
+        w->ring_next = 0;
+        w->ring_count = 0;
+        return 0;
+}
+
+void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx)
+{
+        w->callback = fn;
+        w->callback_ctx = ctx;
+}
+
+/* Completes cpu's buffer and hands it to every sink. */
+static int complete_buffer(struct etl_writer *w, uint32_t cpu)
+{
+        struct cpu_buffer *cb = &w->cpus[cpu];
+        int rc = 0;
+        if (cb->filled == WMI_BUFFER_HEADER_SIZE)
+                return 0;
+        put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
+                          cb->last_timestamp, false);
+        if (w->fd >= 0 && !w->stats.write_error) {
+                rc = write_all(w->fd, cb->data, w->buffer_size,
+                               (off_t)(w->nr_file_buffers * w->buffer_size));
+                if (rc < 0) {
+                        /* a full disk: what was written stays valid, the header is fixed at
+                           close to the buffers that made it */
+                        w->stats.write_error = -rc;
+                } else {
+                        w->nr_file_buffers++;
+                        w->stats.nr_bytes_written += w->buffer_size;
+                }
+        }
+        if (w->ring) {
+                memcpy(w->ring + (size_t)w->ring_next * w->buffer_size, cb->data, w->buffer_size);
+                w->ring_next = (w->ring_next + 1) % w->ring_slots;
+                if (w->ring_count < w->ring_slots)
+                        w->ring_count++;
+        }
+        if (w->callback)
+                w->callback(w->callback_ctx, cb->data, w->buffer_size);
+        w->stats.nr_buffers_written++;
+        cb->filled = WMI_BUFFER_HEADER_SIZE;
+        return rc;
+}
+
+int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, uint32_t size)
+{
+        uint32_t aligned = (size + 7u) & ~7u;
+        if (size < 8 || size > MAX_ETW_EVENT_SIZE ||
+            aligned > w->buffer_size - WMI_BUFFER_HEADER_SIZE) {
+                w->stats.nr_events_dropped++;
+                return -E2BIG;
+        }
+        if (cpu == ETL_WRITER_HEADER_CPU) {
+                if (w->header_filled + aligned > w->buffer_size)
+                        return -ENOSPC;
+                memcpy(w->header + w->header_filled, record, size);
+                memset(w->header + w->header_filled + size, 0, aligned - size);
+                w->header_filled += aligned;
+                w->stats.nr_events++;
+                header_buffer_finish(w, (uint32_t)w->nr_file_buffers, 0, 0, 0);
+                if (w->fd >= 0 && !w->stats.write_error) {
+                        int rc = write_all(w->fd, w->header, w->buffer_size, 0);
+                        if (rc < 0)
+                                w->stats.write_error = -rc;
+                }
+                return 0;
+        }
+        if (cpu >= w->cfg.nr_cpus)
+                return -EINVAL;
+        struct cpu_buffer *cb = &w->cpus[cpu];
+        int rc = 0;
+        if (cb->filled + aligned > w->buffer_size)
+                rc = complete_buffer(w, cpu);
+        memcpy(cb->data + cb->filled, record, size);
+        memset(cb->data + cb->filled + size, 0, aligned - size);
+        cb->filled += aligned;
+        /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
+        const uint8_t *r = record;
+        uint8_t type = r[2];
+        uint64_t ts;
+        memcpy(&ts,
+               r + ((type == TRACE_HEADER_TYPE_PERFINFO64 || type == TRACE_HEADER_TYPE_PERFINFO32)
+                            ? 8
+                            : 16),
+               8);
+        cb->last_timestamp = ts;
+        w->stats.nr_events++;
+        return rc;
+}
+
+int etl_writer_flush(struct etl_writer *w)
+{
+        int first = 0;
+        for (uint32_t i = 0; i < w->cfg.nr_cpus; i++) {
+                int rc = complete_buffer(w, i);
+                if (rc < 0 && !first)
+                        first = rc;
+        }
+        if (w->fd >= 0 && !w->stats.write_error && fdatasync(w->fd) < 0 && errno != EINVAL)
+                w->stats.write_error = errno;
+        return first;
+}
+
+int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events_lost,
+                     uint32_t buffers_lost)
+{
+        int rc = etl_writer_flush(w);
+        if (w->fd < 0)
+                return rc;
+        header_buffer_finish(w, (uint32_t)w->nr_file_buffers, end_filetime, events_lost,
+                             buffers_lost);
+        int hrc = write_all(w->fd, w->header, w->buffer_size, 0);
+        if (hrc < 0 && !rc)
+                rc = hrc;
+        if (fsync(w->fd) < 0 && !rc && errno != EINVAL)
+                rc = -errno;
+        if (close(w->fd) < 0 && !rc)
+                rc = -errno;
+        w->fd = -1;
+        if (!rc && w->stats.write_error)
+                rc = -w->stats.write_error;
+        return rc;
+}
+
+int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
+                         int64_t end_filetime, struct etl_error *err)
+{
+        if (!w->ring) {
+                set_error(err, 0, "no in-memory buffers to save");
+                return -EINVAL;
+        }
+        int fd = create_output(path, is_force, err);
+        if (fd < 0)
+                return fd;
+        uint8_t *header = malloc(w->buffer_size);
+        if (!header) {
+                close(fd);
+                unlink(path);
+                return -ENOMEM;
+        }
+        /* the header buffer as it would be at close, for this set of buffers */
+        memcpy(header, w->header, w->buffer_size);
+        uint8_t *saved = w->header;
+        w->header = header;
+        header_buffer_finish(w, 1 + w->ring_count, end_filetime, 0, 0);
+        w->header = saved;
+        int rc = write_all(fd, header, w->buffer_size, 0);
+        uint32_t first = (w->ring_next + w->ring_slots - w->ring_count) % w->ring_slots;
+        for (uint32_t i = 0; i < w->ring_count && rc == 0; i++) {
+                uint32_t slot = (first + i) % w->ring_slots;
+                rc = write_all(fd, w->ring + (size_t)slot * w->buffer_size, w->buffer_size,
+                               (off_t)(i + 1) * w->buffer_size);
+        }
+        free(header);
+        if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
+                rc = -errno;
+        if (close(fd) < 0 && rc == 0)
+                rc = -errno;
+        if (rc < 0) {
+                set_error(err, 0, "writing %s: %s", path, strerror(-rc));
+                unlink(path);
+        }
+        return rc;
+}
+
+void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st)
+{
+        *st = w->stats;
+}
+
+void etl_writer_free(struct etl_writer *w)
+{
+        if (!w)
+                return;
+        if (w->fd >= 0)
+                close(w->fd);
+        if (w->cpus)
+                for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+                        free(w->cpus[i].data);
+        free(w->cpus);
+        free(w->header);
+        free(w->ring);
+        free(w);
+}
+
+uint32_t etl_record_system64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint32_t tid,
+                             uint32_t pid, uint64_t timestamp, const void *payload,
+                             uint32_t payload_size)
+{
+        uint32_t size = SYSTEM_HEADER_SIZE + payload_size;
+        put_u16(dst, version);
+        dst[2] = TRACE_HEADER_TYPE_SYSTEM64;
+        dst[3] = 0xC0;
+        put_u16(dst + 4, (uint16_t)size);
+        put_u16(dst + 6, hook_id);
+        put_u32(dst + 8, tid);
+        put_u32(dst + 12, pid);
+        put_u64(dst + 16, timestamp);
+        put_u32(dst + 24, 0);
+        put_u32(dst + 28, 0);
+        if (payload_size)
+                memcpy(dst + SYSTEM_HEADER_SIZE, payload, payload_size);
+        return size;
+}
+
+uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint64_t timestamp,
+                               const uint64_t *pmc, uint32_t nr_pmc, const void *payload,
+                               uint32_t payload_size)
+{
+        if (nr_pmc > 7)
+                nr_pmc = 7;
+        uint32_t size = PERFINFO_HEADER_SIZE + 8 * nr_pmc + payload_size;
+        put_u16(dst, (uint16_t)(version | (nr_pmc << 8)));
+        dst[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        dst[3] = 0xC0;
+        put_u16(dst + 4, (uint16_t)size);
+        put_u16(dst + 6, hook_id);
+        put_u64(dst + 8, timestamp);
+        for (uint32_t i = 0; i < nr_pmc; i++)
+                put_u64(dst + PERFINFO_HEADER_SIZE + 8 * i, pmc[i]);
+        if (payload_size)
+                memcpy(dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc, payload, payload_size);
+        return size;
+}
+
+static void put_guid(uint8_t *p, const GUID *g)
+{
+        put_u32(p, g->Data1);
+        put_u16(p + 4, g->Data2);
+        put_u16(p + 6, g->Data3);
+        memcpy(p + 8, g->Data4, 8);
+}
+
+uint32_t etl_record_full64(uint8_t *dst, const GUID *guid, uint8_t opcode, uint16_t version,
+                           uint32_t tid, uint32_t pid, uint64_t timestamp, const void *payload,
+                           uint32_t payload_size)
+{
+        uint32_t size = FULL_HEADER_SIZE + payload_size;
+        put_u16(dst, (uint16_t)size);
+        dst[2] = TRACE_HEADER_TYPE_FULL_HEADER64;
+        dst[3] = 0xC0;
+        dst[4] = opcode;
+        dst[5] = 0;
+        put_u16(dst + 6, version);
+        put_u32(dst + 8, tid);
+        put_u32(dst + 12, pid);
+        put_u64(dst + 16, timestamp);
+        put_guid(dst + 0x18, guid);
+        put_u64(dst + 0x28, 0);
+        if (payload_size)
+                memcpy(dst + FULL_HEADER_SIZE, payload, payload_size);
+        return size;
+}
+
+uint32_t etl_record_event64(uint8_t *dst, const GUID *provider, const EVENT_DESCRIPTOR *desc,
+                            uint32_t tid, uint32_t pid, uint64_t timestamp,
+                            const struct etl_record_ext *ext, uint32_t nr_ext, const void *payload,
+                            uint32_t payload_size)
+{
+        uint32_t off = EVENT_HEADER_SIZE;
+        for (uint32_t i = 0; i < nr_ext; i++) {
+                uint32_t total = 8u + ext[i].size_bytes;
+                put_u16(dst + off, (uint16_t)total);
+                put_u16(dst + off + 2, ext[i].type);
+                put_u16(dst + off + 4, i + 1 < nr_ext ? 1 : 0);
+                put_u16(dst + off + 6, ext[i].size_bytes);
+                memcpy(dst + off + 8, ext[i].data, ext[i].size_bytes);
+                uint32_t aligned = (total + 7u) & ~7u;
+                memset(dst + off + total, 0, aligned - total);
+                off += aligned;
+        }
+        uint32_t size = off + payload_size;
+        put_u16(dst, (uint16_t)size);
+        dst[2] = TRACE_HEADER_TYPE_EVENT_HEADER64;
+        dst[3] = 0xC0;
+        put_u16(dst + 4, (uint16_t)(nr_ext ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0) |
+                                 EVENT_HEADER_FLAG_64_BIT_HEADER);
+        put_u16(dst + 6, 0);
+        put_u32(dst + 8, tid);
+        put_u32(dst + 12, pid);
+        put_u64(dst + 16, timestamp);
+        put_guid(dst + 0x18, provider);
+        put_u16(dst + 0x28, desc->Id);
+        dst[0x2A] = desc->Version;
+        dst[0x2B] = desc->Channel;
+        dst[0x2C] = desc->Level;
+        dst[0x2D] = desc->Opcode;
+        put_u16(dst + 0x2E, desc->Task);
+        put_u64(dst + 0x30, desc->Keyword);
+        put_u64(dst + 0x38, 0);
+        memset(dst + 0x40, 0, 16);
+        if (payload_size)
+                memcpy(dst + off, payload, payload_size);
+        return size;
+}

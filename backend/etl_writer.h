@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_writer.h: writes .etl bytes as the kernel logger does: per-CPU fixed-size buffers, header
+ * first. */
+#ifndef ETWTOP_ETL_WRITER_H
+#define ETWTOP_ETL_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etl_reader.h"
+#include "etw/evntrace.h"
+
+/* The cpu argument of etl_writer_append that puts a record into the header buffer (after the
+   logfile header record), as the kernel does with the first group-mask event. */
+#define ETL_WRITER_HEADER_CPU 0xFFFFFFFFu
+
+#define ETL_WRITER_DEFAULT_BUFFER_SIZE 65536u
+
+struct etl_writer_config {
+        uint32_t buffer_size_bytes; /* 1 KiB .. 16 MiB, a multiple of 8; 0: 64 KiB */
+        uint32_t nr_cpus;
+        uint32_t log_file_mode; /* EVENT_TRACE_* recorded in the logfile header */
+        uint16_t logger_id;
+        const char *logger_name;   /* UTF-8, borrowed during etl_writer_new */
+        const char *log_file_name; /* UTF-8, as the header records it; may be NULL */
+        uint64_t start_timestamp;  /* session clock at start: the header record's timestamp */
+        int64_t start_filetime;    /* wall time of start_timestamp */
+        int64_t boot_filetime;
+        uint64_t perf_freq;  /* session clock ticks per second */
+        uint32_t clock_type; /* EVENT_TRACE_CLOCK_* */
+        uint8_t os_major, os_minor;
+        uint32_t provider_version; /* OS build number */
+        uint32_t timer_resolution_100ns;
+        uint32_t cpu_speed_mhz;
+        uint32_t maximum_file_size_mb;
+        uint32_t header_tid, header_pid; /* the controller's, in the header record */
+};
+
+/* Called with every buffer the writer completes (flushed full or by FLUSH/close), in the
+   order written, for real-time delivery. The bytes are borrowed for the call. */
+typedef void (*etl_writer_buffer_fn)(void *ctx, const uint8_t *buffer, uint32_t size_bytes);
+
+struct etl_writer_stats {
+        uint64_t nr_events;
+        uint64_t nr_buffers_written; /* data buffers completed, header buffer excluded */
+        uint64_t nr_bytes_written;   /* to the file */
+        uint64_t nr_events_dropped;  /* records larger than a buffer can hold */
+        int write_error;             /* first errno of the file sink (ENOSPC...), 0 if none */
+};
+
+struct etl_writer;
+
+/* A writer with no output yet; attach a file, a ring, a callback, in any combination.
+   Returns 0, -EINVAL (bad buffer size or CPU count) or -ENOMEM. */
+int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg);
+
+/* Writes to a new file at path, created 0600, never through a symlink and, unless is_force,
+   never over an existing file (-EEXIST). The header buffer is written at once, so that a file
+   cut short by kill -9 still reads up to its last complete buffer. */
+int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
+                         struct etl_error *err);
+
+/* Keeps the most recent buffers in memory, up to max_bytes (circular). */
+int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes);
+
+void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx);
+
+/* Appends one complete record (header included, as etl_record_* build them) to cpu's buffer,
+   completing the buffer first when the record does not fit. Returns 0, -E2BIG (record larger
+   than a buffer: dropped and counted), -EINVAL (cpu out of range), or the file sink's -errno
+   (the record is kept in memory; the writer goes on for the other sinks). */
+int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, uint32_t size);
+
+/* Completes every partly filled buffer now (EVENT_TRACE_CONTROL_FLUSH). */
+int etl_writer_flush(struct etl_writer *w);
+
+/* Flushes, rewrites the header buffer with EndTime, BuffersWritten, EventsLost and
+   BuffersLost, and closes the file. The ring stays readable. Returns 0 or the first -errno. */
+int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events_lost,
+                     uint32_t buffers_lost);
+
+/* Writes the header buffer and the ring's buffers (oldest first, sequence numbers kept) as a
+   self-contained file, with the same safety rules as etl_writer_open_file. */
+int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
+                         int64_t end_filetime, struct etl_error *err);
+
+void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st);
+
+/* Frees the writer; closes an open file without finalizing it. NULL is fine. */
+void etl_writer_free(struct etl_writer *w);
+
+/* Record builders: write a record into dst (which has room for the returned size) and
+   return its size in bytes (not aligned; the writer aligns). ETL-FORMAT.md 2.3-2.8. */
+uint32_t etl_record_system64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint32_t tid,
+                             uint32_t pid, uint64_t timestamp, const void *payload,
+                             uint32_t payload_size);
+uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint64_t timestamp,
+                               const uint64_t *pmc, uint32_t nr_pmc, const void *payload,
+                               uint32_t payload_size);
+uint32_t etl_record_full64(uint8_t *dst, const GUID *guid, uint8_t opcode, uint16_t version,
+                           uint32_t tid, uint32_t pid, uint64_t timestamp, const void *payload,
+                           uint32_t payload_size);
+/* EVENT_HEADER64 with optional extended items (type, data, size) */
+struct etl_record_ext {
+        uint16_t type;
+        uint16_t size_bytes;
+        const void *data;
+};
+uint32_t etl_record_event64(uint8_t *dst, const GUID *provider, const EVENT_DESCRIPTOR *desc,
+                            uint32_t tid, uint32_t pid, uint64_t timestamp,
+                            const struct etl_record_ext *ext, uint32_t nr_ext, const void *payload,
+                            uint32_t payload_size);
+
+#endif

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_fixture.c: writes a kernel trace holding every event kind this machine cannot record
+   (LBR, PMC samples and counters, CSwitch, ReadyThread, stack keys, 32-bit records), through
+   etwtop's own writer, for the reader, decoder and dump tests. Usage: etl_fixture OUT.etl */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl_writer.h"
+#include "etw/ntwmi.h"
+
+/* The clock: 1 GHz ticks (DESIGN.md), the session starting at tick START. */
+#define START    1000000000ull
+#define FREQ     1000000000ull
+#define T(ms)    (START + (uint64_t)(ms)*1000000ull)
+#define FT_START 132386000000000000ll /* 2020-07-08 */
+#define PID      4242
+#define TID_MAIN 4243
+#define TID_WORK 4244
+
+static struct etl_writer *w;
+static uint8_t rec[8192];
+
+static void put(uint32_t cpu, uint32_t size)
+{
+        if (etl_writer_append(w, cpu, rec, size) < 0) {
+                fprintf(stderr, "etl_fixture: append failed\n");
+                exit(1);
+        }
+}
+
+static uint32_t utf16(uint8_t *dst, const char *s)
+{
+        uint32_t n = 0;
+        do {
+                dst[n++] = (uint8_t)*s;
+                dst[n++] = 0;
+        } while (*s++);
+        return n;
+}
+
+static void u32(uint8_t *p, uint32_t v)
+{
+        memcpy(p, &v, 4);
+}
+
+static void u64(uint8_t *p, uint64_t v)
+{
+        memcpy(p, &v, 8);
+}
+
+static void process_dcstart(uint32_t cpu, uint64_t ts)
+{
+        uint8_t p[256] = {0};
+        u64(p, 0xffff900000001000ull); /* UniqueProcessKey */
+        u32(p + 8, PID);
+        u32(p + 12, 1);
+        u32(p + 16, 0);
+        u32(p + 20, 259);
+        u64(p + 24, 0x1aa000);
+        u32(p + 32, 0); /* Flags (v4) */
+        u32(p + 36, 0); /* no SID */
+        uint32_t n = 40;
+        memcpy(p + n, "work.exe", 9);
+        n += 9;
+        n += utf16(p + n, "work --run");
+        n += utf16(p + n, "");
+        n += utf16(p + n, "");
+        put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_PROCESS_DC_START, 4, ts, NULL, 0, p, n));
+}
+
+static void thread_dcstart(uint32_t cpu, uint64_t ts, uint32_t tid, const char *name)
+{
+        uint8_t p[256] = {0};
+        u32(p, PID);
+        u32(p + 4, tid);
+        u64(p + 40, 0x3); /* affinity */
+        u64(p + 48, 0x401000);
+        p[68] = 8;
+        uint32_t n = 72 + utf16(p + 72, name);
+        put(cpu, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
+}
+
+static void image_dcstart(uint32_t cpu, uint64_t ts)
+{
+        uint8_t p[256] = {0};
+        u64(p, 0x400000);
+        u64(p + 8, 0x10000);
+        u32(p + 16, PID);
+        u64(p + 32, 0x400000);
+        uint32_t n = 56 + utf16(p + 56, "/usr/bin/work");
+        put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_START, 3, ts, NULL, 0, p, n));
+}
+
+static void sampled_profile(uint32_t cpu, uint64_t ts, uint64_t ip, uint32_t tid)
+{
+        uint8_t p[16] = {0};
+        u64(p, ip);
+        u32(p + 8, tid);
+        p[12] = 1;      /* Count */
+        p[14] = 8 << 3; /* priority 8 */
+        put(cpu,
+            etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, ts, NULL, 0, p, 16));
+}
+
+static void stack(uint32_t cpu, uint64_t ts, uint32_t tid, const uint64_t *frames, uint32_t n)
+{
+        uint8_t p[16 + 8 * 32];
+        u64(p, ts);
+        u32(p + 8, PID);
+        u32(p + 12, tid);
+        memcpy(p + 16, frames, 8 * n);
+        put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p, 16 + 8 * n));
+}
+
+/* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11), same timestamp as the trigger event */
+static void lbr(uint32_t cpu, uint64_t ts, uint32_t tid)
+{
+        static const uint64_t edges[][2] = {
+                {0x401250, 0x401200}, {0x4011f0, 0x401240}, {0x401180, 0x4011e0}};
+        uint8_t p[24 + 24 * 3] = {0};
+        u64(p, ts);
+        u32(p + 8, PID);
+        u32(p + 12, tid);
+        u32(p + 16, EVNTRACE_LBR_FILTER_KERNEL);
+        for (int i = 0; i < 3; i++) {
+                u64(p + 24 + 24 * i, edges[i][0]);
+                u64(p + 24 + 24 * i + 8, edges[i][1]);
+        }
+        put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_LBR, 2, ts, NULL, 0, p, sizeof(p)));
+}
+
+static void pmc_sample(uint32_t cpu, uint64_t ts, uint64_t ip, uint32_t tid, uint16_t source)
+{
+        uint8_t p[16] = {0};
+        u64(p, ip);
+        u32(p + 8, tid);
+        memcpy(p + 12, &source, 2);
+        put(cpu,
+            etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, NULL, 0, p, 16));
+}
+
+/* WMI_CONTEXTSWAP v4 (3.5) with two PMC counters inline (2.4) */
+static void cswitch(uint32_t cpu, uint64_t ts, uint32_t new_tid, uint32_t old_tid, uint8_t state,
+                    uint8_t reason, const uint64_t pmc[2])
+{
+        uint8_t p[24] = {0};
+        u32(p, new_tid);
+        u32(p + 4, old_tid);
+        p[8] = 9;
+        p[9] = 8;
+        p[12] = reason;
+        p[13] = 1; /* user-mode wait */
+        p[14] = state;
+        p[15] = (uint8_t)cpu;
+        u32(p + 16, 31);
+        put(cpu,
+            etl_record_perfinfo64(rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, pmc ? 2 : 0, p, 24));
+}
+
+static void ready_thread(uint32_t cpu, uint64_t ts, uint32_t by_tid, uint32_t tid)
+{
+        uint8_t p[8] = {0};
+        u32(p, tid);
+        p[4] = 1; /* Unwait */
+        p[5] = 1;
+        put(cpu, etl_record_system64(rec, WMI_LOG_TYPE_READY_THREAD, 2, by_tid, PID, ts, p, 8));
+}
+
+static void pmc_config(uint32_t cpu, uint64_t ts)
+{
+        uint8_t p[128];
+        u32(p, 2);
+        uint32_t n = 4;
+        n += utf16(p + n, "BranchInstructions");
+        n += utf16(p + n, "LLCReference");
+        put(cpu, etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_PMC_CONFIG, 2, ts, NULL, 0, p, n));
+}
+
+static void interval_rundown(uint32_t cpu, uint64_t ts, uint32_t source, uint32_t interval,
+                             const char *name)
+{
+        uint8_t p[128];
+        u32(p, source);
+        u32(p + 4, interval);
+        u32(p + 8, interval);
+        uint32_t n = 12 + utf16(p + 12, name);
+        put(cpu, etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START, 3, ts, NULL,
+                                       0, p, n));
+}
+
+/* A 32-bit (WOW64-style) record in a 64-bit trace: PERFINFO32, 4-byte IP. */
+static void sampled_profile32(uint32_t cpu, uint64_t ts, uint32_t ip, uint32_t tid)
+{
+        uint8_t *r = rec;
+        uint8_t p[12] = {0};
+        u32(p, ip);
+        u32(p + 4, tid);
+        p[8] = 1;
+        uint32_t size = 0x10 + 12;
+        r[0] = 2;
+        r[1] = 0;
+        r[2] = TRACE_HEADER_TYPE_PERFINFO32;
+        r[3] = 0xC0;
+        r[4] = (uint8_t)size;
+        r[5] = 0;
+        uint16_t hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+        memcpy(r + 6, &hook, 2);
+        u64(r + 8, ts);
+        memcpy(r + 0x10, p, 12);
+        put(cpu, size);
+}
+
+static void group_masks(uint32_t cpu, uint64_t ts)
+{
+        uint8_t p[36] = {0};
+        u32(p, EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD |
+                       EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER |
+                       EVENT_TRACE_FLAG_PROFILE);
+        u32(p + 4, PERF_GET_MASK_GROUP(PERF_PROFILE | PERF_CONTEXT_SWITCH | PERF_DISPATCHER |
+                                       PERF_PMC_PROFILE));
+        u32(p + 32, 85);
+        uint32_t size =
+                etl_record_perfinfo64(rec, WMI_LOG_TYPE_HEADER_EXTENSION, 2, ts, NULL, 0, p, 36);
+        if (etl_writer_append(w, cpu, rec, size) < 0)
+                exit(1);
+}
+
+int main(int argc, char **argv)
+{
+        if (argc != 2) {
+                fprintf(stderr, "usage: etl_fixture OUT.etl\n");
+                return 2;
+        }
+        struct etl_writer_config cfg = {
+                .buffer_size_bytes = 8192,
+                .nr_cpus = 2,
+                .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                .logger_id = 3,
+                .logger_name = "NT Kernel Logger",
+                .log_file_name = "/tmp/fixture.etl",
+                .start_timestamp = START,
+                .start_filetime = FT_START,
+                .boot_filetime = FT_START - 36000000000ll,
+                .perf_freq = FREQ,
+                .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
+                .os_major = 10,
+                .provider_version = 19041,
+                .timer_resolution_100ns = 156250,
+                .cpu_speed_mhz = 3000,
+                .header_tid = 1,
+                .header_pid = 1,
+        };
+        if (etl_writer_new(&w, &cfg) < 0)
+                return 1;
+        struct etl_error err;
+        if (etl_writer_open_file(w, argv[1], true, &err) < 0) {
+                fprintf(stderr, "etl_fixture: %s\n", err.msg);
+                return 1;
+        }
+        group_masks(ETL_WRITER_HEADER_CPU, START);
+
+        /* CPU 0: rundown, then a sample with its stack and LBR, a PMC sample, switches */
+        process_dcstart(0, T(1));
+        thread_dcstart(0, T(1), TID_MAIN, "main");
+        image_dcstart(0, T(1));
+        pmc_config(0, T(1));
+        interval_rundown(0, T(1), 0, 10000, "Timer");
+        interval_rundown(0, T(1), 11, 65536, "BranchMispredictions");
+        sampled_profile(0, T(10), 0x401234, TID_MAIN);
+        static const uint64_t frames[] = {0x401234, 0x401100, 0x400f00};
+        stack(0, T(10), TID_MAIN, frames, 3);
+        lbr(0, T(10), TID_MAIN);
+        pmc_sample(0, T(11), 0x401300, TID_MAIN, ProfileBranchMispredictions);
+        static const uint64_t pmc1[2] = {3896, 9400};
+        cswitch(0, T(12), TID_MAIN, 0, 5 /* Waiting */, 15 /* WrQueue */, pmc1);
+        ready_thread(0, T(13), TID_MAIN, TID_WORK);
+        /* CPU 1 */
+        thread_dcstart(1, T(2), TID_WORK, "worker");
+        sampled_profile32(1, T(14), 0x8048123, TID_WORK);
+        static const uint64_t pmc2[2] = {5000, 12000};
+        cswitch(1, T(15), TID_WORK, 0, 1 /* Ready */, 32 /* WrPreempted */, pmc2);
+        /* enough samples to fill several buffers per CPU */
+        for (int i = 0; i < 400; i++) {
+                sampled_profile(0, T(20 + i), 0x401000 + (uint64_t)i, TID_MAIN);
+                sampled_profile(1, T(20 + i) + 500, 0x402000 + (uint64_t)i, TID_WORK);
+        }
+        if (etl_writer_close(w, FT_START + 5000000, 0, 0) < 0) {
+                fprintf(stderr, "etl_fixture: close failed\n");
+                return 1;
+        }
+        etl_writer_free(w);
+        return 0;
+}

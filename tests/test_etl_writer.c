@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/* test_etl_writer.c: the .etl writer read back by the reader: layout, file safety, ring, flush. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "etl_reader.h"
+#include "etl_writer.h"
+#include "etw/ntwmi.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+        (void)state;
+        strcpy(dir, "/tmp/etwtop-writer-XXXXXX");
+        return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void path_of(char *buf, size_t size, const char *name)
+{
+        snprintf(buf, size, "%s/%s", dir, name);
+}
+
+static struct etl_writer *new_writer(uint32_t nr_cpus, uint32_t buffer_size)
+{
+        struct etl_writer_config cfg = {
+                .buffer_size_bytes = buffer_size,
+                .nr_cpus = nr_cpus,
+                .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                .logger_id = 7,
+                .logger_name = "etwtop test \xc3\xa9",
+                .log_file_name = "out.etl",
+                .start_timestamp = 5000,
+                .start_filetime = 132000000000000000ll,
+                .boot_filetime = 131999000000000000ll,
+                .perf_freq = 1000000000,
+                .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
+                .os_major = 10,
+                .provider_version = 19041,
+                .header_tid = 11,
+                .header_pid = 10,
+        };
+        struct etl_writer *w = NULL;
+        assert_int_equal(etl_writer_new(&w, &cfg), 0);
+        return w;
+}
+
+/* n SampledProfile records per CPU, timestamps interleaved across CPUs */
+static uint64_t next_ts = 6000;
+
+static void write_samples(struct etl_writer *w, uint32_t nr_cpus, uint32_t n)
+{
+        uint8_t rec[64], p[16] = {0};
+        uint64_t base = next_ts;
+        next_ts += 10ull * n + 10;
+        for (uint32_t i = 0; i < n; i++) {
+                for (uint32_t c = 0; c < nr_cpus; c++) {
+                        uint64_t ip = 0x1000 + i;
+                        memcpy(p, &ip, 8);
+                        uint32_t size =
+                                etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2,
+                                                      6000 + 10ull * i + c, NULL, 0, p, 16);
+                        assert_int_equal(etl_writer_append(w, c, rec, size), 0);
+                }
+        }
+}
+
+static uint64_t read_all(const char *path, uint64_t *nr_backwards, struct etl_reader_stats *st)
+{
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        int rc = etl_reader_open_file(&r, path, &err);
+        if (rc < 0)
+                print_error("%s at %llu\n", err.msg, (unsigned long long)err.offset);
+        assert_int_equal(rc, 0);
+        const struct etl_record *rec;
+        uint64_t n = 0, last = 0;
+        *nr_backwards = 0;
+        while ((rec = etl_reader_next_ref(r))) {
+                if (rec->timestamp < last)
+                        (*nr_backwards)++;
+                last = rec->timestamp;
+                n++;
+        }
+        if (st)
+                etl_reader_get_stats(r, st);
+        etl_reader_close(r);
+        return n;
+}
+
+static void test_round_trip(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "round.etl");
+        struct etl_writer *w = new_writer(4, 4096);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        write_samples(w, 4, 500);
+        assert_int_equal(etl_writer_close(w, 132000000050000000ll, 3, 1), 0);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        etl_writer_free(w);
+
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_int_equal(st.st_size % 4096, 0);
+        assert_int_equal((uint64_t)st.st_size / 4096, ws.nr_buffers_written + 1);
+
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_string_equal(lf->logger_name, "etwtop test \xc3\xa9");
+        assert_string_equal(lf->log_file_name, "out.etl");
+        assert_int_equal(lf->header.BufferSize, 4096);
+        assert_int_equal(lf->header.BuffersWritten, ws.nr_buffers_written + 1);
+        assert_int_equal(lf->header.EventsLost, 3);
+        assert_int_equal(lf->header.BuffersLost, 1);
+        assert_int_equal(lf->header.EndTime.QuadPart, 132000000050000000ll);
+        assert_int_equal(lf->header.StartTime.QuadPart, 132000000000000000ll);
+        assert_int_equal(lf->header.PerfFreq.QuadPart, 1000000000);
+        assert_int_equal(lf->header.NumberOfProcessors, 4);
+        assert_int_equal(lf->header.PointerSize, 8);
+        assert_int_equal(lf->header.VersionDetail.SubVersion, 1);
+        assert_int_equal(lf->header.VersionDetail.SubMinorVersion, 5);
+        assert_int_equal(lf->start_timestamp, 5000);
+        /* 1 ms after the start at 1 GHz is 10000 FILETIME units later */
+        assert_int_equal(etl_reader_to_filetime(r, 5000 + 1000000), 132000000000000000ll + 10000);
+        etl_reader_close(r);
+
+        uint64_t back = 0;
+        struct etl_reader_stats rs;
+        assert_int_equal(read_all(path, &back, &rs), 1 + 4 * 500);
+        assert_int_equal(back, 0);
+        assert_int_equal(rs.nr_cpus, 4);
+        assert_int_equal(rs.nr_buffers_damaged, 0);
+}
+
+/* ETL-FORMAT.md 1.9: buffer header fields of what we write. */
+static void test_buffer_layout(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "layout.etl");
+        struct etl_writer *w = new_writer(2, 1024);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        write_samples(w, 2, 100);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        uint8_t b[1024];
+        uint64_t last_seq = 0;
+        for (uint32_t i = 0; fread(b, 1, sizeof(b), f) == sizeof(b); i++) {
+                uint32_t size, saved, offset;
+                uint64_t seq;
+                uint16_t flag, type;
+                memcpy(&size, b, 4);
+                memcpy(&saved, b + 4, 4);
+                memcpy(&offset, b + 0x30, 4);
+                memcpy(&seq, b + 0x18, 8);
+                memcpy(&flag, b + 0x34, 2);
+                memcpy(&type, b + 0x36, 2);
+                assert_int_equal(size, 1024);
+                assert_int_equal(saved, offset);
+                assert_int_equal(offset % 8, 0);
+                for (uint32_t k = offset; k < 1024; k++)
+                        assert_int_equal(b[k], 0xFF);
+                if (i == 0) {
+                        assert_int_equal(type, WMI_BUFFER_TYPE_HEADER);
+                        assert_int_equal(flag, 0x21);
+                        assert_int_equal(seq, 0);
+                        uint32_t marker;
+                        memcpy(&marker, b + 0x48, 4);
+                        assert_int_equal(marker & 0xFFFF0000u, 0xC0020000u);
+                } else {
+                        assert_int_equal(type, WMI_BUFFER_TYPE_GENERIC);
+                        assert_int_equal(flag, 0x20);
+                        assert_true(seq > last_seq);
+                        last_seq = seq;
+                }
+        }
+        fclose(f);
+}
+
+static void test_file_safety(void **state)
+{
+        (void)state;
+        char path[128], link[128], target[128];
+        struct etl_error err;
+        path_of(path, sizeof(path), "exists.etl");
+        int fd = open(path, O_CREAT | O_WRONLY, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "keep", 4), 4);
+        close(fd);
+
+        struct etl_writer *w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), -EEXIST);
+        assert_non_null(strstr(err.msg, "--force"));
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 4); /* nothing already written is lost */
+
+        /* never through a symlink, even with force the link is replaced, not followed */
+        path_of(target, sizeof(target), "target");
+        path_of(link, sizeof(link), "link.etl");
+        fd = open(target, O_CREAT | O_WRONLY, 0644);
+        assert_int_equal(write(fd, "precious", 8), 8);
+        close(fd);
+        assert_int_equal(symlink(target, link), 0);
+        assert_true(etl_writer_open_file(w, link, false, &err) < 0);
+        assert_int_equal(etl_writer_open_file(w, link, true, &err), 0);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        assert_int_equal(stat(target, &st), 0);
+        assert_int_equal(st.st_size, 8);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 0777, 0600);
+
+        /* force over an existing regular file */
+        w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, true, &err), 0);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 4096);
+}
+
+/* A writer killed before close: the header was never finalized, yet every complete buffer
+   reads (DESIGN.md, reliability). */
+static void test_unfinalized(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "killed.etl");
+        struct etl_writer *w = new_writer(2, 4096);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        write_samples(w, 2, 1000);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        etl_writer_free(w); /* no close: as after kill -9 */
+        uint64_t back = 0;
+        struct etl_reader_stats rs;
+        uint64_t n = read_all(path, &back, &rs);
+        assert_int_equal(rs.nr_buffers, ws.nr_buffers_written + 1);
+        assert_true(n > 1 && n < 1 + 2 * 1000); /* the unflushed tails are lost, the rest reads */
+        assert_int_equal(back, 0);
+        assert_int_equal(rs.nr_buffers_damaged, 0);
+
+        /* and a file cut in the middle of a buffer (a write cut short) */
+        assert_int_equal(truncate(path, 4096 * 3 + 1000), 0);
+        n = read_all(path, &back, &rs);
+        assert_true(n > 1);
+        assert_int_equal(rs.nr_buffers_damaged, 1);
+}
+
+static void test_flush(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "flush.etl");
+        struct etl_writer *w = new_writer(2, 65536);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        write_samples(w, 2, 10);
+        uint64_t back = 0;
+        assert_int_equal(read_all(path, &back, NULL), 1); /* only the header so far */
+        assert_int_equal(etl_writer_flush(w), 0);
+        assert_int_equal(read_all(path, &back, NULL), 21); /* FLUSH made them readable */
+        write_samples(w, 2, 5);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        assert_int_equal(read_all(path, &back, NULL), 31);
+        assert_int_equal(back, 0);
+}
+
+/* The in-memory circular mode keeps the last buffers and saves them as a whole file. */
+static void test_ring_save(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "ring.etl");
+        struct etl_writer *w = new_writer(1, 1024);
+        assert_int_equal(etl_writer_set_ring(w, 4 * 1024), 0);
+        write_samples(w, 1, 1000); /* 1000 * 32 bytes: ~33 buffers, the ring keeps 4 */
+        assert_int_equal(etl_writer_flush(w), 0);
+        struct etl_error err;
+        assert_int_equal(etl_writer_save_ring(w, path, false, 132000000010000000ll, &err), 0);
+        /* saving twice without force is refused */
+        assert_int_equal(etl_writer_save_ring(w, path, false, 0, &err), -EEXIST);
+        etl_writer_free(w);
+        uint64_t back = 0;
+        struct etl_reader_stats rs;
+        uint64_t n = read_all(path, &back, &rs);
+        assert_int_equal(rs.nr_buffers, 5);
+        assert_int_equal(back, 0);
+        /* 4 buffers of (1024 - 72) / 32 = 29 records at most, the last one partial */
+        assert_true(n > 1 + 3 * 29 - 29 && n <= 1 + 4 * 29);
+}
+
+struct rt_ctx {
+        uint32_t nr_calls;
+        uint64_t nr_records;
+};
+
+/* What a real-time consumer gets: whole buffers the reader can parse from bytes. */
+static void on_buffer(void *ctx, const uint8_t *buffer, uint32_t size)
+{
+        struct rt_ctx *c = ctx;
+        c->nr_calls++;
+        assert_int_equal(size, 1024);
+        uint32_t filled;
+        memcpy(&filled, buffer + 0x30, 4);
+        assert_true(filled > 0x48 && filled <= size);
+        for (uint32_t pos = 0x48; pos + 4 <= filled;) {
+                uint16_t rsize;
+                memcpy(&rsize, buffer + pos + 4, 2);
+                assert_true(rsize >= 0x10);
+                c->nr_records++;
+                pos += (rsize + 7u) & ~7u;
+        }
+}
+
+static void test_real_time_callback(void **state)
+{
+        (void)state;
+        struct etl_writer *w = new_writer(2, 1024);
+        struct rt_ctx c = {0, 0};
+        etl_writer_set_buffer_callback(w, on_buffer, &c);
+        write_samples(w, 2, 100);
+        assert_int_equal(etl_writer_flush(w), 0);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(c.nr_calls, ws.nr_buffers_written);
+        assert_int_equal(c.nr_records, 200);
+        assert_int_equal(ws.nr_events, 200);
+        etl_writer_free(w);
+}
+
+static void test_limits(void **state)
+{
+        (void)state;
+        struct etl_writer_config cfg = {.buffer_size_bytes = 1000, .nr_cpus = 1};
+        struct etl_writer *w = NULL;
+        assert_int_equal(etl_writer_new(&w, &cfg), -EINVAL); /* not a multiple of 8, < 1 KiB */
+        cfg.buffer_size_bytes = 4096;
+        cfg.nr_cpus = 0;
+        assert_int_equal(etl_writer_new(&w, &cfg), -EINVAL);
+        w = new_writer(1, 1024);
+        static uint8_t big[2048];
+        uint32_t size = etl_record_perfinfo64(big, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, 1, NULL, 0,
+                                              big + 1024, 1000);
+        assert_int_equal(etl_writer_append(w, 0, big, size), -E2BIG);
+        assert_int_equal(etl_writer_append(w, 5, big, 40), -EINVAL);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(ws.nr_events_dropped, 1);
+        etl_writer_free(w);
+        etl_writer_free(NULL);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_round_trip),
+                cmocka_unit_test(test_buffer_layout),
+                cmocka_unit_test(test_file_safety),
+                cmocka_unit_test(test_unfinalized),
+                cmocka_unit_test(test_flush),
+                cmocka_unit_test(test_ring_save),
+                cmocka_unit_test(test_real_time_callback),
+                cmocka_unit_test(test_limits),
+        };
+        return cmocka_run_group_tests(tests, setup, teardown);
+}
