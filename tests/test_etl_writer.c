@@ -78,7 +78,7 @@ static void write_samples(struct etl_writer *w, uint32_t nr_cpus, uint32_t n)
                         memcpy(p, &ip, 8);
                         uint32_t size =
                                 etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2,
-                                                      6000 + 10ull * i + c, NULL, 0, p, 16);
+                                                      base + 10ull * i + c, NULL, 0, p, 16);
                         assert_int_equal(etl_writer_append(w, c, rec, size), 0);
                 }
         }
