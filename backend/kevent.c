@@ -627,6 +627,11 @@ static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_
         char *out = d->str + d->str_len;
         bool has_nul = false, is_full = room == 0;
 
+        /* ASCII fast path: most names and paths are plain ASCII */
+        while (i + 2 <= n && o + 1 < room && s[i + 1] == 0 && s[i] != 0 && s[i] < 0x80) {
+                out[o++] = (char)s[i];
+                i += 2;
+        }
         while (i + 2 <= n) {
                 uint32_t cp = ld16(s + i);
 

@@ -19,6 +19,9 @@
 #define XPRESS_LEN_NIBBLE_ESCAPE 15u
 #define XPRESS_LEN_BYTE_ESCAPE   255u
 #define XPRESS_LEN_WIDE_MIN      (15u + 7u)
+/* Margins of the fast loop (see xpress_decompress). */
+#define XPRESS_FAST_IN  64u
+#define XPRESS_FAST_OUT 64u
 /* MS-XCA 2.4.4: the shortest match copies 3 bytes. */
 #define XPRESS_MIN_MATCH 3u
 
@@ -71,6 +74,83 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         size_t half_byte_pos = 0;
         bool half_byte_pending = false;
         int rc = 0;
+
+        /* Fast loop: while FAST_IN input and FAST_OUT output bytes remain, no element can run
+         * past either end (a flag word and the longest token with its length fields take 14
+         * input bytes; literal runs copy at most 32 bytes at once), so the per-field checks of
+         * the loop below are not needed. The state carries over to it unchanged. */
+        while (in_len - ip >= XPRESS_FAST_IN && out_cap - op >= XPRESS_FAST_OUT) {
+                if (flag_count == 0) {
+                        flags = get_le32(in + ip);
+                        ip += XPRESS_FLAG_BYTES;
+                        flag_count = XPRESS_FLAG_BITS;
+                }
+                flag_count--;
+                if (!((flags >> flag_count) & 1u)) {
+                        uint32_t below = flag_count ? flags & ((1u << flag_count) - 1u) : 0;
+                        unsigned run =
+                                below ? flag_count - (31u - (unsigned)__builtin_clz(below)) - 1u
+                                      : flag_count;
+                        memcpy(out + op, in + ip, 16);
+                        memcpy(out + op + 16, in + ip + 16, 16);
+                        op += (size_t)run + 1;
+                        ip += (size_t)run + 1;
+                        flag_count -= run;
+                        continue;
+                }
+                const size_t token_pos = ip;
+                const uint16_t token = get_le16(in + ip);
+                ip += XPRESS_TOKEN_BYTES;
+                const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
+                uint64_t len = token & XPRESS_TOKEN_LEN_MASK;
+                if (len == XPRESS_LEN_TOKEN_ESCAPE) {
+                        if (!half_byte_pending) {
+                                len = in[ip] & 0x0fu;
+                                half_byte_pos = ip++;
+                                half_byte_pending = true;
+                        } else {
+                                len = in[half_byte_pos] >> 4;
+                                half_byte_pending = false;
+                        }
+                        if (len == XPRESS_LEN_NIBBLE_ESCAPE) {
+                                len = in[ip++];
+                                if (len == XPRESS_LEN_BYTE_ESCAPE) {
+                                        len = get_le16(in + ip);
+                                        ip += 2;
+                                        if (len == 0) {
+                                                len = get_le32(in + ip);
+                                                ip += 4;
+                                        }
+                                        if (len < XPRESS_LEN_WIDE_MIN) {
+                                                rc = fail(err, -EINVAL, token_pos,
+                                                          "wide match length below 22");
+                                                goto out;
+                                        }
+                                        len -= XPRESS_LEN_WIDE_MIN;
+                                }
+                                len += XPRESS_LEN_NIBBLE_ESCAPE;
+                        }
+                        len += XPRESS_LEN_TOKEN_ESCAPE;
+                }
+                len += XPRESS_MIN_MATCH;
+                if (dist > op) {
+                        rc = fail(err, -EINVAL, token_pos, "match offset before start of output");
+                        goto out;
+                }
+                if (len > (uint64_t)(out_cap - op)) {
+                        rc = fail(err, -ENOSPC, token_pos, "match runs past end of output");
+                        goto out;
+                }
+                uint8_t *d = out + op;
+                if (dist >= 16 && out_cap - op >= (size_t)len + 16) {
+                        const uint8_t *src = d - dist;
+                        for (size_t i = 0; i < (size_t)len; i += 16)
+                                memcpy(d + i, src + i, 16);
+                } else {
+                        copy_match(d, dist, (size_t)len);
+                }
+                op += (size_t)len;
+        }
 
         for (;;) {
                 /* The .etl caller knows the exact decompressed size: stop once it is reached, even
@@ -212,6 +292,7 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                 op += (size_t)len;
         }
 
+out:
         if (out_len)
                 *out_len = op;
         return rc;
