@@ -78,6 +78,7 @@ struct etl_reader {
         uint32_t header_stream; /* the stream holding buffer 0 */
         bool is_header_pending;
         bool is_advance_pending; /* the heap's top stream still holds the record last returned */
+        uint64_t run_limit;      /* see update_run_limit */
         struct etl_reader_stats stats;
         struct etl_error warning;
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
@@ -512,6 +513,19 @@ static void heap_down(struct etl_reader *r, uint32_t i)
         }
 }
 
+/* The smallest head timestamp below the top of the heap: the top stream may go on alone up to
+   there. */
+static void update_run_limit(struct etl_reader *r)
+{
+        uint64_t limit = UINT64_MAX;
+        for (uint32_t c = 1; c <= 2 && c < r->nr_heap; c++) {
+                uint64_t t = r->streams[r->heap[c]].head.timestamp;
+                if (t < limit)
+                        limit = t;
+        }
+        r->run_limit = limit;
+}
+
 static void heap_build(struct etl_reader *r)
 {
         r->nr_heap = 0;
@@ -520,6 +534,7 @@ static void heap_build(struct etl_reader *r)
                         r->heap[r->nr_heap++] = i;
         for (uint32_t i = r->nr_heap / 2; i-- > 0;)
                 heap_down(r, i);
+        update_run_limit(r);
 }
 
 void etl_reader_rewind(struct etl_reader *r)
@@ -985,6 +1000,10 @@ static void settle(struct etl_reader *r)
         r->is_advance_pending = false;
         struct stream *s = &r->streams[r->heap[0]];
         stream_advance(r, s);
+        /* While the top stream stays ahead of every other (strictly: ties go by stream index
+           through the heap), it keeps the top without touching the heap. */
+        if (s->has_head && s->head.timestamp < r->run_limit)
+                return;
         if (s->has_head) {
                 heap_down(r, 0);
         } else {
@@ -992,6 +1011,7 @@ static void settle(struct etl_reader *r)
                 if (r->nr_heap)
                         heap_down(r, 0);
         }
+        update_run_limit(r);
 }
 
 const struct etl_record *etl_reader_next_ref(struct etl_reader *r)

@@ -50,10 +50,12 @@ if [ ! -f "$etl" ]; then
 fi
 etl_bytes=$(stat -c %s "$etl")
 
-# Wall-clock seconds of one run of "$@" (output discarded), best of 3.
+# Wall-clock seconds of one run of "$@" (output discarded), best of $runs: the VM is noisy
+# (single timings move by half between runs), and the best run is the least disturbed.
+runs=${BENCH_RUNS:-9}
 best_of_3() {
         local best= t0 t1 dt i
-        for i in 1 2 3; do
+        for ((i = 0; i < runs; i++)); do
                 t0=$EPOCHREALTIME
                 "$@" >/dev/null 2>&1 || die "failed: $*"
                 t1=$EPOCHREALTIME
