@@ -5,7 +5,7 @@
 # Usage: bench/replay.sh [BUILD_DIR]   (default ./build; builds nothing: build bench_replay and
 # etwtop first, e.g. cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build)
 #
-# Measures, best of 3 wall-clock runs each:
+# Measures, best of $runs wall-clock runs each:
 #   (a) bench_replay on the largest sample (.etl reader + decoder, no output);
 #   (b) perf script -i perf.data -F tid,cpu,time,event,ip > /dev/null, on a perf.data recorded
 #       once on this machine with about as many samples as the .etl has records;
@@ -53,7 +53,7 @@ etl_bytes=$(stat -c %s "$etl")
 # Wall-clock seconds of one run of "$@" (output discarded), best of $runs: the VM is noisy
 # (single timings move by half between runs), and the best run is the least disturbed.
 runs=${BENCH_RUNS:-9}
-best_of_3() {
+best_of_runs() {
         local best= t0 t1 dt i
         for ((i = 0; i < runs; i++)); do
                 t0=$EPOCHREALTIME
@@ -122,14 +122,14 @@ fi
 perf_events=$(cat "$perf_count")
 perf_bytes=$(stat -c %s "$perf_data")
 
-echo "measuring (best of 3 wall-clock runs each) ..." >&2
-t_bench=$(best_of_3 "$bench_replay" "$etl" 1)
-t_perf=$(best_of_3 perf script -i "$perf_data" -F tid,cpu,time,event,ip)
-t_dump=$(best_of_3 "$etwtop" --dump "$etl")
+echo "measuring (best of $runs wall-clock runs each) ..." >&2
+t_bench=$(best_of_runs "$bench_replay" "$etl" 1)
+t_perf=$(best_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
+t_dump=$(best_of_runs "$etwtop" --dump "$etl")
 
 awk -v etl="$etl" -v perf_data="$perf_data" -v etl_bytes="$etl_bytes" -v perf_bytes="$perf_bytes" \
         -v etl_events="$etl_events" -v perf_events="$perf_events" \
-        -v t_bench="$t_bench" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" '
+        -v t_bench="$t_bench" -v t_perf="$t_perf" -v t_dump="$t_dump" -v ncpu="$ncpu" -v runs="$runs" '
 function row(tool, events, secs, bytes) {
         printf "%-44s %8d %9.4f %12.0f %8.1f\n", tool, events, secs, events / secs,
                bytes / 1e6 / secs
@@ -141,7 +141,7 @@ BEGIN {
         printf "replay benchmark: %s (%.1f MB, %d records)\n", etl, etl_bytes / 1e6, etl_events
         printf "              vs: %s (%.1f MB, %d samples with call chains, cpu-clock, %d CPUs)\n",
                perf_data, perf_bytes / 1e6, perf_events, ncpu
-        printf "wall time, best of 3 runs, output to /dev/null\n\n"
+        printf "wall time, best of %s runs, output to /dev/null\n\n", runs
         printf "%-44s %8s %9s %12s %8s\n", "tool", "events", "seconds", "events/s", "MB/s"
         row("reader+decoder (bench_replay)", etl_events, t_bench, etl_bytes)
         row("perf script -F tid,cpu,time,event,ip", perf_events, t_perf, perf_bytes)
