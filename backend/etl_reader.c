@@ -1104,3 +1104,38 @@ int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp)
         }
         }
 }
+
+int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl_record *rec)
+{
+        if (size < WMI_BUFFER_HEADER_SIZE)
+                return -EINVAL;
+        uint32_t filled = get_u32(buf + BUF_OFFSET_OFF);
+        if (filled == 0)
+                filled = get_u32(buf + BUF_SAVED_OFFSET_OFF);
+        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
+                return -EINVAL;
+        if (*pos < WMI_BUFFER_HEADER_SIZE)
+                *pos = WMI_BUFFER_HEADER_SIZE;
+        for (;;) {
+                const char *why = NULL;
+                uint32_t next = 0;
+                enum parse_result pr = parse_record(buf, *pos, filled, rec, &next, &why);
+                if (pr == PARSE_SKIP) {
+                        *pos = next;
+                        continue;
+                }
+                if (pr == PARSE_END)
+                        return 0;
+                if (pr == PARSE_DAMAGED) {
+                        *pos = filled;
+                        return -EBADMSG;
+                }
+                rec->cpu = get_u16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                rec->logger_id = get_u16(buf + BUF_LOGGER_ID_OFF);
+                rec->buffer_index = 0;
+                rec->file_offset = *pos;
+                rec->ends_buffer = false;
+                *pos = next;
+                return 1;
+        }
+}

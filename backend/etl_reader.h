@@ -121,6 +121,12 @@ uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r);
    offset; msg is empty when there was none. */
 const struct etl_error *etl_reader_last_warning(const struct etl_reader *r);
 
+/* Reads the records of one standalone buffer, as a real-time consumer receives them: *pos
+   starts at 0 and is advanced; returns 1 with *rec filled (pointers into buf, cpu and
+   logger_id from the buffer header), 0 at the end, -EBADMSG for a damaged buffer (the rest of
+   it is skipped) or -EINVAL when buf is not a buffer. The buffer must be 8-byte aligned. */
+int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl_record *rec);
+
 /* Converts a raw timestamp of this file to FILETIME (100 ns since 1601), by the file's clock. */
 int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp);
 

@@ -430,6 +430,38 @@ extern const GUID SysConfigExGuid;                /* 9b79ee91-b5fd-41c0-a243-424
 extern const GUID WinSatGuid;                     /* ed54dff8-c409-4cf6-bf83-05e1e61a09c4 */
 extern const GUID KernelTraceControlMetaDataGuid; /* bbccf6c1-6cd1-48c4-80ff-839482e37671 */
 
+#define TRACE_LBR_CONFIGURATION_NONE EVNTRACE_LBR_FILTER_NONE
+
+/* The controller functions (seeds 002, 003, 004; Windows' evntrace.h). LoggerName and the
+   names at the EVENT_TRACE_PROPERTIES offsets are UTF-8 here. */
+ULONG WMIAPI StartTraceA(CONTROLTRACE_ID *TraceId, LPCSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
+                           PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode);
+ULONG WMIAPI StopTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
+                        PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI QueryTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI UpdateTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
+                          PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI FlushTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
+                         PEVENT_TRACE_PROPERTIES Properties);
+ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                 PVOID TraceInformation, ULONG InformationLength);
+ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle,
+                                   TRACE_INFO_CLASS InformationClass, PVOID TraceInformation,
+                                   ULONG InformationLength, PULONG ReturnLength);
+ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
+                                            TRACE_LBR_CONFIGURATION LbrConfiguration,
+                                            CLASSIC_EVENT_ID const *Events, ULONG EventCount);
+
+#define StartTrace   StartTraceA
+#define ControlTrace ControlTraceA
+#define StopTrace    StopTraceA
+#define QueryTrace   QueryTraceA
+#define UpdateTrace  UpdateTraceA
+#define FlushTrace   FlushTraceA
+
 /* The consumer functions (seed 001). OpenTraceA reads the file's header into
    Logfile->LogfileHeader; ProcessTrace delivers the events of up to 64 files merged in time
    order, or of one real-time session; CloseTrace releases the handle. */

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* live_source.h: the Linux source of a kernel-logger session: perf_event_open events turned into
+   the records the NT Kernel Logger writes (LINUX-MAPPING.md, ETL-FORMAT.md sections 2 and 3). */
+#ifndef ETWTOP_LIVE_SOURCE_H
+#define ETWTOP_LIVE_SOURCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etl_reader.h"
+#include "etl_writer.h"
+#include "etw/ntwmi.h"
+
+#define LIVE_MAX_STACK_HOOKS 256
+#define LIVE_MAX_SOURCES     4 /* TraceProfileSourceConfigInfo, TracePmc*ListInfo */
+#define LIVE_MAX_LBR_HOOKS   4 /* EVNTRACE_MAX_LBR_EVENTS */
+
+/* Everything a session collects, as the controller API sets it. */
+struct live_settings {
+        PERFINFO_GROUPMASK masks; /* Masks[0] = EnableFlags; PERF_* groups in Masks[1..7] */
+        uint32_t nr_stack_hooks;  /* TraceStackTracingInfo: hook ids that carry call stacks */
+        uint16_t stack_hooks[LIVE_MAX_STACK_HOOKS];
+        uint32_t profile_interval_100ns; /* ProfileTime (timer) sampling interval */
+        uint32_t nr_profile_sources;     /* PMC sampling sources (TraceProfileSourceConfigInfo) */
+        uint32_t profile_sources[LIVE_MAX_SOURCES];     /* KPROFILE_SOURCE */
+        uint32_t source_intervals[LIVE_MAX_SOURCES];    /* events per sample of each source */
+        uint32_t nr_pmc_hooks;                          /* TracePmcEventListInfo */
+        uint16_t pmc_hooks[LIVE_MAX_SOURCES];
+        uint32_t nr_pmc_counters;                       /* TracePmcCounterListInfo */
+        uint32_t pmc_counters[LIVE_MAX_SOURCES];        /* KPROFILE_SOURCE */
+        uint32_t lbr_flags;                             /* EVNTRACE_LBR_* (filter bits suppress) */
+        uint32_t nr_lbr_hooks;                          /* 0: LBR off */
+        uint16_t lbr_hooks[LIVE_MAX_LBR_HOOKS];
+        int32_t pid;              /* -1: the whole system; else this process and its threads */
+        uint32_t ring_pages;      /* per-CPU ring data pages, a power of 2; 0: a default */
+};
+
+/* What this machine can do, and why not (LINUX-MAPPING.md 5.4 and the capability probe of
+   DESIGN.md). The reasons are sentences for the screen and the error messages. */
+struct live_caps {
+        bool has_cpu_wide;  /* CPU-wide events are allowed (root, CAP_PERFMON, paranoid <= 0) */
+        bool has_kernel;    /* kernel samples are allowed */
+        bool has_tracepoints;
+        bool has_pmu;       /* a hardware PMU: PMC sampling and counters */
+        bool has_lbr;       /* branch stacks */
+        bool has_kallsyms;  /* /proc/kallsyms shows addresses */
+        int paranoid;       /* kernel.perf_event_paranoid */
+        int kptr_restrict;
+        uint32_t nr_cpus;
+        char why_no_cpu_wide[160];
+        char why_no_pmu[160];
+        char why_no_lbr[160];
+        char why_no_kallsyms[160];
+};
+
+/* Probes the machine (/sys/bus/event_source/devices, caps/branches, perf_event_paranoid,
+   kptr_restrict, a trial open). Never fails; what cannot be known is reported as missing. */
+void live_probe(struct live_caps *caps);
+
+struct live_stats {
+        uint64_t nr_perf_records;  /* read from the rings */
+        uint64_t nr_events;        /* ETW records written */
+        uint64_t nr_events_lost;   /* exact, PERF_FORMAT_LOST summed over the fds */
+        uint64_t nr_lost_records;  /* PERF_RECORD_LOST records seen */
+        uint64_t nr_updates;       /* settings changes applied */
+};
+
+struct live_source;
+
+/* Opens the events the settings ask for on every CPU, writes the start rundown (DCStart for
+   every process, thread and mapped image, from /proc), the group-mask, profile-interval and PMC
+   configuration events, and enables collection. Records go to w, on the writer CPU of the CPU
+   they happened on, timestamped by CLOCK_MONOTONIC nanoseconds (the session clock).
+   Returns 0 or: -EACCES/-EPERM (a missing privilege: err says what to do: root, CAP_PERFMON or
+   the perf_event_paranoid value), -EOPNOTSUPP (no PMU or no LBR: err says which), -ENOENT,
+   -EINVAL, -EMFILE, -ENOMEM, with err filled. */
+int live_source_open(struct live_source **out, const struct live_settings *settings,
+                     struct etl_writer *w, struct etl_error *err);
+
+/* A file descriptor to poll(2) for POLLIN: readable when the rings have data. */
+int live_source_fd(const struct live_source *ls);
+
+/* Converts up to budget perf records into ETW records, without blocking. Returns how many were
+   converted (0: nothing waiting), or -errno. */
+int live_source_drain(struct live_source *ls, uint32_t budget);
+
+/* Applies new settings to the running source without losing or double counting events:
+   group masks by enable/disable, the interval by PERF_EVENT_IOC_PERIOD, stack hooks, sources
+   and LBR flags by reopening (make-before-break; break-before-make for LBR); the change is
+   stamped into the stream (group-mask events 0x0020 then 0x0005, interval events 0x0F48).
+   Returns 0 or -errno with err filled (the old settings stay in force). */
+int live_source_update(struct live_source *ls, const struct live_settings *next,
+                       struct etl_error *err);
+
+void live_source_get_stats(const struct live_source *ls, struct live_stats *st);
+
+/* Drains what is left, writes the stop rundown (DCEnd) and etwtop's own events (image identity,
+   the kernel symbols the samples hit), and closes everything. NULL is fine. */
+void live_source_close(struct live_source *ls);
+
+#endif
