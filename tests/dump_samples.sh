@@ -103,6 +103,24 @@ fi
 "$ETWTOP" --dump --totals "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" >"$tmp/two.txt"
 check "two files: 114 + 71 events" [ "$(total "$tmp/two.txt")" = 185 ]
 
+# etwtop --merge (CreateMergedTraceFile): time order, every event kept, image identity added
+"$ETWTOP" --merge -o "$tmp/merged.etl" "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" \
+        "$s/etlparser_ShutdownPerfDiagLogger.etl"
+check "merge: exit 0" [ $? = 0 ]
+dump merged "$tmp/merged.etl"
+check "merge: 113 + 70 + 17077 events + 6817 ImageID + a header" [ "$(total "$tmp/merged.txt")" = 24078 ]
+check "merge: an ImageID per image load and rundown" [ "$(count "$tmp/merged.txt" KernelTraceControl/ImageID)" = 6817 ]
+check "merge: ImageID names the image" grep -q 'KernelTraceControl/ImageID .*name="[^"\\]*\.dll"' "$tmp/merged.txt"
+check "merge: events in time order" \
+        bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/merged.txt'"
+check "merge: file is 0600" [ "$(stat -c %a "$tmp/merged.etl")" = 600 ]
+"$ETWTOP" --merge -o "$tmp/merged.etl" "$s/krabsetw_powershell.etl" 2>"$tmp/merge.err"
+check "merge: an existing output is not overwritten" grep -q 'exists' "$tmp/merge.err"
+"$ETWTOP" --merge --force -o "$tmp/merged.etl" "$u/net.4.5.2.x64.etl"
+dump merged_net "$tmp/merged.etl"
+check "merge: an already merged trace keeps its own ImageIDs" [ "$(count "$tmp/merged_net.txt" KernelTraceControl/ImageID)" = 3590 ]
+check "merge: every record of the compressed trace kept" [ "$(total "$tmp/merged_net.txt")" = 179474 ]
+
 # Bad input: a clear error naming the problem and the byte offset; nothing crashes
 printf 'this is not a trace file, just text that is long enough to hold a buffer header......\n' >"$tmp/text.etl"
 : >"$tmp/empty.etl"

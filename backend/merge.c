@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/* merge.c: owns CreateMergedTraceFile: several .etl files into one, in time order, with image
+   identity events added as xperf -merge adds them (ETL-FORMAT.md 3.10). */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etl_reader.h"
+#include "etl_writer.h"
+#include "etw/KernelTraceControl.h"
+#include "etw/ntwmi.h"
+#include "etw_error.h"
+
+#define MAX_MERGE_FILES 64
+
+struct merge_input {
+        struct etl_reader *reader; /* owned */
+        const char *path;          /* borrowed */
+        int64_t next_filetime;     /* of the record the reader gives next; INT64_MAX at the end */
+        bool has_image_ids;        /* the input was merged already: it has its own ImageID events */
+        bool is_same_clock;        /* raw timestamps copy as they are */
+};
+
+static inline uint32_t get_u32(const uint8_t *p)
+{
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get_u64(const uint8_t *p)
+{
+        return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void peek(struct merge_input *in)
+{
+        uint64_t ts = etl_reader_peek_timestamp(in->reader);
+        in->next_filetime = ts == UINT64_MAX ? INT64_MAX : etl_reader_to_filetime(in->reader, ts);
+}
+
+/* Does the file hold KernelTraceControl ImageID events (a merged trace)? One pass. */
+static bool has_image_ids(struct etl_reader *r)
+{
+        const struct etl_record *rec;
+        bool found = false;
+        while (!found && (rec = etl_reader_next_ref(r)))
+                found = rec->guid && memcmp(rec->guid, &KernelTraceControlImageIdGuid, 16) == 0 &&
+                        rec->opcode == KTC_IMAGE_ID;
+        etl_reader_rewind(r);
+        return found;
+}
+
+/* The output clock value for an input timestamp: the same when the clocks agree, else through
+   FILETIME and the output's frequency. */
+static uint64_t convert_timestamp(const struct merge_input *in, const struct etl_logfile *out,
+                                  uint64_t ts)
+{
+        if (in->is_same_clock)
+                return ts;
+        int64_t ft = etl_reader_to_filetime(in->reader, ts) - out->header.StartTime.QuadPart;
+        __int128 v = (__int128)out->start_timestamp +
+                     (__int128)ft * out->header.PerfFreq.QuadPart / 10000000;
+        return v < 0 ? 0 : (uint64_t)v;
+}
+
+/* The kernel records whose payload starts with the timestamp of another event (StackWalk,
+   stack keys, LBR): that one moves with the clock too. */
+static bool has_payload_timestamp(uint16_t hook)
+{
+        return hook == WMI_LOG_TYPE_STACKWALK || hook == WMI_LOG_TYPE_STACK_KEY_KERNEL ||
+               hook == WMI_LOG_TYPE_STACK_KEY_USER || hook == WMI_LOG_TYPE_LBR;
+}
+
+/* An ImageID event (KernelTraceControl opcode 0) for an Image Load or DCStart record, with the
+   image's base name as OriginalFileName. Returns its size, or 0 when the payload is short. */
+static uint32_t image_id_record(uint8_t *dst, const struct etl_record *img, uint64_t timestamp)
+{
+        bool is64 = img->pointer_size == 8;
+        uint32_t name_off = is64 ? 56 : 44;
+        if (img->version < 2 || img->payload_size < name_off + 2)
+                return 0;
+        const uint8_t *p = img->payload;
+        uint64_t base = is64 ? get_u64(p) : get_u32(p);
+        uint64_t size = is64 ? get_u64(p + 8) : get_u32(p + 4);
+        uint32_t pid = get_u32(p + (is64 ? 16 : 8));
+        uint32_t stamp = get_u32(p + (is64 ? 24 : 16));
+        /* the base name: after the last '\' or '/' of the UTF-16 path */
+        uint32_t n = (img->payload_size - name_off) / 2, start = 0, len = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                uint16_t c = (uint16_t)(p[name_off + 2 * i] | p[name_off + 2 * i + 1] << 8);
+                if (c == 0)
+                        break;
+                len = i + 1;
+                if (c == '\\' || c == '/')
+                        start = i + 1;
+        }
+        uint8_t payload[24 + 2 * 260 + 2];
+        if (len - start > 260)
+                start = len - 260;
+        put_u64(payload, base);
+        put_u64(payload + 8, size);
+        memcpy(payload + 16, &pid, 4);
+        memcpy(payload + 20, &stamp, 4);
+        memcpy(payload + 24, p + name_off + 2 * start, 2 * (len - start));
+        payload[24 + 2 * (len - start)] = 0;
+        payload[25 + 2 * (len - start)] = 0;
+        return etl_record_full64(dst, &KernelTraceControlImageIdGuid, KTC_IMAGE_ID, 2, 0xFFFFFFFF,
+                                 pid, timestamp, payload, 24 + 2 * (len - start) + 2);
+}
+
+/* Sets the last error and its message, and gives the code back. */
+#define FAIL(code, ...) (etw_set_error((code), __VA_ARGS__), (ULONG)(code))
+
+ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFileNames[],
+                                    ULONG cTraceFileNames, DWORD dwExtendedDataFlags)
+{
+        struct merge_input in[MAX_MERGE_FILES];
+        struct etl_writer *w = NULL;
+        struct etl_error err;
+        ULONG status = ERROR_SUCCESS;
+        ULONG n = 0;
+
+        if (!wszMergedFileName || !wszTraceFileNames || cTraceFileNames == 0)
+                return FAIL(ERROR_INVALID_PARAMETER,
+                            "CreateMergedTraceFile: no output or no input files");
+        if (cTraceFileNames > MAX_MERGE_FILES)
+                return FAIL(ERROR_BAD_LENGTH, "CreateMergedTraceFile: more than 64 input files");
+        for (n = 0; n < cTraceFileNames; n++) {
+                in[n].path = wszTraceFileNames[n];
+                int rc = in[n].path ? etl_reader_open_file(&in[n].reader, in[n].path, &err)
+                                    : -EINVAL;
+                if (rc < 0) {
+                        status = FAIL(rc == -ENOENT ? ERROR_FILE_NOT_FOUND : ERROR_BAD_FORMAT,
+                                      "CreateMergedTraceFile: %s (byte offset %llu)",
+                                      in[n].path ? err.msg : "an input name is NULL",
+                                      in[n].path ? (unsigned long long)err.offset : 0ull);
+                        goto out;
+                }
+        }
+
+        /* The output takes the clock of the input that started first; the others convert
+           through FILETIME. */
+        ULONG ref = 0;
+        for (ULONG i = 1; i < n; i++)
+                if (etl_reader_logfile(in[i].reader)->header.StartTime.QuadPart <
+                    etl_reader_logfile(in[ref].reader)->header.StartTime.QuadPart)
+                        ref = i;
+        const struct etl_logfile *first = etl_reader_logfile(in[ref].reader);
+        uint32_t nr_cpus = 1;
+        for (ULONG i = 0; i < n; i++) {
+                const struct etl_logfile *lf = etl_reader_logfile(in[i].reader);
+                struct etl_reader_stats st;
+                etl_reader_get_stats(in[i].reader, &st);
+                if (lf->header.NumberOfProcessors > nr_cpus)
+                        nr_cpus = lf->header.NumberOfProcessors;
+                in[i].has_image_ids = has_image_ids(in[i].reader);
+                in[i].is_same_clock =
+                        lf->header.ReservedFlags == first->header.ReservedFlags &&
+                        lf->header.PerfFreq.QuadPart == first->header.PerfFreq.QuadPart &&
+                        etl_reader_to_filetime(in[i].reader, lf->start_timestamp) ==
+                                etl_reader_to_filetime(in[ref].reader, lf->start_timestamp);
+                peek(&in[i]);
+        }
+        if (nr_cpus > ETW_PROCESSOR_INDEX_MASK + 1)
+                nr_cpus = ETW_PROCESSOR_INDEX_MASK + 1;
+        int64_t end_time = 0;
+        for (ULONG i = 0; i < n; i++) {
+                int64_t e = etl_reader_logfile(in[i].reader)->header.EndTime.QuadPart;
+                if (e > end_time)
+                        end_time = e;
+        }
+        struct etl_writer_config cfg = {
+                .buffer_size_bytes = ETL_WRITER_DEFAULT_BUFFER_SIZE,
+                .nr_cpus = nr_cpus,
+                .log_file_mode = EVENT_TRACE_RELOG_MODE | EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                .logger_id = 1,
+                .logger_name = "Relogger",
+                .log_file_name = n > 1 ? "[multiple files]" : first->log_file_name,
+                .start_timestamp = first->start_timestamp,
+                .start_filetime = first->header.StartTime.QuadPart,
+                .boot_filetime = first->header.BootTime.QuadPart,
+                .perf_freq = (uint64_t)first->header.PerfFreq.QuadPart,
+                .clock_type = first->header.ReservedFlags,
+                .os_major = first->header.VersionDetail.MajorVersion,
+                .os_minor = first->header.VersionDetail.MinorVersion,
+                .provider_version = first->header.ProviderVersion,
+                .timer_resolution_100ns = first->header.TimerResolution,
+                .cpu_speed_mhz = first->header.CpuSpeedInMHz,
+                .header_tid = (uint32_t)getpid(),
+                .header_pid = (uint32_t)getpid(),
+        };
+        int rc = etl_writer_new(&w, &cfg);
+        if (rc < 0) {
+                status = FAIL(ERROR_NOT_ENOUGH_MEMORY, "CreateMergedTraceFile: out of memory");
+                goto out;
+        }
+        rc = etl_writer_open_file(w, wszMergedFileName, false, &err);
+        if (rc < 0) {
+                status = FAIL(rc == -EEXIST ? ERROR_ALREADY_EXISTS : etw_error_from_errno(rc),
+                              "CreateMergedTraceFile: %s", err.msg);
+                goto out;
+        }
+
+        uint32_t events_lost = 0;
+        static uint8_t buf[MAX_ETW_EVENT_SIZE + 8];
+        static uint8_t idbuf[1024];
+        for (;;) {
+                struct merge_input *c = &in[0];
+                for (ULONG i = 1; i < n; i++)
+                        if (in[i].next_filetime < c->next_filetime)
+                                c = &in[i];
+                if (c->next_filetime == INT64_MAX)
+                        break;
+                const struct etl_record *rec = etl_reader_next_ref(c->reader);
+                if (!rec)
+                        break;
+                if (rec->is_header) {
+                        events_lost += etl_reader_logfile(c->reader)->header.EventsLost;
+                        peek(c);
+                        continue;
+                }
+                uint64_t ts = convert_timestamp(c, first, rec->timestamp);
+                memcpy(buf, rec->data, rec->size_bytes);
+                bool is_perfinfo = rec->header_type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                                   rec->header_type == TRACE_HEADER_TYPE_PERFINFO64;
+                put_u64(buf + (is_perfinfo ? 8 : 16), ts);
+                bool is_kernel = rec->header_type <= TRACE_HEADER_TYPE_COMPACT64 || is_perfinfo;
+                if (is_kernel && !c->is_same_clock && has_payload_timestamp(rec->hook_id) &&
+                    rec->payload_size >= 8) {
+                        size_t off = (size_t)(rec->payload - rec->data);
+                        put_u64(buf + off, convert_timestamp(c, first, get_u64(rec->payload)));
+                }
+                uint32_t cpu = rec->cpu < nr_cpus ? rec->cpu : rec->cpu % nr_cpus;
+                if ((dwExtendedDataFlags & EVENT_TRACE_MERGE_EXTENDED_DATA_IMAGEID) &&
+                    !c->has_image_ids && is_kernel &&
+                    (rec->hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE ||
+                     rec->hook_id == WMI_LOG_TYPE_IMAGE_LOAD ||
+                     rec->hook_id == WMI_LOG_TYPE_IMAGE_DC_START)) {
+                        uint32_t size = image_id_record(idbuf, rec, ts);
+                        if (size)
+                                etl_writer_append(w, cpu, idbuf, size);
+                }
+                rc = etl_writer_append(w, cpu, buf, rec->size_bytes);
+                if (rc < 0 && rc != -E2BIG) {
+                        status = FAIL(etw_error_from_errno(rc),
+                                      "CreateMergedTraceFile: writing %s: %s", wszMergedFileName,
+                                      strerror(-rc));
+                        etl_writer_close(w, end_time, events_lost, 0);
+                        goto out;
+                }
+                peek(c);
+        }
+        rc = etl_writer_close(w, end_time, events_lost, 0);
+        if (rc < 0)
+                status = FAIL(etw_error_from_errno(rc), "CreateMergedTraceFile: writing %s: %s",
+                              wszMergedFileName, strerror(-rc));
+        else
+                etw_set_error(ERROR_SUCCESS, NULL);
+out:
+        etl_writer_free(w);
+        for (ULONG i = 0; i < n; i++)
+                etl_reader_close(in[i].reader);
+        return status;
+}
