@@ -37,6 +37,7 @@ struct dump {
         uint64_t nr_lbr_entries;
         /* the event being decoded, for its payload size in the totals */
         uint32_t payload_bytes;
+        const EVENT_RECORD *record; /* borrowed, while it is decoded */
         char text[4096];
 };
 
@@ -292,6 +293,44 @@ static void put_fields(struct dump *d, const struct kevent *ev)
         }
 }
 
+/* A string inside an extended item, NUL-terminated within size; NULL when it is not. */
+static const char *ext_string(const uint8_t *p, size_t size)
+{
+        for (size_t i = 0; i < size; i++)
+                if (p[i] == 0)
+                        return (const char *)p;
+        return NULL;
+}
+
+/* "Provider/Event" from a TraceLogging event's PROV_TRAITS and EVENT_SCHEMA_TL extended items
+   (ETL-FORMAT.md 2.8). Returns false when the record has no event name. */
+static bool put_tracelogging_name(struct dump *d, const EVENT_RECORD *rec)
+{
+        const char *provider = NULL, *event = NULL;
+        for (USHORT i = 0; rec && i < rec->ExtendedDataCount; i++) {
+                const EVENT_HEADER_EXTENDED_DATA_ITEM *x = &rec->ExtendedData[i];
+                const uint8_t *p = (const uint8_t *)(uintptr_t)x->DataPtr;
+                size_t size = x->DataSize;
+                if (x->ExtType == EVENT_HEADER_EXT_TYPE_PROV_TRAITS && size > 2) {
+                        provider = ext_string(p + 2, size - 2);
+                } else if (x->ExtType == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL && size > 3) {
+                        /* u16 size, tag bytes while bit 7 is set, then the name */
+                        size_t k = 2;
+                        while (k < size && (p[k] & 0x80))
+                                k++;
+                        k++;
+                        if (k < size)
+                                event = ext_string(p + k, size - k);
+                }
+        }
+        if (!event)
+                return false;
+        put_clean(d, provider && *provider ? provider : "TraceLogging");
+        outbuf_putc(&d->out, '/');
+        put_clean(d, event);
+        return true;
+}
+
 static void on_event(void *ctx, const struct kevent *ev)
 {
         struct dump_file *f = ctx;
@@ -314,6 +353,8 @@ static void on_event(void *ctx, const struct kevent *ev)
         outbuf_putc(o, ' ');
         if (ev->name && ev->name[0]) {
                 outbuf_puts(o, ev->name);
+        } else if (put_tracelogging_name(d, d->record)) {
+                /* a self-describing event names itself */
         } else {
                 char g[64];
                 format_guid(g, sizeof(g), ev->provider);
@@ -334,6 +375,7 @@ static VOID WINAPI on_record(PEVENT_RECORD rec)
 {
         struct dump_file *f = rec->UserContext;
         f->d->payload_bytes = rec->UserDataLength;
+        f->d->record = rec;
         kdecoder_decode(f->decoder, rec, on_event, f);
 }
 

@@ -76,6 +76,7 @@ check "net: header names the Relogger" grep -q '^Logger name: *Relogger' "$tmp/n
 check "net: no damaged buffer" grep -q '^Damaged buffers: *0$' "$tmp/net.txt"
 check "net: image loads carry NT paths" grep -q 'Image/DCStart .*file="\\' "$tmp/net.txt"
 check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tmp/shutdown.txt"
+check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint version=0 size=118" "$tmp/lxcore.txt"
 check "lxcore: header fields" grep -q '^OS version: *10.0 build 19041 (log file layout 1.5)' "$tmp/lxcore.txt"
 check "every dump line's time is non-negative and ordered" \
         bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/shutdown.txt'"
