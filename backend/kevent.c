@@ -191,6 +191,7 @@ struct kdecoder {
         uint64_t *frames;             /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr; /* owned scratch, KEV_MAX_LBR */
         char name_buf[64];            /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];  /* owned: "Provider/opN" names made so far */
 };
 
 /* ---- little-endian loads (callers check the bounds) ---- */
@@ -403,8 +404,16 @@ static const char *event_name(struct kdecoder *d, enum kprov k, uint8_t op)
                 return name;
         if (k == KP_UNKNOWN)
                 return "";
+        /* built once per (provider, opcode): formatting per event is too slow for the replay */
+        char *cached = d->op_names[k][op];
+        if (cached)
+                return cached;
         snprintf(d->name_buf, sizeof(d->name_buf), "%s/op%u", kprov_table[k].name, (unsigned)op);
-        return d->name_buf;
+        cached = strdup(d->name_buf);
+        if (!cached)
+                return d->name_buf;
+        d->op_names[k][op] = cached;
+        return cached;
 }
 
 const char *kevent_thread_state_name(uint8_t state)
@@ -1832,6 +1841,9 @@ void kdecoder_free(struct kdecoder *d)
                 return;
         for (uint32_t i = 0; d->defs && i <= d->defs_mask; i++)
                 free(d->defs[i].frames);
+        for (int k = 0; k < KP_MAX; k++)
+                for (int op = 0; op < 256; op++)
+                        free(d->op_names[k][op]);
         free(d->defs);
         free(d->ref_keys);
         free(d->refs);

@@ -79,7 +79,9 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
          * past either end (a flag word and the longest token with its length fields take 14
          * input bytes; literal runs copy at most 32 bytes at once), so the per-field checks of
          * the loop below are not needed. The state carries over to it unchanged. */
-        while (in_len - ip >= XPRESS_FAST_IN && out_cap - op >= XPRESS_FAST_OUT) {
+        const size_t ip_end = in_len >= XPRESS_FAST_IN ? in_len - XPRESS_FAST_IN : 0;
+        const size_t op_end = out_cap >= XPRESS_FAST_OUT ? out_cap - XPRESS_FAST_OUT : 0;
+        while (ip < ip_end && op < op_end) {
                 if (flag_count == 0) {
                         flags = get_le32(in + ip);
                         ip += XPRESS_FLAG_BYTES;
