@@ -22,29 +22,29 @@ struct live_settings {
         uint16_t stack_hooks[LIVE_MAX_STACK_HOOKS];
         uint32_t profile_interval_100ns; /* ProfileTime (timer) sampling interval */
         uint32_t nr_profile_sources;     /* PMC sampling sources (TraceProfileSourceConfigInfo) */
-        uint32_t profile_sources[LIVE_MAX_SOURCES];     /* KPROFILE_SOURCE */
-        uint32_t source_intervals[LIVE_MAX_SOURCES];    /* events per sample of each source */
-        uint32_t nr_pmc_hooks;                          /* TracePmcEventListInfo */
+        uint32_t profile_sources[LIVE_MAX_SOURCES];  /* KPROFILE_SOURCE */
+        uint32_t source_intervals[LIVE_MAX_SOURCES]; /* events per sample of each source */
+        uint32_t nr_pmc_hooks;                       /* TracePmcEventListInfo */
         uint16_t pmc_hooks[LIVE_MAX_SOURCES];
-        uint32_t nr_pmc_counters;                       /* TracePmcCounterListInfo */
-        uint32_t pmc_counters[LIVE_MAX_SOURCES];        /* KPROFILE_SOURCE */
-        uint32_t lbr_flags;                             /* EVNTRACE_LBR_* (filter bits suppress) */
-        uint32_t nr_lbr_hooks;                          /* 0: LBR off */
+        uint32_t nr_pmc_counters;                /* TracePmcCounterListInfo */
+        uint32_t pmc_counters[LIVE_MAX_SOURCES]; /* KPROFILE_SOURCE */
+        uint32_t lbr_flags;                      /* EVNTRACE_LBR_* (filter bits suppress) */
+        uint32_t nr_lbr_hooks;                   /* 0: LBR off */
         uint16_t lbr_hooks[LIVE_MAX_LBR_HOOKS];
-        int32_t pid;              /* -1: the whole system; else this process and its threads */
-        uint32_t ring_pages;      /* per-CPU ring data pages, a power of 2; 0: a default */
+        int32_t pid;         /* -1: the whole system; else this process and its threads */
+        uint32_t ring_pages; /* per-CPU ring data pages, a power of 2; 0: a default */
 };
 
 /* What this machine can do, and why not (LINUX-MAPPING.md 5.4 and the capability probe of
    DESIGN.md). The reasons are sentences for the screen and the error messages. */
 struct live_caps {
-        bool has_cpu_wide;  /* CPU-wide events are allowed (root, CAP_PERFMON, paranoid <= 0) */
-        bool has_kernel;    /* kernel samples are allowed */
+        bool has_cpu_wide; /* CPU-wide events are allowed (root, CAP_PERFMON, paranoid <= 0) */
+        bool has_kernel;   /* kernel samples are allowed */
         bool has_tracepoints;
-        bool has_pmu;       /* a hardware PMU: PMC sampling and counters */
-        bool has_lbr;       /* branch stacks */
-        bool has_kallsyms;  /* /proc/kallsyms shows addresses */
-        int paranoid;       /* kernel.perf_event_paranoid */
+        bool has_pmu;      /* a hardware PMU: PMC sampling and counters */
+        bool has_lbr;      /* branch stacks */
+        bool has_kallsyms; /* /proc/kallsyms shows addresses */
+        int paranoid;      /* kernel.perf_event_paranoid */
         int kptr_restrict;
         uint32_t nr_cpus;
         char why_no_cpu_wide[160];
@@ -58,11 +58,11 @@ struct live_caps {
 void live_probe(struct live_caps *caps);
 
 struct live_stats {
-        uint64_t nr_perf_records;  /* read from the rings */
-        uint64_t nr_events;        /* ETW records written */
-        uint64_t nr_events_lost;   /* exact, PERF_FORMAT_LOST summed over the fds */
-        uint64_t nr_lost_records;  /* PERF_RECORD_LOST records seen */
-        uint64_t nr_updates;       /* settings changes applied */
+        uint64_t nr_perf_records; /* read from the rings */
+        uint64_t nr_events;       /* ETW records written */
+        uint64_t nr_events_lost;  /* exact, PERF_FORMAT_LOST summed over the fds */
+        uint64_t nr_lost_records; /* PERF_RECORD_LOST records seen */
+        uint64_t nr_updates;      /* settings changes applied */
 };
 
 struct live_source;

@@ -448,9 +448,9 @@ ULONG WMIAPI FlushTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
                          PEVENT_TRACE_PROPERTIES Properties);
 ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength);
-ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle,
-                                   TRACE_INFO_CLASS InformationClass, PVOID TraceInformation,
-                                   ULONG InformationLength, PULONG ReturnLength);
+ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
+                                   PVOID TraceInformation, ULONG InformationLength,
+                                   PULONG ReturnLength);
 ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
                                             TRACE_LBR_CONFIGURATION LbrConfiguration,
                                             CLASSIC_EVENT_ID const *Events, ULONG EventCount);
