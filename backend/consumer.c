@@ -13,6 +13,7 @@
 #include "etl_reader.h"
 #include "etw_error.h"
 #include "etw_provider.h"
+#include "session.h"
 
 #define MAX_TRACE_HANDLES   1024
 #define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
@@ -61,15 +62,6 @@ static void handle_release(struct trace_handle *t)
         t->logger_name = NULL;
         t->is_in_use = false;
         t->generation++;
-}
-
-/* The real-time sessions of this process. The session table (StartTrace) registers real-time
-   loggers here; until one is running under the name, ProcessTrace reports
-   ERROR_WMI_INSTANCE_NOT_FOUND as Windows does. */
-static bool realtime_session_is_running(const char *name)
-{
-        (void)name;
-        return false;
 }
 
 PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
@@ -300,15 +292,99 @@ static bool call_buffer_callbacks(struct file_cursor *c)
         return true;
 }
 
+/* FILETIME of a raw timestamp of a real-time session, by its clock. */
+static int64_t realtime_filetime(const struct session_rt_info *in, uint64_t ts)
+{
+        int64_t d = (int64_t)(ts - in->start_timestamp);
+        int64_t freq = (int64_t)in->perf_freq;
+        if (freq <= 0)
+                return in->start_filetime;
+        return in->start_filetime + d / freq * 10000000 + d % freq * 10000000 / freq;
+}
+
+/* Delivers the buffers of the session named in t, as the session completes them, until it
+   stops (ERROR_SUCCESS), the BufferCallback returns FALSE (ERROR_CANCELLED) or CloseTrace is
+   called on the handle. The session table (session.c) queues the buffers for this consumer;
+   each is parsed by the reader's standalone-buffer entry, like a file's. */
 static ULONG process_realtime(struct trace_handle *t)
 {
-        if (!realtime_session_is_running(t->logger_name)) {
+        struct session_rt *rt = NULL;
+        struct session_rt_info info;
+        int rc = session_rt_attach(t->logger_name, &rt, &info);
+        if (rc == -ENOMEM) {
+                etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "ProcessTrace: out of memory");
+                return ERROR_NOT_ENOUGH_MEMORY;
+        }
+        if (rc < 0) {
                 etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
-                              "ProcessTrace: no real-time session named \"%s\" is running",
+                              "ProcessTrace: no real-time session named \"%s\" is running "
+                              "(started with EVENT_TRACE_REAL_TIME_MODE)",
                               t->logger_name);
                 return ERROR_WMI_INSTANCE_NOT_FOUND;
         }
-        return ERROR_SUCCESS;
+        EVENT_TRACE_LOGFILEA *lf = &t->logfile;
+        TRACE_LOGFILE_HEADER *h = &lf->LogfileHeader;
+        h->BufferSize = info.buffer_size_bytes;
+        h->NumberOfProcessors = info.nr_cpus;
+        h->LogFileMode = info.log_file_mode;
+        h->PointerSize = 8;
+        h->PerfFreq.QuadPart = (LONGLONG)info.perf_freq;
+        h->StartTime.QuadPart = info.start_filetime;
+        h->BootTime.QuadPart = info.boot_filetime;
+        h->ReservedFlags = info.clock_type;
+        lf->BufferSize = info.buffer_size_bytes;
+        lf->IsKernelTrace = info.is_kernel;
+        lf->CurrentTime = info.start_filetime;
+        bool is_raw = lf->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        bool is_event_record = lf->ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD;
+
+        EVENT_RECORD er;
+        EVENT_TRACE ev;
+        EVENT_HEADER_EXTENDED_DATA_ITEM items[ETL_MAX_EXT_ITEMS];
+        struct etl_record rec;
+        unsigned closes_seen = atomic_load(&nr_close_requests);
+        ULONG result = ERROR_SUCCESS;
+        for (;;) {
+                const uint8_t *buf;
+                uint32_t size;
+                int n = session_rt_next(rt, 100, &buf, &size);
+                if (n == 0)
+                        break; /* the session stopped and everything was delivered */
+                if (n == 1) {
+                        uint32_t pos = 0;
+                        while (etl_buffer_next(buf, size, &pos, &rec) == 1) {
+                                int64_t ft = realtime_filetime(&info, rec.timestamp);
+                                lf->CurrentTime = ft;
+                                fill_event_record(&er, items, &rec,
+                                                  is_raw ? (int64_t)rec.timestamp : ft,
+                                                  lf->Context);
+                                if (is_event_record) {
+                                        if (lf->EventRecordCallback)
+                                                lf->EventRecordCallback(&er);
+                                } else if (lf->EventCallback) {
+                                        fill_event_trace(&ev, &er, &rec);
+                                        lf->CurrentEvent = ev;
+                                        lf->EventCallback(&ev);
+                                }
+                        }
+                        lf->BuffersRead++;
+                        lf->Filled = size;
+                        if (lf->BufferCallback && !lf->BufferCallback(lf)) {
+                                result = ERROR_CANCELLED;
+                                break;
+                        }
+                }
+                if (atomic_load(&nr_close_requests) != closes_seen) {
+                        closes_seen = atomic_load(&nr_close_requests);
+                        pthread_mutex_lock(&handles_lock);
+                        bool is_closing = t->is_close_pending;
+                        pthread_mutex_unlock(&handles_lock);
+                        if (is_closing)
+                                break;
+                }
+        }
+        session_rt_detach(rt);
+        return result;
 }
 
 static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *start,

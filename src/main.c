@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "record.h"
+#include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
 
 #define ETWTOP_VERSION "0.1.0"
@@ -18,6 +20,25 @@ static void usage(FILE *out)
 {
         fputs("usage: etwtop --dump FILE.etl [FILE.etl ...]   every event as text, in time order\n"
               "       etwtop --dump --totals FILE.etl         the header and the totals only\n"
+              "       etwtop --record OUT.etl [options]          record a kernel session to a "
+              "file\n"
+              "           --on FLAGS          kernel flags, xperf names: "
+              "PROC_THREAD+LOADER+PROFILE+\n"
+              "                               CSWITCH+DISPATCHER (the default), PMC_PROFILE, ...\n"
+              "           --stackwalk EVENTS  events with call stacks: "
+              "Profile+CSwitch+ReadyThread\n"
+              "                               (the default), PmcInterrupt, ... or hook ids "
+              "(0x0524)\n"
+              "           --set-prof-int N    timer sampling interval in 100 ns units (10000 = 1 "
+              "ms)\n"
+              "           --pmc-profile SRC   sample a PMC source (BranchMispredictions, "
+              "TotalCycles..)\n"
+              "           --lastbranch EVENTS LBR on these events (Profile, PmcInterrupt)\n"
+              "           --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
+              "           -p PID              one process and its threads, not the whole system\n"
+              "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
+              "           --buffer-size KB    ETW buffer size (default 64)\n"
+              "           --force             replace OUT.etl if it exists\n"
               "       etwtop --merge -o OUT.etl [--force] IN.etl ...\n"
               "                                               merge traces in time order, adding\n"
               "                                               image identity (xperf -merge)\n"
@@ -64,7 +85,15 @@ int main(int argc, char **argv)
                 OPT_RECORD,
                 OPT_REPLAY,
                 OPT_MERGE,
-                OPT_FORCE
+                OPT_FORCE,
+                OPT_ON,
+                OPT_STACKWALK,
+                OPT_PROF_INT,
+                OPT_PMC_PROFILE,
+                OPT_LASTBRANCH,
+                OPT_LASTBRANCH_FILTER,
+                OPT_DURATION,
+                OPT_BUFFER_SIZE,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -73,17 +102,69 @@ int main(int argc, char **argv)
                 {"replay", required_argument, NULL, OPT_REPLAY},
                 {"version", no_argument, NULL, OPT_VERSION},
                 {"merge", no_argument, NULL, OPT_MERGE},
+                {"on", required_argument, NULL, OPT_ON},
+                {"stackwalk", required_argument, NULL, OPT_STACKWALK},
+                {"set-prof-int", required_argument, NULL, OPT_PROF_INT},
+                {"pmc-profile", required_argument, NULL, OPT_PMC_PROFILE},
+                {"lastbranch", required_argument, NULL, OPT_LASTBRANCH},
+                {"lastbranch-filter", required_argument, NULL, OPT_LASTBRANCH_FILTER},
+                {"duration", required_argument, NULL, OPT_DURATION},
+                {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+                {"pid", required_argument, NULL, 'p'},
                 {"force", no_argument, NULL, OPT_FORCE},
                 {"output", required_argument, NULL, 'o'},
                 {"help", no_argument, NULL, 'h'},
                 {NULL, 0, NULL, 0},
         };
         bool is_dump = false, is_totals = false, is_merge = false, is_force = false;
-        const char *output = NULL;
+        const char *output = NULL, *record_path = NULL;
+        const char *on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER";
+        const char *stackwalk = "Profile+CSwitch+ReadyThread";
+        const char *pmc_profile = NULL, *lastbranch = NULL, *lastbranch_filter = NULL;
+        struct record_options rec = {.progress_fd = STDERR_FILENO};
+        rec.settings.profile_interval_100ns = 10000;
+        rec.settings.pid = -1;
+        char err[1024];
+        char *end;
         int c;
 
-        while ((c = getopt_long(argc, argv, "ho:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "ho:p:", options, NULL)) != -1) {
                 switch (c) {
+                case OPT_ON: on = optarg; break;
+                case OPT_STACKWALK: stackwalk = optarg; break;
+                case OPT_PMC_PROFILE: pmc_profile = optarg; break;
+                case OPT_LASTBRANCH: lastbranch = optarg; break;
+                case OPT_LASTBRANCH_FILTER: lastbranch_filter = optarg; break;
+                case OPT_PROF_INT:
+                        rec.settings.profile_interval_100ns = (uint32_t)strtoul(optarg, &end, 0);
+                        if (*end || rec.settings.profile_interval_100ns < 1221 ||
+                            rec.settings.profile_interval_100ns > 10000000) {
+                                fprintf(stderr, "etwtop: --set-prof-int takes 1221 .. 10000000 "
+                                                "(100 ns units; 10000 = 1 ms)\n");
+                                return 2;
+                        }
+                        break;
+                case OPT_DURATION:
+                        rec.duration_s = strtod(optarg, &end);
+                        if (*end || rec.duration_s <= 0) {
+                                fprintf(stderr, "etwtop: --duration takes seconds > 0\n");
+                                return 2;
+                        }
+                        break;
+                case OPT_BUFFER_SIZE:
+                        rec.buffer_size_kb = (uint32_t)strtoul(optarg, &end, 0);
+                        if (*end || rec.buffer_size_kb < 1 || rec.buffer_size_kb > 16384) {
+                                fprintf(stderr, "etwtop: --buffer-size takes 1 .. 16384 (KB)\n");
+                                return 2;
+                        }
+                        break;
+                case 'p':
+                        rec.settings.pid = (int32_t)strtol(optarg, &end, 10);
+                        if (*end || rec.settings.pid <= 0) {
+                                fprintf(stderr, "etwtop: -p takes a process id\n");
+                                return 2;
+                        }
+                        break;
                 case OPT_MERGE: is_merge = true; break;
                 case OPT_FORCE: is_force = true; break;
                 case 'o': output = optarg; break;
@@ -91,17 +172,55 @@ int main(int argc, char **argv)
                 case OPT_TOTALS: is_totals = true; break;
                 case OPT_VERSION: printf("etwtop %s\n", ETWTOP_VERSION); return 0;
                 case 'h': usage(stdout); return 0;
-                case OPT_RECORD:
+                case OPT_RECORD: record_path = optarg; break;
                 case OPT_REPLAY:
-                        fprintf(stderr,
-                                "etwtop: --record and --replay come with the live view; this "
-                                "build has --dump only\n");
+                        fprintf(stderr, "etwtop: --replay comes with the screen; use --dump\n");
                         return 2;
                 default: usage(stderr); return 2;
                 }
         }
         if (is_merge)
                 return merge_main(output, is_force, &argv[optind], argc - optind);
+        if (record_path) {
+                struct live_settings *st = &rec.settings;
+                err[0] = '\0';
+                if (xperf_parse_flags(on, &st->masks, err, sizeof(err)) < 0)
+                        goto usage_error;
+                int n = xperf_parse_hooks(stackwalk, st->stack_hooks, LIVE_MAX_STACK_HOOKS, err,
+                                          sizeof(err));
+                if (n < 0)
+                        goto usage_error;
+                st->nr_stack_hooks = (uint32_t)n;
+                if (pmc_profile) {
+                        if (xperf_parse_profile_source(pmc_profile, &st->profile_sources[0], err,
+                                                       sizeof(err)) < 0)
+                                goto usage_error;
+                        st->nr_profile_sources = 1;
+                        st->source_intervals[0] = 65536;
+                        st->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
+                                PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                }
+                if (lastbranch) {
+                        n = xperf_parse_hooks(lastbranch, st->lbr_hooks, LIVE_MAX_LBR_HOOKS, err,
+                                              sizeof(err));
+                        if (n < 0)
+                                goto usage_error;
+                        st->nr_lbr_hooks = (uint32_t)n;
+                }
+                if (lastbranch_filter && xperf_parse_lbr_filters(lastbranch_filter, &st->lbr_flags,
+                                                                 err, sizeof(err)) < 0)
+                        goto usage_error;
+                rec.path = record_path;
+                rec.is_force = is_force;
+                if (record_run(&rec, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 1;
+                }
+                return 0;
+        usage_error:
+                fprintf(stderr, "etwtop: %s\n", err);
+                return 2;
+        }
         if (!is_dump) {
                 fprintf(stderr, "etwtop: the live view is not in this build yet; use --dump "
                                 "FILE.etl\n");
@@ -118,7 +237,6 @@ int main(int argc, char **argv)
                 .fd = STDOUT_FILENO,
                 .is_totals_only = is_totals,
         };
-        char err[1024];
         if (dump_run(&opts, err, sizeof(err)) < 0) {
                 fprintf(stderr, "etwtop: %s\n", err);
                 return 1;

@@ -1,0 +1,2013 @@
+/* SPDX-License-Identifier: MIT */
+/* live_source.c: the Linux kernel-logger session: perf_event_open events, rings, rundown, and
+   the settings changes of a running session (LINUX-MAPPING.md 0, 3, 4, 5). */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "live_source.h"
+#include "kevent.h"
+#include "perf_convert.h"
+
+#define LIVE_DEFAULT_RING_PAGES 128u   /* 512 KiB per CPU with 4 KiB pages */
+#define LIVE_DEFAULT_INTERVAL   10000u /* 1 ms, xperf's default */
+#define LIVE_MIN_INTERVAL       100u   /* 10 us: the kernel's cpu-clock floor */
+#define LIVE_MAX_INTERVAL       10000000u
+#define LIVE_DEFAULT_PMC_PERIOD 65536u
+#define LIVE_MAX_CPUS           4096u
+#define LIVE_BUILD_ID_CACHE     4096u
+#define LIVE_PROFILE_PMC_HOOK   PERFINFO_LOG_TYPE_PMC_INTERRUPT
+#define LIVE_PROFILE_HOOK       PERFINFO_LOG_TYPE_SAMPLED_PROFILE
+
+/* What an event is for; one per (role, index, CPU). */
+enum live_role {
+        ROLE_RING = 0, /* the ring's owner: a dummy event that records nothing itself */
+        ROLE_PROC,     /* COMM/FORK/EXIT: PROCESS, THREAD (and IMAGE_LOAD, for forks) */
+        ROLE_IMAGE,    /* MMAP2 with build-ids: IMAGE_LOAD */
+        ROLE_PROFILE,  /* SampledProfile */
+        ROLE_CSWITCH,  /* sched_switch */
+        ROLE_READY,    /* sched_waking */
+        ROLE_PMC,      /* PMC interrupt, one per profile source (index) */
+};
+
+/* How to open one event: the attr, the counters of its group, and what the converter needs. */
+struct live_spec {
+        enum live_role role;
+        uint32_t idx;
+        const char *what; /* for messages: "cpu-clock", "sched:sched_switch" ... */
+        struct perf_event_attr attr;
+        uint32_t nr_members;
+        struct perf_event_attr members[LIVE_MAX_SOURCES];
+        struct perf_conv_event conv;
+};
+
+/* One open event (a group leader with its counters). */
+struct live_event {
+        struct live_spec spec;
+        uint32_t cpu;
+        int fd;                           /* owned */
+        int member_fds[LIVE_MAX_SOURCES]; /* owned */
+        uint64_t id;
+        bool is_enabled;
+        bool is_retired; /* replaced by an update; closed once drained */
+};
+
+struct live_ring {
+        uint32_t cpu;
+        int fd;                            /* borrowed: the ROLE_RING event's */
+        struct perf_event_mmap_page *meta; /* owned mapping of map_size bytes */
+        size_t map_size;
+        uint8_t *data;
+        uint64_t data_size;
+        uint8_t *stage;          /* owned: the records of one drain, copied out of the ring */
+        struct live_item *items; /* owned: their order */
+        uint32_t cap_items;
+};
+
+struct live_item {
+        uint64_t ts;
+        uint32_t off;
+        uint32_t size;
+};
+
+struct build_id_entry {
+        char *path; /* owned; NULL: free */
+        uint8_t id[20];
+        uint8_t size;
+};
+
+struct live_source {
+        struct live_settings settings;
+        struct live_caps caps;
+        struct etl_writer *w; /* borrowed */
+        struct perf_conv *conv;
+        uint32_t nr_cpus; /* writer CPUs: highest online CPU + 1 */
+        uint32_t nr_online;
+        uint32_t *online;           /* owned: online CPU numbers */
+        struct live_ring *rings;    /* owned, one per online CPU */
+        struct live_event **events; /* owned */
+        uint32_t nr_events, cap_events;
+        struct live_event **by_id; /* owned hash of id -> event (borrowed pointers) */
+        uint32_t by_id_mask;
+        int epoll_fd;
+        uint32_t next_ring;
+        char tracefs[PATH_MAX];
+        struct perf_tp_format tp_switch;
+        struct perf_tp_format tp_waking;
+        bool has_tp_switch, has_tp_waking;
+        bool has_build_id_attr;   /* attr.build_id accepted */
+        uint64_t nr_lost_retired; /* PERF_FORMAT_LOST of events closed by updates */
+        uint64_t nr_own_events;   /* records written here rather than by the converter */
+        uint64_t nr_updates;
+        int write_error;
+        struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
+        uint32_t nr_bids;
+        uint8_t rec[PERF_CONV_MAX_RECORD + 256];
+};
+
+/* ---- small helpers ---- */
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static void set_err(struct etl_error *err, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static void set_err(struct etl_error *err, const char *fmt, ...)
+{
+        va_list ap;
+        if (!err)
+                return;
+        err->offset = 0;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+}
+
+static const char *errno_name(int e)
+{
+        switch (e) {
+        case EACCES: return "EACCES";
+        case EPERM: return "EPERM";
+        case ENOENT: return "ENOENT";
+        case EOPNOTSUPP: return "EOPNOTSUPP";
+        case EINVAL: return "EINVAL";
+        case EMFILE: return "EMFILE";
+        case ENOMEM: return "ENOMEM";
+        case ENODEV: return "ENODEV";
+        case EBUSY: return "EBUSY";
+        case E2BIG: return "E2BIG";
+        case EOVERFLOW: return "EOVERFLOW";
+        case ESRCH: return "ESRCH";
+        default: return "an error";
+        }
+}
+
+static uint64_t now_ns(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+                               unsigned long flags)
+{
+        long fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+        return fd < 0 ? -errno : (int)fd;
+}
+
+/* Reads a small file into buf (NUL-terminated); returns its length or -errno. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t n = 0;
+        while (n + 1 < size) {
+                ssize_t r = read(fd, buf + n, size - 1 - n);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int e = errno;
+                        close(fd);
+                        return -e;
+                }
+                if (r == 0)
+                        break;
+                n += (size_t)r;
+        }
+        buf[n] = 0;
+        close(fd);
+        return (ssize_t)n;
+}
+
+static int read_int_file(const char *path, int *value)
+{
+        char buf[64];
+        if (read_small(path, buf, sizeof(buf)) <= 0)
+                return -ENOENT;
+        *value = atoi(buf);
+        return 0;
+}
+
+/* ---- CPUs ---- */
+
+/* The online CPUs from /sys/devices/system/cpu/online ("0-3,5"); falls back to 0..n-1. */
+static uint32_t online_cpus(uint32_t *cpus, uint32_t max, uint32_t *nr_cpus)
+{
+        char buf[1024];
+        uint32_t n = 0, highest = 0;
+
+        if (read_small("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0) {
+                char *p = buf;
+                while (*p && n < max) {
+                        char *end;
+                        unsigned long a = strtoul(p, &end, 10), b = a;
+                        if (end == p)
+                                break;
+                        p = end;
+                        if (*p == '-') {
+                                b = strtoul(p + 1, &end, 10);
+                                p = end;
+                        }
+                        for (unsigned long c = a; c <= b && n < max && c < LIVE_MAX_CPUS; c++) {
+                                cpus[n++] = (uint32_t)c;
+                                highest = (uint32_t)c;
+                        }
+                        if (*p == ',')
+                                p++;
+                        else
+                                break;
+                }
+        }
+        if (n == 0) {
+                long c = sysconf(_SC_NPROCESSORS_ONLN);
+                for (long i = 0; i < (c > 0 ? c : 1) && n < max; i++)
+                        cpus[n++] = (uint32_t)i;
+                highest = n - 1;
+        }
+        *nr_cpus = highest + 1;
+        return n;
+}
+
+/* ---- tracefs ---- */
+
+/* Finds tracefs: a mounted tracefs, debugfs/tracing, or the usual places; mounts it at
+   /sys/kernel/tracing when nothing is there, as perf does (tools/lib/api/fs). */
+static bool tracefs_find(char *dir, size_t size)
+{
+        static const char *const tries[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+        char path[PATH_MAX];
+        FILE *f = fopen("/proc/self/mounts", "re");
+
+        if (f) {
+                char line[1024];
+                while (fgets(line, sizeof(line), f)) {
+                        char dev[256], mnt[512], type[64];
+                        if (sscanf(line, "%255s %511s %63s", dev, mnt, type) != 3)
+                                continue;
+                        if (strcmp(type, "tracefs") == 0)
+                                snprintf(path, sizeof(path), "%s", mnt);
+                        else if (strcmp(type, "debugfs") == 0)
+                                snprintf(path, sizeof(path), "%s/tracing", mnt);
+                        else
+                                continue;
+                        char probe[PATH_MAX + 16];
+                        snprintf(probe, sizeof(probe), "%s/events", path);
+                        if (access(probe, R_OK) == 0) {
+                                fclose(f);
+                                snprintf(dir, size, "%s", path);
+                                return true;
+                        }
+                }
+                fclose(f);
+        }
+        for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+                snprintf(path, sizeof(path), "%s/events", tries[i]);
+                if (access(path, R_OK) == 0) {
+                        snprintf(dir, size, "%s", tries[i]);
+                        return true;
+                }
+        }
+        if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+            access("/sys/kernel/tracing/events", R_OK) == 0) {
+                snprintf(dir, size, "%s", "/sys/kernel/tracing");
+                return true;
+        }
+        return false;
+}
+
+static int tracepoint_load(const char *tracefs, const char *name, struct perf_tp_format *fmt)
+{
+        char path[PATH_MAX + 64];
+        char buf[16384];
+
+        snprintf(path, sizeof(path), "%s/events/%s/format", tracefs, name);
+        ssize_t n = read_small(path, buf, sizeof(buf));
+        if (n <= 0)
+                return n < 0 ? (int)n : -ENOENT;
+        int rc = perf_tp_format_parse(buf, (size_t)n, fmt);
+        if (rc < 0)
+                return rc;
+        if (fmt->id == 0) {
+                int id;
+                snprintf(path, sizeof(path), "%s/events/%s/id", tracefs, name);
+                if (read_int_file(path, &id) < 0)
+                        return -ENOENT;
+                fmt->id = (uint32_t)id;
+        }
+        return 0;
+}
+
+/* ---- the capability probe ---- */
+
+static bool pmu_dir(char *name, size_t size)
+{
+        static const char *const pmus[] = {"cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0",
+                                           "armv8_pmuv3"};
+        char path[256];
+        for (size_t i = 0; i < sizeof(pmus) / sizeof(pmus[0]); i++) {
+                snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", pmus[i]);
+                if (access(path, F_OK) == 0) {
+                        snprintf(name, size, "%s", pmus[i]);
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* A message into a caps reason field, cut to fit. */
+static void cap_msg(char *dst, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void cap_msg(char *dst, size_t size, const char *fmt, ...)
+{
+        char buf[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        size_t n = strnlen(buf, size - 1);
+        memcpy(dst, buf, n);
+        dst[n] = 0;
+}
+
+static void base_attr(struct perf_event_attr *a, uint32_t type, uint64_t config)
+{
+        memset(a, 0, sizeof(*a));
+        a->size = sizeof(*a);
+        a->type = type;
+        a->config = config;
+        a->disabled = 1;
+}
+
+static int trial_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+        int fd = sys_perf_event_open(a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        return fd;
+}
+
+void live_probe(struct live_caps *caps)
+{
+        struct perf_event_attr a;
+        uint32_t cpus[LIVE_MAX_CPUS];
+        char pmu[64];
+        int rc;
+
+        memset(caps, 0, sizeof(*caps));
+        caps->paranoid = 2;
+        read_int_file("/proc/sys/kernel/perf_event_paranoid", &caps->paranoid);
+        caps->kptr_restrict = 0;
+        read_int_file("/proc/sys/kernel/kptr_restrict", &caps->kptr_restrict);
+        online_cpus(cpus, LIVE_MAX_CPUS, &caps->nr_cpus);
+
+        /* CPU-wide events and kernel samples: a trial open says it best. */
+        base_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+        rc = trial_open(&a, -1, (int)cpus[0]);
+        caps->has_cpu_wide = rc == 0;
+        if (rc < 0)
+                cap_msg(caps->why_no_cpu_wide, sizeof(caps->why_no_cpu_wide),
+                        "CPU-wide events not allowed (%s, perf_event_paranoid=%d): run as root, "
+                        "grant CAP_PERFMON, or sysctl kernel.perf_event_paranoid=0",
+                        errno_name(-rc), caps->paranoid);
+        base_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+        caps->has_kernel = trial_open(&a, 0, -1) == 0;
+
+        char tracefs[PATH_MAX];
+        struct perf_tp_format fmt;
+        if (tracefs_find(tracefs, sizeof(tracefs)) &&
+            tracepoint_load(tracefs, "sched/sched_switch", &fmt) == 0) {
+                base_attr(&a, PERF_TYPE_TRACEPOINT, fmt.id);
+                a.sample_type = PERF_SAMPLE_RAW;
+                a.sample_period = 1;
+                caps->has_tracepoints = trial_open(&a, caps->has_cpu_wide ? -1 : 0,
+                                                   caps->has_cpu_wide ? (int)cpus[0] : -1) == 0;
+        }
+
+        /* A hardware PMU: the sysfs device and a trial open of the cycles event. */
+        bool has_dir = pmu_dir(pmu, sizeof(pmu));
+        base_attr(&a, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+        a.exclude_kernel = 1;
+        rc = trial_open(&a, 0, -1);
+        caps->has_pmu = rc == 0;
+        if (!caps->has_pmu)
+                cap_msg(caps->why_no_pmu, sizeof(caps->why_no_pmu),
+                        "no hardware PMU: perf_event_open(PERF_TYPE_HARDWARE) returned %s%s",
+                        errno_name(-rc),
+                        has_dir ? "" : " (no cpu PMU in /sys/bus/event_source/devices)");
+
+        char path[256];
+        snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/caps/branches",
+                 has_dir ? pmu : "cpu");
+        int depth = 0;
+        if (!caps->has_pmu) {
+                cap_msg(caps->why_no_lbr, sizeof(caps->why_no_lbr),
+                        "no LBR: no hardware PMU (perf_event_open(PERF_TYPE_HARDWARE) returned "
+                        "%s; no %s)",
+                        errno_name(-rc), path);
+        } else if (read_int_file(path, &depth) < 0 || depth <= 0) {
+                cap_msg(caps->why_no_lbr, sizeof(caps->why_no_lbr),
+                        "no LBR: %s is missing (no branch records on this CPU or VM)", path);
+        } else {
+                caps->has_lbr = true;
+        }
+
+        /* kallsyms shows addresses when they are not all zero */
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (f) {
+                char line[256];
+                while (fgets(line, sizeof(line), f)) {
+                        if (strtoull(line, NULL, 16) != 0) {
+                                caps->has_kallsyms = true;
+                                break;
+                        }
+                        if (strstr(line, " _stext"))
+                                break;
+                }
+                fclose(f);
+        }
+        if (!caps->has_kallsyms)
+                cap_msg(caps->why_no_kallsyms, sizeof(caps->why_no_kallsyms),
+                        "kernel symbols hidden (kptr_restrict=%d, perf_event_paranoid=%d): run as "
+                        "root with kptr_restrict<=1, or grant CAP_SYSLOG",
+                        caps->kptr_restrict, caps->paranoid);
+}
+
+/* ---- settings ---- */
+
+static bool mask_on(const PERFINFO_GROUPMASK *m, uint32_t flag0, uint32_t group)
+{
+        return (m->Masks[0] & flag0) ||
+               (group && (m->Masks[PERF_GET_MASK_INDEX(group)] & PERF_GET_MASK_GROUP(group)));
+}
+
+static bool has_hook(const uint16_t *hooks, uint32_t nr, uint16_t hook)
+{
+        for (uint32_t i = 0; i < nr; i++) {
+                if (hooks[i] == hook)
+                        return true;
+        }
+        return false;
+}
+
+static bool wants_profile(const struct live_settings *s)
+{
+        return mask_on(&s->masks, EVENT_TRACE_FLAG_PROFILE, PERF_PROFILE);
+}
+
+static bool wants_cswitch(const struct live_settings *s)
+{
+        return mask_on(&s->masks, EVENT_TRACE_FLAG_CSWITCH, PERF_CONTEXT_SWITCH);
+}
+
+static bool wants_ready(const struct live_settings *s)
+{
+        return mask_on(&s->masks, EVENT_TRACE_FLAG_DISPATCHER, PERF_DISPATCHER);
+}
+
+static bool wants_pmc_profile(const struct live_settings *s)
+{
+        return mask_on(&s->masks, 0, PERF_PMC_PROFILE);
+}
+
+static bool wants_proc(const struct live_settings *s)
+{
+        return s->masks.Masks[0] &
+               (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD);
+}
+
+static bool wants_image(const struct live_settings *s)
+{
+        return s->masks.Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD;
+}
+
+static uint32_t interval_of(const struct live_settings *s)
+{
+        return s->profile_interval_100ns ? s->profile_interval_100ns : LIVE_DEFAULT_INTERVAL;
+}
+
+/* KPROFILE_SOURCE -> perf event (LINUX-MAPPING.md 2). -ENOENT for sources with no equivalent. */
+static int source_event(uint32_t source, uint32_t *type, uint64_t *config)
+{
+#define HWC(cache, op, res) ((cache) | (op) << 8 | (res) << 16)
+        *type = PERF_TYPE_HARDWARE;
+        switch (source) {
+        case ProfileTime:
+        case 36: /* TimerFixed */
+                *type = PERF_TYPE_SOFTWARE;
+                *config = PERF_COUNT_SW_CPU_CLOCK;
+                return 0;
+        case ProfileAlignmentFixup:
+                *type = PERF_TYPE_SOFTWARE;
+                *config = PERF_COUNT_SW_ALIGNMENT_FAULTS;
+                return 0;
+        case ProfileTotalIssues:
+        case 26: /* InstructionRetired */
+        case 33: *config = PERF_COUNT_HW_INSTRUCTIONS; return 0;
+        case ProfilePipelineDry: *config = PERF_COUNT_HW_STALLED_CYCLES_FRONTEND; return 0;
+        case ProfilePipelineFrozen: *config = PERF_COUNT_HW_STALLED_CYCLES_BACKEND; return 0;
+        case ProfileBranchInstructions:
+        case 30: *config = PERF_COUNT_HW_BRANCH_INSTRUCTIONS; return 0;
+        case ProfileCacheMisses:
+        case 29: *config = PERF_COUNT_HW_CACHE_MISSES; return 0;
+        case ProfileBranchMispredictions:
+        case 31: *config = PERF_COUNT_HW_BRANCH_MISSES; return 0;
+        case ProfileTotalCycles:
+        case 25:
+        case 34: *config = PERF_COUNT_HW_CPU_CYCLES; return 0;
+        case 27:
+        case 35: *config = PERF_COUNT_HW_REF_CPU_CYCLES; return 0;
+        case 28: *config = PERF_COUNT_HW_CACHE_REFERENCES; return 0;
+        case ProfileLoadInstructions:
+        case ProfileDcacheAccesses:
+                *type = PERF_TYPE_HW_CACHE;
+                *config = HWC(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
+                              PERF_COUNT_HW_CACHE_RESULT_ACCESS);
+                return 0;
+        case ProfileStoreInstructions:
+                *type = PERF_TYPE_HW_CACHE;
+                *config = HWC(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_WRITE,
+                              PERF_COUNT_HW_CACHE_RESULT_ACCESS);
+                return 0;
+        case ProfileDcacheMisses:
+                *type = PERF_TYPE_HW_CACHE;
+                *config = HWC(PERF_COUNT_HW_CACHE_L1D, PERF_COUNT_HW_CACHE_OP_READ,
+                              PERF_COUNT_HW_CACHE_RESULT_MISS);
+                return 0;
+        case ProfileIcacheMisses:
+                *type = PERF_TYPE_HW_CACHE;
+                *config = HWC(PERF_COUNT_HW_CACHE_L1I, PERF_COUNT_HW_CACHE_OP_READ,
+                              PERF_COUNT_HW_CACHE_RESULT_MISS);
+                return 0;
+        case ProfileIcacheIssues:
+                *type = PERF_TYPE_HW_CACHE;
+                *config = HWC(PERF_COUNT_HW_CACHE_L1I, PERF_COUNT_HW_CACHE_OP_READ,
+                              PERF_COUNT_HW_CACHE_RESULT_ACCESS);
+                return 0;
+        default: return -ENOENT;
+        }
+#undef HWC
+}
+
+static const char *source_name(uint32_t source, char *buf, size_t size)
+{
+        static const char *const high[] = {"UnhaltedCoreCycles",
+                                           "InstructionRetired",
+                                           "UnhaltedReferenceCycles",
+                                           "LLCReference",
+                                           "LLCMisses",
+                                           "BranchInstructionRetired",
+                                           "BranchMispredictsRetired",
+                                           "LbrInserts",
+                                           "InstructionsRetiredFixed",
+                                           "UnhaltedCoreCyclesFixed",
+                                           "UnhaltedReferenceCyclesFixed",
+                                           "TimerFixed"};
+        const char *n = kevent_profile_source_name(source);
+        if (n)
+                return n;
+        if (source >= 25 && source < 25 + sizeof(high) / sizeof(high[0]))
+                return high[source - 25];
+        snprintf(buf, size, "Source%u", source);
+        return buf;
+}
+
+static bool source_is_hardware(uint32_t source)
+{
+        uint32_t type = PERF_TYPE_HARDWARE;
+        uint64_t config;
+        return source_event(source, &type, &config) == 0 && type != PERF_TYPE_SOFTWARE;
+}
+
+static bool uses_pmu(const struct live_settings *s)
+{
+        bool is_hw = s->nr_lbr_hooks > 0;
+        for (uint32_t i = 0; i < s->nr_profile_sources; i++)
+                is_hw |= source_is_hardware(s->profile_sources[i]);
+        for (uint32_t i = 0; i < s->nr_pmc_counters; i++)
+                is_hw |= source_is_hardware(s->pmc_counters[i]);
+        return is_hw;
+}
+
+/* Checks settings against this machine. 0 or -errno with err filled. */
+static int settings_check(const struct live_settings *s, const struct live_caps *caps,
+                          struct etl_error *err)
+{
+        if (s->nr_stack_hooks > LIVE_MAX_STACK_HOOKS || s->nr_profile_sources > LIVE_MAX_SOURCES ||
+            s->nr_pmc_hooks > LIVE_MAX_SOURCES || s->nr_pmc_counters > LIVE_MAX_SOURCES ||
+            s->nr_lbr_hooks > LIVE_MAX_LBR_HOOKS) {
+                set_err(err, "too many stack hooks, profile sources, PMC hooks, counters or LBR "
+                             "hooks");
+                return -EINVAL;
+        }
+        uint32_t iv = interval_of(s);
+        if (iv < LIVE_MIN_INTERVAL || iv > LIVE_MAX_INTERVAL) {
+                set_err(err,
+                        "profile interval %u (100 ns units) is out of range: %u (10 us, the "
+                        "kernel's cpu-clock floor) to %u",
+                        iv, LIVE_MIN_INTERVAL, LIVE_MAX_INTERVAL);
+                return -EINVAL;
+        }
+        if (s->ring_pages & (s->ring_pages - 1)) {
+                set_err(err, "ring_pages %u is not a power of 2", s->ring_pages);
+                return -EINVAL;
+        }
+        if (s->pid < -1 || s->pid == 0) {
+                set_err(err, "pid %d: -1 for the whole system or a process id", (int)s->pid);
+                return -EINVAL;
+        }
+        if (s->nr_lbr_hooks) {
+                struct perf_lbr_filter f;
+                if (perf_lbr_filter_from_etw(s->lbr_flags, &f) < 0) {
+                        set_err(err,
+                                "LBR flags 0x%x leave nothing to record (kernel and user both "
+                                "filtered, every branch type filtered, or an unknown bit)",
+                                s->lbr_flags);
+                        return -EINVAL;
+                }
+        }
+        if (uses_pmu(s) && !caps->has_pmu) {
+                set_err(err, "%s", s->nr_lbr_hooks ? caps->why_no_lbr : caps->why_no_pmu);
+                return -EOPNOTSUPP;
+        }
+        if (s->nr_lbr_hooks && !caps->has_lbr) {
+                set_err(err, "%s", caps->why_no_lbr);
+                return -EOPNOTSUPP;
+        }
+        for (uint32_t i = 0; i < s->nr_lbr_hooks; i++) {
+                if (s->lbr_hooks[i] != LIVE_PROFILE_HOOK &&
+                    s->lbr_hooks[i] != LIVE_PROFILE_PMC_HOOK) {
+                        set_err(err,
+                                "LBR on hook 0x%04x is not supported: perf attaches branch "
+                                "stacks only to hardware sampling events (SampledProfile 0x0F2E, "
+                                "PMC interrupt 0x0F2F); other hooks need bpf_get_branch_snapshot",
+                                s->lbr_hooks[i]);
+                        return -EOPNOTSUPP;
+                }
+        }
+        for (uint32_t i = 0; i < s->nr_profile_sources; i++) {
+                uint32_t type;
+                uint64_t config;
+                if (source_event(s->profile_sources[i], &type, &config) < 0) {
+                        set_err(err, "profile source %u has no perf equivalent on Linux",
+                                s->profile_sources[i]);
+                        return -EOPNOTSUPP;
+                }
+        }
+        for (uint32_t i = 0; i < s->nr_pmc_counters; i++) {
+                uint32_t type;
+                uint64_t config;
+                if (source_event(s->pmc_counters[i], &type, &config) < 0) {
+                        set_err(err, "PMC counter %u has no perf equivalent on Linux",
+                                s->pmc_counters[i]);
+                        return -EOPNOTSUPP;
+                }
+        }
+        return 0;
+}
+
+/* ---- event specs ---- */
+
+static void spec_common(const struct live_source *ls, const struct live_settings *s,
+                        struct live_spec *sp, uint32_t type, uint64_t config)
+{
+        struct perf_event_attr *a = &sp->attr;
+        base_attr(a, type, config);
+        a->sample_type = PERF_CONV_SAMPLE_ID_BITS;
+        a->read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST;
+        a->sample_id_all = 1;
+        a->use_clockid = 1;
+        a->clockid = CLOCK_MONOTONIC;
+        a->inherit = s->pid > 0;
+        if (!ls->caps.has_kernel) {
+                a->exclude_kernel = 1;
+                a->exclude_callchain_kernel = 1;
+        }
+        sp->conv.valid_until = UINT64_MAX;
+}
+
+/* Adds the stack, PMC counters and LBR a hook asks for to a sampling event. */
+static void spec_hooks(const struct live_settings *s, struct live_spec *sp, uint16_t hook)
+{
+        struct perf_event_attr *a = &sp->attr;
+        sp->conv.sample_type = a->sample_type |= PERF_SAMPLE_IP;
+        if (has_hook(s->stack_hooks, s->nr_stack_hooks, hook)) {
+                a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+                sp->conv.has_stack = true;
+        }
+        if (s->nr_pmc_counters && has_hook(s->pmc_hooks, s->nr_pmc_hooks, hook)) {
+                a->sample_type |= PERF_SAMPLE_READ;
+                a->read_format |= PERF_FORMAT_GROUP;
+                for (uint32_t i = 0; i < s->nr_pmc_counters; i++) {
+                        uint32_t type = 0;
+                        uint64_t config = 0;
+                        source_event(s->pmc_counters[i], &type, &config);
+                        struct perf_event_attr *m = &sp->members[sp->nr_members++];
+                        memset(m, 0, sizeof(*m));
+                        m->size = sizeof(*m);
+                        m->type = type;
+                        m->config = config;
+                        m->read_format = a->read_format;
+                        m->inherit = a->inherit;
+                        m->exclude_kernel = a->exclude_kernel;
+                }
+                sp->conv.nr_pmc = s->nr_pmc_counters;
+        }
+        if (s->nr_lbr_hooks && has_hook(s->lbr_hooks, s->nr_lbr_hooks, hook)) {
+                perf_lbr_filter_from_etw(s->lbr_flags, &sp->conv.lbr);
+                a->sample_type |= PERF_SAMPLE_BRANCH_STACK;
+                a->branch_sample_type = sp->conv.lbr.branch_sample_type;
+                sp->conv.has_lbr = true;
+                sp->conv.lbr_options = s->lbr_flags;
+        }
+        sp->conv.sample_type = a->sample_type;
+        sp->conv.read_format = a->read_format;
+        sp->conv.branch_sample_type = a->branch_sample_type;
+}
+
+/* The spec of (role, idx) under settings s; false when s does not need that event. */
+static bool spec_build(const struct live_source *ls, const struct live_settings *s,
+                       enum live_role role, uint32_t idx, struct live_spec *sp)
+{
+        memset(sp, 0, sizeof(*sp));
+        sp->role = role;
+        sp->idx = idx;
+        switch (role) {
+        case ROLE_RING:
+                if (idx)
+                        return false;
+                sp->what = "the ring's dummy event";
+                spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+                /* wake poll(2) when a quarter of the ring is full */
+                sp->attr.watermark = 1;
+                sp->attr.wakeup_watermark =
+                        (s->ring_pages ? s->ring_pages : LIVE_DEFAULT_RING_PAGES) *
+                        (uint32_t)sysconf(_SC_PAGESIZE) / 4;
+                sp->conv.kind = PERF_CONV_SIDEBAND;
+                break;
+        case ROLE_PROC:
+                if (idx)
+                        return false;
+                sp->what = "the comm/task side-band event";
+                spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+                sp->attr.comm = sp->attr.comm_exec = sp->attr.task = 1;
+                sp->conv.kind = PERF_CONV_SIDEBAND;
+                break;
+        case ROLE_IMAGE:
+                if (idx)
+                        return false;
+                sp->what = "the mmap2 side-band event";
+                spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+                sp->attr.mmap2 = 1;
+                sp->attr.build_id = ls->has_build_id_attr;
+                sp->conv.kind = PERF_CONV_SIDEBAND;
+                break;
+        case ROLE_PROFILE:
+                if (idx)
+                        return false;
+                if (has_hook(s->lbr_hooks, s->nr_lbr_hooks, LIVE_PROFILE_HOOK)) {
+                        /* branch stacks need a hardware trigger: cycles at the timer's rate */
+                        sp->what = "the cycles event (LBR trigger of SampledProfile)";
+                        spec_common(ls, s, sp, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
+                        sp->attr.freq = 1;
+                        sp->attr.sample_freq = 10000000ull / interval_of(s);
+                } else {
+                        sp->what = "cpu-clock";
+                        spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+                        sp->attr.sample_period = (uint64_t)interval_of(s) * 100;
+                }
+                sp->attr.sample_type |= PERF_SAMPLE_PERIOD;
+                sp->conv.kind = PERF_CONV_PROFILE;
+                spec_hooks(s, sp, LIVE_PROFILE_HOOK);
+                break;
+        case ROLE_CSWITCH:
+        case ROLE_READY:
+                if (idx)
+                        return false;
+                {
+                        const struct perf_tp_format *tp =
+                                role == ROLE_CSWITCH ? &ls->tp_switch : &ls->tp_waking;
+                        bool has = role == ROLE_CSWITCH ? ls->has_tp_switch : ls->has_tp_waking;
+                        if (!has)
+                                return false;
+                        sp->what =
+                                role == ROLE_CSWITCH ? "sched:sched_switch" : "sched:sched_waking";
+                        spec_common(ls, s, sp, PERF_TYPE_TRACEPOINT, tp->id);
+                        sp->attr.sample_period = 1;
+                        sp->attr.sample_type |= PERF_SAMPLE_RAW;
+                        sp->conv.kind =
+                                role == ROLE_CSWITCH ? PERF_CONV_CSWITCH : PERF_CONV_READY_THREAD;
+                        sp->conv.tp = tp;
+                        spec_hooks(s, sp,
+                                   role == ROLE_CSWITCH ? WMI_LOG_TYPE_CONTEXT_SWAP
+                                                        : WMI_LOG_TYPE_READY_THREAD);
+                }
+                break;
+        case ROLE_PMC: {
+                if (idx >= s->nr_profile_sources)
+                        return false;
+                uint32_t type;
+                uint64_t config;
+                if (source_event(s->profile_sources[idx], &type, &config) < 0)
+                        return false;
+                sp->what = "a hardware profile source";
+                spec_common(ls, s, sp, type, config);
+                sp->attr.sample_period = s->source_intervals[idx] ? s->source_intervals[idx]
+                                                                  : LIVE_DEFAULT_PMC_PERIOD;
+                sp->attr.sample_type |= PERF_SAMPLE_PERIOD;
+                sp->conv.kind = PERF_CONV_PMC_SAMPLE;
+                sp->conv.profile_source = (uint16_t)s->profile_sources[idx];
+                spec_hooks(s, sp, LIVE_PROFILE_PMC_HOOK);
+                break;
+        }
+        }
+        sp->conv.sample_type = sp->attr.sample_type;
+        sp->conv.read_format = sp->attr.read_format;
+        sp->conv.branch_sample_type = sp->attr.branch_sample_type;
+        return true;
+}
+
+/* Whether two specs open the same event, the sampling period aside. */
+static bool spec_same(const struct live_spec *a, const struct live_spec *b)
+{
+        struct perf_event_attr x = a->attr, y = b->attr;
+        x.sample_period = y.sample_period = 0;
+        return memcmp(&x, &y, sizeof(x)) == 0 && a->nr_members == b->nr_members &&
+               memcmp(a->members, b->members, sizeof(a->members[0]) * a->nr_members) == 0 &&
+               a->conv.has_stack == b->conv.has_stack && a->conv.has_lbr == b->conv.has_lbr &&
+               a->conv.lbr_options == b->conv.lbr_options &&
+               a->conv.profile_source == b->conv.profile_source;
+}
+
+static bool role_enabled(const struct live_settings *s, enum live_role role)
+{
+        switch (role) {
+        case ROLE_RING: return true;
+        case ROLE_PROC: return wants_proc(s);
+        case ROLE_IMAGE: return wants_image(s);
+        case ROLE_PROFILE: return wants_profile(s);
+        case ROLE_CSWITCH: return wants_cswitch(s);
+        case ROLE_READY: return wants_ready(s);
+        case ROLE_PMC: return wants_pmc_profile(s);
+        }
+        return false;
+}
+
+/* ---- opening events ---- */
+
+/* The message for a failed perf_event_open of what on cpu. */
+static int open_error(const struct live_source *ls, int rc, const char *what, uint32_t cpu,
+                      struct etl_error *err)
+{
+        bool needs_tp = ls->has_tp_switch || ls->has_tp_waking;
+        switch (-rc) {
+        case EACCES:
+        case EPERM:
+                set_err(err,
+                        "perf_event_open(%s, CPU %u) returned %s: run as root, grant "
+                        "CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=%d`",
+                        what, cpu, errno_name(-rc), needs_tp ? -1 : 0);
+                break;
+        case ENOENT:
+        case EOPNOTSUPP:
+                set_err(err, "perf_event_open(%s, CPU %u) returned %s: %s", what, cpu,
+                        errno_name(-rc),
+                        ls->caps.has_pmu ? "this PMU does not support the event"
+                                         : ls->caps.why_no_pmu);
+                if (-rc == ENOENT && !ls->caps.has_pmu)
+                        rc = -EOPNOTSUPP;
+                break;
+        case EMFILE:
+                set_err(err,
+                        "perf_event_open(%s, CPU %u) returned EMFILE: too many open files "
+                        "(raise RLIMIT_NOFILE)",
+                        what, cpu);
+                break;
+        default:
+                set_err(err, "perf_event_open(%s, CPU %u) returned %s (%s)", what, cpu,
+                        errno_name(-rc), strerror(-rc));
+                break;
+        }
+        return rc;
+}
+
+static void event_close(struct live_event *ev)
+{
+        if (!ev)
+                return;
+        for (uint32_t i = 0; i < ev->spec.nr_members; i++) {
+                if (ev->member_fds[i] >= 0)
+                        close(ev->member_fds[i]);
+        }
+        if (ev->fd >= 0)
+                close(ev->fd);
+        free(ev);
+}
+
+static struct live_ring *ring_of(struct live_source *ls, uint32_t cpu)
+{
+        for (uint32_t i = 0; i < ls->nr_online; i++) {
+                if (ls->rings[i].cpu == cpu)
+                        return &ls->rings[i];
+        }
+        return NULL;
+}
+
+/* Opens one event (disabled), with its counters, redirected into cpu's ring. */
+static int event_open(struct live_source *ls, const struct live_spec *sp, uint32_t cpu,
+                      struct live_event **out, struct etl_error *err)
+{
+        struct live_event *ev = xcalloc(1, sizeof(*ev));
+        pid_t pid = ls->settings.pid > 0 ? ls->settings.pid : -1;
+        int rc;
+
+        ev->spec = *sp;
+        ev->cpu = cpu;
+        ev->fd = -1;
+        for (uint32_t i = 0; i < LIVE_MAX_SOURCES; i++)
+                ev->member_fds[i] = -1;
+        rc = sys_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (rc == -EINVAL && sp->role == ROLE_IMAGE && ev->spec.attr.build_id) {
+                /* a kernel before 5.12: no build-ids in MMAP2, read them from the files */
+                ls->has_build_id_attr = false;
+                ev->spec.attr.build_id = 0;
+                rc = sys_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
+        if (rc < 0)
+                goto fail;
+        ev->fd = rc;
+        for (uint32_t i = 0; i < sp->nr_members; i++) {
+                rc = sys_perf_event_open(&ev->spec.members[i], pid, (int)cpu, ev->fd,
+                                         PERF_FLAG_FD_CLOEXEC);
+                if (rc < 0)
+                        goto fail;
+                ev->member_fds[i] = rc;
+        }
+        if (ioctl(ev->fd, PERF_EVENT_IOC_ID, &ev->id) < 0) {
+                rc = -errno;
+                goto fail;
+        }
+        if (sp->role != ROLE_RING) {
+                struct live_ring *r = ring_of(ls, cpu);
+                if (!r || ioctl(ev->fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+                        rc = r ? -errno : -EINVAL;
+                        set_err(err, "PERF_EVENT_IOC_SET_OUTPUT(%s, CPU %u) returned %s", sp->what,
+                                cpu, errno_name(-rc));
+                        event_close(ev);
+                        return rc;
+                }
+        }
+        *out = ev;
+        return 0;
+fail:
+        rc = open_error(ls, rc, sp->what, cpu, err);
+        event_close(ev);
+        return rc;
+}
+
+static void events_add(struct live_source *ls, struct live_event *ev)
+{
+        if (ls->nr_events == ls->cap_events) {
+                uint32_t cap = ls->cap_events ? ls->cap_events * 2 : 32;
+                struct live_event **n = realloc(ls->events, cap * sizeof(*n));
+                if (!n)
+                        abort();
+                ls->events = n;
+                ls->cap_events = cap;
+        }
+        ls->events[ls->nr_events++] = ev;
+}
+
+static void by_id_rebuild(struct live_source *ls)
+{
+        uint32_t cap = 64;
+        while (cap < ls->nr_events * 2)
+                cap *= 2;
+        free(ls->by_id);
+        ls->by_id = xcalloc(cap, sizeof(*ls->by_id));
+        ls->by_id_mask = cap - 1;
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                uint32_t j = (uint32_t)(ev->id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;
+                while (ls->by_id[j])
+                        j = (j + 1) & ls->by_id_mask;
+                ls->by_id[j] = ev;
+        }
+}
+
+static struct live_event *event_by_id(const struct live_source *ls, uint64_t id)
+{
+        if (!ls->by_id)
+                return NULL;
+        for (uint32_t j = (uint32_t)(id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;;
+             j = (j + 1) & ls->by_id_mask) {
+                struct live_event *ev = ls->by_id[j];
+                if (!ev)
+                        return NULL;
+                if (ev->id == id)
+                        return ev;
+        }
+}
+
+static struct live_event *event_find(struct live_source *ls, enum live_role role, uint32_t idx,
+                                     uint32_t cpu)
+{
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                if (!ev->is_retired && ev->spec.role == role && ev->spec.idx == idx &&
+                    ev->cpu == cpu)
+                        return ev;
+        }
+        return NULL;
+}
+
+static int event_enable(struct live_event *ev, bool is_on)
+{
+        if (ev->is_enabled == is_on)
+                return 0;
+        unsigned long req = is_on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+        if (ioctl(ev->fd, req, ev->spec.nr_members ? PERF_IOC_FLAG_GROUP : 0) < 0)
+                return -errno;
+        ev->is_enabled = is_on;
+        return 0;
+}
+
+static uint64_t event_lost(const struct live_event *ev)
+{
+        uint8_t buf[8 * (3 + 3 * (LIVE_MAX_SOURCES + 1))];
+        ssize_t n = read(ev->fd, buf, sizeof(buf));
+        uint64_t lost = 0;
+        if (n > 0)
+                perf_read_lost(buf, (size_t)n, ev->spec.attr.read_format, &lost);
+        return lost;
+}
+
+/* ---- rings ---- */
+
+static int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        uint32_t pages =
+                ls->settings.ring_pages ? ls->settings.ring_pages : LIVE_DEFAULT_RING_PAGES;
+        r->map_size = (size_t)(pages + 1) * (size_t)page;
+        void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+        if (m == MAP_FAILED) {
+                int e = errno;
+                r->meta = NULL;
+                if (e == EPERM)
+                        set_err(err,
+                                "mmap of the %zu KiB ring of CPU %u returned EPERM: over "
+                                "kernel.perf_event_mlock_kb; run as root, raise it, or use fewer "
+                                "ring pages",
+                                r->map_size / 1024, r->cpu);
+                else
+                        set_err(err, "mmap of the ring of CPU %u returned %s", r->cpu,
+                                errno_name(e));
+                return -e;
+        }
+        r->meta = m;
+        r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)page);
+        r->data_size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * (uint64_t)page;
+        r->stage = xcalloc(1, r->data_size);
+        return 0;
+}
+
+static void ring_copy(const struct live_ring *r, uint64_t pos, void *dst, uint64_t n)
+{
+        uint64_t mask = r->data_size - 1, off = pos & mask;
+        uint64_t first = n < r->data_size - off ? n : r->data_size - off;
+        memcpy(dst, r->data + off, first);
+        if (first < n)
+                memcpy((uint8_t *)dst + first, r->data, n - first);
+}
+
+static void items_sort(struct live_item *it, uint32_t n)
+{
+        /* insertion sort: a ring is almost always in time order already */
+        for (uint32_t i = 1; i < n; i++) {
+                struct live_item x = it[i];
+                uint32_t j = i;
+                while (j > 0 && it[j - 1].ts > x.ts) {
+                        it[j] = it[j - 1];
+                        j--;
+                }
+                it[j] = x;
+        }
+}
+
+/* Drains up to budget records of one ring: copied out (the ring is released at once), put in
+   time order, converted. Returns the number of records. */
+static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t budget)
+{
+        if (!r->meta)
+                return 0;
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t tail = r->meta->data_tail, pos = tail;
+        uint32_t n = 0;
+
+        while (pos < head && n < budget) {
+                struct perf_event_header h;
+                if (head - pos < sizeof(h))
+                        break;
+                ring_copy(r, pos, &h, sizeof(h));
+                if (h.size < sizeof(h) || h.size > head - pos) {
+                        pos = head; /* damaged: drop the rest */
+                        break;
+                }
+                if (n == r->cap_items) {
+                        uint32_t cap = r->cap_items ? r->cap_items * 2 : 1024;
+                        struct live_item *it = realloc(r->items, cap * sizeof(*it));
+                        if (!it)
+                                abort();
+                        r->items = it;
+                        r->cap_items = cap;
+                }
+                r->items[n].off = (uint32_t)(pos - tail);
+                r->items[n].size = h.size;
+                n++;
+                pos += h.size;
+        }
+        if (pos == tail)
+                return 0;
+        ring_copy(r, tail, r->stage, pos - tail);
+        __atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
+
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t cpu;
+                r->items[i].ts = perf_conv_record_time(ls->conv, r->stage + r->items[i].off,
+                                                       r->items[i].size, r->cpu, &cpu);
+        }
+        items_sort(r->items, n);
+        for (uint32_t i = 0; i < n; i++)
+                perf_conv_record(ls->conv, r->cpu, r->stage + r->items[i].off, r->items[i].size);
+        return n;
+}
+
+static void drain_all(struct live_source *ls)
+{
+        while (live_source_drain(ls, UINT32_MAX / 2) > 0)
+                ;
+}
+
+/* ---- the converter's hooks ---- */
+
+static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
+{
+        struct live_source *ls = ctx;
+        int rc = etl_writer_append(ls->w, cpu, rec, size);
+        if (rc < 0 && rc != -E2BIG && !ls->write_error)
+                ls->write_error = rc;
+        return 0; /* the writer keeps going; so does the conversion */
+}
+
+static const struct perf_conv_event *hook_event_of(void *ctx, uint64_t id)
+{
+        struct live_event *ev = event_by_id(ctx, id);
+        return ev ? &ev->spec.conv : NULL;
+}
+
+static void read_cmdline(uint32_t pid, char *buf, size_t size)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+        ssize_t n = read_small(path, buf, size);
+        if (n <= 0) {
+                buf[0] = 0;
+                return;
+        }
+        while (n > 0 && buf[n - 1] == 0)
+                n--;
+        for (ssize_t i = 0; i < n; i++) {
+                if (buf[i] == 0)
+                        buf[i] = ' ';
+        }
+        buf[n] = 0;
+}
+
+static void hook_cmdline_of(void *ctx, uint32_t pid, char *buf, size_t size)
+{
+        (void)ctx;
+        read_cmdline(pid, buf, size);
+}
+
+/* The GNU build-id note of an ELF file (NT_GNU_BUILD_ID in a PT_NOTE segment). */
+static uint32_t elf_build_id(const char *path, uint8_t *id, uint32_t max)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        uint8_t eh[64];
+        uint32_t found = 0;
+
+        if (fd < 0)
+                return 0;
+        if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, "\177ELF", 4) ||
+            eh[4] != 2 /* ELFCLASS64 */ || eh[5] != 1 /* little-endian */)
+                goto out;
+        uint64_t phoff;
+        uint16_t phentsize, phnum;
+        memcpy(&phoff, eh + 32, 8);
+        memcpy(&phentsize, eh + 54, 2);
+        memcpy(&phnum, eh + 56, 2);
+        if (phentsize < 56 || phnum > 256)
+                goto out;
+        for (uint16_t i = 0; i < phnum && !found; i++) {
+                uint8_t ph[56];
+                if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
+                    (ssize_t)sizeof(ph))
+                        break;
+                uint32_t type;
+                uint64_t off, filesz;
+                memcpy(&type, ph, 4);
+                memcpy(&off, ph + 8, 8);
+                memcpy(&filesz, ph + 32, 8);
+                if (type != 4 /* PT_NOTE */ || filesz > 65536)
+                        continue;
+                uint8_t notes[65536];
+                ssize_t got = pread(fd, notes, (size_t)filesz, (off_t)off);
+                if (got <= 0)
+                        continue;
+                for (size_t p = 0; p + 12 <= (size_t)got;) {
+                        uint32_t namesz, descsz, ntype;
+                        memcpy(&namesz, notes + p, 4);
+                        memcpy(&descsz, notes + p + 4, 4);
+                        memcpy(&ntype, notes + p + 8, 4);
+                        size_t name_off = p + 12, desc_off = name_off + ((namesz + 3u) & ~3u);
+                        if (desc_off + descsz > (size_t)got || namesz > 256)
+                                break;
+                        if (ntype == 3 && namesz == 4 && memcmp(notes + name_off, "GNU", 4) == 0) {
+                                found = descsz < max ? descsz : max;
+                                memcpy(id, notes + desc_off, found);
+                                break;
+                        }
+                        p = desc_off + ((descsz + 3u) & ~3u);
+                }
+        }
+out:
+        close(fd);
+        return found;
+}
+
+static uint64_t str_hash(const char *s)
+{
+        uint64_t h = 1469598103934665603ull;
+        for (; *s; s++)
+                h = (h ^ (uint8_t)*s) * 1099511628211ull;
+        return h;
+}
+
+static uint32_t build_id_cached(struct live_source *ls, const char *path, uint8_t *id, uint32_t max)
+{
+        uint32_t mask = LIVE_BUILD_ID_CACHE - 1;
+        uint32_t i = (uint32_t)str_hash(path) & mask;
+        for (;; i = (i + 1) & mask) {
+                struct build_id_entry *e = &ls->bids[i];
+                if (!e->path)
+                        break;
+                if (strcmp(e->path, path) == 0) {
+                        uint32_t n = e->size < max ? e->size : max;
+                        memcpy(id, e->id, n);
+                        return n;
+                }
+        }
+        uint8_t tmp[20];
+        uint32_t n = elf_build_id(path, tmp, sizeof(tmp));
+        if (ls->nr_bids < LIVE_BUILD_ID_CACHE / 2) {
+                struct build_id_entry *e = &ls->bids[i];
+                e->path = strdup(path);
+                if (!e->path)
+                        abort();
+                memcpy(e->id, tmp, n);
+                e->size = (uint8_t)n;
+                ls->nr_bids++;
+        }
+        n = n < max ? n : max;
+        memcpy(id, tmp, n);
+        return n;
+}
+
+static uint32_t hook_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max)
+{
+        return build_id_cached(ctx, path, id, max);
+}
+
+/* ---- records written by the source itself ---- */
+
+static void own_append(struct live_source *ls, uint32_t cpu, uint32_t size)
+{
+        ls->nr_own_events++;
+        hook_emit(ls, cpu, ls->rec, size);
+}
+
+static void write_interval_rundown(struct live_source *ls, uint16_t hook, uint64_t ts,
+                                   const struct live_settings *s, const struct live_settings *old)
+{
+        char buf[32];
+        uint32_t iv = interval_of(s);
+        own_append(ls, 0,
+                   perf_etw_profile_interval(ls->rec, hook, ts, ProfileTime, iv,
+                                             old ? interval_of(old) : iv, "Timer"));
+        for (uint32_t i = 0; i < s->nr_profile_sources; i++) {
+                uint32_t v =
+                        s->source_intervals[i] ? s->source_intervals[i] : LIVE_DEFAULT_PMC_PERIOD;
+                own_append(ls, 0,
+                           perf_etw_profile_interval(
+                                   ls->rec, hook, ts, s->profile_sources[i], v, v,
+                                   source_name(s->profile_sources[i], buf, sizeof(buf))));
+        }
+}
+
+static void write_pmc_config(struct live_source *ls, uint64_t ts)
+{
+        const char *names[LIVE_MAX_SOURCES];
+        char bufs[LIVE_MAX_SOURCES][32];
+        const struct live_settings *s = &ls->settings;
+        if (!s->nr_pmc_counters)
+                return;
+        for (uint32_t i = 0; i < s->nr_pmc_counters; i++)
+                names[i] = source_name(s->pmc_counters[i], bufs[i], sizeof(bufs[i]));
+        own_append(ls, 0, perf_etw_pmc_config(ls->rec, ts, names, s->nr_pmc_counters));
+}
+
+/* ---- rundown from /proc ---- */
+
+/* Parses /proc/PID/stat: comm, ppid, session and the priority (kernel prio - 100). */
+static bool proc_stat(const char *path, char *comm, size_t comm_size, uint32_t *ppid,
+                      uint32_t *session, int64_t *prio)
+{
+        char buf[1024];
+        if (read_small(path, buf, sizeof(buf)) <= 0)
+                return false;
+        char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren)
+                return false;
+        size_t n = (size_t)(close_paren - open_paren - 1);
+        if (n >= comm_size)
+                n = comm_size - 1;
+        memcpy(comm, open_paren + 1, n);
+        comm[n] = 0;
+        /* fields after the comm: state ppid pgrp session tty tpgid flags minflt cminflt majflt
+           cmajflt utime stime cutime cstime priority */
+        char state;
+        long pp = 0, pgrp = 0, sess = 0, skip, prio_v = 20;
+        int got = sscanf(close_paren + 2,
+                         "%c %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld %ld", &state,
+                         &pp, &pgrp, &sess, &skip, &skip, &skip, &skip, &skip, &skip, &skip, &skip,
+                         &skip, &skip, &skip, &prio_v);
+        if (got < 4)
+                return false;
+        *ppid = (uint32_t)pp;
+        *session = (uint32_t)sess;
+        *prio = got >= 16 ? prio_v + 100 : -1;
+        return true;
+}
+
+static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, uint16_t hook)
+{
+        char path[64], line[PATH_MAX + 256];
+        snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long start, end, off;
+                char perms[8];
+                int name_at = 0;
+                if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off,
+                           &name_at) < 4 ||
+                    perms[2] != 'x' || name_at == 0)
+                        continue;
+                char *name = line + name_at;
+                name[strcspn(name, "\n")] = 0;
+                if (!name[0] || strcmp(name, "[vsyscall]") == 0)
+                        continue;
+                uint8_t bid[20];
+                uint32_t bid_size = name[0] == '/' ? build_id_cached(ls, name, bid, 20) : 0;
+                struct perf_conv_image im = {
+                        pid,
+                        start,
+                        end - start,
+                        off,
+                        name,
+                        bid,
+                        bid_size,
+                        ETWTOP_IMAGE_FLAG_RUNDOWN | (bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
+                perf_conv_image(ls->conv, hook, 0, ts, &im);
+        }
+        fclose(f);
+}
+
+/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes. */
+static void rundown_kernel(struct live_source *ls, uint64_t ts)
+{
+        uint64_t stext = 0, etext = 0;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (!f)
+                return;
+        char line[512];
+        while (fgets(line, sizeof(line), f) && (!stext || !etext)) {
+                char *sp = strchr(line, ' ');
+                if (!sp)
+                        continue;
+                if (strncmp(sp, " T _stext\n", 10) == 0)
+                        stext = strtoull(line, NULL, 16);
+                else if (strncmp(sp + 2, " _etext\n", 8) == 0)
+                        etext = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        if (!stext || etext <= stext)
+                return;
+        uint8_t bid[20], notes[4096];
+        uint32_t bid_size = 0;
+        int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t got = read(fd, notes, sizeof(notes));
+                close(fd);
+                for (size_t p = 0; got > 0 && p + 12 <= (size_t)got;) {
+                        uint32_t namesz, descsz, type;
+                        memcpy(&namesz, notes + p, 4);
+                        memcpy(&descsz, notes + p + 4, 4);
+                        memcpy(&type, notes + p + 8, 4);
+                        size_t d = p + 12 + ((namesz + 3u) & ~3u);
+                        if (d + descsz > (size_t)got)
+                                break;
+                        if (type == 3 && namesz == 4 && memcmp(notes + p + 12, "GNU", 4) == 0) {
+                                bid_size = descsz < 20 ? descsz : 20;
+                                memcpy(bid, notes + d, bid_size);
+                                break;
+                        }
+                        p = d + ((descsz + 3u) & ~3u);
+                }
+        }
+        struct perf_conv_image im = {0,
+                                     stext,
+                                     etext - stext,
+                                     0,
+                                     "[kernel.kallsyms]",
+                                     bid,
+                                     bid_size,
+                                     ETWTOP_IMAGE_FLAG_RUNDOWN |
+                                             (bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
+        perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, ts, &im);
+}
+
+static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts)
+{
+        const struct live_settings *s = &ls->settings;
+        char path[96], comm[64];
+        uint32_t ppid, session;
+        int64_t prio;
+        char cmdline[4096];
+
+        snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+        if (!proc_stat(path, comm, sizeof(comm), &ppid, &session, &prio))
+                return;
+        if (s->masks.Masks[0] & (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_IMAGE_LOAD)) {
+                read_cmdline(pid, cmdline, sizeof(cmdline));
+                struct perf_conv_process p = {pid, ppid, session, comm, cmdline};
+                if (s->masks.Masks[0] & EVENT_TRACE_FLAG_PROCESS)
+                        perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, ts, &p);
+        }
+        if (s->masks.Masks[0] &
+            (EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_IMAGE_LOAD)) {
+                snprintf(path, sizeof(path), "/proc/%u/task", pid);
+                DIR *d = opendir(path);
+                struct dirent *e;
+                while (d && (e = readdir(d))) {
+                        if (!isdigit((unsigned char)e->d_name[0]))
+                                continue;
+                        uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
+                        char tcomm[64];
+                        uint32_t tppid, tsession;
+                        int64_t tprio;
+                        snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
+                        if (!proc_stat(path, tcomm, sizeof(tcomm), &tppid, &tsession, &tprio))
+                                continue;
+                        struct perf_conv_thread t = {pid, tid, tprio, tcomm};
+                        if (s->masks.Masks[0] & EVENT_TRACE_FLAG_THREAD)
+                                perf_conv_thread(ls->conv, WMI_LOG_TYPE_THREAD_DC_START, 0, ts, &t);
+                }
+                if (d)
+                        closedir(d);
+        }
+        if (s->masks.Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD)
+                rundown_images(ls, pid, ts, WMI_LOG_TYPE_IMAGE_DC_START);
+}
+
+static void rundown_start(struct live_source *ls, uint64_t ts)
+{
+        const struct live_settings *s = &ls->settings;
+        if (s->pid > 0) {
+                rundown_process(ls, (uint32_t)s->pid, ts);
+        } else {
+                DIR *d = opendir("/proc");
+                struct dirent *e;
+                while (d && (e = readdir(d))) {
+                        if (isdigit((unsigned char)e->d_name[0]))
+                                rundown_process(ls, (uint32_t)strtoul(e->d_name, NULL, 10), ts);
+                }
+                if (d)
+                        closedir(d);
+        }
+        if ((s->masks.Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD) && ls->caps.has_kallsyms)
+                rundown_kernel(ls, ts);
+}
+
+/* ---- kernel symbols at close ---- */
+
+static int ksym_cmp(const void *a, const void *b)
+{
+        const struct perf_ksym *x = a, *y = b;
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void write_kernel_symbols(struct live_source *ls, uint64_t ts)
+{
+        if (!ls->caps.has_kallsyms)
+                return;
+        int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        size_t cap = 1 << 20, len = 0;
+        char *text = xcalloc(1, cap);
+        for (;;) {
+                if (len + 65536 + 1 > cap) {
+                        cap *= 2;
+                        text = realloc(text, cap);
+                        if (!text)
+                                abort();
+                }
+                ssize_t r = read(fd, text + len, cap - len - 1);
+                if (r <= 0)
+                        break;
+                len += (size_t)r;
+        }
+        close(fd);
+        text[len] = 0;
+
+        size_t nr = 0, cap_syms = 1 << 16;
+        struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
+        for (char *line = text; line && *line;) {
+                char *nl = strchr(line, '\n');
+                if (nl)
+                        *nl = 0;
+                char *type = strchr(line, ' ');
+                char *name = type ? strchr(type + 1, ' ') : NULL;
+                if (name &&
+                    (type[1] == 't' || type[1] == 'T' || type[1] == 'w' || type[1] == 'W')) {
+                        *name++ = 0;
+                        char *mod = strchr(name, '\t');
+                        if (mod) {
+                                *mod++ = 0;
+                                mod[strcspn(mod, " ")] = 0;
+                        }
+                        if (nr == cap_syms) {
+                                cap_syms *= 2;
+                                syms = realloc(syms, cap_syms * sizeof(*syms));
+                                if (!syms)
+                                        abort();
+                        }
+                        syms[nr].addr = strtoull(line, NULL, 16);
+                        syms[nr].name = name;
+                        syms[nr].module = mod ? mod : "";
+                        if (syms[nr].addr)
+                                nr++;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        qsort(syms, nr, sizeof(*syms), ksym_cmp);
+        for (size_t i = 0; i < nr; i++) {
+                uint64_t next = i + 1 < nr ? syms[i + 1].addr : syms[i].addr + 4096;
+                uint64_t size = next - syms[i].addr;
+                syms[i].size = size > (1u << 20) ? 4096 : size;
+        }
+        perf_conv_kernel_symbols(ls->conv, syms, nr, 0, perf_conv_stamp(ls->conv, 0, ts));
+        free(syms);
+        free(text);
+}
+
+/* ---- the session ---- */
+
+static uint64_t lost_total(const struct live_source *ls)
+{
+        uint64_t sum = ls->nr_lost_retired;
+        for (uint32_t i = 0; i < ls->nr_events; i++)
+                sum += event_lost(ls->events[i]);
+        return sum;
+}
+
+/* Opens every event settings s needs that is not open with the same attributes; the old
+   events they replace are marked in *retire. On failure every new event is closed and the
+   session is as it was. */
+static int events_reconcile(struct live_source *ls, const struct live_settings *s,
+                            struct live_event ***fresh, uint32_t *nr_fresh, struct etl_error *err)
+{
+        static const enum live_role roles[] = {ROLE_PROC,    ROLE_IMAGE, ROLE_PROFILE,
+                                               ROLE_CSWITCH, ROLE_READY, ROLE_PMC};
+        uint32_t cap = 64, n = 0;
+        struct live_event **list = xcalloc(cap, sizeof(*list));
+        int rc = 0;
+
+        for (size_t r = 0; r < sizeof(roles) / sizeof(roles[0]) && rc == 0; r++) {
+                for (uint32_t idx = 0; idx < LIVE_MAX_SOURCES && rc == 0; idx++) {
+                        struct live_spec sp;
+                        if (!spec_build(ls, s, roles[r], idx, &sp))
+                                continue;
+                        for (uint32_t c = 0; c < ls->nr_online && rc == 0; c++) {
+                                uint32_t cpu = ls->online[c];
+                                struct live_event *old = event_find(ls, roles[r], idx, cpu);
+                                if (old && spec_same(&old->spec, &sp))
+                                        continue;
+                                struct live_event *ev;
+                                rc = event_open(ls, &sp, cpu, &ev, err);
+                                if (rc < 0)
+                                        break;
+                                if (n == cap) {
+                                        cap *= 2;
+                                        list = realloc(list, cap * sizeof(*list));
+                                        if (!list)
+                                                abort();
+                                }
+                                list[n++] = ev;
+                        }
+                }
+        }
+        if (rc < 0) {
+                for (uint32_t i = 0; i < n; i++)
+                        event_close(list[i]);
+                free(list);
+                return rc;
+        }
+        *fresh = list;
+        *nr_fresh = n;
+        return 0;
+}
+
+/* Enables or disables every live event as s's masks say. */
+static int events_apply_masks(struct live_source *ls, const struct live_settings *s)
+{
+        int rc = 0;
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                if (ev->is_retired)
+                        continue;
+                int r = event_enable(ev, role_enabled(s, ev->spec.role));
+                if (r < 0 && rc == 0)
+                        rc = r;
+        }
+        return rc;
+}
+
+/* Closes retired events (after a drain), keeping their lost counts. */
+static void events_reap(struct live_source *ls)
+{
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                if (ev->is_retired) {
+                        ls->nr_lost_retired += event_lost(ev);
+                        event_close(ev);
+                        continue;
+                }
+                ls->events[o++] = ev;
+        }
+        ls->nr_events = o;
+        by_id_rebuild(ls);
+}
+
+static void source_free(struct live_source *ls)
+{
+        for (uint32_t i = 0; i < ls->nr_events; i++)
+                event_close(ls->events[i]);
+        free(ls->events);
+        for (uint32_t i = 0; ls->rings && i < ls->nr_online; i++) {
+                struct live_ring *r = &ls->rings[i];
+                if (r->meta)
+                        munmap(r->meta, r->map_size);
+                free(r->stage);
+                free(r->items);
+        }
+        free(ls->rings);
+        free(ls->online);
+        free(ls->by_id);
+        if (ls->epoll_fd >= 0)
+                close(ls->epoll_fd);
+        for (uint32_t i = 0; ls->bids && i < LIVE_BUILD_ID_CACHE; i++)
+                free(ls->bids[i].path);
+        free(ls->bids);
+        perf_conv_free(ls->conv);
+        free(ls);
+}
+
+int live_source_open(struct live_source **out, const struct live_settings *settings,
+                     struct etl_writer *w, struct etl_error *err)
+{
+        struct live_source *ls;
+        uint32_t cpus[LIVE_MAX_CPUS];
+        int rc;
+
+        *out = NULL;
+        if (!settings || !w) {
+                set_err(err, "live_source_open: settings and writer are required");
+                return -EINVAL;
+        }
+        ls = xcalloc(1, sizeof(*ls));
+        ls->epoll_fd = -1;
+        ls->settings = *settings;
+        ls->w = w;
+        ls->has_build_id_attr = true;
+        live_probe(&ls->caps);
+        rc = settings_check(settings, &ls->caps, err);
+        if (rc < 0)
+                goto fail;
+        if (settings->pid < 0 && !ls->caps.has_cpu_wide) {
+                set_err(err, "%s", ls->caps.why_no_cpu_wide);
+                rc = -EACCES;
+                goto fail;
+        }
+        if (wants_cswitch(settings) || wants_ready(settings)) {
+                if (!tracefs_find(ls->tracefs, sizeof(ls->tracefs))) {
+                        set_err(err, "CSwitch and ReadyThread need tracefs: mount -t tracefs "
+                                     "nodev /sys/kernel/tracing");
+                        rc = -ENOENT;
+                        goto fail;
+                }
+                ls->has_tp_switch =
+                        tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
+                ls->has_tp_waking =
+                        tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
+                if (!ls->has_tp_switch || !ls->has_tp_waking) {
+                        set_err(err, "cannot read %s/events/sched/sched_%s/format (run as root)",
+                                ls->tracefs, ls->has_tp_switch ? "waking" : "switch");
+                        rc = -EACCES;
+                        goto fail;
+                }
+        }
+
+        ls->nr_online = online_cpus(cpus, LIVE_MAX_CPUS, &ls->nr_cpus);
+        ls->online = xcalloc(ls->nr_online, sizeof(*ls->online));
+        memcpy(ls->online, cpus, ls->nr_online * sizeof(*cpus));
+        ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
+        ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
+
+        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of};
+        rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
+        if (rc < 0) {
+                set_err(err, "cannot create the converter");
+                goto fail;
+        }
+        perf_conv_set_masks(ls->conv, &settings->masks);
+
+        ls->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+        if (ls->epoll_fd < 0) {
+                rc = -errno;
+                set_err(err, "epoll_create1 returned %s", errno_name(-rc));
+                goto fail;
+        }
+        /* one ring per CPU, owned by a dummy event */
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                struct live_ring *r = &ls->rings[c];
+                struct live_spec sp;
+                struct live_event *ev;
+                r->cpu = ls->online[c];
+                spec_build(ls, settings, ROLE_RING, 0, &sp);
+                rc = event_open(ls, &sp, r->cpu, &ev, err);
+                if (rc < 0)
+                        goto fail;
+                events_add(ls, ev);
+                r->fd = ev->fd;
+                rc = ring_map(ls, r, err);
+                if (rc < 0)
+                        goto fail;
+                struct epoll_event ee = {.events = EPOLLIN, .data.u32 = c};
+                if (epoll_ctl(ls->epoll_fd, EPOLL_CTL_ADD, r->fd, &ee) < 0) {
+                        rc = -errno;
+                        set_err(err, "epoll_ctl returned %s", errno_name(-rc));
+                        goto fail;
+                }
+        }
+        struct live_event **fresh;
+        uint32_t nr_fresh;
+        rc = events_reconcile(ls, settings, &fresh, &nr_fresh, err);
+        if (rc < 0)
+                goto fail;
+        for (uint32_t i = 0; i < nr_fresh; i++)
+                events_add(ls, fresh[i]);
+        free(fresh);
+        by_id_rebuild(ls);
+
+        /* Enable first, then read /proc: nothing that starts in between is missed. The start
+           records are stamped with a time taken before enabling, so every CPU's records stay in
+           time order. */
+        uint64_t t0 = now_ns();
+        rc = events_apply_masks(ls, settings);
+        if (rc < 0) {
+                set_err(err, "PERF_EVENT_IOC_ENABLE returned %s", errno_name(-rc));
+                goto fail;
+        }
+        for (uint32_t c = 0; c < ls->nr_cpus; c++)
+                perf_conv_stamp(ls->conv, c, t0);
+        ls->nr_own_events++;
+        hook_emit(
+                ls, ETL_WRITER_HEADER_CPU, ls->rec,
+                perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_HEADER_EXTENSION, t0, &settings->masks));
+        write_interval_rundown(ls, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START, t0, settings, NULL);
+        write_pmc_config(ls, t0);
+        rundown_start(ls, t0);
+        *out = ls;
+        return 0;
+fail:
+        source_free(ls);
+        return rc;
+}
+
+int live_source_fd(const struct live_source *ls)
+{
+        return ls ? ls->epoll_fd : -1;
+}
+
+int live_source_drain(struct live_source *ls, uint32_t budget)
+{
+        if (!ls)
+                return -EINVAL;
+        uint32_t total = 0;
+        uint32_t per = budget / (ls->nr_online ? ls->nr_online : 1);
+        if (per < 256)
+                per = 256;
+        for (uint32_t k = 0; k < ls->nr_online && total < budget; k++) {
+                struct live_ring *r = &ls->rings[(ls->next_ring + k) % ls->nr_online];
+                uint32_t want = budget - total < per ? budget - total : per;
+                total += ring_drain(ls, r, want);
+        }
+        ls->next_ring = (ls->next_ring + 1) % (ls->nr_online ? ls->nr_online : 1);
+        return total > INT32_MAX ? INT32_MAX : (int)total;
+}
+
+int live_source_update(struct live_source *ls, const struct live_settings *next,
+                       struct etl_error *err)
+{
+        if (!ls || !next) {
+                set_err(err, "live_source_update: no source or settings");
+                return -EINVAL;
+        }
+        const struct live_settings old = ls->settings;
+        int rc = settings_check(next, &ls->caps, err);
+        if (rc < 0)
+                return rc;
+        if (next->pid != old.pid || next->ring_pages != old.ring_pages) {
+                set_err(err, "the traced process and the ring size cannot change while the "
+                             "session runs");
+                return -EINVAL;
+        }
+        if ((wants_cswitch(next) && !ls->has_tp_switch) ||
+            (wants_ready(next) && !ls->has_tp_waking)) {
+                if (!ls->tracefs[0] && !tracefs_find(ls->tracefs, sizeof(ls->tracefs))) {
+                        set_err(err, "CSwitch and ReadyThread need tracefs: mount -t tracefs "
+                                     "nodev /sys/kernel/tracing");
+                        return -ENOENT;
+                }
+                ls->has_tp_switch =
+                        tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
+                ls->has_tp_waking =
+                        tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
+        }
+
+        /* make: open what the new settings need (the old events stay in force on failure) */
+        struct live_event **fresh;
+        uint32_t nr_fresh;
+        rc = events_reconcile(ls, next, &fresh, &nr_fresh, err);
+        if (rc < 0)
+                return rc;
+
+        /* commit */
+        drain_all(ls);
+        bool is_lbr_change =
+                old.lbr_flags != next->lbr_flags || old.nr_lbr_hooks != next->nr_lbr_hooks;
+        uint64_t t = now_ns();
+        for (uint32_t i = 0; i < nr_fresh; i++) {
+                struct live_event *nev = fresh[i];
+                struct live_event *oev = event_find(ls, nev->spec.role, nev->spec.idx, nev->cpu);
+                nev->spec.conv.valid_from = t;
+                if (oev) {
+                        oev->spec.conv.valid_until = t;
+                        oev->is_retired = true;
+                        if (is_lbr_change) /* break-before-make: one LBR per CPU */
+                                event_enable(oev, false);
+                }
+                events_add(ls, nev);
+        }
+        free(fresh);
+        /* events no longer needed at all */
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                struct live_spec sp;
+                if (ev->is_retired || ev->spec.role == ROLE_RING)
+                        continue;
+                if (!spec_build(ls, next, ev->spec.role, ev->spec.idx, &sp)) {
+                        ev->spec.conv.valid_until = t;
+                        ev->is_retired = true;
+                }
+        }
+        by_id_rebuild(ls);
+        ls->settings = *next;
+        events_apply_masks(ls, next);
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                if (ls->events[i]->is_retired)
+                        event_enable(ls->events[i], false);
+        }
+
+        /* the interval of kept events */
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                struct live_spec sp;
+                if (ev->is_retired || (ev->spec.role != ROLE_PROFILE && ev->spec.role != ROLE_PMC))
+                        continue;
+                if (!spec_build(ls, next, ev->spec.role, ev->spec.idx, &sp))
+                        continue;
+                if (sp.attr.sample_period == ev->spec.attr.sample_period)
+                        continue;
+                uint64_t period = sp.attr.sample_period;
+                if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) == 0)
+                        ev->spec.attr.sample_period = period;
+        }
+        drain_all(ls);
+        events_reap(ls);
+        perf_conv_set_masks(ls->conv, &next->masks);
+
+        /* stamp the change into the stream */
+        uint64_t ts = perf_conv_stamp(ls->conv, 0, now_ns());
+        if (memcmp(&old.masks, &next->masks, sizeof(old.masks)) != 0) {
+                own_append(ls, 0,
+                           perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_GROUP_MASKS_END, ts,
+                                                &old.masks));
+                own_append(ls, 0,
+                           perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_HEADER_EXTENSION, ts,
+                                                &next->masks));
+        }
+        if (interval_of(&old) != interval_of(next))
+                own_append(ls, 0,
+                           perf_etw_profile_interval(
+                                   ls->rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_SET_INTERVAL, ts,
+                                   ProfileTime, interval_of(next), interval_of(&old), "Timer"));
+        if (next->nr_pmc_counters &&
+            (old.nr_pmc_counters != next->nr_pmc_counters ||
+             memcmp(old.pmc_counters, next->pmc_counters,
+                    sizeof(next->pmc_counters[0]) * next->nr_pmc_counters)))
+                write_pmc_config(ls, ts);
+        ls->nr_updates++;
+        return 0;
+}
+
+void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
+{
+        memset(st, 0, sizeof(*st));
+        if (!ls)
+                return;
+        struct perf_conv_stats cs;
+        perf_conv_get_stats(ls->conv, &cs);
+        st->nr_perf_records = cs.nr_records;
+        st->nr_events = cs.nr_events + ls->nr_own_events;
+        st->nr_events_lost = lost_total(ls);
+        st->nr_lost_records = cs.nr_lost_records;
+        st->nr_updates = ls->nr_updates;
+}
+
+void live_source_close(struct live_source *ls)
+{
+        if (!ls)
+                return;
+        for (uint32_t i = 0; i < ls->nr_events; i++)
+                event_enable(ls->events[i], false);
+        drain_all(ls);
+
+        uint64_t ts = now_ns();
+        uint64_t lost = lost_total(ls);
+        if (lost)
+                perf_conv_events_lost(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts),
+                                      ETWTOP_LOST_REASON_FORMAT_LOST, lost);
+        perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
+        write_kernel_symbols(ls, ts);
+        source_free(ls);
+}

@@ -1,0 +1,1799 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_convert.c: turns perf ring records into kernel-logger records, bytes in, bytes out. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "perf_convert.h"
+#include "etl_writer.h"
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
+
+/* doc/etwtop-provider.md */
+const GUID etwtop_provider_guid = {
+        0xb26bff8a, 0x8e89, 0x4b0b, {0x9c, 0x1a, 0x39, 0x6f, 0x57, 0xaa, 0x5f, 0x70}};
+
+#define CONV_NONE        0xFFFFFFFFu /* an empty slot key, an unknown tid/pid */
+#define CONV_MAX_FRAMES  1024u
+#define CONV_MAX_CMDLINE 4096u
+#define CONV_MAX_PATH    4096u
+#define CONV_KADDR_MAX   (1u << 20) /* kernel addresses remembered for the symbol events */
+#define CONV_MAX_IMAGES  4096u      /* per process */
+#define BUILD_ID_MAX     20u
+#define KERNEL_VERSION   85u /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
+
+/* EVNTRACE_LBR_FILTER_* type bits (LINUX-MAPPING.md 1.3). */
+#define LBR_JCC   EVNTRACE_LBR_FILTER_JCC
+#define LBR_RCALL EVNTRACE_LBR_FILTER_NEAR_REL_CALL
+#define LBR_ICALL EVNTRACE_LBR_FILTER_NEAR_IND_CALL
+#define LBR_RET   EVNTRACE_LBR_FILTER_NEAR_RET
+#define LBR_IJMP  EVNTRACE_LBR_FILTER_NEAR_IND_JMP
+#define LBR_RJMP  EVNTRACE_LBR_FILTER_NEAR_REL_JMP
+#define LBR_FAR   EVNTRACE_LBR_FILTER_FAR_BRANCH
+#define LBR_TYPES (LBR_JCC | LBR_RCALL | LBR_ICALL | LBR_RET | LBR_IJMP | LBR_RJMP | LBR_FAR)
+
+/* KTHREAD_STATE and KWAIT_REASON values used below (ETL-FORMAT.md 3.5). */
+enum {
+        KSTATE_READY = 1,
+        KSTATE_TERMINATED = 4,
+        KSTATE_WAITING = 5,
+};
+enum {
+        KWAIT_EXECUTIVE = 0,
+        KWAIT_SUSPENDED = 5,
+        KWAIT_USER_REQUEST = 6,
+        KWAIT_WR_TERMINATED = 22,
+        KWAIT_WR_KERNEL = 26,
+        KWAIT_WR_PREEMPTED = 32,
+        KWAIT_WR_YIELD_EXECUTION = 33,
+};
+
+/* trace_flag_type (include/linux/trace_events.h, 6.x): common_flags bits of a tracepoint. */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+
+/* ---- little-endian helpers ---- */
+
+static inline uint16_t ld16(const uint8_t *p)
+{
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+}
+
+static inline uint32_t ld32(const uint8_t *p)
+{
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+}
+
+static inline uint64_t ld64(const uint8_t *p)
+{
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+}
+
+static inline void st16(uint8_t *p, uint16_t v)
+{
+        memcpy(p, &v, 2);
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+        memcpy(p, &v, 4);
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+        memcpy(p, &v, 8);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static inline uint64_t hash64(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        return x;
+}
+
+static inline bool is_kernel_addr(uint64_t a)
+{
+        return a >> 63;
+}
+
+/* ---- strings ---- */
+
+uint32_t perf_put_utf16(uint8_t *dst, const char *s)
+{
+        const uint8_t *u = (const uint8_t *)s;
+        uint32_t n = 0;
+
+        while (*u) {
+                uint32_t cp, len;
+
+                if (u[0] < 0x80) {
+                        cp = u[0];
+                        len = 1;
+                } else if ((u[0] & 0xE0) == 0xC0 && (u[1] & 0xC0) == 0x80) {
+                        cp = (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
+                        len = 2;
+                } else if ((u[0] & 0xF0) == 0xE0 && (u[1] & 0xC0) == 0x80 &&
+                           (u[2] & 0xC0) == 0x80) {
+                        cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 |
+                             (u[2] & 0x3F);
+                        len = 3;
+                } else if ((u[0] & 0xF8) == 0xF0 && (u[1] & 0xC0) == 0x80 &&
+                           (u[2] & 0xC0) == 0x80 && (u[3] & 0xC0) == 0x80) {
+                        cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
+                             (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
+                        len = 4;
+                } else {
+                        cp = 0xFFFD;
+                        len = 1;
+                }
+                if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+                        cp = 0xFFFD;
+                if (cp >= 0x10000) {
+                        cp -= 0x10000;
+                        st16(dst + n, (uint16_t)(0xD800 | cp >> 10));
+                        st16(dst + n + 2, (uint16_t)(0xDC00 | (cp & 0x3FF)));
+                        n += 4;
+                } else {
+                        st16(dst + n, (uint16_t)cp);
+                        n += 2;
+                }
+                u += len;
+        }
+        st16(dst + n, 0);
+        return n + 2;
+}
+
+/* Copies at most max bytes of s (never cutting it mid-record: a plain byte limit), with NUL. */
+static uint32_t put_cstr(uint8_t *dst, const char *s, size_t max)
+{
+        size_t n = strnlen(s, max);
+        memcpy(dst, s, n);
+        dst[n] = 0;
+        return (uint32_t)n + 1;
+}
+
+/* s truncated to max bytes into buf (buf has max + 1 bytes). */
+static const char *clip(char *buf, const char *s, size_t max)
+{
+        size_t n = strnlen(s, max);
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        return buf;
+}
+
+/* ---- tracepoint formats ---- */
+
+static const char *skip_ws(const char *p, const char *end)
+{
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        return p;
+}
+
+/* Parses "field:TYPE NAME[N];\toffset:O;\tsize:S;\tsigned:G;" of one line. */
+static bool parse_field_line(const char *p, const char *end, struct perf_tp_field *f)
+{
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        if (!semi)
+                return false;
+        /* the name: the last identifier before ';' or '[' */
+        const char *name_end = semi;
+        const char *br = memchr(p, '[', (size_t)(semi - p));
+        if (br)
+                name_end = br;
+        const char *name = name_end;
+        while (name > p &&
+               (name[-1] == '_' || (name[-1] >= 'a' && name[-1] <= 'z') ||
+                (name[-1] >= 'A' && name[-1] <= 'Z') || (name[-1] >= '0' && name[-1] <= '9')))
+                name--;
+        size_t len = (size_t)(name_end - name);
+        if (len == 0 || len >= sizeof(f->name))
+                return false;
+        memcpy(f->name, name, len);
+        f->name[len] = 0;
+
+        size_t rest = (size_t)(end - semi);
+        const char *o = memmem(semi, rest, "offset:", 7);
+        const char *s = memmem(semi, rest, "size:", 5);
+        const char *g = memmem(semi, rest, "signed:", 7);
+        if (!o || !s)
+                return false;
+        f->offset = (uint16_t)strtoul(o + 7, NULL, 10);
+        f->size = (uint16_t)strtoul(s + 5, NULL, 10);
+        f->is_signed = g && g + 7 < end && g[7] == '1';
+        return f->size > 0;
+}
+
+/* Parses the first __print_flags(...) table: { 0x01, "S" }, ... */
+static void parse_print_flags(const char *p, const char *end, struct perf_tp_format *fmt)
+{
+        const char *pf = NULL;
+        for (const char *q = p; q + 13 < end; q++) {
+                if (memcmp(q, "__print_flags", 13) == 0) {
+                        pf = q;
+                        break;
+                }
+        }
+        if (!pf)
+                return;
+        uint64_t highest = 0;
+        char last = 0; /* the last character that was not blank */
+        for (const char *q = pf + 13; q < end && fmt->nr_flags < PERF_TP_MAX_FLAGS; q++) {
+                if (*q == ')' && last == '}')
+                        break; /* the call's closing parenthesis, after the pairs */
+                if (*q != ' ' && *q != '\t')
+                        last = *q;
+                if (*q != '{')
+                        continue;
+                char *num_end;
+                const char *n = skip_ws(q + 1, end);
+                uint64_t v = strtoull(n, &num_end, 0);
+                const char *quote = memchr(num_end, '"', (size_t)(end - num_end));
+                if (!quote || quote + 2 >= end || num_end == n)
+                        continue;
+                fmt->flags[fmt->nr_flags].value = v;
+                fmt->flags[fmt->nr_flags].letter = quote[1];
+                fmt->nr_flags++;
+                if (v > highest)
+                        highest = v;
+                const char *close = memchr(quote + 1, '}', (size_t)(end - quote - 1));
+                if (!close)
+                        break;
+                q = close;
+                last = '}';
+        }
+        fmt->preempt_bit = highest << 1;
+}
+
+int perf_tp_format_parse(const char *text, size_t len, struct perf_tp_format *fmt)
+{
+        const char *p = text, *end = text + len;
+
+        memset(fmt, 0, sizeof(*fmt));
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                const char *le = nl ? nl : end;
+                const char *q = skip_ws(p, le);
+
+                if ((size_t)(le - q) > 3 && memcmp(q, "ID:", 3) == 0) {
+                        fmt->id = (uint32_t)strtoul(q + 3, NULL, 10);
+                } else if ((size_t)(le - q) > 6 && memcmp(q, "field:", 6) == 0) {
+                        if (fmt->nr_fields < PERF_TP_MAX_FIELDS &&
+                            parse_field_line(q + 6, le, &fmt->fields[fmt->nr_fields]))
+                                fmt->nr_fields++;
+                } else if ((size_t)(le - q) > 10 && memcmp(q, "print fmt:", 10) == 0) {
+                        parse_print_flags(q, le, fmt);
+                }
+                p = le + 1;
+        }
+        return fmt->nr_fields ? 0 : -EBADMSG;
+}
+
+const struct perf_tp_field *perf_tp_field_find(const struct perf_tp_format *fmt, const char *name)
+{
+        for (uint32_t i = 0; fmt && i < fmt->nr_fields; i++) {
+                if (strcmp(fmt->fields[i].name, name) == 0)
+                        return &fmt->fields[i];
+        }
+        return NULL;
+}
+
+bool perf_tp_field_get(const struct perf_tp_field *f, const uint8_t *raw, uint32_t size,
+                       int64_t *value)
+{
+        if (!f || (uint32_t)f->offset + f->size > size)
+                return false;
+        const uint8_t *p = raw + f->offset;
+        switch (f->size) {
+        case 1: *value = f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0]; break;
+        case 2: *value = f->is_signed ? (int64_t)(int16_t)ld16(p) : (int64_t)ld16(p); break;
+        case 4: *value = f->is_signed ? (int64_t)(int32_t)ld32(p) : (int64_t)ld32(p); break;
+        case 8: *value = (int64_t)ld64(p); break;
+        default: return false;
+        }
+        return true;
+}
+
+/* The letter of the format's flag table that bits contain, in order of precedence; the table
+   of Linux 4.14+ (S D T t X Z P I, preempted 0x100) when the format had none. */
+static bool has_letter(const struct perf_tp_format *fmt, uint64_t bits, char letter)
+{
+        static const struct {
+                uint64_t value;
+                char letter;
+        } def[] = {{0x01, 'S'}, {0x02, 'D'}, {0x04, 'T'}, {0x08, 't'},
+                   {0x10, 'X'}, {0x20, 'Z'}, {0x40, 'P'}, {0x80, 'I'}};
+
+        if (fmt && fmt->nr_flags) {
+                for (uint32_t i = 0; i < fmt->nr_flags; i++) {
+                        if (fmt->flags[i].letter == letter && (bits & fmt->flags[i].value))
+                                return true;
+                }
+                return false;
+        }
+        for (size_t i = 0; i < sizeof(def) / sizeof(def[0]); i++) {
+                if (def[i].letter == letter && (bits & def[i].value))
+                        return true;
+        }
+        return false;
+}
+
+/* prev_state -> (KTHREAD_STATE, KWAIT_REASON). Linux has no wait reasons; the letters the
+   tracepoint's own print fmt prints say how the thread left the CPU:
+     R+ (runnable, preempted)          -> Ready   / WrPreempted (32)
+     R  (runnable, called schedule())  -> Ready   / WrYieldExecution (33)
+     S  (interruptible sleep)          -> Waiting / UserRequest (6)
+     D  (uninterruptible, e.g. I/O)    -> Waiting / Executive (0)
+     T, t (stopped, traced)            -> Waiting / Suspended (5)
+     I, P (idle or parked kthread)     -> Waiting / WrKernel (26)
+     X, Z (dead, zombie)               -> Terminated / WrTerminated (22)
+   Anything else -> Waiting / Executive. */
+struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt,
+                                                uint64_t prev_state)
+{
+        uint64_t table = 0, preempt = 0x100;
+
+        if (fmt && fmt->nr_flags) {
+                for (uint32_t i = 0; i < fmt->nr_flags; i++)
+                        table |= fmt->flags[i].value;
+                preempt = fmt->preempt_bit;
+        } else {
+                table = 0xFF;
+        }
+        uint64_t bits = prev_state & table;
+        if (bits == 0) {
+                if (prev_state & preempt)
+                        return (struct perf_thread_state){KSTATE_READY, KWAIT_WR_PREEMPTED};
+                return (struct perf_thread_state){KSTATE_READY, KWAIT_WR_YIELD_EXECUTION};
+        }
+        if (has_letter(fmt, bits, 'X') || has_letter(fmt, bits, 'Z'))
+                return (struct perf_thread_state){KSTATE_TERMINATED, KWAIT_WR_TERMINATED};
+        if (has_letter(fmt, bits, 'T') || has_letter(fmt, bits, 't'))
+                return (struct perf_thread_state){KSTATE_WAITING, KWAIT_SUSPENDED};
+        if (has_letter(fmt, bits, 'D'))
+                return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
+        if (has_letter(fmt, bits, 'I') || has_letter(fmt, bits, 'P'))
+                return (struct perf_thread_state){KSTATE_WAITING, KWAIT_WR_KERNEL};
+        if (has_letter(fmt, bits, 'S'))
+                return (struct perf_thread_state){KSTATE_WAITING, KWAIT_USER_REQUEST};
+        return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
+}
+
+/* Synthetic Windows-like priority (LINUX-MAPPING.md 3.3): RT 0..99 -> 31..16, CFS 100..139
+   (nice -20..19) -> 16..1 with nice 0 = 8. */
+int8_t perf_prio_to_etw(int64_t prio)
+{
+        if (prio < 0)
+                return 0;
+        if (prio < 100)
+                return (int8_t)(16 + (99 - prio) * 15 / 99);
+        int64_t v = 8 + (120 - prio) * 2 / 5;
+        if (v < 1)
+                v = 1;
+        if (v > 15)
+                v = 15;
+        return (int8_t)v;
+}
+
+/* ---- LBR ---- */
+
+int perf_lbr_filter_from_etw(uint32_t flags, struct perf_lbr_filter *out)
+{
+        uint64_t bst = 0;
+        uint32_t keep = LBR_TYPES & ~flags;
+
+        memset(out, 0, sizeof(*out));
+        if (flags & ~(uint32_t)EVNTRACE_LBR_VALID_FLAGS)
+                return -EINVAL;
+        if (!(flags & EVNTRACE_LBR_FILTER_KERNEL))
+                bst |= PERF_SAMPLE_BRANCH_KERNEL;
+        if (!(flags & EVNTRACE_LBR_FILTER_USER))
+                bst |= PERF_SAMPLE_BRANCH_USER;
+        if (!bst)
+                return -EINVAL; /* kernel and user both suppressed */
+        if (flags & EVNTRACE_LBR_CALLSTACK_ENABLE) {
+                out->branch_sample_type = bst | PERF_SAMPLE_BRANCH_CALL_STACK;
+                return 0;
+        }
+        if (!keep)
+                return -EINVAL;
+        if (keep == LBR_TYPES) {
+                bst |= PERF_SAMPLE_BRANCH_ANY;
+        } else if (keep & (LBR_RJMP | LBR_FAR)) {
+                /* no perf bit selects near relative jumps or far branches alone: take every
+                   branch with its type and drop the rest here */
+                bst |= PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_TYPE_SAVE;
+                out->is_post_filtered = true;
+        } else {
+                if (keep & LBR_JCC)
+                        bst |= PERF_SAMPLE_BRANCH_COND;
+                if (keep & LBR_RCALL)
+                        bst |= PERF_SAMPLE_BRANCH_CALL;
+                if (keep & LBR_ICALL)
+                        bst |= PERF_SAMPLE_BRANCH_IND_CALL;
+                if (keep & LBR_IJMP)
+                        bst |= PERF_SAMPLE_BRANCH_IND_JUMP;
+                if (keep & LBR_RET) {
+                        /* ANY_RETURN also captures far returns, which are filtered out */
+                        bst |= PERF_SAMPLE_BRANCH_ANY_RETURN | PERF_SAMPLE_BRANCH_TYPE_SAVE;
+                        out->is_post_filtered = true;
+                }
+        }
+        out->branch_sample_type = bst;
+        out->drop = out->is_post_filtered ? LBR_TYPES & ~keep : 0;
+        return 0;
+}
+
+uint32_t perf_lbr_class_of(uint64_t entry_flags)
+{
+        switch ((entry_flags >> 20) & 0xF) {
+        case PERF_BR_COND: return LBR_JCC;
+        case PERF_BR_UNCOND: return LBR_RJMP;
+        case PERF_BR_IND: return LBR_IJMP;
+        case PERF_BR_CALL:
+        case PERF_BR_COND_CALL: return LBR_RCALL;
+        case PERF_BR_IND_CALL: return LBR_ICALL;
+        case PERF_BR_RET:
+        case PERF_BR_COND_RET: return LBR_RET;
+        default: return LBR_FAR; /* syscall, sysret, eret, irq, unknown */
+        }
+}
+
+/* ---- perf record parsing ---- */
+
+struct cursor {
+        const uint8_t *p;
+        uint32_t left;
+        bool is_bad;
+};
+
+static uint64_t cur_u64(struct cursor *c)
+{
+        if (c->left < 8) {
+                c->is_bad = true;
+                c->left = 0;
+                return 0;
+        }
+        uint64_t v = ld64(c->p);
+        c->p += 8;
+        c->left -= 8;
+        return v;
+}
+
+static const uint8_t *cur_take(struct cursor *c, uint64_t n)
+{
+        if (n > c->left) {
+                c->is_bad = true;
+                c->left = 0;
+                return NULL;
+        }
+        const uint8_t *p = c->p;
+        c->p += n;
+        c->left -= (uint32_t)n;
+        return p;
+}
+
+static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sample *s)
+{
+        uint64_t nr = 1;
+
+        if (read_format & PERF_FORMAT_GROUP)
+                nr = cur_u64(c);
+        if (!(read_format & PERF_FORMAT_GROUP)) {
+                s->values[0] = cur_u64(c);
+                s->nr_values = 1;
+        }
+        if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+                cur_u64(c);
+        if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+                cur_u64(c);
+        if (!(read_format & PERF_FORMAT_GROUP)) {
+                if (read_format & PERF_FORMAT_ID)
+                        cur_u64(c);
+                if (read_format & PERF_FORMAT_LOST)
+                        cur_u64(c);
+                return;
+        }
+        if (nr > 64) {
+                c->is_bad = true;
+                return;
+        }
+        for (uint64_t i = 0; i < nr && !c->is_bad; i++) {
+                uint64_t v = cur_u64(c);
+                if (i < 8)
+                        s->values[i] = v;
+                if (read_format & PERF_FORMAT_ID)
+                        cur_u64(c);
+                if (read_format & PERF_FORMAT_LOST)
+                        cur_u64(c);
+        }
+        s->nr_values = nr < 8 ? (uint32_t)nr : 8;
+}
+
+int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
+                      uint64_t branch_sample_type, struct perf_sample *s)
+{
+        memset(s, 0, sizeof(*s));
+        if (size < sizeof(struct perf_event_header))
+                return -EBADMSG;
+
+        struct cursor c = {rec + 8, size - 8, false};
+        uint64_t v;
+
+        if (sample_type & PERF_SAMPLE_IDENTIFIER)
+                s->id = cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_IP)
+                s->ip = cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_TID) {
+                v = cur_u64(&c);
+                s->pid = (uint32_t)v;
+                s->tid = (uint32_t)(v >> 32);
+        }
+        if (sample_type & PERF_SAMPLE_TIME)
+                s->time = cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_ADDR)
+                cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_ID) {
+                v = cur_u64(&c);
+                if (!(sample_type & PERF_SAMPLE_IDENTIFIER))
+                        s->id = v;
+        }
+        if (sample_type & PERF_SAMPLE_STREAM_ID)
+                cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_CPU)
+                s->cpu = (uint32_t)cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_PERIOD)
+                s->period = cur_u64(&c);
+        if (sample_type & PERF_SAMPLE_READ)
+                parse_read(&c, read_format, s);
+        if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+                s->nr_callchain = cur_u64(&c);
+                if (s->nr_callchain > c.left / 8)
+                        return -EBADMSG;
+                s->callchain = cur_take(&c, s->nr_callchain * 8);
+        }
+        if (sample_type & PERF_SAMPLE_RAW) {
+                if (c.left < 4)
+                        return -EBADMSG;
+                s->raw_size = ld32(c.p);
+                c.p += 4;
+                c.left -= 4;
+                s->raw = cur_take(&c, s->raw_size);
+                /* the u32 size plus data are padded to 8 bytes */
+                uint32_t pad = (8 - ((4 + s->raw_size) & 7)) & 7;
+                if (!c.is_bad && pad <= c.left) {
+                        c.p += pad;
+                        c.left -= pad;
+                }
+        }
+        if (sample_type & PERF_SAMPLE_BRANCH_STACK) {
+                s->nr_branches = cur_u64(&c);
+                if (branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+                        cur_u64(&c);
+                if (s->nr_branches > c.left / 24)
+                        return -EBADMSG;
+                s->branches = cur_take(&c, s->nr_branches * 24);
+                if (branch_sample_type & PERF_CONV_BRANCH_COUNTERS)
+                        cur_take(&c, s->nr_branches * 8);
+        }
+        /* later fields (regs, user stack, weight ...) are not needed */
+        return c.is_bad ? -EBADMSG : 0;
+}
+
+int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
+                         struct perf_sample_id *sid)
+{
+        static const uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
+                                        PERF_SAMPLE_ID,  PERF_SAMPLE_STREAM_ID,
+                                        PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
+        uint32_t n = 0;
+
+        memset(sid, 0, sizeof(*sid));
+        sid->pid = sid->tid = CONV_NONE;
+        for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+                n += (sample_type & bits[i]) ? 8 : 0;
+        if (size < 8 + n)
+                return -EBADMSG;
+
+        const uint8_t *p = rec + size - n;
+        uint64_t v;
+
+        if (sample_type & PERF_SAMPLE_TID) {
+                v = ld64(p);
+                sid->pid = (uint32_t)v;
+                sid->tid = (uint32_t)(v >> 32);
+                p += 8;
+        }
+        if (sample_type & PERF_SAMPLE_TIME) {
+                sid->time = ld64(p);
+                sid->has_time = true;
+                p += 8;
+        }
+        if (sample_type & PERF_SAMPLE_ID) {
+                sid->id = ld64(p);
+                p += 8;
+        }
+        if (sample_type & PERF_SAMPLE_STREAM_ID)
+                p += 8;
+        if (sample_type & PERF_SAMPLE_CPU) {
+                sid->cpu = ld32(p);
+                sid->has_cpu = true;
+                p += 8;
+        }
+        if (sample_type & PERF_SAMPLE_IDENTIFIER)
+                sid->id = ld64(p);
+        return 0;
+}
+
+int perf_read_lost(const uint8_t *buf, size_t size, uint64_t read_format, uint64_t *lost)
+{
+        struct cursor c = {buf, size > UINT32_MAX ? UINT32_MAX : (uint32_t)size, false};
+        uint64_t nr = 1, sum = 0;
+
+        *lost = 0;
+        if (read_format & PERF_FORMAT_GROUP)
+                nr = cur_u64(&c);
+        else
+                cur_u64(&c); /* value */
+        if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+                cur_u64(&c);
+        if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+                cur_u64(&c);
+        if (nr > 1024)
+                return -EBADMSG;
+        for (uint64_t i = 0; i < nr && !c.is_bad; i++) {
+                if (read_format & PERF_FORMAT_GROUP)
+                        cur_u64(&c); /* value */
+                if (read_format & PERF_FORMAT_ID)
+                        cur_u64(&c);
+                if (read_format & PERF_FORMAT_LOST)
+                        sum += cur_u64(&c);
+        }
+        if (c.is_bad)
+                return -EBADMSG;
+        *lost = sum;
+        return 0;
+}
+
+/* ---- the converter's tables ---- */
+
+/* An open-addressing map from a u32 key (the first member of each entry) to fixed-size
+   entries, linear probing, backward-shift deletion. CONV_NONE marks a free slot. */
+struct umap {
+        uint8_t *slots; /* owned */
+        uint32_t esize;
+        uint32_t mask;
+        uint32_t nr;
+};
+
+static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
+{
+        return (uint32_t *)(void *)(m->slots + (size_t)i * m->esize);
+}
+
+static void umap_init(struct umap *m, uint32_t esize, uint32_t cap)
+{
+        m->esize = esize;
+        m->mask = cap - 1;
+        m->nr = 0;
+        m->slots = xcalloc(cap, esize);
+        for (uint32_t i = 0; i < cap; i++)
+                *umap_key(m, i) = CONV_NONE;
+}
+
+static void *umap_find(const struct umap *m, uint32_t key)
+{
+        if (key == CONV_NONE)
+                return NULL;
+        for (uint32_t i = (uint32_t)hash64(key) & m->mask;; i = (i + 1) & m->mask) {
+                uint32_t *k = umap_key(m, i);
+                if (*k == key)
+                        return k;
+                if (*k == CONV_NONE)
+                        return NULL;
+        }
+}
+
+static void umap_grow(struct umap *m)
+{
+        struct umap n;
+        umap_init(&n, m->esize, (m->mask + 1) * 2);
+        for (uint32_t i = 0; i <= m->mask; i++) {
+                uint32_t *k = umap_key(m, i);
+                if (*k == CONV_NONE)
+                        continue;
+                uint32_t j = (uint32_t)hash64(*k) & n.mask;
+                while (*umap_key(&n, j) != CONV_NONE)
+                        j = (j + 1) & n.mask;
+                memcpy(umap_key(&n, j), k, m->esize);
+                n.nr++;
+        }
+        free(m->slots);
+        *m = n;
+}
+
+/* The entry of key, added zeroed (with its key) when absent. *is_new says which. */
+static void *umap_get(struct umap *m, uint32_t key, bool *is_new)
+{
+        void *e = umap_find(m, key);
+        *is_new = false;
+        if (e || key == CONV_NONE)
+                return e;
+        if ((m->nr + 1) * 2 > m->mask + 1)
+                umap_grow(m);
+        uint32_t i = (uint32_t)hash64(key) & m->mask;
+        while (*umap_key(m, i) != CONV_NONE)
+                i = (i + 1) & m->mask;
+        uint32_t *k = umap_key(m, i);
+        memset(k, 0, m->esize);
+        *k = key;
+        m->nr++;
+        *is_new = true;
+        return k;
+}
+
+static void umap_remove(struct umap *m, void *entry)
+{
+        uint32_t i = (uint32_t)(((uint8_t *)entry - m->slots) / m->esize), j = i;
+
+        for (;;) {
+                j = (j + 1) & m->mask;
+                uint32_t *kj = umap_key(m, j);
+                if (*kj == CONV_NONE)
+                        break;
+                uint32_t h = (uint32_t)hash64(*kj) & m->mask;
+                bool is_between = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+                if (!is_between) {
+                        memcpy(umap_key(m, i), kj, m->esize);
+                        i = j;
+                }
+        }
+        *umap_key(m, i) = CONV_NONE;
+        m->nr--;
+}
+
+struct conv_task {
+        uint32_t tid; /* key */
+        uint32_t pid;
+        int32_t prio;
+        char comm[16];
+};
+
+struct conv_image {
+        uint64_t base, size, pgoff;
+        char *path; /* owned */
+        uint8_t build_id[BUILD_ID_MAX];
+        uint8_t build_id_size;
+        uint8_t flags;
+};
+
+struct conv_proc {
+        uint32_t pid; /* key */
+        uint32_t ppid;
+        uint32_t session_id;
+        uint32_t nr_images, cap_images;
+        char comm[16];
+        char *cmdline;             /* owned, may be NULL */
+        struct conv_image *images; /* owned */
+};
+
+struct perf_conv {
+        struct perf_conv_ops ops;
+        void *ctx; /* borrowed: the hooks' argument */
+        uint32_t nr_cpus;
+        uint64_t *last_ts; /* owned, per writer CPU */
+        bool has_process, has_thread, has_image;
+        struct umap tasks; /* struct conv_task */
+        struct umap procs; /* struct conv_proc */
+        uint64_t *kaddrs;  /* owned set of kernel addresses hit; 0 = free */
+        uint32_t kaddrs_mask, nr_kaddrs;
+        struct perf_conv_stats st;
+        uint8_t *rec;     /* owned scratch: the ETW record */
+        uint8_t *payload; /* owned scratch: its payload */
+        uint64_t *frames; /* owned scratch */
+        char *text;       /* owned scratch: command lines */
+};
+
+int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
+                  uint32_t nr_cpus)
+{
+        *out = NULL;
+        if (!ops || !ops->emit || !ops->event_of || !ops->cmdline_of || !ops->build_id_of ||
+            nr_cpus == 0)
+                return -EINVAL;
+
+        struct perf_conv *c = xcalloc(1, sizeof(*c));
+        c->ops = *ops;
+        c->ctx = ctx;
+        c->nr_cpus = nr_cpus;
+        c->last_ts = xcalloc(nr_cpus, sizeof(*c->last_ts));
+        c->has_process = c->has_thread = c->has_image = true;
+        umap_init(&c->tasks, sizeof(struct conv_task), 1024);
+        umap_init(&c->procs, sizeof(struct conv_proc), 256);
+        c->kaddrs_mask = 4096 - 1;
+        c->kaddrs = xcalloc(c->kaddrs_mask + 1, sizeof(*c->kaddrs));
+        c->rec = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
+        c->payload = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
+        c->frames = xcalloc(CONV_MAX_FRAMES + 1, sizeof(*c->frames));
+        c->text = xcalloc(1, CONV_MAX_CMDLINE + 1);
+        *out = c;
+        return 0;
+}
+
+static void proc_free_images(struct conv_proc *p)
+{
+        for (uint32_t i = 0; i < p->nr_images; i++)
+                free(p->images[i].path);
+        free(p->images);
+        p->images = NULL;
+        p->nr_images = p->cap_images = 0;
+}
+
+static void proc_release(struct conv_proc *p)
+{
+        proc_free_images(p);
+        free(p->cmdline);
+        p->cmdline = NULL;
+}
+
+void perf_conv_free(struct perf_conv *c)
+{
+        if (!c)
+                return;
+        for (uint32_t i = 0; c->procs.slots && i <= c->procs.mask; i++) {
+                struct conv_proc *p = (struct conv_proc *)(void *)umap_key(&c->procs, i);
+                if (p->pid != CONV_NONE)
+                        proc_release(p);
+        }
+        free(c->procs.slots);
+        free(c->tasks.slots);
+        free(c->kaddrs);
+        free(c->last_ts);
+        free(c->rec);
+        free(c->payload);
+        free(c->frames);
+        free(c->text);
+        free(c);
+}
+
+void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks)
+{
+        c->has_process = masks->Masks[0] & EVENT_TRACE_FLAG_PROCESS;
+        c->has_thread = masks->Masks[0] & EVENT_TRACE_FLAG_THREAD;
+        c->has_image = masks->Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD;
+}
+
+void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st)
+{
+        *st = c->st;
+}
+
+uint64_t perf_conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts)
+{
+        if (cpu >= c->nr_cpus)
+                return ts;
+        if (ts < c->last_ts[cpu]) {
+                c->st.nr_clamped++;
+                return c->last_ts[cpu];
+        }
+        c->last_ts[cpu] = ts;
+        return ts;
+}
+
+static void note_kaddr(struct perf_conv *c, uint64_t a)
+{
+        if (!is_kernel_addr(a))
+                return;
+        if ((c->nr_kaddrs + 1) * 2 > c->kaddrs_mask + 1) {
+                if (c->nr_kaddrs >= CONV_KADDR_MAX)
+                        return;
+                uint32_t cap = (c->kaddrs_mask + 1) * 2;
+                uint64_t *n = xcalloc(cap, sizeof(*n));
+                for (uint32_t i = 0; i <= c->kaddrs_mask; i++) {
+                        if (!c->kaddrs[i])
+                                continue;
+                        uint32_t j = (uint32_t)hash64(c->kaddrs[i]) & (cap - 1);
+                        while (n[j])
+                                j = (j + 1) & (cap - 1);
+                        n[j] = c->kaddrs[i];
+                }
+                free(c->kaddrs);
+                c->kaddrs = n;
+                c->kaddrs_mask = cap - 1;
+        }
+        for (uint32_t i = (uint32_t)hash64(a) & c->kaddrs_mask;; i = (i + 1) & c->kaddrs_mask) {
+                if (c->kaddrs[i] == a)
+                        return;
+                if (!c->kaddrs[i]) {
+                        c->kaddrs[i] = a;
+                        c->nr_kaddrs++;
+                        return;
+                }
+        }
+}
+
+static int emit(struct perf_conv *c, uint32_t cpu, uint32_t size)
+{
+        c->st.nr_events++;
+        return c->ops.emit(c->ctx, cpu, c->rec, size);
+}
+
+static const struct perf_conv_event *event_of_id(struct perf_conv *c, uint64_t id)
+{
+        return c->ops.event_of(c->ctx, id);
+}
+
+static uint32_t writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu)
+{
+        return has_cpu && cpu < c->nr_cpus ? cpu : ring_cpu;
+}
+
+/* ---- ETW payload builders ---- */
+
+uint32_t perf_etw_group_masks(uint8_t *dst, uint16_t hook, uint64_t ts,
+                              const PERFINFO_GROUPMASK *masks)
+{
+        uint8_t p[36];
+        for (int i = 0; i < 8; i++)
+                st32(p + 4 * i, masks->Masks[i]);
+        st32(p + 32, KERNEL_VERSION);
+        return etl_record_perfinfo64(dst, hook, 2, ts, NULL, 0, p, sizeof(p));
+}
+
+uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uint32_t source,
+                                   uint32_t new_interval, uint32_t old_interval,
+                                   const char *source_name)
+{
+        uint8_t p[12 + 2 * 64];
+        char name[63];
+        st32(p, source);
+        st32(p + 4, new_interval);
+        st32(p + 8, old_interval);
+        uint32_t n = 12 + perf_put_utf16(p + 12, clip(name, source_name, sizeof(name) - 1));
+        return etl_record_perfinfo64(dst, hook, 3, ts, NULL, 0, p, n);
+}
+
+uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names, uint32_t nr)
+{
+        uint8_t p[4 + 8 * 2 * 64];
+        char name[63];
+        uint32_t n = 4;
+        if (nr > 8)
+                nr = 8;
+        st32(p, nr);
+        for (uint32_t i = 0; i < nr; i++)
+                n += perf_put_utf16(p + n, clip(name, names[i], sizeof(name) - 1));
+        return etl_record_perfinfo64(dst, PERFINFO_LOG_TYPE_PMC_CONFIG, 2, ts, NULL, 0, p, n);
+}
+
+/* A SYSTEM64 record with inline PMC counters (ETL-FORMAT.md 2.3/2.4: bits 8-10 of Version). */
+static uint32_t record_system64_pmc(uint8_t *dst, uint16_t hook, uint8_t version, uint32_t tid,
+                                    uint32_t pid, uint64_t ts, const uint64_t *pmc, uint32_t nr_pmc,
+                                    const uint8_t *payload, uint32_t size)
+{
+        if (nr_pmc > 7)
+                nr_pmc = 7;
+        uint32_t n = etl_record_system64(dst, hook, version, tid, pid, ts, NULL, 0);
+        for (uint32_t i = 0; i < nr_pmc; i++)
+                st64(dst + n + 8 * i, pmc[i]);
+        n += 8 * nr_pmc;
+        memcpy(dst + n, payload, size);
+        n += size;
+        st16(dst, (uint16_t)(version | nr_pmc << 8));
+        st16(dst + 4, (uint16_t)n);
+        return n;
+}
+
+/* Process v4 payload (ETL-FORMAT.md 3.8) without a SID. */
+static uint32_t build_process(struct perf_conv *c, uint32_t pid, uint32_t ppid, uint32_t session,
+                              int32_t exit_status, const char *name, const char *cmdline)
+{
+        uint8_t *p = c->payload;
+        char clipped[CONV_MAX_CMDLINE + 1];
+
+        memset(p, 0, 40);
+        st32(p + 8, pid);
+        st32(p + 12, ppid);
+        st32(p + 16, session);
+        st32(p + 20, (uint32_t)exit_status);
+        uint32_t n = 40; /* Flags @32 = 0, UserSID @36 = u32 0 (none) */
+        /* ImageFileName: ANSI; comm is at most 15 bytes */
+        n += put_cstr(p + n, name, 255);
+        n += perf_put_utf16(p + n, clip(clipped, cmdline, CONV_MAX_CMDLINE));
+        n += perf_put_utf16(p + n, ""); /* PackageFullName */
+        n += perf_put_utf16(p + n, ""); /* ApplicationId */
+        return n;
+}
+
+static int emit_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                        uint32_t hdr_tid, uint32_t hdr_pid, uint32_t pid, uint32_t ppid,
+                        uint32_t session, int32_t exit_status, const char *name,
+                        const char *cmdline)
+{
+        uint32_t n = build_process(c, pid, ppid, session, exit_status, name, cmdline);
+        uint32_t size;
+        if (hook == WMI_LOG_TYPE_PROCESS_DC_START || hook == WMI_LOG_TYPE_PROCESS_DC_END)
+                size = etl_record_perfinfo64(c->rec, hook, 4, ts, NULL, 0, c->payload, n);
+        else
+                size = etl_record_system64(c->rec, hook, 4, hdr_tid, hdr_pid, ts, c->payload, n);
+        return emit(c, cpu, size);
+}
+
+/* Thread v4 payload (ETL-FORMAT.md 3.7). */
+static int emit_thread(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                       uint32_t hdr_tid, uint32_t hdr_pid, uint32_t pid, uint32_t tid, int64_t prio,
+                       const char *name)
+{
+        uint8_t *p = c->payload;
+        char clipped[64];
+
+        memset(p, 0, 72);
+        st32(p, pid);
+        st32(p + 4, tid);
+        p[68] = (uint8_t)perf_prio_to_etw(prio < 0 ? 120 : prio); /* BasePriority */
+        p[69] = 5;                                                /* PagePriority: normal */
+        p[70] = 2;                                                /* IoPriority: normal */
+        uint32_t n = 72 + perf_put_utf16(p + 72, clip(clipped, name, 63));
+        uint32_t size = etl_record_system64(c->rec, hook, 4, hdr_tid, hdr_pid, ts, p, n);
+        return emit(c, cpu, size);
+}
+
+static int emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid,
+                            uint32_t tid, const char *name)
+{
+        uint8_t *p = c->payload;
+        char clipped[64];
+        st32(p, pid);
+        st32(p + 4, tid);
+        uint32_t n = 8 + perf_put_utf16(p + 8, clip(clipped, name, 63));
+        uint32_t size =
+                etl_record_system64(c->rec, WMI_LOG_TYPE_THREAD_SET_NAME, 2, tid, pid, ts, p, n);
+        return emit(c, cpu, size);
+}
+
+/* etwtop ImageIdentity v1 (doc/etwtop-provider.md), then the Image event v3 (3.9). */
+static int emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                      uint32_t hdr_tid, const struct perf_conv_image *im)
+{
+        uint8_t *p = c->payload;
+        char path[CONV_MAX_PATH + 1];
+        uint32_t bid = im->build_id && im->build_id_size <= BUILD_ID_MAX ? im->build_id_size : 0;
+        int rc;
+
+        clip(path, im->path, CONV_MAX_PATH);
+        memset(p, 0, 52);
+        st64(p, im->base);
+        st64(p + 8, im->size);
+        st64(p + 16, im->pgoff);
+        st32(p + 24, im->pid);
+        p[28] = (uint8_t)bid;
+        st16(p + 30, (uint16_t)im->flags);
+        if (bid)
+                memcpy(p + 32, im->build_id, bid);
+        uint32_t n = 52 + put_cstr(p + 52, path, CONV_MAX_PATH);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_IMAGE_IDENTITY, 1, 0, 4, 0, 0, 0};
+        uint32_t size = etl_record_event64(c->rec, &etwtop_provider_guid, &desc, hdr_tid, im->pid,
+                                           ts, NULL, 0, p, n);
+        rc = emit(c, cpu, size);
+        if (rc < 0)
+                return rc;
+
+        memset(p, 0, 56);
+        st64(p, im->base);
+        st64(p + 8, im->size);
+        st32(p + 16, im->pid);
+        n = 56 + perf_put_utf16(p + 56, path);
+        if (hook == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE)
+                size = etl_record_system64(c->rec, hook, 3, hdr_tid, im->pid, ts, p, n);
+        else
+                size = etl_record_perfinfo64(c->rec, hook, 3, ts, NULL, 0, p, n);
+        return emit(c, cpu, size);
+}
+
+/* ---- table updates ---- */
+
+static struct conv_proc *proc_get(struct perf_conv *c, uint32_t pid)
+{
+        bool is_new;
+        struct conv_proc *p = umap_get(&c->procs, pid, &is_new);
+        if (p && is_new)
+                p->ppid = CONV_NONE;
+        return p;
+}
+
+static void proc_set_cmdline(struct conv_proc *p, const char *cmdline)
+{
+        free(p->cmdline);
+        p->cmdline = NULL;
+        if (cmdline && cmdline[0]) {
+                size_t n = strnlen(cmdline, CONV_MAX_CMDLINE);
+                p->cmdline = xcalloc(1, n + 1);
+                memcpy(p->cmdline, cmdline, n);
+        }
+}
+
+/* Adds an image to the process, replacing the images it overlaps (a mapping replaces what was
+   there, as perf does: there is no unmap record). */
+static void proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
+{
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < p->nr_images; i++) {
+                struct conv_image *e = &p->images[i];
+                if (e->base < im->base + im->size && im->base < e->base + e->size) {
+                        free(e->path);
+                        continue;
+                }
+                p->images[o++] = *e;
+        }
+        p->nr_images = o;
+        if (p->nr_images >= CONV_MAX_IMAGES)
+                return;
+        if (p->nr_images == p->cap_images) {
+                uint32_t cap = p->cap_images ? p->cap_images * 2 : 16;
+                struct conv_image *n = realloc(p->images, cap * sizeof(*n));
+                if (!n)
+                        abort();
+                p->images = n;
+                p->cap_images = cap;
+        }
+        struct conv_image *e = &p->images[p->nr_images++];
+        memset(e, 0, sizeof(*e));
+        e->base = im->base;
+        e->size = im->size;
+        e->pgoff = im->pgoff;
+        size_t len = strnlen(im->path, CONV_MAX_PATH);
+        e->path = xcalloc(1, len + 1);
+        memcpy(e->path, im->path, len);
+        if (im->build_id && im->build_id_size <= BUILD_ID_MAX) {
+                memcpy(e->build_id, im->build_id, im->build_id_size);
+                e->build_id_size = (uint8_t)im->build_id_size;
+        }
+        e->flags = (uint8_t)(im->flags & (ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD |
+                                          ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE));
+}
+
+static void task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm,
+                     int64_t prio)
+{
+        bool is_new;
+        struct conv_task *t = umap_get(&c->tasks, tid, &is_new);
+        if (!t)
+                return;
+        t->pid = pid;
+        if (is_new)
+                t->prio = -1;
+        if (prio >= 0)
+                t->prio = (int32_t)prio;
+        if (comm)
+                clip(t->comm, comm, sizeof(t->comm) - 1);
+}
+
+static const char *comm_of(struct perf_conv *c, uint32_t tid, uint32_t pid)
+{
+        const struct conv_task *t = umap_find(&c->tasks, tid);
+        if (t && t->comm[0])
+                return t->comm;
+        const struct conv_proc *p = umap_find(&c->procs, pid);
+        return p ? p->comm : "";
+}
+
+/* Forgets every thread of pid. */
+static void tasks_drop_process(struct perf_conv *c, uint32_t pid)
+{
+        for (uint32_t i = 0; i <= c->tasks.mask;) {
+                struct conv_task *t = (struct conv_task *)(void *)umap_key(&c->tasks, i);
+                if (t->tid != CONV_NONE && t->pid == pid)
+                        umap_remove(&c->tasks, t); /* slot i may now hold another entry */
+                else
+                        i++;
+        }
+}
+
+/* ---- rundown entry points ---- */
+
+int perf_conv_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                      const struct perf_conv_process *p)
+{
+        if (hook == WMI_LOG_TYPE_PROCESS_DC_START || hook == WMI_LOG_TYPE_PROCESS_CREATE) {
+                struct conv_proc *e = proc_get(c, p->pid);
+                if (e) {
+                        e->ppid = p->ppid;
+                        e->session_id = p->session_id;
+                        clip(e->comm, p->name, sizeof(e->comm) - 1);
+                        proc_set_cmdline(e, p->cmdline);
+                }
+        }
+        return emit_process(c, hook, cpu, ts, 0, p->pid, p->pid, p->ppid, p->session_id,
+                            hook == WMI_LOG_TYPE_PROCESS_DC_END ? 0 : 259, p->name,
+                            p->cmdline ? p->cmdline : "");
+}
+
+int perf_conv_thread(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                     const struct perf_conv_thread *t)
+{
+        if (hook == WMI_LOG_TYPE_THREAD_DC_START || hook == WMI_LOG_TYPE_THREAD_CREATE)
+                task_set(c, t->tid, t->pid, t->name, t->prio);
+        return emit_thread(c, hook, cpu, ts, t->tid, t->pid, t->pid, t->tid, t->prio, t->name);
+}
+
+int perf_conv_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                    const struct perf_conv_image *im)
+{
+        if (hook != WMI_LOG_TYPE_IMAGE_DC_END && hook != WMI_LOG_TYPE_IMAGE_UNLOAD) {
+                struct conv_proc *p = proc_get(c, im->pid);
+                if (p)
+                        proc_add_image(p, im);
+        }
+        return emit_image(c, hook, cpu, ts, 0, im);
+}
+
+int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts)
+{
+        int rc = 0;
+
+        for (uint32_t i = 0; c->has_process && i <= c->procs.mask && rc == 0; i++) {
+                const struct conv_proc *p = (const void *)umap_key(&c->procs, i);
+                if (p->pid == CONV_NONE || !p->comm[0])
+                        continue;
+                rc = emit_process(c, WMI_LOG_TYPE_PROCESS_DC_END, cpu, ts, 0, p->pid, p->pid,
+                                  p->ppid == CONV_NONE ? 0 : p->ppid, p->session_id, 0, p->comm,
+                                  p->cmdline ? p->cmdline : "");
+        }
+        for (uint32_t i = 0; c->has_thread && i <= c->tasks.mask && rc == 0; i++) {
+                const struct conv_task *t = (const void *)umap_key(&c->tasks, i);
+                if (t->tid == CONV_NONE)
+                        continue;
+                rc = emit_thread(c, WMI_LOG_TYPE_THREAD_DC_END, cpu, ts, t->tid, t->pid, t->pid,
+                                 t->tid, t->prio, t->comm);
+        }
+        for (uint32_t i = 0; c->has_image && i <= c->procs.mask && rc == 0; i++) {
+                const struct conv_proc *p = (const void *)umap_key(&c->procs, i);
+                if (p->pid == CONV_NONE)
+                        continue;
+                for (uint32_t j = 0; j < p->nr_images && rc == 0; j++) {
+                        const struct conv_image *e = &p->images[j];
+                        struct perf_conv_image im = {p->pid,           e->base, e->size,
+                                                     e->pgoff,         e->path, e->build_id,
+                                                     e->build_id_size, e->flags};
+                        rc = emit_image(c, WMI_LOG_TYPE_IMAGE_DC_END, cpu, ts, 0, &im);
+                }
+        }
+        return rc;
+}
+
+/* ---- side-band records ---- */
+
+static int conv_sample_id(struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                          struct perf_sample_id *sid)
+{
+        uint64_t st = PERF_CONV_SAMPLE_ID_BITS;
+        if (size >= 16) {
+                const struct perf_conv_event *ev = event_of_id(c, ld64(rec + size - 8));
+                if (ev)
+                        st = ev->sample_type;
+        }
+        return perf_sample_id_parse(rec, size, st, sid);
+}
+
+static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        struct perf_sample_id sid;
+        const struct perf_event_header *h = (const void *)rec;
+        char comm[17];
+
+        if (size < 16 || conv_sample_id(c, rec, size, &sid) < 0)
+                return -EBADMSG;
+        uint32_t pid = ld32(rec + 8), tid = ld32(rec + 12);
+        size_t max = size - 16 < 16 ? size - 16 : 16;
+        clip(comm, (const char *)rec + 16, max);
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        int rc = 0;
+
+        task_set(c, tid, pid, comm, -1);
+        if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
+                /* exec: Windows has none. The process gets a new Process/Start with the new
+                   image name and command line; its images start over. */
+                struct conv_proc *p = proc_get(c, pid);
+                if (p) {
+                        clip(p->comm, comm, sizeof(p->comm) - 1);
+                        proc_free_images(p);
+                        c->text[0] = 0;
+                        c->ops.cmdline_of(c->ctx, pid, c->text, CONV_MAX_CMDLINE + 1);
+                        proc_set_cmdline(p, c->text);
+                        if (c->has_process)
+                                rc = emit_process(c, WMI_LOG_TYPE_PROCESS_CREATE, cpu, ts, tid, pid,
+                                                  pid, p->ppid == CONV_NONE ? 0 : p->ppid,
+                                                  p->session_id, 259, comm, c->text);
+                }
+        }
+        if (rc == 0 && c->has_thread)
+                rc = emit_thread_name(c, cpu, ts, pid, tid, comm);
+        return rc;
+}
+
+static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t ppid,
+                     uint32_t tid, uint32_t ptid)
+{
+        char comm[16];
+        int rc = 0;
+
+        clip(comm, comm_of(c, ptid, ppid), sizeof(comm) - 1);
+        const struct conv_task *parent_task = umap_find(&c->tasks, ptid);
+        int64_t prio = parent_task ? parent_task->prio : -1;
+
+        if (pid == tid) {
+                /* a new process: a copy of its parent, images included */
+                struct conv_proc *p = proc_get(c, pid);
+                if (!p)
+                        return 0;
+                /* looked up after proc_get, which may move the table */
+                const struct conv_proc *parent = umap_find(&c->procs, ppid);
+                proc_release(p);
+                p->ppid = ppid;
+                p->session_id = parent ? parent->session_id : 0;
+                clip(p->comm, comm, sizeof(p->comm) - 1);
+                c->text[0] = 0;
+                c->ops.cmdline_of(c->ctx, pid, c->text, CONV_MAX_CMDLINE + 1);
+                if (!c->text[0] && parent && parent->cmdline)
+                        clip(c->text, parent->cmdline, CONV_MAX_CMDLINE);
+                proc_set_cmdline(p, c->text);
+                if (c->has_process)
+                        rc = emit_process(c, WMI_LOG_TYPE_PROCESS_CREATE, cpu, ts, ptid, ppid, pid,
+                                          ppid, p->session_id, 259, comm, c->text);
+                task_set(c, tid, pid, comm, prio);
+                if (rc == 0 && c->has_thread)
+                        rc = emit_thread(c, WMI_LOG_TYPE_THREAD_CREATE, cpu, ts, ptid, ppid, pid,
+                                         tid, prio, comm);
+                if (parent && parent->nr_images) {
+                        uint32_t n = parent->nr_images;
+                        for (uint32_t i = 0; i < n && rc == 0; i++) {
+                                parent = umap_find(&c->procs, ppid);
+                                p = umap_find(&c->procs, pid);
+                                if (!parent || !p || i >= parent->nr_images)
+                                        break;
+                                const struct conv_image *e = &parent->images[i];
+                                struct perf_conv_image im = {
+                                        pid,
+                                        e->base,
+                                        e->size,
+                                        e->pgoff,
+                                        e->path,
+                                        e->build_id,
+                                        e->build_id_size,
+                                        (uint32_t)e->flags | ETWTOP_IMAGE_FLAG_INHERITED};
+                                proc_add_image(p, &im);
+                                if (c->has_image)
+                                        rc = emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE, cpu, ts,
+                                                        tid, &im);
+                        }
+                }
+                return rc;
+        }
+        task_set(c, tid, pid, comm, prio);
+        if (c->has_thread)
+                rc = emit_thread(c, WMI_LOG_TYPE_THREAD_CREATE, cpu, ts, ptid, ppid, pid, tid, prio,
+                                 comm);
+        return rc;
+}
+
+static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid)
+{
+        char comm[16];
+        int rc = 0;
+        const struct conv_task *t = umap_find(&c->tasks, tid);
+        int64_t prio = t ? t->prio : -1;
+
+        clip(comm, comm_of(c, tid, pid), sizeof(comm) - 1);
+        if (c->has_thread)
+                rc = emit_thread(c, WMI_LOG_TYPE_THREAD_DELETE, cpu, ts, tid, pid, pid, tid, prio,
+                                 comm);
+        if (t)
+                umap_remove(&c->tasks, (void *)t);
+        if (pid != tid)
+                return rc;
+
+        struct conv_proc *p = umap_find(&c->procs, pid);
+        if (rc == 0 && c->has_process)
+                rc = emit_process(c, WMI_LOG_TYPE_PROCESS_DELETE, cpu, ts, tid, pid, pid,
+                                  p && p->ppid != CONV_NONE ? p->ppid : 0, p ? p->session_id : 0, 0,
+                                  p ? p->comm : comm, p && p->cmdline ? p->cmdline : "");
+        if (p) {
+                proc_release(p);
+                umap_remove(&c->procs, p);
+        }
+        tasks_drop_process(c, pid);
+        return rc;
+}
+
+static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        struct perf_sample_id sid;
+        const struct perf_event_header *h = (const void *)rec;
+
+        if (size < 32 || conv_sample_id(c, rec, size, &sid) < 0)
+                return -EBADMSG;
+        uint32_t pid = ld32(rec + 8), ppid = ld32(rec + 12);
+        uint32_t tid = ld32(rec + 16), ptid = ld32(rec + 20);
+        uint64_t time = sid.has_time ? sid.time : ld64(rec + 24);
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, time);
+
+        if (h->type == PERF_RECORD_FORK)
+                return conv_fork(c, cpu, ts, pid, ppid, tid, ptid);
+        return conv_exit(c, cpu, ts, pid, tid);
+}
+
+/* MMAP2 (LINUX-MAPPING.md 3.2): addr, len, pgoff, then maj/min/ino or the build-id. */
+static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        struct perf_sample_id sid;
+        const struct perf_event_header *h = (const void *)rec;
+        uint8_t bid[BUILD_ID_MAX];
+        uint32_t bid_size = 0, flags = 0;
+
+        if (size < 73 || conv_sample_id(c, rec, size, &sid) < 0)
+                return -EBADMSG;
+        uint32_t pid = ld32(rec + 8), tid = ld32(rec + 12);
+        uint32_t prot = ld32(rec + 64);
+        if (!(prot & PROT_EXEC))
+                return 0;
+        char path[CONV_MAX_PATH + 1];
+        clip(path, (const char *)rec + 72, size - 72 < CONV_MAX_PATH ? size - 72 : CONV_MAX_PATH);
+        if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+                bid_size = rec[40] <= BUILD_ID_MAX ? rec[40] : BUILD_ID_MAX;
+                memcpy(bid, rec + 44, bid_size);
+                flags = ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD;
+        } else if (path[0] == '/') {
+                bid_size = c->ops.build_id_of(c->ctx, path, bid, BUILD_ID_MAX);
+                if (bid_size > BUILD_ID_MAX)
+                        bid_size = 0;
+                flags = bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0;
+        }
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        struct perf_conv_image im = {pid, ld64(rec + 16), ld64(rec + 24), ld64(rec + 32), path,
+                                     bid, bid_size,       flags};
+        struct conv_proc *p = proc_get(c, pid);
+        if (p)
+                proc_add_image(p, &im);
+        if (!c->has_image)
+                return 0;
+        return emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE, cpu, ts, tid, &im);
+}
+
+static int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        struct perf_sample_id sid;
+
+        if (size < 24 || conv_sample_id(c, rec, size, &sid) < 0)
+                return -EBADMSG;
+        uint64_t lost = ld64(rec + 16);
+        c->st.nr_lost_records++;
+        c->st.nr_lost += lost;
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        return perf_conv_events_lost(c, cpu, ts, ETWTOP_LOST_REASON_RECORD_LOST, lost);
+}
+
+int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t reason,
+                          uint64_t nr_lost)
+{
+        uint8_t p[16];
+        st32(p, cpu);
+        st32(p + 4, reason);
+        st64(p + 8, nr_lost);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_EVENTS_LOST, 1, 0, 4, 0, 0, 0};
+        uint32_t size = etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0,
+                                           p, sizeof(p));
+        return emit(c, cpu, size);
+}
+
+/* ---- samples ---- */
+
+/* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
+   with ip first when it is not already. */
+static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first)
+{
+        uint32_t n = 0;
+        if (is_ip_first)
+                c->frames[n++] = s->ip;
+        for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
+                uint64_t a = ld64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX)
+                        continue; /* a context marker */
+                if (n == 1 && is_ip_first && a == s->ip)
+                        continue;
+                c->frames[n++] = a;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                note_kaddr(c, c->frames[i]);
+        return n;
+}
+
+static int emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                      uint32_t nr)
+{
+        uint8_t *p = c->payload;
+        st64(p, ts);
+        st32(p + 8, pid);
+        st32(p + 12, tid);
+        memcpy(p + 16, c->frames, 8 * (size_t)nr);
+        uint32_t size = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p,
+                                              16 + 8 * nr);
+        return emit(c, cpu, size);
+}
+
+/* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11), entries filtered as the ETW flags ask. */
+static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
+                    const struct perf_sample *s, uint32_t cpu, uint64_t ts)
+{
+        uint8_t *p = c->payload;
+        uint32_t n = 0;
+
+        memset(p, 0, 24);
+        st64(p, ts);
+        st32(p + 8, s->pid);
+        st32(p + 12, s->tid);
+        st32(p + 16, ev->lbr_options);
+        for (uint64_t i = 0; i < s->nr_branches && n < 2048; i++) {
+                const uint8_t *e = s->branches + 24 * i;
+                if (ev->lbr.is_post_filtered && (perf_lbr_class_of(ld64(e + 16)) & ev->lbr.drop)) {
+                        c->st.nr_lbr_dropped++;
+                        continue;
+                }
+                uint8_t *o = p + 24 + 24 * n;
+                st64(o, ld64(e));
+                st64(o + 8, ld64(e + 8));
+                st64(o + 16, 0);
+                n++;
+        }
+        uint32_t size =
+                etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_LBR, 2, ts, NULL, 0, p, 24 + 24 * n);
+        return emit(c, cpu, size);
+}
+
+static bool is_kernel_thread(struct perf_conv *c, uint32_t tid)
+{
+        if (tid == 0 || tid == 2)
+                return true;
+        const struct conv_task *t = umap_find(&c->tasks, tid);
+        uint32_t pid = t ? t->pid : tid;
+        if (pid == 2)
+                return true;
+        const struct conv_proc *p = umap_find(&c->procs, pid);
+        return p && p->ppid == 2;
+}
+
+static int64_t tp_get(const struct perf_conv_event *ev, const struct perf_sample *s,
+                      const char *name, int64_t fallback)
+{
+        int64_t v;
+        if (perf_tp_field_get(perf_tp_field_find(ev->tp, name), s->raw, s->raw_size, &v))
+                return v;
+        return fallback;
+}
+
+/* WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5) from sched_switch's raw fields. */
+static uint32_t build_cswitch(struct perf_conv *c, const struct perf_conv_event *ev,
+                              const struct perf_sample *s)
+{
+        uint8_t *p = c->payload;
+        int64_t prev_pid = tp_get(ev, s, "prev_pid", s->tid);
+        int64_t next_pid = tp_get(ev, s, "next_pid", 0);
+        int64_t prev_prio = tp_get(ev, s, "prev_prio", 120);
+        int64_t next_prio = tp_get(ev, s, "next_prio", 120);
+        int64_t prev_state = tp_get(ev, s, "prev_state", 0);
+        struct perf_thread_state ts = perf_prev_state_to_etw(ev->tp, (uint64_t)prev_state);
+
+        memset(p, 0, 24);
+        st32(p, (uint32_t)next_pid);
+        st32(p + 4, (uint32_t)prev_pid);
+        p[8] = (uint8_t)(next_pid == 0 ? 0 : perf_prio_to_etw(next_prio));
+        p[9] = (uint8_t)(prev_pid == 0 ? 0 : perf_prio_to_etw(prev_prio));
+        p[12] = ts.wait_reason;
+        p[13] = is_kernel_thread(c, (uint32_t)prev_pid) ? 0 : 1; /* OldThreadWaitMode */
+        p[14] = ts.state;
+        return 24;
+}
+
+/* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
+static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_event *ev,
+                                   const struct perf_sample *s)
+{
+        uint8_t *p = c->payload;
+        int64_t pid = tp_get(ev, s, "pid", 0);
+        int64_t flags = tp_get(ev, s, "common_flags", 0);
+
+        memset(p, 0, 8);
+        st32(p, (uint32_t)pid);
+        if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ))
+                p[6] = 0x1; /* ExecutingDpc: woken from interrupt context */
+        return 8;
+}
+
+static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        struct perf_sample s;
+        uint64_t pmc[8];
+        uint32_t nr_pmc = 0;
+
+        if (size < 16)
+                return -EBADMSG;
+        const struct perf_conv_event *ev = event_of_id(c, ld64(rec + 8));
+        if (!ev) {
+                c->st.nr_unknown_id++;
+                return 0;
+        }
+        if (perf_sample_parse(rec, size, ev->sample_type, ev->read_format, ev->branch_sample_type,
+                              &s) < 0)
+                return -EBADMSG;
+        if (s.time < ev->valid_from || s.time > ev->valid_until) {
+                c->st.nr_out_of_window++;
+                return 0;
+        }
+        for (uint32_t i = 1; i < s.nr_values && nr_pmc < ev->nr_pmc; i++)
+                pmc[nr_pmc++] = s.values[i];
+
+        uint32_t cpu = writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, s.time);
+        uint8_t *p = c->payload;
+        uint32_t rsize, nr_frames = 0;
+        int rc;
+
+        if (ev->has_stack)
+                nr_frames = collect_frames(
+                        c, &s, ev->kind == PERF_CONV_PROFILE || ev->kind == PERF_CONV_PMC_SAMPLE);
+        switch (ev->kind) {
+        case PERF_CONV_PROFILE:
+                note_kaddr(c, s.ip);
+                memset(p, 0, 16);
+                st64(p, s.ip);
+                st32(p + 8, s.tid);
+                st16(p + 12, 1); /* Count */
+                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, ts, pmc,
+                                              nr_pmc, p, 16);
+                break;
+        case PERF_CONV_PMC_SAMPLE:
+                note_kaddr(c, s.ip);
+                memset(p, 0, 16);
+                st64(p, s.ip);
+                st32(p + 8, s.tid);
+                st16(p + 12, ev->profile_source);
+                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, pmc,
+                                              nr_pmc, p, 16);
+                break;
+        case PERF_CONV_CSWITCH:
+                if (!s.raw)
+                        return -EBADMSG;
+                rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
+                                              p, build_cswitch(c, ev, &s));
+                break;
+        case PERF_CONV_READY_THREAD:
+                if (!s.raw)
+                        return -EBADMSG;
+                rsize = record_system64_pmc(c->rec, WMI_LOG_TYPE_READY_THREAD, 2, s.tid, s.pid, ts,
+                                            pmc, nr_pmc, p, build_ready_thread(c, ev, &s));
+                break;
+        default: return 0;
+        }
+        rc = emit(c, cpu, rsize);
+        if (rc == 0 && ev->has_stack && nr_frames)
+                rc = emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);
+        if (rc == 0 && ev->has_lbr && (ev->sample_type & PERF_SAMPLE_BRANCH_STACK))
+                rc = emit_lbr(c, ev, &s, cpu, ts);
+        return rc;
+}
+
+/* ---- records ---- */
+
+uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                               uint32_t ring_cpu, uint32_t *cpu)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        struct perf_conv *mc = (struct perf_conv *)c; /* the lookup hook takes no const */
+
+        *cpu = ring_cpu;
+        if (size < 16)
+                return 0;
+        if (h->type == PERF_RECORD_SAMPLE) {
+                const struct perf_conv_event *ev = event_of_id(mc, ld64(rec + 8));
+                struct perf_sample s;
+                if (!ev ||
+                    perf_sample_parse(rec, size,
+                                      ev->sample_type & ~PERF_SAMPLE_CALLCHAIN & ~PERF_SAMPLE_RAW &
+                                              ~PERF_SAMPLE_BRANCH_STACK & ~PERF_SAMPLE_READ,
+                                      0, 0, &s) < 0)
+                        return 0;
+                *cpu = writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
+                return s.time;
+        }
+        /* every other record ends in the sample_id trailer (sample_id_all) */
+        struct perf_sample_id sid;
+        if (conv_sample_id(mc, rec, size, &sid) < 0)
+                return 0;
+        *cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        return sid.time;
+}
+
+int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        int rc;
+
+        if (size < sizeof(*h) || h->size != size) {
+                c->st.nr_bad++;
+                return -EBADMSG;
+        }
+        c->st.nr_records++;
+        switch (h->type) {
+        case PERF_RECORD_SAMPLE: rc = conv_sample(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_MMAP2: rc = conv_mmap2(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_COMM: rc = conv_comm(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT: rc = conv_task(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_LOST: rc = conv_lost(c, ring_cpu, rec, size); break;
+        default: rc = 0; break; /* throttling and the like: nothing to write */
+        }
+        if (rc == -EBADMSG)
+                c->st.nr_bad++;
+        return rc;
+}
+
+/* ---- kernel symbols ---- */
+
+int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
+                             uint32_t cpu, uint64_t ts)
+{
+        if (!nr)
+                return 0;
+        uint8_t *used = xcalloc(nr, 1);
+        for (uint32_t i = 0; i <= c->kaddrs_mask; i++) {
+                uint64_t a = c->kaddrs[i];
+                if (!a)
+                        continue;
+                size_t lo = 0, hi = nr; /* the last symbol at or below a */
+                while (hi - lo > 1) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (syms[mid].addr <= a)
+                                lo = mid;
+                        else
+                                hi = mid;
+                }
+                if (syms[lo].addr <= a && a - syms[lo].addr < syms[lo].size)
+                        used[lo] = 1;
+        }
+        int rc = 0, nr_written = 0;
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_KERNEL_SYMBOL, 1, 0, 4, 0, 0, 0};
+        for (size_t i = 0; i < nr && rc == 0; i++) {
+                if (!used[i])
+                        continue;
+                uint8_t *p = c->payload;
+                st64(p, syms[i].addr);
+                st64(p + 8, syms[i].size);
+                uint32_t n = 16 + put_cstr(p + 16, syms[i].name, 1024);
+                n += put_cstr(p + n, syms[i].module ? syms[i].module : "", 256);
+                uint32_t size = etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts,
+                                                   NULL, 0, p, n);
+                rc = emit(c, cpu, size);
+                nr_written++;
+        }
+        free(used);
+        return rc < 0 ? rc : nr_written;
+}

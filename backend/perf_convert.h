@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_convert.h: pure conversion of perf_event_open ring records into the records the NT Kernel
+   Logger writes (LINUX-MAPPING.md, ETL-FORMAT.md 2.3, 2.4, 3), plus etwtop's own provider. */
+#ifndef ETWTOP_PERF_CONVERT_H
+#define ETWTOP_PERF_CONVERT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/perf_event.h>
+
+#include "etw/evntrace.h"
+#include "etw/ntwmi.h"
+
+/* The largest ETW record the converter builds (Size is a u16 in every header). */
+#define PERF_CONV_MAX_RECORD 0xFFF8u
+
+/* Every event of a session carries these sample_type bits, so that side-band records end in
+   the same sample_id trailer and every record can be matched to its event by the identifier. */
+#define PERF_CONV_SAMPLE_ID_BITS                                                                   \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+/* Not in older uapi headers (LINUX-MAPPING.md 1.4). */
+#define PERF_CONV_BRANCH_COUNTERS (1ull << 19)
+
+/* ---- etwtop's own provider (doc/etwtop-provider.md) ---- */
+
+/* {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70}: "etwtop-Linux", EVENT_HEADER64 records. */
+extern const GUID etwtop_provider_guid;
+
+#define ETWTOP_EVENT_IMAGE_IDENTITY 1 /* version 1 */
+#define ETWTOP_EVENT_KERNEL_SYMBOL  2 /* version 1 */
+#define ETWTOP_EVENT_EVENTS_LOST    3 /* version 1 */
+
+#define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD 0x1 /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+#define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE   0x2 /* the ELF note read from the file */
+#define ETWTOP_IMAGE_FLAG_RUNDOWN              0x4 /* from /proc at start (Image/DCStart) */
+#define ETWTOP_IMAGE_FLAG_INHERITED            0x8 /* copied to a forked child (Image/Load) */
+
+#define ETWTOP_LOST_REASON_RECORD_LOST 1 /* a PERF_RECORD_LOST record */
+#define ETWTOP_LOST_REASON_FORMAT_LOST 2 /* read() with PERF_FORMAT_LOST, at close */
+
+/* ---- tracepoint formats (/sys/kernel/tracing/events/<sys>/<name>/format) ---- */
+
+#define PERF_TP_MAX_FIELDS 32
+#define PERF_TP_MAX_FLAGS  16
+
+struct perf_tp_field {
+        char name[32];
+        uint16_t offset; /* in the raw data, which starts with common_type */
+        uint16_t size;
+        bool is_signed;
+};
+
+struct perf_tp_format {
+        uint32_t id;
+        uint32_t nr_fields;
+        struct perf_tp_field fields[PERF_TP_MAX_FIELDS];
+        /* The first __print_flags table of "print fmt" (sched_switch's prev_state letters). */
+        uint32_t nr_flags;
+        struct {
+                uint64_t value;
+                char letter;
+        } flags[PERF_TP_MAX_FLAGS];
+        uint64_t preempt_bit; /* the "+" bit: the table's highest bit << 1 (TASK_REPORT_MAX) */
+};
+
+/* Parses a tracepoint format file's text. Returns 0, or -EBADMSG when it has no fields. */
+int perf_tp_format_parse(const char *text, size_t len, struct perf_tp_format *fmt);
+
+/* The field named name, or NULL. */
+const struct perf_tp_field *perf_tp_field_find(const struct perf_tp_format *fmt, const char *name);
+
+/* The field's value in raw[0..size) (sign-extended when signed); false when out of bounds. */
+bool perf_tp_field_get(const struct perf_tp_field *f, const uint8_t *raw, uint32_t size,
+                       int64_t *value);
+
+/* What a sched_switch prev_state means for Windows: KTHREAD_STATE and KWAIT_REASON. */
+struct perf_thread_state {
+        uint8_t state;       /* KTHREAD_STATE: 1 Ready, 4 Terminated, 5 Waiting */
+        uint8_t wait_reason; /* KWAIT_REASON */
+};
+struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt,
+                                                uint64_t prev_state);
+
+/* A Windows-like 0..31 priority from a kernel prio (0..99 RT, 100..139 CFS; synthetic). */
+int8_t perf_prio_to_etw(int64_t prio);
+
+/* ---- LBR: EVNTRACE_LBR_FILTER_* (suppress) -> PERF_SAMPLE_BRANCH_* (select) ---- */
+
+struct perf_lbr_filter {
+        uint64_t branch_sample_type; /* for perf_event_attr */
+        uint32_t drop;               /* EVNTRACE_LBR_FILTER_* type bits removed in user space */
+        bool is_post_filtered;       /* TYPE_SAVE asked: entries are filtered by their type */
+};
+
+/* Inverts the ETW filter flags (LINUX-MAPPING.md 1.3). Returns 0, or -EINVAL when nothing could
+   be recorded (kernel and user both filtered, every type filtered) or a bit is unknown. */
+int perf_lbr_filter_from_etw(uint32_t flags, struct perf_lbr_filter *out);
+
+/* The EVNTRACE_LBR_FILTER_* type bit of a perf branch entry's flags word (PERF_BR_* type). */
+uint32_t perf_lbr_class_of(uint64_t entry_flags);
+
+/* ---- perf records ---- */
+
+/* One parsed PERF_RECORD_SAMPLE; pointers borrow the record. */
+struct perf_sample {
+        uint64_t id; /* PERF_SAMPLE_IDENTIFIER */
+        uint64_t ip;
+        uint32_t pid, tid;
+        uint64_t time;
+        uint32_t cpu;
+        uint64_t period;
+        uint32_t nr_values; /* PERF_SAMPLE_READ: counters of the group, leader first */
+        uint64_t values[8];
+        uint64_t nr_callchain;
+        const uint8_t *callchain; /* nr_callchain u64 */
+        uint32_t raw_size;
+        const uint8_t *raw;
+        uint64_t nr_branches;
+        const uint8_t *branches; /* nr_branches perf_branch_entry of 24 bytes */
+};
+
+/* Parses a PERF_RECORD_SAMPLE (header included) of an event with these attr fields. Returns 0
+   or -EBADMSG (a length past the record, an unsupported sample_type bit). */
+int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
+                      uint64_t branch_sample_type, struct perf_sample *s);
+
+/* The sample_id trailer of a non-sample record (sample_id_all), for sample_type's
+   TID|TIME|ID|STREAM_ID|CPU|IDENTIFIER bits. */
+struct perf_sample_id {
+        uint32_t pid, tid;
+        uint64_t time;
+        uint32_t cpu;
+        uint64_t id;
+        bool has_time, has_cpu;
+};
+int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
+                         struct perf_sample_id *sid);
+
+/* Sums the lost counts (PERF_FORMAT_LOST) of what read(2) returned for an fd. Returns 0 or
+   -EBADMSG. */
+int perf_read_lost(const uint8_t *buf, size_t size, uint64_t read_format, uint64_t *lost);
+
+/* ---- the converter ---- */
+
+enum perf_conv_kind {
+        PERF_CONV_NONE = 0,
+        PERF_CONV_SIDEBAND,     /* dummy events: COMM/FORK/EXIT/MMAP2 records */
+        PERF_CONV_PROFILE,      /* cpu-clock (or the LBR cycles trigger) -> SampledProfile */
+        PERF_CONV_PMC_SAMPLE,   /* a hardware source -> PMC interrupt */
+        PERF_CONV_CSWITCH,      /* sched:sched_switch -> CSwitch */
+        PERF_CONV_READY_THREAD, /* sched:sched_waking -> ReadyThread */
+};
+
+/* What the converter must know of one perf event, found by its sample id. */
+struct perf_conv_event {
+        enum perf_conv_kind kind;
+        uint64_t sample_type;
+        uint64_t read_format;
+        uint64_t branch_sample_type;
+        uint16_t profile_source; /* PMC_SAMPLE: KPROFILE_SOURCE */
+        bool has_stack;          /* a StackWalk after each sample */
+        bool has_lbr;            /* an LBR record after each sample */
+        uint32_t lbr_options;    /* the EVNTRACE_LBR_* flags, as Options */
+        struct perf_lbr_filter lbr;
+        uint32_t nr_pmc;                 /* counters after the leader in the group read */
+        const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD: borrowed */
+        uint64_t valid_from;             /* samples outside [from, until] are dropped */
+        uint64_t valid_until;
+};
+
+/* The converter's view of the outside world. Every hook must be filled. */
+struct perf_conv_ops {
+        /* Takes one complete ETW record for writer CPU cpu. Returns 0 or -errno. */
+        int (*emit)(void *ctx, uint32_t cpu, const void *rec, uint32_t size);
+        /* The event with this sample id, or NULL (the record is skipped and counted). */
+        const struct perf_conv_event *(*event_of)(void *ctx, uint64_t id);
+        /* pid's command line (arguments joined by spaces) into buf, "" when unknown. */
+        void (*cmdline_of)(void *ctx, uint32_t pid, char *buf, size_t size);
+        /* The ELF build-id of the file at path into id; returns its size, 0 when unknown. */
+        uint32_t (*build_id_of)(void *ctx, const char *path, uint8_t *id, uint32_t max);
+};
+
+struct perf_conv_stats {
+        uint64_t nr_records;
+        uint64_t nr_events; /* ETW records emitted */
+        uint64_t nr_unknown_id;
+        uint64_t nr_bad;           /* records that did not parse */
+        uint64_t nr_out_of_window; /* samples of a retired/new event outside its window */
+        uint64_t nr_lost_records;  /* PERF_RECORD_LOST */
+        uint64_t nr_lost;          /* their lost counts */
+        uint64_t nr_clamped;       /* timestamps raised to keep a CPU's records in order */
+        uint64_t nr_lbr_dropped;   /* branch entries removed by the user-space filter */
+};
+
+struct perf_conv;
+
+/* A converter for nr_cpus writer CPUs. Returns 0 or -ENOMEM / -EINVAL. */
+int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
+                  uint32_t nr_cpus);
+void perf_conv_free(struct perf_conv *c);
+
+/* The group masks in force: which of Process, Thread and Image events are written. */
+void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks);
+
+/* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
+   the record does not say). */
+uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                               uint32_t ring_cpu, uint32_t *cpu);
+
+/* Converts one perf record (header included) read from ring_cpu's ring, and emits its ETW
+   records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno. */
+int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size);
+
+/* The timestamp to write for an event at ts on cpu: never below what was written there before. */
+uint64_t perf_conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts);
+
+/* Rundown and state from /proc, written through the same hooks. hook: the ETW hook id
+   (0x0303 DCStart, 0x0304 DCEnd, ...). These also seed the converter's tables: names for
+   threads created later, images for forked children. */
+struct perf_conv_process {
+        uint32_t pid, ppid, session_id;
+        const char *name;    /* comm (ImageFileName) */
+        const char *cmdline; /* "" when unknown */
+};
+int perf_conv_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                      const struct perf_conv_process *p);
+
+struct perf_conv_thread {
+        uint32_t pid, tid;
+        int64_t prio; /* kernel prio, -1 unknown */
+        const char *name;
+};
+int perf_conv_thread(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                     const struct perf_conv_thread *t);
+
+struct perf_conv_image {
+        uint32_t pid;
+        uint64_t base, size, pgoff;
+        const char *path;
+        const uint8_t *build_id; /* may be NULL */
+        uint32_t build_id_size;
+        uint32_t flags; /* ETWTOP_IMAGE_FLAG_* */
+};
+/* Writes the Image event (hook 0x030A, 0x1403, 0x1404) and etwtop's image identity event. */
+int perf_conv_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                    const struct perf_conv_image *im);
+
+/* DCEnd rundown of every process, thread and image the converter knows (what was running at
+   start plus what started since and has not ended), on cpu at ts. */
+int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts);
+
+/* Kernel symbols (/proc/kallsyms, sorted by address) for etwtop's KernelSymbol events. */
+struct perf_ksym {
+        uint64_t addr;
+        uint64_t size;
+        const char *name;   /* borrowed */
+        const char *module; /* "" for the kernel image */
+};
+/* Writes one KernelSymbol event for every symbol that a sample or stack frame fell in.
+   Returns how many were written, or -errno. */
+int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
+                             uint32_t cpu, uint64_t ts);
+
+/* Writes etwtop's EventsLost event. */
+int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t reason,
+                          uint64_t nr_lost);
+
+void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st);
+
+/* ---- ETW payload builders shared with the live source ---- */
+
+/* Writes s as UTF-16LE with its NUL into dst; returns the bytes written. dst has room for
+   2 * (strlen(s) + 1) bytes. Invalid UTF-8 bytes become U+FFFD. */
+uint32_t perf_put_utf16(uint8_t *dst, const char *s);
+
+/* Group-mask event (0x0005 new or 0x0020 previous): PERFINFO64, Masks[8] + kernel version 85. */
+uint32_t perf_etw_group_masks(uint8_t *dst, uint16_t hook, uint64_t ts,
+                              const PERFINFO_GROUPMASK *masks);
+
+/* Profile interval event (0x0F48 set, 0x0F49 rundown start, 0x0F4A end), version 3. */
+uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uint32_t source,
+                                   uint32_t new_interval, uint32_t old_interval,
+                                   const char *source_name);
+
+/* PMC counter configuration (0x0F30 v2): the counters' names in order. */
+uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names, uint32_t nr);
+
+#endif

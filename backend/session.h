@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* session.h: the session table behind the controller API, and what the consumer (real-time
+   delivery) and the application (saving an in-memory ring) need of it. */
+#ifndef ETWTOP_SESSION_H
+#define ETWTOP_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etl_reader.h"
+#include "etw/evntrace.h"
+
+/* What a real-time consumer needs to know of the session it reads: the clock (to turn raw
+   timestamps into FILETIME) and the values a logfile header would carry. */
+struct session_rt_info {
+        uint64_t start_timestamp; /* session clock at start (raw ticks) */
+        int64_t start_filetime;   /* wall time of start_timestamp */
+        int64_t boot_filetime;
+        uint64_t perf_freq;  /* session clock ticks per second */
+        uint32_t clock_type; /* EVENT_TRACE_CLOCK_* */
+        uint32_t buffer_size_bytes;
+        uint32_t nr_cpus;
+        uint32_t log_file_mode;
+        bool is_kernel;
+};
+
+/* One real-time consumer attached to a session: its own bounded queue of completed buffers. */
+struct session_rt;
+
+/* Attaches a consumer to the running real-time session named logger_name (case-insensitive).
+   The first consumer also receives the buffers completed before it attached (as many as the
+   session's MaximumBuffers allow). Returns 0 with *out and *info filled, or -ESRCH when no
+   session of that name is running or it has no EVENT_TRACE_REAL_TIME_MODE, -ENOMEM. */
+int session_rt_attach(const char *logger_name, struct session_rt **out,
+                      struct session_rt_info *info);
+
+/* Waits up to timeout_ms for the next completed buffer. Returns 1 with *buf (8-byte aligned,
+   owned by rt and valid until the next call or session_rt_detach) and *size, 0 once the session
+   has stopped and every buffer was delivered, or -EAGAIN when the time ran out. */
+int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
+                    uint32_t *size);
+
+/* Buffers this consumer lost because its queue was full (counted in RealTimeBuffersLost). */
+uint64_t session_rt_nr_lost(const struct session_rt *rt);
+
+/* Detaches and frees the consumer. NULL is fine. */
+void session_rt_detach(struct session_rt *rt);
+
+/* Writes the in-memory ring of a running EVENT_TRACE_BUFFERING_MODE session (its most recent
+   buffers) as a self-contained .etl at path, created 0600, never through a symlink, never over
+   an existing file unless is_force. Returns 0, -ESRCH (no such session), -EINVAL (no ring), or
+   the writer's -errno with err filled. */
+int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struct etl_error *err);
+
+#endif

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* record.h: `etwtop --record`: a kernel-logger session written to an .etl file. */
+#ifndef ETWTOP_RECORD_H
+#define ETWTOP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "live_source.h"
+
+struct record_options {
+        const char *path; /* borrowed */
+        bool is_force;    /* replace an existing file */
+        struct live_settings settings;
+        double duration_s;       /* 0: until Ctrl-C, SIGTERM or SIGHUP */
+        uint32_t buffer_size_kb; /* 0: 64 */
+        int progress_fd;         /* where progress lines go (stderr), -1 for none */
+};
+
+/* Records until the duration ends, a signal arrives or the disk fills, and leaves a finalized
+   file in every case. Returns 0, or -1 with a message in err that names the fix (a missing
+   privilege, hardware this machine lacks, a file that exists). */
+int record_run(const struct record_options *opts, char *err, size_t err_size);
+
+#endif

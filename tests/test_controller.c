@@ -1,0 +1,1346 @@
+/* SPDX-License-Identifier: MIT */
+/* test_controller.c: cmocka conformance tests for the controller API (StartTraceA, ControlTraceA
+   and its wrappers, TraceSetInformation, TraceQueryInformation, TraceConfigureLastBranchRecord,
+   StartKernelTrace) and real-time delivery: every documented error of seeds 000-004 and the
+   Windows documentation, then live kernel sessions (skipped without perf privileges). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etw/KernelTraceControl.h"
+#include "etw/evntrace.h"
+#include "etw/ntwmi.h"
+#include "session.h"
+
+
+/* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
+struct props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[1024];
+        char log_file_name[1024];
+};
+
+static char tmp_dir[512];
+
+static int group_setup(void **state)
+{
+        (void)state;
+        const char *base = getenv("TMPDIR");
+        snprintf(tmp_dir, sizeof(tmp_dir), "%.400s/test_controller.XXXXXX", base ? base : "/tmp");
+        return mkdtemp(tmp_dir) ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+        (void)state;
+        char cmd[PATH_MAX + 16];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* A path in the test directory. */
+static void tmp_path(char *out, size_t size, const char *name)
+{
+        snprintf(out, size, "%.400s/%.100s", tmp_dir, name);
+}
+
+/* Properties for a session with the given mode and log file (NULL: none). */
+static void props_init(struct props *pr, ULONG mode, const char *file)
+{
+        memset(pr, 0, sizeof(*pr));
+        pr->p.Wnode.BufferSize = sizeof(*pr);
+        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        pr->p.LogFileMode = mode;
+        pr->p.LoggerNameOffset = offsetof(struct props, logger_name);
+        if (file) {
+                pr->p.LogFileNameOffset = offsetof(struct props, log_file_name);
+                snprintf(pr->log_file_name, sizeof(pr->log_file_name), "%.1000s", file);
+        }
+}
+
+/* Properties for a QUERY/STOP/UPDATE: only the size and the offsets. */
+static void props_query(struct props *pr)
+{
+        props_init(pr, 0, NULL);
+        pr->p.LogFileNameOffset = offsetof(struct props, log_file_name);
+}
+
+static void stop_by_handle(CONTROLTRACE_ID h)
+{
+        struct props q;
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+}
+
+/* Starts a kernel logger, or skips the test when perf_event_open is not permitted here. */
+static ULONG start_kernel_or_skip(CONTROLTRACE_ID *h, const char *name, struct props *pr)
+{
+        ULONG rc = StartTraceA(h, name, &pr->p);
+        if (rc == ERROR_ACCESS_DENIED) {
+                print_message("skipped: the live source is not permitted here: %s\n",
+                              etw_last_error_text());
+                skip();
+        }
+        if (rc != ERROR_SUCCESS)
+                print_message("StartTrace(%s): %u: %s\n", name, rc, etw_last_error_text());
+        return rc;
+}
+
+/* What ProcessTrace delivered. */
+struct tally {
+        atomic_ulong nr_events;
+        atomic_ulong nr_header;
+        ULONG buffers_read;
+        int64_t min_ts, max_ts;
+};
+
+static VOID WINAPI count_event(PEVENT_RECORD er)
+{
+        struct tally *t = er->UserContext;
+        unsigned long n = atomic_fetch_add(&t->nr_events, 1);
+        if (IsEqualGUID(&er->EventHeader.ProviderId, &EventTraceGuid) &&
+            er->EventHeader.EventDescriptor.Opcode == 0)
+                atomic_fetch_add(&t->nr_header, 1);
+        int64_t ts = er->EventHeader.TimeStamp.QuadPart;
+        if (n == 0 || ts < t->min_ts)
+                t->min_ts = ts;
+        if (ts > t->max_ts)
+                t->max_ts = ts;
+}
+
+/* Reads a whole file back; returns its header in *hdr. */
+static ULONG read_back(const char *path, struct tally *t, TRACE_LOGFILE_HEADER *hdr)
+{
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = count_event;
+        lf.Context = t;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        if (h == INVALID_PROCESSTRACE_HANDLE)
+                return GetLastError();
+        *hdr = lf.LogfileHeader;
+        ULONG rc = ProcessTrace(&h, 1, NULL, NULL);
+        t->buffers_read = lf.BuffersRead;
+        CloseTrace(h);
+        return rc;
+}
+
+/* ---- StartTrace: parameter checks --------------------------------------------------------- */
+
+static void test_start_null_arguments(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h = 123;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(NULL, "ctl-null", &pr.p), ERROR_INVALID_PARAMETER);
+        assert_int_equal(StartTraceA(&h, "ctl-null", NULL), ERROR_INVALID_PARAMETER);
+        assert_int_equal(h, 0);
+        assert_int_equal(StartTraceA(&h, NULL, &pr.p), ERROR_INVALID_PARAMETER);
+        assert_int_equal(StartTraceA(&h, "", &pr.p), ERROR_INVALID_PARAMETER);
+        assert_int_equal(GetLastError(), ERROR_INVALID_PARAMETER);
+        assert_true(etw_last_error_text()[0] != '\0');
+}
+
+static void test_start_buffer_size(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.BufferSize = sizeof(EVENT_TRACE_PROPERTIES) - 1;
+        assert_int_equal(StartTraceA(&h, "ctl-size", &pr.p), ERROR_BAD_LENGTH);
+        /* room for the structure but not for the name at the offset */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+        pr.p.Wnode.BufferSize = sizeof(EVENT_TRACE_PROPERTIES) + 4;
+        assert_int_equal(StartTraceA(&h, "ctl-size", &pr.p), ERROR_BAD_LENGTH);
+        pr.p.Wnode.BufferSize = sizeof(EVENT_TRACE_PROPERTIES) + 9; /* "ctl-size" + NUL */
+        assert_int_equal(StartTraceA(&h, "ctl-size", &pr.p), ERROR_SUCCESS);
+        assert_string_equal((char *)&pr.p + pr.p.LoggerNameOffset, "ctl-size");
+        stop_by_handle(h);
+}
+
+static void test_start_needs_traced_guid(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Flags = 0;
+        assert_int_equal(StartTraceA(&h, "ctl-guid", &pr.p), ERROR_INVALID_PARAMETER);
+        assert_non_null(strstr(etw_last_error_text(), "WNODE_FLAG_TRACED_GUID"));
+}
+
+static void test_start_name_offsets(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "offsets.etl");
+        static const ULONG bad_logger[] = {0, 8, sizeof(EVENT_TRACE_PROPERTIES) - 1,
+                                           sizeof(struct props)};
+        for (size_t i = 0; i < sizeof(bad_logger) / sizeof(bad_logger[0]); i++) {
+                props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+                pr.p.LoggerNameOffset = bad_logger[i];
+                assert_int_equal(StartTraceA(&h, "ctl-off", &pr.p), ERROR_INVALID_PARAMETER);
+        }
+        /* the file name outside the buffer, inside the structure, or before the logger name */
+        static const ULONG bad_file[] = {16, sizeof(struct props) + 8,
+                                         sizeof(EVENT_TRACE_PROPERTIES)};
+        for (size_t i = 0; i < sizeof(bad_file) / sizeof(bad_file[0]); i++) {
+                props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+                pr.p.LogFileNameOffset = bad_file[i];
+                assert_int_equal(StartTraceA(&h, "ctl-off", &pr.p), ERROR_INVALID_PARAMETER);
+        }
+        /* a file name with no NUL inside the buffer */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        memset(pr.log_file_name, 'x', sizeof(pr.log_file_name));
+        assert_int_equal(StartTraceA(&h, "ctl-off", &pr.p), ERROR_BAD_LENGTH);
+        assert_int_equal(access(path, F_OK), -1);
+}
+
+static void test_start_client_context(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.ClientContext = 4;
+        assert_int_equal(StartTraceA(&h, "ctl-clock", &pr.p), ERROR_INVALID_PARAMETER);
+        static const ULONG in[] = {0, 1, 2, 3}, out[] = {1, 1, 2, 3};
+        for (int i = 0; i < 4; i++) {
+                props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+                pr.p.Wnode.ClientContext = in[i];
+                assert_int_equal(StartTraceA(&h, "ctl-clock", &pr.p), ERROR_SUCCESS);
+                assert_int_equal(pr.p.Wnode.ClientContext, out[i]);
+                struct props q;
+                props_query(&q);
+                assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+                assert_int_equal(q.p.Wnode.ClientContext, out[i]);
+                stop_by_handle(h);
+        }
+}
+
+static void test_start_log_file_modes(void **state)
+{
+        (void)state;
+        char path[PATH_MAX], newfile[PATH_MAX];
+        tmp_path(path, sizeof(path), "modes.etl");
+        tmp_path(newfile, sizeof(newfile), "modes_%d.etl");
+        static const struct {
+                ULONG mode;
+                ULONG max_file_size;
+                bool has_file;
+                bool is_newfile_name;
+        } invalid[] = {
+                {EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_CIRCULAR, 1, true, false},
+                {EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_NEWFILE, 1, true, true},
+                {EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_APPEND, 1, true, false},
+                {EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_FILE_MODE_NEWFILE, 1, true, true},
+                {EVENT_TRACE_FILE_MODE_NEWFILE | EVENT_TRACE_FILE_MODE_APPEND, 1, true, true},
+                {EVENT_TRACE_FILE_MODE_CIRCULAR, 0, true, false},
+                {EVENT_TRACE_FILE_MODE_NEWFILE, 1, true, false}, /* no %d */
+                {EVENT_TRACE_FILE_MODE_NEWFILE, 0, true, true},
+                {EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_FILE_MODE_PREALLOCATE, 0, true,
+                 false},
+                {EVENT_TRACE_FILE_MODE_APPEND | EVENT_TRACE_PRIVATE_LOGGER_MODE, 0, true, false},
+                {EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_REAL_TIME_MODE, 0, false, false},
+                {EVENT_TRACE_BUFFERING_MODE, 0, true, false},
+                {EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_FILE_MODE_SEQUENTIAL, 0, true, false},
+                {EVENT_TRACE_PRIVATE_LOGGER_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE |
+                         EVENT_TRACE_REAL_TIME_MODE,
+                 0, false, false},
+                {EVENT_TRACE_RELOG_MODE | EVENT_TRACE_REAL_TIME_MODE, 0, false, false},
+                {EVENT_TRACE_MODE_RESERVED | EVENT_TRACE_REAL_TIME_MODE, 0, false, false},
+                {EVENT_TRACE_FILE_MODE_SEQUENTIAL, 0, false, false}, /* a file mode, no file */
+                {EVENT_TRACE_FILE_MODE_NONE, 0, false, false},       /* nowhere to log */
+        };
+        for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+                struct props pr;
+                CONTROLTRACE_ID h = 1;
+                props_init(&pr, invalid[i].mode,
+                           invalid[i].has_file ? (invalid[i].is_newfile_name ? newfile : path)
+                                               : NULL);
+                pr.p.MaximumFileSize = invalid[i].max_file_size;
+                ULONG rc = StartTraceA(&h, "ctl-mode", &pr.p);
+                if (rc != ERROR_INVALID_PARAMETER)
+                        print_message("mode 0x%x: %u %s\n", invalid[i].mode, rc,
+                                      etw_last_error_text());
+                assert_int_equal(rc, ERROR_INVALID_PARAMETER);
+                assert_int_equal(h, 0);
+        }
+        assert_int_equal(access(path, F_OK), -1);
+        /* a valid NEWFILE request: validated, then not supported here */
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_NEWFILE, newfile);
+        pr.p.MaximumFileSize = 1;
+        assert_int_equal(StartTraceA(&h, "ctl-mode", &pr.p), ERROR_NOT_SUPPORTED);
+        /* LogFileMode 0 with a file name: a sequential file (seed 004) */
+        props_init(&pr, 0, path);
+        assert_int_equal(StartTraceA(&h, "ctl-mode", &pr.p), ERROR_SUCCESS);
+        assert_true(pr.p.LogFileMode & EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+        stop_by_handle(h);
+        unlink(path);
+        /* real-time only, with a file name: a sequential file too */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, path);
+        assert_int_equal(StartTraceA(&h, "ctl-mode", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(pr.p.LogFileMode,
+                         EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+        assert_int_equal(access(path, F_OK), 0);
+        stop_by_handle(h);
+        unlink(path);
+}
+
+static void test_start_fills_properties(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.MinimumBuffers = 1;
+        pr.p.MaximumBuffers = 0;
+        assert_int_equal(StartTraceA(&h, "ctl-fill", &pr.p), ERROR_SUCCESS);
+        assert_true(h != 0);
+        assert_int_equal(pr.p.Wnode.HistoricalContext, h);
+        assert_string_equal(pr.logger_name, "ctl-fill");
+        assert_int_equal(pr.p.BufferSize, 64); /* KB, the default */
+        assert_int_equal(pr.p.FlushTimer, 1);
+        assert_true(pr.p.MinimumBuffers >= 2);
+        assert_true(pr.p.MaximumBuffers >= pr.p.MinimumBuffers);
+        assert_true(pr.p.LoggerThreadId != 0);
+        assert_true(pr.p.LoggerThreadId != (HANDLE)(uintptr_t)gettid());
+        static const GUID zero;
+        assert_false(IsEqualGUID(&pr.p.Wnode.Guid, &zero));
+        assert_int_equal(pr.p.EnableFlags, 0); /* not a kernel logger */
+        stop_by_handle(h);
+        /* BufferSize is clamped to 1 MB */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.BufferSize = 4096;
+        assert_int_equal(StartTraceA(&h, "ctl-fill", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(pr.p.BufferSize, 1024);
+        stop_by_handle(h);
+}
+
+static void test_start_already_exists(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h, h2 = 7;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "Ctl-Exists", &pr.p), ERROR_SUCCESS);
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h2, "CTL-EXISTS", &pr.p), ERROR_ALREADY_EXISTS);
+        assert_int_equal(h2, 0);
+        /* the same session GUID under another name */
+        struct props q;
+        props_query(&q);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Guid = q.p.Wnode.Guid;
+        assert_int_equal(StartTraceA(&h2, "ctl-other", &pr.p), ERROR_ALREADY_EXISTS);
+        stop_by_handle(h);
+        /* the name is free again */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h2, "ctl-exists", &pr.p), ERROR_SUCCESS);
+        assert_true(h2 != h);
+        stop_by_handle(h2);
+}
+
+static void test_start_kernel_guid_and_flags(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        assert_int_equal(StartTraceA(&h, "ctl-not-kernel", &pr.p), ERROR_INVALID_PARAMETER);
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.EnableFlags = 0x08000000;
+        assert_int_equal(StartTraceA(&h, KERNEL_LOGGER_NAMEA, &pr.p), ERROR_INVALID_FLAGS);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_EXTENSION | 0x00ff0488;
+        assert_int_equal(StartTraceA(&h, "nt kernel logger", &pr.p), ERROR_INVALID_FLAGS);
+        assert_non_null(strstr(etw_last_error_text(), "TraceSystemTraceEnableFlagsInfo"));
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags = 0x08000000;
+        assert_int_equal(StartTraceA(&h, "ctl-system", &pr.p), ERROR_INVALID_FLAGS);
+}
+
+static void test_start_files(void **state)
+{
+        (void)state;
+        char path[PATH_MAX], missing[PATH_MAX], link[PATH_MAX], target[PATH_MAX];
+        tmp_path(path, sizeof(path), "plain.etl");
+        tmp_path(missing, sizeof(missing), "no/such/dir/x.etl");
+        tmp_path(link, sizeof(link), "link.etl");
+        tmp_path(target, sizeof(target), "target.etl");
+        struct props pr;
+        CONTROLTRACE_ID h, h2;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_SUCCESS);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        /* another session may not write the same file */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        assert_int_equal(StartTraceA(&h2, "ctl-file2", &pr.p), ERROR_BAD_PATHNAME);
+        stop_by_handle(h);
+        /* a plain session writes a file that reads back: its header, no events */
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        assert_int_equal(hdr.BufferSize, 64 * 1024);
+        assert_int_equal(hdr.PointerSize, 8);
+        assert_true(hdr.EndTime.QuadPart >= hdr.StartTime.QuadPart);
+        assert_int_equal(hdr.PerfFreq.QuadPart, 1000000000);
+        assert_int_equal(t.nr_header, 1);
+        /* an existing file is never replaced */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_FILE_EXISTS);
+        assert_non_null(strstr(etw_last_error_text(), "plain.etl"));
+        props_init(&pr, EVENT_TRACE_FILE_MODE_APPEND, path);
+        assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_NOT_SUPPORTED);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_size > 0);
+        /* APPEND to a file that does not exist creates it */
+        unlink(path);
+        props_init(&pr, EVENT_TRACE_FILE_MODE_APPEND, path);
+        assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_SUCCESS);
+        stop_by_handle(h);
+        unlink(path);
+        /* a missing directory, a symlink */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, missing);
+        assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_PATH_NOT_FOUND);
+        assert_int_equal(symlink(target, link), 0);
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, link);
+        ULONG rc = StartTraceA(&h, "ctl-file", &pr.p);
+        assert_true(rc == ERROR_FILE_EXISTS || rc == ERROR_ACCESS_DENIED);
+        assert_int_equal(access(target, F_OK), -1);
+        unlink(link);
+}
+
+static void test_start_too_many_sessions(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h[65];
+        int n = 0;
+        ULONG rc = ERROR_SUCCESS;
+        for (; n < 65; n++) {
+                struct props pr;
+                char name[32];
+                snprintf(name, sizeof(name), "ctl-many-%d", n);
+                props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+                rc = StartTraceA(&h[n], name, &pr.p);
+                if (rc != ERROR_SUCCESS)
+                        break;
+        }
+        assert_int_equal(rc, ERROR_NO_SYSTEM_RESOURCES);
+        assert_true(n <= 64);
+        for (int i = 0; i < n; i++)
+                stop_by_handle(h[i]);
+}
+
+/* ---- ControlTrace ------------------------------------------------------------------------- */
+
+static void test_control_errors(void **state)
+{
+        (void)state;
+        struct props pr, q;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-control", &pr.p), ERROR_SUCCESS);
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, NULL, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, 9), ERROR_INVALID_PARAMETER);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_INCREMENT_FILE),
+                         ERROR_NOT_SUPPORTED);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_CONVERT_TO_REALTIME),
+                         ERROR_NOT_SUPPORTED);
+        assert_int_equal(ControlTraceA(0, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(ControlTraceA(0, "", &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_INVALID_PARAMETER);
+        q.p.Wnode.BufferSize = sizeof(EVENT_TRACE_PROPERTIES) - 8;
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY), ERROR_BAD_LENGTH);
+        props_query(&q);
+        q.p.LoggerNameOffset = 12;
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_INVALID_PARAMETER);
+        props_query(&q);
+        q.p.LogFileNameOffset = sizeof(q) + 1;
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_INVALID_PARAMETER);
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h ^ (1ull << 40), NULL, &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(ControlTraceA(0, "ctl-no-such-session", &q.p, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "ctl-no-such-session"));
+        /* by name, case-insensitively, and by handle */
+        assert_int_equal(QueryTraceA(0, "CTL-CONTROL", &q.p), ERROR_SUCCESS);
+        assert_string_equal(q.logger_name, "ctl-control");
+        assert_string_equal(q.log_file_name, "");
+        assert_int_equal(q.p.Wnode.HistoricalContext, h);
+        assert_int_equal(FlushTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        /* names that do not fit: ERROR_MORE_DATA, the statistics still filled */
+        memset(&q, 0, sizeof(q));
+        q.p.Wnode.BufferSize = sizeof(EVENT_TRACE_PROPERTIES) + 4;
+        q.p.LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_MORE_DATA);
+        assert_int_equal(q.p.Wnode.HistoricalContext, h);
+        assert_true(q.p.LoggerThreadId != 0);
+        /* STOP with names that do not fit still stops */
+        assert_int_equal(StopTraceA(h, NULL, &q.p), ERROR_MORE_DATA);
+        props_query(&q);
+        assert_int_equal(StopTraceA(h, NULL, &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(QueryTraceA(0, "ctl-control", &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
+static void test_control_update_plain(void **state)
+{
+        (void)state;
+        struct props pr, q;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.MaximumBuffers = 64;
+        assert_int_equal(StartTraceA(&h, "ctl-update", &pr.p), ERROR_SUCCESS);
+        props_query(&q);
+        q.p.FlushTimer = 3;
+        q.p.MaximumBuffers = 80;
+        q.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS; /* ignored: not a kernel logger */
+        assert_int_equal(UpdateTraceA(0, "ctl-update", &q.p), ERROR_SUCCESS);
+        assert_int_equal(q.p.FlushTimer, 3);
+        assert_int_equal(q.p.MaximumBuffers, 80);
+        assert_int_equal(q.p.EnableFlags, 0);
+        /* zero keeps the values */
+        props_query(&q);
+        assert_int_equal(UpdateTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        assert_int_equal(q.p.FlushTimer, 3);
+        assert_int_equal(q.p.MaximumBuffers, 80);
+        /* a real-time-only session cannot switch to a file */
+        props_query(&q);
+        snprintf(q.log_file_name, sizeof(q.log_file_name), "%.900s/update.etl", tmp_dir);
+        assert_int_equal(UpdateTraceA(h, NULL, &q.p), ERROR_INVALID_PARAMETER);
+        stop_by_handle(h);
+}
+
+static void test_control_update_switches_file(void **state)
+{
+        (void)state;
+        char a[PATH_MAX], b[PATH_MAX];
+        tmp_path(a, sizeof(a), "switch_a.etl");
+        tmp_path(b, sizeof(b), "switch_b.etl");
+        struct props pr, q;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, a);
+        assert_int_equal(StartTraceA(&h, "ctl-switch", &pr.p), ERROR_SUCCESS);
+        props_query(&q);
+        snprintf(q.log_file_name, sizeof(q.log_file_name), "%.1000s", a); /* the same: no switch */
+        assert_int_equal(UpdateTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        props_query(&q);
+        snprintf(q.log_file_name, sizeof(q.log_file_name), "%.1000s", b);
+        assert_int_equal(UpdateTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        assert_string_equal(q.log_file_name, b);
+        stop_by_handle(h);
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(a, &t, &hdr), ERROR_SUCCESS);
+        memset(&t, 0, sizeof(t));
+        assert_int_equal(read_back(b, &t, &hdr), ERROR_SUCCESS);
+        unlink(a);
+        unlink(b);
+}
+
+/* ---- TraceSetInformation / TraceQueryInformation: sizes and handles ----------------------- */
+
+static void test_set_stack_tracing_sizes(void **state)
+{
+        (void)state;
+        CLASSIC_EVENT_ID ids[257];
+        memset(ids, 0, sizeof(ids));
+        for (int i = 0; i < 257; i++) {
+                ids[i].EventGuid = ThreadGuid;
+                ids[i].Type = 36;
+        }
+        CONTROLTRACE_ID bogus = 0x7777000000000005ull;
+        assert_int_equal(TraceSetInformation(bogus, TraceStackTracingInfo, ids, 25),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TraceStackTracingInfo, ids, sizeof(ids)),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TraceStackTracingInfo, ids, 0),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceStackTracingInfo, NULL, 24),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceStackTracingInfo, ids, 256 * 24),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(TraceSetInformation(0, TraceStackTracingInfo, ids, 24),
+                         ERROR_INVALID_PARAMETER);
+        /* a session that is not a kernel logger */
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-stack", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(TraceSetInformation(h, TraceStackTracingInfo, ids, 24),
+                         ERROR_INVALID_PARAMETER);
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, ids, sizeof(ids), &ret),
+                         ERROR_INVALID_PARAMETER);
+        stop_by_handle(h);
+}
+
+static void test_set_group_mask_sizes(void **state)
+{
+        (void)state;
+        PERFINFO_GROUPMASK gm[2];
+        memset(gm, 0, sizeof(gm));
+        CONTROLTRACE_ID bogus = 0x7777000000000005ull;
+        assert_int_equal(TraceSetInformation(bogus, TraceSystemTraceEnableFlagsInfo, gm, 6),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceSystemTraceEnableFlagsInfo, gm, 36),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceSystemTraceEnableFlagsInfo, NULL, 4),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceSystemTraceEnableFlagsInfo, gm, 32),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
+static void test_profile_interval(void **state)
+{
+        (void)state;
+        TRACE_PROFILE_INTERVAL tpi = {ProfileTime, 5000};
+        uint8_t big[9] = {0};
+        assert_int_equal(TraceSetInformation(1, TraceSampledProfileIntervalInfo, &tpi, 8),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, 7),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, big, 9),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, NULL, 8),
+                         ERROR_INVALID_PARAMETER);
+        TRACE_PROFILE_INTERVAL bad = {999, 5000};
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &bad, 8),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, 8),
+                         ERROR_SUCCESS);
+        TRACE_PROFILE_INTERVAL q = {ProfileTime, 0};
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &q, 8, &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(q.Interval, 5000);
+        assert_int_equal(ret, 8);
+        assert_int_equal(TraceQueryInformation(5, TraceSampledProfileIntervalInfo, &q, 8, &ret),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &q, 4, &ret),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(ret, 8);
+        /* clamped to the timer's range (1221 .. 1000000) */
+        tpi.Interval = 10;
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, 8),
+                         ERROR_SUCCESS);
+        q.Interval = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &q, 8, NULL),
+                         ERROR_SUCCESS);
+        assert_int_equal(q.Interval, 1221);
+        /* a PMC source keeps its own interval */
+        TRACE_PROFILE_INTERVAL pmc = {ProfileBranchInstructions, 65536};
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &pmc, 8),
+                         ERROR_SUCCESS);
+        tpi.Interval = 10000;
+        assert_int_equal(TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, 8),
+                         ERROR_SUCCESS);
+        q = (TRACE_PROFILE_INTERVAL){ProfileBranchInstructions, 0};
+        assert_int_equal(TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &q, 8, NULL),
+                         ERROR_SUCCESS);
+        assert_int_equal(q.Interval, 65536);
+}
+
+static void test_profile_source_config(void **state)
+{
+        (void)state;
+        ULONG src[5] = {ProfileTime, ProfileTime, ProfileTime, ProfileTime, ProfileTime};
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, src, 6),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, src, 20),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, src, 0),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, NULL, 4),
+                         ERROR_INVALID_PARAMETER);
+        ULONG one = ProfileBranchInstructions;
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, &one, 4),
+                         ERROR_SUCCESS);
+        ULONG got[4] = {0}, ret = 0;
+        assert_int_equal(
+                TraceQueryInformation(0, TraceProfileSourceConfigInfo, got, sizeof(got), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(ret, 4);
+        assert_int_equal(got[0], ProfileBranchInstructions);
+        assert_int_equal(
+                TraceSetInformation(0x7777000000000005ull, TraceProfileSourceConfigInfo, &one, 4),
+                ERROR_WMI_INSTANCE_NOT_FOUND);
+        one = ProfileTime;
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, &one, 4),
+                         ERROR_SUCCESS);
+}
+
+static void test_pmc_list_sizes(void **state)
+{
+        (void)state;
+        CLASSIC_EVENT_ID ids[5];
+        memset(ids, 0, sizeof(ids));
+        CONTROLTRACE_ID bogus = 0x7777000000000005ull;
+        assert_int_equal(TraceSetInformation(bogus, TracePmcEventListInfo, ids, sizeof(ids)),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcEventListInfo, ids, 30),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcEventListInfo, ids, 0),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcEventListInfo, NULL, 0),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        ULONG counters[5] = {ProfileTotalIssues};
+        assert_int_equal(TraceSetInformation(bogus, TracePmcCounterListInfo, counters, 20),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcCounterListInfo, counters, 3),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcCounterListInfo, counters, 0),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcCounterListInfo, NULL, 4),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TracePmcCounterListInfo, counters, 4),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
+static void test_unsupported_classes(void **state)
+{
+        (void)state;
+        ULONG v = 0, ret;
+        assert_int_equal(TraceSetInformation(0, TraceSetDisallowList, &v, 4), ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceSetInformation(0, TraceGuidQueryList, &v, 4), ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceSetInformation(0, (TRACE_INFO_CLASS)99, &v, 4), ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceSetInformation(0, TraceVersionInfo, &v, 4), ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceQueryInformation(0, TraceGuidQueryList, &v, 4, &ret),
+                         ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceQueryInformation(0, TraceStackCachingInfo, &v, 4, &ret),
+                         ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceQueryInformation(0, TraceVersionInfo, NULL, 8, &ret),
+                         ERROR_INVALID_PARAMETER);
+}
+
+static void test_query_machine_classes(void **state)
+{
+        (void)state;
+        TRACE_VERSION_INFO ver;
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceVersionInfo, &ver, 4, &ret),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(ret, sizeof(ver));
+        assert_int_equal(TraceQueryInformation(0, TraceVersionInfo, &ver, sizeof(ver), &ret),
+                         ERROR_SUCCESS);
+        assert_true(ver.EtwTraceProcessingVersion >= 1);
+        ULONG max_loggers = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceMaxLoggersQuery, &max_loggers, 4, NULL),
+                         ERROR_SUCCESS);
+        assert_int_equal(max_loggers, 64);
+
+        /* the source list: a size probe, then the chain; the timer is always there */
+        assert_int_equal(TraceQueryInformation(0, TraceProfileSourceListInfo, NULL, 0, &ret),
+                         ERROR_BAD_LENGTH);
+        assert_true(ret >= sizeof(PROFILE_SOURCE_INFO));
+        uint8_t *buf = calloc(1, ret);
+        assert_non_null(buf);
+        ULONG size = ret;
+        assert_int_equal(TraceQueryInformation(0, TraceProfileSourceListInfo, buf, size, &ret),
+                         ERROR_SUCCESS);
+        int nr_sources = 0;
+        bool has_timer = false;
+        for (ULONG off = 0;;) {
+                assert_true(off + sizeof(PROFILE_SOURCE_INFO) <= size);
+                PROFILE_SOURCE_INFO *psi = (PROFILE_SOURCE_INFO *)(buf + off);
+                nr_sources++;
+                if (psi->Source == ProfileTime) {
+                        char name[16] = {0};
+                        for (int i = 0; i < 15 && psi->Description[i]; i++)
+                                name[i] = (char)psi->Description[i];
+                        assert_string_equal(name, "Timer");
+                        assert_int_equal(psi->MinInterval, 1221);
+                        assert_int_equal(psi->MaxInterval, 1000000);
+                        has_timer = true;
+                }
+                if (!psi->NextEntryOffset)
+                        break;
+                off += psi->NextEntryOffset;
+        }
+        free(buf);
+        assert_true(has_timer);
+        ULONG max_pmc = 99;
+        assert_int_equal(TraceQueryInformation(0, TraceMaxPmcCounterQuery, &max_pmc, 4, NULL),
+                         ERROR_SUCCESS);
+        /* hardware sources are listed exactly when there are PMC counters */
+        assert_int_equal(nr_sources > 1, max_pmc > 0);
+}
+
+static void test_lbr_parameter_checks(void **state)
+{
+        (void)state;
+        CLASSIC_EVENT_ID ev[5];
+        memset(ev, 0, sizeof(ev));
+        for (int i = 0; i < 5; i++) {
+                ev[i].EventGuid = PerfInfoGuid;
+                ev[i].Type = 0x2f;
+        }
+        CONTROLTRACE_ID bogus = 0x7777000000000005ull;
+        assert_int_equal(
+                TraceConfigureLastBranchRecord(bogus, (TRACE_LBR_CONFIGURATION)0x800, ev, 1),
+                ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceConfigureLastBranchRecord(bogus, TRACE_LBR_CONFIGURATION_NONE, ev, 5),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(
+                TraceConfigureLastBranchRecord(bogus, TRACE_LBR_CONFIGURATION_NONE, NULL, 1),
+                ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceConfigureLastBranchRecord(bogus, TRACE_LBR_CONFIGURATION_NONE, ev, 4),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(TraceConfigureLastBranchRecord(0, TRACE_LBR_CONFIGURATION_NONE, ev, 1),
+                         ERROR_INVALID_PARAMETER);
+        ULONG flags = EVNTRACE_LBR_FILTER_KERNEL;
+        assert_int_equal(TraceSetInformation(bogus, TraceLbrConfigurationInfo, &flags, 3),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(TraceSetInformation(bogus, TraceLbrConfigurationInfo, NULL, 4),
+                         ERROR_INVALID_PARAMETER);
+        flags = 0x1000;
+        assert_int_equal(TraceSetInformation(bogus, TraceLbrConfigurationInfo, &flags, 4),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceSetInformation(bogus, TraceLbrEventListInfo, ev, sizeof(ev)),
+                         ERROR_INCORRECT_SIZE);
+        assert_int_equal(TraceSetInformation(bogus, TraceLbrEventListInfo, ev, 0),
+                         ERROR_INVALID_PARAMETER);
+}
+
+/* ---- StartKernelTrace: parameter checks --------------------------------------------------- */
+
+static void test_start_kernel_trace_checks(void **state)
+{
+        (void)state;
+        struct props pr;
+        TRACEHANDLE h = 5;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        assert_int_equal(StartKernelTrace(NULL, &pr.p, NULL, 0), ERROR_INVALID_PARAMETER);
+        assert_int_equal(StartKernelTrace(&h, NULL, NULL, 0), ERROR_INVALID_PARAMETER);
+        assert_int_equal(h, 0);
+        assert_int_equal(StartKernelTrace(&h, &pr.p, NULL, 2), ERROR_INVALID_PARAMETER);
+        pr.p.Wnode.Guid = ProcessGuid;
+        assert_int_equal(StartKernelTrace(&h, &pr.p, NULL, 0), ERROR_INVALID_PARAMETER);
+        assert_non_null(strstr(etw_last_error_text(), "SystemTraceControlGuid"));
+        /* KernelRundownGuid needs a logger name */
+        pr.p.Wnode.Guid = KernelRundownGuid;
+        assert_int_equal(StartKernelTrace(&h, &pr.p, NULL, 0), ERROR_INVALID_PARAMETER);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | 0x08000000;
+        assert_int_equal(StartKernelTrace(&h, &pr.p, NULL, 0), ERROR_INVALID_FLAGS);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS;
+        pr.p.Wnode.Flags = 0;
+        assert_int_equal(StartKernelTrace(&h, &pr.p, NULL, 0), ERROR_INVALID_PARAMETER);
+}
+
+/* ---- live kernel sessions ----------------------------------------------------------------- */
+
+static const CLASSIC_EVENT_ID seed002_stack_ids[] = {
+        {{0xce1dbfb4, 0x137e, 0x4da6, {0x87, 0xb0, 0x3f, 0x59, 0xaa, 0x10, 0x2c, 0xbc}}, 46, {0}},
+        {{0x3d6fa8d1, 0xfe05, 0x11d0, {0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}}, 36, {0}},
+        {{0x3d6fa8d1, 0xfe05, 0x11d0, {0x9d, 0xda, 0x00, 0xc0, 0x4f, 0xd7, 0xba, 0x7c}}, 50, {0}},
+};
+
+static void test_kernel_session_lifecycle(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "kernel.etl");
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(start_kernel_or_skip(&h, KERNEL_LOGGER_NAMEA, &pr), ERROR_SUCCESS);
+        assert_true(IsEqualGUID(&pr.p.Wnode.Guid, &SystemTraceControlGuid));
+        assert_int_equal(pr.p.EnableFlags, 0x17);
+        assert_true(pr.p.LoggerThreadId != 0);
+
+        /* seed 002: a second start says ALREADY_EXISTS; UPDATE by name then applies the flags */
+        struct props pr2;
+        CONTROLTRACE_ID h2 = 9;
+        char path2[PATH_MAX];
+        tmp_path(path2, sizeof(path2), "kernel2.etl");
+        props_init(&pr2, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path2);
+        pr2.p.Wnode.Guid = SystemTraceControlGuid;
+        pr2.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                            EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_CSWITCH |
+                            EVENT_TRACE_FLAG_DISPATCHER;
+        assert_int_equal(StartTraceA(&h2, KERNEL_LOGGER_NAMEA, &pr2.p), ERROR_ALREADY_EXISTS);
+        assert_int_equal(h2, 0);
+        assert_int_equal(access(path2, F_OK), -1);
+        snprintf(pr2.log_file_name, sizeof(pr2.log_file_name), "%.1000s", path); /* keep the file */
+        assert_int_equal(ControlTraceA(0, KERNEL_LOGGER_NAMEA, &pr2.p, EVENT_TRACE_CONTROL_UPDATE),
+                         ERROR_SUCCESS);
+        assert_int_equal(pr2.p.EnableFlags, 0x817);
+        assert_int_equal(pr2.p.Wnode.HistoricalContext, h);
+
+        /* stack walking on Profile, CSwitch and ReadyThread, read back */
+        assert_int_equal(TraceSetInformation(h, TraceStackTracingInfo, (PVOID)seed002_stack_ids,
+                                             sizeof(seed002_stack_ids)),
+                         ERROR_SUCCESS);
+        CLASSIC_EVENT_ID got[8];
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, sizeof(got), &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(ret, sizeof(seed002_stack_ids));
+        for (int i = 0; i < 3; i++) {
+                assert_true(IsEqualGUID(&got[i].EventGuid, &seed002_stack_ids[i].EventGuid));
+                assert_int_equal(got[i].Type, seed002_stack_ids[i].Type);
+        }
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, 24, &ret),
+                         ERROR_BAD_LENGTH);
+        assert_int_equal(ret, sizeof(seed002_stack_ids));
+        /* unknown GUIDs are ignored */
+        CLASSIC_EVENT_ID odd[2] = {seed002_stack_ids[1]};
+        odd[1].EventGuid = KernelRundownGuid;
+        assert_int_equal(TraceSetInformation(h, TraceStackTracingInfo, odd, sizeof(odd)),
+                         ERROR_SUCCESS);
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, sizeof(got), &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(ret, sizeof(CLASSIC_EVENT_ID));
+        /* NULL with zero length clears */
+        assert_int_equal(TraceSetInformation(h, TraceStackTracingInfo, NULL, 0), ERROR_SUCCESS);
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, sizeof(got), &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(ret, 0);
+
+        /* the group masks: EnableFlags is Masks[0]; the CSwitch flag shows in Masks[1] */
+        PERFINFO_GROUPMASK gm;
+        assert_int_equal(
+                TraceQueryInformation(h, TraceSystemTraceEnableFlagsInfo, &gm, sizeof(gm), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(gm.Masks[0], 0x817);
+        assert_true(gm.Masks[1] & (PERF_CONTEXT_SWITCH & PERF_MASK_GROUP));
+        /* setting the masks changes EnableFlags */
+        gm.Masks[0] |= EVENT_TRACE_FLAG_PROFILE;
+        assert_int_equal(TraceSetInformation(h, TraceSystemTraceEnableFlagsInfo, &gm, 4),
+                         ERROR_SUCCESS);
+        struct props q;
+        props_query(&q);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        assert_int_equal(q.p.EnableFlags, 0x01000817);
+
+        /* let it record, then QUERY the statistics */
+        for (int i = 0; i < 15; i++) {
+                sleep_ms(100);
+                assert_int_equal(FlushTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        }
+        props_query(&q);
+        assert_int_equal(QueryTraceA(0, "nt kernel logger", &q.p), ERROR_SUCCESS);
+        assert_string_equal(q.logger_name, KERNEL_LOGGER_NAMEA);
+        assert_string_equal(q.log_file_name, path);
+        assert_true(q.p.BuffersWritten > 0);
+        assert_true(q.p.NumberOfBuffers > 0);
+        assert_int_equal(q.p.LogBuffersLost, 0);
+        assert_int_equal(q.p.LoggerThreadId, pr.p.LoggerThreadId);
+        assert_true(q.p.LogFileMode & EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+
+        /* STOP finalizes the file */
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        ULONG buffers_written = q.p.BuffersWritten;
+        assert_true(buffers_written > 0);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
+
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        assert_int_equal(hdr.BuffersWritten, buffers_written + 1); /* the header buffer too */
+        assert_true(hdr.EndTime.QuadPart > hdr.StartTime.QuadPart);
+        assert_int_equal(hdr.PerfFreq.QuadPart, 1000000000);
+        assert_true(hdr.NumberOfProcessors >= 1);
+        assert_true(hdr.LogFileMode & EVENT_TRACE_FILE_MODE_SEQUENTIAL);
+        assert_int_equal(t.nr_header, 1);
+        assert_true(t.nr_events > 10);
+        assert_true(t.min_ts >= hdr.StartTime.QuadPart);
+        assert_true(t.max_ts <= hdr.EndTime.QuadPart + 10000000);
+        unlink(path);
+}
+
+static void test_start_kernel_trace_live(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "skt.etl");
+        struct props pr;
+        TRACEHANDLE h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_PROCESS;
+        snprintf(pr.logger_name, sizeof(pr.logger_name), "ignored");
+        STACK_TRACING_EVENT_ID ids[3];
+        memcpy(ids, seed002_stack_ids, sizeof(ids));
+        ULONG rc = StartKernelTrace(&h, &pr.p, ids, 3);
+        if (rc == ERROR_ACCESS_DENIED) {
+                print_message("skipped: %s\n", etw_last_error_text());
+                skip();
+        }
+        assert_int_equal(rc, ERROR_SUCCESS);
+        assert_string_equal(pr.logger_name, KERNEL_LOGGER_NAMEA);
+        /* only CSwitch is enabled: Profile and ReadyThread are ignored */
+        CLASSIC_EVENT_ID got[4];
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, sizeof(got), &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(ret, sizeof(CLASSIC_EVENT_ID));
+        assert_int_equal(got[0].Type, 36);
+        /* StartKernelTrace again: the kernel logger exists */
+        TRACEHANDLE h2;
+        struct props pr2;
+        props_init(&pr2, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr2.p.Wnode.Guid = SystemTraceControlGuid;
+        assert_int_equal(StartKernelTrace(&h2, &pr2.p, NULL, 0), ERROR_ALREADY_EXISTS);
+        stop_by_handle(h);
+        unlink(path);
+}
+
+static void test_kernel_hardware_classes(void **state)
+{
+        (void)state;
+        ULONG max_pmc = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceMaxPmcCounterQuery, &max_pmc, 4, NULL),
+                         ERROR_SUCCESS);
+        ULONG src = ProfileBranchInstructions;
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, &src, 4),
+                         ERROR_SUCCESS);
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD;
+        /* the PMC source is configured, not yet sampled: the start works everywhere (seed 000) */
+        ULONG rc = StartTraceA(&h, "ctl-hw", &pr.p);
+        if (rc == ERROR_ACCESS_DENIED) {
+                src = ProfileTime;
+                TraceSetInformation(0, TraceProfileSourceConfigInfo, &src, 4);
+                print_message("skipped: the live source is not permitted here: %s\n",
+                              etw_last_error_text());
+                skip();
+        }
+        assert_int_equal(rc, ERROR_SUCCESS);
+        ULONG got[4], ret;
+        assert_int_equal(
+                TraceQueryInformation(h, TraceProfileSourceConfigInfo, got, sizeof(got), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(ret, 4);
+        assert_int_equal(got[0], ProfileBranchInstructions);
+        CLASSIC_EVENT_ID ev = {PerfInfoGuid, 0x2f, {0}};
+        rc = TraceConfigureLastBranchRecord(h, TRACE_LBR_CONFIGURATION_NONE, &ev, 1);
+        if (rc == ERROR_NOT_SUPPORTED)
+                assert_non_null(strstr(etw_last_error_text(), "Last Branch Record"));
+        else
+                assert_int_equal(rc, ERROR_SUCCESS);
+        /* EventCount 0 disables, wherever */
+        assert_int_equal(TraceConfigureLastBranchRecord(h, TRACE_LBR_CONFIGURATION_NONE, NULL, 0),
+                         ERROR_SUCCESS);
+        assert_int_equal(TraceSetInformation(h, TraceLbrEventListInfo, NULL, 0), ERROR_SUCCESS);
+        ULONG lbr = 1;
+        assert_int_equal(TraceQueryInformation(h, TraceLbrConfigurationInfo, &lbr, 4, &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(lbr, 0);
+        /* PMC sampling: PERF_PMC_PROFILE in Masks[1] (seed 000) */
+        PERFINFO_GROUPMASK gm = {{EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD,
+                                  PERF_PMC_PROFILE & PERF_MASK_GROUP}};
+        rc = TraceSetInformation(h, TraceSystemTraceEnableFlagsInfo, &gm, sizeof(gm));
+        ULONG counters[1] = {ProfileTotalIssues};
+        ULONG rc2 = TraceSetInformation(h, TracePmcCounterListInfo, counters, 4);
+        if (max_pmc == 0) {
+                assert_int_equal(rc, ERROR_NOT_SUPPORTED);
+                assert_int_equal(rc2, ERROR_NOT_SUPPORTED);
+                assert_true(etw_last_error_text()[0] != '\0');
+        } else {
+                assert_int_equal(rc, ERROR_SUCCESS);
+                assert_int_equal(rc2, ERROR_SUCCESS);
+        }
+        stop_by_handle(h);
+        src = ProfileTime;
+        assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, &src, 4),
+                         ERROR_SUCCESS);
+}
+
+static void test_buffering_and_circular(void **state)
+{
+        (void)state;
+        char ring[PATH_MAX], circ[PATH_MAX];
+        tmp_path(ring, sizeof(ring), "ring.etl");
+        tmp_path(circ, sizeof(circ), "circular.etl");
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-ring", &pr), ERROR_SUCCESS);
+        sleep_ms(300);
+        struct etl_error err;
+        assert_int_equal(session_save_ring(h, ring, false, &err), 0);
+        stop_by_handle(h);
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(ring, &t, &hdr), ERROR_SUCCESS);
+        assert_true(t.nr_events > 1);
+        /* a session without a ring */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-noring", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(session_save_ring(h, ring, true, &err), -EINVAL);
+        stop_by_handle(h);
+        assert_int_equal(session_save_ring(h, ring, true, &err), -ESRCH);
+
+        /* circular file: the name is reserved at start, the file written at STOP */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, circ);
+        pr.p.MaximumFileSize = 1;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-circular", &pr), ERROR_SUCCESS);
+        struct stat st;
+        assert_int_equal(stat(circ, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        sleep_ms(300);
+        stop_by_handle(h);
+        memset(&t, 0, sizeof(t));
+        assert_int_equal(read_back(circ, &t, &hdr), ERROR_SUCCESS);
+        assert_true(t.nr_events > 1);
+        assert_true(hdr.LogFileMode & EVENT_TRACE_FILE_MODE_CIRCULAR);
+        unlink(ring);
+        unlink(circ);
+}
+
+/* ---- real-time consumers ------------------------------------------------------------------ */
+
+struct consumer {
+        const char *name;
+        struct tally t;
+        ULONG rc;
+        ULONG buffers_read;
+        TRACE_LOGFILE_HEADER hdr;
+};
+
+static void *consumer_thread(void *arg)
+{
+        struct consumer *c = arg;
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LoggerName = (LPSTR)c->name;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = count_event;
+        lf.Context = &c->t;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        if (h == INVALID_PROCESSTRACE_HANDLE) {
+                c->rc = GetLastError();
+                return NULL;
+        }
+        c->rc = ProcessTrace(&h, 1, NULL, NULL);
+        c->buffers_read = lf.BuffersRead;
+        CloseTrace(h);
+        return NULL;
+}
+
+static void test_realtime_not_running(void **state)
+{
+        (void)state;
+        struct consumer c = {.name = "ctl-rt-nobody"};
+        consumer_thread(&c);
+        assert_int_equal(c.rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        /* a session without EVENT_TRACE_REAL_TIME_MODE */
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "notrt.etl");
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
+        assert_int_equal(StartTraceA(&h, "ctl-rt-file", &pr.p), ERROR_SUCCESS);
+        c = (struct consumer){.name = "ctl-rt-file"};
+        consumer_thread(&c);
+        assert_int_equal(c.rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        stop_by_handle(h);
+        unlink(path);
+}
+
+/* A consumer blocked in ProcessTrace on a quiet session; CloseTrace from another thread. */
+struct closer {
+        PROCESSTRACE_HANDLE h;
+        atomic_bool is_open;
+        ULONG rc;
+};
+
+static void *blocked_consumer(void *arg)
+{
+        struct closer *c = arg;
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LoggerName = (LPSTR) "ctl-rt-close";
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = count_event;
+        struct tally t = {0};
+        lf.Context = &t;
+        c->h = OpenTraceA(&lf);
+        atomic_store(&c->is_open, true);
+        c->rc = ProcessTrace(&c->h, 1, NULL, NULL);
+        return NULL;
+}
+
+static void test_realtime_close_trace(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-rt-close", &pr.p), ERROR_SUCCESS);
+        struct closer c = {.rc = 99};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, blocked_consumer, &c), 0);
+        while (!atomic_load(&c.is_open))
+                sleep_ms(10);
+        sleep_ms(200); /* inside ProcessTrace by now */
+        ULONG rc = CloseTrace(c.h);
+        assert_true(rc == ERROR_CTX_CLOSE_PENDING || rc == ERROR_SUCCESS);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(c.rc, ERROR_SUCCESS);
+        /* the session still runs */
+        struct props q;
+        props_query(&q);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        stop_by_handle(h);
+}
+
+static void test_realtime_consumer(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Guid = SystemTraceControlGuid;
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(start_kernel_or_skip(&h, KERNEL_LOGGER_NAMEA, &pr), ERROR_SUCCESS);
+        struct consumer c = {.name = "NT Kernel Logger"};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, consumer_thread, &c), 0);
+        struct props q;
+        for (int i = 0; i < 100 && atomic_load(&c.t.nr_events) < 10; i++) {
+                sleep_ms(50);
+                props_query(&q);
+                assert_int_equal(FlushTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        }
+        unsigned long seen = atomic_load(&c.t.nr_events);
+        /* the main thread stops the session: ProcessTrace returns ERROR_SUCCESS */
+        props_query(&q);
+        assert_int_equal(StopTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(c.rc, ERROR_SUCCESS);
+        assert_true(seen >= 10);
+        assert_true(c.buffers_read >= 1);
+        assert_true(atomic_load(&c.t.nr_events) >= seen);
+        assert_int_equal(c.t.nr_header, 0);
+        /* timestamps are FILETIME, near now */
+        int64_t now = 116444736000000000ll + (int64_t)time(NULL) * 10000000ll;
+        assert_true(c.t.max_ts > now - 600ll * 10000000);
+        assert_true(c.t.max_ts < now + 600ll * 10000000);
+}
+
+static void test_realtime_lost_buffers(void **state)
+{
+        (void)state;
+        struct props pr, q;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_CSWITCH;
+        pr.p.MinimumBuffers = 1;
+        pr.p.MaximumBuffers = 1; /* raised to MinimumBuffers: a short queue */
+        pr.p.BufferSize = 4;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-rt-lost", &pr), ERROR_SUCCESS);
+        ULONG max = pr.p.MaximumBuffers;
+        /* nobody reads: completed buffers beyond MaximumBuffers are lost */
+        for (int i = 0; i < 100; i++) {
+                sleep_ms(20);
+                props_query(&q);
+                assert_int_equal(FlushTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+                if (q.p.RealTimeBuffersLost > 0 && q.p.BuffersWritten > max)
+                        break;
+        }
+        assert_true(q.p.BuffersWritten > max);
+        assert_true(q.p.RealTimeBuffersLost > 0);
+        /* a consumer that attaches now gets what was kept, then the rest until STOP */
+        struct consumer c = {.name = "ctl-rt-lost"};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, consumer_thread, &c), 0);
+        sleep_ms(300);
+        props_query(&q);
+        assert_int_equal(StopTraceA(0, "ctl-rt-lost", &q.p), ERROR_SUCCESS);
+        assert_true(q.p.RealTimeBuffersLost > 0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(c.rc, ERROR_SUCCESS);
+        assert_true(c.buffers_read >= 1);
+        assert_true(c.buffers_read <= q.p.BuffersWritten);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_start_null_arguments),
+                cmocka_unit_test(test_start_buffer_size),
+                cmocka_unit_test(test_start_needs_traced_guid),
+                cmocka_unit_test(test_start_name_offsets),
+                cmocka_unit_test(test_start_client_context),
+                cmocka_unit_test(test_start_log_file_modes),
+                cmocka_unit_test(test_start_fills_properties),
+                cmocka_unit_test(test_start_already_exists),
+                cmocka_unit_test(test_start_kernel_guid_and_flags),
+                cmocka_unit_test(test_start_files),
+                cmocka_unit_test(test_start_too_many_sessions),
+                cmocka_unit_test(test_control_errors),
+                cmocka_unit_test(test_control_update_plain),
+                cmocka_unit_test(test_control_update_switches_file),
+                cmocka_unit_test(test_set_stack_tracing_sizes),
+                cmocka_unit_test(test_set_group_mask_sizes),
+                cmocka_unit_test(test_profile_interval),
+                cmocka_unit_test(test_profile_source_config),
+                cmocka_unit_test(test_pmc_list_sizes),
+                cmocka_unit_test(test_unsupported_classes),
+                cmocka_unit_test(test_query_machine_classes),
+                cmocka_unit_test(test_lbr_parameter_checks),
+                cmocka_unit_test(test_start_kernel_trace_checks),
+                cmocka_unit_test(test_kernel_session_lifecycle),
+                cmocka_unit_test(test_start_kernel_trace_live),
+                cmocka_unit_test(test_kernel_hardware_classes),
+                cmocka_unit_test(test_buffering_and_circular),
+                cmocka_unit_test(test_realtime_not_running),
+                cmocka_unit_test(test_realtime_close_trace),
+                cmocka_unit_test(test_realtime_consumer),
+                cmocka_unit_test(test_realtime_lost_buffers),
+        };
+        return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

@@ -1,0 +1,579 @@
+/* SPDX-License-Identifier: MIT */
+/* test_live_source.c: a live session on this machine while a known workload runs, written to
+   .etl and read back with OpenTraceA/ProcessTrace and the decoder; updates; missing hardware. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etl_writer.h"
+#include "etw/evntrace.h"
+#include "kevent.h"
+#include "live_source.h"
+
+static char dir[64];
+static char path[128];
+static struct live_caps caps;
+
+static uint64_t now_ns(void)
+{
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        strcpy(dir, "/tmp/etwtop-live-XXXXXX");
+        if (!mkdtemp(dir))
+                return -1;
+        snprintf(path, sizeof(path), "%s/live.etl", dir);
+        live_probe(&caps);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static struct etl_writer *new_writer(const char *file)
+{
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        int64_t ft = ((int64_t)rt.tv_sec * 10000000ll + rt.tv_nsec / 100) + 116444736000000000ll;
+        struct etl_writer_config cfg = {
+                .buffer_size_bytes = 65536,
+                .nr_cpus = caps.nr_cpus,
+                .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                .logger_id = 1,
+                .logger_name = "NT Kernel Logger",
+                .log_file_name = file,
+                .start_timestamp = now_ns(),
+                .start_filetime = ft,
+                .boot_filetime = ft - 36000000000ll,
+                .perf_freq = 1000000000ull,
+                .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
+                .os_major = 10,
+                .provider_version = 19041,
+                .timer_resolution_100ns = 156250,
+        };
+        struct etl_writer *w = NULL;
+        assert_int_equal(etl_writer_new(&w, &cfg), 0);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, file, true, &err), 0);
+        return w;
+}
+
+static void kernel_settings(struct live_settings *s)
+{
+        memset(s, 0, sizeof(*s));
+        s->masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                            EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                            EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
+        s->masks.Masks[1] =
+                PERF_GET_MASK_GROUP(PERF_PROFILE | PERF_CONTEXT_SWITCH | PERF_DISPATCHER);
+        s->nr_stack_hooks = 3;
+        s->stack_hooks[0] = PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+        s->stack_hooks[1] = WMI_LOG_TYPE_CONTEXT_SWAP;
+        s->stack_hooks[2] = WMI_LOG_TYPE_READY_THREAD;
+        s->profile_interval_100ns = 10000; /* 1 ms */
+        s->pid = -1;
+}
+
+/* Opens a source, or skips the test with the reason when this machine does not allow it. */
+static struct live_source *open_or_skip(const struct live_settings *s, struct etl_writer *w)
+{
+        struct live_source *ls = NULL;
+        struct etl_error err = {0};
+        int rc = live_source_open(&ls, s, w, &err);
+        if (rc == -EACCES || rc == -EPERM) {
+                print_message("perf_event_open is not permitted here: %s\n", err.msg);
+                etl_writer_free(w);
+                skip();
+        }
+        if (rc < 0)
+                print_error("live_source_open: %d %s\n", rc, err.msg);
+        assert_int_equal(rc, 0);
+        return ls;
+}
+
+/* ---- the workload: a child that spins in a named function and sleeps on a pipe ---- */
+
+static volatile uint64_t spin_sink;
+
+__attribute__((noinline)) static void etwtop_test_spin(uint64_t ns)
+{
+        uint64_t end = now_ns() + ns;
+        while (now_ns() < end) {
+                for (int i = 0; i < 20000; i++)
+                        spin_sink++;
+        }
+}
+
+#define ROUNDS 12
+
+static pid_t run_workload(int to_parent[2], int to_child[2])
+{
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                char c = 'x';
+                for (int i = 0; i < ROUNDS; i++) {
+                        etwtop_test_spin(15000000); /* 15 ms */
+                        if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1)
+                                _exit(2);
+                }
+                _exit(0);
+        }
+        return child;
+}
+
+/* ---- reading back ---- */
+
+struct ev {
+        enum kevent_type type;
+        uint32_t cpu;
+        uint64_t ts;
+        uint32_t pid, tid;
+        uint64_t a, b; /* sample ip / image base, size / stack event ts, frame 0 */
+        uint32_t x, y; /* image pid / cswitch old, new / ready tid / stack nr frames */
+        uint8_t phase, is_previous;
+        uint16_t opcode;
+        char name[160];
+};
+
+static struct ev *evs;
+static size_t nr_evs, cap_evs;
+static struct kdecoder *dec;
+
+static void on_decoded(void *ctx, const struct kevent *k)
+{
+        (void)ctx;
+        if (nr_evs == cap_evs) {
+                cap_evs = cap_evs ? cap_evs * 2 : 4096;
+                evs = realloc(evs, cap_evs * sizeof(*evs));
+                assert_non_null(evs);
+        }
+        struct ev *e = &evs[nr_evs++];
+        memset(e, 0, sizeof(*e));
+        e->type = k->type;
+        e->cpu = k->cpu;
+        e->ts = k->timestamp;
+        e->pid = k->pid;
+        e->tid = k->tid;
+        e->opcode = k->opcode;
+        switch (k->type) {
+        case KEV_SAMPLE:
+                e->a = k->sample.ip;
+                e->x = k->sample.tid;
+                break;
+        case KEV_STACK:
+                e->a = k->stack.event_timestamp;
+                e->b = k->stack.nr_frames ? k->stack.frames[0] : 0;
+                e->x = k->stack.nr_frames;
+                e->y = k->stack.tid;
+                break;
+        case KEV_IMAGE:
+                e->a = k->image.base;
+                e->b = k->image.size;
+                e->x = k->image.pid;
+                e->phase = (uint8_t)k->image.phase;
+                snprintf(e->name, sizeof(e->name), "%s", k->image.file_name);
+                break;
+        case KEV_PROCESS:
+                e->x = k->process.pid;
+                e->phase = (uint8_t)k->process.phase;
+                snprintf(e->name, sizeof(e->name), "%s", k->process.image_name);
+                break;
+        case KEV_CSWITCH:
+                e->x = k->cswitch.old_tid;
+                e->y = k->cswitch.new_tid;
+                break;
+        case KEV_READY_THREAD:
+                e->x = k->ready_thread.tid;
+                e->y = k->ready_thread.readying_tid;
+                break;
+        case KEV_GROUP_MASK:
+                e->x = k->group_mask.masks[0];
+                e->is_previous = k->group_mask.is_previous;
+                break;
+        case KEV_PROFILE_INTERVAL:
+                e->x = k->profile_interval.new_interval_100ns;
+                e->y = k->profile_interval.old_interval_100ns;
+                break;
+        default: break;
+        }
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD er)
+{
+        kdecoder_decode(dec, er, on_decoded, NULL);
+}
+
+static void read_back(const char *file)
+{
+        nr_evs = 0;
+        dec = kdecoder_new(true);
+        assert_non_null(dec);
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)file;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        CloseTrace(h);
+        kdecoder_free(dec);
+        dec = NULL;
+}
+
+static void free_events(void)
+{
+        free(evs);
+        evs = NULL;
+        nr_evs = cap_evs = 0;
+}
+
+/* The next event after index i on the same CPU, or NULL. */
+static const struct ev *next_on_cpu(size_t i)
+{
+        for (size_t j = i + 1; j < nr_evs; j++) {
+                if (evs[j].cpu == evs[i].cpu && evs[j].type != KEV_TRACE_HEADER)
+                        return &evs[j];
+        }
+        return NULL;
+}
+
+static void check_cpu_order(void)
+{
+        uint64_t last[LIVE_MAX_SOURCES * 1024] = {0};
+        for (size_t i = 0; i < nr_evs; i++) {
+                if (evs[i].type == KEV_TRACE_HEADER || evs[i].cpu >= 4096)
+                        continue;
+                if (evs[i].ts < last[evs[i].cpu])
+                        fail_msg("CPU %u goes back in time at event %zu: %llu < %llu", evs[i].cpu,
+                                 i, (unsigned long long)evs[i].ts,
+                                 (unsigned long long)last[evs[i].cpu]);
+                last[evs[i].cpu] = evs[i].ts;
+        }
+}
+
+static void test_round_trip(void **state)
+{
+        (void)state;
+        if (!caps.has_cpu_wide) {
+                print_message("skipped: %s\n", caps.why_no_cpu_wide);
+                skip();
+        }
+        struct live_settings s;
+        kernel_settings(&s);
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+        assert_true(live_source_fd(ls) >= 0);
+
+        int to_parent[2], to_child[2];
+        assert_int_equal(pipe(to_parent), 0);
+        assert_int_equal(pipe(to_child), 0);
+        pid_t child = run_workload(to_parent, to_child);
+        char c;
+        for (int i = 0; i < ROUNDS; i++) {
+                assert_int_equal(read(to_parent[0], &c, 1), 1);
+                assert_true(live_source_drain(ls, 100000) >= 0);
+                usleep(3000); /* the child is asleep in read(2) by now: the write wakes it */
+                assert_int_equal(write(to_child[1], &c, 1), 1);
+        }
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        close(to_parent[0]);
+        close(to_parent[1]);
+        close(to_child[0]);
+        close(to_child[1]);
+        while (live_source_drain(ls, 100000) > 0)
+                ;
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_true(st.nr_perf_records > 0);
+        assert_true(st.nr_events > 0);
+        assert_int_equal(st.nr_events_lost, 0);
+        assert_int_equal(st.nr_lost_records, 0);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+
+        /* every SampledProfile is followed on its CPU by its StackWalk, same timestamp */
+        size_t nr_samples = 0, nr_child_samples = 0, nr_child_in_spin = 0;
+        uint64_t spin = (uint64_t)(uintptr_t)&etwtop_test_spin;
+        for (size_t i = 0; i < nr_evs; i++) {
+                if (evs[i].type != KEV_SAMPLE)
+                        continue;
+                nr_samples++;
+                const struct ev *k = next_on_cpu(i);
+                assert_non_null(k);
+                assert_int_equal(k->type, KEV_STACK);
+                assert_int_equal(k->a, evs[i].ts);
+                assert_int_equal(k->ts, evs[i].ts);
+                assert_int_equal(k->b, evs[i].a); /* frame 0 = IP */
+                assert_int_equal(k->y, evs[i].x);
+                if (evs[i].x == (uint32_t)child) {
+                        nr_child_samples++;
+                        nr_child_in_spin += evs[i].a >= spin && evs[i].a < spin + 256;
+                }
+        }
+        print_message("%zu samples, %zu of the child, %zu in etwtop_test_spin\n", nr_samples,
+                      nr_child_samples, nr_child_in_spin);
+        assert_true(nr_child_samples >= ROUNDS);
+        assert_true(nr_child_in_spin > 0);
+
+        /* the child's function lies in an image of its own (inherited at fork) and in the
+           parent's DCStart, both of this test's executable */
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(n > 0);
+        exe[n] = 0;
+        bool in_child_image = false, in_parent_dcstart = false, has_child_start = false;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type == KEV_PROCESS && e->x == (uint32_t)child &&
+                    e->phase == KEV_PHASE_START)
+                        has_child_start = true;
+                if (e->type != KEV_IMAGE || spin < e->a || spin >= e->a + e->b ||
+                    strcmp(e->name, exe) != 0)
+                        continue;
+                if (e->x == (uint32_t)child && e->phase == KEV_PHASE_START)
+                        in_child_image = true;
+                if (e->x == (uint32_t)getpid() && e->phase == KEV_PHASE_DC_START)
+                        in_parent_dcstart = true;
+        }
+        assert_true(has_child_start);
+        assert_true(in_child_image);
+        assert_true(in_parent_dcstart);
+
+        /* context switches and wake-ups of the child's thread, with their stacks */
+        size_t nr_cs = 0, nr_ready = 0, nr_ready_by_parent = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type == KEV_CSWITCH && (e->x == (uint32_t)child || e->y == (uint32_t)child))
+                        nr_cs++;
+                if (e->type == KEV_READY_THREAD && e->x == (uint32_t)child) {
+                        nr_ready++;
+                        nr_ready_by_parent += e->y == (uint32_t)getpid();
+                        const struct ev *k = next_on_cpu(i);
+                        assert_non_null(k);
+                        assert_int_equal(k->type, KEV_STACK);
+                        assert_int_equal(k->a, e->ts);
+                }
+        }
+        print_message("%zu switches and %zu wake-ups of the child\n", nr_cs, nr_ready);
+        assert_true(nr_cs >= ROUNDS);
+        assert_true(nr_ready >= ROUNDS - 1);
+        assert_true(nr_ready_by_parent >= ROUNDS - 1); /* the waker's thread, not the woken */
+
+        /* the group masks and the interval rundown at the start */
+        bool has_masks = false, has_interval = false;
+        for (size_t i = 0; i < nr_evs; i++) {
+                if (evs[i].type == KEV_GROUP_MASK && !evs[i].is_previous)
+                        has_masks = evs[i].x == s.masks.Masks[0];
+                if (evs[i].type == KEV_PROFILE_INTERVAL && evs[i].x == 10000)
+                        has_interval = true;
+        }
+        assert_true(has_masks);
+        assert_true(has_interval);
+        free_events();
+}
+
+static void test_update(void **state)
+{
+        (void)state;
+        if (!caps.has_cpu_wide) {
+                print_message("skipped: %s\n", caps.why_no_cpu_wide);
+                skip();
+        }
+        struct live_settings s;
+        kernel_settings(&s);
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+
+        etwtop_test_spin(30000000);
+        live_source_drain(ls, 100000);
+
+        /* slower sampling, no ReadyThread, no CSwitch stacks */
+        struct live_settings next = s;
+        next.profile_interval_100ns = 20000;
+        next.masks.Masks[0] &= ~(uint32_t)EVENT_TRACE_FLAG_DISPATCHER;
+        next.masks.Masks[1] &= ~PERF_GET_MASK_GROUP(PERF_DISPATCHER);
+        next.nr_stack_hooks = 1;
+        struct etl_error err = {0};
+        assert_int_equal(live_source_update(ls, &next, &err), 0);
+        uint64_t t_update = now_ns();
+        etwtop_test_spin(30000000);
+        usleep(20000);
+        live_source_drain(ls, 100000);
+
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_updates, 1);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        size_t at_masks_end = 0, at_masks = 0, at_interval = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type == KEV_GROUP_MASK && e->is_previous) {
+                        assert_int_equal(e->x, s.masks.Masks[0]);
+                        at_masks_end = i;
+                }
+                if (e->type == KEV_GROUP_MASK && !e->is_previous && e->x == next.masks.Masks[0])
+                        at_masks = i;
+                if (e->type == KEV_PROFILE_INTERVAL && e->x == 20000) {
+                        assert_int_equal(e->y, 10000);
+                        assert_int_equal(e->opcode, 72); /* SetInterval */
+                        at_interval = i;
+                }
+        }
+        assert_true(at_masks_end > 0);
+        assert_true(at_masks > at_masks_end); /* 0x0020 then 0x0005 */
+        assert_true(at_interval > 0);
+
+        /* after the change: no ReadyThread, CSwitch without stacks, samples still with them */
+        size_t nr_cs_after = 0, nr_samples_after = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->ts <= t_update)
+                        continue;
+                assert_int_not_equal(e->type, KEV_READY_THREAD);
+                if (e->type == KEV_CSWITCH) {
+                        nr_cs_after++;
+                        const struct ev *k = next_on_cpu(i);
+                        assert_true(!k || k->type != KEV_STACK || k->a != e->ts);
+                }
+                if (e->type == KEV_SAMPLE) {
+                        nr_samples_after++;
+                        const struct ev *k = next_on_cpu(i);
+                        assert_non_null(k);
+                        assert_int_equal(k->type, KEV_STACK);
+                }
+        }
+        assert_true(nr_cs_after > 0);
+        assert_true(nr_samples_after > 0);
+        free_events();
+}
+
+static void test_missing_hardware(void **state)
+{
+        (void)state;
+        if (caps.has_pmu && caps.has_lbr) {
+                print_message("skipped: this machine has a PMU and LBR\n");
+                skip();
+        }
+        struct live_settings s;
+        struct live_source *ls = NULL;
+        struct etl_error err;
+        struct etl_writer *w = new_writer(path);
+
+        if (!caps.has_pmu) {
+                /* PMC sampling */
+                kernel_settings(&s);
+                s.masks.Masks[1] |= PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                s.nr_profile_sources = 1;
+                s.profile_sources[0] = ProfileBranchMispredictions;
+                s.source_intervals[0] = 10000;
+                memset(&err, 0, sizeof(err));
+                assert_int_equal(live_source_open(&ls, &s, w, &err), -EOPNOTSUPP);
+                assert_null(ls);
+                print_message("PMC: %s\n", err.msg);
+                assert_non_null(strstr(err.msg, "no hardware PMU"));
+                assert_non_null(strstr(err.msg, "PERF_TYPE_HARDWARE"));
+
+                /* PMC counters on CSwitch */
+                kernel_settings(&s);
+                s.nr_pmc_counters = 2;
+                s.pmc_counters[0] = ProfileBranchInstructions;
+                s.pmc_counters[1] = ProfileCacheMisses;
+                s.nr_pmc_hooks = 1;
+                s.pmc_hooks[0] = WMI_LOG_TYPE_CONTEXT_SWAP;
+                memset(&err, 0, sizeof(err));
+                assert_int_equal(live_source_open(&ls, &s, w, &err), -EOPNOTSUPP);
+                assert_non_null(strstr(err.msg, "no hardware PMU"));
+        }
+        /* LBR */
+        kernel_settings(&s);
+        s.nr_lbr_hooks = 1;
+        s.lbr_hooks[0] = PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+        s.lbr_flags = EVNTRACE_LBR_FILTER_KERNEL;
+        memset(&err, 0, sizeof(err));
+        assert_int_equal(live_source_open(&ls, &s, w, &err), -EOPNOTSUPP);
+        print_message("LBR: %s\n", err.msg);
+        assert_non_null(strstr(err.msg, "LBR"));
+        assert_true(strstr(err.msg, "PMU") || strstr(err.msg, "caps/branches"));
+
+        /* asked of a running session: refused, the session goes on */
+        if (caps.has_cpu_wide) {
+                kernel_settings(&s);
+                ls = open_or_skip(&s, w);
+                struct live_settings next = s;
+                next.nr_lbr_hooks = 1;
+                next.lbr_hooks[0] = PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+                memset(&err, 0, sizeof(err));
+                assert_int_equal(live_source_update(ls, &next, &err), -EOPNOTSUPP);
+                assert_non_null(strstr(err.msg, "LBR"));
+                etwtop_test_spin(5000000);
+                assert_true(live_source_drain(ls, 100000) > 0);
+                struct live_stats st;
+                live_source_get_stats(ls, &st);
+                assert_int_equal(st.nr_updates, 0);
+                live_source_close(ls);
+        }
+        etl_writer_free(w);
+}
+
+static void test_probe(void **state)
+{
+        (void)state;
+        struct live_caps c;
+        live_probe(&c);
+        assert_true(c.nr_cpus >= 1);
+        print_message("cpus %u, cpu-wide %d, kernel %d, tracepoints %d, pmu %d, lbr %d, "
+                      "kallsyms %d, paranoid %d, kptr_restrict %d\n",
+                      c.nr_cpus, c.has_cpu_wide, c.has_kernel, c.has_tracepoints, c.has_pmu,
+                      c.has_lbr, c.has_kallsyms, c.paranoid, c.kptr_restrict);
+        if (!c.has_pmu)
+                assert_non_null(strstr(c.why_no_pmu, "no hardware PMU"));
+        if (!c.has_lbr)
+                assert_non_null(strstr(c.why_no_lbr, "no LBR"));
+        if (!c.has_cpu_wide)
+                assert_non_null(strstr(c.why_no_cpu_wide, "perf_event_paranoid"));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_update, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_missing_hardware, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

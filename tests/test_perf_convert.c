@@ -1,0 +1,1145 @@
+/* SPDX-License-Identifier: MIT */
+/* test_perf_convert.c: perf ring records built by hand, converted, written as .etl and read back
+   through OpenTraceA/ProcessTrace and the decoder: every field compared. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "etl_writer.h"
+#include "etw/evntrace.h"
+#include "kevent.h"
+#include "perf_convert.h"
+
+#define START     1000000000ull
+#define NR_CPUS   2
+#define SAMPLE_ID (PERF_CONV_SAMPLE_ID_BITS)
+#define KERNEL_IP 0xffffffff81001234ull
+
+/* ---- building perf records ---- */
+
+struct rb {
+        uint8_t b[4096];
+        uint32_t n;
+};
+
+static void rb_u64(struct rb *r, uint64_t v)
+{
+        memcpy(r->b + r->n, &v, 8);
+        r->n += 8;
+}
+
+static void rb_u32(struct rb *r, uint32_t v)
+{
+        memcpy(r->b + r->n, &v, 4);
+        r->n += 4;
+}
+
+static void rb_bytes(struct rb *r, const void *p, uint32_t n)
+{
+        memcpy(r->b + r->n, p, n);
+        r->n += n;
+}
+
+static void rb_pad8(struct rb *r)
+{
+        while (r->n & 7)
+                r->b[r->n++] = 0;
+}
+
+static void rb_begin(struct rb *r, uint32_t type, uint16_t misc)
+{
+        memset(r, 0, sizeof(*r));
+        struct perf_event_header h = {type, misc, 0};
+        rb_bytes(r, &h, sizeof(h));
+}
+
+static uint32_t rb_end(struct rb *r)
+{
+        uint16_t size = (uint16_t)r->n;
+        memcpy(r->b + 6, &size, 2);
+        return r->n;
+}
+
+/* the sample_id trailer of PERF_CONV_SAMPLE_ID_BITS */
+static void rb_sample_id(struct rb *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu,
+                         uint64_t id)
+{
+        rb_u64(r, (uint64_t)tid << 32 | pid);
+        rb_u64(r, time);
+        rb_u64(r, cpu);
+        rb_u64(r, id);
+}
+
+/* the start of a sample of an event with IDENTIFIER|IP|TID|TIME|CPU (+PERIOD when asked) */
+static void rb_sample_head(struct rb *r, uint64_t id, uint64_t ip, uint32_t pid, uint32_t tid,
+                           uint64_t time, uint32_t cpu, bool has_period)
+{
+        rb_begin(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+        rb_u64(r, id);
+        rb_u64(r, ip);
+        rb_u64(r, (uint64_t)tid << 32 | pid);
+        rb_u64(r, time);
+        rb_u64(r, cpu);
+        if (has_period)
+                rb_u64(r, 1000000);
+}
+
+/* ---- the converter under test, writing through a real writer ---- */
+
+#define MAX_EVENTS 16
+
+static struct {
+        char dir[64];
+        char path[128];
+        struct etl_writer *w;
+        struct perf_conv *c;
+        struct perf_conv_event events[MAX_EVENTS];
+        uint64_t ids[MAX_EVENTS];
+        uint32_t nr_events;
+        uint32_t nr_cmdline_calls;
+        uint32_t nr_build_id_calls;
+} g;
+
+static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
+{
+        (void)ctx;
+        return etl_writer_append(g.w, cpu, rec, size);
+}
+
+static const struct perf_conv_event *hook_event_of(void *ctx, uint64_t id)
+{
+        (void)ctx;
+        for (uint32_t i = 0; i < g.nr_events; i++) {
+                if (g.ids[i] == id)
+                        return &g.events[i];
+        }
+        return NULL;
+}
+
+static void hook_cmdline_of(void *ctx, uint32_t pid, char *buf, size_t size)
+{
+        (void)ctx;
+        g.nr_cmdline_calls++;
+        snprintf(buf, size, "cmd-of-%u --flag", pid);
+}
+
+static const uint8_t file_build_id[20] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7,
+                                          0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe,
+                                          0xff, 0x01, 0x02, 0x03, 0x04, 0x05};
+
+static uint32_t hook_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max)
+{
+        (void)ctx;
+        g.nr_build_id_calls++;
+        if (strcmp(path, "/usr/lib/libfile.so") != 0 || max < 20)
+                return 0;
+        memcpy(id, file_build_id, 20);
+        return 20;
+}
+
+static void add_event(uint64_t id, const struct perf_conv_event *ev)
+{
+        assert_true(g.nr_events < MAX_EVENTS);
+        g.ids[g.nr_events] = id;
+        g.events[g.nr_events] = *ev;
+        if (!g.events[g.nr_events].valid_until)
+                g.events[g.nr_events].valid_until = UINT64_MAX;
+        g.nr_events++;
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        memset(&g, 0, sizeof(g));
+        strcpy(g.dir, "/tmp/etwtop-conv-XXXXXX");
+        if (!mkdtemp(g.dir))
+                return -1;
+        snprintf(g.path, sizeof(g.path), "%s/t.etl", g.dir);
+        struct etl_writer_config cfg = {
+                .buffer_size_bytes = 65536,
+                .nr_cpus = NR_CPUS,
+                .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                .logger_id = 1,
+                .logger_name = "NT Kernel Logger",
+                .start_timestamp = START,
+                .start_filetime = 132386000000000000ll,
+                .boot_filetime = 132385000000000000ll,
+                .perf_freq = 1000000000ull,
+                .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
+                .os_major = 10,
+                .provider_version = 19041,
+        };
+        if (etl_writer_new(&g.w, &cfg) < 0)
+                return -1;
+        struct etl_error err;
+        if (etl_writer_open_file(g.w, g.path, true, &err) < 0)
+                return -1;
+        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of};
+        if (perf_conv_new(&g.c, &ops, NULL, NR_CPUS) < 0)
+                return -1;
+        PERFINFO_GROUPMASK m = {
+                {EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD}};
+        perf_conv_set_masks(g.c, &m);
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        (void)state;
+        perf_conv_free(g.c);
+        etl_writer_free(g.w);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g.dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- reading back: every decoded event, deep-copied ---- */
+
+#define MAX_CAP 512
+
+struct cap {
+        struct kevent ev;
+        uint16_t event_id; /* EVENT_HEADER records: the descriptor's Id */
+        bool is_own;       /* etwtop's provider */
+        uint8_t user[1024];
+        uint32_t user_size;
+        uint64_t frames[64];
+        struct kevent_lbr_entry lbr[16];
+        char s1[256], s2[256];
+};
+
+static struct cap caps[MAX_CAP];
+static uint32_t nr_caps;
+static struct kdecoder *dec;
+
+static void on_decoded(void *ctx, const struct kevent *ev)
+{
+        const EVENT_RECORD *er = ctx;
+        if (nr_caps >= MAX_CAP)
+                return;
+        struct cap *c = &caps[nr_caps++];
+        memset(c, 0, sizeof(*c));
+        c->ev = *ev;
+        c->is_own = memcmp(&er->EventHeader.ProviderId, &etwtop_provider_guid, sizeof(GUID)) == 0;
+        c->event_id = er->EventHeader.EventDescriptor.Id;
+        c->user_size = er->UserDataLength < sizeof(c->user) ? er->UserDataLength : 0;
+        if (c->user_size)
+                memcpy(c->user, er->UserData, c->user_size);
+        switch (ev->type) {
+        case KEV_STACK:
+                c->ev.stack.nr_frames = ev->stack.nr_frames < 64 ? ev->stack.nr_frames : 64;
+                memcpy(c->frames, ev->stack.frames, 8 * c->ev.stack.nr_frames);
+                c->ev.stack.frames = c->frames;
+                break;
+        case KEV_LBR:
+                c->ev.lbr.nr_entries = ev->lbr.nr_entries < 16 ? ev->lbr.nr_entries : 16;
+                memcpy(c->lbr, ev->lbr.entries, sizeof(c->lbr[0]) * c->ev.lbr.nr_entries);
+                c->ev.lbr.entries = c->lbr;
+                break;
+        case KEV_PROCESS:
+                snprintf(c->s1, sizeof(c->s1), "%s", ev->process.image_name);
+                snprintf(c->s2, sizeof(c->s2), "%s", ev->process.command_line);
+                c->ev.process.image_name = c->s1;
+                c->ev.process.command_line = c->s2;
+                break;
+        case KEV_THREAD:
+                snprintf(c->s1, sizeof(c->s1), "%s", ev->thread.name);
+                c->ev.thread.name = c->s1;
+                break;
+        case KEV_THREAD_NAME:
+                snprintf(c->s1, sizeof(c->s1), "%s", ev->thread_name.name);
+                c->ev.thread_name.name = c->s1;
+                break;
+        case KEV_IMAGE:
+                snprintf(c->s1, sizeof(c->s1), "%s", ev->image.file_name);
+                c->ev.image.file_name = c->s1;
+                break;
+        default: break;
+        }
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD er)
+{
+        kdecoder_decode(dec, er, on_decoded, er);
+}
+
+/* Closes the writer and decodes the file into caps. */
+static void read_back(void)
+{
+        assert_int_equal(etl_writer_close(g.w, 132386000010000000ll, 0, 0), 0);
+        nr_caps = 0;
+        dec = kdecoder_new(true);
+        assert_non_null(dec);
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = g.path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        CloseTrace(h);
+        kdecoder_free(dec);
+        dec = NULL;
+}
+
+/* The n-th (0-based) captured event of type t, or NULL. */
+static const struct cap *find(enum kevent_type t, uint32_t n)
+{
+        for (uint32_t i = 0; i < nr_caps; i++) {
+                if (caps[i].ev.type == t && n-- == 0)
+                        return &caps[i];
+        }
+        return NULL;
+}
+
+static uint32_t count(enum kevent_type t)
+{
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nr_caps; i++)
+                n += caps[i].ev.type == t;
+        return n;
+}
+
+static const struct cap *find_own(uint16_t id, uint32_t n)
+{
+        for (uint32_t i = 0; i < nr_caps; i++) {
+                if (caps[i].is_own && caps[i].event_id == id && n-- == 0)
+                        return &caps[i];
+        }
+        return NULL;
+}
+
+static uint32_t index_of(const struct cap *c)
+{
+        return (uint32_t)(c - caps);
+}
+
+static void convert(const struct rb *r, uint32_t ring_cpu)
+{
+        assert_int_equal(perf_conv_record(g.c, ring_cpu, r->b, r->n), 0);
+}
+
+/* ---- samples ---- */
+
+static void test_sample_with_callchain(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                     .has_stack = true};
+        add_event(11, &ev);
+        struct rb r;
+        uint64_t ts = START + 5000;
+        rb_sample_head(&r, 11, KERNEL_IP, 300, 301, ts, 1, true);
+        rb_u64(&r, 7);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+        rb_u64(&r, KERNEL_IP);
+        rb_u64(&r, 0xffffffff81000100ull);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+        rb_u64(&r, 0x401000);
+        rb_u64(&r, 0x400800);
+        rb_u64(&r, 0x400100);
+        rb_end(&r);
+        convert(&r, 1);
+        /* a user-mode sample whose chain does not start at its IP: the IP is frame 0 */
+        rb_sample_head(&r, 11, 0x402222, 300, 302, ts + 10, 0, true);
+        rb_u64(&r, 3);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+        rb_u64(&r, 0x402000);
+        rb_u64(&r, 0x400100);
+        rb_end(&r);
+        convert(&r, 0);
+        read_back();
+
+        assert_int_equal(count(KEV_SAMPLE), 2);
+        const struct cap *s = find(KEV_SAMPLE, 0);
+        const struct cap *k = find(KEV_STACK, 0);
+        if (s->ev.cpu != 1) {
+                s = find(KEV_SAMPLE, 1);
+                k = find(KEV_STACK, 1);
+        }
+        assert_int_equal(s->ev.cpu, 1);
+        assert_int_equal(s->ev.sample.ip, KERNEL_IP);
+        assert_int_equal(s->ev.sample.tid, 301);
+        assert_int_equal(s->ev.sample.count, 1);
+        assert_int_equal(s->ev.timestamp, ts);
+        assert_int_equal(k->ev.cpu, 1);
+        assert_int_equal(index_of(k), index_of(s) + 1); /* right after, same CPU */
+        assert_int_equal(k->ev.stack.event_timestamp, ts);
+        assert_int_equal(k->ev.stack.pid, 300);
+        assert_int_equal(k->ev.stack.tid, 301);
+        assert_int_equal(k->ev.stack.nr_frames, 5);
+        const uint64_t want[] = {KERNEL_IP, 0xffffffff81000100ull, 0x401000, 0x400800, 0x400100};
+        assert_memory_equal(k->ev.stack.frames, want, sizeof(want));
+
+        const struct cap *u = find(KEV_STACK, k == find(KEV_STACK, 0) ? 1 : 0);
+        assert_int_equal(u->ev.stack.event_timestamp, ts + 10);
+        assert_int_equal(u->ev.stack.nr_frames, 3);
+        assert_int_equal(u->ev.stack.frames[0], 0x402222);
+        assert_int_equal(u->ev.stack.frames[1], 0x402000);
+}
+
+static void test_out_of_order_is_clamped(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type =
+                                             SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true};
+        add_event(12, &ev);
+        struct rb r;
+        rb_sample_head(&r, 12, 0x401000, 5, 5, START + 900, 0, false);
+        rb_u64(&r, 1);
+        rb_u64(&r, 0x401000);
+        rb_end(&r);
+        convert(&r, 0);
+        rb_sample_head(&r, 12, 0x401004, 5, 5, START + 800, 0, false);
+        rb_u64(&r, 1);
+        rb_u64(&r, 0x401004);
+        rb_end(&r);
+        convert(&r, 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_clamped, 1);
+        read_back();
+        const struct cap *s = find(KEV_SAMPLE, 1);
+        const struct cap *k = find(KEV_STACK, 1);
+        assert_int_equal(s->ev.timestamp, START + 900);
+        assert_int_equal(k->ev.stack.event_timestamp, START + 900); /* still equal */
+}
+
+static void test_lbr_filter_inversion(void **state)
+{
+        (void)state;
+        struct perf_lbr_filter f;
+        const uint64_t priv = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL;
+
+        assert_int_equal(perf_lbr_filter_from_etw(0, &f), 0);
+        assert_int_equal(f.branch_sample_type, priv | PERF_SAMPLE_BRANCH_ANY);
+        assert_false(f.is_post_filtered);
+
+        /* kernel suppressed: user only */
+        assert_int_equal(perf_lbr_filter_from_etw(EVNTRACE_LBR_FILTER_KERNEL, &f), 0);
+        assert_int_equal(f.branch_sample_type, PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY);
+
+        /* only calls kept: no jumps, no returns, no far branches */
+        uint32_t only_calls = EVNTRACE_LBR_FILTER_JCC | EVNTRACE_LBR_FILTER_NEAR_RET |
+                              EVNTRACE_LBR_FILTER_NEAR_IND_JMP | EVNTRACE_LBR_FILTER_NEAR_REL_JMP |
+                              EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        assert_int_equal(perf_lbr_filter_from_etw(only_calls, &f), 0);
+        assert_int_equal(f.branch_sample_type,
+                         priv | PERF_SAMPLE_BRANCH_CALL | PERF_SAMPLE_BRANCH_IND_CALL);
+        assert_false(f.is_post_filtered);
+
+        /* returns kept, far dropped: ANY_RETURN over-captures far returns */
+        uint32_t only_ret = EVNTRACE_LBR_FILTER_JCC | EVNTRACE_LBR_FILTER_NEAR_REL_CALL |
+                            EVNTRACE_LBR_FILTER_NEAR_IND_CALL | EVNTRACE_LBR_FILTER_NEAR_IND_JMP |
+                            EVNTRACE_LBR_FILTER_NEAR_REL_JMP | EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        assert_int_equal(perf_lbr_filter_from_etw(only_ret, &f), 0);
+        assert_int_equal(f.branch_sample_type,
+                         priv | PERF_SAMPLE_BRANCH_ANY_RETURN | PERF_SAMPLE_BRANCH_TYPE_SAVE);
+        assert_true(f.is_post_filtered);
+        assert_int_equal(f.drop, EVNTRACE_LBR_FILTER_FAR_BRANCH | only_ret);
+
+        /* near relative jumps kept with something dropped: no perf bit, ANY + user space */
+        assert_int_equal(perf_lbr_filter_from_etw(EVNTRACE_LBR_FILTER_JCC, &f), 0);
+        assert_int_equal(f.branch_sample_type,
+                         priv | PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_TYPE_SAVE);
+        assert_true(f.is_post_filtered);
+        assert_int_equal(f.drop, EVNTRACE_LBR_FILTER_JCC);
+
+        /* only far branches kept */
+        uint32_t only_far = 0x1FC & ~(uint32_t)EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        assert_int_equal(perf_lbr_filter_from_etw(only_far, &f), 0);
+        assert_int_equal(f.branch_sample_type,
+                         priv | PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_TYPE_SAVE);
+        assert_int_equal(f.drop, only_far);
+
+        /* call-stack mode */
+        assert_int_equal(perf_lbr_filter_from_etw(
+                                 EVNTRACE_LBR_CALLSTACK_ENABLE | EVNTRACE_LBR_FILTER_KERNEL, &f),
+                         0);
+        assert_int_equal(f.branch_sample_type,
+                         PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK);
+
+        /* nothing left to record */
+        assert_int_equal(
+                perf_lbr_filter_from_etw(EVNTRACE_LBR_FILTER_KERNEL | EVNTRACE_LBR_FILTER_USER, &f),
+                -EINVAL);
+        assert_int_equal(perf_lbr_filter_from_etw(0x1FC, &f), -EINVAL);
+        assert_int_equal(perf_lbr_filter_from_etw(0x800, &f), -EINVAL);
+
+        /* the branch classes */
+        assert_int_equal(perf_lbr_class_of((uint64_t)PERF_BR_COND << 20), EVNTRACE_LBR_FILTER_JCC);
+        assert_int_equal(perf_lbr_class_of((uint64_t)PERF_BR_UNCOND << 20),
+                         EVNTRACE_LBR_FILTER_NEAR_REL_JMP);
+        assert_int_equal(perf_lbr_class_of((uint64_t)PERF_BR_SYSCALL << 20),
+                         EVNTRACE_LBR_FILTER_FAR_BRANCH);
+        assert_int_equal(perf_lbr_class_of((uint64_t)PERF_BR_RET << 20 | 0xFFFF0),
+                         EVNTRACE_LBR_FILTER_NEAR_RET);
+}
+
+static void rb_branch(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
+{
+        rb_u64(r, from);
+        rb_u64(r, to);
+        rb_u64(r, (uint64_t)type << 20 | 0x30 /* cycles */);
+}
+
+static void test_sample_branch_stack(void **state)
+{
+        (void)state;
+        /* filter: kernel, near relative jumps and far branches suppressed */
+        uint32_t flags = EVNTRACE_LBR_FILTER_KERNEL | EVNTRACE_LBR_FILTER_NEAR_REL_JMP |
+                         EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PMC_SAMPLE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_BRANCH_STACK,
+                                     .profile_source = ProfileBranchMispredictions,
+                                     .has_lbr = true,
+                                     .lbr_options = flags};
+        assert_int_equal(perf_lbr_filter_from_etw(flags, &ev.lbr), 0);
+        assert_true(ev.lbr.is_post_filtered);
+        ev.branch_sample_type = ev.lbr.branch_sample_type;
+        add_event(21, &ev);
+
+        struct rb r;
+        uint64_t ts = START + 7000;
+        rb_sample_head(&r, 21, 0x401300, 40, 41, ts, 0, true);
+        rb_u64(&r, 5);
+        rb_branch(&r, 0x401250, 0x401200, PERF_BR_COND);      /* kept, most recent */
+        rb_branch(&r, 0x4011f0, 0x401240, PERF_BR_UNCOND);    /* near rel jmp: dropped */
+        rb_branch(&r, 0x401180, 0x4011e0, PERF_BR_CALL);      /* kept */
+        rb_branch(&r, 0x401170, 0xffff0000, PERF_BR_SYSCALL); /* far: dropped */
+        rb_branch(&r, 0x401100, 0x401170, PERF_BR_RET);       /* kept */
+        rb_end(&r);
+        convert(&r, 0);
+
+        /* a second filter keeps near relative jumps and drops conditionals */
+        struct perf_conv_event ev2 = ev;
+        ev2.lbr_options = EVNTRACE_LBR_FILTER_JCC;
+        assert_int_equal(perf_lbr_filter_from_etw(ev2.lbr_options, &ev2.lbr), 0);
+        ev2.branch_sample_type = ev2.lbr.branch_sample_type;
+        add_event(22, &ev2);
+        rb_sample_head(&r, 22, 0x401300, 40, 41, ts + 1, 0, true);
+        rb_u64(&r, 2);
+        rb_branch(&r, 0x401250, 0x401200, PERF_BR_COND);
+        rb_branch(&r, 0x4011f0, 0x401240, PERF_BR_UNCOND);
+        rb_end(&r);
+        convert(&r, 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_lbr_dropped, 3);
+        read_back();
+
+        const struct cap *p = find(KEV_PMC_SAMPLE, 0);
+        assert_non_null(p);
+        assert_int_equal(p->ev.pmc_sample.ip, 0x401300);
+        assert_int_equal(p->ev.pmc_sample.tid, 41);
+        assert_int_equal(p->ev.pmc_sample.source, ProfileBranchMispredictions);
+        const struct cap *l = find(KEV_LBR, 0);
+        assert_non_null(l);
+        assert_int_equal(index_of(l), index_of(p) + 1);
+        assert_int_equal(l->ev.lbr.event_timestamp, ts);
+        assert_int_equal(l->ev.timestamp, ts);
+        assert_int_equal(l->ev.lbr.pid, 40);
+        assert_int_equal(l->ev.lbr.tid, 41);
+        assert_int_equal(l->ev.lbr.options, flags);
+        assert_int_equal(l->ev.lbr.nr_entries, 3);
+        assert_int_equal(l->ev.lbr.entries[0].from, 0x401250);
+        assert_int_equal(l->ev.lbr.entries[0].to, 0x401200);
+        assert_int_equal(l->ev.lbr.entries[1].from, 0x401180);
+        assert_int_equal(l->ev.lbr.entries[2].from, 0x401100);
+
+        const struct cap *l2 = find(KEV_LBR, 1);
+        assert_int_equal(l2->ev.lbr.options, EVNTRACE_LBR_FILTER_JCC);
+        assert_int_equal(l2->ev.lbr.nr_entries, 1);
+        assert_int_equal(l2->ev.lbr.entries[0].from, 0x4011f0);
+}
+
+/* The sched_switch format of Linux 6.18 (/sys/kernel/tracing/events/sched/sched_switch). */
+static const char switch_format[] =
+        "name: sched_switch\nID: 372\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+        "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+        "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+        "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+        "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+        "print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s "
+        "next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
+        "(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | "
+        "0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1)) ? __print_flags(REC->prev_state & "
+        "((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "
+        "0x00000020 | 0x00000040) + 1) << 1) - 1), \"|\", { 0x00000001, \"S\" }, { 0x00000002, "
+        "\"D\" }, { 0x00000004, \"T\" }, { 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { "
+        "0x00000020, \"Z\" }, { 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", "
+        "REC->prev_state & (((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | "
+        "0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" : \"\", REC->next_comm, "
+        "REC->next_pid, REC->next_prio\n";
+
+/* An invented layout: other offsets, a 4-byte prev_state, and older letters (0x40 = x dead). */
+static const char moved_format[] =
+        "name: sched_switch\nID: 99\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+        "\tfield:int next_prio;\toffset:8;\tsize:4;\tsigned:1;\n"
+        "\tfield:pid_t next_pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+        "\tfield:unsigned int prev_state;\toffset:16;\tsize:4;\tsigned:0;\n"
+        "\tfield:pid_t prev_pid;\toffset:20;\tsize:4;\tsigned:1;\n"
+        "\tfield:int prev_prio;\toffset:24;\tsize:4;\tsigned:1;\n"
+        "print fmt: \"%s\", prev_state ? __print_flags(prev_state, \"|\", { 1, \"S\" }, "
+        "{ 2, \"D\" }, { 4, \"T\" }, { 8, \"t\" }, { 16, \"Z\" }, { 32, \"X\" }, { 64, \"x\" }) : "
+        "\"R\"\n";
+
+static void test_tracepoint_format(void **state)
+{
+        (void)state;
+        struct perf_tp_format f;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &f), 0);
+        assert_int_equal(f.id, 372);
+        const struct perf_tp_field *x = perf_tp_field_find(&f, "prev_state");
+        assert_non_null(x);
+        assert_int_equal(x->offset, 32);
+        assert_int_equal(x->size, 8);
+        x = perf_tp_field_find(&f, "prev_comm");
+        assert_int_equal(x->offset, 8);
+        assert_int_equal(x->size, 16);
+        assert_int_equal(perf_tp_field_find(&f, "next_prio")->offset, 60);
+        assert_int_equal(f.nr_flags, 8);
+        assert_int_equal(f.flags[7].value, 0x80);
+        assert_int_equal(f.flags[7].letter, 'I');
+        assert_int_equal(f.preempt_bit, 0x100);
+
+        struct perf_thread_state s;
+        s = perf_prev_state_to_etw(&f, 0x100);
+        assert_int_equal(s.state, 1);
+        assert_int_equal(s.wait_reason, 32); /* R+: Ready / WrPreempted */
+        s = perf_prev_state_to_etw(&f, 0);
+        assert_int_equal(s.state, 1);
+        assert_int_equal(s.wait_reason, 33); /* R: WrYieldExecution */
+        s = perf_prev_state_to_etw(&f, 0x1);
+        assert_int_equal(s.state, 5);
+        assert_int_equal(s.wait_reason, 6); /* S: Waiting / UserRequest */
+        s = perf_prev_state_to_etw(&f, 0x2);
+        assert_int_equal(s.state, 5);
+        assert_int_equal(s.wait_reason, 0); /* D: Executive */
+        s = perf_prev_state_to_etw(&f, 0x4);
+        assert_int_equal(s.wait_reason, 5); /* T: Suspended */
+        s = perf_prev_state_to_etw(&f, 0x80);
+        assert_int_equal(s.wait_reason, 26); /* I: WrKernel */
+        s = perf_prev_state_to_etw(&f, 0x20);
+        assert_int_equal(s.state, 4);
+        assert_int_equal(s.wait_reason, 22); /* Z: Terminated */
+
+        /* the letters come from the table, not from fixed bit values */
+        assert_int_equal(perf_tp_format_parse(moved_format, strlen(moved_format), &f), 0);
+        assert_int_equal(perf_tp_field_find(&f, "prev_state")->offset, 16);
+        assert_int_equal(perf_tp_field_find(&f, "prev_state")->size, 4);
+        assert_int_equal(f.nr_flags, 7);
+        s = perf_prev_state_to_etw(&f, 16); /* Z here */
+        assert_int_equal(s.state, 4);
+        s = perf_prev_state_to_etw(&f, 2);
+        assert_int_equal(s.wait_reason, 0);
+
+        int64_t v;
+        uint8_t raw[8] = {0, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff};
+        struct perf_tp_field sf = {"common_pid", 4, 4, true};
+        assert_true(perf_tp_field_get(&sf, raw, sizeof(raw), &v));
+        assert_int_equal(v, -2);
+        sf.offset = 6;
+        assert_false(perf_tp_field_get(&sf, raw, sizeof(raw), &v));
+        assert_int_equal(perf_tp_format_parse("nothing\n", 8, &f), -EBADMSG);
+}
+
+static void put_at(uint8_t *raw, const struct perf_tp_format *f, const char *name, int64_t v)
+{
+        const struct perf_tp_field *x = perf_tp_field_find(f, name);
+        assert_non_null(x);
+        memcpy(raw + x->offset, &v, x->size);
+}
+
+static struct perf_tp_format fmt_switch, fmt_moved, fmt_waking;
+
+static void test_sched_switch_with_counters(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        /* a tracepoint-led group: the switch count, then two counters */
+        struct perf_conv_event ev = {
+                .kind = PERF_CONV_CSWITCH,
+                .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_READ | PERF_SAMPLE_RAW,
+                .read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                .nr_pmc = 2,
+                .tp = &fmt_switch};
+        add_event(31, &ev);
+
+        uint8_t raw[64] = {0};
+        put_at(raw, &fmt_switch, "prev_pid", 501);
+        put_at(raw, &fmt_switch, "prev_prio", 120);
+        put_at(raw, &fmt_switch, "prev_state", 0x1); /* S */
+        put_at(raw, &fmt_switch, "next_pid", 502);
+        put_at(raw, &fmt_switch, "next_prio", 98); /* RT */
+        struct rb r;
+        uint64_t ts = START + 8000;
+        rb_sample_head(&r, 31, 0xffffffff81800000ull, 500, 501, ts, 1, false);
+        rb_u64(&r, 3);  /* nr */
+        rb_u64(&r, 77); /* leader: switches */
+        rb_u64(&r, 31);
+        rb_u64(&r, 0);
+        rb_u64(&r, 3896);
+        rb_u64(&r, 32);
+        rb_u64(&r, 0);
+        rb_u64(&r, 9400);
+        rb_u64(&r, 33);
+        rb_u64(&r, 0);
+        rb_u32(&r, sizeof(raw));
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 1);
+
+        /* the same event read with an invented layout */
+        assert_int_equal(perf_tp_format_parse(moved_format, strlen(moved_format), &fmt_moved), 0);
+        struct perf_conv_event ev2 = {.kind = PERF_CONV_CSWITCH,
+                                      .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                      .tp = &fmt_moved};
+        add_event(32, &ev2);
+        uint8_t raw2[28] = {0};
+        put_at(raw2, &fmt_moved, "prev_pid", 601);
+        put_at(raw2, &fmt_moved, "next_pid", 0);
+        put_at(raw2, &fmt_moved, "prev_state", 0); /* R without +: yield */
+        put_at(raw2, &fmt_moved, "prev_prio", 120);
+        rb_sample_head(&r, 32, 0xffffffff81800000ull, 600, 601, ts + 5, 1, false);
+        rb_u32(&r, sizeof(raw2));
+        rb_bytes(&r, raw2, sizeof(raw2));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 1);
+        read_back();
+
+        const struct cap *c = find(KEV_CSWITCH, 0);
+        assert_non_null(c);
+        assert_int_equal(c->ev.cpu, 1);
+        assert_int_equal(c->ev.timestamp, ts);
+        assert_int_equal(c->ev.cswitch.old_tid, 501);
+        assert_int_equal(c->ev.cswitch.new_tid, 502);
+        assert_int_equal(c->ev.cswitch.old_state, 5);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 6);
+        assert_int_equal(c->ev.cswitch.old_wait_mode, 1);
+        assert_int_equal(c->ev.cswitch.old_priority, 8);
+        assert_int_equal(c->ev.cswitch.new_priority, 16);
+        assert_int_equal(c->ev.nr_pmc, 2);
+        assert_int_equal(c->ev.pmc[0], 3896);
+        assert_int_equal(c->ev.pmc[1], 9400);
+
+        c = find(KEV_CSWITCH, 1);
+        assert_int_equal(c->ev.cswitch.old_tid, 601);
+        assert_int_equal(c->ev.cswitch.new_tid, 0);
+        assert_int_equal(c->ev.cswitch.old_state, 1);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 33);
+        assert_int_equal(c->ev.cswitch.new_priority, 0); /* idle */
+        assert_int_equal(c->ev.nr_pmc, 0);
+}
+
+static const char waking_format[] =
+        "name: sched_waking\nID: 375\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+        "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+        "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n\n"
+        "print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
+        "REC->target_cpu\n";
+
+static void test_sched_waking(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW |
+                                                    PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true,
+                                     .tp = &fmt_waking};
+        add_event(41, &ev);
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 777);
+        put_at(raw, &fmt_waking, "prio", 120);
+        put_at(raw, &fmt_waking, "common_flags", 0x08); /* hardirq */
+        struct rb r;
+        uint64_t ts = START + 9000;
+        rb_sample_head(&r, 41, 0xffffffff81900000ull, 700, 701, ts, 0, false);
+        rb_u64(&r, 2);
+        rb_u64(&r, 0xffffffff81900000ull);
+        rb_u64(&r, 0xffffffff81900100ull);
+        rb_u32(&r, sizeof(raw));
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 0);
+        read_back();
+
+        const struct cap *c = find(KEV_READY_THREAD, 0);
+        assert_non_null(c);
+        assert_int_equal(c->ev.ready_thread.tid, 777);
+        assert_int_equal(c->ev.ready_thread.readying_tid, 701); /* the waker */
+        assert_int_equal(c->ev.ready_thread.readying_pid, 700);
+        assert_int_equal(c->ev.ready_thread.flags, 1);
+        assert_int_equal(c->ev.timestamp, ts);
+        const struct cap *k = find(KEV_STACK, 0);
+        assert_int_equal(index_of(k), index_of(c) + 1);
+        assert_int_equal(k->ev.stack.event_timestamp, ts);
+        assert_int_equal(k->ev.stack.tid, 701);
+        assert_int_equal(k->ev.stack.nr_frames, 2);
+}
+
+/* ---- side-band records ---- */
+
+static void rb_mmap2(struct rb *r, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
+                     uint64_t pgoff, const uint8_t *build_id, uint32_t prot, const char *path,
+                     uint64_t time, uint32_t cpu)
+{
+        rb_begin(r, PERF_RECORD_MMAP2,
+                 PERF_RECORD_MISC_USER | (build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0));
+        rb_u32(r, pid);
+        rb_u32(r, tid);
+        rb_u64(r, addr);
+        rb_u64(r, len);
+        rb_u64(r, pgoff);
+        if (build_id) {
+                uint8_t u[24] = {20};
+                memcpy(u + 4, build_id, 20);
+                rb_bytes(r, u, 24);
+        } else {
+                uint8_t u[24] = {8, 0, 0, 0, 1};
+                rb_bytes(r, u, 24);
+        }
+        rb_u32(r, prot);
+        rb_u32(r, 2);
+        rb_bytes(r, path, (uint32_t)strlen(path) + 1);
+        rb_pad8(r);
+        rb_sample_id(r, pid, tid, time, cpu, 1);
+        rb_end(r);
+}
+
+static void test_mmap2_build_id(void **state)
+{
+        (void)state;
+        static const uint8_t bid[20] = {0xbe, 0x63, 0x97, 0xdd, 1,  2,  3,  4,  5,  6,
+                                        7,    8,    9,    10,   11, 12, 13, 14, 15, 16};
+        struct rb r;
+        rb_mmap2(&r, 6789, 6789, 0x558c30206000, 0x13000, 0x4000, bid, PROT_READ | PROT_EXEC,
+                 "/usr/bin/dash", START + 100, 1);
+        convert(&r, 1);
+        rb_mmap2(&r, 6789, 6790, 0x7f0000001000, 0x2000, 0x1000, NULL, PROT_READ | PROT_EXEC,
+                 "/usr/lib/libfile.so", START + 200, 1);
+        convert(&r, 1);
+        rb_mmap2(&r, 6789, 6790, 0x7f0000009000, 0x2000, 0, NULL, PROT_READ, "/data", START + 300,
+                 1);
+        convert(&r, 1); /* not executable: nothing */
+        assert_int_equal(g.nr_build_id_calls, 1);
+        read_back();
+
+        assert_int_equal(count(KEV_IMAGE), 2);
+        const struct cap *im = find(KEV_IMAGE, 0);
+        assert_int_equal(im->ev.image.phase, KEV_PHASE_START);
+        assert_int_equal(im->ev.image.base, 0x558c30206000);
+        assert_int_equal(im->ev.image.size, 0x13000);
+        assert_int_equal(im->ev.image.pid, 6789);
+        assert_string_equal(im->ev.image.file_name, "/usr/bin/dash");
+        assert_int_equal(im->ev.cpu, 1);
+        assert_int_equal(im->ev.timestamp, START + 100);
+
+        const struct cap *id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, 0);
+        assert_non_null(id);
+        assert_int_equal(index_of(id) + 1, index_of(im)); /* identity first, like KTC ImageID */
+        uint64_t v;
+        memcpy(&v, id->user, 8);
+        assert_int_equal(v, 0x558c30206000);
+        memcpy(&v, id->user + 16, 8);
+        assert_int_equal(v, 0x4000); /* file offset */
+        assert_int_equal(id->user[28], 20);
+        assert_memory_equal(id->user + 32, bid, 20);
+        assert_int_equal(id->user[30], ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD);
+        assert_string_equal((const char *)id->user + 52, "/usr/bin/dash");
+
+        id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, 1);
+        assert_memory_equal(id->user + 32, file_build_id, 20);
+        assert_int_equal(id->user[30], ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE);
+        assert_string_equal((const char *)id->user + 52, "/usr/lib/libfile.so");
+}
+
+static void rb_comm(struct rb *r, uint32_t pid, uint32_t tid, const char *comm, bool is_exec,
+                    uint64_t time)
+{
+        rb_begin(r, PERF_RECORD_COMM, is_exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+        rb_u32(r, pid);
+        rb_u32(r, tid);
+        rb_bytes(r, comm, (uint32_t)strlen(comm) + 1);
+        rb_pad8(r);
+        rb_sample_id(r, pid, tid, time, 0, 1);
+        rb_end(r);
+}
+
+static void rb_task(struct rb *r, uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+                    uint32_t ptid, uint64_t time)
+{
+        rb_begin(r, type, 0);
+        rb_u32(r, pid);
+        rb_u32(r, ppid);
+        rb_u32(r, tid);
+        rb_u32(r, ptid);
+        rb_u64(r, time);
+        rb_sample_id(r, pid, tid, time, 0, 1);
+        rb_end(r);
+}
+
+static void test_comm_fork_exit(void **state)
+{
+        (void)state;
+        uint64_t t = START + 1000;
+        struct perf_conv_process pp = {100, 1, 100, "parent", "parent --serve"};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &pp), 0);
+        struct perf_conv_thread pt = {100, 100, 120, "parent"};
+        assert_int_equal(perf_conv_thread(g.c, WMI_LOG_TYPE_THREAD_DC_START, 0, t, &pt), 0);
+        struct perf_conv_image pi = {
+                100, 0x400000, 0x1000, 0, "/usr/bin/parent", NULL, 0, ETWTOP_IMAGE_FLAG_RUNDOWN};
+        assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, t, &pi), 0);
+
+        struct rb r;
+        rb_task(&r, PERF_RECORD_FORK, 200, 100, 200, 100, t + 10); /* a new process */
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 200, 200, 201, 200, t + 20); /* its second thread */
+        convert(&r, 0);
+        rb_comm(&r, 200, 201, "worker", false, t + 30); /* a thread rename */
+        convert(&r, 0);
+        rb_comm(&r, 200, 200, "newimage", true, t + 40); /* exec */
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_EXIT, 200, 100, 201, 201, t + 50);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_EXIT, 200, 100, 200, 200, t + 60);
+        convert(&r, 0);
+        assert_int_equal(perf_conv_rundown_end(g.c, 0, t + 70), 0);
+        read_back();
+
+        /* processes: DCStart 100, Start 200 (fork), Start 200 (exec), End 200, DCEnd 100 */
+        assert_int_equal(count(KEV_PROCESS), 5);
+        const struct cap *p = find(KEV_PROCESS, 0);
+        assert_int_equal(p->ev.process.phase, KEV_PHASE_DC_START);
+        assert_string_equal(p->ev.process.image_name, "parent");
+        assert_string_equal(p->ev.process.command_line, "parent --serve");
+        p = find(KEV_PROCESS, 1);
+        assert_int_equal(p->ev.process.phase, KEV_PHASE_START);
+        assert_int_equal(p->ev.process.pid, 200);
+        assert_int_equal(p->ev.process.parent_pid, 100);
+        assert_string_equal(p->ev.process.image_name, "parent"); /* inherited */
+        assert_string_equal(p->ev.process.command_line, "cmd-of-200 --flag");
+        assert_int_equal(p->ev.process.exit_status, 259);
+        p = find(KEV_PROCESS, 2);
+        assert_int_equal(p->ev.process.phase, KEV_PHASE_START);
+        assert_string_equal(p->ev.process.image_name, "newimage");
+        p = find(KEV_PROCESS, 3);
+        assert_int_equal(p->ev.process.phase, KEV_PHASE_END);
+        assert_int_equal(p->ev.process.pid, 200);
+        assert_string_equal(p->ev.process.image_name, "newimage");
+        p = find(KEV_PROCESS, 4);
+        assert_int_equal(p->ev.process.phase, KEV_PHASE_DC_END);
+        assert_int_equal(p->ev.process.pid, 100);
+
+        /* threads: DCStart 100, Start 200, Start 201, End 201, End 200, DCEnd 100 */
+        assert_int_equal(count(KEV_THREAD), 6);
+        const struct cap *th = find(KEV_THREAD, 2);
+        assert_int_equal(th->ev.thread.phase, KEV_PHASE_START);
+        assert_int_equal(th->ev.thread.pid, 200);
+        assert_int_equal(th->ev.thread.tid, 201);
+        assert_string_equal(th->ev.thread.name, "parent");
+        th = find(KEV_THREAD, 3);
+        assert_int_equal(th->ev.thread.phase, KEV_PHASE_END);
+        assert_int_equal(th->ev.thread.tid, 201);
+        assert_string_equal(th->ev.thread.name, "worker");
+        th = find(KEV_THREAD, 5);
+        assert_int_equal(th->ev.thread.phase, KEV_PHASE_DC_END);
+        assert_int_equal(th->ev.thread.tid, 100);
+
+        /* names: the rename and the exec */
+        assert_int_equal(count(KEV_THREAD_NAME), 2);
+        assert_string_equal(find(KEV_THREAD_NAME, 0)->ev.thread_name.name, "worker");
+        assert_int_equal(find(KEV_THREAD_NAME, 0)->ev.thread_name.tid, 201);
+        assert_string_equal(find(KEV_THREAD_NAME, 1)->ev.thread_name.name, "newimage");
+
+        /* images: DCStart of the parent, the child's inherited copy, DCEnd of the parent */
+        assert_int_equal(count(KEV_IMAGE), 3);
+        const struct cap *im = find(KEV_IMAGE, 1);
+        assert_int_equal(im->ev.image.phase, KEV_PHASE_START);
+        assert_int_equal(im->ev.image.pid, 200);
+        assert_int_equal(im->ev.image.base, 0x400000);
+        assert_string_equal(im->ev.image.file_name, "/usr/bin/parent");
+        assert_int_equal(find(KEV_IMAGE, 2)->ev.image.phase, KEV_PHASE_DC_END);
+        assert_int_equal(find(KEV_IMAGE, 2)->ev.image.pid, 100);
+        const struct cap *id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, 1);
+        assert_int_equal(id->user[30], ETWTOP_IMAGE_FLAG_INHERITED);
+
+        /* every CPU's records are in time order */
+        uint64_t last[NR_CPUS] = {0};
+        for (uint32_t i = 0; i < nr_caps; i++) {
+                if (caps[i].ev.type == KEV_TRACE_HEADER)
+                        continue;
+                assert_true(caps[i].ev.timestamp >= last[caps[i].ev.cpu]);
+                last[caps[i].ev.cpu] = caps[i].ev.timestamp;
+        }
+}
+
+static void test_lost_and_kernel_symbols(void **state)
+{
+        (void)state;
+        struct rb r;
+        rb_begin(&r, PERF_RECORD_LOST, 0);
+        rb_u64(&r, 11);
+        rb_u64(&r, 42);
+        rb_sample_id(&r, 0, 0, START + 50, 1, 11);
+        rb_end(&r);
+        convert(&r, 1);
+
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP};
+        add_event(51, &ev);
+        rb_sample_head(&r, 51, 0xffffffff81000120ull, 0, 0, START + 60, 1, false);
+        rb_end(&r);
+        convert(&r, 1);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_lost_records, 1);
+        assert_int_equal(st.nr_lost, 42);
+
+        const struct perf_ksym syms[] = {
+                {0xffffffff81000000ull, 0x100, "_stext", ""},
+                {0xffffffff81000100ull, 0x80, "pv_native_safe_halt", ""},
+                {0xffffffff81000180ull, 0x80, "other", ""},
+                {0xffffffffc0000000ull, 0x40, "ext4_fn", "ext4"},
+        };
+        assert_int_equal(perf_conv_kernel_symbols(g.c, syms, 4, 1, START + 70), 1);
+        read_back();
+
+        const struct cap *l = find_own(ETWTOP_EVENT_EVENTS_LOST, 0);
+        assert_non_null(l);
+        uint32_t cpu, reason;
+        uint64_t n;
+        memcpy(&cpu, l->user, 4);
+        memcpy(&reason, l->user + 4, 4);
+        memcpy(&n, l->user + 8, 8);
+        assert_int_equal(cpu, 1);
+        assert_int_equal(reason, ETWTOP_LOST_REASON_RECORD_LOST);
+        assert_int_equal(n, 42);
+
+        const struct cap *k = find_own(ETWTOP_EVENT_KERNEL_SYMBOL, 0);
+        assert_non_null(k);
+        assert_null(find_own(ETWTOP_EVENT_KERNEL_SYMBOL, 1));
+        uint64_t addr, size;
+        memcpy(&addr, k->user, 8);
+        memcpy(&size, k->user + 8, 8);
+        assert_int_equal(addr, 0xffffffff81000100ull);
+        assert_int_equal(size, 0x80);
+        assert_string_equal((const char *)k->user + 16, "pv_native_safe_halt");
+}
+
+static void test_bad_records(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type =
+                                             SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true};
+        add_event(61, &ev);
+        struct rb r;
+        rb_sample_head(&r, 61, 0x401000, 1, 1, START + 10, 0, false);
+        rb_u64(&r, 1000); /* frames past the record */
+        rb_u64(&r, 0x401000);
+        rb_end(&r);
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -EBADMSG);
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, 6), -EBADMSG);
+        rb_sample_head(&r, 61, 0x401000, 1, 1, START + 10, 0, false);
+        rb_end(&r);
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -EBADMSG); /* no callchain */
+        /* an unknown id is skipped, not an error */
+        rb_sample_head(&r, 999, 0x401000, 1, 1, START + 10, 0, false);
+        rb_end(&r);
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_bad, 3);
+        assert_int_equal(st.nr_unknown_id, 1);
+        assert_int_equal(st.nr_events, 0);
+
+        /* PERF_FORMAT_LOST as read(2) returns it */
+        uint64_t buf[] = {2, 10, 100, 3, 20, 101, 4};
+        uint64_t lost;
+        assert_int_equal(perf_read_lost((const uint8_t *)buf, sizeof(buf),
+                                        PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                        &lost),
+                         0);
+        assert_int_equal(lost, 7);
+        uint64_t one[] = {5, 9, 12};
+        assert_int_equal(perf_read_lost((const uint8_t *)one, sizeof(one),
+                                        PERF_FORMAT_ID | PERF_FORMAT_LOST, &lost),
+                         0);
+        assert_int_equal(lost, 12);
+        assert_int_equal(
+                perf_read_lost((const uint8_t *)one, 8, PERF_FORMAT_ID | PERF_FORMAT_LOST, &lost),
+                -EBADMSG);
+}
+
+static void test_utf16(void **state)
+{
+        (void)state;
+        uint8_t out[64];
+        assert_int_equal(perf_put_utf16(out, "a\xc3\xa9"), 6);
+        assert_int_equal(out[0], 'a');
+        assert_int_equal(out[2], 0xe9);
+        assert_int_equal(perf_put_utf16(out, "\xf0\x9f\x98\x80"), 6); /* a surrogate pair */
+        assert_int_equal(out[1], 0xd8);
+        assert_int_equal(perf_put_utf16(out, "\xff"), 4); /* U+FFFD */
+        assert_int_equal(out[0], 0xfd);
+        assert_int_equal(out[1], 0xff);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
+                cmocka_unit_test(test_lbr_filter_inversion),
+                cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),
+                cmocka_unit_test(test_tracepoint_format),
+                cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+                cmocka_unit_test(test_utf16),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
