@@ -26,7 +26,6 @@
 #include "etw/ntwmi.h"
 #include "session.h"
 
-
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
         EVENT_TRACE_PROPERTIES p;
