@@ -31,10 +31,19 @@ case "$mode" in
 run)
         cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DETWTOP_SAMPLES_DIR="$samples" >/dev/null
         cmake --build build -j "$jobs" >/dev/null
-        if [ $# -eq 0 ]; then
-                set -- --dump "$samples/etlparser_ShutdownPerfDiagLogger.etl"
+        if [ $# -gt 0 ]; then
+                exec ./build/src/etwtop "$@"
         fi
-        exec ./build/src/etwtop "$@"
+        # The main job until the live screen lands: record this machine's kernel events for
+        # 5 seconds (the xperf-style default session) and print the recording's totals.
+        out=$(mktemp -u /tmp/etwtop-XXXXXX.etl)
+        if ./build/src/etwtop --record "$out" --duration 5; then
+                ./build/src/etwtop --dump --totals "$out"
+                echo "the recording is $out: etwtop --dump $out shows every event"
+        else
+                echo "setup: recording needs root or CAP_PERFMON; dumping a bundled trace instead" >&2
+                exec ./build/src/etwtop --dump "$samples/etlparser_ShutdownPerfDiagLogger.etl"
+        fi
         ;;
 test)
         # Warnings are errors in a plain gcc build; the tests run in the clang build with
