@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# record.sh: etwtop --record against perf record with the same settings on a busy machine:
+# CPU time of the recorder, file size, events, lost events, printed side by side as ratios.
+# Usage: bench/record.sh [BUILD_DIR] [SECONDS]   (default ./build, 10 s; needs root and perf)
+# Budget (DESIGN.md): etwtop's CPU <= perf record's, file size within 1.5x of perf.data.
+set -u
+build=${1:-./build}
+secs=${2:-10}
+etwtop=$build/src/etwtop
+die() { echo "record.sh: $*" >&2; exit 1; }
+[ -x "$etwtop" ] || die "$etwtop not built"
+command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+ncpu=$(nproc)
+
+# The same session for both: 1 kHz timer samples with call chains on every CPU, context
+# switches and wake-ups (with stacks), process/thread/image side band.
+# Busy machine: a spinning shell per CPU, plus a ping-pong that switches contexts.
+load() {
+        for ((i = 0; i < ncpu; i++)); do
+                (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do :; done) &
+        done
+        (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do sleep 0.001; done) &
+}
+
+# CPU seconds (user + system) of a finished child: from bash's `times` is too coarse, so the
+# recorder runs under /usr/bin/time -f "%U %S".
+cpu_of() { awk '{printf "%.3f", $1 + $2}' "$1"; }
+
+load
+sleep 1
+/usr/bin/time -f "%U %S" -o "$tmp/etwtop.time" \
+        "$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 10000 \
+        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread \
+        2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
+wait
+load
+sleep 1
+/usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
+        perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=1000000/ \
+        -e sched:sched_switch -e sched:sched_waking -- sleep "$secs" \
+        2>"$tmp/perf.err" ||
+        die "perf record failed: $(cat "$tmp/perf.err")"
+wait
+
+e_cpu=$(cpu_of "$tmp/etwtop.time")
+p_cpu=$(cpu_of "$tmp/perf.time")
+e_size=$(stat -c %s "$tmp/e.etl")
+p_size=$(stat -c %s "$tmp/p.data")
+e_events=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/events in all/ {print $1}')
+e_lost=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/^Events lost:/ {n=$3} END {print n}')
+p_events=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
+p_lost=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST/ {n += $NF} END {print n + 0}')
+
+awk -v secs="$secs" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
+        -v p_size="$p_size" -v e_events="$e_events" -v p_events="$p_events" -v e_lost="$e_lost" \
+        -v p_lost="$p_lost" 'BEGIN {
+        printf "record benchmark: %d s, %d CPUs busy, 1 kHz samples with stacks, context switches,\n", secs, ncpu
+        printf "wake-ups with stacks, process/thread/image events\n\n"
+        printf "%-16s %10s %12s %10s %8s\n", "recorder", "CPU s", "file MB", "events", "lost"
+        printf "%-16s %10.3f %12.2f %10d %8d\n", "etwtop --record", e_cpu, e_size / 1e6, e_events, e_lost
+        printf "%-16s %10.3f %12.2f %10d %8d\n", "perf record", p_cpu, p_size / 1e6, p_events, p_lost
+        cpu_ratio = p_cpu > 0 ? e_cpu / p_cpu : 0
+        size_ratio = p_size > 0 ? e_size / p_size : 0
+        printf "\n%-36s %8s %8s %s\n", "ratio", "value", "target", "result"
+        printf "%-36s %7.2fx %8s %s\n", "CPU: etwtop / perf record", cpu_ratio, "<= 1x", cpu_ratio <= 1 ? "PASS" : "MISS"
+        printf "%-36s %7.2fx %8s %s\n", "file size: etwtop / perf record", size_ratio, "<= 1.5x", size_ratio <= 1.5 ? "PASS" : "MISS"
+        printf "\nevents: perf counts samples and tracepoint records; etwtop counts ETW records, where\n"
+        printf "a sample and its stack are two records and the rundown adds process/thread/image events.\n"
+}'
