@@ -30,6 +30,8 @@ struct trace_handle {
                                          CloseTrace; ProcessTrace updates its counters */
         struct etl_reader *reader;    /* owned, file handles */
         char *logger_name;            /* owned, real-time handles */
+        WCHAR *header_names;          /* owned, real-time handles: the LoggerName and LogFileName
+                                         LogfileHeader points at; NULL until it is filled */
 };
 
 static struct trace_handle handles[MAX_TRACE_HANDLES];
@@ -58,10 +60,70 @@ static void handle_release(struct trace_handle *t)
 {
         etl_reader_close(t->reader);
         free(t->logger_name);
+        free(t->header_names);
         t->reader = NULL;
         t->logger_name = NULL;
+        t->header_names = NULL;
         t->is_in_use = false;
         t->generation++;
+}
+
+static size_t wide_len(const WCHAR *w)
+{
+        size_t n = 0;
+        while (w && w[n])
+                n++;
+        return n;
+}
+
+/* Fills lf's LogfileHeader, BufferSize and IsKernelTrace for a real-time session, as Windows
+   does at OpenTrace: from the session's header buffer, read like a file's first buffer, so that
+   it is the header event's payload; the values of info where that buffer does not read. The
+   names are copied to *names (owned by the handle, which must not have any yet). Returns 0 or
+   -ENOMEM. */
+static int realtime_header(EVENT_TRACE_LOGFILEA *lf, const uint8_t *buf, uint32_t size,
+                           const struct session_rt_info *info, WCHAR **names)
+{
+        TRACE_LOGFILE_HEADER *h = &lf->LogfileHeader;
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        if (etl_reader_open_mem(&r, buf, size, &err) == 0) {
+                const struct etl_logfile *f = etl_reader_logfile(r);
+                size_t n1 = wide_len(f->logger_name_w) + 1;
+                size_t n2 = wide_len(f->log_file_name_w) + 1;
+                WCHAR *w = calloc(n1 + n2, sizeof(WCHAR));
+                if (!w) {
+                        etl_reader_close(r);
+                        return -ENOMEM;
+                }
+                if (f->logger_name_w)
+                        memcpy(w, f->logger_name_w, (n1 - 1) * sizeof(WCHAR));
+                if (f->log_file_name_w)
+                        memcpy(w + n1, f->log_file_name_w, (n2 - 1) * sizeof(WCHAR));
+                *h = f->header;
+                h->LoggerName = w;
+                h->LogFileName = w + n1;
+                *names = w;
+                etl_reader_close(r);
+        } else {
+                memset(h, 0, sizeof(*h));
+                h->BufferSize = info->buffer_size_bytes;
+                h->NumberOfProcessors = info->nr_cpus;
+                h->PointerSize = 8;
+                h->PerfFreq.QuadPart = (LONGLONG)info->perf_freq;
+                h->StartTime.QuadPart = info->start_filetime;
+                h->BootTime.QuadPart = info->boot_filetime;
+                h->ReservedFlags = info->clock_type;
+        }
+        /* the session's own mode (the writer records it without EVENT_TRACE_COMPRESSED_MODE) */
+        h->LogFileMode = info->log_file_mode | EVENT_TRACE_REAL_TIME_MODE;
+        h->EndTime.QuadPart = 0;
+        lf->BufferSize = h->BufferSize;
+        lf->IsKernelTrace = info->is_kernel;
+        lf->CurrentTime = h->StartTime.QuadPart;
+        lf->BuffersRead = 0;
+        lf->EventsLost = 0;
+        return 0;
 }
 
 PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
@@ -85,9 +147,21 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
 
         struct etl_reader *reader = NULL;
         char *logger_name = NULL;
+        WCHAR *header_names = NULL;
         if (is_realtime) {
                 logger_name = strdup(Logfile->LoggerName);
-                if (!logger_name) {
+                /* a running session tells its header now; one that is not running yet is no
+                   error here: ProcessTrace says ERROR_WMI_INSTANCE_NOT_FOUND (seed 001) */
+                uint8_t *hbuf = NULL;
+                uint32_t hsize = 0;
+                struct session_rt_info info;
+                int rc = logger_name ? session_rt_header(logger_name, &hbuf, &hsize, &info)
+                                     : -ENOMEM;
+                if (rc == 0)
+                        rc = realtime_header(Logfile, hbuf, hsize, &info, &header_names);
+                free(hbuf);
+                if (rc == -ENOMEM) {
+                        free(logger_name);
                         etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "OpenTrace: out of memory");
                         return INVALID_PROCESSTRACE_HANDLE;
                 }
@@ -116,6 +190,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 pthread_mutex_unlock(&handles_lock);
                 etl_reader_close(reader);
                 free(logger_name);
+                free(header_names);
                 etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "OpenTrace: too many open trace handles");
                 return INVALID_PROCESSTRACE_HANDLE;
         }
@@ -126,6 +201,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         t->is_close_pending = false;
         t->reader = reader;
         t->logger_name = logger_name;
+        t->header_names = header_names;
         if (reader) {
                 const struct etl_logfile *lf = etl_reader_logfile(reader);
                 Logfile->LogfileHeader = lf->header;
@@ -304,9 +380,11 @@ static int64_t realtime_filetime(const struct session_rt_info *in, uint64_t ts)
 
 /* Delivers the buffers of the session named in t, as the session completes them, until it
    stops (ERROR_SUCCESS), the BufferCallback returns FALSE (ERROR_CANCELLED) or CloseTrace is
-   called on the handle. The session table (session.c) queues the buffers for this consumer;
-   each is parsed by the reader's standalone-buffer entry, like a file's. */
-static ULONG process_realtime(struct trace_handle *t)
+   called on the handle. The session table (session.c) queues the buffers for this consumer,
+   the header buffer first; each is parsed by the reader's standalone-buffer entry, like a
+   file's, and timestamped by the consumer's mode: raw, or FILETIME by the session's clock.
+   *is_header_new says that LogfileHeader was filled here, not at OpenTrace. */
+static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
 {
         struct session_rt *rt = NULL;
         struct session_rt_info info;
@@ -323,17 +401,9 @@ static ULONG process_realtime(struct trace_handle *t)
                 return ERROR_WMI_INSTANCE_NOT_FOUND;
         }
         EVENT_TRACE_LOGFILEA *lf = &t->logfile;
-        TRACE_LOGFILE_HEADER *h = &lf->LogfileHeader;
-        h->BufferSize = info.buffer_size_bytes;
-        h->NumberOfProcessors = info.nr_cpus;
-        h->LogFileMode = info.log_file_mode;
-        h->PointerSize = 8;
-        h->PerfFreq.QuadPart = (LONGLONG)info.perf_freq;
-        h->StartTime.QuadPart = info.start_filetime;
-        h->BootTime.QuadPart = info.boot_filetime;
-        h->ReservedFlags = info.clock_type;
-        lf->BufferSize = info.buffer_size_bytes;
-        lf->IsKernelTrace = info.is_kernel;
+        /* the session was not running at OpenTrace: its header is the first buffer */
+        bool needs_header = !t->header_names;
+        lf->BuffersRead = 0;
         lf->CurrentTime = info.start_filetime;
         bool is_raw = lf->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP;
         bool is_event_record = lf->ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD;
@@ -350,6 +420,15 @@ static ULONG process_realtime(struct trace_handle *t)
                 int n = session_rt_next(rt, 100, &buf, &size);
                 if (n == 0)
                         break; /* the session stopped and everything was delivered */
+                if (n == 1 && needs_header) {
+                        needs_header = false;
+                        if (realtime_header(lf, buf, size, &info, &t->header_names) < 0) {
+                                result = ERROR_NOT_ENOUGH_MEMORY;
+                                etw_set_error(result, "ProcessTrace: out of memory");
+                                break;
+                        }
+                        *is_header_new = true;
+                }
                 if (n == 1) {
                         uint32_t pos = 0;
                         while (etl_buffer_next(buf, size, &pos, &rec) == 1) {
@@ -529,7 +608,8 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, L
                 cur[i].t->is_processing = true;
         pthread_mutex_unlock(&handles_lock);
 
-        ULONG rc = nr_realtime ? process_realtime(cur[0].t)
+        bool is_header_new = false;
+        ULONG rc = nr_realtime ? process_realtime(cur[0].t, &is_header_new)
                                : process_files(cur, HandleCount, StartTime ? &start : NULL,
                                                EndTime ? &end : NULL);
 
@@ -541,6 +621,12 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, L
                         t->caller->BuffersRead = t->logfile.BuffersRead;
                         t->caller->CurrentTime = t->logfile.CurrentTime;
                         t->caller->EventsLost = t->logfile.EventsLost;
+                        if (is_header_new) {
+                                /* what OpenTrace could not tell: the session started since */
+                                t->caller->LogfileHeader = t->logfile.LogfileHeader;
+                                t->caller->BufferSize = t->logfile.BufferSize;
+                                t->caller->IsKernelTrace = t->logfile.IsKernelTrace;
+                        }
                 }
                 if (t->is_close_pending)
                         handle_release(t);

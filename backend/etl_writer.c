@@ -381,7 +381,9 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
                 memset(w->header + w->header_filled + size, 0, aligned - size);
                 w->header_filled += aligned;
                 w->stats.nr_events++;
-                header_buffer_finish(w, (uint32_t)w->nr_file_buffers, 0, 0, 0);
+                /* without a file the header buffer alone is the trace so far */
+                header_buffer_finish(w, w->nr_file_buffers ? (uint32_t)w->nr_file_buffers : 1, 0, 0,
+                                     0);
                 if (w->fd >= 0 && !w->stats.write_error) {
                         int rc = write_all(w->fd, w->header, w->buffer_size, 0);
                         if (rc < 0)
@@ -490,6 +492,14 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
 void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st)
 {
         *st = w->stats;
+        st->nr_file_buffers = w->nr_file_buffers;
+        st->nr_ring_buffers = w->ring_count;
+}
+
+const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes)
+{
+        *size_bytes = w->buffer_size;
+        return w->header;
 }
 
 void etl_writer_free(struct etl_writer *w)

@@ -45,6 +45,9 @@ struct etl_writer_stats {
         uint64_t nr_events;
         uint64_t nr_buffers_written; /* data buffers completed, header buffer excluded */
         uint64_t nr_bytes_written;   /* to the file */
+        uint64_t nr_file_buffers;    /* in the current (or last closed) file, header buffer
+                                        included: its header's BuffersWritten; 0: no file yet */
+        uint32_t nr_ring_buffers;    /* completed buffers the ring holds now */
         uint64_t nr_events_dropped;  /* records larger than a buffer can hold */
         int write_error;             /* first errno of the file sink (ENOSPC...), 0 if none */
 };
@@ -86,6 +89,12 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err);
 
 void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st);
+
+/* The header buffer as it stands: the logfile header record (BuffersWritten as of the last
+   header update, EndTime 0 until close) and the records appended with ETL_WRITER_HEADER_CPU.
+   Real-time consumers receive it first, as a file's readers do. Returns the buffer (8-byte
+   aligned, borrowed until the next etl_writer_* call on w) and its size in *size_bytes. */
+const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes);
 
 /* Frees the writer; closes an open file without finalizing it. NULL is fine. */
 void etl_writer_free(struct etl_writer *w);

@@ -32,8 +32,11 @@
 #define LIVE_DEFAULT_PMC_PERIOD 65536u
 #define LIVE_MAX_CPUS           4096u
 #define LIVE_BUILD_ID_CACHE     4096u
-#define LIVE_PROFILE_PMC_HOOK   PERFINFO_LOG_TYPE_PMC_INTERRUPT
-#define LIVE_PROFILE_HOOK       PERFINFO_LOG_TYPE_SAMPLED_PROFILE
+/* The TimerResolution etwtop's writers record (backend/session.c, src/record.c): the unit of
+   CSwitch NewThreadWaitTime. The writer does not say which it was given. */
+#define LIVE_TIMER_RESOLUTION 10000u /* 100 ns units: 1 ms */
+#define LIVE_PROFILE_PMC_HOOK PERFINFO_LOG_TYPE_PMC_INTERRUPT
+#define LIVE_PROFILE_HOOK     PERFINFO_LOG_TYPE_SAMPLED_PROFILE
 
 /* What an event is for; one per (role, index, CPU). */
 enum live_role {
@@ -44,6 +47,7 @@ enum live_role {
         ROLE_CSWITCH,  /* sched_switch */
         ROLE_READY,    /* sched_waking */
         ROLE_PMC,      /* PMC interrupt, one per profile source (index) */
+        ROLE_SWITCH,   /* context switch records: the CSwitch sched_switch did not deliver */
 };
 
 /* How to open one event: the attr, the counters of its group, and what the converter needs. */
@@ -61,11 +65,13 @@ struct live_spec {
 struct live_event {
         struct live_spec spec;
         uint32_t cpu;
-        int fd;                           /* owned */
+        int32_t task; /* perf_event_open's pid: -1 CPU-wide, else one thread of settings.pid */
+        int fd;       /* owned */
         int member_fds[LIVE_MAX_SOURCES]; /* owned */
         uint64_t id;
         bool is_enabled;
         bool is_retired; /* replaced by an update; closed once drained */
+        bool is_fresh;   /* opened by the update being applied */
 };
 
 struct live_ring {
@@ -99,7 +105,9 @@ struct live_source {
         struct perf_conv *conv;
         uint32_t nr_cpus; /* writer CPUs: highest online CPU + 1 */
         uint32_t nr_online;
-        uint32_t *online;           /* owned: online CPU numbers */
+        uint32_t *online; /* owned: online CPU numbers */
+        int32_t *tasks;   /* owned: the threads events are opened on; {-1}: CPU-wide */
+        uint32_t nr_tasks;
         struct live_ring *rings;    /* owned, one per online CPU */
         struct live_event **events; /* owned */
         uint32_t nr_events, cap_events;
@@ -114,6 +122,7 @@ struct live_source {
         bool has_build_id_attr;   /* attr.build_id accepted */
         uint64_t nr_lost_retired; /* PERF_FORMAT_LOST of events closed by updates */
         uint64_t nr_own_events;   /* records written here rather than by the converter */
+        uint64_t nr_append_failures;
         uint64_t nr_updates;
         int write_error;
         struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
@@ -777,6 +786,14 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                 sp->attr.comm = sp->attr.comm_exec = sp->attr.task = 1;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
                 break;
+        case ROLE_SWITCH:
+                if (idx)
+                        return false;
+                sp->what = "the context-switch side-band event";
+                spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
+                sp->attr.context_switch = 1;
+                sp->conv.kind = PERF_CONV_SIDEBAND;
+                break;
         case ROLE_IMAGE:
                 if (idx)
                         return false;
@@ -785,6 +802,7 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                 sp->attr.mmap2 = 1;
                 sp->attr.build_id = ls->has_build_id_attr;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
+                sp->conv.skips_task_records = true; /* ROLE_PROC has them: on with IMAGE_LOAD */
                 break;
         case ROLE_PROFILE:
                 if (idx)
@@ -870,7 +888,8 @@ static bool role_enabled(const struct live_settings *s, enum live_role role)
         case ROLE_PROC: return wants_proc(s);
         case ROLE_IMAGE: return wants_image(s);
         case ROLE_PROFILE: return wants_profile(s);
-        case ROLE_CSWITCH: return wants_cswitch(s);
+        case ROLE_CSWITCH:
+        case ROLE_SWITCH: return wants_cswitch(s);
         case ROLE_READY: return wants_ready(s);
         case ROLE_PMC: return wants_pmc_profile(s);
         }
@@ -937,16 +956,18 @@ static struct live_ring *ring_of(struct live_source *ls, uint32_t cpu)
         return NULL;
 }
 
-/* Opens one event (disabled), with its counters, redirected into cpu's ring. */
+/* Opens one event (disabled) on cpu for task (-1: every task), with its counters, redirected
+   into cpu's ring. */
 static int event_open(struct live_source *ls, const struct live_spec *sp, uint32_t cpu,
-                      struct live_event **out, struct etl_error *err)
+                      int32_t task, struct live_event **out, struct etl_error *err)
 {
         struct live_event *ev = xcalloc(1, sizeof(*ev));
-        pid_t pid = ls->settings.pid > 0 ? ls->settings.pid : -1;
+        pid_t pid = task;
         int rc;
 
         ev->spec = *sp;
         ev->cpu = cpu;
+        ev->task = task;
         ev->fd = -1;
         for (uint32_t i = 0; i < LIVE_MAX_SOURCES; i++)
                 ev->member_fds[i] = -1;
@@ -1033,13 +1054,13 @@ static struct live_event *event_by_id(const struct live_source *ls, uint64_t id)
         }
 }
 
-static struct live_event *event_find(struct live_source *ls, enum live_role role, uint32_t idx,
-                                     uint32_t cpu)
+/* A live event of (role, idx), the first one: they all have the same spec. */
+static struct live_event *event_find(struct live_source *ls, enum live_role role, uint32_t idx)
 {
         for (uint32_t i = 0; i < ls->nr_events; i++) {
                 struct live_event *ev = ls->events[i];
-                if (!ev->is_retired && ev->spec.role == role && ev->spec.idx == idx &&
-                    ev->cpu == cpu)
+                if (!ev->is_retired && !ev->is_fresh && ev->spec.role == role &&
+                    ev->spec.idx == idx)
                         return ev;
         }
         return NULL;
@@ -1179,6 +1200,8 @@ static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
 {
         struct live_source *ls = ctx;
         int rc = etl_writer_append(ls->w, cpu, rec, size);
+        if (rc < 0)
+                ls->nr_append_failures++;
         if (rc < 0 && rc != -E2BIG && !ls->write_error)
                 ls->write_error = rc;
         return 0; /* the writer keeps going; so does the conversion */
@@ -1473,9 +1496,10 @@ static void rundown_kernel(struct live_source *ls, uint64_t ts)
         perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, ts, &im);
 }
 
-static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts)
+/* The rundown of one process: what flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD)
+   ask for. */
+static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts, uint32_t flags)
 {
-        const struct live_settings *s = &ls->settings;
         char path[96], comm[64];
         uint32_t ppid, session;
         int64_t prio;
@@ -1484,14 +1508,12 @@ static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts)
         snprintf(path, sizeof(path), "/proc/%u/stat", pid);
         if (!proc_stat(path, comm, sizeof(comm), &ppid, &session, &prio))
                 return;
-        if (s->masks.Masks[0] & (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_IMAGE_LOAD)) {
+        if (flags & EVENT_TRACE_FLAG_PROCESS) {
                 read_cmdline(pid, cmdline, sizeof(cmdline));
                 struct perf_conv_process p = {pid, ppid, session, comm, cmdline};
-                if (s->masks.Masks[0] & EVENT_TRACE_FLAG_PROCESS)
-                        perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, ts, &p);
+                perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, ts, &p);
         }
-        if (s->masks.Masks[0] &
-            (EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_IMAGE_LOAD)) {
+        if (flags & EVENT_TRACE_FLAG_THREAD) {
                 snprintf(path, sizeof(path), "/proc/%u/task", pid);
                 DIR *d = opendir(path);
                 struct dirent *e;
@@ -1506,32 +1528,39 @@ static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts)
                         if (!proc_stat(path, tcomm, sizeof(tcomm), &tppid, &tsession, &tprio))
                                 continue;
                         struct perf_conv_thread t = {pid, tid, tprio, tcomm};
-                        if (s->masks.Masks[0] & EVENT_TRACE_FLAG_THREAD)
-                                perf_conv_thread(ls->conv, WMI_LOG_TYPE_THREAD_DC_START, 0, ts, &t);
+                        perf_conv_thread(ls->conv, WMI_LOG_TYPE_THREAD_DC_START, 0, ts, &t);
                 }
                 if (d)
                         closedir(d);
         }
-        if (s->masks.Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD)
+        if (flags & EVENT_TRACE_FLAG_IMAGE_LOAD)
                 rundown_images(ls, pid, ts, WMI_LOG_TYPE_IMAGE_DC_START);
 }
 
-static void rundown_start(struct live_source *ls, uint64_t ts)
+/* The DCStart rundown of the groups in flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD):
+   at start for the groups on, at an update for the groups it turns on, so that the processes,
+   threads and images already there are known from then on. Only the traced process with -p
+   (and the kernel image, which its kernel frames need). */
+static void rundown_start(struct live_source *ls, uint64_t ts, uint32_t flags)
 {
         const struct live_settings *s = &ls->settings;
+        flags &= EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
+        if (!flags)
+                return;
         if (s->pid > 0) {
-                rundown_process(ls, (uint32_t)s->pid, ts);
+                rundown_process(ls, (uint32_t)s->pid, ts, flags);
         } else {
                 DIR *d = opendir("/proc");
                 struct dirent *e;
                 while (d && (e = readdir(d))) {
                         if (isdigit((unsigned char)e->d_name[0]))
-                                rundown_process(ls, (uint32_t)strtoul(e->d_name, NULL, 10), ts);
+                                rundown_process(ls, (uint32_t)strtoul(e->d_name, NULL, 10), ts,
+                                                flags);
                 }
                 if (d)
                         closedir(d);
         }
-        if ((s->masks.Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD) && ls->caps.has_kallsyms)
+        if ((flags & EVENT_TRACE_FLAG_IMAGE_LOAD) && ls->caps.has_kallsyms)
                 rundown_kernel(ls, ts);
 }
 
@@ -1610,6 +1639,74 @@ static void write_kernel_symbols(struct live_source *ls, uint64_t ts)
 
 /* ---- the session ---- */
 
+/* The threads events are opened on: with -p every thread of the process (/proc/PID/task), the
+   process's own first (new threads inherit its events, and those of the thread that creates
+   them); {-1}, every task, for the whole system. */
+static int tasks_list(struct live_source *ls, struct etl_error *err)
+{
+        int32_t pid = ls->settings.pid;
+        uint32_t cap = 16, n = 0;
+        int32_t *tasks = xcalloc(cap, sizeof(*tasks));
+
+        tasks[n++] = pid > 0 ? pid : -1;
+        if (pid > 0) {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+                DIR *d = opendir(path);
+                if (!d) {
+                        int e = errno;
+                        set_err(err, "process %d: cannot read %s (%s)", (int)pid, path,
+                                errno_name(e));
+                        free(tasks);
+                        return e == ENOENT ? -ESRCH : -e;
+                }
+                struct dirent *de;
+                while ((de = readdir(d))) {
+                        long tid = strtol(de->d_name, NULL, 10);
+                        if (!isdigit((unsigned char)de->d_name[0]) || tid <= 0 || tid == pid ||
+                            tid > INT32_MAX)
+                                continue;
+                        if (n == cap) {
+                                cap *= 2;
+                                tasks = realloc(tasks, cap * sizeof(*tasks));
+                                if (!tasks)
+                                        abort();
+                        }
+                        tasks[n++] = (int32_t)tid;
+                }
+                closedir(d);
+        }
+        free(ls->tasks);
+        ls->tasks = tasks;
+        ls->nr_tasks = n;
+        return 0;
+}
+
+/* etwtop's SessionCpu event in every online CPU's buffer, the highest CPU first: a writer with
+   fewer CPUs refuses that one (-EINVAL) before anything else is written, and the session
+   fails rather than losing that CPU's records one by one. */
+static int write_session_cpus(struct live_source *ls, uint64_t ts, struct etl_error *err)
+{
+        for (uint32_t k = ls->nr_online; k-- > 0;) {
+                uint32_t cpu = ls->online[k];
+                uint32_t size = perf_etw_session_cpu(ls->rec, perf_conv_stamp(ls->conv, cpu, ts),
+                                                     cpu, ls->nr_cpus, ls->nr_online);
+                int rc = etl_writer_append(ls->w, cpu, ls->rec, size);
+                if (rc == -EINVAL) {
+                        set_err(err,
+                                "the trace writer has no buffer for CPU %u, which is online: "
+                                "create it with nr_cpus = %u (the highest online CPU + 1, "
+                                "live_caps.nr_cpus)",
+                                cpu, ls->nr_cpus);
+                        return -EINVAL;
+                }
+                ls->nr_own_events++;
+                if (rc < 0)
+                        ls->nr_append_failures++;
+        }
+        return 0;
+}
+
 static uint64_t lost_total(const struct live_source *ls)
 {
         uint64_t sum = ls->nr_lost_retired;
@@ -1618,14 +1715,15 @@ static uint64_t lost_total(const struct live_source *ls)
         return sum;
 }
 
-/* Opens every event settings s needs that is not open with the same attributes; the old
-   events they replace are marked in *retire. On failure every new event is closed and the
-   session is as it was. */
+/* Opens every event settings s needs that is not open with the same attributes: every (CPU,
+   task) event of a (role, index) that is new or whose attributes changed. The old events they
+   replace stay until the update commits. A thread of the traced process that has exited since
+   it was listed is skipped. On failure every new event is closed and the session is as it was. */
 static int events_reconcile(struct live_source *ls, const struct live_settings *s,
                             struct live_event ***fresh, uint32_t *nr_fresh, struct etl_error *err)
 {
-        static const enum live_role roles[] = {ROLE_PROC,    ROLE_IMAGE, ROLE_PROFILE,
-                                               ROLE_CSWITCH, ROLE_READY, ROLE_PMC};
+        static const enum live_role roles[] = {ROLE_PROC,   ROLE_IMAGE, ROLE_PROFILE, ROLE_CSWITCH,
+                                               ROLE_SWITCH, ROLE_READY, ROLE_PMC};
         uint32_t cap = 64, n = 0;
         struct live_event **list = xcalloc(cap, sizeof(*list));
         int rc = 0;
@@ -1635,22 +1733,39 @@ static int events_reconcile(struct live_source *ls, const struct live_settings *
                         struct live_spec sp;
                         if (!spec_build(ls, s, roles[r], idx, &sp))
                                 continue;
+                        struct live_event *old = event_find(ls, roles[r], idx);
+                        if (old && spec_same(&old->spec, &sp))
+                                continue;
                         for (uint32_t c = 0; c < ls->nr_online && rc == 0; c++) {
-                                uint32_t cpu = ls->online[c];
-                                struct live_event *old = event_find(ls, roles[r], idx, cpu);
-                                if (old && spec_same(&old->spec, &sp))
-                                        continue;
-                                struct live_event *ev;
-                                rc = event_open(ls, &sp, cpu, &ev, err);
-                                if (rc < 0)
-                                        break;
-                                if (n == cap) {
-                                        cap *= 2;
-                                        list = realloc(list, cap * sizeof(*list));
-                                        if (!list)
-                                                abort();
+                                uint32_t cpu = ls->online[c], nr_opened = 0;
+                                for (uint32_t t = 0; t < ls->nr_tasks && rc == 0; t++) {
+                                        struct live_event *ev;
+                                        struct etl_error ignored;
+                                        bool is_thread = s->pid > 0;
+                                        rc = event_open(ls, &sp, cpu, ls->tasks[t], &ev,
+                                                        is_thread ? &ignored : err);
+                                        if (rc == -ESRCH && is_thread) {
+                                                rc = 0; /* that thread has exited */
+                                                continue;
+                                        }
+                                        if (rc < 0) {
+                                                if (is_thread && err)
+                                                        *err = ignored;
+                                                break;
+                                        }
+                                        if (n == cap) {
+                                                cap *= 2;
+                                                list = realloc(list, cap * sizeof(*list));
+                                                if (!list)
+                                                        abort();
+                                        }
+                                        list[n++] = ev;
+                                        nr_opened++;
                                 }
-                                list[n++] = ev;
+                                if (rc == 0 && nr_opened == 0) {
+                                        set_err(err, "process %d has exited", (int)s->pid);
+                                        rc = -ESRCH;
+                                }
                         }
                 }
         }
@@ -1711,6 +1826,7 @@ static void source_free(struct live_source *ls)
         }
         free(ls->rings);
         free(ls->online);
+        free(ls->tasks);
         free(ls->by_id);
         if (ls->epoll_fd >= 0)
                 close(ls->epoll_fd);
@@ -1772,6 +1888,10 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
 
+        rc = tasks_list(ls, err);
+        if (rc < 0)
+                goto fail;
+
         struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of};
         rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
         if (rc < 0) {
@@ -1779,6 +1899,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 goto fail;
         }
         perf_conv_set_masks(ls->conv, &settings->masks);
+        perf_conv_set_timer_resolution(ls->conv, LIVE_TIMER_RESOLUTION);
 
         ls->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (ls->epoll_fd < 0) {
@@ -1793,7 +1914,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 struct live_event *ev;
                 r->cpu = ls->online[c];
                 spec_build(ls, settings, ROLE_RING, 0, &sp);
-                rc = event_open(ls, &sp, r->cpu, &ev, err);
+                rc = event_open(ls, &sp, r->cpu, ls->tasks[0], &ev, err);
                 if (rc < 0)
                         goto fail;
                 events_add(ls, ev);
@@ -1822,6 +1943,9 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
            records are stamped with a time taken before enabling, so every CPU's records stay in
            time order. */
         uint64_t t0 = now_ns();
+        rc = write_session_cpus(ls, t0, err);
+        if (rc < 0)
+                goto fail;
         rc = events_apply_masks(ls, settings);
         if (rc < 0) {
                 set_err(err, "PERF_EVENT_IOC_ENABLE returned %s", errno_name(-rc));
@@ -1835,7 +1959,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_HEADER_EXTENSION, t0, &settings->masks));
         write_interval_rundown(ls, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START, t0, settings, NULL);
         write_pmc_config(ls, t0);
-        rundown_start(ls, t0);
+        rundown_start(ls, t0, settings->masks.Masks[0]);
         *out = ls;
         return 0;
 fail:
@@ -1894,7 +2018,13 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
                         tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
         }
 
-        /* make: open what the new settings need (the old events stay in force on failure) */
+        /* make: open what the new settings need (the old events stay in force on failure), on
+           the threads the traced process has now */
+        if (old.pid > 0) {
+                rc = tasks_list(ls, err);
+                if (rc < 0)
+                        return rc;
+        }
         struct live_event **fresh;
         uint32_t nr_fresh;
         rc = events_reconcile(ls, next, &fresh, &nr_fresh, err);
@@ -1907,29 +2037,30 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
                 old.lbr_flags != next->lbr_flags || old.nr_lbr_hooks != next->nr_lbr_hooks;
         uint64_t t = now_ns();
         for (uint32_t i = 0; i < nr_fresh; i++) {
-                struct live_event *nev = fresh[i];
-                struct live_event *oev = event_find(ls, nev->spec.role, nev->spec.idx, nev->cpu);
-                nev->spec.conv.valid_from = t;
-                if (oev) {
-                        oev->spec.conv.valid_until = t;
-                        oev->is_retired = true;
-                        if (is_lbr_change) /* break-before-make: one LBR per CPU */
-                                event_enable(oev, false);
-                }
-                events_add(ls, nev);
+                fresh[i]->spec.conv.valid_from = t;
+                fresh[i]->is_fresh = true;
+                events_add(ls, fresh[i]);
         }
-        free(fresh);
-        /* events no longer needed at all */
+        /* the events the fresh ones replace, and those no longer needed at all */
         for (uint32_t i = 0; i < ls->nr_events; i++) {
                 struct live_event *ev = ls->events[i];
                 struct live_spec sp;
-                if (ev->is_retired || ev->spec.role == ROLE_RING)
+                if (ev->is_retired || ev->is_fresh || ev->spec.role == ROLE_RING)
                         continue;
-                if (!spec_build(ls, next, ev->spec.role, ev->spec.idx, &sp)) {
+                bool is_replaced = false;
+                for (uint32_t j = 0; j < nr_fresh && !is_replaced; j++)
+                        is_replaced = fresh[j]->spec.role == ev->spec.role &&
+                                      fresh[j]->spec.idx == ev->spec.idx;
+                if (is_replaced || !spec_build(ls, next, ev->spec.role, ev->spec.idx, &sp)) {
                         ev->spec.conv.valid_until = t;
                         ev->is_retired = true;
+                        if (is_replaced && is_lbr_change) /* break-before-make: one LBR per CPU */
+                                event_enable(ev, false);
                 }
         }
+        for (uint32_t i = 0; i < nr_fresh; i++)
+                fresh[i]->is_fresh = false;
+        free(fresh);
         by_id_rebuild(ls);
         ls->settings = *next;
         events_apply_masks(ls, next);
@@ -1976,6 +2107,8 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
              memcmp(old.pmc_counters, next->pmc_counters,
                     sizeof(next->pmc_counters[0]) * next->nr_pmc_counters)))
                 write_pmc_config(ls, ts);
+        /* the groups turned on: what is already there (seed-002 adds IMAGE_LOAD this way) */
+        rundown_start(ls, ts, next->masks.Masks[0] & ~old.masks.Masks[0]);
         ls->nr_updates++;
         return 0;
 }
@@ -1992,6 +2125,7 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
         st->nr_events_lost = lost_total(ls);
         st->nr_lost_records = cs.nr_lost_records;
         st->nr_updates = ls->nr_updates;
+        st->nr_append_failures = ls->nr_append_failures;
 }
 
 void live_source_close(struct live_source *ls)

@@ -58,11 +58,13 @@ struct live_caps {
 void live_probe(struct live_caps *caps);
 
 struct live_stats {
-        uint64_t nr_perf_records; /* read from the rings */
-        uint64_t nr_events;       /* ETW records written */
-        uint64_t nr_events_lost;  /* exact, PERF_FORMAT_LOST summed over the fds */
-        uint64_t nr_lost_records; /* PERF_RECORD_LOST records seen */
-        uint64_t nr_updates;      /* settings changes applied */
+        uint64_t nr_perf_records;    /* read from the rings */
+        uint64_t nr_events;          /* ETW records written */
+        uint64_t nr_events_lost;     /* exact, PERF_FORMAT_LOST summed over the fds */
+        uint64_t nr_lost_records;    /* PERF_RECORD_LOST records seen */
+        uint64_t nr_updates;         /* settings changes applied */
+        uint64_t nr_append_failures; /* ETW records the writer refused (too large for a buffer,
+                                        no such writer CPU, a file error): lost */
 };
 
 struct live_source;

@@ -21,7 +21,8 @@ const GUID etwtop_provider_guid = {
 #define CONV_KADDR_MAX   (1u << 20) /* kernel addresses remembered for the symbol events */
 #define CONV_MAX_IMAGES  4096u      /* per process */
 #define BUILD_ID_MAX     20u
-#define KERNEL_VERSION   85u /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
+#define KERNEL_VERSION   85u      /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
+#define DEFAULT_TICK_NS  1000000u /* NewThreadWaitTime unit: TimerResolution 10000 (1 ms) */
 
 /* EVNTRACE_LBR_FILTER_* type bits (LINUX-MAPPING.md 1.3). */
 #define LBR_JCC   EVNTRACE_LBR_FILTER_JCC
@@ -783,6 +784,13 @@ struct conv_image {
         uint8_t flags;
 };
 
+/* A thread off the CPU: since when it has waited (NewThreadWaitTime). */
+struct conv_wait {
+        uint32_t tid; /* key */
+        uint32_t reserved;
+        uint64_t since_ns; /* switched out, or readied later */
+};
+
 struct conv_proc {
         uint32_t pid; /* key */
         uint32_t ppid;
@@ -798,9 +806,12 @@ struct perf_conv {
         void *ctx; /* borrowed: the hooks' argument */
         uint32_t nr_cpus;
         uint64_t *last_ts; /* owned, per writer CPU */
+        uint32_t *cpu_tid; /* owned, per writer CPU: the thread the last CSwitch switched in */
+        uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
         bool has_process, has_thread, has_image;
         struct umap tasks; /* struct conv_task */
         struct umap procs; /* struct conv_proc */
+        struct umap waits; /* struct conv_wait */
         uint64_t *kaddrs;  /* owned set of kernel addresses hit; 0 = free */
         uint32_t kaddrs_mask, nr_kaddrs;
         struct perf_conv_stats st;
@@ -823,9 +834,14 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         c->ctx = ctx;
         c->nr_cpus = nr_cpus;
         c->last_ts = xcalloc(nr_cpus, sizeof(*c->last_ts));
+        c->cpu_tid = xcalloc(nr_cpus, sizeof(*c->cpu_tid));
+        for (uint32_t i = 0; i < nr_cpus; i++)
+                c->cpu_tid[i] = CONV_NONE;
+        c->tick_ns = DEFAULT_TICK_NS;
         c->has_process = c->has_thread = c->has_image = true;
         umap_init(&c->tasks, sizeof(struct conv_task), 1024);
         umap_init(&c->procs, sizeof(struct conv_proc), 256);
+        umap_init(&c->waits, sizeof(struct conv_wait), 1024);
         c->kaddrs_mask = 4096 - 1;
         c->kaddrs = xcalloc(c->kaddrs_mask + 1, sizeof(*c->kaddrs));
         c->rec = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
@@ -863,8 +879,10 @@ void perf_conv_free(struct perf_conv *c)
         }
         free(c->procs.slots);
         free(c->tasks.slots);
+        free(c->waits.slots);
         free(c->kaddrs);
         free(c->last_ts);
+        free(c->cpu_tid);
         free(c->rec);
         free(c->payload);
         free(c->frames);
@@ -877,6 +895,11 @@ void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks)
         c->has_process = masks->Masks[0] & EVENT_TRACE_FLAG_PROCESS;
         c->has_thread = masks->Masks[0] & EVENT_TRACE_FLAG_THREAD;
         c->has_image = masks->Masks[0] & EVENT_TRACE_FLAG_IMAGE_LOAD;
+}
+
+void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100ns)
+{
+        c->tick_ns = resolution_100ns ? (uint64_t)resolution_100ns * 100 : DEFAULT_TICK_NS;
 }
 
 void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st)
@@ -980,6 +1003,19 @@ uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names
         for (uint32_t i = 0; i < nr; i++)
                 n += perf_put_utf16(p + n, clip(name, names[i], sizeof(name) - 1));
         return etl_record_perfinfo64(dst, PERFINFO_LOG_TYPE_PMC_CONFIG, 2, ts, NULL, 0, p, n);
+}
+
+uint32_t perf_etw_session_cpu(uint8_t *dst, uint64_t ts, uint32_t cpu, uint32_t nr_cpus,
+                              uint32_t nr_online)
+{
+        uint8_t p[16];
+        st32(p, cpu);
+        st32(p + 4, nr_cpus);
+        st32(p + 8, nr_online);
+        st32(p + 12, 0);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_SESSION_CPU, 1, 0, 4, 0, 0, 0};
+        return etl_record_event64(dst, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p,
+                                  sizeof(p));
 }
 
 /* A SYSTEM64 record with inline PMC counters (ETL-FORMAT.md 2.3/2.4: bits 8-10 of Version). */
@@ -1406,6 +1442,9 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                                  comm);
         if (t)
                 umap_remove(&c->tasks, (void *)t);
+        struct conv_wait *w = umap_find(&c->waits, tid);
+        if (w)
+                umap_remove(&c->waits, w);
         if (pid != tid)
                 return rc;
 
@@ -1429,6 +1468,9 @@ static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
 
         if (size < 32 || conv_sample_id(c, rec, size, &sid) < 0)
                 return -EBADMSG;
+        const struct perf_conv_event *ev = event_of_id(c, sid.id);
+        if (ev && ev->skips_task_records)
+                return 0;
         uint32_t pid = ld32(rec + 8), ppid = ld32(rec + 12);
         uint32_t tid = ld32(rec + 16), ptid = ld32(rec + 20);
         uint64_t time = sid.has_time ? sid.time : ld64(rec + 24);
@@ -1590,27 +1632,68 @@ static int64_t tp_get(const struct perf_conv_event *ev, const struct perf_sample
         return fallback;
 }
 
-/* WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5) from sched_switch's raw fields. */
-static uint32_t build_cswitch(struct perf_conv *c, const struct perf_conv_event *ev,
-                              const struct perf_sample *s)
+/* Since when tid has waited: from now on (switched out, or readied). */
+static void wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
+{
+        bool is_new;
+        if (tid == 0)
+                return; /* the idle thread never waits */
+        struct conv_wait *w = umap_get(&c->waits, tid, &is_new);
+        if (w)
+                w->since_ns = ts;
+}
+
+/* NewThreadWaitTime: how long tid waited before this switch-in, in clock ticks of the trace's
+   TimerResolution, rounded to the nearest; 0 for the idle thread or a thread not seen leave. */
+static uint32_t wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
+{
+        struct conv_wait *w = tid ? umap_find(&c->waits, tid) : NULL;
+        if (!w)
+                return 0;
+        uint64_t ns = ts > w->since_ns ? ts - w->since_ns : 0;
+        umap_remove(&c->waits, w);
+        uint64_t ticks = (ns + c->tick_ns / 2) / c->tick_ns;
+        return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+/* The switch at ts on cpu from old_tid to new_tid, as WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5),
+   into c->payload; keeps the per-thread wait times and the CPU's current thread. */
+static uint32_t build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
+                              uint32_t old_tid, int64_t new_prio, int64_t old_prio,
+                              struct perf_thread_state old_state)
 {
         uint8_t *p = c->payload;
+
+        memset(p, 0, 24);
+        st32(p, new_tid);
+        st32(p + 4, old_tid);
+        p[8] = (uint8_t)(new_tid == 0 ? 0 : perf_prio_to_etw(new_prio));
+        p[9] = (uint8_t)(old_tid == 0 ? 0 : perf_prio_to_etw(old_prio));
+        p[12] = old_state.wait_reason;
+        p[13] = is_kernel_thread(c, old_tid) ? 0 : 1; /* OldThreadWaitMode */
+        p[14] = old_state.state;
+        /* OldThreadWaitIdealProcessor: Linux has no ideal processor; the wake-up path prefers
+           the CPU a task last ran on (select_task_rq's prev_cpu), which is this one. */
+        p[15] = (uint8_t)cpu;
+        st32(p + 16, wait_end(c, new_tid, ts)); /* NewThreadWaitTime */
+        if (old_state.state != KSTATE_TERMINATED)
+                wait_begin(c, old_tid, ts);
+        if (cpu < c->nr_cpus)
+                c->cpu_tid[cpu] = new_tid;
+        return 24;
+}
+
+/* CSwitch from sched_switch's raw fields. */
+static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
+                                 const struct perf_sample *s, uint32_t cpu, uint64_t ts)
+{
         int64_t prev_pid = tp_get(ev, s, "prev_pid", s->tid);
         int64_t next_pid = tp_get(ev, s, "next_pid", 0);
         int64_t prev_prio = tp_get(ev, s, "prev_prio", 120);
         int64_t next_prio = tp_get(ev, s, "next_prio", 120);
         int64_t prev_state = tp_get(ev, s, "prev_state", 0);
-        struct perf_thread_state ts = perf_prev_state_to_etw(ev->tp, (uint64_t)prev_state);
-
-        memset(p, 0, 24);
-        st32(p, (uint32_t)next_pid);
-        st32(p + 4, (uint32_t)prev_pid);
-        p[8] = (uint8_t)(next_pid == 0 ? 0 : perf_prio_to_etw(next_prio));
-        p[9] = (uint8_t)(prev_pid == 0 ? 0 : perf_prio_to_etw(prev_prio));
-        p[12] = ts.wait_reason;
-        p[13] = is_kernel_thread(c, (uint32_t)prev_pid) ? 0 : 1; /* OldThreadWaitMode */
-        p[14] = ts.state;
-        return 24;
+        return build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
+                             prev_prio, perf_prev_state_to_etw(ev->tp, (uint64_t)prev_state));
 }
 
 /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
@@ -1625,6 +1708,8 @@ static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_e
         st32(p, (uint32_t)pid);
         if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ))
                 p[6] = 0x1; /* ExecutingDpc: woken from interrupt context */
+        /* Ready from now on: NewThreadWaitTime counts from here */
+        wait_begin(c, (uint32_t)pid, s->time);
         return 8;
 }
 
@@ -1683,7 +1768,7 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 if (!s.raw)
                         return -EBADMSG;
                 rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
-                                              p, build_cswitch(c, ev, &s));
+                                              p, build_cswitch_tp(c, ev, &s, cpu, ts));
                 break;
         case PERF_CONV_READY_THREAD:
                 if (!s.raw)
@@ -1699,6 +1784,53 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         if (rc == 0 && ev->has_lbr && (ev->sample_type & PERF_SAMPLE_BRANCH_STACK))
                 rc = emit_lbr(c, ev, &s, cpu, ts);
         return rc;
+}
+
+/* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE (context_switch=1, LINUX-MAPPING.md 3.3). An IN record
+   is written in the incoming thread's context once the switch is done, after the sched_switch
+   sample of the same switch (written in the outgoing thread's context). When no CSwitch switched
+   that thread in on this CPU, the sample was not delivered: on Linux 6.18 nothing is recorded
+   while a secondary CPU's idle task runs (no sched_switch of swapper/N switching out, no
+   cpu-clock samples in it), so every switch-in from idle there would be missing. The IN record
+   then makes the CSwitch, stamped at its own time (a few microseconds after the switch). */
+static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        struct perf_sample_id sid;
+        bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+
+        if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(c, rec, size, &sid) < 0)
+                return -EBADMSG;
+        if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
+                return 0; /* sched_switch says more, in the same context */
+        const struct perf_conv_event *ev = event_of_id(c, sid.id);
+        if (ev && sid.has_time && (sid.time < ev->valid_from || sid.time > ev->valid_until)) {
+                c->st.nr_out_of_window++;
+                return 0;
+        }
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        uint32_t new_tid = sid.tid;
+        if (new_tid == CONV_NONE || cpu >= c->nr_cpus || c->cpu_tid[cpu] == new_tid)
+                return 0; /* seen: the CSwitch of this switch was written */
+        /* the thread switched out: the record says so CPU-wide; a per-task record (-p) does
+           not, and the last thread this CPU was seen switching to is the best guess */
+        uint32_t old_tid =
+                is_cpu_wide ? ld32(rec + 12) : (c->cpu_tid[cpu] == CONV_NONE ? 0 : c->cpu_tid[cpu]);
+        const struct conv_task *nt = umap_find(&c->tasks, new_tid);
+        const struct conv_task *ot = umap_find(&c->tasks, old_tid);
+        int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
+        int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
+        /* the idle thread leaves the CPU runnable (sched_switch says R for swapper); another
+           thread's state is not known here */
+        struct perf_thread_state st =
+                old_tid == 0 ? perf_prev_state_to_etw(NULL, 0)
+                             : (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
+        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint32_t n = build_cswitch(c, cpu, ts, new_tid, old_tid, new_prio, old_prio, st);
+        c->st.nr_cswitch_repaired++;
+        return emit(c, cpu,
+                    etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, NULL, 0,
+                                          c->payload, n));
 }
 
 /* ---- records ---- */
@@ -1749,6 +1881,8 @@ int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
         case PERF_RECORD_FORK:
         case PERF_RECORD_EXIT: rc = conv_task(c, ring_cpu, rec, size); break;
         case PERF_RECORD_LOST: rc = conv_lost(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_SWITCH:
+        case PERF_RECORD_SWITCH_CPU_WIDE: rc = conv_switch(c, ring_cpu, rec, size); break;
         default: rc = 0; break; /* throttling and the like: nothing to write */
         }
         if (rc == -EBADMSG)

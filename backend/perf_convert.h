@@ -32,6 +32,7 @@ extern const GUID etwtop_provider_guid;
 #define ETWTOP_EVENT_IMAGE_IDENTITY 1 /* version 1 */
 #define ETWTOP_EVENT_KERNEL_SYMBOL  2 /* version 1 */
 #define ETWTOP_EVENT_EVENTS_LOST    3 /* version 1 */
+#define ETWTOP_EVENT_SESSION_CPU    4 /* version 1 */
 
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD 0x1 /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE   0x2 /* the ELF note read from the file */
@@ -169,6 +170,10 @@ struct perf_conv_event {
         const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD: borrowed */
         uint64_t valid_from;             /* samples outside [from, until] are dropped */
         uint64_t valid_until;
+        /* FORK and EXIT records of this event are copies and skipped: the kernel gives them to
+           every event with attr.comm, mmap, mmap2 or task, so an mmap2-only side-band event gets
+           the same ones as the task event beside it */
+        bool skips_task_records;
 };
 
 /* The converter's view of the outside world. Every hook must be filled. */
@@ -187,12 +192,14 @@ struct perf_conv_stats {
         uint64_t nr_records;
         uint64_t nr_events; /* ETW records emitted */
         uint64_t nr_unknown_id;
-        uint64_t nr_bad;           /* records that did not parse */
-        uint64_t nr_out_of_window; /* samples of a retired/new event outside its window */
-        uint64_t nr_lost_records;  /* PERF_RECORD_LOST */
-        uint64_t nr_lost;          /* their lost counts */
-        uint64_t nr_clamped;       /* timestamps raised to keep a CPU's records in order */
-        uint64_t nr_lbr_dropped;   /* branch entries removed by the user-space filter */
+        uint64_t nr_bad;              /* records that did not parse */
+        uint64_t nr_out_of_window;    /* samples of a retired/new event outside its window */
+        uint64_t nr_lost_records;     /* PERF_RECORD_LOST */
+        uint64_t nr_lost;             /* their lost counts */
+        uint64_t nr_clamped;          /* timestamps raised to keep a CPU's records in order */
+        uint64_t nr_lbr_dropped;      /* branch entries removed by the user-space filter */
+        uint64_t nr_cswitch_repaired; /* CSwitch made from a switch-in record: the sched_switch
+                                         sample of that switch never came */
 };
 
 struct perf_conv;
@@ -205,13 +212,21 @@ void perf_conv_free(struct perf_conv *c);
 /* The group masks in force: which of Process, Thread and Image events are written. */
 void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks);
 
+/* The TimerResolution the trace header records (100 ns units; 0: 10000, 1 ms, what etwtop's
+   writers use): the unit of CSwitch NewThreadWaitTime, "clock ticks" (ETL-FORMAT.md 3.5). */
+void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100ns);
+
 /* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
    the record does not say). */
 uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
                                uint32_t ring_cpu, uint32_t *cpu);
 
 /* Converts one perf record (header included) read from ring_cpu's ring, and emits its ETW
-   records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno. */
+   records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno.
+   CSwitch comes from sched:sched_switch samples; PERF_RECORD_SWITCH(_CPU_WIDE) switch-in
+   records (attr.context_switch) only add the CSwitch of a switch whose sample never came
+   (nothing is recorded while a secondary CPU's idle task runs). Records of one CPU must come
+   in time order. */
 int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size);
 
 /* The timestamp to write for an event at ts on cpu: never below what was written there before. */
@@ -287,5 +302,10 @@ uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uin
 
 /* PMC counter configuration (0x0F30 v2): the counters' names in order. */
 uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names, uint32_t nr);
+
+/* etwtop's SessionCpu event (doc/etwtop-provider.md): cpu was online at the start of a session
+   that writes nr_cpus CPU buffers (its highest online CPU + 1) for nr_online online CPUs. */
+uint32_t perf_etw_session_cpu(uint8_t *dst, uint64_t ts, uint32_t cpu, uint32_t nr_cpus,
+                              uint32_t nr_online);
 
 #endif

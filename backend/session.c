@@ -18,7 +18,13 @@
      CLOCK_MONOTONIC nanoseconds, so the file says QPC (ReservedFlags 1, PerfFreq 1e9), as
      Windows falls back when a clock is not available (seed 004).
    - A real-time session without a consumer keeps its last MaximumBuffers buffers for the first
-     consumer (Windows' playback file); older ones count in RealTimeBuffersLost.
+     consumer (Windows' playback file); older ones count in RealTimeBuffersLost. Every consumer
+     first receives a copy of the header buffer (the logfile header event, then a kernel
+     logger's start group-mask event), as Windows delivers the header event first.
+   - BuffersWritten of a session with a sequential log file counts the header buffer, so that
+     QUERY and STOP report what the file header says; EventsLost is the live source's exact
+     count (PERF_FORMAT_LOST) plus records too large for a buffer. A circular file's header
+     counts the buffers written at STOP, BuffersWritten every buffer completed.
    - MaximumFileSize of a sequential file is recorded in the header but not enforced.
    - Session names compare case-insensitively in ASCII; other UTF-8 bytes compare exactly.
 
@@ -102,6 +108,7 @@ struct rt_queue {
 struct session_rt {
         struct session *s; /* a reference, dropped by session_rt_detach */
         struct rt_queue q; /* under s->lock */
+        uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
         uint8_t *current;  /* owned: the buffer last handed out */
         uint64_t nr_lost;  /* under s->lock */
         struct session_rt *next;
@@ -112,7 +119,8 @@ struct session_stats {
         uint64_t nr_events_lost;
         uint64_t nr_buffers_written;
         uint64_t nr_log_buffers_lost;
-        uint32_t nr_buffers;
+        uint32_t nr_buffers;      /* NumberOfBuffers: MinimumBuffers .. MaximumBuffers */
+        uint32_t nr_free_buffers; /* FreeBuffers: of nr_buffers, those holding no events */
 };
 
 struct session {
@@ -153,6 +161,8 @@ struct session {
         struct rt_queue backlog;      /* real-time buffers waiting for a first consumer */
         uint64_t nr_rt_lost;
         uint64_t nr_buffers_before_file; /* completed before the current file was opened */
+        uint64_t nr_written_before_file; /* BuffersWritten of the files UPDATE closed */
+        uint64_t nr_source_lost;         /* the live source's lost count when it closed */
         bool is_ended;
         struct session_stats final; /* valid once is_ended */
 };
@@ -380,14 +390,17 @@ static int check_hardware(const struct live_settings *cfg, struct etl_error *err
                 needs_pmu |= source_needs_pmu(eff.profile_sources[i]);
         for (uint32_t i = 0; i < eff.nr_pmc_counters; i++)
                 needs_pmu |= source_needs_pmu(eff.pmc_counters[i]);
+        /* the probe's reasons are whole sentences that name what is missing: copied as is */
         if (needs_pmu && !c->has_pmu) {
-                snprintf(err->msg, sizeof(err->msg), "no hardware PMU: %.200s",
-                         c->why_no_pmu[0] ? c->why_no_pmu : "this machine exposes no PMU");
+                snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1,
+                         c->why_no_pmu[0] ? c->why_no_pmu
+                                          : "no hardware PMU: this machine exposes none");
                 return -EOPNOTSUPP;
         }
         if (eff.nr_lbr_hooks && !c->has_lbr) {
-                snprintf(err->msg, sizeof(err->msg), "no Last Branch Record: %.200s",
-                         c->why_no_lbr[0] ? c->why_no_lbr : "this machine has no LBR");
+                snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1,
+                         c->why_no_lbr[0] ? c->why_no_lbr
+                                          : "no Last Branch Record: this machine has none");
                 return -EOPNOTSUPP;
         }
         return 0;
@@ -522,17 +535,59 @@ static void rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         pthread_cond_broadcast(&s->rt_cond);
 }
 
+/* The running real-time session named logger_name, with a reference; NULL when there is none. */
+static struct session *rt_session_find(const char *logger_name)
+{
+        struct session *s = session_find(0, logger_name);
+        if (s && !(s->log_file_mode & EVENT_TRACE_REAL_TIME_MODE)) {
+                session_unref(s);
+                return NULL;
+        }
+        return s;
+}
+
+/* A copy of the writer's header buffer, or NULL (no memory, or the session has ended). Called
+   with s->lock held. */
+static uint8_t *header_copy(struct session *s)
+{
+        if (s->is_ended || !s->writer)
+                return NULL;
+        uint32_t size;
+        const uint8_t *h = etl_writer_header(s->writer, &size);
+        uint8_t *copy = malloc(size);
+        if (copy)
+                memcpy(copy, h, size);
+        return copy;
+}
+
+int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
+                      struct session_rt_info *info)
+{
+        *buf = NULL;
+        *size = 0;
+        struct session *s = rt_session_find(logger_name);
+        if (!s)
+                return -ESRCH;
+        pthread_mutex_lock(&s->lock);
+        bool is_ended = s->is_ended;
+        uint8_t *copy = header_copy(s);
+        *info = s->rt_info;
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        if (!copy)
+                return is_ended ? -ESRCH : -ENOMEM;
+        *buf = copy;
+        *size = info->buffer_size_bytes;
+        return 0;
+}
+
 int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info)
 {
         *out = NULL;
-        struct session *s = session_find(0, logger_name);
+        struct session *s = rt_session_find(logger_name);
         if (!s)
                 return -ESRCH;
-        if (!(s->log_file_mode & EVENT_TRACE_REAL_TIME_MODE)) {
-                session_unref(s);
-                return -ESRCH;
-        }
         struct session_rt *rt = calloc(1, sizeof(*rt));
         if (!rt) {
                 session_unref(s);
@@ -540,8 +595,18 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
         }
         rt->s = s;
         pthread_mutex_lock(&s->lock);
-        if (rt_queue_init(&rt->q, s->max_buffers, s->rt_info.buffer_size_bytes) < 0) {
+        if (s->is_ended) {
+                /* stopped between the lookup and the lock */
                 pthread_mutex_unlock(&s->lock);
+                free(rt);
+                session_unref(s);
+                return -ESRCH;
+        }
+        rt->header = header_copy(s);
+        if (!rt->header ||
+            rt_queue_init(&rt->q, s->max_buffers, s->rt_info.buffer_size_bytes) < 0) {
+                pthread_mutex_unlock(&s->lock);
+                free(rt->header);
                 free(rt);
                 session_unref(s);
                 return -ENOMEM;
@@ -578,6 +643,15 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
         pthread_mutex_lock(&s->lock);
         int rc = -EAGAIN;
         for (;;) {
+                if (rt->header) {
+                        /* the logfile header and the start group masks, before any data */
+                        rt->current = rt->header;
+                        rt->header = NULL;
+                        *buf = rt->current;
+                        *size = rt->q.buffer_size;
+                        rc = 1;
+                        break;
+                }
                 if (rt->q.count) {
                         rt->current = rt_queue_pop(&rt->q);
                         *buf = rt->current;
@@ -618,6 +692,7 @@ void session_rt_detach(struct session_rt *rt)
         }
         rt_queue_free(&rt->q);
         pthread_mutex_unlock(&s->lock);
+        free(rt->header);
         free(rt->current);
         free(rt);
         session_unref(s);
@@ -725,7 +800,10 @@ static void thread_stop(struct session *s)
 
 /* ---- statistics and the properties written back ------------------------------------------- */
 
-/* Called with s->lock held. */
+/* The statistics now, from the writer and the live source. EventsLost is the source's exact
+   count (PERF_FORMAT_LOST) plus the records the writer could not hold; a sequential file's
+   BuffersWritten counts its header buffer, so that it is the file header's BuffersWritten (the
+   files an UPDATE closed included). Called with s->lock held. */
 static void session_get_stats(struct session *s, struct session_stats *st)
 {
         if (s->is_ended) {
@@ -736,23 +814,34 @@ static void session_get_stats(struct session *s, struct session_stats *st)
         struct etl_writer_stats ws;
         etl_writer_get_stats(s->writer, &ws);
         st->nr_buffers_written = ws.nr_buffers_written;
-        st->nr_events_lost = ws.nr_events_dropped;
+        st->nr_events_lost = ws.nr_events_dropped + s->nr_source_lost;
         if (s->source) {
                 struct live_stats ls;
                 live_source_get_stats(s->source, &ls);
-                st->nr_events_lost += ls.nr_events_lost;
+                st->nr_events_lost = ws.nr_events_dropped + ls.nr_events_lost;
         }
         if (s->log_file_name && !s->is_circular_file) {
-                uint64_t in_file = ws.nr_bytes_written / ((uint64_t)s->buffer_size_kb * 1024);
-                in_file = in_file ? in_file - 1 : 0; /* the header buffer */
+                uint64_t data_in_file = ws.nr_file_buffers ? ws.nr_file_buffers - 1 : 0;
                 uint64_t for_file = ws.nr_buffers_written - s->nr_buffers_before_file;
-                if (for_file > in_file)
-                        st->nr_log_buffers_lost = for_file - in_file;
+                if (for_file > data_in_file)
+                        st->nr_log_buffers_lost = for_file - data_in_file;
+                st->nr_buffers_written = s->nr_written_before_file + ws.nr_file_buffers;
         }
-        uint32_t queued = s->backlog.count;
+        /* in use: each processor's current buffer, and the completed buffers still held (the
+           longest real-time queue, or the ring); the pool is at least MinimumBuffers and at
+           most MaximumBuffers, as Windows sizes it */
+        uint32_t held = s->backlog.count;
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next)
-                queued += rt->q.count;
-        st->nr_buffers = s->rt_info.nr_cpus + 1 + queued;
+                if (rt->q.count > held)
+                        held = rt->q.count;
+        if (ws.nr_ring_buffers > held)
+                held = ws.nr_ring_buffers;
+        uint64_t in_use = (uint64_t)s->rt_info.nr_cpus + held;
+        uint64_t pool = in_use > s->min_buffers ? in_use : s->min_buffers;
+        if (pool > s->max_buffers)
+                pool = s->max_buffers;
+        st->nr_buffers = (uint32_t)pool;
+        st->nr_free_buffers = in_use < pool ? (uint32_t)(pool - in_use) : 0;
 }
 
 static ULONG clamp_ulong(uint64_t v)
@@ -790,7 +879,7 @@ static ULONG fill_properties(struct session *s, EVENT_TRACE_PROPERTIES *p)
         p->EnableFlags = s->is_kernel ? s->cfg.masks.Masks[0] : 0;
         p->AgeLimit = s->age_limit;
         p->NumberOfBuffers = st.nr_buffers;
-        p->FreeBuffers = s->max_buffers > st.nr_buffers ? s->max_buffers - st.nr_buffers : 0;
+        p->FreeBuffers = st.nr_free_buffers;
         p->EventsLost = clamp_ulong(st.nr_events_lost);
         p->BuffersWritten = clamp_ulong(st.nr_buffers_written);
         p->LogBuffersLost = clamp_ulong(st.nr_log_buffers_lost);
@@ -1424,6 +1513,16 @@ static ULONG stop_session(struct session *s, EVENT_TRACE_PROPERTIES *p)
 {
         thread_stop(s);
         pthread_mutex_lock(&s->lock);
+        if (s->source) {
+                /* nothing drains the rings since the thread stopped: empty them, then keep the
+                   exact lost count, which a closed source cannot give */
+                for (int i = 0; i < DRAIN_ROUNDS; i++)
+                        if (live_source_drain(s->source, DRAIN_BUDGET) <= 0)
+                                break;
+                struct live_stats ls;
+                live_source_get_stats(s->source, &ls);
+                s->nr_source_lost = ls.nr_events_lost;
+        }
         live_source_close(s->source);
         s->source = NULL;
         struct session_stats st;
@@ -1431,14 +1530,15 @@ static ULONG stop_session(struct session *s, EVENT_TRACE_PROPERTIES *p)
         int64_t end = filetime_now();
         int rc = etl_writer_close(s->writer, end, clamp_ulong(st.nr_events_lost),
                                   clamp_ulong(st.nr_log_buffers_lost));
-        session_get_stats(s, &st); /* the close completed the last buffers */
+        /* the close completed the last buffers: BuffersWritten is now the file header's */
+        session_get_stats(s, &st);
         struct etl_error err = {0};
         if (s->is_circular_file)
                 rc = etl_writer_save_ring(s->writer, s->log_file_name, true, end, &err);
         if (rc < 0 && s->log_file_name)
                 st.nr_log_buffers_lost = st.nr_buffers_written;
         s->final = st;
-        s->final.nr_buffers = 0;
+        s->final.nr_free_buffers = st.nr_buffers; /* every buffer flushed */
         s->is_ended = true;
         etl_writer_free(s->writer);
         s->writer = NULL;
@@ -1512,6 +1612,9 @@ static ULONG update_session(struct session *s, const EVENT_TRACE_PROPERTIES *p,
                 session_get_stats(s, &ss);
                 etl_writer_close(s->writer, filetime_now(), clamp_ulong(ss.nr_events_lost),
                                  clamp_ulong(ss.nr_log_buffers_lost));
+                struct etl_writer_stats old;
+                etl_writer_get_stats(s->writer, &old);
+                s->nr_written_before_file += old.nr_file_buffers;
                 int rc = etl_writer_open_file(s->writer, new_file, false, &err);
                 if (rc < 0) {
                         free(copy);
@@ -1864,9 +1967,10 @@ static ULONG no_lbr(const char *fn)
         const struct live_caps *c = machine_caps();
         if (c->has_lbr)
                 return ERROR_SUCCESS;
-        etw_set_error(ERROR_NOT_SUPPORTED, "%s: this machine has no Last Branch Record: %s", fn,
+        etw_set_error(ERROR_NOT_SUPPORTED, "%s: %s", fn,
                       c->why_no_lbr[0] ? c->why_no_lbr
-                                       : "no /sys/bus/event_source/devices/cpu/caps/branches");
+                                       : "no Last Branch Record: no "
+                                         "/sys/bus/event_source/devices/cpu/caps/branches");
         return ERROR_NOT_SUPPORTED;
 }
 

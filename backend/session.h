@@ -27,8 +27,17 @@ struct session_rt_info {
 /* One real-time consumer attached to a session: its own bounded queue of completed buffers. */
 struct session_rt;
 
+/* What OpenTrace tells a real-time consumer before it attaches: a copy of the session's header
+   buffer (the logfile header record, as a file's first buffer has it, and the records the
+   kernel logger puts there), owned by the caller (free), with *size and *info. Returns 0, or
+   -ESRCH when no session of that name is running with EVENT_TRACE_REAL_TIME_MODE, -ENOMEM. */
+int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
+                      struct session_rt_info *info);
+
 /* Attaches a consumer to the running real-time session named logger_name (case-insensitive).
-   The first consumer also receives the buffers completed before it attached (as many as the
+   The consumer first receives the session's header buffer (the logfile header record, then
+   the start group-mask event of a kernel logger), as Windows delivers the header event first;
+   the first consumer then receives the buffers completed before it attached (as many as the
    session's MaximumBuffers allow). Returns 0 with *out and *info filled, or -ESRCH when no
    session of that name is running or it has no EVENT_TRACE_REAL_TIME_MODE, -ENOMEM. */
 int session_rt_attach(const char *logger_name, struct session_rt **out,

@@ -8,10 +8,13 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "etw/etwtop_ext.h"
@@ -576,6 +579,237 @@ static void test_open_fills_logfile_header(void **state)
                 assert_int_equal(h->LoggerName[i], (WCHAR)want[i]);
         assert_int_equal(t.lf.BufferSize, 8192);
         trace_close(&t);
+}
+
+/* ---- real-time handles (sessions of this process; no privileges needed) ---- */
+
+/* EVENT_TRACE_PROPERTIES followed by the two names. */
+struct rt_props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[256];
+        char log_file_name[256];
+};
+
+static void rt_props_init(struct rt_props *pr, ULONG mode)
+{
+        memset(pr, 0, sizeof(*pr));
+        pr->p.Wnode.BufferSize = sizeof(*pr);
+        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        pr->p.LogFileMode = mode;
+        pr->p.LoggerNameOffset = offsetof(struct rt_props, logger_name);
+        pr->p.LogFileNameOffset = offsetof(struct rt_props, log_file_name);
+}
+
+static CONTROLTRACE_ID rt_start(const char *name, ULONG buffer_kb)
+{
+        struct rt_props pr;
+        rt_props_init(&pr, EVENT_TRACE_REAL_TIME_MODE);
+        pr.p.BufferSize = buffer_kb;
+        CONTROLTRACE_ID h = 0;
+        ULONG rc = StartTraceA(&h, name, &pr.p);
+        if (rc != ERROR_SUCCESS)
+                print_error("StartTraceA(%s): %lu %s\n", name, (unsigned long)rc,
+                            etw_last_error_text());
+        assert_int_equal(rc, ERROR_SUCCESS);
+        return h;
+}
+
+static void rt_stop(CONTROLTRACE_ID h)
+{
+        struct rt_props pr;
+        rt_props_init(&pr, 0);
+        assert_int_equal(StopTraceA(h, NULL, &pr.p), ERROR_SUCCESS);
+}
+
+static int64_t now_filetime(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return 116444736000000000ll + (int64_t)ts.tv_sec * 10000000 + ts.tv_nsec / 100;
+}
+
+static int64_t now_monotonic_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool wide_equal(const WCHAR *w, const char *s)
+{
+        if (!w)
+                return false;
+        size_t i = 0;
+        for (; s[i]; i++)
+                if (w[i] != (WCHAR)(unsigned char)s[i])
+                        return false;
+        return w[i] == 0;
+}
+
+/* What a real-time consumer saw: the first events, the buffer calls. */
+static struct {
+        atomic_uint nr_events;
+        GUID first_guid;
+        UCHAR first_opcode;
+        USHORT first_size;
+        int64_t first_ts;
+        ULONG nr_buffer_calls;
+        ULONG nr_bad_buffers_read;
+        ULONG cancel_at;
+} g_rt;
+
+static void WINAPI rt_on_record(PEVENT_RECORD er)
+{
+        if (atomic_load(&g_rt.nr_events) == 0) {
+                g_rt.first_guid = er->EventHeader.ProviderId;
+                g_rt.first_opcode = er->EventHeader.EventDescriptor.Opcode;
+                g_rt.first_size = er->UserDataLength;
+                g_rt.first_ts = er->EventHeader.TimeStamp.QuadPart;
+        }
+        atomic_fetch_add(&g_rt.nr_events, 1);
+}
+
+static ULONG WINAPI rt_on_buffer(PEVENT_TRACE_LOGFILEA lf)
+{
+        g_rt.nr_buffer_calls++;
+        if (lf->BuffersRead != g_rt.nr_buffer_calls)
+                g_rt.nr_bad_buffers_read++;
+        return g_rt.nr_buffer_calls != g_rt.cancel_at;
+}
+
+static void rt_open(EVENT_TRACE_LOGFILEA *lf, PROCESSTRACE_HANDLE *h, const char *name,
+                    ULONG extra_mode)
+{
+        memset(lf, 0, sizeof(*lf));
+        memset(&g_rt, 0, sizeof(g_rt));
+        lf->LoggerName = (LPSTR)name;
+        lf->ProcessTraceMode =
+                PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | extra_mode;
+        lf->EventRecordCallback = rt_on_record;
+        lf->BufferCallback = rt_on_buffer;
+        *h = OpenTraceA(lf);
+        assert_int_not_equal(*h, INVALID_PROCESSTRACE_HANDLE);
+}
+
+struct rt_run {
+        PROCESSTRACE_HANDLE h;
+        ULONG rc;
+        atomic_bool is_done;
+};
+
+static void *rt_process(void *arg)
+{
+        struct rt_run *r = arg;
+        r->rc = ProcessTrace(&r->h, 1, NULL, NULL);
+        atomic_store(&r->is_done, true);
+        return NULL;
+}
+
+/* ProcessTrace(h) on another thread; when it has not returned after timeout_ms, the session s
+   is stopped, which ends it, and *is_stopped is set. Returns what ProcessTrace returned. */
+static ULONG rt_process_bounded(PROCESSTRACE_HANDLE h, CONTROLTRACE_ID s, long timeout_ms,
+                                bool *is_stopped)
+{
+        struct rt_run run = {.h = h, .rc = 99};
+        atomic_init(&run.is_done, false);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, rt_process, &run), 0);
+        for (long t = 0; t < timeout_ms && !atomic_load(&run.is_done); t += 10) {
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+        }
+        *is_stopped = !atomic_load(&run.is_done);
+        if (*is_stopped) {
+                print_error("ProcessTrace did not return: stopping the session\n");
+                rt_stop(s);
+        }
+        assert_int_equal(pthread_join(th, NULL), 0);
+        return run.rc;
+}
+
+/* OpenTrace on a running session fills LogfileHeader as Windows does, before ProcessTrace. */
+static void test_realtime_open_fills_header(void **state)
+{
+        (void)state;
+        int64_t before = now_filetime();
+        CONTROLTRACE_ID s = rt_start("etwtop-test-rt-header", 16);
+        int64_t after = now_filetime();
+        EVENT_TRACE_LOGFILEA lf;
+        PROCESSTRACE_HANDLE h;
+        rt_open(&lf, &h, "ETWTOP-test-rt-header", 0); /* names compare case-insensitively */
+        const TRACE_LOGFILE_HEADER *hd = &lf.LogfileHeader;
+        assert_int_equal(hd->BufferSize, 16384);
+        assert_int_equal(lf.BufferSize, 16384);
+        assert_true(hd->NumberOfProcessors >= 1);
+        assert_int_equal(hd->PointerSize, 8);
+        assert_int_equal(hd->PerfFreq.QuadPart, 1000000000);
+        assert_int_equal(hd->ReservedFlags, EVENT_TRACE_CLOCK_PERFCOUNTER);
+        assert_true(hd->StartTime.QuadPart >= before - 10000 &&
+                    hd->StartTime.QuadPart <= after + 10000);
+        assert_true(hd->BootTime.QuadPart > 0 && hd->BootTime.QuadPart < hd->StartTime.QuadPart);
+        assert_true(hd->LogFileMode & EVENT_TRACE_REAL_TIME_MODE);
+        assert_int_equal(hd->EndTime.QuadPart, 0);
+        assert_true(wide_equal(hd->LoggerName, "etwtop-test-rt-header"));
+        assert_true(wide_equal(hd->LogFileName, ""));
+        assert_int_equal(lf.IsKernelTrace, 0);
+        assert_int_equal(lf.CurrentTime, hd->StartTime.QuadPart);
+        /* the header event is that header: ProcessTrace delivers it first, in FILETIME */
+        g_rt.cancel_at = 1;
+        bool is_stopped = false;
+        assert_int_equal(rt_process_bounded(h, s, 5000, &is_stopped), ERROR_CANCELLED);
+        assert_int_equal(g_rt.nr_events, 1);
+        assert_true(IsEqualGUID(&g_rt.first_guid, &EventTraceGuid));
+        assert_int_equal(g_rt.first_opcode, 0);
+        assert_true(g_rt.first_size >= sizeof(TRACE_LOGFILE_HEADER));
+        assert_int_equal(g_rt.first_ts, hd->StartTime.QuadPart);
+        assert_int_equal(lf.BuffersRead, 1);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        rt_stop(s);
+
+        /* not running: OpenTrace succeeds with nothing to tell; ProcessTrace says so */
+        rt_open(&lf, &h, "etwtop-test-rt-header", 0);
+        assert_int_equal(lf.LogfileHeader.BufferSize, 0);
+        assert_null(lf.LogfileHeader.LoggerName);
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_WMI_INSTANCE_NOT_FOUND);
+        /* started since: ProcessTrace fills what OpenTrace could not */
+        s = rt_start("etwtop-test-rt-header", 8);
+        g_rt.cancel_at = 1;
+        assert_int_equal(rt_process_bounded(h, s, 5000, &is_stopped), ERROR_CANCELLED);
+        assert_int_equal(lf.LogfileHeader.BufferSize, 8192);
+        assert_true(wide_equal(lf.LogfileHeader.LoggerName, "etwtop-test-rt-header"));
+        assert_int_equal(lf.BufferSize, 8192);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        rt_stop(s);
+}
+
+/* Timestamps follow the consumer's mode; BufferCallback is called per buffer, BuffersRead
+   counting up, and a real-time ProcessTrace returns when the session stops. */
+static void test_realtime_timestamps_and_buffers(void **state)
+{
+        (void)state;
+        int64_t before = now_monotonic_ns();
+        CONTROLTRACE_ID s = rt_start("etwtop-test-rt-raw", 4);
+        int64_t after = now_monotonic_ns();
+        EVENT_TRACE_LOGFILEA lf;
+        struct rt_run run = {.rc = 99};
+        rt_open(&lf, &run.h, "etwtop-test-rt-raw", PROCESS_TRACE_MODE_RAW_TIMESTAMP);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, rt_process, &run), 0);
+        for (int i = 0; i < 500 && atomic_load(&g_rt.nr_events) == 0; i++) {
+                struct timespec ts = {0, 10000000};
+                nanosleep(&ts, NULL);
+        }
+        rt_stop(s);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(run.rc, ERROR_SUCCESS);
+        /* the header event, stamped by the session clock (CLOCK_MONOTONIC ns), raw */
+        assert_int_equal(g_rt.nr_events, 1);
+        assert_true(IsEqualGUID(&g_rt.first_guid, &EventTraceGuid));
+        assert_true(g_rt.first_ts >= before && g_rt.first_ts <= after);
+        assert_int_equal(g_rt.nr_buffer_calls, 1);
+        assert_int_equal(g_rt.nr_bad_buffers_read, 0);
+        assert_int_equal(lf.BuffersRead, 1);
+        assert_int_equal(CloseTrace(run.h), ERROR_SUCCESS);
 }
 
 /* ---- CloseTrace ---- */
@@ -1308,6 +1542,8 @@ int main(void)
                 cmocka_unit_test(test_open_missing_file),
                 cmocka_unit_test(test_open_not_etl),
                 cmocka_unit_test(test_open_fills_logfile_header),
+                cmocka_unit_test(test_realtime_open_fills_header),
+                cmocka_unit_test(test_realtime_timestamps_and_buffers),
                 cmocka_unit_test(test_close_twice),
                 cmocka_unit_test(test_close_inside_callback),
                 cmocka_unit_test(test_delivery_forms),

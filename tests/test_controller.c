@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,18 +106,33 @@ static ULONG start_kernel_or_skip(CONTROLTRACE_ID *h, const char *name, struct p
         return rc;
 }
 
+/* How often needle occurs in text. */
+static int count_substr(const char *text, const char *needle)
+{
+        int n = 0;
+        for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+                n++;
+        return n;
+}
+
 /* What ProcessTrace delivered. */
 struct tally {
         atomic_ulong nr_events;
         atomic_ulong nr_header;
         ULONG buffers_read;
         int64_t min_ts, max_ts;
+        GUID first_guid[2]; /* of the first two events */
+        UCHAR first_opcode[2];
 };
 
 static VOID WINAPI count_event(PEVENT_RECORD er)
 {
         struct tally *t = er->UserContext;
         unsigned long n = atomic_fetch_add(&t->nr_events, 1);
+        if (n < 2) {
+                t->first_guid[n] = er->EventHeader.ProviderId;
+                t->first_opcode[n] = er->EventHeader.EventDescriptor.Opcode;
+        }
         if (IsEqualGUID(&er->EventHeader.ProviderId, &EventTraceGuid) &&
             er->EventHeader.EventDescriptor.Opcode == 0)
                 atomic_fetch_add(&t->nr_header, 1);
@@ -980,7 +996,7 @@ static void test_kernel_session_lifecycle(void **state)
         struct tally t = {0};
         TRACE_LOGFILE_HEADER hdr;
         assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
-        assert_int_equal(hdr.BuffersWritten, buffers_written + 1); /* the header buffer too */
+        assert_int_equal(hdr.BuffersWritten, buffers_written); /* the header buffer included */
         assert_true(hdr.EndTime.QuadPart > hdr.StartTime.QuadPart);
         assert_int_equal(hdr.PerfFreq.QuadPart, 1000000000);
         assert_true(hdr.NumberOfProcessors >= 1);
@@ -1061,7 +1077,7 @@ static void test_kernel_hardware_classes(void **state)
         CLASSIC_EVENT_ID ev = {PerfInfoGuid, 0x2f, {0}};
         rc = TraceConfigureLastBranchRecord(h, TRACE_LBR_CONFIGURATION_NONE, &ev, 1);
         if (rc == ERROR_NOT_SUPPORTED)
-                assert_non_null(strstr(etw_last_error_text(), "Last Branch Record"));
+                assert_non_null(strstr(etw_last_error_text(), "LBR"));
         else
                 assert_int_equal(rc, ERROR_SUCCESS);
         /* EventCount 0 disables, wherever */
@@ -1090,6 +1106,185 @@ static void test_kernel_hardware_classes(void **state)
         src = ProfileTime;
         assert_int_equal(TraceSetInformation(0, TraceProfileSourceConfigInfo, &src, 4),
                          ERROR_SUCCESS);
+}
+
+/* The reason for missing hardware is the probe's sentence, said once. */
+static void test_missing_hardware_said_once(void **state)
+{
+        (void)state;
+        ULONG max_pmc = 0;
+        assert_int_equal(TraceQueryInformation(0, TraceMaxPmcCounterQuery, &max_pmc, 4, NULL),
+                         ERROR_SUCCESS);
+        if (max_pmc > 0) {
+                print_message("skipped: this machine has a hardware PMU, so no reason for a "
+                              "missing one can be shown\n");
+                skip();
+        }
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-nopmu", &pr), ERROR_SUCCESS);
+        ULONG counters[1] = {ProfileTotalIssues};
+        assert_int_equal(TraceSetInformation(h, TracePmcCounterListInfo, counters, 4),
+                         ERROR_NOT_SUPPORTED);
+        const char *text = etw_last_error_text();
+        if (count_substr(text, "no hardware PMU") != 1)
+                print_error("%s\n", text);
+        assert_int_equal(count_substr(text, "no hardware PMU"), 1);
+        CLASSIC_EVENT_ID ev = {PerfInfoGuid, 0x2f, {0}};
+        assert_int_equal(TraceConfigureLastBranchRecord(h, TRACE_LBR_CONFIGURATION_NONE, &ev, 1),
+                         ERROR_NOT_SUPPORTED);
+        text = etw_last_error_text();
+        if (count_substr(text, "no LBR") + count_substr(text, "no Last Branch Record") != 1)
+                print_error("%s\n", text);
+        assert_int_equal(count_substr(text, "no LBR") + count_substr(text, "no Last Branch Record"),
+                         1);
+        stop_by_handle(h);
+}
+
+/* Context switches on demand: pairs of threads passing a byte back and forth. */
+struct ping {
+        int to_pong[2], to_ping[2];
+        atomic_bool *is_done;
+};
+
+static void *pong(void *arg)
+{
+        struct ping *p = arg;
+        char b;
+        while (read(p->to_pong[0], &b, 1) == 1)
+                if (write(p->to_ping[1], &b, 1) != 1)
+                        break;
+        return NULL;
+}
+
+static void *ping(void *arg)
+{
+        struct ping *p = arg;
+        char b = 'x';
+        while (!atomic_load(p->is_done))
+                if (write(p->to_pong[1], &b, 1) != 1 || read(p->to_ping[0], &b, 1) != 1)
+                        break;
+        close(p->to_pong[1]); /* pong reads end of file */
+        return NULL;
+}
+
+/* Runs nr_pairs ping-pong pairs for ms. With is_starving the threads run SCHED_FIFO, so that
+   the session's logger thread (SCHED_OTHER) hardly runs and the perf rings overflow: events
+   are lost. Returns whether the threads got SCHED_FIFO. */
+static bool make_load(int nr_pairs, long ms, bool is_starving)
+{
+        enum { MAX_PAIRS = 8 };
+        struct ping p[MAX_PAIRS];
+        pthread_t th[2 * MAX_PAIRS];
+        atomic_bool is_done;
+        atomic_init(&is_done, false);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        bool is_fifo = false;
+        if (is_starving) {
+                struct sched_param sp = {.sched_priority = 1};
+                is_fifo = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
+                          pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0 &&
+                          pthread_attr_setschedparam(&attr, &sp) == 0;
+        }
+        int n = 0;
+        for (int i = 0; i < nr_pairs && i < MAX_PAIRS; i++) {
+                p[i].is_done = &is_done;
+                assert_int_equal(pipe(p[i].to_pong), 0);
+                assert_int_equal(pipe(p[i].to_ping), 0);
+                for (int k = 0; k < 2; k++) {
+                        void *(*fn)(void *) = k ? ping : pong;
+                        int rc = pthread_create(&th[n], is_fifo ? &attr : NULL, fn, &p[i]);
+                        if (rc == EPERM && is_fifo) {
+                                is_fifo = false; /* not permitted here: plain threads */
+                                rc = pthread_create(&th[n], NULL, fn, &p[i]);
+                        }
+                        assert_int_equal(rc, 0);
+                        n++;
+                }
+        }
+        pthread_attr_destroy(&attr);
+        sleep_ms(ms);
+        atomic_store(&is_done, true);
+        for (int i = 0; i < n; i++)
+                assert_int_equal(pthread_join(th[i], NULL), 0);
+        for (int i = 0; i < n / 2; i++) {
+                close(p[i].to_pong[0]);
+                close(p[i].to_ping[0]);
+                close(p[i].to_ping[1]);
+        }
+        return is_fifo;
+}
+
+static void check_buffer_pool(const struct props *q, ULONG min, ULONG max)
+{
+        assert_true(q->p.NumberOfBuffers >= min);
+        assert_true(q->p.NumberOfBuffers <= max);
+        assert_true(q->p.FreeBuffers <= q->p.NumberOfBuffers);
+}
+
+/* QUERY's statistics are live; STOP's final ones are the file header's. */
+static void test_kernel_live_statistics(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "stats.etl");
+        struct props pr;
+        CONTROLTRACE_ID h;
+        /* a system logger of its own name: a failure here leaves no "NT Kernel Logger" */
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_CSWITCH;
+        pr.p.BufferSize = 4;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-stats", &pr), ERROR_SUCCESS);
+        ULONG min = pr.p.MinimumBuffers, max = pr.p.MaximumBuffers;
+        check_buffer_pool(&pr, min, max);
+
+        struct props q1, q2, st;
+        make_load(1, 300, false);
+        props_query(&q1);
+        assert_int_equal(QueryTraceA(h, NULL, &q1.p), ERROR_SUCCESS);
+        /* then a load that starves the logger thread, where permitted: events are lost, and
+           the exact count must reach QUERY, STOP and the file header alike */
+        bool is_starving = make_load(4, 300, true);
+        if (!is_starving)
+                print_message("SCHED_FIFO not permitted: no events lost on purpose\n");
+        props_query(&q2);
+        assert_int_equal(QueryTraceA(h, NULL, &q2.p), ERROR_SUCCESS);
+        print_message("QUERY: BuffersWritten %u then %u, EventsLost %u then %u, buffers %u "
+                      "(%u free) then %u (%u free)\n",
+                      q1.p.BuffersWritten, q2.p.BuffersWritten, q1.p.EventsLost, q2.p.EventsLost,
+                      q1.p.NumberOfBuffers, q1.p.FreeBuffers, q2.p.NumberOfBuffers,
+                      q2.p.FreeBuffers);
+        assert_true(q1.p.BuffersWritten > 1); /* the header buffer and data */
+        assert_true(q2.p.BuffersWritten > q1.p.BuffersWritten);
+        assert_true(q2.p.EventsLost >= q1.p.EventsLost);
+        check_buffer_pool(&q1, min, max);
+        check_buffer_pool(&q2, min, max);
+
+        props_query(&st);
+        assert_int_equal(ControlTraceA(h, NULL, &st.p, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        assert_true(st.p.BuffersWritten >= q2.p.BuffersWritten);
+        assert_true(st.p.EventsLost >= q2.p.EventsLost);
+        check_buffer_pool(&st, min, max);
+
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        print_message("STOP: BuffersWritten %u, EventsLost %u; file header: %u, %u\n",
+                      st.p.BuffersWritten, st.p.EventsLost, hdr.BuffersWritten, hdr.EventsLost);
+        assert_int_equal(st.p.BuffersWritten, hdr.BuffersWritten);
+        assert_int_equal(st.p.EventsLost, hdr.EventsLost);
+        if (is_starving && hdr.EventsLost == 0)
+                print_message("the starved logger lost no events: EventsLost is checked at 0\n");
+        assert_int_equal(st.p.LogBuffersLost, hdr.BuffersLost);
+        assert_int_equal(t.buffers_read, hdr.BuffersWritten);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal(sb.st_size, (off_t)hdr.BuffersWritten * 4096);
+        unlink(path);
 }
 
 static void test_buffering_and_circular(void **state)
@@ -1141,10 +1336,14 @@ static void test_buffering_and_circular(void **state)
 
 struct consumer {
         const char *name;
+        ULONG extra_mode;                              /* PROCESS_TRACE_MODE_RAW_TIMESTAMP */
+        PEVENT_TRACE_BUFFER_CALLBACKA buffer_callback; /* NULL: none */
         struct tally t;
         ULONG rc;
         ULONG buffers_read;
-        TRACE_LOGFILE_HEADER hdr;
+        TRACE_LOGFILE_HEADER hdr; /* as OpenTrace filled it */
+        ULONG is_kernel_trace;
+        char logger_name[64]; /* hdr.LoggerName, valid only until CloseTrace */
 };
 
 static void *consumer_thread(void *arg)
@@ -1153,14 +1352,22 @@ static void *consumer_thread(void *arg)
         EVENT_TRACE_LOGFILEA lf;
         memset(&lf, 0, sizeof(lf));
         lf.LoggerName = (LPSTR)c->name;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.ProcessTraceMode =
+                PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD | c->extra_mode;
         lf.EventRecordCallback = count_event;
+        lf.BufferCallback = c->buffer_callback;
         lf.Context = &c->t;
         PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
         if (h == INVALID_PROCESSTRACE_HANDLE) {
                 c->rc = GetLastError();
                 return NULL;
         }
+        c->hdr = lf.LogfileHeader;
+        c->is_kernel_trace = lf.IsKernelTrace;
+        for (size_t i = 0; lf.LogfileHeader.LoggerName && i + 1 < sizeof(c->logger_name) &&
+                           lf.LogfileHeader.LoggerName[i];
+             i++)
+                c->logger_name[i] = (char)lf.LogfileHeader.LoggerName[i];
         c->rc = ProcessTrace(&h, 1, NULL, NULL);
         c->buffers_read = lf.BuffersRead;
         CloseTrace(h);
@@ -1262,7 +1469,23 @@ static void test_realtime_consumer(void **state)
         assert_true(seen >= 10);
         assert_true(c.buffers_read >= 1);
         assert_true(atomic_load(&c.t.nr_events) >= seen);
-        assert_int_equal(c.t.nr_header, 0);
+        /* OpenTrace told the session's header, as a kernel trace */
+        assert_int_equal(c.is_kernel_trace, 1);
+        assert_string_equal(c.logger_name, KERNEL_LOGGER_NAMEA);
+        assert_int_equal(c.hdr.BufferSize, pr.p.BufferSize * 1024);
+        assert_int_equal(c.hdr.PointerSize, 8);
+        assert_int_equal(c.hdr.PerfFreq.QuadPart, 1000000000);
+        assert_int_equal(c.hdr.ReservedFlags, EVENT_TRACE_CLOCK_PERFCOUNTER);
+        assert_true(c.hdr.NumberOfProcessors >= 1);
+        assert_true(c.hdr.LogFileMode & EVENT_TRACE_REAL_TIME_MODE);
+        assert_true(c.hdr.StartTime.QuadPart > 0);
+        /* the header event first, then the kernel logger's group masks (0x0005) */
+        assert_int_equal(c.t.nr_header, 1);
+        assert_true(IsEqualGUID(&c.t.first_guid[0], &EventTraceGuid));
+        assert_int_equal(c.t.first_opcode[0], 0);
+        assert_true(IsEqualGUID(&c.t.first_guid[1], &EventTraceGuid));
+        assert_int_equal(c.t.first_opcode[1], WMI_LOG_TYPE_HEADER_EXTENSION & 0xFF);
+        assert_int_equal(c.t.min_ts, c.hdr.StartTime.QuadPart);
         /* timestamps are FILETIME, near now */
         int64_t now = 116444736000000000ll + (int64_t)time(NULL) * 10000000ll;
         assert_true(c.t.max_ts > now - 600ll * 10000000);
@@ -1303,7 +1526,69 @@ static void test_realtime_lost_buffers(void **state)
         assert_int_equal(pthread_join(th, NULL), 0);
         assert_int_equal(c.rc, ERROR_SUCCESS);
         assert_true(c.buffers_read >= 1);
-        assert_true(c.buffers_read <= q.p.BuffersWritten);
+        assert_true(c.buffers_read <= q.p.BuffersWritten + 1); /* + the header buffer */
+        assert_int_equal(c.t.nr_header, 1);
+}
+
+/* BufferCallback once per delivered buffer, BuffersRead counting up; FALSE ends ProcessTrace
+   with ERROR_CANCELLED. Raw timestamps are the session clock (CLOCK_MONOTONIC ns). */
+static atomic_ulong nr_buffer_calls, nr_bad_buffers_read;
+
+static ULONG WINAPI cancel_at_third(PEVENT_TRACE_LOGFILEA lf)
+{
+        unsigned long n = atomic_fetch_add(&nr_buffer_calls, 1) + 1;
+        if (lf->BuffersRead != n)
+                atomic_fetch_add(&nr_bad_buffers_read, 1);
+        return n < 3;
+}
+
+static int64_t monotonic_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void test_realtime_buffer_callback(void **state)
+{
+        (void)state;
+        struct props pr, q;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_CSWITCH;
+        pr.p.BufferSize = 4;
+        int64_t before = monotonic_ns();
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-rt-cb", &pr), ERROR_SUCCESS);
+        atomic_store(&nr_buffer_calls, 0);
+        atomic_store(&nr_bad_buffers_read, 0);
+        struct consumer c = {.name = "ctl-rt-cb",
+                             .extra_mode = PROCESS_TRACE_MODE_RAW_TIMESTAMP,
+                             .buffer_callback = cancel_at_third,
+                             .rc = 99};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, consumer_thread, &c), 0);
+        for (int i = 0; i < 200 && atomic_load(&nr_buffer_calls) < 3; i++) {
+                sleep_ms(20);
+                props_query(&q);
+                assert_int_equal(FlushTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        }
+        bool is_stopped = atomic_load(&nr_buffer_calls) < 3;
+        if (is_stopped)
+                stop_by_handle(h); /* ProcessTrace would wait for it */
+        assert_int_equal(pthread_join(th, NULL), 0);
+        int64_t after = monotonic_ns();
+        assert_int_equal(c.rc, ERROR_CANCELLED);
+        assert_int_equal(atomic_load(&nr_buffer_calls), 3);
+        assert_int_equal(atomic_load(&nr_bad_buffers_read), 0);
+        assert_int_equal(c.buffers_read, 3);
+        assert_int_equal(c.t.nr_header, 1);
+        assert_true(c.t.nr_events > 2);
+        /* raw: the session clock, not FILETIME */
+        assert_true(c.t.min_ts >= before);
+        assert_true(c.t.max_ts <= after);
+        assert_false(is_stopped);
+        stop_by_handle(h);
 }
 
 int main(void)
@@ -1335,11 +1620,14 @@ int main(void)
                 cmocka_unit_test(test_kernel_session_lifecycle),
                 cmocka_unit_test(test_start_kernel_trace_live),
                 cmocka_unit_test(test_kernel_hardware_classes),
+                cmocka_unit_test(test_missing_hardware_said_once),
+                cmocka_unit_test(test_kernel_live_statistics),
                 cmocka_unit_test(test_buffering_and_circular),
                 cmocka_unit_test(test_realtime_not_running),
                 cmocka_unit_test(test_realtime_close_trace),
                 cmocka_unit_test(test_realtime_consumer),
                 cmocka_unit_test(test_realtime_lost_buffers),
+                cmocka_unit_test(test_realtime_buffer_callback),
         };
         return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -360,6 +360,86 @@ static void test_real_time_callback(void **state)
         etl_writer_free(w);
 }
 
+/* The header buffer a real-time consumer receives first: the logfile header record, then what
+   was appended with ETL_WRITER_HEADER_CPU, readable as a standalone buffer and as a file. */
+static void test_header_buffer(void **state)
+{
+        (void)state;
+        struct etl_writer *w = new_writer(2, 1024);
+        uint8_t rec[64], mask[32] = {0xAA};
+        uint32_t size = etl_record_system64(rec, WMI_LOG_TYPE_HEADER_EXTENSION, 2, 0, 0, 5100, mask,
+                                            sizeof(mask));
+        assert_int_equal(etl_writer_append(w, ETL_WRITER_HEADER_CPU, rec, size), 0);
+        write_samples(w, 2, 100);
+        assert_int_equal(etl_writer_flush(w), 0);
+
+        uint32_t hsize = 0;
+        const uint8_t *h = etl_writer_header(w, &hsize);
+        assert_non_null(h);
+        assert_int_equal(hsize, 1024);
+        uint8_t *copy = malloc(hsize); /* what the session hands to each consumer */
+        assert_non_null(copy);
+        memcpy(copy, h, hsize);
+        struct etl_record r;
+        uint32_t pos = 0;
+        assert_int_equal(etl_buffer_next(copy, hsize, &pos, &r), 1);
+        assert_int_equal(r.hook_id, WMI_LOG_TYPE_HEADER);
+        assert_int_equal(r.timestamp, 5000);
+        assert_true(r.payload_size >= 0x118);
+        assert_int_equal(etl_buffer_next(copy, hsize, &pos, &r), 1);
+        assert_int_equal(r.hook_id, WMI_LOG_TYPE_HEADER_EXTENSION);
+        assert_int_equal(r.payload_size, sizeof(mask));
+        assert_int_equal(r.payload[0], 0xAA);
+        assert_int_equal(etl_buffer_next(copy, hsize, &pos, &r), 0);
+
+        /* alone it reads as a one-buffer trace, the header's BuffersWritten counting itself */
+        struct etl_reader *rd = NULL;
+        struct etl_error err;
+        assert_int_equal(etl_reader_open_mem(&rd, copy, hsize, &err), 0);
+        const struct etl_logfile *lf = etl_reader_logfile(rd);
+        assert_string_equal(lf->logger_name, "etwtop test \xc3\xa9");
+        assert_int_equal(lf->header.BufferSize, 1024);
+        assert_int_equal(lf->header.NumberOfProcessors, 2);
+        assert_int_equal(lf->header.PointerSize, 8);
+        assert_int_equal(lf->header.BuffersWritten, 1);
+        assert_int_equal(lf->header.StartTime.QuadPart, 132000000000000000ll);
+        etl_reader_close(rd);
+        free(copy);
+
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(ws.nr_file_buffers, 0);
+        assert_int_equal(ws.nr_ring_buffers, 0);
+        etl_writer_free(w);
+}
+
+/* The statistics say what the file header says, and what the ring holds. */
+static void test_file_and_ring_counts(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "counts.etl");
+        struct etl_writer *w = new_writer(2, 1024);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        assert_int_equal(etl_writer_set_ring(w, 3 * 1024), 0);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(ws.nr_file_buffers, 1); /* the header buffer */
+        write_samples(w, 2, 200);
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(ws.nr_file_buffers, ws.nr_buffers_written + 1);
+        assert_int_equal(ws.nr_ring_buffers, 3);
+        assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0), 0);
+        etl_writer_get_stats(w, &ws);
+        uint64_t in_file = ws.nr_file_buffers;
+        etl_writer_free(w);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        assert_int_equal(etl_reader_logfile(r)->header.BuffersWritten, in_file);
+        etl_reader_close(r);
+}
+
 static void test_limits(void **state)
 {
         (void)state;
@@ -392,6 +472,8 @@ int main(void)
                 cmocka_unit_test(test_flush),
                 cmocka_unit_test(test_ring_save),
                 cmocka_unit_test(test_real_time_callback),
+                cmocka_unit_test(test_header_buffer),
+                cmocka_unit_test(test_file_and_ring_counts),
                 cmocka_unit_test(test_limits),
         };
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,10 +9,14 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +24,7 @@
 #include "etw/evntrace.h"
 #include "kevent.h"
 #include "live_source.h"
+#include "perf_convert.h"
 
 static char dir[64];
 static char path[128];
@@ -51,14 +56,15 @@ static int teardown(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
-static struct etl_writer *new_writer(const char *file)
+/* A writer of nr_cpus CPU buffers of buffer_size bytes, as etwtop's session makes it. */
+static struct etl_writer *new_writer_of(const char *file, uint32_t nr_cpus, uint32_t buffer_size)
 {
         struct timespec rt;
         clock_gettime(CLOCK_REALTIME, &rt);
         int64_t ft = ((int64_t)rt.tv_sec * 10000000ll + rt.tv_nsec / 100) + 116444736000000000ll;
         struct etl_writer_config cfg = {
-                .buffer_size_bytes = 65536,
-                .nr_cpus = caps.nr_cpus,
+                .buffer_size_bytes = buffer_size,
+                .nr_cpus = nr_cpus,
                 .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
                 .logger_id = 1,
                 .logger_name = "NT Kernel Logger",
@@ -70,13 +76,18 @@ static struct etl_writer *new_writer(const char *file)
                 .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
                 .os_major = 10,
                 .provider_version = 19041,
-                .timer_resolution_100ns = 156250,
+                .timer_resolution_100ns = 10000, /* as backend/session.c: 1 ms ticks */
         };
         struct etl_writer *w = NULL;
         assert_int_equal(etl_writer_new(&w, &cfg), 0);
         struct etl_error err;
         assert_int_equal(etl_writer_open_file(w, file, true, &err), 0);
         return w;
+}
+
+static struct etl_writer *new_writer(const char *file)
+{
+        return new_writer_of(file, caps.nr_cpus, 65536);
 }
 
 static void kernel_settings(struct live_settings *s)
@@ -154,12 +165,15 @@ struct ev {
         uint32_t x, y; /* image pid / cswitch old, new / ready tid / stack nr frames */
         uint8_t phase, is_previous;
         uint16_t opcode;
+        bool is_own;       /* etwtop's provider (doc/etwtop-provider.md) */
+        uint16_t event_id; /* its EVENT_DESCRIPTOR Id */
         char name[160];
 };
 
 static struct ev *evs;
 static size_t nr_evs, cap_evs;
 static struct kdecoder *dec;
+static const EVENT_RECORD *cur_rec; /* the record being decoded */
 
 static void on_decoded(void *ctx, const struct kevent *k)
 {
@@ -177,6 +191,9 @@ static void on_decoded(void *ctx, const struct kevent *k)
         e->pid = k->pid;
         e->tid = k->tid;
         e->opcode = k->opcode;
+        e->is_own = k->provider &&
+                    memcmp(k->provider, &etwtop_provider_guid, sizeof(etwtop_provider_guid)) == 0;
+        e->event_id = cur_rec ? cur_rec->EventHeader.EventDescriptor.Id : 0;
         switch (k->type) {
         case KEV_SAMPLE:
                 e->a = k->sample.ip;
@@ -194,6 +211,11 @@ static void on_decoded(void *ctx, const struct kevent *k)
                 e->x = k->image.pid;
                 e->phase = (uint8_t)k->image.phase;
                 snprintf(e->name, sizeof(e->name), "%s", k->image.file_name);
+                break;
+        case KEV_THREAD:
+                e->x = k->thread.tid;
+                e->y = k->thread.pid;
+                e->phase = (uint8_t)k->thread.phase;
                 break;
         case KEV_PROCESS:
                 e->x = k->process.pid;
@@ -222,7 +244,9 @@ static void on_decoded(void *ctx, const struct kevent *k)
 
 static VOID WINAPI on_record(PEVENT_RECORD er)
 {
+        cur_rec = er;
         kdecoder_decode(dec, er, on_decoded, NULL);
+        cur_rec = NULL;
 }
 
 static void read_back(const char *file)
@@ -250,6 +274,8 @@ static void free_events(void)
         nr_evs = cap_evs = 0;
 }
 
+static size_t count_events(enum kevent_type t, uint32_t pid, uint8_t phase);
+
 /* The next event after index i on the same CPU, or NULL. */
 static const struct ev *next_on_cpu(size_t i)
 {
@@ -272,6 +298,44 @@ static void check_cpu_order(void)
                                  (unsigned long long)last[evs[i].cpu]);
                 last[evs[i].cpu] = evs[i].ts;
         }
+}
+
+/* The CSwitch events of tid: at least min switch-ins and switch-outs, and on every CPU they
+   alternate (in, out, in, out...), an out always preceded by an in on that CPU, so that one
+   side missing (all the switch-ins dropped, say) cannot pass. */
+static void check_cswitch_pairs(uint32_t tid, size_t min)
+{
+        enum { MAX_CPUS = 4096 };
+        static bool is_on[MAX_CPUS];
+        size_t nr_in = 0, nr_out = 0, nr_bad = 0;
+        memset(is_on, 0, sizeof(is_on));
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type != KEV_CSWITCH || e->cpu >= MAX_CPUS || (e->x != tid && e->y != tid))
+                        continue;
+                if (e->x == tid) {
+                        nr_out++;
+                        if (!is_on[e->cpu]) {
+                                if (nr_bad++ < 5)
+                                        print_error("CSwitch out of %u on CPU %u at %llu without "
+                                                    "a switch-in before it\n",
+                                                    tid, e->cpu, (unsigned long long)e->ts);
+                        }
+                        is_on[e->cpu] = false;
+                }
+                if (e->y == tid) {
+                        nr_in++;
+                        if (is_on[e->cpu] && nr_bad++ < 5)
+                                print_error("CSwitch in of %u on CPU %u at %llu twice\n", tid,
+                                            e->cpu, (unsigned long long)e->ts);
+                        is_on[e->cpu] = true;
+                }
+        }
+        print_message("%zu switch-ins and %zu switch-outs of %u\n", nr_in, nr_out, tid);
+        assert_true(nr_in >= min);
+        assert_true(nr_out >= min);
+        assert_int_equal(nr_in, nr_out); /* it exited: its last switch is an out */
+        assert_int_equal(nr_bad, 0);
 }
 
 static void test_round_trip(void **state)
@@ -365,15 +429,17 @@ static void test_round_trip(void **state)
                         in_parent_dcstart = true;
         }
         assert_true(has_child_start);
+        /* once each: the mmap2 event gets FORK and EXIT records too */
+        assert_int_equal(count_events(KEV_PROCESS, (uint32_t)child, KEV_PHASE_START), 1);
+        assert_int_equal(count_events(KEV_PROCESS, (uint32_t)child, KEV_PHASE_END), 1);
+        assert_int_equal(count_events(KEV_THREAD, (uint32_t)child, KEV_PHASE_START), 1);
         assert_true(in_child_image);
         assert_true(in_parent_dcstart);
 
         /* context switches and wake-ups of the child's thread, with their stacks */
-        size_t nr_cs = 0, nr_ready = 0, nr_ready_by_parent = 0;
+        size_t nr_ready = 0, nr_ready_by_parent = 0;
         for (size_t i = 0; i < nr_evs; i++) {
                 const struct ev *e = &evs[i];
-                if (e->type == KEV_CSWITCH && (e->x == (uint32_t)child || e->y == (uint32_t)child))
-                        nr_cs++;
                 if (e->type == KEV_READY_THREAD && e->x == (uint32_t)child) {
                         nr_ready++;
                         nr_ready_by_parent += e->y == (uint32_t)getpid();
@@ -383,8 +449,8 @@ static void test_round_trip(void **state)
                         assert_int_equal(k->a, e->ts);
                 }
         }
-        print_message("%zu switches and %zu wake-ups of the child\n", nr_cs, nr_ready);
-        assert_true(nr_cs >= ROUNDS);
+        print_message("%zu wake-ups of the child\n", nr_ready);
+        check_cswitch_pairs((uint32_t)child, ROUNDS);
         assert_true(nr_ready >= ROUNDS - 1);
         assert_true(nr_ready_by_parent >= ROUNDS - 1); /* the waker's thread, not the woken */
 
@@ -481,6 +547,374 @@ static void test_update(void **state)
         free_events();
 }
 
+/* The index of the first event of type t about pid (phase too, when not NONE), from i on. */
+static size_t find_event(size_t i, enum kevent_type t, uint32_t pid, uint8_t phase)
+{
+        for (; i < nr_evs; i++) {
+                if (evs[i].type == t && evs[i].x == pid &&
+                    (phase == KEV_PHASE_NONE || evs[i].phase == phase))
+                        return i;
+        }
+        return nr_evs;
+}
+
+static size_t count_events(enum kevent_type t, uint32_t pid, uint8_t phase)
+{
+        size_t n = 0;
+        for (size_t i = find_event(0, t, pid, phase); i < nr_evs;
+             i = find_event(i + 1, t, pid, phase))
+                n++;
+        return n;
+}
+
+/* Runs a session that starts with masks `from` and is updated to `to` after a while; t_update is
+   the time just before the update. */
+static void run_masks_update(uint32_t from, uint32_t to, uint64_t *t_update)
+{
+        struct live_settings s;
+        memset(&s, 0, sizeof(s));
+        s.masks.Masks[0] = from;
+        s.pid = -1;
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+        etwtop_test_spin(5000000);
+        assert_true(live_source_drain(ls, 100000) >= 0);
+
+        struct live_settings next = s;
+        next.masks.Masks[0] = to;
+        struct etl_error err = {0};
+        *t_update = now_ns();
+        assert_int_equal(live_source_update(ls, &next, &err), 0);
+        etwtop_test_spin(5000000);
+        assert_true(live_source_drain(ls, 100000) >= 0);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_updates, 1);
+        assert_int_equal(st.nr_append_failures, 0);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        read_back(path);
+        check_cpu_order();
+}
+
+/* seed-002: a session started with PROCESS|THREAD and updated (ControlTrace UPDATE) to add
+   IMAGE_LOAD writes the image rundown of the processes already running at the update, so that
+   their addresses resolve; PROCESS|THREAD added later get their process and thread rundown. */
+static void test_update_turns_on_rundown(void **state)
+{
+        (void)state;
+        if (!caps.has_cpu_wide) {
+                print_message("skipped: %s\n", caps.why_no_cpu_wide);
+                skip();
+        }
+        uint64_t spin = (uint64_t)(uintptr_t)&etwtop_test_spin;
+        uint32_t self = (uint32_t)getpid();
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(n > 0);
+        exe[n] = 0;
+        uint64_t t_update;
+
+        /* IMAGE_LOAD added to PROCESS|THREAD */
+        run_masks_update(EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD,
+                         EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                                 EVENT_TRACE_FLAG_IMAGE_LOAD,
+                         &t_update);
+        size_t nr_images = 0, nr_identities = 0, nr_pids = 0;
+        uint32_t last_pid = UINT32_MAX;
+        bool has_spin = false;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->is_own && e->event_id == ETWTOP_EVENT_IMAGE_IDENTITY)
+                        nr_identities++;
+                if (e->type != KEV_IMAGE)
+                        continue;
+                assert_true(e->ts >= t_update); /* none before the update */
+                if (e->phase != KEV_PHASE_DC_START)
+                        continue;
+                nr_images++;
+                if (e->x != last_pid) {
+                        nr_pids++;
+                        last_pid = e->x;
+                }
+                if (e->x == self && spin >= e->a && spin < e->a + e->b && strcmp(e->name, exe) == 0)
+                        has_spin = true;
+        }
+        print_message("IMAGE_LOAD on at the update: %zu Image/DCStart of %zu processes, %zu "
+                      "ImageIdentity\n",
+                      nr_images, nr_pids, nr_identities);
+        assert_true(nr_images > 0);
+        assert_true(nr_pids > 1);                /* every process, not only this one */
+        assert_true(has_spin);                   /* this test's code resolves */
+        assert_true(nr_identities >= nr_images); /* etwtop's identity before each one */
+        assert_int_equal(count_events(KEV_PROCESS, self, KEV_PHASE_DC_START), 1); /* not again */
+        free_events();
+
+        /* PROCESS|THREAD added to IMAGE_LOAD */
+        run_masks_update(EVENT_TRACE_FLAG_IMAGE_LOAD,
+                         EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                                 EVENT_TRACE_FLAG_IMAGE_LOAD,
+                         &t_update);
+        size_t i = find_event(0, KEV_PROCESS, self, KEV_PHASE_DC_START);
+        assert_true(i < nr_evs);
+        assert_true(evs[i].ts >= t_update);
+        assert_int_equal(count_events(KEV_PROCESS, self, KEV_PHASE_DC_START), 1);
+        i = find_event(0, KEV_THREAD, self, KEV_PHASE_DC_START); /* the main thread: tid = pid */
+        assert_true(i < nr_evs);
+        assert_true(evs[i].ts >= t_update);
+        assert_int_equal(evs[i].y, self);
+        assert_true(count_events(KEV_PROCESS, 1, KEV_PHASE_DC_START) +
+                            count_events(KEV_PROCESS, 2, KEV_PHASE_DC_START) >
+                    0); /* every process */
+        /* the images were already there: their DCStart is not written twice */
+        size_t nr_exe = 0;
+        for (size_t k = 0; k < nr_evs; k++) {
+                const struct ev *e = &evs[k];
+                if (e->type == KEV_IMAGE && e->phase == KEV_PHASE_DC_START && e->x == self &&
+                    spin >= e->a && spin < e->a + e->b)
+                        nr_exe++;
+        }
+        assert_int_equal(nr_exe, 1);
+        free_events();
+}
+
+/* ---- -p: one process with threads ---- */
+
+static volatile int threads_stop;
+
+static void report_tid(int fd)
+{
+        int32_t tid = (int32_t)syscall(SYS_gettid);
+        if (write(fd, &tid, sizeof(tid)) != (ssize_t)sizeof(tid))
+                _exit(3);
+}
+
+static void *spinner(void *arg)
+{
+        report_tid(*(int *)arg);
+        while (!threads_stop)
+                etwtop_test_spin(1000000);
+        return NULL;
+}
+
+/* The child: its main thread and a second one spin; on '3' a third thread starts, on 'q' they
+   all stop. Each thread writes its tid to report. */
+static void threads_child(int report, int commands)
+{
+        pthread_t t[2];
+        int nr = 0;
+        report_tid(report);
+        if (pthread_create(&t[nr++], NULL, spinner, &report) != 0)
+                _exit(4);
+        for (;;) {
+                etwtop_test_spin(1000000);
+                struct pollfd pfd = {commands, POLLIN, 0};
+                char c;
+                if (poll(&pfd, 1, 0) != 1)
+                        continue;
+                if (read(commands, &c, 1) != 1 || c == 'q')
+                        break;
+                if (nr < 2 && pthread_create(&t[nr], NULL, spinner, &report) == 0)
+                        nr++;
+        }
+        threads_stop = 1;
+        for (int i = 0; i < nr; i++)
+                pthread_join(t[i], NULL);
+        _exit(0);
+}
+
+static bool is_one_of(uint32_t tid, const int32_t *tids, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if ((uint32_t)tids[i] == tid)
+                        return true;
+        }
+        return false;
+}
+
+/* settings.pid: a process with two threads when the session starts and a third started during
+   it. Every thread is recorded (the ones already there and the new one), nothing of another
+   process is, and the rundown is the process's own (and the kernel image's). */
+static void test_pid_mode(void **state)
+{
+        (void)state;
+        int report[2], commands[2];
+        assert_int_equal(pipe(report), 0);
+        assert_int_equal(pipe(commands), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0)
+                threads_child(report[1], commands[0]);
+        int32_t tids[3];
+        assert_int_equal(read(report[0], &tids[0], sizeof(tids[0])), sizeof(tids[0]));
+        assert_int_equal(read(report[0], &tids[1], sizeof(tids[1])), sizeof(tids[1]));
+        assert_int_equal(tids[0], child);
+
+        struct live_settings s;
+        kernel_settings(&s);
+        s.pid = child;
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = NULL;
+        struct etl_error err = {0};
+        int rc = live_source_open(&ls, &s, w, &err);
+        if (rc == -EACCES || rc == -EPERM) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                print_message("skipped: %s\n", err.msg);
+                etl_writer_free(w);
+                skip();
+        }
+        if (rc < 0)
+                print_error("live_source_open: %d %s\n", rc, err.msg);
+        assert_int_equal(rc, 0);
+        for (int i = 0; i < 10; i++) {
+                usleep(5000);
+                assert_true(live_source_drain(ls, 100000) >= 0);
+        }
+        assert_int_equal(write(commands[1], "3", 1), 1);
+        assert_int_equal(read(report[0], &tids[2], sizeof(tids[2])), sizeof(tids[2]));
+        for (int i = 0; i < 10; i++) {
+                usleep(5000);
+                assert_true(live_source_drain(ls, 100000) >= 0);
+        }
+        assert_int_equal(write(commands[1], "q", 1), 1);
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        for (int i = 0; i < 2; i++) {
+                close(report[i]);
+                close(commands[i]);
+        }
+        while (live_source_drain(ls, 100000) > 0)
+                ;
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_events_lost, 0);
+        assert_int_equal(st.nr_append_failures, 0);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        size_t nr_samples[3] = {0}, nr_in = 0, nr_out = 0, nr_images = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                switch (e->type) {
+                case KEV_SAMPLE:
+                        assert_true(is_one_of(e->x, tids, 3));
+                        for (int k = 0; k < 3; k++)
+                                nr_samples[k] += e->x == (uint32_t)tids[k];
+                        break;
+                case KEV_PROCESS: assert_int_equal(e->x, child); break;
+                case KEV_THREAD: assert_int_equal(e->y, child); break;
+                case KEV_IMAGE:
+                        if (e->x != 0) /* the kernel image */
+                                assert_int_equal(e->x, child);
+                        nr_images += e->x == (uint32_t)child && e->phase == KEV_PHASE_DC_START;
+                        break;
+                case KEV_CSWITCH:
+                        assert_true(is_one_of(e->x, tids, 3) || is_one_of(e->y, tids, 3));
+                        nr_in += is_one_of(e->y, tids, 3);
+                        nr_out += is_one_of(e->x, tids, 3);
+                        break;
+                case KEV_READY_THREAD: assert_true(is_one_of(e->y, tids, 3)); break;
+                default: break;
+                }
+        }
+        print_message("samples of the threads %zu %zu %zu (the last one new), %zu switch-ins, %zu "
+                      "switch-outs, %zu images\n",
+                      nr_samples[0], nr_samples[1], nr_samples[2], nr_in, nr_out, nr_images);
+        assert_true(nr_samples[0] > 0);
+        assert_true(nr_samples[1] > 0); /* there before the session: per-thread events */
+        assert_true(nr_samples[2] > 0); /* new: inherited */
+        assert_true(nr_in > 0);
+        assert_true(nr_out > 0);
+        assert_true(nr_images > 0);
+        /* the rundown: the process and both of its threads, nothing else */
+        assert_int_equal(count_events(KEV_PROCESS, (uint32_t)child, KEV_PHASE_DC_START), 1);
+        assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[0], KEV_PHASE_DC_START), 1);
+        assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[1], KEV_PHASE_DC_START), 1);
+        assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[2], KEV_PHASE_START), 1);
+        free_events();
+}
+
+/* A writer without a buffer for every online CPU is refused at open, before anything is
+   written, rather than losing that CPU's records one by one; records the writer refuses later
+   are counted. */
+static void test_writer_cpus(void **state)
+{
+        (void)state;
+        if (!caps.has_cpu_wide) {
+                print_message("skipped: %s\n", caps.why_no_cpu_wide);
+                skip();
+        }
+        struct live_settings s;
+        kernel_settings(&s);
+        struct live_source *ls = NULL;
+        struct etl_error err = {0};
+        struct etl_writer_stats ws;
+        if (caps.nr_cpus >= 2) {
+                struct etl_writer *w = new_writer_of(path, caps.nr_cpus - 1, 65536);
+                assert_int_equal(live_source_open(&ls, &s, w, &err), -EINVAL);
+                assert_null(ls);
+                print_message("%s\n", err.msg);
+                assert_non_null(strstr(err.msg, "nr_cpus"));
+                etl_writer_get_stats(w, &ws);
+                assert_int_equal(ws.nr_events, 0); /* nothing half-written */
+                etl_writer_free(w);
+        } else {
+                print_message("one CPU: no writer can have fewer (the refusal is not tested)\n");
+        }
+
+        /* a process whose command line does not fit a 1 KiB buffer: its Process/DCStart is
+           refused by the writer (-E2BIG) and counted */
+        char arg[1500];
+        memset(arg, 'x', sizeof(arg) - 1);
+        arg[sizeof(arg) - 1] = 0;
+        int in[2];
+        assert_int_equal(pipe(in), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                dup2(in[0], 0);
+                close(in[1]);
+                execl("/bin/sh", "sh", "-c", "read x", arg, (char *)NULL);
+                _exit(127);
+        }
+        close(in[0]);
+        char cmdline[64];
+        snprintf(cmdline, sizeof(cmdline), "/proc/%d/cmdline", (int)child);
+        for (int i = 0; i < 200; i++) { /* until it has exec'd */
+                FILE *f = fopen(cmdline, "r");
+                char head[8] = {0};
+                size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
+                if (f)
+                        fclose(f);
+                if (n >= 2 && strcmp(head, "sh") == 0)
+                        break;
+                usleep(5000);
+        }
+        memset(&s, 0, sizeof(s));
+        s.masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS;
+        s.pid = -1;
+        struct etl_writer *w = new_writer_of(path, caps.nr_cpus, 1024);
+        ls = open_or_skip(&s, w);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        print_message("%llu records refused by a writer of 1 KiB buffers\n",
+                      (unsigned long long)st.nr_append_failures);
+        assert_true(st.nr_append_failures >= 1);
+        etl_writer_get_stats(w, &ws);
+        assert_true(ws.nr_events_dropped >= 1);
+        live_source_close(ls);
+        etl_writer_free(w);
+        close(in[1]); /* read(1) sees EOF: the child exits */
+        int status;
+        assert_int_equal(waitpid(child, &status, 0), child);
+}
+
 static void test_missing_hardware(void **state)
 {
         (void)state;
@@ -573,6 +1007,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pid_mode, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_writer_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_hardware, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -816,6 +816,128 @@ static void test_sched_waking(void **state)
         assert_int_equal(k->ev.stack.nr_frames, 2);
 }
 
+/* A sched_switch sample of event id (IDENTIFIER|IP|TID|TIME|CPU|RAW, Linux 6.18 layout). */
+static void rb_sched_switch(struct rb *r, uint64_t id, uint32_t prev, uint32_t next,
+                            int64_t prev_state, uint64_t time, uint32_t cpu)
+{
+        uint8_t raw[64] = {0};
+        put_at(raw, &fmt_switch, "prev_pid", prev);
+        put_at(raw, &fmt_switch, "prev_prio", 120);
+        put_at(raw, &fmt_switch, "prev_state", prev_state);
+        put_at(raw, &fmt_switch, "next_pid", next);
+        put_at(raw, &fmt_switch, "next_prio", 120);
+        rb_sample_head(r, id, 0xffffffff81800000ull, prev, prev, time, cpu, false);
+        rb_u32(r, sizeof(raw));
+        rb_bytes(r, raw, sizeof(raw));
+        rb_pad8(r);
+        rb_end(r);
+}
+
+/* PERF_RECORD_SWITCH_CPU_WIDE (next_prev set) or PERF_RECORD_SWITCH, in the context of tid. */
+static void rb_switch(struct rb *r, bool is_cpu_wide, bool is_out, uint32_t tid, uint32_t next_prev,
+                      uint64_t time, uint32_t cpu, uint64_t id)
+{
+        rb_begin(r, is_cpu_wide ? PERF_RECORD_SWITCH_CPU_WIDE : PERF_RECORD_SWITCH,
+                 is_out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+        if (is_cpu_wide) {
+                rb_u32(r, next_prev);
+                rb_u32(r, next_prev);
+        }
+        rb_sample_id(r, tid, tid, time, cpu, id);
+        rb_end(r);
+}
+
+/* The switch-ins sched_switch does not deliver (nothing is recorded while a secondary CPU's
+   idle task runs) come from the switch-in records; NewThreadWaitTime counts clock ticks of the
+   TimerResolution since the thread was readied or switched out. */
+static void test_cswitch_repair_and_wait_time(void **state)
+{
+        (void)state;
+        const uint64_t ms = 1000000;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event tp = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch};
+        add_event(71, &tp);
+        struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
+        add_event(72, &sb);
+        struct perf_conv_event wk = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_waking};
+        add_event(73, &wk);
+        perf_conv_set_timer_resolution(g.c, 10000); /* 1 ms ticks */
+
+        struct rb r;
+        /* CPU 1: 900 sleeps; the idle task's switch to it is not delivered, its IN record is */
+        rb_sched_switch(&r, 71, 900, 0, 0x1, START + 1 * ms, 1);
+        convert(&r, 1);
+        rb_switch(&r, true, true, 900, 0, START + 1 * ms + 1, 1, 72); /* OUT: nothing */
+        convert(&r, 1);
+        rb_switch(&r, true, false, 900, 0, START + 5 * ms, 1, 72); /* IN from idle: repaired */
+        convert(&r, 1);
+        /* a switch that is delivered: its IN record adds nothing */
+        rb_sched_switch(&r, 71, 900, 901, 0x100, START + 6 * ms, 1);
+        convert(&r, 1);
+        rb_switch(&r, true, false, 901, 900, START + 6 * ms + 10, 1, 72);
+        convert(&r, 1);
+        /* 900 readied at 7 ms (on CPU 0), switched in at 9.6 ms: waited 2.6 ms in Ready */
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 900);
+        rb_sample_head(&r, 73, 0xffffffff81900000ull, 902, 902, START + 7 * ms, 0, false);
+        rb_u32(&r, sizeof(raw));
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 0);
+        rb_sched_switch(&r, 71, 901, 900, 0x1, START + 9 * ms + 600000, 1);
+        convert(&r, 1);
+        /* a per-task switch-in record (-p): the thread switched out is not in it */
+        rb_switch(&r, false, false, 950, 0, START + 9 * ms + 700000, 0, 72);
+        convert(&r, 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_cswitch_repaired, 2);
+        assert_int_equal(st.nr_bad, 0);
+        read_back();
+
+        assert_int_equal(count(KEV_CSWITCH), 5);
+        const struct cap *c = find(KEV_CSWITCH, 0); /* 900 -> idle */
+        assert_int_equal(c->ev.cswitch.old_tid, 900);
+        assert_int_equal(c->ev.cswitch.new_tid, 0);
+        assert_int_equal(c->ev.cswitch.new_wait_time, 0);
+        assert_int_equal(c->ev.cswitch.old_ideal_processor, 1);
+
+        c = find(KEV_CSWITCH, 1); /* idle -> 900, from the IN record */
+        assert_int_equal(c->ev.cpu, 1);
+        assert_int_equal(c->ev.timestamp, START + 5 * ms);
+        assert_int_equal(c->ev.cswitch.old_tid, 0);
+        assert_int_equal(c->ev.cswitch.new_tid, 900);
+        assert_int_equal(c->ev.cswitch.old_state, 1); /* the idle thread: Ready, as sched_switch
+                                                          says R for swapper */
+        assert_int_equal(c->ev.cswitch.old_priority, 0);
+        assert_int_equal(c->ev.cswitch.new_priority, 8);
+        assert_int_equal(c->ev.cswitch.new_wait_time, 4); /* 4 ms since it switched out */
+
+        c = find(KEV_CSWITCH, 2); /* 900 -> 901, delivered: once */
+        assert_int_equal(c->ev.cswitch.old_tid, 900);
+        assert_int_equal(c->ev.cswitch.new_tid, 901);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 32); /* R+: WrPreempted */
+        assert_int_equal(c->ev.cswitch.new_wait_time, 0);    /* never seen waiting */
+
+        c = find(KEV_CSWITCH, 3); /* 901 -> 900 */
+        assert_int_equal(c->ev.timestamp, START + 9 * ms + 600000);
+        assert_int_equal(c->ev.cswitch.new_tid, 900);
+        assert_int_equal(c->ev.cswitch.new_wait_time, 3); /* 2.6 ms since readied, not 3.6 */
+
+        c = find(KEV_CSWITCH, 4); /* the per-task record: the old thread is not known */
+        assert_int_equal(c->ev.cpu, 0);
+        assert_int_equal(c->ev.cswitch.new_tid, 950);
+        assert_int_equal(c->ev.cswitch.old_tid, 0);
+}
+
 /* ---- side-band records ---- */
 
 static void rb_mmap2(struct rb *r, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
@@ -1135,6 +1257,7 @@ int main(void)
                 cmocka_unit_test(test_tracepoint_format),
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
