@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
  * records. */
+#include "le_bytes.h"
 #include "etl_reader.h"
 
 #include <errno.h>
@@ -84,22 +85,6 @@ struct etl_reader {
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
 };
 
-static inline uint16_t get_u16(const uint8_t *p)
-{
-        return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static inline uint32_t get_u32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-               ((uint32_t)p[3] << 24);
-}
-
-static inline uint64_t get_u64(const uint8_t *p)
-{
-        return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
-}
-
 static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
@@ -121,12 +106,12 @@ size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t
         if (out_size == 0)
                 return 0;
         while (i < max_units) {
-                uint32_t c = get_u16(src + 2 * i);
+                uint32_t c = le_get16(src + 2 * i);
                 i++;
                 if (c == 0)
                         break;
                 if (c >= 0xD800 && c <= 0xDBFF) {
-                        uint32_t lo = i < max_units ? get_u16(src + 2 * i) : 0;
+                        uint32_t lo = i < max_units ? le_get16(src + 2 * i) : 0;
                         if (lo >= 0xDC00 && lo <= 0xDFFF) {
                                 c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
                                 i++;
@@ -208,7 +193,7 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
 {
         if (pos + 4 > filled)
                 return PARSE_END;
-        uint32_t m = get_u32(buf + pos);
+        uint32_t m = le_get32(buf + pos);
         if (m == 0xFFFFFFFF)
                 return PARSE_END;
         if (!(m & TRACE_HEADER_FLAG)) {
@@ -238,7 +223,7 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
                         *why = "record header truncated";
                         return PARSE_DAMAGED;
                 }
-                size = get_u16(p + 4);
+                size = le_get16(p + 4);
         } else {
                 size = m & 0xFFFF;
         }
@@ -270,20 +255,20 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
         uint32_t payload_off = fixed;
 
         if (is_kernel) {
-                uint16_t ver = get_u16(p);
+                uint16_t ver = le_get16(p);
                 rec->version = ver & 0xFF;
-                rec->hook_id = get_u16(p + 6);
+                rec->hook_id = le_get16(p + 6);
                 rec->opcode = (uint8_t)rec->hook_id;
                 if (type == TRACE_HEADER_TYPE_PERFINFO32 || type == TRACE_HEADER_TYPE_PERFINFO64) {
-                        rec->timestamp = get_u64(p + 8);
+                        rec->timestamp = le_get64(p + 8);
                         rec->tid = rec->pid = 0xFFFFFFFF;
                 } else {
-                        rec->tid = get_u32(p + 8);
-                        rec->pid = get_u32(p + 12);
-                        rec->timestamp = get_u64(p + 16);
+                        rec->tid = le_get32(p + 8);
+                        rec->pid = le_get32(p + 12);
+                        rec->timestamp = le_get64(p + 16);
                         if (fixed == 0x20) {
-                                rec->kernel_time = get_u32(p + 24);
-                                rec->user_time = get_u32(p + 28);
+                                rec->kernel_time = le_get32(p + 24);
+                                rec->user_time = le_get32(p + 28);
                         }
                 }
                 /* 2.4: PEBS index then PMC counters, inline after the fixed header */
@@ -307,16 +292,16 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
                 }
         } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
                    type == TRACE_HEADER_TYPE_EVENT_HEADER64) {
-                rec->flags = get_u16(p + 4);
-                rec->tid = get_u32(p + 8);
-                rec->pid = get_u32(p + 12);
-                rec->timestamp = get_u64(p + 16);
+                rec->flags = le_get16(p + 4);
+                rec->tid = le_get32(p + 8);
+                rec->pid = le_get32(p + 12);
+                rec->timestamp = le_get64(p + 16);
                 rec->guid = p + 0x18;
                 rec->version = p[0x2A];
                 rec->level = p[0x2C];
                 rec->opcode = p[0x2D];
-                rec->kernel_time = get_u32(p + 0x38);
-                rec->user_time = get_u32(p + 0x3C);
+                rec->kernel_time = le_get32(p + 0x38);
+                rec->user_time = le_get32(p + 0x3C);
                 if (rec->flags & EVENT_HEADER_FLAG_EXTENDED_INFO) {
                         /* 2.8: {TotalSize, ExtType, Linkage, DataSize} items, 8-aligned */
                         for (;;) {
@@ -324,10 +309,10 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
                                         *why = "extended item header overruns the record";
                                         return PARSE_DAMAGED;
                                 }
-                                uint16_t total = get_u16(p + payload_off);
-                                uint16_t ext_type = get_u16(p + payload_off + 2);
-                                uint16_t linkage = get_u16(p + payload_off + 4);
-                                uint16_t data_size = get_u16(p + payload_off + 6);
+                                uint16_t total = le_get16(p + payload_off);
+                                uint16_t ext_type = le_get16(p + payload_off + 2);
+                                uint16_t linkage = le_get16(p + payload_off + 4);
+                                uint16_t data_size = le_get16(p + payload_off + 6);
                                 if (total < 8 || data_size > total - 8 ||
                                     payload_off + total > size) {
                                         *why = "extended item size out of range";
@@ -347,13 +332,13 @@ static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t
                 /* EVENT_TRACE_HEADER (2.5) and EVENT_INSTANCE_GUID_HEADER (2.6) */
                 rec->opcode = p[4];
                 rec->level = p[5];
-                rec->version = get_u16(p + 6);
-                rec->tid = get_u32(p + 8);
-                rec->pid = get_u32(p + 12);
-                rec->timestamp = get_u64(p + 16);
+                rec->version = le_get16(p + 6);
+                rec->tid = le_get32(p + 8);
+                rec->pid = le_get32(p + 12);
+                rec->timestamp = le_get64(p + 16);
                 rec->guid = p + 0x18;
-                rec->kernel_time = get_u32(p + 0x28);
-                rec->user_time = get_u32(p + 0x2C);
+                rec->kernel_time = le_get32(p + 0x28);
+                rec->user_time = le_get32(p + 0x2C);
         }
         rec->payload = p + payload_off;
         rec->payload_size = size - payload_off;
@@ -618,27 +603,27 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         const uint8_t *p = rec.payload;
         TRACE_LOGFILE_HEADER *h = &r->logfile.header;
         memset(h, 0, sizeof(*h));
-        h->BufferSize = get_u32(p + 0x00);
-        h->Version = get_u32(p + 0x04);
-        h->ProviderVersion = get_u32(p + 0x08);
-        h->NumberOfProcessors = get_u32(p + 0x0C);
-        h->EndTime.QuadPart = (int64_t)get_u64(p + 0x10);
-        h->TimerResolution = get_u32(p + 0x18);
-        h->MaximumFileSize = get_u32(p + 0x1C);
-        h->LogFileMode = get_u32(p + 0x20);
-        h->BuffersWritten = get_u32(p + 0x24);
-        h->StartBuffers = get_u32(p + 0x28);
-        h->PointerSize = get_u32(p + 0x2C);
-        h->EventsLost = get_u32(p + 0x30);
-        h->CpuSpeedInMHz = get_u32(p + 0x34);
+        h->BufferSize = le_get32(p + 0x00);
+        h->Version = le_get32(p + 0x04);
+        h->ProviderVersion = le_get32(p + 0x08);
+        h->NumberOfProcessors = le_get32(p + 0x0C);
+        h->EndTime.QuadPart = (int64_t)le_get64(p + 0x10);
+        h->TimerResolution = le_get32(p + 0x18);
+        h->MaximumFileSize = le_get32(p + 0x1C);
+        h->LogFileMode = le_get32(p + 0x20);
+        h->BuffersWritten = le_get32(p + 0x24);
+        h->StartBuffers = le_get32(p + 0x28);
+        h->PointerSize = le_get32(p + 0x2C);
+        h->EventsLost = le_get32(p + 0x30);
+        h->CpuSpeedInMHz = le_get32(p + 0x34);
         uint32_t tz = is64 ? 0x48 : 0x40;
         memcpy(&h->TimeZone, p + tz, sizeof(h->TimeZone));
         uint32_t rest = is64 ? 0xF8 : 0xF0;
-        h->BootTime.QuadPart = (int64_t)get_u64(p + rest);
-        h->PerfFreq.QuadPart = (int64_t)get_u64(p + rest + 8);
-        h->StartTime.QuadPart = (int64_t)get_u64(p + rest + 16);
-        h->ReservedFlags = get_u32(p + rest + 24);
-        h->BuffersLost = get_u32(p + rest + 28);
+        h->BootTime.QuadPart = (int64_t)le_get64(p + rest);
+        h->PerfFreq.QuadPart = (int64_t)le_get64(p + rest + 8);
+        h->StartTime.QuadPart = (int64_t)le_get64(p + rest + 16);
+        h->ReservedFlags = le_get32(p + rest + 24);
+        h->BuffersLost = le_get32(p + rest + 28);
 
         /* The two UTF-16 names after the header. */
         const uint8_t *names = p + hsize;
@@ -653,11 +638,11 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         size_t n1 =
                 etl_utf16_to_utf8(names, left_units, r->logfile.logger_name, left_units * 3 + 1);
         for (size_t i = 0; i < n1; i++)
-                r->logfile.logger_name_w[i] = get_u16(names + 2 * i);
+                r->logfile.logger_name_w[i] = le_get16(names + 2 * i);
         size_t n2 = etl_utf16_to_utf8(names + 2 * n1, left_units - n1, r->logfile.log_file_name,
                                       left_units * 3 + 1);
         for (size_t i = 0; i < n2; i++)
-                r->logfile.log_file_name_w[i] = get_u16(names + 2 * n1 + 2 * i);
+                r->logfile.log_file_name_w[i] = le_get16(names + 2 * n1 + 2 * i);
         h->LoggerName = r->logfile.logger_name_w;
         h->LogFileName = r->logfile.log_file_name_w;
         r->logfile.start_timestamp = rec.timestamp;
@@ -691,10 +676,10 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                              (unsigned long long)left);
                         break;
                 }
-                uint32_t size = get_u32(b + BUF_SIZE_OFF);
-                uint32_t saved = get_u32(b + BUF_SAVED_OFFSET_OFF);
-                uint32_t offset = get_u32(b + BUF_OFFSET_OFF);
-                uint16_t flags = get_u16(b + BUF_FLAG_OFF);
+                uint32_t size = le_get32(b + BUF_SIZE_OFF);
+                uint32_t saved = le_get32(b + BUF_SAVED_OFFSET_OFF);
+                uint32_t offset = le_get32(b + BUF_OFFSET_OFF);
+                uint16_t flags = le_get16(b + BUF_FLAG_OFF);
                 if (size == 0 && r->nr_buffers > 0) {
                         /* preallocated or circular file: the rest was never written */
                         bool is_zero = true;
@@ -778,11 +763,11 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 bi->file_offset = off;
                 bi->size_bytes = is_truncated ? (uint32_t)left : size;
                 bi->filled_bytes = filled;
-                bi->sequence = get_u64(b + BUF_SEQUENCE_OFF);
-                bi->cpu = get_u16(b + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
-                bi->logger_id = get_u16(b + BUF_LOGGER_ID_OFF);
+                bi->sequence = le_get64(b + BUF_SEQUENCE_OFF);
+                bi->cpu = le_get16(b + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                bi->logger_id = le_get16(b + BUF_LOGGER_ID_OFF);
                 bi->flags = flags;
-                bi->type = get_u16(b + BUF_TYPE_OFF);
+                bi->type = le_get16(b + BUF_TYPE_OFF);
                 bi->index = r->nr_buffers;
                 bi->is_damaged = is_damaged;
                 bi->is_truncated = is_truncated;
@@ -893,7 +878,7 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
         if (rc < 0)
                 goto fail;
         if (r->stats.nr_buffers_compressed)
-                r->logfile.compression_format = get_u32(data + BUF_STATE_OFF) & 0xFFFF;
+                r->logfile.compression_format = le_get32(data + BUF_STATE_OFF) & 0xFFFF;
         r->stats.nr_events_lost += r->logfile.header.EventsLost;
         rc = build_streams(r);
         if (rc < 0)
@@ -1032,7 +1017,7 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
         struct stream *s = &r->streams[r->heap[0]];
         struct etl_record *rec = &s->head;
         rec->ends_buffer =
-                s->cur_pos + 4 > s->cur_filled || get_u32(s->cur + s->cur_pos) == 0xFFFFFFFF;
+                s->cur_pos + 4 > s->cur_filled || le_get32(s->cur + s->cur_pos) == 0xFFFFFFFF;
         r->is_advance_pending = true;
         r->stats.nr_records++;
         r->stats.nr_bytes_read += rec->size_bytes;
@@ -1109,9 +1094,9 @@ int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl
 {
         if (size < WMI_BUFFER_HEADER_SIZE)
                 return -EINVAL;
-        uint32_t filled = get_u32(buf + BUF_OFFSET_OFF);
+        uint32_t filled = le_get32(buf + BUF_OFFSET_OFF);
         if (filled == 0)
-                filled = get_u32(buf + BUF_SAVED_OFFSET_OFF);
+                filled = le_get32(buf + BUF_SAVED_OFFSET_OFF);
         if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
                 return -EINVAL;
         if (*pos < WMI_BUFFER_HEADER_SIZE)
@@ -1130,8 +1115,8 @@ int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl
                         *pos = filled;
                         return -EBADMSG;
                 }
-                rec->cpu = get_u16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
-                rec->logger_id = get_u16(buf + BUF_LOGGER_ID_OFF);
+                rec->cpu = le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
                 rec->buffer_index = 0;
                 rec->file_offset = *pos;
                 rec->ends_buffer = false;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_writer.c: owns the .etl bytes etwtop writes (ETL-FORMAT.md 1.9) and where they go. */
+#include "le_bytes.h"
 #include "etl_writer.h"
 
 #include <errno.h>
@@ -48,24 +49,6 @@ struct etl_writer {
         struct etl_writer_stats stats;
 };
 
-static inline void put_u16(uint8_t *p, uint16_t v)
-{
-        p[0] = (uint8_t)v;
-        p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void put_u32(uint8_t *p, uint32_t v)
-{
-        put_u16(p, (uint16_t)v);
-        put_u16(p + 2, (uint16_t)(v >> 16));
-}
-
-static inline void put_u64(uint8_t *p, uint64_t v)
-{
-        put_u32(p, (uint32_t)v);
-        put_u32(p + 4, (uint32_t)(v >> 32));
-}
-
 static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
@@ -109,15 +92,15 @@ static uint32_t utf8_to_utf16(uint8_t *dst, const char *src)
                 }
                 if (c >= 0x10000 && c <= 0x10FFFF) {
                         c -= 0x10000;
-                        put_u16(dst + o, (uint16_t)(0xD800 + (c >> 10)));
-                        put_u16(dst + o + 2, (uint16_t)(0xDC00 + (c & 0x3FF)));
+                        le_put16(dst + o, (uint16_t)(0xD800 + (c >> 10)));
+                        le_put16(dst + o + 2, (uint16_t)(0xDC00 + (c & 0x3FF)));
                         o += 4;
                 } else {
-                        put_u16(dst + o, c > 0xFFFF ? 0xFFFD : (uint16_t)c);
+                        le_put16(dst + o, c > 0xFFFF ? 0xFFFD : (uint16_t)c);
                         o += 2;
                 }
         }
-        put_u16(dst + o, 0);
+        le_put16(dst + o, 0);
         return o + 2;
 }
 
@@ -126,18 +109,18 @@ static void put_buffer_header(struct etl_writer *w, uint8_t *b, uint32_t filled,
                               uint16_t cpu, uint64_t timestamp, bool is_header)
 {
         memset(b, 0, WMI_BUFFER_HEADER_SIZE);
-        put_u32(b + 0x00, w->buffer_size);
-        put_u32(b + 0x04, filled);
-        put_u32(b + 0x08, filled);
-        put_u64(b + 0x10, timestamp);
-        put_u64(b + 0x18, seq);
-        put_u16(b + 0x28, cpu);
-        put_u16(b + 0x2A, w->cfg.logger_id);
-        put_u32(b + 0x2C, BUFFER_STATE_FLUSH);
-        put_u32(b + 0x30, filled);
-        put_u16(b + 0x34, is_header ? WMI_BUFFER_FLAG_FLUSH_MARKER | WMI_BUFFER_FLAG_PROC_INDEX
-                                    : WMI_BUFFER_FLAG_PROC_INDEX);
-        put_u16(b + 0x36, is_header ? WMI_BUFFER_TYPE_HEADER : WMI_BUFFER_TYPE_GENERIC);
+        le_put32(b + 0x00, w->buffer_size);
+        le_put32(b + 0x04, filled);
+        le_put32(b + 0x08, filled);
+        le_put64(b + 0x10, timestamp);
+        le_put64(b + 0x18, seq);
+        le_put16(b + 0x28, cpu);
+        le_put16(b + 0x2A, w->cfg.logger_id);
+        le_put32(b + 0x2C, BUFFER_STATE_FLUSH);
+        le_put32(b + 0x30, filled);
+        le_put16(b + 0x34, is_header ? WMI_BUFFER_FLAG_FLUSH_MARKER | WMI_BUFFER_FLAG_PROC_INDEX
+                                     : WMI_BUFFER_FLAG_PROC_INDEX);
+        le_put16(b + 0x36, is_header ? WMI_BUFFER_TYPE_HEADER : WMI_BUFFER_TYPE_GENERIC);
         /* 0xFF filler after the last record (1.3) */
         memset(b + filled, 0xFF, w->buffer_size - filled);
 }
@@ -149,27 +132,27 @@ static void put_logfile_header(struct etl_writer *w, uint32_t buffers_written, i
         uint8_t *p = w->header + WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE;
         const struct etl_writer_config *c = &w->cfg;
         memset(p, 0, LOGFILE_HEADER64_SIZE);
-        put_u32(p + 0x00, w->buffer_size);
+        le_put32(p + 0x00, w->buffer_size);
         p[0x04] = c->os_major;
         p[0x05] = c->os_minor;
         p[0x06] = 1; /* log file layout 1.5 */
         p[0x07] = 5;
-        put_u32(p + 0x08, c->provider_version);
-        put_u32(p + 0x0C, c->nr_cpus);
-        put_u64(p + 0x10, (uint64_t)end_filetime);
-        put_u32(p + 0x18, c->timer_resolution_100ns);
-        put_u32(p + 0x1C, c->maximum_file_size_mb);
-        put_u32(p + 0x20, c->log_file_mode);
-        put_u32(p + 0x24, buffers_written);
-        put_u32(p + 0x28, 1);
-        put_u32(p + 0x2C, 8);
-        put_u32(p + 0x30, events_lost);
-        put_u32(p + 0x34, c->cpu_speed_mhz);
-        put_u64(p + 0xF8, (uint64_t)c->boot_filetime);
-        put_u64(p + 0x100, c->perf_freq);
-        put_u64(p + 0x108, (uint64_t)c->start_filetime);
-        put_u32(p + 0x110, c->clock_type);
-        put_u32(p + 0x114, buffers_lost);
+        le_put32(p + 0x08, c->provider_version);
+        le_put32(p + 0x0C, c->nr_cpus);
+        le_put64(p + 0x10, (uint64_t)end_filetime);
+        le_put32(p + 0x18, c->timer_resolution_100ns);
+        le_put32(p + 0x1C, c->maximum_file_size_mb);
+        le_put32(p + 0x20, c->log_file_mode);
+        le_put32(p + 0x24, buffers_written);
+        le_put32(p + 0x28, 1);
+        le_put32(p + 0x2C, 8);
+        le_put32(p + 0x30, events_lost);
+        le_put32(p + 0x34, c->cpu_speed_mhz);
+        le_put64(p + 0xF8, (uint64_t)c->boot_filetime);
+        le_put64(p + 0x100, c->perf_freq);
+        le_put64(p + 0x108, (uint64_t)c->start_filetime);
+        le_put32(p + 0x110, c->clock_type);
+        le_put32(p + 0x114, buffers_lost);
 }
 
 static void header_buffer_finish(struct etl_writer *w, uint32_t buffers_written,
@@ -220,16 +203,16 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         names += utf8_to_utf16(rec + names, cfg->log_file_name);
         w->header_record_size = names;
         /* SYSTEM64 header, marker 0xC0020002: version 2, hook 0, kernel time 1 */
-        put_u16(rec + 0, 2);
+        le_put16(rec + 0, 2);
         rec[2] = TRACE_HEADER_TYPE_SYSTEM64;
         rec[3] = 0xC0;
-        put_u16(rec + 4, (uint16_t)names);
-        put_u16(rec + 6, WMI_LOG_TYPE_HEADER);
-        put_u32(rec + 8, cfg->header_tid);
-        put_u32(rec + 12, cfg->header_pid);
-        put_u64(rec + 16, cfg->start_timestamp);
-        put_u32(rec + 24, 1);
-        put_u32(rec + 28, 0);
+        le_put16(rec + 4, (uint16_t)names);
+        le_put16(rec + 6, WMI_LOG_TYPE_HEADER);
+        le_put32(rec + 8, cfg->header_tid);
+        le_put32(rec + 12, cfg->header_pid);
+        le_put64(rec + 16, cfg->start_timestamp);
+        le_put32(rec + 24, 1);
+        le_put32(rec + 28, 0);
         w->header_filled = WMI_BUFFER_HEADER_SIZE + ((names + 7u) & ~7u);
         header_buffer_finish(w, 1, 0, 0, 0);
         *out = w;
@@ -522,16 +505,16 @@ uint32_t etl_record_system64(uint8_t *dst, uint16_t hook_id, uint8_t version, ui
                              uint32_t payload_size)
 {
         uint32_t size = SYSTEM_HEADER_SIZE + payload_size;
-        put_u16(dst, version);
+        le_put16(dst, version);
         dst[2] = TRACE_HEADER_TYPE_SYSTEM64;
         dst[3] = 0xC0;
-        put_u16(dst + 4, (uint16_t)size);
-        put_u16(dst + 6, hook_id);
-        put_u32(dst + 8, tid);
-        put_u32(dst + 12, pid);
-        put_u64(dst + 16, timestamp);
-        put_u32(dst + 24, 0);
-        put_u32(dst + 28, 0);
+        le_put16(dst + 4, (uint16_t)size);
+        le_put16(dst + 6, hook_id);
+        le_put32(dst + 8, tid);
+        le_put32(dst + 12, pid);
+        le_put64(dst + 16, timestamp);
+        le_put32(dst + 24, 0);
+        le_put32(dst + 28, 0);
         if (payload_size)
                 memcpy(dst + SYSTEM_HEADER_SIZE, payload, payload_size);
         return size;
@@ -544,14 +527,14 @@ uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, 
         if (nr_pmc > 7)
                 nr_pmc = 7;
         uint32_t size = PERFINFO_HEADER_SIZE + 8 * nr_pmc + payload_size;
-        put_u16(dst, (uint16_t)(version | (nr_pmc << 8)));
+        le_put16(dst, (uint16_t)(version | (nr_pmc << 8)));
         dst[2] = TRACE_HEADER_TYPE_PERFINFO64;
         dst[3] = 0xC0;
-        put_u16(dst + 4, (uint16_t)size);
-        put_u16(dst + 6, hook_id);
-        put_u64(dst + 8, timestamp);
+        le_put16(dst + 4, (uint16_t)size);
+        le_put16(dst + 6, hook_id);
+        le_put64(dst + 8, timestamp);
         for (uint32_t i = 0; i < nr_pmc; i++)
-                put_u64(dst + PERFINFO_HEADER_SIZE + 8 * i, pmc[i]);
+                le_put64(dst + PERFINFO_HEADER_SIZE + 8 * i, pmc[i]);
         if (payload_size)
                 memcpy(dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc, payload, payload_size);
         return size;
@@ -559,9 +542,9 @@ uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, 
 
 static void put_guid(uint8_t *p, const GUID *g)
 {
-        put_u32(p, g->Data1);
-        put_u16(p + 4, g->Data2);
-        put_u16(p + 6, g->Data3);
+        le_put32(p, g->Data1);
+        le_put16(p + 4, g->Data2);
+        le_put16(p + 6, g->Data3);
         memcpy(p + 8, g->Data4, 8);
 }
 
@@ -570,17 +553,17 @@ uint32_t etl_record_full64(uint8_t *dst, const GUID *guid, uint8_t opcode, uint1
                            uint32_t payload_size)
 {
         uint32_t size = FULL_HEADER_SIZE + payload_size;
-        put_u16(dst, (uint16_t)size);
+        le_put16(dst, (uint16_t)size);
         dst[2] = TRACE_HEADER_TYPE_FULL_HEADER64;
         dst[3] = 0xC0;
         dst[4] = opcode;
         dst[5] = 0;
-        put_u16(dst + 6, version);
-        put_u32(dst + 8, tid);
-        put_u32(dst + 12, pid);
-        put_u64(dst + 16, timestamp);
+        le_put16(dst + 6, version);
+        le_put32(dst + 8, tid);
+        le_put32(dst + 12, pid);
+        le_put64(dst + 16, timestamp);
         put_guid(dst + 0x18, guid);
-        put_u64(dst + 0x28, 0);
+        le_put64(dst + 0x28, 0);
         if (payload_size)
                 memcpy(dst + FULL_HEADER_SIZE, payload, payload_size);
         return size;
@@ -594,34 +577,34 @@ uint32_t etl_record_event64(uint8_t *dst, const GUID *provider, const EVENT_DESC
         uint32_t off = EVENT_HEADER_SIZE;
         for (uint32_t i = 0; i < nr_ext; i++) {
                 uint32_t total = 8u + ext[i].size_bytes;
-                put_u16(dst + off, (uint16_t)total);
-                put_u16(dst + off + 2, ext[i].type);
-                put_u16(dst + off + 4, i + 1 < nr_ext ? 1 : 0);
-                put_u16(dst + off + 6, ext[i].size_bytes);
+                le_put16(dst + off, (uint16_t)total);
+                le_put16(dst + off + 2, ext[i].type);
+                le_put16(dst + off + 4, i + 1 < nr_ext ? 1 : 0);
+                le_put16(dst + off + 6, ext[i].size_bytes);
                 memcpy(dst + off + 8, ext[i].data, ext[i].size_bytes);
                 uint32_t aligned = (total + 7u) & ~7u;
                 memset(dst + off + total, 0, aligned - total);
                 off += aligned;
         }
         uint32_t size = off + payload_size;
-        put_u16(dst, (uint16_t)size);
+        le_put16(dst, (uint16_t)size);
         dst[2] = TRACE_HEADER_TYPE_EVENT_HEADER64;
         dst[3] = 0xC0;
-        put_u16(dst + 4, (uint16_t)(nr_ext ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0) |
-                                 EVENT_HEADER_FLAG_64_BIT_HEADER);
-        put_u16(dst + 6, 0);
-        put_u32(dst + 8, tid);
-        put_u32(dst + 12, pid);
-        put_u64(dst + 16, timestamp);
+        le_put16(dst + 4, (uint16_t)(nr_ext ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0) |
+                                  EVENT_HEADER_FLAG_64_BIT_HEADER);
+        le_put16(dst + 6, 0);
+        le_put32(dst + 8, tid);
+        le_put32(dst + 12, pid);
+        le_put64(dst + 16, timestamp);
         put_guid(dst + 0x18, provider);
-        put_u16(dst + 0x28, desc->Id);
+        le_put16(dst + 0x28, desc->Id);
         dst[0x2A] = desc->Version;
         dst[0x2B] = desc->Channel;
         dst[0x2C] = desc->Level;
         dst[0x2D] = desc->Opcode;
-        put_u16(dst + 0x2E, desc->Task);
-        put_u64(dst + 0x30, desc->Keyword);
-        put_u64(dst + 0x38, 0);
+        le_put16(dst + 0x2E, desc->Task);
+        le_put64(dst + 0x30, desc->Keyword);
+        le_put64(dst + 0x38, 0);
         memset(dst + 0x40, 0, 16);
         if (payload_size)
                 memcpy(dst + off, payload, payload_size);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le_bytes.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
 
@@ -196,28 +197,9 @@ struct kdecoder {
 
 /* ---- little-endian loads (callers check the bounds) ---- */
 
-static inline uint16_t ld16(const uint8_t *p)
-{
-        return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-        uint32_t v;
-        memcpy(&v, p, sizeof(v));
-        return v;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-        uint64_t v;
-        memcpy(&v, p, sizeof(v));
-        return v;
-}
-
 static inline uint64_t ldptr(const uint8_t *p, unsigned psize)
 {
-        return psize == 8 ? ld64(p) : ld32(p);
+        return psize == 8 ? le_get64(p) : le_get32(p);
 }
 
 static inline uint64_t hash64(uint64_t x)
@@ -642,7 +624,7 @@ static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_
                 i += 2;
         }
         while (i + 2 <= n) {
-                uint32_t cp = ld16(s + i);
+                uint32_t cp = le_get16(s + i);
 
                 i += 2;
                 if (cp == 0) {
@@ -650,7 +632,7 @@ static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_
                         break;
                 }
                 if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        uint32_t lo = i + 2 <= n ? ld16(s + i) : 0;
+                        uint32_t lo = i + 2 <= n ? le_get16(s + i) : 0;
 
                         if (lo >= 0xDC00 && lo <= 0xDFFF) {
                                 cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -780,7 +762,7 @@ static const char *format_sid(struct kdecoder *d, const uint8_t *sid, unsigned c
         for (unsigned i = 0; i < count; i++) {
                 if (room - o < 13)
                         break;
-                n = snprintf(out + o, room - o, "-%u", (unsigned)ld32(sid + 8 + 4 * i));
+                n = snprintf(out + o, room - o, "-%u", (unsigned)le_get32(sid + 8 + 4 * i));
                 if (n > 0)
                         o += (size_t)n;
         }
@@ -1239,11 +1221,11 @@ static int dec_trace_header(struct kdecoder *d, struct kevent *ev, const struct 
         memset(h, 0, sizeof(*h));
         memcpy(h, pl->p, offsetof(TRACE_LOGFILE_HEADER, LoggerName));
         memcpy(&h->TimeZone, pl->p + tz, sizeof(h->TimeZone));
-        h->BootTime.QuadPart = (LONGLONG)ld64(pl->p + t);
-        h->PerfFreq.QuadPart = (LONGLONG)ld64(pl->p + t + 8);
-        h->StartTime.QuadPart = (LONGLONG)ld64(pl->p + t + 16);
-        h->ReservedFlags = ld32(pl->p + t + 24);
-        h->BuffersLost = ld32(pl->p + t + 28);
+        h->BootTime.QuadPart = (LONGLONG)le_get64(pl->p + t);
+        h->PerfFreq.QuadPart = (LONGLONG)le_get64(pl->p + t + 8);
+        h->StartTime.QuadPart = (LONGLONG)le_get64(pl->p + t + 16);
+        h->ReservedFlags = le_get32(pl->p + t + 24);
+        h->BuffersLost = le_get32(pl->p + t + 28);
         ev->type = KEV_TRACE_HEADER;
         ev->trace_header.header = h;
         ev->trace_header.logger_name = get_utf16(d, pl, fixed, &next);
@@ -1263,8 +1245,8 @@ static int dec_group_mask(struct kevent *ev, const struct payload *pl)
                 return -EBADMSG;
         ev->type = KEV_GROUP_MASK;
         for (int i = 0; i < 8; i++)
-                ev->group_mask.masks[i] = ld32(pl->p + 4 * i);
-        ev->group_mask.kernel_version = pl->len >= 36 ? ld32(pl->p + 32) : 0;
+                ev->group_mask.masks[i] = le_get32(pl->p + 4 * i);
+        ev->group_mask.kernel_version = pl->len >= 36 ? le_get32(pl->p + 32) : 0;
         ev->group_mask.is_previous = ev->opcode == WMI_LOG_TYPE_GROUP_MASKS_END;
         return 0;
 }
@@ -1305,14 +1287,14 @@ static int dec_process(struct kdecoder *d, struct kevent *ev, const struct paylo
                         ev->process.unique_key = ldptr(p, pl->psize);
                 else
                         ev->process.directory_table_base = ldptr(p, pl->psize);
-                ev->process.pid = ld32(p + ps);
-                ev->process.parent_pid = ld32(p + ps + 4);
-                ev->process.session_id = ld32(p + ps + 8);
-                ev->process.exit_status = (int32_t)ld32(p + ps + 12);
+                ev->process.pid = le_get32(p + ps);
+                ev->process.parent_pid = le_get32(p + ps + 4);
+                ev->process.session_id = le_get32(p + ps + 8);
+                ev->process.exit_status = (int32_t)le_get32(p + ps + 12);
                 if (v >= 3)
                         ev->process.directory_table_base = ldptr(p + ps + 16, pl->psize);
                 if (v >= 4)
-                        ev->process.flags = ld32(p + 2 * ps + 16);
+                        ev->process.flags = le_get32(p + 2 * ps + 16);
                 sid_off = fixed;
         }
 
@@ -1330,7 +1312,7 @@ static int dec_process(struct kdecoder *d, struct kevent *ev, const struct paylo
         off = sid_off;
         if (pl->len - off < 4)
                 return 0;
-        if (ld32(p + off) == 0) {
+        if (le_get32(p + off) == 0) {
                 off += 4;
         } else {
                 size_t sid = off + 2 * ps;
@@ -1352,7 +1334,7 @@ static int dec_process(struct kdecoder *d, struct kevent *ev, const struct paylo
                 ev->process.application_id = get_utf16(d, pl, off, &off);
         }
         if (v >= 5 && ev->opcode == (WMI_LOG_TYPE_PROCESS_DEFUNCT & 0xFF) && pl->len - off >= 8)
-                ev->process.exit_time = ld64(p + off);
+                ev->process.exit_time = le_get64(p + off);
         return 0;
 }
 
@@ -1371,11 +1353,11 @@ static int dec_thread(struct kdecoder *d, struct kevent *ev, const struct payloa
         ev->thread.phase = phase_of(ev->opcode);
         ev->thread.name = "";
         if (ev->version == 0) {
-                ev->thread.tid = ld32(p);
-                ev->thread.pid = ld32(p + 4);
+                ev->thread.tid = le_get32(p);
+                ev->thread.pid = le_get32(p + 4);
         } else {
-                ev->thread.pid = ld32(p);
-                ev->thread.tid = ld32(p + 4);
+                ev->thread.pid = le_get32(p);
+                ev->thread.tid = le_get32(p + 4);
         }
         if (ev->version >= 2) {
                 ev->thread.stack_base = ldptr(p + 8, pl->psize);
@@ -1385,7 +1367,7 @@ static int dec_thread(struct kdecoder *d, struct kevent *ev, const struct payloa
                 ev->thread.affinity = ldptr(p + 8 + 4 * ps, pl->psize);
                 ev->thread.win32_start_addr = ldptr(p + 8 + 5 * ps, pl->psize);
                 ev->thread.teb_base = ldptr(p + 8 + 6 * ps, pl->psize);
-                ev->thread.sub_process_tag = ld32(p + 8 + 7 * ps);
+                ev->thread.sub_process_tag = le_get32(p + 8 + 7 * ps);
         }
         if (ev->version >= 3 && pl->len >= prio + 4) {
                 ev->thread.base_priority = (int8_t)p[prio];
@@ -1408,8 +1390,8 @@ static int dec_thread_name(struct kdecoder *d, struct kevent *ev, const struct p
         if (pl->len < 8)
                 return -EBADMSG;
         ev->type = KEV_THREAD_NAME;
-        ev->thread_name.pid = ld32(pl->p);
-        ev->thread_name.tid = ld32(pl->p + 4);
+        ev->thread_name.pid = le_get32(pl->p);
+        ev->thread_name.tid = le_get32(pl->p + 4);
         ev->thread_name.name = get_utf16(d, pl, 8, &next);
         ev->pid = ev->thread_name.pid;
         ev->tid = ev->thread_name.tid;
@@ -1426,8 +1408,8 @@ static int dec_cswitch(struct kdecoder *d, struct kevent *ev, const struct paylo
         if (pl->len < (ev->version >= 2 ? 24u : 16u))
                 return -EBADMSG;
         ev->type = KEV_CSWITCH;
-        ev->cswitch.new_tid = ld32(p);
-        ev->cswitch.old_tid = ld32(p + 4);
+        ev->cswitch.new_tid = le_get32(p);
+        ev->cswitch.old_tid = le_get32(p + 4);
         ev->cswitch.new_priority = (int8_t)p[8];
         ev->cswitch.old_priority = (int8_t)p[9];
         ev->cswitch.previous_cstate = p[10];
@@ -1436,8 +1418,8 @@ static int dec_cswitch(struct kdecoder *d, struct kevent *ev, const struct paylo
         ev->cswitch.old_state = p[14];
         ev->cswitch.old_ideal_processor = p[15];
         if (ev->version >= 2) {
-                ev->cswitch.new_wait_time = ld32(p + 16);
-                ev->cswitch.old_remaining_quantum = (int32_t)ld32(p + 20);
+                ev->cswitch.new_wait_time = le_get32(p + 16);
+                ev->cswitch.old_remaining_quantum = (int32_t)le_get32(p + 20);
         }
         ev->cswitch.new_pid = tid_map_get(&d->tids, ev->cswitch.new_tid);
         ev->cswitch.old_pid = tid_map_get(&d->tids, ev->cswitch.old_tid);
@@ -1453,7 +1435,7 @@ static int dec_ready_thread(struct kdecoder *d, struct kevent *ev, const struct 
         if (pl->len < 8)
                 return -EBADMSG;
         ev->type = KEV_READY_THREAD;
-        ev->ready_thread.tid = ld32(pl->p);
+        ev->ready_thread.tid = le_get32(pl->p);
         ev->ready_thread.adjust_reason = pl->p[4];
         ev->ready_thread.adjust_increment = (int8_t)pl->p[5];
         ev->ready_thread.flags = pl->p[6];
@@ -1485,10 +1467,10 @@ static int dec_image(struct kdecoder *d, struct kevent *ev, const struct payload
         ev->image.size = ldptr(p + ps, pl->psize);
         ev->image.pid = ev->pid;
         if (ev->version >= 1)
-                ev->image.pid = ld32(p + 2 * ps);
+                ev->image.pid = le_get32(p + 2 * ps);
         if (ev->version >= 2) {
-                ev->image.checksum = ld32(p + 2 * ps + 4);
-                ev->image.time_date_stamp = ld32(p + 2 * ps + 8);
+                ev->image.checksum = le_get32(p + 2 * ps + 4);
+                ev->image.time_date_stamp = le_get32(p + 2 * ps + 8);
                 ev->image.signature_level = p[2 * ps + 12];
                 ev->image.signature_type = p[2 * ps + 13];
                 ev->image.default_base = ldptr(p + 2 * ps + 16, pl->psize);
@@ -1509,8 +1491,8 @@ static int dec_image_id(struct kdecoder *d, struct kevent *ev, const struct payl
         ev->type = KEV_IMAGE_ID;
         ev->image_id.base = ldptr(pl->p, pl->psize);
         ev->image_id.size = ldptr(pl->p + ps, pl->psize);
-        ev->image_id.pid = ld32(pl->p + 2 * ps);
-        ev->image_id.time_date_stamp = ld32(pl->p + 2 * ps + 4);
+        ev->image_id.pid = le_get32(pl->p + 2 * ps);
+        ev->image_id.time_date_stamp = le_get32(pl->p + 2 * ps + 4);
         ev->image_id.original_file_name = get_utf16(d, pl, 2 * ps + 8, &next);
         ev->pid = ev->image_id.pid;
         return 0;
@@ -1528,11 +1510,11 @@ static int dec_dbg_id(struct kdecoder *d, struct kevent *ev, const struct payloa
                 return -EBADMSG;
         ev->type = KEV_DBG_ID;
         ev->dbg_id.base = ldptr(pl->p, pl->psize);
-        ev->dbg_id.pid = ld32(pl->p + ps);
+        ev->dbg_id.pid = le_get32(pl->p + ps);
         ev->dbg_id.pdb_file_name = "";
         if (is_rsds) {
                 memcpy(&ev->dbg_id.guid_sig, pl->p + ps + 4, sizeof(GUID));
-                ev->dbg_id.age = ld32(pl->p + ps + 20);
+                ev->dbg_id.age = le_get32(pl->p + ps + 20);
                 ev->dbg_id.pdb_file_name = get_ansi(d, pl, ps + 24, &next);
         }
         ev->pid = ev->dbg_id.pid;
@@ -1548,8 +1530,8 @@ static int dec_file_version(struct kdecoder *d, struct kevent *ev, const struct 
         if (pl->len < 8)
                 return -EBADMSG;
         ev->type = KEV_FILE_VERSION;
-        ev->file_version.image_size = ld32(pl->p);
-        ev->file_version.time_date_stamp = ld32(pl->p + 4);
+        ev->file_version.image_size = le_get32(pl->p);
+        ev->file_version.time_date_stamp = le_get32(pl->p + 4);
         ev->file_version.orig_file_name = get_utf16(d, pl, off, &off);
         ev->file_version.file_description = get_utf16(d, pl, off, &off);
         ev->file_version.file_version = get_utf16(d, pl, off, &off);
@@ -1572,8 +1554,8 @@ static int dec_sample(struct kdecoder *d, struct kevent *ev, const struct payloa
                 return -EBADMSG;
         ev->type = KEV_SAMPLE;
         ev->sample.ip = ldptr(p, pl->psize);
-        ev->sample.tid = ld32(p + ps);
-        ev->sample.count = ld16(p + ps + 4);
+        ev->sample.tid = le_get32(p + ps);
+        ev->sample.count = le_get16(p + ps + 4);
         ev->sample.flags = p[ps + 6] & 0x07;
         ev->sample.priority = p[ps + 6] >> 3;
         ev->sample.rank = p[ps + 7];
@@ -1592,8 +1574,8 @@ static int dec_pmc_sample(struct kdecoder *d, struct kevent *ev, const struct pa
                 return -EBADMSG;
         ev->type = KEV_PMC_SAMPLE;
         ev->pmc_sample.ip = ldptr(pl->p, pl->psize);
-        ev->pmc_sample.tid = ld32(pl->p + ps);
-        ev->pmc_sample.source = ld16(pl->p + ps + 4);
+        ev->pmc_sample.tid = le_get32(pl->p + ps);
+        ev->pmc_sample.source = le_get16(pl->p + ps + 4);
         ev->tid = ev->pmc_sample.tid;
         ev->pid = tid_map_get(&d->tids, ev->pmc_sample.tid);
         return 0;
@@ -1607,7 +1589,7 @@ static int dec_pmc_config(struct kdecoder *d, struct kevent *ev, const struct pa
         if (pl->len < 4)
                 return -EBADMSG;
         ev->type = KEV_PMC_CONFIG;
-        ev->pmc_config.nr_counters = ld32(pl->p);
+        ev->pmc_config.nr_counters = le_get32(pl->p);
         for (uint32_t i = 0; i < KEV_MAX_PMC; i++) {
                 ev->pmc_config.names[i] = "";
                 if (i < ev->pmc_config.nr_counters)
@@ -1624,9 +1606,9 @@ static int dec_profile_interval(struct kdecoder *d, struct kevent *ev, const str
         if (pl->len < 12)
                 return -EBADMSG;
         ev->type = KEV_PROFILE_INTERVAL;
-        ev->profile_interval.source = ld32(pl->p);
-        ev->profile_interval.new_interval_100ns = ld32(pl->p + 4);
-        ev->profile_interval.old_interval_100ns = ld32(pl->p + 8);
+        ev->profile_interval.source = le_get32(pl->p);
+        ev->profile_interval.new_interval_100ns = le_get32(pl->p + 4);
+        ev->profile_interval.old_interval_100ns = le_get32(pl->p + 8);
         ev->profile_interval.source_name = "";
         if (ev->version >= 3)
                 ev->profile_interval.source_name = get_utf16(d, pl, 12, &next);
@@ -1640,7 +1622,7 @@ static const uint64_t *widen_frames(struct kdecoder *d, const uint8_t *p, size_t
                 memcpy(d->frames, p, n * 8);
         } else {
                 for (size_t i = 0; i < n; i++)
-                        d->frames[i] = ld32(p + 4 * i);
+                        d->frames[i] = le_get32(p + 4 * i);
         }
         return d->frames;
 }
@@ -1655,10 +1637,10 @@ static int dec_stack(struct kdecoder *d, struct kevent *ev, const struct payload
                 return -EBADMSG;
         n = (pl->len - 16) / pl->psize;
         ev->type = KEV_STACK;
-        ev->stack.event_timestamp = ld64(pl->p);
+        ev->stack.event_timestamp = le_get64(pl->p);
         ev->stack.event_time_ns = session_ns(d, ev->stack.event_timestamp);
-        ev->stack.pid = ld32(pl->p + 8);
-        ev->stack.tid = ld32(pl->p + 12);
+        ev->stack.pid = le_get32(pl->p + 8);
+        ev->stack.tid = le_get32(pl->p + 12);
         ev->stack.nr_frames = (uint32_t)n;
         ev->stack.frames = widen_frames(d, pl->p + 16, n, pl->psize);
         ev->pid = ev->stack.pid;
@@ -1672,9 +1654,9 @@ static int dec_stack_key(struct kevent *ev, const struct payload *pl)
         if (pl->len < 16 + (size_t)pl->psize)
                 return -EBADMSG;
         ev->type = KEV_STACK_KEY;
-        ev->stack_key.event_timestamp = ld64(pl->p);
-        ev->stack_key.pid = ld32(pl->p + 8);
-        ev->stack_key.tid = ld32(pl->p + 12);
+        ev->stack_key.event_timestamp = le_get64(pl->p);
+        ev->stack_key.pid = le_get32(pl->p + 8);
+        ev->stack_key.tid = le_get32(pl->p + 12);
         ev->stack_key.key = ldptr(pl->p + 16, pl->psize);
         ev->stack_key.is_kernel = ev->opcode == (WMI_LOG_TYPE_STACK_KEY_KERNEL & 0xFF);
         ev->pid = ev->stack_key.pid;
@@ -1711,10 +1693,10 @@ static int dec_lbr(struct kdecoder *d, struct kevent *ev, const struct payload *
                 return -EBADMSG;
         n = (pl->len - first) / (3 * ps);
         ev->type = KEV_LBR;
-        ev->lbr.event_timestamp = ld64(pl->p);
-        ev->lbr.pid = ld32(pl->p + 8);
-        ev->lbr.tid = ld32(pl->p + 12);
-        ev->lbr.options = ld32(pl->p + 16);
+        ev->lbr.event_timestamp = le_get64(pl->p);
+        ev->lbr.pid = le_get32(pl->p + 8);
+        ev->lbr.tid = le_get32(pl->p + 12);
+        ev->lbr.options = le_get32(pl->p + 16);
         for (size_t i = 0; i < n; i++) {
                 const uint8_t *e = pl->p + first + i * 3 * ps;
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "le_bytes.h"
 #include "etl_reader.h"
 #include "etl_writer.h"
 #include "etw/KernelTraceControl.h"
@@ -23,22 +24,6 @@ struct merge_input {
         bool has_image_ids;        /* the input was merged already: it has its own ImageID events */
         bool is_same_clock;        /* raw timestamps copy as they are */
 };
-
-static inline uint32_t get_u32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get_u64(const uint8_t *p)
-{
-        return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static void peek(struct merge_input *in)
 {
@@ -88,10 +73,10 @@ static uint32_t image_id_record(uint8_t *dst, const struct etl_record *img, uint
         if (img->version < 2 || img->payload_size < name_off + 2)
                 return 0;
         const uint8_t *p = img->payload;
-        uint64_t base = is64 ? get_u64(p) : get_u32(p);
-        uint64_t size = is64 ? get_u64(p + 8) : get_u32(p + 4);
-        uint32_t pid = get_u32(p + (is64 ? 16 : 8));
-        uint32_t stamp = get_u32(p + (is64 ? 24 : 16));
+        uint64_t base = is64 ? le_get64(p) : le_get32(p);
+        uint64_t size = is64 ? le_get64(p + 8) : le_get32(p + 4);
+        uint32_t pid = le_get32(p + (is64 ? 16 : 8));
+        uint32_t stamp = le_get32(p + (is64 ? 24 : 16));
         /* the base name: after the last '\' or '/' of the UTF-16 path */
         uint32_t n = (img->payload_size - name_off) / 2, start = 0, len = 0;
         for (uint32_t i = 0; i < n; i++) {
@@ -105,8 +90,8 @@ static uint32_t image_id_record(uint8_t *dst, const struct etl_record *img, uint
         uint8_t payload[24 + 2 * 260 + 2];
         if (len - start > 260)
                 start = len - 260;
-        put_u64(payload, base);
-        put_u64(payload + 8, size);
+        le_put64(payload, base);
+        le_put64(payload + 8, size);
         memcpy(payload + 16, &pid, 4);
         memcpy(payload + 20, &stamp, 4);
         memcpy(payload + 24, p + name_off + 2 * start, 2 * (len - start));
@@ -231,12 +216,12 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
                 memcpy(buf, rec->data, rec->size_bytes);
                 bool is_perfinfo = rec->header_type == TRACE_HEADER_TYPE_PERFINFO32 ||
                                    rec->header_type == TRACE_HEADER_TYPE_PERFINFO64;
-                put_u64(buf + (is_perfinfo ? 8 : 16), ts);
+                le_put64(buf + (is_perfinfo ? 8 : 16), ts);
                 bool is_kernel = rec->header_type <= TRACE_HEADER_TYPE_COMPACT64 || is_perfinfo;
                 if (is_kernel && !c->is_same_clock && has_payload_timestamp(rec->hook_id) &&
                     rec->payload_size >= 8) {
                         size_t off = (size_t)(rec->payload - rec->data);
-                        put_u64(buf + off, convert_timestamp(c, first, get_u64(rec->payload)));
+                        le_put64(buf + off, convert_timestamp(c, first, le_get64(rec->payload)));
                 }
                 uint32_t cpu = rec->cpu < nr_cpus ? rec->cpu : rec->cpu % nr_cpus;
                 if ((dwExtendedDataFlags & EVENT_TRACE_MERGE_EXTENDED_DATA_IMAGEID) &&

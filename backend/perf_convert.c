@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "le_bytes.h"
 #include "perf_convert.h"
 #include "etl_writer.h"
 
@@ -55,27 +56,6 @@ enum {
 #define TRACE_FLAG_SOFTIRQ 0x10
 
 /* ---- little-endian helpers ---- */
-
-static inline uint16_t ld16(const uint8_t *p)
-{
-        uint16_t v;
-        memcpy(&v, p, 2);
-        return v;
-}
-
-static inline uint32_t ld32(const uint8_t *p)
-{
-        uint32_t v;
-        memcpy(&v, p, 4);
-        return v;
-}
-
-static inline uint64_t ld64(const uint8_t *p)
-{
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return v;
-}
 
 static inline void st16(uint8_t *p, uint16_t v)
 {
@@ -303,9 +283,9 @@ bool perf_tp_field_get(const struct perf_tp_field *f, const uint8_t *raw, uint32
         const uint8_t *p = raw + f->offset;
         switch (f->size) {
         case 1: *value = f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0]; break;
-        case 2: *value = f->is_signed ? (int64_t)(int16_t)ld16(p) : (int64_t)ld16(p); break;
-        case 4: *value = f->is_signed ? (int64_t)(int32_t)ld32(p) : (int64_t)ld32(p); break;
-        case 8: *value = (int64_t)ld64(p); break;
+        case 2: *value = f->is_signed ? (int64_t)(int16_t)le_get16(p) : (int64_t)le_get16(p); break;
+        case 4: *value = f->is_signed ? (int64_t)(int32_t)le_get32(p) : (int64_t)le_get32(p); break;
+        case 8: *value = (int64_t)le_get64(p); break;
         default: return false;
         }
         return true;
@@ -471,7 +451,7 @@ static uint64_t cur_u64(struct cursor *c)
                 c->left = 0;
                 return 0;
         }
-        uint64_t v = ld64(c->p);
+        uint64_t v = le_get64(c->p);
         c->p += 8;
         c->left -= 8;
         return v;
@@ -572,7 +552,7 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
         if (sample_type & PERF_SAMPLE_RAW) {
                 if (c.left < 4)
                         return -EBADMSG;
-                s->raw_size = ld32(c.p);
+                s->raw_size = le_get32(c.p);
                 c.p += 4;
                 c.left -= 4;
                 s->raw = cur_take(&c, s->raw_size);
@@ -616,29 +596,29 @@ int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type
         uint64_t v;
 
         if (sample_type & PERF_SAMPLE_TID) {
-                v = ld64(p);
+                v = le_get64(p);
                 sid->pid = (uint32_t)v;
                 sid->tid = (uint32_t)(v >> 32);
                 p += 8;
         }
         if (sample_type & PERF_SAMPLE_TIME) {
-                sid->time = ld64(p);
+                sid->time = le_get64(p);
                 sid->has_time = true;
                 p += 8;
         }
         if (sample_type & PERF_SAMPLE_ID) {
-                sid->id = ld64(p);
+                sid->id = le_get64(p);
                 p += 8;
         }
         if (sample_type & PERF_SAMPLE_STREAM_ID)
                 p += 8;
         if (sample_type & PERF_SAMPLE_CPU) {
-                sid->cpu = ld32(p);
+                sid->cpu = le_get32(p);
                 sid->has_cpu = true;
                 p += 8;
         }
         if (sample_type & PERF_SAMPLE_IDENTIFIER)
-                sid->id = ld64(p);
+                sid->id = le_get64(p);
         return 0;
 }
 
@@ -1320,7 +1300,7 @@ static int conv_sample_id(struct perf_conv *c, const uint8_t *rec, uint32_t size
 {
         uint64_t st = PERF_CONV_SAMPLE_ID_BITS;
         if (size >= 16) {
-                const struct perf_conv_event *ev = event_of_id(c, ld64(rec + size - 8));
+                const struct perf_conv_event *ev = event_of_id(c, le_get64(rec + size - 8));
                 if (ev)
                         st = ev->sample_type;
         }
@@ -1335,7 +1315,7 @@ static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
 
         if (size < 16 || conv_sample_id(c, rec, size, &sid) < 0)
                 return -EBADMSG;
-        uint32_t pid = ld32(rec + 8), tid = ld32(rec + 12);
+        uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
         size_t max = size - 16 < 16 ? size - 16 : 16;
         clip(comm, (const char *)rec + 16, max);
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
@@ -1471,9 +1451,9 @@ static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
         const struct perf_conv_event *ev = event_of_id(c, sid.id);
         if (ev && ev->skips_task_records)
                 return 0;
-        uint32_t pid = ld32(rec + 8), ppid = ld32(rec + 12);
-        uint32_t tid = ld32(rec + 16), ptid = ld32(rec + 20);
-        uint64_t time = sid.has_time ? sid.time : ld64(rec + 24);
+        uint32_t pid = le_get32(rec + 8), ppid = le_get32(rec + 12);
+        uint32_t tid = le_get32(rec + 16), ptid = le_get32(rec + 20);
+        uint64_t time = sid.has_time ? sid.time : le_get64(rec + 24);
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         uint64_t ts = perf_conv_stamp(c, cpu, time);
 
@@ -1492,8 +1472,8 @@ static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec
 
         if (size < 73 || conv_sample_id(c, rec, size, &sid) < 0)
                 return -EBADMSG;
-        uint32_t pid = ld32(rec + 8), tid = ld32(rec + 12);
-        uint32_t prot = ld32(rec + 64);
+        uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
+        uint32_t prot = le_get32(rec + 64);
         if (!(prot & PROT_EXEC))
                 return 0;
         char path[CONV_MAX_PATH + 1];
@@ -1510,8 +1490,14 @@ static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec
         }
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
-        struct perf_conv_image im = {pid, ld64(rec + 16), ld64(rec + 24), ld64(rec + 32), path,
-                                     bid, bid_size,       flags};
+        struct perf_conv_image im = {pid,
+                                     le_get64(rec + 16),
+                                     le_get64(rec + 24),
+                                     le_get64(rec + 32),
+                                     path,
+                                     bid,
+                                     bid_size,
+                                     flags};
         struct conv_proc *p = proc_get(c, pid);
         if (p)
                 proc_add_image(p, &im);
@@ -1526,7 +1512,7 @@ static int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
 
         if (size < 24 || conv_sample_id(c, rec, size, &sid) < 0)
                 return -EBADMSG;
-        uint64_t lost = ld64(rec + 16);
+        uint64_t lost = le_get64(rec + 16);
         c->st.nr_lost_records++;
         c->st.nr_lost += lost;
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
@@ -1557,7 +1543,7 @@ static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s,
         if (is_ip_first)
                 c->frames[n++] = s->ip;
         for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
-                uint64_t a = ld64(s->callchain + 8 * i);
+                uint64_t a = le_get64(s->callchain + 8 * i);
                 if (a >= (uint64_t)PERF_CONTEXT_MAX)
                         continue; /* a context marker */
                 if (n == 1 && is_ip_first && a == s->ip)
@@ -1596,13 +1582,14 @@ static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
         st32(p + 16, ev->lbr_options);
         for (uint64_t i = 0; i < s->nr_branches && n < 2048; i++) {
                 const uint8_t *e = s->branches + 24 * i;
-                if (ev->lbr.is_post_filtered && (perf_lbr_class_of(ld64(e + 16)) & ev->lbr.drop)) {
+                if (ev->lbr.is_post_filtered &&
+                    (perf_lbr_class_of(le_get64(e + 16)) & ev->lbr.drop)) {
                         c->st.nr_lbr_dropped++;
                         continue;
                 }
                 uint8_t *o = p + 24 + 24 * n;
-                st64(o, ld64(e));
-                st64(o + 8, ld64(e + 8));
+                st64(o, le_get64(e));
+                st64(o + 8, le_get64(e + 8));
                 st64(o + 16, 0);
                 n++;
         }
@@ -1721,7 +1708,7 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
 
         if (size < 16)
                 return -EBADMSG;
-        const struct perf_conv_event *ev = event_of_id(c, ld64(rec + 8));
+        const struct perf_conv_event *ev = event_of_id(c, le_get64(rec + 8));
         if (!ev) {
                 c->st.nr_unknown_id++;
                 return 0;
@@ -1814,8 +1801,8 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 return 0; /* seen: the CSwitch of this switch was written */
         /* the thread switched out: the record says so CPU-wide; a per-task record (-p) does
            not, and the last thread this CPU was seen switching to is the best guess */
-        uint32_t old_tid =
-                is_cpu_wide ? ld32(rec + 12) : (c->cpu_tid[cpu] == CONV_NONE ? 0 : c->cpu_tid[cpu]);
+        uint32_t old_tid = is_cpu_wide ? le_get32(rec + 12)
+                                       : (c->cpu_tid[cpu] == CONV_NONE ? 0 : c->cpu_tid[cpu]);
         const struct conv_task *nt = umap_find(&c->tasks, new_tid);
         const struct conv_task *ot = umap_find(&c->tasks, old_tid);
         int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
@@ -1845,7 +1832,7 @@ uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, ui
         if (size < 16)
                 return 0;
         if (h->type == PERF_RECORD_SAMPLE) {
-                const struct perf_conv_event *ev = event_of_id(mc, ld64(rec + 8));
+                const struct perf_conv_event *ev = event_of_id(mc, le_get64(rec + 8));
                 struct perf_sample s;
                 if (!ev ||
                     perf_sample_parse(rec, size,
