@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* le_bytes.h: little-endian loads and stores of on-disk and ring-buffer fields, at any alignment. */
+/* le_bytes.h: little-endian loads and stores of on-disk and ring-buffer fields, any alignment. */
 #ifndef ETWTOP_LE_BYTES_H
 #define ETWTOP_LE_BYTES_H
 

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "etw/evntrace.h"
+#include "kevent.h"
 
 /* xperf -providers K: kernel flag groups and what they turn on (ETL-FORMAT.md 3.1). */
 static const struct flag_name {
@@ -73,34 +74,6 @@ static const struct hook_name {
         {"ReadyThread", WMI_LOG_TYPE_READY_THREAD},
         {"Profile", PERFINFO_LOG_TYPE_SAMPLED_PROFILE},
         {"PmcInterrupt", PERFINFO_LOG_TYPE_PMC_INTERRUPT},
-};
-
-/* KPROFILE_SOURCE names (xperf -pmcsources). */
-static const char *const source_names[] = {
-        "Timer",
-        "AlignmentFixup",
-        "TotalIssues",
-        "PipelineDry",
-        "LoadInstructions",
-        "PipelineFrozen",
-        "BranchInstructions",
-        "TotalNonissues",
-        "DcacheMisses",
-        "IcacheMisses",
-        "CacheMisses",
-        "BranchMispredictions",
-        "StoreInstructions",
-        "FpInstructions",
-        "IntegerInstructions",
-        "2Issue",
-        "3Issue",
-        "4Issue",
-        "SpecialInstructions",
-        "TotalCycles",
-        "IcacheIssues",
-        "DcacheAccesses",
-        "MemoryBarrierCycles",
-        "LoadLinkedIssues",
 };
 
 /* EVNTRACE_LBR_FILTER_* (seed 000) by name. */
@@ -256,8 +229,10 @@ int xperf_parse_hooks(const char *text, uint16_t *hooks, uint32_t max, char *err
 
 int xperf_parse_profile_source(const char *text, uint32_t *source, char *err, size_t err_size)
 {
-        for (size_t i = 0; text && i < ARRAY_SIZE(source_names); i++) {
-                if (!strcasecmp(text, source_names[i])) {
+        /* the decoder's KPROFILE_SOURCE names are xperf's (xperf -pmcsources) */
+        const char *name;
+        for (uint32_t i = 0; text && (name = kevent_profile_source_name(i)); i++) {
+                if (!strcasecmp(text, name)) {
                         *source = (uint32_t)i;
                         return 0;
                 }
