@@ -25,7 +25,7 @@
 #include "kevent.h"
 #include "perf_convert.h"
 
-#define LIVE_DEFAULT_RING_PAGES 128u   /* 512 KiB per CPU with 4 KiB pages */
+#define LIVE_DEFAULT_RING_PAGES 512u   /* 2 MiB per CPU with 4 KiB pages */
 #define LIVE_DEFAULT_INTERVAL   10000u /* 1 ms, xperf's default */
 #define LIVE_MIN_INTERVAL       100u   /* 10 us: the kernel's cpu-clock floor */
 #define LIVE_MAX_INTERVAL       10000000u

@@ -268,11 +268,23 @@ int perf_tp_format_parse(const char *text, size_t len, struct perf_tp_format *fm
 
 const struct perf_tp_field *perf_tp_field_find(const struct perf_tp_format *fmt, const char *name)
 {
-        for (uint32_t i = 0; fmt && i < fmt->nr_fields; i++) {
+        if (!fmt)
+                return NULL;
+        for (uint32_t i = 0; i < fmt->nr_memo; i++)
+                if (fmt->memo[i].name == name)
+                        return fmt->memo[i].index < 0 ? NULL : &fmt->fields[fmt->memo[i].index];
+        int32_t index = -1;
+        for (uint32_t i = 0; i < fmt->nr_fields && index < 0; i++)
                 if (strcmp(fmt->fields[i].name, name) == 0)
-                        return &fmt->fields[i];
+                        index = (int32_t)i;
+        /* the format is never defined const: the memo is the only part that changes */
+        struct perf_tp_format *m = (struct perf_tp_format *)fmt;
+        if (m->nr_memo < sizeof(m->memo) / sizeof(m->memo[0])) {
+                m->memo[m->nr_memo].name = name;
+                m->memo[m->nr_memo].index = index;
+                m->nr_memo++;
         }
-        return NULL;
+        return index < 0 ? NULL : &fmt->fields[index];
 }
 
 bool perf_tp_field_get(const struct perf_tp_field *f, const uint8_t *raw, uint32_t size,

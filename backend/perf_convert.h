@@ -65,6 +65,13 @@ struct perf_tp_format {
                 char letter;
         } flags[PERF_TP_MAX_FLAGS];
         uint64_t preempt_bit; /* the "+" bit: the table's highest bit << 1 (TASK_REPORT_MAX) */
+        /* perf_tp_field_find's memo, by the address of the name asked for (callers pass string
+           literals): a field is looked up by name once, not per record */
+        uint32_t nr_memo;
+        struct {
+                const char *name;
+                int32_t index; /* in fields, -1 when there is none (an index survives copies) */
+        } memo[16];
 };
 
 /* Parses a tracepoint format file's text. Returns 0, or -EBADMSG when it has no fields. */

@@ -21,7 +21,14 @@
 #define XPRESS_LEN_WIDE_MIN      (15u + 7u)
 /* Margins of the fast loop (see xpress_decompress). */
 #define XPRESS_FAST_IN  64u
-#define XPRESS_FAST_OUT 64u
+#define XPRESS_FAST_OUT 96u
+/* Longest match the fast loop copies without a bounds check; its chunk copies write at most
+ * this many bytes. It may follow a literal run (32 bytes written) in the same iteration. */
+#define XPRESS_FAST_LEN 48u
+_Static_assert(XPRESS_FAST_OUT > 32u + XPRESS_FAST_LEN, "fast loop output margin too small");
+/* Flag bits of the fast loop: a group left-aligned in 64 bits and its end marker. */
+#define XPRESS_FLAGS_SENTINEL ((uint64_t)1 << 31)
+#define XPRESS_FLAGS_EMPTY    ((uint64_t)1 << 63)
 /* MS-XCA 2.4.4: the shortest match copies 3 bytes. */
 #define XPRESS_MIN_MATCH 3u
 
@@ -76,30 +83,36 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         int rc = 0;
 
         /* Fast loop: while FAST_IN input and FAST_OUT output bytes remain, no element can run
-         * past either end (a flag word and the longest token with its length fields take 14
-         * input bytes; literal runs copy at most 32 bytes at once), so the per-field checks of
-         * the loop below are not needed. The state carries over to it unchanged. */
+         * past either end (one iteration handles a flag word, a literal run copied as 32 bytes
+         * and a match token with its length fields: at most 4 + 32 + 10 input bytes; a short match
+         * writes at most XPRESS_FAST_LEN bytes, longer ones are checked), so the per-field
+         * checks of the loop below are not needed. The state carries over to it unchanged. */
         const size_t ip_end = in_len >= XPRESS_FAST_IN ? in_len - XPRESS_FAST_IN : 0;
         const size_t op_end = out_cap >= XPRESS_FAST_OUT ? out_cap - XPRESS_FAST_OUT : 0;
+        /* The unused flags of the group sit at the top of fbits (next flag at bit 63), followed
+         * by one sentinel bit: fbits == XPRESS_FLAGS_EMPTY means the group is used up, and
+         * counting leading zeros gives a literal run without a separate bit count. */
+        uint64_t fbits = XPRESS_FLAGS_EMPTY;
         while (ip < ip_end && op < op_end) {
-                if (flag_count == 0) {
+                if (fbits == XPRESS_FLAGS_EMPTY) {
                         flags = get_le32(in + ip);
                         ip += XPRESS_FLAG_BYTES;
-                        flag_count = XPRESS_FLAG_BITS;
+                        fbits = (uint64_t)flags << XPRESS_FLAG_BITS | XPRESS_FLAGS_SENTINEL;
                 }
-                flag_count--;
-                if (!((flags >> flag_count) & 1u)) {
-                        uint32_t below = flag_count ? flags & ((1u << flag_count) - 1u) : 0;
-                        unsigned run =
-                                below ? flag_count - (31u - (unsigned)__builtin_clz(below)) - 1u
-                                      : flag_count;
+                if (!(fbits >> 63)) {
+                        /* A run of literal flags (ended by a match flag or the sentinel): copy
+                         * the run at once; bytes past it are rewritten later. */
+                        const unsigned run = (unsigned)__builtin_clzll(fbits);
                         memcpy(out + op, in + ip, 16);
                         memcpy(out + op + 16, in + ip + 16, 16);
-                        op += (size_t)run + 1;
-                        ip += (size_t)run + 1;
-                        flag_count -= run;
-                        continue;
+                        op += run;
+                        ip += run;
+                        fbits <<= run;
+                        if (fbits == XPRESS_FLAGS_EMPTY)
+                                continue;
+                        /* Not the group's end, so the run stopped at a match flag. */
                 }
+                fbits <<= 1;
                 const size_t token_pos = ip;
                 const uint16_t token = get_le16(in + ip);
                 ip += XPRESS_TOKEN_BYTES;
@@ -135,17 +148,54 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                         len += XPRESS_LEN_TOKEN_ESCAPE;
                 }
                 len += XPRESS_MIN_MATCH;
-                if (dist > op) {
+                if (__builtin_expect(dist > op, 0)) {
                         rc = fail(err, -EINVAL, token_pos, "match offset before start of output");
                         goto out;
+                }
+                uint8_t *d = out + op;
+                const uint8_t *src = d - dist;
+                if (__builtin_expect(len <= XPRESS_FAST_LEN, 1)) {
+                        /* Short match: more than XPRESS_FAST_OUT - 32 output bytes remain, so
+                         * the chunk copies below (at most XPRESS_FAST_LEN bytes) may overshoot
+                         * its end. Each chunk reads only bytes that are already final, which
+                         * keeps the result equal to MS-XCA's forward byte-by-byte copy. */
+                        if (dist >= 16) {
+                                memcpy(d, src, 16);
+                                memcpy(d + 16, src + 16, 16);
+                                if (len > 32)
+                                        memcpy(d + 32, src + 32, 16);
+                        } else {
+                                size_t i = 16;
+                                if (dist >= 8) {
+                                        memcpy(d, src, 8);
+                                        memcpy(d + 8, src + 8, 8);
+                                } else {
+                                        /* dist < 8 (LZ4's trick): the output repeats with
+                                         * period dist, so any multiple of dist back holds the
+                                         * same byte. Copy 4 bytes one by one, 4 more from a
+                                         * multiple of dist >= 4 back, then read 8-byte chunks
+                                         * from a multiple of dist >= 8 back. */
+                                        static const uint8_t back4[8] = {0, 4, 4, 6, 8, 5, 6, 7};
+                                        static const uint8_t back8[8] = {0, 8, 8, 9, 8, 10, 12, 14};
+                                        d[0] = src[0];
+                                        d[1] = src[1];
+                                        d[2] = src[2];
+                                        d[3] = src[3];
+                                        memcpy(d + 4, d + 4 - back4[dist], 4);
+                                        src = d - back8[dist];
+                                        memcpy(d + 8, src + 8, 8);
+                                }
+                                for (; i < (size_t)len; i += 8)
+                                        memcpy(d + i, src + i, 8);
+                        }
+                        op += (size_t)len;
+                        continue;
                 }
                 if (len > (uint64_t)(out_cap - op)) {
                         rc = fail(err, -ENOSPC, token_pos, "match runs past end of output");
                         goto out;
                 }
-                uint8_t *d = out + op;
                 if (dist >= 16 && out_cap - op >= (size_t)len + 16) {
-                        const uint8_t *src = d - dist;
                         for (size_t i = 0; i < (size_t)len; i += 16)
                                 memcpy(d + i, src + i, 16);
                 } else {
@@ -153,6 +203,9 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                 }
                 op += (size_t)len;
         }
+        /* Hand the flag state to the careful loop: the sentinel's position tells how many
+         * flags of the group are left, and they are the low bits of flags. */
+        flag_count = 63u - (unsigned)__builtin_ctzll(fbits);
 
         for (;;) {
                 /* The .etl caller knows the exact decompressed size: stop once it is reached, even

@@ -15,14 +15,15 @@ tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 ncpu=$(nproc)
 
-# The same session for both: 1 kHz timer samples with call chains on every CPU, context
+# The same session for both: 4 kHz timer samples with call chains on every CPU, context
 # switches and wake-ups (with stacks), process/thread/image side band.
-# Busy machine: a spinning shell per CPU, plus a ping-pong that switches contexts.
+# Busy machine: a spinning shell per CPU, plus two processes ping-ponging over a pipe
+# (perf bench sched pipe), which switch contexts and wake each other all the time.
 load() {
         for ((i = 0; i < ncpu; i++)); do
                 (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do :; done) &
         done
-        (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do sleep 0.001; done) &
+        timeout $((secs + 3)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
 }
 
 # CPU seconds (user + system) of a finished child: from bash's `times` is too coarse, so the
@@ -32,14 +33,14 @@ cpu_of() { awk '{printf "%.3f", $1 + $2}' "$1"; }
 load
 sleep 1
 /usr/bin/time -f "%U %S" -o "$tmp/etwtop.time" \
-        "$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 10000 \
+        "$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 2500 \
         --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread \
         2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
 wait
 load
 sleep 1
 /usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
-        perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=1000000/ \
+        perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=250000/ \
         -e sched:sched_switch -e sched:sched_waking -- sleep "$secs" \
         2>"$tmp/perf.err" ||
         die "perf record failed: $(cat "$tmp/perf.err")"
@@ -57,7 +58,7 @@ p_lost=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST/ {n += $N
 awk -v secs="$secs" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
         -v p_size="$p_size" -v e_events="$e_events" -v p_events="$p_events" -v e_lost="$e_lost" \
         -v p_lost="$p_lost" 'BEGIN {
-        printf "record benchmark: %d s, %d CPUs busy, 1 kHz samples with stacks, context switches,\n", secs, ncpu
+        printf "record benchmark: %d s, %d CPUs busy, 4 kHz samples with stacks, context switches,\n", secs, ncpu
         printf "wake-ups with stacks, process/thread/image events\n\n"
         printf "%-16s %10s %12s %10s %8s\n", "recorder", "CPU s", "file MB", "events", "lost"
         printf "%-16s %10.3f %12.2f %10d %8d\n", "etwtop --record", e_cpu, e_size / 1e6, e_events, e_lost
