@@ -5,7 +5,7 @@
 # Usage: bench/replay.sh [BUILD_DIR]   (default ./build; builds nothing: build bench_replay and
 # etwtop first, e.g. cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build)
 #
-# Measures, best of $runs wall-clock runs each:
+# Measures, mean of $runs wall-clock runs each:
 #   (a) bench_replay on the largest sample (.etl reader + decoder, no output);
 #   (b) perf script -i perf.data -F tid,cpu,time,event,ip > /dev/null, on a perf.data recorded
 #       once on this machine with about as many samples as the .etl has records;
@@ -50,21 +50,19 @@ if [ ! -f "$etl" ]; then
 fi
 etl_bytes=$(stat -c %s "$etl")
 
-# Wall-clock seconds of one run of "$@" (output discarded), best of $runs: the VM is noisy
-# (single timings move by half between runs), and the best run is the least disturbed.
-runs=${BENCH_RUNS:-9}
-best_of_runs() {
-        local best= t0 t1 dt i
+# Wall-clock seconds of one run of "$@" (output discarded): the mean of $runs runs after one
+# warm-up run. The VM is noisy; the mean of many runs moves less than a single best run.
+runs=${BENCH_RUNS:-15}
+mean_of_runs() {
+        local t0 t1 i sum=0
+        "$@" >/dev/null 2>&1 || die "failed: $*"
         for ((i = 0; i < runs; i++)); do
                 t0=$EPOCHREALTIME
                 "$@" >/dev/null 2>&1 || die "failed: $*"
                 t1=$EPOCHREALTIME
-                dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", b - a }')
-                if [ -z "$best" ] || awk -v a="$dt" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-                        best=$dt
-                fi
+                sum=$(awk -v s="$sum" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", s + b - a }')
         done
-        echo "$best"
+        awk -v s="$sum" -v n="$runs" 'BEGIN { printf "%.6f", s / n }'
 }
 
 # The .etl's record count, from the reader itself.
@@ -122,10 +120,10 @@ fi
 perf_events=$(cat "$perf_count")
 perf_bytes=$(stat -c %s "$perf_data")
 
-echo "measuring (best of $runs wall-clock runs each) ..." >&2
-t_bench=$(best_of_runs "$bench_replay" "$etl" 1)
-t_perf=$(best_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
-t_dump=$(best_of_runs "$etwtop" --dump "$etl")
+echo "measuring (mean of $runs wall-clock runs each) ..." >&2
+t_bench=$(mean_of_runs "$bench_replay" "$etl" 1)
+t_perf=$(mean_of_runs perf script -i "$perf_data" -F tid,cpu,time,event,ip)
+t_dump=$(mean_of_runs "$etwtop" --dump "$etl")
 
 awk -v etl="$etl" -v perf_data="$perf_data" -v etl_bytes="$etl_bytes" -v perf_bytes="$perf_bytes" \
         -v etl_events="$etl_events" -v perf_events="$perf_events" \
@@ -141,7 +139,7 @@ BEGIN {
         printf "replay benchmark: %s (%.1f MB, %d records)\n", etl, etl_bytes / 1e6, etl_events
         printf "              vs: %s (%.1f MB, %d samples with call chains, cpu-clock, %d CPUs)\n",
                perf_data, perf_bytes / 1e6, perf_events, ncpu
-        printf "wall time, best of %s runs, output to /dev/null\n\n", runs
+        printf "wall time, mean of %s runs, output to /dev/null\n\n", runs
         printf "%-44s %8s %9s %12s %8s\n", "tool", "events", "seconds", "events/s", "MB/s"
         row("reader+decoder (bench_replay)", etl_events, t_bench, etl_bytes)
         row("perf script -F tid,cpu,time,event,ip", perf_events, t_perf, perf_bytes)
