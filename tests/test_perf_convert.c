@@ -491,6 +491,37 @@ static void test_lbr_filter_inversion(void **state)
                          EVNTRACE_LBR_FILTER_NEAR_RET);
 }
 
+/* Every combination of the nine filter bits (LINUX-MAPPING.md 1.3): the privilege levels are
+   the complement of the filtered ones, a combination that leaves nothing to record is refused,
+   and what perf cannot select is removed in user space, by type, and only what was filtered. */
+static void test_lbr_every_filter_combination(void **state)
+{
+        (void)state;
+        const uint32_t types = 0x1FC; /* JCC .. FAR_BRANCH */
+        for (uint32_t flags = 0; flags <= 0x1FF; flags++) {
+                struct perf_lbr_filter f;
+                int rc = perf_lbr_filter_from_etw(flags, &f);
+                bool is_empty = (flags & 3) == 3 || (flags & types) == types;
+                if (is_empty) {
+                        assert_int_equal(rc, -EINVAL);
+                        continue;
+                }
+                assert_int_equal(rc, 0);
+                assert_int_equal(!!(f.branch_sample_type & PERF_SAMPLE_BRANCH_USER),
+                                 !(flags & EVNTRACE_LBR_FILTER_USER));
+                assert_int_equal(!!(f.branch_sample_type & PERF_SAMPLE_BRANCH_KERNEL),
+                                 !(flags & EVNTRACE_LBR_FILTER_KERNEL));
+                /* user space removes only filtered types, and needs the types saved */
+                assert_int_equal(f.drop & ~(flags & types), 0);
+                assert_int_equal(f.is_post_filtered, f.drop != 0);
+                if (f.is_post_filtered)
+                        assert_true(f.branch_sample_type & PERF_SAMPLE_BRANCH_TYPE_SAVE);
+                /* nothing filtered: everything captured */
+                if (!(flags & types))
+                        assert_true(f.branch_sample_type & PERF_SAMPLE_BRANCH_ANY);
+        }
+}
+
 static void rb_branch(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
 {
         rb_u64(r, from);
@@ -1253,6 +1284,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
                 cmocka_unit_test(test_lbr_filter_inversion),
+                cmocka_unit_test(test_lbr_every_filter_combination),
                 cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),
                 cmocka_unit_test(test_tracepoint_format),
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
