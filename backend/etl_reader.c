@@ -85,10 +85,7 @@ struct etl_reader {
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
 };
 
-static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
 {
         if (!err)
                 return;
@@ -579,25 +576,27 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         const char *why = NULL;
         enum parse_result pr = parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
         if (pr != PARSE_RECORD) {
-                set_error(err, WMI_BUFFER_HEADER_SIZE,
-                          "not an ETL file: the first record is not a trace header (%s)",
-                          why ? why : "none");
+                etl_error_set(err, WMI_BUFFER_HEADER_SIZE,
+                              "not an ETL file: the first record is not a trace header (%s)",
+                              why ? why : "none");
                 return -EINVAL;
         }
         if ((rec.header_type != TRACE_HEADER_TYPE_SYSTEM32 &&
              rec.header_type != TRACE_HEADER_TYPE_SYSTEM64) ||
             rec.hook_id != WMI_LOG_TYPE_HEADER) {
-                set_error(err, WMI_BUFFER_HEADER_SIZE,
-                          "not an ETL file: the first record is header type 0x%02x hook 0x%04x, "
-                          "not the logfile header",
-                          rec.header_type, rec.hook_id);
+                etl_error_set(
+                        err, WMI_BUFFER_HEADER_SIZE,
+                        "not an ETL file: the first record is header type 0x%02x hook 0x%04x, "
+                        "not the logfile header",
+                        rec.header_type, rec.hook_id);
                 return -EINVAL;
         }
         bool is64 = rec.header_type == TRACE_HEADER_TYPE_SYSTEM64;
         uint32_t hsize = is64 ? LOGFILE_HEADER64_SIZE : LOGFILE_HEADER32_SIZE;
         if (rec.payload_size < hsize) {
-                set_error(err, WMI_BUFFER_HEADER_SIZE,
-                          "logfile header truncated: %u bytes, %u needed", rec.payload_size, hsize);
+                etl_error_set(err, WMI_BUFFER_HEADER_SIZE,
+                              "logfile header truncated: %u bytes, %u needed", rec.payload_size,
+                              hsize);
                 return -EBADMSG;
         }
         const uint8_t *p = rec.payload;
@@ -666,10 +665,11 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 uint64_t left = r->size - off;
                 if (left < WMI_BUFFER_HEADER_SIZE) {
                         if (r->nr_buffers == 0) {
-                                set_error(err, off,
-                                          "not an ETL file: %llu bytes, shorter than one buffer "
-                                          "header (72 bytes)",
-                                          (unsigned long long)left);
+                                etl_error_set(
+                                        err, off,
+                                        "not an ETL file: %llu bytes, shorter than one buffer "
+                                        "header (72 bytes)",
+                                        (unsigned long long)left);
                                 return -EINVAL;
                         }
                         warn(r, off, "%llu trailing bytes after the last buffer ignored",
@@ -694,10 +694,11 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 }
                 if (size < WMI_BUFFER_HEADER_SIZE || size > MAX_ETW_BUFFER_SIZE) {
                         if (r->nr_buffers == 0) {
-                                set_error(err, off,
-                                          "not an ETL file: buffer size %u at offset 0 is out of "
-                                          "range (72 .. 16 MiB)",
-                                          size);
+                                etl_error_set(
+                                        err, off,
+                                        "not an ETL file: buffer size %u at offset 0 is out of "
+                                        "range (72 .. 16 MiB)",
+                                        size);
                                 return -EINVAL;
                         }
                         warn(r, off,
@@ -708,9 +709,10 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 }
                 bool is_truncated = size > left;
                 if (is_truncated && r->nr_buffers == 0) {
-                        set_error(err, off,
-                                  "truncated: the first buffer claims %u bytes, the file has %llu",
-                                  size, (unsigned long long)left);
+                        etl_error_set(
+                                err, off,
+                                "truncated: the first buffer claims %u bytes, the file has %llu",
+                                size, (unsigned long long)left);
                         return -EINVAL;
                 }
                 uint32_t filled = offset ? offset : saved;
@@ -733,10 +735,10 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 } else {
                         if (filled < WMI_BUFFER_HEADER_SIZE || filled > size) {
                                 if (r->nr_buffers == 0 && filled > size) {
-                                        set_error(err, off + BUF_OFFSET_OFF,
-                                                  "not an ETL file: filled size %u exceeds the "
-                                                  "buffer size %u",
-                                                  filled, size);
+                                        etl_error_set(err, off + BUF_OFFSET_OFF,
+                                                      "not an ETL file: filled size %u exceeds the "
+                                                      "buffer size %u",
+                                                      filled, size);
                                         return -EINVAL;
                                 }
                                 filled = size;
@@ -856,7 +858,7 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
         if (err)
                 memset(err, 0, sizeof(*err));
         if (size == 0) {
-                set_error(err, 0, "the file is empty");
+                etl_error_set(err, 0, "the file is empty");
                 return -EINVAL;
         }
         struct etl_reader *r = calloc(1, sizeof(*r));
@@ -869,7 +871,8 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
                 goto fail;
         const struct buffer_info *b0 = &r->buffers[0];
         if (b0->flags & WMI_BUFFER_FLAG_COMPRESSED) {
-                set_error(err, BUF_FLAG_OFF, "not an ETL file: the header buffer is compressed");
+                etl_error_set(err, BUF_FLAG_OFF,
+                              "not an ETL file: the header buffer is compressed");
                 rc = -EINVAL;
                 goto fail;
         }
@@ -889,7 +892,7 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
         return 0;
 fail:
         if (rc == -ENOMEM)
-                set_error(err, 0, "out of memory");
+                etl_error_set(err, 0, "out of memory");
         etl_reader_close(r);
         return rc;
 }
@@ -902,23 +905,23 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 int e = errno;
-                set_error(err, 0, "%s: %s", path, strerror(e));
+                etl_error_set(err, 0, "%s: %s", path, strerror(e));
                 return -e;
         }
         struct stat st;
         if (fstat(fd, &st) < 0) {
                 int e = errno;
-                set_error(err, 0, "%s: %s", path, strerror(e));
+                etl_error_set(err, 0, "%s: %s", path, strerror(e));
                 close(fd);
                 return -e;
         }
         if (!S_ISREG(st.st_mode)) {
-                set_error(err, 0, "%s: not a regular file", path);
+                etl_error_set(err, 0, "%s: not a regular file", path);
                 close(fd);
                 return -EINVAL;
         }
         if (st.st_size == 0) {
-                set_error(err, 0, "%s: the file is empty", path);
+                etl_error_set(err, 0, "%s: the file is empty", path);
                 close(fd);
                 return -EINVAL;
         }
@@ -926,7 +929,7 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
         close(fd);
         if (map == MAP_FAILED) {
                 int e = errno;
-                set_error(err, 0, "%s: cannot map: %s", path, strerror(e));
+                etl_error_set(err, 0, "%s: cannot map: %s", path, strerror(e));
                 return -e;
         }
         madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);

@@ -15,6 +15,10 @@ struct etl_error {
         char msg[256];
 };
 
+/* Fills err (when not NULL) with a message about bad input at offset. */
+void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
 #define ETL_MAX_EXT_ITEMS 16
 
 /* One extended data item of an EVENT_HEADER record, or an inline PMC/PEBS item. */

@@ -49,20 +49,6 @@ struct etl_writer {
         struct etl_writer_stats stats;
 };
 
-static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void set_error(struct etl_error *err, uint64_t offset, const char *fmt, ...)
-{
-        if (!err)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        err->offset = offset;
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-        va_end(ap);
-}
-
 /* UTF-8 to UTF-16LE bytes with a NUL; returns the bytes written (dst has 2*(strlen+1)*2). */
 static uint32_t utf8_to_utf16(uint8_t *dst, const char *src)
 {
@@ -248,12 +234,12 @@ static int create_output(const char *path, bool is_force, struct etl_error *err)
                 struct stat st;
                 if (lstat(path, &st) == 0) {
                         if (S_ISDIR(st.st_mode)) {
-                                set_error(err, 0, "%s is a directory", path);
+                                etl_error_set(err, 0, "%s is a directory", path);
                                 return -EISDIR;
                         }
                         if (unlink(path) < 0) {
                                 int e = errno;
-                                set_error(err, 0, "cannot replace %s: %s", path, strerror(e));
+                                etl_error_set(err, 0, "cannot replace %s: %s", path, strerror(e));
                                 return -e;
                         }
                 }
@@ -262,9 +248,9 @@ static int create_output(const char *path, bool is_force, struct etl_error *err)
         if (fd < 0) {
                 int e = errno;
                 if (e == EEXIST)
-                        set_error(err, 0, "%s exists: not overwritten (use --force)", path);
+                        etl_error_set(err, 0, "%s exists: not overwritten (use --force)", path);
                 else
-                        set_error(err, 0, "cannot create %s: %s", path, strerror(e));
+                        etl_error_set(err, 0, "cannot create %s: %s", path, strerror(e));
                 return -e;
         }
         return fd;
@@ -274,7 +260,7 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                          struct etl_error *err)
 {
         if (w->fd >= 0) {
-                set_error(err, 0, "the writer already has a file");
+                etl_error_set(err, 0, "the writer already has a file");
                 return -EBUSY;
         }
         int fd = create_output(path, is_force, err);
@@ -282,7 +268,7 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                 return fd;
         int rc = write_all(fd, w->header, w->buffer_size, 0);
         if (rc < 0) {
-                set_error(err, 0, "writing %s: %s", path, strerror(-rc));
+                etl_error_set(err, 0, "writing %s: %s", path, strerror(-rc));
                 close(fd);
                 unlink(path);
                 return rc;
@@ -435,7 +421,7 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err)
 {
         if (!w->ring) {
-                set_error(err, 0, "no in-memory buffers to save");
+                etl_error_set(err, 0, "no in-memory buffers to save");
                 return -EINVAL;
         }
         int fd = create_output(path, is_force, err);
@@ -466,7 +452,7 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
         if (close(fd) < 0 && rc == 0)
                 rc = -errno;
         if (rc < 0) {
-                set_error(err, 0, "writing %s: %s", path, strerror(-rc));
+                etl_error_set(err, 0, "writing %s: %s", path, strerror(-rc));
                 unlink(path);
         }
         return rc;

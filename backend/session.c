@@ -1974,6 +1974,68 @@ static ULONG no_lbr(const char *fn)
         return ERROR_NOT_SUPPORTED;
 }
 
+/* One change of a kernel session's settings from TraceSetInformation: edit writes the class's
+   (already validated) information into a copy of the settings, which is then committed to the
+   running source. */
+typedef void (*settings_edit_fn)(struct live_settings *next, const void *info, ULONG len,
+                                 const void *extra);
+
+static void edit_stack_hooks(struct live_settings *next, const void *info, ULONG len,
+                             const void *extra)
+{
+        (void)extra;
+        next->nr_stack_hooks =
+                hooks_of_events(info, len / sizeof(CLASSIC_EVENT_ID), next->stack_hooks);
+}
+
+static void edit_group_masks(struct live_settings *next, const void *info, ULONG len,
+                             const void *extra)
+{
+        (void)extra;
+        memset(&next->masks, 0, sizeof(next->masks));
+        if (len)
+                memcpy(next->masks.Masks, info, len);
+}
+
+static void edit_profile_sources(struct live_settings *next, const void *info, ULONG len,
+                                 const void *intervals)
+{
+        next->nr_profile_sources = len / sizeof(ULONG);
+        memcpy(next->profile_sources, info, len);
+        memcpy(next->source_intervals, intervals, next->nr_profile_sources * sizeof(uint32_t));
+}
+
+static void edit_pmc_hooks(struct live_settings *next, const void *info, ULONG len,
+                           const void *extra)
+{
+        (void)extra;
+        next->nr_pmc_hooks = hooks_of_events(info, len / sizeof(CLASSIC_EVENT_ID), next->pmc_hooks);
+}
+
+static void edit_pmc_counters(struct live_settings *next, const void *info, ULONG len,
+                              const void *extra)
+{
+        (void)extra;
+        next->nr_pmc_counters = len / sizeof(ULONG);
+        memcpy(next->pmc_counters, info, len);
+}
+
+static ULONG edit_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID handle,
+                           settings_edit_fn edit, const void *info, ULONG len, const void *extra)
+{
+        ULONG code;
+        struct session *s = kernel_session(fn, c, handle, &code);
+        if (!s)
+                return code;
+        pthread_mutex_lock(&s->lock);
+        struct live_settings next = s->cfg;
+        edit(&next, info, len, extra);
+        code = commit_settings(fn, c, s, &next);
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        return code;
+}
+
 ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength)
 {
@@ -1987,17 +2049,7 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                 code = check_event_list(fn, c, info, len, LIVE_MAX_STACK_HOOKS);
                 if (code != ERROR_SUCCESS)
                         return code;
-                struct session *s = kernel_session(fn, c, SessionHandle, &code);
-                if (!s)
-                        return code;
-                pthread_mutex_lock(&s->lock);
-                struct live_settings next = s->cfg;
-                next.nr_stack_hooks =
-                        hooks_of_events(info, len / sizeof(CLASSIC_EVENT_ID), next.stack_hooks);
-                code = commit_settings(fn, c, s, &next);
-                pthread_mutex_unlock(&s->lock);
-                session_unref(s);
-                return code;
+                return edit_settings(fn, c, SessionHandle, edit_stack_hooks, info, len, NULL);
         }
         case TraceSystemTraceEnableFlagsInfo: {
                 if (len % sizeof(ULONG) || len > sizeof(PERFINFO_GROUPMASK) || (len && !info)) {
@@ -2007,18 +2059,7 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                                       fn, class_name(c), len);
                         return ERROR_INVALID_PARAMETER;
                 }
-                struct session *s = kernel_session(fn, c, SessionHandle, &code);
-                if (!s)
-                        return code;
-                pthread_mutex_lock(&s->lock);
-                struct live_settings next = s->cfg;
-                memset(&next.masks, 0, sizeof(next.masks));
-                if (len)
-                        memcpy(next.masks.Masks, info, len);
-                code = commit_settings(fn, c, s, &next);
-                pthread_mutex_unlock(&s->lock);
-                session_unref(s);
-                return code;
+                return edit_settings(fn, c, SessionHandle, edit_group_masks, info, len, NULL);
         }
         case TraceSampledProfileIntervalInfo: {
                 if (SessionHandle) {
@@ -2070,55 +2111,25 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                         etw_set_error(ERROR_SUCCESS, NULL);
                         return ERROR_SUCCESS;
                 }
-                struct session *s = kernel_session(fn, c, SessionHandle, &code);
-                if (!s)
-                        return code;
                 uint32_t intervals[LIVE_MAX_SOURCES];
                 pthread_mutex_lock(&table_lock);
                 for (uint32_t i = 0; i < n; i++)
                         intervals[i] = interval_of(((const ULONG *)info)[i]);
                 pthread_mutex_unlock(&table_lock);
-                pthread_mutex_lock(&s->lock);
-                struct live_settings next = s->cfg;
-                next.nr_profile_sources = n;
-                memcpy(next.profile_sources, info, len);
-                memcpy(next.source_intervals, intervals, n * sizeof(uint32_t));
-                code = commit_settings(fn, c, s, &next);
-                pthread_mutex_unlock(&s->lock);
-                session_unref(s);
-                return code;
+                return edit_settings(fn, c, SessionHandle, edit_profile_sources, info, len,
+                                     intervals);
         }
         case TracePmcEventListInfo: {
                 code = check_event_list(fn, c, info, len, LIVE_MAX_SOURCES);
                 if (code != ERROR_SUCCESS)
                         return code;
-                struct session *s = kernel_session(fn, c, SessionHandle, &code);
-                if (!s)
-                        return code;
-                pthread_mutex_lock(&s->lock);
-                struct live_settings next = s->cfg;
-                next.nr_pmc_hooks =
-                        hooks_of_events(info, len / sizeof(CLASSIC_EVENT_ID), next.pmc_hooks);
-                code = commit_settings(fn, c, s, &next);
-                pthread_mutex_unlock(&s->lock);
-                session_unref(s);
-                return code;
+                return edit_settings(fn, c, SessionHandle, edit_pmc_hooks, info, len, NULL);
         }
         case TracePmcCounterListInfo: {
                 code = check_source_list(fn, c, info, len);
                 if (code != ERROR_SUCCESS)
                         return code;
-                struct session *s = kernel_session(fn, c, SessionHandle, &code);
-                if (!s)
-                        return code;
-                pthread_mutex_lock(&s->lock);
-                struct live_settings next = s->cfg;
-                next.nr_pmc_counters = len / sizeof(ULONG);
-                memcpy(next.pmc_counters, info, len);
-                code = commit_settings(fn, c, s, &next);
-                pthread_mutex_unlock(&s->lock);
-                session_unref(s);
-                return code;
+                return edit_settings(fn, c, SessionHandle, edit_pmc_counters, info, len, NULL);
         }
         case TraceLbrConfigurationInfo: {
                 if (len != sizeof(ULONG)) {
