@@ -521,7 +521,8 @@ uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, 
         le_put64(dst + 8, timestamp);
         for (uint32_t i = 0; i < nr_pmc; i++)
                 le_put64(dst + PERFINFO_HEADER_SIZE + 8 * i, pmc[i]);
-        if (payload_size)
+        /* a payload built in place (payload == where it goes) is not copied */
+        if (payload_size && payload != dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc)
                 memcpy(dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc, payload, payload_size);
         return size;
 }

@@ -100,7 +100,9 @@ const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_byte
 void etl_writer_free(struct etl_writer *w);
 
 /* Record builders: write a record into dst (which has room for the returned size) and
-   return its size in bytes (not aligned; the writer aligns). ETL-FORMAT.md 2.3-2.8. */
+   return its size in bytes (not aligned; the writer aligns). ETL-FORMAT.md 2.3-2.8.
+   etl_record_perfinfo64 takes a payload already in place (right after the header and the
+   counters in dst) without copying it. */
 uint32_t etl_record_system64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint32_t tid,
                              uint32_t pid, uint64_t timestamp, const void *payload,
                              uint32_t payload_size);

@@ -81,8 +81,11 @@ struct live_ring {
         size_t map_size;
         uint8_t *data;
         uint64_t data_size;
-        uint8_t *stage;          /* owned: the records of one drain, copied out of the ring */
-        struct live_item *items; /* owned: their order */
+        uint8_t *stage;          /* owned: records copied out of the ring, not converted yet */
+        size_t stage_cap;        /* bytes allocated */
+        size_t stage_pos;        /* the first record not converted */
+        size_t stage_len;        /* the end of the copied records */
+        struct live_item *items; /* owned: the order of one drain's records */
         uint32_t cap_items;
 };
 
@@ -119,9 +122,10 @@ struct live_source {
         struct perf_tp_format tp_switch;
         struct perf_tp_format tp_waking;
         bool has_tp_switch, has_tp_waking;
-        bool has_build_id_attr;   /* attr.build_id accepted */
-        uint64_t nr_lost_retired; /* PERF_FORMAT_LOST of events closed by updates */
-        uint64_t nr_own_events;   /* records written here rather than by the converter */
+        bool has_build_id_attr;    /* attr.build_id accepted */
+        uint64_t nr_lost_retired;  /* PERF_FORMAT_LOST of events closed by updates */
+        uint64_t nr_own_events;    /* records written here rather than by the converter */
+        uint64_t nr_damaged_bytes; /* ring bytes dropped after a record header that cannot be */
         uint64_t nr_append_failures;
         uint64_t nr_updates;
         int write_error;
@@ -1113,7 +1117,8 @@ static int ring_map(struct live_source *ls, struct live_ring *r, struct etl_erro
         r->meta = m;
         r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)page);
         r->data_size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * (uint64_t)page;
-        r->stage = xcalloc(1, r->data_size);
+        r->stage_cap = r->data_size;
+        r->stage = xcalloc(1, r->stage_cap);
         return 0;
 }
 
@@ -1128,7 +1133,7 @@ static void ring_copy(const struct live_ring *r, uint64_t pos, void *dst, uint64
 
 static void items_sort(struct live_item *it, uint32_t n)
 {
-        /* insertion sort: a ring is almost always in time order already */
+        /* insertion sort: called only when a drain found records out of time order, a few */
         for (uint32_t i = 1; i < n; i++) {
                 struct live_item x = it[i];
                 uint32_t j = i;
@@ -1140,23 +1145,63 @@ static void items_sort(struct live_item *it, uint32_t n)
         }
 }
 
-/* Drains up to budget records of one ring: copied out (the ring is released at once), put in
-   time order, converted. Returns the number of records. */
-static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t budget)
+/* Copies every complete record the ring holds to the end of the stage and releases the ring
+   space at once: the kernel never waits for the conversion, and a long rundown can empty the
+   rings without converting (ring_take_all). */
+static void ring_take(struct live_ring *r)
 {
         if (!r->meta)
-                return 0;
+                return;
         uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-        uint64_t tail = r->meta->data_tail, pos = tail;
-        uint32_t n = 0;
+        uint64_t tail = r->meta->data_tail;
+        if (head == tail)
+                return;
+        uint64_t n = head - tail;
+        if (n > r->data_size)
+                n = r->data_size; /* cannot happen: the kernel never overwrites unread data */
+        if (r->stage_pos == r->stage_len) {
+                r->stage_pos = r->stage_len = 0;
+        } else if (r->stage_pos > r->stage_cap / 2) {
+                memmove(r->stage, r->stage + r->stage_pos, r->stage_len - r->stage_pos);
+                r->stage_len -= r->stage_pos;
+                r->stage_pos = 0;
+        }
+        if (r->stage_len + n > r->stage_cap) {
+                size_t cap = r->stage_cap * 2;
+                while (cap < r->stage_len + n)
+                        cap *= 2;
+                uint8_t *st = realloc(r->stage, cap);
+                if (!st)
+                        abort();
+                r->stage = st;
+                r->stage_cap = cap;
+        }
+        ring_copy(r, head - n, r->stage + r->stage_len, n);
+        r->stage_len += n;
+        __atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
+}
 
-        while (pos < head && n < budget) {
-                struct perf_event_header h;
-                if (head - pos < sizeof(h))
-                        break;
-                ring_copy(r, pos, &h, sizeof(h));
-                if (h.size < sizeof(h) || h.size > head - pos) {
-                        pos = head; /* damaged: drop the rest */
+static void ring_take_all(struct live_source *ls)
+{
+        for (uint32_t c = 0; c < ls->nr_online; c++)
+                ring_take(&ls->rings[c]);
+}
+
+/* Converts up to budget records of one ring, in time order: what the ring holds is taken to the
+   stage first. Returns the number of records. */
+static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t budget)
+{
+        ring_take(r);
+        size_t pos = r->stage_pos, end = r->stage_len;
+        uint32_t n = 0;
+        uint64_t last_ts = 0;
+        bool is_sorted = true;
+
+        while (end - pos >= sizeof(struct perf_event_header) && n < budget) {
+                const struct perf_event_header *h = (const void *)(r->stage + pos);
+                if (h->size < sizeof(*h) || h->size > end - pos) {
+                        ls->nr_damaged_bytes += end - pos;
+                        pos = end; /* damaged: drop the rest */
                         break;
                 }
                 if (n == r->cap_items) {
@@ -1167,24 +1212,23 @@ static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t
                         r->items = it;
                         r->cap_items = cap;
                 }
-                r->items[n].off = (uint32_t)(pos - tail);
-                r->items[n].size = h.size;
-                n++;
-                pos += h.size;
-        }
-        if (pos == tail)
-                return 0;
-        ring_copy(r, tail, r->stage, pos - tail);
-        __atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
-
-        for (uint32_t i = 0; i < n; i++) {
                 uint32_t cpu;
-                r->items[i].ts = perf_conv_record_time(ls->conv, r->stage + r->items[i].off,
-                                                       r->items[i].size, r->cpu, &cpu);
+                uint64_t ts =
+                        perf_conv_record_time(ls->conv, r->stage + pos, h->size, r->cpu, &cpu);
+                is_sorted = is_sorted && ts >= last_ts;
+                last_ts = ts;
+                r->items[n].ts = ts;
+                r->items[n].off = (uint32_t)(pos - r->stage_pos);
+                r->items[n].size = h->size;
+                n++;
+                pos += h->size;
         }
-        items_sort(r->items, n);
+        const uint8_t *base = r->stage + r->stage_pos;
+        r->stage_pos = pos;
+        if (!is_sorted)
+                items_sort(r->items, n);
         for (uint32_t i = 0; i < n; i++)
-                perf_conv_record(ls->conv, r->cpu, r->stage + r->items[i].off, r->items[i].size);
+                perf_conv_record(ls->conv, r->cpu, base + r->items[i].off, r->items[i].size);
         return n;
 }
 
@@ -1553,9 +1597,13 @@ static void rundown_start(struct live_source *ls, uint64_t ts, uint32_t flags)
                 DIR *d = opendir("/proc");
                 struct dirent *e;
                 while (d && (e = readdir(d))) {
-                        if (isdigit((unsigned char)e->d_name[0]))
+                        if (isdigit((unsigned char)e->d_name[0])) {
                                 rundown_process(ls, (uint32_t)strtoul(e->d_name, NULL, 10), ts,
                                                 flags);
+                                /* the rings keep filling meanwhile: empty them to the stage,
+                                   to be converted after the rundown, in order */
+                                ring_take_all(ls);
+                        }
                 }
                 if (d)
                         closedir(d);

@@ -19,11 +19,13 @@ const GUID etwtop_provider_guid = {
 #define CONV_MAX_FRAMES  1024u
 #define CONV_MAX_CMDLINE 4096u
 #define CONV_MAX_PATH    4096u
-#define CONV_KADDR_MAX   (1u << 20) /* kernel addresses remembered for the symbol events */
-#define CONV_MAX_IMAGES  4096u      /* per process */
-#define BUILD_ID_MAX     20u
-#define KERNEL_VERSION   85u      /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
-#define DEFAULT_TICK_NS  1000000u /* NewThreadWaitTime unit: TimerResolution 10000 (1 ms) */
+/* a StackWalk record's PERFINFO header and payload head (EventTimeStamp, pid, tid) */
+#define STACK_REC_HEAD  32u
+#define CONV_KADDR_MAX  (1u << 20) /* kernel addresses remembered for the symbol events */
+#define CONV_MAX_IMAGES 4096u      /* per process */
+#define BUILD_ID_MAX    20u
+#define KERNEL_VERSION  85u      /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
+#define DEFAULT_TICK_NS 1000000u /* NewThreadWaitTime unit: TimerResolution 10000 (1 ms) */
 
 /* EVNTRACE_LBR_FILTER_* type bits (LINUX-MAPPING.md 1.3). */
 #define LBR_JCC   EVNTRACE_LBR_FILTER_JCC
@@ -807,10 +809,12 @@ struct perf_conv {
         uint64_t *kaddrs;  /* owned set of kernel addresses hit; 0 = free */
         uint32_t kaddrs_mask, nr_kaddrs;
         struct perf_conv_stats st;
-        uint8_t *rec;     /* owned scratch: the ETW record */
-        uint8_t *payload; /* owned scratch: its payload */
-        uint64_t *frames; /* owned scratch */
-        char *text;       /* owned scratch: command lines */
+        uint8_t *rec;         /* owned scratch: the ETW record */
+        uint8_t *payload;     /* owned scratch: its payload */
+        uint8_t *stack_rec;   /* owned scratch: a StackWalk record, frames gathered in place */
+        uint64_t *frames;     /* in stack_rec, after the record and payload headers */
+        uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
+        char *text;           /* owned scratch: command lines */
 };
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -838,7 +842,8 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         c->kaddrs = xcalloc(c->kaddrs_mask + 1, sizeof(*c->kaddrs));
         c->rec = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
         c->payload = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
-        c->frames = xcalloc(CONV_MAX_FRAMES + 1, sizeof(*c->frames));
+        c->stack_rec = xcalloc(1, STACK_REC_HEAD + 8 * (CONV_MAX_FRAMES + 1));
+        c->frames = (uint64_t *)(void *)(c->stack_rec + STACK_REC_HEAD);
         c->text = xcalloc(1, CONV_MAX_CMDLINE + 1);
         *out = c;
         return 0;
@@ -877,7 +882,7 @@ void perf_conv_free(struct perf_conv *c)
         free(c->cpu_tid);
         free(c->rec);
         free(c->payload);
-        free(c->frames);
+        free(c->stack_rec);
         free(c->text);
         free(c);
 }
@@ -915,6 +920,11 @@ static void note_kaddr(struct perf_conv *c, uint64_t a)
 {
         if (!is_kernel_addr(a))
                 return;
+        /* kernel stacks repeat: most addresses are found here, without probing kaddrs */
+        uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
+        if (*seen == a)
+                return;
+        *seen = a;
         if ((c->nr_kaddrs + 1) * 2 > c->kaddrs_mask + 1) {
                 if (c->nr_kaddrs >= CONV_KADDR_MAX)
                         return;
@@ -1570,14 +1580,15 @@ static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s,
 static int emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                       uint32_t nr)
 {
-        uint8_t *p = c->payload;
+        /* the frames are in place already: the payload head goes before them */
+        uint8_t *p = c->stack_rec + STACK_REC_HEAD - 16;
         st64(p, ts);
         st32(p + 8, pid);
         st32(p + 12, tid);
-        memcpy(p + 16, c->frames, 8 * (size_t)nr);
-        uint32_t size = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p,
-                                              16 + 8 * nr);
-        return emit(c, cpu, size);
+        uint32_t size = etl_record_perfinfo64(c->stack_rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0,
+                                              p, 16 + 8 * nr);
+        c->st.nr_events++;
+        return c->ops.emit(c->ctx, cpu, c->stack_rec, size);
 }
 
 /* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11), entries filtered as the ETW flags ask. */
@@ -1844,16 +1855,24 @@ uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, ui
         if (size < 16)
                 return 0;
         if (h->type == PERF_RECORD_SAMPLE) {
+                /* the fields up to CPU have fixed places: no parse (this runs for every record) */
                 const struct perf_conv_event *ev = event_of_id(mc, le_get64(rec + 8));
-                struct perf_sample s;
-                if (!ev ||
-                    perf_sample_parse(rec, size,
-                                      ev->sample_type & ~PERF_SAMPLE_CALLCHAIN & ~PERF_SAMPLE_RAW &
-                                              ~PERF_SAMPLE_BRANCH_STACK & ~PERF_SAMPLE_READ,
-                                      0, 0, &s) < 0)
+                if (!ev || !(ev->sample_type & PERF_SAMPLE_TIME))
                         return 0;
-                *cpu = writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
-                return s.time;
+                uint64_t st = ev->sample_type;
+                uint32_t at = 8 + ((st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0) +
+                              ((st & PERF_SAMPLE_IP) ? 8 : 0) + ((st & PERF_SAMPLE_TID) ? 8 : 0);
+                if (at + 8 > size)
+                        return 0;
+                uint64_t time = le_get64(rec + at);
+                if (st & PERF_SAMPLE_CPU) {
+                        uint32_t cpu_at = at + 8 + ((st & PERF_SAMPLE_ADDR) ? 8 : 0) +
+                                          ((st & PERF_SAMPLE_ID) ? 8 : 0) +
+                                          ((st & PERF_SAMPLE_STREAM_ID) ? 8 : 0);
+                        if (cpu_at + 4 <= size)
+                                *cpu = writer_cpu(c, true, le_get32(rec + cpu_at), ring_cpu);
+                }
+                return time;
         }
         /* every other record ends in the sample_id trailer (sample_id_all) */
         struct perf_sample_id sid;

@@ -420,6 +420,65 @@ static void test_out_of_order_is_clamped(void **state)
         assert_int_equal(k->ev.stack.event_timestamp, START + 900); /* still equal */
 }
 
+/* perf_conv_record_time reads TIME and CPU at their fixed places, for every sample layout the
+   converter may meet, and from the sample_id trailer of other records. */
+static void test_record_time(void **state)
+{
+        (void)state;
+        struct perf_conv_event with_ip = {.kind = PERF_CONV_PROFILE,
+                                          .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                         PERF_SAMPLE_PERIOD |
+                                                         PERF_SAMPLE_CALLCHAIN};
+        struct perf_conv_event no_ip = {.kind = PERF_CONV_CSWITCH,
+                                        .sample_type = SAMPLE_ID | PERF_SAMPLE_ADDR |
+                                                       PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                                                       PERF_SAMPLE_RAW};
+        struct perf_conv_event no_time = {.kind = PERF_CONV_PROFILE,
+                                          .sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP};
+        add_event(21, &with_ip);
+        add_event(22, &no_ip);
+        add_event(23, &no_time);
+        struct rb r;
+        uint32_t cpu = 99;
+
+        rb_sample_head(&r, 21, 0x401000, 5, 6, START + 77, 1, true);
+        rb_u64(&r, 0); /* no frames */
+        assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), START + 77);
+        assert_int_equal(cpu, 1);
+
+        rb_begin(&r, PERF_RECORD_SAMPLE, 0);
+        rb_u64(&r, 22);
+        rb_u64(&r, (uint64_t)8 << 32 | 7);
+        rb_u64(&r, START + 88);
+        rb_u64(&r, 0xdead); /* ADDR */
+        rb_u64(&r, 22);     /* ID */
+        rb_u64(&r, 22);     /* STREAM_ID */
+        rb_u64(&r, 1);      /* CPU */
+        rb_u32(&r, 4);      /* RAW size and bytes */
+        rb_u32(&r, 0);
+        assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), START + 88);
+        assert_int_equal(cpu, 1);
+        /* cut before CPU: the time is still there, the ring's CPU stands */
+        cpu = 99;
+        assert_int_equal(perf_conv_record_time(g.c, r.b, 8 + 8 * 5, 0, &cpu), START + 88);
+        assert_int_equal(cpu, 0);
+        /* cut inside TIME, an event without TIME, an unknown id: 0 */
+        assert_int_equal(perf_conv_record_time(g.c, r.b, 8 + 8 * 2 + 4, 0, &cpu), 0);
+        rb_begin(&r, PERF_RECORD_SAMPLE, 0);
+        rb_u64(&r, 23);
+        rb_u64(&r, 0x401000);
+        assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), 0);
+        rb_sample_head(&r, 24, 0x401000, 5, 6, START + 77, 1, false);
+        assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), 0);
+
+        /* a side-band record: the trailer */
+        rb_begin(&r, PERF_RECORD_SWITCH, 0);
+        rb_sample_id(&r, 5, 6, START + 99, 1, 21);
+        cpu = 99;
+        assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), START + 99);
+        assert_int_equal(cpu, 1);
+}
+
 static void test_lbr_filter_inversion(void **state)
 {
         (void)state;
@@ -1283,6 +1342,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_record_time, setup, teardown),
                 cmocka_unit_test(test_lbr_filter_inversion),
                 cmocka_unit_test(test_lbr_every_filter_combination),
                 cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),
