@@ -127,6 +127,10 @@ struct live_source {
         uint64_t nr_own_events;    /* records written here rather than by the converter */
         uint64_t nr_damaged_bytes; /* ring bytes dropped after a record header that cannot be */
         uint64_t nr_append_failures;
+        struct live_event *last_ev;             /* event_by_id's last answer; reset with by_id */
+        uint64_t kernel_text, kernel_text_size; /* kernel_image_probe's; size 0: unknown */
+        uint8_t kernel_build_id[20];
+        uint32_t kernel_build_id_size;
         uint64_t nr_updates;
         int write_error;
         struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
@@ -1033,6 +1037,7 @@ static void by_id_rebuild(struct live_source *ls)
         while (cap < ls->nr_events * 2)
                 cap *= 2;
         free(ls->by_id);
+        ls->last_ev = NULL;
         ls->by_id = xcalloc(cap, sizeof(*ls->by_id));
         ls->by_id_mask = cap - 1;
         for (uint32_t i = 0; i < ls->nr_events; i++) {
@@ -1044,8 +1049,11 @@ static void by_id_rebuild(struct live_source *ls)
         }
 }
 
-static struct live_event *event_by_id(const struct live_source *ls, uint64_t id)
+static struct live_event *event_by_id(struct live_source *ls, uint64_t id)
 {
+        /* runs twice a record: records of one event come in runs */
+        if (ls->last_ev && ls->last_ev->id == id)
+                return ls->last_ev;
         if (!ls->by_id)
                 return NULL;
         for (uint32_t j = (uint32_t)(id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;;
@@ -1054,7 +1062,7 @@ static struct live_event *event_by_id(const struct live_source *ls, uint64_t id)
                 if (!ev)
                         return NULL;
                 if (ev->id == id)
-                        return ev;
+                        return ls->last_ev = ev;
         }
 }
 
@@ -1487,9 +1495,13 @@ static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, ui
 }
 
 /* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes. */
-static void rundown_kernel(struct live_source *ls, uint64_t ts)
+/* The kernel image's text range and build-id, read before the events are enabled: reading
+   /proc/kallsyms takes about 100 ms, during which nobody would empty the rings. */
+static void kernel_image_probe(struct live_source *ls)
 {
         uint64_t stext = 0, etext = 0;
+        if (!ls->caps.has_kallsyms)
+                return;
         FILE *f = fopen("/proc/kallsyms", "re");
         if (!f)
                 return;
@@ -1528,15 +1540,26 @@ static void rundown_kernel(struct live_source *ls, uint64_t ts)
                         p = d + ((descsz + 3u) & ~3u);
                 }
         }
-        struct perf_conv_image im = {0,
-                                     stext,
-                                     etext - stext,
-                                     0,
-                                     "[kernel.kallsyms]",
-                                     bid,
-                                     bid_size,
-                                     ETWTOP_IMAGE_FLAG_RUNDOWN |
-                                             (bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
+        ls->kernel_text = stext;
+        ls->kernel_text_size = etext - stext;
+        memcpy(ls->kernel_build_id, bid, bid_size);
+        ls->kernel_build_id_size = bid_size;
+}
+
+static void rundown_kernel(struct live_source *ls, uint64_t ts)
+{
+        if (!ls->kernel_text_size)
+                return;
+        struct perf_conv_image im = {
+                0,
+                ls->kernel_text,
+                ls->kernel_text_size,
+                0,
+                "[kernel.kallsyms]",
+                ls->kernel_build_id,
+                ls->kernel_build_id_size,
+                ETWTOP_IMAGE_FLAG_RUNDOWN |
+                        (ls->kernel_build_id_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
         perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, ts, &im);
 }
 
@@ -1987,6 +2010,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         free(fresh);
         by_id_rebuild(ls);
 
+        kernel_image_probe(ls);
         /* Enable first, then read /proc: nothing that starts in between is missed. The start
            records are stamped with a time taken before enabling, so every CPU's records stay in
            time order. */

@@ -795,6 +795,12 @@ struct conv_proc {
         struct conv_image *images; /* owned */
 };
 
+struct state_memo {
+        const struct perf_tp_format *tp; /* NULL: empty */
+        uint64_t prev_state;
+        struct perf_thread_state st;
+};
+
 struct perf_conv {
         struct perf_conv_ops ops;
         void *ctx; /* borrowed: the hooks' argument */
@@ -814,7 +820,8 @@ struct perf_conv {
         uint8_t *stack_rec;   /* owned scratch: a StackWalk record, frames gathered in place */
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
         uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
-        char *text;           /* owned scratch: command lines */
+        struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
+        char *text;                   /* owned scratch: command lines */
 };
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -1702,8 +1709,15 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_eve
         int64_t prev_prio = tp_get(ev, s, "prev_prio", 120);
         int64_t next_prio = tp_get(ev, s, "next_prio", 120);
         int64_t prev_state = tp_get(ev, s, "prev_state", 0);
+        uint64_t ps = (uint64_t)prev_state;
+        struct state_memo *m = &c->ps_memo[(ps ^ (ps >> 8)) & 7];
+        if (!m->tp || m->tp != ev->tp || m->prev_state != ps) {
+                m->tp = ev->tp;
+                m->prev_state = ps;
+                m->st = perf_prev_state_to_etw(ev->tp, ps);
+        }
         return build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
-                             prev_prio, perf_prev_state_to_etw(ev->tp, (uint64_t)prev_state));
+                             prev_prio, m->st);
 }
 
 /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
