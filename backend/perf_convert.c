@@ -923,15 +923,20 @@ uint64_t perf_conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts)
         return ts;
 }
 
-static void note_kaddr(struct perf_conv *c, uint64_t a)
+static void note_kaddr_slow(struct perf_conv *c, uint64_t a);
+
+static inline void note_kaddr(struct perf_conv *c, uint64_t a)
 {
-        if (!is_kernel_addr(a))
-                return;
         /* kernel stacks repeat: most addresses are found here, without probing kaddrs */
         uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
-        if (*seen == a)
+        if (*seen == a || !is_kernel_addr(a))
                 return;
         *seen = a;
+        note_kaddr_slow(c, a);
+}
+
+static void note_kaddr_slow(struct perf_conv *c, uint64_t a)
+{
         if ((c->nr_kaddrs + 1) * 2 > c->kaddrs_mask + 1) {
                 if (c->nr_kaddrs >= CONV_KADDR_MAX)
                         return;

@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 # record.sh: etwtop --record against perf record with the same settings on a busy machine:
 # CPU time of the recorder, file size, events, lost events, printed side by side as ratios.
-# Usage: bench/record.sh [BUILD_DIR] [SECONDS]   (default ./build, 10 s; needs root and perf)
+# Usage: bench/record.sh [BUILD_DIR] [SECONDS] [ROUNDS]   (default ./build, 10 s, 3 rounds;
+#        needs root and perf). The two recorders take turns, ROUNDS times each; CPU times,
+#        events and lost events are summed over the rounds, file sizes are the last round's.
 # Budget (DESIGN.md): etwtop's CPU <= perf record's, file size within 1.5x of perf.data.
 set -u
 build=${1:-./build}
 secs=${2:-10}
+rounds=${3:-3}
 etwtop=$build/src/etwtop
 die() { echo "record.sh: $*" >&2; exit 1; }
 [ -x "$etwtop" ] || die "$etwtop not built"
@@ -30,36 +33,55 @@ load() {
 # recorder runs under /usr/bin/time -f "%U %S".
 cpu_of() { awk '{printf "%.3f", $1 + $2}' "$1"; }
 
-load
-sleep 1
-/usr/bin/time -f "%U %S" -o "$tmp/etwtop.time" \
-        "$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 2500 \
-        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread \
-        2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
-wait
-load
-sleep 1
-/usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
-        perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=250000/ \
-        -e sched:sched_switch -e sched:sched_waking -- sleep "$secs" \
-        2>"$tmp/perf.err" ||
-        die "perf record failed: $(cat "$tmp/perf.err")"
-wait
+run_etwtop() {
+        load
+        sleep 1
+        /usr/bin/time -f "%U %S" -o "$tmp/etwtop.time" \
+                "$etwtop" --record "$tmp/e.etl" --force --duration "$secs" --set-prof-int 2500 \
+                --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER \
+                --stackwalk Profile+CSwitch+ReadyThread \
+                2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
+        wait
+}
+run_perf() {
+        rm -f "$tmp/p.data" "$tmp/p.data.old"
+        load
+        sleep 1
+        /usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
+                perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=250000/ \
+                -e sched:sched_switch -e sched:sched_waking -- sleep "$secs" \
+                2>"$tmp/perf.err" ||
+                die "perf record failed: $(cat "$tmp/perf.err")"
+        wait
+}
 
-e_cpu=$(cpu_of "$tmp/etwtop.time")
-p_cpu=$(cpu_of "$tmp/perf.time")
+e_cpu=0 p_cpu=0 e_events=0 p_events=0 e_lost=0 p_lost=0
+for ((r = 1; r <= rounds; r++)); do
+        # who goes first alternates, so that neither always meets a warmer machine
+        if ((r % 2)); then run_etwtop; run_perf; else run_perf; run_etwtop; fi
+        ec=$(cpu_of "$tmp/etwtop.time")
+        pc=$(cpu_of "$tmp/perf.time")
+        ee=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/events in all/ {print $1}')
+        el=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/^Events lost:/ {n=$3} END {print n+0}')
+        pe=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
+        pl=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST/ {n += $NF} END {print n + 0}')
+        printf "round %d: etwtop %.3f s CPU, %d events, %d lost; perf record %.3f s CPU, %d events, %d lost\n" \
+                "$r" "$ec" "$ee" "$el" "$pc" "$pe" "$pl"
+        e_cpu=$(awk -v a="$e_cpu" -v b="$ec" 'BEGIN {printf "%.3f", a + b}')
+        p_cpu=$(awk -v a="$p_cpu" -v b="$pc" 'BEGIN {printf "%.3f", a + b}')
+        e_events=$((e_events + ee)) p_events=$((p_events + pe))
+        e_lost=$((e_lost + el)) p_lost=$((p_lost + pl))
+done
 e_size=$(stat -c %s "$tmp/e.etl")
 p_size=$(stat -c %s "$tmp/p.data")
-e_events=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/events in all/ {print $1}')
-e_lost=$("$etwtop" --dump --totals "$tmp/e.etl" | awk '/^Events lost:/ {n=$3} END {print n}')
-p_events=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
-p_lost=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST/ {n += $NF} END {print n + 0}')
+echo
 
-awk -v secs="$secs" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
+awk -v secs="$secs" -v rounds="$rounds" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
         -v p_size="$p_size" -v e_events="$e_events" -v p_events="$p_events" -v e_lost="$e_lost" \
         -v p_lost="$p_lost" 'BEGIN {
-        printf "record benchmark: %d s, %d CPUs busy, 4 kHz samples with stacks, context switches,\n", secs, ncpu
-        printf "wake-ups with stacks, process/thread/image events\n\n"
+        printf "record benchmark: %d rounds of %d s, %d CPUs busy, 4 kHz samples with stacks, context\n", rounds, secs, ncpu
+        printf "switches, wake-ups with stacks, process/thread/image events (CPU, events, lost: sums\n"
+        printf "over the rounds; file sizes: the last round)\n\n"
         printf "%-16s %10s %12s %10s %8s\n", "recorder", "CPU s", "file MB", "events", "lost"
         printf "%-16s %10.3f %12.2f %10d %8d\n", "etwtop --record", e_cpu, e_size / 1e6, e_events, e_lost
         printf "%-16s %10.3f %12.2f %10d %8d\n", "perf record", p_cpu, p_size / 1e6, p_events, p_lost
