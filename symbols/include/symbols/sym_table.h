@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* sym_table.h: one module's functions as a sorted array of address ranges with interned names.
+   Built once (add, then finish), read by many: lookups are a binary search, about 100 ns. */
+#ifndef ETWTOP_SYMBOLS_SYM_TABLE_H
+#define ETWTOP_SYMBOLS_SYM_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Addresses are whatever the source gives: ELF file virtual addresses, PE RVAs, or absolute
+   kernel / JIT addresses. The table does not care; its owner knows. */
+struct sym_entry {
+        uint64_t start;
+        uint64_t size; /* 0 in the source: set to the distance to the next symbol at finish */
+        uint32_t name; /* offset in the table's string pool */
+        uint32_t flags;
+};
+
+#define SYM_FLAG_WEAK    0x1u /* a weak or local alias loses against a global of the same start */
+#define SYM_FLAG_LOCAL   0x2u
+#define SYM_FLAG_SIZED   0x4u /* the source gave a size (else it was inferred) */
+#define SYM_FLAG_DATA    0x8u /* an object, not a function */
+
+struct sym_table;
+
+struct sym_table *sym_table_new(void);
+void sym_table_free(struct sym_table *t);
+
+/* Adds a symbol; name need not be NUL-terminated (len bytes). Bytes that are not printable
+   are replaced by '?'. Call before sym_table_finish only. */
+void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name,
+                   size_t len, uint32_t flags);
+
+/* Sorts by start; of several symbols at one start keeps one (a sized global function before a
+   weak or local one, else the first added); gives zero-size symbols the distance to the next
+   start, capped at max_inferred_size (0: no cap). After this the table is read-only. */
+void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size);
+
+/* The symbol whose [start, start + size) holds addr, or NULL. */
+const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
+
+const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e);
+uint32_t sym_table_count(const struct sym_table *t);
+const struct sym_entry *sym_table_at(const struct sym_table *t, uint32_t i);
+size_t sym_table_memory(const struct sym_table *t); /* bytes held */
+
+#endif

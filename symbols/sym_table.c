@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* sym_table.c: owns the sorted symbol array of one module and its string pool. */
+#include "symbols/sym_table.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sym_table {
+        struct sym_entry *entries; /* owned */
+        uint32_t nr, cap;
+        char *pool; /* owned: NUL-terminated names */
+        size_t pool_len, pool_cap;
+        bool is_finished;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+        void *q = realloc(p, n ? n : 1);
+        if (!q)
+                abort();
+        return q;
+}
+
+struct sym_table *sym_table_new(void)
+{
+        struct sym_table *t = calloc(1, sizeof(*t));
+        if (!t)
+                abort();
+        /* offset 0 is the empty name */
+        t->pool_cap = 4096;
+        t->pool = xrealloc(NULL, t->pool_cap);
+        t->pool[0] = 0;
+        t->pool_len = 1;
+        return t;
+}
+
+void sym_table_free(struct sym_table *t)
+{
+        if (!t)
+                return;
+        free(t->entries);
+        free(t->pool);
+        free(t);
+}
+
+void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name,
+                   size_t len, uint32_t flags)
+{
+        if (t->is_finished)
+                return;
+        if (t->nr == t->cap) {
+                t->cap = t->cap ? t->cap * 2 : 256;
+                t->entries = xrealloc(t->entries, t->cap * sizeof(*t->entries));
+        }
+        if (len > 4096)
+                len = 4096; /* a hostile or broken table: keep the pool bounded per name */
+        if (t->pool_len + len + 1 > t->pool_cap) {
+                while (t->pool_len + len + 1 > t->pool_cap)
+                        t->pool_cap *= 2;
+                t->pool = xrealloc(t->pool, t->pool_cap);
+        }
+        char *dst = t->pool + t->pool_len;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char ch = (unsigned char)name[i];
+                dst[i] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+        }
+        dst[len] = 0;
+        struct sym_entry *e = &t->entries[t->nr++];
+        e->start = start;
+        e->size = size;
+        e->name = (uint32_t)t->pool_len;
+        e->flags = flags | (size ? SYM_FLAG_SIZED : 0);
+        t->pool_len += len + 1;
+}
+
+/* a better representative of one start address sorts first */
+static int rank(const struct sym_entry *e)
+{
+        int r = 0;
+        if (e->flags & SYM_FLAG_DATA)
+                r += 8;
+        if (e->flags & SYM_FLAG_WEAK)
+                r += 4;
+        if (e->flags & SYM_FLAG_LOCAL)
+                r += 2;
+        if (!(e->flags & SYM_FLAG_SIZED))
+                r += 1;
+        return r;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+        const struct sym_entry *x = a, *y = b;
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        int rx = rank(x), ry = rank(y);
+        if (rx != ry)
+                return rx < ry ? -1 : 1;
+        /* stable among equals: the first added wins (names were appended in order) */
+        return x->name < y->name ? -1 : x->name > y->name;
+}
+
+void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
+{
+        if (t->is_finished)
+                return;
+        t->is_finished = true;
+        if (!t->nr)
+                return;
+        qsort(t->entries, t->nr, sizeof(*t->entries), entry_cmp);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < t->nr; i++) {
+                if (o && t->entries[o - 1].start == t->entries[i].start)
+                        continue;
+                t->entries[o++] = t->entries[i];
+        }
+        t->nr = o;
+        for (uint32_t i = 0; i < t->nr; i++) {
+                struct sym_entry *e = &t->entries[i];
+                if (e->size)
+                        continue;
+                uint64_t gap = i + 1 < t->nr ? t->entries[i + 1].start - e->start : 0;
+                if (max_inferred_size && (gap == 0 || gap > max_inferred_size))
+                        gap = max_inferred_size;
+                e->size = gap ? gap : 1;
+        }
+}
+
+const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
+{
+        if (!t || !t->nr || !t->is_finished)
+                return NULL;
+        /* the last entry with start <= addr */
+        uint32_t lo = 0, hi = t->nr;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (t->entries[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0)
+                return NULL;
+        /* a sized symbol may hold addr though a later, smaller one starts before it (nested
+           local labels); look back a few entries for one that still covers addr */
+        for (uint32_t i = lo, k = 0; i > 0 && k < 4; i--, k++) {
+                const struct sym_entry *e = &t->entries[i - 1];
+                if (addr - e->start < e->size)
+                        return e;
+        }
+        return NULL;
+}
+
+const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e)
+{
+        return e && e->name < t->pool_len ? t->pool + e->name : "";
+}
+
+uint32_t sym_table_count(const struct sym_table *t)
+{
+        return t ? t->nr : 0;
+}
+
+const struct sym_entry *sym_table_at(const struct sym_table *t, uint32_t i)
+{
+        return t && i < t->nr ? &t->entries[i] : NULL;
+}
+
+size_t sym_table_memory(const struct sym_table *t)
+{
+        return t ? sizeof(*t) + t->cap * sizeof(*t->entries) + t->pool_cap : 0;
+}
