@@ -48,7 +48,7 @@ static void test_inferred_and_nested(void **state)
         sym_table_add(t, 0x400, 0x100, "outer", 5, 0);
         sym_table_add(t, 0x420, 0x8, "inner", 5, SYM_FLAG_LOCAL);
         sym_table_add(t, 0x1000, 0, "last", 4, 0);
-        sym_table_add(t, 0x2000, 0, "bad\n\x01name", 10, 0);
+        sym_table_add(t, 0x2000, 0, "bad\n\x01name", 9, 0);
         sym_table_finish(t, 0x200);
         assert_string_equal(name_at(t, 0x17f), "a");
         assert_string_equal(name_at(t, 0x181), "b");
