@@ -9,7 +9,8 @@
 struct sym_table {
         struct sym_entry *entries; /* owned */
         uint32_t nr, cap;
-        char *pool; /* owned: NUL-terminated names */
+        uint64_t *bounds; /* owned while building: max inferred size per entry, 0 = none */
+        char *pool;       /* owned: NUL-terminated names */
         size_t pool_len, pool_cap;
         bool is_finished;
 };
@@ -40,18 +41,36 @@ void sym_table_free(struct sym_table *t)
         if (!t)
                 return;
         free(t->entries);
+        free(t->bounds);
         free(t->pool);
         free(t);
 }
 
-void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name,
-                   size_t len, uint32_t flags)
+void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_size, const char *name,
+                           size_t len, uint32_t flags)
+{
+        if (t->is_finished)
+                return;
+        if (!t->bounds) {
+                t->bounds = calloc(t->cap ? t->cap : 1, sizeof(*t->bounds));
+                if (!t->bounds)
+                        abort();
+        }
+        sym_table_add(t, start, 0, name, len, flags);
+        if (t->nr)
+                t->bounds[t->nr - 1] = max_size;
+}
+
+void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name, size_t len,
+                   uint32_t flags)
 {
         if (t->is_finished)
                 return;
         if (t->nr == t->cap) {
                 t->cap = t->cap ? t->cap * 2 : 256;
                 t->entries = xrealloc(t->entries, t->cap * sizeof(*t->entries));
+                if (t->bounds)
+                        t->bounds = xrealloc(t->bounds, t->cap * sizeof(*t->bounds));
         }
         if (len > 4096)
                 len = 4096; /* a hostile or broken table: keep the pool bounded per name */
@@ -67,6 +86,8 @@ void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const cha
         }
         dst[len] = 0;
         struct sym_entry *e = &t->entries[t->nr++];
+        if (t->bounds)
+                t->bounds[t->nr - 1] = 0;
         e->start = start;
         e->size = size;
         e->name = (uint32_t)t->pool_len;
@@ -108,6 +129,15 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
         t->is_finished = true;
         if (!t->nr)
                 return;
+        /* a bound travels in the size field through the sort, marked by a flag */
+        for (uint32_t i = 0; t->bounds && i < t->nr; i++) {
+                if (!t->entries[i].size && t->bounds[i]) {
+                        t->entries[i].size = t->bounds[i];
+                        t->entries[i].flags |= SYM_FLAG_BOUND;
+                }
+        }
+        free(t->bounds);
+        t->bounds = NULL;
         qsort(t->entries, t->nr, sizeof(*t->entries), entry_cmp);
         uint32_t o = 0;
         for (uint32_t i = 0; i < t->nr; i++) {
@@ -118,11 +148,15 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
         t->nr = o;
         for (uint32_t i = 0; i < t->nr; i++) {
                 struct sym_entry *e = &t->entries[i];
-                if (e->size)
+                if (e->size && !(e->flags & SYM_FLAG_BOUND))
                         continue;
+                uint64_t bound = (e->flags & SYM_FLAG_BOUND) ? e->size : 0;
+                e->flags &= ~SYM_FLAG_BOUND;
                 uint64_t gap = i + 1 < t->nr ? t->entries[i + 1].start - e->start : 0;
                 if (max_inferred_size && (gap == 0 || gap > max_inferred_size))
                         gap = max_inferred_size;
+                if (bound && (gap == 0 || gap > bound))
+                        gap = bound;
                 e->size = gap ? gap : 1;
         }
 }

@@ -16,10 +16,11 @@ struct sym_entry {
         uint32_t flags;
 };
 
-#define SYM_FLAG_WEAK    0x1u /* a weak or local alias loses against a global of the same start */
-#define SYM_FLAG_LOCAL   0x2u
-#define SYM_FLAG_SIZED   0x4u /* the source gave a size (else it was inferred) */
-#define SYM_FLAG_DATA    0x8u /* an object, not a function */
+#define SYM_FLAG_WEAK  0x1u /* a weak or local alias loses against a global of the same start */
+#define SYM_FLAG_LOCAL 0x2u
+#define SYM_FLAG_SIZED 0x4u  /* the source gave a size (else it was inferred) */
+#define SYM_FLAG_DATA  0x8u  /* an object, not a function */
+#define SYM_FLAG_BOUND 0x10u /* internal to sym_table_finish */
 
 struct sym_table;
 
@@ -28,8 +29,13 @@ void sym_table_free(struct sym_table *t);
 
 /* Adds a symbol; name need not be NUL-terminated (len bytes). Bytes that are not printable
    are replaced by '?'. Call before sym_table_finish only. */
-void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name,
-                   size_t len, uint32_t flags);
+void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name, size_t len,
+                   uint32_t flags);
+
+/* As sym_table_add with size 0, but the inferred size never passes max_size (the end of the
+   symbol's section, say). */
+void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_size, const char *name,
+                           size_t len, uint32_t flags);
 
 /* Sorts by start; of several symbols at one start keeps one (a sized global function before a
    weak or local one, else the first added); gives zero-size symbols the distance to the next

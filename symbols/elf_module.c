@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: MIT */
+/* elf_module.c: owns finding an ELF image's file, checking its build-id, and reading its
+   function table, segments, inline frames and source lines through libdwfl. */
+#include "elf_module.h"
+
+#include "symbols/sym_table.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct elf_module {
+        Dwfl *dwfl;              /* owned */
+        Dwfl_Module *mod;        /* borrowed from dwfl */
+        Dwfl_Callbacks cb;       /* dwfl points here: lives as long as dwfl */
+        char *debuginfo_path;    /* owned; cb.debuginfo_path points here */
+        int64_t bias;            /* libdwfl's address = file vaddr + bias */
+        struct sym_table *table; /* owned, file virtual addresses */
+        struct elf_segment seg[ELF_MODULE_MAX_SEGMENTS];
+        uint32_t nr_seg;
+        uint8_t build_id[20];
+        uint32_t build_id_size;
+        bool is_guessed; /* segments guessed: a debug file without its image */
+        char file[PATH_MAX];
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static void note_set(char *note, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+static void note_set(char *note, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+        if (!note || !size)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(note, size, fmt, ap);
+        va_end(ap);
+}
+
+static void hex(char *dst, const uint8_t *id, uint32_t n)
+{
+        static const char digits[] = "0123456789abcdef";
+        for (uint32_t i = 0; i < n; i++) {
+                dst[2 * i] = digits[id[i] >> 4];
+                dst[2 * i + 1] = digits[id[i] & 15];
+        }
+        dst[2 * n] = 0;
+}
+
+uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        uint32_t n = 0;
+        elf_version(EV_CURRENT);
+        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        if (elf) {
+                const void *p = NULL;
+                ssize_t got = dwelf_elf_gnu_build_id(elf, &p);
+                if (got > 0 && p) {
+                        n = (uint32_t)got < max ? (uint32_t)got : max;
+                        memcpy(id, p, n);
+                }
+                elf_end(elf);
+        }
+        close(fd);
+        return n;
+}
+
+static bool is_regular_file(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The candidates, in order, for an image recorded at path with build-id id. */
+static uint32_t candidates(const struct elf_load_request *rq, char (*out)[PATH_MAX], uint32_t max)
+{
+        char idhex[41] = "";
+        uint32_t n = 0;
+        const char *base = strrchr(rq->path, '/');
+        base = base ? base + 1 : rq->path;
+
+        if (rq->build_id_size >= 2)
+                hex(idhex, rq->build_id, rq->build_id_size);
+        /* images first: their program headers place file offsets; libdwfl then finds their
+           debug files itself (debuginfo_path) */
+        for (uint32_t i = 0; i < rq->nr_dirs && n + 3 <= max; i++) {
+                const char *d = rq->dirs[i];
+                if (*idhex)
+                        snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s", d, idhex, idhex + 2);
+                if (*base)
+                        snprintf(out[n++], PATH_MAX, "%s/%s", d, base);
+                if (rq->path[0] == '/')
+                        snprintf(out[n++], PATH_MAX, "%s%s", d, rq->path);
+        }
+        if (rq->path[0] == '/' && n < max)
+                snprintf(out[n++], PATH_MAX, "%s", rq->path);
+        /* then debug files alone, when no image is left (see read_segments) */
+        for (uint32_t i = 0; *idhex && i < rq->nr_dirs && n < max; i++)
+                snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s.debug", rq->dirs[i], idhex,
+                         idhex + 2);
+        if (*idhex && n < max)
+                snprintf(out[n++], PATH_MAX, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex,
+                         idhex + 2);
+        return n;
+}
+
+static int read_segments(struct elf_module *m)
+{
+        GElf_Addr bias = 0;
+        Elf *elf = dwfl_module_getelf(m->mod, &bias);
+        if (!elf)
+                return -EBADMSG;
+        m->bias = (int64_t)bias;
+        size_t nr = 0;
+        if (elf_getphdrnum(elf, &nr) != 0)
+                return -EBADMSG;
+        for (size_t i = 0; i < nr && m->nr_seg < ELF_MODULE_MAX_SEGMENTS; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+                        continue;
+                m->seg[m->nr_seg++] =
+                        (struct elf_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
+        }
+        /* A separate debug file keeps the program headers with their file contents removed
+           (p_filesz 0, p_offset 0). Linkers place code at vaddr = first segment's page + file
+           offset; that is the best guess when the image itself is gone. */
+        bool is_debug_only = m->nr_seg > 0;
+        for (uint32_t i = 0; i < m->nr_seg; i++)
+                if (m->seg[i].filesz)
+                        is_debug_only = false;
+        if (is_debug_only) {
+                uint64_t first = m->seg[0].vaddr & ~(uint64_t)0xfff;
+                m->seg[0] = (struct elf_segment){0, first, UINT64_MAX / 2, UINT64_MAX / 2};
+                m->nr_seg = 1;
+                m->is_guessed = true;
+        }
+        const void *p = NULL;
+        ssize_t got = dwelf_elf_gnu_build_id(elf, &p);
+        if (got > 0 && p) {
+                m->build_id_size =
+                        (uint32_t)got < sizeof(m->build_id) ? (uint32_t)got : sizeof(m->build_id);
+                memcpy(m->build_id, p, m->build_id_size);
+        }
+        return 0;
+}
+
+/* The end address of section shndx of elf when value lies in it, else 0. */
+static uint64_t section_end(Elf *elf, GElf_Word shndx, uint64_t value)
+{
+        GElf_Shdr sh;
+        Elf_Scn *scn =
+                elf && shndx != SHN_ABS && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+        if (!scn || !gelf_getshdr(scn, &sh) || value < sh.sh_addr ||
+            value - sh.sh_addr >= sh.sh_size)
+                return 0;
+        return sh.sh_addr + sh.sh_size;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+        size_t shstrndx;
+        if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+                return NULL;
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+                const char *n;
+                if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+                    strcmp(n, name) == 0)
+                        return scn;
+        }
+        return NULL;
+}
+
+/* x86-64 PLT stubs as "name@plt", as perf names them: the j-th stub of .plt.sec (or of .plt
+   after its header) jumps through the j-th .rela.plt relocation. */
+static void add_plt_symbols(struct elf_module *m)
+{
+        GElf_Addr bias;
+        Elf *elf = dwfl_module_getelf(m->mod, &bias);
+        GElf_Ehdr eh;
+        if (!elf || !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+                return;
+        GElf_Shdr plt, rela, dynsym;
+        uint64_t first = 0;
+        if (!section_named(elf, ".plt.sec", &plt)) {
+                if (!section_named(elf, ".plt", &plt))
+                        return;
+                first = 16; /* PLT0 */
+        }
+        Elf_Scn *rscn = section_named(elf, ".rela.plt", &rela);
+        Elf_Data *rd = rscn ? elf_getdata(rscn, NULL) : NULL;
+        Elf_Scn *dscn = rd ? elf_getscn(elf, rela.sh_link) : NULL;
+        Elf_Data *dd = dscn && gelf_getshdr(dscn, &dynsym) ? elf_getdata(dscn, NULL) : NULL;
+        if (!dd || plt.sh_type == SHT_NOBITS || !rela.sh_entsize)
+                return;
+        uint64_t nr = rela.sh_size / rela.sh_entsize;
+        char name[512];
+        for (uint64_t j = 0; j < nr && first + 16 * (j + 1) <= plt.sh_size; j++) {
+                GElf_Rela r;
+                GElf_Sym sym;
+                if (!gelf_getrela(rd, (int)j, &r) ||
+                    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+                        continue;
+                const char *n = elf_strptr(elf, dynsym.sh_link, sym.st_name);
+                if (!n || !*n)
+                        continue;
+                int len = snprintf(name, sizeof(name), "%s@plt", n);
+                if (len > 0 && (size_t)len < sizeof(name))
+                        sym_table_add(m->table, plt.sh_addr + first + 16 * j, 16, name, (size_t)len,
+                                      SYM_FLAG_LOCAL);
+        }
+}
+
+static void read_symbols(struct elf_module *m)
+{
+        m->table = sym_table_new();
+        int n = dwfl_module_getsymtab(m->mod);
+        for (int i = 1; i < n; i++) {
+                GElf_Sym sym;
+                GElf_Addr addr;
+                GElf_Word shndx;
+                Elf *elf;
+                Dwarf_Addr sbias;
+                const char *name =
+                        dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &sbias);
+                if (!name || !*name || shndx == SHN_UNDEF)
+                        continue;
+                int type = GELF_ST_TYPE(sym.st_info);
+                if (type != STT_FUNC && type != STT_GNU_IFUNC)
+                        continue;
+                uint32_t flags = 0;
+                if (GELF_ST_BIND(sym.st_info) == STB_WEAK)
+                        flags |= SYM_FLAG_WEAK;
+                else if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
+                        flags |= SYM_FLAG_LOCAL;
+                uint64_t at = (uint64_t)((int64_t)addr - m->bias);
+                uint64_t end = sym.st_size ? 0 : section_end(elf, shndx, sym.st_value);
+                if (end)
+                        sym_table_add_bounded(m->table, at, end - sym.st_value, name, strlen(name),
+                                              flags);
+                else
+                        sym_table_add(m->table, at, sym.st_size, name, strlen(name), flags);
+        }
+        add_plt_symbols(m);
+        /* an unsized symbol (assembly) reaches to the next one, but not across 64 KiB */
+        sym_table_finish(m->table, 65536);
+}
+
+static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, const char *file,
+                     int fd)
+{
+        size_t len = 32;
+        for (uint32_t i = 0; i < rq->nr_dirs; i++)
+                len += strlen(rq->dirs[i]) + 1;
+        /* '-': no CRC check of .gnu_debuglink files (slow, and build-ids say more) */
+        m->debuginfo_path = xcalloc(1, len);
+        strcpy(m->debuginfo_path, "-:.debug:/usr/lib/debug");
+        for (uint32_t i = 0; i < rq->nr_dirs; i++) {
+                strcat(m->debuginfo_path, ":");
+                strcat(m->debuginfo_path, rq->dirs[i]);
+        }
+        m->cb.find_elf = dwfl_build_id_find_elf;
+        m->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+        m->cb.section_address = dwfl_offline_section_address;
+        m->cb.debuginfo_path = &m->debuginfo_path;
+        m->dwfl = dwfl_begin(&m->cb);
+        if (!m->dwfl)
+                return -ENOMEM;
+        const char *name = strrchr(rq->path, '/');
+        name = name ? name + 1 : rq->path;
+        dwfl_report_begin(m->dwfl);
+        /* libdwfl closes fd when it is done with it: give it a copy */
+        int own_fd = fd >= 0 ? dup(fd) : -1;
+        m->mod = dwfl_report_elf(m->dwfl, name, file, own_fd, 0, true);
+        dwfl_report_end(m->dwfl, NULL, NULL);
+        if (!m->mod) {
+                if (own_fd >= 0)
+                        close(own_fd);
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, char *note,
+                    size_t note_size)
+{
+        char(*cand)[PATH_MAX] = NULL;
+        struct elf_module *m = NULL;
+        const char *file = NULL;
+        int rc = -ENOENT;
+        bool has_mismatch = false;
+        char seen_id[41] = "";
+
+        *out = NULL;
+        elf_version(EV_CURRENT);
+        if (rq->fd >= 0) {
+                file = rq->fd_name ? rq->fd_name : rq->path;
+        } else {
+                cand = xcalloc(32, PATH_MAX);
+                uint32_t nr = candidates(rq, cand, 32);
+                for (uint32_t i = 0; i < nr && !file; i++) {
+                        if (!is_regular_file(cand[i]))
+                                continue;
+                        if (rq->build_id_size) {
+                                uint8_t id[20];
+                                uint32_t n = elf_file_build_id(cand[i], id, sizeof(id));
+                                if (n != rq->build_id_size || memcmp(id, rq->build_id, n) != 0) {
+                                        if (!has_mismatch)
+                                                hex(seen_id, id, n);
+                                        has_mismatch = true;
+                                        continue;
+                                }
+                        }
+                        file = cand[i];
+                }
+        }
+        if (!file) {
+                if (has_mismatch) {
+                        char want[41];
+                        hex(want, rq->build_id, rq->build_id_size);
+                        note_set(note, note_size,
+                                 "%s changed since the recording: its build-id is %s, the "
+                                 "recording's %s (give the recorded file with --symbol-path)",
+                                 rq->path, *seen_id ? seen_id : "missing", want);
+                        rc = -ESTALE;
+                } else {
+                        note_set(note, note_size, "%s: not found%s", rq->path,
+                                 rq->nr_dirs ? " (nor on the symbol path)" : "");
+                        rc = -ENOENT;
+                }
+                goto fail;
+        }
+        m = xcalloc(1, sizeof(*m));
+        snprintf(m->file, sizeof(m->file), "%s", file);
+        rc = open_dwfl(m, rq, file, rq->fd);
+        if (rc == 0)
+                rc = read_segments(m);
+        if (rc < 0) {
+                const char *why = dwfl_errmsg(-1);
+                note_set(note, note_size, "%s: not a readable ELF file (%s)", file,
+                         why ? why : "unknown error");
+                goto fail;
+        }
+        read_symbols(m);
+        if (m->is_guessed)
+                note_set(note, note_size,
+                         "%s: only its debug file %s was found; addresses are placed as linkers "
+                         "usually place code",
+                         rq->path, file);
+        else if (sym_table_count(m->table) == 0)
+                note_set(note, note_size, "%s: stripped, no function symbols", file);
+        free(cand);
+        *out = m;
+        return 0;
+fail:
+        free(cand);
+        elf_module_free(m);
+        return rc;
+}
+
+void elf_module_free(struct elf_module *m)
+{
+        if (!m)
+                return;
+        if (m->dwfl)
+                dwfl_end(m->dwfl);
+        free(m->debuginfo_path);
+        sym_table_free(m->table);
+        free(m);
+}
+
+const struct sym_table *elf_module_table(const struct elf_module *m)
+{
+        return m->table;
+}
+
+const char *elf_module_file(const struct elf_module *m)
+{
+        return m->file;
+}
+
+uint32_t elf_module_build_id(const struct elf_module *m, uint8_t *id, uint32_t max)
+{
+        uint32_t n = m->build_id_size < max ? m->build_id_size : max;
+        memcpy(id, m->build_id, n);
+        return n;
+}
+
+bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr)
+{
+        for (uint32_t i = 0; i < m->nr_seg; i++) {
+                const struct elf_segment *s = &m->seg[i];
+                uint64_t span = s->filesz > s->memsz ? s->filesz : s->memsz;
+                if (file_offset >= s->offset && file_offset - s->offset < span) {
+                        *vaddr = file_offset - s->offset + s->vaddr;
+                        return true;
+                }
+        }
+        return false;
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+{
+        Dwarf_Attribute at;
+        Dwarf_Word idx;
+        Dwarf_Files *files;
+        size_t nr;
+        if (!dwarf_attr(die, DW_AT_call_file, &at) || dwarf_formudata(&at, &idx) != 0 ||
+            dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
+                return NULL;
+        return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static uint32_t udata(Dwarf_Die *die, unsigned int name)
+{
+        Dwarf_Attribute at;
+        Dwarf_Word v;
+        if (!dwarf_attr(die, name, &at) || dwarf_formudata(&at, &v) != 0)
+                return 0;
+        return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_srcframe *out,
+                            uint32_t max)
+{
+        if (!m || !m->mod || !max)
+                return 0;
+        Dwarf_Addr addr = (Dwarf_Addr)((int64_t)vaddr + m->bias), cubias = 0;
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        if (!cu)
+                return 0;
+        const char *file = NULL;
+        int line = 0, col = 0;
+        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+        if (ln)
+                file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+
+        /* the innermost function scope at addr; then its concrete containers, outward (for an
+           inlined instance, dwarf_getscopes continues with the abstract definition's scopes,
+           dwarf_getscopes_die with the code it was inlined into) */
+        Dwarf_Die *scopes = NULL, inner;
+        int nr = dwarf_getscopes(cu, addr - cubias, &scopes);
+        bool has_inner = false;
+        for (int i = 0; i < nr && !has_inner; i++) {
+                int tag = dwarf_tag(&scopes[i]);
+                if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
+                        inner = scopes[i];
+                        has_inner = true;
+                }
+        }
+        free(scopes);
+        scopes = NULL;
+        nr = has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
+        uint32_t k = 0;
+        for (int i = 0; i < nr && k < max; i++) {
+                int tag = dwarf_tag(&scopes[i]);
+                if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+                        continue;
+                const char *name = dwarf_diename(&scopes[i]);
+                out[k].function = name ? name : "";
+                out[k].file = file ? file : "";
+                out[k].line = line > 0 ? (uint32_t)line : 0;
+                out[k].column = col > 0 ? (uint32_t)col : 0;
+                k++;
+                if (tag == DW_TAG_subprogram)
+                        break;
+                /* the caller's position: where this was inlined */
+                file = call_file(cu, &scopes[i]);
+                line = (int)udata(&scopes[i], DW_AT_call_line);
+                col = (int)udata(&scopes[i], DW_AT_call_column);
+        }
+        free(scopes);
+        if (k == 0 && file && max) {
+                /* line information without a subprogram DIE (assembly) */
+                out[0] = (struct elf_srcframe){"", file, line > 0 ? (uint32_t)line : 0,
+                                               col > 0 ? (uint32_t)col : 0};
+                k = 1;
+        }
+        return k;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* elf_module.h (internal): one ELF image's function table, load segments and debug information,
+   read through libdwfl with the image placed at bias 0, so that every address is a file virtual
+   address and one table serves every process that maps the image. */
+#ifndef ETWTOP_SYMBOLS_ELF_MODULE_H
+#define ETWTOP_SYMBOLS_ELF_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_table;
+
+#define ELF_MODULE_MAX_SEGMENTS 16
+
+struct elf_segment {
+        uint64_t offset; /* p_offset */
+        uint64_t vaddr;  /* p_vaddr */
+        uint64_t filesz;
+        uint64_t memsz;
+};
+
+struct elf_module;
+
+struct elf_load_request {
+        const char *path; /* as recorded */
+        const uint8_t *build_id;
+        uint32_t build_id_size;  /* 0: unknown, any file at the path will do */
+        const char *const *dirs; /* the symbol path */
+        uint32_t nr_dirs;
+        int fd;              /* >= 0: read this (a memory file: the vdso) instead of a path */
+        const char *fd_name; /* the name reported for fd */
+};
+
+/* Finds the file (symbol path by build-id, file name and full path; then the path itself; then
+   the debug directories by build-id), checks its build-id against the recorded one, and reads
+   its function symbols: .symtab of a separate debug file, else of the file, MiniDebugInfo,
+   .dynsym. Returns 0, or -ENOENT (no file), -ESTALE (only files with another build-id),
+   -EBADMSG (not a readable ELF), with a message in note. */
+int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, char *note,
+                    size_t note_size);
+void elf_module_free(struct elf_module *m);
+
+const struct sym_table *elf_module_table(const struct elf_module *m);
+const char *elf_module_file(const struct elf_module *m);
+/* The build-id of the file read (0 bytes when it has none). */
+uint32_t elf_module_build_id(const struct elf_module *m, uint8_t *id, uint32_t max);
+/* file offset -> file virtual address through the PT_LOAD that holds it. */
+bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr);
+/* Reads the build-id note of the ELF file at path (no libdw): its size, 0 when none. */
+uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max);
+
+struct elf_srcframe {
+        const char *function; /* borrowed from libdw: valid while the module lives */
+        const char *file;
+        uint32_t line;
+        uint32_t column;
+};
+/* Inline chain and source lines at vaddr, innermost first (see sym_srcline). Not thread-safe
+   per module: the caller serializes. */
+uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_srcframe *out,
+                            uint32_t max);
+
+#endif

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/* symbols.h: the symbol store. Address spaces built from image events (live or replayed, the
+   same calls), modules shared by every process that maps them (keyed by build-id, else by path),
+   function tables loaded off the caller's thread, interned names, inline frames and source
+   lines on demand. Debug files are also fetched from debuginfod by build-id when the user opts
+   in by setting DEBUGINFOD_URLS (libdw does it, on the loader thread, never on the caller's). */
+#ifndef ETWTOP_SYMBOLS_SYMBOLS_H
+#define ETWTOP_SYMBOLS_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_store;
+
+struct sym_options {
+        /* Directories searched for image files and debug files, in order: DIR/.build-id/xx/
+           rest[.debug], DIR/<file name>, DIR/<full path>. Borrowed for the store's life. */
+        const char *const *symbol_path;
+        uint32_t nr_symbol_path;
+        /* Read the running system: /proc/kallsyms and /proc/modules for kernel frames,
+           /tmp/perf-PID.map for JIT code, this process's vdso for [vdso]. */
+        bool is_live;
+        /* Load modules on the caller's thread at their first lookup (tests, batch output);
+           otherwise a loader thread does it and lookups answer SYM_PENDING meanwhile. */
+        bool is_synchronous;
+        /* Messages (a module that cannot be read, a build-id mismatch, restricted kernel
+           symbols). Called on the caller's thread, from sym_store_poll and the lookups. */
+        void (*log)(void *ctx, const char *message);
+        void *log_ctx;
+};
+
+int sym_store_new(struct sym_store **out, const struct sym_options *options);
+void sym_store_free(struct sym_store *s); /* joins the loader thread; NULL is fine */
+
+/* ---- address spaces, from image and process events, in time order ---- */
+
+struct sym_image {
+        uint32_t pid; /* 0: kernel images (Linux [kernel.kallsyms], Windows drivers) */
+        uint64_t base;
+        uint64_t size;
+        uint64_t file_offset; /* of base (ELF mappings); 0 for PE images */
+        const char *path;     /* as recorded: a Linux path, [vdso], or an NT path */
+        const uint8_t *build_id;
+        uint32_t build_id_size;   /* 0: unknown */
+        uint32_t time_date_stamp; /* PE images: the header's, with size, identifies the file */
+        uint32_t checksum;
+};
+
+/* A process starts (or execs): its earlier address space is dropped. */
+void sym_process_start(struct sym_store *s, uint32_t pid);
+/* An image is mapped: replaces whatever overlapped it in that process. */
+void sym_image_load(struct sym_store *s, const struct sym_image *im);
+void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base);
+/* An image's build-id, arriving separately (etwtop's ImageIdentity before its Image event, or
+   after it): attaches to the mapping at (pid, base). */
+void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
+                        const uint8_t *build_id, uint32_t build_id_size);
+/* Windows: the PDB of the image at (pid, base), from KernelTraceControl's DbgID event. */
+void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8_t guid[16],
+                   uint32_t age, const char *pdb_name);
+/* A kernel symbol recorded in the trace (etwtop's KernelSymbol event). module "" = the kernel. */
+void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const char *name,
+                       const char *module);
+
+/* ---- lookups ---- */
+
+/* Where an address is, fixed at the time of the event: the module and the address relative to
+   it (ELF: file offset; PE: RVA; kernel and JIT: the address itself). module 0: nowhere known. */
+struct sym_loc {
+        uint32_t module;
+        uint64_t rel;
+};
+
+enum sym_state {
+        SYM_RESOLVED = 0, /* function and offset from it */
+        SYM_PENDING,      /* the module's symbols are loading: module+offset for now */
+        SYM_NO_SYMBOL,    /* the module is loaded and has no symbol there: module+offset */
+        SYM_NO_MODULE,    /* no image holds the address: the raw address */
+        SYM_UNUSABLE,     /* the module's file is missing, unreadable or not the recorded one */
+};
+
+struct sym_frame {
+        enum sym_state state;
+        uint32_t module;   /* as in sym_loc */
+        uint32_t function; /* interned name id (sym_name), 0 unless SYM_RESOLVED */
+        uint64_t offset;   /* from the function's start, else loc.rel (or the raw address) */
+};
+
+struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr);
+void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out);
+/* "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b", "ntdll.dll+0x1a2b", "0x7f0012345678". */
+size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t size);
+
+/* Interned strings: 0 is "". Ids are stable for the store's life. */
+const char *sym_name(const struct sym_store *s, uint32_t id);
+uint32_t sym_intern(struct sym_store *s, const char *str);
+
+struct sym_module_info {
+        const char *name;      /* short: libc.so.6, ntdll.dll, [kernel.kallsyms] */
+        const char *path;      /* as recorded */
+        const char *file_used; /* the file symbols came from, "" until loaded */
+        const char *note;      /* why SYM_UNUSABLE, or what was degraded; "" when fine */
+        uint8_t build_id[20];
+        uint32_t build_id_size;
+        uint32_t nr_symbols;
+        bool is_loaded;
+        bool has_pdb;
+        char pdb_signature[48]; /* {GUID}-age, Windows images */
+        const char *pdb_name;
+};
+/* false for an unknown id. The strings stay valid until the next call on the store. */
+bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_info *info);
+
+/* Inline frames and source lines of loc, innermost first: [0] is the code at the address (an
+   inlined function or the real one), each next one the caller it was inlined into, the last
+   the real function. Computed on the first call for loc (libdw; needs debug info) and cached.
+   Returns the number of frames written (0: no line information). */
+struct sym_srcframe {
+        uint32_t function; /* interned */
+        uint32_t file;     /* interned path */
+        uint32_t line;
+        uint32_t column;
+};
+uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcframe *out,
+                     uint32_t max);
+
+/* ---- background loading ---- */
+
+/* Logs what the loader found and returns how many modules finished loading since the last
+   call (the screen redraws when it is not 0). Never blocks. */
+uint32_t sym_store_poll(struct sym_store *s);
+/* Blocks until every module asked for so far is loaded (or failed). */
+void sym_store_wait(struct sym_store *s);
+
+struct sym_stats {
+        uint64_t nr_lookups;    /* sym_resolve calls */
+        uint64_t nr_cache_hits; /* answered from the address cache */
+        uint32_t nr_modules;    /* known */
+        uint32_t nr_loaded;     /* with symbols */
+        uint32_t nr_spaces;     /* process address spaces kept */
+        size_t memory_bytes;    /* tables, caches, names */
+};
+void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st);
+
+#endif

@@ -1,0 +1,599 @@
+/* SPDX-License-Identifier: MIT */
+/* test_symbols.c: the symbol store against fixture programs built at test time (PIE, non-PIE, a
+   shared library mapped at a non-zero file offset, inline functions, stripped with a debug file
+   in a build-id directory, MiniDebugInfo, moved, changed), and against synthetic image events
+   (replacement, unload, pid reuse, the kernel, Windows modules, hostile files). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "symbols/symbols.h"
+
+#include <elfutils/libdwelf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PID 4242
+
+struct fixture_map {
+        uint64_t start, end, pgoff;
+        char path[512];
+};
+
+struct fixture_run {
+        uint64_t leaf, outer, lib_work, lib_static, main_fn;
+        struct fixture_map maps[64];
+        uint32_t nr_maps;
+};
+
+static const char *env(const char *name)
+{
+        const char *v = getenv(name);
+        if (!v) {
+                fprintf(stderr, "%s is not set (run the test through ctest)\n", name);
+                abort();
+        }
+        return v;
+}
+
+/* Runs `binary addr` and reads the addresses and the executable mappings it prints. */
+static void run_fixture(const char *binary, struct fixture_run *r)
+{
+        char cmd[1024];
+        memset(r, 0, sizeof(*r));
+        snprintf(cmd, sizeof(cmd), "'%s' addr", binary);
+        FILE *p = popen(cmd, "r");
+        assert_non_null(p);
+        char line[1024];
+        while (fgets(line, sizeof(line), p)) {
+                char name[64], perms[8], path[512] = "";
+                uint64_t a, b, off;
+                if (sscanf(line, "%63s 0x%" SCNx64, name, &a) == 2 && !strchr(name, '-')) {
+                        if (!strcmp(name, "fixture_leaf"))
+                                r->leaf = a;
+                        else if (!strcmp(name, "fixture_inline_outer"))
+                                r->outer = a;
+                        else if (!strcmp(name, "fixlib_work"))
+                                r->lib_work = a;
+                        else if (!strcmp(name, "fixlib_static"))
+                                r->lib_static = a;
+                        else if (!strcmp(name, "main"))
+                                r->main_fn = a;
+                        continue;
+                }
+                if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %511[^\n]", &a,
+                           &b, perms, &off, path) == 5 &&
+                    perms[2] == 'x' && path[0] == '/' && r->nr_maps < 64) {
+                        r->maps[r->nr_maps++] = (struct fixture_map){a, b, off, ""};
+                        snprintf(r->maps[r->nr_maps - 1].path, 512, "%s", path);
+                }
+        }
+        assert_int_equal(pclose(p), 0);
+        assert_true(r->leaf && r->outer && r->lib_work && r->lib_static && r->main_fn);
+        assert_true(r->nr_maps >= 2);
+}
+
+static uint32_t build_id_of(const char *path, uint8_t *id)
+{
+        int fd = open(path, O_RDONLY);
+        if (fd < 0)
+                return 0;
+        elf_version(EV_CURRENT);
+        Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+        const void *p = NULL;
+        ssize_t n = e ? dwelf_elf_gnu_build_id(e, &p) : -1;
+        uint32_t got = 0;
+        if (n > 0 && n <= 20) {
+                memcpy(id, p, (size_t)n);
+                got = (uint32_t)n;
+        }
+        if (e)
+                elf_end(e);
+        close(fd);
+        return got;
+}
+
+/* Feeds the run's mappings as image events; recorded_path renames the main binary's (NULL:
+   as mapped), with_build_id attaches the build-id read from the mapped file. */
+static void feed(struct sym_store *s, const struct fixture_run *r, const char *binary,
+                 const char *recorded_path, bool with_build_id)
+{
+        char real[4096];
+        if (!realpath(binary, real))
+                snprintf(real, sizeof(real), "%s", binary);
+        sym_process_start(s, PID);
+        for (uint32_t i = 0; i < r->nr_maps; i++) {
+                const struct fixture_map *m = &r->maps[i];
+                uint8_t id[20];
+                uint32_t n = with_build_id ? build_id_of(m->path, id) : 0;
+                bool is_main = strcmp(m->path, real) == 0;
+                struct sym_image im = {PID,
+                                       m->start,
+                                       m->end - m->start,
+                                       m->pgoff,
+                                       is_main && recorded_path ? recorded_path : m->path,
+                                       id,
+                                       n,
+                                       0,
+                                       0};
+                sym_image_load(s, &im);
+        }
+}
+
+static struct sym_store *store_new(const char *const *dirs, uint32_t nr, bool is_sync)
+{
+        struct sym_options o = {
+                .symbol_path = dirs, .nr_symbol_path = nr, .is_synchronous = is_sync};
+        struct sym_store *s = NULL;
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        return s;
+}
+
+static struct sym_frame resolve(struct sym_store *s, uint64_t addr)
+{
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, PID, addr), &f);
+        return f;
+}
+
+static void expect_name(struct sym_store *s, uint64_t addr, const char *name, uint64_t off)
+{
+        struct sym_frame f = resolve(s, addr);
+        if (f.state != SYM_RESOLVED) {
+                char buf[256];
+                sym_format(s, sym_locate(s, PID, addr), buf, sizeof(buf));
+                fail_msg("0x%" PRIx64 " (%s): state %d, %s expected", addr, buf, f.state, name);
+        }
+        assert_string_equal(sym_name(s, f.function), name);
+        assert_int_equal(f.offset, off);
+}
+
+static void check_names(const char *binary, bool is_pie)
+{
+        struct fixture_run r;
+        run_fixture(binary, &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, binary, NULL, true);
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        expect_name(s, r.leaf + 5, "fixture_leaf", 5);
+        expect_name(s, r.outer + 2, "fixture_inline_outer", 2);
+        /* a non-PIE program's function pointer to a library function is its PLT stub */
+        if (is_pie)
+                expect_name(s, r.lib_work, "fixlib_work", 0);
+        else
+                expect_name(s, r.lib_work + 4, "fixlib_work@plt", 4);
+        expect_name(s, r.lib_static + 3, "fixlib_static", 3);
+        expect_name(s, r.main_fn + 1, "main", 1);
+
+        char buf[256];
+        sym_format(s, sym_locate(s, PID, r.leaf + 0x5), buf, sizeof(buf));
+        const char *base = strrchr(binary, '/');
+        char want[256];
+        snprintf(want, sizeof(want), "%s!fixture_leaf+0x5", base ? base + 1 : binary);
+        assert_string_equal(buf, want);
+        sym_format(s, sym_locate(s, PID, r.lib_static), buf, sizeof(buf));
+        assert_string_equal(buf, "libsymfix.so!fixlib_static");
+
+        /* the library's code is mapped at a non-zero file offset */
+        bool has_offset_map = false;
+        for (uint32_t i = 0; i < r.nr_maps; i++)
+                if (strstr(r.maps[i].path, "libsymfix.so") && r.maps[i].pgoff != 0 &&
+                    r.lib_static >= r.maps[i].start && r.lib_static < r.maps[i].end)
+                        has_offset_map = true;
+        assert_true(has_offset_map);
+
+        /* an address outside every mapping */
+        struct sym_frame f = resolve(s, 0x1000);
+        assert_int_equal(f.state, SYM_NO_MODULE);
+        sym_store_free(s);
+}
+
+static void test_pie(void **state)
+{
+        (void)state;
+        check_names(env("SYM_FIXTURE"), true);
+}
+
+static void test_non_pie(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE_NOPIE"), &r);
+        assert_true(r.leaf < 0x10000000); /* a fixed, low address: ET_EXEC */
+        check_names(env("SYM_FIXTURE_NOPIE"), false);
+}
+
+/* The line of the fixture's source that holds marker. */
+static uint32_t marker_line(const char *marker)
+{
+        FILE *f = fopen(env("SYM_FIXTURE_SOURCE"), "r");
+        assert_non_null(f);
+        char line[512];
+        uint32_t n = 0, found = 0;
+        while (fgets(line, sizeof(line), f)) {
+                n++;
+                if (strstr(line, marker) && !strstr(line, "marker comments"))
+                        found = n;
+        }
+        fclose(f);
+        assert_true(found > 0);
+        return found;
+}
+
+static void test_inline_chain_and_lines(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        uint32_t inner = marker_line("MARK_INNER"), mid = marker_line("MARK_MID_CALL"),
+                 outer = marker_line("MARK_OUTER_CALL");
+
+        /* somewhere in fixture_inline_outer the code is inl_inner, inlined into inl_mid,
+           inlined into fixture_inline_outer */
+        bool is_seen = false;
+        for (uint64_t a = r.outer; a < r.outer + 512 && !is_seen; a++) {
+                struct sym_frame f = resolve(s, a);
+                if (f.state != SYM_RESOLVED ||
+                    strcmp(sym_name(s, f.function), "fixture_inline_outer") != 0)
+                        break;
+                struct sym_srcframe fr[8];
+                uint32_t n = sym_srcline(s, sym_locate(s, PID, a), fr, 8);
+                if (n < 3 || strcmp(sym_name(s, fr[0].function), "inl_inner") != 0)
+                        continue;
+                assert_int_equal(n, 3);
+                assert_string_equal(sym_name(s, fr[1].function), "inl_mid");
+                assert_string_equal(sym_name(s, fr[2].function), "fixture_inline_outer");
+                assert_int_equal(fr[0].line, inner);
+                assert_int_equal(fr[1].line, mid);
+                assert_int_equal(fr[2].line, outer);
+                for (int i = 0; i < 3; i++)
+                        assert_non_null(strstr(sym_name(s, fr[i].file), "sym_fixture.c"));
+                is_seen = true;
+        }
+        assert_true(is_seen);
+
+        /* a function without inlining: one frame, its own line range */
+        struct sym_srcframe fr[8];
+        uint32_t n = sym_srcline(s, sym_locate(s, PID, r.leaf), fr, 8);
+        assert_int_equal(n, 1);
+        assert_string_equal(sym_name(s, fr[0].function), "fixture_leaf");
+        assert_true(fr[0].line > outer);
+        /* cached: the same answer again */
+        struct sym_srcframe again[8];
+        assert_int_equal(sym_srcline(s, sym_locate(s, PID, r.leaf), again, 8), 1);
+        assert_int_equal(again[0].line, fr[0].line);
+        sym_store_free(s);
+}
+
+static void variant_path(char *buf, size_t size, const char *which)
+{
+        snprintf(buf, size, "%s/%s/sym_fixture", env("SYM_FIXTURE_VARIANTS"), which);
+}
+
+static void test_stripped_with_debug_dir(void **state)
+{
+        (void)state;
+        char bin[1024], dir[1024];
+        variant_path(bin, sizeof(bin), "stripped");
+        snprintf(dir, sizeof(dir), "%s/debugdir", env("SYM_FIXTURE_VARIANTS"));
+        struct fixture_run r;
+        run_fixture(bin, &r);
+
+        /* no debug file: the stripped binary has no symbol for it; module+offset, no name */
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, bin, NULL, true);
+        struct sym_frame f = resolve(s, r.leaf);
+        assert_int_equal(f.state, SYM_NO_SYMBOL);
+        char buf[256];
+        sym_format(s, sym_locate(s, PID, r.leaf), buf, sizeof(buf));
+        assert_non_null(strstr(buf, "sym_fixture+0x"));
+        sym_store_free(s);
+
+        /* the debug file in DIR/.build-id/xx/rest.debug names it */
+        const char *dirs[] = {dir};
+        s = store_new(dirs, 1, true);
+        feed(s, &r, bin, NULL, true);
+        expect_name(s, r.leaf + 3, "fixture_leaf", 3);
+        expect_name(s, r.outer, "fixture_inline_outer", 0);
+        sym_store_free(s);
+}
+
+static void test_minidebuginfo(void **state)
+{
+        (void)state;
+        char bin[1024];
+        variant_path(bin, sizeof(bin), "mini");
+        struct fixture_run r;
+        run_fixture(bin, &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, bin, NULL, true);
+        expect_name(s, r.leaf + 1, "fixture_leaf", 1);
+        expect_name(s, r.outer, "fixture_inline_outer", 0);
+        sym_store_free(s);
+}
+
+static void test_moved_to_symbol_path(void **state)
+{
+        (void)state;
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s/moved", env("SYM_FIXTURE_VARIANTS"));
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        /* the recording names a path that does not exist here */
+        const char *dirs[] = {"/nonexistent-dir", dir};
+        struct sym_store *s = store_new(dirs, 2, true);
+        feed(s, &r, env("SYM_FIXTURE"), "/build/elsewhere/sym_fixture", true);
+        expect_name(s, r.leaf + 7, "fixture_leaf", 7);
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, sym_locate(s, PID, r.leaf).module, &info));
+        assert_true(info.is_loaded);
+        assert_non_null(strstr(info.file_used, "/moved/sym_fixture"));
+        assert_string_equal(info.path, "/build/elsewhere/sym_fixture");
+        sym_store_free(s);
+
+        /* without the symbol path: not found, module+offset */
+        s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), "/build/elsewhere/sym_fixture", true);
+        struct sym_frame f = resolve(s, r.leaf);
+        assert_int_equal(f.state, SYM_UNUSABLE);
+        sym_store_free(s);
+}
+
+static void test_changed_file_is_refused(void **state)
+{
+        (void)state;
+        char changed[1024];
+        variant_path(changed, sizeof(changed), "changed");
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        /* recorded with the real build-id, at the path of a file that was rebuilt since */
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), changed, true);
+        struct sym_frame f = resolve(s, r.leaf);
+        assert_int_equal(f.state, SYM_UNUSABLE);
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, f.module, &info));
+        assert_non_null(strstr(info.note, "changed since the recording"));
+        char buf[256];
+        sym_format(s, sym_locate(s, PID, r.leaf), buf, sizeof(buf));
+        assert_null(strstr(buf, "!")); /* never a name from the wrong file */
+        sym_store_free(s);
+}
+
+static void test_address_space_events(void **state)
+{
+        (void)state;
+        const char *bin = env("SYM_FIXTURE");
+        struct fixture_run r;
+        run_fixture(bin, &r);
+        const struct fixture_map *exe = NULL;
+        for (uint32_t i = 0; i < r.nr_maps; i++)
+                if (r.leaf >= r.maps[i].start && r.leaf < r.maps[i].end)
+                        exe = &r.maps[i];
+        assert_non_null(exe);
+        uint64_t rel = r.leaf - exe->start; /* fixture_leaf within the mapping */
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image im = {7, 0x100000, exe->end - exe->start, exe->pgoff, exe->path, NULL, 0,
+                               0, 0};
+        sym_image_load(s, &im);
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, 7, 0x100000 + rel), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "fixture_leaf");
+
+        /* a later mapping over the same range replaces it */
+        struct sym_image other = {7,    0x100000, 0x1000, 0, "/nonexistent/libother.so",
+                                  NULL, 0,        0,      0};
+        sym_image_load(s, &other);
+        char buf[256];
+        sym_format(s, sym_locate(s, 7, 0x100010), buf, sizeof(buf));
+        assert_string_equal(buf, "libother.so+0x10");
+        /* the part of the old mapping past the new one is still the fixture's */
+        if (rel >= 0x1000) {
+                sym_resolve(s, sym_locate(s, 7, 0x100000 + rel), &f);
+                assert_string_equal(sym_name(s, f.function), "fixture_leaf");
+        }
+        /* unload */
+        sym_image_unload(s, 7, 0x100000);
+        sym_resolve(s, sym_locate(s, 7, 0x100010), &f);
+        assert_int_equal(f.state, SYM_NO_MODULE);
+
+        /* another process keeps its own maps; an exited process keeps its maps until the pid
+           is reused */
+        im.pid = 8;
+        sym_image_load(s, &im);
+        sym_resolve(s, sym_locate(s, 8, 0x100000 + rel), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        sym_process_start(s, 8); /* pid reuse, or exec */
+        sym_resolve(s, sym_locate(s, 8, 0x100000 + rel), &f);
+        assert_int_equal(f.state, SYM_NO_MODULE);
+
+        /* two processes mapping one file share one module */
+        im.pid = 9;
+        sym_image_load(s, &im);
+        im.pid = 10;
+        im.base = 0x200000;
+        sym_image_load(s, &im);
+        assert_int_equal(sym_locate(s, 9, 0x100000 + rel).module,
+                         sym_locate(s, 10, 0x200000 + rel).module);
+        assert_int_equal(sym_locate(s, 9, 0x100000 + rel).rel,
+                         sym_locate(s, 10, 0x200000 + rel).rel);
+        sym_store_free(s);
+}
+
+static void test_recorded_kernel_symbols(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        struct sym_frame f;
+        /* before the symbols arrive: module+offset */
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_not_equal(f.state, SYM_RESOLVED);
+        sym_kernel_symbol(s, 0xffffffff81000100ull, 0x80, "schedule", "");
+        sym_kernel_symbol(s, 0xffffffffc0100000ull, 0x200, "ext4_file_write_iter", "ext4");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "schedule");
+        assert_int_equal(f.offset, 0x23);
+        /* a module's code lies outside the kernel image */
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        char buf[256];
+        sym_format(s, sym_locate(s, 1234, 0xffffffff81000100ull), buf, sizeof(buf));
+        assert_string_equal(buf, "[kernel.kallsyms]!schedule");
+        sym_store_free(s);
+}
+
+static void test_background_loading(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_store *s = store_new(NULL, 0, false);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        struct sym_frame f = resolve(s, r.leaf);
+        resolve(s, r.lib_work); /* both modules are asked for before the wait */
+        /* the loader may already be done; if not, the answer is pending, with module+offset */
+        if (f.state == SYM_PENDING) {
+                char buf[256];
+                sym_format(s, sym_locate(s, PID, r.leaf), buf, sizeof(buf));
+                assert_non_null(strstr(buf, "sym_fixture+0x"));
+        }
+        sym_store_wait(s);
+        assert_true(sym_store_poll(s) >= 1);
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        expect_name(s, r.lib_work + 1, "fixlib_work", 1);
+        struct sym_stats st;
+        sym_store_get_stats(s, &st);
+        assert_true(st.nr_loaded >= 1);
+        /* the second lookup of an address comes from the cache */
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        sym_store_get_stats(s, &st);
+        assert_true(st.nr_cache_hits >= 1);
+        sym_store_free(s);
+}
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(data, 1, size, f), size);
+        fclose(f);
+}
+
+static void test_hostile_files(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-sym-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char garbage[512], truncated[512];
+        snprintf(garbage, sizeof(garbage), "%s/garbage.so", dir);
+        snprintf(truncated, sizeof(truncated), "%s/truncated.so", dir);
+        uint8_t junk[4096];
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = (uint8_t)(i * 7 + 3);
+        write_file(garbage, junk, sizeof(junk));
+        /* the first bytes of a real ELF file, cut short */
+        FILE *f = fopen(env("SYM_FIXLIB"), "rb");
+        assert_non_null(f);
+        uint8_t head[300];
+        assert_int_equal(fread(head, 1, sizeof(head), f), sizeof(head));
+        fclose(f);
+        write_file(truncated, head, sizeof(head));
+
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image a = {5, 0x400000, 0x10000, 0, garbage, NULL, 0, 0, 0};
+        struct sym_image b = {5, 0x500000, 0x10000, 0x1000, truncated, NULL, 0, 0, 0};
+        sym_image_load(s, &a);
+        sym_image_load(s, &b);
+        char buf[256];
+        struct sym_frame fr;
+        sym_resolve(s, sym_locate(s, 5, 0x400010), &fr);
+        assert_int_equal(fr.state, SYM_UNUSABLE);
+        sym_format(s, sym_locate(s, 5, 0x400010), buf, sizeof(buf));
+        assert_string_equal(buf, "garbage.so+0x10");
+        sym_format(s, sym_locate(s, 5, 0x500010), buf, sizeof(buf));
+        assert_string_equal(buf, "truncated.so+0x1010");
+        struct sym_srcframe src[4];
+        assert_int_equal(sym_srcline(s, sym_locate(s, 5, 0x500010), src, 4), 0);
+        sym_store_free(s);
+        unlink(garbage);
+        unlink(truncated);
+        rmdir(dir);
+}
+
+static void test_windows_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image nt = {1200,
+                               0x7ffb10000000ull,
+                               0x1f8000,
+                               0,
+                               "\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll",
+                               NULL,
+                               0,
+                               0x5e8f1c2a,
+                               0};
+        sym_image_load(s, &nt);
+        struct sym_image drv = {0,
+                                0xfffff80412340000ull,
+                                0x100000,
+                                0,
+                                "\\SystemRoot\\system32\\drivers\\tcpip.sys",
+                                NULL,
+                                0,
+                                1,
+                                0};
+        sym_image_load(s, &drv);
+        char buf[256];
+        sym_format(s, sym_locate(s, 1200, 0x7ffb10001a2bull), buf, sizeof(buf));
+        assert_string_equal(buf, "ntdll.dll+0x1a2b");
+        /* kernel-mode images are in process 0's list, whatever process the sample was in */
+        sym_format(s, sym_locate(s, 1200, 0xfffff80412340010ull), buf, sizeof(buf));
+        assert_string_equal(buf, "tcpip.sys+0x10");
+
+        const uint8_t guid[16] = {0x78, 0x56, 0x34, 0x12, 0xbc, 0x9a, 0xf0, 0xde,
+                                  0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef};
+        sym_image_pdb(s, 1200, 0x7ffb10000000ull, guid, 2, "ntdll.pdb");
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, sym_locate(s, 1200, 0x7ffb10001a2bull).module, &info));
+        assert_string_equal(info.name, "ntdll.dll");
+        assert_true(info.has_pdb);
+        assert_string_equal(info.pdb_name, "ntdll.pdb");
+        assert_string_equal(info.pdb_signature, "123456789ABCDEF00123456789ABCDEF2");
+        sym_store_free(s);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_pie),
+                cmocka_unit_test(test_non_pie),
+                cmocka_unit_test(test_inline_chain_and_lines),
+                cmocka_unit_test(test_stripped_with_debug_dir),
+                cmocka_unit_test(test_minidebuginfo),
+                cmocka_unit_test(test_moved_to_symbol_path),
+                cmocka_unit_test(test_changed_file_is_refused),
+                cmocka_unit_test(test_address_space_events),
+                cmocka_unit_test(test_recorded_kernel_symbols),
+                cmocka_unit_test(test_background_loading),
+                cmocka_unit_test(test_hostile_files),
+                cmocka_unit_test(test_windows_modules),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
