@@ -75,6 +75,7 @@ enum kprov {
         KP_SYSCONFIGEX,
         KP_WINSAT,
         KP_METADATA,
+        KP_ETWTOP,
         KP_MAX
 };
 
@@ -117,6 +118,7 @@ static const struct {
         [KP_SYSCONFIGEX] = {&SysConfigExGuid, "SysConfigEx"},
         [KP_WINSAT] = {&WinSatGuid, "WinSat"},
         [KP_METADATA] = {&KernelTraceControlMetaDataGuid, "MetaData"},
+        [KP_ETWTOP] = {&etwtop_provider_guid, "etwtop"},
 };
 
 /* tid -> pid, open addressing with linear probing; tid KEV_NONE marks a free slot. */
@@ -258,6 +260,7 @@ static enum kprov kprov_lookup(const GUID *g)
         case 0x9b79ee91: k = KP_SYSCONFIGEX; break;
         case 0xed54dff8: k = KP_WINSAT; break;
         case 0xbbccf6c1: k = KP_METADATA; break;
+        case 0xb26bff8a: k = KP_ETWTOP; break;
         default: return KP_UNKNOWN;
         }
         return memcmp(g, kprov_table[k].guid, sizeof(GUID)) == 0 ? k : KP_UNKNOWN;
@@ -1711,6 +1714,61 @@ static int dec_lbr(struct kdecoder *d, struct kevent *ev, const struct payload *
 }
 
 /* Decodes the payload into ev by (provider, opcode, version, pointer size). */
+/* etwtop's own events (doc/etwtop-provider.md), by their EVENT_DESCRIPTOR Id. A payload longer
+   than the version known is fine: fields are only ever appended. */
+static const char *own_name(uint16_t id)
+{
+        switch (id) {
+        case 1: return "etwtop/ImageIdentity";
+        case 2: return "etwtop/KernelSymbol";
+        case 3: return "etwtop/EventsLost";
+        case 4: return "etwtop/SessionCpu";
+        default: return "etwtop/Unknown";
+        }
+}
+
+static int dec_own(struct kdecoder *d, struct kevent *ev, const struct payload *pl, uint16_t id)
+{
+        size_t next;
+        switch (id) {
+        case 1:
+                KEV_CLEAR(ev, image_identity);
+                if (pl->len < 52)
+                        return -EBADMSG;
+                ev->type = KEV_IMAGE_IDENTITY;
+                ev->image_identity.base = le_get64(pl->p);
+                ev->image_identity.size = le_get64(pl->p + 8);
+                ev->image_identity.file_offset = le_get64(pl->p + 16);
+                ev->image_identity.pid = le_get32(pl->p + 24);
+                ev->image_identity.build_id_size = pl->p[28] > 20 ? 20 : pl->p[28];
+                ev->image_identity.flags = le_get16(pl->p + 30);
+                ev->image_identity.build_id = pl->p + 32;
+                ev->image_identity.path = get_ansi(d, pl, 52, &next);
+                ev->pid = ev->image_identity.pid;
+                return 0;
+        case 2:
+                KEV_CLEAR(ev, kernel_symbol);
+                if (pl->len < 17)
+                        return -EBADMSG;
+                ev->type = KEV_KERNEL_SYMBOL;
+                ev->kernel_symbol.addr = le_get64(pl->p);
+                ev->kernel_symbol.size = le_get64(pl->p + 8);
+                ev->kernel_symbol.name = get_ansi(d, pl, 16, &next);
+                ev->kernel_symbol.module = get_ansi(d, pl, next, &next);
+                return 0;
+        case 3:
+                KEV_CLEAR(ev, events_lost);
+                if (pl->len < 16)
+                        return -EBADMSG;
+                ev->type = KEV_EVENTS_LOST;
+                ev->events_lost.cpu = le_get32(pl->p);
+                ev->events_lost.reason = le_get32(pl->p + 4);
+                ev->events_lost.count = le_get64(pl->p + 8);
+                return 0;
+        default: return KEV_NO_LAYOUT;
+        }
+}
+
 static int decode_payload(struct kdecoder *d, enum kprov k, struct kevent *ev,
                           const struct payload *pl)
 {
@@ -1880,7 +1938,12 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         pl.p = rec->UserData;
         pl.len = rec->UserData ? rec->UserDataLength : 0;
         pl.psize = ev.pointer_size;
-        rc = decode_payload(d, k, &ev, &pl);
+        if (k == KP_ETWTOP) {
+                ev.name = own_name(h->EventDescriptor.Id);
+                rc = dec_own(d, &ev, &pl, h->EventDescriptor.Id);
+        } else {
+                rc = decode_payload(d, k, &ev, &pl);
+        }
         if (rc == -EBADMSG || rc == KEV_NO_LAYOUT) {
                 /* The common fields only: drop whatever a decoder had filled in. */
                 size_t u = offsetof(struct kevent, trace_header);

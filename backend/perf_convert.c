@@ -12,8 +12,6 @@
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
 
 /* doc/etwtop-provider.md */
-const GUID etwtop_provider_guid = {
-        0xb26bff8a, 0x8e89, 0x4b0b, {0x9c, 0x1a, 0x39, 0x6f, 0x57, 0xaa, 0x5f, 0x70}};
 
 #define CONV_NONE        0xFFFFFFFFu /* an empty slot key, an unknown tid/pid */
 #define CONV_MAX_FRAMES  1024u

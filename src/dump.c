@@ -266,6 +266,34 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 put_i64_field(d, "adjust_increment", ev->ready_thread.adjust_increment);
                 put_hex_field(d, "flags", ev->ready_thread.flags);
                 break;
+        case KEV_IMAGE_IDENTITY: {
+                char id[41];
+                static const char digits[] = "0123456789abcdef";
+                for (uint32_t i = 0; i < ev->image_identity.build_id_size; i++) {
+                        id[2 * i] = digits[ev->image_identity.build_id[i] >> 4];
+                        id[2 * i + 1] = digits[ev->image_identity.build_id[i] & 15];
+                }
+                id[2 * ev->image_identity.build_id_size] = 0;
+                put_hex_field(d, "base", ev->image_identity.base);
+                put_hex_field(d, "size", ev->image_identity.size);
+                put_hex_field(d, "file_offset", ev->image_identity.file_offset);
+                put_pid_field(d, "pid", ev->image_identity.pid);
+                put_str_field(d, "build_id", id);
+                put_hex_field(d, "flags", ev->image_identity.flags);
+                put_str_field(d, "file", ev->image_identity.path);
+                break;
+        }
+        case KEV_KERNEL_SYMBOL:
+                put_hex_field(d, "addr", ev->kernel_symbol.addr);
+                put_hex_field(d, "size", ev->kernel_symbol.size);
+                put_str_field(d, "name", ev->kernel_symbol.name);
+                put_str_field(d, "module", ev->kernel_symbol.module);
+                break;
+        case KEV_EVENTS_LOST:
+                put_u64_field(d, "cpu", ev->events_lost.cpu);
+                put_u64_field(d, "reason", ev->events_lost.reason);
+                put_u64_field(d, "count", ev->events_lost.count);
+                break;
         case KEV_LBR:
                 outbuf_puts(&d->out, " event_time=");
                 outbuf_seconds(&d->out,

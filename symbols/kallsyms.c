@@ -1,3 +1,627 @@
 /* SPDX-License-Identifier: MIT */
-/* kallsyms.c: placeholder until its module lands. */
+/* kallsyms.c: owns the parse of /proc/kallsyms into one text symbol table plus the runs of
+   addresses each module holds, and the parse of /proc/modules. */
+#include "symbols/kallsyms.h"
 #include "symbols/sym_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A run of consecutive symbols (in address order) of one module. The runs partition the table,
+   so a symbol's module is the one of the last run starting at or before it. Modules' text is
+   contiguous, but BPF programs ([bpf]) and trampolines sit between them: runs, not one range
+   per module. */
+struct module_run {
+        uint64_t start;
+        uint32_t module; /* index in name_offs */
+};
+
+struct kallsyms {
+        struct sym_table *table; /* owned, finished */
+        struct module_run *runs; /* owned, sorted by start */
+        uint32_t nr_runs;
+        char *names; /* owned: "[kernel.kallsyms]\0[ext4]\0..." */
+        size_t names_len, names_cap;
+        uint32_t *name_offs; /* owned: module index -> offset in names; 0 is the kernel */
+        uint32_t nr_modules, cap_modules;
+        uint64_t stext, etext; /* 0 when the input did not name them */
+};
+
+/* One kept symbol while parsing: which module it came from. */
+struct mark {
+        uint64_t start;
+        uint32_t seq; /* input order: equal starts stay in it */
+        uint32_t module;
+};
+
+/* The parse's temporary state. */
+struct builder {
+        struct kallsyms *ks; /* borrowed: being built */
+        struct mark *marks;  /* owned */
+        uint32_t nr_marks, cap_marks;
+        uint32_t *hash;       /* owned: module index + 1 by name, 0 empty; open addressing */
+        uint32_t hash_cap;    /* a power of two */
+        uint32_t last_module; /* module lines come grouped: most lookups hit this */
+};
+
+#define MODULE_NAME_MAX 64 /* bytes between the brackets; the kernel's MODULE_NAME_LEN is 56 */
+
+static void *xrealloc(void *p, size_t n)
+{
+        void *q = realloc(p, n ? n : 1);
+        if (!q)
+                abort();
+        return q;
+}
+
+static void *xcalloc(size_t nr, size_t size)
+{
+        void *p = calloc(nr ? nr : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static void set_error(struct kallsyms_error *err, uint64_t offset, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void set_error(struct kallsyms_error *err, uint64_t offset, const char *fmt, ...)
+{
+        if (!err)
+                return;
+        err->offset = offset;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+}
+
+/* Counts a skipped line; the first one gives the message and offset. */
+static void bad_line(struct kallsyms_error *err, uint64_t offset, const char *why)
+{
+        if (!err)
+                return;
+        if (err->nr_bad_lines++ == 0)
+                set_error(err, offset, "line at byte %llu skipped: %s", (unsigned long long)offset,
+                          why);
+}
+
+static void clear_error(struct kallsyms_error *err)
+{
+        if (!err)
+                return;
+        err->offset = 0;
+        err->nr_bad_lines = 0;
+        err->msg[0] = 0;
+}
+
+static int hex_value(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+/* 1 to 16 hex digits at s[*i], with an optional 0x; advances *i past them. */
+static bool parse_hex(const char *s, size_t n, size_t *i, uint64_t *out)
+{
+        size_t p = *i;
+        if (n - p >= 2 && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X'))
+                p += 2;
+        uint64_t v = 0;
+        size_t nr_digits = 0;
+        for (; p < n && hex_value(s[p]) >= 0; p++) {
+                if (++nr_digits > 16)
+                        return false;
+                v = v << 4 | (uint64_t)hex_value(s[p]);
+        }
+        if (!nr_digits)
+                return false;
+        *i = p;
+        *out = v;
+        return true;
+}
+
+static bool is_blank(const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] != ' ' && s[i] != '\t')
+                        return false;
+        }
+        return true;
+}
+
+/* The next line of text[*pos, len) without its "\n" or "\r\n"; advances *pos past it. */
+static size_t next_line(const char *text, size_t len, size_t *pos, const char **line)
+{
+        const char *s = text + *pos;
+        const char *nl = memchr(s, '\n', len - *pos);
+        size_t n = nl ? (size_t)(nl - s) : len - *pos;
+        *pos += n + (nl ? 1 : 0);
+        if (n && s[n - 1] == '\r')
+                n--;
+        *line = s;
+        return n;
+}
+
+/* Reads a whole regular file (procfs files count) in large reads. *data is owned by the
+   caller. O_NONBLOCK keeps a FIFO put in the file's place from blocking the open. */
+static int read_whole(const char *path, char **data, size_t *size, struct kallsyms_error *err)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+                int e = errno;
+                set_error(err, 0, "cannot open %s: %s", path, strerror(e));
+                return -e;
+        }
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                set_error(err, 0, "%s is not a regular file", path);
+                return -EINVAL;
+        }
+        size_t cap = 1u << 20, n = 0;
+        char *buf = xrealloc(NULL, cap);
+        for (;;) {
+                if (n == cap) {
+                        if (cap >= KALLSYMS_MAX_INPUT) {
+                                free(buf);
+                                close(fd);
+                                set_error(err, 0, "%s is larger than %u bytes", path,
+                                          KALLSYMS_MAX_INPUT);
+                                return -EFBIG;
+                        }
+                        cap *= 2;
+                        buf = xrealloc(buf, cap);
+                }
+                ssize_t got = read(fd, buf + n, cap - n);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0) {
+                        int e = errno;
+                        free(buf);
+                        close(fd);
+                        set_error(err, n, "reading %s: %s", path, strerror(e));
+                        return -e;
+                }
+                if (got == 0)
+                        break;
+                n += (size_t)got;
+        }
+        close(fd);
+        *data = buf;
+        *size = n;
+        return 0;
+}
+
+/* ---- module names ---- */
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+        uint32_t h = 2166136261u; /* FNV-1a */
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)s[i]) * 16777619u;
+        return h;
+}
+
+static const char *module_name(const struct kallsyms *ks, uint32_t module)
+{
+        return ks->names + ks->name_offs[module];
+}
+
+static bool name_equals(const struct kallsyms *ks, uint32_t module, const char *s, size_t n)
+{
+        const char *m = module_name(ks, module);
+        return strncmp(m, s, n) == 0 && m[n] == 0;
+}
+
+static void hash_insert(struct builder *b, uint32_t module)
+{
+        const char *m = module_name(b->ks, module);
+        uint32_t i = name_hash(m, strlen(m)) & (b->hash_cap - 1);
+        while (b->hash[i])
+                i = (i + 1) & (b->hash_cap - 1);
+        b->hash[i] = module + 1;
+}
+
+/* The index of the module named s (n bytes, brackets included, no NUL), added if new. */
+static uint32_t module_intern(struct builder *b, const char *s, size_t n)
+{
+        struct kallsyms *ks = b->ks;
+        if (ks->nr_modules && name_equals(ks, b->last_module, s, n))
+                return b->last_module;
+        uint32_t i = name_hash(s, n) & (b->hash_cap - 1);
+        for (; b->hash[i]; i = (i + 1) & (b->hash_cap - 1)) {
+                if (name_equals(ks, b->hash[i] - 1, s, n))
+                        return b->last_module = b->hash[i] - 1;
+        }
+        if (ks->nr_modules == ks->cap_modules) {
+                ks->cap_modules = ks->cap_modules ? ks->cap_modules * 2 : 16;
+                ks->name_offs = xrealloc(ks->name_offs, ks->cap_modules * sizeof(*ks->name_offs));
+        }
+        if (ks->names_len + n + 1 > ks->names_cap) {
+                while (ks->names_len + n + 1 > ks->names_cap)
+                        ks->names_cap = ks->names_cap ? ks->names_cap * 2 : 1024;
+                ks->names = xrealloc(ks->names, ks->names_cap);
+        }
+        memcpy(ks->names + ks->names_len, s, n);
+        ks->names[ks->names_len + n] = 0;
+        uint32_t module = ks->nr_modules++;
+        ks->name_offs[module] = (uint32_t)ks->names_len;
+        ks->names_len += n + 1;
+        /* keep the table at most half full */
+        if (ks->nr_modules * 2 > b->hash_cap) {
+                free(b->hash);
+                b->hash_cap *= 2;
+                b->hash = xcalloc(b->hash_cap, sizeof(*b->hash));
+                for (uint32_t m = 0; m < ks->nr_modules; m++)
+                        hash_insert(b, m);
+        } else {
+                b->hash[i] = module + 1;
+        }
+        return b->last_module = module;
+}
+
+/* ---- /proc/kallsyms ---- */
+
+static void add_mark(struct builder *b, uint64_t start, uint32_t module)
+{
+        if (b->nr_marks == b->cap_marks) {
+                b->cap_marks = b->cap_marks ? b->cap_marks * 2 : 4096;
+                b->marks = xrealloc(b->marks, b->cap_marks * sizeof(*b->marks));
+        }
+        b->marks[b->nr_marks] = (struct mark){start, b->nr_marks, module};
+        b->nr_marks++;
+}
+
+static bool is_text_type(char type)
+{
+        return type == 't' || type == 'T' || type == 'w' || type == 'W';
+}
+
+/* One line `ADDR TYPE NAME[\t[MODULE]]`; NULL if fine, else why it is bad. *addr is set to
+   the line's address once it is known to be a line. */
+static const char *parse_symbol(struct builder *b, const char *s, size_t n, uint64_t *addr)
+{
+        size_t i = 0;
+        if (!parse_hex(s, n, &i, addr))
+                return "no hexadecimal address";
+        if (i >= n || s[i] != ' ')
+                return "no space after the address";
+        i++;
+        if (i >= n || s[i] == ' ' || s[i] == '\t')
+                return "no symbol type";
+        char type = s[i++];
+        if (i >= n || s[i] != ' ')
+                return "the symbol type is not one letter";
+        i++;
+        size_t name = i;
+        while (i < n && s[i] != '\t')
+                i++;
+        size_t name_len = i - name;
+        if (!name_len)
+                return "no symbol name";
+        uint32_t module = 0;
+        if (i < n) {
+                const char *m = s + i + 1;
+                size_t m_len = n - i - 1;
+                if (m_len >= 2 && m[0] == '[' && m[m_len - 1] == ']') {
+                        m++;
+                        m_len -= 2;
+                }
+                if (!m_len || m_len > MODULE_NAME_MAX)
+                        return "no module name, or a too long one, after the tab";
+                char bracketed[MODULE_NAME_MAX + 2];
+                bracketed[0] = '[';
+                for (size_t k = 0; k < m_len; k++) {
+                        unsigned char ch = (unsigned char)m[k];
+                        bracketed[k + 1] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+                }
+                bracketed[m_len + 1] = ']';
+                module = module_intern(b, bracketed, m_len + 2);
+        }
+        if (!is_text_type(type) || *addr == 0)
+                return NULL; /* data, or an undefined weak symbol: not ours */
+        uint32_t flags = type == 't'                    ? SYM_FLAG_LOCAL
+                         : (type == 'w' || type == 'W') ? SYM_FLAG_WEAK
+                                                        : 0;
+        uint64_t size = 0;
+        if (module == 0) {
+                /* _etext and _einittext end the core kernel's text: given a size of 1 they stop
+                   the symbol before them from running on into the data after */
+                if (name_len == 6 && memcmp(s + name, "_stext", 6) == 0) {
+                        b->ks->stext = *addr;
+                } else if (name_len == 6 && memcmp(s + name, "_etext", 6) == 0) {
+                        b->ks->etext = *addr;
+                        size = 1;
+                } else if (name_len == 10 && memcmp(s + name, "_einittext", 10) == 0) {
+                        size = 1;
+                }
+        }
+        sym_table_add(b->ks->table, *addr, size, s + name, name_len, flags);
+        add_mark(b, *addr, module);
+        return NULL;
+}
+
+static int mark_cmp(const void *a, const void *b)
+{
+        const struct mark *x = a, *y = b;
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The runs from the marks. Of several symbols at one start the table keeps one; the run takes
+   the module of the first, which is the same unless two modules claim one address. */
+static void build_runs(struct builder *b)
+{
+        struct kallsyms *ks = b->ks;
+        if (!b->nr_marks)
+                return;
+        qsort(b->marks, b->nr_marks, sizeof(*b->marks), mark_cmp);
+        uint32_t cap = 16;
+        ks->runs = xrealloc(NULL, cap * sizeof(*ks->runs));
+        for (uint32_t i = 0; i < b->nr_marks; i++) {
+                const struct mark *m = &b->marks[i];
+                if (i && m->start == m[-1].start)
+                        continue; /* the table keeps one symbol per start */
+                if (ks->nr_runs && ks->runs[ks->nr_runs - 1].module == m->module)
+                        continue;
+                if (ks->nr_runs == cap) {
+                        cap *= 2;
+                        ks->runs = xrealloc(ks->runs, cap * sizeof(*ks->runs));
+                }
+                ks->runs[ks->nr_runs++] = (struct module_run){m->start, m->module};
+        }
+}
+
+void kallsyms_free(struct kallsyms *ks)
+{
+        if (!ks)
+                return;
+        sym_table_free(ks->table);
+        free(ks->runs);
+        free(ks->names);
+        free(ks->name_offs);
+        free(ks);
+}
+
+int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
+                       struct kallsyms_error *err)
+{
+        *out = NULL;
+        clear_error(err);
+        if (len > KALLSYMS_MAX_INPUT) {
+                set_error(err, 0, "%zu bytes of kallsyms: more than %u", len, KALLSYMS_MAX_INPUT);
+                return -EFBIG;
+        }
+        struct kallsyms *ks = xcalloc(1, sizeof(*ks));
+        ks->table = sym_table_new();
+        struct builder b = {.ks = ks, .hash_cap = 64};
+        b.hash = xcalloc(b.hash_cap, sizeof(*b.hash));
+        module_intern(&b, KALLSYMS_KERNEL_MODULE, strlen(KALLSYMS_KERNEL_MODULE));
+
+        uint64_t nr_lines = 0;
+        bool has_address = false;
+        size_t pos = 0;
+        while (pos < len) {
+                uint64_t offset = pos;
+                const char *line;
+                size_t n = next_line(text, len, &pos, &line);
+                if (is_blank(line, n))
+                        continue;
+                uint64_t addr = 0;
+                const char *why = parse_symbol(&b, line, n, &addr);
+                if (why) {
+                        bad_line(err, offset, why);
+                        continue;
+                }
+                nr_lines++;
+                has_address |= addr != 0;
+        }
+        free(b.hash);
+        if (nr_lines && !has_address) {
+                free(b.marks);
+                kallsyms_free(ks);
+                set_error(err, 0,
+                          "kernel addresses are hidden (all %llu are zero, kernel.kptr_restrict): "
+                          "run as root, or sysctl kernel.kptr_restrict=0 (with "
+                          "kernel.perf_event_paranoid<=1 for other users)",
+                          (unsigned long long)nr_lines);
+                return -EPERM;
+        }
+        sym_table_finish(ks->table, KALLSYMS_MAX_SYMBOL_SIZE);
+        build_runs(&b);
+        free(b.marks);
+        *out = ks;
+        return 0;
+}
+
+int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err)
+{
+        char *data = NULL;
+        size_t size = 0;
+        *out = NULL;
+        clear_error(err);
+        if (!path)
+                path = "/proc/kallsyms";
+        int rc = read_whole(path, &data, &size, err);
+        if (rc < 0)
+                return rc;
+        rc = kallsyms_parse_mem(data, size, out, err);
+        free(data);
+        return rc;
+}
+
+bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_hit *hit)
+{
+        if (!ks)
+                return false;
+        const struct sym_entry *e = sym_table_find(ks->table, addr);
+        if (!e || !ks->nr_runs)
+                return false;
+        /* the last run starting at or before the symbol; the first run starts at the lowest
+           symbol, so there is one */
+        uint32_t lo = 0, hi = ks->nr_runs;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ks->runs[mid].start <= e->start)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        uint32_t module = lo ? ks->runs[lo - 1].module : 0;
+        hit->name = sym_table_name(ks->table, e);
+        hit->module = module_name(ks, module);
+        hit->start = e->start;
+        hit->offset = addr - e->start;
+        return true;
+}
+
+const struct sym_table *kallsyms_table(const struct kallsyms *ks)
+{
+        return ks ? ks->table : NULL;
+}
+
+bool kallsyms_kernel_text(const struct kallsyms *ks, uint64_t *start, uint64_t *end)
+{
+        if (!ks || !ks->stext || ks->etext <= ks->stext)
+                return false;
+        *start = ks->stext;
+        *end = ks->etext;
+        return true;
+}
+
+/* ---- /proc/modules ---- */
+
+/* The next field separated by spaces or tabs; false at the end of the line. */
+static bool next_field(const char *s, size_t n, size_t *i, const char **field, size_t *field_len)
+{
+        while (*i < n && (s[*i] == ' ' || s[*i] == '\t'))
+                (*i)++;
+        size_t start = *i;
+        while (*i < n && s[*i] != ' ' && s[*i] != '\t')
+                (*i)++;
+        *field = s + start;
+        *field_len = *i - start;
+        return *field_len != 0;
+}
+
+static bool parse_dec(const char *s, size_t n, uint64_t *out)
+{
+        uint64_t v = 0;
+        if (!n)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                uint64_t d = (uint64_t)(s[i] - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return false;
+                v = v * 10 + d;
+        }
+        *out = v;
+        return true;
+}
+
+/* One line `name size refcount deps state address [taints]`; NULL if fine, else why not. */
+static const char *parse_module(const char *s, size_t n, struct kallsyms_module *m)
+{
+        const char *f[6];
+        size_t f_len[6];
+        size_t i = 0;
+        for (int k = 0; k < 6; k++) {
+                if (!next_field(s, n, &i, &f[k], &f_len[k]))
+                        return "fewer than 6 fields";
+        }
+        if (f_len[0] >= sizeof(m->name))
+                return "the module name is too long";
+        if (!parse_dec(f[1], f_len[1], &m->size))
+                return "the size is not a decimal number";
+        size_t p = 0;
+        if (!parse_hex(f[5], f_len[5], &p, &m->base) || p != f_len[5])
+                return "the address is not a hexadecimal number";
+        for (size_t k = 0; k < f_len[0]; k++) {
+                unsigned char ch = (unsigned char)f[0][k];
+                m->name[k] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+        }
+        m->name[f_len[0]] = 0;
+        return NULL;
+}
+
+int kallsyms_modules_parse_mem(const char *text, size_t len, struct kallsyms_module **out,
+                               uint32_t *nr_out, struct kallsyms_error *err)
+{
+        *out = NULL;
+        *nr_out = 0;
+        clear_error(err);
+        if (len > KALLSYMS_MAX_INPUT) {
+                set_error(err, 0, "%zu bytes of modules: more than %u", len, KALLSYMS_MAX_INPUT);
+                return -EFBIG;
+        }
+        struct kallsyms_module *mods = NULL;
+        uint32_t nr = 0, cap = 0, nr_lines = 0;
+        size_t pos = 0;
+        while (pos < len) {
+                uint64_t offset = pos;
+                const char *line;
+                size_t n = next_line(text, len, &pos, &line);
+                if (is_blank(line, n))
+                        continue;
+                if (nr == cap) {
+                        cap = cap ? cap * 2 : 64;
+                        mods = xrealloc(mods, cap * sizeof(*mods));
+                }
+                const char *why = parse_module(line, n, &mods[nr]);
+                if (why) {
+                        bad_line(err, offset, why);
+                        continue;
+                }
+                nr_lines++;
+                if (mods[nr].base) /* 0 only when hidden: then all are */
+                        nr++;
+        }
+        if (nr_lines && !nr) {
+                free(mods);
+                set_error(err, 0,
+                          "module addresses are hidden (all %u are zero, kernel.kptr_restrict): "
+                          "run as root, or sysctl kernel.kptr_restrict=0",
+                          nr_lines);
+                return -EPERM;
+        }
+        if (!nr) {
+                free(mods);
+                mods = NULL;
+        }
+        *out = mods;
+        *nr_out = nr;
+        return 0;
+}
+
+int kallsyms_modules_read(const char *path, struct kallsyms_module **out, uint32_t *nr_out,
+                          struct kallsyms_error *err)
+{
+        char *data = NULL;
+        size_t size = 0;
+        *out = NULL;
+        *nr_out = 0;
+        clear_error(err);
+        if (!path)
+                path = "/proc/modules";
+        int rc = read_whole(path, &data, &size, err);
+        if (rc < 0)
+                return rc;
+        rc = kallsyms_modules_parse_mem(data, size, out, nr_out, err);
+        free(data);
+        return rc;
+}

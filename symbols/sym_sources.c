@@ -3,6 +3,8 @@
    process, Windows images' export tables, JIT maps and the running kernel's symbols. */
 #include "sym_sources.h"
 
+#include "symbols/kallsyms.h"
+#include "symbols/perf_map.h"
 #include "symbols/sym_table.h"
 
 #include <errno.h>
@@ -78,19 +80,26 @@ int sym_pe_load(const char *path, uint32_t time_date_stamp, uint32_t image_size,
 int sym_jit_load(uint32_t pid, struct sym_table **out, char *file_used, size_t file_size,
                  char *note, size_t note_size)
 {
-        (void)file_used;
-        (void)file_size;
-        *out = NULL;
-        note_set(note, note_size, "/tmp/perf-%u.map: not read yet", pid);
-        return -ENOSYS;
+        struct perf_map_error err = {0};
+        int rc = perf_map_read((pid_t)pid, out, &err);
+        snprintf(file_used, file_size, "/tmp/perf-%u.map", pid);
+        if (rc < 0)
+                note_set(note, note_size, "/tmp/perf-%u.map: %s", pid, err.msg);
+        else if (err.nr_bad_lines)
+                note_set(note, note_size,
+                         "/tmp/perf-%u.map: %u bad lines skipped, the first at "
+                         "byte %" PRIu64 ": %s",
+                         pid, err.nr_bad_lines, err.offset, err.msg);
+        return rc;
 }
 
-int sym_kallsyms_load(struct sym_table **out, char *file_used, size_t file_size, char *note,
+int sym_kallsyms_load(struct kallsyms **out, char *file_used, size_t file_size, char *note,
                       size_t note_size)
 {
-        (void)file_used;
-        (void)file_size;
-        *out = NULL;
-        note_set(note, note_size, "/proc/kallsyms: not read yet");
-        return -ENOSYS;
+        struct kallsyms_error err = {0};
+        int rc = kallsyms_read(NULL, out, &err);
+        snprintf(file_used, file_size, "/proc/kallsyms");
+        if (rc < 0)
+                note_set(note, note_size, "kernel symbols: %s", err.msg);
+        return rc;
 }

@@ -20,9 +20,9 @@ int sym_pe_load(const char *path, uint32_t time_date_stamp, uint32_t image_size,
 int sym_jit_load(uint32_t pid, struct sym_table **out, char *file_used, size_t file_size,
                  char *note, size_t note_size);
 
-/* The running kernel: /proc/kallsyms with /proc/modules (absolute addresses; a module's
-   symbols are named "name [module]"). */
-int sym_kallsyms_load(struct sym_table **out, char *file_used, size_t file_size, char *note,
+/* The running kernel: /proc/kallsyms (absolute addresses, module names per symbol). */
+struct kallsyms;
+int sym_kallsyms_load(struct kallsyms **out, char *file_used, size_t file_size, char *note,
                       size_t note_size);
 
 /* A memory file holding this process's vdso image, or -1. The caller closes it. */

@@ -4,6 +4,7 @@
 #include "symbols/symbols.h"
 
 #include "elf_module.h"
+#include "symbols/kallsyms.h"
 #include "symbols/module_name.h"
 #include "symbols/sym_table.h"
 #include "sym_sources.h"
@@ -45,6 +46,7 @@ struct module {
         _Atomic int state;
         struct elf_module *elf;  /* owned: ELF and vdso */
         struct sym_table *table; /* owned: PE exports (RVAs), JIT and kernel (addresses) */
+        struct kallsyms *ks;     /* owned: the live kernel's symbols (MOD_KERNEL, live) */
         char file_used[PATH_MAX];
         char note[512];
         bool is_logged; /* caller's thread: its note went to the log */
@@ -418,7 +420,7 @@ static void load_module(struct sym_store *s, struct module *m)
                                   m->note, sizeof(m->note));
                 break;
         case MOD_KERNEL:
-                rc = sym_kallsyms_load(&m->table, m->file_used, sizeof(m->file_used), m->note,
+                rc = sym_kallsyms_load(&m->ks, m->file_used, sizeof(m->file_used), m->note,
                                        sizeof(m->note));
                 break;
         }
@@ -881,6 +883,21 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
         }
         if (st == LS_FAILED) {
                 out->state = SYM_UNUSABLE;
+        } else if (m->ks) {
+                /* the live kernel: the module of each symbol from kallsyms */
+                struct kallsyms_hit hit;
+                if (kallsyms_lookup(m->ks, loc.rel, &hit)) {
+                        char name[512];
+                        if (hit.module && strcmp(hit.module, KALLSYMS_KERNEL_MODULE) != 0)
+                                snprintf(name, sizeof(name), "%s %s", hit.name, hit.module);
+                        else
+                                snprintf(name, sizeof(name), "%s", hit.name);
+                        out->state = SYM_RESOLVED;
+                        out->function = sym_intern(s, name);
+                        out->offset = hit.offset;
+                } else {
+                        out->state = SYM_NO_SYMBOL;
+                }
         } else {
                 uint64_t addr = 0;
                 const struct sym_table *t = table_of(m, loc.rel, &addr);
@@ -940,7 +957,8 @@ bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_inf
                 const struct sym_table *t = m->kind == MOD_ELF || m->kind == MOD_VDSO
                                                     ? (m->elf ? elf_module_table(m->elf) : NULL)
                                                     : table_of(m, 0, &dummy);
-                info->nr_symbols = sym_table_count(t);
+                info->nr_symbols =
+                        m->ks ? sym_table_count(kallsyms_table(m->ks)) : sym_table_count(t);
         }
         info->has_pdb = m->has_pdb;
         info->pdb_name = m->pdb_name ? m->pdb_name : "";
@@ -1077,6 +1095,7 @@ void sym_store_free(struct sym_store *s)
                 struct module *m = s->modules[i];
                 elf_module_free(m->elf);
                 sym_table_free(m->table);
+                kallsyms_free(m->ks);
                 free(m->path);
                 free(m->name);
                 free(m->pdb_name);

@@ -73,7 +73,7 @@ static const GUID fuzz_unknown = {0x12345678, 0x9abc, 0xdef0, {1, 2, 3, 4, 5, 6,
 static const GUID *const fuzz_providers[] = {
         &EventTraceGuid, &ProcessGuid,     &ThreadGuid,           &ImageLoadGuid,
         &PerfInfoGuid,   &StackWalkGuid,   &LastBranchRecordGuid, &KernelTraceControlImageIdGuid,
-        &DiskIoGuid,     &SysConfigExGuid, &fuzz_unknown,
+        &DiskIoGuid,     &SysConfigExGuid, &fuzz_unknown,         &etwtop_provider_guid,
 };
 
 #define NR_EVENTS    (sizeof(fuzz_events) / sizeof(fuzz_events[0]))
@@ -134,6 +134,13 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
         case KEV_CSWITCH: FUZZ_CHECK_INIT(ev->cswitch); break;
         case KEV_READY_THREAD: FUZZ_CHECK_INIT(ev->ready_thread); break;
         case KEV_LBR: FUZZ_CHECK_INIT(ev->lbr); break;
+        case KEV_IMAGE_IDENTITY:
+                FUZZ_CHECK_INIT(ev->image_identity);
+                for (uint32_t i = 0; i < ev->image_identity.build_id_size; i++)
+                        FUZZ_CHECK_INIT(ev->image_identity.build_id[i]);
+                break;
+        case KEV_KERNEL_SYMBOL: FUZZ_CHECK_INIT(ev->kernel_symbol); break;
+        case KEV_EVENTS_LOST: FUZZ_CHECK_INIT(ev->events_lost); break;
         default: abort();
         }
         switch (ev->type) {
@@ -182,6 +189,11 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                 for (uint32_t i = 0; i < ev->lbr.nr_entries; i++)
                         sum += ev->lbr.entries[i].from ^ ev->lbr.entries[i].to;
                 break;
+        case KEV_IMAGE_IDENTITY: touch(ev->image_identity.path); break;
+        case KEV_KERNEL_SYMBOL:
+                touch(ev->kernel_symbol.name);
+                touch(ev->kernel_symbol.module);
+                break;
         default: break;
         }
         fuzz_sink_bytes += (size_t)sum;
@@ -228,6 +240,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 } else {
                         r.EventHeader.ProviderId = *fuzz_providers[h[0] % NR_PROVIDERS];
                         r.EventHeader.EventDescriptor.Opcode = h[1];
+                        /* etwtop's own events are told apart by Id (opcode 0) */
+                        r.EventHeader.EventDescriptor.Id = h[1] & 7;
                 }
                 r.EventHeader.EventDescriptor.Version = h[2];
                 r.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER;

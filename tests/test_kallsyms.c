@@ -1,19 +1,553 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder until its module lands */
+/* test_kallsyms.c: kernel symbols (/proc/kallsyms, /proc/modules) and JIT perf maps, from
+   bytes and from the real files. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
-static void test_nothing_yet(void **state)
+#include "symbols/kallsyms.h"
+#include "symbols/perf_map.h"
+#include "symbols/sym_table.h"
+
+/* ---- kallsyms ---- */
+
+static const char core_text[] = "ffffffff81000000 T srso_alias_untrain_ret\n"
+                                "ffffffff81000000 T _stext\n"
+                                "ffffffff81000000 T _text\n"
+                                "ffffffff81000010 t __pfx_read_tsc\n"
+                                "ffffffff81000020 t read_tsc\n"
+                                "ffffffff81000040 W arch_cpu_idle\n"
+                                "ffffffff81000080 w weak_local_thing\n"
+                                "ffffffff81000100 T schedule\n"
+                                "ffffffff81000180 D data_in_text_order\n"
+                                "ffffffff81000200 T last_core_function\n"
+                                "ffffffff81000300 T _etext\n"
+                                "ffffffff81400000 D __start_rodata\n"
+                                "ffffffff81400100 d some_local_data\n"
+                                "ffffffff81400200 R some_rodata\n"
+                                "ffffffff81400300 r local_rodata\n"
+                                "ffffffff81500000 B some_bss\n"
+                                "ffffffff81500100 b local_bss\n"
+                                "0000000000000000 A fixed_percpu_data\n"
+                                "ffffffff81600000 T _sinittext\n"
+                                "ffffffff81600040 t init_function\n"
+                                "ffffffff81600080 T _einittext\n";
+
+static struct kallsyms *parse_ok(const char *text, size_t len)
+{
+        struct kallsyms *ks = NULL;
+        struct kallsyms_error err;
+        int rc = kallsyms_parse_mem(text, len, &ks, &err);
+        if (rc != 0)
+                fprintf(stderr, "kallsyms_parse_mem: %d %s\n", rc, err.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(err.nr_bad_lines, 0);
+        assert_non_null(ks);
+        return ks;
+}
+
+/* The symbol and module at addr, or NULL. */
+static const char *sym_at(const struct kallsyms *ks, uint64_t addr, const char **module,
+                          uint64_t *offset)
+{
+        struct kallsyms_hit hit;
+        if (!kallsyms_lookup(ks, addr, &hit))
+                return NULL;
+        if (module)
+                *module = hit.module;
+        if (offset)
+                *offset = hit.offset;
+        assert_int_equal(hit.start + hit.offset, addr);
+        return hit.name;
+}
+
+static void test_kallsyms_core(void **state)
 {
         (void)state;
+        struct kallsyms *ks = parse_ok(core_text, sizeof(core_text) - 1);
+        const char *module = NULL;
+        uint64_t offset = 99;
+
+        /* text only: t T W w; data, rodata, bss and absolute symbols are dropped; one symbol
+           per start */
+        const struct sym_table *t = kallsyms_table(ks);
+        assert_int_equal(sym_table_count(t), 11);
+        for (uint32_t i = 0; i < sym_table_count(t); i++) {
+                const char *name = sym_table_name(t, sym_table_at(t, i));
+                assert_null(strstr(name, "data"));
+                assert_null(strstr(name, "bss"));
+        }
+
+        /* exact starts, inside, the module */
+        assert_string_equal(sym_at(ks, 0xffffffff81000000, &module, &offset),
+                            "srso_alias_untrain_ret");
+        assert_string_equal(module, KALLSYMS_KERNEL_MODULE);
+        assert_int_equal(offset, 0);
+        assert_string_equal(sym_at(ks, 0xffffffff81000020, NULL, &offset), "read_tsc");
+        assert_int_equal(offset, 0);
+        assert_string_equal(sym_at(ks, 0xffffffff8100003f, NULL, &offset), "read_tsc");
+        assert_int_equal(offset, 0x1f);
+        assert_string_equal(sym_at(ks, 0xffffffff81000041, NULL, NULL), "arch_cpu_idle");
+        assert_string_equal(sym_at(ks, 0xffffffff810000ff, NULL, NULL), "weak_local_thing");
+        /* the dropped data symbol does not end schedule */
+        assert_string_equal(sym_at(ks, 0xffffffff810001ff, NULL, &offset), "schedule");
+        assert_int_equal(offset, 0xff);
+        /* the last core function ends at _etext, not 1 MiB later in the rodata */
+        assert_string_equal(sym_at(ks, 0xffffffff810002ff, NULL, NULL), "last_core_function");
+        assert_string_equal(sym_at(ks, 0xffffffff81000300, NULL, NULL), "_etext");
+        assert_null(sym_at(ks, 0xffffffff81000301, NULL, NULL));
+        assert_null(sym_at(ks, 0xffffffff81400100, NULL, NULL));
+        /* init text, ended by _einittext */
+        assert_string_equal(sym_at(ks, 0xffffffff8160007f, NULL, NULL), "init_function");
+        assert_null(sym_at(ks, 0xffffffff81600081, NULL, NULL));
+        /* before the first */
+        assert_null(sym_at(ks, 0xffffffff80ffffff, NULL, NULL));
+        assert_null(sym_at(ks, 0, NULL, NULL));
+
+        uint64_t start = 0, end = 0;
+        assert_true(kallsyms_kernel_text(ks, &start, &end));
+        assert_int_equal(start, 0xffffffff81000000);
+        assert_int_equal(end, 0xffffffff81000300);
+        kallsyms_free(ks);
+        kallsyms_free(NULL);
+}
+
+static const char module_text[] =
+        "ffffffff81000000 T _stext\n"
+        "ffffffff81000100 T schedule\n"
+        "ffffffff81000200 T _etext\n"
+        "ffffffffc0201000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+        "ffffffffc0a00000 t ext4_get_block\t[ext4]\n"
+        "ffffffffc0a00100 T ext4_read_folio\t[ext4]\n"
+        "ffffffffc0a10000 d ext4_data\t[ext4]\n"
+        "ffffffffc0a00200 t ext4_last\t[ext4]\n"
+        "ffffffffc0b00000 t bpf_prog_6deef7357e7b4530_sd_fw_egress\t[bpf]\n"
+        "ffffffffc0c00000 T xfs_iread\t[xfs]\n"
+        "ffffffffc0c00080 t xfs_inline\t[xfs]\n"
+        "ffffffffc0b10000 t bpf_prog_aaaa_second\t[bpf]\n"
+        "ffffffffc0a00300 t ext4_init\t[ext4]\n";
+
+static void test_kallsyms_modules(void **state)
+{
+        (void)state;
+        struct kallsyms *ks = parse_ok(module_text, sizeof(module_text) - 1);
+        const char *module = NULL;
+        uint64_t offset = 0;
+
+        assert_string_equal(sym_at(ks, 0xffffffff81000180, &module, NULL), "schedule");
+        assert_string_equal(module, "[kernel.kallsyms]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0201008, &module, NULL), "ftrace_trampoline");
+        assert_string_equal(module, "[__builtin__ftrace]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0a00000, &module, &offset), "ext4_get_block");
+        assert_string_equal(module, "[ext4]");
+        assert_int_equal(offset, 0);
+        assert_string_equal(sym_at(ks, 0xffffffffc0a00110, &module, &offset), "ext4_read_folio");
+        assert_string_equal(module, "[ext4]");
+        assert_int_equal(offset, 0x10);
+        /* out of order in the input: ext4_init after the other modules */
+        assert_string_equal(sym_at(ks, 0xffffffffc0a00301, &module, NULL), "ext4_init");
+        assert_string_equal(module, "[ext4]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0b00010, &module, NULL),
+                            "bpf_prog_6deef7357e7b4530_sd_fw_egress");
+        assert_string_equal(module, "[bpf]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0b10000, &module, NULL), "bpf_prog_aaaa_second");
+        assert_string_equal(module, "[bpf]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0c00000, &module, NULL), "xfs_iread");
+        assert_string_equal(module, "[xfs]");
+        assert_string_equal(sym_at(ks, 0xffffffffc0c000ff, &module, NULL), "xfs_inline");
+        assert_string_equal(module, "[xfs]");
+        /* the data symbol of ext4 is dropped: ext4_init runs on to the next symbol */
+        assert_string_equal(sym_at(ks, 0xffffffffc0a10000, &module, NULL), "ext4_init");
+        /* past the end of the last symbol: its inferred size is capped at 1 MiB */
+        assert_string_equal(
+                sym_at(ks, 0xffffffffc0c00080 + KALLSYMS_MAX_SYMBOL_SIZE - 1, &module, NULL),
+                "xfs_inline");
+        assert_null(sym_at(ks, 0xffffffffc0c00080 + KALLSYMS_MAX_SYMBOL_SIZE, NULL, NULL));
+        assert_null(sym_at(ks, UINT64_MAX, NULL, NULL));
+        kallsyms_free(ks);
+}
+
+static void test_kallsyms_restricted(void **state)
+{
+        (void)state;
+        static const char hidden[] = "0000000000000000 T _stext\n"
+                                     "0000000000000000 T schedule\n"
+                                     "0000000000000000 D some_data\n"
+                                     "0000000000000000 t ext4_get_block\t[ext4]\n";
+        struct kallsyms *ks = (struct kallsyms *)1;
+        struct kallsyms_error err;
+        assert_int_equal(kallsyms_parse_mem(hidden, sizeof(hidden) - 1, &ks, &err), -EPERM);
+        assert_null(ks);
+        assert_non_null(strstr(err.msg, "kptr_restrict"));
+        assert_non_null(strstr(err.msg, "root"));
+
+        /* an empty input is not restricted, just empty */
+        assert_int_equal(kallsyms_parse_mem("", 0, &ks, &err), 0);
+        assert_int_equal(sym_table_count(kallsyms_table(ks)), 0);
+        assert_false(kallsyms_lookup(ks, 0x1000, &(struct kallsyms_hit){0}));
+        kallsyms_free(ks);
+}
+
+static void test_kallsyms_bad_lines(void **state)
+{
+        (void)state;
+        /* one buffer, parsed only up to len: the bytes after it must not be read */
+        static const char text[] = "ffffffff81000000 T _stext\r\n"
+                                   "\n"
+                                   "zzzz T not_hex\n"
+                                   " ffffffff81000000 T leading_space\n"
+                                   "ffffffff81000040 T\n"
+                                   "ffffffff81000080 TT two_letters\n"
+                                   "ffffffff810000c0 t no_module\t\n"
+                                   "ffffffff81000100 t empty_module\t[]\n"
+                                   "11112222333344445 T too_many_digits\n"
+                                   "ffffffff81000200 t good\n"
+                                   "ffffffff81000300 t cut_sh"
+                                   "ort_here_at_len 0123\n";
+        size_t len = strlen(text) - strlen("ort_here_at_len 0123\n");
+        struct kallsyms *ks = NULL;
+        struct kallsyms_error err;
+        assert_int_equal(kallsyms_parse_mem(text, len, &ks, &err), 0);
+        assert_int_equal(err.nr_bad_lines, 7);
+        assert_int_equal(err.offset, strlen("ffffffff81000000 T _stext\r\n\n"));
+        assert_non_null(strstr(err.msg, "hexadecimal"));
+        const struct sym_table *t = kallsyms_table(ks);
+        assert_int_equal(sym_table_count(t), 3);
+        assert_string_equal(sym_at(ks, 0xffffffff81000000, NULL, NULL), "_stext"); /* no \r */
+        assert_string_equal(sym_at(ks, 0xffffffff81000200, NULL, NULL), "good");
+        assert_string_equal(sym_at(ks, 0xffffffff81000300, NULL, NULL), "cut_sh");
+        kallsyms_free(ks);
+
+        /* a NULL error struct is fine */
+        assert_int_equal(kallsyms_parse_mem(text, len, &ks, NULL), 0);
+        kallsyms_free(ks);
+}
+
+/* The real file of this machine: readable and not restricted when run as root. */
+static void test_kallsyms_real(void **state)
+{
+        (void)state;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (!f) {
+                fprintf(stderr, "skipped: /proc/kallsyms is not readable\n");
+                skip();
+        }
+        uint64_t stext = 0;
+        char line[512];
+        while (!stext && fgets(line, sizeof(line), f)) {
+                if (strstr(line, " T _stext\n"))
+                        stext = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        if (!stext) {
+                fprintf(stderr, "skipped: /proc/kallsyms hides addresses (kptr_restrict; run as "
+                                "root)\n");
+                skip();
+        }
+
+        struct kallsyms *ks = NULL;
+        struct kallsyms_error err;
+        int rc = kallsyms_read(NULL, &ks, &err);
+        if (rc != 0)
+                fprintf(stderr, "kallsyms_read: %d %s\n", rc, err.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(err.nr_bad_lines, 0);
+        assert_true(sym_table_count(kallsyms_table(ks)) > 1000);
+
+        struct kallsyms_hit hit;
+        assert_true(kallsyms_lookup(ks, stext, &hit));
+        assert_int_equal(hit.start, stext);
+        assert_int_equal(hit.offset, 0);
+        assert_string_equal(hit.module, KALLSYMS_KERNEL_MODULE);
+        assert_true(kallsyms_lookup(ks, stext + 1, &hit));
+
+        uint64_t start = 0, end = 0;
+        assert_true(kallsyms_kernel_text(ks, &start, &end));
+        assert_int_equal(start, stext);
+        assert_true(end > start);
+        /* the middle of the kernel's text is in some function */
+        assert_true(kallsyms_lookup(ks, start + (end - start) / 2, &hit));
+        assert_string_equal(hit.module, KALLSYMS_KERNEL_MODULE);
+        kallsyms_free(ks);
+}
+
+/* ---- /proc/modules ---- */
+
+static void test_modules_parse(void **state)
+{
+        (void)state;
+        static const char text[] =
+                "ext4 1028096 1 - Live 0xffffffffc0a00000\n"
+                "mbcache 16384 1 ext4, Live 0xffffffffc0900000\n"
+                "jbd2 196608 1 ext4,mbcache, Live 0xffffffffc0800000\r\n"
+                "nvidia 56004608 10 nvidia_uvm,nvidia_modeset, Live 0xffffffffc2000000 (POE)\n"
+                "\n"
+                "broken 123\n"
+                "badsize 12x 1 - Live 0xffffffffc0700000\n"
+                "badaddr 4096 1 - Live 0xzz\n"
+                "loading 4096 0 - Loading 0xffffffffc0600000";
+        struct kallsyms_module *mods = NULL;
+        uint32_t nr = 0;
+        struct kallsyms_error err;
+        assert_int_equal(kallsyms_modules_parse_mem(text, sizeof(text) - 1, &mods, &nr, &err), 0);
+        assert_int_equal(nr, 5);
+        assert_int_equal(err.nr_bad_lines, 3);
+        assert_int_equal(err.offset, (uint64_t)(strstr(text, "broken") - text));
+        assert_string_equal(mods[0].name, "ext4");
+        assert_int_equal(mods[0].base, 0xffffffffc0a00000);
+        assert_int_equal(mods[0].size, 1028096);
+        assert_string_equal(mods[1].name, "mbcache");
+        assert_string_equal(mods[2].name, "jbd2");
+        assert_int_equal(mods[2].base, 0xffffffffc0800000);
+        assert_string_equal(mods[3].name, "nvidia");
+        assert_int_equal(mods[3].size, 56004608);
+        assert_int_equal(mods[3].base, 0xffffffffc2000000);
+        assert_string_equal(mods[4].name, "loading");
+        free(mods);
+
+        static const char hidden[] = "ext4 1028096 1 - Live 0x0000000000000000\n"
+                                     "jbd2 196608 1 ext4, Live 0x0000000000000000\n";
+        assert_int_equal(kallsyms_modules_parse_mem(hidden, sizeof(hidden) - 1, &mods, &nr, &err),
+                         -EPERM);
+        assert_null(mods);
+        assert_int_equal(nr, 0);
+        assert_non_null(strstr(err.msg, "kptr_restrict"));
+
+        assert_int_equal(kallsyms_modules_parse_mem("", 0, &mods, &nr, &err), 0);
+        assert_null(mods);
+        assert_int_equal(nr, 0);
+}
+
+static void test_modules_real(void **state)
+{
+        (void)state;
+        struct kallsyms_module *mods = NULL;
+        uint32_t nr = 0;
+        struct kallsyms_error err;
+        int rc = kallsyms_modules_read(NULL, &mods, &nr, &err);
+        if (rc == -ENOENT) {
+                fprintf(stderr, "skipped: no /proc/modules (a kernel without modules)\n");
+                skip();
+        }
+        if (rc == -EPERM || rc == -EACCES) {
+                fprintf(stderr, "skipped: %s\n", err.msg);
+                skip();
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(err.nr_bad_lines, 0);
+        for (uint32_t i = 0; i < nr; i++) {
+                assert_true(mods[i].name[0] != 0);
+                assert_true(mods[i].base != 0);
+        }
+        free(mods);
+}
+
+/* ---- perf maps ---- */
+
+static const char *jit_at(const struct sym_table *t, uint64_t addr)
+{
+        const struct sym_entry *e = sym_table_find(t, addr);
+        return e ? sym_table_name(t, e) : NULL;
+}
+
+static struct sym_table *map_ok(const char *text, uint32_t nr_bad_lines)
+{
+        struct sym_table *t = sym_table_new();
+        struct perf_map_error err;
+        assert_int_equal(perf_map_parse_mem(text, strlen(text), t, &err), 0);
+        assert_int_equal(err.nr_bad_lines, nr_bad_lines);
+        sym_table_finish(t, PERF_MAP_MAX_INFERRED_SIZE);
+        return t;
+}
+
+static void test_perf_map_plain(void **state)
+{
+        (void)state;
+        /* as V8, LuaJIT and older JVM agents write it */
+        struct sym_table *t = map_ok("7f1200001000 40 LazyCompile:~main /app/index.js:1\n"
+                                     "7f1200001040 20 Builtin:ArgumentsAdaptorTrampoline\n"
+                                     "7F12000010A0 10 upper_case_hex\n",
+                                     0);
+        assert_int_equal(sym_table_count(t), 3);
+        assert_string_equal(jit_at(t, 0x7f1200001000), "LazyCompile:~main /app/index.js:1");
+        assert_string_equal(jit_at(t, 0x7f120000103f), "LazyCompile:~main /app/index.js:1");
+        assert_string_equal(jit_at(t, 0x7f1200001040), "Builtin:ArgumentsAdaptorTrampoline");
+        assert_null(jit_at(t, 0x7f1200001060)); /* a gap: sizes are given */
+        assert_string_equal(jit_at(t, 0x7f12000010af), "upper_case_hex");
+        assert_null(jit_at(t, 0x7f12000010b0)); /* past the end of the last */
+        assert_null(jit_at(t, 0x7f1200000fff));
+        sym_table_free(t);
+}
+
+static void test_perf_map_0x(void **state)
+{
+        (void)state;
+        /* as the JDK (25) writes it: 0x on both numbers, names with spaces and signatures */
+        struct sym_table *t = map_ok(
+                "0x00007f3a6c4a1000 0x0000000000000180 Interpreter\n"
+                "0x00007f3a6c4a2000 0x0000000000000060 LambdaForm$MH/0x000000080100c400.invoke"
+                "(Ljava/lang/Object;)Ljava/lang/Object;\n"
+                "0X00007f3a6c4a3000 0X40 void Foo::bar(int, char const*)  \n"
+                "0x00007f3a6c4a4000 40 mixed prefixes\n",
+                0);
+        assert_int_equal(sym_table_count(t), 4);
+        assert_string_equal(jit_at(t, 0x7f3a6c4a117f), "Interpreter");
+        assert_null(jit_at(t, 0x7f3a6c4a1180));
+        assert_string_equal(jit_at(t, 0x7f3a6c4a2000), "LambdaForm$MH/0x000000080100c400.invoke"
+                                                       "(Ljava/lang/Object;)Ljava/lang/Object;");
+        /* the rest of the line, trailing spaces too */
+        assert_string_equal(jit_at(t, 0x7f3a6c4a3010), "void Foo::bar(int, char const*)  ");
+        assert_string_equal(jit_at(t, 0x7f3a6c4a403f), "mixed prefixes");
+        sym_table_free(t);
+}
+
+static void test_perf_map_bad_lines(void **state)
+{
+        (void)state;
+        static const char text[] = "1000 10 good_one\r\n"
+                                   "\n"
+                                   "   \n"
+                                   "zz 10 not_hex\n"
+                                   "2000 10\n"
+                                   "2000 10 \n"
+                                   "2000\n"
+                                   "2000 yy bad_size\n"
+                                   "2000x 10 glued\n"
+                                   "11112222333344445 10 too_many_digits\n"
+                                   "ffffffffffffff00 200 wraps\n"
+                                   "ffffffffffffff00 100 ends_at_the_top\n"
+                                   "\t3000\t10\ttabs\n"
+                                   "4000 10 good_two";
+        struct sym_table *t = sym_table_new();
+        struct perf_map_error err;
+        assert_int_equal(perf_map_parse_mem(text, sizeof(text) - 1, t, &err), 0);
+        assert_int_equal(err.nr_bad_lines, 8);
+        assert_int_equal(err.offset, (uint64_t)(strstr(text, "zz") - text));
+        assert_non_null(strstr(err.msg, "hexadecimal"));
+        sym_table_finish(t, PERF_MAP_MAX_INFERRED_SIZE);
+        assert_int_equal(sym_table_count(t), 4);
+        assert_string_equal(jit_at(t, 0x1000), "good_one"); /* no \r */
+        assert_string_equal(jit_at(t, 0xffffffffffffffff), "ends_at_the_top");
+        assert_string_equal(jit_at(t, 0x300f), "tabs");
+        assert_string_equal(jit_at(t, 0x400f), "good_two"); /* no newline at the end */
+        sym_table_free(t);
+
+        /* only len bytes are read: the line is cut inside its name */
+        t = sym_table_new();
+        assert_int_equal(perf_map_parse_mem("5000 10 cut_here_not_there", 12, t, NULL), 0);
+        sym_table_finish(t, 0);
+        assert_string_equal(jit_at(t, 0x5000), "cut_");
+        sym_table_free(t);
+}
+
+static void test_perf_map_replaced(void **state)
+{
+        (void)state;
+        /* JIT code is replaced in place: the later line of a start wins */
+        struct sym_table *t = map_ok("1000 100 old_version\n"
+                                     "2000 0 unsized_old\n"
+                                     "1000 80 new_version\n"
+                                     "3000 10 other\n"
+                                     "2000 40 sized_new\n"
+                                     "1000 20 newest_version\n"
+                                     "5000 0 unsized_last\n",
+                                     0);
+        assert_int_equal(sym_table_count(t), 4);
+        assert_string_equal(jit_at(t, 0x1000), "newest_version");
+        assert_string_equal(jit_at(t, 0x101f), "newest_version");
+        assert_null(jit_at(t, 0x1020)); /* the old, longer versions are gone */
+        assert_string_equal(jit_at(t, 0x203f), "sized_new");
+        assert_null(jit_at(t, 0x2040));
+        /* size 0: runs to the next, at most PERF_MAP_MAX_INFERRED_SIZE */
+        assert_string_equal(jit_at(t, 0x5000 + PERF_MAP_MAX_INFERRED_SIZE - 1), "unsized_last");
+        assert_null(jit_at(t, 0x5000 + PERF_MAP_MAX_INFERRED_SIZE));
+        sym_table_free(t);
+
+        /* a second map added to the same table loses at equal starts */
+        t = sym_table_new();
+        assert_int_equal(perf_map_parse_mem("1000 10 first_map\n", 18, t, NULL), 0);
+        assert_int_equal(
+                perf_map_parse_mem("1000 10 second_map\n2000 10 only_second\n", 39, t, NULL), 0);
+        sym_table_finish(t, 0);
+        assert_string_equal(jit_at(t, 0x1000), "first_map");
+        assert_string_equal(jit_at(t, 0x2000), "only_second");
+        sym_table_free(t);
+}
+
+static void write_file(const char *path, const char *text)
+{
+        FILE *f = fopen(path, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+        assert_int_equal(fclose(f), 0);
+}
+
+static void test_perf_map_files(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/test_kallsyms.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char path[128];
+
+        /* a file whose last line is still being written: that line is ignored */
+        snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+        write_file(path, "0x1000 0x10 done\n0x2000 0x10 being_wri");
+        struct sym_table *t = NULL;
+        struct perf_map_error err;
+        assert_int_equal(perf_map_read_file(path, &t, &err), 0);
+        assert_int_equal(err.nr_bad_lines, 0);
+        assert_int_equal(sym_table_count(t), 1);
+        assert_string_equal(jit_at(t, 0x100f), "done");
+        assert_null(jit_at(t, 0x2000));
+        sym_table_free(t);
+        unlink(path);
+
+        /* missing */
+        assert_int_equal(perf_map_read_file(path, &t, &err), -ENOENT);
+        assert_null(t);
+        assert_non_null(strstr(err.msg, path));
+
+        /* a FIFO is refused without blocking */
+        assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(perf_map_read_file(path, &t, &err), -EINVAL);
+        assert_null(t);
+        unlink(path);
+
+        /* this process's own map, by pid */
+        snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+        write_file(path, "7f0000000000 100 jitted by me\n");
+        assert_int_equal(perf_map_read(getpid(), &t, &err), 0);
+        assert_string_equal(jit_at(t, 0x7f0000000080), "jitted by me");
+        sym_table_free(t);
+        unlink(path);
+        assert_int_equal(perf_map_read(getpid(), &t, &err), -ENOENT);
+        rmdir(dir);
 }
 
 int main(void)
 {
-        const struct CMUnitTest tests[] = {cmocka_unit_test(test_nothing_yet)};
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_kallsyms_core),
+                cmocka_unit_test(test_kallsyms_modules),
+                cmocka_unit_test(test_kallsyms_restricted),
+                cmocka_unit_test(test_kallsyms_bad_lines),
+                cmocka_unit_test(test_kallsyms_real),
+                cmocka_unit_test(test_modules_parse),
+                cmocka_unit_test(test_modules_real),
+                cmocka_unit_test(test_perf_map_plain),
+                cmocka_unit_test(test_perf_map_0x),
+                cmocka_unit_test(test_perf_map_bad_lines),
+                cmocka_unit_test(test_perf_map_replaced),
+                cmocka_unit_test(test_perf_map_files),
+        };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

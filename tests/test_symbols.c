@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "symbols/kallsyms.h"
 #include "symbols/symbols.h"
 
 #include <elfutils/libdwelf.h>
@@ -579,6 +580,61 @@ static void test_windows_modules(void **state)
         sym_store_free(s);
 }
 
+/* Live: the running kernel from /proc/kallsyms, this process's vdso from its memory. */
+static void test_live_kernel_and_vdso(void **state)
+{
+        (void)state;
+        struct kallsyms *ks = NULL;
+        struct kallsyms_error kerr;
+        if (kallsyms_read(NULL, &ks, &kerr) < 0)
+                skip(); /* restricted here: nothing to compare with */
+        uint64_t stext = 0, etext = 0;
+        assert_true(kallsyms_kernel_text(ks, &stext, &etext));
+        /* a function well inside the kernel, as kallsyms itself names it */
+        struct kallsyms_hit hit;
+        uint64_t probe = stext + (etext - stext) / 2;
+        assert_true(kallsyms_lookup(ks, probe, &hit));
+        char want[512];
+        snprintf(want, sizeof(want), "[kernel.kallsyms]!%s+0x%" PRIx64, hit.name, hit.offset);
+        if (!hit.offset)
+                snprintf(want, sizeof(want), "[kernel.kallsyms]!%s", hit.name);
+        kallsyms_free(ks);
+
+        struct sym_options o = {.is_live = true, .is_synchronous = true};
+        struct sym_store *s = NULL;
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        char buf[256];
+        sym_format(s, sym_locate(s, getpid(), probe), buf, sizeof(buf));
+        assert_string_equal(buf, want);
+
+        FILE *f = fopen("/proc/self/maps", "r");
+        assert_non_null(f);
+        char line[512];
+        uint64_t vstart = 0, vend = 0;
+        while (fgets(line, sizeof(line), f))
+                if (strstr(line, "[vdso]"))
+                        sscanf(line, "%" SCNx64 "-%" SCNx64, &vstart, &vend);
+        fclose(f);
+        if (!vstart) {
+                sym_store_free(s);
+                skip();
+        }
+        struct sym_image v = {getpid(), vstart, vend - vstart, 0, "[vdso]", NULL, 0, 0, 0};
+        sym_image_load(s, &v);
+        bool is_named = false;
+        for (uint64_t a = vstart; a < vend && !is_named; a += 4) {
+                struct sym_frame fr;
+                sym_resolve(s, sym_locate(s, getpid(), a), &fr);
+                if (fr.state == SYM_RESOLVED) {
+                        const char *n = sym_name(s, fr.function);
+                        assert_true(strstr(n, "vdso") || strstr(n, "time") || strstr(n, "cpu"));
+                        is_named = true;
+                }
+        }
+        assert_true(is_named);
+        sym_store_free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -594,6 +650,7 @@ int main(void)
                 cmocka_unit_test(test_background_loading),
                 cmocka_unit_test(test_hostile_files),
                 cmocka_unit_test(test_windows_modules),
+                cmocka_unit_test(test_live_kernel_and_vdso),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,9 @@ enum kevent_type {
         KEV_CSWITCH,          /* 0x0524 */
         KEV_READY_THREAD,     /* 0x0532 */
         KEV_LBR,              /* 0x0C20 */
+        KEV_IMAGE_IDENTITY,   /* etwtop provider, Id 1 (doc/etwtop-provider.md) */
+        KEV_KERNEL_SYMBOL,    /* etwtop provider, Id 2 */
+        KEV_EVENTS_LOST,      /* etwtop provider, Id 3 */
         KEV_TYPE_MAX
 };
 
@@ -215,6 +218,27 @@ struct kevent {
                         uint8_t flags;
                 } ready_thread;
                 struct {
+                        uint64_t base;
+                        uint64_t size;
+                        uint64_t file_offset; /* of base: addr -> offset is addr - base + this */
+                        uint32_t pid;
+                        uint32_t build_id_size; /* 0..20 */
+                        const uint8_t *build_id;
+                        uint16_t flags; /* ETWTOP_IMAGE_FLAG_* of doc/etwtop-provider.md */
+                        const char *path;
+                } image_identity;
+                struct {
+                        uint64_t addr;
+                        uint64_t size;
+                        const char *name;
+                        const char *module; /* "" for the kernel image */
+                } kernel_symbol;
+                struct {
+                        uint32_t cpu;
+                        uint32_t reason; /* 1 PERF_RECORD_LOST, 2 the exact total at stop */
+                        uint64_t count;
+                } events_lost;
+                struct {
                         uint64_t event_timestamp;
                         uint32_t pid;
                         uint32_t tid;
@@ -226,6 +250,9 @@ struct kevent {
 };
 
 typedef void (*kevent_sink_fn)(void *ctx, const struct kevent *ev);
+
+/* etwtop's own provider, {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70} (doc/etwtop-provider.md). */
+extern const GUID etwtop_provider_guid;
 
 struct kdecoder;
 

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* kallsyms.h: the running kernel's text symbols (/proc/kallsyms) with the module of each, and
+   the loaded modules' ranges (/proc/modules). */
+#ifndef ETWTOP_SYMBOLS_KALLSYMS_H
+#define ETWTOP_SYMBOLS_KALLSYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_table;
+
+/* A human message about bad input, with the byte offset of the first bad line. Bad lines are
+   skipped, not fatal: nr_bad_lines counts them and msg describes the first one; a fatal error
+   (the function returned -errno) overwrites msg. Both 0 / "" when the input was clean. */
+struct kallsyms_error {
+        uint64_t offset;
+        uint32_t nr_bad_lines;
+        char msg[256];
+};
+
+/* Symbols inferred to run to the next one are capped at this size. */
+#define KALLSYMS_MAX_SYMBOL_SIZE (1u << 20)
+
+/* The name of the core kernel in lookups, as perf says it. Modules are "[ext4]". */
+#define KALLSYMS_KERNEL_MODULE "[kernel.kallsyms]"
+
+/* Inputs larger than this are refused (-EFBIG): /proc/kallsyms is about 5 MB. */
+#define KALLSYMS_MAX_INPUT (1u << 30)
+
+struct kallsyms;
+
+/* Parses /proc/kallsyms text (`ADDR TYPE NAME[\t[MODULE]]` lines; not NUL-terminated, len
+   bytes) into a new object (*out, free with kallsyms_free). Keeps text symbols only (types t,
+   T, w, W), at absolute addresses; sizes run to the next symbol, capped at
+   KALLSYMS_MAX_SYMBOL_SIZE, and the core kernel's text ends at _etext (and _einittext).
+   Returns 0; -EPERM when every address is zero (kptr_restrict hides them: the message says
+   what to do), *out then NULL; -EFBIG for an input over KALLSYMS_MAX_INPUT. */
+int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
+                       struct kallsyms_error *err);
+
+/* Reads path (NULL: /proc/kallsyms) once, in large reads, and parses it as above. Also
+   -errno of open or read (the message names the file). */
+int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err);
+
+void kallsyms_free(struct kallsyms *ks); /* NULL is fine */
+
+/* Where an address is. The strings are borrowed from the kallsyms object. */
+struct kallsyms_hit {
+        const char *name;   /* the symbol */
+        const char *module; /* KALLSYMS_KERNEL_MODULE or "[ext4]", "[bpf]", ... */
+        uint64_t start;     /* the symbol's address */
+        uint64_t offset;    /* addr - start */
+};
+
+/* The symbol holding addr and its module; false (hit untouched) when none does. */
+bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_hit *hit);
+
+/* All text symbols, finished (read-only), borrowed from ks. */
+const struct sym_table *kallsyms_table(const struct kallsyms *ks);
+
+/* The core kernel's [_stext, _etext); false when the input named neither. */
+bool kallsyms_kernel_text(const struct kallsyms *ks, uint64_t *start, uint64_t *end);
+
+/* One line of /proc/modules: `name size refcount deps state address [taints]`. */
+struct kallsyms_module {
+        char name[64]; /* without brackets; MODULE_NAME_LEN is 56 */
+        uint64_t base;
+        uint64_t size; /* of all its sections together, not of its text alone */
+};
+
+/* Parses /proc/modules text (not NUL-terminated, len bytes) into a new array (*out, free with
+   free(); NULL when there are no modules) of *nr_out modules, in the order of the input.
+   Returns 0; -EPERM when every address is zero (kptr_restrict); -EFBIG for an input over
+   KALLSYMS_MAX_INPUT. Bad lines are skipped and counted in err. */
+int kallsyms_modules_parse_mem(const char *text, size_t len, struct kallsyms_module **out,
+                               uint32_t *nr_out, struct kallsyms_error *err);
+
+/* Reads path (NULL: /proc/modules) and parses it as above. Also -errno of open or read:
+   -ENOENT on a kernel built without modules. */
+int kallsyms_modules_read(const char *path, struct kallsyms_module **out, uint32_t *nr_out,
+                          struct kallsyms_error *err);
+
+#endif
