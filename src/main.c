@@ -11,6 +11,7 @@
 
 #include "dump.h"
 #include "record.h"
+#include "report.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
 
@@ -39,6 +40,8 @@ static void usage(FILE *out)
               "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
               "           --buffer-size KB    ETW buffer size (default 64)\n"
               "           --force             replace OUT.etl if it exists\n"
+              "       etwtop --replay FILE.etl -b [--symbol-path DIR] [--top N]\n"
+              "                                        hot functions and modules, as text\n"
               "       etwtop --merge -o OUT.etl [--force] IN.etl ...\n"
               "                                               merge traces in time order, adding\n"
               "                                               image identity (xperf -merge)\n"
@@ -94,6 +97,8 @@ int main(int argc, char **argv)
                 OPT_LASTBRANCH_FILTER,
                 OPT_DURATION,
                 OPT_BUFFER_SIZE,
+                OPT_SYMBOL_PATH,
+                OPT_TOP,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -110,6 +115,10 @@ int main(int argc, char **argv)
                 {"lastbranch-filter", required_argument, NULL, OPT_LASTBRANCH_FILTER},
                 {"duration", required_argument, NULL, OPT_DURATION},
                 {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
+                {"symbol-path", required_argument, NULL, OPT_SYMBOL_PATH},
+                {"top", required_argument, NULL, OPT_TOP},
+                {"batch", no_argument, NULL, 'b'},
+                {"iterations", required_argument, NULL, 'n'},
                 {"pid", required_argument, NULL, 'p'},
                 {"force", no_argument, NULL, OPT_FORCE},
                 {"output", required_argument, NULL, 'o'},
@@ -117,7 +126,10 @@ int main(int argc, char **argv)
                 {NULL, 0, NULL, 0},
         };
         bool is_dump = false, is_totals = false, is_merge = false, is_force = false;
-        const char *output = NULL, *record_path = NULL;
+        const char *output = NULL, *record_path = NULL, *replay_path = NULL;
+        const char *symbol_path[16];
+        uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
+        bool is_batch = false;
         const char *on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER";
         const char *stackwalk = "Profile+CSwitch+ReadyThread";
         const char *pmc_profile = NULL, *lastbranch = NULL, *lastbranch_filter = NULL;
@@ -128,7 +140,7 @@ int main(int argc, char **argv)
         char *end;
         int c;
 
-        while ((c = getopt_long(argc, argv, "ho:p:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "bhn:o:p:", options, NULL)) != -1) {
                 switch (c) {
                 case OPT_ON: on = optarg; break;
                 case OPT_STACKWALK: stackwalk = optarg; break;
@@ -173,9 +185,33 @@ int main(int argc, char **argv)
                 case OPT_VERSION: printf("etwtop %s\n", ETWTOP_VERSION); return 0;
                 case 'h': usage(stdout); return 0;
                 case OPT_RECORD: record_path = optarg; break;
-                case OPT_REPLAY:
-                        fprintf(stderr, "etwtop: --replay comes with the screen; use --dump\n");
-                        return 2;
+                case OPT_REPLAY: replay_path = optarg; break;
+                case OPT_SYMBOL_PATH:
+                        /* repeatable, and each may be a colon-separated list */
+                        for (char *dir = strtok(optarg, ":"); dir; dir = strtok(NULL, ":")) {
+                                if (nr_symbol_path == 16) {
+                                        fprintf(stderr, "etwtop: at most 16 --symbol-path "
+                                                        "directories\n");
+                                        return 2;
+                                }
+                                symbol_path[nr_symbol_path++] = dir;
+                        }
+                        break;
+                case OPT_TOP:
+                        nr_top = (uint32_t)strtoul(optarg, &end, 10);
+                        if (*end || nr_top == 0) {
+                                fprintf(stderr, "etwtop: --top takes a number of rows > 0\n");
+                                return 2;
+                        }
+                        break;
+                case 'b': is_batch = true; break;
+                case 'n':
+                        nr_frames = (uint32_t)strtoul(optarg, &end, 10);
+                        if (*end || nr_frames == 0) {
+                                fprintf(stderr, "etwtop: -n takes a number of frames > 0\n");
+                                return 2;
+                        }
+                        break;
                 default: usage(stderr); return 2;
                 }
         }
@@ -220,6 +256,21 @@ int main(int argc, char **argv)
         usage_error:
                 fprintf(stderr, "etwtop: %s\n", err);
                 return 2;
+        }
+        if (replay_path) {
+                if (!is_batch) {
+                        fprintf(stderr, "etwtop: the interactive replay is not in this build "
+                                        "yet; use --replay FILE -b (text) or --dump\n");
+                        return 2;
+                }
+                (void)nr_frames; /* a replay prints the whole file as one frame */
+                struct report_options ro = {replay_path, symbol_path, nr_symbol_path, nr_top,
+                                            STDOUT_FILENO};
+                if (report_run(&ro, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 1;
+                }
+                return 0;
         }
         if (!is_dump) {
                 fprintf(stderr, "etwtop: the live view is not in this build yet; use --dump "

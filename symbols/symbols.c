@@ -113,6 +113,7 @@ struct sym_store {
         uint32_t nr_src_frames, cap_src_frames;
         /* the kernel */
         uint32_t kernel_module;
+        bool has_linux_kernel;    /* a [kernel.kallsyms] image was described */
         struct kernel_sym *ksyms; /* owned: recorded kernel symbols */
         uint32_t nr_ksyms, cap_ksyms;
         bool is_ksyms_dirty;
@@ -467,6 +468,7 @@ static int module_want(struct sym_store *s, struct module *m)
         if (s->opt.is_synchronous || !s->has_loader) {
                 atomic_store_explicit(&m->state, LS_QUEUED, memory_order_relaxed);
                 load_module(s, m);
+                sym_store_poll(s); /* its note goes to the log now */
                 return atomic_load_explicit(&m->state, memory_order_acquire);
         }
         atomic_store_explicit(&m->state, LS_QUEUED, memory_order_relaxed);
@@ -710,6 +712,8 @@ void sym_image_load(struct sym_store *s, const struct sym_image *im)
         if (is_anonymous(path))
                 return;
         uint32_t id = module_get(s, im);
+        if (id == s->kernel_module)
+                s->has_linux_kernel = true;
         struct space *sp = space_get(s, im->pid);
         struct mapping m = {im->base, im->base + im->size, im->file_offset, id,
                             id == s->kernel_module};
@@ -785,8 +789,11 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
                 return loc;
         }
         if (is_kernel) {
-                /* kernel modules and any kernel text outside the described image */
-                loc.module = s->kernel_module;
+                /* Linux kernel modules and kernel text outside the described image, when a
+                   Linux kernel is there to name them (a Windows trace's driver addresses that
+                   no image event described stay unknown) */
+                if (s->opt.is_live || s->nr_ksyms || s->has_linux_kernel)
+                        loc.module = s->kernel_module;
                 return loc;
         }
         if (s->opt.is_live && pid) {

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: MIT */
+/* hot.c: owns the self and total counts of sampled addresses and their aggregation into hot
+   functions and modules. */
+#include "model/hot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CPUS       1024
+#define MAX_SOURCES    16
+#define MAX_STACK_KEYS 256
+
+/* One counted place: a located address (module, rel) of one source; addresses no image held
+   at the time keep their pid, to be placed again when the rows are built. */
+struct entry {
+        uint64_t rel;
+        uint32_t module;
+        uint32_t pid; /* module 0 only */
+        uint16_t source;
+        bool is_used;
+        uint64_t self, total;
+};
+
+struct pending {
+        uint64_t timestamp;
+        struct entry key;
+        bool has;
+        bool is_matched;
+};
+
+struct hot {
+        struct sym_store *store; /* borrowed */
+        uint32_t max_entries;
+        struct entry *slots; /* owned, open addressing */
+        uint32_t mask, nr;
+        uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries */
+        uint16_t sources[MAX_SOURCES];
+        uint64_t nr_samples[MAX_SOURCES];
+        uint32_t nr_sources;
+        uint64_t nr_stacks;
+        struct pending pend[MAX_CPUS];
+        struct hot_row *rows; /* owned: the last hot_functions answer */
+        uint32_t cap_rows;
+        struct hot_module_row *mrows; /* owned */
+        uint32_t cap_mrows;
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static uint64_t mix(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ull;
+        return x ^ (x >> 33);
+}
+
+static uint64_t key_hash(const struct entry *k)
+{
+        return mix(k->rel ^
+                   mix(((uint64_t)k->module << 32 | k->pid) ^ ((uint64_t)k->source << 48)));
+}
+
+static bool key_eq(const struct entry *a, const struct entry *b)
+{
+        return a->rel == b->rel && a->module == b->module && a->pid == b->pid &&
+               a->source == b->source;
+}
+
+struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
+{
+        struct hot *h = xcalloc(1, sizeof(*h));
+        h->store = store;
+        h->max_entries = max_entries ? max_entries : (1u << 20);
+        h->mask = 1023;
+        h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        return h;
+}
+
+void hot_free(struct hot *h)
+{
+        if (!h)
+                return;
+        free(h->slots);
+        free(h->rows);
+        free(h->mrows);
+        free(h);
+}
+
+void hot_reset(struct hot *h)
+{
+        memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
+        h->nr = 0;
+        memset(h->nr_other, 0, sizeof(h->nr_other));
+        memset(h->nr_samples, 0, sizeof(h->nr_samples));
+        h->nr_sources = 0;
+        h->nr_stacks = 0;
+        memset(h->pend, 0, sizeof(h->pend));
+}
+
+static struct entry *slot_find(struct hot *h, const struct entry *k)
+{
+        for (uint32_t j = (uint32_t)key_hash(k) & h->mask;; j = (j + 1) & h->mask) {
+                struct entry *e = &h->slots[j];
+                if (!e->is_used || key_eq(e, k))
+                        return e;
+        }
+}
+
+static void grow(struct hot *h)
+{
+        struct entry *old = h->slots;
+        uint32_t old_cap = h->mask + 1;
+        h->mask = old_cap * 2 - 1;
+        h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        for (uint32_t i = 0; i < old_cap; i++)
+                if (old[i].is_used)
+                        *slot_find(h, &old[i]) = old[i];
+        free(old);
+}
+
+static uint32_t source_index(struct hot *h, uint16_t source)
+{
+        for (uint32_t i = 0; i < h->nr_sources; i++)
+                if (h->sources[i] == source)
+                        return i;
+        if (h->nr_sources == MAX_SOURCES)
+                return MAX_SOURCES - 1; /* more sources than anyone configures: lumped */
+        h->sources[h->nr_sources] = source;
+        return h->nr_sources++;
+}
+
+/* Adds self and total to the entry of k; false when the table is full (counted as other). */
+static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total)
+{
+        struct entry *e = slot_find(h, k);
+        if (!e->is_used) {
+                if (h->nr >= h->max_entries) {
+                        h->nr_other[source_index(h, k->source)] += self;
+                        return;
+                }
+                *e = *k;
+                e->is_used = true;
+                e->self = e->total = 0;
+                h->nr++;
+                if (h->nr * 2 > h->mask + 1) {
+                        grow(h);
+                        e = slot_find(h, k);
+                }
+        }
+        e->self += self;
+        e->total += total;
+}
+
+static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_t addr)
+{
+        struct sym_loc loc = sym_locate(h->store, pid, addr);
+        struct entry k = {0};
+        k.source = source;
+        k.module = loc.module;
+        k.rel = loc.module ? loc.rel : addr;
+        k.pid = loc.module ? 0 : pid;
+        return k;
+}
+
+/* A sample whose stack did not come: its address is its whole stack. */
+static void pending_flush(struct hot *h, struct pending *p)
+{
+        if (p->has && !p->is_matched)
+                count(h, &p->key, 0, 1);
+        p->has = false;
+}
+
+static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
+                   uint32_t tid)
+{
+        (void)tid;
+        uint32_t si = source_index(h, source);
+        h->nr_samples[si]++;
+        struct entry k = key_of(h, source, ev->pid, ip);
+        count(h, &k, 1, 0);
+        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
+        pending_flush(h, p);
+        *p = (struct pending){ev->timestamp, k, true, false};
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+        const struct entry *x = a, *y = b;
+        if (x->module != y->module)
+                return x->module < y->module ? -1 : 1;
+        if (x->rel != y->rel)
+                return x->rel < y->rel ? -1 : 1;
+        return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void stack(struct hot *h, const struct kevent *ev)
+{
+        h->nr_stacks++;
+        /* the sample it belongs to: same timestamp, on its CPU or (rarely) another */
+        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
+        if (!p->has || p->timestamp != ev->stack.event_timestamp) {
+                p = NULL;
+                for (uint32_t c = 0; c < MAX_CPUS && !p; c++)
+                        if (h->pend[c].has && !h->pend[c].is_matched &&
+                            h->pend[c].timestamp == ev->stack.event_timestamp)
+                                p = &h->pend[c];
+        }
+        if (!p || p->is_matched)
+                return; /* a stack of an event that is not a sample (CSwitch, ReadyThread) */
+        p->is_matched = true;
+        struct entry keys[MAX_STACK_KEYS];
+        uint32_t n = 0;
+        keys[n++] = p->key;
+        for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_STACK_KEYS; i++)
+                keys[n++] = key_of(h, p->key.source, ev->stack.pid, ev->stack.frames[i]);
+        /* each place once per stack, however often it recurses */
+        qsort(keys, n, sizeof(keys[0]), entry_cmp);
+        for (uint32_t i = 0; i < n; i++)
+                if (i == 0 || entry_cmp(&keys[i], &keys[i - 1]) != 0)
+                        count(h, &keys[i], 0, 1);
+}
+
+void hot_event(struct hot *h, const struct kevent *ev)
+{
+        switch (ev->type) {
+        case KEV_SAMPLE: sample(h, ev, HOT_SOURCE_TIMER, ev->sample.ip, ev->sample.tid); break;
+        case KEV_PMC_SAMPLE:
+                sample(h, ev, ev->pmc_sample.source, ev->pmc_sample.ip, ev->pmc_sample.tid);
+                break;
+        case KEV_STACK: stack(h, ev); break;
+        default: break;
+        }
+}
+
+uint64_t hot_nr_samples(const struct hot *h, uint16_t source)
+{
+        for (uint32_t i = 0; i < h->nr_sources; i++)
+                if (h->sources[i] == source)
+                        return h->nr_samples[i];
+        return 0;
+}
+
+uint64_t hot_nr_stacks(const struct hot *h)
+{
+        return h->nr_stacks;
+}
+
+uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
+{
+        uint32_t n = h->nr_sources < max ? h->nr_sources : max;
+        memcpy(out, h->sources, n * sizeof(*out));
+        return n;
+}
+
+/* rows by (module, function) for resolved entries, (module, rel) or (pid, addr) otherwise */
+static int row_key_cmp(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->module != y->module)
+                return x->module < y->module ? -1 : 1;
+        if (x->function != y->function)
+                return x->function < y->function ? -1 : 1;
+        if (x->function)
+                return 0;
+        return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+static int by_self(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return row_key_cmp(a, b);
+}
+
+static int by_total(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return by_self(a, b);
+}
+
+uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
+                       const struct hot_row **rows)
+{
+        for (uint32_t c = 0; c < MAX_CPUS; c++)
+                pending_flush(h, &h->pend[c]);
+        if (h->cap_rows < h->nr + 1) {
+                free(h->rows);
+                h->cap_rows = h->nr + 1;
+                h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
+        }
+        uint32_t n = 0;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (!e->is_used || e->source != source)
+                        continue;
+                struct sym_loc loc = {e->module, e->rel};
+                if (!e->module) /* placed again: images may have come since */
+                        loc = sym_locate(h->store, e->pid, e->rel);
+                struct sym_frame f;
+                sym_resolve(h->store, loc, &f);
+                struct hot_row *r = &h->rows[n++];
+                *r = (struct hot_row){source,
+                                      loc.module,
+                                      f.state == SYM_RESOLVED ? f.function : 0,
+                                      f.state == SYM_RESOLVED ? 0 : loc.rel,
+                                      f.state,
+                                      e->self,
+                                      e->total};
+        }
+        /* merge the places of one function */
+        qsort(h->rows, n, sizeof(*h->rows), row_key_cmp);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (o && row_key_cmp(&h->rows[o - 1], &h->rows[i]) == 0) {
+                        h->rows[o - 1].self += h->rows[i].self;
+                        /* total: a function's places rarely share a stack; summing them counts
+                           a recursive one more than once */
+                        h->rows[o - 1].total += h->rows[i].total;
+                        continue;
+                }
+                h->rows[o++] = h->rows[i];
+        }
+        uint32_t si = 0;
+        for (; si < h->nr_sources && h->sources[si] != source; si++)
+                ;
+        if (si < h->nr_sources && h->nr_other[si])
+                h->rows[o++] = (struct hot_row){
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si]};
+        qsort(h->rows, o, sizeof(*h->rows), is_by_total ? by_total : by_self);
+        *rows = h->rows;
+        return o;
+}
+
+static int mrow_cmp(const void *a, const void *b)
+{
+        const struct hot_module_row *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        return x->module < y->module ? -1 : x->module > y->module;
+}
+
+static int mrow_by_module(const void *a, const void *b)
+{
+        const struct hot_module_row *x = a, *y = b;
+        return x->module < y->module ? -1 : x->module > y->module;
+}
+
+uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows)
+{
+        const struct hot_row *fr;
+        uint32_t n = hot_functions(h, source, false, &fr);
+        if (h->cap_mrows < n + 1) {
+                free(h->mrows);
+                h->cap_mrows = n + 1;
+                h->mrows = xcalloc(h->cap_mrows, sizeof(*h->mrows));
+        }
+        for (uint32_t i = 0; i < n; i++)
+                h->mrows[i] = (struct hot_module_row){source, fr[i].module, fr[i].self};
+        qsort(h->mrows, n, sizeof(*h->mrows), mrow_by_module);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (o && h->mrows[o - 1].module == h->mrows[i].module)
+                        h->mrows[o - 1].self += h->mrows[i].self;
+                else
+                        h->mrows[o++] = h->mrows[i];
+        }
+        qsort(h->mrows, o, sizeof(*h->mrows), mrow_cmp);
+        *rows = h->mrows;
+        return o;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* hot.h: hot functions and modules from sampled events (timer and PMC samples) and their
+   stacks: self counts (the sampled address) and total counts (anywhere on the stack), per
+   profile source. Addresses are placed at event time (sym_locate) and named when the rows are
+   asked for, so symbols that load later still name what was sampled earlier. */
+#ifndef ETWTOP_MODEL_HOT_H
+#define ETWTOP_MODEL_HOT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kevent.h"
+#include "symbols/symbols.h"
+
+#define HOT_SOURCE_TIMER 0u /* KPROFILE_SOURCE ProfileTime: SampledProfile events */
+
+struct hot;
+
+struct hot_row {
+        uint16_t source;   /* KPROFILE_SOURCE */
+        uint32_t module;   /* symbol-store module id, 0: no image holds the address */
+        uint32_t function; /* interned name, 0 when not resolved (rel says where) */
+        uint64_t rel;      /* unresolved rows: offset in the module, or the raw address */
+        enum sym_state state;
+        uint64_t self;  /* samples whose address is here */
+        uint64_t total; /* samples with this function anywhere on their stack */
+};
+
+struct hot_module_row {
+        uint16_t source;
+        uint32_t module;
+        uint64_t self;
+};
+
+/* store: borrowed. max_entries bounds the memory: addresses past it are counted in an
+   "other" row rather than kept one by one. */
+struct hot *hot_new(struct sym_store *store, uint32_t max_entries);
+void hot_free(struct hot *h);
+void hot_reset(struct hot *h);
+
+/* Takes KEV_SAMPLE, KEV_PMC_SAMPLE and KEV_STACK; ignores the rest. */
+void hot_event(struct hot *h, const struct kevent *ev);
+
+uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
+uint64_t hot_nr_stacks(const struct hot *h);
+/* The profile sources seen, in order of first sample; returns how many (at most max). */
+uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
+
+/* Functions of one source, named now, sorted by self (or total) count, largest first. The
+   array belongs to h until the next call. */
+uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
+                       const struct hot_row **rows);
+/* Modules of one source by self count. */
+uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
+
+#endif

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* sym_feed.c: owns turning decoded process and image events into symbol-store calls. */
+#include "model/sym_feed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sym_feed {
+        struct sym_store *store; /* borrowed */
+        /* etwtop writes ImageIdentity just before its Image event: held until that comes */
+        bool has_identity;
+        uint32_t id_pid;
+        uint64_t id_base;
+        uint64_t id_file_offset;
+        uint8_t id_build_id[20];
+        uint32_t id_build_id_size;
+};
+
+struct sym_feed *sym_feed_new(struct sym_store *store)
+{
+        struct sym_feed *f = calloc(1, sizeof(*f));
+        if (!f)
+                abort();
+        f->store = store;
+        return f;
+}
+
+void sym_feed_free(struct sym_feed *f)
+{
+        free(f);
+}
+
+static void image(struct sym_feed *f, const struct kevent *ev)
+{
+        switch (ev->image.phase) {
+        case KEV_PHASE_START:
+        case KEV_PHASE_DC_START: break;
+        case KEV_PHASE_END: sym_image_unload(f->store, ev->image.pid, ev->image.base); return;
+        case KEV_PHASE_DC_END:
+                /* the end-of-trace rundown: new only for a trace that has no start rundown
+                   (addresses seen earlier are looked up again at the end, see hot.c) */
+                if (sym_locate(f->store, ev->image.pid, ev->image.base).module != 0)
+                        return;
+                break;
+        default: return;
+        }
+        struct sym_image im = {ev->image.pid,
+                               ev->image.base,
+                               ev->image.size,
+                               0,
+                               ev->image.file_name,
+                               NULL,
+                               0,
+                               ev->image.time_date_stamp,
+                               ev->image.checksum};
+        if (f->has_identity && f->id_pid == ev->image.pid && f->id_base == ev->image.base) {
+                im.file_offset = f->id_file_offset;
+                im.build_id = f->id_build_id;
+                im.build_id_size = f->id_build_id_size;
+        }
+        f->has_identity = false;
+        sym_image_load(f->store, &im);
+}
+
+void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
+{
+        switch (ev->type) {
+        case KEV_PROCESS:
+                /* a new program in this pid; a DCStart only says it was there all along */
+                if (ev->process.phase == KEV_PHASE_START)
+                        sym_process_start(f->store, ev->process.pid);
+                break;
+        case KEV_IMAGE: image(f, ev); break;
+        case KEV_IMAGE_IDENTITY: {
+                f->has_identity = true;
+                f->id_pid = ev->image_identity.pid;
+                f->id_base = ev->image_identity.base;
+                f->id_file_offset = ev->image_identity.file_offset;
+                f->id_build_id_size = ev->image_identity.build_id_size > 20
+                                              ? 20
+                                              : ev->image_identity.build_id_size;
+                memcpy(f->id_build_id, ev->image_identity.build_id, f->id_build_id_size);
+                /* and when the mapping is already known (an identity after its image) */
+                sym_image_identity(f->store, f->id_pid, f->id_base, f->id_file_offset,
+                                   f->id_build_id, f->id_build_id_size);
+                break;
+        }
+        case KEV_DBG_ID: {
+                uint8_t guid[16];
+                const GUID *g = &ev->dbg_id.guid_sig;
+                /* the GUID's fields as stored: Data1..3 little-endian, then Data4 */
+                guid[0] = (uint8_t)g->Data1;
+                guid[1] = (uint8_t)(g->Data1 >> 8);
+                guid[2] = (uint8_t)(g->Data1 >> 16);
+                guid[3] = (uint8_t)(g->Data1 >> 24);
+                guid[4] = (uint8_t)g->Data2;
+                guid[5] = (uint8_t)(g->Data2 >> 8);
+                guid[6] = (uint8_t)g->Data3;
+                guid[7] = (uint8_t)(g->Data3 >> 8);
+                memcpy(guid + 8, g->Data4, 8);
+                sym_image_pdb(f->store, ev->dbg_id.pid, ev->dbg_id.base, guid, ev->dbg_id.age,
+                              ev->dbg_id.pdb_file_name);
+                break;
+        }
+        case KEV_KERNEL_SYMBOL:
+                sym_kernel_symbol(f->store, ev->kernel_symbol.addr, ev->kernel_symbol.size,
+                                  ev->kernel_symbol.name, ev->kernel_symbol.module);
+                break;
+        default: break;
+        }
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/* report.c: owns `etwtop --replay FILE -b`: replays a recording through the model and prints
+   the hot functions and modules as text. */
+#include "report.h"
+
+#include "etw/evntrace.h"
+#include "kevent.h"
+#include "model/hot.h"
+#include "model/sym_feed.h"
+#include "outbuf.h"
+#include "symbols/symbols.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct report {
+        const struct report_options *opts;
+        struct kdecoder *decoder; /* owned */
+        struct sym_store *store;  /* owned */
+        struct sym_feed *feed;    /* owned */
+        struct hot *hot;          /* owned */
+        uint64_t nr_events;
+        uint64_t nr_lost; /* etwtop's exact total, else the header's */
+        uint64_t first_ns, last_ns;
+        bool has_time;
+        char logger[128];
+        uint32_t nr_cpus;
+        uint32_t interval_100ns;
+};
+
+static void on_log(void *ctx, const char *message)
+{
+        (void)ctx;
+        fprintf(stderr, "etwtop: symbols: %s\n", message);
+}
+
+static void on_event(void *ctx, const struct kevent *ev)
+{
+        struct report *r = ctx;
+        r->nr_events++;
+        if (!r->has_time || ev->time_ns < (int64_t)r->first_ns)
+                r->first_ns = (uint64_t)(ev->time_ns > 0 ? ev->time_ns : 0);
+        if (ev->time_ns > (int64_t)r->last_ns)
+                r->last_ns = (uint64_t)ev->time_ns;
+        r->has_time = true;
+        switch (ev->type) {
+        case KEV_TRACE_HEADER:
+                snprintf(r->logger, sizeof(r->logger), "%s", ev->trace_header.logger_name);
+                if (ev->trace_header.header) {
+                        r->nr_cpus = ev->trace_header.header->NumberOfProcessors;
+                        r->nr_lost = ev->trace_header.header->EventsLost;
+                }
+                break;
+        case KEV_EVENTS_LOST:
+                if (ev->events_lost.reason == 2)
+                        r->nr_lost = ev->events_lost.count;
+                break;
+        case KEV_PROFILE_INTERVAL:
+                if (ev->profile_interval.source == 0)
+                        r->interval_100ns = ev->profile_interval.new_interval_100ns;
+                break;
+        default: break;
+        }
+        sym_feed_event(r->feed, ev);
+        hot_event(r->hot, ev);
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD rec)
+{
+        struct report *r = rec->UserContext;
+        kdecoder_decode(r->decoder, rec, on_event, r);
+}
+
+static void put_pct(struct outbuf *o, uint64_t part, uint64_t whole)
+{
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%7.2f%%", whole ? 100.0 * (double)part / (double)whole : 0.0);
+        outbuf_puts(o, buf);
+}
+
+static void put_padded(struct outbuf *o, const char *s, int width)
+{
+        char buf[512];
+        snprintf(buf, sizeof(buf), "%-*s", width, s);
+        outbuf_puts(o, buf);
+}
+
+static const char *module_label(struct sym_store *st, uint32_t module)
+{
+        struct sym_module_info info;
+        if (!module || !sym_module_info(st, module, &info))
+                return "[unknown]";
+        return info.name;
+}
+
+static void print_source(struct report *r, struct outbuf *o, uint16_t source)
+{
+        uint64_t nr = hot_nr_samples(r->hot, source);
+        const char *name =
+                source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
+        char line[512];
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(r->hot, source, false, &rows);
+        uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+
+        snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self)\n",
+                 name ? name : "PMC", nr);
+        outbuf_puts(o, line);
+        outbuf_puts(o, "   Self%   Total%     Self    Total  Module                    Function\n");
+        for (uint32_t i = 0; i < n && i < top; i++) {
+                const struct hot_row *w = &rows[i];
+                const char *mod = module_label(r->store, w->module);
+                char fn[512];
+                if (w->function)
+                        snprintf(fn, sizeof(fn), "%s", sym_name(r->store, w->function));
+                else if (w->module)
+                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
+                else if (w->rel)
+                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
+                else
+                        snprintf(fn, sizeof(fn), "[other]");
+                put_pct(o, w->self, nr);
+                outbuf_putc(o, ' ');
+                put_pct(o, w->total, nr);
+                snprintf(line, sizeof(line), " %8" PRIu64 " %8" PRIu64 "  ", w->self, w->total);
+                outbuf_puts(o, line);
+                put_padded(o, mod, 25);
+                outbuf_putc(o, ' ');
+                outbuf_puts(o, fn);
+                outbuf_putc(o, '\n');
+        }
+        const struct hot_module_row *mrows;
+        uint32_t m = hot_modules(r->hot, source, &mrows);
+        snprintf(line, sizeof(line), "\nHot modules (%s)\n", name ? name : "PMC");
+        outbuf_puts(o, line);
+        outbuf_puts(o, "   Self%     Self  Module\n");
+        for (uint32_t i = 0; i < m && i < top; i++) {
+                put_pct(o, mrows[i].self, nr);
+                snprintf(line, sizeof(line), " %8" PRIu64 "  %s\n", mrows[i].self,
+                         module_label(r->store, mrows[i].module));
+                outbuf_puts(o, line);
+        }
+}
+
+int report_run(const struct report_options *opts, char *err, size_t err_size)
+{
+        struct report r = {.opts = opts};
+        struct outbuf o;
+        EVENT_TRACE_LOGFILEA lf;
+        int rc = -1;
+
+        struct sym_options so = {.symbol_path = opts->symbol_path,
+                                 .nr_symbol_path = opts->nr_symbol_path,
+                                 .is_synchronous = true,
+                                 .log = on_log};
+        sym_store_new(&r.store, &so);
+        r.feed = sym_feed_new(r.store);
+        r.hot = hot_new(r.store, 0);
+        r.decoder = kdecoder_new(true);
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)opts->path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        lf.Context = &r;
+        PROCESSTRACE_HANDLE hd = OpenTraceA(&lf);
+        if (hd == INVALID_PROCESSTRACE_HANDLE) {
+                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
+                         GetLastError());
+                goto out;
+        }
+        ULONG status = ProcessTrace(&hd, 1, NULL, NULL);
+        CloseTrace(hd);
+        if (status != ERROR_SUCCESS) {
+                snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",
+                         etw_last_error_text(), status);
+                goto out;
+        }
+
+        outbuf_init(&o, opts->fd);
+        char line[1024];
+        double secs = r.last_ns > r.first_ns ? (double)(r.last_ns - r.first_ns) / 1e9 : 0;
+        snprintf(line, sizeof(line),
+                 "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
+                 opts->path, r.logger[0] ? r.logger : "?", r.nr_cpus, secs, r.nr_events, r.nr_lost);
+        outbuf_puts(&o, line);
+        uint16_t sources[16];
+        uint32_t nr_sources = hot_sources(r.hot, sources, 16);
+        snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n", hot_nr_stacks(r.hot));
+        outbuf_puts(&o, line);
+        if (!nr_sources)
+                outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
+        for (uint32_t i = 0; i < nr_sources; i++)
+                print_source(&r, &o, sources[i]);
+        if (outbuf_flush(&o) < 0) {
+                snprintf(err, err_size, "writing the report: %s", strerror(o.error));
+                goto out;
+        }
+        rc = 0;
+out:
+        hot_free(r.hot);
+        sym_feed_free(r.feed);
+        sym_store_free(r.store);
+        kdecoder_free(r.decoder);
+        return rc;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* report.h: `etwtop --replay FILE -b`: a recording's hot functions and modules as text. */
+#ifndef ETWTOP_REPORT_H
+#define ETWTOP_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct report_options {
+        const char *path;
+        const char *const *symbol_path; /* borrowed: --symbol-path directories */
+        uint32_t nr_symbol_path;
+        uint32_t nr_top; /* rows per table; 0: 40 */
+        int fd;
+};
+
+/* Returns 0, or -1 with a message in err. */
+int report_run(const struct report_options *opts, char *err, size_t err_size);
+
+#endif

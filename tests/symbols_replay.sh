@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# symbols_replay.sh: `etwtop --replay FILE -b` names what was sampled.
+#   1. A recording of the symbol fixture (PIE program and shared library) replays with its
+#      functions named, on this machine, and after its binaries moved away, through
+#      --symbol-path; without the path they degrade to module+offset, never a wrong name.
+#   2. The Windows sample traces show module names for their sampled addresses.
+set -u
+: "${ETWTOP:?}" "${SYM_FIXTURE:?}" "${SYM_FIXLIB:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+nr_pass=0 nr_fail=0 nr_skip=0
+check() {
+        local what=$1
+        shift
+        if "$@"; then
+                nr_pass=$((nr_pass + 1))
+        else
+                nr_fail=$((nr_fail + 1))
+                echo "FAIL: $what" >&2
+        fi
+}
+# the self count of a function in a replay's first table (0 when absent)
+self_of() { awk -v f="$2" '/^Hot functions/ {t++} t == 1 && $NF == f {print $3; exit} END {}' "$1"; }
+has_row() { awk -v m="$2" -v f="$3" '/^Hot functions/ {t++} t == 1 && $5 == m && $NF == f {n++} END {exit n ? 0 : 1}' "$1"; }
+
+# 2. Windows traces: no privilege needed
+net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
+if [ -f "$net" ]; then
+        "$ETWTOP" --replay "$net" -b --top 20 >"$tmp/net.txt" 2>"$tmp/net.err"
+        check "windows: replay exits 0" [ $? = 0 ]
+        check "windows: ntoskrnl.exe is the top module" \
+                bash -c "awk '/^Hot modules/ {t=1; getline; getline; print \$3; exit}' '$tmp/net.txt' | grep -qx ntoskrnl.exe"
+        check "windows: module+offset frames" grep -q 'hal\.dll+0x[0-9a-f]*$' "$tmp/net.txt"
+        check "windows: clr.dll among the modules" grep -q ' clr\.dll$' "$tmp/net.txt"
+else
+        echo "SKIP: $net not unpacked" >&2
+        nr_skip=$((nr_skip + 1))
+fi
+gc=${ETWTOP_SAMPLES_UNPACKED:-}/gcevents/PerfViewData.etl
+if [ -f "$gc" ]; then
+        "$ETWTOP" --replay "$gc" -b >"$tmp/gc.txt" 2>&1
+        check "windows: the gcevents sample replays" [ $? = 0 ]
+fi
+
+# 1. A recording of the fixture
+if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
+        echo "SKIP: etwtop --record cannot run here: $(cat "$tmp/probe.err")" >&2
+        echo "$nr_pass passed, $nr_fail failed, $((nr_skip + 1)) skipped"
+        [ $nr_fail = 0 ]
+        exit
+fi
+# the binaries run from a directory that is gone at replay time
+run=$tmp/run
+mkdir -p "$run" "$tmp/moved"
+cp "$SYM_FIXTURE" "$run/sym_fixture"
+cp "$SYM_FIXLIB" "$run/libsymfix.so"
+LD_LIBRARY_PATH=$run "$run/sym_fixture" spin 3000 &
+fix=$!
+sleep 0.3
+"$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
+check "fixture: recorded" [ $? = 0 ]
+wait $fix
+
+# on this machine, binaries in place
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/here.txt" 2>"$tmp/here.err"
+check "fixture: replay exits 0" [ $? = 0 ]
+check "fixture: fixture_leaf named in sym_fixture" has_row "$tmp/here.txt" sym_fixture fixture_leaf
+check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" sym_fixture fixture_inline_outer
+check "fixture: the library's functions named" \
+        bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/here.txt'"
+leaf=$(self_of "$tmp/here.txt" fixture_leaf)
+check "fixture: fixture_leaf has samples" [ "${leaf:-0}" -gt 10 ]
+check "fixture: kernel frames named from the recorded kernel symbols" \
+        bash -c "grep -q '\[kernel.kallsyms\] ' '$tmp/here.txt' && ! grep -q '\[kernel.kallsyms\]+0x' '$tmp/here.txt' || ! grep -q 'kernel.kallsyms' '$tmp/here.txt'"
+
+# moved: the run directory is gone, the binaries are on the symbol path
+mv "$run/sym_fixture" "$run/libsymfix.so" "$tmp/moved/"
+rmdir "$run"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/gone.txt" 2>"$tmp/gone.err"
+check "moved, no path: replay exits 0" [ $? = 0 ]
+check "moved, no path: no fixture names" bash -c "! grep -q 'fixture_leaf' '$tmp/gone.txt'"
+check "moved, no path: module+offset instead" grep -q 'sym_fixture+0x' "$tmp/gone.txt"
+check "moved, no path: says the file is missing" grep -q 'sym_fixture: not found' "$tmp/gone.err"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/moved.txt" \
+        2>"$tmp/moved.err"
+check "moved, --symbol-path: replay exits 0" [ $? = 0 ]
+check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" sym_fixture fixture_leaf
+check "moved, --symbol-path: the library named" \
+        bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/moved.txt'"
+check "moved, --symbol-path: same count as in place" \
+        [ "$(self_of "$tmp/moved.txt" fixture_leaf)" = "$leaf" ]
+
+# changed: another file with the recorded name and path is refused, not misread
+printf 'not the recorded program' >"$tmp/moved/sym_fixture"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/chg.txt" \
+        2>"$tmp/chg.err"
+check "changed: replay exits 0" [ $? = 0 ]
+check "changed: no names from the wrong file" bash -c "! grep -q 'fixture_leaf' '$tmp/chg.txt'"
+
+echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ $nr_fail = 0 ]
