@@ -4,6 +4,8 @@
 #include "sym_sources.h"
 
 #include "symbols/kallsyms.h"
+#include "symbols/module_name.h"
+#include "symbols/pe_image.h"
 #include "symbols/perf_map.h"
 #include "symbols/sym_table.h"
 
@@ -13,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdbool.h>
+#include <strings.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void note_set(char *note, size_t size, const char *fmt, ...)
@@ -62,19 +68,68 @@ int sym_vdso_memfd(void)
         return fd;
 }
 
+/* dir/name, or a file in dir whose name matches ignoring case (Windows names do not care). */
+static bool find_in_dir(const char *dir, const char *name, char *out, size_t size)
+{
+        struct stat st;
+        snprintf(out, size, "%s/%s", dir, name);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode))
+                return true;
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        bool is_found = false;
+        while (d && !is_found && (e = readdir(d))) {
+                if (strcasecmp(e->d_name, name) == 0) {
+                        snprintf(out, size, "%s/%s", dir, e->d_name);
+                        is_found = stat(out, &st) == 0 && S_ISREG(st.st_mode);
+                }
+        }
+        if (d)
+                closedir(d);
+        return is_found;
+}
+
 int sym_pe_load(const char *path, uint32_t time_date_stamp, uint32_t image_size,
                 const char *const *dirs, uint32_t nr_dirs, struct sym_table **out, char *file_used,
                 size_t file_size, char *note, size_t note_size)
 {
-        (void)time_date_stamp;
-        (void)image_size;
-        (void)dirs;
-        (void)nr_dirs;
-        (void)file_used;
-        (void)file_size;
+        const char *name = module_name_of_path(path);
+        char cand[4096];
+        bool has_mismatch = false;
         *out = NULL;
-        note_set(note, note_size, "%s: PE images are not read yet", path);
-        return -ENOSYS;
+        for (uint32_t i = 0; i < nr_dirs; i++) {
+                if (!find_in_dir(dirs[i], name, cand, sizeof(cand)))
+                        continue;
+                struct pe_identity id;
+                struct pe_error err = {0};
+                struct sym_table *t = sym_table_new();
+                int rc = pe_image_read_file(cand, &id, t, &err);
+                if (rc < 0) {
+                        sym_table_free(t);
+                        note_set(note, note_size, "%s", err.message);
+                        continue;
+                }
+                if (time_date_stamp &&
+                    !pe_identity_matches_image(&id, time_date_stamp, image_size)) {
+                        sym_table_free(t);
+                        has_mismatch = true;
+                        note_set(note, note_size,
+                                 "%s is another build than the recording's %s (TimeDateStamp "
+                                 "%08x, SizeOfImage %x; recorded %08x, %x)",
+                                 cand, name, id.time_date_stamp, id.size_of_image, time_date_stamp,
+                                 image_size);
+                        continue;
+                }
+                snprintf(file_used, file_size, "%s", cand);
+                note[0] = 0;
+                *out = t;
+                return 0;
+        }
+        if (!has_mismatch && !note[0])
+                note_set(note, note_size,
+                         "%s: no image file on the symbol path%s; frames show %s+offset", name,
+                         nr_dirs ? "" : " (give the directory with --symbol-path)", name);
+        return has_mismatch ? -ESTALE : -ENOENT;
 }
 
 int sym_jit_load(uint32_t pid, struct sym_table **out, char *file_used, size_t file_size,

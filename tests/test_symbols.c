@@ -580,6 +580,44 @@ static void test_windows_modules(void **state)
         sym_store_free(s);
 }
 
+/* A Windows image named through its export table, from the file on the symbol path; another
+   build of the same name is refused. */
+static void test_windows_exports(void **state)
+{
+        (void)state;
+        const char *dirs[] = {env("SYM_PE_DIR")};
+        struct sym_store *s = store_new(dirs, 1, true);
+        struct sym_image dll = {300,
+                                0x180000000ull,
+                                0x4000,
+                                0,
+                                "\\Device\\HarddiskVolume2\\tools\\LLD-X64.DLL",
+                                NULL,
+                                0,
+                                0xc723e6e6,
+                                0};
+        sym_image_load(s, &dll);
+        char buf[256];
+        sym_format(s, sym_locate(s, 300, 0x180001004ull), buf, sizeof(buf));
+        assert_string_equal(buf, "LLD-X64.DLL!alpha+0x4");
+        sym_format(s, sym_locate(s, 300, 0x180001010ull), buf, sizeof(buf));
+        assert_string_equal(buf, "LLD-X64.DLL!beta");
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, sym_locate(s, 300, 0x180001010ull).module, &info));
+        assert_non_null(strstr(info.file_used, "lld-x64.dll"));
+
+        /* the recorded image has another TimeDateStamp: refused, module+offset */
+        struct sym_image other = dll;
+        other.pid = 301;
+        other.time_date_stamp = 0x12345678;
+        sym_image_load(s, &other);
+        sym_format(s, sym_locate(s, 301, 0x180001004ull), buf, sizeof(buf));
+        assert_string_equal(buf, "LLD-X64.DLL+0x1004");
+        assert_true(sym_module_info(s, sym_locate(s, 301, 0x180001004ull).module, &info));
+        assert_non_null(strstr(info.note, "another build"));
+        sym_store_free(s);
+}
+
 /* Live: the running kernel from /proc/kallsyms, this process's vdso from its memory. */
 static void test_live_kernel_and_vdso(void **state)
 {
@@ -650,6 +688,7 @@ int main(void)
                 cmocka_unit_test(test_background_loading),
                 cmocka_unit_test(test_hostile_files),
                 cmocka_unit_test(test_windows_modules),
+                cmocka_unit_test(test_windows_exports),
                 cmocka_unit_test(test_live_kernel_and_vdso),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
