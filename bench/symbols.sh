@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# symbols.sh: symbol lookups and whole-recording symbolization, side by side with the peers.
+#   1. bench_symbols on libLLVM (46k symbols) and libc: first-time and cached lookups per second
+#      against dwfl_module_addrinfo, on the same random addresses.
+#   2. The same workload recorded by etwtop --record and by perf record (4 kHz timer samples
+#      with call chains on every CPU, while clang compiles in a loop: many functions in a big
+#      library, and the kernel), then symbolized whole: `etwtop --replay FILE -b` against
+#      `perf report --stdio` (both print hot functions with their modules), as a ratio of
+#      samples symbolized per second.
+# Usage: bench/symbols.sh [BUILD_DIR] [SECONDS]   (default ./build, 5 s; part 2 needs root and perf)
+set -u
+build=${1:-./build}
+secs=${2:-5}
+etwtop=$build/src/etwtop
+bench=$build/bench/bench_symbols
+die() { echo "symbols.sh: $*" >&2; exit 1; }
+[ -x "$etwtop" ] && [ -x "$bench" ] || die "build $build first (etwtop, bench_symbols)"
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+echo "== 1. lookups"
+for lib in /usr/lib/x86_64-linux-gnu/libLLVM-14.so.1 /lib/x86_64-linux-gnu/libc.so.6; do
+        [ -f "$lib" ] || continue
+        "$bench" "$lib" 100000 1000
+        echo
+done
+
+echo "== 2. symbolizing a recording"
+command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
+command -v clang >/dev/null || die "clang not found"
+# a C file big enough to keep clang's optimizer busy
+{
+        for i in $(seq 1 200); do
+                echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
+        done
+        echo "int main(int c, char **v) { int s = 0;"
+        for i in $(seq 1 200); do echo "s += f$i(c);"; done
+        echo "return s; }"
+} >"$tmp/work.c"
+load() {
+        (end=$((SECONDS + secs + 2)); while [ $SECONDS -lt $end ]; do
+                clang -O2 -c "$tmp/work.c" -o "$tmp/work.o" 2>/dev/null; done) &
+        (end=$((SECONDS + secs + 2)); while [ $SECONDS -lt $end ]; do
+                clang -O2 -c "$tmp/work.c" -o "$tmp/work2.o" 2>/dev/null; done) &
+}
+load
+sleep 1
+"$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE \
+        --stackwalk Profile 2>"$tmp/e.err" || die "etwtop --record failed: $(cat "$tmp/e.err")"
+wait
+load
+sleep 1
+perf record -q -B -N -o "$tmp/p.data" -a -g -F 4000 -e cpu-clock -- sleep "$secs" 2>"$tmp/p.err" ||
+        die "perf record failed: $(cat "$tmp/p.err")"
+wait
+
+# best of 3 runs each, wall clock of the whole process
+best() {
+        local best=999999 t
+        for _ in 1 2 3; do
+                local t0 t1
+                t0=$(date +%s.%N)
+                "$@" >/dev/null 2>&1
+                t1=$(date +%s.%N)
+                t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f", b - a}')
+                best=$(awk -v a="$best" -v b="$t" 'BEGIN {print (b < a) ? b : a}')
+        done
+        echo "$best"
+}
+e_samples=$("$etwtop" --replay "$tmp/e.etl" -b --top 1 2>/dev/null | awk '/^Hot functions/ {gsub(/[(,]/, " "); print $4; exit}')
+p_samples=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
+e_time=$(best "$etwtop" --replay "$tmp/e.etl" -b --top 50)
+p_time=$(best perf report -i "$tmp/p.data" --stdio --no-children --sort dso,sym)
+"$etwtop" --replay "$tmp/e.etl" -b --top 8 2>/dev/null | sed -n '/^Hot functions/,/^$/p' | head -11
+awk -v es="$e_samples" -v ps="$p_samples" -v et="$e_time" -v pt="$p_time" 'BEGIN {
+        printf "\n%-44s %9s %9s %12s\n", "tool", "samples", "seconds", "samples/s"
+        printf "%-44s %9d %9.3f %12.0f\n", "etwtop --replay FILE -b", es, et, es / et
+        printf "%-44s %9d %9.3f %12.0f\n", "perf report --stdio --sort dso,sym", ps, pt, ps / pt
+        r = (es / et) / (ps / pt)
+        printf "\nratio (samples symbolized per second): %.1fx\n", r
+}'
