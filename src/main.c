@@ -12,6 +12,7 @@
 #include "dump.h"
 #include "record.h"
 #include "report.h"
+#include "app.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
 
@@ -40,6 +41,9 @@ static void usage(FILE *out)
               "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
               "           --buffer-size KB    ETW buffer size (default 64)\n"
               "           --force             replace OUT.etl if it exists\n"
+              "       etwtop [options]                        the live screen (system-wide)\n"
+              "       etwtop -b [-n FRAMES] [-d SECONDS]    live, text frames on stdout\n"
+              "       etwtop --replay FILE.etl                 browse a recording\n"
               "       etwtop --replay FILE.etl -b [--symbol-path DIR] [--top N]\n"
               "                                        hot functions and modules, as text\n"
               "       etwtop --merge -o OUT.etl [--force] IN.etl ...\n"
@@ -99,6 +103,7 @@ int main(int argc, char **argv)
                 OPT_BUFFER_SIZE,
                 OPT_SYMBOL_PATH,
                 OPT_TOP,
+                OPT_MONO,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -118,6 +123,8 @@ int main(int argc, char **argv)
                 {"symbol-path", required_argument, NULL, OPT_SYMBOL_PATH},
                 {"top", required_argument, NULL, OPT_TOP},
                 {"batch", no_argument, NULL, 'b'},
+                {"delay", required_argument, NULL, 'd'},
+                {"no-color", no_argument, NULL, OPT_MONO},
                 {"iterations", required_argument, NULL, 'n'},
                 {"pid", required_argument, NULL, 'p'},
                 {"force", no_argument, NULL, OPT_FORCE},
@@ -129,7 +136,8 @@ int main(int argc, char **argv)
         const char *output = NULL, *record_path = NULL, *replay_path = NULL;
         const char *symbol_path[16];
         uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
-        bool is_batch = false;
+        bool is_batch = false, is_mono = false;
+        double delay_s = 1.0;
         const char *on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER";
         const char *stackwalk = "Profile+CSwitch+ReadyThread";
         const char *pmc_profile = NULL, *lastbranch = NULL, *lastbranch_filter = NULL;
@@ -140,7 +148,7 @@ int main(int argc, char **argv)
         char *end;
         int c;
 
-        while ((c = getopt_long(argc, argv, "bhn:o:p:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "bd:hn:o:p:", options, NULL)) != -1) {
                 switch (c) {
                 case OPT_ON: on = optarg; break;
                 case OPT_STACKWALK: stackwalk = optarg; break;
@@ -205,6 +213,14 @@ int main(int argc, char **argv)
                         }
                         break;
                 case 'b': is_batch = true; break;
+                case OPT_MONO: is_mono = true; break;
+                case 'd':
+                        delay_s = strtod(optarg, &end);
+                        if (*end || delay_s < 0.1 || delay_s > 3600) {
+                                fprintf(stderr, "etwtop: -d takes seconds, 0.1 to 3600\n");
+                                return 2;
+                        }
+                        break;
                 case 'n':
                         nr_frames = (uint32_t)strtoul(optarg, &end, 10);
                         if (*end || nr_frames == 0) {
@@ -217,6 +233,39 @@ int main(int argc, char **argv)
         }
         if (is_merge)
                 return merge_main(output, is_force, &argv[optind], argc - optind);
+        bool is_screen = !is_dump && !is_merge && !(replay_path && is_batch) &&
+                         (!record_path || (isatty(STDOUT_FILENO) && !is_batch));
+        if (is_screen || (is_batch && !replay_path && !record_path && !is_dump)) {
+                struct app_options ao = {0};
+                ao.replay_path = replay_path;
+                ao.record_path = record_path;
+                ao.is_force = is_force;
+                ao.is_batch = is_batch;
+                ao.nr_frames = is_batch ? nr_frames : 0;
+                ao.delay_s = delay_s;
+                ao.is_mono = is_mono || getenv("NO_COLOR") != NULL;
+                ao.nr_top = nr_top;
+                ao.symbol_path = symbol_path;
+                ao.nr_symbol_path = nr_symbol_path;
+                ao.interval_100ns = rec.settings.profile_interval_100ns;
+                ao.duration_s = rec.duration_s;
+                err[0] = '\0';
+                if (xperf_parse_flags(on, &ao.masks, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 2;
+                }
+                int nh = xperf_parse_hooks(stackwalk, ao.stack_hooks, 32, err, sizeof(err));
+                if (nh < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 2;
+                }
+                ao.nr_stack_hooks = (uint32_t)nh;
+                if (app_run(&ao, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 1;
+                }
+                return 0;
+        }
         if (record_path) {
                 struct live_settings *st = &rec.settings;
                 err[0] = '\0';
@@ -258,12 +307,6 @@ int main(int argc, char **argv)
                 return 2;
         }
         if (replay_path) {
-                if (!is_batch) {
-                        fprintf(stderr, "etwtop: the interactive replay is not in this build "
-                                        "yet; use --replay FILE -b (text) or --dump\n");
-                        return 2;
-                }
-                (void)nr_frames; /* a replay prints the whole file as one frame */
                 struct report_options ro = {replay_path, symbol_path, nr_symbol_path, nr_top,
                                             STDOUT_FILENO};
                 if (report_run(&ro, err, sizeof(err)) < 0) {
@@ -273,8 +316,6 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (!is_dump) {
-                fprintf(stderr, "etwtop: the live view is not in this build yet; use --dump "
-                                "FILE.etl\n");
                 usage(stderr);
                 return 2;
         }

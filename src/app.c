@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/* app.c: owns the etwtop screen's loop: the session (started, changed and stopped through the
+   ETW controller API), the consumer thread that decodes its events into the model, the tables
+   each view shows, the keys, and batch frames. */
+#include "app.h"
+
+#include "etw/evntrace.h"
+#include "etw_provider.h"
+#include "kevent.h"
+#include "live_source.h"
+#include "model/hot.h"
+#include "model/sym_feed.h"
+#include "symbols/symbols.h"
+#include "ui/screen.h"
+#include "ui/table.h"
+#include "xperf_names.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+enum view { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, NR_VIEWS };
+static const char *const view_names[NR_VIEWS] = {"Hot functions", "Branch edges (LBR)",
+                                                 "Context switches", "Session"};
+
+/* The session panel's rows: what a key toggles. */
+enum setting_kind { SET_MASK, SET_HOOK, SET_INTERVAL, SET_LBR, SET_PMC };
+struct setting {
+        enum setting_kind kind;
+        const char *name;
+        const char *help;
+        uint32_t mask_index; /* SET_MASK: Masks[index] |= bits */
+        uint32_t bits;       /* SET_MASK bits; SET_HOOK hook id; SET_INTERVAL 100 ns units;
+                                SET_LBR filter bit (0: on Profile); SET_PMC source */
+};
+
+static const struct setting settings[] = {
+        {SET_MASK, "PROC_THREAD", "process and thread start and end", 0,
+         EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD},
+        {SET_MASK, "LOADER", "image loads (the symbols need them)", 0, EVENT_TRACE_FLAG_IMAGE_LOAD},
+        {SET_MASK, "PROFILE", "timer samples", 0, EVENT_TRACE_FLAG_PROFILE},
+        {SET_MASK, "CSWITCH", "context switches", 0, EVENT_TRACE_FLAG_CSWITCH},
+        {SET_MASK, "DISPATCHER", "ready-thread (wake-up) events", 0, EVENT_TRACE_FLAG_DISPATCHER},
+        {SET_HOOK, "stack: Profile", "call stacks on timer samples", 0,
+         PERFINFO_LOG_TYPE_SAMPLED_PROFILE},
+        {SET_HOOK, "stack: CSwitch", "call stacks on context switches", 0,
+         WMI_LOG_TYPE_CONTEXT_SWAP},
+        {SET_HOOK, "stack: ReadyThread", "call stacks on wake-ups", 0, WMI_LOG_TYPE_READY_THREAD},
+        {SET_HOOK, "stack: PmcInterrupt", "call stacks on PMC samples", 0,
+         PERFINFO_LOG_TYPE_PMC_INTERRUPT},
+        {SET_INTERVAL, "interval 0.125 ms", "8 kHz timer sampling", 0, 1250},
+        {SET_INTERVAL, "interval 0.25 ms", "4 kHz timer sampling", 0, 2500},
+        {SET_INTERVAL, "interval 1 ms", "1 kHz timer sampling", 0, 10000},
+        {SET_INTERVAL, "interval 10 ms", "100 Hz timer sampling", 0, 100000},
+        {SET_PMC, "PMC: BranchMispredictions", "sample branch mispredictions", 0, 11},
+        {SET_PMC, "PMC: CacheMisses", "sample cache misses", 0, 10},
+        {SET_LBR, "LBR on Profile", "last branch records on timer samples", 0, 0},
+        {SET_LBR, "LBR filter: KERNEL", "leave out kernel branches", 0, EVNTRACE_LBR_FILTER_KERNEL},
+        {SET_LBR, "LBR filter: USER", "leave out user branches", 0, EVNTRACE_LBR_FILTER_USER},
+        {SET_LBR, "LBR filter: JCC", "leave out conditional jumps", 0, EVNTRACE_LBR_FILTER_JCC},
+        {SET_LBR, "LBR filter: NEAR_REL_CALL", "leave out relative calls", 0,
+         EVNTRACE_LBR_FILTER_NEAR_REL_CALL},
+        {SET_LBR, "LBR filter: NEAR_RET", "leave out returns", 0, EVNTRACE_LBR_FILTER_NEAR_RET},
+};
+#define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static const struct ui_column fn_cols[] = {
+        {"Self%", UI_COL_PCT, 7}, {"Total%", UI_COL_PCT, 7},   {"Self", UI_COL_U64, 8},
+        {"Total", UI_COL_U64, 8}, {"Module", UI_COL_TEXT, 22}, {"Function", UI_COL_TEXT, 0},
+};
+static const struct ui_column session_cols[] = {
+        {"On", UI_COL_TEXT, 4},
+        {"Setting", UI_COL_TEXT, 28},
+        {"What it does, or why it is unavailable", UI_COL_TEXT, 0},
+};
+static const struct ui_column msg_cols[] = {{"", UI_COL_TEXT, 0}};
+
+struct app {
+        const struct app_options *o;
+        bool is_live;
+        struct live_caps caps;
+        /* the model: written by the consumer thread, read by the screen, under lock */
+        pthread_mutex_t lock;
+        struct kdecoder *decoder;
+        struct sym_store *store;
+        struct sym_feed *feed;
+        struct hot *hot;
+        uint64_t nr_events, nr_events_prev;
+        uint64_t nr_lost;
+        double events_per_s;
+        /* the session */
+        CONTROLTRACE_ID session;
+        bool has_session;
+        PROCESSTRACE_HANDLE consumer;
+        pthread_t thread;
+        bool has_thread;
+        atomic_bool is_done; /* the consumer returned (session stopped, file read) */
+        atomic_uint_fast64_t nr_buffers_read;
+        uint64_t nr_buffers_total; /* replay: the file's, for the progress */
+        ULONG consumer_status;
+        PERFINFO_GROUPMASK masks;
+        uint16_t hooks[32];
+        uint32_t nr_hooks;
+        uint32_t interval_100ns;
+        uint32_t lbr_filters;
+        bool is_lbr_on;
+        /* the screen */
+        struct ui_screen *scr;
+        struct ui_table tables[NR_VIEWS];
+        struct ui_view_state vs[NR_VIEWS];
+        enum view view;
+        bool is_paused, is_help, is_quit;
+        char status[512];
+};
+
+static int64_t now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* ---- the consumer thread ---- */
+
+static void on_event(void *ctx, const struct kevent *ev)
+{
+        struct app *a = ctx;
+        a->nr_events++;
+        if (ev->type == KEV_EVENTS_LOST && ev->events_lost.reason == 2)
+                a->nr_lost = ev->events_lost.count;
+        sym_feed_event(a->feed, ev);
+        hot_event(a->hot, ev);
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD rec)
+{
+        struct app *a = rec->UserContext;
+        pthread_mutex_lock(&a->lock);
+        kdecoder_decode(a->decoder, rec, on_event, a);
+        pthread_mutex_unlock(&a->lock);
+}
+
+static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
+{
+        struct app *a = lf->Context;
+        atomic_store(&a->nr_buffers_read, lf->BuffersRead);
+        return TRUE;
+}
+
+static void *consumer_main(void *arg)
+{
+        struct app *a = arg;
+        a->consumer_status = ProcessTrace(&a->consumer, 1, NULL, NULL);
+        atomic_store(&a->is_done, true);
+        return NULL;
+}
+
+/* ---- the session, through the controller API ---- */
+
+struct kernel_props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[64];
+        char log_file_name[1024];
+};
+
+static void props_init(struct kernel_props *k, const char *file, ULONG flags, ULONG mode)
+{
+        memset(k, 0, sizeof(*k));
+        k->p.Wnode.BufferSize = sizeof(*k);
+        k->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        k->p.Wnode.Guid = SystemTraceControlGuid;
+        k->p.Wnode.ClientContext = 1;
+        k->p.LogFileMode = mode;
+        k->p.EnableFlags = flags;
+        k->p.FlushTimer = 1;
+        k->p.LoggerNameOffset = offsetof(struct kernel_props, logger_name);
+        if (file && *file) {
+                k->p.LogFileNameOffset = offsetof(struct kernel_props, log_file_name);
+                snprintf(k->log_file_name, sizeof(k->log_file_name), "%s", file);
+        }
+}
+
+static ULONG apply_hooks(struct app *a)
+{
+        CLASSIC_EVENT_ID ids[32];
+        for (uint32_t i = 0; i < a->nr_hooks; i++) {
+                memset(&ids[i], 0, sizeof(ids[i]));
+                const GUID *g = etw_provider_of_hook(a->hooks[i]);
+                if (g)
+                        ids[i].EventGuid = *g;
+                ids[i].Type = (UCHAR)(a->hooks[i] & 0xFF);
+        }
+        return TraceSetInformation(a->session, TraceStackTracingInfo, a->nr_hooks ? ids : NULL,
+                                   a->nr_hooks * (ULONG)sizeof(ids[0]));
+}
+
+static ULONG apply_interval(struct app *a)
+{
+        TRACE_PROFILE_INTERVAL iv = {0, a->interval_100ns};
+        return TraceSetInformation(0, TraceSampledProfileIntervalInfo, &iv, sizeof(iv));
+}
+
+static ULONG apply_masks(struct app *a)
+{
+        /* EnableFlags through ControlTrace(UPDATE), as a controller would */
+        struct kernel_props k;
+        props_init(&k, NULL, a->masks.Masks[0], EVENT_TRACE_REAL_TIME_MODE);
+        ULONG st = ControlTraceA(a->session, NULL, &k.p, EVENT_TRACE_CONTROL_UPDATE);
+        if (st == ERROR_SUCCESS)
+                st = TraceSetInformation(a->session, TraceSystemTraceEnableFlagsInfo, &a->masks,
+                                         sizeof(a->masks));
+        return st;
+}
+
+static int session_start(struct app *a, char *err, size_t err_size)
+{
+        const struct app_options *o = a->o;
+        struct kernel_props k;
+        ULONG mode = EVENT_TRACE_REAL_TIME_MODE;
+        if (o->record_path)
+                mode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+        if (o->record_path && !o->is_force && access(o->record_path, F_OK) == 0) {
+                snprintf(err, err_size, "%s exists: give --force to replace it", o->record_path);
+                return -1;
+        }
+        if (o->record_path && o->is_force)
+                unlink(o->record_path);
+        props_init(&k, o->record_path, a->masks.Masks[0], mode);
+        ULONG st = StartTraceA(&a->session, KERNEL_LOGGER_NAMEA, &k.p);
+        if (st != ERROR_SUCCESS) {
+                snprintf(err, err_size, "StartTrace: %s (Win32 error %u)", etw_last_error_text(),
+                         (unsigned)st);
+                return -1;
+        }
+        a->has_session = true;
+        if ((st = TraceSetInformation(a->session, TraceSystemTraceEnableFlagsInfo, &a->masks,
+                                      sizeof(a->masks))) != ERROR_SUCCESS ||
+            (st = apply_hooks(a)) != ERROR_SUCCESS || (st = apply_interval(a)) != ERROR_SUCCESS) {
+                snprintf(err, err_size, "TraceSetInformation: %s (Win32 error %u)",
+                         etw_last_error_text(), (unsigned)st);
+                return -1;
+        }
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LoggerName = (LPSTR)KERNEL_LOGGER_NAMEA;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
+                              PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        lf.BufferCallback = on_buffer;
+        lf.Context = a;
+        a->consumer = OpenTraceA(&lf);
+        if (a->consumer == INVALID_PROCESSTRACE_HANDLE) {
+                snprintf(err, err_size, "OpenTrace: %s", etw_last_error_text());
+                return -1;
+        }
+        return 0;
+}
+
+static void session_stop(struct app *a)
+{
+        if (a->has_session) {
+                struct kernel_props k;
+                props_init(&k, NULL, 0, 0);
+                ControlTraceA(a->session, NULL, &k.p, EVENT_TRACE_CONTROL_STOP);
+                a->has_session = false;
+        }
+        if (a->has_thread) {
+                pthread_join(a->thread, NULL);
+                a->has_thread = false;
+        }
+        if (a->consumer && a->consumer != INVALID_PROCESSTRACE_HANDLE)
+                CloseTrace(a->consumer);
+        a->consumer = 0;
+}
+
+static int replay_start(struct app *a, char *err, size_t err_size)
+{
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)a->o->replay_path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        lf.BufferCallback = on_buffer;
+        lf.Context = a;
+        a->consumer = OpenTraceA(&lf);
+        if (a->consumer == INVALID_PROCESSTRACE_HANDLE) {
+                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
+                         GetLastError());
+                return -1;
+        }
+        a->nr_buffers_total = lf.LogfileHeader.BuffersWritten;
+        return 0;
+}
+
+/* ---- tables ---- */
+
+static const char *module_name(struct app *a, uint32_t module)
+{
+        struct sym_module_info info;
+        if (!module || !sym_module_info(a->store, module, &info))
+                return "[unknown]";
+        return info.name;
+}
+
+static void build_functions(struct app *a, struct ui_table *t)
+{
+        ui_table_clear(t);
+        uint16_t sources[16];
+        uint32_t nr_sources = hot_sources(a->hot, sources, 16);
+        uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
+        uint64_t nr = hot_nr_samples(a->hot, source);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(a->hot, source, false, &rows);
+        char fn[512];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *w = &rows[i];
+                const char *mod = module_name(a, w->module);
+                if (w->function)
+                        snprintf(fn, sizeof(fn), "%s", sym_name(a->store, w->function));
+                else if (w->module)
+                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
+                else if (w->rel)
+                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
+                else
+                        snprintf(fn, sizeof(fn), "[other]");
+                uint64_t key = (uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel);
+                uint32_t r = ui_table_add(t, key, 0, 0);
+                ui_table_pct(t, r, 0, nr ? 100.0 * (double)w->self / (double)nr : 0);
+                ui_table_pct(t, r, 1, nr ? 100.0 * (double)w->total / (double)nr : 0);
+                ui_table_u64(t, r, 2, w->self);
+                ui_table_u64(t, r, 3, w->total);
+                ui_table_text(t, r, 4, mod);
+                ui_table_text(t, r, 5, fn);
+        }
+}
+
+static bool has_hook(const struct app *a, uint16_t hook)
+{
+        for (uint32_t i = 0; i < a->nr_hooks; i++)
+                if (a->hooks[i] == hook)
+                        return true;
+        return false;
+}
+
+/* Why a setting cannot be used here, or NULL. */
+static const char *why_not(const struct app *a, const struct setting *s)
+{
+        if (!a->is_live)
+                return "a recording: its settings are fixed";
+        if (s->kind == SET_LBR && !a->caps.has_lbr)
+                return a->caps.why_no_lbr[0] ? a->caps.why_no_lbr : "no LBR on this machine";
+        if ((s->kind == SET_PMC ||
+             (s->kind == SET_HOOK && s->bits == PERFINFO_LOG_TYPE_PMC_INTERRUPT)) &&
+            !a->caps.has_pmu)
+                return a->caps.why_no_pmu[0] ? a->caps.why_no_pmu : "no hardware PMU";
+        return NULL;
+}
+
+static bool is_on(const struct app *a, const struct setting *s)
+{
+        switch (s->kind) {
+        case SET_MASK: return (a->masks.Masks[s->mask_index] & s->bits) == s->bits;
+        case SET_HOOK: return has_hook(a, (uint16_t)s->bits);
+        case SET_INTERVAL: return a->interval_100ns == s->bits;
+        case SET_LBR: return s->bits ? (a->lbr_filters & s->bits) != 0 : a->is_lbr_on;
+        case SET_PMC: return false;
+        }
+        return false;
+}
+
+static void build_session(struct app *a, struct ui_table *t)
+{
+        ui_table_clear(t);
+        for (uint32_t i = 0; i < NR_SETTINGS; i++) {
+                const struct setting *s = &settings[i];
+                const char *why = why_not(a, s);
+                uint32_t r = ui_table_add(t, i + 1, 0, why ? UI_ROW_GREYED : 0);
+                ui_table_text(t, r, 0, is_on(a, s) ? "[x]" : "[ ]");
+                ui_table_text(t, r, 1, s->name);
+                ui_table_text(t, r, 2, why ? why : s->help);
+        }
+}
+
+static void build_message(struct ui_table *t, const char *msg)
+{
+        ui_table_clear(t);
+        uint32_t r = ui_table_add(t, 1, 0, UI_ROW_GREYED);
+        ui_table_text(t, r, 0, msg);
+}
+
+static void build_tables(struct app *a)
+{
+        pthread_mutex_lock(&a->lock);
+        sym_store_poll(a->store);
+        build_functions(a, &a->tables[VIEW_FUNCTIONS]);
+        pthread_mutex_unlock(&a->lock);
+        build_message(&a->tables[VIEW_BRANCHES],
+                      a->is_live && !a->caps.has_lbr
+                              ? "No branch edges: LBR is not available here. Replay a trace "
+                                "recorded with --lastbranch to see them."
+                              : "Branch edges appear here as LBR events arrive.");
+        build_message(&a->tables[VIEW_SWITCHES], "Context switches appear here as CSwitch "
+                                                 "events arrive.");
+        build_session(a, &a->tables[VIEW_SESSION]);
+}
+
+/* ---- the header ---- */
+
+static void header_lines(struct app *a, char lines[4][512])
+{
+        char flags[256];
+        xperf_format_flags(&a->masks, flags, sizeof(flags));
+        char hooks[256] = "";
+        for (uint32_t i = 0; i < a->nr_hooks; i++) {
+                const char *n = xperf_hook_name(a->hooks[i]);
+                size_t len = strlen(hooks);
+                snprintf(hooks + len, sizeof(hooks) - len, "%s%s", len ? "+" : "", n ? n : "?");
+        }
+        uint64_t samples = hot_nr_samples(a->hot, HOT_SOURCE_TIMER);
+        if (a->is_live) {
+                snprintf(lines[0], 512,
+                         "etwtop - %s NT Kernel Logger%s%s   %.0f events/s   %" PRIu64
+                         " samples   lost %" PRIu64 "%s",
+                         a->o->record_path ? "recording" : "live", a->o->record_path ? " to " : "",
+                         a->o->record_path ? a->o->record_path : "", a->events_per_s, samples,
+                         a->nr_lost, a->is_paused ? "   [paused]" : "");
+        } else {
+                uint64_t read = atomic_load(&a->nr_buffers_read);
+                char progress[64] = "";
+                if (!atomic_load(&a->is_done) && a->nr_buffers_total)
+                        snprintf(progress, sizeof(progress), "   loading %3.0f%%",
+                                 100.0 * (double)read / (double)a->nr_buffers_total);
+                snprintf(lines[0], 512,
+                         "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples%s%s",
+                         a->o->replay_path, a->nr_events, samples, progress,
+                         a->is_paused ? "   [paused]" : "");
+        }
+        snprintf(lines[1], 512, "Groups: %s   Stacks: %s   Interval: %.3f ms (timer)   LBR: %s",
+                 flags, hooks[0] ? hooks : "none", a->interval_100ns / 10000.0,
+                 a->is_lbr_on ? "on" : "off");
+        char cannot[400] = "";
+        if (a->is_live) {
+                if (!a->caps.has_pmu)
+                        snprintf(cannot + strlen(cannot), sizeof(cannot) - strlen(cannot),
+                                 "no PMU (PMC sources)");
+                if (!a->caps.has_lbr)
+                        snprintf(cannot + strlen(cannot), sizeof(cannot) - strlen(cannot),
+                                 "%sno LBR", cannot[0] ? ", " : "");
+                if (!a->caps.has_kallsyms)
+                        snprintf(cannot + strlen(cannot), sizeof(cannot) - strlen(cannot),
+                                 "%skernel symbols restricted", cannot[0] ? ", " : "");
+        }
+        snprintf(lines[2], 512, "%s%s", cannot[0] ? "Not on this machine: " : "", cannot);
+}
+
+/* ---- actions ---- */
+
+static void toggle_setting(struct app *a, uint64_t key)
+{
+        if (key == 0 || key > NR_SETTINGS)
+                return;
+        const struct setting *s = &settings[key - 1];
+        const char *why = why_not(a, s);
+        ULONG st = ERROR_SUCCESS;
+        if (why && s->kind != SET_LBR) {
+                snprintf(a->status, sizeof(a->status), "%s: %s", s->name, why);
+                return;
+        }
+        switch (s->kind) {
+        case SET_MASK:
+                a->masks.Masks[s->mask_index] ^= s->bits;
+                st = apply_masks(a);
+                break;
+        case SET_HOOK:
+                if (has_hook(a, (uint16_t)s->bits)) {
+                        uint32_t o = 0;
+                        for (uint32_t i = 0; i < a->nr_hooks; i++)
+                                if (a->hooks[i] != s->bits)
+                                        a->hooks[o++] = a->hooks[i];
+                        a->nr_hooks = o;
+                } else if (a->nr_hooks < 32) {
+                        a->hooks[a->nr_hooks++] = (uint16_t)s->bits;
+                }
+                st = apply_hooks(a);
+                break;
+        case SET_INTERVAL:
+                a->interval_100ns = s->bits;
+                st = apply_interval(a);
+                break;
+        case SET_LBR: {
+                /* the API says what this machine can do */
+                uint32_t filters = s->bits ? a->lbr_filters ^ s->bits : a->lbr_filters;
+                bool is_on_next = s->bits ? a->is_lbr_on : !a->is_lbr_on;
+                CLASSIC_EVENT_ID trig = {PerfInfoGuid, 46, {0}};
+                st = TraceConfigureLastBranchRecord(a->session, filters, &trig, is_on_next ? 1 : 0);
+                if (st == ERROR_SUCCESS) {
+                        a->lbr_filters = filters;
+                        a->is_lbr_on = is_on_next;
+                }
+                break;
+        }
+        case SET_PMC: st = ERROR_NOT_SUPPORTED; break;
+        }
+        if (st == ERROR_SUCCESS)
+                snprintf(a->status, sizeof(a->status), "%s %s: applied to the running session",
+                         s->name, is_on(a, s) ? "on" : "off");
+        else
+                snprintf(a->status, sizeof(a->status), "%s: %s (Win32 error %u)", s->name,
+                         why ? why : etw_last_error_text(), (unsigned)st);
+}
+
+static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
+{
+        switch (act) {
+        case UI_QUIT: a->is_quit = true; break;
+        case UI_HELP: a->is_help = !a->is_help; break;
+        case UI_VIEW_NEXT: a->view = (a->view + 1) % NR_VIEWS; break;
+        case UI_VIEW_PREV: a->view = (a->view + NR_VIEWS - 1) % NR_VIEWS; break;
+        case UI_VIEW_1: a->view = VIEW_FUNCTIONS; break;
+        case UI_VIEW_2: a->view = VIEW_BRANCHES; break;
+        case UI_VIEW_3: a->view = VIEW_SWITCHES; break;
+        case UI_VIEW_4: a->view = VIEW_SESSION; break;
+        case UI_PAUSE:
+                a->is_paused = !a->is_paused;
+                snprintf(a->status, sizeof(a->status), "%s",
+                         a->is_paused ? "display paused (collection goes on); Space resumes" : "");
+                break;
+        case UI_ZERO:
+                pthread_mutex_lock(&a->lock);
+                hot_reset(a->hot);
+                pthread_mutex_unlock(&a->lock);
+                snprintf(a->status, sizeof(a->status), "counts zeroed");
+                break;
+        case UI_TOGGLE:
+                if (a->view == VIEW_SESSION)
+                        toggle_setting(a, row_key);
+                break;
+        case UI_SAVE:
+                snprintf(a->status, sizeof(a->status),
+                         "save: not in this build yet; record with --record FILE.etl");
+                break;
+        default: break;
+        }
+}
+
+/* ---- the loops ---- */
+
+static void draw(struct app *a)
+{
+        char hl[4][512];
+        header_lines(a, hl);
+        const char *header[3] = {hl[0], hl[1], hl[2]};
+        struct ui_frame f = {header,  hl[2][0] ? 3u : 2u, view_names, NR_VIEWS,
+                             a->view, a->status,          a->is_help};
+        ui_screen_draw(a->scr, &f, &a->tables[a->view], &a->vs[a->view]);
+}
+
+static void rates(struct app *a, double secs)
+{
+        pthread_mutex_lock(&a->lock);
+        uint64_t n = a->nr_events;
+        pthread_mutex_unlock(&a->lock);
+        a->events_per_s = secs > 0 ? (double)(n - a->nr_events_prev) / secs : 0;
+        a->nr_events_prev = n;
+}
+
+static int signals_fd(sigset_t *old)
+{
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, old);
+        return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void run_batch(struct app *a, int sfd)
+{
+        int64_t delay = (int64_t)(a->o->delay_s * 1e9);
+        int64_t start = now_ns(), last = start;
+        for (uint32_t frame = 0; !a->o->nr_frames || frame < a->o->nr_frames; frame++) {
+                /* a replay is one frame, once the file is read */
+                int64_t until = a->is_live ? last + delay : INT64_MAX;
+                while (now_ns() < until && !(!a->is_live && atomic_load(&a->is_done))) {
+                        struct pollfd p = {sfd, POLLIN, 0};
+                        if (poll(&p, sfd >= 0 ? 1 : 0, 50) > 0) {
+                                a->is_quit = true;
+                                break;
+                        }
+                }
+                int64_t now = now_ns();
+                rates(a, (double)(now - last) / 1e9);
+                last = now;
+                build_tables(a);
+                char hl[4][512];
+                header_lines(a, hl);
+                dprintf(STDOUT_FILENO, "\n%s\n%s\n%s%s", hl[0], hl[1], hl[2], hl[2][0] ? "\n" : "");
+                dprintf(STDOUT_FILENO, "\n%s\n", view_names[VIEW_FUNCTIONS]);
+                ui_table_print(&a->tables[VIEW_FUNCTIONS], STDOUT_FILENO,
+                               a->o->nr_top ? a->o->nr_top : 25);
+                if (a->is_quit || !a->is_live)
+                        break;
+                if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
+                        break;
+        }
+}
+
+static void run_screen(struct app *a, int sfd)
+{
+        int64_t delay = (int64_t)(a->o->delay_s * 1e9);
+        int64_t start = now_ns(), last = start;
+        bool was_done = false;
+        build_tables(a);
+        draw(a);
+        while (!a->is_quit) {
+                struct pollfd p[2] = {{STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}};
+                int64_t wait = last + delay - now_ns();
+                if (!a->is_live && !was_done)
+                        wait = 100000000; /* loading: the progress moves */
+                int n = poll(p, sfd >= 0 ? 2 : 1, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
+                if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN))
+                        break;
+                bool is_dirty = false;
+                int key;
+                while ((key = ui_screen_getkey(a->scr)) >= 0) {
+                        if (a->is_help) {
+                                a->is_help = false;
+                                is_dirty = true;
+                                continue;
+                        }
+                        uint64_t row_key = 0;
+                        enum ui_action act = ui_screen_key(a->scr, key, &a->vs[a->view],
+                                                           &a->tables[a->view], &row_key);
+                        if (act != UI_NONE)
+                                is_dirty = true;
+                        bool is_session_change = act == UI_TOGGLE && a->view == VIEW_SESSION;
+                        handle_action(a, act, row_key);
+                        if (is_session_change || act == UI_ZERO)
+                                build_tables(a);
+                }
+                int64_t now = now_ns();
+                bool is_done = atomic_load(&a->is_done);
+                if (now >= last + delay || (is_done && !was_done)) {
+                        rates(a, (double)(now - last) / 1e9);
+                        last = now;
+                        if (!a->is_paused)
+                                build_tables(a);
+                        is_dirty = true;
+                        was_done = is_done;
+                }
+                if (a->is_live && is_done && a->consumer_status != ERROR_SUCCESS)
+                        snprintf(a->status, sizeof(a->status), "the session stopped (%u)",
+                                 (unsigned)a->consumer_status);
+                if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
+                        break;
+                if (is_dirty)
+                        draw(a);
+        }
+}
+
+int app_run(const struct app_options *o, char *err, size_t err_size)
+{
+        struct app *a = calloc(1, sizeof(*a));
+        if (!a)
+                abort();
+        int rc = -1;
+        a->o = o;
+        a->is_live = !o->replay_path;
+        a->masks = o->masks;
+        a->nr_hooks = o->nr_stack_hooks < 32 ? o->nr_stack_hooks : 32;
+        memcpy(a->hooks, o->stack_hooks, a->nr_hooks * sizeof(a->hooks[0]));
+        a->interval_100ns = o->interval_100ns ? o->interval_100ns : 10000;
+        pthread_mutex_init(&a->lock, NULL);
+        if (a->is_live)
+                live_probe(&a->caps);
+        struct sym_options so = {.symbol_path = o->symbol_path,
+                                 .nr_symbol_path = o->nr_symbol_path,
+                                 .is_live = a->is_live,
+                                 .is_synchronous = o->is_batch};
+        sym_store_new(&a->store, &so);
+        a->feed = sym_feed_new(a->store);
+        a->hot = hot_new(a->store, 1u << 20);
+        a->decoder = kdecoder_new(true);
+        static const struct ui_column *cols[NR_VIEWS] = {fn_cols, msg_cols, msg_cols, session_cols};
+        static const uint32_t nr_cols[NR_VIEWS] = {6, 1, 1, 3};
+        for (int v = 0; v < NR_VIEWS; v++)
+                ui_table_init(&a->tables[v], cols[v], nr_cols[v]);
+
+        if (a->is_live ? session_start(a, err, err_size) : replay_start(a, err, err_size))
+                goto out;
+        if (pthread_create(&a->thread, NULL, consumer_main, a) == 0)
+                a->has_thread = true;
+        sigset_t old;
+        int sfd = signals_fd(&old);
+        if (o->is_batch) {
+                run_batch(a, sfd);
+        } else if (ui_screen_open(&a->scr, o->is_mono) < 0) {
+                snprintf(err, err_size, "cannot start the screen (TERM=%s); use -b for text",
+                         getenv("TERM") ? getenv("TERM") : "");
+                session_stop(a);
+                if (sfd >= 0)
+                        close(sfd);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                goto out;
+        } else {
+                run_screen(a, sfd);
+                ui_screen_close(a->scr);
+                a->scr = NULL;
+        }
+        session_stop(a);
+        if (sfd >= 0)
+                close(sfd);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        rc = 0;
+out:
+        if (a->has_session || a->has_thread)
+                session_stop(a);
+        for (int v = 0; v < NR_VIEWS; v++)
+                ui_table_fini(&a->tables[v]);
+        hot_free(a->hot);
+        sym_feed_free(a->feed);
+        sym_store_free(a->store);
+        kdecoder_free(a->decoder);
+        pthread_mutex_destroy(&a->lock);
+        free(a);
+        return rc;
+}

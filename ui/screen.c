@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/* screen.c: owns the terminal: curses, colours, the list browser, the key table and help. */
+#include "ui/screen.h"
+
+#include <curses.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_ESC 27
+
+enum input_mode { INPUT_NONE, INPUT_SEARCH, INPUT_FILTER };
+
+struct ui_screen {
+        bool has_colors;
+        enum input_mode input;
+        char input_buf[64];
+        uint32_t *visible; /* owned: indices of the rows the filter lets through */
+        uint32_t cap_visible;
+};
+
+enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
+
+static const struct ui_key keys[] = {
+        {KEY_F(1), "F1 h ?", "this help", UI_HELP},
+        {'h', NULL, NULL, UI_HELP},
+        {'?', NULL, NULL, UI_HELP},
+        {KEY_F(10), "F10 q", "quit", UI_QUIT},
+        {'q', NULL, NULL, UI_QUIT},
+        {'\t', "Tab", "next view", UI_VIEW_NEXT},
+        {KEY_BTAB, "Shift-Tab", "previous view", UI_VIEW_PREV},
+        {'1', "1", "view: hot functions and the call tree", UI_VIEW_1},
+        {'2', "2", "view: hot branch edges (LBR)", UI_VIEW_2},
+        {'3', "3", "view: context switches and waits", UI_VIEW_3},
+        {'4', "4 F9",
+         "view: the session panel (group masks, stack hooks, LBR, PMC source, "
+         "interval)",
+         UI_VIEW_4},
+        {KEY_F(9), NULL, NULL, UI_VIEW_4},
+        {KEY_UP, "Up Down", "move the cursor", UI_NONE},
+        {KEY_PPAGE, "PgUp PgDn", "move a page", UI_NONE},
+        {KEY_HOME, "Home End", "first / last row", UI_NONE},
+        {'\n', "Enter", "expand or collapse the row; in the panel, toggle the setting", UI_TOGGLE},
+        {'+', "+ - *", "expand / collapse / expand all (call tree)", UI_EXPAND},
+        {'-', NULL, NULL, UI_COLLAPSE},
+        {'*', NULL, NULL, UI_EXPAND_ALL},
+        {'c', "c", "call tree: callers (bottom-up) or callees (top-down)", UI_CALLERS},
+        {'g', "g", "branch edges: by exact edge or by function pair", UI_GROUPING},
+        {KEY_F(6), "F6 < >", "sort by the next / previous column", UI_REDRAW},
+        {'I', "I", "invert the sort order", UI_REDRAW},
+        {KEY_F(3), "F3 /", "search (n: next match)", UI_REDRAW},
+        {KEY_F(4), "F4 \\", "filter rows by text (Esc clears)", UI_REDRAW},
+        {' ', "Space Z", "pause the display (collection goes on)", UI_PAUSE},
+        {'Z', NULL, NULL, UI_PAUSE},
+        {'z', "z", "zero the counts", UI_ZERO},
+        {'m', "m", "aggregation: cumulative, decaying, zeroed each refresh", UI_MODE},
+        {'d', "d D", "refresh faster / slower", UI_DELAY_DOWN},
+        {'D', NULL, NULL, UI_DELAY_UP},
+        {KEY_F(2), "F2 W", "save the recent events to a .etl file", UI_SAVE},
+        {'W', NULL, NULL, UI_SAVE},
+        {'[', "[ ]", "replay: move the time window back / forward", UI_TIME_BACK},
+        {']', NULL, NULL, UI_TIME_FWD},
+};
+
+const struct ui_key *ui_keys(uint32_t *nr_out)
+{
+        *nr_out = sizeof(keys) / sizeof(keys[0]);
+        return keys;
+}
+
+int ui_screen_open(struct ui_screen **out, bool is_mono)
+{
+        struct ui_screen *s = calloc(1, sizeof(*s));
+        if (!s)
+                abort();
+        setlocale(LC_ALL, "");
+        if (!initscr()) {
+                free(s);
+                return -1;
+        }
+        cbreak();
+        noecho();
+        nonl();
+        keypad(stdscr, TRUE);
+        nodelay(stdscr, TRUE);
+        curs_set(0);
+        set_escdelay(25);
+        if (!is_mono && has_colors()) {
+                start_color();
+                use_default_colors();
+                init_pair(PAIR_HEADER, COLOR_CYAN, -1);
+                init_pair(PAIR_CURSOR, COLOR_BLACK, COLOR_CYAN);
+                init_pair(PAIR_COLUMNS, COLOR_BLACK, COLOR_GREEN);
+                init_pair(PAIR_TAB, COLOR_BLACK, COLOR_CYAN);
+                init_pair(PAIR_KEYS, COLOR_BLACK, COLOR_CYAN);
+                init_pair(PAIR_GREY, COLOR_WHITE, -1);
+                s->has_colors = true;
+        }
+        *out = s;
+        return 0;
+}
+
+void ui_screen_close(struct ui_screen *s)
+{
+        if (!s)
+                return;
+        endwin();
+        free(s->visible);
+        free(s);
+}
+
+int ui_screen_getkey(struct ui_screen *s)
+{
+        (void)s;
+        int ch = getch();
+        return ch == ERR ? -1 : ch;
+}
+
+static int attr_of(const struct ui_screen *s, int pair, int mono)
+{
+        return s->has_colors ? (int)COLOR_PAIR(pair) : mono;
+}
+
+/* ---- visible rows ---- */
+
+static bool row_matches(const struct ui_table *t, uint32_t r, const char *needle)
+{
+        if (!*needle)
+                return true;
+        for (uint32_t c = 0; c < t->nr_cols; c++)
+                if (t->cols[c].kind == UI_COL_TEXT && strstr(ui_table_cell_text(t, r, c), needle))
+                        return true;
+        return false;
+}
+
+static uint32_t visible_rows(struct ui_screen *s, const struct ui_table *t,
+                             const struct ui_view_state *vs)
+{
+        if (s->cap_visible < t->nr_rows + 1) {
+                s->cap_visible = t->nr_rows + 1;
+                free(s->visible);
+                s->visible = malloc(s->cap_visible * sizeof(*s->visible));
+                if (!s->visible)
+                        abort();
+        }
+        uint32_t n = 0;
+        for (uint32_t r = 0; r < t->nr_rows; r++)
+                if (row_matches(t, r, vs->filter))
+                        s->visible[n++] = r;
+        return n;
+}
+
+static int list_height(void)
+{
+        return LINES; /* refined in draw; keys use a page of LINES - 6 */
+}
+
+/* ---- keys ---- */
+
+static enum ui_action input_key(struct ui_screen *s, int key, struct ui_view_state *vs)
+{
+        size_t n = strlen(s->input_buf);
+        if (key == KEY_ESC) {
+                if (s->input == INPUT_FILTER)
+                        vs->filter[0] = 0;
+                s->input = INPUT_NONE;
+                return UI_REDRAW;
+        }
+        if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+                s->input = INPUT_NONE;
+                return UI_REDRAW;
+        }
+        if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+                if (n)
+                        s->input_buf[n - 1] = 0;
+        } else if (key >= 32 && key < 127 && n + 1 < sizeof(s->input_buf)) {
+                s->input_buf[n] = (char)key;
+                s->input_buf[n + 1] = 0;
+        }
+        if (s->input == INPUT_SEARCH)
+                snprintf(vs->search, sizeof(vs->search), "%s", s->input_buf);
+        else
+                snprintf(vs->filter, sizeof(vs->filter), "%s", s->input_buf);
+        return UI_REDRAW;
+}
+
+static void search_next(struct ui_screen *s, struct ui_view_state *vs, const struct ui_table *t,
+                        uint32_t nv, bool is_from_next)
+{
+        if (!vs->search[0] || !nv)
+                return;
+        for (uint32_t k = is_from_next ? 1 : 0; k <= nv; k++) {
+                uint32_t i = (vs->cursor + k) % nv;
+                if (row_matches(t, s->visible[i], vs->search)) {
+                        vs->cursor = i;
+                        vs->cursor_key = t->keys[s->visible[i]];
+                        return;
+                }
+        }
+}
+
+enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state *vs,
+                             const struct ui_table *t, uint64_t *row_key)
+{
+        uint32_t nv = visible_rows(s, t, vs);
+        int page = list_height() - 8;
+        if (page < 1)
+                page = 1;
+        if (s->input != INPUT_NONE) {
+                enum ui_action a = input_key(s, key, vs);
+                if (s->input == INPUT_SEARCH || (key == '\n' && vs->search[0]))
+                        search_next(s, vs, t, visible_rows(s, t, vs), false);
+                return a;
+        }
+        uint32_t old = vs->cursor;
+        switch (key) {
+        case KEY_UP: vs->cursor = vs->cursor ? vs->cursor - 1 : 0; break;
+        case KEY_DOWN: vs->cursor = nv && vs->cursor + 1 < nv ? vs->cursor + 1 : vs->cursor; break;
+        case KEY_PPAGE:
+                vs->cursor = vs->cursor > (uint32_t)page ? vs->cursor - (uint32_t)page : 0;
+                break;
+        case KEY_NPAGE:
+                vs->cursor = nv ? (vs->cursor + (uint32_t)page < nv ? vs->cursor + (uint32_t)page
+                                                                    : nv - 1)
+                                : 0;
+                break;
+        case KEY_HOME: vs->cursor = 0; break;
+        case KEY_END: vs->cursor = nv ? nv - 1 : 0; break;
+        case KEY_RESIZE: return UI_REDRAW;
+        case KEY_F(6):
+        case '>':
+        case '.':
+                vs->sort_col = t->nr_cols ? (vs->sort_col + 1) % t->nr_cols : 0;
+                vs->has_sorted = true;
+                return UI_REDRAW;
+        case '<':
+        case ',':
+                vs->sort_col = t->nr_cols ? (vs->sort_col + t->nr_cols - 1) % t->nr_cols : 0;
+                vs->has_sorted = true;
+                return UI_REDRAW;
+        case 'I':
+                vs->is_reversed = !vs->is_reversed;
+                vs->has_sorted = true;
+                return UI_REDRAW;
+        case KEY_F(3):
+        case '/':
+                s->input = INPUT_SEARCH;
+                s->input_buf[0] = 0;
+                return UI_REDRAW;
+        case 'n': search_next(s, vs, t, nv, true); return UI_REDRAW;
+        case KEY_F(4):
+        case '\\':
+                s->input = INPUT_FILTER;
+                snprintf(s->input_buf, sizeof(s->input_buf), "%s", vs->filter);
+                return UI_REDRAW;
+        case KEY_ESC:
+                if (vs->filter[0]) {
+                        vs->filter[0] = 0;
+                        return UI_REDRAW;
+                }
+                return UI_NONE;
+        case '\r':
+        case KEY_ENTER: key = '\n'; break;
+        default: break;
+        }
+        if (vs->cursor != old) {
+                if (nv)
+                        vs->cursor_key = t->keys[s->visible[vs->cursor]];
+                return UI_REDRAW;
+        }
+        if (nv && vs->cursor < nv)
+                *row_key = t->keys[s->visible[vs->cursor]];
+        else
+                *row_key = 0;
+        uint32_t nk;
+        const struct ui_key *k = ui_keys(&nk);
+        for (uint32_t i = 0; i < nk; i++)
+                if (k[i].key == key)
+                        return k[i].action;
+        return UI_NONE;
+}
+
+/* ---- drawing ---- */
+
+static void put_line(int y, const char *text, int attr)
+{
+        if (y < 0 || y >= LINES)
+                return;
+        move(y, 0);
+        clrtoeol();
+        if (attr)
+                attron(attr);
+        addnstr(text, COLS);
+        if (attr) {
+                for (int x = (int)strlen(text); x < COLS; x++)
+                        addch(' ');
+                attroff(attr);
+        }
+}
+
+static void draw_help(struct ui_screen *s)
+{
+        uint32_t nk;
+        const struct ui_key *k = ui_keys(&nk);
+        int y = 0;
+        put_line(y++, "etwtop keys (any key returns)", attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD);
+        put_line(y++, "", 0);
+        for (uint32_t i = 0; i < nk && y < LINES; i++) {
+                if (!k[i].name)
+                        continue;
+                char line[256];
+                snprintf(line, sizeof(line), "  %-12s %s", k[i].name, k[i].help);
+                put_line(y++, line, 0);
+        }
+        while (y < LINES)
+                put_line(y++, "", 0);
+}
+
+/* The widths of the columns on a screen of cols columns: text columns without a width share
+   what the others leave. */
+static void column_widths(const struct ui_table *t, int cols, int *w)
+{
+        int fixed = 0, nr_flex = 0;
+        for (uint32_t c = 0; c < t->nr_cols; c++) {
+                if (t->cols[c].width > 0)
+                        fixed += t->cols[c].width + 1;
+                else
+                        nr_flex++;
+        }
+        int left = cols - fixed;
+        for (uint32_t c = 0; c < t->nr_cols; c++) {
+                w[c] = t->cols[c].width;
+                if (w[c] <= 0)
+                        w[c] = nr_flex && left > nr_flex ? left / nr_flex - 1 : 8;
+        }
+}
+
+static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_state *vs, int y0,
+                       int y1)
+{
+        int w[64];
+        if (t->nr_cols > 64 || y1 <= y0)
+                return;
+        column_widths(t, COLS, w);
+        /* the column titles, the sort column marked */
+        char line[4096];
+        size_t len = 0;
+        for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
+                char title[128];
+                snprintf(title, sizeof(title), "%s%s", t->cols[c].title,
+                         vs->has_sorted && c == vs->sort_col ? (vs->is_reversed ? "^" : "v") : "");
+                len += (size_t)snprintf(line + len, sizeof(line) - len,
+                                        t->cols[c].kind == UI_COL_TEXT ? "%-*.*s " : "%*.*s ", w[c],
+                                        w[c], title);
+        }
+        if (len >= sizeof(line))
+                len = sizeof(line) - 1;
+        line[len] = 0;
+        put_line(y0, line, attr_of(s, PAIR_COLUMNS, A_REVERSE));
+
+        uint32_t nv = visible_rows(s, t, vs);
+        /* the cursor stays on its row, by key */
+        for (uint32_t i = 0; i < nv; i++)
+                if (t->keys[s->visible[i]] == vs->cursor_key) {
+                        vs->cursor = i;
+                        break;
+                }
+        if (vs->cursor >= nv)
+                vs->cursor = nv ? nv - 1 : 0;
+        if (nv)
+                vs->cursor_key = t->keys[s->visible[vs->cursor]];
+        uint32_t height = (uint32_t)(y1 - y0 - 1);
+        if (vs->cursor < vs->top)
+                vs->top = vs->cursor;
+        if (vs->cursor >= vs->top + height)
+                vs->top = vs->cursor - height + 1;
+        if (vs->top + height > nv)
+                vs->top = nv > height ? nv - height : 0;
+        for (uint32_t k = 0; k < height; k++) {
+                int y = y0 + 1 + (int)k;
+                uint32_t i = vs->top + k;
+                if (i >= nv) {
+                        put_line(y, "", 0);
+                        continue;
+                }
+                uint32_t r = s->visible[i];
+                len = 0;
+                for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
+                        char cell[1024];
+                        ui_table_format(t, r, c, cell, sizeof(cell));
+                        if (t->cols[c].kind == UI_COL_TEXT) {
+                                /* the tree column: indentation and an expand mark */
+                                char shown[1200];
+                                bool is_tree = c + 1 == t->nr_cols;
+                                const char *mark = !is_tree                            ? ""
+                                                   : (t->flags[r] & UI_ROW_EXPANDED)   ? "- "
+                                                   : (t->flags[r] & UI_ROW_EXPANDABLE) ? "+ "
+                                                                                       : "";
+                                snprintf(shown, sizeof(shown), "%*s%s%s",
+                                         is_tree ? 2 * t->depth[r] : 0, "", mark, cell);
+                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%-*.*s ",
+                                                        w[c], w[c], shown);
+                        } else {
+                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%*.*s ",
+                                                        w[c], w[c], cell);
+                        }
+                }
+                if (len >= sizeof(line))
+                        len = sizeof(line) - 1;
+                line[len] = 0;
+                int attr = 0;
+                if (i == vs->cursor)
+                        attr = attr_of(s, PAIR_CURSOR, A_REVERSE);
+                else if (t->flags[r] & UI_ROW_GREYED)
+                        attr = A_DIM;
+                put_line(y, line, attr);
+        }
+}
+
+void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_table *t,
+                    struct ui_view_state *vs)
+{
+        if (f->is_help) {
+                draw_help(s);
+                refresh();
+                return;
+        }
+        if (vs->has_sorted)
+                ui_table_sort(t, vs->sort_col, vs->is_reversed);
+        int y = 0;
+        /* small terminals: the header goes first, the table keeps at least 3 rows */
+        uint32_t nr_header = f->nr_header;
+        while (nr_header && (int)nr_header + 6 > LINES)
+                nr_header--;
+        for (uint32_t i = 0; i < nr_header; i++)
+                put_line(y++, f->header[i],
+                         i == 0 ? (attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD) : 0);
+        if (LINES >= 4) {
+                char tabs[512];
+                size_t len = 0;
+                move(y, 0);
+                clrtoeol();
+                for (uint32_t i = 0; i < f->nr_tabs && len < sizeof(tabs); i++) {
+                        int n = snprintf(tabs, sizeof(tabs), " %u %s ", i + 1, f->tabs[i]);
+                        if (n < 0)
+                                break;
+                        int attr =
+                                i == f->current_tab ? attr_of(s, PAIR_TAB, A_REVERSE) | A_BOLD : 0;
+                        if (attr)
+                                attron(attr);
+                        addnstr(tabs, COLS - (int)len > 0 ? COLS - (int)len : 0);
+                        if (attr)
+                                attroff(attr);
+                        len += (size_t)n;
+                }
+                y++;
+        }
+        int bottom = LINES - 2;
+        if (bottom <= y + 1)
+                bottom = LINES;
+        draw_table(s, t, vs, y, bottom);
+        if (bottom < LINES) {
+                char status[512];
+                if (s->input == INPUT_SEARCH)
+                        snprintf(status, sizeof(status), "Search: %s_", s->input_buf);
+                else if (s->input == INPUT_FILTER)
+                        snprintf(status, sizeof(status), "Filter: %s_", s->input_buf);
+                else if (vs->filter[0])
+                        snprintf(status, sizeof(status), "[filter: %s] %s", vs->filter,
+                                 f->status ? f->status : "");
+                else
+                        snprintf(status, sizeof(status), "%s", f->status ? f->status : "");
+                put_line(LINES - 2, status, 0);
+                put_line(LINES - 1,
+                         "F1Help F2Save F3Search F4Filter F6Sort F9Session Tab:view Space:pause "
+                         "F10Quit",
+                         attr_of(s, PAIR_KEYS, A_REVERSE));
+        }
+        refresh();
+}
