@@ -96,6 +96,7 @@ struct app {
         struct hot *hot;
         uint64_t nr_events, nr_events_prev;
         uint64_t nr_lost;
+        uint64_t nr_stacks_seen; /* replay: the stack hooks are not recorded, stacks are */
         double events_per_s;
         /* the session */
         CONTROLTRACE_ID session;
@@ -137,6 +138,15 @@ static void on_event(void *ctx, const struct kevent *ev)
         a->nr_events++;
         if (ev->type == KEV_EVENTS_LOST && ev->events_lost.reason == 2)
                 a->nr_lost = ev->events_lost.count;
+        if (!a->is_live) {
+                /* a recording's settings, as its events say */
+                if (ev->type == KEV_GROUP_MASK && !ev->group_mask.is_previous)
+                        memcpy(a->masks.Masks, ev->group_mask.masks, sizeof(a->masks.Masks));
+                else if (ev->type == KEV_PROFILE_INTERVAL && ev->profile_interval.source == 0)
+                        a->interval_100ns = ev->profile_interval.new_interval_100ns;
+                else if (ev->type == KEV_STACK)
+                        a->nr_stacks_seen++;
+        }
         sym_feed_event(a->feed, ev);
         hot_event(a->hot, ev);
 }
@@ -444,6 +454,11 @@ static void header_lines(struct app *a, char lines[4][512])
                          a->o->replay_path, a->nr_events, samples, progress,
                          a->is_paused ? "   [paused]" : "");
         }
+        if (!a->is_live)
+                snprintf(hooks, sizeof(hooks), "%s",
+                         a->nr_stacks_seen ? "as recorded" : "none recorded");
+        if (!flags[0])
+                snprintf(flags, sizeof(flags), "(not recorded)");
         snprintf(lines[1], 512, "Groups: %s   Stacks: %s   Interval: %.3f ms (timer)   LBR: %s",
                  flags, hooks[0] ? hooks : "none", a->interval_100ns / 10000.0,
                  a->is_lbr_on ? "on" : "off");
@@ -680,6 +695,10 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->nr_hooks = o->nr_stack_hooks < 32 ? o->nr_stack_hooks : 32;
         memcpy(a->hooks, o->stack_hooks, a->nr_hooks * sizeof(a->hooks[0]));
         a->interval_100ns = o->interval_100ns ? o->interval_100ns : 10000;
+        if (!a->is_live) {
+                memset(&a->masks, 0, sizeof(a->masks)); /* the recording's come with it */
+                a->nr_hooks = 0;
+        }
         pthread_mutex_init(&a->lock, NULL);
         if (a->is_live)
                 live_probe(&a->caps);

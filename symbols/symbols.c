@@ -508,7 +508,11 @@ uint32_t sym_store_poll(struct sym_store *s)
                 m->is_logged = true;
                 if (st == LS_LOADED)
                         s->st.nr_loaded++;
-                if (m->note[0])
+                /* routine: a Windows trace's images without a symbol path, a recording's
+                   vdso (their module+offset frames say it); the note stays in the info */
+                bool is_routine = (m->kind == MOD_PE && !s->opt.nr_symbol_path) ||
+                                  (m->kind == MOD_VDSO && !s->opt.is_live);
+                if (m->note[0] && !is_routine)
                         logf_(s, "%s", m->note);
         }
         return n; /* pending answers were never cached: the next lookups see the tables */

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# screen_tmux.sh: the etwtop screen driven for real: tmux runs it, send-keys types,
+# capture-pane reads the screen. Live (needs root): a known workload's hot functions show; the
+# session panel turns CSWITCH off and the header says so; turning the Profile stack hook off
+# makes the profile flat (total = self); the LBR controls say why they are unavailable; the
+# help lists the keys; resizing, tiny terminals and monochrome do not break it; q quits.
+# Replay: the PerfView sample's top module shows.
+set -u
+: "${ETWTOP:?}" "${SYM_FIXTURE:?}"
+command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; exit 0; }
+sock=etwtop-test-$$
+tm() { tmux -L "$sock" "$@"; }
+tmp=$(mktemp -d)
+cleanup() {
+        tm kill-server 2>/dev/null
+        kill $(jobs -p) 2>/dev/null
+        rm -rf "$tmp"
+}
+trap cleanup EXIT
+nr_pass=0 nr_fail=0
+check() {
+        local what=$1
+        shift
+        if "$@"; then
+                nr_pass=$((nr_pass + 1))
+        else
+                nr_fail=$((nr_fail + 1))
+                echo "FAIL: $what" >&2
+                echo "--- screen:" >&2
+                cat "$tmp/screen" >&2
+        fi
+}
+snap() { tm capture-pane -t s -p >"$tmp/screen"; }
+has() { grep -q -- "$1" "$tmp/screen"; }
+# waits up to $2 seconds for text $1 on the screen
+wait_for() {
+        local i
+        for ((i = 0; i < ${2:-10} * 5; i++)); do
+                snap
+                has "$1" && return 0
+                sleep 0.2
+        done
+        return 1
+}
+alive() { tm has-session -t s 2>/dev/null; }
+
+# -- replay: no privilege needed
+net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
+if [ -f "$net" ]; then
+        tm new-session -d -s s -x 120 -y 30 "$ETWTOP --replay '$net'; sleep 30"
+        check "replay: the PerfView sample's top module" wait_for 'ntoskrnl\.exe' 10
+        check "replay: the header names the file" has 'replay .*net\.4\.5\.2\.x64\.etl'
+        tm send-keys -t s 3
+        sleep 0.5
+        snap
+        check "replay: view 3 is the switches view" has '3 Context switches'
+        tm send-keys -t s q
+        sleep 1
+        tm kill-server 2>/dev/null
+fi
+
+# -- live
+if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
+        echo "SKIP: live tests: $(cat "$tmp/probe.err")" >&2
+        echo "$nr_pass passed, $nr_fail failed, 1 skipped"
+        [ $nr_fail = 0 ]
+        exit
+fi
+"$SYM_FIXTURE" spin 30000 &
+tm new-session -d -s s -x 120 -y 40 "$ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
+check "live: the workload's hot function shows" wait_for 'fixture_leaf' 15
+check "live: the header" has 'live NT Kernel Logger'
+check "live: CSWITCH on at start" has 'Groups: .*CSWITCH'
+check "live: what this machine cannot do" has 'Not on this machine'
+
+# the session panel: CSWITCH is the 4th row
+tm send-keys -t s 4
+check "panel: shown" wait_for 'What it does, or why it is unavailable' 5
+tm send-keys -t s Down Down Down Enter
+check "panel: CSWITCH off applied" wait_for 'CSWITCH off: applied to the running session' 5
+check "panel: the header follows" bash -c "grep 'Groups:' '$tmp/screen' | grep -vq CSWITCH"
+# LBR: unavailable, with the reason, and the API's answer when asked anyway
+check "panel: LBR rows say why" has 'LBR filter: KERNEL .*no LBR'
+tm send-keys -t s End Up Up Up Up Up Enter
+check "panel: LBR refused with a reason" wait_for 'LBR on Profile: no LBR' 5
+
+# the Profile stack hook off, counts zeroed: every sample is its own whole stack
+tm send-keys -t s Home Down Down Down Down Down Enter
+check "panel: Profile stacks off" wait_for 'stack: Profile off: applied' 5
+sleep 2 # events from before the change still arrive for a flush interval
+tm send-keys -t s 1 z
+sleep 3
+snap
+check "live: flat profile (total = self)" awk '
+        /Self%  Total%/ {t = 1; next}
+        t && NF >= 6 && $3 ~ /^[0-9]+$/ {n++; if ($3 != $4) bad++}
+        END {exit (n > 0 && bad == 0) ? 0 : 1}' "$tmp/screen"
+
+# help: generated from the key table
+tm send-keys -t s h
+check "help: shown" wait_for 'etwtop keys' 5
+for k in 'F1 h ?' 'F10 q' 'Tab' '4 F9' 'F3 /' 'F4 \' 'F6 < >' 'Space Z' 'F2 W' 'Enter'; do
+        check "help: lists $k" grep -qF -- "$k" "$tmp/screen"
+done
+tm send-keys -t s x
+
+# sorting, search, filter keep working
+tm send-keys -t s '\' f i x t u r e Enter
+sleep 1
+snap
+check "filter: only matching rows" awk '/Self%  Total%/ {t = 1; next} t && NF >= 6 && $3 ~ /^[0-9]+$/ && !/fixture/ {bad++} END {exit bad ? 1 : 0}' "$tmp/screen"
+tm send-keys -t s Escape
+tm send-keys -t s F6
+sleep 0.5
+snap
+check "sort: the column marked" has 'Total%v'
+
+# resize, down to a tiny terminal, and back
+tm resize-window -t s -x 60 -y 15
+sleep 1
+snap
+check "resize: smaller still draws" has 'etwtop'
+tm resize-window -t s -x 12 -y 4
+sleep 1
+tm resize-window -t s -x 120 -y 40
+sleep 1
+snap
+check "resize: survives a tiny terminal" alive
+check "resize: draws again" has 'Self%'
+
+tm send-keys -t s q
+sleep 1.5
+check "q: exits 0" grep -q 'exit=0' "$tmp/exit"
+tm kill-server 2>/dev/null
+
+# monochrome
+tm new-session -d -s s -x 100 -y 30 "NO_COLOR=1 $ETWTOP --no-color; sleep 5"
+check "mono: runs" wait_for 'Self%' 20
+tm send-keys -t s q
+
+echo "$nr_pass passed, $nr_fail failed, 0 skipped"
+[ $nr_fail = 0 ]
