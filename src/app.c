@@ -8,6 +8,7 @@
 #include "etw_provider.h"
 #include "kevent.h"
 #include "live_source.h"
+#include "model/calltree.h"
 #include "model/hot.h"
 #include "model/sym_feed.h"
 #include "symbols/symbols.h"
@@ -94,6 +95,10 @@ struct app {
         struct sym_store *store;
         struct sym_feed *feed;
         struct hot *hot;
+        struct calltree *tree;
+        bool is_top_down;   /* the functions view: callers under each function, or top-down */
+        uint64_t *expanded; /* owned hash set of expanded row keys, 0 free */
+        uint32_t expanded_mask, nr_expanded;
         uint64_t nr_events, nr_events_prev;
         uint64_t nr_lost;
         uint64_t nr_stacks_seen; /* replay: the stack hooks are not recorded, stacks are */
@@ -149,6 +154,7 @@ static void on_event(void *ctx, const struct kevent *ev)
         }
         sym_feed_event(a->feed, ev);
         hot_event(a->hot, ev);
+        calltree_event(a->tree, ev);
 }
 
 static VOID WINAPI on_record(PEVENT_RECORD rec)
@@ -321,8 +327,118 @@ static const char *module_name(struct app *a, uint32_t module)
         return info.name;
 }
 
+/* ---- expanded rows of the call tree ---- */
+
+static bool is_expanded(const struct app *a, uint64_t key)
+{
+        if (!a->expanded || !key)
+                return false;
+        for (uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 40) & a->expanded_mask;;
+             j = (j + 1) & a->expanded_mask) {
+                if (a->expanded[j] == key)
+                        return true;
+                if (!a->expanded[j])
+                        return false;
+        }
+}
+
+static void set_expanded(struct app *a, uint64_t key, bool is_on)
+{
+        if (!key || is_expanded(a, key) == is_on)
+                return;
+        if (!is_on) {
+                /* rebuild without it: removals are rare (a key press) */
+                uint64_t *old = a->expanded;
+                uint32_t cap = a->expanded_mask + 1;
+                a->expanded = calloc(cap, sizeof(*a->expanded));
+                if (!a->expanded)
+                        abort();
+                a->nr_expanded = 0;
+                for (uint32_t i = 0; i < cap; i++)
+                        if (old[i] && old[i] != key)
+                                set_expanded(a, old[i], true);
+                free(old);
+                return;
+        }
+        if (!a->expanded || (a->nr_expanded + 1) * 2 > a->expanded_mask + 1) {
+                uint64_t *old = a->expanded;
+                uint32_t old_cap = old ? a->expanded_mask + 1 : 0;
+                a->expanded_mask = old ? a->expanded_mask * 2 + 1 : 255;
+                a->expanded = calloc(a->expanded_mask + 1, sizeof(*a->expanded));
+                if (!a->expanded)
+                        abort();
+                a->nr_expanded = 0;
+                for (uint32_t i = 0; i < old_cap; i++)
+                        if (old[i])
+                                set_expanded(a, old[i], true);
+                free(old);
+        }
+        uint32_t j = (uint32_t)(key * 0x9E3779B97F4A7C15ull >> 40) & a->expanded_mask;
+        while (a->expanded[j])
+                j = (j + 1) & a->expanded_mask;
+        a->expanded[j] = key;
+        a->nr_expanded++;
+}
+
+static void frame_text(struct app *a, uint32_t module, uint32_t function, uint64_t rel, char *buf,
+                       size_t size)
+{
+        const char *mod = module_name(a, module);
+        if (function)
+                snprintf(buf, size, "%s", sym_name(a->store, function));
+        else if (module)
+                snprintf(buf, size, "%s+0x%" PRIx64, mod, rel);
+        else if (rel)
+                snprintf(buf, size, "0x%" PRIx64, rel);
+        else
+                snprintf(buf, size, "[other]");
+}
+
+#define TREE_KEY(is_top_down, node) ((1ull << 63) | ((uint64_t)(is_top_down) << 62) | (node))
+
+/* The children of node in the current tree under row depth, recursively where expanded. */
+static void add_subtree(struct app *a, struct ui_table *t, uint32_t node, uint8_t depth,
+                        uint64_t nr)
+{
+        if (depth > 60)
+                return;
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(a->tree, !a->is_top_down, node, &rows);
+        /* the rows array is reused by the next call: copy what the recursion needs */
+        struct calltree_row *copy = malloc((n ? n : 1) * sizeof(*copy));
+        if (!copy)
+                abort();
+        memcpy(copy, rows, n * sizeof(*copy));
+        char fn[512];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct calltree_row *w = &copy[i];
+                uint64_t key = TREE_KEY(a->is_top_down, w->node);
+                bool is_open = w->has_children && is_expanded(a, key);
+                uint32_t r = ui_table_add(t, key, depth,
+                                          (w->has_children ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                frame_text(a, w->module, w->function, w->rel, fn, sizeof(fn));
+                ui_table_pct(t, r, 0, nr ? 100.0 * (double)w->self / (double)nr : 0);
+                ui_table_pct(t, r, 1, nr ? 100.0 * (double)w->count / (double)nr : 0);
+                ui_table_u64(t, r, 2, w->self);
+                ui_table_u64(t, r, 3, w->count);
+                ui_table_text(t, r, 4, module_name(a, w->module));
+                ui_table_text(t, r, 5, fn);
+                if (is_open)
+                        add_subtree(a, t, w->node, (uint8_t)(depth + 1), nr);
+        }
+        free(copy);
+}
+
 static void build_functions(struct app *a, struct ui_table *t)
 {
+        const struct calltree_row *unused;
+        calltree_children(a->tree, false, 0, &unused); /* brings pending samples in */
+        if (a->is_top_down) {
+                ui_table_clear(t);
+                add_subtree(a, t, 0, 0, calltree_nr_samples(a->tree));
+                return;
+        }
         ui_table_clear(t);
         uint16_t sources[16];
         uint32_t nr_sources = hot_sources(a->hot, sources, 16);
@@ -342,14 +458,27 @@ static void build_functions(struct app *a, struct ui_table *t)
                         snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
                 else
                         snprintf(fn, sizeof(fn), "[other]");
-                uint64_t key = (uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel);
-                uint32_t r = ui_table_add(t, key, 0, 0);
+                /* never 0 (no row), never a tree key (bit 63) */
+                uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel)) &
+                                ~(7ull << 61)) |
+                               (1ull << 61);
+                uint32_t node =
+                        w->state == SYM_RESOLVED || w->module
+                                ? calltree_find_function(a->tree, w->module, w->function, w->rel)
+                                : 0;
+                bool has_callers = node && calltree_has_children(a->tree, node);
+                bool is_open = has_callers && is_expanded(a, key);
+                uint32_t r = ui_table_add(t, key, 0,
+                                          (has_callers ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
                 ui_table_pct(t, r, 0, nr ? 100.0 * (double)w->self / (double)nr : 0);
                 ui_table_pct(t, r, 1, nr ? 100.0 * (double)w->total / (double)nr : 0);
                 ui_table_u64(t, r, 2, w->self);
                 ui_table_u64(t, r, 3, w->total);
                 ui_table_text(t, r, 4, mod);
                 ui_table_text(t, r, 5, fn);
+                if (is_open)
+                        add_subtree(a, t, node, 1, nr);
         }
 }
 
@@ -552,12 +681,36 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
         case UI_ZERO:
                 pthread_mutex_lock(&a->lock);
                 hot_reset(a->hot);
+                calltree_reset(a->tree);
                 pthread_mutex_unlock(&a->lock);
                 snprintf(a->status, sizeof(a->status), "counts zeroed");
                 break;
         case UI_TOGGLE:
                 if (a->view == VIEW_SESSION)
                         toggle_setting(a, row_key);
+                else if (a->view == VIEW_FUNCTIONS)
+                        set_expanded(a, row_key, !is_expanded(a, row_key));
+                break;
+        case UI_EXPAND:
+                if (a->view == VIEW_FUNCTIONS)
+                        set_expanded(a, row_key, true);
+                break;
+        case UI_COLLAPSE:
+                if (a->view == VIEW_FUNCTIONS)
+                        set_expanded(a, row_key, false);
+                break;
+        case UI_EXPAND_ALL:
+                /* every row shown now opens one level */
+                for (uint32_t i = 0; a->view == VIEW_FUNCTIONS && i < a->tables[a->view].nr_rows;
+                     i++)
+                        if (a->tables[a->view].flags[i] & UI_ROW_EXPANDABLE)
+                                set_expanded(a, a->tables[a->view].keys[i], true);
+                break;
+        case UI_CALLERS:
+                a->is_top_down = !a->is_top_down;
+                snprintf(a->status, sizeof(a->status), "%s",
+                         a->is_top_down ? "call tree: top-down (callees under callers)"
+                                        : "hot functions, their callers under each");
                 break;
         case UI_SAVE:
                 snprintf(a->status, sizeof(a->status),
@@ -658,9 +811,9 @@ static void run_screen(struct app *a, int sfd)
                                                            &a->tables[a->view], &row_key);
                         if (act != UI_NONE)
                                 is_dirty = true;
-                        bool is_session_change = act == UI_TOGGLE && a->view == VIEW_SESSION;
                         handle_action(a, act, row_key);
-                        if (is_session_change || act == UI_ZERO)
+                        if (act == UI_TOGGLE || act == UI_ZERO || act == UI_EXPAND ||
+                            act == UI_COLLAPSE || act == UI_EXPAND_ALL || act == UI_CALLERS)
                                 build_tables(a);
                 }
                 int64_t now = now_ns();
@@ -709,6 +862,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         sym_store_new(&a->store, &so);
         a->feed = sym_feed_new(a->store);
         a->hot = hot_new(a->store, 1u << 20);
+        a->tree = calltree_new(a->store, 1u << 20, HOT_SOURCE_TIMER);
         a->decoder = kdecoder_new(true);
         static const struct ui_column *cols[NR_VIEWS] = {fn_cols, msg_cols, msg_cols, session_cols};
         static const uint32_t nr_cols[NR_VIEWS] = {6, 1, 1, 3};
@@ -747,6 +901,8 @@ out:
         for (int v = 0; v < NR_VIEWS; v++)
                 ui_table_fini(&a->tables[v]);
         hot_free(a->hot);
+        calltree_free(a->tree);
+        free(a->expanded);
         sym_feed_free(a->feed);
         sym_store_free(a->store);
         kdecoder_free(a->decoder);

@@ -74,6 +74,18 @@ check "live: the header" has 'live NT Kernel Logger'
 check "live: CSWITCH on at start" has 'Groups: .*CSWITCH'
 check "live: what this machine cannot do" has 'Not on this machine'
 
+# the call tree: the function's callers open under it; c turns the tree top-down
+tm send-keys -t s / f i x t u r e _ l e a f Enter
+sleep 0.5
+tm send-keys -t s Enter
+check "tree: fixture_leaf opens" wait_for '- fixture_leaf' 5
+check "tree: a caller under it, indented" awk '
+        /- fixture_leaf/ {getline; exit ($0 ~ /   [^ ]/) ? 0 : 1} END {}' "$tmp/screen"
+tm send-keys -t s c
+check "tree: top-down" wait_for 'call tree: top-down' 5
+check "tree: top-down roots are expandable" has '+ '
+tm send-keys -t s c
+
 # the session panel: CSWITCH is the 4th row
 tm send-keys -t s 4
 check "panel: shown" wait_for 'What it does, or why it is unavailable' 5

@@ -361,7 +361,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
 
         uint32_t nv = visible_rows(s, t, vs);
         /* the cursor stays on its row, by key */
-        for (uint32_t i = 0; i < nv; i++)
+        for (uint32_t i = 0; vs->cursor_key && i < nv; i++)
                 if (t->keys[s->visible[i]] == vs->cursor_key) {
                         vs->cursor = i;
                         break;

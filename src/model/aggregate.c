@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* aggregate.c: owns the aggregation modes, the event filter and the bounded counting table
+   the model's views share. */
+#include "model/aggregate.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TABLE_MIN_CAPACITY 64u
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+/* ---- modes ---- */
+
+void agg_settings_init(struct agg_settings *s)
+{
+        *s = (struct agg_settings){AGG_CUMULATIVE, AGG_DEFAULT_DECAY_FACTOR, 1};
+}
+
+static double decay_factor(const struct agg_settings *s)
+{
+        double f = s->decay_factor;
+        return f > 0.0 && f < 1.0 ? f : AGG_DEFAULT_DECAY_FACTOR;
+}
+
+uint64_t agg_settings_apply(const struct agg_settings *s, uint64_t count)
+{
+        switch (s->mode) {
+        case AGG_DECAYING: return (uint64_t)((double)count * decay_factor(s));
+        case AGG_ZEROED: return 0;
+        case AGG_CUMULATIVE:
+        default: return count;
+        }
+}
+
+bool agg_settings_is_droppable(const struct agg_settings *s, uint64_t count)
+{
+        switch (s->mode) {
+        case AGG_DECAYING: return count < (s->drop_below ? s->drop_below : 1);
+        case AGG_ZEROED: return count == 0;
+        case AGG_CUMULATIVE:
+        default: return false;
+        }
+}
+
+const char *agg_mode_name(enum agg_mode mode)
+{
+        switch (mode) {
+        case AGG_CUMULATIVE: return "cumulative";
+        case AGG_DECAYING: return "decaying";
+        case AGG_ZEROED: return "zeroed";
+        }
+        return "unknown";
+}
+
+/* ---- filters ---- */
+
+void agg_filter_init(struct agg_filter *f)
+{
+        memset(f, 0, sizeof(*f));
+}
+
+static bool set_has(const uint32_t *ids, uint32_t nr, uint32_t id)
+{
+        for (uint32_t i = 0; i < nr; i++)
+                if (ids[i] == id)
+                        return true;
+        return false;
+}
+
+static int set_add(uint32_t *ids, uint32_t *nr, uint32_t id)
+{
+        if (set_has(ids, *nr, id))
+                return 0;
+        if (*nr >= AGG_MAX_FILTER_IDS)
+                return -ENOSPC;
+        ids[(*nr)++] = id;
+        return 0;
+}
+
+int agg_filter_add_pid(struct agg_filter *f, uint32_t pid)
+{
+        return set_add(f->pids, &f->nr_pids, pid);
+}
+
+int agg_filter_add_tid(struct agg_filter *f, uint32_t tid)
+{
+        return set_add(f->tids, &f->nr_tids, tid);
+}
+
+int agg_filter_set_time_range(struct agg_filter *f, int64_t from_ns, int64_t to_ns)
+{
+        if (to_ns < from_ns)
+                return -EINVAL;
+        f->has_time_range = true;
+        f->from_ns = from_ns;
+        f->to_ns = to_ns;
+        return 0;
+}
+
+bool agg_filter_has_pid(const struct agg_filter *f, uint32_t pid)
+{
+        return !f->nr_pids || set_has(f->pids, f->nr_pids, pid);
+}
+
+bool agg_filter_has_tid(const struct agg_filter *f, uint32_t tid)
+{
+        return !f->nr_tids || set_has(f->tids, f->nr_tids, tid);
+}
+
+bool agg_filter_has_time(const struct agg_filter *f, int64_t time_ns)
+{
+        return !f->has_time_range || (time_ns >= f->from_ns && time_ns < f->to_ns);
+}
+
+bool agg_filter_pass(const struct agg_filter *f, uint32_t pid, uint32_t tid, int64_t time_ns)
+{
+        return agg_filter_has_pid(f, pid) && agg_filter_has_tid(f, tid) &&
+               agg_filter_has_time(f, time_ns);
+}
+
+uint64_t agg_filter_clip_ns(const struct agg_filter *f, int64_t from_ns, int64_t to_ns)
+{
+        if (f->has_time_range) {
+                if (from_ns < f->from_ns)
+                        from_ns = f->from_ns;
+                if (to_ns > f->to_ns)
+                        to_ns = f->to_ns;
+        }
+        return to_ns > from_ns ? (uint64_t)to_ns - (uint64_t)from_ns : 0;
+}
+
+/* ---- the table ---- */
+
+struct agg_table {
+        uint8_t *slots;   /* owned: capacity entries of entry_size bytes */
+        uint8_t *is_used; /* owned: one flag per slot */
+        size_t key_size, entry_size;
+        uint32_t mask; /* capacity - 1, a power of two */
+        uint32_t nr, max_entries;
+};
+
+static uint64_t mix(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ull;
+        return x ^ (x >> 33);
+}
+
+static uint64_t key_hash(const struct agg_table *t, const void *key)
+{
+        const uint8_t *p = key;
+        uint64_t h = t->key_size;
+        size_t i = 0;
+        for (; i + 8 <= t->key_size; i += 8) {
+                uint64_t w;
+                memcpy(&w, p + i, 8);
+                h = mix(h ^ w);
+        }
+        if (i < t->key_size) {
+                uint64_t w = 0;
+                memcpy(&w, p + i, t->key_size - i);
+                h = mix(h ^ w);
+        }
+        return mix(h);
+}
+
+static void table_alloc(struct agg_table *t, uint32_t capacity)
+{
+        t->mask = capacity - 1;
+        t->slots = xcalloc(capacity, t->entry_size);
+        t->is_used = xcalloc(capacity, 1);
+        t->nr = 0;
+}
+
+struct agg_table *agg_table_new(size_t key_size, size_t entry_size, uint32_t max_entries)
+{
+        struct agg_table *t = xcalloc(1, sizeof(*t));
+        t->key_size = key_size;
+        t->entry_size = entry_size < key_size ? key_size : entry_size;
+        t->max_entries = max_entries ? max_entries : 1;
+        table_alloc(t, TABLE_MIN_CAPACITY);
+        return t;
+}
+
+void agg_table_free(struct agg_table *t)
+{
+        if (!t)
+                return;
+        free(t->slots);
+        free(t->is_used);
+        free(t);
+}
+
+void agg_table_reset(struct agg_table *t)
+{
+        free(t->slots);
+        free(t->is_used);
+        table_alloc(t, TABLE_MIN_CAPACITY);
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static uint32_t slot_of(const struct agg_table *t, const void *key)
+{
+        for (uint32_t j = (uint32_t)key_hash(t, key) & t->mask;; j = (j + 1) & t->mask)
+                if (!t->is_used[j] ||
+                    memcmp(t->slots + (size_t)j * t->entry_size, key, t->key_size) == 0)
+                        return j;
+}
+
+void *agg_table_find(const struct agg_table *t, const void *key)
+{
+        uint32_t j = slot_of(t, key);
+        return t->is_used[j] ? t->slots + (size_t)j * t->entry_size : NULL;
+}
+
+/* Moves the entries into a table of the given capacity. */
+static void rebuild(struct agg_table *t, uint32_t capacity)
+{
+        uint8_t *old = t->slots, *old_used = t->is_used;
+        uint32_t old_capacity = t->mask + 1;
+        table_alloc(t, capacity);
+        for (uint32_t i = 0; i < old_capacity; i++) {
+                uint8_t *e = old + (size_t)i * t->entry_size;
+                if (!old_used[i])
+                        continue;
+                uint32_t j = slot_of(t, e);
+                memcpy(t->slots + (size_t)j * t->entry_size, e, t->entry_size);
+                t->is_used[j] = 1;
+                t->nr++;
+        }
+        free(old);
+        free(old_used);
+}
+
+void *agg_table_get(struct agg_table *t, const void *key, bool *is_new)
+{
+        uint32_t j = slot_of(t, key);
+        if (is_new)
+                *is_new = false;
+        if (t->is_used[j])
+                return t->slots + (size_t)j * t->entry_size;
+        if (t->nr >= t->max_entries)
+                return NULL;
+        if ((t->nr + 1) * 2 > t->mask + 1) { /* at most half full */
+                rebuild(t, (t->mask + 1) * 2);
+                j = slot_of(t, key);
+        }
+        uint8_t *e = t->slots + (size_t)j * t->entry_size;
+        memset(e, 0, t->entry_size);
+        memcpy(e, key, t->key_size);
+        t->is_used[j] = 1;
+        t->nr++;
+        if (is_new)
+                *is_new = true;
+        return e;
+}
+
+void agg_table_remove_if(struct agg_table *t, bool (*is_dropped)(void *entry, void *ctx), void *ctx)
+{
+        uint32_t capacity = t->mask + 1;
+        uint32_t nr = 0;
+        for (uint32_t i = 0; i < capacity; i++) {
+                if (!t->is_used[i])
+                        continue;
+                if (is_dropped(t->slots + (size_t)i * t->entry_size, ctx))
+                        t->is_used[i] = 0; /* the table is rebuilt below: probes are not used */
+                else
+                        nr++;
+        }
+        if (nr == t->nr)
+                return;
+        /* shrink with the rows: a burst does not keep its memory for the whole run */
+        while (capacity > TABLE_MIN_CAPACITY && nr * 8 < capacity)
+                capacity /= 2;
+        rebuild(t, capacity);
+}
+
+uint32_t agg_table_nr(const struct agg_table *t)
+{
+        return t->nr;
+}
+
+uint32_t agg_table_max(const struct agg_table *t)
+{
+        return t->max_entries;
+}
+
+uint32_t agg_table_capacity(const struct agg_table *t)
+{
+        return t->mask + 1;
+}
+
+void *agg_table_slot(const struct agg_table *t, uint32_t i)
+{
+        return i <= t->mask && t->is_used[i] ? t->slots + (size_t)i * t->entry_size : NULL;
+}

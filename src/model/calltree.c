@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/* calltree.c: owns the top-down and callers trees of sampled stacks. */
+#include "model/calltree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CPUS   1024
+#define MAX_FRAMES 256
+
+struct node {
+        uint32_t parent;
+        uint32_t module;
+        uint32_t function;
+        uint32_t first_child, next_sibling;
+        uint64_t rel;
+        uint64_t count, self;
+};
+
+struct frame_key {
+        uint32_t module;
+        uint32_t function;
+        uint64_t rel;
+};
+
+struct pending {
+        uint64_t timestamp;
+        uint32_t pid;
+        uint64_t ip;
+        bool has;
+        bool is_matched;
+};
+
+struct calltree {
+        struct sym_store *store; /* borrowed */
+        uint32_t max_nodes;
+        uint16_t source;
+        struct node *nodes; /* owned; [0] the top-down root, [1] the callers root */
+        uint32_t nr_nodes, cap_nodes;
+        uint32_t *index; /* owned hash: (parent, key) -> node, 0 free */
+        uint32_t index_mask;
+        uint64_t nr_samples;
+        struct pending pend[MAX_CPUS];
+        struct calltree_row *rows; /* owned: the last answer */
+        uint32_t cap_rows;
+};
+
+#define ROOT_TOP_DOWN 0u
+#define ROOT_CALLERS  1u
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+static uint64_t mix(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ull;
+        return x ^ (x >> 33);
+}
+
+static uint64_t node_hash(uint32_t parent, const struct frame_key *k)
+{
+        return mix(((uint64_t)parent << 32 | k->module) ^
+                   mix(k->rel ^ ((uint64_t)k->function << 40)));
+}
+
+static void roots(struct calltree *t)
+{
+        memset(t->nodes, 0, 2 * sizeof(*t->nodes));
+        t->nodes[ROOT_TOP_DOWN].parent = UINT32_MAX;
+        t->nodes[ROOT_CALLERS].parent = UINT32_MAX;
+        t->nr_nodes = 2;
+}
+
+struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint16_t source)
+{
+        struct calltree *t = xcalloc(1, sizeof(*t));
+        t->store = store;
+        t->max_nodes = max_nodes ? max_nodes : (1u << 20);
+        t->source = source;
+        t->cap_nodes = 1024;
+        t->nodes = xcalloc(t->cap_nodes, sizeof(*t->nodes));
+        t->index_mask = 2047;
+        t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
+        roots(t);
+        return t;
+}
+
+void calltree_free(struct calltree *t)
+{
+        if (!t)
+                return;
+        free(t->nodes);
+        free(t->index);
+        free(t->rows);
+        free(t);
+}
+
+void calltree_reset(struct calltree *t)
+{
+        roots(t);
+        memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
+        memset(t->pend, 0, sizeof(t->pend));
+        t->nr_samples = 0;
+}
+
+static bool node_is(const struct node *n, uint32_t parent, const struct frame_key *k)
+{
+        return n->parent == parent && n->module == k->module && n->function == k->function &&
+               n->rel == k->rel;
+}
+
+static void index_insert(struct calltree *t, uint32_t id)
+{
+        const struct node *n = &t->nodes[id];
+        struct frame_key k = {n->module, n->function, n->rel};
+        uint32_t j = (uint32_t)node_hash(n->parent, &k) & t->index_mask;
+        while (t->index[j])
+                j = (j + 1) & t->index_mask;
+        t->index[j] = id;
+}
+
+/* The child of parent with key k, made when missing; 0 when the tree is full. */
+static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k)
+{
+        uint32_t j = (uint32_t)node_hash(parent, k) & t->index_mask;
+        for (;; j = (j + 1) & t->index_mask) {
+                uint32_t id = t->index[j];
+                if (!id)
+                        break;
+                if (node_is(&t->nodes[id], parent, k))
+                        return id;
+        }
+        if (t->nr_nodes >= t->max_nodes)
+                return 0;
+        if (t->nr_nodes == t->cap_nodes) {
+                t->cap_nodes *= 2;
+                struct node *n = realloc(t->nodes, t->cap_nodes * sizeof(*n));
+                if (!n)
+                        abort();
+                t->nodes = n;
+        }
+        uint32_t id = t->nr_nodes++;
+        struct node *n = &t->nodes[id];
+        *n = (struct node){parent, k->module, k->function, 0, t->nodes[parent].first_child, k->rel,
+                           0,      0};
+        t->nodes[parent].first_child = id;
+        if ((t->nr_nodes + 1) * 2 > t->index_mask + 1) {
+                free(t->index);
+                t->index_mask = t->index_mask * 2 + 1;
+                t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
+                for (uint32_t i = 2; i < t->nr_nodes; i++)
+                        index_insert(t, i);
+        } else {
+                t->index[j] = id;
+        }
+        return id;
+}
+
+static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr)
+{
+        struct sym_loc loc = sym_locate(t->store, pid, addr);
+        struct frame_key k = {loc.module, 0, loc.rel};
+        if (loc.module) {
+                struct sym_frame f;
+                sym_resolve(t->store, loc, &f);
+                if (f.state == SYM_RESOLVED) {
+                        k.function = f.function;
+                        k.rel = 0;
+                }
+        }
+        return k;
+}
+
+/* frames[0] is the sampled address, the last the outermost caller */
+static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uint32_t nr)
+{
+        struct frame_key keys[MAX_FRAMES];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nr && n < MAX_FRAMES; i++)
+                keys[n++] = key_of(t, pid, frames[i]);
+        if (!n)
+                return;
+        t->nr_samples++;
+        uint32_t node = ROOT_TOP_DOWN;
+        t->nodes[node].count++;
+        for (uint32_t i = n; i-- > 0;) {
+                uint32_t c = child(t, node, &keys[i]);
+                if (!c)
+                        break;
+                node = c;
+                t->nodes[node].count++;
+                if (i == 0)
+                        t->nodes[node].self++;
+        }
+        node = ROOT_CALLERS;
+        t->nodes[node].count++;
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t c = child(t, node, &keys[i]);
+                if (!c)
+                        break;
+                node = c;
+                t->nodes[node].count++;
+                if (i == 0)
+                        t->nodes[node].self++;
+        }
+}
+
+static void pending_flush(struct calltree *t, struct pending *p)
+{
+        if (p->has && !p->is_matched)
+                insert(t, p->pid, &p->ip, 1);
+        p->has = false;
+}
+
+void calltree_event(struct calltree *t, const struct kevent *ev)
+{
+        uint16_t source;
+        uint64_t ip;
+        switch (ev->type) {
+        case KEV_SAMPLE:
+                source = 0;
+                ip = ev->sample.ip;
+                break;
+        case KEV_PMC_SAMPLE:
+                source = ev->pmc_sample.source;
+                ip = ev->pmc_sample.ip;
+                break;
+        case KEV_STACK: {
+                struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
+                if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
+                        p = NULL;
+                        for (uint32_t c = 0; c < MAX_CPUS && !p; c++)
+                                if (t->pend[c].has && !t->pend[c].is_matched &&
+                                    t->pend[c].timestamp == ev->stack.event_timestamp)
+                                        p = &t->pend[c];
+                }
+                if (!p)
+                        return; /* the stack of a switch or a wake-up */
+                p->is_matched = true;
+                uint64_t frames[MAX_FRAMES];
+                uint32_t n = 0;
+                /* the sampled address first, unless the stack starts with it already */
+                if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
+                        frames[n++] = p->ip;
+                for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
+                        frames[n++] = ev->stack.frames[i];
+                insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, frames, n);
+                return;
+        }
+        default: return;
+        }
+        if (source != t->source)
+                return;
+        struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
+        pending_flush(t, p);
+        *p = (struct pending){ev->timestamp, ev->pid, ip, true, false};
+}
+
+uint64_t calltree_nr_samples(const struct calltree *t)
+{
+        return t->nr_samples;
+}
+
+uint32_t calltree_nr_nodes(const struct calltree *t)
+{
+        return t->nr_nodes;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+        const struct calltree_row *x = a, *y = b;
+        if (x->count != y->count)
+                return x->count > y->count ? -1 : 1;
+        return x->node < y->node ? -1 : x->node > y->node;
+}
+
+uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
+                           const struct calltree_row **rows)
+{
+        if (node == 0) /* a new look at the tree: samples whose stacks never came count now */
+                for (uint32_t c = 0; c < MAX_CPUS; c++)
+                        pending_flush(t, &t->pend[c]);
+        if (node == 0)
+                node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
+        uint32_t n = 0;
+        if (node < t->nr_nodes) {
+                for (uint32_t c = t->nodes[node].first_child; c; c = t->nodes[c].next_sibling) {
+                        if (n == t->cap_rows) {
+                                t->cap_rows = t->cap_rows ? t->cap_rows * 2 : 256;
+                                struct calltree_row *r = realloc(t->rows, t->cap_rows * sizeof(*r));
+                                if (!r)
+                                        abort();
+                                t->rows = r;
+                        }
+                        const struct node *x = &t->nodes[c];
+                        t->rows[n++] = (struct calltree_row){
+                                c,        x->module, x->function,        x->rel,
+                                x->count, x->self,   x->first_child != 0};
+                }
+        }
+        if (n > 1)
+                qsort(t->rows, n, sizeof(*t->rows), row_cmp);
+        *rows = t->rows;
+        return n;
+}
+
+uint32_t calltree_find_function(const struct calltree *t, uint32_t module, uint32_t function,
+                                uint64_t rel)
+{
+        struct frame_key k = {module, function, function ? 0 : rel};
+        uint32_t j = (uint32_t)node_hash(ROOT_CALLERS, &k) & t->index_mask;
+        for (;; j = (j + 1) & t->index_mask) {
+                uint32_t id = t->index[j];
+                if (!id)
+                        return 0;
+                if (node_is(&t->nodes[id], ROOT_CALLERS, &k))
+                        return id;
+        }
+}
+
+bool calltree_has_children(const struct calltree *t, uint32_t node)
+{
+        return node < t->nr_nodes && t->nodes[node].first_child != 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/* switches.h: context switches from CSwitch and ReadyThread events. A CSwitch on CPU c at time
+   t switches old_tid out and new_tid in: a thread's on-CPU time runs from its switch-in to its
+   switch-out on that CPU, its off-CPU time from its switch-out to its next switch-in, split by
+   the state and wait reason it left with. ReadyThread events say who readied a thread and,
+   when the readier's stack follows (KEV_STACK with the same timestamp), from where: the stack's
+   top, placed at event time (sym_locate) and named when the rows are asked for. Rows per
+   thread, per process, per wait reason, per CPU and per readier; counts follow the aggregation
+   mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is the
+   CPUs' idle time. */
+#ifndef ETWTOP_MODEL_SWITCHES_H
+#define ETWTOP_MODEL_SWITCHES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kevent.h"
+#include "model/aggregate.h"
+#include "symbols/symbols.h"
+
+struct switches;
+
+#define SWITCHES_MAX_WAITS 6 /* wait buckets kept per thread; the rest go to other_wait */
+#define SWITCHES_NAME_SIZE 32
+
+/* Off-CPU time of one (state, wait reason) pair of the switch-out. */
+struct switches_wait {
+        uint8_t state;       /* KTHREAD_STATE: kevent_thread_state_name */
+        uint8_t wait_reason; /* KWAIT_REASON: kevent_wait_reason_name */
+        uint64_t nr_waits;   /* switch-outs with this pair whose wait ended */
+        uint64_t off_cpu_ns;
+};
+
+/* A thread, or a process (tid AGG_ALL: the sums of its threads). The row of the threads
+   counted past max_entries has tid and pid AGG_ALL and is_other. */
+struct switches_row {
+        uint32_t tid;
+        uint32_t pid;                          /* AGG_ALL: unknown */
+        char process_name[SWITCHES_NAME_SIZE]; /* "" when unknown; as traced, not sanitized */
+        char thread_name[SWITCHES_NAME_SIZE];  /* "" for process rows and unnamed threads */
+        uint64_t nr_switches;                  /* switched in */
+        uint64_t on_cpu_ns;
+        uint64_t off_cpu_ns; /* the sum of waits[] and other_wait_ns */
+        uint64_t nr_readied; /* ReadyThread events readying it */
+        uint32_t nr_threads; /* process rows: threads summed; else 1 */
+        uint32_t last_cpu;   /* where it last ran; AGG_ALL: not seen */
+        uint32_t nr_waits;
+        struct switches_wait waits[SWITCHES_MAX_WAITS]; /* largest off_cpu_ns first */
+        uint64_t other_wait_ns;                         /* waits of the pairs not kept */
+        bool is_other;
+};
+
+enum switches_sort {
+        SWITCHES_BY_SWITCHES = 0,
+        SWITCHES_BY_ON_CPU,
+        SWITCHES_BY_OFF_CPU,
+        SWITCHES_BY_READIED,
+        SWITCHES_BY_WAIT_REASON, /* by the main wait (waits[0]: state, then reason), then by
+                                    off-CPU time: the threads that wait on the same thing
+                                    together */
+        SWITCHES_BY_ID,          /* pid, tid */
+};
+
+/* A (state, wait reason) pair over every thread counted. */
+struct switches_wait_row {
+        uint8_t state;
+        uint8_t wait_reason;
+        uint64_t nr_waits;
+        uint64_t off_cpu_ns;
+};
+
+/* One readier of one thread, from one place. */
+struct switches_readier_row {
+        uint32_t tid;          /* the thread readied */
+        uint32_t readying_tid; /* who readied it */
+        uint32_t readying_pid;
+        char readying_process_name[SWITCHES_NAME_SIZE];
+        char readying_thread_name[SWITCHES_NAME_SIZE];
+        bool has_where;       /* its stack came: where is its top */
+        struct sym_loc where; /* module 0: the raw address */
+        uint32_t function;    /* interned name, 0 unless resolved */
+        uint64_t offset;      /* from the function's start when resolved, else where.rel */
+        enum sym_state state;
+        uint64_t count;
+        bool is_other; /* readyings counted past max_entries */
+};
+
+struct switches_cpu_row {
+        uint32_t cpu;
+        uint64_t nr_switches;
+        uint64_t busy_ns; /* a thread other than idle (tid 0) on it */
+        uint64_t idle_ns;
+};
+
+/* store: borrowed (it places the readiers' stack tops). max_entries bounds each table
+   (threads, processes, readiers, thread x CPU pairs): what does not fit is counted in an
+   "other" row. The object starts cumulative, with no filter. */
+struct switches *switches_new(struct sym_store *store, uint32_t max_entries);
+void switches_free(struct switches *sw); /* NULL is fine */
+/* Forgets every count and every thread's state; the settings and the filter stay. */
+void switches_reset(struct switches *sw);
+
+/* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, and KEV_PROCESS,
+   KEV_THREAD, KEV_THREAD_NAME for names and pids; of the rest, only the time (how far the
+   session has come, for switches_refresh). Events in time order. */
+void switches_event(struct switches *sw, const struct kevent *ev);
+
+void switches_set_settings(struct switches *sw, const struct agg_settings *settings);
+/* Only what passes f is counted from now on: a switch-out by the old thread's pid and tid, a
+   switch-in by the new one's, a ReadyThread by the readied thread's; times are clipped to f's
+   range. Threads already counted outside f's sets are dropped at once. f is copied. */
+void switches_set_filter(struct switches *sw, const struct agg_filter *f);
+/* The refresh tick: first credits the intervals still open (threads on a CPU, threads waiting)
+   up to the latest event time, so that long waits show before they end and each period gets
+   its own share; then applies the aggregation mode. Call it once at the end of a replay too. */
+void switches_refresh(struct switches *sw);
+
+/* The latest event time seen, session ns. */
+int64_t switches_last_time_ns(const struct switches *sw);
+/* CSwitch and ReadyThread events counted (after decay). */
+uint64_t switches_nr_switches(const struct switches *sw);
+uint64_t switches_nr_readies(const struct switches *sw);
+
+/* Sorted views, named now, largest first. Each array belongs to sw until the next call on
+   sw. Rows with nothing counted are left out. */
+uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
+                          const struct switches_row **rows);
+uint32_t switches_processes(struct switches *sw, enum switches_sort sort,
+                            const struct switches_row **rows);
+/* The threads of one process. */
+uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switches_sort sort,
+                                  const struct switches_row **rows);
+/* Off-CPU time by (state, wait reason) over every thread counted, largest first. */
+uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **rows);
+/* Who readied thread tid (AGG_ALL: any thread) and from where, most frequent first. */
+uint32_t switches_readiers(struct switches *sw, uint32_t tid,
+                           const struct switches_readier_row **rows);
+/* Switches per CPU, in CPU order. */
+uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows);
+/* The CPUs thread tid ran on: switches in and on-CPU time (busy_ns) per CPU, most switches
+   first. */
+uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
+                              const struct switches_cpu_row **rows);
+
+#endif

@@ -1,0 +1,1053 @@
+/* SPDX-License-Identifier: MIT */
+/* switches.c: owns the context-switch accounting: each thread's on-CPU and off-CPU intervals,
+   its waits, who readied it, and the per-process, per-wait and per-CPU views of them. */
+#include "model/switches.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CPUS    1024
+#define NR_STATES   16 /* KTHREAD_STATE values fit, with room */
+#define NR_REASONS  64 /* KWAIT_REASON values fit, with room */
+#define UNKNOWN_PID UINT32_MAX
+
+struct wait_bucket {
+        uint8_t state, reason;
+        uint64_t nr, ns;
+};
+
+/* A thread's counts and state. serial 0 is the thread that has the tid now; when a tid is
+   reused, the earlier thread's counts move to a fresh serial, where they only decay. */
+struct thread {
+        uint32_t tid, serial; /* key */
+        uint32_t pid;
+        bool has_pid;
+        bool is_ended;
+        bool is_waiting; /* switched out: out_ns, out_state, out_reason say since when and why */
+        uint8_t out_state, out_reason;
+        uint32_t last_cpu_1; /* last CPU + 1; 0: not seen */
+        int64_t out_ns;
+        char name[SWITCHES_NAME_SIZE];
+        uint64_t nr_switches, nr_readied, on_cpu_ns, off_cpu_ns;
+        uint32_t nr_waits;
+        struct wait_bucket waits[SWITCHES_MAX_WAITS];
+        uint64_t other_wait_ns, other_wait_nr;
+};
+#define THREAD_KEY_SIZE offsetof(struct thread, pid)
+
+struct process {
+        uint32_t pid; /* key */
+        bool is_ended;
+        char name[SWITCHES_NAME_SIZE];
+};
+
+struct readier {
+        uint64_t where_rel;
+        uint32_t tid, readying_tid, readying_pid, where_module;
+        uint32_t has_where, pad; /* pad zero: keys compare byte for byte */
+        uint64_t count;
+};
+#define READIER_KEY_SIZE offsetof(struct readier, count)
+
+struct thread_cpu {
+        uint32_t tid, cpu; /* key */
+        uint64_t nr_switches, on_cpu_ns;
+};
+#define THREAD_CPU_KEY_SIZE offsetof(struct thread_cpu, nr_switches)
+
+/* A ReadyThread whose stack may follow. */
+struct pending {
+        uint64_t timestamp;
+        uint32_t tid, readying_tid, readying_pid;
+        bool has;
+};
+
+struct cpu {
+        bool has_current; /* a switch-in was seen: tid runs since since_ns */
+        uint32_t tid;
+        int64_t since_ns;
+        uint64_t nr_switches, busy_ns, idle_ns;
+        struct pending pend;
+};
+
+struct wait_total {
+        uint64_t nr, ns;
+};
+
+struct switches {
+        struct sym_store *store;       /* borrowed */
+        struct agg_table *threads;     /* owned: struct thread */
+        struct agg_table *processes;   /* owned: struct process */
+        struct agg_table *readiers;    /* owned: struct readier */
+        struct agg_table *thread_cpus; /* owned: struct thread_cpu */
+        struct agg_settings settings;
+        struct agg_filter filter;
+        uint32_t next_serial;
+        struct thread other;       /* threads counted past max_entries */
+        uint64_t nr_other_readies; /* readiers counted past max_entries */
+        struct wait_total waits[NR_STATES][NR_REASONS];
+        struct cpu *cpus; /* owned: MAX_CPUS */
+        uint32_t nr_cpus; /* highest CPU seen + 1 */
+        uint64_t nr_switches, nr_readies;
+        int64_t last_ns;
+        /* answers, owned, each valid until the next call */
+        struct switches_row *rows;
+        uint32_t cap_rows;
+        struct switches_row *prows;
+        uint32_t cap_prows;
+        struct switches_wait_row *wrows;
+        uint32_t cap_wrows;
+        struct switches_readier_row *rrows;
+        uint32_t cap_rrows;
+        struct switches_cpu_row *crows;
+        uint32_t cap_crows;
+};
+
+static void *xcalloc(size_t n, size_t size)
+{
+        void *p = calloc(n ? n : 1, size ? size : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+/* Grows an answer array to hold n rows. */
+static void *reserve(void *array, uint32_t *cap, uint32_t n, size_t size)
+{
+        if (*cap >= n && array)
+                return array;
+        free(array);
+        *cap = n ? n : 1;
+        return xcalloc(*cap, size);
+}
+
+static void copy_name(char *dst, const char *src)
+{
+        size_t n = strlen(src);
+        if (n >= SWITCHES_NAME_SIZE)
+                n = SWITCHES_NAME_SIZE - 1;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+}
+
+struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
+{
+        struct switches *sw = xcalloc(1, sizeof(*sw));
+        uint32_t max = max_entries ? max_entries : (1u << 16);
+        sw->store = store;
+        sw->threads = agg_table_new(THREAD_KEY_SIZE, sizeof(struct thread), max);
+        sw->processes = agg_table_new(sizeof(uint32_t), sizeof(struct process), max);
+        sw->readiers = agg_table_new(READIER_KEY_SIZE, sizeof(struct readier), max);
+        sw->thread_cpus = agg_table_new(THREAD_CPU_KEY_SIZE, sizeof(struct thread_cpu), max);
+        sw->cpus = xcalloc(MAX_CPUS, sizeof(*sw->cpus));
+        agg_settings_init(&sw->settings);
+        agg_filter_init(&sw->filter);
+        switches_reset(sw);
+        return sw;
+}
+
+void switches_free(struct switches *sw)
+{
+        if (!sw)
+                return;
+        agg_table_free(sw->threads);
+        agg_table_free(sw->processes);
+        agg_table_free(sw->readiers);
+        agg_table_free(sw->thread_cpus);
+        free(sw->cpus);
+        free(sw->rows);
+        free(sw->prows);
+        free(sw->wrows);
+        free(sw->rrows);
+        free(sw->crows);
+        free(sw);
+}
+
+void switches_reset(struct switches *sw)
+{
+        agg_table_reset(sw->threads);
+        agg_table_reset(sw->processes);
+        agg_table_reset(sw->readiers);
+        agg_table_reset(sw->thread_cpus);
+        memset(&sw->other, 0, sizeof(sw->other));
+        sw->other.tid = AGG_ALL;
+        sw->nr_other_readies = 0;
+        memset(sw->waits, 0, sizeof(sw->waits));
+        memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
+        sw->nr_cpus = 0;
+        sw->nr_switches = sw->nr_readies = 0;
+        sw->next_serial = 1;
+        sw->last_ns = 0;
+}
+
+void switches_set_settings(struct switches *sw, const struct agg_settings *settings)
+{
+        sw->settings = *settings;
+}
+
+int64_t switches_last_time_ns(const struct switches *sw)
+{
+        return sw->last_ns;
+}
+
+uint64_t switches_nr_switches(const struct switches *sw)
+{
+        return sw->nr_switches;
+}
+
+uint64_t switches_nr_readies(const struct switches *sw)
+{
+        return sw->nr_readies;
+}
+
+/* ---- threads ---- */
+
+static struct thread *thread_find(struct switches *sw, uint32_t tid)
+{
+        struct thread k = {.tid = tid, .serial = 0};
+        return agg_table_find(sw->threads, &k);
+}
+
+static bool thread_has_counts(const struct thread *t)
+{
+        return t->nr_switches || t->nr_readied || t->on_cpu_ns || t->off_cpu_ns;
+}
+
+/* The thread had ended and its tid is someone else's now: its counts move to a fresh serial,
+   where they only decay, and the entry starts again. Returns the entry (the table may have
+   grown). */
+static struct thread *thread_retire(struct switches *sw, struct thread *t)
+{
+        struct thread old = *t;
+        struct thread k = {.tid = t->tid, .serial = 0};
+        memset(&t->pid, 0, sizeof(*t) - THREAD_KEY_SIZE);
+        if (!thread_has_counts(&old))
+                return t;
+        old.serial = sw->next_serial++;
+        old.is_ended = true;
+        old.is_waiting = false;
+        struct thread *a = agg_table_get(sw->threads, &old, NULL);
+        if (!a)
+                return t; /* no room: the counts go */
+        *a = old;
+        return agg_table_find(sw->threads, &k);
+}
+
+/* The thread that has tid now, added when new; NULL when the table is full. pid: from the
+   event, UNKNOWN_PID when it did not say. A known pid that differs from the entry's means the
+   tid was reused. */
+static struct thread *thread_get(struct switches *sw, uint32_t tid, uint32_t pid)
+{
+        struct thread k = {.tid = tid, .serial = 0};
+        bool is_new;
+        struct thread *t = agg_table_get(sw->threads, &k, &is_new);
+        if (!t)
+                return NULL;
+        if (!is_new && pid != UNKNOWN_PID && t->has_pid && t->pid != pid)
+                t = thread_retire(sw, t);
+        if (pid != UNKNOWN_PID) {
+                t->pid = pid;
+                t->has_pid = true;
+        }
+        return t;
+}
+
+static uint32_t thread_pid(const struct thread *t)
+{
+        return t->has_pid ? t->pid : UNKNOWN_PID;
+}
+
+static bool thread_passes(const struct switches *sw, const struct thread *t)
+{
+        return agg_filter_has_pid(&sw->filter, thread_pid(t)) &&
+               agg_filter_has_tid(&sw->filter, t->tid);
+}
+
+static void wait_add(struct thread *t, uint8_t state, uint8_t reason, uint64_t nr, uint64_t ns)
+{
+        for (uint32_t i = 0; i < t->nr_waits; i++) {
+                struct wait_bucket *w = &t->waits[i];
+                if (w->state == state && w->reason == reason) {
+                        w->nr += nr;
+                        w->ns += ns;
+                        return;
+                }
+        }
+        if (t->nr_waits < SWITCHES_MAX_WAITS) {
+                t->waits[t->nr_waits++] = (struct wait_bucket){state, reason, nr, ns};
+                return;
+        }
+        t->other_wait_nr += nr;
+        t->other_wait_ns += ns;
+}
+
+/* Off-CPU time of t over [from_ns, to_ns), in the wait it left with; is_end: the wait ends
+   here (a switch-in), so it counts as one wait when its end is in the time range. */
+static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_ns, int64_t to_ns,
+                           bool is_end)
+{
+        if (!thread_passes(sw, t))
+                return;
+        uint64_t ns = agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
+        uint64_t nr = is_end && agg_filter_has_time(&sw->filter, to_ns) ? 1 : 0;
+        if (!ns && !nr)
+                return;
+        t->off_cpu_ns += ns;
+        wait_add(t, t->out_state, t->out_reason, nr, ns);
+        struct wait_total *w = &sw->waits[t->out_state % NR_STATES][t->out_reason % NR_REASONS];
+        w->nr += nr;
+        w->ns += ns;
+}
+
+static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint32_t cpu)
+{
+        struct thread_cpu k = {tid, cpu, 0, 0};
+        return agg_table_get(sw->thread_cpus, &k, NULL);
+}
+
+/* On-CPU time of the thread that ran on cpu over [from_ns, to_ns). */
+static void credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64_t from_ns,
+                          int64_t to_ns)
+{
+        uint64_t ns = agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
+        if (!ns)
+                return;
+        struct cpu *c = &sw->cpus[cpu];
+        if (tid == 0) {
+                if (agg_filter_has_pid(&sw->filter, 0) && agg_filter_has_tid(&sw->filter, 0))
+                        c->idle_ns += ns;
+                return;
+        }
+        struct thread *t = thread_find(sw, tid);
+        if (t && !thread_passes(sw, t))
+                return;
+        if (!t && (sw->filter.nr_pids || sw->filter.nr_tids))
+                return; /* not kept, so not known to pass */
+        c->busy_ns += ns;
+        if (!t) {
+                sw->other.on_cpu_ns += ns;
+                return;
+        }
+        t->on_cpu_ns += ns;
+        struct thread_cpu *tc = thread_cpu_get(sw, tid, cpu);
+        if (tc)
+                tc->on_cpu_ns += ns;
+}
+
+/* ---- events ---- */
+
+static void cswitch(struct switches *sw, const struct kevent *ev)
+{
+        int64_t t = ev->time_ns;
+        uint32_t cpu = ev->cpu;
+        bool has_cpu = cpu < MAX_CPUS;
+        uint32_t old_tid = ev->cswitch.old_tid, new_tid = ev->cswitch.new_tid;
+
+        /* the thread leaving: waits from now (its entry first, so its time below finds it) */
+        if (old_tid != 0 && old_tid != new_tid) {
+                struct thread *o = thread_get(sw, old_tid, ev->cswitch.old_pid);
+                if (o && !o->is_ended) {
+                        o->is_waiting = true;
+                        o->out_ns = t;
+                        o->out_state = ev->cswitch.old_state;
+                        o->out_reason = ev->cswitch.old_wait_reason;
+                }
+        }
+        if (has_cpu) {
+                struct cpu *c = &sw->cpus[cpu];
+                if (cpu >= sw->nr_cpus)
+                        sw->nr_cpus = cpu + 1;
+                if (c->has_current && c->tid == old_tid)
+                        credit_on_cpu(sw, cpu, old_tid, c->since_ns, t);
+                c->has_current = true;
+                c->tid = new_tid;
+                c->since_ns = t;
+        }
+        bool is_counted = agg_filter_has_time(&sw->filter, t);
+        if (new_tid == 0) {
+                is_counted = is_counted && agg_filter_has_pid(&sw->filter, 0) &&
+                             agg_filter_has_tid(&sw->filter, 0);
+        } else {
+                struct thread *n = thread_get(sw, new_tid, ev->cswitch.new_pid);
+                if (n) {
+                        if (n->is_waiting)
+                                credit_off_cpu(sw, n, n->out_ns, t, true);
+                        n->is_waiting = false;
+                        is_counted = is_counted && thread_passes(sw, n);
+                        if (is_counted) {
+                                n->nr_switches++;
+                                if (has_cpu)
+                                        n->last_cpu_1 = cpu + 1;
+                        }
+                } else {
+                        is_counted = is_counted && !sw->filter.nr_pids && !sw->filter.nr_tids;
+                        if (is_counted)
+                                sw->other.nr_switches++;
+                }
+                if (n && is_counted && has_cpu) {
+                        struct thread_cpu *tc = thread_cpu_get(sw, new_tid, cpu);
+                        if (tc)
+                                tc->nr_switches++;
+                }
+        }
+        if (is_counted) {
+                sw->nr_switches++;
+                if (has_cpu)
+                        sw->cpus[cpu].nr_switches++;
+        }
+}
+
+static void readier_count(struct switches *sw, const struct pending *p, bool has_where,
+                          struct sym_loc where)
+{
+        struct readier k;
+        memset(&k, 0, sizeof(k));
+        k.tid = p->tid;
+        k.readying_tid = p->readying_tid;
+        k.readying_pid = p->readying_pid;
+        if (has_where) {
+                k.has_where = 1;
+                k.where_module = where.module;
+                k.where_rel = where.rel;
+        }
+        struct readier *r = agg_table_get(sw->readiers, &k, NULL);
+        if (r)
+                r->count++;
+        else
+                sw->nr_other_readies++;
+}
+
+/* A ReadyThread whose stack did not come: counted without a place. */
+static void pending_flush(struct switches *sw, struct pending *p)
+{
+        if (p->has)
+                readier_count(sw, p, false, (struct sym_loc){0, 0});
+        p->has = false;
+}
+
+static void pending_flush_all(struct switches *sw)
+{
+        for (uint32_t c = 0; c < sw->nr_cpus; c++)
+                pending_flush(sw, &sw->cpus[c].pend);
+}
+
+static void ready_thread(struct switches *sw, const struct kevent *ev)
+{
+        uint32_t tid = ev->ready_thread.tid;
+        struct thread *t = thread_get(sw, tid, tid == ev->tid ? ev->pid : UNKNOWN_PID);
+        uint32_t pid = t ? thread_pid(t) : (tid == ev->tid ? ev->pid : UNKNOWN_PID);
+        if (!agg_filter_pass(&sw->filter, pid, tid, ev->time_ns))
+                return;
+        sw->nr_readies++;
+        if (t)
+                t->nr_readied++;
+        else
+                sw->other.nr_readied++;
+        struct pending p = {ev->timestamp, tid, ev->ready_thread.readying_tid,
+                            ev->ready_thread.readying_pid, true};
+        if (ev->cpu >= MAX_CPUS) {
+                pending_flush(sw, &p);
+                return;
+        }
+        if (ev->cpu >= sw->nr_cpus)
+                sw->nr_cpus = ev->cpu + 1;
+        pending_flush(sw, &sw->cpus[ev->cpu].pend);
+        sw->cpus[ev->cpu].pend = p;
+}
+
+static void stack(struct switches *sw, const struct kevent *ev)
+{
+        /* the ReadyThread it belongs to: same timestamp, on its CPU or (rarely) another */
+        struct pending *p = NULL;
+        if (ev->cpu < sw->nr_cpus && sw->cpus[ev->cpu].pend.has &&
+            sw->cpus[ev->cpu].pend.timestamp == ev->stack.event_timestamp)
+                p = &sw->cpus[ev->cpu].pend;
+        for (uint32_t c = 0; c < sw->nr_cpus && !p; c++)
+                if (sw->cpus[c].pend.has && sw->cpus[c].pend.timestamp == ev->stack.event_timestamp)
+                        p = &sw->cpus[c].pend;
+        if (!p)
+                return; /* a stack of another event (a sample, a CSwitch) */
+        bool has_where = ev->stack.nr_frames > 0;
+        struct sym_loc where = {0, 0};
+        if (has_where)
+                where = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[0]);
+        readier_count(sw, p, has_where, where);
+        p->has = false;
+}
+
+static void thread_event(struct switches *sw, const struct kevent *ev)
+{
+        uint32_t tid = ev->thread.tid;
+        if (tid == 0)
+                return;
+        enum kevent_phase ph = ev->thread.phase;
+        struct thread *t = thread_get(sw, tid, ev->thread.pid);
+        if (!t)
+                return;
+        if (ph == KEV_PHASE_START && (t->is_ended || thread_has_counts(t))) {
+                /* a new thread: whatever had this tid before has ended */
+                t = thread_retire(sw, t);
+                t->pid = ev->thread.pid;
+                t->has_pid = true;
+        }
+        if (ev->thread.name[0])
+                copy_name(t->name, ev->thread.name);
+        if (ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START)
+                t->is_ended = false;
+        else if (ph == KEV_PHASE_END) {
+                t->is_ended = true;
+                t->is_waiting = false;
+        }
+}
+
+static void process_event(struct switches *sw, const struct kevent *ev)
+{
+        uint32_t k = ev->process.pid;
+        struct process *p = agg_table_get(sw->processes, &k, NULL);
+        if (!p)
+                return;
+        enum kevent_phase ph = ev->process.phase;
+        if (ev->process.image_name[0])
+                copy_name(p->name, ev->process.image_name);
+        if (ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START)
+                p->is_ended = false;
+        else if (ph == KEV_PHASE_END || ph == KEV_PHASE_DEFUNCT)
+                p->is_ended = true;
+}
+
+void switches_event(struct switches *sw, const struct kevent *ev)
+{
+        switch (ev->type) {
+        case KEV_CSWITCH: cswitch(sw, ev); break;
+        case KEV_READY_THREAD: ready_thread(sw, ev); break;
+        case KEV_STACK: stack(sw, ev); break;
+        case KEV_THREAD: thread_event(sw, ev); break;
+        case KEV_THREAD_NAME: {
+                struct thread *t = thread_get(sw, ev->thread_name.tid, ev->thread_name.pid);
+                if (t)
+                        copy_name(t->name, ev->thread_name.name);
+                break;
+        }
+        case KEV_PROCESS: process_event(sw, ev); break;
+        default: break;
+        }
+        /* every event says how far time has come: refresh credits open intervals up to it */
+        if (ev->time_ns > sw->last_ns)
+                sw->last_ns = ev->time_ns;
+}
+
+/* ---- filter and refresh ---- */
+
+static bool is_thread_outside(void *entry, void *ctx)
+{
+        struct thread *t = entry;
+        const struct switches *sw = ctx;
+        if (thread_passes(sw, t))
+                return false;
+        /* the thread's state and name stay for when the filter widens; its counts go */
+        t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
+        t->nr_waits = 0;
+        t->other_wait_nr = t->other_wait_ns = 0;
+        return t->serial != 0;
+}
+
+static bool is_readier_outside(void *entry, void *ctx)
+{
+        const struct readier *r = entry;
+        struct switches *sw = ctx;
+        struct thread *t = thread_find(sw, r->tid);
+        return t ? !thread_passes(sw, t) : (sw->filter.nr_pids || sw->filter.nr_tids);
+}
+
+static bool is_thread_cpu_outside(void *entry, void *ctx)
+{
+        const struct thread_cpu *tc = entry;
+        struct switches *sw = ctx;
+        struct thread *t = thread_find(sw, tc->tid);
+        return t ? !thread_passes(sw, t) : (sw->filter.nr_pids || sw->filter.nr_tids);
+}
+
+void switches_set_filter(struct switches *sw, const struct agg_filter *f)
+{
+        sw->filter = *f;
+        agg_table_remove_if(sw->readiers, is_readier_outside, sw);
+        agg_table_remove_if(sw->thread_cpus, is_thread_cpu_outside, sw);
+        agg_table_remove_if(sw->threads, is_thread_outside, sw);
+        if (f->nr_pids || f->nr_tids) {
+                /* the totals cannot be split again by thread: they start over */
+                memset(&sw->other, 0, sizeof(sw->other));
+                sw->other.tid = AGG_ALL;
+                sw->nr_other_readies = 0;
+                memset(sw->waits, 0, sizeof(sw->waits));
+                for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                        struct cpu *cs = &sw->cpus[c];
+                        cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
+                }
+        }
+}
+
+struct decay_ctx {
+        struct switches *sw;
+        bool is_crowded; /* the table is over half full: idle live threads may go too */
+};
+
+static uint64_t apply(const struct switches *sw, uint64_t v)
+{
+        return agg_settings_apply(&sw->settings, v);
+}
+
+static void thread_decay(const struct switches *sw, struct thread *t)
+{
+        t->nr_switches = apply(sw, t->nr_switches);
+        t->nr_readied = apply(sw, t->nr_readied);
+        t->on_cpu_ns = apply(sw, t->on_cpu_ns);
+        t->off_cpu_ns = 0;
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < t->nr_waits; i++) {
+                struct wait_bucket w = t->waits[i];
+                w.nr = apply(sw, w.nr);
+                w.ns = apply(sw, w.ns);
+                if (w.nr || w.ns) {
+                        t->waits[o++] = w;
+                        t->off_cpu_ns += w.ns;
+                }
+        }
+        t->nr_waits = o;
+        t->other_wait_nr = apply(sw, t->other_wait_nr);
+        t->other_wait_ns = apply(sw, t->other_wait_ns);
+        t->off_cpu_ns += t->other_wait_ns;
+}
+
+static bool is_thread_dropped(void *entry, void *ctx)
+{
+        struct thread *t = entry;
+        struct decay_ctx *d = ctx;
+        const struct agg_settings *s = &d->sw->settings;
+        if (s->mode != AGG_CUMULATIVE)
+                thread_decay(d->sw, t);
+        bool is_spent = agg_settings_is_droppable(s, t->nr_switches) &&
+                        agg_settings_is_droppable(s, t->nr_readied) &&
+                        agg_settings_is_droppable(s, t->on_cpu_ns) &&
+                        agg_settings_is_droppable(s, t->off_cpu_ns);
+        if (s->mode == AGG_CUMULATIVE)
+                is_spent = !thread_has_counts(t);
+        if (!is_spent)
+                return false;
+        /* a live thread keeps its state and name, unless room is short and it is not waiting
+           (a waiting thread's wait is still to be counted) */
+        return t->is_ended || t->serial != 0 || (d->is_crowded && !t->is_waiting);
+}
+
+static bool is_readier_dropped(void *entry, void *ctx)
+{
+        struct readier *r = entry;
+        const struct switches *sw = ctx;
+        r->count = apply(sw, r->count);
+        return agg_settings_is_droppable(&sw->settings, r->count);
+}
+
+static bool is_thread_cpu_dropped(void *entry, void *ctx)
+{
+        struct thread_cpu *tc = entry;
+        const struct switches *sw = ctx;
+        tc->nr_switches = apply(sw, tc->nr_switches);
+        tc->on_cpu_ns = apply(sw, tc->on_cpu_ns);
+        return agg_settings_is_droppable(&sw->settings, tc->nr_switches) &&
+               agg_settings_is_droppable(&sw->settings, tc->on_cpu_ns);
+}
+
+static bool is_process_dropped(void *entry, void *ctx)
+{
+        const struct process *p = entry;
+        (void)ctx;
+        return p->is_ended;
+}
+
+/* Credits what is still open up to the latest event time. */
+static void credit_open(struct switches *sw)
+{
+        int64_t now = sw->last_ns;
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                struct cpu *cs = &sw->cpus[c];
+                if (cs->has_current && cs->since_ns < now) {
+                        credit_on_cpu(sw, c, cs->tid, cs->since_ns, now);
+                        cs->since_ns = now;
+                }
+        }
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                struct thread *t = agg_table_slot(sw->threads, i);
+                if (t && t->is_waiting && t->out_ns < now) {
+                        credit_off_cpu(sw, t, t->out_ns, now, false);
+                        t->out_ns = now;
+                }
+        }
+}
+
+void switches_refresh(struct switches *sw)
+{
+        pending_flush_all(sw);
+        credit_open(sw);
+        struct decay_ctx d = {sw, agg_table_nr(sw->threads) * 2 > agg_table_max(sw->threads)};
+        agg_table_remove_if(sw->threads, is_thread_dropped, &d);
+        if (agg_table_nr(sw->processes) * 2 > agg_table_max(sw->processes))
+                agg_table_remove_if(sw->processes, is_process_dropped, NULL);
+        if (sw->settings.mode == AGG_CUMULATIVE)
+                return;
+        agg_table_remove_if(sw->readiers, is_readier_dropped, sw);
+        agg_table_remove_if(sw->thread_cpus, is_thread_cpu_dropped, sw);
+        thread_decay(sw, &sw->other);
+        sw->nr_other_readies = apply(sw, sw->nr_other_readies);
+        for (uint32_t s = 0; s < NR_STATES; s++)
+                for (uint32_t r = 0; r < NR_REASONS; r++) {
+                        sw->waits[s][r].nr = apply(sw, sw->waits[s][r].nr);
+                        sw->waits[s][r].ns = apply(sw, sw->waits[s][r].ns);
+                }
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                struct cpu *cs = &sw->cpus[c];
+                cs->nr_switches = apply(sw, cs->nr_switches);
+                cs->busy_ns = apply(sw, cs->busy_ns);
+                cs->idle_ns = apply(sw, cs->idle_ns);
+        }
+        sw->nr_switches = apply(sw, sw->nr_switches);
+        sw->nr_readies = apply(sw, sw->nr_readies);
+}
+
+/* ---- rows ---- */
+
+static int cmp_u64(uint64_t x, uint64_t y)
+{
+        return x < y ? -1 : x > y;
+}
+
+static int row_by_id(const void *a, const void *b)
+{
+        const struct switches_row *x = a, *y = b;
+        if (x->is_other != y->is_other)
+                return x->is_other ? 1 : -1;
+        if (x->pid != y->pid)
+                return cmp_u64(x->pid, y->pid);
+        return cmp_u64(x->tid, y->tid);
+}
+
+#define ROW_BY(field)                                                                              \
+        static int row_by_##field(const void *a, const void *b)                                    \
+        {                                                                                          \
+                const struct switches_row *x = a, *y = b;                                          \
+                if (x->field != y->field)                                                          \
+                        return x->field > y->field ? -1 : 1;                                       \
+                return row_by_id(a, b);                                                            \
+        }
+ROW_BY(nr_switches)
+ROW_BY(on_cpu_ns)
+ROW_BY(off_cpu_ns)
+ROW_BY(nr_readied)
+
+static int row_by_wait(const void *a, const void *b)
+{
+        const struct switches_row *x = a, *y = b;
+        if (!x->nr_waits != !y->nr_waits)
+                return x->nr_waits ? -1 : 1;
+        if (x->nr_waits) {
+                const struct switches_wait *u = &x->waits[0], *v = &y->waits[0];
+                if (u->state != v->state)
+                        return cmp_u64(u->state, v->state);
+                if (u->wait_reason != v->wait_reason)
+                        return cmp_u64(u->wait_reason, v->wait_reason);
+        }
+        return row_by_off_cpu_ns(a, b);
+}
+
+static int (*const row_cmp[])(const void *, const void *) = {
+        [SWITCHES_BY_SWITCHES] = row_by_nr_switches, [SWITCHES_BY_ON_CPU] = row_by_on_cpu_ns,
+        [SWITCHES_BY_OFF_CPU] = row_by_off_cpu_ns,   [SWITCHES_BY_READIED] = row_by_nr_readied,
+        [SWITCHES_BY_WAIT_REASON] = row_by_wait,     [SWITCHES_BY_ID] = row_by_id,
+};
+
+static void sort_rows(struct switches_row *rows, uint32_t n, enum switches_sort sort)
+{
+        unsigned k = (unsigned)sort;
+        qsort(rows, n, sizeof(*rows), row_cmp[k < sizeof(row_cmp) / sizeof(row_cmp[0]) ? k : 0]);
+}
+
+static int wait_by_ns(const void *a, const void *b)
+{
+        const struct switches_wait *x = a, *y = b;
+        if (x->off_cpu_ns != y->off_cpu_ns)
+                return x->off_cpu_ns > y->off_cpu_ns ? -1 : 1;
+        if (x->nr_waits != y->nr_waits)
+                return x->nr_waits > y->nr_waits ? -1 : 1;
+        if (x->state != y->state)
+                return cmp_u64(x->state, y->state);
+        return cmp_u64(x->wait_reason, y->wait_reason);
+}
+
+static const char *process_name(struct switches *sw, uint32_t pid)
+{
+        const struct process *p = agg_table_find(sw->processes, &pid);
+        return p ? p->name : "";
+}
+
+static void thread_row(struct switches *sw, const struct thread *t, struct switches_row *r)
+{
+        memset(r, 0, sizeof(*r));
+        r->tid = t->tid;
+        r->pid = thread_pid(t);
+        if (t->has_pid)
+                copy_name(r->process_name, process_name(sw, t->pid));
+        copy_name(r->thread_name, t->name);
+        r->nr_switches = t->nr_switches;
+        r->on_cpu_ns = t->on_cpu_ns;
+        r->off_cpu_ns = t->off_cpu_ns;
+        r->nr_readied = t->nr_readied;
+        r->nr_threads = 1;
+        r->last_cpu = t->last_cpu_1 ? t->last_cpu_1 - 1 : AGG_ALL;
+        r->nr_waits = t->nr_waits;
+        for (uint32_t i = 0; i < t->nr_waits; i++)
+                r->waits[i] = (struct switches_wait){t->waits[i].state, t->waits[i].reason,
+                                                     t->waits[i].nr, t->waits[i].ns};
+        qsort(r->waits, r->nr_waits, sizeof(r->waits[0]), wait_by_ns);
+        r->other_wait_ns = t->other_wait_ns;
+}
+
+/* The thread rows (of pid, or all with AGG_ALL) into sw->rows, unsorted; the "other" row with
+   AGG_ALL. */
+static uint32_t build_thread_rows(struct switches *sw, uint32_t pid)
+{
+        sw->rows =
+                reserve(sw->rows, &sw->cap_rows, agg_table_nr(sw->threads) + 1, sizeof(*sw->rows));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                const struct thread *t = agg_table_slot(sw->threads, i);
+                if (!t || !thread_has_counts(t) || (pid != AGG_ALL && thread_pid(t) != pid))
+                        continue;
+                thread_row(sw, t, &sw->rows[n++]);
+        }
+        if (pid == AGG_ALL && thread_has_counts(&sw->other)) {
+                struct switches_row *r = &sw->rows[n++];
+                thread_row(sw, &sw->other, r);
+                r->tid = r->pid = AGG_ALL;
+                r->nr_threads = 0;
+                r->is_other = true;
+        }
+        return n;
+}
+
+uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
+                          const struct switches_row **rows)
+{
+        uint32_t n = build_thread_rows(sw, AGG_ALL);
+        sort_rows(sw->rows, n, sort);
+        *rows = sw->rows;
+        return n;
+}
+
+uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switches_sort sort,
+                                  const struct switches_row **rows)
+{
+        uint32_t n = build_thread_rows(sw, pid);
+        sort_rows(sw->rows, n, sort);
+        *rows = sw->rows;
+        return n;
+}
+
+/* Adds the thread rows [from, to) of one process into a process row. */
+static void process_row(struct switches *sw, const struct switches_row *from,
+                        const struct switches_row *to, struct switches_row *r)
+{
+        struct switches_wait acc[NR_STATES * SWITCHES_MAX_WAITS * 4];
+        uint32_t nr_acc = 0;
+        memset(r, 0, sizeof(*r));
+        r->tid = AGG_ALL;
+        r->pid = from->pid;
+        r->is_other = from->is_other;
+        r->last_cpu = AGG_ALL;
+        if (from->pid != AGG_ALL)
+                copy_name(r->process_name, process_name(sw, from->pid));
+        for (const struct switches_row *t = from; t < to; t++) {
+                r->nr_switches += t->nr_switches;
+                r->on_cpu_ns += t->on_cpu_ns;
+                r->off_cpu_ns += t->off_cpu_ns;
+                r->nr_readied += t->nr_readied;
+                r->nr_threads += t->nr_threads;
+                r->other_wait_ns += t->other_wait_ns;
+                for (uint32_t i = 0; i < t->nr_waits; i++) {
+                        const struct switches_wait *w = &t->waits[i];
+                        uint32_t j = 0;
+                        while (j < nr_acc &&
+                               (acc[j].state != w->state || acc[j].wait_reason != w->wait_reason))
+                                j++;
+                        if (j == nr_acc) {
+                                if (nr_acc == sizeof(acc) / sizeof(acc[0])) {
+                                        r->other_wait_ns += w->off_cpu_ns;
+                                        continue;
+                                }
+                                acc[nr_acc++] =
+                                        (struct switches_wait){w->state, w->wait_reason, 0, 0};
+                        }
+                        acc[j].nr_waits += w->nr_waits;
+                        acc[j].off_cpu_ns += w->off_cpu_ns;
+                }
+        }
+        qsort(acc, nr_acc, sizeof(acc[0]), wait_by_ns);
+        for (uint32_t j = 0; j < nr_acc; j++) {
+                if (j < SWITCHES_MAX_WAITS)
+                        r->waits[r->nr_waits++] = acc[j];
+                else
+                        r->other_wait_ns += acc[j].off_cpu_ns;
+        }
+}
+
+uint32_t switches_processes(struct switches *sw, enum switches_sort sort,
+                            const struct switches_row **rows)
+{
+        uint32_t n = build_thread_rows(sw, AGG_ALL);
+        qsort(sw->rows, n, sizeof(*sw->rows), row_by_id); /* threads of a process together */
+        sw->prows = reserve(sw->prows, &sw->cap_prows, n + 1, sizeof(*sw->prows));
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n;) {
+                uint32_t j = i + 1;
+                while (j < n && sw->rows[j].pid == sw->rows[i].pid &&
+                       sw->rows[j].is_other == sw->rows[i].is_other)
+                        j++;
+                process_row(sw, &sw->rows[i], &sw->rows[j], &sw->prows[o++]);
+                i = j;
+        }
+        sort_rows(sw->prows, o, sort);
+        *rows = sw->prows;
+        return o;
+}
+
+static int wait_row_cmp(const void *a, const void *b)
+{
+        const struct switches_wait_row *x = a, *y = b;
+        if (x->off_cpu_ns != y->off_cpu_ns)
+                return x->off_cpu_ns > y->off_cpu_ns ? -1 : 1;
+        if (x->nr_waits != y->nr_waits)
+                return x->nr_waits > y->nr_waits ? -1 : 1;
+        if (x->state != y->state)
+                return cmp_u64(x->state, y->state);
+        return cmp_u64(x->wait_reason, y->wait_reason);
+}
+
+uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **rows)
+{
+        sw->wrows = reserve(sw->wrows, &sw->cap_wrows, NR_STATES * NR_REASONS, sizeof(*sw->wrows));
+        uint32_t n = 0;
+        for (uint32_t s = 0; s < NR_STATES; s++)
+                for (uint32_t r = 0; r < NR_REASONS; r++)
+                        if (sw->waits[s][r].nr || sw->waits[s][r].ns)
+                                sw->wrows[n++] = (struct switches_wait_row){(uint8_t)s, (uint8_t)r,
+                                                                            sw->waits[s][r].nr,
+                                                                            sw->waits[s][r].ns};
+        qsort(sw->wrows, n, sizeof(*sw->wrows), wait_row_cmp);
+        *rows = sw->wrows;
+        return n;
+}
+
+static int readier_row_cmp(const void *a, const void *b)
+{
+        const struct switches_readier_row *x = a, *y = b;
+        if (x->count != y->count)
+                return x->count > y->count ? -1 : 1;
+        if (x->is_other != y->is_other)
+                return x->is_other ? 1 : -1;
+        if (x->tid != y->tid)
+                return cmp_u64(x->tid, y->tid);
+        if (x->readying_tid != y->readying_tid)
+                return cmp_u64(x->readying_tid, y->readying_tid);
+        if (x->where.module != y->where.module)
+                return cmp_u64(x->where.module, y->where.module);
+        return cmp_u64(x->where.rel, y->where.rel);
+}
+
+uint32_t switches_readiers(struct switches *sw, uint32_t tid,
+                           const struct switches_readier_row **rows)
+{
+        pending_flush_all(sw);
+        sw->rrows = reserve(sw->rrows, &sw->cap_rrows, agg_table_nr(sw->readiers) + 1,
+                            sizeof(*sw->rrows));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->readiers); i++) {
+                const struct readier *e = agg_table_slot(sw->readiers, i);
+                if (!e || !e->count || (tid != AGG_ALL && e->tid != tid))
+                        continue;
+                struct switches_readier_row *r = &sw->rrows[n++];
+                memset(r, 0, sizeof(*r));
+                r->tid = e->tid;
+                r->readying_tid = e->readying_tid;
+                r->readying_pid = e->readying_pid;
+                copy_name(r->readying_process_name, process_name(sw, e->readying_pid));
+                const struct thread *t = thread_find(sw, e->readying_tid);
+                if (t)
+                        copy_name(r->readying_thread_name, t->name);
+                r->count = e->count;
+                r->state = SYM_NO_MODULE;
+                if (!e->has_where)
+                        continue;
+                r->has_where = true;
+                r->where = (struct sym_loc){e->where_module, e->where_rel};
+                if (!r->where.module) /* placed again: images may have come since */
+                        r->where = sym_locate(sw->store, e->readying_pid, e->where_rel);
+                struct sym_frame f;
+                sym_resolve(sw->store, r->where, &f);
+                r->state = f.state;
+                r->offset = r->where.rel;
+                if (f.state == SYM_RESOLVED) {
+                        r->function = f.function;
+                        r->offset = f.offset;
+                }
+        }
+        if (tid == AGG_ALL && sw->nr_other_readies) {
+                struct switches_readier_row *r = &sw->rrows[n++];
+                memset(r, 0, sizeof(*r));
+                r->tid = r->readying_tid = r->readying_pid = AGG_ALL;
+                r->state = SYM_NO_MODULE;
+                r->count = sw->nr_other_readies;
+                r->is_other = true;
+        }
+        qsort(sw->rrows, n, sizeof(*sw->rrows), readier_row_cmp);
+        *rows = sw->rrows;
+        return n;
+}
+
+uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows)
+{
+        sw->crows = reserve(sw->crows, &sw->cap_crows, sw->nr_cpus, sizeof(*sw->crows));
+        uint32_t n = 0;
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                const struct cpu *cs = &sw->cpus[c];
+                if (cs->nr_switches || cs->busy_ns || cs->idle_ns)
+                        sw->crows[n++] = (struct switches_cpu_row){c, cs->nr_switches, cs->busy_ns,
+                                                                   cs->idle_ns};
+        }
+        *rows = sw->crows;
+        return n;
+}
+
+static int cpu_row_by_switches(const void *a, const void *b)
+{
+        const struct switches_cpu_row *x = a, *y = b;
+        if (x->nr_switches != y->nr_switches)
+                return x->nr_switches > y->nr_switches ? -1 : 1;
+        if (x->busy_ns != y->busy_ns)
+                return x->busy_ns > y->busy_ns ? -1 : 1;
+        return cmp_u64(x->cpu, y->cpu);
+}
+
+uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
+                              const struct switches_cpu_row **rows)
+{
+        uint32_t n = 0;
+        sw->crows = reserve(sw->crows, &sw->cap_crows, agg_table_nr(sw->thread_cpus) + 1,
+                            sizeof(*sw->crows));
+        for (uint32_t i = 0; i < agg_table_capacity(sw->thread_cpus); i++) {
+                const struct thread_cpu *tc = agg_table_slot(sw->thread_cpus, i);
+                if (tc && tc->tid == tid && (tc->nr_switches || tc->on_cpu_ns))
+                        sw->crows[n++] = (struct switches_cpu_row){tc->cpu, tc->nr_switches,
+                                                                   tc->on_cpu_ns, 0};
+        }
+        qsort(sw->crows, n, sizeof(*sw->crows), cpu_row_by_switches);
+        *rows = sw->crows;
+        return n;
+}
