@@ -254,7 +254,7 @@ static void read_symbols(struct elf_module *m)
                         flags |= SYM_FLAG_WEAK;
                 else if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
                         flags |= SYM_FLAG_LOCAL;
-                uint64_t at = (uint64_t)((int64_t)addr - m->bias);
+                uint64_t at = (uint64_t)addr - (uint64_t)m->bias; /* wraps: hostile biases */
                 uint64_t end = sym.st_size ? 0 : section_end(elf, shndx, sym.st_value);
                 if (end)
                         sym_table_add_bounded(m->table, at, end - sym.st_value, name, strlen(name),
@@ -441,12 +441,55 @@ static uint32_t udata(Dwarf_Die *die, unsigned int name)
         return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+#define SCOPE_WALK_BUDGET 100000 /* DIEs: hostile files nest and import without end */
+
+struct scope_walk {
+        Dwarf_Addr pc;
+        uint32_t budget;
+        Dwarf_Die inner;
+        bool has_inner;
+};
+
+/* Descends through the DIEs under parent that contain pc (and the partial units they import),
+   keeping the deepest subprogram or inlined subroutine: what dwarf_getscopes finds first,
+   without its leak (libdw 0.188 drops its array when an inlined instance's
+   DW_AT_abstract_origin does not resolve or is not reached). true: a DIE held pc. */
+static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned int depth)
+{
+        Dwarf_Die child;
+        if (depth > 64 || dwarf_child(parent, &child) != 0)
+                return false;
+        do {
+                if (!w->budget)
+                        return false;
+                w->budget--;
+                int tag = dwarf_tag(&child);
+                if (tag == DW_TAG_imported_unit) {
+                        Dwarf_Attribute at;
+                        Dwarf_Die unit;
+                        if (dwarf_attr(&child, DW_AT_import, &at) &&
+                            dwarf_formref_die(&at, &unit) && scope_walk(w, &unit, depth + 1))
+                                return true;
+                        continue;
+                }
+                if (dwarf_haspc(&child, w->pc) != 1)
+                        continue;
+                if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+                        w->inner = child;
+                        w->has_inner = true;
+                }
+                scope_walk(w, &child, depth + 1);
+                return true; /* scopes nest: the first DIE that holds pc is the path */
+        } while (dwarf_siblingof(&child, &child) == 0);
+        return false;
+}
+
 uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_srcframe *out,
                             uint32_t max)
 {
         if (!m || !m->mod || !max)
                 return 0;
-        Dwarf_Addr addr = (Dwarf_Addr)((int64_t)vaddr + m->bias), cubias = 0;
+        Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
         Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)
                 return 0;
@@ -456,22 +499,14 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
         if (ln)
                 file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
 
-        /* the innermost function scope at addr; then its concrete containers, outward (for an
-           inlined instance, dwarf_getscopes continues with the abstract definition's scopes,
-           dwarf_getscopes_die with the code it was inlined into) */
-        Dwarf_Die *scopes = NULL, inner;
-        int nr = dwarf_getscopes(cu, addr - cubias, &scopes);
-        bool has_inner = false;
-        for (int i = 0; i < nr && !has_inner; i++) {
-                int tag = dwarf_tag(&scopes[i]);
-                if (tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram) {
-                        inner = scopes[i];
-                        has_inner = true;
-                }
-        }
-        free(scopes);
-        scopes = NULL;
-        nr = has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
+        /* the innermost function scope at addr; then its concrete containers, outward
+           (dwarf_getscopes_die continues an inlined instance with the code it was inlined
+           into) */
+        struct scope_walk w = {.pc = addr - cubias, .budget = SCOPE_WALK_BUDGET};
+        scope_walk(&w, cu, 0);
+        Dwarf_Die *scopes = NULL, inner = w.inner;
+        bool has_inner = w.has_inner;
+        int nr = has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
         uint32_t k = 0;
         for (int i = 0; i < nr && k < max; i++) {
                 int tag = dwarf_tag(&scopes[i]);

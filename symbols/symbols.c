@@ -371,7 +371,8 @@ static uint32_t module_get(struct sym_store *s, const struct sym_image *im)
         struct module *m = s->modules[id];
         if (kind != MOD_PE) {
                 m->build_id_size = im->build_id_size > 20 ? 20 : im->build_id_size;
-                memcpy(m->build_id, im->build_id, m->build_id_size);
+                if (m->build_id_size)
+                        memcpy(m->build_id, im->build_id, m->build_id_size);
         }
         m->time_date_stamp = im->time_date_stamp;
         m->image_size = (uint32_t)im->size;

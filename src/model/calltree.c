@@ -41,6 +41,7 @@ struct calltree {
         uint32_t index_mask;
         uint64_t nr_samples;
         struct pending pend[MAX_CPUS];
+        uint32_t nr_pend;          /* CPUs seen with samples: the pending slots worth scanning */
         struct calltree_row *rows; /* owned: the last answer */
         uint32_t cap_rows;
 };
@@ -108,6 +109,7 @@ void calltree_reset(struct calltree *t)
         roots(t);
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         memset(t->pend, 0, sizeof(t->pend));
+        t->nr_pend = 0;
         t->nr_samples = 0;
 }
 
@@ -237,7 +239,7 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                 struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
                 if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
                         p = NULL;
-                        for (uint32_t c = 0; c < MAX_CPUS && !p; c++)
+                        for (uint32_t c = 0; c < t->nr_pend && !p; c++)
                                 if (t->pend[c].has && !t->pend[c].is_matched &&
                                     t->pend[c].timestamp == ev->stack.event_timestamp)
                                         p = &t->pend[c];
@@ -260,6 +262,8 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         if (source != t->source)
                 return;
         struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
+        if (ev->cpu % MAX_CPUS >= t->nr_pend)
+                t->nr_pend = ev->cpu % MAX_CPUS + 1;
         pending_flush(t, p);
         *p = (struct pending){ev->timestamp, ev->pid, ip, true, false};
 }
@@ -286,7 +290,7 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                            const struct calltree_row **rows)
 {
         if (node == 0) /* a new look at the tree: samples whose stacks never came count now */
-                for (uint32_t c = 0; c < MAX_CPUS; c++)
+                for (uint32_t c = 0; c < t->nr_pend; c++)
                         pending_flush(t, &t->pend[c]);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;

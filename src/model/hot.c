@@ -39,6 +39,7 @@ struct hot {
         uint32_t nr_sources;
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];
+        uint32_t nr_pend;     /* CPUs seen with samples: the pending slots worth scanning */
         struct hot_row *rows; /* owned: the last hot_functions answer */
         uint32_t cap_rows;
         struct hot_module_row *mrows; /* owned */
@@ -103,6 +104,7 @@ void hot_reset(struct hot *h)
         h->nr_sources = 0;
         h->nr_stacks = 0;
         memset(h->pend, 0, sizeof(h->pend));
+        h->nr_pend = 0;
 }
 
 static struct entry *slot_find(struct hot *h, const struct entry *k)
@@ -187,6 +189,8 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         struct entry k = key_of(h, source, ev->pid, ip);
         count(h, &k, 1, 0);
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
+        if (ev->cpu % MAX_CPUS >= h->nr_pend)
+                h->nr_pend = ev->cpu % MAX_CPUS + 1;
         pending_flush(h, p);
         *p = (struct pending){ev->timestamp, k, true, false};
 }
@@ -208,7 +212,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
         if (!p->has || p->timestamp != ev->stack.event_timestamp) {
                 p = NULL;
-                for (uint32_t c = 0; c < MAX_CPUS && !p; c++)
+                for (uint32_t c = 0; c < h->nr_pend && !p; c++)
                         if (h->pend[c].has && !h->pend[c].is_matched &&
                             h->pend[c].timestamp == ev->stack.event_timestamp)
                                 p = &h->pend[c];
@@ -294,7 +298,7 @@ static int by_total(const void *a, const void *b)
 uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
                        const struct hot_row **rows)
 {
-        for (uint32_t c = 0; c < MAX_CPUS; c++)
+        for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
         if (h->cap_rows < h->nr + 1) {
                 free(h->rows);

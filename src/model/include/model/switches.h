@@ -108,7 +108,9 @@ void switches_event(struct switches *sw, const struct kevent *ev);
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings);
 /* Only what passes f is counted from now on: a switch-out by the old thread's pid and tid, a
    switch-in by the new one's, a ReadyThread by the readied thread's; times are clipped to f's
-   range. Threads already counted outside f's sets are dropped at once. f is copied. */
+   range. The counts of threads outside f's sets are dropped at once (their names and states
+   stay, for when the filter widens), and with sets given the per-wait and per-CPU totals start
+   over. f is copied. */
 void switches_set_filter(struct switches *sw, const struct agg_filter *f);
 /* The refresh tick: first credits the intervals still open (threads on a CPU, threads waiting)
    up to the latest event time, so that long waits show before they end and each period gets

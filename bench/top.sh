@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# top.sh: the live screen against perf top with the same settings on a busy machine: 4 kHz
+# timer samples per CPU with call chains, context switches (etwtop: CSWITCH and DISPATCHER with
+# stacks; perf top: -e sched:sched_switch added), both drawing in a terminal (tmux) with a 1 s
+# refresh. Prints both processes' CPU seconds (user + system, from /proc/PID/stat) and what each
+# screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
+# Usage: bench/top.sh [BUILD_DIR] [SECONDS]   (default ./build, 20 s; needs root, perf, tmux)
+set -u
+build=${1:-./build}
+secs=${2:-20}
+etwtop=$(realpath "$build/src/etwtop")
+die() { echo "top.sh: $*" >&2; exit 1; }
+[ -x "$etwtop" ] || die "$etwtop not built"
+command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
+command -v tmux >/dev/null || die "tmux not found"
+sock=etwtop-bench-$$
+tmp=$(mktemp -d)
+trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+ncpu=$(nproc)
+hz=$(getconf CLK_TCK)
+
+load() {
+        for ((i = 0; i < ncpu; i++)); do
+                (end=$((SECONDS + secs + 4)); while [ $SECONDS -lt $end ]; do :; done) &
+        done
+        timeout $((secs + 4)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+}
+# run NAME COMMAND...: the tool in tmux for secs seconds; prints "cpu_seconds"
+run() {
+        local name=$1
+        shift
+        tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 "$*"
+        sleep 1
+        local pid
+        pid=$(tmux -L "$sock" list-panes -t "$name" -F '#{pane_pid}')
+        sleep "$secs"
+        tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen"
+        # utime + stime of the pane's process (the tool runs as the pane's process: exec)
+        awk -v hz="$hz" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"
+        tmux -L "$sock" kill-session -t "$name"
+}
+
+load
+sleep 1
+e_cpu=$(run etwtop exec "$etwtop" -d 1 --set-prof-int 2500 \
+        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
+wait
+load
+sleep 1
+p_cpu=$(run perf exec perf top -F 4000 -g -d 1 -e cpu-clock -e sched:sched_switch)
+wait
+e_lost=$(grep -o 'lost [0-9]*' "$tmp/etwtop.screen" | head -1 | awk '{print $2}')
+p_lost=$(grep -o 'lost: [0-9]*/[0-9]*' "$tmp/perf.screen" | head -1 | sed 's/lost: //')
+echo "top benchmark: $secs s, $ncpu CPUs busy (spinners and a pipe ping-pong), 4 kHz samples"
+echo "with call chains, context switches; both on a 160x50 terminal, 1 s refresh"
+echo
+printf "%-12s %10s %14s\n" tool "CPU s" "lost"
+printf "%-12s %10s %14s\n" etwtop "$e_cpu" "${e_lost:-?}"
+printf "%-12s %10s %14s\n" "perf top" "$p_cpu" "${p_lost:-?}"
+awk -v e="$e_cpu" -v p="$p_cpu" 'BEGIN {
+        r = p > 0 ? e / p : 0
+        printf "\nCPU: etwtop / perf top = %.3f (target <= 0.1): %s\n", r, r <= 0.1 ? "PASS" : "MISS"
+}'
