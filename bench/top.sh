@@ -30,12 +30,13 @@ load() {
 run() {
         local name=$1
         shift
-        tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 "$*"
+        tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 "$*; sleep $((secs + 5))"
         sleep 1
         local pid
-        pid=$(tmux -L "$sock" list-panes -t "$name" -F '#{pane_pid}')
+        pid=$(pgrep -n -f "^$2 $3")
         sleep "$secs"
-        tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen"
+        tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
+        [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
         # utime + stime of the pane's process (the tool runs as the pane's process: exec)
         awk -v hz="$hz" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"
         tmux -L "$sock" kill-session -t "$name"
@@ -43,12 +44,12 @@ run() {
 
 load
 sleep 1
-e_cpu=$(run etwtop exec "$etwtop" -d 1 --set-prof-int 2500 \
+e_cpu=$(run etwtop "$etwtop" -d 1 --set-prof-int 2500 \
         --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
 wait
 load
 sleep 1
-p_cpu=$(run perf exec perf top -F 4000 -g -d 1 -e cpu-clock -e sched:sched_switch)
+p_cpu=$(run perf perf top -F 4000 -g -d 1 -e cpu-clock -e sched:sched_switch)
 wait
 e_lost=$(grep -o 'lost [0-9]*' "$tmp/etwtop.screen" | head -1 | awk '{print $2}')
 p_lost=$(grep -o 'lost: [0-9]*/[0-9]*' "$tmp/perf.screen" | head -1 | sed 's/lost: //')
