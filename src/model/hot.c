@@ -44,6 +44,8 @@ struct hot {
         uint32_t cap_rows;
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;
+        struct agg_settings settings;
+        struct agg_filter filter;
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -82,6 +84,8 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->max_entries = max_entries ? max_entries : (1u << 20);
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        agg_settings_init(&h->settings);
+        agg_filter_init(&h->filter);
         return h;
 }
 
@@ -183,7 +187,8 @@ static void pending_flush(struct hot *h, struct pending *p)
 static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
                    uint32_t tid)
 {
-        (void)tid;
+        if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
+                return; /* and its stack finds no sample: not counted either */
         uint32_t si = source_index(h, source);
         h->nr_samples[si]++;
         struct entry k = key_of(h, source, ev->pid, ip);
@@ -242,6 +247,50 @@ void hot_event(struct hot *h, const struct kevent *ev)
         case KEV_STACK: stack(h, ev); break;
         default: break;
         }
+}
+
+void hot_set_settings(struct hot *h, const struct agg_settings *settings)
+{
+        h->settings = *settings;
+}
+
+void hot_set_filter(struct hot *h, const struct agg_filter *f)
+{
+        h->filter = *f;
+}
+
+void hot_refresh(struct hot *h)
+{
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                pending_flush(h, &h->pend[c]);
+        const struct agg_settings *s = &h->settings;
+        if (s->mode == AGG_CUMULATIVE)
+                return;
+        /* decay in place, then put the survivors back: removing from open addressing in place
+           would break the probe chains */
+        uint32_t cap = h->mask + 1, nr = 0;
+        for (uint32_t i = 0; i < cap; i++) {
+                struct entry *e = &h->slots[i];
+                if (!e->is_used)
+                        continue;
+                e->self = agg_settings_apply(s, e->self);
+                e->total = agg_settings_apply(s, e->total);
+                if (agg_settings_is_droppable(s, e->self) && agg_settings_is_droppable(s, e->total))
+                        e->is_used = false;
+                else
+                        h->slots[nr++] = *e; /* nr <= i: compacts to the front */
+        }
+        struct entry *kept = h->slots;
+        h->slots = xcalloc(cap, sizeof(*h->slots));
+        h->nr = nr;
+        for (uint32_t i = 0; i < nr; i++)
+                *slot_find(h, &kept[i]) = kept[i];
+        free(kept);
+        for (uint32_t i = 0; i < h->nr_sources; i++) {
+                h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
+                h->nr_samples[i] = agg_settings_apply(s, h->nr_samples[i]);
+        }
+        h->nr_stacks = agg_settings_apply(s, h->nr_stacks);
 }
 
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kevent.h"
+#include "model/aggregate.h"
 #include "symbols/symbols.h"
 
 #define HOT_SOURCE_TIMER 0u /* KPROFILE_SOURCE ProfileTime: SampledProfile events */
@@ -40,6 +41,16 @@ void hot_reset(struct hot *h);
 
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE and KEV_STACK; ignores the rest. */
 void hot_event(struct hot *h, const struct kevent *ev);
+
+/* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
+   cumulative. */
+void hot_set_settings(struct hot *h, const struct agg_settings *settings);
+/* Only samples that pass f (their pid, tid and time) are counted from now on, with their
+   stacks; what was counted stays (hot_reset to start over). f is copied. */
+void hot_set_filter(struct hot *h, const struct agg_filter *f);
+/* The refresh tick: decays or zeroes the counts by the mode, dropping the places that fell
+   under the threshold. Cumulative: nothing changes. */
+void hot_refresh(struct hot *h);
 
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
 uint64_t hot_nr_stacks(const struct hot *h);

@@ -1,0 +1,1605 @@
+/* SPDX-License-Identifier: MIT */
+/* test_model.c: the model's aggregates (branch edges, context switches), its aggregation modes
+   (cumulative, decaying, zeroed), filters and time ranges, fed from synthetic decoded events
+   (LBR, PMC, CSwitch, ReadyThread, stacks) and from a recorded .etl decoded end to end. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etw/evntrace.h"
+#include "kevent.h"
+#include "model/aggregate.h"
+#include "model/branches.h"
+#include "model/hot.h"
+#include "model/switches.h"
+#include "model/sym_feed.h"
+#include "symbols/symbols.h"
+
+#define MS(x) ((int64_t)(x)*1000000ll)
+
+/* KTHREAD_STATE and KWAIT_REASON values (ETL-FORMAT.md 3.5) */
+#define ST_READY          1
+#define ST_WAITING        5
+#define WR_EXECUTIVE      0
+#define WR_DELAYEXECUTION 4
+#define WR_USERREQUEST    6
+#define WR_QUEUE          15
+#define WR_PREEMPTED      32
+
+/* ---- code to name: functions of this binary, placed through a synthetic image ---- */
+
+static volatile int sink_value;
+
+static int model_fn_alpha(int x)
+{
+        for (int i = 0; i < x; i++)
+                sink_value += i * 3;
+        return sink_value;
+}
+
+static int model_fn_beta(int x)
+{
+        for (int i = 0; i < x; i++)
+                sink_value ^= i + 7;
+        return sink_value + 1;
+}
+
+static int model_fn_gamma(int x)
+{
+        for (int i = 0; i < x; i++)
+                sink_value -= i * 5 + 2;
+        return sink_value - 2;
+}
+
+#define PID_A   100
+#define PID_B   200
+#define EXE     0x10000000ull         /* where the test binary is "mapped" in PID_A and PID_B */
+#define NT_BASE 0x7ffb10000000ull     /* a Windows DLL that is not on this machine */
+#define KBASE   0xfffff80412340000ull /* a Windows driver */
+
+struct fix {
+        struct sym_store *store;
+        char exe_path[4096];
+        uint64_t off_alpha, off_beta, off_gamma; /* file offsets in the test binary */
+        uint32_t fn_alpha, fn_beta, fn_gamma;    /* interned names */
+};
+
+struct find_offset {
+        uintptr_t addr;
+        uint64_t offset;
+        bool is_found;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+        (void)size;
+        struct find_offset *f = ctx;
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+                if (ph->p_type == PT_LOAD && f->addr >= start && f->addr < start + ph->p_memsz) {
+                        f->offset = f->addr - start + ph->p_offset;
+                        f->is_found = true;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static uint64_t file_offset_of(int (*fn)(int))
+{
+        struct find_offset f = {0, 0, false};
+        memcpy(&f.addr, &fn, sizeof(f.addr) < sizeof(fn) ? sizeof(f.addr) : sizeof(fn));
+        dl_iterate_phdr(phdr_cb, &f);
+        assert_true(f.is_found);
+        return f.offset;
+}
+
+static void quiet_log(void *ctx, const char *message)
+{
+        (void)ctx;
+        (void)message;
+}
+
+static void fix_image(struct fix *fx, uint32_t pid, uint64_t base)
+{
+        struct sym_image im = {pid, base, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(fx->store, &im);
+}
+
+static void fix_nt(struct fix *fx, uint32_t pid)
+{
+        struct sym_image nt = {pid,
+                               NT_BASE,
+                               0x1f8000,
+                               0,
+                               "\\Device\\HarddiskVolume3\\Windows\\System32\\ntdll.dll",
+                               NULL,
+                               0,
+                               0x5e8f1c2a,
+                               0};
+        sym_image_load(fx->store, &nt);
+}
+
+static int fix_setup(void **state)
+{
+        struct fix *fx = calloc(1, sizeof(*fx));
+        assert_non_null(fx);
+        ssize_t n = readlink("/proc/self/exe", fx->exe_path, sizeof(fx->exe_path) - 1);
+        assert_true(n > 0);
+        fx->exe_path[n] = '\0';
+        fx->off_alpha = file_offset_of(model_fn_alpha);
+        fx->off_beta = file_offset_of(model_fn_beta);
+        fx->off_gamma = file_offset_of(model_fn_gamma);
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&fx->store, &o), 0);
+        fix_image(fx, PID_A, EXE);
+        fix_image(fx, PID_B, EXE);
+        fix_nt(fx, PID_A);
+        struct sym_image drv = {
+                0, KBASE, 0x100000, 0, "\\SystemRoot\\system32\\drivers\\tcpip.sys", NULL, 0, 1, 0};
+        sym_image_load(fx->store, &drv);
+        fx->fn_alpha = sym_intern(fx->store, "model_fn_alpha");
+        fx->fn_beta = sym_intern(fx->store, "model_fn_beta");
+        fx->fn_gamma = sym_intern(fx->store, "model_fn_gamma");
+        /* the symbols of this binary are readable: otherwise the function tests mean nothing */
+        struct sym_frame f;
+        sym_resolve(fx->store, sym_locate(fx->store, PID_A, EXE + fx->off_alpha), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_int_equal(f.function, fx->fn_alpha);
+        sink_value = model_fn_alpha(1) + model_fn_beta(1) + model_fn_gamma(1);
+        *state = fx;
+        return 0;
+}
+
+static int fix_teardown(void **state)
+{
+        struct fix *fx = *state;
+        sym_store_free(fx->store);
+        free(fx);
+        return 0;
+}
+
+/* ---- synthetic decoded events ---- */
+
+static struct kevent ev_base(enum kevent_type type, uint32_t cpu, int64_t t, uint32_t pid,
+                             uint32_t tid)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = type;
+        ev.name = "";
+        ev.cpu = cpu;
+        ev.time_ns = t;
+        ev.timestamp = (uint64_t)t + 1000000000ull; /* raw ticks: the session started at 1 s */
+        ev.pid = pid;
+        ev.tid = tid;
+        return ev;
+}
+
+static struct kevent ev_lbr(uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid,
+                            const struct kevent_lbr_entry *entries, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_LBR, cpu, t, pid, tid);
+        ev.lbr.event_timestamp = ev.timestamp;
+        ev.lbr.pid = pid;
+        ev.lbr.tid = tid;
+        ev.lbr.options = EVNTRACE_LBR_FILTER_KERNEL;
+        ev.lbr.nr_entries = n;
+        ev.lbr.entries = entries;
+        return ev;
+}
+
+static struct kevent ev_pmc(uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid, uint64_t ip,
+                            uint16_t source)
+{
+        struct kevent ev = ev_base(KEV_PMC_SAMPLE, cpu, t, pid, tid);
+        ev.pmc_sample.ip = ip;
+        ev.pmc_sample.tid = tid;
+        ev.pmc_sample.source = source;
+        return ev;
+}
+
+static struct kevent ev_cswitch(uint32_t cpu, int64_t t, uint32_t old_tid, uint32_t old_pid,
+                                uint8_t old_state, uint8_t reason, uint32_t new_tid,
+                                uint32_t new_pid)
+{
+        struct kevent ev = ev_base(KEV_CSWITCH, cpu, t, new_pid, new_tid);
+        ev.cswitch.old_tid = old_tid;
+        ev.cswitch.old_pid = old_pid;
+        ev.cswitch.new_tid = new_tid;
+        ev.cswitch.new_pid = new_pid;
+        ev.cswitch.old_state = old_state;
+        ev.cswitch.old_wait_reason = reason;
+        ev.cswitch.old_wait_mode = 1;
+        ev.nr_pmc = 2; /* counters ride on CSwitch events; the model ignores them */
+        ev.pmc[0] = 3896;
+        ev.pmc[1] = 9400;
+        return ev;
+}
+
+static struct kevent ev_ready(uint32_t cpu, int64_t t, uint32_t tid, uint32_t pid, uint32_t by_tid,
+                              uint32_t by_pid)
+{
+        struct kevent ev = ev_base(KEV_READY_THREAD, cpu, t, pid, tid);
+        ev.ready_thread.tid = tid;
+        ev.ready_thread.readying_tid = by_tid;
+        ev.ready_thread.readying_pid = by_pid;
+        ev.ready_thread.adjust_reason = 1;
+        return ev;
+}
+
+static struct kevent ev_stack(uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid,
+                              const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_STACK, cpu, t, pid, tid);
+        ev.stack.event_timestamp = ev.timestamp;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = tid;
+        ev.stack.nr_frames = n;
+        ev.stack.frames = frames;
+        return ev;
+}
+
+static struct kevent ev_thread(enum kevent_phase phase, int64_t t, uint32_t pid, uint32_t tid,
+                               const char *name)
+{
+        struct kevent ev = ev_base(KEV_THREAD, 0, t, pid, tid);
+        ev.thread.phase = phase;
+        ev.thread.pid = pid;
+        ev.thread.tid = tid;
+        ev.thread.name = name;
+        return ev;
+}
+
+static struct kevent ev_process(enum kevent_phase phase, int64_t t, uint32_t pid, const char *image)
+{
+        struct kevent ev = ev_base(KEV_PROCESS, 0, t, pid, 0);
+        ev.process.phase = phase;
+        ev.process.pid = pid;
+        ev.process.image_name = image;
+        ev.process.user_sid = ev.process.command_line = ev.process.package_full_name = "";
+        ev.process.application_id = "";
+        return ev;
+}
+
+/* ---- aggregate.h ---- */
+
+static void test_agg_settings(void **state)
+{
+        (void)state;
+        struct agg_settings s;
+        agg_settings_init(&s);
+        assert_int_equal(s.mode, AGG_CUMULATIVE);
+        assert_int_equal(agg_settings_apply(&s, 77), 77);
+        assert_false(agg_settings_is_droppable(&s, 0));
+
+        s.mode = AGG_DECAYING;
+        assert_int_equal(agg_settings_apply(&s, 77), 38); /* 0.5, rounded down */
+        assert_int_equal(agg_settings_apply(&s, 1), 0);
+        assert_true(agg_settings_is_droppable(&s, 0));
+        assert_false(agg_settings_is_droppable(&s, 1));
+        s.decay_factor = 0.75;
+        assert_int_equal(agg_settings_apply(&s, 100), 75);
+        s.decay_factor = 1.5; /* out of (0, 1): the default */
+        assert_int_equal(agg_settings_apply(&s, 100), 50);
+        s.decay_factor = 0;
+        assert_int_equal(agg_settings_apply(&s, 100), 50);
+        s.drop_below = 10;
+        assert_true(agg_settings_is_droppable(&s, 9));
+        assert_false(agg_settings_is_droppable(&s, 10));
+
+        s.mode = AGG_ZEROED;
+        assert_int_equal(agg_settings_apply(&s, 12345), 0);
+        assert_true(agg_settings_is_droppable(&s, 0));
+
+        assert_string_equal(agg_mode_name(AGG_CUMULATIVE), "cumulative");
+        assert_string_equal(agg_mode_name(AGG_DECAYING), "decaying");
+        assert_string_equal(agg_mode_name(AGG_ZEROED), "zeroed");
+}
+
+static void test_agg_filter(void **state)
+{
+        (void)state;
+        struct agg_filter f;
+        agg_filter_init(&f);
+        assert_true(agg_filter_pass(&f, 1, 2, -5));
+        assert_true(agg_filter_pass(&f, AGG_ALL, AGG_ALL, INT64_MAX));
+        assert_int_equal(agg_filter_clip_ns(&f, 10, 30), 20);
+        assert_int_equal(agg_filter_clip_ns(&f, 30, 10), 0);
+
+        /* pids */
+        assert_int_equal(agg_filter_add_pid(&f, 100), 0);
+        assert_int_equal(agg_filter_add_pid(&f, 100), 0); /* twice is once */
+        assert_int_equal(f.nr_pids, 1);
+        assert_true(agg_filter_pass(&f, 100, 7, 0));
+        assert_false(agg_filter_pass(&f, 101, 7, 0));
+        assert_false(agg_filter_has_pid(&f, AGG_ALL)); /* unknown pid: not in the set */
+        assert_true(agg_filter_has_tid(&f, 7));
+
+        /* tids: with pids too, both must match */
+        assert_int_equal(agg_filter_add_tid(&f, 7), 0);
+        assert_true(agg_filter_pass(&f, 100, 7, 0));
+        assert_false(agg_filter_pass(&f, 100, 8, 0));
+        assert_false(agg_filter_pass(&f, 101, 7, 0));
+
+        /* the sets are bounded */
+        struct agg_filter g;
+        agg_filter_init(&g);
+        for (uint32_t i = 0; i < AGG_MAX_FILTER_IDS; i++)
+                assert_int_equal(agg_filter_add_tid(&g, i), 0);
+        assert_int_equal(agg_filter_add_tid(&g, 999), -ENOSPC);
+        assert_int_equal(agg_filter_add_tid(&g, 3), 0); /* already there */
+        for (uint32_t i = 0; i < AGG_MAX_FILTER_IDS; i++)
+                assert_int_equal(agg_filter_add_pid(&g, i), 0);
+        assert_int_equal(agg_filter_add_pid(&g, 999), -ENOSPC);
+
+        /* time range: half-open */
+        agg_filter_init(&f);
+        assert_int_equal(agg_filter_set_time_range(&f, MS(10), MS(5)), -EINVAL);
+        assert_false(f.has_time_range);
+        assert_int_equal(agg_filter_set_time_range(&f, MS(10), MS(20)), 0);
+        assert_false(agg_filter_has_time(&f, MS(10) - 1));
+        assert_true(agg_filter_has_time(&f, MS(10)));
+        assert_true(agg_filter_has_time(&f, MS(20) - 1));
+        assert_false(agg_filter_has_time(&f, MS(20)));
+        assert_false(agg_filter_pass(&f, 1, 1, MS(25)));
+        assert_int_equal(agg_filter_clip_ns(&f, MS(5), MS(15)), MS(5));
+        assert_int_equal(agg_filter_clip_ns(&f, MS(12), MS(30)), MS(8));
+        assert_int_equal(agg_filter_clip_ns(&f, MS(0), MS(40)), MS(10));
+        assert_int_equal(agg_filter_clip_ns(&f, MS(21), MS(40)), 0);
+        assert_int_equal(agg_filter_clip_ns(&f, MS(0), MS(9)), 0);
+        assert_int_equal(agg_filter_clip_ns(&f, MS(11), MS(12)), MS(1));
+}
+
+struct kv {
+        uint32_t key;
+        uint32_t pad;
+        uint64_t value;
+};
+
+static bool drop_odd_decay(void *entry, void *ctx)
+{
+        struct kv *e = entry;
+        uint32_t *nr_calls = ctx;
+        (*nr_calls)++;
+        e->value /= 2; /* called once per entry: a decay in it is applied once */
+        return e->key % 2 == 1;
+}
+
+static bool drop_all(void *entry, void *ctx)
+{
+        (void)entry;
+        (void)ctx;
+        return true;
+}
+
+static void test_agg_table(void **state)
+{
+        (void)state;
+        struct agg_table *t = agg_table_new(sizeof(uint32_t), sizeof(struct kv), 1000);
+        assert_int_equal(agg_table_max(t), 1000);
+        for (uint32_t i = 0; i < 1000; i++) {
+                bool is_new;
+                struct kv *e = agg_table_get(t, &i, &is_new);
+                assert_non_null(e);
+                assert_true(is_new);
+                assert_int_equal(e->key, i);
+                assert_int_equal(e->value, 0);
+                e->value = 10 * (uint64_t)i;
+        }
+        assert_int_equal(agg_table_nr(t), 1000);
+        assert_true(agg_table_capacity(t) >= 2000); /* at most half full */
+        /* full: known keys still answer, new ones do not */
+        uint32_t k = 1000;
+        assert_null(agg_table_get(t, &k, NULL));
+        assert_null(agg_table_find(t, &k));
+        k = 999;
+        bool is_new = true;
+        struct kv *e = agg_table_get(t, &k, &is_new);
+        assert_false(is_new);
+        assert_int_equal(e->value, 9990);
+        /* iteration sees each entry once */
+        uint64_t sum = 0;
+        uint32_t nr = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(t); i++) {
+                const struct kv *s = agg_table_slot(t, i);
+                if (s) {
+                        sum += s->value;
+                        nr++;
+                }
+        }
+        assert_int_equal(nr, 1000);
+        assert_int_equal(sum, 10ull * 999 * 1000 / 2);
+        assert_null(agg_table_slot(t, agg_table_capacity(t))); /* past the end */
+
+        uint32_t nr_calls = 0;
+        agg_table_remove_if(t, drop_odd_decay, &nr_calls);
+        assert_int_equal(nr_calls, 1000);
+        assert_int_equal(agg_table_nr(t), 500);
+        k = 998;
+        assert_int_equal(((struct kv *)agg_table_find(t, &k))->value, 4990);
+        k = 997;
+        assert_null(agg_table_find(t, &k));
+        /* the room freed is usable again */
+        k = 5001;
+        assert_non_null(agg_table_get(t, &k, NULL));
+
+        /* dropping (nearly) everything shrinks the table */
+        uint32_t before = agg_table_capacity(t);
+        agg_table_remove_if(t, drop_all, NULL);
+        assert_int_equal(agg_table_nr(t), 0);
+        assert_true(agg_table_capacity(t) < before);
+        k = 3;
+        assert_non_null(agg_table_get(t, &k, NULL));
+        agg_table_reset(t);
+        assert_int_equal(agg_table_nr(t), 0);
+        assert_null(agg_table_find(t, &k));
+        agg_table_free(t);
+        agg_table_free(NULL);
+}
+
+/* ---- branches.h ---- */
+
+/* The row whose ends are at the given places (module-relative offsets in the test binary). */
+static const struct branches_row *find_edge(const struct branches_row *rows, uint32_t n,
+                                            uint64_t from_rel, uint64_t to_rel)
+{
+        for (uint32_t i = 0; i < n; i++)
+                if (!rows[i].is_other && rows[i].from.loc.rel == from_rel &&
+                    rows[i].to.loc.rel == to_rel)
+                        return &rows[i];
+        return NULL;
+}
+
+static void test_branches_edges(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta, g = EXE + fx->off_gamma;
+        /* a 32-entry LBR snapshot: [0] most recent; 16 x alpha->beta, 8 x beta->gamma,
+           4 x gamma->alpha+1, 2 x alpha+1->ntdll, 2 empty slots */
+        struct kevent_lbr_entry e[32];
+        memset(e, 0, sizeof(e));
+        for (int i = 0; i < 16; i++)
+                e[i] = (struct kevent_lbr_entry){a, be};
+        for (int i = 16; i < 24; i++)
+                e[i] = (struct kevent_lbr_entry){be, g};
+        for (int i = 24; i < 28; i++)
+                e[i] = (struct kevent_lbr_entry){g, a + 1};
+        for (int i = 28; i < 30; i++)
+                e[i] = (struct kevent_lbr_entry){a + 1, NT_BASE + 0x1a2b};
+        struct kevent ev = ev_lbr(0, MS(1), PID_A, 101, e, 32);
+        branches_event(b, &ev);
+        ev = ev_lbr(1, MS(2), PID_A, 102, e, 32);
+        branches_event(b, &ev);
+        /* events of other kinds are not edges */
+        struct kevent pmc = ev_pmc(0, MS(3), PID_A, 101, a, 11);
+        branches_event(b, &pmc);
+        assert_int_equal(branches_nr_events(b), 2);
+        assert_int_equal(branches_nr_edges(b), 60);
+        assert_int_equal(branches_nr_kept(b), 4);
+
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 4);
+        /* most counted first, shares of all 60 */
+        assert_int_equal(rows[0].count, 32);
+        assert_int_equal(rows[1].count, 16);
+        assert_int_equal(rows[2].count, 8);
+        assert_int_equal(rows[3].count, 4);
+        assert_true(rows[0].share > 0.533 && rows[0].share < 0.534);
+        double total = 0;
+        for (uint32_t i = 0; i < n; i++)
+                total += rows[i].share;
+        assert_true(total > 0.999 && total < 1.001);
+        /* named now */
+        assert_int_equal(rows[0].from.function, fx->fn_alpha);
+        assert_int_equal(rows[0].from.offset, 0);
+        assert_int_equal(rows[0].to.function, fx->fn_beta);
+        assert_int_equal(rows[0].from.state, SYM_RESOLVED);
+        assert_int_equal(rows[0].pid, PID_A);
+        assert_int_equal(rows[0].nr_edges, 1);
+        assert_int_equal(rows[2].from.function, fx->fn_gamma);
+        assert_int_equal(rows[2].to.function, fx->fn_alpha);
+        assert_int_equal(rows[2].to.offset, 1);
+        /* the DLL that is not here: module+offset */
+        assert_int_equal(rows[3].from.function, fx->fn_alpha);
+        assert_int_equal(rows[3].to.function, 0);
+        assert_int_not_equal(rows[3].to.loc.module, 0);
+        assert_int_equal(rows[3].to.loc.rel, 0x1a2b);
+        assert_int_equal(rows[3].to.offset, 0x1a2b);
+        assert_int_not_equal(rows[3].to.state, SYM_RESOLVED);
+        char buf[128];
+        sym_format(fx->store, rows[3].to.loc, buf, sizeof(buf));
+        assert_string_equal(buf, "ntdll.dll+0x1a2b");
+        assert_non_null(find_edge(rows, n, fx->off_alpha, fx->off_beta));
+
+        branches_reset(b);
+        assert_int_equal(branches_nr_edges(b), 0);
+        assert_int_equal(branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows), 0);
+        branches_free(b);
+        branches_free(NULL);
+}
+
+static void test_branches_by_function(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta;
+        /* three exact edges from alpha to beta, one from beta to alpha; two ntdll edges at
+           different offsets stay apart (nothing names them) */
+        const struct kevent_lbr_entry e[] = {
+                {a, be},
+                {a + 1, be},
+                {a + 2, be + 1},
+                {a + 2, be + 1},
+                {be, a},
+                {NT_BASE + 0x10, NT_BASE + 0x20},
+                {NT_BASE + 0x30, NT_BASE + 0x20},
+                {KBASE + 0x40, a}, /* a kernel driver returning to user space */
+        };
+        struct kevent ev = ev_lbr(0, MS(1), PID_A, 101, e, 8);
+        branches_event(b, &ev);
+
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 7);
+        n = branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows);
+        assert_int_equal(n, 5);
+        assert_int_equal(rows[0].count, 4);
+        assert_int_equal(rows[0].nr_edges, 3);
+        assert_int_equal(rows[0].from.function, fx->fn_alpha);
+        assert_int_equal(rows[0].to.function, fx->fn_beta);
+        /* the row shows the places of its most counted edge */
+        assert_int_equal(rows[0].from.loc.rel, fx->off_alpha + 2);
+        assert_int_equal(rows[0].to.loc.rel, fx->off_beta + 1);
+        assert_true(rows[0].share > 0.499 && rows[0].share < 0.501);
+        uint32_t nr_nt = 0, nr_kernel = 0;
+        for (uint32_t i = 1; i < n; i++) {
+                assert_int_equal(rows[i].count, 1);
+                assert_int_equal(rows[i].nr_edges, 1);
+                char buf[128];
+                sym_format(fx->store, rows[i].from.loc, buf, sizeof(buf));
+                if (strncmp(buf, "ntdll.dll+", 10) == 0)
+                        nr_nt++;
+                if (strcmp(buf, "tcpip.sys+0x40") == 0) {
+                        nr_kernel++;
+                        assert_int_equal(rows[i].to.function, fx->fn_alpha);
+                }
+        }
+        assert_int_equal(nr_nt, 2);
+        assert_int_equal(nr_kernel, 1);
+        branches_free(b);
+}
+
+static void test_branches_processes(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta;
+        const struct kevent_lbr_entry e[] = {{a, be}, {0x50000000, 0x60000000}};
+        /* the same binary in two processes: one edge; raw addresses no image holds are not
+           the same place in two processes */
+        struct kevent ev = ev_lbr(0, MS(1), PID_A, 101, e, 2);
+        branches_event(b, &ev);
+        ev = ev_lbr(0, MS(2), PID_B, 201, e, 2);
+        branches_event(b, &ev);
+        ev = ev_lbr(0, MS(3), PID_B, 201, e, 1);
+        branches_event(b, &ev);
+        assert_int_equal(branches_nr_kept(b), 4);
+
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 3);
+        assert_int_equal(rows[0].count, 3);
+        assert_int_equal(rows[0].pid, AGG_ALL); /* merged across processes */
+        assert_int_equal(rows[0].from.function, fx->fn_alpha);
+        assert_int_equal(rows[1].count, 1);
+        assert_int_equal(rows[1].from.state, SYM_NO_MODULE);
+        assert_int_equal(rows[1].from.loc.rel, 0x50000000);
+        assert_int_equal(rows[2].count, 1);
+        assert_int_not_equal(rows[1].pid, rows[2].pid);
+
+        /* one process */
+        n = branches_rows(b, BRANCHES_BY_EDGE, PID_B, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 2);
+        assert_int_equal(rows[0].pid, PID_B);
+        assert_true(rows[0].share > 0.666 && rows[0].share < 0.667);
+        n = branches_rows(b, BRANCHES_BY_FUNCTION, PID_A, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 1);
+
+        /* an image that comes later names the addresses recorded before it */
+        struct sym_image late = {
+                PID_B, 0x50000000 - fx->off_gamma, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(fx->store, &late);
+        n = branches_rows(b, BRANCHES_BY_EDGE, PID_B, &rows);
+        assert_int_equal(n, 2);
+        const struct branches_row *r = rows[0].from.function == fx->fn_gamma ? &rows[0] : &rows[1];
+        assert_int_equal(r->from.function, fx->fn_gamma);
+        assert_int_equal(r->from.state, SYM_RESOLVED);
+        sym_image_unload(fx->store, PID_B, 0x50000000 - fx->off_gamma);
+        fix_image(fx, PID_B, EXE);
+        branches_free(b);
+}
+
+static void test_branches_max_entries(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 8);
+        struct kevent_lbr_entry e[32];
+        for (uint32_t i = 0; i < 32; i++)
+                e[i] = (struct kevent_lbr_entry){EXE + fx->off_alpha + i % 16, EXE + fx->off_beta};
+        for (int k = 0; k < 10; k++) {
+                struct kevent ev = ev_lbr(0, MS(k), PID_A, 101, e, 32);
+                branches_event(b, &ev);
+        }
+        assert_int_equal(branches_nr_kept(b), 8); /* the memory is bounded by the setting */
+        assert_int_equal(branches_nr_edges(b), 320);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 9);
+        const struct branches_row *other = NULL;
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sum += rows[i].count;
+                if (rows[i].is_other)
+                        other = &rows[i];
+        }
+        assert_int_equal(sum, 320);
+        assert_non_null(other);
+        assert_int_equal(other->count, 160);
+        assert_true(other->share > 0.499 && other->share < 0.501);
+        assert_int_equal(rows[0].count, 160); /* the other row sorts after equal counts */
+        assert_true(rows[0].is_other);
+        /* a one-process answer has no other row (its edges have no process) */
+        n = branches_rows(b, BRANCHES_BY_EDGE, PID_A, &rows);
+        assert_int_equal(n, 8);
+        /* grouped by function: everything kept is alpha -> beta */
+        n = branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].nr_edges + rows[1].nr_edges, 8);
+        branches_free(b);
+}
+
+static void feed_lbr(struct branches *b, struct fix *fx, int64_t t, uint32_t pid, uint32_t tid,
+                     uint32_t nr_ab, uint32_t nr_bg)
+{
+        struct kevent_lbr_entry e[64];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nr_ab; i++)
+                e[n++] = (struct kevent_lbr_entry){EXE + fx->off_alpha, EXE + fx->off_beta};
+        for (uint32_t i = 0; i < nr_bg; i++)
+                e[n++] = (struct kevent_lbr_entry){EXE + fx->off_beta, EXE + fx->off_gamma};
+        struct kevent ev = ev_lbr(0, t, pid, tid, e, n);
+        branches_event(b, &ev);
+}
+
+static uint64_t edge_count(struct branches *b, struct fix *fx, uint64_t from, uint64_t to)
+{
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        const struct branches_row *r = find_edge(rows, n, from, to);
+        (void)fx;
+        return r ? r->count : 0;
+}
+
+static void test_branches_modes(void **state)
+{
+        struct fix *fx = *state;
+        uint64_t ab_from = fx->off_alpha, ab_to = fx->off_beta;
+        uint64_t bg_from = fx->off_beta, bg_to = fx->off_gamma;
+
+        /* cumulative: a refresh changes nothing */
+        struct branches *b = branches_new(fx->store, 0);
+        feed_lbr(b, fx, MS(1), PID_A, 101, 40, 3);
+        branches_refresh(b);
+        branches_refresh(b);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 40);
+        assert_int_equal(edge_count(b, fx, bg_from, bg_to), 3);
+        assert_int_equal(branches_nr_events(b), 1);
+
+        /* decaying by 0.5: counts halve (rounded down), and rows that reach 0 go */
+        struct agg_settings s = {AGG_DECAYING, 0.5, 0};
+        branches_set_settings(b, &s);
+        branches_refresh(b);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 20);
+        assert_int_equal(edge_count(b, fx, bg_from, bg_to), 1);
+        assert_int_equal(branches_nr_kept(b), 2);
+        branches_refresh(b);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 10);
+        assert_int_equal(edge_count(b, fx, bg_from, bg_to), 0);
+        assert_int_equal(branches_nr_kept(b), 1);
+        /* new counts add to the decayed ones */
+        feed_lbr(b, fx, MS(2), PID_A, 101, 6, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 16);
+        /* a higher threshold drops sooner; another factor decays faster */
+        s.decay_factor = 0.25;
+        s.drop_below = 5;
+        branches_set_settings(b, &s);
+        branches_refresh(b); /* 16 -> 4, under 5 */
+        assert_int_equal(branches_nr_kept(b), 0);
+        assert_int_equal(branches_nr_edges(b), 0);
+
+        /* zeroed: each refresh starts again */
+        s = (struct agg_settings){AGG_ZEROED, 0, 0};
+        branches_set_settings(b, &s);
+        feed_lbr(b, fx, MS(3), PID_A, 101, 5, 5);
+        assert_int_equal(branches_nr_edges(b), 10);
+        branches_refresh(b);
+        assert_int_equal(branches_nr_edges(b), 0);
+        assert_int_equal(branches_nr_kept(b), 0);
+        assert_int_equal(branches_nr_events(b), 0);
+        const struct branches_row *rows;
+        assert_int_equal(branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows), 0);
+        feed_lbr(b, fx, MS(4), PID_A, 101, 2, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 2);
+        branches_free(b);
+
+        /* the other row decays too */
+        b = branches_new(fx->store, 1);
+        s = (struct agg_settings){AGG_DECAYING, 0.5, 0};
+        branches_set_settings(b, &s);
+        feed_lbr(b, fx, MS(1), PID_A, 101, 8, 8);
+        assert_int_equal(branches_nr_edges(b), 16);
+        branches_refresh(b);
+        assert_int_equal(branches_nr_edges(b), 8);
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 4);
+        assert_int_equal(rows[1].count, 4);
+        branches_free(b);
+}
+
+static void test_branches_filters(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t ab_from = fx->off_alpha, ab_to = fx->off_beta;
+        feed_lbr(b, fx, MS(1), PID_A, 101, 4, 0);
+        feed_lbr(b, fx, MS(1), PID_B, 201, 3, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 7);
+
+        /* a process filter drops the other processes' edges at once, and their new events */
+        struct agg_filter f;
+        agg_filter_init(&f);
+        agg_filter_add_pid(&f, PID_B);
+        branches_set_filter(b, &f);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 3);
+        feed_lbr(b, fx, MS(2), PID_A, 101, 10, 0);
+        feed_lbr(b, fx, MS(2), PID_B, 201, 1, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 4);
+        assert_int_equal(branches_nr_events(b), 3); /* PID_A's second event was not counted */
+
+        /* a thread filter */
+        agg_filter_init(&f);
+        agg_filter_add_tid(&f, 202);
+        branches_set_filter(b, &f);
+        feed_lbr(b, fx, MS(3), PID_B, 201, 5, 0);
+        feed_lbr(b, fx, MS(3), PID_B, 202, 2, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 6);
+
+        /* a time range [10 ms, 20 ms): replaying part of a recording */
+        branches_reset(b);
+        agg_filter_init(&f);
+        agg_filter_set_time_range(&f, MS(10), MS(20));
+        branches_set_filter(b, &f);
+        feed_lbr(b, fx, MS(10) - 1, PID_A, 101, 1, 0);
+        feed_lbr(b, fx, MS(10), PID_A, 101, 2, 0);
+        feed_lbr(b, fx, MS(15), PID_B, 201, 4, 0);
+        feed_lbr(b, fx, MS(20) - 1, PID_A, 101, 8, 0);
+        feed_lbr(b, fx, MS(20), PID_A, 101, 16, 0);
+        assert_int_equal(edge_count(b, fx, ab_from, ab_to), 14);
+        assert_int_equal(branches_nr_events(b), 3);
+        branches_free(b);
+}
+
+/* ---- switches.h ---- */
+
+static const struct switches_row *find_thread(const struct switches_row *rows, uint32_t n,
+                                              uint32_t tid)
+{
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].tid == tid && !rows[i].is_other)
+                        return &rows[i];
+        return NULL;
+}
+
+static const struct switches_row *thread_row(struct switches *sw, uint32_t tid)
+{
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        return find_thread(rows, n, tid);
+}
+
+static uint64_t wait_ns(const struct switches_row *r, uint8_t st, uint8_t reason)
+{
+        for (uint32_t i = 0; i < r->nr_waits; i++)
+                if (r->waits[i].state == st && r->waits[i].wait_reason == reason)
+                        return r->waits[i].off_cpu_ns;
+        return 0;
+}
+
+static void sw_feed(struct switches *sw, struct kevent ev)
+{
+        switches_event(sw, &ev);
+}
+
+/* Two CPUs, process A (threads 101, 102) and B (201):
+   cpu0: idle | 101 [1,4) Waiting/WrQueue | 102 [4,6) Ready/WrPreempted | 101 [6,9) Waiting/
+         UserRequest | idle [9,...)
+   cpu1: idle | 201 [2,5) Waiting/DelayExecution | 102 [5,8) Waiting/WrQueue | 201 [8,...) */
+static void feed_schedule(struct switches *sw)
+{
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_A, "alpha.exe"));
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_B, "beta"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 102, ""));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_B, 201, "loop"));
+        struct kevent name = ev_base(KEV_THREAD_NAME, 0, 0, PID_A, 102);
+        name.thread_name.pid = PID_A;
+        name.thread_name.tid = 102;
+        name.thread_name.name = "worker";
+        sw_feed(sw, name);
+        sw_feed(sw, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B));
+        sw_feed(sw, ev_cswitch(0, MS(4), 101, PID_A, ST_WAITING, WR_QUEUE, 102, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(5), 201, PID_B, ST_WAITING, WR_DELAYEXECUTION, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(6), 102, PID_A, ST_READY, WR_PREEMPTED, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(6) + 1, 0, 0, ST_READY, WR_EXECUTIVE, 102, UINT32_MAX));
+        sw_feed(sw, ev_cswitch(1, MS(8), 102, PID_A, ST_WAITING, WR_QUEUE, 201, PID_B));
+        sw_feed(sw, ev_cswitch(0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+}
+
+static void test_switches_times(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        feed_schedule(sw);
+        assert_int_equal(switches_nr_switches(sw), 8);
+        assert_int_equal(switches_last_time_ns(sw), MS(9));
+
+        const struct switches_row *r = thread_row(sw, 101);
+        assert_non_null(r);
+        assert_int_equal(r->pid, PID_A);
+        assert_string_equal(r->process_name, "alpha.exe");
+        assert_string_equal(r->thread_name, "main");
+        assert_int_equal(r->nr_switches, 2);
+        assert_int_equal(r->on_cpu_ns, MS(3) + MS(3));
+        assert_int_equal(r->off_cpu_ns, MS(2)); /* [4, 6) in WrQueue; [9, ...) still open */
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_QUEUE), MS(2));
+        assert_int_equal(r->nr_waits, 1);
+        assert_int_equal(r->waits[0].nr_waits, 1);
+        assert_int_equal(r->last_cpu, 0);
+
+        r = thread_row(sw, 102);
+        assert_non_null(r);
+        assert_string_equal(r->thread_name, "worker");
+        assert_int_equal(r->pid, PID_A); /* the CSwitch did not know it; the thread did */
+        assert_int_equal(r->nr_switches, 2);
+        assert_int_equal(r->on_cpu_ns, MS(2) + MS(2) - 1);
+        assert_int_equal(r->off_cpu_ns, 1); /* preempted on cpu0 at 6 ms, in on cpu1 1 ns later */
+        assert_int_equal(wait_ns(r, ST_READY, WR_PREEMPTED), 1);
+        assert_int_equal(r->last_cpu, 1);
+
+        r = thread_row(sw, 201);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "beta");
+        assert_int_equal(r->nr_switches, 2);
+        assert_int_equal(r->on_cpu_ns, MS(3)); /* [8, ...) still open */
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_DELAYEXECUTION), MS(3));
+        assert_null(thread_row(sw, 0)); /* idle is no thread */
+
+        /* per CPU */
+        const struct switches_cpu_row *c;
+        uint32_t n = switches_cpus(sw, &c);
+        assert_int_equal(n, 2);
+        assert_int_equal(c[0].cpu, 0);
+        assert_int_equal(c[0].nr_switches, 4);
+        assert_int_equal(c[0].busy_ns, MS(8));
+        assert_int_equal(c[0].idle_ns, 0); /* idle before 1 ms was not seen starting */
+        assert_int_equal(c[1].cpu, 1);
+        assert_int_equal(c[1].nr_switches, 4);
+        assert_int_equal(c[1].busy_ns, MS(3) + MS(2) - 1);
+        assert_int_equal(c[1].idle_ns, MS(1) + 1);
+
+        /* per thread per CPU */
+        n = switches_thread_cpus(sw, 102, &c);
+        assert_int_equal(n, 2);
+        assert_int_equal(c[0].nr_switches, 1);
+        assert_int_equal(c[1].nr_switches, 1);
+        assert_int_equal(c[0].busy_ns + c[1].busy_ns, MS(4) - 1);
+        n = switches_thread_cpus(sw, 101, &c);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].cpu, 0);
+        assert_int_equal(c[0].nr_switches, 2);
+        assert_int_equal(c[0].busy_ns, MS(6));
+
+        /* by wait reason over every thread */
+        const struct switches_wait_row *w;
+        n = switches_waits(sw, &w);
+        assert_int_equal(n, 3);
+        assert_int_equal(w[0].state, ST_WAITING);
+        assert_int_equal(w[0].wait_reason, WR_DELAYEXECUTION);
+        assert_int_equal(w[0].off_cpu_ns, MS(3));
+        assert_int_equal(w[1].wait_reason, WR_QUEUE);
+        assert_int_equal(w[1].off_cpu_ns, MS(2));
+        assert_int_equal(w[2].state, ST_READY);
+        assert_int_equal(w[2].wait_reason, WR_PREEMPTED);
+        assert_int_equal(w[2].nr_waits, 1);
+        assert_string_equal(kevent_wait_reason_name(w[0].wait_reason), "DelayExecution");
+
+        /* the refresh credits what is still open up to the latest event (9 ms) */
+        sw_feed(sw, ev_pmc(0, MS(12), PID_B, 201, 0x1234, 11)); /* time passes */
+        switches_refresh(sw);
+        r = thread_row(sw, 101);
+        assert_int_equal(r->off_cpu_ns, MS(2) + MS(3));
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_USERREQUEST), MS(3));
+        assert_int_equal(r->nr_waits, 2);
+        r = thread_row(sw, 201);
+        assert_int_equal(r->on_cpu_ns, MS(3) + MS(4));
+        r = thread_row(sw, 102);
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_QUEUE), MS(4));
+        /* the wait that ends later counts once, its time in full */
+        sw_feed(sw, ev_cswitch(0, MS(13), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        r = thread_row(sw, 101);
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_USERREQUEST), MS(4));
+        assert_int_equal(r->nr_switches, 3);
+        for (uint32_t i = 0; i < r->nr_waits; i++)
+                assert_int_equal(r->waits[i].nr_waits, 1);
+        switches_reset(sw);
+        assert_int_equal(switches_nr_switches(sw), 0);
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 0);
+        assert_int_equal(switches_cpus(sw, &c), 0);
+        switches_free(sw);
+        switches_free(NULL);
+}
+
+static void test_switches_processes_and_sorts(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        feed_schedule(sw);
+        const struct switches_row *rows;
+        uint32_t n = switches_processes(sw, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].pid, PID_A);
+        assert_int_equal(rows[0].tid, AGG_ALL);
+        assert_string_equal(rows[0].process_name, "alpha.exe");
+        assert_string_equal(rows[0].thread_name, "");
+        assert_int_equal(rows[0].nr_threads, 2);
+        assert_int_equal(rows[0].nr_switches, 4);
+        assert_int_equal(rows[0].on_cpu_ns, MS(10) - 1);
+        assert_int_equal(rows[0].off_cpu_ns, MS(2) + 1);
+        assert_int_equal(rows[0].nr_waits, 2);
+        assert_int_equal(rows[0].waits[0].wait_reason, WR_QUEUE);
+        assert_int_equal(rows[0].waits[1].wait_reason, WR_PREEMPTED);
+        assert_int_equal(rows[1].pid, PID_B);
+        assert_int_equal(rows[1].nr_threads, 1);
+        n = switches_processes(sw, SWITCHES_BY_OFF_CPU, &rows);
+        assert_int_equal(rows[0].pid, PID_B);
+
+        /* the threads of one process */
+        n = switches_process_threads(sw, PID_A, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].tid, 101);
+        assert_int_equal(rows[1].tid, 102);
+        n = switches_process_threads(sw, 999, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 0);
+
+        /* ReadyThread: 102 readied three times, 201 once */
+        sw_feed(sw, ev_ready(1, MS(9), 102, PID_A, 201, PID_B));
+        sw_feed(sw, ev_ready(1, MS(9) + 1, 102, PID_A, 201, PID_B));
+        sw_feed(sw, ev_ready(1, MS(9) + 2, 102, PID_A, 201, PID_B));
+        sw_feed(sw, ev_ready(1, MS(9) + 3, 201, PID_B, 102, PID_A));
+
+        /* each sort key */
+        n = switches_threads(sw, SWITCHES_BY_SWITCHES, &rows);
+        assert_int_equal(n, 3);
+        for (uint32_t i = 1; i < n; i++)
+                assert_true(rows[i - 1].nr_switches >= rows[i].nr_switches);
+        assert_int_equal(rows[0].tid, 101); /* equal counts: by pid, tid */
+        n = switches_threads(sw, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(rows[0].tid, 101);
+        assert_int_equal(rows[1].tid, 102);
+        assert_int_equal(rows[2].tid, 201);
+        n = switches_threads(sw, SWITCHES_BY_OFF_CPU, &rows);
+        assert_int_equal(rows[0].tid, 201);
+        assert_int_equal(rows[1].tid, 101);
+        assert_int_equal(rows[2].tid, 102);
+        n = switches_threads(sw, SWITCHES_BY_READIED, &rows);
+        assert_int_equal(rows[0].tid, 102);
+        assert_int_equal(rows[0].nr_readied, 3);
+        assert_int_equal(rows[1].tid, 201);
+        assert_int_equal(rows[2].tid, 101);
+        n = switches_threads(sw, SWITCHES_BY_WAIT_REASON, &rows);
+        /* Ready/WrPreempted (1/32) before Waiting/DelayExecution (5/4), Waiting/WrQueue (5/15) */
+        assert_int_equal(rows[0].tid, 102);
+        assert_int_equal(rows[1].tid, 201);
+        assert_int_equal(rows[2].tid, 101);
+        n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(rows[0].tid, 101);
+        assert_int_equal(rows[2].tid, 201);
+        assert_int_equal(switches_nr_readies(sw), 4);
+        switches_free(sw);
+}
+
+static void test_switches_readiers(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_B, "beta"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_B, 201, "loop"));
+        /* 201 readies 101 from beta (twice, one with its stack on the other CPU's buffer) and
+           from gamma, and once without a stack; 102 readies 101 from ntdll */
+        uint64_t at_beta[] = {EXE + fx->off_beta + 1, EXE + fx->off_alpha};
+        uint64_t at_gamma[] = {EXE + fx->off_gamma};
+        uint64_t at_nt[] = {NT_BASE + 0x400};
+        sw_feed(sw, ev_ready(0, MS(1), 101, PID_A, 201, PID_B));
+        sw_feed(sw, ev_stack(0, MS(1), PID_B, 201, at_beta, 2));
+        sw_feed(sw, ev_ready(0, MS(2), 101, PID_A, 201, PID_B));
+        sw_feed(sw, ev_pmc(1, MS(2), PID_A, 101, EXE + fx->off_alpha, 11));
+        sw_feed(sw, ev_stack(1, MS(2), PID_B, 201, at_beta, 2));
+        sw_feed(sw, ev_ready(0, MS(3), 101, PID_A, 201, PID_B));
+        sw_feed(sw, ev_stack(0, MS(3), PID_B, 201, at_gamma, 1));
+        sw_feed(sw, ev_ready(0, MS(4), 101, PID_A, 201, PID_B)); /* no stack comes */
+        /* a stack of another event (a sample's) is nobody's readier */
+        sw_feed(sw, ev_stack(0, MS(5), PID_B, 201, at_gamma, 1));
+        sw_feed(sw, ev_ready(1, MS(6), 101, PID_A, 102, PID_A));
+        sw_feed(sw, ev_stack(1, MS(6), PID_A, 102, at_nt, 1));
+        /* 101 readies 201, with an empty stack */
+        sw_feed(sw, ev_ready(1, MS(7), 201, PID_B, 101, PID_A));
+        sw_feed(sw, ev_stack(1, MS(7), PID_A, 101, at_nt, 0));
+
+        const struct switches_readier_row *rows;
+        uint32_t n = switches_readiers(sw, 101, &rows);
+        assert_int_equal(n, 4);
+        assert_int_equal(rows[0].count, 2);
+        assert_int_equal(rows[0].tid, 101);
+        assert_int_equal(rows[0].readying_tid, 201);
+        assert_int_equal(rows[0].readying_pid, PID_B);
+        assert_string_equal(rows[0].readying_process_name, "beta");
+        assert_string_equal(rows[0].readying_thread_name, "loop");
+        assert_true(rows[0].has_where);
+        assert_int_equal(rows[0].function, fx->fn_beta);
+        assert_int_equal(rows[0].offset, 1);
+        assert_int_equal(rows[0].state, SYM_RESOLVED);
+        uint32_t nr_gamma = 0, nr_nowhere = 0, nr_nt = 0;
+        for (uint32_t i = 1; i < n; i++) {
+                assert_int_equal(rows[i].count, 1);
+                if (rows[i].function == fx->fn_gamma)
+                        nr_gamma++;
+                if (!rows[i].has_where) {
+                        nr_nowhere++;
+                        assert_int_equal(rows[i].readying_tid, 201);
+                }
+                if (rows[i].readying_tid == 102) {
+                        nr_nt++;
+                        char buf[64];
+                        sym_format(fx->store, rows[i].where, buf, sizeof(buf));
+                        assert_string_equal(buf, "ntdll.dll+0x400");
+                }
+        }
+        assert_int_equal(nr_gamma, 1);
+        assert_int_equal(nr_nowhere, 1);
+        assert_int_equal(nr_nt, 1);
+
+        n = switches_readiers(sw, 201, &rows);
+        assert_int_equal(n, 1);
+        assert_false(rows[0].has_where);
+        assert_int_equal(rows[0].readying_tid, 101);
+        assert_string_equal(rows[0].readying_thread_name, "main");
+        n = switches_readiers(sw, AGG_ALL, &rows);
+        assert_int_equal(n, 5);
+        const struct switches_row *r = thread_row(sw, 101);
+        assert_int_equal(r->nr_readied, 5);
+        assert_int_equal(r->nr_switches, 0);
+        assert_int_equal(switches_nr_readies(sw), 6);
+
+        /* decaying: the readier rows halve and go */
+        struct agg_settings s = {AGG_DECAYING, 0.5, 0};
+        switches_set_settings(sw, &s);
+        switches_refresh(sw);
+        n = switches_readiers(sw, 101, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].count, 1);
+        assert_int_equal(rows[0].function, fx->fn_beta);
+        assert_int_equal(thread_row(sw, 101)->nr_readied, 2);
+        switches_free(sw);
+}
+
+static void test_switches_modes(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 102, "short"));
+        /* 101 runs on cpu0 from 0 to 100 ms; a refresh every 10 ms */
+        struct agg_settings s = {AGG_ZEROED, 0, 0};
+        switches_set_settings(sw, &s);
+        sw_feed(sw, ev_cswitch(0, MS(0), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(2), 102, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_pmc(0, MS(10), PID_A, 101, 0x1000, 11));
+        const struct switches_row *r = thread_row(sw, 102);
+        assert_int_equal(r->on_cpu_ns, MS(1));
+        r = thread_row(sw, 101);
+        assert_int_equal(r->nr_switches, 1);
+        assert_int_equal(r->on_cpu_ns, 0); /* still running: nothing credited yet */
+        switches_refresh(sw);              /* credits up to 10 ms, then zeroes */
+        assert_null(thread_row(sw, 101));
+        assert_null(thread_row(sw, 102));
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 0);
+        const struct switches_wait_row *w;
+        assert_int_equal(switches_waits(sw, &w), 0);
+        /* each period gets its own share: 101's 10 ms, 102's wait of 10 ms */
+        sw_feed(sw, ev_pmc(0, MS(20), PID_A, 101, 0x1000, 11));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_END, MS(20), PID_A, 101, "main"));
+        switches_set_settings(sw, &(struct agg_settings){AGG_DECAYING, 0.5, 0});
+        switches_refresh(sw); /* credits [10, 20): 10 ms, halves to 5 ms */
+        r = thread_row(sw, 101);
+        assert_non_null(r);
+        assert_int_equal(r->on_cpu_ns, MS(5));
+        assert_string_equal(r->thread_name, "main"); /* names outlive the counts */
+        r = thread_row(sw, 102);
+        assert_int_equal(r->off_cpu_ns, MS(5));
+        assert_int_equal(r->waits[0].nr_waits, 0); /* the wait has not ended */
+        /* 102 wakes at 25 ms: the rest of its wait, then it counts as one wait */
+        sw_feed(sw, ev_cswitch(1, MS(25), 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        r = thread_row(sw, 102);
+        assert_int_equal(r->off_cpu_ns, MS(5) + MS(5));
+        assert_int_equal(r->waits[0].nr_waits, 1);
+        assert_int_equal(r->nr_switches, 1);
+
+        /* decaying: an ended thread goes when it decays to nothing, a live one stays named */
+        sw_feed(sw, ev_cswitch(1, MS(26), 102, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(27), PID_A, 102, ""));
+        for (int i = 0; i < 64; i++)
+                switches_refresh(sw);
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 0);
+        /* 101 kept its state: it is still on cpu0, and a switch-out credits it */
+        switches_set_settings(sw, &(struct agg_settings){AGG_CUMULATIVE, 0, 0});
+        sw_feed(sw, ev_cswitch(0, MS(30), 101, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        r = thread_row(sw, 101);
+        assert_non_null(r);
+        /* [27, 30): [20, 27) was credited at the first of the refreshes, and decayed */
+        assert_int_equal(r->on_cpu_ns, MS(3));
+        assert_string_equal(r->thread_name, "main");
+        /* cumulative: refreshes only credit */
+        switches_refresh(sw);
+        switches_refresh(sw);
+        assert_int_equal(thread_row(sw, 101)->on_cpu_ns, MS(3));
+        const struct switches_cpu_row *c;
+        uint32_t n = switches_cpus(sw, &c);
+        assert_int_equal(n, 2);
+        assert_int_equal(c[0].cpu, 0);
+        assert_int_equal(c[0].nr_switches, 1); /* to idle at 30 ms */
+        assert_int_equal(c[0].busy_ns, MS(3));
+        assert_int_equal(c[1].cpu, 1);
+        assert_int_equal(c[1].nr_switches, 0);
+        assert_int_equal(c[1].idle_ns, MS(3)); /* idle since 26 ms: [27, 30) since the decay */
+        switches_free(sw);
+}
+
+static void test_switches_filters(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        feed_schedule(sw);
+        /* a process filter: B's thread only, and the totals start over */
+        struct agg_filter f;
+        agg_filter_init(&f);
+        agg_filter_add_pid(&f, PID_B);
+        switches_set_filter(sw, &f);
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].tid, 201);
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 0);
+        const struct switches_wait_row *w;
+        assert_int_equal(switches_waits(sw, &w), 0);
+        /* what follows counts for B only; A's thread state was kept meanwhile */
+        sw_feed(sw, ev_cswitch(0, MS(10), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(11), 201, PID_B, ST_WAITING, WR_QUEUE, 102, PID_A));
+        n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].on_cpu_ns, MS(3) + MS(3));
+        n = switches_cpus(sw, &c);
+        assert_int_equal(n, 1);
+        assert_int_equal(c[0].cpu, 1);
+        assert_int_equal(c[0].busy_ns, MS(3));
+        assert_int_equal(c[0].nr_switches, 0); /* the switch in was A's */
+        /* widening again: A's thread counts from its kept state */
+        agg_filter_init(&f);
+        switches_set_filter(sw, &f);
+        sw_feed(sw, ev_cswitch(0, MS(12), 101, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        const struct switches_row *r = thread_row(sw, 101);
+        assert_int_equal(r->on_cpu_ns, MS(2));
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_USERREQUEST), 0); /* ended under the filter */
+        switches_free(sw);
+
+        /* a thread filter */
+        sw = switches_new(fx->store, 0);
+        agg_filter_init(&f);
+        agg_filter_add_tid(&f, 102);
+        switches_set_filter(sw, &f);
+        feed_schedule(sw);
+        n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].tid, 102);
+        assert_int_equal(rows[0].nr_switches, 2);
+        n = switches_processes(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].pid, PID_A);
+        assert_int_equal(rows[0].nr_threads, 1);
+        assert_int_equal(switches_nr_switches(sw), 2);
+        switches_free(sw);
+
+        /* a time range [3 ms, 7 ms): intervals are clipped to it */
+        sw = switches_new(fx->store, 0);
+        agg_filter_init(&f);
+        agg_filter_set_time_range(&f, MS(3), MS(7));
+        switches_set_filter(sw, &f);
+        feed_schedule(sw);
+        r = thread_row(sw, 101);
+        assert_int_equal(r->on_cpu_ns, MS(1) + MS(1)); /* [3,4) and [6,7) */
+        assert_int_equal(r->nr_switches, 1);           /* in at 6 ms; not at 1 ms */
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_QUEUE), MS(2));
+        r = thread_row(sw, 201);
+        assert_int_equal(r->on_cpu_ns, MS(2));                              /* [3,5) */
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_DELAYEXECUTION), MS(2)); /* [5,7) of [5,8) */
+        assert_int_equal(r->waits[0].nr_waits, 0); /* it ended at 8 ms, outside */
+        assert_int_equal(r->nr_switches, 0);
+        r = thread_row(sw, 102);
+        assert_int_equal(r->on_cpu_ns, MS(2) + MS(1) - 1); /* [4,6) and [6+1ns, 7) */
+        assert_int_equal(switches_nr_switches(sw), 4);     /* at 4, 5, 6 and 6 ms + 1 ns */
+        switches_free(sw);
+}
+
+static void test_switches_bounds_and_reuse(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 4);
+        /* 10 threads through one CPU: 4 kept, the rest counted as other */
+        for (uint32_t i = 0; i < 10; i++)
+                sw_feed(sw, ev_cswitch(0, MS(i), i ? 1000 + i - 1 : 0, PID_A, ST_WAITING, WR_QUEUE,
+                                       1000 + i, PID_A));
+        sw_feed(sw, ev_cswitch(0, MS(10), 1009, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 5);
+        assert_true(rows[4].is_other);
+        assert_int_equal(rows[4].tid, AGG_ALL);
+        assert_int_equal(rows[4].nr_switches, 6);
+        assert_int_equal(rows[4].on_cpu_ns, MS(6));
+        uint64_t on = 0, nr = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                on += rows[i].on_cpu_ns;
+                nr += rows[i].nr_switches;
+        }
+        assert_int_equal(on, MS(10));
+        assert_int_equal(nr, 10);
+        n = switches_processes(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 2);
+        assert_true(rows[1].is_other);
+        /* readiers past the bound */
+        for (uint32_t i = 0; i < 6; i++)
+                sw_feed(sw, ev_ready(0, MS(20 + i), 1000, PID_A, 2000 + i, PID_B));
+        const struct switches_readier_row *rr;
+        n = switches_readiers(sw, AGG_ALL, &rr);
+        assert_int_equal(n, 5);
+        assert_true(rr[0].is_other); /* 2 readyings, more than any one kept */
+        assert_int_equal(rr[0].count, 2);
+        switches_free(sw);
+
+        /* a tid reused by a new thread: the ended one keeps its row */
+        sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_START, 0, PID_A, "alpha.exe"));
+        sw_feed(sw, ev_process(KEV_PHASE_START, 0, PID_B, "beta"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, 0, PID_A, 500, "first"));
+        sw_feed(sw, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 500, PID_A));
+        sw_feed(sw, ev_cswitch(0, MS(3), 500, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(4), PID_A, 500, ""));
+        sw_feed(sw, ev_process(KEV_PHASE_END, MS(4), PID_A, "alpha.exe"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(5), PID_B, 500, "second"));
+        sw_feed(sw, ev_cswitch(0, MS(6), 0, 0, ST_READY, WR_EXECUTIVE, 500, PID_B));
+        sw_feed(sw, ev_cswitch(0, MS(10), 500, PID_B, ST_WAITING, WR_QUEUE, 0, 0));
+        n = switches_threads(sw, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].tid, 500);
+        assert_int_equal(rows[0].pid, PID_B);
+        assert_string_equal(rows[0].thread_name, "second");
+        assert_int_equal(rows[0].on_cpu_ns, MS(4));
+        assert_int_equal(rows[0].off_cpu_ns, 0); /* the first thread's wait is not its */
+        assert_int_equal(rows[1].tid, 500);
+        assert_int_equal(rows[1].pid, PID_A);
+        assert_string_equal(rows[1].thread_name, "first");
+        assert_string_equal(rows[1].process_name, "alpha.exe");
+        assert_int_equal(rows[1].on_cpu_ns, MS(2));
+        /* the same, told by a CSwitch of another process only */
+        sw_feed(sw, ev_cswitch(0, MS(12), 0, 0, ST_READY, WR_EXECUTIVE, 500, PID_A));
+        sw_feed(sw, ev_cswitch(0, MS(13), 500, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 3);
+        /* ended and spent: gone at a refresh in decaying mode */
+        switches_set_settings(sw, &(struct agg_settings){AGG_ZEROED, 0, 0});
+        switches_refresh(sw);
+        n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n, 0);
+        switches_free(sw);
+}
+
+/* ---- PMC and LBR through the whole model, and a recorded trace ---- */
+
+static void test_pmc_lbr_together(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        struct branches *b = branches_new(fx->store, 0);
+        struct switches *sw = switches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, g = EXE + fx->off_gamma;
+        const uint64_t frames[] = {a, g};
+        struct kevent_lbr_entry e[16];
+        for (uint32_t i = 0; i < 16; i++)
+                e[i] = (struct kevent_lbr_entry){g + i % 2, a};
+        for (int i = 0; i < 50; i++) {
+                int64_t t = MS(i);
+                struct kevent evs[] = {
+                        ev_pmc(0, t, PID_A, 101, a, 11), /* BranchMispredictions */
+                        ev_stack(0, t, PID_A, 101, frames, 2),
+                        ev_lbr(0, t, PID_A, 101, e, 16),
+                        ev_cswitch(1, t, i ? 201 : 0, PID_B, ST_READY, WR_PREEMPTED, 201, PID_B),
+                };
+                for (size_t k = 0; k < sizeof(evs) / sizeof(evs[0]); k++) {
+                        hot_event(h, &evs[k]);
+                        branches_event(b, &evs[k]);
+                        switches_event(sw, &evs[k]);
+                }
+        }
+        assert_int_equal(hot_nr_samples(h, 11), 50);
+        assert_int_equal(hot_nr_stacks(h), 50);
+        assert_int_equal(branches_nr_events(b), 50);
+        assert_int_equal(branches_nr_edges(b), 800);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].from.function, fx->fn_gamma);
+        assert_int_equal(rows[0].to.function, fx->fn_alpha);
+        assert_int_equal(rows[0].nr_edges, 2);
+        assert_true(rows[0].share > 0.999);
+        n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 400);
+        /* a thread that only ever switches to itself: the switch-ins count, no wait */
+        const struct switches_row *r = thread_row(sw, 201);
+        assert_int_equal(r->nr_switches, 50);
+        assert_int_equal(r->off_cpu_ns, 0);
+        assert_int_equal(r->on_cpu_ns, MS(49));
+        /* the PMC stacks are no readiers */
+        const struct switches_readier_row *rr;
+        assert_int_equal(switches_readiers(sw, AGG_ALL, &rr), 0);
+        switches_free(sw);
+        branches_free(b);
+        hot_free(h);
+}
+
+struct replay {
+        struct kdecoder *decoder;
+        struct sym_feed *feed;
+        struct hot *hot;
+        struct branches *branches;
+        struct switches *switches;
+        uint64_t nr_events;
+};
+
+static void on_event(void *ctx, const struct kevent *ev)
+{
+        struct replay *r = ctx;
+        r->nr_events++;
+        sym_feed_event(r->feed, ev);
+        hot_event(r->hot, ev);
+        branches_event(r->branches, ev);
+        switches_event(r->switches, ev);
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD rec)
+{
+        struct replay *r = rec->UserContext;
+        kdecoder_decode(r->decoder, rec, on_event, r);
+}
+
+/* Replays path through the decoder into fresh model objects; f: the switches' filter. */
+static void replay_file(struct replay *r, const char *path, struct sym_store *store,
+                        const struct agg_filter *f)
+{
+        *r = (struct replay){.decoder = kdecoder_new(true),
+                             .feed = sym_feed_new(store),
+                             .hot = hot_new(store, 0),
+                             .branches = branches_new(store, 0),
+                             .switches = switches_new(store, 0)};
+        if (f) {
+                switches_set_filter(r->switches, f);
+                branches_set_filter(r->branches, f);
+        }
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record;
+        lf.Context = r;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        assert_true(h != INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        CloseTrace(h);
+}
+
+static void replay_free(struct replay *r)
+{
+        switches_free(r->switches);
+        branches_free(r->branches);
+        hot_free(r->hot);
+        sym_feed_free(r->feed);
+        kdecoder_free(r->decoder);
+}
+
+static void test_recorded_etl(void **state)
+{
+        (void)state;
+        const char *fixture = getenv("ETL_FIXTURE");
+        if (!fixture || !*fixture) {
+                fprintf(stderr, "ETL_FIXTURE (the fixture writer) is not set; run through "
+                                "ctest: skipped\n");
+                skip();
+        }
+        char dir[] = "/tmp/test_model.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char path[256], cmd[1024];
+        snprintf(path, sizeof(path), "%s/fixture.etl", dir);
+        snprintf(cmd, sizeof(cmd), "'%s' '%s'", fixture, path);
+        assert_int_equal(system(cmd), 0);
+
+        struct sym_store *store;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct replay r;
+        replay_file(&r, path, store, NULL);
+        assert_int_equal(r.nr_events, 817); /* as dump_samples.sh counts */
+
+        /* the LBR: three edges in /usr/bin/work (not on this machine: module+offset) */
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(r.branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 3);
+        assert_int_equal(branches_nr_events(r.branches), 1);
+        char from[64], to[64];
+        bool seen[3] = {false, false, false};
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(rows[i].count, 1);
+                assert_int_equal(rows[i].pid, 4242);
+                assert_int_not_equal(rows[i].from.loc.module, 0);
+                sym_format(store, rows[i].from.loc, from, sizeof(from));
+                sym_format(store, rows[i].to.loc, to, sizeof(to));
+                if (!strcmp(from, "work+0x1250") && !strcmp(to, "work+0x1200"))
+                        seen[0] = true;
+                if (!strcmp(from, "work+0x11f0") && !strcmp(to, "work+0x1240"))
+                        seen[1] = true;
+                if (!strcmp(from, "work+0x1180") && !strcmp(to, "work+0x11e0"))
+                        seen[2] = true;
+        }
+        assert_true(seen[0] && seen[1] && seen[2]);
+        n = branches_rows(r.branches, BRANCHES_BY_FUNCTION, 4242, &rows);
+        assert_int_equal(n, 3);
+
+        /* the PMC sample */
+        assert_int_equal(hot_nr_samples(r.hot, 11), 1);
+
+        /* the switches: 4243 in on cpu0 at 12 ms, 4244 in on cpu1 at 15 ms, readied by 4243 at
+           13 ms; both still running at the last event (419 ms + 500 ns) */
+        switches_refresh(r.switches);
+        int64_t last = switches_last_time_ns(r.switches);
+        assert_true(last >= MS(419));
+        const struct switches_row *t = thread_row(r.switches, 4243);
+        assert_non_null(t);
+        assert_int_equal(t->pid, 4242);
+        assert_string_equal(t->process_name, "work.exe");
+        assert_string_equal(t->thread_name, "main");
+        assert_int_equal(t->nr_switches, 1);
+        assert_int_equal(t->last_cpu, 0);
+        assert_int_equal(t->on_cpu_ns, (uint64_t)(last - MS(12)));
+        t = thread_row(r.switches, 4244);
+        assert_non_null(t);
+        assert_string_equal(t->thread_name, "worker");
+        assert_int_equal(t->nr_readied, 1);
+        assert_int_equal(t->last_cpu, 1);
+        assert_int_equal(t->on_cpu_ns, (uint64_t)(last - MS(15)));
+        const struct switches_readier_row *rr;
+        n = switches_readiers(r.switches, 4244, &rr);
+        assert_int_equal(n, 1);
+        assert_int_equal(rr[0].readying_tid, 4243);
+        assert_int_equal(rr[0].readying_pid, 4242);
+        assert_string_equal(rr[0].readying_thread_name, "main");
+        assert_false(rr[0].has_where);
+        const struct switches_cpu_row *c;
+        n = switches_cpus(r.switches, &c);
+        assert_int_equal(n, 2);
+        assert_int_equal(c[0].nr_switches + c[1].nr_switches, 2);
+        const struct switches_row *p;
+        n = switches_processes(r.switches, SWITCHES_BY_ON_CPU, &p);
+        assert_int_equal(n, 1);
+        assert_int_equal(p[0].nr_threads, 2);
+        assert_int_equal(p[0].nr_switches, 2);
+        replay_free(&r);
+
+        /* a time range of the replay, [0, 14 ms): 4243's switch-in and 4244's readying, and
+           on-CPU time up to 14 ms only; the LBR at 10 ms is in, too */
+        struct agg_filter f;
+        agg_filter_init(&f);
+        agg_filter_set_time_range(&f, 0, MS(14));
+        replay_file(&r, path, store, &f);
+        switches_refresh(r.switches);
+        t = thread_row(r.switches, 4243);
+        assert_non_null(t);
+        assert_int_equal(t->nr_switches, 1);
+        assert_int_equal(t->on_cpu_ns, MS(2));
+        t = thread_row(r.switches, 4244);
+        assert_non_null(t);
+        assert_int_equal(t->nr_switches, 0);
+        assert_int_equal(t->on_cpu_ns, 0);
+        assert_int_equal(t->nr_readied, 1);
+        assert_int_equal(switches_nr_switches(r.switches), 1);
+        assert_int_equal(branches_nr_edges(r.branches), 3);
+        replay_free(&r);
+
+        /* and [11 ms, 20 ms): no LBR */
+        agg_filter_set_time_range(&f, MS(11), MS(20));
+        replay_file(&r, path, store, &f);
+        assert_int_equal(branches_nr_edges(r.branches), 0);
+        assert_int_equal(switches_nr_switches(r.switches), 2);
+        replay_free(&r);
+
+        unlink(path);
+        rmdir(dir);
+        sym_store_free(store);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_agg_settings),
+                cmocka_unit_test(test_agg_filter),
+                cmocka_unit_test(test_agg_table),
+                cmocka_unit_test_setup_teardown(test_branches_edges, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_by_function, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_processes, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_max_entries, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_modes, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_filters, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_times, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_modes, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_filters, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_bounds_and_reuse, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
+                cmocka_unit_test(test_recorded_etl),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
