@@ -8,8 +8,11 @@
 #include "etw_provider.h"
 #include "kevent.h"
 #include "live_source.h"
+#include "model/aggregate.h"
+#include "model/branches.h"
 #include "model/calltree.h"
 #include "model/hot.h"
+#include "model/switches.h"
 #include "model/sym_feed.h"
 #include "symbols/symbols.h"
 #include "ui/screen.h"
@@ -83,7 +86,17 @@ static const struct ui_column session_cols[] = {
         {"Setting", UI_COL_TEXT, 28},
         {"What it does, or why it is unavailable", UI_COL_TEXT, 0},
 };
-static const struct ui_column msg_cols[] = {{"", UI_COL_TEXT, 0}};
+static const struct ui_column branch_cols[] = {
+        {"Share%", UI_COL_PCT, 7}, {"Count", UI_COL_U64, 9}, {"Edges", UI_COL_U64, 6},
+        {"From", UI_COL_TEXT, 0},  {"To", UI_COL_TEXT, 0},
+};
+static const struct ui_column switch_cols[] = {
+        {"Switches", UI_COL_U64, 9}, {"On-CPU", UI_COL_NS, 10},
+        {"Off-CPU", UI_COL_NS, 10},  {"Readied", UI_COL_U64, 8},
+        {"CPU", UI_COL_U64, 4},      {"TID", UI_COL_U64, 7},
+        {"PID", UI_COL_U64, 7},      {"Top wait (state/reason)", UI_COL_TEXT, 30},
+        {"Thread", UI_COL_TEXT, 0},
+};
 
 struct app {
         const struct app_options *o;
@@ -96,6 +109,10 @@ struct app {
         struct sym_feed *feed;
         struct hot *hot;
         struct calltree *tree;
+        struct branches *branches;
+        struct switches *switches;
+        struct agg_settings agg;
+        enum branches_group branch_group;
         bool is_top_down;   /* the functions view: callers under each function, or top-down */
         uint64_t *expanded; /* owned hash set of expanded row keys, 0 free */
         uint32_t expanded_mask, nr_expanded;
@@ -155,6 +172,8 @@ static void on_event(void *ctx, const struct kevent *ev)
         sym_feed_event(a->feed, ev);
         hot_event(a->hot, ev);
         calltree_event(a->tree, ev);
+        branches_event(a->branches, ev);
+        switches_event(a->switches, ev);
 }
 
 static VOID WINAPI on_record(PEVENT_RECORD rec)
@@ -529,11 +548,90 @@ static void build_session(struct app *a, struct ui_table *t)
         }
 }
 
-static void build_message(struct ui_table *t, const char *msg)
+static void end_text(struct app *a, const struct branches_end *e, char *buf, size_t size)
+{
+        const char *mod = module_name(a, e->loc.module);
+        if (e->state == SYM_RESOLVED && e->function)
+                snprintf(buf, size, "%s!%s+0x%" PRIx64, mod, sym_name(a->store, e->function),
+                         e->offset);
+        else if (e->loc.module)
+                snprintf(buf, size, "%s+0x%" PRIx64, mod, e->loc.rel);
+        else
+                snprintf(buf, size, "0x%" PRIx64, e->loc.rel);
+}
+
+static void build_branches(struct app *a, struct ui_table *t)
 {
         ui_table_clear(t);
-        uint32_t r = ui_table_add(t, 1, 0, UI_ROW_GREYED);
-        ui_table_text(t, r, 0, msg);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(a->branches, a->branch_group, AGG_ALL, &rows);
+        char from[512], to[512];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct branches_row *w = &rows[i];
+                uint32_t r = ui_table_add(t, i + 1, 0, 0);
+                ui_table_pct(t, r, 0, 100.0 * w->share);
+                ui_table_u64(t, r, 1, w->count);
+                ui_table_u64(t, r, 2, w->nr_edges);
+                if (w->is_other) {
+                        ui_table_text(t, r, 3, "[other edges]");
+                        continue;
+                }
+                end_text(a, &w->from, from, sizeof(from));
+                end_text(a, &w->to, to, sizeof(to));
+                if (a->branch_group == BRANCHES_BY_FUNCTION) {
+                        /* a function pair: the names without offsets */
+                        char *p = strstr(from, "+0x");
+                        if (p && w->from.state == SYM_RESOLVED)
+                                *p = 0;
+                        p = strstr(to, "+0x");
+                        if (p && w->to.state == SYM_RESOLVED)
+                                *p = 0;
+                }
+                ui_table_text(t, r, 3, from);
+                ui_table_text(t, r, 4, to);
+        }
+        if (!n)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), 3,
+                              a->is_live && !a->caps.has_lbr
+                                      ? "No branch edges: LBR is not available here (see the "
+                                        "Session view). Replay a trace recorded with "
+                                        "--lastbranch to see them."
+                                      : "No LBR events yet.");
+}
+
+static void build_switches(struct app *a, struct ui_table *t)
+{
+        ui_table_clear(t);
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(a->switches, SWITCHES_BY_SWITCHES, &rows);
+        char wait[128], name[128];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct switches_row *w = &rows[i];
+                uint32_t r = ui_table_add(t, (uint64_t)w->tid + 1, 0, 0);
+                ui_table_u64(t, r, 0, w->nr_switches);
+                ui_table_u64(t, r, 1, w->on_cpu_ns);
+                ui_table_u64(t, r, 2, w->off_cpu_ns);
+                ui_table_u64(t, r, 3, w->nr_readied);
+                ui_table_u64(t, r, 4, w->last_cpu == AGG_ALL ? 0 : w->last_cpu);
+                ui_table_u64(t, r, 5, w->tid);
+                ui_table_u64(t, r, 6, w->pid == AGG_ALL ? 0 : w->pid);
+                if (w->nr_waits)
+                        snprintf(wait, sizeof(wait), "%s/%s",
+                                 kevent_thread_state_name(w->waits[0].state),
+                                 kevent_wait_reason_name(w->waits[0].wait_reason));
+                else
+                        wait[0] = 0;
+                ui_table_text(t, r, 7, wait);
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
+                                 w->thread_name[0] ? "/" : "", w->thread_name);
+                ui_table_text(t, r, 8, name);
+        }
+        if (!n)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), 8,
+                              "No context switches (turn CSWITCH on in the Session view).");
 }
 
 static void build_tables(struct app *a)
@@ -541,14 +639,9 @@ static void build_tables(struct app *a)
         pthread_mutex_lock(&a->lock);
         sym_store_poll(a->store);
         build_functions(a, &a->tables[VIEW_FUNCTIONS]);
+        build_branches(a, &a->tables[VIEW_BRANCHES]);
+        build_switches(a, &a->tables[VIEW_SWITCHES]);
         pthread_mutex_unlock(&a->lock);
-        build_message(&a->tables[VIEW_BRANCHES],
-                      a->is_live && !a->caps.has_lbr
-                              ? "No branch edges: LBR is not available here. Replay a trace "
-                                "recorded with --lastbranch to see them."
-                              : "Branch edges appear here as LBR events arrive.");
-        build_message(&a->tables[VIEW_SWITCHES], "Context switches appear here as CSwitch "
-                                                 "events arrive.");
         build_session(a, &a->tables[VIEW_SESSION]);
 }
 
@@ -682,6 +775,8 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                 pthread_mutex_lock(&a->lock);
                 hot_reset(a->hot);
                 calltree_reset(a->tree);
+                branches_reset(a->branches);
+                switches_reset(a->switches);
                 pthread_mutex_unlock(&a->lock);
                 snprintf(a->status, sizeof(a->status), "counts zeroed");
                 break;
@@ -705,6 +800,23 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                      i++)
                         if (a->tables[a->view].flags[i] & UI_ROW_EXPANDABLE)
                                 set_expanded(a, a->tables[a->view].keys[i], true);
+                break;
+        case UI_MODE:
+                a->agg.mode = (a->agg.mode + 1) % 3;
+                pthread_mutex_lock(&a->lock);
+                hot_set_settings(a->hot, &a->agg);
+                branches_set_settings(a->branches, &a->agg);
+                switches_set_settings(a->switches, &a->agg);
+                pthread_mutex_unlock(&a->lock);
+                snprintf(a->status, sizeof(a->status), "aggregation: %s",
+                         agg_mode_name(a->agg.mode));
+                break;
+        case UI_GROUPING:
+                a->branch_group = a->branch_group == BRANCHES_BY_EDGE ? BRANCHES_BY_FUNCTION
+                                                                      : BRANCHES_BY_EDGE;
+                snprintf(a->status, sizeof(a->status), "branch edges %s",
+                         a->branch_group == BRANCHES_BY_EDGE ? "by exact edge"
+                                                             : "by function pair");
                 break;
         case UI_CALLERS:
                 a->is_top_down = !a->is_top_down;
@@ -730,6 +842,18 @@ static void draw(struct app *a)
         struct ui_frame f = {header,  hl[2][0] ? 3u : 2u, view_names, NR_VIEWS,
                              a->view, a->status,          a->is_help};
         ui_screen_draw(a->scr, &f, &a->tables[a->view], &a->vs[a->view]);
+}
+
+/* The aggregation mode's step at each refresh: decay or zero the counts. */
+static void model_refresh(struct app *a)
+{
+        pthread_mutex_lock(&a->lock);
+        hot_refresh(a->hot);
+        branches_refresh(a->branches);
+        switches_refresh(a->switches);
+        if (a->agg.mode == AGG_ZEROED)
+                calltree_reset(a->tree);
+        pthread_mutex_unlock(&a->lock);
 }
 
 static void rates(struct app *a, double secs)
@@ -769,13 +893,28 @@ static void run_batch(struct app *a, int sfd)
                 int64_t now = now_ns();
                 rates(a, (double)(now - last) / 1e9);
                 last = now;
+                if (!a->is_live) {
+                        pthread_mutex_lock(&a->lock);
+                        switches_refresh(a->switches); /* open waits, once at the end */
+                        pthread_mutex_unlock(&a->lock);
+                }
                 build_tables(a);
+                if (a->is_live)
+                        model_refresh(a);
                 char hl[4][512];
                 header_lines(a, hl);
                 dprintf(STDOUT_FILENO, "\n%s\n%s\n%s%s", hl[0], hl[1], hl[2], hl[2][0] ? "\n" : "");
                 dprintf(STDOUT_FILENO, "\n%s\n", view_names[VIEW_FUNCTIONS]);
                 ui_table_print(&a->tables[VIEW_FUNCTIONS], STDOUT_FILENO,
                                a->o->nr_top ? a->o->nr_top : 25);
+                uint32_t top = a->o->nr_top ? a->o->nr_top : 25;
+                dprintf(STDOUT_FILENO, "\n%s\n", view_names[VIEW_SWITCHES]);
+                ui_table_print(&a->tables[VIEW_SWITCHES], STDOUT_FILENO, top);
+                if (a->tables[VIEW_BRANCHES].nr_rows > 1 ||
+                    !(a->tables[VIEW_BRANCHES].flags[0] & UI_ROW_GREYED)) {
+                        dprintf(STDOUT_FILENO, "\n%s\n", view_names[VIEW_BRANCHES]);
+                        ui_table_print(&a->tables[VIEW_BRANCHES], STDOUT_FILENO, top);
+                }
                 if (a->is_quit || !a->is_live)
                         break;
                 if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
@@ -813,7 +952,8 @@ static void run_screen(struct app *a, int sfd)
                                 is_dirty = true;
                         handle_action(a, act, row_key);
                         if (act == UI_TOGGLE || act == UI_ZERO || act == UI_EXPAND ||
-                            act == UI_COLLAPSE || act == UI_EXPAND_ALL || act == UI_CALLERS)
+                            act == UI_COLLAPSE || act == UI_EXPAND_ALL || act == UI_CALLERS ||
+                            act == UI_MODE || act == UI_GROUPING)
                                 build_tables(a);
                 }
                 int64_t now = now_ns();
@@ -821,8 +961,10 @@ static void run_screen(struct app *a, int sfd)
                 if (now >= last + delay || (is_done && !was_done)) {
                         rates(a, (double)(now - last) / 1e9);
                         last = now;
-                        if (!a->is_paused)
+                        if (!a->is_paused) {
                                 build_tables(a);
+                                model_refresh(a);
+                        }
                         is_dirty = true;
                         was_done = is_done;
                 }
@@ -863,9 +1005,13 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->feed = sym_feed_new(a->store);
         a->hot = hot_new(a->store, 1u << 20);
         a->tree = calltree_new(a->store, 1u << 20, HOT_SOURCE_TIMER);
+        a->branches = branches_new(a->store, 1u << 16);
+        a->switches = switches_new(a->store, 1u << 16);
+        agg_settings_init(&a->agg);
         a->decoder = kdecoder_new(true);
-        static const struct ui_column *cols[NR_VIEWS] = {fn_cols, msg_cols, msg_cols, session_cols};
-        static const uint32_t nr_cols[NR_VIEWS] = {6, 1, 1, 3};
+        static const struct ui_column *cols[NR_VIEWS] = {fn_cols, branch_cols, switch_cols,
+                                                         session_cols};
+        static const uint32_t nr_cols[NR_VIEWS] = {6, 5, 9, 3};
         for (int v = 0; v < NR_VIEWS; v++)
                 ui_table_init(&a->tables[v], cols[v], nr_cols[v]);
 
@@ -902,6 +1048,8 @@ out:
                 ui_table_fini(&a->tables[v]);
         hot_free(a->hot);
         calltree_free(a->tree);
+        branches_free(a->branches);
+        switches_free(a->switches);
         free(a->expanded);
         sym_feed_free(a->feed);
         sym_store_free(a->store);
