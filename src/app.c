@@ -45,35 +45,40 @@ struct setting {
         uint32_t mask_index; /* SET_MASK: Masks[index] |= bits */
         uint32_t bits;       /* SET_MASK bits; SET_HOOK hook id; SET_INTERVAL 100 ns units;
                                 SET_LBR filter bit (0: on Profile); SET_PMC source */
+        uint32_t group;      /* SET_MASK: the PERF_* group the flag implies (0: none) */
 };
 
 static const struct setting settings[] = {
         {SET_MASK, "PROC_THREAD", "process and thread start and end", 0,
-         EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD},
-        {SET_MASK, "LOADER", "image loads (the symbols need them)", 0, EVENT_TRACE_FLAG_IMAGE_LOAD},
-        {SET_MASK, "PROFILE", "timer samples", 0, EVENT_TRACE_FLAG_PROFILE},
-        {SET_MASK, "CSWITCH", "context switches", 0, EVENT_TRACE_FLAG_CSWITCH},
-        {SET_MASK, "DISPATCHER", "ready-thread (wake-up) events", 0, EVENT_TRACE_FLAG_DISPATCHER},
+         EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD, 0},
+        {SET_MASK, "LOADER", "image loads (the symbols need them)", 0, EVENT_TRACE_FLAG_IMAGE_LOAD,
+         0},
+        {SET_MASK, "PROFILE", "timer samples", 0, EVENT_TRACE_FLAG_PROFILE, PERF_PROFILE},
+        {SET_MASK, "CSWITCH", "context switches", 0, EVENT_TRACE_FLAG_CSWITCH, PERF_CONTEXT_SWITCH},
+        {SET_MASK, "DISPATCHER", "ready-thread (wake-up) events", 0, EVENT_TRACE_FLAG_DISPATCHER,
+         PERF_DISPATCHER},
         {SET_HOOK, "stack: Profile", "call stacks on timer samples", 0,
-         PERFINFO_LOG_TYPE_SAMPLED_PROFILE},
+         PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 0},
         {SET_HOOK, "stack: CSwitch", "call stacks on context switches", 0,
-         WMI_LOG_TYPE_CONTEXT_SWAP},
-        {SET_HOOK, "stack: ReadyThread", "call stacks on wake-ups", 0, WMI_LOG_TYPE_READY_THREAD},
+         WMI_LOG_TYPE_CONTEXT_SWAP, 0},
+        {SET_HOOK, "stack: ReadyThread", "call stacks on wake-ups", 0, WMI_LOG_TYPE_READY_THREAD,
+         0},
         {SET_HOOK, "stack: PmcInterrupt", "call stacks on PMC samples", 0,
-         PERFINFO_LOG_TYPE_PMC_INTERRUPT},
-        {SET_INTERVAL, "interval 0.125 ms", "8 kHz timer sampling", 0, 1250},
-        {SET_INTERVAL, "interval 0.25 ms", "4 kHz timer sampling", 0, 2500},
-        {SET_INTERVAL, "interval 1 ms", "1 kHz timer sampling", 0, 10000},
-        {SET_INTERVAL, "interval 10 ms", "100 Hz timer sampling", 0, 100000},
-        {SET_PMC, "PMC: BranchMispredictions", "sample branch mispredictions", 0, 11},
-        {SET_PMC, "PMC: CacheMisses", "sample cache misses", 0, 10},
-        {SET_LBR, "LBR on Profile", "last branch records on timer samples", 0, 0},
-        {SET_LBR, "LBR filter: KERNEL", "leave out kernel branches", 0, EVNTRACE_LBR_FILTER_KERNEL},
-        {SET_LBR, "LBR filter: USER", "leave out user branches", 0, EVNTRACE_LBR_FILTER_USER},
-        {SET_LBR, "LBR filter: JCC", "leave out conditional jumps", 0, EVNTRACE_LBR_FILTER_JCC},
+         PERFINFO_LOG_TYPE_PMC_INTERRUPT, 0},
+        {SET_INTERVAL, "interval 0.125 ms", "8 kHz timer sampling", 0, 1250, 0},
+        {SET_INTERVAL, "interval 0.25 ms", "4 kHz timer sampling", 0, 2500, 0},
+        {SET_INTERVAL, "interval 1 ms", "1 kHz timer sampling", 0, 10000, 0},
+        {SET_INTERVAL, "interval 10 ms", "100 Hz timer sampling", 0, 100000, 0},
+        {SET_PMC, "PMC: BranchMispredictions", "sample branch mispredictions", 0, 11, 0},
+        {SET_PMC, "PMC: CacheMisses", "sample cache misses", 0, 10, 0},
+        {SET_LBR, "LBR on Profile", "last branch records on timer samples", 0, 0, 0},
+        {SET_LBR, "LBR filter: KERNEL", "leave out kernel branches", 0, EVNTRACE_LBR_FILTER_KERNEL,
+         0},
+        {SET_LBR, "LBR filter: USER", "leave out user branches", 0, EVNTRACE_LBR_FILTER_USER, 0},
+        {SET_LBR, "LBR filter: JCC", "leave out conditional jumps", 0, EVNTRACE_LBR_FILTER_JCC, 0},
         {SET_LBR, "LBR filter: NEAR_REL_CALL", "leave out relative calls", 0,
-         EVNTRACE_LBR_FILTER_NEAR_REL_CALL},
-        {SET_LBR, "LBR filter: NEAR_RET", "leave out returns", 0, EVNTRACE_LBR_FILTER_NEAR_RET},
+         EVNTRACE_LBR_FILTER_NEAR_REL_CALL, 0},
+        {SET_LBR, "LBR filter: NEAR_RET", "leave out returns", 0, EVNTRACE_LBR_FILTER_NEAR_RET, 0},
 };
 #define NR_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -713,10 +718,21 @@ static void toggle_setting(struct app *a, uint64_t key)
                 return;
         }
         switch (s->kind) {
-        case SET_MASK:
-                a->masks.Masks[s->mask_index] ^= s->bits;
+        case SET_MASK: {
+                /* the flag and the group it implies go on and off together */
+                bool is_on_next = !is_on(a, s);
+                if (is_on_next)
+                        a->masks.Masks[s->mask_index] |= s->bits;
+                else
+                        a->masks.Masks[s->mask_index] &= ~s->bits;
+                if (s->group) {
+                        uint32_t *m = &a->masks.Masks[PERF_GET_MASK_INDEX(s->group)];
+                        *m = is_on_next ? *m | PERF_GET_MASK_GROUP(s->group)
+                                        : *m & ~PERF_GET_MASK_GROUP(s->group);
+                }
                 st = apply_masks(a);
                 break;
+        }
         case SET_HOOK:
                 if (has_hook(a, (uint16_t)s->bits)) {
                         uint32_t o = 0;

@@ -86,12 +86,30 @@ check "tree: top-down" wait_for 'call tree: top-down' 5
 check "tree: top-down roots are expandable" has '+ '
 tm send-keys -t s c
 
+# the switches view counts while CSWITCH is on
+tm send-keys -t s 3
+check "switches: threads switching" wait_for 'Waiting/' 10
+tm send-keys -t s 1
 # the session panel: CSWITCH is the 4th row
 tm send-keys -t s 4
 check "panel: shown" wait_for 'What it does, or why it is unavailable' 5
 tm send-keys -t s Down Down Down Enter
 check "panel: CSWITCH off applied" wait_for 'CSWITCH off: applied to the running session' 5
 check "panel: the header follows" bash -c "grep 'Groups:' '$tmp/screen' | grep -vq CSWITCH"
+# the switch counters stop: the Switches column sums the same twice, 2 s apart
+sum_switches() { awk '/Switches +On-CPU/ {t = 1; next} t && $1 ~ /^[0-9]+$/ {n += $1} END {print n + 0}' "$tmp/screen"; }
+tm send-keys -t s 3
+sleep 2.5 # what was in flight arrives
+snap
+s1=$(sum_switches)
+sleep 2
+snap
+s2=$(sum_switches)
+check "switches: counted before CSWITCH went off" [ "$s1" -gt 0 ]
+check "switches: the counters stopped ($s1 then $s2)" [ "$s1" = "$s2" ]
+tm send-keys -t s 4
+sleep 0.5
+snap
 # LBR: unavailable, with the reason, and the API's answer when asked anyway
 check "panel: LBR rows say why" has 'LBR filter: KERNEL .*no LBR'
 tm send-keys -t s End Up Up Up Up Up Enter
