@@ -135,11 +135,29 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         uint32_t m = hot_modules(r->hot, source, &mrows);
         snprintf(line, sizeof(line), "\nHot modules (%s)\n", name ? name : "PMC");
         outbuf_puts(o, line);
-        outbuf_puts(o, "   Self%     Self  Module\n");
+        outbuf_puts(o, "   Self%     Self  Module                    Symbols\n");
         for (uint32_t i = 0; i < m && i < top; i++) {
                 put_pct(o, mrows[i].self, nr);
-                snprintf(line, sizeof(line), " %8" PRIu64 "  %s\n", mrows[i].self,
-                         module_label(r->store, mrows[i].module));
+                struct sym_module_info info;
+                char detail[512] = "";
+                if (mrows[i].module && sym_module_info(r->store, mrows[i].module, &info)) {
+                        /* where names came from, or what would give them (a Windows image's
+                           PDB name and signature, an ELF file's build-id) */
+                        if (info.is_loaded && info.nr_symbols)
+                                snprintf(detail, sizeof(detail), "%u from %s", info.nr_symbols,
+                                         info.file_used);
+                        else if (info.has_pdb)
+                                snprintf(detail, sizeof(detail), "PDB %s %s", info.pdb_name,
+                                         info.pdb_signature);
+                        else if (info.build_id_size) {
+                                size_t k = (size_t)snprintf(detail, sizeof(detail), "build-id ");
+                                for (uint32_t b = 0; b < info.build_id_size; b++)
+                                        k += (size_t)snprintf(detail + k, sizeof(detail) - k,
+                                                              "%02x", info.build_id[b]);
+                        }
+                }
+                snprintf(line, sizeof(line), " %8" PRIu64 "  %-25s %s\n", mrows[i].self,
+                         module_label(r->store, mrows[i].module), detail);
                 outbuf_puts(o, line);
         }
 }

@@ -32,7 +32,9 @@ if [ -f "$net" ]; then
         check "windows: ntoskrnl.exe is the top module" \
                 bash -c "awk '/^Hot modules/ {t=1; getline; getline; print \$3; exit}' '$tmp/net.txt' | grep -qx ntoskrnl.exe"
         check "windows: module+offset frames" grep -q 'hal\.dll+0x[0-9a-f]*$' "$tmp/net.txt"
-        check "windows: clr.dll among the modules" grep -q ' clr\.dll$' "$tmp/net.txt"
+        check "windows: clr.dll among the modules" grep -q ' clr\.dll ' "$tmp/net.txt"
+        check "windows: PDB name and signature from DbgID" \
+                grep -Eq 'ntoskrnl\.exe +PDB ntkrnlmp\.pdb [0-9A-F]{33}' "$tmp/net.txt"
 else
         echo "SKIP: $net not unpacked" >&2
         nr_skip=$((nr_skip + 1))

@@ -673,6 +673,31 @@ static void test_live_kernel_and_vdso(void **state)
         sym_store_free(s);
 }
 
+/* JIT code: /tmp/perf-PID.map names addresses no image holds, live. */
+static void test_jit_map(void **state)
+{
+        (void)state;
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "10000000 40 jit_compiled_loop\n0x10000040 0x20 Lambda::run(int)\n");
+        fclose(f);
+        struct sym_options o = {.is_live = true, .is_synchronous = true};
+        struct sym_store *s = NULL;
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        char buf[256];
+        char want[128];
+        sym_format(s, sym_locate(s, (uint32_t)getpid(), 0x10000010), buf, sizeof(buf));
+        snprintf(want, sizeof(want), "perf-%d.map!jit_compiled_loop+0x10", (int)getpid());
+        assert_string_equal(buf, want);
+        sym_format(s, sym_locate(s, (uint32_t)getpid(), 0x10000044), buf, sizeof(buf));
+        snprintf(want, sizeof(want), "perf-%d.map!Lambda::run(int)+0x4", (int)getpid());
+        assert_string_equal(buf, want);
+        sym_store_free(s);
+        unlink(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -690,6 +715,7 @@ int main(void)
                 cmocka_unit_test(test_windows_modules),
                 cmocka_unit_test(test_windows_exports),
                 cmocka_unit_test(test_live_kernel_and_vdso),
+                cmocka_unit_test(test_jit_map),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
