@@ -129,6 +129,7 @@ struct app {
         CONTROLTRACE_ID session;
         bool has_session;
         PROCESSTRACE_HANDLE consumer;
+        EVENT_TRACE_LOGFILEA lf; /* OpenTrace's: ProcessTrace writes back into it */
         pthread_t thread;
         bool has_thread;
         atomic_bool is_done; /* the consumer returned (session stopped, file read) */
@@ -289,15 +290,15 @@ static int session_start(struct app *a, char *err, size_t err_size)
                          etw_last_error_text(), (unsigned)st);
                 return -1;
         }
-        EVENT_TRACE_LOGFILEA lf;
-        memset(&lf, 0, sizeof(lf));
-        lf.LoggerName = (LPSTR)KERNEL_LOGGER_NAMEA;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
-                              PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-        lf.EventRecordCallback = on_record;
-        lf.BufferCallback = on_buffer;
-        lf.Context = a;
-        a->consumer = OpenTraceA(&lf);
+        EVENT_TRACE_LOGFILEA *lf = &a->lf;
+        memset(lf, 0, sizeof(*lf));
+        lf->LoggerName = (LPSTR)KERNEL_LOGGER_NAMEA;
+        lf->ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
+                               PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf->EventRecordCallback = on_record;
+        lf->BufferCallback = on_buffer;
+        lf->Context = a;
+        a->consumer = OpenTraceA(lf);
         if (a->consumer == INVALID_PROCESSTRACE_HANDLE) {
                 snprintf(err, err_size, "OpenTrace: %s", etw_last_error_text());
                 return -1;
@@ -324,20 +325,20 @@ static void session_stop(struct app *a)
 
 static int replay_start(struct app *a, char *err, size_t err_size)
 {
-        EVENT_TRACE_LOGFILEA lf;
-        memset(&lf, 0, sizeof(lf));
-        lf.LogFileName = (LPSTR)a->o->replay_path;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-        lf.EventRecordCallback = on_record;
-        lf.BufferCallback = on_buffer;
-        lf.Context = a;
-        a->consumer = OpenTraceA(&lf);
+        EVENT_TRACE_LOGFILEA *lf = &a->lf;
+        memset(lf, 0, sizeof(*lf));
+        lf->LogFileName = (LPSTR)a->o->replay_path;
+        lf->ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf->EventRecordCallback = on_record;
+        lf->BufferCallback = on_buffer;
+        lf->Context = a;
+        a->consumer = OpenTraceA(lf);
         if (a->consumer == INVALID_PROCESSTRACE_HANDLE) {
                 snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
                          GetLastError());
                 return -1;
         }
-        a->nr_buffers_total = lf.LogfileHeader.BuffersWritten;
+        a->nr_buffers_total = lf->LogfileHeader.BuffersWritten;
         return 0;
 }
 
