@@ -127,12 +127,15 @@ struct live_source {
         uint64_t nr_own_events;    /* records written here rather than by the converter */
         uint64_t nr_damaged_bytes; /* ring bytes dropped after a record header that cannot be */
         uint64_t nr_append_failures;
-        struct live_event *last_ev;             /* event_by_id's last answer; reset with by_id */
+        struct live_event *id_cache[16]; /* event_by_id's answers by id % 16; reset with by_id */
         uint64_t kernel_text, kernel_text_size; /* kernel_image_probe's; size 0: unknown */
         uint8_t kernel_build_id[20];
         uint32_t kernel_build_id_size;
         uint64_t nr_updates;
         int write_error;
+        struct perf_ksym *ksyms; /* owned: the kernel image's text symbols (ksyms_keep) */
+        size_t nr_ksyms;
+        char *ksym_names;            /* owned: their names */
         struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
         uint32_t nr_bids;
         uint8_t rec[PERF_CONV_MAX_RECORD + 256];
@@ -1037,7 +1040,7 @@ static void by_id_rebuild(struct live_source *ls)
         while (cap < ls->nr_events * 2)
                 cap *= 2;
         free(ls->by_id);
-        ls->last_ev = NULL;
+        memset(ls->id_cache, 0, sizeof(ls->id_cache));
         ls->by_id = xcalloc(cap, sizeof(*ls->by_id));
         ls->by_id_mask = cap - 1;
         for (uint32_t i = 0; i < ls->nr_events; i++) {
@@ -1051,9 +1054,10 @@ static void by_id_rebuild(struct live_source *ls)
 
 static struct live_event *event_by_id(struct live_source *ls, uint64_t id)
 {
-        /* runs twice a record: records of one event come in runs */
-        if (ls->last_ev && ls->last_ev->id == id)
-                return ls->last_ev;
+        /* runs twice a record or more; a session's ids are a few consecutive numbers */
+        struct live_event **cached = &ls->id_cache[id & 15];
+        if (*cached && (*cached)->id == id)
+                return *cached;
         if (!ls->by_id)
                 return NULL;
         for (uint32_t j = (uint32_t)(id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;;
@@ -1062,7 +1066,7 @@ static struct live_event *event_by_id(struct live_source *ls, uint64_t id)
                 if (!ev)
                         return NULL;
                 if (ev->id == id)
-                        return ls->last_ev = ev;
+                        return *cached = ev;
         }
 }
 
@@ -1494,28 +1498,148 @@ static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, ui
         fclose(f);
 }
 
-/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes. */
-/* The kernel image's text range and build-id, read before the events are enabled: reading
-   /proc/kallsyms takes about 100 ms, during which nobody would empty the rings. */
+/* /proc/kallsyms whole, NUL-terminated (owned by the caller), its length in *len; NULL when it
+   cannot be read. */
+static char *kallsyms_read(size_t *len_out)
+{
+        int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        size_t cap = 1 << 20, len = 0;
+        char *text = xcalloc(1, cap);
+        for (;;) {
+                if (len + 65536 + 1 > cap) {
+                        cap *= 2;
+                        text = realloc(text, cap);
+                        if (!text)
+                                abort();
+                }
+                ssize_t r = read(fd, text + len, cap - len - 1);
+                if (r <= 0)
+                        break;
+                len += (size_t)r;
+        }
+        close(fd);
+        text[len] = 0;
+        *len_out = len;
+        return text;
+}
+
+/* Aliases (one address, several names) keep their kallsyms order: names lie in text in that
+   order, so a stable sort whatever qsort is. */
+static int ksym_cmp(const void *a, const void *b)
+{
+        const struct perf_ksym *x = a, *y = b;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* The text symbols of kallsyms text (cut into names in place), sorted by address and sized to
+   the next one (4 KiB when that is over 1 MiB away). Returns an owned array of *nr. */
+static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
+{
+        size_t nr = 0, cap_syms = 1 << 16;
+        struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
+        for (char *line = text; line && *line;) {
+                char *nl = strchr(line, '\n');
+                if (nl)
+                        *nl = 0;
+                char *type = strchr(line, ' ');
+                char *name = type ? strchr(type + 1, ' ') : NULL;
+                if (name &&
+                    (type[1] == 't' || type[1] == 'T' || type[1] == 'w' || type[1] == 'W')) {
+                        *name++ = 0;
+                        char *mod = strchr(name, '\t');
+                        if (mod) {
+                                *mod++ = 0;
+                                mod[strcspn(mod, " ")] = 0;
+                        }
+                        if (nr == cap_syms) {
+                                cap_syms *= 2;
+                                syms = realloc(syms, cap_syms * sizeof(*syms));
+                                if (!syms)
+                                        abort();
+                        }
+                        syms[nr].addr = strtoull(line, NULL, 16);
+                        syms[nr].name = name;
+                        syms[nr].module = mod ? mod : "";
+                        if (syms[nr].addr)
+                                nr++;
+                }
+                line = nl ? nl + 1 : NULL;
+        }
+        qsort(syms, nr, sizeof(*syms), ksym_cmp);
+        for (size_t i = 0; i < nr; i++) {
+                uint64_t next = i + 1 < nr ? syms[i + 1].addr : syms[i].addr + 4096;
+                uint64_t size = next - syms[i].addr;
+                syms[i].size = size > (1u << 20) ? 4096 : size;
+        }
+        *nr_out = nr;
+        return syms;
+}
+
+/* Keeps the core kernel's text symbols (no [module] tag: the kernel image, init text included)
+   of the start's kallsyms read, their names copied to ls->ksym_names. They never change, so the
+   close writes their events from here instead of reading kallsyms again (about 50 ms of system
+   time) when they suffice (ksyms_suffice). Frees text. */
+static void ksyms_keep(struct live_source *ls, char *text)
+{
+        size_t nr = 0, k = 0, bytes = 0;
+        struct perf_ksym *syms = ksyms_parse(text, &nr);
+        for (size_t i = 0; i < nr; i++) {
+                if (syms[i].module[0])
+                        continue;
+                syms[k++] = syms[i];
+                bytes += strlen(syms[i].name) + 1;
+        }
+        if (k < 2) {
+                free(syms);
+                free(text);
+                return;
+        }
+        char *names = xcalloc(1, bytes);
+        size_t o = 0;
+        for (size_t i = 0; i < k; i++) {
+                size_t n = strlen(syms[i].name) + 1;
+                memcpy(names + o, syms[i].name, n);
+                syms[i].name = names + o;
+                syms[i].module = "";
+                o += n;
+        }
+        free(text);
+        struct perf_ksym *kept = realloc(syms, k * sizeof(*syms));
+        ls->ksyms = kept ? kept : syms;
+        ls->nr_ksyms = k;
+        ls->ksym_names = names;
+}
+
+/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes, and its
+   text symbols (ksyms_keep), read before the events are enabled: reading /proc/kallsyms takes
+   about 50 ms, during which nobody would empty the rings. */
 static void kernel_image_probe(struct live_source *ls)
 {
         uint64_t stext = 0, etext = 0;
         if (!ls->caps.has_kallsyms)
                 return;
-        FILE *f = fopen("/proc/kallsyms", "re");
-        if (!f)
+        size_t len = 0;
+        char *text = kallsyms_read(&len);
+        if (!text)
                 return;
-        char line[512];
-        while (fgets(line, sizeof(line), f) && (!stext || !etext)) {
+        for (char *line = text; *line && (!stext || !etext);) {
+                char *nl = strchr(line, '\n');
                 char *sp = strchr(line, ' ');
-                if (!sp)
-                        continue;
-                if (strncmp(sp, " T _stext\n", 10) == 0)
-                        stext = strtoull(line, NULL, 16);
-                else if (strncmp(sp + 2, " _etext\n", 8) == 0)
-                        etext = strtoull(line, NULL, 16);
+                if (sp && (!nl || sp < nl)) {
+                        if (strncmp(sp, " T _stext\n", 10) == 0)
+                                stext = strtoull(line, NULL, 16);
+                        else if (strncmp(sp + 2, " _etext\n", 8) == 0)
+                                etext = strtoull(line, NULL, 16);
+                }
+                if (!nl)
+                        break;
+                line = nl + 1;
         }
-        fclose(f);
+        ksyms_keep(ls, text);
         if (!stext || etext <= stext)
                 return;
         uint8_t bid[20], notes[4096];
@@ -1637,73 +1761,36 @@ static void rundown_start(struct live_source *ls, uint64_t ts, uint32_t flags)
 
 /* ---- kernel symbols at close ---- */
 
-static int ksym_cmp(const void *a, const void *b)
+/* Whether the symbols of the start's read (ksyms_keep) name the kernel addresses hit as all of
+   /proc/kallsyms would now: every address hit in kernel context lies among them (below the last
+   one, whose size depends on what follows). Modules, BPF programs and trampolines, which come
+   and go, lie outside the kernel image. (A user stack's garbage that happens to fall in one of
+   those is not looked up: it is no kernel hit.) */
+static bool ksyms_suffice(const struct live_source *ls)
 {
-        const struct perf_ksym *x = a, *y = b;
-        return x->addr < y->addr ? -1 : x->addr > y->addr;
+        uint64_t lo, hi;
+        if (!ls->ksyms)
+                return false;
+        return !perf_conv_kernel_range(ls->conv, &lo, &hi) ||
+               (lo >= ls->ksyms[0].addr && hi < ls->ksyms[ls->nr_ksyms - 1].addr);
 }
 
 static void write_kernel_symbols(struct live_source *ls, uint64_t ts)
 {
         if (!ls->caps.has_kallsyms)
                 return;
-        int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        uint64_t at = perf_conv_stamp(ls->conv, 0, ts);
+        if (ksyms_suffice(ls)) {
+                perf_conv_kernel_symbols(ls->conv, ls->ksyms, ls->nr_ksyms, 0, at);
                 return;
-        size_t cap = 1 << 20, len = 0;
-        char *text = xcalloc(1, cap);
-        for (;;) {
-                if (len + 65536 + 1 > cap) {
-                        cap *= 2;
-                        text = realloc(text, cap);
-                        if (!text)
-                                abort();
-                }
-                ssize_t r = read(fd, text + len, cap - len - 1);
-                if (r <= 0)
-                        break;
-                len += (size_t)r;
         }
-        close(fd);
-        text[len] = 0;
-
-        size_t nr = 0, cap_syms = 1 << 16;
-        struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
-        for (char *line = text; line && *line;) {
-                char *nl = strchr(line, '\n');
-                if (nl)
-                        *nl = 0;
-                char *type = strchr(line, ' ');
-                char *name = type ? strchr(type + 1, ' ') : NULL;
-                if (name &&
-                    (type[1] == 't' || type[1] == 'T' || type[1] == 'w' || type[1] == 'W')) {
-                        *name++ = 0;
-                        char *mod = strchr(name, '\t');
-                        if (mod) {
-                                *mod++ = 0;
-                                mod[strcspn(mod, " ")] = 0;
-                        }
-                        if (nr == cap_syms) {
-                                cap_syms *= 2;
-                                syms = realloc(syms, cap_syms * sizeof(*syms));
-                                if (!syms)
-                                        abort();
-                        }
-                        syms[nr].addr = strtoull(line, NULL, 16);
-                        syms[nr].name = name;
-                        syms[nr].module = mod ? mod : "";
-                        if (syms[nr].addr)
-                                nr++;
-                }
-                line = nl ? nl + 1 : NULL;
-        }
-        qsort(syms, nr, sizeof(*syms), ksym_cmp);
-        for (size_t i = 0; i < nr; i++) {
-                uint64_t next = i + 1 < nr ? syms[i + 1].addr : syms[i].addr + 4096;
-                uint64_t size = next - syms[i].addr;
-                syms[i].size = size > (1u << 20) ? 4096 : size;
-        }
-        perf_conv_kernel_symbols(ls->conv, syms, nr, 0, perf_conv_stamp(ls->conv, 0, ts));
+        /* a module, BPF or trampoline address: their symbols are read now */
+        size_t len = 0, nr = 0;
+        char *text = kallsyms_read(&len);
+        if (!text)
+                return;
+        struct perf_ksym *syms = ksyms_parse(text, &nr);
+        perf_conv_kernel_symbols(ls->conv, syms, nr, 0, at);
         free(syms);
         free(text);
 }
@@ -1904,6 +1991,8 @@ static void source_free(struct live_source *ls)
         for (uint32_t i = 0; ls->bids && i < LIVE_BUILD_ID_CACHE; i++)
                 free(ls->bids[i].path);
         free(ls->bids);
+        free(ls->ksyms);
+        free(ls->ksym_names);
         perf_conv_free(ls->conv);
         free(ls);
 }

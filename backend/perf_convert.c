@@ -592,15 +592,12 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
-        static const uint64_t bits[] = {PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
-                                        PERF_SAMPLE_ID,  PERF_SAMPLE_STREAM_ID,
-                                        PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER};
-        uint32_t n = 0;
+        const uint64_t bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+        uint32_t n = 8 * (uint32_t)__builtin_popcountll(sample_type & bits);
 
         memset(sid, 0, sizeof(*sid));
         sid->pid = sid->tid = CONV_NONE;
-        for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-                n += (sample_type & bits[i]) ? 8 : 0;
         if (size < 8 + n)
                 return -EBADMSG;
 
@@ -799,6 +796,11 @@ struct state_memo {
         struct perf_thread_state st;
 };
 
+struct tp_cache {
+        const struct perf_tp_format *tp;  /* borrowed; NULL: empty */
+        const struct perf_tp_field *f[7]; /* tp_fields' answers, in tp */
+};
+
 struct perf_conv {
         struct perf_conv_ops ops;
         void *ctx; /* borrowed: the hooks' argument */
@@ -812,6 +814,7 @@ struct perf_conv {
         struct umap waits; /* struct conv_wait */
         uint64_t *kaddrs;  /* owned set of kernel addresses hit; 0 = free */
         uint32_t kaddrs_mask, nr_kaddrs;
+        uint64_t kframe_lo, kframe_hi; /* kernel addresses hit in kernel context; lo > hi: none */
         struct perf_conv_stats st;
         uint8_t *rec;         /* owned scratch: the ETW record */
         uint8_t *payload;     /* owned scratch: its payload */
@@ -819,6 +822,7 @@ struct perf_conv {
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
         uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
+        struct tp_cache tp_cache[2];  /* the fields of the last two tracepoint formats */
         char *text;                   /* owned scratch: command lines */
 };
 
@@ -845,6 +849,7 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         umap_init(&c->waits, sizeof(struct conv_wait), 1024);
         c->kaddrs_mask = 4096 - 1;
         c->kaddrs = xcalloc(c->kaddrs_mask + 1, sizeof(*c->kaddrs));
+        c->kframe_lo = UINT64_MAX;
         c->rec = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
         c->payload = xcalloc(1, PERF_CONV_MAX_RECORD + 256);
         c->stack_rec = xcalloc(1, STACK_REC_HEAD + 8 * (CONV_MAX_FRAMES + 1));
@@ -926,8 +931,10 @@ static void note_kaddr_slow(struct perf_conv *c, uint64_t a);
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)
 {
         /* kernel stacks repeat: most addresses are found here, without probing kaddrs */
+        if (!is_kernel_addr(a))
+                return;
         uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
-        if (*seen == a || !is_kernel_addr(a))
+        if (*seen == a)
                 return;
         *seen = a;
         note_kaddr_slow(c, a);
@@ -1567,23 +1574,43 @@ int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
 
 /* ---- samples ---- */
 
+/* Widens the range of kernel addresses hit in kernel context (perf_conv_kernel_range). */
+static inline void note_kernel_frame(struct perf_conv *c, uint64_t a)
+{
+        if (a < c->kframe_lo)
+                c->kframe_lo = a;
+        if (a > c->kframe_hi)
+                c->kframe_hi = a;
+}
+
 /* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
    with ip first when it is not already. */
 static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first)
 {
         uint32_t n = 0;
-        if (is_ip_first)
+        bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
+        if (is_ip_first) {
                 c->frames[n++] = s->ip;
+                if (is_kernel_addr(s->ip)) {
+                        note_kaddr(c, s->ip);
+                        note_kernel_frame(c, s->ip);
+                }
+        }
         for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
                 uint64_t a = le_get64(s->callchain + 8 * i);
-                if (a >= (uint64_t)PERF_CONTEXT_MAX)
+                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+                        is_user = a == (uint64_t)PERF_CONTEXT_USER;
                         continue; /* a context marker */
+                }
                 if (n == 1 && is_ip_first && a == s->ip)
                         continue;
                 c->frames[n++] = a;
+                if (is_kernel_addr(a)) {
+                        note_kaddr(c, a);
+                        if (!is_user)
+                                note_kernel_frame(c, a);
+                }
         }
-        for (uint32_t i = 0; i < n; i++)
-                note_kaddr(c, c->frames[i]);
         return n;
 }
 
@@ -1643,11 +1670,52 @@ static bool is_kernel_thread(struct perf_conv *c, uint32_t tid)
         return p && p->ppid == 2;
 }
 
-static int64_t tp_get(const struct perf_conv_event *ev, const struct perf_sample *s,
-                      const char *name, int64_t fallback)
+/* The fields of a tracepoint format the converter reads, looked up once per format. */
+enum tp_field_id {
+        TPF_PREV_PID,
+        TPF_NEXT_PID,
+        TPF_PREV_PRIO,
+        TPF_NEXT_PRIO,
+        TPF_PREV_STATE,
+        TPF_PID,
+        TPF_COMMON_FLAGS,
+        NR_TPF
+};
+
+static const struct perf_tp_field *const *tp_fields(struct perf_conv *c,
+                                                    const struct perf_tp_format *tp)
+{
+        static const char *const names[NR_TPF] = {"prev_pid",    "next_pid",   "prev_prio",
+                                                  "next_prio",   "prev_state", "pid",
+                                                  "common_flags"};
+        _Static_assert(NR_TPF == sizeof(c->tp_cache[0].f) / sizeof(c->tp_cache[0].f[0]),
+                       "tp_cache holds every field");
+        static const struct perf_tp_field *const none[NR_TPF];
+        if (!tp)
+                return none;
+        struct tp_cache *t = &c->tp_cache[0];
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (t->tp == tp && tp->nr_memo)
+                return t->f;
+        if (c->tp_cache[1].tp == tp && tp->nr_memo)
+                return c->tp_cache[1].f;
+        /* sched_switch and sched_waking alternate: two entries, the older one replaced */
+        c->tp_cache[1] = c->tp_cache[0];
+        t->tp = tp;
+        for (int i = 0; i < NR_TPF; i++)
+                t->f[i] = perf_tp_field_find(tp, names[i]);
+        return t->f;
+}
+
+static inline int64_t tp_get(const struct perf_tp_field *f, const struct perf_sample *s,
+                             int64_t fallback)
 {
         int64_t v;
-        if (perf_tp_field_get(perf_tp_field_find(ev->tp, name), s->raw, s->raw_size, &v))
+        if (f && f->size == 4 && (uint32_t)f->offset + 4 <= s->raw_size) {
+                uint32_t u = le_get32(s->raw + f->offset);
+                return f->is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+        }
+        if (perf_tp_field_get(f, s->raw, s->raw_size, &v))
                 return v;
         return fallback;
 }
@@ -1707,11 +1775,12 @@ static uint32_t build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
 static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
                                  const struct perf_sample *s, uint32_t cpu, uint64_t ts)
 {
-        int64_t prev_pid = tp_get(ev, s, "prev_pid", s->tid);
-        int64_t next_pid = tp_get(ev, s, "next_pid", 0);
-        int64_t prev_prio = tp_get(ev, s, "prev_prio", 120);
-        int64_t next_prio = tp_get(ev, s, "next_prio", 120);
-        int64_t prev_state = tp_get(ev, s, "prev_state", 0);
+        const struct perf_tp_field *const *f = tp_fields(c, ev->tp);
+        int64_t prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
+        int64_t next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
+        int64_t prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
+        int64_t next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
+        int64_t prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
         uint64_t ps = (uint64_t)prev_state;
         struct state_memo *m = &c->ps_memo[(ps ^ (ps >> 8)) & 7];
         if (!m->tp || m->tp != ev->tp || m->prev_state != ps) {
@@ -1728,8 +1797,9 @@ static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_e
                                    const struct perf_sample *s)
 {
         uint8_t *p = c->payload;
-        int64_t pid = tp_get(ev, s, "pid", 0);
-        int64_t flags = tp_get(ev, s, "common_flags", 0);
+        const struct perf_tp_field *const *f = tp_fields(c, ev->tp);
+        int64_t pid = tp_get(f[TPF_PID], s, 0);
+        int64_t flags = tp_get(f[TPF_COMMON_FLAGS], s, 0);
 
         memset(p, 0, 8);
         st32(p, (uint32_t)pid);
@@ -1775,6 +1845,8 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
                 note_kaddr(c, s.ip);
+                if (is_kernel_addr(s.ip))
+                        note_kernel_frame(c, s.ip);
                 memset(p, 0, 16);
                 st64(p, s.ip);
                 st32(p + 8, s.tid);
@@ -1784,6 +1856,8 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 break;
         case PERF_CONV_PMC_SAMPLE:
                 note_kaddr(c, s.ip);
+                if (is_kernel_addr(s.ip))
+                        note_kernel_frame(c, s.ip);
                 memset(p, 0, 16);
                 st64(p, s.ip);
                 st32(p + 8, s.tid);
@@ -1826,10 +1900,14 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         struct perf_sample_id sid;
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 
+        /* sched_switch says more of a switch out, in the same context: nothing to parse when
+           the record is long enough for any trailer (6 fields) */
+        if ((h->misc & PERF_RECORD_MISC_SWITCH_OUT) && size >= (is_cpu_wide ? 16u : 8u) + 48u)
+                return 0;
         if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(c, rec, size, &sid) < 0)
                 return -EBADMSG;
         if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
-                return 0; /* sched_switch says more, in the same context */
+                return 0;
         const struct perf_conv_event *ev = event_of_id(c, sid.id);
         if (ev && sid.has_time && (sid.time < ev->valid_from || sid.time > ev->valid_until)) {
                 c->st.nr_out_of_window++;
@@ -1926,6 +2004,13 @@ int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
 }
 
 /* ---- kernel symbols ---- */
+
+bool perf_conv_kernel_range(const struct perf_conv *c, uint64_t *lo, uint64_t *hi)
+{
+        *lo = c->kframe_lo;
+        *hi = c->kframe_hi;
+        return c->kframe_lo <= c->kframe_hi;
+}
 
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
                              uint32_t cpu, uint64_t ts)

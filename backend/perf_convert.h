@@ -286,6 +286,11 @@ struct perf_ksym {
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
                              uint32_t cpu, uint64_t ts);
 
+/* The lowest and highest kernel address hit in kernel context so far: sample IPs and the frames
+   of callchains outside their user part (where garbage of user stacks can look like kernel
+   addresses). Returns false when there was none. */
+bool perf_conv_kernel_range(const struct perf_conv *c, uint64_t *lo, uint64_t *hi);
+
 /* Writes etwtop's EventsLost event. */
 int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t reason,
                           uint64_t nr_lost);

@@ -44,6 +44,17 @@ wait_for() {
         return 1
 }
 alive() { tm has-session -t s 2>/dev/null; }
+# a fresh server for the next part: the old one must be gone before a new one takes the socket
+restart() {
+        tm kill-server 2>/dev/null
+        local i
+        for ((i = 0; i < 50; i++)); do
+                tm has-session 2>/dev/null || break
+                sleep 0.1
+        done
+        sleep 0.2
+        tm new-session -d -s s "$@"
+}
 
 # -- replay: no privilege needed
 net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
@@ -57,7 +68,6 @@ if [ -f "$net" ]; then
         check "replay: view 3 is the switches view" has '3 Context switches'
         tm send-keys -t s q
         sleep 1
-        tm kill-server 2>/dev/null
 fi
 
 # -- live
@@ -68,7 +78,7 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         exit
 fi
 "$SYM_FIXTURE" spin 30000 &
-tm new-session -d -s s -x 120 -y 40 "$ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
+restart -x 120 -y 40 "$ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
 check "live: the workload's hot function shows" wait_for 'fixture_leaf' 15
 check "live: the header" has 'live NT Kernel Logger'
 check "live: CSWITCH on at start" has 'Groups: .*CSWITCH'
@@ -162,10 +172,9 @@ check "resize: draws again" has 'Self%'
 tm send-keys -t s q
 sleep 1.5
 check "q: exits 0" grep -q 'exit=0' "$tmp/exit"
-tm kill-server 2>/dev/null
 
 # monochrome
-tm new-session -d -s s -x 100 -y 30 "NO_COLOR=1 $ETWTOP --no-color; sleep 5"
+restart -x 100 -y 30 "NO_COLOR=1 $ETWTOP --no-color; sleep 5"
 check "mono: runs" wait_for 'Self%' 20
 tm send-keys -t s q
 
