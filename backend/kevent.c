@@ -1939,6 +1939,8 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         pl.len = rec->UserData ? rec->UserDataLength : 0;
         pl.psize = ev.pointer_size;
         if (k == KP_ETWTOP) {
+                /* etwtop's events all have opcode 0 and differ by Id: the Id stands in */
+                ev.opcode = (uint8_t)h->EventDescriptor.Id;
                 ev.name = own_name(h->EventDescriptor.Id);
                 rc = dec_own(d, &ev, &pl, h->EventDescriptor.Id);
         } else {

@@ -2289,6 +2289,16 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
         st->nr_append_failures = ls->nr_append_failures;
 }
 
+void live_source_rundown(struct live_source *ls)
+{
+        if (!ls)
+                return;
+        drain_all(ls);
+        uint64_t ts = now_ns();
+        perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
+        write_kernel_symbols(ls, ts);
+}
+
 void live_source_close(struct live_source *ls)
 {
         if (!ls)

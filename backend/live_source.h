@@ -98,6 +98,11 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st);
 
 /* Drains what is left, writes the stop rundown (DCEnd) and etwtop's own events (image identity,
    the kernel symbols the samples hit), and closes everything. NULL is fine. */
+/* Writes a rundown of what runs now, as at a stop (DCEnd of every process, thread and image,
+   with image identity, and the kernel symbols hit so far), after draining the rings: what makes
+   the recent buffers a self-contained file. */
+void live_source_rundown(struct live_source *ls);
+
 void live_source_close(struct live_source *ls);
 
 #endif

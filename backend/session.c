@@ -132,6 +132,7 @@ struct session {
         CONTROLTRACE_ID handle;
         bool is_kernel;
         bool is_circular_file; /* the file is written from the ring at STOP */
+        bool has_window;       /* a real-time session keeping its recent buffers (etwtop's) */
         uint32_t log_file_mode;
         uint32_t client_context;
         uint32_t buffer_size_kb;
@@ -2465,16 +2466,40 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
         }
         int rc;
         pthread_mutex_lock(&s->lock);
-        if (!(s->log_file_mode & EVENT_TRACE_BUFFERING_MODE) || !s->writer) {
+        if (!((s->log_file_mode & EVENT_TRACE_BUFFERING_MODE) || s->has_window) || !s->writer) {
                 snprintf(err->msg, sizeof(err->msg),
                          "session \"%s\" keeps no ring (EVENT_TRACE_BUFFERING_MODE)", s->name);
                 rc = -EINVAL;
         } else {
+                /* self-contained: what is running now, its images and the kernel symbols
+                   hit, as at a stop (the start's rundown may have left the ring) */
                 if (s->source)
-                        live_source_drain(s->source, DRAIN_BUDGET);
+                        live_source_rundown(s->source);
                 etl_writer_flush(s->writer);
                 rc = etl_writer_save_ring(s->writer, path, is_force, filetime_now(), err);
         }
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        return rc;
+}
+
+int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err)
+{
+        struct session *s = session_find(id, NULL);
+        if (!s) {
+                snprintf(err->msg, sizeof(err->msg), "no session has handle 0x%llx",
+                         (unsigned long long)id);
+                return -ESRCH;
+        }
+        int rc = -EINVAL;
+        pthread_mutex_lock(&s->lock);
+        if (!s->writer)
+                snprintf(err->msg, sizeof(err->msg), "session \"%s\" has no buffers", s->name);
+        else if ((rc = etl_writer_set_ring(s->writer, max_bytes)) < 0)
+                snprintf(err->msg, sizeof(err->msg), "no memory for %zu MB of recent buffers",
+                         max_bytes >> 20);
+        else
+                s->has_window = true;
         pthread_mutex_unlock(&s->lock);
         session_unref(s);
         return rc;

@@ -55,10 +55,17 @@ uint64_t session_rt_nr_lost(const struct session_rt *rt);
 /* Detaches and frees the consumer. NULL is fine. */
 void session_rt_detach(struct session_rt *rt);
 
-/* Writes the in-memory ring of a running EVENT_TRACE_BUFFERING_MODE session (its most recent
-   buffers) as a self-contained .etl at path, created 0600, never through a symlink, never over
+/* Writes the in-memory ring of a running EVENT_TRACE_BUFFERING_MODE session (or one keeping a
+   window, session_keep_window): its most recent buffers, then a rundown of what runs now (as at
+   a stop: processes, threads, images with their identity, the kernel symbols hit), as a
+   self-contained .etl at path, created 0600, never through a symlink, never over
    an existing file unless is_force. Returns 0, -ESRCH (no such session), -EINVAL (no ring), or
    the writer's -errno with err filled. */
 int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struct etl_error *err);
+
+/* etwtop's addition, not a Windows behaviour: a running session (real-time or file) also keeps
+   its most recent buffers in memory, up to max_bytes, for session_save_ring (the screen's save
+   key). Returns 0, -ESRCH, -EINVAL or -ENOMEM with err filled. */
+int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err);
 
 #endif

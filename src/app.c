@@ -8,6 +8,7 @@
 #include "etw_provider.h"
 #include "kevent.h"
 #include "live_source.h"
+#include "session.h"
 #include "model/aggregate.h"
 #include "model/branches.h"
 #include "model/calltree.h"
@@ -290,6 +291,10 @@ static int session_start(struct app *a, char *err, size_t err_size)
                          etw_last_error_text(), (unsigned)st);
                 return -1;
         }
+        /* the save key writes the recent buffers: the session keeps the last 64 MB */
+        struct etl_error e;
+        if (session_keep_window(a->session, (size_t)64 << 20, &e) < 0)
+                snprintf(a->status, sizeof(a->status), "save will not work: %s", e.msg);
         EVENT_TRACE_LOGFILEA *lf = &a->lf;
         memset(lf, 0, sizeof(*lf));
         lf->LoggerName = (LPSTR)KERNEL_LOGGER_NAMEA;
@@ -772,6 +777,28 @@ static void toggle_setting(struct app *a, uint64_t key)
                          why ? why : etw_last_error_text(), (unsigned)st);
 }
 
+/* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the
+   current directory. */
+static void save_window(struct app *a)
+{
+        if (!a->is_live) {
+                snprintf(a->status, sizeof(a->status), "a recording is already a file: %s",
+                         a->o->replay_path);
+                return;
+        }
+        char path[64];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(path, sizeof(path), "etwtop-%Y%m%d-%H%M%S.etl", &tm);
+        struct etl_error e;
+        if (session_save_ring(a->session, path, false, &e) < 0)
+                snprintf(a->status, sizeof(a->status), "save failed: %s", e.msg);
+        else
+                snprintf(a->status, sizeof(a->status),
+                         "saved the recent events to %s (etwtop --replay %s)", path, path);
+}
+
 static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
 {
         switch (act) {
@@ -841,10 +868,7 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                          a->is_top_down ? "call tree: top-down (callees under callers)"
                                         : "hot functions, their callers under each");
                 break;
-        case UI_SAVE:
-                snprintf(a->status, sizeof(a->status),
-                         "save: not in this build yet; record with --record FILE.etl");
-                break;
+        case UI_SAVE: save_window(a); break;
         default: break;
         }
 }

@@ -78,7 +78,7 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         exit
 fi
 "$SYM_FIXTURE" spin 30000 &
-restart -x 120 -y 40 "$ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
+restart -x 120 -y 40 "cd $tmp && $ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
 check "live: the workload's hot function shows" wait_for 'fixture_leaf' 15
 check "live: the header" has 'live NT Kernel Logger'
 check "live: CSWITCH on at start" has 'Groups: .*CSWITCH'
@@ -100,6 +100,18 @@ tm send-keys -t s c
 tm send-keys -t s 3
 check "switches: threads switching" wait_for 'Waiting/' 10
 tm send-keys -t s 1
+# the save key: the recent events as an .etl that replays with the same top row
+sleep 1
+snap
+top_live=$(awk '/Self%  Total%/ {getline; print $NF; exit}' "$tmp/screen")
+tm send-keys -t s W
+check "save: the file named" wait_for 'saved the recent events to etwtop-' 10
+saved=$(grep -o 'etwtop-[0-9-]*\.etl' "$tmp/screen" | head -1)
+check "save: the file is there, 0600" [ "$(stat -c %a "$tmp/$saved" 2>/dev/null)" = 600 ]
+"$ETWTOP" --replay "$tmp/$saved" -b --top 5 >"$tmp/saved.txt" 2>/dev/null
+top_saved=$(awk '/^Hot functions/ {getline; getline; print $NF; exit}' "$tmp/saved.txt")
+check "save: replays with the same top row ($top_live / $top_saved)" \
+        test -n "$top_live" -a "$top_live" = "$top_saved"
 # the session panel: CSWITCH is the 4th row
 tm send-keys -t s 4
 check "panel: shown" wait_for 'What it does, or why it is unavailable' 5

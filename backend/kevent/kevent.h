@@ -61,7 +61,7 @@ struct kevent {
         enum kevent_type type;
         const char *name;     /* "Process/Start", "PerfInfo/SampledProfile", "Thread/CSwitch" ... */
         const GUID *provider; /* borrowed from the record */
-        uint8_t opcode;
+        uint8_t opcode; /* etwtop's own events: their EVENT_DESCRIPTOR Id (their opcode is 0) */
         uint8_t version;
         uint8_t pointer_size; /* 4 or 8: of this record's payload */
         uint64_t timestamp;   /* as in the record: raw clock or FILETIME, as the consumer asked */
