@@ -107,9 +107,10 @@ if [ -z "$port" ]; then
 fi
 
 # the stripped program and its library, run from a temporary directory
-cp "$stripped" "$tmp/run/sym_fixture"
+# a name of its own: another sym_fixture running on the machine must not answer for it
+cp "$stripped" "$tmp/run/symfix_dbgd"
 cp "$SYM_FIXLIB" "$tmp/run/libsymfix.so"
-LD_LIBRARY_PATH=$tmp/run "$tmp/run/sym_fixture" spin 3000 &
+LD_LIBRARY_PATH=$tmp/run "$tmp/run/symfix_dbgd" spin 3000 &
 fix=$!
 sleep 0.3
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
@@ -119,16 +120,17 @@ wait $fix
 # (a) not opted in: no names for the stripped program
 replay "$tmp/off"
 check "no DEBUGINFOD_URLS: replay exits 0" [ $? = 0 ]
-check "no DEBUGINFOD_URLS: module+offset rows" grep -q 'sym_fixture+0x' "$tmp/off.txt"
-check "no DEBUGINFOD_URLS: fixture_leaf not named" bash -c "! grep -q fixture_leaf '$tmp/off.txt'"
+check "no DEBUGINFOD_URLS: module+offset rows" grep -q 'symfix_dbgd+0x' "$tmp/off.txt"
+check "no DEBUGINFOD_URLS: fixture_leaf not named" \
+        bash -c "! grep -Eq 'symfix_dbgd +fixture_' '$tmp/off.txt'"
 
 # (b) opted in: the debug file comes from the server, by build-id
 start=$(date +%s%N)
 replay "$tmp/on" DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$tmp/cache"
 check "DEBUGINFOD_URLS: replay exits 0" [ $? = 0 ]
-check "DEBUGINFOD_URLS: fixture_leaf named in sym_fixture" has_row "$tmp/on.txt" sym_fixture fixture_leaf
+check "DEBUGINFOD_URLS: fixture_leaf named in symfix_dbgd" has_row "$tmp/on.txt" symfix_dbgd fixture_leaf
 check "DEBUGINFOD_URLS: fixture_inline_outer named" \
-        has_row "$tmp/on.txt" sym_fixture fixture_inline_outer
+        has_row "$tmp/on.txt" symfix_dbgd fixture_inline_outer
 check "DEBUGINFOD_URLS: the debug file is in the client cache" \
         cmp -s "$debug" "$tmp/cache/$id/debuginfo"
 echo "replay with debuginfod: $((($(date +%s%N) - start) / 1000000)) ms"
@@ -139,7 +141,8 @@ wait "$server" 2>/dev/null
 server=
 replay "$tmp/gone" DEBUGINFOD_URLS="http://127.0.0.1:$port" DEBUGINFOD_CACHE_PATH="$tmp/cache-empty"
 check "server gone: replay exits 0" [ $? = 0 ]
-check "server gone: module+offset rows" grep -q 'sym_fixture+0x' "$tmp/gone.txt"
-check "server gone: fixture_leaf not named" bash -c "! grep -q fixture_leaf '$tmp/gone.txt'"
+check "server gone: module+offset rows" grep -q 'symfix_dbgd+0x' "$tmp/gone.txt"
+check "server gone: fixture_leaf not named" \
+        bash -c "! grep -Eq 'symfix_dbgd +fixture_' '$tmp/gone.txt'"
 
 finish

@@ -21,7 +21,7 @@ check() {
         fi
 }
 # the self count of a function in a replay's first table (0 when absent)
-self_of() { awk -v f="$2" '/^Hot functions/ {t++} t == 1 && $NF == f {print $3; exit} END {}' "$1"; }
+self_of() { awk -v f="$2" -v m="$3" '/^Hot functions/ {t++} t == 1 && $NF == f && $5 == m {print $3; exit}' "$1"; }
 has_row() { awk -v m="$2" -v f="$3" '/^Hot functions/ {t++} t == 1 && $5 == m && $NF == f {n++} END {exit n ? 0 : 1}' "$1"; }
 
 # 2. Windows traces: no privilege needed
@@ -55,9 +55,10 @@ fi
 # the binaries run from a directory that is gone at replay time
 run=$tmp/run
 mkdir -p "$run" "$tmp/moved"
-cp "$SYM_FIXTURE" "$run/sym_fixture"
+# a name of its own: another sym_fixture running on the machine must not answer for it
+cp "$SYM_FIXTURE" "$run/symfix_run"
 cp "$SYM_FIXLIB" "$run/libsymfix.so"
-LD_LIBRARY_PATH=$run "$run/sym_fixture" spin 3000 &
+LD_LIBRARY_PATH=$run "$run/symfix_run" spin 3000 &
 fix=$!
 sleep 0.3
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
@@ -67,38 +68,38 @@ wait $fix
 # on this machine, binaries in place
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/here.txt" 2>"$tmp/here.err"
 check "fixture: replay exits 0" [ $? = 0 ]
-check "fixture: fixture_leaf named in sym_fixture" has_row "$tmp/here.txt" sym_fixture fixture_leaf
-check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" sym_fixture fixture_inline_outer
+check "fixture: fixture_leaf named in symfix_run" has_row "$tmp/here.txt" symfix_run fixture_leaf
+check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" symfix_run fixture_inline_outer
 check "fixture: the library's functions named" \
         bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/here.txt'"
-leaf=$(self_of "$tmp/here.txt" fixture_leaf)
+leaf=$(self_of "$tmp/here.txt" fixture_leaf symfix_run)
 check "fixture: fixture_leaf has samples" [ "${leaf:-0}" -gt 10 ]
 check "fixture: kernel frames named from the recorded kernel symbols" \
         bash -c "grep -q '\[kernel.kallsyms\] ' '$tmp/here.txt' && ! grep -q '\[kernel.kallsyms\]+0x' '$tmp/here.txt' || ! grep -q 'kernel.kallsyms' '$tmp/here.txt'"
 
 # moved: the run directory is gone, the binaries are on the symbol path
-mv "$run/sym_fixture" "$run/libsymfix.so" "$tmp/moved/"
+mv "$run/symfix_run" "$run/libsymfix.so" "$tmp/moved/"
 rmdir "$run"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/gone.txt" 2>"$tmp/gone.err"
 check "moved, no path: replay exits 0" [ $? = 0 ]
-check "moved, no path: no fixture names" bash -c "! grep -q 'fixture_leaf' '$tmp/gone.txt'"
-check "moved, no path: module+offset instead" grep -q 'sym_fixture+0x' "$tmp/gone.txt"
-check "moved, no path: says the file is missing" grep -q 'sym_fixture: not found' "$tmp/gone.err"
+check "moved, no path: no fixture names" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/gone.txt'"
+check "moved, no path: module+offset instead" grep -q 'symfix_run+0x' "$tmp/gone.txt"
+check "moved, no path: says the file is missing" grep -q 'symfix_run: not found' "$tmp/gone.err"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/moved.txt" \
         2>"$tmp/moved.err"
 check "moved, --symbol-path: replay exits 0" [ $? = 0 ]
-check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" sym_fixture fixture_leaf
+check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" symfix_run fixture_leaf
 check "moved, --symbol-path: the library named" \
         bash -c "grep -Eq 'libsymfix\.so +fixlib_(helper|static|work)$' '$tmp/moved.txt'"
 check "moved, --symbol-path: same count as in place" \
-        [ "$(self_of "$tmp/moved.txt" fixture_leaf)" = "$leaf" ]
+        [ "$(self_of "$tmp/moved.txt" fixture_leaf symfix_run)" = "$leaf" ]
 
 # changed: another file with the recorded name and path is refused, not misread
-printf 'not the recorded program' >"$tmp/moved/sym_fixture"
+printf 'not the recorded program' >"$tmp/moved/symfix_run"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/chg.txt" \
         2>"$tmp/chg.err"
 check "changed: replay exits 0" [ $? = 0 ]
-check "changed: no names from the wrong file" bash -c "! grep -q 'fixture_leaf' '$tmp/chg.txt'"
+check "changed: no names from the wrong file" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg.txt'"
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]
