@@ -123,6 +123,9 @@ struct app {
         uint64_t *expanded; /* owned hash set of expanded row keys, 0 free */
         uint32_t expanded_mask, nr_expanded;
         uint64_t nr_events, nr_events_prev;
+        int64_t span_ns; /* the latest event time seen (session ns) */
+        bool has_window; /* replay: only [window_from_ns, window_to_ns) counts */
+        int64_t window_from_ns, window_to_ns;
         uint64_t nr_lost;
         uint64_t nr_stacks_seen; /* replay: the stack hooks are not recorded, stacks are */
         double events_per_s;
@@ -177,6 +180,11 @@ static void on_event(void *ctx, const struct kevent *ev)
                         a->nr_stacks_seen++;
         }
         sym_feed_event(a->feed, ev);
+        if (ev->time_ns > a->span_ns)
+                a->span_ns = ev->time_ns;
+        /* replay: the time window ([ ]) keeps the views to a part of the trace */
+        if (a->has_window && (ev->time_ns < a->window_from_ns || ev->time_ns >= a->window_to_ns))
+                return;
         hot_event(a->hot, ev);
         calltree_event(a->tree, ev);
         branches_event(a->branches, ev);
@@ -777,6 +785,60 @@ static void toggle_setting(struct app *a, uint64_t key)
                          why ? why : etw_last_error_text(), (unsigned)st);
 }
 
+/* Replay: [ and ] show a tenth of the trace at a time, moving back or forward; past either
+   end the whole trace again. The file is read again into a fresh model. */
+static void move_window(struct app *a, bool is_forward)
+{
+        if (a->is_live) {
+                snprintf(a->status, sizeof(a->status), "[ ]: the time window is for replays");
+                return;
+        }
+        if (!atomic_load(&a->is_done)) {
+                snprintf(a->status, sizeof(a->status), "still loading");
+                return;
+        }
+        int64_t span = a->span_ns, width = span / 10 > 0 ? span / 10 : 1;
+        if (!a->has_window) {
+                a->has_window = true;
+                a->window_from_ns = is_forward ? 0 : span - width;
+        } else {
+                a->window_from_ns += is_forward ? width : -width;
+        }
+        if (a->window_from_ns < 0 || a->window_from_ns >= span)
+                a->has_window = false;
+        a->window_to_ns = a->window_from_ns + width;
+        /* read the file again */
+        if (a->has_thread) {
+                pthread_join(a->thread, NULL);
+                a->has_thread = false;
+        }
+        CloseTrace(a->consumer);
+        pthread_mutex_lock(&a->lock);
+        hot_reset(a->hot);
+        calltree_reset(a->tree);
+        branches_reset(a->branches);
+        switches_reset(a->switches);
+        kdecoder_free(a->decoder);
+        a->decoder = kdecoder_new(true);
+        a->nr_events = 0;
+        pthread_mutex_unlock(&a->lock);
+        atomic_store(&a->is_done, false);
+        char err[256];
+        if (replay_start(a, err, sizeof(err)) < 0) {
+                snprintf(a->status, sizeof(a->status), "%s", err);
+                return;
+        }
+        if (pthread_create(&a->thread, NULL, consumer_main, a) == 0)
+                a->has_thread = true;
+        if (a->has_window)
+                snprintf(a->status, sizeof(a->status), "time window %.3f s - %.3f s of %.3f s",
+                         (double)a->window_from_ns / 1e9, (double)a->window_to_ns / 1e9,
+                         (double)span / 1e9);
+        else
+                snprintf(a->status, sizeof(a->status), "the whole trace (%.3f s)",
+                         (double)span / 1e9);
+}
+
 /* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the
    current directory. */
 static void save_window(struct app *a)
@@ -869,6 +931,8 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                                         : "hot functions, their callers under each");
                 break;
         case UI_SAVE: save_window(a); break;
+        case UI_TIME_BACK:
+        case UI_TIME_FWD: move_window(a, act == UI_TIME_FWD); break;
         default: break;
         }
 }
@@ -994,7 +1058,8 @@ static void run_screen(struct app *a, int sfd)
                         handle_action(a, act, row_key);
                         if (act == UI_TOGGLE || act == UI_ZERO || act == UI_EXPAND ||
                             act == UI_COLLAPSE || act == UI_EXPAND_ALL || act == UI_CALLERS ||
-                            act == UI_MODE || act == UI_GROUPING)
+                            act == UI_MODE || act == UI_GROUPING || act == UI_TIME_BACK ||
+                            act == UI_TIME_FWD)
                                 build_tables(a);
                 }
                 int64_t now = now_ns();

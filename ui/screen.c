@@ -71,11 +71,16 @@ const struct ui_key *ui_keys(uint32_t *nr_out)
 
 int ui_screen_open(struct ui_screen **out, bool is_mono)
 {
+        return ui_screen_open_on(out, is_mono, NULL, NULL);
+}
+
+int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE *term_in)
+{
         struct ui_screen *s = calloc(1, sizeof(*s));
         if (!s)
                 abort();
         setlocale(LC_ALL, "");
-        if (!initscr()) {
+        if (term_out ? !newterm(NULL, term_out, term_in ? term_in : stdin) : !initscr()) {
                 free(s);
                 return -1;
         }

@@ -31,6 +31,7 @@ void ui_table_init(struct ui_table *t, const struct ui_column *cols, uint32_t nr
 
 void ui_table_clear(struct ui_table *t)
 {
+        t->sort_state = 0;
         t->nr_rows = 0;
         t->text_len = 1;
 }
@@ -55,6 +56,7 @@ uint32_t ui_table_add(struct ui_table *t, uint64_t key, uint8_t depth, uint8_t f
                 t->flags = xrealloc(t->flags, t->cap_rows);
         }
         uint32_t r = t->nr_rows++;
+        t->sort_state = 0;
         memset(&t->cells[(size_t)r * t->nr_cols], 0, t->nr_cols * sizeof(*t->cells));
         t->keys[r] = key;
         t->depth[r] = depth;
@@ -71,6 +73,7 @@ void ui_table_text(struct ui_table *t, uint32_t row, uint32_t col, const char *s
 {
         if (row >= t->nr_rows || col >= t->nr_cols)
                 return;
+        t->sort_state = 0;
         char clean[1024];
         text_sanitize(clean, sizeof(clean), s ? s : "");
         size_t n = strlen(clean) + 1;
@@ -86,6 +89,7 @@ void ui_table_text(struct ui_table *t, uint32_t row, uint32_t col, const char *s
 
 void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, uint64_t v)
 {
+        t->sort_state = 0;
         if (row < t->nr_rows && col < t->nr_cols) {
                 cell(t, row, col)->u = v;
                 cell(t, row, col)->d = (double)v;
@@ -94,6 +98,7 @@ void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, uint64_t v)
 
 void ui_table_pct(struct ui_table *t, uint32_t row, uint32_t col, double pct)
 {
+        t->sort_state = 0;
         if (row < t->nr_rows && col < t->nr_cols)
                 cell(t, row, col)->d = pct;
 }
@@ -125,52 +130,99 @@ void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char 
 
 /* ---- sorting: top-level rows move with their subtrees ---- */
 
-struct sort_ctx {
-        const struct ui_table *t;
-        uint32_t col;
-        bool is_reversed;
-};
-static struct sort_ctx sort_ctx; /* qsort has no context argument in C11 */
-
 struct block {
-        uint32_t first, count;
+        double d;       /* the key of a number column */
+        uint32_t text;  /* the key of a text column: its offset in the arena */
+        uint32_t first; /* the block's first row */
+        uint32_t count;
 };
 
-static int block_cmp(const void *a, const void *b)
+static const char *sort_text; /* qsort has no context argument in C11 */
+
+static int block_by_text(const void *a, const void *b)
 {
         const struct block *x = a, *y = b;
-        const struct ui_table *t = sort_ctx.t;
-        uint32_t col = sort_ctx.col;
-        int r;
-        if (t->cols[col].kind == UI_COL_TEXT) {
-                r = strcmp(ui_table_cell_text(t, x->first, col),
-                           ui_table_cell_text(t, y->first, col));
-        } else {
-                double dx = t->cells[(size_t)x->first * t->nr_cols + col].d;
-                double dy = t->cells[(size_t)y->first * t->nr_cols + col].d;
-                r = dx > dy ? -1 : dx < dy; /* largest first */
+        int r = strcmp(sort_text + x->text, sort_text + y->text);
+        if (r)
+                return r;
+        return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* The order of doubles as unsigned integers, largest first. */
+static uint64_t desc_key(double d)
+{
+        uint64_t u;
+        memcpy(&u, &d, sizeof(u));
+        u = (u >> 63) ? ~u : u | (1ull << 63); /* ascending order of the bits */
+        return ~u;
+}
+
+/* A stable LSD radix sort by number, largest first: 100k rows in a few milliseconds where
+   qsort's merge sort took 15. Equal numbers keep their order (the first row first). */
+static void radix_sort_desc(struct block *b, uint32_t n)
+{
+        struct block *tmp = xrealloc(NULL, (size_t)n * sizeof(*tmp));
+        uint64_t *key = xrealloc(NULL, (size_t)n * sizeof(*key));
+        uint64_t *tkey = xrealloc(NULL, (size_t)n * sizeof(*tkey));
+        for (uint32_t i = 0; i < n; i++)
+                key[i] = desc_key(b[i].d);
+        for (int shift = 0; shift < 64; shift += 16) {
+                /* a pass whose digit is the same everywhere moves nothing: skip it */
+                uint64_t first = (key[0] >> shift) & 0xFFFF;
+                bool is_same = true;
+                for (uint32_t i = 1; i < n && is_same; i++)
+                        is_same = ((key[i] >> shift) & 0xFFFF) == first;
+                if (is_same)
+                        continue;
+                static uint32_t count[65537];
+                memset(count, 0, sizeof(count));
+                for (uint32_t i = 0; i < n; i++)
+                        count[((key[i] >> shift) & 0xFFFF) + 1]++;
+                for (uint32_t d = 0; d < 65536; d++)
+                        count[d + 1] += count[d];
+                for (uint32_t i = 0; i < n; i++) {
+                        uint32_t at = count[(key[i] >> shift) & 0xFFFF]++;
+                        tmp[at] = b[i];
+                        tkey[at] = key[i];
+                }
+                memcpy(b, tmp, (size_t)n * sizeof(*b));
+                memcpy(key, tkey, (size_t)n * sizeof(*key));
         }
-        if (sort_ctx.is_reversed)
-                r = -r;
-        if (r == 0)
-                r = x->first < y->first ? -1 : x->first > y->first; /* stable */
-        return r;
+        free(tmp);
+        free(key);
+        free(tkey);
 }
 
 void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
 {
         if (col >= t->nr_cols || t->nr_rows < 2)
                 return;
+        uint32_t state = (col + 1) | (is_reversed ? 1u << 16 : 0);
+        if (t->sort_state == state)
+                return; /* sorted so since the last change */
         struct block *b = xrealloc(NULL, t->nr_rows * sizeof(*b));
         uint32_t nb = 0;
         for (uint32_t r = 0; r < t->nr_rows; r++) {
-                if (t->depth[r] == 0 || nb == 0)
-                        b[nb++] = (struct block){r, 1};
-                else
+                if (t->depth[r] == 0 || nb == 0) {
+                        const struct ui_cell *c = &t->cells[(size_t)r * t->nr_cols + col];
+                        b[nb++] = (struct block){c->d, c->text, r, 1};
+                } else {
                         b[nb - 1].count++;
+                }
         }
-        sort_ctx = (struct sort_ctx){t, col, is_reversed};
-        qsort(b, nb, sizeof(*b), block_cmp);
+        if (t->cols[col].kind == UI_COL_TEXT) {
+                sort_text = t->text;
+                qsort(b, nb, sizeof(*b), block_by_text);
+        } else {
+                radix_sort_desc(b, nb);
+        }
+        if (is_reversed) {
+                for (uint32_t i = 0, j = nb ? nb - 1 : 0; i < j; i++, j--) {
+                        struct block x = b[i];
+                        b[i] = b[j];
+                        b[j] = x;
+                }
+        }
         /* permute the rows */
         struct ui_cell *cells = xrealloc(NULL, (size_t)t->cap_rows * t->nr_cols * sizeof(*cells));
         uint64_t *keys = xrealloc(NULL, t->cap_rows * sizeof(*keys));
@@ -178,14 +230,13 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
         uint8_t *flags = xrealloc(NULL, t->cap_rows);
         uint32_t o = 0;
         for (uint32_t i = 0; i < nb; i++) {
-                for (uint32_t k = 0; k < b[i].count; k++, o++) {
-                        uint32_t r = b[i].first + k;
-                        memcpy(&cells[(size_t)o * t->nr_cols], &t->cells[(size_t)r * t->nr_cols],
-                               t->nr_cols * sizeof(*cells));
-                        keys[o] = t->keys[r];
-                        depth[o] = t->depth[r];
-                        flags[o] = t->flags[r];
-                }
+                uint32_t r = b[i].first, n = b[i].count;
+                memcpy(&cells[(size_t)o * t->nr_cols], &t->cells[(size_t)r * t->nr_cols],
+                       (size_t)n * t->nr_cols * sizeof(*cells));
+                memcpy(&keys[o], &t->keys[r], n * sizeof(*keys));
+                memcpy(&depth[o], &t->depth[r], n);
+                memcpy(&flags[o], &t->flags[r], n);
+                o += n;
         }
         free(t->cells);
         free(t->keys);
@@ -195,6 +246,7 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
         t->keys = keys;
         t->depth = depth;
         t->flags = flags;
+        t->sort_state = state;
         free(b);
 }
 

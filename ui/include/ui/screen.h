@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ui/table.h"
 
@@ -64,6 +65,9 @@ struct ui_screen;
 
 /* Starts curses on the terminal. is_mono: no colours even when the terminal has them. */
 int ui_screen_open(struct ui_screen **out, bool is_mono);
+/* The same on another terminal (term_out, term_in), e.g. /dev/null for a benchmark; $TERM and
+   the size ($LINES, $COLUMNS) come from the environment. */
+int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE *term_in);
 void ui_screen_close(struct ui_screen *s); /* restores the terminal; NULL is fine */
 
 /* One key from curses, or -1 when none is waiting (never blocks). */

@@ -42,7 +42,8 @@ struct ui_table {
         uint8_t *depth;        /* owned: tree indentation of the row */
         uint8_t *flags;        /* owned: UI_ROW_* */
         uint32_t nr_rows, cap_rows;
-        char *text; /* owned arena, NUL-terminated strings */
+        uint32_t sort_state; /* the sort the rows are in (column + 1, bit 16 reversed), 0: none */
+        char *text;          /* owned arena, NUL-terminated strings */
         size_t text_len, text_cap;
 };
 
