@@ -1109,8 +1109,8 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                  .is_synchronous = o->is_batch};
         sym_store_new(&a->store, &so);
         a->feed = sym_feed_new(a->store);
-        a->hot = hot_new(a->store, 1u << 20);
-        a->tree = calltree_new(a->store, 1u << 20, HOT_SOURCE_TIMER);
+        a->hot = hot_new(a->store, 1u << 18);
+        a->tree = calltree_new(a->store, 1u << 18, HOT_SOURCE_TIMER);
         a->branches = branches_new(a->store, 1u << 16);
         a->switches = switches_new(a->store, 1u << 16);
         agg_settings_init(&a->agg);

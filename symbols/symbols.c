@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
-#define CACHE_MAX_ENTRIES (1u << 22)
+#define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
 #define MAX_SRC_FRAMES    32
 
 enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT };
