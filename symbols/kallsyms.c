@@ -2,6 +2,7 @@
 /* kallsyms.c: owns the parse of /proc/kallsyms into one text symbol table plus the runs of
    addresses each module holds, and the parse of /proc/modules. */
 #include "symbols/kallsyms.h"
+#include "read_text.h"
 #include "symbols/sym_table.h"
 
 #include <errno.h>
@@ -170,38 +171,13 @@ static int read_whole(const char *path, char **data, size_t *size, struct kallsy
                 set_error(err, 0, "%s is not a regular file", path);
                 return -EINVAL;
         }
-        size_t cap = 1u << 20, n = 0;
-        char *buf = xrealloc(NULL, cap);
-        for (;;) {
-                if (n == cap) {
-                        if (cap >= KALLSYMS_MAX_INPUT) {
-                                free(buf);
-                                close(fd);
-                                set_error(err, 0, "%s is larger than %u bytes", path,
-                                          KALLSYMS_MAX_INPUT);
-                                return -EFBIG;
-                        }
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t got = read(fd, buf + n, cap - n);
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0) {
-                        int e = errno;
-                        free(buf);
-                        close(fd);
-                        set_error(err, n, "reading %s: %s", path, strerror(e));
-                        return -e;
-                }
-                if (got == 0)
-                        break;
-                n += (size_t)got;
+        if (!err) {
+                struct kallsyms_error scratch;
+                return read_text_fd(fd, path, 1u << 20, KALLSYMS_MAX_INPUT, data, size, scratch.msg,
+                                    sizeof(scratch.msg), &scratch.offset);
         }
-        close(fd);
-        *data = buf;
-        *size = n;
-        return 0;
+        return read_text_fd(fd, path, 1u << 20, KALLSYMS_MAX_INPUT, data, size, err->msg,
+                            sizeof(err->msg), &err->offset);
 }
 
 /* ---- module names ---- */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* perf_map.c: owns the parse of perf maps (JIT code's symbols) into a sym_table. */
 #include "symbols/perf_map.h"
+#include "read_text.h"
 #include "symbols/sym_table.h"
 
 #include <errno.h>
@@ -208,38 +209,13 @@ static int read_whole(const char *path, uid_t owner_uid, bool check_owner, char 
                           path, (unsigned)st.st_uid);
                 return -EPERM;
         }
-        size_t cap = 1u << 16, n = 0;
-        char *buf = xrealloc(NULL, cap);
-        for (;;) {
-                if (n == cap) {
-                        if (cap >= PERF_MAP_MAX_INPUT) {
-                                free(buf);
-                                close(fd);
-                                set_error(err, 0, "%s is larger than %u bytes", path,
-                                          PERF_MAP_MAX_INPUT);
-                                return -EFBIG;
-                        }
-                        cap *= 2;
-                        buf = xrealloc(buf, cap);
-                }
-                ssize_t got = read(fd, buf + n, cap - n);
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0) {
-                        int e = errno;
-                        free(buf);
-                        close(fd);
-                        set_error(err, n, "reading %s: %s", path, strerror(e));
-                        return -e;
-                }
-                if (got == 0)
-                        break;
-                n += (size_t)got;
+        if (!err) {
+                struct perf_map_error scratch;
+                return read_text_fd(fd, path, 1u << 16, PERF_MAP_MAX_INPUT, data, size, scratch.msg,
+                                    sizeof(scratch.msg), &scratch.offset);
         }
-        close(fd);
-        *data = buf;
-        *size = n;
-        return 0;
+        return read_text_fd(fd, path, 1u << 16, PERF_MAP_MAX_INPUT, data, size, err->msg,
+                            sizeof(err->msg), &err->offset);
 }
 
 static int read_map(const char *path, uid_t owner_uid, bool check_owner, struct sym_table **out,

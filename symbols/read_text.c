@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* read_text.c: owns reading a whole text file into memory, bounded. */
+#include "read_text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int read_text_fd(int fd, const char *path, size_t first_chunk, size_t max, char **data,
+                 size_t *size, char *msg, size_t msg_size, uint64_t *offset)
+{
+        size_t cap = first_chunk ? first_chunk : 65536, n = 0;
+        char *buf = malloc(cap);
+        if (!buf)
+                abort();
+        for (;;) {
+                if (n == cap) {
+                        if (cap >= max) {
+                                free(buf);
+                                close(fd);
+                                snprintf(msg, msg_size, "%s is larger than %zu bytes", path, max);
+                                *offset = 0;
+                                return -EFBIG;
+                        }
+                        cap *= 2;
+                        char *more = realloc(buf, cap);
+                        if (!more)
+                                abort();
+                        buf = more;
+                }
+                ssize_t got = read(fd, buf + n, cap - n);
+                if (got < 0 && errno == EINTR)
+                        continue;
+                if (got < 0) {
+                        int e = errno;
+                        free(buf);
+                        close(fd);
+                        snprintf(msg, msg_size, "reading %s: %s", path, strerror(e));
+                        *offset = n;
+                        return -e;
+                }
+                if (got == 0)
+                        break;
+                n += (size_t)got;
+        }
+        close(fd);
+        *data = buf;
+        *size = n;
+        return 0;
+}
