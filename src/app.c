@@ -123,8 +123,9 @@ struct app {
         uint64_t *expanded; /* owned hash set of expanded row keys, 0 free */
         uint32_t expanded_mask, nr_expanded;
         uint64_t nr_events, nr_events_prev;
-        int64_t span_ns; /* the latest event time seen (session ns) */
-        bool has_window; /* replay: only [window_from_ns, window_to_ns) counts */
+        int64_t span_ns;   /* the latest event time seen (session ns) */
+        bool has_window;   /* replay: only [window_from_ns, window_to_ns) counts */
+        uint32_t zoom_pid; /* only this process counts (0: all) */
         int64_t window_from_ns, window_to_ns;
         uint64_t nr_lost;
         uint64_t nr_stacks_seen; /* replay: the stack hooks are not recorded, stacks are */
@@ -184,6 +185,10 @@ static void on_event(void *ctx, const struct kevent *ev)
                 a->span_ns = ev->time_ns;
         /* replay: the time window ([ ]) keeps the views to a part of the trace */
         if (a->has_window && (ev->time_ns < a->window_from_ns || ev->time_ns >= a->window_to_ns))
+                return;
+        /* t: one process (its samples; the switches and edges filter themselves) */
+        if (a->zoom_pid && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) &&
+            ev->pid != a->zoom_pid)
                 return;
         hot_event(a->hot, ev);
         calltree_event(a->tree, ev);
@@ -684,6 +689,10 @@ static void header_lines(struct app *a, char lines[4][512])
                          a->o->record_path ? "recording" : "live", a->o->record_path ? " to " : "",
                          a->o->record_path ? a->o->record_path : "", a->events_per_s, samples,
                          a->nr_lost, a->is_paused ? "   [paused]" : "");
+                if (a->zoom_pid) {
+                        size_t len = strlen(lines[0]);
+                        snprintf(lines[0] + len, 512 - len, "   [process %u]", a->zoom_pid);
+                }
         } else {
                 uint64_t read = atomic_load(&a->nr_buffers_read);
                 char progress[64] = "";
@@ -839,6 +848,45 @@ static void move_window(struct app *a, bool is_forward)
                          (double)span / 1e9);
 }
 
+/* t: the views count one process only, from now on (the counts start over); again: all. */
+static void zoom_process(struct app *a, uint64_t row_key)
+{
+        uint32_t pid = 0;
+        if (!a->zoom_pid && a->view == VIEW_SWITCHES) {
+                const struct ui_table *t = &a->tables[VIEW_SWITCHES];
+                for (uint32_t r = 0; r < t->nr_rows && !pid; r++)
+                        if (t->keys[r] == row_key)
+                                pid = (uint32_t)t->cells[(size_t)r * t->nr_cols + 6].u;
+                if (!pid) {
+                        snprintf(a->status, sizeof(a->status), "t: no process on this row");
+                        return;
+                }
+        } else if (!a->zoom_pid) {
+                snprintf(a->status, sizeof(a->status),
+                         "t: choose a thread in the switches view (3) first");
+                return;
+        }
+        struct agg_filter f;
+        agg_filter_init(&f);
+        if (pid)
+                agg_filter_add_pid(&f, pid);
+        pthread_mutex_lock(&a->lock);
+        a->zoom_pid = pid;
+        hot_reset(a->hot);
+        hot_set_filter(a->hot, &f);
+        calltree_reset(a->tree);
+        branches_reset(a->branches);
+        branches_set_filter(a->branches, &f);
+        switches_reset(a->switches);
+        switches_set_filter(a->switches, &f);
+        pthread_mutex_unlock(&a->lock);
+        if (pid)
+                snprintf(a->status, sizeof(a->status),
+                         "only process %u from now on (t again: every process)", pid);
+        else
+                snprintf(a->status, sizeof(a->status), "every process again, from now on");
+}
+
 /* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the
    current directory. */
 static void save_window(struct app *a)
@@ -931,6 +979,7 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                                         : "hot functions, their callers under each");
                 break;
         case UI_SAVE: save_window(a); break;
+        case UI_ZOOM_PROCESS: zoom_process(a, row_key); break;
         case UI_TIME_BACK:
         case UI_TIME_FWD: move_window(a, act == UI_TIME_FWD); break;
         default: break;
@@ -1059,7 +1108,7 @@ static void run_screen(struct app *a, int sfd)
                         if (act == UI_TOGGLE || act == UI_ZERO || act == UI_EXPAND ||
                             act == UI_COLLAPSE || act == UI_EXPAND_ALL || act == UI_CALLERS ||
                             act == UI_MODE || act == UI_GROUPING || act == UI_TIME_BACK ||
-                            act == UI_TIME_FWD)
+                            act == UI_TIME_FWD || act == UI_ZOOM_PROCESS)
                                 build_tables(a);
                 }
                 int64_t now = now_ns();

@@ -114,6 +114,20 @@ tm send-keys -t s c
 # the switches view counts while CSWITCH is on
 tm send-keys -t s 3
 check "switches: threads switching" wait_for 'Waiting/' 10
+# t: only the process of the thread under the cursor
+tm send-keys -t s / s y m _ f i x t u r e Enter
+sleep 0.5
+tm send-keys -t s t
+check "zoom: one process" wait_for '\[process [0-9]*\]' 5
+tm send-keys -t s 1
+sleep 2
+snap
+check "zoom: only its functions" awk '
+        /Self%  Total%/ {t = 1; next}
+        t && NF >= 6 && $1 ~ /%$/ && $3 ~ /^[0-9]+$/ && $5 !~ /^(sym_fixture|libsymfix\.so|\[vdso\]|\[kernel\.kallsyms\]|libc\.so\.6|ld-linux)/ {bad++}
+        END {exit bad ? 1 : 0}' "$tmp/screen"
+tm send-keys -t s t
+check "zoom: every process again" wait_for 'every process again' 5
 tm send-keys -t s 1
 # the save key: the recent events as an .etl that replays with the same top row
 sleep 1

@@ -59,6 +59,8 @@ static const struct ui_key keys[] = {
         {'D', NULL, NULL, UI_DELAY_UP},
         {KEY_F(2), "F2 W", "save the recent events to a .etl file", UI_SAVE},
         {'W', NULL, NULL, UI_SAVE},
+        {'t', "t", "only the process of the thread under the cursor (switches view); again: all",
+         UI_ZOOM_PROCESS},
         {'[', "[ ]", "replay: move the time window back / forward", UI_TIME_BACK},
         {']', NULL, NULL, UI_TIME_FWD},
 };

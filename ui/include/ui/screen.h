@@ -38,6 +38,7 @@ enum ui_action {
         UI_DELAY_DOWN,
         UI_TIME_BACK, /* replay: move the window */
         UI_TIME_FWD,
+        UI_ZOOM_PROCESS, /* only the process of the row (a thread in the switches view) */
 };
 
 struct ui_key {
