@@ -146,6 +146,7 @@ struct app {
         uint32_t nr_hooks;
         uint32_t interval_100ns;
         uint32_t lbr_filters;
+        uint32_t pmc_source; /* KPROFILE_SOURCE sampled under PMC_PROFILE (0: none chosen) */
         bool is_lbr_on;
         /* the screen */
         struct ui_screen *scr;
@@ -554,7 +555,7 @@ static bool is_on(const struct app *a, const struct setting *s)
         case SET_HOOK: return has_hook(a, (uint16_t)s->bits);
         case SET_INTERVAL: return a->interval_100ns == s->bits;
         case SET_LBR: return s->bits ? (a->lbr_filters & s->bits) != 0 : a->is_lbr_on;
-        case SET_PMC: return false;
+        case SET_PMC: return a->pmc_source == s->bits;
         }
         return false;
 }
@@ -736,7 +737,7 @@ static void toggle_setting(struct app *a, uint64_t key)
         const struct setting *s = &settings[key - 1];
         const char *why = why_not(a, s);
         ULONG st = ERROR_SUCCESS;
-        if (why && s->kind != SET_LBR) {
+        if (why && s->kind != SET_LBR && s->kind != SET_PMC) {
                 snprintf(a->status, sizeof(a->status), "%s: %s", s->name, why);
                 return;
         }
@@ -784,7 +785,19 @@ static void toggle_setting(struct app *a, uint64_t key)
                 }
                 break;
         }
-        case SET_PMC: st = ERROR_NOT_SUPPORTED; break;
+        case SET_PMC: {
+                /* the source sampled under PMC_PROFILE; the API says what the machine can do */
+                ULONG src = s->bits;
+                st = TraceSetInformation(a->session, TraceProfileSourceConfigInfo, &src,
+                                         sizeof(src));
+                if (st == ERROR_SUCCESS) {
+                        a->pmc_source = s->bits;
+                        a->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
+                                PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                        st = apply_masks(a);
+                }
+                break;
+        }
         }
         if (st == ERROR_SUCCESS)
                 snprintf(a->status, sizeof(a->status), "%s %s: applied to the running session",
