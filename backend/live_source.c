@@ -93,6 +93,7 @@ struct live_item {
         uint64_t ts;
         uint32_t off;
         uint32_t size;
+        const struct perf_conv_event *ev; /* borrowed: the record's event, NULL when unknown */
 };
 
 struct build_id_entry {
@@ -1225,13 +1226,15 @@ static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t
                         r->cap_items = cap;
                 }
                 uint32_t cpu;
-                uint64_t ts =
-                        perf_conv_record_time(ls->conv, r->stage + pos, h->size, r->cpu, &cpu);
+                const struct perf_conv_event *ev;
+                uint64_t ts = perf_conv_record_time_ev(ls->conv, r->stage + pos, h->size, r->cpu,
+                                                       &cpu, &ev);
                 is_sorted = is_sorted && ts >= last_ts;
                 last_ts = ts;
                 r->items[n].ts = ts;
                 r->items[n].off = (uint32_t)(pos - r->stage_pos);
                 r->items[n].size = h->size;
+                r->items[n].ev = ev;
                 n++;
                 pos += h->size;
         }
@@ -1239,8 +1242,10 @@ static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t
         r->stage_pos = pos;
         if (!is_sorted)
                 items_sort(r->items, n);
+        /* the events found while ordering: the session's events do not change in between */
         for (uint32_t i = 0; i < n; i++)
-                perf_conv_record(ls->conv, r->cpu, base + r->items[i].off, r->items[i].size);
+                perf_conv_record_ev(ls->conv, r->cpu, base + r->items[i].off, r->items[i].size,
+                                    r->items[i].ev);
         return n;
 }
 

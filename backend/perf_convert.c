@@ -522,7 +522,10 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
                       uint64_t branch_sample_type, struct perf_sample *s)
 {
-        memset(s, 0, sizeof(*s));
+        /* not a memset: values past nr_values stay as they were (this runs for every sample) */
+        s->id = s->ip = s->time = s->period = s->nr_callchain = s->nr_branches = 0;
+        s->pid = s->tid = s->cpu = s->nr_values = s->raw_size = 0;
+        s->callchain = s->raw = s->branches = NULL;
         if (size < sizeof(struct perf_event_header))
                 return -EBADMSG;
 
@@ -773,6 +776,10 @@ struct conv_image {
         uint8_t flags;
 };
 
+/* Threads with a tid below this have their wait times in a direct-mapped array (pid_max is
+   32768 by default below 32 CPUs). */
+#define CONV_WAIT_DIRECT 65536u
+
 /* A thread off the CPU: since when it has waited (NewThreadWaitTime). */
 struct conv_wait {
         uint32_t tid; /* key */
@@ -811,8 +818,12 @@ struct perf_conv {
         bool has_process, has_thread, has_image;
         struct umap tasks; /* struct conv_task */
         struct umap procs; /* struct conv_proc */
-        struct umap waits; /* struct conv_wait */
-        uint64_t *kaddrs;  /* owned set of kernel addresses hit; 0 = free */
+        /* the waiting threads: tids below CONV_WAIT_DIRECT in a direct-mapped array (a switch
+           in and out is an index), the others in waits */
+        uint64_t *wait_since;  /* owned, CONV_WAIT_DIRECT: since when tid has waited */
+        uint64_t *wait_is_set; /* owned bitmap, CONV_WAIT_DIRECT bits: wait_since[tid] holds */
+        struct umap waits;     /* struct conv_wait, tids from CONV_WAIT_DIRECT up */
+        uint64_t *kaddrs;      /* owned set of kernel addresses hit; 0 = free */
         uint32_t kaddrs_mask, nr_kaddrs;
         uint64_t kframe_lo, kframe_hi; /* kernel addresses hit in kernel context; lo > hi: none */
         struct perf_conv_stats st;
@@ -846,7 +857,9 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         c->has_process = c->has_thread = c->has_image = true;
         umap_init(&c->tasks, sizeof(struct conv_task), 1024);
         umap_init(&c->procs, sizeof(struct conv_proc), 256);
-        umap_init(&c->waits, sizeof(struct conv_wait), 1024);
+        umap_init(&c->waits, sizeof(struct conv_wait), 64);
+        c->wait_since = xcalloc(CONV_WAIT_DIRECT, sizeof(*c->wait_since));
+        c->wait_is_set = xcalloc(CONV_WAIT_DIRECT / 64, sizeof(*c->wait_is_set));
         c->kaddrs_mask = 4096 - 1;
         c->kaddrs = xcalloc(c->kaddrs_mask + 1, sizeof(*c->kaddrs));
         c->kframe_lo = UINT64_MAX;
@@ -887,6 +900,8 @@ void perf_conv_free(struct perf_conv *c)
         free(c->procs.slots);
         free(c->tasks.slots);
         free(c->waits.slots);
+        free(c->wait_since);
+        free(c->wait_is_set);
         free(c->kaddrs);
         free(c->last_ts);
         free(c->cpu_tid);
@@ -1334,25 +1349,42 @@ int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts)
 
 /* ---- side-band records ---- */
 
-static int conv_sample_id(struct perf_conv *c, const uint8_t *rec, uint32_t size,
-                          struct perf_sample_id *sid)
+/* The event of a record: by the identifier after the header of a sample, by the last u64 of the
+   sample_id trailer of any other record; NULL when unknown or the record is too short. */
+static const struct perf_conv_event *record_event(struct perf_conv *c, const uint8_t *rec,
+                                                  uint32_t size)
 {
-        uint64_t st = PERF_CONV_SAMPLE_ID_BITS;
-        if (size >= 16) {
-                const struct perf_conv_event *ev = event_of_id(c, le_get64(rec + size - 8));
-                if (ev)
-                        st = ev->sample_type;
-        }
-        return perf_sample_id_parse(rec, size, st, sid);
+        if (size < 16)
+                return NULL;
+        const struct perf_event_header *h = (const void *)rec;
+        return event_of_id(c, le_get64(h->type == PERF_RECORD_SAMPLE ? rec + 8 : rec + size - 8));
 }
 
-static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+/* The trailer of a non-sample record whose event (record_event) is ev. */
+static int conv_sample_id(const struct perf_conv_event *ev, const uint8_t *rec, uint32_t size,
+                          struct perf_sample_id *sid)
+{
+        return perf_sample_id_parse(rec, size, ev ? ev->sample_type : PERF_CONV_SAMPLE_ID_BITS,
+                                    sid);
+}
+
+/* The event of the trailer's id: ev itself when the id is the trailer's last u64. */
+static const struct perf_conv_event *
+sid_event(struct perf_conv *c, const struct perf_conv_event *ev, const struct perf_sample_id *sid)
+{
+        if (ev && !(ev->sample_type & PERF_SAMPLE_IDENTIFIER))
+                return event_of_id(c, sid->id);
+        return ev;
+}
+
+static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                     const struct perf_conv_event *ev)
 {
         struct perf_sample_id sid;
         const struct perf_event_header *h = (const void *)rec;
         char comm[17];
 
-        if (size < 16 || conv_sample_id(c, rec, size, &sid) < 0)
+        if (size < 16 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
         size_t max = size - 16 < 16 ? size - 16 : 16;
@@ -1448,6 +1480,18 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
         return rc;
 }
 
+/* tid has ended: it waits no more. */
+static void wait_forget(struct perf_conv *c, uint32_t tid)
+{
+        if (tid < CONV_WAIT_DIRECT) {
+                c->wait_is_set[tid / 64] &= ~(1ull << (tid % 64));
+                return;
+        }
+        struct conv_wait *w = umap_find(&c->waits, tid);
+        if (w)
+                umap_remove(&c->waits, w);
+}
+
 static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid)
 {
         char comm[16];
@@ -1461,9 +1505,7 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                                  comm);
         if (t)
                 umap_remove(&c->tasks, (void *)t);
-        struct conv_wait *w = umap_find(&c->waits, tid);
-        if (w)
-                umap_remove(&c->waits, w);
+        wait_forget(c, tid);
         if (pid != tid)
                 return rc;
 
@@ -1480,14 +1522,15 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
         return rc;
 }
 
-static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                     const struct perf_conv_event *ev)
 {
         struct perf_sample_id sid;
         const struct perf_event_header *h = (const void *)rec;
 
-        if (size < 32 || conv_sample_id(c, rec, size, &sid) < 0)
+        if (size < 32 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
-        const struct perf_conv_event *ev = event_of_id(c, sid.id);
+        ev = sid_event(c, ev, &sid);
         if (ev && ev->skips_task_records)
                 return 0;
         uint32_t pid = le_get32(rec + 8), ppid = le_get32(rec + 12);
@@ -1502,14 +1545,15 @@ static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
 }
 
 /* MMAP2 (LINUX-MAPPING.md 3.2): addr, len, pgoff, then maj/min/ino or the build-id. */
-static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                      const struct perf_conv_event *ev)
 {
         struct perf_sample_id sid;
         const struct perf_event_header *h = (const void *)rec;
         uint8_t bid[BUILD_ID_MAX];
         uint32_t bid_size = 0, flags = 0;
 
-        if (size < 73 || conv_sample_id(c, rec, size, &sid) < 0)
+        if (size < 73 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
         uint32_t prot = le_get32(rec + 64);
@@ -1545,11 +1589,12 @@ static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec
         return emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE, cpu, ts, tid, &im);
 }
 
-static int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+static int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                     const struct perf_conv_event *ev)
 {
         struct perf_sample_id sid;
 
-        if (size < 24 || conv_sample_id(c, rec, size, &sid) < 0)
+        if (size < 24 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         uint64_t lost = le_get64(rec + 16);
         c->st.nr_lost_records++;
@@ -1726,6 +1771,11 @@ static void wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
         bool is_new;
         if (tid == 0)
                 return; /* the idle thread never waits */
+        if (tid < CONV_WAIT_DIRECT) {
+                c->wait_since[tid] = ts;
+                c->wait_is_set[tid / 64] |= 1ull << (tid % 64);
+                return;
+        }
         struct conv_wait *w = umap_get(&c->waits, tid, &is_new);
         if (w)
                 w->since_ns = ts;
@@ -1735,11 +1785,23 @@ static void wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
    TimerResolution, rounded to the nearest; 0 for the idle thread or a thread not seen leave. */
 static uint32_t wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
 {
-        struct conv_wait *w = tid ? umap_find(&c->waits, tid) : NULL;
-        if (!w)
+        uint64_t since;
+        if (tid == 0)
                 return 0;
-        uint64_t ns = ts > w->since_ns ? ts - w->since_ns : 0;
-        umap_remove(&c->waits, w);
+        if (tid < CONV_WAIT_DIRECT) {
+                uint64_t bit = 1ull << (tid % 64);
+                if (!(c->wait_is_set[tid / 64] & bit))
+                        return 0;
+                c->wait_is_set[tid / 64] &= ~bit;
+                since = c->wait_since[tid];
+        } else {
+                struct conv_wait *w = umap_find(&c->waits, tid);
+                if (!w)
+                        return 0;
+                since = w->since_ns;
+                umap_remove(&c->waits, w);
+        }
+        uint64_t ns = ts > since ? ts - since : 0;
         uint64_t ticks = (ns + c->tick_ns / 2) / c->tick_ns;
         return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
 }
@@ -1810,7 +1872,8 @@ static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_e
         return 8;
 }
 
-static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                       const struct perf_conv_event *ev)
 {
         struct perf_sample s;
         uint64_t pmc[8];
@@ -1818,7 +1881,6 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
 
         if (size < 16)
                 return -EBADMSG;
-        const struct perf_conv_event *ev = event_of_id(c, le_get64(rec + 8));
         if (!ev) {
                 c->st.nr_unknown_id++;
                 return 0;
@@ -1894,7 +1956,8 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
    while a secondary CPU's idle task runs (no sched_switch of swapper/N switching out, no
    cpu-clock samples in it), so every switch-in from idle there would be missing. The IN record
    then makes the CSwitch, stamped at its own time (a few microseconds after the switch). */
-static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                       const struct perf_conv_event *ev)
 {
         const struct perf_event_header *h = (const void *)rec;
         struct perf_sample_id sid;
@@ -1904,11 +1967,11 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
            the record is long enough for any trailer (6 fields) */
         if ((h->misc & PERF_RECORD_MISC_SWITCH_OUT) && size >= (is_cpu_wide ? 16u : 8u) + 48u)
                 return 0;
-        if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(c, rec, size, &sid) < 0)
+        if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
                 return 0;
-        const struct perf_conv_event *ev = event_of_id(c, sid.id);
+        ev = sid_event(c, ev, &sid);
         if (ev && sid.has_time && (sid.time < ev->valid_from || sid.time > ev->valid_until)) {
                 c->st.nr_out_of_window++;
                 return 0;
@@ -1943,15 +2006,24 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
 uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
                                uint32_t ring_cpu, uint32_t *cpu)
 {
+        const struct perf_conv_event *ev;
+        return perf_conv_record_time_ev(c, rec, size, ring_cpu, cpu, &ev);
+}
+
+uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                                  uint32_t ring_cpu, uint32_t *cpu,
+                                  const struct perf_conv_event **evp)
+{
         const struct perf_event_header *h = (const void *)rec;
         struct perf_conv *mc = (struct perf_conv *)c; /* the lookup hook takes no const */
+        const struct perf_conv_event *ev = record_event(mc, rec, size);
 
+        *evp = ev;
         *cpu = ring_cpu;
         if (size < 16)
                 return 0;
         if (h->type == PERF_RECORD_SAMPLE) {
                 /* the fields up to CPU have fixed places: no parse (this runs for every record) */
-                const struct perf_conv_event *ev = event_of_id(mc, le_get64(rec + 8));
                 if (!ev || !(ev->sample_type & PERF_SAMPLE_TIME))
                         return 0;
                 uint64_t st = ev->sample_type;
@@ -1971,13 +2043,19 @@ uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, ui
         }
         /* every other record ends in the sample_id trailer (sample_id_all) */
         struct perf_sample_id sid;
-        if (conv_sample_id(mc, rec, size, &sid) < 0)
+        if (conv_sample_id(ev, rec, size, &sid) < 0)
                 return 0;
         *cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         return sid.time;
 }
 
 int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)
+{
+        return perf_conv_record_ev(c, ring_cpu, rec, size, record_event(c, rec, size));
+}
+
+int perf_conv_record_ev(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                        const struct perf_conv_event *ev)
 {
         const struct perf_event_header *h = (const void *)rec;
         int rc;
@@ -1988,14 +2066,14 @@ int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
         }
         c->st.nr_records++;
         switch (h->type) {
-        case PERF_RECORD_SAMPLE: rc = conv_sample(c, ring_cpu, rec, size); break;
-        case PERF_RECORD_MMAP2: rc = conv_mmap2(c, ring_cpu, rec, size); break;
-        case PERF_RECORD_COMM: rc = conv_comm(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_SAMPLE: rc = conv_sample(c, ring_cpu, rec, size, ev); break;
+        case PERF_RECORD_MMAP2: rc = conv_mmap2(c, ring_cpu, rec, size, ev); break;
+        case PERF_RECORD_COMM: rc = conv_comm(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_FORK:
-        case PERF_RECORD_EXIT: rc = conv_task(c, ring_cpu, rec, size); break;
-        case PERF_RECORD_LOST: rc = conv_lost(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_EXIT: rc = conv_task(c, ring_cpu, rec, size, ev); break;
+        case PERF_RECORD_LOST: rc = conv_lost(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_SWITCH:
-        case PERF_RECORD_SWITCH_CPU_WIDE: rc = conv_switch(c, ring_cpu, rec, size); break;
+        case PERF_RECORD_SWITCH_CPU_WIDE: rc = conv_switch(c, ring_cpu, rec, size, ev); break;
         default: rc = 0; break; /* throttling and the like: nothing to write */
         }
         if (rc == -EBADMSG)

@@ -112,7 +112,8 @@ uint32_t perf_lbr_class_of(uint64_t entry_flags);
 
 /* ---- perf records ---- */
 
-/* One parsed PERF_RECORD_SAMPLE; pointers borrow the record. */
+/* One parsed PERF_RECORD_SAMPLE; pointers borrow the record. Fields the sample_type lacks are 0;
+   values past nr_values are not set. */
 struct perf_sample {
         uint64_t id; /* PERF_SAMPLE_IDENTIFIER */
         uint64_t ip;
@@ -227,6 +228,11 @@ void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100
    the record does not say). */
 uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
                                uint32_t ring_cpu, uint32_t *cpu);
+/* The same, and the record's event into *ev (NULL when unknown), for perf_conv_record_ev: the
+   event of each record is then looked up once. */
+uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                                  uint32_t ring_cpu, uint32_t *cpu,
+                                  const struct perf_conv_event **ev);
 
 /* Converts one perf record (header included) read from ring_cpu's ring, and emits its ETW
    records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno.
@@ -235,6 +241,10 @@ uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, ui
    (nothing is recorded while a secondary CPU's idle task runs). Records of one CPU must come
    in time order. */
 int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size);
+/* perf_conv_record with the record's event given: what perf_conv_record_time_ev found for it,
+   while the session's events have not changed since. */
+int perf_conv_record_ev(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                        const struct perf_conv_event *ev);
 
 /* The timestamp to write for an event at ts on cpu: never below what was written there before. */
 uint64_t perf_conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts);

@@ -445,6 +445,13 @@ static void test_record_time(void **state)
         rb_u64(&r, 0); /* no frames */
         assert_int_equal(perf_conv_record_time(g.c, r.b, rb_end(&r), 0, &cpu), START + 77);
         assert_int_equal(cpu, 1);
+        /* the _ev variant gives the record's event too, for perf_conv_record_ev */
+        const struct perf_conv_event *ev = NULL;
+        assert_int_equal(perf_conv_record_time_ev(g.c, r.b, rb_end(&r), 0, &cpu, &ev), START + 77);
+        assert_non_null(ev);
+        assert_int_equal(ev->sample_type, with_ip.sample_type);
+        assert_int_equal(perf_conv_record_time_ev(g.c, r.b, 8, 0, &cpu, &ev), 0);
+        assert_null(ev);
 
         rb_begin(&r, PERF_RECORD_SAMPLE, 0);
         rb_u64(&r, 22);
