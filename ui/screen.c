@@ -201,6 +201,7 @@ static void search_next(struct ui_screen *s, struct ui_view_state *vs, const str
                 uint32_t i = (vs->cursor + k) % nv;
                 if (row_matches(t, s->visible[i], vs->search)) {
                         vs->cursor = i;
+                        vs->has_moved = true;
                         vs->cursor_key = t->keys[s->visible[i]];
                         return;
                 }
@@ -272,6 +273,7 @@ enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state 
         default: break;
         }
         if (vs->cursor != old) {
+                vs->has_moved = vs->cursor != 0;
                 if (nv)
                         vs->cursor_key = t->keys[s->visible[vs->cursor]];
                 return UI_REDRAW;
@@ -368,6 +370,10 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
 
         uint32_t nv = visible_rows(s, t, vs);
         /* the cursor stays on its row, by key */
+        if (!vs->has_moved) {
+                vs->cursor = 0; /* on the first row, whichever it is now */
+                vs->cursor_key = 0;
+        }
         for (uint32_t i = 0; vs->cursor_key && i < nv; i++)
                 if (t->keys[s->visible[i]] == vs->cursor_key) {
                         vs->cursor = i;

@@ -53,6 +53,8 @@ const struct ui_key *ui_keys(uint32_t *nr_out);
 
 struct ui_view_state {
         uint64_t cursor_key; /* the row the cursor is on, by key */
+        bool has_moved;      /* the user moved the cursor: it follows its row; else it stays on
+                                the first row, whatever comes first as the data changes */
         uint32_t cursor;     /* its index among the visible rows */
         uint32_t top;        /* first visible row on screen */
         uint32_t sort_col;
