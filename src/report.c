@@ -102,8 +102,8 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                 source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
         char line[512];
         const struct hot_row *rows;
-        uint32_t n = hot_functions(r->hot, source, false, &rows);
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+        uint32_t n = hot_top_functions(r->hot, source, false, top, &rows);
 
         snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self)\n",
                  name ? name : "PMC", nr);

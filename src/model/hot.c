@@ -362,8 +362,48 @@ static int by_total(const void *a, const void *b)
         return by_self(a, b);
 }
 
+static void swap_rows(struct hot_row *a, struct hot_row *b)
+{
+        struct hot_row t = *a;
+        *a = *b;
+        *b = t;
+}
+
+/* Moves the k first rows by cmp to the front (in no order): a three-way quickselect, O(n);
+   every pass shrinks the range by at least its pivot. */
+static void select_top(struct hot_row *r, uint32_t n, uint32_t k,
+                       int (*cmp)(const void *, const void *))
+{
+        uint32_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+                struct hot_row pivot = r[lo + (hi - lo) / 2];
+                uint32_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) ==, [gt,hi) > */
+                while (i < gt) {
+                        int c = cmp(&r[i], &pivot);
+                        if (c < 0)
+                                swap_rows(&r[lt++], &r[i++]);
+                        else if (c > 0)
+                                swap_rows(&r[i], &r[--gt]);
+                        else
+                                i++;
+                }
+                if (k < lt)
+                        hi = lt;
+                else if (k > gt)
+                        lo = gt;
+                else
+                        return;
+        }
+}
+
 uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
                        const struct hot_row **rows)
+{
+        return hot_top_functions(h, source, is_by_total, 0, rows);
+}
+
+uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uint32_t max,
+                           const struct hot_row **rows)
 {
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
@@ -420,11 +460,18 @@ uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
         if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
                         source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si]};
-        qsort(h->rows, o, sizeof(*h->rows), is_by_total ? by_total : by_self);
+        int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
+        uint32_t n = o;
+        if (max && max < o) {
+                /* only the first max in order: select them, sort those */
+                select_top(h->rows, o, max, cmp);
+                n = max;
+        }
+        qsort(h->rows, n, sizeof(*h->rows), cmp);
         *rows = h->rows;
-        h->nr_rows_cached = o;
+        h->nr_rows_cached = o; /* every row is in the array, the first n in order */
         h->rows_source = source;
-        return o;
+        return n;
 }
 
 static int mrow_cmp(const void *a, const void *b)
@@ -444,10 +491,11 @@ static int mrow_by_module(const void *a, const void *b)
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows)
 {
         const struct hot_row *fr = h->rows;
-        /* the functions asked for just before, when nothing was counted since */
+        /* the functions asked for just before, when nothing was counted since (all of them
+           are in the array, in order or not) */
         uint32_t n = h->nr_rows_cached && h->rows_source == source
                              ? h->nr_rows_cached
-                             : hot_functions(h, source, false, &fr);
+                             : (hot_functions(h, source, false, &fr), h->nr_rows_cached);
         if (h->cap_mrows < n + 1) {
                 free(h->mrows);
                 h->cap_mrows = n + 1;

@@ -61,6 +61,10 @@ uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
    array belongs to h until the next call. */
 uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
                        const struct hot_row **rows);
+/* The same, only the first max rows in that order (0: all): a report's top rows without
+   sorting every function. */
+uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uint32_t max,
+                           const struct hot_row **rows);
 /* Modules of one source by self count. */
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
 
