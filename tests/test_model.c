@@ -1578,9 +1578,50 @@ static void test_recorded_etl(void **state)
         sym_store_free(store);
 }
 
+/* hot_top_functions: the first N rows of the full order, for every N, with ties on self. */
+static void test_hot_top_rows(void **state)
+{
+        (void)state;
+        struct sym_options o = {.is_synchronous = true};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct hot *h = hot_new(store, 0);
+        uint64_t seed = 7;
+        for (uint32_t i = 0; i < 5000; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                struct kevent ev = ev_base(KEV_SAMPLE, i % 2, (int64_t)i * 1000, 77, 78);
+                ev.sample.ip = 0x400000 + ((seed >> 33) % 300) * 16; /* 300 places, ties */
+                ev.sample.tid = 78;
+                hot_event(h, &ev);
+        }
+        const struct hot_row *all;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &all);
+        assert_int_equal(n, 300);
+        struct hot_row *copy = malloc(n * sizeof(*copy));
+        assert_non_null(copy);
+        memcpy(copy, all, n * sizeof(*copy));
+        for (uint32_t k = 1; k <= n + 5; k += (k < 20 ? 1 : 37)) {
+                const struct hot_row *top;
+                uint32_t m = hot_top_functions(h, HOT_SOURCE_TIMER, false, k, &top);
+                assert_int_equal(m, k < n ? k : n);
+                for (uint32_t i = 0; i < m; i++) {
+                        assert_int_equal(top[i].rel, copy[i].rel);
+                        assert_int_equal(top[i].self, copy[i].self);
+                }
+                /* the modules still see every row */
+                const struct hot_module_row *mods;
+                assert_int_equal(hot_modules(h, HOT_SOURCE_TIMER, &mods), 1);
+                assert_int_equal(mods[0].self, 5000);
+        }
+        free(copy);
+        hot_free(h);
+        sym_store_free(store);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),
