@@ -102,37 +102,6 @@ static void clear_error(struct kallsyms_error *err)
         err->msg[0] = 0;
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-/* 1 to 16 hex digits at s[*i], with an optional 0x; advances *i past them. */
-static bool parse_hex(const char *s, size_t n, size_t *i, uint64_t *out)
-{
-        size_t p = *i;
-        if (n - p >= 2 && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X'))
-                p += 2;
-        uint64_t v = 0;
-        size_t nr_digits = 0;
-        for (; p < n && hex_value(s[p]) >= 0; p++) {
-                if (++nr_digits > 16)
-                        return false;
-                v = v << 4 | (uint64_t)hex_value(s[p]);
-        }
-        if (!nr_digits)
-                return false;
-        *i = p;
-        *out = v;
-        return true;
-}
-
 static bool is_blank(const char *s, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
@@ -270,7 +239,7 @@ static bool is_text_type(char type)
 static const char *parse_symbol(struct builder *b, const char *s, size_t n, uint64_t *addr)
 {
         size_t i = 0;
-        if (!parse_hex(s, n, &i, addr))
+        if (!text_parse_hex(s, n, &i, addr))
                 return "no hexadecimal address";
         if (i >= n || s[i] != ' ')
                 return "no space after the address";
@@ -525,7 +494,7 @@ static const char *parse_module(const char *s, size_t n, struct kallsyms_module 
         if (!parse_dec(f[1], f_len[1], &m->size))
                 return "the size is not a decimal number";
         size_t p = 0;
-        if (!parse_hex(f[5], f_len[5], &p, &m->base) || p != f_len[5])
+        if (!text_parse_hex(f[5], f_len[5], &p, &m->base) || p != f_len[5])
                 return "the address is not a hexadecimal number";
         for (size_t k = 0; k < f_len[0]; k++) {
                 unsigned char ch = (unsigned char)f[0][k];

@@ -64,37 +64,6 @@ static void bad_line(struct perf_map_error *err, uint64_t offset, const char *wh
                           why);
 }
 
-static int hex_value(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-/* 1 to 16 hex digits at s[*i], with an optional 0x; advances *i past them. */
-static bool parse_hex(const char *s, size_t n, size_t *i, uint64_t *out)
-{
-        size_t p = *i;
-        if (n - p >= 2 && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X'))
-                p += 2;
-        uint64_t v = 0;
-        size_t nr_digits = 0;
-        for (; p < n && hex_value(s[p]) >= 0; p++) {
-                if (++nr_digits > 16)
-                        return false;
-                v = v << 4 | (uint64_t)hex_value(s[p]);
-        }
-        if (!nr_digits)
-                return false;
-        *i = p;
-        *out = v;
-        return true;
-}
-
 static bool is_space(char c)
 {
         return c == ' ' || c == '\t';
@@ -114,11 +83,11 @@ static const char *parse_line(const char *s, size_t n, struct pending *p)
 {
         size_t i = 0;
         skip_spaces(s, n, &i);
-        if (!parse_hex(s, n, &i, &p->start))
+        if (!text_parse_hex(s, n, &i, &p->start))
                 return "no hexadecimal start address";
         if (!skip_spaces(s, n, &i))
                 return "no space after the start address";
-        if (!parse_hex(s, n, &i, &p->size))
+        if (!text_parse_hex(s, n, &i, &p->size))
                 return "no hexadecimal size";
         if (!skip_spaces(s, n, &i) || i == n)
                 return "no name after the size";

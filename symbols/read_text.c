@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* read_text.c: owns reading a whole text file into memory, bounded. */
+/* read_text.c: owns reading a whole text file into memory, bounded, and the hex numbers in it. */
 #include "read_text.h"
 
 #include <errno.h>
@@ -49,4 +49,34 @@ int read_text_fd(int fd, const char *path, size_t first_chunk, size_t max, char 
         *data = buf;
         *size = n;
         return 0;
+}
+
+static int hex_value(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+bool text_parse_hex(const char *s, size_t n, size_t *i, uint64_t *out)
+{
+        size_t p = *i;
+        if (n - p >= 2 && s[p] == '0' && (s[p + 1] == 'x' || s[p + 1] == 'X'))
+                p += 2;
+        uint64_t v = 0;
+        size_t nr_digits = 0;
+        for (; p < n && hex_value(s[p]) >= 0; p++) {
+                if (++nr_digits > 16)
+                        return false;
+                v = v << 4 | (uint64_t)hex_value(s[p]);
+        }
+        if (!nr_digits)
+                return false;
+        *i = p;
+        *out = v;
+        return true;
 }

@@ -4,6 +4,7 @@
 #ifndef ETWTOP_SYMBOLS_READ_TEXT_H
 #define ETWTOP_SYMBOLS_READ_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,5 +13,8 @@
    *size, or -EFBIG past max, or the read's -errno; then msg says what (and *offset where). */
 int read_text_fd(int fd, const char *path, size_t first_chunk, size_t max, char **data,
                  size_t *size, char *msg, size_t msg_size, uint64_t *offset);
+
+/* 1 to 16 hex digits at s[*i] (of n bytes), after an optional 0x; advances *i past them. */
+bool text_parse_hex(const char *s, size_t n, size_t *i, uint64_t *out);
 
 #endif

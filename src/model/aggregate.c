@@ -2,20 +2,13 @@
 /* aggregate.c: owns the aggregation modes, the event filter and the bounded counting table
    the model's views share. */
 #include "model/aggregate.h"
+#include "model_util.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define TABLE_MIN_CAPACITY 64u
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 /* ---- modes ---- */
 
@@ -146,15 +139,6 @@ struct agg_table {
         uint32_t mask; /* capacity - 1, a power of two */
         uint32_t nr, max_entries;
 };
-
-static uint64_t mix(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
-}
 
 static uint64_t key_hash(const struct agg_table *t, const void *key)
 {

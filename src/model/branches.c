@@ -2,6 +2,7 @@
 /* branches.c: owns the counts of LBR branch edges and their grouping into edge and function
    pair rows. */
 #include "model/branches.h"
+#include "model_util.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -37,14 +38,6 @@ struct branches {
         struct branches_row *rows; /* owned: the last branches_rows answer */
         uint32_t cap_rows;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 struct branches *branches_new(struct sym_store *store, uint32_t max_entries)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* calltree.c: owns the top-down and callers trees of sampled stacks. */
 #include "model/calltree.h"
+#include "model_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -48,23 +49,6 @@ struct calltree {
 
 #define ROOT_TOP_DOWN 0u
 #define ROOT_CALLERS  1u
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
-
-static uint64_t mix(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
-}
 
 static uint64_t node_hash(uint32_t parent, const struct frame_key *k)
 {

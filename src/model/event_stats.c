@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* event_stats.c: owns the per-event-type totals (the "totals" of a dump, the rates of a view). */
 #include "model/event_stats.h"
+#include "model_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,14 +20,6 @@ struct event_stats {
         uint32_t last_row;
         int has_last;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n, size);
-        if (!p)
-                abort();
-        return p;
-}
 
 struct event_stats *event_stats_new(void)
 {

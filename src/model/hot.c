@@ -2,6 +2,7 @@
 /* hot.c: owns the self and total counts of sampled addresses and their aggregation into hot
    functions and modules. */
 #include "model/hot.h"
+#include "model_util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,23 +56,6 @@ struct hot {
         struct agg_settings settings;
         struct agg_filter filter;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
-
-static uint64_t mix(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
-}
 
 static uint64_t key_hash(const struct entry *k)
 {

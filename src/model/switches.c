@@ -2,6 +2,7 @@
 /* switches.c: owns the context-switch accounting: each thread's on-CPU and off-CPU intervals,
    its waits, who readied it, and the per-process, per-wait and per-CPU views of them. */
 #include "model/switches.h"
+#include "model_util.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -103,14 +104,6 @@ struct switches {
         struct switches_cpu_row *crows;
         uint32_t cap_crows;
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 /* Grows an answer array to hold n rows. */
 static void *reserve(void *array, uint32_t *cap, uint32_t n, size_t size)
