@@ -97,12 +97,20 @@
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
 /* A bounded queue of completed buffers, oldest first. */
+#define RT_SPARES 4
+/* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
+   save) and at the end: one wake-up per buffer cost more than the buffer's decoding. */
+#define RT_WAKE_BATCH 4
 struct rt_queue {
         uint8_t **bufs; /* owned: cap slots, each an owned copy or NULL */
         uint32_t cap;
         uint32_t head;
         uint32_t count;
         uint32_t buffer_size;
+        /* owned: buffers the consumer is done with, for the next copies (a malloc and free
+           per buffer touched fresh pages each time) */
+        uint8_t *spare[RT_SPARES];
+        uint32_t nr_spare;
 };
 
 struct session_rt {
@@ -413,6 +421,8 @@ static void rt_queue_free(struct rt_queue *q)
 {
         for (uint32_t i = 0; q->bufs && i < q->cap; i++)
                 free(q->bufs[i]);
+        for (uint32_t i = 0; i < q->nr_spare; i++)
+                free(q->spare[i]);
         free(q->bufs);
         memset(q, 0, sizeof(*q));
 }
@@ -491,6 +501,8 @@ static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
         if (q->count >= q->cap)
                 return false;
         uint32_t slot = (q->head + q->count) % q->cap;
+        if (!q->bufs[slot] && q->nr_spare)
+                q->bufs[slot] = q->spare[--q->nr_spare];
         if (!q->bufs[slot]) {
                 q->bufs[slot] = malloc(q->buffer_size);
                 if (!q->bufs[slot])
@@ -527,13 +539,16 @@ static void rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                 if (!rt_queue_push(&s->backlog, buf))
                         s->nr_rt_lost++;
         }
+        bool is_wake = false;
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
                 if (!rt_queue_push(&rt->q, buf)) {
                         rt->nr_lost++;
                         s->nr_rt_lost++;
                 }
+                is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
         }
-        pthread_cond_broadcast(&s->rt_cond);
+        if (is_wake)
+                pthread_cond_broadcast(&s->rt_cond);
 }
 
 /* The running real-time session named logger_name, with a reference; NULL when there is none. */
@@ -639,9 +654,12 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000;
         }
-        free(rt->current);
-        rt->current = NULL;
         pthread_mutex_lock(&s->lock);
+        if (rt->current && rt->q.nr_spare < RT_SPARES)
+                rt->q.spare[rt->q.nr_spare++] = rt->current;
+        else
+                free(rt->current);
+        rt->current = NULL;
         int rc = -EAGAIN;
         for (;;) {
                 if (rt->header) {
@@ -761,6 +779,7 @@ static void *logger_thread(void *arg)
                         if (s->source)
                                 live_source_drain(s->source, DRAIN_BUDGET);
                         etl_writer_flush(s->writer);
+                        pthread_cond_broadcast(&s->rt_cond);
                         next_flush = now + (int64_t)s->flush_timer_s * 1000000000ll;
                         pthread_mutex_unlock(&s->lock);
                 }
@@ -1739,6 +1758,7 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
                 if (s->source)
                         live_source_drain(s->source, DRAIN_BUDGET);
                 etl_writer_flush(s->writer);
+                pthread_cond_broadcast(&s->rt_cond);
         }
         if (code == ERROR_SUCCESS) {
                 code = fill_properties(s, Properties);
@@ -2476,6 +2496,7 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
                 if (s->source)
                         live_source_rundown(s->source);
                 etl_writer_flush(s->writer);
+                pthread_cond_broadcast(&s->rt_cond);
                 rc = etl_writer_save_ring(s->writer, path, is_force, filetime_now(), err);
         }
         pthread_mutex_unlock(&s->lock);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # top.sh: the live screen against perf top with the same settings on a busy machine: 4 kHz
-# timer samples per CPU with call chains, context switches (etwtop: CSWITCH and DISPATCHER with
-# stacks; perf top: -e sched:sched_switch added), both drawing in a terminal (tmux) with a 1 s
+# timer samples per CPU with call chains, every context switch and wake-up with its call chain
+# (etwtop: CSWITCH and DISPATCHER, stacks on Profile, CSwitch and ReadyThread; perf top:
+# sched:sched_switch and sched:sched_waking with -c 1, since its -F would sample them at 4 kHz
+# too, and cpu-clock with a 250 us period), both drawing in a terminal (tmux) with a 1 s
 # refresh. Prints both processes' CPU seconds (user + system, from /proc/PID/stat) and what each
 # screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
 # Usage: bench/top.sh [BUILD_DIR] [SECONDS]   (default ./build, 20 s; needs root, perf, tmux)
@@ -33,10 +35,13 @@ run() {
         tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 "$*; sleep $((secs + 5))"
         sleep 1
         local pid
-        pid=$(pgrep -n -f "^$2 $3")
+        pid=$(pgrep -n -f "^$1 $2")
+        # perf top with two events opens on an event chooser: Enter takes the first (cpu-clock),
+        # so it draws its histogram browser as etwtop draws its list
+        [ "$name" = perf ] && tmux -L "$sock" send-keys -t "$name" Enter
         sleep "$secs"
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
-        [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
+        [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
         # utime + stime of the pane's process (the tool runs as the pane's process: exec)
         awk -v hz="$hz" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"
         tmux -L "$sock" kill-session -t "$name"
@@ -49,7 +54,9 @@ e_cpu=$(run etwtop "$etwtop" -d 1 --set-prof-int 2500 \
 wait
 load
 sleep 1
-p_cpu=$(run perf perf top -F 4000 -g -d 1 -e cpu-clock -e sched:sched_switch)
+[ -n "$e_cpu" ] || exit 1
+p_cpu=$(run perf perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch -e sched:sched_waking)
+[ -n "$p_cpu" ] || exit 1
 wait
 e_lost=$(grep -o 'lost [0-9]*' "$tmp/etwtop.screen" | head -1 | awk '{print $2}')
 p_lost=$(grep -o 'lost: [0-9]*/[0-9]*' "$tmp/perf.screen" | head -1 | sed 's/lost: //')

@@ -138,6 +138,7 @@ struct app {
         pthread_t thread;
         bool has_thread;
         atomic_bool is_done; /* the consumer returned (session stopped, file read) */
+        uint32_t nr_run;     /* the consumer thread's: records decoded since it took the lock */
         atomic_uint_fast64_t nr_buffers_read;
         uint64_t nr_buffers_total; /* replay: the file's, for the progress */
         ULONG consumer_status;
@@ -197,17 +198,32 @@ static void on_event(void *ctx, const struct kevent *ev)
         switches_event(a->switches, ev);
 }
 
+/* The consumer takes the model's lock for a run of records, not for each: it lets go after each
+   buffer (before it may wait for the next) and at least every CONSUMER_RUN records. */
+#define CONSUMER_RUN 4096
+
+static void consumer_unlock(struct app *a)
+{
+        if (a->nr_run) {
+                a->nr_run = 0;
+                pthread_mutex_unlock(&a->lock);
+        }
+}
+
 static VOID WINAPI on_record(PEVENT_RECORD rec)
 {
         struct app *a = rec->UserContext;
-        pthread_mutex_lock(&a->lock);
+        if (!a->nr_run++)
+                pthread_mutex_lock(&a->lock);
         kdecoder_decode(a->decoder, rec, on_event, a);
-        pthread_mutex_unlock(&a->lock);
+        if (a->nr_run >= CONSUMER_RUN)
+                consumer_unlock(a);
 }
 
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
 {
         struct app *a = lf->Context;
+        consumer_unlock(a);
         atomic_store(&a->nr_buffers_read, lf->BuffersRead);
         return TRUE;
 }
@@ -216,6 +232,7 @@ static void *consumer_main(void *arg)
 {
         struct app *a = arg;
         a->consumer_status = ProcessTrace(&a->consumer, 1, NULL, NULL);
+        consumer_unlock(a);
         atomic_store(&a->is_done, true);
         return NULL;
 }

@@ -127,6 +127,7 @@ struct sym_store {
         bool is_busy, is_stopping;
         _Atomic uint32_t nr_done;
         uint32_t nr_done_seen;
+        uint64_t nr_changes; /* calls that changed what sym_locate or sym_resolve answer */
         struct sym_stats st;
 };
 
@@ -519,6 +520,15 @@ uint32_t sym_store_poll(struct sym_store *s)
         return n; /* pending answers were never cached: the next lookups see the tables */
 }
 
+uint64_t sym_store_generation(const struct sym_store *s)
+{
+        if (!s)
+                return 0;
+        /* a module's state is stored before nr_done counts it: whoever reads the new count
+           sees the loaded module */
+        return s->nr_changes + atomic_load_explicit(&s->nr_done, memory_order_acquire);
+}
+
 void sym_store_wait(struct sym_store *s)
 {
         if (!s || !s->has_loader)
@@ -542,6 +552,7 @@ void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const 
         }
         s->ksyms[s->nr_ksyms++] = (struct kernel_sym){addr, size, sym_intern(s, name),
                                                       module ? sym_intern(s, module) : 0};
+        s->nr_changes++;
         s->is_ksyms_dirty = true;
 }
 
@@ -629,6 +640,7 @@ void sym_process_start(struct sym_store *s, uint32_t pid)
                 return;
         sp->nr = 0; /* a new program in this pid: the old mappings are gone */
         sp->jit_module = 0;
+        s->nr_changes++;
 }
 
 /* Removes [start, end) from sp, splitting mappings that straddle it. */
@@ -723,6 +735,7 @@ void sym_image_load(struct sym_store *s, const struct sym_image *im)
         struct mapping m = {im->base, im->base + im->size, im->file_offset, id,
                             id == s->kernel_module};
         space_add(sp, m);
+        s->nr_changes++;
 }
 
 void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base)
@@ -735,6 +748,7 @@ void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base)
                         memmove(&sp->maps[i], &sp->maps[i + 1],
                                 (sp->nr - i - 1) * sizeof(*sp->maps));
                         sp->nr--;
+                        s->nr_changes++;
                         return;
                 }
         }
@@ -751,6 +765,7 @@ void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64
         if (!mod || mod->kind == MOD_KERNEL || mod->kind == MOD_PE)
                 return;
         m->pgoff = file_offset;
+        s->nr_changes++;
         if (mod->build_id_size == build_id_size && !memcmp(mod->build_id, build_id, build_id_size))
                 return;
         /* the module was keyed by path: re-key it by build-id (another file, another module) */

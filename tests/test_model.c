@@ -20,6 +20,7 @@
 #include "kevent.h"
 #include "model/aggregate.h"
 #include "model/branches.h"
+#include "model/calltree.h"
 #include "model/hot.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
@@ -1618,10 +1619,112 @@ static void test_hot_top_rows(void **state)
         sym_store_free(store);
 }
 
+/* ---- calltree.h ---- */
+
+/* A timer sample at frames[0] and its stack, as the decoder gives them. */
+static void tree_sample(struct calltree *t, uint32_t cpu, int64_t time, uint32_t pid,
+                        const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, time, pid, pid + 1);
+        ev.sample.ip = frames[0];
+        ev.sample.tid = pid + 1;
+        calltree_event(t, &ev);
+        struct kevent st = ev_stack(cpu, time, pid, pid + 1, frames, n);
+        calltree_event(t, &st);
+}
+
+static void expect_row(const struct calltree_row *r, uint32_t function, uint64_t count,
+                       uint64_t self)
+{
+        assert_int_equal(r->function, function);
+        assert_int_equal(r->count, count);
+        assert_int_equal(r->self, self);
+}
+
+static void test_calltree_trees(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_a[] = {a, b, g}, stack_a2[] = {a + 2, b, g}, stack_b[] = {b, g};
+        int64_t time = MS(1);
+        /* the same stack again and again (answered from the stack memo after the first), the
+           same functions at another address, and a shorter stack */
+        for (int i = 0; i < 3; i++)
+                tree_sample(t, i % 2, time += MS(1), PID_A, stack_a, 3);
+        tree_sample(t, 0, time += MS(1), PID_A, stack_a2, 3);
+        for (int i = 0; i < 2; i++)
+                tree_sample(t, 1, time += MS(1), PID_B, stack_b, 2);
+
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(calltree_nr_samples(t), 6);
+        expect_row(&rows[0], fx->fn_gamma, 6, 0);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 6, 2);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 4, 4);
+        assert_false(rows[0].has_children);
+
+        assert_int_equal(calltree_children(t, true, 0, &rows), 2);
+        expect_row(&rows[0], fx->fn_alpha, 4, 4);
+        expect_row(&rows[1], fx->fn_beta, 2, 2);
+        uint32_t beta_node = rows[1].node;
+        assert_int_equal(calltree_find_function(t, rows[0].module, fx->fn_alpha, 0), rows[0].node);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 4, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 4, 0);
+        assert_int_equal(calltree_children(t, true, beta_node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 2, 0);
+
+        /* a process whose image is not known yet: raw addresses, twice; once its image is
+           mapped, the same stack counts under the functions (the memo does not keep the old
+           answer) */
+        const uint32_t pid_c = 300;
+        tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
+        tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
+        fix_image(fx, pid_c, EXE);
+        tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
+        tree_sample(t, 1, time += MS(1), PID_A, stack_b, 2); /* flushes CPU 0's pending */
+        assert_int_equal(calltree_children(t, false, 0, &rows), 2);
+        expect_row(&rows[0], fx->fn_gamma, 8, 0);
+        expect_row(&rows[1], 0, 2, 0);
+        assert_int_equal(rows[1].module, 0);
+        assert_int_equal(rows[1].rel, g);
+
+        /* a reset forgets the memo with the nodes */
+        calltree_reset(t);
+        tree_sample(t, 0, time += MS(1), PID_A, stack_a, 3);
+        tree_sample(t, 0, time += MS(1), PID_A, stack_a, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 2, 0);
+        assert_int_equal(calltree_nr_nodes(t), 2 + 3 + 3);
+
+        /* a full tree: a path stops where the room ends and is not remembered */
+        struct calltree *small = calltree_new(fx->store, 2 + 4, 0);
+        for (int i = 0; i < 3; i++)
+                tree_sample(small, 0, time += MS(1), PID_A, stack_a, 3);
+        assert_int_equal(calltree_nr_nodes(small), 6);
+        assert_int_equal(calltree_children(small, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 3, 0);
+        assert_int_equal(calltree_children(small, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 3, 0);
+        assert_int_equal(calltree_children(small, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 3, 3);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 3, 3);
+        assert_false(rows[0].has_children);
+        calltree_free(small);
+        calltree_free(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
+                cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),

@@ -133,11 +133,13 @@ uint64_t agg_filter_clip_ns(const struct agg_filter *f, int64_t from_ns, int64_t
 /* ---- the table ---- */
 
 struct agg_table {
-        uint8_t *slots;   /* owned: capacity entries of entry_size bytes */
-        uint8_t *is_used; /* owned: one flag per slot */
+        uint8_t *slots; /* owned: capacity entries of entry_size bytes */
+        uint32_t *tags; /* owned: per slot, 0 when free, else the key's hash with its top bit set:
+                           a probe compares keys only when the tags match */
         size_t key_size, entry_size;
         uint32_t mask; /* capacity - 1, a power of two */
         uint32_t nr, max_entries;
+        uint32_t epoch; /* counts the allocations of slots */
 };
 
 static uint64_t key_hash(const struct agg_table *t, const void *key)
@@ -155,15 +157,21 @@ static uint64_t key_hash(const struct agg_table *t, const void *key)
                 memcpy(&w, p + i, t->key_size - i);
                 h = mix(h ^ w);
         }
-        return mix(h);
+        return h;
+}
+
+static uint32_t tag_of(uint64_t hash)
+{
+        return (uint32_t)(hash >> 32) | 0x80000000u;
 }
 
 static void table_alloc(struct agg_table *t, uint32_t capacity)
 {
         t->mask = capacity - 1;
         t->slots = xcalloc(capacity, t->entry_size);
-        t->is_used = xcalloc(capacity, 1);
+        t->tags = xcalloc(capacity, sizeof(*t->tags));
         t->nr = 0;
+        t->epoch++;
 }
 
 struct agg_table *agg_table_new(size_t key_size, size_t entry_size, uint32_t max_entries)
@@ -181,68 +189,83 @@ void agg_table_free(struct agg_table *t)
         if (!t)
                 return;
         free(t->slots);
-        free(t->is_used);
+        free(t->tags);
         free(t);
 }
 
 void agg_table_reset(struct agg_table *t)
 {
         free(t->slots);
-        free(t->is_used);
+        free(t->tags);
         table_alloc(t, TABLE_MIN_CAPACITY);
 }
 
-/* The slot holding key, or the empty slot where it would go. */
-static uint32_t slot_of(const struct agg_table *t, const void *key)
+/* The slot holding key (tag: its tag), or the free slot where it would go. */
+static uint32_t slot_of(const struct agg_table *t, const void *key, uint64_t hash, uint32_t tag)
 {
-        for (uint32_t j = (uint32_t)key_hash(t, key) & t->mask;; j = (j + 1) & t->mask)
-                if (!t->is_used[j] ||
-                    memcmp(t->slots + (size_t)j * t->entry_size, key, t->key_size) == 0)
+        for (uint32_t j = (uint32_t)hash & t->mask;; j = (j + 1) & t->mask)
+                if (!t->tags[j] ||
+                    (t->tags[j] == tag &&
+                     memcmp(t->slots + (size_t)j * t->entry_size, key, t->key_size) == 0))
                         return j;
+}
+
+/* The free slot for a key not in the table. */
+static uint32_t free_slot(const struct agg_table *t, uint64_t hash)
+{
+        uint32_t j = (uint32_t)hash & t->mask;
+        while (t->tags[j])
+                j = (j + 1) & t->mask;
+        return j;
 }
 
 void *agg_table_find(const struct agg_table *t, const void *key)
 {
-        uint32_t j = slot_of(t, key);
-        return t->is_used[j] ? t->slots + (size_t)j * t->entry_size : NULL;
+        uint64_t h = key_hash(t, key);
+        uint32_t j = slot_of(t, key, h, tag_of(h));
+        return t->tags[j] ? t->slots + (size_t)j * t->entry_size : NULL;
 }
 
-/* Moves the entries into a table of the given capacity. */
+/* Moves the entries into a table of the given capacity; the keys are hashed again, since a tag
+   keeps only the hash's high bits. */
 static void rebuild(struct agg_table *t, uint32_t capacity)
 {
-        uint8_t *old = t->slots, *old_used = t->is_used;
+        uint8_t *old = t->slots;
+        uint32_t *old_tags = t->tags;
         uint32_t old_capacity = t->mask + 1;
         table_alloc(t, capacity);
         for (uint32_t i = 0; i < old_capacity; i++) {
                 uint8_t *e = old + (size_t)i * t->entry_size;
-                if (!old_used[i])
+                if (!old_tags[i])
                         continue;
-                uint32_t j = slot_of(t, e);
+                uint32_t j = free_slot(t, key_hash(t, e));
                 memcpy(t->slots + (size_t)j * t->entry_size, e, t->entry_size);
-                t->is_used[j] = 1;
+                t->tags[j] = old_tags[i];
                 t->nr++;
         }
         free(old);
-        free(old_used);
+        free(old_tags);
 }
 
 void *agg_table_get(struct agg_table *t, const void *key, bool *is_new)
 {
-        uint32_t j = slot_of(t, key);
+        uint64_t h = key_hash(t, key);
+        uint32_t tag = tag_of(h);
+        uint32_t j = slot_of(t, key, h, tag);
         if (is_new)
                 *is_new = false;
-        if (t->is_used[j])
+        if (t->tags[j])
                 return t->slots + (size_t)j * t->entry_size;
         if (t->nr >= t->max_entries)
                 return NULL;
         if ((t->nr + 1) * 2 > t->mask + 1) { /* at most half full */
                 rebuild(t, (t->mask + 1) * 2);
-                j = slot_of(t, key);
+                j = free_slot(t, h);
         }
         uint8_t *e = t->slots + (size_t)j * t->entry_size;
         memset(e, 0, t->entry_size);
         memcpy(e, key, t->key_size);
-        t->is_used[j] = 1;
+        t->tags[j] = tag;
         t->nr++;
         if (is_new)
                 *is_new = true;
@@ -254,10 +277,10 @@ void agg_table_remove_if(struct agg_table *t, bool (*is_dropped)(void *entry, vo
         uint32_t capacity = t->mask + 1;
         uint32_t nr = 0;
         for (uint32_t i = 0; i < capacity; i++) {
-                if (!t->is_used[i])
+                if (!t->tags[i])
                         continue;
                 if (is_dropped(t->slots + (size_t)i * t->entry_size, ctx))
-                        t->is_used[i] = 0; /* the table is rebuilt below: probes are not used */
+                        t->tags[i] = 0; /* the table is rebuilt below: probes are not used */
                 else
                         nr++;
         }
@@ -279,6 +302,11 @@ uint32_t agg_table_max(const struct agg_table *t)
         return t->max_entries;
 }
 
+uint32_t agg_table_epoch(const struct agg_table *t)
+{
+        return t->epoch;
+}
+
 uint32_t agg_table_capacity(const struct agg_table *t)
 {
         return t->mask + 1;
@@ -286,5 +314,5 @@ uint32_t agg_table_capacity(const struct agg_table *t)
 
 void *agg_table_slot(const struct agg_table *t, uint32_t i)
 {
-        return i <= t->mask && t->is_used[i] ? t->slots + (size_t)i * t->entry_size : NULL;
+        return i <= t->mask && t->tags[i] ? t->slots + (size_t)i * t->entry_size : NULL;
 }

@@ -32,6 +32,16 @@ struct pending {
         bool is_matched;
 };
 
+/* A stack seen before: the leaves its sample reached in both trees, good while the symbol
+   store's generation stays (its frames would key the same nodes). */
+struct stack_memo {
+        uint64_t hash; /* of the pid and the raw frames */
+        uint64_t generation;
+        uint32_t pid, nr;
+        uint32_t top_down, callers; /* the deepest nodes; 0: no memo */
+};
+#define MEMO_SLOTS (1u << 14)
+
 struct calltree {
         struct sym_store *store; /* borrowed */
         uint32_t max_nodes;
@@ -45,6 +55,7 @@ struct calltree {
         uint32_t nr_pend;          /* CPUs seen with samples: the pending slots worth scanning */
         struct calltree_row *rows; /* owned: the last answer */
         uint32_t cap_rows;
+        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
 };
 
 #define ROOT_TOP_DOWN 0u
@@ -74,6 +85,7 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->nodes = xcalloc(t->cap_nodes, sizeof(*t->nodes));
         t->index_mask = 2047;
         t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
+        t->memo = xcalloc(MEMO_SLOTS, sizeof(*t->memo));
         roots(t);
         return t;
 }
@@ -85,6 +97,7 @@ void calltree_free(struct calltree *t)
         free(t->nodes);
         free(t->index);
         free(t->rows);
+        free(t->memo);
         free(t);
 }
 
@@ -93,6 +106,7 @@ void calltree_reset(struct calltree *t)
         roots(t);
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         memset(t->pend, 0, sizeof(t->pend));
+        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         t->nr_pend = 0;
         t->nr_samples = 0;
 }
@@ -165,38 +179,83 @@ static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr)
         return k;
 }
 
+static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
+{
+        uint64_t h = (uint64_t)pid << 32 | nr;
+        for (uint32_t i = 0; i < nr; i++)
+                h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
+        return mix(h);
+}
+
+/* Counts a sample along the path from node up to its root. Its self count goes to the leaf in
+   the top-down tree, to the root's child (the sampled function) in the callers tree. */
+static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf)
+{
+        if (is_self_at_leaf)
+                t->nodes[node].self++;
+        for (;;) {
+                struct node *n = &t->nodes[node];
+                n->count++;
+                if (n->parent == UINT32_MAX)
+                        return;
+                if (!is_self_at_leaf && t->nodes[n->parent].parent == UINT32_MAX)
+                        n->self++;
+                node = n->parent;
+        }
+}
+
 /* frames[0] is the sampled address, the last the outermost caller */
 static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uint32_t nr)
 {
-        struct frame_key keys[MAX_FRAMES];
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < nr && n < MAX_FRAMES; i++)
-                keys[n++] = key_of(t, pid, frames[i]);
-        if (!n)
+        if (nr > MAX_FRAMES)
+                nr = MAX_FRAMES;
+        if (!nr)
                 return;
+        uint64_t generation = sym_store_generation(t->store);
+        uint64_t hash = stack_hash(pid, frames, nr);
+        struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
         t->nr_samples++;
+        if (m->top_down && m->hash == hash && m->generation == generation && m->pid == pid &&
+            m->nr == nr) {
+                count_path(t, m->top_down, true);
+                count_path(t, m->callers, false);
+                return;
+        }
+        struct frame_key keys[MAX_FRAMES];
+        for (uint32_t i = 0; i < nr; i++)
+                keys[i] = key_of(t, pid, frames[i]);
+        bool is_whole = true;
         uint32_t node = ROOT_TOP_DOWN;
         t->nodes[node].count++;
-        for (uint32_t i = n; i-- > 0;) {
+        for (uint32_t i = nr; i-- > 0;) {
                 uint32_t c = child(t, node, &keys[i]);
-                if (!c)
+                if (!c) {
+                        is_whole = false;
                         break;
+                }
                 node = c;
                 t->nodes[node].count++;
                 if (i == 0)
                         t->nodes[node].self++;
         }
+        uint32_t top_down = node;
         node = ROOT_CALLERS;
         t->nodes[node].count++;
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < nr; i++) {
                 uint32_t c = child(t, node, &keys[i]);
-                if (!c)
+                if (!c) {
+                        is_whole = false;
                         break;
+                }
                 node = c;
                 t->nodes[node].count++;
                 if (i == 0)
                         t->nodes[node].self++;
         }
+        /* a path cut short by a full tree is not remembered: its sample counted where it
+           stopped, and a later one may find room */
+        if (is_whole)
+                *m = (struct stack_memo){hash, generation, pid, nr, top_down, node};
 }
 
 static void pending_flush(struct calltree *t, struct pending *p)

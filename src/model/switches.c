@@ -36,6 +36,11 @@ struct thread {
         uint64_t other_wait_ns, other_wait_nr;
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
+/* a lookup's key: the whole struct thread is too big to clear for one */
+struct thread_key {
+        uint32_t tid, serial;
+};
+_Static_assert(sizeof(struct thread_key) == THREAD_KEY_SIZE, "thread key layout");
 
 struct process {
         uint32_t pid; /* key */
@@ -67,10 +72,21 @@ struct pending {
 struct cpu {
         bool has_current; /* a switch-in was seen: tid runs since since_ns */
         uint32_t tid;
+        /* the (tid, cpu) entry, kept from its switch-in while its table's epoch stays */
+        struct thread_cpu *cur_tc;
+        uint32_t cur_tc_epoch;
         int64_t since_ns;
         uint64_t nr_switches, busy_ns, idle_ns;
         struct pending pend;
 };
+
+/* The thread entry last found for a tid (slot: tid's low bits), good while the table's epoch
+   stays: most events name a thread seen a moment ago. */
+struct tid_memo {
+        uint32_t tid, epoch;
+        struct thread *t;
+};
+#define TID_MEMO_SLOTS 4096
 
 struct wait_total {
         uint64_t nr, ns;
@@ -88,8 +104,9 @@ struct switches {
         struct thread other;       /* threads counted past max_entries */
         uint64_t nr_other_readies; /* readiers counted past max_entries */
         struct wait_total waits[NR_STATES][NR_REASONS];
-        struct cpu *cpus; /* owned: MAX_CPUS */
-        uint32_t nr_cpus; /* highest CPU seen + 1 */
+        struct cpu *cpus;          /* owned: MAX_CPUS */
+        struct tid_memo *tid_memo; /* owned: TID_MEMO_SLOTS */
+        uint32_t nr_cpus;          /* highest CPU seen + 1 */
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
         /* answers, owned, each valid until the next call */
@@ -134,6 +151,7 @@ struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
         sw->readiers = agg_table_new(READIER_KEY_SIZE, sizeof(struct readier), max);
         sw->thread_cpus = agg_table_new(THREAD_CPU_KEY_SIZE, sizeof(struct thread_cpu), max);
         sw->cpus = xcalloc(MAX_CPUS, sizeof(*sw->cpus));
+        sw->tid_memo = xcalloc(TID_MEMO_SLOTS, sizeof(*sw->tid_memo));
         agg_settings_init(&sw->settings);
         agg_filter_init(&sw->filter);
         switches_reset(sw);
@@ -149,6 +167,7 @@ void switches_free(struct switches *sw)
         agg_table_free(sw->readiers);
         agg_table_free(sw->thread_cpus);
         free(sw->cpus);
+        free(sw->tid_memo);
         free(sw->rows);
         free(sw->prows);
         free(sw->wrows);
@@ -196,10 +215,29 @@ uint64_t switches_nr_readies(const struct switches *sw)
 
 /* ---- threads ---- */
 
+/* The entry last found for tid, when it has not moved since; else NULL. */
+static struct thread *memo_thread(const struct switches *sw, uint32_t tid)
+{
+        const struct tid_memo *m = &sw->tid_memo[tid & (TID_MEMO_SLOTS - 1)];
+        return m->t && m->tid == tid && m->epoch == agg_table_epoch(sw->threads) ? m->t : NULL;
+}
+
+static void memo_put(struct switches *sw, uint32_t tid, struct thread *t)
+{
+        sw->tid_memo[tid & (TID_MEMO_SLOTS - 1)] =
+                (struct tid_memo){tid, agg_table_epoch(sw->threads), t};
+}
+
 static struct thread *thread_find(struct switches *sw, uint32_t tid)
 {
-        struct thread k = {.tid = tid, .serial = 0};
-        return agg_table_find(sw->threads, &k);
+        struct thread *t = memo_thread(sw, tid);
+        if (t)
+                return t;
+        struct thread_key k = {tid, 0};
+        t = agg_table_find(sw->threads, &k);
+        if (t)
+                memo_put(sw, tid, t);
+        return t;
 }
 
 static bool thread_has_counts(const struct thread *t)
@@ -213,7 +251,7 @@ static bool thread_has_counts(const struct thread *t)
 static struct thread *thread_retire(struct switches *sw, struct thread *t)
 {
         struct thread old = *t;
-        struct thread k = {.tid = t->tid, .serial = 0};
+        struct thread_key k = {t->tid, 0};
         memset(&t->pid, 0, sizeof(*t) - THREAD_KEY_SIZE);
         if (!thread_has_counts(&old))
                 return t;
@@ -227,14 +265,25 @@ static struct thread *thread_retire(struct switches *sw, struct thread *t)
         return agg_table_find(sw->threads, &k);
 }
 
+static struct thread_cpu *cpu_thread_cpu(const struct switches *sw, const struct cpu *c,
+                                         uint32_t tid, uint32_t cpu)
+{
+        if (c->cur_tc && c->cur_tc_epoch == agg_table_epoch(sw->thread_cpus) &&
+            c->cur_tc->tid == tid && c->cur_tc->cpu == cpu)
+                return c->cur_tc;
+        return NULL;
+}
+
 /* The thread that has tid now, added when new; NULL when the table is full. pid: from the
    event, UNKNOWN_PID when it did not say. A known pid that differs from the entry's means the
    tid was reused. */
 static struct thread *thread_get(struct switches *sw, uint32_t tid, uint32_t pid)
 {
-        struct thread k = {.tid = tid, .serial = 0};
-        bool is_new;
-        struct thread *t = agg_table_get(sw->threads, &k, &is_new);
+        struct thread_key k = {tid, 0};
+        bool is_new = false;
+        struct thread *t = memo_thread(sw, tid);
+        if (!t)
+                t = agg_table_get(sw->threads, &k, &is_new);
         if (!t)
                 return NULL;
         if (!is_new && pid != UNKNOWN_PID && t->has_pid && t->pid != pid)
@@ -243,6 +292,7 @@ static struct thread *thread_get(struct switches *sw, uint32_t tid, uint32_t pid
                 t->pid = pid;
                 t->has_pid = true;
         }
+        memo_put(sw, tid, t);
         return t;
 }
 
@@ -323,7 +373,9 @@ static void credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64
                 return;
         }
         t->on_cpu_ns += ns;
-        struct thread_cpu *tc = thread_cpu_get(sw, tid, cpu);
+        struct thread_cpu *tc = cpu_thread_cpu(sw, c, tid, cpu);
+        if (!tc)
+                tc = thread_cpu_get(sw, tid, cpu);
         if (tc)
                 tc->on_cpu_ns += ns;
 }
@@ -338,6 +390,7 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         uint32_t old_tid = ev->cswitch.old_tid, new_tid = ev->cswitch.new_tid;
 
         /* the thread leaving: waits from now (its entry first, so its time below finds it) */
+        struct cpu *c = has_cpu ? &sw->cpus[cpu] : NULL;
         if (old_tid != 0 && old_tid != new_tid) {
                 struct thread *o = thread_get(sw, old_tid, ev->cswitch.old_pid);
                 if (o && !o->is_ended) {
@@ -347,8 +400,7 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                         o->out_reason = ev->cswitch.old_wait_reason;
                 }
         }
-        if (has_cpu) {
-                struct cpu *c = &sw->cpus[cpu];
+        if (c) {
                 if (cpu >= sw->nr_cpus)
                         sw->nr_cpus = cpu + 1;
                 if (c->has_current && c->tid == old_tid)
@@ -361,6 +413,8 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         if (new_tid == 0) {
                 is_counted = is_counted && agg_filter_has_pid(&sw->filter, 0) &&
                              agg_filter_has_tid(&sw->filter, 0);
+                if (c)
+                        c->cur_tc = NULL;
         } else {
                 struct thread *n = thread_get(sw, new_tid, ev->cswitch.new_pid);
                 if (n) {
@@ -378,10 +432,15 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                         if (is_counted)
                                 sw->other.nr_switches++;
                 }
-                if (n && is_counted && has_cpu) {
-                        struct thread_cpu *tc = thread_cpu_get(sw, new_tid, cpu);
+                struct thread_cpu *tc = NULL;
+                if (n && is_counted && c) {
+                        tc = thread_cpu_get(sw, new_tid, cpu);
                         if (tc)
                                 tc->nr_switches++;
+                }
+                if (c) {
+                        c->cur_tc = tc;
+                        c->cur_tc_epoch = agg_table_epoch(sw->thread_cpus);
                 }
         }
         if (is_counted) {

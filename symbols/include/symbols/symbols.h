@@ -130,6 +130,10 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
 /* Logs what the loader found and returns how many modules finished loading since the last
    call (the screen redraws when it is not 0). Never blocks. */
 uint32_t sym_store_poll(struct sym_store *s);
+/* Grows whenever an answer of sym_locate or sym_resolve may have changed (an image mapped or
+   unmapped, a module loaded, a kernel symbol added): what a caller derived from answers under
+   one generation holds while the generation stays. Read on the thread that feeds the store. */
+uint64_t sym_store_generation(const struct sym_store *s);
 /* Blocks until every module asked for so far is loaded (or failed). */
 void sym_store_wait(struct sym_store *s);
 

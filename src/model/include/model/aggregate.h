@@ -99,6 +99,10 @@ void agg_table_remove_if(struct agg_table *t, bool (*is_dropped)(void *entry, vo
 
 uint32_t agg_table_nr(const struct agg_table *t);
 uint32_t agg_table_max(const struct agg_table *t);
+/* Changes whenever entries move (the table grew, shrank or was reset): a pointer to an entry
+   taken under one epoch is good while the epoch stays. */
+uint32_t agg_table_epoch(const struct agg_table *t);
+
 /* Iteration: slots 0 .. agg_table_capacity()-1; agg_table_slot returns NULL for an empty one. */
 uint32_t agg_table_capacity(const struct agg_table *t);
 void *agg_table_slot(const struct agg_table *t, uint32_t i);
