@@ -171,7 +171,6 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
 
         struct sym_options so = {.symbol_path = opts->symbol_path,
                                  .nr_symbol_path = opts->nr_symbol_path,
-                                 .is_synchronous = true,
                                  .log = on_log};
         sym_store_new(&r.store, &so);
         r.feed = sym_feed_new(r.store);
@@ -196,6 +195,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 goto out;
         }
 
+        /* the modules the samples hit have been loading on the loader thread all along */
+        sym_store_wait(r.store);
+        sym_store_poll(r.store);
         outbuf_init(&o, opts->fd);
         char line[1024];
         double secs = r.last_ns > r.first_ns ? (double)(r.last_ns - r.first_ns) / 1e9 : 0;

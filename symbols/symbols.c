@@ -64,6 +64,7 @@ struct space {
         struct mapping *maps; /* owned, sorted by start, not overlapping */
         uint32_t nr, cap;
         uint32_t jit_module; /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
+        uint32_t hint;       /* the mapping sym_locate found last: frames cluster */
 };
 
 struct cache_entry {
@@ -127,7 +128,8 @@ struct sym_store {
         bool is_busy, is_stopping;
         _Atomic uint32_t nr_done;
         uint32_t nr_done_seen;
-        uint64_t nr_changes; /* calls that changed what sym_locate or sym_resolve answer */
+        uint64_t nr_changes;         /* calls that changed what sym_locate or sym_resolve answer */
+        struct space *last_space[2]; /* sym_locate's last user [0] and kernel [1] spaces */
         struct sym_stats st;
 };
 
@@ -520,6 +522,14 @@ uint32_t sym_store_poll(struct sym_store *s)
         return n; /* pending answers were never cached: the next lookups see the tables */
 }
 
+void sym_prefetch(struct sym_store *s, uint32_t module)
+{
+        struct module *m =
+                s && s->has_loader && !s->opt.is_synchronous ? module_of(s, module) : NULL;
+        if (m && atomic_load_explicit(&m->state, memory_order_relaxed) == LS_NEW)
+                module_want(s, m);
+}
+
 uint64_t sym_store_generation(const struct sym_store *s)
 {
         if (!s)
@@ -791,14 +801,42 @@ void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8
 
 /* ---- lookups ---- */
 
+/* The space of pid, through the last one found for its kind of address (a stack's frames
+   name one process, and the kernel, over and over). Spaces live as long as the store. */
+static struct space *space_find_cached(struct sym_store *s, uint32_t pid, bool is_kernel)
+{
+        struct space *sp = s->last_space[is_kernel];
+        if (sp && sp->pid == pid)
+                return sp;
+        sp = space_find(s, pid);
+        if (sp)
+                s->last_space[is_kernel] = sp;
+        return sp;
+}
+
+/* space_lookup, trying the mapping found last first (mappings do not overlap: one that holds
+   addr is the one) */
+static const struct mapping *space_lookup_hinted(struct space *sp, uint64_t addr)
+{
+        if (sp->hint < sp->nr) {
+                const struct mapping *m = &sp->maps[sp->hint];
+                if (addr >= m->start && addr < m->end)
+                        return m;
+        }
+        const struct mapping *m = space_lookup(sp, addr);
+        if (m)
+                sp->hint = (uint32_t)(m - sp->maps);
+        return m;
+}
+
 struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
 {
         struct sym_loc loc = {0, addr};
         if (!s)
                 return loc;
         bool is_kernel = addr >= KERNEL_START;
-        const struct space *sp = space_find(s, is_kernel ? 0 : pid);
-        const struct mapping *m = sp ? space_lookup(sp, addr) : NULL;
+        struct space *sp = space_find_cached(s, is_kernel ? 0 : pid, is_kernel);
+        const struct mapping *m = sp ? space_lookup_hinted(sp, addr) : NULL;
         if (!m && is_kernel && pid != 0) {
                 sp = space_find(s, pid);
                 m = sp ? space_lookup(sp, addr) : NULL;

@@ -168,8 +168,8 @@ static uint32_t tag_of(uint64_t hash)
 static void table_alloc(struct agg_table *t, uint32_t capacity)
 {
         t->mask = capacity - 1;
-        t->slots = xcalloc(capacity, t->entry_size);
-        t->tags = xcalloc(capacity, sizeof(*t->tags));
+        t->slots = xzalloc_table(capacity, t->entry_size);
+        t->tags = xzalloc_table(capacity, sizeof(*t->tags));
         t->nr = 0;
         t->epoch++;
 }

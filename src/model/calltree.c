@@ -155,7 +155,7 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
         if ((t->nr_nodes + 1) * 2 > t->index_mask + 1) {
                 free(t->index);
                 t->index_mask = t->index_mask * 2 + 1;
-                t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
+                t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
                 for (uint32_t i = 2; i < t->nr_nodes; i++)
                         index_insert(t, i);
         } else {

@@ -104,13 +104,19 @@ void hot_reset(struct hot *h)
         h->nr_pend = 0;
 }
 
-static struct entry *slot_find(struct hot *h, const struct entry *k)
+/* hash: key_hash(k), which the caller may have at hand */
+static struct entry *slot_find_hashed(struct hot *h, const struct entry *k, uint64_t hash)
 {
-        for (uint32_t j = (uint32_t)key_hash(k) & h->mask;; j = (j + 1) & h->mask) {
+        for (uint32_t j = (uint32_t)hash & h->mask;; j = (j + 1) & h->mask) {
                 struct entry *e = &h->slots[j];
                 if (!e->is_used || key_eq(e, k))
                         return e;
         }
+}
+
+static struct entry *slot_find(struct hot *h, const struct entry *k)
+{
+        return slot_find_hashed(h, k, key_hash(k));
 }
 
 static void grow(struct hot *h)
@@ -118,7 +124,7 @@ static void grow(struct hot *h)
         struct entry *old = h->slots;
         uint32_t old_cap = h->mask + 1;
         h->mask = old_cap * 2 - 1;
-        h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used)
                         *slot_find(h, &old[i]) = old[i];
@@ -136,11 +142,13 @@ static uint32_t source_index(struct hot *h, uint16_t source)
         return h->nr_sources++;
 }
 
-/* Adds self and total to the entry of k; false when the table is full (counted as other). */
-static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total)
+/* Adds self and total to the entry of k (hash: key_hash(k)); counted as other when the table is
+   full. */
+static void count_hashed(struct hot *h, const struct entry *k, uint64_t hash, uint64_t self,
+                         uint64_t total)
 {
         h->nr_rows_cached = 0; /* the rows asked for last are stale */
-        struct entry *e = slot_find(h, k);
+        struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used) {
                 if (h->nr >= h->max_entries) {
                         h->nr_other[source_index(h, k->source)] += self;
@@ -150,13 +158,20 @@ static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t 
                 e->is_used = true;
                 e->self = e->total = 0;
                 h->nr++;
+                if (k->module)
+                        sym_prefetch(h->store, k->module); /* its rows will want names */
                 if (h->nr * 2 > h->mask + 1) {
                         grow(h);
-                        e = slot_find(h, k);
+                        e = slot_find_hashed(h, k, hash);
                 }
         }
         e->self += self;
         e->total += total;
+}
+
+static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total)
+{
+        count_hashed(h, k, key_hash(k), self, total);
 }
 
 static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_t addr)
@@ -221,7 +236,8 @@ static void stack(struct hot *h, const struct kevent *ev)
                 h->seen_gen = 1;
         }
         for (uint32_t i = 0; i < n; i++) {
-                uint32_t j = (uint32_t)key_hash(&keys[i]) & (SEEN_SLOTS - 1);
+                uint64_t hash = key_hash(&keys[i]);
+                uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);
                 bool is_dup = false;
                 while (h->seen[j].gen == h->seen_gen) {
                         if (key_eq(&keys[h->seen[j].index], &keys[i])) {
@@ -234,7 +250,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                         continue;
                 h->seen[j].gen = h->seen_gen;
                 h->seen[j].index = i;
-                count(h, &keys[i], 0, 1);
+                count_hashed(h, &keys[i], hash, 0, 1);
         }
 }
 
@@ -283,7 +299,7 @@ void hot_refresh(struct hot *h)
                         h->slots[nr++] = *e; /* nr <= i: compacts to the front */
         }
         struct entry *kept = h->slots;
-        h->slots = xcalloc(cap, sizeof(*h->slots));
+        h->slots = xzalloc_table(cap, sizeof(*h->slots));
         h->nr = nr;
         for (uint32_t i = 0; i < nr; i++)
                 *slot_find(h, &kept[i]) = kept[i];
@@ -401,7 +417,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         uint32_t cap = 64;
         while (cap < 2 * (h->nr + 1))
                 cap *= 2;
-        uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
+        uint32_t *index = xzalloc_table(cap, sizeof(*index)); /* row + 1, 0 free */
         uint32_t o = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
                 const struct entry *e = &h->slots[i];

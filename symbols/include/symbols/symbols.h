@@ -130,6 +130,10 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
 /* Logs what the loader found and returns how many modules finished loading since the last
    call (the screen redraws when it is not 0). Never blocks. */
 uint32_t sym_store_poll(struct sym_store *s);
+/* Starts loading module's symbols on the loader thread, when nobody asked for them yet: the
+   loading runs while the caller goes on (a replay reads on while its modules load). Nothing
+   in synchronous mode. */
+void sym_prefetch(struct sym_store *s, uint32_t module);
 /* Grows whenever an answer of sym_locate or sym_resolve may have changed (an image mapped or
    unmapped, a module loaded, a kernel symbol added): what a caller derived from answers under
    one generation holds while the generation stays. Read on the thread that feeds the store. */
