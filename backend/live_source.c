@@ -811,7 +811,9 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                         return false;
                 sp->what = "the mmap2 side-band event";
                 spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
-                sp->attr.mmap2 = 1;
+                /* mmap2 only picks the record's format: without mmap the kernel never counts
+                   the event as wanting mmap records, and none come (perf_event_open(2)) */
+                sp->attr.mmap = sp->attr.mmap2 = 1;
                 sp->attr.build_id = ls->has_build_id_attr;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
                 sp->conv.skips_task_records = true; /* ROLE_PROC has them: on with IMAGE_LOAD */

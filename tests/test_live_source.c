@@ -365,6 +365,15 @@ static void test_round_trip(void **state)
         int status;
         assert_int_equal(waitpid(child, &status, 0), child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        /* a program started now: its images come from mmap records, not from a rundown */
+        pid_t exec_child = fork();
+        assert_true(exec_child >= 0);
+        if (exec_child == 0) {
+                execl("/bin/true", "true", (char *)NULL);
+                _exit(127);
+        }
+        assert_int_equal(waitpid(exec_child, &status, 0), exec_child);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         close(to_parent[0]);
         close(to_parent[1]);
         close(to_child[0]);
@@ -435,6 +444,19 @@ static void test_round_trip(void **state)
         assert_int_equal(count_events(KEV_THREAD, (uint32_t)child, KEV_PHASE_START), 1);
         assert_true(in_child_image);
         assert_true(in_parent_dcstart);
+        /* the exec'd program's own image and the dynamic loader it mapped */
+        bool has_exec_image = false, has_exec_loader = false;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type != KEV_IMAGE || e->x != (uint32_t)exec_child ||
+                    e->phase != KEV_PHASE_START)
+                        continue;
+                const char *base = strrchr(e->name, '/');
+                has_exec_image = has_exec_image || (base && strcmp(base, "/true") == 0);
+                has_exec_loader = has_exec_loader || strstr(e->name, "ld-linux") != NULL;
+        }
+        assert_true(has_exec_image);
+        assert_true(has_exec_loader);
 
         /* context switches and wake-ups of the child's thread, with their stacks */
         size_t nr_ready = 0, nr_ready_by_parent = 0;
