@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
@@ -63,8 +64,19 @@ struct space {
         uint32_t pid;
         struct mapping *maps; /* owned, sorted by start, not overlapping */
         uint32_t nr, cap;
-        uint32_t jit_module; /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
-        uint32_t hint;       /* the mapping sym_locate found last: frames cluster */
+        uint32_t jit_module;    /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
+        uint32_t hint;          /* the mapping sym_locate found last: frames cluster */
+        int64_t jit_checked_ns; /* when the map file was last found missing (0: never) */
+        bool is_ended;
+        uint64_t end_serial; /* which end of the pid's processes the ended ring holds */
+};
+
+/* The ended processes whose spaces are kept: late events of a process still find its images,
+   and memory stays bounded however many processes come and go. */
+#define MAX_ENDED_SPACES 4096
+struct ended_space {
+        uint32_t pid;
+        uint64_t serial;
 };
 
 struct cache_entry {
@@ -130,6 +142,9 @@ struct sym_store {
         uint32_t nr_done_seen;
         uint64_t nr_changes;         /* calls that changed what sym_locate or sym_resolve answer */
         struct space *last_space[2]; /* sym_locate's last user [0] and kernel [1] spaces */
+        struct ended_space *ended;   /* owned ring: MAX_ENDED_SPACES, oldest at ended_head */
+        uint32_t ended_head, nr_ended;
+        uint64_t nr_ends;
         struct sym_stats st;
 };
 
@@ -650,7 +665,59 @@ void sym_process_start(struct sym_store *s, uint32_t pid)
                 return;
         sp->nr = 0; /* a new program in this pid: the old mappings are gone */
         sp->jit_module = 0;
+        sp->jit_checked_ns = 0;
+        sp->is_ended = false; /* a reused pid: its entry in the ended ring no longer counts */
         s->nr_changes++;
+}
+
+/* Takes sp out of the table (linear probing: the entries after it move up where their probe
+   allows) and frees it. */
+static void space_remove(struct sym_store *s, struct space *sp)
+{
+        uint32_t mask = s->spaces_mask;
+        uint32_t i = (uint32_t)hash64(sp->pid) & mask;
+        while (s->spaces[i] != sp)
+                i = (i + 1) & mask;
+        s->spaces[i] = NULL;
+        for (uint32_t j = (i + 1) & mask; s->spaces[j]; j = (j + 1) & mask) {
+                uint32_t k = (uint32_t)hash64(s->spaces[j]->pid) & mask;
+                /* the entry at j stays when its home k lies cyclically in (i, j] */
+                bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+                if (!stays) {
+                        s->spaces[i] = s->spaces[j];
+                        s->spaces[j] = NULL;
+                        i = j;
+                }
+        }
+        for (int c = 0; c < 2; c++)
+                if (s->last_space[c] == sp)
+                        s->last_space[c] = NULL;
+        free(sp->maps);
+        free(sp);
+        s->nr_spaces--;
+        s->st.nr_spaces = s->nr_spaces;
+        s->nr_changes++;
+}
+
+void sym_process_end(struct sym_store *s, uint32_t pid)
+{
+        struct space *sp = s ? space_find(s, pid) : NULL;
+        if (!sp || sp->is_ended || pid == 0)
+                return;
+        sp->is_ended = true;
+        sp->end_serial = ++s->nr_ends;
+        if (s->nr_ended == MAX_ENDED_SPACES) {
+                /* the oldest end goes, unless its pid started again since */
+                struct ended_space old = s->ended[s->ended_head];
+                s->ended_head = (s->ended_head + 1) % MAX_ENDED_SPACES;
+                s->nr_ended--;
+                struct space *o = space_find(s, old.pid);
+                if (o && o->is_ended && o->end_serial == old.serial)
+                        space_remove(s, o);
+        }
+        s->ended[(s->ended_head + s->nr_ended) % MAX_ENDED_SPACES] =
+                (struct ended_space){pid, sp->end_serial};
+        s->nr_ended++;
 }
 
 /* Removes [start, end) from sp, splitting mappings that straddle it. */
@@ -855,11 +922,22 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
                 return loc;
         }
         if (s->opt.is_live && pid) {
-                /* JIT code: /tmp/perf-PID.map */
+                /* JIT code: /tmp/perf-PID.map, when the process writes one (looked for again
+                   a second later: a JIT writes it as it goes). Not every process gets a module:
+                   most have none, and thousands come and go. */
                 struct space *w = space_get(s, pid);
                 if (!w->jit_module) {
                         char path[64], name[64];
                         snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+                        struct timespec now;
+                        clock_gettime(CLOCK_MONOTONIC, &now);
+                        int64_t now_ns = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec;
+                        if (w->jit_checked_ns && now_ns - w->jit_checked_ns < 1000000000ll)
+                                return loc;
+                        if (access(path, R_OK) != 0) {
+                                w->jit_checked_ns = now_ns;
+                                return loc;
+                        }
                         snprintf(name, sizeof(name), "perf-%u.map", pid);
                         w->jit_module = module_new(s, MOD_JIT, path, name);
                         s->modules[w->jit_module]->jit_pid = pid;
@@ -1118,6 +1196,7 @@ int sym_store_new(struct sym_store **out, const struct sym_options *options)
         s->module_keys = xcalloc(2 * 64, sizeof(uint32_t));
         s->spaces_mask = 255;
         s->spaces = xcalloc(256, sizeof(*s->spaces));
+        s->ended = xcalloc(MAX_ENDED_SPACES, sizeof(*s->ended));
         s->cap_strings = 1024;
         s->strings = xcalloc(s->cap_strings, sizeof(*s->strings));
         s->strings[0] = xstrdup("");
@@ -1175,6 +1254,7 @@ void sym_store_free(struct sym_store *s)
                 }
         }
         free(s->spaces);
+        free(s->ended);
         for (uint32_t i = 0; i < s->nr_strings; i++)
                 free(s->strings[i]);
         free(s->strings);

@@ -432,6 +432,38 @@ static void test_address_space_events(void **state)
                          sym_locate(s, 10, 0x200000 + rel).module);
         assert_int_equal(sym_locate(s, 9, 0x100000 + rel).rel,
                          sym_locate(s, 10, 0x200000 + rel).rel);
+
+        /* ended processes keep their maps for their late events, the last 4096 of them: a
+           process storm does not grow the store without end */
+        sym_process_end(s, 9);
+        sym_resolve(s, sym_locate(s, 9, 0x100000 + rel), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        struct sym_stats st0, st;
+        sym_store_get_stats(s, &st0);
+        for (uint32_t pid = 1000; pid < 1000 + 10000; pid++) {
+                im.pid = pid;
+                sym_image_load(s, &im);
+                sym_process_end(s, pid);
+                if (pid == 1000)
+                        sym_process_end(s, 10);
+                if (pid == 1100) {
+                        /* pid 10 used again: its old end, still in the ring, must not take
+                           the new process's maps when it leaves the ring */
+                        sym_process_start(s, 10);
+                        struct sym_image again = im;
+                        again.pid = 10;
+                        again.base = 0x300000;
+                        sym_image_load(s, &again);
+                }
+        }
+        sym_store_get_stats(s, &st);
+        assert_true(st.nr_spaces <= st0.nr_spaces + 4096);
+        sym_resolve(s, sym_locate(s, 9, 0x100000 + rel), &f);
+        assert_int_equal(f.state, SYM_NO_MODULE); /* ended long ago: forgotten */
+        sym_resolve(s, sym_locate(s, 1000 + 9999, 0x200000 + rel), &f);
+        assert_int_equal(f.state, SYM_RESOLVED); /* ended just now: kept */
+        sym_resolve(s, sym_locate(s, 10, 0x300000 + rel), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
         sym_store_free(s);
 }
 
@@ -699,6 +731,21 @@ static void test_jit_map(void **state)
         assert_string_equal(buf, want);
         sym_store_free(s);
         unlink(path);
+
+        /* no map file: no module (processes by the thousand have none), the raw address */
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        struct sym_loc loc = sym_locate(s, (uint32_t)getpid(), 0x10000010);
+        assert_int_equal(loc.module, 0);
+        sym_format(s, loc, buf, sizeof(buf));
+        assert_string_equal(buf, "0x10000010");
+        struct sym_stats st;
+        sym_store_get_stats(s, &st);
+        uint32_t nr_modules = st.nr_modules;
+        for (uint32_t pid = 50000; pid < 50100; pid++)
+                sym_locate(s, pid, 0x10000010);
+        sym_store_get_stats(s, &st);
+        assert_int_equal(st.nr_modules, nr_modules);
+        sym_store_free(s);
 }
 
 int main(void)

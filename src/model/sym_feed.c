@@ -69,6 +69,9 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                 /* a new program in this pid; a DCStart only says it was there all along */
                 if (ev->process.phase == KEV_PHASE_START)
                         sym_process_start(f->store, ev->process.pid);
+                else if (ev->process.phase == KEV_PHASE_END ||
+                         ev->process.phase == KEV_PHASE_DEFUNCT)
+                        sym_process_end(f->store, ev->process.pid);
                 break;
         case KEV_IMAGE: image(f, ev); break;
         case KEV_IMAGE_IDENTITY: {

@@ -49,6 +49,9 @@ struct sym_image {
 
 /* A process starts (or execs): its earlier address space is dropped. */
 void sym_process_start(struct sym_store *s, uint32_t pid);
+/* The process ended: its images stay known for its late events, among the last 4096 processes
+   that ended; older ones are forgotten, so memory does not grow with every process run. */
+void sym_process_end(struct sym_store *s, uint32_t pid);
 /* An image is mapped: replaces whatever overlapped it in that process. */
 void sym_image_load(struct sym_store *s, const struct sym_image *im);
 void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base);
