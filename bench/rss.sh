@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# rss.sh: memory over a long run. The live screen and perf top (same settings: 4 kHz samples
-# with call chains, context switches) run side by side on a busy machine for SECONDS; their
-# resident set sizes are sampled every 10 s. Prints both series, each tool's growth from the
-# first minute to the end, and the ratio of the growths. The budget (DESIGN.md): etwtop's memory
-# is bounded by its settings, not by run time, i.e. flat.
+# rss.sh: memory over a long run. The live screen and perf top (the settings of top.sh: 4 kHz
+# samples with call chains, every context switch and wake-up) run side by side on a busy
+# machine for SECONDS; their resident set sizes are sampled every 10 s. The machine is busy the
+# way that grows a profiler's tables: spinning shells, a pipe ping-pong, clang compiling in a
+# loop (many functions, many stacks) and a process storm (/bin/true in a loop: hundreds of
+# processes and threads a second, each with its images). Prints both series, each tool's
+# growth from the first minute to the end and over the second half of the run. The budget
+# (DESIGN.md): etwtop's memory is bounded by its settings, not by run time, i.e. flat once its
+# capped tables have filled.
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 300 s; needs root, perf, tmux)
 set -u
 build=${1:-./build}
@@ -22,11 +26,28 @@ for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do :; done) &
 done
 timeout $((secs + 10)) perf bench sched pipe -l 1000000000 >/dev/null 2>&1 &
-tmux -L "$sock" new-session -d -s e -x 160 -y 50 "$etwtop -d 1 --set-prof-int 2500; sleep 600"
-tmux -L "$sock" new-session -d -s p -x 160 -y 50 "perf top -F 4000 -g -d 1 -e cpu-clock -e sched:sched_switch; sleep 600"
-sleep 2
+{
+        for i in $(seq 1 200); do
+                echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
+        done
+        echo "int main(int c, char **v) { int s = 0;"
+        for i in $(seq 1 200); do echo "s += f$i(c);"; done
+        echo "return s; }"
+} >"$tmp/work.c"
+if command -v clang >/dev/null; then
+        (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do
+                clang -O2 -c "$tmp/work.c" -o "$tmp/work.o" 2>/dev/null; done) &
+fi
+(end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do /bin/true; done) &
+tmux -L "$sock" new-session -d -s e -x 160 -y 50 "$etwtop -d 1 --set-prof-int 2500 \
+        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread; sleep $((secs + 60))"
+tmux -L "$sock" new-session -d -s p -x 160 -y 50 "perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ \
+        -e sched:sched_switch -e sched:sched_waking; sleep $((secs + 60))"
+sleep 1
+tmux -L "$sock" send-keys -t p Enter # perf top's event chooser: the first event's browser
+sleep 1
 epid=$(pgrep -n -f "^$etwtop -d 1")
-ppid=$(pgrep -n -f "^perf top -F 4000")
+ppid=$(pgrep -n -f "^perf top -g -d 1")
 [ -n "$epid" ] && [ -n "$ppid" ] || die "a tool did not start"
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 printf "%8s %14s %14s\n" seconds "etwtop KB" "perf top KB"
@@ -37,10 +58,14 @@ for ((t = 10; t <= secs; t += 10)); do
         [ -n "$e" ] && [ -n "$p" ] || die "a tool exited at ${t} s"
         printf "%8d %14d %14d\n" "$t" "$e" "$p"
         if [ $t = 60 ] || { [ $secs -lt 60 ] && [ -z "$e_first" ]; }; then e_first=$e p_first=$p; fi
+        if [ $t = $(((secs / 2) / 10 * 10)) ]; then e_half=$e p_half=$p; fi
         e_last=$e p_last=$p
 done
-awk -v ef="$e_first" -v el="$e_last" -v pf="$p_first" -v pl="$p_last" 'BEGIN {
+awk -v ef="$e_first" -v el="$e_last" -v pf="$p_first" -v pl="$p_last" \
+        -v eh="${e_half:-$e_first}" -v ph="${p_half:-$p_first}" 'BEGIN {
         eg = el - ef; pg = pl - pf
         printf "\ngrowth after the first minute: etwtop %+d KB, perf top %+d KB\n", eg, pg
-        if (pg > 0) printf "ratio (etwtop / perf top growth): %.2f\n", eg / pg
+        printf "growth over the second half:  etwtop %+d KB (%+.1f%%), perf top %+d KB (%+.1f%%)\n",
+               el - eh, 100 * (el - eh) / eh, pl - ph, 100 * (pl - ph) / ph
+        if (pg > 0) printf "ratio (etwtop / perf top growth after the first minute): %.2f\n", eg / pg
 }'

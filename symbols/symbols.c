@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
@@ -64,9 +63,9 @@ struct space {
         uint32_t pid;
         struct mapping *maps; /* owned, sorted by start, not overlapping */
         uint32_t nr, cap;
-        uint32_t jit_module;    /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
-        uint32_t hint;          /* the mapping sym_locate found last: frames cluster */
-        int64_t jit_checked_ns; /* when the map file was last found missing (0: never) */
+        uint32_t jit_module;  /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
+        uint32_t hint;        /* the mapping sym_locate found last: frames cluster */
+        uint64_t jit_checked; /* nr_polls + 1 when the map file was last found missing */
         bool is_ended;
         uint64_t end_serial; /* which end of the pid's processes the ended ring holds */
 };
@@ -142,6 +141,7 @@ struct sym_store {
         uint32_t nr_done_seen;
         uint64_t nr_changes;         /* calls that changed what sym_locate or sym_resolve answer */
         struct space *last_space[2]; /* sym_locate's last user [0] and kernel [1] spaces */
+        uint64_t nr_polls;           /* sym_store_poll calls: the screen's refreshes */
         struct ended_space *ended;   /* owned ring: MAX_ENDED_SPACES, oldest at ended_head */
         uint32_t ended_head, nr_ended;
         uint64_t nr_ends;
@@ -514,6 +514,7 @@ uint32_t sym_store_poll(struct sym_store *s)
 {
         if (!s)
                 return 0;
+        s->nr_polls++;
         uint32_t done = atomic_load(&s->nr_done);
         uint32_t n = done - s->nr_done_seen;
         if (!n)
@@ -665,7 +666,7 @@ void sym_process_start(struct sym_store *s, uint32_t pid)
                 return;
         sp->nr = 0; /* a new program in this pid: the old mappings are gone */
         sp->jit_module = 0;
-        sp->jit_checked_ns = 0;
+        sp->jit_checked = 0;
         sp->is_ended = false; /* a reused pid: its entry in the ended ring no longer counts */
         s->nr_changes++;
 }
@@ -923,19 +924,17 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
         }
         if (s->opt.is_live && pid) {
                 /* JIT code: /tmp/perf-PID.map, when the process writes one (looked for again
-                   a second later: a JIT writes it as it goes). Not every process gets a module:
-                   most have none, and thousands come and go. */
+                   after the next sym_store_poll, the screen's refresh: a JIT writes it as it
+                   goes). Not every process gets a module: most have none, and thousands come
+                   and go. */
                 struct space *w = space_get(s, pid);
                 if (!w->jit_module) {
+                        if (w->jit_checked == s->nr_polls + 1)
+                                return loc;
                         char path[64], name[64];
                         snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-                        struct timespec now;
-                        clock_gettime(CLOCK_MONOTONIC, &now);
-                        int64_t now_ns = (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec;
-                        if (w->jit_checked_ns && now_ns - w->jit_checked_ns < 1000000000ll)
-                                return loc;
                         if (access(path, R_OK) != 0) {
-                                w->jit_checked_ns = now_ns;
+                                w->jit_checked = s->nr_polls + 1;
                                 return loc;
                         }
                         snprintf(name, sizeof(name), "perf-%u.map", pid);

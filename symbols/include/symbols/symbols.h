@@ -131,7 +131,8 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
 /* ---- background loading ---- */
 
 /* Logs what the loader found and returns how many modules finished loading since the last
-   call (the screen redraws when it is not 0). Never blocks. */
+   call (the screen redraws when it is not 0). Never blocks. A live store looks for JIT maps
+   that were missing again after each call. */
 uint32_t sym_store_poll(struct sym_store *s);
 /* Starts loading module's symbols on the loader thread, when nobody asked for them yet: the
    loading runs while the caller goes on (a replay reads on while its modules load). Nothing
