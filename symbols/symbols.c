@@ -538,6 +538,15 @@ uint32_t sym_store_poll(struct sym_store *s)
         return n; /* pending answers were never cached: the next lookups see the tables */
 }
 
+bool sym_answers_are_final(const struct sym_store *s, uint32_t module)
+{
+        const struct module *m = s ? module_of(s, module) : NULL;
+        if (!m || atomic_load_explicit(&m->state, memory_order_acquire) != LS_LOADED)
+                return false;
+        /* a recording's kernel symbols come with its events, some at the very end */
+        return m->kind != MOD_KERNEL || s->opt.is_live;
+}
+
 void sym_prefetch(struct sym_store *s, uint32_t module)
 {
         struct module *m =

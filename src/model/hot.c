@@ -20,6 +20,8 @@ struct entry {
         uint32_t pid; /* module 0 only */
         uint16_t source;
         bool is_used;
+        bool has_function; /* function holds the place's name: a resolved answer stays */
+        uint32_t function;
         uint64_t self, total;
 };
 
@@ -420,14 +422,23 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         uint32_t *index = xzalloc_table(cap, sizeof(*index)); /* row + 1, 0 free */
         uint32_t o = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
-                const struct entry *e = &h->slots[i];
+                struct entry *e = &h->slots[i];
                 if (!e->is_used || e->source != source)
                         continue;
                 struct sym_loc loc = {e->module, e->rel};
-                if (!e->module) /* placed again: images may have come since */
-                        loc = sym_locate(h->store, e->pid, e->rel);
-                struct sym_frame f;
-                sym_resolve(h->store, loc, &f);
+                struct sym_frame f = {SYM_RESOLVED, e->module, e->function, 0};
+                if (!e->has_function) {
+                        if (!e->module) /* placed again: images may have come since */
+                                loc = sym_locate(h->store, e->pid, e->rel);
+                        sym_resolve(h->store, loc, &f);
+                        /* a name from a module whose answers are settled stays; the others
+                           may still change (loading, late images, a recording's kernel) */
+                        if (f.state == SYM_RESOLVED && e->module &&
+                            sym_answers_are_final(h->store, e->module)) {
+                                e->has_function = true;
+                                e->function = f.function;
+                        }
+                }
                 struct hot_row r = {source,
                                     loc.module,
                                     f.state == SYM_RESOLVED ? f.function : 0,

@@ -134,6 +134,9 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
    call (the screen redraws when it is not 0). Never blocks. A live store looks for JIT maps
    that were missing again after each call. */
 uint32_t sym_store_poll(struct sym_store *s);
+/* Whether sym_resolve's answers for module's addresses are settled: its symbols are loaded and
+   no later event adds any (a recording's kernel symbols come with its events). */
+bool sym_answers_are_final(const struct sym_store *s, uint32_t module);
 /* Starts loading module's symbols on the loader thread, when nobody asked for them yet: the
    loading runs while the caller goes on (a replay reads on while its modules load). Nothing
    in synchronous mode. */
