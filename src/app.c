@@ -441,25 +441,40 @@ static void set_expanded(struct app *a, uint64_t key, bool is_on)
         a->nr_expanded++;
 }
 
-static void frame_text(struct app *a, uint32_t module, uint32_t function, uint64_t rel, char *buf,
-                       size_t size)
+/* The module names the functions view's rows borrow, found once per module per refresh: the
+   store's interned copies, which live as long as the store (sym_module_info's own strings only
+   until the next call on the store, and the screen draws without the lock). */
+struct module_names {
+        uint32_t module[64];  /* by module id % 64 */
+        const char *name[64]; /* borrowed from the store: its interned name, NULL: not looked up */
+};
+
+/* Fills the module and function cells (4, 5) of a functions-view row: the store's names are
+   borrowed (sym_name strings live as long as the store), only a place without a name is
+   formatted. */
+static void frame_text(struct app *a, struct module_names *names, struct ui_table *t, uint32_t r,
+                       uint32_t module, uint32_t function, uint64_t rel)
 {
-        const char *mod = module_name(a, module);
+        uint32_t slot = module % 64;
+        if (names->module[slot] != module || !names->name[slot]) {
+                names->module[slot] = module;
+                names->name[slot] =
+                        sym_name(a->store, sym_intern(a->store, module_name(a, module)));
+        }
+        ui_table_text_borrow(t, r, 4, names->name[slot]);
         if (function)
-                snprintf(buf, size, "%s", sym_name(a->store, function));
-        else if (module)
-                snprintf(buf, size, "%s+0x%" PRIx64, mod, rel);
-        else if (rel)
-                snprintf(buf, size, "0x%" PRIx64, rel);
+                ui_table_text_borrow(t, r, 5, sym_name(a->store, function));
+        else if (module || rel) /* "mod+0x1a2b", "0x1a2b" */
+                ui_table_text_addr(t, r, 5, module ? names->name[slot] : NULL, rel);
         else
-                snprintf(buf, size, "[other]");
+                ui_table_text_borrow(t, r, 5, "[other]");
 }
 
 #define TREE_KEY(is_top_down, node) ((1ull << 63) | ((uint64_t)(is_top_down) << 62) | (node))
 
 /* The children of node in the current tree under row depth, recursively where expanded. */
-static void add_subtree(struct app *a, struct ui_table *t, uint32_t node, uint8_t depth,
-                        uint64_t nr)
+static void add_subtree(struct app *a, struct module_names *names, struct ui_table *t,
+                        uint32_t node, uint8_t depth, uint64_t nr)
 {
         if (depth > 60)
                 return;
@@ -470,7 +485,6 @@ static void add_subtree(struct app *a, struct ui_table *t, uint32_t node, uint8_
         if (!copy)
                 abort();
         memcpy(copy, rows, n * sizeof(*copy));
-        char fn[512];
         for (uint32_t i = 0; i < n; i++) {
                 const struct calltree_row *w = &copy[i];
                 uint64_t key = TREE_KEY(a->is_top_down, w->node);
@@ -478,15 +492,13 @@ static void add_subtree(struct app *a, struct ui_table *t, uint32_t node, uint8_
                 uint32_t r = ui_table_add(t, key, depth,
                                           (w->has_children ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                frame_text(a, w->module, w->function, w->rel, fn, sizeof(fn));
                 ui_table_pct(t, r, 0, nr ? 100.0 * (double)w->self / (double)nr : 0);
                 ui_table_pct(t, r, 1, nr ? 100.0 * (double)w->count / (double)nr : 0);
                 ui_table_u64(t, r, 2, w->self);
                 ui_table_u64(t, r, 3, w->count);
-                ui_table_text(t, r, 4, module_name(a, w->module));
-                ui_table_text(t, r, 5, fn);
+                frame_text(a, names, t, r, w->module, w->function, w->rel);
                 if (is_open)
-                        add_subtree(a, t, w->node, (uint8_t)(depth + 1), nr);
+                        add_subtree(a, names, t, w->node, (uint8_t)(depth + 1), nr);
         }
         free(copy);
 }
@@ -495,9 +507,10 @@ static void build_functions(struct app *a, struct ui_table *t)
 {
         const struct calltree_row *unused;
         calltree_children(a->tree, false, 0, &unused); /* brings pending samples in */
+        struct module_names names = {{0}, {NULL}};
         if (a->is_top_down) {
                 ui_table_clear(t);
-                add_subtree(a, t, 0, 0, calltree_nr_samples(a->tree));
+                add_subtree(a, &names, t, 0, 0, calltree_nr_samples(a->tree));
                 return;
         }
         ui_table_clear(t);
@@ -507,18 +520,8 @@ static void build_functions(struct app *a, struct ui_table *t)
         uint64_t nr = hot_nr_samples(a->hot, source);
         const struct hot_row *rows;
         uint32_t n = hot_functions(a->hot, source, false, &rows);
-        char fn[512];
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
-                const char *mod = module_name(a, w->module);
-                if (w->function)
-                        snprintf(fn, sizeof(fn), "%s", sym_name(a->store, w->function));
-                else if (w->module)
-                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
-                else if (w->rel)
-                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
-                else
-                        snprintf(fn, sizeof(fn), "[other]");
                 /* never 0 (no row), never a tree key (bit 63) */
                 uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel)) &
                                 ~(7ull << 61)) |
@@ -536,10 +539,9 @@ static void build_functions(struct app *a, struct ui_table *t)
                 ui_table_pct(t, r, 1, nr ? 100.0 * (double)w->total / (double)nr : 0);
                 ui_table_u64(t, r, 2, w->self);
                 ui_table_u64(t, r, 3, w->total);
-                ui_table_text(t, r, 4, mod);
-                ui_table_text(t, r, 5, fn);
+                frame_text(a, &names, t, r, w->module, w->function, w->rel);
                 if (is_open)
-                        add_subtree(a, t, node, 1, nr);
+                        add_subtree(a, &names, t, node, 1, nr);
         }
 }
 

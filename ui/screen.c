@@ -16,8 +16,13 @@ struct ui_screen {
         bool has_colors;
         enum input_mode input;
         char input_buf[64];
-        uint32_t *visible; /* owned: indices of the rows the filter lets through */
-        uint32_t cap_visible;
+        /* the rows the filter lets through, as shown; made again only when the table, its
+           generation or the filter changes (a key press between refreshes reuses them) */
+        uint32_t *visible; /* owned */
+        uint32_t nr_visible, cap_visible;
+        const struct ui_table *visible_table; /* borrowed, only compared */
+        uint64_t visible_generation;
+        char visible_filter[64];
 };
 
 enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
@@ -131,31 +136,35 @@ static int attr_of(const struct ui_screen *s, int pair, int mono)
 
 /* ---- visible rows ---- */
 
-static bool row_matches(const struct ui_table *t, uint32_t r, const char *needle)
-{
-        if (!*needle)
-                return true;
-        for (uint32_t c = 0; c < t->nr_cols; c++)
-                if (t->cols[c].kind == UI_COL_TEXT && strstr(ui_table_cell_text(t, r, c), needle))
-                        return true;
-        return false;
-}
-
+/* The rows shown, in order (*rows, valid until the next call or change of the table); returns
+   how many. Without a filter, the table's own order. */
 static uint32_t visible_rows(struct ui_screen *s, const struct ui_table *t,
-                             const struct ui_view_state *vs)
+                             const struct ui_view_state *vs, const uint32_t **rows)
 {
-        if (s->cap_visible < t->nr_rows + 1) {
-                s->cap_visible = t->nr_rows + 1;
-                free(s->visible);
-                s->visible = malloc(s->cap_visible * sizeof(*s->visible));
-                if (!s->visible)
-                        abort();
+        if (!vs->filter[0]) {
+                *rows = t->order;
+                return t->nr_rows;
         }
-        uint32_t n = 0;
-        for (uint32_t r = 0; r < t->nr_rows; r++)
-                if (row_matches(t, r, vs->filter))
-                        s->visible[n++] = r;
-        return n;
+        if (s->visible_table != t || s->visible_generation != t->generation ||
+            strcmp(s->visible_filter, vs->filter) != 0) {
+                if (s->cap_visible < t->nr_rows + 1) {
+                        s->cap_visible = t->nr_rows + 1;
+                        free(s->visible);
+                        s->visible = malloc(s->cap_visible * sizeof(*s->visible));
+                        if (!s->visible)
+                                abort();
+                }
+                uint32_t n = 0;
+                for (uint32_t i = 0; i < t->nr_rows; i++)
+                        if (ui_table_row_contains(t, t->order[i], vs->filter))
+                                s->visible[n++] = t->order[i];
+                s->nr_visible = n;
+                s->visible_table = t;
+                s->visible_generation = t->generation;
+                snprintf(s->visible_filter, sizeof(s->visible_filter), "%s", vs->filter);
+        }
+        *rows = s->visible;
+        return s->nr_visible;
 }
 
 static int list_height(void)
@@ -192,17 +201,17 @@ static enum ui_action input_key(struct ui_screen *s, int key, struct ui_view_sta
         return UI_REDRAW;
 }
 
-static void search_next(struct ui_screen *s, struct ui_view_state *vs, const struct ui_table *t,
+static void search_next(struct ui_view_state *vs, const struct ui_table *t, const uint32_t *rows,
                         uint32_t nv, bool is_from_next)
 {
         if (!vs->search[0] || !nv)
                 return;
         for (uint32_t k = is_from_next ? 1 : 0; k <= nv; k++) {
                 uint32_t i = (vs->cursor + k) % nv;
-                if (row_matches(t, s->visible[i], vs->search)) {
+                if (ui_table_row_contains(t, rows[i], vs->search)) {
                         vs->cursor = i;
                         vs->has_moved = true;
-                        vs->cursor_key = t->keys[s->visible[i]];
+                        vs->cursor_key = t->keys[rows[i]];
                         return;
                 }
         }
@@ -211,14 +220,17 @@ static void search_next(struct ui_screen *s, struct ui_view_state *vs, const str
 enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state *vs,
                              const struct ui_table *t, uint64_t *row_key)
 {
-        uint32_t nv = visible_rows(s, t, vs);
+        const uint32_t *rows;
+        uint32_t nv = visible_rows(s, t, vs, &rows);
         int page = list_height() - 8;
         if (page < 1)
                 page = 1;
         if (s->input != INPUT_NONE) {
                 enum ui_action a = input_key(s, key, vs);
-                if (s->input == INPUT_SEARCH || (key == '\n' && vs->search[0]))
-                        search_next(s, vs, t, visible_rows(s, t, vs), false);
+                if (s->input == INPUT_SEARCH || (key == '\n' && vs->search[0])) {
+                        nv = visible_rows(s, t, vs, &rows);
+                        search_next(vs, t, rows, nv, false);
+                }
                 return a;
         }
         uint32_t old = vs->cursor;
@@ -256,7 +268,7 @@ enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state 
                 s->input = INPUT_SEARCH;
                 s->input_buf[0] = 0;
                 return UI_REDRAW;
-        case 'n': search_next(s, vs, t, nv, true); return UI_REDRAW;
+        case 'n': search_next(vs, t, rows, nv, true); return UI_REDRAW;
         case KEY_F(4):
         case '\\':
                 s->input = INPUT_FILTER;
@@ -275,11 +287,11 @@ enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state 
         if (vs->cursor != old) {
                 vs->has_moved = vs->cursor != 0;
                 if (nv)
-                        vs->cursor_key = t->keys[s->visible[vs->cursor]];
+                        vs->cursor_key = t->keys[rows[vs->cursor]];
                 return UI_REDRAW;
         }
         if (nv && vs->cursor < nv)
-                *row_key = t->keys[s->visible[vs->cursor]];
+                *row_key = t->keys[rows[vs->cursor]];
         else
                 *row_key = 0;
         uint32_t nk;
@@ -292,12 +304,36 @@ enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state 
 
 /* ---- drawing ---- */
 
+/* Printable ASCII as it is put on the line (cut at COLS, padded with spaces in attr): one copy
+   of the cells, where addnstr decodes each character as UTF-8. false: text is not all such, or
+   the line is too long for the buffer. */
+static bool put_ascii(const char *text, int attr)
+{
+        chtype cells[1024];
+        int n = 0;
+        if (COLS > (int)(sizeof(cells) / sizeof(cells[0])))
+                return false;
+        for (; n < COLS && text[n]; n++) {
+                unsigned char c = (unsigned char)text[n];
+                if (c < 0x20 || c >= 0x7F)
+                        return false;
+                cells[n] = c | (chtype)attr;
+        }
+        while (attr && n < COLS)
+                cells[n++] = ' ' | (chtype)attr;
+        if (n)
+                addchnstr(cells, n);
+        return true;
+}
+
 static void put_line(int y, const char *text, int attr)
 {
         if (y < 0 || y >= LINES)
                 return;
         move(y, 0);
         clrtoeol();
+        if (put_ascii(text, attr))
+                return;
         if (attr)
                 attron(attr);
         addnstr(text, COLS);
@@ -368,21 +404,23 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         line[len] = 0;
         put_line(y0, line, attr_of(s, PAIR_COLUMNS, A_REVERSE));
 
-        uint32_t nv = visible_rows(s, t, vs);
-        /* the cursor stays on its row, by key */
+        const uint32_t *rows;
+        uint32_t nv = visible_rows(s, t, vs, &rows);
+        /* the cursor stays on its row, by key; still there (a key press): no search */
         if (!vs->has_moved) {
                 vs->cursor = 0; /* on the first row, whichever it is now */
                 vs->cursor_key = 0;
         }
-        for (uint32_t i = 0; vs->cursor_key && i < nv; i++)
-                if (t->keys[s->visible[i]] == vs->cursor_key) {
-                        vs->cursor = i;
-                        break;
-                }
+        if (vs->cursor_key && !(vs->cursor < nv && t->keys[rows[vs->cursor]] == vs->cursor_key))
+                for (uint32_t i = 0; i < nv; i++)
+                        if (t->keys[rows[i]] == vs->cursor_key) {
+                                vs->cursor = i;
+                                break;
+                        }
         if (vs->cursor >= nv)
                 vs->cursor = nv ? nv - 1 : 0;
         if (nv)
-                vs->cursor_key = t->keys[s->visible[vs->cursor]];
+                vs->cursor_key = t->keys[rows[vs->cursor]];
         uint32_t height = (uint32_t)(y1 - y0 - 1);
         if (vs->cursor < vs->top)
                 vs->top = vs->cursor;
@@ -397,7 +435,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                         put_line(y, "", 0);
                         continue;
                 }
-                uint32_t r = s->visible[i];
+                uint32_t r = rows[i];
                 len = 0;
                 for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
                         char cell[1024];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* table.c: owns a view's rows: typed cells, keys, tree depth, sorting and the text form. */
+/* table.c: owns a view's rows: typed cells, keys, tree depth, the shown order and its sorting,
+   the text arena and the text form. */
 #include "ui/table.h"
 
 #include "ui/text_sanitize.h"
@@ -10,6 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A cell's text as shown is at most TEXT_MAX - 1 bytes (cut on a UTF-8 boundary). */
+#define TEXT_MAX 1024
+/* Text that matches or sorts as it is stored, without a sanitized copy: printable ASCII this
+   long or shorter is never cut (text_sanitize stops at most 4 bytes before TEXT_MAX). */
+#define TEXT_SAFE (TEXT_MAX - 4)
+
+#define CHUNK_BYTES (64 * 1024)
+
 static void *xrealloc(void *p, size_t n)
 {
         void *q = realloc(p, n ? n : 1);
@@ -18,22 +27,78 @@ static void *xrealloc(void *p, size_t n)
         return q;
 }
 
+/* ---- the text arena ---- */
+
+/* n bytes that stay where they are until the arena is reset. */
+static char *arena_alloc(struct ui_text_arena *a, size_t n)
+{
+        struct ui_text_chunk *c = a->cur;
+        while (!c || c->used + n > c->size) {
+                /* the next chunk: one an earlier fill left empty, or a new one */
+                struct ui_text_chunk *next = c ? c->next : a->first;
+                if (next && n <= next->size) {
+                        c = next;
+                        continue;
+                }
+                size_t size = n > CHUNK_BYTES ? n : CHUNK_BYTES;
+                struct ui_text_chunk *k = xrealloc(NULL, sizeof(*k) + size);
+                k->next = next;
+                k->used = 0;
+                k->size = size;
+                if (c)
+                        c->next = k;
+                else
+                        a->first = k;
+                c = k;
+        }
+        a->cur = c;
+        char *p = c->data + c->used;
+        c->used += n;
+        return p;
+}
+
+/* Gives back the end of the last allocation. */
+static void arena_unalloc(struct ui_text_arena *a, size_t n)
+{
+        a->cur->used -= n;
+}
+
+static void arena_reset(struct ui_text_arena *a)
+{
+        for (struct ui_text_chunk *c = a->first; c; c = c->next)
+                c->used = 0;
+        a->cur = a->first;
+}
+
+static void arena_free(struct ui_text_arena *a)
+{
+        struct ui_text_chunk *c = a->first;
+        while (c) {
+                struct ui_text_chunk *next = c->next;
+                free(c);
+                c = next;
+        }
+        a->first = a->cur = NULL;
+}
+
+/* ---- rows and cells ---- */
+
 void ui_table_init(struct ui_table *t, const struct ui_column *cols, uint32_t nr_cols)
 {
+        static uint64_t nr_made; /* the screen's thread's */
         memset(t, 0, sizeof(*t));
         t->cols = cols;
         t->nr_cols = nr_cols;
-        t->text_cap = 4096;
-        t->text = xrealloc(NULL, t->text_cap);
-        t->text[0] = 0;
-        t->text_len = 1;
+        /* each table's generations its own, should one be made where another was */
+        t->generation = ++nr_made << 32;
 }
 
 void ui_table_clear(struct ui_table *t)
 {
         t->sort_state = 0;
         t->nr_rows = 0;
-        t->text_len = 1;
+        t->generation++;
+        arena_reset(&t->text);
 }
 
 void ui_table_fini(struct ui_table *t)
@@ -42,79 +107,85 @@ void ui_table_fini(struct ui_table *t)
         free(t->keys);
         free(t->depth);
         free(t->flags);
-        free(t->text);
+        free(t->order);
+        free(t->spare_order);
+        free(t->scratch);
+        arena_free(&t->text);
         memset(t, 0, sizeof(*t));
 }
 
-uint32_t ui_table_add(struct ui_table *t, uint64_t key, uint8_t depth, uint8_t flags)
+void ui_table_reserve(struct ui_table *t, uint32_t nr_rows)
 {
-        if (t->nr_rows == t->cap_rows) {
-                t->cap_rows = t->cap_rows ? t->cap_rows * 2 : 256;
-                t->cells = xrealloc(t->cells, (size_t)t->cap_rows * t->nr_cols * sizeof(*t->cells));
-                t->keys = xrealloc(t->keys, t->cap_rows * sizeof(*t->keys));
-                t->depth = xrealloc(t->depth, t->cap_rows);
-                t->flags = xrealloc(t->flags, t->cap_rows);
-        }
-        uint32_t r = t->nr_rows++;
-        t->sort_state = 0;
-        memset(&t->cells[(size_t)r * t->nr_cols], 0, t->nr_cols * sizeof(*t->cells));
-        t->keys[r] = key;
-        t->depth[r] = depth;
-        t->flags[r] = flags;
-        return r;
+        if (nr_rows <= t->cap_rows)
+                return;
+        uint32_t cap = t->cap_rows ? t->cap_rows : 256;
+        while (cap < nr_rows)
+                cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+        t->cap_rows = cap;
+        t->cells = xrealloc(t->cells, (size_t)cap * t->nr_cols * sizeof(*t->cells));
+        t->keys = xrealloc(t->keys, cap * sizeof(*t->keys));
+        t->depth = xrealloc(t->depth, cap);
+        t->flags = xrealloc(t->flags, cap);
+        t->order = xrealloc(t->order, cap * sizeof(*t->order));
+        t->spare_order = xrealloc(t->spare_order, cap * sizeof(*t->spare_order));
 }
 
-static struct ui_cell *cell(struct ui_table *t, uint32_t row, uint32_t col)
+static struct ui_cell *cell(const struct ui_table *t, uint32_t row, uint32_t col)
 {
         return &t->cells[(size_t)row * t->nr_cols + col];
 }
 
+/* A text cell's text: NULL (a new row's, or borrowed NULL) is "". */
+static const char *text_of(const struct ui_cell *c)
+{
+        return c->text ? c->text : "";
+}
+
 void ui_table_text(struct ui_table *t, uint32_t row, uint32_t col, const char *s)
 {
-        if (row >= t->nr_rows || col >= t->nr_cols)
+        if (row >= t->nr_rows || col >= t->nr_cols || t->cols[col].kind != UI_COL_TEXT)
                 return;
+        s = s ? s : "";
+        size_t n = strnlen(s, TEXT_MAX - 1) + 1;
+        char *p = arena_alloc(&t->text, n);
+        size_t len = text_sanitize(p, n, s); /* shorter only when cut at TEXT_MAX */
+        arena_unalloc(&t->text, n - len - 1);
+        cell(t, row, col)->text = p;
         t->sort_state = 0;
-        char clean[1024];
-        text_sanitize(clean, sizeof(clean), s ? s : "");
-        size_t n = strlen(clean) + 1;
-        if (t->text_len + n > t->text_cap) {
-                while (t->text_len + n > t->text_cap)
-                        t->text_cap *= 2;
-                t->text = xrealloc(t->text, t->text_cap);
-        }
-        memcpy(t->text + t->text_len, clean, n);
-        cell(t, row, col)->text = (uint32_t)t->text_len;
-        t->text_len += n;
+        t->generation++;
 }
 
-void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, uint64_t v)
+void ui_table_text_addr(struct ui_table *t, uint32_t row, uint32_t col, const char *base,
+                        uint64_t offset)
 {
-        t->sort_state = 0;
-        if (row < t->nr_rows && col < t->nr_cols) {
-                cell(t, row, col)->u = v;
-                cell(t, row, col)->d = (double)v;
+        char text[TEXT_MAX + 24];
+        size_t n = 0;
+        if (base) {
+                n = strnlen(base, TEXT_MAX);
+                memcpy(text, base, n);
+                text[n++] = '+';
         }
-}
-
-void ui_table_pct(struct ui_table *t, uint32_t row, uint32_t col, double pct)
-{
-        t->sort_state = 0;
-        if (row < t->nr_rows && col < t->nr_cols)
-                cell(t, row, col)->d = pct;
+        text[n++] = '0';
+        text[n++] = 'x';
+        int nr_digits = offset ? (64 - __builtin_clzll(offset) + 3) / 4 : 1;
+        for (int i = nr_digits - 1; i >= 0; i--, offset >>= 4)
+                text[n + (size_t)i] = "0123456789abcdef"[offset & 15];
+        text[n + (size_t)nr_digits] = 0;
+        ui_table_text(t, row, col, text);
 }
 
 const char *ui_table_cell_text(const struct ui_table *t, uint32_t row, uint32_t col)
 {
-        if (row >= t->nr_rows || col >= t->nr_cols)
+        if (row >= t->nr_rows || col >= t->nr_cols || t->cols[col].kind != UI_COL_TEXT)
                 return "";
-        return t->text + t->cells[(size_t)row * t->nr_cols + col].text;
+        return text_of(cell(t, row, col));
 }
 
 void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char *buf, size_t size)
 {
-        const struct ui_cell *c = &t->cells[(size_t)row * t->nr_cols + col];
+        const struct ui_cell *c = cell(t, row, col);
         switch (t->cols[col].kind) {
-        case UI_COL_TEXT: snprintf(buf, size, "%s", t->text + c->text); break;
+        case UI_COL_TEXT: text_sanitize(buf, size < TEXT_MAX ? size : TEXT_MAX, text_of(c)); break;
         case UI_COL_U64: snprintf(buf, size, "%" PRIu64, c->u); break;
         case UI_COL_PCT: snprintf(buf, size, "%.2f%%", c->d); break;
         case UI_COL_NS:
@@ -128,25 +199,64 @@ void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char 
         }
 }
 
+/* ---- the text as shown: sanitized, cut at TEXT_MAX ---- */
+
+/* Whether s is shown exactly as it is stored. */
+static bool is_shown_as_is(const char *s)
+{
+        for (size_t i = 0; s[i]; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (i >= TEXT_SAFE || c < 0x20 || c >= 0x7F)
+                        return text_is_clean(s) && strnlen(s, TEXT_MAX) < TEXT_MAX;
+        }
+        return true;
+}
+
+/* Whether s as shown contains needle (nlen bytes). is_plain: needle is printable ASCII without
+   '?', the one character sanitizing brings in, so that a match in s is one in the shown text
+   unless it lies where the shown text may be cut. */
+static bool text_contains(const char *s, const char *needle, size_t nlen, bool is_plain)
+{
+        if (is_plain) {
+                const char *p = strstr(s, needle);
+                if (!p)
+                        return false;
+                if ((size_t)(p - s) + nlen <= TEXT_SAFE)
+                        return true;
+        }
+        char shown[TEXT_MAX];
+        text_sanitize(shown, sizeof(shown), s);
+        return strstr(shown, needle) != NULL;
+}
+
+bool ui_table_row_contains(const struct ui_table *t, uint32_t row, const char *needle)
+{
+        if (!*needle)
+                return true;
+        if (row >= t->nr_rows)
+                return false;
+        size_t nlen = strlen(needle);
+        bool is_plain = true;
+        for (size_t i = 0; i < nlen && is_plain; i++)
+                is_plain = needle[i] >= 0x20 && needle[i] < 0x7F && needle[i] != '?';
+        const struct ui_cell *c = cell(t, row, 0);
+        for (uint32_t col = 0; col < t->nr_cols; col++)
+                if (t->cols[col].kind == UI_COL_TEXT &&
+                    text_contains(text_of(&c[col]), needle, nlen, is_plain))
+                        return true;
+        return false;
+}
+
 /* ---- sorting: top-level rows move with their subtrees ---- */
 
-struct block {
-        double d;       /* the key of a number column */
-        uint32_t text;  /* the key of a text column: its offset in the arena */
-        uint32_t first; /* the block's first row */
-        uint32_t count;
+/* A block: a row of depth 0 and the rows under it, by its key in the sort column. */
+struct sort_item {
+        uint64_t key;   /* ascending order is the sort's (text: 8 bytes of it, see text_chunk) */
+        uint32_t block; /* its index in the shown order of blocks */
+        uint32_t row;   /* its first row */
 };
 
-static const char *sort_text; /* qsort has no context argument in C11 */
-
-static int block_by_text(const void *a, const void *b)
-{
-        const struct block *x = a, *y = b;
-        int r = strcmp(sort_text + x->text, sort_text + y->text);
-        if (r)
-                return r;
-        return x->first < y->first ? -1 : x->first > y->first;
-}
+#define RADIX_MAX_BITS 16
 
 /* The order of doubles as unsigned integers, largest first. */
 static uint64_t desc_key(double d)
@@ -157,40 +267,104 @@ static uint64_t desc_key(double d)
         return ~u;
 }
 
-/* A stable LSD radix sort by number, largest first: 100k rows in a few milliseconds where
-   qsort's merge sort took 15. Equal numbers keep their order (the first row first). */
-static void radix_sort_desc(struct block *b, uint32_t n)
+/* A stable LSD radix sort by key, over the bits that differ between the keys only (a count
+   column: one pass of at most 16 bits, mostly), in digits of no more counters than items.
+   Returns a or tmp, whichever ends sorted; count: 2^RADIX_MAX_BITS + 1 counters. */
+static struct sort_item *radix_sort(struct sort_item *a, struct sort_item *tmp, uint32_t n,
+                                    uint32_t *count)
 {
-        struct block *tmp = xrealloc(NULL, (size_t)n * sizeof(*tmp));
-        uint64_t *key = xrealloc(NULL, (size_t)n * sizeof(*key));
-        uint64_t *tkey = xrealloc(NULL, (size_t)n * sizeof(*tkey));
-        for (uint32_t i = 0; i < n; i++)
-                key[i] = desc_key(b[i].d);
-        for (int shift = 0; shift < 64; shift += 16) {
-                /* a pass whose digit is the same everywhere moves nothing: skip it */
-                uint64_t first = (key[0] >> shift) & 0xFFFF;
-                bool is_same = true;
-                for (uint32_t i = 1; i < n && is_same; i++)
-                        is_same = ((key[i] >> shift) & 0xFFFF) == first;
-                if (is_same)
-                        continue;
-                static uint32_t count[65537];
-                memset(count, 0, sizeof(count));
+        uint64_t diff = 0;
+        for (uint32_t i = 1; i < n; i++)
+                diff |= a[i].key ^ a[0].key;
+        if (!diff)
+                return a;
+        int lo = __builtin_ctzll(diff), width = 64 - __builtin_clzll(diff) - lo;
+        int max_bits = 8;
+        while (max_bits < RADIX_MAX_BITS && (1u << max_bits) < n)
+                max_bits++;
+        int nr_passes = (width + max_bits - 1) / max_bits;
+        int bits = (width + nr_passes - 1) / nr_passes;
+        uint64_t mask = (1ull << bits) - 1;
+        for (int pass = 0; pass < nr_passes; pass++) {
+                int shift = lo + pass * bits;
+                memset(count, 0, (mask + 2) * sizeof(*count));
                 for (uint32_t i = 0; i < n; i++)
-                        count[((key[i] >> shift) & 0xFFFF) + 1]++;
-                for (uint32_t d = 0; d < 65536; d++)
+                        count[((a[i].key >> shift) & mask) + 1]++;
+                if (count[((a[0].key >> shift) & mask) + 1] == n)
+                        continue; /* one digit everywhere: nothing moves */
+                for (uint64_t d = 0; d < mask; d++)
                         count[d + 1] += count[d];
-                for (uint32_t i = 0; i < n; i++) {
-                        uint32_t at = count[(key[i] >> shift) & 0xFFFF]++;
-                        tmp[at] = b[i];
-                        tkey[at] = key[i];
-                }
-                memcpy(b, tmp, (size_t)n * sizeof(*b));
-                memcpy(key, tkey, (size_t)n * sizeof(*key));
+                for (uint32_t i = 0; i < n; i++)
+                        tmp[count[(a[i].key >> shift) & mask]++] = a[i];
+                struct sort_item *x = a;
+                a = tmp;
+                tmp = x;
         }
-        free(tmp);
-        free(key);
-        free(tkey);
+        return a;
+}
+
+/* The 8 bytes of s from its start, big-endian, zeros past its end: as numbers they compare as
+   strcmp compares them. A chunk whose last byte is not 0 has more text after it. */
+static uint64_t text_chunk(const char *s)
+{
+        uint64_t k = 0;
+        for (int i = 0; i < 8 && s[i]; i++)
+                k |= (uint64_t)(unsigned char)s[i] << (56 - 8 * i);
+        return k;
+}
+
+/* A stable sort of items by their blocks' text (text[block]) from byte depth on, where the
+   items agree on the bytes before it: an MSD radix sort 8 bytes at a time (each step the LSD
+   radix sort of numbers), insertion sort for a few items. */
+static void text_radix_sort(struct sort_item *a, struct sort_item *tmp, uint32_t n, size_t depth,
+                            const char *const *text, uint32_t *count)
+{
+        if (n < 16) {
+                for (uint32_t i = 1; i < n; i++) {
+                        struct sort_item x = a[i];
+                        const char *s = text[x.block] + depth;
+                        uint32_t j = i;
+                        for (; j && strcmp(text[a[j - 1].block] + depth, s) > 0; j--)
+                                a[j] = a[j - 1];
+                        a[j] = x;
+                }
+                return;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                a[i].key = text_chunk(text[a[i].block] + depth);
+        struct sort_item *sorted = radix_sort(a, tmp, n, count);
+        if (sorted != a)
+                memcpy(a, sorted, (size_t)n * sizeof(*a));
+        /* runs of items equal so far that go on: sorted by the next 8 bytes */
+        for (uint32_t i = 0, j; i < n; i = j) {
+                for (j = i + 1; j < n && a[j].key == a[i].key; j++)
+                        ;
+                if (j - i > 1 && (a[i].key & 0xFF))
+                        text_radix_sort(a + i, tmp + i, j - i, depth + 8, text, count);
+        }
+}
+
+/* Sorts the blocks' items by the text of each block's first row as shown (text[block], the
+   stored text; replaced here by a sanitized copy in copies where sanitizing changes it), A-Z,
+   equal text in block order. */
+static void text_sort(struct sort_item *items, struct sort_item *tmp, uint32_t n, const char **text,
+                      uint32_t *count, struct ui_text_arena *copies)
+{
+        const char *last = NULL;
+        const char *last_shown = NULL;
+        for (uint32_t b = 0; b < n; b++) {
+                if (text[b] != last) {
+                        last = text[b];
+                        last_shown = last;
+                        if (!is_shown_as_is(last)) {
+                                char *copy = arena_alloc(copies, TEXT_MAX);
+                                text_sanitize(copy, TEXT_MAX, last);
+                                last_shown = copy;
+                        }
+                }
+                text[b] = last_shown;
+        }
+        text_radix_sort(items, tmp, n, 0, text, count);
 }
 
 void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
@@ -200,55 +374,80 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
         uint32_t state = (col + 1) | (is_reversed ? 1u << 16 : 0);
         if (t->sort_state == state)
                 return; /* sorted so since the last change */
-        struct block *b = xrealloc(NULL, t->nr_rows * sizeof(*b));
+        uint32_t n = t->nr_rows;
+        size_t need = 2 * (size_t)n * sizeof(struct sort_item) + (size_t)n * sizeof(char *) +
+                      ((size_t)n + 1) * sizeof(uint32_t) +
+                      ((1u << RADIX_MAX_BITS) + 1) * sizeof(uint32_t);
+        if (t->scratch_size < need) {
+                free(t->scratch);
+                t->scratch = xrealloc(NULL, need);
+                t->scratch_size = need;
+        }
+        struct sort_item *items = t->scratch, *tmp = items + n;
+        const char **text = (const char **)(tmp + n); /* text columns: each block's */
+        uint32_t *first = (uint32_t *)(text + n);     /* each block's first place in order[] */
+        uint32_t *count = first + n + 1;
         uint32_t nb = 0;
-        for (uint32_t r = 0; r < t->nr_rows; r++) {
-                if (t->depth[r] == 0 || nb == 0) {
-                        const struct ui_cell *c = &t->cells[(size_t)r * t->nr_cols + col];
-                        b[nb++] = (struct block){c->d, c->text, r, 1};
-                } else {
-                        b[nb - 1].count++;
+        for (uint32_t i = 0; i < n; i++)
+                if (t->depth[t->order[i]] == 0 || i == 0)
+                        first[nb++] = i;
+        first[nb] = n;
+
+        enum ui_col_kind kind = t->cols[col].kind;
+        struct sort_item *sorted = items;
+        if (kind == UI_COL_TEXT) {
+                for (uint32_t b = 0; b < nb; b++) {
+                        items[b].row = t->order[first[b]];
+                        items[b].block = b;
+                        text[b] = text_of(cell(t, items[b].row, col));
                 }
-        }
-        if (t->cols[col].kind == UI_COL_TEXT) {
-                sort_text = t->text;
-                qsort(b, nb, sizeof(*b), block_by_text);
+                struct ui_text_arena copies = {0};
+                text_sort(items, tmp, nb, text, count, &copies);
+                arena_free(&copies);
         } else {
-                radix_sort_desc(b, nb);
+                uint64_t all = 0;
+                for (uint32_t b = 0; b < nb; b++) {
+                        items[b].row = t->order[first[b]];
+                        items[b].key = cell(t, items[b].row, col)->u;
+                        items[b].block = b;
+                        all |= items[b].key;
+                }
+                if (kind == UI_COL_PCT) {
+                        for (uint32_t b = 0; b < nb; b++) {
+                                double d;
+                                memcpy(&d, &items[b].key, sizeof(d));
+                                items[b].key = desc_key(d);
+                        }
+                } else if (all >> 53) {
+                        /* counts a double cannot hold exactly: ordered as doubles, as shown */
+                        for (uint32_t b = 0; b < nb; b++)
+                                items[b].key = desc_key((double)items[b].key);
+                } else {
+                        for (uint32_t b = 0; b < nb; b++)
+                                items[b].key = ~items[b].key;
+                }
+                sorted = radix_sort(items, tmp, nb, count);
         }
-        if (is_reversed) {
-                for (uint32_t i = 0, j = nb ? nb - 1 : 0; i < j; i++, j--) {
-                        struct block x = b[i];
-                        b[i] = b[j];
-                        b[j] = x;
+        /* the new order: the blocks' rows, block after block */
+        if (nb == n) {
+                for (uint32_t j = 0; j < n; j++)
+                        t->spare_order[j] = sorted[is_reversed ? n - 1 - j : j].row;
+        } else {
+                uint32_t o = 0;
+                for (uint32_t j = 0; j < nb; j++) {
+                        uint32_t b = sorted[is_reversed ? nb - 1 - j : j].block;
+                        for (uint32_t i = first[b]; i < first[b + 1]; i++)
+                                t->spare_order[o++] = t->order[i];
                 }
         }
-        /* permute the rows */
-        struct ui_cell *cells = xrealloc(NULL, (size_t)t->cap_rows * t->nr_cols * sizeof(*cells));
-        uint64_t *keys = xrealloc(NULL, t->cap_rows * sizeof(*keys));
-        uint8_t *depth = xrealloc(NULL, t->cap_rows);
-        uint8_t *flags = xrealloc(NULL, t->cap_rows);
-        uint32_t o = 0;
-        for (uint32_t i = 0; i < nb; i++) {
-                uint32_t r = b[i].first, n = b[i].count;
-                memcpy(&cells[(size_t)o * t->nr_cols], &t->cells[(size_t)r * t->nr_cols],
-                       (size_t)n * t->nr_cols * sizeof(*cells));
-                memcpy(&keys[o], &t->keys[r], n * sizeof(*keys));
-                memcpy(&depth[o], &t->depth[r], n);
-                memcpy(&flags[o], &t->flags[r], n);
-                o += n;
-        }
-        free(t->cells);
-        free(t->keys);
-        free(t->depth);
-        free(t->flags);
-        t->cells = cells;
-        t->keys = keys;
-        t->depth = depth;
-        t->flags = flags;
+        uint32_t *old = t->order;
+        t->order = t->spare_order;
+        t->spare_order = old;
         t->sort_state = state;
-        free(b);
+        t->generation++;
 }
+
+/* ---- text form ---- */
 
 static void write_all(int fd, const char *s, size_t n)
 {
@@ -263,7 +462,7 @@ static void write_all(int fd, const char *s, size_t n)
 
 void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
 {
-        char line[2048], cellbuf[1024];
+        char line[2048], cellbuf[TEXT_MAX];
         size_t len = 0;
         for (uint32_t c = 0; c < t->nr_cols; c++) {
                 int w = t->cols[c].width;
@@ -277,7 +476,8 @@ void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
                 len--;
         line[len++] = '\n';
         write_all(fd, line, len);
-        for (uint32_t r = 0; r < t->nr_rows && (!max_rows || r < max_rows); r++) {
+        for (uint32_t i = 0; i < t->nr_rows && (!max_rows || i < max_rows); i++) {
+                uint32_t r = t->order[i];
                 len = 0;
                 for (uint32_t c = 0; c < t->nr_cols; c++) {
                         int w = t->cols[c].width;
