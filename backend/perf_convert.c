@@ -595,9 +595,11 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
-        const uint64_t bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-        uint32_t n = 8 * (uint32_t)__builtin_popcountll(sample_type & bits);
+        /* the trailer's fields, one u64 each (no popcount: without -mpopcnt it is a call) */
+        uint32_t n =
+                8 * (!!(sample_type & PERF_SAMPLE_TID) + !!(sample_type & PERF_SAMPLE_TIME) +
+                     !!(sample_type & PERF_SAMPLE_ID) + !!(sample_type & PERF_SAMPLE_STREAM_ID) +
+                     !!(sample_type & PERF_SAMPLE_CPU) + !!(sample_type & PERF_SAMPLE_IDENTIFIER));
 
         memset(sid, 0, sizeof(*sid));
         sid->pid = sid->tid = CONV_NONE;

@@ -99,8 +99,8 @@ enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 /* A bounded queue of completed buffers, oldest first. */
 #define RT_SPARES 4
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
-   save) and at the end: one wake-up per buffer cost more than the buffer's decoding. */
-#define RT_WAKE_BATCH 4
+   save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
+#define RT_WAKE_BATCH 8
 struct rt_queue {
         uint8_t **bufs; /* owned: cap slots, each an owned copy or NULL */
         uint32_t cap;
