@@ -87,14 +87,17 @@ struct live_ring {
         size_t stage_len;        /* the end of the copied records */
         struct live_item *items; /* owned: the order of one drain's records */
         uint32_t cap_items;
+        uint8_t *bounce; /* owned: the one record of a drain that wraps the ring's end */
 };
 
 struct live_item {
         uint64_t ts;
-        uint32_t off;
+        const uint8_t *rec; /* in the stage, the ring or the bounce buffer */
         uint32_t size;
         const struct perf_conv_event *ev; /* borrowed: the record's event, NULL when unknown */
 };
+
+#define MAX_PERF_RECORD 65536 /* perf_event_header.size is 16 bits */
 
 struct build_id_entry {
         char *path; /* owned; NULL: free */
@@ -1204,10 +1207,84 @@ static void ring_take_all(struct live_source *ls)
                 ring_take(&ls->rings[c]);
 }
 
-/* Converts up to budget records of one ring, in time order: what the ring holds is taken to the
-   stage first. Returns the number of records. */
+/* Room for one more item of a drain. */
+static struct live_item *item_next(struct live_ring *r, uint32_t n)
+{
+        if (n == r->cap_items) {
+                uint32_t cap = r->cap_items ? r->cap_items * 2 : 1024;
+                struct live_item *it = realloc(r->items, cap * sizeof(*it));
+                if (!it)
+                        abort();
+                r->items = it;
+                r->cap_items = cap;
+        }
+        return &r->items[n];
+}
+
+/* Converts the n items of a drain, in time order. */
+static void items_convert(struct live_source *ls, struct live_ring *r, uint32_t n, bool is_sorted)
+{
+        if (!is_sorted)
+                items_sort(r->items, n);
+        /* the events found while ordering: the session's events do not change in between */
+        for (uint32_t i = 0; i < n; i++)
+                perf_conv_record_ev(ls->conv, r->cpu, r->items[i].rec, r->items[i].size,
+                                    r->items[i].ev);
+}
+
+/* Converts up to budget records straight from the ring, then gives their space back: the
+   usual drain, when nothing waits in the stage (a copy of every byte to the stage was the
+   biggest memcpy of the live pipeline). Returns the number of records. */
+static uint32_t ring_drain_in_place(struct live_source *ls, struct live_ring *r, uint32_t budget)
+{
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t pos = r->meta->data_tail;
+        uint64_t mask = r->data_size - 1;
+        uint32_t n = 0;
+        uint64_t last_ts = 0;
+        bool is_sorted = true, is_bounced = false;
+        while (head - pos >= sizeof(struct perf_event_header) && n < budget) {
+                /* records are 8-byte aligned: a header never wraps */
+                const struct perf_event_header *h = (const void *)(r->data + (pos & mask));
+                if (h->size < sizeof(*h) || h->size > head - pos) {
+                        ls->nr_damaged_bytes += head - pos;
+                        pos = head; /* damaged: drop the rest */
+                        break;
+                }
+                const uint8_t *rec = r->data + (pos & mask);
+                if ((pos & mask) + h->size > r->data_size) {
+                        if (is_bounced)
+                                break; /* a second wrap in one drain cannot be: the next one */
+                        if (!r->bounce)
+                                r->bounce = xcalloc(1, MAX_PERF_RECORD);
+                        ring_copy(r, pos, r->bounce, h->size);
+                        rec = r->bounce;
+                        is_bounced = true;
+                }
+                struct live_item *it = item_next(r, n);
+                uint32_t cpu;
+                it->ts = perf_conv_record_time_ev(ls->conv, rec, h->size, r->cpu, &cpu, &it->ev);
+                it->rec = rec;
+                it->size = h->size;
+                is_sorted = is_sorted && it->ts >= last_ts;
+                last_ts = it->ts;
+                n++;
+                pos += h->size;
+        }
+        items_convert(ls, r, n, is_sorted);
+        __atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
+        return n;
+}
+
+/* Converts up to budget records of one ring, in time order. Records a rundown took to the stage
+   go first (with what the ring holds behind them); else they are converted in the ring.
+   Returns the number of records. */
 static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t budget)
 {
+        if (!r->meta)
+                return 0;
+        if (r->stage_pos == r->stage_len)
+                return ring_drain_in_place(ls, r, budget);
         ring_take(r);
         size_t pos = r->stage_pos, end = r->stage_len;
         uint32_t n = 0;
@@ -1221,35 +1298,20 @@ static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t
                         pos = end; /* damaged: drop the rest */
                         break;
                 }
-                if (n == r->cap_items) {
-                        uint32_t cap = r->cap_items ? r->cap_items * 2 : 1024;
-                        struct live_item *it = realloc(r->items, cap * sizeof(*it));
-                        if (!it)
-                                abort();
-                        r->items = it;
-                        r->cap_items = cap;
-                }
+                struct live_item *it = item_next(r, n);
                 uint32_t cpu;
-                const struct perf_conv_event *ev;
-                uint64_t ts = perf_conv_record_time_ev(ls->conv, r->stage + pos, h->size, r->cpu,
-                                                       &cpu, &ev);
-                is_sorted = is_sorted && ts >= last_ts;
-                last_ts = ts;
-                r->items[n].ts = ts;
-                r->items[n].off = (uint32_t)(pos - r->stage_pos);
-                r->items[n].size = h->size;
-                r->items[n].ev = ev;
+                it->ts = perf_conv_record_time_ev(ls->conv, r->stage + pos, h->size, r->cpu, &cpu,
+                                                  &it->ev);
+                it->rec = r->stage + pos;
+                it->size = h->size;
+                is_sorted = is_sorted && it->ts >= last_ts;
+                last_ts = it->ts;
                 n++;
                 pos += h->size;
         }
-        const uint8_t *base = r->stage + r->stage_pos;
         r->stage_pos = pos;
-        if (!is_sorted)
-                items_sort(r->items, n);
-        /* the events found while ordering: the session's events do not change in between */
-        for (uint32_t i = 0; i < n; i++)
-                perf_conv_record_ev(ls->conv, r->cpu, base + r->items[i].off, r->items[i].size,
-                                    r->items[i].ev);
+        /* the stage is not compacted or grown before the next ring_take: the items stay put */
+        items_convert(ls, r, n, is_sorted);
         return n;
 }
 
@@ -1989,6 +2051,7 @@ static void source_free(struct live_source *ls)
                 if (r->meta)
                         munmap(r->meta, r->map_size);
                 free(r->stage);
+                free(r->bounce);
                 free(r->items);
         }
         free(ls->rings);
