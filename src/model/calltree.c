@@ -39,6 +39,7 @@ struct stack_memo {
         uint64_t generation;
         uint32_t pid, nr;
         uint32_t top_down, callers; /* the deepest nodes; 0: no memo */
+        uint32_t nr_pending;        /* samples of this stack not yet counted along its paths */
 };
 #define MEMO_SLOTS (1u << 14)
 
@@ -56,6 +57,7 @@ struct calltree {
         struct calltree_row *rows; /* owned: the last answer */
         uint32_t cap_rows;
         struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
+        uint64_t nr_pending;     /* the memos' nr_pending, summed */
 };
 
 #define ROOT_TOP_DOWN 0u
@@ -107,6 +109,7 @@ void calltree_reset(struct calltree *t)
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         memset(t->pend, 0, sizeof(t->pend));
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        t->nr_pending = 0;
         t->nr_pend = 0;
         t->nr_samples = 0;
 }
@@ -187,21 +190,39 @@ static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
         return mix(h);
 }
 
-/* Counts a sample along the path from node up to its root. Its self count goes to the leaf in
-   the top-down tree, to the root's child (the sampled function) in the callers tree. */
-static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf)
+/* Counts n samples along the path from node up to its root. Their self count goes to the leaf
+   in the top-down tree, to the root's child (the sampled function) in the callers tree. */
+static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, uint64_t n)
 {
         if (is_self_at_leaf)
-                t->nodes[node].self++;
+                t->nodes[node].self += n;
         for (;;) {
-                struct node *n = &t->nodes[node];
-                n->count++;
-                if (n->parent == UINT32_MAX)
+                struct node *x = &t->nodes[node];
+                x->count += n;
+                if (x->parent == UINT32_MAX)
                         return;
-                if (!is_self_at_leaf && t->nodes[n->parent].parent == UINT32_MAX)
-                        n->self++;
-                node = n->parent;
+                if (!is_self_at_leaf && t->nodes[x->parent].parent == UINT32_MAX)
+                        x->self += n;
+                node = x->parent;
         }
+}
+
+/* Counts a memo's waiting samples along its paths. */
+static void memo_settle(struct calltree *t, struct stack_memo *m)
+{
+        if (!m->nr_pending)
+                return;
+        count_path(t, m->top_down, true, m->nr_pending);
+        count_path(t, m->callers, false, m->nr_pending);
+        t->nr_pending -= m->nr_pending;
+        m->nr_pending = 0;
+}
+
+/* Every waiting sample counted: before anyone reads the counts. */
+static void memo_settle_all(struct calltree *t)
+{
+        for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
+                memo_settle(t, &t->memo[i]);
 }
 
 /* frames[0] is the sampled address, the last the outermost caller */
@@ -217,10 +238,13 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         t->nr_samples++;
         if (m->top_down && m->hash == hash && m->generation == generation && m->pid == pid &&
             m->nr == nr) {
-                count_path(t, m->top_down, true);
-                count_path(t, m->callers, false);
+                /* counted along its paths when the counts are read or the memo is replaced:
+                   a stack seen again costs no walk up two trees */
+                m->nr_pending++;
+                t->nr_pending++;
                 return;
         }
+        memo_settle(t, m);
         struct frame_key keys[MAX_FRAMES];
         for (uint32_t i = 0; i < nr; i++)
                 keys[i] = key_of(t, pid, frames[i]);
@@ -255,7 +279,7 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         /* a path cut short by a full tree is not remembered: its sample counted where it
            stopped, and a later one may find room */
         if (is_whole)
-                *m = (struct stack_memo){hash, generation, pid, nr, top_down, node};
+                *m = (struct stack_memo){hash, generation, pid, nr, top_down, node, 0};
 }
 
 static void pending_flush(struct calltree *t, struct pending *p)
@@ -335,6 +359,7 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
         if (node == 0) /* a new look at the tree: samples whose stacks never came count now */
                 for (uint32_t c = 0; c < t->nr_pend; c++)
                         pending_flush(t, &t->pend[c]);
+        memo_settle_all(t);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
         uint32_t n = 0;
