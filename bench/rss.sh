@@ -55,8 +55,18 @@ e_first="" p_first=""
 for ((t = 10; t <= secs; t += 10)); do
         sleep 10
         e=$(rss "$epid") p=$(rss "$ppid")
-        [ -n "$e" ] && [ -n "$p" ] || die "a tool exited at ${t} s"
-        printf "%8d %14d %14d\n" "$t" "$e" "$p"
+        [ -n "$e" ] || die "etwtop exited at ${t} s: $(tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -3)"
+        if [ -z "$p" ] && [ -z "${p_gone:-}" ]; then
+                # perf top's own end (it has crashed here): etwtop's series goes on alone
+                p_gone=$t
+                echo "perf top exited at ${t} s: $(tmux -L "$sock" capture-pane -t p -p | grep -v '^$' | tail -2)"
+        fi
+        if [ -n "${p_gone:-}" ]; then
+                printf "%8d %14d %14s\n" "$t" "$e" -
+                p=$p_last
+        else
+                printf "%8d %14d %14d\n" "$t" "$e" "$p"
+        fi
         if [ $t = 60 ] || { [ $secs -lt 60 ] && [ -z "$e_first" ]; }; then e_first=$e p_first=$p; fi
         if [ $t = $(((secs / 2) / 10 * 10)) ]; then e_half=$e p_half=$p; fi
         e_last=$e p_last=$p

@@ -141,10 +141,10 @@ tm send-keys -t s W
 check "save: the file named" wait_for 'saved the recent events to etwtop-' 10
 saved=$(grep -o 'etwtop-[0-9-]*\.etl' "$tmp/screen" | head -1)
 check "save: the file is there, 0600" [ "$(stat -c %a "$tmp/$saved" 2>/dev/null)" = 600 ]
-"$ETWTOP" --replay "$tmp/$saved" -b --top 5 >"$tmp/saved.txt" 2>/dev/null
+"$ETWTOP" --replay "$tmp/$saved" -b --top 10 >"$tmp/saved.txt" 2>/dev/null
 # the saved window holds the whole session so far, the view what came since its last reset (the
 # idle CPU's share moves with the machine's load): the view's top row is among the file's top rows
-top_saved=$(awk '/^Hot functions/ {t = 1; getline; next} t && n < 5 {print $NF; n++}' "$tmp/saved.txt" |
+top_saved=$(awk '/^Hot functions/ {t = 1; getline; next} t && n < 10 {print $NF; n++}' "$tmp/saved.txt" |
         tr '\n' ' ')
 check "save: replays with the view's top row ($top_live in: $top_saved)" \
         bash -c "[ -n '$top_live' ] && echo ' $top_saved' | grep -q ' $top_live '"

@@ -53,6 +53,9 @@ struct hot {
         uint32_t nr_rows_cached; /* rows still valid for rows_source (0: none) */
         uint16_t rows_source;
         uint32_t cap_rows;
+        /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
+        uint32_t *sort_idx, *sort_tmp;
+        struct hot_row *sort_rows;
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;
         struct agg_settings settings;
@@ -89,6 +92,9 @@ void hot_free(struct hot *h)
                 return;
         free(h->slots);
         free(h->rows);
+        free(h->sort_idx);
+        free(h->sort_tmp);
+        free(h->sort_rows);
         free(h->mrows);
         free(h);
 }
@@ -364,6 +370,59 @@ static int by_total(const void *a, const void *b)
         return by_self(a, b);
 }
 
+/* One field of a row as the whole-order sort sees it: ascending in the value returned. */
+enum sort_field { SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC, SF_SELF_DESC };
+
+static uint64_t field_of(const struct hot_row *r, enum sort_field f)
+{
+        switch (f) {
+        case SF_REL: return r->function ? 0 : r->rel; /* row_key_cmp: rel only when unnamed */
+        case SF_FUNCTION: return r->function;
+        case SF_MODULE: return r->module;
+        case SF_TOTAL_DESC: return ~r->total;
+        case SF_SELF_DESC: return ~r->self;
+        }
+        return 0;
+}
+
+/* Sorts rows[0..n) as qsort with by_self or by_total would, with stable counting passes over
+   the bytes that differ, least significant field first (a qsort of 100k rows took about 25 ms
+   of a refresh). */
+static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_by_total)
+{
+        static const enum sort_field by_self_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC,
+                                                      SF_SELF_DESC};
+        static const enum sort_field by_total_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_SELF_DESC,
+                                                       SF_TOTAL_DESC};
+        const enum sort_field *fields = is_by_total ? by_total_lsd : by_self_lsd;
+        uint32_t *idx = h->sort_idx, *tmp = h->sort_tmp;
+        for (uint32_t i = 0; i < n; i++)
+                idx[i] = i;
+        for (uint32_t fi = 0; fi < 5; fi++) {
+                enum sort_field f = fields[fi];
+                uint64_t first = field_of(&rows[0], f), diff = 0;
+                for (uint32_t i = 1; i < n; i++)
+                        diff |= field_of(&rows[i], f) ^ first;
+                for (uint32_t shift = 0; shift < 64 && (diff >> shift); shift += 8) {
+                        if (!((diff >> shift) & 0xff))
+                                continue;
+                        uint32_t count[257] = {0};
+                        for (uint32_t i = 0; i < n; i++)
+                                count[((field_of(&rows[idx[i]], f) >> shift) & 0xff) + 1]++;
+                        for (uint32_t b = 0; b < 256; b++)
+                                count[b + 1] += count[b];
+                        for (uint32_t i = 0; i < n; i++)
+                                tmp[count[(field_of(&rows[idx[i]], f) >> shift) & 0xff]++] = idx[i];
+                        uint32_t *t = idx;
+                        idx = tmp;
+                        tmp = t;
+                }
+        }
+        for (uint32_t i = 0; i < n; i++)
+                h->sort_rows[i] = rows[idx[i]];
+        memcpy(rows, h->sort_rows, (size_t)n * sizeof(*rows));
+}
+
 static void swap_rows(struct hot_row *a, struct hot_row *b)
 {
         struct hot_row t = *a;
@@ -411,8 +470,14 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 pending_flush(h, &h->pend[c]);
         if (h->cap_rows < h->nr + 1) {
                 free(h->rows);
+                free(h->sort_idx);
+                free(h->sort_tmp);
+                free(h->sort_rows);
                 h->cap_rows = h->nr + 1;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
+                h->sort_idx = xcalloc(h->cap_rows, sizeof(*h->sort_idx));
+                h->sort_tmp = xcalloc(h->cap_rows, sizeof(*h->sort_tmp));
+                h->sort_rows = xcalloc(h->cap_rows, sizeof(*h->sort_rows));
         }
         /* the places of one function merge into one row, through a hash of row keys (sorting
            every place first took a third of a replay) */
@@ -477,8 +542,10 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 /* only the first max in order: select them, sort those */
                 select_top(h->rows, o, max, cmp);
                 n = max;
+                qsort(h->rows, n, sizeof(*h->rows), cmp);
+        } else if (n > 1) {
+                rows_sort(h, h->rows, n, is_by_total);
         }
-        qsort(h->rows, n, sizeof(*h->rows), cmp);
         *rows = h->rows;
         h->nr_rows_cached = o; /* every row is in the array, the first n in order */
         h->rows_source = source;
