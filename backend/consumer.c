@@ -431,12 +431,16 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                 }
                 if (n == 1) {
                         uint32_t pos = 0;
+                        uint64_t last_ts = 0;
+                        bool has_last = false;
                         while (etl_buffer_next(buf, size, &pos, &rec) == 1) {
-                                int64_t ft = realtime_filetime(&info, rec.timestamp);
-                                lf->CurrentTime = ft;
-                                fill_event_record(&er, items, &rec,
-                                                  is_raw ? (int64_t)rec.timestamp : ft,
-                                                  lf->Context);
+                                /* FILETIME only when asked for: its divisions cost more than
+                                   the rest of a record's delivery (CurrentTime is set below) */
+                                int64_t ts = is_raw ? (int64_t)rec.timestamp
+                                                    : realtime_filetime(&info, rec.timestamp);
+                                last_ts = rec.timestamp;
+                                has_last = true;
+                                fill_event_record(&er, items, &rec, ts, lf->Context);
                                 if (is_event_record) {
                                         if (lf->EventRecordCallback)
                                                 lf->EventRecordCallback(&er);
@@ -446,6 +450,8 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                                         lf->EventCallback(&ev);
                                 }
                         }
+                        if (has_last)
+                                lf->CurrentTime = realtime_filetime(&info, last_ts);
                         lf->BuffersRead++;
                         lf->Filled = size;
                         if (lf->BufferCallback && !lf->BufferCallback(lf)) {

@@ -1252,6 +1252,11 @@ static uint32_t ring_drain_in_place(struct live_source *ls, struct live_ring *r,
                         break;
                 }
                 const uint8_t *rec = r->data + (pos & mask);
+                if ((pos & mask) + h->size <= r->data_size &&
+                    perf_conv_skips(ls->conv, rec, h->size)) {
+                        pos += h->size;
+                        continue;
+                }
                 if ((pos & mask) + h->size > r->data_size) {
                         if (is_bounced)
                                 break; /* a second wrap in one drain cannot be: the next one */

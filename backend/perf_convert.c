@@ -1958,6 +1958,36 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
    while a secondary CPU's idle task runs (no sched_switch of swapper/N switching out, no
    cpu-clock samples in it), so every switch-in from idle there would be missing. The IN record
    then makes the CSwitch, stamped at its own time (a few microseconds after the switch). */
+/* The size of the sample_id trailer of ev's non-sample records. */
+static uint32_t trailer_size(const struct perf_conv_event *ev)
+{
+        uint64_t st = ev ? ev->sample_type : PERF_CONV_SAMPLE_ID_BITS;
+        return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+                    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+                    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+/* sched_switch says more of a switch out, in the same context: a switch-out record is
+   nothing to convert when it is whole (its fixed part and ev's trailer) */
+static bool is_whole_switch_out(const struct perf_event_header *h, uint32_t size,
+                                const struct perf_conv_event *ev)
+{
+        bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+        return (is_cpu_wide || h->type == PERF_RECORD_SWITCH) &&
+               (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+               size >= (is_cpu_wide ? 16u : 8u) + trailer_size(ev);
+}
+
+bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        if (size < 16 || h->size != size || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+            !is_whole_switch_out(h, size, record_event(c, rec, size)))
+                return false;
+        c->st.nr_records++;
+        return true;
+}
+
 static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                        const struct perf_conv_event *ev)
 {
@@ -1965,9 +1995,7 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         struct perf_sample_id sid;
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 
-        /* sched_switch says more of a switch out, in the same context: nothing to parse when
-           the record is long enough for any trailer (6 fields) */
-        if ((h->misc & PERF_RECORD_MISC_SWITCH_OUT) && size >= (is_cpu_wide ? 16u : 8u) + 48u)
+        if (is_whole_switch_out(h, size, ev))
                 return 0;
         if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;

@@ -224,6 +224,11 @@ void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks);
    writers use): the unit of CSwitch NewThreadWaitTime, "clock ticks" (ETL-FORMAT.md 3.5). */
 void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100ns);
 
+/* A record that converts to nothing whatever its time: a context switch's switch-out record
+   (sched_switch says more of it), when whole. It is counted as converted; callers need not
+   order or convert it (1 of the 4 records of a switch). */
+bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size);
+
 /* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
    the record does not say). */
 uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, uint32_t size,

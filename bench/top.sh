@@ -7,10 +7,14 @@
 # too, and cpu-clock with a 250 us period), both drawing in a terminal (tmux) with a 1 s
 # refresh. Prints both processes' CPU seconds (user + system, from /proc/PID/stat) and what each
 # screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
-# Usage: bench/top.sh [BUILD_DIR] [SECONDS]   (default ./build, 20 s; needs root, perf, tmux)
+# The pipe ping-pong's rate, and with it both tools' load, moves from one run to the next: the
+# tools take turns for ROUNDS rounds and their CPU seconds are summed.
+# Usage: bench/top.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+#        (default ./build, 20 s, 3 rounds; needs root, perf, tmux)
 set -u
 build=${1:-./build}
 secs=${2:-20}
+rounds=${3:-3}
 etwtop=$(realpath "$build/src/etwtop")
 die() { echo "top.sh: $*" >&2; exit 1; }
 [ -x "$etwtop" ] || die "$etwtop not built"
@@ -47,21 +51,33 @@ run() {
         tmux -L "$sock" kill-session -t "$name"
 }
 
-load
-sleep 1
-e_cpu=$(run etwtop "$etwtop" -d 1 --set-prof-int 2500 \
-        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
-wait
-load
-sleep 1
-[ -n "$e_cpu" ] || exit 1
-p_cpu=$(run perf perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch -e sched:sched_waking)
-[ -n "$p_cpu" ] || exit 1
-wait
-e_lost=$(grep -o 'lost [0-9]*' "$tmp/etwtop.screen" | head -1 | awk '{print $2}')
-p_lost=$(grep -o 'lost: [0-9]*/[0-9]*' "$tmp/perf.screen" | head -1 | sed 's/lost: //')
-echo "top benchmark: $secs s, $ncpu CPUs busy (spinners and a pipe ping-pong), 4 kHz samples"
-echo "with call chains, context switches; both on a 160x50 terminal, 1 s refresh"
+e_cpu=0 p_cpu=0
+for ((round = 1; round <= rounds; round++)); do
+        load
+        sleep 1
+        e=$(run etwtop "$etwtop" -d 1 --set-prof-int 2500 \
+                --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
+        wait
+        [ -n "$e" ] || exit 1
+        cp "$tmp/etwtop.screen" "$tmp/etwtop.$round.screen"
+        load
+        sleep 1
+        p=$(run perf perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch \
+                -e sched:sched_waking)
+        wait
+        [ -n "$p" ] || exit 1
+        cp "$tmp/perf.screen" "$tmp/perf.$round.screen"
+        echo "round $round: etwtop $e s, perf top $p s" >&2
+        e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
+        p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
+done
+# what each screen said last, per round, summed
+e_lost=$(cat "$tmp"/etwtop.*.screen | grep -o 'lost [0-9]*' | awk '{n += $2} END {print n + 0}')
+p_lost=$(cat "$tmp"/perf.*.screen | grep -o 'lost: [0-9]*/[0-9]*' | sed 's/lost: //' |
+        awk -F/ '{l += $1; t += $2} END {print l "/" t}')
+echo "top benchmark: $rounds rounds of $secs s per tool, $ncpu CPUs busy (spinners and a pipe"
+echo "ping-pong), 4 kHz samples with call chains, every context switch and wake-up with its call"
+echo "chain; both on a 160x50 terminal, 1 s refresh"
 echo
 printf "%-12s %10s %14s\n" tool "CPU s" "lost"
 printf "%-12s %10s %14s\n" etwtop "$e_cpu" "${e_lost:-?}"

@@ -972,8 +972,16 @@ static void test_cswitch_repair_and_wait_time(void **state)
         rb_sched_switch(&r, 71, 900, 0, 0x1, START + 1 * ms, 1);
         convert(&r, 1);
         rb_switch(&r, true, true, 900, 0, START + 1 * ms + 1, 1, 72); /* OUT: nothing */
+        /* a drain need not order or convert it: perf_conv_skips says so and counts it */
+        struct perf_conv_stats before, after;
+        perf_conv_get_stats(g.c, &before);
+        assert_true(perf_conv_skips(g.c, r.b, r.n));
+        perf_conv_get_stats(g.c, &after);
+        assert_int_equal(after.nr_records, before.nr_records + 1);
+        assert_false(perf_conv_skips(g.c, r.b, r.n - 8)); /* not whole: converted as before */
         convert(&r, 1);
         rb_switch(&r, true, false, 900, 0, START + 5 * ms, 1, 72); /* IN from idle: repaired */
+        assert_false(perf_conv_skips(g.c, r.b, r.n));
         convert(&r, 1);
         /* a switch that is delivered: its IN record adds nothing */
         rb_sched_switch(&r, 71, 900, 901, 0x100, START + 6 * ms, 1);
