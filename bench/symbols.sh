@@ -85,6 +85,6 @@ awk -v es="$e_samples" -v ps="$p_samples" -v et="$e_time" -v pt="$p_time" -v qt=
         r = (es / et) / (ps / pt)
         q = (es / et) / (ps / qt)
         printf "\nratio against perf report --stdio (samples symbolized per second): %.1fx " \
-               "(target >= 10x): %s\n", r, r >= 10 ? "PASS" : "MISS"
+               "(target >= 10x): %s\n", r, (r >= 10 ? "PASS" : "MISS")
         printf "ratio against the lighter perf report: %.1fx\n", q
 }'
