@@ -32,6 +32,12 @@ struct pending {
         bool is_matched;
 };
 
+/* A row's key in one field of the order, and the row. */
+struct sort_item {
+        uint64_t key;
+        uint32_t row;
+};
+
 struct hot {
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
@@ -54,8 +60,10 @@ struct hot {
         uint16_t rows_source;
         uint32_t cap_rows;
         /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
-        uint32_t *sort_idx, *sort_tmp;
+        struct sort_item *sort_a, *sort_b;
         struct hot_row *sort_rows;
+        uint32_t *merge; /* owned: the places-to-rows hash, kept between refreshes */
+        uint32_t cap_merge;
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;
         struct agg_settings settings;
@@ -92,9 +100,10 @@ void hot_free(struct hot *h)
                 return;
         free(h->slots);
         free(h->rows);
-        free(h->sort_idx);
-        free(h->sort_tmp);
+        free(h->sort_a);
+        free(h->sort_b);
         free(h->sort_rows);
+        free(h->merge);
         free(h->mrows);
         free(h);
 }
@@ -386,8 +395,9 @@ static uint64_t field_of(const struct hot_row *r, enum sort_field f)
 }
 
 /* Sorts rows[0..n) as qsort with by_self or by_total would, with stable counting passes over
-   the bytes that differ, least significant field first (a qsort of 100k rows took about 25 ms
-   of a refresh). */
+   the bytes that differ, least significant field first. Each field's keys are taken from the
+   rows once, in the current order, and sorted with their row numbers (reading the rows in every
+   pass cost a cache miss per row and pass; a qsort of 100k rows took about 25 ms). */
 static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_by_total)
 {
         static const enum sort_field by_self_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC,
@@ -395,31 +405,33 @@ static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_b
         static const enum sort_field by_total_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_SELF_DESC,
                                                        SF_TOTAL_DESC};
         const enum sort_field *fields = is_by_total ? by_total_lsd : by_self_lsd;
-        uint32_t *idx = h->sort_idx, *tmp = h->sort_tmp;
+        struct sort_item *a = h->sort_a, *b = h->sort_b;
         for (uint32_t i = 0; i < n; i++)
-                idx[i] = i;
+                a[i].row = i;
         for (uint32_t fi = 0; fi < 5; fi++) {
                 enum sort_field f = fields[fi];
-                uint64_t first = field_of(&rows[0], f), diff = 0;
-                for (uint32_t i = 1; i < n; i++)
-                        diff |= field_of(&rows[i], f) ^ first;
+                uint64_t diff = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                        a[i].key = field_of(&rows[a[i].row], f);
+                        diff |= a[i].key ^ a[0].key;
+                }
                 for (uint32_t shift = 0; shift < 64 && (diff >> shift); shift += 8) {
                         if (!((diff >> shift) & 0xff))
                                 continue;
                         uint32_t count[257] = {0};
                         for (uint32_t i = 0; i < n; i++)
-                                count[((field_of(&rows[idx[i]], f) >> shift) & 0xff) + 1]++;
-                        for (uint32_t b = 0; b < 256; b++)
-                                count[b + 1] += count[b];
+                                count[((a[i].key >> shift) & 0xff) + 1]++;
+                        for (uint32_t c = 0; c < 256; c++)
+                                count[c + 1] += count[c];
                         for (uint32_t i = 0; i < n; i++)
-                                tmp[count[(field_of(&rows[idx[i]], f) >> shift) & 0xff]++] = idx[i];
-                        uint32_t *t = idx;
-                        idx = tmp;
-                        tmp = t;
+                                b[count[(a[i].key >> shift) & 0xff]++] = a[i];
+                        struct sort_item *t = a;
+                        a = b;
+                        b = t;
                 }
         }
         for (uint32_t i = 0; i < n; i++)
-                h->sort_rows[i] = rows[idx[i]];
+                h->sort_rows[i] = rows[a[i].row];
         memcpy(rows, h->sort_rows, (size_t)n * sizeof(*rows));
 }
 
@@ -470,13 +482,13 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 pending_flush(h, &h->pend[c]);
         if (h->cap_rows < h->nr + 1) {
                 free(h->rows);
-                free(h->sort_idx);
-                free(h->sort_tmp);
+                free(h->sort_a);
+                free(h->sort_b);
                 free(h->sort_rows);
                 h->cap_rows = h->nr + 1;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
-                h->sort_idx = xcalloc(h->cap_rows, sizeof(*h->sort_idx));
-                h->sort_tmp = xcalloc(h->cap_rows, sizeof(*h->sort_tmp));
+                h->sort_a = xcalloc(h->cap_rows, sizeof(*h->sort_a));
+                h->sort_b = xcalloc(h->cap_rows, sizeof(*h->sort_b));
                 h->sort_rows = xcalloc(h->cap_rows, sizeof(*h->sort_rows));
         }
         /* the places of one function merge into one row, through a hash of row keys (sorting
@@ -484,7 +496,14 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         uint32_t cap = 64;
         while (cap < 2 * (h->nr + 1))
                 cap *= 2;
-        uint32_t *index = xzalloc_table(cap, sizeof(*index)); /* row + 1, 0 free */
+        if (h->cap_merge < cap) {
+                free(h->merge);
+                h->cap_merge = cap;
+                h->merge = xzalloc_table(cap, sizeof(*h->merge));
+        } else {
+                memset(h->merge, 0, cap * sizeof(*h->merge));
+        }
+        uint32_t *index = h->merge; /* row + 1, 0 free */
         uint32_t o = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
                 struct entry *e = &h->slots[i];
@@ -529,7 +548,6 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                         index[j] = ++o;
                 }
         }
-        free(index);
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;
