@@ -3,9 +3,9 @@
 # symbols.sh: symbol lookups and whole-recording symbolization, side by side with the peers.
 #   1. bench_symbols on libLLVM (46k symbols) and libc: first-time and cached lookups per second
 #      against dwfl_module_addrinfo, on the same random addresses.
-#   2. The same workload recorded by etwtop --record and by perf record (4 kHz timer samples
-#      with call chains on every CPU, while clang compiles in a loop: many functions in a big
-#      library, and the kernel), then symbolized whole: `etwtop --replay FILE -b -n 1` (load,
+#   2. The same workload recorded by etwtop --record and by perf record at once (4 kHz timer
+#      samples with call chains on every CPU, while clang compiles in a loop: many functions in a
+#      big library, and the kernel), then symbolized whole: `etwtop --replay FILE -b -n 1` (load,
 #      symbolize, print the hot functions with self and total) against `perf report --stdio`
 #      (its default report of a -g recording: children and self, with call chains; the
 #      issue's target is 10x) and against the lighter `perf report --stdio --no-children
@@ -46,15 +46,16 @@ load() {
         (end=$((SECONDS + secs + 2)); while [ $SECONDS -lt $end ]; do
                 clang -O2 -c "$tmp/work.c" -o "$tmp/work2.o" 2>/dev/null; done) &
 }
+# both recorders at once, on the same seconds of the same workload: the same events, each
+# tool's own way (perf record's -F 4000 and etwtop's 250 us interval are both 4 kHz timers)
 load
 sleep 1
 "$etwtop" --record "$tmp/e.etl" --duration "$secs" --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE \
-        --stackwalk Profile 2>"$tmp/e.err" || die "etwtop --record failed: $(cat "$tmp/e.err")"
-wait
-load
-sleep 1
+        --stackwalk Profile 2>"$tmp/e.err" &
+erec=$!
 perf record -q -B -N -o "$tmp/p.data" -a -g -F 4000 -e cpu-clock -- sleep "$secs" 2>"$tmp/p.err" ||
         die "perf record failed: $(cat "$tmp/p.err")"
+wait "$erec" || die "etwtop --record failed: $(cat "$tmp/e.err")"
 wait
 
 # best of 3 runs each, wall clock of the whole process
