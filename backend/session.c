@@ -96,11 +96,12 @@
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
-/* A bounded queue of completed buffers, oldest first. */
 #define RT_SPARES 4
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
    save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
 #define RT_WAKE_BATCH 8
+
+/* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {
         uint8_t **bufs; /* owned: cap slots, each an owned copy or NULL */
         uint32_t cap;
@@ -118,7 +119,8 @@ struct session_rt {
         struct rt_queue q; /* under s->lock */
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
         uint8_t *current;  /* owned: the buffer last handed out */
-        uint64_t nr_lost;  /* under s->lock */
+        bool is_current_header; /* current is the header's copy, not a queue buffer */
+        uint64_t nr_lost;       /* under s->lock */
         struct session_rt *next;
 };
 
@@ -655,16 +657,18 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                 deadline.tv_nsec -= 1000000000;
         }
         pthread_mutex_lock(&s->lock);
-        if (rt->current && rt->q.nr_spare < RT_SPARES)
+        if (rt->current && !rt->is_current_header && rt->q.nr_spare < RT_SPARES)
                 rt->q.spare[rt->q.nr_spare++] = rt->current;
         else
                 free(rt->current);
         rt->current = NULL;
+        rt->is_current_header = false;
         int rc = -EAGAIN;
         for (;;) {
                 if (rt->header) {
                         /* the logfile header and the start group masks, before any data */
                         rt->current = rt->header;
+                        rt->is_current_header = true;
                         rt->header = NULL;
                         *buf = rt->current;
                         *size = rt->q.buffer_size;
