@@ -1720,10 +1720,66 @@ static void test_calltree_trees(void **state)
         calltree_free(t);
 }
 
+/* A function's total over repeated stacks (remembered after the first), recursion counted once
+   per stack, and the table growing between them. */
+static const struct hot_row *row_of(const struct hot_row *rows, uint32_t n, uint32_t function)
+{
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == function)
+                        return &rows[i];
+        return NULL;
+}
+
+static void test_hot_repeated_stacks(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_a[] = {a, b, g, b, g}, stack_b[] = {b, g};
+        int64_t t = MS(1);
+        struct kevent ev;
+        for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 5; i++) {
+                        ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
+                        ev.sample.ip = a;
+                        ev.sample.tid = PID_A + 1;
+                        hot_event(h, &ev);
+                        ev = ev_stack(0, t, PID_A, PID_A + 1, stack_a, 5);
+                        hot_event(h, &ev);
+                }
+                for (int i = 0; i < 3; i++) {
+                        ev = ev_base(KEV_SAMPLE, 1, t += MS(1), PID_A, PID_A + 1);
+                        ev.sample.ip = b;
+                        ev.sample.tid = PID_A + 1;
+                        hot_event(h, &ev);
+                        ev = ev_stack(1, t, PID_A, PID_A + 1, stack_b, 2);
+                        hot_event(h, &ev);
+                }
+                const struct hot_row *rows;
+                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+                uint64_t k = (uint64_t)round + 1;
+                assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 5 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 5 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 3 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 8 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_gamma)->total, 8 * k);
+                /* many new places: the table grows and its places move */
+                for (uint32_t i = 0; i < 3000; i++) {
+                        ev = ev_base(KEV_SAMPLE, 0, t += 1000, 300 + round, 301);
+                        ev.sample.ip = 0x500000 + (uint64_t)(round * 3000 + i) * 16;
+                        ev.sample.tid = 301;
+                        hot_event(h, &ev);
+                }
+        }
+        hot_free(h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
+                cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),

@@ -38,6 +38,20 @@ struct sort_item {
         uint32_t row;
 };
 
+/* A stack seen before: the places it counts in, good while the symbol store's generation and
+   the table's epoch stay. Its later samples count along them when the totals are read or the
+   places move (a stack seen again costs no lookup of its frames). */
+#define MEMO_SLOTS  4096
+#define MEMO_PLACES 32
+struct stack_memo {
+        uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
+        uint64_t generation;
+        uint32_t epoch;
+        uint32_t nr_places; /* 0: no memo */
+        uint32_t nr_pending;
+        uint32_t places[MEMO_PLACES]; /* slot indices */
+};
+
 struct hot {
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
@@ -68,6 +82,9 @@ struct hot {
         uint32_t cap_mrows;
         struct agg_settings settings;
         struct agg_filter filter;
+        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
+        uint64_t nr_pending;     /* the memos' nr_pending, summed */
+        uint32_t epoch;          /* changes whenever places move (grow, refresh, reset) */
 };
 
 static uint64_t key_hash(const struct entry *k)
@@ -89,6 +106,7 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->max_entries = max_entries ? max_entries : (1u << 20);
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
         agg_settings_init(&h->settings);
         agg_filter_init(&h->filter);
         return h;
@@ -104,6 +122,7 @@ void hot_free(struct hot *h)
         free(h->sort_b);
         free(h->sort_rows);
         free(h->merge);
+        free(h->memo);
         free(h->mrows);
         free(h);
 }
@@ -119,6 +138,27 @@ void hot_reset(struct hot *h)
         h->nr_stacks = 0;
         memset(h->pend, 0, sizeof(h->pend));
         h->nr_pend = 0;
+        memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
+        h->nr_pending = 0;
+        h->epoch++;
+}
+
+/* Counts a memo's waiting stacks in its places. */
+static void memo_settle(struct hot *h, struct stack_memo *m)
+{
+        if (!m->nr_pending)
+                return;
+        for (uint32_t i = 0; i < m->nr_places; i++)
+                h->slots[m->places[i]].total += m->nr_pending;
+        h->nr_pending -= m->nr_pending;
+        m->nr_pending = 0;
+}
+
+/* Every waiting stack counted: before the totals are read or the places move. */
+static void memo_settle_all(struct hot *h)
+{
+        for (uint32_t i = 0; h->nr_pending && i < MEMO_SLOTS; i++)
+                memo_settle(h, &h->memo[i]);
 }
 
 /* hash: key_hash(k), which the caller may have at hand */
@@ -138,6 +178,8 @@ static struct entry *slot_find(struct hot *h, const struct entry *k)
 
 static void grow(struct hot *h)
 {
+        memo_settle_all(h);
+        h->epoch++;
         struct entry *old = h->slots;
         uint32_t old_cap = h->mask + 1;
         h->mask = old_cap * 2 - 1;
@@ -160,16 +202,16 @@ static uint32_t source_index(struct hot *h, uint16_t source)
 }
 
 /* Adds self and total to the entry of k (hash: key_hash(k)); counted as other when the table is
-   full. */
-static void count_hashed(struct hot *h, const struct entry *k, uint64_t hash, uint64_t self,
-                         uint64_t total)
+   full. Returns the entry's slot, UINT32_MAX when it went to other. */
+static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash, uint64_t self,
+                             uint64_t total)
 {
         h->nr_rows_cached = 0; /* the rows asked for last are stale */
         struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used) {
                 if (h->nr >= h->max_entries) {
                         h->nr_other[source_index(h, k->source)] += self;
-                        return;
+                        return UINT32_MAX;
                 }
                 *e = *k;
                 e->is_used = true;
@@ -184,6 +226,7 @@ static void count_hashed(struct hot *h, const struct entry *k, uint64_t hash, ui
         }
         e->self += self;
         e->total += total;
+        return (uint32_t)(e - h->slots);
 }
 
 static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total)
@@ -241,6 +284,24 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!p || p->is_matched)
                 return; /* a stack of an event that is not a sample (CSwitch, ReadyThread) */
         p->is_matched = true;
+        /* the same stack of the same place seen before: its places are known */
+        uint64_t generation = sym_store_generation(h->store);
+        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^
+                      mix(p->key.rel ^ ((uint64_t)p->key.module << 32 | p->key.pid));
+        for (uint32_t i = 0; i < ev->stack.nr_frames; i++)
+                mh = ((mh << 27 | mh >> 37) ^ ev->stack.frames[i]) * 0x9e3779b97f4a7c15ull;
+        mh = mix(mh ^ ev->stack.nr_frames);
+        struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
+        if (m->nr_places && m->hash == mh && m->generation == generation && m->epoch == h->epoch) {
+                m->nr_pending++;
+                h->nr_pending++;
+                h->nr_rows_cached = 0;
+                return;
+        }
+        memo_settle(h, m);
+        m->nr_places = 0;
+        uint32_t epoch = h->epoch;
+        bool is_memo = true;
         struct entry keys[MAX_STACK_KEYS];
         uint32_t n = 0;
         keys[n++] = p->key;
@@ -252,6 +313,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                 memset(h->seen, 0, sizeof(h->seen));
                 h->seen_gen = 1;
         }
+        uint32_t places[MEMO_PLACES], nr_places = 0;
         for (uint32_t i = 0; i < n; i++) {
                 uint64_t hash = key_hash(&keys[i]);
                 uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);
@@ -267,7 +329,20 @@ static void stack(struct hot *h, const struct kevent *ev)
                         continue;
                 h->seen[j].gen = h->seen_gen;
                 h->seen[j].index = i;
-                count_hashed(h, &keys[i], hash, 0, 1);
+                uint32_t slot = count_hashed(h, &keys[i], hash, 0, 1);
+                if (slot == UINT32_MAX || nr_places == MEMO_PLACES)
+                        is_memo = false;
+                else
+                        places[nr_places++] = slot;
+        }
+        /* remembered when every place has a slot that has not moved since (the table grew) */
+        if (is_memo && h->epoch == epoch && nr_places) {
+                m->hash = mh;
+                m->generation = generation;
+                m->epoch = epoch;
+                m->nr_places = nr_places;
+                m->nr_pending = 0;
+                memcpy(m->places, places, nr_places * sizeof(*places));
         }
 }
 
@@ -296,11 +371,13 @@ void hot_set_filter(struct hot *h, const struct agg_filter *f)
 void hot_refresh(struct hot *h)
 {
         h->nr_rows_cached = 0;
+        memo_settle_all(h);
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
                 return;
+        h->epoch++; /* the places move below */
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
         uint32_t cap = h->mask + 1, nr = 0;
@@ -480,6 +557,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
 {
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
+        memo_settle_all(h);
         if (h->cap_rows < h->nr + 1) {
                 free(h->rows);
                 free(h->sort_a);
