@@ -225,6 +225,30 @@ static void memo_settle_all(struct calltree *t)
                 memo_settle(t, &t->memo[i]);
 }
 
+/* Counts a sample along the path of keys from root, made where missing: outermost caller first
+   in the top-down tree, the sampled function first in the callers tree; its self count goes to
+   the sampled function's node. Returns the deepest node reached; *is_whole turns false when a
+   full tree cut the path short. */
+static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_key *keys,
+                        uint32_t nr, bool is_top_down, bool *is_whole)
+{
+        uint32_t node = root;
+        t->nodes[node].count++;
+        for (uint32_t d = 0; d < nr; d++) {
+                uint32_t i = is_top_down ? nr - 1 - d : d;
+                uint32_t c = child(t, node, &keys[i]);
+                if (!c) {
+                        *is_whole = false;
+                        break;
+                }
+                node = c;
+                t->nodes[node].count++;
+                if (i == 0)
+                        t->nodes[node].self++;
+        }
+        return node;
+}
+
 /* frames[0] is the sampled address, the last the outermost caller */
 static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uint32_t nr)
 {
@@ -249,37 +273,12 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         for (uint32_t i = 0; i < nr; i++)
                 keys[i] = key_of(t, pid, frames[i]);
         bool is_whole = true;
-        uint32_t node = ROOT_TOP_DOWN;
-        t->nodes[node].count++;
-        for (uint32_t i = nr; i-- > 0;) {
-                uint32_t c = child(t, node, &keys[i]);
-                if (!c) {
-                        is_whole = false;
-                        break;
-                }
-                node = c;
-                t->nodes[node].count++;
-                if (i == 0)
-                        t->nodes[node].self++;
-        }
-        uint32_t top_down = node;
-        node = ROOT_CALLERS;
-        t->nodes[node].count++;
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t c = child(t, node, &keys[i]);
-                if (!c) {
-                        is_whole = false;
-                        break;
-                }
-                node = c;
-                t->nodes[node].count++;
-                if (i == 0)
-                        t->nodes[node].self++;
-        }
+        uint32_t top_down = descend(t, ROOT_TOP_DOWN, keys, nr, true, &is_whole);
+        uint32_t callers = descend(t, ROOT_CALLERS, keys, nr, false, &is_whole);
         /* a path cut short by a full tree is not remembered: its sample counted where it
            stopped, and a later one may find room */
         if (is_whole)
-                *m = (struct stack_memo){hash, generation, pid, nr, top_down, node, 0};
+                *m = (struct stack_memo){hash, generation, pid, nr, top_down, callers, 0};
 }
 
 static void pending_flush(struct calltree *t, struct pending *p)

@@ -822,16 +822,22 @@ static void sort_rows(struct switches_row *rows, uint32_t n, enum switches_sort 
         qsort(rows, n, sizeof(*rows), row_cmp[k < sizeof(row_cmp) / sizeof(row_cmp[0]) ? k : 0]);
 }
 
+/* The order of waits: most off-CPU time first, then most waits, then by state and reason. */
+static int wait_order(uint64_t ns_x, uint64_t nr_x, uint8_t state_x, uint8_t reason_x,
+                      uint64_t ns_y, uint64_t nr_y, uint8_t state_y, uint8_t reason_y)
+{
+        if (ns_x != ns_y)
+                return ns_x > ns_y ? -1 : 1;
+        if (nr_x != nr_y)
+                return nr_x > nr_y ? -1 : 1;
+        return cmp_u64((uint64_t)state_x << 8 | reason_x, (uint64_t)state_y << 8 | reason_y);
+}
+
 static int wait_by_ns(const void *a, const void *b)
 {
         const struct switches_wait *x = a, *y = b;
-        if (x->off_cpu_ns != y->off_cpu_ns)
-                return x->off_cpu_ns > y->off_cpu_ns ? -1 : 1;
-        if (x->nr_waits != y->nr_waits)
-                return x->nr_waits > y->nr_waits ? -1 : 1;
-        if (x->state != y->state)
-                return cmp_u64(x->state, y->state);
-        return cmp_u64(x->wait_reason, y->wait_reason);
+        return wait_order(x->off_cpu_ns, x->nr_waits, x->state, x->wait_reason, y->off_cpu_ns,
+                          y->nr_waits, y->state, y->wait_reason);
 }
 
 static const char *process_name(struct switches *sw, uint32_t pid)
@@ -973,13 +979,8 @@ uint32_t switches_processes(struct switches *sw, enum switches_sort sort,
 static int wait_row_cmp(const void *a, const void *b)
 {
         const struct switches_wait_row *x = a, *y = b;
-        if (x->off_cpu_ns != y->off_cpu_ns)
-                return x->off_cpu_ns > y->off_cpu_ns ? -1 : 1;
-        if (x->nr_waits != y->nr_waits)
-                return x->nr_waits > y->nr_waits ? -1 : 1;
-        if (x->state != y->state)
-                return cmp_u64(x->state, y->state);
-        return cmp_u64(x->wait_reason, y->wait_reason);
+        return wait_order(x->off_cpu_ns, x->nr_waits, x->state, x->wait_reason, y->off_cpu_ns,
+                          y->nr_waits, y->state, y->wait_reason);
 }
 
 uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **rows)
