@@ -55,44 +55,14 @@ static uint64_t rng(void)
 
 /* ---- sanitizing ---- */
 
-/* The rule byte by byte, as text_sanitize.c first wrote it: its runs of ASCII must not change
-   what comes out. */
-static size_t ref_utf8_len(const unsigned char *s)
-{
-        unsigned char c = s[0];
-        if (c < 0x80)
-                return 1;
-        size_t n;
-        uint32_t cp;
-        if (c >= 0xC2 && c <= 0xDF) {
-                n = 2;
-                cp = c & 0x1F;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-                n = 3;
-                cp = c & 0x0F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-                n = 4;
-                cp = c & 0x07;
-        } else {
-                return 0;
-        }
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xC0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3F);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF) || (cp >= 0x80 && cp <= 0x9F))
-                return 0;
-        return n;
-}
-
+/* The rule byte by byte, as text_sanitize.c first wrote it (its UTF-8 rule is checked on its own
+   below): its runs of ASCII must not change what comes out. */
 static size_t ref_sanitize(char *dst, size_t dst_size, const char *src)
 {
         size_t o = 0;
         const unsigned char *s = (const unsigned char *)src;
         while (*s) {
-                size_t n = ref_utf8_len(s);
+                size_t n = text_utf8_len(s);
                 if (n == 1 && (*s < 0x20 || *s == 0x7F))
                         n = 0;
                 if (n == 0) {
@@ -115,6 +85,31 @@ static size_t ref_sanitize(char *dst, size_t dst_size, const char *src)
 static void test_text_sanitize(void **state)
 {
         (void)state;
+        /* the UTF-8 rule */
+        static const struct {
+                const char *s;
+                size_t len;
+        } seqs[] = {
+                {"a", 1},
+                {"\x01", 1},
+                {"\x7f", 1},
+                {"\xc3\xa9", 2},
+                {"\xc3", 0},
+                {"\xc3"
+                 "a",
+                 0},
+                {"\xc2\x85", 0},
+                {"\xe2\x82\xac", 3},
+                {"\xed\xa0\x80", 0},
+                {"\xf0\x9f\x98\x80", 4},
+                {"\xf4\x90\x80\x80", 0},
+                {"\xff", 0},
+                {"\x80", 0},
+                {"\xe0\x80\x80", 0},
+                {"\xc0\xaf", 0},
+        };
+        for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++)
+                assert_int_equal(text_utf8_len((const unsigned char *)seqs[i].s), seqs[i].len);
         static const unsigned char pieces[][5] = {
                 "a",        "Z~",   " ",        "\x01",         "\x1b[",        "\x7f",
                 "\xc3\xa9", "\xc3", "\xc2\x85", "\xe2\x82\xac", "\xed\xa0\x80", "\xf0\x9f\x98\x80",

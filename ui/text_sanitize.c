@@ -6,8 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is invalid or a C1 control. */
-static size_t utf8_valid_len(const unsigned char *s)
+size_t text_utf8_len(const unsigned char *s)
 {
         unsigned char c = s[0];
         if (c < 0x80)
@@ -70,7 +69,7 @@ size_t text_sanitize(char *dst, size_t dst_size, const char *src)
                 s += k;
                 if (!*s || (*s >= 0x20 && *s < 0x7F)) /* the end, or no room */
                         break;
-                size_t n = utf8_valid_len(s);
+                size_t n = text_utf8_len(s);
                 if (n == 1 && (*s < 0x20 || *s == 0x7F))
                         n = 0;
                 if (n == 0) {
@@ -98,7 +97,7 @@ int text_is_clean(const char *src)
                         s++;
                         continue;
                 }
-                size_t n = utf8_valid_len(s);
+                size_t n = text_utf8_len(s);
                 if (n == 0 || (n == 1 && (*s < 0x20 || *s == 0x7F)))
                         return 0;
                 s += n;

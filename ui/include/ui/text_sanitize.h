@@ -10,6 +10,10 @@
    the number of bytes written. */
 size_t text_sanitize(char *dst, size_t dst_size, const char *src);
 
+/* Length of the valid UTF-8 sequence at s (1..4; 1 for any ASCII byte, controls too), or 0
+   when it is invalid (overlong, a surrogate, past U+10FFFF, cut short) or a C1 control. */
+size_t text_utf8_len(const unsigned char *s);
+
 /* True when src needs no change to be drawn. */
 int text_is_clean(const char *src);
 
