@@ -13,15 +13,8 @@
 set -u
 build=${1:-./build}
 secs=${2:-300}
-etwtop=$(realpath "$build/src/etwtop")
-die() { echo "rss.sh: $*" >&2; exit 1; }
-[ -x "$etwtop" ] || die "$etwtop not built"
-command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
-command -v tmux >/dev/null || die "tmux not found"
-sock=etwtop-rss-$$
-tmp=$(mktemp -d)
-trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-ncpu=$(nproc)
+name=rss.sh
+. "$(dirname "$0")/screen_common.sh"
 for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do :; done) &
 done
@@ -39,10 +32,8 @@ if command -v clang >/dev/null; then
                 clang -O2 -c "$tmp/work.c" -o "$tmp/work.o" 2>/dev/null; done) &
 fi
 (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do /bin/true; done) &
-tmux -L "$sock" new-session -d -s e -x 160 -y 50 "$etwtop -d 1 --set-prof-int 2500 \
-        --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread; sleep $((secs + 60))"
-tmux -L "$sock" new-session -d -s p -x 160 -y 50 "perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ \
-        -e sched:sched_switch -e sched:sched_waking; sleep $((secs + 60))"
+tmux -L "$sock" new-session -d -s e -x 160 -y 50 "$etwtop_cmd; sleep $((secs + 60))"
+tmux -L "$sock" new-session -d -s p -x 160 -y 50 "$perf_top_cmd; sleep $((secs + 60))"
 sleep 1
 tmux -L "$sock" send-keys -t p Enter # perf top's event chooser: the first event's browser
 sleep 1

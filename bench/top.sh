@@ -15,15 +15,8 @@ set -u
 build=${1:-./build}
 secs=${2:-20}
 rounds=${3:-3}
-etwtop=$(realpath "$build/src/etwtop")
-die() { echo "top.sh: $*" >&2; exit 1; }
-[ -x "$etwtop" ] || die "$etwtop not built"
-command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
-command -v tmux >/dev/null || die "tmux not found"
-sock=etwtop-bench-$$
-tmp=$(mktemp -d)
-trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-ncpu=$(nproc)
+name=top.sh
+. "$(dirname "$0")/screen_common.sh"
 hz=$(getconf CLK_TCK)
 
 load() {
@@ -55,15 +48,13 @@ e_cpu=0 p_cpu=0
 for ((round = 1; round <= rounds; round++)); do
         load
         sleep 1
-        e=$(run etwtop "$etwtop" -d 1 --set-prof-int 2500 \
-                --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread)
+        e=$(run etwtop $etwtop_cmd)
         wait
         [ -n "$e" ] || exit 1
         cp "$tmp/etwtop.screen" "$tmp/etwtop.$round.screen"
         load
         sleep 1
-        p=$(run perf perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch \
-                -e sched:sched_waking)
+        p=$(run perf $perf_top_cmd)
         wait
         [ -n "$p" ] || exit 1
         cp "$tmp/perf.screen" "$tmp/perf.$round.screen"
