@@ -19,17 +19,7 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-nr_pass=0 nr_fail=0 nr_skip=0
-check() {
-        local what=$1
-        shift
-        if "$@"; then
-                nr_pass=$((nr_pass + 1))
-        else
-                nr_fail=$((nr_fail + 1))
-                echo "FAIL: $what" >&2
-        fi
-}
+. "$(dirname "$0")/check.sh"
 finish() {
         echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
         [ $nr_fail = 0 ]

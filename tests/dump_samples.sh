@@ -6,19 +6,7 @@ set -u
 : "${ETWTOP:?}" "${ETWTOP_SAMPLES:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-nr_pass=0
-nr_fail=0
-
-check() { # description, command...
-        local what=$1
-        shift
-        if "$@"; then
-                nr_pass=$((nr_pass + 1))
-        else
-                nr_fail=$((nr_fail + 1))
-                echo "FAIL: $what" >&2
-        fi
-}
+. "$(dirname "$0")/check.sh"
 
 # total FILE -> the "events in all" count of the dump
 total() { awk '/events in all/ {print $1}' "$1"; }

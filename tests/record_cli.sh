@@ -6,29 +6,13 @@
 set -u
 : "${ETWTOP:?}"
 tmp=$(mktemp -d)
-nr_pass=0
-nr_fail=0
-nr_skip=0
+. "$(dirname "$0")/check.sh"
 cleanup() {
         mountpoint -q "$tmp/full" 2>/dev/null && umount "$tmp/full"
         rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-check() {
-        local what=$1
-        shift
-        if "$@"; then
-                nr_pass=$((nr_pass + 1))
-        else
-                nr_fail=$((nr_fail + 1))
-                echo "FAIL: $what" >&2
-        fi
-}
-skip() {
-        nr_skip=$((nr_skip + 1))
-        echo "SKIP: $*" >&2
-}
 count() { awk -v e="$2" '/^Totals per event type/ {t=1} t && $3 == e {n += $1} END {print n + 0}' "$1"; }
 total() { awk '/events in all/ {print $1}' "$1"; }
 

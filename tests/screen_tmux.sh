@@ -18,18 +18,10 @@ cleanup() {
         rm -rf "$tmp"
 }
 trap cleanup EXIT
-nr_pass=0 nr_fail=0
-check() {
-        local what=$1
-        shift
-        if "$@"; then
-                nr_pass=$((nr_pass + 1))
-        else
-                nr_fail=$((nr_fail + 1))
-                echo "FAIL: $what" >&2
-                echo "--- screen:" >&2
-                cat "$tmp/screen" >&2
-        fi
+. "$(dirname "$0")/check.sh"
+on_fail() {
+        echo "--- screen:"
+        cat "$tmp/screen"
 }
 snap() { tm capture-pane -t s -p >"$tmp/screen"; }
 has() { grep -q -- "$1" "$tmp/screen"; }

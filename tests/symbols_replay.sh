@@ -9,17 +9,7 @@ set -u
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}" "${SYM_FIXLIB:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-nr_pass=0 nr_fail=0 nr_skip=0
-check() {
-        local what=$1
-        shift
-        if "$@"; then
-                nr_pass=$((nr_pass + 1))
-        else
-                nr_fail=$((nr_fail + 1))
-                echo "FAIL: $what" >&2
-        fi
-}
+. "$(dirname "$0")/check.sh"
 # the self count of a function in a replay's first table (0 when absent)
 self_of() { awk -v f="$2" -v m="$3" '/^Hot functions/ {t++} t == 1 && $NF == f && $5 == m {print $3; exit}' "$1"; }
 has_row() { awk -v m="$2" -v f="$3" '/^Hot functions/ {t++} t == 1 && $5 == m && $NF == f {n++} END {exit n ? 0 : 1}' "$1"; }
