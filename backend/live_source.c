@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1575,8 +1576,9 @@ static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, ui
 }
 
 /* /proc/kallsyms whole, NUL-terminated (owned by the caller), its length in *len; NULL when it
-   cannot be read. */
-static char *kallsyms_read(size_t *len_out)
+   cannot be read. The kernel formats it as it is read, about 50 ms for the whole: with ls, the
+   events may be on, and the rings are emptied between reads of 64 KiB. */
+static char *kallsyms_read(struct live_source *ls, size_t *len_out)
 {
         int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -1590,10 +1592,12 @@ static char *kallsyms_read(size_t *len_out)
                         if (!text)
                                 abort();
                 }
-                ssize_t r = read(fd, text + len, cap - len - 1);
+                ssize_t r = read(fd, text + len, ls ? 65536 : cap - len - 1);
                 if (r <= 0)
                         break;
                 len += (size_t)r;
+                if (ls)
+                        drain_all(ls);
         }
         close(fd);
         text[len] = 0;
@@ -1645,7 +1649,12 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
                 }
                 line = nl ? nl + 1 : NULL;
         }
-        qsort(syms, nr, sizeof(*syms), ksym_cmp);
+        /* the kernel lists its own symbols in address order, modules after: sort only when not */
+        bool in_order = true;
+        for (size_t i = 1; i < nr && in_order; i++)
+                in_order = syms[i - 1].addr <= syms[i].addr;
+        if (!in_order)
+                qsort(syms, nr, sizeof(*syms), ksym_cmp);
         for (size_t i = 0; i < nr; i++) {
                 uint64_t next = i + 1 < nr ? syms[i + 1].addr : syms[i].addr + 4096;
                 uint64_t size = next - syms[i].addr;
@@ -1656,66 +1665,114 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
 }
 
 /* Keeps the core kernel's text symbols (no [module] tag: the kernel image, init text included)
-   of the start's kallsyms read, their names copied to ls->ksym_names. They never change, so the
-   close writes their events from here instead of reading kallsyms again (about 50 ms of system
-   time) when they suffice (ksyms_suffice). Frees text. */
-static void ksyms_keep(struct live_source *ls, char *text)
+   of nr parsed ones, their names copied to ls->ksym_names. They never change, so later rundowns
+   and the close write their events from here instead of reading kallsyms again when they
+   suffice (ksyms_suffice). */
+static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, size_t nr)
 {
-        size_t nr = 0, k = 0, bytes = 0;
-        struct perf_ksym *syms = ksyms_parse(text, &nr);
+        size_t k = 0, bytes = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (!syms[i].module[0]) {
+                        k++;
+                        bytes += strlen(syms[i].name) + 1;
+                }
+        }
+        if (k < 2)
+                return;
+        struct perf_ksym *kept = xcalloc(k, sizeof(*kept));
+        char *names = xcalloc(1, bytes);
+        size_t o = 0, j = 0;
         for (size_t i = 0; i < nr; i++) {
                 if (syms[i].module[0])
                         continue;
-                syms[k++] = syms[i];
-                bytes += strlen(syms[i].name) + 1;
-        }
-        if (k < 2) {
-                free(syms);
-                free(text);
-                return;
-        }
-        char *names = xcalloc(1, bytes);
-        size_t o = 0;
-        for (size_t i = 0; i < k; i++) {
                 size_t n = strlen(syms[i].name) + 1;
                 memcpy(names + o, syms[i].name, n);
-                syms[i].name = names + o;
-                syms[i].module = "";
+                kept[j] = syms[i];
+                kept[j].name = names + o;
+                kept[j].module = "";
+                j++;
                 o += n;
         }
-        free(text);
-        struct perf_ksym *kept = realloc(syms, k * sizeof(*syms));
-        ls->ksyms = kept ? kept : syms;
+        ls->ksyms = kept;
         ls->nr_ksyms = k;
         ls->ksym_names = names;
 }
 
-/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes, and its
-   text symbols (ksyms_keep), read before the events are enabled: reading /proc/kallsyms takes
-   about 50 ms, during which nobody would empty the rings. */
+/* The start and end of the kernel's text without reading all of /proc/kallsyms: _text and
+   _stext lie among its first lines, and /proc/iomem's "Kernel code" range (shown to root) runs
+   from _text to _etext on x86. False when either is not found. */
+static bool kernel_text_quick(uint64_t *stext_out, uint64_t *etext_out)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        uint64_t text = 0, stext = 0, lo = 0, hi = 0;
+        char line[256];
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (!f)
+                return false;
+        for (int i = 0; i < 32 && (!text || !stext) && fgets(line, sizeof(line), f); i++) {
+                char *sp = strchr(line, ' ');
+                if (!sp)
+                        break;
+                if (strcmp(sp, " T _stext\n") == 0)
+                        stext = strtoull(line, NULL, 16);
+                else if (strcmp(sp, " T _text\n") == 0)
+                        text = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        f = fopen("/proc/iomem", "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f)) {
+                const char *name = strstr(line, " : Kernel code\n");
+                if (name && sscanf(line, " %" SCNx64 "-%" SCNx64, &lo, &hi) == 2)
+                        break;
+                lo = hi = 0;
+        }
+        fclose(f);
+        if (!text || !stext || stext < text || hi <= lo)
+                return false;
+        *stext_out = stext;
+        *etext_out = text + (hi + 1 - lo);
+        return *etext_out > stext;
+#else
+        (void)stext_out;
+        (void)etext_out;
+        return false;
+#endif
+}
+
+/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes, read
+   before the events are enabled. The text's end comes from /proc/iomem where it can
+   (kernel_text_quick); otherwise from all of /proc/kallsyms, whose symbols are then kept
+   (ksyms_keep) for the kernel symbols' events. */
 static void kernel_image_probe(struct live_source *ls)
 {
         uint64_t stext = 0, etext = 0;
         if (!ls->caps.has_kallsyms)
                 return;
-        size_t len = 0;
-        char *text = kallsyms_read(&len);
-        if (!text)
-                return;
-        for (char *line = text; *line && (!stext || !etext);) {
-                char *nl = strchr(line, '\n');
-                char *sp = strchr(line, ' ');
-                if (sp && (!nl || sp < nl)) {
-                        if (strncmp(sp, " T _stext\n", 10) == 0)
-                                stext = strtoull(line, NULL, 16);
-                        else if (strncmp(sp + 2, " _etext\n", 8) == 0)
-                                etext = strtoull(line, NULL, 16);
+        if (!kernel_text_quick(&stext, &etext)) {
+                size_t len = 0, nr = 0;
+                char *text = kallsyms_read(NULL, &len);
+                if (!text)
+                        return;
+                for (char *line = text; *line && (!stext || !etext);) {
+                        char *nl = strchr(line, '\n');
+                        char *sp = strchr(line, ' ');
+                        if (sp && (!nl || sp < nl)) {
+                                if (strncmp(sp, " T _stext\n", 10) == 0)
+                                        stext = strtoull(line, NULL, 16);
+                                else if (strncmp(sp + 2, " _etext\n", 8) == 0)
+                                        etext = strtoull(line, NULL, 16);
+                        }
+                        if (!nl)
+                                break;
+                        line = nl + 1;
                 }
-                if (!nl)
-                        break;
-                line = nl + 1;
+                struct perf_ksym *syms = ksyms_parse(text, &nr);
+                ksyms_keep(ls, syms, nr);
+                free(syms);
+                free(text);
         }
-        ksyms_keep(ls, text);
         if (!stext || etext <= stext)
                 return;
         uint8_t bid[20], notes[4096];
@@ -1851,22 +1908,28 @@ static bool ksyms_suffice(const struct live_source *ls)
                (lo >= ls->ksyms[0].addr && hi < ls->ksyms[ls->nr_ksyms - 1].addr);
 }
 
-static void write_kernel_symbols(struct live_source *ls, uint64_t ts)
+/* The KernelSymbol events of the kernel addresses hit: from the kept symbols when they suffice,
+   else from /proc/kallsyms read now (the first time, the core kernel's are kept). */
+static void write_kernel_symbols(struct live_source *ls)
 {
         if (!ls->caps.has_kallsyms)
                 return;
-        uint64_t at = perf_conv_stamp(ls->conv, 0, ts);
-        if (ksyms_suffice(ls)) {
-                perf_conv_kernel_symbols(ls->conv, ls->ksyms, ls->nr_ksyms, 0, at);
-                return;
-        }
-        /* a module, BPF or trampoline address: their symbols are read now */
+        char *text = NULL;
+        struct perf_ksym *syms = NULL;
         size_t len = 0, nr = 0;
-        char *text = kallsyms_read(&len);
-        if (!text)
-                return;
-        struct perf_ksym *syms = ksyms_parse(text, &nr);
-        perf_conv_kernel_symbols(ls->conv, syms, nr, 0, at);
+        if (!ksyms_suffice(ls)) {
+                text = kallsyms_read(ls, &len);
+                if (!text)
+                        return;
+                syms = ksyms_parse(text, &nr);
+                if (!ls->ksyms)
+                        ksyms_keep(ls, syms, nr);
+        }
+        uint64_t at = perf_conv_stamp(ls->conv, 0, now_ns());
+        if (ksyms_suffice(ls))
+                perf_conv_kernel_symbols(ls->conv, ls->ksyms, ls->nr_ksyms, 0, at);
+        else if (syms)
+                perf_conv_kernel_symbols(ls->conv, syms, nr, 0, at);
         free(syms);
         free(text);
 }
@@ -2373,7 +2436,7 @@ void live_source_rundown(struct live_source *ls)
         drain_all(ls);
         uint64_t ts = now_ns();
         perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
-        write_kernel_symbols(ls, ts);
+        write_kernel_symbols(ls);
 }
 
 void live_source_close(struct live_source *ls)
@@ -2390,6 +2453,6 @@ void live_source_close(struct live_source *ls)
                 perf_conv_events_lost(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts),
                                       ETWTOP_LOST_REASON_FORMAT_LOST, lost);
         perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
-        write_kernel_symbols(ls, ts);
+        write_kernel_symbols(ls);
         source_free(ls);
 }

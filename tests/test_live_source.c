@@ -234,6 +234,10 @@ static void on_decoded(void *ctx, const struct kevent *k)
                 e->x = k->group_mask.masks[0];
                 e->is_previous = k->group_mask.is_previous;
                 break;
+        case KEV_KERNEL_SYMBOL:
+                e->a = k->kernel_symbol.addr;
+                e->b = k->kernel_symbol.size;
+                break;
         case KEV_PROFILE_INTERVAL:
                 e->x = k->profile_interval.new_interval_100ns;
                 e->y = k->profile_interval.old_interval_100ns;
@@ -298,6 +302,50 @@ static void check_cpu_order(void)
                                  (unsigned long long)last[evs[i].cpu]);
                 last[evs[i].cpu] = evs[i].ts;
         }
+}
+
+/* The kernel image's DCStart runs from _stext to _etext as all of /proc/kallsyms says (the
+   source reads only its head, and /proc/iomem, where it can), and the kernel addresses the
+   stacks hit are named by KernelSymbol events. (Its rundown end repeats it at the close.) */
+static void check_kernel_image(void)
+{
+        uint64_t stext = 0, etext = 0;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        assert_non_null(f);
+        char line[512];
+        while (fgets(line, sizeof(line), f) && (!stext || !etext)) {
+                char *sp = strchr(line, ' ');
+                if (!sp)
+                        continue;
+                if (strcmp(sp, " T _stext\n") == 0)
+                        stext = strtoull(line, NULL, 16);
+                else if (strlen(sp) > 2 && strcmp(sp + 2, " _etext\n") == 0)
+                        etext = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        if (!stext || !etext) {
+                print_message("kernel text not in /proc/kallsyms: not checked\n");
+                return;
+        }
+        size_t nr_kernel = 0, nr_ksyms = 0, nr_ksyms_in_text = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type == KEV_IMAGE && strcmp(e->name, "[kernel.kallsyms]") == 0) {
+                        nr_kernel += e->phase == KEV_PHASE_DC_START;
+                        assert_int_equal(e->a, stext);
+                        assert_int_equal(e->b, etext - stext);
+                        assert_int_equal(e->x, 0);
+                }
+                if (e->type == KEV_KERNEL_SYMBOL) {
+                        nr_ksyms++;
+                        nr_ksyms_in_text += e->a >= stext && e->a < etext;
+                }
+        }
+        print_message("kernel image %llx+%llx, %zu kernel symbols (%zu in its text)\n",
+                      (unsigned long long)stext, (unsigned long long)(etext - stext), nr_ksyms,
+                      nr_ksyms_in_text);
+        assert_int_equal(nr_kernel, 1);
+        assert_true(nr_ksyms_in_text > 0);
 }
 
 /* The CSwitch events of tid: at least min switch-ins and switch-outs, and on every CPU they
@@ -457,6 +505,8 @@ static void test_round_trip(void **state)
         }
         assert_true(has_exec_image);
         assert_true(has_exec_loader);
+
+        check_kernel_image();
 
         /* context switches and wake-ups of the child's thread, with their stacks */
         size_t nr_ready = 0, nr_ready_by_parent = 0;
