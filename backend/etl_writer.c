@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,14 @@ struct cpu_buffer {
         uint64_t last_timestamp;
 };
 
+/* RING_CHUNK bytes of ring buffers, in huge pages where the kernel gives them. */
+#define RING_CHUNK ((size_t)2 << 20)
+struct ring_chunk {
+        struct ring_chunk *next;
+        uint8_t *mem;
+        size_t used;
+};
+
 struct etl_writer {
         struct etl_writer_config cfg;
         uint32_t buffer_size;
@@ -38,8 +47,10 @@ struct etl_writer {
         /* file sink */
         int fd;
         uint64_t nr_file_buffers; /* in the file, header buffer included */
-        /* ring sink */
-        uint8_t *ring; /* owned: ring_slots buffers */
+        /* ring sink: a completed buffer trades places with the ring's oldest, no copy */
+        uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
+        uint8_t **orig; /* owned: the CPUs' first buffers (the others come from chunks) */
+        struct ring_chunk *chunks; /* owned: where the ring's buffers are cut from */
         uint32_t ring_slots;
         uint32_t ring_next;
         uint32_t ring_count;
@@ -169,8 +180,11 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         w->cpus = calloc(cfg->nr_cpus, sizeof(*w->cpus));
         if (!w->header || !w->cpus)
                 goto nomem;
+        w->orig = calloc(cfg->nr_cpus, sizeof(*w->orig));
+        if (!w->orig)
+                goto nomem;
         for (uint32_t i = 0; i < cfg->nr_cpus; i++) {
-                w->cpus[i].data = malloc(size);
+                w->cpus[i].data = w->orig[i] = malloc(size);
                 if (!w->cpus[i].data)
                         goto nomem;
                 w->cpus[i].filled = WMI_BUFFER_HEADER_SIZE;
@@ -284,15 +298,44 @@ int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes)
         uint32_t slots = (uint32_t)(max_bytes / w->buffer_size);
         if (slots == 0)
                 slots = 1;
-        uint8_t *ring = malloc((size_t)slots * w->buffer_size);
+        uint8_t **ring = calloc(slots, sizeof(*ring));
         if (!ring)
                 return -ENOMEM;
+        /* the old ring's buffers are reused as they are; any it had beyond the new one's
+           slots stay unused in their chunks until the writer is freed */
+        for (uint32_t i = 0; w->ring && i < w->ring_slots && i < slots; i++)
+                ring[i] = w->ring[i];
         free(w->ring);
         w->ring = ring;
         w->ring_slots = slots;
         w->ring_next = 0;
         w->ring_count = 0;
         return 0;
+}
+
+/* A buffer for the ring, cut from a chunk; NULL when there is no memory. */
+static uint8_t *ring_buffer_new(struct etl_writer *w)
+{
+        struct ring_chunk *c = w->chunks;
+        if (!c || c->used + w->buffer_size > RING_CHUNK) {
+                size_t bytes = RING_CHUNK < w->buffer_size ? w->buffer_size : RING_CHUNK;
+                c = calloc(1, sizeof(*c));
+                if (!c)
+                        return NULL;
+                c->mem = aligned_alloc(RING_CHUNK,
+                                       (bytes + RING_CHUNK - 1) / RING_CHUNK * RING_CHUNK);
+                if (!c->mem) {
+                        free(c);
+                        return NULL;
+                }
+                /* a fault per 2 MiB rather than per page as the ring first fills */
+                madvise(c->mem, bytes, MADV_HUGEPAGE);
+                c->next = w->chunks;
+                w->chunks = c;
+        }
+        uint8_t *b = c->mem + c->used;
+        c->used += w->buffer_size;
+        return b;
 }
 
 void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx)
@@ -322,14 +365,20 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                         w->stats.nr_bytes_written += w->buffer_size;
                 }
         }
-        if (w->ring) {
-                memcpy(w->ring + (size_t)w->ring_next * w->buffer_size, cb->data, w->buffer_size);
-                w->ring_next = (w->ring_next + 1) % w->ring_slots;
-                if (w->ring_count < w->ring_slots)
-                        w->ring_count++;
-        }
         if (w->callback)
                 w->callback(w->callback_ctx, cb->data, w->buffer_size);
+        if (w->ring) {
+                /* the buffer joins the ring; the CPU goes on in the one it pushes out */
+                uint8_t **slot = &w->ring[w->ring_next];
+                uint8_t *next = *slot ? *slot : ring_buffer_new(w);
+                if (next) {
+                        *slot = cb->data;
+                        cb->data = next;
+                        w->ring_next = (w->ring_next + 1) % w->ring_slots;
+                        if (w->ring_count < w->ring_slots)
+                                w->ring_count++;
+                }
+        }
         w->stats.nr_buffers_written++;
         cb->filled = WMI_BUFFER_HEADER_SIZE;
         return rc;
@@ -443,8 +492,7 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
         uint32_t first = (w->ring_next + w->ring_slots - w->ring_count) % w->ring_slots;
         for (uint32_t i = 0; i < w->ring_count && rc == 0; i++) {
                 uint32_t slot = (first + i) % w->ring_slots;
-                rc = write_all(fd, w->ring + (size_t)slot * w->buffer_size, w->buffer_size,
-                               (off_t)(i + 1) * w->buffer_size);
+                rc = write_all(fd, w->ring[slot], w->buffer_size, (off_t)(i + 1) * w->buffer_size);
         }
         free(header);
         if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
@@ -477,9 +525,16 @@ void etl_writer_free(struct etl_writer *w)
                 return;
         if (w->fd >= 0)
                 close(w->fd);
-        if (w->cpus)
+        if (w->orig)
                 for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
-                        free(w->cpus[i].data);
+                        free(w->orig[i]);
+        while (w->chunks) {
+                struct ring_chunk *c = w->chunks;
+                w->chunks = c->next;
+                free(c->mem);
+                free(c);
+        }
+        free(w->orig);
         free(w->cpus);
         free(w->header);
         free(w->ring);
