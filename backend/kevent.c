@@ -195,6 +195,7 @@ struct kdecoder {
         struct kevent_lbr_entry *lbr; /* owned scratch, KEV_MAX_LBR */
         char name_buf[64];            /* "Provider/opN" of the current record */
         char *op_names[KP_MAX][256];  /* owned: "Provider/opN" names made so far */
+        const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
 };
 
 /* ---- little-endian loads (callers check the bounds) ---- */
@@ -383,7 +384,11 @@ static const char *opcode_name(enum kprov k, uint8_t op)
    known provider, "" for an unknown provider. */
 static const char *event_name(struct kdecoder *d, enum kprov k, uint8_t op)
 {
+        if (k != KP_UNKNOWN && d->names[k][op])
+                return d->names[k][op];
         const char *name = opcode_name(k, op);
+        if (name && k != KP_UNKNOWN)
+                d->names[k][op] = name;
 
         if (name)
                 return name;
@@ -1622,6 +1627,11 @@ static int dec_profile_interval(struct kdecoder *d, struct kevent *ev, const str
 static const uint64_t *widen_frames(struct kdecoder *d, const uint8_t *p, size_t n, unsigned psize)
 {
         if (psize == 8) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                /* the payload itself when it is aligned (ETW records are 8-aligned) */
+                if (((uintptr_t)p & 7) == 0)
+                        return (const uint64_t *)(const void *)p;
+#endif
                 memcpy(d->frames, p, n * 8);
         } else {
                 for (size_t i = 0; i < n; i++)
