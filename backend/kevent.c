@@ -191,10 +191,10 @@ struct kdecoder {
         char *str; /* owned scratch for this record's strings */
         size_t str_len;
         size_t str_cap;
-        uint64_t *frames;             /* owned scratch, KEV_MAX_FRAMES */
-        struct kevent_lbr_entry *lbr; /* owned scratch, KEV_MAX_LBR */
-        char name_buf[64];            /* "Provider/opN" of the current record */
-        char *op_names[KP_MAX][256];  /* owned: "Provider/opN" names made so far */
+        uint64_t *frames;               /* owned scratch, KEV_MAX_FRAMES */
+        struct kevent_lbr_entry *lbr;   /* owned scratch, KEV_MAX_LBR */
+        char name_buf[64];              /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];    /* owned: "Provider/opN" names made so far */
         const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
 };
 
