@@ -26,7 +26,12 @@
 #include "kevent.h"
 #include "perf_convert.h"
 
-#define LIVE_DEFAULT_RING_PAGES 512u   /* 2 MiB per CPU with 4 KiB pages */
+/* The default ring per CPU: 32 MiB over the CPUs, from 512 KiB to 8 MiB each (4 KiB pages).
+   Every context switch and wake-up with its call chain is 20-40 MB/s on a CPU of a ping-pong:
+   a 2 MiB ring woken at half full overflowed whenever the logger waited 30 ms for a CPU. */
+#define LIVE_RING_TOTAL_PAGES   8192u
+#define LIVE_RING_MIN_PAGES     128u
+#define LIVE_RING_MAX_PAGES     2048u
 #define LIVE_DEFAULT_INTERVAL   10000u /* 1 ms, xperf's default */
 #define LIVE_MIN_INTERVAL       100u   /* 10 us: the kernel's cpu-clock floor */
 #define LIVE_MAX_INTERVAL       10000000u
@@ -504,6 +509,19 @@ static bool wants_profile(const struct live_settings *s)
         return mask_on(&s->masks, EVENT_TRACE_FLAG_PROFILE, PERF_PROFILE);
 }
 
+/* The data pages of each CPU's ring: the settings', else the default for this many CPUs (a
+   power of 2, as mmap wants). */
+static uint32_t ring_pages(const struct live_source *ls, const struct live_settings *s)
+{
+        if (s->ring_pages)
+                return s->ring_pages;
+        uint32_t per = LIVE_RING_TOTAL_PAGES / (ls->nr_online ? ls->nr_online : 1);
+        uint32_t pages = LIVE_RING_MIN_PAGES;
+        while (pages * 2 <= per && pages < LIVE_RING_MAX_PAGES)
+                pages *= 2;
+        return pages;
+}
+
 static bool wants_cswitch(const struct live_settings *s)
 {
         return mask_on(&s->masks, EVENT_TRACE_FLAG_CSWITCH, PERF_CONTEXT_SWITCH);
@@ -787,13 +805,10 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                         return false;
                 sp->what = "the ring's dummy event";
                 spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
-                /* wake poll(2) when half the ring is full: a drain takes the whole ring at
-                   once, so the other half is the slack for the wake-up's latency (a quarter
-                   woke the logger twice as often, 5% of its CPU) */
+                /* wake poll(2) when a quarter of the ring is full: a drain takes the whole
+                   ring, and the rest is the slack for the logger's wait for a CPU */
                 sp->attr.watermark = 1;
-                sp->attr.wakeup_watermark =
-                        (s->ring_pages ? s->ring_pages : LIVE_DEFAULT_RING_PAGES) *
-                        (uint32_t)sysconf(_SC_PAGESIZE) / 2;
+                sp->attr.wakeup_watermark = ring_pages(ls, s) * (uint32_t)sysconf(_SC_PAGESIZE) / 4;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
                 break;
         case ROLE_PROC:
@@ -1117,8 +1132,7 @@ static uint64_t event_lost(const struct live_event *ev)
 static int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err)
 {
         long page = sysconf(_SC_PAGESIZE);
-        uint32_t pages =
-                ls->settings.ring_pages ? ls->settings.ring_pages : LIVE_DEFAULT_RING_PAGES;
+        uint32_t pages = ring_pages(ls, &ls->settings);
         r->map_size = (size_t)(pages + 1) * (size_t)page;
         void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
         if (m == MAP_FAILED) {

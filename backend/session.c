@@ -74,7 +74,7 @@
 #define PMC_MIN_INTERVAL     4096
 #define PMC_MAX_INTERVAL     0x7FFFFFFFu
 #define DRAIN_BUDGET         4096
-#define DRAIN_ROUNDS         8
+#define DRAIN_ROUNDS         128 /* a drain's limit per wake-up: 512k records */
 #define FILETIME_UNIX_EPOCH  116444736000000000ll
 #define TRACE_PROCESSING_VER 2           /* TraceVersionInfo */
 #define VALID_ENABLE_FLAGS   0x77FFFFFFu /* every EVENT_TRACE_FLAG_* but bit 27 and EXTENSION */
@@ -748,7 +748,9 @@ static void *logger_thread(void *arg)
         int nr_idle_wakeups = 0;
         while (!atomic_load(&s->is_stop_requested)) {
                 int64_t now = clock_ns(CLOCK_MONOTONIC);
-                int64_t wait_ms = (next_flush - now) / 1000000;
+                /* rounded up: rounded down, the last millisecond before a flush was a spin
+                   of poll(0) */
+                int64_t wait_ms = (next_flush - now + 999999) / 1000000;
                 if (wait_ms < 0)
                         wait_ms = 0;
                 if (wait_ms > 200)
@@ -762,6 +764,9 @@ static void *logger_thread(void *arg)
                         break;
                 if (n > 0 && source_fd >= 0 && (pfd[1].revents & POLLIN)) {
                         int total = 0;
+                        /* until the rings are empty: the next wake-up comes only when
+                           another watermark's worth has been written, so what a drain leaves
+                           waits for it, and a ring that fills meanwhile drops records */
                         for (int round = 0; round < DRAIN_ROUNDS; round++) {
                                 pthread_mutex_lock(&s->lock);
                                 int k = live_source_drain(s->source, DRAIN_BUDGET);

@@ -127,8 +127,11 @@ struct app {
         bool has_window;   /* replay: only [window_from_ns, window_to_ns) counts */
         uint32_t zoom_pid; /* only this process counts (0: all) */
         int64_t window_from_ns, window_to_ns;
-        uint64_t nr_lost;
-        uint64_t nr_stacks_seen; /* replay: the stack hooks are not recorded, stacks are */
+        uint64_t nr_lost; /* the larger of the two below */
+        uint64_t nr_lost_records, nr_lost_total;
+        uint64_t nr_lost_session;    /* live: ControlTrace(QUERY)'s EventsLost at the refresh */
+        uint64_t nr_rt_buffers_lost; /* live: and its RealTimeBuffersLost */
+        uint64_t nr_stacks_seen;     /* replay: the stack hooks are not recorded, stacks are */
         double events_per_s;
         /* the session */
         CONTROLTRACE_ID session;
@@ -171,8 +174,16 @@ static void on_event(void *ctx, const struct kevent *ev)
 {
         struct app *a = ctx;
         a->nr_events++;
-        if (ev->type == KEV_EVENTS_LOST && ev->events_lost.reason == 2)
-                a->nr_lost = ev->events_lost.count;
+        /* EventsLost (doc/etwtop-provider.md): reason 1 as the ring overflowed, reason 2 the
+           exact total at the stop, which includes them */
+        if (ev->type == KEV_EVENTS_LOST) {
+                if (ev->events_lost.reason == 1)
+                        a->nr_lost_records += ev->events_lost.count;
+                else if (ev->events_lost.reason == 2)
+                        a->nr_lost_total = ev->events_lost.count;
+                a->nr_lost = a->nr_lost_total > a->nr_lost_records ? a->nr_lost_total
+                                                                   : a->nr_lost_records;
+        }
         if (!a->is_live) {
                 /* a recording's settings, as its events say */
                 if (ev->type == KEV_GROUP_MASK && !ev->group_mask.is_previous)
@@ -255,6 +266,9 @@ static void props_init(struct kernel_props *k, const char *file, ULONG flags, UL
         k->p.LogFileMode = mode;
         k->p.EnableFlags = flags;
         k->p.FlushTimer = 1;
+        /* up to 64 MiB of buffers for a consumer that waits for a CPU (the default 20 over
+           the minimum was 80 ms of every switch and wake-up with stacks) */
+        k->p.MaximumBuffers = 1024;
         k->p.LoggerNameOffset = offsetof(struct kernel_props, logger_name);
         if (file && *file) {
                 k->p.LogFileNameOffset = offsetof(struct kernel_props, log_file_name);
@@ -708,7 +722,13 @@ static void header_lines(struct app *a, char lines[4][512])
                          " samples   lost %" PRIu64 "%s",
                          a->o->record_path ? "recording" : "live", a->o->record_path ? " to " : "",
                          a->o->record_path ? a->o->record_path : "", a->events_per_s, samples,
-                         a->nr_lost, a->is_paused ? "   [paused]" : "");
+                         a->nr_lost > a->nr_lost_session ? a->nr_lost : a->nr_lost_session,
+                         a->is_paused ? "   [paused]" : "");
+                if (a->nr_rt_buffers_lost) {
+                        size_t len = strlen(lines[0]);
+                        snprintf(lines[0] + len, 512 - len, "   buffers lost %" PRIu64,
+                                 a->nr_rt_buffers_lost);
+                }
                 if (a->zoom_pid) {
                         size_t len = strlen(lines[0]);
                         snprintf(lines[0] + len, 512 - len, "   [process %u]", a->zoom_pid);
@@ -1049,6 +1069,18 @@ static void rates(struct app *a, double secs)
         pthread_mutex_unlock(&a->lock);
         a->events_per_s = secs > 0 ? (double)(n - a->nr_events_prev) / secs : 0;
         a->nr_events_prev = n;
+        if (a->is_live && a->has_session) {
+                /* the session's own count (PERF_FORMAT_LOST, read now): an EventsLost event is
+                   written only when the ring has room again, and not at all for what a full
+                   ring dropped last */
+                struct kernel_props k;
+                props_init(&k, NULL, 0, 0);
+                if (ControlTraceA(a->session, NULL, &k.p, EVENT_TRACE_CONTROL_QUERY) ==
+                    ERROR_SUCCESS) {
+                        a->nr_lost_session = k.p.EventsLost;
+                        a->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
+                }
+        }
 }
 
 static int signals_fd(sigset_t *old)
