@@ -63,7 +63,11 @@ for ((round = 1; round <= rounds; round++)); do
         p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
 done
 # what each screen said last, per round, summed
-e_lost=$(cat "$tmp"/etwtop.*.screen | grep -o 'lost [0-9]*' | awk '{n += $2} END {print n + 0}')
+# etwtop's header: "lost N" events, and "buffers lost B" when its consumer fell behind
+e_lost=$(cat "$tmp"/etwtop.*.screen | grep -o '[0-9]* samples   lost [0-9]*' |
+        awk '{n += $4} END {print n + 0}')
+e_buffers=$(cat "$tmp"/etwtop.*.screen | grep -o 'buffers lost [0-9]*' | awk '{n += $3} END {print n + 0}')
+[ "$e_buffers" != 0 ] && e_lost="$e_lost (+$e_buffers buffers)"
 p_lost=$(cat "$tmp"/perf.*.screen | grep -o 'lost: [0-9]*/[0-9]*' | sed 's/lost: //' |
         awk -F/ '{l += $1; t += $2} END {print l "/" t}')
 echo "top benchmark: $rounds rounds of $secs s per tool, $ncpu CPUs busy (spinners and a pipe"
@@ -77,3 +81,7 @@ awk -v e="$e_cpu" -v p="$p_cpu" 'BEGIN {
         r = p > 0 ? e / p : 0
         printf "\nCPU: etwtop / perf top = %.3f (target <= 0.1): %s\n", r, r <= 0.1 ? "PASS" : "MISS"
 }'
+case "$e_lost" in
+0) echo "lost: etwtop lost no events (target: none): PASS" ;;
+*) echo "lost: etwtop lost $e_lost (target: none): MISS" ;;
+esac
