@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ab.sh: two builds of the live screen side by side, for telling whether a change costs or
+# saves CPU. Both screens run at once (the settings of top.sh) on a machine kept busy the way
+# top.sh keeps it busy, and both processes' CPU is read over the same seconds, so both see the
+# same load; run one after the other, the load moves more between runs than most changes
+# move the CPU. Prints each one's CPU milliseconds per second, what each header says was
+# lost, and B/A. Run it twice with the builds swapped: the same build twice reads 0.97-1.03.
+# Usage: bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default 10 s; needs root, perf, tmux)
+set -u
+[ $# -ge 2 ] || {
+        echo "usage: bench/ab.sh BUILD_A BUILD_B [SECONDS]" >&2
+        exit 2
+}
+build_b=$2
+secs=${3:-10}
+build=$1
+name=ab.sh
+. "$(dirname "$0")/screen_common.sh"
+etwtop_a=$etwtop
+cmd_a=$etwtop_cmd
+etwtop_b=$(realpath "$build_b/src/etwtop")
+[ -x "$etwtop_b" ] || die "$etwtop_b not built"
+[ "$etwtop_a" != "$etwtop_b" ] || die "the two builds are the same"
+cmd_b=${cmd_a/#$etwtop_a/$etwtop_b}
+
+for ((i = 0; i < ncpu; i++)); do
+        (end=$((SECONDS + secs + 6)); while [ $SECONDS -lt $end ]; do :; done) &
+done
+timeout $((secs + 6)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+tmux -L "$sock" new-session -d -s a -x 160 -y 50 "$cmd_a; sleep $((secs + 10))"
+tmux -L "$sock" new-session -d -s b -x 160 -y 50 "$cmd_b; sleep $((secs + 10))"
+sleep 3
+pid_a=$(pgrep -n -f "^$etwtop_a ")
+pid_b=$(pgrep -n -f "^$etwtop_b ")
+[ -n "$pid_a" ] && [ -n "$pid_b" ] || die "a screen exited early"
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+a0=$(ticks "$pid_a") b0=$(ticks "$pid_b")
+sleep "$secs"
+a1=$(ticks "$pid_a") b1=$(ticks "$pid_b")
+lost_a=$(tmux -L "$sock" capture-pane -t a -p | head -1 | grep -o 'lost [0-9]*.*')
+lost_b=$(tmux -L "$sock" capture-pane -t b -p | head -1 | grep -o 'lost [0-9]*.*')
+hz=$(getconf CLK_TCK)
+awk -v a0="$a0" -v a1="$a1" -v b0="$b0" -v b1="$b1" -v s="$secs" -v hz="$hz" \
+        -v la="$lost_a" -v lb="$lost_b" 'BEGIN {
+        a = (a1 - a0) * 1000 / hz / s; b = (b1 - b0) * 1000 / hz / s
+        printf "A %.1f ms/s (%s)\nB %.1f ms/s (%s)\nB/A %.2f\n", a, la, b, lb, (a > 0 ? b / a : 0)
+}'
