@@ -176,6 +176,12 @@ static void on_event(void *ctx, const struct kevent *ev)
         a->nr_events++;
         /* EventsLost (doc/etwtop-provider.md): reason 1 as the ring overflowed, reason 2 the
            exact total at the stop, which includes them */
+        if (ev->type == KEV_TRACE_HEADER && ev->trace_header.header &&
+            ev->trace_header.header->EventsLost > a->nr_lost_total) {
+                /* a recording's own count (Windows traces have only this one) */
+                a->nr_lost_total = ev->trace_header.header->EventsLost;
+                a->nr_lost = a->nr_lost_total > a->nr_lost ? a->nr_lost_total : a->nr_lost;
+        }
         if (ev->type == KEV_EVENTS_LOST) {
                 if (ev->events_lost.reason == 1)
                         a->nr_lost_records += ev->events_lost.count;
@@ -739,9 +745,12 @@ static void header_lines(struct app *a, char lines[4][512])
                 if (!atomic_load(&a->is_done) && a->nr_buffers_total)
                         snprintf(progress, sizeof(progress), "   loading %3.0f%%",
                                  100.0 * (double)read / (double)a->nr_buffers_total);
+                char lost[48] = "";
+                if (a->nr_lost)
+                        snprintf(lost, sizeof(lost), "   lost %" PRIu64, a->nr_lost);
                 snprintf(lines[0], 512,
-                         "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples%s%s",
-                         a->o->replay_path, a->nr_events, samples, progress,
+                         "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples%s%s%s",
+                         a->o->replay_path, a->nr_events, samples, lost, progress,
                          a->is_paused ? "   [paused]" : "");
         }
         if (!a->is_live)

@@ -22,7 +22,9 @@ struct report {
         struct sym_feed *feed;    /* owned */
         struct hot *hot;          /* owned */
         uint64_t nr_events;
-        uint64_t nr_lost; /* etwtop's exact total, else the header's */
+        uint64_t nr_lost_header;  /* the logfile header's EventsLost */
+        uint64_t nr_lost_total;   /* etwtop's exact total at the stop (reason 2) */
+        uint64_t nr_lost_records; /* etwtop's overflows as they came (reason 1), summed */
         uint64_t first_ns, last_ns;
         bool has_time;
         char logger[128];
@@ -50,12 +52,14 @@ static void on_event(void *ctx, const struct kevent *ev)
                 snprintf(r->logger, sizeof(r->logger), "%s", ev->trace_header.logger_name);
                 if (ev->trace_header.header) {
                         r->nr_cpus = ev->trace_header.header->NumberOfProcessors;
-                        r->nr_lost = ev->trace_header.header->EventsLost;
+                        r->nr_lost_header = ev->trace_header.header->EventsLost;
                 }
                 break;
         case KEV_EVENTS_LOST:
-                if (ev->events_lost.reason == 2)
-                        r->nr_lost = ev->events_lost.count;
+                if (ev->events_lost.reason == 1)
+                        r->nr_lost_records += ev->events_lost.count;
+                else if (ev->events_lost.reason == 2)
+                        r->nr_lost_total = ev->events_lost.count;
                 break;
         case KEV_PROFILE_INTERVAL:
                 if (ev->profile_interval.source == 0)
@@ -201,9 +205,15 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         outbuf_init(&o, opts->fd);
         char line[1024];
         double secs = r.last_ns > r.first_ns ? (double)(r.last_ns - r.first_ns) / 1e9 : 0;
+        /* each counts what the others may not: the largest */
+        uint64_t lost = r.nr_lost_header;
+        if (r.nr_lost_total > lost)
+                lost = r.nr_lost_total;
+        if (r.nr_lost_records > lost)
+                lost = r.nr_lost_records;
         snprintf(line, sizeof(line),
                  "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
-                 opts->path, r.logger[0] ? r.logger : "?", r.nr_cpus, secs, r.nr_events, r.nr_lost);
+                 opts->path, r.logger[0] ? r.logger : "?", r.nr_cpus, secs, r.nr_events, lost);
         outbuf_puts(&o, line);
         uint16_t sources[16];
         uint32_t nr_sources = hot_sources(r.hot, sources, 16);

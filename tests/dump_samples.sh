@@ -75,7 +75,8 @@ if [ -n "${ETL_FIXTURE:-}" ]; then
         "$ETL_FIXTURE" "$tmp/fixture.etl"
         dump fixture "$tmp/fixture.etl"
         f=$tmp/fixture.txt
-        check "fixture: events in all" [ "$(total "$f")" = 817 ]
+        check "fixture: events in all" [ "$(total "$f")" = 819 ]
+        check "fixture: events lost to a ring" grep -q ' etwtop/EventsLost cpu=1 reason=1 count=7$' "$f"
         check "fixture: LBR entries" grep -q ' 4242   4243 LastBranchRecord/LBR event_time=0.010000000 options=0x1 entries=3: 0x401250->0x401200 0x4011f0->0x401240 0x401180->0x4011e0$' "$f"
         check "fixture: stack of the sample" grep -q ' 4242   4243 StackWalk/Stack event_time=0.010000000 frames=3: 0x401234 0x401100 0x400f00$' "$f"
         check "fixture: PMC sample" grep -q 'PerfInfo/PMCInterrupt ip=0x401300 source=11 source_name="BranchMispredictions"' "$f"

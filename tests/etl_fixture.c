@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_fixture.c: writes a kernel trace holding every event kind this machine cannot record
-   (LBR, PMC samples and counters, CSwitch, ReadyThread, stack keys, 32-bit records), through
+   (LBR, PMC samples and counters, CSwitch, ReadyThread, stack keys, 32-bit records) and events
+   lost to overflowing rings, through
    etwtop's own writer, for the reader, decoder and dump tests. Usage: etl_fixture OUT.etl */
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "etl_writer.h"
 #include "etw/ntwmi.h"
+#include "perf_convert.h"
 
 /* The clock: 1 GHz ticks (DESIGN.md), the session starting at tick START. */
 #define START    1000000000ull
@@ -226,6 +228,18 @@ static void group_masks(uint32_t cpu, uint64_t ts)
                 exit(1);
 }
 
+/* etwtop's EventsLost (doc/etwtop-provider.md): reason 1, a ring that overflowed */
+static void events_lost(uint32_t cpu, uint64_t ts, uint64_t count)
+{
+        uint8_t p[16];
+        u32(p, cpu);
+        u32(p + 4, ETWTOP_LOST_REASON_RECORD_LOST);
+        u64(p + 8, count);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_EVENTS_LOST, 1, 0, 4, 0, 0, 0};
+        put(cpu,
+            etl_record_event64(rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p, sizeof(p)));
+}
+
 int main(int argc, char **argv)
 {
         if (argc != 2) {
@@ -285,6 +299,9 @@ int main(int argc, char **argv)
                 sampled_profile(0, T(20 + i), 0x401000 + (uint64_t)i, TID_MAIN);
                 sampled_profile(1, T(20 + i) + 500, 0x402000 + (uint64_t)i, TID_WORK);
         }
+        /* rings that overflowed twice, and no exact total at the stop: 12 lost */
+        events_lost(0, T(430), 5);
+        events_lost(1, T(431), 7);
         if (etl_writer_close(w, FT_START + 5000000, 0, 0) < 0) {
                 fprintf(stderr, "etl_fixture: close failed\n");
                 return 1;

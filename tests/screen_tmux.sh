@@ -5,7 +5,7 @@
 # session panel turns CSWITCH off and the header says so; turning the Profile stack hook off
 # makes the profile flat (total = self); the LBR controls say why they are unavailable; the
 # help lists the keys; resizing, tiny terminals and monochrome do not break it; q quits.
-# Replay: the PerfView sample's top module shows.
+# Replay: the PerfView sample's top module shows; a trace's lost events show.
 set -u
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}"
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; exit 0; }
@@ -77,8 +77,12 @@ if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; t
         check "replay: edges by function pair" wait_for 'by function pair' 5
         tm send-keys -t s 3
         check "replay: switches per thread, named" wait_for 'work.exe/worker' 10
+        # two rings overflowed, 5 and 7 events, and no exact total at the stop
+        check "replay: the header says what was lost" has 'replay .* lost 12'
         tm send-keys -t s q
         sleep 1
+        check "replay -b: the events lost" bash -c \
+                "'$ETWTOP' --replay '$tmp/lbr.etl' -b -n 1 2>/dev/null | head -1 | grep -q ', 12 lost\$'"
 fi
 
 # -- live

@@ -1481,7 +1481,7 @@ static void test_recorded_etl(void **state)
         assert_int_equal(sym_store_new(&store, &o), 0);
         struct replay r;
         replay_file(&r, path, store, NULL);
-        assert_int_equal(r.nr_events, 817); /* as dump_samples.sh counts */
+        assert_int_equal(r.nr_events, 819); /* as dump_samples.sh counts */
 
         /* the LBR: three edges in /usr/bin/work (not on this machine: module+offset) */
         const struct branches_row *rows;
