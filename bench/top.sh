@@ -44,20 +44,24 @@ run() {
         tmux -L "$sock" kill-session -t "$name"
 }
 
+# turn NAME COMMAND...: one tool's turn of a round under a fresh load; prints its CPU seconds
+# and keeps its last screen as NAME.ROUND.screen
+turn() {
+        local name=$1 cpu
+        shift
+        load
+        sleep 1
+        cpu=$(run "$name" "$@")
+        wait
+        [ -n "$cpu" ] || exit 1
+        cp "$tmp/$name.screen" "$tmp/$name.$round.screen"
+        echo "$cpu"
+}
+
 e_cpu=0 p_cpu=0
 for ((round = 1; round <= rounds; round++)); do
-        load
-        sleep 1
-        e=$(run etwtop $etwtop_cmd)
-        wait
-        [ -n "$e" ] || exit 1
-        cp "$tmp/etwtop.screen" "$tmp/etwtop.$round.screen"
-        load
-        sleep 1
-        p=$(run perf $perf_top_cmd)
-        wait
-        [ -n "$p" ] || exit 1
-        cp "$tmp/perf.screen" "$tmp/perf.$round.screen"
+        e=$(turn etwtop $etwtop_cmd) || exit 1
+        p=$(turn perf $perf_top_cmd) || exit 1
         echo "round $round: etwtop $e s, perf top $p s" >&2
         e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
         p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
