@@ -127,8 +127,7 @@ struct app {
         bool has_window;   /* replay: only [window_from_ns, window_to_ns) counts */
         uint32_t zoom_pid; /* only this process counts (0: all) */
         int64_t window_from_ns, window_to_ns;
-        uint64_t nr_lost; /* the larger of the two below */
-        uint64_t nr_lost_records, nr_lost_total;
+        uint64_t nr_lost_header, nr_lost_records, nr_lost_total; /* see on_event */
         uint64_t nr_lost_session;    /* live: ControlTrace(QUERY)'s EventsLost at the refresh */
         uint64_t nr_rt_buffers_lost; /* live: and its RealTimeBuffersLost */
         uint64_t nr_stacks_seen;     /* replay: the stack hooks are not recorded, stacks are */
@@ -174,22 +173,15 @@ static void on_event(void *ctx, const struct kevent *ev)
 {
         struct app *a = ctx;
         a->nr_events++;
-        /* EventsLost (doc/etwtop-provider.md): reason 1 as the ring overflowed, reason 2 the
-           exact total at the stop, which includes them */
-        if (ev->type == KEV_TRACE_HEADER && ev->trace_header.header &&
-            ev->trace_header.header->EventsLost > a->nr_lost_total) {
-                /* a recording's own count (Windows traces have only this one) */
-                a->nr_lost_total = ev->trace_header.header->EventsLost;
-                a->nr_lost = a->nr_lost_total > a->nr_lost ? a->nr_lost_total : a->nr_lost;
-        }
-        if (ev->type == KEV_EVENTS_LOST) {
-                if (ev->events_lost.reason == 1)
-                        a->nr_lost_records += ev->events_lost.count;
-                else if (ev->events_lost.reason == 2)
-                        a->nr_lost_total = ev->events_lost.count;
-                a->nr_lost = a->nr_lost_total > a->nr_lost_records ? a->nr_lost_total
-                                                                   : a->nr_lost_records;
-        }
+        /* what was lost, three ways (the largest shows): the logfile header's count (all a
+           Windows trace has), and etwtop's EventsLost (doc/etwtop-provider.md), reason 1 as a
+           ring overflowed, reason 2 the exact total at the stop */
+        if (ev->type == KEV_TRACE_HEADER && ev->trace_header.header)
+                a->nr_lost_header = ev->trace_header.header->EventsLost;
+        else if (ev->type == KEV_EVENTS_LOST && ev->events_lost.reason == 1)
+                a->nr_lost_records += ev->events_lost.count;
+        else if (ev->type == KEV_EVENTS_LOST && ev->events_lost.reason == 2)
+                a->nr_lost_total = ev->events_lost.count;
         if (!a->is_live) {
                 /* a recording's settings, as its events say */
                 if (ev->type == KEV_GROUP_MASK && !ev->group_mask.is_previous)
@@ -711,6 +703,16 @@ static void build_tables(struct app *a)
 
 /* ---- the header ---- */
 
+/* The events lost, as the largest of the counts that each miss some */
+static uint64_t lost_events(const struct app *a)
+{
+        uint64_t n = a->nr_lost_header;
+        const uint64_t more[] = {a->nr_lost_records, a->nr_lost_total, a->nr_lost_session};
+        for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+                n = more[i] > n ? more[i] : n;
+        return n;
+}
+
 static void header_lines(struct app *a, char lines[4][512])
 {
         char flags[256];
@@ -728,8 +730,7 @@ static void header_lines(struct app *a, char lines[4][512])
                          " samples   lost %" PRIu64 "%s",
                          a->o->record_path ? "recording" : "live", a->o->record_path ? " to " : "",
                          a->o->record_path ? a->o->record_path : "", a->events_per_s, samples,
-                         a->nr_lost > a->nr_lost_session ? a->nr_lost : a->nr_lost_session,
-                         a->is_paused ? "   [paused]" : "");
+                         lost_events(a), a->is_paused ? "   [paused]" : "");
                 if (a->nr_rt_buffers_lost) {
                         size_t len = strlen(lines[0]);
                         snprintf(lines[0] + len, 512 - len, "   buffers lost %" PRIu64,
@@ -746,8 +747,8 @@ static void header_lines(struct app *a, char lines[4][512])
                         snprintf(progress, sizeof(progress), "   loading %3.0f%%",
                                  100.0 * (double)read / (double)a->nr_buffers_total);
                 char lost[48] = "";
-                if (a->nr_lost)
-                        snprintf(lost, sizeof(lost), "   lost %" PRIu64, a->nr_lost);
+                if (lost_events(a))
+                        snprintf(lost, sizeof(lost), "   lost %" PRIu64, lost_events(a));
                 snprintf(lines[0], 512,
                          "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples%s%s%s",
                          a->o->replay_path, a->nr_events, samples, lost, progress,
