@@ -1170,9 +1170,9 @@ static void *ping(void *arg)
         return NULL;
 }
 
-/* Runs nr_pairs ping-pong pairs for ms. With is_starving the threads run SCHED_FIFO, so that
-   the session's logger thread (SCHED_OTHER) hardly runs and the perf rings overflow: events
-   are lost. Returns whether the threads got SCHED_FIFO. */
+/* Runs nr_pairs ping-pong pairs for ms. With is_starving the threads run SCHED_FIFO above the
+   session's logger thread (SCHED_FIFO 1, or SCHED_OTHER), so that it hardly runs and the perf
+   rings overflow: events are lost. Returns whether the threads got SCHED_FIFO. */
 static bool make_load(int nr_pairs, long ms, bool is_starving)
 {
         enum { MAX_PAIRS = 8 };
@@ -1184,7 +1184,7 @@ static bool make_load(int nr_pairs, long ms, bool is_starving)
         pthread_attr_init(&attr);
         bool is_fifo = false;
         if (is_starving) {
-                struct sched_param sp = {.sched_priority = 1};
+                struct sched_param sp = {.sched_priority = 10};
                 is_fifo = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
                           pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0 &&
                           pthread_attr_setschedparam(&attr, &sp) == 0;
@@ -1216,6 +1216,70 @@ static bool make_load(int nr_pairs, long ms, bool is_starving)
                 close(p[i].to_ping[1]);
         }
         return is_fifo;
+}
+
+static void *noop_thread(void *arg)
+{
+        return arg;
+}
+
+/* Whether this process may make a thread SCHED_FIFO. */
+static bool fifo_permitted(void)
+{
+        pthread_attr_t attr;
+        struct sched_param sp = {.sched_priority = 1};
+        pthread_t th;
+        assert_int_equal(pthread_attr_init(&attr), 0);
+        assert_int_equal(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED), 0);
+        assert_int_equal(pthread_attr_setschedpolicy(&attr, SCHED_FIFO), 0);
+        assert_int_equal(pthread_attr_setschedparam(&attr, &sp), 0);
+        int rc = pthread_create(&th, &attr, noop_thread, NULL);
+        pthread_attr_destroy(&attr);
+        if (rc == 0)
+                pthread_join(th, NULL);
+        return rc == 0;
+}
+
+/* A live session's logger thread drains the kernel's rings at the lowest real-time priority
+   where permitted (else as a normal thread); a session without a live source keeps a normal
+   logger. LoggerThreadId names it. */
+static void test_logger_thread_priority(void **state)
+{
+        (void)state;
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-prio", &pr), ERROR_SUCCESS);
+        bool is_permitted = fifo_permitted();
+        struct props q;
+        props_query(&q);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        pid_t tid = (pid_t)(uintptr_t)q.p.LoggerThreadId;
+        assert_true(tid > 0);
+        int policy = sched_getscheduler(tid);
+        struct sched_param sp;
+        assert_int_equal(sched_getparam(tid, &sp), 0);
+        print_message("logger thread %d: policy %d priority %d (SCHED_FIFO permitted: %d)\n",
+                      (int)tid, policy, sp.sched_priority, is_permitted);
+        if (is_permitted) {
+                assert_int_equal(policy, SCHED_FIFO);
+                assert_int_equal(sp.sched_priority, 1);
+        } else {
+                assert_int_equal(policy, SCHED_OTHER);
+        }
+        stop_by_handle(h);
+
+        /* a private session has no rings to drain */
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.Wnode.Guid = (GUID){0x7f3ba1c2, 0x11d4, 0x4e2a, {1, 2, 3, 4, 5, 6, 7, 8}};
+        assert_int_equal(StartTraceA(&h, "ctl-prio-private", &pr.p), ERROR_SUCCESS);
+        props_query(&q);
+        assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+        tid = (pid_t)(uintptr_t)q.p.LoggerThreadId;
+        if (tid > 0)
+                assert_int_equal(sched_getscheduler(tid), SCHED_OTHER);
+        stop_by_handle(h);
 }
 
 static void check_buffer_pool(const struct props *q, ULONG min, ULONG max)
@@ -1251,6 +1315,7 @@ static void test_kernel_live_statistics(void **state)
         bool is_starving = make_load(4, 300, true);
         if (!is_starving)
                 print_message("SCHED_FIFO not permitted: no events lost on purpose\n");
+        sleep_ms(200); /* the starved logger catches up */
         props_query(&q2);
         assert_int_equal(QueryTraceA(h, NULL, &q2.p), ERROR_SUCCESS);
         print_message("QUERY: BuffersWritten %u then %u, EventsLost %u then %u, buffers %u "
@@ -1622,6 +1687,7 @@ int main(void)
                 cmocka_unit_test(test_kernel_hardware_classes),
                 cmocka_unit_test(test_missing_hardware_said_once),
                 cmocka_unit_test(test_kernel_live_statistics),
+                cmocka_unit_test(test_logger_thread_priority),
                 cmocka_unit_test(test_buffering_and_circular),
                 cmocka_unit_test(test_realtime_not_running),
                 cmocka_unit_test(test_realtime_close_trace),
