@@ -1658,6 +1658,11 @@ static int dec_stack(struct kdecoder *d, struct kevent *ev, const struct payload
         ev->stack.frames = widen_frames(d, pl->p + 16, n, pl->psize);
         ev->pid = ev->stack.pid;
         ev->tid = ev->stack.tid;
+        /* a stack names its thread's process: a thread no Thread event has named yet (a live
+           session's CPU buffer can come before the rundown's) is known from here on */
+        if (ev->stack.pid != KEV_NONE && ev->stack.tid != 0 &&
+            tid_map_get(&d->tids, ev->stack.tid) == KEV_NONE)
+                tid_map_set(&d->tids, ev->stack.tid, ev->stack.pid);
         return 0;
 }
 

@@ -23,7 +23,18 @@ on_fail() {
         echo "--- screen:"
         cat "$tmp/screen"
 }
-snap() { tm capture-pane -t s -p >"$tmp/screen"; }
+# the screen once it holds still: a capture can fall in the middle of a frame being drawn (a
+# line inserted and not yet written), so two captures 0.1 s apart must agree
+snap() {
+        local i
+        tm capture-pane -t s -p >"$tmp/screen"
+        for ((i = 0; i < 20; i++)); do
+                sleep 0.1
+                tm capture-pane -t s -p >"$tmp/screen.next"
+                cmp -s "$tmp/screen" "$tmp/screen.next" && return 0
+                mv "$tmp/screen.next" "$tmp/screen"
+        done
+}
 has() { grep -q -- "$1" "$tmp/screen"; }
 # waits up to $2 seconds for text $1 on the screen
 wait_for() {

@@ -1581,6 +1581,34 @@ static void test_pid_fixups(void **state)
                 assert_int_equal(cap.ev[0].pid, tid / 10);
                 cap_reset();
         }
+        /* A stack names the process of a thread no Thread event named yet (a live session's
+           CPU buffer before the rundown's): that thread's later samples have it too. */
+        b.n = 0;
+        bb_u64(&b, 0x2000);
+        bb_u32(&b, 2000);
+        bb_u32(&b, 20001);
+        bb_u64(&b, 0x401000);
+        assert_int_equal(feed_bb(d, &StackWalkGuid, 32, 2, 8, &b), 0);
+        assert_int_equal(cap.ev[0].pid, 2000);
+        b.n = 0;
+        bb_u64(&b, 0x401000);
+        bb_u32(&b, 20001);
+        bb_u32(&b, 0x10001);
+        assert_int_equal(feed_bb(d, &PerfInfoGuid, 46, 2, 8, &b), 0);
+        assert_int_equal(cap.ev[1].pid, 2000);
+        /* a thread the table knows keeps its Thread event's process */
+        b.n = 0;
+        bb_u64(&b, 0x2000);
+        bb_u32(&b, 999);
+        bb_u32(&b, 10000);
+        assert_int_equal(feed_bb(d, &StackWalkGuid, 32, 2, 8, &b), 0);
+        b.n = 0;
+        bb_u64(&b, 0x1000);
+        bb_u32(&b, 10000);
+        bb_u32(&b, 0x10001);
+        assert_int_equal(feed_bb(d, &PerfInfoGuid, 46, 2, 8, &b), 0);
+        assert_int_equal(cap.ev[3].pid, 1000);
+        cap_reset();
         /* The idle thread (tid 0) belongs to process 0. */
         b.n = 0;
         bb_u32(&b, 0);

@@ -1775,11 +1775,61 @@ static void test_hot_repeated_stacks(void **state)
         hot_free(h);
 }
 
+/* A live session can deliver a CPU's samples before the rundown names their thread: a sample
+   of no known process is placed by its stack's process, once, and named when the images come. */
+static void test_hot_sample_before_its_thread(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 300, tid = 301;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t frames[] = {a, b};
+        int64_t t = MS(1);
+        for (int i = 0; i < 4; i++) {
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), UINT32_MAX, tid);
+                ev.sample.ip = a;
+                ev.sample.tid = tid;
+                hot_event(h, &ev);
+                ev = ev_stack(0, t, pid, tid, frames, 2);
+                hot_event(h, &ev);
+        }
+        /* one whose stack never comes: its own place, still unplaced */
+        struct kevent ev = ev_base(KEV_SAMPLE, 1, t += MS(1), UINT32_MAX, tid);
+        ev.sample.ip = b;
+        ev.sample.tid = tid;
+        hot_event(h, &ev);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        uint64_t self = 0, nr_a = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(rows[i].module, 0);
+                self += rows[i].self;
+                if (rows[i].rel == a) {
+                        nr_a++;
+                        /* counted once, not once as the sample and once as its first frame */
+                        assert_int_equal(rows[i].self, 4);
+                        assert_int_equal(rows[i].total, 4);
+                }
+        }
+        assert_int_equal(self, 5);
+        assert_int_equal(nr_a, 1);
+        /* the image comes: the stack's process names the sampled places */
+        fix_image(fx, pid, EXE);
+        n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_non_null(row_of(rows, n, fx->fn_alpha));
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 4);
+        hot_free(h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),

@@ -28,8 +28,12 @@ struct entry {
 struct pending {
         uint64_t timestamp;
         struct entry key;
+        uint64_t ip;
         bool has;
         bool is_matched;
+        /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
+           the rundown's): its place waits for its stack, which names the process */
+        bool is_unplaced;
 };
 
 /* A row's key in one field of the order, and the row. */
@@ -249,7 +253,7 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_
 static void pending_flush(struct hot *h, struct pending *p)
 {
         if (p->has && !p->is_matched)
-                count(h, &p->key, 0, 1);
+                count(h, &p->key, p->is_unplaced ? 1 : 0, 1);
         p->has = false;
 }
 
@@ -261,12 +265,14 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         uint32_t si = source_index(h, source);
         h->nr_samples[si]++;
         struct entry k = key_of(h, source, ev->pid, ip);
-        count(h, &k, 1, 0);
+        bool is_unplaced = ev->pid == UINT32_MAX && !k.module;
+        if (!is_unplaced)
+                count(h, &k, 1, 0);
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
         if (ev->cpu % MAX_CPUS >= h->nr_pend)
                 h->nr_pend = ev->cpu % MAX_CPUS + 1;
         pending_flush(h, p);
-        *p = (struct pending){ev->timestamp, k, true, false};
+        *p = (struct pending){ev->timestamp, k, ip, true, false, is_unplaced};
 }
 
 static void stack(struct hot *h, const struct kevent *ev)
@@ -284,6 +290,13 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!p || p->is_matched)
                 return; /* a stack of an event that is not a sample (CSwitch, ReadyThread) */
         p->is_matched = true;
+        if (p->is_unplaced) {
+                /* the process the stack names places the sample (counted once, here) */
+                if (ev->stack.pid != UINT32_MAX)
+                        p->key = key_of(h, p->key.source, ev->stack.pid, p->ip);
+                p->is_unplaced = false;
+                count(h, &p->key, 1, 0);
+        }
         /* the same stack of the same place seen before: its places are known */
         uint64_t generation = sym_store_generation(h->store);
         uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^
