@@ -195,9 +195,14 @@ check "live: flat profile (total = self)" awk '
 # help: generated from the key table
 tm send-keys -t s h
 check "help: shown" wait_for 'etwtop keys' 5
-for k in 'F1 h ?' 'F10 q' 'Tab' '4 F9' 'F3 /' 'F4 \' 'F6 < >' 'Space Z' 'F2 W' 'Enter'; do
-        check "help: lists $k" grep -qF -- "$k" "$tmp/screen"
-done
+# every labelled key of the key table (ui/screen.c), each on a row of its own
+labels=$(perl -ne 'if (/^\s*\{\s*(?:KEY_\w+(?:\(\d+\))?|\x27(?:[^\x27\\]|\\.)+\x27)\s*,\s*"((?:[^"\\]|\\.)*)"/) {
+        my $l = $1; $l =~ s/\\(.)/$1/g; print "$l\n" }' "$(dirname "$0")/../ui/screen.c")
+check "help: the key table read ($(echo "$labels" | wc -l) labels)" [ "$(echo "$labels" | wc -l)" -ge 20 ]
+while IFS= read -r k; do
+        check "help: lists $k" env K="$k" awk \
+                'index($0, "  " ENVIRON["K"] "  ") == 1 {f = 1} END {exit f ? 0 : 1}' "$tmp/screen"
+done <<<"$labels"
 tm send-keys -t s x
 
 # sorting, search, filter keep working
