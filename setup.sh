@@ -34,16 +34,21 @@ run)
         if [ $# -gt 0 ]; then
                 exec ./build/src/etwtop "$@"
         fi
-        # The main job until the live screen lands: record this machine's kernel events for
-        # 5 seconds (the xperf-style default session) and print the recording's totals.
-        out=$(mktemp -u /tmp/etwtop-XXXXXX.etl)
-        if ./build/src/etwtop --record "$out" --duration 5; then
-                ./build/src/etwtop --dump --totals "$out"
-                echo "the recording is $out: etwtop --dump $out shows every event"
-        else
-                echo "setup: recording needs root or CAP_PERFMON; dumping a bundled trace instead" >&2
-                exec ./build/src/etwtop --dump "$samples/etlparser_ShutdownPerfDiagLogger.etl"
+        # The main job: the live screen (in a terminal), or the same as text frames (when the
+        # output is not a terminal). Without the privilege for a live session, a bundled trace.
+        etwtop=./build/src/etwtop
+        probe=$(mktemp -u /tmp/etwtop-probe-XXXXXX.etl)
+        if "$etwtop" --record "$probe" --duration 0.1 --on PROC_THREAD 2>"$probe.err"; then
+                rm -f "$probe" "$probe.err"
+                if [ -t 0 ] && [ -t 1 ]; then
+                        exec "$etwtop"
+                fi
+                exec "$etwtop" -b -n 5 -d 1 --top 20
         fi
+        echo "setup: the live session cannot start here: $(cat "$probe.err")" >&2
+        rm -f "$probe" "$probe.err"
+        echo "setup: dumping a bundled trace instead" >&2
+        exec "$etwtop" --dump --totals "$samples/etlparser_ShutdownPerfDiagLogger.etl"
         ;;
 test)
         # Warnings are errors in a plain gcc build; the tests run in the clang build with
