@@ -1784,6 +1784,108 @@ static int dec_own(struct kdecoder *d, struct kevent *ev, const struct payload *
         }
 }
 
+/* ---- .NET: the CLR's method and module events (manifest events, told apart by Id) ---- */
+
+/* Microsoft-Windows-DotNETRuntime and Microsoft-Windows-DotNETRuntimeRundown */
+static const GUID clr_runtime_guid = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+static const GUID clr_rundown_guid = {
+        0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+
+enum clr_kind { CLR_NONE, CLR_METHOD, CLR_MODULE };
+
+/* What a CLR event is, by provider and Id: its kind, phase and name; CLR_NONE for the rest. */
+static enum clr_kind clr_event(const GUID *g, uint16_t id, enum kevent_phase *phase,
+                               const char **name)
+{
+        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0) {
+                switch (id) {
+                case 143:
+                        *phase = KEV_PHASE_START;
+                        *name = "DotNETRuntime/MethodLoadVerbose";
+                        return CLR_METHOD;
+                case 144:
+                        *phase = KEV_PHASE_END;
+                        *name = "DotNETRuntime/MethodUnloadVerbose";
+                        return CLR_METHOD;
+                case 152:
+                        *phase = KEV_PHASE_START;
+                        *name = "DotNETRuntime/ModuleLoad";
+                        return CLR_MODULE;
+                case 153:
+                        *phase = KEV_PHASE_END;
+                        *name = "DotNETRuntime/ModuleUnload";
+                        return CLR_MODULE;
+                }
+        } else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0) {
+                switch (id) {
+                case 143:
+                        *phase = KEV_PHASE_DC_START;
+                        *name = "DotNETRuntimeRundown/MethodDCStartVerbose";
+                        return CLR_METHOD;
+                case 144:
+                        *phase = KEV_PHASE_DC_END;
+                        *name = "DotNETRuntimeRundown/MethodDCEndVerbose";
+                        return CLR_METHOD;
+                case 153:
+                        *phase = KEV_PHASE_DC_START;
+                        *name = "DotNETRuntimeRundown/ModuleDCStart";
+                        return CLR_MODULE;
+                case 154:
+                        *phase = KEV_PHASE_DC_END;
+                        *name = "DotNETRuntimeRundown/ModuleDCEnd";
+                        return CLR_MODULE;
+                }
+        }
+        return CLR_NONE;
+}
+
+/* MethodLoadVerbose and its kin, every version: MethodID, ModuleID, MethodStartAddress (all
+   UInt64), MethodSize, MethodToken, MethodFlags (UInt32), then MethodNamespace, MethodName and
+   MethodSignature (UTF-16, NUL-terminated); ClrInstanceID and ReJITID after them are not used. */
+static int dec_clr_method(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                          enum kevent_phase phase)
+{
+        KEV_CLEAR(ev, clr_method);
+        if (pl->len < 42)
+                return -EBADMSG;
+        size_t next;
+        ev->type = KEV_CLR_METHOD;
+        ev->clr_method.phase = phase;
+        ev->clr_method.pid = ev->pid;
+        ev->clr_method.method_id = le_get64(pl->p);
+        ev->clr_method.module_id = le_get64(pl->p + 8);
+        ev->clr_method.start = le_get64(pl->p + 16);
+        ev->clr_method.size = le_get32(pl->p + 24);
+        ev->clr_method.token = le_get32(pl->p + 28);
+        ev->clr_method.flags = le_get32(pl->p + 32);
+        ev->clr_method.name_space = get_utf16(d, pl, 36, &next);
+        ev->clr_method.name = get_utf16(d, pl, next, &next);
+        ev->clr_method.signature = get_utf16(d, pl, next, &next);
+        return 0;
+}
+
+/* ModuleLoad and its kin, every version: ModuleID, AssemblyID (UInt64), ModuleFlags, Reserved1
+   (UInt32), ModuleILPath, ModuleNativePath (UTF-16); what follows (ClrInstanceID, the PDBs) is
+   not used. */
+static int dec_clr_module(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                          enum kevent_phase phase)
+{
+        KEV_CLEAR(ev, clr_module);
+        if (pl->len < 28)
+                return -EBADMSG;
+        size_t next;
+        ev->type = KEV_CLR_MODULE;
+        ev->clr_module.phase = phase;
+        ev->clr_module.pid = ev->pid;
+        ev->clr_module.module_id = le_get64(pl->p);
+        ev->clr_module.assembly_id = le_get64(pl->p + 8);
+        ev->clr_module.flags = le_get32(pl->p + 16);
+        ev->clr_module.il_path = get_utf16(d, pl, 24, &next);
+        ev->clr_module.native_path = get_utf16(d, pl, next, &next);
+        return 0;
+}
+
 static int decode_payload(struct kdecoder *d, enum kprov k, struct kevent *ev,
                           const struct payload *pl)
 {
@@ -1958,6 +2060,20 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 ev.opcode = (uint8_t)h->EventDescriptor.Id;
                 ev.name = own_name(h->EventDescriptor.Id);
                 rc = dec_own(d, &ev, &pl, h->EventDescriptor.Id);
+        } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
+                enum kevent_phase phase = KEV_PHASE_NONE;
+                const char *name = NULL;
+                switch (clr_event(&h->ProviderId, h->EventDescriptor.Id, &phase, &name)) {
+                case CLR_METHOD:
+                        ev.name = name;
+                        rc = dec_clr_method(d, &ev, &pl, phase);
+                        break;
+                case CLR_MODULE:
+                        ev.name = name;
+                        rc = dec_clr_module(d, &ev, &pl, phase);
+                        break;
+                default: rc = KEV_NO_LAYOUT; break;
+                }
         } else {
                 rc = decode_payload(d, k, &ev, &pl);
         }

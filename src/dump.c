@@ -289,6 +289,24 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 put_str_field(d, "name", ev->kernel_symbol.name);
                 put_str_field(d, "module", ev->kernel_symbol.module);
                 break;
+        case KEV_CLR_METHOD:
+                put_hex_field(d, "method_id", ev->clr_method.method_id);
+                put_hex_field(d, "module_id", ev->clr_method.module_id);
+                put_hex_field(d, "start", ev->clr_method.start);
+                put_hex_field(d, "size", ev->clr_method.size);
+                put_hex_field(d, "token", ev->clr_method.token);
+                put_hex_field(d, "flags", ev->clr_method.flags);
+                put_str_field(d, "namespace", ev->clr_method.name_space);
+                put_str_field(d, "name", ev->clr_method.name);
+                put_str_field(d, "signature", ev->clr_method.signature);
+                break;
+        case KEV_CLR_MODULE:
+                put_hex_field(d, "module_id", ev->clr_module.module_id);
+                put_hex_field(d, "assembly_id", ev->clr_module.assembly_id);
+                put_hex_field(d, "flags", ev->clr_module.flags);
+                put_str_field(d, "il_path", ev->clr_module.il_path);
+                put_str_field(d, "native_path", ev->clr_module.native_path);
+                break;
         case KEV_EVENTS_LOST:
                 put_u64_field(d, "cpu", ev->events_lost.cpu);
                 put_u64_field(d, "reason", ev->events_lost.reason);

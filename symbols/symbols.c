@@ -26,7 +26,14 @@
 #define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
 #define MAX_SRC_FRAMES    32
 
-enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT };
+/* MOD_CLR: one .NET module's JIT-compiled methods in one process, from a recording's CLR
+   method events (their names and address ranges; no file behind them) */
+enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT, MOD_CLR };
+
+struct clr_method {
+        uint64_t start, size;
+        uint32_t name; /* interned */
+};
 enum load_state { LS_NEW = 0, LS_QUEUED, LS_LOADED, LS_FAILED };
 
 struct module {
@@ -38,6 +45,9 @@ struct module {
         uint32_t build_id_size;
         uint32_t time_date_stamp, image_size, checksum; /* PE */
         uint32_t jit_pid;                               /* MOD_JIT */
+        struct clr_method *methods;                     /* owned: MOD_CLR */
+        uint32_t nr_methods, cap_methods;
+        bool is_methods_dirty; /* methods came since the table was built */
         bool has_pdb;
         uint8_t pdb_guid[16];
         uint32_t pdb_age;
@@ -59,10 +69,28 @@ struct mapping {
         bool is_absolute; /* rel is the address itself (kernel) */
 };
 
+/* A JIT-compiled .NET method of a process: [start, end) in the MOD_CLR module of its .NET
+   module. */
+struct space_method {
+        uint64_t start, end;
+        uint32_t module;
+};
+
+/* A .NET module of a process (its ModuleID in the CLR events) and its MOD_CLR module. */
+struct space_clr_module {
+        uint64_t clr_id;
+        uint32_t module;
+};
+
 struct space {
         uint32_t pid;
         struct mapping *maps; /* owned, sorted by start, not overlapping */
         uint32_t nr, cap;
+        struct space_method *methods; /* owned: sorted by start when is_methods_sorted */
+        uint32_t nr_methods, cap_methods;
+        bool is_methods_sorted;
+        struct space_clr_module *clr_modules; /* owned */
+        uint32_t nr_clr_modules, cap_clr_modules;
         uint32_t jit_module;  /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
         uint32_t hint;        /* the mapping sym_locate found last: frames cluster */
         uint64_t jit_checked; /* nr_polls + 1 when the map file was last found missing */
@@ -435,6 +463,7 @@ static void load_module(struct sym_store *s, struct module *m)
                                  s->opt.nr_symbol_path, &m->table, m->file_used,
                                  sizeof(m->file_used), m->note, sizeof(m->note));
                 break;
+        case MOD_CLR: break; /* built from events, never loaded (clr_table_refresh) */
         case MOD_JIT:
                 rc = sym_jit_load(m->jit_pid, &m->table, m->file_used, sizeof(m->file_used),
                                   m->note, sizeof(m->note));
@@ -674,6 +703,8 @@ void sym_process_start(struct sym_store *s, uint32_t pid)
         if (!sp)
                 return;
         sp->nr = 0; /* a new program in this pid: the old mappings are gone */
+        sp->nr_methods = 0;
+        sp->nr_clr_modules = 0;
         sp->jit_module = 0;
         sp->jit_checked = 0;
         sp->is_ended = false; /* a reused pid: its entry in the ended ring no longer counts */
@@ -703,6 +734,8 @@ static void space_remove(struct sym_store *s, struct space *sp)
                 if (s->last_space[c] == sp)
                         s->last_space[c] = NULL;
         free(sp->maps);
+        free(sp->methods);
+        free(sp->clr_modules);
         free(sp);
         s->nr_spaces--;
         s->st.nr_spaces = s->nr_spaces;
@@ -906,6 +939,121 @@ static const struct mapping *space_lookup_hinted(struct space *sp, uint64_t addr
         return m;
 }
 
+/* ---- .NET: JIT-compiled methods from a recording's CLR events ---- */
+
+/* The MOD_CLR module of the .NET module clr_id in sp, made on first sight (a method can come
+   before its module's event: it is named "[managed]" until the module's event names it). */
+static uint32_t clr_module_of(struct sym_store *s, struct space *sp, uint64_t clr_id)
+{
+        for (uint32_t i = 0; i < sp->nr_clr_modules; i++)
+                if (sp->clr_modules[i].clr_id == clr_id)
+                        return sp->clr_modules[i].module;
+        if (sp->nr_clr_modules == sp->cap_clr_modules) {
+                sp->cap_clr_modules = sp->cap_clr_modules ? sp->cap_clr_modules * 2 : 8;
+                sp->clr_modules =
+                        xrealloc(sp->clr_modules, sp->cap_clr_modules * sizeof(*sp->clr_modules));
+        }
+        uint32_t id = module_new(s, MOD_CLR, "", "[managed]");
+        struct module *m = s->modules[id];
+        m->jit_pid = sp->pid;
+        snprintf(m->file_used, sizeof(m->file_used), "the recording's CLR method events");
+        atomic_store_explicit(&m->state, LS_LOADED, memory_order_release);
+        sp->clr_modules[sp->nr_clr_modules++] = (struct space_clr_module){clr_id, id};
+        return id;
+}
+
+void sym_clr_module(struct sym_store *s, uint32_t pid, uint64_t clr_id, const char *il_path)
+{
+        if (!s || !il_path || !*il_path)
+                return;
+        struct space *sp = space_get(s, pid);
+        struct module *m = s->modules[clr_module_of(s, sp, clr_id)];
+        if (strcmp(m->path, il_path) == 0)
+                return;
+        free(m->path);
+        free(m->name);
+        m->path = xstrdup(il_path);
+        m->name = xstrdup(module_name_of_path(il_path));
+        s->nr_changes++;
+}
+
+void sym_clr_method(struct sym_store *s, uint32_t pid, uint64_t clr_module_id, uint64_t start,
+                    uint64_t size, const char *name)
+{
+        if (!s || !name || !*name || !size || start + size < start)
+                return;
+        struct space *sp = space_get(s, pid);
+        uint32_t id = clr_module_of(s, sp, clr_module_id);
+        struct module *m = s->modules[id];
+        if (m->nr_methods == m->cap_methods) {
+                m->cap_methods = m->cap_methods ? m->cap_methods * 2 : 64;
+                m->methods = xrealloc(m->methods, m->cap_methods * sizeof(*m->methods));
+        }
+        m->methods[m->nr_methods++] = (struct clr_method){start, size, sym_intern(s, name)};
+        m->is_methods_dirty = true;
+        if (sp->nr_methods == sp->cap_methods) {
+                sp->cap_methods = sp->cap_methods ? sp->cap_methods * 2 : 64;
+                sp->methods = xrealloc(sp->methods, sp->cap_methods * sizeof(*sp->methods));
+        }
+        if (sp->nr_methods && start < sp->methods[sp->nr_methods - 1].start)
+                sp->is_methods_sorted = false;
+        else if (!sp->nr_methods)
+                sp->is_methods_sorted = true;
+        sp->methods[sp->nr_methods++] = (struct space_method){start, start + size, id};
+        s->nr_changes++;
+}
+
+static int method_cmp(const void *a, const void *b)
+{
+        const struct space_method *x = a, *y = b;
+        return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The method of sp at addr, or NULL. Of methods that overlap (code reused after an unload), the
+   one that starts last before addr. */
+static const struct space_method *space_method_at(struct space *sp, uint64_t addr)
+{
+        if (!sp->nr_methods)
+                return NULL;
+        if (!sp->is_methods_sorted) {
+                qsort(sp->methods, sp->nr_methods, sizeof(*sp->methods), method_cmp);
+                sp->is_methods_sorted = true;
+        }
+        uint32_t lo = 0, hi = sp->nr_methods;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (sp->methods[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        /* methods are short: look back a few for one that holds addr */
+        for (uint32_t i = lo, n = 0; i > 0 && n < 8; i--, n++)
+                if (addr < sp->methods[i - 1].end)
+                        return &sp->methods[i - 1];
+        return NULL;
+}
+
+/* Rebuilds a MOD_CLR module's table after methods came. */
+static void clr_table_refresh(struct sym_store *s, struct module *m)
+{
+        if (!m->is_methods_dirty)
+                return;
+        m->is_methods_dirty = false;
+        struct sym_table *t = sym_table_new();
+        for (uint32_t i = 0; i < m->nr_methods; i++) {
+                const char *name = sym_name(s, m->methods[i].name);
+                sym_table_add(t, m->methods[i].start, m->methods[i].size, name, strlen(name), 0);
+        }
+        sym_table_finish(t, 0);
+        sym_table_free(m->table);
+        m->table = t;
+        if (s->cache && s->nr_cache) {
+                memset(s->cache, 0, (size_t)(s->cache_mask + 1) * sizeof(*s->cache));
+                s->nr_cache = 0;
+        }
+}
+
 struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
 {
         struct sym_loc loc = {0, addr};
@@ -930,6 +1078,15 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
                 if (s->opt.is_live || s->nr_ksyms || s->has_linux_kernel)
                         loc.module = s->kernel_module;
                 return loc;
+        }
+        if (pid) {
+                /* .NET code a recording's CLR events described */
+                struct space *w = sp && sp->pid == pid ? sp : space_find(s, pid);
+                const struct space_method *jm = w ? space_method_at(w, addr) : NULL;
+                if (jm) {
+                        loc.module = jm->module;
+                        return loc;
+                }
         }
         if (s->opt.is_live && pid) {
                 /* JIT code: /tmp/perf-PID.map, when the process writes one (looked for again
@@ -1020,6 +1177,8 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
                 return;
         if (m->kind == MOD_KERNEL)
                 kernel_table_refresh(s);
+        else if (m->kind == MOD_CLR)
+                clr_table_refresh(s, m);
         bool is_found;
         struct cache_entry *e = cache_slot(s, loc, &is_found);
         if (is_found) {
@@ -1103,6 +1262,8 @@ bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_inf
         info->build_id_size = m->build_id_size;
         memcpy(info->build_id, m->build_id, m->build_id_size);
         info->is_loaded = st == LS_LOADED;
+        if (m->kind == MOD_CLR)
+                clr_table_refresh(s, m);
         if (st == LS_LOADED) {
                 uint64_t dummy;
                 const struct sym_table *t = m->kind == MOD_ELF || m->kind == MOD_VDSO
@@ -1247,6 +1408,7 @@ void sym_store_free(struct sym_store *s)
                 struct module *m = s->modules[i];
                 elf_module_free(m->elf);
                 sym_table_free(m->table);
+                free(m->methods);
                 kallsyms_free(m->ks);
                 free(m->path);
                 free(m->name);
@@ -1258,6 +1420,8 @@ void sym_store_free(struct sym_store *s)
         for (uint32_t i = 0; i <= s->spaces_mask; i++) {
                 if (s->spaces[i]) {
                         free(s->spaces[i]->maps);
+                        free(s->spaces[i]->methods);
+                        free(s->spaces[i]->clr_modules);
                         free(s->spaces[i]);
                 }
         }

@@ -47,6 +47,22 @@ check "net: 3590 ImageID" [ "$(count "$tmp/net.txt" KernelTraceControl/ImageID)"
 check "net: 3534 DbgID_RSDS" [ "$(count "$tmp/net.txt" KernelTraceControl/DbgID_RSDS)" = 3534 ]
 check "net: 35 Image/Load" [ "$(count "$tmp/net.txt" Image/Load)" = 35 ]
 check "net: 0 CSwitch" [ "$(count "$tmp/net.txt" Thread/CSwitch)" = 0 ]
+# the .NET runtime's method and module events, told apart by Id (not by opcode: 2 other events
+# share MethodLoadVerbose's opcode 37, 27 MethodDCEndVerbose's 40)
+check "net: 290 MethodLoadVerbose" [ "$(count "$tmp/net.txt" DotNETRuntime/MethodLoadVerbose)" = 290 ]
+check "net: 16702 MethodDCEndVerbose" \
+        [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndVerbose)" = 16702 ]
+check "net: 27 ModuleDCEnd" [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/ModuleDCEnd)" = 27 ]
+check "net: a method's fields" grep -q 'DotNETRuntime/MethodLoadVerbose method_id=0x7f95eb0a230 module_id=0x7f95e933020 start=0x7f95eb10090 size=0x279 .*namespace="System.AppDomain" name="SetupDomain"' "$tmp/net.txt"
+check "net: a module's IL path" grep -q 'DotNETRuntime/ModuleLoad module_id=0x7f95e933020 .*il_path="C:\\Windows\\Microsoft.Net\\assembly\\GAC_64\\mscorlib\\.*\\mscorlib.dll"' "$tmp/net.txt"
+# replayed, the JIT-compiled code the samples hit is named from those events, as PerfView does
+"$ETWTOP" --replay "$u/net.4.5.2.x64.etl" -b --top 5 >"$tmp/net-replay.txt" 2>"$tmp/net-replay.err"
+check "net replay: exits 0" [ $? = 0 ]
+check "net replay: the hottest .NET method named" \
+        grep -Eq '^ +2\.33% +2\.33% +1856 +1856 +mscorlib\.dll +System\.DateTime\.GetDatePart\(int32\)$' "$tmp/net-replay.txt"
+check "net replay: the program's Main named" bash -c "'$ETWTOP' --replay '$u/net.4.5.2.x64.etl' -b --top 100 2>/dev/null | grep -Eq 'Test\.x64\.exe +Test\.Program\.Main\(class System\.String\[\]\)\$'"
+check "net replay: mscorlib's methods from the CLR events" \
+        grep -Eq 'mscorlib\.dll +[0-9]+ from the recording.s CLR method events' "$tmp/net-replay.txt"
 check "shutdown: 72 Image/Load (hook 0x030A)" [ "$(count "$tmp/shutdown.txt" Image/Load)" = 72 ]
 check "shutdown: 6745 Image/DCStart" [ "$(count "$tmp/shutdown.txt" Image/DCStart)" = 6745 ]
 check "shutdown: 4791 Image/Unload" [ "$(count "$tmp/shutdown.txt" Image/Unload)" = 4791 ]

@@ -70,10 +70,16 @@ static const struct {
 
 /* Providers for a raw opcode byte: known ones, and one the decoder does not know. */
 static const GUID fuzz_unknown = {0x12345678, 0x9abc, 0xdef0, {1, 2, 3, 4, 5, 6, 7, 8}};
+/* the .NET runtime and its rundown: manifest events, told apart by Id */
+static const GUID fuzz_clr_runtime = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+static const GUID fuzz_clr_rundown = {
+        0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
 static const GUID *const fuzz_providers[] = {
-        &EventTraceGuid, &ProcessGuid,     &ThreadGuid,           &ImageLoadGuid,
-        &PerfInfoGuid,   &StackWalkGuid,   &LastBranchRecordGuid, &KernelTraceControlImageIdGuid,
-        &DiskIoGuid,     &SysConfigExGuid, &fuzz_unknown,         &etwtop_provider_guid,
+        &EventTraceGuid,   &ProcessGuid,      &ThreadGuid,           &ImageLoadGuid,
+        &PerfInfoGuid,     &StackWalkGuid,    &LastBranchRecordGuid, &KernelTraceControlImageIdGuid,
+        &DiskIoGuid,       &SysConfigExGuid,  &fuzz_unknown,         &etwtop_provider_guid,
+        &fuzz_clr_runtime, &fuzz_clr_rundown,
 };
 
 #define NR_EVENTS    (sizeof(fuzz_events) / sizeof(fuzz_events[0]))
@@ -141,6 +147,8 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                 break;
         case KEV_KERNEL_SYMBOL: FUZZ_CHECK_INIT(ev->kernel_symbol); break;
         case KEV_EVENTS_LOST: FUZZ_CHECK_INIT(ev->events_lost); break;
+        case KEV_CLR_METHOD: FUZZ_CHECK_INIT(ev->clr_method); break;
+        case KEV_CLR_MODULE: FUZZ_CHECK_INIT(ev->clr_module); break;
         default: abort();
         }
         switch (ev->type) {
@@ -194,6 +202,15 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                 touch(ev->kernel_symbol.name);
                 touch(ev->kernel_symbol.module);
                 break;
+        case KEV_CLR_METHOD:
+                touch(ev->clr_method.name_space);
+                touch(ev->clr_method.name);
+                touch(ev->clr_method.signature);
+                break;
+        case KEV_CLR_MODULE:
+                touch(ev->clr_module.il_path);
+                touch(ev->clr_module.native_path);
+                break;
         default: break;
         }
         fuzz_sink_bytes += (size_t)sum;
@@ -245,6 +262,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
                 r.EventHeader.EventDescriptor.Version = h[2];
                 r.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER;
+                if (h[0] >= NR_EVENTS &&
+                    (fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_runtime ||
+                     fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_rundown)) {
+                        /* Ids 140-155: the method (143, 144) and module (152-154) events */
+                        r.EventHeader.EventDescriptor.Id = (USHORT)(140 + (h[1] & 15));
+                        r.EventHeader.Flags = 0;
+                }
                 if (h[3] & 1)
                         r.EventHeader.Flags |= EVENT_HEADER_FLAG_32_BIT_HEADER;
                 if (h[3] & 2)

@@ -168,6 +168,15 @@ static void capture(void *ctx, const struct kevent *ev)
                 c->lbr.entries = keep_mem(ev->lbr.entries,
                                           ev->lbr.nr_entries * sizeof(struct kevent_lbr_entry));
                 break;
+        case KEV_CLR_METHOD:
+                c->clr_method.name_space = keep_str(ev->clr_method.name_space);
+                c->clr_method.name = keep_str(ev->clr_method.name);
+                c->clr_method.signature = keep_str(ev->clr_method.signature);
+                break;
+        case KEV_CLR_MODULE:
+                c->clr_module.il_path = keep_str(ev->clr_module.il_path);
+                c->clr_module.native_path = keep_str(ev->clr_module.native_path);
+                break;
         default: break;
         }
 }
@@ -1620,6 +1629,129 @@ static void test_pid_fixups(void **state)
         free_decoder(d);
 }
 
+/* ---- .NET method and module events ---- */
+
+static const GUID clr_runtime = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+static const GUID clr_rundown = {
+        0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+
+/* A manifest event (no classic header): told apart by its Id. */
+static int feed_manifest(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t opcode,
+                         uint8_t version, uint32_t pid, const struct bb *b)
+{
+        EVENT_RECORD r;
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Size = (USHORT)(sizeof(EVENT_HEADER) + b->n);
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProcessId = pid;
+        r.EventHeader.ThreadId = pid + 4;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Id = id;
+        r.EventHeader.EventDescriptor.Opcode = opcode;
+        r.EventHeader.EventDescriptor.Version = version;
+        r.UserData = (void *)b->b;
+        r.UserDataLength = (USHORT)b->n;
+        return kdecoder_decode(d, &r, capture, NULL);
+}
+
+static void build_clr_method(struct bb *b, uint64_t start, uint32_t size, const char *ns,
+                             const char *name, const char *sig, bool has_rejit)
+{
+        b->n = 0;
+        bb_u64(b, 0x7f95eb0a230ull); /* MethodID */
+        bb_u64(b, 0x7f95e933020ull); /* ModuleID */
+        bb_u64(b, start);
+        bb_u32(b, size);
+        bb_u32(b, 0x060006d9); /* MethodToken */
+        bb_u32(b, 0x8);        /* MethodFlags */
+        bb_utf16(b, ns);
+        bb_utf16(b, name);
+        bb_utf16(b, sig);
+        bb_u16(b, 9); /* ClrInstanceID */
+        if (has_rejit)
+                bb_u64(b, 0);
+}
+
+static void test_clr_events(void **state)
+{
+        (void)state;
+        struct kdecoder *d = new_decoder(true);
+        struct bb b;
+
+        /* MethodLoadVerbose_V1: Id 143, opcode 37 */
+        build_clr_method(&b, 0x7f95eb10090ull, 0x279, "System.AppDomain", "SetupDomain",
+                         "instance void  (bool,class System.String)", false);
+        assert_int_equal(feed_manifest(d, &clr_runtime, 143, 37, 1, 3676, &b), 0);
+        const struct kevent *e = &cap.ev[0];
+        assert_int_equal(e->type, KEV_CLR_METHOD);
+        assert_string_equal(e->name, "DotNETRuntime/MethodLoadVerbose");
+        assert_int_equal(e->clr_method.phase, KEV_PHASE_START);
+        assert_int_equal(e->clr_method.pid, 3676);
+        assert_int_equal(e->pid, 3676);
+        assert_int_equal(e->clr_method.method_id, 0x7f95eb0a230ull);
+        assert_int_equal(e->clr_method.module_id, 0x7f95e933020ull);
+        assert_int_equal(e->clr_method.start, 0x7f95eb10090ull);
+        assert_int_equal(e->clr_method.size, 0x279);
+        assert_int_equal(e->clr_method.token, 0x060006d9);
+        assert_int_equal(e->clr_method.flags, 8);
+        assert_string_equal(e->clr_method.name_space, "System.AppDomain");
+        assert_string_equal(e->clr_method.name, "SetupDomain");
+        assert_string_equal(e->clr_method.signature, "instance void  (bool,class System.String)");
+
+        /* the rundown's MethodDCEndVerbose_V2 (Id 144, opcode 40), with a ReJITID */
+        build_clr_method(&b, 0x1000, 0x10, "T", "M", "void  ()", true);
+        assert_int_equal(feed_manifest(d, &clr_rundown, 144, 40, 2, 3988, &b), 0);
+        assert_int_equal(cap.ev[1].type, KEV_CLR_METHOD);
+        assert_int_equal(cap.ev[1].clr_method.phase, KEV_PHASE_DC_END);
+        assert_string_equal(cap.ev[1].name, "DotNETRuntimeRundown/MethodDCEndVerbose");
+        assert_string_equal(cap.ev[1].clr_method.name, "M");
+        /* the rundown's Id 143 is the start rundown, the runtime's 144 an unload */
+        assert_int_equal(feed_manifest(d, &clr_rundown, 143, 39, 2, 3988, &b), 0);
+        assert_int_equal(cap.ev[2].clr_method.phase, KEV_PHASE_DC_START);
+        assert_int_equal(feed_manifest(d, &clr_runtime, 144, 38, 1, 3988, &b), 0);
+        assert_int_equal(cap.ev[3].clr_method.phase, KEV_PHASE_END);
+
+        /* ModuleLoad_V2 (Id 152) and the rundown's ModuleDCEnd_V2 (Id 154) */
+        b.n = 0;
+        bb_u64(&b, 0x7f95e933020ull);
+        bb_u64(&b, 0x784dc0);
+        bb_u32(&b, 9);
+        bb_u32(&b, 0);
+        bb_utf16(&b, "C:\\Windows\\assembly\\mscorlib.dll");
+        bb_utf16(&b, "");
+        bb_u16(&b, 9);
+        bb_zero(&b, 20);
+        assert_int_equal(feed_manifest(d, &clr_runtime, 152, 33, 2, 3676, &b), 0);
+        e = &cap.ev[4];
+        assert_int_equal(e->type, KEV_CLR_MODULE);
+        assert_string_equal(e->name, "DotNETRuntime/ModuleLoad");
+        assert_int_equal(e->clr_module.phase, KEV_PHASE_START);
+        assert_int_equal(e->clr_module.pid, 3676);
+        assert_int_equal(e->clr_module.module_id, 0x7f95e933020ull);
+        assert_int_equal(e->clr_module.assembly_id, 0x784dc0);
+        assert_int_equal(e->clr_module.flags, 9);
+        assert_string_equal(e->clr_module.il_path, "C:\\Windows\\assembly\\mscorlib.dll");
+        assert_string_equal(e->clr_module.native_path, "");
+        assert_int_equal(feed_manifest(d, &clr_rundown, 154, 36, 2, 3676, &b), 0);
+        assert_int_equal(cap.ev[5].clr_module.phase, KEV_PHASE_DC_END);
+
+        /* too short for the fixed fields: the common fields only */
+        b.n = 0;
+        bb_u64(&b, 1);
+        assert_int_equal(feed_manifest(d, &clr_runtime, 143, 37, 1, 1, &b), -EBADMSG);
+        assert_int_equal(cap.ev[6].type, KEV_OTHER);
+        assert_int_equal(cap.ev[6].pid, 1);
+        /* another Id of the provider: no layout, not an error */
+        assert_int_equal(feed_manifest(d, &clr_runtime, 80, 1, 1, 1, &b), 0);
+        assert_int_equal(cap.ev[7].type, KEV_OTHER);
+        /* a classic event of that GUID is not one of these */
+        build_clr_method(&b, 0x1000, 0x10, "T", "M", "void  ()", false);
+        assert_int_equal(feed(d, &clr_runtime, 37, 1, 8, b.b, b.n), 0);
+        assert_int_equal(cap.ev[8].type, KEV_OTHER);
+        free_decoder(d);
+}
+
 /* ---- the trace header and the session clock ---- */
 
 /* A TRACE_LOGFILE_HEADER in file layout (x64 0x118, x86 0x110) with the two names. */
@@ -2064,6 +2196,7 @@ int main(void)
                 cmocka_unit_test(test_truncated_payloads),
                 cmocka_unit_test(test_null_payload),
                 cmocka_unit_test(test_pid_fixups),
+                cmocka_unit_test(test_clr_events),
                 cmocka_unit_test(test_trace_header),
                 cmocka_unit_test(test_group_mask),
                 cmocka_unit_test(test_time_raw),

@@ -615,6 +615,63 @@ static void test_windows_modules(void **state)
         sym_store_free(s);
 }
 
+/* .NET code named from the CLR's method events: per process, per .NET module, a method
+   before its module's event, code outside every image only, a new program in the pid. */
+static void test_clr_methods(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        char buf[256];
+        struct sym_image clr = {3676,
+                                0x7ffb20000000ull,
+                                0x100000,
+                                0,
+                                "\\Device\\HarddiskVolume2\\Windows\\clr.dll",
+                                NULL,
+                                0,
+                                7,
+                                0};
+        sym_image_load(s, &clr);
+        /* a method whose module is not described yet */
+        sym_clr_method(s, 3676, 0x1000, 0x7f95eb10090ull, 0x279,
+                       "System.AppDomain.SetupDomain(bool)");
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb100a0ull), buf, sizeof(buf));
+        assert_string_equal(buf, "[managed]!System.AppDomain.SetupDomain(bool)+0x10");
+        sym_clr_module(s, 3676, 0x1000,
+                       "C:\\Windows\\Microsoft.Net\\assembly\\GAC_64\\mscorlib\\mscorlib.dll");
+        sym_clr_method(s, 3676, 0x1000, 0x7f95eb00000ull, 0x40, "System.String.Concat()");
+        sym_clr_module(s, 3676, 0x2000, "Z:\\Test.x64.exe");
+        sym_clr_method(s, 3676, 0x2000, 0x7f95eb20000ull, 0x100, "Test.Program.Main()");
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb10090ull), buf, sizeof(buf));
+        assert_string_equal(buf, "mscorlib.dll!System.AppDomain.SetupDomain(bool)");
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb0003full), buf, sizeof(buf));
+        assert_string_equal(buf, "mscorlib.dll!System.String.Concat()+0x3f");
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb200ffull), buf, sizeof(buf));
+        assert_string_equal(buf, "Test.x64.exe!Test.Program.Main()+0xff");
+        /* past a method's end, in another process, in an image: not a method */
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb00040ull), buf, sizeof(buf));
+        assert_string_equal(buf, "0x7f95eb00040");
+        assert_int_equal(sym_locate(s, 4000, 0x7f95eb10090ull).module, 0);
+        sym_clr_method(s, 3676, 0x1000, 0x7ffb20001000ull, 0x10, "NotThere()");
+        sym_format(s, sym_locate(s, 3676, 0x7ffb20001000ull), buf, sizeof(buf));
+        assert_string_equal(buf, "clr.dll+0x1000");
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, sym_locate(s, 3676, 0x7f95eb10090ull).module, &info));
+        assert_string_equal(info.name, "mscorlib.dll");
+        assert_true(info.is_loaded);
+        assert_int_equal(info.nr_symbols, 3);
+        /* a new program in the pid: its methods are gone */
+        sym_process_start(s, 3676);
+        assert_int_equal(sym_locate(s, 3676, 0x7f95eb10090ull).module, 0);
+        /* bad input changes nothing */
+        sym_clr_method(s, 3676, 0x1000, 0x5000, 0, "Empty()");
+        sym_clr_method(s, 3676, 0x1000, UINT64_MAX - 4, 0x10, "Wraps()");
+        sym_clr_method(s, 3676, 0x1000, 0x6000, 0x10, "");
+        assert_int_equal(sym_locate(s, 3676, 0x5000).module, 0);
+        assert_int_equal(sym_locate(s, 3676, 0x6000).module, 0);
+        sym_store_free(s);
+}
+
 /* A Windows image named through its export table, from the file on the symbol path; another
    build of the same name is refused. */
 static void test_windows_exports(void **state)
@@ -764,6 +821,7 @@ int main(void)
                 cmocka_unit_test(test_hostile_files),
                 cmocka_unit_test(test_windows_modules),
                 cmocka_unit_test(test_windows_exports),
+                cmocka_unit_test(test_clr_methods),
                 cmocka_unit_test(test_live_kernel_and_vdso),
                 cmocka_unit_test(test_jit_map),
         };

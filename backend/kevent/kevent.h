@@ -35,6 +35,8 @@ enum kevent_type {
         KEV_IMAGE_IDENTITY,   /* etwtop provider, Id 1 (doc/etwtop-provider.md) */
         KEV_KERNEL_SYMBOL,    /* etwtop provider, Id 2 */
         KEV_EVENTS_LOST,      /* etwtop provider, Id 3 */
+        KEV_CLR_METHOD,       /* .NET runtime Id 143/144, rundown Id 143/144: verbose methods */
+        KEV_CLR_MODULE,       /* .NET runtime Id 152/153, rundown Id 153/154: modules */
         KEV_TYPE_MAX
 };
 
@@ -238,6 +240,33 @@ struct kevent {
                         uint32_t reason; /* 1 PERF_RECORD_LOST, 2 the exact total at stop */
                         uint64_t count;
                 } events_lost;
+                struct {
+                        /* Microsoft-Windows-DotNETRuntime MethodLoadVerbose (START),
+                           MethodUnloadVerbose (END); -Rundown MethodDCStartVerbose (DC_START),
+                           MethodDCEndVerbose (DC_END) */
+                        enum kevent_phase phase;
+                        uint32_t pid; /* the event header's process */
+                        uint64_t method_id;
+                        uint64_t module_id; /* 0: a JIT helper */
+                        uint64_t start;
+                        uint32_t size;
+                        uint32_t token;
+                        uint32_t flags;         /* 1 dynamic, 2 generic, 4 JIT-compiled, 8 helper */
+                        const char *name_space; /* the type: System.String */
+                        const char *name;       /* Concat */
+                        const char *signature;  /* class System.String  (class System.String) */
+                } clr_method;
+                struct {
+                        /* ModuleLoad (START), ModuleUnload (END); ModuleDCStart (DC_START),
+                           ModuleDCEnd (DC_END) */
+                        enum kevent_phase phase;
+                        uint32_t pid;
+                        uint64_t module_id;
+                        uint64_t assembly_id;
+                        uint32_t flags;
+                        const char *il_path;
+                        const char *native_path;
+                } clr_module;
                 struct {
                         uint64_t event_timestamp;
                         uint32_t pid;

@@ -48,10 +48,22 @@ static uint32_t type_hash(const GUID *g, uint8_t opcode, uint8_t version)
         return h ^ (h >> 13);
 }
 
-static int row_matches(const struct event_stats_row *r, const GUID *g, uint8_t opcode,
-                       uint8_t version)
+/* A type is its provider, opcode and version, and the decoder's name: a manifest provider's
+   events of one opcode differ by Id (the CLR's MethodLoadVerbose and DomainModuleLoad share
+   opcode 37). The name's pointer stays the same for a type; its text is compared otherwise. */
+static int row_matches(struct event_stats_row *r, const GUID *g, uint8_t opcode, uint8_t version,
+                       const char *name)
 {
-        return r->opcode == opcode && r->version == version && IsEqualGUID(&r->provider, g);
+        if (r->opcode != opcode || r->version != version || !IsEqualGUID(&r->provider, g))
+                return 0;
+        if (!name)
+                name = "";
+        if (r->name_ptr == name)
+                return 1;
+        if (strncmp(r->name, name, sizeof(r->name) - 1) != 0)
+                return 0;
+        r->name_ptr = name;
+        return 1;
 }
 
 static void grow(struct event_stats *st)
@@ -75,7 +87,8 @@ void event_stats_add(struct event_stats *st, const struct kevent *ev, uint32_t p
         static const GUID zero;
         const GUID *g = ev->provider ? ev->provider : &zero;
         st->total++;
-        if (st->has_last && row_matches(&st->rows[st->last_row], g, ev->opcode, ev->version)) {
+        if (st->has_last &&
+            row_matches(&st->rows[st->last_row], g, ev->opcode, ev->version, ev->name)) {
                 st->rows[st->last_row].nr_events++;
                 st->rows[st->last_row].size_bytes += payload_bytes;
                 return;
@@ -83,7 +96,7 @@ void event_stats_add(struct event_stats *st, const struct kevent *ev, uint32_t p
         uint32_t h = type_hash(g, ev->opcode, ev->version) & (st->nr_slots - 1);
         while (st->slots[h]) {
                 struct event_stats_row *r = &st->rows[st->slots[h] - 1];
-                if (row_matches(r, g, ev->opcode, ev->version)) {
+                if (row_matches(r, g, ev->opcode, ev->version, ev->name)) {
                         r->nr_events++;
                         r->size_bytes += payload_bytes;
                         st->last_row = st->slots[h] - 1;
@@ -103,9 +116,9 @@ void event_stats_add(struct event_stats *st, const struct kevent *ev, uint32_t p
         r->provider = *g;
         r->opcode = ev->opcode;
         r->version = ev->version;
-        if (ev->name) {
+        if (ev->name)
                 strncpy(r->name, ev->name, sizeof(r->name) - 1);
-        }
+        r->name_ptr = ev->name ? ev->name : "";
         r->nr_events = 1;
         r->size_bytes = payload_bytes;
         st->slots[h] = ++st->nr_rows;

@@ -2,6 +2,7 @@
 /* sym_feed.c: owns turning decoded process and image events into symbol-store calls. */
 #include "model/sym_feed.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,18 @@ static void image(struct sym_feed *f, const struct kevent *ev)
         sym_image_load(f->store, &im);
 }
 
+/* A .NET method as PerfView names it: Namespace.Name(arguments), the arguments from the
+   signature ("instance void  (class System.String,int32)"). */
+static void clr_method(struct sym_feed *f, const struct kevent *ev)
+{
+        char name[1024];
+        const char *ns = ev->clr_method.name_space, *args = strchr(ev->clr_method.signature, '(');
+        snprintf(name, sizeof(name), "%s%s%s%s", ns, *ns ? "." : "", ev->clr_method.name,
+                 args ? args : "");
+        sym_clr_method(f->store, ev->clr_method.pid, ev->clr_method.module_id, ev->clr_method.start,
+                       ev->clr_method.size, name);
+}
+
 void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
 {
         switch (ev->type) {
@@ -108,6 +121,16 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
         case KEV_KERNEL_SYMBOL:
                 sym_kernel_symbol(f->store, ev->kernel_symbol.addr, ev->kernel_symbol.size,
                                   ev->kernel_symbol.name, ev->kernel_symbol.module);
+                break;
+        case KEV_CLR_MODULE:
+                if (ev->clr_module.phase != KEV_PHASE_END)
+                        sym_clr_module(f->store, ev->clr_module.pid, ev->clr_module.module_id,
+                                       ev->clr_module.il_path);
+                break;
+        case KEV_CLR_METHOD:
+                /* an unloaded method's range may hold another one later: the later one wins */
+                if (ev->clr_method.phase != KEV_PHASE_END)
+                        clr_method(f, ev);
                 break;
         default: break;
         }

@@ -66,6 +66,15 @@ void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8
 void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const char *name,
                        const char *module);
 
+/* .NET code in a recording: the CLR's module and method events (MethodLoadVerbose, the
+   rundown's MethodDCStart/DCEndVerbose, ModuleLoad, ModuleDCStart/DCEnd) name the JIT-compiled
+   methods of process pid. Their addresses, outside every image, locate in one module per .NET
+   module of the process (named by the file name of its IL path, "[managed]" until a module
+   event names it), and resolve to the method names given. */
+void sym_clr_module(struct sym_store *s, uint32_t pid, uint64_t clr_module_id, const char *il_path);
+void sym_clr_method(struct sym_store *s, uint32_t pid, uint64_t clr_module_id, uint64_t start,
+                    uint64_t size, const char *name);
+
 /* ---- lookups ---- */
 
 /* Where an address is, fixed at the time of the event: the module and the address relative to
