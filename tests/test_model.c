@@ -1681,18 +1681,15 @@ static void test_calltree_trees(void **state)
 
         /* a process whose image is not known yet: raw addresses, twice; once its image is
            mapped, the same stack counts under the functions (the memo does not keep the old
-           answer) */
+           answer), and the raw addresses, named now, join them */
         const uint32_t pid_c = 300;
         tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
         tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
         fix_image(fx, pid_c, EXE);
         tree_sample(t, 0, time += MS(1), pid_c, stack_a, 3);
         tree_sample(t, 1, time += MS(1), PID_A, stack_b, 2); /* flushes CPU 0's pending */
-        assert_int_equal(calltree_children(t, false, 0, &rows), 2);
-        expect_row(&rows[0], fx->fn_gamma, 8, 0);
-        expect_row(&rows[1], 0, 2, 0);
-        assert_int_equal(rows[1].module, 0);
-        assert_int_equal(rows[1].rel, g);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 10, 0);
 
         /* a reset forgets the memo with the nodes */
         calltree_reset(t);
@@ -1717,6 +1714,52 @@ static void test_calltree_trees(void **state)
         expect_row(&rows[0], fx->fn_alpha, 3, 3);
         assert_false(rows[0].has_children);
         calltree_free(small);
+        calltree_free(t);
+}
+
+/* Stacks counted before their image was described (a live session's rundown, a trace's late
+   image or CLR events) are named once it is, and join the nodes of later stacks. */
+static void test_calltree_named_late(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 400;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g}, other[] = {a + 1, b, g};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+        for (int i = 0; i < 3; i++)
+                tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        tree_sample(t, 0, time += MS(1), pid, other, 3);
+        /* no image yet: the outermost address, unnamed */
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(rows[0].module, 0);
+        assert_int_equal(rows[0].rel, g);
+        assert_int_equal(rows[0].count, 4);
+        fix_image(fx, pid, EXE);
+        for (int i = 0; i < 2; i++)
+                tree_sample(t, 1, time += MS(1), pid, stack, 3);
+        /* top-down: gamma > beta > alpha, every stack in one path */
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 6, 0);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 6, 0);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 6, 6);
+        assert_false(rows[0].has_children);
+        /* callers: alpha's callers, merged the same way */
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 6, 6);
+        uint32_t alpha = rows[0].node;
+        assert_int_equal(calltree_find_function(t, rows[0].module, fx->fn_alpha, 0), alpha);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 6, 0);
+        /* later stacks count along the merged paths */
+        tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 7, 7);
+        assert_int_equal(calltree_nr_samples(t), 7);
         calltree_free(t);
 }
 
@@ -1831,6 +1874,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),

@@ -10,13 +10,17 @@
 #define MAX_FRAMES 256
 
 struct node {
-        uint32_t parent;
+        uint32_t parent; /* UINT32_MAX: a root, or a node merged into another (DEAD_PARENT) */
         uint32_t module;
         uint32_t function;
         uint32_t first_child, next_sibling;
+        uint32_t pid; /* of the first stack that made it: where a module-0 address is looked for */
         uint64_t rel;
         uint64_t count, self;
 };
+
+/* A node merged into its sibling of the same function (see rekey): never a parent again. */
+#define DEAD_PARENT (UINT32_MAX - 1)
 
 struct frame_key {
         uint32_t module;
@@ -58,6 +62,11 @@ struct calltree {
         uint32_t cap_rows;
         struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
         uint64_t nr_pending;     /* the memos' nr_pending, summed */
+        /* nodes made without a function name (their module loading, not yet described, or its
+           symbols to come with the recording), named again when the symbol store changes */
+        uint32_t *unnamed; /* owned */
+        uint32_t nr_unnamed, cap_unnamed;
+        uint64_t rekey_generation; /* of the store, at the last look for their names */
 };
 
 #define ROOT_TOP_DOWN 0u
@@ -100,6 +109,7 @@ void calltree_free(struct calltree *t)
         free(t->index);
         free(t->rows);
         free(t->memo);
+        free(t->unnamed);
         free(t);
 }
 
@@ -112,6 +122,7 @@ void calltree_reset(struct calltree *t)
         t->nr_pending = 0;
         t->nr_pend = 0;
         t->nr_samples = 0;
+        t->nr_unnamed = 0;
 }
 
 static bool node_is(const struct node *n, uint32_t parent, const struct frame_key *k)
@@ -130,8 +141,9 @@ static void index_insert(struct calltree *t, uint32_t id)
         t->index[j] = id;
 }
 
-/* The child of parent with key k, made when missing; 0 when the tree is full. */
-static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k)
+/* The child of parent with key k, made when missing (for a stack of pid); 0 when the tree is
+   full. */
+static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k, uint32_t pid)
 {
         uint32_t j = (uint32_t)node_hash(parent, k) & t->index_mask;
         for (;; j = (j + 1) & t->index_mask) {
@@ -152,9 +164,18 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
         }
         uint32_t id = t->nr_nodes++;
         struct node *n = &t->nodes[id];
-        *n = (struct node){parent, k->module, k->function, 0, t->nodes[parent].first_child, k->rel,
-                           0,      0};
+        *n = (struct node){parent, k->module, k->function, 0, t->nodes[parent].first_child,
+                           pid,    k->rel,    0,           0};
         t->nodes[parent].first_child = id;
+        if (!k->function) {
+                if (t->nr_unnamed == t->cap_unnamed) {
+                        t->cap_unnamed = t->cap_unnamed ? t->cap_unnamed * 2 : 256;
+                        t->unnamed = realloc(t->unnamed, t->cap_unnamed * sizeof(*t->unnamed));
+                        if (!t->unnamed)
+                                abort();
+                }
+                t->unnamed[t->nr_unnamed++] = id;
+        }
         if ((t->nr_nodes + 1) * 2 > t->index_mask + 1) {
                 free(t->index);
                 t->index_mask = t->index_mask * 2 + 1;
@@ -230,13 +251,13 @@ static void memo_settle_all(struct calltree *t)
    the sampled function's node. Returns the deepest node reached; *is_whole turns false when a
    full tree cut the path short. */
 static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_key *keys,
-                        uint32_t nr, bool is_top_down, bool *is_whole)
+                        uint32_t nr, uint32_t pid, bool is_top_down, bool *is_whole)
 {
         uint32_t node = root;
         t->nodes[node].count++;
         for (uint32_t d = 0; d < nr; d++) {
                 uint32_t i = is_top_down ? nr - 1 - d : d;
-                uint32_t c = child(t, node, &keys[i]);
+                uint32_t c = child(t, node, &keys[i], pid);
                 if (!c) {
                         *is_whole = false;
                         break;
@@ -273,8 +294,8 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         for (uint32_t i = 0; i < nr; i++)
                 keys[i] = key_of(t, pid, frames[i]);
         bool is_whole = true;
-        uint32_t top_down = descend(t, ROOT_TOP_DOWN, keys, nr, true, &is_whole);
-        uint32_t callers = descend(t, ROOT_CALLERS, keys, nr, false, &is_whole);
+        uint32_t top_down = descend(t, ROOT_TOP_DOWN, keys, nr, pid, true, &is_whole);
+        uint32_t callers = descend(t, ROOT_CALLERS, keys, nr, pid, false, &is_whole);
         /* a path cut short by a full tree is not remembered: its sample counted where it
            stopped, and a later one may find room */
         if (is_whole)
@@ -352,12 +373,103 @@ static int row_cmp(const void *a, const void *b)
         return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* The nodes again in one index, their sibling lists rebuilt, a node whose key a sibling has
+   merged into that sibling (its counts and children with it). Parents come before their
+   children in the array (a child is made after its parent), so one pass in order sees each
+   parent's final place before its children. */
+static void merge_siblings(struct calltree *t)
+{
+        uint32_t *rep = malloc(t->nr_nodes * sizeof(*rep));
+        if (!rep)
+                abort();
+        memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
+        for (uint32_t id = 0; id < t->nr_nodes; id++) {
+                struct node *x = &t->nodes[id];
+                rep[id] = id;
+                x->first_child = x->next_sibling = 0;
+                if (x->parent == UINT32_MAX || x->parent == DEAD_PARENT)
+                        continue;
+                x->parent = rep[x->parent];
+                struct frame_key k = {x->module, x->function, x->rel};
+                uint32_t j = (uint32_t)node_hash(x->parent, &k) & t->index_mask;
+                for (; t->index[j]; j = (j + 1) & t->index_mask) {
+                        uint32_t other = t->index[j];
+                        if (node_is(&t->nodes[other], x->parent, &k)) {
+                                t->nodes[other].count += x->count;
+                                t->nodes[other].self += x->self;
+                                rep[id] = other;
+                                x->parent = DEAD_PARENT;
+                                break;
+                        }
+                }
+                if (x->parent != DEAD_PARENT)
+                        t->index[j] = id;
+        }
+        for (uint32_t id = t->nr_nodes; id-- > 2;) {
+                struct node *x = &t->nodes[id];
+                if (x->parent == DEAD_PARENT)
+                        continue;
+                x->next_sibling = t->nodes[x->parent].first_child;
+                t->nodes[x->parent].first_child = id;
+        }
+        free(rep);
+}
+
+/* Names the nodes made without one whose module has since loaded, been described (a late
+   image, a trace's CLR methods) or got its symbols (a recording's kernel symbols come at its
+   end): a node named so joins its sibling of that function. Runs when the store changed. */
+static void rekey(struct calltree *t)
+{
+        uint64_t generation = sym_store_generation(t->store);
+        if (!t->nr_unnamed || generation == t->rekey_generation)
+                return;
+        t->rekey_generation = generation;
+        memo_settle_all(t);
+        bool is_changed = false;
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < t->nr_unnamed; i++) {
+                uint32_t id = t->unnamed[i];
+                struct node *x = &t->nodes[id];
+                if (x->parent == DEAD_PARENT || x->function)
+                        continue;
+                struct sym_loc loc = {x->module, x->rel};
+                if (!loc.module)
+                        loc = sym_locate(t->store, x->pid, x->rel);
+                struct sym_frame f = {SYM_NO_MODULE, 0, 0, 0};
+                if (loc.module)
+                        sym_resolve(t->store, loc, &f);
+                if (f.state == SYM_RESOLVED) {
+                        x->module = loc.module;
+                        x->function = f.function;
+                        x->rel = 0;
+                        is_changed = true;
+                        continue;
+                }
+                if (loc.module != x->module) {
+                        x->module = loc.module; /* placed in an image now, not named yet */
+                        x->rel = loc.rel;
+                        is_changed = true;
+                }
+                /* a module whose answers are settled will not name it later */
+                if (!loc.module || !sym_answers_are_final(t->store, loc.module))
+                        t->unnamed[keep++] = id;
+        }
+        t->nr_unnamed = keep;
+        if (!is_changed)
+                return;
+        merge_siblings(t);
+        /* the memos' leaves may have merged away */
+        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+}
+
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                            const struct calltree_row **rows)
 {
-        if (node == 0) /* a new look at the tree: samples whose stacks never came count now */
+        if (node == 0) { /* a new look at the tree: samples whose stacks never came count now */
                 for (uint32_t c = 0; c < t->nr_pend; c++)
                         pending_flush(t, &t->pend[c]);
+                rekey(t);
+        }
         memo_settle_all(t);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
