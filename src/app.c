@@ -172,7 +172,9 @@ static int64_t now_ns(void)
 static void on_event(void *ctx, const struct kevent *ev)
 {
         struct app *a = ctx;
-        a->nr_events++;
+        /* the records: a stack rebuilt from a stack-cache key is part of its record */
+        if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
+                a->nr_events++;
         /* what was lost, three ways (the largest shows): the logfile header's count (all a
            Windows trace has), and etwtop's EventsLost (doc/etwtop-provider.md), reason 1 as a
            ring overflowed, reason 2 the exact total at the stop */

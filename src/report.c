@@ -41,7 +41,9 @@ static void on_log(void *ctx, const char *message)
 static void on_event(void *ctx, const struct kevent *ev)
 {
         struct report *r = ctx;
-        r->nr_events++;
+        /* the file's records: a stack rebuilt from a stack-cache key is part of its record */
+        if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
+                r->nr_events++;
         if (!r->has_time || ev->time_ns < (int64_t)r->first_ns)
                 r->first_ns = (uint64_t)(ev->time_ns > 0 ? ev->time_ns : 0);
         if (ev->time_ns > (int64_t)r->last_ns)

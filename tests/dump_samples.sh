@@ -58,6 +58,8 @@ check "net: a module's IL path" grep -q 'DotNETRuntime/ModuleLoad module_id=0x7f
 # replayed, the JIT-compiled code the samples hit is named from those events, as PerfView does
 "$ETWTOP" --replay "$u/net.4.5.2.x64.etl" -b --top 5 >"$tmp/net-replay.txt" 2>"$tmp/net-replay.err"
 check "net replay: exits 0" [ $? = 0 ]
+check "net replay: the file's 179474 events (stacks rebuilt from keys not counted again)" \
+        grep -q ' 179474 events, 0 lost$' "$tmp/net-replay.txt"
 check "net replay: the hottest .NET method named" \
         grep -Eq '^ +2\.33% +2\.33% +1856 +1856 +mscorlib\.dll +System\.DateTime\.GetDatePart\(int32\)$' "$tmp/net-replay.txt"
 check "net replay: the program's Main named" bash -c "'$ETWTOP' --replay '$u/net.4.5.2.x64.etl' -b --top 100 2>/dev/null | grep -Eq 'Test\.x64\.exe +Test\.Program\.Main\(class System\.String\[\]\)\$'"
