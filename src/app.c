@@ -5,6 +5,7 @@
 #include "app.h"
 
 #include "etw/evntrace.h"
+#include "etw/etwtop_ext.h"
 #include "etw_provider.h"
 #include "kevent.h"
 #include "live_source.h"
@@ -371,6 +372,28 @@ static void session_stop(struct app *a)
         if (a->consumer && a->consumer != INVALID_PROCESSTRACE_HANDLE)
                 CloseTrace(a->consumer);
         a->consumer = 0;
+}
+
+/* A replay read to its end: what of the file could not be read, on the status line. */
+static void say_damage(struct app *a)
+{
+        struct etw_trace_stats st;
+        if (etw_trace_get_stats(a->consumer, &st) != ERROR_SUCCESS || !st.nr_buffers_damaged)
+                return;
+        /* where first: a narrow screen cuts the line's end */
+        const char *where = "";
+        char *at = strstr(st.last_warning, " (byte offset ");
+        if (at) {
+                *at = 0;
+                where = at + 2;
+                char *end = strchr(at + 1, ')');
+                if (end)
+                        *end = 0;
+        }
+        snprintf(a->status, sizeof(a->status),
+                 "%u damaged buffer%s skipped in part or whole%s%s: %s",
+                 (unsigned)st.nr_buffers_damaged, st.nr_buffers_damaged == 1 ? "" : "s",
+                 *where ? ", the last at " : "", where, st.last_warning);
 }
 
 static int replay_start(struct app *a, char *err, size_t err_size)
@@ -1197,6 +1220,8 @@ static void run_screen(struct app *a, int sfd)
                                 model_refresh(a);
                         }
                         is_dirty = true;
+                        if (!a->is_live && is_done && !was_done)
+                                say_damage(a);
                         was_done = is_done;
                 }
                 if (a->is_live && is_done && a->consumer_status != ERROR_SUCCESS)

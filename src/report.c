@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include "etw/evntrace.h"
+#include "etw/etwtop_ext.h"
 #include "kevent.h"
 #include "model/hot.h"
 #include "model/sym_feed.h"
@@ -194,6 +195,13 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 goto out;
         }
         ULONG status = ProcessTrace(&hd, 1, NULL, NULL);
+        struct etw_trace_stats st;
+        if (etw_trace_get_stats(hd, &st) == ERROR_SUCCESS && st.nr_buffers_damaged)
+                fprintf(stderr,
+                        "etwtop: %s: %u damaged buffer%s skipped in whole or in part (the rest is "
+                        "read); the last: %s\n",
+                        opts->path, (unsigned)st.nr_buffers_damaged,
+                        st.nr_buffers_damaged == 1 ? "" : "s", st.last_warning);
         CloseTrace(hd);
         if (status != ERROR_SUCCESS) {
                 snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",

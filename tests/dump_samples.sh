@@ -145,6 +145,10 @@ check "missing: exit 1 with the reason" grep -q 'No such file' "$tmp/missing.err
 check "truncated: still dumps (exit 0)" [ $? = 0 ]
 check "truncated: one damaged buffer counted" grep -q '^Damaged buffers: *1$' "$tmp/truncated.txt"
 check "truncated: the problem names its offset" grep -q 'Last problem: .*truncated.*byte offset 65536' "$tmp/truncated.txt"
+"$ETWTOP" --replay "$tmp/truncated.etl" -b >"$tmp/truncated-replay.txt" 2>"$tmp/truncated-replay.err"
+check "truncated replay: still reads (exit 0)" [ $? = 0 ]
+check "truncated replay: says what was skipped, with the offset" \
+        grep -q 'truncated.etl: 1 damaged buffer skipped .*truncated.*byte offset 65536' "$tmp/truncated-replay.err"
 
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]

@@ -96,6 +96,17 @@ if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; t
                 "'$ETWTOP' --replay '$tmp/lbr.etl' -b -n 1 2>/dev/null | head -1 | grep -q ', 12 lost\$'"
 fi
 
+# a damaged file: the screen says what it skipped once the file is read
+shutdown=${ETWTOP_SAMPLES:-}/etlparser_ShutdownPerfDiagLogger.etl
+if [ -f "$shutdown" ]; then
+        head -c 100000 "$shutdown" >"$tmp/truncated.etl"
+        restart -x 140 -y 30 "$ETWTOP --replay '$tmp/truncated.etl'; sleep 30"
+        check "replay: a damaged buffer named, with its offset" \
+                wait_for 'damaged buffer skipped in part or whole, the last at byte offset 65536: .*truncated' 10
+        tm send-keys -t s q
+        sleep 1
+fi
+
 # -- live
 if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
         echo "SKIP: live tests: $(cat "$tmp/probe.err")" >&2
