@@ -748,6 +748,7 @@ void sym_process_end(struct sym_store *s, uint32_t pid)
         if (!sp || sp->is_ended || pid == 0)
                 return;
         sp->is_ended = true;
+        sp->jit_checked = 0; /* its map, if it wrote one, is looked for once more */
         sp->end_serial = ++s->nr_ends;
         if (s->nr_ended == MAX_ENDED_SPACES) {
                 /* the oldest end goes, unless its pid started again since */
@@ -1095,7 +1096,9 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
                    and go. */
                 struct space *w = space_get(s, pid);
                 if (!w->jit_module) {
-                        if (w->jit_checked == s->nr_polls + 1)
+                        /* looked for once per refresh; an ended process writes no more: once
+                           after its end */
+                        if (w->jit_checked == s->nr_polls + 1 || (w->is_ended && w->jit_checked))
                                 return loc;
                         char path[64], name[64];
                         snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
