@@ -337,6 +337,32 @@ static int session_start(struct app *a, char *err, size_t err_size)
                          etw_last_error_text(), (unsigned)st);
                 return -1;
         }
+        /* --pmc-profile and --lastbranch, as the session panel applies them; what this machine
+           cannot do ends the start with the API's reason */
+        if (o->has_pmc) {
+                ULONG src = o->pmc_source;
+                a->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
+                        PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                if ((st = TraceSetInformation(a->session, TraceProfileSourceConfigInfo, &src,
+                                              sizeof(src))) != ERROR_SUCCESS ||
+                    (st = apply_masks(a)) != ERROR_SUCCESS) {
+                        snprintf(err, err_size, "--pmc-profile: %s (Win32 error %u)",
+                                 etw_last_error_text(), (unsigned)st);
+                        return -1;
+                }
+                a->pmc_source = o->pmc_source;
+        }
+        if (o->has_lbr) {
+                CLASSIC_EVENT_ID trig = {PerfInfoGuid, 46, {0}};
+                if ((st = TraceConfigureLastBranchRecord(a->session, o->lbr_filters, &trig, 1)) !=
+                    ERROR_SUCCESS) {
+                        snprintf(err, err_size, "--lastbranch: %s (Win32 error %u)",
+                                 etw_last_error_text(), (unsigned)st);
+                        return -1;
+                }
+                a->lbr_filters = o->lbr_filters;
+                a->is_lbr_on = true;
+        }
         /* the save key writes the recent buffers: the session keeps the last 64 MB */
         struct etl_error e;
         if (session_keep_window(a->session, (size_t)64 << 20, &e) < 0)
@@ -935,6 +961,25 @@ static void move_window(struct app *a, bool is_forward)
                          (double)span / 1e9);
 }
 
+/* The views count process pid only from now on (0: every process); the counts start over. */
+static void zoom_to(struct app *a, uint32_t pid)
+{
+        struct agg_filter f;
+        agg_filter_init(&f);
+        if (pid)
+                agg_filter_add_pid(&f, pid);
+        pthread_mutex_lock(&a->lock);
+        a->zoom_pid = pid;
+        hot_reset(a->hot);
+        hot_set_filter(a->hot, &f);
+        calltree_reset(a->tree);
+        branches_reset(a->branches);
+        branches_set_filter(a->branches, &f);
+        switches_reset(a->switches);
+        switches_set_filter(a->switches, &f);
+        pthread_mutex_unlock(&a->lock);
+}
+
 /* t: the views count one process only, from now on (the counts start over); again: all. */
 static void zoom_process(struct app *a, uint64_t row_key)
 {
@@ -953,20 +998,7 @@ static void zoom_process(struct app *a, uint64_t row_key)
                          "t: choose a thread in the switches view (3) first");
                 return;
         }
-        struct agg_filter f;
-        agg_filter_init(&f);
-        if (pid)
-                agg_filter_add_pid(&f, pid);
-        pthread_mutex_lock(&a->lock);
-        a->zoom_pid = pid;
-        hot_reset(a->hot);
-        hot_set_filter(a->hot, &f);
-        calltree_reset(a->tree);
-        branches_reset(a->branches);
-        branches_set_filter(a->branches, &f);
-        switches_reset(a->switches);
-        switches_set_filter(a->switches, &f);
-        pthread_mutex_unlock(&a->lock);
+        zoom_to(a, pid);
         if (pid)
                 snprintf(a->status, sizeof(a->status),
                          "only process %u from now on (t again: every process)", pid);
@@ -1271,6 +1303,17 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         for (int v = 0; v < NR_VIEWS; v++)
                 ui_table_init(&a->tables[v], cols[v], nr_cols[v]);
 
+        if (a->is_live && o->pid > 0) {
+                /* -p: the session stays system-wide (the kernel logger is), the views count the
+                   process only, as t does */
+                char path[32];
+                snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
+                if (access(path, F_OK) != 0) {
+                        snprintf(err, err_size, "-p %d: no such process", (int)o->pid);
+                        goto out;
+                }
+                zoom_to(a, (uint32_t)o->pid);
+        }
         if (a->is_live ? session_start(a, err, err_size) : replay_start(a, err, err_size))
                 goto out;
         if (pthread_create(&a->thread, NULL, consumer_main, a) == 0)

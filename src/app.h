@@ -27,6 +27,11 @@ struct app_options {
         uint32_t nr_stack_hooks;
         uint32_t interval_100ns;
         double duration_s; /* live: stop after this long (0: until q) */
+        int32_t pid;       /* live: the views count this process only (-p; 0 or -1: all) */
+        bool has_pmc;      /* live: sample this PMC source under PMC_PROFILE (--pmc-profile) */
+        uint32_t pmc_source;
+        bool has_lbr;         /* live: LBR on the Profile events (--lastbranch Profile) */
+        uint32_t lbr_filters; /* EVNTRACE_LBR_* branch types left out (--lastbranch-filter) */
 };
 
 /* Runs the screen (or batch frames) until q, the end of --duration, or a signal. Returns 0, or

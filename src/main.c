@@ -41,7 +41,8 @@ static void usage(FILE *out)
               "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
               "           --buffer-size KB    ETW buffer size (default 64)\n"
               "           --force             replace OUT.etl if it exists\n"
-              "       etwtop [options]                        the live screen (system-wide)\n"
+              "       etwtop [options]                        the live screen (the session\n"
+              "                                               options above; -p: one process)\n"
               "       etwtop -b [-n FRAMES] [-d SECONDS]    live, text frames on stdout\n"
               "       etwtop --replay FILE.etl                 browse a recording\n"
               "       etwtop --replay FILE.etl -b [--symbol-path DIR] [--top N]\n"
@@ -260,6 +261,23 @@ int main(int argc, char **argv)
                         return 2;
                 }
                 ao.nr_stack_hooks = (uint32_t)nh;
+                ao.pid = rec.settings.pid;
+                if (pmc_profile) {
+                        if (xperf_parse_profile_source(pmc_profile, &ao.pmc_source, err,
+                                                       sizeof(err)) < 0)
+                                goto usage_error;
+                        ao.has_pmc = true;
+                }
+                if (lastbranch) {
+                        uint16_t lbr_hooks[8];
+                        int n = xperf_parse_hooks(lastbranch, lbr_hooks, 8, err, sizeof(err));
+                        if (n < 0)
+                                goto usage_error;
+                        ao.has_lbr = n > 0;
+                }
+                if (lastbranch_filter && xperf_parse_lbr_filters(lastbranch_filter, &ao.lbr_filters,
+                                                                 err, sizeof(err)) < 0)
+                        goto usage_error;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

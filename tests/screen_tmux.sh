@@ -115,6 +115,26 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         exit
 fi
 "$SYM_FIXTURE" spin 30000 &
+fixture=$!
+# -p: the views count that process only; what this machine cannot do stops the start, saying why
+"$ETWTOP" -b -n 2 -d 1 --top 15 -p "$fixture" >"$tmp/p.txt" 2>"$tmp/p.err"
+check "-p: runs" [ $? = 0 ]
+check "-p: the header names the process" grep -q "lost [0-9]*   \[process $fixture\]" "$tmp/p.txt"
+check "-p: its hot function" grep -q 'sym_fixture  *fixture_leaf$' "$tmp/p.txt"
+check "-p: only its functions" awk '
+        /Self%  Total%/ {t = 1; next} /^$/ {t = 0}
+        t && $5 !~ /^(sym_fixture|libsymfix\.so|\[vdso\]|\[kernel\.kallsyms\]|libc\.so\.6|ld-linux)/ {bad++}
+        END {exit bad ? 1 : 0}' "$tmp/p.txt"
+"$ETWTOP" -b -n 1 -p 999999999 >/dev/null 2>"$tmp/p.err"
+check "-p: a process that is not there" grep -q 'no such process' "$tmp/p.err"
+if ! grep -q '^cpu' <(ls /sys/bus/event_source/devices 2>/dev/null); then
+        "$ETWTOP" -b -n 1 --pmc-profile TotalCycles >/dev/null 2>"$tmp/pmc.err"
+        check "--pmc-profile without a PMU: refused, saying why" \
+                grep -q -- '--pmc-profile: .*no hardware PMU.*(Win32 error 50)' "$tmp/pmc.err"
+        "$ETWTOP" -b -n 1 --lastbranch Profile >/dev/null 2>"$tmp/lbr.err"
+        check "--lastbranch without LBR: refused, saying why" \
+                grep -q -- '--lastbranch: .*no LBR.*(Win32 error 50)' "$tmp/lbr.err"
+fi
 restart -x 120 -y 40 "cd $tmp && $ETWTOP -d 0.5; echo exit=\$? >$tmp/exit; sleep 30"
 check "live: the workload's hot function shows" wait_for 'fixture_leaf' 15
 check "live: the header" has 'live NT Kernel Logger'
