@@ -1840,6 +1840,66 @@ static enum clr_kind clr_event(const GUID *g, uint16_t id, enum kevent_phase *ph
         return CLR_NONE;
 }
 
+/* The CLR events without a layout here, named as the manifest names them (by Id). */
+static const char *clr_other_name(const GUID *g, uint16_t id)
+{
+        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0) {
+                switch (id) {
+                case 1: return "DotNETRuntime/GCStart";
+                case 2: return "DotNETRuntime/GCEnd";
+                case 3: return "DotNETRuntime/GCRestartEEEnd";
+                case 4: return "DotNETRuntime/GCHeapStats";
+                case 5: return "DotNETRuntime/GCCreateSegment";
+                case 6: return "DotNETRuntime/GCFreeSegment";
+                case 7: return "DotNETRuntime/GCRestartEEBegin";
+                case 8: return "DotNETRuntime/GCSuspendEEEnd";
+                case 9: return "DotNETRuntime/GCSuspendEEBegin";
+                case 10: return "DotNETRuntime/GCAllocationTick";
+                case 11: return "DotNETRuntime/GCCreateConcurrentThread";
+                case 12: return "DotNETRuntime/GCTerminateConcurrentThread";
+                case 13: return "DotNETRuntime/GCFinalizersEnd";
+                case 14: return "DotNETRuntime/GCFinalizersBegin";
+                case 35: return "DotNETRuntime/GCTriggered";
+                case 80: return "DotNETRuntime/ExceptionThrown";
+                case 81: return "DotNETRuntime/ContentionStart";
+                case 82: return "DotNETRuntime/ClrStackWalk";
+                case 91: return "DotNETRuntime/ContentionStop";
+                case 141: return "DotNETRuntime/MethodLoad";
+                case 142: return "DotNETRuntime/MethodUnload";
+                case 145: return "DotNETRuntime/MethodJittingStarted";
+                case 151: return "DotNETRuntime/DomainModuleLoad";
+                case 154: return "DotNETRuntime/AssemblyLoad";
+                case 155: return "DotNETRuntime/AssemblyUnload";
+                case 156: return "DotNETRuntime/AppDomainLoad";
+                case 157: return "DotNETRuntime/AppDomainUnload";
+                case 187: return "DotNETRuntime/RuntimeInformation";
+                case 190: return "DotNETRuntime/MethodILToNativeMap";
+                case 202: return "DotNETRuntime/GCMarkWithType";
+                case 204: return "DotNETRuntime/GCPerHeapHistory";
+                case 205: return "DotNETRuntime/GCGlobalHeapHistory";
+                }
+        } else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0) {
+                switch (id) {
+                case 141: return "DotNETRuntimeRundown/MethodDCStart";
+                case 142: return "DotNETRuntimeRundown/MethodDCEnd";
+                case 145: return "DotNETRuntimeRundown/DCStartComplete";
+                case 146: return "DotNETRuntimeRundown/DCEndComplete";
+                case 147: return "DotNETRuntimeRundown/DCStartInit";
+                case 148: return "DotNETRuntimeRundown/DCEndInit";
+                case 149: return "DotNETRuntimeRundown/MethodDCStartILToNativeMap";
+                case 150: return "DotNETRuntimeRundown/MethodDCEndILToNativeMap";
+                case 151: return "DotNETRuntimeRundown/DomainModuleDCStart";
+                case 152: return "DotNETRuntimeRundown/DomainModuleDCEnd";
+                case 155: return "DotNETRuntimeRundown/AssemblyDCStart";
+                case 156: return "DotNETRuntimeRundown/AssemblyDCEnd";
+                case 157: return "DotNETRuntimeRundown/AppDomainDCStart";
+                case 158: return "DotNETRuntimeRundown/AppDomainDCEnd";
+                case 187: return "DotNETRuntimeRundown/RuntimeInformationDCStart";
+                }
+        }
+        return NULL;
+}
+
 /* MethodLoadVerbose and its kin, every version: MethodID, ModuleID, MethodStartAddress (all
    UInt64), MethodSize, MethodToken, MethodFlags (UInt32), then MethodNamespace, MethodName and
    MethodSignature (UTF-16, NUL-terminated); ClrInstanceID and ReJITID after them are not used. */
@@ -2072,7 +2132,12 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                         ev.name = name;
                         rc = dec_clr_module(d, &ev, &pl, phase);
                         break;
-                default: rc = KEV_NO_LAYOUT; break;
+                default:
+                        name = clr_other_name(&h->ProviderId, h->EventDescriptor.Id);
+                        if (name)
+                                ev.name = name;
+                        rc = KEV_NO_LAYOUT;
+                        break;
                 }
         } else {
                 rc = decode_payload(d, k, &ev, &pl);

@@ -52,6 +52,11 @@ check "net: 0 CSwitch" [ "$(count "$tmp/net.txt" Thread/CSwitch)" = 0 ]
 check "net: 290 MethodLoadVerbose" [ "$(count "$tmp/net.txt" DotNETRuntime/MethodLoadVerbose)" = 290 ]
 check "net: 16702 MethodDCEndVerbose" \
         [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndVerbose)" = 16702 ]
+check "gcevents: 2 GCStart (Id 1)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCStart)" = 2 ]
+check "gcevents: 12 GCAllocationTick (Id 10)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCAllocationTick)" = 12 ]
+check "gcevents: 13 GCMarkWithType (Id 202)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCMarkWithType)" = 13 ]
+check "net: 16221 MethodDCEndILToNativeMap" \
+        [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndILToNativeMap)" = 16221 ]
 check "net: 27 ModuleDCEnd" [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/ModuleDCEnd)" = 27 ]
 check "net: a method's fields" grep -q 'DotNETRuntime/MethodLoadVerbose method_id=0x7f95eb0a230 module_id=0x7f95e933020 start=0x7f95eb10090 size=0x279 .*namespace="System.AppDomain" name="SetupDomain"' "$tmp/net.txt"
 check "net: a module's IL path" grep -q 'DotNETRuntime/ModuleLoad module_id=0x7f95e933020 .*il_path="C:\\Windows\\Microsoft.Net\\assembly\\GAC_64\\mscorlib\\.*\\mscorlib.dll"' "$tmp/net.txt"
