@@ -145,6 +145,8 @@ struct live_source {
         int write_error;
         struct perf_ksym *ksyms; /* owned: the kernel image's text symbols (ksyms_keep) */
         size_t nr_ksyms;
+        struct perf_wait_site *wait_sites; /* owned: hook_wait_sites's answer */
+        uint32_t nr_wait_sites;
         char *ksym_names;            /* owned: their names */
         struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
         uint32_t nr_bids;
@@ -1712,6 +1714,50 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
         ls->ksym_names = names;
 }
 
+/* The converter's blocking functions (perf_wait_reason_of_function) with their places, from the
+   kept kernel symbols or one read of /proc/kallsyms, on the logger thread the first time a
+   sleeping thread's switch has a callchain. None where kallsyms hides the addresses. */
+static uint32_t hook_wait_sites(void *ctx, const struct perf_wait_site **out)
+{
+        struct live_source *ls = ctx;
+        *out = NULL;
+        if (!ls->caps.has_kallsyms)
+                return 0;
+        char *text = NULL;
+        struct perf_ksym *parsed = NULL;
+        const struct perf_ksym *syms = ls->ksyms;
+        size_t nr = ls->nr_ksyms;
+        if (!syms) {
+                size_t len = 0;
+                text = kallsyms_read(NULL, &len);
+                if (!text)
+                        return 0;
+                parsed = ksyms_parse(text, &nr);
+                syms = parsed;
+        }
+        uint32_t n = 0, cap = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (syms[i].module[0])
+                        continue;
+                int reason = perf_wait_reason_of_function(syms[i].name);
+                if (reason < 0 || !syms[i].size)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 32;
+                        ls->wait_sites = realloc(ls->wait_sites, cap * sizeof(*ls->wait_sites));
+                        if (!ls->wait_sites)
+                                abort();
+                }
+                ls->wait_sites[n++] = (struct perf_wait_site){
+                        syms[i].addr, syms[i].addr + syms[i].size, (uint8_t)reason};
+        }
+        free(parsed);
+        free(text);
+        ls->nr_wait_sites = n;
+        *out = ls->wait_sites; /* ksyms_parse sorted them by address */
+        return n;
+}
+
 /* The start and end of the kernel's text without reading all of /proc/kallsyms: _text and
    _stext lie among its first lines, and /proc/iomem's "Kernel code" range (shown to root) runs
    from _text to _etext on x86. False when either is not found. */
@@ -2147,6 +2193,7 @@ static void source_free(struct live_source *ls)
         free(ls->bids);
         free(ls->ksyms);
         free(ls->ksym_names);
+        free(ls->wait_sites);
         perf_conv_free(ls->conv);
         free(ls);
 }
@@ -2206,7 +2253,8 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         if (rc < 0)
                 goto fail;
 
-        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of};
+        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of,
+                                    hook_wait_sites};
         rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
         if (rc < 0) {
                 set_err(err, "cannot create the converter");

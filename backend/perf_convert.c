@@ -43,8 +43,13 @@ enum {
 };
 enum {
         KWAIT_EXECUTIVE = 0,
+        KWAIT_DELAY_EXECUTION = 4,
         KWAIT_SUSPENDED = 5,
         KWAIT_USER_REQUEST = 6,
+        KWAIT_WR_PAGE_IN = 9,
+        KWAIT_WR_RESOURCE = 27,
+        KWAIT_WR_MUTEX = 29,
+        KWAIT_WR_ALERT_BY_THREAD_ID = 37,
         KWAIT_WR_TERMINATED = 22,
         KWAIT_WR_KERNEL = 26,
         KWAIT_WR_PREEMPTED = 32,
@@ -336,7 +341,8 @@ static bool has_letter(const struct perf_tp_format *fmt, uint64_t bits, char let
      T, t (stopped, traced)            -> Waiting / Suspended (5)
      I, P (idle or parked kthread)     -> Waiting / WrKernel (26)
      X, Z (dead, zombie)               -> Terminated / WrTerminated (22)
-   Anything else -> Waiting / Executive. */
+   Anything else -> Waiting / Executive. A sleep (S, D) whose switch has a kernel callchain is
+   refined by where it slept (wait_reason_of_stack, perf_wait_reason_of_function). */
 struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt,
                                                 uint64_t prev_state)
 {
@@ -366,6 +372,37 @@ struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt
         if (has_letter(fmt, bits, 'S'))
                 return (struct perf_thread_state){KSTATE_WAITING, KWAIT_USER_REQUEST};
         return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
+}
+
+int perf_wait_reason_of_function(const char *name)
+{
+        static const struct {
+                const char *name;
+                bool is_prefix;
+                uint8_t reason;
+        } sites[] = {
+                {"do_nanosleep", false, KWAIT_DELAY_EXECUTION},
+                {"hrtimer_nanosleep", false, KWAIT_DELAY_EXECUTION},
+                {"common_nsleep", false, KWAIT_DELAY_EXECUTION},
+                {"futex_wait", true, KWAIT_WR_ALERT_BY_THREAD_ID}, /* futex_wait_queue, ... */
+                {"__futex_wait", false, KWAIT_WR_ALERT_BY_THREAD_ID},
+                {"io_schedule", true, KWAIT_WR_PAGE_IN}, /* io_schedule, io_schedule_timeout */
+                {"folio_wait_bit", true, KWAIT_WR_PAGE_IN},
+                {"wait_on_page_bit", true, KWAIT_WR_PAGE_IN},
+                {"__folio_lock", true, KWAIT_WR_PAGE_IN},
+                {"__mutex_lock", true, KWAIT_WR_MUTEX},
+                {"mutex_lock", true, KWAIT_WR_MUTEX},
+                {"rwsem_down_", true, KWAIT_WR_RESOURCE},
+        };
+        if (!name)
+                return -1;
+        for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
+                size_t n = strlen(sites[i].name);
+                if (sites[i].is_prefix ? strncmp(name, sites[i].name, n) == 0
+                                       : strcmp(name, sites[i].name) == 0)
+                        return sites[i].reason;
+        }
+        return -1;
 }
 
 /* Synthetic Windows-like priority (LINUX-MAPPING.md 3.3): RT 0..99 -> 31..16, CFS 100..139
@@ -835,8 +872,16 @@ struct perf_conv {
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
         uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
-        struct tp_cache tp_cache[2];  /* the fields of the last two tracepoint formats */
-        char *text;                   /* owned scratch: command lines */
+        /* the blocking functions' places (ops.wait_sites), asked for once */
+        const struct perf_wait_site *wait_sites;
+        uint32_t nr_wait_sites;
+        bool has_asked_wait_sites;
+        struct {
+                uint64_t addr;
+                int16_t reason;      /* -1: none */
+        } wait_memo[256];            /* a kernel return address's answer: the same few come back */
+        struct tp_cache tp_cache[2]; /* the fields of the last two tracepoint formats */
+        char *text;                  /* owned scratch: command lines */
 };
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -1835,6 +1880,56 @@ static uint32_t build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
         return 24;
 }
 
+/* The blocking function's reason of a kernel address, or -1 (c->wait_sites by start). */
+static int wait_reason_at(struct perf_conv *c, uint64_t addr)
+{
+        uint32_t slot = (uint32_t)((addr >> 3) ^ (addr >> 13)) & 255;
+        if (c->wait_memo[slot].addr == addr)
+                return c->wait_memo[slot].reason;
+        uint32_t lo = 0, hi = c->nr_wait_sites;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (c->wait_sites[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        int reason = lo && addr < c->wait_sites[lo - 1].end ? c->wait_sites[lo - 1].reason : -1;
+        c->wait_memo[slot].addr = addr;
+        c->wait_memo[slot].reason = (int16_t)reason;
+        return reason;
+}
+
+/* A sleep's reason from where it slept: the innermost blocking function of the switch's kernel
+   callchain (LINUX-MAPPING.md 3.3), else the state's. */
+static uint8_t wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s,
+                                    uint8_t reason)
+{
+        if (!c->has_asked_wait_sites) {
+                c->has_asked_wait_sites = true;
+                if (c->ops.wait_sites)
+                        c->nr_wait_sites = c->ops.wait_sites(c->ctx, &c->wait_sites);
+                for (uint32_t i = 0; i < 256; i++)
+                        c->wait_memo[i].addr = 0;
+        }
+        if (!c->nr_wait_sites)
+                return reason;
+        for (uint64_t i = 0; i < s->nr_callchain && i < 32; i++) {
+                uint64_t a = le_get64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+                        if (a == (uint64_t)PERF_CONTEXT_USER)
+                                break; /* the kernel part is over */
+                        continue;
+                }
+                if (!is_kernel_addr(a))
+                        continue;
+                int r = wait_reason_at(c, a);
+                if (r >= 0)
+                        return (uint8_t)r;
+        }
+        return reason;
+}
+
 /* CSwitch from sched_switch's raw fields. */
 static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
                                  const struct perf_sample *s, uint32_t cpu, uint64_t ts)
@@ -1852,8 +1947,12 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_eve
                 m->prev_state = ps;
                 m->st = perf_prev_state_to_etw(ev->tp, ps);
         }
+        struct perf_thread_state st = m->st;
+        if (st.state == KSTATE_WAITING && s->nr_callchain &&
+            (st.wait_reason == KWAIT_USER_REQUEST || st.wait_reason == KWAIT_EXECUTIVE))
+                st.wait_reason = wait_reason_of_stack(c, s, st.wait_reason);
         return build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
-                             prev_prio, m->st);
+                             prev_prio, st);
 }
 
 /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */

@@ -185,6 +185,18 @@ struct perf_conv_event {
 };
 
 /* The converter's view of the outside world. Every hook must be filled. */
+/* A kernel function where a thread blocks for a known reason (LINUX-MAPPING.md 3.3): a switch
+   out of a sleep (S or D) whose callchain passes through it gets this KWAIT_REASON rather than
+   its state's. [start, end) in kernel addresses. */
+struct perf_wait_site {
+        uint64_t start, end;
+        uint8_t reason;
+};
+/* The KWAIT_REASON a blocking kernel function stands for, or -1: do_nanosleep and kin
+   DelayExecution (4), futex waits WrAlertByThreadId (37), io_schedule and the folio/page waits
+   WrPageIn (9), mutexes WrMutex (29), rw-semaphores WrResource (27). */
+int perf_wait_reason_of_function(const char *name);
+
 struct perf_conv_ops {
         /* Takes one complete ETW record for writer CPU cpu. Returns 0 or -errno. */
         int (*emit)(void *ctx, uint32_t cpu, const void *rec, uint32_t size);
@@ -194,6 +206,10 @@ struct perf_conv_ops {
         void (*cmdline_of)(void *ctx, uint32_t pid, char *buf, size_t size);
         /* The ELF build-id of the file at path into id; returns its size, 0 when unknown. */
         uint32_t (*build_id_of)(void *ctx, const char *path, uint8_t *id, uint32_t max);
+        /* Optional (NULL: the states' reasons only). The blocking functions' places, sorted by
+           start, into *sites (borrowed for the converter's life); their number. Asked once,
+           at the first switch out of a sleep that has a callchain. */
+        uint32_t (*wait_sites)(void *ctx, const struct perf_wait_site **sites);
 };
 
 struct perf_conv_stats {

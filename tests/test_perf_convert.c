@@ -136,6 +136,25 @@ static const uint8_t file_build_id[20] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0x
                                           0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe,
                                           0xff, 0x01, 0x02, 0x03, 0x04, 0x05};
 
+/* Three blocking functions at invented kernel addresses, sorted by start. */
+#define SITE_NANOSLEEP 0xffffffff81100000ull
+#define SITE_FUTEX     0xffffffff81200000ull
+#define SITE_IO        0xffffffff81300000ull
+static const struct perf_wait_site test_sites[] = {
+        {SITE_NANOSLEEP, SITE_NANOSLEEP + 0x100, 4},
+        {SITE_FUTEX, SITE_FUTEX + 0x100, 37},
+        {SITE_IO, SITE_IO + 0x100, 9},
+};
+static uint32_t nr_wait_sites_calls;
+
+static uint32_t hook_wait_sites(void *ctx, const struct perf_wait_site **sites)
+{
+        (void)ctx;
+        nr_wait_sites_calls++;
+        *sites = test_sites;
+        return 3;
+}
+
 static uint32_t hook_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max)
 {
         (void)ctx;
@@ -183,7 +202,8 @@ static int setup(void **state)
         struct etl_error err;
         if (etl_writer_open_file(g.w, g.path, true, &err) < 0)
                 return -1;
-        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of};
+        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of,
+                                    hook_wait_sites};
         if (perf_conv_new(&g.c, &ops, NULL, NR_CPUS) < 0)
                 return -1;
         PERFINFO_GROUPMASK m = {
@@ -858,6 +878,79 @@ static void test_sched_switch_with_counters(void **state)
         assert_int_equal(c->ev.nr_pmc, 0);
 }
 
+/* A sleep's wait reason from where it slept (LINUX-MAPPING.md 3.3): the innermost blocking
+   function of the switch's kernel callchain; the state's reason otherwise. */
+static void test_wait_reason_from_stack(void **state)
+{
+        (void)state;
+        nr_wait_sites_calls = 0;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(35, &ev);
+        static const struct {
+                int64_t prev_state;
+                uint64_t frames[4]; /* after PERF_CONTEXT_KERNEL and __schedule */
+                uint8_t reason;
+        } cases[] = {
+                {0x1, {SITE_NANOSLEEP + 0x10, 0xffffffff81900000ull, 0, 0}, 4},
+                {0x1, {0xffffffff81900000ull, SITE_FUTEX + 0x20, SITE_NANOSLEEP, 0}, 37},
+                {0x2, {SITE_IO + 0xff, 0, 0, 0}, 9},
+                {0x1, {0xffffffff81900000ull, 0, 0, 0}, 6},                    /* ep_poll, say */
+                {0x2, {0xffffffff81900000ull, SITE_IO + 0x100, 0, 0}, 0},      /* past the end */
+                {0x1, {(uint64_t)PERF_CONTEXT_USER, SITE_NANOSLEEP, 0, 0}, 6}, /* user part */
+                {0x100, {SITE_NANOSLEEP, 0, 0, 0}, 32}, /* preempted: not a sleep */
+        };
+        uint32_t n = sizeof(cases) / sizeof(cases[0]);
+        uint64_t ts = START + 20000;
+        for (uint32_t i = 0; i < n; i++) {
+                uint8_t raw[64] = {0};
+                put_at(raw, &fmt_switch, "prev_pid", 900 + i);
+                put_at(raw, &fmt_switch, "prev_prio", 120);
+                put_at(raw, &fmt_switch, "prev_state", cases[i].prev_state);
+                put_at(raw, &fmt_switch, "next_pid", 0);
+                put_at(raw, &fmt_switch, "next_prio", 120);
+                struct rb r;
+                rb_sample_head(&r, 35, 0xffffffff81800000ull, 900 + i, 900 + i, ts + i, 0, false);
+                uint64_t chain[8];
+                uint32_t k = 0;
+                chain[k++] = (uint64_t)PERF_CONTEXT_KERNEL;
+                chain[k++] = 0xffffffff81800000ull; /* __schedule */
+                for (uint32_t f = 0; f < 4 && cases[i].frames[f]; f++)
+                        chain[k++] = cases[i].frames[f];
+                rb_u64(&r, k);
+                for (uint32_t f = 0; f < k; f++)
+                        rb_u64(&r, chain[f]);
+                rb_u32(&r, sizeof(raw));
+                rb_bytes(&r, raw, sizeof(raw));
+                rb_pad8(&r);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        read_back();
+        for (uint32_t i = 0; i < n; i++) {
+                const struct cap *c = find(KEV_CSWITCH, i);
+                assert_non_null(c);
+                assert_int_equal(c->ev.cswitch.old_tid, 900 + i);
+                assert_int_equal(c->ev.cswitch.old_wait_reason, cases[i].reason);
+        }
+        assert_int_equal(nr_wait_sites_calls, 1); /* asked once */
+
+        assert_int_equal(perf_wait_reason_of_function("do_nanosleep"), 4);
+        assert_int_equal(perf_wait_reason_of_function("futex_wait_queue"), 37);
+        assert_int_equal(perf_wait_reason_of_function("io_schedule_timeout"), 9);
+        assert_int_equal(perf_wait_reason_of_function("folio_wait_bit_common"), 9);
+        assert_int_equal(perf_wait_reason_of_function("__mutex_lock.constprop.0"), 29);
+        assert_int_equal(perf_wait_reason_of_function("rwsem_down_read_slowpath"), 27);
+        assert_int_equal(perf_wait_reason_of_function("ep_poll"), -1);
+        assert_int_equal(perf_wait_reason_of_function("do_nanosleep_x"), -1);
+        assert_int_equal(perf_wait_reason_of_function(NULL), -1);
+}
+
 static const char waking_format[] =
         "name: sched_waking\nID: 375\nformat:\n"
         "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
@@ -1356,6 +1449,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_wait_reason_from_stack, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_record_time, setup, teardown),
                 cmocka_unit_test(test_lbr_filter_inversion),
