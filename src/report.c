@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c: owns `etwtop --replay FILE -b`: replays a recording through the model and prints
-   the hot functions and modules as text. */
+   the hot functions and modules, the hot branch edges (LBR) and the context switches and
+   waits as text. */
 #include "report.h"
 
 #include "etw/evntrace.h"
 #include "etw/etwtop_ext.h"
 #include "kevent.h"
+#include "model/branches.h"
 #include "model/hot.h"
+#include "model/switches.h"
 #include "model/sym_feed.h"
 #include "outbuf.h"
 #include "symbols/symbols.h"
@@ -18,10 +21,12 @@
 
 struct report {
         const struct report_options *opts;
-        struct kdecoder *decoder; /* owned */
-        struct sym_store *store;  /* owned */
-        struct sym_feed *feed;    /* owned */
-        struct hot *hot;          /* owned */
+        struct kdecoder *decoder;  /* owned */
+        struct sym_store *store;   /* owned */
+        struct sym_feed *feed;     /* owned */
+        struct hot *hot;           /* owned */
+        struct branches *branches; /* owned */
+        struct switches *switches; /* owned */
         uint64_t nr_events;
         uint64_t nr_lost_header;  /* the logfile header's EventsLost */
         uint64_t nr_lost_total;   /* etwtop's exact total at the stop (reason 2) */
@@ -72,6 +77,8 @@ static void on_event(void *ctx, const struct kevent *ev)
         }
         sym_feed_event(r->feed, ev);
         hot_event(r->hot, ev);
+        branches_event(r->branches, ev);
+        switches_event(r->switches, ev);
 }
 
 static VOID WINAPI on_record(PEVENT_RECORD rec)
@@ -169,6 +176,84 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         }
 }
 
+/* The hot branch edges of the LBR events, exact edges, most taken first. */
+static void print_branches(struct report *r, struct outbuf *o)
+{
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(r->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        if (!n)
+                return;
+        uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < n; i++)
+                total += rows[i].count;
+        char line[1200], from[512], to[512];
+        snprintf(line, sizeof(line), "\nHot branch edges (LBR, %" PRIu64 " branches)\n", total);
+        outbuf_puts(o, line);
+        outbuf_puts(o, "   Share    Count  From -> To\n");
+        for (uint32_t i = 0; i < n && i < top; i++) {
+                const struct branches_row *w = &rows[i];
+                if (w->is_other) {
+                        snprintf(from, sizeof(from), "[other edges]");
+                        to[0] = 0;
+                } else {
+                        sym_format(r->store, w->from.loc, from, sizeof(from));
+                        sym_format(r->store, w->to.loc, to, sizeof(to));
+                }
+                put_pct(o, w->count, total);
+                snprintf(line, sizeof(line), " %8" PRIu64 "  %s%s%s\n", w->count, from,
+                         to[0] ? " -> " : "", to);
+                outbuf_puts(o, line);
+        }
+}
+
+/* The threads that switched, most switches first, and the time waited by state and reason. */
+static void print_switches(struct report *r, struct outbuf *o)
+{
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(r->switches, SWITCHES_BY_SWITCHES, &rows);
+        if (!n)
+                return;
+        uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+        char line[512], wait[128];
+        outbuf_puts(o, "\nContext switches (threads, by switches)\n");
+        outbuf_puts(o, " Switches   On-CPU ms  Off-CPU ms  Readied      TID      PID  "
+                       "Top wait (state/reason)        Thread\n");
+        for (uint32_t i = 0; i < n && i < top; i++) {
+                const struct switches_row *w = &rows[i];
+                wait[0] = 0;
+                if (w->nr_waits)
+                        snprintf(wait, sizeof(wait), "%s/%s",
+                                 kevent_thread_state_name(w->waits[0].state),
+                                 kevent_wait_reason_name(w->waits[0].wait_reason));
+                char name[80];
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
+                                 w->thread_name[0] ? "/" : "", w->thread_name);
+                snprintf(line, sizeof(line),
+                         " %8" PRIu64 " %11.3f %11.3f %8" PRIu64 " %8u %8u  %-30s %s\n",
+                         w->nr_switches, (double)w->on_cpu_ns / 1e6, (double)w->off_cpu_ns / 1e6,
+                         w->nr_readied, w->is_other ? 0 : w->tid, w->pid == AGG_ALL ? 0 : w->pid,
+                         wait, name);
+                outbuf_puts(o, line);
+        }
+        const struct switches_wait_row *waits;
+        uint32_t m = switches_waits(r->switches, &waits);
+        if (!m)
+                return;
+        outbuf_puts(o, "\nWaits (state/reason, by off-CPU time)\n");
+        outbuf_puts(o, "    Waits  Off-CPU ms  State/Reason\n");
+        for (uint32_t i = 0; i < m && i < top; i++) {
+                snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f  %s/%s\n", waits[i].nr_waits,
+                         (double)waits[i].off_cpu_ns / 1e6,
+                         kevent_thread_state_name(waits[i].state),
+                         kevent_wait_reason_name(waits[i].wait_reason));
+                outbuf_puts(o, line);
+        }
+}
+
 int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct report r = {.opts = opts};
@@ -182,6 +267,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         sym_store_new(&r.store, &so);
         r.feed = sym_feed_new(r.store);
         r.hot = hot_new(r.store, 0);
+        r.branches = branches_new(r.store, 1u << 16);
+        r.switches = switches_new(r.store, 1u << 16);
         r.decoder = kdecoder_new(true);
         memset(&lf, 0, sizeof(lf));
         lf.LogFileName = (LPSTR)opts->path;
@@ -233,6 +320,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
+        print_branches(&r, &o);
+        print_switches(&r, &o);
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
                 goto out;
@@ -240,6 +329,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         rc = 0;
 out:
         hot_free(r.hot);
+        branches_free(r.branches);
+        switches_free(r.switches);
         sym_feed_free(r.feed);
         sym_store_free(r.store);
         kdecoder_free(r.decoder);

@@ -134,6 +134,17 @@ dump merged_net "$tmp/merged.etl"
 check "merge: an already merged trace keeps its own ImageIDs" [ "$(count "$tmp/merged_net.txt" KernelTraceControl/ImageID)" = 3590 ]
 check "merge: every record of the compressed trace kept" [ "$(total "$tmp/merged_net.txt")" = 179474 ]
 
+# replay -b of LBR and switch events this machine cannot record: the fixture's trace
+if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; then
+        "$ETWTOP" --replay "$tmp/lbr.etl" -b >"$tmp/lbr-replay.txt" 2>&1
+        check "lbr replay: exits 0" [ $? = 0 ]
+        check "lbr replay: the edges counted" grep -q '^Hot branch edges (LBR, 3 branches)$' "$tmp/lbr-replay.txt"
+        check "lbr replay: an edge, its share" \
+                grep -Eq '^ +33\.33% +1  work\+0x1250 -> work\+0x1200$' "$tmp/lbr-replay.txt"
+        check "lbr replay: the threads that switched" \
+                grep -Eq '^ +1 .* 4244 +4242 .*work\.exe/worker$' "$tmp/lbr-replay.txt"
+fi
+
 # Bad input: a clear error naming the problem and the byte offset; nothing crashes
 printf 'this is not a trace file, just text that is long enough to hold a buffer header......\n' >"$tmp/text.etl"
 : >"$tmp/empty.etl"

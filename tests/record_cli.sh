@@ -23,6 +23,20 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         exit 0
 fi
 
+# 0. Wait reasons from where a thread slept: a process that sleeps 20 times in nanosleep
+"${SYM_FIXTURE:?}" sleep 20 50 &
+sleeper=$!
+"$ETWTOP" --record "$tmp/w.etl" --duration 1.5 2>/dev/null
+wait "$sleeper"
+"$ETWTOP" --dump "$tmp/w.etl" >"$tmp/w.txt" 2>&1
+"$ETWTOP" --replay "$tmp/w.etl" -b --top 100 >"$tmp/w-replay.txt" 2>&1
+check "wait reasons: the sleeps' switches say where they slept" \
+        grep -q "Thread/CSwitch .*old_tid=$sleeper .*old_state=Waiting wait_reason=DelayExecution" "$tmp/w.txt"
+check "wait reasons: replay -b lists the waits by reason" \
+        grep -Eq '^ +[0-9]+ +[0-9.]+  Waiting/DelayExecution$' "$tmp/w-replay.txt"
+check "wait reasons: replay -b lists the sleeper's switches" \
+        grep -Eq "^ +[0-9]+ .* $sleeper +$sleeper +Waiting/DelayExecution +sym_fixture/sym_fixture\$" "$tmp/w-replay.txt"
+
 # 1. The default session on a known workload: a busy loop in a named shell process.
 ( exec -a etwtop_spin bash -c 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done' ) &
 spin=$!
