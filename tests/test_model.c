@@ -1335,6 +1335,24 @@ static void test_switches_bounds_and_reuse(void **state)
         assert_string_equal(rows[1].process_name, "alpha.exe");
         assert_int_equal(rows[1].on_cpu_ns, MS(2));
         /* the same, told by a CSwitch of another process only */
+        {
+                /* a Start delivered after the thread's first switches (a live session's CPU
+                   buffers come one by one): the same thread, one row; a Start after its
+                   switches with no End between: a new thread */
+                struct switches *late = switches_new(fx->store, 0);
+                sw_feed(late, ev_process(KEV_PHASE_DC_START, 0, PID_A, "alpha.exe"));
+                sw_feed(late, ev_cswitch(0, MS(10), 0, 0, ST_READY, WR_EXECUTIVE, 600, PID_A));
+                sw_feed(late, ev_cswitch(0, MS(12), 600, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+                sw_feed(late, ev_thread(KEV_PHASE_START, MS(5), PID_A, 600, "worker"));
+                const struct switches_row *lr;
+                assert_int_equal(switches_threads(late, SWITCHES_BY_ID, &lr), 1);
+                assert_int_equal(lr[0].nr_switches, 1);
+                assert_string_equal(lr[0].thread_name, "worker");
+                sw_feed(late, ev_thread(KEV_PHASE_START, MS(20), PID_A, 600, "next"));
+                sw_feed(late, ev_cswitch(0, MS(21), 0, 0, ST_READY, WR_EXECUTIVE, 600, PID_A));
+                assert_int_equal(switches_threads(late, SWITCHES_BY_ID, &lr), 2);
+                switches_free(late);
+        }
         sw_feed(sw, ev_cswitch(0, MS(12), 0, 0, ST_READY, WR_EXECUTIVE, 500, PID_A));
         sw_feed(sw, ev_cswitch(0, MS(13), 500, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
         n = switches_threads(sw, SWITCHES_BY_ID, &rows);

@@ -29,6 +29,8 @@ struct thread {
         uint8_t out_state, out_reason;
         uint32_t last_cpu_1; /* last CPU + 1; 0: not seen */
         int64_t out_ns;
+        bool has_first;
+        int64_t first_ns; /* its first switch or readying counted: a Start before it is late */
         char name[SWITCHES_NAME_SIZE];
         uint64_t nr_switches, nr_readied, on_cpu_ns, off_cpu_ns;
         uint32_t nr_waits;
@@ -296,6 +298,15 @@ static struct thread *thread_get(struct switches *sw, uint32_t tid, uint32_t pid
         return t;
 }
 
+/* A switch or readying of t at time ns. */
+static void thread_seen(struct thread *t, int64_t ns)
+{
+        if (!t->has_first || ns < t->first_ns) {
+                t->has_first = true;
+                t->first_ns = ns;
+        }
+}
+
 static uint32_t thread_pid(const struct thread *t)
 {
         return t->has_pid ? t->pid : UNKNOWN_PID;
@@ -393,6 +404,8 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         struct cpu *c = has_cpu ? &sw->cpus[cpu] : NULL;
         if (old_tid != 0 && old_tid != new_tid) {
                 struct thread *o = thread_get(sw, old_tid, ev->cswitch.old_pid);
+                if (o)
+                        thread_seen(o, t);
                 if (o && !o->is_ended) {
                         o->is_waiting = true;
                         o->out_ns = t;
@@ -418,6 +431,7 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         } else {
                 struct thread *n = thread_get(sw, new_tid, ev->cswitch.new_pid);
                 if (n) {
+                        thread_seen(n, t);
                         if (n->is_waiting)
                                 credit_off_cpu(sw, n, n->out_ns, t, true);
                         n->is_waiting = false;
@@ -488,6 +502,8 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
 {
         uint32_t tid = ev->ready_thread.tid;
         struct thread *t = thread_get(sw, tid, tid == ev->tid ? ev->pid : UNKNOWN_PID);
+        if (t)
+                thread_seen(t, ev->time_ns);
         uint32_t pid = t ? thread_pid(t) : (tid == ev->tid ? ev->pid : UNKNOWN_PID);
         if (!agg_filter_pass(&sw->filter, pid, tid, ev->time_ns))
                 return;
@@ -537,7 +553,11 @@ static void thread_event(struct switches *sw, const struct kevent *ev)
         struct thread *t = thread_get(sw, tid, ev->thread.pid);
         if (!t)
                 return;
-        if (ph == KEV_PHASE_START && (t->is_ended || thread_has_counts(t))) {
+        /* a Start older than what was counted is this thread's own, delivered late (a live
+           session's buffers come CPU by CPU; a rundown's DCStart and the Start of a thread
+           made as the session began both come) */
+        bool is_late = t->has_first && ev->time_ns < t->first_ns;
+        if (ph == KEV_PHASE_START && (t->is_ended || (thread_has_counts(t) && !is_late))) {
                 /* a new thread: whatever had this tid before has ended */
                 t = thread_retire(sw, t);
                 t->pid = ev->thread.pid;
