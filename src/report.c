@@ -239,6 +239,21 @@ static void print_switches(struct report *r, struct outbuf *o)
                          wait, name);
                 outbuf_puts(o, line);
         }
+        const struct switches_cpu_row *cpus;
+        uint32_t nc = switches_cpus(r->switches, &cpus);
+        if (nc) {
+                outbuf_puts(o, "\nCPUs (time with a thread on them, idle time)\n");
+                outbuf_puts(o, "  CPU  Switches     Busy ms     Idle ms   Busy%\n");
+                for (uint32_t i = 0; i < nc; i++) {
+                        uint64_t all = cpus[i].busy_ns + cpus[i].idle_ns;
+                        snprintf(line, sizeof(line), " %4u %9" PRIu64 " %11.3f %11.3f  ",
+                                 cpus[i].cpu, cpus[i].nr_switches, (double)cpus[i].busy_ns / 1e6,
+                                 (double)cpus[i].idle_ns / 1e6);
+                        outbuf_puts(o, line);
+                        put_pct(o, cpus[i].busy_ns, all);
+                        outbuf_putc(o, '\n');
+                }
+        }
         const struct switches_wait_row *waits;
         uint32_t m = switches_waits(r->switches, &waits);
         if (!m)
@@ -321,6 +336,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
+        switches_refresh(r.switches); /* the open intervals run to the trace's end */
         print_switches(&r, &o);
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));

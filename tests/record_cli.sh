@@ -34,6 +34,8 @@ check "wait reasons: the sleeps' switches say where they slept" \
         grep -q "Thread/CSwitch .*old_tid=$sleeper .*old_state=Waiting wait_reason=DelayExecution" "$tmp/w.txt"
 check "wait reasons: replay -b lists the waits by reason" \
         grep -Eq '^ +[0-9]+ +[0-9.]+  Waiting/DelayExecution$' "$tmp/w-replay.txt"
+check "replay -b: busy and idle time per CPU" \
+        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%$' "$tmp/w-replay.txt"
 check "wait reasons: replay -b lists the sleeper's switches" \
         grep -Eq "^ +[0-9]+ .* $sleeper +$sleeper +Waiting/DelayExecution +sym_fixture/sym_fixture\$" "$tmp/w-replay.txt"
 
