@@ -547,7 +547,8 @@ static void add_subtree(struct app *a, struct module_names *names, struct ui_tab
         struct calltree_row *copy = malloc((n ? n : 1) * sizeof(*copy));
         if (!copy)
                 abort();
-        memcpy(copy, rows, n * sizeof(*copy));
+        if (n) /* an empty tree answers no array */
+                memcpy(copy, rows, n * sizeof(*copy));
         for (uint32_t i = 0; i < n; i++) {
                 const struct calltree_row *w = &copy[i];
                 uint64_t key = TREE_KEY(a->is_top_down, w->node);
