@@ -1794,109 +1794,85 @@ static const GUID clr_rundown_guid = {
 
 enum clr_kind { CLR_NONE, CLR_METHOD, CLR_MODULE };
 
-/* What a CLR event is, by provider and Id: its kind, phase and name; CLR_NONE for the rest. */
-static enum clr_kind clr_event(const GUID *g, uint16_t id, enum kevent_phase *phase,
-                               const char **name)
-{
-        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0) {
-                switch (id) {
-                case 143:
-                        *phase = KEV_PHASE_START;
-                        *name = "DotNETRuntime/MethodLoadVerbose";
-                        return CLR_METHOD;
-                case 144:
-                        *phase = KEV_PHASE_END;
-                        *name = "DotNETRuntime/MethodUnloadVerbose";
-                        return CLR_METHOD;
-                case 152:
-                        *phase = KEV_PHASE_START;
-                        *name = "DotNETRuntime/ModuleLoad";
-                        return CLR_MODULE;
-                case 153:
-                        *phase = KEV_PHASE_END;
-                        *name = "DotNETRuntime/ModuleUnload";
-                        return CLR_MODULE;
-                }
-        } else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0) {
-                switch (id) {
-                case 143:
-                        *phase = KEV_PHASE_DC_START;
-                        *name = "DotNETRuntimeRundown/MethodDCStartVerbose";
-                        return CLR_METHOD;
-                case 144:
-                        *phase = KEV_PHASE_DC_END;
-                        *name = "DotNETRuntimeRundown/MethodDCEndVerbose";
-                        return CLR_METHOD;
-                case 153:
-                        *phase = KEV_PHASE_DC_START;
-                        *name = "DotNETRuntimeRundown/ModuleDCStart";
-                        return CLR_MODULE;
-                case 154:
-                        *phase = KEV_PHASE_DC_END;
-                        *name = "DotNETRuntimeRundown/ModuleDCEnd";
-                        return CLR_MODULE;
-                }
-        }
-        return CLR_NONE;
-}
+/* The CLR events named here, by provider (is_rundown) and Id: the method and module events
+   this decoder reads, and the other well-known ones it names only. */
+static const struct clr_event_def {
+        bool is_rundown;
+        uint16_t id;
+        enum clr_kind kind;
+        enum kevent_phase phase;
+        const char *name;
+} clr_events[] = {
+        {false, 1, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCStart"},
+        {false, 2, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCEnd"},
+        {false, 3, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCRestartEEEnd"},
+        {false, 4, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCHeapStats"},
+        {false, 5, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCCreateSegment"},
+        {false, 6, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFreeSegment"},
+        {false, 7, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCRestartEEBegin"},
+        {false, 8, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCSuspendEEEnd"},
+        {false, 9, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCSuspendEEBegin"},
+        {false, 10, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCAllocationTick"},
+        {false, 11, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCCreateConcurrentThread"},
+        {false, 12, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCTerminateConcurrentThread"},
+        {false, 13, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFinalizersEnd"},
+        {false, 14, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFinalizersBegin"},
+        {false, 35, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCTriggered"},
+        {false, 80, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ExceptionThrown"},
+        {false, 81, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ContentionStart"},
+        {false, 82, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ClrStackWalk"},
+        {false, 91, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ContentionStop"},
+        {false, 141, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodLoad"},
+        {false, 142, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodUnload"},
+        {false, 143, CLR_METHOD, KEV_PHASE_START, "DotNETRuntime/MethodLoadVerbose"},
+        {false, 144, CLR_METHOD, KEV_PHASE_END, "DotNETRuntime/MethodUnloadVerbose"},
+        {false, 145, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodJittingStarted"},
+        {false, 151, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/DomainModuleLoad"},
+        {false, 152, CLR_MODULE, KEV_PHASE_START, "DotNETRuntime/ModuleLoad"},
+        {false, 153, CLR_MODULE, KEV_PHASE_END, "DotNETRuntime/ModuleUnload"},
+        {false, 154, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AssemblyLoad"},
+        {false, 155, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AssemblyUnload"},
+        {false, 156, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AppDomainLoad"},
+        {false, 157, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AppDomainUnload"},
+        {false, 187, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/RuntimeInformation"},
+        {false, 190, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodILToNativeMap"},
+        {false, 202, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCMarkWithType"},
+        {false, 204, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCPerHeapHistory"},
+        {false, 205, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCGlobalHeapHistory"},
+        {true, 141, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCStart"},
+        {true, 142, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCEnd"},
+        {true, 143, CLR_METHOD, KEV_PHASE_DC_START, "DotNETRuntimeRundown/MethodDCStartVerbose"},
+        {true, 144, CLR_METHOD, KEV_PHASE_DC_END, "DotNETRuntimeRundown/MethodDCEndVerbose"},
+        {true, 145, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCStartComplete"},
+        {true, 146, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCEndComplete"},
+        {true, 147, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCStartInit"},
+        {true, 148, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCEndInit"},
+        {true, 149, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCStartILToNativeMap"},
+        {true, 150, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCEndILToNativeMap"},
+        {true, 151, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DomainModuleDCStart"},
+        {true, 152, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DomainModuleDCEnd"},
+        {true, 153, CLR_MODULE, KEV_PHASE_DC_START, "DotNETRuntimeRundown/ModuleDCStart"},
+        {true, 154, CLR_MODULE, KEV_PHASE_DC_END, "DotNETRuntimeRundown/ModuleDCEnd"},
+        {true, 155, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AssemblyDCStart"},
+        {true, 156, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AssemblyDCEnd"},
+        {true, 157, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AppDomainDCStart"},
+        {true, 158, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AppDomainDCEnd"},
+        {true, 187, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/RuntimeInformationDCStart"},
+};
 
-/* The CLR events without a layout here, named as the manifest names them (by Id). */
-static const char *clr_other_name(const GUID *g, uint16_t id)
+/* The CLR event of provider g and this Id, or NULL (not a CLR provider, or an Id not here). */
+static const struct clr_event_def *clr_event(const GUID *g, uint16_t id)
 {
-        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0) {
-                switch (id) {
-                case 1: return "DotNETRuntime/GCStart";
-                case 2: return "DotNETRuntime/GCEnd";
-                case 3: return "DotNETRuntime/GCRestartEEEnd";
-                case 4: return "DotNETRuntime/GCHeapStats";
-                case 5: return "DotNETRuntime/GCCreateSegment";
-                case 6: return "DotNETRuntime/GCFreeSegment";
-                case 7: return "DotNETRuntime/GCRestartEEBegin";
-                case 8: return "DotNETRuntime/GCSuspendEEEnd";
-                case 9: return "DotNETRuntime/GCSuspendEEBegin";
-                case 10: return "DotNETRuntime/GCAllocationTick";
-                case 11: return "DotNETRuntime/GCCreateConcurrentThread";
-                case 12: return "DotNETRuntime/GCTerminateConcurrentThread";
-                case 13: return "DotNETRuntime/GCFinalizersEnd";
-                case 14: return "DotNETRuntime/GCFinalizersBegin";
-                case 35: return "DotNETRuntime/GCTriggered";
-                case 80: return "DotNETRuntime/ExceptionThrown";
-                case 81: return "DotNETRuntime/ContentionStart";
-                case 82: return "DotNETRuntime/ClrStackWalk";
-                case 91: return "DotNETRuntime/ContentionStop";
-                case 141: return "DotNETRuntime/MethodLoad";
-                case 142: return "DotNETRuntime/MethodUnload";
-                case 145: return "DotNETRuntime/MethodJittingStarted";
-                case 151: return "DotNETRuntime/DomainModuleLoad";
-                case 154: return "DotNETRuntime/AssemblyLoad";
-                case 155: return "DotNETRuntime/AssemblyUnload";
-                case 156: return "DotNETRuntime/AppDomainLoad";
-                case 157: return "DotNETRuntime/AppDomainUnload";
-                case 187: return "DotNETRuntime/RuntimeInformation";
-                case 190: return "DotNETRuntime/MethodILToNativeMap";
-                case 202: return "DotNETRuntime/GCMarkWithType";
-                case 204: return "DotNETRuntime/GCPerHeapHistory";
-                case 205: return "DotNETRuntime/GCGlobalHeapHistory";
-                }
-        } else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0) {
-                switch (id) {
-                case 141: return "DotNETRuntimeRundown/MethodDCStart";
-                case 142: return "DotNETRuntimeRundown/MethodDCEnd";
-                case 145: return "DotNETRuntimeRundown/DCStartComplete";
-                case 146: return "DotNETRuntimeRundown/DCEndComplete";
-                case 147: return "DotNETRuntimeRundown/DCStartInit";
-                case 148: return "DotNETRuntimeRundown/DCEndInit";
-                case 149: return "DotNETRuntimeRundown/MethodDCStartILToNativeMap";
-                case 150: return "DotNETRuntimeRundown/MethodDCEndILToNativeMap";
-                case 151: return "DotNETRuntimeRundown/DomainModuleDCStart";
-                case 152: return "DotNETRuntimeRundown/DomainModuleDCEnd";
-                case 155: return "DotNETRuntimeRundown/AssemblyDCStart";
-                case 156: return "DotNETRuntimeRundown/AssemblyDCEnd";
-                case 157: return "DotNETRuntimeRundown/AppDomainDCStart";
-                case 158: return "DotNETRuntimeRundown/AppDomainDCEnd";
-                case 187: return "DotNETRuntimeRundown/RuntimeInformationDCStart";
-                }
-        }
+        bool is_rundown;
+        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0)
+                is_rundown = false;
+        else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0)
+                is_rundown = true;
+        else
+                return NULL;
+        for (size_t i = 0; i < sizeof(clr_events) / sizeof(clr_events[0]); i++)
+                if (clr_events[i].is_rundown == is_rundown && clr_events[i].id == id)
+                        return &clr_events[i];
         return NULL;
 }
 
@@ -2121,24 +2097,15 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 ev.name = own_name(h->EventDescriptor.Id);
                 rc = dec_own(d, &ev, &pl, h->EventDescriptor.Id);
         } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
-                enum kevent_phase phase = KEV_PHASE_NONE;
-                const char *name = NULL;
-                switch (clr_event(&h->ProviderId, h->EventDescriptor.Id, &phase, &name)) {
-                case CLR_METHOD:
-                        ev.name = name;
-                        rc = dec_clr_method(d, &ev, &pl, phase);
-                        break;
-                case CLR_MODULE:
-                        ev.name = name;
-                        rc = dec_clr_module(d, &ev, &pl, phase);
-                        break;
-                default:
-                        name = clr_other_name(&h->ProviderId, h->EventDescriptor.Id);
-                        if (name)
-                                ev.name = name;
+                const struct clr_event_def *c = clr_event(&h->ProviderId, h->EventDescriptor.Id);
+                if (c)
+                        ev.name = c->name;
+                if (c && c->kind == CLR_METHOD)
+                        rc = dec_clr_method(d, &ev, &pl, c->phase);
+                else if (c && c->kind == CLR_MODULE)
+                        rc = dec_clr_module(d, &ev, &pl, c->phase);
+                else
                         rc = KEV_NO_LAYOUT;
-                        break;
-                }
         } else {
                 rc = decode_payload(d, k, &ev, &pl);
         }
