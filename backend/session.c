@@ -744,7 +744,10 @@ static void *logger_thread(void *arg)
         pthread_mutex_unlock(&ts->lock);
 
         pthread_mutex_lock(&s->lock);
-        int64_t next_flush = clock_ns(CLOCK_MONOTONIC) + (int64_t)s->flush_timer_s * 1000000000ll;
+        /* the first flush at once: the start's rundown (processes, threads, images) reaches a
+           real-time consumer before the samples of a CPU whose buffer fills first, which it
+           would otherwise see a whole FlushTimer without their processes and modules */
+        int64_t next_flush = clock_ns(CLOCK_MONOTONIC);
         int source_fd = s->source ? live_source_fd(s->source) : -1;
         pthread_mutex_unlock(&s->lock);
         int nr_idle_wakeups = 0;

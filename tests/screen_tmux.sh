@@ -130,7 +130,8 @@ check "-p: the header names the process" grep -q "lost [0-9]*   \[process $fixtu
 check "-p: its hot function" grep -q 'sym_fixture  *fixture_leaf$' "$tmp/p.txt"
 check "-p: only its functions" awk '
         /Self%  Total%/ {t = 1; next} /^$/ {t = 0}
-        t && $5 !~ /^(sym_fixture|libsymfix\.so|\[vdso\]|\[kernel\.kallsyms\]|libc\.so\.6|ld-linux)/ {bad++}
+        t && $5 !~ /^(sym_fixture|libsymfix\.so|\[vdso\]|\[kernel\.kallsyms\]|libc\.so\.6|ld-linux)/ {
+                print "not its function: " $0 >"/dev/stderr"; bad++}
         END {exit bad ? 1 : 0}' "$tmp/p.txt"
 "$ETWTOP" -b -n 1 -p 999999999 >/dev/null 2>"$tmp/p.err"
 check "-p: a process that is not there" grep -q 'no such process' "$tmp/p.err"
