@@ -54,6 +54,7 @@ enum live_role {
         ROLE_READY,    /* sched_waking */
         ROLE_PMC,      /* PMC interrupt, one per profile source (index) */
         ROLE_SWITCH,   /* context switch records: the CSwitch sched_switch did not deliver */
+        ROLE_IDLE,     /* power:cpu_idle: the C-state of a CSwitch from the idle thread */
 };
 
 /* How to open one event: the attr, the counters of its group, and what the converter needs. */
@@ -131,7 +132,9 @@ struct live_source {
         char tracefs[PATH_MAX];
         struct perf_tp_format tp_switch;
         struct perf_tp_format tp_waking;
+        struct perf_tp_format tp_idle;
         bool has_tp_switch, has_tp_waking;
+        bool has_tp_idle;          /* optional: without it PreviousCState stays 0 */
         bool has_build_id_attr;    /* attr.build_id accepted */
         uint64_t nr_lost_retired;  /* PERF_FORMAT_LOST of events closed by updates */
         uint64_t nr_own_events;    /* records written here rather than by the converter */
@@ -882,6 +885,17 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                                                         : WMI_LOG_TYPE_READY_THREAD);
                 }
                 break;
+        case ROLE_IDLE:
+                /* CPU-wide only: a traced process's events never see the idle thread */
+                if (idx || !ls->has_tp_idle || s->pid > 0)
+                        return false;
+                sp->what = "power:cpu_idle";
+                spec_common(ls, s, sp, PERF_TYPE_TRACEPOINT, ls->tp_idle.id);
+                sp->attr.sample_period = 1;
+                sp->attr.sample_type |= PERF_SAMPLE_RAW;
+                sp->conv.kind = PERF_CONV_CPU_IDLE;
+                sp->conv.tp = &ls->tp_idle;
+                break;
         case ROLE_PMC: {
                 if (idx >= s->nr_profile_sources)
                         return false;
@@ -926,7 +940,8 @@ static bool role_enabled(const struct live_settings *s, enum live_role role)
         case ROLE_IMAGE: return wants_image(s);
         case ROLE_PROFILE: return wants_profile(s);
         case ROLE_CSWITCH:
-        case ROLE_SWITCH: return wants_cswitch(s);
+        case ROLE_SWITCH:
+        case ROLE_IDLE: return wants_cswitch(s);
         case ROLE_READY: return wants_ready(s);
         case ROLE_PMC: return wants_pmc_profile(s);
         }
@@ -2080,7 +2095,7 @@ static int events_reconcile(struct live_source *ls, const struct live_settings *
                             struct live_event ***fresh, uint32_t *nr_fresh, struct etl_error *err)
 {
         static const enum live_role roles[] = {ROLE_PROC,   ROLE_IMAGE, ROLE_PROFILE, ROLE_CSWITCH,
-                                               ROLE_SWITCH, ROLE_READY, ROLE_PMC};
+                                               ROLE_SWITCH, ROLE_READY, ROLE_IDLE,    ROLE_PMC};
         uint32_t cap = 64, n = 0;
         struct live_event **list = xcalloc(cap, sizeof(*list));
         int rc = 0;
@@ -2235,6 +2250,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                         tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
                 ls->has_tp_waking =
                         tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
+                ls->has_tp_idle = tracepoint_load(ls->tracefs, "power/cpu_idle", &ls->tp_idle) == 0;
                 if (!ls->has_tp_switch || !ls->has_tp_waking) {
                         set_err(err, "cannot read %s/events/sched/sched_%s/format (run as root)",
                                 ls->tracefs, ls->has_tp_switch ? "waking" : "switch");
@@ -2379,6 +2395,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
                         tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
                 ls->has_tp_waking =
                         tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
+                ls->has_tp_idle = tracepoint_load(ls->tracefs, "power/cpu_idle", &ls->tp_idle) == 0;
         }
 
         /* make: open what the new settings need (the old events stay in force on failure), on

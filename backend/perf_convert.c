@@ -844,7 +844,7 @@ struct state_memo {
 
 struct tp_cache {
         const struct perf_tp_format *tp;  /* borrowed; NULL: empty */
-        const struct perf_tp_field *f[7]; /* tp_fields' answers, in tp */
+        const struct perf_tp_field *f[8]; /* tp_fields' answers, in tp */
 };
 
 struct perf_conv {
@@ -853,6 +853,7 @@ struct perf_conv {
         uint32_t nr_cpus;
         uint64_t *last_ts; /* owned, per writer CPU */
         uint32_t *cpu_tid; /* owned, per writer CPU: the thread the last CSwitch switched in */
+        uint8_t *cstate;   /* owned, per writer CPU: the C-state power:cpu_idle last entered */
         uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
         bool has_process, has_thread, has_image;
         struct umap tasks; /* struct conv_task */
@@ -880,7 +881,7 @@ struct perf_conv {
                 uint64_t addr;
                 int16_t reason;      /* -1: none */
         } wait_memo[256];            /* a kernel return address's answer: the same few come back */
-        struct tp_cache tp_cache[2]; /* the fields of the last two tracepoint formats */
+        struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
         char *text;                  /* owned scratch: command lines */
 };
 
@@ -898,6 +899,7 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         c->nr_cpus = nr_cpus;
         c->last_ts = xcalloc(nr_cpus, sizeof(*c->last_ts));
         c->cpu_tid = xcalloc(nr_cpus, sizeof(*c->cpu_tid));
+        c->cstate = xcalloc(nr_cpus, sizeof(*c->cstate));
         for (uint32_t i = 0; i < nr_cpus; i++)
                 c->cpu_tid[i] = CONV_NONE;
         c->tick_ns = DEFAULT_TICK_NS;
@@ -952,6 +954,7 @@ void perf_conv_free(struct perf_conv *c)
         free(c->kaddrs);
         free(c->last_ts);
         free(c->cpu_tid);
+        free(c->cstate);
         free(c->rec);
         free(c->payload);
         free(c->stack_rec);
@@ -1771,15 +1774,16 @@ enum tp_field_id {
         TPF_PREV_STATE,
         TPF_PID,
         TPF_COMMON_FLAGS,
+        TPF_STATE,
         NR_TPF
 };
 
 static const struct perf_tp_field *const *tp_fields(struct perf_conv *c,
                                                     const struct perf_tp_format *tp)
 {
-        static const char *const names[NR_TPF] = {"prev_pid",    "next_pid",   "prev_prio",
-                                                  "next_prio",   "prev_state", "pid",
-                                                  "common_flags"};
+        static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
+                                                  "next_prio",    "prev_state", "pid",
+                                                  "common_flags", "state"};
         _Static_assert(NR_TPF == sizeof(c->tp_cache[0].f) / sizeof(c->tp_cache[0].f[0]),
                        "tp_cache holds every field");
         static const struct perf_tp_field *const none[NR_TPF];
@@ -1789,9 +1793,12 @@ static const struct perf_tp_field *const *tp_fields(struct perf_conv *c,
         /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
         if (t->tp == tp && tp->nr_memo)
                 return t->f;
-        if (c->tp_cache[1].tp == tp && tp->nr_memo)
-                return c->tp_cache[1].f;
-        /* sched_switch and sched_waking alternate: two entries, the older one replaced */
+        for (int i = 1; i < 3; i++)
+                if (c->tp_cache[i].tp == tp && tp->nr_memo)
+                        return c->tp_cache[i].f;
+        /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
+           replaced */
+        c->tp_cache[2] = c->tp_cache[1];
         c->tp_cache[1] = c->tp_cache[0];
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
@@ -1866,6 +1873,9 @@ static uint32_t build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
         st32(p + 4, old_tid);
         p[8] = (uint8_t)(new_tid == 0 ? 0 : perf_prio_to_etw(new_prio));
         p[9] = (uint8_t)(old_tid == 0 ? 0 : perf_prio_to_etw(old_prio));
+        /* PreviousCState: the idle thread switched out, the C-state its CPU slept in */
+        if (old_tid == 0 && cpu < c->nr_cpus)
+                p[10] = c->cstate[cpu];
         p[12] = old_state.wait_reason;
         p[13] = is_kernel_thread(c, old_tid) ? 0 : 1; /* OldThreadWaitMode */
         p[14] = old_state.state;
@@ -2034,6 +2044,17 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
                                               p, build_cswitch_tp(c, ev, &s, cpu, ts));
                 break;
+        case PERF_CONV_CPU_IDLE:
+                if (!s.raw)
+                        return -EBADMSG;
+                {
+                        /* state 4294967295 (PWR_EVENT_EXIT) leaves idle: the state entered
+                           stays, for the switch that follows */
+                        int64_t state = tp_get(tp_fields(c, ev->tp)[TPF_STATE], &s, -1);
+                        if (state >= 0 && state != 0xffffffffll && cpu < c->nr_cpus)
+                                c->cstate[cpu] = (uint8_t)(state > 255 ? 255 : state);
+                }
+                return 0;
         case PERF_CONV_READY_THREAD:
                 if (!s.raw)
                         return -EBADMSG;

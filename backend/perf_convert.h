@@ -161,6 +161,8 @@ enum perf_conv_kind {
         PERF_CONV_PMC_SAMPLE,   /* a hardware source -> PMC interrupt */
         PERF_CONV_CSWITCH,      /* sched:sched_switch -> CSwitch */
         PERF_CONV_READY_THREAD, /* sched:sched_waking -> ReadyThread */
+        PERF_CONV_CPU_IDLE,     /* power:cpu_idle -> nothing: the C-state a CPU entered, the
+                                   PreviousCState of the CSwitch from its idle thread */
 };
 
 /* What the converter must know of one perf event, found by its sample id. */
@@ -175,7 +177,7 @@ struct perf_conv_event {
         uint32_t lbr_options;    /* the EVNTRACE_LBR_* flags, as Options */
         struct perf_lbr_filter lbr;
         uint32_t nr_pmc;                 /* counters after the leader in the group read */
-        const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD: borrowed */
+        const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD/CPU_IDLE: borrowed */
         uint64_t valid_from;             /* samples outside [from, until] are dropped */
         uint64_t valid_until;
         /* FORK and EXIT records of this event are copies and skipped: the kernel gives them to

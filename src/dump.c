@@ -257,6 +257,7 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                             ev->cswitch.old_wait_mode ? " wait_mode=user" : " wait_mode=kernel");
                 put_u64_field(d, "new_wait_time", ev->cswitch.new_wait_time);
                 put_u64_field(d, "ideal_cpu", ev->cswitch.old_ideal_processor);
+                put_u64_field(d, "prev_cstate", ev->cswitch.previous_cstate);
                 break;
         case KEV_READY_THREAD:
                 put_u64_field(d, "readied_tid", ev->ready_thread.tid);

@@ -243,7 +243,9 @@ static void print_switches(struct report *r, struct outbuf *o)
         uint32_t nc = switches_cpus(r->switches, &cpus);
         if (nc) {
                 outbuf_puts(o, "\nCPUs (time with a thread on them, idle time)\n");
-                outbuf_puts(o, "  CPU  Switches     Busy ms     Idle ms   Busy%\n");
+                outbuf_puts(
+                        o,
+                        "  CPU  Switches     Busy ms     Idle ms     Busy%  Idle in (C-state)\n");
                 for (uint32_t i = 0; i < nc; i++) {
                         uint64_t all = cpus[i].busy_ns + cpus[i].idle_ns;
                         snprintf(line, sizeof(line), " %4u %9" PRIu64 " %11.3f %11.3f  ",
@@ -251,6 +253,12 @@ static void print_switches(struct report *r, struct outbuf *o)
                                  (double)cpus[i].idle_ns / 1e6);
                         outbuf_puts(o, line);
                         put_pct(o, cpus[i].busy_ns, all);
+                        char cstates[96];
+                        switches_cstates_text(&cpus[i], cstates, sizeof(cstates));
+                        if (cstates[0]) {
+                                outbuf_puts(o, "  ");
+                                outbuf_puts(o, cstates);
+                        }
                         outbuf_putc(o, '\n');
                 }
         }

@@ -970,6 +970,63 @@ static void test_switches_times(void **state)
         switches_free(NULL);
 }
 
+/* A CPU's idle periods by the C-state it slept in: the PreviousCState of the switch that ends
+   each, for the whole period (a refresh in the middle credits idle_ns, not a C-state yet). */
+static void test_switches_cstates(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        struct kevent ev;
+        sw_feed(sw, ev_cswitch(0, MS(1), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_pmc(1, MS(2), PID_B, 201, 0x1234, 11)); /* time passes */
+        switches_refresh(sw);
+        ev = ev_cswitch(0, MS(4), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A);
+        ev.cswitch.previous_cstate = 1;
+        sw_feed(sw, ev);
+        sw_feed(sw, ev_cswitch(0, MS(5), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        ev = ev_cswitch(0, MS(6), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A);
+        ev.cswitch.previous_cstate = 3;
+        sw_feed(sw, ev);
+        sw_feed(sw, ev_cswitch(0, MS(7), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        ev = ev_cswitch(0, MS(7) + 10, 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A);
+        ev.cswitch.previous_cstate = 9; /* deeper than the buckets: the last one */
+        sw_feed(sw, ev);
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 1);
+        assert_int_equal(c[0].idle_ns, MS(4) + 10);
+        assert_int_equal(c[0].cstate_ns[0], 0);
+        assert_int_equal(c[0].cstate_ns[1], MS(3));
+        assert_int_equal(c[0].cstate_ns[3], MS(1));
+        assert_int_equal(c[0].cstate_ns[SWITCHES_NR_CSTATES - 1], 10);
+        char text[64];
+        switches_cstates_text(&c[0], text, sizeof(text));
+        assert_string_equal(text, "C1 75% C3 25%"); /* C7's 10 ns: under 1% */
+        switches_cstates_text(&c[0], text, 8);
+        assert_string_equal(text, "C1 75%"); /* cut at a state's end */
+        /* decaying: halved with the rest at each refresh */
+        struct agg_settings st;
+        agg_settings_init(&st);
+        st.mode = AGG_DECAYING;
+        st.decay_factor = 0.5;
+        switches_set_settings(sw, &st);
+        switches_refresh(sw);
+        assert_int_equal(switches_cpus(sw, &c), 1);
+        assert_int_equal(c[0].cstate_ns[1], MS(3) / 2);
+        /* a process filter leaves the idle thread out: no more idle, no C-states */
+        struct agg_filter f;
+        agg_filter_init(&f);
+        assert_int_equal(agg_filter_add_pid(&f, PID_A), 0);
+        switches_set_filter(sw, &f);
+        sw_feed(sw, ev_cswitch(0, MS(8), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        ev = ev_cswitch(0, MS(9), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A);
+        ev.cswitch.previous_cstate = 1;
+        sw_feed(sw, ev);
+        assert_int_equal(switches_cpus(sw, &c), 1);
+        assert_int_equal(c[0].idle_ns, 0);
+        assert_int_equal(c[0].cstate_ns[1], 0);
+        switches_free(sw);
+}
+
 static void test_switches_processes_and_sorts(void **state)
 {
         struct fix *fx = *state;
@@ -1903,6 +1960,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_branches_modes, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_filters, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_times, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_cstates, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),

@@ -1136,6 +1136,93 @@ static void test_cswitch_repair_and_wait_time(void **state)
         assert_int_equal(c->ev.cswitch.old_tid, 0);
 }
 
+static const char idle_format[] =
+        "name: cpu_idle\nID: 568\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:u32 state;\toffset:8;\tsize:4;\tsigned:0;\n"
+        "\tfield:u32 cpu_id;\toffset:12;\tsize:4;\tsigned:0;\n\n"
+        "print fmt: \"state=%lu cpu_id=%lu\", (unsigned long)REC->state, "
+        "(unsigned long)REC->cpu_id\n";
+static struct perf_tp_format fmt_idle;
+
+/* A power:cpu_idle sample of event id on cpu: state entered, or 4294967295 leaving idle. */
+static void rb_cpu_idle(struct rb *r, uint64_t id, uint32_t idle_state, uint64_t time, uint32_t cpu)
+{
+        uint8_t raw[20] = {0};
+        put_at(raw, &fmt_idle, "state", idle_state);
+        put_at(raw, &fmt_idle, "cpu_id", cpu);
+        rb_sample_head(r, id, 0xffffffff81700000ull, 0, 0, time, cpu, false);
+        rb_u32(r, sizeof(raw));
+        rb_bytes(r, raw, sizeof(raw));
+        rb_pad8(r);
+        rb_end(r);
+}
+
+/* PreviousCState (LINUX-MAPPING.md 3.3): a CSwitch from a CPU's idle thread carries the last
+   C-state power:cpu_idle entered on that CPU; the idle samples themselves write nothing. */
+static void test_cswitch_previous_cstate(void **state)
+{
+        (void)state;
+        const uint64_t ms = 1000000;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        assert_int_equal(perf_tp_format_parse(idle_format, strlen(idle_format), &fmt_idle), 0);
+        struct perf_conv_event tp = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch};
+        add_event(81, &tp);
+        struct perf_conv_event idle = {.kind = PERF_CONV_CPU_IDLE,
+                                       .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                       .tp = &fmt_idle};
+        add_event(82, &idle);
+        struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
+        add_event(83, &sb);
+
+        struct rb r;
+        /* CPU 0: 900 sleeps, the CPU idles in C1, wakes, switches to 900 */
+        rb_sched_switch(&r, 81, 900, 0, 0x1, START + 1 * ms, 0);
+        convert(&r, 0);
+        rb_cpu_idle(&r, 82, 1, START + 1 * ms + 10, 0);
+        convert(&r, 0);
+        rb_cpu_idle(&r, 82, 0xffffffffu, START + 3 * ms, 0);
+        convert(&r, 0);
+        rb_sched_switch(&r, 81, 0, 900, 0, START + 3 * ms + 10, 0);
+        convert(&r, 0);
+        /* CPU 1 idles in C3; its switch from idle comes from the switch-in record */
+        rb_cpu_idle(&r, 82, 3, START + 2 * ms, 1);
+        convert(&r, 1);
+        rb_cpu_idle(&r, 82, 0xffffffffu, START + 4 * ms, 1);
+        convert(&r, 1);
+        rb_switch(&r, true, false, 901, 0, START + 4 * ms + 10, 1, 83);
+        convert(&r, 1);
+        /* a switch between two threads on CPU 0: no C-state */
+        rb_sched_switch(&r, 81, 900, 902, 0x100, START + 5 * ms, 0);
+        convert(&r, 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_bad, 0);
+        assert_int_equal(st.nr_events, 4); /* the four switches, nothing for the idle samples */
+        read_back();
+
+        assert_int_equal(count(KEV_CSWITCH), 4);
+        const struct cap *c = find(KEV_CSWITCH, 0); /* 900 -> idle */
+        assert_int_equal(c->ev.cswitch.old_tid, 900);
+        assert_int_equal(c->ev.cswitch.previous_cstate, 0);
+        c = find(KEV_CSWITCH, 1); /* idle -> 900 on CPU 0, after C1 */
+        assert_int_equal(c->ev.cswitch.old_tid, 0);
+        assert_int_equal(c->ev.cswitch.new_tid, 900);
+        assert_int_equal(c->ev.cswitch.previous_cstate, 1);
+        c = find(KEV_CSWITCH, 2); /* idle -> 901 on CPU 1, after C3 */
+        assert_int_equal(c->ev.cpu, 1);
+        assert_int_equal(c->ev.cswitch.new_tid, 901);
+        assert_int_equal(c->ev.cswitch.previous_cstate, 3);
+        c = find(KEV_CSWITCH, 3); /* 900 -> 902: not from idle */
+        assert_int_equal(c->ev.cswitch.previous_cstate, 0);
+}
+
 /* ---- side-band records ---- */
 
 static void rb_mmap2(struct rb *r, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
@@ -1459,6 +1546,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cswitch_previous_cstate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),

@@ -5,6 +5,7 @@
 #include "model_util.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +79,9 @@ struct cpu {
         struct thread_cpu *cur_tc;
         uint32_t cur_tc_epoch;
         int64_t since_ns;
+        int64_t in_ns; /* when tid switched in (since_ns moves at each refresh) */
         uint64_t nr_switches, busy_ns, idle_ns;
+        uint64_t cstate_ns[SWITCHES_NR_CSTATES];
         struct pending pend;
 };
 
@@ -416,11 +419,19 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         if (c) {
                 if (cpu >= sw->nr_cpus)
                         sw->nr_cpus = cpu + 1;
-                if (c->has_current && c->tid == old_tid)
+                if (c->has_current && c->tid == old_tid) {
                         credit_on_cpu(sw, cpu, old_tid, c->since_ns, t);
+                        if (old_tid == 0 && agg_filter_has_pid(&sw->filter, 0) &&
+                            agg_filter_has_tid(&sw->filter, 0)) {
+                                uint32_t cs = ev->cswitch.previous_cstate;
+                                c->cstate_ns[cs < SWITCHES_NR_CSTATES ? cs
+                                                                      : SWITCHES_NR_CSTATES - 1] +=
+                                        agg_filter_clip_ns(&sw->filter, c->in_ns, t);
+                        }
+                }
                 c->has_current = true;
                 c->tid = new_tid;
-                c->since_ns = t;
+                c->since_ns = c->in_ns = t;
         }
         bool is_counted = agg_filter_has_time(&sw->filter, t);
         if (new_tid == 0) {
@@ -655,6 +666,7 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f)
                 for (uint32_t c = 0; c < sw->nr_cpus; c++) {
                         struct cpu *cs = &sw->cpus[c];
                         cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
+                        memset(cs->cstate_ns, 0, sizeof(cs->cstate_ns));
                 }
         }
 }
@@ -780,6 +792,8 @@ void switches_refresh(struct switches *sw)
                 cs->nr_switches = apply(sw, cs->nr_switches);
                 cs->busy_ns = apply(sw, cs->busy_ns);
                 cs->idle_ns = apply(sw, cs->idle_ns);
+                for (uint32_t k = 0; k < SWITCHES_NR_CSTATES; k++)
+                        cs->cstate_ns[k] = apply(sw, cs->cstate_ns[k]);
         }
         sw->nr_switches = apply(sw, sw->nr_switches);
         sw->nr_readies = apply(sw, sw->nr_readies);
@@ -1090,9 +1104,12 @@ uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows
         uint32_t n = 0;
         for (uint32_t c = 0; c < sw->nr_cpus; c++) {
                 const struct cpu *cs = &sw->cpus[c];
-                if (cs->nr_switches || cs->busy_ns || cs->idle_ns)
-                        sw->crows[n++] = (struct switches_cpu_row){c, cs->nr_switches, cs->busy_ns,
-                                                                   cs->idle_ns};
+                if (cs->nr_switches || cs->busy_ns || cs->idle_ns) {
+                        struct switches_cpu_row *r = &sw->crows[n++];
+                        *r = (struct switches_cpu_row){
+                                c, cs->nr_switches, cs->busy_ns, cs->idle_ns, {0}};
+                        memcpy(r->cstate_ns, cs->cstate_ns, sizeof(r->cstate_ns));
+                }
         }
         *rows = sw->crows;
         return n;
@@ -1117,10 +1134,31 @@ uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
         for (uint32_t i = 0; i < agg_table_capacity(sw->thread_cpus); i++) {
                 const struct thread_cpu *tc = agg_table_slot(sw->thread_cpus, i);
                 if (tc && tc->tid == tid && (tc->nr_switches || tc->on_cpu_ns))
-                        sw->crows[n++] = (struct switches_cpu_row){tc->cpu, tc->nr_switches,
-                                                                   tc->on_cpu_ns, 0};
+                        sw->crows[n++] = (struct switches_cpu_row){
+                                tc->cpu, tc->nr_switches, tc->on_cpu_ns, 0, {0}};
         }
         qsort(sw->crows, n, sizeof(*sw->crows), cpu_row_by_switches);
         *rows = sw->crows;
         return n;
+}
+
+void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size)
+{
+        uint64_t all = 0;
+        for (uint32_t k = 0; k < SWITCHES_NR_CSTATES; k++)
+                all += row->cstate_ns[k];
+        size_t len = 0;
+        if (size)
+                buf[0] = 0;
+        for (uint32_t k = 0; all && k < SWITCHES_NR_CSTATES && len < size; k++) {
+                double pct = 100.0 * (double)row->cstate_ns[k] / (double)all;
+                if (pct < 1.0)
+                        continue;
+                char one[24];
+                int n = snprintf(one, sizeof(one), "%sC%u %.0f%%", len ? " " : "", k, pct);
+                if (n < 0 || len + (size_t)n >= size)
+                        break; /* whole states only */
+                memcpy(buf + len, one, (size_t)n + 1);
+                len += (size_t)n;
+        }
 }

@@ -12,6 +12,7 @@
 #define ETWTOP_MODEL_SWITCHES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kevent.h"
@@ -85,11 +86,16 @@ struct switches_readier_row {
         bool is_other; /* readyings counted past max_entries */
 };
 
+#define SWITCHES_NR_CSTATES 8 /* C0..C6, and C7 for every deeper state */
+
 struct switches_cpu_row {
         uint32_t cpu;
         uint64_t nr_switches;
         uint64_t busy_ns; /* a thread other than idle (tid 0) on it */
         uint64_t idle_ns;
+        /* the idle periods that ended, by the C-state the CPU slept in (CSwitch
+           PreviousCState of the switch from the idle thread); switches_cpus only */
+        uint64_t cstate_ns[SWITCHES_NR_CSTATES];
 };
 
 /* store: borrowed (it places the readiers' stack tops). max_entries bounds each table
@@ -143,5 +149,8 @@ uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows
    first. */
 uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
                               const struct switches_cpu_row **rows);
+/* A CPU row's idle time by C-state as text into buf: "C1 75% C3 25%", shallow first, the
+   states of at least 1% (C7 stands for C7 and deeper); "" when no idle period ended. */
+void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size);
 
 #endif
