@@ -26,16 +26,33 @@ fi
 # 0. Wait reasons from where a thread slept: a process that sleeps 20 times in nanosleep
 "${SYM_FIXTURE:?}" sleep 20 50 &
 sleeper=$!
+# perf counts the C-states entered meanwhile (power:cpu_idle), when it can
+idle_states=
+if command -v perf >/dev/null; then
+        perf stat -a -x, -e power:cpu_idle --filter 'state != 4294967295' -o "$tmp/idle.csv" \
+                sleep 1.5 2>/dev/null &
+        perf_pid=$!
+fi
 "$ETWTOP" --record "$tmp/w.etl" --duration 1.5 2>/dev/null
 wait "$sleeper"
+if [ -n "${perf_pid:-}" ] && wait "$perf_pid"; then
+        idle_states=$(awk -F, '/power:cpu_idle/ {print $1 + 0}' "$tmp/idle.csv")
+fi
 "$ETWTOP" --dump "$tmp/w.etl" >"$tmp/w.txt" 2>&1
 "$ETWTOP" --replay "$tmp/w.etl" -b --top 100 >"$tmp/w-replay.txt" 2>&1
 check "wait reasons: the sleeps' switches say where they slept" \
         grep -q "Thread/CSwitch .*old_tid=$sleeper .*old_state=Waiting wait_reason=DelayExecution" "$tmp/w.txt"
 check "wait reasons: replay -b lists the waits by reason" \
         grep -Eq '^ +[0-9]+ +[0-9.]+  Waiting/DelayExecution$' "$tmp/w-replay.txt"
-check "replay -b: busy and idle time per CPU" \
-        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%$' "$tmp/w-replay.txt"
+check "replay -b: busy and idle time per CPU, idle by C-state" \
+        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%(  C[0-9] [0-9]+%)+$' "$tmp/w-replay.txt"
+# PreviousCState: the CPUs that idled in a C-state (perf saw them enter one) say so
+if [ "${idle_states:-0}" -gt 0 ]; then
+        check "CSwitch from idle: PreviousCState from power:cpu_idle" \
+                grep -Eq "Thread/CSwitch .* old_tid=0 .* prev_cstate=[1-9]" "$tmp/w.txt"
+else
+        echo "note: no C-state entered during the recording (perf: '${idle_states:-not run}'): PreviousCState not checked" >&2
+fi
 check "wait reasons: replay -b lists the sleeper's switches" \
         grep -Eq "^ +[0-9]+ .* $sleeper +$sleeper +Waiting/DelayExecution +sym_fixture/sym_fixture\$" "$tmp/w-replay.txt"
 
