@@ -35,6 +35,13 @@
 #include <unistd.h>
 
 enum view { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, NR_VIEWS };
+enum switch_group {
+        SWITCH_GROUP_THREAD,
+        SWITCH_GROUP_PROCESS,
+        SWITCH_GROUP_CPU,
+        SWITCH_GROUP_WAIT,
+        NR_SWITCH_GROUPS
+};
 static const char *const view_names[NR_VIEWS] = {"Hot functions", "Branch edges (LBR)",
                                                  "Context switches", "Session"};
 
@@ -120,6 +127,7 @@ struct app {
         struct switches *switches;
         struct agg_settings agg;
         enum branches_group branch_group;
+        enum switch_group switch_group; /* the switches view's rows */
         bool is_top_down;   /* the functions view: callers under each function, or top-down */
         uint64_t *expanded; /* owned hash set of expanded row keys, 0 free */
         uint32_t expanded_mask, nr_expanded;
@@ -707,37 +715,232 @@ static void build_branches(struct app *a, struct ui_table *t)
                                       : "No LBR events yet.");
 }
 
-static void build_switches(struct app *a, struct ui_table *t)
+/* The switches view's row keys: a thread's is tid + 1 (the zoom key reads its PID column);
+   the other kinds are told apart by a high bit, none of them a functions view key (bits 61
+   and 63), so that the one set of expanded keys serves both views. */
+#define SW_KEY_PROCESS (1ull << 60)
+#define SW_KEY_CPU     (1ull << 59)
+#define SW_KEY_DETAIL  (1ull << 58) /* a thread's wait, readier or CPU: tid << 16 | kind | i */
+#define SW_KEY_WAIT    (1ull << 57)
+
+static const char *const switch_group_names[NR_SWITCH_GROUPS] = {
+        "by thread", "by process (its threads under it)", "by CPU (busy, idle, C-states)",
+        "by wait (state/reason, every thread)"};
+
+static void switch_cells(struct ui_table *t, uint32_t r, const struct switches_row *w)
 {
-        ui_table_clear(t);
-        const struct switches_row *rows;
-        uint32_t n = switches_threads(a->switches, SWITCHES_BY_SWITCHES, &rows);
-        char wait[128], name[128];
+        ui_table_u64(t, r, 0, w->nr_switches);
+        ui_table_u64(t, r, 1, w->on_cpu_ns);
+        ui_table_u64(t, r, 2, w->off_cpu_ns);
+        ui_table_u64(t, r, 3, w->nr_readied);
+        ui_table_u64(t, r, 4, w->last_cpu == AGG_ALL ? 0 : w->last_cpu);
+        ui_table_u64(t, r, 6, w->pid == AGG_ALL ? 0 : w->pid);
+        char wait[128];
+        if (w->nr_waits)
+                snprintf(wait, sizeof(wait), "%s/%s", kevent_thread_state_name(w->waits[0].state),
+                         kevent_wait_reason_name(w->waits[0].wait_reason));
+        else
+                wait[0] = 0;
+        ui_table_text(t, r, 7, wait);
+}
+
+static uint64_t detail_key(uint32_t tid, uint32_t kind, uint32_t i)
+{
+        return SW_KEY_DETAIL | (uint64_t)tid << 16 | (uint64_t)kind << 12 | (i & 0xfff);
+}
+
+/* Where a readier was when it readied the thread: "module!function+0x1a", "module+0x1a2b". */
+static void readier_where(struct app *a, const struct switches_readier_row *w, char *buf,
+                          size_t size)
+{
+        if (!w->has_where)
+                snprintf(buf, size, "(no stack)");
+        else if (w->function)
+                snprintf(buf, size, "%s!%s+0x%" PRIx64, module_name(a, w->where.module),
+                         sym_name(a->store, w->function), w->offset);
+        else if (w->where.module)
+                snprintf(buf, size, "%s+0x%" PRIx64, module_name(a, w->where.module), w->where.rel);
+        else
+                snprintf(buf, size, "0x%" PRIx64, w->where.rel);
+}
+
+/* The rows under an open thread: its waits by state and reason, who readied it and from
+   where, the CPUs it ran on. */
+static void add_thread_details(struct app *a, struct ui_table *t, const struct switches_row *w,
+                               uint8_t depth)
+{
+        char text[640], where[512];
+        for (uint32_t i = 0; i < w->nr_waits; i++) {
+                const struct switches_wait *x = &w->waits[i];
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 1, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 0, x->nr_waits);
+                ui_table_u64(t, r, 2, x->off_cpu_ns);
+                snprintf(text, sizeof(text), "%s/%s", kevent_thread_state_name(x->state),
+                         kevent_wait_reason_name(x->wait_reason));
+                ui_table_text(t, r, 7, text);
+                ui_table_text(t, r, 8, "off CPU in this state/reason");
+        }
+        if (w->other_wait_ns) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 1, 0xfff), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 2, w->other_wait_ns);
+                ui_table_text(t, r, 8, "off CPU in other states/reasons");
+        }
+        const struct switches_readier_row *rd;
+        uint32_t n = switches_readiers(a->switches, w->tid, &rd);
+        for (uint32_t i = 0; i < n && i < 64; i++) {
+                const struct switches_readier_row *x = &rd[i];
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 2, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 3, x->count);
+                if (x->is_other) {
+                        ui_table_text(t, r, 8, "readied by [other readiers]");
+                        continue;
+                }
+                ui_table_u64(t, r, 5, x->readying_tid);
+                ui_table_u64(t, r, 6, x->readying_pid);
+                readier_where(a, x, where, sizeof(where));
+                snprintf(text, sizeof(text), "readied by %s%s%s from %s",
+                         x->readying_process_name[0] ? x->readying_process_name : "?",
+                         x->readying_thread_name[0] ? "/" : "", x->readying_thread_name, where);
+                ui_table_text(t, r, 8, text);
+        }
+        const struct switches_cpu_row *c;
+        n = switches_thread_cpus(a->switches, w->tid, &c);
+        for (uint32_t i = 0; i < n && i < 256; i++) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 3, c[i].cpu), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 0, c[i].nr_switches);
+                ui_table_u64(t, r, 1, c[i].busy_ns);
+                ui_table_u64(t, r, 4, c[i].cpu);
+                snprintf(text, sizeof(text), "ran on CPU %u", c[i].cpu);
+                ui_table_text(t, r, 8, text);
+        }
+}
+
+/* Thread rows (copied: the details ask the model for other arrays), each open one with its
+   details under it. */
+static void add_threads(struct app *a, struct ui_table *t, const struct switches_row *rows,
+                        uint32_t n, uint8_t depth)
+{
+        struct switches_row *copy = malloc((n ? n : 1) * sizeof(*copy));
+        if (!copy)
+                abort();
+        if (n)
+                memcpy(copy, rows, n * sizeof(*copy));
+        char name[128];
         for (uint32_t i = 0; i < n; i++) {
-                const struct switches_row *w = &rows[i];
-                uint32_t r = ui_table_add(t, (uint64_t)w->tid + 1, 0, 0);
-                ui_table_u64(t, r, 0, w->nr_switches);
-                ui_table_u64(t, r, 1, w->on_cpu_ns);
-                ui_table_u64(t, r, 2, w->off_cpu_ns);
-                ui_table_u64(t, r, 3, w->nr_readied);
-                ui_table_u64(t, r, 4, w->last_cpu == AGG_ALL ? 0 : w->last_cpu);
+                const struct switches_row *w = &copy[i];
+                uint64_t key = (uint64_t)w->tid + 1;
+                bool can_open = !w->is_other;
+                bool is_open = can_open && is_expanded(a, key);
+                uint32_t r = ui_table_add(t, key, depth,
+                                          (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                switch_cells(t, r, w);
                 ui_table_u64(t, r, 5, w->tid);
-                ui_table_u64(t, r, 6, w->pid == AGG_ALL ? 0 : w->pid);
-                if (w->nr_waits)
-                        snprintf(wait, sizeof(wait), "%s/%s",
-                                 kevent_thread_state_name(w->waits[0].state),
-                                 kevent_wait_reason_name(w->waits[0].wait_reason));
-                else
-                        wait[0] = 0;
-                ui_table_text(t, r, 7, wait);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
                 else
                         snprintf(name, sizeof(name), "%s%s%s", w->process_name,
                                  w->thread_name[0] ? "/" : "", w->thread_name);
                 ui_table_text(t, r, 8, name);
+                if (is_open)
+                        add_thread_details(a, t, w, (uint8_t)(depth + 1));
         }
-        if (!n)
+        free(copy);
+}
+
+static void add_processes(struct app *a, struct ui_table *t)
+{
+        const struct switches_row *rows;
+        uint32_t n = switches_processes(a->switches, SWITCHES_BY_SWITCHES, &rows);
+        struct switches_row *copy = malloc((n ? n : 1) * sizeof(*copy));
+        if (!copy)
+                abort();
+        if (n)
+                memcpy(copy, rows, n * sizeof(*copy));
+        char name[128];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct switches_row *w = &copy[i];
+                uint64_t key = SW_KEY_PROCESS | (w->pid == AGG_ALL ? 0xffffffffu : w->pid);
+                bool can_open = !w->is_other && w->pid != AGG_ALL;
+                bool is_open = can_open && is_expanded(a, key);
+                /* sparse: no TID, no CPU (its threads say theirs) */
+                uint32_t r = ui_table_add(t, key, 0,
+                                          UI_ROW_SPARSE | (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                switch_cells(t, r, w);
+                ui_table_u64(t, r, 4, 0);
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%s (%u thread%s)",
+                                 w->process_name[0] ? w->process_name : "?", w->nr_threads,
+                                 w->nr_threads == 1 ? "" : "s");
+                ui_table_text(t, r, 8, name);
+                if (is_open) {
+                        const struct switches_row *th;
+                        uint32_t m = switches_process_threads(a->switches, w->pid,
+                                                              SWITCHES_BY_SWITCHES, &th);
+                        add_threads(a, t, th, m, 1);
+                }
+        }
+        free(copy);
+}
+
+static void add_cpus(struct app *a, struct ui_table *t)
+{
+        const struct switches_cpu_row *c;
+        uint32_t n = switches_cpus(a->switches, &c);
+        char text[128];
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r = ui_table_add(t, SW_KEY_CPU | c[i].cpu, 0, 0);
+                ui_table_u64(t, r, 0, c[i].nr_switches);
+                ui_table_u64(t, r, 1, c[i].busy_ns);
+                ui_table_u64(t, r, 2, c[i].idle_ns);
+                ui_table_u64(t, r, 4, c[i].cpu);
+                switches_cstates_text(&c[i], text, sizeof(text));
+                ui_table_text(t, r, 7, text[0] ? text : "");
+                uint64_t all = c[i].busy_ns + c[i].idle_ns;
+                snprintf(text, sizeof(text), "CPU %u: busy %.1f%%, idle %.1f%%", c[i].cpu,
+                         all ? 100.0 * (double)c[i].busy_ns / (double)all : 0.0,
+                         all ? 100.0 * (double)c[i].idle_ns / (double)all : 0.0);
+                ui_table_text(t, r, 8, text);
+        }
+}
+
+static void add_waits(struct app *a, struct ui_table *t)
+{
+        const struct switches_wait_row *w;
+        uint32_t n = switches_waits(a->switches, &w);
+        char text[128];
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r =
+                        ui_table_add(t, SW_KEY_WAIT | (uint64_t)w[i].state << 8 | w[i].wait_reason,
+                                     0, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 0, w[i].nr_waits);
+                ui_table_u64(t, r, 2, w[i].off_cpu_ns);
+                snprintf(text, sizeof(text), "%s/%s", kevent_thread_state_name(w[i].state),
+                         kevent_wait_reason_name(w[i].wait_reason));
+                ui_table_text(t, r, 7, text);
+                ui_table_text(t, r, 8, "all threads");
+        }
+}
+
+static void build_switches(struct app *a, struct ui_table *t)
+{
+        ui_table_clear(t);
+        switch (a->switch_group) {
+        case SWITCH_GROUP_THREAD: {
+                const struct switches_row *rows;
+                uint32_t n = switches_threads(a->switches, SWITCHES_BY_SWITCHES, &rows);
+                add_threads(a, t, rows, n, 0);
+                break;
+        }
+        case SWITCH_GROUP_PROCESS: add_processes(a, t); break;
+        case SWITCH_GROUP_CPU: add_cpus(a, t); break;
+        case SWITCH_GROUP_WAIT: add_waits(a, t); break;
+        default: break;
+        }
+        if (!t->nr_rows)
                 ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), 8,
                               "No context switches (turn CSWITCH on in the Session view).");
 }
@@ -976,7 +1179,7 @@ static void zoom_to(struct app *a, uint32_t pid)
         calltree_reset(a->tree);
         branches_reset(a->branches);
         branches_set_filter(a->branches, &f);
-        switches_reset(a->switches);
+        switches_zero(a->switches);
         switches_set_filter(a->switches, &f);
         pthread_mutex_unlock(&a->lock);
 }
@@ -1029,6 +1232,15 @@ static void save_window(struct app *a)
                          "saved the recent events to %s (etwtop --replay %s)", path, path);
 }
 
+/* Whether the view shown has rows that open: the call tree, the switches' threads and
+   processes. */
+static bool has_tree(const struct app *a)
+{
+        return a->view == VIEW_FUNCTIONS ||
+               (a->view == VIEW_SWITCHES && (a->switch_group == SWITCH_GROUP_THREAD ||
+                                             a->switch_group == SWITCH_GROUP_PROCESS));
+}
+
 static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
 {
         switch (act) {
@@ -1050,28 +1262,27 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                 hot_reset(a->hot);
                 calltree_reset(a->tree);
                 branches_reset(a->branches);
-                switches_reset(a->switches);
+                switches_zero(a->switches);
                 pthread_mutex_unlock(&a->lock);
                 snprintf(a->status, sizeof(a->status), "counts zeroed");
                 break;
         case UI_TOGGLE:
                 if (a->view == VIEW_SESSION)
                         toggle_setting(a, row_key);
-                else if (a->view == VIEW_FUNCTIONS)
+                else if (has_tree(a))
                         set_expanded(a, row_key, !is_expanded(a, row_key));
                 break;
         case UI_EXPAND:
-                if (a->view == VIEW_FUNCTIONS)
+                if (has_tree(a))
                         set_expanded(a, row_key, true);
                 break;
         case UI_COLLAPSE:
-                if (a->view == VIEW_FUNCTIONS)
+                if (has_tree(a))
                         set_expanded(a, row_key, false);
                 break;
         case UI_EXPAND_ALL:
                 /* every row shown now opens one level */
-                for (uint32_t i = 0; a->view == VIEW_FUNCTIONS && i < a->tables[a->view].nr_rows;
-                     i++)
+                for (uint32_t i = 0; has_tree(a) && i < a->tables[a->view].nr_rows; i++)
                         if (a->tables[a->view].flags[i] & UI_ROW_EXPANDABLE)
                                 set_expanded(a, a->tables[a->view].keys[i], true);
                 break;
@@ -1086,6 +1297,12 @@ static void handle_action(struct app *a, enum ui_action act, uint64_t row_key)
                          agg_mode_name(a->agg.mode));
                 break;
         case UI_GROUPING:
+                if (a->view == VIEW_SWITCHES) {
+                        a->switch_group = (a->switch_group + 1) % NR_SWITCH_GROUPS;
+                        snprintf(a->status, sizeof(a->status), "context switches %s",
+                                 switch_group_names[a->switch_group]);
+                        break;
+                }
                 a->branch_group = a->branch_group == BRANCHES_BY_EDGE ? BRANCHES_BY_FUNCTION
                                                                       : BRANCHES_BY_EDGE;
                 snprintf(a->status, sizeof(a->status), "branch edges %s",

@@ -167,6 +167,14 @@ check "switches: threads switching" wait_for 'Waiting/' 10
 # t: only the process of the thread under the cursor
 tm send-keys -t s / s y m _ f i x t u r e Enter
 sleep 0.5
+# Enter opens the thread: where its time went (its waits, who readied it, its CPUs)
+tm send-keys -t s Enter
+check "switches: a thread opens" wait_for '- sym_fixture/sym_fixture' 5
+check "switches: the CPUs it ran on, under it" awk '
+        /- sym_fixture\/sym_fixture/ {t = 1; next} t && /^ .*  ran on CPU [0-9]+ *$/ {ok = 1}
+        t && /[+-] [^ ]/ {t = 0} END {exit ok ? 0 : 1}' "$tmp/screen"
+tm send-keys -t s Enter
+check "switches: and closes" wait_for '+ sym_fixture/sym_fixture' 5
 tm send-keys -t s t
 check "zoom: one process" wait_for '\[process [0-9]*\]' 5
 tm send-keys -t s 1
@@ -178,6 +186,18 @@ check "zoom: only its functions" awk '
         END {exit bad ? 1 : 0}' "$tmp/screen"
 tm send-keys -t s t
 check "zoom: every process again" wait_for 'every process again' 5
+# g: the switches by process (threads under each), by CPU, by wait reason, and by thread again
+tm send-keys -t s 3 g
+check "switches by process" wait_for 'sym_fixture (1 thread)' 5
+tm send-keys -t s g
+check "switches by CPU: busy and idle" wait_for 'CPU [0-9]: busy [0-9.]*%, idle' 5
+tm send-keys -t s g
+check "switches by wait reason" wait_for ' Waiting/[A-Za-z]* *all threads' 5
+tm send-keys -t s g
+check "switches by thread again" wait_for 'context switches by thread' 5
+# z: the counts start again, the threads keep the names the session's start gave them
+tm send-keys -t s z
+check "switches: zeroed, the threads still named" wait_for ' sym_fixture/sym_fixture$' 10
 tm send-keys -t s 1
 # the save key: the recent events as an .etl that replays with the same top row
 sleep 1

@@ -970,6 +970,50 @@ static void test_switches_times(void **state)
         switches_free(NULL);
 }
 
+/* z and the zoom: the counts start again from the latest event time; the names and pids stay
+   (a live session sends them once), and the waits and runs under way count from then on. */
+static void test_switches_zero(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        feed_schedule(sw);
+        sw_feed(sw, ev_pmc(0, MS(10), PID_B, 201, 0x1234, 11)); /* time passes */
+        switches_zero(sw);
+        assert_int_equal(switches_nr_switches(sw), 0);
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 0);
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 0);
+
+        sw_feed(sw, ev_cswitch(0, MS(12), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(13), 201, PID_B, ST_READY, WR_PREEMPTED, 102, PID_A));
+        const struct switches_row *r = thread_row(sw, 101);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "alpha.exe");
+        assert_string_equal(r->thread_name, "main");
+        assert_int_equal(r->nr_switches, 1);
+        assert_int_equal(r->off_cpu_ns, MS(2)); /* waited since 9 ms, counted from 10 */
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_USERREQUEST), MS(2));
+        r = thread_row(sw, 102);
+        assert_non_null(r);
+        assert_string_equal(r->thread_name, "worker");
+        assert_int_equal(r->off_cpu_ns, MS(3));
+        r = thread_row(sw, 201);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "beta");
+        assert_int_equal(r->on_cpu_ns, MS(3)); /* on CPU 1 since 8 ms, counted from 10 */
+        assert_int_equal(r->nr_switches, 0);
+        assert_int_equal(switches_cpus(sw, &c), 2);
+        assert_int_equal(c[0].idle_ns, MS(2)); /* idle since 9 ms, counted from 10 */
+        assert_int_equal(c[1].busy_ns, MS(3));
+        const struct switches_row *p;
+        uint32_t n = switches_processes(sw, SWITCHES_BY_ID, &p);
+        assert_int_equal(n, 2);
+        assert_string_equal(p[0].process_name, "alpha.exe");
+        assert_string_equal(p[1].process_name, "beta");
+        switches_free(sw);
+}
+
 /* A CPU's idle periods by the C-state it slept in: the PreviousCState of the switch that ends
    each, for the whole period (a refresh in the middle credits idle_ns, not a C-state yet). */
 static void test_switches_cstates(void **state)
@@ -1961,6 +2005,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_branches_filters, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_times, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_cstates, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_zero, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),

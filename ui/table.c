@@ -184,6 +184,12 @@ const char *ui_table_cell_text(const struct ui_table *t, uint32_t row, uint32_t 
 void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char *buf, size_t size)
 {
         const struct ui_cell *c = cell(t, row, col);
+        /* a number of 0 (0.0 too: all bits 0) */
+        if ((t->flags[row] & UI_ROW_SPARSE) && t->cols[col].kind != UI_COL_TEXT && !c->u) {
+                if (size)
+                        buf[0] = 0;
+                return;
+        }
         switch (t->cols[col].kind) {
         case UI_COL_TEXT: text_sanitize(buf, size < TEXT_MAX ? size : TEXT_MAX, text_of(c)); break;
         case UI_COL_U64: snprintf(buf, size, "%" PRIu64, c->u); break;

@@ -181,6 +181,42 @@ void switches_free(struct switches *sw)
         free(sw);
 }
 
+/* switches_zero of one thread: retired entries go; the others keep their name, pid and the
+   wait under way (from now on). */
+static bool thread_zero(void *entry, void *ctx)
+{
+        struct thread *t = entry;
+        const struct switches *sw = ctx;
+        if (t->serial != 0)
+                return true;
+        t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
+        t->nr_waits = 0;
+        t->other_wait_nr = t->other_wait_ns = 0;
+        if (t->is_waiting && t->out_ns < sw->last_ns)
+                t->out_ns = sw->last_ns;
+        return false;
+}
+
+void switches_zero(struct switches *sw)
+{
+        agg_table_remove_if(sw->threads, thread_zero, sw);
+        agg_table_reset(sw->readiers);
+        agg_table_reset(sw->thread_cpus);
+        memset(&sw->other, 0, sizeof(sw->other));
+        sw->other.tid = AGG_ALL;
+        sw->nr_other_readies = 0;
+        memset(sw->waits, 0, sizeof(sw->waits));
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                struct cpu *cs = &sw->cpus[c];
+                cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
+                memset(cs->cstate_ns, 0, sizeof(cs->cstate_ns));
+                cs->cur_tc = NULL;
+                if (cs->has_current && cs->since_ns < sw->last_ns)
+                        cs->since_ns = cs->in_ns = sw->last_ns;
+        }
+        sw->nr_switches = sw->nr_readies = 0;
+}
+
 void switches_reset(struct switches *sw)
 {
         agg_table_reset(sw->threads);

@@ -34,8 +34,9 @@ struct ui_cell {
 
 #define UI_ROW_EXPANDABLE 0x1u
 #define UI_ROW_EXPANDED   0x2u
-#define UI_ROW_GREYED     0x4u /* shown, not available (the reason is in its text) */
-#define UI_ROW_CHECKED    0x8u /* a setting that is on */
+#define UI_ROW_GREYED     0x4u  /* shown, not available (the reason is in its text) */
+#define UI_ROW_CHECKED    0x8u  /* a setting that is on */
+#define UI_ROW_SPARSE     0x10u /* a detail row: its numbers of 0 are shown blank */
 
 /* One block of an arena's text. */
 struct ui_text_chunk {

@@ -105,6 +105,10 @@ struct switches *switches_new(struct sym_store *store, uint32_t max_entries);
 void switches_free(struct switches *sw); /* NULL is fine */
 /* Forgets every count and every thread's state; the settings and the filter stay. */
 void switches_reset(struct switches *sw);
+/* Zeroes every count from now on (the latest event time) and keeps what is known: the names
+   and pids of threads and processes (a live session sends them once, at its start), the
+   threads on each CPU and the waits under way, which count again from now. */
+void switches_zero(struct switches *sw);
 
 /* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, and KEV_PROCESS,
    KEV_THREAD, KEV_THREAD_NAME for names and pids; of the rest, only the time (how far the
