@@ -62,6 +62,14 @@ static int model_fn_gamma(int x)
         return sink_value - 2;
 }
 
+/* named as a wake-up function is: a readier's stack passes over it */
+static int wake_up_model_fixture(int x)
+{
+        for (int i = 0; i < x; i++)
+                sink_value += i * 11 + 1;
+        return sink_value + 3;
+}
+
 #define PID_A   100
 #define PID_B   200
 #define EXE     0x10000000ull         /* where the test binary is "mapped" in PID_A and PID_B */
@@ -72,7 +80,8 @@ struct fix {
         struct sym_store *store;
         char exe_path[4096];
         uint64_t off_alpha, off_beta, off_gamma; /* file offsets in the test binary */
-        uint32_t fn_alpha, fn_beta, fn_gamma;    /* interned names */
+        uint64_t off_wake;
+        uint32_t fn_alpha, fn_beta, fn_gamma; /* interned names */
 };
 
 struct find_offset {
@@ -142,6 +151,7 @@ static int fix_setup(void **state)
         fx->off_alpha = file_offset_of(model_fn_alpha);
         fx->off_beta = file_offset_of(model_fn_beta);
         fx->off_gamma = file_offset_of(model_fn_gamma);
+        fx->off_wake = file_offset_of(wake_up_model_fixture);
         struct sym_options o = {.is_synchronous = true, .log = quiet_log};
         assert_int_equal(sym_store_new(&fx->store, &o), 0);
         fix_image(fx, PID_A, EXE);
@@ -159,6 +169,7 @@ static int fix_setup(void **state)
         assert_int_equal(f.state, SYM_RESOLVED);
         assert_int_equal(f.function, fx->fn_alpha);
         sink_value = model_fn_alpha(1) + model_fn_beta(1) + model_fn_gamma(1);
+        sink_value = wake_up_model_fixture(1) & 0xff;
         *state = fx;
         return 0;
 }
@@ -1150,7 +1161,8 @@ static void test_switches_readiers(void **state)
         /* 201 readies 101 from beta (twice, one with its stack on the other CPU's buffer) and
            from gamma, and once without a stack; 102 readies 101 from ntdll */
         uint64_t at_beta[] = {EXE + fx->off_beta + 1, EXE + fx->off_alpha};
-        uint64_t at_gamma[] = {EXE + fx->off_gamma};
+        /* the wake-up machinery first: where it readied from is the frame past it */
+        uint64_t at_gamma[] = {EXE + fx->off_wake + 2, EXE + fx->off_gamma};
         uint64_t at_nt[] = {NT_BASE + 0x400};
         sw_feed(sw, ev_ready(0, MS(1), 101, PID_A, 201, PID_B));
         sw_feed(sw, ev_stack(0, MS(1), PID_B, 201, at_beta, 2));
@@ -1158,10 +1170,10 @@ static void test_switches_readiers(void **state)
         sw_feed(sw, ev_pmc(1, MS(2), PID_A, 101, EXE + fx->off_alpha, 11));
         sw_feed(sw, ev_stack(1, MS(2), PID_B, 201, at_beta, 2));
         sw_feed(sw, ev_ready(0, MS(3), 101, PID_A, 201, PID_B));
-        sw_feed(sw, ev_stack(0, MS(3), PID_B, 201, at_gamma, 1));
+        sw_feed(sw, ev_stack(0, MS(3), PID_B, 201, at_gamma, 2));
         sw_feed(sw, ev_ready(0, MS(4), 101, PID_A, 201, PID_B)); /* no stack comes */
         /* a stack of another event (a sample's) is nobody's readier */
-        sw_feed(sw, ev_stack(0, MS(5), PID_B, 201, at_gamma, 1));
+        sw_feed(sw, ev_stack(0, MS(5), PID_B, 201, at_gamma, 2));
         sw_feed(sw, ev_ready(1, MS(6), 101, PID_A, 102, PID_A));
         sw_feed(sw, ev_stack(1, MS(6), PID_A, 102, at_nt, 1));
         /* 101 readies 201, with an empty stack */

@@ -51,10 +51,17 @@ struct process {
         char name[SWITCHES_NAME_SIZE];
 };
 
+/* A readier's first frames: where it readied from is the first of them past the wake-up
+   machinery, chosen when the rows are asked for (a recording names its kernel frames only at
+   its end). */
+#define READIER_FRAMES 6
+
 struct readier {
-        uint64_t where_rel;
-        uint32_t tid, readying_tid, readying_pid, where_module;
-        uint32_t has_where, pad; /* pad zero: keys compare byte for byte */
+        uint64_t where_rel[READIER_FRAMES];
+        uint32_t where_module[READIER_FRAMES];
+        uint32_t tid, readying_tid, readying_pid;
+        uint32_t nr_where; /* frames kept; 0: no stack came. Unused frames zero: keys compare
+                              byte for byte */
         uint64_t count;
 };
 #define READIER_KEY_SIZE offsetof(struct readier, count)
@@ -511,18 +518,19 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         }
 }
 
-static void readier_count(struct switches *sw, const struct pending *p, bool has_where,
-                          struct sym_loc where)
+/* Counts a readying; ev is its stack (NULL: none came). */
+static void readier_count(struct switches *sw, const struct pending *p, const struct kevent *ev)
 {
         struct readier k;
         memset(&k, 0, sizeof(k));
         k.tid = p->tid;
         k.readying_tid = p->readying_tid;
         k.readying_pid = p->readying_pid;
-        if (has_where) {
-                k.has_where = 1;
-                k.where_module = where.module;
-                k.where_rel = where.rel;
+        for (uint32_t i = 0; ev && i < ev->stack.nr_frames && i < READIER_FRAMES; i++) {
+                struct sym_loc loc = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[i]);
+                k.where_module[i] = loc.module;
+                k.where_rel[i] = loc.rel;
+                k.nr_where = i + 1;
         }
         struct readier *r = agg_table_get(sw->readiers, &k, NULL);
         if (r)
@@ -535,7 +543,7 @@ static void readier_count(struct switches *sw, const struct pending *p, bool has
 static void pending_flush(struct switches *sw, struct pending *p)
 {
         if (p->has)
-                readier_count(sw, p, false, (struct sym_loc){0, 0});
+                readier_count(sw, p, NULL);
         p->has = false;
 }
 
@@ -571,6 +579,38 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
         sw->cpus[ev->cpu].pend = p;
 }
 
+/* The wake-up machinery's own functions, where a readier's stack starts: try_to_wake_up and the
+   wait-queue walk on Linux, KiReadyThread and the unwait path on Windows. */
+static bool is_wakeup_function(const char *name)
+{
+        static const char *const prefixes[] = {"try_to_wake_up",
+                                               "ttwu_",
+                                               "wake_up_",
+                                               "__wake_up",
+                                               "default_wake_function",
+                                               "autoremove_wake_function",
+                                               "woken_wake_function",
+                                               "wake_q_",
+                                               "swake_up",
+                                               "__swake_up",
+                                               "rcuwait_wake_up",
+                                               "pollwake",
+                                               "ep_autoremove_wake_function",
+                                               "futex_wake_mark",
+                                               "KiReadyThread",
+                                               "KiDeferredReadyThread",
+                                               "KiExitDispatcher",
+                                               "KiProcessThreadWaitList",
+                                               "KiSignalSynchronizationObject",
+                                               "KiUnwaitThread",
+                                               "KiTryUnwaitThread",
+                                               "KiWakeQueueWaiter"};
+        for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+                if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+                        return true;
+        return false;
+}
+
 static void stack(struct switches *sw, const struct kevent *ev)
 {
         /* the ReadyThread it belongs to: same timestamp, on its CPU or (rarely) another */
@@ -583,11 +623,7 @@ static void stack(struct switches *sw, const struct kevent *ev)
                         p = &sw->cpus[c].pend;
         if (!p)
                 return; /* a stack of another event (a sample, a CSwitch) */
-        bool has_where = ev->stack.nr_frames > 0;
-        struct sym_loc where = {0, 0};
-        if (has_where)
-                where = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[0]);
-        readier_count(sw, p, has_where, where);
+        readier_count(sw, p, ev);
         p->has = false;
 }
 
@@ -1068,6 +1104,38 @@ uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **ro
         return n;
 }
 
+/* Rows that chose the same place (their stacks differ deeper down) become one. */
+static int readier_row_by_key(const void *a, const void *b)
+{
+        const struct switches_readier_row *x = a, *y = b;
+        if (x->tid != y->tid)
+                return cmp_u64(x->tid, y->tid);
+        if (x->readying_tid != y->readying_tid)
+                return cmp_u64(x->readying_tid, y->readying_tid);
+        if (x->readying_pid != y->readying_pid)
+                return cmp_u64(x->readying_pid, y->readying_pid);
+        if (x->has_where != y->has_where)
+                return x->has_where ? 1 : -1;
+        if (x->where.module != y->where.module)
+                return cmp_u64(x->where.module, y->where.module);
+        return cmp_u64(x->where.rel, y->where.rel);
+}
+
+static uint32_t merge_readier_rows(struct switches_readier_row *rows, uint32_t n)
+{
+        if (n < 2)
+                return n;
+        qsort(rows, n, sizeof(*rows), readier_row_by_key);
+        uint32_t m = 1;
+        for (uint32_t i = 1; i < n; i++) {
+                if (readier_row_by_key(&rows[m - 1], &rows[i]) == 0)
+                        rows[m - 1].count += rows[i].count;
+                else
+                        rows[m++] = rows[i];
+        }
+        return m;
+}
+
 static int readier_row_cmp(const void *a, const void *b)
 {
         const struct switches_readier_row *x = a, *y = b;
@@ -1106,21 +1174,26 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                         copy_name(r->readying_thread_name, t->name);
                 r->count = e->count;
                 r->state = SYM_NO_MODULE;
-                if (!e->has_where)
+                if (!e->nr_where)
                         continue;
                 r->has_where = true;
-                r->where = (struct sym_loc){e->where_module, e->where_rel};
-                if (!r->where.module) /* placed again: images may have come since */
-                        r->where = sym_locate(sw->store, e->readying_pid, e->where_rel);
-                struct sym_frame f;
-                sym_resolve(sw->store, r->where, &f);
-                r->state = f.state;
-                r->offset = r->where.rel;
-                if (f.state == SYM_RESOLVED) {
-                        r->function = f.function;
-                        r->offset = f.offset;
+                /* the first frame past the wake-up machinery (a frame not named ends the walk:
+                   it is no known wake-up function); the last one kept if all are in it */
+                for (uint32_t k = 0; k < e->nr_where; k++) {
+                        struct sym_loc loc = {e->where_module[k], e->where_rel[k]};
+                        if (!loc.module) /* placed again: images may have come since */
+                                loc = sym_locate(sw->store, e->readying_pid, e->where_rel[k]);
+                        struct sym_frame f;
+                        sym_resolve(sw->store, loc, &f);
+                        r->where = loc;
+                        r->state = f.state;
+                        r->function = f.state == SYM_RESOLVED ? f.function : 0;
+                        r->offset = f.state == SYM_RESOLVED ? f.offset : loc.rel;
+                        if (!r->function || !is_wakeup_function(sym_name(sw->store, r->function)))
+                                break;
                 }
         }
+        n = merge_readier_rows(sw->rrows, n);
         if (tid == AGG_ALL && sw->nr_other_readies) {
                 struct switches_readier_row *r = &sw->rrows[n++];
                 memset(r, 0, sizeof(*r));

@@ -4,7 +4,8 @@
    switch-out on that CPU, its off-CPU time from its switch-out to its next switch-in, split by
    the state and wait reason it left with. ReadyThread events say who readied a thread and,
    when the readier's stack follows (KEV_STACK with the same timestamp), from where: the stack's
-   top, placed at event time (sym_locate) and named when the rows are asked for. Rows per
+   first frame past the wake-up machinery (try_to_wake_up, KiReadyThread ...), placed at event
+   time (sym_locate) and named when the rows are asked for. Rows per
    thread, per process, per wait reason, per CPU and per readier; counts follow the aggregation
    mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is the
    CPUs' idle time. */
