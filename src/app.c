@@ -750,22 +750,29 @@ static uint64_t detail_key(uint32_t tid, uint32_t kind, uint32_t i)
 }
 
 /* Where a readier was when it readied the thread: "module!function+0x1a", "module+0x1a2b". */
+static void place_text(struct app *a, struct sym_loc where, uint32_t function, uint64_t offset,
+                       char *buf, size_t size)
+{
+        if (function)
+                snprintf(buf, size, "%s!%s+0x%" PRIx64, module_name(a, where.module),
+                         sym_name(a->store, function), offset);
+        else if (where.module)
+                snprintf(buf, size, "%s+0x%" PRIx64, module_name(a, where.module), where.rel);
+        else
+                snprintf(buf, size, "0x%" PRIx64, where.rel);
+}
+
 static void readier_where(struct app *a, const struct switches_readier_row *w, char *buf,
                           size_t size)
 {
         if (!w->has_where)
                 snprintf(buf, size, "(no stack)");
-        else if (w->function)
-                snprintf(buf, size, "%s!%s+0x%" PRIx64, module_name(a, w->where.module),
-                         sym_name(a->store, w->function), w->offset);
-        else if (w->where.module)
-                snprintf(buf, size, "%s+0x%" PRIx64, module_name(a, w->where.module), w->where.rel);
         else
-                snprintf(buf, size, "0x%" PRIx64, w->where.rel);
+                place_text(a, w->where, w->function, w->offset, buf, size);
 }
 
-/* The rows under an open thread: its waits by state and reason, who readied it and from
-   where, the CPUs it ran on. */
+/* The rows under an open thread: its waits by state and reason, where it blocked, who readied
+   it and from where, the CPUs it ran on. */
 static void add_thread_details(struct app *a, struct ui_table *t, const struct switches_row *w,
                                uint8_t depth)
 {
@@ -785,8 +792,18 @@ static void add_thread_details(struct app *a, struct ui_table *t, const struct s
                 ui_table_u64(t, r, 2, w->other_wait_ns);
                 ui_table_text(t, r, 8, "off CPU in other states/reasons");
         }
+        const struct switches_blocker_row *bl;
+        uint32_t n = switches_blockers(a->switches, w->tid, &bl);
+        for (uint32_t i = 0; i < n && i < 64; i++) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 4, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, 0, bl[i].nr_waits);
+                ui_table_u64(t, r, 2, bl[i].off_cpu_ns);
+                place_text(a, bl[i].where, bl[i].function, bl[i].offset, where, sizeof(where));
+                snprintf(text, sizeof(text), "blocked in %s", where);
+                ui_table_text(t, r, 8, text);
+        }
         const struct switches_readier_row *rd;
-        uint32_t n = switches_readiers(a->switches, w->tid, &rd);
+        n = switches_readiers(a->switches, w->tid, &rd);
         for (uint32_t i = 0; i < n && i < 64; i++) {
                 const struct switches_readier_row *x = &rd[i];
                 uint32_t r = ui_table_add(t, detail_key(w->tid, 2, i), depth, UI_ROW_SPARSE);

@@ -262,6 +262,20 @@ static void print_switches(struct report *r, struct outbuf *o)
                         outbuf_putc(o, '\n');
                 }
         }
+        const struct switches_blocker_row *bl;
+        uint32_t nb = switches_blockers(r->switches, AGG_ALL, &bl);
+        if (nb) {
+                outbuf_puts(o,
+                            "\nWhere threads blocked (off-CPU time, from the switches' stacks)\n");
+                outbuf_puts(o, "    Waits  Off-CPU ms      TID  Blocked in\n");
+                for (uint32_t i = 0; i < nb && i < top; i++) {
+                        char where[400];
+                        sym_format(r->store, bl[i].where, where, sizeof(where));
+                        snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f %8u  %s\n",
+                                 bl[i].nr_waits, (double)bl[i].off_cpu_ns / 1e6, bl[i].tid, where);
+                        outbuf_puts(o, line);
+                }
+        }
         const struct switches_wait_row *waits;
         uint32_t m = switches_waits(r->switches, &waits);
         if (!m)

@@ -173,6 +173,9 @@ check "switches: a thread opens" wait_for '- sym_fixture/sym_fixture' 5
 check "switches: the CPUs it ran on, under it" awk '
         /- sym_fixture\/sym_fixture/ {t = 1; next} t && /^ .*  ran on CPU [0-9]+ *$/ {ok = 1}
         t && /[+-] [^ ]/ {t = 0} END {exit ok ? 0 : 1}' "$tmp/screen"
+check "switches: where it was switched out from (its switch stacks), under it" awk '
+        /- sym_fixture\/sym_fixture/ {t = 1; next} t && /  blocked in [^ ]/ {ok = 1}
+        t && /[+-] [^ ]/ {t = 0} END {exit ok ? 0 : 1}' "$tmp/screen"
 tm send-keys -t s Enter
 check "switches: and closes" wait_for '+ sym_fixture/sym_fixture' 5
 tm send-keys -t s t

@@ -70,6 +70,14 @@ static int wake_up_model_fixture(int x)
         return sink_value + 3;
 }
 
+/* named as a scheduler function is: a blocking stack passes over it */
+static int schedule_model_fixture(int x)
+{
+        for (int i = 0; i < x; i++)
+                sink_value -= i * 13 + 5;
+        return sink_value - 7;
+}
+
 #define PID_A   100
 #define PID_B   200
 #define EXE     0x10000000ull         /* where the test binary is "mapped" in PID_A and PID_B */
@@ -80,7 +88,7 @@ struct fix {
         struct sym_store *store;
         char exe_path[4096];
         uint64_t off_alpha, off_beta, off_gamma; /* file offsets in the test binary */
-        uint64_t off_wake;
+        uint64_t off_wake, off_sched;
         uint32_t fn_alpha, fn_beta, fn_gamma; /* interned names */
 };
 
@@ -152,6 +160,7 @@ static int fix_setup(void **state)
         fx->off_beta = file_offset_of(model_fn_beta);
         fx->off_gamma = file_offset_of(model_fn_gamma);
         fx->off_wake = file_offset_of(wake_up_model_fixture);
+        fx->off_sched = file_offset_of(schedule_model_fixture);
         struct sym_options o = {.is_synchronous = true, .log = quiet_log};
         assert_int_equal(sym_store_new(&fx->store, &o), 0);
         fix_image(fx, PID_A, EXE);
@@ -170,6 +179,7 @@ static int fix_setup(void **state)
         assert_int_equal(f.function, fx->fn_alpha);
         sink_value = model_fn_alpha(1) + model_fn_beta(1) + model_fn_gamma(1);
         sink_value = wake_up_model_fixture(1) & 0xff;
+        sink_value = schedule_model_fixture(1) & 0xff;
         *state = fx;
         return 0;
 }
@@ -979,6 +989,64 @@ static void test_switches_times(void **state)
         assert_int_equal(switches_cpus(sw, &c), 0);
         switches_free(sw);
         switches_free(NULL);
+}
+
+/* Off-CPU time by where a thread blocked: the stack of its switch-out (Linux) counts the wait
+   as it goes on, the stack of its switch-in (Windows) the wait that ended; the scheduler's own
+   frames are passed over. */
+static void test_switches_blockers(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_B, 201, "loop"));
+        uint64_t at_beta[] = {EXE + fx->off_sched + 2, EXE + fx->off_beta + 1};
+        uint64_t at_gamma[] = {EXE + fx->off_gamma + 3};
+        /* 101 blocks at beta from 2 ms to 5 ms, the stack with its switch-out */
+        sw_feed(sw, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(0, MS(2), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_stack(0, MS(2), PID_A, 101, at_beta, 2));
+        sw_feed(sw, ev_pmc(1, MS(3), PID_B, 201, 0x1234, 11)); /* time passes */
+        switches_refresh(sw);                                  /* credits [2, 3) */
+        const struct switches_blocker_row *b;
+        assert_int_equal(switches_blockers(sw, 101, &b), 1);
+        assert_int_equal(b[0].off_cpu_ns, MS(1));
+        assert_int_equal(b[0].nr_waits, 0);
+        sw_feed(sw, ev_cswitch(0, MS(5), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        /* 201 waits from 2 ms to 6 ms; the stack with its switch-in says where */
+        sw_feed(sw, ev_cswitch(1, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B));
+        sw_feed(sw, ev_cswitch(1, MS(2), 201, PID_B, ST_WAITING, WR_DELAYEXECUTION, 0, 0));
+        sw_feed(sw, ev_cswitch(1, MS(6), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B));
+        sw_feed(sw, ev_stack(1, MS(6), PID_B, 201, at_gamma, 1));
+        /* a sample's stack, and a wait without one: nowhere */
+        sw_feed(sw, ev_stack(0, MS(6) + 5, PID_A, 101, at_gamma, 1));
+        sw_feed(sw, ev_cswitch(0, MS(7), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(8), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+
+        assert_int_equal(switches_blockers(sw, 101, &b), 1);
+        assert_int_equal(b[0].tid, 101);
+        assert_int_equal(b[0].state, SYM_RESOLVED);
+        assert_int_equal(b[0].function, fx->fn_beta); /* past schedule_model_fixture */
+        assert_int_equal(b[0].offset, 1);
+        assert_int_equal(b[0].nr_waits, 1);
+        assert_int_equal(b[0].off_cpu_ns, MS(3));
+        assert_int_equal(switches_blockers(sw, 201, &b), 1);
+        assert_int_equal(b[0].function, fx->fn_gamma);
+        assert_int_equal(b[0].nr_waits, 1);
+        assert_int_equal(b[0].off_cpu_ns, MS(4));
+        assert_int_equal(switches_blockers(sw, AGG_ALL, &b), 2);
+        assert_int_equal(b[0].tid, 201); /* the most off-CPU time first */
+        assert_int_equal(b[1].tid, 101);
+        /* a filter on process B leaves 101's out */
+        struct agg_filter f;
+        agg_filter_init(&f);
+        assert_int_equal(agg_filter_add_pid(&f, PID_B), 0);
+        switches_set_filter(sw, &f);
+        assert_int_equal(switches_blockers(sw, AGG_ALL, &b), 1);
+        assert_int_equal(b[0].tid, 201);
+        switches_zero(sw);
+        assert_int_equal(switches_blockers(sw, AGG_ALL, &b), 0);
+        switches_free(sw);
 }
 
 /* z and the zoom: the counts start again from the latest event time; the names and pids stay
@@ -2018,6 +2086,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_times, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_cstates, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_zero, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_blockers, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),

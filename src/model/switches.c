@@ -14,6 +14,8 @@
 #define NR_REASONS  64 /* KWAIT_REASON values fit, with room */
 #define UNKNOWN_PID UINT32_MAX
 
+#define SITE_FRAMES 6 /* frames kept of a blocking stack */
+
 struct wait_bucket {
         uint8_t state, reason;
         uint64_t nr, ns;
@@ -37,6 +39,19 @@ struct thread {
         uint32_t nr_waits;
         struct wait_bucket waits[SWITCHES_MAX_WAITS];
         uint64_t other_wait_ns, other_wait_nr;
+        /* where it blocked: the frames of the stack that came with its switch-out (Linux: the
+           sched_switch callchain is the old thread's), counted as the wait goes on */
+        uint64_t out_ts; /* the raw timestamp of its switch-out, in_ts of its switch-in */
+        uint64_t in_ts;
+        uint32_t nr_block;
+        uint32_t block_module[SITE_FRAMES];
+        uint64_t block_rel[SITE_FRAMES];
+        uint64_t cur_wait_ns; /* credited to the wait under way */
+        /* the wait that ended at in_ts, for a stack that comes with the switch-in instead
+           (Windows: the CSwitch stack is the new thread's, where it had waited) */
+        bool has_ended_wait;
+        bool is_ended_wait_counted; /* its end is in the time range: one wait */
+        uint64_t ended_wait_ns;
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
 /* a lookup's key: the whole struct thread is too big to clear for one */
@@ -55,6 +70,15 @@ struct process {
    machinery, chosen when the rows are asked for (a recording names its kernel frames only at
    its end). */
 #define READIER_FRAMES 6
+
+/* Off-CPU time by where the thread blocked: (tid, the blocking stack's first frames). */
+struct blocker {
+        uint64_t rel[SITE_FRAMES];
+        uint32_t module[SITE_FRAMES];
+        uint32_t tid, nr_frames; /* unused frames zero: keys compare byte for byte */
+        uint64_t nr_waits, off_cpu_ns;
+};
+#define BLOCKER_KEY_SIZE offsetof(struct blocker, nr_waits)
 
 struct readier {
         uint64_t where_rel[READIER_FRAMES];
@@ -109,6 +133,7 @@ struct switches {
         struct agg_table *threads;     /* owned: struct thread */
         struct agg_table *processes;   /* owned: struct process */
         struct agg_table *readiers;    /* owned: struct readier */
+        struct agg_table *blockers;    /* owned: struct blocker */
         struct agg_table *thread_cpus; /* owned: struct thread_cpu */
         struct agg_settings settings;
         struct agg_filter filter;
@@ -130,6 +155,8 @@ struct switches {
         uint32_t cap_wrows;
         struct switches_readier_row *rrows;
         uint32_t cap_rrows;
+        struct switches_blocker_row *brows;
+        uint32_t cap_brows;
         struct switches_cpu_row *crows;
         uint32_t cap_crows;
 };
@@ -161,6 +188,7 @@ struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
         sw->threads = agg_table_new(THREAD_KEY_SIZE, sizeof(struct thread), max);
         sw->processes = agg_table_new(sizeof(uint32_t), sizeof(struct process), max);
         sw->readiers = agg_table_new(READIER_KEY_SIZE, sizeof(struct readier), max);
+        sw->blockers = agg_table_new(BLOCKER_KEY_SIZE, sizeof(struct blocker), max);
         sw->thread_cpus = agg_table_new(THREAD_CPU_KEY_SIZE, sizeof(struct thread_cpu), max);
         sw->cpus = xcalloc(MAX_CPUS, sizeof(*sw->cpus));
         sw->tid_memo = xcalloc(TID_MEMO_SLOTS, sizeof(*sw->tid_memo));
@@ -177,6 +205,7 @@ void switches_free(struct switches *sw)
         agg_table_free(sw->threads);
         agg_table_free(sw->processes);
         agg_table_free(sw->readiers);
+        agg_table_free(sw->blockers);
         agg_table_free(sw->thread_cpus);
         free(sw->cpus);
         free(sw->tid_memo);
@@ -185,6 +214,7 @@ void switches_free(struct switches *sw)
         free(sw->wrows);
         free(sw->rrows);
         free(sw->crows);
+        free(sw->brows);
         free(sw);
 }
 
@@ -208,6 +238,7 @@ void switches_zero(struct switches *sw)
 {
         agg_table_remove_if(sw->threads, thread_zero, sw);
         agg_table_reset(sw->readiers);
+        agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
         memset(&sw->other, 0, sizeof(sw->other));
         sw->other.tid = AGG_ALL;
@@ -229,6 +260,7 @@ void switches_reset(struct switches *sw)
         agg_table_reset(sw->threads);
         agg_table_reset(sw->processes);
         agg_table_reset(sw->readiers);
+        agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
         memset(&sw->other, 0, sizeof(sw->other));
         sw->other.tid = AGG_ALL;
@@ -382,6 +414,22 @@ static void wait_add(struct thread *t, uint8_t state, uint8_t reason, uint64_t n
         t->other_wait_ns += ns;
 }
 
+static void blocker_add(struct switches *sw, uint32_t tid, uint32_t nr_frames,
+                        const uint32_t *module, const uint64_t *rel, uint64_t nr, uint64_t ns)
+{
+        struct blocker k;
+        memset(&k, 0, sizeof(k));
+        k.tid = tid;
+        k.nr_frames = nr_frames < SITE_FRAMES ? nr_frames : SITE_FRAMES;
+        memcpy(k.module, module, k.nr_frames * sizeof(*module));
+        memcpy(k.rel, rel, k.nr_frames * sizeof(*rel));
+        struct blocker *b = agg_table_get(sw->blockers, &k, NULL);
+        if (b) {
+                b->nr_waits += nr;
+                b->off_cpu_ns += ns;
+        }
+}
+
 /* Off-CPU time of t over [from_ns, to_ns), in the wait it left with; is_end: the wait ends
    here (a switch-in), so it counts as one wait when its end is in the time range. */
 static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_ns, int64_t to_ns,
@@ -391,8 +439,15 @@ static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_n
                 return;
         uint64_t ns = agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
         uint64_t nr = is_end && agg_filter_has_time(&sw->filter, to_ns) ? 1 : 0;
+        t->cur_wait_ns += ns;
+        if (is_end) {
+                t->ended_wait_ns = t->cur_wait_ns;
+                t->is_ended_wait_counted = nr != 0;
+        }
         if (!ns && !nr)
                 return;
+        if (t->nr_block)
+                blocker_add(sw, t->tid, t->nr_block, t->block_module, t->block_rel, nr, ns);
         t->off_cpu_ns += ns;
         wait_add(t, t->out_state, t->out_reason, nr, ns);
         struct wait_total *w = &sw->waits[t->out_state % NR_STATES][t->out_reason % NR_REASONS];
@@ -454,6 +509,10 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                         thread_seen(o, t);
                 if (o && !o->is_ended) {
                         o->is_waiting = true;
+                        o->out_ts = ev->timestamp;
+                        o->nr_block = 0;
+                        o->cur_wait_ns = 0;
+                        o->has_ended_wait = false;
                         o->out_ns = t;
                         o->out_state = ev->cswitch.old_state;
                         o->out_reason = ev->cswitch.old_wait_reason;
@@ -486,9 +545,15 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                 struct thread *n = thread_get(sw, new_tid, ev->cswitch.new_pid);
                 if (n) {
                         thread_seen(n, t);
+                        n->has_ended_wait = n->is_waiting;
+                        n->ended_wait_ns = 0;
+                        n->is_ended_wait_counted = false;
                         if (n->is_waiting)
                                 credit_off_cpu(sw, n, n->out_ns, t, true);
                         n->is_waiting = false;
+                        n->in_ts = ev->timestamp;
+                        n->nr_block = 0;
+                        n->cur_wait_ns = 0;
                         is_counted = is_counted && thread_passes(sw, n);
                         if (is_counted) {
                                 n->nr_switches++;
@@ -579,6 +644,14 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
         sw->cpus[ev->cpu].pend = p;
 }
 
+static bool has_prefix(const char *name, const char *const *prefixes, size_t nr)
+{
+        for (size_t i = 0; i < nr; i++)
+                if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+                        return true;
+        return false;
+}
+
 /* The wake-up machinery's own functions, where a readier's stack starts: try_to_wake_up and the
    wait-queue walk on Linux, KiReadyThread and the unwait path on Windows. */
 static bool is_wakeup_function(const char *name)
@@ -605,10 +678,55 @@ static bool is_wakeup_function(const char *name)
                                                "KiUnwaitThread",
                                                "KiTryUnwaitThread",
                                                "KiWakeQueueWaiter"};
-        for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-                if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-                        return true;
-        return false;
+        return has_prefix(name, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
+}
+
+/* The scheduler's own functions, where a blocking stack starts (Linux's __schedule and the
+   schedule_* waits, Windows's KiSwapContext and the wait commit). */
+static bool is_scheduler_function(const char *name)
+{
+        static const char *const prefixes[] = {
+                "__schedule",         "schedule",      "preempt_schedule", "io_schedule",
+                "__cond_resched",     "_cond_resched", "KiSwapContext",    "KiSwapThread",
+                "KiCommitThreadWait", "SwapContext"};
+        return has_prefix(name, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
+}
+
+/* A stack that came with a thread's switch: where it blocked. With its switch-out (the
+   stack's thread is the one leaving, as Linux records it), the wait under way counts there as
+   it goes on; with its switch-in (the thread arriving, as Windows records it), the wait that
+   just ended counts there at once. */
+static void block_site(struct switches *sw, const struct kevent *ev)
+{
+        if (!ev->stack.nr_frames || !ev->stack.tid)
+                return;
+        struct thread *t = thread_find(sw, ev->stack.tid);
+        if (!t)
+                return;
+        bool is_out = t->is_waiting && t->out_ts == ev->stack.event_timestamp && !t->nr_block;
+        bool is_in = !t->is_waiting && t->has_ended_wait && t->in_ts == ev->stack.event_timestamp;
+        if (!is_out && !is_in)
+                return;
+        uint32_t module[SITE_FRAMES];
+        uint64_t rel[SITE_FRAMES];
+        uint32_t n = 0;
+        for (; n < ev->stack.nr_frames && n < SITE_FRAMES; n++) {
+                struct sym_loc loc = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[n]);
+                module[n] = loc.module;
+                rel[n] = loc.rel;
+        }
+        if (is_out) {
+                t->nr_block = n;
+                memcpy(t->block_module, module, sizeof(module));
+                memcpy(t->block_rel, rel, sizeof(rel));
+                if (t->cur_wait_ns) /* a refresh came between the switch and its stack */
+                        blocker_add(sw, t->tid, n, module, rel, 0, t->cur_wait_ns);
+        } else {
+                t->has_ended_wait = false;
+                if (thread_passes(sw, t) && (t->ended_wait_ns || t->is_ended_wait_counted))
+                        blocker_add(sw, t->tid, n, module, rel, t->is_ended_wait_counted ? 1 : 0,
+                                    t->ended_wait_ns);
+        }
 }
 
 static void stack(struct switches *sw, const struct kevent *ev)
@@ -621,8 +739,10 @@ static void stack(struct switches *sw, const struct kevent *ev)
         for (uint32_t c = 0; c < sw->nr_cpus && !p; c++)
                 if (sw->cpus[c].pend.has && sw->cpus[c].pend.timestamp == ev->stack.event_timestamp)
                         p = &sw->cpus[c].pend;
-        if (!p)
-                return; /* a stack of another event (a sample, a CSwitch) */
+        if (!p) {
+                block_site(sw, ev); /* a CSwitch's, or a sample's (nothing) */
+                return;
+        }
         readier_count(sw, p, ev);
         p->has = false;
 }
@@ -707,6 +827,14 @@ static bool is_thread_outside(void *entry, void *ctx)
         return t->serial != 0;
 }
 
+static bool is_blocker_outside(void *entry, void *ctx)
+{
+        const struct blocker *b = entry;
+        struct switches *sw = ctx;
+        struct thread *t = thread_find(sw, b->tid);
+        return t ? !thread_passes(sw, t) : (sw->filter.nr_pids || sw->filter.nr_tids);
+}
+
 static bool is_readier_outside(void *entry, void *ctx)
 {
         const struct readier *r = entry;
@@ -727,6 +855,7 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f)
 {
         sw->filter = *f;
         agg_table_remove_if(sw->readiers, is_readier_outside, sw);
+        agg_table_remove_if(sw->blockers, is_blocker_outside, sw);
         agg_table_remove_if(sw->thread_cpus, is_thread_cpu_outside, sw);
         agg_table_remove_if(sw->threads, is_thread_outside, sw);
         if (f->nr_pids || f->nr_tids) {
@@ -803,6 +932,16 @@ static bool is_readier_dropped(void *entry, void *ctx)
         return agg_settings_is_droppable(&sw->settings, r->count);
 }
 
+static bool is_blocker_dropped(void *entry, void *ctx)
+{
+        struct blocker *b = entry;
+        const struct switches *sw = ctx;
+        b->nr_waits = apply(sw, b->nr_waits);
+        b->off_cpu_ns = apply(sw, b->off_cpu_ns);
+        return agg_settings_is_droppable(&sw->settings, b->nr_waits) &&
+               agg_settings_is_droppable(&sw->settings, b->off_cpu_ns);
+}
+
 static bool is_thread_cpu_dropped(void *entry, void *ctx)
 {
         struct thread_cpu *tc = entry;
@@ -851,6 +990,7 @@ void switches_refresh(struct switches *sw)
         if (sw->settings.mode == AGG_CUMULATIVE)
                 return;
         agg_table_remove_if(sw->readiers, is_readier_dropped, sw);
+        agg_table_remove_if(sw->blockers, is_blocker_dropped, sw);
         agg_table_remove_if(sw->thread_cpus, is_thread_cpu_dropped, sw);
         thread_decay(sw, &sw->other);
         sw->nr_other_readies = apply(sw, sw->nr_other_readies);
@@ -1104,6 +1244,37 @@ uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **ro
         return n;
 }
 
+/* A place named: where a stack's frames lead once the machinery (is_machinery) is passed. */
+struct site {
+        struct sym_loc where;
+        uint32_t function;
+        uint64_t offset;
+        enum sym_state state;
+};
+
+/* The first of nr frames (placed at event time, in pid) past the machinery; a frame not named
+   ends the walk (it is no known machinery); the last one if all are in it. */
+static struct site choose_site(struct switches *sw, uint32_t pid, uint32_t nr,
+                               const uint32_t *module, const uint64_t *rel,
+                               bool (*is_machinery)(const char *name))
+{
+        struct site r = {{0, 0}, 0, 0, SYM_NO_MODULE};
+        for (uint32_t k = 0; k < nr; k++) {
+                struct sym_loc loc = {module[k], rel[k]};
+                if (!loc.module) /* placed again: images may have come since */
+                        loc = sym_locate(sw->store, pid, rel[k]);
+                struct sym_frame f;
+                sym_resolve(sw->store, loc, &f);
+                r.where = loc;
+                r.state = f.state;
+                r.function = f.state == SYM_RESOLVED ? f.function : 0;
+                r.offset = f.state == SYM_RESOLVED ? f.offset : loc.rel;
+                if (!r.function || !is_machinery(sym_name(sw->store, r.function)))
+                        break;
+        }
+        return r;
+}
+
 /* Rows that chose the same place (their stacks differ deeper down) become one. */
 static int readier_row_by_key(const void *a, const void *b)
 {
@@ -1177,21 +1348,12 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 if (!e->nr_where)
                         continue;
                 r->has_where = true;
-                /* the first frame past the wake-up machinery (a frame not named ends the walk:
-                   it is no known wake-up function); the last one kept if all are in it */
-                for (uint32_t k = 0; k < e->nr_where; k++) {
-                        struct sym_loc loc = {e->where_module[k], e->where_rel[k]};
-                        if (!loc.module) /* placed again: images may have come since */
-                                loc = sym_locate(sw->store, e->readying_pid, e->where_rel[k]);
-                        struct sym_frame f;
-                        sym_resolve(sw->store, loc, &f);
-                        r->where = loc;
-                        r->state = f.state;
-                        r->function = f.state == SYM_RESOLVED ? f.function : 0;
-                        r->offset = f.state == SYM_RESOLVED ? f.offset : loc.rel;
-                        if (!r->function || !is_wakeup_function(sym_name(sw->store, r->function)))
-                                break;
-                }
+                struct site site = choose_site(sw, e->readying_pid, e->nr_where, e->where_module,
+                                               e->where_rel, is_wakeup_function);
+                r->where = site.where;
+                r->state = site.state;
+                r->function = site.function;
+                r->offset = site.offset;
         }
         n = merge_readier_rows(sw->rrows, n);
         if (tid == AGG_ALL && sw->nr_other_readies) {
@@ -1204,6 +1366,62 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
         }
         qsort(sw->rrows, n, sizeof(*sw->rrows), readier_row_cmp);
         *rows = sw->rrows;
+        return n;
+}
+
+static int blocker_row_by_key(const void *a, const void *b)
+{
+        const struct switches_blocker_row *x = a, *y = b;
+        if (x->tid != y->tid)
+                return cmp_u64(x->tid, y->tid);
+        if (x->where.module != y->where.module)
+                return cmp_u64(x->where.module, y->where.module);
+        return cmp_u64(x->where.rel, y->where.rel);
+}
+
+static int blocker_row_cmp(const void *a, const void *b)
+{
+        const struct switches_blocker_row *x = a, *y = b;
+        if (x->off_cpu_ns != y->off_cpu_ns)
+                return x->off_cpu_ns > y->off_cpu_ns ? -1 : 1;
+        if (x->nr_waits != y->nr_waits)
+                return x->nr_waits > y->nr_waits ? -1 : 1;
+        return blocker_row_by_key(a, b);
+}
+
+uint32_t switches_blockers(struct switches *sw, uint32_t tid,
+                           const struct switches_blocker_row **rows)
+{
+        sw->brows = reserve(sw->brows, &sw->cap_brows, agg_table_nr(sw->blockers) + 1,
+                            sizeof(*sw->brows));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->blockers); i++) {
+                const struct blocker *e = agg_table_slot(sw->blockers, i);
+                if (!e || (!e->nr_waits && !e->off_cpu_ns) || (tid != AGG_ALL && e->tid != tid))
+                        continue;
+                const struct thread *t = thread_find(sw, e->tid);
+                struct site site = choose_site(sw, t ? thread_pid(t) : AGG_ALL, e->nr_frames,
+                                               e->module, e->rel, is_scheduler_function);
+                sw->brows[n++] = (struct switches_blocker_row){
+                        e->tid,     site.where,  site.function, site.offset,
+                        site.state, e->nr_waits, e->off_cpu_ns};
+        }
+        /* stacks that differ deeper down, one place */
+        if (n > 1) {
+                qsort(sw->brows, n, sizeof(*sw->brows), blocker_row_by_key);
+                uint32_t m = 1;
+                for (uint32_t i = 1; i < n; i++) {
+                        if (blocker_row_by_key(&sw->brows[m - 1], &sw->brows[i]) == 0) {
+                                sw->brows[m - 1].nr_waits += sw->brows[i].nr_waits;
+                                sw->brows[m - 1].off_cpu_ns += sw->brows[i].off_cpu_ns;
+                        } else {
+                                sw->brows[m++] = sw->brows[i];
+                        }
+                }
+                n = m;
+        }
+        qsort(sw->brows, n, sizeof(*sw->brows), blocker_row_cmp);
+        *rows = sw->brows;
         return n;
 }
 

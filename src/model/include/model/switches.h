@@ -5,8 +5,9 @@
    the state and wait reason it left with. ReadyThread events say who readied a thread and,
    when the readier's stack follows (KEV_STACK with the same timestamp), from where: the stack's
    first frame past the wake-up machinery (try_to_wake_up, KiReadyThread ...), placed at event
-   time (sym_locate) and named when the rows are asked for. Rows per
-   thread, per process, per wait reason, per CPU and per readier; counts follow the aggregation
+   time (sym_locate) and named when the rows are asked for. The stack that comes with a switch
+   says where a thread blocked (switches_blockers). Rows per thread, per process, per wait
+   reason, per CPU, per readier and per blocking place; counts follow the aggregation
    mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is the
    CPUs' idle time. */
 #ifndef ETWTOP_MODEL_SWITCHES_H
@@ -87,6 +88,18 @@ struct switches_readier_row {
         bool is_other; /* readyings counted past max_entries */
 };
 
+/* Off-CPU time of one thread by where it blocked: the first frame of the stack that came with
+   its switch past the scheduler (__schedule, schedule_*, KiSwapContext ...). */
+struct switches_blocker_row {
+        uint32_t tid;
+        struct sym_loc where; /* module 0: the raw address */
+        uint32_t function;    /* interned name, 0 unless resolved */
+        uint64_t offset;      /* from the function's start when resolved, else where.rel */
+        enum sym_state state;
+        uint64_t nr_waits; /* waits there that ended */
+        uint64_t off_cpu_ns;
+};
+
 #define SWITCHES_NR_CSTATES 8 /* C0..C6, and C7 for every deeper state */
 
 struct switches_cpu_row {
@@ -148,6 +161,11 @@ uint32_t switches_waits(struct switches *sw, const struct switches_wait_row **ro
 /* Who readied thread tid (AGG_ALL: any thread) and from where, most frequent first. */
 uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                            const struct switches_readier_row **rows);
+/* Where thread tid (AGG_ALL: any thread) blocked, by off-CPU time, largest first: from the
+   stacks of its switches (the CSwitch stack hook), the one of its switch-out (as Linux records
+   it) or of its switch-in (as Windows does). */
+uint32_t switches_blockers(struct switches *sw, uint32_t tid,
+                           const struct switches_blocker_row **rows);
 /* Switches per CPU, in CPU order. */
 uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows);
 /* The CPUs thread tid ran on: switches in and on-CPU time (busy_ns) per CPU, most switches
