@@ -1044,6 +1044,10 @@ static int event_open(struct live_source *ls, const struct live_spec *sp, uint32
                 rc = -errno;
                 goto fail;
         }
+        /* the C-states entered, not the exits (state 4294967295): half the records. Where the
+           kernel takes no filter, the converter passes the exits over */
+        if (sp->role == ROLE_IDLE)
+                (void)ioctl(ev->fd, PERF_EVENT_IOC_SET_FILTER, "state != 4294967295");
         if (sp->role != ROLE_RING) {
                 struct live_ring *r = ring_of(ls, cpu);
                 if (!r || ioctl(ev->fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {

@@ -147,17 +147,20 @@ static uint64_t key_hash(const struct agg_table *t, const void *key)
         const uint8_t *p = key;
         uint64_t h = t->key_size;
         size_t i = 0;
+        /* a multiply and a rotation per word, the full mix once at the end: long keys (a
+           stack's frames) hash in a few cycles a word */
         for (; i + 8 <= t->key_size; i += 8) {
                 uint64_t w;
                 memcpy(&w, p + i, 8);
-                h = mix(h ^ w);
+                h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+                h = (h << 29) | (h >> 35);
         }
         if (i < t->key_size) {
                 uint64_t w = 0;
                 memcpy(&w, p + i, t->key_size - i);
-                h = mix(h ^ w);
+                h = (h ^ w) * 0x9e3779b97f4a7c15ull;
         }
-        return h;
+        return mix(h);
 }
 
 static uint32_t tag_of(uint64_t hash)

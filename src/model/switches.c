@@ -44,9 +44,8 @@ struct thread {
         uint64_t out_ts; /* the raw timestamp of its switch-out, in_ts of its switch-in */
         uint64_t in_ts;
         uint32_t nr_block;
-        uint32_t block_module[SITE_FRAMES];
-        uint64_t block_rel[SITE_FRAMES];
-        uint64_t cur_wait_ns; /* credited to the wait under way */
+        uint64_t block[SITE_FRAMES]; /* frame tokens */
+        uint64_t cur_wait_ns;        /* credited to the wait under way */
         /* the wait that ended at in_ts, for a stack that comes with the switch-in instead
            (Windows: the CSwitch stack is the new thread's, where it had waited) */
         bool has_ended_wait;
@@ -73,16 +72,15 @@ struct process {
 
 /* Off-CPU time by where the thread blocked: (tid, the blocking stack's first frames). */
 struct blocker {
-        uint64_t rel[SITE_FRAMES];
-        uint32_t module[SITE_FRAMES];
-        uint32_t tid, nr_frames; /* unused frames zero: keys compare byte for byte */
+        uint64_t frames[SITE_FRAMES]; /* frame tokens; unused ones zero: keys compare byte for
+                                         byte */
+        uint32_t tid, nr_frames;
         uint64_t nr_waits, off_cpu_ns;
 };
 #define BLOCKER_KEY_SIZE offsetof(struct blocker, nr_waits)
 
 struct readier {
-        uint64_t where_rel[READIER_FRAMES];
-        uint32_t where_module[READIER_FRAMES];
+        uint64_t where[READIER_FRAMES]; /* frame tokens */
         uint32_t tid, readying_tid, readying_pid;
         uint32_t nr_where; /* frames kept; 0: no stack came. Unused frames zero: keys compare
                               byte for byte */
@@ -414,15 +412,40 @@ static void wait_add(struct thread *t, uint8_t state, uint8_t reason, uint64_t n
         t->other_wait_ns += ns;
 }
 
+/* A stack frame as a key keeps it, in one word: a user address placed at event time in the
+   module mapped there then (bits 63-62 01, the module in 61-40, the offset in 39-0), any other
+   address as it is (placed when the rows are asked for: kernel images do not come and go; a
+   user address no module held yet may have one by then). */
+#define TOKEN_PLACED   (1ull << 62)
+#define TOKEN_REL_BITS 40
+#define TOKEN_MAX_MOD  ((1u << 22) - 1)
+
+static uint64_t frame_token(struct switches *sw, uint32_t pid, uint64_t addr)
+{
+        if (addr >= 0xffff800000000000ull)
+                return addr;
+        struct sym_loc loc = sym_locate(sw->store, pid, addr);
+        if (!loc.module || loc.module > TOKEN_MAX_MOD || loc.rel >> TOKEN_REL_BITS)
+                return addr;
+        return TOKEN_PLACED | (uint64_t)loc.module << TOKEN_REL_BITS | loc.rel;
+}
+
+static struct sym_loc token_loc(struct switches *sw, uint32_t pid, uint64_t token)
+{
+        if (token >> 62 == 1)
+                return (struct sym_loc){(uint32_t)(token >> TOKEN_REL_BITS) & TOKEN_MAX_MOD,
+                                        token & ((1ull << TOKEN_REL_BITS) - 1)};
+        return sym_locate(sw->store, pid, token);
+}
+
 static void blocker_add(struct switches *sw, uint32_t tid, uint32_t nr_frames,
-                        const uint32_t *module, const uint64_t *rel, uint64_t nr, uint64_t ns)
+                        const uint64_t *frames, uint64_t nr, uint64_t ns)
 {
         struct blocker k;
         memset(&k, 0, sizeof(k));
         k.tid = tid;
         k.nr_frames = nr_frames < SITE_FRAMES ? nr_frames : SITE_FRAMES;
-        memcpy(k.module, module, k.nr_frames * sizeof(*module));
-        memcpy(k.rel, rel, k.nr_frames * sizeof(*rel));
+        memcpy(k.frames, frames, k.nr_frames * sizeof(*frames));
         struct blocker *b = agg_table_get(sw->blockers, &k, NULL);
         if (b) {
                 b->nr_waits += nr;
@@ -447,7 +470,7 @@ static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_n
         if (!ns && !nr)
                 return;
         if (t->nr_block)
-                blocker_add(sw, t->tid, t->nr_block, t->block_module, t->block_rel, nr, ns);
+                blocker_add(sw, t->tid, t->nr_block, t->block, nr, ns);
         t->off_cpu_ns += ns;
         wait_add(t, t->out_state, t->out_reason, nr, ns);
         struct wait_total *w = &sw->waits[t->out_state % NR_STATES][t->out_reason % NR_REASONS];
@@ -592,9 +615,7 @@ static void readier_count(struct switches *sw, const struct pending *p, const st
         k.readying_tid = p->readying_tid;
         k.readying_pid = p->readying_pid;
         for (uint32_t i = 0; ev && i < ev->stack.nr_frames && i < READIER_FRAMES; i++) {
-                struct sym_loc loc = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[i]);
-                k.where_module[i] = loc.module;
-                k.where_rel[i] = loc.rel;
+                k.where[i] = frame_token(sw, ev->stack.pid, ev->stack.frames[i]);
                 k.nr_where = i + 1;
         }
         struct readier *r = agg_table_get(sw->readiers, &k, NULL);
@@ -707,24 +728,19 @@ static void block_site(struct switches *sw, const struct kevent *ev)
         bool is_in = !t->is_waiting && t->has_ended_wait && t->in_ts == ev->stack.event_timestamp;
         if (!is_out && !is_in)
                 return;
-        uint32_t module[SITE_FRAMES];
-        uint64_t rel[SITE_FRAMES];
+        uint64_t frames[SITE_FRAMES] = {0};
         uint32_t n = 0;
-        for (; n < ev->stack.nr_frames && n < SITE_FRAMES; n++) {
-                struct sym_loc loc = sym_locate(sw->store, ev->stack.pid, ev->stack.frames[n]);
-                module[n] = loc.module;
-                rel[n] = loc.rel;
-        }
+        for (; n < ev->stack.nr_frames && n < SITE_FRAMES; n++)
+                frames[n] = frame_token(sw, ev->stack.pid, ev->stack.frames[n]);
         if (is_out) {
                 t->nr_block = n;
-                memcpy(t->block_module, module, sizeof(module));
-                memcpy(t->block_rel, rel, sizeof(rel));
+                memcpy(t->block, frames, sizeof(frames));
                 if (t->cur_wait_ns) /* a refresh came between the switch and its stack */
-                        blocker_add(sw, t->tid, n, module, rel, 0, t->cur_wait_ns);
+                        blocker_add(sw, t->tid, n, frames, 0, t->cur_wait_ns);
         } else {
                 t->has_ended_wait = false;
                 if (thread_passes(sw, t) && (t->ended_wait_ns || t->is_ended_wait_counted))
-                        blocker_add(sw, t->tid, n, module, rel, t->is_ended_wait_counted ? 1 : 0,
+                        blocker_add(sw, t->tid, n, frames, t->is_ended_wait_counted ? 1 : 0,
                                     t->ended_wait_ns);
         }
 }
@@ -1252,17 +1268,14 @@ struct site {
         enum sym_state state;
 };
 
-/* The first of nr frames (placed at event time, in pid) past the machinery; a frame not named
+/* The first of nr frame tokens (placed in pid) past the machinery; a frame not named
    ends the walk (it is no known machinery); the last one if all are in it. */
 static struct site choose_site(struct switches *sw, uint32_t pid, uint32_t nr,
-                               const uint32_t *module, const uint64_t *rel,
-                               bool (*is_machinery)(const char *name))
+                               const uint64_t *frames, bool (*is_machinery)(const char *name))
 {
         struct site r = {{0, 0}, 0, 0, SYM_NO_MODULE};
         for (uint32_t k = 0; k < nr; k++) {
-                struct sym_loc loc = {module[k], rel[k]};
-                if (!loc.module) /* placed again: images may have come since */
-                        loc = sym_locate(sw->store, pid, rel[k]);
+                struct sym_loc loc = token_loc(sw, pid, frames[k]);
                 struct sym_frame f;
                 sym_resolve(sw->store, loc, &f);
                 r.where = loc;
@@ -1348,8 +1361,8 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 if (!e->nr_where)
                         continue;
                 r->has_where = true;
-                struct site site = choose_site(sw, e->readying_pid, e->nr_where, e->where_module,
-                                               e->where_rel, is_wakeup_function);
+                struct site site =
+                        choose_site(sw, e->readying_pid, e->nr_where, e->where, is_wakeup_function);
                 r->where = site.where;
                 r->state = site.state;
                 r->function = site.function;
@@ -1401,7 +1414,7 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                         continue;
                 const struct thread *t = thread_find(sw, e->tid);
                 struct site site = choose_site(sw, t ? thread_pid(t) : AGG_ALL, e->nr_frames,
-                                               e->module, e->rel, is_scheduler_function);
+                                               e->frames, is_scheduler_function);
                 sw->brows[n++] = (struct switches_blocker_row){
                         e->tid,     site.where,  site.function, site.offset,
                         site.state, e->nr_waits, e->off_cpu_ns};
