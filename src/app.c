@@ -834,16 +834,23 @@ static void add_thread_details(struct app *a, struct ui_table *t, const struct s
         }
 }
 
+/* A copy of n rows the model answered (its arrays last until its next call); free it. */
+static struct switches_row *copy_rows(const struct switches_row *rows, uint32_t n)
+{
+        struct switches_row *copy = malloc((n ? n : 1) * sizeof(*copy));
+        if (!copy)
+                abort();
+        if (n) /* an empty answer may be no array */
+                memcpy(copy, rows, n * sizeof(*copy));
+        return copy;
+}
+
 /* Thread rows (copied: the details ask the model for other arrays), each open one with its
    details under it. */
 static void add_threads(struct app *a, struct ui_table *t, const struct switches_row *rows,
                         uint32_t n, uint8_t depth)
 {
-        struct switches_row *copy = malloc((n ? n : 1) * sizeof(*copy));
-        if (!copy)
-                abort();
-        if (n)
-                memcpy(copy, rows, n * sizeof(*copy));
+        struct switches_row *copy = copy_rows(rows, n);
         char name[128];
         for (uint32_t i = 0; i < n; i++) {
                 const struct switches_row *w = &copy[i];
@@ -871,11 +878,7 @@ static void add_processes(struct app *a, struct ui_table *t)
 {
         const struct switches_row *rows;
         uint32_t n = switches_processes(a->switches, SWITCHES_BY_SWITCHES, &rows);
-        struct switches_row *copy = malloc((n ? n : 1) * sizeof(*copy));
-        if (!copy)
-                abort();
-        if (n)
-                memcpy(copy, rows, n * sizeof(*copy));
+        struct switches_row *copy = copy_rows(rows, n);
         char name[128];
         for (uint32_t i = 0; i < n; i++) {
                 const struct switches_row *w = &copy[i];

@@ -216,6 +216,20 @@ void switches_free(struct switches *sw)
         free(sw);
 }
 
+/* The totals over every thread: the other threads' row, the waits, the CPUs' counts. */
+static void zero_totals(struct switches *sw)
+{
+        memset(&sw->other, 0, sizeof(sw->other));
+        sw->other.tid = AGG_ALL;
+        sw->nr_other_readies = 0;
+        memset(sw->waits, 0, sizeof(sw->waits));
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                struct cpu *cs = &sw->cpus[c];
+                cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
+                memset(cs->cstate_ns, 0, sizeof(cs->cstate_ns));
+        }
+}
+
 /* switches_zero of one thread: retired entries go; the others keep their name, pid and the
    wait under way (from now on). */
 static bool thread_zero(void *entry, void *ctx)
@@ -238,14 +252,9 @@ void switches_zero(struct switches *sw)
         agg_table_reset(sw->readiers);
         agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
-        memset(&sw->other, 0, sizeof(sw->other));
-        sw->other.tid = AGG_ALL;
-        sw->nr_other_readies = 0;
-        memset(sw->waits, 0, sizeof(sw->waits));
+        zero_totals(sw);
         for (uint32_t c = 0; c < sw->nr_cpus; c++) {
                 struct cpu *cs = &sw->cpus[c];
-                cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
-                memset(cs->cstate_ns, 0, sizeof(cs->cstate_ns));
                 cs->cur_tc = NULL;
                 if (cs->has_current && cs->since_ns < sw->last_ns)
                         cs->since_ns = cs->in_ns = sw->last_ns;
@@ -876,15 +885,7 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f)
         agg_table_remove_if(sw->threads, is_thread_outside, sw);
         if (f->nr_pids || f->nr_tids) {
                 /* the totals cannot be split again by thread: they start over */
-                memset(&sw->other, 0, sizeof(sw->other));
-                sw->other.tid = AGG_ALL;
-                sw->nr_other_readies = 0;
-                memset(sw->waits, 0, sizeof(sw->waits));
-                for (uint32_t c = 0; c < sw->nr_cpus; c++) {
-                        struct cpu *cs = &sw->cpus[c];
-                        cs->nr_switches = cs->busy_ns = cs->idle_ns = 0;
-                        memset(cs->cstate_ns, 0, sizeof(cs->cstate_ns));
-                }
+                zero_totals(sw);
         }
 }
 
