@@ -777,6 +777,12 @@ static void add_thread_details(struct app *a, struct ui_table *t, const struct s
                                uint8_t depth)
 {
         char text[640], where[512];
+        if (w->nr_pmc) {
+                switches_pmc_text(a->switches, w, where, sizeof(where));
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 5, 0), depth, UI_ROW_SPARSE);
+                snprintf(text, sizeof(text), "PMC in its timeslices: %s", where);
+                ui_table_text(t, r, 8, text);
+        }
         for (uint32_t i = 0; i < w->nr_waits; i++) {
                 const struct switches_wait *x = &w->waits[i];
                 uint32_t r = ui_table_add(t, detail_key(w->tid, 1, i), depth, UI_ROW_SPARSE);

@@ -239,6 +239,26 @@ static void print_switches(struct report *r, struct outbuf *o)
                          wait, name);
                 outbuf_puts(o, line);
         }
+        /* the PMC counters of the threads' timeslices, when the switches carried some */
+        if (n && rows[0].nr_pmc) {
+                outbuf_puts(o, "\nCounters per thread (the PMC counts of its timeslices, from the "
+                               "CSwitch events)\n");
+                outbuf_puts(o, "      TID  Thread                          Counts\n");
+                for (uint32_t i = 0; i < n && i < top; i++) {
+                        const struct switches_row *w = &rows[i];
+                        bool has = false;
+                        for (uint32_t k = 0; k < w->nr_pmc; k++)
+                                has = has || w->pmc[k];
+                        if (!has || w->is_other)
+                                continue;
+                        char name[80], counts[256];
+                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
+                                 w->thread_name[0] ? "/" : "", w->thread_name);
+                        switches_pmc_text(r->switches, w, counts, sizeof(counts));
+                        snprintf(line, sizeof(line), " %8u  %-30s  %s\n", w->tid, name, counts);
+                        outbuf_puts(o, line);
+                }
+        }
         const struct switches_cpu_row *cpus;
         uint32_t nc = switches_cpus(r->switches, &cpus);
         if (nc) {

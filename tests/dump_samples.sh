@@ -98,7 +98,7 @@ if [ -n "${ETL_FIXTURE:-}" ]; then
         "$ETL_FIXTURE" "$tmp/fixture.etl"
         dump fixture "$tmp/fixture.etl"
         f=$tmp/fixture.txt
-        check "fixture: events in all" [ "$(total "$f")" = 819 ]
+        check "fixture: events in all" [ "$(total "$f")" = 821 ]
         check "fixture: events lost to a ring" grep -q ' etwtop/EventsLost cpu=1 reason=1 count=7$' "$f"
         check "fixture: LBR entries" grep -q ' 4242   4243 LastBranchRecord/LBR event_time=0.010000000 options=0x1 entries=3: 0x401250->0x401200 0x4011f0->0x401240 0x401180->0x4011e0$' "$f"
         check "fixture: stack of the sample" grep -q ' 4242   4243 StackWalk/Stack event_time=0.010000000 frames=3: 0x401234 0x401100 0x400f00$' "$f"
@@ -143,6 +143,10 @@ if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; t
                 grep -Eq '^ +33\.33% +1  work\+0x1250 -> work\+0x1200$' "$tmp/lbr-replay.txt"
         check "lbr replay: the threads that switched" \
                 grep -Eq '^ +1 .* 4244 +4242 .*work\.exe/worker$' "$tmp/lbr-replay.txt"
+        check "lbr replay: the counters of each thread's timeslice (CSwitch PMC)" \
+                grep -Eq '^ +4243  work\.exe/main +BranchInstructions 1\.00 K, LLCReference 1\.50 K$' "$tmp/lbr-replay.txt"
+        check "lbr replay: ... of the other thread" \
+                grep -Eq '^ +4244  work\.exe/worker +BranchInstructions 2\.50 K, LLCReference 250$' "$tmp/lbr-replay.txt"
 fi
 
 # Bad input: a clear error naming the problem and the byte offset; nothing crashes

@@ -299,6 +299,12 @@ int main(int argc, char **argv)
                 sampled_profile(0, T(20 + i), 0x401000 + (uint64_t)i, TID_MAIN);
                 sampled_profile(1, T(20 + i) + 500, 0x402000 + (uint64_t)i, TID_WORK);
         }
+        /* both threads switch out: the counters since their switch-in are their timeslices'
+           (BranchInstructions +1000 and +2500, LLCReference +1500 and +250) */
+        static const uint64_t pmc3[2] = {4896, 10900};
+        cswitch(0, T(425), 0, TID_MAIN, 5 /* Waiting */, 6 /* UserRequest */, pmc3);
+        static const uint64_t pmc4[2] = {7500, 12250};
+        cswitch(1, T(426), 0, TID_WORK, 1 /* Ready */, 32 /* WrPreempted */, pmc4);
         /* rings that overflowed twice, and no exact total at the stop: 12 lost */
         events_lost(0, T(430), 5);
         events_lost(1, T(431), 7);

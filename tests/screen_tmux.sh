@@ -80,7 +80,7 @@ if [ -f "$net" ]; then
 fi
 # LBR and PMC events this machine cannot produce: a trace built per the format
 if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; then
-        restart -x 140 -y 30 "$ETWTOP --replay '$tmp/lbr.etl'; sleep 30"
+        restart -x 200 -y 30 "$ETWTOP --replay '$tmp/lbr.etl'; sleep 30"
         tm send-keys -t s 2
         check "replay: branch edges from LBR" wait_for 'work.0x1250  *work.0x1200' 10
         check "replay: an edge's share" has '33.33%'
@@ -90,6 +90,12 @@ if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; t
         check "replay: switches per thread, named" wait_for 'work.exe/worker' 10
         # two rings overflowed, 5 and 7 events, and no exact total at the stop
         check "replay: the header says what was lost" has 'replay .* lost 12'
+        # a thread opened: the PMC counters of its timeslices, from the CSwitch events
+        tm send-keys -t s / w o r k . e x e / m a i n Enter
+        sleep 0.5
+        tm send-keys -t s Enter
+        check "replay: a thread's counters (CSwitch PMC)" \
+                wait_for 'PMC in its timeslices: BranchInstructions 1.00 K, LLCRef' 5
         tm send-keys -t s q
         sleep 1
         check "replay -b: the events lost" bash -c \

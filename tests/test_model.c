@@ -1049,6 +1049,86 @@ static void test_switches_blockers(void **state)
         switches_free(sw);
 }
 
+static struct kevent ev_cswitch_pmc(uint32_t cpu, int64_t t, uint32_t old_tid, uint32_t old_pid,
+                                    uint32_t new_tid, uint32_t new_pid, uint32_t nr_pmc,
+                                    uint64_t c0, uint64_t c1)
+{
+        struct kevent ev =
+                ev_cswitch(cpu, t, old_tid, old_pid, ST_READY, WR_PREEMPTED, new_tid, new_pid);
+        ev.nr_pmc = nr_pmc;
+        ev.pmc[0] = c0;
+        ev.pmc[1] = c1;
+        return ev;
+}
+
+/* PMC counters on CSwitch events are each CPU's running counts: from one switch to the next on
+   a CPU they count the timeslice of the thread that leaves. */
+static void test_switches_pmc(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_A, "alpha.exe"));
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_B, "beta"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 102, ""));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_B, 201, "loop"));
+        struct kevent cfg = ev_base(KEV_PMC_CONFIG, 0, 0, 0, 0);
+        cfg.pmc_config.nr_counters = 2;
+        cfg.pmc_config.names[0] = "TotalCycles";
+        cfg.pmc_config.names[1] = "InstructionRetired";
+        sw_feed(sw, cfg);
+        /* cpu0: idle -> 101 (the first values: no timeslice yet), 101 -> 102, 102 -> 101 */
+        sw_feed(sw, ev_cswitch_pmc(0, MS(1), 0, 0, 101, PID_A, 2, 1000, 2000));
+        sw_feed(sw, ev_cswitch_pmc(0, MS(2), 101, PID_A, 102, PID_A, 2, 4000, 8000));
+        sw_feed(sw, ev_cswitch_pmc(0, MS(3), 102, PID_A, 101, PID_A, 2, 4500, 8100));
+        /* cpu1: the first switch seen there has nothing to count from */
+        sw_feed(sw, ev_cswitch_pmc(1, MS(3), 201, PID_B, 0, 0, 2, 10, 10));
+        /* a switch without counters leaves nothing to count from either */
+        sw_feed(sw, ev_cswitch_pmc(0, MS(4), 101, PID_A, 0, 0, 0, 0, 0));
+        sw_feed(sw, ev_cswitch_pmc(0, MS(5), 0, 0, 101, PID_A, 2, 9000, 9000));
+        sw_feed(sw, ev_cswitch_pmc(0, MS(6), 101, PID_A, 0, 0, 2, 9100, 9400));
+
+        const char *names[KEV_MAX_PMC];
+        assert_int_equal(switches_pmc_names(sw, names), 2);
+        assert_string_equal(names[0], "TotalCycles");
+        assert_string_equal(names[1], "InstructionRetired");
+        const struct switches_row *r = thread_row(sw, 101);
+        assert_non_null(r);
+        assert_int_equal(r->nr_pmc, 2);
+        assert_int_equal(r->pmc[0], 3000 + 100);
+        assert_int_equal(r->pmc[1], 6000 + 400);
+        char text[128];
+        switches_pmc_text(sw, r, text, sizeof(text));
+        assert_string_equal(text, "TotalCycles 3.10 K, InstructionRetired 6.40 K, IPC 2.06");
+        r = thread_row(sw, 102);
+        assert_int_equal(r->pmc[0], 500);
+        assert_int_equal(r->pmc[1], 100);
+        r = thread_row(sw, 201); /* no row, or no counts */
+        assert_true(!r || r->pmc[0] == 0);
+        const struct switches_row *p;
+        uint32_t n = switches_processes(sw, SWITCHES_BY_ID, &p);
+        assert_true(n >= 1);
+        assert_int_equal(p[0].pid, PID_A); /* its threads summed */
+        assert_int_equal(p[0].pmc[0], 3600);
+        assert_int_equal(p[0].pmc[1], 6500);
+        /* decaying: halved with the rest */
+        struct agg_settings st;
+        agg_settings_init(&st);
+        st.mode = AGG_DECAYING;
+        st.decay_factor = 0.5;
+        switches_set_settings(sw, &st);
+        switches_refresh(sw);
+        assert_int_equal(thread_row(sw, 101)->pmc[0], 1550);
+        /* zeroed: the counts go, the next timeslice counts again */
+        switches_zero(sw);
+        sw_feed(sw, ev_cswitch_pmc(0, MS(7), 0, 0, 101, PID_A, 2, 10000, 10000));
+        sw_feed(sw, ev_cswitch_pmc(0, MS(8), 101, PID_A, 0, 0, 2, 10250, 10300));
+        r = thread_row(sw, 101);
+        assert_int_equal(r->pmc[0], 250);
+        assert_int_equal(r->pmc[1], 300);
+        switches_free(sw);
+}
+
 /* z and the zoom: the counts start again from the latest event time; the names and pids stay
    (a live session sends them once), and the waits and runs under way count from then on. */
 static void test_switches_zero(void **state)
@@ -1680,7 +1760,7 @@ static void test_recorded_etl(void **state)
         assert_int_equal(sym_store_new(&store, &o), 0);
         struct replay r;
         replay_file(&r, path, store, NULL);
-        assert_int_equal(r.nr_events, 819); /* as dump_samples.sh counts */
+        assert_int_equal(r.nr_events, 821); /* as dump_samples.sh counts */
 
         /* the LBR: three edges in /usr/bin/work (not on this machine: module+offset) */
         const struct branches_row *rows;
@@ -1710,10 +1790,8 @@ static void test_recorded_etl(void **state)
         assert_int_equal(hot_nr_samples(r.hot, 11), 1);
 
         /* the switches: 4243 in on cpu0 at 12 ms, 4244 in on cpu1 at 15 ms, readied by 4243 at
-           13 ms; both still running at the last event (419 ms + 500 ns) */
+           13 ms; out at 425 and 426 ms, the PMC counters of their timeslices with them */
         switches_refresh(r.switches);
-        int64_t last = switches_last_time_ns(r.switches);
-        assert_true(last >= MS(419));
         const struct switches_row *t = thread_row(r.switches, 4243);
         assert_non_null(t);
         assert_int_equal(t->pid, 4242);
@@ -1721,13 +1799,22 @@ static void test_recorded_etl(void **state)
         assert_string_equal(t->thread_name, "main");
         assert_int_equal(t->nr_switches, 1);
         assert_int_equal(t->last_cpu, 0);
-        assert_int_equal(t->on_cpu_ns, (uint64_t)(last - MS(12)));
+        assert_int_equal(t->on_cpu_ns, MS(425) - MS(12));
+        assert_int_equal(t->nr_pmc, 2);
+        assert_int_equal(t->pmc[0], 1000);
+        assert_int_equal(t->pmc[1], 1500);
+        const char *names[KEV_MAX_PMC];
+        assert_int_equal(switches_pmc_names(r.switches, names), 2);
+        assert_string_equal(names[0], "BranchInstructions");
+        assert_string_equal(names[1], "LLCReference");
         t = thread_row(r.switches, 4244);
         assert_non_null(t);
         assert_string_equal(t->thread_name, "worker");
         assert_int_equal(t->nr_readied, 1);
         assert_int_equal(t->last_cpu, 1);
-        assert_int_equal(t->on_cpu_ns, (uint64_t)(last - MS(15)));
+        assert_int_equal(t->on_cpu_ns, MS(426) - MS(15));
+        assert_int_equal(t->pmc[0], 2500);
+        assert_int_equal(t->pmc[1], 250);
         const struct switches_readier_row *rr;
         n = switches_readiers(r.switches, 4244, &rr);
         assert_int_equal(n, 1);
@@ -1738,7 +1825,7 @@ static void test_recorded_etl(void **state)
         const struct switches_cpu_row *c;
         n = switches_cpus(r.switches, &c);
         assert_int_equal(n, 2);
-        assert_int_equal(c[0].nr_switches + c[1].nr_switches, 2);
+        assert_int_equal(c[0].nr_switches + c[1].nr_switches, 4); /* in and out, on each */
         const struct switches_row *p;
         n = switches_processes(r.switches, SWITCHES_BY_ON_CPU, &p);
         assert_int_equal(n, 1);
@@ -2087,6 +2174,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_cstates, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_zero, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_blockers, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_pmc, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),

@@ -4,6 +4,7 @@
 #include "model/switches.h"
 #include "model_util.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ struct thread {
         uint32_t nr_waits;
         struct wait_bucket waits[SWITCHES_MAX_WAITS];
         uint64_t other_wait_ns, other_wait_nr;
+        uint64_t pmc[KEV_MAX_PMC]; /* the counters' counts over its timeslices */
         /* where it blocked: the frames of the stack that came with its switch-out (Linux: the
            sched_switch callchain is the old thread's), counted as the wait goes on */
         uint64_t out_ts; /* the raw timestamp of its switch-out, in_ts of its switch-in */
@@ -111,6 +113,8 @@ struct cpu {
         int64_t in_ns; /* when tid switched in (since_ns moves at each refresh) */
         uint64_t nr_switches, busy_ns, idle_ns;
         uint64_t cstate_ns[SWITCHES_NR_CSTATES];
+        uint32_t nr_last_pmc;           /* counters of the CPU's last CSwitch; 0: none */
+        uint64_t last_pmc[KEV_MAX_PMC]; /* their values then */
         struct pending pend;
 };
 
@@ -144,6 +148,8 @@ struct switches {
         uint32_t nr_cpus;          /* highest CPU seen + 1 */
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
+        uint32_t nr_pmc; /* counters on the CSwitch events (their names: pmc_names) */
+        char pmc_names[KEV_MAX_PMC][SWITCHES_NAME_SIZE];
         /* answers, owned, each valid until the next call */
         struct switches_row *rows;
         uint32_t cap_rows;
@@ -216,6 +222,15 @@ void switches_free(struct switches *sw)
         free(sw);
 }
 
+/* A thread's counts go; its name, pid and state stay. */
+static void thread_clear_counts(struct thread *t)
+{
+        t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
+        t->nr_waits = 0;
+        t->other_wait_nr = t->other_wait_ns = 0;
+        memset(t->pmc, 0, sizeof(t->pmc));
+}
+
 /* The totals over every thread: the other threads' row, the waits, the CPUs' counts. */
 static void zero_totals(struct switches *sw)
 {
@@ -238,9 +253,7 @@ static bool thread_zero(void *entry, void *ctx)
         const struct switches *sw = ctx;
         if (t->serial != 0)
                 return true;
-        t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
-        t->nr_waits = 0;
-        t->other_wait_nr = t->other_wait_ns = 0;
+        thread_clear_counts(t);
         if (t->is_waiting && t->out_ns < sw->last_ns)
                 t->out_ns = sw->last_ns;
         return false;
@@ -526,6 +539,22 @@ static void credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64
 
 /* ---- events ---- */
 
+/* The PMC counters a CSwitch carries are the CPU's running counts: what they counted since the
+   CPU's previous CSwitch is the leaving thread's timeslice (WPA's per-switch counter deltas). */
+static void credit_pmc(struct switches *sw, struct thread *o, const struct cpu *c,
+                       const struct kevent *ev)
+{
+        uint32_t n = ev->nr_pmc < KEV_MAX_PMC ? ev->nr_pmc : KEV_MAX_PMC;
+        if (!n || c->nr_last_pmc != n || !thread_passes(sw, o) ||
+            !agg_filter_has_time(&sw->filter, ev->time_ns))
+                return;
+        if (n > sw->nr_pmc)
+                sw->nr_pmc = n;
+        for (uint32_t i = 0; i < n; i++)
+                if (ev->pmc[i] >= c->last_pmc[i]) /* a counter that went back was reset */
+                        o->pmc[i] += ev->pmc[i] - c->last_pmc[i];
+}
+
 static void cswitch(struct switches *sw, const struct kevent *ev)
 {
         int64_t t = ev->time_ns;
@@ -539,6 +568,8 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                 struct thread *o = thread_get(sw, old_tid, ev->cswitch.old_pid);
                 if (o)
                         thread_seen(o, t);
+                if (o && c)
+                        credit_pmc(sw, o, c, ev);
                 if (o && !o->is_ended) {
                         o->is_waiting = true;
                         o->out_ts = ev->timestamp;
@@ -553,6 +584,9 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         if (c) {
                 if (cpu >= sw->nr_cpus)
                         sw->nr_cpus = cpu + 1;
+                /* the counters' values now: the next switch's timeslice starts here */
+                c->nr_last_pmc = ev->nr_pmc < KEV_MAX_PMC ? ev->nr_pmc : KEV_MAX_PMC;
+                memcpy(c->last_pmc, ev->pmc, c->nr_last_pmc * sizeof(*ev->pmc));
                 if (c->has_current && c->tid == old_tid) {
                         credit_on_cpu(sw, cpu, old_tid, c->since_ns, t);
                         if (old_tid == 0 && agg_filter_has_pid(&sw->filter, 0) &&
@@ -822,6 +856,10 @@ void switches_event(struct switches *sw, const struct kevent *ev)
         case KEV_CSWITCH: cswitch(sw, ev); break;
         case KEV_READY_THREAD: ready_thread(sw, ev); break;
         case KEV_STACK: stack(sw, ev); break;
+        case KEV_PMC_CONFIG:
+                for (uint32_t i = 0; i < ev->pmc_config.nr_counters && i < KEV_MAX_PMC; i++)
+                        copy_name(sw->pmc_names[i], ev->pmc_config.names[i]);
+                break;
         case KEV_THREAD: thread_event(sw, ev); break;
         case KEV_THREAD_NAME: {
                 struct thread *t = thread_get(sw, ev->thread_name.tid, ev->thread_name.pid);
@@ -846,9 +884,7 @@ static bool is_thread_outside(void *entry, void *ctx)
         if (thread_passes(sw, t))
                 return false;
         /* the thread's state and name stay for when the filter widens; its counts go */
-        t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
-        t->nr_waits = 0;
-        t->other_wait_nr = t->other_wait_ns = 0;
+        thread_clear_counts(t);
         return t->serial != 0;
 }
 
@@ -919,6 +955,8 @@ static void thread_decay(const struct switches *sw, struct thread *t)
         t->other_wait_nr = apply(sw, t->other_wait_nr);
         t->other_wait_ns = apply(sw, t->other_wait_ns);
         t->off_cpu_ns += t->other_wait_ns;
+        for (uint32_t i = 0; i < KEV_MAX_PMC; i++)
+                t->pmc[i] = apply(sw, t->pmc[i]);
 }
 
 static bool is_thread_dropped(void *entry, void *ctx)
@@ -1129,6 +1167,8 @@ static void thread_row(struct switches *sw, const struct thread *t, struct switc
                                                      t->waits[i].nr, t->waits[i].ns};
         qsort(r->waits, r->nr_waits, sizeof(r->waits[0]), wait_by_ns);
         r->other_wait_ns = t->other_wait_ns;
+        r->nr_pmc = sw->nr_pmc;
+        memcpy(r->pmc, t->pmc, sizeof(r->pmc));
 }
 
 /* The thread rows (of pid, or all with AGG_ALL) into sw->rows, unsorted; the "other" row with
@@ -1192,6 +1232,9 @@ static void process_row(struct switches *sw, const struct switches_row *from,
                 r->nr_readied += t->nr_readied;
                 r->nr_threads += t->nr_threads;
                 r->other_wait_ns += t->other_wait_ns;
+                r->nr_pmc = t->nr_pmc;
+                for (uint32_t i = 0; i < KEV_MAX_PMC; i++)
+                        r->pmc[i] += t->pmc[i];
                 for (uint32_t i = 0; i < t->nr_waits; i++) {
                         const struct switches_wait *w = &t->waits[i];
                         uint32_t j = 0;
@@ -1502,4 +1545,65 @@ void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t
                 memcpy(buf + len, one, (size_t)n + 1);
                 len += (size_t)n;
         }
+}
+
+uint32_t switches_pmc_names(const struct switches *sw, const char *names[KEV_MAX_PMC])
+{
+        for (uint32_t i = 0; i < sw->nr_pmc; i++)
+                names[i] = sw->pmc_names[i];
+        return sw->nr_pmc;
+}
+
+/* A count in 4 significant characters or so: 999, 12.3 K, 4.56 G. */
+static void format_count(uint64_t v, char *buf, size_t size)
+{
+        static const char units[] = " KMGTPE";
+        double d = (double)v;
+        int u = 0;
+        while (d >= 1000.0 && u < 6) {
+                d /= 1000.0;
+                u++;
+        }
+        if (!u)
+                snprintf(buf, size, "%" PRIu64, v);
+        else
+                snprintf(buf, size,
+                         d < 10    ? "%.2f %c"
+                         : d < 100 ? "%.1f %c"
+                                   : "%.0f %c",
+                         d, units[u]);
+}
+
+static int pmc_index(const struct switches *sw, const char *const *names, uint32_t nr)
+{
+        for (uint32_t i = 0; i < sw->nr_pmc; i++)
+                for (uint32_t k = 0; k < nr; k++)
+                        if (strcmp(sw->pmc_names[i], names[k]) == 0)
+                                return (int)i;
+        return -1;
+}
+
+void switches_pmc_text(const struct switches *sw, const struct switches_row *row, char *buf,
+                       size_t size)
+{
+        size_t len = 0;
+        if (size)
+                buf[0] = 0;
+        for (uint32_t i = 0; i < row->nr_pmc && i < sw->nr_pmc && len < size; i++) {
+                char count[32];
+                format_count(row->pmc[i], count, sizeof(count));
+                int n = snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "",
+                                 sw->pmc_names[i][0] ? sw->pmc_names[i] : "counter", count);
+                if (n < 0)
+                        return;
+                len += (size_t)n;
+        }
+        static const char *const instructions[] = {"InstructionRetired", "InstructionsRetired"};
+        static const char *const cycles[] = {"TotalCycles", "UnhaltedCoreCycles",
+                                             "UnhaltedReferenceCycles"};
+        int ins = pmc_index(sw, instructions, 2), cyc = pmc_index(sw, cycles, 3);
+        if (ins >= 0 && cyc >= 0 && (uint32_t)ins < row->nr_pmc && (uint32_t)cyc < row->nr_pmc &&
+            row->pmc[cyc] && len < size)
+                snprintf(buf + len, size - len, ", IPC %.2f",
+                         (double)row->pmc[ins] / (double)row->pmc[cyc]);
 }

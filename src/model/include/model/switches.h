@@ -6,10 +6,11 @@
    when the readier's stack follows (KEV_STACK with the same timestamp), from where: the stack's
    first frame past the wake-up machinery (try_to_wake_up, KiReadyThread ...), placed at event
    time (sym_locate) and named when the rows are asked for. The stack that comes with a switch
-   says where a thread blocked (switches_blockers). Rows per thread, per process, per wait
-   reason, per CPU, per readier and per blocking place; counts follow the aggregation
-   mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is the
-   CPUs' idle time. */
+   says where a thread blocked (switches_blockers). PMC counters carried on CSwitch events count,
+   from one switch to the next on a CPU, the timeslice of the thread that leaves. Rows per thread,
+   per process, per wait reason, per CPU, per readier and per blocking place; counts follow the
+   aggregation mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is
+   the CPUs' idle time. */
 #ifndef ETWTOP_MODEL_SWITCHES_H
 #define ETWTOP_MODEL_SWITCHES_H
 
@@ -50,6 +51,8 @@ struct switches_row {
         uint32_t nr_waits;
         struct switches_wait waits[SWITCHES_MAX_WAITS]; /* largest off_cpu_ns first */
         uint64_t other_wait_ns;                         /* waits of the pairs not kept */
+        uint32_t nr_pmc;           /* PMC counters on the CSwitch events (0: none) */
+        uint64_t pmc[KEV_MAX_PMC]; /* their counts over its timeslices */
         bool is_other;
 };
 
@@ -166,6 +169,13 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
    it) or of its switch-in (as Windows does). */
 uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                            const struct switches_blocker_row **rows);
+/* The names of the PMC counters the CSwitch events carry (the trace's PMC counter
+   configuration; "" when it named none), as many as switches_row's nr_pmc. */
+uint32_t switches_pmc_names(const struct switches *sw, const char *names[KEV_MAX_PMC]);
+/* A row's PMC counts as text into buf: "TotalCycles 1.23 G, InstructionRetired 2.34 G, IPC
+   1.90" (the IPC when the counters include instructions and cycles); "" without counters. */
+void switches_pmc_text(const struct switches *sw, const struct switches_row *row, char *buf,
+                       size_t size);
 /* Switches per CPU, in CPU order. */
 uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows);
 /* The CPUs thread tid ran on: switches in and on-CPU time (busy_ns) per CPU, most switches
