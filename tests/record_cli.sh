@@ -45,13 +45,13 @@ check "wait reasons: the sleeps' switches say where they slept" \
 check "wait reasons: replay -b lists the waits by reason" \
         grep -Eq '^ +[0-9]+ +[0-9.]+  Waiting/DelayExecution$' "$tmp/w-replay.txt"
 check "replay -b: busy and idle time per CPU, idle by C-state" \
-        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%(  C[0-9] [0-9]+%)+$' "$tmp/w-replay.txt"
+        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%(  C[0-9] [0-9]+%)*$' "$tmp/w-replay.txt"
 # PreviousCState: the CPUs that idled in a C-state (perf saw them enter one) say so
-if [ "${idle_states:-0}" -gt 0 ]; then
+if [ "${idle_states:-0}" -ge 10 ]; then
         check "CSwitch from idle: PreviousCState from power:cpu_idle" \
                 grep -Eq "Thread/CSwitch .* old_tid=0 .* prev_cstate=[1-9]" "$tmp/w.txt"
 else
-        echo "note: no C-state entered during the recording (perf: '${idle_states:-not run}'): PreviousCState not checked" >&2
+        echo "note: fewer than 10 C-states entered during the recording (perf: '${idle_states:-not run}'): PreviousCState not checked" >&2
 fi
 check "wait reasons: replay -b lists the sleeper's switches" \
         grep -Eq "^ +[0-9]+ .* $sleeper +$sleeper +Waiting/DelayExecution +sym_fixture/sym_fixture\$" "$tmp/w-replay.txt"
