@@ -500,6 +500,28 @@ const char *kevent_profile_source_name(uint32_t source)
         return source < sizeof(names) / sizeof(names[0]) ? names[source] : NULL;
 }
 
+const char *kevent_pmc_source_name(uint32_t source)
+{
+        static const char *const high[] = {"UnhaltedCoreCycles",
+                                           "InstructionRetired",
+                                           "UnhaltedReferenceCycles",
+                                           "LLCReference",
+                                           "LLCMisses",
+                                           "BranchInstructionRetired",
+                                           "BranchMispredictsRetired",
+                                           "LbrInserts",
+                                           "InstructionsRetiredFixed",
+                                           "UnhaltedCoreCyclesFixed",
+                                           "UnhaltedReferenceCyclesFixed",
+                                           "TimerFixed"};
+        const char *n = kevent_profile_source_name(source);
+        if (n)
+                return n;
+        if (source >= 25 && source < 25 + sizeof(high) / sizeof(high[0]))
+                return high[source - 25];
+        return NULL;
+}
+
 /* ---- the session clock (ETL-FORMAT.md 1.8) ---- */
 
 static void clock_setup(struct kdecoder *d, uint64_t ts0)

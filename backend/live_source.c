@@ -623,23 +623,9 @@ static int source_event(uint32_t source, uint32_t *type, uint64_t *config)
 
 static const char *source_name(uint32_t source, char *buf, size_t size)
 {
-        static const char *const high[] = {"UnhaltedCoreCycles",
-                                           "InstructionRetired",
-                                           "UnhaltedReferenceCycles",
-                                           "LLCReference",
-                                           "LLCMisses",
-                                           "BranchInstructionRetired",
-                                           "BranchMispredictsRetired",
-                                           "LbrInserts",
-                                           "InstructionsRetiredFixed",
-                                           "UnhaltedCoreCyclesFixed",
-                                           "UnhaltedReferenceCyclesFixed",
-                                           "TimerFixed"};
-        const char *n = kevent_profile_source_name(source);
+        const char *n = kevent_pmc_source_name(source);
         if (n)
                 return n;
-        if (source >= 25 && source < 25 + sizeof(high) / sizeof(high[0]))
-                return high[source - 25];
         snprintf(buf, size, "Source%u", source);
         return buf;
 }

@@ -360,6 +360,29 @@ static int session_start(struct app *a, char *err, size_t err_size)
                 }
                 a->pmc_source = o->pmc_source;
         }
+        if (o->nr_pmc_counters) {
+                ULONG counters[4];
+                CLASSIC_EVENT_ID ids[4];
+                for (uint32_t i = 0; i < o->nr_pmc_counters && i < 4; i++)
+                        counters[i] = o->pmc_counters[i];
+                for (uint32_t i = 0; i < o->nr_pmc_hooks && i < 4; i++) {
+                        memset(&ids[i], 0, sizeof(ids[i]));
+                        const GUID *g = etw_provider_of_hook(o->pmc_hooks[i]);
+                        if (g)
+                                ids[i].EventGuid = *g;
+                        ids[i].Type = (UCHAR)(o->pmc_hooks[i] & 0xFF);
+                }
+                if ((st = TraceSetInformation(a->session, TracePmcCounterListInfo, counters,
+                                              o->nr_pmc_counters * (ULONG)sizeof(ULONG))) !=
+                            ERROR_SUCCESS ||
+                    (st = TraceSetInformation(a->session, TracePmcEventListInfo, ids,
+                                              o->nr_pmc_hooks * (ULONG)sizeof(ids[0]))) !=
+                            ERROR_SUCCESS) {
+                        snprintf(err, err_size, "--pmc: %s (Win32 error %u)", etw_last_error_text(),
+                                 (unsigned)st);
+                        return -1;
+                }
+        }
         if (o->has_lbr) {
                 CLASSIC_EVENT_ID trig = {PerfInfoGuid, 46, {0}};
                 if ((st = TraceConfigureLastBranchRecord(a->session, o->lbr_filters, &trig, 1)) !=

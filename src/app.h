@@ -30,6 +30,10 @@ struct app_options {
         int32_t pid;       /* live: the views count this process only (-p; 0 or -1: all) */
         bool has_pmc;      /* live: sample this PMC source under PMC_PROFILE (--pmc-profile) */
         uint32_t pmc_source;
+        uint32_t nr_pmc_counters; /* live: counters read on events (--pmc), KPROFILE_SOURCE */
+        uint32_t pmc_counters[4];
+        uint32_t nr_pmc_hooks; /* the events they are read on (--pmc-events) */
+        uint16_t pmc_hooks[4];
         bool has_lbr;         /* live: LBR on the Profile events (--lastbranch Profile) */
         uint32_t lbr_filters; /* EVNTRACE_LBR_* branch types left out (--lastbranch-filter) */
 };

@@ -35,6 +35,9 @@ static void usage(FILE *out)
               "ms)\n"
               "           --pmc-profile SRC   sample a PMC source (BranchMispredictions, "
               "TotalCycles..)\n"
+              "           --pmc COUNTERS      read PMC counters on events "
+              "(TotalCycles+InstructionRetired)\n"
+              "           --pmc-events EVENTS the events they are read on (default CSwitch)\n"
               "           --lastbranch EVENTS LBR on these events (Profile, PmcInterrupt)\n"
               "           --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
               "           -p PID              one process and its threads, not the whole system\n"
@@ -100,6 +103,8 @@ int main(int argc, char **argv)
                 OPT_PMC_PROFILE,
                 OPT_LASTBRANCH,
                 OPT_LASTBRANCH_FILTER,
+                OPT_PMC,
+                OPT_PMC_EVENTS,
                 OPT_DURATION,
                 OPT_BUFFER_SIZE,
                 OPT_SYMBOL_PATH,
@@ -117,6 +122,8 @@ int main(int argc, char **argv)
                 {"stackwalk", required_argument, NULL, OPT_STACKWALK},
                 {"set-prof-int", required_argument, NULL, OPT_PROF_INT},
                 {"pmc-profile", required_argument, NULL, OPT_PMC_PROFILE},
+                {"pmc", required_argument, NULL, OPT_PMC},
+                {"pmc-events", required_argument, NULL, OPT_PMC_EVENTS},
                 {"lastbranch", required_argument, NULL, OPT_LASTBRANCH},
                 {"lastbranch-filter", required_argument, NULL, OPT_LASTBRANCH_FILTER},
                 {"duration", required_argument, NULL, OPT_DURATION},
@@ -142,6 +149,7 @@ int main(int argc, char **argv)
         const char *on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER";
         const char *stackwalk = "Profile+CSwitch+ReadyThread";
         const char *pmc_profile = NULL, *lastbranch = NULL, *lastbranch_filter = NULL;
+        const char *pmc = NULL, *pmc_events = "CSwitch";
         struct record_options rec = {.progress_fd = STDERR_FILENO};
         rec.settings.profile_interval_100ns = 10000;
         rec.settings.pid = -1;
@@ -155,6 +163,8 @@ int main(int argc, char **argv)
                 case OPT_STACKWALK: stackwalk = optarg; break;
                 case OPT_PMC_PROFILE: pmc_profile = optarg; break;
                 case OPT_LASTBRANCH: lastbranch = optarg; break;
+                case OPT_PMC: pmc = optarg; break;
+                case OPT_PMC_EVENTS: pmc_events = optarg; break;
                 case OPT_LASTBRANCH_FILTER: lastbranch_filter = optarg; break;
                 case OPT_PROF_INT:
                         rec.settings.profile_interval_100ns = (uint32_t)strtoul(optarg, &end, 0);
@@ -268,6 +278,17 @@ int main(int argc, char **argv)
                                 goto usage_error;
                         ao.has_pmc = true;
                 }
+                if (pmc) {
+                        int n = xperf_parse_profile_sources(pmc, ao.pmc_counters, 4, err,
+                                                            sizeof(err));
+                        int m = n < 0 ? n
+                                      : xperf_parse_hooks(pmc_events, ao.pmc_hooks, 4, err,
+                                                          sizeof(err));
+                        if (n < 0 || m < 0)
+                                goto usage_error;
+                        ao.nr_pmc_counters = (uint32_t)n;
+                        ao.nr_pmc_hooks = (uint32_t)m;
+                }
                 if (lastbranch) {
                         uint16_t lbr_hooks[8];
                         int n = xperf_parse_hooks(lastbranch, lbr_hooks, 8, err, sizeof(err));
@@ -302,6 +323,18 @@ int main(int argc, char **argv)
                         st->source_intervals[0] = 65536;
                         st->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
                                 PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                }
+                if (pmc) {
+                        n = xperf_parse_profile_sources(pmc, st->pmc_counters, LIVE_MAX_SOURCES,
+                                                        err, sizeof(err));
+                        if (n < 0)
+                                goto usage_error;
+                        st->nr_pmc_counters = (uint32_t)n;
+                        n = xperf_parse_hooks(pmc_events, st->pmc_hooks, LIVE_MAX_SOURCES, err,
+                                              sizeof(err));
+                        if (n < 0)
+                                goto usage_error;
+                        st->nr_pmc_hooks = (uint32_t)n;
                 }
                 if (lastbranch) {
                         n = xperf_parse_hooks(lastbranch, st->lbr_hooks, LIVE_MAX_LBR_HOOKS, err,

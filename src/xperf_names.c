@@ -231,8 +231,8 @@ int xperf_parse_profile_source(const char *text, uint32_t *source, char *err, si
 {
         /* the decoder's KPROFILE_SOURCE names are xperf's (xperf -pmcsources) */
         const char *name;
-        for (uint32_t i = 0; text && (name = kevent_profile_source_name(i)); i++) {
-                if (!strcasecmp(text, name)) {
+        for (uint32_t i = 0; text && i < 64; i++) {
+                if ((name = kevent_pmc_source_name(i)) && !strcasecmp(text, name)) {
                         *source = (uint32_t)i;
                         return 0;
                 }
@@ -316,4 +316,38 @@ const char *xperf_hook_name(uint16_t hook)
                 if (hook_names[i].hook == hook)
                         return hook_names[i].name;
         return NULL;
+}
+
+struct sources_ctx {
+        uint32_t *sources;
+        uint32_t max, n;
+        char *err;
+        size_t err_size;
+};
+
+static int add_source(const char *word, void *ctx)
+{
+        struct sources_ctx *c = ctx;
+        if (c->n >= c->max) {
+                snprintf(c->err, c->err_size, "at most %u counters", c->max);
+                return -E2BIG;
+        }
+        if (xperf_parse_profile_source(word, &c->sources[c->n], c->err, c->err_size) < 0)
+                return -EINVAL;
+        c->n++;
+        return 0;
+}
+
+int xperf_parse_profile_sources(const char *text, uint32_t *sources, uint32_t max, char *err,
+                                size_t err_size)
+{
+        struct sources_ctx c = {sources, max, 0, err, err_size};
+        err[0] = '\0';
+        int rc = for_each_word(text, add_source, &c);
+        if (rc < 0) {
+                if (!err[0])
+                        snprintf(err, err_size, "bad counter list \"%s\"", text ? text : "");
+                return rc;
+        }
+        return (int)c.n;
 }

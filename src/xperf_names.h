@@ -19,6 +19,10 @@ int xperf_parse_hooks(const char *text, uint16_t *hooks, uint32_t max, char *err
 
 /* "BranchMispredictions" or a number: a KPROFILE_SOURCE (xperf -pmcprofile). */
 int xperf_parse_profile_source(const char *text, uint32_t *source, char *err, size_t err_size);
+/* "TotalCycles+InstructionRetired": up to max profile sources into sources; their number, or
+   -errno with a message in err. */
+int xperf_parse_profile_sources(const char *text, uint32_t *sources, uint32_t max, char *err,
+                                size_t err_size);
 
 /* "KERNEL+JCC+NEAR_RET": EVNTRACE_LBR_* bits (each filter suppresses that branch type). */
 int xperf_parse_lbr_filters(const char *text, uint32_t *flags, char *err, size_t err_size);

@@ -149,6 +149,11 @@ else
         "$ETWTOP" --record "$tmp/pmc.etl" --pmc-profile BranchMispredictions --duration 0.2 2>"$tmp/pmc.err"
         check "record: --pmc-profile without a PMU fails" [ $? = 1 ]
         check "record: it names the missing PMU" grep -qi 'no hardware PMU' "$tmp/pmc.err"
+        "$ETWTOP" --record "$tmp/pmcc.etl" --pmc TotalCycles+InstructionRetired --duration 0.2 \
+                2>"$tmp/pmcc.err"
+        check "record: --pmc (counters on CSwitch) without a PMU fails" [ $? = 1 ]
+        check "record: ... naming the missing PMU, and nothing written" \
+                bash -c "grep -qi 'no hardware PMU' '$tmp/pmcc.err' && [ ! -e '$tmp/pmcc.etl' ]"
         check "record: no file left behind" [ ! -e "$tmp/pmc.etl" ]
         "$ETWTOP" --record "$tmp/lbr.etl" --lastbranch Profile --duration 0.2 2>"$tmp/lbr.err"
         check "record: --lastbranch without LBR fails" [ $? = 1 ]

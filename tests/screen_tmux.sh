@@ -145,6 +145,9 @@ if ! grep -q '^cpu' <(ls /sys/bus/event_source/devices 2>/dev/null); then
         "$ETWTOP" -b -n 1 --pmc-profile TotalCycles >/dev/null 2>"$tmp/pmc.err"
         check "--pmc-profile without a PMU: refused, saying why" \
                 grep -q -- '--pmc-profile: .*no hardware PMU.*(Win32 error 50)' "$tmp/pmc.err"
+        "$ETWTOP" -b -n 1 --pmc TotalCycles+InstructionRetired >/dev/null 2>"$tmp/pmcc.err"
+        check "--pmc (counters on CSwitch) without a PMU: refused, saying why" \
+                grep -q -- '--pmc: TraceSetInformation(TracePmcCounterListInfo): .*no hardware PMU.*(Win32 error 50)' "$tmp/pmcc.err"
         "$ETWTOP" -b -n 1 --lastbranch Profile >/dev/null 2>"$tmp/lbr.err"
         check "--lastbranch without LBR: refused, saying why" \
                 grep -q -- '--lastbranch: .*no LBR.*(Win32 error 50)' "$tmp/lbr.err"

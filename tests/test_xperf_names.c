@@ -77,6 +77,24 @@ static void test_sources_and_lbr(void **state)
         assert_int_equal(xperf_parse_profile_source("29", &v, err, sizeof(err)), 0);
         assert_int_equal(v, 29);
         assert_int_equal(xperf_parse_profile_source("Bogus", &v, err, sizeof(err)), -EINVAL);
+        /* the sources Windows numbers from 25 (xperf -pmcsources on x64) */
+        assert_int_equal(xperf_parse_profile_source("InstructionRetired", &v, err, sizeof(err)), 0);
+        assert_int_equal(v, 26);
+        /* --pmc: a list */
+        uint32_t src[4];
+        assert_int_equal(xperf_parse_profile_sources("TotalCycles+InstructionRetired,LLCMisses",
+                                                     src, 4, err, sizeof(err)),
+                         3);
+        assert_int_equal(src[0], 19);
+        assert_int_equal(src[1], 26);
+        assert_int_equal(src[2], 29);
+        assert_int_equal(xperf_parse_profile_sources("TotalCycles+Nope", src, 4, err, sizeof(err)),
+                         -EINVAL);
+        assert_non_null(strstr(err, "Nope"));
+        assert_true(xperf_parse_profile_sources("TotalCycles+CacheMisses+LLCMisses+LLCReference+"
+                                                "TotalIssues",
+                                                src, 4, err, sizeof(err)) < 0);
+        assert_non_null(strstr(err, "at most 4"));
         assert_int_equal(
                 xperf_parse_lbr_filters("KERNEL+NEAR_RET+FAR_BRANCH", &v, err, sizeof(err)), 0);
         assert_int_equal(v, EVNTRACE_LBR_FILTER_KERNEL | EVNTRACE_LBR_FILTER_NEAR_RET |

@@ -312,6 +312,9 @@ void kdecoder_get_stats(const struct kdecoder *d, struct kdecoder_stats *st);
 const char *kevent_thread_state_name(uint8_t state);     /* KTHREAD_STATE */
 const char *kevent_wait_reason_name(uint8_t reason);     /* KWAIT_REASON */
 const char *kevent_profile_source_name(uint32_t source); /* KPROFILE_SOURCE, NULL if unknown */
-const char *kevent_provider_name(const GUID *guid);      /* "Process", "PerfInfo" ... or NULL */
+/* The same, and the sources Windows numbers from 25 on x64 (UnhaltedCoreCycles,
+   InstructionRetired, ... TimerFixed: xperf -pmcsources); NULL if unknown. */
+const char *kevent_pmc_source_name(uint32_t source);
+const char *kevent_provider_name(const GUID *guid); /* "Process", "PerfInfo" ... or NULL */
 
 #endif
