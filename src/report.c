@@ -287,12 +287,16 @@ static void print_switches(struct report *r, struct outbuf *o)
         if (nb) {
                 outbuf_puts(o,
                             "\nWhere threads blocked (off-CPU time, from the switches' stacks)\n");
-                outbuf_puts(o, "    Waits  Off-CPU ms      TID  Blocked in\n");
+                outbuf_puts(o, "    Waits  Off-CPU ms      TID  Thread                          "
+                               "Blocked in\n");
                 for (uint32_t i = 0; i < nb && i < top; i++) {
-                        char where[400];
+                        char where[320], name[80];
                         sym_format(r->store, bl[i].where, where, sizeof(where));
-                        snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f %8u  %s\n",
-                                 bl[i].nr_waits, (double)bl[i].off_cpu_ns / 1e6, bl[i].tid, where);
+                        snprintf(name, sizeof(name), "%s%s%s", bl[i].process_name,
+                                 bl[i].thread_name[0] ? "/" : "", bl[i].thread_name);
+                        snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f %8u  %-30s  %s\n",
+                                 bl[i].nr_waits, (double)bl[i].off_cpu_ns / 1e6, bl[i].tid, name,
+                                 where);
                         outbuf_puts(o, line);
                 }
         }

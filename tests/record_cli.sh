@@ -58,7 +58,8 @@ check "wait reasons: replay -b lists the sleeper's switches" \
 # where it blocked: the switch-out stacks, past the scheduler, say do_nanosleep (most of its 20
 # sleeps: it started with the recording)
 check "replay -b: where the sleeper blocked" awk -v tid="$sleeper" '
-        $3 == tid && $4 ~ /^\[kernel\.kallsyms\]!do_nanosleep\+0x[0-9a-f]+$/ && $1 >= 10 {ok = 1}
+        $3 == tid && $4 == "sym_fixture/sym_fixture" &&
+        $NF ~ /^\[kernel\.kallsyms\]!do_nanosleep\+0x[0-9a-f]+$/ && $1 >= 10 {ok = 1}
         END {exit ok ? 0 : 1}' "$tmp/w-replay.txt"
 
 # 1. The default session on a known workload: a busy loop in a named shell process.

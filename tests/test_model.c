@@ -1025,6 +1025,7 @@ static void test_switches_blockers(void **state)
 
         assert_int_equal(switches_blockers(sw, 101, &b), 1);
         assert_int_equal(b[0].tid, 101);
+        assert_string_equal(b[0].thread_name, "main");
         assert_int_equal(b[0].state, SYM_RESOLVED);
         assert_int_equal(b[0].function, fx->fn_beta); /* past schedule_model_fixture */
         assert_int_equal(b[0].offset, 1);

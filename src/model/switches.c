@@ -1459,9 +1459,15 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                 const struct thread *t = thread_find(sw, e->tid);
                 struct site site = choose_site(sw, t ? thread_pid(t) : AGG_ALL, e->nr_frames,
                                                e->frames, is_scheduler_function);
-                sw->brows[n++] = (struct switches_blocker_row){
-                        e->tid,     site.where,  site.function, site.offset,
-                        site.state, e->nr_waits, e->off_cpu_ns};
+                struct switches_blocker_row *b = &sw->brows[n++];
+                *b = (struct switches_blocker_row){e->tid,        site.where, site.function,
+                                                   site.offset,   site.state, e->nr_waits,
+                                                   e->off_cpu_ns, "",         ""};
+                if (t) {
+                        if (t->has_pid)
+                                copy_name(b->process_name, process_name(sw, t->pid));
+                        copy_name(b->thread_name, t->name);
+                }
         }
         /* stacks that differ deeper down, one place */
         if (n > 1) {

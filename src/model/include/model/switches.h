@@ -101,6 +101,8 @@ struct switches_blocker_row {
         enum sym_state state;
         uint64_t nr_waits; /* waits there that ended */
         uint64_t off_cpu_ns;
+        char process_name[SWITCHES_NAME_SIZE]; /* the thread's, "" when unknown */
+        char thread_name[SWITCHES_NAME_SIZE];
 };
 
 #define SWITCHES_NR_CSTATES 8 /* C0..C6, and C7 for every deeper state */
