@@ -845,9 +845,7 @@ static void add_thread_details(struct app *a, struct ui_table *t, const struct s
                 ui_table_u64(t, r, 6, x->readying_pid);
                 readier_where(a, x, where, sizeof(where));
                 snprintf(text, sizeof(text), "readied by %s%s%s from %s",
-                         x->readying_process_name[0] ? x->readying_process_name
-                         : x->readying_tid == 0      ? "Idle"
-                                                     : "?",
+                         x->readying_process_name[0] ? x->readying_process_name : "?",
                          x->readying_thread_name[0] ? "/" : "", x->readying_thread_name, where);
                 ui_table_text(t, r, 8, text);
         }

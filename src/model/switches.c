@@ -1396,7 +1396,10 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 r->tid = e->tid;
                 r->readying_tid = e->readying_tid;
                 r->readying_pid = e->readying_pid;
-                copy_name(r->readying_process_name, process_name(sw, e->readying_pid));
+                /* tid 0 readies from interrupts on an idle CPU: the Idle process, as WPA names
+                   it */
+                copy_name(r->readying_process_name,
+                          e->readying_tid == 0 ? "Idle" : process_name(sw, e->readying_pid));
                 const struct thread *t = thread_find(sw, e->readying_tid);
                 if (t)
                         copy_name(r->readying_thread_name, t->name);

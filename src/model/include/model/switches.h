@@ -80,7 +80,7 @@ struct switches_readier_row {
         uint32_t tid;          /* the thread readied */
         uint32_t readying_tid; /* who readied it */
         uint32_t readying_pid;
-        char readying_process_name[SWITCHES_NAME_SIZE];
+        char readying_process_name[SWITCHES_NAME_SIZE]; /* "Idle" for tid 0 */
         char readying_thread_name[SWITCHES_NAME_SIZE];
         bool has_where;       /* its stack came: where is its top */
         struct sym_loc where; /* module 0: the raw address */
