@@ -25,6 +25,7 @@
 #include "live_source.h"
 #include "kevent.h"
 #include "perf_convert.h"
+#include "util/xalloc.h"
 
 /* The default ring per CPU: 32 MiB over the CPUs, from 512 KiB to 8 MiB each (4 KiB pages).
    Every context switch and wake-up with its call chain is 20-40 MB/s on a CPU of a ping-pong:
@@ -157,14 +158,6 @@ struct live_source {
 };
 
 /* ---- small helpers ---- */
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 static void set_err(struct etl_error *err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
@@ -1056,10 +1049,7 @@ static void events_add(struct live_source *ls, struct live_event *ev)
 {
         if (ls->nr_events == ls->cap_events) {
                 uint32_t cap = ls->cap_events ? ls->cap_events * 2 : 32;
-                struct live_event **n = realloc(ls->events, cap * sizeof(*n));
-                if (!n)
-                        abort();
-                ls->events = n;
+                ls->events = xrealloc(ls->events, cap * sizeof(*ls->events));
                 ls->cap_events = cap;
         }
         ls->events[ls->nr_events++] = ev;
@@ -1212,10 +1202,7 @@ static void ring_take(struct live_ring *r)
                 size_t cap = r->stage_cap * 2;
                 while (cap < r->stage_len + n)
                         cap *= 2;
-                uint8_t *st = realloc(r->stage, cap);
-                if (!st)
-                        abort();
-                r->stage = st;
+                r->stage = xrealloc(r->stage, cap);
                 r->stage_cap = cap;
         }
         ring_copy(r, head - n, r->stage + r->stage_len, n);
@@ -1234,10 +1221,7 @@ static struct live_item *item_next(struct live_ring *r, uint32_t n)
 {
         if (n == r->cap_items) {
                 uint32_t cap = r->cap_items ? r->cap_items * 2 : 1024;
-                struct live_item *it = realloc(r->items, cap * sizeof(*it));
-                if (!it)
-                        abort();
-                r->items = it;
+                r->items = xrealloc(r->items, cap * sizeof(*r->items));
                 r->cap_items = cap;
         }
         return &r->items[n];
@@ -1473,9 +1457,7 @@ static uint32_t build_id_cached(struct live_source *ls, const char *path, uint8_
         uint32_t n = elf_build_id(path, tmp, sizeof(tmp));
         if (ls->nr_bids < LIVE_BUILD_ID_CACHE / 2) {
                 struct build_id_entry *e = &ls->bids[i];
-                e->path = strdup(path);
-                if (!e->path)
-                        abort();
+                e->path = xstrdup(path);
                 memcpy(e->id, tmp, n);
                 e->size = (uint8_t)n;
                 ls->nr_bids++;
@@ -1609,9 +1591,7 @@ static char *kallsyms_read(struct live_source *ls, size_t *len_out)
         for (;;) {
                 if (len + 65536 + 1 > cap) {
                         cap *= 2;
-                        text = realloc(text, cap);
-                        if (!text)
-                                abort();
+                        text = xrealloc(text, cap);
                 }
                 ssize_t r = read(fd, text + len, ls ? 65536 : cap - len - 1);
                 if (r <= 0)
@@ -1658,9 +1638,7 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
                         }
                         if (nr == cap_syms) {
                                 cap_syms *= 2;
-                                syms = realloc(syms, cap_syms * sizeof(*syms));
-                                if (!syms)
-                                        abort();
+                                syms = xrealloc(syms, cap_syms * sizeof(*syms));
                         }
                         syms[nr].addr = strtoull(line, NULL, 16);
                         syms[nr].name = name;
@@ -1749,9 +1727,7 @@ static uint32_t hook_wait_sites(void *ctx, const struct perf_wait_site **out)
                         continue;
                 if (n == cap) {
                         cap = cap ? cap * 2 : 32;
-                        ls->wait_sites = realloc(ls->wait_sites, cap * sizeof(*ls->wait_sites));
-                        if (!ls->wait_sites)
-                                abort();
+                        ls->wait_sites = xrealloc(ls->wait_sites, cap * sizeof(*ls->wait_sites));
                 }
                 ls->wait_sites[n++] = (struct perf_wait_site){
                         syms[i].addr, syms[i].addr + syms[i].size, (uint8_t)reason};
@@ -2030,9 +2006,7 @@ static int tasks_list(struct live_source *ls, struct etl_error *err)
                                 continue;
                         if (n == cap) {
                                 cap *= 2;
-                                tasks = realloc(tasks, cap * sizeof(*tasks));
-                                if (!tasks)
-                                        abort();
+                                tasks = xrealloc(tasks, cap * sizeof(*tasks));
                         }
                         tasks[n++] = (int32_t)tid;
                 }
@@ -2117,9 +2091,7 @@ static int events_reconcile(struct live_source *ls, const struct live_settings *
                                         }
                                         if (n == cap) {
                                                 cap *= 2;
-                                                list = realloc(list, cap * sizeof(*list));
-                                                if (!list)
-                                                        abort();
+                                                list = xrealloc(list, cap * sizeof(*list));
                                         }
                                         list[n++] = ev;
                                         nr_opened++;

@@ -8,6 +8,7 @@
 #include "le_bytes.h"
 #include "perf_convert.h"
 #include "etl_writer.h"
+#include "util/xalloc.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
 
@@ -75,14 +76,6 @@ static inline void st32(uint8_t *p, uint32_t v)
 static inline void st64(uint8_t *p, uint64_t v)
 {
         memcpy(p, &v, 8);
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
 }
 
 static inline uint64_t hash64(uint64_t x)
@@ -1266,10 +1259,7 @@ static void proc_add_image(struct conv_proc *p, const struct perf_conv_image *im
                 return;
         if (p->nr_images == p->cap_images) {
                 uint32_t cap = p->cap_images ? p->cap_images * 2 : 16;
-                struct conv_image *n = realloc(p->images, cap * sizeof(*n));
-                if (!n)
-                        abort();
-                p->images = n;
+                p->images = xrealloc(p->images, cap * sizeof(*p->images));
                 p->cap_images = cap;
         }
         struct conv_image *e = &p->images[p->nr_images++];

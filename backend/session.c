@@ -27,6 +27,14 @@
      counts the buffers written at STOP, BuffersWritten every buffer completed.
    - MaximumFileSize of a sequential file is recorded in the header but not enforced.
    - Session names compare case-insensitively in ASCII; other UTF-8 bytes compare exactly.
+   - A session whose log file cannot be written (a full disk) stops itself, as Windows stops a
+     logger on STATUS_DISK_FULL: its file is finalized with the buffers that made it, and
+     every later call with its handle fails with ERROR_WMI_INSTANCE_NOT_FOUND and a message
+     that says why it stopped. A controller's STOP that finds the file failed returns the
+     file's error (ERROR_DISK_FULL ...), the session stopped all the same.
+   - etwtop's ETWTOP_TRACE_PROCESS_INFO (etw/etwtop_ext.h) restricts a kernel logger to one
+     process: set with handle 0 before StartTrace, it is taken by the kernel loggers started
+     next; a running session's process cannot change (its events are opened per thread).
 
    Locks: table_lock protects the table (slots, states, names, reference counts) and the
    global profile configuration set with a zero handle. Each session's lock protects its
@@ -55,6 +63,7 @@
 
 #include "etl_writer.h"
 #include "etw/KernelTraceControl.h"
+#include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
 #include "etw_error.h"
 #include "etw_provider.h"
@@ -188,9 +197,46 @@ static uint32_t generations[MAX_SESSIONS];
 static uint32_t profile_intervals[NR_PROFILE_SOURCES];
 static uint32_t nr_pending_sources;
 static uint32_t pending_sources[LIVE_MAX_SOURCES];
+/* ETWTOP_TRACE_PROCESS_INFO with handle 0: the process of the kernel loggers started next. */
+static int32_t pending_pid = -1;
+/* Why the session last in each slot stopped itself (a write error), for the calls that name
+   its handle afterwards; a handle is never reused, so a stale entry matches nothing. Under
+   table_lock; ended_cond signals is_done: those calls wait until the file is finalized, so
+   that a caller told the session is gone can read the file (or exit). */
+static struct {
+        CONTROLTRACE_ID handle;
+        bool is_done;
+        char why[MAX_NAME_CHARS + 128];
+} ended[MAX_SESSIONS];
+static pthread_cond_t ended_cond = PTHREAD_COND_INITIALIZER;
 
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 static struct live_caps caps;
+static uint32_t cpu_speed_mhz; /* the logfile header's CpuSpeedInMHz */
+
+/* The CPU's speed: /proc/cpuinfo's "cpu MHz" (x86), else cpufreq's cpuinfo_max_freq (kHz);
+   0 when neither says. */
+static uint32_t cpu_mhz_probe(void)
+{
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        char line[256];
+        double mhz = 0;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        if (mhz >= 1)
+                return (uint32_t)mhz;
+        unsigned long khz = 0;
+        f = fopen("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "r");
+        if (f) {
+                if (fscanf(f, "%lu", &khz) != 1)
+                        khz = 0;
+                fclose(f);
+        }
+        return (uint32_t)(khz / 1000);
+}
 
 static void caps_probe(void)
 {
@@ -199,6 +245,7 @@ static void caps_probe(void)
                 long n = sysconf(_SC_NPROCESSORS_CONF);
                 caps.nr_cpus = n > 0 ? (uint32_t)n : 1;
         }
+        cpu_speed_mhz = cpu_mhz_probe();
 }
 
 static const struct live_caps *machine_caps(void)
@@ -732,7 +779,26 @@ struct thread_start {
         bool is_ready;
 };
 
-/* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP. */
+static bool session_claim_stop(struct session *s, const char *why);
+static void session_end_itself(struct session *s);
+
+/* The first error writing the session's log file (sequential; a circular file is written at
+   STOP), 0 if none. */
+static int file_write_error(struct session *s)
+{
+        int error = 0;
+        pthread_mutex_lock(&s->lock);
+        if (s->writer && s->log_file_name && !s->is_circular_file) {
+                struct etl_writer_stats ws;
+                etl_writer_get_stats(s->writer, &ws);
+                error = ws.write_error;
+        }
+        pthread_mutex_unlock(&s->lock);
+        return error;
+}
+
+/* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP, or until
+   the log file cannot be written: then the session stops itself. */
 static void *logger_thread(void *arg)
 {
         struct thread_start *ts = arg;
@@ -751,6 +817,7 @@ static void *logger_thread(void *arg)
         int source_fd = s->source ? live_source_fd(s->source) : -1;
         pthread_mutex_unlock(&s->lock);
         int nr_idle_wakeups = 0;
+        int write_error = 0;
         while (!atomic_load(&s->is_stop_requested)) {
                 int64_t now = clock_ns(CLOCK_MONOTONIC);
                 /* rounded up: rounded down, the last millisecond before a flush was a spin
@@ -797,7 +864,19 @@ static void *logger_thread(void *arg)
                         next_flush = now + (int64_t)s->flush_timer_s * 1000000000ll;
                         pthread_mutex_unlock(&s->lock);
                 }
+                /* a controller's STOP under way (or a start not finished) leaves the claim */
+                write_error = file_write_error(s);
+                if (write_error) {
+                        char why[MAX_NAME_CHARS + 128];
+                        snprintf(why, sizeof(why), "writing %s failed: %s", s->log_file_name,
+                                 strerror(write_error));
+                        if (session_claim_stop(s, why))
+                                break;
+                        write_error = 0;
+                }
         }
+        if (write_error)
+                session_end_itself(s);
         return NULL;
 }
 
@@ -1216,7 +1295,9 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
         struct etl_writer_config cfg = {
                 .buffer_size_bytes = s->rt_info.buffer_size_bytes,
                 .nr_cpus = c->nr_cpus,
-                .log_file_mode = req->log_file_mode & ~EVENT_TRACE_COMPRESSED_MODE,
+                /* a kernel logger's file says so, as the system loggers' files do */
+                .log_file_mode = (req->log_file_mode & ~EVENT_TRACE_COMPRESSED_MODE) |
+                                 (req->is_kernel ? EVENT_TRACE_SYSTEM_LOGGER_MODE : 0),
                 .logger_id = (uint16_t)(s->slot + 1),
                 .logger_name = req->name,
                 .log_file_name = req->file,
@@ -1229,6 +1310,7 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
                 .os_minor = (uint8_t)minor,
                 .provider_version = patch,
                 .timer_resolution_100ns = 10000,
+                .cpu_speed_mhz = cpu_speed_mhz,
                 .maximum_file_size_mb = (req->log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE)
                                                 ? (req->max_file_size + 1023) / 1024
                                                 : req->max_file_size,
@@ -1412,6 +1494,7 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         s->nr_refs = 1; /* the table's */
         table[free_slot] = s;
         if (s->is_kernel) {
+                s->cfg.pid = pending_pid;
                 s->cfg.profile_interval_100ns = interval_of(ProfileTime);
                 s->cfg.nr_profile_sources = nr_pending_sources;
                 for (uint32_t i = 0; i < nr_pending_sources; i++) {
@@ -1570,9 +1653,32 @@ static int apply_settings(struct session *s, const struct live_settings *next,
         return 0;
 }
 
-static ULONG stop_session(struct session *s, EVENT_TRACE_PROPERTIES *p)
+/* Marks s STOPPING for the caller, the one stop it gets: a controller's STOP (why NULL), or
+   the logger thread ending the session because of why, which then holds a reference of its
+   own; from now on the calls that name the handle say why. False when the session is not
+   RUNNING (a stop under way, a start not finished). */
+static bool session_claim_stop(struct session *s, const char *why)
 {
-        thread_stop(s);
+        pthread_mutex_lock(&table_lock);
+        bool is_mine = s->state == SESSION_RUNNING;
+        if (is_mine) {
+                s->state = SESSION_STOPPING;
+                if (why) {
+                        s->nr_refs++;
+                        ended[s->slot].handle = s->handle;
+                        ended[s->slot].is_done = false;
+                        snprintf(ended[s->slot].why, sizeof(ended[s->slot].why), "%s", why);
+                }
+        }
+        pthread_mutex_unlock(&table_lock);
+        return is_mine;
+}
+
+/* Ends a claimed session whose logger thread has stopped: closes the source, finalizes the
+   file, fills p (when not NULL) and leaves the table. Returns ERROR_SUCCESS, the file's error,
+   or ERROR_MORE_DATA. */
+static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
+{
         pthread_mutex_lock(&s->lock);
         if (s->source) {
                 /* nothing drains the rings since the thread stopped: empty them, then keep the
@@ -1611,17 +1717,65 @@ static ULONG stop_session(struct session *s, EVENT_TRACE_PROPERTIES *p)
         table[s->slot] = NULL;
         s->nr_refs--; /* the table's; the caller still holds one */
         pthread_mutex_unlock(&table_lock);
-        if (rc < 0)
+        if (rc < 0 && s->log_file_name) {
+                if (code == ERROR_SUCCESS)
+                        code = etw_error_from_errno(rc);
                 etw_set_error(code,
                               "ControlTrace(STOP): the session stopped, but writing %s "
                               "failed: %s",
                               s->log_file_name, err.msg[0] ? err.msg : strerror(-rc));
-        else if (code == ERROR_MORE_DATA)
+        } else if (code == ERROR_MORE_DATA)
                 etw_set_error(code, "ControlTrace(STOP): the session stopped; the names do not "
                                     "fit in Properties");
         else
                 etw_set_error(ERROR_SUCCESS, NULL);
         return code;
+}
+
+static ULONG stop_session(struct session *s, EVENT_TRACE_PROPERTIES *p)
+{
+        thread_stop(s);
+        return session_end(s, p);
+}
+
+/* The logger thread ends its own session, claimed, after its log file failed: nobody will
+   join the thread, and the reference the claim took is dropped last. */
+static void session_end_itself(struct session *s)
+{
+        pthread_detach(pthread_self());
+        s->has_thread = false;
+        atomic_store(&s->is_stop_requested, true);
+        session_end(s, NULL);
+        pthread_mutex_lock(&table_lock);
+        if (ended[s->slot].handle == s->handle)
+                ended[s->slot].is_done = true;
+        pthread_cond_broadcast(&ended_cond);
+        pthread_mutex_unlock(&table_lock);
+        session_unref(s);
+}
+
+/* The error of a call that found no running session with handle id: ERROR_WMI_INSTANCE_NOT_FOUND,
+   saying why the session stopped when it stopped itself (once its file is finalized). what
+   names the call. */
+static ULONG not_found(const char *what, CONTROLTRACE_ID id)
+{
+        char why[sizeof(ended[0].why)] = "";
+        uint32_t low = (uint32_t)id;
+        pthread_mutex_lock(&table_lock);
+        if (id && low >= 1 && low <= MAX_SESSIONS) {
+                while (ended[low - 1].handle == id && !ended[low - 1].is_done)
+                        pthread_cond_wait(&ended_cond, &table_lock);
+                if (ended[low - 1].handle == id)
+                        memcpy(why, ended[low - 1].why, sizeof(why));
+        }
+        pthread_mutex_unlock(&table_lock);
+        if (why[0])
+                etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND, "%s: the session stopped itself: %s",
+                              what, why);
+        else
+                etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND, "%s: no session has handle 0x%llx",
+                              what, (unsigned long long)id);
+        return ERROR_WMI_INSTANCE_NOT_FOUND;
 }
 
 /* UPDATE (ControlTrace documentation): EnableFlags of a kernel logger, FlushTimer and
@@ -1765,24 +1919,18 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
 
         struct session *s = session_find(TraceId, TraceId ? NULL : InstanceName);
         if (!s) {
+                char what[32];
+                snprintf(what, sizeof(what), "ControlTrace(%s)", op);
                 if (TraceId)
-                        etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
-                                      "ControlTrace(%s): no session has handle 0x%llx", op,
-                                      (unsigned long long)TraceId);
-                else
-                        etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
-                                      "ControlTrace(%s): no session named \"%s\" is running", op,
-                                      InstanceName);
+                        return not_found(what, TraceId);
+                etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
+                              "ControlTrace(%s): no session named \"%s\" is running", op,
+                              InstanceName);
                 return ERROR_WMI_INSTANCE_NOT_FOUND;
         }
         ULONG code = ERROR_SUCCESS;
         if (ControlCode == EVENT_TRACE_CONTROL_STOP) {
-                pthread_mutex_lock(&table_lock);
-                bool is_mine = s->state == SESSION_RUNNING;
-                if (is_mine)
-                        s->state = SESSION_STOPPING;
-                pthread_mutex_unlock(&table_lock);
-                if (!is_mine) {
+                if (!session_claim_stop(s, NULL)) {
                         session_unref(s);
                         etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
                                       "ControlTrace(STOP): the session is already stopping");
@@ -1844,6 +1992,8 @@ ULONG WMIAPI FlushTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
 
 static const char *class_name(TRACE_INFO_CLASS c)
 {
+        if (c == ETWTOP_TRACE_PROCESS_INFO)
+                return "ETWTOP_TRACE_PROCESS_INFO";
         switch (c) {
         case TraceStackTracingInfo: return "TraceStackTracingInfo";
         case TraceSystemTraceEnableFlagsInfo: return "TraceSystemTraceEnableFlagsInfo";
@@ -1922,9 +2072,9 @@ static struct session *kernel_session(const char *fn, TRACE_INFO_CLASS c, CONTRO
         }
         struct session *s = session_find(id, NULL);
         if (!s) {
-                *code = ERROR_WMI_INSTANCE_NOT_FOUND;
-                etw_set_error(*code, "%s(%s): no session has handle 0x%llx", fn, class_name(c),
-                              (unsigned long long)id);
+                char what[96];
+                snprintf(what, sizeof(what), "%s(%s)", fn, class_name(c));
+                *code = not_found(what, id);
                 return NULL;
         }
         if (!s->is_kernel) {
@@ -2098,6 +2248,56 @@ static ULONG edit_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID h
         return code;
 }
 
+/* ETWTOP_TRACE_PROCESS_INFO (etw/etwtop_ext.h): the process of the kernel loggers started next
+   (handle 0), or a running kernel logger's, which cannot change. */
+static ULONG set_process(const char *fn, CONTROLTRACE_ID handle, const void *info, ULONG len)
+{
+        const TRACE_INFO_CLASS c = ETWTOP_TRACE_PROCESS_INFO;
+        if (len != sizeof(LONG)) {
+                etw_set_error(ERROR_BAD_LENGTH, "%s(%s): %u bytes, a process id is a LONG (4)", fn,
+                              class_name(c), len);
+                return ERROR_BAD_LENGTH;
+        }
+        if (!info) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "%s(%s): the buffer is NULL", fn,
+                              class_name(c));
+                return ERROR_INVALID_PARAMETER;
+        }
+        LONG pid;
+        memcpy(&pid, info, sizeof(pid));
+        if (pid == 0 || pid < -1) {
+                etw_set_error(ERROR_INVALID_PARAMETER,
+                              "%s(%s): %d is not a process id (-1: the whole system)", fn,
+                              class_name(c), (int)pid);
+                return ERROR_INVALID_PARAMETER;
+        }
+        if (!handle) {
+                pthread_mutex_lock(&table_lock);
+                pending_pid = pid;
+                pthread_mutex_unlock(&table_lock);
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
+        ULONG code;
+        struct session *s = kernel_session(fn, c, handle, &code);
+        if (!s)
+                return code;
+        pthread_mutex_lock(&s->lock);
+        int32_t now = s->cfg.pid;
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        if (now != pid) {
+                etw_set_error(ERROR_NOT_SUPPORTED,
+                              "%s(%s): the session traces %s %d; a running session's process "
+                              "cannot change (set it with handle 0 before StartTrace)",
+                              fn, class_name(c), now > 0 ? "process" : "the whole system, pid",
+                              (int)now);
+                return ERROR_NOT_SUPPORTED;
+        }
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
 ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
                                  PVOID TraceInformation, ULONG InformationLength)
 {
@@ -2106,6 +2306,8 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
         const void *info = TraceInformation;
         ULONG len = InformationLength;
         ULONG code;
+        if (c == ETWTOP_TRACE_PROCESS_INFO)
+                return set_process(fn, SessionHandle, info, len);
         switch (c) {
         case TraceStackTracingInfo: {
                 code = check_event_list(fn, c, info, len, LIVE_MAX_STACK_HOOKS);
@@ -2373,6 +2575,28 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
                 return ERROR_INVALID_PARAMETER;
         }
         const struct live_caps *caps_now = machine_caps();
+        if (c == ETWTOP_TRACE_PROCESS_INFO) {
+                code = need_length(fn, c, len, sizeof(LONG), ReturnLength);
+                if (code != ERROR_SUCCESS)
+                        return code;
+                LONG pid;
+                if (!SessionHandle) {
+                        pthread_mutex_lock(&table_lock);
+                        pid = pending_pid;
+                        pthread_mutex_unlock(&table_lock);
+                } else {
+                        struct session *s = kernel_session(fn, c, SessionHandle, &code);
+                        if (!s)
+                                return code;
+                        pthread_mutex_lock(&s->lock);
+                        pid = s->cfg.pid;
+                        pthread_mutex_unlock(&s->lock);
+                        session_unref(s);
+                }
+                memcpy(out, &pid, sizeof(pid));
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
         switch (c) {
         case TraceSampledProfileIntervalInfo: {
                 if (SessionHandle) {

@@ -6,17 +6,16 @@
    The names are made once, before the frames, as the symbol store interns them once: the
    application's table borrows the store's interned names (ui_table_text_borrow) rather than
    copying them at each refresh, and so does this one.
-   Then the whole refresh of the functions view as src/app.c makes it: a model of ROWS
-   functions (a JIT map of ROWS symbols, sampled with stacks into the hot functions and the
-   call tree), its rows asked for (hot_functions), each row's callers node looked up, the table
-   filled with the store's names, sorted and drawn.
+   Then the whole refresh of the functions view, by the view's own row builder: a model of ROWS
+   functions (a JIT map of ROWS symbols, sampled with stacks through the model's entry into the
+   hot functions and the call tree), the view's rows built (hot functions, each row's callers
+   node, the table filled with the store's names), sorted and drawn.
    Usage: bench_frame [ROWS] [FRAMES] */
 #include "kevent.h"
-#include "model/calltree.h"
-#include "model/hot.h"
-#include "symbols/symbols.h"
+#include "model/profile.h"
 #include "ui/screen.h"
 #include "ui/table.h"
+#include "ui/views.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -37,13 +36,8 @@ static const struct ui_column cols[] = {
         {"Total", UI_COL_U64, 8}, {"Module", UI_COL_TEXT, 22}, {"Function", UI_COL_TEXT, 0},
 };
 
-static void feed(struct hot *h, struct calltree *tree, const struct kevent *ev)
-{
-        hot_event(h, ev);
-        calltree_event(tree, ev);
-}
-
-/* The functions view's refresh over a model of rows functions, frames times. */
+/* The functions view's refresh over a model of rows functions, frames times: the real view's
+   row builder (ui/views/functions_view.c) over the real model entry (profile_event). */
 static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view_state *vs,
                         uint32_t rows, uint32_t frames)
 {
@@ -56,12 +50,11 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
         for (uint32_t i = 0; i < rows; i++)
                 fprintf(map, "%" PRIx64 " 10 jit_function_%u\n", (uint64_t)(base + 16ull * i), i);
         fclose(map);
-        struct sym_options o = {.is_live = true, .is_synchronous = true};
-        struct sym_store *store;
-        if (sym_store_new(&store, &o) < 0)
-                return 1;
-        struct hot *h = hot_new(store, 1u << 18);
-        struct calltree *tree = calltree_new(store, 1u << 18, HOT_SOURCE_TIMER);
+        struct profile_options po = {.is_live = true,
+                                     .is_synchronous = true,
+                                     .max_functions = 1u << 18,
+                                     .has_call_tree = true};
+        struct profile *p = profile_new(&po);
         uint32_t pid = (uint32_t)getpid();
         uint64_t seed = 777, ts = 1000;
         uint64_t nr_samples = 0;
@@ -81,66 +74,39 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
                         ev.tid = pid;
                         ev.sample.ip = frames3[0];
                         ev.sample.tid = pid;
-                        feed(h, tree, &ev);
+                        profile_event(p, &ev);
                         ev.type = KEV_STACK;
                         ev.stack.event_timestamp = ts;
                         ev.stack.pid = pid;
                         ev.stack.tid = pid;
                         ev.stack.nr_frames = 3;
                         ev.stack.frames = frames3;
-                        feed(h, tree, &ev);
+                        profile_event(p, &ev);
                         nr_samples++;
                 }
         }
-        double t_model = 0, t_hot = 0, t_fill = 0, t_draw = 0;
-        uint32_t nr_rows = 0, nr_callers = 0;
+        struct ui_view *view = functions_view_new();
+        struct ui_build_ctx m = {p, true, ""};
+        double t_rows = 0, t_draw = 0;
         const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
-        const char *module = "perf-map";
         for (uint32_t f = 0; f < frames; f++) {
                 double t0 = now_s();
-                const struct calltree_row *unused;
-                calltree_children(tree, false, 0, &unused);
-                const struct hot_row *hr;
-                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &hr);
-                double tq = now_s();
-                nr_callers = 0;
-                for (uint32_t i = 0; i < n; i++)
-                        nr_callers += calltree_find_function(tree, hr[i].module, hr[i].function,
-                                                             hr[i].rel) != 0;
+                view->build(view, &m, t);
                 double t1 = now_s();
-                ui_table_clear(t);
-                ui_table_reserve(t, n);
-                for (uint32_t i = 0; i < n; i++) {
-                        const struct hot_row *w = &hr[i];
-                        uint32_t r = ui_table_add(t, i + 1, 0, UI_ROW_EXPANDABLE);
-                        ui_table_pct(t, r, 0, 100.0 * (double)w->self / (double)nr_samples);
-                        ui_table_pct(t, r, 1, 100.0 * (double)w->total / (double)nr_samples);
-                        ui_table_u64(t, r, 2, w->self);
-                        ui_table_u64(t, r, 3, w->total);
-                        ui_table_text_borrow(t, r, 4, module);
-                        ui_table_text_borrow(t, r, 5, sym_name(store, w->function));
-                }
-                double t2 = now_s();
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", false};
+                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", view, false};
                 ui_screen_draw(scr, &fr, t, vs);
-                double t3 = now_s();
-                t_model += t1 - t0;
-                t_hot += tq - t0;
-                t_fill += t2 - t1;
-                t_draw += t3 - t2;
-                nr_rows = n;
+                double t2 = now_s();
+                t_rows += t1 - t0;
+                t_draw += t2 - t1;
         }
-        printf("functions view over a model of %u functions (%" PRIu64 " samples with stacks, "
-               "%u functions with a callers tree before the tree's cap): the model's rows in "
-               "%.2f ms (hot functions %.2f ms, callers lookups %.2f ms), the fill in %.2f ms, "
-               "sort and draw in %.2f ms: %.2f ms per refresh\n",
-               nr_rows, nr_samples, nr_callers, 1e3 * t_model / frames, 1e3 * t_hot / frames,
-               1e3 * (t_model - t_hot) / frames, 1e3 * t_fill / frames, 1e3 * t_draw / frames,
-               1e3 * (t_model + t_fill + t_draw) / frames);
-        calltree_free(tree);
-        hot_free(h);
-        sym_store_free(store);
+        printf("functions view over a model of %u functions (%" PRIu64 " samples with stacks): "
+               "the view's rows (model rows, callers lookups, the table filled) in %.2f ms, sort "
+               "and draw in %.2f ms: %.2f ms per refresh\n",
+               t->nr_rows, nr_samples, 1e3 * t_rows / frames, 1e3 * t_draw / frames,
+               1e3 * (t_rows + t_draw) / frames);
+        view->free(view);
+        profile_free(p);
         unlink(path);
         return 0;
 }
@@ -193,7 +159,7 @@ int main(int argc, char **argv)
                         ui_table_text_borrow(&t, r, 5, names + (size_t)i * 32);
                 }
                 double t1 = now_s();
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", false};
+                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", NULL, false};
                 ui_screen_draw(scr, &fr, &t, &vs);
                 double t2 = now_s();
                 t_fill += t1 - t0;
@@ -202,7 +168,7 @@ int main(int argc, char **argv)
         /* key presses between refreshes: the cursor moves, the rows stay */
         double t0 = now_s();
         for (uint32_t f = 0; f < frames; f++) {
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", false};
+                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", NULL, false};
                 vs.cursor_key = 1 + (f * 7919) % rows;
                 ui_screen_draw(scr, &fr, &t, &vs);
         }

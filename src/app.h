@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "etw/ntwmi.h"
+#include "etw_client.h"
 
 struct app_options {
         const char *replay_path; /* NULL: live */
@@ -21,21 +21,10 @@ struct app_options {
         uint32_t nr_top; /* batch: rows per table (0: 25) */
         const char *const *symbol_path;
         uint32_t nr_symbol_path;
-        /* the session (live) */
-        PERFINFO_GROUPMASK masks;
-        uint16_t stack_hooks[32];
-        uint32_t nr_stack_hooks;
-        uint32_t interval_100ns;
+        /* live: what the session collects; its pid is the process the views count (-p: the
+           session stays system-wide, as the kernel logger is) */
+        struct collect_settings collect;
         double duration_s; /* live: stop after this long (0: until q) */
-        int32_t pid;       /* live: the views count this process only (-p; 0 or -1: all) */
-        bool has_pmc;      /* live: sample this PMC source under PMC_PROFILE (--pmc-profile) */
-        uint32_t pmc_source;
-        uint32_t nr_pmc_counters; /* live: counters read on events (--pmc), KPROFILE_SOURCE */
-        uint32_t pmc_counters[4];
-        uint32_t nr_pmc_hooks; /* the events they are read on (--pmc-events) */
-        uint16_t pmc_hooks[4];
-        bool has_lbr;         /* live: LBR on the Profile events (--lastbranch Profile) */
-        uint32_t lbr_filters; /* EVNTRACE_LBR_* branch types left out (--lastbranch-filter) */
 };
 
 /* Runs the screen (or batch frames) until q, the end of --duration, or a signal. Returns 0, or

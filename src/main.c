@@ -38,11 +38,11 @@ static void usage(FILE *out)
               "           --pmc COUNTERS      read PMC counters on events "
               "(TotalCycles+InstructionRetired)\n"
               "           --pmc-events EVENTS the events they are read on (default CSwitch)\n"
-              "           --lastbranch EVENTS LBR on these events (Profile, PmcInterrupt)\n"
+              "           --lastbranch Profile  LBR on the Profile events\n"
               "           --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
               "           -p PID              one process and its threads, not the whole system\n"
               "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
-              "           --buffer-size KB    ETW buffer size (default 64)\n"
+              "           --buffer-size KB    ETW buffer size, 1 to 1024 (default 64)\n"
               "           --force             replace OUT.etl if it exists\n"
               "       etwtop [options]                        the live screen (the session\n"
               "                                               options above; -p: one process)\n"
@@ -58,6 +58,65 @@ static void usage(FILE *out)
               "etwtop is a live profiler for the terminal that speaks Windows Event Tracing:\n"
               "its sessions, its API and its .etl files, on Linux.\n",
               out);
+}
+
+/* The collection options as given on the command line (xperf's names). */
+struct collect_args {
+        const char *on, *stackwalk;
+        const char *pmc_profile, *pmc, *pmc_events;
+        const char *lastbranch, *lastbranch_filter;
+};
+
+/* Parses the collection options into s, which holds the defaults (collect_settings_init) and
+   the numeric options already. Returns 0, or -1 with the option's problem in err. */
+static int parse_collect(const struct collect_args *a, struct collect_settings *s, char *err,
+                         size_t err_size)
+{
+        err[0] = '\0';
+        if (xperf_parse_flags(a->on, &s->masks, err, err_size) < 0)
+                return -1;
+        int n = xperf_parse_hooks(a->stackwalk, s->stack_hooks, COLLECT_MAX_HOOKS, err, err_size);
+        if (n < 0)
+                return -1;
+        s->nr_stack_hooks = (uint32_t)n;
+        if (a->pmc_profile) {
+                if (xperf_parse_profile_source(a->pmc_profile, &s->pmc_source, err, err_size) < 0)
+                        return -1;
+                s->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
+                        PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+        }
+        if (a->pmc) {
+                n = xperf_parse_profile_sources(a->pmc, s->pmc_counters, COLLECT_MAX_COUNTERS, err,
+                                                err_size);
+                if (n < 0)
+                        return -1;
+                s->nr_pmc_counters = (uint32_t)n;
+                n = xperf_parse_hooks(a->pmc_events, s->pmc_hooks, COLLECT_MAX_COUNTERS, err,
+                                      err_size);
+                if (n < 0)
+                        return -1;
+                s->nr_pmc_hooks = (uint32_t)n;
+        }
+        if (a->lastbranch) {
+                uint16_t hooks[COLLECT_MAX_COUNTERS]; /* EVNTRACE_MAX_LBR_EVENTS */
+                n = xperf_parse_hooks(a->lastbranch, hooks, COLLECT_MAX_COUNTERS, err, err_size);
+                if (n < 0)
+                        return -1;
+                for (int i = 0; i < n; i++) {
+                        if (hooks[i] != PERFINFO_LOG_TYPE_SAMPLED_PROFILE) {
+                                snprintf(err, err_size,
+                                         "--lastbranch %s: etwtop takes LBR on the Profile events "
+                                         "only (--lastbranch Profile)",
+                                         a->lastbranch);
+                                return -1;
+                        }
+                }
+                s->is_lbr_on = n > 0;
+        }
+        if (a->lastbranch_filter &&
+            xperf_parse_lbr_filters(a->lastbranch_filter, &s->lbr_filters, err, err_size) < 0)
+                return -1;
+        return 0;
 }
 
 /* etwtop --merge -o OUT [--force] IN... */
@@ -146,30 +205,31 @@ int main(int argc, char **argv)
         uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
         bool is_batch = false, is_mono = false;
         double delay_s = 1.0;
-        const char *on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER";
-        const char *stackwalk = "Profile+CSwitch+ReadyThread";
-        const char *pmc_profile = NULL, *lastbranch = NULL, *lastbranch_filter = NULL;
-        const char *pmc = NULL, *pmc_events = "CSwitch";
+        struct collect_args ca = {
+                .on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER",
+                .stackwalk = "Profile+CSwitch+ReadyThread",
+                .pmc_events = "CSwitch",
+        };
+        struct collect_settings collect;
+        collect_settings_init(&collect);
         struct record_options rec = {.progress_fd = STDERR_FILENO};
-        rec.settings.profile_interval_100ns = 10000;
-        rec.settings.pid = -1;
         char err[1024];
         char *end;
         int c;
 
         while ((c = getopt_long(argc, argv, "bd:hn:o:p:", options, NULL)) != -1) {
                 switch (c) {
-                case OPT_ON: on = optarg; break;
-                case OPT_STACKWALK: stackwalk = optarg; break;
-                case OPT_PMC_PROFILE: pmc_profile = optarg; break;
-                case OPT_LASTBRANCH: lastbranch = optarg; break;
-                case OPT_PMC: pmc = optarg; break;
-                case OPT_PMC_EVENTS: pmc_events = optarg; break;
-                case OPT_LASTBRANCH_FILTER: lastbranch_filter = optarg; break;
+                case OPT_ON: ca.on = optarg; break;
+                case OPT_STACKWALK: ca.stackwalk = optarg; break;
+                case OPT_PMC_PROFILE: ca.pmc_profile = optarg; break;
+                case OPT_LASTBRANCH: ca.lastbranch = optarg; break;
+                case OPT_PMC: ca.pmc = optarg; break;
+                case OPT_PMC_EVENTS: ca.pmc_events = optarg; break;
+                case OPT_LASTBRANCH_FILTER: ca.lastbranch_filter = optarg; break;
                 case OPT_PROF_INT:
-                        rec.settings.profile_interval_100ns = (uint32_t)strtoul(optarg, &end, 0);
-                        if (*end || rec.settings.profile_interval_100ns < 1221 ||
-                            rec.settings.profile_interval_100ns > 10000000) {
+                        collect.interval_100ns = (uint32_t)strtoul(optarg, &end, 0);
+                        if (*end || collect.interval_100ns < 1221 ||
+                            collect.interval_100ns > 10000000) {
                                 fprintf(stderr, "etwtop: --set-prof-int takes 1221 .. 10000000 "
                                                 "(100 ns units; 10000 = 1 ms)\n");
                                 return 2;
@@ -184,14 +244,15 @@ int main(int argc, char **argv)
                         break;
                 case OPT_BUFFER_SIZE:
                         rec.buffer_size_kb = (uint32_t)strtoul(optarg, &end, 0);
-                        if (*end || rec.buffer_size_kb < 1 || rec.buffer_size_kb > 16384) {
-                                fprintf(stderr, "etwtop: --buffer-size takes 1 .. 16384 (KB)\n");
+                        /* EVENT_TRACE_PROPERTIES.BufferSize: at most 1 MB */
+                        if (*end || rec.buffer_size_kb < 1 || rec.buffer_size_kb > 1024) {
+                                fprintf(stderr, "etwtop: --buffer-size takes 1 .. 1024 (KB)\n");
                                 return 2;
                         }
                         break;
                 case 'p':
-                        rec.settings.pid = (int32_t)strtol(optarg, &end, 10);
-                        if (*end || rec.settings.pid <= 0) {
+                        collect.pid = (int32_t)strtol(optarg, &end, 10);
+                        if (*end || collect.pid <= 0) {
                                 fprintf(stderr, "etwtop: -p takes a process id\n");
                                 return 2;
                         }
@@ -246,7 +307,13 @@ int main(int argc, char **argv)
                 return merge_main(output, is_force, &argv[optind], argc - optind);
         bool is_screen = !is_dump && !is_merge && !(replay_path && is_batch) &&
                          (!record_path || (isatty(STDOUT_FILENO) && !is_batch));
-        if (is_screen || (is_batch && !replay_path && !record_path && !is_dump)) {
+        bool is_live_batch = is_batch && !replay_path && !record_path && !is_dump;
+        if ((is_screen || is_live_batch || record_path) &&
+            parse_collect(&ca, &collect, err, sizeof(err)) < 0) {
+                fprintf(stderr, "etwtop: %s\n", err);
+                return 2;
+        }
+        if (is_screen || is_live_batch) {
                 struct app_options ao = {0};
                 ao.replay_path = replay_path;
                 ao.record_path = record_path;
@@ -258,47 +325,8 @@ int main(int argc, char **argv)
                 ao.nr_top = nr_top;
                 ao.symbol_path = symbol_path;
                 ao.nr_symbol_path = nr_symbol_path;
-                ao.interval_100ns = rec.settings.profile_interval_100ns;
+                ao.collect = collect;
                 ao.duration_s = rec.duration_s;
-                err[0] = '\0';
-                if (xperf_parse_flags(on, &ao.masks, err, sizeof(err)) < 0) {
-                        fprintf(stderr, "etwtop: %s\n", err);
-                        return 2;
-                }
-                int nh = xperf_parse_hooks(stackwalk, ao.stack_hooks, 32, err, sizeof(err));
-                if (nh < 0) {
-                        fprintf(stderr, "etwtop: %s\n", err);
-                        return 2;
-                }
-                ao.nr_stack_hooks = (uint32_t)nh;
-                ao.pid = rec.settings.pid;
-                if (pmc_profile) {
-                        if (xperf_parse_profile_source(pmc_profile, &ao.pmc_source, err,
-                                                       sizeof(err)) < 0)
-                                goto usage_error;
-                        ao.has_pmc = true;
-                }
-                if (pmc) {
-                        int n = xperf_parse_profile_sources(pmc, ao.pmc_counters, 4, err,
-                                                            sizeof(err));
-                        int m = n < 0 ? n
-                                      : xperf_parse_hooks(pmc_events, ao.pmc_hooks, 4, err,
-                                                          sizeof(err));
-                        if (n < 0 || m < 0)
-                                goto usage_error;
-                        ao.nr_pmc_counters = (uint32_t)n;
-                        ao.nr_pmc_hooks = (uint32_t)m;
-                }
-                if (lastbranch) {
-                        uint16_t lbr_hooks[8];
-                        int n = xperf_parse_hooks(lastbranch, lbr_hooks, 8, err, sizeof(err));
-                        if (n < 0)
-                                goto usage_error;
-                        ao.has_lbr = n > 0;
-                }
-                if (lastbranch_filter && xperf_parse_lbr_filters(lastbranch_filter, &ao.lbr_filters,
-                                                                 err, sizeof(err)) < 0)
-                        goto usage_error;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;
@@ -306,56 +334,14 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (record_path) {
-                struct live_settings *st = &rec.settings;
-                err[0] = '\0';
-                if (xperf_parse_flags(on, &st->masks, err, sizeof(err)) < 0)
-                        goto usage_error;
-                int n = xperf_parse_hooks(stackwalk, st->stack_hooks, LIVE_MAX_STACK_HOOKS, err,
-                                          sizeof(err));
-                if (n < 0)
-                        goto usage_error;
-                st->nr_stack_hooks = (uint32_t)n;
-                if (pmc_profile) {
-                        if (xperf_parse_profile_source(pmc_profile, &st->profile_sources[0], err,
-                                                       sizeof(err)) < 0)
-                                goto usage_error;
-                        st->nr_profile_sources = 1;
-                        st->source_intervals[0] = 65536;
-                        st->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
-                                PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
-                }
-                if (pmc) {
-                        n = xperf_parse_profile_sources(pmc, st->pmc_counters, LIVE_MAX_SOURCES,
-                                                        err, sizeof(err));
-                        if (n < 0)
-                                goto usage_error;
-                        st->nr_pmc_counters = (uint32_t)n;
-                        n = xperf_parse_hooks(pmc_events, st->pmc_hooks, LIVE_MAX_SOURCES, err,
-                                              sizeof(err));
-                        if (n < 0)
-                                goto usage_error;
-                        st->nr_pmc_hooks = (uint32_t)n;
-                }
-                if (lastbranch) {
-                        n = xperf_parse_hooks(lastbranch, st->lbr_hooks, LIVE_MAX_LBR_HOOKS, err,
-                                              sizeof(err));
-                        if (n < 0)
-                                goto usage_error;
-                        st->nr_lbr_hooks = (uint32_t)n;
-                }
-                if (lastbranch_filter && xperf_parse_lbr_filters(lastbranch_filter, &st->lbr_flags,
-                                                                 err, sizeof(err)) < 0)
-                        goto usage_error;
                 rec.path = record_path;
                 rec.is_force = is_force;
+                rec.collect = &collect;
                 if (record_run(&rec, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;
                 }
                 return 0;
-        usage_error:
-                fprintf(stderr, "etwtop: %s\n", err);
-                return 2;
         }
         if (replay_path) {
                 struct report_options ro = {replay_path, symbol_path, nr_symbol_path, nr_top,

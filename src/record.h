@@ -7,20 +7,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "live_source.h"
+#include "etw_client.h"
 
 struct record_options {
         const char *path; /* borrowed */
         bool is_force;    /* replace an existing file */
-        struct live_settings settings;
+        /* borrowed: what the session collects; pid > 0: that process and its threads only */
+        const struct collect_settings *collect;
         double duration_s;       /* 0: until Ctrl-C, SIGTERM or SIGHUP */
-        uint32_t buffer_size_kb; /* 0: 64 */
+        uint32_t buffer_size_kb; /* EVENT_TRACE_PROPERTIES.BufferSize; 0: the API's (64) */
         int progress_fd;         /* where progress lines go (stderr), -1 for none */
 };
 
-/* Records until the duration ends, a signal arrives or the disk fills, and leaves a finalized
-   file in every case. Returns 0, or -1 with a message in err that names the fix (a missing
-   privilege, hardware this machine lacks, a file that exists). */
+/* Records through the controller API (StartTrace in file mode, ControlTrace QUERY and STOP)
+   until the duration ends, a signal arrives or the session stops itself (its file cannot be
+   written: a full disk), and leaves a finalized file in every case. Returns 0, or -1 with a
+   message in err that names the fix (a missing privilege, hardware this machine lacks, a file
+   that exists) or why the session stopped. */
 int record_run(const struct record_options *opts, char *err, size_t err_size);
 
 #endif

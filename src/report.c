@@ -5,14 +5,9 @@
 #include "report.h"
 
 #include "etw/evntrace.h"
-#include "etw/etwtop_ext.h"
-#include "kevent.h"
-#include "model/branches.h"
-#include "model/hot.h"
-#include "model/switches.h"
-#include "model/sym_feed.h"
+#include "feed.h"
+#include "model/profile.h"
 #include "outbuf.h"
-#include "symbols/symbols.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,70 +16,13 @@
 
 struct report {
         const struct report_options *opts;
-        struct kdecoder *decoder;  /* owned */
-        struct sym_store *store;   /* owned */
-        struct sym_feed *feed;     /* owned */
-        struct hot *hot;           /* owned */
-        struct branches *branches; /* owned */
-        struct switches *switches; /* owned */
-        uint64_t nr_events;
-        uint64_t nr_lost_header;  /* the logfile header's EventsLost */
-        uint64_t nr_lost_total;   /* etwtop's exact total at the stop (reason 2) */
-        uint64_t nr_lost_records; /* etwtop's overflows as they came (reason 1), summed */
-        uint64_t first_ns, last_ns;
-        bool has_time;
-        char logger[128];
-        uint32_t nr_cpus;
-        uint32_t interval_100ns;
+        struct profile *profile; /* owned */
 };
 
 static void on_log(void *ctx, const char *message)
 {
         (void)ctx;
         fprintf(stderr, "etwtop: symbols: %s\n", message);
-}
-
-static void on_event(void *ctx, const struct kevent *ev)
-{
-        struct report *r = ctx;
-        /* the file's records: a stack rebuilt from a stack-cache key is part of its record */
-        if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
-                r->nr_events++;
-        if (!r->has_time || ev->time_ns < (int64_t)r->first_ns)
-                r->first_ns = (uint64_t)(ev->time_ns > 0 ? ev->time_ns : 0);
-        if (ev->time_ns > (int64_t)r->last_ns)
-                r->last_ns = (uint64_t)ev->time_ns;
-        r->has_time = true;
-        switch (ev->type) {
-        case KEV_TRACE_HEADER:
-                snprintf(r->logger, sizeof(r->logger), "%s", ev->trace_header.logger_name);
-                if (ev->trace_header.header) {
-                        r->nr_cpus = ev->trace_header.header->NumberOfProcessors;
-                        r->nr_lost_header = ev->trace_header.header->EventsLost;
-                }
-                break;
-        case KEV_EVENTS_LOST:
-                if (ev->events_lost.reason == 1)
-                        r->nr_lost_records += ev->events_lost.count;
-                else if (ev->events_lost.reason == 2)
-                        r->nr_lost_total = ev->events_lost.count;
-                break;
-        case KEV_PROFILE_INTERVAL:
-                if (ev->profile_interval.source == 0)
-                        r->interval_100ns = ev->profile_interval.new_interval_100ns;
-                break;
-        default: break;
-        }
-        sym_feed_event(r->feed, ev);
-        hot_event(r->hot, ev);
-        branches_event(r->branches, ev);
-        switches_event(r->switches, ev);
-}
-
-static VOID WINAPI on_record(PEVENT_RECORD rec)
-{
-        struct report *r = rec->UserContext;
-        kdecoder_decode(r->decoder, rec, on_event, r);
 }
 
 static void put_pct(struct outbuf *o, uint64_t part, uint64_t whole)
@@ -111,13 +49,13 @@ static const char *module_label(struct sym_store *st, uint32_t module)
 
 static void print_source(struct report *r, struct outbuf *o, uint16_t source)
 {
-        uint64_t nr = hot_nr_samples(r->hot, source);
+        uint64_t nr = hot_nr_samples(r->profile->hot, source);
         const char *name =
                 source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
         char line[512];
         const struct hot_row *rows;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
-        uint32_t n = hot_top_functions(r->hot, source, false, top, &rows);
+        uint32_t n = hot_top_functions(r->profile->hot, source, false, top, &rows);
 
         snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self)\n",
                  name ? name : "PMC", nr);
@@ -125,10 +63,10 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         outbuf_puts(o, "   Self%   Total%     Self    Total  Module                    Function\n");
         for (uint32_t i = 0; i < n && i < top; i++) {
                 const struct hot_row *w = &rows[i];
-                const char *mod = module_label(r->store, w->module);
+                const char *mod = module_label(r->profile->store, w->module);
                 char fn[512];
                 if (w->function)
-                        snprintf(fn, sizeof(fn), "%s", sym_name(r->store, w->function));
+                        snprintf(fn, sizeof(fn), "%s", sym_name(r->profile->store, w->function));
                 else if (w->module)
                         snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
                 else if (w->rel)
@@ -146,7 +84,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                 outbuf_putc(o, '\n');
         }
         const struct hot_module_row *mrows;
-        uint32_t m = hot_modules(r->hot, source, &mrows);
+        uint32_t m = hot_modules(r->profile->hot, source, &mrows);
         snprintf(line, sizeof(line), "\nHot modules (%s)\n", name ? name : "PMC");
         outbuf_puts(o, line);
         outbuf_puts(o, "   Self%     Self  Module                    Symbols\n");
@@ -154,7 +92,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                 put_pct(o, mrows[i].self, nr);
                 struct sym_module_info info;
                 char detail[512] = "";
-                if (mrows[i].module && sym_module_info(r->store, mrows[i].module, &info)) {
+                if (mrows[i].module && sym_module_info(r->profile->store, mrows[i].module, &info)) {
                         /* where names came from, or what would give them (a Windows image's
                            PDB name and signature, an ELF file's build-id) */
                         if (info.is_loaded && info.nr_symbols)
@@ -171,7 +109,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                         }
                 }
                 snprintf(line, sizeof(line), " %8" PRIu64 "  %-25s %s\n", mrows[i].self,
-                         module_label(r->store, mrows[i].module), detail);
+                         module_label(r->profile->store, mrows[i].module), detail);
                 outbuf_puts(o, line);
         }
 }
@@ -180,7 +118,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
 static void print_branches(struct report *r, struct outbuf *o)
 {
         const struct branches_row *rows;
-        uint32_t n = branches_rows(r->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(r->profile->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
         if (!n)
                 return;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
@@ -197,8 +135,8 @@ static void print_branches(struct report *r, struct outbuf *o)
                         snprintf(from, sizeof(from), "[other edges]");
                         to[0] = 0;
                 } else {
-                        sym_format(r->store, w->from.loc, from, sizeof(from));
-                        sym_format(r->store, w->to.loc, to, sizeof(to));
+                        sym_format(r->profile->store, w->from.loc, from, sizeof(from));
+                        sym_format(r->profile->store, w->to.loc, to, sizeof(to));
                 }
                 put_pct(o, w->count, total);
                 snprintf(line, sizeof(line), " %8" PRIu64 "  %s%s%s\n", w->count, from,
@@ -211,7 +149,7 @@ static void print_branches(struct report *r, struct outbuf *o)
 static void print_switches(struct report *r, struct outbuf *o)
 {
         const struct switches_row *rows;
-        uint32_t n = switches_threads(r->switches, SWITCHES_BY_SWITCHES, &rows);
+        uint32_t n = switches_threads(r->profile->switches, SWITCHES_BY_SWITCHES, &rows);
         if (!n)
                 return;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
@@ -254,13 +192,13 @@ static void print_switches(struct report *r, struct outbuf *o)
                         char name[80], counts[256];
                         snprintf(name, sizeof(name), "%s%s%s", w->process_name,
                                  w->thread_name[0] ? "/" : "", w->thread_name);
-                        switches_pmc_text(r->switches, w, counts, sizeof(counts));
+                        switches_pmc_text(r->profile->switches, w, counts, sizeof(counts));
                         snprintf(line, sizeof(line), " %8u  %-30s  %s\n", w->tid, name, counts);
                         outbuf_puts(o, line);
                 }
         }
         const struct switches_cpu_row *cpus;
-        uint32_t nc = switches_cpus(r->switches, &cpus);
+        uint32_t nc = switches_cpus(r->profile->switches, &cpus);
         if (nc) {
                 outbuf_puts(o, "\nCPUs (time with a thread on them, idle time)\n");
                 outbuf_puts(
@@ -283,7 +221,7 @@ static void print_switches(struct report *r, struct outbuf *o)
                 }
         }
         const struct switches_blocker_row *bl;
-        uint32_t nb = switches_blockers(r->switches, AGG_ALL, &bl);
+        uint32_t nb = switches_blockers(r->profile->switches, AGG_ALL, &bl);
         if (nb) {
                 outbuf_puts(o,
                             "\nWhere threads blocked (off-CPU time, from the switches' stacks)\n");
@@ -291,7 +229,7 @@ static void print_switches(struct report *r, struct outbuf *o)
                                "Blocked in\n");
                 for (uint32_t i = 0; i < nb && i < top; i++) {
                         char where[320], name[80];
-                        sym_format(r->store, bl[i].where, where, sizeof(where));
+                        sym_format(r->profile->store, bl[i].where, where, sizeof(where));
                         snprintf(name, sizeof(name), "%s%s%s", bl[i].process_name,
                                  bl[i].thread_name[0] ? "/" : "", bl[i].thread_name);
                         snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f %8u  %-30s  %s\n",
@@ -301,7 +239,7 @@ static void print_switches(struct report *r, struct outbuf *o)
                 }
         }
         const struct switches_wait_row *waits;
-        uint32_t m = switches_waits(r->switches, &waits);
+        uint32_t m = switches_waits(r->profile->switches, &waits);
         if (!m)
                 return;
         outbuf_puts(o, "\nWaits (state/reason, by off-CPU time)\n");
@@ -319,38 +257,20 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct report r = {.opts = opts};
         struct outbuf o;
-        EVENT_TRACE_LOGFILEA lf;
         int rc = -1;
-
-        struct sym_options so = {.symbol_path = opts->symbol_path,
-                                 .nr_symbol_path = opts->nr_symbol_path,
-                                 .log = on_log};
-        sym_store_new(&r.store, &so);
-        r.feed = sym_feed_new(r.store);
-        r.hot = hot_new(r.store, 0);
-        r.branches = branches_new(r.store, 1u << 16);
-        r.switches = switches_new(r.store, 1u << 16);
-        r.decoder = kdecoder_new(true);
-        memset(&lf, 0, sizeof(lf));
-        lf.LogFileName = (LPSTR)opts->path;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
-        lf.EventRecordCallback = on_record;
-        lf.Context = &r;
-        PROCESSTRACE_HANDLE hd = OpenTraceA(&lf);
-        if (hd == INVALID_PROCESSTRACE_HANDLE) {
-                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
-                         GetLastError());
+        struct profile_options po = {.symbol_path = opts->symbol_path,
+                                     .nr_symbol_path = opts->nr_symbol_path,
+                                     .log = on_log};
+        r.profile = profile_new(&po);
+        struct profile *p = r.profile;
+        struct feed *f = NULL;
+        if (feed_open(&f, p, opts->path, NULL, err, err_size) < 0)
                 goto out;
-        }
-        ULONG status = ProcessTrace(&hd, 1, NULL, NULL);
-        struct etw_trace_stats st;
-        if (etw_trace_get_stats(hd, &st) == ERROR_SUCCESS && st.nr_buffers_damaged)
-                fprintf(stderr,
-                        "etwtop: %s: %u damaged buffer%s skipped in whole or in part (the rest is "
-                        "read); the last: %s\n",
-                        opts->path, (unsigned)st.nr_buffers_damaged,
-                        st.nr_buffers_damaged == 1 ? "" : "s", st.last_warning);
-        CloseTrace(hd);
+        ULONG status = feed_run(f);
+        char damage[512];
+        feed_damage_text(f, false, damage, sizeof(damage));
+        if (damage[0])
+                fprintf(stderr, "etwtop: %s: %s\n", opts->path, damage);
         if (status != ERROR_SUCCESS) {
                 snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",
                          etw_last_error_text(), status);
@@ -358,31 +278,26 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         }
 
         /* the modules the samples hit have been loading on the loader thread all along */
-        sym_store_wait(r.store);
-        sym_store_poll(r.store);
+        sym_store_wait(p->store);
+        sym_store_poll(p->store);
         outbuf_init(&o, opts->fd);
         char line[1024];
-        double secs = r.last_ns > r.first_ns ? (double)(r.last_ns - r.first_ns) / 1e9 : 0;
-        /* each counts what the others may not: the largest */
-        uint64_t lost = r.nr_lost_header;
-        if (r.nr_lost_total > lost)
-                lost = r.nr_lost_total;
-        if (r.nr_lost_records > lost)
-                lost = r.nr_lost_records;
+        const struct profile_trace *t = &p->trace;
         snprintf(line, sizeof(line),
                  "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
-                 opts->path, r.logger[0] ? r.logger : "?", r.nr_cpus, secs, r.nr_events, lost);
+                 opts->path, t->logger_name[0] ? t->logger_name : "?", t->nr_cpus,
+                 (double)profile_span_ns(p) / 1e9, t->nr_events, profile_nr_lost(p));
         outbuf_puts(&o, line);
         uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(r.hot, sources, 16);
-        snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n", hot_nr_stacks(r.hot));
+        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n", hot_nr_stacks(p->hot));
         outbuf_puts(&o, line);
         if (!nr_sources)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
-        switches_refresh(r.switches); /* the open intervals run to the trace's end */
+        profile_end(p); /* the open intervals run to the trace's end */
         print_switches(&r, &o);
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
@@ -390,11 +305,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         }
         rc = 0;
 out:
-        hot_free(r.hot);
-        branches_free(r.branches);
-        switches_free(r.switches);
-        sym_feed_free(r.feed);
-        sym_store_free(r.store);
-        kdecoder_free(r.decoder);
+        feed_close(f);
+        profile_free(r.profile);
         return rc;
 }

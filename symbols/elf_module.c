@@ -4,6 +4,7 @@
 #include "elf_module.h"
 
 #include "symbols/sym_table.h"
+#include "util/xalloc.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -35,14 +36,6 @@ struct elf_module {
         bool is_guessed; /* segments guessed: a debug file without its image */
         char file[PATH_MAX];
 };
-
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 static void note_set(char *note, size_t size, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

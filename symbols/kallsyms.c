@@ -4,6 +4,7 @@
 #include "symbols/kallsyms.h"
 #include "read_text.h"
 #include "symbols/sym_table.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,22 +53,6 @@ struct builder {
 };
 
 #define MODULE_NAME_MAX 64 /* bytes between the brackets; the kernel's MODULE_NAME_LEN is 56 */
-
-static void *xrealloc(void *p, size_t n)
-{
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-                abort();
-        return q;
-}
-
-static void *xcalloc(size_t nr, size_t size)
-{
-        void *p = calloc(nr ? nr : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
 
 static void set_error(struct kallsyms_error *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -315,7 +300,7 @@ static void build_runs(struct builder *b)
                 return;
         qsort(b->marks, b->nr_marks, sizeof(*b->marks), mark_cmp);
         uint32_t cap = 16;
-        ks->runs = xrealloc(NULL, cap * sizeof(*ks->runs));
+        ks->runs = xmalloc(cap * sizeof(*ks->runs));
         for (uint32_t i = 0; i < b->nr_marks; i++) {
                 const struct mark *m = &b->marks[i];
                 if (i && m->start == m[-1].start)

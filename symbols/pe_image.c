@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pe_image.c: owns reading a PE image file's bytes: headers, sections, CodeView, exports. */
 #include "symbols/pe_image.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -559,9 +560,7 @@ static int read_exports(const struct pe_view *v, struct pe_identity *id)
         rc = walk_exports(v, &x, NULL, NULL);
         if (rc < 0)
                 return rc;
-        uint8_t *named = calloc((size_t)x.nr_functions / 8 + 1, 1); /* <= size / 32 bytes */
-        if (!named)
-                abort();
+        uint8_t *named = xcalloc((size_t)x.nr_functions / 8 + 1, 1); /* <= size / 32 bytes */
         rc = walk_exports(v, &x, named, &id->nr_exports);
         free(named);
         return rc;

@@ -3,6 +3,7 @@
 #include "symbols/perf_map.h"
 #include "read_text.h"
 #include "symbols/sym_table.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,14 +23,6 @@ struct pending {
         uint32_t name_len;
         uint32_t seq; /* line order: the later wins */
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-                abort();
-        return q;
-}
 
 static void set_error(struct perf_map_error *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));

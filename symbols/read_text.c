@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* read_text.c: owns reading a whole text file into memory, bounded, and the hex numbers in it. */
 #include "read_text.h"
+#include "util/xalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,9 +13,7 @@ int read_text_fd(int fd, const char *path, size_t first_chunk, size_t max, char 
                  size_t *size, char *msg, size_t msg_size, uint64_t *offset)
 {
         size_t cap = first_chunk ? first_chunk : 65536, n = 0;
-        char *buf = malloc(cap);
-        if (!buf)
-                abort();
+        char *buf = xmalloc(cap);
         for (;;) {
                 if (n == cap) {
                         if (cap >= max) {
@@ -25,10 +24,7 @@ int read_text_fd(int fd, const char *path, size_t first_chunk, size_t max, char 
                                 return -EFBIG;
                         }
                         cap *= 2;
-                        char *more = realloc(buf, cap);
-                        if (!more)
-                                abort();
-                        buf = more;
+                        buf = xrealloc(buf, cap);
                 }
                 ssize_t got = read(fd, buf + n, cap - n);
                 if (got < 0 && errno == EINTR)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sym_table.c: owns the sorted symbol array of one module and its string pool. */
 #include "symbols/sym_table.h"
+#include "util/xalloc.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,22 +16,12 @@ struct sym_table {
         bool is_finished;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-                abort();
-        return q;
-}
-
 struct sym_table *sym_table_new(void)
 {
-        struct sym_table *t = calloc(1, sizeof(*t));
-        if (!t)
-                abort();
+        struct sym_table *t = xcalloc(1, sizeof(*t));
         /* offset 0 is the empty name */
         t->pool_cap = 4096;
-        t->pool = xrealloc(NULL, t->pool_cap);
+        t->pool = xmalloc(t->pool_cap);
         t->pool[0] = 0;
         t->pool_len = 1;
         return t;
@@ -52,9 +43,7 @@ void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_siz
         if (t->is_finished)
                 return;
         if (!t->bounds) {
-                t->bounds = calloc(t->cap ? t->cap : 1, sizeof(*t->bounds));
-                if (!t->bounds)
-                        abort();
+                t->bounds = xcalloc(t->cap ? t->cap : 1, sizeof(*t->bounds));
         }
         sym_table_add(t, start, 0, name, len, flags);
         if (t->nr)

@@ -8,6 +8,7 @@
 #include "symbols/module_name.h"
 #include "symbols/sym_table.h"
 #include "sym_sources.h"
+#include "util/xalloc.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -178,30 +179,6 @@ struct sym_store {
 
 /* ---- small helpers ---- */
 
-static void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-                abort();
-        return q;
-}
-
-static char *xstrdup(const char *s)
-{
-        size_t n = strlen(s) + 1;
-        char *d = xrealloc(NULL, n);
-        memcpy(d, s, n);
-        return d;
-}
-
 static uint64_t hash_bytes(const void *p, size_t n)
 {
         const uint8_t *b = p;
@@ -265,7 +242,7 @@ static uint32_t intern_n(struct sym_store *s, const char *str, size_t len)
                 s->cap_strings *= 2;
                 s->strings = xrealloc(s->strings, s->cap_strings * sizeof(*s->strings));
         }
-        char *copy = xrealloc(NULL, len + 1);
+        char *copy = xmalloc(len + 1);
         memcpy(copy, str, len);
         copy[len] = 0;
         uint32_t id = s->nr_strings++;

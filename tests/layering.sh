@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # layering.sh: the arrows of DESIGN.md that include paths alone cannot enforce: only ui/ includes
 # curses, the model makes no system calls and draws nothing, backend/ and symbols/ include
-# nothing of the other folders.
+# nothing of the other folders, src/ and ui/ include no backend-internal header, one allocation
+# helper.
 set -u
 cd "$(dirname "$0")/.."
 nr_fail=0
@@ -13,9 +14,9 @@ hits=$(grep -rlE '#include *[<"](n?curses|ncursesw/)' --include='*.[ch]' backend
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "curses included outside ui/: $hits"
 
 # (model_util.h's madvise is the one exception: a placement hint for its big tables, no I/O)
-hits=$(grep -rnE '#include *<(unistd|fcntl|poll|sys/[a-z]+)\.h>|\b(printf|fprintf|puts)\(' --include='*.[ch]' src/model 2>/dev/null |
-        grep -v '^src/model/model_util.h:[0-9]*:#include <sys/mman.h>$')
-[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "src/model makes system calls or prints: $hits"
+hits=$(grep -rnE '#include *<(unistd|fcntl|poll|sys/[a-z]+)\.h>|\b(printf|fprintf|puts)\(' --include='*.[ch]' model 2>/dev/null |
+        grep -v '^model/model_util.h:[0-9]*:#include <sys/mman.h>$')
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "model makes system calls or prints: $hits"
 
 hits=$(grep -rnE '#include *"(model|ui|symbols)/' --include='*.[ch]' backend 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend includes another folder: $hits"
@@ -26,6 +27,23 @@ hits=$(grep -rnE '#include *"(model|ui|etw|kevent|etl_)' --include='*.[ch]' symb
 hits=$(grep -rnE '\b(printf|fprintf|puts|perror)\(' --include='*.c' backend symbols 2>/dev/null |
         grep -v 'snprintf\|vsnprintf')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend or symbols print: $hits"
+
+# src/, ui/ and model/ reach the backend through its API headers (etw/) and the decoded-event
+# header (kevent.h) only: none of the backend's own headers
+internal=$(cd backend && ls *.h | sed 's/\./\\./g' | paste -sd'|')
+hits=$(grep -rnE "#include *\"($internal)\"" --include='*.[ch]' src ui model bench/bench_frame.c 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a backend-internal header outside the backend: $hits"
+
+# the screen's views live under ui/views/, one file each; the model has one entry
+for f in ui/views/functions_view.c ui/views/branches_view.c ui/views/switches_view.c \
+        ui/views/session_view.c model/profile.c; do
+        [ -f "$f" ] && nr_pass=$((nr_pass + 1)) || fail "$f is missing"
+done
+
+# one allocation helper for the tree (util/xalloc.h): no folder defines its own
+hits=$(grep -rnE '^(static )?(inline )?void \*x(malloc|calloc|realloc)\(' --include='*.[ch]' \
+        backend symbols model ui src 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "an allocation helper outside util/: $hits"
 
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]

@@ -69,7 +69,7 @@ spin=$!
 rc=$?
 wait "$spin"
 check "record: exit 0" [ $rc = 0 ]
-check "record: progress on stderr" grep -q 'recording: [0-9]* events, .* MB, 0 lost' "$tmp/a.err"
+check "record: progress on stderr (ControlTrace QUERY)" grep -q 'recording: [0-9]* buffers, .* MB, 0 lost' "$tmp/a.err"
 check "record: file is 0600" [ "$(stat -c %a "$tmp/a.etl")" = 600 ]
 "$ETWTOP" --dump "$tmp/a.etl" >"$tmp/a.txt" 2>&1
 check "record: dumps" [ $? = 0 ]
@@ -91,6 +91,23 @@ check "record: events in time order" \
 hdr_buffers=$(awk '/^Buffers written:/ {print $3}' "$f")
 size=$(stat -c %s "$tmp/a.etl")
 check "record: BuffersWritten matches the file size" [ $((size / 65536)) = "$hdr_buffers" ]
+
+# 1b. -p: that process and its threads only (ETWTOP_TRACE_PROCESS_INFO through the API).
+( exec -a etwtop_spin bash -c 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done' ) &
+spin=$!
+"$ETWTOP" --record "$tmp/p.etl" -p "$spin" --duration 1.5 2>/dev/null
+check "record -p: exit 0" [ $? = 0 ]
+wait "$spin"
+"$ETWTOP" --dump "$tmp/p.etl" >"$tmp/p.txt" 2>&1
+check "record -p: the process sampled" \
+        [ "$(awk -v p="$spin" '$5 == "PerfInfo/SampledProfile" && $3 == p' "$tmp/p.txt" | wc -l)" -gt 100 ]
+check "record -p: no other process sampled" \
+        [ "$(awk -v p="$spin" '$5 == "PerfInfo/SampledProfile" && $3 != p' "$tmp/p.txt" | wc -l)" = 0 ]
+check "record -p: the rundown is that process's" \
+        [ "$(awk '$5 == "Process/DCStart"' "$tmp/p.txt" | wc -l)" = 1 ]
+"$ETWTOP" --record "$tmp/nopid.etl" -p 999999999 --duration 0.2 2>"$tmp/nopid.err"
+check "record -p: no such process fails, naming it" \
+        bash -c "grep -q 999999999 '$tmp/nopid.err' && [ ! -e '$tmp/nopid.etl' ]"
 
 # 2. An existing file is kept; --force replaces it.
 "$ETWTOP" --record "$tmp/a.etl" --duration 0.2 2>"$tmp/exists.err"

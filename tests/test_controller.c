@@ -18,11 +18,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "etw/KernelTraceControl.h"
+#include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "session.h"
@@ -1352,6 +1355,204 @@ static void test_kernel_live_statistics(void **state)
         unlink(path);
 }
 
+/* What a file holds of one process: its samples and rundown, and everyone else's. */
+struct pid_tally {
+        ULONG pid;
+        unsigned long nr_samples, nr_other_samples;
+        unsigned long nr_dcstart, nr_other_dcstart;
+};
+
+/* The id at payload offset 8: SampledProfile's ThreadId (the child has one thread, its pid)
+   and Process DCStart's ProcessId (after the 64-bit UniqueProcessKey); PerfInfo headers carry
+   no process id. */
+static VOID WINAPI count_pid_event(PEVENT_RECORD er)
+{
+        struct pid_tally *t = er->UserContext;
+        const EVENT_HEADER *h = &er->EventHeader;
+        ULONG id = 0;
+        if (er->UserDataLength >= 12)
+                memcpy(&id, (const uint8_t *)er->UserData + 8, sizeof(id));
+        bool is_mine = id == t->pid;
+        if (IsEqualGUID(&h->ProviderId, &PerfInfoGuid) && h->EventDescriptor.Opcode == 46) {
+                t->nr_samples += is_mine;
+                t->nr_other_samples += !is_mine;
+        } else if (IsEqualGUID(&h->ProviderId, &ProcessGuid) && h->EventDescriptor.Opcode == 3) {
+                t->nr_dcstart += is_mine;
+                t->nr_other_dcstart += !is_mine;
+        }
+}
+
+/* A child that spins for ms milliseconds, then exits. */
+static pid_t spin_child(long ms)
+{
+        pid_t pid = fork();
+        if (pid == 0) {
+                struct timespec t0, t;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                do
+                        clock_gettime(CLOCK_MONOTONIC, &t);
+                while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+                _exit(0);
+        }
+        return pid;
+}
+
+/* ETWTOP_TRACE_PROCESS_INFO (etw/etwtop_ext.h): checks, the value for the next kernel loggers
+   (handle 0), a session's read back and fixed, and a file that holds that process only. */
+static void test_process_class(void **state)
+{
+        (void)state;
+        const TRACE_INFO_CLASS c = ETWTOP_TRACE_PROCESS_INFO;
+        LONG pid = 0;
+        ULONG ret = 0;
+        /* the default: the whole system */
+        assert_int_equal(TraceQueryInformation(0, c, &pid, sizeof(pid), &ret), ERROR_SUCCESS);
+        assert_int_equal(pid, -1);
+        assert_int_equal(ret, sizeof(LONG));
+        assert_int_equal(TraceQueryInformation(0, c, NULL, 0, &ret), ERROR_BAD_LENGTH);
+        assert_int_equal(ret, sizeof(LONG));
+        assert_int_equal(TraceSetInformation(0, c, &pid, 2), ERROR_BAD_LENGTH);
+        assert_int_equal(TraceSetInformation(0, c, NULL, sizeof(pid)), ERROR_INVALID_PARAMETER);
+        LONG bad[2] = {0, -2};
+        for (int i = 0; i < 2; i++)
+                assert_int_equal(TraceSetInformation(0, c, &bad[i], sizeof(LONG)),
+                                 ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceQueryInformation(0x7777, c, &pid, sizeof(pid), &ret),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        /* not a kernel logger */
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-proc-user", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(TraceQueryInformation(h, c, &pid, sizeof(pid), &ret),
+                         ERROR_INVALID_PARAMETER);
+        stop_by_handle(h);
+
+        /* a process that does not exist fails the start, and leaves no file */
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "proc.etl");
+        LONG gone = 999999999;
+        assert_int_equal(TraceSetInformation(0, c, &gone, sizeof(gone)), ERROR_SUCCESS);
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD;
+        ULONG rc = StartTraceA(&h, "ctl-proc", &pr.p);
+        assert_int_equal(rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "999999999"));
+        assert_int_equal(access(path, F_OK), -1);
+
+        /* the process of the next kernel logger, taken at its start and kept */
+        pid_t child = spin_child(800);
+        assert_true(child > 0);
+        LONG want = child;
+        assert_int_equal(TraceSetInformation(0, c, &want, sizeof(want)), ERROR_SUCCESS);
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_PROFILE;
+        rc = StartTraceA(&h, "ctl-proc", &pr.p);
+        LONG all = -1;
+        assert_int_equal(TraceQueryInformation(0, c, &pid, sizeof(pid), &ret), ERROR_SUCCESS);
+        assert_int_equal(pid, want); /* it stays until set again */
+        assert_int_equal(TraceSetInformation(0, c, &all, sizeof(all)), ERROR_SUCCESS);
+        if (rc != ERROR_SUCCESS) {
+                kill(child, SIGKILL);
+                waitpid(child, NULL, 0);
+                print_message("skipped: StartTrace: %u: %s\n", rc, etw_last_error_text());
+                skip();
+        }
+        assert_int_equal(TraceQueryInformation(h, c, &pid, sizeof(pid), &ret), ERROR_SUCCESS);
+        assert_int_equal(pid, want);
+        /* a running session's process cannot change; its own value is accepted */
+        assert_int_equal(TraceSetInformation(h, c, &all, sizeof(all)), ERROR_NOT_SUPPORTED);
+        assert_int_equal(TraceSetInformation(h, c, &want, sizeof(want)), ERROR_SUCCESS);
+        waitpid(child, NULL, 0);
+        stop_by_handle(h);
+
+        struct pid_tally t = {.pid = (ULONG)child};
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = count_pid_event;
+        lf.Context = &t;
+        PROCESSTRACE_HANDLE ph = OpenTraceA(&lf);
+        assert_true(ph != INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(ProcessTrace(&ph, 1, NULL, NULL), ERROR_SUCCESS);
+        CloseTrace(ph);
+        print_message("process %d: %lu samples, %lu of others; DCStart %lu, %lu of others\n",
+                      (int)child, t.nr_samples, t.nr_other_samples, t.nr_dcstart,
+                      t.nr_other_dcstart);
+        assert_true(t.nr_samples > 10);
+        assert_int_equal(t.nr_other_samples, 0);
+        assert_int_equal(t.nr_dcstart, 1);
+        assert_int_equal(t.nr_other_dcstart, 0);
+        unlink(path);
+}
+
+/* A log file that cannot be written (a full disk) stops the session, as Windows stops a logger
+   on STATUS_DISK_FULL: later calls say why, and the file is finalized with what it holds. */
+static void test_write_error_stops_session(void **state)
+{
+        (void)state;
+        char dir[PATH_MAX], cmd[PATH_MAX + 64], path[PATH_MAX];
+        tmp_path(dir, sizeof(dir), "full");
+        assert_int_equal(mkdir(dir, 0700), 0);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", dir);
+        if (system(cmd) != 0) {
+                rmdir(dir);
+                print_message("skipped: cannot mount a small tmpfs here (not root)\n");
+                skip();
+        }
+        snprintf(path, sizeof(path), "%.4000s/f.etl", dir);
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE;
+        pr.p.BufferSize = 4;
+        ULONG rc = StartTraceA(&h, "ctl-full", &pr.p);
+        if (rc != ERROR_SUCCESS) {
+                snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
+                assert_int_equal(system(cmd), 0);
+                print_message("skipped: StartTrace: %u: %s\n", rc, etw_last_error_text());
+                skip();
+        }
+        struct props q;
+        for (int i = 0; i < 100; i++) {
+                props_query(&q);
+                rc = QueryTraceA(h, NULL, &q.p);
+                if (rc != ERROR_SUCCESS)
+                        break;
+                sleep_ms(100);
+        }
+        assert_int_equal(rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "stopped itself"));
+        assert_non_null(strstr(etw_last_error_text(), "No space left"));
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "No space left"));
+        PERFINFO_GROUPMASK gm;
+        ULONG ret;
+        assert_int_equal(
+                TraceQueryInformation(h, TraceSystemTraceEnableFlagsInfo, &gm, sizeof(gm), &ret),
+                ERROR_WMI_INSTANCE_NOT_FOUND);
+        /* the name is free again */
+        props_query(&q);
+        assert_int_equal(QueryTraceA(0, "ctl-full", &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
+
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_true(hdr.EndTime.QuadPart > hdr.StartTime.QuadPart);
+        assert_int_equal((off_t)hdr.BuffersWritten * 4096, sb.st_size);
+        assert_true(hdr.BuffersLost > 0);
+        assert_true(t.nr_events > 10);
+        snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_buffering_and_circular(void **state)
 {
         (void)state;
@@ -1688,6 +1889,8 @@ int main(void)
                 cmocka_unit_test(test_missing_hardware_said_once),
                 cmocka_unit_test(test_kernel_live_statistics),
                 cmocka_unit_test(test_logger_thread_priority),
+                cmocka_unit_test(test_process_class),
+                cmocka_unit_test(test_write_error_stops_session),
                 cmocka_unit_test(test_buffering_and_circular),
                 cmocka_unit_test(test_realtime_not_running),
                 cmocka_unit_test(test_realtime_close_trace),

@@ -592,22 +592,25 @@ static void fill(struct ui_table *t, uint32_t n, uint32_t mult)
 static uint64_t cursor_row(struct ui_view_state *vs, struct ui_table *t)
 {
         uint64_t key = 0;
-        ui_screen_key(scr, 'x', vs, t, &key);
+        int k = 'x';
+        ui_screen_browse(scr, &k, vs, t, &key);
         return key;
 }
 
 static void type(struct ui_view_state *vs, struct ui_table *t, const char *keys)
 {
         uint64_t key;
-        for (; *keys; keys++)
-                ui_screen_key(scr, (unsigned char)*keys, vs, t, &key);
+        for (; *keys; keys++) {
+                int k = (unsigned char)*keys;
+                ui_screen_browse(scr, &k, vs, t, &key);
+        }
 }
 
 static void draw(struct ui_table *t, struct ui_view_state *vs)
 {
         static const char *const header[] = {"etwtop - test"};
         static const char *const tabs[] = {"One"};
-        struct ui_frame f = {header, 1, tabs, 1, 0, "", false};
+        struct ui_frame f = {header, 1, tabs, 1, 0, "", NULL, false};
         ui_screen_draw(scr, &f, t, vs);
 }
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/xalloc.h"
+
 #define KEY_ESC 27
 
 enum input_mode { INPUT_NONE, INPUT_SEARCH, INPUT_FILTER };
@@ -23,60 +25,10 @@ struct ui_screen {
         const struct ui_table *visible_table; /* borrowed, only compared */
         uint64_t visible_generation;
         char visible_filter[64];
+        bool is_no_match; /* the last search found no row: the status line says so */
 };
 
 enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
-
-static const struct ui_key keys[] = {
-        {KEY_F(1), "F1 h ?", "this help", UI_HELP},
-        {'h', NULL, NULL, UI_HELP},
-        {'?', NULL, NULL, UI_HELP},
-        {KEY_F(10), "F10 q", "quit", UI_QUIT},
-        {'q', NULL, NULL, UI_QUIT},
-        {'\t', "Tab", "next view", UI_VIEW_NEXT},
-        {KEY_BTAB, "Shift-Tab", "previous view", UI_VIEW_PREV},
-        {'1', "1", "view: hot functions and the call tree", UI_VIEW_1},
-        {'2', "2", "view: hot branch edges (LBR)", UI_VIEW_2},
-        {'3', "3", "view: context switches and waits", UI_VIEW_3},
-        {'4', "4 F9",
-         "view: the session panel (group masks, stack hooks, LBR, PMC source, "
-         "interval)",
-         UI_VIEW_4},
-        {KEY_F(9), NULL, NULL, UI_VIEW_4},
-        {KEY_UP, "Up Down", "move the cursor", UI_NONE},
-        {KEY_PPAGE, "PgUp PgDn", "move a page", UI_NONE},
-        {KEY_HOME, "Home End", "first / last row", UI_NONE},
-        {'\n', "Enter", "expand or collapse the row; in the panel, toggle the setting", UI_TOGGLE},
-        {'+', "+ - *", "expand / collapse / expand all (call tree, threads, processes)", UI_EXPAND},
-        {'-', NULL, NULL, UI_COLLAPSE},
-        {'*', NULL, NULL, UI_EXPAND_ALL},
-        {'c', "c", "call tree: callers (bottom-up) or callees (top-down)", UI_CALLERS},
-        {'g', "g",
-         "group: branch edges by edge / function pair; switches by thread / process / CPU / wait",
-         UI_GROUPING},
-        {KEY_F(6), "F6 < >", "sort by the next / previous column", UI_REDRAW},
-        {'I', "I", "invert the sort order", UI_REDRAW},
-        {KEY_F(3), "F3 /", "search (n: next match)", UI_REDRAW},
-        {KEY_F(4), "F4 \\", "filter rows by text (Esc clears)", UI_REDRAW},
-        {' ', "Space Z", "pause the display (collection goes on)", UI_PAUSE},
-        {'Z', NULL, NULL, UI_PAUSE},
-        {'z', "z", "zero the counts", UI_ZERO},
-        {'m', "m", "aggregation: cumulative, decaying, zeroed each refresh", UI_MODE},
-        {'d', "d D", "refresh faster / slower", UI_DELAY_DOWN},
-        {'D', NULL, NULL, UI_DELAY_UP},
-        {KEY_F(2), "F2 W", "save the recent events to a .etl file", UI_SAVE},
-        {'W', NULL, NULL, UI_SAVE},
-        {'t', "t", "only the process of the thread under the cursor (switches view); again: all",
-         UI_ZOOM_PROCESS},
-        {'[', "[ ]", "replay: move the time window back / forward", UI_TIME_BACK},
-        {']', NULL, NULL, UI_TIME_FWD},
-};
-
-const struct ui_key *ui_keys(uint32_t *nr_out)
-{
-        *nr_out = sizeof(keys) / sizeof(keys[0]);
-        return keys;
-}
 
 int ui_screen_open(struct ui_screen **out, bool is_mono)
 {
@@ -85,9 +37,7 @@ int ui_screen_open(struct ui_screen **out, bool is_mono)
 
 int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE *term_in)
 {
-        struct ui_screen *s = calloc(1, sizeof(*s));
-        if (!s)
-                abort();
+        struct ui_screen *s = xcalloc(1, sizeof(*s));
         setlocale(LC_ALL, "");
         if (term_out ? !newterm(NULL, term_out, term_in ? term_in : stdin) : !initscr()) {
                 free(s);
@@ -152,9 +102,7 @@ static uint32_t visible_rows(struct ui_screen *s, const struct ui_table *t,
                 if (s->cap_visible < t->nr_rows + 1) {
                         s->cap_visible = t->nr_rows + 1;
                         free(s->visible);
-                        s->visible = malloc(s->cap_visible * sizeof(*s->visible));
-                        if (!s->visible)
-                                abort();
+                        s->visible = xmalloc(s->cap_visible * sizeof(*s->visible));
                 }
                 uint32_t n = 0;
                 for (uint32_t i = 0; i < t->nr_rows; i++)
@@ -176,18 +124,18 @@ static int list_height(void)
 
 /* ---- keys ---- */
 
-static enum ui_action input_key(struct ui_screen *s, int key, struct ui_view_state *vs)
+static void input_key(struct ui_screen *s, int key, struct ui_view_state *vs)
 {
         size_t n = strlen(s->input_buf);
         if (key == KEY_ESC) {
                 if (s->input == INPUT_FILTER)
                         vs->filter[0] = 0;
                 s->input = INPUT_NONE;
-                return UI_REDRAW;
+                return;
         }
         if (key == '\n' || key == '\r' || key == KEY_ENTER) {
                 s->input = INPUT_NONE;
-                return UI_REDRAW;
+                return;
         }
         if (key == KEY_BACKSPACE || key == 127 || key == 8) {
                 if (n)
@@ -200,43 +148,48 @@ static enum ui_action input_key(struct ui_screen *s, int key, struct ui_view_sta
                 snprintf(vs->search, sizeof(vs->search), "%s", s->input_buf);
         else
                 snprintf(vs->filter, sizeof(vs->filter), "%s", s->input_buf);
-        return UI_REDRAW;
 }
 
-static void search_next(struct ui_view_state *vs, const struct ui_table *t, const uint32_t *rows,
+/* The next row (from the cursor's, or the one after it) whose text holds the search: the cursor
+   goes there. false: no row does. */
+static bool search_next(struct ui_view_state *vs, const struct ui_table *t, const uint32_t *rows,
                         uint32_t nv, bool is_from_next)
 {
         if (!vs->search[0] || !nv)
-                return;
+                return false;
         for (uint32_t k = is_from_next ? 1 : 0; k <= nv; k++) {
                 uint32_t i = (vs->cursor + k) % nv;
                 if (ui_table_row_contains(t, rows[i], vs->search)) {
                         vs->cursor = i;
                         vs->has_moved = true;
                         vs->cursor_key = t->keys[rows[i]];
-                        return;
+                        return true;
                 }
         }
+        return false;
 }
 
-enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state *vs,
-                             const struct ui_table *t, uint64_t *row_key)
+bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
+                      const struct ui_table *t, uint64_t *row_key)
 {
         const uint32_t *rows;
         uint32_t nv = visible_rows(s, t, vs, &rows);
         int page = list_height() - 8;
         if (page < 1)
                 page = 1;
+        *row_key = 0;
+        s->is_no_match = false;
         if (s->input != INPUT_NONE) {
-                enum ui_action a = input_key(s, key, vs);
-                if (s->input == INPUT_SEARCH || (key == '\n' && vs->search[0])) {
+                int k = *key;
+                input_key(s, k, vs);
+                if (s->input == INPUT_SEARCH || (k == '\n' && vs->search[0])) {
                         nv = visible_rows(s, t, vs, &rows);
-                        search_next(vs, t, rows, nv, false);
+                        s->is_no_match = !search_next(vs, t, rows, nv, false);
                 }
-                return a;
+                return true;
         }
         uint32_t old = vs->cursor;
-        switch (key) {
+        switch (*key) {
         case KEY_UP: vs->cursor = vs->cursor ? vs->cursor - 1 : 0; break;
         case KEY_DOWN: vs->cursor = nv && vs->cursor + 1 < nv ? vs->cursor + 1 : vs->cursor; break;
         case KEY_PPAGE:
@@ -249,59 +202,54 @@ enum ui_action ui_screen_key(struct ui_screen *s, int key, struct ui_view_state 
                 break;
         case KEY_HOME: vs->cursor = 0; break;
         case KEY_END: vs->cursor = nv ? nv - 1 : 0; break;
-        case KEY_RESIZE: return UI_REDRAW;
+        case KEY_RESIZE: return true;
         case KEY_F(6):
         case '>':
         case '.':
                 vs->sort_col = t->nr_cols ? (vs->sort_col + 1) % t->nr_cols : 0;
                 vs->has_sorted = true;
-                return UI_REDRAW;
+                return true;
         case '<':
         case ',':
                 vs->sort_col = t->nr_cols ? (vs->sort_col + t->nr_cols - 1) % t->nr_cols : 0;
                 vs->has_sorted = true;
-                return UI_REDRAW;
+                return true;
         case 'I':
                 vs->is_reversed = !vs->is_reversed;
                 vs->has_sorted = true;
-                return UI_REDRAW;
+                return true;
         case KEY_F(3):
         case '/':
                 s->input = INPUT_SEARCH;
                 s->input_buf[0] = 0;
-                return UI_REDRAW;
-        case 'n': search_next(vs, t, rows, nv, true); return UI_REDRAW;
+                return true;
+        case 'n': s->is_no_match = !search_next(vs, t, rows, nv, true); return true;
         case KEY_F(4):
         case '\\':
                 s->input = INPUT_FILTER;
                 snprintf(s->input_buf, sizeof(s->input_buf), "%s", vs->filter);
-                return UI_REDRAW;
+                return true;
         case KEY_ESC:
                 if (vs->filter[0]) {
                         vs->filter[0] = 0;
-                        return UI_REDRAW;
+                        return true;
                 }
-                return UI_NONE;
+                return false;
         case '\r':
-        case KEY_ENTER: key = '\n'; break;
+        case KEY_ENTER: *key = '\n'; break;
         default: break;
         }
         if (vs->cursor != old) {
                 vs->has_moved = vs->cursor != 0;
                 if (nv)
                         vs->cursor_key = t->keys[rows[vs->cursor]];
-                return UI_REDRAW;
+                return true;
         }
         if (nv && vs->cursor < nv)
                 *row_key = t->keys[rows[vs->cursor]];
-        else
-                *row_key = 0;
-        uint32_t nk;
-        const struct ui_key *k = ui_keys(&nk);
-        for (uint32_t i = 0; i < nk; i++)
-                if (k[i].key == key)
-                        return k[i].action;
-        return UI_NONE;
+        /* a cursor key at the end of the list moves nothing and is still the browser's */
+        return *key == KEY_UP || *key == KEY_DOWN || *key == KEY_PPAGE || *key == KEY_NPAGE ||
+               *key == KEY_HOME || *key == KEY_END;
 }
 
 /* ---- drawing ---- */
@@ -346,20 +294,15 @@ static void put_line(int y, const char *text, int attr)
         }
 }
 
-static void draw_help(struct ui_screen *s)
+static void draw_help(struct ui_screen *s, const struct ui_view *v)
 {
-        uint32_t nk;
-        const struct ui_key *k = ui_keys(&nk);
+        char lines[128][160];
+        uint32_t n = ui_help_lines(v, &lines[0][0], sizeof(lines[0]), 128);
         int y = 0;
         put_line(y++, "etwtop keys (any key returns)", attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD);
         put_line(y++, "", 0);
-        for (uint32_t i = 0; i < nk && y < LINES; i++) {
-                if (!k[i].name)
-                        continue;
-                char line[256];
-                snprintf(line, sizeof(line), "  %-12s %s", k[i].name, k[i].help);
-                put_line(y++, line, 0);
-        }
+        for (uint32_t i = 0; i < n && y < LINES; i++)
+                put_line(y++, lines[i], lines[i][0] != ' ' ? A_BOLD : 0);
         while (y < LINES)
                 put_line(y++, "", 0);
 }
@@ -475,7 +418,7 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                     struct ui_view_state *vs)
 {
         if (f->is_help) {
-                draw_help(s);
+                draw_help(s, f->view);
                 refresh();
                 return;
         }
@@ -519,16 +462,17 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                         snprintf(status, sizeof(status), "Search: %s_", s->input_buf);
                 else if (s->input == INPUT_FILTER)
                         snprintf(status, sizeof(status), "Filter: %s_", s->input_buf);
+                else if (s->is_no_match)
+                        snprintf(status, sizeof(status), "Search: no row holds \"%s\"", vs->search);
                 else if (vs->filter[0])
                         snprintf(status, sizeof(status), "[filter: %s] %s", vs->filter,
                                  f->status ? f->status : "");
                 else
                         snprintf(status, sizeof(status), "%s", f->status ? f->status : "");
                 put_line(LINES - 2, status, 0);
-                put_line(LINES - 1,
-                         "F1Help F2Save F3Search F4Filter F6Sort F9Session Tab:view Space:pause "
-                         "F10Quit",
-                         attr_of(s, PAIR_KEYS, A_REVERSE));
+                char bar[256];
+                ui_key_bar(f->view, bar, sizeof(bar));
+                put_line(LINES - 1, bar, attr_of(s, PAIR_KEYS, A_REVERSE));
         }
         refresh();
 }

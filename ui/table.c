@@ -3,6 +3,8 @@
    the text arena and the text form. */
 #include "ui/table.h"
 
+#include "util/xalloc.h"
+
 #include "ui/text_sanitize.h"
 
 #include <inttypes.h>
@@ -19,14 +21,6 @@
 
 #define CHUNK_BYTES (64 * 1024)
 
-static void *xrealloc(void *p, size_t n)
-{
-        void *q = realloc(p, n ? n : 1);
-        if (!q)
-                abort();
-        return q;
-}
-
 /* ---- the text arena ---- */
 
 /* n bytes that stay where they are until the arena is reset. */
@@ -41,7 +35,7 @@ static char *arena_alloc(struct ui_text_arena *a, size_t n)
                         continue;
                 }
                 size_t size = n > CHUNK_BYTES ? n : CHUNK_BYTES;
-                struct ui_text_chunk *k = xrealloc(NULL, sizeof(*k) + size);
+                struct ui_text_chunk *k = xmalloc(sizeof(*k) + size);
                 k->next = next;
                 k->used = 0;
                 k->size = size;
@@ -386,7 +380,7 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
                       ((1u << RADIX_MAX_BITS) + 1) * sizeof(uint32_t);
         if (t->scratch_size < need) {
                 free(t->scratch);
-                t->scratch = xrealloc(NULL, need);
+                t->scratch = xmalloc(need);
                 t->scratch_size = need;
         }
         struct sort_item *items = t->scratch, *tmp = items + n;

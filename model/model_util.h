@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* model_util.h (internal to src/model): allocation that aborts when memory runs out, and the
-   64-bit mixer the model's hash tables use. */
+/* model_util.h (internal to model/): zeroed hash-table arrays in huge pages, and the 64-bit mixer
+   the model's hash tables use. */
 #ifndef ETWTOP_MODEL_UTIL_H
 #define ETWTOP_MODEL_UTIL_H
 
@@ -9,13 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-static inline void *xcalloc(size_t n, size_t size)
-{
-        void *p = calloc(n ? n : 1, size ? size : 1);
-        if (!p)
-                abort();
-        return p;
-}
+#include "util/xalloc.h"
 
 /* A zeroed array for a hash table, which is touched all over soon after. A big one is asked for
    in huge pages where the kernel allows it, and cleared by writing: calloc's fresh pages each
@@ -30,7 +24,7 @@ static inline void *xzalloc_table(size_t n, size_t size)
         size_t rounded = (bytes + TABLE_HUGE_PAGE - 1) & ~(TABLE_HUGE_PAGE - 1);
         void *p = aligned_alloc(TABLE_HUGE_PAGE, rounded);
         if (!p)
-                abort();
+                p = xcalloc(1, rounded);    /* aborts where memory is out */
         madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine to fail */
         memset(p, 0, bytes);
         return p;

@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "util/xalloc.h"
 #include <string.h>
 
 struct sym_feed {
@@ -19,9 +21,7 @@ struct sym_feed {
 
 struct sym_feed *sym_feed_new(struct sym_store *store)
 {
-        struct sym_feed *f = calloc(1, sizeof(*f));
-        if (!f)
-                abort();
+        struct sym_feed *f = xcalloc(1, sizeof(*f));
         f->store = store;
         return f;
 }

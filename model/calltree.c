@@ -157,9 +157,7 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
                 return 0;
         if (t->nr_nodes == t->cap_nodes) {
                 t->cap_nodes *= 2;
-                struct node *n = realloc(t->nodes, t->cap_nodes * sizeof(*n));
-                if (!n)
-                        abort();
+                struct node *n = xrealloc(t->nodes, t->cap_nodes * sizeof(*n));
                 t->nodes = n;
         }
         uint32_t id = t->nr_nodes++;
@@ -170,9 +168,7 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
         if (!k->function) {
                 if (t->nr_unnamed == t->cap_unnamed) {
                         t->cap_unnamed = t->cap_unnamed ? t->cap_unnamed * 2 : 256;
-                        t->unnamed = realloc(t->unnamed, t->cap_unnamed * sizeof(*t->unnamed));
-                        if (!t->unnamed)
-                                abort();
+                        t->unnamed = xrealloc(t->unnamed, t->cap_unnamed * sizeof(*t->unnamed));
                 }
                 t->unnamed[t->nr_unnamed++] = id;
         }
@@ -379,9 +375,7 @@ static int row_cmp(const void *a, const void *b)
    parent's final place before its children. */
 static void merge_siblings(struct calltree *t)
 {
-        uint32_t *rep = malloc(t->nr_nodes * sizeof(*rep));
-        if (!rep)
-                abort();
+        uint32_t *rep = xmalloc(t->nr_nodes * sizeof(*rep));
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         for (uint32_t id = 0; id < t->nr_nodes; id++) {
                 struct node *x = &t->nodes[id];
@@ -478,9 +472,8 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                 for (uint32_t c = t->nodes[node].first_child; c; c = t->nodes[c].next_sibling) {
                         if (n == t->cap_rows) {
                                 t->cap_rows = t->cap_rows ? t->cap_rows * 2 : 256;
-                                struct calltree_row *r = realloc(t->rows, t->cap_rows * sizeof(*r));
-                                if (!r)
-                                        abort();
+                                struct calltree_row *r =
+                                        xrealloc(t->rows, t->cap_rows * sizeof(*r));
                                 t->rows = r;
                         }
                         const struct node *x = &t->nodes[c];

@@ -107,9 +107,7 @@ void event_stats_add(struct event_stats *st, const struct kevent *ev, uint32_t p
         }
         if (st->nr_rows == st->cap_rows) {
                 st->cap_rows = st->cap_rows ? st->cap_rows * 2 : 64;
-                st->rows = realloc(st->rows, st->cap_rows * sizeof(*st->rows));
-                if (!st->rows)
-                        abort();
+                st->rows = xrealloc(st->rows, st->cap_rows * sizeof(*st->rows));
         }
         struct event_stats_row *r = &st->rows[st->nr_rows];
         memset(r, 0, sizeof(*r));

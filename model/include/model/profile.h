@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.h: the model's one entry: a decoded event goes in and feeds the symbol store's address
+   spaces, the hot functions, the call tree, the branch edges and the context switches, with the
+   trace's facts (events, lost events, its time span, the settings a recording carries), the zoom
+   on one process, a replay's time window, zeroing and the aggregation step at each refresh. The
+   live screen, the replay screen, `--replay -b` and the benchmarks all feed it the same way. */
+#ifndef ETWTOP_MODEL_PROFILE_H
+#define ETWTOP_MODEL_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kevent.h"
+#include "model/aggregate.h"
+#include "model/branches.h"
+#include "model/calltree.h"
+#include "model/hot.h"
+#include "model/switches.h"
+#include "model/sym_feed.h"
+#include "symbols/symbols.h"
+
+struct profile_options {
+        const char *const *symbol_path; /* borrowed for the profile's life */
+        uint32_t nr_symbol_path;
+        bool is_live;        /* symbols: the running system (kallsyms, perf maps, the vdso) */
+        bool is_synchronous; /* symbols load at their first lookup, on the caller's thread */
+        void (*log)(void *ctx, const char *message); /* the symbol store's messages */
+        void *log_ctx;
+        uint32_t max_functions; /* hot functions and call-tree nodes kept (0: as many as come) */
+        bool has_call_tree;     /* keep the call tree (the screen's; -b prints no tree) */
+};
+
+/* What the events said of the trace itself. */
+struct profile_trace {
+        uint64_t nr_events; /* records (a stack rebuilt from a stack key is its record's) */
+        int64_t first_ns;   /* the earliest and latest event times (session ns) */
+        int64_t last_ns;
+        bool has_time;
+        char logger_name[128]; /* the logfile header's */
+        uint32_t nr_cpus;
+        uint32_t masks[8];       /* the group masks the trace recorded (its last group-mask
+                                    event); all 0 when it recorded none */
+        uint32_t interval_100ns; /* the timer interval it recorded (0: none) */
+        uint64_t nr_stacks;      /* stack events */
+        /* lost events, three ways, each missing what another counts: the logfile header's
+           count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
+           and etwtop's exact total at the stop (reason 2); and what the live session reports */
+        uint64_t nr_lost_header, nr_lost_records, nr_lost_total, nr_lost_session;
+};
+
+struct profile {
+        struct sym_store *store;   /* owned */
+        struct sym_feed *feed;     /* owned */
+        struct hot *hot;           /* owned */
+        struct calltree *tree;     /* owned; NULL without has_call_tree */
+        struct branches *branches; /* owned */
+        struct switches *switches; /* owned */
+        struct agg_settings agg;
+        struct profile_trace trace;
+        uint32_t zoom_pid; /* only this process's samples, edges and switches count (0: all) */
+        bool has_window;   /* only events in [window_from_ns, window_to_ns) count */
+        int64_t window_from_ns, window_to_ns;
+};
+
+/* A profile that counts nothing yet. Never fails (memory runs out: abort). */
+struct profile *profile_new(const struct profile_options *o);
+void profile_free(struct profile *p); /* NULL is fine */
+
+/* The one entry: an event, in time order. Its arrays are borrowed until it returns. */
+void profile_event(struct profile *p, const struct kevent *ev);
+
+/* z: the counts start over; names, the processes' address spaces and the waits under way stay. */
+void profile_zero(struct profile *p);
+/* A replay read again from its start: every count and fact of the trace start over; the
+   symbol store keeps what it loaded (the same file's modules). */
+void profile_restart(struct profile *p);
+/* Only process pid counts from now on (0: every process); the counts start over. */
+void profile_zoom(struct profile *p, uint32_t pid);
+/* Only events in [from_ns, to_ns) count (is_on false: all); call profile_restart and feed the
+   trace again for the window to apply to what came before. */
+void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns);
+/* The aggregation mode from now on. */
+void profile_set_mode(struct profile *p, enum agg_mode mode);
+/* The aggregation step at each refresh of a live view: decay or zero, per the mode. */
+void profile_refresh(struct profile *p);
+/* A trace read to its end: the waits and idle periods still open run to its last event. */
+void profile_end(struct profile *p);
+
+/* The events lost: the largest of the counts, each of which misses some. */
+uint64_t profile_nr_lost(const struct profile *p);
+/* The trace's span in ns (0 before two events). */
+int64_t profile_span_ns(const struct profile *p);
+
+#endif

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/* profile.c: owns the path from a decoded event to every part of the model, and what they share:
+   the trace's facts, the zoom, the time window, zeroing and the aggregation step. */
+#include "model/profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+/* The sizes the screen has always used. */
+#define BRANCH_EDGES_MAX   65536u
+#define SWITCH_THREADS_MAX 65536u
+
+struct profile *profile_new(const struct profile_options *o)
+{
+        struct profile *p = xcalloc(1, sizeof(*p));
+        struct sym_options so = {.symbol_path = o->symbol_path,
+                                 .nr_symbol_path = o->nr_symbol_path,
+                                 .is_live = o->is_live,
+                                 .is_synchronous = o->is_synchronous,
+                                 .log = o->log,
+                                 .log_ctx = o->log_ctx};
+        sym_store_new(&p->store, &so);
+        p->feed = sym_feed_new(p->store);
+        p->hot = hot_new(p->store, o->max_functions);
+        if (o->has_call_tree)
+                p->tree = calltree_new(p->store, o->max_functions, HOT_SOURCE_TIMER);
+        p->branches = branches_new(p->store, BRANCH_EDGES_MAX);
+        p->switches = switches_new(p->store, SWITCH_THREADS_MAX);
+        agg_settings_init(&p->agg);
+        return p;
+}
+
+void profile_free(struct profile *p)
+{
+        if (!p)
+                return;
+        hot_free(p->hot);
+        calltree_free(p->tree);
+        branches_free(p->branches);
+        switches_free(p->switches);
+        sym_feed_free(p->feed);
+        sym_store_free(p->store);
+        free(p);
+}
+
+/* What the trace says of itself: its header, its settings, what it lost. */
+static void trace_event(struct profile_trace *t, const struct kevent *ev)
+{
+        /* the records: a stack rebuilt from a stack-cache key is part of its record */
+        if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
+                t->nr_events++;
+        if (!t->has_time || ev->time_ns < t->first_ns)
+                t->first_ns = ev->time_ns;
+        if (!t->has_time || ev->time_ns > t->last_ns)
+                t->last_ns = ev->time_ns;
+        t->has_time = true;
+        switch (ev->type) {
+        case KEV_TRACE_HEADER:
+                snprintf(t->logger_name, sizeof(t->logger_name), "%s",
+                         ev->trace_header.logger_name ? ev->trace_header.logger_name : "");
+                if (ev->trace_header.header) {
+                        t->nr_cpus = ev->trace_header.header->NumberOfProcessors;
+                        t->nr_lost_header = ev->trace_header.header->EventsLost;
+                }
+                break;
+        case KEV_EVENTS_LOST:
+                if (ev->events_lost.reason == 1)
+                        t->nr_lost_records += ev->events_lost.count;
+                else if (ev->events_lost.reason == 2)
+                        t->nr_lost_total = ev->events_lost.count;
+                break;
+        case KEV_GROUP_MASK:
+                if (!ev->group_mask.is_previous)
+                        memcpy(t->masks, ev->group_mask.masks, sizeof(t->masks));
+                break;
+        case KEV_PROFILE_INTERVAL:
+                if (ev->profile_interval.source == 0)
+                        t->interval_100ns = ev->profile_interval.new_interval_100ns;
+                break;
+        case KEV_STACK: t->nr_stacks++; break;
+        default: break;
+        }
+}
+
+void profile_event(struct profile *p, const struct kevent *ev)
+{
+        trace_event(&p->trace, ev);
+        sym_feed_event(p->feed, ev);
+        if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
+                return;
+        /* the zoom: one process's samples (the switches and edges filter themselves) */
+        if (p->zoom_pid && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) &&
+            ev->pid != p->zoom_pid)
+                return;
+        hot_event(p->hot, ev);
+        if (p->tree)
+                calltree_event(p->tree, ev);
+        branches_event(p->branches, ev);
+        switches_event(p->switches, ev);
+}
+
+void profile_zero(struct profile *p)
+{
+        hot_reset(p->hot);
+        if (p->tree)
+                calltree_reset(p->tree);
+        branches_reset(p->branches);
+        switches_zero(p->switches);
+}
+
+void profile_restart(struct profile *p)
+{
+        hot_reset(p->hot);
+        if (p->tree)
+                calltree_reset(p->tree);
+        branches_reset(p->branches);
+        switches_reset(p->switches);
+        uint64_t lost_session = p->trace.nr_lost_session;
+        memset(&p->trace, 0, sizeof(p->trace));
+        p->trace.nr_lost_session = lost_session;
+}
+
+void profile_zoom(struct profile *p, uint32_t pid)
+{
+        struct agg_filter f;
+        agg_filter_init(&f);
+        if (pid)
+                agg_filter_add_pid(&f, pid);
+        p->zoom_pid = pid;
+        hot_reset(p->hot);
+        hot_set_filter(p->hot, &f);
+        if (p->tree)
+                calltree_reset(p->tree);
+        branches_reset(p->branches);
+        branches_set_filter(p->branches, &f);
+        switches_zero(p->switches);
+        switches_set_filter(p->switches, &f);
+}
+
+void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns)
+{
+        p->has_window = is_on;
+        p->window_from_ns = from_ns;
+        p->window_to_ns = to_ns;
+}
+
+void profile_set_mode(struct profile *p, enum agg_mode mode)
+{
+        p->agg.mode = mode;
+        hot_set_settings(p->hot, &p->agg);
+        branches_set_settings(p->branches, &p->agg);
+        switches_set_settings(p->switches, &p->agg);
+}
+
+void profile_refresh(struct profile *p)
+{
+        hot_refresh(p->hot);
+        branches_refresh(p->branches);
+        switches_refresh(p->switches);
+        if (p->agg.mode == AGG_ZEROED && p->tree)
+                calltree_reset(p->tree);
+}
+
+void profile_end(struct profile *p)
+{
+        switches_refresh(p->switches);
+}
+
+uint64_t profile_nr_lost(const struct profile *p)
+{
+        const struct profile_trace *t = &p->trace;
+        uint64_t n = t->nr_lost_header;
+        const uint64_t more[] = {t->nr_lost_records, t->nr_lost_total, t->nr_lost_session};
+        for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+                n = more[i] > n ? more[i] : n;
+        return n;
+}
+
+int64_t profile_span_ns(const struct profile *p)
+{
+        return p->trace.has_time ? p->trace.last_ns - p->trace.first_ns : 0;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* etw_client.c: owns etwtop's calls to the ETW controller API: a kernel session started from
+   collection settings, changed class by class, read back and stopped. */
+#include "etw_client.h"
+
+#include "etw/etwtop_ext.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The Profile event (PerfInfo, type 46): the LBR trigger the screen and --lastbranch use. */
+#define LBR_TRIGGER_TYPE 46
+
+void collect_settings_init(struct collect_settings *s)
+{
+        memset(s, 0, sizeof(*s));
+        s->masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                            EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                            EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
+        s->interval_100ns = 10000;
+        s->pid = -1;
+}
+
+bool collect_has_hook(const struct collect_settings *s, uint16_t hook)
+{
+        for (uint32_t i = 0; i < s->nr_stack_hooks; i++)
+                if (s->stack_hooks[i] == hook)
+                        return true;
+        return false;
+}
+
+/* EVENT_TRACE_PROPERTIES with room for the names, as ControlTrace and StartTrace take them. */
+struct props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[64];
+        char log_file_name[1024];
+};
+
+static void props_init(struct props *k, const struct etw_client_options *o, ULONG flags)
+{
+        memset(k, 0, sizeof(*k));
+        k->p.Wnode.BufferSize = sizeof(*k);
+        k->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        k->p.Wnode.Guid = SystemTraceControlGuid;
+        k->p.Wnode.ClientContext = 1;
+        k->p.EnableFlags = flags;
+        k->p.LoggerNameOffset = offsetof(struct props, logger_name);
+        if (!o)
+                return;
+        k->p.LogFileMode = o->is_real_time ? EVENT_TRACE_REAL_TIME_MODE : 0;
+        k->p.FlushTimer = 1;
+        k->p.BufferSize = o->buffer_size_kb;
+        k->p.MaximumBuffers = o->max_buffers;
+        if (o->file && *o->file) {
+                k->p.LogFileMode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+                k->p.LogFileNameOffset = offsetof(struct props, log_file_name);
+                snprintf(k->log_file_name, sizeof(k->log_file_name), "%s", o->file);
+        }
+}
+
+static void say(char *err, size_t err_size, const char *what, ULONG st)
+{
+        snprintf(err, err_size, "%s: %s (Win32 error %u)", what, etw_last_error_text(),
+                 (unsigned)st);
+}
+
+static uint32_t event_ids(const uint16_t *hooks, uint32_t n, CLASSIC_EVENT_ID *ids)
+{
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (etw_event_id_of_hook(hooks[i], &ids[k]) == ERROR_SUCCESS)
+                        k++;
+        return k;
+}
+
+static ULONG set_hooks(CONTROLTRACE_ID id, const struct collect_settings *s)
+{
+        CLASSIC_EVENT_ID ids[COLLECT_MAX_HOOKS];
+        uint32_t n = event_ids(s->stack_hooks, s->nr_stack_hooks, ids);
+        return TraceSetInformation(id, TraceStackTracingInfo, n ? ids : NULL,
+                                   n * (ULONG)sizeof(ids[0]));
+}
+
+static ULONG set_interval(const struct collect_settings *s)
+{
+        TRACE_PROFILE_INTERVAL iv = {0, s->interval_100ns ? s->interval_100ns : 10000};
+        return TraceSetInformation(0, TraceSampledProfileIntervalInfo, &iv, sizeof(iv));
+}
+
+static ULONG set_pmc_source(CONTROLTRACE_ID id, const struct collect_settings *s)
+{
+        ULONG src = s->pmc_source;
+        return TraceSetInformation(id, TraceProfileSourceConfigInfo, s->pmc_source ? &src : NULL,
+                                   s->pmc_source ? (ULONG)sizeof(src) : 0);
+}
+
+static ULONG set_counters(CONTROLTRACE_ID id, const struct collect_settings *s, const char **what)
+{
+        ULONG counters[COLLECT_MAX_COUNTERS];
+        CLASSIC_EVENT_ID ids[COLLECT_MAX_COUNTERS];
+        uint32_t n = s->nr_pmc_counters < COLLECT_MAX_COUNTERS ? s->nr_pmc_counters
+                                                               : COLLECT_MAX_COUNTERS;
+        for (uint32_t i = 0; i < n; i++)
+                counters[i] = s->pmc_counters[i];
+        *what = "TracePmcCounterListInfo";
+        ULONG st = TraceSetInformation(id, TracePmcCounterListInfo, n ? counters : NULL,
+                                       n * (ULONG)sizeof(ULONG));
+        if (st != ERROR_SUCCESS)
+                return st;
+        uint32_t m = event_ids(s->pmc_hooks, s->nr_pmc_hooks, ids);
+        *what = "TracePmcEventListInfo";
+        return TraceSetInformation(id, TracePmcEventListInfo, m ? ids : NULL,
+                                   m * (ULONG)sizeof(ids[0]));
+}
+
+static ULONG set_lbr(CONTROLTRACE_ID id, const struct collect_settings *s)
+{
+        CLASSIC_EVENT_ID trig = {PerfInfoGuid, LBR_TRIGGER_TYPE, {0}};
+        return TraceConfigureLastBranchRecord(id, s->lbr_filters, &trig, s->is_lbr_on ? 1 : 0);
+}
+
+int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
+                     const struct collect_settings *s, char *err, size_t err_size)
+{
+        memset(c, 0, sizeof(*c));
+        snprintf(c->logger_name, sizeof(c->logger_name), "%s",
+                 o->logger_name ? o->logger_name : KERNEL_LOGGER_NAMEA);
+        if (o->file && !o->is_force && access(o->file, F_OK) == 0) {
+                snprintf(err, err_size, "%s exists: give --force to replace it", o->file);
+                return -1;
+        }
+        if (o->file && o->is_force)
+                unlink(o->file);
+        struct props k;
+        props_init(&k, o, s->masks.Masks[0]);
+        ULONG st;
+        if (o->is_process_only && s->pid > 0) {
+                /* the process is the next kernel logger's: its events are opened at the start */
+                LONG pid = s->pid;
+                st = TraceSetInformation(0, ETWTOP_TRACE_PROCESS_INFO, &pid, sizeof(pid));
+                if (st != ERROR_SUCCESS) {
+                        say(err, err_size, "-p", st);
+                        return -1;
+                }
+        }
+        st = StartTraceA(&c->id, c->logger_name, &k.p);
+        if (st != ERROR_SUCCESS)
+                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(), (unsigned)st);
+        if (o->is_process_only && s->pid > 0) {
+                LONG all = -1; /* the loggers started after this one are system-wide again */
+                TraceSetInformation(0, ETWTOP_TRACE_PROCESS_INFO, &all, sizeof(all));
+        }
+        if (st != ERROR_SUCCESS)
+                return -1;
+        c->has_session = true;
+        const char *what = "TraceSetInformation";
+        /* the PMC source and LBR first: what this machine cannot do ends the start with the
+           API's reason, before any group turns on for it */
+        if (s->pmc_source && (st = set_pmc_source(c->id, s)) != ERROR_SUCCESS) {
+                what = "--pmc-profile";
+                goto refused;
+        }
+        if (s->nr_pmc_counters) {
+                const char *cls;
+                if ((st = set_counters(c->id, s, &cls)) != ERROR_SUCCESS) {
+                        char buf[64];
+                        snprintf(buf, sizeof(buf), "--pmc: TraceSetInformation(%s)", cls);
+                        /* the API's message names the class already */
+                        snprintf(err, err_size, "--pmc: %s (Win32 error %u)", etw_last_error_text(),
+                                 (unsigned)st);
+                        (void)buf;
+                        goto stop;
+                }
+        }
+        if (s->is_lbr_on && (st = set_lbr(c->id, s)) != ERROR_SUCCESS) {
+                what = "--lastbranch";
+                goto refused;
+        }
+        /* the PMC_PROFILE group opens the sampling events: where --pmc-profile fails here */
+        if (s->pmc_source)
+                what = "--pmc-profile";
+        if ((st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, (PVOID)&s->masks,
+                                      sizeof(s->masks))) != ERROR_SUCCESS)
+                goto refused;
+        what = "TraceSetInformation";
+        if ((st = set_hooks(c->id, s)) != ERROR_SUCCESS || (st = set_interval(s)) != ERROR_SUCCESS)
+                goto refused;
+        if (o->keep_window_bytes && etw_keep_window(c->id, o->keep_window_bytes) != ERROR_SUCCESS) {
+                /* the session runs; only the save key will say it cannot */
+        }
+        return 0;
+refused:
+        say(err, err_size, what, st);
+stop:
+        etw_client_stop(c, NULL);
+        if (o->file)
+                unlink(o->file);
+        return -1;
+}
+
+/* Hook lists compared as sets. */
+static bool same_hooks(const uint16_t *a, uint32_t na, const uint16_t *b, uint32_t nb)
+{
+        if (na != nb)
+                return false;
+        for (uint32_t i = 0; i < na; i++) {
+                bool found = false;
+                for (uint32_t j = 0; j < nb && !found; j++)
+                        found = a[i] == b[j];
+                if (!found)
+                        return false;
+        }
+        return true;
+}
+
+ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want, char *err,
+                       size_t err_size)
+{
+        struct collect_settings now;
+        ULONG st = etw_client_query(c, &now, NULL);
+        if (st != ERROR_SUCCESS) {
+                say(err, err_size, "the session", st);
+                return st;
+        }
+        if (want->pmc_source != now.pmc_source &&
+            (st = set_pmc_source(c->id, want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
+        if ((want->is_lbr_on != now.is_lbr_on ||
+             (want->is_lbr_on && want->lbr_filters != now.lbr_filters)) &&
+            (st = set_lbr(c->id, want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceConfigureLastBranchRecord", st);
+                return st;
+        }
+        if (want->masks.Masks[0] != now.masks.Masks[0]) {
+                /* EnableFlags, as a controller changes them; the groups they imply follow */
+                struct props k;
+                props_init(&k, NULL, want->masks.Masks[0]);
+                k.p.LogFileMode = EVENT_TRACE_REAL_TIME_MODE;
+                st = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_UPDATE);
+                if (st != ERROR_SUCCESS) {
+                        say(err, err_size, "ControlTrace(UPDATE)", st);
+                        return st;
+                }
+                etw_client_query(c, &now, NULL);
+        }
+        if (memcmp(&want->masks, &now.masks, sizeof(now.masks)) != 0 &&
+            (st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, (PVOID)&want->masks,
+                                      sizeof(want->masks))) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
+        if (!same_hooks(want->stack_hooks, want->nr_stack_hooks, now.stack_hooks,
+                        now.nr_stack_hooks) &&
+            (st = set_hooks(c->id, want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
+        if (want->interval_100ns && want->interval_100ns != now.interval_100ns &&
+            (st = set_interval(want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
+        return ERROR_SUCCESS;
+}
+
+/* An event list read back as hook ids. */
+static uint32_t query_hooks(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, uint16_t *hooks, uint32_t max)
+{
+        CLASSIC_EVENT_ID ids[COLLECT_MAX_HOOKS];
+        ULONG len = 0;
+        if (TraceQueryInformation(id, cls, ids, sizeof(ids), &len) != ERROR_SUCCESS)
+                return 0;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < len / sizeof(ids[0]) && n < max; i++) {
+                USHORT h;
+                if (etw_hook_of_event_id(&ids[i], &h) == ERROR_SUCCESS)
+                        hooks[n++] = h;
+        }
+        return n;
+}
+
+ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
+                       struct etw_client_stats *st)
+{
+        if (!c->has_session)
+                return ERROR_WMI_INSTANCE_NOT_FOUND;
+        if (st) {
+                struct props k;
+                props_init(&k, NULL, 0);
+                ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_QUERY);
+                if (code != ERROR_SUCCESS)
+                        return code;
+                st->nr_events_lost = k.p.EventsLost;
+                st->nr_buffers_written = k.p.BuffersWritten;
+                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
+                st->buffer_size_kb = k.p.BufferSize;
+        }
+        if (!got)
+                return ERROR_SUCCESS;
+        LONG pid = got->pid;
+        memset(got, 0, sizeof(*got));
+        ULONG len = 0;
+        LONG traced = -1;
+        if (TraceQueryInformation(c->id, ETWTOP_TRACE_PROCESS_INFO, &traced, sizeof(traced),
+                                  &len) == ERROR_SUCCESS &&
+            traced > 0)
+                pid = traced;
+        got->pid = pid;
+        ULONG code = TraceQueryInformation(c->id, TraceSystemTraceEnableFlagsInfo, &got->masks,
+                                           sizeof(got->masks), &len);
+        if (code != ERROR_SUCCESS)
+                return code;
+        got->nr_stack_hooks =
+                query_hooks(c->id, TraceStackTracingInfo, got->stack_hooks, COLLECT_MAX_HOOKS);
+        got->nr_pmc_hooks =
+                query_hooks(c->id, TracePmcEventListInfo, got->pmc_hooks, COLLECT_MAX_COUNTERS);
+        TRACE_PROFILE_INTERVAL iv = {0, 0};
+        if (TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &iv, sizeof(iv), &len) ==
+            ERROR_SUCCESS)
+                got->interval_100ns = iv.Interval;
+        ULONG sources[8];
+        if (TraceQueryInformation(c->id, TraceProfileSourceConfigInfo, sources, sizeof(sources),
+                                  &len) == ERROR_SUCCESS &&
+            len >= sizeof(ULONG))
+                got->pmc_source = sources[0];
+        ULONG counters[COLLECT_MAX_COUNTERS];
+        if (TraceQueryInformation(c->id, TracePmcCounterListInfo, counters, sizeof(counters),
+                                  &len) == ERROR_SUCCESS) {
+                got->nr_pmc_counters = len / sizeof(ULONG);
+                memcpy(got->pmc_counters, counters, len);
+        }
+        ULONG lbr = 0;
+        if (TraceQueryInformation(c->id, TraceLbrConfigurationInfo, &lbr, sizeof(lbr), &len) ==
+            ERROR_SUCCESS)
+                got->lbr_filters = lbr;
+        uint16_t lbr_hooks[COLLECT_MAX_COUNTERS];
+        got->is_lbr_on =
+                query_hooks(c->id, TraceLbrEventListInfo, lbr_hooks, COLLECT_MAX_COUNTERS) > 0;
+        return ERROR_SUCCESS;
+}
+
+ULONG etw_client_save(struct etw_client *c, const char *path, char *err, size_t err_size)
+{
+        ULONG st = etw_save_window(c->id, path, FALSE);
+        if (st != ERROR_SUCCESS)
+                snprintf(err, err_size, "%s", etw_last_error_text());
+        return st;
+}
+
+ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)
+{
+        if (!c->has_session)
+                return ERROR_WMI_INSTANCE_NOT_FOUND;
+        struct props k;
+        props_init(&k, NULL, 0);
+        ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_STOP);
+        c->has_session = false;
+        if (st && code == ERROR_SUCCESS) {
+                st->nr_events_lost = k.p.EventsLost;
+                st->nr_buffers_written = k.p.BuffersWritten;
+                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
+                st->buffer_size_kb = k.p.BufferSize;
+        }
+        return code;
+}

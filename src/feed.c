@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* feed.c: owns the consumer of the screen and the reports: OpenTrace, ProcessTrace (on its own
+   thread or the caller's), the decoder and the model's lock. */
+#include "feed.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/etwtop_ext.h"
+#include "kevent.h"
+#include "model/profile.h"
+#include "util/xalloc.h"
+
+/* The consumer takes the model's lock for a run of records, not for each: it lets go after each
+   buffer (before it may wait for the next) and at least every FEED_RUN records. */
+#define FEED_RUN 4096
+
+struct feed {
+        struct profile *profile;  /* borrowed */
+        struct kdecoder *decoder; /* owned */
+        pthread_mutex_t lock;
+        PROCESSTRACE_HANDLE handle;
+        EVENT_TRACE_LOGFILEA lf; /* OpenTrace's: ProcessTrace writes back into it */
+        char name[1024];         /* the file or the session */
+        bool is_file;
+        pthread_t thread;
+        bool has_thread;
+        uint32_t nr_run; /* records decoded since the lock was taken */
+        atomic_bool is_done;
+        atomic_uint_fast64_t nr_buffers_read;
+        uint64_t nr_buffers;
+        ULONG status;
+};
+
+static void on_event(void *ctx, const struct kevent *ev)
+{
+        profile_event(ctx, ev);
+}
+
+static void run_unlock(struct feed *f)
+{
+        if (f->nr_run) {
+                f->nr_run = 0;
+                pthread_mutex_unlock(&f->lock);
+        }
+}
+
+static VOID WINAPI on_record(PEVENT_RECORD rec)
+{
+        struct feed *f = rec->UserContext;
+        if (!f->nr_run++)
+                pthread_mutex_lock(&f->lock);
+        kdecoder_decode(f->decoder, rec, on_event, f->profile);
+        if (f->nr_run >= FEED_RUN)
+                run_unlock(f);
+}
+
+static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
+{
+        struct feed *f = lf->Context;
+        run_unlock(f);
+        atomic_store(&f->nr_buffers_read, lf->BuffersRead);
+        return TRUE;
+}
+
+int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
+              char *err, size_t err_size)
+{
+        struct feed *f = xcalloc(1, sizeof(*f));
+        f->profile = p;
+        f->decoder = kdecoder_new(true);
+        pthread_mutex_init(&f->lock, NULL);
+        f->is_file = path != NULL;
+        snprintf(f->name, sizeof(f->name), "%s", path ? path : logger_name);
+        EVENT_TRACE_LOGFILEA *lf = &f->lf;
+        lf->ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        if (path) {
+                lf->LogFileName = f->name;
+        } else {
+                lf->LoggerName = f->name;
+                lf->ProcessTraceMode |= PROCESS_TRACE_MODE_REAL_TIME;
+        }
+        lf->EventRecordCallback = on_record;
+        lf->BufferCallback = on_buffer;
+        lf->Context = f;
+        f->handle = OpenTraceA(lf);
+        if (f->handle == INVALID_PROCESSTRACE_HANDLE) {
+                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
+                         (unsigned)GetLastError());
+                f->handle = 0;
+                feed_close(f);
+                return -1;
+        }
+        f->nr_buffers = path ? lf->LogfileHeader.BuffersWritten : 0;
+        *out = f;
+        return 0;
+}
+
+ULONG feed_run(struct feed *f)
+{
+        f->status = ProcessTrace(&f->handle, 1, NULL, NULL);
+        run_unlock(f);
+        atomic_store(&f->is_done, true);
+        return f->status;
+}
+
+static void *feed_main(void *arg)
+{
+        feed_run(arg);
+        return NULL;
+}
+
+int feed_start(struct feed *f)
+{
+        if (pthread_create(&f->thread, NULL, feed_main, f) != 0)
+                return -1;
+        f->has_thread = true;
+        return 0;
+}
+
+void feed_close(struct feed *f)
+{
+        if (!f)
+                return;
+        if (f->has_thread)
+                pthread_join(f->thread, NULL);
+        if (f->handle)
+                CloseTrace(f->handle);
+        kdecoder_free(f->decoder);
+        pthread_mutex_destroy(&f->lock);
+        free(f);
+}
+
+void feed_lock(struct feed *f)
+{
+        pthread_mutex_lock(&f->lock);
+}
+
+void feed_unlock(struct feed *f)
+{
+        pthread_mutex_unlock(&f->lock);
+}
+
+bool feed_is_done(const struct feed *f, ULONG *status)
+{
+        bool is_done = atomic_load(&f->is_done);
+        if (is_done && status)
+                *status = f->status;
+        return is_done;
+}
+
+uint64_t feed_nr_buffers_read(const struct feed *f)
+{
+        return atomic_load(&f->nr_buffers_read);
+}
+
+uint64_t feed_nr_buffers(const struct feed *f)
+{
+        return f->nr_buffers;
+}
+
+void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size_t size)
+{
+        buf[0] = 0;
+        struct etw_trace_stats st;
+        if (!f->is_file || etw_trace_get_stats(f->handle, &st) != ERROR_SUCCESS ||
+            !st.nr_buffers_damaged)
+                return;
+        if (!is_where_first) {
+                snprintf(buf, size,
+                         "%u damaged buffer%s skipped in whole or in part (the rest is read); the "
+                         "last: %s",
+                         (unsigned)st.nr_buffers_damaged, st.nr_buffers_damaged == 1 ? "" : "s",
+                         st.last_warning);
+                return;
+        }
+        /* where first: a narrow screen cuts the line's end */
+        const char *where = "";
+        char *at = strstr(st.last_warning, " (byte offset ");
+        if (at) {
+                *at = 0;
+                where = at + 2;
+                char *end = strchr(at + 1, ')');
+                if (end)
+                        *end = 0;
+        }
+        snprintf(buf, size, "%u damaged buffer%s skipped in part or whole%s%s: %s",
+                 (unsigned)st.nr_buffers_damaged, st.nr_buffers_damaged == 1 ? "" : "s",
+                 *where ? ", the last at " : "", where, st.last_warning);
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* feed.h: the consumer side of the screen and the reports: a trace (a running session in real
+   time, or a file) read through OpenTrace/ProcessTrace and decoded into the model, on a thread
+   of its own for the screen or on the caller's for a report. */
+#ifndef ETWTOP_FEED_H
+#define ETWTOP_FEED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw/evntrace.h"
+
+struct profile;
+struct feed;
+
+/* Opens the trace: a file (path), or the real-time session named logger_name. Events go to p
+   (borrowed) under the feed's lock. Returns 0, or -1 with err (the API's message). */
+int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
+              char *err, size_t err_size);
+/* Reads it on a thread of its own (feed_lock guards the model meanwhile). 0 or -1. */
+int feed_start(struct feed *f);
+/* Reads it to its end on the caller's thread. Returns ProcessTrace's status. */
+ULONG feed_run(struct feed *f);
+/* Waits for the thread (a real-time session must have been stopped first) and closes. */
+void feed_close(struct feed *f); /* NULL is fine */
+
+/* The model's lock: the feed takes it for a run of records at a time. */
+void feed_lock(struct feed *f);
+void feed_unlock(struct feed *f);
+
+/* The thread returned (the file read, the session stopped); its ProcessTrace status. */
+bool feed_is_done(const struct feed *f, ULONG *status);
+/* Buffers read so far, and a file's buffers in all (0 for a session). */
+uint64_t feed_nr_buffers_read(const struct feed *f);
+uint64_t feed_nr_buffers(const struct feed *f);
+/* A file read to its end: what could not be read ("" when everything could), with the byte
+   offset of the last damage first ("N damaged buffers skipped in part or whole, the last at byte
+   offset X: ...", for a narrow status line) or last (for stderr). */
+void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* header.c: owns the text of the header lines. */
+#include "header.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "xperf_names.h"
+
+static void append(char *line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void append(char *line, const char *fmt, ...)
+{
+        size_t len = strlen(line);
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line + len, HEADER_WIDTH - len, fmt, ap);
+        va_end(ap);
+}
+
+uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH])
+{
+        const struct collect_settings *s = h->settings;
+        if (h->is_live) {
+                snprintf(lines[0], HEADER_WIDTH,
+                         "etwtop - %s %s%s%s   %.0f events/s   %" PRIu64 " samples   lost %" PRIu64,
+                         h->record_path ? "recording" : "live", h->logger_name,
+                         h->record_path ? " to " : "", h->record_path ? h->record_path : "",
+                         h->events_per_s, h->nr_samples, h->nr_lost);
+                if (h->nr_rt_buffers_lost)
+                        append(lines[0], "   buffers lost %" PRIu64, h->nr_rt_buffers_lost);
+        } else {
+                snprintf(lines[0], HEADER_WIDTH,
+                         "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples",
+                         h->replay_path, h->nr_events, h->nr_samples);
+                if (h->nr_lost)
+                        append(lines[0], "   lost %" PRIu64, h->nr_lost);
+                if (h->loading_pct >= 0)
+                        append(lines[0], "   loading %3d%%", h->loading_pct);
+        }
+        if (h->is_paused)
+                append(lines[0], "   [paused]");
+        if (h->zoom_pid)
+                append(lines[0], "   [process %u]", h->zoom_pid);
+
+        char flags[256] = "", hooks[256] = "";
+        PERFINFO_GROUPMASK gm;
+        memcpy(gm.Masks, s->masks.Masks, sizeof(gm.Masks));
+        xperf_format_flags(&gm, flags, sizeof(flags));
+        if (h->is_live) {
+                for (uint32_t i = 0; i < s->nr_stack_hooks; i++) {
+                        const char *n = xperf_hook_name(s->stack_hooks[i]);
+                        size_t len = strlen(hooks);
+                        snprintf(hooks + len, sizeof(hooks) - len, "%s%s", len ? "+" : "",
+                                 n ? n : "?");
+                }
+        } else {
+                snprintf(hooks, sizeof(hooks), "%s",
+                         h->has_stacks ? "as recorded" : "none recorded");
+        }
+        if (!flags[0])
+                snprintf(flags, sizeof(flags), "%s", h->is_live ? "none" : "(not recorded)");
+        snprintf(lines[1], HEADER_WIDTH,
+                 "Groups: %s   Stacks: %s   Interval: %.3f ms (timer)   LBR: %s   Refresh: %.1f s",
+                 flags, hooks[0] ? hooks : "none", s->interval_100ns / 10000.0,
+                 s->is_lbr_on ? "on" : "off", h->delay_s);
+
+        char cannot[400] = "";
+        if (h->is_live && h->caps) {
+                const char *what[3] = {!h->caps->has_pmu ? "no PMU (PMC sources)" : NULL,
+                                       !h->caps->has_lbr ? "no LBR" : NULL,
+                                       !h->caps->has_kallsyms ? "kernel symbols restricted" : NULL};
+                for (int i = 0; i < 3; i++)
+                        if (what[i]) {
+                                size_t len = strlen(cannot);
+                                snprintf(cannot + len, sizeof(cannot) - len, "%s%s",
+                                         len ? ", " : "", what[i]);
+                        }
+        }
+        snprintf(lines[2], HEADER_WIDTH, "%s%s", cannot[0] ? "Not on this machine: " : "", cannot);
+        return cannot[0] ? 3 : 2;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* header.h: the lines above the screen's views (and each batch frame): what is shown (a live
+   session, a recording, a replay), its rates and losses, what the session collects as it reports
+   it, the refresh interval, and what this machine cannot do. */
+#ifndef ETWTOP_HEADER_H
+#define ETWTOP_HEADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etw/etwtop_ext.h"
+#include "etw_client.h"
+
+struct header_info {
+        bool is_live;
+        const char *logger_name;
+        const char *record_path; /* live: the file it also writes (NULL: none) */
+        const char *replay_path; /* a replay's file */
+        double events_per_s;
+        uint64_t nr_events;
+        uint64_t nr_samples;
+        uint64_t nr_lost;
+        uint64_t nr_rt_buffers_lost;
+        bool is_paused;
+        uint32_t zoom_pid;
+        int loading_pct;                         /* a replay still being read (-1: read) */
+        const struct collect_settings *settings; /* live: read back; replay: as recorded */
+        bool has_stacks;                         /* replay: the trace carries stacks */
+        double delay_s;
+        const struct etw_machine_caps *caps; /* live */
+};
+
+#define HEADER_LINES 3
+#define HEADER_WIDTH 512
+
+/* The lines; the third is "" when the machine can do everything. Returns how many to show. */
+uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH]);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* views.h: the screen's four views, each in its own file under ui/views/: hot functions and the
+   call tree, branch edges, context switches, and the session panel. */
+#ifndef ETWTOP_UI_VIEWS_H
+#define ETWTOP_UI_VIEWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "etw/etwtop_ext.h"
+#include "ui/view.h"
+
+enum { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, NR_VIEWS };
+
+/* Hot functions with their callers under each (Enter, + - *), or the call tree top-down (c). */
+struct ui_view *functions_view_new(void);
+/* Hot branch edges from LBR, by exact edge or by function pair (g). */
+struct ui_view *branches_view_new(void);
+/* Context switches by thread (Enter opens its waits, where it blocked, who readied it, its
+   CPUs), by process, by CPU or by wait reason (g); t zooms on the row's process. */
+struct ui_view *switches_view_new(void);
+
+/* What a kernel session collects, as the session panel shows and edits it. */
+struct panel_values {
+        uint32_t masks[8];  /* PERFINFO_GROUPMASK; Masks[0] is EnableFlags */
+        uint16_t hooks[32]; /* stack-walk hook ids */
+        uint32_t nr_hooks;
+        uint32_t interval_100ns; /* the timer's */
+        uint32_t pmc_source;     /* KPROFILE_SOURCE under PMC_PROFILE (0: none) */
+        bool is_lbr_on;
+        uint32_t lbr_filters; /* EVNTRACE_LBR_FILTER_* */
+};
+
+/* The session panel: a row per setting; Enter edits a copy of what the session reports and asks
+   the loop to apply it (UI_APPLY). */
+struct ui_view *session_view_new(void);
+/* What the session collects now, read back from it (or, for a recording, what it recorded:
+   is_live false, every row fixed); caps: what this machine can do. */
+void session_view_set(struct ui_view *v, bool is_live, const struct etw_machine_caps *caps,
+                      const struct panel_values *now);
+/* The edited copy to apply after UI_APPLY, and the setting's name; false: none pending. */
+bool session_view_pending(struct ui_view *v, struct panel_values *want, const char **name);
+/* After the loop applied the pending edit (status ERROR_SUCCESS or the API's code, why its
+   message) and set the values read back: the status line's text. */
+void session_view_result(struct ui_view *v, unsigned long status, const char *why, char *buf,
+                         uint32_t size);
+
+#endif

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* branches_view.c: owns the branch-edges view: the hot LBR edges, by exact edge or by function
+   pair, and its key. */
+#include "ui/views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "util/xalloc.h"
+#include "view_text.h"
+
+struct branches_view {
+        struct ui_view view;
+        enum branches_group group;
+};
+
+enum { COL_SHARE, COL_COUNT, COL_EDGES, COL_FROM, COL_TO, NR_COLS };
+
+static const struct ui_column cols[NR_COLS] = {
+        {"Share%", UI_COL_PCT, 7}, {"Count", UI_COL_U64, 9}, {"Edges", UI_COL_U64, 6},
+        {"From", UI_COL_TEXT, 0},  {"To", UI_COL_TEXT, 0},
+};
+
+static struct branches_view *of(struct ui_view *v)
+{
+        return ui_view_of(v, struct branches_view);
+}
+
+static void end_text(struct sym_store *st, const struct branches_end *e, bool is_function,
+                     char *buf, size_t size)
+{
+        view_place_text(st, e->loc, e->state == SYM_RESOLVED ? e->function : 0, e->offset, buf,
+                        size);
+        /* a function pair: the names without offsets */
+        char *p = strstr(buf, "+0x");
+        if (is_function && p && e->state == SYM_RESOLVED)
+                *p = 0;
+}
+
+static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
+{
+        struct branches_view *bv = of(v);
+        struct profile *p = m->profile;
+        ui_table_clear(t);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(p->branches, bv->group, AGG_ALL, &rows);
+        char from[512], to[512];
+        bool is_function = bv->group == BRANCHES_BY_FUNCTION;
+        for (uint32_t i = 0; i < n; i++) {
+                const struct branches_row *w = &rows[i];
+                uint32_t r = ui_table_add(t, i + 1, 0, 0);
+                ui_table_pct(t, r, COL_SHARE, 100.0 * w->share);
+                ui_table_u64(t, r, COL_COUNT, w->count);
+                ui_table_u64(t, r, COL_EDGES, w->nr_edges);
+                if (w->is_other) {
+                        ui_table_text(t, r, COL_FROM, "[other edges]");
+                        continue;
+                }
+                end_text(p->store, &w->from, is_function, from, sizeof(from));
+                end_text(p->store, &w->to, is_function, to, sizeof(to));
+                ui_table_text(t, r, COL_FROM, from);
+                ui_table_text(t, r, COL_TO, to);
+        }
+        if (!n)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), COL_FROM,
+                              m->is_live && m->why_no_lbr && m->why_no_lbr[0]
+                                      ? "No branch edges: LBR is not available here (see the "
+                                        "Session view). Replay a trace recorded with "
+                                        "--lastbranch to see them."
+                                      : "No LBR events yet.");
+}
+
+static unsigned act_group(struct ui_key_ctx *c)
+{
+        struct branches_view *bv = of(c->view);
+        bv->group = bv->group == BRANCHES_BY_EDGE ? BRANCHES_BY_FUNCTION : BRANCHES_BY_EDGE;
+        snprintf(c->st->status, sizeof(c->st->status), "branch edges %s",
+                 bv->group == BRANCHES_BY_EDGE ? "by exact edge" : "by function pair");
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static const struct ui_key keys[] = {
+        {'g', "g", act_group, "group the edges by exact edge or by function pair", NULL},
+};
+
+static void view_free(struct ui_view *v)
+{
+        free(of(v));
+}
+
+struct ui_view *branches_view_new(void)
+{
+        struct branches_view *bv = xcalloc(1, sizeof(*bv));
+        bv->group = BRANCHES_BY_EDGE;
+        bv->view =
+                (struct ui_view){"Branch edges (LBR)",           cols,  NR_COLS,       keys,
+                                 sizeof(keys) / sizeof(keys[0]), build, ui_no_row_pid, view_free};
+        return &bv->view;
+}

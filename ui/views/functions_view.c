@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* functions_view.c: owns the hot-functions view: its columns, its rows (each function with its
+   callers under it, or the call tree top-down), which of them are open, and its keys. */
+#include "ui/views.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "util/xalloc.h"
+#include "view_text.h"
+
+struct functions_view {
+        struct ui_view view;
+        bool is_top_down;           /* the call tree from its roots, not callers under functions */
+        struct ui_key_set expanded; /* the open rows */
+};
+
+enum { COL_SELF_PCT, COL_TOTAL_PCT, COL_SELF, COL_TOTAL, COL_MODULE, COL_FUNCTION, NR_COLS };
+
+static const struct ui_column cols[NR_COLS] = {
+        {"Self%", UI_COL_PCT, 7}, {"Total%", UI_COL_PCT, 7},   {"Self", UI_COL_U64, 8},
+        {"Total", UI_COL_U64, 8}, {"Module", UI_COL_TEXT, 22}, {"Function", UI_COL_TEXT, 0},
+};
+
+/* Row keys: a function's never 0 and never a tree node's (bit 63) */
+#define TREE_KEY(is_top_down, node) ((1ull << 63) | ((uint64_t)(is_top_down) << 62) | (node))
+
+static struct functions_view *of(struct ui_view *v)
+{
+        return ui_view_of(v, struct functions_view);
+}
+
+/* The module names the rows borrow, found once per module per build: the store's interned
+   copies, which live as long as the store (sym_module_info's own strings only until the next
+   call on the store, and the screen draws without the model's lock). */
+struct module_names {
+        struct sym_store *store;
+        uint32_t module[64];  /* by module id % 64 */
+        const char *name[64]; /* borrowed from the store; NULL: not looked up */
+};
+
+static void frame_text(struct module_names *names, struct ui_table *t, uint32_t r, uint32_t module,
+                       uint32_t function, uint64_t rel)
+{
+        uint32_t slot = module % 64;
+        if (names->module[slot] != module || !names->name[slot]) {
+                names->module[slot] = module;
+                names->name[slot] =
+                        sym_name(names->store,
+                                 sym_intern(names->store, view_module_name(names->store, module)));
+        }
+        ui_table_text_borrow(t, r, COL_MODULE, names->name[slot]);
+        if (function)
+                ui_table_text_borrow(t, r, COL_FUNCTION, sym_name(names->store, function));
+        else if (module || rel) /* "mod+0x1a2b", "0x1a2b" */
+                ui_table_text_addr(t, r, COL_FUNCTION, module ? names->name[slot] : NULL, rel);
+        else
+                ui_table_text_borrow(t, r, COL_FUNCTION, "[other]");
+}
+
+static void counts(struct ui_table *t, uint32_t r, uint64_t self, uint64_t total, uint64_t nr)
+{
+        ui_table_pct(t, r, COL_SELF_PCT, nr ? 100.0 * (double)self / (double)nr : 0);
+        ui_table_pct(t, r, COL_TOTAL_PCT, nr ? 100.0 * (double)total / (double)nr : 0);
+        ui_table_u64(t, r, COL_SELF, self);
+        ui_table_u64(t, r, COL_TOTAL, total);
+}
+
+/* The children of node in the current tree under row depth, recursively where open. */
+static void add_subtree(struct functions_view *fv, struct calltree *tree,
+                        struct module_names *names, struct ui_table *t, uint32_t node,
+                        uint8_t depth, uint64_t nr)
+{
+        if (depth > 60)
+                return;
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(tree, !fv->is_top_down, node, &rows);
+        /* the rows array is reused by the next call: copy what the recursion needs */
+        struct calltree_row *copy = xmalloc((n ? n : 1) * sizeof(*copy));
+        if (n) /* an empty tree answers no array */
+                memcpy(copy, rows, n * sizeof(*copy));
+        for (uint32_t i = 0; i < n; i++) {
+                const struct calltree_row *w = &copy[i];
+                uint64_t key = TREE_KEY(fv->is_top_down, w->node);
+                bool is_open = w->has_children && ui_key_set_has(&fv->expanded, key);
+                uint32_t r = ui_table_add(t, key, depth,
+                                          (w->has_children ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                counts(t, r, w->self, w->count, nr);
+                frame_text(names, t, r, w->module, w->function, w->rel);
+                if (is_open)
+                        add_subtree(fv, tree, names, t, w->node, (uint8_t)(depth + 1), nr);
+        }
+        free(copy);
+}
+
+static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
+{
+        struct functions_view *fv = of(v);
+        struct profile *p = m->profile;
+        struct module_names names = {.store = p->store};
+        ui_table_clear(t);
+        if (p->tree) {
+                const struct calltree_row *unused;
+                calltree_children(p->tree, false, 0, &unused); /* brings pending samples in */
+        }
+        if (fv->is_top_down) {
+                if (p->tree)
+                        add_subtree(fv, p->tree, &names, t, 0, 0, calltree_nr_samples(p->tree));
+                return;
+        }
+        uint16_t sources[16];
+        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
+        uint64_t nr = hot_nr_samples(p->hot, source);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(p->hot, source, false, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *w = &rows[i];
+                /* never 0 (no row), never a tree key (bit 63) */
+                uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel)) &
+                                ~(7ull << 61)) |
+                               (1ull << 61);
+                uint32_t node =
+                        p->tree && (w->state == SYM_RESOLVED || w->module)
+                                ? calltree_find_function(p->tree, w->module, w->function, w->rel)
+                                : 0;
+                bool has_callers = node && calltree_has_children(p->tree, node);
+                bool is_open = has_callers && ui_key_set_has(&fv->expanded, key);
+                uint32_t r = ui_table_add(t, key, 0,
+                                          (has_callers ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                counts(t, r, w->self, w->total, nr);
+                frame_text(&names, t, r, w->module, w->function, w->rel);
+                if (is_open)
+                        add_subtree(fv, p->tree, &names, t, node, 1, nr);
+        }
+}
+
+static unsigned act_toggle(struct ui_key_ctx *c)
+{
+        struct functions_view *fv = of(c->view);
+        ui_key_set_put(&fv->expanded, c->row_key, !ui_key_set_has(&fv->expanded, c->row_key));
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static unsigned act_expand(struct ui_key_ctx *c)
+{
+        ui_key_set_put(&of(c->view)->expanded, c->row_key, true);
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static unsigned act_collapse(struct ui_key_ctx *c)
+{
+        ui_key_set_put(&of(c->view)->expanded, c->row_key, false);
+        return UI_REBUILD | UI_REDRAW;
+}
+
+/* every row shown now opens one level */
+static unsigned act_expand_all(struct ui_key_ctx *c)
+{
+        for (uint32_t i = 0; i < c->table->nr_rows; i++)
+                if (c->table->flags[i] & UI_ROW_EXPANDABLE)
+                        ui_key_set_put(&of(c->view)->expanded, c->table->keys[i], true);
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static unsigned act_callers(struct ui_key_ctx *c)
+{
+        struct functions_view *fv = of(c->view);
+        fv->is_top_down = !fv->is_top_down;
+        snprintf(c->st->status, sizeof(c->st->status), "%s",
+                 fv->is_top_down ? "call tree: top-down (callees under callers)"
+                                 : "hot functions, their callers under each");
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static const struct ui_key keys[] = {
+        {'\n', "Enter", act_toggle, "open or close the row: a function's callers, a tree node",
+         NULL},
+        {'+', "+ - *", act_expand, "open / close / open every row shown one level", NULL},
+        {'-', NULL, act_collapse, NULL, NULL},
+        {'*', NULL, act_expand_all, NULL, NULL},
+        {'c', "c", act_callers, "hot functions with their callers, or the call tree top-down",
+         NULL},
+};
+
+static void view_free(struct ui_view *v)
+{
+        struct functions_view *fv = of(v);
+        ui_key_set_fini(&fv->expanded);
+        free(fv);
+}
+
+struct ui_view *functions_view_new(void)
+{
+        struct functions_view *fv = xcalloc(1, sizeof(*fv));
+        fv->view = (struct ui_view){
+                "Hot functions", cols,          NR_COLS,  keys, sizeof(keys) / sizeof(keys[0]),
+                build,           ui_no_row_pid, view_free};
+        return &fv->view;
+}

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/* switches_view.c: owns the context-switches view: threads (each opening to its waits, where it
+   blocked, who readied it and from where, its CPUs), processes, CPUs or waits, and its keys. */
+#include "ui/views.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/profile.h"
+#include "util/xalloc.h"
+#include "view_text.h"
+
+enum switch_group { GROUP_THREAD, GROUP_PROCESS, GROUP_CPU, GROUP_WAIT, NR_GROUPS };
+
+static const char *const group_names[NR_GROUPS] = {"by thread", "by process (its threads under it)",
+                                                   "by CPU (busy, idle, C-states)",
+                                                   "by wait (state/reason, every thread)"};
+
+struct switches_view {
+        struct ui_view view;
+        enum switch_group group;
+        struct ui_key_set expanded; /* the open threads and processes */
+};
+
+enum {
+        COL_SWITCHES,
+        COL_ON_CPU,
+        COL_OFF_CPU,
+        COL_READIED,
+        COL_CPU,
+        COL_TID,
+        COL_PID,
+        COL_WAIT,
+        COL_THREAD,
+        NR_COLS
+};
+
+static const struct ui_column cols[NR_COLS] = {
+        {"Switches", UI_COL_U64, 9}, {"On-CPU", UI_COL_NS, 10},
+        {"Off-CPU", UI_COL_NS, 10},  {"Readied", UI_COL_U64, 8},
+        {"CPU", UI_COL_U64, 4},      {"TID", UI_COL_U64, 7},
+        {"PID", UI_COL_U64, 7},      {"Top wait (state/reason)", UI_COL_TEXT, 30},
+        {"Thread", UI_COL_TEXT, 0},
+};
+
+/* Row keys: a thread's is tid + 1; the other kinds are told apart by a high bit. */
+#define KEY_PROCESS (1ull << 60)
+#define KEY_CPU     (1ull << 59)
+#define KEY_DETAIL  (1ull << 58) /* a thread's wait, readier or CPU: tid << 16 | kind | i */
+#define KEY_WAIT    (1ull << 57)
+
+static struct switches_view *of(struct ui_view *v)
+{
+        return ui_view_of(v, struct switches_view);
+}
+
+static void row_cells(struct ui_table *t, uint32_t r, const struct switches_row *w)
+{
+        ui_table_u64(t, r, COL_SWITCHES, w->nr_switches);
+        ui_table_u64(t, r, COL_ON_CPU, w->on_cpu_ns);
+        ui_table_u64(t, r, COL_OFF_CPU, w->off_cpu_ns);
+        ui_table_u64(t, r, COL_READIED, w->nr_readied);
+        ui_table_u64(t, r, COL_CPU, w->last_cpu == AGG_ALL ? 0 : w->last_cpu);
+        ui_table_u64(t, r, COL_PID, w->pid == AGG_ALL ? 0 : w->pid);
+        char wait[128] = "";
+        if (w->nr_waits)
+                view_wait_text(w->waits[0].state, w->waits[0].wait_reason, wait, sizeof(wait));
+        ui_table_text(t, r, COL_WAIT, wait);
+}
+
+static uint64_t detail_key(uint32_t tid, uint32_t kind, uint32_t i)
+{
+        return KEY_DETAIL | (uint64_t)tid << 16 | (uint64_t)kind << 12 | (i & 0xfff);
+}
+
+/* The rows under an open thread: its waits by state and reason, where it blocked, who readied
+   it and from where, the CPUs it ran on. */
+static void add_thread_details(struct switches *sw, struct sym_store *st, struct ui_table *t,
+                               const struct switches_row *w, uint8_t depth)
+{
+        char text[640], where[512];
+        if (w->nr_pmc) {
+                switches_pmc_text(sw, w, where, sizeof(where));
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 5, 0), depth, UI_ROW_SPARSE);
+                snprintf(text, sizeof(text), "PMC in its timeslices: %s", where);
+                ui_table_text(t, r, COL_THREAD, text);
+        }
+        for (uint32_t i = 0; i < w->nr_waits; i++) {
+                const struct switches_wait *x = &w->waits[i];
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 1, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_SWITCHES, x->nr_waits);
+                ui_table_u64(t, r, COL_OFF_CPU, x->off_cpu_ns);
+                view_wait_text(x->state, x->wait_reason, text, sizeof(text));
+                ui_table_text(t, r, COL_WAIT, text);
+                ui_table_text(t, r, COL_THREAD, "off CPU in this state/reason");
+        }
+        if (w->other_wait_ns) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 1, 0xfff), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_OFF_CPU, w->other_wait_ns);
+                ui_table_text(t, r, COL_THREAD, "off CPU in other states/reasons");
+        }
+        const struct switches_blocker_row *bl;
+        uint32_t n = switches_blockers(sw, w->tid, &bl);
+        for (uint32_t i = 0; i < n && i < 64; i++) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 4, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_SWITCHES, bl[i].nr_waits);
+                ui_table_u64(t, r, COL_OFF_CPU, bl[i].off_cpu_ns);
+                view_place_text(st, bl[i].where, bl[i].function, bl[i].offset, where,
+                                sizeof(where));
+                snprintf(text, sizeof(text), "blocked in %s", where);
+                ui_table_text(t, r, COL_THREAD, text);
+        }
+        const struct switches_readier_row *rd;
+        n = switches_readiers(sw, w->tid, &rd);
+        for (uint32_t i = 0; i < n && i < 64; i++) {
+                const struct switches_readier_row *x = &rd[i];
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 2, i), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_READIED, x->count);
+                if (x->is_other) {
+                        ui_table_text(t, r, COL_THREAD, "readied by [other readiers]");
+                        continue;
+                }
+                ui_table_u64(t, r, COL_TID, x->readying_tid);
+                ui_table_u64(t, r, COL_PID, x->readying_pid);
+                if (x->has_where)
+                        view_place_text(st, x->where, x->function, x->offset, where, sizeof(where));
+                else
+                        snprintf(where, sizeof(where), "(no stack)");
+                snprintf(text, sizeof(text), "readied by %s%s%s from %s",
+                         x->readying_process_name[0] ? x->readying_process_name : "?",
+                         x->readying_thread_name[0] ? "/" : "", x->readying_thread_name, where);
+                ui_table_text(t, r, COL_THREAD, text);
+        }
+        const struct switches_cpu_row *c;
+        n = switches_thread_cpus(sw, w->tid, &c);
+        for (uint32_t i = 0; i < n && i < 256; i++) {
+                uint32_t r = ui_table_add(t, detail_key(w->tid, 3, c[i].cpu), depth, UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_SWITCHES, c[i].nr_switches);
+                ui_table_u64(t, r, COL_ON_CPU, c[i].busy_ns);
+                ui_table_u64(t, r, COL_CPU, c[i].cpu);
+                snprintf(text, sizeof(text), "ran on CPU %u", c[i].cpu);
+                ui_table_text(t, r, COL_THREAD, text);
+        }
+}
+
+/* A copy of n rows the model answered (its arrays last until its next call); free it. */
+static struct switches_row *copy_rows(const struct switches_row *rows, uint32_t n)
+{
+        struct switches_row *copy = xmalloc((n ? n : 1) * sizeof(*copy));
+        if (n) /* an empty answer may be no array */
+                memcpy(copy, rows, n * sizeof(*copy));
+        return copy;
+}
+
+/* Thread rows (copied: the details ask the model for other arrays), each open one with its
+   details under it. */
+static void add_threads(struct switches_view *sv, struct profile *p, struct ui_table *t,
+                        const struct switches_row *rows, uint32_t n, uint8_t depth)
+{
+        struct switches_row *copy = copy_rows(rows, n);
+        char name[128];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct switches_row *w = &copy[i];
+                uint64_t key = (uint64_t)w->tid + 1;
+                bool can_open = !w->is_other;
+                bool is_open = can_open && ui_key_set_has(&sv->expanded, key);
+                uint32_t r = ui_table_add(t, key, depth,
+                                          (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                row_cells(t, r, w);
+                ui_table_u64(t, r, COL_TID, w->tid);
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
+                                 w->thread_name[0] ? "/" : "", w->thread_name);
+                ui_table_text(t, r, COL_THREAD, name);
+                if (is_open)
+                        add_thread_details(p->switches, p->store, t, w, (uint8_t)(depth + 1));
+        }
+        free(copy);
+}
+
+static void add_processes(struct switches_view *sv, struct profile *p, struct ui_table *t)
+{
+        const struct switches_row *rows;
+        uint32_t n = switches_processes(p->switches, SWITCHES_BY_SWITCHES, &rows);
+        struct switches_row *copy = copy_rows(rows, n);
+        char name[128];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct switches_row *w = &copy[i];
+                uint64_t key = KEY_PROCESS | (w->pid == AGG_ALL ? 0xffffffffu : w->pid);
+                bool can_open = !w->is_other && w->pid != AGG_ALL;
+                bool is_open = can_open && ui_key_set_has(&sv->expanded, key);
+                /* sparse: no TID, no CPU (its threads say theirs) */
+                uint32_t r = ui_table_add(t, key, 0,
+                                          UI_ROW_SPARSE | (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                row_cells(t, r, w);
+                ui_table_u64(t, r, COL_CPU, 0);
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%s (%u thread%s)",
+                                 w->process_name[0] ? w->process_name : "?", w->nr_threads,
+                                 w->nr_threads == 1 ? "" : "s");
+                ui_table_text(t, r, COL_THREAD, name);
+                if (is_open) {
+                        const struct switches_row *th;
+                        uint32_t m = switches_process_threads(p->switches, w->pid,
+                                                              SWITCHES_BY_SWITCHES, &th);
+                        add_threads(sv, p, t, th, m, 1);
+                }
+        }
+        free(copy);
+}
+
+static void add_cpus(struct profile *p, struct ui_table *t)
+{
+        const struct switches_cpu_row *c;
+        uint32_t n = switches_cpus(p->switches, &c);
+        char text[128];
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r = ui_table_add(t, KEY_CPU | c[i].cpu, 0, 0);
+                ui_table_u64(t, r, COL_SWITCHES, c[i].nr_switches);
+                ui_table_u64(t, r, COL_ON_CPU, c[i].busy_ns);
+                ui_table_u64(t, r, COL_OFF_CPU, c[i].idle_ns);
+                ui_table_u64(t, r, COL_CPU, c[i].cpu);
+                switches_cstates_text(&c[i], text, sizeof(text));
+                ui_table_text(t, r, COL_WAIT, text);
+                uint64_t all = c[i].busy_ns + c[i].idle_ns;
+                snprintf(text, sizeof(text), "CPU %u: busy %.1f%%, idle %.1f%%", c[i].cpu,
+                         all ? 100.0 * (double)c[i].busy_ns / (double)all : 0.0,
+                         all ? 100.0 * (double)c[i].idle_ns / (double)all : 0.0);
+                ui_table_text(t, r, COL_THREAD, text);
+        }
+}
+
+static void add_waits(struct profile *p, struct ui_table *t)
+{
+        const struct switches_wait_row *w;
+        uint32_t n = switches_waits(p->switches, &w);
+        char text[128];
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r =
+                        ui_table_add(t, KEY_WAIT | (uint64_t)w[i].state << 8 | w[i].wait_reason, 0,
+                                     UI_ROW_SPARSE);
+                ui_table_u64(t, r, COL_SWITCHES, w[i].nr_waits);
+                ui_table_u64(t, r, COL_OFF_CPU, w[i].off_cpu_ns);
+                view_wait_text(w[i].state, w[i].wait_reason, text, sizeof(text));
+                ui_table_text(t, r, COL_WAIT, text);
+                ui_table_text(t, r, COL_THREAD, "all threads");
+        }
+}
+
+static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
+{
+        struct switches_view *sv = of(v);
+        struct profile *p = m->profile;
+        ui_table_clear(t);
+        switch (sv->group) {
+        case GROUP_THREAD: {
+                const struct switches_row *rows;
+                uint32_t n = switches_threads(p->switches, SWITCHES_BY_SWITCHES, &rows);
+                add_threads(sv, p, t, rows, n, 0);
+                break;
+        }
+        case GROUP_PROCESS: add_processes(sv, p, t); break;
+        case GROUP_CPU: add_cpus(p, t); break;
+        case GROUP_WAIT: add_waits(p, t); break;
+        default: break;
+        }
+        if (!t->nr_rows)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), COL_THREAD,
+                              "No context switches (turn CSWITCH on in the Session view).");
+}
+
+/* Threads and processes open; CPUs and waits do not. */
+static bool has_tree(const struct switches_view *sv)
+{
+        return sv->group == GROUP_THREAD || sv->group == GROUP_PROCESS;
+}
+
+static unsigned put(struct ui_key_ctx *c, uint64_t key, int how)
+{
+        struct switches_view *sv = of(c->view);
+        if (!has_tree(sv))
+                return 0;
+        ui_key_set_put(&sv->expanded, key, how < 0 ? !ui_key_set_has(&sv->expanded, key) : how);
+        return UI_REBUILD | UI_REDRAW;
+}
+
+static unsigned act_toggle(struct ui_key_ctx *c)
+{
+        return put(c, c->row_key, -1);
+}
+
+static unsigned act_expand(struct ui_key_ctx *c)
+{
+        return put(c, c->row_key, 1);
+}
+
+static unsigned act_collapse(struct ui_key_ctx *c)
+{
+        return put(c, c->row_key, 0);
+}
+
+static unsigned act_expand_all(struct ui_key_ctx *c)
+{
+        unsigned r = 0;
+        for (uint32_t i = 0; i < c->table->nr_rows; i++)
+                if (c->table->flags[i] & UI_ROW_EXPANDABLE)
+                        r |= put(c, c->table->keys[i], 1);
+        return r;
+}
+
+static unsigned act_group(struct ui_key_ctx *c)
+{
+        struct switches_view *sv = of(c->view);
+        sv->group = (sv->group + 1) % NR_GROUPS;
+        snprintf(c->st->status, sizeof(c->st->status), "context switches %s",
+                 group_names[sv->group]);
+        return UI_REBUILD | UI_REDRAW;
+}
+
+/* A row's process: its PID column (threads, processes; 0 for CPUs and waits). */
+static uint32_t row_pid(const struct ui_view *v, const struct ui_table *t, uint64_t row_key)
+{
+        (void)v;
+        for (uint32_t r = 0; r < t->nr_rows; r++)
+                if (t->keys[r] == row_key && !(row_key & KEY_DETAIL))
+                        return (uint32_t)t->cells[(size_t)r * t->nr_cols + COL_PID].u;
+        return 0;
+}
+
+static const struct ui_key keys[] = {
+        {'\n', "Enter", act_toggle,
+         "open or close a thread (its waits, where it blocked, who readied it, its CPUs) or a "
+         "process (its threads)",
+         NULL},
+        {'+', "+ - *", act_expand, "open / close / open every row shown", NULL},
+        {'-', NULL, act_collapse, NULL, NULL},
+        {'*', NULL, act_expand_all, NULL, NULL},
+        {'g', "g", act_group, "group: by thread, by process, by CPU, by wait reason", NULL},
+};
+
+static void view_free(struct ui_view *v)
+{
+        struct switches_view *sv = of(v);
+        ui_key_set_fini(&sv->expanded);
+        free(sv);
+}
+
+struct ui_view *switches_view_new(void)
+{
+        struct switches_view *sv = xcalloc(1, sizeof(*sv));
+        sv->view = (struct ui_view){"Context switches",
+                                    cols,
+                                    NR_COLS,
+                                    keys,
+                                    sizeof(keys) / sizeof(keys[0]),
+                                    build,
+                                    row_pid,
+                                    view_free};
+        return &sv->view;
+}
