@@ -1,0 +1,967 @@
+/* SPDX-License-Identifier: MIT */
+/* test_views.c: the screen's views (ui/views/) without a terminal: each view's rows built from a
+   model fed synthetic decoded events (samples and stacks in a perf-map JIT module, LBR,
+   CSwitch and ReadyThread, process and thread rundowns), its keys run through ui_key_dispatch
+   (open, close, group, zoom), the session panel's edit-apply-read back cycle, and the key
+   tables themselves (no key twice, help for every entry, the help screen and the key bar, the
+   common keys' actions). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "etw/evntrace.h"
+#include "etw/ntwmi.h"
+#include "etw/winerror.h"
+#include "kevent.h"
+#include "model/profile.h"
+#include "ui/table.h"
+#include "ui/view.h"
+#include "ui/views.h"
+
+#define MS(x) ((int64_t)(x)*1000000ll)
+
+/* KTHREAD_STATE and KWAIT_REASON values (ETL-FORMAT.md 3.5) */
+#define ST_READY          1
+#define ST_WAITING        5
+#define WR_EXECUTIVE      0
+#define WR_DELAYEXECUTION 4
+#define WR_USERREQUEST    6
+#define WR_QUEUE          15
+#define WR_PREEMPTED      32
+
+#define PID_A 100
+#define PID_B 200
+
+/* ---- synthetic decoded events (as test_model.c builds them) ---- */
+
+static struct kevent ev_base(enum kevent_type type, uint32_t cpu, int64_t t, uint32_t pid,
+                             uint32_t tid)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = type;
+        ev.name = "";
+        ev.cpu = cpu;
+        ev.time_ns = t;
+        ev.timestamp = (uint64_t)t + 1000000000ull; /* raw ticks: the session started at 1 s */
+        ev.pid = pid;
+        ev.tid = tid;
+        return ev;
+}
+
+static void feed(struct profile *p, struct kevent ev)
+{
+        profile_event(p, &ev);
+}
+
+/* A timer sample at frames[0] with its stack (frames[0] innermost). */
+static void feed_sample(struct profile *p, int64_t t, uint32_t pid, const uint64_t *frames,
+                        uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, pid, pid);
+        ev.sample.ip = frames[0];
+        ev.sample.tid = pid;
+        profile_event(p, &ev);
+        ev = ev_base(KEV_STACK, 0, t, pid, pid);
+        ev.stack.event_timestamp = ev.timestamp;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = pid;
+        ev.stack.nr_frames = n;
+        ev.stack.frames = frames;
+        profile_event(p, &ev);
+}
+
+static void feed_lbr(struct profile *p, int64_t t, uint32_t pid,
+                     const struct kevent_lbr_entry *entries, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_LBR, 0, t, pid, pid);
+        ev.lbr.event_timestamp = ev.timestamp;
+        ev.lbr.pid = pid;
+        ev.lbr.tid = pid;
+        ev.lbr.nr_entries = n;
+        ev.lbr.entries = entries;
+        profile_event(p, &ev);
+}
+
+static struct kevent ev_cswitch(uint32_t cpu, int64_t t, uint32_t old_tid, uint32_t old_pid,
+                                uint8_t old_state, uint8_t reason, uint32_t new_tid,
+                                uint32_t new_pid)
+{
+        struct kevent ev = ev_base(KEV_CSWITCH, cpu, t, new_pid, new_tid);
+        ev.cswitch.old_tid = old_tid;
+        ev.cswitch.old_pid = old_pid;
+        ev.cswitch.new_tid = new_tid;
+        ev.cswitch.new_pid = new_pid;
+        ev.cswitch.old_state = old_state;
+        ev.cswitch.old_wait_reason = reason;
+        ev.cswitch.old_wait_mode = 1;
+        return ev;
+}
+
+static struct kevent ev_ready(uint32_t cpu, int64_t t, uint32_t tid, uint32_t pid, uint32_t by_tid,
+                              uint32_t by_pid)
+{
+        struct kevent ev = ev_base(KEV_READY_THREAD, cpu, t, pid, tid);
+        ev.ready_thread.tid = tid;
+        ev.ready_thread.readying_tid = by_tid;
+        ev.ready_thread.readying_pid = by_pid;
+        ev.ready_thread.adjust_reason = 1;
+        return ev;
+}
+
+static struct kevent ev_thread(int64_t t, uint32_t pid, uint32_t tid, const char *name)
+{
+        struct kevent ev = ev_base(KEV_THREAD, 0, t, pid, tid);
+        ev.thread.phase = KEV_PHASE_DC_START;
+        ev.thread.pid = pid;
+        ev.thread.tid = tid;
+        ev.thread.name = name;
+        return ev;
+}
+
+static struct kevent ev_process(int64_t t, uint32_t pid, const char *image)
+{
+        struct kevent ev = ev_base(KEV_PROCESS, 0, t, pid, 0);
+        ev.process.phase = KEV_PHASE_DC_START;
+        ev.process.pid = pid;
+        ev.process.image_name = image;
+        ev.process.user_sid = ev.process.command_line = ev.process.package_full_name = "";
+        ev.process.application_id = "";
+        return ev;
+}
+
+/* ---- tables as shown ---- */
+
+static uint32_t col_of(const struct ui_table *t, const char *title)
+{
+        for (uint32_t c = 0; c < t->nr_cols; c++)
+                if (strcmp(t->cols[c].title, title) == 0)
+                        return c;
+        fail_msg("no column %s", title);
+        return 0;
+}
+
+/* The cell of the row shown at pos, as shown. */
+static const char *shown(const struct ui_table *t, uint32_t pos, const char *title)
+{
+        static char buf[4][1024];
+        static unsigned next;
+        char *b = buf[next++ % 4];
+        ui_table_format(t, t->order[pos], col_of(t, title), b, sizeof(buf[0]));
+        return b;
+}
+
+static uint64_t count_at(const struct ui_table *t, uint32_t pos, const char *title)
+{
+        uint32_t c = col_of(t, title);
+        assert_true(t->cols[c].kind == UI_COL_U64 || t->cols[c].kind == UI_COL_NS);
+        return t->cells[(size_t)t->order[pos] * t->nr_cols + c].u;
+}
+
+/* The first row shown at or after from, at depth (-1: any), whose column is text (or holds it,
+   is_part): its position, or -1. */
+static int find_from(const struct ui_table *t, uint32_t from, const char *title, const char *text,
+                     bool is_part, int depth)
+{
+        for (uint32_t i = from; i < t->nr_rows; i++) {
+                const char *s = shown(t, i, title);
+                if ((depth < 0 || t->depth[t->order[i]] == depth) &&
+                    (is_part ? strstr(s, text) != NULL : strcmp(s, text) == 0))
+                        return (int)i;
+        }
+        return -1;
+}
+
+static int find_row(const struct ui_table *t, const char *title, const char *text, int depth)
+{
+        return find_from(t, 0, title, text, false, depth);
+}
+
+static uint64_t key_at(const struct ui_table *t, int pos)
+{
+        assert_true(pos >= 0);
+        return t->keys[t->order[pos]];
+}
+
+static uint8_t flags_at(const struct ui_table *t, int pos)
+{
+        assert_true(pos >= 0);
+        return t->flags[t->order[pos]];
+}
+
+static uint8_t depth_at(const struct ui_table *t, int pos)
+{
+        assert_true(pos >= 0);
+        return t->depth[t->order[pos]];
+}
+
+/* ---- a view and its screen state, as the loop holds them ---- */
+
+struct harness {
+        struct ui_state st;
+        struct ui_view *view;
+        struct ui_table table;
+        struct ui_build_ctx m;
+};
+
+static void harness_init(struct harness *h, struct ui_view *v, struct profile *p, bool is_live)
+{
+        memset(h, 0, sizeof(*h));
+        h->st.nr_views = NR_VIEWS;
+        h->st.is_live = is_live;
+        h->st.delay_s = 1.0;
+        h->view = v;
+        ui_table_init(&h->table, v->cols, v->nr_cols);
+        h->m = (struct ui_build_ctx){p, is_live, ""};
+}
+
+static void harness_fini(struct harness *h)
+{
+        ui_table_fini(&h->table);
+        h->view->free(h->view);
+}
+
+static void rebuild(struct harness *h)
+{
+        h->view->build(h->view, &h->m, &h->table);
+}
+
+/* The key pressed with the cursor on row_key; the reactions. Rebuilds when they ask for it, as
+   the loop does. */
+static unsigned press(struct harness *h, int key, uint64_t row_key)
+{
+        h->st.status[0] = 0;
+        struct ui_key_ctx ctx = {&h->st, h->view, &h->table, row_key};
+        unsigned r = ui_key_dispatch(&ctx, key);
+        if (r & UI_REBUILD)
+                rebuild(h);
+        return r;
+}
+
+/* ---- the JIT module: a perf map of this process ---- */
+
+#define JIT_BASE 0x10000000ull
+enum { FN_MAIN, FN_WORK, FN_LEAF, FN_OTHER, NR_FNS };
+static const char *const fn_names[NR_FNS] = {"jit_main", "jit_work", "jit_leaf", "jit_other"};
+
+static uint64_t fn_at(int fn, uint64_t offset)
+{
+        return JIT_BASE + 0x100ull * (uint64_t)fn + offset;
+}
+
+struct jit {
+        char map_path[64];
+        char module[64]; /* its module's name */
+        uint32_t pid;
+        struct profile *p;
+};
+
+static int jit_setup(void **state)
+{
+        struct jit *j = calloc(1, sizeof(*j));
+        assert_non_null(j);
+        j->pid = (uint32_t)getpid();
+        snprintf(j->map_path, sizeof(j->map_path), "/tmp/perf-%u.map", j->pid);
+        snprintf(j->module, sizeof(j->module), "perf-%u.map", j->pid);
+        FILE *map = fopen(j->map_path, "w");
+        assert_non_null(map);
+        for (int i = 0; i < NR_FNS; i++)
+                fprintf(map, "%" PRIx64 " 100 %s\n", fn_at(i, 0), fn_names[i]);
+        fclose(map);
+        struct profile_options po = {
+                .is_live = true, .is_synchronous = true, .has_call_tree = true};
+        j->p = profile_new(&po);
+        *state = j;
+        return 0;
+}
+
+static int jit_teardown(void **state)
+{
+        struct jit *j = *state;
+        profile_free(j->p);
+        unlink(j->map_path);
+        free(j);
+        return 0;
+}
+
+/* ---- 1. the functions view ---- */
+
+static void test_functions_view(void **state)
+{
+        struct jit *j = *state;
+        /* 6 samples in leaf (from work, from main), 3 in work (from main), 1 in other (from
+           main): self leaf 6, work 3, other 1, main 0; total main 10, work 9 */
+        const uint64_t in_leaf[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        const uint64_t in_work[] = {fn_at(FN_WORK, 4), fn_at(FN_MAIN, 8)};
+        const uint64_t in_other[] = {fn_at(FN_OTHER, 4), fn_at(FN_MAIN, 12)};
+        int64_t t = MS(1);
+        for (int i = 0; i < 6; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_leaf, 3);
+        for (int i = 0; i < 3; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_work, 2);
+        feed_sample(j->p, t += MS(1), j->pid, in_other, 2);
+
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        int leaf = find_row(tb, "Function", "jit_leaf", 0);
+        int work = find_row(tb, "Function", "jit_work", 0);
+        int other = find_row(tb, "Function", "jit_other", 0);
+        assert_true(leaf >= 0 && work >= 0 && other >= 0);
+        assert_string_equal(shown(tb, (uint32_t)leaf, "Module"), j->module);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Self"), 6);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Total"), 6);
+        assert_string_equal(shown(tb, (uint32_t)leaf, "Self%"), "60.00%");
+        assert_int_equal(count_at(tb, (uint32_t)work, "Self"), 3);
+        assert_int_equal(count_at(tb, (uint32_t)work, "Total"), 9);
+        assert_string_equal(shown(tb, (uint32_t)work, "Total%"), "90.00%");
+        assert_int_equal(count_at(tb, (uint32_t)other, "Self"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)other, "Total"), 1);
+        int main_fn = find_row(tb, "Function", "jit_main", 0);
+        assert_true(main_fn >= 0); /* on the stacks only: self 0 */
+        assert_int_equal(count_at(tb, (uint32_t)main_fn, "Self"), 0);
+        assert_int_equal(count_at(tb, (uint32_t)main_fn, "Total"), 10);
+        assert_string_equal(shown(tb, (uint32_t)main_fn, "Total%"), "100.00%");
+        /* nothing is open yet; the sampled functions have callers */
+        for (uint32_t i = 0; i < tb->nr_rows; i++)
+                assert_int_equal(tb->depth[i], 0);
+        assert_true(flags_at(tb, leaf) & UI_ROW_EXPANDABLE);
+        assert_false(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+
+        /* Enter: leaf's callers, work under it, with the samples that came through it */
+        uint64_t leaf_key = key_at(tb, leaf);
+        assert_true(press(&h, '\n', leaf_key) & UI_REBUILD);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_int_equal(key_at(tb, leaf), leaf_key);
+        assert_true(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+        assert_true((uint32_t)leaf + 1 < tb->nr_rows);
+        assert_int_equal(depth_at(tb, leaf + 1), 1);
+        assert_string_equal(shown(tb, (uint32_t)leaf + 1, "Function"), "jit_work");
+        assert_int_equal(count_at(tb, (uint32_t)leaf + 1, "Total"), 6);
+        assert_true(flags_at(tb, leaf + 1) & UI_ROW_EXPANDABLE); /* main called work */
+
+        /* *: every row shown opens one level: main appears under work under leaf */
+        assert_true(press(&h, '*', 0) & UI_REBUILD);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_int_equal(depth_at(tb, leaf + 1), 1);
+        assert_true(flags_at(tb, leaf + 1) & UI_ROW_EXPANDED);
+        assert_int_equal(depth_at(tb, leaf + 2), 2);
+        assert_string_equal(shown(tb, (uint32_t)leaf + 2, "Function"), "jit_main");
+        work = find_row(tb, "Function", "jit_work", 0);
+        assert_true(flags_at(tb, work) & UI_ROW_EXPANDED);
+        assert_int_equal(depth_at(tb, work + 1), 1);
+        assert_string_equal(shown(tb, (uint32_t)work + 1, "Function"), "jit_main");
+
+        /* -: leaf closes; the others stay open */
+        assert_true(press(&h, '-', leaf_key) & UI_REBUILD);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_false(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+        assert_true((uint32_t)leaf + 1 == tb->nr_rows || depth_at(tb, leaf + 1) == 0);
+        work = find_row(tb, "Function", "jit_work", 0);
+        assert_true(flags_at(tb, work) & UI_ROW_EXPANDED);
+
+        /* +: opens again; Enter closes */
+        press(&h, '+', leaf_key);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_true(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+        press(&h, '\n', leaf_key);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_false(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+
+        /* c: the call tree top-down, main its one root with every sample */
+        assert_true(press(&h, 'c', 0) & UI_REBUILD);
+        assert_non_null(strstr(h.st.status, "top-down"));
+        uint32_t nr_roots = 0;
+        for (uint32_t i = 0; i < tb->nr_rows; i++)
+                nr_roots += tb->depth[tb->order[i]] == 0;
+        assert_int_equal(nr_roots, 1);
+        int root = find_row(tb, "Function", "jit_main", 0);
+        assert_int_equal(root, 0);
+        assert_int_equal(count_at(tb, 0, "Total"), 10);
+        assert_int_equal(count_at(tb, 0, "Self"), 0);
+        assert_true(flags_at(tb, 0) & UI_ROW_EXPANDABLE);
+        press(&h, '\n', key_at(tb, 0));
+        int callee = find_row(tb, "Function", "jit_work", 1);
+        assert_true(callee > 0);
+        assert_int_equal(count_at(tb, (uint32_t)callee, "Total"), 9);
+        assert_int_equal(count_at(tb, (uint32_t)callee, "Self"), 3);
+        assert_true(find_row(tb, "Function", "jit_other", 1) > 0);
+        /* c again: the hot functions, as they were left */
+        press(&h, 'c', 0);
+        assert_non_null(strstr(h.st.status, "callers"));
+        assert_true(find_row(tb, "Function", "jit_leaf", 0) >= 0);
+        work = find_row(tb, "Function", "jit_work", 0);
+        assert_true(flags_at(tb, work) & UI_ROW_EXPANDED);
+        /* the view's rows have no process */
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, work)), 0);
+        harness_fini(&h);
+}
+
+/* ---- 2. the branches view ---- */
+
+static void test_branches_view(void **state)
+{
+        struct jit *j = *state;
+        /* main+0x10 -> work 3 times, main+0x20 -> work+4 once, work+0x30 -> leaf 4 times */
+        struct kevent_lbr_entry e[8];
+        uint32_t n = 0;
+        for (int i = 0; i < 3; i++)
+                e[n++] = (struct kevent_lbr_entry){fn_at(FN_MAIN, 0x10), fn_at(FN_WORK, 0)};
+        e[n++] = (struct kevent_lbr_entry){fn_at(FN_MAIN, 0x20), fn_at(FN_WORK, 4)};
+        for (int i = 0; i < 4; i++)
+                e[n++] = (struct kevent_lbr_entry){fn_at(FN_WORK, 0x30), fn_at(FN_LEAF, 0)};
+        feed_lbr(j->p, MS(1), j->pid, e, n);
+
+        struct harness h;
+        harness_init(&h, branches_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        assert_int_equal(tb->nr_rows, 3);
+        char from[128], to[128];
+        snprintf(from, sizeof(from), "%s!jit_work+0x30", j->module);
+        snprintf(to, sizeof(to), "%s!jit_leaf+0x0", j->module);
+        int r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        assert_string_equal(shown(tb, (uint32_t)r, "To"), to);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Count"), 4);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Edges"), 1);
+        assert_string_equal(shown(tb, (uint32_t)r, "Share%"), "50.00%");
+        snprintf(from, sizeof(from), "%s!jit_main+0x10", j->module);
+        r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Count"), 3);
+        assert_string_equal(shown(tb, (uint32_t)r, "Share%"), "37.50%");
+        snprintf(from, sizeof(from), "%s!jit_main+0x20", j->module);
+        r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        assert_string_equal(shown(tb, (uint32_t)r, "Share%"), "12.50%");
+        assert_false(flags_at(tb, r) & UI_ROW_GREYED);
+
+        /* g: by function pair, the names without offsets */
+        assert_true(press(&h, 'g', 0) & UI_REBUILD);
+        assert_non_null(strstr(h.st.status, "function pair"));
+        assert_int_equal(tb->nr_rows, 2);
+        snprintf(from, sizeof(from), "%s!jit_main", j->module);
+        snprintf(to, sizeof(to), "%s!jit_work", j->module);
+        r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        assert_string_equal(shown(tb, (uint32_t)r, "To"), to);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Count"), 4);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Edges"), 2);
+        assert_string_equal(shown(tb, (uint32_t)r, "Share%"), "50.00%");
+        /* g again: exact edges */
+        press(&h, 'g', 0);
+        assert_non_null(strstr(h.st.status, "exact edge"));
+        assert_int_equal(tb->nr_rows, 3);
+        harness_fini(&h);
+
+        /* no LBR: one greyed row saying why */
+        struct profile_options po = {0};
+        struct profile *none = profile_new(&po);
+        harness_init(&h, branches_view_new(), none, true);
+        h.m.why_no_lbr = "no LBR in a virtual machine";
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, 1);
+        assert_true(tb->flags[0] & UI_ROW_GREYED);
+        assert_non_null(strstr(shown(tb, 0, "From"), "LBR is not available here"));
+        h.m.is_live = false; /* a recording without LBR */
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, 1);
+        assert_true(tb->flags[0] & UI_ROW_GREYED);
+        assert_string_equal(shown(tb, 0, "From"), "No LBR events yet.");
+        harness_fini(&h);
+        profile_free(none);
+}
+
+/* ---- 3. the switches view ---- */
+
+/* Two CPUs, process A (threads 101 "main", 102) and B (201 "loop"):
+   cpu0: 101 [1,4) Waiting/WrQueue | 102 [4,6) Ready/WrPreempted | 101 [6,9) Waiting/UserRequest
+   cpu1: 201 [2,5) Waiting/DelayExecution | 102 [5,8) Waiting/WrQueue | 201 [8,...)
+   201 readies 101 at 5 ms. */
+static void feed_schedule(struct profile *p)
+{
+        feed(p, ev_process(0, PID_A, "alpha.exe"));
+        feed(p, ev_process(0, PID_B, "beta"));
+        feed(p, ev_thread(0, PID_A, 101, "main"));
+        feed(p, ev_thread(0, PID_A, 102, "worker"));
+        feed(p, ev_thread(0, PID_B, 201, "loop"));
+        feed(p, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        feed(p, ev_cswitch(1, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B));
+        feed(p, ev_cswitch(0, MS(4), 101, PID_A, ST_WAITING, WR_QUEUE, 102, PID_A));
+        feed(p, ev_cswitch(1, MS(5), 201, PID_B, ST_WAITING, WR_DELAYEXECUTION, 0, 0));
+        feed(p, ev_ready(1, MS(5) + 10, 101, PID_A, 201, PID_B));
+        feed(p, ev_cswitch(0, MS(6), 102, PID_A, ST_READY, WR_PREEMPTED, 101, PID_A));
+        feed(p, ev_cswitch(1, MS(6) + 1, 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        feed(p, ev_cswitch(1, MS(8), 102, PID_A, ST_WAITING, WR_QUEUE, 201, PID_B));
+        feed(p, ev_cswitch(0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+}
+
+static void test_switches_view(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, switches_view_new(), p, true);
+        struct ui_table *tb = &h.table;
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, 1); /* no switches yet: the greyed row */
+        assert_true(tb->flags[0] & UI_ROW_GREYED);
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "No context switches"));
+
+        feed_schedule(p);
+        rebuild(&h);
+        int main_t = find_row(tb, "Thread", "alpha.exe/main", 0);
+        int worker = find_row(tb, "Thread", "alpha.exe/worker", 0);
+        int loop = find_row(tb, "Thread", "beta/loop", 0);
+        assert_true(main_t >= 0 && worker >= 0 && loop >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "Switches"), 2);
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "On-CPU"), MS(6));
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "Off-CPU"), MS(2));
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "Readied"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "TID"), 101);
+        assert_int_equal(count_at(tb, (uint32_t)main_t, "PID"), PID_A);
+        assert_string_equal(shown(tb, (uint32_t)main_t, "Top wait (state/reason)"),
+                            "Waiting/WrQueue");
+        assert_int_equal(count_at(tb, (uint32_t)loop, "PID"), PID_B);
+        assert_true(flags_at(tb, main_t) & UI_ROW_EXPANDABLE);
+
+        /* row_pid: a thread row's process */
+        uint64_t main_key = key_at(tb, main_t);
+        assert_int_equal(h.view->row_pid(h.view, tb, main_key), PID_A);
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, loop)), PID_B);
+
+        /* Enter: the thread's details under it: its waits, who readied it, its CPU */
+        assert_true(press(&h, '\n', main_key) & UI_REBUILD);
+        main_t = find_row(tb, "Thread", "alpha.exe/main", 0);
+        assert_true(flags_at(tb, main_t) & UI_ROW_EXPANDED);
+        int cpu = find_from(tb, (uint32_t)main_t + 1, "Thread", "ran on CPU 0", false, 1);
+        assert_true(cpu > main_t);
+        assert_int_equal(count_at(tb, (uint32_t)cpu, "Switches"), 2);
+        int wait = find_from(tb, (uint32_t)main_t + 1, "Top wait (state/reason)", "Waiting/WrQueue",
+                             false, 1);
+        assert_true(wait > main_t);
+        assert_string_equal(shown(tb, (uint32_t)wait, "Thread"), "off CPU in this state/reason");
+        assert_int_equal(count_at(tb, (uint32_t)wait, "Off-CPU"), MS(2));
+        int readier =
+                find_from(tb, (uint32_t)main_t + 1, "Thread", "readied by beta/loop", true, 1);
+        assert_true(readier > main_t);
+        /* the details are no process's rows */
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, cpu)), 0);
+        /* Enter again closes */
+        press(&h, '\n', main_key);
+        main_t = find_row(tb, "Thread", "alpha.exe/main", 0);
+        assert_false(flags_at(tb, main_t) & UI_ROW_EXPANDED);
+        assert_int_equal(find_row(tb, "Thread", "ran on CPU 0", -1), -1);
+
+        /* t on a thread: only its process from now on; t again: every process */
+        unsigned r = press(&h, 't', main_key);
+        assert_true(r & UI_ZOOM);
+        assert_int_equal(h.st.zoom_pid, PID_A);
+        assert_non_null(strstr(h.st.status, "100"));
+        r = press(&h, 't', main_key);
+        assert_true(r & UI_ZOOM);
+        assert_int_equal(h.st.zoom_pid, 0);
+
+        /* g: by process, its threads under it when opened */
+        assert_true(press(&h, 'g', 0) & UI_REBUILD);
+        assert_non_null(strstr(h.st.status, "by process"));
+        int proc = find_row(tb, "Thread", "alpha.exe (2 threads)", 0);
+        assert_true(proc >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)proc, "Switches"), 4);
+        assert_int_equal(count_at(tb, (uint32_t)proc, "PID"), PID_A);
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, proc)), PID_A);
+        assert_true(find_row(tb, "Thread", "beta (1 thread)", 0) >= 0);
+        press(&h, '\n', key_at(tb, proc));
+        proc = find_row(tb, "Thread", "alpha.exe (2 threads)", 0);
+        assert_true(find_from(tb, (uint32_t)proc + 1, "Thread", "alpha.exe/main", false, 1) > proc);
+        assert_true(find_from(tb, (uint32_t)proc + 1, "Thread", "alpha.exe/worker", false, 1) >
+                    proc);
+
+        /* g: by CPU */
+        press(&h, 'g', 0);
+        assert_non_null(strstr(h.st.status, "by CPU"));
+        int cpu1 = find_from(tb, 0, "Thread", "CPU 1: busy", true, 0);
+        assert_true(cpu1 >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)cpu1, "CPU"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)cpu1, "Switches"), 4);
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, cpu1)), 0);
+        /* CPUs do not open */
+        assert_int_equal(press(&h, '\n', key_at(tb, cpu1)) & UI_REBUILD, 0);
+
+        /* g: by wait reason, over every thread */
+        press(&h, 'g', 0);
+        assert_non_null(strstr(h.st.status, "by wait"));
+        int delay = find_row(tb, "Top wait (state/reason)", "Waiting/DelayExecution", 0);
+        assert_true(delay >= 0);
+        assert_string_equal(shown(tb, (uint32_t)delay, "Thread"), "all threads");
+        assert_int_equal(count_at(tb, (uint32_t)delay, "Off-CPU"), MS(3));
+        assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, delay)), 0);
+        /* t on a row with no process says so and zooms on nothing */
+        r = press(&h, 't', key_at(tb, delay));
+        assert_false(r & UI_ZOOM);
+        assert_int_equal(h.st.zoom_pid, 0);
+        assert_non_null(strstr(h.st.status, "no process"));
+
+        /* g: by thread again */
+        press(&h, 'g', 0);
+        assert_non_null(strstr(h.st.status, "by thread"));
+        assert_true(find_row(tb, "Thread", "alpha.exe/main", 0) >= 0);
+        harness_fini(&h);
+        profile_free(p);
+}
+
+/* ---- 4. the session panel ---- */
+
+static int setting_row(const struct ui_table *t, const char *name)
+{
+        int r = find_row(t, "Setting", name, 0);
+        assert_true(r >= 0);
+        return r;
+}
+
+static bool has_hook(const struct panel_values *pv, uint16_t hook)
+{
+        for (uint32_t i = 0; i < pv->nr_hooks; i++)
+                if (pv->hooks[i] == hook)
+                        return true;
+        return false;
+}
+
+static void test_session_view(void **state)
+{
+        (void)state;
+        struct harness h;
+        harness_init(&h, session_view_new(), NULL, true);
+        struct ui_table *tb = &h.table;
+        const uint32_t flags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                               EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                               EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
+        struct panel_values now = {.masks = {flags},
+                                   .hooks = {PERFINFO_LOG_TYPE_SAMPLED_PROFILE},
+                                   .nr_hooks = 1,
+                                   .interval_100ns = 10000};
+        struct etw_machine_caps caps = {.has_cpu_wide = 1, .has_pmu = 1, .nr_cpus = 4};
+        snprintf(caps.why_no_lbr, sizeof(caps.why_no_lbr), "no LBR in this virtual machine");
+        session_view_set(h.view, true, &caps, &now);
+        rebuild(&h);
+
+        int cs = setting_row(tb, "CSWITCH");
+        assert_string_equal(shown(tb, (uint32_t)cs, "On"), "[x]");
+        assert_true(flags_at(tb, cs) & UI_ROW_CHECKED);
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "stack: Profile"), "On"), "[x]");
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "stack: CSwitch"), "On"), "[ ]");
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "interval 1 ms"), "On"), "[x]");
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "interval 10 ms"), "On"), "[ ]");
+        int pmc = setting_row(tb, "PMC: CacheMisses");
+        assert_string_equal(shown(tb, (uint32_t)pmc, "On"), "[ ]");
+        assert_false(flags_at(tb, pmc) & (UI_ROW_CHECKED | UI_ROW_GREYED));
+        int lbr = setting_row(tb, "LBR on Profile");
+        assert_true(flags_at(tb, lbr) & UI_ROW_GREYED);
+        assert_string_equal(shown(tb, (uint32_t)lbr, "What it does, or why it is unavailable"),
+                            "no LBR in this virtual machine");
+        struct panel_values want;
+        const char *name;
+        assert_false(session_view_pending(h.view, &want, &name));
+
+        /* CSWITCH off: Enter asks the loop to apply the edited copy */
+        assert_true(press(&h, '\n', key_at(tb, cs)) & UI_APPLY);
+        assert_true(session_view_pending(h.view, &want, &name));
+        assert_string_equal(name, "CSWITCH");
+        assert_int_equal(want.masks[0], flags & ~(uint32_t)EVENT_TRACE_FLAG_CSWITCH);
+        assert_int_equal(want.nr_hooks, 1);
+        /* the mark follows the session, not the edit */
+        cs = setting_row(tb, "CSWITCH");
+        assert_string_equal(shown(tb, (uint32_t)cs, "On"), "[x]");
+        /* the session took it: read back, marked off */
+        char status[256];
+        session_view_set(h.view, true, &caps, &want);
+        session_view_result(h.view, ERROR_SUCCESS, "", status, sizeof(status));
+        assert_non_null(strstr(status, "applied to the running session"));
+        assert_non_null(strstr(status, "CSWITCH off"));
+        assert_false(session_view_pending(h.view, &want, &name));
+        rebuild(&h);
+        cs = setting_row(tb, "CSWITCH");
+        assert_string_equal(shown(tb, (uint32_t)cs, "On"), "[ ]");
+        assert_false(flags_at(tb, cs) & UI_ROW_CHECKED);
+        now = want;
+
+        /* a stack hook removed, another added */
+        assert_true(press(&h, '\n', key_at(tb, setting_row(tb, "stack: Profile"))) & UI_APPLY);
+        assert_true(session_view_pending(h.view, &want, &name));
+        assert_string_equal(name, "stack: Profile");
+        assert_int_equal(want.nr_hooks, 0);
+        assert_int_equal(want.masks[0], now.masks[0]);
+        session_view_result(h.view, ERROR_SUCCESS, "", status, sizeof(status)); /* dropped */
+        assert_true(press(&h, '\n', key_at(tb, setting_row(tb, "stack: CSwitch"))) & UI_APPLY);
+        assert_true(session_view_pending(h.view, &want, &name));
+        assert_int_equal(want.nr_hooks, 2);
+        assert_true(has_hook(&want, WMI_LOG_TYPE_CONTEXT_SWAP));
+        assert_true(has_hook(&want, PERFINFO_LOG_TYPE_SAMPLED_PROFILE));
+        session_view_result(h.view, ERROR_SUCCESS, "", status, sizeof(status));
+
+        /* PMC: the source and its group together; the session refuses: the mark stays off */
+        pmc = setting_row(tb, "PMC: CacheMisses");
+        assert_true(press(&h, '\n', key_at(tb, pmc)) & UI_APPLY);
+        assert_true(session_view_pending(h.view, &want, &name));
+        assert_string_equal(name, "PMC: CacheMisses");
+        assert_int_equal(want.pmc_source, 10);
+        assert_true(want.masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] &
+                    PERF_GET_MASK_GROUP(PERF_PMC_PROFILE));
+        assert_int_equal(want.masks[0], now.masks[0]);
+        session_view_set(h.view, true, &caps, &now);
+        session_view_result(h.view, ERROR_NOT_SUPPORTED, "no such counter", status, sizeof(status));
+        assert_non_null(strstr(status, "(Win32 error 50)"));
+        assert_non_null(strstr(status, "PMC: CacheMisses"));
+        assert_null(strstr(status, "applied"));
+        rebuild(&h);
+        pmc = setting_row(tb, "PMC: CacheMisses");
+        assert_string_equal(shown(tb, (uint32_t)pmc, "On"), "[ ]");
+        assert_false(flags_at(tb, pmc) & UI_ROW_CHECKED);
+        /* a PMC source on, as read back: marked */
+        struct panel_values with_pmc = want;
+        session_view_set(h.view, true, &caps, &with_pmc);
+        rebuild(&h);
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "PMC: CacheMisses"), "On"), "[x]");
+        assert_string_equal(shown(tb, (uint32_t)setting_row(tb, "PMC: BranchMispredictions"), "On"),
+                            "[ ]");
+
+        /* a recording: every row fixed */
+        session_view_set(h.view, false, &caps, &now);
+        rebuild(&h);
+        cs = setting_row(tb, "CSWITCH");
+        assert_true(flags_at(tb, cs) & UI_ROW_GREYED);
+        unsigned r = press(&h, '\n', key_at(tb, cs));
+        assert_false(r & UI_APPLY);
+        assert_non_null(strstr(h.st.status, "a recording"));
+        assert_false(session_view_pending(h.view, &want, &name));
+        /* no row: nothing */
+        session_view_set(h.view, true, &caps, &now);
+        assert_false(press(&h, '\n', 0) & UI_APPLY);
+        assert_false(session_view_pending(h.view, &want, &name));
+        harness_fini(&h);
+}
+
+/* ---- 5. the key tables ---- */
+
+/* The common key whose help label starts with word ("F1", "F10"): its key code, from the table
+   rather than from <curses.h> (only ui/ includes it). */
+static int common_key_labelled(const char *word)
+{
+        uint32_t n;
+        const struct ui_key *k = ui_common_keys(&n);
+        size_t len = strlen(word);
+        for (uint32_t i = 0; i < n; i++)
+                if (k[i].label && strncmp(k[i].label, word, len) == 0 &&
+                    (k[i].label[len] == ' ' || k[i].label[len] == 0))
+                        return k[i].key;
+        fail_msg("no common key labelled %s", word);
+        return 0;
+}
+
+static struct ui_view *view_new(int which)
+{
+        switch (which) {
+        case VIEW_FUNCTIONS: return functions_view_new();
+        case VIEW_BRANCHES: return branches_view_new();
+        case VIEW_SWITCHES: return switches_view_new();
+        default: return session_view_new();
+        }
+}
+
+/* The printable keys the list browser takes before the tables (ui_screen_browse): a view's key
+   among them would never run. */
+static const char browser_keys[] = "<>.,I/n\\";
+
+static void check_table(const struct ui_key *k, uint32_t n, const char *what)
+{
+        assert_true(n > 0);
+        assert_non_null(k[0].label); /* an unlabelled entry continues the one before */
+        for (uint32_t i = 0; i < n; i++) {
+                if (!k[i].action)
+                        fail_msg("%s: key %d has no action", what, k[i].key);
+                if (k[i].label && (!k[i].help || !k[i].help[0]))
+                        fail_msg("%s: %s has no help", what, k[i].label);
+                for (uint32_t o = i + 1; o < n; o++)
+                        if (k[o].key == k[i].key)
+                                fail_msg("%s: key %d twice", what, k[i].key);
+        }
+}
+
+static bool help_has(const char *lines, uint32_t nr, uint32_t width, const struct ui_key *k)
+{
+        for (uint32_t i = 0; i < nr; i++) {
+                const char *l = lines + (size_t)i * width;
+                if (strstr(l, k->label) && strstr(l, k->help))
+                        return true;
+        }
+        return false;
+}
+
+static void test_key_tables(void **state)
+{
+        (void)state;
+        uint32_t nr_common;
+        const struct ui_key *common = ui_common_keys(&nr_common);
+        check_table(common, nr_common, "common");
+        for (int v = 0; v < NR_VIEWS; v++) {
+                struct ui_view *view = view_new(v);
+                check_table(view->keys, view->nr_keys, view->name);
+                for (uint32_t i = 0; i < view->nr_keys; i++) {
+                        int key = view->keys[i].key;
+                        /* a view's key means what the view says: no common key is hidden
+                           (none is meant to be; Enter + - * c g are the views' own) */
+                        for (uint32_t c = 0; c < nr_common; c++)
+                                if (common[c].key == key)
+                                        fail_msg("%s: key %d is also the common %s", view->name,
+                                                 key, common[c].label ? common[c].label : "");
+                        if (key > 0 && key < 128 && strchr(browser_keys, key))
+                                fail_msg("%s: key %c is the list browser's", view->name, key);
+                        assert_ptr_equal(ui_key_find(view, key), &view->keys[i]);
+                }
+                /* the help screen: every labelled entry, the view's then the common ones */
+                enum { WIDTH = 200, MAX = 128 };
+                char *lines = calloc(MAX, WIDTH);
+                assert_non_null(lines);
+                uint32_t nr = ui_help_lines(view, lines, WIDTH, MAX);
+                assert_true(nr < MAX);
+                for (uint32_t i = 0; i < view->nr_keys; i++)
+                        if (view->keys[i].label && !help_has(lines, nr, WIDTH, &view->keys[i]))
+                                fail_msg("%s: help lacks %s", view->name, view->keys[i].label);
+                for (uint32_t i = 0; i < nr_common; i++)
+                        if (common[i].label && !help_has(lines, nr, WIDTH, &common[i]))
+                                fail_msg("%s: help lacks %s", view->name, common[i].label);
+                free(lines);
+                char bar[512];
+                ui_key_bar(view, bar, sizeof(bar));
+                assert_non_null(strstr(bar, "F1Help"));
+                assert_non_null(strstr(bar, "F10Quit"));
+                view->free(view);
+        }
+        /* the common keys by themselves find their entries */
+        assert_ptr_equal(ui_key_find(NULL, 'q')->action,
+                         ui_key_find(NULL, common_key_labelled("F10"))->action);
+        assert_null(ui_key_find(NULL, '\n'));
+}
+
+static void test_common_keys(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, functions_view_new(), p, true);
+        rebuild(&h);
+
+        /* d / D: the refresh interval halves / doubles, within 0.1 .. 60 s */
+        h.st.delay_s = 1.0;
+        assert_true(press(&h, 'd', 0) & UI_REDRAW);
+        assert_true(h.st.delay_s > 0.49 && h.st.delay_s < 0.51);
+        assert_string_equal(h.st.status, "refresh every 0.5 s");
+        press(&h, 'D', 0);
+        press(&h, 'D', 0);
+        assert_true(h.st.delay_s > 1.99 && h.st.delay_s < 2.01);
+        assert_string_equal(h.st.status, "refresh every 2.0 s");
+        h.st.delay_s = 0.15;
+        press(&h, 'd', 0);
+        assert_true(h.st.delay_s > 0.099 && h.st.delay_s < 0.101);
+        press(&h, 'd', 0);
+        assert_true(h.st.delay_s > 0.099 && h.st.delay_s < 0.101);
+        assert_string_equal(h.st.status, "refresh every 0.1 s");
+        h.st.delay_s = 40;
+        press(&h, 'D', 0);
+        assert_true(h.st.delay_s > 59.9 && h.st.delay_s < 60.1);
+        assert_string_equal(h.st.status, "refresh every 60.0 s");
+
+        /* m: the aggregation mode cycles */
+        assert_int_equal(h.st.mode, 0);
+        for (uint32_t want = 1; want <= 3; want++) {
+                unsigned r = press(&h, 'm', 0);
+                assert_true(r & UI_SET_MODE);
+                assert_int_equal(h.st.mode, want % 3);
+                assert_non_null(strstr(h.st.status, "aggregation: "));
+        }
+
+        assert_true(press(&h, 'z', 0) & UI_ZERO);
+        assert_true(press(&h, 'q', 0) & UI_QUIT);
+        assert_true(press(&h, common_key_labelled("F10"), 0) & UI_QUIT);
+        assert_true(press(&h, 'W', 0) & UI_SAVE);
+        assert_true(press(&h, common_key_labelled("F2"), 0) & UI_SAVE);
+
+        /* help: F1, h, ? */
+        press(&h, common_key_labelled("F1"), 0);
+        assert_true(h.st.is_help);
+        press(&h, 'h', 0);
+        assert_false(h.st.is_help);
+        press(&h, '?', 0);
+        assert_true(h.st.is_help);
+
+        /* the views: Tab, Shift-Tab, 1-4, F9 */
+        press(&h, '\t', 0);
+        assert_int_equal(h.st.view, 1);
+        press(&h, common_key_labelled("Shift-Tab"), 0);
+        press(&h, common_key_labelled("Shift-Tab"), 0);
+        assert_int_equal(h.st.view, NR_VIEWS - 1);
+        press(&h, '2', 0);
+        assert_int_equal(h.st.view, VIEW_BRANCHES);
+        press(&h, common_key_labelled("4"), 0);
+        assert_int_equal(h.st.view, VIEW_SESSION);
+        press(&h, '1', 0);
+        assert_int_equal(h.st.view, VIEW_FUNCTIONS);
+
+        /* [ ]: the time window of a replay; live, they say so */
+        unsigned r = press(&h, '[', 0);
+        assert_false(r & UI_MOVE_WINDOW);
+        assert_non_null(strstr(h.st.status, "for replays"));
+        h.st.is_live = false;
+        r = press(&h, '[', 0);
+        assert_true(r & UI_MOVE_WINDOW);
+        assert_int_equal(h.st.window_step, -1);
+        r = press(&h, ']', 0);
+        assert_true(r & UI_MOVE_WINDOW);
+        assert_int_equal(h.st.window_step, 1);
+
+        /* Space (and Z): pause and resume */
+        press(&h, ' ', 0);
+        assert_true(h.st.is_paused);
+        assert_non_null(strstr(h.st.status, "paused"));
+        r = press(&h, ' ', 0);
+        assert_false(h.st.is_paused);
+        assert_true(r & UI_REBUILD);
+        press(&h, 'Z', 0);
+        assert_true(h.st.is_paused);
+
+        /* t on a view whose rows have no process */
+        r = press(&h, 't', 1);
+        assert_false(r & UI_ZOOM);
+        assert_int_equal(h.st.zoom_pid, 0);
+        /* a key nobody has */
+        assert_int_equal(press(&h, 0x7f0, 0), 0);
+        harness_fini(&h);
+        profile_free(p);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
+                cmocka_unit_test(test_switches_view),
+                cmocka_unit_test(test_session_view),
+                cmocka_unit_test(test_key_tables),
+                cmocka_unit_test(test_common_keys),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
