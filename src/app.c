@@ -39,7 +39,8 @@ struct app {
         struct ui_table tables[NR_VIEWS];
         struct ui_view_state vs[NR_VIEWS];
         struct ui_screen *scr;
-        uint64_t nr_events_prev;
+        uint64_t nr_events_prev; /* the event count at rate_since_ns */
+        int64_t rate_since_ns;
         double events_per_s;
         uint64_t nr_rt_buffers_lost;
         bool is_quit;
@@ -239,13 +240,19 @@ static void react(struct app *a, unsigned r)
 }
 
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */
-static void tick(struct app *a, double secs)
+static void tick(struct app *a, int64_t now)
 {
         feed_lock(a->feed);
         uint64_t n = a->profile->trace.nr_events;
         feed_unlock(a->feed);
-        a->events_per_s = secs > 0 ? (double)(n - a->nr_events_prev) / secs : 0;
-        a->nr_events_prev = n;
+        /* over a second at least: the session delivers its buffers once a second (FlushTimer),
+           so a faster refresh would read 0 every other frame */
+        double secs = (double)(now - a->rate_since_ns) / 1e9;
+        if (secs >= 0.95) {
+                a->events_per_s = (double)(n - a->nr_events_prev) / secs;
+                a->nr_events_prev = n;
+                a->rate_since_ns = now;
+        }
         if (a->st.is_paused)
                 return;
         build_tables(a);
@@ -311,7 +318,7 @@ static void run_batch(struct app *a, int sfd)
                         profile_end(a->profile);
                         feed_unlock(a->feed);
                 }
-                tick(a, (double)(now - last) / 1e9);
+                tick(a, now);
                 last = now;
                 char hl[HEADER_LINES][HEADER_WIDTH];
                 uint32_t nr;
@@ -369,7 +376,7 @@ static void run_screen(struct app *a, int sfd)
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 if (now >= last + delay || (is_done && !was_done)) {
-                        tick(a, (double)(now - last) / 1e9);
+                        tick(a, now);
                         last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done)
@@ -454,14 +461,20 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 snprintf(err, err_size, "cannot start the consumer thread");
                 goto out;
         }
+        a->rate_since_ns = now_ns();
         sigset_t old;
         int sfd = signals_fd(&old);
         if (o->is_batch) {
                 run_batch(a, sfd);
                 rc = 0;
         } else if (ui_screen_open(&a->scr, o->is_mono) < 0) {
-                snprintf(err, err_size, "cannot start the screen (TERM=%s); use -b for text",
-                         getenv("TERM") ? getenv("TERM") : "");
+                /* as top does on such a terminal: text frames instead of a garbled screen */
+                fprintf(stderr,
+                        "etwtop: TERM=%s cannot draw the screen (no cursor addressing): text "
+                        "frames follow, as with -b (Ctrl-C ends them)\n",
+                        getenv("TERM") ? getenv("TERM") : "");
+                run_batch(a, sfd);
+                rc = 0;
         } else {
                 run_screen(a, sfd);
                 ui_screen_close(a->scr);

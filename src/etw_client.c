@@ -234,6 +234,9 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
                 say(err, err_size, "TraceConfigureLastBranchRecord", st);
                 return st;
         }
+        /* the groups: what the caller changed against what the session reported, applied to
+           what it reports after the flags (whose own groups the session derives) */
+        PERFINFO_GROUPMASK before = now.masks, target;
         if (want->masks.Masks[0] != now.masks.Masks[0]) {
                 /* EnableFlags, as a controller changes them; the groups they imply follow */
                 struct props k;
@@ -246,9 +249,15 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
                 }
                 etw_client_query(c, &now, NULL);
         }
-        if (memcmp(&want->masks, &now.masks, sizeof(now.masks)) != 0 &&
-            (st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, (PVOID)&want->masks,
-                                      sizeof(want->masks))) != ERROR_SUCCESS) {
+        target.Masks[0] = want->masks.Masks[0];
+        for (int i = 1; i < 8; i++) {
+                uint32_t changed = want->masks.Masks[i] ^ before.Masks[i];
+                target.Masks[i] =
+                        (now.masks.Masks[i] & ~changed) | (want->masks.Masks[i] & changed);
+        }
+        if (memcmp(&target, &now.masks, sizeof(target)) != 0 &&
+            (st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, &target,
+                                      sizeof(target))) != ERROR_SUCCESS) {
                 say(err, err_size, "TraceSetInformation", st);
                 return st;
         }

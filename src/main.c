@@ -20,43 +20,48 @@
 
 static void usage(FILE *out)
 {
-        fputs("usage: etwtop --dump FILE.etl [FILE.etl ...]   every event as text, in time order\n"
-              "       etwtop --dump --totals FILE.etl         the header and the totals only\n"
-              "       etwtop --record OUT.etl [options]          record a kernel session to a "
-              "file\n"
-              "           --on FLAGS          kernel flags, xperf names: "
-              "PROC_THREAD+LOADER+PROFILE+\n"
-              "                               CSWITCH+DISPATCHER (the default), PMC_PROFILE, ...\n"
-              "           --stackwalk EVENTS  events with call stacks: "
-              "Profile+CSwitch+ReadyThread\n"
-              "                               (the default), PmcInterrupt, ... or hook ids "
-              "(0x0524)\n"
-              "           --set-prof-int N    timer sampling interval in 100 ns units (10000 = 1 "
-              "ms)\n"
-              "           --pmc-profile SRC   sample a PMC source (BranchMispredictions, "
-              "TotalCycles..)\n"
-              "           --pmc COUNTERS      read PMC counters on events "
-              "(TotalCycles+InstructionRetired)\n"
-              "           --pmc-events EVENTS the events they are read on (default CSwitch)\n"
-              "           --lastbranch Profile  LBR on the Profile events\n"
-              "           --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
-              "           -p PID              one process and its threads, not the whole system\n"
-              "           --duration SECONDS  stop after this long (default: Ctrl-C)\n"
-              "           --buffer-size KB    ETW buffer size, 1 to 1024 (default 64)\n"
-              "           --force             replace OUT.etl if it exists\n"
-              "       etwtop [options]                        the live screen (the session\n"
-              "                                               options above; -p: one process)\n"
-              "       etwtop -b [-n FRAMES] [-d SECONDS]    live, text frames on stdout\n"
-              "       etwtop --replay FILE.etl                 browse a recording\n"
-              "       etwtop --replay FILE.etl -b [--symbol-path DIR] [--top N]\n"
-              "                                        hot functions and modules, as text\n"
-              "       etwtop --merge -o OUT.etl [--force] IN.etl ...\n"
-              "                                               merge traces in time order, adding\n"
-              "                                               image identity (xperf -merge)\n"
+        fputs("usage: etwtop [options]                     the live screen (q quits)\n"
+              "       etwtop -b [-n FRAMES] [-d SECONDS]   the same as text frames on stdout\n"
+              "       etwtop --record OUT.etl [options]    record a kernel session to a file\n"
+              "       etwtop --replay FILE.etl [-b]        browse a recording (-b: as text)\n"
+              "       etwtop --dump [--totals] FILE.etl... every event as text, in time order\n"
+              "       etwtop --merge -o OUT.etl [--force] IN.etl...\n"
+              "                                            merge traces in time order, adding\n"
+              "                                            image identity (xperf -merge)\n"
               "       etwtop --version | --help\n"
               "\n"
+              "What a session collects (the screen and --record; xperf's names):\n"
+              "  --on FLAGS             kernel flags: PROC_THREAD+LOADER+PROFILE+CSWITCH+\n"
+              "                         DISPATCHER (the default), PMC_PROFILE, ...\n"
+              "  --stackwalk EVENTS     events with call stacks: Profile+CSwitch+ReadyThread\n"
+              "                         (the default), PmcInterrupt, ... or hook ids (0x0524)\n"
+              "  --set-prof-int N       timer interval in 100 ns units, 1221 to 10000000\n"
+              "                         (default 10000 = 1 ms)\n"
+              "  --pmc-profile SOURCE   sample a PMC source (BranchMispredictions, TotalCycles..)\n"
+              "  --pmc COUNTERS         read PMC counters on events "
+              "(TotalCycles+InstructionRetired)\n"
+              "  --pmc-events EVENTS    the events they are read on (default CSwitch)\n"
+              "  --lastbranch Profile   LBR on the Profile events\n"
+              "  --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
+              "  -p, --pid PID          one process: --record traces its threads only; the\n"
+              "                         screen counts it only (the session stays system-wide)\n"
+              "  --duration SECONDS     stop after this long (default: q or Ctrl-C)\n"
+              "  --buffer-size KB       ETW buffer size, 1 to 1024 (default 64)\n"
+              "  --force                replace the output file if it exists\n"
+              "\n"
+              "The screen and the reports:\n"
+              "  -b, --batch            text frames on stdout instead of the screen\n"
+              "  -n, --iterations N     batch: frames to print (default 1)\n"
+              "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
+              "  --top N                batch and --replay -b: rows per table\n"
+              "  --no-color             no colours (also when NO_COLOR is set)\n"
+              "  --symbol-path DIRS     where image and debug files are looked for (by build-id,\n"
+              "                         name or path); repeatable, or DIR:DIR\n"
+              "  --totals               --dump: the header and the totals only\n"
+              "  -o, --output FILE      --merge: the merged file\n"
+              "\n"
               "etwtop is a live profiler for the terminal that speaks Windows Event Tracing:\n"
-              "its sessions, its API and its .etl files, on Linux.\n",
+              "its sessions, its API and its .etl files, on Linux. See etwtop(1).\n",
               out);
 }
 
@@ -117,6 +122,21 @@ static int parse_collect(const struct collect_args *a, struct collect_settings *
             xperf_parse_lbr_filters(a->lastbranch_filter, &s->lbr_filters, err, err_size) < 0)
                 return -1;
         return 0;
+}
+
+/* A whole number in [min, max] (decimal, or 0x hex where is_hex_ok): no sign, no trailing text,
+   no overflow. */
+static bool parse_u32(const char *text, uint32_t min, uint32_t max, bool is_hex_ok, uint32_t *out)
+{
+        if (!text || !*text || *text == '-' || *text == '+' || *text == ' ')
+                return false;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(text, &end, is_hex_ok ? 0 : 10);
+        if (errno || *end || v < min || v > max)
+                return false;
+        *out = (uint32_t)v;
+        return true;
 }
 
 /* etwtop --merge -o OUT [--force] IN... */
@@ -215,6 +235,7 @@ int main(int argc, char **argv)
         struct record_options rec = {.progress_fd = STDERR_FILENO};
         char err[1024];
         char *end;
+        uint32_t pid;
         int c;
 
         while ((c = getopt_long(argc, argv, "bd:hn:o:p:", options, NULL)) != -1) {
@@ -227,9 +248,7 @@ int main(int argc, char **argv)
                 case OPT_PMC_EVENTS: ca.pmc_events = optarg; break;
                 case OPT_LASTBRANCH_FILTER: ca.lastbranch_filter = optarg; break;
                 case OPT_PROF_INT:
-                        collect.interval_100ns = (uint32_t)strtoul(optarg, &end, 0);
-                        if (*end || collect.interval_100ns < 1221 ||
-                            collect.interval_100ns > 10000000) {
+                        if (!parse_u32(optarg, 1221, 10000000, true, &collect.interval_100ns)) {
                                 fprintf(stderr, "etwtop: --set-prof-int takes 1221 .. 10000000 "
                                                 "(100 ns units; 10000 = 1 ms)\n");
                                 return 2;
@@ -237,25 +256,25 @@ int main(int argc, char **argv)
                         break;
                 case OPT_DURATION:
                         rec.duration_s = strtod(optarg, &end);
-                        if (*end || rec.duration_s <= 0) {
+                        if (end == optarg || *end || !(rec.duration_s > 0) ||
+                            rec.duration_s > 31536000) {
                                 fprintf(stderr, "etwtop: --duration takes seconds > 0\n");
                                 return 2;
                         }
                         break;
                 case OPT_BUFFER_SIZE:
-                        rec.buffer_size_kb = (uint32_t)strtoul(optarg, &end, 0);
                         /* EVENT_TRACE_PROPERTIES.BufferSize: at most 1 MB */
-                        if (*end || rec.buffer_size_kb < 1 || rec.buffer_size_kb > 1024) {
+                        if (!parse_u32(optarg, 1, 1024, true, &rec.buffer_size_kb)) {
                                 fprintf(stderr, "etwtop: --buffer-size takes 1 .. 1024 (KB)\n");
                                 return 2;
                         }
                         break;
                 case 'p':
-                        collect.pid = (int32_t)strtol(optarg, &end, 10);
-                        if (*end || collect.pid <= 0) {
+                        if (!parse_u32(optarg, 1, INT32_MAX, false, &pid)) {
                                 fprintf(stderr, "etwtop: -p takes a process id\n");
                                 return 2;
                         }
+                        collect.pid = (int32_t)pid;
                         break;
                 case OPT_MERGE: is_merge = true; break;
                 case OPT_FORCE: is_force = true; break;
@@ -278,9 +297,9 @@ int main(int argc, char **argv)
                         }
                         break;
                 case OPT_TOP:
-                        nr_top = (uint32_t)strtoul(optarg, &end, 10);
-                        if (*end || nr_top == 0) {
-                                fprintf(stderr, "etwtop: --top takes a number of rows > 0\n");
+                        if (!parse_u32(optarg, 1, 1000000, false, &nr_top)) {
+                                fprintf(stderr, "etwtop: --top takes a number of rows, 1 to "
+                                                "1000000\n");
                                 return 2;
                         }
                         break;
@@ -288,15 +307,15 @@ int main(int argc, char **argv)
                 case OPT_MONO: is_mono = true; break;
                 case 'd':
                         delay_s = strtod(optarg, &end);
-                        if (*end || delay_s < 0.1 || delay_s > 3600) {
+                        if (end == optarg || *end || !(delay_s >= 0.1 && delay_s <= 3600)) {
                                 fprintf(stderr, "etwtop: -d takes seconds, 0.1 to 3600\n");
                                 return 2;
                         }
                         break;
                 case 'n':
-                        nr_frames = (uint32_t)strtoul(optarg, &end, 10);
-                        if (*end || nr_frames == 0) {
-                                fprintf(stderr, "etwtop: -n takes a number of frames > 0\n");
+                        if (!parse_u32(optarg, 1, UINT32_MAX, false, &nr_frames)) {
+                                fprintf(stderr, "etwtop: -n takes a number of frames, 1 or "
+                                                "more\n");
                                 return 2;
                         }
                         break;

@@ -24,8 +24,8 @@
 enum { COL_PCT, COL_COUNT, COL_NS, COL_MODULE, COL_NAME, NR_COLS };
 
 static const struct ui_column cols[NR_COLS] = {
-        {"Self%", UI_COL_PCT, 7},    {"Self", UI_COL_U64, 8},      {"Time", UI_COL_NS, 10},
-        {"Module", UI_COL_TEXT, 12}, {"Function", UI_COL_TEXT, 0},
+        {"Self%", UI_COL_PCT, 7, 0},    {"Self", UI_COL_U64, 8, 0},      {"Time", UI_COL_NS, 10, 0},
+        {"Module", UI_COL_TEXT, 12, 0}, {"Function", UI_COL_TEXT, 0, 0},
 };
 
 static void cell_is(const struct ui_table *t, uint32_t row, uint32_t col, const char *want)
@@ -520,7 +520,7 @@ static void test_arena_refreshes(void **state)
 static void test_print(void **state)
 {
         (void)state;
-        static const struct ui_column two[] = {{"Count", UI_COL_U64, 5}, {"Name", UI_COL_TEXT, 0}};
+        static const struct ui_column two[] = {{"Count", UI_COL_U64, 5, 0}, {"Name", UI_COL_TEXT, 0, 0}};
         struct ui_table t;
         ui_table_init(&t, two, 2);
         uint32_t r = ui_table_add(&t, 1, 0, 0);

@@ -187,6 +187,7 @@ static const struct ui_key common_keys[] = {
         {KEY_UP, "Up Down", act_browser, "move the cursor", NULL},
         {KEY_PPAGE, "PgUp PgDn", act_browser, "move a page", NULL},
         {KEY_HOME, "Home End", act_browser, "first / last row", NULL},
+        {KEY_LEFT, "Left Right", act_browser, "scroll the rows sideways", NULL},
         {KEY_F(6), "F6 < >", act_browser, "sort by the next / previous column", "Sort"},
         {'I', "I", act_browser, "invert the sort order", NULL},
         {KEY_F(3), "F3 /", act_browser, "search (n: next match)", "Search"},

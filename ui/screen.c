@@ -3,6 +3,7 @@
 #include "ui/screen.h"
 
 #include <curses.h>
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,9 +40,18 @@ int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE
 {
         struct ui_screen *s = xcalloc(1, sizeof(*s));
         setlocale(LC_ALL, "");
-        if (term_out ? !newterm(NULL, term_out, term_in ? term_in : stdin) : !initscr()) {
+        SCREEN *scr = newterm(NULL, term_out ? term_out : stdout, term_in ? term_in : stdin);
+        if (!scr) {
                 free(s);
-                return -1;
+                return -ENOTTY;
+        }
+        /* a terminal that cannot move the cursor (TERM=dumb) draws nothing useful */
+        const char *cup = tigetstr("cup");
+        if (!cup || cup == (const char *)-1) {
+                endwin();
+                delscreen(scr);
+                free(s);
+                return -ENOTTY;
         }
         cbreak();
         noecho();
@@ -182,7 +192,8 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
         if (s->input != INPUT_NONE) {
                 int k = *key;
                 input_key(s, k, vs);
-                if (s->input == INPUT_SEARCH || (k == '\n' && vs->search[0])) {
+                bool is_enter = k == '\n' || k == '\r' || k == KEY_ENTER;
+                if (s->input == INPUT_SEARCH || (is_enter && vs->search[0])) {
                         nv = visible_rows(s, t, vs, &rows);
                         s->is_no_match = !search_next(vs, t, rows, nv, false);
                 }
@@ -200,6 +211,11 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
                                                                     : nv - 1)
                                 : 0;
                 break;
+        case KEY_LEFT: vs->hscroll = vs->hscroll > 8 ? vs->hscroll - 8 : 0; return true;
+        case KEY_RIGHT:
+                if (vs->hscroll < 4000)
+                        vs->hscroll += 8;
+                return true;
         case KEY_HOME: vs->cursor = 0; break;
         case KEY_END: vs->cursor = nv ? nv - 1 : 0; break;
         case KEY_RESIZE: return true;
@@ -308,22 +324,40 @@ static void draw_help(struct ui_screen *s, const struct ui_view *v)
 }
 
 /* The widths of the columns on a screen of cols columns: text columns without a width share
-   what the others leave. */
+   what the others leave, at least FLEX_MIN each; while they would get less, the columns with a
+   drop order go, 1 first (width 0: not shown). */
+#define FLEX_MIN 24 /* a name column of fewer characters says too little */
 static void column_widths(const struct ui_table *t, int cols, int *w)
 {
-        int fixed = 0, nr_flex = 0;
-        for (uint32_t c = 0; c < t->nr_cols; c++) {
-                if (t->cols[c].width > 0)
-                        fixed += t->cols[c].width + 1;
-                else
-                        nr_flex++;
-        }
-        int left = cols - fixed;
-        for (uint32_t c = 0; c < t->nr_cols; c++) {
+        for (uint32_t c = 0; c < t->nr_cols; c++)
                 w[c] = t->cols[c].width;
-                if (w[c] <= 0)
-                        w[c] = nr_flex && left > nr_flex ? left / nr_flex - 1 : 8;
+        for (;;) {
+                int fixed = 0, nr_flex = 0, next = -1;
+                for (uint32_t c = 0; c < t->nr_cols; c++) {
+                        if (t->cols[c].width > 0 && w[c] > 0)
+                                fixed += w[c] + 1;
+                        else if (t->cols[c].width <= 0)
+                                nr_flex++;
+                        if (w[c] > 0 && t->cols[c].drop &&
+                            (next < 0 || t->cols[c].drop < t->cols[next].drop))
+                                next = (int)c;
+                }
+                int left = cols - fixed;
+                if ((nr_flex && left / nr_flex - 1 >= FLEX_MIN) || (!nr_flex && left >= 0) ||
+                    next < 0) {
+                        for (uint32_t c = 0; c < t->nr_cols; c++)
+                                if (t->cols[c].width <= 0)
+                                        w[c] = nr_flex && left > nr_flex ? left / nr_flex - 1 : 8;
+                        return;
+                }
+                w[next] = 0;
         }
+}
+
+/* The part of a line a sideways scroll shows. */
+static const char *scrolled(const char *line, size_t len, uint32_t hscroll)
+{
+        return hscroll < len ? line + hscroll : line + len;
 }
 
 static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_state *vs, int y0,
@@ -337,6 +371,8 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         char line[4096];
         size_t len = 0;
         for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
+                if (!w[c])
+                        continue;
                 char title[128];
                 snprintf(title, sizeof(title), "%s%s", t->cols[c].title,
                          vs->has_sorted && c == vs->sort_col ? (vs->is_reversed ? "^" : "v") : "");
@@ -347,7 +383,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         if (len >= sizeof(line))
                 len = sizeof(line) - 1;
         line[len] = 0;
-        put_line(y0, line, attr_of(s, PAIR_COLUMNS, A_REVERSE));
+        put_line(y0, scrolled(line, len, vs->hscroll), attr_of(s, PAIR_COLUMNS, A_REVERSE));
 
         const uint32_t *rows;
         uint32_t nv = visible_rows(s, t, vs, &rows);
@@ -383,6 +419,8 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                 uint32_t r = rows[i];
                 len = 0;
                 for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
+                        if (!w[c])
+                                continue;
                         char cell[1024];
                         ui_table_format(t, r, c, cell, sizeof(cell));
                         if (t->cols[c].kind == UI_COL_TEXT) {
@@ -410,7 +448,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                         attr = attr_of(s, PAIR_CURSOR, A_REVERSE);
                 else if (t->flags[r] & UI_ROW_GREYED)
                         attr = A_DIM;
-                put_line(y, line, attr);
+                put_line(y, scrolled(line, len, vs->hscroll), attr);
         }
 }
 
@@ -419,6 +457,15 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
 {
         if (f->is_help) {
                 draw_help(s, f->view);
+                refresh();
+                return;
+        }
+        if (COLS < UI_MIN_COLS || LINES < UI_MIN_LINES) {
+                char msg[96];
+                snprintf(msg, sizeof(msg), "terminal too small (%dx%d): etwtop needs %dx%d", COLS,
+                         LINES, UI_MIN_COLS, UI_MIN_LINES);
+                erase();
+                mvaddnstr(0, 0, msg, COLS);
                 refresh();
                 return;
         }

@@ -19,8 +19,8 @@ struct branches_view {
 enum { COL_SHARE, COL_COUNT, COL_EDGES, COL_FROM, COL_TO, NR_COLS };
 
 static const struct ui_column cols[NR_COLS] = {
-        {"Share%", UI_COL_PCT, 7}, {"Count", UI_COL_U64, 9}, {"Edges", UI_COL_U64, 6},
-        {"From", UI_COL_TEXT, 0},  {"To", UI_COL_TEXT, 0},
+        {"Share%", UI_COL_PCT, 7, 0}, {"Count", UI_COL_U64, 9, 0}, {"Edges", UI_COL_U64, 6, 1},
+        {"From", UI_COL_TEXT, 0, 0},  {"To", UI_COL_TEXT, 0, 0},
 };
 
 static struct branches_view *of(struct ui_view *v)

@@ -20,8 +20,10 @@ struct functions_view {
 enum { COL_SELF_PCT, COL_TOTAL_PCT, COL_SELF, COL_TOTAL, COL_MODULE, COL_FUNCTION, NR_COLS };
 
 static const struct ui_column cols[NR_COLS] = {
-        {"Self%", UI_COL_PCT, 7}, {"Total%", UI_COL_PCT, 7},   {"Self", UI_COL_U64, 8},
-        {"Total", UI_COL_U64, 8}, {"Module", UI_COL_TEXT, 22}, {"Function", UI_COL_TEXT, 0},
+        /* narrow terminals drop the counts first (the shares say the same), Total first */
+        {"Self%", UI_COL_PCT, 7, 0},    {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 2},     {"Total", UI_COL_U64, 8, 1},
+        {"Module", UI_COL_TEXT, 22, 0}, {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* Row keys: a function's never 0 and never a tree node's (bit 63) */

@@ -55,9 +55,9 @@ static const struct setting settings[] = {
 enum { COL_ON, COL_SETTING, COL_WHAT, NR_COLS };
 
 static const struct ui_column cols[NR_COLS] = {
-        {"On", UI_COL_TEXT, 4},
-        {"Setting", UI_COL_TEXT, 28},
-        {"What it does, or why it is unavailable", UI_COL_TEXT, 0},
+        {"On", UI_COL_TEXT, 4, 0},
+        {"Setting", UI_COL_TEXT, 28, 0},
+        {"What it does, or why it is unavailable", UI_COL_TEXT, 0, 0},
 };
 
 struct session_view {

@@ -38,11 +38,12 @@ enum {
 };
 
 static const struct ui_column cols[NR_COLS] = {
-        {"Switches", UI_COL_U64, 9}, {"On-CPU", UI_COL_NS, 10},
-        {"Off-CPU", UI_COL_NS, 10},  {"Readied", UI_COL_U64, 8},
-        {"CPU", UI_COL_U64, 4},      {"TID", UI_COL_U64, 7},
-        {"PID", UI_COL_U64, 7},      {"Top wait (state/reason)", UI_COL_TEXT, 30},
-        {"Thread", UI_COL_TEXT, 0},
+        /* narrow terminals drop CPU, PID, TID, Readied, then On-CPU */
+        {"Switches", UI_COL_U64, 9, 0}, {"On-CPU", UI_COL_NS, 10, 5},
+        {"Off-CPU", UI_COL_NS, 10, 0},  {"Readied", UI_COL_U64, 8, 4},
+        {"CPU", UI_COL_U64, 4, 1},      {"TID", UI_COL_U64, 7, 3},
+        {"PID", UI_COL_U64, 7, 2},      {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
+        {"Thread", UI_COL_TEXT, 0, 0},
 };
 
 /* Row keys: a thread's is tid + 1; the other kinds are told apart by a high bit. */
@@ -273,7 +274,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         default: break;
         }
         if (!t->nr_rows)
-                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED), COL_THREAD,
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
                               "No context switches (turn CSWITCH on in the Session view).");
 }
 

@@ -24,12 +24,19 @@ struct ui_view_state {
         bool is_reversed;
         bool has_sorted;
         char search[64];
-        char filter[64]; /* rows whose text does not contain it are hidden */
+        char filter[64];  /* rows whose text does not contain it are hidden */
+        uint32_t hscroll; /* Left/Right: the rows (and titles) shown from this column of text */
 };
 
 struct ui_screen;
 
-/* Starts curses on the terminal. is_mono: no colours even when the terminal has them. */
+/* The smallest terminal the screen draws on; below it, it says so. */
+#define UI_MIN_COLS  40
+#define UI_MIN_LINES 8
+
+/* Starts curses on the terminal. is_mono: no colours even when the terminal has them. Returns
+   0, or -ENOTTY when the terminal cannot address the cursor (TERM=dumb, an unknown TERM): the
+   caller prints text instead. */
 int ui_screen_open(struct ui_screen **out, bool is_mono);
 /* The same on another terminal (term_out, term_in), e.g. /dev/null for a benchmark; $TERM and
    the size ($LINES, $COLUMNS) come from the environment. */

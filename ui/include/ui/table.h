@@ -21,6 +21,7 @@ struct ui_column {
         const char *title;
         enum ui_col_kind kind;
         int width; /* columns on screen; text columns take what is left when 0 */
+        int drop;  /* on a narrow terminal, columns go in this order (1 first); 0: never */
 };
 
 /* One cell, by its column's kind. */
