@@ -46,7 +46,8 @@ struct etl_writer {
         uint64_t next_sequence;
         /* file sink */
         int fd;
-        uint64_t nr_file_buffers; /* in the file, header buffer included */
+        uint64_t nr_file_buffers;     /* in the file, header buffer included */
+        uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
         /* ring sink: a completed buffer trades places with the ring's oldest, no copy */
         uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
         uint8_t **orig; /* owned: the CPUs' first buffers (the others come from chunks) */
@@ -102,7 +103,7 @@ static uint32_t utf8_to_utf16(uint8_t *dst, const char *src)
 }
 
 /* WMI_BUFFER_HEADER (ETL-FORMAT.md 1.2 and 1.9). */
-static void put_buffer_header(struct etl_writer *w, uint8_t *b, uint32_t filled, uint64_t seq,
+static void put_buffer_header(const struct etl_writer *w, uint8_t *b, uint32_t filled, uint64_t seq,
                               uint16_t cpu, uint64_t timestamp, bool is_header)
 {
         memset(b, 0, WMI_BUFFER_HEADER_SIZE);
@@ -122,11 +123,21 @@ static void put_buffer_header(struct etl_writer *w, uint8_t *b, uint32_t filled,
         memset(b + filled, 0xFF, w->buffer_size - filled);
 }
 
-/* The logfile header record (1.6) at the start of the header buffer. */
-static void put_logfile_header(struct etl_writer *w, uint32_t buffers_written, int64_t end_filetime,
-                               uint32_t events_lost, uint32_t buffers_lost)
+/* What the logfile header says beyond the writer's configuration. */
+struct logfile_fields {
+        uint32_t buffers_written;
+        int64_t start_filetime;
+        int64_t end_filetime;
+        uint32_t events_lost;
+        uint32_t buffers_lost;
+};
+
+/* The TRACE_LOGFILE_HEADER (1.6) of the logfile header record at the start of header buffer
+   hb. */
+static void put_logfile_header(const struct etl_writer *w, uint8_t *hb,
+                               const struct logfile_fields *f)
 {
-        uint8_t *p = w->header + WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE;
+        uint8_t *p = hb + WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE;
         const struct etl_writer_config *c = &w->cfg;
         memset(p, 0, LOGFILE_HEADER64_SIZE);
         le_put32(p + 0x00, w->buffer_size);
@@ -136,27 +147,56 @@ static void put_logfile_header(struct etl_writer *w, uint32_t buffers_written, i
         p[0x07] = 5;
         le_put32(p + 0x08, c->provider_version);
         le_put32(p + 0x0C, c->nr_cpus);
-        le_put64(p + 0x10, (uint64_t)end_filetime);
+        le_put64(p + 0x10, (uint64_t)f->end_filetime);
         le_put32(p + 0x18, c->timer_resolution_100ns);
         le_put32(p + 0x1C, c->maximum_file_size_mb);
         le_put32(p + 0x20, c->log_file_mode);
-        le_put32(p + 0x24, buffers_written);
+        le_put32(p + 0x24, f->buffers_written);
         le_put32(p + 0x28, 1);
         le_put32(p + 0x2C, 8);
-        le_put32(p + 0x30, events_lost);
+        le_put32(p + 0x30, f->events_lost);
         le_put32(p + 0x34, c->cpu_speed_mhz);
         le_put64(p + 0xF8, (uint64_t)c->boot_filetime);
         le_put64(p + 0x100, c->perf_freq);
-        le_put64(p + 0x108, (uint64_t)c->start_filetime);
+        le_put64(p + 0x108, (uint64_t)f->start_filetime);
         le_put32(p + 0x110, c->clock_type);
-        le_put32(p + 0x114, buffers_lost);
+        le_put32(p + 0x114, f->buffers_lost);
 }
 
 static void header_buffer_finish(struct etl_writer *w, uint32_t buffers_written,
                                  int64_t end_filetime, uint32_t events_lost, uint32_t buffers_lost)
 {
-        put_logfile_header(w, buffers_written, end_filetime, events_lost, buffers_lost);
+        struct logfile_fields f = {buffers_written, w->cfg.start_filetime, end_filetime,
+                                   events_lost, buffers_lost};
+        put_logfile_header(w, w->header, &f);
         put_buffer_header(w, w->header, w->header_filled, 0, 0, w->cfg.start_timestamp, true);
+}
+
+/* The wall time of a session-clock timestamp, as a reader computes it from the header
+   (ETL-FORMAT.md 1.8). */
+static int64_t filetime_of(const struct etl_writer *w, uint64_t timestamp)
+{
+        const struct etl_writer_config *c = &w->cfg;
+        __int128 delta = (__int128)timestamp - (__int128)c->start_timestamp;
+        switch (c->clock_type) {
+        case EVENT_TRACE_CLOCK_SYSTEMTIME: return (int64_t)timestamp;
+        case EVENT_TRACE_CLOCK_CPUCYCLE:
+                return c->start_filetime +
+                       (int64_t)(delta * 10 / (c->cpu_speed_mhz ? c->cpu_speed_mhz : 1000));
+        default:
+                return c->start_filetime +
+                       (int64_t)(delta * 10000000 /
+                                 (__int128)(c->perf_freq ? c->perf_freq : 10000000));
+        }
+}
+
+/* Where a record's timestamp is: +8 in PERFINFO headers, +16 in every other kind (2.3-2.8). */
+static uint32_t timestamp_offset(uint8_t header_type)
+{
+        return header_type == TRACE_HEADER_TYPE_PERFINFO64 ||
+                               header_type == TRACE_HEADER_TYPE_PERFINFO32
+                       ? 8
+                       : 16;
 }
 
 int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
@@ -176,6 +216,7 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         w->cfg.log_file_name = NULL;
         w->buffer_size = size;
         w->fd = -1;
+        w->file_last_timestamp = cfg->start_timestamp;
         w->header = calloc(1, size);
         w->cpus = calloc(cfg->nr_cpus, sizeof(*w->cpus));
         if (!w->header || !w->cpus)
@@ -238,6 +279,28 @@ static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
                 off += k;
         }
         return 0;
+}
+
+/* Rewrites, in place, the file header's EndTime and BuffersWritten (and the fields between:
+   one small write) from what has reached the file: a file cut short by kill -9 says how many
+   buffers it holds to a reader that trusts BuffersWritten, and when its last event was. Windows
+   leaves EndTime 0 until the session stops ("may be 0 ... from a log file to which the provider
+   is still logging", TRACE_LOGFILE_HEADER); a reader that accepts 0 accepts the time of the
+   latest event as well. Called after a buffer has been written, never before: the header never
+   counts a buffer the file does not hold. */
+static void file_header_sync(struct etl_writer *w)
+{
+        if (w->fd < 0 || w->stats.write_error)
+                return;
+        /* ETL-FORMAT.md 1.6: EndTime at 0x10 .. BuffersWritten at 0x24 */
+        const uint32_t at = WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE + 0x10;
+        uint8_t f[0x28 - 0x10];
+        memcpy(f, w->header + at, sizeof(f));
+        le_put64(f, (uint64_t)filetime_of(w, w->file_last_timestamp));
+        le_put32(f + 0x24 - 0x10, (uint32_t)w->nr_file_buffers);
+        int rc = write_all(w->fd, f, sizeof(f), at);
+        if (rc < 0)
+                w->stats.write_error = -rc;
 }
 
 /* Creates path for writing: 0600, no symlink followed, no existing file replaced unless
@@ -360,6 +423,9 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 } else {
                         w->nr_file_buffers++;
                         w->stats.nr_bytes_written += w->buffer_size;
+                        if (cb->last_timestamp > w->file_last_timestamp)
+                                w->file_last_timestamp = cb->last_timestamp;
+                        file_header_sync(w);
                 }
         }
         if (w->callback)
@@ -403,6 +469,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
                         int rc = write_all(w->fd, w->header, w->buffer_size, 0);
                         if (rc < 0)
                                 w->stats.write_error = -rc;
+                        file_header_sync(w); /* the in-memory header's EndTime is 0 */
                 }
                 return 0;
         }
@@ -417,14 +484,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         cb->filled += aligned;
         /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
         const uint8_t *r = record;
-        uint8_t type = r[2];
-        uint64_t ts;
-        memcpy(&ts,
-               r + ((type == TRACE_HEADER_TYPE_PERFINFO64 || type == TRACE_HEADER_TYPE_PERFINFO32)
-                            ? 8
-                            : 16),
-               8);
-        cb->last_timestamp = ts;
+        cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
         w->stats.nr_events++;
         return rc;
 }
@@ -448,8 +508,10 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         int rc = etl_writer_flush(w);
         if (w->fd < 0)
                 return rc;
-        header_buffer_finish(w, (uint32_t)w->nr_file_buffers, end_filetime, events_lost,
-                             buffers_lost);
+        /* never before the last event, whatever the wall clock did meanwhile */
+        int64_t last = filetime_of(w, w->file_last_timestamp);
+        header_buffer_finish(w, (uint32_t)w->nr_file_buffers,
+                             end_filetime > last ? end_filetime : last, events_lost, buffers_lost);
         int hrc = write_all(w->fd, w->header, w->buffer_size, 0);
         if (hrc < 0 && !rc)
                 rc = hrc;
@@ -463,6 +525,64 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         return rc;
 }
 
+/* The session-clock span [*from, *to] of the records in a completed buffer b; false when it
+   holds none. Records in a buffer are in time order (1.3); its TimeStamp is its last one's. */
+static bool buffer_span(const struct etl_writer *w, const uint8_t *b, uint64_t *from, uint64_t *to)
+{
+        struct etl_record rec;
+        uint32_t pos = 0;
+        if (etl_buffer_next(b, w->buffer_size, &pos, &rec) != 1)
+                return false;
+        *from = rec.timestamp;
+        *to = le_get64(b + 0x10);
+        if (*to < *from)
+                *to = *from;
+        return true;
+}
+
+/* Builds in hb the header buffer of a file holding the events from start_ts on: the logfile
+   header record naming log_file_name, stamped start_ts, with f's fields (StartTime included),
+   then the records appended with ETL_WRITER_HEADER_CPU, none stamped before start_ts (what
+   they say, the group masks at the start, holds from there on). Returns 0 or -ENAMETOOLONG
+   when the name does not fit in the buffer. */
+static int header_buffer_for_file(const struct etl_writer *w, uint8_t *hb,
+                                  const char *log_file_name, uint64_t start_ts,
+                                  const struct logfile_fields *f)
+{
+        const uint8_t *rec = w->header + WMI_BUFFER_HEADER_SIZE;
+        const uint32_t names = SYSTEM_HEADER_SIZE + LOGFILE_HEADER64_SIZE;
+        uint32_t logger_bytes = 0;
+        while (names + logger_bytes + 2 <= w->header_record_size &&
+               le_get16(rec + names + logger_bytes))
+                logger_bytes += 2;
+        logger_bytes += 2; /* the NUL */
+        uint32_t extra_from = WMI_BUFFER_HEADER_SIZE + ((w->header_record_size + 7u) & ~7u);
+        uint32_t extra = w->header_filled - extra_from;
+        size_t file_bytes_max = 2 * strlen(log_file_name) + 2; /* UTF-16 of UTF-8, at most */
+        size_t need = names + logger_bytes + file_bytes_max;
+        if (need > MAX_ETW_EVENT_SIZE ||
+            WMI_BUFFER_HEADER_SIZE + ((need + 7u) & ~(size_t)7u) + extra > w->buffer_size)
+                return -ENAMETOOLONG;
+        memset(hb, 0, w->buffer_size);
+        uint8_t *out = hb + WMI_BUFFER_HEADER_SIZE;
+        memcpy(out, rec, names + logger_bytes);
+        uint32_t size =
+                names + logger_bytes + utf8_to_utf16(out + names + logger_bytes, log_file_name);
+        le_put16(out + 4, (uint16_t)size);
+        le_put64(out + 16, start_ts);
+        uint32_t filled = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u);
+        memcpy(hb + filled, w->header + extra_from, extra);
+        filled += extra;
+        put_logfile_header(w, hb, f);
+        put_buffer_header(w, hb, filled, 0, 0, start_ts, true);
+        struct etl_record r;
+        uint32_t pos = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u); /* after the header record */
+        while (etl_buffer_next(hb, w->buffer_size, &pos, &r) == 1)
+                if (r.timestamp < start_ts)
+                        le_put64(hb + (r.data - hb) + timestamp_offset(r.header_type), start_ts);
+        return 0;
+}
+
 int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err)
 {
@@ -470,23 +590,40 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                 etl_error_set(err, 0, "no in-memory buffers to save");
                 return -EINVAL;
         }
-        int fd = create_output(path, is_force, err);
-        if (fd < 0)
-                return fd;
-        uint8_t *header = malloc(w->buffer_size);
-        if (!header) {
-                close(fd);
-                unlink(path);
-                return -ENOMEM;
-        }
-        /* the header buffer as it would be at close, for this set of buffers */
-        memcpy(header, w->header, w->buffer_size);
-        uint8_t *saved = w->header;
-        w->header = header;
-        header_buffer_finish(w, 1 + w->ring_count, end_filetime, 0, 0);
-        w->header = saved;
-        int rc = write_all(fd, header, w->buffer_size, 0);
+        /* The span of the events saved: from the first record of the buffers kept, or from the
+           session's start when none was pushed out (the kept window began with it), to their
+           last; the file's start timestamp, StartTime and EndTime say that span, not the
+           session's, so that the file's time starts where its events do. */
         uint32_t first = (w->ring_next + w->ring_slots - w->ring_count) % w->ring_slots;
+        uint64_t from = UINT64_MAX, to = w->cfg.start_timestamp;
+        for (uint32_t i = 0; i < w->ring_count; i++) {
+                uint64_t a, b;
+                if (buffer_span(w, w->ring[(first + i) % w->ring_slots], &a, &b)) {
+                        from = a < from ? a : from;
+                        to = b > to ? b : to;
+                }
+        }
+        if (from == UINT64_MAX || w->ring_count == w->stats.nr_buffers_written ||
+            from < w->cfg.start_timestamp)
+                from = w->cfg.start_timestamp;
+        int64_t last = filetime_of(w, to);
+        struct logfile_fields f = {1 + w->ring_count, filetime_of(w, from),
+                                   end_filetime > last ? end_filetime : last, 0, 0};
+        uint8_t *header = malloc(w->buffer_size);
+        if (!header)
+                return -ENOMEM;
+        if (header_buffer_for_file(w, header, path, from, &f) < 0) {
+                etl_error_set(err, 0, "the name %s does not fit in a %u-byte header buffer", path,
+                              w->buffer_size);
+                free(header);
+                return -ENAMETOOLONG;
+        }
+        int fd = create_output(path, is_force, err);
+        if (fd < 0) {
+                free(header);
+                return fd;
+        }
+        int rc = write_all(fd, header, w->buffer_size, 0);
         for (uint32_t i = 0; i < w->ring_count && rc == 0; i++) {
                 uint32_t slot = (first + i) % w->ring_slots;
                 rc = write_all(fd, w->ring[slot], w->buffer_size, (off_t)(i + 1) * w->buffer_size);

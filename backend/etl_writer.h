@@ -59,8 +59,10 @@ struct etl_writer;
 int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg);
 
 /* Writes to a new file at path, created 0600, never through a symlink and, unless is_force,
-   never over an existing file (-EEXIST). The header buffer is written at once, so that a file
-   cut short by kill -9 still reads up to its last complete buffer. */
+   never over an existing file (-EEXIST). The header buffer is written at once, and its
+   BuffersWritten and EndTime (the latest event's time) are rewritten in place after every
+   buffer that reaches the file, so that a file cut short by kill -9 reads up to its last
+   complete buffer, also for a reader that reads BuffersWritten buffers. */
 int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                          struct etl_error *err);
 
@@ -78,13 +80,18 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
 /* Completes every partly filled buffer now (EVENT_TRACE_CONTROL_FLUSH). */
 int etl_writer_flush(struct etl_writer *w);
 
-/* Flushes, rewrites the header buffer with EndTime, BuffersWritten, EventsLost and
-   BuffersLost, and closes the file. The ring stays readable. Returns 0 or the first -errno. */
+/* Flushes, rewrites the header buffer with EndTime (end_filetime, or the last event's time when
+   that is later), BuffersWritten, EventsLost and BuffersLost, and closes the file. The ring
+   stays readable. Returns 0 or the first -errno. */
 int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events_lost,
                      uint32_t buffers_lost);
 
 /* Writes the header buffer and the ring's buffers (oldest first, sequence numbers kept) as a
-   self-contained file, with the same safety rules as etl_writer_open_file. */
+   self-contained file, with the same safety rules as etl_writer_open_file. Its header frames
+   the events it holds: the header record's timestamp and StartTime are those of the first
+   event kept (the session's start when no buffer has left the ring), EndTime the last event's
+   (or end_filetime when later), LogFileName is path. -ENAMETOOLONG: path does not fit in the
+   header buffer. */
 int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err);
 

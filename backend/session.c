@@ -26,6 +26,13 @@
      count (PERF_FORMAT_LOST) plus records too large for a buffer. A circular file's header
      counts the buffers written at STOP, BuffersWritten every buffer completed.
    - MaximumFileSize of a sequential file is recorded in the header but not enforced.
+   - A sequential file's header is kept current while the session runs: its BuffersWritten and
+     EndTime (the latest event's time) are rewritten in place after every buffer written, so
+     that a file whose process was killed says what it holds; Windows leaves EndTime 0 until
+     the session stops.
+   - A saved window (session_save_ring, a circular file) is framed by its events: its start
+     timestamp and StartTime are its first event's, its EndTime its last's, and its header
+     names the file it is in.
    - Session names compare case-insensitively in ASCII; other UTF-8 bytes compare exactly.
    - A session whose log file cannot be written (a full disk) stops itself, as Windows stops a
      logger on STATUS_DISK_FULL: its file is finalized with the buffers that made it, and

@@ -17,6 +17,7 @@
 #include "etw/etwtop_ext.h"
 #include "feed.h"
 #include "header.h"
+#include "record.h"
 #include "model/profile.h"
 #include "ui/screen.h"
 #include "ui/table.h"
@@ -43,6 +44,9 @@ struct app {
         int64_t rate_since_ns;
         double events_per_s;
         uint64_t nr_rt_buffers_lost;
+        const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
+        char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
+        int64_t status_since_ns;
         bool is_quit;
 };
 
@@ -237,6 +241,8 @@ static void react(struct app *a, unsigned r)
                 apply_edit(a);
         if (r & UI_REBUILD)
                 build_tables(a);
+        if (r & UI_TO_TOP)
+                a->vs[a->st.view].is_to_top = true;
 }
 
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */
@@ -265,8 +271,22 @@ static void tick(struct app *a, int64_t now)
 
 /* ---- the loops ---- */
 
+/* A message stays on the status line for STATUS_NS, then goes. */
+#define STATUS_NS 5000000000ll
+
+static void age_status(struct app *a, int64_t now)
+{
+        if (strcmp(a->st.status, a->status_shown) != 0) {
+                snprintf(a->status_shown, sizeof(a->status_shown), "%s", a->st.status);
+                a->status_since_ns = now;
+        } else if (a->st.status[0] && !a->st.is_paused && now - a->status_since_ns > STATUS_NS) {
+                a->st.status[0] = a->status_shown[0] = 0;
+        }
+}
+
 static void draw(struct app *a)
 {
+        age_status(a, now_ns());
         char hl[HEADER_LINES][HEADER_WIDTH];
         uint32_t nr;
         header(a, hl, &nr);
@@ -291,6 +311,18 @@ static int signals_fd(sigset_t *old)
         return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* Takes the signal sfd holds (restoring the mask must not deliver it to curses' handler, which
+   exits 1) and says what it means. */
+static const char *signal_taken(int sfd)
+{
+        struct signalfd_siginfo si;
+        if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+                return "interrupted";
+        return si.ssi_signo == SIGINT   ? "interrupted"
+               : si.ssi_signo == SIGHUP ? "the terminal closed"
+                                        : "terminated";
+}
+
 static void print_table(struct app *a, uint32_t v, uint32_t top)
 {
         dprintf(STDOUT_FILENO, "\n%s\n", a->views[v]->name);
@@ -308,6 +340,7 @@ static void run_batch(struct app *a, int sfd)
                 while (now_ns() < until && !(!a->st.is_live && feed_is_done(a->feed, NULL))) {
                         struct pollfd p = {sfd, POLLIN, 0};
                         if (poll(&p, sfd >= 0 ? 1 : 0, 50) > 0) {
+                                a->why_stopped = signal_taken(sfd);
                                 a->is_quit = true;
                                 break;
                         }
@@ -364,8 +397,10 @@ static void run_screen(struct app *a, int sfd)
                 if (!a->st.is_live && !was_done)
                         wait = 100000000; /* loading: the progress moves */
                 int n = poll(p, sfd >= 0 ? 2 : 1, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
-                if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN))
+                if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN)) {
+                        a->why_stopped = signal_taken(sfd);
                         break;
+                }
                 bool is_dirty = false;
                 int key;
                 while ((key = ui_screen_getkey(a->scr)) >= 0) {
@@ -417,8 +452,14 @@ static int live_start(struct app *a, char *err, size_t err_size)
 
 int app_run(const struct app_options *o, char *err, size_t err_size)
 {
+        /* blocked before any thread starts (the symbol loader, the session's logger, the
+           consumer), so that none of them takes Ctrl-C, SIGTERM or SIGHUP: the loop reads them */
+        sigset_t old;
+        int sfd = signals_fd(&old);
         struct app *a = xcalloc(1, sizeof(*a));
         int rc = -1;
+        struct etw_client_stats st = {0};
+        ULONG stopped;
         a->o = o;
         a->st.is_live = !o->replay_path;
         a->st.nr_views = NR_VIEWS;
@@ -462,8 +503,6 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 goto out;
         }
         a->rate_since_ns = now_ns();
-        sigset_t old;
-        int sfd = signals_fd(&old);
         if (o->is_batch) {
                 run_batch(a, sfd);
                 rc = 0;
@@ -481,12 +520,19 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 a->scr = NULL;
                 rc = 0;
         }
+out:
+        /* the session ends first: the consumer's ProcessTrace returns with it */
+        stopped = etw_client_stop(&a->client, &st);
+        if (o->record_path && rc == 0 && stopped == ERROR_SUCCESS) {
+                /* the summary --record prints without the screen */
+                record_progress(STDERR_FILENO, &st, true);
+                if (a->why_stopped)
+                        dprintf(STDERR_FILENO, "recording stopped: %s; %s is complete\n",
+                                a->why_stopped, o->record_path);
+        }
         if (sfd >= 0)
                 close(sfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
-out:
-        /* the session ends first: the consumer's ProcessTrace returns with it */
-        etw_client_stop(&a->client, NULL);
         feed_close(a->feed);
         for (uint32_t v = 0; v < NR_VIEWS; v++) {
                 ui_table_fini(&a->tables[v]);

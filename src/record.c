@@ -24,7 +24,7 @@ static int64_t clock_ns(clockid_t id)
 
 /* What ControlTrace(QUERY) says, as one line: the buffers in the file (its header buffer
    included, as the file header counts them), their size, and the events lost. */
-static void progress(int fd, const struct etw_client_stats *st, bool is_final)
+void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
 {
         if (fd < 0)
                 return;
@@ -82,7 +82,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                                 snprintf(why_ended, sizeof(why_ended), "%s", etw_last_error_text());
                                 break;
                         }
-                        progress(opts->progress_fd, &st, false);
+                        record_progress(opts->progress_fd, &st, false);
                         next_progress += PROGRESS_NS;
                 }
                 int64_t wait = next_progress - now;
@@ -109,7 +109,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                         snprintf(why_ended, sizeof(why_ended), "%s (Win32 error %u)",
                                  etw_last_error_text(), (unsigned)code);
         }
-        progress(opts->progress_fd, &st, true);
+        record_progress(opts->progress_fd, &st, true);
         if (sfd >= 0)
                 close(sfd);
         sigprocmask(SIG_SETMASK, &old, NULL);

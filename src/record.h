@@ -26,4 +26,9 @@ struct record_options {
    that exists) or why the session stopped. */
 int record_run(const struct record_options *opts, char *err, size_t err_size);
 
+/* The progress line, "recording: N buffers, X MB, N lost", from ControlTrace(QUERY)'s
+   counters: on a terminal (fd) rewritten in place until the final one. Also the screen's
+   summary when it records. */
+void record_progress(int fd, const struct etw_client_stats *st, bool is_final);
+
 #endif

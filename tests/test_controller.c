@@ -28,6 +28,7 @@
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
+#include "etl_reader.h"
 #include "session.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
@@ -163,6 +164,38 @@ static ULONG read_back(const char *path, struct tally *t, TRACE_LOGFILE_HEADER *
         t->buffers_read = lf.BuffersRead;
         CloseTrace(h);
         return rc;
+}
+
+/* Whether the kernel tells this machine's CPU speed (/proc/cpuinfo "cpu MHz", or cpufreq), so
+   that a logfile header's CpuSpeedInMHz can be expected non-zero. */
+static bool machine_tells_mhz(void)
+{
+        FILE *f = fopen("/proc/cpuinfo", "r");
+        char line[256];
+        double mhz = 0;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "cpu MHz : %lf", &mhz) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        return mhz >= 1 ||
+               access("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", R_OK) == 0;
+}
+
+/* Issue 13 item 15: what a file's header says of the machine and of itself. */
+static void check_header_names_file(const char *path)
+{
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_string_equal(lf->log_file_name, path);
+        if (machine_tells_mhz())
+                assert_true(lf->header.CpuSpeedInMHz > 0);
+        else
+                print_message("note: the kernel tells no CPU speed here: CpuSpeedInMHz not "
+                              "checked\n");
+        etl_reader_close(r);
 }
 
 /* ---- StartTrace: parameter checks --------------------------------------------------------- */
@@ -436,6 +469,7 @@ static void test_start_files(void **state)
         assert_true(hdr.EndTime.QuadPart >= hdr.StartTime.QuadPart);
         assert_int_equal(hdr.PerfFreq.QuadPart, 1000000000);
         assert_int_equal(t.nr_header, 1);
+        check_header_names_file(path);
         /* an existing file is never replaced */
         props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL, path);
         assert_int_equal(StartTraceA(&h, "ctl-file", &pr.p), ERROR_FILE_EXISTS);
@@ -1553,6 +1587,74 @@ static void test_write_error_stops_session(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 13 item 4: a window saved after the session ran a while (etw_save_window, the screen's
+   save) is framed by the events it holds: its StartTime is its first event's time (within a
+   buffer's span, which FlushTimer bounds to a second), every event, the save's rundown
+   included, lies between StartTime and EndTime; its header names the file and the CPU speed. */
+static void test_saved_window_frames_its_events(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "window.etl");
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_PROFILE | EVENT_TRACE_FLAG_CSWITCH;
+        pr.p.BufferSize = 4;      /* KB */
+        pr.p.MaximumBuffers = 16; /* the ring: 64 KB */
+        struct timespec t0;
+        clock_gettime(CLOCK_REALTIME, &t0);
+        int64_t start_ft = 116444736000000000ll + t0.tv_sec * 10000000ll + t0.tv_nsec / 100;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-window", &pr), ERROR_SUCCESS);
+        /* until the ring has been filled over several times, and for 3 s at least */
+        ULONG written = 0;
+        for (int i = 0; i < 150 && (i < 30 || written < 3 * 16); i++) {
+                sleep_ms(100);
+                struct props q;
+                props_query(&q);
+                assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+                written = q.p.BuffersWritten;
+        }
+        assert_int_equal(etw_save_window(h, path, FALSE), ERROR_SUCCESS);
+        stop_by_handle(h);
+
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        int64_t start = lf->header.StartTime.QuadPart, end = lf->header.EndTime.QuadPart;
+        uint64_t first = UINT64_MAX, last = 0, first_mask = UINT64_MAX;
+        const struct etl_record *e;
+        while ((e = etl_reader_next_ref(r))) {
+                if (e->is_header)
+                        continue;
+                if (e->hook_id == WMI_LOG_TYPE_HEADER_EXTENSION) {
+                        /* the header buffer's group masks: checked apart, below */
+                        first_mask = e->timestamp < first_mask ? e->timestamp : first_mask;
+                        continue;
+                }
+                first = e->timestamp < first ? e->timestamp : first;
+                last = e->timestamp > last ? e->timestamp : last;
+        }
+        assert_true(first != UINT64_MAX);
+        int64_t first_ft = etl_reader_to_filetime(r, first);
+        int64_t last_ft = etl_reader_to_filetime(r, last);
+        /* the test means something: older events left the ring */
+        assert_true(lf->header.BuffersWritten < written);
+        assert_true(first_ft - start_ft > 15000000);
+        assert_true(lf->start_timestamp <= first);
+        assert_true(start <= first_ft);
+        assert_true(first_ft - start <= 10000000);
+        assert_true(end >= last_ft);
+        assert_true(end - last_ft <= 10000000);
+        /* the group masks hold from the file's start on: not stamped before it */
+        assert_true(first_mask != UINT64_MAX && first_mask >= lf->start_timestamp);
+        etl_reader_close(r);
+        check_header_names_file(path);
+        unlink(path);
+}
+
 static void test_buffering_and_circular(void **state)
 {
         (void)state;
@@ -1892,6 +1994,7 @@ int main(void)
                 cmocka_unit_test(test_process_class),
                 cmocka_unit_test(test_write_error_stops_session),
                 cmocka_unit_test(test_buffering_and_circular),
+                cmocka_unit_test(test_saved_window_frames_its_events),
                 cmocka_unit_test(test_realtime_not_running),
                 cmocka_unit_test(test_realtime_close_trace),
                 cmocka_unit_test(test_realtime_consumer),

@@ -321,6 +321,158 @@ static void test_ring_save(void **state)
         assert_true(n > 1 + 3 * 29 - 29 && n <= 1 + 4 * 29);
 }
 
+/* The header fields a reader takes from the file on disk now: BuffersWritten and EndTime
+   (ETL-FORMAT.md 1.6, at 0x24 and 0x10 of the logfile header after the SYSTEM header). */
+static void disk_header(const char *path, uint32_t *buffers_written, int64_t *end_filetime)
+{
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        uint8_t b[0x28];
+        assert_int_equal(pread(fd, b, sizeof(b), 0x48 + 0x20), (ssize_t)sizeof(b));
+        close(fd);
+        memcpy(buffers_written, b + 0x24, 4);
+        memcpy(end_filetime, b + 0x10, 8);
+}
+
+/* The latest buffer TimeStamp (the last record of each buffer) of the data buffers on disk,
+   and how many whole buffers the file holds. */
+static uint64_t disk_last_timestamp(const char *path, uint32_t buffer_size, uint32_t *nr_buffers)
+{
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        struct stat st;
+        assert_int_equal(fstat(fd, &st), 0);
+        *nr_buffers = (uint32_t)(st.st_size / buffer_size);
+        uint64_t last = 0;
+        for (uint32_t i = 1; i < *nr_buffers; i++) {
+                uint64_t ts;
+                assert_int_equal(pread(fd, &ts, 8, (off_t)i * buffer_size + 0x10), 8);
+                if (ts > last)
+                        last = ts;
+        }
+        close(fd);
+        return last;
+}
+
+/* new_writer's clock: 1 GHz from timestamp 5000 at FILETIME 132000000000000000. */
+static int64_t test_filetime(uint64_t ts)
+{
+        return 132000000000000000ll + (int64_t)(ts - 5000) / 100;
+}
+
+/* Issue 13 item 20: the file on disk says how many buffers it holds and when its last event
+   was after every flush, and after every buffer a full CPU buffer pushed out, so that a reader
+   that reads BuffersWritten buffers of a file whose writer was killed sees them all. */
+static void test_header_current_on_disk(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "current.etl");
+        struct etl_writer *w = new_writer(2, 1024);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        for (int round = 0; round < 6; round++) {
+                write_samples(w, 2, 45); /* fills buffers, leaves each CPU's last partly full */
+                for (int flush = 0; flush < 2; flush++) {
+                        uint32_t written = 0, nr = 0;
+                        int64_t end = 0;
+                        disk_header(path, &written, &end);
+                        uint64_t last = disk_last_timestamp(path, 1024, &nr);
+                        struct etl_writer_stats ws;
+                        etl_writer_get_stats(w, &ws);
+                        assert_true(nr > 1);
+                        assert_int_equal(written, nr);
+                        assert_int_equal(written, ws.nr_file_buffers);
+                        assert_true(end >= test_filetime(last));
+                        if (flush == 0)
+                                assert_int_equal(etl_writer_flush(w), 0);
+                }
+        }
+        /* as after kill -9: no close; the reader finds what the header says */
+        etl_writer_free(w);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        uint32_t in_header = etl_reader_logfile(r)->header.BuffersWritten;
+        while (etl_reader_next_ref(r))
+                ;
+        struct etl_reader_stats rs;
+        etl_reader_get_stats(r, &rs);
+        etl_reader_close(r);
+        assert_int_equal(in_header, rs.nr_buffers);
+        assert_int_equal(rs.nr_buffers_damaged, 0);
+}
+
+/* Issue 13 item 4: a ring saved after older buffers left it says the span it holds (its start
+   timestamp, StartTime, EndTime; the header's own records not before its start), and its
+   header names the file; a ring that kept everything starts with the session. */
+static void test_ring_save_frames_its_events(void **state)
+{
+        (void)state;
+        char path[128], all[128], longname[700];
+        path_of(path, sizeof(path), "window.etl");
+        path_of(all, sizeof(all), "all.etl");
+        struct etl_writer *w = new_writer(1, 1024);
+        uint8_t rec[64], mask[32] = {0x55};
+        uint32_t size = etl_record_system64(rec, WMI_LOG_TYPE_HEADER_EXTENSION, 2, 0, 0, 5100, mask,
+                                            sizeof(mask));
+        assert_int_equal(etl_writer_append(w, ETL_WRITER_HEADER_CPU, rec, size), 0);
+        assert_int_equal(etl_writer_set_ring(w, 4 * 1024), 0);
+        uint64_t before = next_ts;
+        write_samples(w, 1, 1000); /* ~33 buffers: the ring keeps the last 4 */
+        assert_int_equal(etl_writer_flush(w), 0);
+        struct etl_error err;
+        assert_int_equal(etl_writer_save_ring(w, path, false, 0, &err), 0);
+        /* a name that does not fit in a 1 KiB header buffer is refused, nothing created */
+        memset(longname, 'n', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        memcpy(longname, dir, strlen(dir));
+        longname[strlen(dir)] = '/';
+        assert_int_equal(etl_writer_save_ring(w, longname, false, 0, &err), -ENAMETOOLONG);
+        assert_int_equal(access(longname, F_OK), -1);
+        etl_writer_free(w);
+
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+        const struct etl_logfile *lf = etl_reader_logfile(r);
+        assert_string_equal(lf->log_file_name, path);
+        assert_string_equal(lf->logger_name, "etwtop test \xc3\xa9");
+        assert_int_equal(lf->header.BuffersWritten, 5);
+        uint64_t first = UINT64_MAX, last = 0, mask_ts = 0;
+        const struct etl_record *e;
+        while ((e = etl_reader_next_ref(r))) {
+                if (e->is_header)
+                        continue;
+                if (e->hook_id == WMI_LOG_TYPE_HEADER_EXTENSION) {
+                        mask_ts = e->timestamp;
+                        continue;
+                }
+                first = e->timestamp < first ? e->timestamp : first;
+                last = e->timestamp > last ? e->timestamp : last;
+        }
+        assert_true(first > before + 10 * 800); /* the first ~800 samples left the ring */
+        assert_int_equal(lf->start_timestamp, first);
+        assert_int_equal(lf->header.StartTime.QuadPart, test_filetime(first));
+        assert_int_equal(etl_reader_to_filetime(r, first), lf->header.StartTime.QuadPart);
+        assert_true(lf->header.EndTime.QuadPart >= test_filetime(last));
+        assert_int_equal(mask_ts, first);
+        etl_reader_close(r);
+
+        /* nothing left the ring: the file starts with the session */
+        w = new_writer(1, 1024);
+        assert_int_equal(etl_writer_set_ring(w, 64 * 1024), 0);
+        write_samples(w, 1, 100);
+        assert_int_equal(etl_writer_flush(w), 0);
+        assert_int_equal(etl_writer_save_ring(w, all, false, 132000000090000000ll, &err), 0);
+        etl_writer_free(w);
+        assert_int_equal(etl_reader_open_file(&r, all, &err), 0);
+        lf = etl_reader_logfile(r);
+        assert_int_equal(lf->start_timestamp, 5000);
+        assert_int_equal(lf->header.StartTime.QuadPart, 132000000000000000ll);
+        assert_int_equal(lf->header.EndTime.QuadPart, 132000000090000000ll);
+        assert_string_equal(lf->log_file_name, all);
+        etl_reader_close(r);
+}
+
 struct rt_ctx {
         uint32_t nr_calls;
         uint64_t nr_records;
@@ -471,6 +623,8 @@ int main(void)
                 cmocka_unit_test(test_unfinalized),
                 cmocka_unit_test(test_flush),
                 cmocka_unit_test(test_ring_save),
+                cmocka_unit_test(test_header_current_on_disk),
+                cmocka_unit_test(test_ring_save_frames_its_events),
                 cmocka_unit_test(test_real_time_callback),
                 cmocka_unit_test(test_header_buffer),
                 cmocka_unit_test(test_file_and_ring_counts),

@@ -80,6 +80,12 @@ static unsigned act_pause(struct ui_key_ctx *c)
 
 static unsigned act_zero(struct ui_key_ctx *c)
 {
+        if (!c->st->is_live) {
+                /* nothing new comes after a replay's end: zeroing would only empty the view */
+                snprintf(c->st->status, sizeof(c->st->status),
+                         "z: a replay counts the whole trace ([ ] choose a part of it)");
+                return UI_REDRAW;
+        }
         snprintf(c->st->status, sizeof(c->st->status), "counts zeroed");
         return UI_ZERO | UI_REBUILD | UI_REDRAW;
 }

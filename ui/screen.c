@@ -224,15 +224,18 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
         case '.':
                 vs->sort_col = t->nr_cols ? (vs->sort_col + 1) % t->nr_cols : 0;
                 vs->has_sorted = true;
+                vs->is_to_top = true;
                 return true;
         case '<':
         case ',':
                 vs->sort_col = t->nr_cols ? (vs->sort_col + t->nr_cols - 1) % t->nr_cols : 0;
                 vs->has_sorted = true;
+                vs->is_to_top = true;
                 return true;
         case 'I':
                 vs->is_reversed = !vs->is_reversed;
                 vs->has_sorted = true;
+                vs->is_to_top = true;
                 return true;
         case KEY_F(3):
         case '/':
@@ -400,9 +403,18 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                         }
         if (vs->cursor >= nv)
                 vs->cursor = nv ? nv - 1 : 0;
+        uint32_t height = (uint32_t)(y1 - y0 - 1);
+        if (vs->is_to_top) {
+                /* a new order or new rows: the top of the list, as perf top and htop show it */
+                vs->is_to_top = false;
+                vs->top = 0;
+                if (vs->cursor >= height) {
+                        vs->cursor = 0;
+                        vs->has_moved = false;
+                }
+        }
         if (nv)
                 vs->cursor_key = t->keys[rows[vs->cursor]];
-        uint32_t height = (uint32_t)(y1 - y0 - 1);
         if (vs->cursor < vs->top)
                 vs->top = vs->cursor;
         if (vs->cursor >= vs->top + height)

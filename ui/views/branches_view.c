@@ -78,7 +78,7 @@ static unsigned act_group(struct ui_key_ctx *c)
         bv->group = bv->group == BRANCHES_BY_EDGE ? BRANCHES_BY_FUNCTION : BRANCHES_BY_EDGE;
         snprintf(c->st->status, sizeof(c->st->status), "branch edges %s",
                  bv->group == BRANCHES_BY_EDGE ? "by exact edge" : "by function pair");
-        return UI_REBUILD | UI_REDRAW;
+        return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
 static const struct ui_key keys[] = {

@@ -176,7 +176,7 @@ static unsigned act_callers(struct ui_key_ctx *c)
         snprintf(c->st->status, sizeof(c->st->status), "%s",
                  fv->is_top_down ? "call tree: top-down (callees under callers)"
                                  : "hot functions, their callers under each");
-        return UI_REBUILD | UI_REDRAW;
+        return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
 static const struct ui_key keys[] = {

@@ -26,6 +26,8 @@ struct ui_view_state {
         char search[64];
         char filter[64];  /* rows whose text does not contain it are hidden */
         uint32_t hscroll; /* Left/Right: the rows (and titles) shown from this column of text */
+        bool is_to_top;   /* the next draw shows the first rows; the cursor keeps its row when
+                             that row is among them, else goes to the first */
 };
 
 struct ui_screen;

@@ -26,6 +26,7 @@ enum ui_reaction {
         UI_SET_MODE = 1u << 6,    /* ui_state.mode is the new aggregation mode */
         UI_ZOOM = 1u << 7,        /* ui_state.zoom_pid is the process to count (0: all) */
         UI_MOVE_WINDOW = 1u << 8, /* ui_state.window_step moves a replay's time window */
+        UI_TO_TOP = 1u << 9,      /* the rows are new (another tree, grouping): show the first */
 };
 
 /* The screen's state the common keys change, read by the loop. */
