@@ -22,20 +22,48 @@ struct wait_bucket {
         uint64_t nr, ns;
 };
 
+/* One switch of a thread, in or out: a thread keeps its latest few in time order, because a
+   live session's CPU buffers come one by one (one CPU's switches of a thread can come after
+   another CPU's later ones). Each switch-out's wait runs to the switch of the thread that
+   follows it in time; a switch that comes late takes its place among them and the waits
+   around it are corrected. */
+struct switch_mark {
+        int64_t ns;
+        bool is_out; /* a switch-out that begins a wait (its last one, after its End, does not) */
+        uint8_t state, reason;
+};
+#define SWITCH_MARKS 6
+
+/* Names as the events give them: the latest by event time, whatever order they come in; a
+   rundown at the end (DCEnd) or an End only fills a name not known. */
+struct timed_name {
+        char name[SWITCHES_NAME_SIZE];
+        bool is_timed; /* name came from an event that says when: name_ns */
+        int64_t name_ns;
+};
+
 /* A thread's counts and state. serial 0 is the thread that has the tid now; when a tid is
    reused, the earlier thread's counts move to a fresh serial, where they only decay. */
 struct thread {
         uint32_t tid, serial; /* key */
         uint32_t pid;
+        uint32_t process_gen; /* the process (struct process gen) it belonged to; 0: the pid's
+                                 current one */
         bool has_pid;
         bool is_ended;
-        bool is_waiting; /* switched out: out_ns, out_state, out_reason say since when and why */
+        bool has_start;
+        int64_t start_ns; /* its earliest Start or DCStart */
+        int64_t end_ns;   /* is_ended: when */
+        bool is_waiting;  /* its latest switch is a switch-out: out_ns, out_state, out_reason say
+                             up to when its wait is counted and why */
         uint8_t out_state, out_reason;
         uint32_t last_cpu_1; /* last CPU + 1; 0: not seen */
         int64_t out_ns;
         bool has_first;
         int64_t first_ns; /* its first switch or readying counted: a Start before it is late */
-        char name[SWITCHES_NAME_SIZE];
+        struct timed_name name;
+        uint32_t nr_marks;
+        struct switch_mark marks[SWITCH_MARKS]; /* its latest switches, oldest first */
         uint64_t nr_switches, nr_readied, on_cpu_ns, off_cpu_ns;
         uint32_t nr_waits;
         struct wait_bucket waits[SWITCHES_MAX_WAITS];
@@ -47,12 +75,12 @@ struct thread {
         uint64_t in_ts;
         uint32_t nr_block;
         uint64_t block[SITE_FRAMES]; /* frame tokens */
-        uint64_t cur_wait_ns;        /* credited to the wait under way */
+        int64_t cur_wait_ns;         /* credited to the wait under way */
         /* the wait that ended at in_ts, for a stack that comes with the switch-in instead
            (Windows: the CSwitch stack is the new thread's, where it had waited) */
         bool has_ended_wait;
         bool is_ended_wait_counted; /* its end is in the time range: one wait */
-        uint64_t ended_wait_ns;
+        int64_t ended_wait_ns;
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
 /* a lookup's key: the whole struct thread is too big to clear for one */
@@ -61,11 +89,22 @@ struct thread_key {
 };
 _Static_assert(sizeof(struct thread_key) == THREAD_KEY_SIZE, "thread key layout");
 
+/* A process. serial 0 is the one that has the pid now; when a pid is reused (a Start after
+   its End), the earlier process keeps its name under serial = its gen, for its threads. */
 struct process {
-        uint32_t pid; /* key */
+        uint32_t pid, serial; /* key */
+        uint32_t gen;         /* this process's number, unique in the object */
         bool is_ended;
-        char name[SWITCHES_NAME_SIZE];
+        bool has_start;
+        int64_t start_ns; /* its latest Start or DCStart (an exec's too) */
+        int64_t end_ns;   /* is_ended: when */
+        struct timed_name name;
 };
+#define PROCESS_KEY_SIZE offsetof(struct process, gen)
+struct process_key {
+        uint32_t pid, serial;
+};
+_Static_assert(sizeof(struct process_key) == PROCESS_KEY_SIZE, "process key layout");
 
 /* A readier's first frames: where it readied from is the first of them past the wake-up
    machinery, chosen when the rows are asked for (a recording names its kernel frames only at
@@ -140,7 +179,9 @@ struct switches {
         struct agg_settings settings;
         struct agg_filter filter;
         uint32_t next_serial;
-        struct thread other;       /* threads counted past max_entries */
+        uint32_t next_gen;   /* the next process's gen */
+        int64_t floor_ns;    /* counts start here (switches_zero); INT64_MIN: from the start */
+        struct thread other; /* threads counted past max_entries */
         uint64_t nr_other_readies; /* readiers counted past max_entries */
         struct wait_total waits[NR_STATES][NR_REASONS];
         struct cpu *cpus;          /* owned: MAX_CPUS */
@@ -190,7 +231,7 @@ struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
         uint32_t max = max_entries ? max_entries : (1u << 16);
         sw->store = store;
         sw->threads = agg_table_new(THREAD_KEY_SIZE, sizeof(struct thread), max);
-        sw->processes = agg_table_new(sizeof(uint32_t), sizeof(struct process), max);
+        sw->processes = agg_table_new(PROCESS_KEY_SIZE, sizeof(struct process), max);
         sw->readiers = agg_table_new(READIER_KEY_SIZE, sizeof(struct readier), max);
         sw->blockers = agg_table_new(BLOCKER_KEY_SIZE, sizeof(struct blocker), max);
         sw->thread_cpus = agg_table_new(THREAD_CPU_KEY_SIZE, sizeof(struct thread_cpu), max);
@@ -261,6 +302,7 @@ static bool thread_zero(void *entry, void *ctx)
 
 void switches_zero(struct switches *sw)
 {
+        sw->floor_ns = sw->last_ns;
         agg_table_remove_if(sw->threads, thread_zero, sw);
         agg_table_reset(sw->readiers);
         agg_table_reset(sw->blockers);
@@ -290,6 +332,8 @@ void switches_reset(struct switches *sw)
         sw->nr_cpus = 0;
         sw->nr_switches = sw->nr_readies = 0;
         sw->next_serial = 1;
+        sw->next_gen = 1;
+        sw->floor_ns = INT64_MIN;
         sw->last_ns = 0;
 }
 
@@ -345,17 +389,116 @@ static bool thread_has_counts(const struct thread *t)
         return t->nr_switches || t->nr_readied || t->on_cpu_ns || t->off_cpu_ns;
 }
 
+/* ---- names ---- */
+
+/* name from an event at ns; is_weak: the event tells no time for it (a rundown at the end, an
+   End), so it only fills a name not known. */
+static void name_set(struct timed_name *n, const char *name, int64_t ns, bool is_weak)
+{
+        if (!name || !name[0])
+                return;
+        if (is_weak) {
+                if (!n->name[0])
+                        copy_name(n->name, name);
+                return;
+        }
+        if (n->is_timed && ns < n->name_ns)
+                return; /* a newer name came first */
+        copy_name(n->name, name);
+        n->is_timed = true;
+        n->name_ns = ns;
+}
+
+/* The process that has pid now, added when new; NULL when the table is full. */
+static struct process *process_get(struct switches *sw, uint32_t pid)
+{
+        struct process_key k = {pid, 0};
+        bool is_new = false;
+        struct process *p = agg_table_get(sw->processes, &k, &is_new);
+        if (p && is_new)
+                p->gen = sw->next_gen++;
+        return p;
+}
+
+static struct process *process_find(const struct switches *sw, uint32_t pid)
+{
+        struct process_key k = {pid, 0};
+        return agg_table_find(sw->processes, &k);
+}
+
+/* p had ended and its pid starts another process: p keeps its name under its gen, for its
+   threads, and the entry starts again. Returns the entry (the table may have grown). */
+static struct process *process_retire(struct switches *sw, struct process *p)
+{
+        struct process old = *p;
+        struct process_key k = {p->pid, 0};
+        old.serial = old.gen;
+        if (old.name.name[0]) {
+                struct process *a = agg_table_get(sw->processes, &old, NULL);
+                if (a)
+                        *a = old;
+                p = agg_table_find(sw->processes, &k);
+        }
+        memset(&p->gen, 0, sizeof(*p) - PROCESS_KEY_SIZE);
+        p->gen = sw->next_gen++;
+        return p;
+}
+
+/* The process p is at ns, when it had already ended then: a Start after its End is the
+   pid's next process, whose names and End are not p's. */
+static bool process_is_over(const struct process *p, int64_t ns)
+{
+        return p->is_ended && ns > p->end_ns;
+}
+
+/* A name of the main thread (tid == pid) at ns: on Linux a process's name is its main
+   thread's (what ps and top show; a kernel thread is named after its fork, an exec names both).
+   Windows never gives a thread its process's id. */
+static void leader_name(struct switches *sw, uint32_t pid, const char *name, int64_t ns,
+                        bool is_weak)
+{
+        struct process *p = process_get(sw, pid);
+        if (p && !process_is_over(p, ns))
+                name_set(&p->name, name, ns, is_weak);
+}
+
+/* Ties t, as it is at ns, to the process that has its pid, when that one was not over then:
+   t keeps its process's name if the pid goes to another process. */
+static void thread_bind(struct switches *sw, struct thread *t, int64_t ns)
+{
+        if (t->process_gen || !t->has_pid)
+                return;
+        const struct process *p = process_find(sw, t->pid);
+        if (p && !process_is_over(p, ns))
+                t->process_gen = p->gen;
+}
+
+/* The process of t: the one it was tied to, else the one that has its pid; NULL: unknown. */
+static const struct process *thread_process(const struct switches *sw, const struct thread *t)
+{
+        if (!t->has_pid)
+                return NULL;
+        const struct process *p = process_find(sw, t->pid);
+        if (!t->process_gen || (p && p->gen == t->process_gen))
+                return p;
+        struct process_key k = {t->pid, t->process_gen};
+        return agg_table_find(sw->processes, &k);
+}
+
 /* The thread had ended and its tid is someone else's now: its counts move to a fresh serial,
    where they only decay, and the entry starts again. Returns the entry (the table may have
    grown). */
 static struct thread *thread_retire(struct switches *sw, struct thread *t)
 {
+        thread_bind(sw, t, sw->last_ns);
         struct thread old = *t;
         struct thread_key k = {t->tid, 0};
         memset(&t->pid, 0, sizeof(*t) - THREAD_KEY_SIZE);
         if (!thread_has_counts(&old))
                 return t;
         old.serial = sw->next_serial++;
+        if (!old.is_ended)
+                old.end_ns = sw->last_ns;
         old.is_ended = true;
         old.is_waiting = false;
         struct thread *a = agg_table_get(sw->threads, &old, NULL);
@@ -416,22 +559,53 @@ static bool thread_passes(const struct switches *sw, const struct thread *t)
                agg_filter_has_tid(&sw->filter, t->tid);
 }
 
-static void wait_add(struct thread *t, uint8_t state, uint8_t reason, uint64_t nr, uint64_t ns)
+/* Adds to v, or takes back (d < 0) as far as there is. */
+static void add_sat(uint64_t *v, int64_t d)
+{
+        if (d >= 0)
+                *v += (uint64_t)d;
+        else
+                *v = *v > (uint64_t)-d ? *v - (uint64_t)-d : 0;
+}
+
+/* Counts from the latest zeroing on, in the filter's time range. */
+static bool is_counted_time(const struct switches *sw, int64_t ns)
+{
+        return ns >= sw->floor_ns && agg_filter_has_time(&sw->filter, ns);
+}
+
+/* The time of [from_ns, to_ns) that counts (from the zeroing on, in the filter's range);
+   negative, that of [to_ns, from_ns) when to_ns is before from_ns: time credited ahead of
+   events that came late, to take back. */
+static int64_t span_ns(const struct switches *sw, int64_t from_ns, int64_t to_ns)
+{
+        if (from_ns < sw->floor_ns)
+                from_ns = sw->floor_ns;
+        if (to_ns < sw->floor_ns)
+                to_ns = sw->floor_ns;
+        if (to_ns >= from_ns)
+                return (int64_t)agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
+        return -(int64_t)agg_filter_clip_ns(&sw->filter, to_ns, from_ns);
+}
+
+/* nr waits and ns of off-CPU time in (state, reason), either taken back when negative. */
+static void wait_add(struct thread *t, uint8_t state, uint8_t reason, int64_t nr, int64_t ns)
 {
         for (uint32_t i = 0; i < t->nr_waits; i++) {
                 struct wait_bucket *w = &t->waits[i];
                 if (w->state == state && w->reason == reason) {
-                        w->nr += nr;
-                        w->ns += ns;
+                        add_sat(&w->nr, nr);
+                        add_sat(&w->ns, ns);
                         return;
                 }
         }
-        if (t->nr_waits < SWITCHES_MAX_WAITS) {
-                t->waits[t->nr_waits++] = (struct wait_bucket){state, reason, nr, ns};
+        if (t->nr_waits < SWITCHES_MAX_WAITS && nr >= 0 && ns >= 0) {
+                t->waits[t->nr_waits++] =
+                        (struct wait_bucket){state, reason, (uint64_t)nr, (uint64_t)ns};
                 return;
         }
-        t->other_wait_nr += nr;
-        t->other_wait_ns += ns;
+        add_sat(&t->other_wait_nr, nr);
+        add_sat(&t->other_wait_ns, ns);
 }
 
 /* A stack frame as a key keeps it, in one word: a user address placed at event time in the
@@ -461,43 +635,53 @@ static struct sym_loc token_loc(struct switches *sw, uint32_t pid, uint64_t toke
 }
 
 static void blocker_add(struct switches *sw, uint32_t tid, uint32_t nr_frames,
-                        const uint64_t *frames, uint64_t nr, uint64_t ns)
+                        const uint64_t *frames, int64_t nr, int64_t ns)
 {
         struct blocker k;
         memset(&k, 0, sizeof(k));
         k.tid = tid;
         k.nr_frames = nr_frames < SITE_FRAMES ? nr_frames : SITE_FRAMES;
         memcpy(k.frames, frames, k.nr_frames * sizeof(*frames));
-        struct blocker *b = agg_table_get(sw->blockers, &k, NULL);
+        struct blocker *b = nr > 0 || ns > 0 ? agg_table_get(sw->blockers, &k, NULL)
+                                             : agg_table_find(sw->blockers, &k);
         if (b) {
-                b->nr_waits += nr;
-                b->off_cpu_ns += ns;
+                add_sat(&b->nr_waits, nr);
+                add_sat(&b->off_cpu_ns, ns);
         }
 }
 
-/* Off-CPU time of t over [from_ns, to_ns), in the wait it left with; is_end: the wait ends
-   here (a switch-in), so it counts as one wait when its end is in the time range. */
+/* nr waits and ns of off-CPU time of t in (state, reason), either taken back when negative;
+   has_block: in the wait under way, where it blocked (t->block) counts them too. */
+static void wait_credit(struct switches *sw, struct thread *t, uint8_t state, uint8_t reason,
+                        int64_t nr, int64_t ns, bool has_block)
+{
+        if (!ns && !nr)
+                return;
+        if (has_block && t->nr_block)
+                blocker_add(sw, t->tid, t->nr_block, t->block, nr, ns);
+        add_sat(&t->off_cpu_ns, ns);
+        wait_add(t, state, reason, nr, ns);
+        struct wait_total *w = &sw->waits[state % NR_STATES][reason % NR_REASONS];
+        add_sat(&w->nr, nr);
+        add_sat(&w->ns, ns);
+}
+
+/* Off-CPU time of t in the wait under way over [from_ns, to_ns) (taken back when to_ns is
+   before from_ns); is_end: the wait ends at to_ns, so it counts as one wait when its end
+   counts. */
 static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_ns, int64_t to_ns,
                            bool is_end)
 {
         if (!thread_passes(sw, t))
                 return;
-        uint64_t ns = agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
-        uint64_t nr = is_end && agg_filter_has_time(&sw->filter, to_ns) ? 1 : 0;
+        int64_t ns = span_ns(sw, from_ns, to_ns);
+        int64_t nr = is_end && is_counted_time(sw, to_ns) ? 1 : 0;
         t->cur_wait_ns += ns;
         if (is_end) {
                 t->ended_wait_ns = t->cur_wait_ns;
                 t->is_ended_wait_counted = nr != 0;
         }
-        if (!ns && !nr)
-                return;
-        if (t->nr_block)
-                blocker_add(sw, t->tid, t->nr_block, t->block, nr, ns);
-        t->off_cpu_ns += ns;
-        wait_add(t, t->out_state, t->out_reason, nr, ns);
-        struct wait_total *w = &sw->waits[t->out_state % NR_STATES][t->out_reason % NR_REASONS];
-        w->nr += nr;
-        w->ns += ns;
+        wait_credit(sw, t, t->out_state, t->out_reason, nr, ns, true);
 }
 
 static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint32_t cpu)
@@ -506,17 +690,18 @@ static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint
         return agg_table_get(sw->thread_cpus, &k, NULL);
 }
 
-/* On-CPU time of the thread that ran on cpu over [from_ns, to_ns). */
+/* On-CPU time of the thread that ran on cpu over [from_ns, to_ns); taken back when to_ns is
+   before from_ns (a refresh credited it ahead of the CPU's events). */
 static void credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64_t from_ns,
                           int64_t to_ns)
 {
-        uint64_t ns = agg_filter_clip_ns(&sw->filter, from_ns, to_ns);
+        int64_t ns = span_ns(sw, from_ns, to_ns);
         if (!ns)
                 return;
         struct cpu *c = &sw->cpus[cpu];
         if (tid == 0) {
                 if (agg_filter_has_pid(&sw->filter, 0) && agg_filter_has_tid(&sw->filter, 0))
-                        c->idle_ns += ns;
+                        add_sat(&c->idle_ns, ns);
                 return;
         }
         struct thread *t = thread_find(sw, tid);
@@ -524,17 +709,18 @@ static void credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64
                 return;
         if (!t && (sw->filter.nr_pids || sw->filter.nr_tids))
                 return; /* not kept, so not known to pass */
-        c->busy_ns += ns;
+        add_sat(&c->busy_ns, ns);
         if (!t) {
-                sw->other.on_cpu_ns += ns;
+                add_sat(&sw->other.on_cpu_ns, ns);
                 return;
         }
-        t->on_cpu_ns += ns;
+        add_sat(&t->on_cpu_ns, ns);
         struct thread_cpu *tc = cpu_thread_cpu(sw, c, tid, cpu);
         if (!tc)
-                tc = thread_cpu_get(sw, tid, cpu);
+                tc = ns > 0 ? thread_cpu_get(sw, tid, cpu)
+                            : agg_table_find(sw->thread_cpus, &(struct thread_cpu){tid, cpu, 0, 0});
         if (tc)
-                tc->on_cpu_ns += ns;
+                add_sat(&tc->on_cpu_ns, ns);
 }
 
 /* ---- events ---- */
@@ -545,14 +731,89 @@ static void credit_pmc(struct switches *sw, struct thread *o, const struct cpu *
                        const struct kevent *ev)
 {
         uint32_t n = ev->nr_pmc < KEV_MAX_PMC ? ev->nr_pmc : KEV_MAX_PMC;
-        if (!n || c->nr_last_pmc != n || !thread_passes(sw, o) ||
-            !agg_filter_has_time(&sw->filter, ev->time_ns))
+        if (!n || c->nr_last_pmc != n || !thread_passes(sw, o) || !is_counted_time(sw, ev->time_ns))
                 return;
         if (n > sw->nr_pmc)
                 sw->nr_pmc = n;
         for (uint32_t i = 0; i < n; i++)
                 if (ev->pmc[i] >= c->last_pmc[i]) /* a counter that went back was reset */
                         o->pmc[i] += ev->pmc[i] - c->last_pmc[i];
+}
+
+/* 1 when the wait that ends at a mark counts as a wait (a switch-in that counts ends it). */
+static int64_t mark_ends_wait(const struct switches *sw, const struct switch_mark *m)
+{
+        return m && !m->is_out && is_counted_time(sw, m->ns) ? 1 : 0;
+}
+
+/* A switch of t at ev's time: out (is_out, with the state and reason it leaves in) or in. The
+   switch takes its place among t's latest ones (SWITCH_MARKS), and each switch-out's wait runs
+   to the switch that follows it: for a switch in time order, the wait under way ends or one
+   begins; for one that came late, the wait before it ends there now, and a switch-out begins
+   a wait that runs to the switch after it. A switch older than all of those kept is too late
+   to place: it only counts as a switch. */
+static void thread_switch(struct switches *sw, struct thread *t, const struct kevent *ev,
+                          bool is_out)
+{
+        int64_t ns = ev->time_ns;
+        uint32_t n = t->nr_marks;
+        if (n == SWITCH_MARKS && ns < t->marks[0].ns)
+                return;
+        uint32_t i = n;
+        while (i > 0 && t->marks[i - 1].ns > ns)
+                i--;
+        const struct switch_mark *prev = i ? &t->marks[i - 1] : NULL;
+        const struct switch_mark *next = i < n ? &t->marks[i] : NULL;
+        /* its last switch-out, after its End: no wait follows, for the wait before it an end */
+        struct switch_mark m = {ns, is_out && !(t->is_ended && ns >= t->end_ns),
+                                ev->cswitch.old_state, ev->cswitch.old_wait_reason};
+        bool passes = thread_passes(sw, t);
+        if (next) {
+                /* late: prev's wait ran to next, it ends here now */
+                if (prev && prev->is_out && passes)
+                        wait_credit(sw, t, prev->state, prev->reason,
+                                    mark_ends_wait(sw, &m) - mark_ends_wait(sw, next),
+                                    -span_ns(sw, ns, next->ns), false);
+                if (m.is_out && passes)
+                        wait_credit(sw, t, m.state, m.reason, mark_ends_wait(sw, next),
+                                    span_ns(sw, ns, next->ns), false);
+        } else {
+                if (t->is_waiting) {
+                        /* the wait under way ends here (at a switch-out: its switch-in is
+                           still to come, and will end it where it belongs), or at the
+                           thread's End */
+                        t->has_ended_wait = !m.is_out;
+                        t->ended_wait_ns = 0;
+                        t->is_ended_wait_counted = false;
+                        credit_off_cpu(sw, t, t->out_ns,
+                                       t->is_ended && t->end_ns < ns ? t->end_ns : ns, !m.is_out);
+                        t->is_waiting = false;
+                } else if (!m.is_out) {
+                        t->has_ended_wait = false;
+                        t->ended_wait_ns = 0;
+                        t->is_ended_wait_counted = false;
+                }
+                if (m.is_out) {
+                        t->is_waiting = true;
+                        t->out_ts = ev->timestamp;
+                        t->has_ended_wait = false;
+                        t->out_ns = ns;
+                        t->out_state = m.state;
+                        t->out_reason = m.reason;
+                } else if (!is_out) {
+                        t->in_ts = ev->timestamp;
+                }
+                t->nr_block = 0;
+                t->cur_wait_ns = 0;
+        }
+        if (n == SWITCH_MARKS) { /* the oldest goes (i > 0: m is not older) */
+                memmove(&t->marks[0], &t->marks[1], (n - 1) * sizeof(t->marks[0]));
+                i--;
+                n--;
+        }
+        memmove(&t->marks[i + 1], &t->marks[i], (n - i) * sizeof(t->marks[0]));
+        t->marks[i] = m;
+        t->nr_marks = n + 1;
 }
 
 static void cswitch(struct switches *sw, const struct kevent *ev)
@@ -566,19 +827,11 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
         struct cpu *c = has_cpu ? &sw->cpus[cpu] : NULL;
         if (old_tid != 0 && old_tid != new_tid) {
                 struct thread *o = thread_get(sw, old_tid, ev->cswitch.old_pid);
-                if (o)
+                if (o) {
                         thread_seen(o, t);
-                if (o && c)
-                        credit_pmc(sw, o, c, ev);
-                if (o && !o->is_ended) {
-                        o->is_waiting = true;
-                        o->out_ts = ev->timestamp;
-                        o->nr_block = 0;
-                        o->cur_wait_ns = 0;
-                        o->has_ended_wait = false;
-                        o->out_ns = t;
-                        o->out_state = ev->cswitch.old_state;
-                        o->out_reason = ev->cswitch.old_wait_reason;
+                        if (c)
+                                credit_pmc(sw, o, c, ev);
+                        thread_switch(sw, o, ev, true);
                 }
         }
         if (c) {
@@ -588,20 +841,23 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                 c->nr_last_pmc = ev->nr_pmc < KEV_MAX_PMC ? ev->nr_pmc : KEV_MAX_PMC;
                 memcpy(c->last_pmc, ev->pmc, c->nr_last_pmc * sizeof(*ev->pmc));
                 if (c->has_current && c->tid == old_tid) {
+                        /* a CPU's events come in order, but a refresh may have credited its
+                           thread past t: credit_on_cpu takes that back */
                         credit_on_cpu(sw, cpu, old_tid, c->since_ns, t);
-                        if (old_tid == 0 && agg_filter_has_pid(&sw->filter, 0) &&
+                        int64_t idle = span_ns(sw, c->in_ns, t);
+                        if (old_tid == 0 && idle > 0 && agg_filter_has_pid(&sw->filter, 0) &&
                             agg_filter_has_tid(&sw->filter, 0)) {
                                 uint32_t cs = ev->cswitch.previous_cstate;
                                 c->cstate_ns[cs < SWITCHES_NR_CSTATES ? cs
                                                                       : SWITCHES_NR_CSTATES - 1] +=
-                                        agg_filter_clip_ns(&sw->filter, c->in_ns, t);
+                                        (uint64_t)idle;
                         }
                 }
                 c->has_current = true;
                 c->tid = new_tid;
                 c->since_ns = c->in_ns = t;
         }
-        bool is_counted = agg_filter_has_time(&sw->filter, t);
+        bool is_counted = is_counted_time(sw, t);
         if (new_tid == 0) {
                 is_counted = is_counted && agg_filter_has_pid(&sw->filter, 0) &&
                              agg_filter_has_tid(&sw->filter, 0);
@@ -611,19 +867,12 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                 struct thread *n = thread_get(sw, new_tid, ev->cswitch.new_pid);
                 if (n) {
                         thread_seen(n, t);
-                        n->has_ended_wait = n->is_waiting;
-                        n->ended_wait_ns = 0;
-                        n->is_ended_wait_counted = false;
-                        if (n->is_waiting)
-                                credit_off_cpu(sw, n, n->out_ns, t, true);
-                        n->is_waiting = false;
-                        n->in_ts = ev->timestamp;
-                        n->nr_block = 0;
-                        n->cur_wait_ns = 0;
+                        bool is_latest = !n->nr_marks || n->marks[n->nr_marks - 1].ns <= t;
+                        thread_switch(sw, n, ev, false);
                         is_counted = is_counted && thread_passes(sw, n);
                         if (is_counted) {
                                 n->nr_switches++;
-                                if (has_cpu)
+                                if (has_cpu && is_latest)
                                         n->last_cpu_1 = cpu + 1;
                         }
                 } else {
@@ -689,7 +938,7 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
         if (t)
                 thread_seen(t, ev->time_ns);
         uint32_t pid = t ? thread_pid(t) : (tid == ev->tid ? ev->pid : UNKNOWN_PID);
-        if (!agg_filter_pass(&sw->filter, pid, tid, ev->time_ns))
+        if (!agg_filter_pass(&sw->filter, pid, tid, ev->time_ns) || ev->time_ns < sw->floor_ns)
                 return;
         sw->nr_readies++;
         if (t)
@@ -806,48 +1055,102 @@ static void stack(struct switches *sw, const struct kevent *ev)
         p->has = false;
 }
 
+/* A Start of tid at ns for the entry t: the start of another thread with the tid (t's has
+   ended before it, or was switching before it without an End) rather than t's own come late (a
+   live session's CPU buffers come one by one: the Start of a fork comes with the parent's CPU,
+   the child's switches and End with its own). */
+static bool is_next_thread(const struct thread *t, int64_t ns)
+{
+        if (t->is_ended)
+                return ns > t->end_ns;
+        return t->has_first && ns > t->first_ns;
+}
+
+/* t ended at ns: a wait under way (its switch-in still to come) counts no further. */
+static void thread_end(struct switches *sw, struct thread *t, int64_t ns)
+{
+        t->is_ended = true;
+        t->end_ns = ns;
+        if (t->is_waiting && t->out_ns > ns) {
+                credit_off_cpu(sw, t, t->out_ns, ns, false); /* credited ahead: taken back */
+                t->out_ns = ns;
+        }
+        thread_bind(sw, t, ns);
+}
+
 static void thread_event(struct switches *sw, const struct kevent *ev)
 {
-        uint32_t tid = ev->thread.tid;
+        uint32_t tid = ev->thread.tid, pid = ev->thread.pid;
         if (tid == 0)
                 return;
         enum kevent_phase ph = ev->thread.phase;
-        struct thread *t = thread_get(sw, tid, ev->thread.pid);
+        int64_t ns = ev->time_ns;
+        struct thread *t = thread_get(sw, tid, pid);
         if (!t)
                 return;
-        /* a Start older than what was counted is this thread's own, delivered late (a live
-           session's buffers come CPU by CPU; a rundown's DCStart and the Start of a thread
-           made as the session began both come) */
-        bool is_late = t->has_first && ev->time_ns < t->first_ns;
-        if (ph == KEV_PHASE_START && (t->is_ended || (thread_has_counts(t) && !is_late))) {
-                /* a new thread: whatever had this tid before has ended */
+        bool is_start = ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START;
+        /* a rundown's DCStart may come after the thread's first switches: only an End says
+           that the tid is another thread's */
+        if (is_start &&
+            (ph == KEV_PHASE_START ? is_next_thread(t, ns) : t->is_ended && ns > t->end_ns)) {
                 t = thread_retire(sw, t);
-                t->pid = ev->thread.pid;
+                t->pid = pid;
                 t->has_pid = true;
         }
-        if (ev->thread.name[0])
-                copy_name(t->name, ev->thread.name);
-        if (ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START)
-                t->is_ended = false;
-        else if (ph == KEV_PHASE_END) {
-                t->is_ended = true;
-                t->is_waiting = false;
+        if (ph == KEV_PHASE_END && t->has_start && ns < t->start_ns)
+                return; /* the End of the tid's thread before this one, come late */
+        name_set(&t->name, ev->thread.name, ns, !is_start);
+        if (tid == pid)
+                leader_name(sw, pid, ev->thread.name, ns, !is_start);
+        if (is_start) {
+                if (!t->has_start || ns < t->start_ns) {
+                        t->has_start = true;
+                        t->start_ns = ns;
+                }
+                thread_bind(sw, t, ns);
+        } else if (ph == KEV_PHASE_END) {
+                thread_end(sw, t, ns);
         }
 }
 
+/* A rename (Linux: COMM; Windows: ThreadSetName). */
+static void thread_name_event(struct switches *sw, const struct kevent *ev)
+{
+        uint32_t tid = ev->thread_name.tid, pid = ev->thread_name.pid;
+        struct thread *t = thread_get(sw, tid, pid);
+        if (t) {
+                name_set(&t->name, ev->thread_name.name, ev->time_ns, false);
+                thread_bind(sw, t, ev->time_ns);
+        }
+        if (tid && tid == pid)
+                leader_name(sw, pid, ev->thread_name.name, ev->time_ns, false);
+}
+
+/* Start, DCStart (an exec is a Start of a process already known: its new name), End, DCEnd. */
 static void process_event(struct switches *sw, const struct kevent *ev)
 {
-        uint32_t k = ev->process.pid;
-        struct process *p = agg_table_get(sw->processes, &k, NULL);
+        struct process *p = process_get(sw, ev->process.pid);
         if (!p)
                 return;
         enum kevent_phase ph = ev->process.phase;
-        if (ev->process.image_name[0])
-                copy_name(p->name, ev->process.image_name);
-        if (ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START)
-                p->is_ended = false;
-        else if (ph == KEV_PHASE_END || ph == KEV_PHASE_DEFUNCT)
+        int64_t ns = ev->time_ns;
+        if (ph == KEV_PHASE_START || ph == KEV_PHASE_DC_START) {
+                if (process_is_over(p, ns))
+                        p = process_retire(sw, p);
+                name_set(&p->name, ev->process.image_name, ns, false);
+                if (!p->has_start || ns > p->start_ns) {
+                        p->has_start = true;
+                        p->start_ns = ns;
+                }
+                return;
+        }
+        if ((ph == KEV_PHASE_END || ph == KEV_PHASE_DEFUNCT) && p->has_start && ns < p->start_ns)
+                return; /* an earlier process's End come late, or one before an exec: not the end */
+        name_set(&p->name, ev->process.image_name, ns, true);
+        if (ph == KEV_PHASE_END || ph == KEV_PHASE_DEFUNCT) {
                 p->is_ended = true;
+                p->end_ns = ns;
+        }
 }
 
 void switches_event(struct switches *sw, const struct kevent *ev)
@@ -861,12 +1164,7 @@ void switches_event(struct switches *sw, const struct kevent *ev)
                         copy_name(sw->pmc_names[i], ev->pmc_config.names[i]);
                 break;
         case KEV_THREAD: thread_event(sw, ev); break;
-        case KEV_THREAD_NAME: {
-                struct thread *t = thread_get(sw, ev->thread_name.tid, ev->thread_name.pid);
-                if (t)
-                        copy_name(t->name, ev->thread_name.name);
-                break;
-        }
+        case KEV_THREAD_NAME: thread_name_event(sw, ev); break;
         case KEV_PROCESS: process_event(sw, ev); break;
         default: break;
         }
@@ -1027,9 +1325,13 @@ static void credit_open(struct switches *sw)
         }
         for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
                 struct thread *t = agg_table_slot(sw->threads, i);
-                if (t && t->is_waiting && t->out_ns < now) {
-                        credit_off_cpu(sw, t, t->out_ns, now, false);
-                        t->out_ns = now;
+                if (!t || !t->is_waiting)
+                        continue;
+                /* an ended thread's wait (its switch-in still to come) ends with it */
+                int64_t to = t->is_ended && t->end_ns < now ? t->end_ns : now;
+                if (t->out_ns < to) {
+                        credit_off_cpu(sw, t, t->out_ns, to, false);
+                        t->out_ns = to;
                 }
         }
 }
@@ -1141,10 +1443,25 @@ static int wait_by_ns(const void *a, const void *b)
                           y->nr_waits, y->state, y->wait_reason);
 }
 
-static const char *process_name(struct switches *sw, uint32_t pid)
+static const char *process_name(const struct switches *sw, uint32_t pid)
 {
-        const struct process *p = agg_table_find(sw->processes, &pid);
-        return p ? p->name : "";
+        const struct process *p = process_find(sw, pid);
+        return p ? p->name.name : "";
+}
+
+/* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
+   from that (a process's main thread has its name; so does a forked child until it renames). */
+static void row_names(const struct switches *sw, const struct thread *t, char *process,
+                      char *thread)
+{
+        process[0] = thread[0] = '\0';
+        if (!t)
+                return;
+        const struct process *p = thread_process(sw, t);
+        if (p)
+                copy_name(process, p->name.name);
+        if (!process[0] || strcmp(process, t->name.name) != 0)
+                copy_name(thread, t->name.name);
 }
 
 static void thread_row(struct switches *sw, const struct thread *t, struct switches_row *r)
@@ -1152,9 +1469,7 @@ static void thread_row(struct switches *sw, const struct thread *t, struct switc
         memset(r, 0, sizeof(*r));
         r->tid = t->tid;
         r->pid = thread_pid(t);
-        if (t->has_pid)
-                copy_name(r->process_name, process_name(sw, t->pid));
-        copy_name(r->thread_name, t->name);
+        row_names(sw, t, r->process_name, r->thread_name);
         r->nr_switches = t->nr_switches;
         r->on_cpu_ns = t->on_cpu_ns;
         r->off_cpu_ns = t->off_cpu_ns;
@@ -1398,11 +1713,15 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 r->readying_pid = e->readying_pid;
                 /* tid 0 readies from interrupts on an idle CPU: the Idle process, as WPA names
                    it */
-                copy_name(r->readying_process_name,
-                          e->readying_tid == 0 ? "Idle" : process_name(sw, e->readying_pid));
                 const struct thread *t = thread_find(sw, e->readying_tid);
-                if (t)
-                        copy_name(r->readying_thread_name, t->name);
+                row_names(sw, t, r->readying_process_name, r->readying_thread_name);
+                if (!r->readying_process_name[0]) {
+                        copy_name(r->readying_process_name,
+                                  e->readying_tid == 0 ? "Idle"
+                                                       : process_name(sw, e->readying_pid));
+                        if (strcmp(r->readying_process_name, r->readying_thread_name) == 0)
+                                r->readying_thread_name[0] = '\0';
+                }
                 r->count = e->count;
                 r->state = SYM_NO_MODULE;
                 if (!e->nr_where)
@@ -1466,11 +1785,7 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                 *b = (struct switches_blocker_row){e->tid,        site.where, site.function,
                                                    site.offset,   site.state, e->nr_waits,
                                                    e->off_cpu_ns, "",         ""};
-                if (t) {
-                        if (t->has_pid)
-                                copy_name(b->process_name, process_name(sw, t->pid));
-                        copy_name(b->thread_name, t->name);
-                }
+                row_names(sw, t, b->process_name, b->thread_name);
         }
         /* stacks that differ deeper down, one place */
         if (n > 1) {

@@ -30,11 +30,13 @@
 
 /* KTHREAD_STATE and KWAIT_REASON values (ETL-FORMAT.md 3.5) */
 #define ST_READY          1
+#define ST_TERMINATED     4
 #define ST_WAITING        5
 #define WR_EXECUTIVE      0
 #define WR_DELAYEXECUTION 4
 #define WR_USERREQUEST    6
 #define WR_QUEUE          15
+#define WR_TERMINATED     22
 #define WR_PREEMPTED      32
 
 /* ---- code to name: functions of this binary, placed through a synthetic image ---- */
@@ -1627,6 +1629,280 @@ static void test_switches_bounds_and_reuse(void **state)
         switches_free(sw);
 }
 
+/* ---- switches: a live session's events, CPU by CPU ---- */
+
+/* A live session's buffers come one CPU after another, not in time order: what one CPU says of
+   a thread can come after what another CPU said later. */
+
+static struct kevent ev_rename(int64_t t, uint32_t pid, uint32_t tid, const char *name)
+{
+        struct kevent ev = ev_base(KEV_THREAD_NAME, 0, t, pid, tid);
+        ev.thread_name.pid = pid;
+        ev.thread_name.tid = tid;
+        ev.thread_name.name = name;
+        return ev;
+}
+
+static const struct switches_row *process_row_of(struct switches *sw, uint32_t pid)
+{
+        const struct switches_row *rows;
+        uint32_t n = switches_processes(sw, SWITCHES_BY_ID, &rows);
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].pid == pid && !rows[i].is_other)
+                        return &rows[i];
+        return NULL;
+}
+
+#define PID_BASH 300
+#define PID_PROG 301 /* forked by bash (named bash), execs "prog" */
+
+/* bash forks PID_PROG on CPU 0 at 10 ms; the child execs prog on CPU 1 at 12 ms and starts
+   thread 302 at 13 ms, which names itself "worker" at 14 ms. CPU 1's events come first; CPU 0's
+   (the fork's Start with the parent's name, the clone's with prog's) after them; last, a
+   rundown at the end with a stale name (what a converter that read the rings CPU by CPU
+   knew). */
+static void feed_exec_late_fork(struct switches *sw)
+{
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, PID_BASH, "bash"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_BASH, PID_BASH, "bash"));
+        /* CPU 1 */
+        sw_feed(sw, ev_cswitch(1, MS(11), 0, 0, ST_READY, WR_EXECUTIVE, PID_PROG, UINT32_MAX));
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(12), PID_PROG, "prog"));
+        sw_feed(sw, ev_rename(MS(12), PID_PROG, PID_PROG, "prog"));
+        sw_feed(sw, ev_cswitch(1, MS(13) + 1, PID_PROG, PID_PROG, ST_WAITING, WR_USERREQUEST, 302,
+                               PID_PROG));
+        sw_feed(sw, ev_rename(MS(14), PID_PROG, 302, "worker"));
+        sw_feed(sw, ev_cswitch(1, MS(15), 302, PID_PROG, ST_WAITING, WR_QUEUE, 0, 0));
+        /* CPU 0 */
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(10), PID_PROG, "bash"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(10), PID_PROG, PID_PROG, "bash"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(13), PID_PROG, 302, "prog"));
+        sw_feed(sw, ev_cswitch(0, MS(10) + 1, 0, 0, ST_READY, WR_EXECUTIVE, PID_BASH, PID_BASH));
+        sw_feed(sw, ev_cswitch(0, MS(16), PID_BASH, PID_BASH, ST_WAITING, WR_USERREQUEST, 0, 0));
+        /* the rundown at the end */
+        sw_feed(sw, ev_process(KEV_PHASE_DC_END, MS(20), PID_PROG, "bash"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_END, MS(20), PID_PROG, PID_PROG, "bash"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_END, MS(20), PID_PROG, 302, "prog"));
+}
+
+/* Names follow exec, renames and fork by their time, whatever order their events come in; a
+   row says process/thread only where the thread is not named as its process. */
+static void test_switches_names_late(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        feed_exec_late_fork(sw);
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 3); /* one row a thread */
+        const struct switches_row *r = thread_row(sw, PID_PROG);
+        assert_non_null(r);
+        assert_int_equal(r->pid, PID_PROG);
+        assert_string_equal(r->process_name, "prog");
+        assert_string_equal(r->thread_name, ""); /* named as its process */
+        r = thread_row(sw, 302);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "prog");
+        assert_string_equal(r->thread_name, "worker");
+        r = thread_row(sw, PID_BASH);
+        assert_string_equal(r->process_name, "bash");
+        assert_string_equal(r->thread_name, "");
+        r = process_row_of(sw, PID_PROG);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "prog");
+        assert_int_equal(r->nr_threads, 2);
+        /* who readied whom, and where they blocked, say the same names */
+        sw_feed(sw, ev_ready(1, MS(17), PID_BASH, PID_BASH, 302, PID_PROG));
+        const struct switches_readier_row *rr;
+        assert_int_equal(switches_readiers(sw, PID_BASH, &rr), 1);
+        assert_string_equal(rr[0].readying_process_name, "prog");
+        assert_string_equal(rr[0].readying_thread_name, "worker");
+        switches_free(sw);
+
+        /* a kernel thread: kthreadd's fork, then its own name (a rename, no exec); a program
+           that names its main thread (perf bench's sched-pipe); the renames come first */
+        sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_rename(MS(3), 400, 400, "kworker/0:1"));
+        sw_feed(sw, ev_cswitch(1, MS(4), 0, 0, ST_READY, WR_EXECUTIVE, 400, 400));
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(1), 400, "kthreadd"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(1), 400, 400, "kthreadd"));
+        sw_feed(sw, ev_rename(MS(6), 500, 500, "sched-pipe"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(7), 500, 501, "sched-pipe"));
+        sw_feed(sw, ev_cswitch(1, MS(8), 400, 400, ST_WAITING, WR_QUEUE, 500, 500));
+        sw_feed(sw, ev_cswitch(1, MS(9), 500, 500, ST_WAITING, WR_QUEUE, 501, 500));
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(5), 500, "perf"));
+        sw_feed(sw, ev_rename(MS(5), 500, 500, "perf"));
+        r = thread_row(sw, 400);
+        assert_non_null(r);
+        assert_string_equal(r->process_name, "kworker/0:1");
+        assert_string_equal(r->thread_name, "");
+        r = thread_row(sw, 500);
+        assert_string_equal(r->process_name, "sched-pipe");
+        assert_string_equal(r->thread_name, "");
+        r = thread_row(sw, 501);
+        assert_string_equal(r->process_name, "sched-pipe");
+        assert_string_equal(r->thread_name, "");
+        /* an End or a rundown at the end fills a name not known, and changes none */
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(20), 500, 501, "perf"));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(21), 600, 601, "gone"));
+        sw_feed(sw, ev_cswitch(0, MS(19), 0, 0, ST_READY, WR_EXECUTIVE, 601, 600));
+        sw_feed(sw, ev_cswitch(0, MS(20), 601, 600, ST_WAITING, WR_QUEUE, 0, 0));
+        assert_string_equal(thread_row(sw, 501)->process_name, "sched-pipe");
+        assert_string_equal(thread_row(sw, 501)->thread_name, "");
+        assert_string_equal(thread_row(sw, 601)->thread_name, "gone");
+        switches_free(sw);
+}
+
+/* A pid used again: the threads of the process that had it keep its name. */
+static void test_switches_pid_reuse(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(1), 700, "first"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(1), 700, 700, "first"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(1) + 1, 700, 701, "first"));
+        sw_feed(sw, ev_rename(MS(1) + 2, 700, 701, "helper"));
+        sw_feed(sw, ev_cswitch(0, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 700, 700));
+        sw_feed(sw, ev_cswitch(0, MS(3), 700, 700, ST_READY, WR_PREEMPTED, 701, 700));
+        sw_feed(sw, ev_cswitch(0, MS(4), 701, 700, ST_WAITING, WR_QUEUE, 700, 700));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(5), 700, 701, "helper"));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(6), 700, 700, "first"));
+        sw_feed(sw, ev_process(KEV_PHASE_END, MS(6), 700, "first"));
+        sw_feed(sw, ev_cswitch(0, MS(6) + 1, 700, 700, ST_TERMINATED, WR_TERMINATED, 0, 0));
+        /* the pid's next process, and the tid's next thread */
+        sw_feed(sw, ev_process(KEV_PHASE_START, MS(8), 700, "second"));
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(8), 700, 700, "second"));
+        sw_feed(sw, ev_cswitch(0, MS(9), 0, 0, ST_READY, WR_EXECUTIVE, 700, 700));
+        sw_feed(sw, ev_cswitch(0, MS(20), 700, 700, ST_WAITING, WR_QUEUE, 0, 0));
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 3);
+        assert_int_equal(rows[0].tid, 700); /* the second: 11 ms */
+        assert_string_equal(rows[0].process_name, "second");
+        assert_string_equal(rows[0].thread_name, "");
+        assert_int_equal(rows[1].tid, 700); /* the first: 3 ms */
+        assert_string_equal(rows[1].process_name, "first");
+        assert_string_equal(rows[1].thread_name, "");
+        assert_int_equal(rows[1].off_cpu_ns, MS(1)); /* preempted [3, 4); nothing after its end */
+        assert_int_equal(rows[2].tid, 701);
+        assert_string_equal(rows[2].process_name, "first");
+        assert_string_equal(rows[2].thread_name, "helper");
+        /* an End of the first process that comes after the second's Start is not the
+           second's */
+        sw_feed(sw, ev_process(KEV_PHASE_END, MS(6), 700, "first"));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(6), 700, 700, "first"));
+        sw_feed(sw, ev_cswitch(0, MS(21), 0, 0, ST_READY, WR_EXECUTIVE, 700, 700));
+        n = switches_threads(sw, SWITCHES_BY_ON_CPU, &rows);
+        assert_int_equal(n, 3);
+        assert_string_equal(rows[0].process_name, "second");
+        assert_int_equal(rows[0].off_cpu_ns, MS(1)); /* waited [20, 21): still its thread */
+        switches_free(sw);
+}
+
+/* A thread's off-CPU time ends when it exits, and each wait counts once, where it was, when
+   its CPUs' events come out of order. */
+static void test_switches_exit_late(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        /* thread 901 of 900: made on CPU 0 at 1 ms, runs there [2, 3), is preempted, runs on
+           CPU 1 [4, 6) and exits at 5.5 ms. CPU 1's first buffer (to its End) comes first, then
+           CPU 0's, then CPU 1's next (its last switch-out); time goes on to 2 s. */
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, 900, "loop"));
+        sw_feed(sw, ev_cswitch(1, MS(4), 0, 0, ST_READY, WR_EXECUTIVE, 901, 900));
+        sw_feed(sw, ev_thread(KEV_PHASE_END, MS(5) + MS(1) / 2, 900, 901, "short"));
+        switches_refresh(sw);
+        sw_feed(sw, ev_thread(KEV_PHASE_START, MS(1), 900, 901, "short"));
+        sw_feed(sw, ev_cswitch(0, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 901, 900));
+        sw_feed(sw, ev_cswitch(0, MS(3), 901, 900, ST_READY, WR_PREEMPTED, 0, 0));
+        switches_refresh(sw);
+        sw_feed(sw, ev_cswitch(1, MS(6), 901, 900, ST_TERMINATED, WR_TERMINATED, 0, 0));
+        for (int s = 1; s <= 2; s++) {
+                sw_feed(sw, ev_pmc(0, MS(1000) * s, 900, 900, 0x1234, 11)); /* time passes */
+                switches_refresh(sw);
+        }
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 1);
+        const struct switches_row *r = thread_row(sw, 901);
+        assert_string_equal(r->process_name, "loop");
+        assert_string_equal(r->thread_name, "short");
+        assert_int_equal(r->nr_switches, 2);
+        assert_int_equal(r->on_cpu_ns, MS(3));
+        assert_int_equal(r->off_cpu_ns, MS(1));
+        assert_int_equal(r->nr_waits, 1);
+        assert_int_equal(wait_ns(r, ST_READY, WR_PREEMPTED), MS(1));
+        assert_int_equal(r->waits[0].nr_waits, 1);
+        const struct switches_wait_row *w;
+        assert_int_equal(switches_waits(sw, &w), 1); /* no Terminated/WrTerminated */
+        assert_int_equal(w[0].wait_reason, WR_PREEMPTED);
+        assert_int_equal(w[0].off_cpu_ns, MS(1));
+        switches_free(sw);
+
+        /* a thread that migrates: CPU 0 has it [0, 1) and [4, 5), CPU 1 [2, 3) and [6, 7); its
+           waits [1, 2) preempted, [3, 4) DelayExecution, [5, 6) WrQueue and from 7 UserRequest.
+           CPU 1's events come first, a refresh between. */
+        sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_cswitch(1, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 1101, 1100));
+        sw_feed(sw, ev_cswitch(1, MS(3), 1101, 1100, ST_WAITING, WR_DELAYEXECUTION, 0, 0));
+        sw_feed(sw, ev_cswitch(1, MS(6), 0, 0, ST_READY, WR_EXECUTIVE, 1101, 1100));
+        sw_feed(sw, ev_cswitch(1, MS(7), 1101, 1100, ST_WAITING, WR_USERREQUEST, 0, 0));
+        switches_refresh(sw);
+        sw_feed(sw, ev_cswitch(0, 0, 0, 0, ST_READY, WR_EXECUTIVE, 1101, 1100));
+        sw_feed(sw, ev_cswitch(0, MS(1), 1101, 1100, ST_READY, WR_PREEMPTED, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(4), 0, 0, ST_READY, WR_EXECUTIVE, 1101, 1100));
+        sw_feed(sw, ev_cswitch(0, MS(5), 1101, 1100, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_pmc(0, MS(10), 1100, 1100, 0x1234, 11));
+        switches_refresh(sw);
+        r = thread_row(sw, 1101);
+        assert_int_equal(r->on_cpu_ns, MS(4));
+        assert_int_equal(r->off_cpu_ns, MS(6));
+        assert_int_equal(wait_ns(r, ST_READY, WR_PREEMPTED), MS(1));
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_DELAYEXECUTION), MS(1));
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_QUEUE), MS(1));
+        assert_int_equal(wait_ns(r, ST_WAITING, WR_USERREQUEST), MS(3)); /* under way */
+        uint64_t nr = 0;
+        for (uint32_t i = 0; i < r->nr_waits; i++)
+                nr += r->waits[i].nr_waits;
+        assert_int_equal(nr, 3); /* the three that ended */
+        assert_int_equal(switches_waits(sw, &w), 4);
+        switches_free(sw);
+}
+
+/* A CPU's busy and idle time add up to the time since the zeroing, when a refresh credited a
+   CPU ahead of its events (they came after another CPU's later ones). */
+static void test_switches_cpu_time_late(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 1001, 1000));
+        sw_feed(sw, ev_cswitch(1, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 1003, 1000));
+        sw_feed(sw, ev_cswitch(1, MS(2), 1003, 1000, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_pmc(0, MS(10), 1000, 1001, 0x1234, 11));
+        switches_zero(sw); /* from 10 ms on */
+        /* CPU 0 to 30 ms first; a refresh credits CPU 1's idle thread up to 30 ms */
+        sw_feed(sw, ev_cswitch(0, MS(15), 1001, 1000, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(25), 0, 0, ST_READY, WR_EXECUTIVE, 1002, 1000));
+        sw_feed(sw, ev_cswitch(0, MS(30), 1002, 1000, ST_WAITING, WR_QUEUE, 0, 0));
+        switches_refresh(sw);
+        /* then CPU 1's, one of them from before the zeroing */
+        sw_feed(sw, ev_cswitch(1, MS(9), 0, 0, ST_READY, WR_EXECUTIVE, 1003, 1000));
+        sw_feed(sw, ev_cswitch(1, MS(12), 1003, 1000, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_cswitch(1, MS(20), 0, 0, ST_READY, WR_EXECUTIVE, 1003, 1000));
+        sw_feed(sw, ev_cswitch(1, MS(24), 1003, 1000, ST_WAITING, WR_QUEUE, 0, 0));
+        switches_refresh(sw);
+        sw_feed(sw, ev_pmc(0, MS(40), 1000, 1001, 0x1234, 11));
+        switches_refresh(sw);
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 2);
+        for (uint32_t i = 0; i < 2; i++)
+                assert_int_equal(c[i].busy_ns + c[i].idle_ns, MS(30)); /* 10 to 40 ms */
+        assert_int_equal(c[0].busy_ns, MS(5) + MS(5));
+        assert_int_equal(c[1].busy_ns, MS(2) + MS(4));
+        assert_int_equal(c[1].nr_switches, 3); /* not the one at 9 ms */
+        assert_int_equal(thread_row(sw, 1003)->on_cpu_ns, MS(6));
+        assert_int_equal(thread_row(sw, 1003)->off_cpu_ns, MS(8) + MS(16));
+        switches_free(sw);
+}
+
 /* ---- PMC and LBR through the whole model, and a recorded trace ---- */
 
 static void test_pmc_lbr_together(void **state)
@@ -2181,6 +2457,11 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_modes, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_filters, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_names_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_pid_reuse, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_exit_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_cpu_time_late, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_bounds_and_reuse, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),

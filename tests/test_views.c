@@ -578,22 +578,23 @@ static void test_switches_view(void **state)
         /* g: by process, its threads under it when opened */
         assert_true(press(&h, 'g', 0) & UI_REBUILD);
         assert_non_null(strstr(h.st.status, "by process"));
-        int proc = find_row(tb, "Thread", "alpha.exe (2 threads)", 0);
+        int proc = find_row(tb, "Process", "alpha.exe (2 threads)", 0);
         assert_true(proc >= 0);
         assert_int_equal(count_at(tb, (uint32_t)proc, "Switches"), 4);
         assert_int_equal(count_at(tb, (uint32_t)proc, "PID"), PID_A);
         assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, proc)), PID_A);
-        assert_true(find_row(tb, "Thread", "beta (1 thread)", 0) >= 0);
+        assert_true(find_row(tb, "Process", "beta (1 thread)", 0) >= 0);
         press(&h, '\n', key_at(tb, proc));
-        proc = find_row(tb, "Thread", "alpha.exe (2 threads)", 0);
-        assert_true(find_from(tb, (uint32_t)proc + 1, "Thread", "alpha.exe/main", false, 1) > proc);
-        assert_true(find_from(tb, (uint32_t)proc + 1, "Thread", "alpha.exe/worker", false, 1) >
+        proc = find_row(tb, "Process", "alpha.exe (2 threads)", 0);
+        assert_true(find_from(tb, (uint32_t)proc + 1, "Process", "alpha.exe/main", false, 1) >
+                    proc);
+        assert_true(find_from(tb, (uint32_t)proc + 1, "Process", "alpha.exe/worker", false, 1) >
                     proc);
 
         /* g: by CPU */
         press(&h, 'g', 0);
         assert_non_null(strstr(h.st.status, "by CPU"));
-        int cpu1 = find_from(tb, 0, "Thread", "CPU 1: busy", true, 0);
+        int cpu1 = find_from(tb, 0, "Busy and idle share", "CPU 1: busy", true, 0);
         assert_true(cpu1 >= 0);
         assert_int_equal(count_at(tb, (uint32_t)cpu1, "CPU"), 1);
         assert_int_equal(count_at(tb, (uint32_t)cpu1, "Switches"), 4);
@@ -604,9 +605,10 @@ static void test_switches_view(void **state)
         /* g: by wait reason, over every thread */
         press(&h, 'g', 0);
         assert_non_null(strstr(h.st.status, "by wait"));
-        int delay = find_row(tb, "Top wait (state/reason)", "Waiting/DelayExecution", 0);
+        int delay = find_row(tb, "State/reason", "Waiting/DelayExecution", 0);
         assert_true(delay >= 0);
-        assert_string_equal(shown(tb, (uint32_t)delay, "Thread"), "all threads");
+        assert_int_equal(count_at(tb, (uint32_t)delay, "Waits"), 1);
+        assert_string_equal(shown(tb, (uint32_t)delay, "Threads"), "all threads");
         assert_int_equal(count_at(tb, (uint32_t)delay, "Off-CPU"), MS(3));
         assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, delay)), 0);
         /* t on a row with no process says so and zooms on nothing */

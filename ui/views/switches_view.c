@@ -37,13 +37,46 @@ enum {
         NR_COLS
 };
 
-static const struct ui_column cols[NR_COLS] = {
-        /* narrow terminals drop CPU, PID, TID, Readied, then On-CPU */
-        {"Switches", UI_COL_U64, 9, 0}, {"On-CPU", UI_COL_NS, 10, 5},
-        {"Off-CPU", UI_COL_NS, 10, 0},  {"Readied", UI_COL_U64, 8, 4},
-        {"CPU", UI_COL_U64, 4, 1},      {"TID", UI_COL_U64, 7, 3},
-        {"PID", UI_COL_U64, 7, 2},      {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
-        {"Thread", UI_COL_TEXT, 0, 0},
+/* The columns of each grouping: the same kinds and places, titled by what they hold there (a
+   column a grouping leaves empty has no title). Narrow terminals drop CPU, PID, TID, Readied,
+   then On-CPU. */
+static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
+        [GROUP_THREAD] = {{"Switches", UI_COL_U64, 9, 0},
+                          {"On-CPU", UI_COL_NS, 10, 5},
+                          {"Off-CPU", UI_COL_NS, 10, 0},
+                          {"Readied", UI_COL_U64, 8, 4},
+                          {"CPU", UI_COL_U64, 4, 1},
+                          {"TID", UI_COL_U64, 7, 3},
+                          {"PID", UI_COL_U64, 7, 2},
+                          {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
+                          {"Thread", UI_COL_TEXT, 0, 0}},
+        [GROUP_PROCESS] = {{"Switches", UI_COL_U64, 9, 0},
+                           {"On-CPU", UI_COL_NS, 10, 5},
+                           {"Off-CPU", UI_COL_NS, 10, 0},
+                           {"Readied", UI_COL_U64, 8, 4},
+                           {"CPU", UI_COL_U64, 4, 1},
+                           {"TID", UI_COL_U64, 7, 3},
+                           {"PID", UI_COL_U64, 7, 2},
+                           {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
+                           {"Process", UI_COL_TEXT, 0, 0}},
+        [GROUP_CPU] = {{"Switches", UI_COL_U64, 9, 0},
+                       {"Busy", UI_COL_NS, 10, 5},
+                       {"Idle", UI_COL_NS, 10, 0},
+                       {"", UI_COL_U64, 8, 4},
+                       {"CPU", UI_COL_U64, 4, 1},
+                       {"", UI_COL_U64, 7, 3},
+                       {"", UI_COL_U64, 7, 2},
+                       {"Idle in (C-state)", UI_COL_TEXT, 26, 0},
+                       {"Busy and idle share", UI_COL_TEXT, 0, 0}},
+        [GROUP_WAIT] = {{"Waits", UI_COL_U64, 9, 0},
+                        {"", UI_COL_NS, 10, 5},
+                        {"Off-CPU", UI_COL_NS, 10, 0},
+                        {"", UI_COL_U64, 8, 4},
+                        {"", UI_COL_U64, 4, 1},
+                        {"", UI_COL_U64, 7, 3},
+                        {"", UI_COL_U64, 7, 2},
+                        {"State/reason", UI_COL_TEXT, 26, 0},
+                        {"Threads", UI_COL_TEXT, 0, 0}},
 };
 
 /* Row keys: a thread's is tid + 1; the other kinds are told apart by a high bit. */
@@ -261,6 +294,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct switches_view *sv = of(v);
         struct profile *p = m->profile;
         ui_table_clear(t);
+        v->cols = t->cols = group_cols[sv->group];
         switch (sv->group) {
         case GROUP_THREAD: {
                 const struct switches_row *rows;
@@ -323,7 +357,7 @@ static unsigned act_group(struct ui_key_ctx *c)
         sv->group = (sv->group + 1) % NR_GROUPS;
         snprintf(c->st->status, sizeof(c->st->status), "context switches %s",
                  group_names[sv->group]);
-        return UI_REBUILD | UI_REDRAW;
+        return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
 /* A row's process: its PID column (threads, processes; 0 for CPUs and waits). */
@@ -358,7 +392,7 @@ struct ui_view *switches_view_new(void)
 {
         struct switches_view *sv = xcalloc(1, sizeof(*sv));
         sv->view = (struct ui_view){"Context switches",
-                                    cols,
+                                    group_cols[GROUP_THREAD],
                                     NR_COLS,
                                     keys,
                                     sizeof(keys) / sizeof(keys[0]),

@@ -10,7 +10,13 @@
    from one switch to the next on a CPU, the timeslice of the thread that leaves. Rows per thread,
    per process, per wait reason, per CPU, per readier and per blocking place; counts follow the
    aggregation mode and filter of aggregate.h. The idle thread (tid 0) is no thread row: its time is
-   the CPUs' idle time. */
+   the CPUs' idle time.
+   A live session's buffers come one CPU after another, so what one CPU says of a thread can come
+   after what another said later: names are the latest by event time (a Start delivered after
+   an exec or a rename does not undo them), a thread's switches take their place by time among
+   its latest few and its waits follow, time credited ahead of a CPU's late events is taken back,
+   and a thread's off-CPU time ends when it exits. Names are read when rows are asked for: by
+   tid, and by pid with the process the thread belonged to when the pid goes to another. */
 #ifndef ETWTOP_MODEL_SWITCHES_H
 #define ETWTOP_MODEL_SWITCHES_H
 
@@ -39,10 +45,15 @@ struct switches_wait {
    counted past max_entries has tid and pid AGG_ALL and is_other. */
 struct switches_row {
         uint32_t tid;
-        uint32_t pid;                          /* AGG_ALL: unknown */
-        char process_name[SWITCHES_NAME_SIZE]; /* "" when unknown; as traced, not sanitized */
-        char thread_name[SWITCHES_NAME_SIZE];  /* "" for process rows and unnamed threads */
-        uint64_t nr_switches;                  /* switched in */
+        uint32_t pid; /* AGG_ALL: unknown */
+        /* "" when unknown; as traced, not sanitized. On Linux a process is named as its main
+           thread (tid == pid): an exec, or a rename of that thread (a kernel thread's, a
+           program's prctl), renames the process. */
+        char process_name[SWITCHES_NAME_SIZE];
+        /* "" for process rows, unnamed threads and threads named as their process: a row is
+           process/thread only where they differ */
+        char thread_name[SWITCHES_NAME_SIZE];
+        uint64_t nr_switches; /* switched in */
         uint64_t on_cpu_ns;
         uint64_t off_cpu_ns; /* the sum of waits[] and other_wait_ns */
         uint64_t nr_readied; /* ReadyThread events readying it */
@@ -126,12 +137,14 @@ void switches_free(struct switches *sw); /* NULL is fine */
 void switches_reset(struct switches *sw);
 /* Zeroes every count from now on (the latest event time) and keeps what is known: the names
    and pids of threads and processes (a live session sends them once, at its start), the
-   threads on each CPU and the waits under way, which count again from now. */
+   threads on each CPU and the waits under way, which count again from now. Events from before
+   then that come late count nothing: a CPU's busy and idle time add up to the time since. */
 void switches_zero(struct switches *sw);
 
 /* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, and KEV_PROCESS,
    KEV_THREAD, KEV_THREAD_NAME for names and pids; of the rest, only the time (how far the
-   session has come, for switches_refresh). Events in time order. */
+   session has come, for switches_refresh). Each CPU's events in time order; those of different
+   CPUs may interleave out of order (a live session's buffers), a stack right after its event. */
 void switches_event(struct switches *sw, const struct kevent *ev);
 
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings);
