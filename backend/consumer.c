@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* consumer.c: the ETW consumer API: OpenTraceA, ProcessTrace, CloseTrace over the .etl reader. */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -170,10 +171,16 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 int rc = etl_reader_open_file(&reader, Logfile->LogFileName, &err);
                 if (rc < 0) {
                         DWORD code = etw_error_from_errno(rc);
-                        if (rc == -EINVAL || rc == -EBADMSG)
+                        bool is_content = rc == -EINVAL || rc == -EBADMSG;
+                        if (is_content)
                                 code = ERROR_BAD_FORMAT;
-                        etw_set_error(code, "%s (at byte offset %llu)", err.msg,
-                                      (unsigned long long)err.offset);
+                        /* the offset of what is wrong in the file; a file that cannot be
+                           opened at all has none */
+                        if (is_content)
+                                etw_set_error(code, "%s (at byte offset %llu)", err.msg,
+                                              (unsigned long long)err.offset);
+                        else
+                                etw_set_error(code, "%s", err.msg);
                         return INVALID_PROCESSTRACE_HANDLE;
                 }
         }
