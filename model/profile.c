@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etw/ntwmi.h"
 #include "util/xalloc.h"
 
 /* The sizes the screen has always used. */
@@ -46,6 +47,27 @@ void profile_free(struct profile *p)
         free(p);
 }
 
+/* A stack belongs to the event it follows with the same timestamp (ETL-FORMAT.md, StackWalk):
+   the trace's stack-walk hooks, as a recording shows them in the session panel. */
+static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
+{
+        if (ev->stack.event_timestamp != t->last_timestamp)
+                return;
+        uint16_t hook;
+        switch (t->last_type) {
+        case KEV_SAMPLE: hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE; break;
+        case KEV_PMC_SAMPLE: hook = PERFINFO_LOG_TYPE_PMC_INTERRUPT; break;
+        case KEV_CSWITCH: hook = WMI_LOG_TYPE_CONTEXT_SWAP; break;
+        case KEV_READY_THREAD: hook = WMI_LOG_TYPE_READY_THREAD; break;
+        default: return;
+        }
+        for (uint32_t i = 0; i < t->nr_stack_hooks; i++)
+                if (t->stack_hooks[i] == hook)
+                        return;
+        if (t->nr_stack_hooks < sizeof(t->stack_hooks) / sizeof(t->stack_hooks[0]))
+                t->stack_hooks[t->nr_stack_hooks++] = hook;
+}
+
 /* What the trace says of itself: its header, its settings, what it lost. */
 static void trace_event(struct profile_trace *t, const struct kevent *ev)
 {
@@ -82,6 +104,12 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                 break;
         case KEV_STACK: t->nr_stacks++; break;
         default: break;
+        }
+        if (ev->type == KEV_STACK)
+                stack_hook_seen(t, ev);
+        else if (ev->type != KEV_STACK_KEY) {
+                t->last_type = ev->type;
+                t->last_timestamp = ev->timestamp;
         }
 }
 

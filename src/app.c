@@ -93,8 +93,12 @@ static void read_back(struct app *a)
                         a->nr_rt_buffers_lost = cs.nr_rt_buffers_lost;
                 }
         } else {
-                memcpy(a->now.masks.Masks, a->profile->trace.masks, sizeof(a->now.masks.Masks));
-                a->now.interval_100ns = a->profile->trace.interval_100ns;
+                const struct profile_trace *t = &a->profile->trace;
+                memcpy(a->now.masks.Masks, t->masks, sizeof(a->now.masks.Masks));
+                a->now.interval_100ns = t->interval_100ns;
+                a->now.nr_stack_hooks = t->nr_stack_hooks;
+                memcpy(a->now.stack_hooks, t->stack_hooks,
+                       t->nr_stack_hooks * sizeof(t->stack_hooks[0]));
         }
         struct panel_values pv;
         to_panel(&a->now, &pv);

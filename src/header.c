@@ -49,16 +49,18 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
         PERFINFO_GROUPMASK gm;
         memcpy(gm.Masks, s->masks.Masks, sizeof(gm.Masks));
         xperf_format_flags(&gm, flags, sizeof(flags));
-        if (h->is_live) {
-                for (uint32_t i = 0; i < s->nr_stack_hooks; i++) {
-                        const char *n = xperf_hook_name(s->stack_hooks[i]);
-                        size_t len = strlen(hooks);
-                        snprintf(hooks + len, sizeof(hooks) - len, "%s%s", len ? "+" : "",
-                                 n ? n : "?");
-                }
-        } else {
-                snprintf(hooks, sizeof(hooks), "%s",
-                         h->has_stacks ? "as recorded" : "none recorded");
+        for (uint32_t i = 0; i < s->nr_stack_hooks; i++) {
+                const char *n = xperf_hook_name(s->stack_hooks[i]);
+                size_t len = strlen(hooks);
+                snprintf(hooks + len, sizeof(hooks) - len, "%s%s", len ? "+" : "", n ? n : "?");
+        }
+        if (!h->is_live) {
+                /* a recording: the events its stacks were seen on */
+                size_t len = strlen(hooks);
+                snprintf(hooks + len, sizeof(hooks) - len, "%s",
+                         len             ? " (as recorded)"
+                         : h->has_stacks ? "as recorded"
+                                         : "none recorded");
         }
         if (!flags[0])
                 snprintf(flags, sizeof(flags), "%s", h->is_live ? "none" : "(not recorded)");

@@ -42,6 +42,10 @@ struct profile_trace {
                                     event); all 0 when it recorded none */
         uint32_t interval_100ns; /* the timer interval it recorded (0: none) */
         uint64_t nr_stacks;      /* stack events */
+        uint16_t stack_hooks[8]; /* the events the trace's stacks belong to (hook ids), as seen */
+        uint32_t nr_stack_hooks;
+        uint64_t last_timestamp; /* the last event that is not a stack: its time and kind */
+        enum kevent_type last_type;
         /* lost events, three ways, each missing what another counts: the logfile header's
            count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
            and etwtop's exact total at the stop (reason 2); and what the live session reports */
