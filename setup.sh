@@ -8,7 +8,8 @@ mode=${1:-run}
 [ $# -gt 0 ] && shift
 
 packages=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
-          libncurses-dev libelf-dev libdw-dev libcmocka-dev tmux linux-perf xz-utils debuginfod)
+          libncurses-dev libelf-dev libdw-dev libiberty-dev libcmocka-dev tmux linux-perf xz-utils
+          debuginfod)
 missing=()
 for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

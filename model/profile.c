@@ -21,6 +21,7 @@ struct profile *profile_new(const struct profile_options *o)
                                  .nr_symbol_path = o->nr_symbol_path,
                                  .is_live = o->is_live,
                                  .is_synchronous = o->is_synchronous,
+                                 .is_no_demangle = o->is_no_demangle,
                                  .log = o->log,
                                  .log_ctx = o->log_ctx};
         sym_store_new(&p->store, &so);

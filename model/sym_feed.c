@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* sym_feed.c: owns turning decoded process and image events into symbol-store calls. */
+/* sym_feed.c: owns turning decoded process and image events into symbol-store calls. Each call
+   carries its event's timestamp: a live session's events come one CPU buffer after another, and
+   the store orders what they say by time (symbols.h, "Event times"). */
 #include "model/sym_feed.h"
 
 #include <stdio.h>
@@ -36,7 +38,9 @@ static void image(struct sym_feed *f, const struct kevent *ev)
         switch (ev->image.phase) {
         case KEV_PHASE_START:
         case KEV_PHASE_DC_START: break;
-        case KEV_PHASE_END: sym_image_unload(f->store, ev->image.pid, ev->image.base); return;
+        case KEV_PHASE_END:
+                sym_image_unload_at(f->store, ev->image.pid, ev->image.base, ev->timestamp);
+                return;
         case KEV_PHASE_DC_END:
                 /* the end-of-trace rundown: new only for a trace that has no start rundown
                    (addresses seen earlier are looked up again at the end, see hot.c) */
@@ -60,7 +64,7 @@ static void image(struct sym_feed *f, const struct kevent *ev)
                 im.build_id_size = f->id_build_id_size;
         }
         f->has_identity = false;
-        sym_image_load(f->store, &im);
+        sym_image_load_at(f->store, &im, ev->timestamp);
 }
 
 /* A .NET method as PerfView names it: Namespace.Name(arguments), the arguments from the
@@ -81,10 +85,10 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
         case KEV_PROCESS:
                 /* a new program in this pid; a DCStart only says it was there all along */
                 if (ev->process.phase == KEV_PHASE_START)
-                        sym_process_start(f->store, ev->process.pid);
+                        sym_process_start_at(f->store, ev->process.pid, ev->timestamp);
                 else if (ev->process.phase == KEV_PHASE_END ||
                          ev->process.phase == KEV_PHASE_DEFUNCT)
-                        sym_process_end(f->store, ev->process.pid);
+                        sym_process_end_at(f->store, ev->process.pid, ev->timestamp);
                 break;
         case KEV_IMAGE: image(f, ev); break;
         case KEV_IMAGE_IDENTITY: {
@@ -97,8 +101,8 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                                               : ev->image_identity.build_id_size;
                 memcpy(f->id_build_id, ev->image_identity.build_id, f->id_build_id_size);
                 /* and when the mapping is already known (an identity after its image) */
-                sym_image_identity(f->store, f->id_pid, f->id_base, f->id_file_offset,
-                                   f->id_build_id, f->id_build_id_size);
+                sym_image_identity_at(f->store, f->id_pid, f->id_base, f->id_file_offset,
+                                      f->id_build_id, f->id_build_id_size, ev->timestamp);
                 break;
         }
         case KEV_DBG_ID: {

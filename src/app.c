@@ -477,6 +477,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                      .nr_symbol_path = o->nr_symbol_path,
                                      .is_live = a->st.is_live,
                                      .is_synchronous = o->is_batch,
+                                     .is_no_demangle = o->is_no_demangle,
                                      .max_functions = MAX_FUNCTIONS,
                                      .has_call_tree = true};
         a->profile = profile_new(&po);

@@ -21,6 +21,7 @@ struct app_options {
         uint32_t nr_top; /* batch: rows per table (0: 25) */
         const char *const *symbol_path;
         uint32_t nr_symbol_path;
+        bool is_no_demangle; /* --no-demangle */
         /* live: what the session collects; its pid is the process the views count (-p: the
            session stays system-wide, as the kernel logger is) */
         struct collect_settings collect;

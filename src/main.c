@@ -55,6 +55,7 @@ static void usage(FILE *out)
               "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
               "  --top N                batch and --replay -b: rows per table\n"
               "  --no-color             no colours (also when NO_COLOR is set)\n"
+              "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
               "  --symbol-path DIRS     where image and debug files are looked for (by build-id,\n"
               "                         name or path); repeatable, or DIR:DIR\n"
               "  --totals               --dump: the header and the totals only\n"
@@ -189,6 +190,7 @@ int main(int argc, char **argv)
                 OPT_SYMBOL_PATH,
                 OPT_TOP,
                 OPT_MONO,
+                OPT_NO_DEMANGLE,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -212,6 +214,7 @@ int main(int argc, char **argv)
                 {"batch", no_argument, NULL, 'b'},
                 {"delay", required_argument, NULL, 'd'},
                 {"no-color", no_argument, NULL, OPT_MONO},
+                {"no-demangle", no_argument, NULL, OPT_NO_DEMANGLE},
                 {"iterations", required_argument, NULL, 'n'},
                 {"pid", required_argument, NULL, 'p'},
                 {"force", no_argument, NULL, OPT_FORCE},
@@ -223,7 +226,7 @@ int main(int argc, char **argv)
         const char *output = NULL, *record_path = NULL, *replay_path = NULL;
         const char *symbol_path[16];
         uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
-        bool is_batch = false, is_mono = false;
+        bool is_batch = false, is_mono = false, is_no_demangle = false;
         double delay_s = 1.0;
         struct collect_args ca = {
                 .on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER",
@@ -305,6 +308,7 @@ int main(int argc, char **argv)
                         break;
                 case 'b': is_batch = true; break;
                 case OPT_MONO: is_mono = true; break;
+                case OPT_NO_DEMANGLE: is_no_demangle = true; break;
                 case 'd':
                         delay_s = strtod(optarg, &end);
                         if (end == optarg || *end || !(delay_s >= 0.1 && delay_s <= 3600)) {
@@ -344,6 +348,7 @@ int main(int argc, char **argv)
                 ao.nr_top = nr_top;
                 ao.symbol_path = symbol_path;
                 ao.nr_symbol_path = nr_symbol_path;
+                ao.is_no_demangle = is_no_demangle;
                 ao.collect = collect;
                 ao.duration_s = rec.duration_s;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
@@ -363,8 +368,12 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (replay_path) {
-                struct report_options ro = {replay_path, symbol_path, nr_symbol_path, nr_top,
-                                            STDOUT_FILENO};
+                struct report_options ro = {.path = replay_path,
+                                            .symbol_path = symbol_path,
+                                            .nr_symbol_path = nr_symbol_path,
+                                            .nr_top = nr_top,
+                                            .is_no_demangle = is_no_demangle,
+                                            .fd = STDOUT_FILENO};
                 if (report_run(&ro, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

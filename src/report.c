@@ -260,6 +260,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         int rc = -1;
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
+                                     .is_no_demangle = opts->is_no_demangle,
                                      .log = on_log};
         r.profile = profile_new(&po);
         struct profile *p = r.profile;

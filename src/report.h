@@ -3,6 +3,7 @@
 #ifndef ETWTOP_REPORT_H
 #define ETWTOP_REPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,7 +11,8 @@ struct report_options {
         const char *path;
         const char *const *symbol_path; /* borrowed: --symbol-path directories */
         uint32_t nr_symbol_path;
-        uint32_t nr_top; /* rows per table; 0: 40 */
+        uint32_t nr_top;     /* rows per table; 0: 40 */
+        bool is_no_demangle; /* --no-demangle */
         int fd;
 };
 

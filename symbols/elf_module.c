@@ -247,6 +247,8 @@ static void read_symbols(struct elf_module *m)
                         flags |= SYM_FLAG_WEAK;
                 else if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
                         flags |= SYM_FLAG_LOCAL;
+                if (sym_name_is_padding(name, strlen(name)))
+                        flags |= SYM_FLAG_PADDING;
                 uint64_t at = (uint64_t)addr - (uint64_t)m->bias; /* wraps: hostile biases */
                 uint64_t end = sym.st_size ? 0 : section_end(elf, shndx, sym.st_value);
                 if (end)
@@ -434,6 +436,18 @@ static uint32_t udata(Dwarf_Die *die, unsigned int name)
         return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* A function DIE's name as its symbol spells it: the linkage name (C++, Rust: mangled, for the
+   store to demangle as it does the symbol tables' names), else its name (C). Both through
+   DW_AT_abstract_origin and DW_AT_specification. */
+static const char *function_name_of(Dwarf_Die *die)
+{
+        Dwarf_Attribute at;
+        const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &at));
+        if (!name)
+                name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at));
+        return name ? name : dwarf_diename(die);
+}
+
 #define SCOPE_WALK_BUDGET 100000 /* DIEs: hostile files nest and import without end */
 
 struct scope_walk {
@@ -505,7 +519,7 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 int tag = dwarf_tag(&scopes[i]);
                 if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
                         continue;
-                const char *name = dwarf_diename(&scopes[i]);
+                const char *name = function_name_of(&scopes[i]);
                 out[k].function = name ? name : "";
                 out[k].file = file ? file : "";
                 out[k].line = line > 0 ? (uint32_t)line : 0;

@@ -51,7 +51,8 @@ bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t
 uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max);
 
 struct elf_srcframe {
-        const char *function; /* borrowed from libdw: valid while the module lives */
+        const char *function; /* borrowed from libdw: valid while the module lives; the linkage
+                                 name where there is one (mangled) */
         const char *file;
         uint32_t line;
         uint32_t column;

@@ -265,6 +265,8 @@ static const char *parse_symbol(struct builder *b, const char *s, size_t n, uint
         uint32_t flags = type == 't'                    ? SYM_FLAG_LOCAL
                          : (type == 'w' || type == 'W') ? SYM_FLAG_WEAK
                                                         : 0;
+        if (sym_name_is_padding(s + name, name_len))
+                flags |= SYM_FLAG_PADDING;
         uint64_t size = 0;
         if (module == 0) {
                 /* _etext and _einittext end the core kernel's text: given a size of 1 they stop

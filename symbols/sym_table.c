@@ -84,10 +84,18 @@ void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const cha
         t->pool_len += len + 1;
 }
 
+bool sym_name_is_padding(const char *name, size_t len)
+{
+        return (len > 6 && memcmp(name, "__pfx_", 6) == 0) ||
+               (len > 6 && memcmp(name, "__cfi_", 6) == 0);
+}
+
 /* a better representative of one start address sorts first */
 static int rank(const struct sym_entry *e)
 {
         int r = 0;
+        if (e->flags & SYM_FLAG_PADDING)
+                r += 16;
         if (e->flags & SYM_FLAG_DATA)
                 r += 8;
         if (e->flags & SYM_FLAG_WEAK)
@@ -135,13 +143,24 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
                 t->entries[o++] = t->entries[i];
         }
         t->nr = o;
-        for (uint32_t i = 0; i < t->nr; i++) {
+        /* backwards: the next start that is not padding (a function runs over the padding of
+           the next one, as in perf) */
+        uint64_t next_start = 0;
+        bool has_next = false;
+        for (uint32_t i = t->nr; i-- > 0;) {
                 struct sym_entry *e = &t->entries[i];
+                bool is_padding = e->flags & SYM_FLAG_PADDING;
+                uint64_t next = is_padding && i + 1 < t->nr ? t->entries[i + 1].start : next_start;
+                bool is_next = is_padding ? i + 1 < t->nr : has_next;
+                if (!is_padding) {
+                        next_start = e->start;
+                        has_next = true;
+                }
                 if (e->size && !(e->flags & SYM_FLAG_BOUND))
                         continue;
                 uint64_t bound = (e->flags & SYM_FLAG_BOUND) ? e->size : 0;
                 e->flags &= ~SYM_FLAG_BOUND;
-                uint64_t gap = i + 1 < t->nr ? t->entries[i + 1].start - e->start : 0;
+                uint64_t gap = is_next ? next - e->start : 0;
                 if (max_inferred_size && (gap == 0 || gap > max_inferred_size))
                         gap = max_inferred_size;
                 if (bound && (gap == 0 || gap > bound))
@@ -169,7 +188,7 @@ const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
            local labels); look back a few entries for one that still covers addr */
         for (uint32_t i = lo, k = 0; i > 0 && k < 4; i--, k++) {
                 const struct sym_entry *e = &t->entries[i - 1];
-                if (addr - e->start < e->size)
+                if (addr - e->start < e->size && !(e->flags & SYM_FLAG_PADDING))
                         return e;
         }
         return NULL;

@@ -3,6 +3,7 @@
    process, the loader thread, the address cache, interned names and the source-line cache. */
 #include "symbols/symbols.h"
 
+#include "demangle.h"
 #include "elf_module.h"
 #include "symbols/kallsyms.h"
 #include "symbols/module_name.h"
@@ -68,6 +69,7 @@ struct mapping {
         uint64_t pgoff;
         uint32_t module;
         bool is_absolute; /* rel is the address itself (kernel) */
+        uint64_t time;    /* of its image event; 0: none */
 };
 
 /* A JIT-compiled .NET method of a process: [start, end) in the MOD_CLR module of its .NET
@@ -97,6 +99,8 @@ struct space {
         uint64_t jit_checked; /* nr_polls + 1 when the map file was last found missing */
         bool is_ended;
         uint64_t end_serial; /* which end of the pid's processes the ended ring holds */
+        uint64_t start_time; /* of the latest process start seen (event times); 0: none */
+        uint64_t end_time;   /* of the latest process end seen; 0: none */
 };
 
 /* The ended processes whose spaces are kept: late events of a process still find its images,
@@ -141,6 +145,7 @@ struct sym_store {
         /* interned strings */
         char **strings; /* owned */
         uint32_t nr_strings, cap_strings;
+        uint32_t *demangled;   /* owned, cap_strings: id -> id of its demangled form, 0 unknown */
         uint32_t *string_hash; /* id; 0 free */
         uint32_t string_hash_mask;
         size_t string_bytes;
@@ -241,6 +246,9 @@ static uint32_t intern_n(struct sym_store *s, const char *str, size_t len)
         if (s->nr_strings == s->cap_strings) {
                 s->cap_strings *= 2;
                 s->strings = xrealloc(s->strings, s->cap_strings * sizeof(*s->strings));
+                s->demangled = xrealloc(s->demangled, s->cap_strings * sizeof(*s->demangled));
+                memset(s->demangled + s->cap_strings / 2, 0,
+                       s->cap_strings / 2 * sizeof(*s->demangled));
         }
         char *copy = xmalloc(len + 1);
         memcpy(copy, str, len);
@@ -267,6 +275,23 @@ uint32_t sym_intern(struct sym_store *s, const char *str)
 const char *sym_name(const struct sym_store *s, uint32_t id)
 {
         return s && id < s->nr_strings ? s->strings[id] : "";
+}
+
+/* The interned name of a function whose symbol is raw: demangled (C++, Rust) unless the options
+   say not. Each raw name is demangled once: the answer is kept by its id. */
+static uint32_t function_name(struct sym_store *s, const char *raw)
+{
+        uint32_t id = sym_intern(s, raw);
+        if (s->opt.is_no_demangle || !id)
+                return id;
+        if (s->demangled[id])
+                return s->demangled[id];
+        char *d = sym_demangle(raw);
+        uint32_t out = d ? sym_intern(s, d) : id;
+        free(d);
+        s->demangled[id] = out;
+        s->demangled[out] = out; /* a demangled name is final */
+        return out;
 }
 
 /* ---- modules ---- */
@@ -611,12 +636,13 @@ static void kernel_table_refresh(struct sym_store *s)
         char buf[512];
         for (uint32_t i = 0; i < s->nr_ksyms; i++) {
                 const struct kernel_sym *k = &s->ksyms[i];
-                const char *mod = sym_name(s, k->module);
-                int n = *mod ? snprintf(buf, sizeof(buf), "%s [%s]", sym_name(s, k->name), mod)
-                             : snprintf(buf, sizeof(buf), "%s", sym_name(s, k->name));
+                const char *mod = sym_name(s, k->module), *name = sym_name(s, k->name);
+                int n = *mod ? snprintf(buf, sizeof(buf), "%s [%s]", name, mod)
+                             : snprintf(buf, sizeof(buf), "%s", name);
+                uint32_t flags = sym_name_is_padding(name, strlen(name)) ? SYM_FLAG_PADDING : 0;
                 if (n > 0)
                         sym_table_add(t, k->addr, k->size, buf,
-                                      (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, 0);
+                                      (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, flags);
         }
         sym_table_finish(t, 1 << 20);
         sym_table_free(m->table);
@@ -674,18 +700,36 @@ static struct space *space_get(struct sym_store *s, uint32_t pid)
         return sp;
 }
 
-void sym_process_start(struct sym_store *s, uint32_t pid)
+void sym_process_start_at(struct sym_store *s, uint32_t pid, uint64_t time)
 {
-        struct space *sp = s ? space_find(s, pid) : NULL;
-        if (!sp)
+        if (!s)
                 return;
-        sp->nr = 0; /* a new program in this pid: the old mappings are gone */
+        /* with a time, the start is remembered even before any mapping: the mappings of the
+           program it replaced may come later still (another CPU's buffer) */
+        struct space *sp = time ? space_get(s, pid) : space_find(s, pid);
+        if (!sp || (time && time < sp->start_time))
+                return; /* an earlier program's start, come late: what followed it stands */
+        /* a new program in this pid: the old mappings are gone, not those made after it */
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < sp->nr; i++)
+                if (time && sp->maps[i].time >= time)
+                        sp->maps[o++] = sp->maps[i];
+        sp->nr = o;
+        if (time)
+                sp->start_time = time;
         sp->nr_methods = 0;
         sp->nr_clr_modules = 0;
         sp->jit_module = 0;
         sp->jit_checked = 0;
-        sp->is_ended = false; /* a reused pid: its entry in the ended ring no longer counts */
+        if (!time || time >= sp->end_time)
+                sp->is_ended = false; /* a reused pid: its entry in the ended ring no longer
+                                         counts */
         s->nr_changes++;
+}
+
+void sym_process_start(struct sym_store *s, uint32_t pid)
+{
+        sym_process_start_at(s, pid, 0);
 }
 
 /* Takes sp out of the table (linear probing: the entries after it move up where their probe
@@ -719,10 +763,14 @@ static void space_remove(struct sym_store *s, struct space *sp)
         s->nr_changes++;
 }
 
-void sym_process_end(struct sym_store *s, uint32_t pid)
+void sym_process_end_at(struct sym_store *s, uint32_t pid, uint64_t time)
 {
         struct space *sp = s ? space_find(s, pid) : NULL;
-        if (!sp || sp->is_ended || pid == 0)
+        if (!sp || pid == 0 || (time && time < sp->start_time))
+                return; /* no space, or the end of the program before the last start */
+        if (time > sp->end_time)
+                sp->end_time = time;
+        if (sp->is_ended)
                 return;
         sp->is_ended = true;
         sp->jit_checked = 0; /* its map, if it wrote one, is looked for once more */
@@ -739,6 +787,11 @@ void sym_process_end(struct sym_store *s, uint32_t pid)
         s->ended[(s->ended_head + s->nr_ended) % MAX_ENDED_SPACES] =
                 (struct ended_space){pid, sp->end_serial};
         s->nr_ended++;
+}
+
+void sym_process_end(struct sym_store *s, uint32_t pid)
+{
+        sym_process_end_at(s, pid, 0);
 }
 
 /* Removes [start, end) from sp, splitting mappings that straddle it. */
@@ -804,6 +857,33 @@ static void space_add(struct space *sp, struct mapping m)
         }
 }
 
+/* space_add for a mapping with a time: only the parts of m that no newer mapping holds (events
+   may come out of time order, see symbols.h). */
+static void space_add_timed(struct space *sp, struct mapping m)
+{
+        uint64_t at = m.start;
+        while (at < m.end) {
+                /* the lowest newer mapping that overlaps [at, m.end) */
+                const struct mapping *n = NULL;
+                for (uint32_t i = 0; i < sp->nr && !n; i++) {
+                        const struct mapping *x = &sp->maps[i];
+                        if (x->end > at && x->start < m.end && x->time > m.time)
+                                n = x; /* sorted by start: the first is the lowest */
+                }
+                uint64_t piece_end = !n ? m.end : n->start > at ? n->start : at;
+                uint64_t next = n ? n->end : m.end;
+                if (piece_end > at) {
+                        struct mapping piece = m;
+                        piece.start = at;
+                        piece.end = piece_end;
+                        if (!piece.is_absolute)
+                                piece.pgoff += at - m.start;
+                        space_add(sp, piece); /* n and the other newer ones lie outside it */
+                }
+                at = next;
+        }
+}
+
 static struct mapping *space_lookup(const struct space *sp, uint64_t addr)
 {
         uint32_t lo = 0, hi = sp->nr;
@@ -819,7 +899,7 @@ static struct mapping *space_lookup(const struct space *sp, uint64_t addr)
         return &sp->maps[lo - 1];
 }
 
-void sym_image_load(struct sym_store *s, const struct sym_image *im)
+void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t time)
 {
         if (!s || !im || !im->size || im->base + im->size < im->base)
                 return;
@@ -830,19 +910,31 @@ void sym_image_load(struct sym_store *s, const struct sym_image *im)
         if (id == s->kernel_module)
                 s->has_linux_kernel = true;
         struct space *sp = space_get(s, im->pid);
-        struct mapping m = {im->base, im->base + im->size, im->file_offset, id,
-                            id == s->kernel_module};
-        space_add(sp, m);
+        if (time && time < sp->start_time)
+                return; /* mapped by the program before the process's last start */
+        struct mapping m = {im->base, im->base + im->size,    im->file_offset,
+                            id,       id == s->kernel_module, time};
+        if (time)
+                space_add_timed(sp, m);
+        else
+                space_add(sp, m);
         s->nr_changes++;
 }
 
-void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base)
+void sym_image_load(struct sym_store *s, const struct sym_image *im)
+{
+        sym_image_load_at(s, im, 0);
+}
+
+void sym_image_unload_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t time)
 {
         struct space *sp = s ? space_find(s, pid) : NULL;
         if (!sp)
                 return;
         for (uint32_t i = 0; i < sp->nr; i++) {
                 if (sp->maps[i].start == base) {
+                        if (time && sp->maps[i].time > time)
+                                return; /* mapped again after this unload */
                         memmove(&sp->maps[i], &sp->maps[i + 1],
                                 (sp->nr - i - 1) * sizeof(*sp->maps));
                         sp->nr--;
@@ -852,12 +944,17 @@ void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base)
         }
 }
 
-void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
-                        const uint8_t *build_id, uint32_t build_id_size)
+void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base)
+{
+        sym_image_unload_at(s, pid, base, 0);
+}
+
+void sym_image_identity_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
+                           const uint8_t *build_id, uint32_t build_id_size, uint64_t time)
 {
         struct space *sp = s ? space_find(s, pid) : NULL;
         struct mapping *m = sp ? space_lookup(sp, base) : NULL;
-        if (!m || m->start != base || !build_id_size)
+        if (!m || m->start != base || !build_id_size || (time && m->time > time))
                 return;
         struct module *mod = module_of(s, m->module);
         if (!mod || mod->kind == MOD_KERNEL || mod->kind == MOD_PE)
@@ -871,6 +968,12 @@ void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64
                                file_offset,   mod->path, build_id,
                                build_id_size, 0,         0};
         m->module = module_get(s, &im);
+}
+
+void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
+                        const uint8_t *build_id, uint32_t build_id_size)
+{
+        sym_image_identity_at(s, pid, base, file_offset, build_id, build_id_size, 0);
 }
 
 void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8_t guid[16],
@@ -1183,7 +1286,7 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
                         else
                                 snprintf(name, sizeof(name), "%s", hit.name);
                         out->state = SYM_RESOLVED;
-                        out->function = sym_intern(s, name);
+                        out->function = function_name(s, name);
                         out->offset = hit.offset;
                 } else {
                         out->state = SYM_NO_SYMBOL;
@@ -1194,7 +1297,7 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
                 const struct sym_entry *se = t ? sym_table_find(t, addr) : NULL;
                 if (se) {
                         out->state = SYM_RESOLVED;
-                        out->function = sym_intern(s, sym_table_name(t, se));
+                        out->function = function_name(s, sym_table_name(t, se));
                         out->offset = addr - se->start;
                 } else {
                         out->state = SYM_NO_SYMBOL;
@@ -1307,7 +1410,7 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
                 uint32_t first = s->nr_src_frames;
                 for (uint32_t i = 0; i < n; i++)
                         s->src_frames[s->nr_src_frames++] = (struct sym_srcframe){
-                                sym_intern(s, fr[i].function), sym_intern(s, fr[i].file),
+                                function_name(s, fr[i].function), sym_intern(s, fr[i].file),
                                 fr[i].line, fr[i].column};
                 e = src_slot(s, loc, &is_found);
                 *e = (struct src_entry){loc.rel, loc.module, first, n};
@@ -1350,6 +1453,7 @@ int sym_store_new(struct sym_store **out, const struct sym_options *options)
         s->strings = xcalloc(s->cap_strings, sizeof(*s->strings));
         s->strings[0] = xstrdup("");
         s->nr_strings = 1;
+        s->demangled = xcalloc(s->cap_strings, sizeof(*s->demangled));
         s->string_hash_mask = 2047;
         s->string_hash = xcalloc(2048, sizeof(*s->string_hash));
         s->cache_mask = 4095;
@@ -1410,6 +1514,7 @@ void sym_store_free(struct sym_store *s)
         for (uint32_t i = 0; i < s->nr_strings; i++)
                 free(s->strings[i]);
         free(s->strings);
+        free(s->demangled);
         free(s->string_hash);
         free(s->cache);
         free(s->src);
@@ -1425,7 +1530,8 @@ void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st)
         if (!s)
                 return;
         *st = s->st;
-        size_t mem = sizeof(*s) + s->string_bytes + s->cap_strings * sizeof(char *) +
+        size_t mem = sizeof(*s) + s->string_bytes +
+                     s->cap_strings * (sizeof(char *) + sizeof(uint32_t)) +
                      (s->string_hash_mask + 1) * sizeof(uint32_t) +
                      (s->cache_mask + 1) * sizeof(struct cache_entry) +
                      (s->src_mask + 1) * sizeof(struct src_entry) +

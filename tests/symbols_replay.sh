@@ -5,6 +5,8 @@
 #      functions named, on this machine, and after its binaries moved away, through
 #      --symbol-path; without the path they degrade to module+offset, never a wrong name.
 #   2. The Windows sample traces show module names for their sampled addresses.
+#   3. Processes started during a recording: a C++ program's names demangled, the libc code of
+#      a program exec'd on another CPU than its shell's named.
 set -u
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}" "${SYM_FIXLIB:?}"
 tmp=$(mktemp -d)
@@ -90,6 +92,48 @@ printf 'not the recorded program' >"$tmp/moved/symfix_run"
         2>"$tmp/chg.err"
 check "changed: replay exits 0" [ $? = 0 ]
 check "changed: no names from the wrong file" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg.txt'"
+
+# 3. started during the recording: C++ names, libc code
+cxx=""
+for c in "${CXX:-}" c++ g++ clang++; do
+        if [ -n "$c" ] && command -v "$c" >/dev/null; then
+                cxx=$c
+                break
+        fi
+done
+has_cxx=false
+if [ -z "$cxx" ]; then
+        skip "no C++ compiler (c++, g++, clang++): C++ names not checked in a replay"
+elif "$cxx" -O1 -g -o "$tmp/sym_cxx" "$(dirname "$0")/fixtures/sym_cxx.cpp" 2>"$tmp/cxx.err"; then
+        has_cxx=true
+else
+        check "C++ fixture builds with $cxx: $(head -3 "$tmp/cxx.err")" false
+fi
+"$ETWTOP" --record "$tmp/late.etl" --duration 3 2>"$tmp/late.err" &
+rec=$!
+sleep 0.5
+if $has_cxx; then
+        "$tmp/sym_cxx" spin 2000 &
+fi
+if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && command -v taskset >/dev/null; then
+        taskset -c 1 bash -c 'taskset -c 0 "$1" libc 2000' _ "$SYM_FIXTURE" &
+else
+        "$SYM_FIXTURE" libc 2000 &
+fi
+wait "$rec"
+check "late: recorded" [ $? = 0 ]
+wait
+"$ETWTOP" --replay "$tmp/late.etl" -b --top 100 >"$tmp/late.txt" 2>"$tmp/late.rep.err"
+check "late: replay exits 0" [ $? = 0 ]
+check "late: libc's memfrob named" grep -qE 'libc\.so\.6 +memfrob$' "$tmp/late.txt"
+if $has_cxx; then
+        check "late: C++ function demangled" \
+                grep -qE 'sym_cxx +bitmap_set_bit\(bitmap_head\*, int\)$' "$tmp/late.txt"
+        check "late: C++ template demangled" \
+                grep -qE 'sym_cxx +fixture::Box<long>::twice\(long\)$' "$tmp/late.txt"
+        check "late: no mangled name of the C++ program" \
+                bash -c "! grep -E 'sym_cxx +_Z' '$tmp/late.txt'"
+fi
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]

@@ -24,6 +24,7 @@ struct profile_options {
         uint32_t nr_symbol_path;
         bool is_live;        /* symbols: the running system (kallsyms, perf maps, the vdso) */
         bool is_synchronous; /* symbols load at their first lookup, on the caller's thread */
+        bool is_no_demangle; /* names as the files have them (C++ and Rust mangled) */
         void (*log)(void *ctx, const char *message); /* the symbol store's messages */
         void *log_ctx;
         uint32_t max_functions; /* hot functions and call-tree nodes kept (0: as many as come) */

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* sym_feed.h: keeps the symbol store's address spaces up to date from decoded events (process
    starts, image loads and unloads, etwtop's image identities, Windows DbgID records, recorded
-   kernel symbols). Live and replay call it the same way, in event order. */
+   kernel symbols). Live and replay call it the same way, in the order events come: by their
+   timestamps, the store keeps the address spaces right when a live session's CPU buffers come
+   out of time order. */
 #ifndef ETWTOP_MODEL_SYM_FEED_H
 #define ETWTOP_MODEL_SYM_FEED_H
 

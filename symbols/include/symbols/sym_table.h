@@ -4,6 +4,7 @@
 #ifndef ETWTOP_SYMBOLS_SYM_TABLE_H
 #define ETWTOP_SYMBOLS_SYM_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,14 @@ struct sym_entry {
 #define SYM_FLAG_SIZED 0x4u  /* the source gave a size (else it was inferred) */
 #define SYM_FLAG_DATA  0x8u  /* an object, not a function */
 #define SYM_FLAG_BOUND 0x10u /* internal to sym_table_finish */
+/* Padding before a function, not a function (sym_name_is_padding): never the answer of
+   sym_table_find; the function before it, when its size was inferred, runs over it. */
+#define SYM_FLAG_PADDING 0x20u
+
+/* Whether a symbol name (len bytes) names the padding the Linux kernel puts before functions:
+   __pfx_ (the NOPs of -fpatchable-function-entry and call depth tracking) and __cfi_ (kCFI's
+   preamble). perf skips them; the ELF and kernel symbol readers flag them SYM_FLAG_PADDING. */
+bool sym_name_is_padding(const char *name, size_t len);
 
 struct sym_table;
 
@@ -38,11 +47,12 @@ void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_siz
                            size_t len, uint32_t flags);
 
 /* Sorts by start; of several symbols at one start keeps one (a sized global function before a
-   weak or local one, else the first added); gives zero-size symbols the distance to the next
-   start, capped at max_inferred_size (0: no cap). After this the table is read-only. */
+   weak or local one, else the first added; padding last); gives zero-size symbols the distance
+   to the next start that is not padding, capped at max_inferred_size (0: no cap). After this
+   the table is read-only. */
 void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size);
 
-/* The symbol whose [start, start + size) holds addr, or NULL. */
+/* The symbol whose [start, start + size) holds addr, or NULL. Padding is never the answer. */
 const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
 
 const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e);

@@ -24,6 +24,11 @@ struct sym_options {
         /* Load modules on the caller's thread at their first lookup (tests, batch output);
            otherwise a loader thread does it and lookups answer SYM_PENDING meanwhile. */
         bool is_synchronous;
+        /* Function names as the symbol tables spell them (--no-demangle). By default C++ and
+           Rust names are demangled, as perf shows them (`bitmap_set_bit(bitmap_head*, int)`,
+           `<rs::Point>::norm`): every name the store hands out (sym_resolve, sym_srcline) is
+           the demangled one. */
+        bool is_no_demangle;
         /* Messages (a module that cannot be read, a build-id mismatch, restricted kernel
            symbols). Called on the caller's thread, from sym_store_poll and the lookups. */
         void (*log)(void *ctx, const char *message);
@@ -47,18 +52,33 @@ struct sym_image {
         uint32_t checksum;
 };
 
+/* Event times. A live session's events come one CPU's buffer after another (real-time delivery,
+   as on Windows), not in time order across CPUs: a process's exec on one CPU may come after the
+   mappings its loader made on another. Given the events' times (any clock that grows, the
+   records' timestamps), the address spaces are what the events say in time order, whatever the
+   order they come in: a start drops only what was mapped before it, a mapping older than its
+   process's last start is stale, of overlapping mappings the newer one wins, an unload or end
+   older than what it would remove changes nothing. Time 0: no time, applied as it comes. */
+
 /* A process starts (or execs): its earlier address space is dropped. */
 void sym_process_start(struct sym_store *s, uint32_t pid);
+void sym_process_start_at(struct sym_store *s, uint32_t pid, uint64_t time);
 /* The process ended: its images stay known for its late events, among the last 4096 processes
    that ended; older ones are forgotten, so memory does not grow with every process run. */
 void sym_process_end(struct sym_store *s, uint32_t pid);
-/* An image is mapped: replaces whatever overlapped it in that process. */
+void sym_process_end_at(struct sym_store *s, uint32_t pid, uint64_t time);
+/* An image is mapped: replaces whatever (older) overlapped it in that process. */
 void sym_image_load(struct sym_store *s, const struct sym_image *im);
+void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t time);
 void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base);
+void sym_image_unload_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t time);
 /* An image's build-id, arriving separately (etwtop's ImageIdentity before its Image event, or
    after it): attaches to the mapping at (pid, base). */
 void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
                         const uint8_t *build_id, uint32_t build_id_size);
+/* As sym_image_identity, from an event at time: a mapping newer than it is not its image. */
+void sym_image_identity_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
+                           const uint8_t *build_id, uint32_t build_id_size, uint64_t time);
 /* Windows: the PDB of the image at (pid, base), from KernelTraceControl's DbgID event. */
 void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8_t guid[16],
                    uint32_t age, const char *pdb_name);
