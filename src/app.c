@@ -187,7 +187,7 @@ static void move_window(struct app *a, int step)
         profile_restart(p);
         profile_set_window(p, is_on, from, from + width);
         char err[256];
-        if (feed_open(&a->feed, p, a->o->replay_path, NULL, err, sizeof(err)) < 0 ||
+        if (feed_open(&a->feed, p, a->o->replay_path, NULL, true, err, sizeof(err)) < 0 ||
             feed_start(a->feed) < 0) {
                 snprintf(a->st.status, sizeof(a->st.status), "%s", err);
                 a->is_quit = true;
@@ -451,7 +451,7 @@ static int live_start(struct app *a, char *err, size_t err_size)
                 snprintf(err, err_size, "%s", why);
                 return -1;
         }
-        return feed_open(&a->feed, a->profile, NULL, a->client.logger_name, err, err_size);
+        return feed_open(&a->feed, a->profile, NULL, a->client.logger_name, true, err, err_size);
 }
 
 int app_run(const struct app_options *o, char *err, size_t err_size)
@@ -499,9 +499,9 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 a->st.zoom_pid = (uint32_t)o->collect.pid;
                 profile_zoom(a->profile, a->st.zoom_pid);
         }
-        if (a->st.is_live
-                    ? live_start(a, err, err_size) < 0
-                    : feed_open(&a->feed, a->profile, o->replay_path, NULL, err, err_size) < 0)
+        if (a->st.is_live ? live_start(a, err, err_size) < 0
+                          : feed_open(&a->feed, a->profile, o->replay_path, NULL, true, err,
+                                      err_size) < 0)
                 goto out;
         if (feed_start(a->feed) < 0) {
                 snprintf(err, err_size, "cannot start the consumer thread");

@@ -58,6 +58,14 @@ static VOID WINAPI on_record(PEVENT_RECORD rec)
                 run_unlock(f);
 }
 
+/* A feed read on the caller's thread (feed_run without feed_start): nobody else reads the model
+   meanwhile, so no lock. */
+static VOID WINAPI on_record_unlocked(PEVENT_RECORD rec)
+{
+        struct feed *f = rec->UserContext;
+        kdecoder_decode(f->decoder, rec, on_event, f->profile);
+}
+
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
 {
         struct feed *f = lf->Context;
@@ -67,7 +75,7 @@ static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
 }
 
 int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
-              char *err, size_t err_size)
+              bool is_threaded, char *err, size_t err_size)
 {
         struct feed *f = xcalloc(1, sizeof(*f));
         f->profile = p;
@@ -83,7 +91,7 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
                 lf->LoggerName = f->name;
                 lf->ProcessTraceMode |= PROCESS_TRACE_MODE_REAL_TIME;
         }
-        lf->EventRecordCallback = on_record;
+        lf->EventRecordCallback = is_threaded ? on_record : on_record_unlocked;
         lf->BufferCallback = on_buffer;
         lf->Context = f;
         f->handle = OpenTraceA(lf);
@@ -115,6 +123,8 @@ static void *feed_main(void *arg)
 
 int feed_start(struct feed *f)
 {
+        if (f->lf.EventRecordCallback != on_record)
+                return -1; /* opened for feed_run */
         if (pthread_create(&f->thread, NULL, feed_main, f) != 0)
                 return -1;
         f->has_thread = true;

@@ -15,9 +15,10 @@ struct profile;
 struct feed;
 
 /* Opens the trace: a file (path), or the real-time session named logger_name. Events go to p
-   (borrowed) under the feed's lock. Returns 0, or -1 with err (the API's message). */
+   (borrowed): under the feed's lock when is_threaded (feed_start: the screen reads the model
+   meanwhile), without it for feed_run. Returns 0, or -1 with err (the API's message). */
 int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
-              char *err, size_t err_size);
+              bool is_threaded, char *err, size_t err_size);
 /* Reads it on a thread of its own (feed_lock guards the model meanwhile). 0 or -1. */
 int feed_start(struct feed *f);
 /* Reads it to its end on the caller's thread. Returns ProcessTrace's status. */

@@ -265,7 +265,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         r.profile = profile_new(&po);
         struct profile *p = r.profile;
         struct feed *f = NULL;
-        if (feed_open(&f, p, opts->path, NULL, err, err_size) < 0)
+        if (feed_open(&f, p, opts->path, NULL, false, err, err_size) < 0)
                 goto out;
         ULONG status = feed_run(f);
         char damage[512];
