@@ -39,10 +39,11 @@
 #define LIVE_DEFAULT_PMC_PERIOD 65536u
 #define LIVE_MAX_CPUS           4096u
 #define LIVE_BUILD_ID_CACHE     4096u
-/* The TimerResolution etwtop's writers record (backend/session.c, src/record.c): the unit of
-   CSwitch NewThreadWaitTime. The writer does not say which it was given. */
-#define LIVE_TIMER_RESOLUTION 10000u /* 100 ns units: 1 ms */
+/* The TimerResolution when the kernel's tick cannot be found (live_caps.timer_resolution_100ns
+   is what the writers record, backend/session.c): 100 ns units, 1 ms. */
+#define LIVE_TIMER_RESOLUTION 10000u
 #define LIVE_PROFILE_PMC_HOOK PERFINFO_LOG_TYPE_PMC_INTERRUPT
+#define LIVE_REASON_FRAMES    24u /* kernel frames of a switch-out read for its wait reason */
 #define LIVE_PROFILE_HOOK     PERFINFO_LOG_TYPE_SAMPLED_PROFILE
 
 /* What an event is for; one per (role, index, CPU). */
@@ -63,6 +64,7 @@ struct live_spec {
         enum live_role role;
         uint32_t idx;
         const char *what; /* for messages: "cpu-clock", "sched:sched_switch" ... */
+        bool is_cpu_wide; /* with -p too: opened once per CPU for every task */
         struct perf_event_attr attr;
         uint32_t nr_members;
         struct perf_event_attr members[LIVE_MAX_SOURCES];
@@ -137,6 +139,8 @@ struct live_source {
         bool has_tp_switch, has_tp_waking;
         bool has_tp_idle;          /* optional: without it PreviousCState stays 0 */
         bool has_build_id_attr;    /* attr.build_id accepted */
+        bool has_inherit_thread;   /* attr.inherit_thread accepted (else the converter drops
+                                      the child processes' records) */
         uint64_t nr_lost_retired;  /* PERF_FORMAT_LOST of events closed by updates */
         uint64_t nr_own_events;    /* records written here rather than by the converter */
         uint64_t nr_damaged_bytes; /* ring bytes dropped after a record header that cannot be */
@@ -282,11 +286,14 @@ static uint32_t online_cpus(uint32_t *cpus, uint32_t max, uint32_t *nr_cpus)
 /* ---- tracefs ---- */
 
 /* Finds tracefs: a mounted tracefs, debugfs/tracing, or the usual places; mounts it at
-   /sys/kernel/tracing when nothing is there, as perf does (tools/lib/api/fs). */
-static bool tracefs_find(char *dir, size_t size)
+   /sys/kernel/tracing when nothing is there, as perf does (tools/lib/api/fs). Returns 0 with
+   its path in dir, -EACCES when it is there but this user cannot read it (dir: where it is),
+   or -ENOENT. */
+static int tracefs_find(char *dir, size_t size)
 {
         static const char *const tries[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
         char path[PATH_MAX];
+        char denied[PATH_MAX] = "";
         FILE *f = fopen("/proc/self/mounts", "re");
 
         if (f) {
@@ -306,8 +313,10 @@ static bool tracefs_find(char *dir, size_t size)
                         if (access(probe, R_OK) == 0) {
                                 fclose(f);
                                 snprintf(dir, size, "%s", path);
-                                return true;
+                                return 0;
                         }
+                        if (errno == EACCES && !denied[0] && strcmp(type, "tracefs") == 0)
+                                snprintf(denied, sizeof(denied), "%s", path);
                 }
                 fclose(f);
         }
@@ -315,15 +324,39 @@ static bool tracefs_find(char *dir, size_t size)
                 snprintf(path, sizeof(path), "%s/events", tries[i]);
                 if (access(path, R_OK) == 0) {
                         snprintf(dir, size, "%s", tries[i]);
-                        return true;
+                        return 0;
                 }
+                if (errno == EACCES && !denied[0])
+                        snprintf(denied, sizeof(denied), "%s", tries[i]);
+        }
+        if (denied[0]) {
+                snprintf(dir, size, "%s", denied);
+                return -EACCES;
         }
         if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
             access("/sys/kernel/tracing/events", R_OK) == 0) {
                 snprintf(dir, size, "%s", "/sys/kernel/tracing");
-                return true;
+                return 0;
         }
-        return false;
+        return -ENOENT;
+}
+
+/* The message of a tracefs_find failure (rc) for what needs it. */
+static void cap_msg(char *dst, size_t size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void tracefs_msg(char *dst, size_t size, int rc, const char *dir, const char *what)
+{
+        if (!dst || !size)
+                return;
+        if (rc == -EACCES)
+                cap_msg(dst, size,
+                        "%s need the sched tracepoints, but tracefs (%s) is not readable by this "
+                        "user: run as root, or `mount -o remount,mode=755 %s`",
+                        what, dir, dir);
+        else
+                cap_msg(dst, size, "%s need tracefs: mount -t tracefs nodev /sys/kernel/tracing",
+                        what);
 }
 
 static int tracepoint_load(const char *tracefs, const char *name, struct perf_tp_format *fmt)
@@ -367,8 +400,6 @@ static bool pmu_dir(char *name, size_t size)
 
 /* A message into a caps reason field, cut to fit. */
 static void cap_msg(char *dst, size_t size, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-static void cap_msg(char *dst, size_t size, const char *fmt, ...)
 {
         char buf[512];
         va_list ap;
@@ -399,6 +430,49 @@ static int trial_open(struct perf_event_attr *a, pid_t pid, int cpu)
         return fd;
 }
 
+/* The kernel's clock tick in 100 ns units: the resolution of the coarse clocks is the tick,
+   TICK_NSEC of CONFIG_HZ (kernel/time/posix-timers.c, posix_get_coarse_res: KTIME_LOW_RES); 4 ms
+   at CONFIG_HZ=250. 10000 (1 ms) when it cannot be read or is not a tick (0.1 ms .. 100 ms). */
+static uint32_t tick_100ns(void)
+{
+        struct timespec res;
+        if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) < 0 || res.tv_sec != 0 ||
+            res.tv_nsec < 100000 || res.tv_nsec > 100000000)
+                return LIVE_TIMER_RESOLUTION;
+        return (uint32_t)((res.tv_nsec + 50) / 100);
+}
+
+/* Whether this process has capability cap in its effective set (/proc/self/status CapEff). */
+static bool has_capability(int cap)
+{
+        char buf[4096];
+        if (read_small("/proc/self/status", buf, sizeof(buf)) <= 0)
+                return false;
+        const char *p = strstr(buf, "\nCapEff:");
+        return p && (strtoull(p + 8, NULL, 16) >> cap & 1);
+}
+
+/* The data pages of a CPU's ring this user may lock, as perf computes them for its mmap
+   (tools/perf/util/evlist.c, perf_event_mlock_kb_in_pages): kernel.perf_event_mlock_kb less one
+   page (the control page), in pages, rounded down to a power of 2. The kernel lets a user lock
+   that much per online CPU; root (CAP_IPC_LOCK) and perf_event_paranoid -1 have no limit: 0. */
+static uint32_t max_ring_pages(int paranoid)
+{
+        enum { CAP_IPC_LOCK_BIT = 14 };
+        if (paranoid < 0 || has_capability(CAP_IPC_LOCK_BIT))
+                return 0;
+        int mlock_kb = 516;
+        read_int_file("/proc/sys/kernel/perf_event_mlock_kb", &mlock_kb);
+        long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+        if (page_kb <= 0)
+                page_kb = 4;
+        long pages = (mlock_kb - page_kb) / page_kb;
+        uint32_t pow2 = 1;
+        while ((long)pow2 * 2 <= pages)
+                pow2 *= 2;
+        return pow2;
+}
+
 void live_probe(struct live_caps *caps)
 {
         struct perf_event_attr a;
@@ -427,14 +501,28 @@ void live_probe(struct live_caps *caps)
 
         char tracefs[PATH_MAX];
         struct perf_tp_format fmt;
-        if (tracefs_find(tracefs, sizeof(tracefs)) &&
-            tracepoint_load(tracefs, "sched/sched_switch", &fmt) == 0) {
+        rc = tracefs_find(tracefs, sizeof(tracefs));
+        if (rc < 0) {
+                tracefs_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints), rc, tracefs,
+                            "CSwitch and ReadyThread");
+        } else if ((rc = tracepoint_load(tracefs, "sched/sched_switch", &fmt)) < 0) {
+                tracefs_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints),
+                            rc == -ENOENT ? -ENOENT : -EACCES, tracefs, "CSwitch and ReadyThread");
+        } else {
                 base_attr(&a, PERF_TYPE_TRACEPOINT, fmt.id);
                 a.sample_type = PERF_SAMPLE_RAW;
                 a.sample_period = 1;
-                caps->has_tracepoints = trial_open(&a, caps->has_cpu_wide ? -1 : 0,
-                                                   caps->has_cpu_wide ? (int)cpus[0] : -1) == 0;
+                rc = trial_open(&a, caps->has_cpu_wide ? -1 : 0,
+                                caps->has_cpu_wide ? (int)cpus[0] : -1);
+                caps->has_tracepoints = rc == 0;
+                if (rc < 0)
+                        cap_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints),
+                                "perf_event_open(sched:sched_switch) returned %s: run as root, "
+                                "grant CAP_PERFMON, or sysctl kernel.perf_event_paranoid=-1",
+                                errno_name(-rc));
         }
+        caps->timer_resolution_100ns = tick_100ns();
+        caps->max_ring_pages = max_ring_pages(caps->paranoid);
 
         /* A hardware PMU: the sysfs device and a trial open of the cycles event. */
         bool has_dir = pmu_dir(pmu, sizeof(pmu));
@@ -517,6 +605,10 @@ static uint32_t ring_pages(const struct live_source *ls, const struct live_setti
         uint32_t pages = LIVE_RING_MIN_PAGES;
         while (pages * 2 <= per && pages < LIVE_RING_MAX_PAGES)
                 pages *= 2;
+        /* an ordinary user locks no more than perf_event_mlock_kb per CPU (perf shrinks its
+           rings the same way) */
+        if (ls->caps.max_ring_pages && pages > ls->caps.max_ring_pages)
+                pages = ls->caps.max_ring_pages;
         return pages;
 }
 
@@ -729,7 +821,10 @@ static void spec_common(const struct live_source *ls, const struct live_settings
         a->sample_id_all = 1;
         a->use_clockid = 1;
         a->clockid = CLOCK_MONOTONIC;
+        /* -p: the process's threads, those created later included, not its child processes
+           (inherit_thread: only clones with CLONE_THREAD inherit, Linux 5.13) */
         a->inherit = s->pid > 0;
+        a->inherit_thread = s->pid > 0 && ls->has_inherit_thread;
         if (!ls->caps.has_kernel) {
                 a->exclude_kernel = 1;
                 a->exclude_callchain_kernel = 1;
@@ -760,6 +855,7 @@ static void spec_hooks(const struct live_settings *s, struct live_spec *sp, uint
                         m->config = config;
                         m->read_format = a->read_format;
                         m->inherit = a->inherit;
+                        m->inherit_thread = a->inherit_thread;
                         m->exclude_kernel = a->exclude_kernel;
                 }
                 sp->conv.nr_pmc = s->nr_pmc_counters;
@@ -810,6 +906,13 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                 spec_common(ls, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
                 sp->attr.context_switch = 1;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
+                /* -p: the whole CPU's switch records name the thread each switch-in of the
+                   process replaced, and whether it was preempted (a per-thread record names
+                   neither); the converter keeps only the process's switches */
+                if (s->pid > 0 && ls->caps.has_cpu_wide) {
+                        sp->is_cpu_wide = true;
+                        sp->attr.inherit = sp->attr.inherit_thread = 0;
+                }
                 break;
         case ROLE_IMAGE:
                 if (idx)
@@ -862,6 +965,15 @@ static bool spec_build(const struct live_source *ls, const struct live_settings 
                         spec_hooks(s, sp,
                                    role == ROLE_CSWITCH ? WMI_LOG_TYPE_CONTEXT_SWAP
                                                         : WMI_LOG_TYPE_READY_THREAD);
+                        /* the wait reasons come from where a thread left the CPU, whether the
+                           CSwitch stacks are written or not: the kernel part of the callchain
+                           (its first frames) without a StackWalk */
+                        if (role == ROLE_CSWITCH && !sp->conv.has_stack && ls->caps.has_kernel &&
+                            ls->caps.has_kallsyms) {
+                                sp->attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+                                sp->attr.exclude_callchain_user = 1;
+                                sp->attr.sample_max_stack = LIVE_REASON_FRAMES;
+                        }
                 }
                 break;
         case ROLE_IDLE:
@@ -1007,6 +1119,13 @@ static int event_open(struct live_source *ls, const struct live_spec *sp, uint32
                 /* a kernel before 5.12: no build-ids in MMAP2, read them from the files */
                 ls->has_build_id_attr = false;
                 ev->spec.attr.build_id = 0;
+                rc = sys_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
+        if (rc == -EINVAL && ev->spec.attr.inherit_thread) {
+                /* a kernel before 5.13: child processes inherit the events too; the converter
+                   keeps the traced process's records only */
+                ls->has_inherit_thread = false;
+                ev->spec.attr.inherit_thread = 0;
                 rc = sys_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
         }
         if (rc < 0)
@@ -1375,6 +1494,27 @@ static void hook_cmdline_of(void *ctx, uint32_t pid, char *buf, size_t size)
         read_cmdline(pid, buf, size);
 }
 
+/* The effective uid of pid (the second of /proc/PID/status's Uid: real, effective, saved, fs),
+   PERF_CONV_NO_UID when it cannot be read. */
+static uint32_t read_uid(uint32_t pid)
+{
+        char path[64], buf[2048];
+        snprintf(path, sizeof(path), "/proc/%u/status", pid);
+        if (read_small(path, buf, sizeof(buf)) <= 0)
+                return PERF_CONV_NO_UID;
+        const char *p = strstr(buf, "\nUid:");
+        unsigned long real, effective;
+        if (!p || sscanf(p + 5, "%lu %lu", &real, &effective) != 2 || effective >= UINT32_MAX)
+                return PERF_CONV_NO_UID;
+        return (uint32_t)effective;
+}
+
+static uint32_t hook_uid_of(void *ctx, uint32_t pid)
+{
+        (void)ctx;
+        return read_uid(pid);
+}
+
 /* The GNU build-id note of an ELF file (NT_GNU_BUILD_ID in a PT_NOTE segment). */
 static uint32_t elf_build_id(const char *path, uint8_t *id, uint32_t max)
 {
@@ -1643,7 +1783,12 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
                         syms[nr].addr = strtoull(line, NULL, 16);
                         syms[nr].name = name;
                         syms[nr].module = mod ? mod : "";
-                        if (syms[nr].addr)
+                        /* __pfx_ and __cfi_ are the padding before a function (perf skips
+                           them): the function before runs over it, as the symbol store reads
+                           kallsyms; an idle stack's return address lands exactly on one */
+                        bool is_padding =
+                                !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
+                        if (syms[nr].addr && !is_padding)
                                 nr++;
                 }
                 line = nl ? nl + 1 : NULL;
@@ -1875,7 +2020,7 @@ static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts, u
                 return;
         if (flags & EVENT_TRACE_FLAG_PROCESS) {
                 read_cmdline(pid, cmdline, sizeof(cmdline));
-                struct perf_conv_process p = {pid, ppid, session, comm, cmdline};
+                struct perf_conv_process p = {pid, ppid, session, comm, cmdline, read_uid(pid)};
                 perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, ts, &p);
         }
         if (flags & EVENT_TRACE_FLAG_THREAD) {
@@ -1977,6 +2122,58 @@ static void write_kernel_symbols(struct live_source *ls)
 
 /* ---- the session ---- */
 
+/* The TimerResolution w's logfile header records (ETL-FORMAT.md 1.6: the header buffer's
+   WMI_BUFFER_HEADER, the SYSTEM_TRACE_HEADER, then TRACE_LOGFILE_HEADER.TimerResolution at
+   0x18): the unit of the CSwitch NewThreadWaitTime the converter writes, so that the file
+   agrees with itself whatever its writer was told; the kernel's tick when it says none. */
+static uint32_t writer_timer_resolution(const struct etl_writer *w, const struct live_caps *caps)
+{
+        enum { AT = 0x48 + 0x20 + 0x18 };
+        uint32_t size = 0, v = 0;
+        const uint8_t *hdr = etl_writer_header(w, &size);
+        if (hdr && size >= AT + 4)
+                memcpy(&v, hdr + AT, 4);
+        return v ? v : caps->timer_resolution_100ns;
+}
+
+/* Finds tracefs and reads the formats of sched_switch, sched_waking and (optional) cpu_idle for
+   the CSwitch and ReadyThread that s asks for. Returns 0, or -ENOENT (no tracefs) or -EACCES
+   (tracefs or a format this user cannot read) with err filled. */
+static int tracepoints_load(struct live_source *ls, const struct live_settings *s,
+                            struct etl_error *err)
+{
+        const char *what = wants_cswitch(s) && wants_ready(s) ? "CSwitch and ReadyThread"
+                           : wants_cswitch(s)                 ? "CSwitch events"
+                                                              : "ReadyThread events";
+        int rc = tracefs_find(ls->tracefs, sizeof(ls->tracefs));
+        if (rc < 0) {
+                tracefs_msg(err ? err->msg : NULL, err ? sizeof(err->msg) : 0, rc, ls->tracefs,
+                            what);
+                if (err)
+                        err->offset = 0;
+                ls->tracefs[0] = 0;
+                return rc;
+        }
+        int rc_switch = tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch);
+        int rc_waking = tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking);
+        ls->has_tp_switch = rc_switch == 0;
+        ls->has_tp_waking = rc_waking == 0;
+        ls->has_tp_idle = tracepoint_load(ls->tracefs, "power/cpu_idle", &ls->tp_idle) == 0;
+        if (ls->has_tp_switch && ls->has_tp_waking)
+                return 0;
+        rc = rc_switch < 0 ? rc_switch : rc_waking;
+        if (rc == -EACCES || rc == -EPERM) {
+                tracefs_msg(err ? err->msg : NULL, err ? sizeof(err->msg) : 0, -EACCES, ls->tracefs,
+                            what);
+                if (err)
+                        err->offset = 0;
+                return -EACCES;
+        }
+        set_err(err, "cannot read %s/events/sched/sched_%s/format (%s)", ls->tracefs,
+                ls->has_tp_switch ? "waking" : "switch", errno_name(-rc));
+        return -ENOENT;
+}
+
 /* The threads events are opened on: with -p every thread of the process (/proc/PID/task), the
    process's own first (new threads inherit its events, and those of the thread that creates
    them); {-1}, every task, for the whole system. */
@@ -2074,11 +2271,13 @@ static int events_reconcile(struct live_source *ls, const struct live_settings *
                                 continue;
                         for (uint32_t c = 0; c < ls->nr_online && rc == 0; c++) {
                                 uint32_t cpu = ls->online[c], nr_opened = 0;
-                                for (uint32_t t = 0; t < ls->nr_tasks && rc == 0; t++) {
+                                uint32_t nr_tasks = sp.is_cpu_wide ? 1 : ls->nr_tasks;
+                                for (uint32_t t = 0; t < nr_tasks && rc == 0; t++) {
                                         struct live_event *ev;
                                         struct etl_error ignored;
-                                        bool is_thread = s->pid > 0;
-                                        rc = event_open(ls, &sp, cpu, ls->tasks[t], &ev,
+                                        bool is_thread = s->pid > 0 && !sp.is_cpu_wide;
+                                        rc = event_open(ls, &sp, cpu,
+                                                        sp.is_cpu_wide ? -1 : ls->tasks[t], &ev,
                                                         is_thread ? &ignored : err);
                                         if (rc == -ESRCH && is_thread) {
                                                 rc = 0; /* that thread has exited */
@@ -2192,6 +2391,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->settings = *settings;
         ls->w = w;
         ls->has_build_id_attr = true;
+        ls->has_inherit_thread = true;
         live_probe(&ls->caps);
         rc = settings_check(settings, &ls->caps, err);
         if (rc < 0)
@@ -2202,23 +2402,9 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 goto fail;
         }
         if (wants_cswitch(settings) || wants_ready(settings)) {
-                if (!tracefs_find(ls->tracefs, sizeof(ls->tracefs))) {
-                        set_err(err, "CSwitch and ReadyThread need tracefs: mount -t tracefs "
-                                     "nodev /sys/kernel/tracing");
-                        rc = -ENOENT;
+                rc = tracepoints_load(ls, settings, err);
+                if (rc < 0)
                         goto fail;
-                }
-                ls->has_tp_switch =
-                        tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
-                ls->has_tp_waking =
-                        tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
-                ls->has_tp_idle = tracepoint_load(ls->tracefs, "power/cpu_idle", &ls->tp_idle) == 0;
-                if (!ls->has_tp_switch || !ls->has_tp_waking) {
-                        set_err(err, "cannot read %s/events/sched/sched_%s/format (run as root)",
-                                ls->tracefs, ls->has_tp_switch ? "waking" : "switch");
-                        rc = -EACCES;
-                        goto fail;
-                }
         }
 
         ls->nr_online = online_cpus(cpus, LIVE_MAX_CPUS, &ls->nr_cpus);
@@ -2231,15 +2417,17 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         if (rc < 0)
                 goto fail;
 
-        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of,
-                                    hook_wait_sites};
+        struct perf_conv_ops ops = {hook_emit,        hook_event_of,   hook_cmdline_of,
+                                    hook_build_id_of, hook_wait_sites, hook_uid_of};
         rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
         if (rc < 0) {
                 set_err(err, "cannot create the converter");
                 goto fail;
         }
         perf_conv_set_masks(ls->conv, &settings->masks);
-        perf_conv_set_timer_resolution(ls->conv, LIVE_TIMER_RESOLUTION);
+        perf_conv_set_timer_resolution(ls->conv, writer_timer_resolution(w, &ls->caps));
+        if (settings->pid > 0)
+                perf_conv_set_process(ls->conv, (uint32_t)settings->pid, ls->tasks, ls->nr_tasks);
 
         ls->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
         if (ls->epoll_fd < 0) {
@@ -2348,16 +2536,9 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         }
         if ((wants_cswitch(next) && !ls->has_tp_switch) ||
             (wants_ready(next) && !ls->has_tp_waking)) {
-                if (!ls->tracefs[0] && !tracefs_find(ls->tracefs, sizeof(ls->tracefs))) {
-                        set_err(err, "CSwitch and ReadyThread need tracefs: mount -t tracefs "
-                                     "nodev /sys/kernel/tracing");
-                        return -ENOENT;
-                }
-                ls->has_tp_switch =
-                        tracepoint_load(ls->tracefs, "sched/sched_switch", &ls->tp_switch) == 0;
-                ls->has_tp_waking =
-                        tracepoint_load(ls->tracefs, "sched/sched_waking", &ls->tp_waking) == 0;
-                ls->has_tp_idle = tracepoint_load(ls->tracefs, "power/cpu_idle", &ls->tp_idle) == 0;
+                rc = tracepoints_load(ls, next, err);
+                if (rc < 0)
+                        return rc;
         }
 
         /* make: open what the new settings need (the old events stay in force on failure), on
@@ -2366,6 +2547,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
                 rc = tasks_list(ls, err);
                 if (rc < 0)
                         return rc;
+                perf_conv_set_process(ls->conv, (uint32_t)old.pid, ls->tasks, ls->nr_tasks);
         }
         struct live_event **fresh;
         uint32_t nr_fresh;

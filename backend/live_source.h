@@ -32,7 +32,8 @@ struct live_settings {
         uint32_t nr_lbr_hooks;                   /* 0: LBR off */
         uint16_t lbr_hooks[LIVE_MAX_LBR_HOOKS];
         int32_t pid;         /* -1: the whole system; else this process and its threads */
-        uint32_t ring_pages; /* per-CPU ring data pages, a power of 2; 0: a default */
+        uint32_t ring_pages; /* per-CPU ring data pages, a power of 2; 0: a default (within
+                                live_caps.max_ring_pages) */
 };
 
 /* What this machine can do, and why not (LINUX-MAPPING.md 5.4 and the capability probe of
@@ -47,7 +48,15 @@ struct live_caps {
         int paranoid;      /* kernel.perf_event_paranoid */
         int kptr_restrict;
         uint32_t nr_cpus;
+        /* the kernel's clock tick (1 / CONFIG_HZ) in 100 ns units: the TimerResolution of the
+           trace header and the unit of CSwitch NewThreadWaitTime (10000, 1 ms, if unknown) */
+        uint32_t timer_resolution_100ns;
+        /* the data pages of a CPU's ring this user may lock: kernel.perf_event_mlock_kb less a
+           page, rounded down to a power of 2, as perf sizes its rings (512 KiB by default);
+           0: no limit (CAP_IPC_LOCK, or perf_event_paranoid -1) */
+        uint32_t max_ring_pages;
         char why_no_cpu_wide[160];
+        char why_no_tracepoints[200]; /* when has_tracepoints is false */
         char why_no_pmu[160];
         char why_no_lbr[160];
         char why_no_kallsyms[160];

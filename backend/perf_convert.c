@@ -25,6 +25,13 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as l
 #define BUILD_ID_MAX    20u
 #define KERNEL_VERSION  85u      /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
 #define DEFAULT_TICK_NS 1000000u /* NewThreadWaitTime unit: TimerResolution 10000 (1 ms) */
+/* Switch-out stacks kept for the threads' next switch-in (the CSwitch stack Windows writes). */
+#define CONV_MAX_SAVED_STACKS 16384u
+/* UserSID (ETL-FORMAT.md 3.8): the TOKEN_USER's Sid pointer. Windows writes the SID's kernel
+   address; readers only test it for 0 (PerfView's SkipSID; etwtop's decoder tests its low
+   32 bits), so any non-zero value will do. */
+#define SID_POINTER             0xFFFF800000001000ull
+#define SID_UNIX_USER_AUTHORITY 22 /* S-1-22-1-uid: the "Unix user" SIDs of Samba and NFS */
 
 /* EVNTRACE_LBR_FILTER_* type bits (LINUX-MAPPING.md 1.3). */
 #define LBR_JCC   EVNTRACE_LBR_FILTER_JCC
@@ -327,33 +334,33 @@ static bool has_letter(const struct perf_tp_format *fmt, uint64_t bits, char let
 
 /* prev_state -> (KTHREAD_STATE, KWAIT_REASON). Linux has no wait reasons; the letters the
    tracepoint's own print fmt prints say how the thread left the CPU:
-     R+ (runnable, preempted)          -> Ready   / WrPreempted (32)
-     R  (runnable, called schedule())  -> Ready   / WrYieldExecution (33)
+     R+, R (runnable)                  -> Ready   / WrPreempted (32)
      S  (interruptible sleep)          -> Waiting / UserRequest (6)
      D  (uninterruptible, e.g. I/O)    -> Waiting / Executive (0)
      T, t (stopped, traced)            -> Waiting / Suspended (5)
      I, P (idle or parked kthread)     -> Waiting / WrKernel (26)
      X, Z (dead, zombie)               -> Terminated / WrTerminated (22)
-   Anything else -> Waiting / Executive. A sleep (S, D) whose switch has a kernel callchain is
-   refined by where it slept (wait_reason_of_stack, perf_wait_reason_of_function). */
+   Anything else -> Waiting / Executive. The "+" (preempted in the kernel) does not tell a
+   preemption from a yield: on current kernels a thread preempted at the tick leaves through
+   schedule() on its return to user space (exit_to_user_mode_loop) with prev_state R and no
+   "+", as a sched_yield does. A switch with a kernel callchain says more: a sleep (S, D) is
+   refined by where it slept, a runnable thread is WrYieldExecution (33) only when it left
+   through do_sched_yield (wait_reason_of_stack, perf_wait_reason_of_function). */
 struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt,
                                                 uint64_t prev_state)
 {
-        uint64_t table = 0, preempt = 0x100;
+        uint64_t table = 0;
 
         if (fmt && fmt->nr_flags) {
                 for (uint32_t i = 0; i < fmt->nr_flags; i++)
                         table |= fmt->flags[i].value;
-                preempt = fmt->preempt_bit;
         } else {
                 table = 0xFF;
         }
+        /* no letter: R, with or without the "+" bit (above the table) */
         uint64_t bits = prev_state & table;
-        if (bits == 0) {
-                if (prev_state & preempt)
-                        return (struct perf_thread_state){KSTATE_READY, KWAIT_WR_PREEMPTED};
-                return (struct perf_thread_state){KSTATE_READY, KWAIT_WR_YIELD_EXECUTION};
-        }
+        if (bits == 0)
+                return (struct perf_thread_state){KSTATE_READY, KWAIT_WR_PREEMPTED};
         if (has_letter(fmt, bits, 'X') || has_letter(fmt, bits, 'Z'))
                 return (struct perf_thread_state){KSTATE_TERMINATED, KWAIT_WR_TERMINATED};
         if (has_letter(fmt, bits, 'T') || has_letter(fmt, bits, 't'))
@@ -386,6 +393,15 @@ int perf_wait_reason_of_function(const char *name)
                 {"__mutex_lock", true, KWAIT_WR_MUTEX},
                 {"mutex_lock", true, KWAIT_WR_MUTEX},
                 {"rwsem_down_", true, KWAIT_WR_RESOURCE},
+                /* sched_yield(2): do_sched_yield, inlined into the syscall's entry where the
+                   compiler likes (6.18 x86_64: __x64_sys_sched_yield calls schedule()) */
+                {"do_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"__x64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"__ia32_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"__arm64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"__do_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+                {"yield_to", false, KWAIT_WR_YIELD_EXECUTION},
         };
         if (!name)
                 return -1;
@@ -823,10 +839,27 @@ struct conv_proc {
         uint32_t pid; /* key */
         uint32_t ppid;
         uint32_t session_id;
+        uint32_t uid; /* PERF_CONV_NO_UID: unknown */
         uint32_t nr_images, cap_images;
         char comm[16];
         char *cmdline;             /* owned, may be NULL */
         struct conv_image *images; /* owned */
+};
+
+/* A thread's callchain at its last switch-out: the stack of the CSwitch that switches it in
+   again (LINUX-MAPPING.md 3.3, "Stack semantics"). */
+struct conv_stack {
+        uint32_t tid; /* key */
+        uint32_t pid;
+        uint32_t nr;
+        uint64_t *frames; /* owned, nr */
+};
+
+/* -p, context-switch records of the whole CPU: the last switch-out seen on a CPU. */
+struct conv_out {
+        uint32_t tid, next_tid;
+        bool is_preempted; /* PERF_RECORD_MISC_SWITCH_OUT_PREEMPT: still runnable */
+        bool has;
 };
 
 struct state_memo {
@@ -876,6 +909,10 @@ struct perf_conv {
         } wait_memo[256];            /* a kernel return address's answer: the same few come back */
         struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
         char *text;                  /* owned scratch: command lines */
+        struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
+        bool has_switch_stacks;      /* the last sched_switch sample had CSwitch stacks on */
+        uint32_t traced_pid;         /* -p: the process traced; 0: every process */
+        struct conv_out *last_out;   /* owned, per writer CPU, with -p */
 };
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -883,7 +920,7 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
 {
         *out = NULL;
         if (!ops || !ops->emit || !ops->event_of || !ops->cmdline_of || !ops->build_id_of ||
-            nr_cpus == 0)
+            !ops->uid_of || nr_cpus == 0)
                 return -EINVAL;
 
         struct perf_conv *c = xcalloc(1, sizeof(*c));
@@ -900,6 +937,7 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         umap_init(&c->tasks, sizeof(struct conv_task), 1024);
         umap_init(&c->procs, sizeof(struct conv_proc), 256);
         umap_init(&c->waits, sizeof(struct conv_wait), 64);
+        umap_init(&c->stacks, sizeof(struct conv_stack), 256);
         c->wait_since = xcalloc(CONV_WAIT_DIRECT, sizeof(*c->wait_since));
         c->wait_is_set = xcalloc(CONV_WAIT_DIRECT / 64, sizeof(*c->wait_is_set));
         c->kaddrs_mask = 4096 - 1;
@@ -939,6 +977,13 @@ void perf_conv_free(struct perf_conv *c)
                 if (p->pid != CONV_NONE)
                         proc_release(p);
         }
+        for (uint32_t i = 0; c->stacks.slots && i <= c->stacks.mask; i++) {
+                struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
+                if (k->tid != CONV_NONE)
+                        free(k->frames);
+        }
+        free(c->stacks.slots);
+        free(c->last_out);
         free(c->procs.slots);
         free(c->tasks.slots);
         free(c->waits.slots);
@@ -1113,19 +1158,41 @@ static uint32_t record_system64_pmc(uint8_t *dst, uint16_t hook, uint8_t version
         return n;
 }
 
-/* Process v4 payload (ETL-FORMAT.md 3.8) without a SID. */
+/* UserSID (ETL-FORMAT.md 3.8) at p, as Windows writes it on x64: TOKEN_USER (the Sid pointer,
+   Attributes 0, 4 bytes of padding: 16 bytes), then the SID. The owner uid's SID is S-1-22-1-uid,
+   the "Unix user" SID Samba and NFS give Linux users; an unknown owner has the Null SID S-1-0-0.
+   Returns the bytes written (32, or 28 for the Null SID). */
+static uint32_t put_user_sid(uint8_t *p, uint32_t uid)
+{
+        bool is_known = uid != PERF_CONV_NO_UID;
+        memset(p, 0, 32);
+        st64(p, SID_POINTER);
+        p[16] = 1;                /* Revision */
+        p[17] = is_known ? 2 : 1; /* SubAuthorityCount */
+        if (is_known) {           /* IdentifierAuthority: 6 bytes, big-endian */
+                p[23] = SID_UNIX_USER_AUTHORITY;
+                st32(p + 24, 1); /* 1: users (2: groups) */
+                st32(p + 28, uid);
+                return 32;
+        }
+        return 28; /* S-1-0-0: authority 0, sub-authority 0 */
+}
+
+/* Process v4 payload (ETL-FORMAT.md 3.8). */
 static uint32_t build_process(struct perf_conv *c, uint32_t pid, uint32_t ppid, uint32_t session,
-                              int32_t exit_status, const char *name, const char *cmdline)
+                              int32_t exit_status, uint32_t uid, const char *name,
+                              const char *cmdline)
 {
         uint8_t *p = c->payload;
         char clipped[CONV_MAX_CMDLINE + 1];
 
-        memset(p, 0, 40);
+        memset(p, 0, 36);
         st32(p + 8, pid);
         st32(p + 12, ppid);
         st32(p + 16, session);
         st32(p + 20, (uint32_t)exit_status);
-        uint32_t n = 40; /* Flags @32 = 0, UserSID @36 = u32 0 (none) */
+        /* UniqueProcessKey @0, DirectoryTableBase @24 and Flags @32: 0 */
+        uint32_t n = 36 + put_user_sid(p + 36, uid);
         /* ImageFileName: ANSI; comm is at most 15 bytes */
         n += put_cstr(p + n, name, 255);
         n += perf_put_utf16(p + n, clip(clipped, cmdline, CONV_MAX_CMDLINE));
@@ -1136,10 +1203,10 @@ static uint32_t build_process(struct perf_conv *c, uint32_t pid, uint32_t ppid, 
 
 static int emit_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
                         uint32_t hdr_tid, uint32_t hdr_pid, uint32_t pid, uint32_t ppid,
-                        uint32_t session, int32_t exit_status, const char *name,
+                        uint32_t session, int32_t exit_status, uint32_t uid, const char *name,
                         const char *cmdline)
 {
-        uint32_t n = build_process(c, pid, ppid, session, exit_status, name, cmdline);
+        uint32_t n = build_process(c, pid, ppid, session, exit_status, uid, name, cmdline);
         uint32_t size;
         if (hook == WMI_LOG_TYPE_PROCESS_DC_START || hook == WMI_LOG_TYPE_PROCESS_DC_END)
                 size = etl_record_perfinfo64(c->rec, hook, 4, ts, NULL, 0, c->payload, n);
@@ -1226,7 +1293,7 @@ static struct conv_proc *proc_get(struct perf_conv *c, uint32_t pid)
         bool is_new;
         struct conv_proc *p = umap_get(&c->procs, pid, &is_new);
         if (p && is_new)
-                p->ppid = CONV_NONE;
+                p->ppid = p->uid = CONV_NONE;
         return p;
 }
 
@@ -1315,6 +1382,99 @@ static void tasks_drop_process(struct perf_conv *c, uint32_t pid)
         }
 }
 
+/* Whether tid is one of the traced process's threads (every thread without -p). */
+static bool is_traced(const struct perf_conv *c, uint32_t tid)
+{
+        if (!c->traced_pid || tid == c->traced_pid)
+                return true;
+        const struct conv_task *t = umap_find(&c->tasks, tid);
+        return t && t->pid == c->traced_pid;
+}
+
+/* Whether a record of process pid is written: with -p, only the traced process's. */
+static bool is_own(struct perf_conv *c, uint32_t pid)
+{
+        if (!c->traced_pid || pid == c->traced_pid)
+                return true;
+        c->st.nr_foreign++;
+        return false;
+}
+
+void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr)
+{
+        c->traced_pid = pid;
+        if (pid && !c->last_out)
+                c->last_out = xcalloc(c->nr_cpus, sizeof(*c->last_out));
+        for (uint32_t i = 0; pid && i < nr; i++)
+                if (tids[i] > 0 && !umap_find(&c->tasks, (uint32_t)tids[i]))
+                        task_set(c, (uint32_t)tids[i], pid, NULL, -1);
+}
+
+/* ---- switch-out stacks ---- */
+
+/* tid has left the CPU with the nr frames in c->frames (its pid's): kept for its next switch-in,
+   replacing what was kept (nr 0: nothing is kept). */
+static void stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr)
+{
+        struct conv_stack *k = umap_find(&c->stacks, tid);
+        if (!nr || tid == 0) {
+                if (k) {
+                        free(k->frames);
+                        umap_remove(&c->stacks, k);
+                }
+                return;
+        }
+        if (!k) {
+                bool is_new;
+                if (c->stacks.nr >= CONV_MAX_SAVED_STACKS)
+                        return;
+                k = umap_get(&c->stacks, tid, &is_new);
+        }
+        if (k->nr < nr || !k->frames) {
+                free(k->frames);
+                k->frames = xcalloc(nr, sizeof(*k->frames));
+        }
+        memcpy(k->frames, c->frames, nr * sizeof(*k->frames));
+        k->nr = nr;
+        k->pid = pid;
+}
+
+static int emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                      uint32_t nr);
+
+/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */
+static void stacks_set(struct perf_conv *c, bool is_on)
+{
+        if (c->has_switch_stacks == is_on)
+                return;
+        c->has_switch_stacks = is_on;
+        if (is_on)
+                return;
+        for (uint32_t i = 0; i <= c->stacks.mask; i++) {
+                struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
+                if (k->tid != CONV_NONE) {
+                        free(k->frames);
+                        k->tid = CONV_NONE;
+                }
+        }
+        c->stacks.nr = 0;
+}
+
+/* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
+   left the CPU last (its switch-out's callchain), StackThread = tid. Nothing when none was kept. */
+static int emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
+{
+        struct conv_stack *k = tid ? umap_find(&c->stacks, tid) : NULL;
+        if (!k)
+                return 0;
+        uint32_t nr = k->nr, pid = k->pid;
+        memcpy(c->frames, k->frames, nr * sizeof(*k->frames));
+        free(k->frames);
+        umap_remove(&c->stacks, k);
+        c->st.nr_cswitch_stacks++;
+        return emit_stack(c, cpu, ts, pid, tid, nr);
+}
+
 /* ---- rundown entry points ---- */
 
 int perf_conv_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
@@ -1325,12 +1485,13 @@ int perf_conv_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t
                 if (e) {
                         e->ppid = p->ppid;
                         e->session_id = p->session_id;
+                        e->uid = p->uid;
                         clip(e->comm, p->name, sizeof(e->comm) - 1);
                         proc_set_cmdline(e, p->cmdline);
                 }
         }
         return emit_process(c, hook, cpu, ts, 0, p->pid, p->pid, p->ppid, p->session_id,
-                            hook == WMI_LOG_TYPE_PROCESS_DC_END ? 0 : 259, p->name,
+                            hook == WMI_LOG_TYPE_PROCESS_DC_END ? 0 : 259, p->uid, p->name,
                             p->cmdline ? p->cmdline : "");
 }
 
@@ -1362,8 +1523,8 @@ int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts)
                 if (p->pid == CONV_NONE || !p->comm[0])
                         continue;
                 rc = emit_process(c, WMI_LOG_TYPE_PROCESS_DC_END, cpu, ts, 0, p->pid, p->pid,
-                                  p->ppid == CONV_NONE ? 0 : p->ppid, p->session_id, 0, p->comm,
-                                  p->cmdline ? p->cmdline : "");
+                                  p->ppid == CONV_NONE ? 0 : p->ppid, p->session_id, 0, p->uid,
+                                  p->comm, p->cmdline ? p->cmdline : "");
         }
         for (uint32_t i = 0; c->has_thread && i <= c->tasks.mask && rc == 0; i++) {
                 const struct conv_task *t = (const void *)umap_key(&c->tasks, i);
@@ -1427,6 +1588,8 @@ static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
         if (size < 16 || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
         uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
+        if (!is_own(c, pid))
+                return 0;
         size_t max = size - 16 < 16 ? size - 16 : 16;
         clip(comm, (const char *)rec + 16, max);
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
@@ -1444,10 +1607,14 @@ static int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
                         c->text[0] = 0;
                         c->ops.cmdline_of(c->ctx, pid, c->text, CONV_MAX_CMDLINE + 1);
                         proc_set_cmdline(p, c->text);
+                        /* a set-user-ID program runs as its file's owner from here */
+                        uint32_t uid = c->ops.uid_of(c->ctx, pid);
+                        if (uid != PERF_CONV_NO_UID)
+                                p->uid = uid;
                         if (c->has_process)
                                 rc = emit_process(c, WMI_LOG_TYPE_PROCESS_CREATE, cpu, ts, tid, pid,
                                                   pid, p->ppid == CONV_NONE ? 0 : p->ppid,
-                                                  p->session_id, 259, comm, c->text);
+                                                  p->session_id, 259, p->uid, comm, c->text);
                 }
         }
         if (rc == 0 && c->has_thread)
@@ -1475,6 +1642,10 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                 proc_release(p);
                 p->ppid = ppid;
                 p->session_id = parent ? parent->session_id : 0;
+                /* a child runs as its parent's user (fork copies the credentials); /proc
+                   may say what an exec made of it since */
+                p->uid = parent && parent->uid != PERF_CONV_NO_UID ? parent->uid
+                                                                   : c->ops.uid_of(c->ctx, pid);
                 clip(p->comm, comm, sizeof(p->comm) - 1);
                 c->text[0] = 0;
                 c->ops.cmdline_of(c->ctx, pid, c->text, CONV_MAX_CMDLINE + 1);
@@ -1483,7 +1654,7 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                 proc_set_cmdline(p, c->text);
                 if (c->has_process)
                         rc = emit_process(c, WMI_LOG_TYPE_PROCESS_CREATE, cpu, ts, ptid, ppid, pid,
-                                          ppid, p->session_id, 259, comm, c->text);
+                                          ppid, p->session_id, 259, p->uid, comm, c->text);
                 task_set(c, tid, pid, comm, prio);
                 if (rc == 0 && c->has_thread)
                         rc = emit_thread(c, WMI_LOG_TYPE_THREAD_CREATE, cpu, ts, ptid, ppid, pid,
@@ -1546,6 +1717,7 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
         if (t)
                 umap_remove(&c->tasks, (void *)t);
         wait_forget(c, tid);
+        stack_keep(c, tid, pid, 0);
         if (pid != tid)
                 return rc;
 
@@ -1553,7 +1725,8 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
         if (rc == 0 && c->has_process)
                 rc = emit_process(c, WMI_LOG_TYPE_PROCESS_DELETE, cpu, ts, tid, pid, pid,
                                   p && p->ppid != CONV_NONE ? p->ppid : 0, p ? p->session_id : 0, 0,
-                                  p ? p->comm : comm, p && p->cmdline ? p->cmdline : "");
+                                  p ? p->uid : PERF_CONV_NO_UID, p ? p->comm : comm,
+                                  p && p->cmdline ? p->cmdline : "");
         if (p) {
                 proc_release(p);
                 umap_remove(&c->procs, p);
@@ -1575,6 +1748,8 @@ static int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec,
                 return 0;
         uint32_t pid = le_get32(rec + 8), ppid = le_get32(rec + 12);
         uint32_t tid = le_get32(rec + 16), ptid = le_get32(rec + 20);
+        if (!is_own(c, pid))
+                return 0; /* with -p, a child process (its FORK comes to its parent's events) */
         uint64_t time = sid.has_time ? sid.time : le_get64(rec + 24);
         uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         uint64_t ts = perf_conv_stamp(c, cpu, time);
@@ -1597,7 +1772,7 @@ static int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec
                 return -EBADMSG;
         uint32_t pid = le_get32(rec + 8), tid = le_get32(rec + 12);
         uint32_t prot = le_get32(rec + 64);
-        if (!(prot & PROT_EXEC))
+        if (!(prot & PROT_EXEC) || !is_own(c, pid))
                 return 0;
         char path[CONV_MAX_PATH + 1];
         clip(path, (const char *)rec + 72, size - 72 < CONV_MAX_PATH ? size - 72 : CONV_MAX_PATH);
@@ -1826,7 +2001,9 @@ static void wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
 }
 
 /* NewThreadWaitTime: how long tid waited before this switch-in, in clock ticks of the trace's
-   TimerResolution, rounded to the nearest; 0 for the idle thread or a thread not seen leave. */
+   TimerResolution, counted as Windows counts them (KeTickCount now less the tick count when the
+   wait began): the ticks that began in between, on the session clock; 0 for the idle thread or
+   a thread not seen leave. */
 static uint32_t wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
 {
         uint64_t since;
@@ -1845,8 +2022,7 @@ static uint32_t wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
                 since = w->since_ns;
                 umap_remove(&c->waits, w);
         }
-        uint64_t ns = ts > since ? ts - since : 0;
-        uint64_t ticks = (ns + c->tick_ns / 2) / c->tick_ns;
+        uint64_t ticks = ts > since ? ts / c->tick_ns - since / c->tick_ns : 0;
         return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
 }
 
@@ -1900,10 +2076,12 @@ static int wait_reason_at(struct perf_conv *c, uint64_t addr)
         return reason;
 }
 
-/* A sleep's reason from where it slept: the innermost blocking function of the switch's kernel
-   callchain (LINUX-MAPPING.md 3.3), else the state's. */
+/* A switch's reason from where the thread left the CPU: the innermost blocking function of the
+   switch's kernel callchain (LINUX-MAPPING.md 3.3), else the state's. A runnable thread
+   (is_runnable) takes only do_sched_yield's WrYieldExecution from it, a sleeping one anything
+   else. */
 static uint8_t wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s,
-                                    uint8_t reason)
+                                    uint8_t reason, bool is_runnable)
 {
         if (!c->has_asked_wait_sites) {
                 c->has_asked_wait_sites = true;
@@ -1924,15 +2102,17 @@ static uint8_t wait_reason_of_stack(struct perf_conv *c, const struct perf_sampl
                 if (!is_kernel_addr(a))
                         continue;
                 int r = wait_reason_at(c, a);
-                if (r >= 0)
+                if (r >= 0 && (r == KWAIT_WR_YIELD_EXECUTION) == is_runnable)
                         return (uint8_t)r;
         }
         return reason;
 }
 
-/* CSwitch from sched_switch's raw fields. */
+/* CSwitch from sched_switch's raw fields; the threads switched in *new_tid and out *old_tid,
+   whether the old one ended *is_ended. */
 static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
-                                 const struct perf_sample *s, uint32_t cpu, uint64_t ts)
+                                 const struct perf_sample *s, uint32_t cpu, uint64_t ts,
+                                 uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
 {
         const struct perf_tp_field *const *f = tp_fields(c, ev->tp);
         int64_t prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
@@ -1950,7 +2130,12 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_eve
         struct perf_thread_state st = m->st;
         if (st.state == KSTATE_WAITING && s->nr_callchain &&
             (st.wait_reason == KWAIT_USER_REQUEST || st.wait_reason == KWAIT_EXECUTIVE))
-                st.wait_reason = wait_reason_of_stack(c, s, st.wait_reason);
+                st.wait_reason = wait_reason_of_stack(c, s, st.wait_reason, false);
+        else if (st.state == KSTATE_READY && s->nr_callchain && prev_pid != 0)
+                st.wait_reason = wait_reason_of_stack(c, s, st.wait_reason, true);
+        *new_tid = (uint32_t)next_pid;
+        *old_tid = (uint32_t)prev_pid;
+        *is_ended = st.state == KSTATE_TERMINATED;
         return build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
                              prev_prio, st);
 }
@@ -1973,6 +2158,25 @@ static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_e
         return 8;
 }
 
+/* -p: whether a sample is the traced process's: its own (a sample or a switch out of one of its
+   threads: sched_switch is recorded in the old thread's context), or a wake-up of one of its
+   threads by another process's (the kernel gives the woken thread's events its wake-ups too).
+   A thread of the process first seen here is learnt. */
+static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
+                          const struct perf_sample *s)
+{
+        bool is_own = s->pid == c->traced_pid;
+        if (is_own && s->tid != s->pid && !umap_find(&c->tasks, s->tid))
+                task_set(c, s->tid, s->pid, NULL, -1);
+        if (!is_own && ev->kind == PERF_CONV_READY_THREAD && s->raw) {
+                int64_t tid = tp_get(tp_fields(c, ev->tp)[TPF_PID], s, 0);
+                is_own = tid > 0 && is_traced(c, (uint32_t)tid);
+        }
+        if (!is_own)
+                c->st.nr_foreign++;
+        return is_own;
+}
+
 static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                        const struct perf_conv_event *ev)
 {
@@ -1993,6 +2197,8 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 c->st.nr_out_of_window++;
                 return 0;
         }
+        if (c->traced_pid && !is_own_sample(c, ev, &s))
+                return 0;
         for (uint32_t i = 1; i < s.nr_values && nr_pmc < ev->nr_pmc; i++)
                 pmc[nr_pmc++] = s.values[i];
 
@@ -2028,12 +2234,24 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, pmc,
                                               nr_pmc, p, 16);
                 break;
-        case PERF_CONV_CSWITCH:
+        case PERF_CONV_CSWITCH: {
                 if (!s.raw)
                         return -EBADMSG;
+                uint32_t new_tid, old_tid;
+                bool is_ended;
+                uint32_t n = build_cswitch_tp(c, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
                 rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
-                                              p, build_cswitch_tp(c, ev, &s, cpu, ts));
-                break;
+                                              p, n);
+                rc = emit(c, cpu, rsize);
+                /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
+                   callchain of this one, the old thread's, waits for its own switch-in */
+                stacks_set(c, ev->has_stack);
+                if (ev->has_stack)
+                        stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
+                if (rc == 0 && c->has_switch_stacks)
+                        rc = emit_switch_in_stack(c, cpu, ts, new_tid);
+                return rc;
+        }
         case PERF_CONV_CPU_IDLE:
                 if (!s.raw)
                         return -EBADMSG;
@@ -2078,24 +2296,59 @@ static uint32_t trailer_size(const struct perf_conv_event *ev)
 }
 
 /* sched_switch says more of a switch out, in the same context: a switch-out record is
-   nothing to convert when it is whole (its fixed part and ev's trailer) */
-static bool is_whole_switch_out(const struct perf_event_header *h, uint32_t size,
-                                const struct perf_conv_event *ev)
+   nothing to convert when it is whole (its fixed part and ev's trailer). With -p, a CPU-wide
+   one may switch to a thread of the traced process (one that may be learnt from a record not
+   converted yet) and says how that switch-in's other side left: it is converted. */
+static bool is_whole_switch_out(const struct perf_conv *c, const struct perf_event_header *h,
+                                uint32_t size, const struct perf_conv_event *ev)
 {
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
-        return (is_cpu_wide || h->type == PERF_RECORD_SWITCH) &&
-               (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-               size >= (is_cpu_wide ? 16u : 8u) + trailer_size(ev);
+        if (!(is_cpu_wide || h->type == PERF_RECORD_SWITCH) ||
+            !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+            size < (is_cpu_wide ? 16u : 8u) + trailer_size(ev))
+                return false;
+        return !(c->traced_pid && is_cpu_wide);
 }
 
 bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
 {
         const struct perf_event_header *h = (const void *)rec;
         if (size < 16 || h->size != size || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
-            !is_whole_switch_out(h, size, record_event(c, rec, size)))
+            !is_whole_switch_out(c, h, size, record_event(c, rec, size)))
                 return false;
         c->st.nr_records++;
         return true;
+}
+
+/* The thread a switch-in record says was switched out (*old_tid on cpu) and its state, the
+   sched_switch sample of that switch not having come. The idle thread leaves the CPU runnable
+   (sched_switch says R for swapper). With -p, another process's thread (the other side of one
+   of its threads' switch-ins) is Ready/WrPreempted when its CPU-wide switch-out record says it
+   was preempted, else it blocked: Waiting/UserRequest, as a sleep (S) with no callchain is.
+   The kernel names a task that is gone -1: it ended (Terminated), and its switch-out record
+   may still say which it was; if not, the switch is written as from the idle thread. Otherwise
+   nothing is known: Waiting/Executive. */
+static struct perf_thread_state switched_out_state(struct perf_conv *c, uint32_t cpu,
+                                                   uint32_t *old_tid, uint32_t new_tid)
+{
+        struct conv_out *o =
+                c->last_out && c->last_out[cpu].has && c->last_out[cpu].next_tid == new_tid
+                        ? &c->last_out[cpu]
+                        : NULL;
+        if (o)
+                o->has = false;
+        if (*old_tid == CONV_NONE) {
+                *old_tid = o && o->tid != CONV_NONE ? o->tid : 0;
+                if (*old_tid)
+                        return (struct perf_thread_state){KSTATE_TERMINATED, KWAIT_WR_TERMINATED};
+        }
+        if (*old_tid == 0)
+                return perf_prev_state_to_etw(NULL, 0);
+        if (o && o->tid == *old_tid)
+                return o->is_preempted
+                               ? (struct perf_thread_state){KSTATE_READY, KWAIT_WR_PREEMPTED}
+                               : (struct perf_thread_state){KSTATE_WAITING, KWAIT_USER_REQUEST};
+        return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
 }
 
 static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
@@ -2105,40 +2358,47 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         struct perf_sample_id sid;
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 
-        if (is_whole_switch_out(h, size, ev))
+        if (is_whole_switch_out(c, h, size, ev))
                 return 0;
         if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)
                 return -EBADMSG;
-        if (h->misc & PERF_RECORD_MISC_SWITCH_OUT)
+        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+                /* -p: another process's thread leaving for one of the traced process's */
+                if (c->last_out && is_cpu_wide && cpu < c->nr_cpus)
+                        c->last_out[cpu] = (struct conv_out){
+                                sid.tid, le_get32(rec + 12),
+                                (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, true};
                 return 0;
+        }
         ev = sid_event(c, ev, &sid);
         if (ev && sid.has_time && (sid.time < ev->valid_from || sid.time > ev->valid_until)) {
                 c->st.nr_out_of_window++;
                 return 0;
         }
-        uint32_t cpu = writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         uint32_t new_tid = sid.tid;
         if (new_tid == CONV_NONE || cpu >= c->nr_cpus || c->cpu_tid[cpu] == new_tid)
                 return 0; /* seen: the CSwitch of this switch was written */
-        /* the thread switched out: the record says so CPU-wide; a per-task record (-p) does
-           not, and the last thread this CPU was seen switching to is the best guess */
+        if (!is_traced(c, new_tid))
+                return 0; /* -p: another process's switch (CPU-wide records) */
+        /* the thread switched out: the record says so CPU-wide; a per-task record does not,
+           and the last thread this CPU was seen switching to is the best guess */
         uint32_t old_tid = is_cpu_wide ? le_get32(rec + 12)
                                        : (c->cpu_tid[cpu] == CONV_NONE ? 0 : c->cpu_tid[cpu]);
+        struct perf_thread_state st = switched_out_state(c, cpu, &old_tid, new_tid);
         const struct conv_task *nt = umap_find(&c->tasks, new_tid);
         const struct conv_task *ot = umap_find(&c->tasks, old_tid);
         int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
         int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
-        /* the idle thread leaves the CPU runnable (sched_switch says R for swapper); another
-           thread's state is not known here */
-        struct perf_thread_state st =
-                old_tid == 0 ? perf_prev_state_to_etw(NULL, 0)
-                             : (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
         uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
         uint32_t n = build_cswitch(c, cpu, ts, new_tid, old_tid, new_prio, old_prio, st);
         c->st.nr_cswitch_repaired++;
-        return emit(c, cpu,
-                    etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, NULL, 0,
-                                          c->payload, n));
+        int rc = emit(c, cpu,
+                      etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, NULL, 0,
+                                            c->payload, n));
+        if (rc == 0 && c->has_switch_stacks)
+                rc = emit_switch_in_stack(c, cpu, ts, new_tid);
+        return rc;
 }
 
 /* ---- records ---- */

@@ -196,7 +196,10 @@ struct perf_wait_site {
 };
 /* The KWAIT_REASON a blocking kernel function stands for, or -1: do_nanosleep and kin
    DelayExecution (4), futex waits WrAlertByThreadId (37), io_schedule and the folio/page waits
-   WrPageIn (9), mutexes WrMutex (29), rw-semaphores WrResource (27). */
+   WrPageIn (9), mutexes WrMutex (29), rw-semaphores WrResource (27), and sched_yield's
+   do_sched_yield (or the syscall entry it is inlined into, __x64_sys_sched_yield; and yield_to)
+   WrYieldExecution (33): the one reason of a thread that leaves the CPU runnable without being
+   preempted. */
 int perf_wait_reason_of_function(const char *name);
 
 struct perf_conv_ops {
@@ -212,7 +215,13 @@ struct perf_conv_ops {
            start, into *sites (borrowed for the converter's life); their number. Asked once,
            at the first switch out of a sleep that has a callchain. */
         uint32_t (*wait_sites)(void *ctx, const struct perf_wait_site **sites);
+        /* The effective uid of process pid (its owner: the Process events' SID S-1-22-1-uid),
+           or PERF_CONV_NO_UID when it cannot be read (the process is gone). */
+        uint32_t (*uid_of)(void *ctx, uint32_t pid);
 };
+
+/* uid_of's "unknown": such a process gets the Null SID S-1-0-0 (a SID that names nobody). */
+#define PERF_CONV_NO_UID 0xFFFFFFFFu
 
 struct perf_conv_stats {
         uint64_t nr_records;
@@ -226,6 +235,9 @@ struct perf_conv_stats {
         uint64_t nr_lbr_dropped;      /* branch entries removed by the user-space filter */
         uint64_t nr_cswitch_repaired; /* CSwitch made from a switch-in record: the sched_switch
                                          sample of that switch never came */
+        uint64_t nr_foreign;          /* -p: records of other processes' threads, not written */
+        uint64_t nr_cswitch_stacks;   /* CSwitch stacks written: the new thread's, where it had
+                                         left the CPU (its last switch-out's callchain) */
 };
 
 struct perf_conv;
@@ -238,13 +250,21 @@ void perf_conv_free(struct perf_conv *c);
 /* The group masks in force: which of Process, Thread and Image events are written. */
 void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks);
 
-/* The TimerResolution the trace header records (100 ns units; 0: 10000, 1 ms, what etwtop's
-   writers use): the unit of CSwitch NewThreadWaitTime, "clock ticks" (ETL-FORMAT.md 3.5). */
+/* The TimerResolution the trace header records (100 ns units; 0: 10000, 1 ms): the clock tick,
+   the unit of CSwitch NewThreadWaitTime (ETL-FORMAT.md 3.5). */
 void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100ns);
 
+/* -p: the session traces process pid only (tids: its threads at start, nr of them). Records of
+   other processes' threads are not written (counted in nr_foreign); they appear only as the
+   other side of its own threads' switches and wake-ups. Context-switch records of the whole
+   CPU (PERF_RECORD_SWITCH_CPU_WIDE) then name the thread each of its switch-ins replaced, and
+   whether that one was preempted. */
+void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr);
+
 /* A record that converts to nothing whatever its time: a context switch's switch-out record
-   (sched_switch says more of it), when whole. It is counted as converted; callers need not
-   order or convert it (1 of the 4 records of a switch). */
+   (sched_switch says more of it), when whole, except with -p the whole CPU's ones (they say
+   how the other side of its threads' switch-ins left). It is counted as converted; callers
+   need not order or convert it (1 of the 4 records of a switch). */
 bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size);
 
 /* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
@@ -261,8 +281,9 @@ uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec,
    records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno.
    CSwitch comes from sched:sched_switch samples; PERF_RECORD_SWITCH(_CPU_WIDE) switch-in
    records (attr.context_switch) only add the CSwitch of a switch whose sample never came
-   (nothing is recorded while a secondary CPU's idle task runs). Records of one CPU must come
-   in time order. */
+   (nothing is recorded while a secondary CPU's idle task runs; with -p, the switch-ins of the
+   process's threads). A CSwitch's StackWalk is the new thread's: the callchain of its last
+   switch-out, kept until then. Records of one CPU must come in time order. */
 int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size);
 /* perf_conv_record with the record's event given: what perf_conv_record_time_ev found for it,
    while the session's events have not changed since. */
@@ -279,6 +300,7 @@ struct perf_conv_process {
         uint32_t pid, ppid, session_id;
         const char *name;    /* comm (ImageFileName) */
         const char *cmdline; /* "" when unknown */
+        uint32_t uid;        /* effective uid (UserSID S-1-22-1-uid); PERF_CONV_NO_UID unknown */
 };
 int perf_conv_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
                       const struct perf_conv_process *p);

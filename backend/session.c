@@ -1316,7 +1316,7 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
                 .os_major = (uint8_t)major,
                 .os_minor = (uint8_t)minor,
                 .provider_version = patch,
-                .timer_resolution_100ns = 10000,
+                .timer_resolution_100ns = c->timer_resolution_100ns,
                 .cpu_speed_mhz = cpu_speed_mhz,
                 .maximum_file_size_mb = (req->log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE)
                                                 ? (req->max_file_size + 1023) / 1024

@@ -164,6 +164,7 @@ struct ev {
         uint64_t a, b; /* sample ip / image base, size / stack event ts, frame 0 */
         uint32_t x, y; /* image pid / cswitch old, new / ready tid / stack nr frames */
         uint8_t phase, is_previous;
+        uint8_t state, reason; /* cswitch: the old thread's */
         uint16_t opcode;
         bool is_own;       /* etwtop's provider (doc/etwtop-provider.md) */
         uint16_t event_id; /* its EVENT_DESCRIPTOR Id */
@@ -225,6 +226,8 @@ static void on_decoded(void *ctx, const struct kevent *k)
         case KEV_CSWITCH:
                 e->x = k->cswitch.old_tid;
                 e->y = k->cswitch.new_tid;
+                e->state = k->cswitch.old_state;
+                e->reason = k->cswitch.old_wait_reason;
                 break;
         case KEV_READY_THREAD:
                 e->x = k->ready_thread.tid;
@@ -523,6 +526,19 @@ static void test_round_trip(void **state)
         }
         print_message("%zu wake-ups of the child\n", nr_ready);
         check_cswitch_pairs((uint32_t)child, ROUNDS);
+        /* a CSwitch's stack is the new thread's, as Windows writes it: where the child had left
+           the CPU (in read(2) on the pipe), after its switch-ins; never the old thread's */
+        size_t nr_in_stacks = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                const struct ev *k = e->type == KEV_CSWITCH ? next_on_cpu(i) : NULL;
+                if (!k || k->type != KEV_STACK || k->a != e->ts)
+                        continue;
+                assert_int_equal(k->y, e->y);
+                nr_in_stacks += e->y == (uint32_t)child;
+        }
+        print_message("%zu switch-ins of the child with its stack\n", nr_in_stacks);
+        assert_true(nr_in_stacks >= ROUNDS - 1);
         assert_true(nr_ready >= ROUNDS - 1);
         assert_true(nr_ready_by_parent >= ROUNDS - 1); /* the waker's thread, not the woken */
 
@@ -787,6 +803,18 @@ static void threads_child(int report, int commands)
                         continue;
                 if (read(commands, &c, 1) != 1 || c == 'q')
                         break;
+                if (c == 'f') { /* a child process that spins a while */
+                        pid_t g = fork();
+                        if (g == 0) {
+                                etwtop_test_spin(40000000);
+                                _exit(0);
+                        }
+                        int32_t v = (int32_t)g;
+                        if (write(report, &v, sizeof(v)) != (ssize_t)sizeof(v))
+                                _exit(3);
+                        waitpid(g, NULL, 0);
+                        continue;
+                }
                 if (nr < 2 && pthread_create(&t[nr], NULL, spinner, &report) == 0)
                         nr++;
         }
@@ -807,7 +835,10 @@ static bool is_one_of(uint32_t tid, const int32_t *tids, size_t n)
 
 /* settings.pid: a process with two threads when the session starts and a third started during
    it. Every thread is recorded (the ones already there and the new one), nothing of another
-   process is, and the rundown is the process's own (and the kernel image's). */
+   process is (its child process included: issue 13, item 6), others' threads appear only as
+   the other side of its threads' switches, with the state their switch-out record gives them
+   (not a made-up Waiting/Executive), and the rundown is the process's own (and the kernel
+   image's). */
 static void test_pid_mode(void **state)
 {
         (void)state;
@@ -850,6 +881,13 @@ static void test_pid_mode(void **state)
                 usleep(5000);
                 assert_true(live_source_drain(ls, 100000) >= 0);
         }
+        int32_t grandchild;
+        assert_int_equal(write(commands[1], "f", 1), 1);
+        assert_int_equal(read(report[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
+        for (int i = 0; i < 12; i++) {
+                usleep(5000);
+                assert_true(live_source_drain(ls, 100000) >= 0);
+        }
         assert_int_equal(write(commands[1], "q", 1), 1);
         int status;
         assert_int_equal(waitpid(child, &status, 0), child);
@@ -870,7 +908,8 @@ static void test_pid_mode(void **state)
 
         read_back(path);
         check_cpu_order();
-        size_t nr_samples[3] = {0}, nr_in = 0, nr_out = 0, nr_images = 0;
+        size_t nr_samples[3] = {0}, nr_in = 0, nr_out = 0, nr_images = 0, nr_others = 0;
+        size_t nr_unknown = 0;
         for (size_t i = 0; i < nr_evs; i++) {
                 const struct ev *e = &evs[i];
                 switch (e->type) {
@@ -890,14 +929,27 @@ static void test_pid_mode(void **state)
                         assert_true(is_one_of(e->x, tids, 3) || is_one_of(e->y, tids, 3));
                         nr_in += is_one_of(e->y, tids, 3);
                         nr_out += is_one_of(e->x, tids, 3);
+                        if (e->x != 0 && !is_one_of(e->x, tids, 3)) {
+                                /* another process's thread, replaced by one of ours: preempted,
+                                   blocked or ended, as its switch-out record says; Executive
+                                   (unknown) only where the kernel wrote none (tasks whose
+                                   switches perf does not record, as the idle task's) */
+                                nr_others++;
+                                nr_unknown += e->state == 5 && e->reason == 0;
+                        }
                         break;
-                case KEV_READY_THREAD: assert_true(is_one_of(e->y, tids, 3)); break;
+                case KEV_READY_THREAD: /* by one of its threads, or of one */
+                        assert_true(is_one_of(e->y, tids, 3) || is_one_of(e->x, tids, 3));
+                        break;
                 default: break;
                 }
         }
-        print_message("samples of the threads %zu %zu %zu (the last one new), %zu switch-ins, %zu "
+        print_message("samples of the threads %zu %zu %zu (the last one new), %zu switch-ins "
+                      "(%zu from other processes' threads, %zu of them in an unknown state), %zu "
                       "switch-outs, %zu images\n",
-                      nr_samples[0], nr_samples[1], nr_samples[2], nr_in, nr_out, nr_images);
+                      nr_samples[0], nr_samples[1], nr_samples[2], nr_in, nr_others, nr_unknown,
+                      nr_out, nr_images);
+        assert_true(nr_unknown * 4 <= nr_others);
         assert_true(nr_samples[0] > 0);
         assert_true(nr_samples[1] > 0); /* there before the session: per-thread events */
         assert_true(nr_samples[2] > 0); /* new: inherited */
@@ -909,6 +961,7 @@ static void test_pid_mode(void **state)
         assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[0], KEV_PHASE_DC_START), 1);
         assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[1], KEV_PHASE_DC_START), 1);
         assert_int_equal(count_events(KEV_THREAD, (uint32_t)tids[2], KEV_PHASE_START), 1);
+        assert_int_equal(count_events(KEV_PROCESS, (uint32_t)grandchild, KEV_PHASE_NONE), 0);
         free_events();
 }
 
@@ -1062,9 +1115,38 @@ static void test_probe(void **state)
         live_probe(&c);
         assert_true(c.nr_cpus >= 1);
         print_message("cpus %u, cpu-wide %d, kernel %d, tracepoints %d, pmu %d, lbr %d, "
-                      "kallsyms %d, paranoid %d, kptr_restrict %d\n",
+                      "kallsyms %d, paranoid %d, kptr_restrict %d, tick %u (100 ns), ring pages "
+                      "at most %u\n",
                       c.nr_cpus, c.has_cpu_wide, c.has_kernel, c.has_tracepoints, c.has_pmu,
-                      c.has_lbr, c.has_kallsyms, c.paranoid, c.kptr_restrict);
+                      c.has_lbr, c.has_kallsyms, c.paranoid, c.kptr_restrict,
+                      c.timer_resolution_100ns, c.max_ring_pages);
+        if (!c.has_tracepoints)
+                print_message("no tracepoints: %s\n", c.why_no_tracepoints);
+        /* issue 13, item 18: the TimerResolution is the kernel's tick (1 / CONFIG_HZ), which is
+           the resolution of the coarse clocks */
+        struct timespec res;
+        assert_int_equal(clock_getres(CLOCK_MONOTONIC_COARSE, &res), 0);
+        assert_int_equal(c.timer_resolution_100ns, (uint32_t)((res.tv_nsec + 50) / 100));
+        FILE *cfg = popen("(cat /boot/config-$(uname -r) || zcat /proc/config.gz) 2>/dev/null | "
+                          "sed -n 's/^CONFIG_HZ=//p'",
+                          "r");
+        int hz = 0;
+        if (cfg) {
+                if (fscanf(cfg, "%d", &hz) != 1)
+                        hz = 0;
+                pclose(cfg);
+        }
+        if (hz > 0)
+                assert_int_equal(c.timer_resolution_100ns, (10000000u + (uint32_t)hz / 2) / hz);
+        else
+                print_message("CONFIG_HZ not found (no /boot/config-*, no /proc/config.gz): the "
+                              "tick is not compared with it\n");
+        /* item 13: root locks rings of any size; an ordinary user what perf_event_mlock_kb
+           gives (a power of 2) */
+        if (geteuid() == 0)
+                assert_int_equal(c.max_ring_pages, 0);
+        else if (c.max_ring_pages)
+                assert_int_equal(c.max_ring_pages & (c.max_ring_pages - 1), 0);
         if (!c.has_pmu)
                 assert_non_null(strstr(c.why_no_pmu, "no hardware PMU"));
         if (!c.has_lbr)

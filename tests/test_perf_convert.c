@@ -136,14 +136,16 @@ static const uint8_t file_build_id[20] = {0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0x
                                           0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe,
                                           0xff, 0x01, 0x02, 0x03, 0x04, 0x05};
 
-/* Three blocking functions at invented kernel addresses, sorted by start. */
+/* Four blocking functions at invented kernel addresses, sorted by start. */
 #define SITE_NANOSLEEP 0xffffffff81100000ull
 #define SITE_FUTEX     0xffffffff81200000ull
 #define SITE_IO        0xffffffff81300000ull
+#define SITE_YIELD     0xffffffff81400000ull /* do_sched_yield */
 static const struct perf_wait_site test_sites[] = {
         {SITE_NANOSLEEP, SITE_NANOSLEEP + 0x100, 4},
         {SITE_FUTEX, SITE_FUTEX + 0x100, 37},
         {SITE_IO, SITE_IO + 0x100, 9},
+        {SITE_YIELD, SITE_YIELD + 0x100, 33},
 };
 static uint32_t nr_wait_sites_calls;
 
@@ -152,7 +154,7 @@ static uint32_t hook_wait_sites(void *ctx, const struct perf_wait_site **sites)
         (void)ctx;
         nr_wait_sites_calls++;
         *sites = test_sites;
-        return 3;
+        return sizeof(test_sites) / sizeof(test_sites[0]);
 }
 
 static uint32_t hook_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max)
@@ -163,6 +165,13 @@ static uint32_t hook_build_id_of(void *ctx, const char *path, uint8_t *id, uint3
                 return 0;
         memcpy(id, file_build_id, 20);
         return 20;
+}
+
+/* Processes 100..199 belong to uid 1000 + pid; the others are gone (unknown). */
+static uint32_t hook_uid_of(void *ctx, uint32_t pid)
+{
+        (void)ctx;
+        return pid >= 100 && pid < 200 ? 1000 + pid : PERF_CONV_NO_UID;
 }
 
 static void add_event(uint64_t id, const struct perf_conv_event *ev)
@@ -202,8 +211,8 @@ static int setup(void **state)
         struct etl_error err;
         if (etl_writer_open_file(g.w, g.path, true, &err) < 0)
                 return -1;
-        struct perf_conv_ops ops = {hook_emit, hook_event_of, hook_cmdline_of, hook_build_id_of,
-                                    hook_wait_sites};
+        struct perf_conv_ops ops = {hook_emit,        hook_event_of,   hook_cmdline_of,
+                                    hook_build_id_of, hook_wait_sites, hook_uid_of};
         if (perf_conv_new(&g.c, &ops, NULL, NR_CPUS) < 0)
                 return -1;
         PERFINFO_GROUPMASK m = {
@@ -234,7 +243,7 @@ struct cap {
         uint32_t user_size;
         uint64_t frames[64];
         struct kevent_lbr_entry lbr[16];
-        char s1[256], s2[256];
+        char s1[256], s2[256], s3[64];
 };
 
 static struct cap caps[MAX_CAP];
@@ -270,6 +279,8 @@ static void on_decoded(void *ctx, const struct kevent *ev)
                 snprintf(c->s2, sizeof(c->s2), "%s", ev->process.command_line);
                 c->ev.process.image_name = c->s1;
                 c->ev.process.command_line = c->s2;
+                snprintf(c->s3, sizeof(c->s3), "%s", ev->process.user_sid);
+                c->ev.process.user_sid = c->s3;
                 break;
         case KEV_THREAD:
                 snprintf(c->s1, sizeof(c->s1), "%s", ev->thread.name);
@@ -752,7 +763,7 @@ static void test_tracepoint_format(void **state)
         assert_int_equal(s.wait_reason, 32); /* R+: Ready / WrPreempted */
         s = perf_prev_state_to_etw(&f, 0);
         assert_int_equal(s.state, 1);
-        assert_int_equal(s.wait_reason, 33); /* R: WrYieldExecution */
+        assert_int_equal(s.wait_reason, 32); /* R: WrPreempted too (a yield needs its stack) */
         s = perf_prev_state_to_etw(&f, 0x1);
         assert_int_equal(s.state, 5);
         assert_int_equal(s.wait_reason, 6); /* S: Waiting / UserRequest */
@@ -844,7 +855,7 @@ static void test_sched_switch_with_counters(void **state)
         uint8_t raw2[28] = {0};
         put_at(raw2, &fmt_moved, "prev_pid", 601);
         put_at(raw2, &fmt_moved, "next_pid", 0);
-        put_at(raw2, &fmt_moved, "prev_state", 0); /* R without +: yield */
+        put_at(raw2, &fmt_moved, "prev_state", 0); /* R without +: preempted, no stack */
         put_at(raw2, &fmt_moved, "prev_prio", 120);
         rb_sample_head(&r, 32, 0xffffffff81800000ull, 600, 601, ts + 5, 1, false);
         rb_u32(&r, sizeof(raw2));
@@ -873,7 +884,7 @@ static void test_sched_switch_with_counters(void **state)
         assert_int_equal(c->ev.cswitch.old_tid, 601);
         assert_int_equal(c->ev.cswitch.new_tid, 0);
         assert_int_equal(c->ev.cswitch.old_state, 1);
-        assert_int_equal(c->ev.cswitch.old_wait_reason, 33);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 32);
         assert_int_equal(c->ev.cswitch.new_priority, 0); /* idle */
         assert_int_equal(c->ev.nr_pmc, 0);
 }
@@ -1038,8 +1049,9 @@ static void rb_switch(struct rb *r, bool is_cpu_wide, bool is_out, uint32_t tid,
 }
 
 /* The switch-ins sched_switch does not deliver (nothing is recorded while a secondary CPU's
-   idle task runs) come from the switch-in records; NewThreadWaitTime counts clock ticks of the
-   TimerResolution since the thread was readied or switched out. */
+   idle task runs) come from the switch-in records; NewThreadWaitTime counts the clock ticks of
+   the TimerResolution that began since the thread was readied or switched out (Windows:
+   KeTickCount then less KeTickCount now). */
 static void test_cswitch_repair_and_wait_time(void **state)
 {
         (void)state;
@@ -1081,7 +1093,8 @@ static void test_cswitch_repair_and_wait_time(void **state)
         convert(&r, 1);
         rb_switch(&r, true, false, 901, 900, START + 6 * ms + 10, 1, 72);
         convert(&r, 1);
-        /* 900 readied at 7 ms (on CPU 0), switched in at 9.6 ms: waited 2.6 ms in Ready */
+        /* 900 readied at 7 ms (on CPU 0), switched in at 9.6 ms: waited in Ready through the
+           ticks of 8 and 9 ms */
         uint8_t raw[36] = {0};
         put_at(raw, &fmt_waking, "pid", 900);
         rb_sample_head(&r, 73, 0xffffffff81900000ull, 902, 902, START + 7 * ms, 0, false);
@@ -1128,7 +1141,7 @@ static void test_cswitch_repair_and_wait_time(void **state)
         c = find(KEV_CSWITCH, 3); /* 901 -> 900 */
         assert_int_equal(c->ev.timestamp, START + 9 * ms + 600000);
         assert_int_equal(c->ev.cswitch.new_tid, 900);
-        assert_int_equal(c->ev.cswitch.new_wait_time, 3); /* 2.6 ms since readied, not 3.6 */
+        assert_int_equal(c->ev.cswitch.new_wait_time, 2); /* 2 ticks since readied, not 3 */
 
         c = find(KEV_CSWITCH, 4); /* the per-task record: the old thread is not known */
         assert_int_equal(c->ev.cpu, 0);
@@ -1221,6 +1234,156 @@ static void test_cswitch_previous_cstate(void **state)
         assert_int_equal(c->ev.cswitch.previous_cstate, 3);
         c = find(KEV_CSWITCH, 3); /* 900 -> 902: not from idle */
         assert_int_equal(c->ev.cswitch.previous_cstate, 0);
+}
+
+/* A sched_switch sample with a callchain (IDENTIFIER|IP|TID|TIME|CPU|CALLCHAIN|RAW): prev of
+   process prev_pid, the chain's nr entries as given (markers included). */
+static void rb_sched_switch_chain(struct rb *r, uint64_t id, uint32_t prev_pid, uint32_t prev,
+                                  uint32_t next, int64_t prev_state, uint64_t time, uint32_t cpu,
+                                  const uint64_t *chain, uint32_t nr)
+{
+        uint8_t raw[64] = {0};
+        put_at(raw, &fmt_switch, "prev_pid", prev);
+        put_at(raw, &fmt_switch, "prev_prio", 120);
+        put_at(raw, &fmt_switch, "prev_state", prev_state);
+        put_at(raw, &fmt_switch, "next_pid", next);
+        put_at(raw, &fmt_switch, "next_prio", 120);
+        rb_sample_head(r, id, 0xffffffff81800000ull, prev_pid, prev, time, cpu, false);
+        rb_u64(r, nr);
+        for (uint32_t i = 0; i < nr; i++)
+                rb_u64(r, chain[i]);
+        rb_u32(r, sizeof(raw));
+        rb_bytes(r, raw, sizeof(raw));
+        rb_pad8(r);
+        rb_end(r);
+}
+
+/* Issue 13, item 2. A runnable thread leaving the CPU (R, or R+) was preempted: on current
+   kernels a preemption at the tick switches out through schedule() on the return to user space
+   with prev_state R and no "+", as a yield does. It is WrYieldExecution only when its switch-out
+   callchain passes through do_sched_yield. The reasons come from the kernel callchain whether
+   or not the CSwitch stacks are written (the live source asks for it either way): a nanosleep is
+   DelayExecution in the CSwitch record itself, with no StackWalk. */
+static void test_preempt_or_yield(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch}; /* no has_stack: no StackWalk */
+        add_event(91, &ev);
+        const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, sched = 0xffffffff81800000ull;
+        const uint64_t exit_loop = 0xffffffff81a00000ull; /* exit_to_user_mode_loop, say */
+        static const struct {
+                uint32_t prev;
+                int64_t prev_state;
+                uint64_t frame; /* after __schedule; 0: no callchain at all */
+                uint8_t state, reason;
+        } cases[] = {
+                {601, 0x0, 0xffffffff81a00000ull, 1, 32},   /* preempted at the tick: R */
+                {602, 0x0, SITE_YIELD + 0x20, 1, 33},       /* sched_yield */
+                {603, 0x100, 0xffffffff81a00000ull, 1, 32}, /* R+ */
+                {604, 0x0, 0, 1, 32},                       /* no callchain */
+                {605, 0x1, SITE_NANOSLEEP + 0x8, 5, 4},     /* nanosleep: DelayExecution */
+                {606, 0x1, SITE_YIELD + 0x20, 5, 6},        /* a sleep is not a yield */
+                {0, 0x0, SITE_YIELD + 0x20, 1, 32},         /* the idle thread */
+        };
+        uint32_t n = sizeof(cases) / sizeof(cases[0]);
+        struct rb r;
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t chain[4] = {kctx, sched, cases[i].frame, exit_loop};
+                rb_sched_switch_chain(&r, 91, cases[i].prev, cases[i].prev, 0, cases[i].prev_state,
+                                      START + 1000 * (i + 1), 0, chain, cases[i].frame ? 4 : 0);
+                convert(&r, 0);
+        }
+        read_back();
+        assert_int_equal(count(KEV_CSWITCH), n);
+        assert_int_equal(count(KEV_STACK), 0);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct cap *c = find(KEV_CSWITCH, i);
+                assert_int_equal(c->ev.cswitch.old_tid, cases[i].prev);
+                assert_int_equal(c->ev.cswitch.old_state, cases[i].state);
+                assert_int_equal(c->ev.cswitch.old_wait_reason, cases[i].reason);
+        }
+        assert_int_equal(perf_wait_reason_of_function("do_sched_yield"), 33);
+        assert_int_equal(perf_wait_reason_of_function("yield_to"), 33);
+        assert_int_equal(perf_wait_reason_of_function("__x64_sys_sched_yield"), 33);
+        assert_int_equal(perf_wait_reason_of_function("exit_to_user_mode_loop"), -1);
+}
+
+/* Issue 13, item 17. The stack of a CSwitch is the new thread's, as Windows writes it
+   (StackThread = NewThreadId, EventTimeStamp = the CSwitch's): where that thread left the CPU at
+   its last switch-out, i.e. the callchain of the sched_switch that switched it out. Also for a
+   switch-in made from a switch-in record. A thread that ended keeps none; with the CSwitch
+   stacks turned off, none is written and those kept are forgotten. */
+static void test_cswitch_stack_is_the_new_threads(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event on = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(95, &on);
+        struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
+        add_event(96, &sb);
+        struct perf_conv_event off = on;
+        off.has_stack = false;
+        add_event(97, &off);
+        const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, uctx = (uint64_t)PERF_CONTEXT_USER;
+        const uint64_t fa[] = {kctx, 0xffffffff81800000ull, SITE_NANOSLEEP + 8, uctx, 0x401000};
+        const uint64_t fb[] = {kctx, 0xffffffff81800010ull, 0xffffffff81a00000ull};
+        const uint64_t fc[] = {kctx, 0xffffffff81800020ull};
+        struct rb r;
+        uint64_t t = START + 100000;
+        /* CPU 0: A (500/501) sleeps, B (502) runs; B is preempted, A runs again, then ends */
+        rb_sched_switch_chain(&r, 95, 500, 501, 502, 0x1, t + 1, 0, fa, 5);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 502, 502, 501, 0x100, t + 2, 0, fb, 3);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 500, 501, 0, 0x10, t + 3, 0, fc, 2); /* X: dead */
+        convert(&r, 0);
+        /* CPU 1: B switched in from idle, only its switch-in record came */
+        rb_switch(&r, true, false, 502, 0, t + 4, 1, 96);
+        convert(&r, 1);
+        /* B leaves again (its stack kept), the stacks are turned off, B returns: no stack */
+        rb_sched_switch_chain(&r, 95, 502, 502, 503, 0x1, t + 5, 1, fb, 3);
+        convert(&r, 1);
+        rb_sched_switch_chain(&r, 97, 503, 503, 502, 0x1, t + 6, 1, fc, 2);
+        convert(&r, 1);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_cswitch_stacks, 2);
+        read_back();
+
+        assert_int_equal(count(KEV_CSWITCH), 6);
+        assert_int_equal(count(KEV_STACK), 2);
+        const struct cap *c = find(KEV_CSWITCH, 1); /* B -> A */
+        const struct cap *k = find(KEV_STACK, 0);
+        assert_int_equal(c->ev.cswitch.new_tid, 501);
+        assert_int_equal(index_of(k), index_of(c) + 1);
+        assert_int_equal(k->ev.cpu, 0);
+        assert_int_equal(k->ev.stack.event_timestamp, t + 2);
+        assert_int_equal(k->ev.timestamp, t + 2);
+        assert_int_equal(k->ev.stack.tid, 501); /* the new thread's */
+        assert_int_equal(k->ev.stack.pid, 500);
+        assert_int_equal(k->ev.stack.nr_frames, 3); /* its switch-out's, markers dropped */
+        assert_int_equal(k->frames[0], 0xffffffff81800000ull);
+        assert_int_equal(k->frames[1], SITE_NANOSLEEP + 8);
+        assert_int_equal(k->frames[2], 0x401000);
+        c = find(KEV_CSWITCH, 3); /* idle -> B on CPU 1, from the switch-in record */
+        k = find(KEV_STACK, 1);
+        assert_int_equal(c->ev.cswitch.new_tid, 502);
+        assert_int_equal(c->ev.cswitch.old_tid, 0);
+        assert_int_equal(index_of(k), index_of(c) + 1);
+        assert_int_equal(k->ev.stack.tid, 502);
+        assert_int_equal(k->ev.stack.event_timestamp, c->ev.timestamp);
+        assert_int_equal(k->ev.stack.nr_frames, 2);
+        assert_int_equal(k->frames[1], 0xffffffff81a00000ull);
 }
 
 /* ---- side-band records ---- */
@@ -1328,7 +1491,7 @@ static void test_comm_fork_exit(void **state)
 {
         (void)state;
         uint64_t t = START + 1000;
-        struct perf_conv_process pp = {100, 1, 100, "parent", "parent --serve"};
+        struct perf_conv_process pp = {100, 1, 100, "parent", "parent --serve", 1100};
         assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &pp), 0);
         struct perf_conv_thread pt = {100, 100, 120, "parent"};
         assert_int_equal(perf_conv_thread(g.c, WMI_LOG_TYPE_THREAD_DC_START, 0, t, &pt), 0);
@@ -1417,6 +1580,204 @@ static void test_comm_fork_exit(void **state)
                 assert_true(caps[i].ev.timestamp >= last[caps[i].ev.cpu]);
                 last[caps[i].ev.cpu] = caps[i].ev.timestamp;
         }
+}
+
+/* Issue 13, item 16. Every Process event carries its owner's SID in the TOKEN_USER layout
+   Windows writes on x64 (ETL-FORMAT.md 3.8; the samples' bytes: `20 dc 9c fc 88 b4 ff ff | 00 00
+   00 00 00 00 00 00 | 01 05 ...`): a non-zero Sid pointer, Attributes and padding (16 bytes),
+   then the SID. A Linux user is S-1-22-1-uid (Samba's and NFS's "Unix user" SIDs); an owner
+   that cannot be known is the Null SID S-1-0-0. A child has its parent's owner (fork copies the
+   credentials) until an exec says otherwise. */
+static void test_process_sid(void **state)
+{
+        (void)state;
+        uint64_t t = START + 1000;
+        struct perf_conv_process pp = {100, 1, 100, "parent", "parent --serve", 1100};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &pp), 0);
+        struct perf_conv_process gone = {300, 1, 300, "gone", "", PERF_CONV_NO_UID};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &gone), 0);
+        struct rb r;
+        rb_task(&r, PERF_RECORD_FORK, 150, 100, 150, 100, t + 10); /* uid_of says 1150 */
+        convert(&r, 0);
+        rb_comm(&r, 150, 150, "setuid", true, t + 20); /* exec: now as uid_of says */
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 400, 300, 400, 300, t + 30); /* nobody knows */
+        convert(&r, 0);
+        assert_int_equal(perf_conv_rundown_end(g.c, 0, t + 40), 0);
+        read_back();
+
+        static const struct {
+                uint32_t pid;
+                enum kevent_phase phase;
+                const char *sid;
+        } want[] = {
+                {100, KEV_PHASE_DC_START, "S-1-22-1-1100"}, {300, KEV_PHASE_DC_START, "S-1-0-0"},
+                {150, KEV_PHASE_START, "S-1-22-1-1100"},    {150, KEV_PHASE_START, "S-1-22-1-1150"},
+                {400, KEV_PHASE_START, "S-1-0-0"},
+        };
+        for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                const struct cap *p = find(KEV_PROCESS, i);
+                assert_non_null(p);
+                assert_int_equal(p->ev.process.pid, want[i].pid);
+                assert_int_equal(p->ev.process.phase, want[i].phase);
+                assert_string_equal(p->ev.process.user_sid, want[i].sid);
+        }
+        for (uint32_t i = 0; i < count(KEV_PROCESS); i++) /* the DCEnd rundown too */
+                assert_true(find(KEV_PROCESS, i)->ev.process.user_sid[0] == 'S');
+
+        /* the bytes: v4, UserSID at 36 */
+        const struct cap *p = find(KEV_PROCESS, 0);
+        const uint8_t *u = p->user;
+        uint64_t sid_pointer;
+        uint32_t low;
+        memcpy(&sid_pointer, u + 36, 8);
+        memcpy(&low, u + 36, 4);
+        assert_true(sid_pointer != 0 && low != 0); /* readers test either for "no SID" */
+        static const uint8_t zero8[8] = {0};
+        assert_memory_equal(u + 44, zero8, 8); /* Attributes, padding */
+        static const uint8_t sid[] = {1, 2, 0, 0, 0, 0, 0, 22, 1, 0, 0, 0, 0x4c, 0x04, 0, 0};
+        assert_memory_equal(u + 52, sid, sizeof(sid)); /* S-1-22-1-1100 */
+        assert_string_equal((const char *)u + 68, "parent");
+        p = find(KEV_PROCESS, 1);
+        static const uint8_t null_sid[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        assert_memory_equal(p->user + 52, null_sid, sizeof(null_sid));
+        assert_string_equal((const char *)p->user + 64, "gone");
+}
+
+/* Issue 13, item 6. -p: the traced process's threads only. Its samples, switches (out: its
+   sched_switch; in: the whole CPU's switch-in record, which names the thread replaced), wake-ups
+   by it and of it, its new threads; nothing of another process (a child process included)
+   except as the other side of one of its own threads' switches and wake-ups. That other side's
+   state comes from its CPU-wide switch-out record: preempted (still runnable) or blocked. */
+static void test_pid_only(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event prof = {.kind = PERF_CONV_PROFILE,
+                                       .sample_type =
+                                               SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD};
+        add_event(101, &prof);
+        struct perf_conv_event cs = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch};
+        add_event(102, &cs);
+        struct perf_conv_event wk = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_waking};
+        add_event(103, &wk);
+        struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
+        add_event(1, &sb); /* rb_task's and rb_comm's id */
+        add_event(104, &sb);
+        const int32_t tids[] = {500, 501};
+        perf_conv_set_process(g.c, 500, tids, 2);
+
+        struct rb r;
+        uint64_t t = START + 200000;
+        rb_sample_head(&r, 101, 0x401000, 500, 501, t + 1, 0, true); /* kept */
+        rb_end(&r);
+        convert(&r, 0);
+        rb_sample_head(&r, 101, 0x402000, 600, 601, t + 2, 0, true); /* another process */
+        rb_end(&r);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 500, 500, 503, 500, t + 3); /* a new thread: kept */
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 510, 500, 510, 500, t + 4); /* a child process: not */
+        convert(&r, 0);
+        rb_comm(&r, 510, 510, "child", true, t + 5);
+        convert(&r, 0);
+        rb_mmap2(&r, 510, 510, 0x7f0000000000ull, 0x1000, 0, NULL, PROT_READ | PROT_EXEC,
+                 "/usr/lib/libchild.so", t + 6, 0);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_EXIT, 510, 500, 510, 510, t + 7);
+        convert(&r, 0);
+        rb_sched_switch(&r, 102, 601, 602, 0x1, t + 8, 0); /* another process's switch */
+        memcpy(r.b + 24, &(uint64_t){(uint64_t)601 << 32 | 600}, 8);
+        convert(&r, 0);
+        rb_sched_switch(&r, 102, 503, 605, 0x1, t + 9, 0); /* its new thread leaves */
+        memcpy(r.b + 24, &(uint64_t){(uint64_t)503 << 32 | 500}, 8);
+        convert(&r, 0);
+        /* CPU 1: 601 is preempted by 500; CPU 0: 602 blocks and 501 runs */
+        rb_begin(&r, PERF_RECORD_SWITCH_CPU_WIDE,
+                 PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+        rb_u32(&r, 500);
+        rb_u32(&r, 500);
+        rb_sample_id(&r, 600, 601, t + 10, 1, 104);
+        rb_end(&r);
+        assert_false(perf_conv_skips(g.c, r.b, r.n)); /* it says how 500's other side left */
+        convert(&r, 1);
+        rb_switch(&r, true, false, 500, 601, t + 11, 1, 104);
+        convert(&r, 1);
+        rb_switch(&r, true, true, 602, 501, t + 12, 0, 104);
+        convert(&r, 0);
+        rb_switch(&r, true, false, 501, 602, t + 13, 0, 104);
+        convert(&r, 0);
+        rb_switch(&r, true, true, 608, 609, t + 14, 0, 104); /* others' switch: nothing */
+        assert_false(perf_conv_skips(g.c, r.b, r.n)); /* 609 might be one of its, learnt later */
+        convert(&r, 0);
+        rb_switch(&r, true, false, 609, 608, t + 15, 0, 104);
+        convert(&r, 0);
+        /* wake-ups: of 500 by another process, of another by 500, of others by others */
+        uint8_t raw[36] = {0};
+        static const uint32_t wakes[][3] = {{600, 601, 500}, {500, 500, 611}, {600, 601, 611}};
+        for (uint32_t i = 0; i < 3; i++) {
+                put_at(raw, &fmt_waking, "pid", wakes[i][2]);
+                rb_sample_head(&r, 103, 0xffffffff81900000ull, wakes[i][0], wakes[i][1], t + 16 + i,
+                               0, false);
+                rb_u32(&r, sizeof(raw));
+                rb_bytes(&r, raw, sizeof(raw));
+                rb_pad8(&r);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        /* CPU 1: 500 leaves for 620, which exits: the kernel names a task that is gone -1 in the
+           switch-in record; its switch-out record says which it was */
+        rb_sched_switch(&r, 102, 500, 620, 0x1, t + 20, 1);
+        convert(&r, 1);
+        rb_switch(&r, true, true, 620, 500, t + 21, 1, 104);
+        convert(&r, 1);
+        rb_switch(&r, true, false, 500, 0xFFFFFFFFu, t + 22, 1, 104);
+        convert(&r, 1);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_bad, 0);
+        assert_int_equal(st.nr_foreign, 7); /* the records of 600, 510 and 611 */
+        read_back();
+
+        assert_int_equal(count(KEV_SAMPLE), 1);
+        assert_int_equal(find(KEV_SAMPLE, 0)->ev.sample.tid, 501);
+        assert_int_equal(count(KEV_PROCESS), 0);
+        assert_int_equal(count(KEV_THREAD), 1);
+        assert_int_equal(find(KEV_THREAD, 0)->ev.thread.tid, 503);
+        assert_int_equal(count(KEV_THREAD_NAME), 0);
+        assert_int_equal(count(KEV_IMAGE), 0);
+        assert_int_equal(count(KEV_CSWITCH), 5);
+        const struct cap *c = find(KEV_CSWITCH, 4);
+        assert_int_equal(c->ev.cswitch.new_tid, 500);
+        assert_int_equal(c->ev.cswitch.old_tid, 620);
+        assert_int_equal(c->ev.cswitch.old_state, 4); /* Terminated */
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 22);
+        c = find(KEV_CSWITCH, 0);
+        assert_int_equal(c->ev.cswitch.old_tid, 503);
+        assert_int_equal(c->ev.cswitch.new_tid, 605);
+        c = find(KEV_CSWITCH, 1);
+        assert_int_equal(c->ev.cpu, 1);
+        assert_int_equal(c->ev.cswitch.new_tid, 500);
+        assert_int_equal(c->ev.cswitch.old_tid, 601); /* the switch-in record says which */
+        assert_int_equal(c->ev.cswitch.old_state, 1);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 32); /* preempted */
+        c = find(KEV_CSWITCH, 2);
+        assert_int_equal(c->ev.cswitch.new_tid, 501);
+        assert_int_equal(c->ev.cswitch.old_tid, 602);
+        assert_int_equal(c->ev.cswitch.old_state, 5);
+        assert_int_equal(c->ev.cswitch.old_wait_reason, 6); /* blocked, not Executive */
+        assert_int_equal(count(KEV_READY_THREAD), 2);
+        assert_int_equal(find(KEV_READY_THREAD, 0)->ev.ready_thread.tid, 500);
+        assert_int_equal(find(KEV_READY_THREAD, 0)->ev.ready_thread.readying_tid, 601);
+        assert_int_equal(find(KEV_READY_THREAD, 1)->ev.ready_thread.tid, 611);
+        assert_int_equal(find(KEV_READY_THREAD, 1)->ev.ready_thread.readying_tid, 500);
 }
 
 static void test_lost_and_kernel_symbols(void **state)
@@ -1547,8 +1908,13 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_previous_cstate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_preempt_or_yield, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cswitch_stack_is_the_new_threads, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
                 cmocka_unit_test(test_utf16),
