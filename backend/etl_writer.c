@@ -297,7 +297,7 @@ static void file_header_sync(struct etl_writer *w)
         uint8_t f[0x28 - 0x10];
         memcpy(f, w->header + at, sizeof(f));
         le_put64(f, (uint64_t)filetime_of(w, w->file_last_timestamp));
-        le_put32(f + 0x24 - 0x10, (uint32_t)w->nr_file_buffers);
+        le_put32(f + (0x24 - 0x10), (uint32_t)w->nr_file_buffers);
         int rc = write_all(w->fd, f, sizeof(f), at);
         if (rc < 0)
                 w->stats.write_error = -rc;

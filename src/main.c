@@ -56,8 +56,9 @@ static void usage(FILE *out)
               "  --top N                batch and --replay -b: rows per table\n"
               "  --no-color             no colours (also when NO_COLOR is set)\n"
               "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
-              "  --symbol-path DIRS     where image and debug files are looked for (by build-id,\n"
-              "                         name or path); repeatable, or DIR:DIR\n"
+              "  --symbol-path PATH     where image, debug and PDB files are looked for (by\n"
+              "                         build-id, name or path): DIR:DIR, or as _NT_SYMBOL_PATH\n"
+              "                         DIR;srv*CACHE*URL;cache*DIR (doc/symbols.md); repeatable\n"
               "  --totals               --dump: the header and the totals only\n"
               "  -o, --output FILE      --merge: the merged file\n"
               "\n"
@@ -138,6 +139,42 @@ static bool parse_u32(const char *text, uint32_t min, uint32_t max, bool is_hex_
                 return false;
         *out = (uint32_t)v;
         return true;
+}
+
+/* Whether this user can read the sched tracepoints' formats (tracefs), which CSwitch and
+   ReadyThread need. */
+static bool can_read_sched_tracepoints(void)
+{
+        static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+        char path[128];
+        for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+                snprintf(path, sizeof(path), "%s/events/sched/sched_switch/format", dirs[i]);
+                if (access(path, R_OK) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* The default collection for a user who may trace one process but not read the sched
+   tracepoints (perf record -p works there): what perf record -p takes, said once. */
+static void fit_default_to_user(struct collect_settings *s)
+{
+        if (s->pid <= 0 || geteuid() == 0 || can_read_sched_tracepoints())
+                return;
+        s->masks.Masks[0] &= ~(uint32_t)(EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER);
+        s->masks.Masks[PERF_GET_MASK_INDEX(PERF_CONTEXT_SWITCH)] &=
+                ~PERF_GET_MASK_GROUP(PERF_CONTEXT_SWITCH);
+        s->masks.Masks[PERF_GET_MASK_INDEX(PERF_DISPATCHER)] &=
+                ~PERF_GET_MASK_GROUP(PERF_DISPATCHER);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < s->nr_stack_hooks; i++)
+                if (s->stack_hooks[i] != WMI_LOG_TYPE_CONTEXT_SWAP &&
+                    s->stack_hooks[i] != WMI_LOG_TYPE_READY_THREAD)
+                        s->stack_hooks[o++] = s->stack_hooks[i];
+        s->nr_stack_hooks = o;
+        fprintf(stderr, "etwtop: context switches need the sched tracepoints, which this user "
+                        "cannot read (tracefs): collecting PROC_THREAD+LOADER+PROFILE (root, or "
+                        "--on with CSWITCH to be told what is missing)\n");
 }
 
 /* etwtop --merge -o OUT [--force] IN... */
@@ -226,7 +263,7 @@ int main(int argc, char **argv)
         const char *output = NULL, *record_path = NULL, *replay_path = NULL;
         const char *symbol_path[16];
         uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
-        bool is_batch = false, is_mono = false, is_no_demangle = false;
+        bool is_batch = false, is_mono = false, is_no_demangle = false, is_on_given = false;
         double delay_s = 1.0;
         struct collect_args ca = {
                 .on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER",
@@ -243,7 +280,10 @@ int main(int argc, char **argv)
 
         while ((c = getopt_long(argc, argv, "bd:hn:o:p:", options, NULL)) != -1) {
                 switch (c) {
-                case OPT_ON: ca.on = optarg; break;
+                case OPT_ON:
+                        ca.on = optarg;
+                        is_on_given = true;
+                        break;
                 case OPT_STACKWALK: ca.stackwalk = optarg; break;
                 case OPT_PMC_PROFILE: ca.pmc_profile = optarg; break;
                 case OPT_LASTBRANCH: ca.lastbranch = optarg; break;
@@ -289,6 +329,17 @@ int main(int argc, char **argv)
                 case OPT_RECORD: record_path = optarg; break;
                 case OPT_REPLAY: replay_path = optarg; break;
                 case OPT_SYMBOL_PATH:
+                        /* _NT_SYMBOL_PATH's syntax (;, srv*, cache*) passes whole: the symbols
+                           library splits it (a URL's colons are not separators there) */
+                        if (strpbrk(optarg, ";*")) {
+                                if (nr_symbol_path == 16) {
+                                        fprintf(stderr, "etwtop: at most 16 --symbol-path "
+                                                        "directories\n");
+                                        return 2;
+                                }
+                                symbol_path[nr_symbol_path++] = optarg;
+                                break;
+                        }
                         /* repeatable, and each may be a colon-separated list */
                         for (char *dir = strtok(optarg, ":"); dir; dir = strtok(NULL, ":")) {
                                 if (nr_symbol_path == 16) {
@@ -336,6 +387,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "etwtop: %s\n", err);
                 return 2;
         }
+        if (!is_on_given && (is_screen || is_live_batch || record_path))
+                fit_default_to_user(&collect);
         if (is_screen || is_live_batch) {
                 struct app_options ao = {0};
                 ao.replay_path = replay_path;
