@@ -39,6 +39,12 @@
 #define LIVE_DEFAULT_PMC_PERIOD 65536u
 #define LIVE_MAX_CPUS           4096u
 #define LIVE_BUILD_ID_CACHE     4096u
+/* A drain converts the records of every CPU stamped up to this long before it, merged in time
+   order; newer ones wait for the next drain: a record is stamped before it is written, and may
+   not be in its ring yet when the others are read (the kernel stamps and writes it with
+   preemption off: microseconds). */
+#define LIVE_MERGE_SLACK_NS 2000000ull
+#define LIVE_MERGE_ROUND    4096u /* records a CPU per round of a drain's merge */
 /* The TimerResolution when the kernel's tick cannot be found (live_caps.timer_resolution_100ns
    is what the writers record, backend/session.c): 100 ns units, 1 ms. */
 #define LIVE_TIMER_RESOLUTION 10000u
@@ -95,15 +101,29 @@ struct live_ring {
         size_t stage_cap;        /* bytes allocated */
         size_t stage_pos;        /* the first record not converted */
         size_t stage_len;        /* the end of the copied records */
-        struct live_item *items; /* owned: the order of one drain's records */
+        struct live_item *items; /* owned: the records of one round of a drain */
         uint32_t cap_items;
         uint8_t *bounce; /* owned: the one record of a drain that wraps the ring's end */
+        /* one round of a drain (ring_gather, ring_trim, rings_merge, ring_release) */
+        uint32_t nr_gathered;           /* items read, up to the horizon, in the ring's order */
+        uint32_t nr_taken;              /* the first of them, to convert, then in time order */
+        uint32_t next;                  /* the merge's next item */
+        uint32_t nr_skipped_tail;       /* records passed over after the last item */
+        uint64_t newest_ts;             /* the latest time among the items */
+        bool is_sorted;                 /* the items came in time order */
+        bool is_capped;                 /* more records were there than the round reads */
+        bool is_borrowed;               /* meta is not a mapping of ours (live_source_open_mem) */
+        size_t stage_stop;              /* the stage up to here was read */
+        uint64_t ring_start, ring_stop; /* the ring from data_tail up to ring_stop was read */
 };
 
 struct live_item {
         uint64_t ts;
-        const uint8_t *rec; /* in the stage, the ring or the bounce buffer */
+        const uint8_t *rec; /* borrowed: in the stage, the ring or the bounce buffer */
+        uint64_t at;        /* where it starts in the stage or the ring */
         uint32_t size;
+        uint32_t nr_skipped : 31; /* records passed over just before it */
+        uint32_t is_staged : 1;
         const struct perf_conv_event *ev; /* borrowed: the record's event, NULL when unknown */
 };
 
@@ -131,7 +151,9 @@ struct live_source {
         struct live_event **by_id; /* owned hash of id -> event (borrowed pointers) */
         uint32_t by_id_mask;
         int epoll_fd;
-        uint32_t next_ring;
+        struct live_ring **merge_heap; /* owned: nr_online borrowed pointers */
+        uint64_t flush_until;          /* 0, or the horizon of every drain (drain_until) */
+        uint64_t nr_skipped_again;     /* passed-over records a merge left to read again */
         char tracefs[PATH_MAX];
         struct perf_tp_format tp_switch;
         struct perf_tp_format tp_waking;
@@ -1318,7 +1340,7 @@ static void ring_take(struct live_ring *r)
                 r->stage_pos = 0;
         }
         if (r->stage_len + n > r->stage_cap) {
-                size_t cap = r->stage_cap * 2;
+                size_t cap = r->stage_cap ? r->stage_cap * 2 : 4096;
                 while (cap < r->stage_len + n)
                         cap *= 2;
                 r->stage = xrealloc(r->stage, cap);
@@ -1346,109 +1368,238 @@ static struct live_item *item_next(struct live_ring *r, uint32_t n)
         return &r->items[n];
 }
 
-/* Converts the n items of a drain, in time order. */
-static void items_convert(struct live_source *ls, struct live_ring *r, uint32_t n, bool is_sorted)
+/* Notes one record of a gather as the ring's next item; false when it is past the horizon
+   (it stays for a later drain). */
+static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_t *rec,
+                       uint32_t size, uint64_t at, bool is_staged, uint64_t horizon)
 {
-        if (!is_sorted)
-                items_sort(r->items, n);
-        /* the events found while ordering: the session's events do not change in between */
-        for (uint32_t i = 0; i < n; i++)
-                perf_conv_record_ev(ls->conv, r->cpu, r->items[i].rec, r->items[i].size,
-                                    r->items[i].ev);
+        const struct perf_conv_event *ev;
+        uint32_t cpu;
+        uint64_t ts = perf_conv_record_time_ev(ls->conv, rec, size, r->cpu, &cpu, &ev);
+        if (ts > horizon)
+                return false;
+        struct live_item *it = item_next(r, r->nr_gathered);
+        it->ts = ts;
+        it->rec = rec;
+        it->at = at;
+        it->size = size;
+        it->is_staged = is_staged;
+        it->nr_skipped = r->nr_skipped_tail & 0x7FFFFFFFu;
+        it->ev = ev;
+        r->nr_skipped_tail = 0;
+        r->is_sorted = r->is_sorted && ts >= r->newest_ts;
+        if (ts > r->newest_ts)
+                r->newest_ts = ts;
+        r->nr_gathered++;
+        return true;
 }
 
-/* Converts up to budget records straight from the ring, then gives their space back: the
-   usual drain, when nothing waits in the stage (a copy of every byte to the stage was the
-   biggest memcpy of the live pipeline). Returns the number of records. */
-static uint32_t ring_drain_in_place(struct live_source *ls, struct live_ring *r, uint32_t budget)
+/* Gathers up to max records of one ring that happened at or before the horizon, in the ring's
+   order: first what a rundown took to the stage, then what the ring holds, read in place (a
+   copy of every byte to the stage was the biggest memcpy of the live pipeline). Nothing is
+   converted or released yet: ring_release does it for the records a merge converted. */
+static void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon)
 {
-        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-        uint64_t pos = r->meta->data_tail;
-        uint64_t mask = r->data_size - 1;
-        uint32_t n = 0;
-        uint64_t last_ts = 0;
-        bool is_sorted = true, is_bounced = false;
-        while (head - pos >= sizeof(struct perf_event_header) && n < budget) {
-                /* records are 8-byte aligned: a header never wraps */
-                const struct perf_event_header *h = (const void *)(r->data + (pos & mask));
-                if (h->size < sizeof(*h) || h->size > head - pos) {
-                        ls->nr_damaged_bytes += head - pos;
-                        pos = head; /* damaged: drop the rest */
-                        break;
-                }
-                const uint8_t *rec = r->data + (pos & mask);
-                if ((pos & mask) + h->size <= r->data_size &&
-                    perf_conv_skips(ls->conv, rec, h->size)) {
-                        pos += h->size;
-                        continue;
-                }
-                if ((pos & mask) + h->size > r->data_size) {
-                        if (is_bounced)
-                                break; /* a second wrap in one drain cannot be: the next one */
-                        if (!r->bounce)
-                                r->bounce = xcalloc(1, MAX_PERF_RECORD);
-                        ring_copy(r, pos, r->bounce, h->size);
-                        rec = r->bounce;
-                        is_bounced = true;
-                }
-                struct live_item *it = item_next(r, n);
-                uint32_t cpu;
-                it->ts = perf_conv_record_time_ev(ls->conv, rec, h->size, r->cpu, &cpu, &it->ev);
-                it->rec = rec;
-                it->size = h->size;
-                is_sorted = is_sorted && it->ts >= last_ts;
-                last_ts = it->ts;
-                n++;
-                pos += h->size;
-        }
-        items_convert(ls, r, n, is_sorted);
-        __atomic_store_n(&r->meta->data_tail, pos, __ATOMIC_RELEASE);
-        return n;
-}
-
-/* Converts up to budget records of one ring, in time order. Records a rundown took to the stage
-   go first (with what the ring holds behind them); else they are converted in the ring.
-   Returns the number of records. */
-static uint32_t ring_drain(struct live_source *ls, struct live_ring *r, uint32_t budget)
-{
+        r->nr_gathered = r->nr_taken = r->next = 0;
+        r->nr_skipped_tail = 0;
+        r->newest_ts = 0;
+        r->is_sorted = true;
+        r->is_capped = false;
+        r->stage_stop = r->stage_pos;
+        r->ring_start = r->ring_stop = r->meta ? r->meta->data_tail : 0;
         if (!r->meta)
-                return 0;
-        if (r->stage_pos == r->stage_len)
-                return ring_drain_in_place(ls, r, budget);
-        ring_take(r);
-        size_t pos = r->stage_pos, end = r->stage_len;
-        uint32_t n = 0;
-        uint64_t last_ts = 0;
-        bool is_sorted = true;
+                return;
 
-        while (end - pos >= sizeof(struct perf_event_header) && n < budget) {
+        /* the stage */
+        size_t pos = r->stage_pos, end = r->stage_len;
+        while (end - pos >= sizeof(struct perf_event_header)) {
                 const struct perf_event_header *h = (const void *)(r->stage + pos);
                 if (h->size < sizeof(*h) || h->size > end - pos) {
                         ls->nr_damaged_bytes += end - pos;
                         pos = end; /* damaged: drop the rest */
                         break;
                 }
-                struct live_item *it = item_next(r, n);
-                uint32_t cpu;
-                it->ts = perf_conv_record_time_ev(ls->conv, r->stage + pos, h->size, r->cpu, &cpu,
-                                                  &it->ev);
-                it->rec = r->stage + pos;
-                it->size = h->size;
-                is_sorted = is_sorted && it->ts >= last_ts;
-                last_ts = it->ts;
-                n++;
+                if (r->nr_gathered == max) {
+                        r->is_capped = true;
+                        break;
+                }
+                if (!gather_add(ls, r, r->stage + pos, h->size, pos, true, horizon))
+                        break;
                 pos += h->size;
         }
-        r->stage_pos = pos;
-        /* the stage is not compacted or grown before the next ring_take: the items stay put */
-        items_convert(ls, r, n, is_sorted);
-        return n;
+        r->stage_stop = pos;
+        if (end - pos >= sizeof(struct perf_event_header) || r->is_capped)
+                return; /* the ring's records are newer than what stays in the stage */
+        r->stage_stop = end;
+
+        /* the ring, in place */
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t rpos = r->ring_start;
+        uint64_t mask = r->data_size - 1;
+        bool is_bounced = false;
+        while (head - rpos >= sizeof(struct perf_event_header)) {
+                /* records are 8-byte aligned: a header never wraps */
+                const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
+                if (h->size < sizeof(*h) || h->size > head - rpos) {
+                        ls->nr_damaged_bytes += head - rpos;
+                        rpos = head; /* damaged: drop the rest */
+                        break;
+                }
+                const uint8_t *rec = r->data + (rpos & mask);
+                bool is_wrapped = (rpos & mask) + h->size > r->data_size;
+                if (!is_wrapped && perf_conv_skips(ls->conv, rec, h->size)) {
+                        r->nr_skipped_tail++;
+                        rpos += h->size;
+                        continue;
+                }
+                if (r->nr_gathered == max) {
+                        r->is_capped = true;
+                        break;
+                }
+                if (is_wrapped) {
+                        if (is_bounced) {
+                                r->is_capped = true; /* a second wrap in one drain: the next */
+                                break;
+                        }
+                        if (!r->bounce)
+                                r->bounce = xcalloc(1, MAX_PERF_RECORD);
+                        ring_copy(r, rpos, r->bounce, h->size);
+                        rec = r->bounce;
+                }
+                if (!gather_add(ls, r, rec, h->size, rpos, false, horizon))
+                        break;
+                is_bounced = is_bounced || is_wrapped;
+                rpos += h->size;
+        }
+        r->ring_stop = rpos;
+}
+
+/* Keeps the gathered records of a ring up to the merge's horizon: those before the first one
+   past it, in the ring's order (a record the merge leaves is read again by the next drain),
+   in time order. */
+static void ring_trim(struct live_source *ls, struct live_ring *r, uint64_t horizon)
+{
+        uint32_t n = 0;
+        if (r->newest_ts <= horizon) {
+                n = r->nr_gathered;
+        } else {
+                while (n < r->nr_gathered && r->items[n].ts <= horizon)
+                        n++;
+                /* the skip-over records behind the first one left are read (and counted)
+                   again */
+                for (uint32_t i = n + 1; i < r->nr_gathered; i++)
+                        ls->nr_skipped_again += r->items[i].nr_skipped;
+                ls->nr_skipped_again += r->nr_skipped_tail;
+        }
+        r->nr_taken = n;
+        if (!r->is_sorted)
+                items_sort(r->items, n);
+}
+
+/* Gives back what the merge converted of a ring: the stage and ring space before the first
+   gathered record left (all of it when none was left). */
+static void ring_release(struct live_ring *r)
+{
+        if (!r->meta)
+                return;
+        if (r->nr_taken < r->nr_gathered) {
+                /* the first record left in the ring's order: the lowest place (sorting moved
+                   only the records taken, which are all before it) */
+                const struct live_item *first = &r->items[r->nr_taken];
+                if (first->is_staged) {
+                        r->stage_stop = first->at;
+                        r->ring_stop = r->ring_start;
+                } else {
+                        r->ring_stop = first->at;
+                }
+        }
+        r->stage_pos = r->stage_stop;
+        if (r->stage_pos == r->stage_len)
+                r->stage_pos = r->stage_len = 0;
+        if (r->ring_stop != r->ring_start)
+                __atomic_store_n(&r->meta->data_tail, r->ring_stop, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t head_ts(const struct live_ring *r)
+{
+        return r->items[r->next].ts;
+}
+
+static void heap_down(struct live_ring **heap, uint32_t n, uint32_t i)
+{
+        struct live_ring *x = heap[i];
+        for (;;) {
+                uint32_t k = 2 * i + 1;
+                if (k >= n)
+                        break;
+                if (k + 1 < n && head_ts(heap[k + 1]) < head_ts(heap[k]))
+                        k++;
+                if (head_ts(heap[k]) >= head_ts(x))
+                        break;
+                heap[i] = heap[k];
+                i = k;
+        }
+        heap[i] = x;
+}
+
+/* Converts the taken records of every ring in time order across the CPUs (a k-way merge: the
+   converter's process, thread and image tables need a fork before the exec of its child on
+   another CPU). Each record goes to its own CPU's buffer. Returns how many. */
+static uint32_t rings_merge(struct live_source *ls)
+{
+        struct live_ring **heap = ls->merge_heap;
+        uint32_t n = 0, total = 0;
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                if (ls->rings[c].nr_taken)
+                        heap[n++] = &ls->rings[c];
+        }
+        for (uint32_t i = n / 2; i-- > 0;)
+                heap_down(heap, n, i);
+        while (n) {
+                struct live_ring *r = heap[0];
+                /* the run of this ring up to the next ring's first record */
+                uint64_t limit = UINT64_MAX;
+                if (n > 1)
+                        limit = head_ts(heap[1]);
+                if (n > 2 && head_ts(heap[2]) < limit)
+                        limit = head_ts(heap[2]);
+                do {
+                        const struct live_item *it = &r->items[r->next++];
+                        perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
+                        total++;
+                } while (r->next < r->nr_taken && head_ts(r) <= limit);
+                if (r->next == r->nr_taken)
+                        heap[0] = heap[--n];
+                heap_down(heap, n, 0);
+        }
+        return total;
+}
+
+/* The time up to which a drain converts: records of the last LIVE_MERGE_SLACK_NS may still be
+   on their way into another CPU's ring (a record is stamped before it is written), and wait for
+   the next drain. */
+static uint64_t drain_horizon(const struct live_source *ls)
+{
+        if (ls->flush_until)
+                return ls->flush_until;
+        uint64_t t = now_ns();
+        return t > LIVE_MERGE_SLACK_NS ? t - LIVE_MERGE_SLACK_NS : 0;
+}
+
+/* Drains every ring up to until (UINT64_MAX: everything): what must be converted before a
+   rundown, a settings change or the close. */
+static void drain_until(struct live_source *ls, uint64_t until)
+{
+        uint64_t saved = ls->flush_until;
+        ls->flush_until = until;
+        while (live_source_drain(ls, UINT32_MAX / 2) > 0)
+                ;
+        ls->flush_until = saved;
 }
 
 static void drain_all(struct live_source *ls)
 {
-        while (live_source_drain(ls, UINT32_MAX / 2) > 0)
-                ;
+        drain_until(ls, now_ns());
 }
 
 /* ---- the converter's hooks ---- */
@@ -2352,13 +2503,14 @@ static void source_free(struct live_source *ls)
         free(ls->events);
         for (uint32_t i = 0; ls->rings && i < ls->nr_online; i++) {
                 struct live_ring *r = &ls->rings[i];
-                if (r->meta)
+                if (r->meta && !r->is_borrowed)
                         munmap(r->meta, r->map_size);
                 free(r->stage);
                 free(r->bounce);
                 free(r->items);
         }
         free(ls->rings);
+        free(ls->merge_heap);
         free(ls->online);
         free(ls->tasks);
         free(ls->by_id);
@@ -2411,6 +2563,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->online = xcalloc(ls->nr_online, sizeof(*ls->online));
         memcpy(ls->online, cpus, ls->nr_online * sizeof(*cpus));
         ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
+        ls->merge_heap = xcalloc(ls->nr_online, sizeof(*ls->merge_heap));
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
 
         rc = tasks_list(ls, err);
@@ -2496,6 +2649,67 @@ fail:
         return rc;
 }
 
+int live_source_open_mem(struct live_source **out, const struct live_mem_ring *rings,
+                         uint32_t nr_rings, const struct perf_conv_event *events,
+                         const uint64_t *ids, uint32_t nr_events, const PERFINFO_GROUPMASK *masks,
+                         struct etl_writer *w)
+{
+        *out = NULL;
+        if (!rings || !nr_rings || nr_rings > LIVE_MAX_CPUS || (nr_events && (!events || !ids)) ||
+            !masks || !w)
+                return -EINVAL;
+        for (uint32_t i = 0; i < nr_rings; i++) {
+                const struct perf_event_mmap_page *m = rings[i].meta;
+                if (!m || rings[i].cpu >= LIVE_MAX_CPUS || !m->data_size ||
+                    (m->data_size & (m->data_size - 1)) || m->data_offset < sizeof(*m))
+                        return -EINVAL;
+        }
+        struct live_source *ls = xcalloc(1, sizeof(*ls));
+        ls->epoll_fd = -1;
+        ls->w = w;
+        ls->settings.masks = *masks;
+        ls->settings.pid = -1;
+        ls->nr_online = nr_rings;
+        ls->online = xcalloc(nr_rings, sizeof(*ls->online));
+        ls->rings = xcalloc(nr_rings, sizeof(*ls->rings));
+        ls->merge_heap = xcalloc(nr_rings, sizeof(*ls->merge_heap));
+        ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
+        for (uint32_t i = 0; i < nr_rings; i++) {
+                struct live_ring *r = &ls->rings[i];
+                ls->online[i] = r->cpu = rings[i].cpu;
+                if (r->cpu + 1 > ls->nr_cpus)
+                        ls->nr_cpus = r->cpu + 1;
+                r->fd = -1;
+                r->meta = rings[i].meta;
+                r->is_borrowed = true;
+                r->data = (uint8_t *)r->meta + r->meta->data_offset;
+                r->data_size = r->meta->data_size;
+        }
+        for (uint32_t i = 0; i < nr_events; i++) {
+                struct live_event *ev = xcalloc(1, sizeof(*ev));
+                ev->spec.role = ROLE_PROC;
+                ev->spec.what = "memory";
+                ev->spec.conv = events[i];
+                ev->fd = -1;
+                for (uint32_t k = 0; k < LIVE_MAX_SOURCES; k++)
+                        ev->member_fds[k] = -1;
+                ev->id = ids[i];
+                events_add(ls, ev);
+        }
+        by_id_rebuild(ls);
+        struct perf_conv_ops ops = {hook_emit,        hook_event_of,   hook_cmdline_of,
+                                    hook_build_id_of, hook_wait_sites, hook_uid_of};
+        int rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
+        if (rc < 0)
+                goto fail;
+        perf_conv_set_masks(ls->conv, masks);
+        *out = ls;
+        return 0;
+fail:
+        source_free(ls);
+        return rc;
+}
+
 int live_source_fd(const struct live_source *ls)
 {
         return ls ? ls->epoll_fd : -1;
@@ -2505,16 +2719,34 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
 {
         if (!ls)
                 return -EINVAL;
+        uint32_t nr = ls->nr_online ? ls->nr_online : 1;
+        uint64_t horizon = drain_horizon(ls);
         uint32_t total = 0;
-        uint32_t per = budget / (ls->nr_online ? ls->nr_online : 1);
-        if (per < 256)
-                per = 256;
-        for (uint32_t k = 0; k < ls->nr_online && total < budget; k++) {
-                struct live_ring *r = &ls->rings[(ls->next_ring + k) % ls->nr_online];
-                uint32_t want = budget - total < per ? budget - total : per;
-                total += ring_drain(ls, r, want);
+        /* rounds of a few thousand records a CPU: what is gathered is converted while it is
+           still in the cache */
+        while (total < budget) {
+                uint32_t per = (budget - total) / nr;
+                if (per < 256)
+                        per = 256;
+                if (per > LIVE_MERGE_ROUND)
+                        per = LIVE_MERGE_ROUND;
+                /* a ring that has more than its share says how far the others may go */
+                uint64_t until = horizon;
+                for (uint32_t c = 0; c < ls->nr_online; c++) {
+                        struct live_ring *r = &ls->rings[c];
+                        ring_gather(ls, r, per, horizon);
+                        if (r->is_capped && r->newest_ts < until)
+                                until = r->newest_ts;
+                }
+                for (uint32_t c = 0; c < ls->nr_online; c++)
+                        ring_trim(ls, &ls->rings[c], until);
+                uint32_t n = rings_merge(ls);
+                for (uint32_t c = 0; c < ls->nr_online; c++)
+                        ring_release(&ls->rings[c]);
+                total += n;
+                if (n == 0 || until == horizon)
+                        break; /* every ring is drained up to the horizon */
         }
-        ls->next_ring = (ls->next_ring + 1) % (ls->nr_online ? ls->nr_online : 1);
         return total > INT32_MAX ? INT32_MAX : (int)total;
 }
 
@@ -2644,7 +2876,7 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
                 return;
         struct perf_conv_stats cs;
         perf_conv_get_stats(ls->conv, &cs);
-        st->nr_perf_records = cs.nr_records;
+        st->nr_perf_records = cs.nr_records - ls->nr_skipped_again;
         st->nr_events = cs.nr_events + ls->nr_own_events;
         st->nr_events_lost = lost_total(ls);
         st->nr_lost_records = cs.nr_lost_records;
@@ -2668,7 +2900,7 @@ void live_source_close(struct live_source *ls)
                 return;
         for (uint32_t i = 0; i < ls->nr_events; i++)
                 event_enable(ls->events[i], false);
-        drain_all(ls);
+        drain_until(ls, UINT64_MAX); /* nothing is on its way any more */
 
         uint64_t ts = now_ns();
         uint64_t lost = lost_total(ls);

@@ -88,11 +88,35 @@ struct live_source;
 int live_source_open(struct live_source **out, const struct live_settings *settings,
                      struct etl_writer *w, struct etl_error *err);
 
+/* A ring in memory laid out as the kernel maps one: its control page (data_head, data_tail,
+   data_offset, data_size: a power of 2) with the records at data_offset. */
+struct live_mem_ring {
+        uint32_t cpu;
+        struct perf_event_mmap_page *meta; /* borrowed; its data_tail is written as a drain
+                                              gives the space back */
+};
+
+struct perf_conv_event;
+struct perf_event_mmap_page;
+
+/* A source over rings in memory rather than perf events (tests and fuzzers: the order and the
+   conversion of what the kernel would write): the records' events are events[i] with sample
+   id ids[i] (copied), masks say what is written. No rundown at the start; drains, the
+   rundown and the close are live_source's (the hooks read /proc for command lines, owners
+   and build-ids). Returns 0 or -EINVAL. */
+int live_source_open_mem(struct live_source **out, const struct live_mem_ring *rings,
+                         uint32_t nr_rings, const struct perf_conv_event *events,
+                         const uint64_t *ids, uint32_t nr_events, const PERFINFO_GROUPMASK *masks,
+                         struct etl_writer *w);
+
 /* A file descriptor to poll(2) for POLLIN: readable when the rings have data. */
 int live_source_fd(const struct live_source *ls);
 
-/* Converts up to budget perf records into ETW records, without blocking. Returns how many were
-   converted (0: nothing waiting), or -errno. */
+/* Converts up to budget perf records into ETW records, without blocking, in time order across
+   the CPUs: the records of every ring stamped up to a horizon (a few milliseconds before now)
+   are merged; newer ones wait in their rings for the next drain. Each record goes to the
+   buffer of its own CPU. Returns how many were converted (0: nothing up to the horizon), or
+   -errno. */
 int live_source_drain(struct live_source *ls, uint32_t budget);
 
 /* Applies new settings to the running source without losing or double counting events:

@@ -169,6 +169,7 @@ struct ev {
         bool is_own;       /* etwtop's provider (doc/etwtop-provider.md) */
         uint16_t event_id; /* its EVENT_DESCRIPTOR Id */
         char name[160];
+        char sid[64]; /* Process: the UserSID */
 };
 
 static struct ev *evs;
@@ -222,6 +223,7 @@ static void on_decoded(void *ctx, const struct kevent *k)
                 e->x = k->process.pid;
                 e->phase = (uint8_t)k->process.phase;
                 snprintf(e->name, sizeof(e->name), "%s", k->process.image_name);
+                snprintf(e->sid, sizeof(e->sid), "%s", k->process.user_sid);
                 break;
         case KEV_CSWITCH:
                 e->x = k->cswitch.old_tid;
@@ -1108,6 +1110,158 @@ static void test_missing_hardware(void **state)
         etl_writer_free(w);
 }
 
+/* ---- rings in memory: the order of records across CPUs ---- */
+
+#define MEM_RING_DATA 8192u
+#define MEM_EVENT_ID  77u
+
+struct mem_ring {
+        struct perf_event_mmap_page meta;
+        uint8_t data[MEM_RING_DATA];
+};
+
+/* Appends a side-band record (header, body, then the sample_id trailer of
+   PERF_CONV_SAMPLE_ID_BITS: pid/tid, time, cpu, identifier) to ring r. */
+static void mem_put(struct mem_ring *r, uint32_t type, uint16_t misc, const void *body,
+                    size_t body_size, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+        size_t padded = (body_size + 7) & ~(size_t)7;
+        size_t size = sizeof(struct perf_event_header) + padded + 32;
+        uint64_t head = r->meta.data_head;
+        assert_true(head + size <= MEM_RING_DATA);
+        uint8_t *p = r->data + head;
+        memset(p, 0, size);
+        struct perf_event_header h = {type, misc, (uint16_t)size};
+        memcpy(p, &h, sizeof(h));
+        memcpy(p + 8, body, body_size);
+        uint8_t *t = p + 8 + padded;
+        uint64_t v = (uint64_t)tid << 32 | pid;
+        memcpy(t, &v, 8);
+        memcpy(t + 8, &time, 8);
+        v = cpu;
+        memcpy(t + 16, &v, 8);
+        v = MEM_EVENT_ID;
+        memcpy(t + 24, &v, 8);
+        r->meta.data_head = head + size;
+}
+
+static void mem_comm(struct mem_ring *r, uint32_t pid, const char *comm, uint64_t time,
+                     uint32_t cpu)
+{
+        uint8_t b[32] = {0};
+        memcpy(b, &pid, 4);
+        memcpy(b + 4, &pid, 4);
+        snprintf((char *)b + 8, 16, "%s", comm);
+        mem_put(r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, b, 8 + strlen(comm) + 1, pid, pid,
+                time, cpu);
+}
+
+static void mem_fork(struct mem_ring *r, uint32_t pid, uint32_t ppid, uint64_t time, uint32_t cpu)
+{
+        uint32_t b[6] = {pid, ppid, pid, ppid};
+        memcpy(b + 4, &time, 8);
+        mem_put(r, PERF_RECORD_FORK, 0, b, sizeof(b), pid, pid, time, cpu);
+}
+
+static void mem_mmap(struct mem_ring *r, uint32_t pid, uint64_t addr, const char *file,
+                     uint64_t time, uint32_t cpu)
+{
+        uint8_t b[128] = {0};
+        uint64_t len = 0x10000;
+        uint32_t prot = 5; /* PROT_READ | PROT_EXEC */
+        memcpy(b, &pid, 4);
+        memcpy(b + 4, &pid, 4);
+        memcpy(b + 8, &addr, 8);
+        memcpy(b + 16, &len, 8);
+        memcpy(b + 56, &prot, 4);
+        snprintf((char *)b + 64, 64, "%s", file);
+        mem_put(r, PERF_RECORD_MMAP2, 0, b, 64 + strlen(file) + 1, pid, pid, time, cpu);
+}
+
+static const struct ev *find_ev(enum kevent_type t, uint32_t pid, uint8_t phase)
+{
+        for (size_t i = 0; i < nr_evs; i++) {
+                if (evs[i].type == t && evs[i].x == pid && evs[i].phase == phase)
+                        return &evs[i];
+        }
+        return NULL;
+}
+
+/* A fork on CPU 0 at t=1 and the child's exec on CPU 1 at t=2, the rings drained CPU 1 first
+   (issue 13, items 1, 7, 16): the converter sees them in time order, so the exec'd process
+   keeps its name, its own images and its owner's SID (before, the fork converted last made it
+   its parent again: "bash", with bash's images, and the exec's Process record had the Null
+   SID). */
+static void test_merge_across_cpus(void **state)
+{
+        (void)state;
+        static struct mem_ring cpu0, cpu1;
+        memset(&cpu0, 0, sizeof(cpu0));
+        memset(&cpu1, 0, sizeof(cpu1));
+        cpu0.meta.data_offset = cpu1.meta.data_offset = offsetof(struct mem_ring, data);
+        cpu0.meta.data_size = cpu1.meta.data_size = MEM_RING_DATA;
+
+        uint32_t parent = (uint32_t)getpid();
+        uint32_t child = 5000000; /* above PID_MAX_LIMIT: no such process, /proc knows nothing */
+        uint64_t t0 = now_ns() - 100000000ull;
+        mem_comm(&cpu0, parent, "bash", t0, 0);
+        mem_mmap(&cpu0, parent, 0x400000, "/usr/bin/bash", t0 + 500, 0);
+        mem_fork(&cpu0, child, parent, t0 + 1000, 0);
+        mem_comm(&cpu1, child, "prog", t0 + 2000, 1);
+        mem_mmap(&cpu1, child, 0x500000, "/usr/bin/prog", t0 + 3000, 1);
+        /* something of CPU 1 newer than the horizon of a drain: it waits for the next one */
+        mem_mmap(&cpu1, child, 0x600000, "/usr/lib/late.so", now_ns() + 60000000000ull, 1);
+
+        struct live_mem_ring rings[2] = {{1, &cpu1.meta}, {0, &cpu0.meta}}; /* CPU 1 first */
+        struct perf_conv_event ev = {.kind = PERF_CONV_SIDEBAND,
+                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS,
+                                     .valid_until = UINT64_MAX};
+        uint64_t id = MEM_EVENT_ID;
+        PERFINFO_GROUPMASK masks = {{0}};
+        masks.Masks[0] =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
+        struct etl_writer *w = new_writer_of(path, 2, 65536);
+        struct live_source *ls = NULL;
+        assert_int_equal(live_source_open_mem(&ls, rings, 2, &ev, &id, 1, &masks, w), 0);
+        assert_int_equal(live_source_drain(ls, 4096), 5);
+        assert_int_equal(live_source_drain(ls, 4096), 0); /* the late one waits */
+        assert_int_not_equal(cpu1.meta.data_tail, cpu1.meta.data_head);
+        assert_int_equal(cpu0.meta.data_tail, cpu0.meta.data_head);
+        live_source_rundown(ls); /* up to now: the late one still waits */
+        assert_int_not_equal(cpu1.meta.data_tail, cpu1.meta.data_head);
+        live_source_close(ls); /* everything, then the end rundown */
+        assert_int_equal(cpu1.meta.data_tail, cpu1.meta.data_head);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        const struct ev *dc = find_ev(KEV_PROCESS, child, KEV_PHASE_DC_END);
+        assert_non_null(dc);
+        print_message("child: Process/DCEnd \"%s\" %s\n", dc->name, dc->sid);
+        assert_string_equal(dc->name, "prog");
+        size_t nr_images = 0, nr_prog = 0, nr_bash = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type == KEV_PROCESS && e->x == child) {
+                        print_message("child: Process phase %u \"%s\" %s\n", e->phase, e->name,
+                                      e->sid);
+                        assert_int_equal(strncmp(e->sid, "S-1-22-1-", 9), 0);
+                }
+                if (e->type == KEV_IMAGE && e->x == child && e->phase == KEV_PHASE_DC_END) {
+                        nr_images++;
+                        nr_prog += strstr(e->name, "prog") != NULL;
+                        nr_bash += strstr(e->name, "bash") != NULL;
+                }
+        }
+        /* the first rundown (before the late mapping) and the close's: prog, then prog and
+           late.so; never bash's */
+        assert_int_equal(nr_bash, 0);
+        assert_int_equal(nr_prog, 2);
+        assert_int_equal(nr_images, 3);
+        free_events();
+}
+
 static void test_probe(void **state)
 {
         (void)state;
@@ -1159,6 +1313,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
