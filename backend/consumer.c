@@ -33,6 +33,8 @@ struct trace_handle {
         char *logger_name;            /* owned, real-time handles */
         WCHAR *header_names;          /* owned, real-time handles: the LoggerName and LogFileName
                                          LogfileHeader points at; NULL until it is filled */
+        atomic_ulong nr_rt_buffers;   /* real-time: buffers delivered */
+        atomic_ulong nr_rt_lost;      /* real-time: buffers this consumer lost */
 };
 
 static struct trace_handle handles[MAX_TRACE_HANDLES];
@@ -166,6 +168,11 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                         etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "OpenTrace: out of memory");
                         return INVALID_PROCESSTRACE_HANDLE;
                 }
+                if (rc == -EACCES) {
+                        /* another user's sessions: the last error says whose */
+                        free(logger_name);
+                        return INVALID_PROCESSTRACE_HANDLE;
+                }
         } else {
                 struct etl_error err;
                 int rc = etl_reader_open_file(&reader, Logfile->LogFileName, &err);
@@ -206,6 +213,8 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         t->is_realtime = is_realtime;
         t->is_processing = false;
         t->is_close_pending = false;
+        atomic_store(&t->nr_rt_buffers, 0);
+        atomic_store(&t->nr_rt_lost, 0);
         t->reader = reader;
         t->logger_name = logger_name;
         t->header_names = header_names;
@@ -400,6 +409,8 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                 etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "ProcessTrace: out of memory");
                 return ERROR_NOT_ENOUGH_MEMORY;
         }
+        if (rc == -EACCES)
+                return ERROR_ACCESS_DENIED; /* the last error says whose sessions they are */
         if (rc < 0) {
                 etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
                               "ProcessTrace: no real-time session named \"%s\" is running "
@@ -427,6 +438,13 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                 int n = session_rt_next(rt, 100, &buf, &size);
                 if (n == 0)
                         break; /* the session stopped and everything was delivered */
+                if (n < 0 && n != -EAGAIN) {
+                        /* the session host went away: its sessions with it */
+                        result = ERROR_BROKEN_PIPE;
+                        etw_set_error(result, "ProcessTrace: %s", session_rt_error(rt));
+                        break;
+                }
+                atomic_store(&t->nr_rt_lost, session_rt_nr_lost(rt));
                 if (n == 1 && needs_header) {
                         needs_header = false;
                         if (realtime_header(lf, buf, size, &info, &t->header_names) < 0) {
@@ -460,6 +478,7 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                         if (has_last)
                                 lf->CurrentTime = realtime_filetime(&info, last_ts);
                         lf->BuffersRead++;
+                        atomic_fetch_add(&t->nr_rt_buffers, 1);
                         lf->Filled = size;
                         if (lf->BufferCallback && !lf->BufferCallback(lf)) {
                                 result = ERROR_CANCELLED;
@@ -681,4 +700,23 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
                          "%.200s (byte offset %llu)", w->msg, (unsigned long long)w->offset);
         pthread_mutex_unlock(&handles_lock);
         return ERROR_SUCCESS;
+}
+
+ULONG etw_realtime_get_stats(PROCESSTRACE_HANDLE TraceHandle, ULONG64 *nr_buffers_read,
+                             ULONG64 *nr_buffers_lost)
+{
+        if (!nr_buffers_read || !nr_buffers_lost)
+                return ERROR_INVALID_PARAMETER;
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(TraceHandle);
+        if (slot < 0) {
+                pthread_mutex_unlock(&handles_lock);
+                return ERROR_INVALID_HANDLE;
+        }
+        struct trace_handle *t = &handles[slot];
+        bool is_realtime = t->is_realtime;
+        *nr_buffers_read = atomic_load(&t->nr_rt_buffers);
+        *nr_buffers_lost = atomic_load(&t->nr_rt_lost);
+        pthread_mutex_unlock(&handles_lock);
+        return is_realtime ? ERROR_SUCCESS : ERROR_INVALID_PARAMETER;
 }

@@ -34,6 +34,11 @@
      timestamp and StartTime are its first event's, its EndTime its last's, and its header
      names the file it is in.
    - Session names compare case-insensitively in ASCII; other UTF-8 bytes compare exactly.
+   - A StartTrace of the name of a session that is stopping (its file being finalized, from
+     another thread or process) waits for it to end, up to 10 s, rather than failing with
+     ERROR_ALREADY_EXISTS for a name about to be free.
+   - In a process that is a client of the session host (etw/etwtop_ext.h), every call goes to the
+     host, which runs this same table; ETWTOP_NO_HOST=1 keeps the table in the process.
    - A session whose log file cannot be written (a full disk) stops itself, as Windows stops a
      logger on STATUS_DISK_FULL: its file is finalized with the buffers that made it, and
      every later call with its handle fails with ERROR_WMI_INSTANCE_NOT_FOUND and a message
@@ -74,6 +79,8 @@
 #include "etw/ntwmi.h"
 #include "etw_error.h"
 #include "etw_provider.h"
+#include "host.h"
+#include "host_proto.h"
 #include "live_source.h"
 
 /* Not (yet) in etw/winerror.h; the Windows values. */
@@ -133,10 +140,11 @@ struct rt_queue {
 };
 
 struct session_rt {
-        struct session *s; /* a reference, dropped by session_rt_detach */
-        struct rt_queue q; /* under s->lock */
-        uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
-        uint8_t *current;  /* owned: the buffer last handed out */
+        struct host_rt *remote; /* owned: a client's stream from the host (then s is NULL) */
+        struct session *s;      /* a reference, dropped by session_rt_detach */
+        struct rt_queue q;      /* under s->lock */
+        uint8_t *header;  /* owned: the header buffer as of attach, handed out first; then NULL */
+        uint8_t *current; /* owned: the buffer last handed out */
         bool is_current_header; /* current is the header's copy, not a queue buffer */
         uint64_t nr_lost;       /* under s->lock */
         struct session_rt *next;
@@ -193,6 +201,7 @@ struct session {
         uint64_t nr_written_before_file; /* BuffersWritten of the files UPDATE closed */
         uint64_t nr_source_lost;         /* the live source's lost count when it closed */
         bool is_ended;
+        bool is_ending; /* STOP's last buffers: consumers' queues grow rather than lose them */
         struct session_stats final; /* valid once is_ended */
 };
 
@@ -206,6 +215,10 @@ static uint32_t nr_pending_sources;
 static uint32_t pending_sources[LIVE_MAX_SOURCES];
 /* ETWTOP_TRACE_PROCESS_INFO with handle 0: the process of the kernel loggers started next. */
 static int32_t pending_pid = -1;
+/* The host starting a session for a client: that client's handle-0 settings instead. */
+static _Thread_local const struct session_start_defaults *thread_defaults;
+_Static_assert(SESSION_MAX_SOURCES == LIVE_MAX_SOURCES, "sources a start carries");
+_Static_assert(SESSION_MAX_INTERVALS == NR_PROFILE_SOURCES, "intervals a start carries");
 /* Why the session last in each slot stopped itself (a write error), for the calls that name
    its handle afterwards; a handle is never reused, so a stale entry matches nothing. Under
    table_lock; ended_cond signals is_done: those calls wait until the file is finalized, so
@@ -216,6 +229,9 @@ static struct {
         char why[MAX_NAME_CHARS + 128];
 } ended[MAX_SESSIONS];
 static pthread_cond_t ended_cond = PTHREAD_COND_INITIALIZER;
+/* A session left the table (under table_lock): a start waiting for a stopping session's name. */
+static pthread_cond_t left_cond = PTHREAD_COND_INITIALIZER;
+#define STOPPING_WAIT_S 10 /* a start waits this long for a stopping session of its name */
 
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 static struct live_caps caps;
@@ -571,6 +587,24 @@ static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
         return true;
 }
 
+/* Doubles a queue's capacity, keeping its buffers in order; false when memory is short. */
+static bool rt_queue_grow(struct rt_queue *q)
+{
+        uint32_t cap = q->cap ? 2 * q->cap : 8;
+        uint8_t **bufs = calloc(cap, sizeof(*bufs));
+        if (!bufs)
+                return false;
+        for (uint32_t i = 0; i < q->count; i++)
+                bufs[i] = q->bufs[(q->head + i) % q->cap];
+        for (uint32_t i = q->count; i < q->cap; i++)
+                free(q->bufs[(q->head + i) % q->cap]); /* slots not in use may hold buffers */
+        free(q->bufs);
+        q->bufs = bufs;
+        q->cap = cap;
+        q->head = 0;
+        return true;
+}
+
 /* The oldest buffer, whose ownership passes to the caller. */
 static uint8_t *rt_queue_pop(struct rt_queue *q)
 {
@@ -599,6 +633,10 @@ static void rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         }
         bool is_wake = false;
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
+                /* the stop's last buffers (its rundown, written at once under the lock, where
+                   no consumer can take any) reach every consumer: nothing waits for them */
+                if (s->is_ending && rt->q.count >= rt->q.cap)
+                        rt_queue_grow(&rt->q);
                 if (!rt_queue_push(&rt->q, buf)) {
                         rt->nr_lost++;
                         s->nr_rt_lost++;
@@ -639,6 +677,8 @@ int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
 {
         *buf = NULL;
         *size = 0;
+        if (host_is_client())
+                return host_client_rt_header(logger_name, buf, size, info);
         struct session *s = rt_session_find(logger_name);
         if (!s)
                 return -ESRCH;
@@ -659,6 +699,18 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info)
 {
         *out = NULL;
+        if (host_is_client()) {
+                struct session_rt *rt = calloc(1, sizeof(*rt));
+                if (!rt)
+                        return -ENOMEM;
+                int rc = host_client_rt_attach(logger_name, &rt->remote, info);
+                if (rc < 0) {
+                        free(rt);
+                        return rc;
+                }
+                *out = rt;
+                return 0;
+        }
         struct session *s = rt_session_find(logger_name);
         if (!s)
                 return -ESRCH;
@@ -703,6 +755,8 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
 
 int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
 {
+        if (rt->remote)
+                return host_client_rt_next(rt->remote, timeout_ms, buf, size);
         struct session *s = rt->s;
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -751,16 +805,28 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
 
 uint64_t session_rt_nr_lost(const struct session_rt *rt)
 {
+        if (rt->remote)
+                return host_client_rt_nr_lost(rt->remote);
         pthread_mutex_lock(&rt->s->lock);
         uint64_t n = rt->nr_lost;
         pthread_mutex_unlock(&rt->s->lock);
         return n;
 }
 
+const char *session_rt_error(const struct session_rt *rt)
+{
+        return rt->remote ? host_client_rt_error(rt->remote) : "";
+}
+
 void session_rt_detach(struct session_rt *rt)
 {
         if (!rt)
                 return;
+        if (rt->remote) {
+                host_client_rt_detach(rt->remote);
+                free(rt);
+                return;
+        }
         struct session *s = rt->s;
         pthread_mutex_lock(&s->lock);
         for (struct session_rt **p = &s->consumers; *p; p = &(*p)->next) {
@@ -1080,6 +1146,7 @@ struct start_request {
         int32_t age_limit;
         const CLASSIC_EVENT_ID *stack_ids; /* StartKernelTrace */
         uint32_t nr_stack_ids;
+        bool is_kernel_trace; /* StartKernelTrace, not StartTraceA */
 };
 
 /* Checks Properties for StartTrace as the documentation and seed 004 give it. Returns
@@ -1425,6 +1492,9 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
                            const struct start_request *req)
 {
         *id = 0;
+        if (host_is_client())
+                return host_client_start(id, req->name, p, req->file, req->is_kernel_trace,
+                                         req->stack_ids, req->nr_stack_ids);
         struct session *s = calloc(1, sizeof(*s));
         if (!s) {
                 etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "StartTrace: out of memory");
@@ -1460,10 +1530,18 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         s->cfg.pid = -1;
         set_enable_flags(&s->cfg.masks, req->enable_flags);
 
-        /* reserve the name, check the other sessions, take the global profile settings */
+        /* reserve the name, check the other sessions, take the global profile settings; a
+           session of the same name that is stopping (its file being finalized: a STOP from
+           another thread, or a bound session whose starter ended) frees its name soon */
+        struct timespec stopping_deadline;
+        clock_gettime(CLOCK_REALTIME, &stopping_deadline);
+        stopping_deadline.tv_sec += STOPPING_WAIT_S;
         pthread_mutex_lock(&table_lock);
-        ULONG code = ERROR_SUCCESS;
-        int free_slot = -1;
+        ULONG code;
+        int free_slot;
+again:
+        code = ERROR_SUCCESS;
+        free_slot = -1;
         for (int i = 0; i < MAX_SESSIONS; i++) {
                 struct session *o = table[i];
                 if (!o) {
@@ -1473,6 +1551,10 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
                 }
                 if (name_equal(o->name, req->name) ||
                     (!guid_is_zero(&req->guid) && IsEqualGUID(&o->guid, &req->guid))) {
+                        if (o->state == SESSION_STOPPING &&
+                            pthread_cond_timedwait(&left_cond, &table_lock, &stopping_deadline) !=
+                                    ETIMEDOUT)
+                                goto again;
                         code = ERROR_ALREADY_EXISTS;
                         etw_set_error(code, "StartTrace: a session named \"%s\"%s is running",
                                       o->name,
@@ -1501,12 +1583,15 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         s->nr_refs = 1; /* the table's */
         table[free_slot] = s;
         if (s->is_kernel) {
-                s->cfg.pid = pending_pid;
+                const struct session_start_defaults *d = thread_defaults;
+                uint32_t nr_sources = d ? d->nr_sources : nr_pending_sources;
+                const uint32_t *sources = d ? d->sources : pending_sources;
+                s->cfg.pid = d ? d->pid : pending_pid;
                 s->cfg.profile_interval_100ns = interval_of(ProfileTime);
-                s->cfg.nr_profile_sources = nr_pending_sources;
-                for (uint32_t i = 0; i < nr_pending_sources; i++) {
-                        s->cfg.profile_sources[i] = pending_sources[i];
-                        s->cfg.source_intervals[i] = interval_of(pending_sources[i]);
+                s->cfg.nr_profile_sources = nr_sources;
+                for (uint32_t i = 0; i < nr_sources; i++) {
+                        s->cfg.profile_sources[i] = sources[i];
+                        s->cfg.source_intervals[i] = interval_of(sources[i]);
                 }
         }
         pthread_mutex_unlock(&table_lock);
@@ -1526,6 +1611,7 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         pthread_mutex_lock(&table_lock);
         if (rc < 0) {
                 table[s->slot] = NULL;
+                pthread_cond_broadcast(&left_cond);
                 pthread_mutex_unlock(&table_lock);
                 session_abort(s);
                 session_free(s);
@@ -1631,6 +1717,7 @@ ULONG WINAPI StartKernelTrace(PTRACEHANDLE TraceHandle, PEVENT_TRACE_PROPERTIES 
                 req.guid = KernelRundownGuid;
         req.stack_ids = (const CLASSIC_EVENT_ID *)StackTracingEventIds;
         req.nr_stack_ids = cStackTracingEventIds;
+        req.is_kernel_trace = true;
         if (req.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) {
                 etw_set_error(ERROR_NOT_SUPPORTED,
                               "StartKernelTrace: EVENT_TRACE_FILE_MODE_NEWFILE is not supported");
@@ -1687,6 +1774,7 @@ static bool session_claim_stop(struct session *s, const char *why)
 static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
 {
         pthread_mutex_lock(&s->lock);
+        s->is_ending = true;
         if (s->source) {
                 /* nothing drains the rings since the thread stopped: empty them, then keep the
                    exact lost count, which a closed source cannot give */
@@ -1722,6 +1810,7 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
 
         pthread_mutex_lock(&table_lock);
         table[s->slot] = NULL;
+        pthread_cond_broadcast(&left_cond);
         s->nr_refs--; /* the table's; the caller still holds one */
         pthread_mutex_unlock(&table_lock);
         if (rc < 0 && s->log_file_name) {
@@ -1924,6 +2013,9 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
                 snprintf(new_file, sizeof(new_file), "%s", f);
         }
 
+        if (host_is_client())
+                return host_client_control(TraceId, TraceId ? NULL : InstanceName, Properties,
+                                           ControlCode, new_file[0] ? new_file : NULL);
         struct session *s = session_find(TraceId, TraceId ? NULL : InstanceName);
         if (!s) {
                 char what[32];
@@ -2313,6 +2405,10 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
         const void *info = TraceInformation;
         ULONG len = InformationLength;
         ULONG code;
+        /* a session's class goes to its host; handle 0 is this process's (and the interval,
+           global, also the host's); a length no class takes is refused here as there */
+        if (host_is_client() && SessionHandle && len <= HOST_MAX_DATA)
+                return host_client_set_info(SessionHandle, c, info, len);
         if (c == ETWTOP_TRACE_PROCESS_INFO)
                 return set_process(fn, SessionHandle, info, len);
         switch (c) {
@@ -2366,6 +2462,8 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                 pthread_mutex_lock(&table_lock);
                 profile_intervals[tpi.Source] = v;
                 pthread_mutex_unlock(&table_lock);
+                if (host_is_client()) /* kept here for this process's next start too */
+                        return host_client_set_info(0, c, info, len);
                 return push_profile_config(fn, c);
         }
         case TraceProfileSourceConfigInfo: {
@@ -2477,6 +2575,8 @@ ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
                 return ERROR_INVALID_PARAMETER;
         }
         ULONG code;
+        if (host_is_client() && TraceId)
+                return host_client_lbr(TraceId, (ULONG)LbrConfiguration, Events, EventCount);
         struct session *s = kernel_session(fn, c, TraceId, &code);
         if (!s)
                 return code;
@@ -2581,6 +2681,9 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
                               class_name(c));
                 return ERROR_INVALID_PARAMETER;
         }
+        if (host_is_client() && len <= HOST_MAX_DATA &&
+            (SessionHandle || (c == TraceSampledProfileIntervalInfo && host_client_is_running())))
+                return host_client_query_info(SessionHandle, c, out, len, ReturnLength);
         const struct live_caps *caps_now = machine_caps();
         if (c == ETWTOP_TRACE_PROCESS_INFO) {
                 code = need_length(fn, c, len, sizeof(LONG), ReturnLength);
@@ -2750,6 +2853,8 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
 
 int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struct etl_error *err)
 {
+        if (host_is_client())
+                return host_client_save_window(id, path, is_force, err);
         struct session *s = session_find(id, NULL);
         if (!s) {
                 snprintf(err->msg, sizeof(err->msg), "no session has handle 0x%llx",
@@ -2778,6 +2883,8 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
 
 int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err)
 {
+        if (host_is_client())
+                return host_client_keep_window(id, max_bytes, err);
         struct session *s = session_find(id, NULL);
         if (!s) {
                 snprintf(err->msg, sizeof(err->msg), "no session has handle 0x%llx",
@@ -2796,4 +2903,134 @@ int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *
         pthread_mutex_unlock(&s->lock);
         session_unref(s);
         return rc;
+}
+
+/* ---- every session (QueryAllTracesA), and the host's needs ------------------------------- */
+
+ULONG WMIAPI QueryAllTracesA(PEVENT_TRACE_PROPERTIES *PropertyArray, ULONG PropertyArrayCount,
+                             PULONG LoggerCount)
+{
+        static const char fn[] = "QueryAllTraces";
+        if (!PropertyArray || !LoggerCount) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "%s: %s is NULL", fn,
+                              !PropertyArray ? "PropertyArray" : "LoggerCount");
+                return ERROR_INVALID_PARAMETER;
+        }
+        if (PropertyArrayCount == 0 || PropertyArrayCount > MAX_SESSIONS) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "%s: PropertyArrayCount %u is not 1..%d", fn,
+                              PropertyArrayCount, MAX_SESSIONS);
+                return ERROR_INVALID_PARAMETER;
+        }
+        for (ULONG i = 0; i < PropertyArrayCount; i++) {
+                const EVENT_TRACE_PROPERTIES *p = PropertyArray[i];
+                if (!p || p->Wnode.BufferSize < sizeof(*p)) {
+                        etw_set_error(ERROR_INVALID_PARAMETER, "%s: PropertyArray[%u] is %s", fn, i,
+                                      !p ? "NULL"
+                                         : "smaller than EVENT_TRACE_PROPERTIES "
+                                           "(Wnode.BufferSize)");
+                        return ERROR_INVALID_PARAMETER;
+                }
+                ULONG offsets[2] = {p->LoggerNameOffset, p->LogFileNameOffset};
+                for (int k = 0; k < 2; k++) {
+                        if (offsets[k] &&
+                            (offsets[k] < sizeof(*p) || offsets[k] >= p->Wnode.BufferSize)) {
+                                etw_set_error(ERROR_INVALID_PARAMETER,
+                                              "%s: PropertyArray[%u]'s %s %u is not inside its "
+                                              "buffer after the structure",
+                                              fn, i, k ? "LogFileNameOffset" : "LoggerNameOffset",
+                                              offsets[k]);
+                                return ERROR_INVALID_PARAMETER;
+                        }
+                }
+        }
+        if (host_is_client())
+                return host_client_query_all(PropertyArray, PropertyArrayCount, LoggerCount);
+        struct session *ss[MAX_SESSIONS];
+        ULONG n = 0;
+        pthread_mutex_lock(&table_lock);
+        for (int i = 0; i < MAX_SESSIONS; i++) {
+                if (table[i] && table[i]->state == SESSION_RUNNING) {
+                        table[i]->nr_refs++;
+                        ss[n++] = table[i];
+                }
+        }
+        pthread_mutex_unlock(&table_lock);
+        ULONG code = n > PropertyArrayCount ? ERROR_MORE_DATA : ERROR_SUCCESS;
+        for (ULONG i = 0; i < n; i++) {
+                if (i < PropertyArrayCount) {
+                        pthread_mutex_lock(&ss[i]->lock);
+                        if (fill_properties(ss[i], PropertyArray[i]) != ERROR_SUCCESS)
+                                code = ERROR_MORE_DATA;
+                        pthread_mutex_unlock(&ss[i]->lock);
+                }
+                session_unref(ss[i]);
+        }
+        *LoggerCount = n;
+        if (code == ERROR_MORE_DATA)
+                etw_set_error(code,
+                              "%s: %u sessions run; PropertyArray has %u, or a name did not fit "
+                              "its structure",
+                              fn, n, PropertyArrayCount);
+        else
+                etw_set_error(ERROR_SUCCESS, NULL);
+        return code;
+}
+
+void session_get_start_defaults(struct session_start_defaults *d)
+{
+        memset(d, 0, sizeof(*d));
+        pthread_mutex_lock(&table_lock);
+        d->pid = pending_pid;
+        d->nr_sources = nr_pending_sources;
+        memcpy(d->sources, pending_sources, nr_pending_sources * sizeof(uint32_t));
+        for (uint32_t i = 0; i < NR_PROFILE_SOURCES; i++) {
+                if (profile_intervals[i]) {
+                        d->intervals[d->nr_intervals].source = i;
+                        d->intervals[d->nr_intervals].interval = profile_intervals[i];
+                        d->nr_intervals++;
+                }
+        }
+        pthread_mutex_unlock(&table_lock);
+}
+
+void session_use_start_defaults(const struct session_start_defaults *d)
+{
+        thread_defaults = d;
+}
+
+uint32_t session_nr_sessions(void)
+{
+        uint32_t n = 0;
+        pthread_mutex_lock(&table_lock);
+        for (int i = 0; i < MAX_SESSIONS; i++)
+                n += table[i] != NULL;
+        pthread_mutex_unlock(&table_lock);
+        return n;
+}
+
+void session_stop_all(void)
+{
+        for (;;) {
+                struct session *s = NULL;
+                pthread_mutex_lock(&table_lock);
+                for (int i = 0; i < MAX_SESSIONS && !s; i++) {
+                        if (table[i] && table[i]->state == SESSION_RUNNING) {
+                                s = table[i];
+                                s->nr_refs++;
+                        }
+                }
+                pthread_mutex_unlock(&table_lock);
+                if (!s)
+                        break;
+                if (session_claim_stop(s, NULL))
+                        stop_session(s, NULL);
+                session_unref(s);
+        }
+}
+
+void session_after_fork(void)
+{
+        table_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+        ended_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+        left_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }

@@ -30,7 +30,8 @@ struct session_rt;
 /* What OpenTrace tells a real-time consumer before it attaches: a copy of the session's header
    buffer (the logfile header record, as a file's first buffer has it, and the records the
    kernel logger puts there), owned by the caller (free), with *size and *info. Returns 0, or
-   -ESRCH when no session of that name is running with EVENT_TRACE_REAL_TIME_MODE, -ENOMEM. */
+   -ESRCH when no session of that name is running with EVENT_TRACE_REAL_TIME_MODE, -ENOMEM, or
+   (a client of the session host) -EACCES with the last error saying whose sessions they are. */
 int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
                       struct session_rt_info *info);
 
@@ -39,13 +40,15 @@ int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
    the start group-mask event of a kernel logger), as Windows delivers the header event first;
    the first consumer then receives the buffers completed before it attached (as many as the
    session's MaximumBuffers allow). Returns 0 with *out and *info filled, or -ESRCH when no
-   session of that name is running or it has no EVENT_TRACE_REAL_TIME_MODE, -ENOMEM. */
+   session of that name is running or it has no EVENT_TRACE_REAL_TIME_MODE, -ENOMEM, or -EACCES
+   as session_rt_header. */
 int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info);
 
 /* Waits up to timeout_ms for the next completed buffer. Returns 1 with *buf (8-byte aligned,
    owned by rt and valid until the next call or session_rt_detach) and *size, 0 once the session
-   has stopped and every buffer was delivered, or -EAGAIN when the time ran out. */
+   has stopped and every buffer was delivered, -EAGAIN when the time ran out, or -EPIPE when the
+   session host serving this consumer went away (session_rt_error says how). */
 int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                     uint32_t *size);
 
@@ -67,5 +70,46 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
    its most recent buffers in memory, up to max_bytes, for session_save_ring (the screen's save
    key). Returns 0, -ESRCH, -EINVAL or -ENOMEM with err filled. */
 int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err);
+
+/* ---- for the session host (host_server.c) -------------------------------------------------- */
+
+#define SESSION_MAX_SOURCES   4  /* LIVE_MAX_SOURCES */
+#define SESSION_MAX_INTERVALS 64 /* the profile sources an interval is kept for */
+
+/* The handle-0 settings a kernel logger takes when it starts: those of the process that starts
+   it (its traced process and PMC sampling sources, etw/etwtop_ext.h and seed 000), sent to the
+   host with the start; and the profile intervals that process set, which are global (applied to
+   the host's sessions as TraceSetInformation(0, TraceSampledProfileIntervalInfo) does). */
+struct session_start_defaults {
+        int32_t pid; /* -1: the whole system */
+        uint32_t nr_sources;
+        uint32_t sources[SESSION_MAX_SOURCES];
+        uint32_t nr_intervals;
+        struct {
+                uint32_t source;
+                uint32_t interval;
+        } intervals[SESSION_MAX_INTERVALS];
+};
+
+/* This process's handle-0 settings, for a start sent to the host: *d filled. */
+void session_get_start_defaults(struct session_start_defaults *d);
+
+/* The calling thread's next StartTrace/StartKernelTrace takes d's pid and sources instead of
+   this process's handle-0 settings (the host starting a session for a client); NULL ends it. d
+   is borrowed until then. */
+void session_use_start_defaults(const struct session_start_defaults *d);
+
+/* The number of sessions in the table (starting, running or stopping). */
+uint32_t session_nr_sessions(void);
+
+/* Stops every running session (STOP, files finalized), for a host that ends. */
+void session_stop_all(void);
+
+/* The message of a consumer whose session_rt_next failed (not -EAGAIN): the host went away. */
+const char *session_rt_error(const struct session_rt *rt);
+
+/* A process forked to become the host: the table's locks as new (another thread of the parent
+   may have held one at the fork). */
+void session_after_fork(void);
 
 #endif

@@ -154,6 +154,19 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
         if (st != ERROR_SUCCESS)
                 return -1;
         c->has_session = true;
+        /* the screen's and --record's session ends with them, however they end (kill -9
+           included), as it did when sessions lived in the process; --start (the verbs) will
+           leave sessions to the system */
+        if ((st = etw_bind_session(c->id)) != ERROR_SUCCESS) {
+                snprintf(err, err_size,
+                         "the session host could not bind the session: %s (Win32 "
+                         "error %u)",
+                         etw_last_error_text(), (unsigned)st);
+                etw_client_stop(c, NULL);
+                if (o->file)
+                        unlink(o->file);
+                return -1;
+        }
         const char *what = "TraceSetInformation";
         /* the PMC source and LBR first: what this machine cannot do ends the start with the
            API's reason, before any group turns on for it */

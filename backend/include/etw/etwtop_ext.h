@@ -39,6 +39,13 @@ struct etw_trace_stats {
    or ERROR_INVALID_PARAMETER (NULL stats or a real-time handle). */
 ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stats *stats);
 
+/* For a real-time handle from OpenTraceA (during or after its ProcessTrace): the buffers
+   delivered, and the buffers this consumer lost because it read too slowly (its queue in the
+   session was full; the session's RealTimeBuffersLost counts every consumer's). ERROR_SUCCESS,
+   ERROR_INVALID_HANDLE, or ERROR_INVALID_PARAMETER (a NULL pointer, a file handle). */
+ULONG etw_realtime_get_stats(PROCESSTRACE_HANDLE TraceHandle, ULONG64 *nr_buffers_read,
+                             ULONG64 *nr_buffers_lost);
+
 /* What this machine can collect, and why not (the capability probe: PMU and LBR devices,
    perf_event_paranoid, kptr_restrict, tracefs). The reasons are sentences for a screen. */
 struct etw_machine_caps {
@@ -78,5 +85,54 @@ ULONG etw_keep_window(CONTROLTRACE_ID TraceId, ULONG64 max_bytes);
    is_force. ERROR_SUCCESS, ERROR_WMI_INSTANCE_NOT_FOUND, ERROR_INVALID_PARAMETER (no window), or
    the file's error (ERROR_ALREADY_EXISTS, ERROR_ACCESS_DENIED, ERROR_DISK_FULL ...). */
 ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
+
+/* ---- the session host (DESIGN.md "Sessions belong to the system") ----------------------------
+
+   As on Windows, a session belongs to the system, not to the program that started it: a session
+   host process owns every running session of a user (its perf events, logger thread, writer,
+   kept window and real-time queues), and the controller and consumer functions of every program
+   linked with this library talk to it over a Unix socket. StartTrace on a name running anywhere
+   gives ERROR_ALREADY_EXISTS; ControlTrace (QUERY, UPDATE, FLUSH, STOP) by name or handle,
+   TraceSetInformation, TraceQueryInformation, TraceConfigureLastBranchRecord, QueryAllTraces,
+   OpenTrace/ProcessTrace of a real-time session, etw_keep_window and etw_save_window work from
+   any process of that user; handles are the host's, valid in every process. A session outlives
+   its starter; the host ends once it has had no session for a grace period.
+
+   - The runtime directory: ETWTOP_RUNTIME_DIR (each "%u" in it becomes the caller's uid), else
+     /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID; it must be the
+     caller's own, mode 0700, not a symbolic link, or every call says why (ERROR_ACCESS_DENIED):
+     an ordinary user can neither see, consume, change nor stop another user's or root's
+     sessions, and the host also refuses any peer but its own user and root.
+   - The first StartTrace that finds no host starts one (detached: fork, setsid; no exec).
+   - Relative log file names are made absolute against the caller's current directory.
+   - handle-0 settings (ETWTOP_TRACE_PROCESS_INFO, TraceProfileSourceConfigInfo) stay the
+     calling process's and go with its next start; the profile interval is global, as on
+     Windows: it changes the host's running sessions too.
+   - A real-time consumer in another process receives the same buffers the files hold; a slow
+     consumer loses buffers (etw_realtime_get_stats, RealTimeBuffersLost), never the logger's
+     time nor another consumer's buffers. If the host is killed, calls say so: ControlTrace
+     gives ERROR_WMI_INSTANCE_NOT_FOUND ("the session host ... is gone"), a ProcessTrace under
+     way returns ERROR_BROKEN_PIPE; a file session's complete buffers stay readable.
+   - ETWTOP_NO_HOST=1 (read at the first call) keeps every session inside the calling process,
+     as before the host: for tests and embedded use; no other process can see those sessions,
+     and they end with it. ETWTOP_HOST_GRACE_MS sets the host's idle grace (5000 ms). */
+
+/* etw_host_run's flags. */
+#define ETW_HOST_PERSISTENT 0x1 /* run until SIGTERM/SIGINT, even without a session */
+
+/* Runs the session host of the caller's runtime directory in the calling process, in the
+   foreground (`etwtop --host`, the systemd unit dist/etwtop-host.service), until SIGTERM or
+   SIGINT (every session is then stopped and its file finalized) or, without
+   ETW_HOST_PERSISTENT, until it has had no session for the grace period. ERROR_SUCCESS when it
+   ended, ERROR_ALREADY_EXISTS when another host serves the directory, ERROR_ACCESS_DENIED (the
+   directory is not the caller's own and private), or the error that kept it from serving. */
+ULONG etw_host_run(ULONG Flags);
+
+/* etwtop's addition, for a program whose session should not outlive it (the screen's, a
+   recording's), unlike the Windows default: the session is stopped, its file finalized as by
+   ControlTrace(STOP), when the calling process ends, however it ends (kill -9 included).
+   ERROR_SUCCESS, ERROR_INVALID_PARAMETER (TraceId 0), ERROR_WMI_INSTANCE_NOT_FOUND. With
+   ETWTOP_NO_HOST the session is the process's own and ends with it already. */
+ULONG etw_bind_session(CONTROLTRACE_ID TraceId);
 
 #endif

@@ -455,6 +455,17 @@ ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
                                             TRACE_LBR_CONFIGURATION LbrConfiguration,
                                             CLASSIC_EVENT_ID const *Events, ULONG EventCount);
 
+/* Every running session's properties and statistics, as ControlTrace(QUERY) fills them, in
+   PropertyArray[0 .. PropertyArrayCount-1] (each with Wnode.BufferSize and the name offsets
+   set); *LoggerCount receives the number of sessions running. ERROR_MORE_DATA when more sessions
+   run than PropertyArrayCount, or a name did not fit; ERROR_INVALID_PARAMETER for a count of 0
+   or over 64, a NULL array or entry. Sessions are those of the caller's session host (its user's;
+   etw/etwtop_ext.h). */
+ULONG WMIAPI QueryAllTracesA(PEVENT_TRACE_PROPERTIES *PropertyArray, ULONG PropertyArrayCount,
+                             PULONG LoggerCount);
+
+#define QueryAllTraces QueryAllTracesA
+
 #define StartTrace   StartTraceA
 #define ControlTrace ControlTraceA
 #define StopTrace    StopTraceA

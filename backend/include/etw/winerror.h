@@ -22,6 +22,7 @@
 #define ERROR_NOT_SUPPORTED          50L
 #define ERROR_FILE_EXISTS            80L
 #define ERROR_INVALID_PARAMETER      87L
+#define ERROR_BROKEN_PIPE            109L
 #define ERROR_DISK_FULL              112L
 #define ERROR_INSUFFICIENT_BUFFER    122L
 #define ERROR_INVALID_NAME           123L

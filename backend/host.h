@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* host.h: the session host seen from the rest of the backend: whether this process's API calls
+   go to a host, the client side of each call (host_client.c), the host itself (host_server.c),
+   and the framed I/O both use (host_io.c). DESIGN.md "Sessions belong to the system". */
+#ifndef ETWTOP_HOST_H
+#define ETWTOP_HOST_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etl_reader.h"
+#include "etw/evntrace.h"
+#include "session.h"
+
+/* ---- the mode ----------------------------------------------------------------------------- */
+
+/* Whether the controller and consumer functions of this process go to the session host: true
+   unless ETWTOP_NO_HOST is set to something other than "0" (read at the first call), or this
+   process is the host. */
+bool host_is_client(void);
+
+/* Marks this process as the host: from now on the API functions run the session table here. */
+void host_become_host(void);
+
+/* The runtime directory of the caller's host: ETWTOP_RUNTIME_DIR (each "%u" in it replaced by
+   the caller's uid, made absolute), else
+   /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID. 0, or -ENAMETOOLONG
+   with why filled. */
+int host_runtime_dir(char *out, size_t size, char *why, size_t why_size);
+
+/* The runtime directory, checked to be the caller's own private directory (created 0700 when
+   may_create): 0, -ENOENT (none), -EACCES (another user's, or open to others), -errno; why
+   says which. */
+int host_client_dir(char *dir, size_t size, bool may_create, char *why, size_t why_size);
+
+/* ---- framed I/O (host_io.c) ---------------------------------------------------------------- */
+
+/* Writes all of buf, waiting at most timeout_ms for the peer to make room each time; stops early
+   when *cancel (may be NULL) becomes true. 0, -ETIMEDOUT, -ECANCELED, or the socket's -errno
+   (-EPIPE: the peer is gone). Never raises SIGPIPE. */
+int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const atomic_bool *cancel);
+
+/* Reads one message: waits up to first_ms for it to begin (-EAGAIN if it does not), then up to
+   rest_ms for each further part. 0 with *msg (owned, free) and *size, or -ECONNRESET (the peer
+   closed before a message began), -EBADMSG (it closed mid-message), -ETIMEDOUT, the header's
+   error (host_proto_check_header), or the socket's -errno; why says which. */
+int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
+                     size_t why_size);
+
+/* ---- the client side of the API (host_client.c) -------------------------------------------- */
+
+/* StartTraceA (is_kernel_trace false) or StartKernelTrace of a validated request in the host,
+   started if none runs. abs_file is the log file name made absolute when the caller gave a
+   relative one, else NULL. Fills *id and Properties as the host's call did; the last error is
+   the host's. */
+ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROPERTIES p,
+                        const char *abs_file, bool is_kernel_trace,
+                        const CLASSIC_EVENT_ID *stack_ids, uint32_t nr_stack_ids);
+/* ControlTraceA in the host (none running: no such session). */
+ULONG host_client_control(CONTROLTRACE_ID id, const char *name, PEVENT_TRACE_PROPERTIES p,
+                          ULONG code, const char *abs_file);
+ULONG host_client_set_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS c, const void *info, ULONG len);
+ULONG host_client_query_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS c, void *info, ULONG len,
+                             PULONG ret);
+ULONG host_client_lbr(CONTROLTRACE_ID id, ULONG config, const CLASSIC_EVENT_ID *events,
+                      ULONG count);
+ULONG host_client_query_all(PEVENT_TRACE_PROPERTIES *array, ULONG count, PULONG logger_count);
+/* etw_bind_session: a connection kept open until this process ends (or stops the session). */
+ULONG host_client_bind(CONTROLTRACE_ID id);
+/* Whether a host answers on the runtime directory now (none is started). */
+bool host_client_is_running(void);
+
+/* session.h's functions for a client: -ESRCH when no host runs. */
+int host_client_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err);
+int host_client_save_window(CONTROLTRACE_ID id, const char *path, bool is_force,
+                            struct etl_error *err);
+int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
+                          struct session_rt_info *info);
+
+/* A real-time consumer's stream from the host. */
+struct host_rt;
+int host_client_rt_attach(const char *name, struct host_rt **out, struct session_rt_info *info);
+int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
+                        uint32_t *size);
+uint64_t host_client_rt_nr_lost(const struct host_rt *rt);
+const char *host_client_rt_error(const struct host_rt *rt);
+void host_client_rt_detach(struct host_rt *rt);
+
+/* ---- the host (host_server.c) -------------------------------------------------------------- */
+
+#define HOST_RUN_PERSISTENT 0x1u /* run until SIGTERM, not until idle */
+
+/* Serves the runtime directory dir in this process: takes its lock, replaces a stale socket,
+   and answers requests until SIGTERM/SIGINT (then every session is stopped, its file finalized)
+   or, without HOST_RUN_PERSISTENT, until no session has run for the grace period
+   (ETWTOP_HOST_GRACE_MS, 5000 by default). ready_fd (or -1) receives one byte when the socket
+   accepts ('R'), or when another host already serves dir ('B'), or on failure ('F'). Returns 0,
+   -EEXIST (another host serves dir), or the -errno that kept it from serving, why filled. */
+int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t why_size);
+
+/* Starts a detached host on dir (fork, setsid, fork again; stdio on /dev/null; no other fd of
+   the caller), and waits until it accepts. 0 (it runs, or another host already did), or -errno
+   with why filled. */
+int host_spawn(const char *dir, char *why, size_t why_size);
+
+#endif

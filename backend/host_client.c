@@ -1,0 +1,911 @@
+/* SPDX-License-Identifier: MIT */
+/* host_client.c: owns the client side of the session host: which process is a client, the
+   runtime directory and its checks, one connection per request (the host started when a start
+   finds none), the replies turned back into the API's results and last error, and a real-time
+   consumer's stream of buffers. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "etw_error.h"
+#include "host.h"
+#include "host_proto.h"
+
+#define SOCKET_NAME  "host.sock"
+#define SEND_MS      10000
+#define REPLY_MS     120000 /* a STOP drains, writes the rundown and finalizes the file */
+#define ATTACH_MS    30000
+#define MAX_ATTEMPTS 3
+
+/* ---- the mode ----------------------------------------------------------------------------- */
+
+static atomic_bool is_host_process;
+static pthread_once_t mode_once = PTHREAD_ONCE_INIT;
+static bool is_no_host;
+
+static void mode_read(void)
+{
+        const char *e = getenv("ETWTOP_NO_HOST");
+        is_no_host = e && *e && strcmp(e, "0") != 0;
+}
+
+bool host_is_client(void)
+{
+        if (atomic_load(&is_host_process))
+                return false;
+        pthread_once(&mode_once, mode_read);
+        return !is_no_host;
+}
+
+void host_become_host(void)
+{
+        atomic_store(&is_host_process, true);
+}
+
+/* ---- the runtime directory ---------------------------------------------------------------- */
+
+/* s with every "%u" replaced by the caller's uid, into out. */
+static void with_uid(const char *s, char *out, size_t size)
+{
+        size_t n = 0;
+        out[0] = '\0';
+        for (; *s && n + 1 < size; s++) {
+                if (s[0] == '%' && s[1] == 'u') {
+                        int k = snprintf(out + n, size - n, "%u", (unsigned)geteuid());
+                        n = k > 0 && (size_t)k < size - n ? n + (size_t)k : size - 1;
+                        s++;
+                } else {
+                        out[n++] = *s;
+                }
+        }
+        out[n < size ? n : size - 1] = '\0';
+}
+
+int host_runtime_dir(char *out, size_t size, char *why, size_t why_size)
+{
+        const char *env_raw = getenv("ETWTOP_RUNTIME_DIR");
+        char env_buf[PATH_MAX];
+        const char *env = NULL;
+        if (env_raw) {
+                with_uid(env_raw, env_buf, sizeof(env_buf));
+                env = env_buf;
+        }
+        const char *xdg = getenv("XDG_RUNTIME_DIR");
+        int n;
+        if (env && *env && env[0] == '/') {
+                n = snprintf(out, size, "%s", env);
+        } else if (env && *env) {
+                char cwd[PATH_MAX];
+                if (!getcwd(cwd, sizeof(cwd))) {
+                        snprintf(why, why_size,
+                                 "ETWTOP_RUNTIME_DIR \"%s\" is relative and the "
+                                 "current directory cannot be named",
+                                 env);
+                        return -ENAMETOOLONG;
+                }
+                n = snprintf(out, size, "%s/%s", cwd, env);
+        } else if (geteuid() == 0) {
+                n = snprintf(out, size, "/run/etwtop");
+        } else if (xdg && xdg[0] == '/') {
+                n = snprintf(out, size, "%s/etwtop", xdg);
+        } else {
+                n = snprintf(out, size, "/tmp/etwtop-%u", (unsigned)geteuid());
+        }
+        struct sockaddr_un sa;
+        if (n < 0 || (size_t)n >= size ||
+            (size_t)n + sizeof("/" SOCKET_NAME) > sizeof(sa.sun_path)) {
+                snprintf(why, why_size,
+                         "the session host directory %.200s is too long for a socket name (at "
+                         "most %zu characters)",
+                         out, sizeof(sa.sun_path) - sizeof("/" SOCKET_NAME));
+                return -ENAMETOOLONG;
+        }
+        return 0;
+}
+
+/* Checks that dir is the caller's own private directory (made when may_create). 0, -ENOENT (it
+   does not exist), -EACCES (another user's, or open to others: why says so), or -errno. */
+static int check_dir(const char *dir, bool may_create, char *why, size_t why_size)
+{
+        struct stat st;
+        if (lstat(dir, &st) < 0) {
+                int e = errno;
+                if (e == EACCES) {
+                        snprintf(why, why_size,
+                                 "the session host directory %s cannot be reached (%s): it is "
+                                 "another user's, whose sessions are theirs",
+                                 dir, strerror(e));
+                        return -EACCES;
+                }
+                if (e != ENOENT || !may_create) {
+                        snprintf(why, why_size, "no session host runs on %s (%s)", dir,
+                                 strerror(e));
+                        return -e;
+                }
+                if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                        e = errno;
+                        snprintf(why, why_size, "cannot create the session host directory %s: %s",
+                                 dir, strerror(e));
+                        return -e;
+                }
+                if (lstat(dir, &st) < 0) {
+                        e = errno;
+                        snprintf(why, why_size, "%s: %s", dir, strerror(e));
+                        return -e;
+                }
+        }
+        if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+                snprintf(why, why_size,
+                         "the session host directory %s is %s: refused (it must be a private "
+                         "directory)",
+                         dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+                return -ENOTDIR;
+        }
+        if (st.st_uid != geteuid()) {
+                snprintf(why, why_size,
+                         "the session host directory %s belongs to uid %u, not to you (uid %u): "
+                         "that user's sessions are theirs, and nobody else can see, consume, "
+                         "change or stop them",
+                         dir, (unsigned)st.st_uid, (unsigned)geteuid());
+                return -EACCES;
+        }
+        if (st.st_mode & 077) {
+                snprintf(why, why_size,
+                         "the session host directory %s is open to other users (mode %04o): "
+                         "refused, it must be private (0700)",
+                         dir, (unsigned)(st.st_mode & 07777));
+                return -EACCES;
+        }
+        return 0;
+}
+
+int host_client_dir(char *dir, size_t size, bool may_create, char *why, size_t why_size)
+{
+        int rc = host_runtime_dir(dir, size, why, why_size);
+        return rc < 0 ? rc : check_dir(dir, may_create, why, why_size);
+}
+
+static void socket_path(struct sockaddr_un *sa, const char *dir)
+{
+        memset(sa, 0, sizeof(*sa));
+        sa->sun_family = AF_UNIX;
+        snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/" SOCKET_NAME, dir);
+}
+
+/* A connection to the host of dir, which is checked to run as the caller. The fd, or -ENOENT
+   (no socket), -ECONNREFUSED (a socket nothing serves: the host is gone), -EACCES or -errno;
+   why says which. */
+static int host_connect(const char *dir, char *why, size_t why_size)
+{
+        struct sockaddr_un sa;
+        socket_path(&sa, dir);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) {
+                int e = errno;
+                snprintf(why, why_size, "socket: %s", strerror(e));
+                return -e;
+        }
+        while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                int e = errno;
+                if (e == EINTR)
+                        continue;
+                close(fd);
+                if (e == ENOENT)
+                        snprintf(why, why_size, "no session host runs on %s", dir);
+                else if (e == ECONNREFUSED)
+                        snprintf(why, why_size,
+                                 "the session host of %s is gone: its socket remains but nothing "
+                                 "answers (was it killed?); its sessions ended with it",
+                                 dir);
+                else
+                        snprintf(why, why_size, "connecting to the session host at %s: %s",
+                                 sa.sun_path, strerror(e));
+                return -e;
+        }
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid()) {
+                snprintf(why, why_size,
+                         "the session host at %s runs as uid %u, not as you (uid %u): refused",
+                         sa.sun_path, (unsigned)cred.uid, (unsigned)geteuid());
+                close(fd);
+                return -EACCES;
+        }
+        return fd;
+}
+
+bool host_client_is_running(void)
+{
+        char dir[PATH_MAX], why[512];
+        if (host_runtime_dir(dir, sizeof(dir), why, sizeof(why)) < 0 ||
+            check_dir(dir, false, why, sizeof(why)) < 0)
+                return false;
+        int fd = host_connect(dir, why, sizeof(why));
+        if (fd < 0)
+                return false;
+        close(fd);
+        return true;
+}
+
+static void unbind(CONTROLTRACE_ID id);
+
+/* ---- one request ---------------------------------------------------------------------------- */
+
+/* A reply and the message it borrows from. */
+struct call {
+        uint8_t *msg; /* owned */
+        struct host_reply rp;
+};
+
+static void call_free(struct call *c)
+{
+        free(c->msg);
+        c->msg = NULL;
+}
+
+/* Sends rq to the host and reads its reply into *c. With may_start, a host is started when none
+   runs, and the request is sent again when the host closed the connection before reading it
+   (it was ending for want of sessions). 0, or -ENOENT/-ECONNREFUSED (no host runs), -EACCES,
+   -ECONNRESET/-EBADMSG (the host ended before replying), -ETIMEDOUT, -EPROTO, -errno; why says
+   which. */
+static int host_call(const struct host_request *rq, bool may_start, struct call *c, char *why,
+                     size_t why_size)
+{
+        memset(c, 0, sizeof(*c));
+        char dir[PATH_MAX];
+        int rc = host_runtime_dir(dir, sizeof(dir), why, why_size);
+        if (rc < 0)
+                return rc;
+        rc = check_dir(dir, may_start, why, why_size);
+        if (rc < 0)
+                return rc;
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+                int fd = host_connect(dir, why, why_size);
+                if ((fd == -ENOENT || fd == -ECONNREFUSED) && may_start) {
+                        rc = host_spawn(dir, why, why_size);
+                        if (rc < 0)
+                                break;
+                        fd = host_connect(dir, why, why_size);
+                }
+                if (fd < 0) {
+                        rc = fd;
+                        break;
+                }
+                rc = host_io_write(fd, m.data, m.size, SEND_MS, NULL);
+                size_t size = 0;
+                if (rc == 0)
+                        rc = host_io_read_msg(fd, REPLY_MS, REPLY_MS, &c->msg, &size, why,
+                                              why_size);
+                else
+                        snprintf(why, why_size, "sending a %s request to the session host: %s",
+                                 host_proto_type_name(rq->type), strerror(-rc));
+                close(fd);
+                if (rc == -EAGAIN)
+                        rc = -ETIMEDOUT;
+                if (rc == 0) {
+                        rc = host_proto_decode_reply(c->msg, size, &c->rp, why, why_size);
+                        if (rc < 0)
+                                call_free(c);
+                        break;
+                }
+                if (!(may_start && (rc == -ECONNRESET || rc == -EPIPE)))
+                        break;
+        }
+        host_msg_free(&m);
+        if (rc == -ECONNRESET || rc == -EPIPE) {
+                char tmp[512];
+                snprintf(tmp, sizeof(tmp), "%s", why);
+                snprintf(why, why_size,
+                         "the session host ended before it replied (was it killed?): %s", tmp);
+        }
+        return rc;
+}
+
+/* The Win32 code of a request that did not get a reply, with the last error set: what names
+   the call; a missing host means no such session (the sessions ended with it). */
+static ULONG no_reply(const char *what, int rc, const char *why)
+{
+        DWORD code;
+        switch (-rc) {
+        case ENOENT:
+        case ECONNREFUSED: code = ERROR_WMI_INSTANCE_NOT_FOUND; break;
+        case EACCES:
+        case EPERM: code = ERROR_ACCESS_DENIED; break;
+        case ECONNRESET:
+        case EPIPE:
+        case EBADMSG: code = ERROR_BROKEN_PIPE; break;
+        case EPROTO: code = ERROR_INVALID_DATA; break;
+        case ETIMEDOUT: code = ERROR_TIMEOUT; break;
+        default: code = etw_error_from_errno(rc); break;
+        }
+        etw_set_error(code, "%s: %s", what, why);
+        return code;
+}
+
+/* The reply's code and message become the caller's result and last error. */
+static ULONG take_reply(const struct call *c)
+{
+        if (c->rp.msg[0])
+                etw_set_error(c->rp.code, "%s", c->rp.msg);
+        else
+                etw_set_error(c->rp.code, NULL);
+        return c->rp.code;
+}
+
+/* path made absolute against the current directory into out; NULL when it already is (or
+   there is none), or when the current directory cannot be named (the host then refuses the
+   relative name). */
+static const char *absolute(const char *path, char *out, size_t size)
+{
+        if (!path || !path[0] || path[0] == '/')
+                return NULL;
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd)))
+                return NULL;
+        int n = snprintf(out, size, "%s/%s", cwd, path);
+        return n > 0 && (size_t)n < size ? out : NULL;
+}
+
+/* Copies the properties the host returned over the caller's (same size, same layout). */
+static void put_back(PEVENT_TRACE_PROPERTIES p, const struct call *c)
+{
+        if (c->rp.data_size == p->Wnode.BufferSize)
+                memcpy(p, c->rp.data, c->rp.data_size);
+}
+
+static ULONG props_too_big(const char *what, PEVENT_TRACE_PROPERTIES p)
+{
+        etw_set_error(ERROR_BAD_LENGTH,
+                      "%s: Wnode.BufferSize %u is more than the %u bytes the session host takes",
+                      what, p->Wnode.BufferSize, (unsigned)HOST_MAX_DATA);
+        return ERROR_BAD_LENGTH;
+}
+
+ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROPERTIES p,
+                        const char *file, bool is_kernel_trace, const CLASSIC_EVENT_ID *stack_ids,
+                        uint32_t nr_stack_ids)
+{
+        const char *what = is_kernel_trace ? "StartKernelTrace" : "StartTrace";
+        *id = 0;
+        if (p->Wnode.BufferSize > HOST_MAX_DATA)
+                return props_too_big(what, p);
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_START;
+        rq.flags = HOST_FLAG_HAS_DEFAULTS | (is_kernel_trace ? HOST_FLAG_KERNEL_TRACE : 0);
+        snprintf(rq.name, sizeof(rq.name), "%s", name ? name : "");
+        char abs_file[PATH_MAX];
+        const char *abs = absolute(file, abs_file, sizeof(abs_file));
+        snprintf(rq.path, sizeof(rq.path), "%s", abs ? abs : "");
+        rq.data = (const uint8_t *)p;
+        rq.data_size = p->Wnode.BufferSize;
+        rq.extra = (const uint8_t *)stack_ids;
+        rq.extra_size = stack_ids ? nr_stack_ids * (uint32_t)sizeof(CLASSIC_EVENT_ID) : 0;
+        session_get_start_defaults(&rq.defaults);
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, true, &c, why, sizeof(why));
+        if (rc < 0)
+                return no_reply(what, rc, why);
+        put_back(p, &c);
+        *id = c.rp.code == ERROR_SUCCESS ? c.rp.handle : 0;
+        ULONG code = take_reply(&c);
+        call_free(&c);
+        return code;
+}
+
+ULONG host_client_control(CONTROLTRACE_ID id, const char *name, PEVENT_TRACE_PROPERTIES p,
+                          ULONG code, const char *new_file)
+{
+        static const char *const ops[] = {"QUERY", "STOP", "UPDATE", "FLUSH"};
+        char what[32];
+        snprintf(what, sizeof(what), "ControlTrace(%s)", code < 4 ? ops[code] : "?");
+        if (p->Wnode.BufferSize > HOST_MAX_DATA)
+                return props_too_big(what, p);
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_CONTROL;
+        rq.handle = id;
+        rq.code = code;
+        snprintf(rq.name, sizeof(rq.name), "%s", !id && name ? name : "");
+        char abs_file[PATH_MAX];
+        const char *abs = absolute(new_file, abs_file, sizeof(abs_file));
+        snprintf(rq.path, sizeof(rq.path), "%s", abs ? abs : "");
+        rq.data = (const uint8_t *)p;
+        rq.data_size = p->Wnode.BufferSize;
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, false, &c, why, sizeof(why));
+        if (rc == -ENOENT || rc == -ECONNREFUSED) {
+                /* no host, no session: said as the table says it, and why */
+                char tmp[1024];
+                if (id)
+                        snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
+                                 (unsigned long long)id, why);
+                else
+                        snprintf(tmp, sizeof(tmp),
+                                 "no session named \"%.200s\" is running (%.700s)", name, why);
+                return no_reply(what, rc, tmp);
+        }
+        if (rc < 0)
+                return no_reply(what, rc, why);
+        put_back(p, &c);
+        ULONG result = take_reply(&c);
+        call_free(&c);
+        if (code == EVENT_TRACE_CONTROL_STOP && result != ERROR_WMI_INSTANCE_NOT_FOUND)
+                unbind(id ? id : p->Wnode.HistoricalContext);
+        return result;
+}
+
+ULONG host_client_set_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, const void *info, ULONG len)
+{
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_SET_INFO;
+        rq.handle = id;
+        rq.code = (uint32_t)cls;
+        rq.length = len;
+        rq.flags = info ? HOST_FLAG_HAS_BUFFER : 0;
+        rq.data = info;
+        rq.data_size = info ? len : 0;
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, false, &c, why, sizeof(why));
+        if (rc < 0 && !id && (rc == -ENOENT || rc == -ECONNREFUSED)) {
+                /* a global setting with no host: kept for this process's next start */
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
+        if (rc < 0) {
+                char tmp[1024];
+                if (id && (rc == -ENOENT || rc == -ECONNREFUSED))
+                        snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
+                                 (unsigned long long)id, why);
+                else
+                        snprintf(tmp, sizeof(tmp), "%s", why);
+                return no_reply("TraceSetInformation", rc, tmp);
+        }
+        ULONG code = take_reply(&c);
+        call_free(&c);
+        return code;
+}
+
+ULONG host_client_query_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, void *info, ULONG len,
+                             PULONG ret)
+{
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_QUERY_INFO;
+        rq.handle = id;
+        rq.code = (uint32_t)cls;
+        rq.length = len;
+        rq.flags = info ? HOST_FLAG_HAS_BUFFER : 0;
+        /* a TRACE_PROFILE_INTERVAL query reads its Source from the buffer */
+        if (info && cls == TraceSampledProfileIntervalInfo &&
+            len == sizeof(TRACE_PROFILE_INTERVAL)) {
+                rq.data = info;
+                rq.data_size = len;
+        }
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, false, &c, why, sizeof(why));
+        if (rc < 0) {
+                char tmp[1024];
+                if (id && (rc == -ENOENT || rc == -ECONNREFUSED))
+                        snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
+                                 (unsigned long long)id, why);
+                else
+                        snprintf(tmp, sizeof(tmp), "%s", why);
+                return no_reply("TraceQueryInformation", rc, tmp);
+        }
+        if (ret)
+                *ret = c.rp.length;
+        if (info && c.rp.data_size && c.rp.data_size <= len)
+                memcpy(info, c.rp.data, c.rp.data_size);
+        ULONG code = take_reply(&c);
+        call_free(&c);
+        return code;
+}
+
+ULONG host_client_lbr(CONTROLTRACE_ID id, ULONG config, const CLASSIC_EVENT_ID *events, ULONG count)
+{
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_LBR;
+        rq.handle = id;
+        rq.code = config;
+        rq.data = (const uint8_t *)events;
+        rq.data_size = events ? count * (uint32_t)sizeof(CLASSIC_EVENT_ID) : 0;
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, false, &c, why, sizeof(why));
+        if (rc < 0) {
+                char tmp[1024];
+                if (rc == -ENOENT || rc == -ECONNREFUSED)
+                        snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
+                                 (unsigned long long)id, why);
+                else
+                        snprintf(tmp, sizeof(tmp), "%s", why);
+                return no_reply("TraceConfigureLastBranchRecord", rc, tmp);
+        }
+        ULONG code = take_reply(&c);
+        call_free(&c);
+        return code;
+}
+
+/* The properties of one session as the host sent them (a blob laid out by the host) copied to
+   the caller's structure: its size and name offsets stay, the names go where they say.
+   ERROR_SUCCESS, or ERROR_MORE_DATA when a name does not fit. */
+static ULONG put_properties(PEVENT_TRACE_PROPERTIES dst, const uint8_t *blob, uint32_t size)
+{
+        EVENT_TRACE_PROPERTIES src;
+        memcpy(&src, blob, sizeof(src));
+        const char *names[2] = {"", ""};
+        ULONG offsets[2] = {src.LoggerNameOffset, src.LogFileNameOffset};
+        for (int i = 0; i < 2; i++)
+                if (offsets[i] >= sizeof(src) && offsets[i] < size &&
+                    memchr(blob + offsets[i], '\0', size - offsets[i]))
+                        names[i] = (const char *)blob + offsets[i];
+        ULONG buffer_size = dst->Wnode.BufferSize;
+        ULONG name_offset = dst->LoggerNameOffset, file_offset = dst->LogFileNameOffset;
+        *dst = src;
+        dst->Wnode.BufferSize = buffer_size;
+        dst->LoggerNameOffset = name_offset;
+        dst->LogFileNameOffset = file_offset;
+        ULONG code = ERROR_SUCCESS;
+        ULONG at[2] = {name_offset, file_offset};
+        for (int i = 0; i < 2; i++) {
+                if (!at[i])
+                        continue;
+                size_t n = strlen(names[i]) + 1;
+                if (at[i] < sizeof(*dst) || at[i] > buffer_size || buffer_size - at[i] < n) {
+                        code = ERROR_MORE_DATA;
+                        continue;
+                }
+                memcpy((char *)dst + at[i], names[i], n);
+        }
+        return code;
+}
+
+ULONG host_client_query_all(PEVENT_TRACE_PROPERTIES *array, ULONG count, PULONG logger_count)
+{
+        static const char what[] = "QueryAllTraces";
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        if (!rq) {
+                etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "%s: out of memory", what);
+                return ERROR_NOT_ENOUGH_MEMORY;
+        }
+        rq->type = HOST_REQ_ENUMERATE;
+        struct call c;
+        char why[1024];
+        int rc = host_call(rq, false, &c, why, sizeof(why));
+        free(rq);
+        if (rc == -ENOENT || rc == -ECONNREFUSED) {
+                /* no host: no session */
+                *logger_count = 0;
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
+        if (rc < 0)
+                return no_reply(what, rc, why);
+        ULONG code = take_reply(&c);
+        if (code != ERROR_SUCCESS && code != ERROR_MORE_DATA) {
+                call_free(&c);
+                return code;
+        }
+        uint32_t nr_blobs = c.rp.data_size / (uint32_t)HOST_ENUM_BLOB_SIZE;
+        if (c.rp.data_size % HOST_ENUM_BLOB_SIZE || nr_blobs > c.rp.length) {
+                call_free(&c);
+                etw_set_error(ERROR_INVALID_DATA,
+                              "%s: the session host sent %u bytes for %u "
+                              "sessions",
+                              what, c.rp.data_size, c.rp.length);
+                return ERROR_INVALID_DATA;
+        }
+        *logger_count = c.rp.length;
+        code = c.rp.length > count ? ERROR_MORE_DATA : ERROR_SUCCESS;
+        for (uint32_t i = 0; i < nr_blobs && i < count; i++) {
+                const uint8_t *blob = c.rp.data + (size_t)i * HOST_ENUM_BLOB_SIZE;
+                if (put_properties(array[i], blob, (uint32_t)HOST_ENUM_BLOB_SIZE) != ERROR_SUCCESS)
+                        code = ERROR_MORE_DATA;
+        }
+        call_free(&c);
+        if (code == ERROR_MORE_DATA)
+                etw_set_error(code,
+                              "%s: %u sessions run; %u properties were given, or a name "
+                              "did not fit",
+                              what, (unsigned)*logger_count, (unsigned)count);
+        else
+                etw_set_error(ERROR_SUCCESS, NULL);
+        return code;
+}
+
+/* ---- sessions bound to this process -------------------------------------------------------- */
+
+#define MAX_BOUND 64
+
+/* The connections that keep bound sessions alive: the host stops a session when its connection
+   ends, which the kernel does when this process ends, however it ends. */
+static pthread_mutex_t bound_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+        CONTROLTRACE_ID handle;
+        int fd;
+} bound[MAX_BOUND];
+
+ULONG host_client_bind(CONTROLTRACE_ID id)
+{
+        static const char what[] = "etw_bind_session";
+        char dir[PATH_MAX], why[1024];
+        int fd = host_runtime_dir(dir, sizeof(dir), why, sizeof(why));
+        if (fd == 0)
+                fd = check_dir(dir, false, why, sizeof(why));
+        if (fd == 0)
+                fd = host_connect(dir, why, sizeof(why));
+        if (fd < 0) {
+                char tmp[1024];
+                snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
+                         (unsigned long long)id, why);
+                return no_reply(what, fd, tmp);
+        }
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_BIND;
+        rq.handle = id;
+        struct host_msg m = {0};
+        host_msg_request(&m, &rq);
+        int rc = host_io_write(fd, m.data, m.size, SEND_MS, NULL);
+        host_msg_free(&m);
+        struct call c = {0};
+        size_t size = 0;
+        if (rc == 0)
+                rc = host_io_read_msg(fd, REPLY_MS, REPLY_MS, &c.msg, &size, why, sizeof(why));
+        if (rc == 0)
+                rc = host_proto_decode_reply(c.msg, size, &c.rp, why, sizeof(why));
+        if (rc < 0) {
+                close(fd);
+                call_free(&c);
+                return no_reply(what, rc == -EAGAIN ? -ETIMEDOUT : rc, why);
+        }
+        ULONG code = take_reply(&c);
+        call_free(&c);
+        if (code != ERROR_SUCCESS) {
+                close(fd);
+                return code;
+        }
+        pthread_mutex_lock(&bound_lock);
+        int slot = -1;
+        for (int i = 0; i < MAX_BOUND && slot < 0; i++)
+                if (!bound[i].handle)
+                        slot = i;
+        if (slot >= 0) {
+                bound[slot].handle = id;
+                bound[slot].fd = fd;
+        }
+        pthread_mutex_unlock(&bound_lock);
+        if (slot < 0) {
+                close(fd);
+                etw_set_error(ERROR_NO_SYSTEM_RESOURCES, "%s: %d sessions are bound already", what,
+                              MAX_BOUND);
+                return ERROR_NO_SYSTEM_RESOURCES;
+        }
+        return ERROR_SUCCESS;
+}
+
+/* A session this process stopped needs its binding no more. */
+static void unbind(CONTROLTRACE_ID id)
+{
+        pthread_mutex_lock(&bound_lock);
+        for (int i = 0; i < MAX_BOUND; i++) {
+                if (id && bound[i].handle == id) {
+                        close(bound[i].fd);
+                        bound[i].handle = 0;
+                }
+        }
+        pthread_mutex_unlock(&bound_lock);
+}
+
+/* ---- the kept window ---------------------------------------------------------------------- */
+
+/* A request whose reply carries a -errno and a message (session.h's functions). */
+static int errno_call(struct host_request *rq, struct etl_error *err)
+{
+        struct call c;
+        char why[1024];
+        int rc = host_call(rq, false, &c, why, sizeof(why));
+        if (rc < 0) {
+                snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1, why);
+                return rc == -ENOENT || rc == -ECONNREFUSED ? -ESRCH : rc;
+        }
+        snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1, c.rp.msg);
+        rc = c.rp.rc;
+        call_free(&c);
+        return rc;
+}
+
+int host_client_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err)
+{
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_KEEP_WINDOW;
+        rq.handle = id;
+        rq.value = max_bytes;
+        return errno_call(&rq, err);
+}
+
+int host_client_save_window(CONTROLTRACE_ID id, const char *path, bool is_force,
+                            struct etl_error *err)
+{
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_SAVE_WINDOW;
+        rq.handle = id;
+        rq.flags = is_force ? HOST_FLAG_FORCE : 0;
+        char abs_path[PATH_MAX];
+        const char *abs = absolute(path, abs_path, sizeof(abs_path));
+        int n = snprintf(rq.path, sizeof(rq.path), "%s", abs ? abs : path);
+        if (n < 0 || (size_t)n >= sizeof(rq.path) || rq.path[0] != '/') {
+                snprintf(err->msg, sizeof(err->msg), "%s: the name cannot be made absolute", path);
+                return -ENAMETOOLONG;
+        }
+        return errno_call(&rq, err);
+}
+
+/* ---- real-time consumers ------------------------------------------------------------------ */
+
+int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
+                          struct session_rt_info *info)
+{
+        *buf = NULL;
+        *size = 0;
+        struct host_request rq = {0};
+        rq.type = HOST_REQ_RT_HEADER;
+        snprintf(rq.name, sizeof(rq.name), "%s", name);
+        struct call c;
+        char why[1024];
+        int rc = host_call(&rq, false, &c, why, sizeof(why));
+        if (rc == -EACCES) {
+                etw_set_error(ERROR_ACCESS_DENIED, "OpenTrace: %s", why);
+                return rc;
+        }
+        if (rc < 0)
+                return -ESRCH;
+        rc = c.rp.rc;
+        if (rc == 0 && (c.rp.data_size <= HOST_RT_INFO_SIZE ||
+                        host_rt_info_get(c.rp.data, HOST_RT_INFO_SIZE, info) < 0 ||
+                        c.rp.data_size - HOST_RT_INFO_SIZE != info->buffer_size_bytes))
+                rc = -ESRCH; /* nothing a consumer could read */
+        if (rc == 0) {
+                *size = info->buffer_size_bytes;
+                *buf = malloc(*size);
+                if (!*buf)
+                        rc = -ENOMEM;
+                else
+                        memcpy(*buf, c.rp.data + HOST_RT_INFO_SIZE, *size);
+        }
+        call_free(&c);
+        return rc;
+}
+
+struct host_rt {
+        int fd;
+        uint8_t *msg; /* owned: the message of the buffer last handed out */
+        uint64_t nr_lost;
+        bool is_ended;
+        bool is_broken;
+        char name[HOST_MAX_NAME + 1];
+        char why[768];
+};
+
+int host_client_rt_attach(const char *name, struct host_rt **out, struct session_rt_info *info)
+{
+        *out = NULL;
+        char dir[PATH_MAX], why[768];
+        int fd = host_client_dir(dir, sizeof(dir), false, why, sizeof(why));
+        if (fd == 0)
+                fd = host_connect(dir, why, sizeof(why));
+        if (fd == -EACCES) {
+                etw_set_error(ERROR_ACCESS_DENIED, "ProcessTrace: %s", why);
+                return fd;
+        }
+        if (fd < 0)
+                return -ESRCH;
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        struct host_rt *rt = calloc(1, sizeof(*rt));
+        if (!rq || !rt) {
+                free(rq);
+                free(rt);
+                close(fd);
+                return -ENOMEM;
+        }
+        rq->type = HOST_REQ_RT_ATTACH;
+        snprintf(rq->name, sizeof(rq->name), "%s", name);
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        free(rq);
+        int rc = host_io_write(fd, m.data, m.size, SEND_MS, NULL);
+        host_msg_free(&m);
+        uint8_t *msg = NULL;
+        size_t size = 0;
+        struct host_reply rp;
+        if (rc == 0)
+                rc = host_io_read_msg(fd, ATTACH_MS, ATTACH_MS, &msg, &size, why, sizeof(why));
+        if (rc == 0)
+                rc = host_proto_decode_reply(msg, size, &rp, why, sizeof(why));
+        if (rc == 0)
+                rc = rp.rc;
+        if (rc == 0 && host_rt_info_get(rp.data, rp.data_size, info) < 0)
+                rc = -ESRCH;
+        free(msg);
+        if (rc < 0) {
+                close(fd);
+                free(rt);
+                return rc == -ENOMEM ? rc : -ESRCH;
+        }
+        rt->fd = fd;
+        snprintf(rt->name, sizeof(rt->name), "%s", name);
+        *out = rt;
+        return 0;
+}
+
+int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
+                        uint32_t *size)
+{
+        if (rt->is_ended)
+                return 0;
+        if (rt->is_broken)
+                return -EPIPE;
+        free(rt->msg);
+        rt->msg = NULL;
+        uint8_t *msg;
+        size_t msg_size;
+        char why[512];
+        int rc = host_io_read_msg(rt->fd, (int)timeout_ms, REPLY_MS, &msg, &msg_size, why,
+                                  sizeof(why));
+        if (rc == -EAGAIN)
+                return -EAGAIN;
+        struct host_rt_msg m;
+        if (rc == 0) {
+                rc = host_proto_decode_rt(msg, msg_size, &m, why, sizeof(why));
+                if (rc < 0)
+                        free(msg);
+        }
+        if (rc < 0) {
+                rt->is_broken = true;
+                snprintf(rt->why, sizeof(rt->why),
+                         "the session host serving \"%.200s\" ended while this consumer read it "
+                         "(was it killed?): %.400s",
+                         rt->name, why);
+                return -EPIPE;
+        }
+        rt->nr_lost = m.nr_lost;
+        if (m.type == HOST_RT_END) {
+                free(msg);
+                rt->is_ended = true;
+                return 0;
+        }
+        rt->msg = msg;
+        *buf = m.data;
+        *size = m.size;
+        return 1;
+}
+
+uint64_t host_client_rt_nr_lost(const struct host_rt *rt)
+{
+        return rt->nr_lost;
+}
+
+const char *host_client_rt_error(const struct host_rt *rt)
+{
+        return rt->why;
+}
+
+void host_client_rt_detach(struct host_rt *rt)
+{
+        if (!rt)
+                return;
+        if (rt->fd >= 0)
+                close(rt->fd);
+        free(rt->msg);
+        free(rt);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* host_ext.c: owns etwtop's API additions for the session host (etw/etwtop_ext.h): running the
+   host in the calling process (etwtop --host), and binding a session to its starter's life. */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "etw/etwtop_ext.h"
+#include "etw_error.h"
+#include "host.h"
+
+ULONG etw_host_run(ULONG Flags)
+{
+        if (Flags & ~(ULONG)ETW_HOST_PERSISTENT) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "etw_host_run: unknown flags 0x%x",
+                              (unsigned)Flags);
+                return ERROR_INVALID_PARAMETER;
+        }
+        char dir[PATH_MAX], why[1024];
+        int rc = host_client_dir(dir, sizeof(dir), true, why, sizeof(why));
+        if (rc == 0)
+                rc = host_serve(dir, -1, (Flags & ETW_HOST_PERSISTENT) ? HOST_RUN_PERSISTENT : 0,
+                                why, sizeof(why));
+        if (rc < 0) {
+                DWORD code = rc == -EEXIST ? ERROR_ALREADY_EXISTS : etw_error_from_errno(rc);
+                etw_set_error(code, "etw_host_run: %s", why);
+                return code;
+        }
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
+ULONG etw_bind_session(CONTROLTRACE_ID TraceId)
+{
+        if (!TraceId) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "etw_bind_session: TraceId is 0");
+                return ERROR_INVALID_PARAMETER;
+        }
+        if (host_is_client())
+                return host_client_bind(TraceId);
+        /* a session of this process's own table ends with it already */
+        struct {
+                EVENT_TRACE_PROPERTIES p;
+                char names[2048];
+        } q;
+        memset(&q, 0, sizeof(q));
+        q.p.Wnode.BufferSize = sizeof(q);
+        ULONG code = ControlTraceA(TraceId, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY);
+        if (code != ERROR_SUCCESS)
+                return code;
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}

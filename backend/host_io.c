@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* host_io.c: owns the moving of session host messages over a Unix socket: whole writes that
+   never raise SIGPIPE and give up on a stalled peer, and reads of one framed message whose
+   header is checked before its body is allocated. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "host_proto.h"
+
+static void say(char *why, size_t why_size, const char *what, int err)
+{
+        if (why && why_size)
+                snprintf(why, why_size, "%s: %s", what, strerror(err));
+}
+
+/* Waits for events on fd for at most ms (-1: forever). 1 when ready, 0 on timeout, -errno. */
+static int wait_fd(int fd, short events, int ms)
+{
+        struct pollfd pfd = {.fd = fd, .events = events};
+        for (;;) {
+                int n = poll(&pfd, 1, ms);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                return n;
+        }
+}
+
+int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const atomic_bool *cancel)
+{
+        const uint8_t *p = buf;
+        size_t done = 0;
+        while (done < size) {
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                ssize_t n = send(fd, p + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0) {
+                        done += (size_t)n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                /* full: wait for room, in slices so that a cancel is seen */
+                int waited = 0, rc = 0;
+                while (waited < timeout_ms) {
+                        int slice = timeout_ms - waited < 250 ? timeout_ms - waited : 250;
+                        rc = wait_fd(fd, POLLOUT, slice);
+                        if (rc != 0)
+                                break;
+                        waited += slice;
+                        if (cancel && atomic_load(cancel))
+                                return -ECANCELED;
+                }
+                if (rc < 0)
+                        return rc;
+                if (rc == 0)
+                        return -ETIMEDOUT;
+        }
+        return 0;
+}
+
+/* Reads exactly n bytes, waiting up to ms for each part. 0, -ECONNRESET at end of file before
+   the first byte (*got 0), -EBADMSG at end of file after it, -ETIMEDOUT or -errno. */
+static int read_exact(int fd, uint8_t *out, size_t n, int ms, size_t *got)
+{
+        *got = 0;
+        while (*got < n) {
+                int rc = wait_fd(fd, POLLIN, ms);
+                if (rc < 0)
+                        return rc;
+                if (rc == 0)
+                        return -ETIMEDOUT;
+                ssize_t k = recv(fd, out + *got, n - *got, 0);
+                if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return *got ? -EBADMSG : -ECONNRESET;
+                *got += (size_t)k;
+        }
+        return 0;
+}
+
+int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
+                     size_t why_size)
+{
+        *msg = NULL;
+        *size = 0;
+        int rc = wait_fd(fd, POLLIN, first_ms);
+        if (rc < 0) {
+                say(why, why_size, "waiting for a message", -rc);
+                return rc;
+        }
+        if (rc == 0)
+                return -EAGAIN;
+        uint8_t hdr[HOST_HEADER_SIZE];
+        size_t got;
+        rc = read_exact(fd, hdr, sizeof(hdr), rest_ms, &got);
+        if (rc == -ECONNRESET && why && why_size)
+                snprintf(why, why_size, "the peer closed the connection");
+        else if (rc == -EBADMSG && why && why_size)
+                snprintf(why, why_size,
+                         "the peer closed the connection after %zu bytes of a "
+                         "message header",
+                         got);
+        else if (rc < 0)
+                say(why, why_size, "reading a message header", -rc);
+        if (rc < 0)
+                return rc == -ECONNRESET && got ? -EBADMSG : rc;
+        uint16_t type;
+        uint32_t body;
+        rc = host_proto_check_header(hdr, sizeof(hdr), &type, &body, why, why_size);
+        if (rc < 0)
+                return rc;
+        uint8_t *m = malloc(HOST_HEADER_SIZE + (size_t)body);
+        if (!m) {
+                say(why, why_size, "a message buffer", ENOMEM);
+                return -ENOMEM;
+        }
+        memcpy(m, hdr, sizeof(hdr));
+        rc = read_exact(fd, m + HOST_HEADER_SIZE, body, rest_ms, &got);
+        if (rc < 0) {
+                free(m);
+                if (rc == -ECONNRESET || rc == -EBADMSG) {
+                        if (why && why_size)
+                                snprintf(why, why_size,
+                                         "the peer closed the connection after %zu of %u body "
+                                         "bytes of a %s message",
+                                         got, body, host_proto_type_name(type));
+                        return -EBADMSG;
+                }
+                say(why, why_size, "reading a message body", -rc);
+                return rc;
+        }
+        *msg = m;
+        *size = HOST_HEADER_SIZE + (size_t)body;
+        return 0;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* host_proto.h: the session host's wire protocol: framed, versioned messages between the
+   library's API functions (clients) and the host that owns the sessions, their encoders, and
+   parsers that take bytes and check every length (DESIGN.md "Sessions belong to the system").
+
+   A message is a 16-byte header {u32 magic "ETWH", u16 version, u16 type, u32 body length,
+   u32 reserved 0} and a body of at most HOST_MAX_BODY bytes, in the byte order of the machine
+   (both ends run on it). Fields: u32, u64, and counted strings and blobs (u32 length, then the
+   bytes; strings have no NUL). A client opens a connection per request and reads one reply; a
+   real-time consumer's connection then carries HOST_RT_BUFFER messages and one HOST_RT_END. */
+#ifndef ETWTOP_HOST_PROTO_H
+#define ETWTOP_HOST_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "etw/evntrace.h"
+#include "session.h"
+
+#define HOST_PROTO_MAGIC   0x48575445u /* "ETWH" */
+#define HOST_PROTO_VERSION 1
+#define HOST_HEADER_SIZE   16
+#define HOST_MAX_NAME      1024 /* a session name (StartTrace documentation) */
+#define HOST_MAX_PATH      4096
+#define HOST_MAX_MSG_TEXT  1024
+#define HOST_MAX_DATA      (1u << 20) /* EVENT_TRACE_PROPERTIES, information, buffers */
+#define HOST_MAX_BODY      (HOST_MAX_DATA + 2 * HOST_MAX_PATH + 4096)
+/* ENUMERATE: each session's EVENT_TRACE_PROPERTIES travel as one blob of this size, its logger
+   name at offset sizeof(EVENT_TRACE_PROPERTIES), its log file name HOST_MAX_NAME + 1 further;
+   rounded up to 8 bytes so that an array of them stays aligned */
+#define HOST_ENUM_BLOB_SIZE                                                                        \
+        ((sizeof(EVENT_TRACE_PROPERTIES) + 2 * (HOST_MAX_NAME + 1) + 7) & ~(size_t)7)
+/* a real-time buffer's data lies this far into its message, 8-byte aligned */
+#define HOST_RT_DATA_OFFSET (HOST_HEADER_SIZE + 16)
+
+enum host_msg_type {
+        HOST_REQ_START = 1,   /* StartTraceA / StartKernelTrace */
+        HOST_REQ_CONTROL,     /* ControlTraceA */
+        HOST_REQ_SET_INFO,    /* TraceSetInformation */
+        HOST_REQ_QUERY_INFO,  /* TraceQueryInformation */
+        HOST_REQ_LBR,         /* TraceConfigureLastBranchRecord */
+        HOST_REQ_ENUMERATE,   /* QueryAllTracesA */
+        HOST_REQ_RT_HEADER,   /* OpenTraceA of a real-time session */
+        HOST_REQ_RT_ATTACH,   /* ProcessTrace of a real-time session: a stream follows */
+        HOST_REQ_KEEP_WINDOW, /* etw_keep_window */
+        HOST_REQ_SAVE_WINDOW, /* etw_save_window */
+        HOST_REQ_PING,        /* is a host there, and whose */
+        HOST_REQ_BIND,        /* etw_bind_session: the connection stays open; its end stops it */
+        HOST_REQ_LAST = HOST_REQ_BIND,
+        HOST_REPLY = 0x80,
+        HOST_RT_BUFFER = 0x81, /* a completed buffer, as the files hold it */
+        HOST_RT_END = 0x82,    /* the session stopped: nothing follows */
+};
+
+/* Request flags. */
+#define HOST_FLAG_KERNEL_TRACE 0x1u /* START: StartKernelTrace, not StartTraceA */
+#define HOST_FLAG_HAS_BUFFER   0x2u /* SET_INFO/QUERY_INFO: the caller's buffer is not NULL */
+#define HOST_FLAG_FORCE        0x4u /* SAVE_WINDOW: replace an existing file */
+#define HOST_FLAG_HAS_DEFAULTS 0x8u /* START: the starter's handle-0 settings follow */
+#define HOST_FLAGS_VALID       0xFu
+
+/* A decoded request. Strings are copies, NUL-terminated; data points into the message. */
+struct host_request {
+        uint16_t type;
+        uint32_t flags;
+        uint64_t handle;
+        uint32_t code;   /* ControlCode, information class, LBR configuration */
+        uint32_t length; /* QUERY_INFO: the caller's buffer length */
+        uint64_t value;  /* KEEP_WINDOW: bytes */
+        char name[HOST_MAX_NAME + 1];
+        char path[HOST_MAX_PATH + 1]; /* an absolute log file name, or the save's file */
+        const uint8_t *data;          /* borrowed from the message: EVENT_TRACE_PROPERTIES,
+                                         information, LBR events */
+        uint32_t data_size;
+        const uint8_t *extra; /* borrowed: StartKernelTrace's stack ids */
+        uint32_t extra_size;
+        struct session_start_defaults defaults; /* START with HOST_FLAG_HAS_DEFAULTS */
+};
+
+/* A decoded reply. */
+struct host_reply {
+        uint32_t code; /* the Win32 code */
+        int32_t rc;    /* the -errno of the internal functions (KEEP/SAVE_WINDOW, RT_*) */
+        uint64_t handle;
+        uint32_t length; /* QUERY_INFO: ReturnLength; ENUMERATE: LoggerCount */
+        char msg[HOST_MAX_MSG_TEXT + 1];
+        const uint8_t *data; /* borrowed from the message */
+        uint32_t data_size;
+};
+
+/* A decoded real-time message. */
+struct host_rt_msg {
+        uint16_t type;       /* HOST_RT_BUFFER or HOST_RT_END */
+        uint64_t nr_lost;    /* buffers this consumer lost so far */
+        uint32_t code;       /* RT_END */
+        const uint8_t *data; /* RT_BUFFER: borrowed, at HOST_RT_DATA_OFFSET of the message */
+        uint32_t size;
+};
+
+/* A message being built; grows as needed (out of memory aborts). */
+struct host_msg {
+        uint8_t *data; /* owned */
+        size_t size;
+        size_t cap;
+};
+
+void host_msg_begin(struct host_msg *m, uint16_t type);
+void host_msg_u32(struct host_msg *m, uint32_t v);
+void host_msg_u64(struct host_msg *m, uint64_t v);
+/* A counted string (str may be NULL: empty) or blob. */
+void host_msg_str(struct host_msg *m, const char *str);
+void host_msg_blob(struct host_msg *m, const void *data, size_t size);
+/* Patches the body length into the header. */
+void host_msg_end(struct host_msg *m);
+void host_msg_free(struct host_msg *m);
+
+/* Encoders of whole messages. */
+void host_msg_request(struct host_msg *m, const struct host_request *rq);
+void host_msg_reply(struct host_msg *m, const struct host_reply *rp);
+void host_msg_rt_buffer(struct host_msg *m, uint64_t nr_lost, const uint8_t *buf, uint32_t size);
+void host_msg_rt_end(struct host_msg *m, uint32_t code, uint64_t nr_lost);
+
+/* Checks a message header: 0 with *type and *body_size, or -EPROTO (not this protocol, or a
+   version this library does not speak), -EMSGSIZE (a body over HOST_MAX_BODY) or -EBADMSG, with
+   why filled. */
+int host_proto_check_header(const uint8_t *hdr, size_t size, uint16_t *type, uint32_t *body_size,
+                            char *why, size_t why_size);
+
+/* Parse whole messages (header and body, exactly size bytes). 0, or -EBADMSG/-EPROTO/-EMSGSIZE
+   with why saying which field is wrong and where. Nothing is trusted: every length is checked
+   against what remains, every string against its limit and for NULs, every request's fields
+   against what its type needs (e.g. START's EVENT_TRACE_PROPERTIES is whole, and its
+   Wnode.BufferSize is the blob's size). */
+int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_request *rq, char *why,
+                              size_t why_size);
+int host_proto_decode_reply(const uint8_t *msg, size_t size, struct host_reply *rp, char *why,
+                            size_t why_size);
+int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt, char *why,
+                         size_t why_size);
+
+/* session_rt_info as bytes (HOST_RT_INFO_SIZE), for RT_HEADER and RT_ATTACH replies. */
+#define HOST_RT_INFO_SIZE 56
+void host_rt_info_put(uint8_t out[HOST_RT_INFO_SIZE], const struct session_rt_info *info);
+/* 0, or -EBADMSG for a size other than HOST_RT_INFO_SIZE or values no session has. */
+int host_rt_info_get(const uint8_t *in, size_t size, struct session_rt_info *info);
+
+/* The name of a message type, for messages. */
+const char *host_proto_type_name(uint16_t type);
+
+#endif

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/* host_server.c: owns the session host: the process that holds every running session of a
+   runtime directory (its lock, its socket, peer credentials checked on every request), answers
+   each request by running the API functions here, streams completed buffers to real-time
+   consumers, and ends when it has had no session for a grace period, on SIGTERM, or when its
+   socket is taken away. Also the start of a detached host from any program linked with the
+   backend (fork, setsid, fork; no exec). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etw/KernelTraceControl.h"
+#include "etw_error.h"
+#include "host.h"
+#include "host_proto.h"
+
+#define LOCK_NAME        "host.lock"
+#define SOCKET_NAME      "host.sock"
+#define MAX_CONNECTIONS  128
+#define REQUEST_MS       10000 /* a client has this long to send its whole request */
+#define REPLY_MS         10000 /* and to take a reply */
+#define LOCK_WAIT_MS     3000  /* an ending host releases the lock within this */
+#define SPAWN_WAIT_MS    10000
+#define DEFAULT_GRACE_MS 5000
+#define TICK_MS          100
+#define STREAM_WAIT_MS   250
+#define THREADS_WAIT_MS  10000
+
+static atomic_bool is_exiting;       /* SIGTERM: the sessions are being stopped */
+static atomic_int nr_active;         /* connections being served */
+static int signal_fds[2] = {-1, -1}; /* the signal handler's self-pipe */
+
+struct conn {
+        int fd;
+        struct ucred peer;
+        bool is_refused; /* another user: told so, nothing else */
+};
+
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void say(char *why, size_t why_size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
+static void say(char *why, size_t why_size, const char *fmt, ...)
+{
+        if (!why || !why_size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_size, fmt, ap);
+        va_end(ap);
+}
+
+/* ---- replies ------------------------------------------------------------------------------ */
+
+static void send_reply(int fd, const struct host_reply *rp)
+{
+        struct host_msg m = {0};
+        host_msg_reply(&m, rp);
+        host_io_write(fd, m.data, m.size, REPLY_MS, NULL);
+        host_msg_free(&m);
+}
+
+static void reply_error(int fd, uint32_t code, int32_t rc, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+
+static void reply_error(int fd, uint32_t code, int32_t rc, const char *fmt, ...)
+{
+        struct host_reply rp = {.code = code, .rc = rc};
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rp.msg, sizeof(rp.msg), fmt, ap);
+        va_end(ap);
+        send_reply(fd, &rp);
+}
+
+/* The API call's code and the calling thread's last error message, with data. */
+static void reply_api(int fd, ULONG code, uint64_t handle, uint32_t length, const void *data,
+                      uint32_t data_size)
+{
+        struct host_reply rp = {.code = code,
+                                .handle = handle,
+                                .length = length,
+                                .data = data,
+                                .data_size = data_size};
+        snprintf(rp.msg, sizeof(rp.msg), "%s", etw_last_error_text());
+        send_reply(fd, &rp);
+}
+
+/* An aligned copy of borrowed bytes (the message does not align them). */
+static void *aligned_copy(const uint8_t *p, uint32_t size)
+{
+        void *out = malloc(size ? size : 1);
+        if (out && size)
+                memcpy(out, p, size);
+        return out;
+}
+
+/* ---- properties in the caller's layout ----------------------------------------------------- */
+
+/* The caller's EVENT_TRACE_PROPERTIES as the API call takes them: a copy, with the log file name
+   made absolute by the client (path, when not empty) appended and LogFileNameOffset pointing at
+   it. NULL when out of memory. */
+static EVENT_TRACE_PROPERTIES *props_for_call(const struct host_request *rq)
+{
+        size_t size = rq->data_size, at = (size + 7) & ~(size_t)7;
+        size_t total = rq->path[0] ? at + strlen(rq->path) + 1 : size;
+        if (total > UINT32_MAX)
+                return NULL;
+        uint8_t *buf = calloc(1, total);
+        if (!buf)
+                return NULL;
+        memcpy(buf, rq->data, size);
+        EVENT_TRACE_PROPERTIES *p = (EVENT_TRACE_PROPERTIES *)buf;
+        if (rq->path[0]) {
+                memcpy(buf + at, rq->path, strlen(rq->path) + 1);
+                p->LogFileNameOffset = (ULONG)at;
+                p->Wnode.BufferSize = (ULONG)total;
+        }
+        return p;
+}
+
+/* The properties after the call in the caller's layout again (same size and offsets), the
+   absolute log file name at the caller's offset where it fits. Writes over p. */
+static void props_for_reply(EVENT_TRACE_PROPERTIES *p, const struct host_request *rq)
+{
+        if (!rq->path[0])
+                return;
+        EVENT_TRACE_PROPERTIES orig;
+        memcpy(&orig, rq->data, sizeof(orig));
+        uint32_t size = rq->data_size;
+        char file[HOST_MAX_PATH + 1] = "";
+        size_t room = p->Wnode.BufferSize - p->LogFileNameOffset;
+        const char *at = (const char *)p + p->LogFileNameOffset;
+        if (memchr(at, '\0', room))
+                snprintf(file, sizeof(file), "%s", at);
+        p->Wnode.BufferSize = size;
+        p->LogFileNameOffset = orig.LogFileNameOffset;
+        ULONG off = orig.LogFileNameOffset;
+        if (file[0] && off >= sizeof(orig) && off < size && size - off > strlen(file))
+                memcpy((char *)p + off, file, strlen(file) + 1);
+}
+
+/* ---- the requests ------------------------------------------------------------------------- */
+
+static void serve_start(int fd, const struct host_request *rq)
+{
+        EVENT_TRACE_PROPERTIES *p = props_for_call(rq);
+        CLASSIC_EVENT_ID *ids = aligned_copy(rq->extra, rq->extra_size);
+        if (!p || !ids) {
+                free(p);
+                free(ids);
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM,
+                            "the session host is out of "
+                            "memory");
+                return;
+        }
+        const struct session_start_defaults *d = &rq->defaults;
+        if (rq->flags & HOST_FLAG_HAS_DEFAULTS) {
+                /* the starter's intervals are global, as Windows keeps them */
+                for (uint32_t i = 0; i < d->nr_intervals; i++) {
+                        TRACE_PROFILE_INTERVAL tpi = {d->intervals[i].source,
+                                                      d->intervals[i].interval};
+                        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, sizeof(tpi));
+                }
+                session_use_start_defaults(d);
+        }
+        CONTROLTRACE_ID h = 0;
+        ULONG code;
+        if (rq->flags & HOST_FLAG_KERNEL_TRACE)
+                code = StartKernelTrace(&h, p, rq->extra_size ? (PSTACK_TRACING_EVENT_ID)ids : NULL,
+                                        rq->extra_size / (uint32_t)sizeof(CLASSIC_EVENT_ID));
+        else
+                code = StartTraceA(&h, rq->name, p);
+        session_use_start_defaults(NULL);
+        props_for_reply(p, rq);
+        reply_api(fd, code, h, 0, p, rq->data_size);
+        free(p);
+        free(ids);
+}
+
+static void serve_control(int fd, const struct host_request *rq)
+{
+        EVENT_TRACE_PROPERTIES *p = props_for_call(rq);
+        if (!p) {
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM,
+                            "the session host is out of "
+                            "memory");
+                return;
+        }
+        ULONG code = ControlTraceA(rq->handle, rq->name[0] ? rq->name : NULL, p, rq->code);
+        props_for_reply(p, rq);
+        reply_api(fd, code, 0, 0, p, rq->data_size);
+        free(p);
+}
+
+static void serve_set_info(int fd, const struct host_request *rq)
+{
+        static uint8_t empty[8];
+        void *info = NULL;
+        if (rq->flags & HOST_FLAG_HAS_BUFFER)
+                info = rq->data_size ? aligned_copy(rq->data, rq->data_size) : empty;
+        if (rq->data_size && !info) {
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
+                return;
+        }
+        ULONG code = TraceSetInformation(rq->handle, (TRACE_INFO_CLASS)rq->code, info, rq->length);
+        reply_api(fd, code, 0, 0, NULL, 0);
+        if (info != empty)
+                free(info);
+}
+
+static void serve_query_info(int fd, const struct host_request *rq)
+{
+        uint8_t *buf = calloc(1, rq->length ? rq->length : 8);
+        if (!buf) {
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
+                return;
+        }
+        if (rq->data_size)
+                memcpy(buf, rq->data, rq->data_size);
+        ULONG ret = 0;
+        ULONG code = TraceQueryInformation(rq->handle, (TRACE_INFO_CLASS)rq->code,
+                                           (rq->flags & HOST_FLAG_HAS_BUFFER) ? buf : NULL,
+                                           rq->length, &ret);
+        uint32_t out = code == ERROR_SUCCESS ? (ret < rq->length ? ret : rq->length) : 0;
+        reply_api(fd, code, 0, ret, buf, out);
+        free(buf);
+}
+
+static void serve_lbr(int fd, const struct host_request *rq)
+{
+        CLASSIC_EVENT_ID *ev = aligned_copy(rq->data, rq->data_size);
+        if (!ev) {
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
+                return;
+        }
+        ULONG n = rq->data_size / (ULONG)sizeof(CLASSIC_EVENT_ID);
+        ULONG code = TraceConfigureLastBranchRecord(rq->handle, (TRACE_LBR_CONFIGURATION)rq->code,
+                                                    n ? ev : NULL, n);
+        reply_api(fd, code, 0, 0, NULL, 0);
+        free(ev);
+}
+
+static void serve_enumerate(int fd)
+{
+        enum { MAX = 64 };
+        const size_t blob = HOST_ENUM_BLOB_SIZE;
+        uint8_t *blobs = calloc(MAX, blob);
+        if (!blobs) {
+                reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
+                return;
+        }
+        PEVENT_TRACE_PROPERTIES arr[MAX];
+        for (int i = 0; i < MAX; i++) {
+                arr[i] = (PEVENT_TRACE_PROPERTIES)(blobs + (size_t)i * blob);
+                arr[i]->Wnode.BufferSize = (ULONG)blob;
+                arr[i]->LoggerNameOffset = sizeof(EVENT_TRACE_PROPERTIES);
+                arr[i]->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + HOST_MAX_NAME + 1;
+        }
+        ULONG count = 0;
+        ULONG code = QueryAllTracesA(arr, MAX, &count);
+        uint32_t n = count < MAX ? count : MAX;
+        reply_api(fd, code, 0, count, blobs, (uint32_t)(n * blob));
+        free(blobs);
+}
+
+static void serve_rt_header(int fd, const struct host_request *rq)
+{
+        uint8_t *buf = NULL;
+        uint32_t size = 0;
+        struct session_rt_info info;
+        int rc = session_rt_header(rq->name, &buf, &size, &info);
+        struct host_reply rp = {.rc = rc, .code = rc ? ERROR_WMI_INSTANCE_NOT_FOUND : 0};
+        uint8_t *data = NULL;
+        if (rc == 0) {
+                data = malloc(HOST_RT_INFO_SIZE + (size_t)size);
+                if (!data) {
+                        rp.rc = -ENOMEM;
+                        rp.code = ERROR_NOT_ENOUGH_MEMORY;
+                } else {
+                        host_rt_info_put(data, &info);
+                        memcpy(data + HOST_RT_INFO_SIZE, buf, size);
+                        rp.data = data;
+                        rp.data_size = HOST_RT_INFO_SIZE + size;
+                }
+        }
+        send_reply(fd, &rp);
+        free(data);
+        free(buf);
+}
+
+/* Whether the consumer at fd closed its end (or sent anything, which a consumer never does:
+   either way it is done). */
+static bool consumer_is_gone(int fd)
+{
+        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+        return poll(&pfd, 1, 0) > 0 && pfd.revents;
+}
+
+/* A real-time consumer: the session's buffers, as its own bounded queue (session.c) holds them,
+   until the session ends or the consumer goes. A slow consumer blocks only this thread: its
+   queue fills and loses buffers (counted), the logger never waits. */
+static void serve_rt_attach(int fd, const struct host_request *rq)
+{
+        struct session_rt *rt = NULL;
+        struct session_rt_info info;
+        int rc = session_rt_attach(rq->name, &rt, &info);
+        uint8_t infob[HOST_RT_INFO_SIZE];
+        struct host_reply rp = {.rc = rc, .code = rc ? ERROR_WMI_INSTANCE_NOT_FOUND : 0};
+        if (rc == 0) {
+                host_rt_info_put(infob, &info);
+                rp.data = infob;
+                rp.data_size = sizeof(infob);
+        }
+        send_reply(fd, &rp);
+        if (rc < 0)
+                return;
+        /* the queue in the session (MaximumBuffers) is the consumer's bound, as on Windows: the
+           socket holds about two buffers more, not hundreds */
+        int sndbuf = (int)(2 * info.buffer_size_bytes + HOST_RT_DATA_OFFSET);
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        struct host_msg m = {0};
+        for (;;) {
+                const uint8_t *buf;
+                uint32_t size;
+                int n = session_rt_next(rt, STREAM_WAIT_MS, &buf, &size);
+                if (n == 1) {
+                        host_msg_rt_buffer(&m, session_rt_nr_lost(rt), buf, size);
+                        /* no time limit: a live consumer may read slowly; a gone one fails */
+                        if (host_io_write(fd, m.data, m.size, INT_MAX, &is_exiting) < 0)
+                                break;
+                        continue;
+                }
+                if (n == 0) {
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, REPLY_MS, NULL);
+                        break;
+                }
+                if (consumer_is_gone(fd))
+                        break;
+        }
+        host_msg_free(&m);
+        session_rt_detach(rt);
+}
+
+static void serve_keep_window(int fd, const struct host_request *rq)
+{
+        struct etl_error err = {0};
+        int rc = session_keep_window(rq->handle, (size_t)rq->value, &err);
+        reply_error(fd, rc ? etw_error_from_errno(rc) : ERROR_SUCCESS, rc, "%s", err.msg);
+}
+
+static void serve_save_window(int fd, const struct host_request *rq)
+{
+        struct etl_error err = {0};
+        int rc = session_save_ring(rq->handle, rq->path, rq->flags & HOST_FLAG_FORCE, &err);
+        reply_error(fd, rc ? etw_error_from_errno(rc) : ERROR_SUCCESS, rc, "%s", err.msg);
+}
+
+/* etw_bind_session: the session stops (its file finalized, as a STOP does) when this connection
+   ends, that is when the process that bound it ends, however it ends. */
+static void serve_bind(int fd, const struct host_request *rq)
+{
+        struct {
+                EVENT_TRACE_PROPERTIES p;
+                char names[2 * (HOST_MAX_NAME + 1)];
+        } q;
+        memset(&q, 0, sizeof(q));
+        q.p.Wnode.BufferSize = sizeof(q);
+        ULONG code = ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY);
+        reply_api(fd, code, rq->handle, 0, NULL, 0);
+        if (code != ERROR_SUCCESS)
+                return;
+        while (!atomic_load(&is_exiting)) {
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                int n = poll(&pfd, 1, STREAM_WAIT_MS);
+                if (n < 0 && errno != EINTR)
+                        break;
+                memset(&q, 0, sizeof(q));
+                q.p.Wnode.BufferSize = sizeof(q);
+                if (n > 0 && pfd.revents) {
+                        /* the binding process ended (or closed its end): so does the session */
+                        ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP);
+                        break;
+                }
+                if (ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY) !=
+                    ERROR_SUCCESS)
+                        break; /* stopped by someone: nothing left to do */
+        }
+}
+
+static void serve(int fd, const struct host_request *rq)
+{
+        switch (rq->type) {
+        case HOST_REQ_START: serve_start(fd, rq); break;
+        case HOST_REQ_CONTROL: serve_control(fd, rq); break;
+        case HOST_REQ_SET_INFO: serve_set_info(fd, rq); break;
+        case HOST_REQ_QUERY_INFO: serve_query_info(fd, rq); break;
+        case HOST_REQ_LBR: serve_lbr(fd, rq); break;
+        case HOST_REQ_ENUMERATE: serve_enumerate(fd); break;
+        case HOST_REQ_RT_HEADER: serve_rt_header(fd, rq); break;
+        case HOST_REQ_RT_ATTACH: serve_rt_attach(fd, rq); break;
+        case HOST_REQ_KEEP_WINDOW: serve_keep_window(fd, rq); break;
+        case HOST_REQ_SAVE_WINDOW: serve_save_window(fd, rq); break;
+        case HOST_REQ_BIND: serve_bind(fd, rq); break;
+        case HOST_REQ_PING: {
+                struct host_reply rp = {.handle = (uint64_t)getpid(), .length = geteuid()};
+                send_reply(fd, &rp);
+                break;
+        }
+        default: reply_error(fd, ERROR_INVALID_FUNCTION, -EINVAL, "unknown request"); break;
+        }
+}
+
+static void *conn_main(void *arg)
+{
+        struct conn *c = arg;
+        uint8_t *msg = NULL;
+        size_t size = 0;
+        char why[512];
+        int rc = host_io_read_msg(c->fd, REQUEST_MS, REQUEST_MS, &msg, &size, why, sizeof(why));
+        if (c->is_refused) {
+                reply_error(c->fd, ERROR_ACCESS_DENIED, -EACCES,
+                            "the session host of uid %u refuses uid %u: that user's sessions are "
+                            "theirs (nobody gains rights through the host)",
+                            (unsigned)geteuid(), (unsigned)c->peer.uid);
+        } else if (rc == 0) {
+                struct host_request *rq = malloc(sizeof(*rq));
+                if (!rq)
+                        reply_error(c->fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
+                else if ((rc = host_proto_decode_request(msg, size, rq, why, sizeof(why))) < 0)
+                        reply_error(c->fd, ERROR_INVALID_PARAMETER, rc,
+                                    "the session host refused a malformed request: %s", why);
+                else
+                        serve(c->fd, rq);
+                free(rq);
+        } else if (rc == -EPROTO || rc == -EMSGSIZE) {
+                reply_error(c->fd, rc == -EPROTO ? ERROR_INVALID_DATA : ERROR_BAD_LENGTH, rc,
+                            "the session host refused the request: %s", why);
+        }
+        /* else: the client went away or stalled mid-request; nothing to say */
+        free(msg);
+        close(c->fd);
+        free(c);
+        atomic_fetch_sub(&nr_active, 1);
+        return NULL;
+}
+
+/* ---- the process ---------------------------------------------------------------------------- */
+
+static void on_signal(int sig)
+{
+        int saved = errno;
+        unsigned char b = (unsigned char)sig;
+        if (write(signal_fds[1], &b, 1) < 0) {
+                /* the pipe is full: a signal is pending already */
+        }
+        errno = saved;
+}
+
+static void report(int ready_fd, char status, const char *text)
+{
+        if (ready_fd < 0)
+                return;
+        char buf[600];
+        int n = snprintf(buf, sizeof(buf), "%c%s", status, text ? text : "");
+        if (n > (int)sizeof(buf) - 1)
+                n = (int)sizeof(buf) - 1;
+        if (write(ready_fd, buf, (size_t)n) < 0) {
+                /* the starter is gone: nobody to tell */
+        }
+        close(ready_fd);
+}
+
+/* Whether a host answers on the socket at path. */
+static bool socket_answers(const struct sockaddr_un *sa)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return false;
+        bool ok = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+        close(fd);
+        return ok;
+}
+
+static int grace_ms(void)
+{
+        const char *e = getenv("ETWTOP_HOST_GRACE_MS");
+        char *end;
+        long v = e ? strtol(e, &end, 10) : -1;
+        return e && *e && !*end && v >= 0 && v < 3600000 ? (int)v : DEFAULT_GRACE_MS;
+}
+
+/* Takes the directory's lock; when another host holds it, waits a little for it to end (a host
+   that ends for want of sessions releases it at once). 0, -EEXIST (another host serves), or
+   -errno. */
+static int take_lock(int lock_fd, const struct sockaddr_un *sa, char *why, size_t why_size)
+{
+        int64_t deadline = now_ms() + LOCK_WAIT_MS;
+        while (flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK && errno != EINTR) {
+                        int e = errno;
+                        say(why, why_size, "locking the session host directory: %s", strerror(e));
+                        return -e;
+                }
+                if (socket_answers(sa) || now_ms() > deadline) {
+                        say(why, why_size, "another session host serves this directory");
+                        return -EEXIST;
+                }
+                struct timespec pause = {0, 10000000};
+                nanosleep(&pause, NULL);
+        }
+        return 0;
+}
+
+int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t why_size)
+{
+        host_become_host();
+        char lock_path[PATH_MAX];
+        struct sockaddr_un sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sun_family = AF_UNIX;
+        snprintf(lock_path, sizeof(lock_path), "%s/" LOCK_NAME, dir);
+        int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" SOCKET_NAME, dir);
+        if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
+                say(why, why_size, "%s is too long for a socket name", dir);
+                report(ready_fd, 'F', why);
+                return -ENAMETOOLONG;
+        }
+        int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (lock_fd < 0) {
+                int e = errno;
+                say(why, why_size, "%s: %s", lock_path, strerror(e));
+                report(ready_fd, 'F', why);
+                return -e;
+        }
+        int rc = take_lock(lock_fd, &sa, why, why_size);
+        if (rc < 0) {
+                close(lock_fd);
+                report(ready_fd, rc == -EEXIST ? 'B' : 'F', why);
+                return rc;
+        }
+        /* the lock file names the host's process */
+        char pid_text[32];
+        int len = snprintf(pid_text, sizeof(pid_text), "%d\n", (int)getpid());
+        if (ftruncate(lock_fd, 0) < 0 || pwrite(lock_fd, pid_text, (size_t)len, 0) != len) {
+                /* only informative */
+        }
+
+        /* a socket left by a host that was killed is replaced: the lock says nobody serves */
+        unlink(sa.sun_path);
+        int listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        mode_t old_umask = umask(077);
+        rc = listen_fd < 0 ? -1 : bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa));
+        umask(old_umask);
+        if (rc == 0)
+                rc = chmod(sa.sun_path, 0600);
+        if (rc == 0)
+                rc = listen(listen_fd, 64);
+        struct stat sock_st = {0};
+        if (rc == 0)
+                rc = lstat(sa.sun_path, &sock_st);
+        if (rc < 0 || pipe2(signal_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+                int e = errno;
+                say(why, why_size, "%s: %s", sa.sun_path, strerror(e));
+                if (listen_fd >= 0)
+                        close(listen_fd);
+                close(lock_fd);
+                report(ready_fd, 'F', why);
+                return -e;
+        }
+        struct sigaction act = {.sa_handler = on_signal};
+        sigemptyset(&act.sa_mask);
+        sigaction(SIGTERM, &act, NULL);
+        sigaction(SIGINT, &act, NULL);
+        signal(SIGPIPE, SIG_IGN);
+        report(ready_fd, 'R', NULL);
+
+        int grace = grace_ms();
+        int64_t idle_since = 0, next_check = now_ms() + 1000;
+        const char *ended_why = NULL;
+        while (!ended_why) {
+                struct pollfd pfd[2] = {{.fd = listen_fd, .events = POLLIN},
+                                        {.fd = signal_fds[0], .events = POLLIN}};
+                int k = poll(pfd, 2, TICK_MS);
+                if (k < 0 && errno != EINTR)
+                        break;
+                if (k > 0 && pfd[1].revents) {
+                        ended_why = "signal";
+                        break;
+                }
+                if (k > 0 && (pfd[0].revents & POLLIN)) {
+                        int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                        if (fd >= 0) {
+                                struct conn *c = calloc(1, sizeof(*c));
+                                socklen_t cl = sizeof(struct ucred);
+                                pthread_t th;
+                                pthread_attr_t attr;
+                                bool ok = c && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer,
+                                                          &cl) == 0;
+                                if (ok) {
+                                        c->fd = fd;
+                                        /* the host's own user, or root; nobody else */
+                                        c->is_refused =
+                                                c->peer.uid != geteuid() && c->peer.uid != 0;
+                                }
+                                if (ok && atomic_load(&nr_active) >= MAX_CONNECTIONS) {
+                                        reply_error(fd, ERROR_BUSY, -EBUSY,
+                                                    "the session host serves %d connections "
+                                                    "already",
+                                                    MAX_CONNECTIONS);
+                                        ok = false;
+                                }
+                                if (ok) {
+                                        atomic_fetch_add(&nr_active, 1);
+                                        pthread_attr_init(&attr);
+                                        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+                                        if (pthread_create(&th, &attr, conn_main, c) != 0) {
+                                                atomic_fetch_sub(&nr_active, 1);
+                                                ok = false;
+                                        }
+                                        pthread_attr_destroy(&attr);
+                                }
+                                if (!ok) {
+                                        close(fd);
+                                        free(c);
+                                }
+                        }
+                }
+                int64_t now = now_ms();
+                bool is_idle = session_nr_sessions() == 0 && atomic_load(&nr_active) == 0;
+                if (!is_idle || (flags & HOST_RUN_PERSISTENT))
+                        idle_since = 0;
+                else if (!idle_since)
+                        idle_since = now;
+                else if (now - idle_since >= grace)
+                        ended_why = "idle";
+                if (now >= next_check) {
+                        /* a socket taken away (the directory removed): nobody can reach these
+                           sessions any more, so they end */
+                        struct stat st;
+                        if (lstat(sa.sun_path, &st) < 0 || st.st_ino != sock_st.st_ino ||
+                            st.st_dev != sock_st.st_dev)
+                                ended_why = "orphaned";
+                        next_check = now + 1000;
+                }
+        }
+        /* no new client from here: the next start finds no socket and starts a host, which
+           waits for this one's lock */
+        if (!ended_why || strcmp(ended_why, "orphaned") != 0)
+                unlink(sa.sun_path);
+        close(listen_fd);
+        atomic_store(&is_exiting, true);
+        session_stop_all();
+        int64_t deadline = now_ms() + THREADS_WAIT_MS;
+        while (atomic_load(&nr_active) > 0 && now_ms() < deadline) {
+                struct timespec pause = {0, 10000000};
+                nanosleep(&pause, NULL);
+        }
+        close(lock_fd);
+        say(why, why_size, "ended (%s)", ended_why ? ended_why : "poll failed");
+        return 0;
+}
+
+/* ---- starting a detached host ------------------------------------------------------------- */
+
+/* Closes every fd from first up. */
+static void close_from(int first)
+{
+#ifdef SYS_close_range
+        if (syscall(SYS_close_range, (unsigned)first, ~0u, 0) == 0)
+                return;
+#endif
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = first; fd < (max > 0 ? max : 65536); fd++)
+                close((int)fd);
+}
+
+/* The grandchild becomes a daemon: stdio on /dev/null, the ready pipe on fd 3 and no other fd
+   of its parent, default signal dispositions, nothing blocked, umask 077, cwd /. */
+static int daemon_prepare(int ready)
+{
+        int r = fcntl(ready, F_DUPFD_CLOEXEC, 10);
+        int null_fd = open("/dev/null", O_RDWR);
+        if (null_fd >= 0) {
+                dup2(null_fd, 0);
+                dup2(null_fd, 1);
+                dup2(null_fd, 2);
+        }
+        if (r >= 0) {
+                dup2(r, 3);
+                fcntl(3, F_SETFD, FD_CLOEXEC);
+        }
+        close_from(4);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        signal(sig, SIG_DFL);
+        signal(SIGHUP, SIG_IGN);
+        umask(077);
+        if (chdir("/") < 0) {
+                /* stays where it was */
+        }
+        prctl(PR_SET_NAME, "etwtop-host", 0, 0, 0);
+        session_after_fork();
+        return r >= 0 ? 3 : -1;
+}
+
+int host_spawn(const char *dir, char *why, size_t why_size)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                int e = errno;
+                say(why, why_size, "starting the session host: pipe: %s", strerror(e));
+                return -e;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                int e = errno;
+                close(p[0]);
+                close(p[1]);
+                say(why, why_size, "starting the session host: fork: %s", strerror(e));
+                return -e;
+        }
+        if (pid == 0) {
+                /* detached: a session of its own, and not the starter's child */
+                if (setsid() < 0)
+                        _exit(1);
+                pid_t g = fork();
+                if (g != 0)
+                        _exit(g < 0 ? 1 : 0);
+                close(p[0]);
+                int ready = daemon_prepare(p[1]);
+                char w[512];
+                int rc = host_serve(dir, ready, 0, w, sizeof(w));
+                _exit(rc < 0 ? 1 : 0);
+        }
+        close(p[1]);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        char buf[600];
+        size_t got = 0;
+        int64_t deadline = now_ms() + SPAWN_WAIT_MS;
+        while (got < sizeof(buf) - 1) {
+                int left = (int)(deadline - now_ms());
+                struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+                if (left <= 0 || poll(&pfd, 1, left) <= 0)
+                        break;
+                ssize_t k = read(p[0], buf + got, sizeof(buf) - 1 - got);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                got += (size_t)k;
+                if (buf[0] == 'R' || buf[0] == 'B')
+                        break;
+        }
+        close(p[0]);
+        buf[got] = '\0';
+        if (got && (buf[0] == 'R' || buf[0] == 'B'))
+                return 0;
+        if (got)
+                say(why, why_size, "the session host could not start on %s: %s", dir, buf + 1);
+        else
+                say(why, why_size,
+                    "the session host for %s did not start (it exited or did not "
+                    "answer in %d s)",
+                    dir, SPAWN_WAIT_MS / 1000);
+        return -EIO;
+}

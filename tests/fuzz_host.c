@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_host.c: libFuzzer target feeding arbitrary bytes to the session host's parsers (a
+   request as the host reads it, a reply and a real-time message as a client reads them), and
+   re-encoding what parses, which must parse again to the same request. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend/host_proto.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        /* a copy on the heap, exactly size bytes: ASan sees any read past the message */
+        uint8_t *msg = malloc(size ? size : 1);
+        if (!msg)
+                return 0;
+        memcpy(msg, data, size);
+        char why[256];
+        static struct host_request rq, again;
+        if (host_proto_decode_request(msg, size, &rq, why, sizeof(why)) == 0) {
+                if (rq.data_size && (rq.data < msg || rq.data + rq.data_size > msg + size))
+                        abort();
+                struct host_msg m = {0};
+                host_msg_request(&m, &rq);
+                if (host_proto_decode_request(m.data, m.size, &again, why, sizeof(why)) != 0 ||
+                    again.type != rq.type || again.data_size != rq.data_size ||
+                    strcmp(again.name, rq.name) != 0 || strcmp(again.path, rq.path) != 0)
+                        abort();
+                host_msg_free(&m);
+        } else if (!why[0]) {
+                abort(); /* every refusal says why */
+        }
+        struct host_reply rp;
+        if (host_proto_decode_reply(msg, size, &rp, why, sizeof(why)) == 0 && rp.data_size &&
+            (rp.data < msg || rp.data + rp.data_size > msg + size))
+                abort();
+        struct host_rt_msg rt;
+        if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
+            rt.type == HOST_RT_BUFFER && rt.data + rt.size != msg + size)
+                abort();
+        struct session_rt_info info;
+        host_rt_info_get(msg, size, &info);
+        free(msg);
+        return 0;
+}

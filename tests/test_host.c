@@ -1,0 +1,1144 @@
+/* SPDX-License-Identifier: MIT */
+/* test_host.c: cmocka tests of the session host (issue 14): its protocol parsed from bytes, and
+   sessions across processes: found by name from another process, listed by QueryAllTraces,
+   consumed by two real-time consumers at once, a slow consumer losing buffers while a fast one
+   loses none, a consumer, a starter and the host killed, an unprivileged user refused, malformed
+   messages survived, two hosts never on one directory, a session bound to its starter, the
+   systemd unit verified. The other processes are this program again ("helper" mode); every host
+   runs on a private runtime directory of this test. Live kernel sessions skip without perf
+   privileges. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "etw/etwtop_ext.h"
+#include "etw/evntrace.h"
+#include "host_proto.h"
+
+/* ---- shared helpers ----------------------------------------------------------------------- */
+
+struct props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[1024];
+        char log_file_name[1024];
+};
+
+static char tmp_dir[64];  /* files */
+static char host_dir[64]; /* the runtime directory */
+static char self_exe[PATH_MAX];
+
+static void props_init(struct props *pr, ULONG mode, const char *file)
+{
+        memset(pr, 0, sizeof(*pr));
+        pr->p.Wnode.BufferSize = sizeof(*pr);
+        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        pr->p.LogFileMode = mode;
+        pr->p.LoggerNameOffset = offsetof(struct props, logger_name);
+        pr->p.LogFileNameOffset = offsetof(struct props, log_file_name);
+        if (file)
+                snprintf(pr->log_file_name, sizeof(pr->log_file_name), "%.1000s", file);
+}
+
+static void sleep_ms(long ms)
+{
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+}
+
+static void tmp_path(char *out, size_t size, const char *name)
+{
+        snprintf(out, size, "%.60s/%.50s", tmp_dir, name);
+}
+
+/* A kernel logger of its own name (EVENT_TRACE_SYSTEM_LOGGER_MODE): profile, context switches,
+   small buffers so that many complete. file NULL: real time only. */
+static ULONG start_kernel(CONTROLTRACE_ID *h, const char *name, const char *file, ULONG max_buffers)
+{
+        struct props pr;
+        ULONG mode = EVENT_TRACE_SYSTEM_LOGGER_MODE | EVENT_TRACE_REAL_TIME_MODE;
+        if (file)
+                mode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+        props_init(&pr, mode, file);
+        /* no context switches: the rate then depends on this test's load, not the machine's */
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE;
+        /* 64 KB: a drain of the perf rings (4096 records at most under the session's lock)
+           fills about 9 buffers, well inside a consumer's queue */
+        pr.p.BufferSize = 64;
+        pr.p.MaximumBuffers = max_buffers;
+        pr.p.FlushTimer = 1;
+        return StartTraceA(h, name, &pr.p);
+}
+
+/* A session that needs no privilege: real time, no provider, its own GUID. */
+static ULONG start_plain(CONTROLTRACE_ID *h, const char *name, const char *file)
+{
+        struct props pr;
+        props_init(&pr, file ? EVENT_TRACE_FILE_MODE_SEQUENTIAL : EVENT_TRACE_REAL_TIME_MODE, file);
+        return StartTraceA(h, name, &pr.p);
+}
+
+static ULONG control(CONTROLTRACE_ID h, const char *name, struct props *q, ULONG code)
+{
+        props_init(q, 0, NULL);
+        return ControlTraceA(h, name, &q->p, code);
+}
+
+/* The kernel logger, or a skip where perf_event_open is not permitted. */
+static void start_kernel_or_skip(CONTROLTRACE_ID *h, const char *name, const char *file,
+                                 ULONG max_buffers)
+{
+        ULONG rc = start_kernel(h, name, file, max_buffers);
+        if (rc == ERROR_ACCESS_DENIED || rc == ERROR_NOT_SUPPORTED) {
+                print_message("skipped: the live source is not permitted here: %s\n",
+                              etw_last_error_text());
+                skip();
+        }
+        if (rc != ERROR_SUCCESS)
+                print_error("StartTrace(%s): %u: %s\n", name, rc, etw_last_error_text());
+        assert_int_equal(rc, ERROR_SUCCESS);
+}
+
+/* Busy threads for ms: samples on every CPU, so that buffers complete. */
+static atomic_bool burn_stop;
+
+static void *burn_thread(void *arg)
+{
+        unsigned long x = 0;
+        while (!atomic_load(&burn_stop))
+                x = x * 31 + (unsigned long)arg;
+        return (void *)(uintptr_t)x;
+}
+
+static void burn_n(long ms, int n)
+{
+        pthread_t th[4];
+        atomic_store(&burn_stop, false);
+        for (int i = 0; i < n && i < 4; i++)
+                pthread_create(&th[i], NULL, burn_thread, (void *)(uintptr_t)(i + 1));
+        sleep_ms(ms);
+        atomic_store(&burn_stop, true);
+        for (int i = 0; i < n && i < 4; i++)
+                pthread_join(th[i], NULL);
+}
+
+/* One busy thread: a CPU stays free for the host and the consumers. */
+static void burn(long ms)
+{
+        burn_n(ms, 1);
+}
+
+/* ---- helper processes --------------------------------------------------------------------- */
+
+/* Starts this program in helper mode with args, stdout and stderr to out (a path). */
+static pid_t helper_start(const char *out, const char *const *args)
+{
+        const char *argv[16] = {self_exe, "helper"};
+        int n = 2;
+        for (int i = 0; args[i] && n < 15; i++)
+                argv[n++] = args[i];
+        argv[n] = NULL;
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid == 0) {
+                int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (fd >= 0) {
+                        dup2(fd, 1);
+                        dup2(fd, 2);
+                }
+                execv(self_exe, (char *const *)argv);
+                _exit(127);
+        }
+        assert_true(pid > 0);
+        return pid;
+}
+
+/* Waits for a helper (at most timeout_ms); its exit status, or -1 (killed after the wait). */
+static int helper_wait(pid_t pid, long timeout_ms)
+{
+        int st = 0;
+        for (long waited = 0; waited <= timeout_ms; waited += 20) {
+                pid_t r = waitpid(pid, &st, WNOHANG);
+                if (r == pid)
+                        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                sleep_ms(20);
+        }
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        return -1;
+}
+
+/* Runs a helper to its end; its output in text. */
+static int helper_run(const char *const *args, char *text, size_t size)
+{
+        char out[PATH_MAX];
+        static int seq;
+        snprintf(out, sizeof(out), "%s/helper-%d.out", tmp_dir, ++seq);
+        int rc = helper_wait(helper_start(out, args), 60000);
+        FILE *f = fopen(out, "r");
+        size_t n = f ? fread(text, 1, size - 1, f) : 0;
+        text[n] = '\0';
+        if (f)
+                fclose(f);
+        return rc;
+}
+
+static void read_text(const char *path, char *text, size_t size)
+{
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(text, 1, size - 1, f) : 0;
+        text[n] = '\0';
+        if (f)
+                fclose(f);
+}
+
+/* The unsigned value after the word "key=" in text (the last line that has one), or
+   ULLONG_MAX. */
+static unsigned long long field(const char *text, const char *key)
+{
+        char k[64];
+        snprintf(k, sizeof(k), "%s=", key);
+        const char *found = NULL;
+        for (const char *p = text; (p = strstr(p, k)); p++)
+                if (p == text || p[-1] == ' ' || p[-1] == '\n')
+                        found = p;
+        return found ? strtoull(found + strlen(k), NULL, 0) : ULLONG_MAX;
+}
+
+/* Waits until a helper's output holds needle (at most ms). */
+static bool wait_output(const char *path, const char *needle, long ms)
+{
+        char text[4096];
+        for (long waited = 0; waited <= ms; waited += 20) {
+                read_text(path, text, sizeof(text));
+                if (strstr(text, needle))
+                        return true;
+                sleep_ms(20);
+        }
+        return false;
+}
+
+/* The host's process, from its lock file; 0 if none is named. */
+static pid_t host_pid(void)
+{
+        char path[PATH_MAX], text[64];
+        snprintf(path, sizeof(path), "%s/host.lock", host_dir);
+        read_text(path, text, sizeof(text));
+        return (pid_t)atoi(text);
+}
+
+static bool process_alive(pid_t pid)
+{
+        return pid > 0 && kill(pid, 0) == 0;
+}
+
+/* Counts what a file replays. */
+struct replay {
+        atomic_ulong nr_events;
+        atomic_ulong nr_stacks;
+        TRACE_LOGFILE_HEADER header;
+};
+
+static VOID WINAPI count_event(PEVENT_RECORD er)
+{
+        struct replay *r = er->UserContext;
+        atomic_fetch_add(&r->nr_events, 1);
+        if (IsEqualGUID(&er->EventHeader.ProviderId, &StackWalkGuid))
+                atomic_fetch_add(&r->nr_stacks, 1);
+}
+
+static ULONG replay_file(const char *path, struct replay *r)
+{
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = (LPSTR)path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = count_event;
+        lf.Context = r;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        if (h == INVALID_PROCESSTRACE_HANDLE)
+                return GetLastError();
+        r->header = lf.LogfileHeader;
+        ULONG rc = ProcessTrace(&h, 1, NULL, NULL);
+        CloseTrace(h);
+        return rc;
+}
+
+/* ---- helper mode -------------------------------------------------------------------------- */
+
+static long sleep_per_buffer_ms, nr_slow_buffers;
+static const char *go_file; /* the slow consumer waits for it after its first buffer */
+static PROCESSTRACE_HANDLE helper_handle;
+
+static ULONG WINAPI helper_on_buffer(PEVENT_TRACE_LOGFILEA lf)
+{
+        static ULONG64 last_lost;
+        ULONG64 read = 0, lost = 0;
+        if (getenv("HELPER_DEBUG") && etw_realtime_get_stats(helper_handle, &read, &lost) == 0 &&
+            lost != last_lost) {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                printf("lost %llu at buffer %lu at %ld.%03ld\n", (unsigned long long)lost,
+                       (unsigned long)lf->BuffersRead, (long)ts.tv_sec, ts.tv_nsec / 1000000);
+                last_lost = lost;
+        }
+        if (sleep_per_buffer_ms && lf->BuffersRead <= (ULONG)nr_slow_buffers)
+                sleep_ms(sleep_per_buffer_ms);
+        /* a consumer that reads nothing until told */
+        for (int i = 0; go_file && lf->BuffersRead == 1 && access(go_file, F_OK) != 0 && i < 1200;
+             i++)
+                sleep_ms(50);
+        return TRUE;
+}
+
+static VOID WINAPI helper_on_event(PEVENT_RECORD er)
+{
+        atomic_fetch_add((atomic_ulong *)er->UserContext, 1);
+}
+
+/* helper start NAME FILE|- exit|pause|bind: starts a kernel logger, prints its handle.
+   helper plain NAME: starts a session that needs no privilege, and exits.
+   helper consume NAME SLEEP_MS N [GO]: a real-time consumer until the session ends, SLEEP_MS in
+   the callback of each of its first N buffers; with GO, its first callback waits until the file
+   GO exists (at most 60 s).
+   helper query|stop NAME: ControlTrace by name. helper host: etw_host_run in the foreground.
+   helper raw SOCKET: a PING over a raw connection, the host's answer printed. */
+static int helper_main(int argc, char **argv)
+{
+        setvbuf(stdout, NULL, _IONBF, 0);
+        const char *what = argv[2];
+        if (!strcmp(what, "start") && argc >= 6) {
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = start_kernel(&h, argv[3], strcmp(argv[4], "-") ? argv[4] : NULL, 0);
+                printf("start rc=%lu handle=0x%llx msg=%s\n", (unsigned long)rc,
+                       (unsigned long long)h, etw_last_error_text());
+                if (rc == ERROR_SUCCESS && !strcmp(argv[5], "bind")) {
+                        rc = etw_bind_session(h);
+                        printf("bind rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                }
+                printf("ready\n");
+                if (strcmp(argv[5], "exit") != 0)
+                        for (;;)
+                                pause();
+                return rc == ERROR_SUCCESS ? 0 : 1;
+        }
+        if (!strcmp(what, "plain") && argc >= 4) {
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = start_plain(&h, argv[3], NULL);
+                printf("plain rc=%lu handle=0x%llx msg=%s\n", (unsigned long)rc,
+                       (unsigned long long)h, etw_last_error_text());
+                return 0;
+        }
+        if (!strcmp(what, "consume") && argc >= 6) {
+                sleep_per_buffer_ms = atol(argv[4]);
+                nr_slow_buffers = atol(argv[5]);
+                go_file = argc > 6 ? argv[6] : NULL;
+                static atomic_ulong nr_events;
+                EVENT_TRACE_LOGFILEA lf;
+                memset(&lf, 0, sizeof(lf));
+                lf.LoggerName = argv[3];
+                lf.ProcessTraceMode =
+                        PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD;
+                lf.EventRecordCallback = helper_on_event;
+                lf.BufferCallback = helper_on_buffer;
+                lf.Context = &nr_events;
+                PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+                helper_handle = h;
+                printf("open rc=%lu msg=%s\n",
+                       (unsigned long)(h == INVALID_PROCESSTRACE_HANDLE ? GetLastError()
+                                                                        : ERROR_SUCCESS),
+                       etw_last_error_text());
+                if (h == INVALID_PROCESSTRACE_HANDLE)
+                        return 1;
+                printf("consuming\n");
+                ULONG rc = ProcessTrace(&h, 1, NULL, NULL);
+                ULONG64 read = 0, lost = 0;
+                etw_realtime_get_stats(h, &read, &lost);
+                struct rusage ru;
+                getrusage(RUSAGE_SELF, &ru);
+                printf("done rc=%lu buffers=%llu lost=%llu events=%lu cpu_ms=%ld msg=%s\n",
+                       (unsigned long)rc, (unsigned long long)read, (unsigned long long)lost,
+                       atomic_load(&nr_events),
+                       (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+                               (long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000,
+                       rc ? etw_last_error_text() : "");
+                CloseTrace(h);
+                return 0;
+        }
+        if ((!strcmp(what, "query") || !strcmp(what, "stop")) && argc >= 4) {
+                struct props q;
+                ULONG rc = control(0, argv[3], &q,
+                                   !strcmp(what, "stop") ? EVENT_TRACE_CONTROL_STOP
+                                                         : EVENT_TRACE_CONTROL_QUERY);
+                printf("%s rc=%lu buffers=%lu file=%s msg=%s\n", what, (unsigned long)rc,
+                       (unsigned long)q.p.BuffersWritten, q.log_file_name, etw_last_error_text());
+                return 0;
+        }
+        if (!strcmp(what, "host")) {
+                ULONG rc = etw_host_run(ETW_HOST_PERSISTENT);
+                printf("host rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                return 0;
+        }
+        if (!strcmp(what, "raw") && argc >= 4) {
+                int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+                struct sockaddr_un sa = {.sun_family = AF_UNIX};
+                snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[3]);
+                if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                        printf("raw connect errno=%d\n", errno);
+                        return 0;
+                }
+                struct host_request rq = {.type = HOST_REQ_PING};
+                struct host_msg m = {0};
+                host_msg_request(&m, &rq);
+                ssize_t sent = write(fd, m.data, m.size);
+                bool is_sent = sent == (ssize_t)m.size;
+                host_msg_free(&m);
+                if (!is_sent)
+                        return 1;
+                static uint8_t buf[1 << 16];
+                ssize_t n = 0, k;
+                while ((k = read(fd, buf + n, sizeof(buf) - (size_t)n)) > 0)
+                        n += k;
+                struct host_reply rp;
+                char why[256];
+                int rc = host_proto_decode_reply(buf, (size_t)n, &rp, why, sizeof(why));
+                printf("raw decode=%d code=%u msg=%s\n", rc, rp.code, rp.msg);
+                return 0;
+        }
+        fprintf(stderr, "helper: what is %s?\n", what);
+        return 2;
+}
+
+/* ---- the protocol from bytes ---------------------------------------------------------------- */
+
+static void test_proto_roundtrip(void **state)
+{
+        (void)state;
+        struct props pr;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, "/tmp/x.etl");
+        struct host_request *rq = calloc(1, sizeof(*rq)), *back = calloc(1, sizeof(*back));
+        rq->type = HOST_REQ_START;
+        rq->flags = HOST_FLAG_HAS_DEFAULTS;
+        snprintf(rq->name, sizeof(rq->name), "a session");
+        snprintf(rq->path, sizeof(rq->path), "/abs/file.etl");
+        rq->data = (const uint8_t *)&pr;
+        rq->data_size = sizeof(pr);
+        rq->defaults.pid = 1234;
+        rq->defaults.nr_sources = 1;
+        rq->defaults.sources[0] = 25;
+        rq->defaults.nr_intervals = 1;
+        rq->defaults.intervals[0].source = 0;
+        rq->defaults.intervals[0].interval = 5000;
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        char why[256];
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)), 0);
+        assert_int_equal(back->type, HOST_REQ_START);
+        assert_string_equal(back->name, "a session");
+        assert_string_equal(back->path, "/abs/file.etl");
+        assert_int_equal(back->data_size, sizeof(pr));
+        assert_memory_equal(back->data, &pr, sizeof(pr));
+        assert_int_equal(back->defaults.pid, 1234);
+        assert_int_equal(back->defaults.sources[0], 25);
+        assert_int_equal(back->defaults.intervals[0].interval, 5000);
+
+        /* every truncation is refused, never read past */
+        for (size_t n = 0; n < m.size; n++) {
+                uint8_t *cut = malloc(n ? n : 1);
+                memcpy(cut, m.data, n);
+                assert_true(host_proto_decode_request(cut, n, back, why, sizeof(why)) < 0);
+                free(cut);
+        }
+        /* a length that lies: the body says more than there is */
+        uint8_t *bad = malloc(m.size);
+        memcpy(bad, m.data, m.size);
+        uint32_t body = (uint32_t)(m.size - HOST_HEADER_SIZE) + 1;
+        memcpy(bad + 8, &body, 4);
+        assert_true(host_proto_decode_request(bad, m.size, back, why, sizeof(why)) < 0);
+        /* oversized: refused from the header alone */
+        body = HOST_MAX_BODY + 1;
+        memcpy(bad + 8, &body, 4);
+        uint16_t type;
+        uint32_t size;
+        assert_int_equal(
+                host_proto_check_header(bad, HOST_HEADER_SIZE, &type, &size, why, sizeof(why)),
+                -EMSGSIZE);
+        /* another version */
+        memcpy(bad, m.data, m.size);
+        bad[4] = 99;
+        assert_int_equal(host_proto_decode_request(bad, m.size, back, why, sizeof(why)), -EPROTO);
+        assert_non_null(strstr(why, "version"));
+        free(bad);
+
+        /* the properties must be whole and say their own size */
+        pr.p.Wnode.BufferSize = 100;
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)),
+                         -EBADMSG);
+        assert_non_null(strstr(why, "BufferSize"));
+        pr.p.Wnode.BufferSize = sizeof(pr);
+        /* a relative path is refused */
+        snprintf(rq->path, sizeof(rq->path), "rel.etl");
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)),
+                         -EBADMSG);
+
+        /* a reply and a real-time buffer */
+        struct host_reply rp = {.code = 183, .handle = 0x100000001ull, .length = 7};
+        snprintf(rp.msg, sizeof(rp.msg), "already");
+        host_msg_reply(&m, &rp);
+        struct host_reply rb;
+        assert_int_equal(host_proto_decode_reply(m.data, m.size, &rb, why, sizeof(why)), 0);
+        assert_int_equal(rb.code, 183);
+        assert_int_equal(rb.handle, 0x100000001ull);
+        assert_string_equal(rb.msg, "already");
+        uint8_t buffer[4096] = {1, 2, 3};
+        host_msg_rt_buffer(&m, 5, buffer, sizeof(buffer));
+        struct host_rt_msg rt;
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.size, sizeof(buffer));
+        assert_int_equal(rt.nr_lost, 5);
+        assert_ptr_equal(rt.data, m.data + HOST_RT_DATA_OFFSET);
+        m.data[HOST_RT_DATA_OFFSET - 4] = 1; /* padding */
+        assert_true(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)) < 0);
+        host_msg_free(&m);
+        free(rq);
+        free(back);
+}
+
+/* ---- sessions across processes ------------------------------------------------------------ */
+
+/* A session started here is found by name from another process (ALREADY_EXISTS, QUERY, STOP);
+   the host is another process and ends after its grace period once no session is left, taking
+   its socket with it. */
+static void test_session_is_the_systems(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(start_plain(&h, "host-plain", NULL), ERROR_SUCCESS);
+        assert_true(h != 0);
+        pid_t pid = host_pid();
+        assert_true(process_alive(pid));
+        assert_true(pid != getpid());
+        char text[4096];
+        const char *again[] = {"plain", "host-plain", NULL};
+        assert_int_equal(helper_run(again, text, sizeof(text)), 0);
+        assert_int_equal(field(text, "rc"), ERROR_ALREADY_EXISTS);
+        const char *query[] = {"query", "HOST-PLAIN", NULL}; /* names ignore case */
+        assert_int_equal(helper_run(query, text, sizeof(text)), 0);
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        /* the handle is the same in every process */
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(q.p.Wnode.HistoricalContext, h);
+        assert_string_equal(q.logger_name, "host-plain");
+        const char *stop[] = {"stop", "host-plain", NULL};
+        assert_int_equal(helper_run(stop, text, sizeof(text)), 0);
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        /* the grace period (ETWTOP_HOST_GRACE_MS=300) and the host is gone, its socket too */
+        for (int i = 0; i < 100 && process_alive(pid); i++)
+                sleep_ms(50);
+        assert_false(process_alive(pid));
+        char sock[PATH_MAX];
+        snprintf(sock, sizeof(sock), "%s/host.sock", host_dir);
+        assert_int_not_equal(access(sock, F_OK), 0);
+        /* no host: nothing runs, nothing is started by a query */
+        assert_int_equal(control(0, "host-plain", &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "no session named"));
+        assert_int_equal(host_pid() == 0 || !process_alive(host_pid()), true);
+}
+
+/* QueryAllTraces fills every session's properties, as QUERY does, and says how many run. */
+static void test_query_all_traces(void **state)
+{
+        (void)state;
+        char file[PATH_MAX];
+        tmp_path(file, sizeof(file), "all.etl");
+        CONTROLTRACE_ID a = 0, b = 0;
+        assert_int_equal(start_plain(&a, "all-one", NULL), ERROR_SUCCESS);
+        assert_int_equal(start_plain(&b, "all-two", file), ERROR_SUCCESS);
+        struct props pr[3];
+        PEVENT_TRACE_PROPERTIES arr[3];
+        for (int i = 0; i < 3; i++) {
+                props_init(&pr[i], 0, NULL);
+                arr[i] = &pr[i].p;
+        }
+        ULONG n = 0;
+        assert_int_equal(QueryAllTracesA(arr, 1, &n), ERROR_MORE_DATA);
+        assert_int_equal(n, 2);
+        assert_int_equal(QueryAllTracesA(arr, 3, &n), ERROR_SUCCESS);
+        assert_int_equal(n, 2);
+        bool seen_one = false, seen_two = false;
+        for (ULONG i = 0; i < n; i++) {
+                if (!strcmp(pr[i].logger_name, "all-one")) {
+                        seen_one = true;
+                        assert_int_equal(pr[i].p.Wnode.HistoricalContext, a);
+                        assert_true(pr[i].p.LogFileMode & EVENT_TRACE_REAL_TIME_MODE);
+                }
+                if (!strcmp(pr[i].logger_name, "all-two")) {
+                        seen_two = true;
+                        assert_string_equal(pr[i].log_file_name, file);
+                }
+        }
+        assert_true(seen_one && seen_two);
+        assert_int_equal(QueryAllTracesA(arr, 0, &n), ERROR_INVALID_PARAMETER);
+        assert_int_equal(QueryAllTracesA(NULL, 3, &n), ERROR_INVALID_PARAMETER);
+        struct props q;
+        assert_int_equal(control(a, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        assert_int_equal(control(b, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* A relative log file name is the starter's: made absolute against its directory. */
+static void test_relative_file_name(void **state)
+{
+        (void)state;
+        char cwd[PATH_MAX];
+        assert_non_null(getcwd(cwd, sizeof(cwd)));
+        assert_int_equal(chdir(tmp_dir), 0);
+        CONTROLTRACE_ID h = 0;
+        ULONG rc = start_plain(&h, "relative", "relative.etl");
+        assert_int_equal(chdir(cwd), 0);
+        assert_int_equal(rc, ERROR_SUCCESS);
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        char want[PATH_MAX];
+        tmp_path(want, sizeof(want), "relative.etl");
+        assert_string_equal(q.log_file_name, want);
+        assert_int_equal(access(want, R_OK), 0);
+}
+
+/* The starter killed: the session goes on, another process stops it, the file is whole. */
+static void test_starter_killed(void **state)
+{
+        (void)state;
+        char file[PATH_MAX], out[PATH_MAX];
+        tmp_path(file, sizeof(file), "starter.etl");
+        tmp_path(out, sizeof(out), "starter.out");
+        const char *args[] = {"start", "host-starter", file, "pause", NULL};
+        pid_t pid = helper_start(out, args);
+        assert_true(wait_output(out, "ready", 20000));
+        char text[4096];
+        read_text(out, text, sizeof(text));
+        if (field(text, "rc") == ERROR_ACCESS_DENIED) {
+                helper_wait(pid, 0);
+                print_message("skipped: %s", text);
+                skip();
+        }
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        kill(pid, SIGKILL);
+        helper_wait(pid, 5000);
+        struct props q;
+        assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        ULONG before = q.p.BuffersWritten;
+        burn(1500);
+        assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_true(q.p.BuffersWritten > before);
+        assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        struct replay r = {0};
+        assert_int_equal(replay_file(file, &r), ERROR_SUCCESS);
+        assert_true(atomic_load(&r.nr_events) > 100);
+        assert_true(r.header.EndTime.QuadPart > r.header.StartTime.QuadPart);
+        assert_int_equal(r.header.BuffersWritten, q.p.BuffersWritten);
+}
+
+/* etwtop's binding: a session bound to its starter stops when the starter is killed, its file
+   finalized as by a STOP. */
+static void test_bound_session_ends_with_starter(void **state)
+{
+        (void)state;
+        char file[PATH_MAX], out[PATH_MAX];
+        tmp_path(file, sizeof(file), "bound.etl");
+        tmp_path(out, sizeof(out), "bound.out");
+        const char *args[] = {"start", "host-bound", file, "bind", NULL};
+        pid_t pid = helper_start(out, args);
+        assert_true(wait_output(out, "ready", 20000));
+        char text[4096];
+        read_text(out, text, sizeof(text));
+        if (field(text, "rc") == ERROR_ACCESS_DENIED) {
+                helper_wait(pid, 0);
+                skip();
+        }
+        assert_non_null(strstr(text, "bind rc=0"));
+        struct props q;
+        assert_int_equal(control(0, "host-bound", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        burn(500);
+        kill(pid, SIGKILL);
+        helper_wait(pid, 5000);
+        ULONG rc = ERROR_SUCCESS;
+        for (int i = 0; i < 100 && rc == ERROR_SUCCESS; i++) {
+                sleep_ms(50);
+                rc = control(0, "host-bound", &q, EVENT_TRACE_CONTROL_QUERY);
+        }
+        assert_int_equal(rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        struct replay r = {0};
+        assert_int_equal(replay_file(file, &r), ERROR_SUCCESS);
+        assert_true(atomic_load(&r.nr_events) > 100);
+        assert_true(r.header.EndTime.QuadPart > r.header.StartTime.QuadPart);
+}
+
+/* Two consumers in two processes at once; a slow one loses buffers (counted for it and in the
+   session's RealTimeBuffersLost), the fast one loses none; then a consumer killed changes
+   nothing for the session, and a new consumer still reads it. A consumer's queue holds 120
+   buffers of 64 KB (7.5 MB: more than a drain of the perf rings writes at once, which can be a
+   quarter of each CPU's 8 MB ring); the slow consumer reads nothing after its first buffer until
+   the session has stopped, while busy threads sampled at 8 kHz make the session complete more
+   buffers than its queue holds. */
+static void test_consumers(void **state)
+{
+        (void)state;
+        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
+        assert_int_equal(
+                TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest)),
+                ERROR_SUCCESS);
+        enum { QUEUE = 120 };
+        CONTROLTRACE_ID h = 0;
+        start_kernel_or_skip(&h, "host-rt", NULL, QUEUE);
+        char fast_out[PATH_MAX], slow_out[PATH_MAX], killed_out[PATH_MAX], go[PATH_MAX];
+        tmp_path(fast_out, sizeof(fast_out), "fast.out");
+        tmp_path(slow_out, sizeof(slow_out), "slow.out");
+        tmp_path(killed_out, sizeof(killed_out), "killed.out");
+        tmp_path(go, sizeof(go), "slow.go");
+        const char *fast_args[] = {"consume", "host-rt", "0", "0", NULL};
+        const char *slow_args[] = {"consume", "host-rt", "0", "0", go, NULL};
+        pid_t fast = helper_start(fast_out, fast_args);
+        assert_true(wait_output(fast_out, "consuming", 10000));
+        pid_t slow = helper_start(slow_out, slow_args);
+        assert_true(wait_output(slow_out, "consuming", 10000));
+        pid_t killed = helper_start(killed_out, fast_args);
+        assert_true(wait_output(killed_out, "consuming", 10000));
+        burn_n(1000, 2);
+        kill(killed, SIGKILL);
+        helper_wait(killed, 5000);
+        /* a consumer that comes after the killed one reads the session still */
+        char late_out[PATH_MAX];
+        tmp_path(late_out, sizeof(late_out), "late.out");
+        pid_t late = helper_start(late_out, fast_args);
+        assert_true(wait_output(late_out, "consuming", 10000));
+        struct props q;
+        for (int i = 0; i < 60; i++) {
+                burn_n(500, 2);
+                assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+                if (q.p.BuffersWritten > QUEUE + 40)
+                        break;
+        }
+        ULONG rt_lost_running = q.p.RealTimeBuffersLost;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
+        int fd = open(go, O_WRONLY | O_CREAT, 0600);
+        if (fd >= 0)
+                close(fd);
+        assert_int_equal(helper_wait(fast, 20000), 0);
+        assert_int_equal(helper_wait(late, 20000), 0);
+        assert_int_equal(helper_wait(slow, 30000), 0);
+        char fast_text[4096], slow_text[4096], late_text[4096];
+        read_text(fast_out, fast_text, sizeof(fast_text));
+        read_text(slow_out, slow_text, sizeof(slow_text));
+        read_text(late_out, late_text, sizeof(late_text));
+        if (getenv("HELPER_DEBUG"))
+                print_message("fast:\n%s\nlate:\n%s\n", fast_text, late_text);
+        print_message("fast: %s", strstr(fast_text, "done") ? strstr(fast_text, "done") : "?");
+        print_message("slow: %s", strstr(slow_text, "done") ? strstr(slow_text, "done") : "?");
+        print_message("late: %s", strstr(late_text, "done") ? strstr(late_text, "done") : "?");
+        print_message("session: BuffersWritten %lu, RealTimeBuffersLost %lu (%lu while running)\n",
+                      (unsigned long)q.p.BuffersWritten, (unsigned long)q.p.RealTimeBuffersLost,
+                      (unsigned long)rt_lost_running);
+        assert_true(q.p.BuffersWritten > QUEUE + 40);
+        assert_int_equal(field(fast_text, "rc"), ERROR_SUCCESS);
+        assert_int_equal(field(slow_text, "rc"), ERROR_SUCCESS);
+        assert_int_equal(field(late_text, "rc"), ERROR_SUCCESS);
+        assert_true(field(late_text, "buffers") > 3);
+        assert_int_equal(field(fast_text, "lost"), 0);
+        assert_true(field(slow_text, "lost") > 0);
+        assert_true(field(slow_text, "buffers") < field(fast_text, "buffers"));
+        assert_true(q.p.RealTimeBuffersLost >= field(slow_text, "lost"));
+        /* every buffer the session completed reached the fast consumer, and the header */
+        assert_true(field(fast_text, "buffers") >= q.p.BuffersWritten);
+}
+
+/* kill -9 of the host: a consumer's ProcessTrace and the controller say so, the file session's
+   complete buffers read, and the next start replaces the stale socket. */
+static void test_host_killed(void **state)
+{
+        (void)state;
+        char file[PATH_MAX], out[PATH_MAX];
+        tmp_path(file, sizeof(file), "host-killed.etl");
+        tmp_path(out, sizeof(out), "host-killed.out");
+        CONTROLTRACE_ID h = 0;
+        start_kernel_or_skip(&h, "host-killed", file, 0);
+        const char *args[] = {"consume", "host-killed", "0", "0", NULL};
+        pid_t consumer = helper_start(out, args);
+        assert_true(wait_output(out, "consuming", 10000));
+        burn(1500);
+        pid_t pid = host_pid();
+        assert_true(process_alive(pid));
+        assert_int_equal(kill(pid, SIGKILL), 0);
+        for (int i = 0; i < 100 && process_alive(pid); i++)
+                sleep_ms(20);
+        assert_int_equal(helper_wait(consumer, 10000), 0);
+        char text[4096];
+        read_text(out, text, sizeof(text));
+        print_message("consumer: %s", strstr(text, "done") ? strstr(text, "done") : text);
+        assert_int_equal(field(text, "rc"), ERROR_BROKEN_PIPE);
+        assert_non_null(strstr(text, "killed?"));
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        print_message("QUERY: %s\n", etw_last_error_text());
+        assert_non_null(strstr(etw_last_error_text(), "is gone"));
+        /* the file: every complete buffer reads, and its header says how many */
+        struct replay r = {0};
+        assert_int_equal(replay_file(file, &r), ERROR_SUCCESS);
+        struct stat st;
+        assert_int_equal(stat(file, &st), 0);
+        assert_true(r.header.BuffersWritten > 1);
+        assert_int_equal((off_t)r.header.BuffersWritten * 65536, st.st_size);
+        assert_true(atomic_load(&r.nr_events) > 100);
+        /* the socket it left is stale; the next start replaces it */
+        char sock[PATH_MAX];
+        snprintf(sock, sizeof(sock), "%s/host.sock", host_dir);
+        assert_int_equal(access(sock, F_OK), 0);
+        assert_int_equal(start_plain(&h, "after-kill", NULL), ERROR_SUCCESS);
+        assert_true(process_alive(host_pid()));
+        assert_int_not_equal(host_pid(), pid);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* An unprivileged user neither sees nor stops root's session: the directory is root's (the
+   client says so), and the host itself refuses another uid even when it can reach the socket. */
+static void test_unprivileged_denied(void **state)
+{
+        (void)state;
+        if (geteuid() != 0) {
+                print_message("skipped: needs root to start a session another user is denied\n");
+                skip();
+        }
+        if (system("command -v setpriv >/dev/null 2>&1") != 0) {
+                print_message("skipped: setpriv (util-linux) is not installed\n");
+                skip();
+        }
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(start_plain(&h, "root-only", NULL), ERROR_SUCCESS);
+        char cmd[4 * PATH_MAX], out[PATH_MAX], text[4096];
+        tmp_path(out, sizeof(out), "nobody.out");
+        assert_int_equal(chmod(tmp_dir, 0777), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' helper stop root-only "
+                 ">'%s' 2>&1",
+                 self_exe, out);
+        int rc = system(cmd);
+        read_text(out, text, sizeof(text));
+        print_message("nobody: %s", text);
+        if (rc != 0 || !strstr(text, "stop rc=")) {
+                chmod(tmp_dir, 0700);
+                struct props q;
+                control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
+                print_message("skipped: nobody cannot run this test program here\n");
+                skip();
+        }
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "belongs to uid 0"));
+        /* nor consume it */
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' helper consume "
+                 "root-only 0 0 >'%s' 2>&1",
+                 self_exe, out);
+        rc = system(cmd);
+        read_text(out, text, sizeof(text));
+        print_message("nobody, consumer: %s", text);
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "belongs to uid 0"));
+        /* the socket opened to everyone: the host's own check of the peer still refuses */
+        char sock[PATH_MAX];
+        snprintf(sock, sizeof(sock), "%s/host.sock", host_dir);
+        assert_int_equal(chmod(host_dir, 0755), 0);
+        assert_int_equal(chmod(sock, 0666), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' helper raw '%s' >'%s' "
+                 "2>&1",
+                 self_exe, sock, out);
+        rc = system(cmd);
+        chmod(sock, 0600);
+        chmod(host_dir, 0700);
+        chmod(tmp_dir, 0700);
+        read_text(out, text, sizeof(text));
+        print_message("nobody, raw: %s", text);
+        assert_int_equal(field(text, "code"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "refuses uid 65534"));
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* A raw connection to the host. */
+static int raw_connect(void)
+{
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/host.sock", host_dir);
+        assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+/* Sends bytes and reads whatever comes back until the host closes (at most 15 s). */
+static size_t raw_exchange(const void *bytes, size_t n, uint8_t *reply, size_t size)
+{
+        int fd = raw_connect();
+        if (n)
+                assert_int_equal(send(fd, bytes, n, MSG_NOSIGNAL), (ssize_t)n);
+        shutdown(fd, SHUT_WR);
+        size_t got = 0;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        while (got < size && poll(&pfd, 1, 15000) > 0) {
+                ssize_t k = read(fd, reply + got, size - got);
+                if (k <= 0)
+                        break;
+                got += (size_t)k;
+        }
+        close(fd);
+        return got;
+}
+
+/* Malformed, truncated, oversized and interleaved messages, and a client that stalls mid-request:
+   the host answers or hangs up, and goes on serving. */
+static void test_malformed_messages(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(start_plain(&h, "host-robust", NULL), ERROR_SUCCESS);
+        pid_t pid = host_pid();
+        static uint8_t reply[1 << 16];
+        char why[256];
+        struct host_reply rp;
+
+        /* garbage */
+        uint8_t junk[64];
+        for (size_t i = 0; i < sizeof(junk); i++)
+                junk[i] = (uint8_t)(i * 37 + 11);
+        size_t n = raw_exchange(junk, sizeof(junk), reply, sizeof(reply));
+        assert_int_equal(host_proto_decode_reply(reply, n, &rp, why, sizeof(why)), 0);
+        assert_int_equal(rp.code, ERROR_INVALID_DATA);
+
+        /* a header that announces 2 GB */
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        rq->type = HOST_REQ_PING;
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        uint8_t big[HOST_HEADER_SIZE];
+        memcpy(big, m.data, sizeof(big));
+        uint32_t huge = 0x80000000u;
+        memcpy(big + 8, &huge, 4);
+        n = raw_exchange(big, sizeof(big), reply, sizeof(reply));
+        assert_int_equal(host_proto_decode_reply(reply, n, &rp, why, sizeof(why)), 0);
+        assert_int_equal(rp.code, ERROR_BAD_LENGTH);
+
+        /* truncated: every prefix of a START, then the connection closed */
+        struct props pr;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        rq->type = HOST_REQ_START;
+        snprintf(rq->name, sizeof(rq->name), "never-started");
+        rq->data = (const uint8_t *)&pr;
+        rq->data_size = sizeof(pr);
+        host_msg_request(&m, rq);
+        for (size_t cut = 0; cut < m.size; cut += 97)
+                raw_exchange(m.data, cut, reply, sizeof(reply));
+        /* a body whose inner length lies */
+        uint8_t *lie = malloc(m.size);
+        memcpy(lie, m.data, m.size);
+        uint32_t name_len = 0xFFFFFF00u;
+        memcpy(lie + HOST_HEADER_SIZE + 4 + 8 + 4 + 4 + 8, &name_len, 4);
+        n = raw_exchange(lie, m.size, reply, sizeof(reply));
+        assert_int_equal(host_proto_decode_reply(reply, n, &rp, why, sizeof(why)), 0);
+        assert_int_equal(rp.code, ERROR_INVALID_PARAMETER);
+        assert_non_null(strstr(rp.msg, "malformed"));
+        free(lie);
+
+        /* a client that stalls after half a header: others are served meanwhile */
+        int stalled = raw_connect();
+        assert_int_equal(send(stalled, m.data, 7, MSG_NOSIGNAL), 7);
+        /* two clients interleaving their requests byte by byte */
+        rq->type = HOST_REQ_PING;
+        host_msg_request(&m, rq);
+        int a = raw_connect(), b = raw_connect();
+        for (size_t i = 0; i < m.size; i++) {
+                assert_int_equal(send(a, m.data + i, 1, MSG_NOSIGNAL), 1);
+                assert_int_equal(send(b, m.data + i, 1, MSG_NOSIGNAL), 1);
+        }
+        int fds[2] = {a, b};
+        for (int i = 0; i < 2; i++) {
+                size_t got = 0;
+                struct pollfd pfd = {.fd = fds[i], .events = POLLIN};
+                while (poll(&pfd, 1, 5000) > 0) {
+                        ssize_t k = read(fds[i], reply + got, sizeof(reply) - got);
+                        if (k <= 0)
+                                break;
+                        got += (size_t)k;
+                }
+                assert_int_equal(host_proto_decode_reply(reply, got, &rp, why, sizeof(why)), 0);
+                assert_int_equal(rp.code, ERROR_SUCCESS);
+                assert_int_equal(rp.handle, (uint64_t)pid);
+                close(fds[i]);
+        }
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        close(stalled);
+        assert_int_equal(control(0, "never-started", &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(host_pid(), pid);
+        assert_true(process_alive(pid));
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        host_msg_free(&m);
+        free(rq);
+}
+
+/* Two hosts never serve one directory; a host run in the foreground ends on SIGTERM. */
+static void test_one_host_per_directory(void **state)
+{
+        (void)state;
+        /* wait out a host left from the tests before (no session, grace 300 ms) */
+        for (int i = 0; i < 100 && process_alive(host_pid()); i++)
+                sleep_ms(50);
+        char out1[PATH_MAX], text[4096];
+        tmp_path(out1, sizeof(out1), "host1.out");
+        const char *args[] = {"host", NULL};
+        pid_t first = helper_start(out1, args);
+        for (int i = 0; i < 100 && host_pid() != first; i++)
+                sleep_ms(50);
+        assert_int_equal(host_pid(), first);
+        sleep_ms(200);
+        assert_int_equal(helper_run(args, text, sizeof(text)), 0);
+        assert_int_equal(field(text, "rc"), ERROR_ALREADY_EXISTS);
+        /* persistent: it stays without a session */
+        sleep_ms(600);
+        assert_true(process_alive(first));
+        CONTROLTRACE_ID h;
+        assert_int_equal(start_plain(&h, "on-the-first", NULL), ERROR_SUCCESS);
+        assert_int_equal(host_pid(), first);
+        kill(first, SIGTERM);
+        assert_int_equal(helper_wait(first, 10000), 0);
+        read_text(out1, text, sizeof(text));
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        /* its session was stopped with it */
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
+/* The systemd unit of the repository passes systemd-analyze verify (with ExecStart pointed at a
+   program that exists here). */
+static void test_systemd_unit(void **state)
+{
+        (void)state;
+        const char *unit = getenv("ETWTOP_HOST_UNIT");
+        if (!unit || access(unit, R_OK) != 0) {
+                print_message("skipped: ETWTOP_HOST_UNIT does not name dist/etwtop-host.service\n");
+                skip();
+        }
+        if (system("command -v systemd-analyze >/dev/null 2>&1") != 0) {
+                print_message("skipped: systemd-analyze is not installed\n");
+                skip();
+        }
+        char copy[PATH_MAX], cmd[4 * PATH_MAX], out[PATH_MAX], text[4096];
+        tmp_path(copy, sizeof(copy), "etwtop-host.service");
+        tmp_path(out, sizeof(out), "verify.out");
+        const char *etwtop = getenv("ETWTOP");
+        snprintf(cmd, sizeof(cmd), "sed 's|^ExecStart=[^ ]*|ExecStart=%s|' '%s' >'%s'",
+                 etwtop && *etwtop ? etwtop : "/bin/true", unit, copy);
+        assert_int_equal(system(cmd), 0);
+        snprintf(cmd, sizeof(cmd), "systemd-analyze verify '%s' >'%s' 2>&1", copy, out);
+        int rc = system(cmd);
+        read_text(out, text, sizeof(text));
+        if (rc != 0)
+                print_error("%s", text);
+        assert_int_equal(rc, 0);
+        /* what verify says about the unit itself, not about the machine's other units */
+        assert_null(strstr(text, "etwtop-host.service:"));
+}
+
+/* ETWTOP_NO_HOST: a session stays inside its process; the host never sees it. */
+static void test_no_host_escape_hatch(void **state)
+{
+        (void)state;
+        char out[PATH_MAX], cmd[4 * PATH_MAX], text[4096];
+        tmp_path(out, sizeof(out), "nohost.out");
+        snprintf(cmd, sizeof(cmd), "ETWTOP_NO_HOST=1 '%s' helper plain in-process >'%s' 2>&1",
+                 self_exe, out);
+        assert_int_equal(system(cmd), 0);
+        read_text(out, text, sizeof(text));
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        struct props q;
+        assert_int_equal(control(0, "in-process", &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
+static int group_setup(void **state)
+{
+        (void)state;
+        snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/test_host.XXXXXX");
+        snprintf(host_dir, sizeof(host_dir), "/tmp/test_host_rt.XXXXXX");
+        if (!mkdtemp(tmp_dir) || !mkdtemp(host_dir))
+                return -1;
+        setenv("ETWTOP_RUNTIME_DIR", host_dir, 1);
+        setenv("ETWTOP_HOST_GRACE_MS", "300", 1);
+        unsetenv("ETWTOP_NO_HOST");
+        return 0;
+}
+
+static int group_teardown(void **state)
+{
+        (void)state;
+        /* a host left running ends once its socket is gone */
+        char cmd[PATH_MAX + 64];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", tmp_dir, host_dir);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+        ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+        if (n <= 0)
+                return 1;
+        self_exe[n] = '\0';
+        if (argc > 2 && !strcmp(argv[1], "helper"))
+                return helper_main(argc, argv);
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_proto_roundtrip),
+                cmocka_unit_test(test_session_is_the_systems),
+                cmocka_unit_test(test_query_all_traces),
+                cmocka_unit_test(test_relative_file_name),
+                cmocka_unit_test(test_no_host_escape_hatch),
+                cmocka_unit_test(test_malformed_messages),
+                cmocka_unit_test(test_unprivileged_denied),
+                cmocka_unit_test(test_starter_killed),
+                cmocka_unit_test(test_bound_session_ends_with_starter),
+                cmocka_unit_test(test_consumers),
+                cmocka_unit_test(test_host_killed),
+                cmocka_unit_test(test_one_host_per_directory),
+                cmocka_unit_test(test_systemd_unit),
+        };
+        return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
