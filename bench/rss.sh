@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# rss.sh: memory over a long run. The live screen and perf top (the settings of top.sh: 4 kHz
-# samples with call chains, every context switch and wake-up) run side by side on a busy
-# machine for SECONDS; their resident set sizes are sampled every 10 s. The machine is busy the
-# way that grows a profiler's tables: spinning shells, a pipe ping-pong, clang compiling in a
-# loop (many functions, many stacks) and a process storm (/bin/true in a loop: hundreds of
-# processes and threads a second, each with its images). Prints both series, each tool's
-# growth from the first minute to the end and over the second half of the run. The budget
-# (DESIGN.md): etwtop's memory is bounded by its settings, not by run time, i.e. flat once its
-# capped tables have filled.
-# Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 300 s; needs root, perf, tmux)
+# rss.sh: memory and CPU over a long run. The live screen and perf top (the settings of top.sh:
+# 4 kHz samples with call chains, every context switch and wake-up) run side by side on a busy
+# machine for SECONDS; once a minute, each tool's resident set size and the CPU seconds it took
+# in that minute are printed. etwtop is the screen and the etwtop-host process that runs its
+# session (started for this run, in a runtime directory of its own); its CPU per minute under a
+# steady load is the cost of its refreshes and events, which must not grow with the processes
+# that came and went. The machine is busy the way that grows a profiler's tables: spinning
+# shells, a pipe ping-pong, clang compiling in a loop (many functions, many stacks) and a
+# process storm (/bin/true in a loop: hundreds of processes and threads a second, each with its
+# images). Then the growth: each tool's memory from the first minute to the end and over the
+# second half, and etwtop's CPU per minute in the first and the last five minutes. The budget
+# (DESIGN.md): etwtop's memory is bounded by its settings (doc/etwtop.1, MEMORY), not by run
+# time, i.e. flat once its capped tables have filled.
+# Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
 set -u
 build=${1:-./build}
-secs=${2:-300}
+secs=${2:-1800}
 name=rss.sh
 . "$(dirname "$0")/screen_common.sh"
+# a host of its own: not one another etwtop on this machine started
+export ETWTOP_RUNTIME_DIR="$tmp/run"
 for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do :; done) &
 done
@@ -34,39 +40,87 @@ fi
 (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do /bin/true; done) &
 tmux -L "$sock" new-session -d -s e -x 160 -y 50 "$etwtop_cmd; sleep $((secs + 60))"
 tmux -L "$sock" new-session -d -s p -x 160 -y 50 "$perf_top_cmd; sleep $((secs + 60))"
-sleep 1
+sleep 2
 tmux -L "$sock" send-keys -t p Enter # perf top's event chooser: the first event's browser
-sleep 1
-epid=$(pgrep -n -f "^$etwtop -d 1")
-ppid=$(pgrep -n -f "^perf top -g -d 1")
-[ -n "$epid" ] && [ -n "$ppid" ] || die "a tool did not start"
-rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
-printf "%8s %14s %14s\n" seconds "etwtop KB" "perf top KB"
-e_first="" p_first=""
-for ((t = 10; t <= secs; t += 10)); do
-        sleep 10
-        e=$(rss "$epid") p=$(rss "$ppid")
-        [ -n "$e" ] || die "etwtop exited at ${t} s: $(tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -3)"
-        if [ -z "$p" ] && [ -z "${p_gone:-}" ]; then
-                # perf top's own end (it has crashed here): etwtop's series goes on alone
-                p_gone=$t
-                echo "perf top exited at ${t} s: $(tmux -L "$sock" capture-pane -t p -p | grep -v '^$' | tail -2)"
-        fi
-        if [ -n "${p_gone:-}" ]; then
-                printf "%8d %14d %14s\n" "$t" "$e" -
-                p=$p_last
-        else
-                printf "%8d %14d %14d\n" "$t" "$e" "$p"
-        fi
-        if [ $t = 60 ] || { [ $secs -lt 60 ] && [ -z "$e_first" ]; }; then e_first=$e p_first=$p; fi
-        if [ $t = $(((secs / 2) / 10 * 10)) ]; then e_half=$e p_half=$p; fi
-        e_last=$e p_last=$p
+# each tool is the child of its pane's shell; etwtop's host is the etwtop-host process in this
+# run's runtime directory
+epid=$(pgrep -P "$(tmux -L "$sock" display -p -t e '#{pane_pid}')" | head -1)
+ppid=$(pgrep -P "$(tmux -L "$sock" display -p -t p '#{pane_pid}')" | head -1)
+hpid=""
+for ((i = 0; i < 20 && ${#hpid} == 0; i++)); do
+        sleep 0.5
+        for p in $(pgrep -x etwtop-host); do
+                tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
+                        grep -qx "ETWTOP_RUNTIME_DIR=$ETWTOP_RUNTIME_DIR" && hpid=$p
+        done
 done
-awk -v ef="$e_first" -v el="$e_last" -v pf="$p_first" -v pl="$p_last" \
-        -v eh="${e_half:-$e_first}" -v ph="${p_half:-$p_first}" 'BEGIN {
-        eg = el - ef; pg = pl - pf
-        printf "\ngrowth after the first minute: etwtop %+d KB, perf top %+d KB\n", eg, pg
-        printf "growth over the second half:  etwtop %+d KB (%+.1f%%), perf top %+d KB (%+.1f%%)\n",
-               el - eh, 100 * (el - eh) / eh, pl - ph, 100 * (pl - ph) / ph
-        if (pg > 0) printf "ratio (etwtop / perf top growth after the first minute): %.2f\n", eg / pg
-}'
+[ -n "$epid" ] && [ -n "$hpid" ] ||
+        die "etwtop did not start (screen '$epid', host '$hpid'): $(
+                tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -2 | tr '\n' ' ' | tr -s ' ')"
+trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; kill "$hpid" 2>/dev/null; rm -rf "$tmp"' EXIT
+tck=$(getconf CLK_TCK)
+rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+cpu() { awk -v k="$tck" '{printf "%.2f", ($14 + $15) / k}' "/proc/$1/stat" 2>/dev/null; }
+# why perf top ended: the OOM killer says so in the kernel log
+perf_end() {
+        local why
+        why=$(dmesg 2>/dev/null | grep -E "Out of memory: Killed process $ppid |oom-kill.*pid=$ppid[,) ]" | tail -1)
+        if [ -n "$why" ]; then
+                echo "perf top was killed by the OOM killer at $1 s: ${why#*] }"
+        else
+                echo "perf top exited (crashed?) at $1 s: $(tmux -L "$sock" capture-pane -t p -p | grep -v '^$' | tail -2 | tr '\n' ' ' | tr -s ' ')"
+        fi
+}
+echo "each minute: resident KB, and CPU seconds taken in that minute (etwtop: screen + host)"
+printf "%7s %10s %10s %10s %12s %11s %11s %11s\n" seconds "etwtop KB" "screen KB" "host KB" \
+        "perf top KB" "etwtop CPU" "screen CPU" "perf CPU"
+ecpu_prev=0 scpu_prev=0 pcpu_prev=0 p_gone="" series="$tmp/series"
+: >"$series"
+if [ -z "$ppid" ]; then
+        p_gone=0
+        perf_end 0
+fi
+for ((t = 60; t <= secs; t += 60)); do
+        sleep 60
+        es=$(rss "$epid") eh=$(rss "$hpid") p=$(rss "$ppid")
+        [ -n "$es" ] || die "etwtop exited at ${t} s: $(tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -3)"
+        [ -n "$eh" ] || die "etwtop's host exited at ${t} s"
+        sc=$(cpu "$epid")
+        ec=$(awk -v a="$sc" -v b="$(cpu "$hpid")" 'BEGIN {printf "%.2f", a + b}')
+        if [ -z "$p" ] && [ -z "$p_gone" ]; then
+                p_gone=$t
+                perf_end "$t"
+        fi
+        if [ -n "$p_gone" ]; then
+                p=- pc=- pd=-
+        else
+                pc=$(cpu "$ppid")
+                pd=$(awk -v a="$pc" -v b="$pcpu_prev" 'BEGIN {printf "%.2f", a - b}')
+        fi
+        ed=$(awk -v a="$ec" -v b="$ecpu_prev" 'BEGIN {printf "%.2f", a - b}')
+        sd=$(awk -v a="$sc" -v b="$scpu_prev" 'BEGIN {printf "%.2f", a - b}')
+        printf "%7d %10d %10d %10d %12s %11s %11s %11s\n" "$t" $((es + eh)) "$es" "$eh" "$p" "$ed" \
+                "$sd" "$pd"
+        echo "$t $((es + eh)) $p $ed $sd $pd" >>"$series"
+        ecpu_prev=$ec scpu_prev=$sc
+        [ "$pd" = - ] || pcpu_prev=$pc
+done
+awk -v p_gone="$p_gone" '
+{ t[NR] = $1; e[NR] = $2; p[NR] = $3; ec[NR] = $4; sc[NR] = $5; n = NR }
+END {
+        if (n < 2) exit
+        h = int((n + 1) / 2)
+        printf "\ngrowth after the first minute: etwtop %+d KB", e[n] - e[1]
+        lp = n; while (lp > 1 && p[lp] == "-") lp--
+        if (p[1] != "-") printf ", perf top %+d KB%s", p[lp] - p[1], lp < n ? " (until it ended)" : ""
+        printf "\ngrowth over the second half:  etwtop %+d KB (%+.1f%%)", e[n] - e[h], 100 * (e[n] - e[h]) / e[h]
+        if (lp >= h && p[h] != "-")
+                printf ", perf top %+d KB (%+.1f%%)", p[lp] - p[h], 100 * (p[lp] - p[h]) / p[h]
+        k = n >= 10 ? 5 : int(n / 2); if (k < 1) k = 1
+        for (i = 1; i <= k; i++) { a += ec[i]; b += ec[n - k + i]; c += sc[i]; d += sc[n - k + i] }
+        printf "\netwtop CPU per minute: %.2f s in the first %d min, %.2f s in the last %d (%+.1f%%)", \
+               a / k, k, b / k, k, a ? 100 * (b - a) / a : 0
+        printf "\n  of it the screen (events into the model, refreshes): %.2f s, %.2f s (%+.1f%%)\n", \
+               c / k, d / k, c ? 100 * (d - c) / c : 0
+        if (p_gone != "") printf "perf top ended at %d s\n", p_gone
+}' "$series"

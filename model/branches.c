@@ -153,6 +153,11 @@ uint32_t branches_nr_kept(const struct branches *b)
         return agg_table_nr(b->edges);
 }
 
+uint64_t branches_nr_other(const struct branches *b)
+{
+        return b->nr_other;
+}
+
 /* ---- rows ---- */
 
 static struct branches_end end_of(struct branches *b, uint32_t pid, uint32_t module, uint64_t rel)
@@ -252,11 +257,16 @@ uint32_t branches_rows(struct branches *b, enum branches_group group, uint32_t p
 {
         uint32_t need = agg_table_nr(b->edges) + 1;
         if (b->cap_work < need) {
+                /* doubling: a table that grows a little at each refresh does not leave the
+                   allocator a hole a little too small every time */
+                uint32_t cap = b->cap_work ? b->cap_work : 256;
+                while (cap < need)
+                        cap *= 2;
                 free(b->work);
                 free(b->rows);
-                b->cap_work = b->cap_rows = need;
-                b->work = xcalloc(need, sizeof(*b->work));
-                b->rows = xcalloc(need, sizeof(*b->rows));
+                b->cap_work = b->cap_rows = cap;
+                b->work = xcalloc(cap, sizeof(*b->work));
+                b->rows = xcalloc(cap, sizeof(*b->rows));
         }
         struct work *w = b->work;
         uint32_t n = 0;

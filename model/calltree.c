@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CPUS   1024
-#define MAX_FRAMES 256
+#define MAX_CPUS       1024
+#define MAX_FRAMES     256
+#define MAX_ENDED_PIDS 16384 /* process ends remembered between two looks for names */
 
 struct node {
         uint32_t parent; /* UINT32_MAX: a root, or a node merged into another (DEAD_PARENT) */
@@ -64,9 +65,15 @@ struct calltree {
         uint64_t nr_pending;     /* the memos' nr_pending, summed */
         /* nodes made without a function name (their module loading, not yet described, or its
            symbols to come with the recording), named again when the symbol store changes */
-        uint32_t *unnamed; /* owned */
+        uint32_t *unnamed; /* owned: oldest first */
         uint32_t nr_unnamed, cap_unnamed;
         uint64_t rekey_generation; /* of the store, at the last look for their names */
+        /* owned: processes that ended since the look for names before the last one, those
+           before the last look first (nr_prev_ended): their frames no image held are not
+           looked up again */
+        uint32_t *ended_pids;
+        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        uint64_t nr_cut; /* stacks cut short by a full tree */
 };
 
 #define ROOT_TOP_DOWN 0u
@@ -110,6 +117,7 @@ void calltree_free(struct calltree *t)
         free(t->rows);
         free(t->memo);
         free(t->unnamed);
+        free(t->ended_pids);
         free(t);
 }
 
@@ -123,6 +131,8 @@ void calltree_reset(struct calltree *t)
         t->nr_pend = 0;
         t->nr_samples = 0;
         t->nr_unnamed = 0;
+        t->nr_ended_pids = t->nr_prev_ended = 0;
+        t->nr_cut = 0;
 }
 
 static bool node_is(const struct node *n, uint32_t parent, const struct frame_key *k)
@@ -296,6 +306,8 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
            stopped, and a later one may find room */
         if (is_whole)
                 *m = (struct stack_memo){hash, generation, pid, nr, top_down, callers, 0};
+        else
+                t->nr_cut++;
 }
 
 static void pending_flush(struct calltree *t, struct pending *p)
@@ -340,6 +352,18 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                 insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, frames, n);
                 return;
         }
+        case KEV_PROCESS:
+                if ((ev->process.phase == KEV_PHASE_END ||
+                     ev->process.phase == KEV_PHASE_DEFUNCT) &&
+                    t->nr_ended_pids < MAX_ENDED_PIDS) {
+                        if (t->nr_ended_pids == t->cap_ended_pids) {
+                                t->cap_ended_pids = t->cap_ended_pids ? t->cap_ended_pids * 2 : 256;
+                                t->ended_pids = xrealloc(
+                                        t->ended_pids, t->cap_ended_pids * sizeof(*t->ended_pids));
+                        }
+                        t->ended_pids[t->nr_ended_pids++] = ev->process.pid;
+                }
+                return;
         default: return;
         }
         if (source != t->source)
@@ -359,6 +383,17 @@ uint64_t calltree_nr_samples(const struct calltree *t)
 uint32_t calltree_nr_nodes(const struct calltree *t)
 {
         return t->nr_nodes;
+}
+
+uint64_t calltree_nr_cut(const struct calltree *t)
+{
+        return t->nr_cut;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -419,8 +454,19 @@ static void rekey(struct calltree *t)
                 return;
         t->rekey_generation = generation;
         memo_settle_all(t);
+        uint32_t nr_ended = t->nr_ended_pids;
+        uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
+        if (nr_ended)
+                memcpy(ended, t->ended_pids, nr_ended * sizeof(*ended));
+        qsort(ended, nr_ended, sizeof(*ended), cmp_pid);
+        if (t->nr_prev_ended) {
+                memmove(t->ended_pids, t->ended_pids + t->nr_prev_ended,
+                        (t->nr_ended_pids - t->nr_prev_ended) * sizeof(*t->ended_pids));
+                t->nr_ended_pids -= t->nr_prev_ended;
+        }
+        t->nr_prev_ended = t->nr_ended_pids;
         bool is_changed = false;
-        uint32_t keep = 0;
+        uint32_t keep = 0, nr_unplaced = 0;
         for (uint32_t i = 0; i < t->nr_unnamed; i++) {
                 uint32_t id = t->unnamed[i];
                 struct node *x = &t->nodes[id];
@@ -444,9 +490,27 @@ static void rekey(struct calltree *t)
                         x->rel = loc.rel;
                         is_changed = true;
                 }
-                /* a module whose answers are settled will not name it later */
-                if (!loc.module || !sym_answers_are_final(t->store, loc.module))
+                /* a module whose answers are settled will not name it later; an address no
+                   image held in a process that ended will not be placed later */
+                if (loc.module ? !sym_answers_are_final(t->store, loc.module)
+                               : !bsearch(&x->pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {
                         t->unnamed[keep++] = id;
+                        nr_unplaced += !loc.module;
+                }
+        }
+        free(ended);
+        /* of the addresses no image held, the newest only: what waited longest for its image
+           is likely not to get one (nodes in a module still loading all stay) */
+        if (nr_unplaced > CALLTREE_UNNAMED_MAX) {
+                uint32_t drop = nr_unplaced - CALLTREE_UNNAMED_MAX, o = 0;
+                for (uint32_t i = 0; i < keep; i++) {
+                        if (drop && !t->nodes[t->unnamed[i]].module) {
+                                drop--;
+                                continue;
+                        }
+                        t->unnamed[o++] = t->unnamed[i];
+                }
+                keep = o;
         }
         t->nr_unnamed = keep;
         if (!is_changed)

@@ -11,6 +11,9 @@
 #define MAX_SOURCES    16
 #define MAX_STACK_KEYS 256
 #define SEEN_SLOTS     1024 /* > 2 * MAX_STACK_KEYS: probes stay short */
+/* process ends remembered over two refreshes; the unplaced places of the rest wait for
+   HOT_UNPLACED_MAX */
+#define MAX_ENDED_PIDS 16384
 
 /* One counted place: a located address (module, rel) of one source; addresses no image held
    at the time keep their pid, to be placed again when the rows are built. */
@@ -61,7 +64,14 @@ struct hot {
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
-        uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries */
+        uint64_t nr_other[MAX_SOURCES]; /* self: counted past max_entries, or folded */
+        uint64_t nr_other_total[MAX_SOURCES];
+        struct hot_caps caps;
+        /* owned: processes that ended since the refresh before the last one, those before the
+           last refresh first (nr_prev_ended): a process's late samples come with other CPUs'
+           buffers */
+        uint32_t *ended_pids;
+        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
         uint16_t sources[MAX_SOURCES];
         uint64_t nr_samples[MAX_SOURCES];
         uint32_t nr_sources;
@@ -128,6 +138,7 @@ void hot_free(struct hot *h)
         free(h->merge);
         free(h->memo);
         free(h->mrows);
+        free(h->ended_pids);
         free(h);
 }
 
@@ -137,6 +148,9 @@ void hot_reset(struct hot *h)
         memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
         h->nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
+        memset(h->nr_other_total, 0, sizeof(h->nr_other_total));
+        memset(&h->caps, 0, sizeof(h->caps));
+        h->nr_ended_pids = h->nr_prev_ended = 0;
         memset(h->nr_samples, 0, sizeof(h->nr_samples));
         h->nr_sources = 0;
         h->nr_stacks = 0;
@@ -214,7 +228,10 @@ static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash
         struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used) {
                 if (h->nr >= h->max_entries) {
-                        h->nr_other[source_index(h, k->source)] += self;
+                        uint32_t si = source_index(h, k->source);
+                        h->nr_other[si] += self;
+                        h->nr_other_total[si] += self;
+                        h->caps.nr_samples_no_room += self;
                         return UINT32_MAX;
                 }
                 *e = *k;
@@ -367,6 +384,18 @@ void hot_event(struct hot *h, const struct kevent *ev)
                 sample(h, ev, ev->pmc_sample.source, ev->pmc_sample.ip, ev->pmc_sample.tid);
                 break;
         case KEV_STACK: stack(h, ev); break;
+        case KEV_PROCESS:
+                if ((ev->process.phase == KEV_PHASE_END ||
+                     ev->process.phase == KEV_PHASE_DEFUNCT) &&
+                    h->nr_ended_pids < MAX_ENDED_PIDS) {
+                        if (h->nr_ended_pids == h->cap_ended_pids) {
+                                h->cap_ended_pids = h->cap_ended_pids ? h->cap_ended_pids * 2 : 256;
+                                h->ended_pids = xrealloc(
+                                        h->ended_pids, h->cap_ended_pids * sizeof(*h->ended_pids));
+                        }
+                        h->ended_pids[h->nr_ended_pids++] = ev->process.pid;
+                }
+                break;
         default: break;
         }
 }
@@ -381,12 +410,128 @@ void hot_set_filter(struct hot *h, const struct agg_filter *f)
         h->filter = *f;
 }
 
+/* ---- the unplaced places' cap ---- */
+
+/* Takes the entry out (linear probing: the entries after it move up where their probe
+   allows). */
+static void slot_delete(struct hot *h, struct entry *e)
+{
+        uint32_t i = (uint32_t)(e - h->slots);
+        h->slots[i].is_used = false;
+        for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
+                uint32_t k = (uint32_t)key_hash(&h->slots[j]) & h->mask;
+                /* the entry at j stays when its home k lies cyclically in (i, j] */
+                bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+                if (!stays) {
+                        h->slots[i] = h->slots[j];
+                        h->slots[j].is_used = false;
+                        i = j;
+                }
+        }
+        h->nr--;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* An unplaced place, and what becomes of it. */
+struct unplaced {
+        struct entry key; /* its key and counts as they were */
+        struct sym_loc loc;
+};
+
+/* The heavier first (total, then self); then by key, for a stable choice. */
+static int unplaced_cmp(const void *a, const void *b)
+{
+        const struct entry *x = &((const struct unplaced *)a)->key;
+        const struct entry *y = &((const struct unplaced *)b)->key;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+static void fold_into_other(struct hot *h, const struct entry *e)
+{
+        uint32_t si = source_index(h, e->source);
+        h->nr_other[si] += e->self;
+        h->nr_other_total[si] += e->total;
+        h->caps.nr_places_folded++;
+        slot_delete(h, slot_find(h, e));
+}
+
+/* Unplaced places that have a module now move to it; those of processes that ended, and past
+   HOT_UNPLACED_MAX the lightest, go into the other row. */
+static void place_or_fold(struct hot *h)
+{
+        uint32_t n = 0, cap = 0;
+        struct unplaced *u = NULL;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (!e->is_used || e->module)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 1024;
+                        u = xrealloc(u, cap * sizeof(*u));
+                }
+                u[n++] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
+        }
+        uint32_t nr_ended = h->nr_ended_pids;
+        uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
+        if (nr_ended)
+                memcpy(ended, h->ended_pids, nr_ended * sizeof(*ended));
+        qsort(ended, nr_ended, sizeof(*ended), cmp_pid);
+        uint32_t nr_kept = 0;
+        bool is_changed = false;
+        for (uint32_t i = 0; i < n; i++) {
+                struct entry k = u[i].key;
+                if (u[i].loc.module) {
+                        slot_delete(h, slot_find(h, &k));
+                        k.module = u[i].loc.module;
+                        k.rel = u[i].loc.rel;
+                        k.pid = 0;
+                        k.has_function = false;
+                        count(h, &k, k.self, k.total);
+                        is_changed = true;
+                } else if (bsearch(&k.pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {
+                        fold_into_other(h, &k);
+                        is_changed = true;
+                } else {
+                        u[nr_kept++] = u[i];
+                }
+        }
+        free(ended);
+        /* the ends before the last refresh go; the latest stay for the next one */
+        if (h->nr_prev_ended) {
+                memmove(h->ended_pids, h->ended_pids + h->nr_prev_ended,
+                        (h->nr_ended_pids - h->nr_prev_ended) * sizeof(*h->ended_pids));
+                h->nr_ended_pids -= h->nr_prev_ended;
+        }
+        h->nr_prev_ended = h->nr_ended_pids;
+        if (nr_kept > HOT_UNPLACED_MAX) {
+                qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
+                for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
+                        fold_into_other(h, &u[i].key);
+                is_changed = true;
+        }
+        free(u);
+        if (is_changed)
+                h->epoch++; /* places moved: the memos (settled before) are stale */
+}
+
 void hot_refresh(struct hot *h)
 {
         h->nr_rows_cached = 0;
         memo_settle_all(h);
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
+        place_or_fold(h);
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
                 return;
@@ -413,9 +558,15 @@ void hot_refresh(struct hot *h)
         free(kept);
         for (uint32_t i = 0; i < h->nr_sources; i++) {
                 h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
+                h->nr_other_total[i] = agg_settings_apply(s, h->nr_other_total[i]);
                 h->nr_samples[i] = agg_settings_apply(s, h->nr_samples[i]);
         }
         h->nr_stacks = agg_settings_apply(s, h->nr_stacks);
+}
+
+void hot_caps(const struct hot *h, struct hot_caps *out)
+{
+        *out = h->caps;
 }
 
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source)
@@ -572,11 +723,16 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 pending_flush(h, &h->pend[c]);
         memo_settle_all(h);
         if (h->cap_rows < h->nr + 1) {
+                /* doubling: a table that grows a little at each refresh does not leave the
+                   allocator a hole a little too small every time */
+                uint32_t cap = h->cap_rows ? h->cap_rows : 1024;
+                while (cap < h->nr + 1)
+                        cap *= 2;
                 free(h->rows);
                 free(h->sort_a);
                 free(h->sort_b);
                 free(h->sort_rows);
-                h->cap_rows = h->nr + 1;
+                h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
                 h->sort_a = xcalloc(h->cap_rows, sizeof(*h->sort_a));
                 h->sort_b = xcalloc(h->cap_rows, sizeof(*h->sort_b));
@@ -642,9 +798,9 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;
-        if (si < h->nr_sources && h->nr_other[si])
+        if (si < h->nr_sources && (h->nr_other[si] || h->nr_other_total[si]))
                 h->rows[o++] = (struct hot_row){
-                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si]};
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other_total[si]};
         int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
         uint32_t n = o;
         if (max && max < o) {
@@ -685,7 +841,7 @@ uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row
                              : (hot_functions(h, source, false, &fr), h->nr_rows_cached);
         if (h->cap_mrows < n + 1) {
                 free(h->mrows);
-                h->cap_mrows = n + 1;
+                h->cap_mrows = h->cap_rows > n + 1 ? h->cap_rows : n + 1;
                 h->mrows = xcalloc(h->cap_mrows, sizeof(*h->mrows));
         }
         for (uint32_t i = 0; i < n; i++)

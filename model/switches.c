@@ -81,6 +81,7 @@ struct thread {
         bool has_ended_wait;
         bool is_ended_wait_counted; /* its end is in the time range: one wait */
         int64_t ended_wait_ns;
+        bool is_folding; /* fold_exited: goes into the other row */
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
 /* a lookup's key: the whole struct thread is too big to clear for one */
@@ -181,8 +182,11 @@ struct switches {
         uint32_t next_serial;
         uint32_t next_gen;   /* the next process's gen */
         int64_t floor_ns;    /* counts start here (switches_zero); INT64_MIN: from the start */
-        struct thread other; /* threads counted past max_entries */
-        uint64_t nr_other_readies; /* readiers counted past max_entries */
+        struct thread other; /* threads counted past max_entries, exited threads folded */
+        uint64_t nr_other_readies; /* readiers counted past max_entries or folded */
+        /* where the folded exited threads blocked (switches_blockers' AGG_ALL row) */
+        uint64_t other_blocked_nr, other_blocked_ns;
+        struct switches_caps caps;
         struct wait_total waits[NR_STATES][NR_REASONS];
         struct cpu *cpus;          /* owned: MAX_CPUS */
         struct tid_memo *tid_memo; /* owned: TID_MEMO_SLOTS */
@@ -206,14 +210,18 @@ struct switches {
         uint32_t cap_crows;
 };
 
-/* Grows an answer array to hold n rows. */
+/* Grows an answer array to hold n rows, doubling: rows that grow a little at each refresh do
+   not leave the allocator a hole a little too small every time. */
 static void *reserve(void *array, uint32_t *cap, uint32_t n, size_t size)
 {
         if (*cap >= n && array)
                 return array;
         free(array);
-        *cap = n ? n : 1;
-        return xcalloc(*cap, size);
+        uint32_t c = *cap ? *cap : 64;
+        while (c < n)
+                c *= 2;
+        *cap = c;
+        return xcalloc(c, size);
 }
 
 static void copy_name(char *dst, const char *src)
@@ -278,6 +286,8 @@ static void zero_totals(struct switches *sw)
         memset(&sw->other, 0, sizeof(sw->other));
         sw->other.tid = AGG_ALL;
         sw->nr_other_readies = 0;
+        sw->other_blocked_nr = sw->other_blocked_ns = 0;
+        memset(&sw->caps, 0, sizeof(sw->caps));
         memset(sw->waits, 0, sizeof(sw->waits));
         for (uint32_t c = 0; c < sw->nr_cpus; c++) {
                 struct cpu *cs = &sw->cpus[c];
@@ -327,6 +337,8 @@ void switches_reset(struct switches *sw)
         memset(&sw->other, 0, sizeof(sw->other));
         sw->other.tid = AGG_ALL;
         sw->nr_other_readies = 0;
+        sw->other_blocked_nr = sw->other_blocked_ns = 0;
+        memset(&sw->caps, 0, sizeof(sw->caps));
         memset(sw->waits, 0, sizeof(sw->waits));
         memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
         sw->nr_cpus = 0;
@@ -355,6 +367,11 @@ uint64_t switches_nr_switches(const struct switches *sw)
 uint64_t switches_nr_readies(const struct switches *sw)
 {
         return sw->nr_readies;
+}
+
+void switches_caps(const struct switches *sw, struct switches_caps *out)
+{
+        *out = sw->caps;
 }
 
 /* ---- threads ---- */
@@ -647,6 +664,8 @@ static void blocker_add(struct switches *sw, uint32_t tid, uint32_t nr_frames,
         if (b) {
                 add_sat(&b->nr_waits, nr);
                 add_sat(&b->off_cpu_ns, ns);
+        } else if (nr > 0 || ns > 0) {
+                sw->caps.nr_no_room++;
         }
 }
 
@@ -687,7 +706,10 @@ static void credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_n
 static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint32_t cpu)
 {
         struct thread_cpu k = {tid, cpu, 0, 0};
-        return agg_table_get(sw->thread_cpus, &k, NULL);
+        struct thread_cpu *tc = agg_table_get(sw->thread_cpus, &k, NULL);
+        if (!tc)
+                sw->caps.nr_no_room++;
+        return tc;
 }
 
 /* On-CPU time of the thread that ran on cpu over [from_ns, to_ns); taken back when to_ns is
@@ -877,8 +899,10 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                         }
                 } else {
                         is_counted = is_counted && !sw->filter.nr_pids && !sw->filter.nr_tids;
-                        if (is_counted)
+                        if (is_counted) {
                                 sw->other.nr_switches++;
+                                sw->caps.nr_no_room++;
+                        }
                 }
                 struct thread_cpu *tc = NULL;
                 if (n && is_counted && c) {
@@ -911,10 +935,12 @@ static void readier_count(struct switches *sw, const struct pending *p, const st
                 k.nr_where = i + 1;
         }
         struct readier *r = agg_table_get(sw->readiers, &k, NULL);
-        if (r)
+        if (r) {
                 r->count++;
-        else
+        } else {
                 sw->nr_other_readies++;
+                sw->caps.nr_no_room++;
+        }
 }
 
 /* A ReadyThread whose stack did not come: counted without a place. */
@@ -941,10 +967,12 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
         if (!agg_filter_pass(&sw->filter, pid, tid, ev->time_ns) || ev->time_ns < sw->floor_ns)
                 return;
         sw->nr_readies++;
-        if (t)
+        if (t) {
                 t->nr_readied++;
-        else
+        } else {
                 sw->other.nr_readied++;
+                sw->caps.nr_no_room++;
+        }
         struct pending p = {ev->timestamp, tid, ev->ready_thread.readying_tid,
                             ev->ready_thread.readying_pid, true};
         if (ev->cpu >= MAX_CPUS) {
@@ -1312,6 +1340,212 @@ static bool is_process_dropped(void *entry, void *ctx)
         return p->is_ended;
 }
 
+/* ---- the exited threads' cap ---- */
+
+/* An exited thread the cap may fold: it has counts and ended a grace period ago. */
+static bool is_foldable(const struct switches *sw, const struct thread *t)
+{
+        return t->is_ended && t->end_ns <= sw->last_ns - SWITCHES_EXIT_GRACE_NS &&
+               thread_has_counts(t);
+}
+
+struct fold_item {
+        uint64_t nr_switches, on_cpu_ns;
+        uint32_t tid, serial;
+};
+
+/* The heavier first: more switches, then more on-CPU time; then by key, for a stable choice. */
+static int fold_item_cmp(const void *a, const void *b)
+{
+        const struct fold_item *x = a, *y = b;
+        if (x->nr_switches != y->nr_switches)
+                return x->nr_switches > y->nr_switches ? -1 : 1;
+        if (x->on_cpu_ns != y->on_cpu_ns)
+                return x->on_cpu_ns > y->on_cpu_ns ? -1 : 1;
+        if (x->tid != y->tid)
+                return x->tid < y->tid ? -1 : 1;
+        return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* Adds the counts of t into o (the other row). */
+static void thread_add_counts(struct thread *o, const struct thread *t)
+{
+        o->nr_switches += t->nr_switches;
+        o->nr_readied += t->nr_readied;
+        o->on_cpu_ns += t->on_cpu_ns;
+        o->off_cpu_ns += t->off_cpu_ns;
+        for (uint32_t i = 0; i < t->nr_waits; i++)
+                wait_add(o, t->waits[i].state, t->waits[i].reason, (int64_t)t->waits[i].nr,
+                         (int64_t)t->waits[i].ns);
+        o->other_wait_nr += t->other_wait_nr;
+        o->other_wait_ns += t->other_wait_ns;
+        for (uint32_t i = 0; i < KEV_MAX_PMC; i++)
+                o->pmc[i] += t->pmc[i];
+}
+
+static bool is_thread_folded(void *entry, void *ctx)
+{
+        struct thread *t = entry;
+        struct switches *sw = ctx;
+        if (!t->is_folding)
+                return false;
+        thread_add_counts(&sw->other, t);
+        return true;
+}
+
+/* The entries of threads no longer kept (folded, or never kept: their table was full) go to
+   the totals that stand for them; a kept thread's readyings by threads no longer kept become
+   readyings by "[exited threads]" (readying tid and pid AGG_ALL), from the same place. */
+struct readier_fold {
+        struct switches *sw;
+        struct readier *moved; /* owned */
+        uint32_t nr_moved, cap_moved;
+};
+
+static bool is_readier_orphan(void *entry, void *ctx)
+{
+        const struct readier *r = entry;
+        struct readier_fold *f = ctx;
+        if (!thread_find(f->sw, r->tid)) {
+                f->sw->nr_other_readies += r->count;
+                return true;
+        }
+        if (r->readying_tid == 0 || r->readying_tid == AGG_ALL ||
+            thread_find(f->sw, r->readying_tid))
+                return false;
+        if (f->nr_moved == f->cap_moved) {
+                f->cap_moved = f->cap_moved ? f->cap_moved * 2 : 256;
+                f->moved = xrealloc(f->moved, f->cap_moved * sizeof(*f->moved));
+        }
+        f->moved[f->nr_moved++] = *r;
+        return true;
+}
+
+static void fold_readiers(struct switches *sw)
+{
+        struct readier_fold f = {sw, NULL, 0, 0};
+        agg_table_remove_if(sw->readiers, is_readier_orphan, &f);
+        for (uint32_t i = 0; i < f.nr_moved; i++) {
+                struct readier k = f.moved[i];
+                k.readying_tid = k.readying_pid = AGG_ALL;
+                k.count = 0;
+                struct readier *r = agg_table_get(sw->readiers, &k, NULL);
+                if (r) {
+                        r->count += f.moved[i].count;
+                } else {
+                        sw->nr_other_readies += f.moved[i].count;
+                        sw->caps.nr_no_room++;
+                }
+        }
+        free(f.moved);
+}
+
+static bool is_blocker_orphan(void *entry, void *ctx)
+{
+        const struct blocker *b = entry;
+        struct switches *sw = ctx;
+        if (thread_find(sw, b->tid))
+                return false;
+        sw->other_blocked_nr += b->nr_waits;
+        sw->other_blocked_ns += b->off_cpu_ns;
+        return true;
+}
+
+static bool is_thread_cpu_orphan(void *entry, void *ctx)
+{
+        const struct thread_cpu *tc = entry;
+        return !thread_find(ctx, tc->tid); /* the CPUs' own totals keep its time */
+}
+
+static int cmp_u64_key(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+struct prune_ctx {
+        const struct switches *sw;
+        const uint64_t *refs; /* sorted: pid << 32 | gen of the kept threads' processes (gen 0:
+                                 the one that has the pid now) */
+        uint32_t nr_refs;
+};
+
+static bool is_referenced(const struct prune_ctx *c, uint32_t pid, uint32_t gen)
+{
+        uint64_t k = (uint64_t)pid << 32 | gen;
+        return bsearch(&k, c->refs, c->nr_refs, sizeof(*c->refs), cmp_u64_key) != NULL;
+}
+
+static bool is_process_unnamed(void *entry, void *ctx)
+{
+        const struct process *p = entry;
+        const struct prune_ctx *c = ctx;
+        if (!p->is_ended || p->end_ns > c->sw->last_ns - SWITCHES_EXIT_GRACE_NS)
+                return false;
+        /* a kept thread is tied to it (thread_process), or names it by its pid */
+        return !is_referenced(c, p->pid, p->serial ? p->serial : p->gen) &&
+               (p->serial || !is_referenced(c, p->pid, 0));
+}
+
+/* Ended processes past SWITCHES_EXITED_MAX go when no kept thread is theirs: they only name
+   threads. */
+static void prune_processes(struct switches *sw)
+{
+        uint32_t nr_ended = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->processes); i++) {
+                const struct process *p = agg_table_slot(sw->processes, i);
+                if (p && p->is_ended)
+                        nr_ended++;
+        }
+        if (nr_ended <= SWITCHES_EXITED_MAX)
+                return;
+        uint64_t *refs = xmalloc((agg_table_nr(sw->threads) + 1) * sizeof(*refs));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                const struct thread *t = agg_table_slot(sw->threads, i);
+                if (t && t->has_pid)
+                        refs[n++] = (uint64_t)t->pid << 32 | t->process_gen;
+        }
+        qsort(refs, n, sizeof(*refs), cmp_u64_key);
+        struct prune_ctx c = {sw, refs, n};
+        agg_table_remove_if(sw->processes, is_process_unnamed, &c);
+        free(refs);
+}
+
+/* Past SWITCHES_EXITED_MAX exited threads, the lighter go into the other row. */
+static void fold_exited(struct switches *sw)
+{
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                const struct thread *t = agg_table_slot(sw->threads, i);
+                if (t && is_foldable(sw, t))
+                        n++;
+        }
+        if (n <= SWITCHES_EXITED_MAX)
+                return;
+        struct fold_item *items = xmalloc(n * sizeof(*items));
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                const struct thread *t = agg_table_slot(sw->threads, i);
+                if (t && is_foldable(sw, t))
+                        items[k++] =
+                                (struct fold_item){t->nr_switches, t->on_cpu_ns, t->tid, t->serial};
+        }
+        qsort(items, n, sizeof(*items), fold_item_cmp);
+        for (uint32_t i = SWITCHES_EXITED_MAX; i < n; i++) {
+                struct thread_key key = {items[i].tid, items[i].serial};
+                struct thread *t = agg_table_find(sw->threads, &key);
+                if (t)
+                        t->is_folding = true;
+        }
+        free(items);
+        agg_table_remove_if(sw->threads, is_thread_folded, sw);
+        sw->caps.nr_threads_folded += n - SWITCHES_EXITED_MAX;
+        fold_readiers(sw);
+        agg_table_remove_if(sw->blockers, is_blocker_orphan, sw);
+        agg_table_remove_if(sw->thread_cpus, is_thread_cpu_orphan, sw);
+}
+
 /* Credits what is still open up to the latest event time. */
 static void credit_open(struct switches *sw)
 {
@@ -1342,6 +1576,8 @@ void switches_refresh(struct switches *sw)
         credit_open(sw);
         struct decay_ctx d = {sw, agg_table_nr(sw->threads) * 2 > agg_table_max(sw->threads)};
         agg_table_remove_if(sw->threads, is_thread_dropped, &d);
+        fold_exited(sw);
+        prune_processes(sw);
         if (agg_table_nr(sw->processes) * 2 > agg_table_max(sw->processes))
                 agg_table_remove_if(sw->processes, is_process_dropped, NULL);
         if (sw->settings.mode == AGG_CUMULATIVE)
@@ -1351,6 +1587,8 @@ void switches_refresh(struct switches *sw)
         agg_table_remove_if(sw->thread_cpus, is_thread_cpu_dropped, sw);
         thread_decay(sw, &sw->other);
         sw->nr_other_readies = apply(sw, sw->nr_other_readies);
+        sw->other_blocked_nr = apply(sw, sw->other_blocked_nr);
+        sw->other_blocked_ns = apply(sw, sw->other_blocked_ns);
         for (uint32_t s = 0; s < NR_STATES; s++)
                 for (uint32_t r = 0; r < NR_REASONS; r++) {
                         sw->waits[s][r].nr = apply(sw, sw->waits[s][r].nr);
@@ -1717,8 +1955,9 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 row_names(sw, t, r->readying_process_name, r->readying_thread_name);
                 if (!r->readying_process_name[0]) {
                         copy_name(r->readying_process_name,
-                                  e->readying_tid == 0 ? "Idle"
-                                                       : process_name(sw, e->readying_pid));
+                                  e->readying_tid == 0         ? "Idle"
+                                  : e->readying_tid == AGG_ALL ? "[exited threads]"
+                                                               : process_name(sw, e->readying_pid));
                         if (strcmp(r->readying_process_name, r->readying_thread_name) == 0)
                                 r->readying_thread_name[0] = '\0';
                 }
@@ -1801,6 +2040,16 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                 }
                 n = m;
         }
+        if (tid == AGG_ALL && (sw->other_blocked_nr || sw->other_blocked_ns))
+                sw->brows[n++] = (struct switches_blocker_row){AGG_ALL,
+                                                               {0, 0},
+                                                               0,
+                                                               0,
+                                                               SYM_NO_MODULE,
+                                                               sw->other_blocked_nr,
+                                                               sw->other_blocked_ns,
+                                                               "",
+                                                               ""};
         qsort(sw->brows, n, sizeof(*sw->brows), blocker_row_cmp);
         *rows = sw->brows;
         return n;

@@ -144,6 +144,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .delay_s = a->st.delay_s,
                 .caps = &a->caps,
         };
+        profile_caps(p, &h.model_caps);
         feed_unlock(a->feed);
         *nr = header_lines(&h, lines);
 }

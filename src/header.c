@@ -20,6 +20,37 @@ static void append(char *line, const char *fmt, ...)
         va_end(ap);
 }
 
+/* "N what" added to a list of counts, when N is not 0. */
+static void count_add(char *list, size_t size, uint64_t n, const char *what)
+{
+        size_t len = strlen(list);
+        if (n && len < size)
+                snprintf(list + len, size - len, "%s%" PRIu64 " %s", len ? ", " : "", n, what);
+}
+
+/* What the model's caps (doc/etwtop.1, MEMORY) did, when they did anything: "   caps: 1234
+   exited threads, 56 unplaced addresses folded; 78 stacks cut; 9 samples past the caps". */
+static void caps_text(const struct profile_caps *c, char *line)
+{
+        char folded[128] = "", past[128] = "";
+        count_add(folded, sizeof(folded), c->nr_threads_folded, "exited threads");
+        count_add(folded, sizeof(folded), c->nr_places_folded, "unplaced addresses");
+        count_add(past, sizeof(past), c->nr_samples_no_room, "samples");
+        count_add(past, sizeof(past), c->nr_switch_no_room, "switch events");
+        count_add(past, sizeof(past), c->nr_edges_no_room, "branch edges");
+        const char *sep = "   caps: ";
+        if (folded[0]) {
+                append(line, "%s%s folded", sep, folded);
+                sep = "; ";
+        }
+        if (c->nr_stacks_cut) {
+                append(line, "%s%" PRIu64 " stacks cut", sep, c->nr_stacks_cut);
+                sep = "; ";
+        }
+        if (past[0])
+                append(line, "%s%s past the caps", sep, past);
+}
+
 uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH])
 {
         const struct collect_settings *s = h->settings;
@@ -40,6 +71,7 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                 if (h->loading_pct >= 0)
                         append(lines[0], "   loading %3d%%", h->loading_pct);
         }
+        caps_text(&h->model_caps, lines[0]);
         if (h->is_paused)
                 append(lines[0], "   [paused]");
         if (h->zoom_pid)

@@ -10,6 +10,7 @@
 
 #include "etw/etwtop_ext.h"
 #include "etw_client.h"
+#include "model/profile.h"
 
 struct header_info {
         bool is_live;
@@ -28,6 +29,7 @@ struct header_info {
         bool has_stacks;                         /* replay: the trace carries stacks */
         double delay_s;
         const struct etw_machine_caps *caps; /* live */
+        struct profile_caps model_caps;      /* what the model's caps folded or cut */
 };
 
 #define HEADER_LINES 3

@@ -677,6 +677,12 @@ void pe_pdb_key_format(const uint8_t guid[16], uint32_t age, char out[PE_PDB_KEY
                  guid[10], guid[11], guid[12], guid[13], guid[14], guid[15], age);
 }
 
+void pe_image_key_format(uint32_t time_date_stamp, uint32_t size_of_image,
+                         char out[PE_IMAGE_KEY_SIZE])
+{
+        snprintf(out, PE_IMAGE_KEY_SIZE, "%08X%X", time_date_stamp, size_of_image);
+}
+
 bool pe_identity_matches_image(const struct pe_identity *id, uint32_t time_date_stamp,
                                uint32_t size_of_image)
 {

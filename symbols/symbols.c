@@ -8,7 +8,9 @@
 #include "symbols/kallsyms.h"
 #include "symbols/module_name.h"
 #include "symbols/sym_table.h"
+#include "sym_server.h"
 #include "sym_sources.h"
+#include "symbols/pdb.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -59,6 +61,7 @@ struct module {
         struct elf_module *elf;  /* owned: ELF and vdso */
         struct sym_table *table; /* owned: PE exports (RVAs), JIT and kernel (addresses) */
         struct kallsyms *ks;     /* owned: the live kernel's symbols (MOD_KERNEL, live) */
+        struct pdb_lines *lines; /* owned: a Windows module's PDB line tables, or NULL */
         char file_used[PATH_MAX];
         char note[512];
         bool is_logged; /* caller's thread: its note went to the log */
@@ -101,11 +104,18 @@ struct space {
         uint64_t end_serial; /* which end of the pid's processes the ended ring holds */
         uint64_t start_time; /* of the latest process start seen (event times); 0: none */
         uint64_t end_time;   /* of the latest process end seen; 0: none */
+        /* made by the JIT probe: its place in the probed ring; 0: not */
+        uint64_t probe_serial;
 };
 
 /* The ended processes whose spaces are kept: late events of a process still find its images,
    and memory stays bounded however many processes come and go. */
 #define MAX_ENDED_SPACES 4096
+/* The spaces sym_locate's JIT probe made for pids no event described (a process come and gone
+   whose space has been forgotten, its late samples or rows placed again): the last
+   MAX_PROBED_SPACES are kept, so that the probe asks the file system once per refresh each, and
+   the oldest goes unless an event has described its process since. */
+#define MAX_PROBED_SPACES 4096
 struct ended_space {
         uint32_t pid;
         uint64_t serial;
@@ -179,6 +189,10 @@ struct sym_store {
         struct ended_space *ended;   /* owned ring: MAX_ENDED_SPACES, oldest at ended_head */
         uint32_t ended_head, nr_ended;
         uint64_t nr_ends;
+        struct ended_space *probed; /* owned ring: MAX_PROBED_SPACES, oldest at probed_head */
+        uint32_t probed_head, nr_probed;
+        uint64_t nr_probes;
+        struct sym_path *path; /* owned: the symbol path, parsed (sym_server.h) */
         struct sym_stats st;
 };
 
@@ -435,9 +449,10 @@ static uint32_t module_get(struct sym_store *s, const struct sym_image *im)
 
 static void load_elf(const struct sym_store *s, struct module *m)
 {
-        struct elf_load_request rq = {
-                m->path, m->build_id, m->build_id_size, s->opt.symbol_path, s->opt.nr_symbol_path,
-                -1,      NULL};
+        uint32_t nr_dirs;
+        const char *const *dirs = sym_path_dirs(s->path, &nr_dirs);
+        struct elf_load_request rq = {m->path, m->build_id, m->build_id_size, dirs, nr_dirs,
+                                      -1,      NULL};
         int vdso_fd = -1;
         if (m->kind == MOD_VDSO && s->opt.is_live) {
                 vdso_fd = sym_vdso_memfd();
@@ -460,11 +475,14 @@ static void load_module(struct sym_store *s, struct module *m)
                 load_elf(s, m);
                 rc = m->elf ? 0 : -1;
                 break;
-        case MOD_PE:
-                rc = sym_pe_load(m->path, m->time_date_stamp, m->image_size, s->opt.symbol_path,
-                                 s->opt.nr_symbol_path, &m->table, m->file_used,
-                                 sizeof(m->file_used), m->note, sizeof(m->note));
+        case MOD_PE: {
+                struct sym_pe_request rq = {m->path,     m->time_date_stamp,    m->image_size,
+                                            m->has_pdb,  m->pdb_guid,           m->pdb_age,
+                                            m->pdb_name, s->opt.is_no_demangle, s->path};
+                rc = sym_pe_symbols_load(&rq, &m->table, &m->lines, m->file_used,
+                                         sizeof(m->file_used), m->note, sizeof(m->note));
                 break;
+        }
         case MOD_CLR: break; /* built from events, never loaded (clr_table_refresh) */
         case MOD_JIT:
                 rc = sym_jit_load(m->jit_pid, &m->table, m->file_used, sizeof(m->file_used),
@@ -546,6 +564,9 @@ uint32_t sym_store_poll(struct sym_store *s)
         if (!s)
                 return 0;
         s->nr_polls++;
+        char progress[320];
+        if (sym_path_progress(s->path, progress, sizeof(progress)))
+                logf_(s, "%s", progress); /* a symbol server's download */
         uint32_t done = atomic_load(&s->nr_done);
         uint32_t n = done - s->nr_done_seen;
         if (!n)
@@ -561,7 +582,7 @@ uint32_t sym_store_poll(struct sym_store *s)
                         s->st.nr_loaded++;
                 /* routine: a Windows trace's images without a symbol path, a recording's
                    vdso (their module+offset frames say it); the note stays in the info */
-                bool is_routine = (m->kind == MOD_PE && !s->opt.nr_symbol_path) ||
+                bool is_routine = (m->kind == MOD_PE && sym_path_is_empty(s->path)) ||
                                   (m->kind == MOD_VDSO && !s->opt.is_live);
                 if (m->note[0] && !is_routine)
                         logf_(s, "%s", m->note);
@@ -792,6 +813,27 @@ void sym_process_end_at(struct sym_store *s, uint32_t pid, uint64_t time)
 void sym_process_end(struct sym_store *s, uint32_t pid)
 {
         sym_process_end_at(s, pid, 0);
+}
+
+/* A space for the JIT probe of a pid that has none; the oldest probed space goes when the
+   ring is full and nothing described its process since. */
+static struct space *space_probe(struct sym_store *s, uint32_t pid)
+{
+        if (s->nr_probed == MAX_PROBED_SPACES) {
+                struct ended_space old = s->probed[s->probed_head];
+                s->probed_head = (s->probed_head + 1) % MAX_PROBED_SPACES;
+                s->nr_probed--;
+                struct space *o = space_find(s, old.pid);
+                if (o && o->probe_serial == old.serial && !o->nr && !o->jit_module &&
+                    !o->start_time && !o->is_ended && !o->nr_methods && !o->nr_clr_modules)
+                        space_remove(s, o);
+        }
+        struct space *sp = space_get(s, pid);
+        sp->probe_serial = ++s->nr_probes;
+        s->probed[(s->probed_head + s->nr_probed) % MAX_PROBED_SPACES] =
+                (struct ended_space){pid, sp->probe_serial};
+        s->nr_probed++;
+        return sp;
 }
 
 /* Removes [start, end) from sp, splitting mappings that straddle it. */
@@ -1174,7 +1216,9 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
                    after the next sym_store_poll, the screen's refresh: a JIT writes it as it
                    goes). Not every process gets a module: most have none, and thousands come
                    and go. */
-                struct space *w = space_get(s, pid);
+                struct space *w = sp && sp->pid == pid ? sp : space_find(s, pid);
+                if (!w)
+                        w = space_probe(s, pid);
                 if (!w->jit_module) {
                         /* looked for once per refresh; an ended process writes no more: once
                            after its end */
@@ -1385,10 +1429,26 @@ static struct src_entry *src_slot(struct sym_store *s, struct sym_loc loc, bool 
         }
 }
 
+/* A Windows module's source line, from its PDB's line tables (no inline frames). */
+static uint32_t pe_srcline(struct sym_store *s, struct module *m, struct sym_loc loc,
+                           struct sym_srcframe *out, uint32_t max)
+{
+        struct pdb_line line;
+        if (!max || module_want(s, m) != LS_LOADED || !m->lines || loc.rel > UINT32_MAX ||
+            !pdb_lines_find(m->lines, (uint32_t)loc.rel, &line))
+                return 0;
+        struct sym_frame f;
+        sym_resolve(s, loc, &f);
+        out[0] = (struct sym_srcframe){f.function, sym_intern(s, line.file), line.line, 0};
+        return 1;
+}
+
 uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcframe *out,
                      uint32_t max)
 {
         struct module *m = s ? module_of(s, loc.module) : NULL;
+        if (m && m->kind == MOD_PE)
+                return pe_srcline(s, m, loc, out, max);
         if (!m || (m->kind != MOD_ELF && m->kind != MOD_VDSO))
                 return 0;
         bool is_found;
@@ -1449,6 +1509,7 @@ int sym_store_new(struct sym_store **out, const struct sym_options *options)
         s->spaces_mask = 255;
         s->spaces = xcalloc(256, sizeof(*s->spaces));
         s->ended = xcalloc(MAX_ENDED_SPACES, sizeof(*s->ended));
+        s->probed = xcalloc(MAX_PROBED_SPACES, sizeof(*s->probed));
         s->cap_strings = 1024;
         s->strings = xcalloc(s->cap_strings, sizeof(*s->strings));
         s->strings[0] = xstrdup("");
@@ -1463,6 +1524,8 @@ int sym_store_new(struct sym_store **out, const struct sym_options *options)
         s->cap_src_frames = 256;
         s->src_frames = xcalloc(s->cap_src_frames, sizeof(*s->src_frames));
         s->kernel_module = module_new(s, MOD_KERNEL, "[kernel.kallsyms]", "[kernel.kallsyms]");
+        s->path =
+                sym_path_new(s->opt.symbol_path, s->opt.nr_symbol_path, getenv("_NT_SYMBOL_PATH"));
         s->queue_cap = 64;
         s->queue = xcalloc(s->queue_cap, sizeof(*s->queue));
         pthread_mutex_init(&s->lock, NULL);
@@ -1483,6 +1546,7 @@ void sym_store_free(struct sym_store *s)
                 s->is_stopping = true;
                 pthread_cond_signal(&s->cond);
                 pthread_mutex_unlock(&s->lock);
+                sym_path_cancel(s->path); /* a download under way ends */
                 pthread_join(s->loader, NULL);
         }
         pthread_mutex_destroy(&s->lock);
@@ -1494,6 +1558,7 @@ void sym_store_free(struct sym_store *s)
                 sym_table_free(m->table);
                 free(m->methods);
                 kallsyms_free(m->ks);
+                pdb_lines_free(m->lines);
                 free(m->path);
                 free(m->name);
                 free(m->pdb_name);
@@ -1511,6 +1576,7 @@ void sym_store_free(struct sym_store *s)
         }
         free(s->spaces);
         free(s->ended);
+        free(s->probed);
         for (uint32_t i = 0; i < s->nr_strings; i++)
                 free(s->strings[i]);
         free(s->strings);
@@ -1521,6 +1587,7 @@ void sym_store_free(struct sym_store *s)
         free(s->src_frames);
         free(s->ksyms);
         free(s->queue);
+        sym_path_free(s->path);
         free(s);
 }
 
@@ -1542,6 +1609,7 @@ void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st)
                         continue;
                 mem += m->elf ? sym_table_memory(elf_module_table(m->elf))
                               : sym_table_memory(m->table);
+                mem += pdb_lines_memory(m->lines);
         }
         st->memory_bytes = mem;
 }

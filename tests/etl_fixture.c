@@ -2,14 +2,22 @@
 /* etl_fixture.c: writes a kernel trace holding every event kind this machine cannot record
    (LBR, PMC samples and counters, CSwitch, ReadyThread, stack keys, 32-bit records) and events
    lost to overflowing rings, through
-   etwtop's own writer, for the reader, decoder and dump tests. Usage: etl_fixture OUT.etl */
+   etwtop's own writer, for the reader, decoder and dump tests. Usage: etl_fixture OUT.etl
+
+   etl_fixture --pdb-image IMAGE OUT.etl RVA:COUNT...: a Windows-style trace of a process that
+   runs the PE file IMAGE (the PDB tests): its Image rundown, ImageID and DbgID_RSDS events
+   (TimeDateStamp, SizeOfImage, the CodeView GUID, age and PDB name read from IMAGE), then
+   COUNT timer samples at each RVA of the image. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "etl_writer.h"
+#include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "perf_convert.h"
+#include "symbols/pe_image.h"
 
 /* The clock: 1 GHz ticks (DESIGN.md), the session starting at tick START. */
 #define START    1000000000ull
@@ -240,10 +248,120 @@ static void events_lost(uint32_t cpu, uint64_t ts, uint64_t count)
             etl_record_event64(rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p, sizeof(p)));
 }
 
+/* ---- --pdb-image: a Windows process running one image ---- */
+
+#define WIN_PID   5150
+#define WIN_TID   5151
+#define WIN_BASE  0x140000000ull
+#define WIN_IMAGE "\\Device\\HarddiskVolume2\\fixture\\"
+
+static void win_process_dcstart(uint64_t ts, const char *name)
+{
+        uint8_t p[256] = {0};
+        u64(p, 0xffff900000002000ull); /* UniqueProcessKey */
+        u32(p + 8, WIN_PID);
+        u32(p + 12, 4);
+        u32(p + 16, 1);
+        u64(p + 24, 0x1bb000);
+        uint32_t n = 40;
+        size_t len = strlen(name) + 1;
+        memcpy(p + n, name, len);
+        n += (uint32_t)len;
+        n += utf16(p + n, name);
+        n += utf16(p + n, "");
+        n += utf16(p + n, "");
+        put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_PROCESS_DC_START, 4, ts, NULL, 0, p, n));
+}
+
+static void win_thread_dcstart(uint64_t ts)
+{
+        uint8_t p[256] = {0};
+        u32(p, WIN_PID);
+        u32(p + 4, WIN_TID);
+        u64(p + 40, 0x3);
+        u64(p + 48, WIN_BASE + 0x1000);
+        p[68] = 8;
+        uint32_t n = 72 + utf16(p + 72, "main");
+        put(0, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
+}
+
+/* Image DCStart v3, KernelTraceControl ImageID and DbgID_RSDS (ETL-FORMAT.md 3.9, 3.10) */
+static void win_image(uint64_t ts, const char *file, const struct pe_identity *id)
+{
+        char path[512];
+        snprintf(path, sizeof(path), "%s%s", WIN_IMAGE, file);
+        uint8_t p[1400] = {0};
+        u64(p, WIN_BASE);
+        u64(p + 8, id->size_of_image);
+        u32(p + 16, WIN_PID);
+        u32(p + 20, id->checksum);
+        u32(p + 24, id->time_date_stamp);
+        u64(p + 32, id->image_base);
+        uint32_t n = 56 + utf16(p + 56, path);
+        put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_START, 3, ts, NULL, 0, p, n));
+
+        memset(p, 0, sizeof(p));
+        u64(p, WIN_BASE);
+        u64(p + 8, id->size_of_image);
+        u32(p + 16, WIN_PID);
+        u32(p + 20, id->time_date_stamp);
+        n = 24 + utf16(p + 24, file);
+        put(0, etl_record_full64(rec, &KernelTraceControlImageIdGuid, KTC_IMAGE_ID, 2, WIN_TID,
+                                 WIN_PID, ts, p, n));
+
+        memset(p, 0, sizeof(p));
+        u64(p, WIN_BASE);
+        u32(p + 8, WIN_PID);
+        memcpy(p + 12, id->pdb_guid, 16);
+        u32(p + 28, id->pdb_age);
+        size_t len = strlen(id->pdb_name) + 1;
+        memcpy(p + 32, id->pdb_name, len);
+        put(0, etl_record_full64(rec, &KernelTraceControlImageIdGuid, KTC_DBGID_RSDS, 2, WIN_TID,
+                                 WIN_PID, ts, p, 32 + (uint32_t)len));
+}
+
+static int pdb_image_trace(int argc, char **argv, const struct etl_writer_config *cfg)
+{
+        struct pe_identity id;
+        struct pe_error perr = {0};
+        if (pe_image_read_file(argv[2], &id, NULL, &perr) < 0 || !id.has_codeview) {
+                fprintf(stderr, "etl_fixture: %s: %s\n", argv[2],
+                        perr.message[0] ? perr.message : "no CodeView record");
+                return 1;
+        }
+        struct etl_error err;
+        if (etl_writer_new(&w, cfg) < 0 || etl_writer_open_file(w, argv[3], true, &err) < 0) {
+                fprintf(stderr, "etl_fixture: cannot write %s\n", argv[3]);
+                return 1;
+        }
+        const char *file = strrchr(argv[2], '/') ? strrchr(argv[2], '/') + 1 : argv[2];
+        group_masks(ETL_WRITER_HEADER_CPU, START);
+        win_process_dcstart(T(1), file);
+        win_thread_dcstart(T(1));
+        win_image(T(1), file, &id);
+        uint64_t ms = 10;
+        for (int i = 4; i < argc; i++) {
+                unsigned long long rva = 0;
+                unsigned count = 0;
+                if (sscanf(argv[i], "%llx:%u", &rva, &count) != 2) {
+                        fprintf(stderr, "etl_fixture: %s is not RVA:COUNT\n", argv[i]);
+                        return 2;
+                }
+                for (unsigned k = 0; k < count; k++)
+                        sampled_profile(0, T(ms++), WIN_BASE + rva, WIN_TID);
+        }
+        if (etl_writer_close(w, FT_START + 5000000, 0, 0) < 0)
+                return 1;
+        etl_writer_free(w);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
-        if (argc != 2) {
-                fprintf(stderr, "usage: etl_fixture OUT.etl\n");
+        bool is_pdb_image = argc >= 4 && strcmp(argv[1], "--pdb-image") == 0;
+        if (argc != 2 && !is_pdb_image) {
+                fprintf(stderr, "usage: etl_fixture OUT.etl\n"
+                                "       etl_fixture --pdb-image IMAGE OUT.etl RVA:COUNT...\n");
                 return 2;
         }
         struct etl_writer_config cfg = {
@@ -265,6 +383,8 @@ int main(int argc, char **argv)
                 .header_tid = 1,
                 .header_pid = 1,
         };
+        if (is_pdb_image)
+                return pdb_image_trace(argc, argv, &cfg);
         if (etl_writer_new(&w, &cfg) < 0)
                 return 1;
         struct etl_error err;

@@ -2276,6 +2276,11 @@ static void test_calltree_trees(void **state)
         assert_int_equal(calltree_children(small, true, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 3, 3);
         assert_false(rows[0].has_children);
+        /* each of the three cut short, said so (the header shows it) */
+        assert_int_equal(calltree_nr_cut(small), 3);
+        assert_int_equal(calltree_nr_cut(t), 0);
+        calltree_reset(small);
+        assert_int_equal(calltree_nr_cut(small), 0);
         calltree_free(small);
         calltree_free(t);
 }
@@ -2429,6 +2434,262 @@ static void test_hot_sample_before_its_thread(void **state)
         hot_free(h);
 }
 
+/* ---- the caps: what came and went does not stay one by one ---- */
+
+struct sw_sums {
+        uint64_t nr_switches, on_cpu_ns, off_cpu_ns, nr_readied, nr_waits_ns;
+        uint64_t readied_by, blocked_ns;
+};
+
+static struct sw_sums sw_sums_of(struct switches *sw, uint32_t *nr_rows)
+{
+        struct sw_sums s = {0};
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                s.nr_switches += rows[i].nr_switches;
+                s.on_cpu_ns += rows[i].on_cpu_ns;
+                s.off_cpu_ns += rows[i].off_cpu_ns;
+                s.nr_readied += rows[i].nr_readied;
+                uint64_t w = rows[i].other_wait_ns;
+                for (uint32_t k = 0; k < rows[i].nr_waits; k++)
+                        w += rows[i].waits[k].off_cpu_ns;
+                assert_int_equal(w, rows[i].off_cpu_ns); /* a row's waits add up */
+                s.nr_waits_ns += w;
+        }
+        *nr_rows = n;
+        const struct switches_readier_row *rr;
+        n = switches_readiers(sw, AGG_ALL, &rr);
+        for (uint32_t i = 0; i < n; i++)
+                s.readied_by += rr[i].count;
+        const struct switches_blocker_row *br;
+        n = switches_blockers(sw, AGG_ALL, &br);
+        for (uint32_t i = 0; i < n; i++)
+                s.blocked_ns += br[i].off_cpu_ns;
+        return s;
+}
+
+#define FOLD_TID 1000
+#define NR_FOLD  100 /* threads past the cap */
+
+/* SWITCHES_EXITED_MAX + NR_FOLD short-lived threads, each its own process, one a millisecond
+   on CPU 0: each runs once, for 100 us plus its index in ns (the first, FOLD_TID, twice: the
+   heaviest), readies FOLD_TID while it runs, blocks with a stack, and exits 11 us later. */
+static int64_t feed_exited_threads(struct fix *fx, struct switches *sw)
+{
+        static uint64_t frames[2];
+        frames[0] = EXE + fx->off_sched + 4;
+        frames[1] = EXE + fx->off_alpha + 4;
+        const uint32_t nr = SWITCHES_EXITED_MAX + NR_FOLD;
+        int64_t t = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t tid = FOLD_TID + i;
+                t = MS(1) + MS(i);
+                int64_t on = 100000 + i;
+                sw_feed(sw, ev_process(KEV_PHASE_START, t, tid, "short"));
+                sw_feed(sw, ev_thread(KEV_PHASE_START, t, tid, tid, "short"));
+                for (int k = 0; k < (i ? 1 : 2); k++) {
+                        int64_t at = t + k * (on + 1000);
+                        sw_feed(sw, ev_cswitch(0, at, 0, 0, ST_READY, WR_EXECUTIVE, tid, tid));
+                        if (i)
+                                sw_feed(sw, ev_ready(0, at + 1000, FOLD_TID, FOLD_TID, tid, tid));
+                        sw_feed(sw, ev_cswitch(0, at + on, tid, tid, ST_WAITING, WR_QUEUE, 0, 0));
+                        sw_feed(sw, ev_stack(0, at + on, tid, tid, frames, 2));
+                }
+                int64_t end = t + (i ? 1 : 2) * (on + 1000) + 10000;
+                sw_feed(sw, ev_thread(KEV_PHASE_END, end, tid, tid, "short"));
+                sw_feed(sw, ev_process(KEV_PHASE_END, end, tid, "short"));
+        }
+        return t;
+}
+
+/* Past SWITCHES_EXITED_MAX exited threads, the lightest are folded into the other row at a
+   refresh, once their grace has passed: every sum stays, the rows stay bounded, the heaviest
+   keeps its row, its readiers that were folded become "[exited threads]". */
+static void test_switches_exited_cap(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        int64_t last = feed_exited_threads(fx, sw);
+        const uint32_t nr = SWITCHES_EXITED_MAX + NR_FOLD;
+        /* within the grace (the last 2 s of threads): nothing folds */
+        switches_refresh(sw);
+        uint32_t n0;
+        struct sw_sums s0 = sw_sums_of(sw, &n0);
+        assert_int_equal(n0, nr);
+        assert_int_equal(s0.nr_switches, nr + 1);
+        assert_int_equal(s0.nr_readied, nr - 1);
+        assert_int_equal(s0.readied_by, nr - 1);
+        assert_int_equal(s0.blocked_ns, s0.off_cpu_ns); /* every wait had its stack */
+        assert_true(s0.off_cpu_ns >= (uint64_t)nr * 11000);
+        struct switches_caps caps;
+        switches_caps(sw, &caps);
+        assert_int_equal(caps.nr_threads_folded, 0);
+
+        /* time passes (an event of no thread): all of them past the grace */
+        struct kevent tick = ev_base(KEV_SAMPLE, 1, last + SWITCHES_EXIT_GRACE_NS + MS(10), 0, 0);
+        sw_feed(sw, tick);
+        switches_refresh(sw);
+        uint32_t n1;
+        struct sw_sums s1 = sw_sums_of(sw, &n1);
+        assert_int_equal(n1, SWITCHES_EXITED_MAX + 1); /* and the other row */
+        assert_memory_equal(&s0, &s1, sizeof(s0));
+        switches_caps(sw, &caps);
+        assert_int_equal(caps.nr_threads_folded, NR_FOLD);
+        assert_int_equal(caps.nr_no_room, 0);
+
+        const struct switches_row *rows;
+        n1 = switches_threads(sw, SWITCHES_BY_ID, &rows);
+        const struct switches_row *other = &rows[n1 - 1];
+        assert_true(other->is_other);
+        assert_int_equal(other->nr_switches, NR_FOLD);
+        /* the lightest went: the first NR_FOLD after FOLD_TID (the least on-CPU time) */
+        uint64_t want_on = 0;
+        for (uint32_t i = 1; i <= NR_FOLD; i++)
+                want_on += 100000 + i;
+        assert_int_equal(other->on_cpu_ns, want_on);
+        assert_int_equal(rows[0].tid, FOLD_TID);
+        assert_int_equal(rows[0].nr_switches, 2);
+        assert_int_equal(rows[1].tid, FOLD_TID + NR_FOLD + 1);
+        assert_string_equal(rows[0].process_name, "short"); /* its process still names it */
+
+        /* FOLD_TID's readiers: the kept ones each, the folded ones as one row */
+        const struct switches_readier_row *rr;
+        uint32_t nr_r = switches_readiers(sw, FOLD_TID, &rr);
+        assert_int_equal(nr_r, nr - 1 - NR_FOLD + 1);
+        assert_int_equal(rr[0].readying_tid, AGG_ALL);
+        assert_int_equal(rr[0].count, NR_FOLD);
+        assert_string_equal(rr[0].readying_process_name, "[exited threads]");
+        /* where the folded ones blocked: one row of the AGG_ALL answer */
+        const struct switches_blocker_row *br;
+        uint32_t nr_b = switches_blockers(sw, AGG_ALL, &br);
+        assert_int_equal(nr_b, SWITCHES_EXITED_MAX + 1);
+        bool has_folded_row = false;
+        for (uint32_t i = 0; i < nr_b; i++)
+                if (br[i].tid == AGG_ALL) {
+                        has_folded_row = true;
+                        assert_int_equal(br[i].off_cpu_ns, NR_FOLD * 11000);
+                }
+        assert_true(has_folded_row);
+        /* the processes' rows add up the same */
+        n1 = switches_processes(sw, SWITCHES_BY_ID, &rows);
+        assert_int_equal(n1, SWITCHES_EXITED_MAX + 1);
+        uint64_t sw_sum = 0;
+        for (uint32_t i = 0; i < n1; i++)
+                sw_sum += rows[i].nr_switches;
+        assert_int_equal(sw_sum, s0.nr_switches);
+
+        /* more of them come and go: the rows stay at the cap */
+        for (uint32_t i = 0; i < 3 * NR_FOLD; i++) {
+                uint32_t tid = 900000 + i;
+                int64_t t = last + SWITCHES_EXIT_GRACE_NS + MS(20) + MS(i);
+                sw_feed(sw, ev_cswitch(0, t, 0, 0, ST_READY, WR_EXECUTIVE, tid, tid));
+                sw_feed(sw, ev_cswitch(0, t + 500000, tid, tid, ST_WAITING, WR_QUEUE, 0, 0));
+                sw_feed(sw, ev_thread(KEV_PHASE_END, t + 500000, tid, tid, "more"));
+                last = t;
+        }
+        tick = ev_base(KEV_SAMPLE, 1, last + SWITCHES_EXIT_GRACE_NS + MS(10), 0, 0);
+        sw_feed(sw, tick);
+        switches_refresh(sw);
+        uint32_t n2;
+        struct sw_sums s2 = sw_sums_of(sw, &n2);
+        assert_int_equal(n2, SWITCHES_EXITED_MAX + 1);
+        assert_int_equal(s2.nr_switches, s0.nr_switches + 3 * NR_FOLD);
+        switches_caps(sw, &caps);
+        assert_int_equal(caps.nr_threads_folded, NR_FOLD + 3 * NR_FOLD);
+
+        /* z: the counts and what the caps did start over */
+        switches_zero(sw);
+        switches_caps(sw, &caps);
+        assert_int_equal(caps.nr_threads_folded, 0);
+        switches_free(sw);
+}
+
+/* Unplaced places (no image held them) keep their process to be placed later; at a refresh
+   those that have a module move to it, those of ended processes and past HOT_UNPLACED_MAX the
+   lightest go into the other row: the sums stay, the unplaced rows stay bounded. */
+static void test_hot_unplaced_cap(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        const uint32_t base_pid = 5000, nr = HOT_UNPLACED_MAX + 200, nr_ended = 50;
+        const uint32_t late_pid = base_pid + nr; /* its image comes after its samples */
+        int64_t t = MS(1);
+        uint64_t nr_samples = 0;
+        for (uint32_t i = 0; i <= nr; i++) {
+                uint32_t pid = base_pid + i;
+                uint64_t ip = pid == late_pid ? EXE + fx->off_alpha + 4 : 0x400000 + 16ull * i;
+                /* the first ten, the heaviest, end: folded all the same */
+                for (int k = 0; k < (i < 10 ? 3 : 1); k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = ip;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                        nr_samples++;
+                }
+        }
+        for (uint32_t i = 0; i < nr_ended; i++) {
+                struct kevent ev = ev_process(KEV_PHASE_END, t += 1000, base_pid + i, "gone");
+                hot_event(h, &ev);
+        }
+        fix_image(fx, late_pid, EXE);
+
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_int_equal(n, nr + 1);
+        hot_refresh(h);
+        n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        uint64_t self = 0, total = 0;
+        uint32_t nr_unplaced = 0;
+        const struct hot_row *other = NULL;
+        for (uint32_t i = 0; i < n; i++) {
+                self += rows[i].self;
+                total += rows[i].total;
+                if (!rows[i].module && !rows[i].function && !rows[i].rel)
+                        other = &rows[i];
+                else if (!rows[i].module)
+                        nr_unplaced++;
+        }
+        assert_int_equal(self, nr_samples);
+        assert_int_equal(total, nr_samples);
+        assert_int_equal(nr_unplaced, HOT_UNPLACED_MAX);
+        assert_non_null(other);
+        /* the ended ones (10 of 3 samples, 40 of 1) and the lightest past the cap */
+        uint32_t nr_past = nr - nr_ended - HOT_UNPLACED_MAX;
+        assert_int_equal(other->self, 10 * 3 + (nr_ended - 10) + nr_past);
+        assert_int_equal(n, HOT_UNPLACED_MAX + 2); /* and alpha, placed */
+        const struct hot_row *alpha = row_of(rows, n, fx->fn_alpha);
+        assert_non_null(alpha);
+        assert_int_equal(alpha->self, 1);
+        struct hot_caps caps;
+        hot_caps(h, &caps);
+        assert_int_equal(caps.nr_places_folded, nr_ended + nr_past);
+        assert_int_equal(caps.nr_samples_no_room, 0);
+        /* a later sample of a place kept still counts there */
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, base_pid + nr - 1, 1);
+        ev.sample.ip = 0x400000 + 16ull * (nr - 1);
+        hot_event(h, &ev);
+        hot_refresh(h);
+        n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_int_equal(n, HOT_UNPLACED_MAX + 2);
+        hot_reset(h);
+        hot_caps(h, &caps);
+        assert_int_equal(caps.nr_places_folded, 0);
+
+        /* past max_entries: counted in the other row, and said so */
+        struct hot *small = hot_new(fx->store, 4);
+        for (uint32_t i = 0; i < 10; i++) {
+                ev = ev_base(KEV_SAMPLE, 0, t += 1000, PID_A, PID_A + 1);
+                ev.sample.ip = 0x500000 + 16ull * i;
+                hot_event(small, &ev);
+        }
+        n = hot_functions(small, HOT_SOURCE_TIMER, false, &rows);
+        hot_caps(small, &caps);
+        assert_int_equal(caps.nr_samples_no_room, 6);
+        hot_free(small);
+        hot_free(h);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -2464,6 +2725,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_bounds_and_reuse, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_exited_cap, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_unplaced_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
         };

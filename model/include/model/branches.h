@@ -65,6 +65,8 @@ uint64_t branches_nr_events(const struct branches *b);
 uint64_t branches_nr_edges(const struct branches *b);
 /* Exact edges kept one by one (per process): the memory in use, at most max_entries. */
 uint32_t branches_nr_kept(const struct branches *b);
+/* Edges counted in the "other" row, the table at max_entries (after decay). */
+uint64_t branches_nr_other(const struct branches *b);
 
 /* The rows of one process (pid) or of all (AGG_ALL), grouped, named now, most counted first
    (ties in address order). The "other" row comes with AGG_ALL only. The array belongs to b

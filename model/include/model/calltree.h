@@ -2,7 +2,10 @@
 /* calltree.h: the call tree of sampled stacks, both ways: top-down (from the outermost frame to
    the sampled function) and callers (from the sampled function out to its callers). Frames are
    named when they are inserted (functions merge; frames whose module has no symbols yet keep
-   their module+offset). Memory-bounded: past max_nodes, deeper frames are cut. */
+   their module+offset). Memory-bounded: past max_nodes, deeper frames are cut. Frames not named
+   yet are looked up again when the symbol store changes; of those no image held, only while
+   their process runs and the newest CALLTREE_UNNAMED_MAX: the cost of a look does not grow with
+   the processes that came and went. */
 #ifndef ETWTOP_MODEL_CALLTREE_H
 #define ETWTOP_MODEL_CALLTREE_H
 
@@ -13,6 +16,8 @@
 #include "symbols/symbols.h"
 
 struct calltree;
+
+#define CALLTREE_UNNAMED_MAX 16384u
 
 struct calltree_row {
         uint32_t node; /* to ask for its children */
@@ -29,11 +34,14 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
 void calltree_free(struct calltree *t);
 void calltree_reset(struct calltree *t);
 
-/* Takes KEV_SAMPLE, KEV_PMC_SAMPLE and KEV_STACK; ignores the rest. */
+/* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
+   rest. */
 void calltree_event(struct calltree *t, const struct kevent *ev);
 
 uint64_t calltree_nr_samples(const struct calltree *t);
 uint32_t calltree_nr_nodes(const struct calltree *t);
+/* Stacks cut short by a full tree (max_nodes) since the tree last started over. */
+uint64_t calltree_nr_cut(const struct calltree *t);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
    t until the next call. */

@@ -33,13 +33,28 @@ struct hot_module_row {
         uint64_t self;
 };
 
+/* Places no image held when they were sampled (module 0) keep their process, to be placed
+   when its images come. At each hot_refresh those that have a module by then move to it; those
+   of a process that ended (since the refresh before the last), and past HOT_UNPLACED_MAX the
+   lightest of the rest, are folded into the "other" row (module 0, rel 0, function 0) with their
+   self and total counts: unplaced addresses of processes come and gone neither fill the table nor
+   cost the refreshes. */
+#define HOT_UNPLACED_MAX 4096u
+
+/* What the caps did since the counts last started over (hot_caps). */
+struct hot_caps {
+        uint64_t nr_places_folded;   /* unplaced places folded into the other row */
+        uint64_t nr_samples_no_room; /* samples whose place found the table at max_entries */
+};
+
 /* store: borrowed. max_entries bounds the memory: addresses past it are counted in an
    "other" row rather than kept one by one. */
 struct hot *hot_new(struct sym_store *store, uint32_t max_entries);
 void hot_free(struct hot *h);
 void hot_reset(struct hot *h);
 
-/* Takes KEV_SAMPLE, KEV_PMC_SAMPLE and KEV_STACK; ignores the rest. */
+/* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
+   rest. */
 void hot_event(struct hot *h, const struct kevent *ev);
 
 /* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
@@ -48,9 +63,12 @@ void hot_set_settings(struct hot *h, const struct agg_settings *settings);
 /* Only samples that pass f (their pid, tid and time) are counted from now on, with their
    stacks; what was counted stays (hot_reset to start over). f is copied. */
 void hot_set_filter(struct hot *h, const struct agg_filter *f);
-/* The refresh tick: decays or zeroes the counts by the mode, dropping the places that fell
-   under the threshold. Cumulative: nothing changes. */
+/* The refresh tick: places what has a module now and folds unplaced places past the cap
+   (above); then decays or zeroes the counts by the mode, dropping the places that fell under
+   the threshold (cumulative: no counts change). */
 void hot_refresh(struct hot *h);
+/* What the caps folded or left without a place of its own. */
+void hot_caps(const struct hot *h, struct hot_caps *out);
 
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
 uint64_t hot_nr_stacks(const struct hot *h);

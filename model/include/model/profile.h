@@ -91,6 +91,19 @@ void profile_refresh(struct profile *p);
 /* A trace read to its end: the waits and idle periods still open run to its last event. */
 void profile_end(struct profile *p);
 
+/* What the model's caps (doc/etwtop.1, MEMORY) folded or counted without a row of its own
+   since the counts last started over: what the header says, so that a cap never drops data
+   silently. */
+struct profile_caps {
+        uint64_t nr_threads_folded;  /* exited threads folded into [other threads] */
+        uint64_t nr_switch_no_room;  /* switch events past the switch tables' caps */
+        uint64_t nr_places_folded;   /* unplaced addresses folded into the functions' [other] */
+        uint64_t nr_samples_no_room; /* samples past the hot functions' cap, in [other] */
+        uint64_t nr_stacks_cut;      /* stacks cut short by the full call tree */
+        uint64_t nr_edges_no_room;   /* branch edges past their cap, in the other row */
+};
+void profile_caps(const struct profile *p, struct profile_caps *out);
+
 /* The events lost: the largest of the counts, each of which misses some. */
 uint64_t profile_nr_lost(const struct profile *p);
 /* The trace's span in ns (0 before two events). */

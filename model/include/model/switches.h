@@ -42,7 +42,8 @@ struct switches_wait {
 };
 
 /* A thread, or a process (tid AGG_ALL: the sums of its threads). The row of the threads
-   counted past max_entries has tid and pid AGG_ALL and is_other. */
+   counted past max_entries and of the exited threads folded past SWITCHES_EXITED_MAX has tid
+   and pid AGG_ALL and is_other. */
 struct switches_row {
         uint32_t tid;
         uint32_t pid; /* AGG_ALL: unknown */
@@ -89,9 +90,10 @@ struct switches_wait_row {
 /* One readier of one thread, from one place. */
 struct switches_readier_row {
         uint32_t tid;          /* the thread readied */
-        uint32_t readying_tid; /* who readied it */
+        uint32_t readying_tid; /* who readied it; AGG_ALL: threads no longer kept */
         uint32_t readying_pid;
-        char readying_process_name[SWITCHES_NAME_SIZE]; /* "Idle" for tid 0 */
+        char readying_process_name[SWITCHES_NAME_SIZE]; /* "Idle" for tid 0,
+                                                           "[exited threads]" for AGG_ALL */
         char readying_thread_name[SWITCHES_NAME_SIZE];
         bool has_where;       /* its stack came: where is its top */
         struct sym_loc where; /* module 0: the raw address */
@@ -128,6 +130,28 @@ struct switches_cpu_row {
         uint64_t cstate_ns[SWITCHES_NR_CSTATES];
 };
 
+/* Threads that exited are kept one by one up to SWITCHES_EXITED_MAX, besides the live ones:
+   at a refresh, past it, the lighter of those that ended SWITCHES_EXIT_GRACE_NS before the
+   latest event (the heaviest by switches, then on-CPU time, stay) are folded into the "other"
+   row, with their readiers (the other readiers' row), where they blocked (switches_blockers'
+   AGG_ALL row) and their CPUs (the per-CPU totals keep them); the readyings of a kept thread by
+   threads no longer kept become readyings by "[exited threads]" (readying tid and pid AGG_ALL)
+   from the same place. Every total stays, and the rows and the cost of a refresh follow the
+   live threads, not every thread that ever ran. The grace
+   lets a thread's late events (another CPU's buffer) find it. Ended processes are kept while a
+   kept thread names them, and up to SWITCHES_EXITED_MAX more. */
+#define SWITCHES_EXITED_MAX    4096u
+#define SWITCHES_EXIT_GRACE_NS 2000000000ll
+
+/* What the caps did since the counts last started over (switches_caps). */
+struct switches_caps {
+        uint64_t nr_threads_folded; /* exited threads folded into the other row */
+        /* events counted without a row of their own, their table at max_entries: switches and
+           readyings in the other row, readyings in the other readiers' row, blocking places
+           and thread x CPU pairs not kept */
+        uint64_t nr_no_room;
+};
+
 /* store: borrowed (it places the readiers' stack tops). max_entries bounds each table
    (threads, processes, readiers, thread x CPU pairs): what does not fit is counted in an
    "other" row. The object starts cumulative, with no filter. */
@@ -159,6 +183,9 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f);
    its own share; then applies the aggregation mode. Call it once at the end of a replay too. */
 void switches_refresh(struct switches *sw);
 
+/* What the caps folded or left without a row (switches_caps above). */
+void switches_caps(const struct switches *sw, struct switches_caps *out);
+
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
 /* CSwitch and ReadyThread events counted (after decay). */
@@ -181,7 +208,8 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                            const struct switches_readier_row **rows);
 /* Where thread tid (AGG_ALL: any thread) blocked, by off-CPU time, largest first: from the
    stacks of its switches (the CSwitch stack hook), the one of its switch-out (as Linux records
-   it) or of its switch-in (as Windows does). */
+   it) or of its switch-in (as Windows does). With AGG_ALL, the places of the exited threads
+   folded past SWITCHES_EXITED_MAX are one row, tid AGG_ALL with no place (module 0, rel 0). */
 uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                            const struct switches_blocker_row **rows);
 /* The names of the PMC counters the CSwitch events carry (the trace's PMC counter

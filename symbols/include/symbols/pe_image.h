@@ -92,6 +92,13 @@ void pe_guid_format(const uint8_t guid[16], char out[PE_GUID_STRING_SIZE]);
 #define PE_PDB_KEY_SIZE 41
 void pe_pdb_key_format(const uint8_t guid[16], uint32_t age, char out[PE_PDB_KEY_SIZE]);
 
+/* "5010AE7A157000": the image's symbol-server key, TimeDateStamp as 8 hex digits then
+   SizeOfImage in hex without leading zeros (uppercase, as Microsoft's symbol server spells it);
+   the folder of the image in a symbol store (ntdll.dll/<key>/ntdll.dll). */
+#define PE_IMAGE_KEY_SIZE 17
+void pe_image_key_format(uint32_t time_date_stamp, uint32_t size_of_image,
+                         char out[PE_IMAGE_KEY_SIZE]);
+
 /* Whether the image is the one an ImageID (or Image/Load) event describes: equal
    TimeDateStamp and SizeOfImage, the pair the symbol server keys images by. */
 bool pe_identity_matches_image(const struct pe_identity *id, uint32_t time_date_stamp,

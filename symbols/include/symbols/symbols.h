@@ -3,7 +3,9 @@
    same calls), modules shared by every process that maps them (keyed by build-id, else by path),
    function tables loaded off the caller's thread, interned names, inline frames and source
    lines on demand. Debug files are also fetched from debuginfod by build-id when the user opts
-   in by setting DEBUGINFOD_URLS (libdw does it, on the loader thread, never on the caller's). */
+   in by setting DEBUGINFOD_URLS (libdw does it, on the loader thread, never on the caller's).
+   Windows images are named from their PDB, chosen by the trace's DbgID_RSDS record (GUID and
+   age must match), fetched from symbol servers on the symbol path, else from their exports. */
 #ifndef ETWTOP_SYMBOLS_SYMBOLS_H
 #define ETWTOP_SYMBOLS_SYMBOLS_H
 
@@ -14,8 +16,13 @@
 struct sym_store;
 
 struct sym_options {
-        /* Directories searched for image files and debug files, in order: DIR/.build-id/xx/
-           rest[.debug], DIR/<file name>, DIR/<full path>. Borrowed for the store's life. */
+        /* Where image, debug and PDB files are looked for, in order; each entry a list in
+           _NT_SYMBOL_PATH's syntax (DIR;cache*DIR;srv*STORE*URL, doc/symbols.md) or DIR:DIR.
+           Directories: DIR/.build-id/xx/rest[.debug], DIR/<file name>, DIR/<full path>, and
+           for Windows files also the symbol-store layout DIR/<name>/<key>/<name>. Then the
+           entries of _NT_SYMBOL_PATH, read from the environment when the store is made (as
+           DbgHelp does); servers are asked on the loader thread. Borrowed for the store's
+           life. */
         const char *const *symbol_path;
         uint32_t nr_symbol_path;
         /* Read the running system: /proc/kallsyms and /proc/modules for kernel frames,
@@ -27,7 +34,7 @@ struct sym_options {
         /* Function names as the symbol tables spell them (--no-demangle). By default C++ and
            Rust names are demangled, as perf shows them (`bitmap_set_bit(bitmap_head*, int)`,
            `<rs::Point>::norm`): every name the store hands out (sym_resolve, sym_srcline) is
-           the demangled one. */
+           the demangled one; MSVC names from PDBs are undecorated as WPA shows them. */
         bool is_no_demangle;
         /* Messages (a module that cannot be read, a build-id mismatch, restricted kernel
            symbols). Called on the caller's thread, from sym_store_poll and the lookups. */
@@ -147,6 +154,7 @@ bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_inf
 /* Inline frames and source lines of loc, innermost first: [0] is the code at the address (an
    inlined function or the real one), each next one the caller it was inlined into, the last
    the real function. Computed on the first call for loc (libdw; needs debug info) and cached.
+   A Windows module's line is its PDB's (one frame: no inline sites).
    Returns the number of frames written (0: no line information). */
 struct sym_srcframe {
         uint32_t function; /* interned */
