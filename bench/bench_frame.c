@@ -32,8 +32,9 @@ static double now_s(void)
 }
 
 static const struct ui_column cols[] = {
-        {"Self%", UI_COL_PCT, 7, 0}, {"Total%", UI_COL_PCT, 7, 0},   {"Self", UI_COL_U64, 8, 0},
-        {"Total", UI_COL_U64, 8, 0}, {"Module", UI_COL_TEXT, 22, 0}, {"Function", UI_COL_TEXT, 0, 0},
+        {"Self%", UI_COL_PCT, 7, 0},    {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 0},     {"Total", UI_COL_U64, 8, 0},
+        {"Module", UI_COL_TEXT, 22, 0}, {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* The functions view's refresh over a model of rows functions, frames times: the real view's

@@ -520,7 +520,8 @@ static void test_arena_refreshes(void **state)
 static void test_print(void **state)
 {
         (void)state;
-        static const struct ui_column two[] = {{"Count", UI_COL_U64, 5, 0}, {"Name", UI_COL_TEXT, 0, 0}};
+        static const struct ui_column two[] = {{"Count", UI_COL_U64, 5, 0},
+                                               {"Name", UI_COL_TEXT, 0, 0}};
         struct ui_table t;
         ui_table_init(&t, two, 2);
         uint32_t r = ui_table_add(&t, 1, 0, 0);
