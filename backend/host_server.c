@@ -33,10 +33,10 @@
 #define LOCK_NAME        "host.lock"
 #define SOCKET_NAME      "host.sock"
 #define MAX_CONNECTIONS  128
-#define REQUEST_MS       10000 /* a client has this long to send its whole request */
-#define REPLY_MS         10000 /* and to take a reply */
-#define LOCK_WAIT_MS     3000  /* an ending host releases the lock within this */
-#define SPAWN_WAIT_MS    10000
+#define REQUEST_MS       30000 /* a client has this long to send its whole request */
+#define REPLY_MS         30000 /* and to take a reply */
+#define LOCK_WAIT_MS     10000 /* an ending host releases the lock within this */
+#define SPAWN_WAIT_MS    30000
 #define DEFAULT_GRACE_MS 5000
 #define TICK_MS          100
 #define STREAM_WAIT_MS   250
