@@ -116,11 +116,16 @@ END {
         printf "\ngrowth over the second half:  etwtop %+d KB (%+.1f%%)", e[n] - e[h], 100 * (e[n] - e[h]) / e[h]
         if (lp >= h && p[h] != "-")
                 printf ", perf top %+d KB (%+.1f%%)", p[lp] - p[h], 100 * (p[lp] - p[h]) / p[h]
+        # CPU per minute: at the start (the tables filling), at the half, at the end
         k = n >= 10 ? 5 : int(n / 2); if (k < 1) k = 1
-        for (i = 1; i <= k; i++) { a += ec[i]; b += ec[n - k + i]; c += sc[i]; d += sc[n - k + i] }
-        printf "\netwtop CPU per minute: %.2f s in the first %d min, %.2f s in the last %d (%+.1f%%)", \
-               a / k, k, b / k, k, a ? 100 * (b - a) / a : 0
-        printf "\n  of it the screen (events into the model, refreshes): %.2f s, %.2f s (%+.1f%%)\n", \
-               c / k, d / k, c ? 100 * (d - c) / c : 0
+        for (i = 1; i <= k; i++) {
+                a += ec[i]; m += ec[h + i - 1]; b += ec[n - k + i]
+                c += sc[i]; q += sc[h + i - 1]; d += sc[n - k + i]
+        }
+        printf "\netwtop CPU per minute: %.2f s in the first %d min, %.2f s from the half on, " \
+               "%.2f s in the last %d (%+.1f%% over the second half)", a / k, k, m / k, b / k, k,
+               m ? 100 * (b - m) / m : 0
+        printf "\n  of it the screen (events into the model, refreshes): %.2f s, %.2f s, %.2f s " \
+               "(%+.1f%%)\n", c / k, q / k, d / k, q ? 100 * (d - q) / q : 0
         if (p_gone != "") printf "perf top ended at %d s\n", p_gone
 }' "$series"

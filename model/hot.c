@@ -23,7 +23,9 @@ struct entry {
         uint32_t pid; /* module 0 only */
         uint16_t source;
         bool is_used;
-        bool has_function; /* function holds the place's name: a resolved answer stays */
+        /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
+           resolved one's name): an answer of a module whose answers are settled stays */
+        uint8_t answer;
         uint32_t function;
         uint64_t self, total;
 };
@@ -64,8 +66,7 @@ struct hot {
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
-        uint64_t nr_other[MAX_SOURCES]; /* self: counted past max_entries, or folded */
-        uint64_t nr_other_total[MAX_SOURCES];
+        uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
         struct hot_caps caps;
         /* owned: processes that ended since the refresh before the last one, those before the
            last refresh first (nr_prev_ended): a process's late samples come with other CPUs'
@@ -148,7 +149,6 @@ void hot_reset(struct hot *h)
         memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
         h->nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
-        memset(h->nr_other_total, 0, sizeof(h->nr_other_total));
         memset(&h->caps, 0, sizeof(h->caps));
         h->nr_ended_pids = h->nr_prev_ended = 0;
         memset(h->nr_samples, 0, sizeof(h->nr_samples));
@@ -228,9 +228,7 @@ static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash
         struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used) {
                 if (h->nr >= h->max_entries) {
-                        uint32_t si = source_index(h, k->source);
-                        h->nr_other[si] += self;
-                        h->nr_other_total[si] += self;
+                        h->nr_other[source_index(h, k->source)] += self;
                         h->caps.nr_samples_no_room += self;
                         return UINT32_MAX;
                 }
@@ -457,11 +455,11 @@ static int unplaced_cmp(const void *a, const void *b)
         return x->rel < y->rel ? -1 : x->rel > y->rel;
 }
 
+/* e's samples go to the other row (as a place's total only counts its stacks, the totals of
+   many places do not add up to one) */
 static void fold_into_other(struct hot *h, const struct entry *e)
 {
-        uint32_t si = source_index(h, e->source);
-        h->nr_other[si] += e->self;
-        h->nr_other_total[si] += e->total;
+        h->nr_other[source_index(h, e->source)] += e->self;
         h->caps.nr_places_folded++;
         slot_delete(h, slot_find(h, e));
 }
@@ -496,7 +494,7 @@ static void place_or_fold(struct hot *h)
                         k.module = u[i].loc.module;
                         k.rel = u[i].loc.rel;
                         k.pid = 0;
-                        k.has_function = false;
+                        k.answer = 0;
                         count(h, &k, k.self, k.total);
                         is_changed = true;
                 } else if (bsearch(&k.pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {
@@ -558,7 +556,6 @@ void hot_refresh(struct hot *h)
         free(kept);
         for (uint32_t i = 0; i < h->nr_sources; i++) {
                 h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
-                h->nr_other_total[i] = agg_settings_apply(s, h->nr_other_total[i]);
                 h->nr_samples[i] = agg_settings_apply(s, h->nr_samples[i]);
         }
         h->nr_stacks = agg_settings_apply(s, h->nr_stacks);
@@ -728,6 +725,8 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 uint32_t cap = h->cap_rows ? h->cap_rows : 1024;
                 while (cap < h->nr + 1)
                         cap *= 2;
+                if (cap > h->max_entries + 1) /* the table never holds more */
+                        cap = h->max_entries + 1;
                 free(h->rows);
                 free(h->sort_a);
                 free(h->sort_b);
@@ -757,17 +756,17 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 if (!e->is_used || e->source != source)
                         continue;
                 struct sym_loc loc = {e->module, e->rel};
-                struct sym_frame f = {SYM_RESOLVED, e->module, e->function, 0};
-                if (!e->has_function) {
+                struct sym_frame f = {(enum sym_state)(e->answer - 1), e->module, e->function, 0};
+                if (!e->answer) {
                         if (!e->module) /* placed again: images may have come since */
                                 loc = sym_locate(h->store, e->pid, e->rel);
                         sym_resolve(h->store, loc, &f);
-                        /* a name from a module whose answers are settled stays; the others
-                           may still change (loading, late images, a recording's kernel) */
-                        if (f.state == SYM_RESOLVED && e->module &&
-                            sym_answers_are_final(h->store, e->module)) {
-                                e->has_function = true;
-                                e->function = f.function;
+                        /* the answer of a module whose answers are settled stays (a name, or
+                           none there); the others may still change (loading, late images, a
+                           recording's kernel) */
+                        if (e->module && sym_answers_are_final(h->store, e->module)) {
+                                e->answer = (uint8_t)(f.state + 1);
+                                e->function = f.state == SYM_RESOLVED ? f.function : 0;
                         }
                 }
                 struct hot_row r = {source,
@@ -798,9 +797,9 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;
-        if (si < h->nr_sources && (h->nr_other[si] || h->nr_other_total[si]))
+        if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
-                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other_total[si]};
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si]};
         int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
         uint32_t n = o;
         if (max && max < o) {

@@ -37,8 +37,8 @@ struct hot_module_row {
    when its images come. At each hot_refresh those that have a module by then move to it; those
    of a process that ended (since the refresh before the last), and past HOT_UNPLACED_MAX the
    lightest of the rest, are folded into the "other" row (module 0, rel 0, function 0) with their
-   self and total counts: unplaced addresses of processes come and gone neither fill the table nor
-   cost the refreshes. */
+   samples: unplaced addresses of processes come and gone neither fill the table nor cost the
+   refreshes. */
 #define HOT_UNPLACED_MAX 4096u
 
 /* What the caps did since the counts last started over (hot_caps). */
