@@ -132,8 +132,14 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
         }
         if (o->file && o->is_force)
                 unlink(o->file);
+        /* The session starts with the flags whose rundown it writes; the others, whose events
+           carry stacks and a sampling interval, turn on with the group masks below, after
+           those are set: no sample of the file goes without the stack asked for. */
+        ULONG start_flags =
+                s->masks.Masks[0] &
+                (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD);
         struct props k;
-        props_init(&k, o, s->masks.Masks[0]);
+        props_init(&k, o, start_flags);
         ULONG st;
         if (o->is_process_only && s->pid > 0) {
                 /* the process is the next kernel logger's: its events are opened at the start */
@@ -190,14 +196,13 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
                 what = "--lastbranch";
                 goto refused;
         }
+        if ((st = set_hooks(c->id, s)) != ERROR_SUCCESS || (st = set_interval(s)) != ERROR_SUCCESS)
+                goto refused;
         /* the PMC_PROFILE group opens the sampling events: where --pmc-profile fails here */
         if (s->pmc_source)
                 what = "--pmc-profile";
         if ((st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, (PVOID)&s->masks,
                                       sizeof(s->masks))) != ERROR_SUCCESS)
-                goto refused;
-        what = "TraceSetInformation";
-        if ((st = set_hooks(c->id, s)) != ERROR_SUCCESS || (st = set_interval(s)) != ERROR_SUCCESS)
                 goto refused;
         if (o->keep_window_bytes && etw_keep_window(c->id, o->keep_window_bytes) != ERROR_SUCCESS) {
                 /* the session runs; only the save key will say it cannot */

@@ -290,12 +290,17 @@ if [ -n "$wl" ]; then
         check "record -p ping-pong: exit 0" [ $? = 0 ]
         wait "$pp"
         "$ETWTOP" --dump "$tmp/pp.etl" >"$tmp/pp.txt" 2>&1
+        # a switch whose switch-out record the kernel dropped (its ring full: the sanitizers'
+        # build drains slower than 100 000 switches a second) has no state to tell; none may
+        # go without one in a trace that lost nothing
         check "record -p: another process's thread waiting on a pipe is UserRequest, not Executive" awk -v p="$pp" -v c="$ppchild" '
+                /^Events lost:/ {lost = $3}
                 $5 == "Thread/CSwitch" && $6 == "new_tid=" p && $8 == "old_tid=" c {
                         n++; if ($0 ~ /old_state=Waiting wait_reason=UserRequest /) u++
                         else if ($0 ~ /old_state=Ready wait_reason=WrPreempted /) r++ }
-                END {printf "%d switches from the child to the parent: %d UserRequest (blocked in read), %d WrPreempted (by the parent it woke), %d else\n", n, u, r, n - u - r > "/dev/stderr"
-                     exit (n >= 10 && u >= 5 && u + r == n) ? 0 : 1}' "$tmp/pp.txt"
+                END {printf "%d switches from the child to the parent: %d UserRequest (blocked in read), %d WrPreempted (by the parent it woke), %d else; %d events lost\n", n, u, r, n - u - r, lost > "/dev/stderr"
+                     e = n - u - r
+                     exit (n >= 10 && u >= 5 && (lost ? e * 100 <= n : e == 0)) ? 0 : 1}' "$tmp/pp.txt"
         check "record -p: the ping-pong's own switch-outs are not yields" \
                 bash -c "! grep -q 'old_tid=$pp .*WrYieldExecution' '$tmp/pp.txt'"
 fi

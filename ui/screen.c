@@ -191,9 +191,11 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
         s->is_no_match = false;
         if (s->input != INPUT_NONE) {
                 int k = *key;
+                bool is_search = s->input == INPUT_SEARCH;
                 input_key(s, k, vs);
                 bool is_enter = k == '\n' || k == '\r' || k == KEY_ENTER;
-                if (s->input == INPUT_SEARCH || (is_enter && vs->search[0])) {
+                /* only a search moves the cursor: a filter's Enter leaves the last search be */
+                if (is_search && (s->input == INPUT_SEARCH || (is_enter && vs->search[0]))) {
                         nv = visible_rows(s, t, vs, &rows);
                         s->is_no_match = !search_next(vs, t, rows, nv, false);
                 }
