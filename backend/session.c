@@ -2093,6 +2093,8 @@ static const char *class_name(TRACE_INFO_CLASS c)
 {
         if (c == ETWTOP_TRACE_PROCESS_INFO)
                 return "ETWTOP_TRACE_PROCESS_INFO";
+        if (c == ETWTOP_TRACE_CONSUMERS_INFO)
+                return "ETWTOP_TRACE_CONSUMERS_INFO";
         switch (c) {
         case TraceStackTracingInfo: return "TraceStackTracingInfo";
         case TraceSystemTraceEnableFlagsInfo: return "TraceSystemTraceEnableFlagsInfo";
@@ -2704,6 +2706,31 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
                         session_unref(s);
                 }
                 memcpy(out, &pid, sizeof(pid));
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
+        if (c == ETWTOP_TRACE_CONSUMERS_INFO) {
+                code = need_length(fn, c, len, sizeof(ULONG), ReturnLength);
+                if (code != ERROR_SUCCESS)
+                        return code;
+                if (!SessionHandle) {
+                        etw_set_error(ERROR_INVALID_PARAMETER,
+                                      "%s(%s): a session's handle is needed", fn, class_name(c));
+                        return ERROR_INVALID_PARAMETER;
+                }
+                struct session *s = session_find(SessionHandle, NULL);
+                if (!s) {
+                        char what[96];
+                        snprintf(what, sizeof(what), "%s(%s)", fn, class_name(c));
+                        return not_found(what, SessionHandle);
+                }
+                ULONG n = 0;
+                pthread_mutex_lock(&s->lock);
+                for (const struct session_rt *rt = s->consumers; rt; rt = rt->next)
+                        n++;
+                pthread_mutex_unlock(&s->lock);
+                session_unref(s);
+                memcpy(out, &n, sizeof(n));
                 etw_set_error(ERROR_SUCCESS, NULL);
                 return ERROR_SUCCESS;
         }

@@ -126,7 +126,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
         uint64_t total = feed_nr_buffers(a->feed);
         struct header_info h = {
                 .is_live = a->st.is_live,
-                .logger_name = KERNEL_LOGGER_NAMEA,
+                .logger_name = a->st.is_live ? a->client.logger_name : KERNEL_LOGGER_NAMEA,
                 .record_path = a->o->record_path,
                 .replay_path = a->o->replay_path,
                 .events_per_s = a->events_per_s,
@@ -448,6 +448,17 @@ static int live_start(struct app *a, char *err, size_t err_size)
                 .keep_window_bytes = WINDOW_KEPT_BYTES,
         };
         char why[512];
+        if (o->attach_name) {
+                /* another's session: its settings are read back at the first refresh; the
+                   save key's window is kept in the host (a second keeper changes nothing) */
+                if (etw_client_attach(&a->client, o->attach_name, why, sizeof(why)) < 0) {
+                        snprintf(err, err_size, "%s", why);
+                        return -1;
+                }
+                etw_keep_window(a->client.id, WINDOW_KEPT_BYTES);
+                return feed_open(&a->feed, a->profile, NULL, a->client.logger_name, true, err,
+                                 err_size);
+        }
         if (etw_client_start(&a->client, &co, &s, why, sizeof(why)) < 0) {
                 snprintf(err, err_size, "%s", why);
                 return -1;
@@ -527,8 +538,14 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 rc = 0;
         }
 out:
-        /* the session ends first: the consumer's ProcessTrace returns with it */
-        stopped = etw_client_stop(&a->client, &st);
+        /* the session ends first: the consumer's ProcessTrace returns with it; an attached
+           one keeps running (the consumer's CloseTrace ends ProcessTrace) */
+        if (a->client.is_attached) {
+                etw_client_detach(&a->client);
+                stopped = ERROR_SUCCESS;
+        } else {
+                stopped = etw_client_stop(&a->client, &st);
+        }
         if (o->record_path && rc == 0 && stopped == ERROR_SUCCESS) {
                 /* the summary --record prints without the screen */
                 record_progress(STDERR_FILENO, &st, true);

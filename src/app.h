@@ -26,6 +26,9 @@ struct app_options {
            session stays system-wide, as the kernel logger is) */
         struct collect_settings collect;
         double duration_s; /* live: stop after this long (0: until q) */
+        /* live: the running session to consume (--attach; it keeps running at the end); NULL:
+           the screen starts its own */
+        const char *attach_name;
 };
 
 /* Runs the screen (or batch frames) until q, the end of --duration, or a signal. Returns 0, or

@@ -161,9 +161,9 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
                 return -1;
         c->has_session = true;
         /* the screen's and --record's session ends with them, however they end (kill -9
-           included), as it did when sessions lived in the process; --start (the verbs) will
-           leave sessions to the system */
-        if ((st = etw_bind_session(c->id)) != ERROR_SUCCESS) {
+           included), as it did when sessions lived in the process; --start leaves its session
+           to the system */
+        if (!o->is_detached && (st = etw_bind_session(c->id)) != ERROR_SUCCESS) {
                 snprintf(err, err_size,
                          "the session host could not bind the session: %s (Win32 "
                          "error %u)",
@@ -252,6 +252,19 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
                 say(err, err_size, "TraceConfigureLastBranchRecord", st);
                 return st;
         }
+        /* the stacks and the interval before the groups: the events a change turns on carry
+           the stacks asked for from the first one */
+        if (!same_hooks(want->stack_hooks, want->nr_stack_hooks, now.stack_hooks,
+                        now.nr_stack_hooks) &&
+            (st = set_hooks(c->id, want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
+        if (want->interval_100ns && want->interval_100ns != now.interval_100ns &&
+            (st = set_interval(want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
         /* the groups: what the caller changed against what the session reported, applied to
            what it reports after the flags (whose own groups the session derives) */
         PERFINFO_GROUPMASK before = now.masks, target;
@@ -276,17 +289,6 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
         if (memcmp(&target, &now.masks, sizeof(target)) != 0 &&
             (st = TraceSetInformation(c->id, TraceSystemTraceEnableFlagsInfo, &target,
                                       sizeof(target))) != ERROR_SUCCESS) {
-                say(err, err_size, "TraceSetInformation", st);
-                return st;
-        }
-        if (!same_hooks(want->stack_hooks, want->nr_stack_hooks, now.stack_hooks,
-                        now.nr_stack_hooks) &&
-            (st = set_hooks(c->id, want)) != ERROR_SUCCESS) {
-                say(err, err_size, "TraceSetInformation", st);
-                return st;
-        }
-        if (want->interval_100ns && want->interval_100ns != now.interval_100ns &&
-            (st = set_interval(want)) != ERROR_SUCCESS) {
                 say(err, err_size, "TraceSetInformation", st);
                 return st;
         }
@@ -375,6 +377,38 @@ ULONG etw_client_save(struct etw_client *c, const char *path, char *err, size_t 
         if (st != ERROR_SUCCESS)
                 snprintf(err, err_size, "%s", etw_last_error_text());
         return st;
+}
+
+int etw_client_attach(struct etw_client *c, const char *name, char *err, size_t err_size)
+{
+        memset(c, 0, sizeof(*c));
+        snprintf(c->logger_name, sizeof(c->logger_name), "%s", name ? name : KERNEL_LOGGER_NAMEA);
+        struct props k;
+        props_init(&k, NULL, 0);
+        ULONG st = ControlTraceA(0, c->logger_name, &k.p, EVENT_TRACE_CONTROL_QUERY);
+        if (st != ERROR_SUCCESS) {
+                say(err, err_size, "--attach", st);
+                return -1;
+        }
+        if (!(k.p.LogFileMode & EVENT_TRACE_REAL_TIME_MODE)) {
+                snprintf(err, err_size,
+                         "--attach: \"%s\" delivers no events in real time (it was started "
+                         "%s): --flush -o SNAP.etl and --replay it",
+                         c->logger_name,
+                         (k.p.LogFileMode & EVENT_TRACE_BUFFERING_MODE)
+                                 ? "as a flight recorder"
+                                 : "without EVENT_TRACE_REAL_TIME_MODE");
+                return -1;
+        }
+        c->id = k.p.Wnode.HistoricalContext;
+        c->has_session = true;
+        c->is_attached = true;
+        return 0;
+}
+
+void etw_client_detach(struct etw_client *c)
+{
+        c->has_session = false;
 }
 
 ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)

@@ -46,6 +46,8 @@ struct etw_client_options {
         size_t keep_window_bytes; /* also keep the recent buffers for etw_client_save (0: no) */
         bool is_process_only;     /* s->pid > 0: the session traces that process only (else it
                                      stays system-wide, and s->pid is the caller's business) */
+        bool is_detached;         /* the session outlives the caller (--start); else it ends
+                                     when the caller does, however it ends */
 };
 
 /* What ControlTrace(QUERY) says of the running session. */
@@ -59,6 +61,7 @@ struct etw_client_stats {
 struct etw_client {
         CONTROLTRACE_ID id;
         bool has_session;
+        bool is_attached; /* to another's session (etw_client_attach): left running at the end */
         char logger_name[64];
 };
 
@@ -69,6 +72,14 @@ struct etw_client {
    error 50)"); a session that started is stopped again and a file it created removed. */
 int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
                      const struct collect_settings *s, char *err, size_t err_size);
+
+/* Attaches c to the running session named name (any process's, through the session host):
+   c controls it as its starter does, but etw_client_detach leaves it running. 0, or -1 with
+   the API's reason in err. */
+int etw_client_attach(struct etw_client *c, const char *name, char *err, size_t err_size);
+
+/* Forgets the session without stopping it (an attached one, or one started detached). */
+void etw_client_detach(struct etw_client *c);
 
 /* Makes the running session collect *want: one API call per class that differs from what
    the session reports now (EnableFlags through ControlTrace(UPDATE), whose groups follow; other

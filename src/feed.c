@@ -135,10 +135,12 @@ void feed_close(struct feed *f)
 {
         if (!f)
                 return;
-        if (f->has_thread)
-                pthread_join(f->thread, NULL);
+        /* a ProcessTrace that still runs (a session left running) returns at CloseTrace
+           (ERROR_CTX_CLOSE_PENDING: the handle goes when it has) */
         if (f->handle)
                 CloseTrace(f->handle);
+        if (f->has_thread)
+                pthread_join(f->thread, NULL);
         kdecoder_free(f->decoder);
         pthread_mutex_destroy(&f->lock);
         free(f);

@@ -12,6 +12,7 @@
 #include "dump.h"
 #include "record.h"
 #include "report.h"
+#include "verbs.h"
 #include "app.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
@@ -28,6 +29,17 @@ static void usage(FILE *out)
               "       etwtop --merge -o OUT.etl [--force] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
               "                                            image identity (xperf -merge)\n"
+              "       etwtop --start [NAME] (-f OUT.etl | --buffering) [options]\n"
+              "                                            start a session that outlives etwtop\n"
+              "                                            (to a file, or a flight recorder)\n"
+              "       etwtop --update [NAME] [options]     change what a running session collects\n"
+              "       etwtop --flush [NAME] [-o SNAP.etl]  flush it; -o: a snapshot of its ring\n"
+              "       etwtop --stop [NAME] [-d OUT.etl]    stop it; -d: its file or ring, with\n"
+              "                                            image identity merged (xperf -stop -d)\n"
+              "       etwtop --loggers                     every running session (xperf -loggers)\n"
+              "       etwtop --attach [NAME] [-b]          the screen over a running session (q\n"
+              "                                            leaves it running)\n"
+              "       etwtop --host                        the session host in the foreground\n"
               "       etwtop --version | --help\n"
               "\n"
               "What a session collects (the screen and --record; xperf's names):\n"
@@ -47,6 +59,9 @@ static void usage(FILE *out)
               "                         screen counts it only (the session stays system-wide)\n"
               "  --duration SECONDS     stop after this long (default: q or Ctrl-C)\n"
               "  --buffer-size KB       ETW buffer size, 1 to 1024 (default 64)\n"
+              "  --max-buffers N        --start: buffers a flight recorder keeps (default 256)\n"
+              "  -f FILE                --start: the session's file\n"
+              "  --buffering            --start: a flight recorder (its ring in memory, no file)\n"
               "  --force                replace the output file if it exists\n"
               "\n"
               "The screen and the reports:\n"
@@ -61,6 +76,8 @@ static void usage(FILE *out)
               "                         DIR;srv*CACHE*URL;cache*DIR (doc/symbols.md); repeatable\n"
               "  --totals               --dump: the header and the totals only\n"
               "  -o, --output FILE      --merge: the merged file\n"
+              "\n"
+              "NAME, for the session verbs, defaults to \"NT Kernel Logger\".\n"
               "\n"
               "etwtop is a live profiler for the terminal that speaks Windows Event Tracing:\n"
               "its sessions, its API and its .etl files, on Linux. See etwtop(1).\n",
@@ -204,6 +221,145 @@ static int merge_main(const char *output, bool is_force, char **inputs, int nr_i
         return 0;
 }
 
+/* Which collection options were given (--update changes only those). */
+struct collect_given {
+        bool stackwalk, interval;
+};
+
+struct verbs_args {
+        const struct collect_args *ca;
+        struct collect_given given;
+        bool is_on_given;
+        struct collect_settings *collect; /* the numeric options parsed already */
+        const char *name;                 /* the positional NAME, or NULL */
+        int nr_extra;                     /* positional arguments */
+        const char *file, *output, *delay_arg;
+        bool is_buffering, is_force;
+        uint32_t buffer_size_kb, max_buffers;
+};
+
+/* --update: the session's settings with the options given applied over them. */
+static int update_settings(const struct verbs_args *a, struct collect_settings *s, char *err,
+                           size_t err_size)
+{
+        if (verbs_current(a->name, s, err, err_size) < 0)
+                return -1;
+        struct collect_settings given;
+        collect_settings_init(&given);
+        given.interval_100ns = a->collect->interval_100ns;
+        if (parse_collect(a->ca, &given, err, err_size) < 0)
+                return -1;
+        if (a->is_on_given) {
+                /* the flags and the groups they imply; PMC_PROFILE stays as it was unless
+                   --pmc-profile says otherwise */
+                uint32_t pmc_i = PERF_GET_MASK_INDEX(PERF_PMC_PROFILE);
+                uint32_t pmc_g = PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                uint32_t keep = s->masks.Masks[pmc_i] & pmc_g;
+                s->masks = given.masks;
+                if (!a->ca->pmc_profile)
+                        s->masks.Masks[pmc_i] = (s->masks.Masks[pmc_i] & ~pmc_g) | keep;
+        }
+        if (a->given.stackwalk) {
+                memcpy(s->stack_hooks, given.stack_hooks, sizeof(s->stack_hooks));
+                s->nr_stack_hooks = given.nr_stack_hooks;
+        }
+        if (a->given.interval)
+                s->interval_100ns = given.interval_100ns;
+        if (a->ca->pmc_profile) {
+                s->pmc_source = given.pmc_source;
+                s->masks.Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
+                        PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+        }
+        if (a->ca->pmc) {
+                memcpy(s->pmc_counters, given.pmc_counters, sizeof(s->pmc_counters));
+                s->nr_pmc_counters = given.nr_pmc_counters;
+                memcpy(s->pmc_hooks, given.pmc_hooks, sizeof(s->pmc_hooks));
+                s->nr_pmc_hooks = given.nr_pmc_hooks;
+        }
+        if (a->ca->lastbranch)
+                s->is_lbr_on = given.is_lbr_on;
+        if (a->ca->lastbranch_filter)
+                s->lbr_filters = given.lbr_filters;
+        return 0;
+}
+
+/* etwtop --start/--update/--flush/--stop/--loggers/--host (verbs.h). */
+static int verbs_main(enum verb verb, const struct verbs_args *a)
+{
+        static const char *const names[] = {"--start", "--update",  "--flush",
+                                            "--stop",  "--loggers", "--host"};
+        const char *vn = names[verb];
+        char err[1024];
+        bool has_name = verb != VERB_LOGGERS && verb != VERB_HOST;
+        if (a->nr_extra > (has_name ? 1 : 0)) {
+                fprintf(stderr, "etwtop: %s takes %s\n", vn,
+                        has_name ? "one session name at most" : "no session name");
+                return 2;
+        }
+        if (a->name && strlen(a->name) >= 64) {
+                fprintf(stderr, "etwtop: %s: a session name has at most 63 characters\n", vn);
+                return 2;
+        }
+        struct verbs_options o = {.verb = verb,
+                                  .name = a->name,
+                                  .is_buffering = a->is_buffering,
+                                  .is_force = a->is_force,
+                                  .buffer_size_kb = a->buffer_size_kb,
+                                  .max_buffers = a->max_buffers};
+        /* the file each verb takes: --start -f, --flush -o, --stop -d */
+        const char *wrong = NULL;
+        switch (verb) {
+        case VERB_START:
+                o.file = a->file;
+                wrong = a->output ? "-o" : a->delay_arg ? "-d" : NULL;
+                if (a->file && a->is_buffering) {
+                        fprintf(stderr, "etwtop: --start takes -f OUT.etl or --buffering, not "
+                                        "both\n");
+                        return 2;
+                }
+                if (!a->file && !a->is_buffering) {
+                        fprintf(stderr, "etwtop: --start needs -f OUT.etl (a file session) or "
+                                        "--buffering (a flight recorder)\n");
+                        return 2;
+                }
+                break;
+        case VERB_FLUSH:
+                o.file = a->output;
+                wrong = a->file ? "-f" : a->delay_arg ? "-d" : NULL;
+                break;
+        case VERB_STOP:
+                o.file = a->delay_arg;
+                wrong = a->file ? "-f" : a->output ? "-o" : NULL;
+                break;
+        default: wrong = a->file ? "-f" : a->output ? "-o" : a->delay_arg ? "-d" : NULL; break;
+        }
+        if (!wrong && verb != VERB_START && (a->is_buffering || a->max_buffers))
+                wrong = a->is_buffering ? "--buffering" : "--max-buffers";
+        if (wrong) {
+                fprintf(stderr, "etwtop: %s does not take %s\n", vn, wrong);
+                return 2;
+        }
+        struct collect_settings s;
+        if (verb == VERB_START) {
+                s = *a->collect;
+                if (parse_collect(a->ca, &s, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 2;
+                }
+                o.collect = &s;
+        } else if (verb == VERB_UPDATE) {
+                if (update_settings(a, &s, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 1;
+                }
+                o.collect = &s;
+        }
+        int rc = verbs_run(&o, stdout, err, sizeof(err));
+        if (rc)
+                fprintf(stderr, "etwtop: %s\n", err);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
         enum {
@@ -228,6 +384,15 @@ int main(int argc, char **argv)
                 OPT_TOP,
                 OPT_MONO,
                 OPT_NO_DEMANGLE,
+                OPT_START,
+                OPT_UPDATE,
+                OPT_FLUSH,
+                OPT_STOP,
+                OPT_LOGGERS,
+                OPT_HOST,
+                OPT_BUFFERING,
+                OPT_MAX_BUFFERS,
+                OPT_ATTACH,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -257,6 +422,15 @@ int main(int argc, char **argv)
                 {"force", no_argument, NULL, OPT_FORCE},
                 {"output", required_argument, NULL, 'o'},
                 {"help", no_argument, NULL, 'h'},
+                {"start", no_argument, NULL, OPT_START},
+                {"update", no_argument, NULL, OPT_UPDATE},
+                {"flush", no_argument, NULL, OPT_FLUSH},
+                {"stop", no_argument, NULL, OPT_STOP},
+                {"loggers", no_argument, NULL, OPT_LOGGERS},
+                {"host", no_argument, NULL, OPT_HOST},
+                {"attach", no_argument, NULL, OPT_ATTACH},
+                {"buffering", no_argument, NULL, OPT_BUFFERING},
+                {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
                 {NULL, 0, NULL, 0},
         };
         bool is_dump = false, is_totals = false, is_merge = false, is_force = false;
@@ -265,6 +439,11 @@ int main(int argc, char **argv)
         uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
         bool is_batch = false, is_mono = false, is_no_demangle = false, is_on_given = false;
         double delay_s = 1.0;
+        const char *delay_arg = NULL, *file_arg = NULL;
+        int verb = -1; /* enum verb */
+        bool is_buffering = false, is_attach = false;
+        uint32_t max_buffers = 0;
+        struct collect_given given = {0};
         struct collect_args ca = {
                 .on = "PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER",
                 .stackwalk = "Profile+CSwitch+ReadyThread",
@@ -278,19 +457,38 @@ int main(int argc, char **argv)
         uint32_t pid;
         int c;
 
-        while ((c = getopt_long(argc, argv, "bd:hn:o:p:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "bd:f:hn:o:p:", options, NULL)) != -1) {
                 switch (c) {
                 case OPT_ON:
                         ca.on = optarg;
                         is_on_given = true;
                         break;
-                case OPT_STACKWALK: ca.stackwalk = optarg; break;
+                case OPT_STACKWALK:
+                        ca.stackwalk = optarg;
+                        given.stackwalk = true;
+                        break;
                 case OPT_PMC_PROFILE: ca.pmc_profile = optarg; break;
                 case OPT_LASTBRANCH: ca.lastbranch = optarg; break;
                 case OPT_PMC: ca.pmc = optarg; break;
                 case OPT_PMC_EVENTS: ca.pmc_events = optarg; break;
                 case OPT_LASTBRANCH_FILTER: ca.lastbranch_filter = optarg; break;
+                case OPT_START: verb = VERB_START; break;
+                case OPT_UPDATE: verb = VERB_UPDATE; break;
+                case OPT_FLUSH: verb = VERB_FLUSH; break;
+                case OPT_STOP: verb = VERB_STOP; break;
+                case OPT_LOGGERS: verb = VERB_LOGGERS; break;
+                case OPT_HOST: verb = VERB_HOST; break;
+                case OPT_BUFFERING: is_buffering = true; break;
+                case OPT_ATTACH: is_attach = true; break;
+                case 'f': file_arg = optarg; break;
+                case OPT_MAX_BUFFERS:
+                        if (!parse_u32(optarg, 2, 65536, false, &max_buffers)) {
+                                fprintf(stderr, "etwtop: --max-buffers takes 2 .. 65536\n");
+                                return 2;
+                        }
+                        break;
                 case OPT_PROF_INT:
+                        given.interval = true;
                         if (!parse_u32(optarg, 1221, 10000000, true, &collect.interval_100ns)) {
                                 fprintf(stderr, "etwtop: --set-prof-int takes 1221 .. 10000000 "
                                                 "(100 ns units; 10000 = 1 ms)\n");
@@ -360,13 +558,7 @@ int main(int argc, char **argv)
                 case 'b': is_batch = true; break;
                 case OPT_MONO: is_mono = true; break;
                 case OPT_NO_DEMANGLE: is_no_demangle = true; break;
-                case 'd':
-                        delay_s = strtod(optarg, &end);
-                        if (end == optarg || *end || !(delay_s >= 0.1 && delay_s <= 3600)) {
-                                fprintf(stderr, "etwtop: -d takes seconds, 0.1 to 3600\n");
-                                return 2;
-                        }
-                        break;
+                case 'd': delay_arg = optarg; break; /* --stop -d names a file */
                 case 'n':
                         if (!parse_u32(optarg, 1, UINT32_MAX, false, &nr_frames)) {
                                 fprintf(stderr, "etwtop: -n takes a number of frames, 1 or "
@@ -377,8 +569,45 @@ int main(int argc, char **argv)
                 default: usage(stderr); return 2;
                 }
         }
+        if (verb >= 0)
+                return verbs_main((enum verb)verb,
+                                  &(struct verbs_args){
+                                          .ca = &ca,
+                                          .given = given,
+                                          .is_on_given = is_on_given,
+                                          .collect = &collect,
+                                          .name = optind < argc ? argv[optind] : NULL,
+                                          .nr_extra = argc - optind,
+                                          .file = file_arg,
+                                          .output = output,
+                                          .delay_arg = delay_arg,
+                                          .is_buffering = is_buffering,
+                                          .is_force = is_force,
+                                          .buffer_size_kb = rec.buffer_size_kb,
+                                          .max_buffers = max_buffers,
+                                  });
+        if (file_arg || is_buffering || max_buffers) {
+                fprintf(stderr, "etwtop: -f, --buffering and --max-buffers go with --start\n");
+                return 2;
+        }
+        if (delay_arg) {
+                delay_s = strtod(delay_arg, &end);
+                if (end == delay_arg || *end || !(delay_s >= 0.1 && delay_s <= 3600)) {
+                        fprintf(stderr, "etwtop: -d takes seconds, 0.1 to 3600\n");
+                        return 2;
+                }
+        }
         if (is_merge)
                 return merge_main(output, is_force, &argv[optind], argc - optind);
+        const char *attach_name = NULL;
+        if (is_attach) {
+                if (record_path || replay_path || is_dump || argc - optind > 1) {
+                        fprintf(stderr, "etwtop: --attach takes one session name at most, "
+                                        "without --record, --replay or --dump\n");
+                        return 2;
+                }
+                attach_name = optind < argc ? argv[optind] : KERNEL_LOGGER_NAMEA;
+        }
         bool is_screen = !is_dump && !is_merge && !(replay_path && is_batch) &&
                          (!record_path || (isatty(STDOUT_FILENO) && !is_batch));
         bool is_live_batch = is_batch && !replay_path && !record_path && !is_dump;
@@ -404,6 +633,7 @@ int main(int argc, char **argv)
                 ao.is_no_demangle = is_no_demangle;
                 ao.collect = collect;
                 ao.duration_s = rec.duration_s;
+                ao.attach_name = attach_name;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

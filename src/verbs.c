@@ -77,7 +77,10 @@ static int start_buffering(const struct verbs_options *o, CONTROLTRACE_ID *id, c
         if (k.p.LogFileMode & EVENT_TRACE_SYSTEM_LOGGER_MODE)
                 memset(&k.p.Wnode.Guid, 0, sizeof(k.p.Wnode.Guid));
         k.p.LogFileNameOffset = 0;
-        k.p.EnableFlags = o->collect->masks.Masks[0];
+        /* the rundown's flags; the others after their stacks (etw_client_apply) */
+        k.p.EnableFlags =
+                o->collect->masks.Masks[0] &
+                (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD);
         k.p.BufferSize = o->buffer_size_kb;
         k.p.MaximumBuffers = o->max_buffers ? o->max_buffers : 256;
         k.p.FlushTimer = 1;
@@ -119,6 +122,7 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                         .buffer_size_kb = o->buffer_size_kb,
                         .max_buffers = o->max_buffers,
                         .is_process_only = o->collect->pid > 0,
+                        .is_detached = true,
                 };
                 struct etw_client c;
                 if (etw_client_start(&c, &co, o->collect, err, err_size) < 0)
@@ -314,6 +318,10 @@ static int do_loggers(FILE *out, char *err, size_t err_size)
                 fprintf(out, "  buffers:    %u x %u KB (%u free), %u written\n",
                         (unsigned)k->p.NumberOfBuffers, (unsigned)k->p.BufferSize,
                         (unsigned)k->p.FreeBuffers, (unsigned)k->p.BuffersWritten);
+                ULONG nr_consumers = 0;
+                if (TraceQueryInformation(id, ETWTOP_TRACE_CONSUMERS_INFO, &nr_consumers,
+                                          sizeof(nr_consumers), &len) == ERROR_SUCCESS)
+                        fprintf(out, "  consumers:  %u real-time\n", (unsigned)nr_consumers);
                 fprintf(out, "  lost:       %u events, %u log buffers, %u real-time buffers\n",
                         (unsigned)k->p.EventsLost, (unsigned)k->p.LogBuffersLost,
                         (unsigned)k->p.RealTimeBuffersLost);

@@ -23,6 +23,13 @@
    not a kernel logger), ERROR_WMI_INSTANCE_NOT_FOUND (no such session). doc/etwtop-api.md. */
 #define ETWTOP_TRACE_PROCESS_INFO ((TRACE_INFO_CLASS)0x1000)
 
+/* TraceQueryInformation class (etwtop's): the real-time consumers a session has now, in every
+   process (a ULONG; xperf -loggers' count). Query only, with the session's handle: any session.
+   Errors: ERROR_BAD_LENGTH (not 4 bytes; *ReturnLength gets 4), ERROR_INVALID_PARAMETER (handle
+   0, a NULL buffer), ERROR_WMI_INSTANCE_NOT_FOUND (no such session). (0x1001 is kept for the
+   stack-walk mode, doc/unwind.md.) */
+#define ETWTOP_TRACE_CONSUMERS_INFO ((TRACE_INFO_CLASS)0x1002)
+
 /* What the reader met in a file processed by ProcessTrace. */
 struct etw_trace_stats {
         ULONG nr_buffers;
