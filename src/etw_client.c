@@ -49,6 +49,11 @@ static void props_init(struct props *k, const struct etw_client_options *o, ULON
         if (!o)
                 return;
         k->p.LogFileMode = o->is_real_time ? EVENT_TRACE_REAL_TIME_MODE : 0;
+        if (o->logger_name && strcmp(o->logger_name, KERNEL_LOGGER_NAMEA) != 0) {
+                /* another name is a kernel logger by its mode (GlobalLogger, etwtop_fr, ...) */
+                k->p.LogFileMode |= EVENT_TRACE_SYSTEM_LOGGER_MODE;
+                memset(&k->p.Wnode.Guid, 0, sizeof(k->p.Wnode.Guid));
+        }
         k->p.FlushTimer = 1;
         k->p.BufferSize = o->buffer_size_kb;
         k->p.MaximumBuffers = o->max_buffers;

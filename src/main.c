@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dump.h"
 #include "record.h"
 #include "report.h"
 #include "verbs.h"
+#include "boottrace.h"
 #include "app.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
@@ -360,7 +362,170 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
         return rc;
 }
 
+/* etwtop --boottrace [collection options] [-f FILE] | --boottrace off */
+static int boottrace_main(const struct collect_args *ca, const struct collect_given *given,
+                          bool is_on_given, const struct collect_settings *numbers,
+                          const char *file, uint32_t buffer_size_kb, char **rest, int nr_rest)
+{
+        char err[1024];
+        bool is_off = nr_rest == 1 && strcmp(rest[0], "off") == 0;
+        if (nr_rest > (is_off ? 1 : 0)) {
+                fprintf(stderr, "etwtop: --boottrace takes collection options and -f FILE, or "
+                                "\"off\"\n");
+                return 2;
+        }
+        if (is_off) {
+                if (boottrace_remove(stdout, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: --boottrace off: %s\n", err);
+                        return 1;
+                }
+                return 0;
+        }
+        /* the options are checked now, not at the next boot */
+        struct collect_settings s = *numbers;
+        if (parse_collect(ca, &s, err, sizeof(err)) < 0) {
+                fprintf(stderr, "etwtop: --boottrace: %s\n", err);
+                return 2;
+        }
+        if (file && file[0] != '/') {
+                fprintf(stderr, "etwtop: --boottrace -f takes an absolute path (the unit runs "
+                                "from /)\n");
+                return 2;
+        }
+        struct boottrace_config c = {0};
+#define PUT(k, v)                                                                                  \
+        do {                                                                                       \
+                snprintf(c.kv[c.nr].key, sizeof(c.kv[0].key), "%s", k);                            \
+                snprintf(c.kv[c.nr].value, sizeof(c.kv[0].value), "%s", v);                        \
+                c.nr++;                                                                            \
+        } while (0)
+        char num[32];
+        PUT("name", BOOTTRACE_LOGGER_NAME);
+        PUT("file", file ? file : BOOTTRACE_DEFAULT_FILE);
+        PUT("on", ca->on);
+        PUT("stackwalk", ca->stackwalk);
+        if (given->interval) {
+                snprintf(num, sizeof(num), "%u", (unsigned)numbers->interval_100ns);
+                PUT("set-prof-int", num);
+        }
+        if (buffer_size_kb) {
+                snprintf(num, sizeof(num), "%u", (unsigned)buffer_size_kb);
+                PUT("buffer-size", num);
+        }
+        if (ca->pmc_profile)
+                PUT("pmc-profile", ca->pmc_profile);
+        if (ca->pmc) {
+                PUT("pmc", ca->pmc);
+                PUT("pmc-events", ca->pmc_events);
+        }
+        if (ca->lastbranch)
+                PUT("lastbranch", ca->lastbranch);
+        if (ca->lastbranch_filter)
+                PUT("lastbranch-filter", ca->lastbranch_filter);
+#undef PUT
+        (void)is_on_given;
+        char exe[1024];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n <= 0) {
+                fprintf(stderr, "etwtop: --boottrace: cannot tell where etwtop is: %s\n",
+                        strerror(errno));
+                return 1;
+        }
+        exe[n] = '\0';
+        if (boottrace_install(&c, exe, stdout, err, sizeof(err)) < 0) {
+                fprintf(stderr, "etwtop: --boottrace: %s\n", err);
+                return 1;
+        }
+        return 0;
+}
+
+static int etwtop_main(int argc, char **argv);
+
+/* Moves the last boot's file aside (named by when it was written, never over another) so that
+   the new boot session does not replace it. */
+static int keep_last_boot(const char *file)
+{
+        struct stat st;
+        if (lstat(file, &st) < 0)
+                return 0;
+        struct tm tm;
+        char stamp[32], to[1100];
+        localtime_r(&st.st_mtime, &tm);
+        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+        for (int i = 0; i < 1000; i++) {
+                if (i)
+                        snprintf(to, sizeof(to), "%s.%s.%d", file, stamp, i);
+                else
+                        snprintf(to, sizeof(to), "%s.%s", file, stamp);
+                if (link(file, to) == 0)
+                        return unlink(file);
+                if (errno != EEXIST)
+                        break;
+        }
+        fprintf(stderr, "etwtop: cannot keep the last boot's %s aside: %s\n", file,
+                strerror(errno));
+        return -1;
+}
+
+/* etwtop --boottrace-start CONFIG: what the boot unit runs: --start of the configured session
+   (a file session that outlives this process in the session host). */
+static int boottrace_start(const char *path, int nr_rest)
+{
+        char err[1024];
+        struct boottrace_config c;
+        if (nr_rest) {
+                fprintf(stderr, "etwtop: --boottrace-start takes the config file only\n");
+                return 2;
+        }
+        if (boottrace_read(path, &c, err, sizeof(err)) < 0) {
+                fprintf(stderr, "etwtop: --boottrace-start: %s\n", err);
+                return 1;
+        }
+        const char *name = boottrace_get(&c, "name");
+        const char *file = boottrace_get(&c, "file");
+        if (!name)
+                name = BOOTTRACE_LOGGER_NAME;
+        if (!file)
+                file = BOOTTRACE_DEFAULT_FILE;
+        char dir[1024];
+        snprintf(dir, sizeof(dir), "%s", file);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+                *slash = '\0';
+                if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+                        fprintf(stderr, "etwtop: --boottrace-start: cannot create %s: %s\n", dir,
+                                strerror(errno));
+                        return 1;
+                }
+        }
+        if (keep_last_boot(file) < 0)
+                return 1;
+        char *args[2 * BOOTTRACE_MAX_KEYS + 8];
+        char opts[BOOTTRACE_MAX_KEYS][40];
+        int n = 0;
+        args[n++] = "etwtop";
+        args[n++] = "--start";
+        args[n++] = (char *)name;
+        args[n++] = "-f";
+        args[n++] = (char *)file;
+        for (unsigned i = 0; i < c.nr; i++) {
+                if (!strcmp(c.kv[i].key, "name") || !strcmp(c.kv[i].key, "file"))
+                        continue;
+                snprintf(opts[i], sizeof(opts[i]), "--%s", c.kv[i].key);
+                args[n++] = opts[i];
+                args[n++] = c.kv[i].value;
+        }
+        args[n] = NULL;
+        optind = 0; /* getopt_long anew */
+        return etwtop_main(n, args);
+}
+
 int main(int argc, char **argv)
+{
+        return etwtop_main(argc, argv);
+}
+
+static int etwtop_main(int argc, char **argv)
 {
         enum {
                 OPT_DUMP = 256,
@@ -393,6 +558,8 @@ int main(int argc, char **argv)
                 OPT_BUFFERING,
                 OPT_MAX_BUFFERS,
                 OPT_ATTACH,
+                OPT_BOOTTRACE,
+                OPT_BOOTTRACE_START,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -429,6 +596,8 @@ int main(int argc, char **argv)
                 {"loggers", no_argument, NULL, OPT_LOGGERS},
                 {"host", no_argument, NULL, OPT_HOST},
                 {"attach", no_argument, NULL, OPT_ATTACH},
+                {"boottrace", no_argument, NULL, OPT_BOOTTRACE},
+                {"boottrace-start", required_argument, NULL, OPT_BOOTTRACE_START},
                 {"buffering", no_argument, NULL, OPT_BUFFERING},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
                 {NULL, 0, NULL, 0},
@@ -441,7 +610,8 @@ int main(int argc, char **argv)
         double delay_s = 1.0;
         const char *delay_arg = NULL, *file_arg = NULL;
         int verb = -1; /* enum verb */
-        bool is_buffering = false, is_attach = false;
+        bool is_buffering = false, is_attach = false, is_boottrace = false;
+        const char *boot_config = NULL;
         uint32_t max_buffers = 0;
         struct collect_given given = {0};
         struct collect_args ca = {
@@ -480,6 +650,8 @@ int main(int argc, char **argv)
                 case OPT_HOST: verb = VERB_HOST; break;
                 case OPT_BUFFERING: is_buffering = true; break;
                 case OPT_ATTACH: is_attach = true; break;
+                case OPT_BOOTTRACE: is_boottrace = true; break;
+                case OPT_BOOTTRACE_START: boot_config = optarg; break;
                 case 'f': file_arg = optarg; break;
                 case OPT_MAX_BUFFERS:
                         if (!parse_u32(optarg, 2, 65536, false, &max_buffers)) {
@@ -569,6 +741,11 @@ int main(int argc, char **argv)
                 default: usage(stderr); return 2;
                 }
         }
+        if (boot_config)
+                return boottrace_start(boot_config, argc - optind);
+        if (is_boottrace)
+                return boottrace_main(&ca, &given, is_on_given, &collect, file_arg,
+                                      rec.buffer_size_kb, &argv[optind], argc - optind);
         if (verb >= 0)
                 return verbs_main((enum verb)verb,
                                   &(struct verbs_args){
