@@ -31,7 +31,7 @@ static void usage(FILE *out)
               "       etwtop --merge -o OUT.etl [--force] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
               "                                            image identity (xperf -merge)\n"
-              "       etwtop --start [NAME] (-f OUT.etl | --buffering) [options]\n"
+              "       etwtop --start [NAME] (-f OUT.etl | --realtime | --buffering) [options]\n"
               "                                            start a session that outlives etwtop\n"
               "                                            (to a file, or a flight recorder)\n"
               "       etwtop --update [NAME] [options]     change what a running session collects\n"
@@ -64,6 +64,8 @@ static void usage(FILE *out)
               "  --max-buffers N        --start: buffers a flight recorder keeps (default 256)\n"
               "  -f FILE                --start: the session's file\n"
               "  --buffering            --start: a flight recorder (its ring in memory, no file)\n"
+              "  --realtime             --start: for real-time consumers (--attach), with or\n"
+              "                         without -f\n"
               "  --force                replace the output file if it exists\n"
               "\n"
               "The screen and the reports:\n"
@@ -236,7 +238,7 @@ struct verbs_args {
         const char *name;                 /* the positional NAME, or NULL */
         int nr_extra;                     /* positional arguments */
         const char *file, *output, *delay_arg;
-        bool is_buffering, is_force;
+        bool is_buffering, is_realtime, is_force;
         uint32_t buffer_size_kb, max_buffers;
 };
 
@@ -305,6 +307,7 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
         struct verbs_options o = {.verb = verb,
                                   .name = a->name,
                                   .is_buffering = a->is_buffering,
+                                  .is_realtime = a->is_realtime,
                                   .is_force = a->is_force,
                                   .buffer_size_kb = a->buffer_size_kb,
                                   .max_buffers = a->max_buffers};
@@ -314,14 +317,15 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
         case VERB_START:
                 o.file = a->file;
                 wrong = a->output ? "-o" : a->delay_arg ? "-d" : NULL;
-                if (a->file && a->is_buffering) {
-                        fprintf(stderr, "etwtop: --start takes -f OUT.etl or --buffering, not "
-                                        "both\n");
+                if (a->is_buffering && (a->file || a->is_realtime)) {
+                        fprintf(stderr, "etwtop: --start --buffering keeps its ring in memory: "
+                                        "not with -f or --realtime\n");
                         return 2;
                 }
-                if (!a->file && !a->is_buffering) {
-                        fprintf(stderr, "etwtop: --start needs -f OUT.etl (a file session) or "
-                                        "--buffering (a flight recorder)\n");
+                if (!a->file && !a->is_buffering && !a->is_realtime) {
+                        fprintf(stderr, "etwtop: --start needs -f OUT.etl (a file session), "
+                                        "--realtime (for consumers only) or --buffering (a "
+                                        "flight recorder)\n");
                         return 2;
                 }
                 break;
@@ -335,8 +339,10 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
                 break;
         default: wrong = a->file ? "-f" : a->output ? "-o" : a->delay_arg ? "-d" : NULL; break;
         }
-        if (!wrong && verb != VERB_START && (a->is_buffering || a->max_buffers))
-                wrong = a->is_buffering ? "--buffering" : "--max-buffers";
+        if (!wrong && verb != VERB_START && (a->is_buffering || a->is_realtime || a->max_buffers))
+                wrong = a->is_buffering  ? "--buffering"
+                        : a->is_realtime ? "--realtime"
+                                         : "--max-buffers";
         if (wrong) {
                 fprintf(stderr, "etwtop: %s does not take %s\n", vn, wrong);
                 return 2;
@@ -560,6 +566,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_ATTACH,
                 OPT_BOOTTRACE,
                 OPT_BOOTTRACE_START,
+                OPT_REALTIME,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -599,6 +606,7 @@ static int etwtop_main(int argc, char **argv)
                 {"boottrace", no_argument, NULL, OPT_BOOTTRACE},
                 {"boottrace-start", required_argument, NULL, OPT_BOOTTRACE_START},
                 {"buffering", no_argument, NULL, OPT_BUFFERING},
+                {"realtime", no_argument, NULL, OPT_REALTIME},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
                 {NULL, 0, NULL, 0},
         };
@@ -610,7 +618,7 @@ static int etwtop_main(int argc, char **argv)
         double delay_s = 1.0;
         const char *delay_arg = NULL, *file_arg = NULL;
         int verb = -1; /* enum verb */
-        bool is_buffering = false, is_attach = false, is_boottrace = false;
+        bool is_buffering = false, is_realtime = false, is_attach = false, is_boottrace = false;
         const char *boot_config = NULL;
         uint32_t max_buffers = 0;
         struct collect_given given = {0};
@@ -649,6 +657,7 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_LOGGERS: verb = VERB_LOGGERS; break;
                 case OPT_HOST: verb = VERB_HOST; break;
                 case OPT_BUFFERING: is_buffering = true; break;
+                case OPT_REALTIME: is_realtime = true; break;
                 case OPT_ATTACH: is_attach = true; break;
                 case OPT_BOOTTRACE: is_boottrace = true; break;
                 case OPT_BOOTTRACE_START: boot_config = optarg; break;
@@ -759,12 +768,14 @@ static int etwtop_main(int argc, char **argv)
                                           .output = output,
                                           .delay_arg = delay_arg,
                                           .is_buffering = is_buffering,
+                                          .is_realtime = is_realtime,
                                           .is_force = is_force,
                                           .buffer_size_kb = rec.buffer_size_kb,
                                           .max_buffers = max_buffers,
                                   });
-        if (file_arg || is_buffering || max_buffers) {
-                fprintf(stderr, "etwtop: -f, --buffering and --max-buffers go with --start\n");
+        if (file_arg || is_buffering || is_realtime || max_buffers) {
+                fprintf(stderr, "etwtop: -f, --buffering, --realtime and --max-buffers go with "
+                                "--start\n");
                 return 2;
         }
         if (delay_arg) {

@@ -104,8 +104,8 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                 snprintf(err, err_size, "--start: no collection settings");
                 return 1;
         }
-        if (!o->is_buffering && !o->file) {
-                snprintf(err, err_size, "--start needs -f OUT.etl or --buffering");
+        if (!o->is_buffering && !o->file && !o->is_realtime) {
+                snprintf(err, err_size, "--start needs -f OUT.etl, --realtime or --buffering");
                 return 1;
         }
         CONTROLTRACE_ID id = 0;
@@ -140,9 +140,12 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                         "started \"%s\" (handle 0x%llx): %s, a flight recorder of %u x %u KB\n",
                         name_of(o), (unsigned long long)id, flags, (unsigned)k.p.MaximumBuffers,
                         (unsigned)k.p.BufferSize);
-        else
+        else if (k.log_file_name[0])
                 fprintf(out, "started \"%s\" (handle 0x%llx): %s, to %s\n", name_of(o),
                         (unsigned long long)id, flags, k.log_file_name);
+        else
+                fprintf(out, "started \"%s\" (handle 0x%llx): %s, in real time\n", name_of(o),
+                        (unsigned long long)id, flags);
         return 0;
 }
 
@@ -220,6 +223,14 @@ static int do_stop(const struct verbs_options *o, FILE *out, char *err, size_t e
         bool has_ring = k.p.LogFileMode & EVENT_TRACE_BUFFERING_MODE;
         char file[sizeof(k.log_file_name)];
         snprintf(file, sizeof(file), "%s", k.log_file_name);
+        if (o->file && !has_ring && !file[0]) {
+                /* said before the stop: the session runs on, its consumers keep it */
+                snprintf(err, err_size,
+                         "--stop -d: \"%s\" has no file and no ring to write (it runs in real "
+                         "time only); it keeps running",
+                         name_of(o));
+                return 1;
+        }
         if (o->file && make_room(o->file, o->is_force, err, err_size))
                 return 1;
         if (o->file && has_ring) {
@@ -234,10 +245,6 @@ static int do_stop(const struct verbs_options *o, FILE *out, char *err, size_t e
         fprintf(out, "stopped \"%s\": %u buffers written, %u events lost%s%s\n", name_of(o),
                 (unsigned)k.p.BuffersWritten, (unsigned)k.p.EventsLost, file[0] ? ", " : "", file);
         if (o->file && !has_ring) {
-                if (!file[0]) {
-                        snprintf(err, err_size, "--stop -d: \"%s\" had no file", name_of(o));
-                        return 1;
-                }
                 /* xperf -stop -d: the file with image identity merged */
                 LPCSTR in[1] = {file};
                 st = CreateMergedTraceFileA(o->file, in, 1,

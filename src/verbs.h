@@ -28,6 +28,8 @@ struct verbs_options {
            --stop -d (the file or ring, image identity merged); NULL: none */
         const char *file;
         bool is_buffering; /* --start --buffering: a flight recorder, no file */
+        bool is_realtime;  /* --start --realtime: for real-time consumers (a file session is
+                              real-time too, for --attach) */
         bool is_force;     /* replace an existing output file */
         /* borrowed: --start: what the session collects; --update: all it should collect (build
            it with verbs_current, then apply the options given) */

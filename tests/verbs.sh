@@ -174,5 +174,21 @@ check "--stop -d of a flight recorder: its ring replays" bash -c "grep -q 'PerfI
 run --loggers
 check "after --stop: no session" grep -q '^0 sessions$' "$tmp/out"
 
+# A real-time session without a file: for consumers only
+run --start etwtop_rt --realtime --on PROC_THREAD+LOADER+PROFILE
+check "--start --realtime: exit 0, in real time" grep -q '^started "etwtop_rt" .*, in real time$' "$tmp/out"
+run --loggers
+check "--loggers: real-time, no file" bash -c "grep -q '^\"etwtop_rt\" (handle 0x[0-9a-f]*): real-time\$' '$tmp/out' && ! grep -q '^  file:' '$tmp/out'"
+"$ETWTOP" --attach etwtop_rt -b -n 1 -d 1 >"$tmp/rt.txt" 2>&1
+check "--attach of a real-time session: frames" grep -q '^etwtop - live etwtop_rt' "$tmp/rt.txt"
+run --stop etwtop_rt -d "$tmp/rt.etl"
+check "--stop -d of a session without a file: exit 1, says so" \
+        bash -c "[ $? = 1 ] && grep -q 'has no file and no ring' '$tmp/err'"
+run --loggers
+check "...before stopping it" grep -q '"etwtop_rt"' "$tmp/out"
+run --stop etwtop_rt
+run --loggers
+check "--stop: stopped" grep -q '^0 sessions$' "$tmp/out"
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]
