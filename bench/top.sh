@@ -5,7 +5,8 @@
 # (etwtop: CSWITCH and DISPATCHER, stacks on Profile, CSwitch and ReadyThread; perf top:
 # sched:sched_switch and sched:sched_waking with -c 1, since its -F would sample them at 4 kHz
 # too, and cpu-clock with a 250 us period), both drawing in a terminal (tmux) with a 1 s
-# refresh. Prints both processes' CPU seconds (user + system, from /proc/PID/stat) and what each
+# refresh. Prints both tools' CPU seconds (user + system, from /proc/PID/stat; etwtop's are its
+# screen's and its session host's) and what each
 # screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
 # The pipe ping-pong's rate, and with it both tools' load, moves from one run to the next: the
 # tools take turns for ROUNDS rounds and their CPU seconds are summed.
@@ -27,9 +28,13 @@ load() {
 }
 # run NAME COMMAND...: the tool in tmux for secs seconds; prints "cpu_seconds"
 run() {
-        local name=$1
+        local name=$1 rt=$tmp/run-$round
         shift
-        tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 "$*; sleep $((secs + 5))"
+        # etwtop's session runs in its host (etwtop-host): one of this turn's own, whose CPU
+        # counts with the screen's
+        mkdir -p "$rt" && chmod 700 "$rt"
+        tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 \
+                "ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
         sleep 1
         local pid
         pid=$(pgrep -n -f "^$1 $2")
@@ -39,8 +44,12 @@ run() {
         sleep "$secs"
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
         [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
-        # utime + stime of the pane's process (the tool runs as the pane's process: exec)
-        awk -v hz="$hz" '{printf "%.2f", ($14 + $15) / hz}' "/proc/$pid/stat"
+        # utime + stime of the tool's process, and of etwtop's host
+        local hpid=
+        [ "$name" = etwtop ] && hpid=$(cat "$rt/host.lock" 2>/dev/null)
+        [ "$name" != etwtop ] || [ -r "/proc/$hpid/stat" ] || die "etwtop's host not found in $rt"
+        cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
+                awk -v hz="$hz" '{t += $14 + $15} END {printf "%.2f", t / hz}'
         tmux -L "$sock" kill-session -t "$name"
 }
 

@@ -14,6 +14,7 @@
 #include "xperf_names.h"
 
 #define MAX_LOGGERS 64
+#define VERBS_RT_MAX_BUFFERS 1024 /* 64 MiB of 64 KiB buffers at most, as app.c's RT_MAX_BUFFERS */
 
 /* EVENT_TRACE_PROPERTIES with room for the names. */
 struct props {
@@ -120,7 +121,9 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                         .is_force = o->is_force,
                         .is_real_time = true,
                         .buffer_size_kb = o->buffer_size_kb,
-                        .max_buffers = o->max_buffers,
+                        /* a real-time consumer's queue is MaximumBuffers long: what the
+                           screen gives its own session, so that --attach keeps up as it does */
+                        .max_buffers = o->max_buffers ? o->max_buffers : VERBS_RT_MAX_BUFFERS,
                         .is_process_only = o->collect->pid > 0,
                         .is_detached = true,
                 };
