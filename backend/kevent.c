@@ -1686,6 +1686,16 @@ static int dec_own(struct kdecoder *d, struct kevent *ev, const struct payload *
                 ev->events_lost.reason = le_get32(pl->p + 4);
                 ev->events_lost.count = le_get64(pl->p + 8);
                 return 0;
+        case 4:
+                KEV_CLEAR(ev, session_cpu);
+                if (pl->len < 16)
+                        return -EBADMSG;
+                ev->type = KEV_SESSION_CPU;
+                ev->session_cpu.cpu = le_get32(pl->p);
+                ev->session_cpu.nr_cpus = le_get32(pl->p + 4);
+                ev->session_cpu.nr_online = le_get32(pl->p + 8);
+                ev->session_cpu.traced_pid = le_get32(pl->p + 12);
+                return 0;
         default: return KEV_NO_LAYOUT;
         }
 }

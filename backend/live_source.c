@@ -2373,8 +2373,9 @@ static int write_session_cpus(struct live_source *ls, uint64_t ts, struct etl_er
 {
         for (uint32_t k = ls->nr_online; k-- > 0;) {
                 uint32_t cpu = ls->online[k];
-                uint32_t size = perf_etw_session_cpu(ls->rec, perf_conv_stamp(ls->conv, cpu, ts),
-                                                     cpu, ls->nr_cpus, ls->nr_online);
+                uint32_t size = perf_etw_session_cpu(
+                        ls->rec, perf_conv_stamp(ls->conv, cpu, ts), cpu, ls->nr_cpus,
+                        ls->nr_online, ls->settings.pid > 0 ? (uint32_t)ls->settings.pid : 0);
                 int rc = etl_writer_append(ls->w, cpu, ls->rec, size);
                 if (rc == -EINVAL) {
                         set_err(err,

@@ -1128,13 +1128,13 @@ uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names
 }
 
 uint32_t perf_etw_session_cpu(uint8_t *dst, uint64_t ts, uint32_t cpu, uint32_t nr_cpus,
-                              uint32_t nr_online)
+                              uint32_t nr_online, uint32_t traced_pid)
 {
         uint8_t p[16];
         st32(p, cpu);
         st32(p + 4, nr_cpus);
         st32(p + 8, nr_online);
-        st32(p + 12, 0);
+        st32(p + 12, traced_pid);
         EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_SESSION_CPU, 1, 0, 4, 0, 0, 0};
         return etl_record_event64(dst, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p,
                                   sizeof(p));

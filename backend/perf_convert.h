@@ -371,8 +371,9 @@ uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uin
 uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names, uint32_t nr);
 
 /* etwtop's SessionCpu event (doc/etwtop-provider.md): cpu was online at the start of a session
-   that writes nr_cpus CPU buffers (its highest online CPU + 1) for nr_online online CPUs. */
+   that writes nr_cpus CPU buffers (its highest online CPU + 1) for nr_online online CPUs, and
+   traces the process traced_pid's threads only (0: the whole system). */
 uint32_t perf_etw_session_cpu(uint8_t *dst, uint64_t ts, uint32_t cpu, uint32_t nr_cpus,
-                              uint32_t nr_online);
+                              uint32_t nr_online, uint32_t traced_pid);
 
 #endif

@@ -92,6 +92,7 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                         t->nr_lost_header = ev->trace_header.header->EventsLost;
                 }
                 break;
+        case KEV_SESSION_CPU: t->traced_pid = ev->session_cpu.traced_pid; break;
         case KEV_EVENTS_LOST:
                 if (ev->events_lost.reason == 1)
                         t->nr_lost_records += ev->events_lost.count;
@@ -117,15 +118,23 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
         }
 }
 
+static void apply_zoom(struct profile *p);
+
 void profile_event(struct profile *p, const struct kevent *ev)
 {
         trace_event(&p->trace, ev);
+        if (p->trace.traced_pid != p->scope_pid) {
+                /* a -p recording: its other processes' threads are only the other side of the
+                   traced one's switches, and get no rows of their own */
+                p->scope_pid = p->trace.traced_pid;
+                apply_zoom(p);
+        }
         sym_feed_event(p->feed, ev);
         if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
                 return;
         /* the zoom: one process's samples (the switches and edges filter themselves) */
-        if (p->zoom_pid && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) &&
-            ev->pid != p->zoom_pid)
+        uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
+        if (zoom && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) && ev->pid != zoom)
                 return;
         hot_event(p->hot, ev);
         if (p->tree)
@@ -157,11 +166,18 @@ void profile_restart(struct profile *p)
 
 void profile_zoom(struct profile *p, uint32_t pid)
 {
+        p->zoom_pid = pid;
+        apply_zoom(p);
+}
+
+/* The zoom in force: the one asked for, or a -p recording's process. */
+static void apply_zoom(struct profile *p)
+{
+        uint32_t pid = p->zoom_pid ? p->zoom_pid : p->scope_pid;
         struct agg_filter f;
         agg_filter_init(&f);
         if (pid)
                 agg_filter_add_pid(&f, pid);
-        p->zoom_pid = pid;
         hot_reset(p->hot);
         hot_set_filter(p->hot, &f);
         if (p->tree)

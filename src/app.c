@@ -136,6 +136,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
                 .is_paused = a->st.is_paused,
                 .zoom_pid = p->zoom_pid,
+                .traced_pid = a->st.is_live ? 0 : p->trace.traced_pid,
                 .loading_pct = !a->st.is_live && !feed_is_done(a->feed, NULL) && total
                                        ? (int)(100 * feed_nr_buffers_read(a->feed) / total)
                                        : -1,

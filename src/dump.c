@@ -308,6 +308,12 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 put_str_field(d, "il_path", ev->clr_module.il_path);
                 put_str_field(d, "native_path", ev->clr_module.native_path);
                 break;
+        case KEV_SESSION_CPU:
+                put_u64_field(d, "cpu", ev->session_cpu.cpu);
+                put_u64_field(d, "nr_cpus", ev->session_cpu.nr_cpus);
+                put_u64_field(d, "nr_online", ev->session_cpu.nr_online);
+                put_u64_field(d, "traced_pid", ev->session_cpu.traced_pid);
+                break;
         case KEV_EVENTS_LOST:
                 put_u64_field(d, "cpu", ev->events_lost.cpu);
                 put_u64_field(d, "reason", ev->events_lost.reason);

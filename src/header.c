@@ -76,6 +76,8 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                 append(lines[0], "   [paused]");
         if (h->zoom_pid)
                 append(lines[0], "   [process %u]", h->zoom_pid);
+        else if (h->traced_pid)
+                append(lines[0], "   [process %u: recorded with -p]", h->traced_pid);
 
         char flags[256] = "", hooks[256] = "";
         PERFINFO_GROUPMASK gm;

@@ -289,6 +289,13 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                  opts->path, t->logger_name[0] ? t->logger_name : "?", t->nr_cpus,
                  (double)profile_span_ns(p) / 1e9, t->nr_events, profile_nr_lost(p));
         outbuf_puts(&o, line);
+        if (t->traced_pid) {
+                snprintf(line, sizeof(line),
+                         "Recorded with -p: process %u only (other processes' threads are the "
+                         "other side of its switches)\n",
+                         t->traced_pid);
+                outbuf_puts(&o, line);
+        }
         uint16_t sources[16];
         uint32_t nr_sources = hot_sources(p->hot, sources, 16);
         snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n", hot_nr_stacks(p->hot));

@@ -13,9 +13,10 @@
 #include "etw/etwtop_ext.h"
 #include "xperf_names.h"
 
-#define MAX_LOGGERS          64
-#define VERBS_RT_MAX_BUFFERS 1024 /* 64 MiB of 64 KiB buffers at most, as app.c's RT_MAX_BUFFERS   \
-                                   */
+#define MAX_LOGGERS 64
+#define VERBS_RT_MAX_BUFFERS                                                                       \
+        1024 /* 64 MiB of 64 KiB buffers at most, as app.c's RT_MAX_BUFFERS                        \
+              */
 
 /* EVENT_TRACE_PROPERTIES with room for the names. */
 struct props {

@@ -303,6 +303,17 @@ if [ -n "$wl" ]; then
                      exit (n >= 10 && u >= 5 && (lost ? e * 100 <= n : e == 0)) ? 0 : 1}' "$tmp/pp.txt"
         check "record -p: the ping-pong's own switch-outs are not yields" \
                 bash -c "! grep -q 'old_tid=$pp .*WrYieldExecution' '$tmp/pp.txt'"
+        # item 6 in the replay: the file says which process it traced (SessionCpu), and the
+        # switches view has rows for that process's threads only, not for its child's
+        check "record -p: SessionCpu names the traced process" grep -q "etwtop/SessionCpu .* traced_pid=$pp\$" "$tmp/pp.txt"
+        "$ETWTOP" --replay "$tmp/pp.etl" -b >"$tmp/pp-replay.txt" 2>&1
+        check "record -p: replay says it was recorded with -p" grep -q "^Recorded with -p: process $pp only" "$tmp/pp-replay.txt"
+        check "record -p: replay's switch rows are the traced process's threads only" awk -v p="$pp" '
+                /^Context switches \(threads/ {t = 1; getline; next}
+                t && /^$/ {t = 0}
+                t && $1 ~ /^[0-9]+$/ {n++; if ($6 != p) bad++}
+                END {printf "%d rows, %d of another process\n", n, bad > "/dev/stderr"
+                     exit (n >= 1 && bad == 0) ? 0 : 1}' "$tmp/pp-replay.txt"
 fi
 
 # Item 6: -p means that process's threads: a shell loop that starts /bin/true; its children

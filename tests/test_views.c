@@ -508,6 +508,39 @@ static void feed_schedule(struct profile *p)
         feed(p, ev_cswitch(0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
 }
 
+/* A -p recording (etwtop's SessionCpu names the traced process): the switches view has rows
+   for that process's threads only; the other process's thread is the other side of them. */
+static void test_switches_of_a_process_recording(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, switches_view_new(), p, false);
+        struct ui_table *tb = &h.table;
+        struct kevent sc = ev_base(KEV_SESSION_CPU, 0, 0, 0, 0);
+        sc.session_cpu.nr_cpus = sc.session_cpu.nr_online = 2;
+        sc.session_cpu.traced_pid = PID_A;
+        feed(p, sc);
+        feed_schedule(p);
+        rebuild(&h);
+        assert_int_equal(p->trace.traced_pid, PID_A);
+        assert_true(find_row(tb, "Thread", "alpha.exe/main", 0) >= 0);
+        assert_true(find_row(tb, "Thread", "alpha.exe/worker", 0) >= 0);
+        assert_int_equal(find_row(tb, "Thread", "beta/loop", 0), -1);
+        for (uint32_t r = 0; r < tb->nr_rows; r++)
+                if (!(tb->flags[r] & UI_ROW_GREYED))
+                        assert_int_equal(count_at(tb, r, "PID"), PID_A);
+        /* the same events without the SessionCpu: the whole system */
+        profile_restart(p);
+        feed_schedule(p);
+        rebuild(&h);
+        assert_int_equal(p->trace.traced_pid, 0);
+        assert_true(find_row(tb, "Thread", "beta/loop", 0) >= 0);
+        harness_fini(&h);
+        profile_free(p);
+}
+
 static void test_switches_view(void **state)
 {
         (void)state;
@@ -961,6 +994,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
+                cmocka_unit_test(test_switches_of_a_process_recording),
                 cmocka_unit_test(test_session_view),
                 cmocka_unit_test(test_key_tables),
                 cmocka_unit_test(test_common_keys),

@@ -37,6 +37,7 @@ enum kevent_type {
         KEV_EVENTS_LOST,      /* etwtop provider, Id 3 */
         KEV_CLR_METHOD,       /* .NET runtime Id 143/144, rundown Id 143/144: verbose methods */
         KEV_CLR_MODULE,       /* .NET runtime Id 152/153, rundown Id 153/154: modules */
+        KEV_SESSION_CPU,      /* etwtop provider, Id 4 */
         KEV_TYPE_MAX
 };
 
@@ -240,6 +241,12 @@ struct kevent {
                         uint32_t reason; /* 1 PERF_RECORD_LOST, 2 the exact total at stop */
                         uint64_t count;
                 } events_lost;
+                struct {
+                        uint32_t cpu;        /* the CPU whose buffer this is */
+                        uint32_t nr_cpus;    /* the CPU buffers the session writes */
+                        uint32_t nr_online;  /* the CPUs online at the start */
+                        uint32_t traced_pid; /* the one process traced (-p); 0: the system */
+                } session_cpu;
                 struct {
                         /* Microsoft-Windows-DotNETRuntime MethodLoadVerbose (START),
                            MethodUnloadVerbose (END); -Rundown MethodDCStartVerbose (DC_START),

@@ -51,6 +51,9 @@ struct profile_trace {
            count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
            and etwtop's exact total at the stop (reason 2); and what the live session reports */
         uint64_t nr_lost_header, nr_lost_records, nr_lost_total, nr_lost_session;
+        /* the one process an etwtop -p recording traced (its SessionCpu events; 0: the whole
+           system): the views count that process only, as its session did */
+        uint32_t traced_pid;
 };
 
 struct profile {
@@ -62,8 +65,9 @@ struct profile {
         struct switches *switches; /* owned */
         struct agg_settings agg;
         struct profile_trace trace;
-        uint32_t zoom_pid; /* only this process's samples, edges and switches count (0: all) */
-        bool has_window;   /* only events in [window_from_ns, window_to_ns) count */
+        uint32_t zoom_pid;  /* only this process's samples, edges and switches count (0: all) */
+        uint32_t scope_pid; /* the traced process of a -p recording: the zoom when none is set */
+        bool has_window;    /* only events in [window_from_ns, window_to_ns) count */
         int64_t window_from_ns, window_to_ns;
 };
 
