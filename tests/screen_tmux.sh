@@ -101,6 +101,10 @@ cursor_row() {
                 }' "$tmp/screen"
         snap
 }
+# the cursor row's place, the number of rows, and the function (last column)
+idx() { echo "${1%%$'\t'*}"; }
+nr_rows() { local r=${1#*$'\t'}; echo "${r%%$'\t'*}"; }
+fn() { awk '{print $NF}' <<<"$1"; }
 alive() { tm has-session -t s 2>/dev/null; }
 # a fresh server for the next part: the old one must be gone before a new one takes the socket
 restart() {
@@ -124,6 +128,25 @@ if [ -f "$net" ]; then
         sleep 0.5
         snap
         check "replay: view 3 is the switches view" has '3 Context switches'
+        # issue 13 item 11: a sort change and c scroll back to the top row; a status message
+        # clears after about 5 s
+        tm send-keys -t s 1 Home PgDn PgDn
+        sleep 0.5
+        c=$(cursor_row)
+        check "replay: PgDn PgDn: the cursor far down ($c)" [ "$(idx "$c")" -gt 10 ]
+        tm send-keys -t s F6
+        sleep 0.5
+        c=$(cursor_row)
+        check "F6 (sort): the list back at its top row, the cursor on it ($c)" [ "$(idx "$c")" = 1 ]
+        tm send-keys -t s F6 F6 F6 Home PgDn PgDn
+        sleep 0.5
+        tm send-keys -t s c
+        check "c: the call tree turns top-down" wait_for 'call tree: top-down' 5
+        c=$(cursor_row)
+        check "c: the list back at its top row ($c)" [ "$(idx "$c")" = 1 ]
+        check "a status message shown" has '^call tree: top-down'
+        check "...clears after about 5 s" wait_gone '^call tree: top-down' 9
+        tm send-keys -t s 3
         # [ answers "still loading" until the file is read (slow under the sanitizers)
         for ((i = 0; i < 20; i++)); do
                 tm send-keys -t s '['
@@ -456,12 +479,18 @@ for k in Space Z; do
         check "$k again: resumed" wait_gone '\[paused\]' 3
 done
 
-# the cursor, search, filter and the tree's keys, on the display paused (the rows hold still)
-tm send-keys -t s Space
-wait_for '\[paused\]' 3
-idx() { echo "${1%%$'\t'*}"; }
-nr_rows() { local r=${1#*$'\t'}; echo "${r%%$'\t'*}"; }
-fn() { awk '{print $NF}' <<<"$1"; }
+# the cursor, search, filter and the tree's keys, on the display paused (the rows hold still):
+# paused on a frame with rows (the modes just cycled through "zeroed each refresh", whose
+# frames can be nearly empty)
+for ((try = 0; try < 10; try++)); do
+        tm send-keys -t s Space
+        wait_for '\[paused\]' 3
+        [ "$(rows_matching '%')" -ge 5 ] && break
+        tm send-keys -t s Space
+        wait_gone '\[paused\]' 3
+        sleep 1
+done
+check "paused on a frame with rows" [ "$(rows_matching '%')" -ge 5 ]
 tm send-keys -t s Home
 sleep 0.3
 c_home=$(cursor_row)
