@@ -92,6 +92,17 @@ printf 'not the recorded program' >"$tmp/moved/symfix_run"
         2>"$tmp/chg.err"
 check "changed: replay exits 0" [ $? = 0 ]
 check "changed: no names from the wrong file" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg.txt'"
+check "changed: module+offset instead" grep -q 'symfix_run+0x' "$tmp/chg.txt"
+# the message the README promises: the file is refused, saying why (a non-ELF has no build-id)
+check "changed: the file refused, saying why ($(head -c 300 "$tmp/chg.err"))" \
+        grep -q "symfix_run changed since the recording: its build-id is missing, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
+# an ELF file of another build (another program under the recorded name)
+cp "$(type -P true)" "$tmp/moved/symfix_run"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/chg2.txt" \
+        2>"$tmp/chg2.err"
+check "another build: no names from it" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg2.txt'"
+check "another build: refused with both build-ids ($(head -c 300 "$tmp/chg2.err"))" \
+        grep -q "symfix_run changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg2.err"
 
 # 3. started during the recording: C++ names, libc code
 cxx=""
