@@ -156,6 +156,7 @@ static void put_logfile_header(const struct etl_writer *w, uint8_t *hb,
         le_put32(p + 0x2C, 8);
         le_put32(p + 0x30, f->events_lost);
         le_put32(p + 0x34, c->cpu_speed_mhz);
+        memcpy(p + 0x48, &c->time_zone, sizeof(c->time_zone)); /* up to 0xF4; BootTime at 0xF8 */
         le_put64(p + 0xF8, (uint64_t)c->boot_filetime);
         le_put64(p + 0x100, c->perf_freq);
         le_put64(p + 0x108, (uint64_t)f->start_filetime);

@@ -35,6 +35,8 @@ struct etl_writer_config {
         uint32_t cpu_speed_mhz;
         uint32_t maximum_file_size_mb;
         uint32_t header_tid, header_pid; /* the controller's, in the header record */
+        /* the header's TimeZone (a merge keeps its input's); all 0: UTC, none recorded */
+        TIME_ZONE_INFORMATION time_zone;
 };
 
 /* Called with every buffer the writer completes (flushed full or by FLUSH/close), in the

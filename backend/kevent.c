@@ -22,13 +22,15 @@ __extension__ typedef unsigned __int128 kev_u128;
 #define KEV_MAX_FRAMES (KEV_MAX_PAYLOAD / 4u + 1u)
 #define KEV_MAX_LBR    (KEV_MAX_PAYLOAD / 12u + 1u)
 
-#define KEV_TIDS_MIN    1024u
-#define KEV_TIDS_MAX    (1u << 22) /* entries; past this the table starts over */
-#define KEV_REFS_MIN    1024u
-#define KEV_REFS_MAX    (1u << 20) /* pending stack-key references; oldest dropped past this */
-#define KEV_DEFS_MIN    256u
-#define KEV_DEFS_MAX    (1u << 18) /* cached stack-key definitions */
-#define KEV_DEFS_FRAMES (1u << 23) /* frames held by the definition cache, in total */
+#define KEV_TIDS_MIN       1024u
+#define KEV_TIDS_MAX       (1u << 22) /* entries; past this the table starts over */
+#define KEV_REFS_MIN       1024u
+#define KEV_REFS_MAX       (1u << 20) /* pending stack-key references; oldest dropped past this */
+#define KEV_DEFS_MIN       256u
+#define KEV_DEFS_MAX       (1u << 18) /* cached stack-key definitions */
+#define KEV_DEFS_FRAMES    (1u << 23) /* frames held by the definition cache, in total */
+#define KEV_PRELOAD_MAX    (1u << 22) /* stack-key definitions read ahead */
+#define KEV_PRELOAD_FRAMES (1u << 26) /* their frames, in total (512 MB at most) */
 
 /* The payload of one record. */
 struct payload {
@@ -161,6 +163,14 @@ struct def_slot {
         uint32_t cap_frames;
 };
 
+/* A stack-key definition read ahead: key's frames from its Delete or Rundown at ts. */
+struct preload_def {
+        uint64_t key;
+        uint64_t ts;
+        uint64_t first; /* into pre_frames */
+        uint32_t nr_frames;
+};
+
 struct kdecoder {
         bool is_raw_timestamp;
         bool has_clock;
@@ -187,6 +197,13 @@ struct kdecoder {
         uint32_t defs_mask;
         uint32_t defs_nr;
         uint64_t defs_frames;
+
+        /* definitions read ahead (kdecoder_preload_stack_key), by key then time */
+        struct preload_def *pre; /* owned */
+        uint32_t nr_pre, cap_pre;
+        uint64_t *pre_frames; /* owned pool */
+        uint64_t nr_pre_frames, cap_pre_frames;
+        bool is_pre_sorted;
 
         char *str; /* owned scratch for this record's strings */
         size_t str_len;
@@ -1096,14 +1113,84 @@ static void stack_def_after(struct kdecoder *d, const struct kevent *ev, kevent_
                 def_store(d, key, ev->stack_key_def.frames, ev->stack_key_def.nr_frames);
 }
 
-/* After a reference was delivered: resolve it from the cache, or queue it. */
+static int preload_cmp(const void *a, const void *b)
+{
+        const struct preload_def *x = a, *y = b;
+        if (x->key != y->key)
+                return x->key < y->key ? -1 : 1;
+        return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* The first definition of key read ahead at or after ts (the one a reference at ts names: a
+   key is handed out again only after its Delete). */
+static const struct preload_def *preload_find(struct kdecoder *d, uint64_t key, uint64_t ts)
+{
+        if (!d->nr_pre)
+                return NULL;
+        if (!d->is_pre_sorted) {
+                qsort(d->pre, d->nr_pre, sizeof(*d->pre), preload_cmp);
+                d->is_pre_sorted = true;
+        }
+        uint32_t lo = 0, hi = d->nr_pre;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                const struct preload_def *m = &d->pre[mid];
+                if (m->key < key || (m->key == key && m->ts < ts))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return lo < d->nr_pre && d->pre[lo].key == key ? &d->pre[lo] : NULL;
+}
+
+void kdecoder_preload_stack_key(struct kdecoder *d, uint64_t key, uint64_t def_timestamp,
+                                const uint64_t *frames, uint32_t nr_frames)
+{
+        if (nr_frames > KEV_MAX_FRAMES || d->nr_pre >= KEV_PRELOAD_MAX ||
+            d->nr_pre_frames + nr_frames > KEV_PRELOAD_FRAMES)
+                return; /* past the bound: those references wait for their definitions */
+        if (d->nr_pre == d->cap_pre) {
+                uint32_t cap = d->cap_pre ? d->cap_pre * 2 : 1024;
+                struct preload_def *p = realloc(d->pre, cap * sizeof(*p));
+                if (!p)
+                        return;
+                d->pre = p;
+                d->cap_pre = cap;
+        }
+        if (d->nr_pre_frames + nr_frames > d->cap_pre_frames) {
+                uint64_t cap = d->cap_pre_frames ? d->cap_pre_frames * 2 : 16384;
+                while (cap < d->nr_pre_frames + nr_frames)
+                        cap *= 2;
+                uint64_t *p = realloc(d->pre_frames, cap * sizeof(*p));
+                if (!p)
+                        return;
+                d->pre_frames = p;
+                d->cap_pre_frames = cap;
+        }
+        memcpy(d->pre_frames + d->nr_pre_frames, frames, (size_t)nr_frames * sizeof(*frames));
+        d->pre[d->nr_pre++] = (struct preload_def){key, def_timestamp, d->nr_pre_frames, nr_frames};
+        d->nr_pre_frames += nr_frames;
+        d->is_pre_sorted = false;
+}
+
+/* After a reference was delivered: resolve it from the cache or the definitions read ahead,
+   or queue it. */
 static void stack_ref_after(struct kdecoder *d, const struct kevent *ev, kevent_sink_fn sink,
                             void *ctx)
 {
         const struct def_slot *def = def_find(d, ev->stack_key.key);
 
         if (!def) {
-                refs_push(d, ev);
+                const struct preload_def *pre = preload_find(d, ev->stack_key.key, ev->timestamp);
+                if (!pre) {
+                        refs_push(d, ev);
+                        return;
+                }
+                d->st.nr_stack_refs_resolved++;
+                emit_key_stack(d, ev, ev->stack_key.event_timestamp, ev->stack_key.pid,
+                               ev->stack_key.tid, ev->cpu, ev->stack_key.is_kernel,
+                               ev->stack_key.key, d->pre_frames + pre->first, pre->nr_frames, sink,
+                               ctx);
                 return;
         }
         d->st.nr_stack_refs_resolved++;
@@ -1954,6 +2041,8 @@ void kdecoder_free(struct kdecoder *d)
                 for (int op = 0; op < 256; op++)
                         free(d->op_names[k][op]);
         free(d->defs);
+        free(d->pre);
+        free(d->pre_frames);
         free(d->ref_keys);
         free(d->refs);
         free(d->tids.slots);

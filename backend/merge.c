@@ -64,7 +64,8 @@ static bool has_payload_timestamp(uint16_t hook)
                hook == WMI_LOG_TYPE_STACK_KEY_USER || hook == WMI_LOG_TYPE_LBR;
 }
 
-/* An ImageID event (KernelTraceControl opcode 0) for an Image Load or DCStart record, with the
+/* An ImageID event (KernelTraceControl opcode 0) for an Image record (Load, DCStart, and as
+   xperf's merge also writes them, Unload and DCEnd), with the
    image's base name as OriginalFileName. Returns its size, or 0 when the payload is short. */
 static uint32_t image_id_record(uint8_t *dst, const struct etl_record *img, uint64_t timestamp)
 {
@@ -167,7 +168,12 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
                 .nr_cpus = nr_cpus,
                 .log_file_mode = EVENT_TRACE_RELOG_MODE | EVENT_TRACE_FILE_MODE_SEQUENTIAL,
                 .logger_id = 1,
-                .logger_name = "Relogger",
+                /* the input's own header, but for what the merge changes (its mode, its
+                   files, its clock where the inputs' differ) */
+                .logger_name =
+                        first->logger_name && *first->logger_name ? first->logger_name : "Relogger",
+                .maximum_file_size_mb = first->header.MaximumFileSize,
+                .time_zone = first->header.TimeZone,
                 .log_file_name = n > 1 ? "[multiple files]" : first->log_file_name,
                 .start_timestamp = first->start_timestamp,
                 .start_filetime = first->header.StartTime.QuadPart,
@@ -228,7 +234,9 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
                     !c->has_image_ids && is_kernel &&
                     (rec->hook_id == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE ||
                      rec->hook_id == WMI_LOG_TYPE_IMAGE_LOAD ||
-                     rec->hook_id == WMI_LOG_TYPE_IMAGE_DC_START)) {
+                     rec->hook_id == WMI_LOG_TYPE_IMAGE_DC_START ||
+                     rec->hook_id == WMI_LOG_TYPE_IMAGE_UNLOAD ||
+                     rec->hook_id == WMI_LOG_TYPE_IMAGE_DC_END)) {
                         uint32_t size = image_id_record(idbuf, rec, ts);
                         if (size)
                                 etl_writer_append(w, cpu, idbuf, size);

@@ -11,6 +11,7 @@
 #endif
 
 #include "etw/ntwmi.h"
+#include "stack_join.h"
 #include "util/xalloc.h"
 
 /* The sizes the screen has always used. */
@@ -34,6 +35,9 @@ struct profile *profile_new(const struct profile_options *o)
                 p->tree = calltree_new(p->store, o->max_functions, HOT_SOURCE_TIMER);
         p->branches = branches_new(p->store, BRANCH_EDGES_MAX);
         p->switches = switches_new(p->store, SWITCH_THREADS_MAX);
+        p->join = stack_join_new();
+        /* a live session is etwtop's: its stacks come whole */
+        stack_join_set_whole(p->join, o->is_live);
         agg_settings_init(&p->agg);
         return p;
 }
@@ -46,6 +50,7 @@ void profile_free(struct profile *p)
         calltree_free(p->tree);
         branches_free(p->branches);
         switches_free(p->switches);
+        stack_join_free(p->join);
         sym_feed_free(p->feed);
         sym_store_free(p->store);
         free(p);
@@ -120,6 +125,21 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
 
 static void apply_zoom(struct profile *p);
 
+/* The hot functions and the call tree: a sample and then its whole stack (stack_join). */
+static void to_samples(void *ctx, const struct kevent *ev)
+{
+        struct profile *p = ctx;
+        if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
+                return;
+        /* the zoom: one process's samples (the switches and edges filter themselves) */
+        uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
+        if (zoom && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) && ev->pid != zoom)
+                return;
+        hot_event(p->hot, ev);
+        if (p->tree)
+                calltree_event(p->tree, ev);
+}
+
 void profile_event(struct profile *p, const struct kevent *ev)
 {
         trace_event(&p->trace, ev);
@@ -130,15 +150,12 @@ void profile_event(struct profile *p, const struct kevent *ev)
                 apply_zoom(p);
         }
         sym_feed_event(p->feed, ev);
+        if (ev->type == KEV_SESSION_CPU)
+                stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */
+        /* the samples and their stacks, joined (Windows writes a stack in parts) */
+        stack_join_event(p->join, ev, to_samples, p);
         if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
                 return;
-        /* the zoom: one process's samples (the switches and edges filter themselves) */
-        uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
-        if (zoom && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) && ev->pid != zoom)
-                return;
-        hot_event(p->hot, ev);
-        if (p->tree)
-                calltree_event(p->tree, ev);
         branches_event(p->branches, ev);
         switches_event(p->switches, ev);
 }
@@ -154,6 +171,7 @@ void profile_zero(struct profile *p)
 
 void profile_restart(struct profile *p)
 {
+        stack_join_reset(p->join);
         hot_reset(p->hot);
         if (p->tree)
                 calltree_reset(p->tree);
@@ -218,9 +236,15 @@ void profile_refresh(struct profile *p)
 #endif
 }
 
-void profile_end(struct profile *p)
+void profile_settle(struct profile *p)
 {
         switches_refresh(p->switches);
+}
+
+void profile_end(struct profile *p)
+{
+        stack_join_flush(p->join, to_samples, p);
+        profile_settle(p);
 }
 
 void profile_caps(const struct profile *p, struct profile_caps *out)

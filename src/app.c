@@ -354,7 +354,10 @@ static void run_batch(struct app *a, int sfd)
                 int64_t now = now_ns();
                 if (!a->st.is_live) {
                         feed_lock(a->feed);
-                        profile_end(a->profile);
+                        if (feed_is_done(a->feed, NULL))
+                                profile_end(a->profile);
+                        else
+                                profile_settle(a->profile);
                         feed_unlock(a->feed);
                 }
                 tick(a, now);

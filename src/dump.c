@@ -515,6 +515,21 @@ static void print_header(struct dump *d, const struct dump_file *f)
                       clock_name(h->ReservedFlags), h->ReservedFlags, h->PerfFreq.QuadPart,
                       h->TimerResolution, h->CpuSpeedInMHz, a, b, c, h->EventsLost, h->BuffersLost,
                       h->MaximumFileSize);
+        /* the time zone of the machine that recorded it: UTC-Bias, and its standard name */
+        const TIME_ZONE_INFORMATION *tz = &h->TimeZone;
+        char zone_name[64];
+        for (i = 0; i < 32 && tz->StandardName[i] && i < sizeof(zone_name) - 1; i++)
+                zone_name[i] = tz->StandardName[i] < 0x80 ? (char)tz->StandardName[i] : '?';
+        zone_name[i] = '\0';
+        long utc_offset = -(long)tz->Bias; /* minutes: UTC = local time + Bias */
+        outbuf_printf(o, "Time zone:           UTC%c%02ld:%02ld%s", utc_offset < 0 ? '-' : '+',
+                      (utc_offset < 0 ? -utc_offset : utc_offset) / 60,
+                      (utc_offset < 0 ? -utc_offset : utc_offset) % 60, zone_name[0] ? " (" : "");
+        if (zone_name[0]) {
+                put_clean(d, zone_name);
+                outbuf_putc(o, ')');
+        }
+        outbuf_putc(o, '\n');
 }
 
 static void print_totals(struct dump *d)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etw/etwtop_ext.h"
+#include "etw/ntwmi.h"
 #include "kevent.h"
 #include "model/profile.h"
 #include "util/xalloc.h"
@@ -107,8 +108,59 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         return 0;
 }
 
+/* ---- stack keys read ahead ---- */
+
+/* Windows' stack cache (StackKeyKernel/StackKeyUser references, their definitions in the
+   KeyDelete and KeyRundown events) defines most user stacks long after their samples, many at
+   the end of the trace: a file's definitions are read first (only theirs are decoded), so that
+   each reference resolves next to its sample, where the model joins a sample with its kernel
+   and user stacks as WPA and PerfView show them. */
+struct read_ahead {
+        struct kdecoder *scratch; /* owned: decodes the definitions */
+        struct kdecoder *into;    /* borrowed: the feed's decoder */
+};
+
+static void on_key_def(void *ctx, const struct kevent *ev)
+{
+        struct read_ahead *r = ctx;
+        if (ev->type == KEV_STACK_KEY_DEF)
+                kdecoder_preload_stack_key(r->into, ev->stack_key_def.key, ev->timestamp,
+                                           ev->stack_key_def.frames, ev->stack_key_def.nr_frames);
+}
+
+static VOID WINAPI on_read_ahead(PEVENT_RECORD rec)
+{
+        struct read_ahead *r = rec->UserContext;
+        UCHAR op = rec->EventHeader.EventDescriptor.Opcode;
+        /* the definitions' opcodes, then their provider: nothing else is decoded */
+        if (op < (WMI_LOG_TYPE_STACK_KEY_CREATE & 0xFF) ||
+            op > (WMI_LOG_TYPE_STACK_KEY_RUNDOWN & 0xFF) ||
+            memcmp(&rec->EventHeader.ProviderId, &StackWalkGuid, sizeof(GUID)) != 0)
+                return;
+        kdecoder_decode(r->scratch, rec, on_key_def, r);
+}
+
+static void read_keys_ahead(struct feed *f)
+{
+        struct read_ahead r = {kdecoder_new(true), f->decoder};
+        EVENT_TRACE_LOGFILEA lf = {0};
+        lf.LogFileName = f->name;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_read_ahead;
+        lf.Context = &r;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        if (h != INVALID_PROCESSTRACE_HANDLE) {
+                /* the record's UserContext is the logfile's Context */
+                ProcessTrace(&h, 1, NULL, NULL);
+                CloseTrace(h);
+        }
+        kdecoder_free(r.scratch);
+}
+
 ULONG feed_run(struct feed *f)
 {
+        if (f->is_file)
+                read_keys_ahead(f);
         f->status = ProcessTrace(&f->handle, 1, NULL, NULL);
         run_unlock(f);
         atomic_store(&f->is_done, true);

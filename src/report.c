@@ -278,6 +278,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 goto out;
         }
 
+        /* the samples still waiting for their stacks, and the open intervals, to the end */
+        profile_end(p);
         /* the modules the samples hit have been loading on the loader thread all along */
         sym_store_wait(p->store);
         sym_store_poll(p->store);
@@ -305,7 +307,6 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
-        profile_end(p); /* the open intervals run to the trace's end */
         print_switches(&r, &o);
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));

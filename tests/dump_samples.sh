@@ -121,8 +121,10 @@ check "two files: 114 + 71 events" [ "$(total "$tmp/two.txt")" = 185 ]
         "$s/etlparser_ShutdownPerfDiagLogger.etl"
 check "merge: exit 0" [ $? = 0 ]
 dump merged "$tmp/merged.etl"
-check "merge: 113 + 70 + 17077 events + 6817 ImageID + a header" [ "$(total "$tmp/merged.txt")" = 24078 ]
-check "merge: an ImageID per image load and rundown" [ "$(count "$tmp/merged.txt" KernelTraceControl/ImageID)" = 6817 ]
+# an ImageID for each Image Load and DCStart, and as xperf's merge writes them, Unload and
+# DCEnd: the shutdown trace's 72 + 6745 + 4791 + 2145
+check "merge: 113 + 70 + 17077 events + 13753 ImageID + a header" [ "$(total "$tmp/merged.txt")" = 31014 ]
+check "merge: an ImageID per image load, unload and rundown" [ "$(count "$tmp/merged.txt" KernelTraceControl/ImageID)" = 13753 ]
 check "merge: ImageID names the image" grep -q 'KernelTraceControl/ImageID .*name="[^"\\]*\.dll"' "$tmp/merged.txt"
 check "merge: events in time order" \
         bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/merged.txt'"
@@ -132,6 +134,19 @@ check "merge: an existing output is not overwritten" grep -q 'exists' "$tmp/merg
 "$ETWTOP" --merge --force -o "$tmp/merged.etl" "$u/net.4.5.2.x64.etl"
 dump merged_net "$tmp/merged.etl"
 check "merge: an already merged trace keeps its own ImageIDs" [ "$(count "$tmp/merged_net.txt" KernelTraceControl/ImageID)" = 3590 ]
+# issue 15, section 3: a merge keeps its input's header but for what it changes (its mode,
+# its file name, its layout): the logger name, the time zone, the maximum file size, the clock
+# and timer fields, the times, the machine
+hdr() { grep -E '^(Logger name|OS version|Processors|Pointer size|Clock|Timer resolution|CPU speed|Start time|Boot time|Maximum file size|Time zone):' "$1" | sed 's/ (log file layout [0-9.]*)//'; }
+for f in "$u/net.4.5.2.x64.etl" "$s/etlparser_ShutdownPerfDiagLogger.etl" "$s/krabsetw_powershell.etl" "$s/etlparser_lxcore_kernel.etl"; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f" .etl)
+        "$ETWTOP" --dump --totals "$f" >"$tmp/in-$b.txt" 2>&1
+        "$ETWTOP" --merge --force -o "$tmp/m-$b.etl" "$f" 2>/dev/null
+        "$ETWTOP" --dump --totals "$tmp/m-$b.etl" >"$tmp/out-$b.txt" 2>&1
+        check "merge of $b: the input's header fields kept ($(diff <(hdr "$tmp/in-$b.txt") <(hdr "$tmp/out-$b.txt") | tr '\n' ' ' | head -c 300))" \
+                cmp -s <(hdr "$tmp/in-$b.txt") <(hdr "$tmp/out-$b.txt")
+done
 check "merge: every record of the compressed trace kept" [ "$(total "$tmp/merged_net.txt")" = 179474 ]
 
 # replay -b of LBR and switch events this machine cannot record: the fixture's trace

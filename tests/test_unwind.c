@@ -854,7 +854,7 @@ static void test_samples(void **state)
         (void)state;
         run(UNWIND_FIXTURE, "sample", tmp_path("sample"), "300");
         struct snapfile *sf = load_snapfile(tmp_path("sample"), NULL, NULL);
-        uint32_t nr_same = 0, nr_plt = 0, nr_frames = 0, nr_libdw_plt = 0;
+        uint32_t nr_same = 0, nr_plt = 0, nr_frames = 0, nr_libdw_plt = 0, nr_short = 0;
         uint32_t stops[UNWIND_NR_STOPS] = {0};
         for (int i = 0; i < sf->nr_snaps; i++) {
                 const struct snap *s = &sf->snaps[i];
@@ -867,6 +867,12 @@ static void test_samples(void **state)
                 nr_same += is_same;
                 nr_frames += n;
                 stops[res.stop]++;
+                /* short of the thread's start only where libdw stops at the same frame too (a
+                   sample where no CFI describes the instruction, 1 in 300 runs or so) */
+                if (res.stop != UNWIND_STOP_THREAD_START) {
+                        print_frames(sf, "short of the thread start", f, n, &res);
+                        nr_short += is_same;
+                }
                 if (!is_same && nd == 1 && is_expr_frame(sf, ip)) {
                         nr_libdw_plt++;
                 } else if (!is_same) {
@@ -899,7 +905,8 @@ static void test_samples(void **state)
         printf("; %u in the fixture's PLT\n", nr_plt);
         assert_true(nr_plt >= 1);
         assert_int_equal(nr_same + nr_libdw_plt, sf->nr_snaps);
-        assert_int_equal(stops[UNWIND_STOP_THREAD_START], sf->nr_snaps);
+        assert_int_equal(stops[UNWIND_STOP_THREAD_START] + nr_short, sf->nr_snaps);
+        assert_true(nr_short * 100 <= (uint32_t)sf->nr_snaps);
         free_snapfile(sf);
 }
 

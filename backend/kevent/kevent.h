@@ -305,6 +305,14 @@ void kdecoder_free(struct kdecoder *d);
    event is still delivered as KEV_OTHER with the common fields). */
 int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx);
 
+/* A stack-key definition read ahead (a file's first pass: the key's Delete or Rundown event at
+   def_timestamp, a record timestamp as the decoder's records carry). A reference to key at
+   time t then resolves at once, as its record is decoded, from the first definition of key at
+   or after t (a key is handed out again only after its Delete), instead of when its
+   definition comes, often at the end of the trace (the rundown), long after its sample. */
+void kdecoder_preload_stack_key(struct kdecoder *d, uint64_t key, uint64_t def_timestamp,
+                                const uint64_t *frames, uint32_t nr_frames);
+
 /* Counters kept by the decoder. */
 struct kdecoder_stats {
         uint64_t nr_decoded;

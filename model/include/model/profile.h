@@ -56,6 +56,8 @@ struct profile_trace {
         uint32_t traced_pid;
 };
 
+struct stack_join;
+
 struct profile {
         struct sym_store *store;   /* owned */
         struct sym_feed *feed;     /* owned */
@@ -63,6 +65,7 @@ struct profile {
         struct calltree *tree;     /* owned; NULL without has_call_tree */
         struct branches *branches; /* owned */
         struct switches *switches; /* owned */
+        struct stack_join *join;   /* owned: samples waiting for their stacks' parts */
         struct agg_settings agg;
         struct profile_trace trace;
         uint32_t zoom_pid;  /* only this process's samples, edges and switches count (0: all) */
@@ -92,8 +95,11 @@ void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t 
 void profile_set_mode(struct profile *p, enum agg_mode mode);
 /* The aggregation step at each refresh of a live view: decay or zero, per the mode. */
 void profile_refresh(struct profile *p);
-/* A trace read to its end: the waits and idle periods still open run to its last event. */
+/* A trace read to its end: the samples still waiting for a part of their stack count with
+   what they have, and profile_settle. */
 void profile_end(struct profile *p);
+/* A trace being read: the waits and idle periods still open run to its latest event. */
+void profile_settle(struct profile *p);
 
 /* What the model's caps (doc/etwtop.1, MEMORY) folded or counted without a row of its own
    since the counts last started over: what the header says, so that a cap never drops data
