@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include "etl_reader.h"
 #include "etl_writer.h"
 #include "etw/KernelTraceControl.h"
+#include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
 #include "etw_error.h"
 
@@ -102,6 +104,89 @@ static uint32_t image_id_record(uint8_t *dst, const struct etl_record *img, uint
                                  pid, timestamp, payload, 24 + 2 * (len - start) + 2);
 }
 
+/* ---- DbgID_RSDS from the image files (etw_merge_set_codeview_lookup) ---- */
+
+static ETW_CODEVIEW_LOOKUP codeview_lookup;
+static PVOID codeview_ctx;
+
+ULONG etw_merge_set_codeview_lookup(ETW_CODEVIEW_LOOKUP Lookup, PVOID Context)
+{
+        codeview_lookup = Lookup;
+        codeview_ctx = Context;
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
+#define CV_CACHE 4096 /* distinct images remembered per merge */
+
+/* What the lookup said of one image. */
+struct cv_entry {
+        char path[512];
+        uint32_t stamp, size;
+        bool is_found;
+        struct etw_codeview cv;
+};
+
+struct cv_cache {
+        struct cv_entry *e; /* owned, CV_CACHE */
+        uint32_t nr;
+};
+
+/* The image's CodeView record, asking the lookup once per (path, stamp, size). */
+static const struct etw_codeview *codeview_of(struct cv_cache *c, const char *path, uint32_t stamp,
+                                              uint32_t size)
+{
+        for (uint32_t i = 0; i < c->nr; i++)
+                if (c->e[i].stamp == stamp && c->e[i].size == size &&
+                    strcmp(c->e[i].path, path) == 0)
+                        return c->e[i].is_found ? &c->e[i].cv : NULL;
+        struct cv_entry tmp, *e = c->nr < CV_CACHE ? &c->e[c->nr++] : &tmp;
+        memset(e, 0, sizeof(*e));
+        snprintf(e->path, sizeof(e->path), "%s", path);
+        e->stamp = stamp;
+        e->size = size;
+        e->is_found = codeview_lookup(codeview_ctx, path, stamp, size, &e->cv) != FALSE;
+        e->cv.PdbFileName[sizeof(e->cv.PdbFileName) - 1] = '\0';
+        return e->is_found ? (e == &tmp ? NULL : &e->cv) : NULL;
+}
+
+/* A DbgID_RSDS event (KernelTraceControl opcode 36) for the image of an Image record, when the
+   lookup finds its file. Returns its size, or 0. */
+static uint32_t dbgid_record(uint8_t *dst, struct cv_cache *c, const struct etl_record *img,
+                             uint64_t timestamp)
+{
+        bool is64 = img->pointer_size == 8;
+        uint32_t name_off = is64 ? 56 : 44;
+        if (!codeview_lookup || !c->e || img->version < 2 || img->payload_size < name_off + 2)
+                return 0;
+        const uint8_t *p = img->payload;
+        uint64_t base = is64 ? le_get64(p) : le_get32(p);
+        uint32_t size = (uint32_t)(is64 ? le_get64(p + 8) : le_get32(p + 4));
+        uint32_t pid = le_get32(p + (is64 ? 16 : 8));
+        uint32_t stamp = le_get32(p + (is64 ? 24 : 16));
+        char path[512];
+        uint32_t n = 0;
+        for (uint32_t i = name_off; i + 1 < img->payload_size && n + 1 < sizeof(path); i += 2) {
+                uint16_t ch = (uint16_t)(p[i] | p[i + 1] << 8);
+                if (!ch)
+                        break;
+                path[n++] = ch < 0x80 ? (char)ch : '?';
+        }
+        path[n] = '\0';
+        const struct etw_codeview *cv = codeview_of(c, path, stamp, size);
+        if (!cv)
+                return 0;
+        uint8_t payload[32 + sizeof(cv->PdbFileName)];
+        le_put64(payload, base);
+        memcpy(payload + 8, &pid, 4);
+        memcpy(payload + 12, &cv->Signature, 16);
+        memcpy(payload + 28, &cv->Age, 4);
+        size_t len = strlen(cv->PdbFileName) + 1;
+        memcpy(payload + 32, cv->PdbFileName, len);
+        return etl_record_full64(dst, &KernelTraceControlImageIdGuid, KTC_DBGID_RSDS, 2, 0xFFFFFFFF,
+                                 pid, timestamp, payload, 32 + (uint32_t)len);
+}
+
 /* Sets the last error and its message, and gives the code back. */
 #define FAIL(code, ...) (etw_set_error((code), __VA_ARGS__), (ULONG)(code))
 
@@ -110,6 +195,7 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
 {
         struct merge_input in[MAX_MERGE_FILES];
         struct etl_writer *w = NULL;
+        struct cv_cache cvs = {NULL, 0};
         struct etl_error err;
         ULONG status = ERROR_SUCCESS;
         ULONG n = 0;
@@ -201,6 +287,7 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
         }
 
         uint32_t events_lost = 0;
+        cvs.e = codeview_lookup ? calloc(CV_CACHE, sizeof(*cvs.e)) : NULL;
         static uint8_t buf[MAX_ETW_EVENT_SIZE + 8];
         static uint8_t idbuf[1024];
         for (;;) {
@@ -240,6 +327,9 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
                         uint32_t size = image_id_record(idbuf, rec, ts);
                         if (size)
                                 etl_writer_append(w, cpu, idbuf, size);
+                        size = dbgid_record(idbuf, &cvs, rec, ts);
+                        if (size)
+                                etl_writer_append(w, cpu, idbuf, size);
                 }
                 rc = etl_writer_append(w, cpu, buf, rec->size_bytes);
                 if (rc < 0 && rc != -E2BIG) {
@@ -258,6 +348,7 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
         else
                 etw_set_error(ERROR_SUCCESS, NULL);
 out:
+        free(cvs.e);
         etl_writer_free(w);
         for (ULONG i = 0; i < n; i++)
                 etl_reader_close(in[i].reader);

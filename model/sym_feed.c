@@ -19,6 +19,14 @@ struct sym_feed {
         uint64_t id_file_offset;
         uint8_t id_build_id[20];
         uint32_t id_build_id_size;
+        /* Windows' merge writes DbgID_RSDS just before the Image event it describes: held
+           until that comes */
+        bool has_pdb;
+        uint32_t pdb_pid;
+        uint64_t pdb_base;
+        uint8_t pdb_guid[16];
+        uint32_t pdb_age;
+        char pdb_name[260];
 };
 
 struct sym_feed *sym_feed_new(struct sym_store *store)
@@ -65,6 +73,10 @@ static void image(struct sym_feed *f, const struct kevent *ev)
         }
         f->has_identity = false;
         sym_image_load_at(f->store, &im, ev->timestamp);
+        if (f->has_pdb && f->pdb_pid == ev->image.pid && f->pdb_base == ev->image.base)
+                sym_image_pdb(f->store, f->pdb_pid, f->pdb_base, f->pdb_guid, f->pdb_age,
+                              f->pdb_name);
+        f->has_pdb = false;
 }
 
 /* A .NET method as PerfView names it: Namespace.Name(arguments), the arguments from the
@@ -118,8 +130,16 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                 guid[6] = (uint8_t)g->Data3;
                 guid[7] = (uint8_t)(g->Data3 >> 8);
                 memcpy(guid + 8, g->Data4, 8);
+                /* after its image (etwtop's fixtures), or before it (xperf's merge) */
                 sym_image_pdb(f->store, ev->dbg_id.pid, ev->dbg_id.base, guid, ev->dbg_id.age,
                               ev->dbg_id.pdb_file_name);
+                f->has_pdb = true;
+                f->pdb_pid = ev->dbg_id.pid;
+                f->pdb_base = ev->dbg_id.base;
+                memcpy(f->pdb_guid, guid, 16);
+                f->pdb_age = ev->dbg_id.age;
+                snprintf(f->pdb_name, sizeof(f->pdb_name), "%s",
+                         ev->dbg_id.pdb_file_name ? ev->dbg_id.pdb_file_name : "");
                 break;
         }
         case KEV_KERNEL_SYMBOL:

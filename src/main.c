@@ -14,6 +14,7 @@
 #include "record.h"
 #include "report.h"
 #include "verbs.h"
+#include "merge_images.h"
 #include "boottrace.h"
 #include "app.h"
 #include "xperf_names.h"
@@ -28,9 +29,10 @@ static void usage(FILE *out)
               "       etwtop --record OUT.etl [options]    record a kernel session to a file\n"
               "       etwtop --replay FILE.etl [-b]        browse a recording (-b: as text)\n"
               "       etwtop --dump [--totals] FILE.etl... every event as text, in time order\n"
-              "       etwtop --merge -o OUT.etl [--force] IN.etl...\n"
+              "       etwtop --merge -o OUT.etl [--force] [--symbol-path P] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
-              "                                            image identity (xperf -merge)\n"
+              "                                            image identity, and the PDB of each\n"
+              "                                            image found on P (xperf -merge)\n"
               "       etwtop --start [NAME] (-f OUT.etl | --realtime | --buffering) [options]\n"
               "                                            start a session that outlives etwtop\n"
               "                                            (to a file, or a flight recorder)\n"
@@ -199,9 +201,12 @@ static void fit_default_to_user(struct collect_settings *s)
                         "--on with CSWITCH to be told what is missing)\n");
 }
 
-/* etwtop --merge -o OUT [--force] IN... */
-static int merge_main(const char *output, bool is_force, char **inputs, int nr_inputs)
+/* etwtop --merge -o OUT [--force] [--symbol-path P] IN...: the images on the symbol path give
+   the DbgID_RSDS events (which PDB each was built with), as xperf -merge reads them */
+static int merge_main(const char *output, bool is_force, char **inputs, int nr_inputs,
+                      const char *const *symbol_path, uint32_t nr_symbol_path)
 {
+        merge_images_register(symbol_path, nr_symbol_path);
         if (!output || nr_inputs < 1) {
                 fprintf(stderr, "etwtop: --merge needs -o OUT.etl and at least one input\n");
                 return 2;
@@ -787,7 +792,8 @@ static int etwtop_main(int argc, char **argv)
                 }
         }
         if (is_merge)
-                return merge_main(output, is_force, &argv[optind], argc - optind);
+                return merge_main(output, is_force, &argv[optind], argc - optind, symbol_path,
+                                  nr_symbol_path);
         const char *attach_name = NULL;
         if (is_attach) {
                 if (record_path || replay_path || is_dump || argc - optind > 1) {

@@ -7,7 +7,8 @@
    etl_fixture --pdb-image IMAGE OUT.etl RVA:COUNT...: a Windows-style trace of a process that
    runs the PE file IMAGE (the PDB tests): its Image rundown, ImageID and DbgID_RSDS events
    (TimeDateStamp, SizeOfImage, the CodeView GUID, age and PDB name read from IMAGE), then
-   COUNT timer samples at each RVA of the image. */
+   COUNT timer samples at each RVA of the image. --pdb-image-raw: the same without the ImageID
+   and DbgID_RSDS events, as the kernel writes it before a merge (the merge tests). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,8 +286,9 @@ static void win_thread_dcstart(uint64_t ts)
         put(0, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
 }
 
-/* Image DCStart v3, KernelTraceControl ImageID and DbgID_RSDS (ETL-FORMAT.md 3.9, 3.10) */
-static void win_image(uint64_t ts, const char *file, const struct pe_identity *id)
+/* Image DCStart v3, KernelTraceControl ImageID and DbgID_RSDS (ETL-FORMAT.md 3.9, 3.10); with
+   is_raw, the Image event only (a kernel trace before xperf -merge added the others) */
+static void win_image(uint64_t ts, const char *file, const struct pe_identity *id, bool is_raw)
 {
         char path[512];
         snprintf(path, sizeof(path), "%s%s", WIN_IMAGE, file);
@@ -299,6 +301,8 @@ static void win_image(uint64_t ts, const char *file, const struct pe_identity *i
         u64(p + 32, id->image_base);
         uint32_t n = 56 + utf16(p + 56, path);
         put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_START, 3, ts, NULL, 0, p, n));
+        if (is_raw)
+                return;
 
         memset(p, 0, sizeof(p));
         u64(p, WIN_BASE);
@@ -338,7 +342,7 @@ static int pdb_image_trace(int argc, char **argv, const struct etl_writer_config
         group_masks(ETL_WRITER_HEADER_CPU, START);
         win_process_dcstart(T(1), file);
         win_thread_dcstart(T(1));
-        win_image(T(1), file, &id);
+        win_image(T(1), file, &id, strcmp(argv[1], "--pdb-image-raw") == 0);
         uint64_t ms = 10;
         for (int i = 4; i < argc; i++) {
                 unsigned long long rva = 0;
@@ -358,10 +362,12 @@ static int pdb_image_trace(int argc, char **argv, const struct etl_writer_config
 
 int main(int argc, char **argv)
 {
-        bool is_pdb_image = argc >= 4 && strcmp(argv[1], "--pdb-image") == 0;
+        bool is_pdb_image = argc >= 4 && (strcmp(argv[1], "--pdb-image") == 0 ||
+                                          strcmp(argv[1], "--pdb-image-raw") == 0);
         if (argc != 2 && !is_pdb_image) {
-                fprintf(stderr, "usage: etl_fixture OUT.etl\n"
-                                "       etl_fixture --pdb-image IMAGE OUT.etl RVA:COUNT...\n");
+                fprintf(stderr,
+                        "usage: etl_fixture OUT.etl\n"
+                        "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n");
                 return 2;
         }
         struct etl_writer_config cfg = {

@@ -57,6 +57,37 @@ check "age: refused with a message" grep -q "wrongage/pdbfix\.pdb: another build
 check "age: module+offset" has_row "$tmp/age.txt" pdbfix.exe "pdbfix.exe+0x$leaf1"
 check "age: no name" bash -c "! grep -qE 'pdbfix\.exe +(c_leaf|main)$' '$tmp/age.txt'"
 
+# 2b. xperf -merge's DbgID_RSDS (issue 15, section 3): a kernel trace without image identity,
+# merged with the image on --symbol-path, gets the ImageID and the DbgID_RSDS the image's
+# CodeView record gives, equal to the ones the fixture writes itself; and names from the PDB
+"$ETL_FIXTURE" --pdb-image-raw "$fx/pdbfix.exe" "$tmp/raw.etl" "$leaf1:30" "$area:20" "$main:10"
+check "raw: the trace is written" [ $? = 0 ]
+dbgid() { "$ETWTOP" --dump "$1" | awk '$5 ~ /^KernelTraceControl\/(ImageID|DbgID_RSDS)$/ {$1 = $2 = $3 = $4 = ""; print}'; }
+check "raw: no image identity before the merge" [ -z "$(dbgid "$tmp/raw.etl")" ]
+"$ETWTOP" --merge -o "$tmp/merged.etl" --symbol-path "$fx" "$tmp/raw.etl" 2>"$tmp/merge.err"
+check "merge: exit 0 ($(head -c 200 "$tmp/merge.err"))" [ $? = 0 ]
+check "merge: ImageID and DbgID_RSDS as the fixture writes them ($(dbgid "$tmp/merged.etl" | tr '\n' ' '))" \
+        [ -n "$(dbgid "$tmp/t.etl")" -a "$(dbgid "$tmp/merged.etl")" = "$(dbgid "$tmp/t.etl")" ]
+"$ETWTOP" --replay "$tmp/merged.etl" -b --symbol-path "$fx" >"$tmp/merged.txt" 2>"$tmp/merged.err"
+check "merge: its replay names c_leaf from the PDB" has_row "$tmp/merged.txt" pdbfix.exe c_leaf
+# an image store layout (name/TTTTTTTTSSSS/name) serves it too
+read -r t z < <("$ETWTOP" --dump "$tmp/t.etl" | awk '$5 == "KernelTraceControl/ImageID" {
+        for (i = 6; i <= NF; i++) {if ($i ~ /^timestamp=/) t = substr($i, 11); if ($i ~ /^size=/) z = substr($i, 6)}
+        print t, z; exit}')
+stamp=$(printf '%08X%X' "$t" "$z" 2>/dev/null)
+check "merge: the image's stamp and size read from the dump ($stamp)" [ -n "$t" -a -n "$z" ]
+if [ -n "$t" ] && [ -n "$z" ]; then
+        mkdir -p "$tmp/store/pdbfix.exe/$stamp"
+        cp "$fx/pdbfix.exe" "$tmp/store/pdbfix.exe/$stamp/"
+        "$ETWTOP" --merge --force -o "$tmp/merged2.etl" --symbol-path "$tmp/store" "$tmp/raw.etl"
+        check "merge: the image from a symbol store ($stamp)" \
+                [ "$(dbgid "$tmp/merged2.etl")" = "$(dbgid "$tmp/t.etl")" ]
+fi
+# without the image: the ImageID, no DbgID_RSDS (nothing to read it from)
+"$ETWTOP" --merge --force -o "$tmp/merged3.etl" --symbol-path "$tmp/empty-dir" "$tmp/raw.etl"
+check "merge without the image: ImageID only" \
+        bash -c "dump=\$('$ETWTOP' --dump '$tmp/merged3.etl'); grep -q KernelTraceControl/ImageID <<<\"\$dump\" && ! grep -q DbgID_RSDS <<<\"\$dump\""
+
 # 3. a symbol server on localhost
 if ! command -v python3 >/dev/null; then
         skip "no python3 for the HTTP server"

@@ -30,6 +30,25 @@
    stack-walk mode, doc/unwind.md.) */
 #define ETWTOP_TRACE_CONSUMERS_INFO ((TRACE_INFO_CLASS)0x1002)
 
+/* An image's CodeView (RSDS) record: which PDB it was built with. */
+struct etw_codeview {
+        GUID Signature;
+        ULONG Age;
+        CHAR PdbFileName[260]; /* as the image records it (ANSI) */
+};
+
+/* Finds the image a trace names (its path as the Image event has it, its TimeDateStamp and
+   SizeOfImage) and reads its CodeView record: TRUE with *Out filled, FALSE when no file with
+   that stamp and size is found or it has no RSDS record. */
+typedef BOOL (*ETW_CODEVIEW_LOOKUP)(PVOID Context, LPCSTR ImagePath, ULONG TimeDateStamp,
+                                    ULONG SizeOfImage, struct etw_codeview *Out);
+
+/* etwtop's: where CreateMergedTraceFile(EVENT_TRACE_MERGE_EXTENDED_DATA_IMAGEID) finds the
+   images, to add a KernelTraceControl DbgID_RSDS event after each ImageID it adds, as xperf's
+   merge reads them from the image files (its symbol path). Lookup is asked once per distinct
+   image (name, stamp, size); NULL: no DbgID_RSDS events. For this process's merges. */
+ULONG etw_merge_set_codeview_lookup(ETW_CODEVIEW_LOOKUP Lookup, PVOID Context);
+
 /* What the reader met in a file processed by ProcessTrace. */
 struct etw_trace_stats {
         ULONG nr_buffers;
