@@ -84,8 +84,9 @@ struct hot {
                 uint32_t index; /* in the stack's keys */
         } seen[SEEN_SLOTS];
         uint32_t seen_gen;
-        struct hot_row *rows;    /* owned: the last hot_functions answer */
-        uint32_t nr_rows_cached; /* rows still valid for rows_source (0: none) */
+        struct hot_line_row *line_rows; /* owned: the last hot_top_lines answer */
+        struct hot_row *rows;           /* owned: the last hot_functions answer */
+        uint32_t nr_rows_cached;        /* rows still valid for rows_source (0: none) */
         uint16_t rows_source;
         uint32_t cap_rows;
         /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
@@ -139,6 +140,7 @@ void hot_free(struct hot *h)
         free(h->merge);
         free(h->memo);
         free(h->mrows);
+        free(h->line_rows);
         free(h->ended_pids);
         free(h);
 }
@@ -856,4 +858,77 @@ uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row
         qsort(h->mrows, o, sizeof(*h->mrows), mrow_cmp);
         *rows = h->mrows;
         return o;
+}
+
+#define HOT_LINE_PLACES 16384u
+
+static int place_by_self(const void *a, const void *b)
+{
+        const struct entry *x = *(const struct entry *const *)a,
+                           *y = *(const struct entry *const *)b;
+        return x->self != y->self ? (x->self > y->self ? -1 : 1) : 0;
+}
+
+static int line_row_cmp(const void *a, const void *b)
+{
+        const struct hot_line_row *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->file != y->file)
+                return x->file < y->file ? -1 : 1;
+        return x->line < y->line ? -1 : x->line > y->line;
+}
+
+uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
+                       const struct hot_line_row **rows)
+{
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                pending_flush(h, &h->pend[c]);
+        memo_settle_all(h);
+        uint32_t cap = 64;
+        while (cap < 2 * (h->nr + 1))
+                cap *= 2;
+        free(h->line_rows);
+        h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
+        uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
+        /* the places with the most samples first, HOT_LINE_PLACES of them: a line lookup
+           reads debug information, and the many places of a sample or two change no row */
+        const struct entry **places = xcalloc(h->nr + 1, sizeof(*places));
+        uint32_t nr_places = 0;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (e->is_used && e->source == source && e->self && e->module)
+                        places[nr_places++] = e;
+        }
+        qsort(places, nr_places, sizeof(*places), place_by_self);
+        if (nr_places > HOT_LINE_PLACES)
+                nr_places = HOT_LINE_PLACES;
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nr_places; i++) {
+                const struct entry *e = places[i];
+                struct sym_srcframe fr[8];
+                if (!sym_srcline(h->store, (struct sym_loc){e->module, e->rel}, fr, 8) ||
+                    !fr[0].line)
+                        continue;
+                struct hot_line_row r = {e->module, fr[0].function, fr[0].file, fr[0].line,
+                                         e->self};
+                uint64_t hk = mix(((uint64_t)r.module << 32 | r.file) ^ mix(r.line));
+                uint32_t j = (uint32_t)hk & (cap - 1);
+                for (; index[j]; j = (j + 1) & (cap - 1)) {
+                        const struct hot_line_row *w = &h->line_rows[index[j] - 1];
+                        if (w->module == r.module && w->file == r.file && w->line == r.line)
+                                break;
+                }
+                if (index[j]) {
+                        h->line_rows[index[j] - 1].self += r.self;
+                } else if (n < cap / 2) {
+                        h->line_rows[n] = r;
+                        index[j] = ++n;
+                }
+        }
+        free(index);
+        free(places);
+        qsort(h->line_rows, n, sizeof(*h->line_rows), line_row_cmp);
+        *rows = h->line_rows;
+        return max && max < n ? max : n;
 }

@@ -112,6 +112,24 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                          module_label(r->profile->store, mrows[i].module), detail);
                 outbuf_puts(o, line);
         }
+        /* the source lines, where debug information or a PDB gives them */
+        const struct hot_line_row *lrows;
+        uint32_t nl = hot_top_lines(r->profile->hot, source, top, &lrows);
+        if (!nl)
+                return;
+        snprintf(line, sizeof(line), "\nHot lines (%s)\n", name ? name : "PMC");
+        outbuf_puts(o, line);
+        outbuf_puts(o, "   Self%     Self  Module                    Line  Function\n");
+        for (uint32_t i = 0; i < nl; i++) {
+                put_pct(o, lrows[i].self, nr);
+                snprintf(line, sizeof(line), " %8" PRIu64 "  ", lrows[i].self);
+                outbuf_puts(o, line);
+                put_padded(o, module_label(r->profile->store, lrows[i].module), 25);
+                snprintf(line, sizeof(line), " %s:%u  %s\n",
+                         sym_name(r->profile->store, lrows[i].file), (unsigned)lrows[i].line,
+                         lrows[i].function ? sym_name(r->profile->store, lrows[i].function) : "?");
+                outbuf_puts(o, line);
+        }
 }
 
 /* The hot branch edges of the LBR events, exact edges, most taken first. */

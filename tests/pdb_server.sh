@@ -49,6 +49,15 @@ check "dir: fix::Shape::area named" has_row "$tmp/dir.txt" pdbfix.exe fix::Shape
 check "dir: main named" has_row "$tmp/dir.txt" pdbfix.exe main
 check "dir: the module's symbols from pdbfix.pdb" grep -q "pdbfix\.exe .* from $fx/pdbfix\.pdb" "$tmp/dir.txt"
 check "dir: nothing to say" [ ! -s "$tmp/dir.err" ]
+# the source lines from the PDB: the line llvm-pdbutil gives the sampled address (the last line
+# that starts at or before it)
+line_of() { awk -F'\t' -v a="$1" 'function hex(s,   i, v) { v = 0; s = tolower(s)
+                for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+                return v }
+        {r = hex($1)} r <= hex(a) && r >= best {best = r; line = $2} END {print line}' "$fx/pdbfix.lines.tsv"; }
+leaf_line=$(line_of "$leaf1")
+check "dir: c_leaf's hot line from the PDB, as llvm-pdbutil reads it (line $leaf_line)" \
+        grep -qE "^ +[0-9.]+% +30  pdbfix\.exe +.*pdb_fixture\.cpp:$leaf_line  c_leaf\$" "$tmp/dir.txt"
 
 # 2. another age
 "$ETWTOP" --replay "$tmp/t.etl" -b --symbol-path "$fx/wrongage" >"$tmp/age.txt" 2>"$tmp/age.err"

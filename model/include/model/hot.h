@@ -86,4 +86,20 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
 /* Modules of one source by self count. */
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
 
+/* A source line and the samples of one source at its code (self), as WPA's Line Number column
+   and perf report --sort srcline count them: the line of the code at each sampled address
+   (an inlined function's own line), from the debug information or a Windows module's PDB. */
+struct hot_line_row {
+        uint32_t module;
+        uint32_t function; /* interned: the function (or inlined one) the line is in */
+        uint32_t file;     /* interned path */
+        uint32_t line;
+        uint64_t self;
+};
+
+/* The max lines with the most samples of source, by self count; addresses without line
+   information are left out. Asks the symbol store for the lines (loaded on first use). */
+uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
+                       const struct hot_line_row **rows);
+
 #endif
