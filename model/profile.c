@@ -138,6 +138,15 @@ static void to_samples(void *ctx, const struct kevent *ev)
         hot_event(p->hot, ev);
         if (p->tree)
                 calltree_event(p->tree, ev);
+        if (p->sample_sink &&
+            (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE || ev->type == KEV_STACK))
+                p->sample_sink(p->sample_sink_ctx, ev);
+}
+
+void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx)
+{
+        p->sample_sink = fn;
+        p->sample_sink_ctx = ctx;
 }
 
 void profile_event(struct profile *p, const struct kevent *ev)

@@ -58,6 +58,11 @@ struct profile_trace {
 
 struct stack_join;
 
+/* What the hot functions and the call tree count, as they get it: each KEV_SAMPLE or
+   KEV_PMC_SAMPLE that passes the zoom and the time window, then its stack (a KEV_STACK with the
+   sample's timestamp, whole: its kernel and user parts joined), if it has one. */
+typedef void (*profile_sample_fn)(void *ctx, const struct kevent *ev);
+
 struct profile {
         struct sym_store *store;   /* owned */
         struct sym_feed *feed;     /* owned */
@@ -72,6 +77,8 @@ struct profile {
         uint32_t scope_pid; /* the traced process of a -p recording: the zoom when none is set */
         bool has_window;    /* only events in [window_from_ns, window_to_ns) count */
         int64_t window_from_ns, window_to_ns;
+        profile_sample_fn sample_sink; /* also gets what the hot functions count (NULL: none) */
+        void *sample_sink_ctx;
 };
 
 /* A profile that counts nothing yet. Never fails (memory runs out: abort). */
@@ -88,6 +95,9 @@ void profile_zero(struct profile *p);
 void profile_restart(struct profile *p);
 /* Only process pid counts from now on (0: every process); the counts start over. */
 void profile_zoom(struct profile *p, uint32_t pid);
+/* Another consumer of the samples and stacks the hot functions count (the exports): fn gets
+   them from now on (NULL: none). */
+void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx);
 /* Only events in [from_ns, to_ns) count (is_on false: all); call profile_restart and feed the
    trace again for the window to apply to what came before. */
 void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns);
