@@ -95,7 +95,12 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
                 double t0 = now_s();
                 view->build(view, &m, t);
                 double t1 = now_s();
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", view, false};
+                struct ui_frame fr = {.header = hdr,
+                                      .nr_header = 2,
+                                      .tabs = tabs,
+                                      .nr_tabs = 4,
+                                      .status = "",
+                                      .view = view};
                 ui_screen_draw(scr, &fr, t, vs);
                 double t2 = now_s();
                 t_rows += t1 - t0;
@@ -160,7 +165,8 @@ int main(int argc, char **argv)
                         ui_table_text_borrow(&t, r, 5, names + (size_t)i * 32);
                 }
                 double t1 = now_s();
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", NULL, false};
+                struct ui_frame fr = {
+                        .header = hdr, .nr_header = 2, .tabs = tabs, .nr_tabs = 4, .status = ""};
                 ui_screen_draw(scr, &fr, &t, &vs);
                 double t2 = now_s();
                 t_fill += t1 - t0;
@@ -169,7 +175,8 @@ int main(int argc, char **argv)
         /* key presses between refreshes: the cursor moves, the rows stay */
         double t0 = now_s();
         for (uint32_t f = 0; f < frames; f++) {
-                struct ui_frame fr = {hdr, 2, tabs, 4, 0, "", NULL, false};
+                struct ui_frame fr = {
+                        .header = hdr, .nr_header = 2, .tabs = tabs, .nr_tabs = 4, .status = ""};
                 vs.cursor_key = 1 + (f * 7919) % rows;
                 ui_screen_draw(scr, &fr, &t, &vs);
         }

@@ -932,3 +932,59 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
         *rows = h->line_rows;
         return max && max < n ? max : n;
 }
+
+static int place_by_rel(const void *a, const void *b)
+{
+        const struct hot_place *x = a, *y = b;
+        return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+uint32_t hot_function_places(struct hot *h, uint16_t source, uint32_t module, uint32_t function,
+                             struct hot_place *out, uint32_t max)
+{
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                pending_flush(h, &h->pend[c]);
+        memo_settle_all(h);
+        uint32_t n = 0, cap = 0;
+        struct hot_place *all = NULL;
+        for (uint32_t i = 0; function && i <= h->mask; i++) {
+                struct entry *e = &h->slots[i];
+                if (!e->is_used || e->source != source || (e->module && e->module != module))
+                        continue;
+                /* named as hot_top_functions names the place: its settled answer, else the
+                   store's (an unplaced one placed again) */
+                struct sym_loc loc = {e->module, e->rel};
+                uint32_t fn = e->function;
+                if (!e->answer) {
+                        if (!e->module)
+                                loc = sym_locate(h->store, e->pid, e->rel);
+                        struct sym_frame f;
+                        sym_resolve(h->store, loc, &f);
+                        fn = f.state == SYM_RESOLVED ? f.function : 0;
+                } else if (e->answer - 1 != SYM_RESOLVED) {
+                        fn = 0;
+                }
+                if (loc.module != module || fn != function)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        all = xrealloc(all, cap * sizeof(*all));
+                }
+                all[n++] = (struct hot_place){loc.rel, e->self, e->total};
+        }
+        if (n > 1)
+                qsort(all, n, sizeof(*all), place_by_rel);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (o && all[o - 1].rel == all[i].rel) {
+                        all[o - 1].self += all[i].self;
+                        all[o - 1].total += all[i].total;
+                } else {
+                        all[o++] = all[i];
+                }
+        }
+        if (o && max)
+                memcpy(out, all, (o < max ? o : max) * sizeof(*out));
+        free(all);
+        return o;
+}

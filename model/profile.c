@@ -88,13 +88,31 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
         if (!t->has_time || ev->time_ns > t->last_ns)
                 t->last_ns = ev->time_ns;
         t->has_time = true;
+        if (t->timeline_span_ns > 0 && ev->time_ns >= 0) {
+                /* events past the header's end (the stop's rundown): the span doubles, two
+                   slices become one */
+                while (ev->time_ns >= t->timeline_span_ns && t->timeline_span_ns < INT64_MAX / 4) {
+                        for (uint32_t i = 0; i < PROFILE_TIMELINE_SLOTS / 2; i++)
+                                t->timeline[i] = t->timeline[2 * i] + t->timeline[2 * i + 1];
+                        memset(t->timeline + PROFILE_TIMELINE_SLOTS / 2, 0,
+                               PROFILE_TIMELINE_SLOTS / 2 * sizeof(t->timeline[0]));
+                        t->timeline_span_ns *= 2;
+                }
+                int64_t slot = (int64_t)((__int128)ev->time_ns * PROFILE_TIMELINE_SLOTS /
+                                         t->timeline_span_ns);
+                t->timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
+        }
         switch (ev->type) {
         case KEV_TRACE_HEADER:
                 snprintf(t->logger_name, sizeof(t->logger_name), "%s",
                          ev->trace_header.logger_name ? ev->trace_header.logger_name : "");
                 if (ev->trace_header.header) {
-                        t->nr_cpus = ev->trace_header.header->NumberOfProcessors;
-                        t->nr_lost_header = ev->trace_header.header->EventsLost;
+                        const TRACE_LOGFILE_HEADER *h = ev->trace_header.header;
+                        t->nr_cpus = h->NumberOfProcessors;
+                        t->nr_lost_header = h->EventsLost;
+                        if (h->EndTime.QuadPart > h->StartTime.QuadPart && !t->timeline_span_ns)
+                                t->timeline_span_ns =
+                                        (h->EndTime.QuadPart - h->StartTime.QuadPart) * 100;
                 }
                 break;
         case KEV_SESSION_CPU: t->traced_pid = ev->session_cpu.traced_pid; break;

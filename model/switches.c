@@ -193,7 +193,8 @@ struct switches {
         uint32_t nr_cpus;          /* highest CPU seen + 1 */
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
-        uint32_t nr_pmc; /* counters on the CSwitch events (their names: pmc_names) */
+        int64_t first_ns; /* the first event's time (INT64_MAX: none yet) */
+        uint32_t nr_pmc;  /* counters on the CSwitch events (their names: pmc_names) */
         char pmc_names[KEV_MAX_PMC][SWITCHES_NAME_SIZE];
         /* answers, owned, each valid until the next call */
         struct switches_row *rows;
@@ -347,6 +348,13 @@ void switches_reset(struct switches *sw)
         sw->next_gen = 1;
         sw->floor_ns = INT64_MIN;
         sw->last_ns = 0;
+        sw->first_ns = INT64_MAX;
+}
+
+int64_t switches_wall_ns(const struct switches *sw)
+{
+        int64_t from = sw->floor_ns != INT64_MIN ? sw->floor_ns : sw->first_ns;
+        return from != INT64_MAX && sw->last_ns > from ? sw->last_ns - from : 0;
 }
 
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings)
@@ -1199,6 +1207,8 @@ void switches_event(struct switches *sw, const struct kevent *ev)
         /* every event says how far time has come: refresh credits open intervals up to it */
         if (ev->time_ns > sw->last_ns)
                 sw->last_ns = ev->time_ns;
+        if (ev->time_ns < sw->first_ns && ev->time_ns >= 0)
+                sw->first_ns = ev->time_ns;
 }
 
 /* ---- filter and refresh ---- */

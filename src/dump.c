@@ -594,6 +594,13 @@ static void print_file_stats(struct dump *d, const struct dump_file *f)
         }
 }
 
+/* The FILETIME s seconds after start (a FILETIME too). */
+static FILETIME filetime_at(int64_t start, double s)
+{
+        uint64_t t = (uint64_t)(start + (int64_t)(s * 1e7 + 0.5));
+        return (FILETIME){(DWORD)t, (DWORD)(t >> 32)};
+}
+
 int dump_run(const struct dump_options *opts, char *err, size_t err_size)
 {
         struct dump *d = calloc(1, sizeof(*d));
@@ -638,7 +645,16 @@ int dump_run(const struct dump_options *opts, char *err, size_t err_size)
         }
         if (!opts->is_totals_only)
                 outbuf_puts(&d->out, "         time cpu    pid    tid event\n");
-        ULONG status = ProcessTrace(handles, d->nr_files, NULL, NULL);
+        int64_t start = INT64_MAX;
+        for (uint32_t i = 0; i < d->nr_files; i++)
+                if (files[i].logfile.LogfileHeader.StartTime.QuadPart < start)
+                        start = files[i].logfile.LogfileHeader.StartTime.QuadPart;
+        /* [from, to): ProcessTrace's EndTime counts, so the tick before to */
+        FILETIME from = filetime_at(start, opts->from_s), to = filetime_at(start, opts->to_s);
+        uint64_t to_ft = ((uint64_t)to.dwHighDateTime << 32 | to.dwLowDateTime) - 1;
+        to = (FILETIME){(DWORD)to_ft, (DWORD)(to_ft >> 32)};
+        ULONG status = ProcessTrace(handles, d->nr_files, opts->has_from ? &from : NULL,
+                                    opts->has_to ? &to : NULL);
         if (status != ERROR_SUCCESS) {
                 outbuf_flush(&d->out);
                 snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",

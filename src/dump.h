@@ -12,6 +12,10 @@ struct dump_options {
         uint32_t nr_paths;
         int fd;              /* where the text goes */
         bool is_totals_only; /* header and totals, no event lines */
+        /* --from/--to: only events in [from_s, to_s] seconds after the earliest file's start,
+           through ProcessTrace's StartTime and EndTime */
+        bool has_from, has_to;
+        double from_s, to_s;
 };
 
 /* Writes the dump. Returns 0, or -1 with a message naming the problem in err. */

@@ -34,6 +34,8 @@ struct feed {
         atomic_uint_fast64_t nr_buffers_read;
         uint64_t nr_buffers;
         ULONG status;
+        bool has_from, has_to; /* feed_set_range */
+        FILETIME from, to;
 };
 
 static void on_event(void *ctx, const struct kevent *ev)
@@ -157,11 +159,24 @@ static void read_keys_ahead(struct feed *f)
         kdecoder_free(r.scratch);
 }
 
+void feed_set_range(struct feed *f, bool has_from, double from_s, bool has_to, double to_s)
+{
+        int64_t start = f->lf.LogfileHeader.StartTime.QuadPart;
+        uint64_t a = (uint64_t)(start + (int64_t)(from_s * 1e7 + 0.5));
+        /* [from, to): ProcessTrace's EndTime counts, a 100 ns tick before to does not */
+        uint64_t b = (uint64_t)(start + (int64_t)(to_s * 1e7 + 0.5)) - 1;
+        f->has_from = has_from;
+        f->has_to = has_to;
+        f->from = (FILETIME){(DWORD)a, (DWORD)(a >> 32)};
+        f->to = (FILETIME){(DWORD)b, (DWORD)(b >> 32)};
+}
+
 ULONG feed_run(struct feed *f)
 {
         if (f->is_file)
                 read_keys_ahead(f);
-        f->status = ProcessTrace(&f->handle, 1, NULL, NULL);
+        f->status = ProcessTrace(&f->handle, 1, f->has_from ? &f->from : NULL,
+                                 f->has_to ? &f->to : NULL);
         run_unlock(f);
         atomic_store(&f->is_done, true);
         return f->status;

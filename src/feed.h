@@ -23,6 +23,10 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
 int feed_start(struct feed *f);
 /* Reads it to its end on the caller's thread. Returns ProcessTrace's status. */
 ULONG feed_run(struct feed *f);
+
+/* A file's events in [from_s, to_s] seconds after its start only (ProcessTrace's StartTime
+   and EndTime; has_ false: from the start, to the end). Before feed_start or feed_run. */
+void feed_set_range(struct feed *f, bool has_from, double from_s, bool has_to, double to_s);
 /* Waits for the thread (a real-time session must have been stopped first) and closes. */
 void feed_close(struct feed *f); /* NULL is fine */
 

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "verbs.h"
 #include "merge_images.h"
+#include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
 #include "xperf_names.h"
@@ -29,6 +30,9 @@ static void usage(FILE *out)
               "       etwtop --record OUT.etl [options]    record a kernel session to a file\n"
               "       etwtop --replay FILE.etl [-b]        browse a recording (-b: as text)\n"
               "       etwtop --dump [--totals] FILE.etl... every event as text, in time order\n"
+              "       etwtop --replay FILE.etl --export FORMAT -o OUT [--force]\n"
+              "                                            the profile as pprof, folded,\n"
+              "                                            speedscope or csv\n"
               "       etwtop --merge -o OUT.etl [--force] [--symbol-path P] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
               "                                            image identity, and the PDB of each\n"
@@ -82,6 +86,9 @@ static void usage(FILE *out)
               "                         build-id, name or path): DIR:DIR, or as _NT_SYMBOL_PATH\n"
               "                         DIR;srv*CACHE*URL;cache*DIR (doc/symbols.md); repeatable\n"
               "  --totals               --dump: the header and the totals only\n"
+              "  --annotate FUNCTION    --replay -b: FUNCTION's instructions with their samples\n"
+              "                         and source lines (or module!function)\n"
+              "  --from S, --to S       --replay -b, --dump: only [S, S) seconds of the trace\n"
               "  -o, --output FILE      --merge: the merged file\n"
               "\n"
               "NAME, for the session verbs, defaults to \"NT Kernel Logger\".\n"
@@ -573,6 +580,10 @@ static int etwtop_main(int argc, char **argv)
                 OPT_BOOTTRACE,
                 OPT_BOOTTRACE_START,
                 OPT_REALTIME,
+                OPT_FROM,
+                OPT_TO,
+                OPT_ANNOTATE,
+                OPT_EXPORT,
         };
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
@@ -613,6 +624,10 @@ static int etwtop_main(int argc, char **argv)
                 {"boottrace-start", required_argument, NULL, OPT_BOOTTRACE_START},
                 {"buffering", no_argument, NULL, OPT_BUFFERING},
                 {"realtime", no_argument, NULL, OPT_REALTIME},
+                {"from", required_argument, NULL, OPT_FROM},
+                {"annotate", required_argument, NULL, OPT_ANNOTATE},
+                {"export", required_argument, NULL, OPT_EXPORT},
+                {"to", required_argument, NULL, OPT_TO},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
                 {NULL, 0, NULL, 0},
         };
@@ -625,7 +640,11 @@ static int etwtop_main(int argc, char **argv)
         const char *delay_arg = NULL, *file_arg = NULL;
         int verb = -1; /* enum verb */
         bool is_buffering = false, is_realtime = false, is_attach = false, is_boottrace = false;
-        const char *boot_config = NULL;
+        struct {
+                bool has_from, has_to;
+                double from_s, to_s;
+        } range = {0};
+        const char *boot_config = NULL, *annotate = NULL, *export_arg = NULL;
         uint32_t max_buffers = 0;
         struct collect_given given = {0};
         struct collect_args ca = {
@@ -664,6 +683,27 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_HOST: verb = VERB_HOST; break;
                 case OPT_BUFFERING: is_buffering = true; break;
                 case OPT_REALTIME: is_realtime = true; break;
+                case OPT_ANNOTATE: annotate = optarg; break;
+                case OPT_EXPORT: export_arg = optarg; break;
+                case OPT_FROM:
+                case OPT_TO: {
+                        double v = strtod(optarg, &end);
+                        if (end == optarg || *end || !(v >= 0) || v > 1e9) {
+                                fprintf(stderr,
+                                        "etwtop: --%s takes seconds from the trace's "
+                                        "start, 0 or more\n",
+                                        c == OPT_FROM ? "from" : "to");
+                                return 2;
+                        }
+                        if (c == OPT_FROM) {
+                                range.has_from = true;
+                                range.from_s = v;
+                        } else {
+                                range.has_to = true;
+                                range.to_s = v;
+                        }
+                        break;
+                }
                 case OPT_ATTACH: is_attach = true; break;
                 case OPT_BOOTTRACE: is_boottrace = true; break;
                 case OPT_BOOTTRACE_START: boot_config = optarg; break;
@@ -791,6 +831,47 @@ static int etwtop_main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (range.has_from && range.has_to && range.to_s <= range.from_s) {
+                fprintf(stderr, "etwtop: --to %g is not after --from %g\n", range.to_s,
+                        range.from_s);
+                return 2;
+        }
+        if (export_arg) {
+                struct export_options eo = {.path = replay_path,
+                                            .out_path = output,
+                                            .symbol_path = symbol_path,
+                                            .nr_symbol_path = nr_symbol_path,
+                                            .is_no_demangle = is_no_demangle,
+                                            .is_force = is_force,
+                                            .has_from = range.has_from,
+                                            .has_to = range.has_to,
+                                            .from_s = range.from_s,
+                                            .to_s = range.to_s};
+                if (!replay_path || !output) {
+                        fprintf(stderr, "etwtop: --export FORMAT needs --replay FILE and -o OUT\n");
+                        return 2;
+                }
+                if (export_format_parse(export_arg, &eo.format) < 0) {
+                        fprintf(stderr, "etwtop: --export takes %s, not \"%s\"\n",
+                                export_format_names(), export_arg);
+                        return 2;
+                }
+                if (export_run(&eo, err, sizeof(err)) < 0) {
+                        fprintf(stderr, "etwtop: %s\n", err);
+                        return 1;
+                }
+                return 0;
+        }
+        if (annotate && !(replay_path && is_batch)) {
+                fprintf(stderr, "etwtop: --annotate goes with --replay FILE -b (on the screen: "
+                                "a on a function)\n");
+                return 2;
+        }
+        if ((range.has_from || range.has_to) && !replay_path && !is_dump) {
+                fprintf(stderr, "etwtop: --from and --to choose a part of a recording: with "
+                                "--replay or --dump\n");
+                return 2;
+        }
         if (is_merge)
                 return merge_main(output, is_force, &argv[optind], argc - optind, symbol_path,
                                   nr_symbol_path);
@@ -847,6 +928,11 @@ static int etwtop_main(int argc, char **argv)
         }
         if (replay_path) {
                 struct report_options ro = {.path = replay_path,
+                                            .annotate = annotate,
+                                            .has_from = range.has_from,
+                                            .has_to = range.has_to,
+                                            .from_s = range.from_s,
+                                            .to_s = range.to_s,
                                             .symbol_path = symbol_path,
                                             .nr_symbol_path = nr_symbol_path,
                                             .nr_top = nr_top,
@@ -871,6 +957,10 @@ static int etwtop_main(int argc, char **argv)
                 .nr_paths = (uint32_t)(argc - optind),
                 .fd = STDOUT_FILENO,
                 .is_totals_only = is_totals,
+                .has_from = range.has_from,
+                .has_to = range.has_to,
+                .from_s = range.from_s,
+                .to_s = range.to_s,
         };
         if (dump_run(&opts, err, sizeof(err)) < 0) {
                 fprintf(stderr, "etwtop: %s\n", err);

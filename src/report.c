@@ -4,6 +4,7 @@
    waits as text. */
 #include "report.h"
 
+#include "annotate.h"
 #include "etw/evntrace.h"
 #include "feed.h"
 #include "model/profile.h"
@@ -285,6 +286,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         struct feed *f = NULL;
         if (feed_open(&f, p, opts->path, NULL, false, err, err_size) < 0)
                 goto out;
+        feed_set_range(f, opts->has_from, opts->from_s, opts->has_to, opts->to_s);
         ULONG status = feed_run(f);
         char damage[512];
         feed_damage_text(f, false, damage, sizeof(damage));
@@ -309,6 +311,15 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                  opts->path, t->logger_name[0] ? t->logger_name : "?", t->nr_cpus,
                  (double)profile_span_ns(p) / 1e9, t->nr_events, profile_nr_lost(p));
         outbuf_puts(&o, line);
+        if (opts->has_from || opts->has_to) {
+                if (opts->has_to)
+                        snprintf(line, sizeof(line), "Time range: %.3f s to %.3f s of the trace\n",
+                                 opts->has_from ? opts->from_s : 0.0, opts->to_s);
+                else
+                        snprintf(line, sizeof(line), "Time range: %.3f s to its end\n",
+                                 opts->from_s);
+                outbuf_puts(&o, line);
+        }
         if (t->traced_pid) {
                 snprintf(line, sizeof(line),
                          "Recorded with -p: process %u only (other processes' threads are the "
@@ -326,10 +337,15 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
         print_switches(&r, &o);
+        int annotated = opts->annotate
+                                ? annotate_print(p, opts->annotate, opts->nr_top, &o, err, err_size)
+                                : 0;
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
                 goto out;
         }
+        if (annotated < 0)
+                goto out; /* the name matched nothing: err says so */
         rc = 0;
 out:
         feed_close(f);

@@ -9,10 +9,14 @@
 
 struct report_options {
         const char *path;
+        bool has_from, has_to; /* --from/--to: seconds after the trace's start */
+        double from_s, to_s;
         const char *const *symbol_path; /* borrowed: --symbol-path directories */
         uint32_t nr_symbol_path;
         uint32_t nr_top;     /* rows per table; 0: 40 */
         bool is_no_demangle; /* --no-demangle */
+        /* --annotate FUNCTION: its instructions after the report (NULL: none); borrowed */
+        const char *annotate;
         int fd;
 };
 

@@ -1374,6 +1374,30 @@ size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t siz
         return n < 0 ? 0 : (size_t)n;
 }
 
+bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                        uint64_t *size)
+{
+        struct module *m = s ? module_of(s, loc.module) : NULL;
+        if (!m)
+                return false;
+        if (m->kind == MOD_KERNEL)
+                kernel_table_refresh(s);
+        else if (m->kind == MOD_CLR)
+                clr_table_refresh(s, m);
+        if (module_want(s, m) != LS_LOADED)
+                return false;
+        uint64_t addr = loc.rel;
+        const struct sym_table *t = m->ks ? kallsyms_table(m->ks) : table_of(m, loc.rel, &addr);
+        const struct sym_entry *se = t ? sym_table_find(t, addr) : NULL;
+        if (!se)
+                return false;
+        /* rel and the table's addresses differ by a constant within the function (ELF: one
+           segment's offset to vaddr; the others: none) */
+        *start_rel = loc.rel - (addr - se->start);
+        *size = se->size;
+        return true;
+}
+
 bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_info *info)
 {
         struct module *m = s ? module_of(s, module) : NULL;

@@ -611,7 +611,8 @@ static void draw(struct ui_table *t, struct ui_view_state *vs)
 {
         static const char *const header[] = {"etwtop - test"};
         static const char *const tabs[] = {"One"};
-        struct ui_frame f = {header, 1, tabs, 1, 0, "", NULL, false};
+        struct ui_frame f = {
+                .header = header, .nr_header = 1, .tabs = tabs, .nr_tabs = 1, .status = ""};
         ui_screen_draw(scr, &f, t, vs);
 }
 

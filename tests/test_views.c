@@ -566,6 +566,8 @@ static void test_switches_view(void **state)
         assert_int_equal(count_at(tb, (uint32_t)main_t, "Readied"), 1);
         assert_int_equal(count_at(tb, (uint32_t)main_t, "TID"), 101);
         assert_int_equal(count_at(tb, (uint32_t)main_t, "PID"), PID_A);
+        /* CPU%: 6 ms on CPU of the 9 ms the events cover (from the rundown at 0) */
+        assert_string_equal(shown(tb, (uint32_t)main_t, "CPU%"), "66.67%");
         assert_string_equal(shown(tb, (uint32_t)main_t, "Top wait (state/reason)"),
                             "Waiting/WrQueue");
         assert_int_equal(count_at(tb, (uint32_t)loop, "PID"), PID_B);

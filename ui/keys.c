@@ -136,6 +136,46 @@ static unsigned move_window(struct ui_key_ctx *c, int step)
         return UI_MOVE_WINDOW | UI_REBUILD | UI_REDRAW;
 }
 
+static unsigned timeline(struct ui_key_ctx *c, enum ui_timeline_op op)
+{
+        if (c->st->is_live) {
+                snprintf(c->st->status, sizeof(c->st->status), "the timeline is for replays");
+                return UI_REDRAW;
+        }
+        c->st->timeline_op = (int)op;
+        return UI_TIMELINE | UI_REDRAW;
+}
+
+static unsigned act_tl_left(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_LEFT);
+}
+
+static unsigned act_tl_right(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_RIGHT);
+}
+
+static unsigned act_tl_start(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_START);
+}
+
+static unsigned act_tl_end(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_END);
+}
+
+static unsigned act_tl_zoom_in(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_ZOOM_IN);
+}
+
+static unsigned act_tl_zoom_out(struct ui_key_ctx *c)
+{
+        return timeline(c, UI_TL_ZOOM_OUT);
+}
+
 static unsigned act_window_back(struct ui_key_ctx *c)
 {
         return move_window(c, -1);
@@ -212,6 +252,14 @@ static const struct ui_key common_keys[] = {
          NULL},
         {'[', "[ ]", act_window_back, "replay: move the time window back / forward", NULL},
         {']', NULL, act_window_fwd, NULL, NULL},
+        {'{', "{ }", act_tl_left, "replay: move the timeline's cursor left / right", NULL},
+        {'}', NULL, act_tl_right, NULL, NULL},
+        {'(', "( )", act_tl_start,
+         "replay: the range starts / ends at the timeline's cursor (every view shows it)", NULL},
+        {')', NULL, act_tl_end, NULL, NULL},
+        {'=', "= #", act_tl_zoom_in,
+         "replay: zoom the timeline into the range / out to the whole trace", NULL},
+        {'#', NULL, act_tl_zoom_out, NULL, NULL},
 };
 
 const struct ui_key *ui_common_keys(uint32_t *nr_out)

@@ -297,6 +297,53 @@ static bool put_ascii(const char *text, int attr)
         return true;
 }
 
+/* The timeline on line y: "Time " and a bar of block characters, a column per part of the
+   range shown, its height the events there against the busiest column; the selected range in
+   reverse video, the cursor's column marked. */
+static void draw_timeline(const struct ui_screen *s, const struct ui_timeline *tl, int y)
+{
+        static const char *const blocks[] = {" ",      "\u2581", "\u2582", "\u2583", "\u2584",
+                                             "\u2585", "\u2586", "\u2587", "\u2588"};
+        move(y, 0);
+        clrtoeol();
+        int width = COLS - 8;
+        if (width < 8 || !tl->nr || tl->span_ns <= 0 || tl->view_to <= tl->view_from)
+                return;
+        addstr("Time  ");
+        uint64_t col[1024];
+        if (width > 1024)
+                width = 1024;
+        uint64_t max = 0;
+        int64_t range = tl->view_to - tl->view_from;
+        for (int c = 0; c < width; c++) {
+                int64_t a = tl->view_from + (int64_t)((__int128)range * c / width);
+                int64_t b = tl->view_from + (int64_t)((__int128)range * (c + 1) / width);
+                int64_t sa = (int64_t)((__int128)a * tl->nr / tl->span_ns);
+                int64_t sb = (int64_t)((__int128)b * tl->nr / tl->span_ns);
+                if (sb <= sa)
+                        sb = sa + 1;
+                col[c] = 0;
+                for (int64_t k = sa; k < sb && k < tl->nr; k++)
+                        col[c] += tl->slots[k];
+                if (col[c] > max)
+                        max = col[c];
+        }
+        for (int c = 0; c < width; c++) {
+                int64_t a = tl->view_from + (int64_t)((__int128)range * c / width);
+                int64_t b = tl->view_from + (int64_t)((__int128)range * (c + 1) / width);
+                int h = max ? (int)((col[c] * 8 + max - 1) / max) : 0;
+                bool is_sel = tl->sel_to > tl->sel_from && b > tl->sel_from && a < tl->sel_to;
+                bool is_cursor = tl->cursor >= a && tl->cursor < b;
+                int attr = (is_sel ? A_REVERSE : 0) |
+                           (is_cursor ? attr_of(s, PAIR_CURSOR, A_BOLD) | A_BOLD : 0);
+                if (attr)
+                        attron(attr);
+                addstr(is_cursor && !h ? "|" : blocks[h > 8 ? 8 : h]);
+                if (attr)
+                        attroff(attr);
+        }
+}
+
 static void put_line(int y, const char *text, int attr)
 {
         if (y < 0 || y >= LINES)
@@ -493,6 +540,8 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
         for (uint32_t i = 0; i < nr_header; i++)
                 put_line(y++, f->header[i],
                          i == 0 ? (attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD) : 0);
+        if (f->timeline && LINES >= 12)
+                draw_timeline(s, f->timeline, y++);
         if (LINES >= 4) {
                 char tabs[512];
                 size_t len = 0;

@@ -32,6 +32,7 @@ enum {
         COL_CPU,
         COL_TID,
         COL_PID,
+        COL_CPU_PCT,
         COL_WAIT,
         COL_THREAD,
         NR_COLS
@@ -39,7 +40,7 @@ enum {
 
 /* The columns of each grouping: the same kinds and places, titled by what they hold there (a
    column a grouping leaves empty has no title). Narrow terminals drop CPU, PID, TID, Readied,
-   then On-CPU. */
+   On-CPU, then CPU%. */
 static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
         [GROUP_THREAD] = {{"Switches", UI_COL_U64, 9, 0},
                           {"On-CPU", UI_COL_NS, 10, 5},
@@ -48,6 +49,7 @@ static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
                           {"CPU", UI_COL_U64, 4, 1},
                           {"TID", UI_COL_U64, 7, 3},
                           {"PID", UI_COL_U64, 7, 2},
+                          {"CPU%", UI_COL_PCT, 6, 6},
                           {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
                           {"Thread", UI_COL_TEXT, 0, 0}},
         [GROUP_PROCESS] = {{"Switches", UI_COL_U64, 9, 0},
@@ -57,6 +59,7 @@ static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
                            {"CPU", UI_COL_U64, 4, 1},
                            {"TID", UI_COL_U64, 7, 3},
                            {"PID", UI_COL_U64, 7, 2},
+                           {"CPU%", UI_COL_PCT, 6, 6},
                            {"Top wait (state/reason)", UI_COL_TEXT, 26, 0},
                            {"Process", UI_COL_TEXT, 0, 0}},
         [GROUP_CPU] = {{"Switches", UI_COL_U64, 9, 0},
@@ -66,6 +69,7 @@ static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
                        {"CPU", UI_COL_U64, 4, 1},
                        {"", UI_COL_U64, 7, 3},
                        {"", UI_COL_U64, 7, 2},
+                       {"Busy%", UI_COL_PCT, 6, 6},
                        {"Idle in (C-state)", UI_COL_TEXT, 26, 0},
                        {"Busy and idle share", UI_COL_TEXT, 0, 0}},
         [GROUP_WAIT] = {{"Waits", UI_COL_U64, 9, 0},
@@ -75,6 +79,7 @@ static const struct ui_column group_cols[NR_GROUPS][NR_COLS] = {
                         {"", UI_COL_U64, 4, 1},
                         {"", UI_COL_U64, 7, 3},
                         {"", UI_COL_U64, 7, 2},
+                        {"", UI_COL_PCT, 6, 6},
                         {"State/reason", UI_COL_TEXT, 26, 0},
                         {"Threads", UI_COL_TEXT, 0, 0}},
 };
@@ -90,8 +95,16 @@ static struct switches_view *of(struct ui_view *v)
         return ui_view_of(v, struct switches_view);
 }
 
-static void row_cells(struct ui_table *t, uint32_t r, const struct switches_row *w)
+/* CPU%: a thread's (or process's) On-CPU time as a share of the wall time the counts cover,
+   as htop shows it (a process of several threads can pass 100). */
+static double cpu_pct(uint64_t on_cpu_ns, int64_t wall_ns)
 {
+        return wall_ns > 0 ? 100.0 * (double)on_cpu_ns / (double)wall_ns : 0.0;
+}
+
+static void row_cells(struct ui_table *t, uint32_t r, const struct switches_row *w, int64_t wall_ns)
+{
+        ui_table_pct(t, r, COL_CPU_PCT, cpu_pct(w->on_cpu_ns, wall_ns));
         ui_table_u64(t, r, COL_SWITCHES, w->nr_switches);
         ui_table_u64(t, r, COL_ON_CPU, w->on_cpu_ns);
         ui_table_u64(t, r, COL_OFF_CPU, w->off_cpu_ns);
@@ -203,7 +216,7 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                 uint32_t r = ui_table_add(t, key, depth,
                                           (can_open ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                row_cells(t, r, w);
+                row_cells(t, r, w, switches_wall_ns(p->switches));
                 ui_table_u64(t, r, COL_TID, w->tid);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
@@ -232,7 +245,7 @@ static void add_processes(struct switches_view *sv, struct profile *p, struct ui
                 uint32_t r = ui_table_add(t, key, 0,
                                           UI_ROW_SPARSE | (can_open ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                row_cells(t, r, w);
+                row_cells(t, r, w, switches_wall_ns(p->switches));
                 ui_table_u64(t, r, COL_CPU, 0);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
@@ -262,6 +275,8 @@ static void add_cpus(struct profile *p, struct ui_table *t)
                 ui_table_u64(t, r, COL_ON_CPU, c[i].busy_ns);
                 ui_table_u64(t, r, COL_OFF_CPU, c[i].idle_ns);
                 ui_table_u64(t, r, COL_CPU, c[i].cpu);
+                ui_table_pct(t, r, COL_CPU_PCT,
+                             cpu_pct(c[i].busy_ns, (int64_t)(c[i].busy_ns + c[i].idle_ns)));
                 switches_cstates_text(&c[i], text, sizeof(text));
                 ui_table_text(t, r, COL_WAIT, text);
                 uint64_t all = c[i].busy_ns + c[i].idle_ns;

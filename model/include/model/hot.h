@@ -102,4 +102,17 @@ struct hot_line_row {
 uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
                        const struct hot_line_row **rows);
 
+/* A sampled address of one function and its counts (annotate). */
+struct hot_place {
+        uint64_t rel;   /* in the module, as sym_loc's */
+        uint64_t self;  /* samples whose address is here */
+        uint64_t total; /* samples with this address anywhere on their stack */
+};
+
+/* The places of source's samples that hot_functions names function (interned, not 0) of module,
+   by rel, each address once: the addresses its row's self and total come from. Writes the first
+   max to out; returns how many there are. */
+uint32_t hot_function_places(struct hot *h, uint16_t source, uint32_t module, uint32_t function,
+                             struct hot_place *out, uint32_t max);
+
 #endif

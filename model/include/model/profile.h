@@ -32,6 +32,8 @@ struct profile_options {
 };
 
 /* What the events said of the trace itself. */
+#define PROFILE_TIMELINE_SLOTS 1024
+
 struct profile_trace {
         uint64_t nr_events; /* records (a stack rebuilt from a stack key is its record's) */
         int64_t first_ns;   /* the earliest and latest event times (session ns) */
@@ -54,6 +56,12 @@ struct profile_trace {
         /* the one process an etwtop -p recording traced (its SessionCpu events; 0: the whole
            system): the views count that process only, as its session did */
         uint32_t traced_pid;
+        /* a recording's events over time (the replay's timeline): PROFILE_TIMELINE_SLOTS
+           slices of timeline_span_ns / PROFILE_TIMELINE_SLOTS from the trace's start; the span
+           is its header's StartTime to EndTime (0: not a file, no timeline), doubled as often
+           as events come later (two slices then make one) */
+        int64_t timeline_span_ns;
+        uint32_t timeline[PROFILE_TIMELINE_SLOTS];
 };
 
 struct stack_join;

@@ -188,6 +188,9 @@ void switches_caps(const struct switches *sw, struct switches_caps *out);
 
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
+/* The wall time the counts cover: from the last zero (or the first event) to the latest
+   event; what a thread's On-CPU is a share of (CPU%). */
+int64_t switches_wall_ns(const struct switches *sw);
 /* CSwitch and ReadyThread events counted (after decay). */
 uint64_t switches_nr_switches(const struct switches *sw);
 uint64_t switches_nr_readies(const struct switches *sw);

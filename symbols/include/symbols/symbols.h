@@ -131,6 +131,13 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
 /* "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b", "ntdll.dll+0x1a2b", "0x7f0012345678". */
 size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t size);
 
+/* The function that holds loc, as sym_resolve names it: its first byte (as a rel of loc's
+   module) and its size in bytes (a symbol's size, or the distance to the next one when the
+   table gave none). false when no loaded symbol holds loc (loading, no symbol there, or a module
+   without a table). Used to read a function's code (annotate). */
+bool sym_function_range(struct sym_store *s, struct sym_loc loc, uint64_t *start_rel,
+                        uint64_t *size);
+
 /* Interned strings: 0 is "". Ids are stable for the store's life. */
 const char *sym_name(const struct sym_store *s, uint32_t id);
 uint32_t sym_intern(struct sym_store *s, const char *str);

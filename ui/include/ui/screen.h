@@ -54,8 +54,20 @@ int ui_screen_getkey(struct ui_screen *s);
 bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
                       const struct ui_table *t, uint64_t *row_key);
 
+/* A replay's timeline: events per slice of the trace, the part of it shown (zoom), the
+   cursor and the selected range, all in ns from the trace's start. */
+struct ui_timeline {
+        const uint32_t *slots; /* events per slice: nr slices over span_ns */
+        uint32_t nr;
+        int64_t span_ns;
+        int64_t view_from, view_to; /* the part drawn */
+        int64_t cursor;
+        int64_t sel_from, sel_to; /* sel_to <= sel_from: no range (sel_from alone: its start) */
+};
+
 struct ui_frame {
-        const char *const *header; /* lines above the tabs */
+        const struct ui_timeline *timeline; /* a replay's, drawn under the header; NULL: none */
+        const char *const *header;          /* lines above the tabs */
         uint32_t nr_header;
         const char *const *tabs; /* view names; the current one is highlighted */
         uint32_t nr_tabs;

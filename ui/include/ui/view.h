@@ -27,6 +27,17 @@ enum ui_reaction {
         UI_ZOOM = 1u << 7,        /* ui_state.zoom_pid is the process to count (0: all) */
         UI_MOVE_WINDOW = 1u << 8, /* ui_state.window_step moves a replay's time window */
         UI_TO_TOP = 1u << 9,      /* the rows are new (another tree, grouping): show the first */
+        UI_TIMELINE = 1u << 10,   /* ui_state.timeline_op on a replay's timeline */
+};
+
+/* What a timeline key does (ui_state.timeline_op). */
+enum ui_timeline_op {
+        UI_TL_LEFT,     /* the cursor a column left */
+        UI_TL_RIGHT,    /* a column right */
+        UI_TL_START,    /* the range starts at the cursor */
+        UI_TL_END,      /* the range ends at the cursor: every view shows it */
+        UI_TL_ZOOM_IN,  /* the timeline shows the range (or the half around the cursor) */
+        UI_TL_ZOOM_OUT, /* the whole trace again, and no range */
 };
 
 /* The screen's state the common keys change, read by the loop. */
@@ -40,6 +51,7 @@ struct ui_state {
         uint32_t mode;     /* enum agg_mode */
         uint32_t zoom_pid; /* the process the views count (0: every process) */
         int window_step;   /* UI_MOVE_WINDOW: -1 back, +1 forward */
+        int timeline_op;   /* UI_TIMELINE: enum ui_timeline_op */
         char status[512];  /* the status line */
 };
 

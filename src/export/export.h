@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* export.h: `etwtop --replay FILE.etl --export FORMAT -o OUT`: a recording's profile, as the
+   hot functions count it, written for other tools: pprof, folded stacks (flame graphs),
+   speedscope's JSON, or the hot functions table as CSV (doc/export.md). */
+#ifndef ETWTOP_EXPORT_H
+#define ETWTOP_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum export_format {
+        EXPORT_PPROF = 0,  /* gzip'd perftools.profiles.Profile (src/export/profile.proto) */
+        EXPORT_FOLDED,     /* collapsed stacks: comm;outer;...;inner count */
+        EXPORT_SPEEDSCOPE, /* https://www.speedscope.app/file-format-schema.json */
+        EXPORT_CSV,        /* the hot functions table, RFC 4180 */
+};
+
+struct export_options {
+        const char *path;     /* the recording to replay; borrowed */
+        const char *out_path; /* -o: the file written (0600, never through a symlink); borrowed */
+        enum export_format format;
+        const char *const *symbol_path; /* borrowed: --symbol-path directories */
+        uint32_t nr_symbol_path;
+        bool is_no_demangle;   /* --no-demangle */
+        bool is_force;         /* --force: replace out_path if it exists */
+        bool has_from, has_to; /* --from/--to: seconds after the trace's start */
+        double from_s, to_s;
+};
+
+/* "pprof", "folded", "speedscope" or "csv" into *out: 0, or -EINVAL for another name. */
+int export_format_parse(const char *name, enum export_format *out);
+/* The names export_format_parse takes, for a usage message: "pprof, folded, speedscope, csv". */
+const char *export_format_names(void);
+
+/* Replays opts->path through the model and writes its profile to opts->out_path. Returns 0, or
+   -1 with a message in err naming the problem (no file is left behind then). */
+int export_run(const struct export_options *opts, char *err, size_t err_size);
+
+#endif

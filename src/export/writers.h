@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* writers.h (internal to src/export/): the four formats, each written from the gathered
+   samples (samples.h) and the model they came from. */
+#ifndef ETWTOP_EXPORT_WRITERS_H
+#define ETWTOP_EXPORT_WRITERS_H
+
+#include "export/export.h"
+#include "export/samples.h"
+
+struct profile;
+
+/* What a writer reads: all borrowed, named (export_samples_name) before it is called. */
+struct export_ctx {
+        const struct export_options *opts;
+        struct profile *profile;
+        struct export_samples *samples;
+};
+
+/* Each writes its format to fd (a fresh file) and returns 0 or -errno. */
+int export_write_pprof(const struct export_ctx *x, int fd);
+int export_write_folded(const struct export_ctx *x, int fd);
+int export_write_speedscope(const struct export_ctx *x, int fd);
+int export_write_csv(const struct export_ctx *x, int fd);
+
+#endif
