@@ -163,9 +163,10 @@ if [ -f "$net" ]; then
         done
         check "timeline: # shows the whole trace" has '^the whole trace'
         # the whole trace read again before the range is chosen
-        for ((i = 0; i < 40; i++)); do
+        for ((i = 0; i < 60; i++)); do
                 snap
-                grep -q 'events   79528 samples' "$tmp/screen" && break
+                grep -q 'events   79528 samples' "$tmp/screen" &&
+                        ! grep -q '^etwtop - replay .*loading' "$tmp/screen" && break
                 sleep 0.3
         done
         check "timeline: drawn under the header" has '^Time  '
@@ -176,12 +177,13 @@ if [ -f "$net" ]; then
         tm send-keys -t s ')'
         check "timeline: ) ends it, every view shows it" wait_for '^range [0-9.]* s - [0-9.]* s (' 5
         read -r from to < <(sed -n 's/^range \([0-9.]*\) s - \([0-9.]*\) s (.*/\1 \2/p' "$tmp/screen")
-        # the range read (the header's sample count holds still)
+        # the range read: no "loading" in the header, and its sample count holds still
         prev=
-        for ((i = 0; i < 50; i++)); do
+        for ((i = 0; i < 60; i++)); do
                 snap
                 cur=$(sed -n 's/.*events   \([0-9]*\) samples.*/\1/p' "$tmp/screen" | head -1)
-                [ -n "$cur" ] && [ "$cur" = "$prev" ] && break
+                ! grep -q '^etwtop - replay .*loading' "$tmp/screen" && [ -n "$cur" ] &&
+                        [ "$cur" = "$prev" ] && [ "$cur" != 0 ] && break
                 prev=$cur
                 sleep 0.3
         done
