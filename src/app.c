@@ -14,8 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annotate.h"
 #include "etw/etwtop_ext.h"
 #include "feed.h"
+#include "outbuf.h"
 #include "header.h"
 #include "record.h"
 #include "model/profile.h"
@@ -49,6 +51,8 @@ struct app {
         int64_t status_since_ns;
         bool is_quit;
         struct ui_timeline tl; /* a replay's timeline: the part shown, cursor, range */
+        char **page;           /* owned: the annotate page's lines, shown instead of the table */
+        uint32_t nr_page, page_top;
 };
 
 static int64_t now_ns(void)
@@ -262,6 +266,55 @@ static void timeline_key(struct app *a, enum ui_timeline_op op)
                  (double)tl->cursor / 1e9, (double)tl->view_from / 1e9, (double)tl->view_to / 1e9);
 }
 
+static void page_close(struct app *a)
+{
+        for (uint32_t i = 0; i < a->nr_page; i++)
+                free(a->page[i]);
+        free(a->page);
+        a->page = NULL;
+        a->nr_page = a->page_top = 0;
+}
+
+/* a: the function annotated (annotate_print) on a page of its own, until a key closes it. */
+static void annotate_page(struct app *a, const char *function)
+{
+        FILE *tf = tmpfile();
+        if (!tf) {
+                snprintf(a->st.status, sizeof(a->st.status), "annotate: no temporary file");
+                return;
+        }
+        struct outbuf o;
+        outbuf_init(&o, fileno(tf));
+        char err[512] = "";
+        feed_lock(a->feed);
+        sym_store_wait(a->profile->store);
+        int rc = annotate_print(a->profile, function, 10, &o, err, sizeof(err));
+        feed_unlock(a->feed);
+        outbuf_flush(&o);
+        /* its rows are rebuilt: annotate asked the hot table again */
+        build_tables(a);
+        if (rc < 0) {
+                snprintf(a->st.status, sizeof(a->st.status), "annotate: %s", err);
+                fclose(tf);
+                return;
+        }
+        page_close(a);
+        rewind(tf);
+        char line[1024];
+        uint32_t cap = 0;
+        while (fgets(line, sizeof(line), tf)) {
+                line[strcspn(line, "\n")] = '\0';
+                if (a->nr_page == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        a->page = xrealloc(a->page, cap * sizeof(*a->page));
+                }
+                a->page[a->nr_page++] = xstrdup(line);
+        }
+        fclose(tf);
+        snprintf(a->st.status, sizeof(a->st.status),
+                 "annotate %s: Up/Down/PgUp/PgDn scroll, q or Esc closes", function);
+}
+
 /* Replay: [ and ] show a tenth of the trace at a time, moving back or forward; past either
    end the whole trace again. The file is read again into the model. */
 static void move_window(struct app *a, int step)
@@ -326,6 +379,8 @@ static void react(struct app *a, unsigned r)
                 move_window(a, a->st.window_step);
         if (r & UI_TIMELINE)
                 timeline_key(a, (enum ui_timeline_op)a->st.timeline_op);
+        if (r & UI_ANNOTATE)
+                annotate_page(a, a->st.annotate);
         if (r & UI_SAVE)
                 save_window(a);
         if (r & UI_APPLY)
@@ -407,7 +462,10 @@ static void draw(struct app *a)
                              .current_tab = a->st.view,
                              .status = a->st.status,
                              .view = a->views[a->st.view],
-                             .is_help = a->st.is_help};
+                             .is_help = a->st.is_help,
+                             .page = (const char *const *)a->page,
+                             .nr_page = a->nr_page,
+                             .page_top = a->page_top};
         ui_screen_draw(a->scr, &f, &a->tables[a->st.view], &a->vs[a->st.view]);
 }
 
@@ -488,6 +546,14 @@ static void on_key(struct app *a, int key)
 {
         if (a->st.is_help) {
                 a->st.is_help = false;
+                return;
+        }
+        if (a->page) {
+                /* the annotate page: scroll it, or close it */
+                if (!ui_screen_page_key(key, &a->page_top, a->nr_page)) {
+                        page_close(a);
+                        a->st.status[0] = '\0';
+                }
                 return;
         }
         uint32_t v = a->st.view;

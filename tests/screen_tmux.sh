@@ -603,6 +603,18 @@ for v in 1 3; do
         check "* (view $v): every row shown opens ($(rows_matching ' - [^ ]') open)" \
                 [ "$(rows_matching ' - [^ ]')" -ge 2 ]
 done
+# a: the function under the cursor annotated: its instructions with their samples, the hottest
+# marked, its source lines (issue 16); any other key closes the page
+tm send-keys -t s 1
+wait_for "${title[1]}" 3
+tm send-keys -t s / $(sed 's/./& /g' <<<fixture_leaf) Enter
+sleep 0.3
+tm send-keys -t s a
+check "a: the function annotated" wait_for '^Annotate fixture_leaf in sym_fixture' 10
+check "a: its hottest instruction marked" has '<-- hottest$'
+check "a: its source lines" has 'sym_fixture\.c:[0-9]'
+tm send-keys -t s q
+check "a: q closes the page, etwtop stays" wait_for "${title[1]}" 3
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 

@@ -78,9 +78,11 @@ if command -v tmux >/dev/null; then
         tm new-session -d -s s -x 160 -y 40 "$ETWTOP --replay '$net'; sleep 30"
         snap() { tm capture-pane -t s -p >"$tmp/screen"; }
         ok=
-        for _ in $(seq 1 50); do
+        # read to its end (the header says "loading" until then)
+        for _ in $(seq 1 150); do
                 snap
-                grep -q 'ntoskrnl' "$tmp/screen" && { ok=1; break; }
+                grep -q 'ntoskrnl' "$tmp/screen" && ! grep -q '^etwtop - replay .*loading' "$tmp/screen" &&
+                        { ok=1; break; }
                 sleep 0.2
         done
         check "screen: the replay draws" [ -n "$ok" ]

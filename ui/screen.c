@@ -344,6 +344,20 @@ static void draw_timeline(const struct ui_screen *s, const struct ui_timeline *t
         }
 }
 
+bool ui_screen_page_key(int key, uint32_t *top, uint32_t nr)
+{
+        uint32_t page = LINES > 12 ? (uint32_t)LINES - 8 : 4, last = nr ? nr - 1 : 0;
+        switch (key) {
+        case KEY_UP: *top = *top ? *top - 1 : 0; return true;
+        case KEY_DOWN: *top = *top < last ? *top + 1 : last; return true;
+        case KEY_PPAGE: *top = *top > page ? *top - page : 0; return true;
+        case KEY_NPAGE: *top = *top + page < last ? *top + page : last; return true;
+        case KEY_HOME: *top = 0; return true;
+        case KEY_END: *top = last; return true;
+        default: return false;
+        }
+}
+
 static void put_line(int y, const char *text, int attr)
 {
         if (y < 0 || y >= LINES)
@@ -565,7 +579,14 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
         int bottom = LINES - 2;
         if (bottom <= y + 1)
                 bottom = LINES;
-        draw_table(s, t, vs, y, bottom);
+        if (f->page) {
+                for (int row = y; row < bottom; row++) {
+                        uint32_t i = f->page_top + (uint32_t)(row - y);
+                        put_line(row, i < f->nr_page ? f->page[i] : "", 0);
+                }
+        } else {
+                draw_table(s, t, vs, y, bottom);
+        }
         if (bottom < LINES) {
                 char status[512];
                 if (s->input == INPUT_SEARCH)

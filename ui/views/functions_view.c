@@ -179,6 +179,24 @@ static unsigned act_callers(struct ui_key_ctx *c)
         return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
+/* a: the function of the row, annotated (its instructions and their samples) */
+static unsigned act_annotate(struct ui_key_ctx *c)
+{
+        const struct ui_table *t = c->table;
+        for (uint32_t r = 0; r < t->nr_rows; r++) {
+                if (t->keys[r] != c->row_key || !c->row_key)
+                        continue;
+                char module[256], function[512];
+                ui_table_format(t, r, COL_MODULE, module, sizeof(module));
+                ui_table_format(t, r, COL_FUNCTION, function, sizeof(function));
+                const char *f = function + strspn(function, " +-");
+                snprintf(c->st->annotate, sizeof(c->st->annotate), "%s!%s", module, f);
+                return UI_ANNOTATE | UI_REDRAW;
+        }
+        snprintf(c->st->status, sizeof(c->st->status), "a: no function under the cursor");
+        return UI_REDRAW;
+}
+
 static const struct ui_key keys[] = {
         {'\n', "Enter", act_toggle, "open or close the row: a function's callers, a tree node",
          NULL},
@@ -187,6 +205,8 @@ static const struct ui_key keys[] = {
         {'*', NULL, act_expand_all, NULL, NULL},
         {'c', "c", act_callers, "hot functions with their callers, or the call tree top-down",
          NULL},
+        {'a', "a", act_annotate,
+         "annotate the function: its instructions with their samples and source lines", NULL},
 };
 
 static void view_free(struct ui_view *v)

@@ -75,7 +75,15 @@ struct ui_frame {
         const char *status;         /* the line above the key bar: a message, the saved file ... */
         const struct ui_view *view; /* the view shown: its help and its function-key bar */
         bool is_help;
+        /* a page of text instead of the table (annotate), from line page_top */
+        const char *const *page;
+        uint32_t nr_page;
+        uint32_t page_top;
 };
+
+/* A key on a page of nr lines shown from *top: the arrows, PgUp/PgDn, Home and End scroll it
+   (true); any other key closes it (false). */
+bool ui_screen_page_key(int key, uint32_t *top, uint32_t nr);
 
 /* Draws the frame: header, tabs, the table through vs (sorted and filtered as vs says), the
    status and the key bar; or the help screen. Small terminals drop parts, never crash. */

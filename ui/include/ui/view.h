@@ -28,6 +28,7 @@ enum ui_reaction {
         UI_MOVE_WINDOW = 1u << 8, /* ui_state.window_step moves a replay's time window */
         UI_TO_TOP = 1u << 9,      /* the rows are new (another tree, grouping): show the first */
         UI_TIMELINE = 1u << 10,   /* ui_state.timeline_op on a replay's timeline */
+        UI_ANNOTATE = 1u << 11,   /* ui_state.annotate: show that function's instructions */
 };
 
 /* What a timeline key does (ui_state.timeline_op). */
@@ -44,15 +45,16 @@ enum ui_timeline_op {
 struct ui_state {
         uint32_t view; /* the view shown */
         uint32_t nr_views;
-        bool is_live;      /* a live session (else a recording) */
-        bool is_paused;    /* the rows are not rebuilt (collection goes on) */
-        bool is_help;      /* the help screen is up */
-        double delay_s;    /* the refresh interval */
-        uint32_t mode;     /* enum agg_mode */
-        uint32_t zoom_pid; /* the process the views count (0: every process) */
-        int window_step;   /* UI_MOVE_WINDOW: -1 back, +1 forward */
-        int timeline_op;   /* UI_TIMELINE: enum ui_timeline_op */
-        char status[512];  /* the status line */
+        bool is_live;       /* a live session (else a recording) */
+        bool is_paused;     /* the rows are not rebuilt (collection goes on) */
+        bool is_help;       /* the help screen is up */
+        double delay_s;     /* the refresh interval */
+        uint32_t mode;      /* enum agg_mode */
+        uint32_t zoom_pid;  /* the process the views count (0: every process) */
+        int window_step;    /* UI_MOVE_WINDOW: -1 back, +1 forward */
+        int timeline_op;    /* UI_TIMELINE: enum ui_timeline_op */
+        char annotate[512]; /* UI_ANNOTATE: "module!function" */
+        char status[512];   /* the status line */
 };
 
 struct ui_view;
