@@ -20,7 +20,7 @@
 struct entry {
         uint64_t rel;
         uint32_t module;
-        uint32_t pid; /* module 0 only */
+        uint32_t pid; /* the sampled process: rows group by it, and module 0 is placed by it */
         uint16_t source;
         bool is_used;
         /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
@@ -62,6 +62,7 @@ struct stack_memo {
 };
 
 struct hot {
+        bool is_by_process;      /* rows of a function per process (hot_set_group_by_process) */
         struct sym_store *store; /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
@@ -262,7 +263,7 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_
         k.source = source;
         k.module = loc.module;
         k.rel = loc.module ? loc.rel : addr;
-        k.pid = loc.module ? 0 : pid;
+        k.pid = pid;
         return k;
 }
 
@@ -405,6 +406,17 @@ void hot_set_settings(struct hot *h, const struct agg_settings *settings)
         h->settings = *settings;
 }
 
+void hot_set_group_by_process(struct hot *h, bool is_by_process)
+{
+        h->is_by_process = is_by_process;
+        h->nr_rows_cached = 0;
+}
+
+bool hot_is_by_process(const struct hot *h)
+{
+        return h->is_by_process;
+}
+
 void hot_set_filter(struct hot *h, const struct agg_filter *f)
 {
         h->filter = *f;
@@ -495,7 +507,6 @@ static void place_or_fold(struct hot *h)
                         slot_delete(h, slot_find(h, &k));
                         k.module = u[i].loc.module;
                         k.rel = u[i].loc.rel;
-                        k.pid = 0;
                         k.answer = 0;
                         count(h, &k, k.self, k.total);
                         is_changed = true;
@@ -777,12 +788,15 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                                     f.state == SYM_RESOLVED ? 0 : loc.rel,
                                     f.state,
                                     e->self,
-                                    e->total};
-                uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel));
+                                    e->total,
+                                    e->pid,
+                                    e->self};
+                uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
+                                  (h->is_by_process ? mix(r.pid) : 0));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
                         struct hot_row *w = &h->rows[index[j] - 1];
-                        if (row_key_cmp(w, &r) == 0)
+                        if (row_key_cmp(w, &r) == 0 && (!h->is_by_process || w->pid == r.pid))
                                 break;
                 }
                 if (index[j]) {
@@ -791,6 +805,11 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                         /* total: a function's places rarely share a stack; summing them counts
                            a recursive one more than once */
                         w->total += r.total;
+                        /* the process: the one with the heaviest place of the function */
+                        if (r.top_self > w->top_self) {
+                                w->top_self = r.top_self;
+                                w->pid = r.pid;
+                        }
                 } else {
                         h->rows[o] = r;
                         index[j] = ++o;
@@ -801,7 +820,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 ;
         if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
-                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si]};
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si], 0, 0};
         int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
         uint32_t n = o;
         if (max && max < o) {

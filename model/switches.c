@@ -1697,6 +1697,11 @@ static const char *process_name(const struct switches *sw, uint32_t pid)
         return p ? p->name.name : "";
 }
 
+const char *switches_process_name(const struct switches *sw, uint32_t pid)
+{
+        return process_name(sw, pid);
+}
+
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
    from that (a process's main thread has its name; so does a forked child until it renames). */
 static void row_names(const struct switches *sw, const struct thread *t, char *process,

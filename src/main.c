@@ -80,6 +80,8 @@ static void usage(FILE *out)
               "  -n, --iterations N     batch: frames to print (default 1)\n"
               "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
               "  --top N                batch and --replay -b: rows per table\n"
+              "  -s, --sort KEYS        the hot functions: sym (a row per function, the\n"
+              "                         default) or comm,sym (per process, then function)\n"
               "  --no-color             no colours (also when NO_COLOR is set)\n"
               "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
               "  --symbol-path PATH     where image, debug and PDB files are looked for (by\n"
@@ -585,6 +587,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_ANNOTATE,
                 OPT_EXPORT,
         };
+        bool is_by_process = false;
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
                 {"totals", no_argument, NULL, OPT_TOTALS},
@@ -627,6 +630,7 @@ static int etwtop_main(int argc, char **argv)
                 {"from", required_argument, NULL, OPT_FROM},
                 {"annotate", required_argument, NULL, OPT_ANNOTATE},
                 {"export", required_argument, NULL, OPT_EXPORT},
+                {"sort", required_argument, NULL, 's'},
                 {"to", required_argument, NULL, OPT_TO},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
                 {NULL, 0, NULL, 0},
@@ -660,7 +664,7 @@ static int etwtop_main(int argc, char **argv)
         uint32_t pid;
         int c;
 
-        while ((c = getopt_long(argc, argv, "bd:f:hn:o:p:", options, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "bd:f:hn:o:p:s:", options, NULL)) != -1) {
                 switch (c) {
                 case OPT_ON:
                         ca.on = optarg;
@@ -685,6 +689,20 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_REALTIME: is_realtime = true; break;
                 case OPT_ANNOTATE: annotate = optarg; break;
                 case OPT_EXPORT: export_arg = optarg; break;
+                case 's':
+                        /* perf top's sort keys: comm (process), dso (module), sym (function) */
+                        if (!strcmp(optarg, "sym") || !strcmp(optarg, "dso,sym") ||
+                            !strcmp(optarg, "function")) {
+                                is_by_process = false;
+                        } else if (!strcmp(optarg, "comm,sym") || !strcmp(optarg, "comm,dso,sym") ||
+                                   !strcmp(optarg, "process")) {
+                                is_by_process = true;
+                        } else {
+                                fprintf(stderr, "etwtop: --sort takes sym (a row per function) "
+                                                "or comm,sym (per process, then function)\n");
+                                return 2;
+                        }
+                        break;
                 case OPT_FROM:
                 case OPT_TO: {
                         double v = strtod(optarg, &end);
@@ -910,6 +928,7 @@ static int etwtop_main(int argc, char **argv)
                 ao.collect = collect;
                 ao.duration_s = rec.duration_s;
                 ao.attach_name = attach_name;
+                ao.is_by_process = is_by_process;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

@@ -615,6 +615,12 @@ check "a: its hottest instruction marked" has '<-- hottest$'
 check "a: its source lines" has 'sym_fixture\.c:[0-9]'
 tm send-keys -t s q
 check "a: q closes the page, etwtop stays" wait_for "${title[1]}" 3
+# p: the hot functions by process, then function: the fixture's process with its functions
+tm send-keys -t s p
+check "p: by process" wait_for '^hot functions by process' 3
+check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
+tm send-keys -t s p
+check "p again: a row per function" wait_for '^hot functions (a row per function' 3
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 

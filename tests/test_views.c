@@ -145,7 +145,7 @@ static struct kevent ev_process(int64_t t, uint32_t pid, const char *image)
 static uint32_t col_of(const struct ui_table *t, const char *title)
 {
         for (uint32_t c = 0; c < t->nr_cols; c++)
-                if (strcmp(t->cols[c].title, title) == 0)
+                if (t->cols[c].title && strcmp(t->cols[c].title, title) == 0)
                         return c;
         fail_msg("no column %s", title);
         return 0;
@@ -506,6 +506,50 @@ static void feed_schedule(struct profile *p)
         feed(p, ev_cswitch(1, MS(6) + 1, 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
         feed(p, ev_cswitch(1, MS(8), 102, PID_A, ST_WAITING, WR_QUEUE, 201, PID_B));
         feed(p, ev_cswitch(0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+}
+
+/* p: a row per function (the default), or a row per process and function with a Process column
+   (perf top --sort comm,sym). */
+static void test_functions_by_process(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, functions_view_new(), p, false);
+        struct ui_table *tb = &h.table;
+        feed(p, ev_process(0, PID_A, "alpha.exe"));
+        feed(p, ev_process(0, PID_B, "beta"));
+        const uint64_t at[] = {0x1234};
+        int64_t t = MS(1);
+        for (int i = 0; i < 3; i++)
+                feed_sample(p, t += MS(1), PID_A, at, 1);
+        feed_sample(p, t += MS(1), PID_B, at, 1);
+        rebuild(&h);
+        int r = find_row(tb, "Function", "0x1234", 0);
+        assert_true(r >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Self"), 4);
+        assert_int_equal(find_from(tb, (uint32_t)r + 1, "Function", "0x1234", false, 0), -1);
+        /* the Process column shows only by process (perf top's Command column) */
+        for (uint32_t c = 0; c < tb->nr_cols; c++)
+                assert_false(tb->cols[c].title && !strcmp(tb->cols[c].title, "Process"));
+        /* p: a row per process */
+        assert_true(press(&h, 'p', 0) & UI_REBUILD);
+        assert_non_null(strstr(h.st.status, "by process"));
+        int a = find_row(tb, "Process", "alpha.exe", 0);
+        int b = find_row(tb, "Process", "beta", 0);
+        assert_true(a >= 0 && b >= 0);
+        assert_string_equal(shown(tb, (uint32_t)a, "Function"), "0x1234");
+        assert_int_equal(count_at(tb, (uint32_t)a, "Self"), 3);
+        assert_string_equal(shown(tb, (uint32_t)b, "Function"), "0x1234");
+        assert_int_equal(count_at(tb, (uint32_t)b, "Self"), 1);
+        /* again: one row */
+        press(&h, 'p', 0);
+        r = find_row(tb, "Function", "0x1234", 0);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Self"), 4);
+        assert_int_equal(find_from(tb, (uint32_t)r + 1, "Function", "0x1234", false, 0), -1);
+        harness_fini(&h);
+        profile_free(p);
 }
 
 /* A -p recording (etwtop's SessionCpu names the traced process): the switches view has rows
@@ -997,6 +1041,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),
+                cmocka_unit_test(test_functions_by_process),
                 cmocka_unit_test(test_session_view),
                 cmocka_unit_test(test_key_tables),
                 cmocka_unit_test(test_common_keys),

@@ -396,10 +396,12 @@ static void draw_help(struct ui_screen *s, const struct ui_view *v)
 static void column_widths(const struct ui_table *t, int cols, int *w)
 {
         for (uint32_t c = 0; c < t->nr_cols; c++)
-                w[c] = t->cols[c].width;
+                w[c] = t->cols[c].title ? t->cols[c].width : 0;
         for (;;) {
                 int fixed = 0, nr_flex = 0, next = -1;
                 for (uint32_t c = 0; c < t->nr_cols; c++) {
+                        if (!t->cols[c].title)
+                                continue;
                         if (t->cols[c].width > 0 && w[c] > 0)
                                 fixed += w[c] + 1;
                         else if (t->cols[c].width <= 0)
@@ -412,7 +414,7 @@ static void column_widths(const struct ui_table *t, int cols, int *w)
                 if ((nr_flex && left / nr_flex - 1 >= FLEX_MIN) || (!nr_flex && left >= 0) ||
                     next < 0) {
                         for (uint32_t c = 0; c < t->nr_cols; c++)
-                                if (t->cols[c].width <= 0)
+                                if (t->cols[c].width <= 0 && t->cols[c].title)
                                         w[c] = nr_flex && left > nr_flex ? left / nr_flex - 1 : 8;
                         return;
                 }

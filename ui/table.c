@@ -241,7 +241,7 @@ bool ui_table_row_contains(const struct ui_table *t, uint32_t row, const char *n
                 is_plain = needle[i] >= 0x20 && needle[i] < 0x7F && needle[i] != '?';
         const struct ui_cell *c = cell(t, row, 0);
         for (uint32_t col = 0; col < t->nr_cols; col++)
-                if (t->cols[col].kind == UI_COL_TEXT &&
+                if (t->cols[col].kind == UI_COL_TEXT && t->cols[col].title &&
                     text_contains(text_of(&c[col]), needle, nlen, is_plain))
                         return true;
         return false;
@@ -466,6 +466,8 @@ void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
         size_t len = 0;
         for (uint32_t c = 0; c < t->nr_cols; c++) {
                 int w = t->cols[c].width;
+                if (!t->cols[c].title)
+                        continue;
                 len += (size_t)snprintf(line + len, sizeof(line) - len,
                                         t->cols[c].kind == UI_COL_TEXT ? "%-*s " : "%*s ", w,
                                         t->cols[c].title);
@@ -481,6 +483,8 @@ void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
                 len = 0;
                 for (uint32_t c = 0; c < t->nr_cols; c++) {
                         int w = t->cols[c].width;
+                        if (!t->cols[c].title)
+                                continue;
                         ui_table_format(t, r, c, cellbuf, sizeof(cellbuf));
                         if (t->cols[c].kind == UI_COL_TEXT) {
                                 int indent = c == t->nr_cols - 1 ? 2 * t->depth[r] : 0;

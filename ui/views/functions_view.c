@@ -14,16 +14,34 @@
 struct functions_view {
         struct ui_view view;
         bool is_top_down;           /* the call tree from its roots, not callers under functions */
+        bool is_by_process;         /* a function's rows per process (p; --sort comm,sym) */
         struct ui_key_set expanded; /* the open rows */
 };
 
-enum { COL_SELF_PCT, COL_TOTAL_PCT, COL_SELF, COL_TOTAL, COL_MODULE, COL_FUNCTION, NR_COLS };
+enum {
+        COL_SELF_PCT,
+        COL_TOTAL_PCT,
+        COL_SELF,
+        COL_TOTAL,
+        COL_MODULE,
+        COL_PROCESS,
+        COL_FUNCTION,
+        NR_COLS
+};
 
 static const struct ui_column cols[NR_COLS] = {
         /* narrow terminals drop the counts first (the shares say the same), Total first */
-        {"Self%", UI_COL_PCT, 7, 0},    {"Total%", UI_COL_PCT, 7, 0},
-        {"Self", UI_COL_U64, 8, 2},     {"Total", UI_COL_U64, 8, 1},
-        {"Module", UI_COL_TEXT, 22, 0}, {"Function", UI_COL_TEXT, 0, 0},
+        {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},   {"Self", UI_COL_U64, 8, 2},
+        {"Total", UI_COL_U64, 8, 1},     {"Module", UI_COL_TEXT, 22, 0}, {NULL, UI_COL_TEXT, 16, 3},
+        {"Function", UI_COL_TEXT, 0, 0},
+};
+
+/* By process (p, --sort comm,sym): the Process column shows, as perf top's Command column. */
+static const struct ui_column cols_by_process[NR_COLS] = {
+        {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 2},      {"Total", UI_COL_U64, 8, 1},
+        {"Module", UI_COL_TEXT, 22, 0},  {"Process", UI_COL_TEXT, 16, 3},
+        {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* Row keys: a function's never 0 and never a tree node's (bit 63) */
@@ -104,6 +122,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct profile *p = m->profile;
         struct module_names names = {.store = p->store};
         ui_table_clear(t);
+        v->cols = t->cols = fv->is_by_process ? cols_by_process : cols;
         if (p->tree) {
                 const struct calltree_row *unused;
                 calltree_children(p->tree, false, 0, &unused); /* brings pending samples in */
@@ -118,11 +137,14 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
         uint64_t nr = hot_nr_samples(p->hot, source);
         const struct hot_row *rows;
+        hot_set_group_by_process(p->hot, fv->is_by_process);
         uint32_t n = hot_functions(p->hot, source, false, &rows);
+        char process[64];
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
                 /* never 0 (no row), never a tree key (bit 63) */
-                uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel)) &
+                uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel) ^
+                                 (fv->is_by_process ? (uint64_t)w->pid << 24 : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
                 uint32_t node =
@@ -136,6 +158,16 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 counts(t, r, w->self, w->total, nr);
                 frame_text(&names, t, r, w->module, w->function, w->rel);
+                if (fv->is_by_process) {
+                        const char *pn = switches_process_name(p->switches, w->pid);
+                        if (*pn)
+                                snprintf(process, sizeof(process), "%s", pn);
+                        else if (w->pid)
+                                snprintf(process, sizeof(process), "pid %u", w->pid);
+                        else
+                                snprintf(process, sizeof(process), "%s", w->module ? "Idle" : "");
+                        ui_table_text(t, r, COL_PROCESS, process);
+                }
                 if (is_open)
                         add_subtree(fv, p->tree, &names, t, node, 1, nr);
         }
@@ -197,6 +229,22 @@ static unsigned act_annotate(struct ui_key_ctx *c)
         return UI_REDRAW;
 }
 
+/* p: a function's rows per process, or one row per function (its heaviest process shown) */
+static unsigned act_by_process(struct ui_key_ctx *c)
+{
+        struct functions_view *fv = of(c->view);
+        fv->is_by_process = !fv->is_by_process;
+        snprintf(c->st->status, sizeof(c->st->status), "%s",
+                 fv->is_by_process ? "hot functions by process (a row per process and function)"
+                                   : "hot functions (a row per function, its heaviest process)");
+        return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
+}
+
+void functions_view_set_by_process(struct ui_view *v, bool is_by_process)
+{
+        of(v)->is_by_process = is_by_process;
+}
+
 static const struct ui_key keys[] = {
         {'\n', "Enter", act_toggle, "open or close the row: a function's callers, a tree node",
          NULL},
@@ -205,6 +253,8 @@ static const struct ui_key keys[] = {
         {'*', NULL, act_expand_all, NULL, NULL},
         {'c', "c", act_callers, "hot functions with their callers, or the call tree top-down",
          NULL},
+        {'p', "p", act_by_process,
+         "group by process then function (perf top --sort comm,sym), or by function", NULL},
         {'a', "a", act_annotate,
          "annotate the function: its instructions with their samples and source lines", NULL},
 };

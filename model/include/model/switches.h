@@ -186,6 +186,9 @@ void switches_refresh(struct switches *sw);
 /* What the caps folded or left without a row (switches_caps above). */
 void switches_caps(const struct switches *sw, struct switches_caps *out);
 
+/* The name of process pid as its events gave it ("" when none did); valid until the next event
+   or call on sw. */
+const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
 /* The wall time the counts cover: from the last zero (or the first event) to the latest

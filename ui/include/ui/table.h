@@ -18,7 +18,7 @@ enum ui_col_kind {
 };
 
 struct ui_column {
-        const char *title;
+        const char *title; /* NULL: a hidden column (kept, not shown or printed) */
         enum ui_col_kind kind;
         int width; /* columns on screen; text columns take what is left when 0 */
         int drop;  /* on a narrow terminal, columns go in this order (1 first); 0: never */
