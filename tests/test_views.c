@@ -508,6 +508,73 @@ static void feed_schedule(struct profile *p)
         feed(p, ev_cswitch(0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
 }
 
+/* A stack as Windows writes it: the kernel part at the sample, the user part when the thread
+   returns to user mode, other events between; here a 32-bit trace's (kernel from 0x80000000),
+   and two samples of two threads that share a timestamp. Each sample counts its whole stack. */
+static struct kevent win_sample(uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid, uint64_t ip)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, t, pid, tid);
+        ev.pointer_size = 4;
+        ev.sample.ip = ip;
+        ev.sample.tid = tid;
+        return ev;
+}
+
+static struct kevent win_stack(uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid,
+                               const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_STACK, cpu, t + MS(1) / 10, pid, tid);
+        ev.pointer_size = 4;
+        ev.stack.event_timestamp = (uint64_t)t + 1000000000ull;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = tid;
+        ev.stack.frames = frames;
+        ev.stack.nr_frames = n;
+        return ev;
+}
+
+static void test_windows_stack_parts(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, functions_view_new(), p, false);
+        struct ui_table *tb = &h.table;
+        const uint64_t kernel[] = {0x80001000, 0x80002000};
+        const uint64_t user_a[] = {0x401000, 0x402000};
+        const uint64_t user_b[] = {0x501000};
+        /* two threads sampled in the kernel at the same time on two CPUs */
+        feed(p, win_sample(0, MS(10), PID_A, 101, 0x80001000));
+        feed(p, win_sample(1, MS(10), PID_B, 201, 0x80001000));
+        feed(p, win_stack(0, MS(10), PID_A, 101, kernel, 2));
+        feed(p, win_stack(1, MS(10), PID_B, 201, kernel, 2));
+        feed(p, ev_base(KEV_OTHER, 0, MS(11), PID_A, 101));
+        /* their user parts, later, B's first */
+        struct kevent late = win_stack(1, MS(10), PID_B, 201, user_b, 1);
+        late.time_ns = MS(12);
+        feed(p, late);
+        late = win_stack(0, MS(10), PID_A, 101, user_a, 2);
+        late.time_ns = MS(13);
+        feed(p, late);
+        profile_end(p);
+        rebuild(&h);
+        int k = find_row(tb, "Function", "0x80001000", 0);
+        int a1 = find_row(tb, "Function", "0x401000", 0);
+        int a2 = find_row(tb, "Function", "0x402000", 0);
+        int b1 = find_row(tb, "Function", "0x501000", 0);
+        assert_true(k >= 0 && a1 >= 0 && a2 >= 0 && b1 >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)k, "Self"), 2);
+        /* each thread's user frames under its own sample, once */
+        assert_int_equal(count_at(tb, (uint32_t)a1, "Total"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)a2, "Total"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)b1, "Total"), 1);
+        assert_int_equal(count_at(tb, (uint32_t)a1, "Self"), 0);
+        harness_fini(&h);
+        profile_free(p);
+}
+
 /* p: a row per function (the default), or a row per process and function with a Process column
    (perf top --sort comm,sym). */
 static void test_functions_by_process(void **state)
@@ -1042,6 +1109,7 @@ int main(void)
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),
                 cmocka_unit_test(test_functions_by_process),
+                cmocka_unit_test(test_windows_stack_parts),
                 cmocka_unit_test(test_session_view),
                 cmocka_unit_test(test_key_tables),
                 cmocka_unit_test(test_common_keys),
