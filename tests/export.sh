@@ -185,6 +185,9 @@ if [ -f "$u/net.4.5.2.x64.etl" ]; then
         check "net: folded names the .NET Main, with -b's total 4912" [ "$(awk \
                 '/;Test\.Program\.Main\(class System\.String\[\]\)(;| [0-9]+$)/ {s += $NF} END {print s + 0}' \
                 "$tmp/net.folded")" = 4912 ]
+        # no context switches in this trace: the processes' names come from its process events
+        check "net: its processes named (Test.x64.exe's Main)" \
+                grep -q '^Test\.x64\.exe;.*Test\.Program\.Main' "$tmp/net.folded"
 else
         skip "net: $u/net.4.5.2.x64.etl is missing (the samples are not unpacked)"
 fi

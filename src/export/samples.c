@@ -569,8 +569,12 @@ void export_samples_name(struct export_samples *s, struct profile *p)
                         nr_names ? bsearch(&k, names, nr_names, sizeof(*names), pid_name_cmp)
                                  : NULL;
                 char buf[64];
+                /* without context switches: the name the process events gave */
+                const char *known = hit ? NULL : switches_process_name(p->switches, st->pid);
                 if (hit)
                         snprintf(buf, sizeof(buf), "%.*s", (int)sizeof(hit->name), hit->name);
+                else if (known && *known)
+                        snprintf(buf, sizeof(buf), "%s", known);
                 else if (st->pid == UINT32_MAX)
                         snprintf(buf, sizeof(buf), "[unknown]");
                 else
