@@ -24,6 +24,10 @@ etwtop_b=$(realpath "$build_b/src/etwtop")
 [ "$etwtop_a" != "$etwtop_b" ] || die "the two builds are the same"
 cmd_b=${cmd_a/#$etwtop_a/$etwtop_b}
 
+# each screen's session in its own process: two screens would otherwise meet in one session
+# host, where the second StartTrace of "NT Kernel Logger" gets ERROR_ALREADY_EXISTS; the
+# host's share is bench/attach.sh's
+export ETWTOP_NO_HOST=1
 for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 6)); while [ $SECONDS -lt $end ]; do :; done) &
 done

@@ -120,7 +120,14 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
 struct read_ahead {
         struct kdecoder *scratch; /* owned: decodes the definitions */
         struct kdecoder *into;    /* borrowed: the feed's decoder */
+        PROCESSTRACE_HANDLE handle;
+        uint32_t nr_records;
+        bool is_whole; /* etwtop's trace (its SessionCpu events): whole stacks, no stack keys */
 };
+
+/* etwtop's traces open with SessionCpu events: they write whole stacks and no stack cache,
+   and the pass stops there (a recording is read once). */
+#define READ_AHEAD_PROBE 256
 
 static void on_key_def(void *ctx, const struct kevent *ev)
 {
@@ -128,11 +135,21 @@ static void on_key_def(void *ctx, const struct kevent *ev)
         if (ev->type == KEV_STACK_KEY_DEF)
                 kdecoder_preload_stack_key(r->into, ev->stack_key_def.key, ev->timestamp,
                                            ev->stack_key_def.frames, ev->stack_key_def.nr_frames);
+        else if (ev->type == KEV_SESSION_CPU && !r->is_whole) {
+                r->is_whole = true;
+                CloseTrace(r->handle); /* ProcessTrace returns after this buffer */
+        }
 }
 
 static VOID WINAPI on_read_ahead(PEVENT_RECORD rec)
 {
         struct read_ahead *r = rec->UserContext;
+        if (r->is_whole)
+                return;
+        if (r->nr_records++ < READ_AHEAD_PROBE) {
+                kdecoder_decode(r->scratch, rec, on_key_def, r);
+                return;
+        }
         UCHAR op = rec->EventHeader.EventDescriptor.Opcode;
         /* the definitions' opcodes, then their provider: nothing else is decoded */
         if (op < (WMI_LOG_TYPE_STACK_KEY_CREATE & 0xFF) ||
@@ -144,7 +161,7 @@ static VOID WINAPI on_read_ahead(PEVENT_RECORD rec)
 
 static void read_keys_ahead(struct feed *f)
 {
-        struct read_ahead r = {kdecoder_new(true), f->decoder};
+        struct read_ahead r = {kdecoder_new(true), f->decoder, 0, 0, false};
         EVENT_TRACE_LOGFILEA lf = {0};
         lf.LogFileName = f->name;
         lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
@@ -153,8 +170,10 @@ static void read_keys_ahead(struct feed *f)
         PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
         if (h != INVALID_PROCESSTRACE_HANDLE) {
                 /* the record's UserContext is the logfile's Context */
+                r.handle = h;
                 ProcessTrace(&h, 1, NULL, NULL);
-                CloseTrace(h);
+                if (!r.is_whole)
+                        CloseTrace(h);
         }
         kdecoder_free(r.scratch);
 }
