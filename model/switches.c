@@ -2070,6 +2070,26 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
         return n;
 }
 
+_Static_assert(SITE_FRAMES == SWITCHES_BLOCK_FRAMES, "a blocker's frames");
+
+void switches_each_block_stack(struct switches *sw, switches_block_fn fn, void *ctx)
+{
+        for (uint32_t i = 0; i < agg_table_capacity(sw->blockers); i++) {
+                const struct blocker *e = agg_table_slot(sw->blockers, i);
+                if (!e || (!e->nr_waits && !e->off_cpu_ns))
+                        continue;
+                const struct thread *t = thread_find(sw, e->tid);
+                struct switches_block_stack b = {.tid = e->tid,
+                                                 .pid = t ? thread_pid(t) : AGG_ALL,
+                                                 .nr_frames = e->nr_frames,
+                                                 .nr_waits = e->nr_waits,
+                                                 .off_cpu_ns = e->off_cpu_ns};
+                for (uint32_t k = 0; k < e->nr_frames; k++)
+                        b.frames[k] = token_loc(sw, b.pid, e->frames[k]);
+                fn(ctx, &b);
+        }
+}
+
 uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows)
 {
         sw->crows = reserve(sw->crows, &sw->cap_crows, sw->nr_cpus, sizeof(*sw->crows));

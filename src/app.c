@@ -669,7 +669,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                      .has_call_tree = true};
         a->profile = profile_new(&po);
         a->views[VIEW_FUNCTIONS] = functions_view_new();
-        functions_view_set_by_process(a->views[VIEW_FUNCTIONS], o->is_by_process);
+        functions_view_set_group(a->views[VIEW_FUNCTIONS], (enum functions_group)o->group);
         a->views[VIEW_BRANCHES] = branches_view_new();
         a->views[VIEW_SWITCHES] = switches_view_new();
         a->views[VIEW_SESSION] = session_view_new();

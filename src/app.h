@@ -29,7 +29,7 @@ struct app_options {
         /* live: the running session to consume (--attach; it keeps running at the end); NULL:
            the screen starts its own */
         const char *attach_name;
-        bool is_by_process; /* --sort comm,sym: the hot functions per process */
+        int group; /* --sort: enum functions_group (ui/views.h) */
 };
 
 /* Runs the screen (or batch frames) until q, the end of --duration, or a signal. Returns 0, or

@@ -18,6 +18,7 @@
 #include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
+#include "ui/views.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
 
@@ -31,8 +32,10 @@ static void usage(FILE *out)
               "       etwtop --replay FILE.etl [-b]        browse a recording (-b: as text)\n"
               "       etwtop --dump [--totals] FILE.etl... every event as text, in time order\n"
               "       etwtop --replay FILE.etl --export FORMAT -o OUT [--force]\n"
-              "                                            the profile as pprof, folded,\n"
-              "                                            speedscope or csv\n"
+              "                                            the profile as pprof (with off-CPU\n"
+              "                                            time), folded, speedscope, or a view\n"
+              "                                            as csv, csv-switches, csv-lines,\n"
+              "                                            csv-modules\n"
               "       etwtop --merge -o OUT.etl [--force] [--symbol-path P] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
               "                                            image identity, and the PDB of each\n"
@@ -81,7 +84,8 @@ static void usage(FILE *out)
               "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
               "  --top N                batch and --replay -b: rows per table\n"
               "  -s, --sort KEYS        the hot functions: sym (a row per function, the\n"
-              "                         default) or comm,sym (per process, then function)\n"
+              "                         default), comm,sym (per process, then function) or\n"
+              "                         dso (the modules, their functions under them)\n"
               "  --no-color             no colours (also when NO_COLOR is set)\n"
               "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
               "  --symbol-path PATH     where image, debug and PDB files are looked for (by\n"
@@ -587,7 +591,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_ANNOTATE,
                 OPT_EXPORT,
         };
-        bool is_by_process = false;
+        int group = 0; /* enum functions_group */
         static const struct option options[] = {
                 {"dump", no_argument, NULL, OPT_DUMP},
                 {"totals", no_argument, NULL, OPT_TOTALS},
@@ -693,13 +697,16 @@ static int etwtop_main(int argc, char **argv)
                         /* perf top's sort keys: comm (process), dso (module), sym (function) */
                         if (!strcmp(optarg, "sym") || !strcmp(optarg, "dso,sym") ||
                             !strcmp(optarg, "function")) {
-                                is_by_process = false;
+                                group = FUNCTIONS_BY_FUNCTION;
                         } else if (!strcmp(optarg, "comm,sym") || !strcmp(optarg, "comm,dso,sym") ||
                                    !strcmp(optarg, "process")) {
-                                is_by_process = true;
+                                group = FUNCTIONS_BY_PROCESS;
+                        } else if (!strcmp(optarg, "dso") || !strcmp(optarg, "module")) {
+                                group = FUNCTIONS_BY_MODULE;
                         } else {
-                                fprintf(stderr, "etwtop: --sort takes sym (a row per function) "
-                                                "or comm,sym (per process, then function)\n");
+                                fprintf(stderr, "etwtop: --sort takes sym (a row per function), "
+                                                "comm,sym (per process, then function) or dso "
+                                                "(the modules, their functions under them)\n");
                                 return 2;
                         }
                         break;
@@ -928,7 +935,7 @@ static int etwtop_main(int argc, char **argv)
                 ao.collect = collect;
                 ao.duration_s = rec.duration_s;
                 ao.attach_name = attach_name;
-                ao.is_by_process = is_by_process;
+                ao.group = group;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

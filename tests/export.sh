@@ -6,8 +6,11 @@
 #   recording of an ELF program (build-ids): pprof decoded independently (protoc --decode of
 #   src/export/profile.proto) sums per sample type to what --replay -b counts, names every
 #   location's function and carries the ELF build-ids; the folded stacks and the speedscope
-#   weights sum to -b's samples; the CSV has -b's rows. Then the output file's rules: 0600,
-#   nothing replaced without --force, never through a symlink, never over the input.
+#   weights sum to -b's samples; each CSV (hot functions, modules, lines, context switches) has
+#   its header and -b's rows. Where this machine can record, a workload that sleeps: pprof's
+#   off-cpu sample type holds the off-CPU time -b says the threads blocked for, no more than
+#   its context switches' Off-CPU. Then the output file's rules: 0600, nothing replaced without
+#   --force, never through a symlink, never over the input.
 set -u
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
@@ -30,17 +33,36 @@ command -v python3 >/dev/null || has_python=0
 
 # totals NAME: "SOURCE N" per source of -b's "Hot functions (SOURCE, N samples, by self)" lines
 totals() { sed -n 's/^Hot functions (\(.*\), \([0-9]*\) samples, by self)$/\1 \2/p' "$tmp/$1.b"; }
-# rows NAME SOURCE: the rows of -b's hot functions table of SOURCE
-rows() {
-        awk -v s="Hot functions ($2," 'index($0, s) == 1 {t = 1; getline; next}
+# table_rows NAME TITLE: the rows of -b's table whose title line starts with TITLE
+table_rows() {
+        awk -v s="$2" 'index($0, s) == 1 {t = 1; getline; next}
                 t && /^$/ {t = 0} t {n++} END {print n + 0}' "$tmp/$1.b"
+}
+# rows NAME SOURCE: the rows of -b's hot functions table of SOURCE
+rows() { table_rows "$1" "Hot functions ($2,"; }
+# csv_rows FILE [SOURCE]: the data rows of a CSV file (of SOURCE, its first field)
+csv_rows() {
+        awk -F, -v s="${2-}" 'NR > 1 && (s == "" || $1 == s) {n++} END {print n + 0}' "$1"
+}
+# blocked NAME: "ROWS MS" of -b's "Where threads blocked" table, but for the row of the exited
+# threads folded without a place (tid 4294967295): its rows and their Off-CPU ms summed
+blocked() {
+        awk 'index($0, "Where threads blocked") == 1 {t = 1; getline; next}
+                t && /^$/ {t = 0} t && $3 != 4294967295 {n++; s += $2}
+                END {printf "%d %.3f\n", n, s}' "$tmp/$1.b"
+}
+# switched NAME: "ROWS MS" of -b's context switches of threads: rows and Off-CPU ms summed
+switched() {
+        awk 'index($0, "Context switches (threads") == 1 {t = 1; getline; next}
+                t && /^$/ {t = 0} t {n++; s += $3} END {printf "%d %.3f\n", n, s}' "$tmp/$1.b"
 }
 # main_source NAME: the source the folded stacks hold: Timer when it sampled, else the first
 main_source() { totals "$1" | awk '$1 == "Timer" {t = 1} NR == 1 {f = $1} END {print t ? "Timer" : f}'; }
 
 # pprof_check PROFILE.txt: protoc's text of a Profile, read without etwtop: prints
 # "TYPE SUM" per sample type, then "unnamed N" (locations whose function has no name),
-# "period N", "locations N", "mappings N", and "buildid FILENAME BUILD_ID" per mapping
+# "period N", "locations N", "mappings N", "buildid FILENAME BUILD_ID" per mapping, and
+# "offcomm COMM SUM" per comm label of the off-cpu samples
 pprof_check() {
         python3 - "$1" <<'EOF'
 import re, sys
@@ -89,6 +111,15 @@ maps = p.get("mapping", [])
 print("mappings", len(maps))
 for m in maps:
     print("buildid", s(m.get("filename", [0])[0]), s(m.get("build_id", [0])[0]) or "-")
+off = [k for k, t in enumerate(types) if s(t.get("type", [0])[0]) == "off-cpu"]
+comms = {}
+for sm in p.get("sample", []):
+    for k in off:
+        comm = [s(l.get("str", [0])[0]) for l in sm.get("label", []) if s(l["key"][0]) == "comm"]
+        c = comm[0] if comm else "-"
+        comms[c] = comms.get(c, 0) + sm.get("value", [])[k]
+for c, v in sorted(comms.items()):
+    print("offcomm", c.replace(" ", "_"), v)
 EOF
 }
 
@@ -98,12 +129,12 @@ exports() {
         "$ETWTOP" --replay "$trace" -b --top 1000000 >"$tmp/$name.b" 2>"$tmp/$name.berr"
         check "$name: --replay -b exits 0" [ $? = 0 ]
         local f
-        for f in pprof folded speedscope csv; do
+        for f in pprof folded speedscope csv csv-modules csv-lines csv-switches; do
                 "$ETWTOP" --replay "$trace" --export $f -o "$tmp/$name.$f" 2>"$tmp/$name.$f.err"
                 check "$name: --export $f exits 0 ($(tail -1 "$tmp/$name.$f.err"))" [ $? = 0 ]
                 check "$name: the $f file is 0600" [ "$(stat -c %a "$tmp/$name.$f" 2>&1)" = 600 ]
         done
-        local main n
+        local main n nb ms
         main=$(main_source "$name")
         n=$(totals "$name" | awk -v s="$main" '$1 == s {print $2}')
         check "$name: -b counted samples" [ -n "$n" ]
@@ -123,6 +154,38 @@ exports() {
                         'NR > 1 && $1 == s {n++} END {print n + 0}' "$tmp/$name.csv")" = \
                         "$(rows "$name" "$src")" ]
         done < <(totals "$name")
+        # the other tables: their headers, and -b's rows (hot modules and lines per source)
+        check "$name: csv-modules header" [ "$(head -1 "$tmp/$name.csv-modules")" = \
+                $'Source,Self%,Self,Module,Path,Symbols\r' ]
+        check "$name: csv-lines header" [ "$(head -1 "$tmp/$name.csv-lines")" = \
+                $'Source,Self%,Self,Module,File,Line,Function\r' ]
+        check "$name: csv-switches header" [ "$(head -1 "$tmp/$name.csv-switches")" = \
+                $'Switches,On-CPU ns,Off-CPU ns,CPU%,Readied,TID,PID,Top wait,Thread\r' ]
+        while read -r src cnt; do
+                check "$name: csv-modules has -b's $src rows" [ "$(csv_rows \
+                        "$tmp/$name.csv-modules" "$src")" = "$(table_rows "$name" \
+                        "Hot modules ($src)")" ]
+                check "$name: csv-lines has -b's $src rows" [ "$(csv_rows \
+                        "$tmp/$name.csv-lines" "$src")" = "$(table_rows "$name" \
+                        "Hot lines ($src)")" ]
+        done < <(totals "$name")
+        check "$name: csv-switches has -b's thread rows" [ "$(csv_rows \
+                "$tmp/$name.csv-switches")" = "$(switched "$name" | cut -d' ' -f1)" ]
+        # its nanoseconds are -b's milliseconds, but for -b's rounding to the microsecond
+        read -r nb ms < <(switched "$name")
+        check "$name: csv-switches Off-CPU sums to -b's $ms ms" awk -F, -v ms="$ms" -v n="$nb" \
+                'NR > 1 {s += $3} END {d = s - ms * 1e6; exit !(d <= 500 * n + 1 && -d <= 500 * n + 1)}' \
+                "$tmp/$name.csv-switches"
+        if [ $has_python = 1 ]; then
+                check "$name: every csv reads as RFC 4180, each row as wide as its header" \
+                        python3 -c 'import csv, sys
+for f in sys.argv[1:]:
+    raw = open(f, newline="", encoding="utf-8").read()
+    assert raw.endswith("\r\n") and "\n" not in raw.replace("\r\n", "")
+    rows = list(csv.reader(raw.splitlines(keepends=True)))
+    assert all(len(r) == len(rows[0]) for r in rows), f' \
+                        "$tmp/$name".csv{,-modules,-lines,-switches}
+        fi
 
         # speedscope: valid JSON; each source's profile weighs what -b counted
         if [ $has_python = 1 ]; then
@@ -164,6 +227,19 @@ for p in d["profiles"]:
                 fi
         done < <(totals "$name")
         check "$name: every pprof location's function has a name" grep -qx "unnamed 0" "$tmp/$name.pb"
+        # off-CPU time where the threads blocked: -b's "Where threads blocked", to the
+        # nanosecond but for -b's rounding to the microsecond; a trace whose switches came
+        # without stacks has none
+        read -r nb ms < <(blocked "$name")
+        if [ "$nb" -gt 0 ]; then
+                check "$name: pprof off-cpu is the $ms ms threads blocked in -b's $nb rows" \
+                        awk -v ms="$ms" -v n="$nb" '$1 == "off-cpu" {ok = $2 > 0 &&
+                                $2 - ms * 1e6 <= 500 * n + 1 && ms * 1e6 - $2 <= 500 * n + 1}
+                                END {exit !ok}' "$tmp/$name.pb"
+        else
+                check "$name: no off-cpu sample type without switch stacks" \
+                        awk '$1 == "off-cpu" {exit 1}' "$tmp/$name.pb"
+        fi
         # and pprof itself, where Go is installed (go tool pprof): the same totals
         if command -v go >/dev/null; then
                 while read -r src cnt; do
@@ -216,6 +292,7 @@ fi
 if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp/probe.err"; then
         skip "elf: etwtop --record cannot run here: $(tail -1 "$tmp/probe.err")"
 else
+        can_record=1
         if [ -n "${SYM_FIXTURE:-}" ] && [ -x "$SYM_FIXTURE" ]; then
                 prog=$SYM_FIXTURE
                 "$prog" spin 3000 >/dev/null &
@@ -240,6 +317,41 @@ else
                         grep -qx "buildid $prog $id" "$tmp/elf.pb"
                 check "elf: every mapping of a file carries a build-id" \
                         awk '$1 == "buildid" && $2 ~ /^\// && $3 == "-" {bad = 1} END {exit bad}' "$tmp/elf.pb"
+        fi
+fi
+
+# a workload that sleeps, recorded here with the default events (context switches with their
+# stacks): pprof's off-CPU time
+if [ -z "${can_record:-}" ]; then
+        skip "offcpu: etwtop --record cannot run here"
+else
+        sh -c 'while :; do sleep 0.01; done' &
+        busy=$!
+        sleep 0.2
+        "$ETWTOP" --record "$tmp/offcpu.etl" --duration 2 2>"$tmp/offcpu.rec.err"
+        check "offcpu: recorded" [ $? = 0 ]
+        kill "$busy" 2>/dev/null
+        wait "$busy" 2>/dev/null
+        busy=
+        exports offcpu "$tmp/offcpu.etl"
+        read -r nb ms < <(blocked offcpu)
+        check "offcpu: -b says where threads blocked" [ "$nb" -gt 0 ]
+        if [ -f "$tmp/offcpu.pb" ]; then
+                # the time where they blocked is at most their whole off-CPU time (some came
+                # without a stack: the waits under way at the start, the folded exited threads')
+                read -r nb ms < <(switched offcpu)
+                check "offcpu: pprof off-cpu is at most the threads' $ms ms off CPU" \
+                        awk -v ms="$ms" -v n="$nb" '$1 == "off-cpu" {ok = $2 > 0 &&
+                                $2 <= ms * 1e6 + 500 * n + 1} END {exit !ok}' "$tmp/offcpu.pb"
+                check "offcpu: the sleep processes' off-CPU time is there" \
+                        awk '$1 == "offcomm" && $2 == "sleep" && $3 > 0 {ok = 1} END {exit !ok}' \
+                        "$tmp/offcpu.pb"
+                if command -v go >/dev/null; then
+                        HOME=$tmp GOFLAGS='' go tool pprof -top -nodecount=1 -sample_index=off-cpu \
+                                "$tmp/offcpu.pprof" >"$tmp/offcpu.gopprof" 2>&1
+                        check "offcpu: go tool pprof reads the off-cpu type" \
+                                grep -q '^Type: off-cpu' "$tmp/offcpu.gopprof"
+                fi
         fi
 fi
 

@@ -620,7 +620,10 @@ tm send-keys -t s p
 check "p: by process" wait_for '^hot functions by process' 3
 check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
 tm send-keys -t s p
-check "p again: a row per function" wait_for '^hot functions (a row per function' 3
+check "p again: by module" wait_for '^hot functions by module' 3
+check "p again: the fixture's module with its functions counted" has 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$'
+tm send-keys -t s p
+check "p a third time: a row per function" wait_for '^hot functions (a row per function' 3
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 

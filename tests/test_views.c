@@ -610,7 +610,18 @@ static void test_functions_by_process(void **state)
         assert_int_equal(count_at(tb, (uint32_t)a, "Self"), 3);
         assert_string_equal(shown(tb, (uint32_t)b, "Function"), "0x1234");
         assert_int_equal(count_at(tb, (uint32_t)b, "Self"), 1);
-        /* again: one row */
+        /* again: the modules, each function under its module when it opens */
+        press(&h, 'p', 0);
+        assert_non_null(strstr(h.st.status, "by module"));
+        int mod = find_row(tb, "Function", "[1 function]", 0);
+        assert_true(mod >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)mod, "Self"), 4);
+        assert_true(flags_at(tb, mod) & UI_ROW_EXPANDABLE);
+        assert_true(press(&h, '\n', key_at(tb, mod)) & UI_REBUILD);
+        r = find_row(tb, "Function", "0x1234", 1);
+        assert_true(r >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)r, "Self"), 4);
+        /* and again: a row per function */
         press(&h, 'p', 0);
         r = find_row(tb, "Function", "0x1234", 0);
         assert_int_equal(count_at(tb, (uint32_t)r, "Self"), 4);

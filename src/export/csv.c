@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* csv.c: owns the CSV export: the hot functions table of every profile source, as --replay -b
-   prints it but every row, with a header row, quoted as RFC 4180 says (CRLF line ends; a field
-   with a comma, a quote or a line break in quotes, its quotes doubled). */
+/* csv.c: owns the CSV exports: a table of --replay -b (the hot functions, modules or source
+   lines of every profile source, or the context switches per thread) as -b prints it but every
+   row, with a header row, quoted as RFC 4180 says (CRLF line ends; a field with a comma, a
+   quote or a line break in quotes, its quotes doubled). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,23 @@ static void put_pct(struct outbuf *o, uint64_t part, uint64_t whole)
         outbuf_puts(o, buf);
 }
 
+/* A module's short name into buf ("[unknown]" for module 0 or one the store does not know). */
+static const char *module_name(struct sym_store *store, uint32_t module, char *buf, size_t size)
+{
+        struct sym_module_info info;
+        /* info's strings last until the next call on the store: copied */
+        snprintf(buf, size, "%s",
+                 module && sym_module_info(store, module, &info) ? info.name : "[unknown]");
+        return buf;
+}
+
+static int finish(struct outbuf *o)
+{
+        int rc = outbuf_flush(o);
+        free(o);
+        return rc;
+}
+
 int export_write_csv(const struct export_ctx *x, int fd)
 {
         struct profile *p = x->profile;
@@ -58,13 +76,8 @@ int export_write_csv(const struct export_ctx *x, int fd)
                 uint32_t n = hot_functions(p->hot, sources[k], false, &rows);
                 for (uint32_t i = 0; i < n; i++) {
                         const struct hot_row *w = &rows[i];
-                        struct sym_module_info info;
                         char mod[256], fn[300];
-                        /* info's strings last until the next call on the store: copied */
-                        snprintf(mod, sizeof(mod), "%s",
-                                 w->module && sym_module_info(p->store, w->module, &info)
-                                         ? info.name
-                                         : "[unknown]");
+                        module_name(p->store, w->module, mod, sizeof(mod));
                         const char *name = fn;
                         if (w->function)
                                 name = sym_name(p->store, w->function);
@@ -90,7 +103,141 @@ int export_write_csv(const struct export_ctx *x, int fd)
                         outbuf_puts(o, "\r\n");
                 }
         }
-        int rc = outbuf_flush(o);
-        free(o);
-        return rc;
+        return finish(o);
+}
+
+int export_write_csv_modules(const struct export_ctx *x, int fd)
+{
+        struct profile *p = x->profile;
+        struct outbuf *o = xmalloc(sizeof(*o));
+        outbuf_init(o, fd);
+        outbuf_puts(o, "Source,Self%,Self,Module,Path,Symbols\r\n");
+        uint16_t sources[16];
+        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        for (uint32_t k = 0; k < nr_sources; k++) {
+                char sbuf[32];
+                const char *source = export_source_name(sources[k], sbuf, sizeof(sbuf));
+                uint64_t nr = hot_nr_samples(p->hot, sources[k]);
+                const struct hot_module_row *rows;
+                uint32_t n = hot_modules(p->hot, sources[k], &rows);
+                for (uint32_t i = 0; i < n; i++) {
+                        struct sym_module_info info;
+                        char mod[256] = "[unknown]", path[1024] = "", detail[512] = "";
+                        if (rows[i].module && sym_module_info(p->store, rows[i].module, &info)) {
+                                snprintf(mod, sizeof(mod), "%s", info.name);
+                                snprintf(path, sizeof(path), "%s", info.path);
+                                /* as -b says it: where names came from, or what would give
+                                   them */
+                                if (info.is_loaded && info.nr_symbols)
+                                        snprintf(detail, sizeof(detail), "%u from %s",
+                                                 info.nr_symbols, info.file_used);
+                                else if (info.has_pdb)
+                                        snprintf(detail, sizeof(detail), "PDB %s %s", info.pdb_name,
+                                                 info.pdb_signature);
+                                else if (info.build_id_size) {
+                                        size_t d = (size_t)snprintf(detail, sizeof(detail),
+                                                                    "build-id ");
+                                        for (uint32_t b = 0; b < info.build_id_size && b < 64; b++)
+                                                d += (size_t)snprintf(detail + d,
+                                                                      sizeof(detail) - d, "%02x",
+                                                                      info.build_id[b]);
+                                }
+                        }
+                        put_field(o, source);
+                        outbuf_putc(o, ',');
+                        put_pct(o, rows[i].self, nr);
+                        outbuf_putc(o, ',');
+                        outbuf_u64(o, rows[i].self);
+                        outbuf_putc(o, ',');
+                        put_name(o, mod);
+                        outbuf_putc(o, ',');
+                        put_name(o, path);
+                        outbuf_putc(o, ',');
+                        put_name(o, detail);
+                        outbuf_puts(o, "\r\n");
+                }
+        }
+        return finish(o);
+}
+
+int export_write_csv_lines(const struct export_ctx *x, int fd)
+{
+        struct profile *p = x->profile;
+        struct outbuf *o = xmalloc(sizeof(*o));
+        outbuf_init(o, fd);
+        outbuf_puts(o, "Source,Self%,Self,Module,File,Line,Function\r\n");
+        uint16_t sources[16];
+        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        for (uint32_t k = 0; k < nr_sources; k++) {
+                char sbuf[32];
+                const char *source = export_source_name(sources[k], sbuf, sizeof(sbuf));
+                uint64_t nr = hot_nr_samples(p->hot, sources[k]);
+                const struct hot_line_row *rows;
+                uint32_t n = hot_top_lines(p->hot, sources[k], 0, &rows);
+                for (uint32_t i = 0; i < n; i++) {
+                        char mod[256];
+                        put_field(o, source);
+                        outbuf_putc(o, ',');
+                        put_pct(o, rows[i].self, nr);
+                        outbuf_putc(o, ',');
+                        outbuf_u64(o, rows[i].self);
+                        outbuf_putc(o, ',');
+                        put_name(o, module_name(p->store, rows[i].module, mod, sizeof(mod)));
+                        outbuf_putc(o, ',');
+                        put_name(o, sym_name(p->store, rows[i].file));
+                        outbuf_putc(o, ',');
+                        outbuf_u64(o, rows[i].line);
+                        outbuf_putc(o, ',');
+                        put_name(o, rows[i].function ? sym_name(p->store, rows[i].function) : "");
+                        outbuf_puts(o, "\r\n");
+                }
+        }
+        return finish(o);
+}
+
+int export_write_csv_switches(const struct export_ctx *x, int fd)
+{
+        struct profile *p = x->profile;
+        struct outbuf *o = xmalloc(sizeof(*o));
+        outbuf_init(o, fd);
+        outbuf_puts(o, "Switches,On-CPU ns,Off-CPU ns,CPU%,Readied,TID,PID,Top wait,Thread\r\n");
+        int64_t wall_ns = switches_wall_ns(p->switches);
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(p->switches, SWITCHES_BY_SWITCHES, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct switches_row *w = &rows[i];
+                char wait[128] = "", name[2 * SWITCHES_NAME_SIZE + 2];
+                if (w->nr_waits)
+                        snprintf(wait, sizeof(wait), "%s/%s",
+                                 kevent_thread_state_name(w->waits[0].state),
+                                 kevent_wait_reason_name(w->waits[0].wait_reason));
+                if (w->is_other)
+                        snprintf(name, sizeof(name), "[other threads]");
+                else
+                        snprintf(name, sizeof(name), "%.*s%s%.*s", SWITCHES_NAME_SIZE,
+                                 w->process_name, w->thread_name[0] ? "/" : "", SWITCHES_NAME_SIZE,
+                                 w->thread_name);
+                outbuf_u64(o, w->nr_switches);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, w->on_cpu_ns);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, w->off_cpu_ns);
+                outbuf_putc(o, ',');
+                put_pct(o, w->on_cpu_ns, wall_ns > 0 ? (uint64_t)wall_ns : 0);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, w->nr_readied);
+                outbuf_putc(o, ',');
+                /* an unknown thread or process (the other row's): an empty field */
+                if (!w->is_other && w->tid != AGG_ALL)
+                        outbuf_u64(o, w->tid);
+                outbuf_putc(o, ',');
+                if (!w->is_other && w->pid != AGG_ALL)
+                        outbuf_u64(o, w->pid);
+                outbuf_putc(o, ',');
+                put_field(o, wait);
+                outbuf_putc(o, ',');
+                put_name(o, name);
+                outbuf_puts(o, "\r\n");
+        }
+        return finish(o);
 }

@@ -21,11 +21,16 @@ static const struct {
         const char *name;
         enum export_format format;
         int (*write)(const struct export_ctx *x, int fd);
+        bool is_samples;  /* writes the samples: a trace without any holds nothing */
+        bool has_off_cpu; /* writes the off-CPU time by where threads blocked too */
 } formats[] = {
-        {"pprof", EXPORT_PPROF, export_write_pprof},
-        {"folded", EXPORT_FOLDED, export_write_folded},
-        {"speedscope", EXPORT_SPEEDSCOPE, export_write_speedscope},
-        {"csv", EXPORT_CSV, export_write_csv},
+        {"pprof", EXPORT_PPROF, export_write_pprof, true, true},
+        {"folded", EXPORT_FOLDED, export_write_folded, true, false},
+        {"speedscope", EXPORT_SPEEDSCOPE, export_write_speedscope, true, false},
+        {"csv", EXPORT_CSV, export_write_csv, true, false},
+        {"csv-modules", EXPORT_CSV_MODULES, export_write_csv_modules, true, false},
+        {"csv-lines", EXPORT_CSV_LINES, export_write_csv_lines, true, false},
+        {"csv-switches", EXPORT_CSV_SWITCHES, export_write_csv_switches, false, false},
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -41,7 +46,7 @@ int export_format_parse(const char *name, enum export_format *out)
 
 const char *export_format_names(void)
 {
-        return "pprof, folded, speedscope, csv";
+        return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -136,9 +141,11 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         /* the modules the samples hit have been loading on the loader thread all along */
         sym_store_wait(p->store);
         sym_store_poll(p->store);
+        if (formats[k].has_off_cpu)
+                export_samples_off_cpu(s, p);
         export_samples_name(s, p);
 
-        if (!s->nr_sources)
+        if (formats[k].is_samples && !s->nr_sources)
                 fprintf(stderr,
                         "etwtop: %s has no samples (PROFILE or PMC_PROFILE was off): %s holds "
                         "none\n",

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* export.h: `etwtop --replay FILE.etl --export FORMAT -o OUT`: a recording's profile, as the
-   hot functions count it, written for other tools: pprof, folded stacks (flame graphs),
-   speedscope's JSON, or the hot functions table as CSV (doc/export.md). */
+   hot functions count it, written for other tools: pprof (with the off-CPU time where threads
+   blocked), folded stacks (flame graphs), speedscope's JSON, or one of --replay -b's tables as
+   CSV: hot functions, modules or source lines, or the context switches per thread
+   (doc/export.md). */
 #ifndef ETWTOP_EXPORT_H
 #define ETWTOP_EXPORT_H
 
@@ -10,10 +12,13 @@
 #include <stdint.h>
 
 enum export_format {
-        EXPORT_PPROF = 0,  /* gzip'd perftools.profiles.Profile (src/export/profile.proto) */
-        EXPORT_FOLDED,     /* collapsed stacks: comm;outer;...;inner count */
-        EXPORT_SPEEDSCOPE, /* https://www.speedscope.app/file-format-schema.json */
-        EXPORT_CSV,        /* the hot functions table, RFC 4180 */
+        EXPORT_PPROF = 0,    /* gzip'd perftools.profiles.Profile (src/export/profile.proto) */
+        EXPORT_FOLDED,       /* collapsed stacks: comm;outer;...;inner count */
+        EXPORT_SPEEDSCOPE,   /* https://www.speedscope.app/file-format-schema.json */
+        EXPORT_CSV,          /* the hot functions table, RFC 4180 */
+        EXPORT_CSV_MODULES,  /* the hot modules table, RFC 4180 */
+        EXPORT_CSV_LINES,    /* the hot source lines table, RFC 4180 */
+        EXPORT_CSV_SWITCHES, /* the context switches per thread, RFC 4180 */
 };
 
 struct export_options {
@@ -28,9 +33,11 @@ struct export_options {
         double from_s, to_s;
 };
 
-/* "pprof", "folded", "speedscope" or "csv" into *out: 0, or -EINVAL for another name. */
+/* Puts format name ("pprof", "folded", "speedscope", "csv", "csv-modules", "csv-lines" or
+   "csv-switches") in *out: 0, or -EINVAL for another name. */
 int export_format_parse(const char *name, enum export_format *out);
-/* The names export_format_parse takes, for a usage message: "pprof, folded, speedscope, csv". */
+/* The names export_format_parse takes, for a usage message: "pprof, folded, speedscope, csv,
+   csv-modules, csv-lines, csv-switches". */
 const char *export_format_names(void);
 
 /* Replays opts->path through the model and writes its profile to opts->out_path. Returns 0, or

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* pprof.c: owns the pprof export: the gathered samples as a perftools.profiles.Profile
-   (src/export/profile.proto, packed by protobuf-c), gzip-compressed as pprof reads it. */
+/* pprof.c: owns the pprof export: the gathered samples, and the off-CPU time by where threads
+   blocked, as a perftools.profiles.Profile (src/export/profile.proto, packed by protobuf-c),
+   gzip-compressed as pprof reads it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -134,11 +135,12 @@ int export_write_pprof(const struct export_ctx *x, int fd)
         str_index(&t, ""); /* string_table[0] is "" */
         Profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
 
-        /* sample types: the timer's count and CPU time, each PMC source's count */
+        /* sample types: the timer's count and CPU time, each PMC source's count, then the
+           off-CPU time when the switches came with stacks */
         uint64_t interval_ns = (uint64_t)(p->trace.interval_100ns ? p->trace.interval_100ns
                                                                   : DEFAULT_INTERVAL_100NS) *
                                100;
-        ValueType types[2 * 16], *type_ptrs[2 * 16];
+        ValueType types[2 * 16 + 1], *type_ptrs[2 * 16 + 1];
         int value_at[16]; /* per source of s->sources: its first value's index */
         char names[16][32];
         uint32_t nt = 0;
@@ -158,6 +160,13 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                                 &t, export_source_name(s->sources[i], names[i], sizeof(names[i])));
                         types[nt++].unit = str_index(&t, "count");
                 }
+        }
+        uint32_t off_at = 0; /* the off-CPU value's index, when there are off-CPU stacks */
+        if (s->off.nr_stacks) {
+                off_at = nt;
+                types[nt] = (ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+                types[nt].type = str_index(&t, "off-cpu");
+                types[nt++].unit = str_index(&t, "nanoseconds");
         }
         for (uint32_t i = 0; i < nt; i++)
                 type_ptrs[i] = &types[i];
@@ -227,8 +236,9 @@ int export_write_pprof(const struct export_ctx *x, int fd)
         pr.n_location = s->nr_locs;
         pr.location = loc_ptrs;
 
-        /* samples: one per distinct (pid, tid, source, stack), labelled */
-        uint32_t ns = s->set.nr_stacks;
+        /* samples: one per distinct (pid, tid, source, stack), then one per distinct (pid, tid,
+           blocking stack), labelled */
+        uint32_t nr_on = s->set.nr_stacks, ns = nr_on + s->off.nr_stacks;
         Sample *samples = xcalloc(ns + 1, sizeof(*samples));
         Sample **sample_ptrs = xcalloc(ns + 1, sizeof(*sample_ptrs));
         uint64_t *ids = xcalloc(s->nr_frames + 1, sizeof(*ids));
@@ -240,15 +250,18 @@ int export_write_pprof(const struct export_ctx *x, int fd)
         for (uint64_t i = 0; i < s->nr_frames; i++)
                 ids[i] = (uint64_t)s->frames[i] + 1;
         for (uint32_t i = 0; i < ns; i++) {
-                const struct export_stack *st = &s->set.stacks[i];
+                const struct export_stack *st =
+                        i < nr_on ? &s->set.stacks[i] : &s->off.stacks[i - nr_on];
                 Sample *sm = &samples[i];
                 *sm = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
                 sm->n_location_id = st->nr_frames;
                 sm->location_id = ids + st->first;
                 sm->n_value = nt;
                 sm->value = values + (size_t)i * nt;
-                int si = export_samples_source_index(s, st->source);
-                if (si >= 0) {
+                int si = i < nr_on ? export_samples_source_index(s, st->source) : -1;
+                if (i >= nr_on) {
+                        sm->value[off_at] = (int64_t)st->count; /* nanoseconds */
+                } else if (si >= 0) {
                         sm->value[value_at[si]] = (int64_t)st->count;
                         if (st->source == HOT_SOURCE_TIMER)
                                 sm->value[value_at[si] + 1] = (int64_t)(st->count * interval_ns);

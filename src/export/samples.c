@@ -69,6 +69,7 @@ void export_samples_free(struct export_samples *s)
         free(s->locs);
         free(s->loc_slots);
         export_stack_set_free(&s->set);
+        export_stack_set_free(&s->off);
         free(s->frames);
         free(s->pend);
         free(s->scratch);
@@ -196,11 +197,10 @@ static uint32_t stack_add(struct export_stack_set *set, const uint32_t *pool,
         return set->nr_stacks++;
 }
 
-/* One sample: addrs[0] the sampled address, then its callers, placed in process pid. */
-static void add_sample(struct export_samples *s, const struct pending *p, uint32_t pid,
-                       const uint64_t *addrs, uint32_t nr)
+/* Room for nr frames at the pool's end: a stack's places go there, where a new stack keeps
+   them. */
+static uint32_t *frames_reserve(struct export_samples *s, uint32_t nr)
 {
-        /* the frames' places go at the pool's end, where a new stack keeps them */
         if (s->nr_frames + nr > s->cap_frames) {
                 uint64_t n = s->cap_frames ? s->cap_frames : 4096;
                 while (n < s->nr_frames + nr)
@@ -208,7 +208,14 @@ static void add_sample(struct export_samples *s, const struct pending *p, uint32
                 s->frames = xrealloc(s->frames, n * sizeof(*s->frames));
                 s->cap_frames = n;
         }
-        uint32_t *frames = s->frames + s->nr_frames;
+        return s->frames + s->nr_frames;
+}
+
+/* One sample: addrs[0] the sampled address, then its callers, placed in process pid. */
+static void add_sample(struct export_samples *s, const struct pending *p, uint32_t pid,
+                       const uint64_t *addrs, uint32_t nr)
+{
+        uint32_t *frames = frames_reserve(s, nr);
         for (uint32_t i = 0; i < nr; i++)
                 frames[i] = place(s, pid, addrs[i]);
         struct export_stack key = {.pid = p->pid != UINT32_MAX ? p->pid : pid,
@@ -294,6 +301,34 @@ void export_samples_end(struct export_samples *s)
 {
         for (uint32_t c = 0; c < s->nr_pend; c++)
                 pending_flush(s, &s->pend[c]);
+}
+
+/* ---- off-CPU time ---- */
+
+/* One thread's blocking stack: its off-CPU time, at its frames' places. */
+static void on_block_stack(void *ctx, const struct switches_block_stack *b)
+{
+        struct export_samples *s = ctx;
+        if (!b->nr_frames || !b->off_cpu_ns)
+                return;
+        uint32_t *frames = frames_reserve(s, b->nr_frames);
+        for (uint32_t i = 0; i < b->nr_frames; i++) {
+                const struct sym_loc *l = &b->frames[i];
+                frames[i] =
+                        l->module ? loc_of(s, l->module, l->rel, 0) : loc_of(s, 0, l->rel, b->pid);
+        }
+        struct export_stack key = {.pid = b->pid, .tid = b->tid, .nr_frames = b->nr_frames};
+        bool is_new;
+        uint32_t i = stack_add(&s->off, s->frames, &key, frames, b->off_cpu_ns, &is_new);
+        if (is_new) {
+                s->off.stacks[i].first = s->nr_frames;
+                s->nr_frames += b->nr_frames;
+        }
+}
+
+void export_samples_off_cpu(struct export_samples *s, struct profile *p)
+{
+        switches_each_block_stack(p->switches, on_block_stack, s);
 }
 
 /* ---- names ---- */
@@ -460,6 +495,22 @@ static uint32_t module_of(struct export_samples *s, uint32_t *cap, uint32_t modu
         return s->nr_modules;
 }
 
+/* The stacks of *old again, their frames remapped: those that became the same merge. */
+static void restack(struct export_samples *s, struct export_stack_set *old)
+{
+        struct export_stack_set set = {0};
+        for (uint32_t i = 0; i < old->nr_stacks; i++) {
+                const struct export_stack *st = &old->stacks[i];
+                bool is_new;
+                uint32_t j =
+                        stack_add(&set, s->frames, st, s->frames + st->first, st->count, &is_new);
+                if (is_new)
+                        set.stacks[j].first = st->first;
+        }
+        export_stack_set_free(old);
+        *old = set;
+}
+
 /* The trace read: the addresses no image held when they were sampled are placed again, in
    their processes' address spaces as the trace left them (as the hot functions place them
    at a refresh), and those still nowhere become one place per address. Places that turn out
@@ -494,17 +545,8 @@ static void place_late(struct export_samples *s)
         for (uint64_t k = 0; k < s->nr_frames; k++)
                 s->frames[k] = remap[s->frames[k]];
         free(remap);
-        struct export_stack_set set = {0};
-        for (uint32_t i = 0; i < s->set.nr_stacks; i++) {
-                const struct export_stack *st = &s->set.stacks[i];
-                bool is_new;
-                uint32_t j =
-                        stack_add(&set, s->frames, st, s->frames + st->first, st->count, &is_new);
-                if (is_new)
-                        set.stacks[j].first = st->first;
-        }
-        export_stack_set_free(&s->set);
-        s->set = set;
+        restack(s, &s->set);
+        restack(s, &s->off);
 }
 
 struct pid_name {
@@ -562,8 +604,10 @@ void export_samples_name(struct export_samples *s, struct profile *p)
                         memcpy(names[nr_names++].name, rows[i].process_name, sizeof(names[0].name));
                 }
         qsort(names, nr_names, sizeof(*names), pid_name_cmp);
-        for (uint32_t i = 0; i < s->set.nr_stacks; i++) {
-                struct export_stack *st = &s->set.stacks[i];
+        uint32_t nr_stacks = s->set.nr_stacks;
+        for (uint32_t i = 0; i < nr_stacks + s->off.nr_stacks; i++) {
+                struct export_stack *st =
+                        i < nr_stacks ? &s->set.stacks[i] : &s->off.stacks[i - nr_stacks];
                 struct pid_name k = {.pid = st->pid};
                 const struct pid_name *hit =
                         nr_names ? bsearch(&k, names, nr_names, sizeof(*names), pid_name_cmp)

@@ -73,6 +73,9 @@ struct export_samples {
         uint32_t *loc_slots; /* owned: hash of locs, index + 1, 0 empty */
         uint32_t loc_mask;
         struct export_stack_set set;
+        /* export_samples_off_cpu: off-CPU time by (pid, tid, blocking stack), count in
+           nanoseconds, source 0; its frames in frames too */
+        struct export_stack_set off;
         uint32_t *frames; /* owned: the stacks' frames, location indexes */
         uint64_t nr_frames, cap_frames;
         uint16_t sources[16]; /* in order of first sample */
@@ -98,6 +101,11 @@ void export_samples_event(void *ctx, const struct kevent *ev);
 /* The trace read and profile_end called: the samples still waiting for a stack count with
    their address alone. */
 void export_samples_end(struct export_samples *s);
+/* The trace read, before export_samples_name: gathers p's context switches' off-CPU time by
+   where each thread blocked (the first frames of the stacks that came with its switches,
+   switches_each_block_stack) into s->off, placed as the samples' frames are. Nothing when the
+   switches came without stacks. */
+void export_samples_off_cpu(struct export_samples *s, struct profile *p);
 /* Names the places, functions, modules and processes (after sym_store_wait), from p's symbol
    store and its context switches (the process names they know). */
 void export_samples_name(struct export_samples *s, struct profile *p);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* writers.h (internal to src/export/): the four formats, each written from the gathered
+/* writers.h (internal to src/export/): the formats, each written from the gathered
    samples (samples.h) and the model they came from. */
 #ifndef ETWTOP_EXPORT_WRITERS_H
 #define ETWTOP_EXPORT_WRITERS_H
@@ -21,5 +21,8 @@ int export_write_pprof(const struct export_ctx *x, int fd);
 int export_write_folded(const struct export_ctx *x, int fd);
 int export_write_speedscope(const struct export_ctx *x, int fd);
 int export_write_csv(const struct export_ctx *x, int fd);
+int export_write_csv_modules(const struct export_ctx *x, int fd);
+int export_write_csv_lines(const struct export_ctx *x, int fd);
+int export_write_csv_switches(const struct export_ctx *x, int fd);
 
 #endif

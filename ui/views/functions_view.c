@@ -14,7 +14,7 @@
 struct functions_view {
         struct ui_view view;
         bool is_top_down;           /* the call tree from its roots, not callers under functions */
-        bool is_by_process;         /* a function's rows per process (p; --sort comm,sym) */
+        enum functions_group group; /* p: by function, by process, by module */
         struct ui_key_set expanded; /* the open rows */
 };
 
@@ -116,13 +116,56 @@ static void add_subtree(struct functions_view *fv, struct calltree *tree,
         free(copy);
 }
 
+#define KEY_MODULE (1ull << 60) /* a module's row (by module): never a function's or a node's */
+
+/* By module: each module's row (its samples), its functions under it when open. */
+static void add_modules(struct functions_view *fv, struct profile *p, struct module_names *names,
+                        struct ui_table *t, uint16_t source, const struct hot_row *rows, uint32_t n,
+                        uint64_t nr)
+{
+        const struct hot_module_row *mrows;
+        uint32_t m = hot_modules(p->hot, source, &mrows);
+        struct hot_module_row *mods = xmalloc((m ? m : 1) * sizeof(*mods));
+        memcpy(mods, mrows, m * sizeof(*mods));
+        char text[64];
+        for (uint32_t i = 0; i < m; i++) {
+                uint64_t key = KEY_MODULE | mods[i].module;
+                uint32_t nr_fns = 0;
+                for (uint32_t k = 0; k < n; k++)
+                        nr_fns += rows[k].module == mods[i].module;
+                bool is_open = nr_fns && ui_key_set_has(&fv->expanded, key);
+                uint32_t r = ui_table_add(t, key, 0,
+                                          (nr_fns ? UI_ROW_EXPANDABLE : 0) |
+                                                  (is_open ? UI_ROW_EXPANDED : 0));
+                counts(t, r, mods[i].self, mods[i].self, nr);
+                frame_text(names, t, r, mods[i].module, 0, 0);
+                snprintf(text, sizeof(text), "[%u function%s]", nr_fns, nr_fns == 1 ? "" : "s");
+                ui_table_text(t, r, COL_FUNCTION, text);
+                if (!is_open)
+                        continue;
+                for (uint32_t k = 0; k < n; k++) {
+                        const struct hot_row *w = &rows[k];
+                        if (w->module != mods[i].module)
+                                continue;
+                        uint64_t fkey = (((uint64_t)w->module << 40 ^
+                                          (w->function ? w->function : w->rel)) &
+                                         ~(7ull << 61)) |
+                                        (1ull << 61);
+                        uint32_t fr = ui_table_add(t, fkey, 1, 0);
+                        counts(t, fr, w->self, w->total, nr);
+                        frame_text(names, t, fr, w->module, w->function, w->rel);
+                }
+        }
+        free(mods);
+}
+
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
 {
         struct functions_view *fv = of(v);
         struct profile *p = m->profile;
         struct module_names names = {.store = p->store};
         ui_table_clear(t);
-        v->cols = t->cols = fv->is_by_process ? cols_by_process : cols;
+        v->cols = t->cols = fv->group == FUNCTIONS_BY_PROCESS ? cols_by_process : cols;
         if (p->tree) {
                 const struct calltree_row *unused;
                 calltree_children(p->tree, false, 0, &unused); /* brings pending samples in */
@@ -137,14 +180,19 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
         uint64_t nr = hot_nr_samples(p->hot, source);
         const struct hot_row *rows;
-        hot_set_group_by_process(p->hot, fv->is_by_process);
+        bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
+        hot_set_group_by_process(p->hot, is_by_process);
         uint32_t n = hot_functions(p->hot, source, false, &rows);
+        if (fv->group == FUNCTIONS_BY_MODULE) {
+                add_modules(fv, p, &names, t, source, rows, n, nr);
+                return;
+        }
         char process[64];
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
                 /* never 0 (no row), never a tree key (bit 63) */
                 uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel) ^
-                                 (fv->is_by_process ? (uint64_t)w->pid << 24 : 0)) &
+                                 (is_by_process ? (uint64_t)w->pid << 24 : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
                 uint32_t node =
@@ -158,7 +206,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 counts(t, r, w->self, w->total, nr);
                 frame_text(&names, t, r, w->module, w->function, w->rel);
-                if (fv->is_by_process) {
+                if (is_by_process) {
                         const char *pn = switches_process_name(p->switches, w->pid);
                         if (*pn)
                                 snprintf(process, sizeof(process), "%s", pn);
@@ -229,20 +277,25 @@ static unsigned act_annotate(struct ui_key_ctx *c)
         return UI_REDRAW;
 }
 
-/* p: a function's rows per process, or one row per function (its heaviest process shown) */
-static unsigned act_by_process(struct ui_key_ctx *c)
+/* p: the groupings in turn: a row per function, a row per process and function, the modules
+   with their functions under them */
+static unsigned act_group(struct ui_key_ctx *c)
 {
         struct functions_view *fv = of(c->view);
-        fv->is_by_process = !fv->is_by_process;
-        snprintf(c->st->status, sizeof(c->st->status), "%s",
-                 fv->is_by_process ? "hot functions by process (a row per process and function)"
-                                   : "hot functions (a row per function, its heaviest process)");
+        static const char *const said[] = {
+                [FUNCTIONS_BY_FUNCTION] = "hot functions (a row per function)",
+                [FUNCTIONS_BY_PROCESS] =
+                        "hot functions by process (a row per process and function)",
+                [FUNCTIONS_BY_MODULE] = "hot functions by module (Enter or + opens a module's)",
+        };
+        fv->group = (enum functions_group)((fv->group + 1) % FUNCTIONS_NR_GROUPS);
+        snprintf(c->st->status, sizeof(c->st->status), "%s", said[fv->group]);
         return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
-void functions_view_set_by_process(struct ui_view *v, bool is_by_process)
+void functions_view_set_group(struct ui_view *v, enum functions_group group)
 {
-        of(v)->is_by_process = is_by_process;
+        of(v)->group = group;
 }
 
 static const struct ui_key keys[] = {
@@ -253,8 +306,10 @@ static const struct ui_key keys[] = {
         {'*', NULL, act_expand_all, NULL, NULL},
         {'c', "c", act_callers, "hot functions with their callers, or the call tree top-down",
          NULL},
-        {'p', "p", act_by_process,
-         "group by process then function (perf top --sort comm,sym), or by function", NULL},
+        {'p', "p", act_group,
+         "group: by function, by process then function (perf top --sort comm,sym), by module "
+         "then function",
+         NULL},
         {'a', "a", act_annotate,
          "annotate the function: its instructions with their samples and source lines", NULL},
 };

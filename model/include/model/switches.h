@@ -218,6 +218,30 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
    folded past SWITCHES_EXITED_MAX are one row, tid AGG_ALL with no place (module 0, rel 0). */
 uint32_t switches_blockers(struct switches *sw, uint32_t tid,
                            const struct switches_blocker_row **rows);
+/* The frames kept of a blocking stack: its first, innermost. */
+#define SWITCHES_BLOCK_FRAMES 6
+
+/* Where one thread blocked, as counted: the first frames of the stack that came with its
+   switch (the scheduler's own among them, which switches_blockers skips to name the place),
+   and the off-CPU time and waits counted there. */
+struct switches_block_stack {
+        uint32_t tid;
+        uint32_t pid; /* the thread's process; AGG_ALL: unknown */
+        uint32_t nr_frames;
+        /* innermost first, placed in the process's address space (module 0: the raw
+           address) */
+        struct sym_loc frames[SWITCHES_BLOCK_FRAMES];
+        uint64_t nr_waits;
+        uint64_t off_cpu_ns;
+};
+
+typedef void (*switches_block_fn)(void *ctx, const struct switches_block_stack *b);
+
+/* Calls fn for every (thread, blocking stack) with waits or off-CPU time counted, in no order:
+   the stacks switches_blockers' rows come from, before they are merged by place (the exports'
+   off-CPU profile). The exited threads folded past SWITCHES_EXITED_MAX have no stack and are
+   not among them. b is valid during the call; fn must not call into sw. */
+void switches_each_block_stack(struct switches *sw, switches_block_fn fn, void *ctx);
 /* The names of the PMC counters the CSwitch events carry (the trace's PMC counter
    configuration; "" when it named none), as many as switches_row's nr_pmc. */
 uint32_t switches_pmc_names(const struct switches *sw, const char *names[KEV_MAX_PMC]);

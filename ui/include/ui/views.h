@@ -14,8 +14,14 @@ enum { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, NR_VIEWS };
 
 /* Hot functions with their callers under each (Enter, + - *), or the call tree top-down (c). */
 struct ui_view *functions_view_new(void);
-/* The hot functions grouped by process then function (--sort comm,sym), or by function. */
-void functions_view_set_by_process(struct ui_view *v, bool is_by_process);
+/* How the hot functions are grouped (--sort, p). */
+enum functions_group {
+        FUNCTIONS_BY_FUNCTION, /* a row per function (--sort sym) */
+        FUNCTIONS_BY_PROCESS,  /* a row per process and function (--sort comm,sym) */
+        FUNCTIONS_BY_MODULE,   /* the modules, their functions under them (--sort dso) */
+        FUNCTIONS_NR_GROUPS
+};
+void functions_view_set_group(struct ui_view *v, enum functions_group group);
 /* Hot branch edges from LBR, by exact edge or by function pair (g). */
 struct ui_view *branches_view_new(void);
 /* Context switches by thread (Enter opens its waits, where it blocked, who readied it, its
