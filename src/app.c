@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "annotate.h"
+#include "export/export.h"
 #include "etw/etwtop_ext.h"
 #include "feed.h"
 #include "outbuf.h"
@@ -342,11 +343,38 @@ static void move_window(struct app *a, int step)
 
 /* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the
    current directory. */
+/* A replay's save: the profile the views count (the time range applied) as pprof, for the
+   tools that read it (doc/export.md). */
+static void export_window(struct app *a)
+{
+        char path[64], err[400];
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        strftime(path, sizeof(path), "etwtop-%Y%m%d-%H%M%S.pb.gz", &tm);
+        const struct profile *p = a->profile;
+        struct export_options eo = {.path = a->o->replay_path,
+                                    .out_path = path,
+                                    .format = EXPORT_PPROF,
+                                    .symbol_path = a->o->symbol_path,
+                                    .nr_symbol_path = a->o->nr_symbol_path,
+                                    .is_no_demangle = a->o->is_no_demangle,
+                                    .has_from = p->has_window,
+                                    .has_to = p->has_window,
+                                    .from_s = (double)p->window_from_ns / 1e9,
+                                    .to_s = (double)p->window_to_ns / 1e9};
+        if (export_run(&eo, err, sizeof(err)) < 0)
+                snprintf(a->st.status, sizeof(a->st.status), "export failed: %s", err);
+        else
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "exported the %s as pprof to %s (go tool pprof %s)",
+                         p->has_window ? "time range" : "whole trace", path, path);
+}
+
 static void save_window(struct app *a)
 {
         if (!a->st.is_live) {
-                snprintf(a->st.status, sizeof(a->st.status), "a recording is already a file: %s",
-                         a->o->replay_path);
+                export_window(a);
                 return;
         }
         char path[64], err[400];

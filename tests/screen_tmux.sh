@@ -121,7 +121,7 @@ restart() {
 # -- replay: no privilege needed
 net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
 if [ -f "$net" ]; then
-        tm new-session -d -s s -x 120 -y 30 "$ETWTOP --replay '$net'; sleep 30"
+        tm new-session -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$net'; sleep 30"
         check "replay: the PerfView sample's top module" wait_for 'ntoskrnl\.exe' 10
         check "replay: the header names the file" has 'replay .*net\.4\.5\.2\.x64\.etl'
         tm send-keys -t s 3
@@ -191,6 +191,13 @@ if [ -f "$net" ]; then
                 sed -n 's/^Hot functions (Timer, \([0-9]*\) samples.*/\1/p' | head -1)
         check "timeline: the range's samples on the screen ($cur) as --replay -b --from $from --to $to counts them ($n_b)" \
                 [ -n "$cur" -a "$cur" = "$n_b" -a "${cur:-0}" -gt 0 ]
+        # F2 in a replay: the range's profile exported as pprof (issue 16)
+        tm send-keys -t s F2
+        check "F2 in a replay: the range exported as pprof" \
+                wait_for '^exported the time range as pprof to etwtop-' 20
+        pb=$(grep -o 'etwtop-[0-9-]*\.pb\.gz' "$tmp/screen" | head -1)
+        check "F2 in a replay: the file is there, gzip'd, 0600 ($pb)" \
+                bash -c "[ -n '$pb' ] && gzip -t '$tmp/$pb' && [ \"\$(stat -c %a '$tmp/$pb')\" = 600 ]"
         tm send-keys -t s q
         sleep 1
 fi

@@ -244,7 +244,8 @@ static const struct ui_key common_keys[] = {
         {'m', "m", act_mode, "aggregation: cumulative, decaying, zeroed each refresh", NULL},
         {'d', "d D", act_faster, "refresh faster / slower (the header shows the interval)", NULL},
         {'D', NULL, act_slower, NULL, NULL},
-        {KEY_F(2), "F2 W", act_save, "save the recent events to a .etl file", "Save"},
+        {KEY_F(2), "F2 W", act_save,
+         "save the recent events to a .etl file (a replay: its profile as pprof)", "Save"},
         {'W', NULL, act_save, NULL, NULL},
         {'t', "t", act_zoom,
          "count only the process of the row (a thread, a process), from now on, in every view; "
