@@ -21,6 +21,7 @@ struct entry {
         uint64_t rel;
         uint32_t module;
         uint32_t pid; /* the sampled process: rows group by it, and module 0 is placed by it */
+        uint32_t tid; /* the sampled thread: rows group by it (HOT_BY_THREAD) */
         uint16_t source;
         bool is_used;
         /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
@@ -62,8 +63,8 @@ struct stack_memo {
 };
 
 struct hot {
-        bool is_by_process;      /* rows of a function per process (hot_set_group_by_process) */
-        struct sym_store *store; /* borrowed */
+        enum hot_grouping grouping; /* rows per function, per process or thread too */
+        struct sym_store *store;    /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
@@ -106,13 +107,13 @@ struct hot {
 
 static uint64_t key_hash(const struct entry *k)
 {
-        return mix(k->rel ^
-                   mix(((uint64_t)k->module << 32 | k->pid) ^ ((uint64_t)k->source << 48)));
+        return mix(k->rel ^ mix(((uint64_t)k->module << 32 | k->pid) ^ ((uint64_t)k->source << 48) ^
+                                ((uint64_t)k->tid << 17)));
 }
 
 static bool key_eq(const struct entry *a, const struct entry *b)
 {
-        return a->rel == b->rel && a->module == b->module && a->pid == b->pid &&
+        return a->rel == b->rel && a->module == b->module && a->pid == b->pid && a->tid == b->tid &&
                a->source == b->source;
 }
 
@@ -256,7 +257,8 @@ static void count(struct hot *h, const struct entry *k, uint64_t self, uint64_t 
         count_hashed(h, k, key_hash(k), self, total);
 }
 
-static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_t addr)
+static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                           uint64_t addr)
 {
         struct sym_loc loc = sym_locate(h->store, pid, addr);
         struct entry k = {0};
@@ -264,6 +266,7 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint64_
         k.module = loc.module;
         k.rel = loc.module ? loc.rel : addr;
         k.pid = pid;
+        k.tid = tid;
         return k;
 }
 
@@ -282,7 +285,7 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
                 return; /* and its stack finds no sample: not counted either */
         uint32_t si = source_index(h, source);
         h->nr_samples[si]++;
-        struct entry k = key_of(h, source, ev->pid, ip);
+        struct entry k = key_of(h, source, ev->pid, tid, ip);
         bool is_unplaced = ev->pid == UINT32_MAX && !k.module;
         if (!is_unplaced)
                 count(h, &k, 1, 0);
@@ -311,14 +314,15 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (p->is_unplaced) {
                 /* the process the stack names places the sample (counted once, here) */
                 if (ev->stack.pid != UINT32_MAX)
-                        p->key = key_of(h, p->key.source, ev->stack.pid, p->ip);
+                        p->key = key_of(h, p->key.source, ev->stack.pid, p->key.tid, p->ip);
                 p->is_unplaced = false;
                 count(h, &p->key, 1, 0);
         }
         /* the same stack of the same place seen before: its places are known */
         uint64_t generation = sym_store_generation(h->store);
         uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^
-                      mix(p->key.rel ^ ((uint64_t)p->key.module << 32 | p->key.pid));
+                      mix(p->key.rel ^ ((uint64_t)p->key.module << 32 | p->key.pid)) ^
+                      mix(p->key.tid);
         for (uint32_t i = 0; i < ev->stack.nr_frames; i++)
                 mh = ((mh << 27 | mh >> 37) ^ ev->stack.frames[i]) * 0x9e3779b97f4a7c15ull;
         mh = mix(mh ^ ev->stack.nr_frames);
@@ -337,7 +341,8 @@ static void stack(struct hot *h, const struct kevent *ev)
         uint32_t n = 0;
         keys[n++] = p->key;
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_STACK_KEYS; i++)
-                keys[n++] = key_of(h, p->key.source, ev->stack.pid, ev->stack.frames[i]);
+                keys[n++] =
+                        key_of(h, p->key.source, ev->stack.pid, p->key.tid, ev->stack.frames[i]);
         /* each place once per stack, however often it recurses: a small set, stamped with a
            generation so that it needs no clearing (a qsort per stack was 30% of a replay) */
         if (++h->seen_gen == 0) {
@@ -406,15 +411,11 @@ void hot_set_settings(struct hot *h, const struct agg_settings *settings)
         h->settings = *settings;
 }
 
-void hot_set_group_by_process(struct hot *h, bool is_by_process)
+void hot_set_grouping(struct hot *h, enum hot_grouping grouping)
 {
-        h->is_by_process = is_by_process;
-        h->nr_rows_cached = 0;
-}
-
-bool hot_is_by_process(const struct hot *h)
-{
-        return h->is_by_process;
+        if (h->grouping != grouping)
+                h->nr_rows_cached = 0;
+        h->grouping = grouping;
 }
 
 void hot_set_filter(struct hot *h, const struct agg_filter *f)
@@ -790,13 +791,18 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                                     e->self,
                                     e->total,
                                     e->pid,
-                                    e->self};
+                                    e->self,
+                                    e->tid};
                 uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
-                                  (h->is_by_process ? mix(r.pid) : 0));
+                                  (h->grouping == HOT_BY_PROCESS  ? mix(r.pid)
+                                   : h->grouping == HOT_BY_THREAD ? mix(r.tid)
+                                                                  : 0));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
                         struct hot_row *w = &h->rows[index[j] - 1];
-                        if (row_key_cmp(w, &r) == 0 && (!h->is_by_process || w->pid == r.pid))
+                        if (row_key_cmp(w, &r) == 0 &&
+                            (h->grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
+                            (h->grouping != HOT_BY_THREAD || w->tid == r.tid))
                                 break;
                 }
                 if (index[j]) {
@@ -809,6 +815,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                         if (r.top_self > w->top_self) {
                                 w->top_self = r.top_self;
                                 w->pid = r.pid;
+                                w->tid = r.tid;
                         }
                 } else {
                         h->rows[o] = r;
@@ -820,7 +827,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 ;
         if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
-                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si], 0, 0};
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si], 0, 0, 0};
         int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
         uint32_t n = o;
         if (max && max < o) {

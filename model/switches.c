@@ -1702,6 +1702,15 @@ const char *switches_process_name(const struct switches *sw, uint32_t pid)
         return process_name(sw, pid);
 }
 
+static void row_names(const struct switches *sw, const struct thread *t, char *process,
+                      char *thread);
+
+void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread)
+{
+        /* thread_find only looks (it takes the table's non-const handle) */
+        row_names(sw, thread_find((struct switches *)sw, tid), process, thread);
+}
+
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
    from that (a process's main thread has its name; so does a forked child until it renames). */
 static void row_names(const struct switches *sw, const struct thread *t, char *process,

@@ -84,8 +84,9 @@ static void usage(FILE *out)
               "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
               "  --top N                batch and --replay -b: rows per table\n"
               "  -s, --sort KEYS        the hot functions: sym (a row per function, the\n"
-              "                         default), comm,sym (per process, then function) or\n"
-              "                         dso (the modules, their functions under them)\n"
+              "                         default), comm,sym (per process, then function),\n"
+              "                         tid,sym (per thread) or dso (the modules, their\n"
+              "                         functions under them)\n"
               "  --no-color             no colours (also when NO_COLOR is set)\n"
               "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
               "  --symbol-path PATH     where image, debug and PDB files are looked for (by\n"
@@ -701,12 +702,15 @@ static int etwtop_main(int argc, char **argv)
                         } else if (!strcmp(optarg, "comm,sym") || !strcmp(optarg, "comm,dso,sym") ||
                                    !strcmp(optarg, "process")) {
                                 group = FUNCTIONS_BY_PROCESS;
+                        } else if (!strcmp(optarg, "tid,sym") || !strcmp(optarg, "thread")) {
+                                group = FUNCTIONS_BY_THREAD;
                         } else if (!strcmp(optarg, "dso") || !strcmp(optarg, "module")) {
                                 group = FUNCTIONS_BY_MODULE;
                         } else {
                                 fprintf(stderr, "etwtop: --sort takes sym (a row per function), "
-                                                "comm,sym (per process, then function) or dso "
-                                                "(the modules, their functions under them)\n");
+                                                "comm,sym (per process, then function), tid,sym "
+                                                "(per thread, then function) or dso (the "
+                                                "modules, their functions under them)\n");
                                 return 2;
                         }
                         break;

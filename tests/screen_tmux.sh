@@ -130,7 +130,9 @@ if [ -f "$net" ]; then
         check "replay: view 3 is the switches view" has '3 Context switches'
         # issue 13 item 11: a sort change and c scroll back to the top row; a status message
         # clears after about 5 s
-        tm send-keys -t s 1 Home PgDn PgDn
+        tm send-keys -t s 1
+        wait_for 'Self%  *Total%' 5
+        tm send-keys -t s Home PgDn PgDn
         sleep 0.5
         c=$(cursor_row)
         check "replay: PgDn PgDn: the cursor far down ($c)" [ "$(idx "$c")" -gt 10 ]
@@ -627,10 +629,13 @@ tm send-keys -t s p
 check "p: by process" wait_for '^hot functions by process' 3
 check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
 tm send-keys -t s p
-check "p again: by module" wait_for '^hot functions by module' 3
+check "p again: by thread" wait_for '^hot functions by thread' 3
+check "p again: the fixture's thread with its hot function" has 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$'
+tm send-keys -t s p
+check "p a third time: by module" wait_for '^hot functions by module' 3
 check "p again: the fixture's module with its functions counted" has 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$'
 tm send-keys -t s p
-check "p a third time: a row per function" wait_for '^hot functions (a row per function' 3
+check "p a fourth time: a row per function" wait_for '^hot functions (a row per function' 3
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 

@@ -610,6 +610,11 @@ static void test_functions_by_process(void **state)
         assert_int_equal(count_at(tb, (uint32_t)a, "Self"), 3);
         assert_string_equal(shown(tb, (uint32_t)b, "Function"), "0x1234");
         assert_int_equal(count_at(tb, (uint32_t)b, "Self"), 1);
+        /* again: a row per thread and function, with a Thread column */
+        press(&h, 'p', 0);
+        assert_non_null(strstr(h.st.status, "by thread"));
+        assert_true(find_row(tb, "Thread", "alpha.exe (100)", 0) >= 0);
+        assert_true(find_row(tb, "Thread", "beta (200)", 0) >= 0);
         /* again: the modules, each function under its module when it opens */
         press(&h, 'p', 0);
         assert_non_null(strstr(h.st.status, "by module"));

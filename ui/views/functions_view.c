@@ -36,6 +36,14 @@ static const struct ui_column cols[NR_COLS] = {
         {"Function", UI_COL_TEXT, 0, 0},
 };
 
+/* By thread (p, --sort tid,sym): the thread instead. */
+static const struct ui_column cols_by_thread[NR_COLS] = {
+        {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 2},      {"Total", UI_COL_U64, 8, 1},
+        {"Module", UI_COL_TEXT, 22, 0},  {"Thread", UI_COL_TEXT, 28, 3},
+        {"Function", UI_COL_TEXT, 0, 0},
+};
+
 /* By process (p, --sort comm,sym): the Process column shows, as perf top's Command column. */
 static const struct ui_column cols_by_process[NR_COLS] = {
         {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},
@@ -165,7 +173,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct profile *p = m->profile;
         struct module_names names = {.store = p->store};
         ui_table_clear(t);
-        v->cols = t->cols = fv->group == FUNCTIONS_BY_PROCESS ? cols_by_process : cols;
+        v->cols = t->cols = fv->group == FUNCTIONS_BY_PROCESS  ? cols_by_process
+                            : fv->group == FUNCTIONS_BY_THREAD ? cols_by_thread
+                                                               : cols;
         if (p->tree) {
                 const struct calltree_row *unused;
                 calltree_children(p->tree, false, 0, &unused); /* brings pending samples in */
@@ -181,7 +191,10 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         uint64_t nr = hot_nr_samples(p->hot, source);
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
-        hot_set_group_by_process(p->hot, is_by_process);
+        bool is_by_thread = fv->group == FUNCTIONS_BY_THREAD;
+        hot_set_grouping(p->hot, is_by_process  ? HOT_BY_PROCESS
+                                 : is_by_thread ? HOT_BY_THREAD
+                                                : HOT_BY_FUNCTION);
         uint32_t n = hot_functions(p->hot, source, false, &rows);
         if (fv->group == FUNCTIONS_BY_MODULE) {
                 add_modules(fv, p, &names, t, source, rows, n, nr);
@@ -192,7 +205,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 const struct hot_row *w = &rows[i];
                 /* never 0 (no row), never a tree key (bit 63) */
                 uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel) ^
-                                 (is_by_process ? (uint64_t)w->pid << 24 : 0)) &
+                                 (is_by_process  ? (uint64_t)w->pid << 24
+                                  : is_by_thread ? (uint64_t)w->tid << 24
+                                                 : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
                 uint32_t node =
@@ -215,6 +230,16 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                         else
                                 snprintf(process, sizeof(process), "%s", w->module ? "Idle" : "");
                         ui_table_text(t, r, COL_PROCESS, process);
+                } else if (is_by_thread) {
+                        /* "process/thread (tid)", the switches view's names */
+                        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
+                        switches_thread_names(p->switches, w->tid, pn, tn);
+                        if (!pn[0]) /* a thread no event named: its process's name */
+                                snprintf(pn, sizeof(pn), "%s",
+                                         switches_process_name(p->switches, w->pid));
+                        snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?",
+                                 tn[0] ? "/" : "", tn, w->tid);
+                        ui_table_text(t, r, COL_PROCESS, text);
                 }
                 if (is_open)
                         add_subtree(fv, p->tree, &names, t, node, 1, nr);
@@ -286,6 +311,7 @@ static unsigned act_group(struct ui_key_ctx *c)
                 [FUNCTIONS_BY_FUNCTION] = "hot functions (a row per function)",
                 [FUNCTIONS_BY_PROCESS] =
                         "hot functions by process (a row per process and function)",
+                [FUNCTIONS_BY_THREAD] = "hot functions by thread (a row per thread and function)",
                 [FUNCTIONS_BY_MODULE] = "hot functions by module (Enter or + opens a module's)",
         };
         fv->group = (enum functions_group)((fv->group + 1) % FUNCTIONS_NR_GROUPS);

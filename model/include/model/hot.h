@@ -29,7 +29,10 @@ struct hot_row {
            place (0: the kernel's idle, or not known) */
         uint32_t pid;
         uint64_t top_self; /* that place's self count */
+        uint32_t tid;      /* the thread, as pid is the process */
 };
+
+enum hot_grouping { HOT_BY_FUNCTION, HOT_BY_PROCESS, HOT_BY_THREAD };
 
 struct hot_module_row {
         uint16_t source;
@@ -67,10 +70,10 @@ void hot_set_settings(struct hot *h, const struct agg_settings *settings);
 /* Only samples that pass f (their pid, tid and time) are counted from now on, with their
    stacks; what was counted stays (hot_reset to start over). f is copied. */
 void hot_set_filter(struct hot *h, const struct agg_filter *f);
-/* Rows of one function per process (perf top --sort comm,dso,sym), or one row per function
-   with its heaviest process (the default); from the next hot_functions on. */
-void hot_set_group_by_process(struct hot *h, bool is_by_process);
-bool hot_is_by_process(const struct hot *h);
+/* Rows of one function per process (perf top --sort comm,sym) or per thread (--sort tid,sym),
+   or one row per function with its heaviest process and thread (the default); from the next
+   hot_functions on. */
+void hot_set_grouping(struct hot *h, enum hot_grouping grouping);
 /* The refresh tick: places what has a module now and folds unplaced places past the cap
    (above); then decays or zeroes the counts by the mode, dropping the places that fell under
    the threshold (cumulative: no counts change). */

@@ -191,6 +191,9 @@ void switches_caps(const struct switches *sw, struct switches_caps *out);
 const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
+/* Thread tid's process name and its own where it differs (SWITCHES_NAME_SIZE each; "" when
+   none is known). */
+void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread);
 /* The wall time the counts cover: from the last zero (or the first event) to the latest
    event; what a thread's On-CPU is a share of (CPU%). */
 int64_t switches_wall_ns(const struct switches *sw);

@@ -18,6 +18,7 @@ struct ui_view *functions_view_new(void);
 enum functions_group {
         FUNCTIONS_BY_FUNCTION, /* a row per function (--sort sym) */
         FUNCTIONS_BY_PROCESS,  /* a row per process and function (--sort comm,sym) */
+        FUNCTIONS_BY_THREAD,   /* a row per thread and function (--sort tid,sym) */
         FUNCTIONS_BY_MODULE,   /* the modules, their functions under them (--sort dso) */
         FUNCTIONS_NR_GROUPS
 };
