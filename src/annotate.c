@@ -94,6 +94,8 @@ struct annotation {
         uint32_t nr_lines, cap_lines;
         struct source_text sources[SOURCE_FILES]; /* owned, round robin */
         uint32_t next_source;
+        struct branches_row *edges; /* owned: the LBR edges that leave or enter the function */
+        uint32_t nr_edges;
 };
 
 /* ---- text ---- */
@@ -637,6 +639,48 @@ static bool frames_equal(const struct sym_srcframe *x, uint32_t nx, const struct
         return true;
 }
 
+/* The LBR edges of this function (its module, its bytes), most taken first. */
+static void find_edges(struct annotation *a)
+{
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(a->p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct branches_row *e = &rows[i];
+                bool is_from = e->from.loc.module == a->m->module &&
+                               e->from.loc.rel - a->start_rel < a->size;
+                bool is_to =
+                        e->to.loc.module == a->m->module && e->to.loc.rel - a->start_rel < a->size;
+                if (e->is_other || !(is_from || is_to))
+                        continue;
+                if (!(a->nr_edges & (a->nr_edges + 1)))
+                        a->edges = xrealloc(a->edges, (a->nr_edges * 2 + 2) * sizeof(*a->edges));
+                a->edges[a->nr_edges++] = *e;
+        }
+}
+
+/* Under an instruction: the branches LBR saw it take, and those that came to it. */
+static void print_edges(struct annotation *a, const struct insn_row *r)
+{
+        char where[256];
+        for (uint32_t i = 0; i < a->nr_edges; i++) {
+                const struct branches_row *e = &a->edges[i];
+                if (e->from.loc.module == a->m->module && e->from.loc.rel >= r->rel &&
+                    e->from.loc.rel < r->rel + r->size) {
+                        sym_format(a->p->store, e->to.loc, where, sizeof(where));
+                        outbuf_printf(a->o, "%32s LBR: taken %" PRIu64 " times to ", "", e->count);
+                        puts_clean(a->o, where);
+                        outbuf_putc(a->o, '\n');
+                }
+                if (e->to.loc.module == a->m->module && e->to.loc.rel == r->rel) {
+                        sym_format(a->p->store, e->from.loc, where, sizeof(where));
+                        outbuf_printf(a->o, "%32s LBR: reached %" PRIu64 " times from ", "",
+                                      e->count);
+                        puts_clean(a->o, where);
+                        outbuf_putc(a->o, '\n');
+                }
+        }
+}
+
 static void print_listing(struct annotation *a, uint64_t self, const struct line_row *hottest)
 {
         struct outbuf *o = a->o;
@@ -671,6 +715,7 @@ static void print_listing(struct annotation *a, uint64_t self, const struct line
                         is_hottest_marked = true;
                 }
                 outbuf_putc(o, '\n');
+                print_edges(a, r);
         }
 }
 
@@ -771,10 +816,12 @@ static void annotate_one(struct profile *p, const struct match *m, uint32_t nr_t
                 outbuf_printf(o, "  %" PRIu64 " samples fell outside the bytes shown\n", outside);
         if (a.nr_lines > 1)
                 qsort(a.lines, a.nr_lines, sizeof(*a.lines), line_by_self);
+        find_edges(&a);
         print_listing(&a, self, a.nr_lines ? &a.lines[0] : NULL);
         print_lines(&a, self, nr_top ? nr_top : DEFAULT_TOP_LINES);
 out:
         free(pl);
+        free(a.edges);
         annotation_free(&a);
 }
 

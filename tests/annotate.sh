@@ -72,6 +72,31 @@ if command -v objdump >/dev/null; then
                                 break
                         fi
                 done)
+        # LBR: a trace whose records take the loop's backward branch shows it on the branch and
+        # on its target (etl_fixture --lbr-image: the file mapped whole, offsets as addresses)
+        if [ -n "${ETL_FIXTURE:-}" ] && [ -n "$loop" ]; then
+                set -- $loop
+                to_v=$((0x$1)) from_v=$((0x$2))
+                off_of() { # a file-vaddr -> its file offset, by the LOAD segment holding it
+                        readelf -lW "$run/symfix_ann" | awk '$1 == "LOAD" {print $2, $3, $6}' |
+                                while read -r o v z; do
+                                        if [ "$1" -ge $((v)) ] && [ "$1" -lt $((v + z)) ]; then
+                                                printf '%x\n' $(($1 - v + o))
+                                                break
+                                        fi
+                                done
+                }
+                "$ETL_FIXTURE" --lbr-image "$run/symfix_ann" "$tmp/lbr.etl" \
+                        "$(off_of $from_v):$(off_of $to_v):20" >/dev/null 2>&1
+                "$ETWTOP" --replay "$tmp/lbr.etl" -b --annotate fixture_leaf >"$tmp/lbr.txt" 2>&1
+                check "LBR: the loop's branch taken 20 times, to its target" \
+                        awk -v a="$(printf '%x' $from_v)" -v t="$(printf '%x' $to_v)" '
+                        !/LBR:/ {for (i = 1; i <= 3; i++) if ($i ~ /^[0-9a-f]+:$/) {cur = $i; sub(":", "", cur)}}
+                        /LBR: taken 20 times to / && cur == a {ok = 1}
+                        END {exit ok ? 0 : 1}' "$tmp/lbr.txt"
+                check "LBR: its target reached 20 times from the branch" \
+                        grep -q 'LBR: reached 20 times from symfix_ann!fixture_leaf+0x' "$tmp/lbr.txt"
+        fi
         hot=$(awk '/<-- hottest$/ {print substr($0, 1, 30); exit}' "$tmp/leaf.txt" | awk '{print $NF}')
         check "fixture_leaf: the hottest instruction (${hot:-none}) is inside the loop (${loop:-none})" \
                 bash -c "[ -n '$loop' ] && [ -n '$hot' ] && set -- $loop && [ \$((0x$hot)) -ge \$((0x\$1)) ] && [ \$((0x$hot)) -le \$((0x\$2)) ]"

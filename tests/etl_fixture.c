@@ -8,7 +8,10 @@
    runs the PE file IMAGE (the PDB tests): its Image rundown, ImageID and DbgID_RSDS events
    (TimeDateStamp, SizeOfImage, the CodeView GUID, age and PDB name read from IMAGE), then
    COUNT timer samples at each RVA of the image. --pdb-image-raw: the same without the ImageID
-   and DbgID_RSDS events, as the kernel writes it before a merge (the merge tests). */
+   and DbgID_RSDS events, as the kernel writes it before a merge (the merge tests).
+
+   etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...: a process mapping ELF whole, with COUNT
+   timer samples at each FROM, each with an LBR record of FROM -> TO (file offsets; annotate). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -360,14 +363,66 @@ static int pdb_image_trace(int argc, char **argv, const struct etl_writer_config
         return 0;
 }
 
+/* ---- --lbr-image: a Linux process running one ELF file, with LBR records ---- */
+
+#define LBR_BASE 0x555500000000ull /* where the file's offset 0 is mapped */
+
+/* --lbr-image ELF OUT.etl FROM:TO:COUNT...: the process work.exe (PID) maps ELF whole at
+   LBR_BASE (file offsets as addresses), and takes COUNT timer samples at FROM, each with one LBR
+   record of the edge FROM -> TO (offsets in the file, hex). */
+static int lbr_image_trace(int argc, char **argv, const struct etl_writer_config *cfg)
+{
+        struct etl_error err;
+        if (etl_writer_new(&w, cfg) < 0 || etl_writer_open_file(w, argv[3], true, &err) < 0) {
+                fprintf(stderr, "etl_fixture: cannot write %s\n", argv[3]);
+                return 1;
+        }
+        group_masks(ETL_WRITER_HEADER_CPU, START);
+        process_dcstart(0, T(1));
+        thread_dcstart(0, T(1), TID_MAIN, "main");
+        uint8_t p[1200] = {0};
+        u64(p, LBR_BASE);
+        u64(p + 8, 0x1000000);
+        u32(p + 16, PID);
+        u64(p + 32, LBR_BASE);
+        uint32_t n = 56 + utf16(p + 56, argv[2]);
+        put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_START, 3, T(1), NULL, 0, p, n));
+        uint64_t ms = 10;
+        for (int i = 4; i < argc; i++) {
+                unsigned long long from = 0, to = 0;
+                unsigned count = 0;
+                if (sscanf(argv[i], "%llx:%llx:%u", &from, &to, &count) != 3) {
+                        fprintf(stderr, "etl_fixture: %s is not FROM:TO:COUNT\n", argv[i]);
+                        return 2;
+                }
+                for (unsigned k = 0; k < count; k++) {
+                        uint64_t ts = T(ms++);
+                        sampled_profile(0, ts, LBR_BASE + from, TID_MAIN);
+                        uint8_t l[24 + 24] = {0};
+                        u64(l, ts);
+                        u32(l + 8, PID);
+                        u32(l + 12, TID_MAIN);
+                        u64(l + 24, LBR_BASE + from);
+                        u64(l + 32, LBR_BASE + to);
+                        put(0, etl_record_perfinfo64(rec, WMI_LOG_TYPE_LBR, 2, ts, NULL, 0, l,
+                                                     sizeof(l)));
+                }
+        }
+        if (etl_writer_close(w, FT_START + 5000000, 0, 0) < 0)
+                return 1;
+        etl_writer_free(w);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         bool is_pdb_image = argc >= 4 && (strcmp(argv[1], "--pdb-image") == 0 ||
                                           strcmp(argv[1], "--pdb-image-raw") == 0);
-        if (argc != 2 && !is_pdb_image) {
-                fprintf(stderr,
-                        "usage: etl_fixture OUT.etl\n"
-                        "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n");
+        bool is_lbr_image = argc >= 4 && strcmp(argv[1], "--lbr-image") == 0;
+        if (argc != 2 && !is_pdb_image && !is_lbr_image) {
+                fprintf(stderr, "usage: etl_fixture OUT.etl\n"
+                                "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n"
+                                "       etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...\n");
                 return 2;
         }
         struct etl_writer_config cfg = {
@@ -391,6 +446,8 @@ int main(int argc, char **argv)
         };
         if (is_pdb_image)
                 return pdb_image_trace(argc, argv, &cfg);
+        if (argc >= 4 && strcmp(argv[1], "--lbr-image") == 0)
+                return lbr_image_trace(argc, argv, &cfg);
         if (etl_writer_new(&w, &cfg) < 0)
                 return 1;
         struct etl_error err;
