@@ -359,6 +359,7 @@ static void export_window(struct app *a)
                                     .symbol_path = a->o->symbol_path,
                                     .nr_symbol_path = a->o->nr_symbol_path,
                                     .is_no_demangle = a->o->is_no_demangle,
+                                    .pid = p->zoom_pid,
                                     .has_from = p->has_window,
                                     .has_to = p->has_window,
                                     .from_s = (double)p->window_from_ns / 1e9,

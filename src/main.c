@@ -35,7 +35,7 @@ static void usage(FILE *out)
               "                                            the profile as pprof (with off-CPU\n"
               "                                            time), folded, speedscope, or a view\n"
               "                                            as csv, csv-switches, csv-lines,\n"
-              "                                            csv-modules\n"
+              "                                            csv-modules, csv-branches\n"
               "       etwtop --merge -o OUT.etl [--force] [--symbol-path P] IN.etl...\n"
               "                                            merge traces in time order, adding\n"
               "                                            image identity, and the PDB of each\n"
@@ -872,6 +872,7 @@ static int etwtop_main(int argc, char **argv)
                                             .nr_symbol_path = nr_symbol_path,
                                             .is_no_demangle = is_no_demangle,
                                             .is_force = is_force,
+                                            .pid = collect.pid > 0 ? (uint32_t)collect.pid : 0,
                                             .has_from = range.has_from,
                                             .has_to = range.has_to,
                                             .from_s = range.from_s,

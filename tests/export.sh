@@ -267,6 +267,15 @@ if [ -f "$u/net.4.5.2.x64.etl" ]; then
 else
         skip "net: $u/net.4.5.2.x64.etl is missing (the samples are not unpacked)"
 fi
+# -p: one process, as the screen's t counts it
+if [ -f "$u/net.4.5.2.x64.etl" ]; then
+        "$ETWTOP" --replay "$u/net.4.5.2.x64.etl" --export folded -p 3676 -o "$tmp/net.p.folded" 2>/dev/null
+        check "net -p 3676: only Test.x64.exe's stacks" \
+                [ "$(cut -d';' -f1 "$tmp/net.p.folded" | sort -u)" = Test.x64.exe ]
+        check "net -p 3676: Main's total still 4912" [ "$(awk \
+                '/;Test\.Program\.Main\(class System\.String\[\]\)(;| [0-9]+$)/ {s += $NF} END {print s + 0}' \
+                "$tmp/net.p.folded")" = 4912 ]
+fi
 
 # the fixture: timer and PMC samples, a stack, the process named by its switches
 "$ETL_FIXTURE" "$tmp/fix.etl" >/dev/null
@@ -275,6 +284,14 @@ exports fix "$tmp/fix.etl"
 check "fix: the stack folded outermost first, under its process" \
         grep -qx 'work\.exe;work+0xf00;work+0x1100;work+0x1234 1' "$tmp/fix.folded"
 check "fix: a sample without a stack is its address" grep -qx 'work\.exe;0x8048123 1' "$tmp/fix.folded"
+# csv-branches: the branch view's edges, as --replay -b lists them
+"$ETWTOP" --replay "$tmp/fix.etl" --export csv-branches -o "$tmp/fix.branches.csv" 2>/dev/null
+check "fix: csv-branches' header" [ "$(head -1 "$tmp/fix.branches.csv" | tr -d '\r')" = "Share%,Taken,From,To" ]
+check "fix: csv-branches has the LBR edges -b shows" \
+        grep -q '^33\.33,1,work+0x1250,work+0x1200' "$tmp/fix.branches.csv"
+check "fix: as many edges as -b's branch table ($(($(wc -l <"$tmp/fix.branches.csv") - 1)))" \
+        [ "$(($(wc -l <"$tmp/fix.branches.csv") - 1))" = \
+          "$("$ETWTOP" --replay "$tmp/fix.etl" -b --top 1000 2>/dev/null | awk '/^Hot branch edges/ {t = 1; getline; next} t && /^$/ {t = 0} t' | wc -l)" ]
 if [ $has_python = 1 ]; then
         check "fix: speedscope has a profile per source" \
                 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' \

@@ -241,3 +241,36 @@ int export_write_csv_switches(const struct export_ctx *x, int fd)
         }
         return finish(o);
 }
+
+/* The LBR branch edges, exact edges, most taken first (the branch view's table). */
+int export_write_csv_branches(const struct export_ctx *x, int fd)
+{
+        struct profile *p = x->profile;
+        struct outbuf *o = xmalloc(sizeof(*o));
+        outbuf_init(o, fd);
+        outbuf_puts(o, "Share%,Taken,From,To\r\n");
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        char from[512], to[512];
+        for (uint32_t i = 0; i < n; i++) {
+                const struct branches_row *e = &rows[i];
+                if (e->is_other) {
+                        snprintf(from, sizeof(from), "[other]");
+                        snprintf(to, sizeof(to), "[other]");
+                } else {
+                        sym_format(p->store, e->from.loc, from, sizeof(from));
+                        sym_format(p->store, e->to.loc, to, sizeof(to));
+                }
+                char share[32];
+                snprintf(share, sizeof(share), "%.2f", 100.0 * e->share);
+                outbuf_puts(o, share);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, e->count);
+                outbuf_putc(o, ',');
+                put_name(o, from);
+                outbuf_putc(o, ',');
+                put_name(o, to);
+                outbuf_puts(o, "\r\n");
+        }
+        return finish(o);
+}

@@ -31,6 +31,7 @@ static const struct {
         {"csv-modules", EXPORT_CSV_MODULES, export_write_csv_modules, true, false},
         {"csv-lines", EXPORT_CSV_LINES, export_write_csv_lines, true, false},
         {"csv-switches", EXPORT_CSV_SWITCHES, export_write_csv_switches, false, false},
+        {"csv-branches", EXPORT_CSV_BRANCHES, export_write_csv_branches, false, false},
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -46,7 +47,8 @@ int export_format_parse(const char *name, enum export_format *out)
 
 const char *export_format_names(void)
 {
-        return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches";
+        return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches, "
+               "csv-branches";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -121,6 +123,8 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         struct profile *p = profile_new(&po);
         struct export_samples *s = export_samples_new(p->store);
         profile_set_sample_sink(p, export_samples_event, s);
+        if (opts->pid)
+                profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
         struct feed *f = NULL;
         if (feed_open(&f, p, opts->path, NULL, false, err, err_size) < 0)
                 goto out;

@@ -19,6 +19,7 @@ enum export_format {
         EXPORT_CSV_MODULES,  /* the hot modules table, RFC 4180 */
         EXPORT_CSV_LINES,    /* the hot source lines table, RFC 4180 */
         EXPORT_CSV_SWITCHES, /* the context switches per thread, RFC 4180 */
+        EXPORT_CSV_BRANCHES, /* the LBR branch edges, RFC 4180 */
 };
 
 struct export_options {
@@ -31,6 +32,7 @@ struct export_options {
         bool is_force;         /* --force: replace out_path if it exists */
         bool has_from, has_to; /* --from/--to: seconds after the trace's start */
         double from_s, to_s;
+        uint32_t pid; /* -p: that process's samples, switches and edges only (0: every one) */
 };
 
 /* Puts format name ("pprof", "folded", "speedscope", "csv", "csv-modules", "csv-lines" or

@@ -24,5 +24,6 @@ int export_write_csv(const struct export_ctx *x, int fd);
 int export_write_csv_modules(const struct export_ctx *x, int fd);
 int export_write_csv_lines(const struct export_ctx *x, int fd);
 int export_write_csv_switches(const struct export_ctx *x, int fd);
+int export_write_csv_branches(const struct export_ctx *x, int fd);
 
 #endif
