@@ -3,6 +3,7 @@
    the hot functions and modules, the hot branch edges (LBR) and the context switches and
    waits as text. */
 #include "report.h"
+#include "module_text.h"
 
 #include "annotate.h"
 #include "etw/evntrace.h"
@@ -93,22 +94,10 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                 put_pct(o, mrows[i].self, nr);
                 struct sym_module_info info;
                 char detail[512] = "";
-                if (mrows[i].module && sym_module_info(r->profile->store, mrows[i].module, &info)) {
-                        /* where names came from, or what would give them (a Windows image's
-                           PDB name and signature, an ELF file's build-id) */
-                        if (info.is_loaded && info.nr_symbols)
-                                snprintf(detail, sizeof(detail), "%u from %s", info.nr_symbols,
-                                         info.file_used);
-                        else if (info.has_pdb)
-                                snprintf(detail, sizeof(detail), "PDB %s %s", info.pdb_name,
-                                         info.pdb_signature);
-                        else if (info.build_id_size) {
-                                size_t k = (size_t)snprintf(detail, sizeof(detail), "build-id ");
-                                for (uint32_t b = 0; b < info.build_id_size; b++)
-                                        k += (size_t)snprintf(detail + k, sizeof(detail) - k,
-                                                              "%02x", info.build_id[b]);
-                        }
-                }
+                /* where names came from, or what would give them (a Windows image's PDB name
+                   and signature, an ELF file's build-id) */
+                if (mrows[i].module && sym_module_info(r->profile->store, mrows[i].module, &info))
+                        module_symbols_text(&info, detail, sizeof(detail));
                 snprintf(line, sizeof(line), " %8" PRIu64 "  %-25s %s\n", mrows[i].self,
                          module_label(r->profile->store, mrows[i].module), detail);
                 outbuf_puts(o, line);

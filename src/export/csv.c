@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "export/writers.h"
+#include "module_text.h"
 #include "model/profile.h"
 #include "outbuf.h"
 #include "util/xalloc.h"
@@ -60,139 +61,131 @@ static int finish(struct outbuf *o)
         return rc;
 }
 
-int export_write_csv(const struct export_ctx *x, int fd)
+/* One profile source's rows of a table (name: its name as the Source column says it, nr: its
+   samples, the shares' whole). */
+typedef void (*source_rows_fn)(struct outbuf *o, struct profile *p, const char *name,
+                               uint16_t source, uint64_t nr);
+
+/* A per-source table: its header, then each source's rows. */
+static int write_per_source(const struct export_ctx *x, int fd, const char *header,
+                            source_rows_fn rows)
 {
         struct profile *p = x->profile;
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
-        outbuf_puts(o, "Source,Self%,Total%,Self,Total,Module,Function\r\n");
+        outbuf_puts(o, header);
         uint16_t sources[16];
         uint32_t nr_sources = hot_sources(p->hot, sources, 16);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
-                const char *source = export_source_name(sources[k], sbuf, sizeof(sbuf));
-                uint64_t nr = hot_nr_samples(p->hot, sources[k]);
-                const struct hot_row *rows;
-                uint32_t n = hot_functions(p->hot, sources[k], false, &rows);
-                for (uint32_t i = 0; i < n; i++) {
-                        const struct hot_row *w = &rows[i];
-                        char mod[256], fn[300];
-                        module_name(p->store, w->module, mod, sizeof(mod));
-                        const char *name = fn;
-                        if (w->function)
-                                name = sym_name(p->store, w->function);
-                        else if (w->module)
-                                snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
-                        else if (w->rel)
-                                snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
-                        else
-                                snprintf(fn, sizeof(fn), "[other]");
-                        put_field(o, source);
-                        outbuf_putc(o, ',');
-                        put_pct(o, w->self, nr);
-                        outbuf_putc(o, ',');
-                        put_pct(o, w->total, nr);
-                        outbuf_putc(o, ',');
-                        outbuf_u64(o, w->self);
-                        outbuf_putc(o, ',');
-                        outbuf_u64(o, w->total);
-                        outbuf_putc(o, ',');
-                        put_name(o, mod);
-                        outbuf_putc(o, ',');
-                        put_name(o, name);
-                        outbuf_puts(o, "\r\n");
-                }
+                rows(o, p, export_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
+                     hot_nr_samples(p->hot, sources[k]));
         }
         return finish(o);
+}
+
+static void function_rows(struct outbuf *o, struct profile *p, const char *source, uint16_t src,
+                          uint64_t nr)
+{
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(p->hot, src, false, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_row *w = &rows[i];
+                char mod[256], fn[300];
+                module_name(p->store, w->module, mod, sizeof(mod));
+                const char *name = fn;
+                if (w->function)
+                        name = sym_name(p->store, w->function);
+                else if (w->module)
+                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
+                else if (w->rel)
+                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
+                else
+                        snprintf(fn, sizeof(fn), "[other]");
+                put_field(o, source);
+                outbuf_putc(o, ',');
+                put_pct(o, w->self, nr);
+                outbuf_putc(o, ',');
+                put_pct(o, w->total, nr);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, w->self);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, w->total);
+                outbuf_putc(o, ',');
+                put_name(o, mod);
+                outbuf_putc(o, ',');
+                put_name(o, name);
+                outbuf_puts(o, "\r\n");
+        }
+}
+
+int export_write_csv(const struct export_ctx *x, int fd)
+{
+        return write_per_source(x, fd, "Source,Self%,Total%,Self,Total,Module,Function\r\n",
+                                function_rows);
+}
+
+static void module_rows(struct outbuf *o, struct profile *p, const char *source, uint16_t src,
+                        uint64_t nr)
+{
+        const struct hot_module_row *rows;
+        uint32_t n = hot_modules(p->hot, src, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                struct sym_module_info info;
+                char mod[256] = "[unknown]", path[1024] = "", detail[512] = "";
+                if (rows[i].module && sym_module_info(p->store, rows[i].module, &info)) {
+                        snprintf(mod, sizeof(mod), "%s", info.name);
+                        snprintf(path, sizeof(path), "%s", info.path);
+                        module_symbols_text(&info, detail, sizeof(detail)); /* as -b says it */
+                }
+                put_field(o, source);
+                outbuf_putc(o, ',');
+                put_pct(o, rows[i].self, nr);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, rows[i].self);
+                outbuf_putc(o, ',');
+                put_name(o, mod);
+                outbuf_putc(o, ',');
+                put_name(o, path);
+                outbuf_putc(o, ',');
+                put_name(o, detail);
+                outbuf_puts(o, "\r\n");
+        }
 }
 
 int export_write_csv_modules(const struct export_ctx *x, int fd)
 {
-        struct profile *p = x->profile;
-        struct outbuf *o = xmalloc(sizeof(*o));
-        outbuf_init(o, fd);
-        outbuf_puts(o, "Source,Self%,Self,Module,Path,Symbols\r\n");
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
-        for (uint32_t k = 0; k < nr_sources; k++) {
-                char sbuf[32];
-                const char *source = export_source_name(sources[k], sbuf, sizeof(sbuf));
-                uint64_t nr = hot_nr_samples(p->hot, sources[k]);
-                const struct hot_module_row *rows;
-                uint32_t n = hot_modules(p->hot, sources[k], &rows);
-                for (uint32_t i = 0; i < n; i++) {
-                        struct sym_module_info info;
-                        char mod[256] = "[unknown]", path[1024] = "", detail[512] = "";
-                        if (rows[i].module && sym_module_info(p->store, rows[i].module, &info)) {
-                                snprintf(mod, sizeof(mod), "%s", info.name);
-                                snprintf(path, sizeof(path), "%s", info.path);
-                                /* as -b says it: where names came from, or what would give
-                                   them */
-                                if (info.is_loaded && info.nr_symbols)
-                                        snprintf(detail, sizeof(detail), "%u from %s",
-                                                 info.nr_symbols, info.file_used);
-                                else if (info.has_pdb)
-                                        snprintf(detail, sizeof(detail), "PDB %s %s", info.pdb_name,
-                                                 info.pdb_signature);
-                                else if (info.build_id_size) {
-                                        size_t d = (size_t)snprintf(detail, sizeof(detail),
-                                                                    "build-id ");
-                                        for (uint32_t b = 0; b < info.build_id_size && b < 64; b++)
-                                                d += (size_t)snprintf(detail + d,
-                                                                      sizeof(detail) - d, "%02x",
-                                                                      info.build_id[b]);
-                                }
-                        }
-                        put_field(o, source);
-                        outbuf_putc(o, ',');
-                        put_pct(o, rows[i].self, nr);
-                        outbuf_putc(o, ',');
-                        outbuf_u64(o, rows[i].self);
-                        outbuf_putc(o, ',');
-                        put_name(o, mod);
-                        outbuf_putc(o, ',');
-                        put_name(o, path);
-                        outbuf_putc(o, ',');
-                        put_name(o, detail);
-                        outbuf_puts(o, "\r\n");
-                }
+        return write_per_source(x, fd, "Source,Self%,Self,Module,Path,Symbols\r\n", module_rows);
+}
+
+static void line_rows(struct outbuf *o, struct profile *p, const char *source, uint16_t src,
+                      uint64_t nr)
+{
+        const struct hot_line_row *rows;
+        uint32_t n = hot_top_lines(p->hot, src, 0, &rows);
+        for (uint32_t i = 0; i < n; i++) {
+                char mod[256];
+                put_field(o, source);
+                outbuf_putc(o, ',');
+                put_pct(o, rows[i].self, nr);
+                outbuf_putc(o, ',');
+                outbuf_u64(o, rows[i].self);
+                outbuf_putc(o, ',');
+                put_name(o, module_name(p->store, rows[i].module, mod, sizeof(mod)));
+                outbuf_putc(o, ',');
+                put_name(o, sym_name(p->store, rows[i].file));
+                outbuf_putc(o, ',');
+                outbuf_u64(o, rows[i].line);
+                outbuf_putc(o, ',');
+                put_name(o, rows[i].function ? sym_name(p->store, rows[i].function) : "");
+                outbuf_puts(o, "\r\n");
         }
-        return finish(o);
 }
 
 int export_write_csv_lines(const struct export_ctx *x, int fd)
 {
-        struct profile *p = x->profile;
-        struct outbuf *o = xmalloc(sizeof(*o));
-        outbuf_init(o, fd);
-        outbuf_puts(o, "Source,Self%,Self,Module,File,Line,Function\r\n");
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
-        for (uint32_t k = 0; k < nr_sources; k++) {
-                char sbuf[32];
-                const char *source = export_source_name(sources[k], sbuf, sizeof(sbuf));
-                uint64_t nr = hot_nr_samples(p->hot, sources[k]);
-                const struct hot_line_row *rows;
-                uint32_t n = hot_top_lines(p->hot, sources[k], 0, &rows);
-                for (uint32_t i = 0; i < n; i++) {
-                        char mod[256];
-                        put_field(o, source);
-                        outbuf_putc(o, ',');
-                        put_pct(o, rows[i].self, nr);
-                        outbuf_putc(o, ',');
-                        outbuf_u64(o, rows[i].self);
-                        outbuf_putc(o, ',');
-                        put_name(o, module_name(p->store, rows[i].module, mod, sizeof(mod)));
-                        outbuf_putc(o, ',');
-                        put_name(o, sym_name(p->store, rows[i].file));
-                        outbuf_putc(o, ',');
-                        outbuf_u64(o, rows[i].line);
-                        outbuf_putc(o, ',');
-                        put_name(o, rows[i].function ? sym_name(p->store, rows[i].function) : "");
-                        outbuf_puts(o, "\r\n");
-                }
-        }
-        return finish(o);
+        return write_per_source(x, fd, "Source,Self%,Self,Module,File,Line,Function\r\n",
+                                line_rows);
 }
 
 int export_write_csv_switches(const struct export_ctx *x, int fd)
