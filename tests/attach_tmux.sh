@@ -27,26 +27,7 @@ on_fail() {
         echo "--- loggers:"
         cat "$tmp/loggers" 2>/dev/null
 }
-snap() {
-        local i
-        tm capture-pane -t s -p >"$tmp/screen"
-        for ((i = 0; i < 20; i++)); do
-                sleep 0.1
-                tm capture-pane -t s -p >"$tmp/screen.next"
-                cmp -s "$tmp/screen" "$tmp/screen.next" && return 0
-                mv "$tmp/screen.next" "$tmp/screen"
-        done
-}
-has() { grep -q -- "$1" "$tmp/screen"; }
-wait_for() {
-        local i
-        for ((i = 0; i < ${2:-10} * 5; i++)); do
-                snap
-                has "$1" && return 0
-                sleep 0.2
-        done
-        return 1
-}
+. "$(dirname "$0")/tmux_screen.sh"
 # waits up to $2 seconds for --loggers to print a line matching $1
 loggers_wait() {
         local i

@@ -25,40 +25,7 @@ on_fail() {
         echo "--- screen:"
         cat "$tmp/screen"
 }
-# the screen once it holds still: a capture can fall in the middle of a frame being drawn (a
-# line inserted and not yet written), so two captures 0.1 s apart must agree
-# (snap -e: with the attributes' escapes)
-snap() {
-        local i
-        tm capture-pane -t s -p "$@" >"$tmp/screen"
-        for ((i = 0; i < 20; i++)); do
-                sleep 0.1
-                tm capture-pane -t s -p "$@" >"$tmp/screen.next"
-                cmp -s "$tmp/screen" "$tmp/screen.next" && return 0
-                mv "$tmp/screen.next" "$tmp/screen"
-        done
-}
-has() { grep -q -- "$1" "$tmp/screen"; }
-# waits up to $2 seconds for text $1 on the screen
-wait_for() {
-        local i
-        for ((i = 0; i < ${2:-10} * 5; i++)); do
-                snap
-                has "$1" && return 0
-                sleep 0.2
-        done
-        return 1
-}
-# waits up to $2 seconds for text $1 to be gone from the screen
-wait_gone() {
-        local i
-        for ((i = 0; i < ${2:-10} * 5; i++)); do
-                snap
-                has "$1" || return 0
-                sleep 0.2
-        done
-        return 1
-}
+. "$(dirname "$0")/tmux_screen.sh"
 # how many rows of the table (under the column titles, above the status line) match ERE $1
 rows_matching() {
         awk -v re="$1" '/^ 1 [A-Z]/ && !t {t = NR + 1; next} {l[NR] = $0}
