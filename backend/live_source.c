@@ -754,6 +754,12 @@ static bool uses_pmu(const struct live_settings *s)
         return is_hw;
 }
 
+/* The user stack a DWARF walk copies per sample. */
+static uint32_t stack_copy_bytes(const struct live_settings *s)
+{
+        return s->user_stack_bytes ? s->user_stack_bytes : LIVE_DEFAULT_USER_STACK;
+}
+
 /* Checks settings against this machine. 0 or -errno with err filled. */
 static int settings_check(const struct live_settings *s, const struct live_caps *caps,
                           struct etl_error *err)
@@ -775,6 +781,16 @@ static int settings_check(const struct live_settings *s, const struct live_caps 
         }
         if (s->ring_pages & (s->ring_pages - 1)) {
                 set_err(err, "ring_pages %u is not a power of 2", s->ring_pages);
+                return -EINVAL;
+        }
+        if (s->stack_walk > PERF_CONV_WALK_AUTO) {
+                set_err(err, "stack-walk mode %u is unknown: 0 frame pointers, 1 DWARF, 2 auto",
+                        s->stack_walk);
+                return -EINVAL;
+        }
+        if (s->user_stack_bytes % 8 || s->user_stack_bytes > LIVE_MAX_USER_STACK) {
+                set_err(err, "a user stack copy of %u bytes: a multiple of 8 up to %u (0: %u)",
+                        s->user_stack_bytes, LIVE_MAX_USER_STACK, LIVE_DEFAULT_USER_STACK);
                 return -EINVAL;
         }
         if (s->pid < -1 || s->pid == 0) {
@@ -862,6 +878,17 @@ static void spec_hooks(const struct live_settings *s, struct live_spec *sp, uint
         if (has_hook(s->stack_hooks, s->nr_stack_hooks, hook)) {
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
                 sp->conv.has_stack = true;
+                if (s->stack_walk != PERF_CONV_WALK_FP) {
+                        /* the user registers and stack for the logger's DWARF walk; the
+                           kernel's own user chain only where AUTO may keep it */
+                        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+                        a->sample_regs_user = PERF_CONV_REGS_USER_MASK;
+                        a->sample_stack_user =
+                                s->user_stack_bytes ? s->user_stack_bytes : LIVE_DEFAULT_USER_STACK;
+                        a->exclude_callchain_user = s->stack_walk == PERF_CONV_WALK_DWARF;
+                        sp->conv.walk = (uint8_t)s->stack_walk;
+                        sp->conv.regs_user_mask = PERF_CONV_REGS_USER_MASK;
+                }
         }
         if (s->nr_pmc_counters && has_hook(s->pmc_hooks, s->nr_pmc_hooks, hook)) {
                 a->sample_type |= PERF_SAMPLE_READ;
@@ -1041,7 +1068,7 @@ static bool spec_same(const struct live_spec *a, const struct live_spec *b)
         return memcmp(&x, &y, sizeof(x)) == 0 && a->nr_members == b->nr_members &&
                memcmp(a->members, b->members, sizeof(a->members[0]) * a->nr_members) == 0 &&
                a->conv.has_stack == b->conv.has_stack && a->conv.has_lbr == b->conv.has_lbr &&
-               a->conv.lbr_options == b->conv.lbr_options &&
+               a->conv.lbr_options == b->conv.lbr_options && a->conv.walk == b->conv.walk &&
                a->conv.profile_source == b->conv.profile_source;
 }
 
@@ -2579,6 +2606,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 goto fail;
         }
         perf_conv_set_masks(ls->conv, &settings->masks);
+        perf_conv_set_walk(ls->conv, settings->stack_walk, stack_copy_bytes(settings));
         perf_conv_set_timer_resolution(ls->conv, writer_timer_resolution(w, &ls->caps));
         if (settings->pid > 0)
                 perf_conv_set_process(ls->conv, (uint32_t)settings->pid, ls->tasks, ls->nr_tasks);
@@ -2843,6 +2871,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         drain_all(ls);
         events_reap(ls);
         perf_conv_set_masks(ls->conv, &next->masks);
+        perf_conv_set_walk(ls->conv, next->stack_walk, stack_copy_bytes(next));
 
         /* stamp the change into the stream */
         uint64_t ts = perf_conv_stamp(ls->conv, 0, now_ns());

@@ -11,9 +11,11 @@
 #include "etl_writer.h"
 #include "etw/ntwmi.h"
 
-#define LIVE_MAX_STACK_HOOKS 256
-#define LIVE_MAX_SOURCES     4 /* TraceProfileSourceConfigInfo, TracePmc*ListInfo */
-#define LIVE_MAX_LBR_HOOKS   4 /* EVNTRACE_MAX_LBR_EVENTS */
+#define LIVE_MAX_STACK_HOOKS    256
+#define LIVE_MAX_SOURCES        4      /* TraceProfileSourceConfigInfo, TracePmc*ListInfo */
+#define LIVE_MAX_LBR_HOOKS      4      /* EVNTRACE_MAX_LBR_EVENTS */
+#define LIVE_DEFAULT_USER_STACK 8192u  /* perf's --call-graph dwarf default */
+#define LIVE_MAX_USER_STACK     65528u /* the kernel's limit (a u16, 8-byte aligned) */
 
 /* Everything a session collects, as the controller API sets it. */
 struct live_settings {
@@ -31,9 +33,14 @@ struct live_settings {
         uint32_t lbr_flags;                      /* EVNTRACE_LBR_* (filter bits suppress) */
         uint32_t nr_lbr_hooks;                   /* 0: LBR off */
         uint16_t lbr_hooks[LIVE_MAX_LBR_HOOKS];
-        int32_t pid;         /* -1: the whole system; else this process and its threads */
-        uint32_t ring_pages; /* per-CPU ring data pages, a power of 2; 0: a default (within
-                                live_caps.max_ring_pages) */
+        int32_t pid;               /* -1: the whole system; else this process and its threads */
+        uint32_t stack_walk;       /* enum perf_conv_walk of the stacks' user part: 0 frame pointers
+                                      (the kernel's chains), 1 DWARF, 2 DWARF where the sampled module
+                                      has no frame pointers (ETWTOP_TRACE_STACKWALK_INFO) */
+        uint32_t user_stack_bytes; /* DWARF: the user stack copied per sample; 0: the default
+                                      (LIVE_DEFAULT_USER_STACK); 8..LIVE_MAX_USER_STACK, 8 | it */
+        uint32_t ring_pages;       /* per-CPU ring data pages, a power of 2; 0: a default (within
+                                      live_caps.max_ring_pages) */
 };
 
 /* What this machine can do, and why not (LINUX-MAPPING.md 5.4 and the capability probe of

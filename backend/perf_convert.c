@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include "le_bytes.h"
 #include "perf_convert.h"
 #include "etl_writer.h"
+#include "unwind/unwind.h"
 #include "util/xalloc.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
@@ -566,12 +568,13 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
 }
 
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
-                      uint64_t branch_sample_type, struct perf_sample *s)
+                      uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
 {
         /* not a memset: values past nr_values stay as they were (this runs for every sample) */
         s->id = s->ip = s->time = s->period = s->nr_callchain = s->nr_branches = 0;
-        s->pid = s->tid = s->cpu = s->nr_values = s->raw_size = 0;
-        s->callchain = s->raw = s->branches = NULL;
+        s->regs_abi = s->stack_size = 0;
+        s->pid = s->tid = s->cpu = s->nr_values = s->raw_size = s->nr_regs = 0;
+        s->callchain = s->raw = s->branches = s->regs = s->stack = NULL;
         if (size < sizeof(struct perf_event_header))
                 return -EBADMSG;
 
@@ -634,7 +637,22 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
                 if (branch_sample_type & PERF_CONV_BRANCH_COUNTERS)
                         cur_take(&c, s->nr_branches * 8);
         }
-        /* later fields (regs, user stack, weight ...) are not needed */
+        if (sample_type & PERF_SAMPLE_REGS_USER) {
+                s->regs_abi = cur_u64(&c);
+                if (s->regs_abi) {
+                        s->nr_regs = (uint32_t)__builtin_popcountll(regs_user_mask);
+                        s->regs = cur_take(&c, (uint64_t)s->nr_regs * 8);
+                }
+        }
+        if (sample_type & PERF_SAMPLE_STACK_USER) {
+                uint64_t copied = cur_u64(&c);
+                if (copied) {
+                        s->stack = cur_take(&c, copied);
+                        uint64_t dyn = cur_u64(&c); /* the bytes that hold data */
+                        s->stack_size = dyn < copied ? dyn : copied;
+                }
+        }
+        /* later fields (weight, data source ...) are not needed */
         return c.is_bad ? -EBADMSG : 0;
 }
 
@@ -822,7 +840,11 @@ struct conv_image {
         uint8_t build_id[BUILD_ID_MAX];
         uint8_t build_id_size;
         uint8_t flags;
+        uint8_t uw_state;         /* UW_UNTRIED, UW_READY, UW_NONE: its unwind module */
+        struct unwind_module *uw; /* borrowed from the converter's unwind cache */
+        uint64_t uw_bias;         /* runtime address - file vaddr */
 };
+enum { UW_UNTRIED = 0, UW_READY, UW_NONE };
 
 /* Threads with a tid below this have their wait times in a direct-mapped array (pid_max is
    32768 by default below 32 CPUs). */
@@ -913,6 +935,14 @@ struct perf_conv {
         bool has_switch_stacks;      /* the last sched_switch sample had CSwitch stacks on */
         uint32_t traced_pid;         /* -p: the process traced; 0: every process */
         struct conv_out *last_out;   /* owned, per writer CPU, with -p */
+        /* DWARF stack walks (--stackwalk-mode): the modules' compiled rules, made on the first
+           walk; the vdso's, from this process's own copy (the same kernel's) */
+        struct unwind_cache *uw_cache;
+        struct unwind_module *uw_vdso; /* owned; NULL: not made (yet) */
+        bool has_tried_vdso;
+        struct perf_conv_unwind_stats uw_st;
+        uint64_t uw_stats_ts;      /* when the last UnwindStats event was written */
+        uint64_t uw_walks_written; /* nr_walks + nr_fp_chains it said */
 };
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -983,6 +1013,8 @@ void perf_conv_free(struct perf_conv *c)
                         free(k->frames);
         }
         free(c->stacks.slots);
+        unwind_module_close(c->uw_vdso);
+        unwind_cache_free(c->uw_cache);
         free(c->last_out);
         free(c->procs.slots);
         free(c->tasks.slots);
@@ -1545,6 +1577,8 @@ int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts)
                         rc = emit_image(c, WMI_LOG_TYPE_IMAGE_DC_END, cpu, ts, 0, &im);
                 }
         }
+        if (rc == 0 && (c->uw_st.walk != PERF_CONV_WALK_FP || c->uw_st.nr_walks))
+                rc = perf_conv_unwind_stats(c, cpu, ts);
         return rc;
 }
 
@@ -1832,6 +1866,40 @@ int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
         return emit(c, cpu, size);
 }
 
+void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes)
+{
+        c->uw_st.walk = walk;
+        c->uw_st.stack_copy_bytes = walk == PERF_CONV_WALK_FP ? 0 : stack_copy_bytes;
+}
+
+void perf_conv_get_unwind_stats(const struct perf_conv *c, struct perf_conv_unwind_stats *st)
+{
+        *st = c->uw_st;
+}
+
+/* UnwindStats (doc/etwtop-provider.md): Mode, StackCopyBytes, then u64 Walks, Stops[6],
+   FpChains, Frames, FpFrames. */
+int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts)
+{
+        const struct perf_conv_unwind_stats *u = &c->uw_st;
+        uint8_t p[8 + 8 * (5 + PERF_CONV_NR_UNWIND_STOPS)];
+        st32(p, u->walk);
+        st32(p + 4, u->stack_copy_bytes);
+        st64(p + 8, u->nr_walks);
+        for (uint32_t i = 0; i < PERF_CONV_NR_UNWIND_STOPS; i++)
+                st64(p + 16 + 8 * i, u->nr_by_stop[i]);
+        uint8_t *q = p + 16 + 8 * PERF_CONV_NR_UNWIND_STOPS;
+        st64(q, u->nr_fp_chains);
+        st64(q + 8, u->nr_frames);
+        st64(q + 16, u->nr_fp_frames);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_UNWIND_STATS, 1, 0, 4, 0, 0, 0};
+        uint32_t size = etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0,
+                                           p, sizeof(p));
+        c->uw_stats_ts = ts;
+        c->uw_walks_written = u->nr_walks + u->nr_fp_chains;
+        return emit(c, cpu, size);
+}
+
 /* ---- samples ---- */
 
 /* Widens the range of kernel addresses hit in kernel context (perf_conv_kernel_range). */
@@ -1843,12 +1911,156 @@ static inline void note_kernel_frame(struct perf_conv *c, uint64_t a)
                 c->kframe_hi = a;
 }
 
+/* ---- DWARF stack walks (doc/unwind.md) ---- */
+
+/* The vdso is the same kernel's in every process: its rules come from this process's copy. */
+static struct unwind_module *vdso_module(struct perf_conv *c)
+{
+        if (c->has_tried_vdso)
+                return c->uw_vdso;
+        c->has_tried_vdso = true;
+        const uint8_t *img = (const uint8_t *)(uintptr_t)getauxval(AT_SYSINFO_EHDR);
+        if (!img || memcmp(img, "\177ELF", 4) != 0 || img[4] != 2)
+                return NULL;
+        /* its size: the section headers come last */
+        uint64_t shoff = le_get64(img + 0x28);
+        uint16_t shentsize = le_get16(img + 0x3a), shnum = le_get16(img + 0x3c);
+        uint64_t size = shoff + (uint64_t)shentsize * shnum;
+        if (!shoff || size > (1u << 20))
+                return NULL;
+        struct unwind_error err;
+        if (unwind_module_open_mem(&c->uw_vdso, img, (size_t)size, &err) < 0)
+                c->uw_vdso = NULL;
+        return c->uw_vdso;
+}
+
+/* The unwind module of an image and its bias, found once. */
+static bool image_module(struct perf_conv *c, struct conv_image *e)
+{
+        if (e->uw_state == UW_UNTRIED) {
+                struct unwind_module *m = NULL;
+                e->uw_state = UW_NONE;
+                if (strcmp(e->path, "[vdso]") == 0)
+                        m = vdso_module(c);
+                else if (e->path[0] == '/' &&
+                         unwind_cache_get(c->uw_cache, e->path,
+                                          e->build_id_size ? e->build_id : NULL, e->build_id_size,
+                                          &m) < 0)
+                        m = NULL;
+                if (m && unwind_module_bias(m, e->base, e->pgoff, &e->uw_bias) == 0) {
+                        e->uw = m;
+                        e->uw_state = UW_READY;
+                }
+        }
+        return e->uw_state == UW_READY;
+}
+
+/* The image of proc that maps addr, or NULL; the last one found is tried first. */
+static struct conv_image *image_at(struct conv_proc *p, uint64_t addr, uint32_t *memo)
+{
+        if (*memo < p->nr_images) {
+                struct conv_image *e = &p->images[*memo];
+                if (addr - e->base < e->size)
+                        return e;
+        }
+        for (uint32_t i = 0; i < p->nr_images; i++) {
+                struct conv_image *e = &p->images[i];
+                if (addr - e->base < e->size) {
+                        *memo = i;
+                        return e;
+                }
+        }
+        return NULL;
+}
+
+struct walk_ctx {
+        struct perf_conv *c;
+        struct conv_proc *proc; /* NULL: the process is not known */
+        uint32_t memo;
+};
+
+static int walk_find_map(void *ctx, uint64_t addr, struct unwind_map *map)
+{
+        struct walk_ctx *w = ctx;
+        struct conv_image *e = w->proc ? image_at(w->proc, addr, &w->memo) : NULL;
+        if (!e || !image_module(w->c, e))
+                return -ENOENT;
+        map->module = e->uw;
+        map->bias = e->uw_bias;
+        return 0;
+}
+
+/* The user registers of a sample, by DWARF number; false when it has none (a kernel thread). */
+static bool sample_regs(const struct perf_conv_event *ev, const struct perf_sample *s,
+                        struct unwind_regs *regs)
+{
+        if (!s->regs_abi || !s->regs || !s->stack || !s->stack_size)
+                return false;
+        uint64_t values[64];
+        for (uint32_t i = 0; i < s->nr_regs && i < 64; i++)
+                values[i] = le_get64(s->regs + 8 * i);
+        unwind_regs_from_perf(regs, values, ev->regs_user_mask);
+        return (regs->valid & (1u << UNWIND_REG_RSP | 1u << UNWIND_REG_RIP)) ==
+               (1u << UNWIND_REG_RSP | 1u << UNWIND_REG_RIP);
+}
+
+/* Whether a sample's user part is walked with DWARF CFI (else the kernel's frame-pointer chain
+   serves): always in DWARF mode; in AUTO mode where the user ip's module keeps no frame
+   pointers (or is not known). */
+static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev, struct walk_ctx *w,
+                        uint64_t user_ip)
+{
+        if (ev->walk == PERF_CONV_WALK_DWARF)
+                return true;
+        struct conv_image *e = w->proc ? image_at(w->proc, user_ip, &w->memo) : NULL;
+        if (!e || !image_module(c, e))
+                return true;
+        return !unwind_module_has_frame_pointers(e->uw);
+}
+
+/* Appends the user frames of the sample's register and stack copies to c->frames[n..]. */
+static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
+                            const struct unwind_regs *regs, struct walk_ctx *w, uint32_t n)
+{
+        struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
+        struct unwind_walk_options opts = {.use_fp_fallback = true};
+        struct unwind_result res;
+        uint32_t first = n;
+        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + n,
+                                  CONV_MAX_FRAMES - n, &res);
+        /* a sample taken in user mode has its ip first already */
+        if (nr && n == 1 && c->frames[0] == c->frames[1]) {
+                memmove(c->frames + 1, c->frames + 2, (nr - 1) * sizeof(uint64_t));
+                nr--;
+        }
+        n += nr;
+        c->uw_st.nr_walks++;
+        if ((uint32_t)res.stop < PERF_CONV_NR_UNWIND_STOPS)
+                c->uw_st.nr_by_stop[res.stop]++;
+        c->uw_st.nr_frames += n - first;
+        c->uw_st.nr_fp_frames += res.nr_fp_frames;
+        return n;
+}
+
 /* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
-   with ip first when it is not already. */
-static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first)
+   with ip first when it is not already. The user part is the DWARF walk of the sample's
+   register and stack copies where ev's walk asks for it. */
+static uint32_t collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
+                               const struct perf_sample *s, bool is_ip_first)
 {
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
+        struct unwind_regs regs;
+        struct walk_ctx w = {c, NULL, UINT32_MAX};
+        bool is_dwarf = false;
+        if (ev->walk != PERF_CONV_WALK_FP && sample_regs(ev, s, &regs)) {
+                if (!c->uw_cache)
+                        unwind_cache_new(&c->uw_cache, NULL);
+                w.proc = umap_find(&c->procs, s->pid);
+                is_dwarf = c->uw_cache && walks_dwarf(c, ev, &w, regs.r[UNWIND_REG_RIP]);
+                if (!is_dwarf)
+                        c->uw_st.nr_fp_chains++;
+        }
         if (is_ip_first) {
                 c->frames[n++] = s->ip;
                 if (is_kernel_addr(s->ip)) {
@@ -1860,7 +2072,9 @@ static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s,
                 uint64_t a = le_get64(s->callchain + 8 * i);
                 if (a >= (uint64_t)PERF_CONTEXT_MAX) {
                         is_user = a == (uint64_t)PERF_CONTEXT_USER;
-                        continue; /* a context marker */
+                        if (is_user && is_dwarf)
+                                break; /* the walk gives the user part */
+                        continue;      /* a context marker */
                 }
                 if (n == 1 && is_ip_first && a == s->ip)
                         continue;
@@ -1871,6 +2085,8 @@ static uint32_t collect_frames(struct perf_conv *c, const struct perf_sample *s,
                                 note_kernel_frame(c, a);
                 }
         }
+        if (is_dwarf && n < CONV_MAX_FRAMES)
+                n = unwind_user(c, s, &regs, &w, n);
         return n;
 }
 
@@ -2191,7 +2407,7 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
                 return 0;
         }
         if (perf_sample_parse(rec, size, ev->sample_type, ev->read_format, ev->branch_sample_type,
-                              &s) < 0)
+                              ev->regs_user_mask, &s) < 0)
                 return -EBADMSG;
         if (s.time < ev->valid_from || s.time > ev->valid_until) {
                 c->st.nr_out_of_window++;
@@ -2209,8 +2425,9 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         int rc;
 
         if (ev->has_stack)
-                nr_frames = collect_frames(
-                        c, &s, ev->kind == PERF_CONV_PROFILE || ev->kind == PERF_CONV_PMC_SAMPLE);
+                nr_frames = collect_frames(c, ev, &s,
+                                           ev->kind == PERF_CONV_PROFILE ||
+                                                   ev->kind == PERF_CONV_PMC_SAMPLE);
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
                 note_kaddr(c, s.ip);
@@ -2274,6 +2491,10 @@ static int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         rc = emit(c, cpu, rsize);
         if (rc == 0 && ev->has_stack && nr_frames)
                 rc = emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);
+        /* the walks' counts, once a second while they change (the screen's header shows them) */
+        if (rc == 0 && ev->walk != PERF_CONV_WALK_FP && ts - c->uw_stats_ts >= 1000000000ull &&
+            c->uw_st.nr_walks + c->uw_st.nr_fp_chains != c->uw_walks_written)
+                rc = perf_conv_unwind_stats(c, cpu, ts);
         if (rc == 0 && ev->has_lbr && (ev->sample_type & PERF_SAMPLE_BRANCH_STACK))
                 rc = emit_lbr(c, ev, &s, cpu, ts);
         return rc;

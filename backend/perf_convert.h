@@ -33,6 +33,7 @@ extern const GUID etwtop_provider_guid;
 #define ETWTOP_EVENT_KERNEL_SYMBOL  2 /* version 1 */
 #define ETWTOP_EVENT_EVENTS_LOST    3 /* version 1 */
 #define ETWTOP_EVENT_SESSION_CPU    4 /* version 1 */
+#define ETWTOP_EVENT_UNWIND_STATS   5 /* version 1 */
 
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD 0x1 /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE   0x2 /* the ELF note read from the file */
@@ -129,12 +130,17 @@ struct perf_sample {
         const uint8_t *raw;
         uint64_t nr_branches;
         const uint8_t *branches; /* nr_branches perf_branch_entry of 24 bytes */
+        uint64_t regs_abi;       /* PERF_SAMPLE_REGS_USER: 0 no user registers (kernel thread) */
+        uint32_t nr_regs;
+        const uint8_t *regs;  /* nr_regs u64, the mask's registers in bit order */
+        uint64_t stack_size;  /* PERF_SAMPLE_STACK_USER: the bytes copied (dyn_size) */
+        const uint8_t *stack; /* the copy, from the user rsp up; NULL: none */
 };
 
-/* Parses a PERF_RECORD_SAMPLE (header included) of an event with these attr fields. Returns 0
-   or -EBADMSG (a length past the record, an unsupported sample_type bit). */
+/* Parses a PERF_RECORD_SAMPLE (header included) of an event with these attr fields
+   (regs_user_mask: attr.sample_regs_user). Returns 0 or -EBADMSG (a length past the record). */
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
-                      uint64_t branch_sample_type, struct perf_sample *s);
+                      uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s);
 
 /* The sample_id trailer of a non-sample record (sample_id_all), for sample_type's
    TID|TIME|ID|STREAM_ID|CPU|IDENTIFIER bits. */
@@ -165,6 +171,19 @@ enum perf_conv_kind {
                                    PreviousCState of the CSwitch from its idle thread */
 };
 
+/* How the user part of a sample's stack is walked (etwtop's stack-walk mode, doc/unwind.md):
+   the kernel's frame-pointer chain, DWARF CFI over a copy of the user registers and stack
+   (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), or DWARF where the sampled module keeps no
+   frame pointers. The values of ETWTOP_STACKWALK_MODE_*. */
+enum perf_conv_walk {
+        PERF_CONV_WALK_FP = 0,
+        PERF_CONV_WALK_DWARF = 1,
+        PERF_CONV_WALK_AUTO = 2,
+};
+/* The registers a DWARF walk asks for (attr.sample_regs_user): the general registers, x86-64
+   perf_regs.h numbering (AX..IP 0-8, R8..R15 16-23), without flags and segments. */
+#define PERF_CONV_REGS_USER_MASK (0x1ffull | 0xffull << 16)
+
 /* What the converter must know of one perf event, found by its sample id. */
 struct perf_conv_event {
         enum perf_conv_kind kind;
@@ -173,6 +192,8 @@ struct perf_conv_event {
         uint64_t branch_sample_type;
         uint16_t profile_source; /* PMC_SAMPLE: KPROFILE_SOURCE */
         bool has_stack;          /* a StackWalk after each sample */
+        uint8_t walk;            /* enum perf_conv_walk of its stacks' user part */
+        uint64_t regs_user_mask; /* attr.sample_regs_user (DWARF and AUTO walks) */
         bool has_lbr;            /* an LBR record after each sample */
         uint32_t lbr_options;    /* the EVNTRACE_LBR_* flags, as Options */
         struct perf_lbr_filter lbr;
@@ -238,6 +259,20 @@ struct perf_conv_stats {
         uint64_t nr_foreign;          /* -p: records of other processes' threads, not written */
         uint64_t nr_cswitch_stacks;   /* CSwitch stacks written: the new thread's, where it had
                                          left the CPU (its last switch-out's callchain) */
+};
+
+/* How the user stacks were walked (etwtop's UnwindStats event, doc/etwtop-provider.md). */
+#define PERF_CONV_NR_UNWIND_STOPS                                                                  \
+        6 /* enum unwind_stop: thread start, stack end, no module, no                              \
+             CFI, bad frame, max depth */
+struct perf_conv_unwind_stats {
+        uint32_t walk;                                  /* enum perf_conv_walk in force */
+        uint32_t stack_copy_bytes;                      /* the user stack copied per sample */
+        uint64_t nr_walks;                              /* user stacks unwound from a stack copy */
+        uint64_t nr_by_stop[PERF_CONV_NR_UNWIND_STOPS]; /* ... by why the walk ended */
+        uint64_t nr_fp_chains; /* AUTO: user stacks of frame-pointer code, the kernel's chain */
+        uint64_t nr_frames;    /* frames the walks found */
+        uint64_t nr_fp_frames; /* of them, by following rbp (code without CFI) */
 };
 
 struct perf_conv;
@@ -351,6 +386,12 @@ int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
                           uint64_t nr_lost);
 
 void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st);
+/* The stack-walk mode in force and its copy size, for the UnwindStats events (the events' own
+   walk field decides each sample's walk). */
+void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes);
+void perf_conv_get_unwind_stats(const struct perf_conv *c, struct perf_conv_unwind_stats *st);
+/* Writes etwtop's UnwindStats event (the counts so far) on cpu at ts. */
+int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts);
 
 /* ---- ETW payload builders shared with the live source ---- */
 

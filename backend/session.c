@@ -2095,6 +2095,8 @@ static const char *class_name(TRACE_INFO_CLASS c)
                 return "ETWTOP_TRACE_PROCESS_INFO";
         if (c == ETWTOP_TRACE_CONSUMERS_INFO)
                 return "ETWTOP_TRACE_CONSUMERS_INFO";
+        if (c == ETWTOP_TRACE_STACKWALK_INFO)
+                return "ETWTOP_TRACE_STACKWALK_INFO";
         switch (c) {
         case TraceStackTracingInfo: return "TraceStackTracingInfo";
         case TraceSystemTraceEnableFlagsInfo: return "TraceSystemTraceEnableFlagsInfo";
@@ -2349,6 +2351,45 @@ static ULONG edit_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID h
         return code;
 }
 
+static void edit_stackwalk(struct live_settings *next, const void *info, ULONG len,
+                           const void *extra)
+{
+        (void)len;
+        (void)extra;
+        struct etw_stackwalk_info w;
+        memcpy(&w, info, sizeof(w));
+        next->stack_walk = w.Mode;
+        next->user_stack_bytes = w.UserStackBytes;
+}
+
+/* ETWTOP_TRACE_STACKWALK_INFO (etw/etwtop_ext.h): a running kernel logger's stack-walk mode. */
+static ULONG set_stackwalk(const char *fn, CONTROLTRACE_ID handle, const void *info, ULONG len)
+{
+        const TRACE_INFO_CLASS c = ETWTOP_TRACE_STACKWALK_INFO;
+        struct etw_stackwalk_info w;
+        if (len != sizeof(w)) {
+                etw_set_error(ERROR_BAD_LENGTH,
+                              "%s(%s): %u bytes, a struct etw_stackwalk_info is exactly 8", fn,
+                              class_name(c), len);
+                return ERROR_BAD_LENGTH;
+        }
+        if (!info || !handle) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "%s(%s): %s", fn, class_name(c),
+                              !info ? "the buffer is NULL" : "a kernel logger's handle is needed");
+                return ERROR_INVALID_PARAMETER;
+        }
+        memcpy(&w, info, sizeof(w));
+        if (w.Mode > ETWTOP_STACKWALK_AUTO || w.UserStackBytes % 8 ||
+            w.UserStackBytes > LIVE_MAX_USER_STACK) {
+                etw_set_error(ERROR_INVALID_PARAMETER,
+                              "%s(%s): mode %u, %u bytes: the mode is 0 (frame pointers), 1 "
+                              "(DWARF) or 2 (auto), the stack copy a multiple of 8 up to %u",
+                              fn, class_name(c), w.Mode, w.UserStackBytes, LIVE_MAX_USER_STACK);
+                return ERROR_INVALID_PARAMETER;
+        }
+        return edit_settings(fn, c, handle, edit_stackwalk, &w, len, NULL);
+}
+
 /* ETWTOP_TRACE_PROCESS_INFO (etw/etwtop_ext.h): the process of the kernel loggers started next
    (handle 0), or a running kernel logger's, which cannot change. */
 static ULONG set_process(const char *fn, CONTROLTRACE_ID handle, const void *info, ULONG len)
@@ -2413,6 +2454,8 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                 return host_client_set_info(SessionHandle, c, info, len);
         if (c == ETWTOP_TRACE_PROCESS_INFO)
                 return set_process(fn, SessionHandle, info, len);
+        if (c == ETWTOP_TRACE_STACKWALK_INFO)
+                return set_stackwalk(fn, SessionHandle, info, len);
         switch (c) {
         case TraceStackTracingInfo: {
                 code = check_event_list(fn, c, info, len, LIVE_MAX_STACK_HOOKS);
@@ -2706,6 +2749,30 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
                         session_unref(s);
                 }
                 memcpy(out, &pid, sizeof(pid));
+                etw_set_error(ERROR_SUCCESS, NULL);
+                return ERROR_SUCCESS;
+        }
+        if (c == ETWTOP_TRACE_STACKWALK_INFO) {
+                struct etw_stackwalk_info w;
+                code = need_length(fn, c, len, sizeof(w), ReturnLength);
+                if (code != ERROR_SUCCESS)
+                        return code;
+                if (!SessionHandle) {
+                        etw_set_error(ERROR_INVALID_PARAMETER,
+                                      "%s(%s): a kernel logger's handle is needed", fn,
+                                      class_name(c));
+                        return ERROR_INVALID_PARAMETER;
+                }
+                struct session *s = kernel_session(fn, c, SessionHandle, &code);
+                if (!s)
+                        return code;
+                pthread_mutex_lock(&s->lock);
+                w.Mode = s->cfg.stack_walk;
+                w.UserStackBytes =
+                        s->cfg.user_stack_bytes ? s->cfg.user_stack_bytes : LIVE_DEFAULT_USER_STACK;
+                pthread_mutex_unlock(&s->lock);
+                session_unref(s);
+                memcpy(out, &w, sizeof(w));
                 etw_set_error(ERROR_SUCCESS, NULL);
                 return ERROR_SUCCESS;
         }

@@ -18,7 +18,7 @@
 
 static const char *const keys[] = {
         "name",        "file", "on",         "stackwalk",  "set-prof-int",      "buffer-size",
-        "pmc-profile", "pmc",  "pmc-events", "lastbranch", "lastbranch-filter",
+        "pmc-profile", "pmc",  "pmc-events", "lastbranch", "lastbranch-filter", "stackwalk-mode",
 };
 
 int boottrace_is_key(const char *key)

@@ -87,6 +87,12 @@ static ULONG set_hooks(CONTROLTRACE_ID id, const struct collect_settings *s)
                                    n * (ULONG)sizeof(ids[0]));
 }
 
+static ULONG set_stackwalk(CONTROLTRACE_ID id, const struct collect_settings *s)
+{
+        struct etw_stackwalk_info w = {s->stack_walk, s->user_stack_bytes};
+        return TraceSetInformation(id, ETWTOP_TRACE_STACKWALK_INFO, &w, sizeof(w));
+}
+
 static ULONG set_interval(const struct collect_settings *s)
 {
         TRACE_PROFILE_INTERVAL iv = {0, s->interval_100ns ? s->interval_100ns : 10000};
@@ -201,6 +207,11 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
                 what = "--lastbranch";
                 goto refused;
         }
+        if ((s->stack_walk || s->user_stack_bytes) &&
+            (st = set_stackwalk(c->id, s)) != ERROR_SUCCESS) {
+                what = "--stackwalk-mode";
+                goto refused;
+        }
         if ((st = set_hooks(c->id, s)) != ERROR_SUCCESS || (st = set_interval(s)) != ERROR_SUCCESS)
                 goto refused;
         /* the PMC_PROFILE group opens the sampling events: where --pmc-profile fails here */
@@ -259,6 +270,12 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
         }
         /* the stacks and the interval before the groups: the events a change turns on carry
            the stacks asked for from the first one */
+        if ((want->stack_walk != now.stack_walk ||
+             (want->user_stack_bytes && want->user_stack_bytes != now.user_stack_bytes)) &&
+            (st = set_stackwalk(c->id, want)) != ERROR_SUCCESS) {
+                say(err, err_size, "TraceSetInformation", st);
+                return st;
+        }
         if (!same_hooks(want->stack_hooks, want->nr_stack_hooks, now.stack_hooks,
                         now.nr_stack_hooks) &&
             (st = set_hooks(c->id, want)) != ERROR_SUCCESS) {
@@ -370,6 +387,12 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
         if (TraceQueryInformation(c->id, TraceLbrConfigurationInfo, &lbr, sizeof(lbr), &len) ==
             ERROR_SUCCESS)
                 got->lbr_filters = lbr;
+        struct etw_stackwalk_info w;
+        if (TraceQueryInformation(c->id, ETWTOP_TRACE_STACKWALK_INFO, &w, sizeof(w), &len) ==
+            ERROR_SUCCESS) {
+                got->stack_walk = w.Mode;
+                got->user_stack_bytes = w.UserStackBytes;
+        }
         uint16_t lbr_hooks[COLLECT_MAX_COUNTERS];
         got->is_lbr_on =
                 query_hooks(c->id, TraceLbrEventListInfo, lbr_hooks, COLLECT_MAX_COUNTERS) > 0;

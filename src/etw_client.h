@@ -27,9 +27,11 @@ struct collect_settings {
         uint32_t nr_pmc_counters;
         uint16_t pmc_hooks[COLLECT_MAX_COUNTERS]; /* TracePmcEventListInfo */
         uint32_t nr_pmc_hooks;
-        bool is_lbr_on;       /* LBR on the Profile events (TraceConfigureLastBranchRecord) */
-        uint32_t lbr_filters; /* EVNTRACE_LBR_FILTER_* branch types left out */
-        int32_t pid;          /* -1: the whole system; else one process and its threads */
+        bool is_lbr_on;            /* LBR on the Profile events (TraceConfigureLastBranchRecord) */
+        uint32_t lbr_filters;      /* EVNTRACE_LBR_FILTER_* branch types left out */
+        int32_t pid;               /* -1: the whole system; else one process and its threads */
+        uint32_t stack_walk;       /* ETWTOP_STACKWALK_*: how user stacks are walked */
+        uint32_t user_stack_bytes; /* DWARF: the user stack copied per sample (0: the default) */
 };
 
 /* The default kernel session of the screen and --record. */

@@ -66,6 +66,10 @@ static void usage(FILE *out)
               "  --pmc-events EVENTS    the events they are read on (default CSwitch)\n"
               "  --lastbranch Profile   LBR on the Profile events\n"
               "  --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
+              "  --stackwalk-mode M[,BYTES]  user stacks: fp (frame pointers, the default),\n"
+              "                         dwarf (unwound from BYTES of stack copied per sample,\n"
+              "                         default 8192), auto (dwarf where code has no frame\n"
+              "                         pointers)\n"
               "  -p, --pid PID          one process: --record traces its threads only; the\n"
               "                         screen counts it only (the session stays system-wide)\n"
               "  --duration SECONDS     stop after this long (default: q or Ctrl-C)\n"
@@ -110,7 +114,44 @@ struct collect_args {
         const char *on, *stackwalk;
         const char *pmc_profile, *pmc, *pmc_events;
         const char *lastbranch, *lastbranch_filter;
+        const char *stackwalk_mode;
 };
+
+/* --stackwalk-mode fp|dwarf|auto[,BYTES]. Returns 0, or -1 with the problem in err. */
+static int parse_stackwalk_mode(const char *text, struct collect_settings *s, char *err,
+                                size_t err_size)
+{
+        static const char *const modes[] = {"fp", "dwarf", "auto"};
+        const char *comma = strchr(text, ',');
+        size_t len = comma ? (size_t)(comma - text) : strlen(text);
+        uint32_t mode = UINT32_MAX;
+        for (uint32_t i = 0; i < 3; i++)
+                if (strlen(modes[i]) == len && strncmp(text, modes[i], len) == 0)
+                        mode = i;
+        if (mode == UINT32_MAX) {
+                snprintf(err, err_size,
+                         "--stackwalk-mode %s: the mode is fp, dwarf or auto (then ,BYTES: the "
+                         "stack copied per sample)",
+                         text);
+                return -1;
+        }
+        uint32_t bytes = 0;
+        if (comma) {
+                char *end;
+                errno = 0;
+                unsigned long v = strtoul(comma + 1, &end, 10);
+                if (errno || *end || !comma[1] || v < 8 || v > 65528 || v % 8 || mode == 0) {
+                        snprintf(err, err_size, "--stackwalk-mode %s: %s", text,
+                                 mode == 0 ? "fp copies no stack (no ,BYTES)"
+                                           : "BYTES is a multiple of 8 from 8 to 65528");
+                        return -1;
+                }
+                bytes = (uint32_t)v;
+        }
+        s->stack_walk = mode;
+        s->user_stack_bytes = bytes;
+        return 0;
+}
 
 /* Parses the collection options into s, which holds the defaults (collect_settings_init) and
    the numeric options already. Returns 0, or -1 with the option's problem in err. */
@@ -160,6 +201,8 @@ static int parse_collect(const struct collect_args *a, struct collect_settings *
         }
         if (a->lastbranch_filter &&
             xperf_parse_lbr_filters(a->lastbranch_filter, &s->lbr_filters, err, err_size) < 0)
+                return -1;
+        if (a->stackwalk_mode && parse_stackwalk_mode(a->stackwalk_mode, s, err, err_size) < 0)
                 return -1;
         return 0;
 }
@@ -304,6 +347,10 @@ static int update_settings(const struct verbs_args *a, struct collect_settings *
                 s->is_lbr_on = given.is_lbr_on;
         if (a->ca->lastbranch_filter)
                 s->lbr_filters = given.lbr_filters;
+        if (a->ca->stackwalk_mode) {
+                s->stack_walk = given.stack_walk;
+                s->user_stack_bytes = given.user_stack_bytes;
+        }
         return 0;
 }
 
@@ -448,6 +495,8 @@ static int boottrace_main(const struct collect_args *ca, const struct collect_gi
                 PUT("lastbranch", ca->lastbranch);
         if (ca->lastbranch_filter)
                 PUT("lastbranch-filter", ca->lastbranch_filter);
+        if (ca->stackwalk_mode)
+                PUT("stackwalk-mode", ca->stackwalk_mode);
 #undef PUT
         (void)is_on_given;
         char exe[1024];
@@ -563,6 +612,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_FORCE,
                 OPT_ON,
                 OPT_STACKWALK,
+                OPT_STACKWALK_MODE,
                 OPT_PROF_INT,
                 OPT_PMC_PROFILE,
                 OPT_LASTBRANCH,
@@ -608,6 +658,7 @@ static int etwtop_main(int argc, char **argv)
                 {"pmc-events", required_argument, NULL, OPT_PMC_EVENTS},
                 {"lastbranch", required_argument, NULL, OPT_LASTBRANCH},
                 {"lastbranch-filter", required_argument, NULL, OPT_LASTBRANCH_FILTER},
+                {"stackwalk-mode", required_argument, NULL, OPT_STACKWALK_MODE},
                 {"duration", required_argument, NULL, OPT_DURATION},
                 {"buffer-size", required_argument, NULL, OPT_BUFFER_SIZE},
                 {"symbol-path", required_argument, NULL, OPT_SYMBOL_PATH},
@@ -684,6 +735,7 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_PMC: ca.pmc = optarg; break;
                 case OPT_PMC_EVENTS: ca.pmc_events = optarg; break;
                 case OPT_LASTBRANCH_FILTER: ca.lastbranch_filter = optarg; break;
+                case OPT_STACKWALK_MODE: ca.stackwalk_mode = optarg; break;
                 case OPT_START: verb = VERB_START; break;
                 case OPT_UPDATE: verb = VERB_UPDATE; break;
                 case OPT_FLUSH: verb = VERB_FLUSH; break;

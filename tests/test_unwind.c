@@ -1009,6 +1009,25 @@ static void test_table_vs_libdw(void **state)
         assert_true(nr_expr >= 1); /* the PLTs */
 }
 
+/* The frame-pointer verdict of --stackwalk-mode auto: the fixture's two builds. */
+static void test_frame_pointers(void **state)
+{
+        (void)state;
+        struct unwind_cache *c;
+        struct unwind_module *m;
+        assert_int_equal(unwind_cache_new(&c, NULL), 0);
+        assert_int_equal(unwind_cache_get(c, UNWIND_FIXTURE, NULL, 0, &m), 0);
+        assert_false(unwind_module_has_frame_pointers(m));
+        assert_int_equal(unwind_cache_get(c, UNWIND_FIXTURE_FP, NULL, 0, &m), 0);
+        assert_true(unwind_module_has_frame_pointers(m));
+        struct unwind_module_info info;
+        unwind_module_get_info(m, &info);
+        assert_true(info.nr_fp_fdes > 0 && info.nr_fp_fdes <= info.nr_fdes);
+        assert_int_equal(unwind_cache_get(c, "/proc/self/cmdline", NULL, 0, &m), 0);
+        assert_false(unwind_module_has_frame_pointers(m)); /* no CFI: no verdict of frames */
+        unwind_cache_free(c);
+}
+
 static void test_cache(void **state)
 {
         (void)state;
@@ -1064,9 +1083,10 @@ int main(void)
                 cmocka_unit_test(test_cfi_rows),       cmocka_unit_test(test_cfi_damaged),
                 cmocka_unit_test(test_walk_synthetic), cmocka_unit_test(test_expr),
                 cmocka_unit_test(test_regs_from_perf), cmocka_unit_test(test_cache),
-                cmocka_unit_test(test_table_vs_libdw), cmocka_unit_test(test_qsort),
-                cmocka_unit_test(test_signal),         cmocka_unit_test(test_thread),
-                cmocka_unit_test(test_no_cfi),         cmocka_unit_test(test_samples),
+                cmocka_unit_test(test_frame_pointers), cmocka_unit_test(test_table_vs_libdw),
+                cmocka_unit_test(test_qsort),          cmocka_unit_test(test_signal),
+                cmocka_unit_test(test_thread),         cmocka_unit_test(test_no_cfi),
+                cmocka_unit_test(test_samples),
         };
         return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

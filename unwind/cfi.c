@@ -213,6 +213,7 @@ struct build {
         unsigned recent_next;
         struct cie cie; /* the last CIE read */
         bool has_cie;
+        bool is_fp_frame; /* a row of the FDE being read has its CFA on rbp */
 };
 
 static void note(struct uw_table *t, const struct sec *s, size_t off, const char *what)
@@ -288,6 +289,7 @@ static void add_row(struct build *b, uint64_t start, uint64_t end, const struct 
                         rule.cfa_kind = UNWIND_CFA_REG;
                         rule.cfa_reg = (uint8_t)st->cfa_reg;
                         rule.cfa_off = (int32_t)st->cfa_off;
+                        b->is_fp_frame |= st->cfa_reg == UNWIND_REG_RBP;
                 } else {
                         rule.cfa_kind = UNWIND_CFA_BAD;
                 }
@@ -739,6 +741,7 @@ static void read_section(struct build *b, const struct sec *s)
                         continue;
                 }
                 initial = st;
+                b->is_fp_frame = false;
                 if (run_program(b, s, &c, r.p, entry_end, &st, &initial, &loc, pc_end, &bad_at) <
                     0) {
                         note(t, s, (size_t)(bad_at - s->data),
@@ -749,6 +752,7 @@ static void read_section(struct build *b, const struct sec *s)
                         continue;
                 }
                 add_row(b, loc, pc_end, &st, c.is_signal);
+                t->nr_fp_fdes += b->is_fp_frame;
                 off = next;
         }
 }

@@ -321,9 +321,17 @@ void unwind_module_get_info(struct unwind_module *m, struct unwind_module_info *
         info->nr_fdes = t->nr_fdes;
         info->nr_bad_fdes = t->nr_bad_fdes;
         info->nr_expr_rows = t->nr_expr_rows;
+        info->nr_fp_fdes = t->nr_fp_fdes;
         info->table_bytes = (size_t)t->nr_rows * (sizeof(uint32_t) + sizeof(struct uw_rule)) +
                             ((size_t)t->nr_blocks + 1) * sizeof(uint32_t) + t->pool_size;
         info->build_ns = m->build_ns;
+}
+
+bool unwind_module_has_frame_pointers(struct unwind_module *m)
+{
+        uw_module_load(m);
+        const struct uw_table *t = &m->table;
+        return t->nr_fdes && 2 * (uint64_t)t->nr_fp_fdes >= t->nr_fdes;
 }
 
 int unwind_module_lookup(struct unwind_module *m, uint64_t vaddr, struct unwind_rule_info *info)

@@ -46,7 +46,8 @@ struct uw_table {
         uint32_t pool_size;
         /* what the compiler met */
         uint32_t nr_fdes, nr_bad_fdes, nr_expr_rows;
-        char note[160]; /* the first problem, with its section offset; "" if none */
+        uint32_t nr_fp_fdes; /* FDEs with a row whose CFA is rbp-based: a frame pointer kept */
+        char note[160];      /* the first problem, with its section offset; "" if none */
 };
 
 /* Compiles cfi into *t (zeroed first). Returns 0, or -EINVAL when the sections hold no rule at

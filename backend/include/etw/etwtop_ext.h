@@ -26,9 +26,31 @@
 /* TraceQueryInformation class (etwtop's): the real-time consumers a session has now, in every
    process (a ULONG; xperf -loggers' count). Query only, with the session's handle: any session.
    Errors: ERROR_BAD_LENGTH (not 4 bytes; *ReturnLength gets 4), ERROR_INVALID_PARAMETER (handle
-   0, a NULL buffer), ERROR_WMI_INSTANCE_NOT_FOUND (no such session). (0x1001 is kept for the
-   stack-walk mode, doc/unwind.md.) */
+   0, a NULL buffer), ERROR_WMI_INSTANCE_NOT_FOUND (no such session). */
 #define ETWTOP_TRACE_CONSUMERS_INFO ((TRACE_INFO_CLASS)0x1002)
+
+/* TraceSetInformation and TraceQueryInformation class (etwtop's): how a kernel logger walks the
+   user part of the stacks TraceStackTracingInfo asks for, as a struct etw_stackwalk_info.
+   ETWTOP_STACKWALK_FP: the kernel follows frame pointers (the default; code built without them
+   gives broken stacks). ETWTOP_STACKWALK_DWARF: the kernel copies the user registers and
+   UserStackBytes of the user stack at each sample, and the logger unwinds them with the
+   modules' DWARF call frame information (.eh_frame, .debug_frame) as the samples arrive; the
+   StackWalk events then hold the frames found, the copies are never written. ETWTOP_STACKWALK_AUTO:
+   both are collected, and DWARF is used where the sampled module keeps no frame pointers.
+   With a kernel logger's handle only (it changes a running session, as TraceStackTracingInfo
+   does; etwtop's UnwindStats events count the walks, doc/etwtop-provider.md). Errors:
+   ERROR_BAD_LENGTH (not 8 bytes; a query sets *ReturnLength to 8), ERROR_INVALID_PARAMETER (a
+   NULL buffer, handle 0, a mode beyond AUTO, UserStackBytes not a multiple of 8 or above 65528,
+   a session that is not a kernel logger), ERROR_WMI_INSTANCE_NOT_FOUND (no such session).
+   doc/unwind.md. */
+#define ETWTOP_TRACE_STACKWALK_INFO ((TRACE_INFO_CLASS)0x1001)
+#define ETWTOP_STACKWALK_FP         0
+#define ETWTOP_STACKWALK_DWARF      1
+#define ETWTOP_STACKWALK_AUTO       2
+struct etw_stackwalk_info {
+        ULONG Mode;           /* ETWTOP_STACKWALK_* */
+        ULONG UserStackBytes; /* DWARF and AUTO: the stack copied per sample; 0: 8192 */
+};
 
 /* An image's CodeView (RSDS) record: which PDB it was built with. */
 struct etw_codeview {

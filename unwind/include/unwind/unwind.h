@@ -103,10 +103,16 @@ struct unwind_module_info {
         uint32_t nr_fdes;        /* FDEs read */
         uint32_t nr_bad_fdes;    /* FDEs skipped or cut short (bad bytes, unsupported encodings) */
         uint32_t nr_expr_rows;   /* rows whose CFA or return address needs an expression */
+        uint32_t nr_fp_fdes;     /* FDEs that set up rbp as a frame pointer (CFA on rbp) */
         size_t table_bytes;      /* memory of the table (rows and expression pool) */
         uint64_t build_ns;       /* time spent compiling */
 };
 void unwind_module_get_info(struct unwind_module *m, struct unwind_module_info *info);
+
+/* Whether the module's code keeps frame pointers: at least half of its FDEs put the CFA on rbp,
+   as -fno-omit-frame-pointer builds do (Debian's libraries: a few percent); false for a module
+   without CFI. Loads the module if not yet loaded. */
+bool unwind_module_has_frame_pointers(struct unwind_module *m);
 
 /* The rule of the table row that covers a file vaddr (module-relative address, no bias), for
    tests, tools and the fuzzer. */
