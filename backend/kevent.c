@@ -1731,6 +1731,7 @@ static const char *own_name(uint16_t id)
         case 2: return "etwtop/KernelSymbol";
         case 3: return "etwtop/EventsLost";
         case 4: return "etwtop/SessionCpu";
+        case 5: return "etwtop/UnwindStats";
         default: return "etwtop/Unknown";
         }
 }
@@ -1782,6 +1783,23 @@ static int dec_own(struct kdecoder *d, struct kevent *ev, const struct payload *
                 ev->session_cpu.nr_cpus = le_get32(pl->p + 4);
                 ev->session_cpu.nr_online = le_get32(pl->p + 8);
                 ev->session_cpu.traced_pid = le_get32(pl->p + 12);
+                return 0;
+        case 5:
+                KEV_CLEAR(ev, unwind_stats);
+                if (pl->len < 16 + 8 * (KEV_NR_UNWIND_STOPS + 3))
+                        return -EBADMSG;
+                ev->type = KEV_UNWIND_STATS;
+                ev->unwind_stats.mode = le_get32(pl->p);
+                ev->unwind_stats.stack_copy_bytes = le_get32(pl->p + 4);
+                ev->unwind_stats.nr_walks = le_get64(pl->p + 8);
+                for (uint32_t i = 0; i < KEV_NR_UNWIND_STOPS; i++)
+                        ev->unwind_stats.nr_by_stop[i] = le_get64(pl->p + 16 + 8 * i);
+                {
+                        const uint8_t *q = pl->p + 16 + 8 * KEV_NR_UNWIND_STOPS;
+                        ev->unwind_stats.nr_fp_chains = le_get64(q);
+                        ev->unwind_stats.nr_frames = le_get64(q + 8);
+                        ev->unwind_stats.nr_fp_frames = le_get64(q + 16);
+                }
                 return 0;
         default: return KEV_NO_LAYOUT;
         }

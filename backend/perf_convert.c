@@ -12,6 +12,7 @@
 #include "unwind/unwind.h"
 #include "util/xalloc.h"
 
+_Static_assert(PERF_CONV_NR_UNWIND_STOPS == UNWIND_NR_STOPS, "UnwindStats stops are unwind_stop's");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
 
 /* doc/etwtop-provider.md */

@@ -116,6 +116,18 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                 }
                 break;
         case KEV_SESSION_CPU: t->traced_pid = ev->session_cpu.traced_pid; break;
+        case KEV_UNWIND_STATS: {
+                struct profile_unwind *u = &t->unwind;
+                t->has_unwind = true;
+                u->mode = ev->unwind_stats.mode;
+                u->stack_copy_bytes = ev->unwind_stats.stack_copy_bytes;
+                u->nr_walks = ev->unwind_stats.nr_walks;
+                u->nr_fp_chains = ev->unwind_stats.nr_fp_chains;
+                u->nr_frames = ev->unwind_stats.nr_frames;
+                u->nr_fp_frames = ev->unwind_stats.nr_fp_frames;
+                memcpy(u->nr_by_stop, ev->unwind_stats.nr_by_stop, sizeof(u->nr_by_stop));
+                break;
+        }
         case KEV_EVENTS_LOST:
                 if (ev->events_lost.reason == 1)
                         t->nr_lost_records += ev->events_lost.count;

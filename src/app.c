@@ -152,6 +152,9 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .caps = &a->caps,
         };
         profile_caps(p, &h.model_caps);
+        struct profile_unwind unwind = p->trace.unwind;
+        if (p->trace.has_unwind)
+                h.unwind = &unwind;
         feed_unlock(a->feed);
         *nr = header_lines(&h, lines);
 }

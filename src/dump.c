@@ -314,6 +314,20 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 put_u64_field(d, "nr_online", ev->session_cpu.nr_online);
                 put_u64_field(d, "traced_pid", ev->session_cpu.traced_pid);
                 break;
+        case KEV_UNWIND_STATS: {
+                static const char *const stops[KEV_NR_UNWIND_STOPS] = {"thread_start", "stack_end",
+                                                                       "no_module",    "no_cfi",
+                                                                       "bad_frame",    "max_depth"};
+                put_u64_field(d, "mode", ev->unwind_stats.mode);
+                put_u64_field(d, "stack_copy_bytes", ev->unwind_stats.stack_copy_bytes);
+                put_u64_field(d, "walks", ev->unwind_stats.nr_walks);
+                for (uint32_t i = 0; i < KEV_NR_UNWIND_STOPS; i++)
+                        put_u64_field(d, stops[i], ev->unwind_stats.nr_by_stop[i]);
+                put_u64_field(d, "fp_chains", ev->unwind_stats.nr_fp_chains);
+                put_u64_field(d, "frames", ev->unwind_stats.nr_frames);
+                put_u64_field(d, "fp_frames", ev->unwind_stats.nr_fp_frames);
+                break;
+        }
         case KEV_EVENTS_LOST:
                 put_u64_field(d, "cpu", ev->events_lost.cpu);
                 put_u64_field(d, "reason", ev->events_lost.reason);

@@ -51,6 +51,50 @@ static void caps_text(const struct profile_caps *c, char *line)
                 append(line, "%s%s past the caps", sep, past);
 }
 
+void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t stack_copy_bytes,
+                        char *out, size_t size)
+{
+        static const char *const modes[] = {"frame pointers", "dwarf", "auto"};
+        static const char *const stops[KEV_NR_UNWIND_STOPS] = {
+                "thread start", "stack end", "no module", "no CFI", "bad frame", "max depth"};
+        out[0] = '\0';
+        if (u) {
+                mode = u->mode;
+                stack_copy_bytes = u->stack_copy_bytes;
+        }
+        if (mode == ETWTOP_STACKWALK_FP && (!u || !u->nr_walks))
+                return;
+        char line[HEADER_WIDTH];
+        snprintf(line, sizeof(line), "Stack walk: %s", mode < 3 ? modes[mode] : "?");
+        if (mode != ETWTOP_STACKWALK_FP)
+                append(line, ", %u-byte stack copies", (unsigned)stack_copy_bytes);
+        if (!u || (!u->nr_walks && !u->nr_fp_chains)) {
+                append(line, ": no user stack walked yet");
+        } else {
+                uint64_t cut = u->nr_walks - u->nr_by_stop[KEV_UNWIND_THREAD_START];
+                append(line, ": %" PRIu64 " user stacks unwound: %" PRIu64 " to the thread start",
+                       u->nr_walks, u->nr_by_stop[KEV_UNWIND_THREAD_START]);
+                if (cut) {
+                        append(line, ", %" PRIu64 " cut (", cut);
+                        const char *sep = "";
+                        for (uint32_t i = 1; i < KEV_NR_UNWIND_STOPS; i++)
+                                if (u->nr_by_stop[i]) {
+                                        append(line, "%s%s %" PRIu64, sep, stops[i],
+                                               u->nr_by_stop[i]);
+                                        sep = ", ";
+                                }
+                        append(line, ")");
+                }
+                if (u->nr_fp_chains)
+                        append(line, "; %" PRIu64 " by frame pointers (code that keeps them)",
+                               u->nr_fp_chains);
+                if (u->nr_fp_frames)
+                        append(line, "; %" PRIu64 " frames followed rbp (code without CFI)",
+                               u->nr_fp_frames);
+        }
+        snprintf(out, size, "%s", line);
+}
+
 uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH])
 {
         const struct collect_settings *s = h->settings;
@@ -115,6 +159,11 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                                          len ? ", " : "", what[i]);
                         }
         }
-        snprintf(lines[2], HEADER_WIDTH, "%s%s", cannot[0] ? "Not on this machine: " : "", cannot);
-        return cannot[0] ? 3 : 2;
+        char walk[HEADER_WIDTH];
+        header_unwind_text(h->unwind, s->stack_walk, s->user_stack_bytes, walk, sizeof(walk));
+        /* truncated at the screen's width, as every header line */
+        lines[2][0] = '\0';
+        append(lines[2], "%s%s%s%s", walk, walk[0] && cannot[0] ? "   " : "",
+               cannot[0] ? "Not on this machine: " : "", cannot);
+        return lines[2][0] ? 3 : 2;
 }

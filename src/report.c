@@ -8,6 +8,7 @@
 #include "annotate.h"
 #include "etw/evntrace.h"
 #include "feed.h"
+#include "header.h"
 #include "model/profile.h"
 #include "outbuf.h"
 
@@ -315,6 +316,13 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                          "other side of its switches)\n",
                          t->traced_pid);
                 outbuf_puts(&o, line);
+        }
+        if (t->has_unwind) {
+                header_unwind_text(&t->unwind, 0, 0, line, sizeof(line) - 1);
+                if (line[0]) {
+                        strcat(line, "\n");
+                        outbuf_puts(&o, line);
+                }
         }
         uint16_t sources[16];
         uint32_t nr_sources = hot_sources(p->hot, sources, 16);

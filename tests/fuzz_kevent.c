@@ -148,6 +148,7 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
         case KEV_KERNEL_SYMBOL: FUZZ_CHECK_INIT(ev->kernel_symbol); break;
         case KEV_EVENTS_LOST: FUZZ_CHECK_INIT(ev->events_lost); break;
         case KEV_SESSION_CPU: FUZZ_CHECK_INIT(ev->session_cpu); break;
+        case KEV_UNWIND_STATS: FUZZ_CHECK_INIT(ev->unwind_stats); break;
         case KEV_CLR_METHOD: FUZZ_CHECK_INIT(ev->clr_method); break;
         case KEV_CLR_MODULE: FUZZ_CHECK_INIT(ev->clr_module); break;
         default: abort();

@@ -38,6 +38,7 @@ enum kevent_type {
         KEV_CLR_METHOD,       /* .NET runtime Id 143/144, rundown Id 143/144: verbose methods */
         KEV_CLR_MODULE,       /* .NET runtime Id 152/153, rundown Id 153/154: modules */
         KEV_SESSION_CPU,      /* etwtop provider, Id 4 */
+        KEV_UNWIND_STATS,     /* etwtop provider, Id 5 */
         KEV_TYPE_MAX
 };
 
@@ -52,6 +53,17 @@ enum kevent_phase {
 };
 
 #define KEV_MAX_PMC 8
+
+/* Why a DWARF walk of a user stack ended (etwtop's UnwindStats, in this order). */
+enum kevent_unwind_stop {
+        KEV_UNWIND_THREAD_START = 0, /* whole: the thread's first frame */
+        KEV_UNWIND_STACK_END,        /* the stack copy was too short */
+        KEV_UNWIND_NO_MODULE,        /* code in no file (JIT, anonymous memory) */
+        KEV_UNWIND_NO_CFI,           /* a module without rules for the address */
+        KEV_UNWIND_BAD_FRAME,        /* a rule it cannot use, a frame that goes nowhere */
+        KEV_UNWIND_MAX_DEPTH,        /* too many frames */
+        KEV_NR_UNWIND_STOPS,
+};
 
 struct kevent_lbr_entry {
         uint64_t from;
@@ -247,6 +259,16 @@ struct kevent {
                         uint32_t nr_online;  /* the CPUs online at the start */
                         uint32_t traced_pid; /* the one process traced (-p); 0: the system */
                 } session_cpu;
+                struct {
+                        /* how the session walked user stacks so far (doc/unwind.md) */
+                        uint32_t mode;             /* 0 frame pointers, 1 DWARF, 2 auto */
+                        uint32_t stack_copy_bytes; /* the user stack copied per sample */
+                        uint64_t nr_walks;         /* user stacks unwound from a copy */
+                        uint64_t nr_by_stop[KEV_NR_UNWIND_STOPS]; /* ... by why they ended */
+                        uint64_t nr_fp_chains; /* auto: frame-pointer code's kernel chains kept */
+                        uint64_t nr_frames;    /* frames the walks found */
+                        uint64_t nr_fp_frames; /* of them, by following rbp (no CFI there) */
+                } unwind_stats;
                 struct {
                         /* Microsoft-Windows-DotNETRuntime MethodLoadVerbose (START),
                            MethodUnloadVerbose (END); -Rundown MethodDCStartVerbose (DC_START),

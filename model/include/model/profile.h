@@ -56,6 +56,14 @@ struct profile_trace {
         /* the one process an etwtop -p recording traced (its SessionCpu events; 0: the whole
            system): the views count that process only, as its session did */
         uint32_t traced_pid;
+        /* how the session walked user stacks (its last UnwindStats event: counts so far) */
+        bool has_unwind;
+        struct profile_unwind {
+                uint32_t mode; /* 0 frame pointers, 1 DWARF, 2 auto */
+                uint32_t stack_copy_bytes;
+                uint64_t nr_walks, nr_fp_chains, nr_frames, nr_fp_frames;
+                uint64_t nr_by_stop[KEV_NR_UNWIND_STOPS];
+        } unwind;
         /* a recording's events over time (the replay's timeline): PROFILE_TIMELINE_SLOTS
            slices of timeline_span_ns / PROFILE_TIMELINE_SLOTS from the trace's start; the span
            is its header's StartTime to EndTime (0: not a file, no timeline), doubled as often
