@@ -75,6 +75,7 @@ static void to_panel(const struct collect_settings *c, struct panel_values *pv)
         pv->pmc_source = c->pmc_source;
         pv->is_lbr_on = c->is_lbr_on;
         pv->lbr_filters = c->lbr_filters;
+        pv->stack_walk = c->stack_walk;
 }
 
 static void from_panel(const struct panel_values *pv, struct collect_settings *c)
@@ -86,6 +87,7 @@ static void from_panel(const struct panel_values *pv, struct collect_settings *c
         c->pmc_source = pv->pmc_source;
         c->is_lbr_on = pv->is_lbr_on;
         c->lbr_filters = pv->lbr_filters;
+        c->stack_walk = pv->stack_walk;
 }
 
 /* What the session collects now (live: asked of it, so a change another program made shows;

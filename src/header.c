@@ -89,7 +89,7 @@ void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t 
                         append(line, "; %" PRIu64 " by frame pointers (code that keeps them)",
                                u->nr_fp_chains);
                 if (u->nr_fp_frames)
-                        append(line, "; %" PRIu64 " frames followed rbp (code without CFI)",
+                        append(line, "; rbp followed for %" PRIu64 " frames (code without CFI)",
                                u->nr_fp_frames);
         }
         snprintf(out, size, "%s", line);

@@ -325,6 +325,16 @@ static int do_loggers(FILE *out, char *err, size_t err_size)
                         } else {
                                 fputs("none\n", out);
                         }
+                        struct etw_stackwalk_info w;
+                        if (TraceQueryInformation(id, ETWTOP_TRACE_STACKWALK_INFO, &w, sizeof(w),
+                                                  &len) == ERROR_SUCCESS) {
+                                static const char *const walks[] = {"fp", "dwarf", "auto"};
+                                fprintf(out, "  user stacks: %s", w.Mode < 3 ? walks[w.Mode] : "?");
+                                if (w.Mode != ETWTOP_STACKWALK_FP)
+                                        fprintf(out, ", %u-byte stack copies",
+                                                (unsigned)w.UserStackBytes);
+                                fputc('\n', out);
+                        }
                         fprintf(out, "  interval:   %u (100 ns)\n", (unsigned)iv.Interval);
                 }
                 fprintf(out, "  buffers:    %u x %u KB (%u free), %u written\n",

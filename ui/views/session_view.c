@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* session_view.c: owns the session panel: a row per setting of the running session (group
-   masks, stack-walk hooks, the timer interval, the PMC source, LBR and its filters), marked as
+   masks, stack-walk hooks and mode, the timer interval, the PMC source, LBR and its filters),
+   marked as
    the session reports them; Enter edits a copy for the loop to apply. */
 #include "ui/views.h"
 
@@ -8,18 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "util/xalloc.h"
 
-enum setting_kind { SET_FLAG, SET_HOOK, SET_INTERVAL, SET_PMC, SET_LBR };
+enum setting_kind { SET_FLAG, SET_HOOK, SET_WALK, SET_INTERVAL, SET_PMC, SET_LBR };
 
 struct setting {
         enum setting_kind kind;
         const char *name;
         const char *help;
-        uint32_t value; /* SET_FLAG EnableFlags bits; SET_HOOK hook id; SET_INTERVAL 100 ns
-                           units; SET_PMC KPROFILE_SOURCE; SET_LBR filter bit (0: LBR itself) */
+        uint32_t value; /* SET_FLAG EnableFlags bits; SET_HOOK hook id; SET_WALK
+                           ETWTOP_STACKWALK_*; SET_INTERVAL 100 ns units; SET_PMC
+                           KPROFILE_SOURCE; SET_LBR filter bit (0: LBR itself) */
 };
 
 /* Kernel flags only: the session derives the groups they imply (ControlTrace(UPDATE)). */
@@ -36,6 +39,12 @@ static const struct setting settings[] = {
         {SET_HOOK, "stack: ReadyThread", "call stacks on wake-ups", WMI_LOG_TYPE_READY_THREAD},
         {SET_HOOK, "stack: PmcInterrupt", "call stacks on PMC samples",
          PERFINFO_LOG_TYPE_PMC_INTERRUPT},
+        {SET_WALK, "user stacks: frame pointers",
+         "the kernel follows rbp (broken where code has none)", ETWTOP_STACKWALK_FP},
+        {SET_WALK, "user stacks: DWARF", "unwound from a copy of each sample's stack (.eh_frame)",
+         ETWTOP_STACKWALK_DWARF},
+        {SET_WALK, "user stacks: auto", "DWARF where the sampled code keeps no frame pointers",
+         ETWTOP_STACKWALK_AUTO},
         {SET_INTERVAL, "interval 0.125 ms", "8 kHz timer sampling", 1250},
         {SET_INTERVAL, "interval 0.25 ms", "4 kHz timer sampling", 2500},
         {SET_INTERVAL, "interval 1 ms", "1 kHz timer sampling", 10000},
@@ -87,6 +96,7 @@ static bool is_on(const struct panel_values *pv, const struct setting *s)
         switch (s->kind) {
         case SET_FLAG: return (pv->masks[0] & s->value) == s->value;
         case SET_HOOK: return has_hook(pv, (uint16_t)s->value);
+        case SET_WALK: return pv->stack_walk == s->value;
         case SET_INTERVAL: return pv->interval_100ns == s->value;
         case SET_PMC: /* sampled: the source chosen and its group on */
                 return pv->pmc_source == s->value &&
@@ -130,6 +140,7 @@ static void toggle(struct panel_values *pv, const struct setting *s)
                         pv->hooks[pv->nr_hooks++] = (uint16_t)s->value;
                 }
                 break;
+        case SET_WALK: pv->stack_walk = s->value; break;
         case SET_INTERVAL: pv->interval_100ns = s->value; break;
         case SET_PMC:
                 /* the source and the group that samples it go on and off together */

@@ -38,6 +38,7 @@ struct panel_values {
         uint32_t pmc_source;     /* KPROFILE_SOURCE under PMC_PROFILE (0: none) */
         bool is_lbr_on;
         uint32_t lbr_filters; /* EVNTRACE_LBR_FILTER_* */
+        uint32_t stack_walk;  /* ETWTOP_STACKWALK_*: user stacks by frame pointers, DWARF, auto */
 };
 
 /* The session panel: a row per setting; Enter edits a copy of what the session reports and asks
