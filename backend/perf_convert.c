@@ -2026,9 +2026,9 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
         struct unwind_walk_options opts = {.use_fp_fallback = true};
         struct unwind_result res;
-        uint32_t first = n;
         uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + n,
                                   CONV_MAX_FRAMES - n, &res);
+        c->uw_st.nr_frames += nr;
         /* a sample taken in user mode has its ip first already */
         if (nr && n == 1 && c->frames[0] == c->frames[1]) {
                 memmove(c->frames + 1, c->frames + 2, (nr - 1) * sizeof(uint64_t));
@@ -2038,7 +2038,6 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         c->uw_st.nr_walks++;
         if ((uint32_t)res.stop < PERF_CONV_NR_UNWIND_STOPS)
                 c->uw_st.nr_by_stop[res.stop]++;
-        c->uw_st.nr_frames += n - first;
         c->uw_st.nr_fp_frames += res.nr_fp_frames;
         return n;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "etl_writer.h"
@@ -27,7 +28,7 @@
 /* ---- building perf records ---- */
 
 struct rb {
-        uint8_t b[4096];
+        uint8_t b[32768]; /* a sample with a user stack copy included */
         uint32_t n;
 };
 
@@ -420,6 +421,165 @@ static void test_sample_with_callchain(void **state)
         assert_int_equal(u->ev.stack.nr_frames, 3);
         assert_int_equal(u->ev.stack.frames[0], 0x402222);
         assert_int_equal(u->ev.stack.frames[1], 0x402000);
+}
+
+/* ---- DWARF walks of user stacks (--stackwalk-mode dwarf) ---- */
+
+/* This process's registers and stack at a known place, as PERF_SAMPLE_REGS_USER and
+   STACK_USER give a sample's: outer -> middle -> capture, each not inlined. */
+static struct {
+        ucontext_t uc;
+        uint64_t ret_in_middle, ret_in_outer;
+        uint8_t stack[8192];
+        uint64_t stack_size;
+} snap;
+
+/* The end of the mapping that holds addr (the stack's top), from /proc/self/maps. */
+static uint64_t mapping_end(uint64_t addr)
+{
+        FILE *f = fopen("/proc/self/maps", "r");
+        assert_non_null(f);
+        char line[512];
+        uint64_t end = 0;
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long lo, hi;
+                if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi)
+                        end = hi;
+        }
+        fclose(f);
+        return end;
+}
+
+/* The stack's bytes as they are, redzones of the sanitizers included (the kernel copies them
+   so); volatile reads, so that no memcpy (which ASan checks) is made of it. */
+__attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
+{
+        const volatile uint8_t *p = (const volatile uint8_t *)(uintptr_t)src;
+        for (size_t i = 0; i < n; i++)
+                dst[i] = p[i];
+}
+
+__attribute__((noinline)) static void capture(void)
+{
+        snap.ret_in_middle = (uint64_t)(uintptr_t)__builtin_return_address(0);
+        getcontext(&snap.uc);
+        uint64_t sp = (uint64_t)snap.uc.uc_mcontext.gregs[REG_RSP];
+        uint64_t end = mapping_end(sp);
+        snap.stack_size = end - sp < sizeof(snap.stack) ? end - sp : sizeof(snap.stack);
+        copy_raw(snap.stack, sp, snap.stack_size);
+        __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void middle(void)
+{
+        snap.ret_in_outer = (uint64_t)(uintptr_t)__builtin_return_address(0);
+        capture();
+        __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void outer(void)
+{
+        middle();
+        __asm__ volatile("" ::: "memory");
+}
+
+/* The executable mappings of this process, as the rundown gives them to the converter. */
+static void add_own_images(uint32_t pid)
+{
+        FILE *f = fopen("/proc/self/maps", "r");
+        assert_non_null(f);
+        char line[512];
+        while (fgets(line, sizeof(line), f)) {
+                unsigned long long lo, hi, off;
+                char perms[8], path[400] = "";
+                if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %399s", &lo, &hi, perms, &off, path) <
+                            4 ||
+                    perms[2] != 'x' || !path[0])
+                        continue;
+                struct perf_conv_image im = {pid, lo, hi - lo, off, path, NULL, 0, 0};
+                assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, START, &im),
+                                 0);
+        }
+        fclose(f);
+}
+
+/* A user-mode sample of snap: registers of the mask, stack_size bytes of the copy. */
+static void rb_snap_sample(struct rb *r, uint64_t id, uint32_t pid, uint64_t ts,
+                           uint64_t stack_size)
+{
+        const greg_t *gr = snap.uc.uc_mcontext.gregs;
+        uint64_t ip = (uint64_t)gr[REG_RIP];
+        rb_sample_head(r, id, ip, pid, pid, ts, 0, true);
+        r->b[6] = 0;
+        memcpy(r->b + 4, &(uint16_t){PERF_RECORD_MISC_USER}, 2);
+        rb_u64(r, 0); /* the callchain: exclude_callchain_user, a user-mode sample */
+        rb_u64(r, 2); /* PERF_SAMPLE_REGS_ABI_64 */
+        /* PERF_CONV_REGS_USER_MASK: AX BX CX DX SI DI BP SP IP, R8..R15 */
+        const int order[] = {REG_RAX, REG_RBX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
+                             REG_RBP, REG_RSP, REG_RIP, REG_R8,  REG_R9,  REG_R10,
+                             REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+        for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+                rb_u64(r, (uint64_t)gr[order[i]]);
+        uint64_t copied = (snap.stack_size + 7) & ~7ull;
+        rb_u64(r, copied);
+        rb_bytes(r, snap.stack, (uint32_t)copied);
+        rb_u64(r, stack_size); /* dyn_size */
+        rb_end(r);
+}
+
+static void test_sample_dwarf_walk(void **state)
+{
+        (void)state;
+        outer();
+        assert_true(snap.stack_size >= 64);
+        uint32_t pid = (uint32_t)getpid();
+        add_own_images(pid);
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                     .has_stack = true,
+                                     .walk = PERF_CONV_WALK_DWARF,
+                                     .regs_user_mask = PERF_CONV_REGS_USER_MASK};
+        add_event(12, &ev);
+        perf_conv_set_walk(g.c, PERF_CONV_WALK_DWARF, 8192);
+        struct rb r;
+        rb_snap_sample(&r, 12, pid, START + 1000, snap.stack_size);
+        convert(&r, 0);
+        /* the same with 16 bytes of the copy holding data: capture's frame reaches past it */
+        rb_snap_sample(&r, 12, pid, START + 2000, 16);
+        convert(&r, 0);
+        struct perf_conv_unwind_stats us;
+        perf_conv_get_unwind_stats(g.c, &us);
+        assert_int_equal(us.nr_walks, 2);
+        /* the short copy ends at its end (UNWIND_STOP_STACK_END); the whole one at the thread's
+           start, or at the end of its 8 KiB when the stack above is deeper */
+        assert_int_equal(us.nr_by_stop[0] + us.nr_by_stop[1], 2);
+        assert_true(us.nr_by_stop[1] >= 1);
+        assert_int_equal(perf_conv_rundown_end(g.c, 0, START + 3000), 0);
+        read_back();
+
+        const struct cap *k = find(KEV_STACK, 0);
+        assert_non_null(k);
+        assert_true(k->ev.stack.nr_frames >= 4);
+        assert_int_equal(k->frames[0], (uint64_t)snap.uc.uc_mcontext.gregs[REG_RIP]);
+        assert_int_equal(k->frames[1], snap.ret_in_middle);
+        assert_int_equal(k->frames[2], snap.ret_in_outer);
+        const struct cap *cut = find(KEV_STACK, 1);
+        assert_non_null(cut);
+        assert_int_equal(cut->frames[0], k->frames[0]);
+        assert_true(cut->ev.stack.nr_frames < k->ev.stack.nr_frames);
+        /* the counts, as the file says them last (the stop's) */
+        uint32_t nr_stats = count(KEV_UNWIND_STATS);
+        assert_true(nr_stats >= 1);
+        const struct cap *st = find(KEV_UNWIND_STATS, nr_stats - 1);
+        assert_non_null(st);
+        assert_int_equal(st->ev.unwind_stats.mode, PERF_CONV_WALK_DWARF);
+        assert_int_equal(st->ev.unwind_stats.stack_copy_bytes, 8192);
+        assert_int_equal(st->ev.unwind_stats.nr_walks, 2);
+        assert_int_equal(st->ev.unwind_stats.nr_by_stop[KEV_UNWIND_STACK_END], us.nr_by_stop[1]);
+        assert_true(st->ev.unwind_stats.nr_frames >= k->ev.stack.nr_frames);
 }
 
 static void test_out_of_order_is_clamped(void **state)
@@ -1897,6 +2057,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sample_dwarf_walk, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_wait_reason_from_stack, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_record_time, setup, teardown),
