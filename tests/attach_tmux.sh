@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # attach_tmux.sh: etwtop --attach in tmux (issue 14): the screen consumes a session --start left
 # running; a change another program makes (--update) shows in its header; the session panel's
-# CSWITCH key updates that session, which --loggers in another shell shows; F2 saves from the
-# host's ring; q leaves the session running, its consumer gone.
+# CSWITCH key and its user-stack rows update that session, which --loggers in another shell
+# shows; F2 saves from the host's ring; q leaves the session running, its consumer gone.
 set -u
 : "${ETWTOP:?}"
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
@@ -64,6 +64,17 @@ check "--loggers in another shell: CSWITCH off" \
 tm send-keys -t s Enter
 check "panel: CSWITCH on again" wait_for 'CSWITCH on: applied to the running session' 5
 check "--loggers: CSWITCH on again" loggers_wait '^  flags: *PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER$' 5
+# the user-stack rows: DWARF walks on the running session (ETWTOP_TRACE_STACKWALK_INFO), the
+# header counts them as the session's UnwindStats events come; then frame pointers again
+tm send-keys -t s Down Down Down Down Down Down Down Enter
+check "panel: user stacks: DWARF applied" wait_for 'user stacks: DWARF on: applied to the running session' 5
+check "--loggers: user stacks dwarf" loggers_wait '^  user stacks: dwarf, 8192-byte stack copies$' 5
+check "header: DWARF walks counted" \
+        wait_for 'Stack walk: dwarf, 8192-byte stack copies: [1-9][0-9]* user stacks unwound' 10
+tm send-keys -t s Up Enter
+check "panel: user stacks: frame pointers applied" \
+        wait_for 'user stacks: frame pointers on: applied to the running session' 5
+check "--loggers: user stacks fp" loggers_wait '^  user stacks: fp$' 5
 
 # F2: the recent events, from the host's ring
 tm send-keys -t s 1 F2
