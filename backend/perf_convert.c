@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* perf_convert.c: turns perf ring records into kernel-logger records, bytes in, bytes out. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "le_bytes.h"
 #include "perf_convert.h"
@@ -1935,16 +1937,33 @@ static struct unwind_module *vdso_module(struct perf_conv *c)
         return c->uw_vdso;
 }
 
-/* The unwind module of an image and its bias, found once. */
-static bool image_module(struct perf_conv *c, struct conv_image *e)
+/* The file an image's rules are read from: its path; or, where that file is gone (" (deleted)":
+   replaced by a package upgrade since it was mapped, a memfd) or cannot be read from here
+   (another mount namespace), the mapping itself, through /proc/PID/map_files while the
+   process lives. */
+static const char *image_file(const struct conv_image *e, uint32_t pid, char *buf, size_t size)
+{
+        static const char deleted[] = " (deleted)";
+        size_t n = strlen(e->path), k = sizeof(deleted) - 1;
+        if ((n > k && strcmp(e->path + n - k, deleted) == 0) || access(e->path, R_OK) != 0) {
+                snprintf(buf, size, "/proc/%u/map_files/%llx-%llx", pid,
+                         (unsigned long long)e->base, (unsigned long long)(e->base + e->size));
+                return buf;
+        }
+        return e->path;
+}
+
+/* The unwind module of an image of process pid and its bias, found once. */
+static bool image_module(struct perf_conv *c, struct conv_image *e, uint32_t pid)
 {
         if (e->uw_state == UW_UNTRIED) {
                 struct unwind_module *m = NULL;
+                char buf[96];
                 e->uw_state = UW_NONE;
                 if (strcmp(e->path, "[vdso]") == 0)
                         m = vdso_module(c);
                 else if (e->path[0] == '/' &&
-                         unwind_cache_get(c->uw_cache, e->path,
+                         unwind_cache_get(c->uw_cache, image_file(e, pid, buf, sizeof(buf)),
                                           e->build_id_size ? e->build_id : NULL, e->build_id_size,
                                           &m) < 0)
                         m = NULL;
@@ -1984,7 +2003,7 @@ static int walk_find_map(void *ctx, uint64_t addr, struct unwind_map *map)
 {
         struct walk_ctx *w = ctx;
         struct conv_image *e = w->proc ? image_at(w->proc, addr, &w->memo) : NULL;
-        if (!e || !image_module(w->c, e))
+        if (!e || !image_module(w->c, e, w->proc->pid))
                 return -ENOENT;
         map->module = e->uw;
         map->bias = e->uw_bias;
@@ -2014,7 +2033,7 @@ static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev, s
         if (ev->walk == PERF_CONV_WALK_DWARF)
                 return true;
         struct conv_image *e = w->proc ? image_at(w->proc, user_ip, &w->memo) : NULL;
-        if (!e || !image_module(c, e))
+        if (!e || !image_module(c, e, w->proc->pid))
                 return true;
         return !unwind_module_has_frame_pointers(e->uw);
 }

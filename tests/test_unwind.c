@@ -22,6 +22,7 @@
 #include <cmocka.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -1028,6 +1029,23 @@ static void test_frame_pointers(void **state)
         unwind_cache_free(c);
 }
 
+/* A file's GNU build-id (libdw's reader, independent of ours); its size, 0 if none. */
+static size_t elf_build_id(const char *path, uint8_t *id, size_t max)
+{
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        elf_version(EV_CURRENT);
+        Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+        const void *p = NULL;
+        ssize_t n = elf ? dwelf_elf_gnu_build_id(elf, &p) : -1;
+        size_t size = n > 0 && (size_t)n <= max ? (size_t)n : 0;
+        if (size)
+                memcpy(id, p, size);
+        elf_end(elf);
+        close(fd);
+        return size;
+}
+
 static void test_cache(void **state)
 {
         (void)state;
@@ -1051,12 +1069,23 @@ static void test_cache(void **state)
         static const uint8_t id[] = {1, 2, 3, 4};
         assert_int_equal(unwind_cache_get(c, UNWIND_FIXTURE, id, sizeof(id), &d), 0);
         assert_ptr_not_equal(d, a);
+        struct unwind_module_info info;
+        /* the file is another build than the mapping's (replaced since): no rules, said */
+        unwind_module_get_info(d, &info);
+        assert_false(info.has_cfi);
+        assert_non_null(strstr(info.note, "another build"));
+        /* the right build-id (the file's own): its rules */
+        uint8_t own[64];
+        size_t own_size = elf_build_id(UNWIND_FIXTURE, own, sizeof(own));
+        assert_true(own_size > 0);
+        assert_int_equal(unwind_cache_get(c, UNWIND_FIXTURE, own, own_size, &d), 0);
+        unwind_module_get_info(d, &info);
+        assert_true(info.has_cfi);
         assert_int_equal(unwind_cache_get(c, "/nonexistent/x", NULL, 0, &d), -ENOENT);
         static const uint8_t other_id[] = {5, 6, 7, 8};
         assert_int_equal(unwind_cache_get(c, "/nonexistent/x", other_id, 4, &d), -ENOENT);
         /* a file that is not ELF: a module without CFI, with a note */
         assert_int_equal(unwind_cache_get(c, "/proc/self/cmdline", NULL, 0, &d), 0);
-        struct unwind_module_info info;
         unwind_module_get_info(d, &info);
         assert_false(info.has_cfi);
         assert_string_equal(info.note, "not an ELF file");

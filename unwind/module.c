@@ -191,6 +191,15 @@ static void load_elf(struct unwind_module *m, Elf *elf)
                 set_note(m, why);
                 return;
         }
+        if (m->want_build_id_size && v.build_id_size &&
+            (v.build_id_size != m->want_build_id_size ||
+             memcmp(v.build_id, m->want_build_id, v.build_id_size) != 0)) {
+                /* the file was replaced since it was mapped (a package upgrade): its rules
+                   are another build's */
+                set_note(m, "the file is another build than the one mapped (its build-id "
+                            "differs)");
+                return;
+        }
         read_loads(elf, m);
         if (v.eh_frame_size || v.debug_frame_size) {
                 build_from(m, &v, &v);
@@ -433,6 +442,10 @@ int unwind_cache_get(struct unwind_cache *c, const char *path, const uint8_t *bu
         m->key = xstrdup(key);
         m->key_hash = h;
         m->debug_dir = c->debug_dir;
+        if (build_id && build_id_size && build_id_size <= sizeof(m->want_build_id)) {
+                memcpy(m->want_build_id, build_id, build_id_size);
+                m->want_build_id_size = (uint8_t)build_id_size;
+        }
         if (c->nr_modules == c->cap_modules) {
                 c->cap_modules = c->cap_modules ? 2 * c->cap_modules : 16;
                 c->modules = xrealloc(c->modules, c->cap_modules * sizeof(*c->modules));

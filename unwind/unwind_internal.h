@@ -84,7 +84,10 @@ struct unwind_module {
         char *path; /* owned: the file to read ("" for memory) */
         char *key;  /* owned: the cache key, NULL when not in a cache */
         uint64_t key_hash;
-        const char *debug_dir; /* borrowed from the cache's options, or NULL */
+        const char *debug_dir;     /* borrowed from the cache's options, or NULL */
+        uint8_t want_build_id[20]; /* the build-id it was asked by (a mapping's): the file must
+                                      have it, else it is another build and gives no rules */
+        uint8_t want_build_id_size;
         bool is_loaded;
         bool is_from_debug_file;
         const void *mem; /* borrowed: the ELF image of unwind_module_open_mem */

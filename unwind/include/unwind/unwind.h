@@ -161,7 +161,9 @@ int unwind_cache_new(struct unwind_cache **out, const struct unwind_cache_option
 void unwind_cache_free(struct unwind_cache *c);
 
 /* The module of a file, keyed by its build-id when one is given (an MMAP2 record's), else by
-   path, size, mtime, device and inode (one stat). Cheap: the file is read and the table built
+   path, size, mtime, device and inode (one stat). A file whose own build-id differs from the one
+   given is another build (replaced since it was mapped): its module has no rules, and its note
+   says so. Cheap: the file is read and the table built
    on the first walk that needs it (or unwind_module_bias). The module belongs to the cache and
    lives as long as it. Returns 0, or -ENOENT (the file cannot be found: no module is made, and
    the next call tries again). A file that exists but cannot be read as ELF gives a module that
