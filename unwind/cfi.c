@@ -784,6 +784,55 @@ static void add_plt_rows(struct build *b, const struct unwind_cfi_input *cfi)
         }
 }
 
+/* A run of rows in order (one FDE's, or several): its first row and length. */
+struct run {
+        uint64_t start;
+        uint32_t seq, first, nr;
+};
+
+static int run_cmp(const void *a, const void *b)
+{
+        const struct run *x = a, *y = b;
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sorts the rows by start (then by the order they were read). Each FDE's rows come in order,
+   and FDEs rarely overlap: the runs of ordered rows are sorted by their first row and laid end
+   to end (a sort of the FDEs, not of every row: libc has 3,700 FDEs and 28,000 rows); a full
+   sort only where runs interleave. */
+static void sort_rows(struct build *b)
+{
+        size_t nr = b->nr_rows, nr_runs = 0;
+        struct run *runs = xmalloc(nr * sizeof(*runs));
+        for (size_t i = 0; i < nr; i++) {
+                if (nr_runs && pending_cmp(&b->rows[i - 1], &b->rows[i]) <= 0) {
+                        runs[nr_runs - 1].nr++;
+                        continue;
+                }
+                runs[nr_runs++] = (struct run){b->rows[i].start, b->rows[i].seq, (uint32_t)i, 1};
+        }
+        if (nr_runs > 1) {
+                qsort(runs, nr_runs, sizeof(*runs), run_cmp);
+                struct pending *out = xmalloc(nr * sizeof(*out));
+                size_t n = 0;
+                for (size_t r = 0; r < nr_runs; r++) {
+                        memcpy(out + n, b->rows + runs[r].first, runs[r].nr * sizeof(*out));
+                        n += runs[r].nr;
+                }
+                free(b->rows);
+                b->rows = out;
+                b->cap_rows = nr;
+                for (size_t i = 1; i < nr; i++)
+                        if (pending_cmp(&out[i - 1], &out[i]) > 0) {
+                                qsort(out, nr, sizeof(*out), pending_cmp);
+                                break;
+                        }
+        }
+        free(runs);
+}
+
 /* Sorts the rows, trims overlaps (the first read wins: .eh_frame before .debug_frame), puts
    NONE rows in the gaps and one at the end, and writes the final arrays. */
 static void finish(struct build *b)
@@ -791,7 +840,7 @@ static void finish(struct build *b)
         struct uw_table *t = b->t;
         if (!b->nr_rows)
                 return;
-        qsort(b->rows, b->nr_rows, sizeof(*b->rows), pending_cmp);
+        sort_rows(b);
         t->base = b->rows[0].start;
         size_t cap = 2 * b->nr_rows + 1;
         t->starts = xmalloc(cap * sizeof(*t->starts));

@@ -10,17 +10,6 @@
 #define MAX_DEPTH 32
 #define MAX_STEPS 256
 
-int uw_stack_read(const struct unwind_stack *s, uint64_t addr, uint64_t *value)
-{
-        if (addr < s->base)
-                return -EFAULT;
-        uint64_t off = addr - s->base;
-        if (off > s->size || s->size - off < 8)
-                return addr > UINT64_MAX - 8 ? -EFAULT : -ERANGE;
-        memcpy(value, s->data + off, 8);
-        return 0;
-}
-
 static int stack_read_n(const struct unwind_stack *s, uint64_t addr, unsigned n, uint64_t *v)
 {
         uint64_t full;

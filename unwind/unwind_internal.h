@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
+#include <string.h>
 
 #include "unwind/unwind.h"
 
@@ -64,8 +66,17 @@ const struct uw_rule *uw_table_find(const struct uw_table *t, uint64_t vaddr, ui
 bool uw_table_expr(const struct uw_table *t, uint32_t off, const uint8_t **ops, size_t *len);
 
 /* Reads 8 bytes at addr from the stack copy. Returns 0, -ERANGE (past the copy's end) or -EFAULT
-   (below its base). */
-int uw_stack_read(const struct unwind_stack *s, uint64_t addr, uint64_t *value);
+   (below its base). Inline: a frame makes two or three. */
+static inline int uw_stack_read(const struct unwind_stack *s, uint64_t addr, uint64_t *value)
+{
+        if (addr < s->base)
+                return -EFAULT;
+        uint64_t off = addr - s->base;
+        if (off > s->size || s->size - off < 8)
+                return addr > UINT64_MAX - 8 ? -EFAULT : -ERANGE;
+        memcpy(value, s->data + off, 8);
+        return 0;
+}
 
 /* Evaluates a DWARF expression (the subset CFI uses: constants, breg, deref, arithmetic,
    comparisons, branches) over regs and the stack copy; push, when not NULL, is pushed first
@@ -74,6 +85,9 @@ int uw_stack_read(const struct unwind_stack *s, uint64_t addr, uint64_t *value);
    subset) or -EINVAL (malformed). */
 int uw_expr_eval(const uint8_t *ops, size_t len, const struct unwind_regs *regs,
                  const struct unwind_stack *stack, const uint64_t *push, uint64_t *out);
+
+#define UW_MEMO_BITS  8
+#define UW_MEMO_SLOTS (1u << UW_MEMO_BITS)
 
 /* A PT_LOAD header, for load biases. */
 struct uw_load {
@@ -93,6 +107,12 @@ struct unwind_module {
         const void *mem; /* borrowed: the ELF image of unwind_module_open_mem */
         size_t mem_size;
         struct uw_table table;
+        /* the rows walks found lately, by file offset: the same return addresses come back
+           sample after sample, and a hit skips the search (direct-mapped; index + 1, 0 empty) */
+        struct {
+                uint32_t off;
+                uint32_t index_plus1;
+        } memo[UW_MEMO_SLOTS];
         struct uw_load *loads; /* owned */
         uint32_t nr_loads;
         uint64_t build_ns;

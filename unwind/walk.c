@@ -50,14 +50,12 @@ uint32_t unwind_regs_from_perf(struct unwind_regs *regs, const uint64_t *values,
 {
         uint32_t n = 0;
         memset(regs, 0, sizeof(*regs));
-        for (unsigned bit = 0; bit < 64; bit++) {
-                if (!(mask & (1ull << bit)))
-                        continue;
+        for (uint64_t left = mask; left; left &= left - 1, n++) {
+                unsigned bit = (unsigned)__builtin_ctzll(left);
                 if (bit < 24 && perf_to_dwarf[bit] >= 0) {
                         regs->r[perf_to_dwarf[bit]] = values[n];
                         regs->valid |= BIT(perf_to_dwarf[bit]);
                 }
-                n++;
         }
         return n;
 }
@@ -179,6 +177,27 @@ static int apply_rule(const struct uw_table *t, enum unwind_reg_kind kind, int16
         }
 }
 
+/* The row of a file vaddr, through the module's memo of recent lookups. */
+static const struct uw_rule *find_rule(struct unwind_module *m, uint64_t vaddr)
+{
+        const struct uw_table *t = &m->table;
+        uint32_t index;
+        if (vaddr < t->base || vaddr - t->base > UINT32_MAX)
+                return uw_table_find(t, vaddr, &index);
+        uint32_t off = (uint32_t)(vaddr - t->base);
+        uint32_t slot = (off * 2654435761u) >> (32 - UW_MEMO_BITS);
+        if (m->memo[slot].index_plus1 && m->memo[slot].off == off) {
+                const struct uw_rule *r = &t->rules[m->memo[slot].index_plus1 - 1];
+                return r->cfa_kind == UNWIND_CFA_NONE ? NULL : r;
+        }
+        const struct uw_rule *r = uw_table_find(t, vaddr, &index);
+        if (index != UINT32_MAX) {
+                m->memo[slot].off = off;
+                m->memo[slot].index_plus1 = index + 1;
+        }
+        return r;
+}
+
 /* One frame by its module's table. is_exact: ip is where the thread was (the first frame, or
    the frame a signal interrupted), else a return address, looked up at ip - 1 (the call). */
 static int step_cfi(struct unwind_regs *cur, const struct unwind_stack *stack,
@@ -189,8 +208,7 @@ static int step_cfi(struct unwind_regs *cur, const struct unwind_stack *stack,
                 uw_module_load(m);
         const struct uw_table *t = &m->table;
         uint64_t ip = cur->r[UNWIND_REG_RIP];
-        uint32_t index;
-        const struct uw_rule *r = uw_table_find(t, ip - map->bias - (*is_exact ? 0 : 1), &index);
+        const struct uw_rule *r = find_rule(m, ip - map->bias - (*is_exact ? 0 : 1));
         if (!r)
                 return UNWIND_STOP_NO_CFI;
         if (r->flags & UW_FLAG_SIGNAL) {
