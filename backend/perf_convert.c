@@ -2024,18 +2024,33 @@ static bool sample_regs(const struct perf_conv_event *ev, const struct perf_samp
                (1u << UNWIND_REG_RSP | 1u << UNWIND_REG_RIP);
 }
 
-/* Whether a sample's user part is walked with DWARF CFI (else the kernel's frame-pointer chain
-   serves): always in DWARF mode; in AUTO mode where the user ip's module keeps no frame
-   pointers (or is not known). */
-static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev, struct walk_ctx *w,
-                        uint64_t user_ip)
+/* Whether the code at addr of w's process keeps frame pointers (its module's FDEs say so). */
+static bool is_fp_code(struct perf_conv *c, struct walk_ctx *w, uint64_t addr)
+{
+        struct conv_image *e = w->proc ? image_at(w->proc, addr, &w->memo) : NULL;
+        return e && image_module(c, e, w->proc->pid) && unwind_module_has_frame_pointers(e->uw);
+}
+
+/* Whether a sample's user part is walked with DWARF CFI, else the kernel's frame-pointer chain
+   serves: always in DWARF mode; in AUTO mode unless the sampled ip and every return address of
+   the kernel's user chain lie in modules that keep frame pointers (the chain is then whole; a
+   frame in code without them, Debian's libc, breaks it). */
+static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev,
+                        const struct perf_sample *s, struct walk_ctx *w, uint64_t user_ip)
 {
         if (ev->walk == PERF_CONV_WALK_DWARF)
                 return true;
-        struct conv_image *e = w->proc ? image_at(w->proc, user_ip, &w->memo) : NULL;
-        if (!e || !image_module(c, e, w->proc->pid))
+        if (!is_fp_code(c, w, user_ip))
                 return true;
-        return !unwind_module_has_frame_pointers(e->uw);
+        bool is_user = false;
+        for (uint64_t i = 0; i < s->nr_callchain; i++) {
+                uint64_t a = le_get64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX)
+                        is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                else if (is_user && a != user_ip && !is_fp_code(c, w, a - 1))
+                        return true;
+        }
+        return false;
 }
 
 /* Appends the user frames of the sample's register and stack copies to c->frames[n..]. */
@@ -2076,7 +2091,7 @@ static uint32_t collect_frames(struct perf_conv *c, const struct perf_conv_event
                 if (!c->uw_cache)
                         unwind_cache_new(&c->uw_cache, NULL);
                 w.proc = umap_find(&c->procs, s->pid);
-                is_dwarf = c->uw_cache && walks_dwarf(c, ev, &w, regs.r[UNWIND_REG_RIP]);
+                is_dwarf = c->uw_cache && walks_dwarf(c, ev, s, &w, regs.r[UNWIND_REG_RIP]);
                 if (!is_dwarf)
                         c->uw_st.nr_fp_chains++;
         }

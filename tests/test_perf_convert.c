@@ -582,6 +582,61 @@ static void test_sample_dwarf_walk(void **state)
         assert_true(st->ev.unwind_stats.nr_frames >= k->ev.stack.nr_frames);
 }
 
+/* AUTO: the kernel's chain is kept where every frame lies in code that keeps frame pointers
+   (the fixture's -fno-omit-frame-pointer build), walked with DWARF where one does not (its
+   -fomit-frame-pointer build). */
+static void test_sample_auto_walk(void **state)
+{
+        (void)state;
+        const uint64_t fp_base = 0x10000000, nofp_base = 0x20000000;
+        struct perf_conv_image fp_im = {900, fp_base, 0x100000, 0, UNWIND_FIXTURE_FP, NULL, 0, 0};
+        struct perf_conv_image nofp_im = {900, nofp_base, 0x100000, 0, UNWIND_FIXTURE, NULL, 0, 0};
+        assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, START, &fp_im), 0);
+        assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, START, &nofp_im), 0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                     .has_stack = true,
+                                     .walk = PERF_CONV_WALK_AUTO,
+                                     .regs_user_mask = PERF_CONV_REGS_USER_MASK};
+        add_event(13, &ev);
+        perf_conv_set_walk(g.c, PERF_CONV_WALK_AUTO, 8192);
+        /* the fixture's text starts at file vaddr 0x1000 in both builds (-pie, one page of
+           headers): any address a page in is code */
+        uint64_t ip = fp_base + 0x1100, ra1 = fp_base + 0x1200, ra2 = fp_base + 0x1300;
+        for (int k = 0; k < 2; k++) {
+                struct rb r;
+                rb_sample_head(&r, 13, ip, 900, 900, START + 1000 + (uint64_t)k * 1000, 0, true);
+                memcpy(r.b + 4, &(uint16_t){PERF_RECORD_MISC_USER}, 2);
+                rb_u64(&r, 4);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+                rb_u64(&r, ip);
+                rb_u64(&r, ra1);
+                rb_u64(&r, k == 0 ? ra2 : nofp_base + 0x1300); /* the second: a frame without */
+                rb_u64(&r, 2);
+                for (uint32_t i = 0; i < 17; i++) /* AX..DI, BP, SP, IP, R8..R15 */
+                        rb_u64(&r, i == 7 ? 0x7ff000000000ull : i == 8 ? ip : 0);
+                rb_u64(&r, 16);
+                rb_u64(&r, 0);
+                rb_u64(&r, 0);
+                rb_u64(&r, 16);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        struct perf_conv_unwind_stats us;
+        perf_conv_get_unwind_stats(g.c, &us);
+        assert_int_equal(us.nr_fp_chains, 1); /* the first: the kernel's chain, whole */
+        assert_int_equal(us.nr_walks, 1);     /* the second: walked */
+        read_back();
+        const struct cap *k = find(KEV_STACK, 0);
+        assert_non_null(k);
+        assert_int_equal(k->ev.stack.nr_frames, 3);
+        const uint64_t want[] = {ip, ra1, ra2};
+        assert_memory_equal(k->frames, want, sizeof(want));
+}
+
 static void test_out_of_order_is_clamped(void **state)
 {
         (void)state;
@@ -2058,6 +2113,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sample_dwarf_walk, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sample_auto_walk, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_wait_reason_from_stack, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_record_time, setup, teardown),
