@@ -173,8 +173,9 @@ enum perf_conv_kind {
 
 /* How the user part of a sample's stack is walked (etwtop's stack-walk mode, doc/unwind.md):
    the kernel's frame-pointer chain, DWARF CFI over a copy of the user registers and stack
-   (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), or DWARF where the sampled module keeps no
-   frame pointers. The values of ETWTOP_STACKWALK_MODE_*. */
+   (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), or the kernel's chain where all its frames
+   lie in modules that keep frame pointers and DWARF elsewhere. The values of
+   ETWTOP_STACKWALK_*. */
 enum perf_conv_walk {
         PERF_CONV_WALK_FP = 0,
         PERF_CONV_WALK_DWARF = 1,

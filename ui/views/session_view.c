@@ -43,7 +43,7 @@ static const struct setting settings[] = {
          "the kernel follows rbp (broken where code has none)", ETWTOP_STACKWALK_FP},
         {SET_WALK, "user stacks: DWARF", "unwound from a copy of each sample's stack (.eh_frame)",
          ETWTOP_STACKWALK_DWARF},
-        {SET_WALK, "user stacks: auto", "DWARF where the sampled code keeps no frame pointers",
+        {SET_WALK, "user stacks: auto", "DWARF for stacks through code without frame pointers",
          ETWTOP_STACKWALK_AUTO},
         {SET_INTERVAL, "interval 0.125 ms", "8 kHz timer sampling", 1250},
         {SET_INTERVAL, "interval 0.25 ms", "4 kHz timer sampling", 2500},

@@ -36,7 +36,8 @@
    UserStackBytes of the user stack at each sample, and the logger unwinds them with the
    modules' DWARF call frame information (.eh_frame, .debug_frame) as the samples arrive; the
    StackWalk events then hold the frames found, the copies are never written. ETWTOP_STACKWALK_AUTO:
-   both are collected, and DWARF is used where the sampled module keeps no frame pointers.
+   both are collected; the kernel's chain is kept where all of its frames lie in modules that
+   keep frame pointers, DWARF is used for the others.
    With a kernel logger's handle only (it changes a running session, as TraceStackTracingInfo
    does; etwtop's UnwindStats events count the walks, doc/etwtop-provider.md). Errors:
    ERROR_BAD_LENGTH (not 8 bytes; a query sets *ReturnLength to 8), ERROR_INVALID_PARAMETER (a
