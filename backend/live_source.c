@@ -2821,6 +2821,11 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         bool is_lbr_change =
                 old.lbr_flags != next->lbr_flags || old.nr_lbr_hooks != next->nr_lbr_hooks;
         uint64_t t = now_ns();
+        /* the switches repaired from switch-in records (no sched_switch sample) take the new
+           CSwitch stack setting from t on, whatever sample came last */
+        perf_conv_set_switch_stacks(
+                ls->conv,
+                has_hook(next->stack_hooks, next->nr_stack_hooks, WMI_LOG_TYPE_CONTEXT_SWAP), t);
         for (uint32_t i = 0; i < nr_fresh; i++) {
                 fresh[i]->spec.conv.valid_from = t;
                 fresh[i]->is_fresh = true;

@@ -936,8 +936,11 @@ struct perf_conv {
         char *text;                  /* owned scratch: command lines */
         struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
         bool has_switch_stacks;      /* the last sched_switch sample had CSwitch stacks on */
-        uint32_t traced_pid;         /* -p: the process traced; 0: every process */
-        struct conv_out *last_out;   /* owned, per writer CPU, with -p */
+        bool has_switch_plan;        /* perf_conv_set_switch_stacks: from switch_plan_from on, */
+        bool is_switch_plan_on;      /* CSwitch stacks are is_switch_plan_on */
+        uint64_t switch_plan_from;
+        uint32_t traced_pid;       /* -p: the process traced; 0: every process */
+        struct conv_out *last_out; /* owned, per writer CPU, with -p */
         /* DWARF stack walks (--stackwalk-mode): the modules' compiled rules, made on the first
            walk; the vdso's, from this process's own copy (the same kernel's) */
         struct unwind_cache *uw_cache;
@@ -1869,6 +1872,13 @@ int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
         return emit(c, cpu, size);
 }
 
+void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
+{
+        c->has_switch_plan = true;
+        c->is_switch_plan_on = is_on;
+        c->switch_plan_from = from;
+}
+
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes)
 {
         c->uw_st.walk = walk;
@@ -2648,6 +2658,8 @@ static int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *re
         uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
         uint32_t n = build_cswitch(c, cpu, ts, new_tid, old_tid, new_prio, old_prio, st);
         c->st.nr_cswitch_repaired++;
+        if (c->has_switch_plan && sid.time >= c->switch_plan_from)
+                stacks_set(c, c->is_switch_plan_on);
         int rc = emit(c, cpu,
                       etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, NULL, 0,
                                             c->payload, n));

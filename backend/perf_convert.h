@@ -387,6 +387,10 @@ int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
                           uint64_t nr_lost);
 
 void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st);
+/* Whether CSwitch stacks are on from time from: the CSwitch a switch-in record repairs (its
+   sched_switch sample never came) has the new thread's stack by this rather than by the last
+   sched_switch sample seen, which may be of the events a settings change retired. */
+void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from);
 /* The stack-walk mode in force and its copy size, for the UnwindStats events (the events' own
    walk field decides each sample's walk). */
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes);
