@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -49,7 +51,12 @@ struct module {
         uint32_t build_id_size;
         uint32_t time_date_stamp, image_size, checksum; /* PE */
         uint32_t jit_pid;                               /* MOD_JIT */
-        struct clr_method *methods;                     /* owned: MOD_CLR */
+        /* live ELF modules: the first mapping of the file (a process and its range), through
+           which /proc/PID/map_files reads it where the path does not (deleted or replaced since
+           it was mapped, another mount namespace); set when the module is made */
+        uint32_t live_pid;
+        uint64_t live_start, live_end;
+        struct clr_method *methods; /* owned: MOD_CLR */
         uint32_t nr_methods, cap_methods;
         bool is_methods_dirty; /* methods came since the table was built */
         bool has_pdb;
@@ -438,6 +445,11 @@ static uint32_t module_get(struct sym_store *s, const struct sym_image *im)
         }
         m->time_date_stamp = im->time_date_stamp;
         m->image_size = (uint32_t)im->size;
+        if (s->opt.is_live && kind == MOD_ELF && im->pid) {
+                m->live_pid = im->pid;
+                m->live_start = im->base;
+                m->live_end = im->base + im->size;
+        }
         m->checksum = im->checksum;
         if ((s->nr_modules + 1) * 2 > s->module_keys_mask + 1)
                 module_keys_grow(s);
@@ -453,15 +465,30 @@ static void load_elf(const struct sym_store *s, struct module *m)
         const char *const *dirs = sym_path_dirs(s->path, &nr_dirs);
         struct elf_load_request rq = {m->path, m->build_id, m->build_id_size, dirs, nr_dirs,
                                       -1,      NULL};
-        int vdso_fd = -1;
+        int vdso_fd = -1, mapped_fd = -1;
         if (m->kind == MOD_VDSO && s->opt.is_live) {
                 vdso_fd = sym_vdso_memfd();
                 rq.fd = vdso_fd;
                 rq.fd_name = "[vdso]";
         }
+        struct stat st;
+        if (m->kind == MOD_ELF && m->live_pid && (stat(m->path, &st) < 0 || !S_ISREG(st.st_mode))) {
+                /* the file the process maps, where its path no longer leads to it ("... (deleted)":
+                   replaced by a package upgrade, removed) or leads elsewhere (a container) */
+                char p[96];
+                snprintf(p, sizeof(p), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->live_pid,
+                         m->live_start, m->live_end);
+                mapped_fd = open(p, O_RDONLY | O_CLOEXEC);
+                if (mapped_fd >= 0) {
+                        rq.fd = mapped_fd;
+                        rq.fd_name = m->path;
+                }
+        }
         int rc = elf_module_load(&rq, &m->elf, m->note, sizeof(m->note));
         if (vdso_fd >= 0)
                 close(vdso_fd);
+        if (mapped_fd >= 0)
+                close(mapped_fd);
         if (rc == 0)
                 snprintf(m->file_used, sizeof(m->file_used), "%s", elf_module_file(m->elf));
 }
