@@ -2020,11 +2020,12 @@ static int walk_find_map(void *ctx, uint64_t addr, struct unwind_map *map)
         return 0;
 }
 
-/* The user registers of a sample, by DWARF number; false when it has none (a kernel thread). */
+/* The user registers of a sample, by DWARF number; false when it has none (a kernel thread)
+   or they are not x86-64's (a 32-bit process: PERF_SAMPLE_REGS_ABI_32). */
 static bool sample_regs(const struct perf_conv_event *ev, const struct perf_sample *s,
                         struct unwind_regs *regs)
 {
-        if (!s->regs_abi || !s->regs || !s->stack || !s->stack_size)
+        if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs || !s->stack || !s->stack_size)
                 return false;
         uint64_t values[64];
         for (uint32_t i = 0; i < s->nr_regs && i < 64; i++)
