@@ -1949,16 +1949,27 @@ static struct unwind_module *vdso_module(struct perf_conv *c)
 
 /* The file an image's rules are read from: its path; or, where that file is gone (" (deleted)":
    replaced by a package upgrade since it was mapped, a memfd) or cannot be read from here
-   (another mount namespace), the mapping itself, through /proc/PID/map_files while the
-   process lives. */
+   (another mount namespace), the mapping itself while the process lives: /proc/PID/map_files
+   (CAP_SYS_ADMIN), or /proc/PID/exe for the program's own file (its owner may read it). */
 static const char *image_file(const struct conv_image *e, uint32_t pid, char *buf, size_t size)
 {
         static const char deleted[] = " (deleted)";
         size_t n = strlen(e->path), k = sizeof(deleted) - 1;
-        if ((n > k && strcmp(e->path + n - k, deleted) == 0) || access(e->path, R_OK) != 0) {
-                snprintf(buf, size, "/proc/%u/map_files/%llx-%llx", pid,
-                         (unsigned long long)e->base, (unsigned long long)(e->base + e->size));
+        if ((n <= k || strcmp(e->path + n - k, deleted) != 0) && access(e->path, R_OK) == 0)
+                return e->path;
+        snprintf(buf, size, "/proc/%u/map_files/%llx-%llx", pid, (unsigned long long)e->base,
+                 (unsigned long long)(e->base + e->size));
+        if (access(buf, R_OK) == 0)
                 return buf;
+        char exe[64], target[4096];
+        snprintf(exe, sizeof(exe), "/proc/%u/exe", pid);
+        ssize_t len = readlink(exe, target, sizeof(target) - 1);
+        if (len > 0) {
+                target[len] = '\0';
+                if (strcmp(target, e->path) == 0) {
+                        snprintf(buf, size, "%s", exe);
+                        return buf;
+                }
         }
         return e->path;
 }

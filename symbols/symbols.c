@@ -479,6 +479,17 @@ static void load_elf(const struct sym_store *s, struct module *m)
                 snprintf(p, sizeof(p), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->live_pid,
                          m->live_start, m->live_end);
                 mapped_fd = open(p, O_RDONLY | O_CLOEXEC);
+                if (mapped_fd < 0) {
+                        /* map_files wants CAP_SYS_ADMIN; the owner may read its program's file */
+                        char exe[64], target[PATH_MAX];
+                        snprintf(exe, sizeof(exe), "/proc/%u/exe", m->live_pid);
+                        ssize_t len = readlink(exe, target, sizeof(target) - 1);
+                        if (len > 0) {
+                                target[len] = '\0';
+                                if (strcmp(target, m->path) == 0)
+                                        mapped_fd = open(exe, O_RDONLY | O_CLOEXEC);
+                        }
+                }
                 if (mapped_fd >= 0) {
                         rq.fd = mapped_fd;
                         rq.fd_name = m->path;
