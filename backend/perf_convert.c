@@ -2080,6 +2080,10 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
                             const struct unwind_regs *regs, struct walk_ctx *w, uint32_t n)
 {
         struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
+        /* the copy is fresh from the kernel, not in this CPU's cache: its first lines (where
+           most frames lie) requested at once rather than one miss a frame */
+        for (size_t off = 0; off < stack.size && off < 2048; off += 64)
+                __builtin_prefetch(stack.data + off);
         struct unwind_walk_options opts = {.use_fp_fallback = true};
         struct unwind_result res;
         uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + n,
