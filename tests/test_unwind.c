@@ -767,6 +767,31 @@ static void test_qsort(void **state)
         free_snapfile(sf);
 }
 
+/* The fixture linked by lld: its text segment starts in the read-only segment's last page, and
+   the mapping's bias must be the text's (the walk found no rule for any frame when it took the
+   read-only segment's). */
+static void test_qsort_lld(void **state)
+{
+        (void)state;
+#ifdef UNWIND_FIXTURE_LLD
+        run(UNWIND_FIXTURE_LLD, "qsort", tmp_path("qsort-lld"), NULL);
+        struct snapfile *sf = load_snapfile(tmp_path("qsort-lld"), NULL, NULL);
+        uint64_t f[MAX_FRAMES];
+        struct unwind_result res;
+        uint32_t n = our_walk(sf, &sf->snaps[0], sf->snaps[0].size, NULL, f, &res);
+        print_frames(sf, "qsort comparator (lld)", f, n, &res);
+        assert_int_equal(res.stop, UNWIND_STOP_THREAD_START);
+        static const char *const chain[] = {"snap_here", "compare", "run_qsort",
+                                            "main",      "_start",  NULL};
+        assert_chain(sf, f, n, chain);
+        assert_same_as_libdw(sf, &sf->snaps[0], f, n);
+        free_snapfile(sf);
+#else
+        print_message("skipped: no ld.lld to link the fixture with\n");
+        skip();
+#endif
+}
+
 static void test_signal(void **state)
 {
         (void)state;
@@ -1115,7 +1140,7 @@ int main(void)
                 cmocka_unit_test(test_frame_pointers), cmocka_unit_test(test_table_vs_libdw),
                 cmocka_unit_test(test_qsort),          cmocka_unit_test(test_signal),
                 cmocka_unit_test(test_thread),         cmocka_unit_test(test_no_cfi),
-                cmocka_unit_test(test_samples),
+                cmocka_unit_test(test_samples),        cmocka_unit_test(test_qsort_lld),
         };
         return cmocka_run_group_tests(tests, setup_tmp, teardown_tmp);
 }

@@ -306,12 +306,22 @@ int unwind_module_bias(struct unwind_module *m, uint64_t map_start, uint64_t pgo
 {
         uw_module_load(m);
         *bias = map_start - pgoff;
-        for (uint32_t i = 0; i < m->nr_loads; i++) {
-                const struct uw_load *l = &m->loads[i];
-                uint64_t page_off = l->offset & ~0xfffull;
-                if (pgoff >= page_off && pgoff < l->offset + (l->filesz ? l->filesz : 1)) {
-                        *bias = map_start - pgoff - (l->vaddr - l->offset);
-                        return 0;
+        /* the segment mapped from that page: the loader maps each PT_LOAD from its own
+           page-aligned offset, so an exact match first (segments that share a page, as lld
+           lays them out, both contain it: the read-only one's tail is the text's first page);
+           then one that contains it (a mapping split by mprotect starts inside its segment) */
+        for (int pass = 0; pass < 2; pass++) {
+                for (uint32_t i = 0; i < m->nr_loads; i++) {
+                        const struct uw_load *l = &m->loads[i];
+                        uint64_t page_off = l->offset & ~0xfffull;
+                        bool is_match =
+                                pass == 0 ? pgoff == page_off
+                                          : pgoff >= page_off &&
+                                                    pgoff < l->offset + (l->filesz ? l->filesz : 1);
+                        if (is_match) {
+                                *bias = map_start - pgoff - (l->vaddr - l->offset);
+                                return 0;
+                        }
                 }
         }
         return m->nr_loads ? -ENOENT : 0;
