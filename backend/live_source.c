@@ -1405,6 +1405,14 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
         uint64_t ts = perf_conv_record_time_ev(ls->conv, rec, size, r->cpu, &cpu, &ev);
         if (ts > horizon)
                 return false;
+        /* a sample with a user stack copy is KiBs of bytes the kernel just wrote: its fields
+           past the first line (registers, the copy's size) and its last (the bytes the copy
+           holds) are asked for now, and have come by the time the merge converts it */
+        if (size > 512) {
+                for (uint32_t off = 64; off < 320; off += 64)
+                        __builtin_prefetch(rec + off);
+                __builtin_prefetch(rec + size - 8);
+        }
         struct live_item *it = item_next(r, r->nr_gathered);
         it->ts = ts;
         it->rec = rec;
