@@ -527,6 +527,21 @@ static void rb_snap_sample(struct rb *r, uint64_t id, uint32_t pid, uint64_t ts,
         rb_end(r);
 }
 
+/* A timer sample event with stacks whose user part is walked by walk, as id. */
+static void add_walk_event(uint64_t id, enum perf_conv_walk walk)
+{
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                     .has_stack = true,
+                                     .walk = (uint8_t)walk,
+                                     .regs_user_mask = PERF_CONV_REGS_USER_MASK};
+        add_event(id, &ev);
+        perf_conv_set_walk(g.c, walk, 8192);
+}
+
 static void test_sample_dwarf_walk(void **state)
 {
         (void)state;
@@ -534,16 +549,7 @@ static void test_sample_dwarf_walk(void **state)
         assert_true(snap.stack_size >= 64);
         uint32_t pid = (uint32_t)getpid();
         add_own_images(pid);
-        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
-                                     .has_stack = true,
-                                     .walk = PERF_CONV_WALK_DWARF,
-                                     .regs_user_mask = PERF_CONV_REGS_USER_MASK};
-        add_event(12, &ev);
-        perf_conv_set_walk(g.c, PERF_CONV_WALK_DWARF, 8192);
+        add_walk_event(12, PERF_CONV_WALK_DWARF);
         struct rb r;
         rb_snap_sample(&r, 12, pid, START + 1000, snap.stack_size);
         convert(&r, 0);
@@ -593,16 +599,7 @@ static void test_sample_auto_walk(void **state)
         struct perf_conv_image nofp_im = {900, nofp_base, 0x100000, 0, UNWIND_FIXTURE, NULL, 0, 0};
         assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, START, &fp_im), 0);
         assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, START, &nofp_im), 0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-                                                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
-                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
-                                     .has_stack = true,
-                                     .walk = PERF_CONV_WALK_AUTO,
-                                     .regs_user_mask = PERF_CONV_REGS_USER_MASK};
-        add_event(13, &ev);
-        perf_conv_set_walk(g.c, PERF_CONV_WALK_AUTO, 8192);
+        add_walk_event(13, PERF_CONV_WALK_AUTO);
         /* the fixture's text starts at file vaddr 0x1000 in both builds (-pie, one page of
            headers): any address a page in is code */
         uint64_t ip = fp_base + 0x1100, ra1 = fp_base + 0x1200, ra2 = fp_base + 0x1300;

@@ -730,23 +730,32 @@ static int teardown_tmp(void **state)
         return system(cmd) == 0 ? 0 : -1;
 }
 
-static void test_qsort(void **state)
+/* A fixture build's qsort snapshot (file name), walked whole: from the comparator through libc
+   to the thread's start, as libdw walks it. Its frames into f; their number. */
+static uint32_t walk_qsort(const char *fixture, const char *file, struct snapfile **sf, uint64_t *f)
 {
-        (void)state;
-        run(UNWIND_FIXTURE, "qsort", tmp_path("qsort"), NULL);
-        struct snapfile *sf = load_snapfile(tmp_path("qsort"), NULL, NULL);
-        uint64_t f[MAX_FRAMES];
+        run(fixture, "qsort", tmp_path(file), NULL);
+        *sf = load_snapfile(tmp_path(file), NULL, NULL);
         struct unwind_result res;
-        uint32_t n = our_walk(sf, &sf->snaps[0], sf->snaps[0].size, NULL, f, &res);
-        print_frames(sf, "qsort comparator", f, n, &res);
+        uint32_t n = our_walk(*sf, &(*sf)->snaps[0], (*sf)->snaps[0].size, NULL, f, &res);
+        print_frames(*sf, file, f, n, &res);
         assert_int_equal(res.stop, UNWIND_STOP_THREAD_START);
         static const char *const chain[] = {"snap_here", "compare", "run_qsort",
                                             "main",      "_start",  NULL};
-        assert_chain(sf, f, n, chain);
+        assert_chain(*sf, f, n, chain);
+        assert_same_as_libdw(*sf, &(*sf)->snaps[0], f, n);
+        return n;
+}
+
+static void test_qsort(void **state)
+{
+        (void)state;
+        struct snapfile *sf;
+        uint64_t f[MAX_FRAMES];
+        uint32_t n = walk_qsort(UNWIND_FIXTURE, "qsort", &sf, f);
         /* libc frames between the comparator and its caller */
         int c = frame_named(sf, f, n, 0, "compare"), q = frame_named(sf, f, n, 0, "run_qsort");
         assert_true(q - c >= 2);
-        assert_same_as_libdw(sf, &sf->snaps[0], f, n);
 
         /* truncated copies: a prefix of the frames, then "stack end" */
         uint32_t nr_truncated = 0;
@@ -774,17 +783,9 @@ static void test_qsort_lld(void **state)
 {
         (void)state;
 #ifdef UNWIND_FIXTURE_LLD
-        run(UNWIND_FIXTURE_LLD, "qsort", tmp_path("qsort-lld"), NULL);
-        struct snapfile *sf = load_snapfile(tmp_path("qsort-lld"), NULL, NULL);
+        struct snapfile *sf;
         uint64_t f[MAX_FRAMES];
-        struct unwind_result res;
-        uint32_t n = our_walk(sf, &sf->snaps[0], sf->snaps[0].size, NULL, f, &res);
-        print_frames(sf, "qsort comparator (lld)", f, n, &res);
-        assert_int_equal(res.stop, UNWIND_STOP_THREAD_START);
-        static const char *const chain[] = {"snap_here", "compare", "run_qsort",
-                                            "main",      "_start",  NULL};
-        assert_chain(sf, f, n, chain);
-        assert_same_as_libdw(sf, &sf->snaps[0], f, n);
+        walk_qsort(UNWIND_FIXTURE_LLD, "qsort-lld", &sf, f);
         free_snapfile(sf);
 #else
         print_message("skipped: no ld.lld to link the fixture with\n");
