@@ -13,14 +13,14 @@
 #           --stdio` over perf's file, where perf unwinds them: its CPU seconds, and etwtop -b's
 #           against perf record's and report's together (perf top 6.1 copies the stacks but
 #           shows no caller past the leaf: the script says so, from run_busy's Children%).
-# Usage: bench/unwind.sh [BUILD_DIR] [SECONDS] [ROUNDS]   (default ./build, 10 s, 2 rounds;
+# Usage: bench/unwind.sh [BUILD_DIR] [SECONDS] [ROUNDS]   (default ./build, 30 s, 1 round;
 #        needs root, perf and the build's tests/unwind_fixture). The tools take turns, who goes
 #        first alternating; CPU seconds and lost events are summed over the rounds, file sizes
 #        are the last round's.
 set -u
 build=${1:-./build}
-secs=${2:-10}
-rounds=${3:-2}
+secs=${2:-30}
+rounds=${3:-1}
 etwtop=$build/src/etwtop
 fixture=$build/tests/unwind_fixture
 die() { echo "unwind.sh: $*" >&2; exit 1; }
