@@ -28,13 +28,14 @@ check "...and nothing written" [ ! -e "$conf" -a ! -e "$unit" ]
 run --boottrace -f boot.etl
 check "--boottrace -f with a relative path: refused" grep -q 'absolute path' "$tmp/err"
 
-run --boottrace -f "$tmp/log/boot.etl" --on PROC_THREAD+LOADER+PROFILE+CSWITCH --stackwalk Profile+CSwitch --set-prof-int 5000
+run --boottrace -f "$tmp/log/boot.etl" --on PROC_THREAD+LOADER+PROFILE+CSWITCH --stackwalk Profile+CSwitch --set-prof-int 5000 \
+        --stackwalk-mode dwarf,4096
 check "--boottrace: exit 0" [ $? = 0 ]
 check "--boottrace: the config, 0600" [ "$(stat -c %a "$conf" 2>/dev/null)" = 600 ]
 check "--boottrace: the unit" [ -f "$unit" ]
 check "--boottrace: enabled (the early-boot target wants it)" [ "$(readlink "$link")" = "$unit" ]
 check "--boottrace: the config holds the settings" \
-        bash -c "grep -qx 'on=PROC_THREAD+LOADER+PROFILE+CSWITCH' '$conf' && grep -qx 'stackwalk=Profile+CSwitch' '$conf' && grep -qx 'set-prof-int=5000' '$conf' && grep -qx 'file=$tmp/log/boot.etl' '$conf'"
+        bash -c "grep -qx 'on=PROC_THREAD+LOADER+PROFILE+CSWITCH' '$conf' && grep -qx 'stackwalk=Profile+CSwitch' '$conf' && grep -qx 'set-prof-int=5000' '$conf' && grep -qx 'stackwalk-mode=dwarf,4096' '$conf' && grep -qx 'file=$tmp/log/boot.etl' '$conf'"
 check "the unit starts early: DefaultDependencies=no, before sysinit.target" \
         bash -c "grep -qx 'DefaultDependencies=no' '$unit' && grep -q '^Before=sysinit.target' '$unit'"
 if command -v systemd-analyze >/dev/null; then
@@ -59,6 +60,8 @@ check "the boot session runs in the host" grep -q '^"GlobalLogger" (handle 0x[0-
 check "...with the configured flags" grep -q '^  flags: *PROC_THREAD+LOADER+PROFILE+CSWITCH$' "$tmp/out"
 check "...stacks" grep -q '^  stackwalk: *Profile+CSwitch$' "$tmp/out"
 check "...interval" grep -q '^  interval: *5000 (100 ns)$' "$tmp/out"
+check "...user stacks unwound from 4 KiB copies" \
+        grep -q '^  user stacks: dwarf, 4096-byte stack copies$' "$tmp/out"
 check "...to its file" grep -q "^  file: *$tmp/log/boot.etl\$" "$tmp/out"
 check "the log directory is private (0700)" [ "$(stat -c %a "$tmp/log")" = 700 ]
 wait "$spin"
