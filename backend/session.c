@@ -1580,7 +1580,9 @@ again:
         s->slot = (uint32_t)free_slot;
         s->handle = ((uint64_t)++generations[free_slot] << 32) | (uint64_t)(free_slot + 1);
         s->state = SESSION_STARTING;
-        s->nr_refs = 1; /* the table's */
+        /* the table's, and this start's until it has filled Properties: a logger whose file
+           fails at once ends its session itself, and dropped the last one under our feet */
+        s->nr_refs = 2;
         table[free_slot] = s;
         if (s->is_kernel) {
                 const struct session_start_defaults *d = thread_defaults;
@@ -1627,6 +1629,7 @@ again:
         /* the name goes where LoggerNameOffset says (validated to fit) */
         memcpy((char *)p + p->LoggerNameOffset, s->name, strlen(s->name) + 1);
         *id = s->handle;
+        session_unref(s);
         etw_set_error(ERROR_SUCCESS, NULL);
         return ERROR_SUCCESS;
 }
