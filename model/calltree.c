@@ -284,7 +284,13 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         if (!nr)
                 return;
         uint64_t generation = sym_store_generation(t->store);
-        uint64_t hash = stack_hash(pid, frames, nr);
+        /* the sampled address by its place in the tree (its function, when known: the samples
+           of one function's instructions share their paths), its callers by address: a memo
+           per calling context rather than per instruction */
+        struct frame_key leaf = key_of(t, pid, frames[0]);
+        uint64_t hash = stack_hash(pid, frames + 1, nr - 1) ^
+                        mix((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
+                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr);
         struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
         t->nr_samples++;
         if (m->top_down && m->hash == hash && m->generation == generation && m->pid == pid &&
@@ -297,7 +303,8 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
         }
         memo_settle(t, m);
         struct frame_key keys[MAX_FRAMES];
-        for (uint32_t i = 0; i < nr; i++)
+        keys[0] = leaf;
+        for (uint32_t i = 1; i < nr; i++)
                 keys[i] = key_of(t, pid, frames[i]);
         bool is_whole = true;
         uint32_t top_down = descend(t, ROOT_TOP_DOWN, keys, nr, pid, true, &is_whole);
