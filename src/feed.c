@@ -201,6 +201,26 @@ ULONG feed_run(struct feed *f)
         return f->status;
 }
 
+int feed_replay_file(struct feed **out, struct profile *p, const char *path, bool has_from,
+                     double from_s, bool has_to, double to_s, char *err, size_t err_size)
+{
+        *out = NULL;
+        if (feed_open(out, p, path, NULL, false, err, err_size) < 0)
+                return -1;
+        feed_set_range(*out, has_from, from_s, has_to, to_s);
+        ULONG status = feed_run(*out);
+        char damage[512];
+        feed_damage_text(*out, false, damage, sizeof(damage));
+        if (damage[0])
+                fprintf(stderr, "etwtop: %s: %s\n", path, damage);
+        if (status != ERROR_SUCCESS) {
+                snprintf(err, err_size, "%s: ProcessTrace failed: %s (Win32 error %u)", path,
+                         etw_last_error_text(), status);
+                return -1;
+        }
+        return 0;
+}
+
 static void *feed_main(void *arg)
 {
         feed_run(arg);

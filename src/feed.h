@@ -24,6 +24,12 @@ int feed_start(struct feed *f);
 /* Reads it to its end on the caller's thread. Returns ProcessTrace's status. */
 ULONG feed_run(struct feed *f);
 
+/* A file read whole into p on the caller's thread, as --replay -b and --export read it:
+   feed_open, the range (feed_set_range), feed_run; what could not be read goes to stderr. Returns
+   0, or -1 with err naming the file (*out, when set, is the caller's to close either way). */
+int feed_replay_file(struct feed **out, struct profile *p, const char *path, bool has_from,
+                     double from_s, bool has_to, double to_s, char *err, size_t err_size);
+
 /* A file's events in [from_s, to_s] seconds after its start only (ProcessTrace's StartTime
    and EndTime; has_ false: from the start, to the end). Before feed_start or feed_run. */
 void feed_set_range(struct feed *f, bool has_from, double from_s, bool has_to, double to_s);

@@ -67,15 +67,9 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         for (uint32_t i = 0; i < n && i < top; i++) {
                 const struct hot_row *w = &rows[i];
                 const char *mod = module_label(r->profile->store, w->module);
-                char fn[512];
-                if (w->function)
-                        snprintf(fn, sizeof(fn), "%s", sym_name(r->profile->store, w->function));
-                else if (w->module)
-                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
-                else if (w->rel)
-                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
-                else
-                        snprintf(fn, sizeof(fn), "[other]");
+                char buf[512];
+                const char *fn = place_text(r->profile->store, w->function, w->module, mod, w->rel,
+                                            buf, sizeof(buf));
                 put_pct(o, w->self, nr);
                 outbuf_putc(o, ' ');
                 put_pct(o, w->total, nr);
@@ -274,19 +268,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         r.profile = profile_new(&po);
         struct profile *p = r.profile;
         struct feed *f = NULL;
-        if (feed_open(&f, p, opts->path, NULL, false, err, err_size) < 0)
+        if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,
+                             opts->to_s, err, err_size) < 0)
                 goto out;
-        feed_set_range(f, opts->has_from, opts->from_s, opts->has_to, opts->to_s);
-        ULONG status = feed_run(f);
-        char damage[512];
-        feed_damage_text(f, false, damage, sizeof(damage));
-        if (damage[0])
-                fprintf(stderr, "etwtop: %s: %s\n", opts->path, damage);
-        if (status != ERROR_SUCCESS) {
-                snprintf(err, err_size, "ProcessTrace failed: %s (Win32 error %u)",
-                         etw_last_error_text(), status);
-                goto out;
-        }
 
         /* the samples still waiting for their stacks, and the open intervals, to the end */
         profile_end(p);

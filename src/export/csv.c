@@ -93,15 +93,8 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
                 const struct hot_row *w = &rows[i];
                 char mod[256], fn[300];
                 module_name(p->store, w->module, mod, sizeof(mod));
-                const char *name = fn;
-                if (w->function)
-                        name = sym_name(p->store, w->function);
-                else if (w->module)
-                        snprintf(fn, sizeof(fn), "%s+0x%" PRIx64, mod, w->rel);
-                else if (w->rel)
-                        snprintf(fn, sizeof(fn), "0x%" PRIx64, w->rel);
-                else
-                        snprintf(fn, sizeof(fn), "[other]");
+                const char *name =
+                        place_text(p->store, w->function, w->module, mod, w->rel, fn, sizeof(fn));
                 put_field(o, source);
                 outbuf_putc(o, ',');
                 put_pct(o, w->self, nr);

@@ -126,19 +126,9 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         if (opts->pid)
                 profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
         struct feed *f = NULL;
-        if (feed_open(&f, p, opts->path, NULL, false, err, err_size) < 0)
+        if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,
+                             opts->to_s, err, err_size) < 0)
                 goto out;
-        feed_set_range(f, opts->has_from, opts->from_s, opts->has_to, opts->to_s);
-        ULONG status = feed_run(f);
-        char damage[512];
-        feed_damage_text(f, false, damage, sizeof(damage));
-        if (damage[0])
-                fprintf(stderr, "etwtop: %s: %s\n", opts->path, damage);
-        if (status != ERROR_SUCCESS) {
-                snprintf(err, err_size, "%s: ProcessTrace failed: %s (Win32 error %u)", opts->path,
-                         etw_last_error_text(), status);
-                goto out;
-        }
         /* the samples still waiting for their stacks count with what they have */
         profile_end(p);
         export_samples_end(s);
