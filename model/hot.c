@@ -29,6 +29,9 @@ struct entry {
         uint8_t answer;
         uint32_t function;
         uint64_t self, total;
+        /* of total: the stacks that had this place's function at another of its places too,
+           counted there (a recursive function's row counts each stack once) */
+        uint64_t dup;
 };
 
 struct pending {
@@ -59,7 +62,20 @@ struct stack_memo {
         uint32_t epoch;
         uint32_t nr_places; /* 0: no memo */
         uint32_t nr_pending;
-        uint32_t places[MEMO_PLACES]; /* slot indices */
+        uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
+};
+#define MEMO_DUP 0x80000000u
+
+/* A stack counted while a module of its places was loading its symbols: which of its places
+   share a function is known once the names come (deferred_settle), and their dup then. Stacks
+   alike (hash) merge. Past DEFER_MAX_STACKS or DEFER_MAX_KEYS they count without it. */
+#define DEFER_MAX_STACKS 8192
+#define DEFER_MAX_KEYS   (1u << 18)
+#define DEFER_SLOTS      (2 * DEFER_MAX_STACKS)
+struct deferred_stack {
+        uint64_t hash;
+        uint64_t count;
+        uint32_t first, nr; /* its places in dkeys, each once, in stack order */
 };
 
 struct hot {
@@ -85,6 +101,10 @@ struct hot {
                 uint32_t gen;   /* == seen_gen: in the current stack's set */
                 uint32_t index; /* in the stack's keys */
         } seen[SEEN_SLOTS];
+        struct {
+                uint32_t gen; /* == seen_gen: the function is in the current stack */
+                uint64_t key; /* module << 32 | function */
+        } fseen[SEEN_SLOTS];
         uint32_t seen_gen;
         struct hot_line_row *line_rows; /* owned: the last hot_top_lines answer */
         struct hot_row *rows;           /* owned: the last hot_functions answer */
@@ -100,9 +120,14 @@ struct hot {
         uint32_t cap_mrows;
         struct agg_settings settings;
         struct agg_filter filter;
-        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
-        uint64_t nr_pending;     /* the memos' nr_pending, summed */
-        uint32_t epoch;          /* changes whenever places move (grow, refresh, reset) */
+        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash */
+        struct deferred_stack *dstacks; /* owned */
+        uint32_t nr_dstacks, cap_dstacks;
+        struct entry *dkeys; /* owned: the deferred stacks' places */
+        uint32_t nr_dkeys, cap_dkeys;
+        uint32_t *dindex;    /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t nr_pending; /* the memos' nr_pending, summed */
+        uint32_t epoch;      /* changes whenever places move (grow, refresh, reset) */
 };
 
 static uint64_t key_hash(const struct entry *k)
@@ -141,6 +166,9 @@ void hot_free(struct hot *h)
         free(h->sort_rows);
         free(h->merge);
         free(h->memo);
+        free(h->dstacks);
+        free(h->dkeys);
+        free(h->dindex);
         free(h->mrows);
         free(h->line_rows);
         free(h->ended_pids);
@@ -162,6 +190,9 @@ void hot_reset(struct hot *h)
         h->nr_pend = 0;
         memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
         h->nr_pending = 0;
+        h->nr_dstacks = h->nr_dkeys = 0;
+        if (h->dindex)
+                memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
         h->epoch++;
 }
 
@@ -170,8 +201,12 @@ static void memo_settle(struct hot *h, struct stack_memo *m)
 {
         if (!m->nr_pending)
                 return;
-        for (uint32_t i = 0; i < m->nr_places; i++)
-                h->slots[m->places[i]].total += m->nr_pending;
+        for (uint32_t i = 0; i < m->nr_places; i++) {
+                struct entry *e = &h->slots[m->places[i] & ~MEMO_DUP];
+                e->total += m->nr_pending;
+                if (m->places[i] & MEMO_DUP)
+                        e->dup += m->nr_pending;
+        }
         h->nr_pending -= m->nr_pending;
         m->nr_pending = 0;
 }
@@ -238,7 +273,7 @@ static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash
                 }
                 *e = *k;
                 e->is_used = true;
-                e->self = e->total = 0;
+                e->self = e->total = e->dup = 0;
                 h->nr++;
                 if (k->module)
                         sym_prefetch(h->store, k->module); /* its rows will want names */
@@ -268,6 +303,137 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         k.pid = pid;
         k.tid = tid;
         return k;
+}
+
+/* The function of e's place as its row will name it (module << 32 | function) in *function, 0
+   when it has none. False while the module's symbols load (the name may still come). The answer
+   of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */
+static bool place_function(struct hot *h, struct entry *e, uint64_t *function)
+{
+        *function = 0;
+        if (!e->module)
+                return true;
+        struct sym_frame f = {(enum sym_state)(e->answer - 1), e->module, e->function, 0};
+        if (!e->answer) {
+                sym_resolve(h->store, (struct sym_loc){e->module, e->rel}, &f);
+                if (sym_answers_are_final(h->store, e->module)) {
+                        e->answer = (uint8_t)(f.state + 1);
+                        e->function = f.state == SYM_RESOLVED ? f.function : 0;
+                }
+        }
+        if (f.state == SYM_RESOLVED)
+                *function = (uint64_t)e->module << 32 | f.function;
+        return f.state != SYM_PENDING;
+}
+
+/* True when function (not 0) was counted in the current stack already; else it is now. */
+static bool function_seen(struct hot *h, uint64_t function)
+{
+        for (uint32_t j = (uint32_t)(mix(function) >> 40) & (SEEN_SLOTS - 1);;
+             j = (j + 1) & (SEEN_SLOTS - 1)) {
+                if (h->fseen[j].gen != h->seen_gen) {
+                        h->fseen[j].gen = h->seen_gen;
+                        h->fseen[j].key = function;
+                        return false;
+                }
+                if (h->fseen[j].key == function)
+                        return true;
+        }
+}
+
+static void seen_next(struct hot *h)
+{
+        if (++h->seen_gen == 0) {
+                memset(h->seen, 0, sizeof(h->seen));
+                memset(h->fseen, 0, sizeof(h->fseen));
+                h->seen_gen = 1;
+        }
+}
+
+/* ---- stacks whose functions are not all named yet ---- */
+
+static void deferred_index(struct hot *h)
+{
+        memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                uint32_t j = (uint32_t)h->dstacks[i].hash & (DEFER_SLOTS - 1);
+                while (h->dindex[j])
+                        j = (j + 1) & (DEFER_SLOTS - 1);
+                h->dindex[j] = i + 1;
+        }
+}
+
+/* Keeps the stack of places keys[idx[0..n)] (hash mh) for later; false when there is no room. */
+static bool deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, const uint32_t *idx,
+                         uint32_t n)
+{
+        if (!h->dindex)
+                h->dindex = xcalloc(DEFER_SLOTS, sizeof(*h->dindex));
+        uint32_t j = (uint32_t)mh & (DEFER_SLOTS - 1);
+        for (; h->dindex[j]; j = (j + 1) & (DEFER_SLOTS - 1)) {
+                struct deferred_stack *d = &h->dstacks[h->dindex[j] - 1];
+                if (d->hash == mh && d->nr == n) {
+                        d->count++;
+                        return true;
+                }
+        }
+        if (h->nr_dstacks == DEFER_MAX_STACKS || h->nr_dkeys + n > DEFER_MAX_KEYS)
+                return false;
+        if (h->nr_dstacks == h->cap_dstacks) {
+                h->cap_dstacks = h->cap_dstacks ? h->cap_dstacks * 2 : 64;
+                h->dstacks = xrealloc(h->dstacks, h->cap_dstacks * sizeof(*h->dstacks));
+        }
+        while (h->nr_dkeys + n > h->cap_dkeys) {
+                h->cap_dkeys = h->cap_dkeys ? h->cap_dkeys * 2 : 1024;
+                h->dkeys = xrealloc(h->dkeys, h->cap_dkeys * sizeof(*h->dkeys));
+        }
+        h->dstacks[h->nr_dstacks] = (struct deferred_stack){mh, 1, h->nr_dkeys, n};
+        for (uint32_t i = 0; i < n; i++)
+                h->dkeys[h->nr_dkeys++] = keys[idx[i]];
+        h->dindex[j] = ++h->nr_dstacks;
+        return true;
+}
+
+/* The deferred stacks whose functions are all known now count their dup; the others wait.
+   Places that went since (folded, decayed) count nothing. */
+static void deferred_settle(struct hot *h)
+{
+        if (!h->nr_dstacks)
+                return;
+        uint32_t nr_kept = 0, nr_kept_keys = 0;
+        uint64_t functions[MAX_STACK_KEYS];
+        struct entry *found[MAX_STACK_KEYS];
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                struct deferred_stack d = h->dstacks[i];
+                bool is_known = true;
+                for (uint32_t k = 0; k < d.nr; k++) {
+                        struct entry *e = slot_find(h, &h->dkeys[d.first + k]);
+                        found[k] = e->is_used ? e : NULL;
+                        if (found[k] && !place_function(h, e, &functions[k]))
+                                is_known = false;
+                }
+                if (!is_known) {
+                        memmove(h->dkeys + nr_kept_keys, h->dkeys + d.first,
+                                d.nr * sizeof(*h->dkeys));
+                        d.first = nr_kept_keys;
+                        nr_kept_keys += d.nr;
+                        h->dstacks[nr_kept++] = d;
+                        continue;
+                }
+                seen_next(h);
+                for (uint32_t k = 0; k < d.nr; k++) {
+                        if (!found[k] || !functions[k] || !function_seen(h, functions[k]))
+                                continue;
+                        found[k]->dup += d.count;
+                        if (found[k]->dup > found[k]->total)
+                                found[k]->dup = found[k]->total;
+                }
+        }
+        if (nr_kept != h->nr_dstacks) {
+                h->nr_dstacks = nr_kept;
+                h->nr_dkeys = nr_kept_keys;
+                deferred_index(h);
+        }
 }
 
 /* A sample whose stack did not come: its address is its whole stack. */
@@ -345,11 +511,10 @@ static void stack(struct hot *h, const struct kevent *ev)
                         key_of(h, p->key.source, ev->stack.pid, p->key.tid, ev->stack.frames[i]);
         /* each place once per stack, however often it recurses: a small set, stamped with a
            generation so that it needs no clearing (a qsort per stack was 30% of a replay) */
-        if (++h->seen_gen == 0) {
-                memset(h->seen, 0, sizeof(h->seen));
-                h->seen_gen = 1;
-        }
-        uint32_t places[MEMO_PLACES], nr_places = 0;
+        seen_next(h);
+        uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
+        uint64_t functions[MAX_STACK_KEYS];
+        bool is_pending = false;
         for (uint32_t i = 0; i < n; i++) {
                 uint64_t hash = key_hash(&keys[i]);
                 uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);
@@ -366,11 +531,33 @@ static void stack(struct hot *h, const struct kevent *ev)
                 h->seen[j].gen = h->seen_gen;
                 h->seen[j].index = i;
                 uint32_t slot = count_hashed(h, &keys[i], hash, 0, 1);
-                if (slot == UINT32_MAX || nr_places == MEMO_PLACES)
+                if (slot == UINT32_MAX) {
                         is_memo = false;
-                else
-                        places[nr_places++] = slot;
+                        continue;
+                }
+                if (!place_function(h, &h->slots[slot], &functions[nr_places]))
+                        is_pending = true;
+                idx[nr_places] = i;
+                places[nr_places++] = slot;
         }
+        /* a function's first place in the stack counts it; its other places (a recursion
+           through several call sites) count the stack as dup. Where a name is still loading,
+           that waits for it. */
+        if (is_pending && deferred_add(h, mh, keys, idx, nr_places)) {
+                is_memo = false;
+        } else {
+                if (h->epoch != epoch) /* the table grew: the earlier places moved */
+                        for (uint32_t k = 0; k < nr_places; k++)
+                                places[k] = (uint32_t)(slot_find(h, &keys[idx[k]]) - h->slots);
+                for (uint32_t k = 0; k < nr_places; k++) {
+                        if (functions[k] && function_seen(h, functions[k])) {
+                                h->slots[places[k]].dup++;
+                                places[k] |= MEMO_DUP;
+                        }
+                }
+        }
+        if (nr_places > MEMO_PLACES)
+                is_memo = false;
         /* remembered when every place has a slot that has not moved since (the table grew) */
         if (is_memo && h->epoch == epoch && nr_places) {
                 m->hash = mh;
@@ -543,6 +730,7 @@ void hot_refresh(struct hot *h)
         memo_settle_all(h);
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
+        deferred_settle(h);
         place_or_fold(h);
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
@@ -557,6 +745,9 @@ void hot_refresh(struct hot *h)
                         continue;
                 e->self = agg_settings_apply(s, e->self);
                 e->total = agg_settings_apply(s, e->total);
+                e->dup = agg_settings_apply(s, e->dup);
+                if (e->dup > e->total)
+                        e->dup = e->total;
                 if (agg_settings_is_droppable(s, e->self) && agg_settings_is_droppable(s, e->total))
                         e->is_used = false;
                 else
@@ -573,6 +764,17 @@ void hot_refresh(struct hot *h)
                 h->nr_samples[i] = agg_settings_apply(s, h->nr_samples[i]);
         }
         h->nr_stacks = agg_settings_apply(s, h->nr_stacks);
+        /* the stacks still waiting for names decay with their places */
+        uint32_t nr_kept = 0;
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                h->dstacks[i].count = agg_settings_apply(s, h->dstacks[i].count);
+                if (h->dstacks[i].count)
+                        h->dstacks[nr_kept++] = h->dstacks[i];
+        }
+        if (nr_kept != h->nr_dstacks) {
+                h->nr_dstacks = nr_kept;
+                deferred_index(h);
+        }
 }
 
 void hot_caps(const struct hot *h, struct hot_caps *out)
@@ -733,6 +935,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 pending_flush(h, &h->pend[c]);
         memo_settle_all(h);
+        deferred_settle(h);
         if (h->cap_rows < h->nr + 1) {
                 /* doubling: a table that grows a little at each refresh does not leave the
                    allocator a hole a little too small every time */
@@ -789,7 +992,7 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                                     f.state == SYM_RESOLVED ? 0 : loc.rel,
                                     f.state,
                                     e->self,
-                                    e->total,
+                                    e->total - e->dup,
                                     e->pid,
                                     e->self,
                                     e->tid};
@@ -808,8 +1011,8 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 if (index[j]) {
                         struct hot_row *w = &h->rows[index[j] - 1];
                         w->self += r.self;
-                        /* total: a function's places rarely share a stack; summing them counts
-                           a recursive one more than once */
+                        /* total: each place's stacks less those that counted the function at
+                           another of its places (dup) */
                         w->total += r.total;
                         /* the process: the one with the heaviest place of the function */
                         if (r.top_self > w->top_self) {

@@ -2348,6 +2348,9 @@ static void test_hot_repeated_stacks(void **state)
         uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
                  g = EXE + fx->off_gamma + 4;
         const uint64_t stack_a[] = {a, b, g, b, g}, stack_b[] = {b, g};
+        /* a recursion through other call sites: each function at two places of one stack (a
+           qsort's merge sort calls itself from two), counted once per stack all the same */
+        const uint64_t stack_c[] = {a, b, g, b + 4, g + 4, b + 4};
         int64_t t = MS(1);
         struct kevent ev;
         for (int round = 0; round < 2; round++) {
@@ -2367,14 +2370,30 @@ static void test_hot_repeated_stacks(void **state)
                         ev = ev_stack(1, t, PID_A, PID_A + 1, stack_b, 2);
                         hot_event(h, &ev);
                 }
+                for (int i = 0; i < 4; i++) {
+                        ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
+                        ev.sample.ip = a;
+                        ev.sample.tid = PID_A + 1;
+                        hot_event(h, &ev);
+                        ev = ev_stack(0, t, PID_A, PID_A + 1, stack_c, 6);
+                        hot_event(h, &ev);
+                }
                 const struct hot_row *rows;
                 uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
                 uint64_t k = (uint64_t)round + 1;
-                assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 5 * k);
-                assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 5 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 9 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 9 * k);
                 assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 3 * k);
-                assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 8 * k);
-                assert_int_equal(row_of(rows, n, fx->fn_gamma)->total, 8 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 12 * k);
+                assert_int_equal(row_of(rows, n, fx->fn_gamma)->total, 12 * k);
+                /* a place's own total still counts every stack it is on */
+                struct hot_place places[8];
+                uint32_t np = hot_function_places(h, HOT_SOURCE_TIMER,
+                                                  row_of(rows, n, fx->fn_beta)->module, fx->fn_beta,
+                                                  places, 8);
+                assert_int_equal(np, 2);
+                assert_int_equal(places[0].total, 12 * k);
+                assert_int_equal(places[1].total, 4 * k);
                 /* many new places: the table grows and its places move */
                 for (uint32_t i = 0; i < 3000; i++) {
                         ev = ev_base(KEV_SAMPLE, 0, t += 1000, 300 + round, 301);

@@ -173,7 +173,7 @@ if $has_mode; then
         mostly_whole "dwarf" "$tmp/dwarf.chains" compare_probe search_round bsearch
         unset -f on_fail
 
-        "$ETWTOP" --replay "$tmp/dwarf.etl" -b >"$tmp/dwarf.txt" 2>&1
+        "$ETWTOP" --replay "$tmp/dwarf.etl" -b --top 60 >"$tmp/dwarf.txt" 2>&1
         samples=$(awk '/^Samples with stacks:/ {print $4}' "$tmp/dwarf.txt")
         walk=$(grep -m1 '^Stack walk:' "$tmp/dwarf.txt")
         echo "dwarf: replay: $samples samples with stacks; ${walk:-no Stack walk line}" >&2
@@ -183,6 +183,13 @@ if $has_mode; then
         w_whole=$(sed -nE 's/.* ([0-9]+) to the thread start.*/\1/p' <<<"$walk")
         w_cut=$(sed -nE 's/.* ([0-9]+) cut.*/\1/p' <<<"$walk")
         w_cut=${w_cut:-0}
+        # each function's Total% at most 100, and libc's recursive merge sort not over the
+        # qsort that calls it (counted once per stack, whatever its call sites)
+        check "dwarf: replay -b: no Total% over 100%, msort's total at most sort_round's" \
+                awk '/^Hot functions/ {t = 1; next} /^$/ {t = 0}
+                     t && $2 ~ /%$/ {if ($2 + 0 > 100.0) bad = 1
+                                     if ($6 ~ /^msort_with_tmp/) m = $4; if ($6 == "sort_round") r = $4}
+                     END {exit !bad && m > 0 && m <= r ? 0 : 1}' "$tmp/dwarf.txt"
         check "dwarf: replay -b says 'Stack walk: dwarf, 8192-byte stack copies: ...'" \
                 grep -Eq '^Stack walk: dwarf, 8192-byte stack copies: ' <<<"$walk"
         check "dwarf: replay -b: a user stack unwound for 90% of the samples (${w_n:-?} of ${samples:-?})" \
@@ -273,6 +280,12 @@ if $has_mode; then
         check "live: qsort under compare_keys's samples" at_least "$(col total '(__)?qsort(_r)?')" "$keys"
         check "live: search_round under compare_probe's samples" at_least "$(col total search_round)" "$probe"
         check "live: bsearch under compare_probe's samples" at_least "$(col total bsearch)" "$probe"
+        # a function is counted once per stack however often it recurses: libc's merge sort
+        # calls itself from two call sites, and its places are many on one stack
+        msort=$(col total 'msort_with_tmp.*')
+        check "live: no function's total is over the samples, msort's not over qsort's (msort ${msort:-?})" \
+                awk -v m="${msort:-0}" -v q="$(col total '(__)?qsort(_r)?')" -v s="${samples:-0}" \
+                'NR > 2 && $4 + 0 > s + 0 {bad = 1} END {exit !bad && m > 0 && m <= q ? 0 : 1}' "$tmp/last.txt"
         check "live: the header says 'Stack walk: dwarf ...' with stacks unwound" \
                 grep -Eq 'Stack walk: dwarf, [0-9]+-byte stack copies: [1-9][0-9]* user stacks unwound' \
                 "$tmp/last.txt"
