@@ -25,6 +25,7 @@
 #include "live_source.h"
 #include "kevent.h"
 #include "perf_convert.h"
+#include "util/kallsyms_text.h"
 #include "util/xalloc.h"
 
 /* The default ring per CPU: 32 MiB over the CPUs, from 512 KiB to 8 MiB each (4 KiB pages).
@@ -1904,32 +1905,18 @@ static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, ui
         fclose(f);
 }
 
+static void drain_between(void *ctx)
+{
+        drain_all(ctx);
+}
+
 /* /proc/kallsyms whole, NUL-terminated (owned by the caller), its length in *len; NULL when it
-   cannot be read. The kernel formats it as it is read, about 50 ms for the whole: with ls, the
-   events may be on, and the rings are emptied between reads of 64 KiB. */
+   cannot be read. The kernel formats it as it is read, about 40 ms for the whole: with ls, the
+   events may be on, and the rings are emptied between reads of 64 KiB. The process reads it once
+   while modules stay (util/kallsyms_text.h): the screen's symbols read it at the start. */
 static char *kallsyms_read(struct live_source *ls, size_t *len_out)
 {
-        int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        size_t cap = 1 << 20, len = 0;
-        char *text = xcalloc(1, cap);
-        for (;;) {
-                if (len + 65536 + 1 > cap) {
-                        cap *= 2;
-                        text = xrealloc(text, cap);
-                }
-                ssize_t r = read(fd, text + len, ls ? 65536 : cap - len - 1);
-                if (r <= 0)
-                        break;
-                len += (size_t)r;
-                if (ls)
-                        drain_all(ls);
-        }
-        close(fd);
-        text[len] = 0;
-        *len_out = len;
-        return text;
+        return kallsyms_text_read(len_out, ls ? drain_between : NULL, ls);
 }
 
 /* Aliases (one address, several names) keep their kallsyms order: names lie in text in that

@@ -4,6 +4,7 @@
 #include "symbols/kallsyms.h"
 #include "read_text.h"
 #include "symbols/sym_table.h"
+#include "util/kallsyms_text.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -385,11 +386,21 @@ int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error
         size_t size = 0;
         *out = NULL;
         clear_error(err);
-        if (!path)
-                path = "/proc/kallsyms";
-        int rc = read_whole(path, &data, &size, err);
-        if (rc < 0)
-                return rc;
+        int rc;
+        if (!path) {
+                /* the process's one read while modules stay (a live session's logger reads it
+                   at its stop too) */
+                data = kallsyms_text_read(&size, NULL, NULL);
+                if (!data) {
+                        rc = -errno;
+                        set_error(err, 0, "cannot read /proc/kallsyms: %s", strerror(errno));
+                        return rc;
+                }
+        } else {
+                rc = read_whole(path, &data, &size, err);
+                if (rc < 0)
+                        return rc;
+        }
         rc = kallsyms_parse_mem(data, size, out, err);
         free(data);
         return rc;

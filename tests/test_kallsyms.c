@@ -17,6 +17,7 @@
 #include "symbols/kallsyms.h"
 #include "symbols/perf_map.h"
 #include "symbols/sym_table.h"
+#include "util/kallsyms_text.h"
 
 /* ---- kallsyms ---- */
 
@@ -533,6 +534,60 @@ static void test_perf_map_files(void **state)
         rmdir(dir);
 }
 
+/* The process's one read of /proc/kallsyms: a second reader gets a copy of the first read while
+   the modules stay, and the file again when they change (a module loaded or unloaded), or after
+   kallsyms_text_forget. kallsyms_read(NULL) is such a reader. */
+static void test_kallsyms_text_reuse(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-ktext-XXXXXX", ks_path[64], mod_path[64];
+        assert_non_null(mkdtemp(dir));
+        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
+        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T first_read\n");
+        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0000000\n");
+        kallsyms_text_set_paths(ks_path, mod_path);
+        size_t len = 0;
+        char *a = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(a);
+        assert_int_equal(len, strlen(a));
+        assert_non_null(strstr(a, "first_read"));
+        /* the file changes, the modules do not (a refcount is no change): the first read */
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T second_read\n");
+        write_file(mod_path, "ext4 1 3 jbd2, Live 0xffffffffc0000000\n");
+        char *b = kallsyms_text_read(&len, NULL, NULL);
+        assert_string_equal(b, a);
+        struct kallsyms *ks = NULL;
+        assert_int_equal(kallsyms_read(NULL, &ks, NULL), 0);
+        struct kallsyms_hit hit;
+        assert_true(kallsyms_lookup(ks, 0xffffffff81000104, &hit));
+        assert_string_equal(hit.name, "first_read");
+        kallsyms_free(ks);
+        /* a module comes: the file again */
+        write_file(mod_path, "ext4 1 3 jbd2, Live 0xffffffffc0000000\n"
+                             "nfs 1 0 - Live 0xffffffffc1000000\n");
+        char *c = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(c, "second_read"));
+        /* forgotten: the file again */
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T third_read\n");
+        kallsyms_text_forget();
+        char *d = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(d, "third_read"));
+        free(a);
+        free(b);
+        free(c);
+        free(d);
+        /* no file: NULL and errno */
+        unlink(ks_path);
+        kallsyms_text_forget();
+        errno = 0;
+        assert_null(kallsyms_text_read(&len, NULL, NULL));
+        assert_int_equal(errno, ENOENT);
+        kallsyms_text_set_paths(NULL, NULL);
+        unlink(mod_path);
+        rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -548,6 +603,7 @@ int main(void)
                 cmocka_unit_test(test_perf_map_bad_lines),
                 cmocka_unit_test(test_perf_map_replaced),
                 cmocka_unit_test(test_perf_map_files),
+                cmocka_unit_test(test_kallsyms_text_reuse),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
