@@ -62,6 +62,7 @@ struct stack_memo {
         uint32_t epoch;
         uint32_t nr_places; /* 0: no memo */
         uint32_t nr_pending;
+        uint64_t functions;           /* a bit per function of its places (function_bit) */
         uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
 };
 #define MEMO_DUP 0x80000000u
@@ -350,6 +351,20 @@ static void seen_next(struct hot *h)
         }
 }
 
+/* Whether keys[i] (hash: its key_hash) is in the current stack's set of places; else it is now. */
+static bool place_seen(struct hot *h, const struct entry *keys, uint32_t i, uint64_t hash)
+{
+        uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);
+        while (h->seen[j].gen == h->seen_gen) {
+                if (key_eq(&keys[h->seen[j].index], &keys[i]))
+                        return true;
+                j = (j + 1) & (SEEN_SLOTS - 1);
+        }
+        h->seen[j].gen = h->seen_gen;
+        h->seen[j].index = i;
+        return false;
+}
+
 /* ---- stacks whose functions are not all named yet ---- */
 
 static void deferred_index(struct hot *h)
@@ -462,6 +477,59 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         *p = (struct pending){ev->timestamp, k, ip, true, false, is_unplaced};
 }
 
+/* Counts the stack of places keys[0..n): each place once (total), and a function at several of
+   its places once (dup on the others), or, where a name is still loading, its dup later
+   (deferred_add). */
+static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
+{
+        uint32_t epoch = h->epoch;
+        uint64_t mh = n;
+        seen_next(h);
+        uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
+        uint64_t functions[MAX_STACK_KEYS];
+        bool is_pending = false;
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t hash = key_hash(&keys[i]);
+                mh = ((mh << 27 | mh >> 37) ^ hash) * 0x9e3779b97f4a7c15ull;
+                if (place_seen(h, keys, i, hash))
+                        continue;
+                uint32_t slot = count_hashed(h, &keys[i], hash, 0, 1);
+                if (slot == UINT32_MAX)
+                        continue;
+                if (!place_function(h, &h->slots[slot], &functions[nr_places]))
+                        is_pending = true;
+                idx[nr_places] = i;
+                places[nr_places++] = slot;
+        }
+        if (is_pending && deferred_add(h, mh, keys, idx, nr_places))
+                return;
+        if (h->epoch != epoch) /* the table grew: the earlier places moved */
+                for (uint32_t k = 0; k < nr_places; k++)
+                        places[k] = (uint32_t)(slot_find(h, &keys[idx[k]]) - h->slots);
+        for (uint32_t k = 0; k < nr_places; k++)
+                if (functions[k] && function_seen(h, functions[k]))
+                        h->slots[places[k]].dup++;
+}
+
+static uint64_t function_bit(uint64_t function)
+{
+        return 1ull << (mix(function) & 63);
+}
+
+/* Whether function is one of the memo's places' (they are named: a memo is made of those). */
+static bool memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function)
+{
+        if (!(m->functions & function_bit(function)))
+                return false;
+        for (uint32_t i = 0; i < m->nr_places; i++) {
+                uint64_t f;
+                place_function(h, &h->slots[m->places[i] & ~MEMO_DUP], &f);
+                if (f == function)
+                        return true;
+        }
+        return false;
+}
+
 static void stack(struct hot *h, const struct kevent *ev)
 {
         h->nr_stacks++;
@@ -484,88 +552,126 @@ static void stack(struct hot *h, const struct kevent *ev)
                 p->is_unplaced = false;
                 count(h, &p->key, 1, 0);
         }
-        /* the same stack of the same place seen before: its places are known */
-        uint64_t generation = sym_store_generation(h->store);
-        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^
-                      mix(p->key.rel ^ ((uint64_t)p->key.module << 32 | p->key.pid)) ^
-                      mix(p->key.tid);
-        for (uint32_t i = 0; i < ev->stack.nr_frames; i++)
-                mh = ((mh << 27 | mh >> 37) ^ ev->stack.frames[i]) * 0x9e3779b97f4a7c15ull;
-        mh = mix(mh ^ ev->stack.nr_frames);
-        struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
-        if (m->nr_places && m->hash == mh && m->generation == generation && m->epoch == h->epoch) {
-                m->nr_pending++;
-                h->nr_pending++;
-                h->nr_rows_cached = 0;
-                return;
-        }
-        memo_settle(h, m);
-        m->nr_places = 0;
-        uint32_t epoch = h->epoch;
-        bool is_memo = true;
+        h->nr_rows_cached = 0;
+        const uint64_t *frames = ev->stack.frames;
+        uint32_t nr_frames = ev->stack.nr_frames;
+        if (nr_frames > MAX_STACK_KEYS - 1)
+                nr_frames = MAX_STACK_KEYS - 1;
+        /* the leaf: the sampled place and the first frame's (mostly the same), counted at every
+           sample; the callers' places through a memo per calling context (the instructions of
+           a hot function share theirs) */
         struct entry keys[MAX_STACK_KEYS];
-        uint32_t n = 0;
-        keys[n++] = p->key;
-        for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_STACK_KEYS; i++)
-                keys[n++] =
-                        key_of(h, p->key.source, ev->stack.pid, p->key.tid, ev->stack.frames[i]);
-        /* each place once per stack, however often it recurses: a small set, stamped with a
-           generation so that it needs no clearing (a qsort per stack was 30% of a replay) */
-        seen_next(h);
-        uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
-        uint64_t functions[MAX_STACK_KEYS];
-        bool is_pending = false;
-        for (uint32_t i = 0; i < n; i++) {
-                uint64_t hash = key_hash(&keys[i]);
-                uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);
-                bool is_dup = false;
-                while (h->seen[j].gen == h->seen_gen) {
-                        if (key_eq(&keys[h->seen[j].index], &keys[i])) {
-                                is_dup = true;
-                                break;
-                        }
-                        j = (j + 1) & (SEEN_SLOTS - 1);
-                }
-                if (is_dup)
-                        continue;
-                h->seen[j].gen = h->seen_gen;
-                h->seen[j].index = i;
-                uint32_t slot = count_hashed(h, &keys[i], hash, 0, 1);
-                if (slot == UINT32_MAX) {
-                        is_memo = false;
-                        continue;
-                }
-                if (!place_function(h, &h->slots[slot], &functions[nr_places]))
-                        is_pending = true;
-                idx[nr_places] = i;
-                places[nr_places++] = slot;
+        uint32_t nr_leaf = 0;
+        keys[nr_leaf++] = p->key;
+        if (nr_frames) {
+                keys[nr_leaf] = key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[0]);
+                if (!key_eq(&keys[nr_leaf], &keys[0]))
+                        nr_leaf++;
         }
-        /* a function's first place in the stack counts it; its other places (a recursion
-           through several call sites) count the stack as dup. Where a name is still loading,
-           that waits for it. */
-        if (is_pending && deferred_add(h, mh, keys, idx, nr_places)) {
-                is_memo = false;
-        } else {
-                if (h->epoch != epoch) /* the table grew: the earlier places moved */
+        uint32_t nr_callers = nr_frames ? nr_frames - 1 : 0;
+        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ mix(p->key.pid) ^
+                      mix((uint64_t)p->key.tid << 20);
+        for (uint32_t i = 1; i < nr_frames; i++)
+                mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
+        mh = mix(mh ^ nr_callers);
+        /* the leaf's places and their functions: a name still loading takes the whole stack
+           the long way */
+        uint64_t leaf_functions[2];
+        bool is_pending = false;
+        for (uint32_t i = 0; i < nr_leaf; i++) {
+                uint32_t slot = count_hashed(h, &keys[i], key_hash(&keys[i]), 0, 0);
+                leaf_functions[i] = 0;
+                if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
+                        is_pending = true;
+        }
+        uint64_t generation = sym_store_generation(h->store);
+        struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
+        bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
+                      m->epoch == h->epoch;
+        if (!is_hit) {
+                memo_settle(h, m);
+                m->nr_places = 0;
+                for (uint32_t i = 1; i < nr_frames; i++)
+                        keys[nr_leaf + i - 1] =
+                                key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[i]);
+                /* the callers' places, each once, and their functions: all named, a memo of
+                   them; else the stack is counted the long way */
+                uint32_t epoch = h->epoch;
+                seen_next(h);
+                uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
+                uint64_t functions[MAX_STACK_KEYS];
+                bool is_whole = true;
+                for (uint32_t i = nr_leaf; i < nr_leaf + nr_callers && !is_pending; i++) {
+                        uint64_t hash = key_hash(&keys[i]);
+                        if (place_seen(h, keys, i, hash))
+                                continue;
+                        uint32_t slot = count_hashed(h, &keys[i], hash, 0, 0);
+                        if (slot == UINT32_MAX) {
+                                is_whole = false;
+                                continue;
+                        }
+                        if (!place_function(h, &h->slots[slot], &functions[nr_places]))
+                                is_pending = true;
+                        idx[nr_places] = i;
+                        places[nr_places++] = slot;
+                }
+                if (is_pending) {
+                        count_stack(h, keys, nr_leaf + nr_callers);
+                        return;
+                }
+                /* counted: each caller's place, a function at its first place */
+                if (h->epoch != epoch)
                         for (uint32_t k = 0; k < nr_places; k++)
                                 places[k] = (uint32_t)(slot_find(h, &keys[idx[k]]) - h->slots);
+                uint64_t bits = 0;
                 for (uint32_t k = 0; k < nr_places; k++) {
+                        struct entry *e = &h->slots[places[k]];
+                        e->total++;
                         if (functions[k] && function_seen(h, functions[k])) {
-                                h->slots[places[k]].dup++;
+                                e->dup++;
                                 places[k] |= MEMO_DUP;
                         }
+                        bits |= functions[k] ? function_bit(functions[k]) : 0;
                 }
+                /* the leaf: once, unless a caller's place is the same; a function the callers
+                   hold (function_seen holds them) counts as dup */
+                for (uint32_t i = 0; i < nr_leaf; i++) {
+                        if (place_seen(h, keys, i, key_hash(&keys[i])))
+                                continue;
+                        uint32_t slot = count_hashed(h, &keys[i], key_hash(&keys[i]), 0, 1);
+                        if (slot != UINT32_MAX && leaf_functions[i] &&
+                            function_seen(h, leaf_functions[i]))
+                                h->slots[slot].dup++;
+                }
+                if (is_whole && nr_places <= MEMO_PLACES && h->epoch == epoch) {
+                        m->hash = mh;
+                        m->generation = generation;
+                        m->epoch = epoch;
+                        m->nr_places = nr_places;
+                        m->nr_pending = 0;
+                        m->functions = bits;
+                        memcpy(m->places, places, nr_places * sizeof(*places));
+                }
+                return;
         }
-        if (nr_places > MEMO_PLACES)
-                is_memo = false;
-        /* remembered when every place has a slot that has not moved since (the table grew) */
-        if (is_memo && h->epoch == epoch && nr_places) {
-                m->hash = mh;
-                m->generation = generation;
-                m->epoch = epoch;
-                m->nr_places = nr_places;
-                m->nr_pending = 0;
-                memcpy(m->places, places, nr_places * sizeof(*places));
+        /* the same callers seen before: counted along the memo's places when the totals are
+           read; the leaf now */
+        m->nr_pending++;
+        h->nr_pending++;
+        for (uint32_t i = 0; i < nr_leaf; i++) {
+                uint32_t slot = count_hashed(h, &keys[i], key_hash(&keys[i]), 0, 0);
+                if (slot == UINT32_MAX)
+                        continue;
+                bool is_caller = false;
+                for (uint32_t k = 0; k < m->nr_places && !is_caller; k++)
+                        is_caller = (m->places[k] & ~MEMO_DUP) == slot;
+                if (is_caller)
+                        continue;
+                struct entry *e = &h->slots[slot];
+                e->total++;
+                uint64_t f = leaf_functions[i];
+                if (f && ((i == 1 && leaf_functions[0] == f) || memo_has_function(h, m, f)))
+                        e->dup++;
         }
 }
 

@@ -700,7 +700,8 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                                      .is_synchronous = o->is_batch,
                                      .is_no_demangle = o->is_no_demangle,
                                      .max_functions = MAX_FUNCTIONS,
-                                     .has_call_tree = true};
+                                     /* -b prints the tables, never a tree */
+                                     .has_call_tree = !o->is_batch};
         a->profile = profile_new(&po);
         a->views[VIEW_FUNCTIONS] = functions_view_new();
         functions_view_set_group(a->views[VIEW_FUNCTIONS], (enum functions_group)o->group);
