@@ -534,19 +534,24 @@ static void test_perf_map_files(void **state)
         rmdir(dir);
 }
 
-/* The process's one read of /proc/kallsyms: a second reader gets a copy of the first read while
-   the modules stay, and the file again when they change (a module loaded or unloaded), or after
-   kallsyms_text_forget. kallsyms_read(NULL) is such a reader. */
+/* The reads of /proc/kallsyms: a second reader gets a copy of the first read while the kernel's
+   state stays (a refcount in /proc/modules is no change), the file again when a module comes
+   or after kallsyms_text_forget; kallsyms_read(NULL) is such a reader. The cache on disk serves
+   another process (here: the one after forget) in the same state, and is ignored when damaged
+   or written in another state. */
 static void test_kallsyms_text_reuse(void **state)
 {
         (void)state;
-        char dir[] = "/tmp/etwtop-ktext-XXXXXX", ks_path[64], mod_path[64];
+        char dir[] = "/tmp/etwtop-ktext-XXXXXX", ks_path[64], mod_path[64], cache[80];
         assert_non_null(mkdtemp(dir));
         snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
         snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
+        snprintf(cache, sizeof(cache), "%s/cache/kallsyms.cache", dir);
+        char cache_dir[64];
+        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
         write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T first_read\n");
         write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0000000\n");
-        kallsyms_text_set_paths(ks_path, mod_path);
+        kallsyms_text_set_paths(ks_path, mod_path, NULL, true);
         size_t len = 0;
         char *a = kallsyms_text_read(&len, NULL, NULL);
         assert_non_null(a);
@@ -568,22 +573,56 @@ static void test_kallsyms_text_reuse(void **state)
                              "nfs 1 0 - Live 0xffffffffc1000000\n");
         char *c = kallsyms_text_read(&len, NULL, NULL);
         assert_non_null(strstr(c, "second_read"));
-        /* forgotten: the file again */
+        /* forgotten, no cache on disk: the file again */
         write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T third_read\n");
         kallsyms_text_forget();
         char *d = kallsyms_text_read(&len, NULL, NULL);
         assert_non_null(strstr(d, "third_read"));
+
+        /* the cache on disk: written by a read (its directory made), taken by the next process
+           in the same state, a 0600 file of this user */
+        kallsyms_text_set_paths(ks_path, mod_path, cache_dir, true);
+        char *e = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(e, "third_read"));
+        struct stat st;
+        assert_int_equal(stat(cache, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T fourth_read\n");
+        kallsyms_text_forget();
+        char *f = kallsyms_text_read(&len, NULL, NULL);
+        assert_string_equal(f, e);
+        assert_int_equal(len, strlen(e));
+        /* damaged (cut in its header): ignored, the file read and the cache written again */
+        FILE *cf = fopen(cache, "r+");
+        assert_non_null(cf);
+        assert_int_equal(ftruncate(fileno(cf), 10), 0);
+        fclose(cf);
+        kallsyms_text_forget();
+        char *g = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(g, "fourth_read"));
+        /* another state (a module went): the file, not the cache */
+        write_file(mod_path, "ext4 1 3 jbd2, Live 0xffffffffc0000000\n");
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T fifth_read\n");
+        kallsyms_text_forget();
+        char *h = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(h, "fifth_read"));
         free(a);
         free(b);
         free(c);
         free(d);
+        free(e);
+        free(f);
+        free(g);
+        free(h);
         /* no file: NULL and errno */
         unlink(ks_path);
-        kallsyms_text_forget();
+        kallsyms_text_set_paths(ks_path, mod_path, NULL, true);
         errno = 0;
         assert_null(kallsyms_text_read(&len, NULL, NULL));
         assert_int_equal(errno, ENOENT);
-        kallsyms_text_set_paths(NULL, NULL);
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        unlink(cache);
+        rmdir(cache_dir);
         unlink(mod_path);
         rmdir(dir);
 }

@@ -1,34 +1,33 @@
 /* SPDX-License-Identifier: MIT */
-/* kallsyms_text.c: owns the process's one copy of /proc/kallsyms and the rule for reusing it. */
+/* kallsyms_text.c: owns the process's copy of /proc/kallsyms, root's copy of it on disk, and the
+   rule for reusing them: the same kernel state (kallsyms_state). */
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/bpf.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#define FRESH_NS  (60ull * 1000000000ull)
 #define MAX_BYTES ((size_t)256 << 20)
 #define CHUNK     65536
+#define MAGIC     "etwtop kallsyms cache 1\n"
+#define CACHE     "kallsyms.cache"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char *kept; /* the last text read, NULL when none */
 static size_t kept_len;
-static char *kept_modules; /* /proc/modules's names and addresses at that read */
-static uint64_t kept_at_ns;
+static char *kept_state; /* the kernel's state at that read */
 static const char *kallsyms_path = "/proc/kallsyms", *modules_path = "/proc/modules";
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+static const char *cache_dir_set; /* kallsyms_text_set_paths's, when is_cache_dir_set */
+static bool is_cache_dir_set;
 
 /* fd's whole text (up to MAX_BYTES), NUL-terminated; between after each chunk. NULL with errno
    set on a read error. */
@@ -63,86 +62,211 @@ static char *read_all(int fd, size_t *len_out, void (*between)(void *), void *ct
         return text;
 }
 
-/* The first and sixth fields of each line of /proc/modules (name, load address): what tells
-   that modules came or went; "" where there is no /proc/modules (a kernel without modules). */
-static char *modules_now(void)
+static char *read_path(const char *path, size_t *len)
 {
-        int fd = open(modules_path, O_RDONLY | O_CLOEXEC);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return xstrdup("");
-        size_t len = 0;
-        char *text = read_all(fd, &len, NULL, NULL);
+                return NULL;
+        char *text = read_all(fd, len, NULL, NULL);
         close(fd);
-        if (!text)
-                return xstrdup("");
-        size_t o = 0;
-        for (char *line = text, *next; *line; line = next) {
-                char *nl = strchr(line, '\n');
-                next = nl ? nl + 1 : line + strlen(line);
-                if (nl)
-                        *nl = 0;
-                char *field[6] = {0};
-                int n = 0;
-                for (char *save = NULL, *f = strtok_r(line, " ", &save); f && n < 6;
-                     f = strtok_r(NULL, " ", &save))
-                        field[n++] = f;
-                if (n < 1)
-                        continue;
-                /* in place: what is written never overtakes what is read */
-                size_t a = strlen(field[0]), b = n == 6 ? strlen(field[5]) : 0;
-                memmove(text + o, field[0], a);
-                o += a;
-                text[o++] = ' ';
-                if (b) {
-                        memmove(text + o, field[5], b);
-                        o += b;
-                }
-                text[o++] = '\n';
-        }
-        text[o] = 0;
         return text;
+}
+
+/* Appends the first and sixth fields of each line of modules (name, load address): what tells
+   that modules came or went (their refcounts change all the time). */
+static size_t put_modules(char *out, const char *modules)
+{
+        size_t o = 0;
+        for (const char *line = modules; *line;) {
+                const char *end = strchr(line, '\n');
+                if (!end)
+                        end = line + strlen(line);
+                const char *f = line;
+                for (int field = 0; f < end && field < 6; field++) {
+                        const char *sp = memchr(f, ' ', (size_t)(end - f));
+                        const char *fe = sp ? sp : end;
+                        if (field == 0 || field == 5) {
+                                memcpy(out + o, f, (size_t)(fe - f));
+                                o += (size_t)(fe - f);
+                                out[o++] = ' ';
+                        }
+                        f = fe + 1;
+                }
+                out[o++] = '\n';
+                line = *end ? end + 1 : end;
+        }
+        return o;
+}
+
+/* What the symbols of /proc/kallsyms depend on besides the kernel image: the boot, who may see
+   the addresses (kptr_restrict, euid), the modules and the BPF programs loaded (a program's
+   JITed code has symbols of its own). A text read in the same state has the same symbols, but
+   for trampolines made on the fly (ftrace's, kprobes'). */
+static char *kallsyms_state(void)
+{
+        size_t n = 0;
+        char *boot = read_path("/proc/sys/kernel/random/boot_id", &n);
+        char *kptr = read_path("/proc/sys/kernel/kptr_restrict", &n);
+        char *modules = read_path(modules_path, &n);
+        size_t cap = 256 + (boot ? strlen(boot) : 0) + (kptr ? strlen(kptr) : 0) +
+                     (modules ? 2 * strlen(modules) + 1 : 0);
+        char *state = xmalloc(cap);
+        size_t o = (size_t)snprintf(state, cap, "euid %u\nboot %skptr_restrict %smodules\n",
+                                    (unsigned)geteuid(), boot ? boot : "?\n", kptr ? kptr : "?\n");
+        if (modules)
+                o += put_modules(state + o, modules);
+        state[o] = 0;
+        free(boot);
+        free(kptr);
+        free(modules);
+        /* the BPF programs, by id (root may ask; others cache nothing) */
+        union bpf_attr attr;
+        memset(&attr, 0, sizeof(attr));
+        size_t nr = 0;
+        char id[16];
+        while (syscall(SYS_bpf, BPF_PROG_GET_NEXT_ID, &attr, sizeof(attr)) == 0 && nr < 65536) {
+                int k = snprintf(id, sizeof(id), "%u ", attr.next_id);
+                state = xrealloc(state, o + (size_t)k + 16);
+                memcpy(state + o, id, (size_t)k + 1);
+                o += (size_t)k;
+                attr.start_id = attr.next_id;
+                nr++;
+        }
+        memcpy(state + o, "\nbpf done\n", 11);
+        return state;
+}
+
+/* root's cache file: $ETWTOP_RUNTIME_DIR (an absolute one) or /run/etwtop; none for others (the
+   addresses are root's to see). */
+static bool cache_path(char *out, size_t size)
+{
+        const char *dir;
+        if (is_cache_dir_set) {
+                dir = cache_dir_set;
+        } else {
+                const char *env = getenv("ETWTOP_RUNTIME_DIR");
+                dir = geteuid() != 0                              ? NULL
+                      : env && env[0] == '/' && !strchr(env, '%') ? env
+                                                                  : "/run/etwtop";
+        }
+        if (!dir)
+                return false;
+        int n = snprintf(out, size, "%s/" CACHE, dir);
+        return n > 0 && (size_t)n < size;
+}
+
+/* The text of the cache file when it is this user's and was written in state; else NULL. */
+static char *cache_load(const char *state, size_t *len)
+{
+        char path[4096];
+        if (!cache_path(path, sizeof(path)))
+                return NULL;
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return NULL;
+        struct stat st;
+        char *data = NULL;
+        size_t n = 0;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            !(st.st_mode & 022))
+                data = read_all(fd, &n, NULL, NULL);
+        close(fd);
+        size_t magic = strlen(MAGIC), sn = strlen(state);
+        if (!data || n < magic + sn || memcmp(data, MAGIC, magic) != 0 ||
+            memcmp(data + magic, state, sn) != 0) {
+                free(data); /* another state, another writer, or damaged: read the file again */
+                return NULL;
+        }
+        *len = n - magic - sn;
+        memmove(data, data + magic + sn, *len + 1);
+        return data;
+}
+
+/* Writes the cache file (a new file renamed over the old: readers see one or the other whole). */
+static void cache_store(const char *state, const char *text, size_t len)
+{
+        char path[4096], tmp[4200];
+        if (!cache_path(path, sizeof(path)))
+                return;
+        char *slash = strrchr(path, '/');
+        *slash = 0;
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return;
+        *slash = '/';
+        snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return;
+        const char *parts[3] = {MAGIC, state, text};
+        size_t sizes[3] = {strlen(MAGIC), strlen(state), len};
+        bool ok = true;
+        for (int i = 0; i < 3 && ok; i++) {
+                for (size_t o = 0; o < sizes[i];) {
+                        ssize_t w = write(fd, parts[i] + o, sizes[i] - o);
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0) {
+                                ok = false;
+                                break;
+                        }
+                        o += (size_t)w;
+                }
+        }
+        if (close(fd) < 0)
+                ok = false;
+        if (!ok || rename(tmp, path) < 0)
+                unlink(tmp);
+}
+
+static void keep(char *state, const char *text, size_t len)
+{
+        char *copy = xmalloc(len + 1);
+        memcpy(copy, text, len + 1);
+        pthread_mutex_lock(&lock);
+        free(kept);
+        free(kept_state);
+        kept = copy;
+        kept_len = len;
+        kept_state = state;
+        pthread_mutex_unlock(&lock);
 }
 
 char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
 {
-        char *modules = modules_now();
+        char *state = kallsyms_state();
         pthread_mutex_lock(&lock);
-        if (kept && now_ns() - kept_at_ns < FRESH_NS && strcmp(modules, kept_modules) == 0) {
+        if (kept && strcmp(state, kept_state) == 0) {
                 char *copy = xmalloc(kept_len + 1);
                 memcpy(copy, kept, kept_len + 1);
                 *len = kept_len;
                 pthread_mutex_unlock(&lock);
-                free(modules);
+                free(state);
                 return copy;
         }
         pthread_mutex_unlock(&lock);
+        char *text = cache_load(state, len);
+        if (text) {
+                keep(state, text, *len);
+                return text;
+        }
         /* read without the lock: another reader waits for nothing (two at once both read) */
         int fd = open(kallsyms_path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
                 int e = errno;
-                free(modules);
+                free(state);
                 errno = e;
                 return NULL;
         }
-        uint64_t at = now_ns();
-        char *text = read_all(fd, len, between, ctx);
+        text = read_all(fd, len, between, ctx);
         int e = errno;
         close(fd);
         if (!text) {
-                free(modules);
+                free(state);
                 errno = e;
                 return NULL;
         }
-        char *copy = xmalloc(*len + 1);
-        memcpy(copy, text, *len + 1);
-        pthread_mutex_lock(&lock);
-        free(kept);
-        free(kept_modules);
-        kept = copy;
-        kept_len = *len;
-        kept_modules = modules;
-        kept_at_ns = at;
-        pthread_mutex_unlock(&lock);
+        cache_store(state, text, *len);
+        keep(state, text, *len);
         return text;
 }
 
@@ -150,17 +274,20 @@ void kallsyms_text_forget(void)
 {
         pthread_mutex_lock(&lock);
         free(kept);
-        free(kept_modules);
-        kept = kept_modules = NULL;
+        free(kept_state);
+        kept = kept_state = NULL;
         kept_len = 0;
         pthread_mutex_unlock(&lock);
 }
 
-void kallsyms_text_set_paths(const char *kallsyms, const char *modules)
+void kallsyms_text_set_paths(const char *kallsyms, const char *modules, const char *cache_dir,
+                             bool is_cache_dir)
 {
         kallsyms_text_forget();
         pthread_mutex_lock(&lock);
         kallsyms_path = kallsyms ? kallsyms : "/proc/kallsyms";
         modules_path = modules ? modules : "/proc/modules";
+        cache_dir_set = cache_dir;
+        is_cache_dir_set = is_cache_dir;
         pthread_mutex_unlock(&lock);
 }
