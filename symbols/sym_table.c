@@ -135,7 +135,34 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
         }
         free(t->bounds);
         t->bounds = NULL;
-        qsort(t->entries, t->nr, sizeof(*t->entries), entry_cmp);
+        /* kallsyms comes in address order but for its modules' symbols after the kernel's:
+           the runs of one address (aliases) of the ordered part are sorted, the rest on its
+           own, and the two merged (a qsort of kallsyms's 120,000 was 20 ms of a live screen's
+           start) */
+        uint32_t p = 1;
+        while (p < t->nr && t->entries[p - 1].start <= t->entries[p].start)
+                p++;
+        for (uint32_t i = 0, j; i < p; i = j) {
+                for (j = i + 1; j < p && t->entries[j].start == t->entries[i].start; j++)
+                        ;
+                if (j - i > 1)
+                        qsort(t->entries + i, j - i, sizeof(*t->entries), entry_cmp);
+        }
+        if (p < t->nr) {
+                qsort(t->entries + p, t->nr - p, sizeof(*t->entries), entry_cmp);
+                struct sym_entry *m = xmalloc(t->nr * sizeof(*m));
+                uint32_t i = 0, j = p, k = 0;
+                while (i < p && j < t->nr)
+                        m[k++] = entry_cmp(&t->entries[i], &t->entries[j]) <= 0 ? t->entries[i++]
+                                                                                : t->entries[j++];
+                while (i < p)
+                        m[k++] = t->entries[i++];
+                while (j < t->nr)
+                        m[k++] = t->entries[j++];
+                free(t->entries);
+                t->entries = m;
+                t->cap = t->nr;
+        }
         uint32_t o = 0;
         for (uint32_t i = 0; i < t->nr; i++) {
                 if (o && t->entries[o - 1].start == t->entries[i].start)

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -74,10 +75,64 @@ static void test_empty(void **state)
         sym_table_free(NULL);
 }
 
+/* The same symbols in any order finish to the same table: in address order (kallsyms's
+   kernel part), reversed, and in order with an unordered tail (kallsyms's modules after the
+   kernel), aliases at one address included (the global wins). */
+static struct sym_table *table_in_order(const uint32_t *order, uint32_t n)
+{
+        struct sym_table *t = sym_table_new();
+        char name[32];
+        for (uint32_t k = 0; k < n; k++) {
+                uint32_t i = order[k];
+                uint64_t start = 0x1000 + (uint64_t)(i / 3) * 0x40; /* three names an address */
+                int len = snprintf(name, sizeof(name), "sym%u", i);
+                sym_table_add(t, start, 0, name, (size_t)len, i % 3 ? SYM_FLAG_WEAK : 0);
+        }
+        sym_table_finish(t, 0x1000);
+        return t;
+}
+
+static void test_any_order(void **state)
+{
+        (void)state;
+        enum { N = 3000 };
+        static uint32_t sorted[N], reversed[N], tail[N];
+        for (uint32_t i = 0; i < N; i++) {
+                sorted[i] = i;
+                reversed[i] = N - 1 - i;
+        }
+        /* the first two thirds in order, the last third scrambled */
+        for (uint32_t i = 0; i < N; i++)
+                tail[i] = i < 2 * N / 3 ? i : 2 * N / 3 + (i * 7919u) % (N - 2 * N / 3);
+        struct sym_table *a = table_in_order(sorted, N), *b = table_in_order(reversed, N),
+                         *c = table_in_order(tail, N);
+        assert_int_equal(sym_table_count(a), N / 3);
+        assert_int_equal(sym_table_count(b), N / 3);
+        assert_int_equal(sym_table_count(c), N / 3);
+        for (uint32_t i = 0; i < N / 3; i++) {
+                const struct sym_entry *x = sym_table_at(a, i), *y = sym_table_at(b, i),
+                                       *z = sym_table_at(c, i);
+                char want[32];
+                snprintf(want, sizeof(want), "sym%u", 3 * i);
+                assert_int_equal(x->start, 0x1000 + (uint64_t)i * 0x40);
+                assert_int_equal(x->size, i + 1 < N / 3 ? 0x40 : 0x1000); /* the last: capped */
+                assert_string_equal(sym_table_name(a, x), want);
+                assert_int_equal(y->start, x->start);
+                assert_int_equal(z->start, x->start);
+                assert_int_equal(z->size, x->size);
+                assert_string_equal(sym_table_name(b, y), want);
+                assert_string_equal(sym_table_name(c, z), want);
+        }
+        sym_table_free(a);
+        sym_table_free(b);
+        sym_table_free(c);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookup),
+                cmocka_unit_test(test_any_order),
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
         };
