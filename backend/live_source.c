@@ -1935,36 +1935,49 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
 {
         size_t nr = 0, cap_syms = 1 << 16;
         struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
-        for (char *line = text; line && *line;) {
-                char *nl = strchr(line, '\n');
-                if (nl)
-                        *nl = 0;
-                char *type = strchr(line, ' ');
-                char *name = type ? strchr(type + 1, ' ') : NULL;
-                if (name &&
-                    (type[1] == 't' || type[1] == 'T' || type[1] == 'w' || type[1] == 'W')) {
-                        *name++ = 0;
-                        char *mod = strchr(name, '\t');
-                        if (mod) {
-                                *mod++ = 0;
-                                mod[strcspn(mod, " ")] = 0;
-                        }
-                        if (nr == cap_syms) {
-                                cap_syms *= 2;
-                                syms = xrealloc(syms, cap_syms * sizeof(*syms));
-                        }
-                        syms[nr].addr = strtoull(line, NULL, 16);
-                        syms[nr].name = name;
-                        syms[nr].module = mod ? mod : "";
-                        /* __pfx_ and __cfi_ are the padding before a function (perf skips
-                           them): the function before runs over it, as the symbol store reads
-                           kallsyms; an idle stack's return address lands exactly on one */
-                        bool is_padding =
-                                !strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6);
-                        if (syms[nr].addr && !is_padding)
-                                nr++;
+        char *end = text + strlen(text);
+        for (char *line = text, *nl; line < end; line = nl + 1) {
+                /* "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]": one pass over the line */
+                nl = memchr(line, '\n', (size_t)(end - line));
+                if (!nl)
+                        nl = end;
+                *nl = 0;
+                uint64_t addr = 0;
+                char *p = line;
+                for (;; p++) {
+                        unsigned c = (unsigned char)*p, d = c - '0', x = (c | 0x20) - 'a';
+                        if (d < 10)
+                                addr = addr << 4 | d;
+                        else if (x < 6)
+                                addr = addr << 4 | (x + 10);
+                        else
+                                break;
                 }
-                line = nl ? nl + 1 : NULL;
+                if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
+                        continue;
+                char type = p[1];
+                if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+                        continue;
+                char *name = p + 3, *mod = strchr(name, '\t');
+                if (mod) {
+                        *mod++ = 0;
+                        mod[strcspn(mod, " ")] = 0;
+                }
+                /* __pfx_ and __cfi_ are the padding before a function (perf skips them): the
+                   function before runs over it, as the symbol store reads kallsyms; an idle
+                   stack's return address lands exactly on one */
+                bool is_padding = name[0] == '_' && name[1] == '_' &&
+                                  (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6));
+                if (!addr || is_padding)
+                        continue;
+                if (nr == cap_syms) {
+                        cap_syms *= 2;
+                        syms = xrealloc(syms, cap_syms * sizeof(*syms));
+                }
+                syms[nr].addr = addr;
+                syms[nr].name = name;
+                syms[nr].module = mod ? mod : "";
+                nr++;
         }
         /* the kernel lists its own symbols in address order, modules after: sort only when not */
         bool in_order = true;

@@ -301,7 +301,26 @@ static void build_runs(struct builder *b)
         struct kallsyms *ks = b->ks;
         if (!b->nr_marks)
                 return;
-        qsort(b->marks, b->nr_marks, sizeof(*b->marks), mark_cmp);
+        /* in file order (seq) the kernel's marks come by address, the modules' after them:
+           only what follows the ordered part is sorted, and merged in (as sym_table_finish) */
+        uint32_t p = 1, n = b->nr_marks;
+        while (p < n && b->marks[p - 1].start <= b->marks[p].start)
+                p++;
+        if (p < n) {
+                qsort(b->marks + p, n - p, sizeof(*b->marks), mark_cmp);
+                struct mark *m = xmalloc(n * sizeof(*m));
+                uint32_t i = 0, j = p, k = 0;
+                while (i < p && j < n)
+                        m[k++] = mark_cmp(&b->marks[i], &b->marks[j]) <= 0 ? b->marks[i++]
+                                                                           : b->marks[j++];
+                while (i < p)
+                        m[k++] = b->marks[i++];
+                while (j < n)
+                        m[k++] = b->marks[j++];
+                free(b->marks);
+                b->marks = m;
+                b->cap_marks = n;
+        }
         uint32_t cap = 16;
         ks->runs = xmalloc(cap * sizeof(*ks->runs));
         for (uint32_t i = 0; i < b->nr_marks; i++) {
