@@ -2082,19 +2082,17 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
         /* the copy is fresh from the kernel, not in this CPU's cache: its first lines (where
            most frames lie) requested at once rather than one miss a frame */
-        for (size_t off = 0; off < stack.size && off < 2048; off += 64)
+        for (size_t off = 0; off < stack.size && off < 1024; off += 64)
                 __builtin_prefetch(stack.data + off);
         struct unwind_walk_options opts = {.use_fp_fallback = true};
         struct unwind_result res;
-        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + n,
-                                  CONV_MAX_FRAMES - n, &res);
+        /* a sample taken in user mode has its ip first already: the walk, whose first frame is
+           that ip, writes over it */
+        uint32_t at = n == 1 && c->frames[0] == regs->r[UNWIND_REG_RIP] ? 0 : n;
+        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + at,
+                                  CONV_MAX_FRAMES - at, &res);
         c->uw_st.nr_frames += nr;
-        /* a sample taken in user mode has its ip first already */
-        if (nr && n == 1 && c->frames[0] == c->frames[1]) {
-                memmove(c->frames + 1, c->frames + 2, (nr - 1) * sizeof(uint64_t));
-                nr--;
-        }
-        n += nr;
+        n = at + nr > n ? at + nr : n;
         c->uw_st.nr_walks++;
         if ((uint32_t)res.stop < PERF_CONV_NR_UNWIND_STOPS)
                 c->uw_st.nr_by_stop[res.stop]++;
