@@ -654,7 +654,8 @@ static int live_start(struct app *a, char *err, size_t err_size)
                 .is_force = o->is_force,
                 .is_real_time = true,
                 .max_buffers = RT_MAX_BUFFERS,
-                .keep_window_bytes = WINDOW_KEPT_BYTES,
+                /* the save key's; -b has none (64 MiB of buffers it would fill for nothing) */
+                .keep_window_bytes = o->is_batch ? 0 : WINDOW_KEPT_BYTES,
         };
         char why[512];
         if (o->attach_name) {
@@ -664,7 +665,8 @@ static int live_start(struct app *a, char *err, size_t err_size)
                         snprintf(err, err_size, "%s", why);
                         return -1;
                 }
-                etw_keep_window(a->client.id, WINDOW_KEPT_BYTES);
+                if (!o->is_batch)
+                        etw_keep_window(a->client.id, WINDOW_KEPT_BYTES);
                 return feed_open(&a->feed, a->profile, NULL, a->client.logger_name, true, err,
                                  err_size);
         }
