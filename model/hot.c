@@ -563,7 +563,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         struct entry keys[MAX_STACK_KEYS];
         uint32_t nr_leaf = 0;
         keys[nr_leaf++] = p->key;
-        if (nr_frames) {
+        if (nr_frames && !(frames[0] == p->ip && ev->stack.pid == p->key.pid)) {
                 keys[nr_leaf] = key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[0]);
                 if (!key_eq(&keys[nr_leaf], &keys[0]))
                         nr_leaf++;
@@ -577,9 +577,11 @@ static void stack(struct hot *h, const struct kevent *ev)
         /* the leaf's places and their functions: a name still loading takes the whole stack
            the long way */
         uint64_t leaf_functions[2];
+        uint32_t leaf_slots[2];
         bool is_pending = false;
         for (uint32_t i = 0; i < nr_leaf; i++) {
                 uint32_t slot = count_hashed(h, &keys[i], key_hash(&keys[i]), 0, 0);
+                leaf_slots[i] = slot;
                 leaf_functions[i] = 0;
                 if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
                         is_pending = true;
@@ -659,7 +661,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         m->nr_pending++;
         h->nr_pending++;
         for (uint32_t i = 0; i < nr_leaf; i++) {
-                uint32_t slot = count_hashed(h, &keys[i], key_hash(&keys[i]), 0, 0);
+                uint32_t slot = leaf_slots[i]; /* the epoch is the memo's: nothing moved */
                 if (slot == UINT32_MAX)
                         continue;
                 bool is_caller = false;
