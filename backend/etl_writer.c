@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,7 @@ struct etl_writer {
         /* file sink */
         int fd;
         uint64_t nr_file_buffers;     /* in the file, header buffer included */
+        uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
         uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
         /* ring sink: a completed buffer trades places with the ring's oldest, no copy */
         uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
@@ -59,6 +61,33 @@ struct etl_writer {
         etl_writer_buffer_fn callback;
         void *callback_ctx;
         struct etl_writer_stats stats;
+        struct flusher *flusher; /* owned: the file's writes on a thread of their own, or NULL */
+};
+
+/* The file sink off the caller's thread (etl_writer_set_async): a live session's logger must
+   never wait for the disk, or the kernel's rings fill behind it. Completed buffers are copied to
+   a queue that a thread writes in order, each followed by the header's counts; a flush asks for
+   an fdatasync. A full queue loses the buffer (BuffersLost), as ETW's logger does when its
+   buffers run out. */
+#define ASYNC_MIN_BYTES ((uint32_t)16 << 20) /* the flusher's queue holds at least this much */
+struct flusher {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t work, idle;
+        bool is_stop, is_busy, want_sync;
+        uint8_t **bufs;       /* cap queued buffers, in order from head */
+        uint64_t *indexes;    /* each one's buffer index in the file */
+        uint64_t *timestamps; /* each one's latest record */
+        uint32_t cap, head, count;
+        uint8_t **spare; /* written buffers kept for the next ones */
+        uint32_t nr_spare;
+        /* what reached the file, under lock */
+        uint64_t nr_written; /* the file's buffers, header included */
+        uint64_t last_timestamp;
+        uint64_t nr_bytes;
+        uint64_t nr_lost;
+        uint64_t nr_queued, nr_done; /* buffers handed over, and written (or failed) */
+        int error;                   /* the first errno */
 };
 
 /* UTF-8 to UTF-16LE bytes with a NUL; returns the bytes written (dst has 2*(strlen+1)*2). */
@@ -304,6 +333,198 @@ static void file_header_sync(struct etl_writer *w)
                 w->stats.write_error = -rc;
 }
 
+static void *flusher_main(void *arg)
+{
+        struct etl_writer *w = arg;
+        struct flusher *f = w->flusher;
+        pthread_mutex_lock(&f->lock);
+        for (;;) {
+                while (!f->count && !f->want_sync && !f->is_stop)
+                        pthread_cond_wait(&f->work, &f->lock);
+                if (!f->count && !f->want_sync) {
+                        pthread_cond_broadcast(&f->idle);
+                        break; /* stopped, and nothing is left */
+                }
+                f->is_busy = true;
+                uint8_t *buf = NULL;
+                uint64_t index = 0, ts = 0;
+                bool is_sync = false;
+                if (f->count) {
+                        buf = f->bufs[f->head];
+                        index = f->indexes[f->head];
+                        ts = f->timestamps[f->head];
+                        f->head = (f->head + 1) % f->cap;
+                        f->count--;
+                } else {
+                        is_sync = true;
+                        f->want_sync = false;
+                }
+                int error = f->error;
+                pthread_mutex_unlock(&f->lock);
+                int rc = 0;
+                if (!error && buf) {
+                        rc = write_all(w->fd, buf, w->buffer_size, (off_t)(index * w->buffer_size));
+                        if (rc == 0) {
+                                /* the header's counts: what reached the file, in order */
+                                const uint32_t at =
+                                        WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE + 0x10;
+                                uint8_t h[0x28 - 0x10];
+                                memcpy(h, w->header + at, sizeof(h));
+                                uint64_t last = ts > f->last_timestamp ? ts : f->last_timestamp;
+                                le_put64(h, (uint64_t)filetime_of(w, last));
+                                le_put32(h + (0x24 - 0x10), (uint32_t)(index + 1));
+                                rc = write_all(w->fd, h, sizeof(h), at);
+                        }
+                } else if (!error && is_sync && fdatasync(w->fd) < 0 && errno != EINVAL) {
+                        rc = -errno;
+                }
+                pthread_mutex_lock(&f->lock);
+                if (rc < 0 && !f->error)
+                        f->error = -rc;
+                if (buf && !rc && !error) {
+                        f->nr_written = index + 1;
+                        if (ts > f->last_timestamp)
+                                f->last_timestamp = ts;
+                        f->nr_bytes += w->buffer_size;
+                }
+                if (buf) {
+                        f->nr_done++;
+                        if (f->nr_spare < f->cap)
+                                f->spare[f->nr_spare++] = buf;
+                        else
+                                free(buf);
+                }
+                f->is_busy = false;
+                if (!f->count && !f->want_sync)
+                        pthread_cond_broadcast(&f->idle);
+        }
+        pthread_mutex_unlock(&f->lock);
+        return NULL;
+}
+
+/* Waits until the flusher has written everything queued (and synced, when asked), and takes
+   what it did into the writer's own counts. */
+static void flusher_wait(struct etl_writer *w)
+{
+        struct flusher *f = w->flusher;
+        if (!f)
+                return;
+        pthread_mutex_lock(&f->lock);
+        while (f->count || f->want_sync || f->is_busy)
+                pthread_cond_wait(&f->idle, &f->lock);
+        if (f->error && !w->stats.write_error)
+                w->stats.write_error = f->error;
+        if (f->nr_written > w->nr_file_buffers)
+                w->nr_file_buffers = f->nr_written;
+        if (f->last_timestamp > w->file_last_timestamp)
+                w->file_last_timestamp = f->last_timestamp;
+        pthread_mutex_unlock(&f->lock);
+}
+
+/* Hands cb's buffer to the flusher: false when its queue is full (the buffer is lost). */
+static bool flusher_queue(struct etl_writer *w, struct cpu_buffer *cb)
+{
+        struct flusher *f = w->flusher;
+        pthread_mutex_lock(&f->lock);
+        if (f->count == f->cap) {
+                f->nr_lost++;
+                pthread_mutex_unlock(&f->lock);
+                return false;
+        }
+        uint8_t *copy = f->nr_spare ? f->spare[--f->nr_spare] : NULL;
+        pthread_mutex_unlock(&f->lock);
+        if (!copy)
+                copy = malloc(w->buffer_size);
+        if (!copy) {
+                pthread_mutex_lock(&f->lock);
+                f->nr_lost++;
+                pthread_mutex_unlock(&f->lock);
+                return false;
+        }
+        memcpy(copy, cb->data, w->buffer_size);
+        pthread_mutex_lock(&f->lock);
+        uint32_t slot = (f->head + f->count) % f->cap;
+        f->bufs[slot] = copy;
+        f->indexes[slot] = w->nr_queued_buffers++;
+        f->timestamps[slot] = cb->last_timestamp;
+        f->count++;
+        f->nr_queued++;
+        pthread_cond_signal(&f->work);
+        pthread_mutex_unlock(&f->lock);
+        return true;
+}
+
+static void flusher_stop(struct etl_writer *w)
+{
+        struct flusher *f = w->flusher;
+        if (!f)
+                return;
+        flusher_wait(w);
+        pthread_mutex_lock(&f->lock);
+        f->is_stop = true;
+        pthread_cond_signal(&f->work);
+        pthread_mutex_unlock(&f->lock);
+        pthread_join(f->thread, NULL);
+        w->stats.nr_buffers_lost += f->nr_lost;
+        w->stats.nr_bytes_written += f->nr_bytes;
+        for (uint32_t i = 0; i < f->nr_spare; i++)
+                free(f->spare[i]);
+        free(f->spare);
+        free(f->bufs);
+        free(f->indexes);
+        free(f->timestamps);
+        pthread_cond_destroy(&f->work);
+        pthread_cond_destroy(&f->idle);
+        pthread_mutex_destroy(&f->lock);
+        free(f);
+        w->flusher = NULL;
+}
+
+int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
+{
+        if (w->fd < 0 || w->flusher || !max_queued)
+                return -EINVAL;
+        if (max_queued < ASYNC_MIN_BYTES / w->buffer_size)
+                max_queued = ASYNC_MIN_BYTES / w->buffer_size;
+        struct flusher *f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        f->cap = max_queued;
+        f->bufs = calloc(max_queued, sizeof(*f->bufs));
+        f->spare = calloc(max_queued, sizeof(*f->spare));
+        f->indexes = calloc(max_queued, sizeof(*f->indexes));
+        f->timestamps = calloc(max_queued, sizeof(*f->timestamps));
+        f->nr_written = w->nr_file_buffers;
+        f->last_timestamp = w->file_last_timestamp;
+        if (!f->bufs || !f->spare || !f->indexes || !f->timestamps) {
+                free(f->bufs);
+                free(f->spare);
+                free(f->indexes);
+                free(f->timestamps);
+                free(f);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->work, NULL);
+        pthread_cond_init(&f->idle, NULL);
+        w->nr_queued_buffers = w->nr_file_buffers;
+        w->flusher = f;
+        int rc = pthread_create(&f->thread, NULL, flusher_main, w);
+        if (rc != 0) {
+                pthread_cond_destroy(&f->work);
+                pthread_cond_destroy(&f->idle);
+                pthread_mutex_destroy(&f->lock);
+                free(f->bufs);
+                free(f->spare);
+                free(f->indexes);
+                free(f->timestamps);
+                free(f);
+                w->flusher = NULL;
+                return -rc;
+        }
+        return 0;
+}
+
 /* Creates path for writing: 0600, no symlink followed, no existing file replaced unless
    is_force (then the old name is removed first, whatever it was, unless a directory). */
 static int create_output(const char *path, bool is_force, struct etl_error *err)
@@ -414,7 +635,9 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 return 0;
         put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                           cb->last_timestamp, false);
-        if (w->fd >= 0 && !w->stats.write_error) {
+        if (w->flusher && w->fd >= 0 && !w->stats.write_error) {
+                flusher_queue(w, cb); /* a full queue loses it (BuffersLost) */
+        } else if (w->fd >= 0 && !w->stats.write_error) {
                 rc = write_all(w->fd, cb->data, w->buffer_size,
                                (off_t)(w->nr_file_buffers * w->buffer_size));
                 if (rc < 0) {
@@ -459,6 +682,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         if (cpu == ETL_WRITER_HEADER_CPU) {
                 if (w->header_filled + aligned > w->buffer_size)
                         return -ENOSPC;
+                flusher_wait(w); /* it reads the header's counts as it writes */
                 memcpy(w->header + w->header_filled, record, size);
                 memset(w->header + w->header_filled + size, 0, aligned - size);
                 w->header_filled += aligned;
@@ -498,8 +722,18 @@ int etl_writer_flush(struct etl_writer *w)
                 if (rc < 0 && !first)
                         first = rc;
         }
-        if (w->fd >= 0 && !w->stats.write_error && fdatasync(w->fd) < 0 && errno != EINVAL)
+        if (w->flusher) {
+                /* the flusher syncs after what is queued; its error shows in the stats */
+                struct flusher *f = w->flusher;
+                pthread_mutex_lock(&f->lock);
+                f->want_sync = true;
+                pthread_cond_signal(&f->work);
+                if (f->error && !w->stats.write_error)
+                        w->stats.write_error = f->error;
+                pthread_mutex_unlock(&f->lock);
+        } else if (w->fd >= 0 && !w->stats.write_error && fdatasync(w->fd) < 0 && errno != EINVAL) {
                 w->stats.write_error = errno;
+        }
         return first;
 }
 
@@ -507,6 +741,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
                      uint32_t buffers_lost)
 {
         int rc = etl_writer_flush(w);
+        flusher_stop(w); /* everything queued is in the file */
         if (w->fd < 0)
                 return rc;
         /* never before the last event, whatever the wall clock did meanwhile */
@@ -646,6 +881,17 @@ void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *s
         *st = w->stats;
         st->nr_file_buffers = w->nr_file_buffers;
         st->nr_ring_buffers = w->ring_count;
+        struct flusher *f = w->flusher;
+        if (f) {
+                pthread_mutex_lock(&f->lock);
+                st->nr_file_buffers = f->nr_written;
+                st->nr_bytes_written += f->nr_bytes;
+                st->nr_buffers_lost += f->nr_lost;
+                st->nr_buffers_in_flight = f->nr_queued - f->nr_done;
+                if (f->error && !st->write_error)
+                        st->write_error = f->error;
+                pthread_mutex_unlock(&f->lock);
+        }
 }
 
 const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes)
@@ -658,6 +904,7 @@ void etl_writer_free(struct etl_writer *w)
 {
         if (!w)
                 return;
+        flusher_stop(w);
         if (w->fd >= 0)
                 close(w->fd);
         if (w->orig)

@@ -45,13 +45,15 @@ typedef void (*etl_writer_buffer_fn)(void *ctx, const uint8_t *buffer, uint32_t 
 
 struct etl_writer_stats {
         uint64_t nr_events;
-        uint64_t nr_buffers_written; /* data buffers completed, header buffer excluded */
-        uint64_t nr_bytes_written;   /* to the file */
-        uint64_t nr_file_buffers;    /* in the current (or last closed) file, header buffer
-                                        included: its header's BuffersWritten; 0: no file yet */
-        uint32_t nr_ring_buffers;    /* completed buffers the ring holds now */
-        uint64_t nr_events_dropped;  /* records larger than a buffer can hold */
-        int write_error;             /* first errno of the file sink (ENOSPC...), 0 if none */
+        uint64_t nr_buffers_written;   /* data buffers completed, header buffer excluded */
+        uint64_t nr_bytes_written;     /* to the file */
+        uint64_t nr_file_buffers;      /* in the current (or last closed) file, header buffer
+                                          included: its header's BuffersWritten; 0: no file yet */
+        uint32_t nr_ring_buffers;      /* completed buffers the ring holds now */
+        uint64_t nr_events_dropped;    /* records larger than a buffer can hold */
+        uint64_t nr_buffers_lost;      /* completed buffers the flusher had no room for */
+        uint64_t nr_buffers_in_flight; /* handed to the flusher, not yet in the file */
+        int write_error;               /* first errno of the file sink (ENOSPC...), 0 if none */
 };
 
 struct etl_writer;
@@ -78,6 +80,14 @@ void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn f
    than a buffer: dropped and counted), -EINVAL (cpu out of range), or the file sink's -errno
    (the record is kept in memory; the writer goes on for the other sinks). */
 int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, uint32_t size);
+
+/* The file's writes (the buffers, the header's counts after each, the fdatasync of a flush)
+   on a thread of their own, in order, up to max_queued buffers waiting (and at least 16 MiB of
+   them): a caller that must not wait for the disk. A buffer that finds the queue full is lost
+   (nr_buffers_lost; the file's BuffersWritten leaves it out). Until etl_writer_close, the stats
+   count what reached the file. Returns
+   0, -EINVAL (no file, or already) or -ENOMEM / a pthread error. */
+int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued);
 
 /* Completes every partly filled buffer now (EVENT_TRACE_CONTROL_FLUSH). */
 int etl_writer_flush(struct etl_writer *w);

@@ -857,6 +857,16 @@ static void session_end_itself(struct session *s);
 
 /* The first error writing the session's log file (sequential; a circular file is written at
    STOP), 0 if none. */
+/* The log file written on a thread of the writer's own: the logger that empties the kernel's
+   rings never waits for the disk (a journal commit behind another program's 2 GB took over a
+   second, and the rings, a quarter second deep at 4 kHz with stack copies, overflowed).
+   MaximumBuffers, and at least 16 MiB, may wait for it; past them buffers are lost
+   (LogBuffersLost), as in ETW. Without the thread the writes stay on the logger. */
+static void file_async(struct session *s, uint32_t max_buffers)
+{
+        etl_writer_set_async(s->writer, max_buffers);
+}
+
 static int file_write_error(struct session *s)
 {
         int error = 0;
@@ -1034,7 +1044,9 @@ static void session_get_stats(struct session *s, struct session_stats *st)
                 st->nr_events_lost = ws.nr_events_dropped + ls.nr_events_lost;
         }
         if (s->log_file_name && !s->is_circular_file) {
-                uint64_t data_in_file = ws.nr_file_buffers ? ws.nr_file_buffers - 1 : 0;
+                /* on their way to the file (etl_writer_set_async) are not lost */
+                uint64_t data_in_file =
+                        (ws.nr_file_buffers ? ws.nr_file_buffers - 1 : 0) + ws.nr_buffers_in_flight;
                 uint64_t for_file = ws.nr_buffers_written - s->nr_buffers_before_file;
                 if (for_file > data_in_file)
                         st->nr_log_buffers_lost = for_file - data_in_file;
@@ -1421,6 +1433,8 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
                         s->is_circular_file = rc == 0;
                 } else {
                         rc = etl_writer_open_file(s->writer, req->file, false, err);
+                        if (rc == 0)
+                                file_async(s, req->max_buffers);
                 }
                 if (rc < 0) {
                         *code = file_error_code(rc);
@@ -1930,6 +1944,8 @@ static ULONG update_session(struct session *s, const EVENT_TRACE_PROPERTIES *p,
                 etl_writer_get_stats(s->writer, &old);
                 s->nr_written_before_file += old.nr_file_buffers;
                 int rc = etl_writer_open_file(s->writer, new_file, false, &err);
+                if (rc == 0)
+                        file_async(s, s->max_buffers);
                 if (rc < 0) {
                         free(copy);
                         free(s->log_file_name);

@@ -614,6 +614,62 @@ static void test_limits(void **state)
         etl_writer_free(NULL);
 }
 
+/* The file written on the flusher's thread (etl_writer_set_async) is the file written on the
+   caller's, byte for byte: the same buffers in the same places, the same header, the stats
+   counting what reached the file; a buffer with no room in the queue is lost, not written. */
+static void read_file(const char *path, uint8_t **data, size_t *size)
+{
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        fseek(f, 0, SEEK_END);
+        *size = (size_t)ftell(f);
+        fseek(f, 0, SEEK_SET);
+        *data = malloc(*size ? *size : 1);
+        assert_int_equal(fread(*data, 1, *size, f), *size);
+        fclose(f);
+}
+
+static void test_async_same_file(void **state)
+{
+        (void)state;
+        char sync_path[128], async_path[128];
+        path_of(sync_path, sizeof(sync_path), "sync.etl");
+        path_of(async_path, sizeof(async_path), "async.etl");
+        struct etl_writer_stats ws[2];
+        for (int k = 0; k < 2; k++) {
+                next_ts = 6000;
+                struct etl_writer *w = new_writer(3, 4096);
+                struct etl_error err;
+                assert_int_equal(etl_writer_open_file(w, k ? async_path : sync_path, false, &err),
+                                 0);
+                if (k)
+                        assert_int_equal(etl_writer_set_async(w, 4), 0);
+                for (int round = 0; round < 5; round++) {
+                        write_samples(w, 3, 700);
+                        assert_int_equal(etl_writer_flush(w), 0);
+                }
+                assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0), 0);
+                etl_writer_get_stats(w, &ws[k]);
+                etl_writer_free(w);
+        }
+        assert_int_equal(ws[1].nr_file_buffers, ws[0].nr_file_buffers);
+        assert_int_equal(ws[1].nr_bytes_written, ws[0].nr_bytes_written);
+        assert_int_equal(ws[1].nr_buffers_lost, 0);
+        assert_int_equal(ws[1].nr_buffers_in_flight, 0);
+        uint8_t *a, *b;
+        size_t na, nb;
+        read_file(sync_path, &a, &na);
+        read_file(async_path, &b, &nb);
+        assert_int_equal(na, nb);
+        assert_true(na > 20 * 4096);
+        assert_memory_equal(a, b, na);
+        free(a);
+        free(b);
+        uint64_t back = 0;
+        assert_int_equal(read_all(async_path, &back, NULL), 1 + 3 * 700 * 5);
+        assert_int_equal(back, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -629,6 +685,7 @@ int main(void)
                 cmocka_unit_test(test_header_buffer),
                 cmocka_unit_test(test_file_and_ring_counts),
                 cmocka_unit_test(test_limits),
+                cmocka_unit_test(test_async_same_file),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
