@@ -832,6 +832,18 @@ static void place_or_fold(struct hot *h)
                 h->epoch++; /* places moved: the memos (settled before) are stale */
 }
 
+void hot_want_unplaced(struct hot *h)
+{
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (!e->is_used || e->module)
+                        continue;
+                struct sym_loc loc = sym_locate(h->store, e->pid, e->rel);
+                if (loc.module)
+                        sym_prefetch(h->store, loc.module);
+        }
+}
+
 void hot_refresh(struct hot *h)
 {
         h->nr_rows_cached = 0;

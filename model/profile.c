@@ -284,6 +284,7 @@ void profile_end(struct profile *p)
 {
         stack_join_flush(p->join, to_samples, p);
         profile_settle(p);
+        hot_want_unplaced(p->hot); /* the images a trace names at its end */
 }
 
 void profile_caps(const struct profile *p, struct profile_caps *out)

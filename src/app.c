@@ -551,9 +551,13 @@ static void run_batch(struct app *a, int sfd)
                 int64_t now = now_ns();
                 if (!a->st.is_live) {
                         feed_lock(a->feed);
-                        if (feed_is_done(a->feed, NULL))
+                        if (feed_is_done(a->feed, NULL)) {
                                 profile_end(a->profile);
-                        else
+                                /* the last frame names what it can: the images a trace
+                                   describes only at its end (a saved window's rundown) were
+                                   asked for just now, as its places were placed */
+                                sym_store_wait(a->profile->store);
+                        } else
                                 profile_settle(a->profile);
                         feed_unlock(a->feed);
                 }

@@ -77,6 +77,9 @@ void hot_set_grouping(struct hot *h, enum hot_grouping grouping);
 /* The refresh tick: places what has a module now and folds unplaced places past the cap
    (above); then decays or zeroes the counts by the mode, dropping the places that fell under
    the threshold (cumulative: no counts change). */
+/* Asks the symbol store for the modules that hold the unplaced places now (a trace that
+   describes its images only at its end): their rows name them once they have loaded. */
+void hot_want_unplaced(struct hot *h);
 void hot_refresh(struct hot *h);
 /* What the caps folded or left without a place of its own. */
 void hot_caps(const struct hot *h, struct hot_caps *out);
