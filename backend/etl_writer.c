@@ -318,17 +318,22 @@ static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
    is still logging", TRACE_LOGFILE_HEADER); a reader that accepts 0 accepts the time of the
    latest event as well. Called after a buffer has been written, never before: the header never
    counts a buffer the file does not hold. */
-static void file_header_sync(struct etl_writer *w)
+static int header_counts_write(struct etl_writer *w, uint64_t last_timestamp, uint64_t nr_buffers)
 {
-        if (w->fd < 0 || w->stats.write_error)
-                return;
         /* ETL-FORMAT.md 1.6: EndTime at 0x10 .. BuffersWritten at 0x24 */
         const uint32_t at = WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE + 0x10;
         uint8_t f[0x28 - 0x10];
         memcpy(f, w->header + at, sizeof(f));
-        le_put64(f, (uint64_t)filetime_of(w, w->file_last_timestamp));
-        le_put32(f + (0x24 - 0x10), (uint32_t)w->nr_file_buffers);
-        int rc = write_all(w->fd, f, sizeof(f), at);
+        le_put64(f, (uint64_t)filetime_of(w, last_timestamp));
+        le_put32(f + (0x24 - 0x10), (uint32_t)nr_buffers);
+        return write_all(w->fd, f, sizeof(f), at);
+}
+
+static void file_header_sync(struct etl_writer *w)
+{
+        if (w->fd < 0 || w->stats.write_error)
+                return;
+        int rc = header_counts_write(w, w->file_last_timestamp, w->nr_file_buffers);
         if (rc < 0)
                 w->stats.write_error = -rc;
 }
@@ -364,17 +369,11 @@ static void *flusher_main(void *arg)
                 int rc = 0;
                 if (!error && buf) {
                         rc = write_all(w->fd, buf, w->buffer_size, (off_t)(index * w->buffer_size));
-                        if (rc == 0) {
-                                /* the header's counts: what reached the file, in order */
-                                const uint32_t at =
-                                        WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE + 0x10;
-                                uint8_t h[0x28 - 0x10];
-                                memcpy(h, w->header + at, sizeof(h));
-                                uint64_t last = ts > f->last_timestamp ? ts : f->last_timestamp;
-                                le_put64(h, (uint64_t)filetime_of(w, last));
-                                le_put32(h + (0x24 - 0x10), (uint32_t)(index + 1));
-                                rc = write_all(w->fd, h, sizeof(h), at);
-                        }
+                        /* the header's counts: what reached the file, in order */
+                        if (rc == 0)
+                                rc = header_counts_write(
+                                        w, ts > f->last_timestamp ? ts : f->last_timestamp,
+                                        index + 1);
                 } else if (!error && is_sync && fdatasync(w->fd) < 0 && errno != EINVAL) {
                         rc = -errno;
                 }
@@ -454,6 +453,17 @@ static bool flusher_queue(struct etl_writer *w, struct cpu_buffer *cb)
         return true;
 }
 
+static void flusher_free(struct flusher *f)
+{
+        for (uint32_t i = 0; i < f->nr_spare; i++)
+                free(f->spare[i]);
+        free(f->spare);
+        free(f->bufs);
+        free(f->indexes);
+        free(f->timestamps);
+        free(f);
+}
+
 static void flusher_stop(struct etl_writer *w)
 {
         struct flusher *f = w->flusher;
@@ -467,16 +477,10 @@ static void flusher_stop(struct etl_writer *w)
         pthread_join(f->thread, NULL);
         w->stats.nr_buffers_lost += f->nr_lost;
         w->stats.nr_bytes_written += f->nr_bytes;
-        for (uint32_t i = 0; i < f->nr_spare; i++)
-                free(f->spare[i]);
-        free(f->spare);
-        free(f->bufs);
-        free(f->indexes);
-        free(f->timestamps);
         pthread_cond_destroy(&f->work);
         pthread_cond_destroy(&f->idle);
         pthread_mutex_destroy(&f->lock);
-        free(f);
+        flusher_free(f);
         w->flusher = NULL;
 }
 
@@ -497,11 +501,7 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         f->nr_written = w->nr_file_buffers;
         f->last_timestamp = w->file_last_timestamp;
         if (!f->bufs || !f->spare || !f->indexes || !f->timestamps) {
-                free(f->bufs);
-                free(f->spare);
-                free(f->indexes);
-                free(f->timestamps);
-                free(f);
+                flusher_free(f);
                 return -ENOMEM;
         }
         pthread_mutex_init(&f->lock, NULL);
@@ -514,11 +514,7 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
                 pthread_cond_destroy(&f->work);
                 pthread_cond_destroy(&f->idle);
                 pthread_mutex_destroy(&f->lock);
-                free(f->bufs);
-                free(f->spare);
-                free(f->indexes);
-                free(f->timestamps);
-                free(f);
+                flusher_free(f);
                 w->flusher = NULL;
                 return -rc;
         }

@@ -2341,6 +2341,20 @@ static const struct hot_row *row_of(const struct hot_row *rows, uint32_t n, uint
         return NULL;
 }
 
+/* n samples at ip on cpu, each with its stack */
+static void hot_samples(struct hot *h, uint32_t n, uint16_t cpu, int64_t *t, uint64_t ip,
+                        const uint64_t *stack, uint32_t nr)
+{
+        for (uint32_t i = 0; i < n; i++) {
+                struct kevent ev = ev_base(KEV_SAMPLE, cpu, *t += MS(1), PID_A, PID_A + 1);
+                ev.sample.ip = ip;
+                ev.sample.tid = PID_A + 1;
+                hot_event(h, &ev);
+                ev = ev_stack(cpu, *t, PID_A, PID_A + 1, stack, nr);
+                hot_event(h, &ev);
+        }
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -2354,30 +2368,9 @@ static void test_hot_repeated_stacks(void **state)
         int64_t t = MS(1);
         struct kevent ev;
         for (int round = 0; round < 2; round++) {
-                for (int i = 0; i < 5; i++) {
-                        ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
-                        ev.sample.ip = a;
-                        ev.sample.tid = PID_A + 1;
-                        hot_event(h, &ev);
-                        ev = ev_stack(0, t, PID_A, PID_A + 1, stack_a, 5);
-                        hot_event(h, &ev);
-                }
-                for (int i = 0; i < 3; i++) {
-                        ev = ev_base(KEV_SAMPLE, 1, t += MS(1), PID_A, PID_A + 1);
-                        ev.sample.ip = b;
-                        ev.sample.tid = PID_A + 1;
-                        hot_event(h, &ev);
-                        ev = ev_stack(1, t, PID_A, PID_A + 1, stack_b, 2);
-                        hot_event(h, &ev);
-                }
-                for (int i = 0; i < 4; i++) {
-                        ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
-                        ev.sample.ip = a;
-                        ev.sample.tid = PID_A + 1;
-                        hot_event(h, &ev);
-                        ev = ev_stack(0, t, PID_A, PID_A + 1, stack_c, 6);
-                        hot_event(h, &ev);
-                }
+                hot_samples(h, 5, 0, &t, a, stack_a, 5);
+                hot_samples(h, 3, 1, &t, b, stack_b, 2);
+                hot_samples(h, 4, 0, &t, a, stack_c, 6);
                 const struct hot_row *rows;
                 uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
                 uint64_t k = (uint64_t)round + 1;
