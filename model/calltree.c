@@ -482,6 +482,9 @@ static void rekey(struct calltree *t)
                 struct sym_loc loc = {x->module, x->rel};
                 if (!loc.module)
                         loc = sym_locate(t->store, x->pid, x->rel);
+                /* settled is asked before the answer: a module that finishes loading in
+                   between gave a pending one, and its node must wait for the next refresh */
+                bool is_final = loc.module && sym_answers_are_final(t->store, loc.module);
                 struct sym_frame f = {SYM_NO_MODULE, 0, 0, 0};
                 if (loc.module)
                         sym_resolve(t->store, loc, &f);
@@ -499,7 +502,7 @@ static void rekey(struct calltree *t)
                 }
                 /* a module whose answers are settled will not name it later; an address no
                    image held in a process that ended will not be placed later */
-                if (loc.module ? !sym_answers_are_final(t->store, loc.module)
+                if (loc.module ? !is_final
                                : !bsearch(&x->pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {
                         t->unnamed[keep++] = id;
                         nr_unplaced += !loc.module;

@@ -316,8 +316,11 @@ static bool place_function(struct hot *h, struct entry *e, uint64_t *function)
                 return true;
         struct sym_frame f = {(enum sym_state)(e->answer - 1), e->module, e->function, 0};
         if (!e->answer) {
+                /* settled before the answer is asked for: a module that finishes loading in
+                   between gave a pending answer, which must not stay */
+                bool is_final = sym_answers_are_final(h->store, e->module);
                 sym_resolve(h->store, (struct sym_loc){e->module, e->rel}, &f);
-                if (sym_answers_are_final(h->store, e->module)) {
+                if (is_final) {
                         e->answer = (uint8_t)(f.state + 1);
                         e->function = f.state == SYM_RESOLVED ? f.function : 0;
                 }
@@ -1097,11 +1100,13 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 if (!e->answer) {
                         if (!e->module) /* placed again: images may have come since */
                                 loc = sym_locate(h->store, e->pid, e->rel);
-                        sym_resolve(h->store, loc, &f);
                         /* the answer of a module whose answers are settled stays (a name, or
                            none there); the others may still change (loading, late images, a
-                           recording's kernel) */
-                        if (e->module && sym_answers_are_final(h->store, e->module)) {
+                           recording's kernel). Settled is asked first: a module that finishes
+                           loading after the answer was asked for gave a pending one. */
+                        bool is_final = e->module && sym_answers_are_final(h->store, e->module);
+                        sym_resolve(h->store, loc, &f);
+                        if (is_final) {
                                 e->answer = (uint8_t)(f.state + 1);
                                 e->function = f.state == SYM_RESOLVED ? f.function : 0;
                         }
