@@ -938,6 +938,24 @@ static int row_key_cmp(const void *a, const void *b)
         return x->rel < y->rel ? -1 : x->rel > y->rel;
 }
 
+/* The order of rows that tie on their counts: module, name, place, then process and thread
+   (rows by process or thread). */
+static int row_tie_cmp(const struct hot_row *x, const struct hot_row *y)
+{
+        if (x->module != y->module)
+                return x->module < y->module ? -1 : 1;
+        if (x->function != y->function) {
+                int c = strcmp(x->name, y->name);
+                if (c)
+                        return c;
+        }
+        if (x->rel != y->rel)
+                return x->rel < y->rel ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 static int by_self(const void *a, const void *b)
 {
         const struct hot_row *x = a, *y = b;
@@ -945,7 +963,7 @@ static int by_self(const void *a, const void *b)
                 return x->self > y->self ? -1 : 1;
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
-        return row_key_cmp(a, b);
+        return row_tie_cmp(x, y);
 }
 
 static int by_total(const void *a, const void *b)
@@ -1010,6 +1028,18 @@ static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_b
         for (uint32_t i = 0; i < n; i++)
                 h->sort_rows[i] = rows[a[i].row];
         memcpy(rows, h->sort_rows, (size_t)n * sizeof(*rows));
+        /* the passes ordered ties by name id; rows of one module that tie on their counts go
+           in their names' order (row_tie_cmp), a run at a time */
+        int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
+        for (uint32_t i = 0, j; i < n; i = j) {
+                bool is_ordered = true;
+                for (j = i + 1; j < n && rows[j].self == rows[i].self &&
+                                rows[j].total == rows[i].total && rows[j].module == rows[i].module;
+                     j++)
+                        is_ordered = is_ordered && cmp(&rows[j - 1], &rows[j]) <= 0;
+                if (!is_ordered)
+                        qsort(rows + i, j - i, sizeof(*rows), cmp);
+        }
 }
 
 static void swap_rows(struct hot_row *a, struct hot_row *b)
@@ -1120,7 +1150,8 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                                     e->total - e->dup,
                                     e->pid,
                                     e->self,
-                                    e->tid};
+                                    e->tid,
+                                    sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
                 uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
                                   (h->grouping == HOT_BY_PROCESS  ? mix(r.pid)
                                    : h->grouping == HOT_BY_THREAD ? mix(r.tid)
@@ -1155,7 +1186,8 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 ;
         if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
-                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si], 0, 0, 0};
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si],
+                        0,      0, 0, ""};
         int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
         uint32_t n = o;
         if (max && max < o) {

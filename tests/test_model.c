@@ -2398,6 +2398,49 @@ static void test_hot_repeated_stacks(void **state)
         hot_free(h);
 }
 
+/* Rows that tie on their counts are in their names' order, whatever order the names were
+   first asked for in (interned ids follow it, and a module's loading decides it). */
+static void test_hot_ties_by_name(void **state)
+{
+        struct fix *fx = *state;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        /* ids in the names' reverse order */
+        uint32_t fn_gamma = sym_intern(store, "model_fn_gamma");
+        uint32_t fn_beta = sym_intern(store, "model_fn_beta");
+        uint32_t fn_alpha = sym_intern(store, "model_fn_alpha");
+        assert_true(fn_gamma < fn_beta && fn_beta < fn_alpha);
+        struct sym_image im = {PID_A, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(store, &im);
+        struct hot *h = hot_new(store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_g[] = {g}, stack_b[] = {b}, stack_a[] = {a};
+        int64_t t = MS(1);
+        hot_samples(h, 3, 0, &t, g, stack_g, 1);
+        hot_samples(h, 3, 1, &t, b, stack_b, 1);
+        hot_samples(h, 3, 0, &t, a, stack_a, 1);
+        const uint32_t want[] = {fn_alpha, fn_beta, fn_gamma};
+        for (int is_by_total = 0; is_by_total < 2; is_by_total++) {
+                const struct hot_row *rows;
+                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, is_by_total, &rows);
+                assert_int_equal(n, 3);
+                for (uint32_t i = 0; i < 3; i++) {
+                        assert_int_equal(rows[i].function, want[i]);
+                        assert_string_equal(rows[i].name, sym_name(store, want[i]));
+                }
+                for (uint32_t k = 1; k <= 3; k++) {
+                        n = hot_top_functions(h, HOT_SOURCE_TIMER, is_by_total, k, &rows);
+                        assert_int_equal(n, k);
+                        for (uint32_t i = 0; i < k; i++)
+                                assert_int_equal(rows[i].function, want[i]);
+                }
+        }
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* A live session can deliver a CPU's samples before the rundown names their thread: a sample
    of no known process is placed by its stack's process, once, and named when the images come. */
 static void test_hot_sample_before_its_thread(void **state)
@@ -2707,6 +2750,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),

@@ -30,6 +30,10 @@ struct hot_row {
         uint32_t pid;
         uint64_t top_self; /* that place's self count */
         uint32_t tid;      /* the thread, as pid is the process */
+        /* the function's name (sym_name of function, "" when unnamed): rows that tie on their
+           counts are in its order, which is the same in every run (interned ids are not: they
+           follow the order names were first asked for) */
+        const char *name;
 };
 
 enum hot_grouping { HOT_BY_FUNCTION, HOT_BY_PROCESS, HOT_BY_THREAD };
