@@ -535,7 +535,6 @@ static bool memo_has_function(struct hot *h, const struct stack_memo *m, uint64_
 
 static void stack(struct hot *h, const struct kevent *ev)
 {
-        h->nr_stacks++;
         /* the sample it belongs to: same timestamp, on its CPU or (rarely) another */
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
         if (!p->has || p->timestamp != ev->stack.event_timestamp) {
@@ -548,6 +547,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!p || p->is_matched)
                 return; /* a stack of an event that is not a sample (CSwitch, ReadyThread) */
         p->is_matched = true;
+        h->nr_stacks++;
         if (p->is_unplaced) {
                 /* the process the stack names places the sample (counted once, here) */
                 if (ev->stack.pid != UINT32_MAX)

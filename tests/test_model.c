@@ -1923,6 +1923,8 @@ static void test_pmc_lbr_together(void **state)
                         ev_stack(0, t, PID_A, 101, frames, 2),
                         ev_lbr(0, t, PID_A, 101, e, 16),
                         ev_cswitch(1, t, i ? 201 : 0, PID_B, ST_READY, WR_PREEMPTED, 201, PID_B),
+                        /* the switch's stack: no sample's, not counted as one */
+                        ev_stack(1, t, PID_B, 201, frames, 2),
                 };
                 for (size_t k = 0; k < sizeof(evs) / sizeof(evs[0]); k++) {
                         hot_event(h, &evs[k]);
@@ -1931,7 +1933,7 @@ static void test_pmc_lbr_together(void **state)
                 }
         }
         assert_int_equal(hot_nr_samples(h, 11), 50);
-        assert_int_equal(hot_nr_stacks(h), 50);
+        assert_int_equal(hot_nr_stacks(h), 50); /* the samples with stacks only */
         assert_int_equal(branches_nr_events(b), 50);
         assert_int_equal(branches_nr_edges(b), 800);
         const struct branches_row *rows;
