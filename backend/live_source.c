@@ -879,7 +879,13 @@ static void spec_hooks(const struct live_settings *s, struct live_spec *sp, uint
         if (has_hook(s->stack_hooks, s->nr_stack_hooks, hook)) {
                 a->sample_type |= PERF_SAMPLE_CALLCHAIN;
                 sp->conv.has_stack = true;
-                if (s->stack_walk != PERF_CONV_WALK_FP) {
+                /* dwarf: every event with stacks; auto: the sampling events, whose rate the
+                   interval bounds (a context switch's copy at 100,000 switches a second is
+                   gigabytes a second the rings cannot hold: their stacks keep the kernel's
+                   chain) */
+                bool is_sampling = hook == LIVE_PROFILE_HOOK || hook == LIVE_PROFILE_PMC_HOOK;
+                if (s->stack_walk == PERF_CONV_WALK_DWARF ||
+                    (s->stack_walk == PERF_CONV_WALK_AUTO && is_sampling)) {
                         /* the user registers and stack for the logger's DWARF walk; the
                            kernel's own user chain only where AUTO may keep it */
                         a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;

@@ -18,7 +18,7 @@ rounds=${3:-3}
 name=attach.sh
 . "$(dirname "$0")/screen_common.sh"
 hz=$(getconf CLK_TCK)
-settings="--set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread"
+settings="--set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread --stackwalk-mode fp"
 
 load() {
         for ((i = 0; i < ncpu; i++)); do

@@ -42,7 +42,7 @@ run_etwtop() {
         ETWTOP_NO_HOST=1 /usr/bin/time -f "%U %S" -o "$tmp/etwtop.time" \
                 "$etwtop" --record "$tmp/e.etl" --force --duration "$secs" --set-prof-int 2500 \
                 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER \
-                --stackwalk Profile+CSwitch+ReadyThread \
+                --stackwalk Profile+CSwitch+ReadyThread --stackwalk-mode fp \
                 2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
         wait
 }

@@ -14,6 +14,8 @@ trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf
 ncpu=$(nproc)
 # 4 kHz timer samples on every CPU, every context switch and every wake-up, all with call
 # chains, a 1 s refresh. perf top gets -c 1 for the tracepoints (its -F would sample them at
-# 4 kHz too, where CSwitch is every switch) and a 250 us period for cpu-clock.
-etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread"
+# 4 kHz too, where CSwitch is every switch) and a 250 us period for cpu-clock. Both walk frame
+# pointers (etwtop's default, auto, unwinds the samples' stacks from DWARF: bench/unwind.sh
+# measures that against perf top --call-graph dwarf).
+etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER --stackwalk Profile+CSwitch+ReadyThread --stackwalk-mode fp"
 perf_top_cmd="perf top -g -d 1 -c 1 -e cpu-clock/period=250000/ -e sched:sched_switch -e sched:sched_waking"

@@ -20,6 +20,9 @@ void collect_settings_init(struct collect_settings *s)
                             EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
         s->interval_100ns = 10000;
         s->pid = -1;
+        /* whole user stacks where code has no frame pointers (Debian's libraries): the
+           samples' stacks unwound from DWARF, the others' the kernel's chain */
+        s->stack_walk = ETWTOP_STACKWALK_AUTO;
 }
 
 bool collect_has_hook(const struct collect_settings *s, uint16_t hook)
