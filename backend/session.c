@@ -882,6 +882,27 @@ static int file_write_error(struct session *s)
 
 /* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP, or until
    the log file cannot be written: then the session stops itself. */
+/* Drains the source's rings until they hold nothing older than the merge's horizon, at most
+   DRAIN_ROUNDS budgets. The next wake-up comes only when another watermark's worth has been
+   written (a quarter of a ring), so what a drain leaves waits for it, and a ring that fills
+   meanwhile drops records. Unless is_locked, s->lock is taken for each round only (controllers
+   get in between). Returns the records drained. */
+static int drain_source(struct session *s, bool is_locked)
+{
+        int total = 0;
+        for (int round = 0; round < DRAIN_ROUNDS; round++) {
+                if (!is_locked)
+                        pthread_mutex_lock(&s->lock);
+                int k = s->source ? live_source_drain(s->source, DRAIN_BUDGET) : 0;
+                if (!is_locked)
+                        pthread_mutex_unlock(&s->lock);
+                if (k <= 0)
+                        break;
+                total += k;
+        }
+        return total;
+}
+
 static void *logger_thread(void *arg)
 {
         struct thread_start *ts = arg;
@@ -918,18 +939,7 @@ static void *logger_thread(void *arg)
                 if (atomic_load(&s->is_stop_requested))
                         break;
                 if (n > 0 && source_fd >= 0 && (pfd[1].revents & POLLIN)) {
-                        int total = 0;
-                        /* until the rings are empty: the next wake-up comes only when
-                           another watermark's worth has been written, so what a drain leaves
-                           waits for it, and a ring that fills meanwhile drops records */
-                        for (int round = 0; round < DRAIN_ROUNDS; round++) {
-                                pthread_mutex_lock(&s->lock);
-                                int k = live_source_drain(s->source, DRAIN_BUDGET);
-                                pthread_mutex_unlock(&s->lock);
-                                if (k <= 0)
-                                        break;
-                                total += k;
-                        }
+                        int total = drain_source(s, false);
                         /* readable but nothing to convert: do not spin on the fd */
                         nr_idle_wakeups = total ? 0 : nr_idle_wakeups + 1;
                         if (nr_idle_wakeups > 2) {
@@ -939,9 +949,11 @@ static void *logger_thread(void *arg)
                 }
                 now = clock_ns(CLOCK_MONOTONIC);
                 if (now >= next_flush) {
+                        /* everything up to now: one budget a flush left a CPU that writes more
+                           than 4096 records a second (4 kHz with stacks) seconds behind, until
+                           its ring's watermark woke the thread */
+                        drain_source(s, false);
                         pthread_mutex_lock(&s->lock);
-                        if (s->source)
-                                live_source_drain(s->source, DRAIN_BUDGET);
                         etl_writer_flush(s->writer);
                         pthread_cond_broadcast(&s->rt_cond);
                         next_flush = now + (int64_t)s->flush_timer_s * 1000000000ll;
@@ -1795,9 +1807,7 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
         if (s->source) {
                 /* nothing drains the rings since the thread stopped: empty them, then keep the
                    exact lost count, which a closed source cannot give */
-                for (int i = 0; i < DRAIN_ROUNDS; i++)
-                        if (live_source_drain(s->source, DRAIN_BUDGET) <= 0)
-                                break;
+                drain_source(s, true);
                 struct live_stats ls;
                 live_source_get_stats(s->source, &ls);
                 s->nr_source_lost = ls.nr_events_lost;
@@ -2062,8 +2072,7 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
         if (ControlCode == EVENT_TRACE_CONTROL_UPDATE)
                 code = update_session(s, Properties, new_file);
         else if (ControlCode == EVENT_TRACE_CONTROL_FLUSH && s->writer) {
-                if (s->source)
-                        live_source_drain(s->source, DRAIN_BUDGET);
+                drain_source(s, true);
                 etl_writer_flush(s->writer);
                 pthread_cond_broadcast(&s->rt_cond);
         }

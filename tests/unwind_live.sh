@@ -378,5 +378,32 @@ if $has_mode; then
         kill "$hog_pid" 2>/dev/null
 fi
 
+# (h) the live screen keeps up: every CPU busy, sampled at 8 kHz with stacks walked by frame
+# pointers (small records: a ring's watermark, a quarter of it, takes seconds to reach), the
+# frames count the samples as they come, nproc x 8190 a second (cpu-clock samples idle CPUs
+# too). A flush that drained 4096 records a second showed about that many a frame, then the rest
+# in one burst when a watermark woke the logger, seconds late. The median frame: the frames and
+# the flushes, both a second apart, beat (a frame may get two flushes' samples, the next none).
+hogs=()
+for ((i = 0; i < $(nproc); i++)); do
+        "$UNWIND_FIXTURE" busy 12 &
+        hogs+=($!)
+done
+"$ETWTOP" -b -n 8 -d 1 --top 1 --set-prof-int 1221 --on PROC_THREAD+LOADER+PROFILE \
+        --stackwalk Profile $($has_mode && echo --stackwalk-mode fp) >"$tmp/steady.txt" 2>&1
+kill "${hogs[@]}" 2>/dev/null
+# each frame's new samples, the first two left out (the start's rundown and the first second)
+deltas=$(awk '/^etwtop - live/ {n = $0; sub(/ samples.*/, "", n); sub(/.* /, "", n)
+                              if (k++ >= 2) printf "%d ", n - last; last = n}' "$tmp/steady.txt")
+echo "live, 8 kHz: each frame's new samples: ${deltas:-none}" >&2
+check "live: the frames keep up with $(nproc) x 8190 samples a second (each frame's: ${deltas:-none})" \
+        awk -v d="$deltas" -v want="$(($(nproc) * 8190))" 'BEGIN {
+                n = split(d, v, " "); if (n < 4) exit 1
+                for (i = 1; i <= n; i++) s[i] = v[i] + 0
+                for (i = 2; i <= n; i++)
+                        for (j = i; j > 1 && s[j - 1] > s[j]; j--) {t = s[j]; s[j] = s[j - 1]; s[j - 1] = t}
+                exit s[int((n + 1) / 2)] >= 0.6 * want ? 0 : 1
+        }'
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]
