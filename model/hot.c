@@ -480,6 +480,48 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         *p = (struct pending){ev->timestamp, k, ip, true, false, is_unplaced};
 }
 
+/* The places of a stack, each once, as the table holds them. */
+struct stack_places {
+        uint32_t places[MAX_STACK_KEYS]; /* slots */
+        uint32_t idx[MAX_STACK_KEYS];    /* their keys' indices */
+        uint64_t functions[MAX_STACK_KEYS];
+        uint32_t nr;
+        bool is_pending; /* a name still loading */
+        bool is_whole;   /* every place found room */
+};
+
+/* Adds the places of keys[from..to) that are not in the current stack's set yet (place_seen),
+   each counted total more (count_hashed), with their functions; stops at a name still loading
+   when is_stop_at_pending. The slots of places added before a growth of the table are found
+   again (places_refind). */
+static void places_add(struct hot *h, const struct entry *keys, uint32_t from, uint32_t to,
+                       uint64_t total, bool is_stop_at_pending, struct stack_places *sp)
+{
+        for (uint32_t i = from; i < to && !(is_stop_at_pending && sp->is_pending); i++) {
+                uint64_t hash = key_hash(&keys[i]);
+                if (place_seen(h, keys, i, hash))
+                        continue;
+                uint32_t slot = count_hashed(h, &keys[i], hash, 0, total);
+                if (slot == UINT32_MAX) {
+                        sp->is_whole = false;
+                        continue;
+                }
+                if (!place_function(h, &h->slots[slot], &sp->functions[sp->nr]))
+                        sp->is_pending = true;
+                sp->idx[sp->nr] = i;
+                sp->places[sp->nr++] = slot;
+        }
+}
+
+/* The table grew since epoch: the places moved. */
+static void places_refind(struct hot *h, const struct entry *keys, uint32_t epoch,
+                          struct stack_places *sp)
+{
+        if (h->epoch != epoch)
+                for (uint32_t k = 0; k < sp->nr; k++)
+                        sp->places[k] = (uint32_t)(slot_find(h, &keys[sp->idx[k]]) - h->slots);
+}
+
 /* Counts the stack of places keys[0..n): each place once (total), and a function at several of
    its places once (dup on the others), or, where a name is still loading, its dup later
    (deferred_add). */
@@ -487,31 +529,17 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
 {
         uint32_t epoch = h->epoch;
         uint64_t mh = n;
+        for (uint32_t i = 0; i < n; i++)
+                mh = ((mh << 27 | mh >> 37) ^ key_hash(&keys[i])) * 0x9e3779b97f4a7c15ull;
         seen_next(h);
-        uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
-        uint64_t functions[MAX_STACK_KEYS];
-        bool is_pending = false;
-        for (uint32_t i = 0; i < n; i++) {
-                uint64_t hash = key_hash(&keys[i]);
-                mh = ((mh << 27 | mh >> 37) ^ hash) * 0x9e3779b97f4a7c15ull;
-                if (place_seen(h, keys, i, hash))
-                        continue;
-                uint32_t slot = count_hashed(h, &keys[i], hash, 0, 1);
-                if (slot == UINT32_MAX)
-                        continue;
-                if (!place_function(h, &h->slots[slot], &functions[nr_places]))
-                        is_pending = true;
-                idx[nr_places] = i;
-                places[nr_places++] = slot;
-        }
-        if (is_pending && deferred_add(h, mh, keys, idx, nr_places))
+        struct stack_places sp = {.is_whole = true};
+        places_add(h, keys, 0, n, 1, false, &sp);
+        if (sp.is_pending && deferred_add(h, mh, keys, sp.idx, sp.nr))
                 return;
-        if (h->epoch != epoch) /* the table grew: the earlier places moved */
-                for (uint32_t k = 0; k < nr_places; k++)
-                        places[k] = (uint32_t)(slot_find(h, &keys[idx[k]]) - h->slots);
-        for (uint32_t k = 0; k < nr_places; k++)
-                if (functions[k] && function_seen(h, functions[k]))
-                        h->slots[places[k]].dup++;
+        places_refind(h, keys, epoch, &sp);
+        for (uint32_t k = 0; k < sp.nr; k++)
+                if (sp.functions[k] && function_seen(h, sp.functions[k]))
+                        h->slots[sp.places[k]].dup++;
 }
 
 static uint64_t function_bit(uint64_t function)
@@ -603,40 +631,24 @@ static void stack(struct hot *h, const struct kevent *ev)
                    them; else the stack is counted the long way */
                 uint32_t epoch = h->epoch;
                 seen_next(h);
-                uint32_t places[MAX_STACK_KEYS], idx[MAX_STACK_KEYS], nr_places = 0;
-                uint64_t functions[MAX_STACK_KEYS];
-                bool is_whole = true;
-                for (uint32_t i = nr_leaf; i < nr_leaf + nr_callers && !is_pending; i++) {
-                        uint64_t hash = key_hash(&keys[i]);
-                        if (place_seen(h, keys, i, hash))
-                                continue;
-                        uint32_t slot = count_hashed(h, &keys[i], hash, 0, 0);
-                        if (slot == UINT32_MAX) {
-                                is_whole = false;
-                                continue;
-                        }
-                        if (!place_function(h, &h->slots[slot], &functions[nr_places]))
-                                is_pending = true;
-                        idx[nr_places] = i;
-                        places[nr_places++] = slot;
-                }
-                if (is_pending) {
+                struct stack_places sp = {.is_pending = is_pending, .is_whole = true};
+                places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
+                if (sp.is_pending) {
                         count_stack(h, keys, nr_leaf + nr_callers);
                         return;
                 }
                 /* counted: each caller's place, a function at its first place */
-                if (h->epoch != epoch)
-                        for (uint32_t k = 0; k < nr_places; k++)
-                                places[k] = (uint32_t)(slot_find(h, &keys[idx[k]]) - h->slots);
+                places_refind(h, keys, epoch, &sp);
+                uint32_t *places = sp.places, nr_places = sp.nr;
                 uint64_t bits = 0;
                 for (uint32_t k = 0; k < nr_places; k++) {
                         struct entry *e = &h->slots[places[k]];
                         e->total++;
-                        if (functions[k] && function_seen(h, functions[k])) {
+                        if (sp.functions[k] && function_seen(h, sp.functions[k])) {
                                 e->dup++;
                                 places[k] |= MEMO_DUP;
                         }
-                        bits |= functions[k] ? function_bit(functions[k]) : 0;
+                        bits |= sp.functions[k] ? function_bit(sp.functions[k]) : 0;
                 }
                 /* the leaf: once, unless a caller's place is the same; a function the callers
                    hold (function_seen holds them) counts as dup */
@@ -648,7 +660,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                             function_seen(h, leaf_functions[i]))
                                 h->slots[slot].dup++;
                 }
-                if (is_whole && nr_places <= MEMO_PLACES && h->epoch == epoch) {
+                if (sp.is_whole && nr_places <= MEMO_PLACES && h->epoch == epoch) {
                         m->hash = mh;
                         m->generation = generation;
                         m->epoch = epoch;
