@@ -532,6 +532,28 @@ static void print_table(struct app *a, uint32_t v, uint32_t top)
         ui_table_print(&a->tables[v], STDOUT_FILENO, top);
 }
 
+/* A live frame's events up to now: the session flushed (a real-time consumer otherwise has them
+   at the FlushTimer's next tick, up to a second later: the first frame showed no samples), and
+   the feed given until its buffers stop coming (20 ms without one), 300 ms at most. */
+static void batch_catch_up(struct app *a)
+{
+        uint64_t before = feed_nr_buffers_read(a->feed), seen = before;
+        if (etw_client_flush(&a->client) != ERROR_SUCCESS)
+                return;
+        int64_t start = now_ns(), last_new = start;
+        while (now_ns() - start < 300000000 && !feed_is_done(a->feed, NULL)) {
+                struct timespec pause = {0, 5000000};
+                nanosleep(&pause, NULL);
+                uint64_t n = feed_nr_buffers_read(a->feed);
+                if (n != seen) {
+                        seen = n;
+                        last_new = now_ns();
+                } else if (seen != before && now_ns() - last_new >= 20000000) {
+                        break;
+                }
+        }
+}
+
 static void run_batch(struct app *a, int sfd)
 {
         int64_t delay = (int64_t)(a->st.delay_s * 1e9);
@@ -549,6 +571,8 @@ static void run_batch(struct app *a, int sfd)
                         }
                 }
                 int64_t now = now_ns();
+                if (a->st.is_live && !a->is_quit)
+                        batch_catch_up(a);
                 if (!a->st.is_live) {
                         feed_lock(a->feed);
                         if (feed_is_done(a->feed, NULL)) {

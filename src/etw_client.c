@@ -442,6 +442,15 @@ void etw_client_detach(struct etw_client *c)
         c->has_session = false;
 }
 
+ULONG etw_client_flush(struct etw_client *c)
+{
+        if (!c->has_session)
+                return ERROR_WMI_INSTANCE_NOT_FOUND;
+        struct props k;
+        props_init(&k, NULL, 0);
+        return ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_FLUSH);
+}
+
 ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)
 {
         if (!c->has_session)

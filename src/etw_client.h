@@ -98,6 +98,10 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
 ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
                        struct etw_client_stats *st);
 
+/* Delivers the session's buffers to its consumers now (ControlTrace(FLUSH)), as its FlushTimer
+   would at the next tick. */
+ULONG etw_client_flush(struct etw_client *c);
+
 /* The session's kept window saved as a self-contained .etl (etw_save_window). */
 ULONG etw_client_save(struct etw_client *c, const char *path, char *err, size_t err_size);
 

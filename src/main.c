@@ -84,7 +84,8 @@ static void usage(FILE *out)
               "\n"
               "The screen and the reports:\n"
               "  -b, --batch            text frames on stdout instead of the screen\n"
-              "  -n, --iterations N     batch: frames to print (default 1)\n"
+              "  -n, --iterations N     batch: frames to print (default 1; with --duration,\n"
+              "                         until it ends)\n"
               "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
               "  --top N                batch and --replay -b: rows per table\n"
               "  -s, --sort KEYS        the hot functions: sym (a row per function, the\n"
@@ -694,7 +695,7 @@ static int etwtop_main(int argc, char **argv)
         bool is_dump = false, is_totals = false, is_merge = false, is_force = false;
         const char *output = NULL, *record_path = NULL, *replay_path = NULL;
         const char *symbol_path[16];
-        uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 1;
+        uint32_t nr_symbol_path = 0, nr_top = 0, nr_frames = 0; /* 0: -n not given */
         bool is_batch = false, is_mono = false, is_no_demangle = false, is_on_given = false;
         double delay_s = 1.0;
         const char *delay_arg = NULL, *file_arg = NULL;
@@ -982,7 +983,8 @@ static int etwtop_main(int argc, char **argv)
                 ao.record_path = record_path;
                 ao.is_force = is_force;
                 ao.is_batch = is_batch;
-                ao.nr_frames = is_batch ? nr_frames : 0;
+                /* -b: one frame unless -n says; with --duration, frames until it ends */
+                ao.nr_frames = !is_batch ? 0 : nr_frames ? nr_frames : rec.duration_s > 0 ? 0 : 1;
                 ao.delay_s = delay_s;
                 ao.is_mono = is_mono || getenv("NO_COLOR") != NULL;
                 ao.nr_top = nr_top;

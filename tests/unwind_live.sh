@@ -405,5 +405,16 @@ check "live: the frames keep up with $(nproc) x 8190 samples a second (each fram
                 exit s[int((n + 1) / 2)] >= 0.6 * want ? 0 : 1
         }'
 
+# -b alone prints one frame a second in: the session is flushed for it, so it has that second's
+# samples (it had none when the frame came before the FlushTimer's first tick); with
+# --duration and no -n, frames until it ends
+"$ETWTOP" -b --top 1 >"$tmp/one.txt" 2>&1
+one=$(sed -nE '/^etwtop - live/ {s/.* ([0-9]+) samples .*/\1/p; q}' "$tmp/one.txt")
+check "-b: its one frame has its second's samples (${one:-none}; 1 kHz on $(nproc) CPUs)" \
+        [ "${one:-0}" -ge $(($(nproc) * 300)) ]
+"$ETWTOP" -b --duration 3 --top 1 >"$tmp/dur.txt" 2>&1
+frames=$(grep -c '^etwtop - live' "$tmp/dur.txt")
+check "-b --duration 3: a frame a second until it ends ($frames frames)" [ "$frames" -ge 2 -a "$frames" -le 4 ]
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]
