@@ -880,8 +880,6 @@ static int file_write_error(struct session *s)
         return error;
 }
 
-/* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP, or until
-   the log file cannot be written: then the session stops itself. */
 /* Drains the source's rings until they hold nothing older than the merge's horizon, at most
    DRAIN_ROUNDS budgets. The next wake-up comes only when another watermark's worth has been
    written (a quarter of a ring), so what a drain leaves waits for it, and a ring that fills
@@ -903,6 +901,8 @@ static int drain_source(struct session *s, bool is_locked)
         return total;
 }
 
+/* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP, or until
+   the log file cannot be written: then the session stops itself. */
 static void *logger_thread(void *arg)
 {
         struct thread_start *ts = arg;
