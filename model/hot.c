@@ -306,6 +306,24 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         return k;
 }
 
+/* The symbol store's answer for e's place, at loc (its own, or where a place of no module lies
+   now). The answer of a module whose answers are settled stays in e (a name, or none there);
+   the others may still change (loading, late images, a recording's kernel). Settled is asked
+   first: a module that finishes loading after the answer was asked for gave a pending one,
+   which must not stay. */
+static void place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
+{
+        *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
+        if (e->answer)
+                return;
+        bool is_final = e->module && sym_answers_are_final(h->store, e->module);
+        sym_resolve(h->store, loc, f);
+        if (is_final) {
+                e->answer = (uint8_t)(f->state + 1);
+                e->function = f->state == SYM_RESOLVED ? f->function : 0;
+        }
+}
+
 /* The function of e's place as its row will name it (module << 32 | function) in *function, 0
    when it has none. False while the module's symbols load (the name may still come). The answer
    of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */
@@ -314,17 +332,8 @@ static bool place_function(struct hot *h, struct entry *e, uint64_t *function)
         *function = 0;
         if (!e->module)
                 return true;
-        struct sym_frame f = {(enum sym_state)(e->answer - 1), e->module, e->function, 0};
-        if (!e->answer) {
-                /* settled before the answer is asked for: a module that finishes loading in
-                   between gave a pending answer, which must not stay */
-                bool is_final = sym_answers_are_final(h->store, e->module);
-                sym_resolve(h->store, (struct sym_loc){e->module, e->rel}, &f);
-                if (is_final) {
-                        e->answer = (uint8_t)(f.state + 1);
-                        e->function = f.state == SYM_RESOLVED ? f.function : 0;
-                }
-        }
+        struct sym_frame f;
+        place_answer(h, e, (struct sym_loc){e->module, e->rel}, &f);
         if (f.state == SYM_RESOLVED)
                 *function = (uint64_t)e->module << 32 | f.function;
         return f.state != SYM_PENDING;
@@ -1138,21 +1147,10 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                 if (!e->is_used || e->source != source)
                         continue;
                 struct sym_loc loc = {e->module, e->rel};
-                struct sym_frame f = {(enum sym_state)(e->answer - 1), e->module, e->function, 0};
-                if (!e->answer) {
-                        if (!e->module) /* placed again: images may have come since */
-                                loc = sym_locate(h->store, e->pid, e->rel);
-                        /* the answer of a module whose answers are settled stays (a name, or
-                           none there); the others may still change (loading, late images, a
-                           recording's kernel). Settled is asked first: a module that finishes
-                           loading after the answer was asked for gave a pending one. */
-                        bool is_final = e->module && sym_answers_are_final(h->store, e->module);
-                        sym_resolve(h->store, loc, &f);
-                        if (is_final) {
-                                e->answer = (uint8_t)(f.state + 1);
-                                e->function = f.state == SYM_RESOLVED ? f.function : 0;
-                        }
-                }
+                if (!e->answer && !e->module) /* placed again: images may have come since */
+                        loc = sym_locate(h->store, e->pid, e->rel);
+                struct sym_frame f;
+                place_answer(h, e, loc, &f);
                 struct hot_row r = {source,
                                     loc.module,
                                     f.state == SYM_RESOLVED ? f.function : 0,
