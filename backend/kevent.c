@@ -7,6 +7,7 @@
 
 #include "le_bytes.h"
 #include "kevent.h"
+#include "kevent_mof.h"
 #include "etw/ntwmi.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payloads are read as little-endian");
@@ -208,10 +209,11 @@ struct kdecoder {
         char *str; /* owned scratch for this record's strings */
         size_t str_len;
         size_t str_cap;
-        uint64_t *frames;               /* owned scratch, KEV_MAX_FRAMES */
-        struct kevent_lbr_entry *lbr;   /* owned scratch, KEV_MAX_LBR */
-        char name_buf[64];              /* "Provider/opN" of the current record */
-        char *op_names[KP_MAX][256];    /* owned: "Provider/opN" names made so far */
+        uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
+        struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
+        struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
+        char name_buf[64];                          /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];                /* owned: "Provider/opN" names made so far */
         const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
 };
 
@@ -585,6 +587,40 @@ static const char *get_utf16(struct kdecoder *d, const struct payload *pl, size_
         return room ? arena_finish(d, o) : "";
 }
 
+/* ---- what the MOF table decoder (kevent_mof.c) uses ---- */
+
+const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                              size_t *next)
+{
+        struct payload pl = {p, len, 8};
+
+        return get_utf16(d, &pl, off, next);
+}
+
+const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                                 size_t nchars)
+{
+        size_t end = off + 2 * nchars < len ? off + 2 * nchars : len, next;
+        struct payload pl = {p, end, 8};
+
+        return get_utf16(d, &pl, off, &next);
+}
+
+const char *kdecoder_arena_copy(struct kdecoder *d, const char *s)
+{
+        size_t n = strlen(s);
+
+        if (d->str_cap - d->str_len < n + 1)
+                return "";
+        memcpy(d->str + d->str_len, s, n);
+        return arena_finish(d, n);
+}
+
+struct kevent_field *kdecoder_field_slots(struct kdecoder *d)
+{
+        return d->fields;
+}
+
 /* Length of the valid UTF-8 sequence starting at s[0..n), or 0 when it is not valid. */
 static size_t utf8_seq_len(const uint8_t *s, size_t n)
 {
@@ -740,6 +776,11 @@ static uint32_t tid_map_get(const struct tid_map *m, uint32_t tid)
                 }
         }
         return tid == 0 ? 0 : KEV_NONE; /* tid 0: the idle threads, process 0 */
+}
+
+uint32_t kdecoder_pid_of_tid(const struct kdecoder *d, uint32_t tid)
+{
+        return tid_map_get(&d->tids, tid);
 }
 
 static void tid_map_set(struct tid_map *m, uint32_t tid, uint32_t pid)
@@ -2131,6 +2172,8 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                         rc = KEV_NO_LAYOUT;
         } else {
                 rc = decode_payload(d, k, &ev, &pl);
+                if (rc == KEV_NO_LAYOUT && k != KP_UNKNOWN)
+                        rc = kevent_mof_decode(d, kprov_table[k].name, &ev, pl.p, pl.len, pl.psize);
         }
         if (rc == -EBADMSG || rc == KEV_NO_LAYOUT) {
                 /* The common fields only: drop whatever a decoder had filled in. */

@@ -348,6 +348,18 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 }
                 d->nr_lbr_entries += ev->lbr.nr_entries;
                 break;
+        case KEV_FIELDS:
+                for (uint32_t i = 0; i < ev->fields.nr; i++) {
+                        const struct kevent_field *f = &ev->fields.list[i];
+
+                        switch (f->kind) {
+                        case KEV_FIELD_UINT: put_u64_field(d, f->name, f->u); break;
+                        case KEV_FIELD_INT: put_i64_field(d, f->name, (int64_t)f->u); break;
+                        case KEV_FIELD_HEX: put_hex_field(d, f->name, f->u); break;
+                        case KEV_FIELD_STR: put_str_field(d, f->name, f->s); break;
+                        }
+                }
+                break;
         default: break;
         }
         if (ev->nr_pmc) {

@@ -66,6 +66,27 @@ static const struct {
         {&KernelTraceControlImageIdGuid, 38},
         {&KernelTraceControlImageIdGuid, 40},
         {&KernelTraceControlImageIdGuid, 64},
+        /* kevent_mof.c's kernel classes */
+        {&DiskIoGuid, 10},
+        {&DiskIoGuid, 12},
+        {&DiskIoGuid, 14},
+        {&PageFaultGuid, 32},
+        {&TcpIpGuid, 10},
+        {&TcpIpGuid, 12},
+        {&TcpIpGuid, 17},
+        {&TcpIpGuid, 26},
+        {&TcpIpGuid, 27},
+        {&TcpIpGuid, 28},
+        {&UdpIpGuid, 11},
+        {&FileIoGuid, 36},
+        {&ProcessGuid, 32},
+        {&EventTraceConfigGuid, 10},
+        {&EventTraceConfigGuid, 13},
+        {&EventTraceConfigGuid, 15},
+        {&EventTraceConfigGuid, 21},
+        {&EventTraceConfigGuid, 22},
+        {&SysConfigExGuid, 32},
+        {&SysConfigExGuid, 35},
 };
 
 /* Providers for a raw opcode byte: known ones, and one the decoder does not know. */
@@ -151,6 +172,16 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
         case KEV_UNWIND_STATS: FUZZ_CHECK_INIT(ev->unwind_stats); break;
         case KEV_CLR_METHOD: FUZZ_CHECK_INIT(ev->clr_method); break;
         case KEV_CLR_MODULE: FUZZ_CHECK_INIT(ev->clr_module); break;
+        case KEV_FIELDS:
+                FUZZ_CHECK_INIT(ev->fields);
+                if (ev->fields.nr > KEV_MAX_FIELDS)
+                        abort();
+                for (uint32_t i = 0; i < ev->fields.nr; i++) {
+                        FUZZ_CHECK_INIT(ev->fields.list[i]);
+                        touch(ev->fields.list[i].name);
+                        touch(ev->fields.list[i].s);
+                }
+                break;
         default: abort();
         }
         switch (ev->type) {

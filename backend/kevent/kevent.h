@@ -39,6 +39,7 @@ enum kevent_type {
         KEV_CLR_MODULE,       /* .NET runtime Id 152/153, rundown Id 153/154: modules */
         KEV_SESSION_CPU,      /* etwtop provider, Id 4 */
         KEV_UNWIND_STATS,     /* etwtop provider, Id 5 */
+        KEV_FIELDS,           /* a kernel class decoded by its MOF layout: name=value fields */
         KEV_TYPE_MAX
 };
 
@@ -64,6 +65,23 @@ enum kevent_unwind_stop {
         KEV_UNWIND_MAX_DEPTH,        /* too many frames */
         KEV_NR_UNWIND_STOPS,
 };
+
+/* One decoded field of a KEV_FIELDS event. */
+enum kevent_field_kind {
+        KEV_FIELD_UINT = 0, /* u: decimal */
+        KEV_FIELD_INT,      /* u: as int64_t */
+        KEV_FIELD_HEX,      /* u: 0x... (flags, addresses) */
+        KEV_FIELD_STR,      /* s: UTF-8 from the payload (sanitize before printing) */
+};
+
+struct kevent_field {
+        const char *name; /* static: the MOF property name */
+        enum kevent_field_kind kind;
+        uint64_t u;
+        const char *s; /* borrowed; "" unless kind is KEV_FIELD_STR */
+};
+
+#define KEV_MAX_FIELDS 32
 
 struct kevent_lbr_entry {
         uint64_t from;
@@ -304,6 +322,10 @@ struct kevent {
                         uint32_t nr_entries;
                         const struct kevent_lbr_entry *entries; /* [0] most recent */
                 } lbr;
+                struct {
+                        uint32_t nr;
+                        const struct kevent_field *list; /* borrowed, nr entries */
+                } fields;
         };
 };
 

@@ -1,0 +1,582 @@
+/* SPDX-License-Identifier: MIT */
+/* kevent_mof.c: owns the MOF layouts of the kernel classes that have no decoder of their own
+ * (DiskIo, PageFault HardFault, TcpIp, UdpIp, FileIo names, SystemConfig, Process counters,
+ * SysConfigEx) and decodes them into name=value fields. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kevent_mof.h"
+#include "le_bytes.h"
+
+/* A property's type, as the MOF class declares it. */
+enum mof_type {
+        M_U8,
+        M_U16,
+        M_I16,
+        M_U32,
+        M_I32,
+        M_X32, /* format("x") */
+        M_U64,
+        M_I64,
+        M_X64,
+        M_PTR,   /* a pointer: 4 or 8 bytes by the record's pointer size, shown in hex */
+        M_SIZE,  /* a pointer-sized count (SIZE_T), in decimal */
+        M_PORT,  /* extension("Port"): 16 bits in network order */
+        M_IPV4,  /* extension("IPAddr"): 4 bytes in network order */
+        M_IPV6,  /* extension("IPAddrV6"): 16 bytes */
+        M_GUID,  /* extension("Guid") */
+        M_WSTR,  /* a NUL-terminated UTF-16 string */
+        M_WFIXED /* a fixed array of `count` UTF-16 code units, NUL-padded */
+};
+
+/* What a property says of the event's subject. */
+enum mof_role { R_NONE = 0, R_PID, R_TID };
+
+#define NEXT (-1) /* the property follows the previous one (after a variable-length string) */
+
+struct mof_field {
+        const char *name;
+        uint8_t type;        /* enum mof_type */
+        uint8_t role;        /* enum mof_role */
+        uint8_t nptr;        /* pointers before it: its offset grows by nptr * (psize - 4) */
+        uint8_t is_optional; /* present only when the payload reaches it (a later version's tail) */
+        int16_t off;         /* in a 32-bit payload, or NEXT */
+        uint16_t count;      /* M_WFIXED: code units */
+};
+
+struct mof_event {
+        const char *provider; /* kevent_provider_name's */
+        uint8_t opcode;
+        uint8_t min_version, max_version;
+        const char *name; /* "Provider/Event" */
+        const struct mof_field *fields;
+        uint8_t nr_fields;
+};
+
+#define F(n, t, o)                                                                                 \
+        {                                                                                          \
+                n, t, R_NONE, 0, 0, o, 0                                                           \
+        }
+#define FP(n, t, o, p)                                                                             \
+        {                                                                                          \
+                n, t, R_NONE, p, 0, o, 0                                                           \
+        }
+#define FR(n, t, o, p, r)                                                                          \
+        {                                                                                          \
+                n, t, r, p, 0, o, 0                                                                \
+        }
+#define FOPT(n, t, o, p, r)                                                                        \
+        {                                                                                          \
+                n, t, r, p, 1, o, 0                                                                \
+        }
+#define FW(n, o, c)                                                                                \
+        {                                                                                          \
+                n, M_WFIXED, R_NONE, 0, 0, o, c                                                    \
+        }
+#define NF(a) (uint8_t)(sizeof(a) / sizeof((a)[0]))
+
+/* DiskIo_TypeGroup1 (Read, Write); IssuingThreadId from version 3 */
+static const struct mof_field disk_rw[] = {
+        F("DiskNumber", M_U32, 0),
+        F("IrpFlags", M_X32, 4),
+        F("TransferSize", M_U32, 8),
+        F("Reserved", M_U32, 12),
+        F("ByteOffset", M_I64, 16),
+        F("FileObject", M_PTR, 24),
+        FP("Irp", M_PTR, 28, 1),
+        FP("HighResResponseTime", M_U64, 32, 2),
+        FOPT("IssuingThreadId", M_U32, 40, 2, R_TID),
+};
+/* DiskIo_TypeGroup2 (ReadInit, WriteInit, FlushInit) */
+static const struct mof_field disk_init[] = {
+        F("Irp", M_PTR, 0),
+        FOPT("IssuingThreadId", M_U32, 4, 1, R_TID),
+};
+/* DiskIo_TypeGroup3 (FlushBuffers) */
+static const struct mof_field disk_flush[] = {
+        F("DiskNumber", M_U32, 0),
+        F("IrpFlags", M_X32, 4),
+        F("HighResResponseTime", M_U64, 8),
+        F("Irp", M_PTR, 16),
+        FOPT("IssuingThreadId", M_U32, 20, 1, R_TID),
+};
+/* PageFault_HardFault */
+static const struct mof_field hard_fault[] = {
+        F("InitialTime", M_I64, 0),           F("ReadOffset", M_U64, 8),
+        F("VirtualAddress", M_PTR, 16),       FP("FileObject", M_PTR, 20, 1),
+        FR("TThreadId", M_U32, 24, 2, R_TID), FP("ByteCount", M_U32, 28, 2),
+};
+/* TcpIp_SendIPV4 */
+static const struct mof_field tcp_send4[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),     F("daddr", M_IPV4, 8),
+        F("saddr", M_IPV4, 12),        F("dport", M_PORT, 16),  F("sport", M_PORT, 18),
+        F("startime", M_U32, 20),      F("endtime", M_U32, 24), F("seqnum", M_U32, 28),
+        F("connid", M_PTR, 32),
+};
+/* TcpIp_TypeGroup1 (Recv, Disconnect, Retransmit, Reconnect, TCPCopy) and UdpIp_TypeGroup1 */
+static const struct mof_field ip_group4[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),    F("daddr", M_IPV4, 8),
+        F("saddr", M_IPV4, 12),        F("dport", M_PORT, 16), F("sport", M_PORT, 18),
+        F("seqnum", M_U32, 20),        F("connid", M_PTR, 24),
+};
+/* TcpIp_TypeGroup2 (Connect, Accept) */
+static const struct mof_field tcp_connect4[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),     F("daddr", M_IPV4, 8),
+        F("saddr", M_IPV4, 12),        F("dport", M_PORT, 16),  F("sport", M_PORT, 18),
+        F("mss", M_U16, 20),           F("sackopt", M_U16, 22), F("tsopt", M_U16, 24),
+        F("wsopt", M_U16, 26),         F("rcvwin", M_U32, 28),  F("rcvwinscale", M_I16, 32),
+        F("sndwinscale", M_I16, 34),   F("seqnum", M_U32, 36),  F("connid", M_PTR, 40),
+};
+/* TcpIp_SendIPV6 */
+static const struct mof_field tcp_send6[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),     F("daddr", M_IPV6, 8),
+        F("saddr", M_IPV6, 24),        F("dport", M_PORT, 40),  F("sport", M_PORT, 42),
+        F("startime", M_U32, 44),      F("endtime", M_U32, 48), F("seqnum", M_U32, 52),
+        F("connid", M_PTR, 56),
+};
+/* TcpIp_TypeGroup3 (the IPv6 Recv, Disconnect, Retransmit, Reconnect, TCPCopy) and
+   UdpIp_TypeGroup2 */
+static const struct mof_field ip_group6[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),    F("daddr", M_IPV6, 8),
+        F("saddr", M_IPV6, 24),        F("dport", M_PORT, 40), F("sport", M_PORT, 42),
+        F("seqnum", M_U32, 44),        F("connid", M_PTR, 48),
+};
+/* TcpIp_TypeGroup4 (the IPv6 Connect, Accept) */
+static const struct mof_field tcp_connect6[] = {
+        FR("PID", M_U32, 0, 0, R_PID), F("size", M_U32, 4),     F("daddr", M_IPV6, 8),
+        F("saddr", M_IPV6, 24),        F("dport", M_PORT, 40),  F("sport", M_PORT, 42),
+        F("mss", M_U16, 44),           F("sackopt", M_U16, 46), F("tsopt", M_U16, 48),
+        F("wsopt", M_U16, 50),         F("rcvwin", M_U32, 52),  F("rcvwinscale", M_I16, 56),
+        F("sndwinscale", M_I16, 58),   F("seqnum", M_U32, 60),  F("connid", M_PTR, 64),
+};
+/* TcpIp_Fail, UdpIp_Fail */
+static const struct mof_field ip_fail[] = {
+        F("Proto", M_U16, 0),
+        F("FailureCode", M_U16, 2),
+};
+/* FileIo_Name (Name, FileCreate, FileDelete, FileRundown) */
+static const struct mof_field file_name[] = {
+        F("FileObject", M_PTR, 0),
+        FP("FileName", M_WSTR, 4, 1),
+};
+/* Process_V2_TypeGroup2 (PerfCtr, PerfCtrRundown) */
+static const struct mof_field process_ctr[] = {
+        FR("ProcessId", M_U32, 0, 0, R_PID),
+        F("PageFaultCount", M_U32, 4),
+        F("HandleCount", M_U32, 8),
+        F("Reserved", M_U32, 12),
+        F("PeakVirtualSize", M_SIZE, 16),
+        FP("PeakWorkingSetSize", M_SIZE, 20, 1),
+        FP("PeakPagefileUsage", M_SIZE, 24, 2),
+        FP("QuotaPeakPagedPoolUsage", M_SIZE, 28, 3),
+        FP("QuotaPeakNonPagedPoolUsage", M_SIZE, 32, 4),
+        FP("VirtualSize", M_SIZE, 36, 5),
+        FP("WorkingSetSize", M_SIZE, 40, 6),
+        FP("PagefileUsage", M_SIZE, 44, 7),
+        FP("QuotaPagedPoolUsage", M_SIZE, 48, 8),
+        FP("QuotaNonPagedPoolUsage", M_SIZE, 52, 9),
+        FP("PrivatePageCount", M_SIZE, 56, 10),
+};
+/* SystemConfig_CPU (version 2 on: DomainName of 134 code units) */
+static const struct mof_field cfg_cpu[] = {
+        F("MHz", M_U32, 0),
+        F("NumberOfProcessors", M_U32, 4),
+        F("MemSize", M_U32, 8),
+        F("PageSize", M_U32, 12),
+        F("AllocationGranularity", M_U32, 16),
+        FW("ComputerName", 20, 256),
+        FW("DomainName", 532, 134),
+        F("HyperThreadingFlag", M_PTR, 800),
+};
+/* SystemConfig_V1_CPU */
+static const struct mof_field cfg_cpu_v1[] = {
+        F("MHz", M_U32, 0),
+        F("NumberOfProcessors", M_U32, 4),
+        F("MemSize", M_U32, 8),
+        F("PageSize", M_U32, 12),
+        F("AllocationGranularity", M_U32, 16),
+        FW("ComputerName", 20, 256),
+        FW("DomainName", 532, 132),
+        F("HyperThreadingFlag", M_PTR, 796),
+};
+static const struct mof_field cfg_phy_disk[] = {
+        F("DiskNumber", M_U32, 0),       F("BytesPerSector", M_U32, 4),
+        F("SectorsPerTrack", M_U32, 8),  F("TracksPerCylinder", M_U32, 12),
+        F("Cylinders", M_U64, 16),       F("SCSIPort", M_U32, 24),
+        F("SCSIPath", M_U32, 28),        F("SCSITarget", M_U32, 32),
+        F("SCSILun", M_U32, 36),         FW("Manufacturer", 40, 256),
+        F("PartitionCount", M_U32, 552), F("WriteCacheEnabled", M_U8, 556),
+        FW("BootDriveLetter", 558, 3),   FW("Spare", 564, 2),
+};
+static const struct mof_field cfg_log_disk[] = {
+        F("StartOffset", M_U64, 0),
+        F("PartitionSize", M_U64, 8),
+        F("DiskNumber", M_U32, 16),
+        F("Size", M_U32, 20),
+        F("DriveType", M_U32, 24),
+        FW("DriveLetterString", 28, 4),
+        F("PartitionNumber", M_U32, 40),
+        F("SectorsPerCluster", M_U32, 44),
+        F("BytesPerSector", M_U32, 48),
+        F("NumberOfFreeClusters", M_I64, 56),
+        F("TotalNumberOfClusters", M_I64, 64),
+        FW("FileSystem", 72, 16),
+        F("VolumeExt", M_U32, 104),
+};
+/* SystemConfig_NIC (version 2 on) */
+static const struct mof_field cfg_nic[] = {
+        F("PhysicalAddr", M_U64, 0),
+        F("PhysicalAddrLen", M_U32, 8),
+        F("Ipv4Index", M_U32, 12),
+        F("Ipv6Index", M_U32, 16),
+        F("NICDescription", M_WSTR, 20),
+        F("IpAddresses", M_WSTR, NEXT),
+        F("DnsServerAddresses", M_WSTR, NEXT),
+};
+static const struct mof_field cfg_video[] = {
+        F("MemorySize", M_U32, 0),    F("XResolution", M_U32, 4),     F("YResolution", M_U32, 8),
+        F("BitsPerPixel", M_U32, 12), F("VRefresh", M_U32, 16),       FW("ChipType", 20, 256),
+        FW("DACType", 532, 256),      FW("AdapterString", 1044, 256), FW("BiosString", 1556, 256),
+        FW("DeviceID", 2068, 256),    F("StateFlags", M_X32, 2580),
+};
+/* SystemConfig_Services (version 2 on; version 3 adds the load-order and svchost groups) */
+static const struct mof_field cfg_services[] = {
+        FR("ProcessId", M_U32, 0, 0, R_PID),
+        F("ServiceState", M_U32, 4),
+        F("SubProcessTag", M_U32, 8),
+        F("ServiceName", M_WSTR, 12),
+        F("DisplayName", M_WSTR, NEXT),
+        F("ProcessName", M_WSTR, NEXT),
+        FOPT("LoadOrderGroup", M_WSTR, NEXT, 0, R_NONE),
+        FOPT("SvchostGroup", M_WSTR, NEXT, 0, R_NONE),
+};
+static const struct mof_field cfg_power[] = {
+        F("S1", M_U8, 0), F("S2", M_U8, 1), F("S3", M_U8, 2), F("S4", M_U8, 3), F("S5", M_U8, 4),
+};
+static const struct mof_field cfg_network[] = {
+        F("TcbTablePartitions", M_U32, 0),
+        F("MaxHashTableSize", M_U32, 4),
+        F("MaxUserPort", M_U32, 8),
+        F("TcpTimedWaitDelay", M_U32, 12),
+};
+/* SystemConfig_IRQ before version 3, and from it (a 16-bit group and padding at 12) */
+static const struct mof_field cfg_irq[] = {
+        F("IRQAffinity", M_X64, 0),
+        F("IRQNum", M_U32, 8),
+        F("DeviceDescriptionLen", M_U32, 12),
+        F("DeviceDescription", M_WSTR, 16),
+};
+static const struct mof_field cfg_irq_v3[] = {
+        F("IRQAffinity", M_X64, 0),         F("IRQNum", M_U32, 8),
+        F("IRQGroup", M_U16, 12),           F("DeviceDescriptionLen", M_U32, 16),
+        F("DeviceDescription", M_WSTR, 20),
+};
+/* SystemConfig_PnP: up to version 3 three lengths lead; version 4 a class GUID and filter
+   counts; version 5 also the device's status and problem */
+static const struct mof_field cfg_pnp_v3[] = {
+        F("IDLength", M_U32, 0),
+        F("DescriptionLength", M_U32, 4),
+        F("FriendlyNameLength", M_U32, 8),
+        F("DeviceID", M_WSTR, 12),
+        F("DeviceDescription", M_WSTR, NEXT),
+        F("FriendlyName", M_WSTR, NEXT),
+};
+static const struct mof_field cfg_pnp_v4[] = {
+        F("ClassGuid", M_GUID, 0),
+        F("UpperFilterCount", M_U32, 16),
+        F("LowerFilterCount", M_U32, 20),
+        F("DeviceID", M_WSTR, 24),
+        F("DeviceDescription", M_WSTR, NEXT),
+        F("FriendlyName", M_WSTR, NEXT),
+        F("PdoName", M_WSTR, NEXT),
+        F("ServiceName", M_WSTR, NEXT),
+};
+static const struct mof_field cfg_pnp_v5[] = {
+        F("ClassGuid", M_GUID, 0),
+        F("UpperFilterCount", M_U32, 16),
+        F("LowerFilterCount", M_U32, 20),
+        F("DevStatus", M_X32, 24),
+        F("DevProblem", M_U32, 28),
+        F("DeviceID", M_WSTR, 32),
+        F("DeviceDescription", M_WSTR, NEXT),
+        F("FriendlyName", M_WSTR, NEXT),
+        F("PdoName", M_WSTR, NEXT),
+        F("ServiceName", M_WSTR, NEXT),
+};
+static const struct mof_field cfg_ide[] = {
+        F("TargetId", M_U32, 0),
+        F("DeviceType", M_U32, 4),
+        F("DeviceTimingMode", M_X32, 8),
+        F("LocationInformationLen", M_U32, 12),
+        F("LocationInformation", M_WSTR, 16),
+};
+/* SysConfigEx */
+static const struct mof_field ex_build_info[] = {
+        F("InstallDate", M_I64, 0),
+        F("BuildLab", M_WSTR, 8),
+        F("ProductName", M_WSTR, NEXT),
+};
+static const struct mof_field ex_system_paths[] = {
+        F("SystemDirectory", M_WSTR, 0),
+        F("SystemWindowsDirectory", M_WSTR, NEXT),
+};
+static const struct mof_field ex_unknown_volume[] = {
+        F("Value", M_WSTR, 0),
+};
+static const struct mof_field ex_volume_mapping[] = {
+        F("NtPath", M_WSTR, 0),
+        F("DosPath", M_WSTR, NEXT),
+};
+
+#define E(prov, op, lo, hi, name, f)                                                               \
+        {                                                                                          \
+                prov, op, lo, hi, prov "/" name, f, NF(f)                                          \
+        }
+
+/* Told apart by provider, opcode and version, never by opcode alone (ETL-FORMAT.md 3). */
+static const struct mof_event mof_events[] = {
+        E("DiskIo", 10, 2, 255, "Read", disk_rw),
+        E("DiskIo", 11, 2, 255, "Write", disk_rw),
+        E("DiskIo", 12, 2, 255, "ReadInit", disk_init),
+        E("DiskIo", 13, 2, 255, "WriteInit", disk_init),
+        E("DiskIo", 14, 2, 255, "FlushBuffers", disk_flush),
+        E("DiskIo", 15, 2, 255, "FlushInit", disk_init),
+        E("PageFault", 32, 2, 255, "HardFault", hard_fault),
+        E("TcpIp", 10, 1, 255, "Send", tcp_send4),
+        E("TcpIp", 11, 1, 255, "Recv", ip_group4),
+        E("TcpIp", 12, 1, 255, "Connect", tcp_connect4),
+        E("TcpIp", 13, 1, 255, "Disconnect", ip_group4),
+        E("TcpIp", 14, 1, 255, "Retransmit", ip_group4),
+        E("TcpIp", 15, 1, 255, "Accept", tcp_connect4),
+        E("TcpIp", 16, 1, 255, "Reconnect", ip_group4),
+        E("TcpIp", 17, 2, 255, "Fail", ip_fail),
+        E("TcpIp", 18, 1, 255, "TCPCopy", ip_group4),
+        E("TcpIp", 26, 2, 255, "SendIPV6", tcp_send6),
+        E("TcpIp", 27, 2, 255, "RecvIPV6", ip_group6),
+        E("TcpIp", 28, 2, 255, "ConnectIPV6", tcp_connect6),
+        E("TcpIp", 29, 2, 255, "DisconnectIPV6", ip_group6),
+        E("TcpIp", 30, 2, 255, "RetransmitIPV6", ip_group6),
+        E("TcpIp", 31, 2, 255, "AcceptIPV6", tcp_connect6),
+        E("TcpIp", 32, 2, 255, "ReconnectIPV6", ip_group6),
+        E("TcpIp", 34, 2, 255, "TCPCopyIPV6", ip_group6),
+        E("UdpIp", 10, 1, 255, "Send", ip_group4),
+        E("UdpIp", 11, 1, 255, "Recv", ip_group4),
+        E("UdpIp", 17, 2, 255, "Fail", ip_fail),
+        E("UdpIp", 26, 2, 255, "SendIPV6", ip_group6),
+        E("UdpIp", 27, 2, 255, "RecvIPV6", ip_group6),
+        E("FileIo", 0, 2, 255, "Name", file_name),
+        E("FileIo", 32, 2, 255, "FileCreate", file_name),
+        E("FileIo", 35, 2, 255, "FileDelete", file_name),
+        E("FileIo", 36, 2, 255, "FileRundown", file_name),
+        E("Process", 32, 2, 255, "PerfCtr", process_ctr),
+        E("Process", 33, 2, 255, "PerfCtrRundown", process_ctr),
+        E("SystemConfig", 10, 1, 1, "CPU", cfg_cpu_v1),
+        E("SystemConfig", 10, 2, 255, "CPU", cfg_cpu),
+        E("SystemConfig", 11, 1, 255, "PhyDisk", cfg_phy_disk),
+        E("SystemConfig", 12, 1, 255, "LogDisk", cfg_log_disk),
+        E("SystemConfig", 13, 2, 255, "NIC", cfg_nic),
+        E("SystemConfig", 14, 1, 255, "Video", cfg_video),
+        E("SystemConfig", 15, 2, 255, "Services", cfg_services),
+        E("SystemConfig", 16, 1, 255, "Power", cfg_power),
+        E("SystemConfig", 17, 2, 255, "Network", cfg_network),
+        E("SystemConfig", 21, 0, 2, "IRQ", cfg_irq),
+        E("SystemConfig", 21, 3, 255, "IRQ", cfg_irq_v3),
+        E("SystemConfig", 22, 0, 3, "PnP", cfg_pnp_v3),
+        E("SystemConfig", 22, 4, 4, "PnP", cfg_pnp_v4),
+        E("SystemConfig", 22, 5, 255, "PnP", cfg_pnp_v5),
+        E("SystemConfig", 23, 2, 255, "IDEChannel", cfg_ide),
+        E("SysConfigEx", 32, 0, 255, "BuildInfo", ex_build_info),
+        E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),
+        E("SysConfigEx", 34, 0, 255, "UnknownVolume", ex_unknown_volume),
+        E("SysConfigEx", 35, 0, 255, "VolumeMapping", ex_volume_mapping),
+};
+
+static const struct mof_event *mof_find(const char *provider, uint8_t op, uint8_t version)
+{
+        for (size_t i = 0; i < sizeof(mof_events) / sizeof(mof_events[0]); i++) {
+                const struct mof_event *e = &mof_events[i];
+
+                if (e->opcode == op && version >= e->min_version && version <= e->max_version &&
+                    strcmp(e->provider, provider) == 0)
+                        return e;
+        }
+        return NULL;
+}
+
+/* Bytes a fixed-size property takes; 0 for strings. */
+static size_t mof_size(enum mof_type t, unsigned psize)
+{
+        switch (t) {
+        case M_U8: return 1;
+        case M_U16:
+        case M_I16:
+        case M_PORT: return 2;
+        case M_U32:
+        case M_I32:
+        case M_X32:
+        case M_IPV4: return 4;
+        case M_U64:
+        case M_I64:
+        case M_X64: return 8;
+        case M_PTR:
+        case M_SIZE: return psize;
+        case M_IPV6:
+        case M_GUID: return 16;
+        case M_WSTR:
+        case M_WFIXED: return 0;
+        }
+        return 0;
+}
+
+static const char *format_ipv6(struct kdecoder *d, const uint8_t *a)
+{
+        char buf[48];
+        size_t o = 0;
+        int best = -1, best_len = 0;
+
+        /* the longest run of two or more zero groups becomes "::" (RFC 5952) */
+        for (int i = 0; i < 8;) {
+                int j = i;
+                while (j < 8 && a[2 * j] == 0 && a[2 * j + 1] == 0)
+                        j++;
+                if (j - i > best_len && j - i >= 2) {
+                        best = i;
+                        best_len = j - i;
+                }
+                i = j > i ? j : i + 1;
+        }
+        for (int i = 0; i < 8; i++) {
+                if (i == best) {
+                        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "::");
+                        i += best_len - 1;
+                        continue;
+                }
+                if (o && buf[o - 1] != ':')
+                        buf[o++] = ':';
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%x",
+                                      (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+        }
+        buf[o] = 0;
+        return kdecoder_arena_copy(d, buf);
+}
+
+int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
+                      size_t len, unsigned psize)
+{
+        const struct mof_event *e = provider ? mof_find(provider, ev->opcode, ev->version) : NULL;
+
+        if (!e)
+                return 1;
+
+        struct kevent_field *out = kdecoder_field_slots(d);
+        uint32_t nr = 0, tid = 0xFFFFFFFFu, pid = 0xFFFFFFFFu;
+        size_t at = 0; /* the end of the previous property */
+
+        for (unsigned i = 0; i < e->nr_fields && nr < KEV_MAX_FIELDS; i++) {
+                const struct mof_field *f = &e->fields[i];
+                size_t off = f->off == NEXT ? at : (size_t)f->off + f->nptr * (psize - 4u);
+                size_t size = mof_size(f->type, psize);
+                struct kevent_field *o = &out[nr];
+
+                if (f->type == M_WSTR && off >= len) {
+                        if (f->is_optional)
+                                break;
+                        return -EBADMSG;
+                }
+                if (f->type == M_WFIXED)
+                        size = (size_t)f->count * 2u;
+                if (off > len || size > len - off) {
+                        if (f->is_optional)
+                                break;
+                        return -EBADMSG;
+                }
+                const uint8_t *q = p + off;
+
+                o->name = f->name;
+                o->kind = KEV_FIELD_UINT;
+                o->u = 0;
+                o->s = "";
+                at = off + size;
+                switch ((enum mof_type)f->type) {
+                case M_U8: o->u = q[0]; break;
+                case M_U16: o->u = le_get16(q); break;
+                case M_I16:
+                        o->kind = KEV_FIELD_INT;
+                        o->u = (uint64_t)(int64_t)(int16_t)le_get16(q);
+                        break;
+                case M_U32: o->u = le_get32(q); break;
+                case M_I32:
+                        o->kind = KEV_FIELD_INT;
+                        o->u = (uint64_t)(int64_t)(int32_t)le_get32(q);
+                        break;
+                case M_X32:
+                        o->kind = KEV_FIELD_HEX;
+                        o->u = le_get32(q);
+                        break;
+                case M_U64: o->u = le_get64(q); break;
+                case M_I64:
+                        o->kind = KEV_FIELD_INT;
+                        o->u = le_get64(q);
+                        break;
+                case M_X64:
+                        o->kind = KEV_FIELD_HEX;
+                        o->u = le_get64(q);
+                        break;
+                case M_PTR:
+                        o->kind = KEV_FIELD_HEX;
+                        o->u = psize == 8 ? le_get64(q) : le_get32(q);
+                        break;
+                case M_SIZE: o->u = psize == 8 ? le_get64(q) : le_get32(q); break;
+                case M_PORT: o->u = (uint64_t)(q[0] << 8 | q[1]); break;
+                case M_IPV4: {
+                        char buf[16];
+                        snprintf(buf, sizeof(buf), "%u.%u.%u.%u", q[0], q[1], q[2], q[3]);
+                        o->kind = KEV_FIELD_STR;
+                        o->s = kdecoder_arena_copy(d, buf);
+                        break;
+                }
+                case M_IPV6:
+                        o->kind = KEV_FIELD_STR;
+                        o->s = format_ipv6(d, q);
+                        break;
+                case M_GUID: {
+                        char buf[40];
+                        snprintf(buf, sizeof(buf),
+                                 "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
+                                 (unsigned)le_get32(q), (unsigned)le_get16(q + 4),
+                                 (unsigned)le_get16(q + 6), q[8], q[9], q[10], q[11], q[12], q[13],
+                                 q[14], q[15]);
+                        o->kind = KEV_FIELD_STR;
+                        o->s = kdecoder_arena_copy(d, buf);
+                        break;
+                }
+                case M_WSTR:
+                        o->kind = KEV_FIELD_STR;
+                        o->s = kdecoder_utf16_at(d, p, len, off, &at);
+                        break;
+                case M_WFIXED:
+                        o->kind = KEV_FIELD_STR;
+                        o->s = kdecoder_utf16_fixed(d, p, len, off, f->count);
+                        break;
+                }
+                if (f->role == R_PID)
+                        pid = (uint32_t)o->u;
+                else if (f->role == R_TID)
+                        tid = (uint32_t)o->u;
+                nr++;
+        }
+
+        ev->type = KEV_FIELDS;
+        ev->name = e->name;
+        ev->fields.nr = nr;
+        ev->fields.list = out;
+        /* the subject where Windows puts it in the payload, not in the header (-1 there) */
+        if (tid != 0xFFFFFFFFu && ev->tid == 0xFFFFFFFFu)
+                ev->tid = tid;
+        if (pid != 0xFFFFFFFFu) /* the payload's process is the subject (a service's) */
+                ev->pid = pid;
+        if (ev->pid == 0xFFFFFFFFu && ev->tid != 0xFFFFFFFFu)
+                ev->pid = kdecoder_pid_of_tid(d, ev->tid);
+        return 0;
+}

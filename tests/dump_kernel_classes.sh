@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/kevent_mof.c)
+# in `etwtop --dump` of the x64 .NET sample: per-type counts against TraceEvent's baseline for the
+# same trace (net.4.5.2.x64.baseline.txt, its COUNT lines), and the fields of its first events.
+set -u
+: "${ETWTOP:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
+
+net=$ETWTOP_SAMPLES_UNPACKED/net.4.5.2.x64.etl
+if [ ! -f "$net" ]; then
+        skip "no $net (the zipped sample is unpacked by the build)"
+        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+        exit 0
+fi
+"$ETWTOP" --dump "$net" >"$tmp/net.txt" 2>"$tmp/err" || check "--dump exits 0: $(cat "$tmp/err")" false
+
+# count EVENT -> its totals row, summed over versions
+count() { awk -v e="$1" '/^Totals per event type/ {t=1} t && $3 == e {n += $1} END {print n + 0}' "$tmp/net.txt"; }
+# first EVENT -> the first line of EVENT
+first() { grep -m1 " $1 " "$tmp/net.txt"; }
+has() { # EVENT TEXT: the first EVENT line holds TEXT
+        case "$(first "$1")" in *"$2"*) return 0 ;; *) echo "  $1: $(first "$1" | cut -c1-300)"; return 1 ;; esac
+}
+
+# TraceEvent's names are DiskIO/..., Memory/HardFault, SysConfig/...: etwtop keeps xperf's
+# provider names (DiskIo, PageFault, SysConfigEx)
+while read -r ours theirs n; do
+        check "$ours: $n as TraceEvent's $theirs" [ "$(count "$ours")" = "$n" ]
+done <<'COUNTS'
+DiskIo/Read DiskIO/Read 1208
+DiskIo/ReadInit DiskIO/ReadInit 1208
+DiskIo/Write DiskIO/Write 21
+DiskIo/WriteInit DiskIO/WriteInit 21
+DiskIo/FlushBuffers DiskIO/FlushBuffers 2
+DiskIo/FlushInit DiskIO/FlushInit 2
+PageFault/HardFault Memory/HardFault 153
+TcpIp/RecvIPV6 TcpIp/RecvIPV6 250
+TcpIp/SendIPV6 TcpIp/SendIPV6 240
+UdpIp/Recv UdpIp/Recv 19
+UdpIp/RecvIPV6 UdpIp/RecvIPV6 10
+UdpIp/Send UdpIp/Send 1
+UdpIp/SendIPV6 UdpIp/SendIPV6 6
+Process/PerfCtr Process/PerfCtr 1
+Process/PerfCtrRundown Process/PerfCtrRundown 32
+SysConfigEx/BuildInfo SysConfig/BuildInfo 1
+SysConfigEx/SystemPaths SysConfig/SystemPaths 1
+SysConfigEx/UnknownVolume SysConfig/UnknownVolume 1
+SysConfigEx/VolumeMapping SysConfig/VolumeMapping 9
+SystemConfig/CPU SystemConfig/CPU 1
+SystemConfig/IDEChannel SystemConfig/IDEChannel 2
+SystemConfig/LogDisk SystemConfig/LogDisk 1
+SystemConfig/NIC SystemConfig/NIC 3
+SystemConfig/Network SystemConfig/Network 1
+SystemConfig/PhyDisk SystemConfig/PhyDisk 1
+SystemConfig/PnP SystemConfig/PnP 78
+SystemConfig/Power SystemConfig/Power 1
+SystemConfig/Services SystemConfig/Services 157
+COUNTS
+
+# no event of these classes is left a bare opcode
+bare=$(grep -cE ' (DiskIo/op1[0-5]|PageFault/op32|TcpIp/op(1[0-8]|2[6-9]|3[0-4])|UdpIp/op(1[01]|2[67])|FileIo/op(0|32|35|36)|Process/op3[23]|SysConfigEx/op3[2-5]) ' "$tmp/net.txt")
+check "no DiskIo, HardFault, TcpIp, UdpIp, FileIo name, PerfCtr or SysConfigEx event left as opN ($bare)" [ "$bare" = 0 ]
+
+# The first events' fields, as the baseline prints them (its values, without its digit grouping)
+check "DiskIo/WriteInit: Irp of the first" has DiskIo/WriteInit "Irp=0xfffffa830047e8f0"
+check "DiskIo/Write: size, offset, Irp, issuing thread" has DiskIo/Write \
+        "TransferSize=4096 Reserved=0 ByteOffset=6109835264 FileObject=0xfffff8a0045ffc50 Irp=0xfffffa830047e8f0"
+check "DiskIo/Write: the thread of the payload" has DiskIo/Write "IssuingThreadId=44"
+check "TcpIp/SendIPV6: size, addresses, ports, times" has TcpIp/SendIPV6 \
+        'PID=4 size=65652 daddr="2001:4898:e0:81:7cb9:' 
+check "TcpIp/SendIPV6: ports in network order, times" has TcpIp/SendIPV6 \
+        "dport=445 sport=64025 startime=1942 endtime=1942 seqnum=0"
+check "TcpIp/RecvIPV6: size and ports" has TcpIp/RecvIPV6 "size=84"
+check "SystemConfig/CPU: MHz to the computer's name" has SystemConfig/CPU \
+        'MHz=3592 NumberOfProcessors=8 MemSize=4096 PageSize=4096 AllocationGranularity=65536 ComputerName="BRIANROB-W8" DomainName=""'
+check "SystemConfig/NIC: address length, indexes, description" has SystemConfig/NIC \
+        'PhysicalAddr=44360508708096 PhysicalAddrLen=6 Ipv4Index=12 Ipv6Index=12 NICDescription="Microsoft Hyper-V Network Adapter"'
+check "SystemConfig/Services: names, state, tag" has SystemConfig/Services \
+        'ServiceState=1 SubProcessTag=1 ServiceName="AeLookupSvc" DisplayName="Application Experience"'
+svc_pid=$(first SystemConfig/Services | awk '{print $3}')
+check "SystemConfig/Services: the service's process (0), as TraceEvent's PID=0 ($svc_pid)" [ "$svc_pid" = 0 ]
+check "SystemConfig/PhyDisk: geometry and maker" has SystemConfig/PhyDisk \
+        'BytesPerSector=512 SectorsPerTrack=63 TracksPerCylinder=255 Cylinders=16578 SCSIPort=0 SCSIPath=0 SCSITarget=0 SCSILun=0 Manufacturer="Virtual HD ATA Device" PartitionCount=2 WriteCacheEnabled=1 BootDriveLetter="C"'
+check "SystemConfig/IDEChannel" has SystemConfig/IDEChannel \
+        'LocationInformationLen=9 LocationInformation="Channel 0"'
+check "SystemConfig/PnP (version 4): the strings after the class GUID" has SystemConfig/PnP \
+        'DeviceDescription="Microsoft Hyper-V S3 Cap" FriendlyName="" PdoName="\Device\NTPNP_PCI0004" ServiceName="s3cap"'
+check "SystemConfig/Power" has SystemConfig/Power "S1=0 S2=0 S3=0 S4=0 S5=1"
+check "SystemConfig/LogDisk" has SystemConfig/LogDisk \
+        'StartOffset=368050176 PartitionSize=135996112896 DiskNumber=0 Size=112 DriveType=1 DriveLetterString="C:" PartitionNumber=2 SectorsPerCluster=8 BytesPerSector=512 NumberOfFreeClusters=29898381 TotalNumberOfClusters=33202175 FileSystem="NTFS" VolumeExt=0'
+check "SystemConfig/Network" has SystemConfig/Network \
+        "TcbTablePartitions=32 MaxHashTableSize=4294967295 MaxUserPort=65536 TcpTimedWaitDelay=120"
+check "SysConfigEx/SystemPaths" has SysConfigEx/SystemPaths \
+        'SystemDirectory="C:\Windows\system32" SystemWindowsDirectory="C:\Windows\"'
+check "SysConfigEx/VolumeMapping" has SysConfigEx/VolumeMapping 'NtPath="\??\" DosPath=""'
+check "SysConfigEx/UnknownVolume" has SysConfigEx/UnknownVolume 'Value="\Device\HarddiskVolume1\"'
+# The thread of a hard fault is in its payload; its process follows from the thread table
+hf=$(first PageFault/HardFault)
+check "PageFault/HardFault: TThreadId and the header agree ($(echo "$hf" | cut -c1-120))" \
+        bash -c '[[ "$1" =~ ^\ +[0-9.]+\ +[0-9]+\ +([0-9]+)\ +([0-9]+)\ .*TThreadId=([0-9]+) ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ] && [ "${BASH_REMATCH[1]}" != -1 ]' _ "$hf"
+check "UdpIp/Recv: the process of the payload, an IPv4 address" has UdpIp/Recv 'PID=2108 size=173 daddr="239.255.255.250"'
+
+echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ "$nr_fail" -eq 0 ]

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/* test_kevent_mof.c: cmocka tests of the kernel classes decoded by their MOF layouts
+ * (backend/kevent_mof.c), from payloads built byte by byte as Windows writes them. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kevent.h"
+#include "etw/ntwmi.h"
+
+#define NONE 0xFFFFFFFFu
+
+struct bb {
+        uint8_t b[2048];
+        size_t n;
+};
+
+static void bb_u16(struct bb *b, uint16_t v)
+{
+        memcpy(b->b + b->n, &v, 2);
+        b->n += 2;
+}
+static void bb_u32(struct bb *b, uint32_t v)
+{
+        memcpy(b->b + b->n, &v, 4);
+        b->n += 4;
+}
+static void bb_u64(struct bb *b, uint64_t v)
+{
+        memcpy(b->b + b->n, &v, 8);
+        b->n += 8;
+}
+static void bb_ptr(struct bb *b, uint64_t v, unsigned psize)
+{
+        if (psize == 8)
+                bb_u64(b, v);
+        else
+                bb_u32(b, (uint32_t)v);
+}
+static void bb_raw(struct bb *b, const void *p, size_t n)
+{
+        memcpy(b->b + b->n, p, n);
+        b->n += n;
+}
+static void bb_utf16(struct bb *b, const char *s)
+{
+        do
+                bb_u16(b, (uint8_t)*s);
+        while (*s++);
+}
+
+/* What the sink saw of the one event. */
+static struct {
+        int nr;
+        enum kevent_type type;
+        char name[64];
+        uint32_t pid, tid;
+        uint32_t nr_fields;
+        struct {
+                char name[40];
+                enum kevent_field_kind kind;
+                uint64_t u;
+                char s[256];
+        } f[KEV_MAX_FIELDS];
+} cap;
+
+static void capture(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        cap.nr++;
+        cap.type = ev->type;
+        strncpy(cap.name, ev->name ? ev->name : "", sizeof(cap.name) - 1);
+        cap.pid = ev->pid;
+        cap.tid = ev->tid;
+        cap.nr_fields = ev->type == KEV_FIELDS ? ev->fields.nr : 0;
+        for (uint32_t i = 0; i < cap.nr_fields; i++) {
+                const struct kevent_field *f = &ev->fields.list[i];
+                strncpy(cap.f[i].name, f->name, sizeof(cap.f[i].name) - 1);
+                cap.f[i].kind = f->kind;
+                cap.f[i].u = f->u;
+                strncpy(cap.f[i].s, f->s, sizeof(cap.f[i].s) - 1);
+        }
+}
+
+/* Decodes one classic record; the payload is copied to a block of exactly its size (ASan). */
+static int feed(const GUID *g, uint8_t op, uint8_t ver, unsigned psize, uint32_t pid, uint32_t tid,
+                const struct bb *b)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        EVENT_RECORD r;
+        uint8_t *p = malloc(b->n ? b->n : 1);
+
+        assert_non_null(d);
+        assert_non_null(p);
+        memcpy(p, b->b, b->n);
+        memset(&r, 0, sizeof(r));
+        memset(&cap, 0, sizeof(cap));
+        r.EventHeader.Size = (USHORT)(sizeof(EVENT_HEADER) + b->n);
+        r.EventHeader.Flags =
+                EVENT_HEADER_FLAG_CLASSIC_HEADER |
+                (psize == 8 ? EVENT_HEADER_FLAG_64_BIT_HEADER : EVENT_HEADER_FLAG_32_BIT_HEADER);
+        r.EventHeader.ProcessId = pid;
+        r.EventHeader.ThreadId = tid;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        r.EventHeader.EventDescriptor.Version = ver;
+        r.UserData = p;
+        r.UserDataLength = (USHORT)b->n;
+        int rc = kdecoder_decode(d, &r, capture, NULL);
+        free(p);
+        kdecoder_free(d);
+        assert_int_equal(cap.nr, 1);
+        return rc;
+}
+
+/* The index of the field called name, failing the test when it is absent. */
+static int field(const char *name)
+{
+        for (uint32_t i = 0; i < cap.nr_fields; i++)
+                if (strcmp(cap.f[i].name, name) == 0)
+                        return (int)i;
+        fail_msg("no field %s in %s", name, cap.name);
+        return -1;
+}
+
+static uint64_t u(const char *name)
+{
+        return cap.f[field(name)].u;
+}
+
+static const char *s(const char *name)
+{
+        return cap.f[field(name)].s;
+}
+
+static void disk_read(struct bb *b, unsigned psize, bool has_tid)
+{
+        b->n = 0;
+        bb_u32(b, 1);                    /* DiskNumber */
+        bb_u32(b, 0x60043);              /* IrpFlags */
+        bb_u32(b, 8704);                 /* TransferSize */
+        bb_u32(b, 0);                    /* Reserved */
+        bb_u64(b, 5412451328ull);        /* ByteOffset */
+        bb_ptr(b, 0xfa001300c50, psize); /* FileObject */
+        bb_ptr(b, 0xfa03b20b80, psize);  /* Irp */
+        bb_u64(b, 31943);                /* HighResResponseTime */
+        if (has_tid)
+                bb_u32(b, 1716); /* IssuingThreadId (version 3) */
+}
+
+/* DiskIo Read, version 3, 64-bit: every property at its offset; the thread from the payload */
+static void test_disk_io_read_v3(void **state)
+{
+        struct bb b;
+        (void)state;
+
+        disk_read(&b, 8, true);
+        assert_int_equal(b.n, 52);
+        assert_int_equal(feed(&DiskIoGuid, 10, 3, 8, NONE, NONE, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DiskIo/Read");
+        assert_int_equal(cap.nr_fields, 9);
+        assert_int_equal(u("DiskNumber"), 1);
+        assert_int_equal(cap.f[field("IrpFlags")].kind, KEV_FIELD_HEX);
+        assert_int_equal(u("IrpFlags"), 0x60043);
+        assert_int_equal(u("TransferSize"), 8704);
+        assert_int_equal(u("ByteOffset"), 5412451328ull);
+        assert_int_equal(u("FileObject"), 0xfa001300c50ull);
+        assert_int_equal(u("Irp"), 0xfa03b20b80ull);
+        assert_int_equal(u("HighResResponseTime"), 31943);
+        assert_int_equal(u("IssuingThreadId"), 1716);
+        assert_int_equal(cap.tid, 1716);
+        assert_int_equal(cap.pid, NONE); /* no thread table entry for it */
+
+        /* the header's thread is kept where it has one */
+        assert_int_equal(feed(&DiskIoGuid, 11, 3, 8, 4, 44, &b), 0);
+        assert_string_equal(cap.name, "DiskIo/Write");
+        assert_int_equal(cap.tid, 44);
+        assert_int_equal(cap.pid, 4);
+}
+
+/* 32-bit pointers move every later property; version 2 has no IssuingThreadId */
+static void test_disk_io_32bit_and_v2(void **state)
+{
+        struct bb b;
+        (void)state;
+
+        disk_read(&b, 4, true);
+        assert_int_equal(b.n, 44);
+        assert_int_equal(feed(&DiskIoGuid, 10, 3, 4, NONE, NONE, &b), 0);
+        assert_int_equal(u("Irp"), 0x03b20b80u);
+        assert_int_equal(u("HighResResponseTime"), 31943);
+        assert_int_equal(u("IssuingThreadId"), 1716);
+
+        disk_read(&b, 8, false);
+        assert_int_equal(feed(&DiskIoGuid, 10, 2, 8, NONE, NONE, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_int_equal(cap.nr_fields, 8);
+        assert_int_equal(cap.tid, NONE);
+}
+
+/* A payload shorter than the layout's fixed part is an error, not a guess */
+static void test_short_payload(void **state)
+{
+        struct bb b;
+        (void)state;
+
+        disk_read(&b, 8, true);
+        b.n = 20;
+        assert_int_equal(feed(&DiskIoGuid, 10, 3, 8, NONE, NONE, &b), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+        assert_int_equal(cap.nr_fields, 0);
+}
+
+/* TcpIp RecvIPV6 (TcpIp_TypeGroup3): addresses, ports in network order, the process */
+static void test_tcp_recv_ipv6(void **state)
+{
+        static const uint8_t daddr[16] = {0x20, 0x01, 0x48, 0x98, 0,    0xe0, 0,    0x81,
+                                          0x7c, 0xb9, 0,    0xab, 0x0c, 0xd5, 0xe6, 0xaf};
+        static const uint8_t saddr[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u32(&b, 2108); /* PID */
+        bb_u32(&b, 84);   /* size */
+        bb_raw(&b, daddr, 16);
+        bb_raw(&b, saddr, 16);
+        bb_u16(&b, 0xbd01); /* dport 445, big-endian */
+        bb_u16(&b, 0x19fa); /* sport 64025 */
+        bb_u32(&b, 7);      /* seqnum */
+        bb_u64(&b, 0x1234); /* connid */
+        assert_int_equal(b.n, 56);
+        assert_int_equal(feed(&TcpIpGuid, 27, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "TcpIp/RecvIPV6");
+        assert_string_equal(s("daddr"), "2001:4898:e0:81:7cb9:ab:cd5:e6af");
+        assert_string_equal(s("saddr"), "fe80::1");
+        assert_int_equal(u("dport"), 445);
+        assert_int_equal(u("sport"), 64025);
+        assert_int_equal(u("seqnum"), 7);
+        assert_int_equal(u("connid"), 0x1234);
+        assert_int_equal(cap.pid, 2108);
+}
+
+/* The same opcode means another event in another provider, and another layout in another
+   version: TcpIp 10 is SendIPV4 (with its times), UdpIp 10 is Send (without); TcpIp version 0
+   has no layout here */
+static void test_told_apart_by_provider_and_version(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u32(&b, 77);
+        bb_u32(&b, 100);
+        bb_raw(&b, (const uint8_t[]){10, 0, 0, 1}, 4);
+        bb_raw(&b, (const uint8_t[]){127, 0, 0, 1}, 4);
+        bb_u16(&b, 0x5000); /* 80 */
+        bb_u16(&b, 0x3930); /* 12345 */
+        bb_u32(&b, 11);     /* startime (TcpIp) / seqnum (UdpIp) */
+        bb_u32(&b, 12);
+        bb_u32(&b, 13);
+        bb_u64(&b, 0x99);
+        assert_int_equal(feed(&TcpIpGuid, 10, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "TcpIp/Send");
+        assert_string_equal(s("daddr"), "10.0.0.1");
+        assert_int_equal(u("dport"), 80);
+        assert_int_equal(u("startime"), 11);
+        assert_int_equal(u("seqnum"), 13);
+
+        assert_int_equal(feed(&UdpIpGuid, 10, 2, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "UdpIp/Send");
+        assert_int_equal(u("seqnum"), 11);
+        assert_int_equal(cap.pid, 77);
+
+        assert_int_equal(feed(&TcpIpGuid, 10, 0, 8, NONE, NONE, &b), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+}
+
+/* SystemConfig Services, version 2: strings one after another; the service's process is the
+   subject, whoever logged the rundown */
+static void test_services_strings(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u32(&b, 144); /* ProcessId */
+        bb_u32(&b, 4);   /* ServiceState */
+        bb_u32(&b, 5);   /* SubProcessTag */
+        bb_utf16(&b, "Appinfo");
+        bb_utf16(&b, "Application Information");
+        bb_utf16(&b, "svchost.exe");
+        assert_int_equal(feed(&EventTraceConfigGuid, 15, 2, 8, 3988, 3784, &b), 0);
+        assert_string_equal(cap.name, "SystemConfig/Services");
+        assert_string_equal(s("ServiceName"), "Appinfo");
+        assert_string_equal(s("DisplayName"), "Application Information");
+        assert_string_equal(s("ProcessName"), "svchost.exe");
+        assert_int_equal(u("ServiceState"), 4);
+        assert_int_equal(cap.pid, 144);
+        assert_int_equal(cap.tid, 3784);
+
+        /* a string without its NUL ends at the payload's end; the next one is absent */
+        b.n -= 2 * (strlen("svchost.exe") + 1) + 2;
+        assert_int_equal(feed(&EventTraceConfigGuid, 15, 2, 8, 3988, 3784, &b), -EBADMSG);
+}
+
+/* SystemConfig CPU: fixed UTF-16 arrays */
+static void test_cpu_fixed_strings(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u32(&b, 3592);
+        bb_u32(&b, 8);
+        bb_u32(&b, 4096);
+        bb_u32(&b, 4096);
+        bb_u32(&b, 65536);
+        size_t at = b.n;
+        bb_utf16(&b, "BUILD-W8");
+        memset(b.b + b.n, 0, 800 - b.n + 8);
+        b.n = at + 512;
+        bb_utf16(&b, "CORP");
+        b.n = 800;
+        bb_u64(&b, 1);
+        assert_int_equal(feed(&EventTraceConfigGuid, 10, 3, 8, NONE, NONE, &b), 0);
+        assert_string_equal(cap.name, "SystemConfig/CPU");
+        assert_int_equal(u("MHz"), 3592);
+        assert_string_equal(s("ComputerName"), "BUILD-W8");
+        assert_string_equal(s("DomainName"), "CORP");
+        assert_int_equal(u("HyperThreadingFlag"), 1);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_disk_io_read_v3),
+                cmocka_unit_test(test_disk_io_32bit_and_v2),
+                cmocka_unit_test(test_short_payload),
+                cmocka_unit_test(test_tcp_recv_ipv6),
+                cmocka_unit_test(test_told_apart_by_provider_and_version),
+                cmocka_unit_test(test_services_strings),
+                cmocka_unit_test(test_cpu_fixed_strings),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
