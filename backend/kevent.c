@@ -8,6 +8,7 @@
 #include "le_bytes.h"
 #include "kevent.h"
 #include "kevent_mof.h"
+#include "tdh_meta.h"
 #include "etw/ntwmi.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payloads are read as little-endian");
@@ -212,8 +213,9 @@ struct kdecoder {
         uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
-        char name_buf[64];                          /* "Provider/opN" of the current record */
-        char *op_names[KP_MAX][256];                /* owned: "Provider/opN" names made so far */
+        struct tdh_registry *meta;      /* owned: the trace's MetaData events, from the first one */
+        char name_buf[64];              /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];    /* owned: "Provider/opN" names made so far */
         const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
 };
 
@@ -2099,6 +2101,7 @@ void kdecoder_free(struct kdecoder *d)
         for (int k = 0; k < KP_MAX; k++)
                 for (int op = 0; op < 256; op++)
                         free(d->op_names[k][op]);
+        tdh_registry_free(d->meta);
         free(d->defs);
         free(d->pre);
         free(d->pre_frames);
@@ -2113,6 +2116,42 @@ void kdecoder_free(struct kdecoder *d)
 
 /* See kevent.h. The event and everything it points to live until sink returns; sink must not
    call back into the same decoder. sink may be NULL (the decoder's state still advances). */
+/* Keeps what a MetaData EventInfo or EventMapInfo event describes (tdh_meta.c); the event
+   itself stays one without a layout. A damaged description is counted short. */
+static void meta_take(struct kdecoder *d, uint8_t op, const struct payload *pl)
+{
+        char err[128];
+        int rc;
+
+        if (!d->meta)
+                d->meta = tdh_registry_new();
+        if (op == KTC_METADATA_EVENT_INFO)
+                rc = tdh_registry_add_event_info(d->meta, pl->p, pl->len, err, sizeof(err));
+        else
+                rc = tdh_registry_add_map_info(d->meta, pl->p, pl->len, err, sizeof(err));
+        if (rc)
+                d->st.nr_short++;
+}
+
+/* Decodes ev by the trace's own metadata for it, if the trace described it. A name the decoder
+   already gives the event (xperf's, PerfView's) is kept: the metadata adds its fields. */
+static int meta_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                       const GUID *g, uint16_t key, bool is_classic, bool is_named)
+{
+        const struct tdh_event *e =
+                d->meta ? tdh_registry_find(d->meta, g, key, ev->version, is_classic) : NULL;
+        const char *name = ev->name;
+
+        if (!e)
+                return KEV_NO_LAYOUT;
+
+        int rc = tdh_decode(d->meta, e, d, ev, pl->p, pl->len, pl->psize);
+
+        if (is_named)
+                ev->name = name;
+        return rc;
+}
+
 int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx)
 {
         if (!d || !rec)
@@ -2170,10 +2209,19 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                         rc = dec_clr_module(d, &ev, &pl, c->phase);
                 else
                         rc = KEV_NO_LAYOUT;
+                if (rc == KEV_NO_LAYOUT)
+                        rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
+                                         c != NULL);
         } else {
+                if (k == KP_METADATA && (ev.opcode == KTC_METADATA_EVENT_INFO ||
+                                         ev.opcode == KTC_METADATA_EVENT_MAP_INFO))
+                        meta_take(d, ev.opcode, &pl);
                 rc = decode_payload(d, k, &ev, &pl);
                 if (rc == KEV_NO_LAYOUT && k != KP_UNKNOWN)
                         rc = kevent_mof_decode(d, kprov_table[k].name, &ev, pl.p, pl.len, pl.psize);
+                if (rc == KEV_NO_LAYOUT)
+                        rc = meta_decode(d, &ev, &pl, &h->ProviderId, ev.opcode, true,
+                                         k != KP_UNKNOWN && opcode_name(k, ev.opcode));
         }
         if (rc == -EBADMSG || rc == KEV_NO_LAYOUT) {
                 /* The common fields only: drop whatever a decoder had filled in. */

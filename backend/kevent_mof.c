@@ -429,9 +429,8 @@ static size_t mof_size(enum mof_type t, unsigned psize)
         return 0;
 }
 
-static const char *format_ipv6(struct kdecoder *d, const uint8_t *a)
+size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a)
 {
-        char buf[48];
         size_t o = 0;
         int best = -1, best_len = 0;
 
@@ -446,19 +445,20 @@ static const char *format_ipv6(struct kdecoder *d, const uint8_t *a)
                 }
                 i = j > i ? j : i + 1;
         }
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < 8 && o + 6 < size; i++) {
                 if (i == best) {
-                        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "::");
+                        buf[o++] = ':';
+                        buf[o++] = ':';
                         i += best_len - 1;
                         continue;
                 }
                 if (o && buf[o - 1] != ':')
                         buf[o++] = ':';
-                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%x",
+                o += (size_t)snprintf(buf + o, size - o, "%x",
                                       (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
         }
         buf[o] = 0;
-        return kdecoder_arena_copy(d, buf);
+        return o;
 }
 
 int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
@@ -536,10 +536,13 @@ int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *e
                         o->s = kdecoder_arena_copy(d, buf);
                         break;
                 }
-                case M_IPV6:
+                case M_IPV6: {
+                        char buf[48];
+                        kevent_format_ipv6(buf, sizeof(buf), q);
                         o->kind = KEV_FIELD_STR;
-                        o->s = format_ipv6(d, q);
+                        o->s = kdecoder_arena_copy(d, buf);
                         break;
+                }
                 case M_GUID: {
                         char buf[40];
                         snprintf(buf, sizeof(buf),

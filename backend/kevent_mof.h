@@ -26,6 +26,10 @@ struct kevent_field *kdecoder_field_slots(struct kdecoder *d);
 /* The process of tid from the decoder's thread table, or KEV_PID_UNKNOWN. */
 uint32_t kdecoder_pid_of_tid(const struct kdecoder *d, uint32_t tid);
 
+/* Writes the 16-byte IPv6 address a in RFC 5952 text (at least 40 bytes of buf); returns its
+   length. */
+size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a);
+
 /* Decodes ev's payload p[0..len) by the layout of (provider, ev->opcode, ev->version): sets
    ev->type = KEV_FIELDS, ev->name and ev->fields, and ev->pid/ev->tid from the payload where the
    class carries them (then the pid from the thread table). Returns 0, 1 when the table has no

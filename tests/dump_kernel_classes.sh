@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/kevent_mof.c)
-# in `etwtop --dump` of the x64 .NET sample: per-type counts against TraceEvent's baseline for the
-# same trace (net.4.5.2.x64.baseline.txt, its COUNT lines), and the fields of its first events.
+# and the manifest events decoded by the metadata the trace carries (MetaData EventInfo and
+# EventMapInfo: backend/tdh_meta.c) in `etwtop --dump` of the x64 .NET sample: per-type counts
+# against TraceEvent's baseline for the same trace (net.4.5.2.x64.baseline.txt, its COUNT lines),
+# and the fields of its first events.
 set -u
 : "${ETWTOP:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
@@ -102,6 +104,36 @@ hf=$(first PageFault/HardFault)
 check "PageFault/HardFault: TThreadId and the header agree ($(echo "$hf" | cut -c1-120))" \
         bash -c '[[ "$1" =~ ^\ +[0-9.]+\ +[0-9]+\ +([0-9]+)\ +([0-9]+)\ .*TThreadId=([0-9]+) ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ] && [ "${BASH_REMATCH[1]}" != -1 ]' _ "$hf"
 check "UdpIp/Recv: the process of the payload, an IPv4 address" has UdpIp/Recv 'PID=2108 size=173 daddr="239.255.255.250"'
+
+# Manifest providers described by the trace's MetaData events, named as TraceEvent names them
+while read -r name n; do
+        check "$name: $n" [ "$(count "$name")" = "$n" ]
+done <<'COUNTS'
+Microsoft-Windows-Kernel-File/Create 562
+Microsoft-Windows-Kernel-EventTracing/ETW_TASK_PROVIDER/ETW_OPCODE_REGISTER 31
+Microsoft-Windows-Kernel-EventTracing/ETW_TASK_PROVIDER/ETW_OPCODE_UNREGISTER 31
+Microsoft-Windows-Kernel-EventTracing/ETW_TASK_PROVIDER/ETW_OPCODE_ENABLE 15
+Microsoft-Windows-DNS-Client/DnsServerForInterface 4
+Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerSetActiveProcess/Start 2
+Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerSetActiveProcess/Stop 2
+Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerOnShellHookMessage/Start 2
+Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerOnShellHookMessage/Stop 2
+Microsoft-Windows-Kernel-Process/ProcessStart/Start 1
+Microsoft-Windows-Kernel-Process/ProcessStop/Stop 1
+COUNTS
+check "Kernel-File/Create: its fields from the metadata" has Microsoft-Windows-Kernel-File/Create \
+        'FileObject=0xfffffa83004bda90'
+check "Kernel-File/Create: the file's name" has Microsoft-Windows-Kernel-File/Create \
+        'FileName="\Device\HarddiskVolume2\Windows\SysWOW64\inetsrv\iiscore.dll"'
+check "DNS-Client: strings and a socket address" has Microsoft-Windows-DNS-Client/DnsServerForInterface \
+        'Interface="Ethernet" TotalServerCount=4 Index=1 DynamicAddress="dynamic"'
+check "DNS-Client: an IPv6 socket address as [addr]:port" \
+        grep -q 'DnsServerForInterface .*Address="\[2001:4898::1050:1050\]:0"' "$tmp/net.txt"
+check "DNS-Client: an IPv4 socket address" \
+        grep -q 'DnsServerForInterface .*Index=3 .*Address="10.50.10.50:0"' "$tmp/net.txt"
+# The .NET runtime's events keep their names; the metadata gives their fields, value maps named
+check "GCAllocationTick: named as before, its fields and its value map" has DotNETRuntime/GCAllocationTick \
+        'AllocationAmount=0x1a464 AllocationKind="Small" ClrInstanceID=11'
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" -eq 0 ]

@@ -108,6 +108,11 @@
 #define KTC_DBGID_DETERM 40
 #define KTC_FILE_VERSION 64
 
+/* KernelTraceControl MetaData opcodes: TDH's TRACE_EVENT_INFO, and a provider GUID with an
+   EVENT_MAP_INFO, as xperf's merge writes them before the events they describe. */
+#define KTC_METADATA_EVENT_INFO     32
+#define KTC_METADATA_EVENT_MAP_INFO 33
+
 /* PERFINFO_GROUPMASK: the kernel logger's eight group masks (ETL-FORMAT.md 3.1). */
 typedef struct _PERFINFO_GROUPMASK {
         ULONG Masks[8];

@@ -11,7 +11,7 @@ struct event_stats_row {
         GUID provider;
         uint8_t opcode;
         uint8_t version;
-        char name[64];        /* the decoder's name, or "" when it had none */
+        char name[160];       /* the decoder's name, or "" when it had none */
         const char *name_ptr; /* the name as the decoder last gave it (a quick compare) */
         uint64_t nr_events;
         uint64_t size_bytes; /* payload bytes */

@@ -1,0 +1,792 @@
+/* SPDX-License-Identifier: MIT */
+/* tdh_meta.c: owns the event metadata a trace carries (TRACE_EVENT_INFO and EVENT_MAP_INFO in
+ * KernelTraceControl's MetaData events, as xperf's merge writes them): their parsing, a registry
+ * per trace, and the decoding of the events they describe into name=value fields. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etl_reader.h"
+#include "kevent_mof.h"
+#include "le_bytes.h"
+#include "tdh_meta.h"
+#include "util/xalloc.h"
+
+/* TRACE_EVENT_INFO (tdh.h): the fixed part, then EVENT_PROPERTY_INFO[PropertyCount] */
+#define TEI_EVENT_DESCRIPTOR 32
+#define TEI_DECODING_SOURCE  48
+#define TEI_PROVIDER_NAME    52
+#define TEI_TASK_NAME        68
+#define TEI_OPCODE_NAME      72
+#define TEI_EVENT_NAME       92
+#define TEI_PROPERTY_COUNT   100
+#define TEI_TOP_LEVEL_COUNT  104
+#define TEI_PROPERTIES       112
+#define EPI_SIZE             24
+
+/* EVENT_PROPERTY_INFO.Flags */
+#define PROPERTY_STRUCT       0x1u
+#define PROPERTY_PARAM_LENGTH 0x2u
+#define PROPERTY_PARAM_COUNT  0x4u
+
+/* EVENT_MAP_INFO: NameOffset, Flag, EntryCount, FormatStringOffset, then {Output, Value} */
+#define EMI_ENTRIES    16
+#define EMI_ENTRY_SIZE 8
+#define MAP_VALUEMAP   0x1u
+#define MAP_BITMAP     0x2u
+#define MAP_WBEM_VALUE 0x8u
+#define MAP_WBEM_BIT   0x10u
+
+/* TDH_INTYPE_* and the TDH_OUTTYPE_* the decoder shows differently */
+enum {
+        IN_UNICODESTRING = 1,
+        IN_ANSISTRING,
+        IN_INT8,
+        IN_UINT8,
+        IN_INT16,
+        IN_UINT16,
+        IN_INT32,
+        IN_UINT32,
+        IN_INT64,
+        IN_UINT64,
+        IN_FLOAT,
+        IN_DOUBLE,
+        IN_BOOLEAN,
+        IN_BINARY,
+        IN_GUID,
+        IN_POINTER,
+        IN_FILETIME,
+        IN_SYSTEMTIME,
+        IN_SID,
+        IN_HEXINT32,
+        IN_HEXINT64,
+        IN_COUNTEDSTRING,
+        IN_COUNTEDANSISTRING,
+        IN_REVERSEDCOUNTEDSTRING,
+        IN_REVERSEDCOUNTEDANSISTRING,
+        IN_NONNULLTERMINATEDSTRING,
+        IN_NONNULLTERMINATEDANSISTRING,
+        IN_UNICODECHAR,
+        IN_ANSICHAR,
+        IN_SIZET,
+        IN_HEXDUMP,
+        IN_WBEMSID,
+};
+enum {
+        OUT_HEXINT8 = 16,
+        OUT_HEXINT16,
+        OUT_HEXINT32,
+        OUT_HEXINT64,
+        OUT_PORT = 22,
+        OUT_IPV4,
+        OUT_IPV6,
+        OUT_SOCKETADDRESS
+};
+
+struct tdh_map {
+        GUID provider;
+        char *name; /* owned */
+        uint32_t flags;
+        uint32_t nr;
+        uint32_t *values; /* owned */
+        char **texts;     /* owned */
+};
+
+struct tdh_slot {
+        uint64_t hash;
+        struct tdh_event *e; /* owned; NULL marks a free slot */
+        bool is_classic;
+};
+
+struct tdh_registry {
+        struct tdh_slot *slots; /* owned, mask + 1 entries */
+        uint32_t mask, nr;
+        struct tdh_map *maps; /* owned */
+        uint32_t nr_maps, cap_maps;
+};
+
+static uint64_t key_hash(const GUID *g, uint16_t key, uint8_t version, bool is_classic)
+{
+        uint8_t b[20];
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        memcpy(b, g, 16);
+        b[16] = (uint8_t)key;
+        b[17] = (uint8_t)(key >> 8);
+        b[18] = version;
+        b[19] = is_classic;
+        for (size_t i = 0; i < sizeof(b); i++)
+                h = (h ^ b[i]) * 0x100000001b3ull;
+        return h | 1u;
+}
+
+static bool slot_is(const struct tdh_slot *s, const GUID *g, uint16_t key, uint8_t version,
+                    bool is_classic)
+{
+        const struct tdh_event *e = s->e;
+
+        if (s->is_classic != is_classic || e->version != version)
+                return false;
+        if (is_classic)
+                return e->opcode == key && memcmp(&e->event_guid, g, sizeof(*g)) == 0;
+        return e->id == key && memcmp(&e->provider, g, sizeof(*g)) == 0;
+}
+
+/* ---- parsing ---- */
+
+static int bad(char *err, size_t err_size, const char *what, size_t off)
+{
+        if (err && err_size)
+                snprintf(err, err_size, "%s at byte offset %zu", what, off);
+        return -EBADMSG;
+}
+
+/* The UTF-16 string at a TRACE_EVENT_INFO offset (0: none) as an owned UTF-8 copy. */
+static char *string_at(const uint8_t *p, size_t size, uint32_t off)
+{
+        char buf[512];
+
+        if (off == 0 || off >= size)
+                return NULL;
+        etl_utf16_to_utf8(p + off, (size - off) / 2, buf, sizeof(buf));
+        return xstrdup(buf);
+}
+
+void tdh_event_free(struct tdh_event *e)
+{
+        if (!e)
+                return;
+        for (uint32_t i = 0; e->props && i < e->nr_props; i++) {
+                free(e->props[i].name);
+                free(e->props[i].map_name);
+        }
+        free(e->props);
+        free(e->name);
+        free(e);
+}
+
+/* "Provider/Task/Opcode" as TraceEvent names a manifest event: the opcode when it is not Info
+   (0), the event's own name, or "EventID(N)" when the task has no name. */
+static char *event_name(const uint8_t *p, size_t size, const struct tdh_event *e)
+{
+        char *prov = string_at(p, size, le_get32(p + TEI_PROVIDER_NAME));
+        char *task = string_at(p, size, le_get32(p + TEI_TASK_NAME));
+        char *op = e->opcode ? string_at(p, size, le_get32(p + TEI_OPCODE_NAME)) : NULL;
+        /* the manifest's standard opcodes come as "win:Start": TraceEvent shows "Start" */
+        if (op && strncmp(op, "win:", 4) == 0)
+                memmove(op, op + 4, strlen(op + 4) + 1);
+        char *ev = string_at(p, size, le_get32(p + TEI_EVENT_NAME));
+        char id[32], buf[1024];
+
+        snprintf(id, sizeof(id), "EventID(%u)", (unsigned)e->id);
+        const char *t = task && *task ? task : ev && *ev ? ev : id;
+        if (op && *op)
+                snprintf(buf, sizeof(buf), "%s/%s/%s", prov && *prov ? prov : "?", t, op);
+        else
+                snprintf(buf, sizeof(buf), "%s/%s", prov && *prov ? prov : "?", t);
+        free(prov);
+        free(task);
+        free(op);
+        free(ev);
+        return xstrdup(buf);
+}
+
+int tdh_event_parse(const uint8_t *p, size_t size, struct tdh_event **out, char *err,
+                    size_t err_size)
+{
+        *out = NULL;
+        if (size < TEI_PROPERTIES)
+                return bad(err, err_size, "TRACE_EVENT_INFO shorter than its 112-byte header",
+                           size);
+
+        uint32_t nr = le_get32(p + TEI_PROPERTY_COUNT), nr_top = le_get32(p + TEI_TOP_LEVEL_COUNT);
+
+        if (nr > (size - TEI_PROPERTIES) / EPI_SIZE)
+                return bad(err, err_size, "PropertyCount past the end of the TRACE_EVENT_INFO",
+                           TEI_PROPERTY_COUNT);
+        if (nr_top > nr)
+                return bad(err, err_size, "TopLevelPropertyCount over PropertyCount",
+                           TEI_TOP_LEVEL_COUNT);
+
+        struct tdh_event *e = xcalloc(1, sizeof(*e));
+
+        memcpy(&e->provider, p, sizeof(GUID));
+        memcpy(&e->event_guid, p + 16, sizeof(GUID));
+        e->id = le_get16(p + TEI_EVENT_DESCRIPTOR);
+        e->version = p[TEI_EVENT_DESCRIPTOR + 2];
+        e->opcode = p[TEI_EVENT_DESCRIPTOR + 5];
+        e->task = le_get16(p + TEI_EVENT_DESCRIPTOR + 6);
+        e->decoding_source = le_get32(p + TEI_DECODING_SOURCE);
+        e->nr_props = nr;
+        e->nr_top = nr_top;
+        e->props = xcalloc(nr ? nr : 1, sizeof(*e->props));
+        for (uint32_t i = 0; i < nr; i++) {
+                const uint8_t *q = p + TEI_PROPERTIES + (size_t)i * EPI_SIZE;
+                struct tdh_prop *pr = &e->props[i];
+                size_t at = TEI_PROPERTIES + (size_t)i * EPI_SIZE;
+
+                pr->flags = le_get32(q);
+                pr->name = string_at(p, size, le_get32(q + 4));
+                if (!pr->name)
+                        pr->name = xstrdup("");
+                if (pr->flags & PROPERTY_STRUCT) {
+                        pr->struct_start = le_get16(q + 8);
+                        pr->nr_members = le_get16(q + 10);
+                        if ((uint32_t)pr->struct_start + pr->nr_members > nr ||
+                            pr->struct_start <= i) {
+                                tdh_event_free(e);
+                                return bad(err, err_size, "struct members out of range", at + 8);
+                        }
+                } else {
+                        pr->in_type = le_get16(q + 8);
+                        pr->out_type = le_get16(q + 10);
+                        pr->map_name = string_at(p, size, le_get32(q + 12));
+                }
+                pr->count = le_get16(q + 16);
+                pr->length = le_get16(q + 18);
+                if (((pr->flags & PROPERTY_PARAM_COUNT) && pr->count >= i) ||
+                    ((pr->flags & PROPERTY_PARAM_LENGTH) && pr->length >= i)) {
+                        tdh_event_free(e);
+                        return bad(err, err_size,
+                                   "a count or length taken from a property that does not come "
+                                   "before it",
+                                   at + 16);
+                }
+        }
+        e->name = event_name(p, size, e);
+        *out = e;
+        return 0;
+}
+
+/* ---- the registry ---- */
+
+struct tdh_registry *tdh_registry_new(void)
+{
+        struct tdh_registry *r = xcalloc(1, sizeof(*r));
+
+        r->mask = 63;
+        r->slots = xcalloc(r->mask + 1, sizeof(*r->slots));
+        return r;
+}
+
+static void map_free(struct tdh_map *m)
+{
+        for (uint32_t i = 0; i < m->nr; i++)
+                free(m->texts[i]);
+        free(m->texts);
+        free(m->values);
+        free(m->name);
+}
+
+void tdh_registry_free(struct tdh_registry *r)
+{
+        if (!r)
+                return;
+        for (uint32_t i = 0; r->slots && i <= r->mask; i++)
+                tdh_event_free(r->slots[i].e);
+        free(r->slots);
+        for (uint32_t i = 0; i < r->nr_maps; i++)
+                map_free(&r->maps[i]);
+        free(r->maps);
+        free(r);
+}
+
+static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_classic);
+
+static void registry_grow(struct tdh_registry *r)
+{
+        struct tdh_slot *old = r->slots;
+        uint32_t old_mask = r->mask;
+
+        r->mask = r->mask * 2 + 1;
+        r->slots = xcalloc(r->mask + 1, sizeof(*r->slots));
+        r->nr = 0;
+        for (uint32_t i = 0; i <= old_mask; i++)
+                if (old[i].e)
+                        registry_put(r, old[i].e, old[i].is_classic);
+        free(old);
+}
+
+/* Keeps e, replacing an earlier description of the same event. */
+static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_classic)
+{
+        const GUID *g = is_classic ? &e->event_guid : &e->provider;
+        uint16_t key = is_classic ? e->opcode : e->id;
+        uint64_t h = key_hash(g, key, e->version, is_classic);
+
+        if ((r->nr + 1) * 4 > (r->mask + 1) * 3)
+                registry_grow(r);
+        for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
+                struct tdh_slot *s = &r->slots[i];
+
+                if (!s->e) {
+                        *s = (struct tdh_slot){h, e, is_classic};
+                        r->nr++;
+                        return;
+                }
+                if (s->hash == h && slot_is(s, g, key, e->version, is_classic)) {
+                        tdh_event_free(s->e);
+                        s->e = e;
+                        return;
+                }
+        }
+}
+
+int tdh_registry_add_event_info(struct tdh_registry *r, const uint8_t *p, size_t size, char *err,
+                                size_t err_size)
+{
+        struct tdh_event *e;
+        int rc = tdh_event_parse(p, size, &e, err, err_size);
+
+        if (rc)
+                return rc;
+        /* DecodingSourceWbem: a classic event, found by its class GUID and opcode */
+        registry_put(r, e, e->decoding_source == 1);
+        return 0;
+}
+
+const struct tdh_event *tdh_registry_find(const struct tdh_registry *r, const GUID *provider,
+                                          uint16_t key, uint8_t version, bool is_classic)
+{
+        if (!r || !r->nr)
+                return NULL;
+
+        uint64_t h = key_hash(provider, key, version, is_classic);
+
+        for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
+                const struct tdh_slot *s = &r->slots[i];
+
+                if (!s->e)
+                        return NULL;
+                if (s->hash == h && slot_is(s, provider, key, version, is_classic))
+                        return s->e;
+        }
+}
+
+int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t size, char *err,
+                              size_t err_size)
+{
+        if (size < 16 + EMI_ENTRIES)
+                return bad(err, err_size, "EventMapInfo shorter than a GUID and EVENT_MAP_INFO",
+                           size);
+
+        const uint8_t *m = p + 16; /* EVENT_MAP_INFO, its offsets relative to it */
+        size_t msize = size - 16;
+        uint32_t nr = le_get32(m + 8);
+
+        if (nr > (msize - EMI_ENTRIES) / EMI_ENTRY_SIZE)
+                return bad(err, err_size, "EntryCount past the end of the EVENT_MAP_INFO", 16 + 8);
+
+        struct tdh_map map = {0};
+
+        memcpy(&map.provider, p, sizeof(GUID));
+        map.name = string_at(m, msize, le_get32(m));
+        if (!map.name)
+                return bad(err, err_size, "EVENT_MAP_INFO without a name", 16);
+        map.flags = le_get32(m + 4);
+        map.nr = nr;
+        map.values = xcalloc(nr ? nr : 1, sizeof(*map.values));
+        map.texts = xcalloc(nr ? nr : 1, sizeof(*map.texts));
+        for (uint32_t i = 0; i < nr; i++) {
+                const uint8_t *q = m + EMI_ENTRIES + (size_t)i * EMI_ENTRY_SIZE;
+                char *t = string_at(m, msize, le_get32(q));
+
+                /* TDH leaves a trailing space on map texts */
+                size_t n = t ? strlen(t) : 0;
+                while (n && t[n - 1] == ' ')
+                        t[--n] = 0;
+                map.texts[i] = t ? t : xstrdup("");
+                map.values[i] = le_get32(q + 4);
+        }
+        if (r->nr_maps == r->cap_maps) {
+                r->cap_maps = r->cap_maps ? 2 * r->cap_maps : 16;
+                r->maps = xrealloc(r->maps, r->cap_maps * sizeof(*r->maps));
+        }
+        r->maps[r->nr_maps++] = map;
+        return 0;
+}
+
+static const struct tdh_map *map_find(const struct tdh_registry *r, const GUID *provider,
+                                      const char *name)
+{
+        for (uint32_t i = r->nr_maps; i-- > 0;)
+                if (memcmp(&r->maps[i].provider, provider, sizeof(GUID)) == 0 &&
+                    strcmp(r->maps[i].name, name) == 0)
+                        return &r->maps[i];
+        return NULL;
+}
+
+/* ---- decoding ---- */
+
+struct dec {
+        const struct tdh_registry *r;
+        const struct tdh_event *e;
+        struct kdecoder *d;
+        const uint8_t *p;
+        size_t size, at;
+        unsigned psize;
+        struct kevent_field *out;
+        uint32_t nr;
+        uint64_t values[256]; /* top-level integer values, for counts and lengths */
+};
+
+/* The text of v through a map: a value's name, or the names of its bits joined by '|'. */
+static const char *map_text(struct dec *x, const struct tdh_map *m, uint64_t v, char *buf,
+                            size_t size)
+{
+        if (m->flags & (MAP_BITMAP | MAP_WBEM_BIT)) {
+                size_t o = 0;
+                buf[0] = 0;
+                for (uint32_t i = 0; i < m->nr; i++) {
+                        if (!m->values[i] || (v & m->values[i]) != m->values[i])
+                                continue;
+                        o += (size_t)snprintf(buf + o, o < size ? size - o : 0, "%s%s",
+                                              o ? "|" : "", m->texts[i]);
+                }
+                return o ? buf : NULL;
+        }
+        for (uint32_t i = 0; i < m->nr; i++)
+                if (m->values[i] == v)
+                        return m->texts[i];
+        (void)x;
+        return NULL;
+}
+
+/* The next fixed-size value, or false past the payload's end. */
+static bool take(struct dec *x, size_t n, const uint8_t **q)
+{
+        if (x->at > x->size || n > x->size - x->at)
+                return false;
+        *q = x->p + x->at;
+        x->at += n;
+        return true;
+}
+
+static const char *hex_bytes(struct dec *x, const uint8_t *q, size_t n)
+{
+        char buf[2 * 64 + 8];
+        size_t o = 0, shown = n < 64 ? n : 64;
+
+        o += (size_t)snprintf(buf, sizeof(buf), "0x");
+        for (size_t i = 0; i < shown; i++)
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%02X", q[i]);
+        if (shown < n)
+                snprintf(buf + o, sizeof(buf) - o, "...");
+        return kdecoder_arena_copy(x->d, buf);
+}
+
+/* A SOCKADDR_IN or SOCKADDR_IN6 as TraceEvent shows it: "a.b.c.d:port", "[v6]:port". */
+static const char *sockaddr_text(struct dec *x, const uint8_t *q, size_t n)
+{
+        char buf[80];
+        uint16_t family = n >= 2 ? le_get16(q) : 0;
+        unsigned port = n >= 4 ? (unsigned)(q[2] << 8 | q[3]) : 0;
+
+        if (family == 2 && n >= 8) {
+                snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", q[4], q[5], q[6], q[7], port);
+                return kdecoder_arena_copy(x->d, buf);
+        }
+        if (family == 23 && n >= 24) {
+                size_t o = 1;
+
+                buf[0] = '[';
+                o += kevent_format_ipv6(buf + 1, sizeof(buf) - 1, q + 8);
+                snprintf(buf + o, sizeof(buf) - o, "]:%u", port);
+                return kdecoder_arena_copy(x->d, buf);
+        }
+        return hex_bytes(x, q, n);
+}
+
+static const char *sid_text(struct dec *x, const uint8_t *q, size_t n)
+{
+        char buf[200];
+        size_t o;
+
+        if (n < 8 || q[0] != 1 || n < 8 + 4u * q[1])
+                return hex_bytes(x, q, n);
+        uint64_t auth = 0;
+        for (int i = 2; i < 8; i++)
+                auth = auth << 8 | q[i];
+        o = (size_t)snprintf(buf, sizeof(buf), "S-1-%llu", (unsigned long long)auth);
+        for (unsigned i = 0; i < q[1] && o < sizeof(buf); i++)
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "-%u",
+                                      (unsigned)le_get32(q + 8 + 4 * i));
+        return kdecoder_arena_copy(x->d, buf);
+}
+
+/* Decodes one value of pr at x->at into f. Returns 0, or -EBADMSG past the payload's end. */
+static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, struct kevent_field *f)
+{
+        const uint8_t *q;
+        char buf[96];
+
+        f->kind = KEV_FIELD_UINT;
+        f->u = 0;
+        f->s = "";
+        switch (pr->in_type) {
+        case IN_INT8:
+        case IN_UINT8:
+        case IN_ANSICHAR:
+                if (!take(x, 1, &q))
+                        return -EBADMSG;
+                f->u = pr->in_type == IN_INT8 ? (uint64_t)(int64_t)(int8_t)q[0] : q[0];
+                f->kind = pr->in_type == IN_INT8 ? KEV_FIELD_INT : KEV_FIELD_UINT;
+                break;
+        case IN_INT16:
+        case IN_UINT16:
+        case IN_UNICODECHAR:
+                if (!take(x, 2, &q))
+                        return -EBADMSG;
+                f->u = pr->in_type == IN_INT16 ? (uint64_t)(int64_t)(int16_t)le_get16(q)
+                                               : le_get16(q);
+                f->kind = pr->in_type == IN_INT16 ? KEV_FIELD_INT : KEV_FIELD_UINT;
+                if (pr->out_type == OUT_PORT)
+                        f->u = (uint64_t)(q[0] << 8 | q[1]);
+                break;
+        case IN_INT32:
+        case IN_UINT32:
+        case IN_HEXINT32:
+        case IN_BOOLEAN:
+                if (!take(x, 4, &q))
+                        return -EBADMSG;
+                f->u = pr->in_type == IN_INT32 ? (uint64_t)(int64_t)(int32_t)le_get32(q)
+                                               : le_get32(q);
+                f->kind = pr->in_type == IN_INT32      ? KEV_FIELD_INT
+                          : pr->in_type == IN_HEXINT32 ? KEV_FIELD_HEX
+                                                       : KEV_FIELD_UINT;
+                if (pr->out_type == OUT_IPV4) {
+                        snprintf(buf, sizeof(buf), "%u.%u.%u.%u", q[0], q[1], q[2], q[3]);
+                        f->kind = KEV_FIELD_STR;
+                        f->s = kdecoder_arena_copy(x->d, buf);
+                }
+                break;
+        case IN_INT64:
+        case IN_UINT64:
+        case IN_HEXINT64:
+        case IN_FILETIME:
+                if (!take(x, 8, &q))
+                        return -EBADMSG;
+                f->u = le_get64(q);
+                f->kind = pr->in_type == IN_INT64 || pr->in_type == IN_FILETIME ? KEV_FIELD_INT
+                          : pr->in_type == IN_HEXINT64                          ? KEV_FIELD_HEX
+                                                                                : KEV_FIELD_UINT;
+                break;
+        case IN_POINTER:
+        case IN_SIZET:
+                if (!take(x, x->psize, &q))
+                        return -EBADMSG;
+                f->u = x->psize == 8 ? le_get64(q) : le_get32(q);
+                f->kind = pr->in_type == IN_POINTER ? KEV_FIELD_HEX : KEV_FIELD_UINT;
+                break;
+        case IN_FLOAT:
+        case IN_DOUBLE: {
+                double v;
+                if (pr->in_type == IN_FLOAT) {
+                        float fl;
+                        if (!take(x, 4, &q))
+                                return -EBADMSG;
+                        memcpy(&fl, q, 4);
+                        v = fl;
+                } else {
+                        if (!take(x, 8, &q))
+                                return -EBADMSG;
+                        memcpy(&v, q, 8);
+                }
+                snprintf(buf, sizeof(buf), "%g", v);
+                f->kind = KEV_FIELD_STR;
+                f->s = kdecoder_arena_copy(x->d, buf);
+                break;
+        }
+        case IN_GUID:
+                if (!take(x, 16, &q))
+                        return -EBADMSG;
+                snprintf(buf, sizeof(buf), "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
+                         (unsigned)le_get32(q), (unsigned)le_get16(q + 4),
+                         (unsigned)le_get16(q + 6), q[8], q[9], q[10], q[11], q[12], q[13], q[14],
+                         q[15]);
+                f->kind = KEV_FIELD_STR;
+                f->s = kdecoder_arena_copy(x->d, buf);
+                break;
+        case IN_SYSTEMTIME:
+                if (!take(x, 16, &q))
+                        return -EBADMSG;
+                snprintf(buf, sizeof(buf), "%04u-%02u-%02u %02u:%02u:%02u.%03u",
+                         (unsigned)le_get16(q), (unsigned)le_get16(q + 2),
+                         (unsigned)le_get16(q + 6), (unsigned)le_get16(q + 8),
+                         (unsigned)le_get16(q + 10), (unsigned)le_get16(q + 12),
+                         (unsigned)le_get16(q + 14));
+                f->kind = KEV_FIELD_STR;
+                f->s = kdecoder_arena_copy(x->d, buf);
+                break;
+        case IN_UNICODESTRING:
+        case IN_NONNULLTERMINATEDSTRING:
+                f->kind = KEV_FIELD_STR;
+                if (length || pr->in_type == IN_NONNULLTERMINATEDSTRING) {
+                        size_t n = (size_t)length * 2;
+                        if (pr->in_type == IN_NONNULLTERMINATEDSTRING)
+                                n = x->size - (x->at < x->size ? x->at : x->size);
+                        if (!take(x, n, &q))
+                                return -EBADMSG;
+                        f->s = kdecoder_utf16_fixed(x->d, x->p, x->at, x->at - n, n / 2);
+                } else {
+                        if (x->at >= x->size)
+                                return -EBADMSG;
+                        f->s = kdecoder_utf16_at(x->d, x->p, x->size, x->at, &x->at);
+                }
+                break;
+        case IN_COUNTEDSTRING:
+        case IN_REVERSEDCOUNTEDSTRING: {
+                if (!take(x, 2, &q))
+                        return -EBADMSG;
+                size_t n =
+                        pr->in_type == IN_COUNTEDSTRING ? le_get16(q) : (size_t)(q[0] << 8 | q[1]);
+                if (!take(x, n, &q))
+                        return -EBADMSG;
+                f->kind = KEV_FIELD_STR;
+                f->s = kdecoder_utf16_fixed(x->d, x->p, x->at, x->at - n, n / 2);
+                break;
+        }
+        case IN_ANSISTRING:
+        case IN_NONNULLTERMINATEDANSISTRING:
+        case IN_COUNTEDANSISTRING:
+        case IN_REVERSEDCOUNTEDANSISTRING: {
+                size_t n;
+                if (pr->in_type == IN_COUNTEDANSISTRING ||
+                    pr->in_type == IN_REVERSEDCOUNTEDANSISTRING) {
+                        if (!take(x, 2, &q))
+                                return -EBADMSG;
+                        n = pr->in_type == IN_COUNTEDANSISTRING ? le_get16(q)
+                                                                : (size_t)(q[0] << 8 | q[1]);
+                } else if (length) {
+                        n = length;
+                } else if (pr->in_type == IN_NONNULLTERMINATEDANSISTRING) {
+                        n = x->size - (x->at < x->size ? x->at : x->size);
+                } else {
+                        const uint8_t *z =
+                                x->at < x->size ? memchr(x->p + x->at, 0, x->size - x->at) : NULL;
+                        if (x->at >= x->size)
+                                return -EBADMSG;
+                        n = z ? (size_t)(z - (x->p + x->at)) + 1 : x->size - x->at;
+                }
+                if (!take(x, n, &q))
+                        return -EBADMSG;
+                char s[512];
+                size_t m = n < sizeof(s) - 1 ? n : sizeof(s) - 1;
+                memcpy(s, q, m);
+                s[m] = 0;
+                f->kind = KEV_FIELD_STR;
+                f->s = kdecoder_arena_copy(x->d, s);
+                break;
+        }
+        case IN_SID:
+        case IN_WBEMSID: {
+                size_t skip = pr->in_type == IN_WBEMSID ? 2u * x->psize : 0;
+                if (!take(x, skip, &q) || x->size - x->at < 8)
+                        return -EBADMSG;
+                size_t n = 8 + 4u * x->p[x->at + 1];
+                if (!take(x, n, &q))
+                        return -EBADMSG;
+                f->kind = KEV_FIELD_STR;
+                f->s = sid_text(x, q, n);
+                break;
+        }
+        case IN_BINARY:
+        case IN_HEXDUMP: {
+                size_t n = length;
+                if (pr->in_type == IN_HEXDUMP) {
+                        if (!take(x, 4, &q))
+                                return -EBADMSG;
+                        n = le_get32(q);
+                }
+                if (!take(x, n, &q))
+                        return -EBADMSG;
+                f->kind = KEV_FIELD_STR;
+                f->s = pr->out_type == OUT_SOCKETADDRESS ? sockaddr_text(x, q, n)
+                                                         : hex_bytes(x, q, n);
+                break;
+        }
+        default:
+                /* a type this decoder does not know: the rest of the payload cannot be placed */
+                return -EBADMSG;
+        }
+        if (pr->out_type >= OUT_HEXINT8 && pr->out_type <= OUT_HEXINT64 && f->kind != KEV_FIELD_STR)
+                f->kind = KEV_FIELD_HEX;
+        if (pr->map_name && f->kind != KEV_FIELD_STR) {
+                const struct tdh_map *m = map_find(x->r, &x->e->provider, pr->map_name);
+                const char *t = m ? map_text(x, m, f->u, buf, sizeof(buf)) : NULL;
+                if (t) {
+                        f->kind = KEV_FIELD_STR;
+                        f->s = kdecoder_arena_copy(x->d, t);
+                }
+        }
+        return 0;
+}
+
+static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int depth);
+
+/* Decodes property i (all its elements). */
+static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
+{
+        const struct tdh_prop *pr = &x->e->props[i];
+        size_t nr_values = sizeof(x->values) / sizeof(x->values[0]);
+
+        if (((pr->flags & PROPERTY_PARAM_COUNT) && pr->count >= nr_values) ||
+            ((pr->flags & PROPERTY_PARAM_LENGTH) && pr->length >= nr_values))
+                return -EBADMSG;
+
+        uint64_t count = pr->flags & PROPERTY_PARAM_COUNT ? x->values[pr->count] : pr->count;
+        uint64_t length = pr->flags & PROPERTY_PARAM_LENGTH ? x->values[pr->length] : pr->length;
+
+        if (!(pr->flags & PROPERTY_PARAM_COUNT) && count == 0)
+                count = 1;
+        if (count > 4096 || length > 65536)
+                return -EBADMSG;
+        for (uint64_t k = 0; k < count; k++) {
+                if (pr->flags & PROPERTY_STRUCT) {
+                        int rc = props(x, pr->struct_start, pr->nr_members, false, depth + 1);
+                        if (rc)
+                                return rc;
+                        continue;
+                }
+                struct kevent_field scratch,
+                        *f = x->nr < KEV_MAX_FIELDS ? &x->out[x->nr] : &scratch;
+                int rc = value(x, pr, (uint32_t)length, f);
+                if (rc)
+                        return rc;
+                f->name = pr->name;
+                if (is_top && count == 1 && i < sizeof(x->values) / sizeof(x->values[0]))
+                        x->values[i] = f->kind == KEV_FIELD_STR ? 0 : f->u;
+                if (f != &scratch)
+                        x->nr++;
+        }
+        return 0;
+}
+
+static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int depth)
+{
+        if (depth > 8)
+                return -EBADMSG;
+        for (uint32_t i = first; i < first + nr && i < x->e->nr_props; i++) {
+                int rc = prop(x, i, is_top, depth);
+                if (rc)
+                        return rc;
+        }
+        return 0;
+}
+
+int tdh_decode(const struct tdh_registry *r, const struct tdh_event *e, struct kdecoder *d,
+               struct kevent *ev, const uint8_t *p, size_t size, unsigned psize)
+{
+        struct dec x = {.r = r, .e = e, .d = d, .p = p, .size = size, .psize = psize};
+
+        x.out = kdecoder_field_slots(d);
+        int rc = props(&x, 0, e->nr_top, true, 0);
+        if (rc)
+                return rc;
+        ev->type = KEV_FIELDS;
+        ev->name = e->name;
+        ev->fields.nr = x.nr;
+        ev->fields.list = x.out;
+        return 0;
+}

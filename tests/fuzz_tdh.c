@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_tdh.c: libFuzzer target for the trace-carried event metadata (backend/tdh_meta.c): a
+ * MetaData EventInfo, an EventMapInfo and an event decoded by them, all from the input.
+ * Input: u16 EventInfo size, EventInfo, u16 EventMapInfo size, EventMapInfo, the event's
+ * payload (the rest); the event takes the provider, Id and version the EventInfo names. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/ntwmi.h"
+#include "kevent.h"
+#include "le_bytes.h"
+
+static volatile size_t fuzz_sink_bytes;
+
+static void fuzz_sink(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        fuzz_sink_bytes += strlen(ev->name);
+        if (ev->type != KEV_FIELDS)
+                return;
+        if (ev->fields.nr > KEV_MAX_FIELDS)
+                abort();
+        for (uint32_t i = 0; i < ev->fields.nr; i++)
+                fuzz_sink_bytes += strlen(ev->fields.list[i].name) + strlen(ev->fields.list[i].s);
+}
+
+/* Decodes one record of len bytes, copied to a block of exactly that size (ASan). */
+static void decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, uint8_t version,
+                   bool is_classic, const uint8_t *p, size_t len)
+{
+        EVENT_RECORD r;
+        uint8_t *copy = malloc(len ? len : 1);
+
+        if (!copy)
+                return;
+        memcpy(copy, p, len);
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
+                              (is_classic ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.ProcessId = 1;
+        r.EventHeader.ThreadId = 2;
+        r.EventHeader.EventDescriptor.Id = id;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        r.EventHeader.EventDescriptor.Version = version;
+        r.UserData = copy;
+        r.UserDataLength = (USHORT)len;
+        kdecoder_decode(d, &r, fuzz_sink, NULL);
+        free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        if (size < 2)
+                return 0;
+
+        size_t info = le_get16(data);
+
+        if (info > size - 2)
+                return 0;
+
+        const uint8_t *ei = data + 2, *rest = ei + info;
+        size_t left = size - 2 - info, map = 0;
+        const uint8_t *mi = NULL;
+
+        if (left >= 2) {
+                map = le_get16(rest);
+                if (map > left - 2)
+                        map = left - 2;
+                mi = rest + 2;
+                rest = mi + map;
+                left -= 2 + map;
+        }
+
+        struct kdecoder *d = kdecoder_new(true);
+
+        if (!d)
+                return 0;
+        decode(d, &KernelTraceControlMetaDataGuid, 0, KTC_METADATA_EVENT_INFO, 0, true, ei, info);
+        if (mi)
+                decode(d, &KernelTraceControlMetaDataGuid, 0, KTC_METADATA_EVENT_MAP_INFO, 0, true,
+                       mi, map);
+        if (info >= 48) {
+                GUID g;
+                bool is_classic = info >= 52 && le_get32(ei + 48) == 1; /* DecodingSourceWbem */
+
+                memcpy(&g, ei + (is_classic ? 16 : 0), sizeof(g));
+                decode(d, &g, le_get16(ei + 32), ei[37], ei[34], is_classic, rest, left);
+                decode(d, &g, le_get16(ei + 32), ei[37], ei[34], is_classic, rest,
+                       left / 2); /* the same event cut short */
+        }
+        kdecoder_free(d);
+        return 0;
+}

@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tdh_meta.c: cmocka tests of the trace-carried event metadata (backend/tdh_meta.c):
+ * TRACE_EVENT_INFO and EVENT_MAP_INFO built byte by byte, the events they describe decoded
+ * through the decoder, and damaged descriptions refused with their offsets. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/ntwmi.h"
+#include "kevent.h"
+#include "tdh_meta.h"
+
+static const GUID prov = {0x11223344, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
+
+struct bb {
+        uint8_t b[4096];
+        size_t n;
+};
+
+static void put16(struct bb *b, size_t at, uint16_t v)
+{
+        memcpy(b->b + at, &v, 2);
+}
+static void put32(struct bb *b, size_t at, uint32_t v)
+{
+        memcpy(b->b + at, &v, 4);
+}
+/* Appends s as UTF-16 with its NUL; returns its offset. */
+static uint32_t add_str(struct bb *b, const char *s)
+{
+        uint32_t at = (uint32_t)b->n;
+        do {
+                put16(b, b->n, (uint8_t)*s);
+                b->n += 2;
+        } while (*s++);
+        return at;
+}
+
+struct prop_def {
+        const char *name;
+        uint32_t flags;
+        uint16_t in_type, out_type;
+        uint16_t count, length;
+        const char *map;
+};
+
+/* A TRACE_EVENT_INFO for prov's event 7, version 1, opcode 1, task "Work", opcode "win:Start". */
+static void build_info(struct bb *b, const struct prop_def *props, unsigned nr)
+{
+        memset(b, 0, sizeof(*b));
+        memcpy(b->b, &prov, 16);
+        put16(b, 32, 7); /* Id */
+        b->b[34] = 1;    /* Version */
+        b->b[37] = 1;    /* Opcode */
+        put16(b, 38, 3); /* Task */
+        put32(b, 48, 0); /* DecodingSourceXMLFile */
+        put32(b, 100, nr);
+        put32(b, 104, nr);
+        b->n = 112 + 24u * nr;
+        put32(b, 52, add_str(b, "Contoso-App"));
+        put32(b, 68, add_str(b, "Work"));
+        put32(b, 72, add_str(b, "win:Start"));
+        for (unsigned i = 0; i < nr; i++) {
+                size_t q = 112 + 24u * i;
+                put32(b, q, props[i].flags);
+                put32(b, q + 4, add_str(b, props[i].name));
+                put16(b, q + 8, props[i].in_type);
+                put16(b, q + 10, props[i].out_type);
+                put32(b, q + 12, props[i].map ? add_str(b, props[i].map) : 0);
+                put16(b, q + 16, props[i].count);
+                put16(b, q + 18, props[i].length);
+        }
+}
+
+static struct {
+        int nr;
+        enum kevent_type type;
+        char name[160];
+        uint32_t nr_fields;
+        char text[1024]; /* "name=value;..." */
+} cap;
+
+static void capture(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        cap.nr++;
+        cap.type = ev->type;
+        strncpy(cap.name, ev->name, sizeof(cap.name) - 1);
+        cap.text[0] = 0;
+        cap.nr_fields = ev->type == KEV_FIELDS ? ev->fields.nr : 0;
+        for (uint32_t i = 0; i < cap.nr_fields; i++) {
+                const struct kevent_field *f = &ev->fields.list[i];
+                char v[256];
+                if (f->kind == KEV_FIELD_STR)
+                        snprintf(v, sizeof(v), "%s", f->s);
+                else if (f->kind == KEV_FIELD_HEX)
+                        snprintf(v, sizeof(v), "0x%llx", (unsigned long long)f->u);
+                else if (f->kind == KEV_FIELD_INT)
+                        snprintf(v, sizeof(v), "%lld", (long long)f->u);
+                else
+                        snprintf(v, sizeof(v), "%llu", (unsigned long long)f->u);
+                size_t o = strlen(cap.text);
+                snprintf(cap.text + o, sizeof(cap.text) - o, "%s=%s;", f->name, v);
+        }
+}
+
+static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, uint8_t ver,
+                  bool is_classic, const void *p, size_t n)
+{
+        EVENT_RECORD r;
+        uint8_t *copy = malloc(n ? n : 1);
+
+        assert_non_null(copy);
+        memcpy(copy, p, n);
+        memset(&r, 0, sizeof(r));
+        memset(&cap, 0, sizeof(cap));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
+                              (is_classic ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Id = id;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        r.EventHeader.EventDescriptor.Version = ver;
+        r.UserData = copy;
+        r.UserDataLength = (USHORT)n;
+        int rc = kdecoder_decode(d, &r, capture, NULL);
+        free(copy);
+        return rc;
+}
+
+static const struct prop_def demo_props[] = {
+        {"Count", 0, 8, 0, 1, 0, NULL},      /* UINT32 */
+        {"Ports", 4, 6, 22, 0, 0, NULL},     /* UINT16[Count], TDH_OUTTYPE_PORT */
+        {"Path", 0, 1, 0, 1, 0, NULL},       /* UNICODESTRING */
+        {"Kind", 0, 8, 0, 1, 0, "KindMap"},  /* UINT32 through a value map */
+        {"Flags", 0, 8, 0, 1, 0, "FlagMap"}, /* UINT32 through a bit map */
+        {"Size", 0, 16, 0, 1, 0, NULL},      /* POINTER */
+};
+
+/* EVENT_MAP_INFO for prov: name, flags, entries {text, value} */
+static void build_map(struct bb *b, const char *name, uint32_t flags, const char *const *texts,
+                      const uint32_t *values, unsigned nr)
+{
+        memset(b, 0, sizeof(*b));
+        memcpy(b->b, &prov, 16);
+        struct bb m = {.n = 16 + 8u * nr};
+        memset(m.b, 0, sizeof(m.b));
+        put32(&m, 0, add_str(&m, name));
+        put32(&m, 4, flags);
+        put32(&m, 8, nr);
+        for (unsigned i = 0; i < nr; i++) {
+                put32(&m, 16 + 8 * i, add_str(&m, texts[i]));
+                put32(&m, 16 + 8 * i + 4, values[i]);
+        }
+        memcpy(b->b + 16, m.b, m.n);
+        b->n = 16 + m.n;
+}
+
+static void test_described_event_decoded(void **state)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb info, map, ev = {.n = 0};
+        static const char *const kinds[] = {"Small ", "Large "};
+        static const uint32_t kind_values[] = {0, 1};
+        static const char *const flags[] = {"Read", "Write", "Exec"};
+        static const uint32_t flag_values[] = {1, 2, 4};
+        (void)state;
+
+        assert_non_null(d);
+        /* before its description the event has no layout */
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, "", 0), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+
+        build_info(&info, demo_props, 6);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        build_map(&map, "KindMap", 1, kinds, kind_values, 2);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+        build_map(&map, "FlagMap", 2, flags, flag_values, 3);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+
+        put32(&ev, 0, 2); /* Count */
+        ev.b[4] = 0x01;   /* Ports: 443, 80 in network order */
+        ev.b[5] = 0xbb;
+        ev.b[6] = 0x00;
+        ev.b[7] = 0x50;
+        ev.n = 8;
+        add_str(&ev, "C:\\x");
+        put32(&ev, ev.n, 1);     /* Kind: Large */
+        put32(&ev, ev.n + 4, 5); /* Flags: Read|Exec */
+        memset(ev.b + ev.n + 8, 0, 8);
+        ev.b[ev.n + 8] = 0x40; /* Size */
+        ev.n += 16;
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "Contoso-App/Work/Start");
+        assert_string_equal(cap.text, "Count=2;Ports=443;Ports=80;Path=C:\\x;Kind=Large;"
+                                      "Flags=Read|Exec;Size=0x40;");
+
+        /* another version of the same event is not described */
+        assert_int_equal(decode(d, &prov, 7, 1, 2, false, ev.b, ev.n), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+
+        /* cut short inside its string: counted short, delivered without fields */
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, 9), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+        kdecoder_free(d);
+}
+
+static void test_damaged_descriptions(void **state)
+{
+        struct bb info;
+        struct tdh_event *e = NULL;
+        char err[128];
+        (void)state;
+
+        build_info(&info, demo_props, 6);
+        assert_int_equal(tdh_event_parse(info.b, 100, &e, err, sizeof(err)), -EBADMSG);
+        assert_null(e);
+        assert_non_null(strstr(err, "112-byte header"));
+
+        put32(&info, 100, 5000); /* PropertyCount past the end */
+        assert_int_equal(tdh_event_parse(info.b, info.n, &e, err, sizeof(err)), -EBADMSG);
+        assert_non_null(strstr(err, "byte offset 100"));
+
+        /* a count from a property that comes after it */
+        static const struct prop_def later[] = {{"Items", 4, 8, 0, 1, 0, NULL},
+                                                {"N", 0, 8, 0, 1, 0, NULL}};
+        build_info(&info, later, 2);
+        assert_int_equal(tdh_event_parse(info.b, info.n, &e, err, sizeof(err)), -EBADMSG);
+        assert_non_null(strstr(err, "byte offset 128"));
+
+        /* a good one parses, with TraceEvent's name */
+        build_info(&info, demo_props, 6);
+        assert_int_equal(tdh_event_parse(info.b, info.n, &e, err, sizeof(err)), 0);
+        assert_string_equal(e->name, "Contoso-App/Work/Start");
+        assert_int_equal(e->nr_props, 6);
+        assert_string_equal(e->props[3].map_name, "KindMap");
+        tdh_event_free(e);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_described_event_decoded),
+                cmocka_unit_test(test_damaged_descriptions),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
