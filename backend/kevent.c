@@ -9,6 +9,7 @@
 #include "kevent.h"
 #include "kevent_mof.h"
 #include "tdh_meta.h"
+#include "etw_manifest.h"
 #include "etw/ntwmi.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payloads are read as little-endian");
@@ -213,10 +214,11 @@ struct kdecoder {
         uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
-        struct tdh_registry *meta;      /* owned: the trace's MetaData events, from the first one */
-        char name_buf[64];              /* "Provider/opN" of the current record */
-        char *op_names[KP_MAX][256];    /* owned: "Provider/opN" names made so far */
-        const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
+        struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
+        struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
+        char name_buf[64];               /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];     /* owned: "Provider/opN" names made so far */
+        const char *names[KP_MAX][256];  /* opcode_name's answers so far (a switch per event) */
 };
 
 /* ---- little-endian loads (callers check the bounds) ---- */
@@ -2102,6 +2104,7 @@ void kdecoder_free(struct kdecoder *d)
                 for (int op = 0; op < 256; op++)
                         free(d->op_names[k][op]);
         tdh_registry_free(d->meta);
+        etw_manifests_free(d->manifests);
         free(d->defs);
         free(d->pre);
         free(d->pre_frames);
@@ -2131,6 +2134,26 @@ static void meta_take(struct kdecoder *d, uint8_t op, const struct payload *pl)
                 rc = tdh_registry_add_map_info(d->meta, pl->p, pl->len, err, sizeof(err));
         if (rc)
                 d->st.nr_short++;
+}
+
+/* An EventSource's ManifestData (Id 0xFFFE, opcode 254): a chunk of its manifest. */
+static int manifest_take(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                         const GUID *g)
+{
+        char err[160];
+        int rc;
+
+        if (!d->meta)
+                d->meta = tdh_registry_new();
+        if (!d->manifests)
+                d->manifests = etw_manifests_new();
+
+        const char *name = etw_manifests_chunk(d->manifests, d->meta, g, pl->p, pl->len, &rc, err,
+                                               sizeof(err));
+
+        if (name)
+                ev->name = name;
+        return rc ? rc : KEV_NO_LAYOUT;
 }
 
 /* Decodes ev by the trace's own metadata for it, if the trace described it. A name the decoder
@@ -2209,7 +2232,10 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                         rc = dec_clr_module(d, &ev, &pl, c->phase);
                 else
                         rc = KEV_NO_LAYOUT;
-                if (rc == KEV_NO_LAYOUT)
+                if (rc == KEV_NO_LAYOUT && h->EventDescriptor.Id == ETW_MANIFEST_DATA_ID &&
+                    ev.opcode == ETW_MANIFEST_DATA_OPCODE)
+                        rc = manifest_take(d, &ev, &pl, &h->ProviderId);
+                else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
                                          c != NULL);
         } else {

@@ -102,6 +102,10 @@ struct tdh_slot {
 struct tdh_registry {
         struct tdh_slot *slots; /* owned, mask + 1 entries */
         uint32_t mask, nr;
+        /* replaced descriptions, kept to the end: their names identify event types to whoever
+           counted them (event_stats keeps a name's pointer) */
+        struct tdh_event **retired; /* owned */
+        uint32_t nr_retired, cap_retired;
         struct tdh_map *maps; /* owned */
         uint32_t nr_maps, cap_maps;
 };
@@ -286,6 +290,9 @@ void tdh_registry_free(struct tdh_registry *r)
         for (uint32_t i = 0; r->slots && i <= r->mask; i++)
                 tdh_event_free(r->slots[i].e);
         free(r->slots);
+        for (uint32_t i = 0; i < r->nr_retired; i++)
+                tdh_event_free(r->retired[i]);
+        free(r->retired);
         for (uint32_t i = 0; i < r->nr_maps; i++)
                 map_free(&r->maps[i]);
         free(r->maps);
@@ -326,11 +333,45 @@ static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_cl
                         return;
                 }
                 if (s->hash == h && slot_is(s, g, key, e->version, is_classic)) {
-                        tdh_event_free(s->e);
+                        if (r->nr_retired == r->cap_retired) {
+                                r->cap_retired = r->cap_retired ? 2 * r->cap_retired : 16;
+                                r->retired =
+                                        xrealloc(r->retired, r->cap_retired * sizeof(*r->retired));
+                        }
+                        r->retired[r->nr_retired++] = s->e;
                         s->e = e;
                         return;
                 }
         }
+}
+
+void tdh_registry_add_event(struct tdh_registry *r, struct tdh_event *e, bool is_classic)
+{
+        registry_put(r, e, is_classic);
+}
+
+static void map_keep(struct tdh_registry *r, struct tdh_map *map)
+{
+        if (r->nr_maps == r->cap_maps) {
+                r->cap_maps = r->cap_maps ? 2 * r->cap_maps : 16;
+                r->maps = xrealloc(r->maps, r->cap_maps * sizeof(*r->maps));
+        }
+        r->maps[r->nr_maps++] = *map;
+}
+
+void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
+                          uint32_t flags, const uint32_t *values, char *const *texts, uint32_t nr)
+{
+        struct tdh_map map = {.provider = *provider, .flags = flags, .nr = nr};
+
+        map.name = xstrdup(name);
+        map.values = xcalloc(nr ? nr : 1, sizeof(*map.values));
+        map.texts = xcalloc(nr ? nr : 1, sizeof(*map.texts));
+        for (uint32_t i = 0; i < nr; i++) {
+                map.values[i] = values[i];
+                map.texts[i] = xstrdup(texts[i]);
+        }
+        map_keep(r, &map);
 }
 
 int tdh_registry_add_event_info(struct tdh_registry *r, const uint8_t *p, size_t size, char *err,
@@ -399,11 +440,7 @@ int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t s
                 map.texts[i] = t ? t : xstrdup("");
                 map.values[i] = le_get32(q + 4);
         }
-        if (r->nr_maps == r->cap_maps) {
-                r->cap_maps = r->cap_maps ? 2 * r->cap_maps : 16;
-                r->maps = xrealloc(r->maps, r->cap_maps * sizeof(*r->maps));
-        }
-        r->maps[r->nr_maps++] = map;
+        map_keep(r, &map);
         return 0;
 }
 

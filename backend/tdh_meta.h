@@ -57,6 +57,12 @@ int tdh_registry_add_event_info(struct tdh_registry *r, const uint8_t *p, size_t
 int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t size, char *err,
                               size_t err_size);
 
+/* Keeps e (owned by r from now on), replacing an earlier description of the same event. */
+void tdh_registry_add_event(struct tdh_registry *r, struct tdh_event *e, bool is_classic);
+/* Keeps a copy of a map: flags as EVENT_MAP_INFO's (1 values, 2 bits), nr entries. */
+void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
+                          uint32_t flags, const uint32_t *values, char *const *texts, uint32_t nr);
+
 /* The metadata of a manifest event, or of a classic one (is_classic: provider is its class
    GUID and key its opcode), or NULL. */
 const struct tdh_event *tdh_registry_find(const struct tdh_registry *r, const GUID *provider,

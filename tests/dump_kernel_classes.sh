@@ -120,7 +120,35 @@ Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerOnShellHookMessage/Sta
 Microsoft-Windows-Immersive-Shell/ImmersiveShellAppManagerOnShellHookMessage/Stop 2
 Microsoft-Windows-Kernel-Process/ProcessStart/Start 1
 Microsoft-Windows-Kernel-Process/ProcessStop/Stop 1
+PerfView/PerfViewLog 53
+PerfView/ProviderEnableParameters 37
+PerfView/CommandLineParameters 3
+PerfView/SessionParameters 2
+PerfView/KernelEnableParameters 1
+PerfView/ClrEnableParameters 2
+PerfView/StartAndStopTimes 2
+PerfView/ManifestData 2
+PerfView/Tracing/Start 1
+PerfView/Tracing/Stop 1
+PerfView/Rundown/Start 1
+PerfView/Rundown/Stop 1
+PerfView/StopReason 1
+PerfView/WaitForIdle 1
+System.Diagnostics.Eventing.FrameworkEventSource/ManifestData 1
+System.Diagnostics.Eventing.FrameworkEventSource/ThreadPoolDequeueWork 2
+System.Diagnostics.Eventing.FrameworkEventSource/ThreadPoolEnqueueWork 3
+System.Threading.Tasks.TplEventSource/ManifestData 1
+System.Threading.Tasks.TplEventSource/TaskExecute/Start 3
+System.Threading.Tasks.TplEventSource/TaskExecute/Stop 1
+System.Threading.Tasks.TplEventSource/TaskScheduled/Send 3
 COUNTS
+# EventSources' events, decoded by the manifests they log (ManifestData)
+check "PerfView/SessionParameters: its strings and sizes" has PerfView/SessionParameters \
+        'sessionName="NT Kernel Logger" sessionFileName="net.4.5.2.x64.kernel.etl" bufferSizeMB=256 circularBuffSizeMB=500'
+check "PerfView/StartAndStopTimes" has PerfView/StartAndStopTimes \
+        'startTimeRelativeMSec=9726 stopTimeRelativeMSec=0'
+eventsource=$(grep -cE ' \{(a8a71ac1|8e9f5090|2e5dba47)-' "$tmp/net.txt")
+check "no event of the three EventSources left as {GUID}/opN ($eventsource)" [ "$eventsource" = 0 ]
 check "Kernel-File/Create: its fields from the metadata" has Microsoft-Windows-Kernel-File/Create \
         'FileObject=0xfffffa83004bda90'
 check "Kernel-File/Create: the file's name" has Microsoft-Windows-Kernel-File/Create \

@@ -118,7 +118,8 @@ static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, ui
         uint8_t *copy = malloc(n ? n : 1);
 
         assert_non_null(copy);
-        memcpy(copy, p, n);
+        if (n)
+                memcpy(copy, p, n);
         memset(&r, 0, sizeof(r));
         memset(&cap, 0, sizeof(cap));
         r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
@@ -247,11 +248,84 @@ static void test_damaged_descriptions(void **state)
         tdh_event_free(e);
 }
 
+/* An EventSource's manifest in two ManifestData chunks: its events named and decoded */
+static void test_manifest_data(void **state)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        char *xml = NULL;
+        size_t n = 0;
+        FILE *f = fopen(FIXTURES_DIR "/contoso_manifest.xml", "rb");
+        (void)state;
+
+        assert_non_null(d);
+        assert_non_null(f);
+        xml = malloc(65536);
+        assert_non_null(xml);
+        n = fread(xml, 1, 65536, f);
+        fclose(f);
+        assert_true(n > 100);
+
+        /* chunk 1 of 2 alone: nothing described yet, the event not yet named */
+        uint8_t *p = malloc(8 + n);
+        assert_non_null(p);
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 2, 0, 0, 0}, 8);
+        memcpy(p + 8, xml, n / 2);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n / 2), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 2, 0, 1, 0}, 8);
+        memcpy(p + 8, xml + n / 2, n - n / 2);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n - n / 2), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/ManifestData");
+
+        struct bb ev = {.n = 0};
+        add_str(&ev, "Ann");
+        memcpy(ev.b + ev.n, &(int64_t){1250}, 8);
+        put32(&ev, ev.n + 8, 1);  /* Priority: High */
+        put32(&ev, ev.n + 12, 3); /* Flags: Gift|Express */
+        ev.n += 16;
+        assert_int_equal(decode(d, &prov, 1, 1, 0, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/Order/Start");
+        assert_string_equal(cap.text, "Customer=Ann;Amount=1250;Priority=High;Flags=Gift|Express;");
+        assert_int_equal(decode(d, &prov, 2, 11, 0, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/Order/Shipped"); /* the provider's opcode */
+
+        /* an array counted by an earlier property, then a GUID */
+        struct bb b = {.n = 0};
+        put16(&b, 0, 2);
+        put32(&b, 2, 7);
+        put32(&b, 6, 9);
+        for (int i = 0; i < 16; i++)
+                b.b[10 + i] = (uint8_t)i;
+        b.n = 26;
+        assert_int_equal(decode(d, &prov, 3, 0, 0, false, b.b, b.n), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/Batch");
+        assert_string_equal(cap.text,
+                            "Count=2;Ids=7;Ids=9;Id={03020100-0504-0706-0809-0a0b0c0d0e0f};");
+        assert_int_equal(decode(d, &prov, 4, 2, 0, false, NULL, 0), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/Batch/Stop");
+        assert_int_equal(cap.nr_fields, 0);
+
+        /* not XML: counted short, nothing described, the decoder goes on */
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, "<oops", 5);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 13), -EBADMSG);
+        /* a chunk out of order */
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 3, 0, 2, 0}, 8);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 13), -EBADMSG);
+        /* what was described stays */
+        assert_int_equal(decode(d, &prov, 4, 2, 0, false, NULL, 0), 0);
+        assert_string_equal(cap.name, "Contoso-Orders/Batch/Stop");
+        free(p);
+        free(xml);
+        kdecoder_free(d);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_described_event_decoded),
                 cmocka_unit_test(test_damaged_descriptions),
+                cmocka_unit_test(test_manifest_data),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,569 @@
+/* SPDX-License-Identifier: MIT */
+/* etw_manifest.c: owns the reading of an ETW instrumentation manifest (the XML an EventSource
+ * logs in its ManifestData events) into the trace's metadata registry: its events, their
+ * templates, tasks, opcodes and maps, decoded afterwards as TDH-described events are. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libxml/parser.h>
+#include <libxml/tree.h>
+
+#include "etw_manifest.h"
+#include "util/xalloc.h"
+
+#define MAX_PROPS 256
+
+/* ---- the manifest's names of types and opcodes ---- */
+
+static const struct {
+        const char *name;
+        uint16_t value;
+} in_types[] =
+        {
+                {"win:UnicodeString", 1},
+                {"win:AnsiString", 2},
+                {"win:Int8", 3},
+                {"win:UInt8", 4},
+                {"win:Int16", 5},
+                {"win:UInt16", 6},
+                {"win:Int32", 7},
+                {"win:UInt32", 8},
+                {"win:Int64", 9},
+                {"win:UInt64", 10},
+                {"win:Float", 11},
+                {"win:Double", 12},
+                {"win:Boolean", 13},
+                {"win:Binary", 14},
+                {"win:GUID", 15},
+                {"win:Pointer", 16},
+                {"win:FILETIME", 17},
+                {"win:SYSTEMTIME", 18},
+                {"win:SID", 19},
+                {"win:HexInt32", 20},
+                {"win:HexInt64", 21},
+                {"win:CountedUnicodeString", 22},
+                {"win:CountedAnsiString", 23},
+                {"win:UnicodeChar", 28},
+                {"win:AnsiChar", 29},
+                {"win:SizeT", 30},
+},
+  out_types[] =
+          {
+                  {"win:HexInt8", 16},       {"win:HexInt16", 17}, {"win:HexInt32", 18},
+                  {"win:HexInt64", 19},      {"win:PID", 20},      {"win:TID", 21},
+                  {"win:Port", 22},          {"win:IPv4", 23},     {"win:IPv6", 24},
+                  {"win:SocketAddress", 25},
+},
+  std_opcodes[] = {
+          {"win:Info", 0},    {"win:Start", 1},     {"win:Stop", 2},      {"win:DC_Start", 3},
+          {"win:DC_Stop", 4}, {"win:Extension", 5}, {"win:Reply", 6},     {"win:Resume", 7},
+          {"win:Suspend", 8}, {"win:Send", 9},      {"win:Receive", 240},
+};
+
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool lookup(const char *name, const void *table, size_t nr, uint16_t *out)
+{
+        const struct {
+                const char *name;
+                uint16_t value;
+        } *t = table;
+
+        for (size_t i = 0; name && i < nr; i++)
+                if (strcmp(t[i].name, name) == 0) {
+                        *out = t[i].value;
+                        return true;
+                }
+        return false;
+}
+
+/* ---- the document ---- */
+
+static bool is(const xmlNode *n, const char *name)
+{
+        return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+}
+
+static const xmlNode *child(const xmlNode *n, const char *name)
+{
+        for (const xmlNode *c = n ? n->children : NULL; c; c = c->next)
+                if (is(c, name))
+                        return c;
+        return NULL;
+}
+
+/* The attribute's value, owned by the caller (xmlFree), or NULL. */
+static char *attr(const xmlNode *n, const char *name)
+{
+        return (char *)xmlGetProp((xmlNode *)n, (const xmlChar *)name);
+}
+
+static bool attr_u64(const xmlNode *n, const char *name, uint64_t *v)
+{
+        char *s = attr(n, name), *end;
+
+        if (!s)
+                return false;
+        *v = strtoull(s, &end, 0);
+        bool ok = end != s && *end == 0;
+        xmlFree(s);
+        return ok;
+}
+
+/* The text of "$(string.ID)" from the string table, or s itself. */
+static char *resolve(const xmlNode *strings, const char *s)
+{
+        if (!s)
+                return xstrdup("");
+        if (strncmp(s, "$(string.", 9) == 0 && strings) {
+                size_t n = strlen(s + 9);
+                if (n && s[9 + n - 1] == ')') {
+                        for (const xmlNode *c = strings->children; c; c = c->next) {
+                                char *id = is(c, "string") ? attr(c, "id") : NULL;
+                                bool hit = id && strlen(id) == n - 1 && !strncmp(id, s + 9, n - 1);
+                                xmlFree(id);
+                                if (hit) {
+                                        char *v = attr(c, "value");
+                                        char *r = xstrdup(v ? v : "");
+                                        xmlFree(v);
+                                        return r;
+                                }
+                        }
+                }
+        }
+        return xstrdup(s);
+}
+
+/* The named child element with attribute name=value in a list (tasks, templates...). */
+static const xmlNode *find_named(const xmlNode *list, const char *elem, const char *key,
+                                 const char *value)
+{
+        for (const xmlNode *c = list ? list->children : NULL; c && value; c = c->next) {
+                if (!is(c, elem))
+                        continue;
+                char *v = attr(c, key);
+                bool hit = v && strcmp(v, value) == 0;
+                xmlFree(v);
+                if (hit)
+                        return c;
+        }
+        return NULL;
+}
+
+/* ---- templates into TDH properties ---- */
+
+struct props {
+        struct tdh_prop p[MAX_PROPS];
+        uint32_t nr;
+};
+
+/* count/length attributes: a number, or the name of an earlier top-level property */
+static bool size_attr(const xmlNode *d, const char *name, const struct props *top, uint32_t nr_top,
+                      uint16_t *value, bool *is_param)
+{
+        char *s = attr(d, name), *end;
+
+        *is_param = false;
+        *value = 0;
+        if (!s)
+                return true;
+        unsigned long v = strtoul(s, &end, 0);
+        bool ok = true;
+        if (end != s && *end == 0) {
+                *value = (uint16_t)(v > 0xFFFF ? 0xFFFF : v);
+        } else {
+                ok = false;
+                for (uint32_t i = 0; i < nr_top; i++)
+                        if (strcmp(top->p[i].name, s) == 0) {
+                                *value = (uint16_t)i;
+                                *is_param = ok = true;
+                        }
+        }
+        xmlFree(s);
+        return ok;
+}
+
+static int add_data(struct props *ps, const xmlNode *d, uint32_t nr_top)
+{
+        if (ps->nr >= MAX_PROPS)
+                return -EBADMSG;
+
+        struct tdh_prop *p = &ps->p[ps->nr];
+        char *name = attr(d, "name"), *in = attr(d, "inType"), *out = attr(d, "outType");
+        char *map = attr(d, "map");
+        bool is_count = false, is_length = false;
+        int rc = 0;
+
+        memset(p, 0, sizeof(*p));
+        p->name = xstrdup(name ? name : "");
+        p->map_name = map ? xstrdup(map) : NULL;
+        if (!lookup(in, in_types, NR(in_types), &p->in_type))
+                rc = -EBADMSG; /* a type this reader cannot place: the template is unusable */
+        lookup(out, out_types, NR(out_types), &p->out_type);
+        if (!size_attr(d, "count", ps, nr_top, &p->count, &is_count) ||
+            !size_attr(d, "length", ps, nr_top, &p->length, &is_length))
+                rc = -EBADMSG;
+        p->flags = (is_count ? 4u : 0) | (is_length ? 2u : 0);
+        if (!is_count && p->count == 0)
+                p->count = 1;
+        xmlFree(name);
+        xmlFree(in);
+        xmlFree(out);
+        xmlFree(map);
+        ps->nr++;
+        return rc;
+}
+
+static void props_free(struct props *ps)
+{
+        for (uint32_t i = 0; i < ps->nr; i++) {
+                free(ps->p[i].name);
+                free(ps->p[i].map_name);
+        }
+        ps->nr = 0;
+}
+
+/* The template's properties: the top level first, then each struct's members. */
+static int template_props(const xmlNode *t, struct props *ps, uint32_t *nr_top)
+{
+        int rc = 0;
+
+        ps->nr = 0;
+        for (const xmlNode *c = t ? t->children : NULL; c && !rc; c = c->next) {
+                if (is(c, "data")) {
+                        rc = add_data(ps, c, ps->nr);
+                } else if (is(c, "struct")) {
+                        if (ps->nr >= MAX_PROPS)
+                                return -EBADMSG;
+                        struct tdh_prop *p = &ps->p[ps->nr];
+                        char *name = attr(c, "name");
+                        bool is_count;
+                        memset(p, 0, sizeof(*p));
+                        p->name = xstrdup(name ? name : "");
+                        xmlFree(name);
+                        if (!size_attr(c, "count", ps, ps->nr, &p->count, &is_count))
+                                rc = -EBADMSG;
+                        p->flags = 1u | (is_count ? 4u : 0);
+                        if (!is_count && p->count == 0)
+                                p->count = 1;
+                        ps->nr++;
+                }
+        }
+        *nr_top = ps->nr;
+        /* members after every top-level property, each struct's in a run */
+        uint32_t top = ps->nr, k = 0;
+        for (const xmlNode *c = t ? t->children : NULL; c && !rc; c = c->next) {
+                if (!is(c, "data") && !is(c, "struct"))
+                        continue;
+                if (is(c, "struct")) {
+                        ps->p[k].struct_start = (uint16_t)ps->nr;
+                        for (const xmlNode *m = c->children; m && !rc; m = m->next)
+                                if (is(m, "data"))
+                                        rc = add_data(ps, m, 0);
+                        ps->p[k].nr_members = (uint16_t)(ps->nr - ps->p[k].struct_start);
+                }
+                k++;
+        }
+        (void)top;
+        return rc;
+}
+
+/* ---- the provider ---- */
+
+static bool parse_guid(const char *s, GUID *g)
+{
+        unsigned d[11];
+
+        if (!s || sscanf(s, "{%8x-%4x-%4x-%2x%2x-%2x%2x%2x%2x%2x%2x}", &d[0], &d[1], &d[2], &d[3],
+                         &d[4], &d[5], &d[6], &d[7], &d[8], &d[9], &d[10]) != 11)
+                return false;
+        g->Data1 = d[0];
+        g->Data2 = (unsigned short)d[1];
+        g->Data3 = (unsigned short)d[2];
+        for (int i = 0; i < 8; i++)
+                g->Data4[i] = (unsigned char)d[3 + i];
+        return true;
+}
+
+static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps,
+                      const xmlNode *strings)
+{
+        for (const xmlNode *m = maps ? maps->children : NULL; m; m = m->next) {
+                bool is_bits = is(m, "bitMap");
+                if (!is_bits && !is(m, "valueMap"))
+                        continue;
+
+                char *name = attr(m, "name");
+                uint32_t nr = 0;
+                for (const xmlNode *e = m->children; e; e = e->next)
+                        nr += is(e, "map");
+                uint32_t *values = xcalloc(nr ? nr : 1, sizeof(*values));
+                char **texts = xcalloc(nr ? nr : 1, sizeof(*texts));
+                uint32_t i = 0;
+                for (const xmlNode *e = m->children; e; e = e->next) {
+                        if (!is(e, "map"))
+                                continue;
+                        uint64_t v = 0;
+                        char *msg = attr(e, "message");
+                        attr_u64(e, "value", &v);
+                        values[i] = (uint32_t)v;
+                        texts[i++] = resolve(strings, msg);
+                        xmlFree(msg);
+                }
+                if (name)
+                        tdh_registry_add_map(r, g, name, is_bits ? 2u : 1u, values, texts, nr);
+                for (uint32_t j = 0; j < nr; j++)
+                        free(texts[j]);
+                free(texts);
+                free(values);
+                xmlFree(name);
+        }
+}
+
+static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_name,
+                       const xmlNode *ev, const xmlNode *prov, const xmlNode *strings)
+{
+        uint64_t id = 0, version = 0;
+
+        if (!attr_u64(ev, "value", &id) || id > 0xFFFF)
+                return;
+        attr_u64(ev, "version", &version);
+
+        char *task = attr(ev, "task"), *opcode = attr(ev, "opcode"), *tmpl = attr(ev, "template");
+        char *symbol = attr(ev, "symbol");
+        const xmlNode *t = find_named(child(prov, "tasks"), "task", "name", task);
+        uint16_t op = 0;
+        const char *op_name = opcode;
+
+        if (!lookup(opcode, std_opcodes, NR(std_opcodes), &op) && opcode) {
+                /* an opcode of the provider's own, in <opcodes> or its task's */
+                const xmlNode *o = find_named(child(prov, "opcodes"), "opcode", "name", opcode);
+                if (!o && t)
+                        o = find_named(child(t, "opcodes"), "opcode", "name", opcode);
+                uint64_t v = 0;
+                if (o && attr_u64(o, "value", &v))
+                        op = (uint16_t)v;
+        }
+        if (op_name && strncmp(op_name, "win:", 4) == 0)
+                op_name += 4;
+
+        struct tdh_event *e = xcalloc(1, sizeof(*e));
+        char name[512];
+        const char *task_name = task ? task : symbol;
+        char id_name[32];
+
+        snprintf(id_name, sizeof(id_name), "EventID(%u)", (unsigned)id);
+        if (op && op_name)
+                snprintf(name, sizeof(name), "%s/%s/%s", prov_name, task_name ? task_name : id_name,
+                         op_name);
+        else
+                snprintf(name, sizeof(name), "%s/%s", prov_name, task_name ? task_name : id_name);
+        e->provider = *g;
+        e->id = (uint16_t)id;
+        e->version = (uint8_t)version;
+        e->opcode = (uint8_t)op;
+        e->name = xstrdup(name);
+
+        struct props *ps = xcalloc(1, sizeof(*ps));
+        uint32_t nr_top = 0;
+        const xmlNode *tp = find_named(child(prov, "templates"), "template", "tid", tmpl);
+
+        if (template_props(tp, ps, &nr_top) == 0) {
+                e->nr_props = ps->nr;
+                e->nr_top = nr_top;
+                e->props = xcalloc(ps->nr ? ps->nr : 1, sizeof(*e->props));
+                memcpy(e->props, ps->p, ps->nr * sizeof(*e->props));
+                ps->nr = 0; /* moved */
+                tdh_registry_add_event(r, e, false);
+        } else {
+                props_free(ps);
+                tdh_event_free(e);
+        }
+        free(ps);
+        (void)strings;
+        xmlFree(task);
+        xmlFree(opcode);
+        xmlFree(tmpl);
+        xmlFree(symbol);
+}
+
+int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
+                      size_t name_size, char *err, size_t err_size)
+{
+        if (name_size)
+                name[0] = 0;
+        if (size > 16u << 20 || size > (size_t)INT32_MAX) {
+                snprintf(err, err_size, "manifest of %zu bytes: over 16 MiB", size);
+                return -EBADMSG;
+        }
+
+        /* no network, no external entities or DTDs: a manifest comes from the traced system */
+        xmlDoc *doc = xmlReadMemory(xml, (int)size, "manifest.xml", NULL,
+                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        if (!doc) {
+                const xmlError *e = xmlGetLastError();
+                snprintf(err, err_size, "manifest is not XML: %s at line %d",
+                         e && e->message ? e->message : "parse error", e ? e->line : 0);
+                if (e)
+                        for (char *p = err; *p; p++)
+                                if (*p == '\n')
+                                        *p = ' ';
+                return -EBADMSG;
+        }
+
+        const xmlNode *root = xmlDocGetRootElement(doc);
+        const xmlNode *instr = child(root, "instrumentation");
+        const xmlNode *strings =
+                child(child(child(root, "localization"), "resources"), "stringTable");
+        int nr_providers = 0;
+
+        for (const xmlNode *evs = instr ? instr->children : NULL; evs; evs = evs->next) {
+                if (!is(evs, "events"))
+                        continue;
+                for (const xmlNode *prov = evs->children; prov; prov = prov->next) {
+                        if (!is(prov, "provider"))
+                                continue;
+                        char *gs = attr(prov, "guid"), *pn = attr(prov, "name");
+                        GUID g;
+                        if (parse_guid(gs, &g) && pn) {
+                                load_maps(r, &g, child(prov, "maps"), strings);
+                                for (const xmlNode *ev = child(child(prov, "events"), "event"); ev;
+                                     ev = ev->next)
+                                        if (is(ev, "event"))
+                                                load_event(r, &g, pn, ev, prov, strings);
+                                if (!nr_providers && name_size)
+                                        snprintf(name, name_size, "%s", pn);
+                                nr_providers++;
+                        }
+                        xmlFree(gs);
+                        xmlFree(pn);
+                }
+        }
+        xmlFreeDoc(doc);
+        if (!nr_providers) {
+                snprintf(err, err_size, "manifest names no provider with a name and a GUID");
+                return -EBADMSG;
+        }
+        return 0;
+}
+
+/* ---- ManifestData chunks ---- */
+
+#define ENVELOPE_SIZE  8
+#define ENVELOPE_MAGIC 0x5B
+#define MAX_PENDING    16
+
+struct manifest_pending {
+        GUID provider;
+        uint16_t total, next;
+        char *buf; /* owned */
+        size_t len;
+};
+
+struct manifest_name {
+        GUID provider;
+        char *name; /* owned: "Provider/ManifestData" */
+};
+
+struct etw_manifests {
+        struct manifest_pending pending[MAX_PENDING];
+        struct manifest_name *names; /* owned */
+        uint32_t nr_names, cap_names;
+};
+
+struct etw_manifests *etw_manifests_new(void)
+{
+        return xcalloc(1, sizeof(struct etw_manifests));
+}
+
+void etw_manifests_free(struct etw_manifests *m)
+{
+        if (!m)
+                return;
+        for (int i = 0; i < MAX_PENDING; i++)
+                free(m->pending[i].buf);
+        for (uint32_t i = 0; i < m->nr_names; i++)
+                free(m->names[i].name);
+        free(m->names);
+        free(m);
+}
+
+static const char *name_of(const struct etw_manifests *m, const GUID *g)
+{
+        for (uint32_t i = 0; i < m->nr_names; i++)
+                if (memcmp(&m->names[i].provider, g, sizeof(*g)) == 0)
+                        return m->names[i].name;
+        return NULL;
+}
+
+static void name_set(struct etw_manifests *m, const GUID *g, const char *provider_name)
+{
+        char buf[300];
+
+        if (name_of(m, g))
+                return;
+        if (m->nr_names == m->cap_names) {
+                m->cap_names = m->cap_names ? 2 * m->cap_names : 8;
+                m->names = xrealloc(m->names, m->cap_names * sizeof(*m->names));
+        }
+        snprintf(buf, sizeof(buf), "%s/ManifestData", provider_name);
+        m->names[m->nr_names].provider = *g;
+        m->names[m->nr_names++].name = xstrdup(buf);
+}
+
+const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r, const GUID *g,
+                                const uint8_t *p, size_t size, int *rc, char *err, size_t err_size)
+{
+        *rc = 0;
+        if (size < ENVELOPE_SIZE || p[3] != ENVELOPE_MAGIC) {
+                snprintf(err, err_size, "ManifestData without its envelope (magic 0x5B at 3)");
+                *rc = -EBADMSG;
+                return name_of(m, g);
+        }
+
+        uint16_t total = (uint16_t)(p[4] | p[5] << 8), nr = (uint16_t)(p[6] | p[7] << 8);
+        struct manifest_pending *pd = NULL;
+
+        for (int i = 0; i < MAX_PENDING && !pd; i++)
+                if (m->pending[i].buf && !memcmp(&m->pending[i].provider, g, sizeof(*g)))
+                        pd = &m->pending[i];
+        if (nr == 0) { /* a manifest begins: it replaces one left unfinished */
+                if (!pd)
+                        for (int i = 0; i < MAX_PENDING && !pd; i++)
+                                if (!m->pending[i].buf)
+                                        pd = &m->pending[i];
+                if (!pd)
+                        pd = &m->pending[0]; /* too many at once: the oldest slot goes */
+                free(pd->buf);
+                *pd = (struct manifest_pending){.provider = *g, .total = total};
+                pd->buf = xcalloc(1, 1);
+        }
+        if (!pd || nr != pd->next || total != pd->total || total == 0) {
+                snprintf(err, err_size, "ManifestData chunk %u of %u out of order", nr, total);
+                *rc = -EBADMSG;
+                return name_of(m, g);
+        }
+        size_t n = size - ENVELOPE_SIZE;
+        if (pd->len + n > 16u << 20) {
+                snprintf(err, err_size, "manifest over 16 MiB");
+                free(pd->buf);
+                memset(pd, 0, sizeof(*pd));
+                *rc = -EBADMSG;
+                return name_of(m, g);
+        }
+        pd->buf = xrealloc(pd->buf, pd->len + n + 1);
+        memcpy(pd->buf + pd->len, p + ENVELOPE_SIZE, n);
+        pd->len += n;
+        pd->next++;
+        if (pd->next == pd->total) {
+                char prov[256];
+                *rc = etw_manifest_load(r, pd->buf, pd->len, prov, sizeof(prov), err, err_size);
+                if (*rc == 0)
+                        name_set(m, g, prov);
+                free(pd->buf);
+                memset(pd, 0, sizeof(*pd));
+        }
+        return name_of(m, g);
+}

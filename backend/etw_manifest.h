@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* etw_manifest.h: an ETW instrumentation manifest (XML, as an EventSource logs it in its
+ * ManifestData events) read into the trace's metadata registry. */
+#ifndef ETWTOP_ETW_MANIFEST_H
+#define ETWTOP_ETW_MANIFEST_H
+
+#include <stddef.h>
+
+#include "tdh_meta.h"
+
+/* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
+   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider). A
+   template with a type this reader cannot place leaves its event undescribed. */
+int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
+                      size_t name_size, char *err, size_t err_size);
+
+/* The ManifestData events of a trace (an EventSource's Id 0xFFFE, opcode 254: an envelope of
+   format, versions, magic 0x5B, chunk count and number, then a chunk of its manifest), put
+   together per provider and loaded into the registry when the last chunk comes. */
+#define ETW_MANIFEST_DATA_ID     0xFFFE
+#define ETW_MANIFEST_DATA_OPCODE 254
+
+struct etw_manifests;
+struct etw_manifests *etw_manifests_new(void);
+void etw_manifests_free(struct etw_manifests *m);
+
+/* Takes one ManifestData payload of provider g. Returns the event's name ("Provider/ManifestData"
+   once the provider's manifest named it, else NULL); *rc: 0, or -EBADMSG for a damaged envelope,
+   chunk or manifest (err says which). */
+const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r, const GUID *g,
+                                const uint8_t *p, size_t size, int *rc, char *err, size_t err_size);
+
+#endif
