@@ -679,6 +679,7 @@ static int live_start(struct app *a, char *err, size_t err_size)
         s.pid = -1; /* -p: the session stays system-wide (the kernel logger is), the views zoom */
         struct etw_client_options co = {
                 .file = o->record_path,
+                .max_file_mb = o->max_file_mb,
                 .is_force = o->is_force,
                 .is_real_time = true,
                 .max_buffers = RT_MAX_BUFFERS,
