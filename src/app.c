@@ -794,6 +794,10 @@ out:
                 if (a->why_stopped)
                         dprintf(STDERR_FILENO, "recording stopped: %s; %s is complete\n",
                                 a->why_stopped, o->record_path);
+        } else if (o->record_path && stopped == ERROR_WMI_INSTANCE_NOT_FOUND) {
+                /* it stopped itself (its maximum file size, a full disk): the API says why */
+                dprintf(STDERR_FILENO, "etwtop: recording stopped: %s; %s holds what was written\n",
+                        etw_last_error_text(), o->record_path);
         }
         if (sfd >= 0)
                 close(sfd);
