@@ -44,7 +44,9 @@ struct etl_writer {
         struct cpu_buffer *cpus; /* owned, cfg.nr_cpus */
         uint64_t next_sequence;
         /* file sink */
-        int fd;
+        int fd;                       /* owned, -1: none */
+        struct log_file_reserved dir; /* owned: the file's directory and name (its fd: -1), to
+                                         remove it (etl_writer_remove_file) only when still it */
         uint64_t nr_file_buffers;     /* in the file, header buffer included */
         uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
         uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
@@ -246,6 +248,7 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         w->cfg.log_file_name = NULL;
         w->buffer_size = size;
         w->fd = -1;
+        w->dir = (struct log_file_reserved)LOG_FILE_RESERVED_INIT;
         w->file_last_timestamp = cfg->start_timestamp;
         w->header = calloc(1, size);
         w->cpus = calloc(cfg->nr_cpus, sizeof(*w->cpus));
@@ -554,9 +557,10 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                 log_file_unreserve(&r); /* the name, when it is still the file made here */
                 return rc;
         }
+        log_file_release(&w->dir); /* an earlier file's */
         w->fd = r.fd;
         r.fd = -1;
-        log_file_release(&r);
+        w->dir = r;
         w->stats.full = 0;
         w->nr_file_buffers = 1;
         w->stats.nr_bytes_written = w->buffer_size;
@@ -747,6 +751,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         if (close(w->fd) < 0 && !rc)
                 rc = -errno;
         w->fd = -1;
+        log_file_release(&w->dir);
         if (!rc && w->stats.write_error)
                 rc = -w->stats.write_error;
         return rc;
@@ -898,6 +903,16 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
         return rc;
 }
 
+void etl_writer_remove_file(struct etl_writer *w)
+{
+        flusher_stop(w);
+        if (w->fd < 0)
+                return;
+        w->dir.fd = w->fd; /* the reserved file again: removed only when the name is still it */
+        w->fd = -1;
+        log_file_unreserve(&w->dir);
+}
+
 void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st)
 {
         *st = w->stats;
@@ -933,6 +948,7 @@ void etl_writer_free(struct etl_writer *w)
         flusher_stop(w);
         if (w->fd >= 0)
                 close(w->fd);
+        log_file_release(&w->dir);
         if (w->orig)
                 for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
                         free(w->orig[i]);

@@ -134,6 +134,11 @@ void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *s
    aligned, borrowed until the next etl_writer_* call on w) and its size in *size_bytes. */
 const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes);
 
+/* Closes the open file unfinished and removes its name, when the name (in the directory it
+   was created in) is still that file: a start that failed leaves nothing, and never removes
+   what a directory swapped since names. */
+void etl_writer_remove_file(struct etl_writer *w);
+
 /* Frees the writer; closes an open file without finalizing it. NULL is fine. */
 void etl_writer_free(struct etl_writer *w);
 

@@ -1508,9 +1508,7 @@ static void session_abort(struct session *s)
         if (s->is_circular_file) {
                 log_file_unreserve(&s->circular); /* the name, when it is still the file made */
         } else if (s->writer && s->log_file_name) {
-                etl_writer_free(s->writer);
-                s->writer = NULL;
-                unlink(s->log_file_name);
+                etl_writer_remove_file(s->writer);
         }
 }
 

@@ -784,6 +784,37 @@ static void test_ring_save_fd(void **state)
         assert_int_equal(lstat(again, &st), -1);
 }
 
+/* A file given up (a start that failed) is removed only while its name is still it: a file
+   put at the name since stays. */
+static void test_remove_file(void **state)
+{
+        (void)state;
+        char path[128], moved[128];
+        path_of(path, sizeof(path), "given-up.etl");
+        path_of(moved, sizeof(moved), "given-up-moved.etl");
+        struct etl_error err;
+        struct etl_writer *w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        etl_writer_remove_file(w);
+        struct stat st;
+        assert_int_equal(lstat(path, &st), -1);
+        etl_writer_free(w);
+
+        w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        assert_int_equal(rename(path, moved), 0);
+        int fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "another", 7), 7);
+        close(fd);
+        etl_writer_remove_file(w);
+        etl_writer_free(w);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 7);
+        unlink(path);
+        unlink(moved);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -802,6 +833,7 @@ int main(void)
                 cmocka_unit_test(test_async_same_file),
                 cmocka_unit_test(test_max_file_size),
                 cmocka_unit_test(test_ring_save_fd),
+                cmocka_unit_test(test_remove_file),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
