@@ -1607,6 +1607,45 @@ static void test_max_file_size_stops_session(void **state)
         unlink(path);
 }
 
+/* A circular file whose ring is larger than its file system's space for users: STOP writes the
+   newest buffers that fit, keeps the last blocks free and says so. */
+static void circular_on_small_disk(const char *path, const char *dir)
+{
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.MaximumFileSize = 2; /* MB: 511 buffers of 4 KB, four times the tmpfs */
+        pr.p.BufferSize = 4;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                           EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(StartTraceA(&h, "ctl-circ-full", &pr.p), ERROR_SUCCESS);
+        struct props q;
+        for (int i = 0; i < 600; i++) {
+                props_query(&q);
+                assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+                if (q.p.BuffersWritten > 200)
+                        break;
+                sleep_ms(100);
+        }
+        assert_true(q.p.BuffersWritten > 200);
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP), ERROR_DISK_FULL);
+        print_message("circular STOP: %s\n", etw_last_error_text());
+        assert_non_null(strstr(etw_last_error_text(), "stopped before the blocks reserved"));
+        struct statvfs sv;
+        assert_int_equal(statvfs(dir, &sv), 0);
+        assert_true(sv.f_bavail > 0);
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal((off_t)hdr.BuffersWritten * 4096, sb.st_size);
+        assert_true(hdr.BuffersWritten > 50);
+        assert_true(t.nr_events > 10);
+}
+
 /* A file never takes its file system's last blocks for users: the session stops itself before
    f_bavail reaches 0, even as root (whose reserved blocks stay free), and says so. A small
    tmpfs (root only). */
@@ -1629,6 +1668,8 @@ static void test_disk_space_stops_session(void **state)
                 struct statvfs sv;
                 assert_int_equal(statvfs(dir, &sv), 0);
                 assert_true(sv.f_bavail > 0);
+                unlink(path);
+                circular_on_small_disk(path, dir);
         }
         snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
         assert_int_equal(system(cmd), 0);
