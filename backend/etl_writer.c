@@ -878,8 +878,12 @@ int etl_writer_save_ring_fd(struct etl_writer *w, int fd, const char *name, int6
         uint32_t keep = room - 1 < w->ring_count ? (uint32_t)(room - 1) : w->ring_count;
         int rc = save_ring_to(w, fd, name, keep, end_filetime, err);
         if (rc == 0 && keep < w->ring_count) {
-                w->stats.full = LOG_FILE_FULL_DISK;
-                w->stats.fs_avail_bytes = avail;
+                etl_error_set(err, 0,
+                              "its file system had %llu KB for users, not room for the %u "
+                              "buffers kept: the newest %u were written, stopped before the "
+                              "blocks reserved for root",
+                              (unsigned long long)(avail >> 10), w->ring_count, keep);
+                return -ENOSPC;
         }
         return rc;
 }
@@ -896,7 +900,10 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
         if (rc < 0)
                 return rc;
         rc = etl_writer_save_ring_fd(w, r.fd, path, end_filetime, err);
-        if (rc < 0)
+        struct stat st;
+        if (rc == -ENOSPC && fstat(r.fd, &st) == 0 && st.st_size > 0)
+                log_file_release(&r); /* the newest buffers that fit: a file that reads */
+        else if (rc < 0)
                 log_file_unreserve(&r); /* the name, when it is still the file made here */
         else
                 log_file_release(&r);

@@ -121,8 +121,9 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
 
 /* The same, written through fd (a file reserved at start: a circular file's STOP), its header
    naming name; the file is cut to what was written. When its file system has no room for the
-   whole ring without its last blocks for users, the newest buffers that fit are written and
-   the stats say LOG_FILE_FULL_DISK. -ENOSPC when not even the header buffer fits. */
+   whole ring without its last blocks for users, the newest buffers that fit are written (a
+   file that reads) and it returns -ENOSPC with err saying so; -ENOSPC and an empty file when
+   not even the header buffer fits. etl_writer_save_ring keeps such a partial file too. */
 int etl_writer_save_ring_fd(struct etl_writer *w, int fd, const char *name, int64_t end_filetime,
                             struct etl_error *err);
 

@@ -1836,19 +1836,8 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
                 }
                 log_file_release(&s->circular);
         }
-        struct etl_writer_stats ws;
-        etl_writer_get_stats(s->writer, &ws);
-        if (rc == 0 && s->is_circular_file && ws.full) {
-                /* the file system had room for the newest buffers only: they are the file */
-                rc = -ENOSPC;
-                snprintf(err.msg, sizeof(err.msg),
-                         "its file system had %llu KB for users, not room for the whole ring: "
-                         "the newest buffers that fit were written, stopped before the blocks "
-                         "reserved for root",
-                         (unsigned long long)(ws.fs_avail_bytes >> 10));
-        } else if (rc < 0 && s->log_file_name) {
+        if (rc < 0 && s->log_file_name && !(s->is_circular_file && rc == -ENOSPC))
                 st.nr_log_buffers_lost = st.nr_buffers_written;
-        }
         s->final = st;
         s->final.nr_free_buffers = st.nr_buffers; /* every buffer flushed */
         s->is_ended = true;
