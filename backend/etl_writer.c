@@ -2,6 +2,7 @@
 /* etl_writer.c: owns the .etl bytes etwtop writes (ETL-FORMAT.md 1.9) and where they go. */
 #include "le_bytes.h"
 #include "etl_writer.h"
+#include "log_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +18,6 @@
 
 #define LOGFILE_HEADER64_SIZE 0x118
 #define SYSTEM_HEADER_SIZE    0x20
-#define PERFINFO_HEADER_SIZE  0x10
-#define FULL_HEADER_SIZE      0x30
-#define EVENT_HEADER_SIZE     0x50
 #define BUFFER_STATE_FLUSH    3 /* ETW_BUFFER_STATE: what kernel-written files carry */
 
 struct cpu_buffer {
@@ -46,7 +44,9 @@ struct etl_writer {
         struct cpu_buffer *cpus; /* owned, cfg.nr_cpus */
         uint64_t next_sequence;
         /* file sink */
-        int fd;
+        int fd;                       /* owned, -1: none */
+        struct log_file_reserved dir; /* owned: the file's directory and name (its fd: -1), to
+                                         remove it (etl_writer_remove_file) only when still it */
         uint64_t nr_file_buffers;     /* in the file, header buffer included */
         uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
         uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
@@ -88,6 +88,8 @@ struct flusher {
         uint64_t nr_lost;
         uint64_t nr_queued, nr_done; /* buffers handed over, and written (or failed) */
         int error;                   /* the first errno */
+        int full;                    /* enum log_file_full: the file takes no more */
+        uint64_t avail_bytes;        /* the file system's space for users when it filled */
 };
 
 /* UTF-8 to UTF-16LE bytes with a NUL; returns the bytes written (dst has 2*(strlen+1)*2). */
@@ -246,6 +248,7 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         w->cfg.log_file_name = NULL;
         w->buffer_size = size;
         w->fd = -1;
+        w->dir = (struct log_file_reserved)LOG_FILE_RESERVED_INIT;
         w->file_last_timestamp = cfg->start_timestamp;
         w->header = calloc(1, size);
         w->cpus = calloc(cfg->nr_cpus, sizeof(*w->cpus));
@@ -364,10 +367,14 @@ static void *flusher_main(void *arg)
                         is_sync = true;
                         f->want_sync = false;
                 }
-                int error = f->error;
+                int error = f->error || f->full;
                 pthread_mutex_unlock(&f->lock);
-                int rc = 0;
-                if (!error && buf) {
+                int rc = 0, full = 0;
+                uint64_t avail = 0;
+                if (!error && buf)
+                        full = log_file_room(w->fd, (index + 1) * w->buffer_size, w->buffer_size,
+                                             w->cfg.max_file_bytes, &avail);
+                if (!error && buf && !full) {
                         rc = write_all(w->fd, buf, w->buffer_size, (off_t)(index * w->buffer_size));
                         /* the header's counts: what reached the file, in order */
                         if (rc == 0)
@@ -380,7 +387,11 @@ static void *flusher_main(void *arg)
                 pthread_mutex_lock(&f->lock);
                 if (rc < 0 && !f->error)
                         f->error = -rc;
-                if (buf && !rc && !error) {
+                if (full && !f->full) {
+                        f->full = full;
+                        f->avail_bytes = avail;
+                }
+                if (buf && !rc && !error && !full) {
                         f->nr_written = index + 1;
                         if (ts > f->last_timestamp)
                                 f->last_timestamp = ts;
@@ -413,6 +424,10 @@ static void flusher_wait(struct etl_writer *w)
                 pthread_cond_wait(&f->idle, &f->lock);
         if (f->error && !w->stats.write_error)
                 w->stats.write_error = f->error;
+        if (f->full && !w->stats.full) {
+                w->stats.full = f->full;
+                w->stats.fs_avail_bytes = f->avail_bytes;
+        }
         if (f->nr_written > w->nr_file_buffers)
                 w->nr_file_buffers = f->nr_written;
         if (f->last_timestamp > w->file_last_timestamp)
@@ -521,36 +536,6 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         return 0;
 }
 
-/* Creates path for writing: 0600, no symlink followed, no existing file replaced unless
-   is_force (then the old name is removed first, whatever it was, unless a directory). */
-static int create_output(const char *path, bool is_force, struct etl_error *err)
-{
-        if (is_force) {
-                struct stat st;
-                if (lstat(path, &st) == 0) {
-                        if (S_ISDIR(st.st_mode)) {
-                                etl_error_set(err, 0, "%s is a directory", path);
-                                return -EISDIR;
-                        }
-                        if (unlink(path) < 0) {
-                                int e = errno;
-                                etl_error_set(err, 0, "cannot replace %s: %s", path, strerror(e));
-                                return -e;
-                        }
-                }
-        }
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-                int e = errno;
-                if (e == EEXIST)
-                        etl_error_set(err, 0, "%s exists: not overwritten (use --force)", path);
-                else
-                        etl_error_set(err, 0, "cannot create %s: %s", path, strerror(e));
-                return -e;
-        }
-        return fd;
-}
-
 int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                          struct etl_error *err)
 {
@@ -558,17 +543,25 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
                 etl_error_set(err, 0, "the writer already has a file");
                 return -EBUSY;
         }
-        int fd = create_output(path, is_force, err);
-        if (fd < 0)
-                return fd;
-        int rc = write_all(fd, w->header, w->buffer_size, 0);
-        if (rc < 0) {
+        struct log_file_reserved r;
+        int rc = log_file_reserve(&r, path, is_force, err);
+        if (rc < 0)
+                return rc;
+        uint64_t avail;
+        rc = log_file_room(r.fd, w->buffer_size, w->buffer_size, 0, &avail) ? -ENOSPC : 0;
+        if (rc < 0)
+                log_file_full_text(err->msg, sizeof(err->msg), LOG_FILE_FULL_DISK, path, 0, avail);
+        else if ((rc = write_all(r.fd, w->header, w->buffer_size, 0)) < 0)
                 etl_error_set(err, 0, "writing %s: %s", path, strerror(-rc));
-                close(fd);
-                unlink(path);
+        if (rc < 0) {
+                log_file_unreserve(&r); /* the name, when it is still the file made here */
                 return rc;
         }
-        w->fd = fd;
+        log_file_release(&w->dir); /* an earlier file's */
+        w->fd = r.fd;
+        r.fd = -1;
+        w->dir = r;
+        w->stats.full = 0;
         w->nr_file_buffers = 1;
         w->stats.nr_bytes_written = w->buffer_size;
         return 0;
@@ -631,12 +624,18 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 return 0;
         put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                           cb->last_timestamp, false);
-        if (w->flusher && w->fd >= 0 && !w->stats.write_error) {
+        if (w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
                 flusher_queue(w, cb); /* a full queue loses it (BuffersLost) */
-        } else if (w->fd >= 0 && !w->stats.write_error) {
-                rc = write_all(w->fd, cb->data, w->buffer_size,
-                               (off_t)(w->nr_file_buffers * w->buffer_size));
-                if (rc < 0) {
+        } else if (w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
+                w->stats.full = (int)log_file_room(w->fd, (w->nr_file_buffers + 1) * w->buffer_size,
+                                                   w->buffer_size, w->cfg.max_file_bytes,
+                                                   &w->stats.fs_avail_bytes);
+                rc = w->stats.full ? 0
+                                   : write_all(w->fd, cb->data, w->buffer_size,
+                                               (off_t)(w->nr_file_buffers * w->buffer_size));
+                if (w->stats.full) {
+                        /* the file is at its limit: it keeps what it holds */
+                } else if (rc < 0) {
                         /* a full disk: what was written stays valid, the header is fixed at
                            close to the buffers that made it */
                         w->stats.write_error = -rc;
@@ -752,6 +751,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         if (close(w->fd) < 0 && !rc)
                 rc = -errno;
         w->fd = -1;
+        log_file_release(&w->dir);
         if (!rc && w->stats.write_error)
                 rc = -w->stats.write_error;
         return rc;
@@ -815,6 +815,79 @@ static int header_buffer_for_file(const struct etl_writer *w, uint8_t *hb,
         return 0;
 }
 
+/* Writes the header buffer and the newest keep of the ring's buffers to fd, named name. */
+static int save_ring_to(struct etl_writer *w, int fd, const char *name, uint32_t keep,
+                        int64_t end_filetime, struct etl_error *err)
+{
+        /* The span of the events saved: from the first record of the buffers kept, or from the
+           session's start when none was pushed out (the kept window began with it), to their
+           last; the file's start timestamp, StartTime and EndTime say that span, not the
+           session's, so that the file's time starts where its events do. */
+        uint32_t first = (w->ring_next + w->ring_slots - keep) % w->ring_slots;
+        uint64_t from = UINT64_MAX, to = w->cfg.start_timestamp;
+        for (uint32_t i = 0; i < keep; i++) {
+                uint64_t a, b;
+                if (buffer_span(w, w->ring[(first + i) % w->ring_slots], &a, &b)) {
+                        from = a < from ? a : from;
+                        to = b > to ? b : to;
+                }
+        }
+        if (from == UINT64_MAX || keep == w->stats.nr_buffers_written ||
+            from < w->cfg.start_timestamp)
+                from = w->cfg.start_timestamp;
+        int64_t last = filetime_of(w, to);
+        struct logfile_fields f = {1 + keep, filetime_of(w, from),
+                                   end_filetime > last ? end_filetime : last, 0, 0};
+        uint8_t *header = malloc(w->buffer_size);
+        if (!header)
+                return -ENOMEM;
+        if (header_buffer_for_file(w, header, name, from, &f) < 0) {
+                etl_error_set(err, 0, "the name %s does not fit in a %u-byte header buffer", name,
+                              w->buffer_size);
+                free(header);
+                return -ENAMETOOLONG;
+        }
+        int rc = write_all(fd, header, w->buffer_size, 0);
+        for (uint32_t i = 0; i < keep && rc == 0; i++) {
+                uint32_t slot = (first + i) % w->ring_slots;
+                rc = write_all(fd, w->ring[slot], w->buffer_size, (off_t)(i + 1) * w->buffer_size);
+        }
+        free(header);
+        if (rc == 0 && ftruncate(fd, (off_t)(1 + keep) * w->buffer_size) < 0)
+                rc = -errno;
+        if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
+                rc = -errno;
+        if (rc < 0)
+                etl_error_set(err, 0, "writing %s: %s", name, strerror(-rc));
+        return rc;
+}
+
+int etl_writer_save_ring_fd(struct etl_writer *w, int fd, const char *name, int64_t end_filetime,
+                            struct etl_error *err)
+{
+        if (!w->ring) {
+                etl_error_set(err, 0, "no in-memory buffers to save");
+                return -EINVAL;
+        }
+        /* the newest buffers the file system has room for, never its last blocks */
+        uint64_t avail, room = log_file_space(fd, &avail) / w->buffer_size;
+        if (room == 0) {
+                log_file_full_text(err->msg, sizeof(err->msg), LOG_FILE_FULL_DISK, name, 0, avail);
+                return -ENOSPC;
+        }
+        uint32_t keep = room - 1 < w->ring_count ? (uint32_t)(room - 1) : w->ring_count;
+        int rc = save_ring_to(w, fd, name, keep, end_filetime, err);
+        if (rc == 0 && keep < w->ring_count) {
+                etl_error_set(err, 0,
+                              "its file system had %llu KB for users, not room for the %u "
+                              "buffers kept: the newest %u were written, stopped before the "
+                              "blocks reserved for root",
+                              (unsigned long long)(avail >> 10), w->ring_count, keep);
+                return -ENOSPC;
+        }
+        return rc;
+}
+
 int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err)
 {
@@ -822,54 +895,29 @@ int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                 etl_error_set(err, 0, "no in-memory buffers to save");
                 return -EINVAL;
         }
-        /* The span of the events saved: from the first record of the buffers kept, or from the
-           session's start when none was pushed out (the kept window began with it), to their
-           last; the file's start timestamp, StartTime and EndTime say that span, not the
-           session's, so that the file's time starts where its events do. */
-        uint32_t first = (w->ring_next + w->ring_slots - w->ring_count) % w->ring_slots;
-        uint64_t from = UINT64_MAX, to = w->cfg.start_timestamp;
-        for (uint32_t i = 0; i < w->ring_count; i++) {
-                uint64_t a, b;
-                if (buffer_span(w, w->ring[(first + i) % w->ring_slots], &a, &b)) {
-                        from = a < from ? a : from;
-                        to = b > to ? b : to;
-                }
-        }
-        if (from == UINT64_MAX || w->ring_count == w->stats.nr_buffers_written ||
-            from < w->cfg.start_timestamp)
-                from = w->cfg.start_timestamp;
-        int64_t last = filetime_of(w, to);
-        struct logfile_fields f = {1 + w->ring_count, filetime_of(w, from),
-                                   end_filetime > last ? end_filetime : last, 0, 0};
-        uint8_t *header = malloc(w->buffer_size);
-        if (!header)
-                return -ENOMEM;
-        if (header_buffer_for_file(w, header, path, from, &f) < 0) {
-                etl_error_set(err, 0, "the name %s does not fit in a %u-byte header buffer", path,
-                              w->buffer_size);
-                free(header);
-                return -ENAMETOOLONG;
-        }
-        int fd = create_output(path, is_force, err);
-        if (fd < 0) {
-                free(header);
-                return fd;
-        }
-        int rc = write_all(fd, header, w->buffer_size, 0);
-        for (uint32_t i = 0; i < w->ring_count && rc == 0; i++) {
-                uint32_t slot = (first + i) % w->ring_slots;
-                rc = write_all(fd, w->ring[slot], w->buffer_size, (off_t)(i + 1) * w->buffer_size);
-        }
-        free(header);
-        if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
-                rc = -errno;
-        if (close(fd) < 0 && rc == 0)
-                rc = -errno;
-        if (rc < 0) {
-                etl_error_set(err, 0, "writing %s: %s", path, strerror(-rc));
-                unlink(path);
-        }
+        struct log_file_reserved r;
+        int rc = log_file_reserve(&r, path, is_force, err);
+        if (rc < 0)
+                return rc;
+        rc = etl_writer_save_ring_fd(w, r.fd, path, end_filetime, err);
+        struct stat st;
+        if (rc == -ENOSPC && fstat(r.fd, &st) == 0 && st.st_size > 0)
+                log_file_release(&r); /* the newest buffers that fit: a file that reads */
+        else if (rc < 0)
+                log_file_unreserve(&r); /* the name, when it is still the file made here */
+        else
+                log_file_release(&r);
         return rc;
+}
+
+void etl_writer_remove_file(struct etl_writer *w)
+{
+        flusher_stop(w);
+        if (w->fd < 0)
+                return;
+        w->dir.fd = w->fd; /* the reserved file again: removed only when the name is still it */
+        w->fd = -1;
+        log_file_unreserve(&w->dir);
 }
 
 void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st)
@@ -886,6 +934,10 @@ void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *s
                 st->nr_buffers_in_flight = f->nr_queued - f->nr_done;
                 if (f->error && !st->write_error)
                         st->write_error = f->error;
+                if (f->full && !st->full) {
+                        st->full = f->full;
+                        st->fs_avail_bytes = f->avail_bytes;
+                }
                 pthread_mutex_unlock(&f->lock);
         }
 }
@@ -903,6 +955,7 @@ void etl_writer_free(struct etl_writer *w)
         flusher_stop(w);
         if (w->fd >= 0)
                 close(w->fd);
+        log_file_release(&w->dir);
         if (w->orig)
                 for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
                         free(w->orig[i]);
@@ -917,116 +970,4 @@ void etl_writer_free(struct etl_writer *w)
         free(w->header);
         free(w->ring);
         free(w);
-}
-
-uint32_t etl_record_system64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint32_t tid,
-                             uint32_t pid, uint64_t timestamp, const void *payload,
-                             uint32_t payload_size)
-{
-        uint32_t size = SYSTEM_HEADER_SIZE + payload_size;
-        le_put16(dst, version);
-        dst[2] = TRACE_HEADER_TYPE_SYSTEM64;
-        dst[3] = 0xC0;
-        le_put16(dst + 4, (uint16_t)size);
-        le_put16(dst + 6, hook_id);
-        le_put32(dst + 8, tid);
-        le_put32(dst + 12, pid);
-        le_put64(dst + 16, timestamp);
-        le_put32(dst + 24, 0);
-        le_put32(dst + 28, 0);
-        if (payload_size)
-                memcpy(dst + SYSTEM_HEADER_SIZE, payload, payload_size);
-        return size;
-}
-
-uint32_t etl_record_perfinfo64(uint8_t *dst, uint16_t hook_id, uint8_t version, uint64_t timestamp,
-                               const uint64_t *pmc, uint32_t nr_pmc, const void *payload,
-                               uint32_t payload_size)
-{
-        if (nr_pmc > 7)
-                nr_pmc = 7;
-        uint32_t size = PERFINFO_HEADER_SIZE + 8 * nr_pmc + payload_size;
-        le_put16(dst, (uint16_t)(version | (nr_pmc << 8)));
-        dst[2] = TRACE_HEADER_TYPE_PERFINFO64;
-        dst[3] = 0xC0;
-        le_put16(dst + 4, (uint16_t)size);
-        le_put16(dst + 6, hook_id);
-        le_put64(dst + 8, timestamp);
-        for (uint32_t i = 0; i < nr_pmc; i++)
-                le_put64(dst + PERFINFO_HEADER_SIZE + 8 * i, pmc[i]);
-        /* a payload built in place (payload == where it goes) is not copied */
-        if (payload_size && payload != dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc)
-                memcpy(dst + PERFINFO_HEADER_SIZE + 8 * nr_pmc, payload, payload_size);
-        return size;
-}
-
-static void put_guid(uint8_t *p, const GUID *g)
-{
-        le_put32(p, g->Data1);
-        le_put16(p + 4, g->Data2);
-        le_put16(p + 6, g->Data3);
-        memcpy(p + 8, g->Data4, 8);
-}
-
-uint32_t etl_record_full64(uint8_t *dst, const GUID *guid, uint8_t opcode, uint16_t version,
-                           uint32_t tid, uint32_t pid, uint64_t timestamp, const void *payload,
-                           uint32_t payload_size)
-{
-        uint32_t size = FULL_HEADER_SIZE + payload_size;
-        le_put16(dst, (uint16_t)size);
-        dst[2] = TRACE_HEADER_TYPE_FULL_HEADER64;
-        dst[3] = 0xC0;
-        dst[4] = opcode;
-        dst[5] = 0;
-        le_put16(dst + 6, version);
-        le_put32(dst + 8, tid);
-        le_put32(dst + 12, pid);
-        le_put64(dst + 16, timestamp);
-        put_guid(dst + 0x18, guid);
-        le_put64(dst + 0x28, 0);
-        if (payload_size)
-                memcpy(dst + FULL_HEADER_SIZE, payload, payload_size);
-        return size;
-}
-
-uint32_t etl_record_event64(uint8_t *dst, const GUID *provider, const EVENT_DESCRIPTOR *desc,
-                            uint32_t tid, uint32_t pid, uint64_t timestamp,
-                            const struct etl_record_ext *ext, uint32_t nr_ext, const void *payload,
-                            uint32_t payload_size)
-{
-        uint32_t off = EVENT_HEADER_SIZE;
-        for (uint32_t i = 0; i < nr_ext; i++) {
-                uint32_t total = 8u + ext[i].size_bytes;
-                le_put16(dst + off, (uint16_t)total);
-                le_put16(dst + off + 2, ext[i].type);
-                le_put16(dst + off + 4, i + 1 < nr_ext ? 1 : 0);
-                le_put16(dst + off + 6, ext[i].size_bytes);
-                memcpy(dst + off + 8, ext[i].data, ext[i].size_bytes);
-                uint32_t aligned = (total + 7u) & ~7u;
-                memset(dst + off + total, 0, aligned - total);
-                off += aligned;
-        }
-        uint32_t size = off + payload_size;
-        le_put16(dst, (uint16_t)size);
-        dst[2] = TRACE_HEADER_TYPE_EVENT_HEADER64;
-        dst[3] = 0xC0;
-        le_put16(dst + 4, (uint16_t)(nr_ext ? EVENT_HEADER_FLAG_EXTENDED_INFO : 0) |
-                                  EVENT_HEADER_FLAG_64_BIT_HEADER);
-        le_put16(dst + 6, 0);
-        le_put32(dst + 8, tid);
-        le_put32(dst + 12, pid);
-        le_put64(dst + 16, timestamp);
-        put_guid(dst + 0x18, provider);
-        le_put16(dst + 0x28, desc->Id);
-        dst[0x2A] = desc->Version;
-        dst[0x2B] = desc->Channel;
-        dst[0x2C] = desc->Level;
-        dst[0x2D] = desc->Opcode;
-        le_put16(dst + 0x2E, desc->Task);
-        le_put64(dst + 0x30, desc->Keyword);
-        le_put64(dst + 0x38, 0);
-        memset(dst + 0x40, 0, 16);
-        if (payload_size)
-                memcpy(dst + off, payload, payload_size);
-        return size;
 }

@@ -33,7 +33,11 @@ struct etl_writer_config {
         uint32_t provider_version; /* OS build number */
         uint32_t timer_resolution_100ns;
         uint32_t cpu_speed_mhz;
-        uint32_t maximum_file_size_mb;
+        uint32_t maximum_file_size_mb; /* as the header records it */
+        /* a file takes no buffer that would take it past this size (0: no limit); whatever
+           the limit, no buffer that would leave its file system less than
+           LOG_FILE_SPARE_BLOCKS for users (log_file.h): root's reserved blocks stay free */
+        uint64_t max_file_bytes;
         uint32_t header_tid, header_pid; /* the controller's, in the header record */
         /* the header's TimeZone (a merge keeps its input's); all 0: UTC, none recorded */
         TIME_ZONE_INFORMATION time_zone;
@@ -54,6 +58,10 @@ struct etl_writer_stats {
         uint64_t nr_buffers_lost;      /* completed buffers the flusher had no room for */
         uint64_t nr_buffers_in_flight; /* handed to the flusher, not yet in the file */
         int write_error;               /* first errno of the file sink (ENOSPC...), 0 if none */
+        int full;                      /* enum log_file_full: why the file took no more buffers
+                                          (its maximum size, its file system's space for
+                                          users); 0 while it takes them */
+        uint64_t fs_avail_bytes;       /* the file system's space for users when it filled */
 };
 
 struct etl_writer;
@@ -63,7 +71,11 @@ struct etl_writer;
 int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg);
 
 /* Writes to a new file at path, created 0600, never through a symlink and, unless is_force,
-   never over an existing file (-EEXIST). The header buffer is written at once, and its
+   never over an existing file (-EEXIST; with is_force only a regular file of the caller's own
+   is replaced: log_file_create), nor when the file system has no space for users left
+   (-ENOSPC). Buffers past cfg.max_file_bytes, or that would take the file system's last
+   blocks for users, are not written: the stats say the file is full (.full), and the caller
+   stops the session. The header buffer is written at once, and its
    BuffersWritten and EndTime (the latest event's time) are rewritten in place after every
    buffer that reaches the file, so that a file cut short by kill -9 reads up to its last
    complete buffer, also for a reader that reads BuffersWritten buffers. */
@@ -107,6 +119,14 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
 int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
                          int64_t end_filetime, struct etl_error *err);
 
+/* The same, written through fd (a file reserved at start: a circular file's STOP), its header
+   naming name; the file is cut to what was written. When its file system has no room for the
+   whole ring without its last blocks for users, the newest buffers that fit are written (a
+   file that reads) and it returns -ENOSPC with err saying so; -ENOSPC and an empty file when
+   not even the header buffer fits. etl_writer_save_ring keeps such a partial file too. */
+int etl_writer_save_ring_fd(struct etl_writer *w, int fd, const char *name, int64_t end_filetime,
+                            struct etl_error *err);
+
 void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *st);
 
 /* The header buffer as it stands: the logfile header record (BuffersWritten as of the last
@@ -114,6 +134,11 @@ void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *s
    Real-time consumers receive it first, as a file's readers do. Returns the buffer (8-byte
    aligned, borrowed until the next etl_writer_* call on w) and its size in *size_bytes. */
 const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes);
+
+/* Closes the open file unfinished and removes its name, when the name (in the directory it
+   was created in) is still that file: a start that failed leaves nothing, and never removes
+   what a directory swapped since names. */
+void etl_writer_remove_file(struct etl_writer *w);
 
 /* Frees the writer; closes an open file without finalizing it. NULL is fine. */
 void etl_writer_free(struct etl_writer *w);

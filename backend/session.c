@@ -11,7 +11,9 @@
      Windows does (MaximumFileSize, a %d in the name) and then ERROR_NOT_SUPPORTED: the writer
      cannot rotate files under a running source.
    - EVENT_TRACE_FILE_MODE_CIRCULAR keeps the last MaximumFileSize bytes of buffers in memory
-     and writes them at STOP; the file name is reserved (created empty, 0600) at start.
+     and writes them at STOP; the file name is reserved (created empty, 0600) at start, and STOP
+     writes through the descriptor opened then: never to what the path names by then, when
+     that is another file (log_file.h).
    - EVENT_TRACE_BUFFERING_MODE keeps MaximumBuffers buffers in memory (session_save_ring);
      it cannot be combined with a log file or real-time mode (ERROR_INVALID_PARAMETER).
    - ClientContext 2 and 3 are accepted and reported back, but the live source stamps
@@ -25,7 +27,12 @@
      QUERY and STOP report what the file header says; EventsLost is the live source's exact
      count (PERF_FORMAT_LOST) plus records too large for a buffer. A circular file's header
      counts the buffers written at STOP, BuffersWritten every buffer completed.
-   - MaximumFileSize of a sequential file is recorded in the header but not enforced.
+   - MaximumFileSize of a sequential file is enforced as Windows does (the session stops when
+     the file reaches it; EVENT_TRACE_USE_KBYTES_FOR_SIZE: in KB): a buffer that would take
+     the file past it is not written, and the session stops itself as it does on a write error,
+     its file finalized. Whatever MaximumFileSize, a file never takes its file system's last
+     blocks for users (statvfs f_bavail; root's reserved blocks stay free, even for root): the
+     session stops itself before, and says so.
    - A sequential file's header is kept current while the session runs: its BuffersWritten and
      EndTime (the latest event's time) are rewritten in place after every buffer written, so
      that a file whose process was killed says what it holds; Windows leaves EndTime 0 until
@@ -74,6 +81,7 @@
 #include <unistd.h>
 
 #include "etl_writer.h"
+#include "log_file.h"
 #include "etw/KernelTraceControl.h"
 #include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
@@ -167,8 +175,10 @@ struct session {
         uint32_t slot;
         CONTROLTRACE_ID handle;
         bool is_kernel;
-        bool is_circular_file; /* the file is written from the ring at STOP */
-        bool has_window;       /* a real-time session keeping its recent buffers (etwtop's) */
+        bool is_circular_file;             /* the file is written from the ring at STOP */
+        struct log_file_reserved circular; /* owned: that file, reserved at start */
+        uint64_t max_file_bytes;           /* MaximumFileSize in bytes (0: none) */
+        bool has_window; /* a real-time session keeping its recent buffers (etwtop's) */
         uint32_t log_file_mode;
         uint32_t client_context;
         uint32_t buffer_size_kb;
@@ -512,6 +522,7 @@ static void session_free(struct session *s)
                 close(s->wake_fd);
         pthread_cond_destroy(&s->rt_cond);
         pthread_mutex_destroy(&s->lock);
+        log_file_release(&s->circular);
         free(s->name);
         free(s->log_file_name);
         free(s);
@@ -855,8 +866,6 @@ struct thread_start {
 static bool session_claim_stop(struct session *s, const char *why);
 static void session_end_itself(struct session *s);
 
-/* The first error writing the session's log file (sequential; a circular file is written at
-   STOP), 0 if none. */
 /* The log file written on a thread of the writer's own: the logger that empties the kernel's
    rings never waits for the disk (a journal commit behind another program's 2 GB took over a
    second, and the rings, a quarter second deep at 4 kHz with stack copies, overflowed).
@@ -867,17 +876,22 @@ static void file_async(struct session *s, uint32_t max_buffers)
         etl_writer_set_async(s->writer, max_buffers);
 }
 
-static int file_write_error(struct session *s)
+/* Whether the session's sequential file took its last buffer: a write error, its maximum size,
+   its file system's space for users; why says which. */
+static bool file_is_done(struct session *s, char *why, size_t size)
 {
-        int error = 0;
+        struct etl_writer_stats ws = {0};
         pthread_mutex_lock(&s->lock);
-        if (s->writer && s->log_file_name && !s->is_circular_file) {
-                struct etl_writer_stats ws;
+        if (s->writer && s->log_file_name && !s->is_circular_file)
                 etl_writer_get_stats(s->writer, &ws);
-                error = ws.write_error;
-        }
+        if (ws.full)
+                log_file_full_text(why, size, (enum log_file_full)ws.full, s->log_file_name,
+                                   s->max_file_bytes, ws.fs_avail_bytes);
+        else if (ws.write_error)
+                snprintf(why, size, "writing %s failed: %s", s->log_file_name,
+                         strerror(ws.write_error));
         pthread_mutex_unlock(&s->lock);
-        return error;
+        return ws.full || ws.write_error;
 }
 
 /* Drains the source's rings until they hold nothing older than the merge's horizon, at most
@@ -921,7 +935,7 @@ static void *logger_thread(void *arg)
         int source_fd = s->source ? live_source_fd(s->source) : -1;
         pthread_mutex_unlock(&s->lock);
         int nr_idle_wakeups = 0;
-        int write_error = 0;
+        bool is_file_done = false;
         while (!atomic_load(&s->is_stop_requested)) {
                 int64_t now = clock_ns(CLOCK_MONOTONIC);
                 /* rounded up: rounded down, the last millisecond before a flush was a spin
@@ -960,17 +974,15 @@ static void *logger_thread(void *arg)
                         pthread_mutex_unlock(&s->lock);
                 }
                 /* a controller's STOP under way (or a start not finished) leaves the claim */
-                write_error = file_write_error(s);
-                if (write_error) {
-                        char why[MAX_NAME_CHARS + 128];
-                        snprintf(why, sizeof(why), "writing %s failed: %s", s->log_file_name,
-                                 strerror(write_error));
+                char why[MAX_NAME_CHARS + 128];
+                is_file_done = file_is_done(s, why, sizeof(why));
+                if (is_file_done) {
                         if (session_claim_stop(s, why))
                                 break;
-                        write_error = 0;
+                        is_file_done = false;
                 }
         }
-        if (write_error)
+        if (is_file_done)
                 session_end_itself(s);
         return NULL;
 }
@@ -1348,21 +1360,6 @@ static ULONG validate_start(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_P
         return ERROR_SUCCESS;
 }
 
-/* Creates path empty (0600, no symlink, no existing file), to reserve the name of a circular
-   file written at STOP. */
-static int reserve_file(const char *path, struct etl_error *err)
-{
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-                int e = errno;
-                snprintf(err->msg, sizeof(err->msg), "cannot create %s: %s%s", path, strerror(e),
-                         e == EEXIST ? " (an existing file is never replaced)" : "");
-                return -e;
-        }
-        close(fd);
-        return 0;
-}
-
 /* Builds the session's writer, file, ring, source and thread. Returns 0, or a Win32 code in
  *code with the message in err. Called with the slot reserved (STARTING). */
 static int session_open(struct session *s, const struct start_request *req, DWORD *code,
@@ -1415,6 +1412,9 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
                 .header_tid = (uint32_t)syscall(SYS_gettid),
                 .header_pid = (uint32_t)getpid(),
         };
+        uint64_t unit = (req->log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE) ? 1024 : 1 << 20;
+        if (!(req->log_file_mode & EVENT_TRACE_FILE_MODE_CIRCULAR))
+                cfg.max_file_bytes = s->max_file_bytes = req->max_file_size * unit;
         int rc = etl_writer_new(&s->writer, &cfg);
         if (rc < 0) {
                 *code = rc == -ENOMEM ? ERROR_NOT_ENOUGH_MEMORY : ERROR_INVALID_PARAMETER;
@@ -1427,8 +1427,6 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
                 rc = etl_writer_set_ring(s->writer,
                                          (size_t)req->max_buffers * s->rt_info.buffer_size_bytes);
         } else if (req->log_file_mode & EVENT_TRACE_FILE_MODE_CIRCULAR) {
-                uint64_t unit =
-                        (req->log_file_mode & EVENT_TRACE_USE_KBYTES_FOR_SIZE) ? 1024 : 1 << 20;
                 uint64_t bytes = req->max_file_size * unit;
                 bytes = bytes > s->rt_info.buffer_size_bytes ? bytes - s->rt_info.buffer_size_bytes
                                                              : s->rt_info.buffer_size_bytes;
@@ -1441,7 +1439,7 @@ static int session_open(struct session *s, const struct start_request *req, DWOR
         }
         if (req->file) {
                 if (req->log_file_mode & EVENT_TRACE_FILE_MODE_CIRCULAR) {
-                        rc = reserve_file(req->file, err);
+                        rc = log_file_reserve(&s->circular, req->file, false, err);
                         s->is_circular_file = rc == 0;
                 } else {
                         rc = etl_writer_open_file(s->writer, req->file, false, err);
@@ -1507,10 +1505,10 @@ static void session_abort(struct session *s)
         thread_stop(s);
         live_source_close(s->source);
         s->source = NULL;
-        if (s->writer && s->log_file_name) {
-                etl_writer_free(s->writer);
-                s->writer = NULL;
-                unlink(s->log_file_name);
+        if (s->is_circular_file) {
+                log_file_unreserve(&s->circular); /* the name, when it is still the file made */
+        } else if (s->writer && s->log_file_name) {
+                etl_writer_remove_file(s->writer);
         }
 }
 
@@ -1527,6 +1525,7 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
                 return ERROR_NOT_ENOUGH_MEMORY;
         }
         s->wake_fd = -1;
+        s->circular = (struct log_file_reserved)LOG_FILE_RESERVED_INIT;
         pthread_mutex_init(&s->lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -1822,9 +1821,22 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
         /* the close completed the last buffers: BuffersWritten is now the file header's */
         session_get_stats(s, &st);
         struct etl_error err = {0};
-        if (s->is_circular_file)
-                rc = etl_writer_save_ring(s->writer, s->log_file_name, true, end, &err);
-        if (rc < 0 && s->log_file_name)
+        if (s->is_circular_file) {
+                /* through the descriptor of the file made at start: never to what the path
+                   names now when that is another file */
+                rc = etl_writer_save_ring_fd(s->writer, s->circular.fd, s->log_file_name, end,
+                                             &err);
+                if (rc == 0 && log_file_reserved_check(&s->circular, s->log_file_name) < 0) {
+                        rc = -ENOENT;
+                        snprintf(err.msg, sizeof(err.msg),
+                                 "%s no longer names the file created at start (it was moved "
+                                 "or replaced): the trace went to that file, nothing else was "
+                                 "written",
+                                 s->log_file_name);
+                }
+                log_file_release(&s->circular);
+        }
+        if (rc < 0 && s->log_file_name && !(s->is_circular_file && rc == -ENOSPC))
                 st.nr_log_buffers_lost = st.nr_buffers_written;
         s->final = st;
         s->final.nr_free_buffers = st.nr_buffers; /* every buffer flushed */

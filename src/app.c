@@ -679,6 +679,7 @@ static int live_start(struct app *a, char *err, size_t err_size)
         s.pid = -1; /* -p: the session stays system-wide (the kernel logger is), the views zoom */
         struct etw_client_options co = {
                 .file = o->record_path,
+                .max_file_mb = o->max_file_mb,
                 .is_force = o->is_force,
                 .is_real_time = true,
                 .max_buffers = RT_MAX_BUFFERS,
@@ -793,6 +794,10 @@ out:
                 if (a->why_stopped)
                         dprintf(STDERR_FILENO, "recording stopped: %s; %s is complete\n",
                                 a->why_stopped, o->record_path);
+        } else if (o->record_path && stopped == ERROR_WMI_INSTANCE_NOT_FOUND) {
+                /* it stopped itself (its maximum file size, a full disk): the API says why */
+                dprintf(STDERR_FILENO, "etwtop: recording stopped: %s; %s holds what was written\n",
+                        etw_last_error_text(), o->record_path);
         }
         if (sfd >= 0)
                 close(sfd);

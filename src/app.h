@@ -13,6 +13,7 @@
 struct app_options {
         const char *replay_path; /* NULL: live */
         const char *record_path; /* live: also write the session to this .etl (NULL: no file) */
+        uint32_t max_file_mb;    /* that file's MaximumFileSize (0: none) */
         bool is_force;
         bool is_batch;      /* text frames on stdout instead of the screen */
         uint32_t nr_frames; /* batch: frames to print (0: until interrupted) */

@@ -17,8 +17,9 @@
 #define UNIT_TARGET "sysinit.target"
 
 static const char *const keys[] = {
-        "name",        "file", "on",         "stackwalk",  "set-prof-int",      "buffer-size",
-        "pmc-profile", "pmc",  "pmc-events", "lastbranch", "lastbranch-filter", "stackwalk-mode",
+        "name",          "file", "on",         "stackwalk",  "set-prof-int",      "buffer-size",
+        "pmc-profile",   "pmc",  "pmc-events", "lastbranch", "lastbranch-filter", "stackwalk-mode",
+        "max-file-size",
 };
 
 int boottrace_is_key(const char *key)

@@ -62,6 +62,7 @@ static void props_init(struct props *k, const struct etw_client_options *o, ULON
         k->p.MaximumBuffers = o->max_buffers;
         if (o->file && *o->file) {
                 k->p.LogFileMode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;
+                k->p.MaximumFileSize = o->max_file_mb;
                 k->p.LogFileNameOffset = offsetof(struct props, log_file_name);
                 snprintf(k->log_file_name, sizeof(k->log_file_name), "%s", o->file);
         }
@@ -351,6 +352,7 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
                 st->nr_buffers_written = k.p.BuffersWritten;
                 st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
                 st->buffer_size_kb = k.p.BufferSize;
+                st->max_file_mb = k.p.MaximumFileSize;
         }
         if (!got)
                 return ERROR_SUCCESS;
@@ -464,6 +466,7 @@ ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)
                 st->nr_buffers_written = k.p.BuffersWritten;
                 st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
                 st->buffer_size_kb = k.p.BufferSize;
+                st->max_file_mb = k.p.MaximumFileSize;
         }
         return code;
 }

@@ -45,6 +45,7 @@ struct etw_client_options {
         bool is_real_time;        /* EVENT_TRACE_REAL_TIME_MODE */
         uint32_t buffer_size_kb;  /* 0: the API's default */
         uint32_t max_buffers;     /* 0: the API's default */
+        uint32_t max_file_mb;     /* the file's MaximumFileSize (0: none but the disk's) */
         size_t keep_window_bytes; /* also keep the recent buffers for etw_client_save (0: no) */
         bool is_process_only;     /* s->pid > 0: the session traces that process only (else it
                                      stays system-wide, and s->pid is the caller's business) */
@@ -58,6 +59,7 @@ struct etw_client_stats {
         uint64_t nr_buffers_written;
         uint64_t nr_rt_buffers_lost;
         uint32_t buffer_size_kb;
+        uint32_t max_file_mb; /* MaximumFileSize (0: none) */
 };
 
 struct etw_client {

@@ -74,6 +74,8 @@ static void usage(FILE *out)
               "                         screen counts it only (the session stays system-wide)\n"
               "  --duration SECONDS     stop after this long (default: q or Ctrl-C)\n"
               "  --buffer-size KB       ETW buffer size, 1 to 1024 (default 64)\n"
+              "  --max-file-size MB     --record, --start -f, --boottrace: the file stops there\n"
+              "                         (default 1024; 0: only the disk's space for users)\n"
               "  --max-buffers N        --start: buffers a flight recorder keeps (default 256),\n"
               "                         or a real-time consumer's queue (default 1024)\n"
               "  -f FILE                --start: the session's file\n"
@@ -303,7 +305,7 @@ struct verbs_args {
         int nr_extra;                     /* positional arguments */
         const char *file, *output, *delay_arg;
         bool is_buffering, is_realtime, is_force;
-        uint32_t buffer_size_kb, max_buffers;
+        uint32_t buffer_size_kb, max_buffers, max_file_mb;
 };
 
 /* --update: the session's settings with the options given applied over them. */
@@ -378,7 +380,8 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
                                   .is_realtime = a->is_realtime,
                                   .is_force = a->is_force,
                                   .buffer_size_kb = a->buffer_size_kb,
-                                  .max_buffers = a->max_buffers};
+                                  .max_buffers = a->max_buffers,
+                                  .max_file_mb = a->max_file_mb};
         /* the file each verb takes: --start -f, --flush -o, --stop -d */
         const char *wrong = NULL;
         switch (verb) {
@@ -439,7 +442,8 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
 /* etwtop --boottrace [collection options] [-f FILE] | --boottrace off */
 static int boottrace_main(const struct collect_args *ca, const struct collect_given *given,
                           bool is_on_given, const struct collect_settings *numbers,
-                          const char *file, uint32_t buffer_size_kb, char **rest, int nr_rest)
+                          const char *file, uint32_t buffer_size_kb, uint32_t max_file_mb,
+                          char **rest, int nr_rest)
 {
         char err[1024];
         bool is_off = nr_rest == 1 && strcmp(rest[0], "off") == 0;
@@ -486,6 +490,8 @@ static int boottrace_main(const struct collect_args *ca, const struct collect_gi
                 snprintf(num, sizeof(num), "%u", (unsigned)buffer_size_kb);
                 PUT("buffer-size", num);
         }
+        snprintf(num, sizeof(num), "%u", (unsigned)max_file_mb);
+        PUT("max-file-size", num);
         if (ca->pmc_profile)
                 PUT("pmc-profile", ca->pmc_profile);
         if (ca->pmc) {
@@ -642,6 +648,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_TO,
                 OPT_ANNOTATE,
                 OPT_EXPORT,
+                OPT_MAX_FILE_SIZE,
         };
         int group = 0; /* enum functions_group */
         static const struct option options[] = {
@@ -690,6 +697,7 @@ static int etwtop_main(int argc, char **argv)
                 {"sort", required_argument, NULL, 's'},
                 {"to", required_argument, NULL, OPT_TO},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
+                {"max-file-size", required_argument, NULL, OPT_MAX_FILE_SIZE},
                 {NULL, 0, NULL, 0},
         };
         bool is_dump = false, is_totals = false, is_merge = false, is_force = false;
@@ -715,7 +723,8 @@ static int etwtop_main(int argc, char **argv)
         };
         struct collect_settings collect;
         collect_settings_init(&collect);
-        struct record_options rec = {.progress_fd = STDERR_FILENO};
+        struct record_options rec = {.progress_fd = STDERR_FILENO,
+                                     .max_file_mb = RECORD_DEFAULT_MAX_FILE_MB};
         char err[1024];
         char *end;
         uint32_t pid;
@@ -793,6 +802,12 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_MAX_BUFFERS:
                         if (!parse_u32(optarg, 2, 65536, false, &max_buffers)) {
                                 fprintf(stderr, "etwtop: --max-buffers takes 2 .. 65536\n");
+                                return 2;
+                        }
+                        break;
+                case OPT_MAX_FILE_SIZE: /* MaximumFileSize: 0 (none) .. 4 PB, in MB */
+                        if (!parse_u32(optarg, 0, UINT32_MAX, false, &rec.max_file_mb)) {
+                                fprintf(stderr, "etwtop: --max-file-size takes MB, 0 for none\n");
                                 return 2;
                         }
                         break;
@@ -882,7 +897,8 @@ static int etwtop_main(int argc, char **argv)
                 return boottrace_start(boot_config, argc - optind);
         if (is_boottrace)
                 return boottrace_main(&ca, &given, is_on_given, &collect, file_arg,
-                                      rec.buffer_size_kb, &argv[optind], argc - optind);
+                                      rec.buffer_size_kb, rec.max_file_mb, &argv[optind],
+                                      argc - optind);
         if (verb >= 0)
                 return verbs_main((enum verb)verb,
                                   &(struct verbs_args){
@@ -900,6 +916,7 @@ static int etwtop_main(int argc, char **argv)
                                           .is_force = is_force,
                                           .buffer_size_kb = rec.buffer_size_kb,
                                           .max_buffers = max_buffers,
+                                          .max_file_mb = rec.max_file_mb,
                                   });
         if (file_arg || is_buffering || is_realtime || max_buffers) {
                 fprintf(stderr, "etwtop: -f, --buffering, --realtime and --max-buffers go with "
@@ -981,6 +998,7 @@ static int etwtop_main(int argc, char **argv)
                 struct app_options ao = {0};
                 ao.replay_path = replay_path;
                 ao.record_path = record_path;
+                ao.max_file_mb = rec.max_file_mb;
                 ao.is_force = is_force;
                 ao.is_batch = is_batch;
                 /* -b: one frame unless -n says; with --duration, frames until it ends */

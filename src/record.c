@@ -9,7 +9,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,12 +30,14 @@ void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
 {
         if (fd < 0)
                 return;
-        char line[200];
+        char line[200], max[40] = "";
         double mb = (double)st->nr_buffers_written * st->buffer_size_kb * 1024 / 1e6;
+        if (st->max_file_mb) /* the file stops at its MaximumFileSize (MB of 2^20 bytes) */
+                snprintf(max, sizeof(max), ", %u MiB at most", (unsigned)st->max_file_mb);
         int n = snprintf(line, sizeof(line),
-                         "%srecording: %" PRIu64 " buffers, %.1f MB, %" PRIu64 " lost%s",
+                         "%srecording: %" PRIu64 " buffers, %.1f MB, %" PRIu64 " lost%s%s",
                          isatty(fd) ? "\r" : "", st->nr_buffers_written, mb, st->nr_events_lost,
-                         isatty(fd) && !is_final ? "   " : "\n");
+                         max, isatty(fd) && !is_final ? "   " : "\n");
         if (n > 0 && write(fd, line, (size_t)n) < 0) {
                 /* progress is best effort */
         }
@@ -55,6 +59,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                 .file = opts->path,
                 .is_force = opts->is_force,
                 .buffer_size_kb = opts->buffer_size_kb,
+                .max_file_mb = opts->max_file_mb,
                 .is_process_only = true,
         };
         struct etw_client client;
@@ -71,6 +76,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
         const char *why_stopped = NULL;
         char why_ended[512] = ""; /* the session stopped itself: the API's reason */
         struct etw_client_stats st = {0};
+        etw_client_query(&client, NULL, &st); /* its buffer size and maximum file size */
         for (;;) {
                 int64_t now = clock_ns(CLOCK_MONOTONIC);
                 if (now >= end)
@@ -109,11 +115,24 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                         snprintf(why_ended, sizeof(why_ended), "%s (Win32 error %u)",
                                  etw_last_error_text(), (unsigned)code);
         }
+        struct stat fs;
+        if (why_ended[0] && st.buffer_size_kb && stat(opts->path, &fs) == 0)
+                /* the session is gone: its finalized file says what it holds */
+                st.nr_buffers_written = (uint64_t)fs.st_size / (st.buffer_size_kb * 1024u);
         record_progress(opts->progress_fd, &st, true);
         if (sfd >= 0)
                 close(sfd);
         sigprocmask(SIG_SETMASK, &old, NULL);
-        if (why_ended[0]) {
+        if (why_ended[0] && strstr(why_ended, "(MaximumFileSize)")) {
+                /* the limit the recording was given: its file is complete */
+                if (opts->progress_fd >= 0)
+                        dprintf(opts->progress_fd,
+                                "recording stopped: %s (--max-file-size); %s is complete\n",
+                                strstr(why_ended, "the log file")
+                                        ? strstr(why_ended, "the log file")
+                                        : why_ended,
+                                opts->path);
+        } else if (why_ended[0]) {
                 snprintf(err, err_size, "recording stopped: %s; %s holds what was written before",
                          why_ended, opts->path);
                 return -1;

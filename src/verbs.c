@@ -123,6 +123,7 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                         .is_force = o->is_force,
                         .is_real_time = true,
                         .buffer_size_kb = o->buffer_size_kb,
+                        .max_file_mb = o->max_file_mb,
                         /* a real-time consumer's queue is MaximumBuffers long: what the
                            screen gives its own session, so that --attach keeps up as it does */
                         .max_buffers = o->max_buffers ? o->max_buffers : VERBS_RT_MAX_BUFFERS,

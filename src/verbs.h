@@ -36,6 +36,7 @@ struct verbs_options {
         const struct collect_settings *collect;
         uint32_t buffer_size_kb; /* 0: the API's (64) */
         uint32_t max_buffers;    /* 0: the API's; a flight recorder keeps this many */
+        uint32_t max_file_mb;    /* --start -f: the file's MaximumFileSize (0: none) */
 };
 
 /* The settings the session name runs with, for --update to start from. 0, or -1 with err. */

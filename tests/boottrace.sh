@@ -36,6 +36,8 @@ check "--boottrace: the unit" [ -f "$unit" ]
 check "--boottrace: enabled (the early-boot target wants it)" [ "$(readlink "$link")" = "$unit" ]
 check "--boottrace: the config holds the settings" \
         bash -c "grep -qx 'on=PROC_THREAD+LOADER+PROFILE+CSWITCH' '$conf' && grep -qx 'stackwalk=Profile+CSwitch' '$conf' && grep -qx 'set-prof-int=5000' '$conf' && grep -qx 'stackwalk-mode=dwarf,4096' '$conf' && grep -qx 'file=$tmp/log/boot.etl' '$conf'"
+check "--boottrace: the boot file has a maximum size by default (--max-file-size)" \
+        grep -qx 'max-file-size=1024' "$conf"
 check "the unit starts early: DefaultDependencies=no, before sysinit.target" \
         bash -c "grep -qx 'DefaultDependencies=no' '$unit' && grep -q '^Before=sysinit.target' '$unit'"
 if command -v systemd-analyze >/dev/null; then

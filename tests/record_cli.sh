@@ -483,12 +483,14 @@ check "record: kill -9 leaves a readable file" [ $? = 0 ]
 check "record: kill -9 file has events" [ "$(total "$tmp/killed.txt")" -gt 10 ]
 end_hosts "$tmp/rt-killed"
 
-# 5. A full disk ends the recording with a valid file.
+# 5. A full disk ends the recording with a valid file, before the file system's last blocks
+# for users are gone (root's reserved blocks stay free; tmpfs has none, so some stay free).
 mkdir -p "$tmp/full"
 if mount -t tmpfs -o size=160k tmpfs "$tmp/full" 2>/dev/null; then
         "$ETWTOP" --record "$tmp/full/f.etl" --buffer-size 16 --duration 20 2>"$tmp/full.err"
         rc=$?
-        check "record: full disk reported" grep -q 'No space left' "$tmp/full.err"
+        check "record: full disk reported" grep -q 'left for users: stopped before the blocks reserved for root' "$tmp/full.err"
+        check "record: full disk leaves space for users" [ "$(stat -f -c %a "$tmp/full")" -gt 0 ]
         check "record: full disk exits non-zero" [ $rc = 1 ]
         "$ETWTOP" --dump --totals "$tmp/full/f.etl" >"$tmp/full.txt" 2>&1
         check "record: full disk leaves a readable file" [ $? = 0 ]
@@ -497,6 +499,28 @@ if mount -t tmpfs -o size=160k tmpfs "$tmp/full" 2>/dev/null; then
 else
         skip "no tmpfs mount here for the full-disk test"
 fi
+
+# 5b. --max-file-size: the file stops there (EVENT_TRACE_FILE_MODE_SEQUENTIAL at MaximumFileSize),
+# the recording ends with a complete file and says why; the progress says the limit. A busy
+# loop and 8 kHz sampling make 1 MB within seconds; --duration is only the upper bound.
+( while :; do :; done ) &
+busy=$!
+"$ETWTOP" --record "$tmp/max.etl" --max-file-size 1 --buffer-size 16 --set-prof-int 1221 \
+        --duration 120 2>"$tmp/max.err"
+rc=$?
+kill "$busy"
+wait "$busy" 2>/dev/null
+check "record --max-file-size: exits 0" [ $rc = 0 ]
+check "record --max-file-size: says why it stopped" \
+        grep -q "reached its maximum size, 1 MB (MaximumFileSize) (--max-file-size); $tmp/max.etl is complete" "$tmp/max.err"
+check "record --max-file-size: the progress says the limit" grep -q 'lost, 1 MiB at most' "$tmp/max.err"
+check "record --max-file-size: the file is no larger" [ "$(stat -c %s "$tmp/max.etl")" -le 1048576 ]
+"$ETWTOP" --dump --totals "$tmp/max.etl" >"$tmp/max.txt" 2>&1
+check "record --max-file-size: the file reads" [ $? = 0 ]
+check "record --max-file-size: the file holds events" [ "$(total "$tmp/max.txt")" -gt 1000 ]
+"$ETWTOP" --record "$tmp/bad.etl" --max-file-size 1x 2>"$tmp/bad.err"
+check "record --max-file-size 1x: refused" [ $? = 2 ]
+check "record --max-file-size 1x: says what it takes" grep -q 'takes MB, 0 for none' "$tmp/bad.err"
 
 # 6. Hardware this machine may lack: PMC sampling and LBR say what is missing.
 if [ -e /sys/bus/event_source/devices/cpu ] || [ -e /sys/bus/event_source/devices/cpu_core ]; then

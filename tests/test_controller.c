@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1522,57 +1524,42 @@ static void test_process_class(void **state)
         unlink(path);
 }
 
-/* A log file that cannot be written (a full disk) stops the session, as Windows stops a logger
-   on STATUS_DISK_FULL: later calls say why, and the file is finalized with what it holds. */
-static void test_write_error_stops_session(void **state)
+/* Waits (60 s at most) until the session h stops itself: QUERY then says it is gone, and why. */
+static ULONG wait_stopped_itself(CONTROLTRACE_ID h)
 {
-        (void)state;
-        char dir[PATH_MAX], cmd[PATH_MAX + 64], path[PATH_MAX];
-        tmp_path(dir, sizeof(dir), "full");
-        assert_int_equal(mkdir(dir, 0700), 0);
-        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", dir);
-        if (system(cmd) != 0) {
-                rmdir(dir);
-                print_message("skipped: cannot mount a small tmpfs here (not root)\n");
-                skip();
-        }
-        snprintf(path, sizeof(path), "%.4000s/f.etl", dir);
-        struct props pr;
-        CONTROLTRACE_ID h;
-        props_init(&pr, EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
-        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
-                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE;
-        pr.p.BufferSize = 4;
-        ULONG rc = StartTraceA(&h, "ctl-full", &pr.p);
-        if (rc != ERROR_SUCCESS) {
-                snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
-                assert_int_equal(system(cmd), 0);
-                print_message("skipped: StartTrace: %u: %s\n", rc, etw_last_error_text());
-                skip();
-        }
-        struct props q;
-        for (int i = 0; i < 100; i++) {
+        ULONG rc = ERROR_SUCCESS;
+        for (int i = 0; i < 600 && rc == ERROR_SUCCESS; i++) {
+                struct props q;
                 props_query(&q);
                 rc = QueryTraceA(h, NULL, &q.p);
-                if (rc != ERROR_SUCCESS)
-                        break;
-                sleep_ms(100);
+                if (rc == ERROR_SUCCESS)
+                        sleep_ms(100);
         }
-        assert_int_equal(rc, ERROR_WMI_INSTANCE_NOT_FOUND);
+        return rc;
+}
+
+/* A file session whose file stopped taking buffers (a write error, its maximum size, its file
+   system's space) stops itself, as Windows stops a logger: later calls say why, the name is
+   free again, and the file is finalized with what it holds. */
+static void check_stopped_itself(CONTROLTRACE_ID h, const char *name, const char *path,
+                                 const char *why, off_t max_bytes)
+{
+        assert_int_equal(wait_stopped_itself(h), ERROR_WMI_INSTANCE_NOT_FOUND);
+        print_message("%s: %s\n", name, etw_last_error_text());
         assert_non_null(strstr(etw_last_error_text(), "stopped itself"));
-        assert_non_null(strstr(etw_last_error_text(), "No space left"));
+        assert_non_null(strstr(etw_last_error_text(), why));
+        struct props q;
         props_query(&q);
         assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP),
                          ERROR_WMI_INSTANCE_NOT_FOUND);
-        assert_non_null(strstr(etw_last_error_text(), "No space left"));
+        assert_non_null(strstr(etw_last_error_text(), why));
         PERFINFO_GROUPMASK gm;
         ULONG ret;
         assert_int_equal(
                 TraceQueryInformation(h, TraceSystemTraceEnableFlagsInfo, &gm, sizeof(gm), &ret),
                 ERROR_WMI_INSTANCE_NOT_FOUND);
-        /* the name is free again */
         props_query(&q);
-        assert_int_equal(QueryTraceA(0, "ctl-full", &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(QueryTraceA(0, name, &q.p), ERROR_WMI_INSTANCE_NOT_FOUND);
 
         struct tally t = {0};
         TRACE_LOGFILE_HEADER hdr;
@@ -1581,10 +1568,140 @@ static void test_write_error_stops_session(void **state)
         assert_int_equal(stat(path, &sb), 0);
         assert_true(hdr.EndTime.QuadPart > hdr.StartTime.QuadPart);
         assert_int_equal((off_t)hdr.BuffersWritten * 4096, sb.st_size);
-        assert_true(hdr.BuffersLost > 0);
+        if (max_bytes)
+                assert_true(sb.st_size <= max_bytes);
         assert_true(t.nr_events > 10);
+}
+
+static ULONG start_file_session(CONTROLTRACE_ID *h, const char *name, const char *path,
+                                ULONG extra_mode, ULONG max_file_size)
+{
+        struct props pr;
+        props_init(&pr,
+                   EVENT_TRACE_FILE_MODE_SEQUENTIAL | EVENT_TRACE_SYSTEM_LOGGER_MODE | extra_mode,
+                   path);
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                           EVENT_TRACE_FLAG_CSWITCH;
+        pr.p.BufferSize = 4;
+        pr.p.MaximumFileSize = max_file_size;
+        ULONG rc = StartTraceA(h, name, &pr.p);
+        if (rc != ERROR_SUCCESS)
+                print_message("skipped: StartTrace(%s): %u: %s\n", name, rc, etw_last_error_text());
+        return rc;
+}
+
+/* MaximumFileSize of a sequential file (EVENT_TRACE_FILE_MODE_SEQUENTIAL: "stops when the file
+   reaches its maximum size"): the session stops itself there, the file no larger. Here 64 KB
+   (EVENT_TRACE_USE_KBYTES_FOR_SIZE): the start's rundown alone is more. */
+static void test_max_file_size_stops_session(void **state)
+{
+        (void)state;
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "max.etl");
+        CONTROLTRACE_ID h;
+        if (start_file_session(&h, "ctl-max", path, EVENT_TRACE_USE_KBYTES_FOR_SIZE, 64) !=
+            ERROR_SUCCESS)
+                skip();
+        check_stopped_itself(h, "ctl-max", path, "reached its maximum size, 64 KB", 64 * 1024);
+        unlink(path);
+}
+
+/* A circular file whose ring is larger than its file system's space for users: STOP writes the
+   newest buffers that fit, keeps the last blocks free and says so. */
+static void circular_on_small_disk(const char *path, const char *dir)
+{
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.MaximumFileSize = 2; /* MB: 511 buffers of 4 KB, four times the tmpfs */
+        pr.p.BufferSize = 4;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
+                           EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE |
+                           EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(StartTraceA(&h, "ctl-circ-full", &pr.p), ERROR_SUCCESS);
+        struct props q;
+        for (int i = 0; i < 600; i++) {
+                props_query(&q);
+                assert_int_equal(QueryTraceA(h, NULL, &q.p), ERROR_SUCCESS);
+                if (q.p.BuffersWritten > 200)
+                        break;
+                sleep_ms(100);
+        }
+        assert_true(q.p.BuffersWritten > 200);
+        props_query(&q);
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP), ERROR_DISK_FULL);
+        print_message("circular STOP: %s\n", etw_last_error_text());
+        assert_non_null(strstr(etw_last_error_text(), "stopped before the blocks reserved"));
+        struct statvfs sv;
+        assert_int_equal(statvfs(dir, &sv), 0);
+        assert_true(sv.f_bavail > 0);
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(path, &t, &hdr), ERROR_SUCCESS);
+        struct stat sb;
+        assert_int_equal(stat(path, &sb), 0);
+        assert_int_equal((off_t)hdr.BuffersWritten * 4096, sb.st_size);
+        assert_true(hdr.BuffersWritten > 50);
+        assert_true(t.nr_events > 10);
+}
+
+/* A file never takes its file system's last blocks for users: the session stops itself before
+   f_bavail reaches 0, even as root (whose reserved blocks stay free), and says so. A small
+   tmpfs (root only). */
+static void test_disk_space_stops_session(void **state)
+{
+        (void)state;
+        char dir[PATH_MAX], cmd[PATH_MAX + 64], path[PATH_MAX];
+        tmp_path(dir, sizeof(dir), "full");
+        assert_int_equal(mkdir(dir, 0700), 0);
+        snprintf(cmd, sizeof(cmd), "mount -t tmpfs -o size=512k tmpfs '%s' 2>/dev/null", dir);
+        if (system(cmd) != 0) {
+                rmdir(dir);
+                print_message("skipped: cannot mount a small tmpfs here (not root)\n");
+                skip();
+        }
+        snprintf(path, sizeof(path), "%.4000s/f.etl", dir);
+        CONTROLTRACE_ID h;
+        if (start_file_session(&h, "ctl-full", path, 0, 0) == ERROR_SUCCESS) {
+                check_stopped_itself(h, "ctl-full", path, "stopped before the blocks reserved", 0);
+                struct statvfs sv;
+                assert_int_equal(statvfs(dir, &sv), 0);
+                assert_true(sv.f_bavail > 0);
+                unlink(path);
+                circular_on_small_disk(path, dir);
+        }
         snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
         assert_int_equal(system(cmd), 0);
+}
+
+/* A file that cannot be written (here past RLIMIT_FSIZE: EFBIG) stops the session as a full disk
+   does on Windows (STATUS_DISK_FULL). In this process's sessions only (ETWTOP_NO_HOST). */
+static void test_write_error_stops_session(void **state)
+{
+        (void)state;
+        if (!getenv("ETWTOP_NO_HOST")) {
+                print_message("skipped: RLIMIT_FSIZE reaches only this process's sessions\n");
+                skip();
+        }
+        char path[PATH_MAX];
+        tmp_path(path, sizeof(path), "fsize.etl");
+        struct rlimit old, lim;
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+        lim = old;
+        lim.rlim_cur = 128 * 1024;
+        signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        CONTROLTRACE_ID h;
+        ULONG rc = start_file_session(&h, "ctl-fsize", path, 0, 0);
+        if (rc == ERROR_SUCCESS)
+                assert_int_equal(wait_stopped_itself(h), ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+        signal(SIGXFSZ, SIG_DFL);
+        if (rc != ERROR_SUCCESS)
+                skip();
+        check_stopped_itself(h, "ctl-fsize", path, "File too large", 128 * 1024);
+        unlink(path);
 }
 
 /* Issue 13 item 4: a window saved after the session ran a while (etw_save_window, the screen's
@@ -1698,6 +1815,60 @@ static void test_buffering_and_circular(void **state)
         assert_true(hdr.LogFileMode & EVENT_TRACE_FILE_MODE_CIRCULAR);
         unlink(ring);
         unlink(circ);
+}
+
+/* A circular file is written at STOP to the file created at start, through the descriptor kept
+   since: a directory swapped for a symlink meanwhile (a user's, under a root session) leaves the
+   file it now points at untouched, and STOP says the name no longer holds the trace. */
+static void test_circular_stop_keeps_to_its_file(void **state)
+{
+        (void)state;
+        char user_dir[PATH_MAX], moved_dir[PATH_MAX], victim_dir[PATH_MAX];
+        char path[PATH_MAX], victim[PATH_MAX], moved[PATH_MAX];
+        tmp_path(user_dir, sizeof(user_dir), "user");
+        tmp_path(moved_dir, sizeof(moved_dir), "user.old");
+        tmp_path(victim_dir, sizeof(victim_dir), "root");
+        assert_int_equal(mkdir(user_dir, 0777), 0);
+        assert_int_equal(mkdir(victim_dir, 0700), 0);
+        snprintf(path, sizeof(path), "%.4000s/c.etl", user_dir);
+        snprintf(victim, sizeof(victim), "%.4000s/c.etl", victim_dir);
+        snprintf(moved, sizeof(moved), "%.4000s/c.etl", moved_dir);
+        FILE *f = fopen(victim, "w");
+        assert_non_null(f);
+        fputs("precious", f);
+        fclose(f);
+
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, path);
+        pr.p.MaximumFileSize = 1;
+        pr.p.EnableFlags = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_CSWITCH;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-circ-swap", &pr), ERROR_SUCCESS);
+        /* the user swaps her directory for a symlink to root's */
+        assert_int_equal(rename(user_dir, moved_dir), 0);
+        assert_int_equal(symlink(victim_dir, user_dir), 0);
+        struct props q;
+        props_query(&q);
+        ULONG rc = ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_STOP);
+        print_message("STOP: %u: %s\n", rc, etw_last_error_text());
+        assert_int_not_equal(rc, ERROR_SUCCESS);
+        assert_non_null(strstr(etw_last_error_text(), "no longer names the file"));
+        char buf[32] = "";
+        f = fopen(victim, "r");
+        assert_non_null(f);
+        assert_non_null(fgets(buf, sizeof(buf), f));
+        fclose(f);
+        assert_string_equal(buf, "precious");
+        /* the trace is in the file made at start */
+        struct tally t = {0};
+        TRACE_LOGFILE_HEADER hdr;
+        assert_int_equal(read_back(moved, &t, &hdr), ERROR_SUCCESS);
+        assert_true(t.nr_events > 1);
+        unlink(user_dir);
+        unlink(moved);
+        rmdir(moved_dir);
+        unlink(victim);
+        rmdir(victim_dir);
 }
 
 /* ---- real-time consumers ------------------------------------------------------------------ */
@@ -1993,7 +2164,10 @@ int main(void)
                 cmocka_unit_test(test_logger_thread_priority),
                 cmocka_unit_test(test_process_class),
                 cmocka_unit_test(test_write_error_stops_session),
+                cmocka_unit_test(test_max_file_size_stops_session),
+                cmocka_unit_test(test_disk_space_stops_session),
                 cmocka_unit_test(test_buffering_and_circular),
+                cmocka_unit_test(test_circular_stop_keeps_to_its_file),
                 cmocka_unit_test(test_saved_window_frames_its_events),
                 cmocka_unit_test(test_realtime_not_running),
                 cmocka_unit_test(test_realtime_close_trace),

@@ -16,6 +16,7 @@
 
 #include "etl_reader.h"
 #include "etl_writer.h"
+#include "log_file.h"
 #include "etw/ntwmi.h"
 
 static char dir[64];
@@ -222,7 +223,8 @@ static void test_file_safety(void **state)
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_size, 4); /* nothing already written is lost */
 
-        /* never through a symlink, even with force the link is replaced, not followed */
+        /* never through a symlink; with force a symlink is not replaced either (only a
+           regular file of one's own is), and its target is untouched */
         path_of(target, sizeof(target), "target");
         path_of(link, sizeof(link), "link.etl");
         fd = open(target, O_CREAT | O_WRONLY, 0644);
@@ -230,12 +232,30 @@ static void test_file_safety(void **state)
         close(fd);
         assert_int_equal(symlink(target, link), 0);
         assert_true(etl_writer_open_file(w, link, false, &err) < 0);
-        assert_int_equal(etl_writer_open_file(w, link, true, &err), 0);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        assert_true(etl_writer_open_file(w, link, true, &err) < 0);
+        assert_non_null(strstr(err.msg, "not a regular file"));
         etl_writer_free(w);
         assert_int_equal(stat(target, &st), 0);
         assert_int_equal(st.st_size, 8);
         assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISLNK(st.st_mode));
+        /* a FIFO is not replaced either */
+        char fifo[128];
+        path_of(fifo, sizeof(fifo), "fifo.etl");
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        w = new_writer(1, 4096);
+        assert_true(etl_writer_open_file(w, fifo, true, &err) < 0);
+        etl_writer_free(w);
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        /* a new file is 0600 */
+        char fresh[128];
+        path_of(fresh, sizeof(fresh), "fresh.etl");
+        w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, fresh, false, &err), 0);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        assert_int_equal(lstat(fresh, &st), 0);
         assert_true(S_ISREG(st.st_mode));
         assert_int_equal(st.st_mode & 0777, 0600);
 
@@ -670,6 +690,131 @@ static void test_async_same_file(void **state)
         assert_int_equal(back, 0);
 }
 
+/* MaximumFileSize (cfg.max_file_bytes): no buffer takes the file past it, on the caller's thread
+   and on the flusher's; the stats say the file is full, the header counts what the file holds
+   once closed, and every buffer in it reads. */
+static void test_max_file_size(void **state)
+{
+        (void)state;
+        for (int k = 0; k < 2; k++) {
+                char path[128];
+                path_of(path, sizeof(path), k ? "max-async.etl" : "max-sync.etl");
+                struct etl_writer_config cfg = {
+                        .buffer_size_bytes = 4096,
+                        .nr_cpus = 2,
+                        .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
+                        .logger_name = "max",
+                        .start_timestamp = 5000,
+                        .perf_freq = 1000000000,
+                        .maximum_file_size_mb = 1,
+                        .max_file_bytes = 10 * 4096 + 100, /* room for the header and 9 */
+                };
+                struct etl_writer *w = NULL;
+                struct etl_error err;
+                assert_int_equal(etl_writer_new(&w, &cfg), 0);
+                assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+                if (k)
+                        assert_int_equal(etl_writer_set_async(w, 4), 0);
+                next_ts = 6000;
+                for (int round = 0; round < 10; round++) {
+                        write_samples(w, 2, 300);
+                        assert_int_equal(etl_writer_flush(w), 0);
+                }
+                assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+                struct etl_writer_stats ws;
+                etl_writer_get_stats(w, &ws);
+                etl_writer_free(w);
+                assert_int_equal(ws.full, LOG_FILE_FULL_SIZE);
+                assert_int_equal(ws.write_error, 0);
+                assert_int_equal(ws.nr_file_buffers, 10);
+                assert_true(ws.nr_buffers_written > 20); /* the test means something */
+                struct stat st;
+                assert_int_equal(stat(path, &st), 0);
+                assert_int_equal(st.st_size, 10 * 4096);
+                struct etl_reader *r = NULL;
+                assert_int_equal(etl_reader_open_file(&r, path, &err), 0);
+                assert_int_equal(etl_reader_logfile(r)->header.BuffersWritten, 10);
+                etl_reader_close(r);
+                uint64_t back = 0;
+                assert_true(read_all(path, &back, NULL) > 9 * 100);
+        }
+}
+
+/* A ring written through a descriptor (a circular file's STOP): to that file only, whatever its
+   name says meanwhile, cut to what it holds. */
+static void test_ring_save_fd(void **state)
+{
+        (void)state;
+        char path[128], moved[128];
+        path_of(path, sizeof(path), "reserved.etl");
+        path_of(moved, sizeof(moved), "moved.etl");
+        struct log_file_reserved r;
+        struct etl_error err;
+        assert_int_equal(log_file_reserve(&r, path, false, &err), 0);
+        assert_int_equal(log_file_reserve(&(struct log_file_reserved){0}, path, false, &err),
+                         -EEXIST);
+        assert_int_equal(write(r.fd, "junk junk junk", 14), 14);
+        assert_int_equal(rename(path, moved), 0);
+        int fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "another", 7), 7);
+        close(fd);
+        assert_int_equal(log_file_reserved_check(&r, path), -ESTALE);
+
+        struct etl_writer *w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_set_ring(w, 3 * 4096), 0);
+        write_samples(w, 1, 1000);
+        assert_int_equal(etl_writer_save_ring_fd(w, r.fd, path, 0, &err), 0);
+        etl_writer_free(w);
+        log_file_unreserve(&r); /* the name is another's file now: it stays */
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 7);
+        assert_int_equal(stat(moved, &st), 0);
+        assert_int_equal(st.st_size, 4 * 4096);
+        uint64_t back = 0;
+        assert_true(read_all(moved, &back, NULL) > 100);
+        /* a name still the reserved file's is removed by unreserve */
+        assert_int_equal(log_file_reserve(&r, moved, false, &err), -EEXIST);
+        char again[128];
+        path_of(again, sizeof(again), "again.etl");
+        assert_int_equal(log_file_reserve(&r, again, false, &err), 0);
+        assert_int_equal(log_file_reserved_check(&r, again), 0);
+        log_file_unreserve(&r);
+        assert_int_equal(lstat(again, &st), -1);
+}
+
+/* A file given up (a start that failed) is removed only while its name is still it: a file
+   put at the name since stays. */
+static void test_remove_file(void **state)
+{
+        (void)state;
+        char path[128], moved[128];
+        path_of(path, sizeof(path), "given-up.etl");
+        path_of(moved, sizeof(moved), "given-up-moved.etl");
+        struct etl_error err;
+        struct etl_writer *w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        etl_writer_remove_file(w);
+        struct stat st;
+        assert_int_equal(lstat(path, &st), -1);
+        etl_writer_free(w);
+
+        w = new_writer(1, 4096);
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        assert_int_equal(rename(path, moved), 0);
+        int fd = open(path, O_CREAT | O_WRONLY | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "another", 7), 7);
+        close(fd);
+        etl_writer_remove_file(w);
+        etl_writer_free(w);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_size, 7);
+        unlink(path);
+        unlink(moved);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -686,6 +831,9 @@ int main(void)
                 cmocka_unit_test(test_file_and_ring_counts),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_async_same_file),
+                cmocka_unit_test(test_max_file_size),
+                cmocka_unit_test(test_ring_save_fd),
+                cmocka_unit_test(test_remove_file),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
