@@ -475,11 +475,15 @@ static void test_branches_view(void **state)
         assert_int_equal(tb->nr_rows, 1);
         assert_true(tb->flags[0] & UI_ROW_GREYED);
         assert_non_null(strstr(shown(tb, 0, "From"), "LBR is not available here"));
-        h.m.is_live = false; /* a recording without LBR */
+        h.m.why_no_lbr = "";
+        rebuild(&h); /* live, LBR on: none came yet */
+        assert_string_equal(shown(tb, 0, "From"), "No LBR events yet.");
+        h.m.is_live = false; /* a recording without LBR: what it lacks, no session to change */
         rebuild(&h);
         assert_int_equal(tb->nr_rows, 1);
         assert_true(tb->flags[0] & UI_ROW_GREYED);
-        assert_string_equal(shown(tb, 0, "From"), "No LBR events yet.");
+        assert_non_null(strstr(shown(tb, 0, "From"), "the trace has no LBR events"));
+        assert_null(strstr(shown(tb, 0, "From"), "yet"));
         harness_fini(&h);
         profile_free(none);
 }
@@ -679,7 +683,21 @@ static void test_switches_view(void **state)
         rebuild(&h);
         assert_int_equal(tb->nr_rows, 1); /* no switches yet: the greyed row */
         assert_true(tb->flags[0] & UI_ROW_GREYED);
-        assert_non_null(strstr(shown(tb, 0, "Thread"), "No context switches"));
+        assert_string_equal(shown(tb, 0, "Thread"), "No context switches yet.");
+        /* CSWITCH off in the session: said so */
+        struct kevent gm = ev_base(KEV_GROUP_MASK, 0, 0, 0, 0);
+        gm.group_mask.masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        feed(p, gm);
+        rebuild(&h);
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "CSWITCH is off"));
+        /* a recording: what the trace lacks (no session to change) */
+        h.m.is_live = false;
+        rebuild(&h);
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "the trace has no CSwitch events"));
+        assert_null(strstr(shown(tb, 0, "Thread"), "Session view"));
+        h.m.is_live = true;
+        gm.group_mask.masks[0] |= EVENT_TRACE_FLAG_CSWITCH;
+        feed(p, gm);
 
         feed_schedule(p);
         rebuild(&h);
@@ -839,6 +857,13 @@ static void test_session_view(void **state)
         struct panel_values want;
         const char *name;
         assert_false(session_view_pending(h.view, &want, &name));
+        /* a greyed LBR filter: refused with the reason, nothing asked of the session */
+        int filter = setting_row(tb, "LBR filter: KERNEL");
+        assert_true(flags_at(tb, filter) & UI_ROW_GREYED);
+        assert_false(press(&h, '\n', key_at(tb, filter)) & UI_APPLY);
+        assert_false(session_view_pending(h.view, &want, &name));
+        assert_non_null(strstr(h.st.status, "LBR filter: KERNEL: no LBR in this virtual machine"));
+        assert_null(strstr(h.st.status, "applied to the running session"));
 
         /* CSWITCH off: Enter asks the loop to apply the edited copy */
         assert_true(press(&h, '\n', key_at(tb, cs)) & UI_APPLY);

@@ -304,6 +304,18 @@ static void add_waits(struct profile *p, struct ui_table *t)
         }
 }
 
+/* Why there is no row: a live session's CSWITCH is off, or none came yet; a recording has
+   none (it has no session to change). */
+static const char *no_switches_text(bool is_live, bool is_stopped)
+{
+        if (!is_live)
+                return "No context switches: the trace has no CSwitch events (it was recorded "
+                       "without CSWITCH).";
+        if (is_stopped)
+                return "No context switches: CSWITCH is off (turn it on in the Session view).";
+        return "No context switches yet.";
+}
+
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
 {
         struct switches_view *sv = of(v);
@@ -324,7 +336,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         }
         if (!t->nr_rows)
                 ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
-                              "No context switches (turn CSWITCH on in the Session view).");
+                              no_switches_text(m->is_live, switches_is_stopped(p->switches)));
 }
 
 /* Threads and processes open; CPUs and waits do not. */
