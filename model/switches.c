@@ -1226,8 +1226,7 @@ static bool masks_have_cswitch(const uint32_t *m)
                 PERF_GET_MASK_GROUP(PERF_COMPACT_CSWITCH));
 }
 
-/* Switches come again: what ran or waited when they stopped is not known, each CPU's thread
-   and each thread's wait start again at their next switch. */
+/* Switches again: what ran or waited meanwhile is unknown, each starts at its next switch. */
 static void switches_resume(struct switches *sw)
 {
         sw->is_stopped = false;
@@ -1242,8 +1241,7 @@ static void switches_resume(struct switches *sw)
         }
 }
 
-/* CSWITCH off: no wait or run time is credited past now (credit_open stops there); on again:
-   switches_resume. */
+/* CSWITCH off: no wait or run time is credited past now (credit_open); on: switches_resume. */
 static void group_mask_event(struct switches *sw, const struct kevent *ev)
 {
         if (ev->group_mask.is_previous)
@@ -1772,7 +1770,7 @@ static const char *process_name(const struct switches *sw, uint32_t pid)
 
 const char *switches_process_name(const struct switches *sw, uint32_t pid)
 {
-        return process_name(sw, pid);
+        return pid ? process_name(sw, pid) : SWITCHES_IDLE_NAME;
 }
 
 static void row_names(const struct switches *sw, const struct thread *t, char *process,
@@ -1782,6 +1780,10 @@ void switches_thread_names(const struct switches *sw, uint32_t tid, char *proces
 {
         /* thread_find only looks (it takes the table's non-const handle) */
         row_names(sw, thread_find((struct switches *)sw, tid), process, thread);
+        if (!tid) {
+                copy_name(process, SWITCHES_IDLE_NAME);
+                thread[0] = '\0';
+        }
 }
 
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
@@ -2052,7 +2054,7 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 row_names(sw, t, r->readying_process_name, r->readying_thread_name);
                 if (!r->readying_process_name[0]) {
                         copy_name(r->readying_process_name,
-                                  e->readying_tid == 0         ? "Idle"
+                                  e->readying_tid == 0         ? SWITCHES_IDLE_NAME
                                   : e->readying_tid == AGG_ALL ? "[exited threads]"
                                                                : process_name(sw, e->readying_pid));
                         if (strcmp(r->readying_process_name, r->readying_thread_name) == 0)

@@ -1596,6 +1596,28 @@ static void test_switches_cstates_unknown(void **state)
         switches_free(sw);
 }
 
+/* The idle thread has one name, "Idle" (as WPA's), wherever it shows: as a process, as a
+   thread and as a readier, even where an event named pid 0 otherwise (Linux's swapper). */
+static void test_switches_idle_name(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, 0, "swapper/0"));
+        sw_feed(sw, ev_cswitch(0, MS(1), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_ready(0, MS(2), 101, PID_A, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(3), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        assert_string_equal(switches_process_name(sw, 0), "Idle");
+        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
+        switches_thread_names(sw, 0, pn, tn);
+        assert_string_equal(pn, "Idle");
+        assert_string_equal(tn, "");
+        const struct switches_readier_row *rr;
+        assert_int_equal(switches_readiers(sw, 101, &rr), 1);
+        assert_string_equal(rr[0].readying_process_name, "Idle");
+        assert_string_equal(rr[0].readying_thread_name, "");
+        switches_free(sw);
+}
+
 static void test_switches_filters(void **state)
 {
         struct fix *fx = *state;
@@ -2914,6 +2936,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_cswitch_off, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_cstates_unknown, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_idle_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_filters, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_names_late, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_pid_reuse, fix_setup, fix_teardown),

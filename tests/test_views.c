@@ -805,6 +805,69 @@ static void test_switches_view(void **state)
         profile_free(p);
 }
 
+/* Rows of no one thread show no TID or PID: the other threads' row and the readyings by the
+   exited threads folded past SWITCHES_EXITED_MAX (AGG_ALL, once shown cut to "4294967"). */
+static void test_switches_view_no_id(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, switches_view_new(), p, true);
+        struct ui_table *tb = &h.table;
+        const uint32_t first = 1000, nr = SWITCHES_EXITED_MAX + 20;
+        int64_t t = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t tid = first + i;
+                t = MS(1) + MS(i);
+                int64_t on = 100000 + i;
+                struct kevent ev = ev_process(t, tid, "short");
+                ev.process.phase = KEV_PHASE_START;
+                feed(p, ev);
+                ev = ev_thread(t, tid, tid, "short");
+                ev.thread.phase = KEV_PHASE_START;
+                feed(p, ev);
+                for (int k = 0; k < (i ? 1 : 2); k++) { /* the first: the heaviest, kept */
+                        int64_t at = t + k * (on + 1000);
+                        feed(p, ev_cswitch(0, at, 0, 0, ST_READY, WR_EXECUTIVE, tid, tid));
+                        if (i)
+                                feed(p, ev_ready(0, at + 1000, first, first, tid, tid));
+                        feed(p, ev_cswitch(0, at + on, tid, tid, ST_WAITING, WR_QUEUE, 0, 0));
+                }
+                int64_t end = t + (i ? 1 : 2) * (on + 1000) + 10000;
+                ev = ev_thread(end, tid, tid, "short");
+                ev.thread.phase = KEV_PHASE_END;
+                feed(p, ev);
+                ev = ev_process(end, tid, "short");
+                ev.process.phase = KEV_PHASE_END;
+                feed(p, ev);
+        }
+        /* time passes, past the grace: the lightest exited threads fold */
+        struct kevent tick = ev_base(KEV_GROUP_MASK, 1, t + SWITCHES_EXIT_GRACE_NS + MS(10), 0, 0);
+        tick.group_mask.masks[0] = EVENT_TRACE_FLAG_CSWITCH;
+        feed(p, tick);
+        profile_refresh(p);
+        rebuild(&h);
+        int other = find_row(tb, "Thread", "[other threads]", 0);
+        assert_true(other >= 0);
+        assert_true(count_at(tb, (uint32_t)other, "Switches") > 0);
+        assert_string_equal(shown(tb, (uint32_t)other, "TID"), "");
+        assert_string_equal(shown(tb, (uint32_t)other, "PID"), "");
+        int kept = -1;
+        for (uint32_t i = 0; i < tb->nr_rows; i++)
+                if (count_at(tb, i, "TID") == first)
+                        kept = (int)i;
+        assert_true(kept >= 0);
+        press(&h, '\n', key_at(tb, kept));
+        int exited = find_row(tb, "Thread", "readied by [exited threads] from (no stack)", 1);
+        assert_true(exited >= 0);
+        assert_true(count_at(tb, (uint32_t)exited, "Readied") > 0);
+        assert_string_equal(shown(tb, (uint32_t)exited, "TID"), "");
+        assert_string_equal(shown(tb, (uint32_t)exited, "PID"), "");
+        harness_fini(&h);
+        profile_free(p);
+}
+
 /* ---- 4. the session panel ---- */
 
 static int setting_row(const struct ui_table *t, const char *name)
@@ -1149,6 +1212,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),
+                cmocka_unit_test(test_switches_view_no_id),
                 cmocka_unit_test(test_functions_by_process),
                 cmocka_unit_test(test_windows_stack_parts),
                 cmocka_unit_test(test_session_view),

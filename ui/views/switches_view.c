@@ -169,8 +169,10 @@ static void add_thread_details(struct switches *sw, struct sym_store *st, struct
                         ui_table_text(t, r, COL_THREAD, "readied by [other readiers]");
                         continue;
                 }
-                ui_table_u64(t, r, COL_TID, x->readying_tid);
-                ui_table_u64(t, r, COL_PID, x->readying_pid);
+                if (x->readying_tid != AGG_ALL) { /* "[exited threads]": no one id */
+                        ui_table_u64(t, r, COL_TID, x->readying_tid);
+                        ui_table_u64(t, r, COL_PID, x->readying_pid);
+                }
                 if (x->has_where)
                         view_place_text(st, x->where, x->function, x->offset, where, sizeof(where));
                 else
@@ -213,11 +215,13 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                 uint64_t key = (uint64_t)w->tid + 1;
                 bool can_open = !w->is_other;
                 bool is_open = can_open && ui_key_set_has(&sv->expanded, key);
+                /* the other threads' row is sparse: no TID, PID or CPU of its own */
                 uint32_t r = ui_table_add(t, key, depth,
-                                          (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                          (can_open ? UI_ROW_EXPANDABLE : UI_ROW_SPARSE) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 row_cells(t, r, w, switches_wall_ns(p->switches));
-                ui_table_u64(t, r, COL_TID, w->tid);
+                if (!w->is_other)
+                        ui_table_u64(t, r, COL_TID, w->tid);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
                 else

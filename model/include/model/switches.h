@@ -189,13 +189,15 @@ void switches_refresh(struct switches *sw);
 /* What the caps folded or left without a row (switches_caps above). */
 void switches_caps(const struct switches *sw, struct switches_caps *out);
 
-/* The name of process pid as its events gave it ("" when none did); valid until the next event
-   or call on sw. */
+/* The idle thread's (tid 0) and its process's (pid 0) one name, as WPA's. */
+#define SWITCHES_IDLE_NAME "Idle"
+/* The name of process pid as its events gave it ("" when none did; SWITCHES_IDLE_NAME for pid
+   0); valid until the next event or call on sw. */
 const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
 /* Thread tid's process name and its own where it differs (SWITCHES_NAME_SIZE each; "" when
-   none is known). */
+   none is known; SWITCHES_IDLE_NAME for tid 0). */
 void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread);
 /* The wall time the counts cover, in the same window: from the last zero (or the first
    event) to the latest event, decayed or zeroed at each refresh as the counts are; what a
