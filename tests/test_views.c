@@ -698,6 +698,16 @@ static void test_switches_view(void **state)
         h.m.is_live = true;
         gm.group_mask.masks[0] |= EVENT_TRACE_FLAG_CSWITCH;
         feed(p, gm);
+        /* counts, then CSWITCH off: they stay, and a row says nothing is counted since */
+        feed_schedule(p);
+        gm.time_ns = MS(10);
+        gm.group_mask.masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        feed(p, gm);
+        rebuild(&h);
+        assert_true(find_row(tb, "Thread", "alpha.exe/main", 0) >= 0);
+        assert_true(tb->flags[tb->order[tb->nr_rows - 1]] & UI_ROW_GREYED);
+        assert_non_null(strstr(shown(tb, tb->nr_rows - 1, "Thread"), "CSWITCH is off"));
+        profile_restart(p); /* forgets it all, the stop too */
 
         feed_schedule(p);
         rebuild(&h);
