@@ -345,12 +345,7 @@ void switches_reset(struct switches *sw)
         agg_table_reset(sw->readiers);
         agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
-        memset(&sw->other, 0, sizeof(sw->other));
-        sw->other.tid = AGG_ALL;
-        sw->nr_other_readies = 0;
-        sw->other_blocked_nr = sw->other_blocked_ns = 0;
-        memset(&sw->caps, 0, sizeof(sw->caps));
-        memset(sw->waits, 0, sizeof(sw->waits));
+        zero_totals(sw);
         memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
         sw->nr_cpus = 0;
         sw->nr_switches = sw->nr_readies = 0;
@@ -1648,10 +1643,15 @@ static void credit_open(struct switches *sw)
         }
 }
 
-void switches_refresh(struct switches *sw)
+void switches_settle(struct switches *sw)
 {
         pending_flush_all(sw);
         credit_open(sw);
+}
+
+void switches_refresh(struct switches *sw)
+{
+        switches_settle(sw);
         /* the wall time the counts cover goes with them: decayed or zeroed alike */
         sw->wall_kept_ns = (int64_t)apply(sw, (uint64_t)switches_wall_ns(sw));
         sw->wall_mark_ns = sw->last_ns;
@@ -1846,15 +1846,6 @@ static uint32_t build_thread_rows(struct switches *sw, uint32_t pid)
         return n;
 }
 
-uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
-                          const struct switches_row **rows)
-{
-        uint32_t n = build_thread_rows(sw, AGG_ALL);
-        sort_rows(sw->rows, n, sort);
-        *rows = sw->rows;
-        return n;
-}
-
 uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switches_sort sort,
                                   const struct switches_row **rows)
 {
@@ -1862,6 +1853,12 @@ uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switch
         sort_rows(sw->rows, n, sort);
         *rows = sw->rows;
         return n;
+}
+
+uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
+                          const struct switches_row **rows)
+{
+        return switches_process_threads(sw, AGG_ALL, sort, rows);
 }
 
 /* Adds the thread rows [from, to) of one process into a process row. */

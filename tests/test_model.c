@@ -1464,12 +1464,15 @@ static void test_switches_modes(void **state)
 
 /* CPU% is on-CPU time over the wall time of the same window, in every mode: a thread on its
    CPU half the time reads 50% cumulative, decaying (its time and the window halve together),
-   zeroed (both start over at each refresh) and cumulative again. */
+   zeroed (both start over at each refresh) and cumulative again; one that never leaves its
+   CPU reads 100%, its time since the last refresh counted when the rows are read (settled). */
 static void test_switches_cpu_pct_modes(void **state)
 {
         struct fix *fx = *state;
         struct switches *sw = switches_new(fx->store, 0);
         sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "half"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 102, "spin"));
+        sw_feed(sw, ev_cswitch(1, 0, 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
         static const enum agg_mode modes[] = {AGG_CUMULATIVE, AGG_DECAYING, AGG_ZEROED,
                                               AGG_CUMULATIVE};
         int64_t t = 0;
@@ -1483,24 +1486,30 @@ static void test_switches_cpu_pct_modes(void **state)
                                 sw_feed(sw, ev_cswitch(0, t + MS(5), 101, PID_A, ST_WAITING,
                                                        WR_USERREQUEST, 0, 0));
                         }
-                        sw_feed(sw, ev_pmc(1, t, PID_B, 201, 0x1234, 11)); /* time passes */
-                        /* as the screen reads it (before the refresh), and after it */
+                        sw_feed(sw, ev_pmc(1, t, PID_A, 102, 0x1234, 11)); /* time passes */
+                        /* as the screen reads it (settled, before the refresh), and after it */
+                        switches_settle(sw);
                         for (int after = 0; after < 2; after++) {
-                                const struct switches_row *r = thread_row(sw, 101);
-                                int64_t wall = switches_wall_ns(sw);
-                                if (r && wall > 0) {
-                                        double pct = 100.0 * (double)r->on_cpu_ns / (double)wall;
-                                        if (pct < 49.0 || pct > 51.0)
-                                                fail_msg("%s, refresh %d%s: CPU%% %.2f (on %llu "
-                                                         "of %lld ns)",
-                                                         agg_mode_name(modes[m]), k,
-                                                         after ? " (after)" : "", pct,
-                                                         (unsigned long long)r->on_cpu_ns,
-                                                         (long long)wall);
-                                } else {
-                                        /* only zeroed, just after its refresh, has nothing */
-                                        assert_true(modes[m] == AGG_ZEROED && after);
-                                        assert_int_equal(wall, 0);
+                                for (uint32_t tid = 101; tid <= 102; tid++) {
+                                        const struct switches_row *r = thread_row(sw, tid);
+                                        int64_t wall = switches_wall_ns(sw);
+                                        double want = tid == 101 ? 50.0 : 100.0;
+                                        if (r && wall > 0) {
+                                                double pct =
+                                                        100.0 * (double)r->on_cpu_ns / (double)wall;
+                                                if (pct < want - 1.0 || pct > want + 1.0)
+                                                        fail_msg("%u, %s, refresh %d%s: CPU%% "
+                                                                 "%.2f (on %llu of %lld ns)",
+                                                                 tid, agg_mode_name(modes[m]), k,
+                                                                 after ? " (after)" : "", pct,
+                                                                 (unsigned long long)r->on_cpu_ns,
+                                                                 (long long)wall);
+                                        } else {
+                                                /* only zeroed, just after its refresh, has
+                                                   nothing */
+                                                assert_true(modes[m] == AGG_ZEROED && after);
+                                                assert_int_equal(wall, 0);
+                                        }
                                 }
                                 if (!after)
                                         switches_refresh(sw);

@@ -324,6 +324,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
 {
         struct switches_view *sv = of(v);
         struct profile *p = m->profile;
+        /* the rows count up to the latest event, as CPU%'s wall time does: a thread on a CPU
+           since the last refresh has its time there */
+        switches_settle(p->switches);
         ui_table_clear(t);
         v->cols = t->cols = group_cols[sv->group];
         switch (sv->group) {

@@ -186,6 +186,12 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f);
    its own share; then applies the aggregation mode. Call it once at the end of a replay too. */
 void switches_refresh(struct switches *sw);
 
+/* The first step of switches_refresh alone: credits the intervals still open up to the latest
+   event time, and applies no mode. The rows then count up to the latest event, as
+   switches_wall_ns does (a thread on a CPU since the last refresh has its time there): call it
+   before the rows are asked for. */
+void switches_settle(struct switches *sw);
+
 /* What the caps folded or left without a row (switches_caps above). */
 void switches_caps(const struct switches *sw, struct switches_caps *out);
 
