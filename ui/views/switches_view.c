@@ -329,6 +329,14 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         switches_settle(p->switches);
         ui_table_clear(t);
         v->cols = t->cols = group_cols[sv->group];
+        /* first: the counts from before CSWITCH went off are no more */
+        bool is_stopped = switches_is_stopped(p->switches);
+        if (is_stopped)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
+                              m->is_live ? "CSWITCH is off: nothing counted since it went off "
+                                           "(turn it on in the Session view)."
+                                         : "CSWITCH went off while the trace was recorded: no "
+                                           "switches after that.");
         switch (sv->group) {
         case GROUP_THREAD: {
                 const struct switches_row *rows;
@@ -341,16 +349,11 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         case GROUP_WAIT: add_waits(p, t); break;
         default: break;
         }
-        bool is_stopped = switches_is_stopped(p->switches);
-        if (!t->nr_rows)
-                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
-                              no_switches_text(m->is_live, is_stopped));
-        else if (is_stopped) /* the counts from before: said to be no more */
-                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
-                              m->is_live ? "CSWITCH is off: nothing counted since it went off "
-                                           "(turn it on in the Session view)."
-                                         : "CSWITCH went off while the trace was recorded: no "
-                                           "switches after that.");
+        if (t->nr_rows == (is_stopped ? 1u : 0u)) { /* no row: why */
+                if (!is_stopped)
+                        ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE);
+                ui_table_text(t, 0, COL_THREAD, no_switches_text(m->is_live, is_stopped));
+        }
 }
 
 /* Threads and processes open; CPUs and waits do not. */
