@@ -1770,7 +1770,8 @@ static const char *process_name(const struct switches *sw, uint32_t pid)
 
 const char *switches_process_name(const struct switches *sw, uint32_t pid)
 {
-        return pid ? process_name(sw, pid) : SWITCHES_IDLE_NAME;
+        const char *name = process_name(sw, pid); /* pid 0: Idle, whatever it was named */
+        return pid || !*name ? name : SWITCHES_IDLE_NAME;
 }
 
 static void row_names(const struct switches *sw, const struct thread *t, char *process,

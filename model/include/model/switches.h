@@ -197,8 +197,8 @@ void switches_caps(const struct switches *sw, struct switches_caps *out);
 
 /* The idle thread's (tid 0) and its process's (pid 0) one name, as WPA's. */
 #define SWITCHES_IDLE_NAME "Idle"
-/* The name of process pid as its events gave it ("" when none did; SWITCHES_IDLE_NAME for pid
-   0); valid until the next event or call on sw. */
+/* The name of process pid as its events gave it ("" when none did; SWITCHES_IDLE_NAME for pid 0
+   when one did); valid until the next event or call on sw. */
 const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
