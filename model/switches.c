@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etw/ntwmi.h"
+
 #define MAX_CPUS    1024
 #define NR_STATES   16 /* KTHREAD_STATE values fit, with room */
 #define NR_REASONS  64 /* KWAIT_REASON values fit, with room */
@@ -153,6 +155,7 @@ struct cpu {
         int64_t in_ns; /* when tid switched in (since_ns moves at each refresh) */
         uint64_t nr_switches, busy_ns, idle_ns;
         uint64_t cstate_ns[SWITCHES_NR_CSTATES];
+        bool has_cstates;               /* an idle period named a C-state past C0 */
         uint32_t nr_last_pmc;           /* counters of the CPU's last CSwitch; 0: none */
         uint64_t last_pmc[KEV_MAX_PMC]; /* their values then */
         struct pending pend;
@@ -180,9 +183,14 @@ struct switches {
         struct agg_settings settings;
         struct agg_filter filter;
         uint32_t next_serial;
-        uint32_t next_gen;   /* the next process's gen */
-        int64_t floor_ns;    /* counts start here (switches_zero); INT64_MIN: from the start */
-        struct thread other; /* threads counted past max_entries, exited threads folded */
+        uint32_t next_gen; /* the next process's gen */
+        int64_t floor_ns;  /* counts start here (switches_zero); INT64_MIN: from the start */
+        /* the wall time the counts covered at the last refresh, decayed as they were, and
+           when that was (INT64_MIN: none since they started) */
+        int64_t wall_kept_ns, wall_mark_ns;
+        bool is_stopped;           /* CSWITCH went off (switches_is_stopped) at stopped_ns */
+        int64_t stopped_ns;        /* nothing runs or waits past it while is_stopped */
+        struct thread other;       /* threads counted past max_entries, exited threads folded */
         uint64_t nr_other_readies; /* readiers counted past max_entries or folded */
         /* where the folded exited threads blocked (switches_blockers' AGG_ALL row) */
         uint64_t other_blocked_nr, other_blocked_ns;
@@ -314,6 +322,8 @@ static bool thread_zero(void *entry, void *ctx)
 void switches_zero(struct switches *sw)
 {
         sw->floor_ns = sw->last_ns;
+        sw->wall_kept_ns = 0;
+        sw->wall_mark_ns = INT64_MIN;
         agg_table_remove_if(sw->threads, thread_zero, sw);
         agg_table_reset(sw->readiers);
         agg_table_reset(sw->blockers);
@@ -335,26 +345,32 @@ void switches_reset(struct switches *sw)
         agg_table_reset(sw->readiers);
         agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
-        memset(&sw->other, 0, sizeof(sw->other));
-        sw->other.tid = AGG_ALL;
-        sw->nr_other_readies = 0;
-        sw->other_blocked_nr = sw->other_blocked_ns = 0;
-        memset(&sw->caps, 0, sizeof(sw->caps));
-        memset(sw->waits, 0, sizeof(sw->waits));
+        zero_totals(sw);
         memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
         sw->nr_cpus = 0;
         sw->nr_switches = sw->nr_readies = 0;
         sw->next_serial = 1;
         sw->next_gen = 1;
         sw->floor_ns = INT64_MIN;
+        sw->wall_kept_ns = 0;
+        sw->wall_mark_ns = INT64_MIN;
+        sw->is_stopped = false;
         sw->last_ns = 0;
         sw->first_ns = INT64_MAX;
 }
 
 int64_t switches_wall_ns(const struct switches *sw)
 {
-        int64_t from = sw->floor_ns != INT64_MIN ? sw->floor_ns : sw->first_ns;
-        return from != INT64_MAX && sw->last_ns > from ? sw->last_ns - from : 0;
+        int64_t from = sw->wall_mark_ns != INT64_MIN ? sw->wall_mark_ns
+                       : sw->floor_ns != INT64_MIN   ? sw->floor_ns
+                                                     : sw->first_ns;
+        return sw->wall_kept_ns +
+               (from != INT64_MAX && sw->last_ns > from ? sw->last_ns - from : 0);
+}
+
+bool switches_is_stopped(const struct switches *sw)
+{
+        return sw->is_stopped;
 }
 
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings)
@@ -846,9 +862,13 @@ static void thread_switch(struct switches *sw, struct thread *t, const struct ke
         t->nr_marks = n + 1;
 }
 
+static void switches_resume(struct switches *sw);
+
 static void cswitch(struct switches *sw, const struct kevent *ev)
 {
         int64_t t = ev->time_ns;
+        if (sw->is_stopped && t > sw->stopped_ns)
+                switches_resume(sw); /* switches again, their group mask still to come */
         uint32_t cpu = ev->cpu;
         bool has_cpu = cpu < MAX_CPUS;
         uint32_t old_tid = ev->cswitch.old_tid, new_tid = ev->cswitch.new_tid;
@@ -878,6 +898,7 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                         if (old_tid == 0 && idle > 0 && agg_filter_has_pid(&sw->filter, 0) &&
                             agg_filter_has_tid(&sw->filter, 0)) {
                                 uint32_t cs = ev->cswitch.previous_cstate;
+                                c->has_cstates |= cs > 0;
                                 c->cstate_ns[cs < SWITCHES_NR_CSTATES ? cs
                                                                       : SWITCHES_NR_CSTATES - 1] +=
                                         (uint64_t)idle;
@@ -1189,6 +1210,46 @@ static void process_event(struct switches *sw, const struct kevent *ev)
         }
 }
 
+/* Whether group masks have the session send context switches (ETL-FORMAT.md 3.1: the
+   CSWITCH flag, or the context-switch groups). */
+static bool masks_have_cswitch(const uint32_t *m)
+{
+        return (m[0] & EVENT_TRACE_FLAG_CSWITCH) ||
+               (m[PERF_GET_MASK_INDEX(PERF_CONTEXT_SWITCH)] &
+                PERF_GET_MASK_GROUP(PERF_CONTEXT_SWITCH)) ||
+               (m[PERF_GET_MASK_INDEX(PERF_COMPACT_CSWITCH)] &
+                PERF_GET_MASK_GROUP(PERF_COMPACT_CSWITCH));
+}
+
+/* Switches again: what ran or waited meanwhile is unknown, each starts at its next switch. */
+static void switches_resume(struct switches *sw)
+{
+        sw->is_stopped = false;
+        for (uint32_t c = 0; c < sw->nr_cpus; c++) {
+                sw->cpus[c].has_current = false;
+                sw->cpus[c].cur_tc = NULL;
+        }
+        for (uint32_t i = 0; i < agg_table_capacity(sw->threads); i++) {
+                struct thread *t = agg_table_slot(sw->threads, i);
+                if (t)
+                        t->is_waiting = false;
+        }
+}
+
+/* CSWITCH off: no wait or run time is credited past now (credit_open); on: switches_resume. */
+static void group_mask_event(struct switches *sw, const struct kevent *ev)
+{
+        if (ev->group_mask.is_previous)
+                return;
+        bool is_on = masks_have_cswitch(ev->group_mask.masks);
+        if (!is_on && !sw->is_stopped) {
+                sw->is_stopped = true;
+                sw->stopped_ns = ev->time_ns;
+        } else if (is_on && sw->is_stopped) {
+                switches_resume(sw);
+        }
+}
+
 void switches_event(struct switches *sw, const struct kevent *ev)
 {
         switch (ev->type) {
@@ -1202,6 +1263,7 @@ void switches_event(struct switches *sw, const struct kevent *ev)
         case KEV_THREAD: thread_event(sw, ev); break;
         case KEV_THREAD_NAME: thread_name_event(sw, ev); break;
         case KEV_PROCESS: process_event(sw, ev); break;
+        case KEV_GROUP_MASK: group_mask_event(sw, ev); break;
         default: break;
         }
         /* every event says how far time has come: refresh credits open intervals up to it */
@@ -1559,7 +1621,8 @@ static void fold_exited(struct switches *sw)
 /* Credits what is still open up to the latest event time. */
 static void credit_open(struct switches *sw)
 {
-        int64_t now = sw->last_ns;
+        /* switches stopped: nothing is known to run or wait past then */
+        int64_t now = sw->is_stopped && sw->stopped_ns < sw->last_ns ? sw->stopped_ns : sw->last_ns;
         for (uint32_t c = 0; c < sw->nr_cpus; c++) {
                 struct cpu *cs = &sw->cpus[c];
                 if (cs->has_current && cs->since_ns < now) {
@@ -1580,10 +1643,18 @@ static void credit_open(struct switches *sw)
         }
 }
 
-void switches_refresh(struct switches *sw)
+void switches_settle(struct switches *sw)
 {
         pending_flush_all(sw);
         credit_open(sw);
+}
+
+void switches_refresh(struct switches *sw)
+{
+        switches_settle(sw);
+        /* the wall time the counts cover goes with them: decayed or zeroed alike */
+        sw->wall_kept_ns = (int64_t)apply(sw, (uint64_t)switches_wall_ns(sw));
+        sw->wall_mark_ns = sw->last_ns;
         struct decay_ctx d = {sw, agg_table_nr(sw->threads) * 2 > agg_table_max(sw->threads)};
         agg_table_remove_if(sw->threads, is_thread_dropped, &d);
         fold_exited(sw);
@@ -1699,7 +1770,8 @@ static const char *process_name(const struct switches *sw, uint32_t pid)
 
 const char *switches_process_name(const struct switches *sw, uint32_t pid)
 {
-        return process_name(sw, pid);
+        const char *name = process_name(sw, pid); /* pid 0: Idle, whatever it was named */
+        return pid || !*name ? name : SWITCHES_IDLE_NAME;
 }
 
 static void row_names(const struct switches *sw, const struct thread *t, char *process,
@@ -1709,6 +1781,10 @@ void switches_thread_names(const struct switches *sw, uint32_t tid, char *proces
 {
         /* thread_find only looks (it takes the table's non-const handle) */
         row_names(sw, thread_find((struct switches *)sw, tid), process, thread);
+        if (!tid) {
+                copy_name(process, SWITCHES_IDLE_NAME);
+                thread[0] = '\0';
+        }
 }
 
 /* The names of thread t (NULL: none) into a row's: its process's, and its own where it differs
@@ -1771,15 +1847,6 @@ static uint32_t build_thread_rows(struct switches *sw, uint32_t pid)
         return n;
 }
 
-uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
-                          const struct switches_row **rows)
-{
-        uint32_t n = build_thread_rows(sw, AGG_ALL);
-        sort_rows(sw->rows, n, sort);
-        *rows = sw->rows;
-        return n;
-}
-
 uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switches_sort sort,
                                   const struct switches_row **rows)
 {
@@ -1787,6 +1854,12 @@ uint32_t switches_process_threads(struct switches *sw, uint32_t pid, enum switch
         sort_rows(sw->rows, n, sort);
         *rows = sw->rows;
         return n;
+}
+
+uint32_t switches_threads(struct switches *sw, enum switches_sort sort,
+                          const struct switches_row **rows)
+{
+        return switches_process_threads(sw, AGG_ALL, sort, rows);
 }
 
 /* Adds the thread rows [from, to) of one process into a process row. */
@@ -1979,7 +2052,7 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
                 row_names(sw, t, r->readying_process_name, r->readying_thread_name);
                 if (!r->readying_process_name[0]) {
                         copy_name(r->readying_process_name,
-                                  e->readying_tid == 0         ? "Idle"
+                                  e->readying_tid == 0         ? SWITCHES_IDLE_NAME
                                   : e->readying_tid == AGG_ALL ? "[exited threads]"
                                                                : process_name(sw, e->readying_pid));
                         if (strcmp(r->readying_process_name, r->readying_thread_name) == 0)
@@ -2108,7 +2181,7 @@ uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows
                 if (cs->nr_switches || cs->busy_ns || cs->idle_ns) {
                         struct switches_cpu_row *r = &sw->crows[n++];
                         *r = (struct switches_cpu_row){
-                                c, cs->nr_switches, cs->busy_ns, cs->idle_ns, {0}};
+                                c, cs->nr_switches, cs->busy_ns, cs->idle_ns, {0}, cs->has_cstates};
                         memcpy(r->cstate_ns, cs->cstate_ns, sizeof(r->cstate_ns));
                 }
         }
@@ -2136,32 +2209,11 @@ uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
                 const struct thread_cpu *tc = agg_table_slot(sw->thread_cpus, i);
                 if (tc && tc->tid == tid && (tc->nr_switches || tc->on_cpu_ns))
                         sw->crows[n++] = (struct switches_cpu_row){
-                                tc->cpu, tc->nr_switches, tc->on_cpu_ns, 0, {0}};
+                                tc->cpu, tc->nr_switches, tc->on_cpu_ns, 0, {0}, false};
         }
         qsort(sw->crows, n, sizeof(*sw->crows), cpu_row_by_switches);
         *rows = sw->crows;
         return n;
-}
-
-void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size)
-{
-        uint64_t all = 0;
-        for (uint32_t k = 0; k < SWITCHES_NR_CSTATES; k++)
-                all += row->cstate_ns[k];
-        size_t len = 0;
-        if (size)
-                buf[0] = 0;
-        for (uint32_t k = 0; all && k < SWITCHES_NR_CSTATES && len < size; k++) {
-                double pct = 100.0 * (double)row->cstate_ns[k] / (double)all;
-                if (pct < 1.0)
-                        continue;
-                char one[24];
-                int n = snprintf(one, sizeof(one), "%sC%u %.0f%%", len ? " " : "", k, pct);
-                if (n < 0 || len + (size_t)n >= size)
-                        break; /* whole states only */
-                memcpy(buf + len, one, (size_t)n + 1);
-                len += (size_t)n;
-        }
 }
 
 uint32_t switches_pmc_names(const struct switches *sw, const char *names[KEV_MAX_PMC])
@@ -2169,58 +2221,4 @@ uint32_t switches_pmc_names(const struct switches *sw, const char *names[KEV_MAX
         for (uint32_t i = 0; i < sw->nr_pmc; i++)
                 names[i] = sw->pmc_names[i];
         return sw->nr_pmc;
-}
-
-/* A count in 4 significant characters or so: 999, 12.3 K, 4.56 G. */
-static void format_count(uint64_t v, char *buf, size_t size)
-{
-        static const char units[] = " KMGTPE";
-        double d = (double)v;
-        int u = 0;
-        while (d >= 1000.0 && u < 6) {
-                d /= 1000.0;
-                u++;
-        }
-        if (!u)
-                snprintf(buf, size, "%" PRIu64, v);
-        else
-                snprintf(buf, size,
-                         d < 10    ? "%.2f %c"
-                         : d < 100 ? "%.1f %c"
-                                   : "%.0f %c",
-                         d, units[u]);
-}
-
-static int pmc_index(const struct switches *sw, const char *const *names, uint32_t nr)
-{
-        for (uint32_t i = 0; i < sw->nr_pmc; i++)
-                for (uint32_t k = 0; k < nr; k++)
-                        if (strcmp(sw->pmc_names[i], names[k]) == 0)
-                                return (int)i;
-        return -1;
-}
-
-void switches_pmc_text(const struct switches *sw, const struct switches_row *row, char *buf,
-                       size_t size)
-{
-        size_t len = 0;
-        if (size)
-                buf[0] = 0;
-        for (uint32_t i = 0; i < row->nr_pmc && i < sw->nr_pmc && len < size; i++) {
-                char count[32];
-                format_count(row->pmc[i], count, sizeof(count));
-                int n = snprintf(buf + len, size - len, "%s%s %s", len ? ", " : "",
-                                 sw->pmc_names[i][0] ? sw->pmc_names[i] : "counter", count);
-                if (n < 0)
-                        return;
-                len += (size_t)n;
-        }
-        static const char *const instructions[] = {"InstructionRetired", "InstructionsRetired"};
-        static const char *const cycles[] = {"TotalCycles", "UnhaltedCoreCycles",
-                                             "UnhaltedReferenceCycles"};
-        int ins = pmc_index(sw, instructions, 2), cyc = pmc_index(sw, cycles, 3);
-        if (ins >= 0 && cyc >= 0 && (uint32_t)ins < row->nr_pmc && (uint32_t)cyc < row->nr_pmc &&
-            row->pmc[cyc] && len < size)
-                snprintf(buf + len, size - len, ", IPC %.2f",
-                         (double)row->pmc[ins] / (double)row->pmc[cyc]);
 }

@@ -607,7 +607,8 @@ static void run_batch(struct app *a, int sfd)
 static void on_key(struct app *a, int key)
 {
         if (a->st.is_help) {
-                a->st.is_help = false;
+                if (!ui_screen_help_key(a->scr, key)) /* scrolls it, or closes it */
+                        a->st.is_help = false;
                 return;
         }
         if (a->page) {

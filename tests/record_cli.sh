@@ -63,7 +63,7 @@ check "wait reasons: the sleeps' switches say where they slept" \
 check "wait reasons: replay -b lists the waits by reason" \
         grep -Eq '^ +[0-9]+ +[0-9.]+  Waiting/DelayExecution$' "$tmp/w-replay.txt"
 check "replay -b: busy and idle time per CPU, idle by C-state" \
-        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%(  C[0-9] [0-9]+%)*$' "$tmp/w-replay.txt"
+        grep -Eq '^ +0 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+%((  C[0-9] [0-9]+%)*|  unknown \(no C-state data\))$' "$tmp/w-replay.txt"
 # PreviousCState: the CPUs that idled in a C-state (perf saw them enter one) say so
 if [ "${idle_states:-0}" -ge 10 ]; then
         check "CSwitch from idle: PreviousCState from power:cpu_idle" \

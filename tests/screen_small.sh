@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # screen_small.sh: the screen on small and dumb terminals, from a replay (no privilege needed):
 # at 80x24 the switches view keeps its thread names and the functions view its names (columns
-# drop by priority), Left/Right scroll sideways, below 40x8 it says the terminal is too small,
-# and TERM=dumb gets text frames with a note instead of a garbled screen.
+# drop by priority), Left/Right scroll sideways to the end of the longest row and no further,
+# the help scrolls, below 40x8 it says the terminal is too small, and TERM=dumb gets text
+# frames with a note instead of a garbled screen.
 set -u
 : "${ETWTOP:?}"
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
@@ -32,10 +33,30 @@ tm send-keys -t s 3
 check "80x24 switches: the thread column is there" wait_for ' Thread *$' 5
 check "80x24 switches: thread names shown" wait_for 'work\.exe/worker' 5
 check "80x24 switches: the wait column whole" grep -q 'Top wait (state/reason)' "$tmp/screen"
+# the threads' details run past the edge: Right shows their ends, and goes no further than the
+# longest row needs (the table never scrolls to blank)
+tm send-keys -t s '*'
+check "80x24 switches: the details, cut at the edge" wait_for 'readied by work\.exe/mai' 5
 tm send-keys -t s Right
 check "Right: the rows scroll sideways" wait_for '^ *Off-CPU\|^[^S]*Top wait' 5
-tm send-keys -t s Left
+for i in $(seq 40); do tm send-keys -t s Right; done
+check "Right: a readier's row read to its end" \
+        wait_for '^ *readied by work\.exe/main from (no stack) *$' 5
+check "Right: the longest row ends at the edge (not scrolled blank)" \
+        grep -q 'PMC in its timeslices: BranchInstructions 1\.00 K, LLCReference 1\.50 K$' "$tmp/screen"
+check "Right: the title row still there" grep -q ' Thread *$' "$tmp/screen"
+for i in $(seq 40); do tm send-keys -t s Left; done
 check "Left: back" wait_for '^ *Switches' 5
+# the help at 80x24: more lines than fit, it scrolls; any other key returns
+tm send-keys -t s F1
+check "80x24 help: says it scrolls" wait_for 'lines 1-[0-9]* of [0-9]* --' 5
+tm send-keys -t s End
+check "80x24 help: End shows its last line" wait_for 'lines [0-9]*-\([0-9][0-9]*\) of \1 --' 5
+check "80x24 help: a long help wrapped under itself, not cut" grep -q '^ \{15\}[^ ]' "$tmp/screen"
+tm send-keys -t s Home
+check "80x24 help: Home: its top" wait_for 'lines 1-[0-9]* of [0-9]* --' 5
+tm send-keys -t s x
+check "80x24 help: another key leaves it" wait_for ' Thread *$' 5
 tm resize-window -t s -x 30 -y 6
 check "30x6: terminal too small" wait_for 'terminal too small' 5
 tm resize-window -t s -x 80 -y 24

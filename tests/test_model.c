@@ -1462,6 +1462,171 @@ static void test_switches_modes(void **state)
         switches_free(sw);
 }
 
+/* CPU% is on-CPU time over the wall time of the same window, in every mode: a thread on its
+   CPU half the time reads 50% cumulative, decaying (its time and the window halve together),
+   zeroed (both start over at each refresh) and cumulative again; one that never leaves its
+   CPU reads 100%, its time since the last refresh counted when the rows are read (settled). */
+static void test_switches_cpu_pct_modes(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "half"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 102, "spin"));
+        sw_feed(sw, ev_cswitch(1, 0, 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        static const enum agg_mode modes[] = {AGG_CUMULATIVE, AGG_DECAYING, AGG_ZEROED,
+                                              AGG_CUMULATIVE};
+        int64_t t = 0;
+        for (uint32_t m = 0; m < 4; m++) {
+                switches_set_settings(sw, &(struct agg_settings){modes[m], 0.5, 0});
+                for (int k = 0; k < 3; k++) {
+                        /* 100 ms: 101 on CPU 0 for 5 ms of every 10 */
+                        for (int64_t end = t + MS(100); t < end; t += MS(10)) {
+                                sw_feed(sw,
+                                        ev_cswitch(0, t, 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+                                sw_feed(sw, ev_cswitch(0, t + MS(5), 101, PID_A, ST_WAITING,
+                                                       WR_USERREQUEST, 0, 0));
+                        }
+                        sw_feed(sw, ev_pmc(1, t, PID_A, 102, 0x1234, 11)); /* time passes */
+                        /* as the screen reads it (settled, before the refresh), and after it */
+                        switches_settle(sw);
+                        for (int after = 0; after < 2; after++) {
+                                for (uint32_t tid = 101; tid <= 102; tid++) {
+                                        const struct switches_row *r = thread_row(sw, tid);
+                                        int64_t wall = switches_wall_ns(sw);
+                                        double want = tid == 101 ? 50.0 : 100.0;
+                                        if (r && wall > 0) {
+                                                double pct =
+                                                        100.0 * (double)r->on_cpu_ns / (double)wall;
+                                                if (pct < want - 1.0 || pct > want + 1.0)
+                                                        fail_msg("%u, %s, refresh %d%s: CPU%% "
+                                                                 "%.2f (on %llu of %lld ns)",
+                                                                 tid, agg_mode_name(modes[m]), k,
+                                                                 after ? " (after)" : "", pct,
+                                                                 (unsigned long long)r->on_cpu_ns,
+                                                                 (long long)wall);
+                                        } else {
+                                                /* only zeroed, just after its refresh, has
+                                                   nothing */
+                                                assert_true(modes[m] == AGG_ZEROED && after);
+                                                assert_int_equal(wall, 0);
+                                        }
+                                }
+                                if (!after)
+                                        switches_refresh(sw);
+                        }
+                }
+        }
+        switches_free(sw);
+}
+
+static struct kevent ev_group_mask(int64_t t, uint32_t flags)
+{
+        struct kevent ev = ev_base(KEV_GROUP_MASK, 0, t, 0, 0);
+        ev.group_mask.masks[0] = flags;
+        return ev;
+}
+
+/* CSWITCH turned off in the session (a group-mask event without it): no thread is taken to
+   wait or run past then, a zero leaves no rows, and when switches come again each thread's
+   wait and each CPU's thread start at their next switch. */
+static void test_switches_cswitch_off(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        const uint32_t on = EVENT_TRACE_FLAG_PROFILE | EVENT_TRACE_FLAG_CSWITCH;
+        sw_feed(sw, ev_group_mask(0, on));
+        sw_feed(sw, ev_cswitch(0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(2), 102, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        assert_false(switches_is_stopped(sw));
+        sw_feed(sw, ev_group_mask(MS(10), EVENT_TRACE_FLAG_PROFILE));
+        assert_true(switches_is_stopped(sw));
+        sw_feed(sw, ev_pmc(0, MS(1000), PID_A, 101, 0x1000, 11)); /* samples go on */
+        switches_refresh(sw);
+        const struct switches_row *r = thread_row(sw, 102);
+        assert_non_null(r);
+        assert_int_equal(r->off_cpu_ns, MS(8)); /* [2, 10): then switches stopped */
+        r = thread_row(sw, 101);
+        assert_non_null(r);
+        assert_int_equal(r->on_cpu_ns, MS(9)); /* [1, 10) */
+        /* z: nothing more is counted, no thread has invented waits */
+        switches_zero(sw);
+        sw_feed(sw, ev_pmc(0, MS(2000), PID_A, 101, 0x1000, 11));
+        switches_refresh(sw);
+        const struct switches_row *rows;
+        assert_int_equal(switches_threads(sw, SWITCHES_BY_ID, &rows), 0);
+        const struct switches_wait_row *w;
+        assert_int_equal(switches_waits(sw, &w), 0);
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 0);
+        /* on again: 102's wait under way is not known, it counts from its next switch-out */
+        sw_feed(sw, ev_group_mask(MS(2100), on));
+        assert_false(switches_is_stopped(sw));
+        sw_feed(sw, ev_cswitch(1, MS(2200), 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        sw_feed(sw, ev_cswitch(1, MS(2210), 102, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        sw_feed(sw, ev_cswitch(1, MS(2230), 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A));
+        r = thread_row(sw, 102);
+        assert_non_null(r);
+        assert_int_equal(r->nr_switches, 2);
+        assert_int_equal(r->on_cpu_ns, MS(10));
+        assert_int_equal(r->off_cpu_ns, MS(20));
+        assert_int_equal(r->waits[0].nr_waits, 1);
+        assert_null(thread_row(sw, 101)); /* was on CPU 0 when they stopped: not known since */
+        /* off again, and a switch after it without a group mask: switches are on */
+        sw_feed(sw, ev_group_mask(MS(2300), 0));
+        assert_true(switches_is_stopped(sw));
+        sw_feed(sw, ev_cswitch(1, MS(2310), 102, PID_A, ST_WAITING, WR_QUEUE, 0, 0));
+        assert_false(switches_is_stopped(sw));
+        switches_free(sw);
+}
+
+/* A CPU whose idle periods all say C0 (running): the kernel sent no idle states, its C-state
+   is unknown, not "C0 100%". */
+static void test_switches_cstates_unknown(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_cswitch(0, MS(1), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(4), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        struct kevent ev = ev_cswitch(1, MS(1), 201, PID_B, ST_WAITING, WR_USERREQUEST, 0, 0);
+        sw_feed(sw, ev);
+        ev = ev_cswitch(1, MS(3), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B);
+        ev.cswitch.previous_cstate = 2;
+        sw_feed(sw, ev);
+        sw_feed(sw, ev_cswitch(1, MS(4), 201, PID_B, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_cswitch(1, MS(5), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B));
+        const struct switches_cpu_row *c;
+        assert_int_equal(switches_cpus(sw, &c), 2);
+        char text[64];
+        switches_cstates_text(&c[0], text, sizeof(text));
+        assert_string_equal(text, "unknown (no C-state data)");
+        switches_cstates_text(&c[1], text, sizeof(text)); /* C0 with C-states: polling */
+        assert_string_equal(text, "C0 33% C2 67%");
+        switches_free(sw);
+}
+
+/* The idle thread has one name, "Idle" (as WPA's), wherever it shows: as a process, as a
+   thread and as a readier, even where an event named pid 0 otherwise (Linux's swapper). */
+static void test_switches_idle_name(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_process(KEV_PHASE_DC_START, 0, 0, "swapper/0"));
+        sw_feed(sw, ev_cswitch(0, MS(1), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0));
+        sw_feed(sw, ev_ready(0, MS(2), 101, PID_A, 0, 0));
+        sw_feed(sw, ev_cswitch(0, MS(3), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A));
+        assert_string_equal(switches_process_name(sw, 0), "Idle");
+        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
+        switches_thread_names(sw, 0, pn, tn);
+        assert_string_equal(pn, "Idle");
+        assert_string_equal(tn, "");
+        const struct switches_readier_row *rr;
+        assert_int_equal(switches_readiers(sw, 101, &rr), 1);
+        assert_string_equal(rr[0].readying_process_name, "Idle");
+        assert_string_equal(rr[0].readying_thread_name, "");
+        switches_free(sw);
+}
+
 static void test_switches_filters(void **state)
 {
         struct fix *fx = *state;
@@ -2775,6 +2940,12 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_readiers, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_modes, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_cpu_pct_modes, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_cswitch_off, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_cstates_unknown, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_idle_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_filters, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_names_late, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_pid_reuse, fix_setup, fix_teardown),

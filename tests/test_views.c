@@ -475,11 +475,15 @@ static void test_branches_view(void **state)
         assert_int_equal(tb->nr_rows, 1);
         assert_true(tb->flags[0] & UI_ROW_GREYED);
         assert_non_null(strstr(shown(tb, 0, "From"), "LBR is not available here"));
-        h.m.is_live = false; /* a recording without LBR */
+        h.m.why_no_lbr = "";
+        rebuild(&h); /* live, LBR on: none came yet */
+        assert_string_equal(shown(tb, 0, "From"), "No LBR events yet.");
+        h.m.is_live = false; /* a recording without LBR: what it lacks, no session to change */
         rebuild(&h);
         assert_int_equal(tb->nr_rows, 1);
         assert_true(tb->flags[0] & UI_ROW_GREYED);
-        assert_string_equal(shown(tb, 0, "From"), "No LBR events yet.");
+        assert_non_null(strstr(shown(tb, 0, "From"), "the trace has no LBR events"));
+        assert_null(strstr(shown(tb, 0, "From"), "yet"));
         harness_fini(&h);
         profile_free(none);
 }
@@ -679,7 +683,31 @@ static void test_switches_view(void **state)
         rebuild(&h);
         assert_int_equal(tb->nr_rows, 1); /* no switches yet: the greyed row */
         assert_true(tb->flags[0] & UI_ROW_GREYED);
-        assert_non_null(strstr(shown(tb, 0, "Thread"), "No context switches"));
+        assert_string_equal(shown(tb, 0, "Thread"), "No context switches yet.");
+        /* CSWITCH off in the session: said so */
+        struct kevent gm = ev_base(KEV_GROUP_MASK, 0, 0, 0, 0);
+        gm.group_mask.masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        feed(p, gm);
+        rebuild(&h);
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "CSWITCH is off"));
+        /* a recording: what the trace lacks (no session to change) */
+        h.m.is_live = false;
+        rebuild(&h);
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "the trace has no CSwitch events"));
+        assert_null(strstr(shown(tb, 0, "Thread"), "Session view"));
+        h.m.is_live = true;
+        gm.group_mask.masks[0] |= EVENT_TRACE_FLAG_CSWITCH;
+        feed(p, gm);
+        /* counts, then CSWITCH off: they stay, and a row says nothing is counted since */
+        feed_schedule(p);
+        gm.time_ns = MS(10);
+        gm.group_mask.masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        feed(p, gm);
+        rebuild(&h);
+        assert_true(find_row(tb, "Thread", "alpha.exe/main", 0) >= 0);
+        assert_true(tb->flags[tb->order[0]] & UI_ROW_GREYED); /* first, where it is seen */
+        assert_non_null(strstr(shown(tb, 0, "Thread"), "CSWITCH is off"));
+        profile_restart(p); /* forgets it all, the stop too */
 
         feed_schedule(p);
         rebuild(&h);
@@ -787,6 +815,69 @@ static void test_switches_view(void **state)
         profile_free(p);
 }
 
+/* Rows of no one thread show no TID or PID: the other threads' row and the readyings by the
+   exited threads folded past SWITCHES_EXITED_MAX (AGG_ALL, once shown cut to "4294967"). */
+static void test_switches_view_no_id(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, switches_view_new(), p, true);
+        struct ui_table *tb = &h.table;
+        const uint32_t first = 1000, nr = SWITCHES_EXITED_MAX + 20;
+        int64_t t = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t tid = first + i;
+                t = MS(1) + MS(i);
+                int64_t on = 100000 + i;
+                struct kevent ev = ev_process(t, tid, "short");
+                ev.process.phase = KEV_PHASE_START;
+                feed(p, ev);
+                ev = ev_thread(t, tid, tid, "short");
+                ev.thread.phase = KEV_PHASE_START;
+                feed(p, ev);
+                for (int k = 0; k < (i ? 1 : 2); k++) { /* the first: the heaviest, kept */
+                        int64_t at = t + k * (on + 1000);
+                        feed(p, ev_cswitch(0, at, 0, 0, ST_READY, WR_EXECUTIVE, tid, tid));
+                        if (i)
+                                feed(p, ev_ready(0, at + 1000, first, first, tid, tid));
+                        feed(p, ev_cswitch(0, at + on, tid, tid, ST_WAITING, WR_QUEUE, 0, 0));
+                }
+                int64_t end = t + (i ? 1 : 2) * (on + 1000) + 10000;
+                ev = ev_thread(end, tid, tid, "short");
+                ev.thread.phase = KEV_PHASE_END;
+                feed(p, ev);
+                ev = ev_process(end, tid, "short");
+                ev.process.phase = KEV_PHASE_END;
+                feed(p, ev);
+        }
+        /* time passes, past the grace: the lightest exited threads fold */
+        struct kevent tick = ev_base(KEV_GROUP_MASK, 1, t + SWITCHES_EXIT_GRACE_NS + MS(10), 0, 0);
+        tick.group_mask.masks[0] = EVENT_TRACE_FLAG_CSWITCH;
+        feed(p, tick);
+        profile_refresh(p);
+        rebuild(&h);
+        int other = find_row(tb, "Thread", "[other threads]", 0);
+        assert_true(other >= 0);
+        assert_true(count_at(tb, (uint32_t)other, "Switches") > 0);
+        assert_string_equal(shown(tb, (uint32_t)other, "TID"), "");
+        assert_string_equal(shown(tb, (uint32_t)other, "PID"), "");
+        int kept = -1;
+        for (uint32_t i = 0; i < tb->nr_rows; i++)
+                if (count_at(tb, i, "TID") == first)
+                        kept = (int)i;
+        assert_true(kept >= 0);
+        press(&h, '\n', key_at(tb, kept));
+        int exited = find_row(tb, "Thread", "readied by [exited threads] from (no stack)", 1);
+        assert_true(exited >= 0);
+        assert_true(count_at(tb, (uint32_t)exited, "Readied") > 0);
+        assert_string_equal(shown(tb, (uint32_t)exited, "TID"), "");
+        assert_string_equal(shown(tb, (uint32_t)exited, "PID"), "");
+        harness_fini(&h);
+        profile_free(p);
+}
+
 /* ---- 4. the session panel ---- */
 
 static int setting_row(const struct ui_table *t, const char *name)
@@ -839,6 +930,13 @@ static void test_session_view(void **state)
         struct panel_values want;
         const char *name;
         assert_false(session_view_pending(h.view, &want, &name));
+        /* a greyed LBR filter: refused with the reason, nothing asked of the session */
+        int filter = setting_row(tb, "LBR filter: KERNEL");
+        assert_true(flags_at(tb, filter) & UI_ROW_GREYED);
+        assert_false(press(&h, '\n', key_at(tb, filter)) & UI_APPLY);
+        assert_false(session_view_pending(h.view, &want, &name));
+        assert_non_null(strstr(h.st.status, "LBR filter: KERNEL: no LBR in this virtual machine"));
+        assert_null(strstr(h.st.status, "applied to the running session"));
 
         /* CSWITCH off: Enter asks the loop to apply the edited copy */
         assert_true(press(&h, '\n', key_at(tb, cs)) & UI_APPLY);
@@ -1124,6 +1222,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),
+                cmocka_unit_test(test_switches_view_no_id),
                 cmocka_unit_test(test_functions_by_process),
                 cmocka_unit_test(test_windows_stack_parts),
                 cmocka_unit_test(test_session_view),

@@ -26,7 +26,9 @@ struct ui_screen {
         const struct ui_table *visible_table; /* borrowed, only compared */
         uint64_t visible_generation;
         char visible_filter[64];
-        bool is_no_match; /* the last search found no row: the status line says so */
+        bool is_no_match;  /* the last search found no row: the status line says so */
+        uint32_t help_top; /* the help screen's first line shown */
+        uint32_t nr_help;  /* its lines, as last drawn (wrapped to the terminal) */
 };
 
 enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
@@ -376,17 +378,82 @@ static void put_line(int y, const char *text, int attr)
         }
 }
 
+#define HELP_LINES  128
+#define HELP_WIDTH  160
+#define HELP_INDENT 15 /* where a key's help starts: "  %-12s " */
+
+/* The help's lines wrapped at width (a key's help goes on under itself): up to max lines of
+   HELP_WIDTH into out; returns how many, *is_title[i] for the titles. */
+static uint32_t help_wrapped(const struct ui_view *v, int width, char (*out)[HELP_WIDTH],
+                             bool *is_title, uint32_t max)
+{
+        static char lines[HELP_LINES][HELP_WIDTH];
+        uint32_t n = ui_help_lines(v, &lines[0][0], HELP_WIDTH, HELP_LINES), m = 0;
+        if (width > HELP_WIDTH - 1)
+                width = HELP_WIDTH - 1;
+        for (uint32_t i = 0; i < n && m < max; i++) {
+                const char *p = lines[i];
+                bool is_first = true;
+                do {
+                        int indent = is_first ? 0 : HELP_INDENT;
+                        int room = width - indent, len = (int)strlen(p);
+                        if (room < 8) { /* too narrow to wrap: cut */
+                                room = width;
+                                indent = 0;
+                        }
+                        int cut = len <= room ? len : room;
+                        if (len > room) /* at a space, where there is one */
+                                for (int k = room; k > room / 2; k--)
+                                        if (p[k] == ' ') {
+                                                cut = k;
+                                                break;
+                                        }
+                        snprintf(out[m], HELP_WIDTH, "%*s%.*s", indent, "", cut, p);
+                        is_title[m++] = is_first && lines[i][0] != ' ';
+                        p += cut;
+                        while (*p == ' ')
+                                p++;
+                        is_first = false;
+                } while (*p && m < max);
+        }
+        return m;
+}
+
+/* The help screen: the keys of the view and of every view, wrapped to the terminal, from
+   help_top (kept on the screen: the last line at the bottom at most). */
 static void draw_help(struct ui_screen *s, const struct ui_view *v)
 {
-        char lines[128][160];
-        uint32_t n = ui_help_lines(v, &lines[0][0], sizeof(lines[0]), 128);
+        static char lines[2 * HELP_LINES][HELP_WIDTH];
+        bool is_title[2 * HELP_LINES];
+        uint32_t n = help_wrapped(v, COLS, lines, is_title, 2 * HELP_LINES);
+        uint32_t room = LINES > 3 ? (uint32_t)LINES - 3 : 1;
+        s->nr_help = n;
+        if (s->help_top + room > n)
+                s->help_top = n > room ? n - room : 0;
         int y = 0;
-        put_line(y++, "etwtop keys (any key returns)", attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD);
+        put_line(y++,
+                 n > room ? "etwtop keys (Up/Down, PgUp/PgDn scroll; any other key returns)"
+                          : "etwtop keys (any key returns)",
+                 attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD);
         put_line(y++, "", 0);
-        for (uint32_t i = 0; i < n && y < LINES; i++)
-                put_line(y++, lines[i], lines[i][0] != ' ' ? A_BOLD : 0);
-        while (y < LINES)
+        for (uint32_t i = s->help_top; i < n && y < LINES - 1; i++)
+                put_line(y++, lines[i], is_title[i] ? A_BOLD : 0);
+        while (y < LINES - 1)
                 put_line(y++, "", 0);
+        char more[96] = "";
+        if (n > room)
+                snprintf(more, sizeof(more), "-- lines %u-%u of %u --", s->help_top + 1,
+                         s->help_top + room < n ? s->help_top + room : n, n);
+        put_line(y, more, 0);
+}
+
+bool ui_screen_help_key(struct ui_screen *s, int key)
+{
+        uint32_t room = LINES > 3 ? (uint32_t)LINES - 3 : 1;
+        uint32_t last = s->nr_help > room ? s->nr_help - room : 0;
+        if (!last)
+                return false; /* all of it shown: any key returns */
+        return ui_screen_page_key(key, &s->help_top, last + 1);
 }
 
 /* The widths of the columns on a screen of cols columns: text columns without a width share
@@ -428,6 +495,44 @@ static const char *scrolled(const char *line, size_t len, uint32_t hscroll)
         return hscroll < len ? line + hscroll : line + len;
 }
 
+/* Row r as a line of text in the widths w (0: not shown): each cell cut to its width but the
+   last shown, which runs on (sideways scrolling shows the rest). Returns its length. */
+static size_t format_row(const struct ui_table *t, uint32_t r, const int *w, char *line,
+                         size_t size)
+{
+        int last = -1;
+        for (uint32_t c = 0; c < t->nr_cols; c++)
+                if (w[c])
+                        last = (int)c;
+        size_t len = 0;
+        for (uint32_t c = 0; c < t->nr_cols && len < size - 1; c++) {
+                if (!w[c])
+                        continue;
+                char cell[1024];
+                ui_table_format(t, r, c, cell, sizeof(cell));
+                int cut = (int)c == last ? (int)size : w[c];
+                if (t->cols[c].kind == UI_COL_TEXT) {
+                        /* the tree column: indentation and an expand mark */
+                        char shown[1200];
+                        bool is_tree = c + 1 == t->nr_cols;
+                        const char *mark = !is_tree                            ? ""
+                                           : (t->flags[r] & UI_ROW_EXPANDED)   ? "- "
+                                           : (t->flags[r] & UI_ROW_EXPANDABLE) ? "+ "
+                                                                               : "";
+                        snprintf(shown, sizeof(shown), "%*s%s%s", is_tree ? 2 * t->depth[r] : 0, "",
+                                 mark, cell);
+                        len += (size_t)snprintf(line + len, size - len, "%-*.*s ", w[c], cut,
+                                                shown);
+                } else {
+                        len += (size_t)snprintf(line + len, size - len, "%*.*s ", w[c], cut, cell);
+                }
+        }
+        if (len >= size)
+                len = size - 1;
+        line[len] = 0;
+        return len;
+}
+
 static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_state *vs, int y0,
                        int y1)
 {
@@ -451,7 +556,9 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         if (len >= sizeof(line))
                 len = sizeof(line) - 1;
         line[len] = 0;
-        put_line(y0, scrolled(line, len, vs->hscroll), attr_of(s, PAIR_COLUMNS, A_REVERSE));
+        char title_line[4096];
+        size_t title_len = len;
+        memcpy(title_line, line, len + 1);
 
         const uint32_t *rows;
         uint32_t nv = visible_rows(s, t, vs, &rows);
@@ -486,6 +593,22 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                 vs->top = vs->cursor - height + 1;
         if (vs->top + height > nv)
                 vs->top = nv > height ? nv - height : 0;
+        /* sideways: no further than the longest row shown needs (its end at the right edge),
+           in steps of 8 as Left and Right move; never to a blank table */
+        size_t widest = len;
+        for (uint32_t k = 0; k < height && vs->top + k < nv; k++) {
+                size_t n = format_row(t, rows[vs->top + k], w, line, sizeof(line));
+                while (n && line[n - 1] == ' ')
+                        n--;
+                if (n > widest)
+                        widest = n;
+        }
+        uint32_t max_scroll =
+                widest > (size_t)COLS ? (uint32_t)(widest - (size_t)COLS + 7) / 8 * 8 : 0;
+        if (vs->hscroll > max_scroll)
+                vs->hscroll = max_scroll;
+        put_line(y0, scrolled(title_line, title_len, vs->hscroll),
+                 attr_of(s, PAIR_COLUMNS, A_REVERSE));
         for (uint32_t k = 0; k < height; k++) {
                 int y = y0 + 1 + (int)k;
                 uint32_t i = vs->top + k;
@@ -494,32 +617,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                         continue;
                 }
                 uint32_t r = rows[i];
-                len = 0;
-                for (uint32_t c = 0; c < t->nr_cols && len < sizeof(line) - 1; c++) {
-                        if (!w[c])
-                                continue;
-                        char cell[1024];
-                        ui_table_format(t, r, c, cell, sizeof(cell));
-                        if (t->cols[c].kind == UI_COL_TEXT) {
-                                /* the tree column: indentation and an expand mark */
-                                char shown[1200];
-                                bool is_tree = c + 1 == t->nr_cols;
-                                const char *mark = !is_tree                            ? ""
-                                                   : (t->flags[r] & UI_ROW_EXPANDED)   ? "- "
-                                                   : (t->flags[r] & UI_ROW_EXPANDABLE) ? "+ "
-                                                                                       : "";
-                                snprintf(shown, sizeof(shown), "%*s%s%s",
-                                         is_tree ? 2 * t->depth[r] : 0, "", mark, cell);
-                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%-*.*s ",
-                                                        w[c], w[c], shown);
-                        } else {
-                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%*.*s ",
-                                                        w[c], w[c], cell);
-                        }
-                }
-                if (len >= sizeof(line))
-                        len = sizeof(line) - 1;
-                line[len] = 0;
+                len = format_row(t, r, w, line, sizeof(line));
                 int attr = 0;
                 if (i == vs->cursor)
                         attr = attr_of(s, PAIR_CURSOR, A_REVERSE);
@@ -537,6 +635,7 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
                 refresh();
                 return;
         }
+        s->help_top = 0; /* the help opens at its top */
         if (COLS < UI_MIN_COLS || LINES < UI_MIN_LINES) {
                 char msg[96];
                 snprintf(msg, sizeof(msg), "terminal too small (%dx%d): etwtop needs %dx%d", COLS,

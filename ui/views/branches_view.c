@@ -69,7 +69,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                       ? "No branch edges: LBR is not available here (see the "
                                         "Session view). Replay a trace recorded with "
                                         "--lastbranch to see them."
-                                      : "No LBR events yet.");
+                              : m->is_live ? "No LBR events yet."
+                                           : "No branch edges: the trace has no LBR events (it "
+                                             "was recorded without --lastbranch).");
 }
 
 static unsigned act_group(struct ui_key_ctx *c)

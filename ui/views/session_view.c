@@ -189,7 +189,14 @@ static unsigned act_toggle(struct ui_key_ctx *c)
                 snprintf(c->st->status, sizeof(c->st->status), "%s: %s", s->name, why_not(sv, s));
                 return UI_REDRAW;
         }
-        /* what the machine lacks is still asked of the session: its answer is the reason */
+        /* what the machine lacks is still asked of the session: its answer is the reason; but
+           a filter without LBR is only stored by it, refused here with the reason */
+        const char *why = why_not(sv, s);
+        if (why && s->kind == SET_LBR && s->value) {
+                snprintf(c->st->status, sizeof(c->st->status), "%s: %s (not applied)", s->name,
+                         why);
+                return UI_REDRAW;
+        }
         sv->want = sv->now;
         toggle(&sv->want, s);
         sv->pending = s;

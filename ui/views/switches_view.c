@@ -169,8 +169,10 @@ static void add_thread_details(struct switches *sw, struct sym_store *st, struct
                         ui_table_text(t, r, COL_THREAD, "readied by [other readiers]");
                         continue;
                 }
-                ui_table_u64(t, r, COL_TID, x->readying_tid);
-                ui_table_u64(t, r, COL_PID, x->readying_pid);
+                if (x->readying_tid != AGG_ALL) { /* "[exited threads]": no one id */
+                        ui_table_u64(t, r, COL_TID, x->readying_tid);
+                        ui_table_u64(t, r, COL_PID, x->readying_pid);
+                }
                 if (x->has_where)
                         view_place_text(st, x->where, x->function, x->offset, where, sizeof(where));
                 else
@@ -213,11 +215,13 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                 uint64_t key = (uint64_t)w->tid + 1;
                 bool can_open = !w->is_other;
                 bool is_open = can_open && ui_key_set_has(&sv->expanded, key);
+                /* the other threads' row is sparse: no TID, PID or CPU of its own */
                 uint32_t r = ui_table_add(t, key, depth,
-                                          (can_open ? UI_ROW_EXPANDABLE : 0) |
+                                          (can_open ? UI_ROW_EXPANDABLE : UI_ROW_SPARSE) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 row_cells(t, r, w, switches_wall_ns(p->switches));
-                ui_table_u64(t, r, COL_TID, w->tid);
+                if (!w->is_other)
+                        ui_table_u64(t, r, COL_TID, w->tid);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
                 else
@@ -304,12 +308,35 @@ static void add_waits(struct profile *p, struct ui_table *t)
         }
 }
 
+/* Why there is no row: a live session's CSWITCH is off, or none came yet; a recording has
+   none (it has no session to change). */
+static const char *no_switches_text(bool is_live, bool is_stopped)
+{
+        if (!is_live)
+                return "No context switches: the trace has no CSwitch events (it was recorded "
+                       "without CSWITCH).";
+        if (is_stopped)
+                return "No context switches: CSWITCH is off (turn it on in the Session view).";
+        return "No context switches yet.";
+}
+
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
 {
         struct switches_view *sv = of(v);
         struct profile *p = m->profile;
+        /* the rows count up to the latest event, as CPU%'s wall time does: a thread on a CPU
+           since the last refresh has its time there */
+        switches_settle(p->switches);
         ui_table_clear(t);
         v->cols = t->cols = group_cols[sv->group];
+        /* first: the counts from before CSWITCH went off are no more */
+        bool is_stopped = switches_is_stopped(p->switches);
+        if (is_stopped)
+                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
+                              m->is_live ? "CSWITCH is off: nothing counted since it went off "
+                                           "(turn it on in the Session view)."
+                                         : "CSWITCH went off while the trace was recorded: no "
+                                           "switches after that.");
         switch (sv->group) {
         case GROUP_THREAD: {
                 const struct switches_row *rows;
@@ -322,9 +349,11 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         case GROUP_WAIT: add_waits(p, t); break;
         default: break;
         }
-        if (!t->nr_rows)
-                ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
-                              "No context switches (turn CSWITCH on in the Session view).");
+        if (t->nr_rows == (is_stopped ? 1u : 0u)) { /* no row: why */
+                if (!is_stopped)
+                        ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE);
+                ui_table_text(t, 0, COL_THREAD, no_switches_text(m->is_live, is_stopped));
+        }
 }
 
 /* Threads and processes open; CPUs and waits do not. */

@@ -128,6 +128,9 @@ struct switches_cpu_row {
         /* the idle periods that ended, by the C-state the CPU slept in (CSwitch
            PreviousCState of the switch from the idle thread); switches_cpus only */
         uint64_t cstate_ns[SWITCHES_NR_CSTATES];
+        /* some idle period named a C-state past C0: without the kernel's idle-state events
+           every one reads C0 (running), and the C-state is unknown */
+        bool has_cstates;
 };
 
 /* Threads that exited are kept one by one up to SWITCHES_EXITED_MAX, besides the live ones:
@@ -165,8 +168,8 @@ void switches_reset(struct switches *sw);
    then that come late count nothing: a CPU's busy and idle time add up to the time since. */
 void switches_zero(struct switches *sw);
 
-/* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, and KEV_PROCESS,
-   KEV_THREAD, KEV_THREAD_NAME for names and pids; of the rest, only the time (how far the
+/* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, KEV_PROCESS,
+   KEV_THREAD, KEV_THREAD_NAME for names and pids, and KEV_GROUP_MASK (CSWITCH off and on); of the rest, only the time (how far the
    session has come, for switches_refresh). Each CPU's events in time order; those of different
    CPUs may interleave out of order (a live session's buffers), a stack right after its event. */
 void switches_event(struct switches *sw, const struct kevent *ev);
@@ -183,20 +186,32 @@ void switches_set_filter(struct switches *sw, const struct agg_filter *f);
    its own share; then applies the aggregation mode. Call it once at the end of a replay too. */
 void switches_refresh(struct switches *sw);
 
+/* The first step of switches_refresh alone: credits the intervals still open up to the latest
+   event time, and applies no mode. The rows then count up to the latest event, as
+   switches_wall_ns does (a thread on a CPU since the last refresh has its time there): call it
+   before the rows are asked for. */
+void switches_settle(struct switches *sw);
+
 /* What the caps folded or left without a row (switches_caps above). */
 void switches_caps(const struct switches *sw, struct switches_caps *out);
 
-/* The name of process pid as its events gave it ("" when none did); valid until the next event
-   or call on sw. */
+/* The idle thread's (tid 0) and its process's (pid 0) one name, as WPA's. */
+#define SWITCHES_IDLE_NAME "Idle"
+/* The name of process pid as its events gave it ("" when none did; SWITCHES_IDLE_NAME for pid 0
+   when one did); valid until the next event or call on sw. */
 const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
 /* Thread tid's process name and its own where it differs (SWITCHES_NAME_SIZE each; "" when
-   none is known). */
+   none is known; SWITCHES_IDLE_NAME for tid 0). */
 void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread);
-/* The wall time the counts cover: from the last zero (or the first event) to the latest
-   event; what a thread's On-CPU is a share of (CPU%). */
+/* The wall time the counts cover, in the same window: from the last zero (or the first
+   event) to the latest event, decayed or zeroed at each refresh as the counts are; what a
+   thread's On-CPU is a share of (CPU%). */
 int64_t switches_wall_ns(const struct switches *sw);
+/* The session turned CSWITCH off (a group-mask event without it, KEV_GROUP_MASK) and no switch
+   came since: nothing runs or waits past that moment, and nothing more is counted. */
+bool switches_is_stopped(const struct switches *sw);
 /* CSwitch and ReadyThread events counted (after decay). */
 uint64_t switches_nr_switches(const struct switches *sw);
 uint64_t switches_nr_readies(const struct switches *sw);
@@ -259,7 +274,9 @@ uint32_t switches_cpus(struct switches *sw, const struct switches_cpu_row **rows
 uint32_t switches_thread_cpus(struct switches *sw, uint32_t tid,
                               const struct switches_cpu_row **rows);
 /* A CPU row's idle time by C-state as text into buf: "C1 75% C3 25%", shallow first, the
-   states of at least 1% (C7 stands for C7 and deeper); "" when no idle period ended. */
+   states of at least 1% (C7 stands for C7 and deeper); SWITCHES_CSTATE_UNKNOWN when no period
+   named its C-state (has_cstates); "" when no idle period ended. */
+#define SWITCHES_CSTATE_UNKNOWN "unknown (no C-state data)"
 void switches_cstates_text(const struct switches_cpu_row *row, char *buf, size_t size);
 
 #endif

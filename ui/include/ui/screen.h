@@ -85,6 +85,10 @@ struct ui_frame {
    (true); any other key closes it (false). */
 bool ui_screen_page_key(int key, uint32_t *top, uint32_t nr);
 
+/* A key on the help screen: the arrows, PgUp/PgDn, Home and End scroll it when it does not fit
+   the terminal (true); any other key, or any key when it fits, closes it (false). */
+bool ui_screen_help_key(struct ui_screen *s, int key);
+
 /* Draws the frame: header, tabs, the table through vs (sorted and filtered as vs says), the
    status and the key bar; or the help screen. Small terminals drop parts, never crash. */
 void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_table *t,
