@@ -169,9 +169,10 @@ void switches_reset(struct switches *sw);
 void switches_zero(struct switches *sw);
 
 /* Takes KEV_CSWITCH, KEV_READY_THREAD, the KEV_STACK of a ReadyThread, KEV_PROCESS,
-   KEV_THREAD, KEV_THREAD_NAME for names and pids, and KEV_GROUP_MASK (CSWITCH off and on); of the rest, only the time (how far the
-   session has come, for switches_refresh). Each CPU's events in time order; those of different
-   CPUs may interleave out of order (a live session's buffers), a stack right after its event. */
+   KEV_THREAD, KEV_THREAD_NAME for names and pids, and KEV_GROUP_MASK (CSWITCH off and on); of the
+   rest, only the time (how far the session has come, for switches_refresh). Each CPU's events in
+   time order; those of different CPUs may interleave out of order (a live session's buffers), a
+   stack right after its event. */
 void switches_event(struct switches *sw, const struct kevent *ev);
 
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings);
