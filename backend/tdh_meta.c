@@ -762,6 +762,34 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
 
 static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int depth);
 
+/* The bytes one value of pr takes when that does not depend on the payload, else 0. */
+static size_t fixed_size(const struct tdh_prop *pr, unsigned psize)
+{
+        switch (pr->in_type) {
+        case IN_INT8:
+        case IN_UINT8:
+        case IN_ANSICHAR: return 1;
+        case IN_INT16:
+        case IN_UINT16:
+        case IN_UNICODECHAR: return 2;
+        case IN_INT32:
+        case IN_UINT32:
+        case IN_HEXINT32:
+        case IN_BOOLEAN:
+        case IN_FLOAT: return 4;
+        case IN_INT64:
+        case IN_UINT64:
+        case IN_HEXINT64:
+        case IN_FILETIME:
+        case IN_DOUBLE: return 8;
+        case IN_POINTER:
+        case IN_SIZET: return psize;
+        case IN_GUID:
+        case IN_SYSTEMTIME: return 16;
+        default: return 0;
+        }
+}
+
 /* Decodes property i (all its elements). */
 static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
 {
@@ -780,6 +808,18 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
         if (count > 4096 || length > 65536)
                 return -EBADMSG;
         for (uint64_t k = 0; k < count; k++) {
+                size_t fixed = fixed_size(pr, x->psize);
+
+                if (x->nr >= KEV_MAX_FIELDS && fixed && !(pr->flags & PROPERTY_STRUCT) &&
+                    !(is_top && count == 1)) {
+                        /* no field left to show them: the rest of a fixed-size array is skipped
+                           whole, only its end matters (the properties after it) */
+                        uint64_t n = (count - k) * fixed;
+                        if (x->at > x->size || n > x->size - x->at)
+                                return -EBADMSG;
+                        x->at += n;
+                        break;
+                }
                 if (pr->flags & PROPERTY_STRUCT) {
                         int rc = props(x, pr->struct_start, pr->nr_members, false, depth + 1);
                         if (rc)
