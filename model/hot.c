@@ -762,6 +762,8 @@ void hot_refresh(struct hot *h)
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
                 return;
+        if (s->mode == AGG_ZEROED) /* the counts start over, as with z: what the caps did too */
+                memset(&h->caps, 0, sizeof(h->caps));
         h->epoch++; /* the places move below */
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
