@@ -163,6 +163,7 @@ static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, 
         for (;;) {
                 struct node *x = &t->nodes[node];
                 x->count += n;
+                calltree_heat_add(x, n);
                 if (x->parent == UINT32_MAX)
                         return;
                 if (!is_self_at_leaf && t->nodes[x->parent].parent == UINT32_MAX)
@@ -211,6 +212,7 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
         bool is_top_down = root == ROOT_TOP_DOWN;
         uint32_t node = root;
         t->nodes[node].count++;
+        calltree_heat_add(&t->nodes[node], 1);
         for (uint32_t d = 0; d < nr; d++) {
                 uint32_t i = is_top_down ? nr - 1 - d : d;
                 struct frame_key k = keys[i];
@@ -223,6 +225,7 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
                 }
                 node = c;
                 t->nodes[node].count++;
+                calltree_heat_add(&t->nodes[node], 1);
                 if (i == 0)
                         t->nodes[node].self++;
         }

@@ -18,6 +18,9 @@ struct node {
         uint32_t next_sibling; /* a free slot: the next free one */
         uint32_t pid; /* of the first stack that made it: where a module-0 address is looked for */
         uint32_t owner; /* a sampled function's node under a process's or thread's root: its id */
+        /* the samples through it lately: as count, halved at each eviction (saturating): what
+           eviction goes by, so that nodes hot long ago cool and the newly hot stay */
+        uint32_t heat;
         uint64_t rel;
         uint64_t count, self;
 };
@@ -124,6 +127,11 @@ static inline struct frame_key calltree_key_of_node(const struct node *n)
         return (struct frame_key){n->module, n->function, n->rel, n->owner};
 }
 
+static inline void calltree_heat_add(struct node *x, uint64_t n)
+{
+        x->heat = n < UINT32_MAX - x->heat ? x->heat + (uint32_t)n : UINT32_MAX;
+}
+
 /* Every waiting sample counted along its paths: before the counts are read or nodes go. */
 void calltree_settle(struct calltree *t);
 
@@ -133,8 +141,8 @@ void calltree_merge_siblings(struct calltree *t);
 /* Every count by the mode s (decaying), the nodes that fall to nothing dropped with what is
    under them (calltree_prune.c). */
 void calltree_decay(struct calltree *t, const struct agg_settings *s);
-/* The coldest nodes (the fewest samples through them) evicted until at most target are left,
-   with the nodes under them (calltree_prune.c). */
+/* The coldest nodes (the fewest samples through them lately: heat) evicted until at most target are
+   left, with the nodes under them (calltree_prune.c). */
 void calltree_evict(struct calltree *t, uint32_t target);
 
 #endif

@@ -51,6 +51,7 @@ static uint32_t rebuild(struct calltree *t, uint8_t *fate)
                         uint32_t other = t->index[j];
                         if (calltree_node_is(&t->nodes[other], x->parent, &k)) {
                                 t->nodes[other].count += x->count;
+                                calltree_heat_add(&t->nodes[other], x->heat);
                                 t->nodes[other].self += x->self;
                                 rep[id] = other;
                                 fate[id] = MERGED;
@@ -115,6 +116,7 @@ void calltree_decay(struct calltree *t, const struct agg_settings *s)
                 /* rounded down, each node: a caller's count stays under its callee's */
                 x->count = agg_settings_apply(s, x->count);
                 x->self = agg_settings_apply(s, x->self);
+                x->heat = (uint32_t)agg_settings_apply(s, x->heat);
                 if (id >= NR_ROOTS && agg_settings_is_droppable(s, x->count))
                         fate[id] = DROP;
         }
@@ -163,29 +165,44 @@ void calltree_evict(struct calltree *t, uint32_t target)
         uint32_t need = t->nr_live - target;
         if (need > m)
                 need = m;
-        /* the count under which every node goes, and of those at it, as many as still need
-           to: the deepest first (a node's count is at most its parent's, so a node never goes
-           without the nodes under it) */
-        uint64_t *counts = xmalloc((m ? m : 1) * sizeof(*counts));
+        /* a node's worth: the nodes with the most samples (a quarter of the cap: the rows on
+           top of the counts open to their callers) stay; the others by their heat (the newly
+           hot stay, what was warm long ago goes). A node is worth at most its parent (its
+           count and heat are at most its parent's) */
+        uint64_t *worth = xmalloc((m ? m : 1) * sizeof(*worth));
         for (uint32_t i = 0; i < m; i++)
-                counts[i] = t->nodes[order[NR_ROOTS + i]].count;
-        uint64_t threshold = need ? kth_smallest(counts, m, need - 1) : 0;
+                worth[i] = t->nodes[order[NR_ROOTS + i]].count;
+        uint32_t nr_kept_by_count = t->max_nodes / 4;
+        uint64_t most = m > nr_kept_by_count ? kth_smallest(worth, m, m - nr_kept_by_count - 1)
+                                             : UINT64_MAX;
+        for (uint32_t i = 0; i < m; i++) {
+                const struct node *x = &t->nodes[order[NR_ROOTS + i]];
+                worth[i] = x->count > most ? UINT64_MAX : x->heat;
+        }
+        /* the worth under which every node goes, and of those at it, as many as still need
+           to: the deepest first (so a node never goes without the nodes under it) */
+        uint64_t *sorted = xmalloc((m ? m : 1) * sizeof(*sorted));
+        memcpy(sorted, worth, m * sizeof(*sorted));
+        uint64_t threshold = need ? kth_smallest(sorted, m, need - 1) : 0;
+        free(sorted);
         uint32_t nr_below = 0;
         for (uint32_t i = 0; i < m; i++)
-                nr_below += t->nodes[order[NR_ROOTS + i]].count < threshold;
+                nr_below += worth[i] < threshold;
         uint32_t nr_at = need - nr_below;
-        free(counts);
         uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
-        for (uint32_t i = n; need && i-- > NR_ROOTS;) {
-                const struct node *x = &t->nodes[order[i]];
-                if (x->count < threshold) {
-                        fate[order[i]] = DROP;
-                } else if (x->count == threshold && nr_at) {
-                        fate[order[i]] = DROP;
+        for (uint32_t i = m; need && i-- > 0;) {
+                if (worth[i] < threshold) {
+                        fate[order[NR_ROOTS + i]] = DROP;
+                } else if (worth[i] == threshold && nr_at) {
+                        fate[order[NR_ROOTS + i]] = DROP;
                         nr_at--;
                 }
         }
+        free(worth);
         free(order);
         t->nr_evicted += rebuild(t, fate);
         free(fate);
+        /* the nodes kept cool: what was hot long ago makes room for what is hot now */
+        for (uint32_t id = 0; id < t->nr_nodes; id++)
+                t->nodes[id].heat /= 2;
 }

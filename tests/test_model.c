@@ -2545,6 +2545,52 @@ static void test_calltree_evicts_cold(void **state)
         calltree_free(t);
 }
 
+/* Cumulative for hours: paths warm long ago cool at each eviction and make room, and a function
+   hot only now keeps its callers (by their counts alone, the old paths would stay and the new
+   one go at every eviction). */
+static void test_calltree_evicts_old(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t max = 4 + 400;
+        struct calltree *t = calltree_new(fx->store, max, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t now_hot[] = {a, b, g};
+        int64_t time = MS(1);
+        /* long ago: 30 paths of 3 addresses no image holds, 20 samples each (360 nodes) */
+        for (uint32_t k = 0; k < 30; k++) {
+                const uint64_t old[] = {0x700000 + 16 * k, 0x710000 + 16 * k, 0x720000 + 16 * k};
+                for (int i = 0; i < 20; i++)
+                        tree_sample(t, 0, time += MS(1), 700, old, 3);
+        }
+        /* now: 10 samples of the hot stack, then stacks seen once until the tree evicts */
+        uint64_t cold_at = 0x900000;
+        for (int round = 0; round < 8; round++) {
+                for (int i = 0; i < 10; i++)
+                        tree_sample(t, 1, time += MS(1), PID_A, now_hot, 3);
+                uint64_t nr_evicted = calltree_nr_evicted(t);
+                while (calltree_nr_evicted(t) == nr_evicted) {
+                        const uint64_t cold[] = {cold_at, cold_at + 0x100000, cold_at + 0x200000};
+                        cold_at += 16;
+                        tree_sample(t, 0, time += MS(1), 701, cold, 3);
+                }
+        }
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(t, true, 0, &rows);
+        uint32_t alpha = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_alpha)
+                        alpha = rows[i].node;
+        assert_int_not_equal(alpha, 0);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        assert_int_equal(rows[0].function, fx->fn_beta);
+        assert_true(rows[0].count >= 10);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        assert_int_equal(rows[0].function, fx->fn_gamma);
+        assert_int_equal(calltree_nr_cut(t), 0);
+        calltree_free(t);
+}
+
 /* A function's total over repeated stacks (remembered after the first), recursion counted once
    per stack, and the table growing between them. */
 static const struct hot_row *row_of(const struct hot_row *rows, uint32_t n, uint32_t function)
@@ -2988,6 +3034,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),

@@ -4,7 +4,8 @@
    of every process's samples and of each process's and each thread's. Frames are named when
    they are inserted (functions merge; frames whose module has no symbols yet keep their
    module+offset). Memory-bounded: when a stack would not fit in max_nodes, the coldest nodes
-   (the fewest samples through them) are evicted down to half of it; a tree too small
+   are evicted down to half of it (the fewest samples through them lately, the quarter of the
+   cap with the most samples kept: the top rows' callers stay); a tree too small
    for that cuts the stack. Counts decay or start over with the aggregation mode. Frames not
    named yet are looked up again when the symbol store changes; of those no image held, only
    while their process runs and the newest CALLTREE_UNNAMED_MAX: the cost of a look does not
