@@ -1,96 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* calltree.c: owns the top-down and callers trees of sampled stacks. */
-#include "model/calltree.h"
-#include "model_util.h"
+/* calltree.c: owns the top-down and callers trees of sampled stacks: counting a stack along its
+   paths, naming nodes late, answering. */
+#include "calltree_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_CPUS       1024
 #define MAX_FRAMES     256
 #define MAX_ENDED_PIDS 16384 /* process ends remembered between two looks for names */
 
-struct node {
-        uint32_t parent; /* UINT32_MAX: a root, or a node merged into another (DEAD_PARENT) */
-        uint32_t module;
-        uint32_t function;
-        uint32_t first_child, next_sibling;
-        uint32_t pid; /* of the first stack that made it: where a module-0 address is looked for */
-        uint64_t rel;
-        uint64_t count, self;
-};
-
-/* A node merged into its sibling of the same function (see rekey): never a parent again. */
-#define DEAD_PARENT (UINT32_MAX - 1)
-
-struct frame_key {
-        uint32_t module;
-        uint32_t function;
-        uint64_t rel;
-};
-
-struct pending {
-        uint64_t timestamp;
-        uint32_t pid;
-        uint64_t ip;
-        bool has;
-        bool is_matched;
-};
-
-/* A stack seen before: the leaves its sample reached in both trees, good while the symbol
-   store's generation stays (its frames would key the same nodes). */
-struct stack_memo {
-        uint64_t hash; /* of the pid and the raw frames */
-        uint64_t generation;
-        uint32_t pid, nr;
-        uint32_t top_down, callers; /* the deepest nodes; 0: no memo */
-        uint32_t nr_pending;        /* samples of this stack not yet counted along its paths */
-};
-#define MEMO_SLOTS (1u << 14)
-
-struct calltree {
-        struct sym_store *store; /* borrowed */
-        uint32_t max_nodes;
-        uint16_t source;
-        struct node *nodes; /* owned; [0] the top-down root, [1] the callers root */
-        uint32_t nr_nodes, cap_nodes;
-        uint32_t *index; /* owned hash: (parent, key) -> node, 0 free */
-        uint32_t index_mask;
-        uint64_t nr_samples;
-        struct pending pend[MAX_CPUS];
-        uint32_t nr_pend;          /* CPUs seen with samples: the pending slots worth scanning */
-        struct calltree_row *rows; /* owned: the last answer */
-        uint32_t cap_rows;
-        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash */
-        uint64_t nr_pending;     /* the memos' nr_pending, summed */
-        /* nodes made without a function name (their module loading, not yet described, or its
-           symbols to come with the recording), named again when the symbol store changes */
-        uint32_t *unnamed; /* owned: oldest first */
-        uint32_t nr_unnamed, cap_unnamed;
-        uint64_t rekey_generation; /* of the store, at the last look for their names */
-        /* owned: processes that ended since the look for names before the last one, those
-           before the last look first (nr_prev_ended): their frames no image held are not
-           looked up again */
-        uint32_t *ended_pids;
-        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
-        uint64_t nr_cut; /* stacks cut short by a full tree */
-};
-
-#define ROOT_TOP_DOWN 0u
-#define ROOT_CALLERS  1u
-
-static uint64_t node_hash(uint32_t parent, const struct frame_key *k)
-{
-        return mix(((uint64_t)parent << 32 | k->module) ^
-                   mix(k->rel ^ ((uint64_t)k->function << 40)));
-}
-
 static void roots(struct calltree *t)
 {
-        memset(t->nodes, 0, 2 * sizeof(*t->nodes));
-        t->nodes[ROOT_TOP_DOWN].parent = UINT32_MAX;
-        t->nodes[ROOT_CALLERS].parent = UINT32_MAX;
-        t->nr_nodes = 2;
+        memset(t->nodes, 0, NR_ROOTS * sizeof(*t->nodes));
+        for (uint32_t r = 0; r < NR_ROOTS; r++)
+                t->nodes[r].parent = UINT32_MAX;
+        t->nr_nodes = t->nr_live = NR_ROOTS;
+        t->free_head = 0;
 }
 
 struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint16_t source)
@@ -104,6 +29,7 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->index_mask = 2047;
         t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
         t->memo = xcalloc(MEMO_SLOTS, sizeof(*t->memo));
+        t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         roots(t);
         return t;
 }
@@ -116,6 +42,7 @@ void calltree_free(struct calltree *t)
         free(t->index);
         free(t->rows);
         free(t->memo);
+        free(t->thread_memo);
         free(t->unnamed);
         free(t->ended_pids);
         free(t);
@@ -127,53 +54,55 @@ void calltree_reset(struct calltree *t)
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         memset(t->pend, 0, sizeof(t->pend));
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->nr_pending = 0;
         t->nr_pend = 0;
         t->nr_samples = 0;
         t->nr_unnamed = 0;
         t->nr_ended_pids = t->nr_prev_ended = 0;
         t->nr_cut = 0;
+        t->nr_evicted = 0;
 }
 
-static bool node_is(const struct node *n, uint32_t parent, const struct frame_key *k)
+/* A slot for a new node: a free one, else one more. */
+static uint32_t node_alloc(struct calltree *t)
 {
-        return n->parent == parent && n->module == k->module && n->function == k->function &&
-               n->rel == k->rel;
-}
-
-static void index_insert(struct calltree *t, uint32_t id)
-{
-        const struct node *n = &t->nodes[id];
-        struct frame_key k = {n->module, n->function, n->rel};
-        uint32_t j = (uint32_t)node_hash(n->parent, &k) & t->index_mask;
-        while (t->index[j])
-                j = (j + 1) & t->index_mask;
-        t->index[j] = id;
+        if (t->free_head) {
+                uint32_t id = t->free_head;
+                t->free_head = t->nodes[id].next_sibling;
+                return id;
+        }
+        if (t->nr_nodes == t->cap_nodes) {
+                t->cap_nodes *= 2;
+                t->nodes = xrealloc(t->nodes, t->cap_nodes * sizeof(*t->nodes));
+        }
+        return t->nr_nodes++;
 }
 
 /* The child of parent with key k, made when missing (for a stack of pid); 0 when the tree is
    full. */
 static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k, uint32_t pid)
 {
-        uint32_t j = (uint32_t)node_hash(parent, k) & t->index_mask;
+        uint32_t j = (uint32_t)calltree_node_hash(parent, k) & t->index_mask;
         for (;; j = (j + 1) & t->index_mask) {
                 uint32_t id = t->index[j];
                 if (!id)
                         break;
-                if (node_is(&t->nodes[id], parent, k))
+                if (calltree_node_is(&t->nodes[id], parent, k))
                         return id;
         }
-        if (t->nr_nodes >= t->max_nodes)
+        if (t->nr_live >= t->max_nodes)
                 return 0;
-        if (t->nr_nodes == t->cap_nodes) {
-                t->cap_nodes *= 2;
-                struct node *n = xrealloc(t->nodes, t->cap_nodes * sizeof(*n));
-                t->nodes = n;
-        }
-        uint32_t id = t->nr_nodes++;
+        uint32_t id = node_alloc(t);
+        t->nr_live++;
         struct node *n = &t->nodes[id];
-        *n = (struct node){parent, k->module, k->function, 0, t->nodes[parent].first_child,
-                           pid,    k->rel,    0,           0};
+        *n = (struct node){.parent = parent,
+                           .module = k->module,
+                           .function = k->function,
+                           .next_sibling = t->nodes[parent].first_child,
+                           .pid = pid,
+                           .owner = k->owner,
+                           .rel = k->rel};
         t->nodes[parent].first_child = id;
         if (!k->function) {
                 if (t->nr_unnamed == t->cap_unnamed) {
@@ -182,12 +111,20 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
                 }
                 t->unnamed[t->nr_unnamed++] = id;
         }
-        if ((t->nr_nodes + 1) * 2 > t->index_mask + 1) {
+        if ((t->nr_live + 1) * 2 > t->index_mask + 1) {
                 free(t->index);
                 t->index_mask = t->index_mask * 2 + 1;
                 t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
-                for (uint32_t i = 2; i < t->nr_nodes; i++)
-                        index_insert(t, i);
+                for (uint32_t i = NR_ROOTS; i < t->nr_nodes; i++) {
+                        const struct node *x = &t->nodes[i];
+                        if (x->parent == FREE_NODE)
+                                continue;
+                        struct frame_key xk = calltree_key_of_node(x);
+                        uint32_t h = (uint32_t)calltree_node_hash(x->parent, &xk) & t->index_mask;
+                        while (t->index[h])
+                                h = (h + 1) & t->index_mask;
+                        t->index[h] = i;
+                }
         } else {
                 t->index[j] = id;
         }
@@ -197,7 +134,7 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
 static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr)
 {
         struct sym_loc loc = sym_locate(t->store, pid, addr);
-        struct frame_key k = {loc.module, 0, loc.rel};
+        struct frame_key k = {loc.module, 0, loc.rel, 0};
         if (loc.module) {
                 struct sym_frame f;
                 sym_resolve(t->store, loc, &f);
@@ -218,7 +155,7 @@ static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
 }
 
 /* Counts n samples along the path from node up to its root. Their self count goes to the leaf
-   in the top-down tree, to the root's child (the sampled function) in the callers tree. */
+   in the top-down tree, to the root's child (the sampled function) in the callers trees. */
 static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, uint64_t n)
 {
         if (is_self_at_leaf)
@@ -226,6 +163,7 @@ static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, 
         for (;;) {
                 struct node *x = &t->nodes[node];
                 x->count += n;
+                calltree_heat_add(x, n);
                 if (x->parent == UINT32_MAX)
                         return;
                 if (!is_self_at_leaf && t->nodes[x->parent].parent == UINT32_MAX)
@@ -234,50 +172,97 @@ static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, 
         }
 }
 
+static const uint32_t memo_roots[NR_MEMO_TREES] = {ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID};
+
 /* Counts a memo's waiting samples along its paths. */
 static void memo_settle(struct calltree *t, struct stack_memo *m)
 {
         if (!m->nr_pending)
                 return;
-        count_path(t, m->top_down, true, m->nr_pending);
-        count_path(t, m->callers, false, m->nr_pending);
+        for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
+                count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
         t->nr_pending -= m->nr_pending;
         m->nr_pending = 0;
 }
 
-/* Every waiting sample counted: before anyone reads the counts. */
-static void memo_settle_all(struct calltree *t)
+static void thread_memo_settle(struct calltree *t, struct thread_memo *m)
+{
+        if (!m->nr_pending)
+                return;
+        count_path(t, m->leaf, false, m->nr_pending);
+        t->nr_pending -= m->nr_pending;
+        m->nr_pending = 0;
+}
+
+void calltree_settle(struct calltree *t)
 {
         for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
                 memo_settle(t, &t->memo[i]);
+        for (uint32_t i = 0; t->nr_pending && i < THREAD_MEMO_SLOTS; i++)
+                thread_memo_settle(t, &t->thread_memo[i]);
 }
 
 /* Counts a sample along the path of keys from root, made where missing: outermost caller first
-   in the top-down tree, the sampled function first in the callers tree; its self count goes to
-   the sampled function's node. Returns the deepest node reached; *is_whole turns false when a
-   full tree cut the path short. */
+   in the top-down tree, the sampled function first in the callers trees (keyed by owner under
+   a process's or thread's root); its self count goes to the sampled function's node. Returns
+   the deepest node reached; *is_whole turns false when a full tree cut the path short. */
 static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_key *keys,
-                        uint32_t nr, uint32_t pid, bool is_top_down, bool *is_whole)
+                        uint32_t nr, uint32_t pid, uint32_t owner, bool *is_whole)
 {
+        bool is_top_down = root == ROOT_TOP_DOWN;
         uint32_t node = root;
         t->nodes[node].count++;
+        calltree_heat_add(&t->nodes[node], 1);
         for (uint32_t d = 0; d < nr; d++) {
                 uint32_t i = is_top_down ? nr - 1 - d : d;
-                uint32_t c = child(t, node, &keys[i], pid);
+                struct frame_key k = keys[i];
+                if (d == 0 && !is_top_down)
+                        k.owner = owner;
+                uint32_t c = child(t, node, &k, pid);
                 if (!c) {
                         *is_whole = false;
                         break;
                 }
                 node = c;
                 t->nodes[node].count++;
+                calltree_heat_add(&t->nodes[node], 1);
                 if (i == 0)
                         t->nodes[node].self++;
         }
         return node;
 }
 
-/* frames[0] is the sampled address, the last the outermost caller */
-static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uint32_t nr)
+/* The room a stack of nr frames may need, made by evicting the coldest nodes when the tree is
+   nearly full: down to half of it, so that evictions are rare. A tree too small for that (a
+   stack needs more than a quarter of it) cuts stacks instead. */
+static void make_room(struct calltree *t, uint32_t nr)
+{
+        uint32_t need = nr * NR_TREES_PER_SAMPLE;
+        if (t->nr_live + need <= t->max_nodes || need > t->max_nodes / 4)
+                return;
+        calltree_evict(t, t->max_nodes / 2);
+}
+
+/* The keys of a whole callers path, the sampled function first, from its deepest node (the
+   outermost caller); returns how many. */
+static uint32_t path_keys(const struct calltree *t, uint32_t leaf, struct frame_key *keys)
+{
+        uint32_t n = 0;
+        for (uint32_t x = leaf; t->nodes[x].parent != UINT32_MAX && n < MAX_FRAMES;
+             x = t->nodes[x].parent)
+                keys[n++] = calltree_key_of_node(&t->nodes[x]);
+        for (uint32_t i = 0; i < n / 2; i++) {
+                struct frame_key k = keys[i];
+                keys[i] = keys[n - 1 - i];
+                keys[n - 1 - i] = k;
+        }
+        return n;
+}
+
+/* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
+   address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
+static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
+                   const uint64_t *frames, uint32_t nr)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -288,31 +273,58 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
         struct frame_key leaf = key_of(t, pid, frames[0]);
+        /* the process as the hot functions' rows have it: the sample's, else (no image held
+           the address) the stack's */
+        uint32_t owner_pid =
+                sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
         uint64_t hash = stack_hash(pid, frames + 1, nr - 1) ^
                         mix((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
-                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr);
+                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
         struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
+        struct thread_memo *tm = &t->thread_memo[(hash ^ mix(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
-        if (m->top_down && m->hash == hash && m->generation == generation && m->pid == pid &&
-            m->nr == nr) {
+        bool is_hit = m->leaves[0] && m->hash == hash && m->generation == generation &&
+                      m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;
+        if (is_hit && tm->leaf && tm->hash == hash && tm->generation == generation &&
+            tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
-                   a stack seen again costs no walk up two trees */
+                   a stack seen again costs no walk up the trees */
                 m->nr_pending++;
-                t->nr_pending++;
+                tm->nr_pending++;
+                t->nr_pending += 2;
                 return;
         }
-        memo_settle(t, m);
+        thread_memo_settle(t, tm);
+        tm->leaf = 0;
+        make_room(t, nr); /* the memos whose nodes it evicts are forgotten */
+        is_hit = is_hit && m->leaves[0];
         struct frame_key keys[MAX_FRAMES];
-        keys[0] = leaf;
-        for (uint32_t i = 1; i < nr; i++)
-                keys[i] = key_of(t, pid, frames[i]);
         bool is_whole = true;
-        uint32_t top_down = descend(t, ROOT_TOP_DOWN, keys, nr, pid, true, &is_whole);
-        uint32_t callers = descend(t, ROOT_CALLERS, keys, nr, pid, false, &is_whole);
-        /* a path cut short by a full tree is not remembered: its sample counted where it
-           stopped, and a later one may find room */
+        if (is_hit) {
+                /* a stack seen in another thread: its frames as its callers path has them */
+                m->nr_pending++;
+                t->nr_pending++;
+                nr = path_keys(t, m->leaves[1], keys);
+        } else {
+                memo_settle(t, m);
+                m->leaves[0] = 0;
+                keys[0] = leaf;
+                for (uint32_t i = 1; i < nr; i++)
+                        keys[i] = key_of(t, pid, frames[i]);
+                const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
+                uint32_t leaves[NR_MEMO_TREES];
+                for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
+                        leaves[r] = descend(t, memo_roots[r], keys, nr, pid, owners[r], &is_whole);
+                /* a path cut short by a full tree is not remembered: its sample counted where
+                   it stopped, and a later one may find room */
+                if (is_whole) {
+                        *m = (struct stack_memo){hash, generation, pid, owner_pid, nr, {0}, 0};
+                        memcpy(m->leaves, leaves, sizeof(leaves));
+                }
+        }
+        uint32_t thread_leaf = descend(t, ROOT_CALLERS_TID, keys, nr, pid, tid, &is_whole);
         if (is_whole)
-                *m = (struct stack_memo){hash, generation, pid, nr, top_down, callers, 0};
+                *tm = (struct thread_memo){hash, generation, tid, thread_leaf, 0};
         else
                 t->nr_cut++;
 }
@@ -320,7 +332,7 @@ static void insert(struct calltree *t, uint32_t pid, const uint64_t *frames, uin
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched)
-                insert(t, p->pid, &p->ip, 1);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1);
         p->has = false;
 }
 
@@ -328,17 +340,20 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
 {
         uint16_t source;
         uint64_t ip;
+        uint32_t tid;
         switch (ev->type) {
         case KEV_SAMPLE:
                 source = 0;
                 ip = ev->sample.ip;
+                tid = ev->sample.tid;
                 break;
         case KEV_PMC_SAMPLE:
                 source = ev->pmc_sample.source;
                 ip = ev->pmc_sample.ip;
+                tid = ev->pmc_sample.tid;
                 break;
         case KEV_STACK: {
-                struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
+                struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
                 if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
                         p = NULL;
                         for (uint32_t c = 0; c < t->nr_pend && !p; c++)
@@ -356,7 +371,8 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                         frames[n++] = p->ip;
                 for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                         frames[n++] = ev->stack.frames[i];
-                insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, frames, n);
+                insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid,
+                       frames, n);
                 return;
         }
         case KEV_PROCESS:
@@ -375,11 +391,11 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         }
         if (source != t->source)
                 return;
-        struct pending *p = &t->pend[ev->cpu % MAX_CPUS];
-        if (ev->cpu % MAX_CPUS >= t->nr_pend)
-                t->nr_pend = ev->cpu % MAX_CPUS + 1;
+        struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
+        if (ev->cpu % CALLTREE_MAX_CPUS >= t->nr_pend)
+                t->nr_pend = ev->cpu % CALLTREE_MAX_CPUS + 1;
         pending_flush(t, p);
-        *p = (struct pending){ev->timestamp, ev->pid, ip, true, false};
+        *p = (struct pending){ev->timestamp, ev->pid, tid, ip, true, false};
 }
 
 uint64_t calltree_nr_samples(const struct calltree *t)
@@ -389,12 +405,17 @@ uint64_t calltree_nr_samples(const struct calltree *t)
 
 uint32_t calltree_nr_nodes(const struct calltree *t)
 {
-        return t->nr_nodes;
+        return t->nr_live;
 }
 
 uint64_t calltree_nr_cut(const struct calltree *t)
 {
         return t->nr_cut;
+}
+
+uint64_t calltree_nr_evicted(const struct calltree *t)
+{
+        return t->nr_evicted;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -411,46 +432,6 @@ static int row_cmp(const void *a, const void *b)
         return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The nodes again in one index, their sibling lists rebuilt, a node whose key a sibling has
-   merged into that sibling (its counts and children with it). Parents come before their
-   children in the array (a child is made after its parent), so one pass in order sees each
-   parent's final place before its children. */
-static void merge_siblings(struct calltree *t)
-{
-        uint32_t *rep = xmalloc(t->nr_nodes * sizeof(*rep));
-        memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
-        for (uint32_t id = 0; id < t->nr_nodes; id++) {
-                struct node *x = &t->nodes[id];
-                rep[id] = id;
-                x->first_child = x->next_sibling = 0;
-                if (x->parent == UINT32_MAX || x->parent == DEAD_PARENT)
-                        continue;
-                x->parent = rep[x->parent];
-                struct frame_key k = {x->module, x->function, x->rel};
-                uint32_t j = (uint32_t)node_hash(x->parent, &k) & t->index_mask;
-                for (; t->index[j]; j = (j + 1) & t->index_mask) {
-                        uint32_t other = t->index[j];
-                        if (node_is(&t->nodes[other], x->parent, &k)) {
-                                t->nodes[other].count += x->count;
-                                t->nodes[other].self += x->self;
-                                rep[id] = other;
-                                x->parent = DEAD_PARENT;
-                                break;
-                        }
-                }
-                if (x->parent != DEAD_PARENT)
-                        t->index[j] = id;
-        }
-        for (uint32_t id = t->nr_nodes; id-- > 2;) {
-                struct node *x = &t->nodes[id];
-                if (x->parent == DEAD_PARENT)
-                        continue;
-                x->next_sibling = t->nodes[x->parent].first_child;
-                t->nodes[x->parent].first_child = id;
-        }
-        free(rep);
-}
-
 /* Names the nodes made without one whose module has since loaded, been described (a late
    image, a trace's CLR methods) or got its symbols (a recording's kernel symbols come at its
    end): a node named so joins its sibling of that function. Runs when the store changed. */
@@ -460,7 +441,7 @@ static void rekey(struct calltree *t)
         if (!t->nr_unnamed || generation == t->rekey_generation)
                 return;
         t->rekey_generation = generation;
-        memo_settle_all(t);
+        calltree_settle(t);
         uint32_t nr_ended = t->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -477,7 +458,7 @@ static void rekey(struct calltree *t)
         for (uint32_t i = 0; i < t->nr_unnamed; i++) {
                 uint32_t id = t->unnamed[i];
                 struct node *x = &t->nodes[id];
-                if (x->parent == DEAD_PARENT || x->function)
+                if (x->parent == FREE_NODE || x->function)
                         continue;
                 struct sym_loc loc = {x->module, x->rel};
                 if (!loc.module)
@@ -525,24 +506,28 @@ static void rekey(struct calltree *t)
         t->nr_unnamed = keep;
         if (!is_changed)
                 return;
-        merge_siblings(t);
-        /* the memos' leaves may have merged away */
-        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        calltree_merge_siblings(t);
+}
+
+/* Samples whose stacks never came count now (their address alone). */
+static void pending_flush_all(struct calltree *t)
+{
+        for (uint32_t c = 0; c < t->nr_pend; c++)
+                pending_flush(t, &t->pend[c]);
 }
 
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                            const struct calltree_row **rows)
 {
-        if (node == 0) { /* a new look at the tree: samples whose stacks never came count now */
-                for (uint32_t c = 0; c < t->nr_pend; c++)
-                        pending_flush(t, &t->pend[c]);
+        if (node == 0) { /* a new look at the tree */
+                pending_flush_all(t);
                 rekey(t);
         }
-        memo_settle_all(t);
+        calltree_settle(t);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
         uint32_t n = 0;
-        if (node < t->nr_nodes) {
+        if (node < t->nr_nodes && t->nodes[node].parent != FREE_NODE) {
                 for (uint32_t c = t->nodes[node].first_child; c; c = t->nodes[c].next_sibling) {
                         if (n == t->cap_rows) {
                                 t->cap_rows = t->cap_rows ? t->cap_rows * 2 : 256;
@@ -562,21 +547,35 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
         return n;
 }
 
-uint32_t calltree_find_function(const struct calltree *t, uint32_t module, uint32_t function,
-                                uint64_t rel)
+uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by, uint32_t id,
+                                uint32_t module, uint32_t function, uint64_t rel)
 {
-        struct frame_key k = {module, function, function ? 0 : rel};
-        uint32_t j = (uint32_t)node_hash(ROOT_CALLERS, &k) & t->index_mask;
+        uint32_t root = by == CALLTREE_PROCESS  ? ROOT_CALLERS_PID
+                        : by == CALLTREE_THREAD ? ROOT_CALLERS_TID
+                                                : ROOT_CALLERS;
+        struct frame_key k = {module, function, function ? 0 : rel, by == CALLTREE_ALL ? 0 : id};
+        uint32_t j = (uint32_t)calltree_node_hash(root, &k) & t->index_mask;
         for (;; j = (j + 1) & t->index_mask) {
-                uint32_t id = t->index[j];
-                if (!id)
+                uint32_t n = t->index[j];
+                if (!n)
                         return 0;
-                if (node_is(&t->nodes[id], ROOT_CALLERS, &k))
-                        return id;
+                if (calltree_node_is(&t->nodes[n], root, &k))
+                        return n;
         }
 }
 
 bool calltree_has_children(const struct calltree *t, uint32_t node)
 {
-        return node < t->nr_nodes && t->nodes[node].first_child != 0;
+        return node < t->nr_nodes && t->nodes[node].parent != FREE_NODE &&
+               t->nodes[node].first_child != 0;
+}
+
+void calltree_refresh(struct calltree *t, const struct agg_settings *s)
+{
+        pending_flush_all(t);
+        calltree_settle(t);
+        if (s->mode == AGG_ZEROED) /* the counts start over, as with z */
+                calltree_reset(t);
+        else if (s->mode == AGG_DECAYING)
+                calltree_decay(t, s);
 }

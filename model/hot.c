@@ -1,135 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* hot.c: owns the self and total counts of sampled addresses and their aggregation into hot
    functions and modules. */
-#include "model/hot.h"
+#include "hot_impl.h"
 #include "model_util.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_CPUS       1024
-#define MAX_SOURCES    16
-#define MAX_STACK_KEYS 256
-#define SEEN_SLOTS     1024 /* > 2 * MAX_STACK_KEYS: probes stay short */
-/* process ends remembered over two refreshes; the unplaced places of the rest wait for
-   HOT_UNPLACED_MAX */
-#define MAX_ENDED_PIDS 16384
-
-/* One counted place: a located address (module, rel) of one source; addresses no image held
-   at the time keep their pid, to be placed again when the rows are built. */
-struct entry {
-        uint64_t rel;
-        uint32_t module;
-        uint32_t pid; /* the sampled process: rows group by it, and module 0 is placed by it */
-        uint32_t tid; /* the sampled thread: rows group by it (HOT_BY_THREAD) */
-        uint16_t source;
-        bool is_used;
-        /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
-           resolved one's name): an answer of a module whose answers are settled stays */
-        uint8_t answer;
-        uint32_t function;
-        uint64_t self, total;
-        /* of total: the stacks that had this place's function at another of its places too,
-           counted there (a recursive function's row counts each stack once) */
-        uint64_t dup;
-};
-
-struct pending {
-        uint64_t timestamp;
-        struct entry key;
-        uint64_t ip;
-        bool has;
-        bool is_matched;
-        /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
-           the rundown's): its place waits for its stack, which names the process */
-        bool is_unplaced;
-};
-
-/* A row's key in one field of the order, and the row. */
-struct sort_item {
-        uint64_t key;
-        uint32_t row;
-};
-
-/* A stack seen before: the places it counts in, good while the symbol store's generation and
-   the table's epoch stay. Its later samples count along them when the totals are read or the
-   places move (a stack seen again costs no lookup of its frames). */
-#define MEMO_SLOTS  4096
-#define MEMO_PLACES 32
-struct stack_memo {
-        uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
-        uint64_t generation;
-        uint32_t epoch;
-        uint32_t nr_places; /* 0: no memo */
-        uint32_t nr_pending;
-        uint64_t functions;           /* a bit per function of its places (function_bit) */
-        uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
-};
-#define MEMO_DUP 0x80000000u
-
-/* A stack counted while a module of its places was loading its symbols: which of its places
-   share a function is known once the names come (deferred_settle), and their dup then. Stacks
-   alike (hash) merge. Past DEFER_MAX_STACKS or DEFER_MAX_KEYS they count without it. */
-#define DEFER_MAX_STACKS 8192
-#define DEFER_MAX_KEYS   (1u << 18)
-#define DEFER_SLOTS      (2 * DEFER_MAX_STACKS)
-struct deferred_stack {
-        uint64_t hash;
-        uint64_t count;
-        uint32_t first, nr; /* its places in dkeys, each once, in stack order */
-};
-
-struct hot {
-        enum hot_grouping grouping; /* rows per function, per process or thread too */
-        struct sym_store *store;    /* borrowed */
-        uint32_t max_entries;
-        struct entry *slots; /* owned, open addressing */
-        uint32_t mask, nr;
-        uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
-        struct hot_caps caps;
-        /* owned: processes that ended since the refresh before the last one, those before the
-           last refresh first (nr_prev_ended): a process's late samples come with other CPUs'
-           buffers */
-        uint32_t *ended_pids;
-        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
-        uint16_t sources[MAX_SOURCES];
-        uint64_t nr_samples[MAX_SOURCES];
-        uint32_t nr_sources;
-        uint64_t nr_stacks;
-        struct pending pend[MAX_CPUS];
-        uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
-        struct {
-                uint32_t gen;   /* == seen_gen: in the current stack's set */
-                uint32_t index; /* in the stack's keys */
-        } seen[SEEN_SLOTS];
-        struct {
-                uint32_t gen; /* == seen_gen: the function is in the current stack */
-                uint64_t key; /* module << 32 | function */
-        } fseen[SEEN_SLOTS];
-        uint32_t seen_gen;
-        struct hot_line_row *line_rows; /* owned: the last hot_top_lines answer */
-        struct hot_row *rows;           /* owned: the last hot_functions answer */
-        uint32_t nr_rows_cached;        /* rows still valid for rows_source (0: none) */
-        uint16_t rows_source;
-        uint32_t cap_rows;
-        /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
-        struct sort_item *sort_a, *sort_b;
-        struct hot_row *sort_rows;
-        uint32_t *merge; /* owned: the places-to-rows hash, kept between refreshes */
-        uint32_t cap_merge;
-        struct hot_module_row *mrows; /* owned */
-        uint32_t cap_mrows;
-        struct agg_settings settings;
-        struct agg_filter filter;
-        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash */
-        struct deferred_stack *dstacks; /* owned */
-        uint32_t nr_dstacks, cap_dstacks;
-        struct entry *dkeys; /* owned: the deferred stacks' places */
-        uint32_t nr_dkeys, cap_dkeys;
-        uint32_t *dindex;    /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
-        uint64_t nr_pending; /* the memos' nr_pending, summed */
-        uint32_t epoch;      /* changes whenever places move (grow, refresh, reset) */
-};
 
 static uint64_t key_hash(const struct entry *k)
 {
@@ -469,6 +345,13 @@ static void pending_flush(struct hot *h, struct pending *p)
         if (p->has && !p->is_matched)
                 count(h, &p->key, p->is_unplaced ? 1 : 0, 1);
         p->has = false;
+}
+
+void hot_settle_samples(struct hot *h)
+{
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                pending_flush(h, &h->pend[c]);
+        memo_settle_all(h);
 }
 
 static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
@@ -879,6 +762,8 @@ void hot_refresh(struct hot *h)
         const struct agg_settings *s = &h->settings;
         if (s->mode == AGG_CUMULATIVE)
                 return;
+        if (s->mode == AGG_ZEROED) /* the counts start over, as with z: what the caps did too */
+                memset(&h->caps, 0, sizeof(h->caps));
         h->epoch++; /* the places move below */
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
@@ -1253,134 +1138,5 @@ uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row
         }
         qsort(h->mrows, o, sizeof(*h->mrows), mrow_cmp);
         *rows = h->mrows;
-        return o;
-}
-
-#define HOT_LINE_PLACES 16384u
-
-static int place_by_self(const void *a, const void *b)
-{
-        const struct entry *x = *(const struct entry *const *)a,
-                           *y = *(const struct entry *const *)b;
-        return x->self != y->self ? (x->self > y->self ? -1 : 1) : 0;
-}
-
-static int line_row_cmp(const void *a, const void *b)
-{
-        const struct hot_line_row *x = a, *y = b;
-        if (x->self != y->self)
-                return x->self > y->self ? -1 : 1;
-        if (x->file != y->file)
-                return x->file < y->file ? -1 : 1;
-        return x->line < y->line ? -1 : x->line > y->line;
-}
-
-uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
-                       const struct hot_line_row **rows)
-{
-        for (uint32_t c = 0; c < h->nr_pend; c++)
-                pending_flush(h, &h->pend[c]);
-        memo_settle_all(h);
-        uint32_t cap = 64;
-        while (cap < 2 * (h->nr + 1))
-                cap *= 2;
-        free(h->line_rows);
-        h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
-        uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
-        /* the places with the most samples first, HOT_LINE_PLACES of them: a line lookup
-           reads debug information, and the many places of a sample or two change no row */
-        const struct entry **places = xcalloc(h->nr + 1, sizeof(*places));
-        uint32_t nr_places = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                const struct entry *e = &h->slots[i];
-                if (e->is_used && e->source == source && e->self && e->module)
-                        places[nr_places++] = e;
-        }
-        qsort(places, nr_places, sizeof(*places), place_by_self);
-        if (nr_places > HOT_LINE_PLACES)
-                nr_places = HOT_LINE_PLACES;
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < nr_places; i++) {
-                const struct entry *e = places[i];
-                struct sym_srcframe fr[8];
-                if (!sym_srcline(h->store, (struct sym_loc){e->module, e->rel}, fr, 8) ||
-                    !fr[0].line)
-                        continue;
-                struct hot_line_row r = {e->module, fr[0].function, fr[0].file, fr[0].line,
-                                         e->self};
-                uint64_t hk = mix(((uint64_t)r.module << 32 | r.file) ^ mix(r.line));
-                uint32_t j = (uint32_t)hk & (cap - 1);
-                for (; index[j]; j = (j + 1) & (cap - 1)) {
-                        const struct hot_line_row *w = &h->line_rows[index[j] - 1];
-                        if (w->module == r.module && w->file == r.file && w->line == r.line)
-                                break;
-                }
-                if (index[j]) {
-                        h->line_rows[index[j] - 1].self += r.self;
-                } else if (n < cap / 2) {
-                        h->line_rows[n] = r;
-                        index[j] = ++n;
-                }
-        }
-        free(index);
-        free(places);
-        qsort(h->line_rows, n, sizeof(*h->line_rows), line_row_cmp);
-        *rows = h->line_rows;
-        return max && max < n ? max : n;
-}
-
-static int place_by_rel(const void *a, const void *b)
-{
-        const struct hot_place *x = a, *y = b;
-        return x->rel < y->rel ? -1 : x->rel > y->rel;
-}
-
-uint32_t hot_function_places(struct hot *h, uint16_t source, uint32_t module, uint32_t function,
-                             struct hot_place *out, uint32_t max)
-{
-        for (uint32_t c = 0; c < h->nr_pend; c++)
-                pending_flush(h, &h->pend[c]);
-        memo_settle_all(h);
-        uint32_t n = 0, cap = 0;
-        struct hot_place *all = NULL;
-        for (uint32_t i = 0; function && i <= h->mask; i++) {
-                struct entry *e = &h->slots[i];
-                if (!e->is_used || e->source != source || (e->module && e->module != module))
-                        continue;
-                /* named as hot_top_functions names the place: its settled answer, else the
-                   store's (an unplaced one placed again) */
-                struct sym_loc loc = {e->module, e->rel};
-                uint32_t fn = e->function;
-                if (!e->answer) {
-                        if (!e->module)
-                                loc = sym_locate(h->store, e->pid, e->rel);
-                        struct sym_frame f;
-                        sym_resolve(h->store, loc, &f);
-                        fn = f.state == SYM_RESOLVED ? f.function : 0;
-                } else if (e->answer - 1 != SYM_RESOLVED) {
-                        fn = 0;
-                }
-                if (loc.module != module || fn != function)
-                        continue;
-                if (n == cap) {
-                        cap = cap ? cap * 2 : 256;
-                        all = xrealloc(all, cap * sizeof(*all));
-                }
-                all[n++] = (struct hot_place){loc.rel, e->self, e->total};
-        }
-        if (n > 1)
-                qsort(all, n, sizeof(*all), place_by_rel);
-        uint32_t o = 0;
-        for (uint32_t i = 0; i < n; i++) {
-                if (o && all[o - 1].rel == all[i].rel) {
-                        all[o - 1].self += all[i].self;
-                        all[o - 1].total += all[i].total;
-                } else {
-                        all[o++] = all[i];
-                }
-        }
-        if (o && max)
-                memcpy(out, all, (o < max ? o : max) * sizeof(*out));
-        free(all);
         return o;
 }

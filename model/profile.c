@@ -265,8 +265,8 @@ void profile_refresh(struct profile *p)
         hot_refresh(p->hot);
         branches_refresh(p->branches);
         switches_refresh(p->switches);
-        if (p->agg.mode == AGG_ZEROED && p->tree)
-                calltree_reset(p->tree);
+        if (p->tree)
+                calltree_refresh(p->tree, &p->agg);
 #ifdef __GLIBC__
         /* The tables the step rebuilt are freed as new ones are made, many in huge-page-aligned
            blocks that glibc keeps but cannot always reuse: without giving their pages back, a
@@ -298,6 +298,7 @@ void profile_caps(const struct profile *p, struct profile_caps *out)
                                      .nr_places_folded = hc.nr_places_folded,
                                      .nr_samples_no_room = hc.nr_samples_no_room,
                                      .nr_stacks_cut = p->tree ? calltree_nr_cut(p->tree) : 0,
+                                     .nr_nodes_evicted = p->tree ? calltree_nr_evicted(p->tree) : 0,
                                      .nr_edges_no_room = branches_nr_other(p->branches)};
 }
 

@@ -1663,6 +1663,8 @@ void switches_refresh(struct switches *sw)
                 agg_table_remove_if(sw->processes, is_process_dropped, NULL);
         if (sw->settings.mode == AGG_CUMULATIVE)
                 return;
+        if (sw->settings.mode == AGG_ZEROED) /* the counts start over, as with z: the caps' too */
+                memset(&sw->caps, 0, sizeof(sw->caps));
         agg_table_remove_if(sw->readiers, is_readier_dropped, sw);
         agg_table_remove_if(sw->blockers, is_blocker_dropped, sw);
         agg_table_remove_if(sw->thread_cpus, is_thread_cpu_dropped, sw);

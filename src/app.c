@@ -47,6 +47,10 @@ struct app {
         int64_t rate_since_ns;
         double events_per_s;
         uint64_t nr_rt_buffers_lost;
+        /* the samples and the caps' counts when the rows were built: what the header shows
+           (the refresh step after the build zeroes or decays the model's) */
+        uint64_t nr_samples_shown;
+        struct profile_caps caps_shown;
         const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
         char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
         int64_t status_since_ns;
@@ -124,6 +128,8 @@ static void build_tables(struct app *a)
         read_back(a);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
+        a->nr_samples_shown = hot_nr_samples(a->profile->hot, HOT_SOURCE_TIMER);
+        profile_caps(a->profile, &a->caps_shown);
         feed_unlock(a->feed);
 }
 
@@ -139,7 +145,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .replay_path = a->o->replay_path,
                 .events_per_s = a->events_per_s,
                 .nr_events = p->trace.nr_events,
-                .nr_samples = hot_nr_samples(p->hot, HOT_SOURCE_TIMER),
+                .nr_samples = a->nr_samples_shown,
                 .nr_lost = profile_nr_lost(p),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
                 .is_paused = a->st.is_paused,
@@ -153,7 +159,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .delay_s = a->st.delay_s,
                 .caps = &a->caps,
         };
-        profile_caps(p, &h.model_caps);
+        h.model_caps = a->caps_shown;
         struct profile_unwind unwind = p->trace.unwind;
         if (p->trace.has_unwind)
                 h.unwind = &unwind;
@@ -470,7 +476,7 @@ static void draw(struct app *a)
         char hl[HEADER_LINES][HEADER_WIDTH];
         uint32_t nr;
         header(a, hl, &nr);
-        const char *lines[HEADER_LINES] = {hl[0], hl[1], hl[2]};
+        const char *lines[HEADER_LINES] = {hl[0], hl[1], hl[2], hl[3]};
         const char *tabs[NR_VIEWS];
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 tabs[v] = a->views[v]->name;
@@ -590,7 +596,9 @@ static void run_batch(struct app *a, int sfd)
                 char hl[HEADER_LINES][HEADER_WIDTH];
                 uint32_t nr;
                 header(a, hl, &nr);
-                dprintf(STDOUT_FILENO, "\n%s\n%s\n%s%s", hl[0], hl[1], hl[2], hl[2][0] ? "\n" : "");
+                dprintf(STDOUT_FILENO, "\n");
+                for (uint32_t i = 0; i < nr; i++)
+                        dprintf(STDOUT_FILENO, "%s\n", hl[i]);
                 print_table(a, VIEW_FUNCTIONS, top);
                 print_table(a, VIEW_SWITCHES, top);
                 const struct ui_table *b = &a->tables[VIEW_BRANCHES];

@@ -28,8 +28,9 @@ static void count_add(char *list, size_t size, uint64_t n, const char *what)
                 snprintf(list + len, size - len, "%s%" PRIu64 " %s", len ? ", " : "", n, what);
 }
 
-/* What the model's caps (doc/etwtop.1, MEMORY) did, when they did anything: "   caps: 1234
-   exited threads, 56 unplaced addresses folded; 78 stacks cut; 9 samples past the caps". */
+/* What the model's caps (doc/etwtop.1, MEMORY) did, when they did anything, the call tree's
+   first (its evictions go on in a long run): "Caps: 5120 cold call-tree nodes evicted; 78
+   stacks cut; 1234 exited threads, 56 unplaced addresses folded; 9 samples past the caps". */
 static void caps_text(const struct profile_caps *c, char *line)
 {
         char folded[128] = "", past[128] = "";
@@ -38,13 +39,19 @@ static void caps_text(const struct profile_caps *c, char *line)
         count_add(past, sizeof(past), c->nr_samples_no_room, "samples");
         count_add(past, sizeof(past), c->nr_switch_no_room, "switch events");
         count_add(past, sizeof(past), c->nr_edges_no_room, "branch edges");
-        const char *sep = "   caps: ";
-        if (folded[0]) {
-                append(line, "%s%s folded", sep, folded);
+        line[0] = '\0';
+        const char *sep = "Caps: ";
+        if (c->nr_nodes_evicted) {
+                append(line, "%s%" PRIu64 " cold call-tree nodes evicted", sep,
+                       c->nr_nodes_evicted);
                 sep = "; ";
         }
         if (c->nr_stacks_cut) {
                 append(line, "%s%" PRIu64 " stacks cut", sep, c->nr_stacks_cut);
+                sep = "; ";
+        }
+        if (folded[0]) {
+                append(line, "%s%s folded", sep, folded);
                 sep = "; ";
         }
         if (past[0])
@@ -115,7 +122,6 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                 if (h->loading_pct >= 0)
                         append(lines[0], "   loading %3d%%", h->loading_pct);
         }
-        caps_text(&h->model_caps, lines[0]);
         if (h->is_paused)
                 append(lines[0], "   [paused]");
         if (h->zoom_pid)
@@ -165,5 +171,8 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
         lines[2][0] = '\0';
         append(lines[2], "%s%s%s%s", walk, walk[0] && cannot[0] ? "   " : "",
                cannot[0] ? "Not on this machine: " : "", cannot);
-        return lines[2][0] ? 3 : 2;
+        uint32_t nr = lines[2][0] ? 3 : 2;
+        /* a line of its own, its start seen on a narrow screen */
+        caps_text(&h->model_caps, lines[nr]);
+        return lines[nr][0] ? nr + 1 : nr;
 }

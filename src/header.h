@@ -34,7 +34,7 @@ struct header_info {
         const struct profile_unwind *unwind; /* the session's UnwindStats (NULL: none yet) */
 };
 
-#define HEADER_LINES 3
+#define HEADER_LINES 4
 #define HEADER_WIDTH 512
 
 /* "Stack walk: dwarf, 8192-byte stack copies: 1234 user stacks unwound: 1200 to the thread
@@ -43,8 +43,10 @@ struct header_info {
 void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t stack_copy_bytes,
                         char *out, size_t size);
 
-/* The lines; the third is "" when the machine can do everything and no stack walk is counted.
-   Returns how many to show. */
+/* The lines: what is shown and its counts; what is collected; the stack walk and what this
+   machine cannot do (left out when the machine can do everything and no stack walk is
+   counted); what the model's caps did (left out when they did nothing). Returns how many to
+   show. */
 uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH]);
 
 #endif

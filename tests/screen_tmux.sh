@@ -281,6 +281,25 @@ check "tree: top-down" wait_for 'call tree: top-down' 5
 check "tree: top-down roots are expandable" has '+ '
 tm send-keys -t s c
 
+# zeroed each refresh (m twice): the header counts the samples the rows count, as they are
+# built (the refresh after the build zeroes the model's counts; the header said 0 samples)
+tm send-keys -t s m m
+check "zeroed: the mode" wait_for 'aggregation: zeroed' 5
+# (a refresh of 0.5 s may get no buffer, the session's come once a second: no rows, 0 samples)
+nr_with_rows=0 nr_zero=0
+for ((i = 0; i < 8; i++)); do
+        sleep 0.4
+        snap
+        if has 'fixture_leaf'; then
+                nr_with_rows=$((nr_with_rows + 1))
+                has ' 0 samples ' && nr_zero=$((nr_zero + 1))
+        fi
+done
+check "zeroed: rows in some frames ($nr_with_rows of 8)" [ $nr_with_rows -gt 0 ]
+check "zeroed: the header's samples are the rows' (0 in $nr_zero of them)" [ $nr_zero = 0 ]
+tm send-keys -t s m
+check "cumulative again" wait_for 'aggregation: cumulative' 5
+
 # the switches view counts while CSWITCH is on
 tm send-keys -t s 3
 check "switches: threads switching" wait_for 'Waiting/' 10

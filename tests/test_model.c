@@ -2401,7 +2401,9 @@ static void test_calltree_trees(void **state)
         expect_row(&rows[0], fx->fn_alpha, 4, 4);
         expect_row(&rows[1], fx->fn_beta, 2, 2);
         uint32_t beta_node = rows[1].node;
-        assert_int_equal(calltree_find_function(t, rows[0].module, fx->fn_alpha, 0), rows[0].node);
+        assert_int_equal(
+                calltree_find_function(t, CALLTREE_ALL, 0, rows[0].module, fx->fn_alpha, 0),
+                rows[0].node);
         assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
         expect_row(&rows[0], fx->fn_beta, 4, 0);
         assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
@@ -2427,13 +2429,16 @@ static void test_calltree_trees(void **state)
         tree_sample(t, 0, time += MS(1), PID_A, stack_a, 3);
         assert_int_equal(calltree_children(t, false, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_gamma, 2, 0);
-        assert_int_equal(calltree_nr_nodes(t), 2 + 3 + 3);
+        /* four roots (top-down; the callers of all samples, of each process's, each thread's),
+           a path of three under each */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 4 * 3);
 
-        /* a full tree: a path stops where the room ends and is not remembered */
-        struct calltree *small = calltree_new(fx->store, 2 + 4, 0);
+        /* a full tree, too small to evict nodes for a stack: a path stops where the room ends
+           and is not remembered */
+        struct calltree *small = calltree_new(fx->store, 4 + 4, 0);
         for (int i = 0; i < 3; i++)
                 tree_sample(small, 0, time += MS(1), PID_A, stack_a, 3);
-        assert_int_equal(calltree_nr_nodes(small), 6);
+        assert_int_equal(calltree_nr_nodes(small), 8);
         assert_int_equal(calltree_children(small, false, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_gamma, 3, 0);
         assert_int_equal(calltree_children(small, false, rows[0].node, &rows), 1);
@@ -2487,7 +2492,8 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(calltree_children(t, true, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 6, 6);
         uint32_t alpha = rows[0].node;
-        assert_int_equal(calltree_find_function(t, rows[0].module, fx->fn_alpha, 0), alpha);
+        assert_int_equal(
+                calltree_find_function(t, CALLTREE_ALL, 0, rows[0].module, fx->fn_alpha, 0), alpha);
         assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
         expect_row(&rows[0], fx->fn_beta, 6, 0);
         /* later stacks count along the merged paths */
@@ -2495,6 +2501,258 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(calltree_children(t, true, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 7, 7);
         assert_int_equal(calltree_nr_samples(t), 7);
+        calltree_free(t);
+}
+
+/* Every node under node (count: its own) counts at most its parent's samples, its children
+   together too, and its self at most its count; returns the nodes seen. */
+static uint32_t tree_check(struct calltree *t, bool is_callers, uint32_t node, uint64_t count)
+{
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(t, is_callers, node, &rows);
+        struct calltree_row *copy = malloc((n ? n : 1) * sizeof(*copy));
+        assert_non_null(copy);
+        memcpy(copy, rows, n * sizeof(*copy));
+        uint64_t sum = 0;
+        uint32_t seen = n;
+        for (uint32_t i = 0; i < n; i++) {
+                assert_true(copy[i].count <= count);
+                assert_true(copy[i].self <= copy[i].count);
+                sum += copy[i].count;
+                assert_int_equal(copy[i].has_children, calltree_has_children(t, copy[i].node));
+                seen += tree_check(t, is_callers, copy[i].node, copy[i].count);
+        }
+        assert_true(sum <= count);
+        free(copy);
+        return seen;
+}
+
+/* A sample of pid's thread tid with its stack, on cpu. */
+static void tree_sample_tid(struct calltree *t, uint32_t cpu, int64_t time, uint32_t pid,
+                            uint32_t tid, const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, time, pid, tid);
+        ev.sample.ip = frames[0];
+        ev.sample.tid = tid;
+        calltree_event(t, &ev);
+        struct kevent st = ev_stack(cpu, time, pid, tid, frames, n);
+        calltree_event(t, &st);
+}
+
+/* The callers of a function in one process's or one thread's samples count only those (the
+   rows by process and by thread); every process's count them all. */
+static void test_calltree_owners(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t from_beta[] = {a, b, g}, from_gamma[] = {a, g};
+        int64_t time = MS(1);
+        for (int i = 0; i < 5; i++) /* PID_A's thread 101: alpha from beta */
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        for (int i = 0; i < 2; i++) /* PID_A's thread 102: alpha from beta */
+                tree_sample_tid(t, 1, time += MS(1), PID_A, 102, from_beta, 3);
+        for (int i = 0; i < 3; i++) /* PID_B: alpha from gamma */
+                tree_sample_tid(t, 0, time += MS(1), PID_B, 201, from_gamma, 2);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        uint32_t module = rows[0].module;
+        uint32_t all = calltree_find_function(t, CALLTREE_ALL, 0, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, all, &rows), 2);
+        expect_row(&rows[0], fx->fn_beta, 7, 0);
+        expect_row(&rows[1], fx->fn_gamma, 3, 0);
+
+        uint32_t in_a = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0);
+        assert_int_not_equal(in_a, 0);
+        assert_int_not_equal(in_a, all);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 7, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 7, 0);
+        uint32_t in_b = calltree_find_function(t, CALLTREE_PROCESS, PID_B, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_b, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 3, 0);
+
+        uint32_t in_102 = calltree_find_function(t, CALLTREE_THREAD, 102, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_102, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 2, 0);
+        uint32_t in_101 = calltree_find_function(t, CALLTREE_THREAD, 101, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_101, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        /* a process or thread with no samples of it: no node */
+        assert_int_equal(calltree_find_function(t, CALLTREE_PROCESS, 999, module, fx->fn_alpha, 0),
+                         0);
+        assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, PID_A, module, fx->fn_alpha, 0),
+                         0);
+        calltree_free(t);
+}
+
+/* Decaying: the tree decays with the rows, each node rounded down (a caller never counts more
+   than its callee), and the nodes that fall to nothing go; zeroed: it starts over. */
+static void test_calltree_decay(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t from_beta[] = {a, b, g}, from_gamma[] = {a, g};
+        int64_t time = MS(1);
+        for (int i = 0; i < 9; i++)
+                tree_sample(t, 0, time += MS(1), PID_A, from_beta, 3);
+        tree_sample(t, 0, time += MS(1), PID_A, from_gamma, 2);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        uint32_t module = rows[0].module;
+        struct agg_settings s = {AGG_CUMULATIVE, 0, 0};
+        calltree_refresh(t, &s);
+        assert_int_equal(calltree_nr_samples(t), 10);
+        s = (struct agg_settings){AGG_DECAYING, 0.5, 0};
+        calltree_refresh(t, &s);
+        assert_int_equal(calltree_nr_samples(t), 5);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 5, 5);
+        uint32_t alpha = calltree_find_function(t, CALLTREE_ALL, 0, module, fx->fn_alpha, 0);
+        /* beta's 9 to 4; gamma's 1 to nothing: gone */
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 4, 0);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 5, 0);
+        /* new samples count along the decayed paths (the memo forgot the nodes that went) */
+        tree_sample(t, 0, time += MS(1), PID_A, from_gamma, 2);
+        tree_sample(t, 0, time += MS(1), PID_A, from_beta, 3);
+        tree_sample(t, 1, time += MS(1), PID_A, from_beta, 3);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 2);
+        expect_row(&rows[0], fx->fn_beta, 6, 0);
+        expect_row(&rows[1], fx->fn_gamma, 1, 0);
+        tree_check(t, true, 0, calltree_nr_samples(t));
+        tree_check(t, false, 0, calltree_nr_samples(t));
+        for (int i = 0; i < 6; i++)
+                calltree_refresh(t, &s);
+        assert_int_equal(calltree_nr_samples(t), 0);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 0);
+        assert_int_equal(calltree_nr_nodes(t), 4);
+        tree_sample(t, 0, time += MS(1), PID_A, from_beta, 3);
+        s = (struct agg_settings){AGG_ZEROED, 0, 0};
+        calltree_refresh(t, &s);
+        assert_int_equal(calltree_nr_samples(t), 0);
+        assert_int_equal(calltree_nr_nodes(t), 4);
+        calltree_free(t);
+}
+
+/* A full tree evicts its coldest nodes: stacks seen once (addresses no image holds, each its
+   own path) come and go, the hot paths stay, and a function hot only later still gets its
+   callers; nothing is cut. */
+static void test_calltree_evicts_cold(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t max = 4 + 400;
+        struct calltree *t = calltree_new(fx->store, max, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4, w = EXE + fx->off_wake + 4;
+        const uint64_t hot[] = {a, b, g}, later[] = {w, b, g};
+        int64_t time = MS(1);
+        uint64_t cold_at = 0x900000;
+        for (int i = 0; i < 50; i++) /* in four threads: the others' paths from the first's */
+                tree_sample_tid(t, 0, time += MS(1), PID_A, PID_A + 1 + i % 4, hot, 3);
+        for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 1000; i++, cold_at += 16) {
+                        const uint64_t cold[] = {cold_at, cold_at + 0x100000, cold_at + 0x200000};
+                        tree_sample(t, 1, time += MS(1), 700, cold, 3);
+                        assert_true(calltree_nr_nodes(t) <= max);
+                }
+                if (round == 0)
+                        for (int i = 0; i < 5; i++)
+                                tree_sample(t, 0, time += MS(1), PID_A, later, 3);
+        }
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_nr_cut(t), 0);
+        assert_true(calltree_nr_evicted(t) >= 2000 * 4 * 3 - max);
+        assert_true(tree_check(t, false, 0, calltree_nr_samples(t)) +
+                            tree_check(t, true, 0, calltree_nr_samples(t)) <=
+                    max);
+        assert_int_equal(calltree_nr_samples(t), 50 + 5 + 2000);
+        assert_true(calltree_children(t, true, 0, &rows) >= 2);
+        uint32_t module = 0;
+        for (uint32_t i = 0; i < 2; i++)
+                module = rows[i].function == fx->fn_alpha ? rows[i].module : module;
+        assert_int_not_equal(module, 0);
+        uint32_t alpha = calltree_find_function(t, CALLTREE_ALL, 0, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 50, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 50, 0);
+        /* the later one, with its 5 samples, next to alpha's 50 */
+        assert_true(calltree_children(t, true, 0, &rows) >= 2);
+        expect_row(&rows[0], fx->fn_alpha, 50, 50);
+        assert_int_equal(rows[1].count, 5);
+        uint32_t fn_wake = rows[1].function;
+        assert_int_not_equal(fn_wake, 0);
+        uint32_t wake = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fn_wake, 0);
+        assert_int_equal(calltree_children(t, true, wake, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 5, 0);
+        /* each thread's own: a quarter of alpha's samples, its callers with them */
+        for (uint32_t tid = PID_A + 1; tid <= PID_A + 4; tid++) {
+                uint32_t in_tid =
+                        calltree_find_function(t, CALLTREE_THREAD, tid, module, fx->fn_alpha, 0);
+                assert_int_equal(calltree_children(t, true, in_tid, &rows), 1);
+                expect_row(&rows[0], fx->fn_beta, tid <= PID_A + 2 ? 13 : 12, 0);
+        }
+        /* top-down too: gamma, beta, then alpha and the later one */
+        assert_true(calltree_children(t, false, 0, &rows) >= 1);
+        expect_row(&rows[0], fx->fn_gamma, 55, 0);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
+        assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 2);
+        calltree_reset(t);
+        assert_int_equal(calltree_nr_evicted(t), 0);
+        calltree_free(t);
+}
+
+/* Cumulative for hours: paths warm long ago cool at each eviction and make room, and a function
+   hot only now keeps its callers (by their counts alone, the old paths would stay and the new
+   one go at every eviction). */
+static void test_calltree_evicts_old(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t max = 4 + 400;
+        struct calltree *t = calltree_new(fx->store, max, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t now_hot[] = {a, b, g};
+        int64_t time = MS(1);
+        /* long ago: 30 paths of 3 addresses no image holds, 20 samples each (360 nodes) */
+        for (uint32_t k = 0; k < 30; k++) {
+                const uint64_t old[] = {0x700000 + 16 * k, 0x710000 + 16 * k, 0x720000 + 16 * k};
+                for (int i = 0; i < 20; i++)
+                        tree_sample(t, 0, time += MS(1), 700, old, 3);
+        }
+        /* now: 10 samples of the hot stack, then stacks seen once until the tree evicts */
+        uint64_t cold_at = 0x900000;
+        for (int round = 0; round < 8; round++) {
+                for (int i = 0; i < 10; i++)
+                        tree_sample(t, 1, time += MS(1), PID_A, now_hot, 3);
+                uint64_t nr_evicted = calltree_nr_evicted(t);
+                while (calltree_nr_evicted(t) == nr_evicted) {
+                        const uint64_t cold[] = {cold_at, cold_at + 0x100000, cold_at + 0x200000};
+                        cold_at += 16;
+                        tree_sample(t, 0, time += MS(1), 701, cold, 3);
+                }
+        }
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(t, true, 0, &rows);
+        uint32_t alpha = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_alpha)
+                        alpha = rows[i].node;
+        assert_int_not_equal(alpha, 0);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        assert_int_equal(rows[0].function, fx->fn_beta);
+        assert_true(rows[0].count >= 10);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        assert_int_equal(rows[0].function, fx->fn_gamma);
+        assert_int_equal(calltree_nr_cut(t), 0);
         calltree_free(t);
 }
 
@@ -2820,6 +3078,12 @@ static void test_switches_exited_cap(void **state)
         switches_caps(sw, &caps);
         assert_int_equal(caps.nr_threads_folded, NR_FOLD + 3 * NR_FOLD);
 
+        /* zeroed each refresh: the counts start over at each refresh, as with z, and what
+           the caps did with them */
+        switches_set_settings(sw, &(struct agg_settings){AGG_ZEROED, 0, 0});
+        switches_refresh(sw);
+        switches_caps(sw, &caps);
+        assert_int_equal(caps.nr_threads_folded, 0);
         /* z: the counts and what the caps did start over */
         switches_zero(sw);
         switches_caps(sw, &caps);
@@ -2908,6 +3172,16 @@ static void test_hot_unplaced_cap(void **state)
         n = hot_functions(small, HOT_SOURCE_TIMER, false, &rows);
         hot_caps(small, &caps);
         assert_int_equal(caps.nr_samples_no_room, 6);
+        /* decaying: the counts go on, and so do the caps'; zeroed each refresh: the counts
+           start over at each refresh, as with z, and what the caps did with them */
+        hot_set_settings(small, &(struct agg_settings){AGG_DECAYING, 0.5, 0});
+        hot_refresh(small);
+        hot_caps(small, &caps);
+        assert_int_equal(caps.nr_samples_no_room, 6);
+        hot_set_settings(small, &(struct agg_settings){AGG_ZEROED, 0, 0});
+        hot_refresh(small);
+        hot_caps(small, &caps);
+        assert_int_equal(caps.nr_samples_no_room, 0);
         hot_free(small);
         hot_free(h);
 }
@@ -2922,6 +3196,10 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),

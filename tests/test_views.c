@@ -408,6 +408,161 @@ static void test_functions_view(void **state)
         harness_fini(&h);
 }
 
+/* A timer sample of pid's thread tid at frames[0] with its stack, on cpu. */
+static void feed_sample_tid(struct profile *p, uint32_t cpu, int64_t t, uint32_t pid, uint32_t tid,
+                            const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, t, pid, tid);
+        ev.sample.ip = frames[0];
+        ev.sample.tid = tid;
+        profile_event(p, &ev);
+        ev = ev_base(KEV_STACK, cpu, t, pid, tid);
+        ev.stack.event_timestamp = ev.timestamp;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = tid;
+        ev.stack.nr_frames = n;
+        ev.stack.frames = frames;
+        profile_event(p, &ev);
+}
+
+/* The row of fn whose Process or Thread column holds who, opened: the Total of its caller caller,
+   or 0 when it has none. */
+static uint64_t caller_total(struct harness *h, const char *column, const char *who, const char *fn,
+                             const char *caller)
+{
+        struct ui_table *tb = &h->table;
+        int r = -1;
+        for (uint32_t i = 0; i < tb->nr_rows && r < 0; i++)
+                if (depth_at(tb, (int)i) == 0 && !strcmp(shown(tb, i, "Function"), fn) &&
+                    strstr(shown(tb, i, column), who))
+                        r = (int)i;
+        assert_true(r >= 0);
+        uint64_t key = key_at(tb, r);
+        if (!(flags_at(tb, r) & UI_ROW_EXPANDED))
+                press(h, '\n', key);
+        for (uint32_t i = 0; i < tb->nr_rows; i++)
+                if (key_at(tb, (int)i) == key) {
+                        r = (int)i;
+                        break;
+                }
+        int c = find_from(tb, (uint32_t)r + 1, "Function", caller, false, 1);
+        /* only its own callers: those before the next row of depth 0 */
+        for (int i = r + 1; c >= 0 && i < c; i++)
+                if (depth_at(tb, i) == 0)
+                        return 0;
+        return c < 0 ? 0 : count_at(tb, (uint32_t)c, "Total");
+}
+
+/* By process and by thread (p), the callers under a row count that row's samples only: one
+   process's leaf came from work, the other's from work and other; one thread's from work,
+   the other's from other. */
+static void test_functions_callers_by_process(void **state)
+{
+        struct jit *j = *state;
+        /* a second process with the same JIT code (its own perf map) */
+        const uint32_t pid_b = 4000000 + j->pid % 100000;
+        char map_b[64];
+        snprintf(map_b, sizeof(map_b), "/tmp/perf-%u.map", pid_b);
+        FILE *map = fopen(map_b, "w");
+        assert_non_null(map);
+        for (int i = 0; i < NR_FNS; i++)
+                fprintf(map, "%" PRIx64 " 100 %s\n", fn_at(i, 0), fn_names[i]);
+        fclose(map);
+        feed(j->p, ev_process(0, j->pid, "jitted"));
+        feed(j->p, ev_process(0, pid_b, "other_jit"));
+        feed(j->p, ev_thread(0, j->pid, j->pid, "jitted"));
+        feed(j->p, ev_thread(0, j->pid, j->pid + 1, "second"));
+        feed(j->p, ev_thread(0, pid_b, pid_b, "other_jit"));
+        const uint64_t from_work[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        const uint64_t from_other[] = {fn_at(FN_LEAF, 4), fn_at(FN_OTHER, 8), fn_at(FN_MAIN, 8)};
+        int64_t t = MS(1);
+        for (int i = 0; i < 4; i++)
+                feed_sample_tid(j->p, 0, t += MS(1), j->pid, j->pid, from_work, 3);
+        for (int i = 0; i < 2; i++)
+                feed_sample_tid(j->p, 1, t += MS(1), j->pid, j->pid + 1, from_other, 3);
+        for (int i = 0; i < 3; i++)
+                feed_sample_tid(j->p, 0, t += MS(1), pid_b, pid_b, from_work, 3);
+
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        /* a row per function: each process's JIT code is a module of its own */
+        int leaf = find_row(tb, "Function", "jit_leaf", 0);
+        if (strcmp(shown(tb, (uint32_t)leaf, "Module"), j->module) != 0)
+                leaf = find_from(tb, (uint32_t)leaf + 1, "Function", "jit_leaf", false, 0);
+        assert_true(leaf >= 0);
+        assert_string_equal(shown(tb, (uint32_t)leaf, "Module"), j->module);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Self"), 6);
+        uint64_t leaf_key = key_at(tb, leaf);
+        press(&h, '\n', leaf_key);
+        for (leaf = 0; key_at(tb, leaf) != leaf_key; leaf++)
+                ;
+        int work = find_from(tb, (uint32_t)leaf + 1, "Function", "jit_work", false, 1);
+        assert_true(work > leaf);
+        assert_int_equal(count_at(tb, (uint32_t)work, "Total"), 4);
+
+        press(&h, 'p', 0); /* by process */
+        assert_non_null(strstr(h.st.status, "by process"));
+        assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_work"), 4);
+        assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_other"), 2);
+        assert_int_equal(caller_total(&h, "Process", "other_jit", "jit_leaf", "jit_work"), 3);
+        assert_int_equal(caller_total(&h, "Process", "other_jit", "jit_leaf", "jit_other"), 0);
+
+        press(&h, 'p', 0); /* by thread */
+        assert_non_null(strstr(h.st.status, "by thread"));
+        char first[64], second[64];
+        snprintf(first, sizeof(first), "(%u)", j->pid);
+        snprintf(second, sizeof(second), "second (%u)", j->pid + 1);
+        assert_int_equal(caller_total(&h, "Thread", first, "jit_leaf", "jit_work"), 4);
+        assert_int_equal(caller_total(&h, "Thread", first, "jit_leaf", "jit_other"), 0);
+        assert_int_equal(caller_total(&h, "Thread", second, "jit_leaf", "jit_other"), 2);
+        assert_int_equal(caller_total(&h, "Thread", second, "jit_leaf", "jit_work"), 0);
+        harness_fini(&h);
+        unlink(map_b);
+}
+
+/* Decaying (m): the callers under a row decay with it; a caller never counts more than the
+   samples of its function. */
+static void test_functions_callers_decay(void **state)
+{
+        struct jit *j = *state;
+        const uint64_t in_leaf[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        int64_t t = MS(1);
+        for (int i = 0; i < 8; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_leaf, 3);
+        profile_set_mode(j->p, AGG_DECAYING);
+        profile_refresh(j->p); /* 8 to 4 */
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        int leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_true(leaf >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Self"), 4);
+        press(&h, '\n', key_at(tb, leaf));
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        int work = find_from(tb, (uint32_t)leaf + 1, "Function", "jit_work", false, 1);
+        assert_true(work > leaf);
+        assert_int_equal(count_at(tb, (uint32_t)work, "Total"), 4);
+        assert_string_equal(shown(tb, (uint32_t)work, "Total%"), "100.00%");
+        /* two more refreshes: 2, then 1, the caller with its callee */
+        for (int i = 0; i < 2; i++)
+                profile_refresh(j->p);
+        rebuild(&h);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Self"), 1);
+        work = find_from(tb, (uint32_t)leaf + 1, "Function", "jit_work", false, 1);
+        assert_true(work > leaf);
+        assert_int_equal(count_at(tb, (uint32_t)work, "Total"), 1);
+        /* and one more: nothing left, the row gone */
+        profile_refresh(j->p);
+        rebuild(&h);
+        assert_int_equal(find_row(tb, "Function", "jit_leaf", 0), -1);
+        harness_fini(&h);
+}
+
 /* ---- 2. the branches view ---- */
 
 static void test_branches_view(void **state)
@@ -1219,6 +1374,10 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_functions_callers_by_process, jit_setup,
+                                                jit_teardown),
+                cmocka_unit_test_setup_teardown(test_functions_callers_decay, jit_setup,
+                                                jit_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),

@@ -200,6 +200,10 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;
         }
+        /* the callers under a row count the row's samples: its process's or thread's */
+        enum calltree_owner owner = is_by_process  ? CALLTREE_PROCESS
+                                    : is_by_thread ? CALLTREE_THREAD
+                                                   : CALLTREE_ALL;
         char process[64];
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
@@ -210,10 +214,11 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                  : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
-                uint32_t node =
-                        p->tree && (w->state == SYM_RESOLVED || w->module)
-                                ? calltree_find_function(p->tree, w->module, w->function, w->rel)
-                                : 0;
+                uint32_t node = p->tree && (w->state == SYM_RESOLVED || w->module)
+                                        ? calltree_find_function(p->tree, owner,
+                                                                 is_by_process ? w->pid : w->tid,
+                                                                 w->module, w->function, w->rel)
+                                        : 0;
                 bool has_callers = node && calltree_has_children(p->tree, node);
                 bool is_open = has_callers && ui_key_set_has(&fv->expanded, key);
                 uint32_t r = ui_table_add(t, key, 0,

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* calltree.h: the call tree of sampled stacks, both ways: top-down (from the outermost frame to
-   the sampled function) and callers (from the sampled function out to its callers). Frames are
-   named when they are inserted (functions merge; frames whose module has no symbols yet keep
-   their module+offset). Memory-bounded: past max_nodes, deeper frames are cut. Frames not named
-   yet are looked up again when the symbol store changes; of those no image held, only while
-   their process runs and the newest CALLTREE_UNNAMED_MAX: the cost of a look does not grow with
-   the processes that came and went. */
+   the sampled function) and callers (from the sampled function out to its callers), the callers
+   of every process's samples and of each process's and each thread's. Frames are named when
+   they are inserted (functions merge; frames whose module has no symbols yet keep their
+   module+offset). Memory-bounded: when a stack would not fit in max_nodes, the coldest nodes
+   are evicted down to half of it (the fewest samples through them lately, the quarter of the
+   cap with the most samples kept: the top rows' callers stay); a tree too small
+   for that cuts the stack. Counts decay or start over with the aggregation mode. Frames not
+   named yet are looked up again when the symbol store changes; of those no image held, only
+   while their process runs and the newest CALLTREE_UNNAMED_MAX: the cost of a look does not
+   grow with the processes that came and went. */
 #ifndef ETWTOP_MODEL_CALLTREE_H
 #define ETWTOP_MODEL_CALLTREE_H
 
@@ -13,6 +17,7 @@
 #include <stdint.h>
 
 #include "kevent.h"
+#include "model/aggregate.h"
 #include "symbols/symbols.h"
 
 struct calltree;
@@ -42,14 +47,26 @@ uint64_t calltree_nr_samples(const struct calltree *t);
 uint32_t calltree_nr_nodes(const struct calltree *t);
 /* Stacks cut short by a full tree (max_nodes) since the tree last started over. */
 uint64_t calltree_nr_cut(const struct calltree *t);
+/* Nodes evicted to make room since the tree last started over (their samples still count in
+   the nodes above them). */
+uint64_t calltree_nr_evicted(const struct calltree *t);
+
+/* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
+   fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */
+void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
    t until the next call. */
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                            const struct calltree_row **rows);
 bool calltree_has_children(const struct calltree *t, uint32_t node);
-/* The callers-tree node of a sampled function (a child of the root), or 0. */
-uint32_t calltree_find_function(const struct calltree *t, uint32_t module, uint32_t function,
-                                uint64_t rel);
+/* Whose samples a callers tree counts: every process's, one process's, one thread's. */
+enum calltree_owner { CALLTREE_ALL, CALLTREE_PROCESS, CALLTREE_THREAD };
+
+/* The callers-tree node of a sampled function (a child of the root) in the tree of by's
+   samples (id: the pid or tid; CALLTREE_ALL: not used), or 0. Its callers count only those
+   samples, as the hot functions' rows by process or thread do. */
+uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by, uint32_t id,
+                                uint32_t module, uint32_t function, uint64_t rel);
 
 #endif

@@ -136,6 +136,7 @@ struct profile_caps {
         uint64_t nr_places_folded;   /* unplaced addresses folded into the functions' [other] */
         uint64_t nr_samples_no_room; /* samples past the hot functions' cap, in [other] */
         uint64_t nr_stacks_cut;      /* stacks cut short by the full call tree */
+        uint64_t nr_nodes_evicted;   /* the call tree's coldest nodes, evicted for room */
         uint64_t nr_edges_no_room;   /* branch edges past their cap, in the other row */
 };
 void profile_caps(const struct profile *p, struct profile_caps *out);

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* calltree_impl.h (internal to model/): the call tree's nodes, roots, stack memos and pending
+   samples, shared by calltree.c (counting stacks, answering) and calltree_prune.c (nodes
+   merged, decayed or evicted). */
+#ifndef ETWTOP_MODEL_CALLTREE_IMPL_H
+#define ETWTOP_MODEL_CALLTREE_IMPL_H
+
+#include "model/calltree.h"
+#include "model_util.h"
+
+#define CALLTREE_MAX_CPUS 1024
+
+struct node {
+        uint32_t parent; /* UINT32_MAX: a root; FREE_NODE: a free slot */
+        uint32_t module;
+        uint32_t function;
+        uint32_t first_child;
+        uint32_t next_sibling; /* a free slot: the next free one */
+        uint32_t pid; /* of the first stack that made it: where a module-0 address is looked for */
+        uint32_t owner; /* a sampled function's node under a process's or thread's root: its id */
+        /* the samples through it lately: as count, halved at each eviction (saturating): what
+           eviction goes by, so that nodes hot long ago cool and the newly hot stay */
+        uint32_t heat;
+        uint64_t rel;
+        uint64_t count, self;
+};
+
+#define FREE_NODE (UINT32_MAX - 1)
+
+/* The roots: the top-down tree, and the callers trees of every process's samples, of each
+   process's (their sampled functions keyed by pid) and of each thread's (by tid). */
+#define ROOT_TOP_DOWN       0u
+#define ROOT_CALLERS        1u
+#define ROOT_CALLERS_PID    2u
+#define ROOT_CALLERS_TID    3u
+#define NR_ROOTS            4u
+#define NR_TREES_PER_SAMPLE 4u /* the paths a sample counts along, one per root */
+
+struct frame_key {
+        uint32_t module;
+        uint32_t function;
+        uint64_t rel;
+        uint32_t owner; /* 0, or a pid or tid (a sampled function under ROOT_CALLERS_PID, _TID) */
+};
+
+struct pending {
+        uint64_t timestamp;
+        uint32_t pid, tid;
+        uint64_t ip;
+        bool has;
+        bool is_matched;
+};
+
+/* A stack seen before: the leaves its sample reached in the trees of every process's and its
+   process's samples, good while the symbol store's generation stays (its frames would key the
+   same nodes) and those nodes stay. */
+#define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID */
+struct stack_memo {
+        uint64_t hash; /* of the pids and the raw frames */
+        uint64_t generation;
+        uint32_t pid, owner_pid, nr;
+        uint32_t leaves[NR_MEMO_TREES]; /* the deepest nodes, by root; [0] 0: no memo */
+        uint32_t nr_pending;            /* samples of this stack not yet counted along its paths */
+};
+#define MEMO_SLOTS (1u << 14)
+
+/* The same stack in one thread: its leaf in the tree of each thread's samples. The threads of a
+   pool run the same stacks: their paths are found from the stack's callers path, without
+   looking its frames up again. */
+struct thread_memo {
+        uint64_t hash; /* the stack memo's */
+        uint64_t generation;
+        uint32_t tid;
+        uint32_t leaf; /* 0: no memo */
+        uint32_t nr_pending;
+};
+#define THREAD_MEMO_SLOTS (1u << 15)
+
+struct calltree {
+        struct sym_store *store; /* borrowed */
+        uint32_t max_nodes;
+        uint16_t source;
+        struct node *nodes; /* owned; [0, NR_ROOTS) the roots */
+        uint32_t nr_nodes;  /* the slots used so far, free ones with them */
+        uint32_t cap_nodes;
+        uint32_t nr_live;   /* the nodes in the trees, roots too */
+        uint32_t free_head; /* the first free slot (0: none) */
+        uint32_t *index;    /* owned hash: (parent, key) -> node, 0 free */
+        uint32_t index_mask;
+        uint64_t nr_samples;
+        struct pending pend[CALLTREE_MAX_CPUS];
+        uint32_t nr_pend;          /* CPUs seen with samples: the pending slots worth scanning */
+        struct calltree_row *rows; /* owned: the last answer */
+        uint32_t cap_rows;
+        struct stack_memo *memo;         /* owned: MEMO_SLOTS, by hash */
+        struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid */
+        uint64_t nr_pending;             /* the memos' nr_pending, summed */
+        /* nodes made without a function name (their module loading, not yet described, or its
+           symbols to come with the recording), named again when the symbol store changes */
+        uint32_t *unnamed; /* owned: oldest first */
+        uint32_t nr_unnamed, cap_unnamed;
+        uint64_t rekey_generation; /* of the store, at the last look for their names */
+        /* owned: processes that ended since the look for names before the last one, those
+           before the last look first (nr_prev_ended): their frames no image held are not
+           looked up again */
+        uint32_t *ended_pids;
+        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        uint64_t nr_cut;     /* stacks cut short by a full tree */
+        uint64_t nr_evicted; /* nodes evicted for room */
+};
+
+static inline uint64_t calltree_node_hash(uint32_t parent, const struct frame_key *k)
+{
+        return mix(((uint64_t)parent << 32 | k->module) ^
+                   mix(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20)));
+}
+
+static inline bool calltree_node_is(const struct node *n, uint32_t parent,
+                                    const struct frame_key *k)
+{
+        return n->parent == parent && n->module == k->module && n->function == k->function &&
+               n->rel == k->rel && n->owner == k->owner;
+}
+
+static inline struct frame_key calltree_key_of_node(const struct node *n)
+{
+        return (struct frame_key){n->module, n->function, n->rel, n->owner};
+}
+
+static inline void calltree_heat_add(struct node *x, uint64_t n)
+{
+        x->heat = n < UINT32_MAX - x->heat ? x->heat + (uint32_t)n : UINT32_MAX;
+}
+
+/* Every waiting sample counted along its paths: before the counts are read or nodes go. */
+void calltree_settle(struct calltree *t);
+
+/* The nodes again in one index, their sibling lists rebuilt, a node whose key a sibling has
+   (named since) merged into that sibling, its counts and children with it (calltree_prune.c). */
+void calltree_merge_siblings(struct calltree *t);
+/* Every count by the mode s (decaying), the nodes that fall to nothing dropped with what is
+   under them (calltree_prune.c). */
+void calltree_decay(struct calltree *t, const struct agg_settings *s);
+/* The coldest nodes (the fewest samples through them lately: heat) evicted until at most target are
+   left, with the nodes under them (calltree_prune.c). */
+void calltree_evict(struct calltree *t, uint32_t target);
+
+#endif

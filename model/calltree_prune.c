@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/* calltree_prune.c: owns the nodes that leave the call tree: merged into a sibling named the
+   same, decayed to nothing, or evicted as the coldest when the tree is full. */
+#include "calltree_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum node_fate { KEEP, DROP, MERGED };
+
+/* The live nodes, parents before their children: the roots, then each one's children. order
+   has room for nr_nodes. Returns how many. */
+static uint32_t tree_order(const struct calltree *t, uint32_t *order)
+{
+        uint32_t n = 0;
+        for (uint32_t r = 0; r < NR_ROOTS; r++)
+                order[n++] = r;
+        for (uint32_t i = 0; i < n; i++)
+                for (uint32_t c = t->nodes[order[i]].first_child; c; c = t->nodes[c].next_sibling)
+                        order[n++] = c;
+        return n;
+}
+
+/* The trees again from the nodes kept: a node whose fate is DROP goes, and every node under it;
+   a node whose key a sibling has (named since it was made) merges into that sibling, its
+   counts and children with it. The index and the sibling lists are made again, the slots of
+   the nodes gone freed, the memos and the list of unnamed nodes rid of them. The waiting
+   samples are counted before. Returns the nodes dropped. */
+static uint32_t rebuild(struct calltree *t, uint8_t *fate)
+{
+        uint32_t *order = xmalloc(t->nr_nodes * sizeof(*order));
+        uint32_t *rep = xmalloc(t->nr_nodes * sizeof(*rep));
+        uint32_t n = tree_order(t, order), nr_dropped = 0;
+        memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t id = order[i];
+                struct node *x = &t->nodes[id];
+                rep[id] = id;
+                if (id < NR_ROOTS)
+                        continue;
+                if (fate[x->parent] == DROP)
+                        fate[id] = DROP;
+                if (fate[id] == DROP) {
+                        nr_dropped++;
+                        continue;
+                }
+                x->parent = rep[x->parent]; /* a parent merged: its sibling's child now */
+                struct frame_key k = calltree_key_of_node(x);
+                uint32_t j = (uint32_t)calltree_node_hash(x->parent, &k) & t->index_mask;
+                for (; t->index[j]; j = (j + 1) & t->index_mask) {
+                        uint32_t other = t->index[j];
+                        if (calltree_node_is(&t->nodes[other], x->parent, &k)) {
+                                t->nodes[other].count += x->count;
+                                calltree_heat_add(&t->nodes[other], x->heat);
+                                t->nodes[other].self += x->self;
+                                rep[id] = other;
+                                fate[id] = MERGED;
+                                break;
+                        }
+                }
+                if (fate[id] == KEEP)
+                        t->index[j] = id;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                t->nodes[order[i]].first_child = 0;
+        for (uint32_t i = n; i-- > NR_ROOTS;) {
+                uint32_t id = order[i];
+                struct node *x = &t->nodes[id];
+                if (fate[id] != KEEP) {
+                        x->parent = FREE_NODE;
+                        x->next_sibling = t->free_head;
+                        t->free_head = id;
+                        t->nr_live--;
+                        continue;
+                }
+                x->next_sibling = t->nodes[x->parent].first_child;
+                t->nodes[x->parent].first_child = id;
+        }
+        free(rep);
+        free(order);
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < t->nr_unnamed; i++)
+                if (t->nodes[t->unnamed[i]].parent != FREE_NODE)
+                        t->unnamed[keep++] = t->unnamed[i];
+        t->nr_unnamed = keep;
+        for (uint32_t i = 0; i < MEMO_SLOTS; i++) {
+                struct stack_memo *m = &t->memo[i];
+                for (uint32_t r = 0; m->leaves[0] && r < NR_MEMO_TREES; r++)
+                        if (t->nodes[m->leaves[r]].parent == FREE_NODE)
+                                m->leaves[0] = 0;
+        }
+        for (uint32_t i = 0; i < THREAD_MEMO_SLOTS; i++) {
+                struct thread_memo *m = &t->thread_memo[i];
+                if (m->leaf && t->nodes[m->leaf].parent == FREE_NODE)
+                        m->leaf = 0;
+        }
+        return nr_dropped;
+}
+
+void calltree_merge_siblings(struct calltree *t)
+{
+        calltree_settle(t);
+        uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
+        rebuild(t, fate);
+        free(fate);
+}
+
+void calltree_decay(struct calltree *t, const struct agg_settings *s)
+{
+        calltree_settle(t);
+        uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
+        for (uint32_t id = 0; id < t->nr_nodes; id++) {
+                struct node *x = &t->nodes[id];
+                if (x->parent == FREE_NODE)
+                        continue;
+                /* rounded down, each node: a caller's count stays under its callee's */
+                x->count = agg_settings_apply(s, x->count);
+                x->self = agg_settings_apply(s, x->self);
+                x->heat = (uint32_t)agg_settings_apply(s, x->heat);
+                if (id >= NR_ROOTS && agg_settings_is_droppable(s, x->count))
+                        fate[id] = DROP;
+        }
+        t->nr_samples = agg_settings_apply(s, t->nr_samples);
+        rebuild(t, fate);
+        free(fate);
+}
+
+/* The k-th smallest of v[0..n) (k < n), v reordered: a three-way quickselect, O(n) on average;
+   every pass shrinks the range by at least its pivot. */
+static uint64_t kth_smallest(uint64_t *v, uint32_t n, uint32_t k)
+{
+        uint32_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+                uint64_t pivot = v[lo + (hi - lo) / 2];
+                uint32_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) ==, [gt,hi) > */
+                while (i < gt) {
+                        uint64_t x = v[i];
+                        if (x < pivot) {
+                                v[i++] = v[lt];
+                                v[lt++] = x;
+                        } else if (x > pivot) {
+                                v[i] = v[--gt];
+                                v[gt] = x;
+                        } else {
+                                i++;
+                        }
+                }
+                if (k < lt)
+                        hi = lt;
+                else if (k >= gt)
+                        lo = gt;
+                else
+                        return pivot;
+        }
+        return v[lo];
+}
+
+void calltree_evict(struct calltree *t, uint32_t target)
+{
+        calltree_settle(t);
+        if (t->nr_live <= target)
+                return;
+        uint32_t *order = xmalloc(t->nr_nodes * sizeof(*order));
+        uint32_t n = tree_order(t, order), m = n - NR_ROOTS;
+        uint32_t need = t->nr_live - target;
+        if (need > m)
+                need = m;
+        /* a node's worth: the nodes with the most samples (a quarter of the cap: the rows on
+           top of the counts open to their callers) stay; the others by their heat (the newly
+           hot stay, what was warm long ago goes). A node is worth at most its parent (its
+           count and heat are at most its parent's) */
+        uint64_t *worth = xmalloc((m ? m : 1) * sizeof(*worth));
+        for (uint32_t i = 0; i < m; i++)
+                worth[i] = t->nodes[order[NR_ROOTS + i]].count;
+        uint32_t nr_kept_by_count = t->max_nodes / 4;
+        uint64_t most = m > nr_kept_by_count ? kth_smallest(worth, m, m - nr_kept_by_count - 1)
+                                             : UINT64_MAX;
+        for (uint32_t i = 0; i < m; i++) {
+                const struct node *x = &t->nodes[order[NR_ROOTS + i]];
+                worth[i] = x->count > most ? UINT64_MAX : x->heat;
+        }
+        /* the worth under which every node goes, and of those at it, as many as still need
+           to: the deepest first (so a node never goes without the nodes under it) */
+        uint64_t *sorted = xmalloc((m ? m : 1) * sizeof(*sorted));
+        memcpy(sorted, worth, m * sizeof(*sorted));
+        uint64_t threshold = need ? kth_smallest(sorted, m, need - 1) : 0;
+        free(sorted);
+        uint32_t nr_below = 0;
+        for (uint32_t i = 0; i < m; i++)
+                nr_below += worth[i] < threshold;
+        uint32_t nr_at = need - nr_below;
+        uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
+        for (uint32_t i = m; need && i-- > 0;) {
+                if (worth[i] < threshold) {
+                        fate[order[NR_ROOTS + i]] = DROP;
+                } else if (worth[i] == threshold && nr_at) {
+                        fate[order[NR_ROOTS + i]] = DROP;
+                        nr_at--;
+                }
+        }
+        free(worth);
+        free(order);
+        t->nr_evicted += rebuild(t, fate);
+        free(fate);
+        /* the nodes kept cool: what was hot long ago makes room for what is hot now */
+        for (uint32_t id = 0; id < t->nr_nodes; id++)
+                t->nodes[id].heat /= 2;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* hot_impl.h (internal to model/): the hot functions' table of places, their pending samples,
+   stack memos and deferred stacks, shared by hot.c (counting, rows) and hot_places.c (the
+   places of one function, source lines). */
+#ifndef ETWTOP_MODEL_HOT_IMPL_H
+#define ETWTOP_MODEL_HOT_IMPL_H
+
+#include "model/hot.h"
+
+#define MAX_CPUS       1024
+#define MAX_SOURCES    16
+#define MAX_STACK_KEYS 256
+#define SEEN_SLOTS     1024 /* > 2 * MAX_STACK_KEYS: probes stay short */
+/* process ends remembered over two refreshes; the unplaced places of the rest wait for
+   HOT_UNPLACED_MAX */
+#define MAX_ENDED_PIDS 16384
+
+/* One counted place: a located address (module, rel) of one source; addresses no image held
+   at the time keep their pid, to be placed again when the rows are built. */
+struct entry {
+        uint64_t rel;
+        uint32_t module;
+        uint32_t pid; /* the sampled process: rows group by it, and module 0 is placed by it */
+        uint32_t tid; /* the sampled thread: rows group by it (HOT_BY_THREAD) */
+        uint16_t source;
+        bool is_used;
+        /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
+           resolved one's name): an answer of a module whose answers are settled stays */
+        uint8_t answer;
+        uint32_t function;
+        uint64_t self, total;
+        /* of total: the stacks that had this place's function at another of its places too,
+           counted there (a recursive function's row counts each stack once) */
+        uint64_t dup;
+};
+
+struct pending {
+        uint64_t timestamp;
+        struct entry key;
+        uint64_t ip;
+        bool has;
+        bool is_matched;
+        /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
+           the rundown's): its place waits for its stack, which names the process */
+        bool is_unplaced;
+};
+
+/* A row's key in one field of the order, and the row. */
+struct sort_item {
+        uint64_t key;
+        uint32_t row;
+};
+
+/* A stack seen before: the places it counts in, good while the symbol store's generation and
+   the table's epoch stay. Its later samples count along them when the totals are read or the
+   places move (a stack seen again costs no lookup of its frames). */
+#define MEMO_SLOTS  4096
+#define MEMO_PLACES 32
+struct stack_memo {
+        uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
+        uint64_t generation;
+        uint32_t epoch;
+        uint32_t nr_places; /* 0: no memo */
+        uint32_t nr_pending;
+        uint64_t functions;           /* a bit per function of its places (function_bit) */
+        uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
+};
+#define MEMO_DUP 0x80000000u
+
+/* A stack counted while a module of its places was loading its symbols: which of its places
+   share a function is known once the names come (deferred_settle), and their dup then. Stacks
+   alike (hash) merge. Past DEFER_MAX_STACKS or DEFER_MAX_KEYS they count without it. */
+#define DEFER_MAX_STACKS 8192
+#define DEFER_MAX_KEYS   (1u << 18)
+#define DEFER_SLOTS      (2 * DEFER_MAX_STACKS)
+struct deferred_stack {
+        uint64_t hash;
+        uint64_t count;
+        uint32_t first, nr; /* its places in dkeys, each once, in stack order */
+};
+
+struct hot {
+        enum hot_grouping grouping; /* rows per function, per process or thread too */
+        struct sym_store *store;    /* borrowed */
+        uint32_t max_entries;
+        struct entry *slots; /* owned, open addressing */
+        uint32_t mask, nr;
+        uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
+        struct hot_caps caps;
+        /* owned: processes that ended since the refresh before the last one, those before the
+           last refresh first (nr_prev_ended): a process's late samples come with other CPUs'
+           buffers */
+        uint32_t *ended_pids;
+        uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        uint16_t sources[MAX_SOURCES];
+        uint64_t nr_samples[MAX_SOURCES];
+        uint32_t nr_sources;
+        uint64_t nr_stacks;
+        struct pending pend[MAX_CPUS];
+        uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
+        struct {
+                uint32_t gen;   /* == seen_gen: in the current stack's set */
+                uint32_t index; /* in the stack's keys */
+        } seen[SEEN_SLOTS];
+        struct {
+                uint32_t gen; /* == seen_gen: the function is in the current stack */
+                uint64_t key; /* module << 32 | function */
+        } fseen[SEEN_SLOTS];
+        uint32_t seen_gen;
+        struct hot_line_row *line_rows; /* owned: the last hot_top_lines answer */
+        struct hot_row *rows;           /* owned: the last hot_functions answer */
+        uint32_t nr_rows_cached;        /* rows still valid for rows_source (0: none) */
+        uint16_t rows_source;
+        uint32_t cap_rows;
+        /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
+        struct sort_item *sort_a, *sort_b;
+        struct hot_row *sort_rows;
+        uint32_t *merge; /* owned: the places-to-rows hash, kept between refreshes */
+        uint32_t cap_merge;
+        struct hot_module_row *mrows; /* owned */
+        uint32_t cap_mrows;
+        struct agg_settings settings;
+        struct agg_filter filter;
+        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash */
+        struct deferred_stack *dstacks; /* owned */
+        uint32_t nr_dstacks, cap_dstacks;
+        struct entry *dkeys; /* owned: the deferred stacks' places */
+        uint32_t nr_dkeys, cap_dkeys;
+        uint32_t *dindex;    /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t nr_pending; /* the memos' nr_pending, summed */
+        uint32_t epoch;      /* changes whenever places move (grow, refresh, reset) */
+};
+
+/* Every sample counted: the samples whose stacks never came with their address alone, the
+   memos' waiting stacks along their places. Before the places' counts are read. */
+void hot_settle_samples(struct hot *h);
+
+#endif
