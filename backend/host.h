@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "etl_reader.h"
 #include "etw/evntrace.h"
@@ -48,6 +49,40 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
    error (host_proto_check_header), or the socket's -errno; why says which. */
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size);
+
+/* Reads one request: the whole message must arrive within total_ms of the call (a client that
+   trickles its bytes holds a connection no longer). Returns as host_io_read_msg, -ETIMEDOUT
+   when the time ran out, whether or not the message had begun. */
+int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
+                         size_t why_size);
+
+/* ---- the peer (host_peer.c) ----------------------------------------------------------------- */
+
+/* A client as the host sees it. */
+struct host_peer {
+        pid_t pid; /* SO_PEERCRED's, in the host's pid namespace (0: not visible) */
+        uid_t uid;
+        gid_t gid;
+        uint64_t caps;        /* its permitted capabilities in the host's user namespace; 0 when
+                                 they cannot be read reliably (it exited, another namespace) */
+        bool is_no_new_privs; /* NoNewPrivs: nothing it runs gains a privilege */
+        bool has_host_files;  /* same mount namespace and root directory as the host */
+        char why_files[200];  /* when not: why */
+};
+
+/* Fills *peer for the connection fd: SO_PEERCRED, then the peer's /proc/PID/status and
+   namespaces, trusted only when a pidfd taken at connect time (SO_PEERPIDFD, else pidfd_open)
+   shows the process still alive after they were read. 0, or -errno when the socket has no
+   peer credentials. What cannot be read counts as no capability and not the host's files. */
+int host_peer_read(int fd, struct host_peer *peer);
+
+/* Cuts the calling thread's effective capabilities down to those the peer holds itself (the
+   threads it starts inherit the cut): a perf_event_open, a file created or replaced then
+   succeeds only where the client's own would. 0, or -errno from capset. */
+int host_peer_act_as(const struct host_peer *peer);
+
+/* Whether the peer holds capability cap (CAP_*). */
+bool host_peer_has_cap(const struct host_peer *peer, int cap);
 
 /* ---- the client side of the API (host_client.c) -------------------------------------------- */
 
