@@ -26,9 +26,10 @@ bool host_is_client(void);
 void host_become_host(void);
 
 /* The runtime directory of the caller's host: ETWTOP_RUNTIME_DIR (each "%u" in it replaced by
-   the caller's uid, made absolute), else
-   /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID. 0, or -ENAMETOOLONG
-   with why filled. */
+   the caller's uid, made absolute), else /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop,
+   else /run/user/UID/etwtop when /run/user/UID is the caller's private directory (no other
+   user can make that name), else /tmp/etwtop-UID, whose refusals, when another user made it
+   first, say what to do. 0, or -ENAMETOOLONG with why filled. */
 int host_runtime_dir(char *out, size_t size, char *why, size_t why_size);
 
 /* The runtime directory, checked to be the caller's own private directory (created 0700 when

@@ -148,7 +148,9 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
    its starter; the host ends once it has had no session for a grace period.
 
    - The runtime directory: ETWTOP_RUNTIME_DIR (each "%u" in it becomes the caller's uid), else
-     /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID; it must be the
+     /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /run/user/UID/etwtop when that
+     user directory exists, else /tmp/etwtop-UID (a name another user can take first: the
+     refusal then says to set XDG_RUNTIME_DIR or ETWTOP_RUNTIME_DIR); it must be the
      caller's own, mode 0700, not a symbolic link, or every call says why (ERROR_ACCESS_DENIED):
      an ordinary user can neither see, consume, change nor stop another user's or root's
      sessions, and the host also refuses any peer but its own user and root.
