@@ -907,7 +907,8 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 rt->is_broken = true;
                 snprintf(rt->why, sizeof(rt->why),
                          "the session host serving \"%.200s\" ended while this consumer read it "
-                         "(was it killed?): %.400s",
+                         "(was it killed?), or dropped it (a consumer of a stopped session that "
+                         "takes nothing for ETWTOP_HOST_DRAIN_MS is): %.300s",
                          rt->name, why);
                 return -EPIPE;
         }

@@ -166,7 +166,10 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
      way returns ERROR_BROKEN_PIPE; a file session's complete buffers stay readable.
    - ETWTOP_NO_HOST=1 (read at the first call) keeps every session inside the calling process,
      as before the host: for tests and embedded use; no other process can see those sessions,
-     and they end with it. ETWTOP_HOST_GRACE_MS sets the host's idle grace (5000 ms). */
+     and they end with it. ETWTOP_HOST_GRACE_MS sets the host's idle grace (5000 ms).
+   - The host does for a client only what the client could do itself (its capabilities, its
+     mount namespace), and caps what any client can hold of it (time, connections, memory):
+     doc/etwtop-api.md, "What the session host does for whom, and its limits". */
 
 /* etw_host_run's flags. */
 #define ETW_HOST_PERSISTENT 0x1 /* run until SIGTERM/SIGINT, even without a session */
