@@ -64,11 +64,12 @@ struct host_peer {
         pid_t pid; /* SO_PEERCRED's, in the host's pid namespace (0: not visible) */
         uid_t uid;
         gid_t gid;
-        uint64_t caps;        /* its permitted capabilities in the host's user namespace; 0 when
-                                 they cannot be read reliably (it exited, another namespace) */
-        bool is_no_new_privs; /* NoNewPrivs: nothing it runs gains a privilege */
-        bool has_host_files;  /* same mount namespace and root directory as the host */
-        char why_files[200];  /* when not: why */
+        uint64_t caps;       /* its permitted capabilities in the host's user namespace; 0 when
+                                they cannot be read reliably (it exited, another namespace).
+                                Nothing is added to them: a client under no_new_privs, or one
+                                whose host holds file capabilities, gets these and no more */
+        bool has_host_files; /* same mount namespace and root directory as the host */
+        char why_files[200]; /* when not: why */
 };
 
 /* Fills *peer for the connection fd: SO_PEERCRED, then the peer's /proc/PID/status and

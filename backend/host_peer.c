@@ -87,7 +87,7 @@ int host_peer_read(int fd, struct host_peer *peer)
                 close(pidfd);
                 return 0;
         }
-        uint64_t prm = 0, nnp = 0;
+        uint64_t prm = 0;
         bool has_caps = false;
         int sfd = openat(dirfd, "status", O_RDONLY | O_CLOEXEC);
         ssize_t n = sfd >= 0 ? read(sfd, text, sizeof(text) - 1) : -1;
@@ -98,7 +98,6 @@ int host_peer_read(int fd, struct host_peer *peer)
                 /* permitted, not effective: a process raises any permitted capability into its
                    effective set at will, and the thread that connected may have */
                 has_caps = status_field(text, "CapPrm", true, &prm);
-                status_field(text, "NoNewPrivs", false, &nnp);
         }
         /* capabilities count only in the host's user namespace */
         if (same_file(dirfd, "ns/user", "/proc/self/ns/user") != 1)
@@ -132,7 +131,6 @@ int host_peer_read(int fd, struct host_peer *peer)
         if (!is_alive)
                 return 0;
         peer->caps = has_caps ? prm : 0;
-        peer->is_no_new_privs = nnp != 0;
         peer->has_host_files = has_files;
         if (has_files)
                 peer->why_files[0] = '\0';

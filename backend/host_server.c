@@ -556,11 +556,15 @@ static void *conn_main(void *arg)
         uint8_t *msg = NULL;
         size_t size = 0;
         char why[512];
-        /* from here on, this thread can do what the client could do itself, no more */
-        int rc = host_peer_act_as(&c->peer);
+        /* the client's process, read here, where a slow /proc stalls only this client; then
+           this thread can do what the client could do itself, no more */
+        int rc = host_peer_read(c->fd, &c->peer);
+        if (rc == 0)
+                rc = host_peer_act_as(&c->peer);
         if (rc < 0) {
                 reply_error(c->fd, ERROR_ACCESS_DENIED, rc,
-                            "the session host could not take on the client's capabilities: %s",
+                            "the session host could not read the client's credentials, or take "
+                            "on its capabilities: %s",
                             strerror(-rc));
                 goto done;
         }
@@ -642,24 +646,26 @@ static int env_ms(const char *name, int def)
         return e && *e && !*end && v >= 0 && v < 3600000 ? (int)v : def;
 }
 
-/* A new connection: refused at once when its peer is another user (nothing of it is read),
-   else served by a thread of its own. */
+/* A new connection: refused at once when its peer is another user (nothing of it is read,
+   nothing of its process looked at), else served by a thread of its own. */
 static void conn_accept(int fd)
 {
-        struct conn *c = calloc(1, sizeof(*c));
-        if (!c || host_peer_read(fd, &c->peer) < 0) {
-                free(c);
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        struct conn *c = NULL;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+            !(c = calloc(1, sizeof(*c)))) {
                 close(fd);
                 return;
         }
         c->fd = fd;
         /* the host's own user, or root; nobody else */
-        if (c->peer.uid != geteuid() && c->peer.uid != 0) {
+        if (cred.uid != geteuid() && cred.uid != 0) {
                 struct host_reply rp = {.code = ERROR_ACCESS_DENIED, .rc = -EACCES};
                 snprintf(rp.msg, sizeof(rp.msg),
                          "the session host of uid %u refuses uid %u: that user's sessions are "
                          "theirs (nobody gains rights through the host)",
-                         (unsigned)geteuid(), (unsigned)c->peer.uid);
+                         (unsigned)geteuid(), (unsigned)cred.uid);
                 send_reply_within(fd, &rp, 0); /* a fresh socket takes it, or nothing */
                 close(fd);
                 free(c);
