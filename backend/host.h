@@ -69,6 +69,7 @@ struct host_peer {
                                 Nothing is added to them: a client under no_new_privs, or one
                                 whose host holds file capabilities, gets these and no more */
         bool has_host_files; /* same mount namespace and root directory as the host */
+        bool has_host_pids;  /* same pid namespace: its process ids name the host's */
         char why_files[200]; /* when not: why */
 };
 

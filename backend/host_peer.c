@@ -105,6 +105,7 @@ int host_peer_read(int fd, struct host_peer *peer)
         int mnt = same_file(dirfd, "ns/mnt", "/proc/self/ns/mnt");
         int root = mnt == 1 ? same_file(dirfd, "root", "/") : mnt;
         bool has_files = mnt == 1 && root == 1;
+        bool has_pids = same_file(dirfd, "ns/pid", "/proc/self/ns/pid") == 1;
         if (mnt < 0)
                 snprintf(peer->why_files, sizeof(peer->why_files),
                          "the session host cannot see the client's mount namespace "
@@ -132,6 +133,7 @@ int host_peer_read(int fd, struct host_peer *peer)
                 return 0;
         peer->caps = has_caps ? prm : 0;
         peer->has_host_files = has_files;
+        peer->has_host_pids = has_pids;
         if (has_files)
                 peer->why_files[0] = '\0';
         return 0;

@@ -200,10 +200,23 @@ static const char *request_file(const struct host_request *rq)
 
 /* Whether the host may do rq for the peer; when not, the refusal is sent. Its capabilities are
    the serving thread's already (host_peer_act_as): the kernel refuses what the client could
-   not do itself. File names are the client's: the host writes them only when it sees the
-   client's files, the same mount namespace and root. */
+   not do itself. File names and process ids are the client's: the host writes files only when
+   it sees the client's files (the same mount namespace and root), and traces a process only
+   when it sees the client's processes (the same pid namespace). */
 static bool is_allowed(int fd, const struct conn *c, const struct host_request *rq)
 {
+        /* a process id (ETWTOP_TRACE_PROCESS_INFO) of another pid namespace names another
+           process here */
+        if (rq->type == HOST_REQ_START && (rq->flags & HOST_FLAG_HAS_DEFAULTS) &&
+            rq->defaults.pid >= 0 && !c->peer.has_host_pids) {
+                reply_error(fd, ERROR_ACCESS_DENIED, -EACCES,
+                            "the session host does not trace process %d for this client: the "
+                            "client runs in another pid namespace than the host, where that "
+                            "number names another process. Run it where the host runs, or "
+                            "with ETWTOP_NO_HOST=1",
+                            (int)rq->defaults.pid);
+                return false;
+        }
         const char *file = request_file(rq);
         if (!file || c->peer.has_host_files)
                 return true;

@@ -431,6 +431,19 @@ static int helper_main(int argc, char **argv)
                 printf("raw decode=%d code=%u msg=%s\n", rc, rp.code, rp.msg);
                 return 0;
         }
+        if (!strcmp(what, "startpid") && argc >= 4) {
+                /* a kernel logger of this process only (its pid as it sees it) */
+                LONG self = (LONG)getpid();
+                TraceSetInformation(0, ETWTOP_TRACE_PROCESS_INFO, &self, sizeof(self));
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = start_kernel(&h, argv[3], NULL, 0);
+                printf("startpid pid=%ld rc=%lu msg=%s\n", (long)self, (unsigned long)rc,
+                       etw_last_error_text());
+                struct props q;
+                if (rc == ERROR_SUCCESS)
+                        control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
+                return 0;
+        }
         if (!strcmp(what, "plainfile") && argc >= 5) {
                 CONTROLTRACE_ID h = 0;
                 ULONG rc = start_plain(&h, argv[3], argv[4]);
@@ -1252,10 +1265,10 @@ static int perf_paranoid(void)
         return text[0] ? atoi(text) : 2;
 }
 
-/* A root client with capabilities dropped, or in a mount namespace of its own, gets no more
-   through the host than it could do itself: no CPU-wide perf events without CAP_PERFMON or
-   CAP_SYS_ADMIN, no file replaced in a directory it cannot write, no file written in the
-   host's namespace. */
+/* A root client with capabilities dropped, or in a mount or pid namespace of its own, gets no
+   more through the host than it could do itself: no CPU-wide perf events without CAP_PERFMON
+   or CAP_SYS_ADMIN, no file replaced in a directory it cannot write, no file written in the
+   host's namespace, no process traced that its pid names only in the host's. */
 static void test_client_capabilities(void **state)
 {
         (void)state;
@@ -1303,6 +1316,14 @@ static void test_client_capabilities(void **state)
         assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
         assert_non_null(strstr(text, "mount namespace"));
         assert_int_not_equal(access(ns_file, F_OK), 0);
+
+        /* a pid namespace of its own: its process 1 is not the host's */
+        snprintf(cmd, sizeof(cmd), "unshare -p -f '%s' helper startpid caps-pidns", self_exe);
+        run_cmd(cmd, text, sizeof(text));
+        print_message("unshare -p: %s", text);
+        assert_non_null(strstr(text, "startpid pid=1 "));
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "pid namespace"));
 
         /* CPU-wide perf events without CAP_PERFMON and CAP_SYS_ADMIN */
         if (perf_paranoid() <= 0) {
