@@ -392,15 +392,17 @@ static bool stream_begin(int fd)
         return true;
 }
 
-/* Writes a real-time message. While the session runs, a consumer may read as slowly as it
-   likes (its queue in the session loses buffers meanwhile); once it has stopped, a consumer
-   that takes nothing for drain_ms is dropped, and its queue freed with it. 0, -ETIMEDOUT,
-   -ECANCELED (the host ends), or the socket's -errno. */
-static int stream_write(int fd, const struct host_msg *m, struct session_rt *rt)
+/* Writes a real-time message; *done says how much went. While the session runs, a consumer may
+   read as slowly as it likes (its queue in the session loses buffers meanwhile); once it has
+   stopped, -ETIMEDOUT when the consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED
+   (the host ends), or the socket's -errno. */
+static int stream_write(int fd, const struct host_msg *m, struct session_rt *rt, size_t *done_out)
 {
         size_t done = 0;
         int64_t stalled_since = 0;
+        *done_out = 0;
         while (done < m->size) {
+                *done_out = done;
                 if (atomic_load(&is_exiting))
                         return -ECANCELED;
                 ssize_t n = send(fd, m->data + done, m->size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -425,6 +427,7 @@ static int stream_write(int fd, const struct host_msg *m, struct session_rt *rt)
                 else if (now - stalled_since >= drain_ms)
                         return -ETIMEDOUT;
         }
+        *done_out = done;
         return 0;
 }
 
@@ -469,7 +472,20 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 int n = session_rt_next(rt, STREAM_WAIT_MS, &buf, &size);
                 if (n == 1) {
                         host_msg_rt_buffer(&m, session_rt_nr_lost(rt), buf, size);
-                        if (stream_write(fd, &m, rt) < 0)
+                        size_t done;
+                        rc = stream_write(fd, &m, rt, &done);
+                        if (rc == -ETIMEDOUT) {
+                                /* a stopped session's consumer that takes nothing: what waits
+                                   for it is freed now (counted lost); if it reads again within
+                                   drain_ms, it gets the rest of this buffer and the end */
+                                session_rt_drop(rt);
+                                if (host_io_write(fd, m.data + done, m.size - done, drain_ms,
+                                                  &is_exiting) == 0) {
+                                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                                        host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
+                                }
+                        }
+                        if (rc < 0)
                                 break;
                         continue;
                 }

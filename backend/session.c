@@ -865,6 +865,27 @@ void session_rt_detach(struct session_rt *rt)
         session_unref(s);
 }
 
+void session_rt_drop(struct session_rt *rt)
+{
+        if (rt->remote)
+                return;
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->lock);
+        rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
+        if (rt->is_current_header)
+                free(rt->current);
+        else
+                rt_buf_free(rt->current, rt->q.buffer_size);
+        rt->current = NULL;
+        rt->is_current_header = false;
+        free(rt->header);
+        rt->header = NULL;
+        uint32_t buffer_size = rt->q.buffer_size;
+        rt_queue_free(&rt->q);
+        rt->q.buffer_size = buffer_size;
+        pthread_mutex_unlock(&s->lock);
+}
+
 bool session_rt_is_ended(const struct session_rt *rt)
 {
         if (rt->remote)

@@ -1212,7 +1212,9 @@ static void test_session_memory_caps(void **state)
 
 /* The real-time queues of every session of a host hold ETWTOP_HOST_MAX_MB together at most: a
    consumer that never reads loses buffers once they are full, long before its own queue
-   (MaximumBuffers 200) is. */
+   (MaximumBuffers 200) is. Once the session has stopped and the consumer has taken nothing for
+   ETWTOP_HOST_DRAIN_MS, its queue is freed, and when it reads again it gets the end of the
+   trace with what it lost. */
 static void test_host_memory_budget(void **state)
 {
         (void)state;
@@ -1240,10 +1242,58 @@ static void test_host_memory_budget(void **state)
         print_message("BuffersWritten %lu, RealTimeBuffersLost %lu\n",
                       (unsigned long)q.p.BuffersWritten, (unsigned long)q.p.RealTimeBuffersLost);
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
-        close(fd);
         assert_true(q.p.BuffersWritten >= 120);
         /* 64 buffers in the queue, a few in the socket and in hand; the rest lost */
         assert_true(q.p.RealTimeBuffersLost + 100 >= q.p.BuffersWritten);
+
+        /* the session stopped and the consumer takes nothing: after ETWTOP_HOST_DRAIN_MS its
+           queue is freed (the budget can be had again) ... */
+        CONTROLTRACE_ID probe = 0;
+        assert_int_equal(start_plain(&probe, "budget-probe", NULL), ERROR_SUCCESS);
+        rc = ERROR_NOT_ENOUGH_MEMORY;
+        for (int i = 0; i < 1000 && rc == ERROR_NOT_ENOUGH_MEMORY; i++) {
+                rc = etw_keep_window(probe, 3u << 20);
+                if (rc == ERROR_NOT_ENOUGH_MEMORY)
+                        sleep_ms(20);
+        }
+        print_message("a 3 MB window once the consumer was given up on: %lu %s\n",
+                      (unsigned long)rc, etw_last_error_text());
+        assert_int_equal(rc, ERROR_SUCCESS);
+        /* ... and, reading again, it gets what it was sent and the end, its losses counted */
+        static uint8_t stream[8 << 20];
+        size_t got = 0;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        while (got < sizeof(stream) && poll(&pfd, 1, 5000) > 0) {
+                ssize_t k = read(fd, stream + got, sizeof(stream) - got);
+                if (k <= 0)
+                        break;
+                got += (size_t)k;
+        }
+        close(fd);
+        uint16_t type = 0, last = 0;
+        size_t at = 0, last_at = 0;
+        uint32_t body = 0;
+        char why[256];
+        int nr_msgs = 0;
+        while (at + HOST_HEADER_SIZE <= got &&
+               host_proto_check_header(stream + at, HOST_HEADER_SIZE, &type, &body, why,
+                                       sizeof(why)) == 0 &&
+               at + HOST_HEADER_SIZE + body <= got) {
+                last = type;
+                last_at = at;
+                at += HOST_HEADER_SIZE + body;
+                nr_msgs++;
+        }
+        print_message("the consumer read %zu bytes, %d messages, the last of type 0x%x\n", got,
+                      nr_msgs, last);
+        assert_int_equal(at, got);
+        assert_int_equal(last, HOST_RT_END);
+        struct host_rt_msg end;
+        assert_int_equal(
+                host_proto_decode_rt(stream + last_at, got - last_at, &end, why, sizeof(why)), 0);
+        print_message("its end: %llu buffers lost\n", (unsigned long long)end.nr_lost);
+        assert_true(end.nr_lost >= 60);
+        assert_int_equal(control(probe, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
         assert_true(wait_host_gone());
 }
 
