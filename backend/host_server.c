@@ -32,14 +32,14 @@
 
 #define LOCK_NAME       "host.lock"
 #define SOCKET_NAME     "host.sock"
-#define MAX_READING     64   /* connections whose request has yet to arrive: accepting waits */
-#define MAX_CONNECTIONS 256  /* connections in all: accepting waits */
-#define MAX_STREAMS     128  /* real-time consumers and bindings: more are refused */
-#define DEFAULT_IDLE_MS 5000 /* a request arrives whole within this (ETWTOP_HOST_IDLE_MS) */
-#define DEFAULT_DRAIN_MS                                                                           \
-        30000                  /* a stopped session's consumer that takes nothing for this is      \
-                                  dropped (ETWTOP_HOST_DRAIN_MS) */
-#define REPLY_MS         30000 /* a client has this long to take a reply */
+#define MAX_READING     64  /* connections whose request has yet to arrive: accepting waits */
+#define MAX_CONNECTIONS 256 /* connections in all: accepting waits */
+#define MAX_STREAMS     128 /* real-time consumers and bindings: more are refused */
+/* a request arrives whole, and a reply is taken, within this (ETWTOP_HOST_IDLE_MS) */
+#define DEFAULT_IDLE_MS 5000
+/* a stopped session's consumer that takes nothing for this is given up on
+   (ETWTOP_HOST_DRAIN_MS) */
+#define DEFAULT_DRAIN_MS 30000
 #define LOCK_WAIT_MS     10000 /* an ending host releases the lock within this */
 #define SPAWN_WAIT_MS    30000
 #define DEFAULT_GRACE_MS 5000
@@ -89,9 +89,10 @@ static void send_reply_within(int fd, const struct host_reply *rp, int ms)
         host_msg_free(&m);
 }
 
+/* A client takes its reply at once; one that does not holds a thread no longer than idle_ms. */
 static void send_reply(int fd, const struct host_reply *rp)
 {
-        send_reply_within(fd, rp, REPLY_MS);
+        send_reply_within(fd, rp, idle_ms);
 }
 
 static void reply_error(int fd, uint32_t code, int32_t rc, const char *fmt, ...)
