@@ -126,7 +126,8 @@ int host_peer_read(int fd, struct host_peer *peer)
                          "host: its file names do not name the host's files");
         /* what /proc/PID said was the peer's only if the peer still lives: its pid cannot have
            been given to another process while it does */
-        bool is_alive = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+        bool is_alive = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 ||
+                        errno == EPERM; /* alive, another user's (root's) */
         close(dirfd);
         close(pidfd);
         if (!is_alive)

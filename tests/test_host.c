@@ -4,9 +4,12 @@
    consumed by two real-time consumers at once, a slow consumer losing buffers while a fast one
    loses none, a consumer, a starter and the host killed, an unprivileged user refused, malformed
    messages survived, two hosts never on one directory, a session bound to its starter, the
-   systemd unit verified. The other processes are this program again ("helper" mode); every host
-   runs on a private runtime directory of this test. Live kernel sessions skip without perf
-   privileges. */
+   systemd unit verified; what the host does for a client it could not do itself (capabilities
+   dropped, no_new_privs, other mount and pid namespaces) refused, and no client holding it up
+   (trickled requests, consumers that never read) or taking its memory (MaximumBuffers, kept
+   windows, every session's queues). The other processes are this program again ("helper" mode);
+   every host runs on a private runtime directory of this test. Live kernel sessions skip without
+   perf privileges. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
