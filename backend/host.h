@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "etl_reader.h"
 #include "etw/evntrace.h"
@@ -25,9 +26,10 @@ bool host_is_client(void);
 void host_become_host(void);
 
 /* The runtime directory of the caller's host: ETWTOP_RUNTIME_DIR (each "%u" in it replaced by
-   the caller's uid, made absolute), else
-   /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID. 0, or -ENAMETOOLONG
-   with why filled. */
+   the caller's uid, made absolute), else /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop,
+   else /run/user/UID/etwtop when /run/user/UID is the caller's private directory (no other
+   user can make that name), else /tmp/etwtop-UID, whose refusals, when another user made it
+   first, say what to do. 0, or -ENAMETOOLONG with why filled. */
 int host_runtime_dir(char *out, size_t size, char *why, size_t why_size);
 
 /* The runtime directory, checked to be the caller's own private directory (created 0700 when
@@ -48,6 +50,42 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
    error (host_proto_check_header), or the socket's -errno; why says which. */
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size);
+
+/* Reads one request: the whole message must arrive within total_ms of the call (a client that
+   trickles its bytes holds a connection no longer). Returns as host_io_read_msg, -ETIMEDOUT
+   when the time ran out, whether or not the message had begun. */
+int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
+                         size_t why_size);
+
+/* ---- the peer (host_peer.c) ----------------------------------------------------------------- */
+
+/* A client as the host sees it. */
+struct host_peer {
+        pid_t pid; /* SO_PEERCRED's, in the host's pid namespace (0: not visible) */
+        uid_t uid;
+        gid_t gid;
+        uint64_t caps;       /* its permitted capabilities in the host's user namespace; 0 when
+                                they cannot be read reliably (it exited, another namespace).
+                                Nothing is added to them: a client under no_new_privs, or one
+                                whose host holds file capabilities, gets these and no more */
+        bool has_host_files; /* same mount namespace and root directory as the host */
+        bool has_host_pids;  /* same pid namespace: its process ids name the host's */
+        char why_files[200]; /* when not: why */
+};
+
+/* Fills *peer for the connection fd: SO_PEERCRED, then the peer's /proc/PID/status and
+   namespaces, trusted only when a pidfd taken at connect time (SO_PEERPIDFD, else pidfd_open)
+   shows the process still alive after they were read. 0, or -errno when the socket has no
+   peer credentials. What cannot be read counts as no capability and not the host's files. */
+int host_peer_read(int fd, struct host_peer *peer);
+
+/* Cuts the calling thread's effective capabilities down to those the peer holds itself (the
+   threads it starts inherit the cut): a perf_event_open, a file created or replaced then
+   succeeds only where the client's own would. 0, or -errno from capset. */
+int host_peer_act_as(const struct host_peer *peer);
+
+/* Whether the peer holds capability cap (CAP_*). */
+bool host_peer_has_cap(const struct host_peer *peer, int cap);
 
 /* ---- the client side of the API (host_client.c) -------------------------------------------- */
 

@@ -68,8 +68,38 @@ static void with_uid(const char *s, char *out, size_t size)
         out[n < size ? n : size - 1] = '\0';
 }
 
+/* /run/user/UID when it is the caller's private directory: logind makes it at login, and only
+   root can make a name there, so no other user can have taken it first. */
+static bool has_run_user_dir(char *out, size_t size)
+{
+        struct stat st;
+        snprintf(out, size, "/run/user/%u", (unsigned)geteuid());
+        return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
+               !(st.st_mode & 077);
+}
+
+/* Whether dir is the last resort, /tmp/etwtop-UID: a name any user can take first. */
+static bool is_tmp_fallback(const char *dir)
+{
+        char tmp[64];
+        snprintf(tmp, sizeof(tmp), "/tmp/etwtop-%u", (unsigned)geteuid());
+        return strcmp(dir, tmp) == 0;
+}
+
+/* What to do when the last resort is not the caller's, appended to a refusal. */
+static const char *tmp_fallback_advice(const char *dir)
+{
+        return is_tmp_fallback(dir)
+                       ? ". With XDG_RUNTIME_DIR unset this name in /tmp is the last resort, and "
+                         "another user can make it first: set XDG_RUNTIME_DIR (or "
+                         "ETWTOP_RUNTIME_DIR) to a private directory of yours, log in so that "
+                         "/run/user/UID exists, or have root remove it"
+                       : "";
+}
+
 int host_runtime_dir(char *out, size_t size, char *why, size_t why_size)
 {
+        char run_user[64];
         const char *env_raw = getenv("ETWTOP_RUNTIME_DIR");
         char env_buf[PATH_MAX];
         const char *env = NULL;
@@ -95,6 +125,8 @@ int host_runtime_dir(char *out, size_t size, char *why, size_t why_size)
                 n = snprintf(out, size, "/run/etwtop");
         } else if (xdg && xdg[0] == '/') {
                 n = snprintf(out, size, "%s/etwtop", xdg);
+        } else if (has_run_user_dir(run_user, sizeof(run_user))) {
+                n = snprintf(out, size, "%s/etwtop", run_user);
         } else {
                 n = snprintf(out, size, "/tmp/etwtop-%u", (unsigned)geteuid());
         }
@@ -144,23 +176,24 @@ static int check_dir(const char *dir, bool may_create, char *why, size_t why_siz
         if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
                 snprintf(why, why_size,
                          "the session host directory %s is %s: refused (it must be a private "
-                         "directory)",
-                         dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory");
+                         "directory)%s",
+                         dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory",
+                         tmp_fallback_advice(dir));
                 return -ENOTDIR;
         }
         if (st.st_uid != geteuid()) {
                 snprintf(why, why_size,
                          "the session host directory %s belongs to uid %u, not to you (uid %u): "
                          "that user's sessions are theirs, and nobody else can see, consume, "
-                         "change or stop them",
-                         dir, (unsigned)st.st_uid, (unsigned)geteuid());
+                         "change or stop them%s",
+                         dir, (unsigned)st.st_uid, (unsigned)geteuid(), tmp_fallback_advice(dir));
                 return -EACCES;
         }
         if (st.st_mode & 077) {
                 snprintf(why, why_size,
                          "the session host directory %s is open to other users (mode %04o): "
-                         "refused, it must be private (0700)",
-                         dir, (unsigned)(st.st_mode & 07777));
+                         "refused, it must be private (0700)%s",
+                         dir, (unsigned)(st.st_mode & 07777), tmp_fallback_advice(dir));
                 return -EACCES;
         }
         return 0;
@@ -874,7 +907,8 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 rt->is_broken = true;
                 snprintf(rt->why, sizeof(rt->why),
                          "the session host serving \"%.200s\" ended while this consumer read it "
-                         "(was it killed?): %.400s",
+                         "(was it killed?), or dropped it (a consumer of a stopped session that "
+                         "takes nothing for ETWTOP_HOST_DRAIN_MS is): %.300s",
                          rt->name, why);
                 return -EPIPE;
         }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,13 +70,33 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
         return 0;
 }
 
-/* Reads exactly n bytes, waiting up to ms for each part. 0, -ECONNRESET at end of file before
-   the first byte (*got 0), -EBADMSG at end of file after it, -ETIMEDOUT or -errno. */
-static int read_exact(int fd, uint8_t *out, size_t n, int ms, size_t *got)
+static int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The wait before the next part: ms, or what is left until deadline (a monotonic time in ms;
+   0: none) when that is less. */
+static int part_ms(int ms, int64_t deadline)
+{
+        if (!deadline)
+                return ms;
+        int64_t left = deadline - now_ms();
+        if (left <= 0)
+                return 0;
+        return left < ms || ms < 0 ? (int)left : ms;
+}
+
+/* Reads exactly n bytes, waiting up to ms for each part and never past deadline (0: none). 0,
+   -ECONNRESET at end of file before the first byte (*got 0), -EBADMSG at end of file after it,
+   -ETIMEDOUT or -errno. */
+static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, size_t *got)
 {
         *got = 0;
         while (*got < n) {
-                int rc = wait_fd(fd, POLLIN, ms);
+                int rc = wait_fd(fd, POLLIN, part_ms(ms, deadline));
                 if (rc < 0)
                         return rc;
                 if (rc == 0)
@@ -92,12 +113,12 @@ static int read_exact(int fd, uint8_t *out, size_t n, int ms, size_t *got)
         return 0;
 }
 
-int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
-                     size_t why_size)
+static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg,
+                    size_t *size, char *why, size_t why_size)
 {
         *msg = NULL;
         *size = 0;
-        int rc = wait_fd(fd, POLLIN, first_ms);
+        int rc = wait_fd(fd, POLLIN, part_ms(first_ms, deadline));
         if (rc < 0) {
                 say(why, why_size, "waiting for a message", -rc);
                 return rc;
@@ -106,7 +127,7 @@ int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *s
                 return -EAGAIN;
         uint8_t hdr[HOST_HEADER_SIZE];
         size_t got;
-        rc = read_exact(fd, hdr, sizeof(hdr), rest_ms, &got);
+        rc = read_exact(fd, hdr, sizeof(hdr), rest_ms, deadline, &got);
         if (rc == -ECONNRESET && why && why_size)
                 snprintf(why, why_size, "the peer closed the connection");
         else if (rc == -EBADMSG && why && why_size)
@@ -129,7 +150,7 @@ int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *s
                 return -ENOMEM;
         }
         memcpy(m, hdr, sizeof(hdr));
-        rc = read_exact(fd, m + HOST_HEADER_SIZE, body, rest_ms, &got);
+        rc = read_exact(fd, m + HOST_HEADER_SIZE, body, rest_ms, deadline, &got);
         if (rc < 0) {
                 free(m);
                 if (rc == -ECONNRESET || rc == -EBADMSG) {
@@ -146,4 +167,24 @@ int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *s
         *msg = m;
         *size = HOST_HEADER_SIZE + (size_t)body;
         return 0;
+}
+
+int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
+                     size_t why_size)
+{
+        return read_msg(fd, first_ms, rest_ms, 0, msg, size, why, why_size);
+}
+
+int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
+                         size_t why_size)
+{
+        int64_t deadline = now_ms() + (total_ms > 0 ? total_ms : 1);
+        int rc = read_msg(fd, total_ms, total_ms, deadline, msg, size, why, why_size);
+        if (rc == -EAGAIN || rc == -ETIMEDOUT) {
+                if (why && why_size)
+                        snprintf(why, why_size, "the request did not arrive whole within %d ms",
+                                 total_ms);
+                rc = -ETIMEDOUT;
+        }
+        return rc;
 }

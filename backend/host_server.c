@@ -30,11 +30,16 @@
 #include "host.h"
 #include "host_proto.h"
 
-#define LOCK_NAME        "host.lock"
-#define SOCKET_NAME      "host.sock"
-#define MAX_CONNECTIONS  128
-#define REQUEST_MS       30000 /* a client has this long to send its whole request */
-#define REPLY_MS         30000 /* and to take a reply */
+#define LOCK_NAME       "host.lock"
+#define SOCKET_NAME     "host.sock"
+#define MAX_READING     64  /* connections whose request has yet to arrive: accepting waits */
+#define MAX_CONNECTIONS 256 /* connections in all: accepting waits */
+#define MAX_STREAMS     128 /* real-time consumers and bindings: more are refused */
+/* a request arrives whole, and a reply is taken, within this (ETWTOP_HOST_IDLE_MS) */
+#define DEFAULT_IDLE_MS 5000
+/* a stopped session's consumer that takes nothing for this is given up on
+   (ETWTOP_HOST_DRAIN_MS) */
+#define DEFAULT_DRAIN_MS 30000
 #define LOCK_WAIT_MS     10000 /* an ending host releases the lock within this */
 #define SPAWN_WAIT_MS    30000
 #define DEFAULT_GRACE_MS 5000
@@ -42,14 +47,16 @@
 #define STREAM_WAIT_MS   250
 #define THREADS_WAIT_MS  10000
 
-static atomic_bool is_exiting;       /* SIGTERM: the sessions are being stopped */
-static atomic_int nr_active;         /* connections being served */
+static atomic_bool is_exiting; /* SIGTERM: the sessions are being stopped */
+static atomic_int nr_active;   /* connections being served */
+static atomic_int nr_reading;  /* of them, those whose request has yet to arrive */
+static atomic_int nr_streams;  /* of them, real-time consumers and bindings */
+static int idle_ms = DEFAULT_IDLE_MS, drain_ms = DEFAULT_DRAIN_MS;
 static int signal_fds[2] = {-1, -1}; /* the signal handler's self-pipe */
 
 struct conn {
         int fd;
-        struct ucred peer;
-        bool is_refused; /* another user: told so, nothing else */
+        struct host_peer peer;
 };
 
 static int64_t now_ms(void)
@@ -74,12 +81,18 @@ static void say(char *why, size_t why_size, const char *fmt, ...)
 
 /* ---- replies ------------------------------------------------------------------------------ */
 
-static void send_reply(int fd, const struct host_reply *rp)
+static void send_reply_within(int fd, const struct host_reply *rp, int ms)
 {
         struct host_msg m = {0};
         host_msg_reply(&m, rp);
-        host_io_write(fd, m.data, m.size, REPLY_MS, NULL);
+        host_io_write(fd, m.data, m.size, ms, NULL);
         host_msg_free(&m);
+}
+
+/* A client takes its reply at once; one that does not holds a thread no longer than idle_ms. */
+static void send_reply(int fd, const struct host_reply *rp)
+{
+        send_reply_within(fd, rp, idle_ms);
 }
 
 static void reply_error(int fd, uint32_t code, int32_t rc, const char *fmt, ...)
@@ -160,6 +173,60 @@ static void props_for_reply(EVENT_TRACE_PROPERTIES *p, const struct host_request
         ULONG off = orig.LogFileNameOffset;
         if (file[0] && off >= sizeof(orig) && off < size && size - off > strlen(file))
                 memcpy((char *)p + off, file, strlen(file) + 1);
+}
+
+/* ---- what a client may have done for it ------------------------------------------------- */
+
+/* The file a request would have the host create or write, or NULL: a START's log file, an
+   UPDATE's new one, a SAVE_WINDOW's. */
+static const char *request_file(const struct host_request *rq)
+{
+        bool names_file = rq->type == HOST_REQ_START ||
+                          (rq->type == HOST_REQ_CONTROL && rq->code == EVENT_TRACE_CONTROL_UPDATE);
+        if (rq->type == HOST_REQ_SAVE_WINDOW)
+                return rq->path;
+        if (!names_file)
+                return NULL;
+        if (rq->path[0])
+                return rq->path;
+        EVENT_TRACE_PROPERTIES p;
+        if (rq->data_size < sizeof(p))
+                return NULL;
+        memcpy(&p, rq->data, sizeof(p));
+        ULONG off = p.LogFileNameOffset;
+        if (off >= sizeof(p) && off < rq->data_size && rq->data[off])
+                return (const char *)rq->data + off;
+        return NULL;
+}
+
+/* Whether the host may do rq for the peer; when not, the refusal is sent. Its capabilities are
+   the serving thread's already (host_peer_act_as): the kernel refuses what the client could
+   not do itself. File names and process ids are the client's: the host writes files only when
+   it sees the client's files (the same mount namespace and root), and traces a process only
+   when it sees the client's processes (the same pid namespace). */
+static bool is_allowed(int fd, const struct conn *c, const struct host_request *rq)
+{
+        /* a process id (ETWTOP_TRACE_PROCESS_INFO) of another pid namespace names another
+           process here */
+        if (rq->type == HOST_REQ_START && (rq->flags & HOST_FLAG_HAS_DEFAULTS) &&
+            rq->defaults.pid >= 0 && !c->peer.has_host_pids) {
+                reply_error(fd, ERROR_ACCESS_DENIED, -EACCES,
+                            "the session host does not trace process %d for this client: the "
+                            "client runs in another pid namespace than the host, where that "
+                            "number names another process. Run it where the host runs, or "
+                            "with ETWTOP_NO_HOST=1",
+                            (int)rq->defaults.pid);
+                return false;
+        }
+        const char *file = request_file(rq);
+        if (!file || c->peer.has_host_files)
+                return true;
+        reply_error(fd, ERROR_ACCESS_DENIED, -EACCES,
+                    "the session host does not write \"%.200s\" for this client: %s. Run it "
+                    "where the host runs, or with ETWTOP_NO_HOST=1 (its sessions then stay in "
+                    "its own process)",
+                    file, c->peer.why_files);
+        return false;
 }
 
 /* ---- the requests ------------------------------------------------------------------------- */
@@ -311,6 +378,60 @@ static void serve_rt_header(int fd, const struct host_request *rq)
         free(buf);
 }
 
+/* Counts a connection that stays (a consumer, a binding) among the streams; false, with the
+   client told, when MAX_STREAMS run already. */
+static bool stream_begin(int fd)
+{
+        if (atomic_fetch_add(&nr_streams, 1) >= MAX_STREAMS) {
+                atomic_fetch_sub(&nr_streams, 1);
+                reply_error(fd, ERROR_BUSY, -EBUSY,
+                            "the session host serves %d real-time consumers and bindings "
+                            "already",
+                            MAX_STREAMS);
+                return false;
+        }
+        return true;
+}
+
+/* Writes a real-time message; *done says how much went. While the session runs, a consumer may
+   read as slowly as it likes (its queue in the session loses buffers meanwhile); once it has
+   stopped, -ETIMEDOUT when the consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED
+   (the host ends), or the socket's -errno. */
+static int stream_write(int fd, const struct host_msg *m, struct session_rt *rt, size_t *done_out)
+{
+        size_t done = 0;
+        int64_t stalled_since = 0;
+        *done_out = 0;
+        while (done < m->size) {
+                *done_out = done;
+                if (atomic_load(&is_exiting))
+                        return -ECANCELED;
+                ssize_t n = send(fd, m->data + done, m->size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0) {
+                        done += (size_t)n;
+                        stalled_since = 0;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                int k = poll(&pfd, 1, STREAM_WAIT_MS);
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k != 0 || !session_rt_is_ended(rt))
+                        continue;
+                int64_t now = now_ms();
+                if (!stalled_since)
+                        stalled_since = now;
+                else if (now - stalled_since >= drain_ms)
+                        return -ETIMEDOUT;
+        }
+        *done_out = done;
+        return 0;
+}
+
 /* Whether the consumer at fd closed its end (or sent anything, which a consumer never does:
    either way it is done). */
 static bool consumer_is_gone(int fd)
@@ -324,6 +445,8 @@ static bool consumer_is_gone(int fd)
    queue fills and loses buffers (counted), the logger never waits. */
 static void serve_rt_attach(int fd, const struct host_request *rq)
 {
+        if (!stream_begin(fd))
+                return;
         struct session_rt *rt = NULL;
         struct session_rt_info info;
         int rc = session_rt_attach(rq->name, &rt, &info);
@@ -335,8 +458,10 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 rp.data_size = sizeof(infob);
         }
         send_reply(fd, &rp);
-        if (rc < 0)
+        if (rc < 0) {
+                atomic_fetch_sub(&nr_streams, 1);
                 return;
+        }
         /* the queue in the session (MaximumBuffers) is the consumer's bound, as on Windows: the
            socket holds about two buffers more, not hundreds */
         int sndbuf = (int)(2 * info.buffer_size_bytes + HOST_RT_DATA_OFFSET);
@@ -348,14 +473,26 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 int n = session_rt_next(rt, STREAM_WAIT_MS, &buf, &size);
                 if (n == 1) {
                         host_msg_rt_buffer(&m, session_rt_nr_lost(rt), buf, size);
-                        /* no time limit: a live consumer may read slowly; a gone one fails */
-                        if (host_io_write(fd, m.data, m.size, INT_MAX, &is_exiting) < 0)
+                        size_t done;
+                        rc = stream_write(fd, &m, rt, &done);
+                        if (rc == -ETIMEDOUT) {
+                                /* a stopped session's consumer that takes nothing: what waits
+                                   for it is freed now (counted lost); if it reads again within
+                                   drain_ms, it gets the rest of this buffer and the end */
+                                session_rt_drop(rt);
+                                if (host_io_write(fd, m.data + done, m.size - done, drain_ms,
+                                                  &is_exiting) == 0) {
+                                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                                        host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
+                                }
+                        }
+                        if (rc < 0)
                                 break;
                         continue;
                 }
                 if (n == 0) {
                         host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
-                        host_io_write(fd, m.data, m.size, REPLY_MS, NULL);
+                        host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
                         break;
                 }
                 if (consumer_is_gone(fd))
@@ -363,6 +500,7 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
         }
         host_msg_free(&m);
         session_rt_detach(rt);
+        atomic_fetch_sub(&nr_streams, 1);
 }
 
 static void serve_keep_window(int fd, const struct host_request *rq)
@@ -389,10 +527,14 @@ static void serve_bind(int fd, const struct host_request *rq)
         } q;
         memset(&q, 0, sizeof(q));
         q.p.Wnode.BufferSize = sizeof(q);
+        if (!stream_begin(fd))
+                return;
         ULONG code = ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY);
         reply_api(fd, code, rq->handle, 0, NULL, 0);
-        if (code != ERROR_SUCCESS)
+        if (code != ERROR_SUCCESS) {
+                atomic_fetch_sub(&nr_streams, 1);
                 return;
+        }
         while (!atomic_load(&is_exiting)) {
                 struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
                 int n = poll(&pfd, 1, STREAM_WAIT_MS);
@@ -409,10 +551,14 @@ static void serve_bind(int fd, const struct host_request *rq)
                     ERROR_SUCCESS)
                         break; /* stopped by someone: nothing left to do */
         }
+        atomic_fetch_sub(&nr_streams, 1);
 }
 
-static void serve(int fd, const struct host_request *rq)
+static void serve(const struct conn *c, const struct host_request *rq)
 {
+        int fd = c->fd;
+        if (!is_allowed(fd, c, rq))
+                return;
         switch (rq->type) {
         case HOST_REQ_START: serve_start(fd, rq); break;
         case HOST_REQ_CONTROL: serve_control(fd, rq); break;
@@ -440,13 +586,21 @@ static void *conn_main(void *arg)
         uint8_t *msg = NULL;
         size_t size = 0;
         char why[512];
-        int rc = host_io_read_msg(c->fd, REQUEST_MS, REQUEST_MS, &msg, &size, why, sizeof(why));
-        if (c->is_refused) {
-                reply_error(c->fd, ERROR_ACCESS_DENIED, -EACCES,
-                            "the session host of uid %u refuses uid %u: that user's sessions are "
-                            "theirs (nobody gains rights through the host)",
-                            (unsigned)geteuid(), (unsigned)c->peer.uid);
-        } else if (rc == 0) {
+        /* the client's process, read here, where a slow /proc stalls only this client; then
+           this thread can do what the client could do itself, no more */
+        int rc = host_peer_read(c->fd, &c->peer);
+        if (rc == 0)
+                rc = host_peer_act_as(&c->peer);
+        if (rc < 0) {
+                reply_error(c->fd, ERROR_ACCESS_DENIED, rc,
+                            "the session host could not read the client's credentials, or take "
+                            "on its capabilities: %s",
+                            strerror(-rc));
+                goto done;
+        }
+        rc = host_io_read_request(c->fd, idle_ms, &msg, &size, why, sizeof(why));
+        atomic_fetch_sub(&nr_reading, 1);
+        if (rc == 0) {
                 struct host_request *rq = malloc(sizeof(*rq));
                 if (!rq)
                         reply_error(c->fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
@@ -454,14 +608,22 @@ static void *conn_main(void *arg)
                         reply_error(c->fd, ERROR_INVALID_PARAMETER, rc,
                                     "the session host refused a malformed request: %s", why);
                 else
-                        serve(c->fd, rq);
+                        serve(c, rq);
                 free(rq);
         } else if (rc == -EPROTO || rc == -EMSGSIZE) {
                 reply_error(c->fd, rc == -EPROTO ? ERROR_INVALID_DATA : ERROR_BAD_LENGTH, rc,
                             "the session host refused the request: %s", why);
+        } else if (rc == -ETIMEDOUT) {
+                reply_error(c->fd, ERROR_TIMEOUT, rc, "the session host hung up: %s", why);
         }
-        /* else: the client went away or stalled mid-request; nothing to say */
+        /* else: the client went away mid-request; nothing to say */
         free(msg);
+        close(c->fd);
+        free(c);
+        atomic_fetch_sub(&nr_active, 1);
+        return NULL;
+done:
+        atomic_fetch_sub(&nr_reading, 1);
         close(c->fd);
         free(c);
         atomic_fetch_sub(&nr_active, 1);
@@ -505,12 +667,53 @@ static bool socket_answers(const struct sockaddr_un *sa)
         return ok;
 }
 
-static int grace_ms(void)
+/* A time in ms from the environment variable name, else def. */
+static int env_ms(const char *name, int def)
 {
-        const char *e = getenv("ETWTOP_HOST_GRACE_MS");
+        const char *e = getenv(name);
         char *end;
         long v = e ? strtol(e, &end, 10) : -1;
-        return e && *e && !*end && v >= 0 && v < 3600000 ? (int)v : DEFAULT_GRACE_MS;
+        return e && *e && !*end && v >= 0 && v < 3600000 ? (int)v : def;
+}
+
+/* A new connection: refused at once when its peer is another user (nothing of it is read,
+   nothing of its process looked at), else served by a thread of its own. */
+static void conn_accept(int fd)
+{
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        struct conn *c = NULL;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+            !(c = calloc(1, sizeof(*c)))) {
+                close(fd);
+                return;
+        }
+        c->fd = fd;
+        /* the host's own user, or root; nobody else */
+        if (cred.uid != geteuid() && cred.uid != 0) {
+                struct host_reply rp = {.code = ERROR_ACCESS_DENIED, .rc = -EACCES};
+                snprintf(rp.msg, sizeof(rp.msg),
+                         "the session host of uid %u refuses uid %u: that user's sessions are "
+                         "theirs (nobody gains rights through the host)",
+                         (unsigned)geteuid(), (unsigned)cred.uid);
+                send_reply_within(fd, &rp, 0); /* a fresh socket takes it, or nothing */
+                close(fd);
+                free(c);
+                return;
+        }
+        atomic_fetch_add(&nr_active, 1);
+        atomic_fetch_add(&nr_reading, 1);
+        pthread_t th;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&th, &attr, conn_main, c) != 0) {
+                atomic_fetch_sub(&nr_reading, 1);
+                atomic_fetch_sub(&nr_active, 1);
+                close(fd);
+                free(c);
+        }
+        pthread_attr_destroy(&attr);
 }
 
 /* Takes the directory's lock; when another host holds it, waits a little for it to end (a host
@@ -598,13 +801,19 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         signal(SIGPIPE, SIG_IGN);
         report(ready_fd, 'R', NULL);
 
-        int grace = grace_ms();
+        int grace = env_ms("ETWTOP_HOST_GRACE_MS", DEFAULT_GRACE_MS);
+        idle_ms = env_ms("ETWTOP_HOST_IDLE_MS", DEFAULT_IDLE_MS);
+        drain_ms = env_ms("ETWTOP_HOST_DRAIN_MS", DEFAULT_DRAIN_MS);
         int64_t idle_since = 0, next_check = now_ms() + 1000;
         const char *ended_why = NULL;
         while (!ended_why) {
-                struct pollfd pfd[2] = {{.fd = listen_fd, .events = POLLIN},
+                /* a full house: new clients wait in the listen queue until a request is
+                   served or times out (idle_ms), rather than being turned away */
+                bool is_full = atomic_load(&nr_reading) >= MAX_READING ||
+                               atomic_load(&nr_active) >= MAX_CONNECTIONS;
+                struct pollfd pfd[2] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
                                         {.fd = signal_fds[0], .events = POLLIN}};
-                int k = poll(pfd, 2, TICK_MS);
+                int k = poll(pfd, 2, is_full ? 10 : TICK_MS);
                 if (k < 0 && errno != EINTR)
                         break;
                 if (k > 0 && pfd[1].revents) {
@@ -613,41 +822,8 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                 }
                 if (k > 0 && (pfd[0].revents & POLLIN)) {
                         int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-                        if (fd >= 0) {
-                                struct conn *c = calloc(1, sizeof(*c));
-                                socklen_t cl = sizeof(struct ucred);
-                                pthread_t th;
-                                pthread_attr_t attr;
-                                bool ok = c && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c->peer,
-                                                          &cl) == 0;
-                                if (ok) {
-                                        c->fd = fd;
-                                        /* the host's own user, or root; nobody else */
-                                        c->is_refused =
-                                                c->peer.uid != geteuid() && c->peer.uid != 0;
-                                }
-                                if (ok && atomic_load(&nr_active) >= MAX_CONNECTIONS) {
-                                        reply_error(fd, ERROR_BUSY, -EBUSY,
-                                                    "the session host serves %d connections "
-                                                    "already",
-                                                    MAX_CONNECTIONS);
-                                        ok = false;
-                                }
-                                if (ok) {
-                                        atomic_fetch_add(&nr_active, 1);
-                                        pthread_attr_init(&attr);
-                                        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-                                        if (pthread_create(&th, &attr, conn_main, c) != 0) {
-                                                atomic_fetch_sub(&nr_active, 1);
-                                                ok = false;
-                                        }
-                                        pthread_attr_destroy(&attr);
-                                }
-                                if (!ok) {
-                                        close(fd);
-                                        free(c);
-                                }
-                        }
+                        if (fd >= 0)
+                                conn_accept(fd);
                 }
                 int64_t now = now_ms();
                 bool is_idle = session_nr_sessions() == 0 && atomic_load(&nr_active) == 0;

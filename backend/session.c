@@ -90,6 +90,7 @@
 #include "host.h"
 #include "host_proto.h"
 #include "live_source.h"
+#include "session_mem.h"
 
 /* Not (yet) in etw/winerror.h; the Windows values. */
 
@@ -178,7 +179,8 @@ struct session {
         bool is_circular_file;             /* the file is written from the ring at STOP */
         struct log_file_reserved circular; /* owned: that file, reserved at start */
         uint64_t max_file_bytes;           /* MaximumFileSize in bytes (0: none) */
-        bool has_window; /* a real-time session keeping its recent buffers (etwtop's) */
+        bool has_window;     /* a real-time session keeping its recent buffers (etwtop's) */
+        size_t window_bytes; /* under lock: what its kept window took of session_mem */
         uint32_t log_file_mode;
         uint32_t client_context;
         uint32_t buffer_size_kb;
@@ -501,12 +503,21 @@ static int check_hardware(const struct live_settings *cfg, struct etl_error *err
 
 /* ---- session references ------------------------------------------------------------------- */
 
+/* Frees a buffer of a real-time queue (NULL is fine), giving its bytes back to session_mem. */
+static void rt_buf_free(uint8_t *b, uint32_t size)
+{
+        if (!b)
+                return;
+        free(b);
+        session_mem_give(size);
+}
+
 static void rt_queue_free(struct rt_queue *q)
 {
         for (uint32_t i = 0; q->bufs && i < q->cap; i++)
-                free(q->bufs[i]);
+                rt_buf_free(q->bufs[i], q->buffer_size);
         for (uint32_t i = 0; i < q->nr_spare; i++)
-                free(q->spare[i]);
+                rt_buf_free(q->spare[i], q->buffer_size);
         free(q->bufs);
         memset(q, 0, sizeof(*q));
 }
@@ -518,6 +529,7 @@ static void session_free(struct session *s)
         live_source_close(s->source);
         etl_writer_free(s->writer);
         rt_queue_free(&s->backlog);
+        session_mem_give(s->window_bytes);
         if (s->wake_fd >= 0)
                 close(s->wake_fd);
         pthread_cond_destroy(&s->rt_cond);
@@ -580,7 +592,8 @@ static int rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size)
         return 0;
 }
 
-/* Queues a copy of buf; false (nothing queued) when the queue is full or memory is short. */
+/* Queues a copy of buf; false (nothing queued) when the queue is full or memory is short: the
+   machine's, or the budget of every session's queues (session_mem). */
 static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
 {
         if (q->count >= q->cap)
@@ -589,9 +602,13 @@ static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
         if (!q->bufs[slot] && q->nr_spare)
                 q->bufs[slot] = q->spare[--q->nr_spare];
         if (!q->bufs[slot]) {
-                q->bufs[slot] = malloc(q->buffer_size);
-                if (!q->bufs[slot])
+                if (!session_mem_take(q->buffer_size))
                         return false;
+                q->bufs[slot] = malloc(q->buffer_size);
+                if (!q->bufs[slot]) {
+                        session_mem_give(q->buffer_size);
+                        return false;
+                }
         }
         memcpy(q->bufs[slot], buf, q->buffer_size);
         q->count++;
@@ -607,8 +624,8 @@ static bool rt_queue_grow(struct rt_queue *q)
                 return false;
         for (uint32_t i = 0; i < q->count; i++)
                 bufs[i] = q->bufs[(q->head + i) % q->cap];
-        for (uint32_t i = q->count; i < q->cap; i++)
-                free(q->bufs[(q->head + i) % q->cap]); /* slots not in use may hold buffers */
+        for (uint32_t i = q->count; i < q->cap; i++) /* slots not in use may hold buffers */
+                rt_buf_free(q->bufs[(q->head + i) % q->cap], q->buffer_size);
         free(q->bufs);
         q->bufs = bufs;
         q->cap = cap;
@@ -636,7 +653,7 @@ static void rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         if (!s->consumers) {
                 /* no consumer yet: keep the newest buffers for the first one */
                 if (s->backlog.count >= s->backlog.cap) {
-                        free(rt_queue_pop(&s->backlog));
+                        rt_buf_free(rt_queue_pop(&s->backlog), s->backlog.buffer_size);
                         s->nr_rt_lost++;
                 }
                 if (!rt_queue_push(&s->backlog, buf))
@@ -753,7 +770,7 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                 while ((b = rt_queue_pop(&s->backlog))) {
                         if (!rt_queue_push(&rt->q, b))
                                 s->nr_rt_lost++;
-                        free(b);
+                        rt_buf_free(b, s->backlog.buffer_size);
                 }
         }
         rt->next = s->consumers;
@@ -780,8 +797,10 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
         pthread_mutex_lock(&s->lock);
         if (rt->current && !rt->is_current_header && rt->q.nr_spare < RT_SPARES)
                 rt->q.spare[rt->q.nr_spare++] = rt->current;
-        else
+        else if (rt->is_current_header)
                 free(rt->current);
+        else
+                rt_buf_free(rt->current, rt->q.buffer_size);
         rt->current = NULL;
         rt->is_current_header = false;
         int rc = -EAGAIN;
@@ -846,12 +865,46 @@ void session_rt_detach(struct session_rt *rt)
                         break;
                 }
         }
+        if (rt->is_current_header)
+                free(rt->current);
+        else
+                rt_buf_free(rt->current, rt->q.buffer_size);
         rt_queue_free(&rt->q);
         pthread_mutex_unlock(&s->lock);
         free(rt->header);
-        free(rt->current);
         free(rt);
         session_unref(s);
+}
+
+void session_rt_drop(struct session_rt *rt)
+{
+        if (rt->remote)
+                return;
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->lock);
+        rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
+        if (rt->is_current_header)
+                free(rt->current);
+        else
+                rt_buf_free(rt->current, rt->q.buffer_size);
+        rt->current = NULL;
+        rt->is_current_header = false;
+        free(rt->header);
+        rt->header = NULL;
+        uint32_t buffer_size = rt->q.buffer_size;
+        rt_queue_free(&rt->q);
+        rt->q.buffer_size = buffer_size;
+        pthread_mutex_unlock(&s->lock);
+}
+
+bool session_rt_is_ended(const struct session_rt *rt)
+{
+        if (rt->remote)
+                return false;
+        pthread_mutex_lock(&rt->s->lock);
+        bool is_ended = rt->s->is_ended;
+        pthread_mutex_unlock(&rt->s->lock);
+        return is_ended;
 }
 
 /* ---- the logger thread -------------------------------------------------------------------- */
@@ -1187,6 +1240,16 @@ struct start_request {
 
 /* Checks Properties for StartTrace as the documentation and seed 004 give it. Returns
    ERROR_SUCCESS with req filled, or the error (message set). */
+/* MaximumBuffers as a session may have it: its buffers in memory at most
+   SESSION_MAX_BUFFER_BYTES (as Windows adjusts MaximumBuffers to what it can give, and reports
+   the value in force). */
+static uint32_t max_buffers_cap(uint32_t max_buffers, uint32_t buffer_size_kb)
+{
+        size_t most =
+                SESSION_MAX_BUFFER_BYTES / ((size_t)(buffer_size_kb ? buffer_size_kb : 1) << 10);
+        return max_buffers > most ? (uint32_t)most : max_buffers;
+}
+
 static ULONG validate_start(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_PROPERTIES *p,
                             uint32_t extra_mode, struct start_request *req)
 {
@@ -1353,6 +1416,9 @@ static ULONG validate_start(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_P
                 req->max_buffers = req->min_buffers + 20;
         else if (req->max_buffers < req->min_buffers)
                 req->max_buffers = req->min_buffers;
+        req->max_buffers = max_buffers_cap(req->max_buffers, req->buffer_size_kb);
+        if (req->min_buffers > req->max_buffers)
+                req->min_buffers = req->max_buffers;
         req->max_file_size = p->MaximumFileSize;
         req->flush_timer_s = p->FlushTimer ? p->FlushTimer : DEFAULT_FLUSH_S;
         req->enable_flags = is_kernel ? p->EnableFlags : 0;
@@ -1988,8 +2054,9 @@ static ULONG update_session(struct session *s, const EVENT_TRACE_PROPERTIES *p,
         if (p->FlushTimer)
                 s->flush_timer_s = p->FlushTimer;
         if (p->MaximumBuffers)
-                s->max_buffers =
-                        p->MaximumBuffers < s->min_buffers ? s->min_buffers : p->MaximumBuffers;
+                s->max_buffers = max_buffers_cap(
+                        p->MaximumBuffers < s->min_buffers ? s->min_buffers : p->MaximumBuffers,
+                        s->buffer_size_kb);
         return ERROR_SUCCESS;
 }
 
@@ -3027,13 +3094,30 @@ int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *
         }
         int rc = -EINVAL;
         pthread_mutex_lock(&s->lock);
-        if (!s->writer)
+        if (!s->writer) {
                 snprintf(err->msg, sizeof(err->msg), "session \"%s\" has no buffers", s->name);
-        else if ((rc = etl_writer_set_ring(s->writer, max_bytes)) < 0)
+        } else if (max_bytes > SESSION_MAX_BUFFER_BYTES) {
+                snprintf(err->msg, sizeof(err->msg),
+                         "a kept window of %zu MB: a session keeps at most %zu MB", max_bytes >> 20,
+                         SESSION_MAX_BUFFER_BYTES >> 20);
+        } else if (max_bytes > s->window_bytes && !session_mem_take(max_bytes - s->window_bytes)) {
+                rc = -ENOMEM;
+                snprintf(err->msg, sizeof(err->msg),
+                         "a kept window of %zu MB does not fit: the sessions of this host keep "
+                         "at most %zu MB in windows and real-time queues together "
+                         "(ETWTOP_HOST_MAX_MB)",
+                         max_bytes >> 20, session_mem_max() >> 20);
+        } else if ((rc = etl_writer_set_ring(s->writer, max_bytes)) < 0) {
+                if (max_bytes > s->window_bytes)
+                        session_mem_give(max_bytes - s->window_bytes);
                 snprintf(err->msg, sizeof(err->msg), "no memory for %zu MB of recent buffers",
                          max_bytes >> 20);
-        else
+        } else {
+                if (max_bytes < s->window_bytes)
+                        session_mem_give(s->window_bytes - max_bytes);
+                s->window_bytes = max_bytes;
                 s->has_window = true;
+        }
         pthread_mutex_unlock(&s->lock);
         session_unref(s);
         return rc;

@@ -58,6 +58,15 @@ uint64_t session_rt_nr_lost(const struct session_rt *rt);
 /* Detaches and frees the consumer. NULL is fine. */
 void session_rt_detach(struct session_rt *rt);
 
+/* Whether the consumer's session has stopped (what is queued for it may still wait): the host
+   then gives it a bounded time to take the rest. False for a consumer of the host. */
+bool session_rt_is_ended(const struct session_rt *rt);
+
+/* Frees what waits for the consumer (its queue, the buffer it was handed), counted as lost: a
+   consumer of a stopped session that takes nothing is given up on. session_rt_next then gives
+   0 once the session has stopped. */
+void session_rt_drop(struct session_rt *rt);
+
 /* Writes the in-memory ring of a running EVENT_TRACE_BUFFERING_MODE session (or one keeping a
    window, session_keep_window): its most recent buffers, then a rundown of what runs now (as at
    a stop: processes, threads, images with their identity, the kernel symbols hit), as a

@@ -4,9 +4,12 @@
    consumed by two real-time consumers at once, a slow consumer losing buffers while a fast one
    loses none, a consumer, a starter and the host killed, an unprivileged user refused, malformed
    messages survived, two hosts never on one directory, a session bound to its starter, the
-   systemd unit verified. The other processes are this program again ("helper" mode); every host
-   runs on a private runtime directory of this test. Live kernel sessions skip without perf
-   privileges. */
+   systemd unit verified; what the host does for a client it could not do itself (capabilities
+   dropped, no_new_privs, other mount and pid namespaces) refused, and no client holding it up
+   (trickled requests, consumers that never read) or taking its memory (MaximumBuffers, kept
+   windows, every session's queues). The other processes are this program again ("helper" mode);
+   every host runs on a private runtime directory of this test. Live kernel sessions skip without
+   perf privileges. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -409,22 +412,64 @@ static int helper_main(int argc, char **argv)
                         printf("raw connect errno=%d\n", errno);
                         return 0;
                 }
-                struct host_request rq = {.type = HOST_REQ_PING};
-                struct host_msg m = {0};
-                host_msg_request(&m, &rq);
-                ssize_t sent = write(fd, m.data, m.size);
-                bool is_sent = sent == (ssize_t)m.size;
-                host_msg_free(&m);
-                if (!is_sent)
-                        return 1;
+                /* silent: sends nothing, and waits 5 s at most for the host to answer */
+                bool is_silent = argc > 4 && !strcmp(argv[4], "silent");
+                if (!is_silent) {
+                        struct host_request rq = {.type = HOST_REQ_PING};
+                        struct host_msg m = {0};
+                        host_msg_request(&m, &rq);
+                        /* the host may have refused and hung up already: read its answer */
+                        send(fd, m.data, m.size, MSG_NOSIGNAL);
+                        host_msg_free(&m);
+                }
                 static uint8_t buf[1 << 16];
                 ssize_t n = 0, k;
-                while ((k = read(fd, buf + n, sizeof(buf) - (size_t)n)) > 0)
+                struct pollfd pfd = {.fd = fd, .events = POLLIN};
+                while (poll(&pfd, 1, 5000) > 0 &&
+                       (k = read(fd, buf + n, sizeof(buf) - (size_t)n)) > 0)
                         n += k;
                 struct host_reply rp;
                 char why[256];
                 int rc = host_proto_decode_reply(buf, (size_t)n, &rp, why, sizeof(why));
                 printf("raw decode=%d code=%u msg=%s\n", rc, rp.code, rp.msg);
+                return 0;
+        }
+        if (!strcmp(what, "startpid") && argc >= 4) {
+                /* a kernel logger of this process only (its pid as it sees it) */
+                LONG self = (LONG)getpid();
+                TraceSetInformation(0, ETWTOP_TRACE_PROCESS_INFO, &self, sizeof(self));
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = start_kernel(&h, argv[3], NULL, 0);
+                printf("startpid pid=%ld rc=%lu msg=%s\n", (long)self, (unsigned long)rc,
+                       etw_last_error_text());
+                struct props q;
+                if (rc == ERROR_SUCCESS)
+                        control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
+                return 0;
+        }
+        if (!strcmp(what, "plainfile") && argc >= 5) {
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = start_plain(&h, argv[3], argv[4]);
+                printf("plainfile rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                struct props q;
+                if (rc == ERROR_SUCCESS)
+                        control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
+                return 0;
+        }
+        if (!strcmp(what, "save") && argc >= 5) {
+                /* a flight recorder saved over an existing file (force) */
+                struct props pr;
+                props_init(&pr, EVENT_TRACE_BUFFERING_MODE, NULL);
+                CONTROLTRACE_ID h = 0;
+                ULONG rc = StartTraceA(&h, argv[3], &pr.p);
+                if (rc == ERROR_SUCCESS) {
+                        rc = etw_save_window(h, argv[4], TRUE);
+                        printf("save rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                        struct props q;
+                        control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
+                } else {
+                        printf("start rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                }
                 return 0;
         }
         fprintf(stderr, "helper: what is %s?\n", what);
@@ -882,13 +927,22 @@ static void test_unprivileged_denied(void **state)
                  "2>&1",
                  self_exe, sock, out);
         rc = system(cmd);
-        chmod(sock, 0600);
-        chmod(host_dir, 0700);
-        chmod(tmp_dir, 0700);
         read_text(out, text, sizeof(text));
         print_message("nobody, raw: %s", text);
         assert_int_equal(field(text, "code"), ERROR_ACCESS_DENIED);
         assert_non_null(strstr(text, "refuses uid 65534"));
+        /* refused before anything of it is read: a peer that sends nothing hears it at once */
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups '%s' helper raw '%s' silent "
+                 ">'%s' 2>&1",
+                 self_exe, sock, out);
+        rc = system(cmd);
+        chmod(sock, 0600);
+        chmod(host_dir, 0700);
+        chmod(tmp_dir, 0700);
+        read_text(out, text, sizeof(text));
+        print_message("nobody, raw, silent: %s", text);
+        assert_int_equal(field(text, "code"), ERROR_ACCESS_DENIED);
         struct props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
@@ -1015,6 +1069,396 @@ static void test_malformed_messages(void **state)
         free(rq);
 }
 
+/* ---- what the host does for whom, and how much ------------------------------------------------
+ */
+
+/* Waits until no host serves host_dir (at most 10 s); whether none does. */
+static bool wait_host_gone(void)
+{
+        for (int i = 0; i < 500 && process_alive(host_pid()); i++)
+                sleep_ms(20);
+        return !process_alive(host_pid());
+}
+
+/* A real-time consumer that attaches over a raw connection and never reads. */
+static int raw_attach(const char *name)
+{
+        int fd = raw_connect();
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        rq->type = HOST_REQ_RT_ATTACH;
+        snprintf(rq->name, sizeof(rq->name), "%s", name);
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        free(rq);
+        return fd;
+}
+
+/* Sends a byte to each connection every 100 ms until told to stop. */
+struct trickle {
+        int fds[128];
+        int nr_fds;
+        atomic_bool is_done;
+};
+
+static void *trickle_thread(void *arg)
+{
+        struct trickle *t = arg;
+        while (!atomic_load(&t->is_done)) {
+                for (int i = 0; i < t->nr_fds; i++)
+                        if (t->fds[i] >= 0)
+                                send(t->fds[i], "E", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                sleep_ms(100);
+        }
+        return NULL;
+}
+
+/* 128 connections that trickle a byte every 100 ms lock nobody out: a request must arrive whole
+   within ETWTOP_HOST_IDLE_MS (1500 here), and a client that finds the host full waits its turn
+   rather than being turned away. */
+static void test_trickling_clients(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(start_plain(&h, "host-trickled", NULL), ERROR_SUCCESS);
+        static struct trickle t;
+        t.nr_fds = 0;
+        atomic_store(&t.is_done, false);
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%.60s/host.sock", host_dir);
+        /* connected in turn: each is accepted, or waits in the listen queue (65 long) */
+        for (int i = 0; i < 128; i++) {
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+                send(fd, "E", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                t.fds[t.nr_fds++] = fd;
+        }
+        print_message("%d trickling connections\n", t.nr_fds);
+        pthread_t th;
+        pthread_create(&th, NULL, trickle_thread, &t);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        struct props q;
+        ULONG rc = control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        print_message("QUERY among them: %lu after %ld ms: %s\n", (unsigned long)rc,
+                      (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000),
+                      etw_last_error_text());
+        atomic_store(&t.is_done, true);
+        pthread_join(th, NULL);
+        for (int i = 0; i < t.nr_fds; i++)
+                close(t.fds[i]);
+        assert_int_equal(rc, ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* A real-time consumer that never reads: once its session has stopped it is dropped within
+   ETWTOP_HOST_DRAIN_MS (1500 here), its thread and queue freed, and the host can end. */
+static void test_consumer_dropped_after_stop(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        start_kernel_or_skip(&h, "never-read", NULL, 64);
+        int fd = raw_attach("never-read");
+        struct props q;
+        for (int i = 0; i < 60; i++) {
+                burn(300);
+                assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+                if (q.p.BuffersWritten > 20)
+                        break;
+        }
+        assert_true(q.p.BuffersWritten > 20);
+        pid_t pid = host_pid();
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        /* the host hangs up on it (what it holds is never read) */
+        struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
+        bool is_hung_up = false;
+        for (int i = 0; i < 200 && !is_hung_up; i++)
+                is_hung_up = poll(&pfd, 1, 100) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP));
+        close(fd);
+        assert_true(is_hung_up);
+        /* nothing holds the host now: it ends after its grace period */
+        assert_true(wait_host_gone());
+        assert_false(process_alive(pid));
+}
+
+/* MaximumBuffers is clamped to 1 GiB of buffers per session (and QUERY says so); a kept window
+   over 1 GiB is refused. */
+static void test_session_memory_caps(void **state)
+{
+        (void)state;
+        struct props pr;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        pr.p.BufferSize = 1024;
+        pr.p.MaximumBuffers = 4000000;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(StartTraceA(&h, "host-huge", &pr.p), ERROR_SUCCESS);
+        print_message("MaximumBuffers asked 4000000 of 1 MB: %lu\n",
+                      (unsigned long)pr.p.MaximumBuffers);
+        struct props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(q.p.MaximumBuffers, 1024);
+        /* an UPDATE is clamped as well */
+        props_init(&q, 0, NULL);
+        q.p.MaximumBuffers = 3000000;
+        assert_int_equal(ControlTraceA(h, NULL, &q.p, EVENT_TRACE_CONTROL_UPDATE), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(q.p.MaximumBuffers, 1024);
+        ULONG rc = etw_keep_window(h, 4ull << 40);
+        print_message("keep 4 TiB: %lu: %s\n", (unsigned long)rc, etw_last_error_text());
+        assert_int_equal(rc, ERROR_INVALID_PARAMETER);
+        assert_non_null(strstr(etw_last_error_text(), "at most 1024 MB"));
+        assert_int_equal(etw_keep_window(h, 8u << 20), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* The real-time queues of every session of a host hold ETWTOP_HOST_MAX_MB together at most: a
+   consumer that never reads loses buffers once they are full, long before its own queue
+   (MaximumBuffers 200) is. Once the session has stopped and the consumer has taken nothing for
+   ETWTOP_HOST_DRAIN_MS, its queue is freed, and when it reads again it gets the end of the
+   trace with what it lost. */
+static void test_host_memory_budget(void **state)
+{
+        (void)state;
+        assert_true(wait_host_gone());
+        setenv("ETWTOP_HOST_MAX_MB", "4", 1); /* 64 buffers of 64 KB */
+        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
+        CONTROLTRACE_ID h = 0;
+        ULONG rc = start_kernel(&h, "host-budget", NULL, 200);
+        unsetenv("ETWTOP_HOST_MAX_MB"); /* the host started with it; later ones do not */
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
+        if (rc == ERROR_ACCESS_DENIED || rc == ERROR_NOT_SUPPORTED) {
+                print_message("skipped: the live source is not permitted here\n");
+                skip();
+        }
+        assert_int_equal(rc, ERROR_SUCCESS);
+        int fd = raw_attach("host-budget");
+        struct props q;
+        for (int i = 0; i < 120; i++) {
+                burn_n(300, 2);
+                assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+                if (q.p.BuffersWritten >= 120)
+                        break;
+        }
+        print_message("BuffersWritten %lu, RealTimeBuffersLost %lu\n",
+                      (unsigned long)q.p.BuffersWritten, (unsigned long)q.p.RealTimeBuffersLost);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        assert_true(q.p.BuffersWritten >= 120);
+        /* 64 buffers in the queue, a few in the socket and in hand; the rest lost */
+        assert_true(q.p.RealTimeBuffersLost + 100 >= q.p.BuffersWritten);
+
+        /* the session stopped and the consumer takes nothing: after ETWTOP_HOST_DRAIN_MS its
+           queue is freed (the budget can be had again) ... */
+        CONTROLTRACE_ID probe = 0;
+        assert_int_equal(start_plain(&probe, "budget-probe", NULL), ERROR_SUCCESS);
+        rc = ERROR_NOT_ENOUGH_MEMORY;
+        for (int i = 0; i < 1000 && rc == ERROR_NOT_ENOUGH_MEMORY; i++) {
+                rc = etw_keep_window(probe, 3u << 20);
+                if (rc == ERROR_NOT_ENOUGH_MEMORY)
+                        sleep_ms(20);
+        }
+        print_message("a 3 MB window once the consumer was given up on: %lu %s\n",
+                      (unsigned long)rc, etw_last_error_text());
+        assert_int_equal(rc, ERROR_SUCCESS);
+        /* ... and, reading again, it gets what it was sent and the end, its losses counted */
+        static uint8_t stream[8 << 20];
+        size_t got = 0;
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        while (got < sizeof(stream) && poll(&pfd, 1, 5000) > 0) {
+                ssize_t k = read(fd, stream + got, sizeof(stream) - got);
+                if (k <= 0)
+                        break;
+                got += (size_t)k;
+        }
+        close(fd);
+        uint16_t type = 0, last = 0;
+        size_t at = 0, last_at = 0;
+        uint32_t body = 0;
+        char why[256];
+        int nr_msgs = 0;
+        while (at + HOST_HEADER_SIZE <= got &&
+               host_proto_check_header(stream + at, HOST_HEADER_SIZE, &type, &body, why,
+                                       sizeof(why)) == 0 &&
+               at + HOST_HEADER_SIZE + body <= got) {
+                last = type;
+                last_at = at;
+                at += HOST_HEADER_SIZE + body;
+                nr_msgs++;
+        }
+        print_message("the consumer read %zu bytes, %d messages, the last of type 0x%x\n", got,
+                      nr_msgs, last);
+        assert_int_equal(at, got);
+        assert_int_equal(last, HOST_RT_END);
+        struct host_rt_msg end;
+        assert_int_equal(
+                host_proto_decode_rt(stream + last_at, got - last_at, &end, why, sizeof(why)), 0);
+        print_message("its end: %llu buffers lost\n", (unsigned long long)end.nr_lost);
+        assert_true(end.nr_lost >= 60);
+        assert_int_equal(control(probe, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        assert_true(wait_host_gone());
+}
+
+/* Runs a shell command line; its output in text. */
+static int run_cmd(const char *cmd, char *text, size_t size)
+{
+        char out[PATH_MAX], line[8 * PATH_MAX];
+        tmp_path(out, sizeof(out), "cmd.out");
+        snprintf(line, sizeof(line), "%s >'%s' 2>&1", cmd, out);
+        int rc = system(line);
+        read_text(out, text, size);
+        return rc;
+}
+
+static int perf_paranoid(void)
+{
+        char text[32];
+        read_text("/proc/sys/kernel/perf_event_paranoid", text, sizeof(text));
+        return text[0] ? atoi(text) : 2;
+}
+
+/* A root client with capabilities dropped, or in a mount or pid namespace of its own, gets no
+   more through the host than it could do itself: no CPU-wide perf events without CAP_PERFMON
+   or CAP_SYS_ADMIN, no file replaced in a directory it cannot write, no file written in the
+   host's namespace, no process traced that its pid names only in the host's. */
+static void test_client_capabilities(void **state)
+{
+        (void)state;
+        if (geteuid() != 0 || system("command -v capsh >/dev/null && command -v unshare "
+                                     ">/dev/null") != 0) {
+                print_message("skipped: needs root, capsh and unshare\n");
+                skip();
+        }
+        CONTROLTRACE_ID h = 0;
+        struct props q;
+        char cmd[4 * PATH_MAX], text[4096];
+        /* the host runs, with every capability */
+        assert_int_equal(start_plain(&h, "caps-anchor", NULL), ERROR_SUCCESS);
+
+        /* a file it cannot replace itself: in a directory of another user, as root without
+           CAP_DAC_OVERRIDE */
+        char dir[PATH_MAX], victim[PATH_MAX];
+        tmp_path(dir, sizeof(dir), "nobodys");
+        assert_int_equal(mkdir(dir, 0755), 0);
+        snprintf(victim, sizeof(victim), "%.200s/victim.etl", dir);
+        FILE *f = fopen(victim, "w");
+        assert_non_null(f);
+        fputs("victim", f);
+        fclose(f);
+        assert_int_equal(chown(victim, 65534, 65534), 0);
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "capsh --drop=cap_dac_override,cap_dac_read_search,cap_fowner -- -c \"exec '%s' "
+                 "helper save caps-save '%s'\"",
+                 self_exe, victim);
+        run_cmd(cmd, text, sizeof(text));
+        print_message("save without CAP_DAC_OVERRIDE: %s", text);
+        read_text(victim, cmd, sizeof(cmd));
+        assert_string_equal(cmd, "victim");
+        assert_non_null(strstr(text, "save rc="));
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+
+        /* a mount namespace of its own: its names are not the host's files */
+        char ns_file[PATH_MAX];
+        tmp_path(ns_file, sizeof(ns_file), "other-ns.etl");
+        snprintf(cmd, sizeof(cmd), "unshare -m '%s' helper plainfile caps-ns '%s'", self_exe,
+                 ns_file);
+        run_cmd(cmd, text, sizeof(text));
+        print_message("unshare -m: %s", text);
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "mount namespace"));
+        assert_int_not_equal(access(ns_file, F_OK), 0);
+
+        /* a pid namespace of its own: its process 1 is not the host's */
+        snprintf(cmd, sizeof(cmd), "unshare -p -f '%s' helper startpid caps-pidns", self_exe);
+        run_cmd(cmd, text, sizeof(text));
+        print_message("unshare -p: %s", text);
+        assert_non_null(strstr(text, "startpid pid=1 "));
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        assert_non_null(strstr(text, "pid namespace"));
+
+        /* CPU-wide perf events without CAP_PERFMON and CAP_SYS_ADMIN */
+        if (perf_paranoid() <= 0) {
+                print_message("perf_event_paranoid %d lets anyone open CPU-wide events: not "
+                              "tested\n",
+                              perf_paranoid());
+        } else {
+                CONTROLTRACE_ID k = 0;
+                start_kernel_or_skip(&k, "caps-kernel", NULL, 0);
+                assert_int_equal(control(k, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+                snprintf(cmd, sizeof(cmd),
+                         "capsh --drop=cap_perfmon,cap_sys_admin -- -c \"exec '%s' helper start "
+                         "caps-nocap - exit\"",
+                         self_exe);
+                run_cmd(cmd, text, sizeof(text));
+                print_message("kernel logger without CAP_PERFMON: %s", text);
+                if (field(text, "rc") == ERROR_SUCCESS)
+                        control(0, "caps-nocap", &q, EVENT_TRACE_CONTROL_STOP);
+                assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+        }
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
+/* A user's host that holds CAP_PERFMON (here as an ambient capability, as a setcap'd binary
+   gives it) opens no CPU-wide events for a client of that user under no_new_privs, which could
+   not open them itself. */
+static void test_no_new_privs_client(void **state)
+{
+        (void)state;
+        if (geteuid() != 0 || system("command -v setpriv >/dev/null") != 0) {
+                print_message("skipped: needs root and setpriv\n");
+                skip();
+        }
+        if (perf_paranoid() <= 0) {
+                print_message("skipped: perf_event_paranoid %d lets anyone open CPU-wide events\n",
+                              perf_paranoid());
+                skip();
+        }
+        char dir[64] = "/tmp/test_host_nnp.XXXXXX", cmd[4 * PATH_MAX], text[4096];
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(chown(dir, 65534, 65534), 0);
+        assert_int_equal(chmod(tmp_dir, 0777), 0);
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmon "
+                 "--ambient-caps=+perfmon env ETWTOP_RUNTIME_DIR='%s' '%s' helper host "
+                 ">'%s/nnp-host.out' 2>&1 &",
+                 dir, self_exe, tmp_dir);
+        assert_int_equal(system(cmd), 0);
+        char sock[PATH_MAX], lock[PATH_MAX], status[PATH_MAX];
+        snprintf(sock, sizeof(sock), "%s/host.sock", dir);
+        snprintf(lock, sizeof(lock), "%s/host.lock", dir);
+        for (int i = 0; i < 500 && access(sock, F_OK) != 0; i++)
+                sleep_ms(20);
+        read_text(lock, text, sizeof(text));
+        pid_t pid = (pid_t)atoi(text);
+        snprintf(status, sizeof(status), "/proc/%d/status", (int)pid);
+        read_text(status, text, sizeof(text));
+        const char *eff = strstr(text, "CapEff:");
+        unsigned long long caps = eff ? strtoull(eff + 7, NULL, 16) : 0;
+        if (pid <= 0 || !((caps >> 38) & 1)) {
+                if (pid > 0)
+                        kill(pid, SIGTERM);
+                chmod(tmp_dir, 0700);
+                print_message("skipped: no host of nobody with CAP_PERFMON (pid %d, CapEff %llx)\n",
+                              (int)pid, caps);
+                skip();
+        }
+        snprintf(cmd, sizeof(cmd),
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs env "
+                 "ETWTOP_RUNTIME_DIR='%s' '%s' helper start nnp-kernel - exit",
+                 dir, self_exe);
+        run_cmd(cmd, text, sizeof(text));
+        print_message("no_new_privs client of a CAP_PERFMON host: %s", text);
+        kill(pid, SIGTERM); /* stops what it runs */
+        for (int i = 0; i < 500 && process_alive(pid); i++)
+                sleep_ms(20);
+        chmod(tmp_dir, 0700);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(field(text, "rc"), ERROR_ACCESS_DENIED);
+}
+
 /* Two hosts never serve one directory; a host run in the foreground ends on SIGTERM. */
 static void test_one_host_per_directory(void **state)
 {
@@ -1104,6 +1548,8 @@ static int group_setup(void **state)
                 return -1;
         setenv("ETWTOP_RUNTIME_DIR", host_dir, 1);
         setenv("ETWTOP_HOST_GRACE_MS", "300", 1);
+        setenv("ETWTOP_HOST_IDLE_MS", "1500", 1);
+        setenv("ETWTOP_HOST_DRAIN_MS", "1500", 1);
         unsetenv("ETWTOP_NO_HOST");
         return 0;
 }
@@ -1133,10 +1579,16 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_no_host_escape_hatch),
                 cmocka_unit_test(test_malformed_messages),
                 cmocka_unit_test(test_unprivileged_denied),
+                cmocka_unit_test(test_trickling_clients),
+                cmocka_unit_test(test_session_memory_caps),
+                cmocka_unit_test(test_client_capabilities),
+                cmocka_unit_test(test_no_new_privs_client),
                 cmocka_unit_test(test_starter_killed),
                 cmocka_unit_test(test_bound_session_ends_with_starter),
                 cmocka_unit_test(test_consumers),
                 cmocka_unit_test(test_host_killed),
+                cmocka_unit_test(test_consumer_dropped_after_stop),
+                cmocka_unit_test(test_host_memory_budget),
                 cmocka_unit_test(test_one_host_per_directory),
                 cmocka_unit_test(test_systemd_unit),
         };

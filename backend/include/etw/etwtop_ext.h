@@ -148,7 +148,9 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
    its starter; the host ends once it has had no session for a grace period.
 
    - The runtime directory: ETWTOP_RUNTIME_DIR (each "%u" in it becomes the caller's uid), else
-     /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /tmp/etwtop-UID; it must be the
+     /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop, else /run/user/UID/etwtop when that
+     user directory exists, else /tmp/etwtop-UID (a name another user can take first: the
+     refusal then says to set XDG_RUNTIME_DIR or ETWTOP_RUNTIME_DIR); it must be the
      caller's own, mode 0700, not a symbolic link, or every call says why (ERROR_ACCESS_DENIED):
      an ordinary user can neither see, consume, change nor stop another user's or root's
      sessions, and the host also refuses any peer but its own user and root.
@@ -164,7 +166,10 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
      way returns ERROR_BROKEN_PIPE; a file session's complete buffers stay readable.
    - ETWTOP_NO_HOST=1 (read at the first call) keeps every session inside the calling process,
      as before the host: for tests and embedded use; no other process can see those sessions,
-     and they end with it. ETWTOP_HOST_GRACE_MS sets the host's idle grace (5000 ms). */
+     and they end with it. ETWTOP_HOST_GRACE_MS sets the host's idle grace (5000 ms).
+   - The host does for a client only what the client could do itself (its capabilities, its
+     mount namespace), and caps what any client can hold of it (time, connections, memory):
+     doc/etwtop-api.md, "What the session host does for whom, and its limits". */
 
 /* etw_host_run's flags. */
 #define ETW_HOST_PERSISTENT 0x1 /* run until SIGTERM/SIGINT, even without a session */
