@@ -354,7 +354,10 @@ void switches_reset(struct switches *sw)
 int64_t switches_wall_ns(const struct switches *sw)
 {
         int64_t from = sw->floor_ns != INT64_MIN ? sw->floor_ns : sw->first_ns;
-        return from != INT64_MAX && sw->last_ns > from ? sw->last_ns - from : 0;
+        if (from == INT64_MAX)
+                return 0;
+        /* a replay's time window: the part of it the trace covers */
+        return (int64_t)agg_filter_clip_ns(&sw->filter, from, sw->last_ns);
 }
 
 void switches_set_settings(struct switches *sw, const struct agg_settings *settings)

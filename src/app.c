@@ -138,7 +138,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .record_path = a->o->record_path,
                 .replay_path = a->o->replay_path,
                 .events_per_s = a->events_per_s,
-                .nr_events = p->trace.nr_events,
+                .nr_events = profile_nr_events(p),
                 .nr_samples = hot_nr_samples(p->hot, HOT_SOURCE_TIMER),
                 .nr_lost = profile_nr_lost(p),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
@@ -751,6 +751,14 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 }
                 a->st.zoom_pid = (uint32_t)o->collect.pid;
                 profile_zoom(a->profile, a->st.zoom_pid);
+        }
+        if (!a->st.is_live && (o->has_from || o->has_to)) {
+                /* --from/--to: the range ( and ) would choose, before the file is read */
+                int64_t from = o->has_from ? feed_seconds_ns(o->from_s) : 0;
+                int64_t to = o->has_to ? feed_seconds_ns(o->to_s) : INT64_MAX;
+                profile_set_window(a->profile, true, from, to);
+                a->tl.cursor = a->tl.sel_from = from;
+                a->tl.sel_to = o->has_to ? to : 0;
         }
         if (a->st.is_live ? live_start(a, err, err_size) < 0
                           : feed_open(&a->feed, a->profile, o->replay_path, NULL, true, err,

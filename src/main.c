@@ -18,6 +18,7 @@
 #include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
+#include "cli_conflicts.h"
 #include "ui/views.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
@@ -100,7 +101,8 @@ static void usage(FILE *out)
               "  --totals               --dump: the header and the totals only\n"
               "  --annotate FUNCTION    --replay -b: FUNCTION's instructions with their samples\n"
               "                         and source lines (or module!function)\n"
-              "  --from S, --to S       --replay -b, --dump: only [S, S) seconds of the trace\n"
+              "  --from S, --to S       --replay (the screen, -b, --export), --dump: only [S, S)\n"
+              "                         seconds of the trace\n"
               "  -o, --output FILE      --merge: the merged file\n"
               "\n"
               "NAME, for the session verbs, defaults to \"NT Kernel Logger\".\n"
@@ -913,6 +915,8 @@ static int etwtop_main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (cli_conflicts_check(&(struct cli_modes){record_path, replay_path, is_dump}) < 0)
+                return 2;
         if (range.has_from && range.has_to && range.to_s <= range.from_s) {
                 fprintf(stderr, "etwtop: --to %g is not after --from %g\n", range.to_s,
                         range.from_s);
@@ -984,7 +988,8 @@ static int etwtop_main(int argc, char **argv)
                 ao.is_force = is_force;
                 ao.is_batch = is_batch;
                 /* -b: one frame unless -n says; with --duration, frames until it ends */
-                ao.nr_frames = !is_batch ? 0 : nr_frames ? nr_frames : rec.duration_s > 0 ? 0 : 1;
+                /* (and -n for the text frames of a terminal that cannot draw the screen) */
+                ao.nr_frames = nr_frames ? nr_frames : !is_batch ? 0 : rec.duration_s > 0 ? 0 : 1;
                 ao.delay_s = delay_s;
                 ao.is_mono = is_mono || getenv("NO_COLOR") != NULL;
                 ao.nr_top = nr_top;
@@ -995,6 +1000,10 @@ static int etwtop_main(int argc, char **argv)
                 ao.duration_s = rec.duration_s;
                 ao.attach_name = attach_name;
                 ao.group = group;
+                ao.has_from = range.has_from;
+                ao.has_to = range.has_to;
+                ao.from_s = range.from_s;
+                ao.to_s = range.to_s;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;
@@ -1022,7 +1031,8 @@ static int etwtop_main(int argc, char **argv)
                                             .nr_symbol_path = nr_symbol_path,
                                             .nr_top = nr_top,
                                             .is_no_demangle = is_no_demangle,
-                                            .fd = STDOUT_FILENO};
+                                            .fd = STDOUT_FILENO,
+                                            .group = group};
                 if (report_run(&ro, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# replay_range.sh: what a replay says is true of the fixture trace (tests/etl_fixture.c: a
+#   process work.exe with threads main and worker named at 1-2 ms, /usr/bin/work mapped at 1 ms,
+#   timer samples from 20 to 420 ms). A time range (--from/--to, in --replay -b, --export and the
+#   replay screen's text frames) counts its own events only but knows the processes, threads and
+#   images the trace described before it, and its header says the range's span; --from past the
+#   trace's end fails and says the trace's span. -s comm,sym, tid,sym and dso group -b's hot
+#   functions as the screen's p does. Names with escape sequences (etl_fixture --hostile) reach
+#   no output raw. Options that cannot go together are refused (exit 2), and -n counts the text
+#   frames of a terminal that cannot draw the screen.
+set -u
+: "${ETWTOP:?}" "${ETL_FIXTURE:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/check.sh"
+on_fail() { [ -f "$tmp/last" ] && sed -n 1,40p "$tmp/last" | cat -v; }
+
+"$ETL_FIXTURE" "$tmp/fx.etl" || exit 1
+"$ETL_FIXTURE" --hostile "$tmp/hostile.etl" || exit 1
+
+# run NAME ARGS...: etwtop's stdout and stderr in $tmp/NAME (and $tmp/last), its status in rc
+run() {
+        local name=$1
+        shift
+        timeout 120 "$ETWTOP" "$@" >"$tmp/$name" 2>"$tmp/$name.err"
+        rc=$?
+        cat "$tmp/$name" "$tmp/$name.err" >"$tmp/last"
+}
+has() { grep -q -- "$2" "$tmp/$1"; }
+hasnt() { ! grep -q -- "$2" "$tmp/$1"; }
+
+# --- a range knows what the trace built before it ---
+run range --replay "$tmp/fx.etl" -b --from 0.1 --to 0.2 --top 5
+check "-b --from 0.1 --to 0.2: exit 0" [ "$rc" = 0 ]
+check "the range's header: 0.100 s, its 200 events" \
+        has range '^etwtop replay of .*, 2 CPUs, 0\.100 s, 200 events,'
+check "the range's functions in the module mapped before it" has range '  work  .*work+0x10'
+check "no [unknown] module in the range" hasnt range '\[unknown\]'
+check "the range's threads named by the rundown before it" has range 'work.exe/main$'
+check "and the other one" has range 'work.exe/worker$'
+
+run whole --replay "$tmp/fx.etl" -b --top 5
+run from0 --replay "$tmp/fx.etl" -b --from 0 --top 5
+check "--from 0 says what the whole replay says (but the range line)" \
+        diff <(grep -v '^Time range' "$tmp/from0") "$tmp/whole"
+
+run past --replay "$tmp/fx.etl" -b --from 100
+check "--from past the end: exit non-zero" [ "$rc" != 0 ]
+check "--from past the end: says the trace's span" has past.err 'spans 0 to 0\.431 s'
+run past_export --replay "$tmp/fx.etl" --export folded -o "$tmp/past.folded" --from 100
+check "--export --from past the end: exit non-zero" [ "$rc" != 0 ]
+
+run export --replay "$tmp/fx.etl" --export folded -o "$tmp/range.folded" --from 0.1 --to 0.2
+check "--export folded of a range: exit 0" [ "$rc" = 0 ]
+check "--export of a range: the process named" grep -q '^work.exe;work+0x10' "$tmp/range.folded"
+check "--export of a range: its 200 samples" \
+        [ "$(awk '{n += $NF} END {print n}' "$tmp/range.folded")" = 200 ]
+
+# the replay screen (its text frames on a terminal that cannot draw it) takes --from/--to
+TERM=dumb timeout 60 "$ETWTOP" --replay "$tmp/fx.etl" --from 0.1 --to 0.2 >"$tmp/screen" 2>&1
+cp "$tmp/screen" "$tmp/last"
+check "the replay screen: --from/--to choose its range (200 events)" \
+        grep -q 'replay .*  200 events  *200 samples' "$tmp/screen"
+check "the replay screen's range: the module named" grep -q ' work  *work+0x10' "$tmp/screen"
+
+# --- -s groups -b's hot functions ---
+run comm --replay "$tmp/fx.etl" -b --top 3 -s comm,sym
+check "-s comm,sym: a row per process and function" \
+        has comm '^Hot functions (Timer, 802 samples, by self, a row per process and function)$'
+check "-s comm,sym: the Process column" has comm '  Module  *Process  *Function$'
+check "-s comm,sym: the process's name" has comm ' work  *work.exe  *work+0x'
+run tid --replay "$tmp/fx.etl" -b --top 3 -s tid,sym
+check "-s tid,sym: the thread's name and id" has tid ' work  *work.exe/main (4243)  *work+0x'
+run dso --replay "$tmp/fx.etl" -b --top 3 -s dso
+check "-s dso: the module's row" has dso '  work  *\[[0-9]* functions\]$'
+check "-s dso: its functions under it" has dso '^ .*      1    work  *work+0x'
+run sym --replay "$tmp/fx.etl" -b --top 3 -s sym
+run plain --replay "$tmp/fx.etl" -b --top 3
+check "-s sym: as without -s" cmp -s "$tmp/sym" "$tmp/plain"
+
+# --- names from the trace reach no output raw ---
+esc=$'\x1b'
+for s in sym comm,sym tid,sym dso; do
+        run hostile --replay "$tmp/hostile.etl" -b -s "$s"
+        check "-b -s $s: no escape from the trace's names" hasnt last "$esc"
+done
+check "-b: the names are there, made safe" has hostile '?\]0;pwned??\[31mwork.exe'
+
+# --- options that do not go together ---
+run rec_replay --record "$tmp/out.etl" --replay "$tmp/fx.etl" -b
+check "--record with --replay: refused (exit 2)" [ "$rc" = 2 ]
+check "--record with --replay: says why" has rec_replay.err '--record .* not with --replay'
+check "--record with --replay: nothing recorded" [ ! -e "$tmp/out.etl" ]
+run rec_dump --record "$tmp/out.etl" --dump "$tmp/fx.etl"
+check "--record with --dump: refused (exit 2)" [ "$rc" = 2 ]
+run dump_replay --dump --replay "$tmp/fx.etl" "$tmp/fx.etl"
+check "--dump with --replay: refused (exit 2)" [ "$rc" = 2 ]
+check "--dump with --replay: says why" has dump_replay.err '--dump and --replay'
+
+# -n with TERM=dumb: the text frames stop after n (a live session, where this machine can)
+if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]; then
+        TERM=dumb timeout 60 "$ETWTOP" -n 2 -d 0.2 --on PROC_THREAD+PROFILE >"$tmp/dumb" 2>&1
+        rc=$?
+        cp "$tmp/dumb" "$tmp/last"
+        if grep -q 'Hot functions' "$tmp/dumb"; then
+                check "TERM=dumb -n 2: exits by itself" [ "$rc" = 0 ]
+                check "TERM=dumb -n 2: two frames" [ "$(grep -c '^Hot functions' "$tmp/dumb")" = 2 ]
+        else
+                skip "TERM=dumb -n: no live session here: $(head -c 200 "$tmp/dumb")"
+        fi
+else
+        skip "TERM=dumb -n: a live session needs root or perf_event_paranoid <= 0"
+fi
+
+echo "replay_range: $nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ "$nr_fail" = 0 ]
