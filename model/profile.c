@@ -304,6 +304,7 @@ void profile_settle(struct profile *p)
 
 void profile_end(struct profile *p)
 {
+        sym_feed_end(p->feed); /* a recording cut short: the running kernel's symbols */
         stack_join_flush(p->join, to_samples, p);
         profile_settle(p);
         hot_want_unplaced(p->hot); /* the images a trace names at its end */

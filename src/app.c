@@ -656,8 +656,13 @@ static void run_screen(struct app *a, int sfd)
                         tick(a, now);
                         last = now;
                         is_dirty = true;
-                        if (!a->st.is_live && is_done && !was_done)
+                        if (!a->st.is_live && is_done && !was_done) {
                                 feed_damage_text(a->feed, true, a->st.status, sizeof(a->st.status));
+                                /* a recording cut short: the running kernel's symbols */
+                                feed_lock(a->feed);
+                                sym_feed_end(a->profile->feed);
+                                feed_unlock(a->feed);
+                        }
                         was_done = is_done;
                 }
                 if (a->st.is_live && is_done && status != ERROR_SUCCESS)

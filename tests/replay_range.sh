@@ -8,7 +8,9 @@
 #   trace's end fails and says the trace's span. -s comm,sym, tid,sym and dso group -b's hot
 #   functions as the screen's p does. Names with escape sequences (etl_fixture --hostile) reach
 #   no output raw. Options that cannot go together are refused (exit 2), and -n counts the text
-#   frames of a terminal that cannot draw the screen.
+#   frames of a terminal that cannot draw the screen. Where this machine can record: a range of a
+#   recording that ends before its end names the kernel frames (their symbols are written at the
+#   end), and a recording killed before its end names them from the running kernel, the same.
 set -u
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}"
 tmp=$(mktemp -d)
@@ -111,6 +113,52 @@ if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 0 ]
         fi
 else
         skip "TERM=dumb -n: a live session needs root or perf_event_paranoid <= 0"
+fi
+
+# --- kernel frames of recordings made here ---
+# kernel_rows NAME: -b's hot functions rows of [kernel.kallsyms]; kernel_named: those named
+krow='^ *[0-9.]*% *[0-9.]*% .*  \[kernel\.kallsyms\]  ' # Self% Total% ... Module
+kernel_rows() { grep -c "$krow" "$tmp/$1"; }
+kernel_named() { grep "$krow" "$tmp/$1" | grep -vc 'kallsyms\]+0x'; }
+if "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD >/dev/null 2>"$tmp/probe.err"; then
+        # a workload in the kernel (reads of /proc), for kernel samples
+        (
+                end=$((SECONDS + 90))
+                while [ $SECONDS -lt $end ]; do cat /proc/self/status >/dev/null; done
+        ) &
+        busy=$!
+        trap 'kill $busy 2>/dev/null; rm -rf "$tmp"' EXIT
+        # a whole recording: a range that ends before the kernel symbols written at its end
+        "$ETWTOP" --record "$tmp/whole.etl" --duration 2 >/dev/null 2>&1
+        run krange --replay "$tmp/whole.etl" -b --from 0 --to 1 --top 40
+        if [ "$(kernel_rows krange)" -gt 0 ] 2>/dev/null; then
+                check "--from 0 --to 1 of a recording: its kernel frames named" \
+                        [ "$(kernel_named krange)" -gt 0 ]
+        else
+                skip "--from 0 --to 1: no kernel samples in the recording's first second"
+        fi
+        # killed before its end (no kernel symbols in it): the running kernel's, same build-id
+        "$ETWTOP" --record "$tmp/killed.etl" >/dev/null 2>&1 &
+        rec=$!
+        for _ in $(seq 600); do # until it holds samples: 3 MB (at most a minute)
+                [ "$(stat -c %s "$tmp/killed.etl" 2>/dev/null || echo 0)" -ge 3000000 ] && break
+                sleep 0.1
+        done
+        kill -9 "$rec"
+        wait "$rec" 2>/dev/null
+        run killed --replay "$tmp/killed.etl" -b --top 40
+        if [ "$(kernel_rows killed)" -gt 0 ] 2>/dev/null; then
+                check "a recording killed before its end: no kernel symbols in it" \
+                        bash -c "! '$ETWTOP' --dump --totals '$tmp/killed.etl' | grep -q KernelSymbol"
+                check "a recording killed before its end: kernel frames named (same kernel)" \
+                        [ "$(kernel_named killed)" -gt 0 ]
+        else
+                skip "killed recording: no kernel samples in it"
+        fi
+        kill $busy 2>/dev/null
+        wait $busy 2>/dev/null
+else
+        skip "recordings: etwtop --record cannot run here: $(head -c 200 "$tmp/probe.err")"
 fi
 
 echo "replay_range: $nr_pass passed, $nr_fail failed, $nr_skip skipped"
