@@ -14,6 +14,7 @@
 #include "ui/text_sanitize.h"
 #include "ui/views.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,56 @@ static void print_switches(struct report *r, struct outbuf *o)
         }
 }
 
+/* --annotate FUNCTION (annotate_print) made safe for a terminal: its function names, file
+   names and source lines come from the trace and the files it names. Its text goes through a
+   temporary file, then to o with each part between tabs sanitized. annotate_print's return. */
+static int annotate_clean(struct profile *p, const struct report_options *opts, struct outbuf *o,
+                          char *err, size_t err_size)
+{
+        FILE *tf = tmpfile();
+        if (!tf) {
+                snprintf(err, err_size, "--annotate: no temporary file: %s", strerror(errno));
+                return -1;
+        }
+        struct outbuf *t = malloc(sizeof(*t));
+        if (!t) {
+                fclose(tf);
+                snprintf(err, err_size, "--annotate: out of memory");
+                return -1;
+        }
+        outbuf_init(t, fileno(tf));
+        int rc = annotate_print(p, opts->annotate, opts->nr_top, t, err, err_size);
+        outbuf_flush(t);
+        free(t);
+        rewind(tf);
+        char *line = NULL, *clean_part = NULL;
+        size_t cap = 0, clean_cap = 0;
+        ssize_t n;
+        while ((n = getline(&line, &cap, tf)) > 0) {
+                if (clean_cap < (size_t)n + 1) {
+                        clean_cap = (size_t)n + 1;
+                        free(clean_part);
+                        clean_part = malloc(clean_cap);
+                        if (!clean_part)
+                                break;
+                }
+                for (char *part = line; *part;) {
+                        size_t len = strcspn(part, "\t\n");
+                        char sep = part[len];
+                        part[len] = 0;
+                        outbuf_puts(o, clean(part, clean_part, clean_cap));
+                        if (!sep)
+                                break;
+                        outbuf_putc(o, sep);
+                        part += len + 1;
+                }
+        }
+        free(line);
+        free(clean_part);
+        fclose(tf);
+        return rc;
+}
+
 int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct report r = {.opts = opts};
@@ -444,9 +495,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
         print_switches(&r, &o);
-        int annotated = opts->annotate
-                                ? annotate_print(p, opts->annotate, opts->nr_top, &o, err, err_size)
-                                : 0;
+        int annotated = opts->annotate ? annotate_clean(p, opts, &o, err, err_size) : 0;
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
                 goto out;

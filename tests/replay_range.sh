@@ -65,6 +65,10 @@ cp "$tmp/screen" "$tmp/last"
 check "the replay screen: --from/--to choose its range (200 events)" \
         grep -q 'replay .*  200 events  *200 samples' "$tmp/screen"
 check "the replay screen's range: the module named" grep -q ' work  *work+0x10' "$tmp/screen"
+check "the replay screen's range: the threads named by the rundown before it" \
+        grep -q '  work.exe/worker$' "$tmp/screen"
+check "the replay screen's range: CPU% of the range's time (both threads ran all of it)" \
+        [ "$(grep -c ' 100\.00%  *work.exe/' "$tmp/screen")" = 2 ]
 
 # --- -s groups -b's hot functions ---
 run comm --replay "$tmp/fx.etl" -b --top 3 -s comm,sym
