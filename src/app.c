@@ -661,6 +661,12 @@ static void run_screen(struct app *a, int sfd)
                                 /* a recording cut short: the running kernel's symbols */
                                 feed_lock(a->feed);
                                 sym_feed_end(a->profile->feed);
+                                const struct profile *pr = a->profile;
+                                if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
+                                        snprintf(a->st.status, sizeof(a->st.status),
+                                                 "the range starts past the trace's end: it "
+                                                 "spans 0 to %.3f s (# shows it whole)",
+                                                 (double)pr->trace.last_ns / 1e9);
                                 feed_unlock(a->feed);
                         }
                         was_done = is_done;

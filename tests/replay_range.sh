@@ -70,6 +70,23 @@ check "the replay screen's range: the threads named by the rundown before it" \
 check "the replay screen's range: CPU% of the range's time (both threads ran all of it)" \
         [ "$(grep -c ' 100\.00%  *work.exe/' "$tmp/screen")" = 2 ]
 
+# the screen with --from past the trace's end says its span (tmux, where there is one)
+if command -v tmux >/dev/null; then
+        sock=etwtop_replay_range_$$
+        tmux -L "$sock" -f /dev/null new-session -d -s s -x 140 -y 30 \
+                "TERM=xterm-256color '$ETWTOP' --replay '$tmp/fx.etl' --from 100"
+        for _ in $(seq 300); do # at most 30 s
+                tmux -L "$sock" capture-pane -p -t s >"$tmp/last" 2>/dev/null
+                grep -q "past the trace's end" "$tmp/last" && break
+                sleep 0.1
+        done
+        check "the screen: --from past the end says the trace's span" \
+                grep -q "range starts past the trace's end: it spans 0 to 0\.431 s" "$tmp/last"
+        tmux -L "$sock" kill-server 2>/dev/null
+else
+        skip "the screen with --from past the end: no tmux"
+fi
+
 # --- -s groups -b's hot functions ---
 run comm --replay "$tmp/fx.etl" -b --top 3 -s comm,sym
 check "-s comm,sym: a row per process and function" \
@@ -144,8 +161,8 @@ if "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD >/dev/nul
         # killed before its end (no kernel symbols in it): the running kernel's, same build-id
         "$ETWTOP" --record "$tmp/killed.etl" >/dev/null 2>&1 &
         rec=$!
-        for _ in $(seq 600); do # until it holds samples: 3 MB (at most a minute)
-                [ "$(stat -c %s "$tmp/killed.etl" 2>/dev/null || echo 0)" -ge 3000000 ] && break
+        for _ in $(seq 600); do # until it holds samples: 4 MB (at most a minute)
+                [ "$(stat -c %s "$tmp/killed.etl" 2>/dev/null || echo 0)" -ge 4000000 ] && break
                 sleep 0.1
         done
         kill -9 "$rec"
