@@ -83,6 +83,39 @@ if command -v tmux >/dev/null; then
         check "the screen: --from past the end says the trace's span" \
                 grep -q "range starts past the trace's end: it spans 0 to 0\.431 s" "$tmp/last"
         tmux -L "$sock" kill-server 2>/dev/null
+        # ] twice: the second tenth of the trace (43-86 ms: samples, no switches in it); the
+        # switches view names the threads the rundown before it named, and counts their time
+        sock=etwtop_replay_range_w$$
+        tmux -L "$sock" -f /dev/null new-session -d -s s -x 160 -y 30 \
+                "TERM=xterm-256color '$ETWTOP' --replay '$tmp/fx.etl'"
+        # wait_pane PATTERN: until the screen shows PATTERN (at most 30 s)
+        wait_pane() {
+                for _ in $(seq 300); do
+                        tmux -L "$sock" capture-pane -p -t s >"$tmp/last" 2>/dev/null
+                        grep -q -- "$1" "$tmp/last" && return 0
+                        sleep 0.1
+                done
+                return 1
+        }
+        # key KEY PATTERN: KEY, then wait for PATTERN and for the file read again (the
+        # header's "loading N%" gone: the next ] is taken)
+        key() {
+                tmux -L "$sock" send-keys -t s "$1"
+                wait_pane "$2" || return 1
+                for _ in $(seq 300); do
+                        tmux -L "$sock" capture-pane -p -t s >"$tmp/last" 2>/dev/null
+                        grep -q 'loading  *[0-9]*%' "$tmp/last" || return 0
+                        sleep 0.1
+                done
+                return 1
+        }
+        wait_pane ' 821 events' # the file read whole: ] is taken
+        key ']' 'time window 0\.000 s - 0\.043 s'
+        check "the screen: ] ] shows the second tenth" key ']' 'time window 0\.043 s - 0\.086 s'
+        check "the screen's window: the switches view names the threads" key 3 'work.exe/main'
+        check "the screen's window: the thread's on-CPU time in it" \
+                grep -q '  43\.1 ms .* work.exe/worker' "$tmp/last"
+        tmux -L "$sock" kill-server 2>/dev/null
 else
         skip "the screen with --from past the end: no tmux"
 fi
