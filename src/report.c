@@ -495,6 +495,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
         print_switches(&r, &o);
+        hot_set_grouping(p->hot, HOT_BY_FUNCTION); /* annotate's rows: one per function */
         int annotated = opts->annotate ? annotate_clean(p, opts, &o, err, err_size) : 0;
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
