@@ -155,21 +155,27 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
 
 static void apply_zoom(struct profile *p);
 
-/* The hot functions and the call tree: a sample and then its whole stack (stack_join). */
+static bool is_in_window(const struct profile *p, int64_t time_ns)
+{
+        return !p->has_window || (time_ns >= p->window_from_ns && time_ns < p->window_to_ns);
+}
+
+/* The hot functions and the call tree: a sample and then its whole stack (stack_join). What
+   the samples need to know of the trace (a process that ended) comes whatever its time. */
 static void to_samples(void *ctx, const struct kevent *ev)
 {
         struct profile *p = ctx;
-        if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
+        bool is_sample = ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE;
+        if ((is_sample || ev->type == KEV_STACK) && !is_in_window(p, ev->time_ns))
                 return;
         /* the zoom: one process's samples (the switches and edges filter themselves) */
         uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
-        if (zoom && (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) && ev->pid != zoom)
+        if (zoom && is_sample && ev->pid != zoom)
                 return;
         hot_event(p->hot, ev);
         if (p->tree)
                 calltree_event(p->tree, ev);
-        if (p->sample_sink &&
-            (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE || ev->type == KEV_STACK))
+        if (p->sample_sink && (is_sample || ev->type == KEV_STACK))
                 p->sample_sink(p->sample_sink_ctx, ev);
 }
 
@@ -182,6 +188,9 @@ void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx)
 void profile_event(struct profile *p, const struct kevent *ev)
 {
         trace_event(&p->trace, ev);
+        if (p->has_window && is_in_window(p, ev->time_ns) &&
+            !(ev->type == KEV_STACK && ev->stack.is_from_key))
+                p->trace.nr_window_events++;
         if (p->trace.traced_pid != p->scope_pid) {
                 /* a -p recording: its other processes' threads are only the other side of the
                    traced one's switches, and get no rows of their own */
@@ -193,8 +202,8 @@ void profile_event(struct profile *p, const struct kevent *ev)
                 stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */
         /* the samples and their stacks, joined (Windows writes a stack in parts) */
         stack_join_event(p->join, ev, to_samples, p);
-        if (p->has_window && (ev->time_ns < p->window_from_ns || ev->time_ns >= p->window_to_ns))
-                return;
+        /* every event: the threads and processes a window's switches name come before it (the
+           filters' time range counts the window's alone) */
         branches_event(p->branches, ev);
         switches_event(p->switches, ev);
 }
@@ -227,14 +236,22 @@ void profile_zoom(struct profile *p, uint32_t pid)
         apply_zoom(p);
 }
 
-/* The zoom in force: the one asked for, or a -p recording's process. */
-static void apply_zoom(struct profile *p)
+/* What counts: the zoom in force (the one asked for, or a -p recording's process) and the time
+   window. */
+static void filter_of(const struct profile *p, struct agg_filter *f)
 {
         uint32_t pid = p->zoom_pid ? p->zoom_pid : p->scope_pid;
-        struct agg_filter f;
-        agg_filter_init(&f);
+        agg_filter_init(f);
         if (pid)
-                agg_filter_add_pid(&f, pid);
+                agg_filter_add_pid(f, pid);
+        if (p->has_window)
+                agg_filter_set_time_range(f, p->window_from_ns, p->window_to_ns);
+}
+
+static void apply_zoom(struct profile *p)
+{
+        struct agg_filter f;
+        filter_of(p, &f);
         hot_reset(p->hot);
         hot_set_filter(p->hot, &f);
         if (p->tree)
@@ -250,6 +267,11 @@ void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t 
         p->has_window = is_on;
         p->window_from_ns = from_ns;
         p->window_to_ns = to_ns;
+        struct agg_filter f;
+        filter_of(p, &f);
+        hot_set_filter(p->hot, &f);
+        branches_set_filter(p->branches, &f);
+        switches_set_filter(p->switches, &f);
 }
 
 void profile_set_mode(struct profile *p, enum agg_mode mode)
@@ -282,6 +304,7 @@ void profile_settle(struct profile *p)
 
 void profile_end(struct profile *p)
 {
+        sym_feed_end(p->feed); /* a recording cut short: the running kernel's symbols */
         stack_join_flush(p->join, to_samples, p);
         profile_settle(p);
         hot_want_unplaced(p->hot); /* the images a trace names at its end */
@@ -314,5 +337,17 @@ uint64_t profile_nr_lost(const struct profile *p)
 
 int64_t profile_span_ns(const struct profile *p)
 {
-        return p->trace.has_time ? p->trace.last_ns - p->trace.first_ns : 0;
+        const struct profile_trace *t = &p->trace;
+        if (!t->has_time)
+                return 0;
+        if (!p->has_window)
+                return t->last_ns - t->first_ns;
+        int64_t from = p->window_from_ns > t->first_ns ? p->window_from_ns : t->first_ns;
+        int64_t to = p->window_to_ns < t->last_ns ? p->window_to_ns : t->last_ns;
+        return to > from ? to - from : 0;
+}
+
+uint64_t profile_nr_events(const struct profile *p)
+{
+        return p->has_window ? p->trace.nr_window_events : p->trace.nr_events;
 }

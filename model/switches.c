@@ -364,8 +364,11 @@ int64_t switches_wall_ns(const struct switches *sw)
         int64_t from = sw->wall_mark_ns != INT64_MIN ? sw->wall_mark_ns
                        : sw->floor_ns != INT64_MIN   ? sw->floor_ns
                                                      : sw->first_ns;
-        return sw->wall_kept_ns +
-               (from != INT64_MAX && sw->last_ns > from ? sw->last_ns - from : 0);
+        /* a replay's time window: the part of it the trace covers */
+        int64_t open = from != INT64_MAX && sw->last_ns > from
+                               ? (int64_t)agg_filter_clip_ns(&sw->filter, from, sw->last_ns)
+                               : 0;
+        return sw->wall_kept_ns + open;
 }
 
 bool switches_is_stopped(const struct switches *sw)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "symbols/kernel_running.h"
 #include "util/xalloc.h"
 #include <string.h>
 
@@ -27,6 +28,12 @@ struct sym_feed {
         uint8_t pdb_guid[16];
         uint32_t pdb_age;
         char pdb_name[260];
+        /* the recorded kernel's build-id (its [kernel.kallsyms] image), and whether the trace
+           recorded its kernel symbols (a recording cut short has none: sym_feed_end) */
+        uint8_t kernel_build_id[20];
+        uint32_t kernel_build_id_size;
+        bool has_kernel_symbols;
+        bool is_kernel_asked; /* sym_feed_end looked at the running kernel */
 };
 
 struct sym_feed *sym_feed_new(struct sym_store *store)
@@ -72,6 +79,10 @@ static void image(struct sym_feed *f, const struct kevent *ev)
                 im.build_id_size = f->id_build_id_size;
         }
         f->has_identity = false;
+        if (im.build_id_size && im.path && strcmp(im.path, "[kernel.kallsyms]") == 0) {
+                f->kernel_build_id_size = im.build_id_size;
+                memcpy(f->kernel_build_id, im.build_id, im.build_id_size);
+        }
         sym_image_load_at(f->store, &im, ev->timestamp);
         if (f->has_pdb && f->pdb_pid == ev->image.pid && f->pdb_base == ev->image.base)
                 sym_image_pdb(f->store, f->pdb_pid, f->pdb_base, f->pdb_guid, f->pdb_age,
@@ -143,6 +154,7 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                 break;
         }
         case KEV_KERNEL_SYMBOL:
+                f->has_kernel_symbols = true;
                 sym_kernel_symbol(f->store, ev->kernel_symbol.addr, ev->kernel_symbol.size,
                                   ev->kernel_symbol.name, ev->kernel_symbol.module);
                 break;
@@ -158,4 +170,12 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                 break;
         default: break;
         }
+}
+
+void sym_feed_end(struct sym_feed *f)
+{
+        if (f->is_kernel_asked || f->has_kernel_symbols || !f->kernel_build_id_size)
+                return;
+        f->is_kernel_asked = true;
+        sym_kernel_running(f->store, f->kernel_build_id, f->kernel_build_id_size, NULL, NULL);
 }

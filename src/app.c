@@ -144,7 +144,7 @@ static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32
                 .record_path = a->o->record_path,
                 .replay_path = a->o->replay_path,
                 .events_per_s = a->events_per_s,
-                .nr_events = p->trace.nr_events,
+                .nr_events = profile_nr_events(p),
                 .nr_samples = a->nr_samples_shown,
                 .nr_lost = profile_nr_lost(p),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
@@ -665,8 +665,19 @@ static void run_screen(struct app *a, int sfd)
                         tick(a, now);
                         last = now;
                         is_dirty = true;
-                        if (!a->st.is_live && is_done && !was_done)
+                        if (!a->st.is_live && is_done && !was_done) {
                                 feed_damage_text(a->feed, true, a->st.status, sizeof(a->st.status));
+                                /* a recording cut short: the running kernel's symbols */
+                                feed_lock(a->feed);
+                                sym_feed_end(a->profile->feed);
+                                const struct profile *pr = a->profile;
+                                if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
+                                        snprintf(a->st.status, sizeof(a->st.status),
+                                                 "the range starts past the trace's end: it "
+                                                 "spans 0 to %.3f s (# shows it whole)",
+                                                 (double)pr->trace.last_ns / 1e9);
+                                feed_unlock(a->feed);
+                        }
                         was_done = is_done;
                 }
                 if (a->st.is_live && is_done && status != ERROR_SUCCESS)
@@ -761,6 +772,14 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 }
                 a->st.zoom_pid = (uint32_t)o->collect.pid;
                 profile_zoom(a->profile, a->st.zoom_pid);
+        }
+        if (!a->st.is_live && (o->has_from || o->has_to)) {
+                /* --from/--to: the range ( and ) would choose, before the file is read */
+                int64_t from = o->has_from ? feed_seconds_ns(o->from_s) : 0;
+                int64_t to = o->has_to ? feed_seconds_ns(o->to_s) : INT64_MAX;
+                profile_set_window(a->profile, true, from, to);
+                a->tl.cursor = a->tl.sel_from = from;
+                a->tl.sel_to = o->has_to ? to : 0;
         }
         if (a->st.is_live ? live_start(a, err, err_size) < 0
                           : feed_open(&a->feed, a->profile, o->replay_path, NULL, true, err,

@@ -15,9 +15,11 @@ struct app_options {
         const char *record_path; /* live: also write the session to this .etl (NULL: no file) */
         uint32_t max_file_mb;    /* that file's MaximumFileSize (0: none) */
         bool is_force;
-        bool is_batch;      /* text frames on stdout instead of the screen */
-        uint32_t nr_frames; /* batch: frames to print (0: until interrupted) */
-        double delay_s;     /* refresh interval */
+        bool is_batch; /* text frames on stdout instead of the screen */
+        /* text frames (batch, or a terminal that cannot draw the screen): how many to print
+           (0: until interrupted) */
+        uint32_t nr_frames;
+        double delay_s; /* refresh interval */
         bool is_mono;
         uint32_t nr_top; /* batch: rows per table (0: 25) */
         const char *const *symbol_path;
@@ -31,6 +33,10 @@ struct app_options {
            the screen starts its own */
         const char *attach_name;
         int group; /* --sort: enum functions_group (ui/views.h) */
+        /* replay: --from/--to, the range every view shows first (seconds after the trace's
+           start; has_ false: from its start, to its end) */
+        bool has_from, has_to;
+        double from_s, to_s;
 };
 
 /* Runs the screen (or batch frames) until q, the end of --duration, or a signal. Returns 0, or

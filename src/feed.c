@@ -34,8 +34,6 @@ struct feed {
         atomic_uint_fast64_t nr_buffers_read;
         uint64_t nr_buffers;
         ULONG status;
-        bool has_from, has_to; /* feed_set_range */
-        FILETIME from, to;
 };
 
 static void on_event(void *ctx, const struct kevent *ev)
@@ -178,27 +176,19 @@ static void read_keys_ahead(struct feed *f)
         kdecoder_free(r.scratch);
 }
 
-void feed_set_range(struct feed *f, bool has_from, double from_s, bool has_to, double to_s)
-{
-        int64_t start = f->lf.LogfileHeader.StartTime.QuadPart;
-        uint64_t a = (uint64_t)(start + (int64_t)(from_s * 1e7 + 0.5));
-        /* [from, to): ProcessTrace's EndTime counts, a 100 ns tick before to does not */
-        uint64_t b = (uint64_t)(start + (int64_t)(to_s * 1e7 + 0.5)) - 1;
-        f->has_from = has_from;
-        f->has_to = has_to;
-        f->from = (FILETIME){(DWORD)a, (DWORD)(a >> 32)};
-        f->to = (FILETIME){(DWORD)b, (DWORD)(b >> 32)};
-}
-
 ULONG feed_run(struct feed *f)
 {
         if (f->is_file)
                 read_keys_ahead(f);
-        f->status = ProcessTrace(&f->handle, 1, f->has_from ? &f->from : NULL,
-                                 f->has_to ? &f->to : NULL);
+        f->status = ProcessTrace(&f->handle, 1, NULL, NULL);
         run_unlock(f);
         atomic_store(&f->is_done, true);
         return f->status;
+}
+
+int64_t feed_seconds_ns(double s)
+{
+        return s >= 9.2e9 ? INT64_MAX : (int64_t)(s * 1e9 + 0.5);
 }
 
 int feed_replay_file(struct feed **out, struct profile *p, const char *path, bool has_from,
@@ -207,7 +197,12 @@ int feed_replay_file(struct feed **out, struct profile *p, const char *path, boo
         *out = NULL;
         if (feed_open(out, p, path, NULL, false, err, err_size) < 0)
                 return -1;
-        feed_set_range(*out, has_from, from_s, has_to, to_s);
+        /* the whole trace is read: what comes before the range (the processes, threads,
+           images, stack keys) and after it (the kernel symbols written at the end) still
+           names what the range counts */
+        if (has_from || has_to)
+                profile_set_window(p, true, has_from ? feed_seconds_ns(from_s) : INT64_MIN,
+                                   has_to ? feed_seconds_ns(to_s) : INT64_MAX);
         ULONG status = feed_run(*out);
         char damage[512];
         feed_damage_text(*out, false, damage, sizeof(damage));
@@ -216,6 +211,14 @@ int feed_replay_file(struct feed **out, struct profile *p, const char *path, boo
         if (status != ERROR_SUCCESS) {
                 snprintf(err, err_size, "%s: ProcessTrace failed: %s (Win32 error %u)", path,
                          etw_last_error_text(), status);
+                return -1;
+        }
+        const struct profile_trace *t = &p->trace;
+        int64_t last_ns = t->has_time ? t->last_ns : 0;
+        if (has_from && feed_seconds_ns(from_s) > last_ns) {
+                snprintf(err, err_size,
+                         "%s: --from %g s is past the trace's end: it spans 0 to %.3f s", path,
+                         from_s, (double)last_ns / 1e9);
                 return -1;
         }
         return 0;

@@ -25,14 +25,17 @@ int feed_start(struct feed *f);
 ULONG feed_run(struct feed *f);
 
 /* A file read whole into p on the caller's thread, as --replay -b and --export read it:
-   feed_open, the range (feed_set_range), feed_run; what could not be read goes to stderr. Returns
-   0, or -1 with err naming the file (*out, when set, is the caller's to close either way). */
+   feed_open, feed_run; what could not be read goes to stderr. Only [from_s, to_s) seconds after
+   its start count (has_ false: from the start, to the end; profile_set_window), what comes
+   before and after still tells the model the trace's processes, threads and names. Returns 0,
+   or -1 with err naming the file (and the trace's span when from_s is past its end); *out, when
+   set, is the caller's to close either way. */
+/* Seconds after a trace's start in its session ns (kevent time_ns), rounded. */
+int64_t feed_seconds_ns(double s);
+
 int feed_replay_file(struct feed **out, struct profile *p, const char *path, bool has_from,
                      double from_s, bool has_to, double to_s, char *err, size_t err_size);
 
-/* A file's events in [from_s, to_s] seconds after its start only (ProcessTrace's StartTime
-   and EndTime; has_ false: from the start, to the end). Before feed_start or feed_run. */
-void feed_set_range(struct feed *f, bool has_from, double from_s, bool has_to, double to_s);
 /* Waits for the thread (a real-time session must have been stopped first) and closes. */
 void feed_close(struct feed *f); /* NULL is fine */
 

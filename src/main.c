@@ -18,99 +18,13 @@
 #include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
+#include "cli_conflicts.h"
+#include "usage.h"
 #include "ui/views.h"
 #include "xperf_names.h"
 #include "etw/KernelTraceControl.h"
 
 #define ETWTOP_VERSION "0.1.0"
-
-static void usage(FILE *out)
-{
-        fputs("usage: etwtop [options]                     the live screen (q quits)\n"
-              "       etwtop -b [-n FRAMES] [-d SECONDS]   the same as text frames on stdout\n"
-              "       etwtop --record OUT.etl [options]    record a kernel session to a file\n"
-              "       etwtop --replay FILE.etl [-b]        browse a recording (-b: as text)\n"
-              "       etwtop --dump [--totals] FILE.etl... every event as text, in time order\n"
-              "       etwtop --replay FILE.etl --export FORMAT -o OUT [--force]\n"
-              "                                            the profile as pprof (with off-CPU\n"
-              "                                            time), folded, speedscope, or a view\n"
-              "                                            as csv, csv-switches, csv-lines,\n"
-              "                                            csv-modules, csv-branches\n"
-              "       etwtop --merge -o OUT.etl [--force] [--symbol-path P] IN.etl...\n"
-              "                                            merge traces in time order, adding\n"
-              "                                            image identity, and the PDB of each\n"
-              "                                            image found on P (xperf -merge)\n"
-              "       etwtop --start [NAME] (-f OUT.etl | --realtime | --buffering) [options]\n"
-              "                                            start a session that outlives etwtop\n"
-              "                                            (to a file, or a flight recorder)\n"
-              "       etwtop --update [NAME] [options]     change what a running session collects\n"
-              "       etwtop --flush [NAME] [-o SNAP.etl]  flush it; -o: a snapshot of its ring\n"
-              "       etwtop --stop [NAME] [-d OUT.etl]    stop it; -d: its file or ring, with\n"
-              "                                            image identity merged (xperf -stop -d)\n"
-              "       etwtop --loggers                     every running session (xperf -loggers)\n"
-              "       etwtop --attach [NAME] [-b]          the screen over a running session (q\n"
-              "                                            leaves it running)\n"
-              "       etwtop --host                        the session host in the foreground\n"
-              "       etwtop --version | --help\n"
-              "\n"
-              "What a session collects (the screen and --record; xperf's names):\n"
-              "  --on FLAGS             kernel flags: PROC_THREAD+LOADER+PROFILE+CSWITCH+\n"
-              "                         DISPATCHER (the default), PMC_PROFILE, ...\n"
-              "  --stackwalk EVENTS     events with call stacks: Profile+CSwitch+ReadyThread\n"
-              "                         (the default), PmcInterrupt, ... or hook ids (0x0524)\n"
-              "  --set-prof-int N       timer interval in 100 ns units, 1221 to 10000000\n"
-              "                         (default 10000 = 1 ms)\n"
-              "  --pmc-profile SOURCE   sample a PMC source (BranchMispredictions, TotalCycles..)\n"
-              "  --pmc COUNTERS         read PMC counters on events "
-              "(TotalCycles+InstructionRetired)\n"
-              "  --pmc-events EVENTS    the events they are read on (default CSwitch)\n"
-              "  --lastbranch Profile   LBR on the Profile events\n"
-              "  --lastbranch-filter F  branch types to leave out (KERNEL+USER+JCC+...)\n"
-              "  --stackwalk-mode M[,BYTES]  user stacks: fp (frame pointers), dwarf (unwound\n"
-              "                         from BYTES of stack copied per event, default 8192),\n"
-              "                         auto (the default: dwarf for the samples' stacks\n"
-              "                         through code without frame pointers)\n"
-              "  -p, --pid PID          one process: --record traces its threads only; the\n"
-              "                         screen counts it only (the session stays system-wide)\n"
-              "  --duration SECONDS     stop after this long (default: q or Ctrl-C)\n"
-              "  --buffer-size KB       ETW buffer size, 1 to 1024 (default 64)\n"
-              "  --max-file-size MB     --record, --start -f, --boottrace: the file stops there\n"
-              "                         (default 1024; 0: only the disk's space for users)\n"
-              "  --max-buffers N        --start: buffers a flight recorder keeps (default 256),\n"
-              "                         or a real-time consumer's queue (default 1024)\n"
-              "  -f FILE                --start: the session's file\n"
-              "  --buffering            --start: a flight recorder (its ring in memory, no file)\n"
-              "  --realtime             --start: for real-time consumers (--attach), with or\n"
-              "                         without -f\n"
-              "  --force                replace the output file if it exists\n"
-              "\n"
-              "The screen and the reports:\n"
-              "  -b, --batch            text frames on stdout instead of the screen\n"
-              "  -n, --iterations N     batch: frames to print (default 1; with --duration,\n"
-              "                         until it ends)\n"
-              "  -d, --delay SECONDS    refresh interval, 0.1 to 3600 (default 1)\n"
-              "  --top N                batch and --replay -b: rows per table\n"
-              "  -s, --sort KEYS        the hot functions: sym (a row per function, the\n"
-              "                         default), comm,sym (per process, then function),\n"
-              "                         tid,sym (per thread) or dso (the modules, their\n"
-              "                         functions under them)\n"
-              "  --no-color             no colours (also when NO_COLOR is set)\n"
-              "  --no-demangle          C++ and Rust names as the files have them (mangled)\n"
-              "  --symbol-path PATH     where image, debug and PDB files are looked for (by\n"
-              "                         build-id, name or path): DIR:DIR, or as _NT_SYMBOL_PATH\n"
-              "                         DIR;srv*CACHE*URL;cache*DIR (doc/symbols.md); repeatable\n"
-              "  --totals               --dump: the header and the totals only\n"
-              "  --annotate FUNCTION    --replay -b: FUNCTION's instructions with their samples\n"
-              "                         and source lines (or module!function)\n"
-              "  --from S, --to S       --replay -b, --dump: only [S, S) seconds of the trace\n"
-              "  -o, --output FILE      --merge: the merged file\n"
-              "\n"
-              "NAME, for the session verbs, defaults to \"NT Kernel Logger\".\n"
-              "\n"
-              "etwtop is a live profiler for the terminal that speaks Windows Event Tracing:\n"
-              "its sessions, its API and its .etl files, on Linux. See etwtop(1).\n",
-              out);
-}
 
 /* The collection options as given on the command line (xperf's names). */
 struct collect_args {
@@ -930,6 +844,8 @@ static int etwtop_main(int argc, char **argv)
                         return 2;
                 }
         }
+        if (cli_conflicts_check(&(struct cli_modes){record_path, replay_path, is_dump}) < 0)
+                return 2;
         if (range.has_from && range.has_to && range.to_s <= range.from_s) {
                 fprintf(stderr, "etwtop: --to %g is not after --from %g\n", range.to_s,
                         range.from_s);
@@ -1002,7 +918,8 @@ static int etwtop_main(int argc, char **argv)
                 ao.is_force = is_force;
                 ao.is_batch = is_batch;
                 /* -b: one frame unless -n says; with --duration, frames until it ends */
-                ao.nr_frames = !is_batch ? 0 : nr_frames ? nr_frames : rec.duration_s > 0 ? 0 : 1;
+                /* (and -n for the text frames of a terminal that cannot draw the screen) */
+                ao.nr_frames = nr_frames ? nr_frames : !is_batch ? 0 : rec.duration_s > 0 ? 0 : 1;
                 ao.delay_s = delay_s;
                 ao.is_mono = is_mono || getenv("NO_COLOR") != NULL;
                 ao.nr_top = nr_top;
@@ -1013,6 +930,10 @@ static int etwtop_main(int argc, char **argv)
                 ao.duration_s = rec.duration_s;
                 ao.attach_name = attach_name;
                 ao.group = group;
+                ao.has_from = range.has_from;
+                ao.has_to = range.has_to;
+                ao.from_s = range.from_s;
+                ao.to_s = range.to_s;
                 if (app_run(&ao, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;
@@ -1040,7 +961,8 @@ static int etwtop_main(int argc, char **argv)
                                             .nr_symbol_path = nr_symbol_path,
                                             .nr_top = nr_top,
                                             .is_no_demangle = is_no_demangle,
-                                            .fd = STDOUT_FILENO};
+                                            .fd = STDOUT_FILENO,
+                                            .group = group};
                 if (report_run(&ro, err, sizeof(err)) < 0) {
                         fprintf(stderr, "etwtop: %s\n", err);
                         return 1;

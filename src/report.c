@@ -11,7 +11,10 @@
 #include "header.h"
 #include "model/profile.h"
 #include "outbuf.h"
+#include "ui/text_sanitize.h"
+#include "ui/views.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,9 @@ struct report {
 static void on_log(void *ctx, const char *message)
 {
         (void)ctx;
-        fprintf(stderr, "etwtop: symbols: %s\n", message);
+        char clean[1024]; /* a path from the trace may hold escape sequences */
+        text_sanitize(clean, sizeof(clean), message);
+        fprintf(stderr, "etwtop: symbols: %s\n", clean);
 }
 
 static void put_pct(struct outbuf *o, uint64_t part, uint64_t whole)
@@ -42,12 +47,104 @@ static void put_padded(struct outbuf *o, const char *s, int width)
         outbuf_puts(o, buf);
 }
 
-static const char *module_label(struct sym_store *st, uint32_t module)
+/* s, or its copy in buf made safe for a terminal: the trace's strings (names of loggers,
+   modules, functions, files, processes and threads) may hold escape sequences (DESIGN.md). */
+static const char *clean(const char *s, char *buf, size_t size)
+{
+        if (text_is_clean(s))
+                return s;
+        text_sanitize(buf, size, s);
+        return buf;
+}
+
+/* A module's name as the report shows it, in buf. */
+static const char *module_label(struct sym_store *st, uint32_t module, char *buf, size_t size)
 {
         struct sym_module_info info;
         if (!module || !sym_module_info(st, module, &info))
                 return "[unknown]";
-        return info.name;
+        text_sanitize(buf, size, info.name);
+        return buf;
+}
+
+/* The process or thread of a grouped row (--sort comm,sym, tid,sym), as the screen's
+   Process and Thread columns say it. */
+static void group_text(struct report *r, const struct hot_row *w, char *buf, size_t size)
+{
+        const struct switches *sw = r->profile->switches;
+        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
+        if (r->opts->group == FUNCTIONS_BY_PROCESS) {
+                const char *name = switches_process_name(sw, w->pid);
+                if (*name)
+                        snprintf(text, sizeof(text), "%s", name);
+                else if (w->pid)
+                        snprintf(text, sizeof(text), "pid %u", w->pid);
+                else
+                        snprintf(text, sizeof(text), "%s", w->module ? "Idle" : "");
+        } else {
+                switches_thread_names(sw, w->tid, pn, tn);
+                if (!pn[0]) /* a thread no event named: its process's name */
+                        snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
+                snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn,
+                         w->tid);
+        }
+        text_sanitize(buf, size, text);
+}
+
+/* One row of the hot functions: the counts, the module, the process or thread when grouped by
+   them, the function (indent: under its module's row). */
+static void put_function(struct report *r, struct outbuf *o, const struct hot_row *w, uint64_t nr,
+                         const char *indent)
+{
+        char line[512], mod[256], buf[512], fn_clean[512], who[160];
+        const char *m = module_label(r->profile->store, w->module, mod, sizeof(mod));
+        const char *fn =
+                place_text(r->profile->store, w->function, w->module, m, w->rel, buf, sizeof(buf));
+        put_pct(o, w->self, nr);
+        outbuf_putc(o, ' ');
+        put_pct(o, w->total, nr);
+        snprintf(line, sizeof(line), " %8" PRIu64 " %8" PRIu64 "  %s", w->self, w->total, indent);
+        outbuf_puts(o, line);
+        put_padded(o, m, 25 - (int)strlen(indent));
+        outbuf_putc(o, ' ');
+        enum functions_group g = r->opts->group;
+        if (g == FUNCTIONS_BY_PROCESS || g == FUNCTIONS_BY_THREAD) {
+                group_text(r, w, who, sizeof(who));
+                put_padded(o, who, g == FUNCTIONS_BY_PROCESS ? 16 : 28);
+                outbuf_putc(o, ' ');
+        }
+        outbuf_puts(o, clean(fn, fn_clean, sizeof(fn_clean)));
+        outbuf_putc(o, '\n');
+}
+
+/* --sort dso: each module's row, its functions under it. */
+static void print_by_module(struct report *r, struct outbuf *o, uint16_t source, uint64_t nr,
+                            uint32_t top)
+{
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(r->profile->hot, source, false, &rows);
+        const struct hot_module_row *mrows;
+        uint32_t m = hot_modules(r->profile->hot, source, &mrows);
+        char line[512], mod[256];
+        for (uint32_t i = 0; i < m && i < top; i++) {
+                uint32_t nr_fns = 0;
+                for (uint32_t k = 0; k < n; k++)
+                        nr_fns += rows[k].module == mrows[i].module;
+                put_pct(o, mrows[i].self, nr);
+                outbuf_putc(o, ' ');
+                put_pct(o, mrows[i].self, nr);
+                snprintf(line, sizeof(line), " %8" PRIu64 " %8" PRIu64 "  %-25s [%u function%s]\n",
+                         mrows[i].self, mrows[i].self,
+                         module_label(r->profile->store, mrows[i].module, mod, sizeof(mod)), nr_fns,
+                         nr_fns == 1 ? "" : "s");
+                outbuf_puts(o, line);
+                for (uint32_t k = 0, shown = 0; k < n && shown < top; k++) {
+                        if (rows[k].module != mrows[i].module)
+                                continue;
+                        put_function(r, o, &rows[k], nr, "  ");
+                        shown++;
+                }
+        }
 }
 
 static void print_source(struct report *r, struct outbuf *o, uint16_t source)
@@ -55,31 +152,40 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         uint64_t nr = hot_nr_samples(r->profile->hot, source);
         const char *name =
                 source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
-        char line[512];
+        char line[1400];
         const struct hot_row *rows;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
-        uint32_t n = hot_top_functions(r->profile->hot, source, false, top, &rows);
-
-        snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self)\n",
-                 name ? name : "PMC", nr);
+        enum functions_group g = r->opts->group;
+        static const char *const by[] = {
+                [FUNCTIONS_BY_FUNCTION] = "",
+                [FUNCTIONS_BY_PROCESS] = ", a row per process and function",
+                [FUNCTIONS_BY_THREAD] = ", a row per thread and function",
+                [FUNCTIONS_BY_MODULE] = ", the modules, their functions under them",
+        };
+        static const char *const columns[] = {
+                [FUNCTIONS_BY_FUNCTION] = "Function",
+                [FUNCTIONS_BY_PROCESS] = "Process          Function",
+                [FUNCTIONS_BY_THREAD] = "Thread                       Function",
+                [FUNCTIONS_BY_MODULE] = "Function",
+        };
+        hot_set_grouping(r->profile->hot, g == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
+                                          : g == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
+                                                                     : HOT_BY_FUNCTION);
+        snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self%s)\n",
+                 name ? name : "PMC", nr, by[g]);
         outbuf_puts(o, line);
-        outbuf_puts(o, "   Self%   Total%     Self    Total  Module                    Function\n");
-        for (uint32_t i = 0; i < n && i < top; i++) {
-                const struct hot_row *w = &rows[i];
-                const char *mod = module_label(r->profile->store, w->module);
-                char buf[512];
-                const char *fn = place_text(r->profile->store, w->function, w->module, mod, w->rel,
-                                            buf, sizeof(buf));
-                put_pct(o, w->self, nr);
-                outbuf_putc(o, ' ');
-                put_pct(o, w->total, nr);
-                snprintf(line, sizeof(line), " %8" PRIu64 " %8" PRIu64 "  ", w->self, w->total);
-                outbuf_puts(o, line);
-                put_padded(o, mod, 25);
-                outbuf_putc(o, ' ');
-                outbuf_puts(o, fn);
-                outbuf_putc(o, '\n');
+        snprintf(line, sizeof(line),
+                 "   Self%%   Total%%     Self    Total  Module                    %s\n",
+                 columns[g]);
+        outbuf_puts(o, line);
+        if (g == FUNCTIONS_BY_MODULE) {
+                print_by_module(r, o, source, nr, top);
+        } else {
+                uint32_t n = hot_top_functions(r->profile->hot, source, false, top, &rows);
+                for (uint32_t i = 0; i < n && i < top; i++)
+                        put_function(r, o, &rows[i], nr, "");
         }
+        char mod[256];
         const struct hot_module_row *mrows;
         uint32_t m = hot_modules(r->profile->hot, source, &mrows);
         snprintf(line, sizeof(line), "\nHot modules (%s)\n", name ? name : "PMC");
@@ -93,8 +199,10 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                    and signature, an ELF file's build-id) */
                 if (mrows[i].module && sym_module_info(r->profile->store, mrows[i].module, &info))
                         module_symbols_text(&info, detail, sizeof(detail));
+                char detail_clean[512];
                 snprintf(line, sizeof(line), " %8" PRIu64 "  %-25s %s\n", mrows[i].self,
-                         module_label(r->profile->store, mrows[i].module), detail);
+                         module_label(r->profile->store, mrows[i].module, mod, sizeof(mod)),
+                         clean(detail, detail_clean, sizeof(detail_clean)));
                 outbuf_puts(o, line);
         }
         /* the source lines, where debug information or a PDB gives them */
@@ -109,10 +217,15 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
                 put_pct(o, lrows[i].self, nr);
                 snprintf(line, sizeof(line), " %8" PRIu64 "  ", lrows[i].self);
                 outbuf_puts(o, line);
-                put_padded(o, module_label(r->profile->store, lrows[i].module), 25);
+                put_padded(o, module_label(r->profile->store, lrows[i].module, mod, sizeof(mod)),
+                           25);
+                char file[512], fn[512];
                 snprintf(line, sizeof(line), " %s:%u  %s\n",
-                         sym_name(r->profile->store, lrows[i].file), (unsigned)lrows[i].line,
-                         lrows[i].function ? sym_name(r->profile->store, lrows[i].function) : "?");
+                         clean(sym_name(r->profile->store, lrows[i].file), file, sizeof(file)),
+                         (unsigned)lrows[i].line,
+                         lrows[i].function ? clean(sym_name(r->profile->store, lrows[i].function),
+                                                   fn, sizeof(fn))
+                                           : "?");
                 outbuf_puts(o, line);
         }
 }
@@ -138,14 +251,25 @@ static void print_branches(struct report *r, struct outbuf *o)
                         snprintf(from, sizeof(from), "[other edges]");
                         to[0] = 0;
                 } else {
-                        sym_format(r->profile->store, w->from.loc, from, sizeof(from));
-                        sym_format(r->profile->store, w->to.loc, to, sizeof(to));
+                        char raw[512];
+                        sym_format(r->profile->store, w->from.loc, raw, sizeof(raw));
+                        text_sanitize(from, sizeof(from), raw);
+                        sym_format(r->profile->store, w->to.loc, raw, sizeof(raw));
+                        text_sanitize(to, sizeof(to), raw);
                 }
                 put_pct(o, w->count, total);
                 snprintf(line, sizeof(line), " %8" PRIu64 "  %s%s%s\n", w->count, from,
                          to[0] ? " -> " : "", to);
                 outbuf_puts(o, line);
         }
+}
+
+/* "process/thread", safe for a terminal. */
+static void thread_text(const char *process, const char *thread, char *buf, size_t size)
+{
+        char raw[2 * SWITCHES_NAME_SIZE + 2];
+        snprintf(raw, sizeof(raw), "%s%s%s", process, thread[0] ? "/" : "", thread);
+        text_sanitize(buf, size, raw);
 }
 
 /* The threads that switched, most switches first, and the time waited by state and reason. */
@@ -171,8 +295,7 @@ static void print_switches(struct report *r, struct outbuf *o)
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
                 else
-                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
-                                 w->thread_name[0] ? "/" : "", w->thread_name);
+                        thread_text(w->process_name, w->thread_name, name, sizeof(name));
                 snprintf(line, sizeof(line),
                          " %8" PRIu64 " %11.3f %11.3f %8" PRIu64 " %8u %8u  %-30s %s\n",
                          w->nr_switches, (double)w->on_cpu_ns / 1e6, (double)w->off_cpu_ns / 1e6,
@@ -192,10 +315,10 @@ static void print_switches(struct report *r, struct outbuf *o)
                                 has = has || w->pmc[k];
                         if (!has || w->is_other)
                                 continue;
-                        char name[80], counts[256];
-                        snprintf(name, sizeof(name), "%s%s%s", w->process_name,
-                                 w->thread_name[0] ? "/" : "", w->thread_name);
-                        switches_pmc_text(r->profile->switches, w, counts, sizeof(counts));
+                        char name[80], counts[256], raw[256];
+                        thread_text(w->process_name, w->thread_name, name, sizeof(name));
+                        switches_pmc_text(r->profile->switches, w, raw, sizeof(raw));
+                        text_sanitize(counts, sizeof(counts), raw);
                         snprintf(line, sizeof(line), " %8u  %-30s  %s\n", w->tid, name, counts);
                         outbuf_puts(o, line);
                 }
@@ -214,8 +337,9 @@ static void print_switches(struct report *r, struct outbuf *o)
                                  (double)cpus[i].idle_ns / 1e6);
                         outbuf_puts(o, line);
                         put_pct(o, cpus[i].busy_ns, all);
-                        char cstates[96];
-                        switches_cstates_text(&cpus[i], cstates, sizeof(cstates));
+                        char cstates[96], raw[96];
+                        switches_cstates_text(&cpus[i], raw, sizeof(raw));
+                        text_sanitize(cstates, sizeof(cstates), raw);
                         if (cstates[0]) {
                                 outbuf_puts(o, "  ");
                                 outbuf_puts(o, cstates);
@@ -231,10 +355,10 @@ static void print_switches(struct report *r, struct outbuf *o)
                 outbuf_puts(o, "    Waits  Off-CPU ms      TID  Thread                          "
                                "Blocked in\n");
                 for (uint32_t i = 0; i < nb && i < top; i++) {
-                        char where[320], name[80];
-                        sym_format(r->profile->store, bl[i].where, where, sizeof(where));
-                        snprintf(name, sizeof(name), "%s%s%s", bl[i].process_name,
-                                 bl[i].thread_name[0] ? "/" : "", bl[i].thread_name);
+                        char where[320], name[80], raw[320];
+                        sym_format(r->profile->store, bl[i].where, raw, sizeof(raw));
+                        text_sanitize(where, sizeof(where), raw);
+                        thread_text(bl[i].process_name, bl[i].thread_name, name, sizeof(name));
                         snprintf(line, sizeof(line), " %8" PRIu64 " %11.3f %8u  %-30s  %s\n",
                                  bl[i].nr_waits, (double)bl[i].off_cpu_ns / 1e6, bl[i].tid, name,
                                  where);
@@ -254,6 +378,56 @@ static void print_switches(struct report *r, struct outbuf *o)
                          kevent_wait_reason_name(waits[i].wait_reason));
                 outbuf_puts(o, line);
         }
+}
+
+/* --annotate FUNCTION (annotate_print) made safe for a terminal: its function names, file
+   names and source lines come from the trace and the files it names. Its text goes through a
+   temporary file, then to o with each part between tabs sanitized. annotate_print's return. */
+static int annotate_clean(struct profile *p, const struct report_options *opts, struct outbuf *o,
+                          char *err, size_t err_size)
+{
+        FILE *tf = tmpfile();
+        if (!tf) {
+                snprintf(err, err_size, "--annotate: no temporary file: %s", strerror(errno));
+                return -1;
+        }
+        struct outbuf *t = malloc(sizeof(*t));
+        if (!t) {
+                fclose(tf);
+                snprintf(err, err_size, "--annotate: out of memory");
+                return -1;
+        }
+        outbuf_init(t, fileno(tf));
+        int rc = annotate_print(p, opts->annotate, opts->nr_top, t, err, err_size);
+        outbuf_flush(t);
+        free(t);
+        rewind(tf);
+        char *line = NULL, *clean_part = NULL;
+        size_t cap = 0, clean_cap = 0;
+        ssize_t n;
+        while ((n = getline(&line, &cap, tf)) > 0) {
+                if (clean_cap < (size_t)n + 1) {
+                        clean_cap = (size_t)n + 1;
+                        free(clean_part);
+                        clean_part = malloc(clean_cap);
+                        if (!clean_part)
+                                break;
+                }
+                for (char *part = line; *part;) {
+                        size_t len = strcspn(part, "\t\n");
+                        char sep = part[len];
+                        part[len] = 0;
+                        outbuf_puts(o, clean(part, clean_part, clean_cap));
+                        if (!sep)
+                                break;
+                        outbuf_putc(o, sep);
+                        part += len + 1;
+                }
+        }
+        free(line);
+        free(clean_part);
+        fclose(tf);
+        return rc;
 }
 
 int report_run(const struct report_options *opts, char *err, size_t err_size)
@@ -280,10 +454,13 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         outbuf_init(&o, opts->fd);
         char line[1024];
         const struct profile_trace *t = &p->trace;
+        char logger[256];
         snprintf(line, sizeof(line),
                  "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
-                 opts->path, t->logger_name[0] ? t->logger_name : "?", t->nr_cpus,
-                 (double)profile_span_ns(p) / 1e9, t->nr_events, profile_nr_lost(p));
+                 opts->path,
+                 t->logger_name[0] ? clean(t->logger_name, logger, sizeof(logger)) : "?",
+                 t->nr_cpus, (double)profile_span_ns(p) / 1e9, profile_nr_events(p),
+                 profile_nr_lost(p));
         outbuf_puts(&o, line);
         if (opts->has_from || opts->has_to) {
                 if (opts->has_to)
@@ -318,9 +495,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
         print_switches(&r, &o);
-        int annotated = opts->annotate
-                                ? annotate_print(p, opts->annotate, opts->nr_top, &o, err, err_size)
-                                : 0;
+        hot_set_grouping(p->hot, HOT_BY_FUNCTION); /* annotate's rows: one per function */
+        int annotated = opts->annotate ? annotate_clean(p, opts, &o, err, err_size) : 0;
         if (outbuf_flush(&o) < 0) {
                 snprintf(err, err_size, "writing the report: %s", strerror(o.error));
                 goto out;

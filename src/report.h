@@ -18,6 +18,7 @@ struct report_options {
         /* --annotate FUNCTION: its instructions after the report (NULL: none); borrowed */
         const char *annotate;
         int fd;
+        int group; /* --sort: how the hot functions are grouped (enum functions_group) */
 };
 
 /* Returns 0, or -1 with a message in err. */

@@ -464,6 +464,52 @@ bool kallsyms_kernel_text(const struct kallsyms *ks, uint64_t *start, uint64_t *
         return true;
 }
 
+/* ---- the running kernel's build-id ---- */
+
+int kallsyms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[20], uint32_t *size)
+{
+        /* Elf64_Nhdr: namesz, descsz, type; the name and the descriptor padded to 4 bytes */
+        for (size_t p = 0; p + 12 <= len;) {
+                uint32_t namesz, descsz, type;
+                memcpy(&namesz, notes + p, 4);
+                memcpy(&descsz, notes + p + 4, 4);
+                memcpy(&type, notes + p + 8, 4);
+                size_t name_end = p + 12 + (((size_t)namesz + 3u) & ~(size_t)3u);
+                if (name_end > len || descsz > len - name_end)
+                        break;
+                if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
+                    memcmp(notes + p + 12, "GNU", 4) == 0 && descsz) {
+                        *size = descsz < 20 ? descsz : 20;
+                        memcpy(out, notes + name_end, *size);
+                        return 0;
+                }
+                p = name_end + (((size_t)descsz + 3u) & ~(size_t)3u);
+        }
+        return -ENOENT;
+}
+
+int kallsyms_running_build_id(const char *path, uint8_t out[20], uint32_t *size)
+{
+        uint8_t notes[4096];
+        int fd = open(path ? path : "/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t len = 0;
+        while (len < sizeof(notes)) {
+                ssize_t got = read(fd, notes + len, sizeof(notes) - len);
+                if (got < 0) {
+                        int rc = -errno;
+                        close(fd);
+                        return rc;
+                }
+                if (got == 0)
+                        break;
+                len += (size_t)got;
+        }
+        close(fd);
+        return kallsyms_notes_build_id(notes, len, out, size);
+}
+
 /* ---- /proc/modules ---- */
 
 /* The next field separated by spaces or tabs; false at the end of the line. */

@@ -10,6 +10,9 @@
    COUNT timer samples at each RVA of the image. --pdb-image-raw: the same without the ImageID
    and DbgID_RSDS events, as the kernel writes it before a merge (the merge tests).
 
+   etl_fixture --hostile OUT.etl: the first trace with terminal escape sequences in its logger,
+   process, thread and image names (the tests that names from a trace are made safe to print).
+
    etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...: a process mapping ELF whole, with COUNT
    timer samples at each FROM, each with an LBR record of FROM -> TO (file offsets; annotate). */
 #include <stdbool.h>
@@ -34,6 +37,9 @@
 
 static struct etl_writer *w;
 static uint8_t rec[8192];
+/* --hostile: names with escape sequences (an OSC that sets the window title, a colour) */
+static bool is_hostile;
+#define HOSTILE "\x1b]0;pwned\x07\x1b[31m"
 
 static void put(uint32_t cpu, uint32_t size)
 {
@@ -75,8 +81,9 @@ static void process_dcstart(uint32_t cpu, uint64_t ts)
         u32(p + 32, 0); /* Flags (v4) */
         u32(p + 36, 0); /* no SID */
         uint32_t n = 40;
-        memcpy(p + n, "work.exe", 9);
-        n += 9;
+        const char *image = is_hostile ? HOSTILE "work.exe" : "work.exe";
+        memcpy(p + n, image, strlen(image) + 1);
+        n += (uint32_t)strlen(image) + 1;
         n += utf16(p + n, "work --run");
         n += utf16(p + n, "");
         n += utf16(p + n, "");
@@ -91,7 +98,9 @@ static void thread_dcstart(uint32_t cpu, uint64_t ts, uint32_t tid, const char *
         u64(p + 40, 0x3); /* affinity */
         u64(p + 48, 0x401000);
         p[68] = 8;
-        uint32_t n = 72 + utf16(p + 72, name);
+        char hostile[64];
+        snprintf(hostile, sizeof(hostile), HOSTILE "%s", name);
+        uint32_t n = 72 + utf16(p + 72, is_hostile ? hostile : name);
         put(cpu, etl_record_system64(rec, WMI_LOG_TYPE_THREAD_DC_START, 4, 0, 0, ts, p, n));
 }
 
@@ -102,7 +111,7 @@ static void image_dcstart(uint32_t cpu, uint64_t ts)
         u64(p + 8, 0x10000);
         u32(p + 16, PID);
         u64(p + 32, 0x400000);
-        uint32_t n = 56 + utf16(p + 56, "/usr/bin/work");
+        uint32_t n = 56 + utf16(p + 56, is_hostile ? "/usr/bin/" HOSTILE "work" : "/usr/bin/work");
         put(cpu, etl_record_perfinfo64(rec, WMI_LOG_TYPE_IMAGE_DC_START, 3, ts, NULL, 0, p, n));
 }
 
@@ -419,8 +428,9 @@ int main(int argc, char **argv)
         bool is_pdb_image = argc >= 4 && (strcmp(argv[1], "--pdb-image") == 0 ||
                                           strcmp(argv[1], "--pdb-image-raw") == 0);
         bool is_lbr_image = argc >= 4 && strcmp(argv[1], "--lbr-image") == 0;
-        if (argc != 2 && !is_pdb_image && !is_lbr_image) {
-                fprintf(stderr, "usage: etl_fixture OUT.etl\n"
+        is_hostile = argc == 3 && strcmp(argv[1], "--hostile") == 0;
+        if (argc != 2 && !is_pdb_image && !is_lbr_image && !is_hostile) {
+                fprintf(stderr, "usage: etl_fixture [--hostile] OUT.etl\n"
                                 "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n"
                                 "       etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...\n");
                 return 2;
@@ -448,10 +458,12 @@ int main(int argc, char **argv)
                 return pdb_image_trace(argc, argv, &cfg);
         if (argc >= 4 && strcmp(argv[1], "--lbr-image") == 0)
                 return lbr_image_trace(argc, argv, &cfg);
+        if (is_hostile)
+                cfg.logger_name = HOSTILE "NT Kernel Logger";
         if (etl_writer_new(&w, &cfg) < 0)
                 return 1;
         struct etl_error err;
-        if (etl_writer_open_file(w, argv[1], true, &err) < 0) {
+        if (etl_writer_open_file(w, argv[argc - 1], true, &err) < 0) {
                 fprintf(stderr, "etl_fixture: %s\n", err.msg);
                 return 1;
         }

@@ -12,9 +12,11 @@
 #include <cmocka.h>
 
 #include "symbols/kallsyms.h"
+#include "symbols/kernel_running.h"
 #include "symbols/symbols.h"
 
 #include <elfutils/libdwelf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -495,6 +497,86 @@ static void test_recorded_kernel_symbols(void **state)
         sym_format(s, sym_locate(s, 1234, 0xffffffff81000100ull), buf, sizeof(buf));
         assert_string_equal(buf, "[kernel.kallsyms]!schedule");
         sym_store_free(s);
+}
+
+/* writes len bytes of data to a new file in dir; its path in out */
+static void write_temp(const char *dir, const char *name, const void *data, size_t len, char *out,
+                       size_t size)
+{
+        snprintf(out, size, "%s/%s", dir, name);
+        FILE *fp = fopen(out, "wb");
+        assert_non_null(fp);
+        assert_int_equal(fwrite(data, 1, len, fp), len);
+        fclose(fp);
+}
+
+/* A recording cut short has no kernel symbols: the running kernel's (its /proc/kallsyms) name
+   its kernel frames when its build-id (/sys/kernel/notes) is the recording's, never another
+   kernel's. */
+static void test_kernel_symbols_from_running(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop_krun_XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        /* an ELF note (namesz 4, descsz 20, NT_GNU_BUILD_ID "GNU"), after another note */
+        uint8_t notes[12 + 8 + 12 + 4 + 20] = {0};
+        uint32_t other[3] = {4, 4, 1}, gnu[3] = {4, 20, 3};
+        memcpy(notes, other, 12);
+        memcpy(notes + 12, "Xen\0\1\2\3\4", 8);
+        memcpy(notes + 20, gnu, 12);
+        memcpy(notes + 32, "GNU", 4);
+        uint8_t id[20];
+        for (int i = 0; i < 20; i++)
+                id[i] = (uint8_t)(0xa0 + i);
+        memcpy(notes + 36, id, 20);
+        uint8_t got[20];
+        uint32_t got_size = 0;
+        assert_int_equal(kallsyms_notes_build_id(notes, sizeof(notes), got, &got_size), 0);
+        assert_int_equal(got_size, 20);
+        assert_memory_equal(got, id, 20);
+        assert_int_equal(kallsyms_notes_build_id(notes, 30, got, &got_size), -ENOENT);
+
+        char notes_path[64], ksyms_path[64];
+        write_temp(dir, "notes", notes, sizeof(notes), notes_path, sizeof(notes_path));
+        static const char ksyms[] = "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 T schedule\n"
+                                    "ffffffff81000180 T __pfx_io_schedule\n"
+                                    "ffffffff81000190 T io_schedule\n"
+                                    "ffffffff81000200 T _etext\n"
+                                    "ffffffffc0100000 t ext4_file_write_iter\t[ext4]\n";
+        write_temp(dir, "kallsyms", ksyms, sizeof(ksyms) - 1, ksyms_path, sizeof(ksyms_path));
+
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        /* another kernel: nothing taken */
+        struct sym_store *s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        uint8_t other_id[20];
+        memcpy(other_id, id, 20);
+        other_id[19] ^= 1;
+        assert_int_equal(sym_kernel_running(s, other_id, 20, notes_path, ksyms_path), 0);
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_not_equal(f.state, SYM_RESOLVED);
+        sym_store_free(s);
+
+        /* the same kernel: its symbols, the kernel's and a module's */
+        s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        assert_true(sym_kernel_running(s, id, 20, notes_path, ksyms_path) > 0);
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "schedule");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000184ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "schedule"); /* its padding after it */
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        sym_store_free(s);
+        unlink(notes_path);
+        unlink(ksyms_path);
+        rmdir(dir);
 }
 
 static void test_background_loading(void **state)
@@ -1313,6 +1395,7 @@ int main(void)
                 cmocka_unit_test(test_changed_file_is_refused),
                 cmocka_unit_test(test_address_space_events),
                 cmocka_unit_test(test_recorded_kernel_symbols),
+                cmocka_unit_test(test_kernel_symbols_from_running),
                 cmocka_unit_test(test_background_loading),
                 cmocka_unit_test(test_hostile_files),
                 cmocka_unit_test(test_windows_modules),

@@ -15,6 +15,7 @@
 #include "export/samples.h"
 #include "export/writers.h"
 #include "feed.h"
+#include "ui/text_sanitize.h"
 #include "model/profile.h"
 
 static const struct {
@@ -54,7 +55,9 @@ const char *export_format_names(void)
 static void on_log(void *ctx, const char *message)
 {
         (void)ctx;
-        fprintf(stderr, "etwtop: symbols: %s\n", message);
+        char clean[1024]; /* a path from the trace may hold escape sequences */
+        text_sanitize(clean, sizeof(clean), message);
+        fprintf(stderr, "etwtop: symbols: %s\n", clean);
 }
 
 /* Before the replay: out must not exist (unless is_force), and must not be the input. */

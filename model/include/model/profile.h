@@ -35,8 +35,9 @@ struct profile_options {
 #define PROFILE_TIMELINE_SLOTS 1024
 
 struct profile_trace {
-        uint64_t nr_events; /* records (a stack rebuilt from a stack key is its record's) */
-        int64_t first_ns;   /* the earliest and latest event times (session ns) */
+        uint64_t nr_events;        /* records (a stack rebuilt from a stack key is its record's) */
+        uint64_t nr_window_events; /* those in the time window (profile_set_window) */
+        int64_t first_ns;          /* the earliest and latest event times (session ns) */
         int64_t last_ns;
         bool has_time;
         char logger_name[128]; /* the logfile header's */
@@ -115,7 +116,9 @@ void profile_zoom(struct profile *p, uint32_t pid);
    them from now on (NULL: none). */
 void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx);
 /* Only events in [from_ns, to_ns) count (is_on false: all); call profile_restart and feed the
-   trace again for the window to apply to what came before. */
+   trace again for the window to apply to what came before. The events outside it still tell
+   the model what the trace built before and after it (processes, threads and their names,
+   images, stack keys, JIT methods, kernel symbols), as a replay of the whole trace knows it. */
 void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns);
 /* The aggregation mode from now on. */
 void profile_set_mode(struct profile *p, enum agg_mode mode);
@@ -143,7 +146,10 @@ void profile_caps(const struct profile *p, struct profile_caps *out);
 
 /* The events lost: the largest of the counts, each of which misses some. */
 uint64_t profile_nr_lost(const struct profile *p);
-/* The trace's span in ns (0 before two events). */
+/* The trace's span in ns (0 before two events); with a time window, the part of it the window
+   covers. */
 int64_t profile_span_ns(const struct profile *p);
+/* The events counted: the trace's, or those in the time window. */
+uint64_t profile_nr_events(const struct profile *p);
 
 #endif

@@ -17,5 +17,10 @@ void sym_feed_free(struct sym_feed *f);
 
 /* Takes the events that describe address spaces; ignores the others. */
 void sym_feed_event(struct sym_feed *f, const struct kevent *ev);
+/* A recording read to its end: when it recorded no kernel symbols (cut short before the ones
+   written at its end) and the running kernel is the one it recorded (the same build-id), the
+   store takes the running kernel's (/proc/kallsyms). Once; nothing for a live session, whose
+   kernel is the running one anyway, nor for a trace that describes no kernel image. */
+void sym_feed_end(struct sym_feed *f);
 
 #endif

@@ -62,6 +62,14 @@ const struct sym_table *kallsyms_table(const struct kallsyms *ks);
 /* The core kernel's [_stext, _etext); false when the input named neither. */
 bool kallsyms_kernel_text(const struct kallsyms *ks, uint64_t *start, uint64_t *end);
 
+/* The GNU build-id among ELF notes (the bytes of /sys/kernel/notes, len of them; not trusted):
+   0 with the id in out (its first 20 bytes at most) and its size in *size; -ENOENT when the
+   notes hold none. */
+int kallsyms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[20], uint32_t *size);
+/* The running kernel's build-id: path (NULL: /sys/kernel/notes) read and parsed as above. Also
+   -errno of open or read. */
+int kallsyms_running_build_id(const char *path, uint8_t out[20], uint32_t *size);
+
 /* One line of /proc/modules: `name size refcount deps state address [taints]`. */
 struct kallsyms_module {
         char name[64]; /* without brackets; MODULE_NAME_LEN is 56 */
