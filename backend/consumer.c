@@ -14,6 +14,7 @@
 #include "etl_reader.h"
 #include "etw_error.h"
 #include "etw_provider.h"
+#include "perf_data_conv.h"
 #include "session.h"
 
 #define MAX_TRACE_HANDLES   1024
@@ -175,7 +176,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 }
         } else {
                 struct etl_error err;
-                int rc = etl_reader_open_file(&reader, Logfile->LogFileName, &err);
+                int rc = perf_data_etl_reader_open(&reader, Logfile->LogFileName, &err);
                 if (rc < 0) {
                         DWORD code = etw_error_from_errno(rc);
                         bool is_content = rc == -EINVAL || rc == -EBADMSG;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_perfdata.c: libFuzzer target for the perf.data reader (backend/perf_data.c): hostile
    headers, attrs, feature sections, pipe-mode records and zstd-compressed records, read to the
-   end twice (the second pass after a rewind), each record's event and name looked up.
+   end twice (the second pass after a rewind), each record's event and name looked up; then
+   every record in the live form through the converter (perf_data_convert) into a writer with
+   no output.
    Input: a perf.data file. Corpus: tests/corpus/perfdata/ (small shared files of
    shared/samples/perf, cut short, and small files built by hand). */
 #include <stddef.h>
@@ -9,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etl_writer.h"
 #include "perf_data.h"
+#include "perf_data_conv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 read_all(pd);
                 perf_data_rewind(pd);
                 read_all(pd);
+                struct etl_writer_config cfg;
+                perf_data_conv_config(pd, &cfg);
+                struct etl_writer *w = NULL;
+                if (etl_writer_new(&w, &cfg) == 0) {
+                        struct perf_data_conv_stats st;
+                        perf_data_convert(pd, w, &st, &err);
+                        fuzz_sink += st.nr_converted;
+                        etl_writer_free(w);
+                }
                 perf_data_close(pd);
         }
         free(copy);

@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "etl_reader.h"
+#include "etw/ntwmi.h"
 #include "perf_data.h"
+#include "perf_data_conv.h"
 
 /* ---- the shared files ---- */
 
@@ -703,6 +706,230 @@ static void test_damaged_compressed(void **state)
         free(b);
 }
 
+/* ---- through the converter into .etl ---- */
+
+/* perf script -F event's sample count of each event name of a file; false when perf cannot
+   read it. */
+static bool perf_script_counts(const char *path, char names[][64], uint64_t *nrs, uint32_t *nr,
+                               uint32_t max)
+{
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "perf script -F event -i '%s' 2>/dev/null", path);
+        FILE *f = popen(cmd, "r");
+        if (!f)
+                return false;
+        char line[512];
+        *nr = 0;
+        while (fgets(line, sizeof(line), f)) {
+                char name[64];
+                if (sscanf(line, " %63[^:]:", name) != 1)
+                        continue;
+                uint32_t i = 0;
+                while (i < *nr && strcmp(names[i], name) != 0)
+                        i++;
+                if (i == *nr && i < max) {
+                        snprintf(names[i], 64, "%s", name);
+                        nrs[i] = 0;
+                        (*nr)++;
+                }
+                if (i < max)
+                        nrs[i]++;
+        }
+        return pclose(f) == 0 && *nr > 0;
+}
+
+struct etl_counts {
+        uint64_t nr_profile, nr_pmc, nr_stacks, nr_image_load;
+        uint64_t by_source[128]; /* samples by KPROFILE_SOURCE */
+};
+
+static void count_etl(const char *etl, struct etl_counts *c)
+{
+        memset(c, 0, sizeof(*c));
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        if (etl_reader_open_file(&r, etl, &err) < 0)
+                fail_msg("%s: %s", etl, err.msg);
+        struct etl_record rec;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE)
+                        c->nr_profile++;
+                if (rec.hook_id == PERFINFO_LOG_TYPE_PMC_INTERRUPT) {
+                        c->nr_pmc++;
+                        assert_true(rec.payload_size >= 14);
+                        uint16_t source;
+                        memcpy(&source, rec.payload + 12, 2);
+                        if (source < 128)
+                                c->by_source[source]++;
+                }
+                if (rec.hook_id == 0x1820) /* StackWalk/Stack */
+                        c->nr_stacks++;
+                if (rec.hook_id == 0x030A) /* Image/Load */
+                        c->nr_image_load++;
+        }
+        etl_reader_close(r);
+}
+
+/* Every shared file converted into .etl and read back: each file event's samples are the
+   ETW samples of its source, as many as perf script counts (where perf reads the file) and as
+   many as the reader counts. */
+static void test_converted_sample_counts(void **state)
+{
+        (void)state;
+        static const char *const files[] = {
+                "perf.data.busy.0-3.4",         "perf.data.callgraph_and_branch-3.4",
+                "perf.data.lost_samples-4.4",   "perf_b.data",
+                "propeller_sample_1.perfdata1", "sleep.compressed.data",
+                "sleep.compressed.pipe.data"};
+        bool has_perf = system("perf version >/dev/null 2>&1") == 0;
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        uint32_t nr_done = 0, nr_against_perf = 0;
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                char *path = sample_path(files[i]);
+                if (!path)
+                        continue;
+                char etl[512];
+                snprintf(etl, sizeof(etl), "%s/%zu.etl", dir, i);
+                struct perf_data_conv_stats st;
+                struct etl_error err;
+                int rc = perf_data_write_etl(path, etl, false, &st, &err);
+                if (rc < 0)
+                        fail_msg("%s: %s", files[i], err.msg);
+                struct etl_counts ec;
+                count_etl(etl, &ec);
+                unlink(etl);
+                assert_int_equal(ec.nr_profile + ec.nr_pmc, st.nr_samples);
+                struct counts c;
+                struct perf_data *pd = open_counted(files[i], &c);
+                assert_int_equal(st.nr_samples, c.by_type[PERF_RECORD_SAMPLE]);
+                char names[16][64];
+                uint64_t nrs[16];
+                uint32_t nr = 0;
+                bool is_perf = has_perf && perf_script_counts(path, names, nrs, &nr, 16);
+                for (uint32_t e = 0; e < perf_data_nr_events(pd) && e < 16; e++) {
+                        struct perf_conv_event ev;
+                        char ename[64], fname[64];
+                        perf_data_conv_event_of(pd, e, &ev, ename, sizeof(ename));
+                        perf_data_event_name(perf_data_event(pd, e), fname, sizeof(fname));
+                        uint64_t etw = ev.kind == PERF_CONV_PROFILE
+                                               ? ec.nr_profile
+                                               : ec.by_source[ev.profile_source];
+                        assert_int_equal(etw, st.nr_by_event[e]);
+                        assert_int_equal(etw, samples_of(&c, fname));
+                        for (uint32_t k = 0; is_perf && k < nr; k++)
+                                if (strcmp(names[k], fname) == 0 && nrs[k] != etw)
+                                        fail_msg("%s: %s: perf script %llu, etwtop %llu", files[i],
+                                                 fname, (unsigned long long)nrs[k],
+                                                 (unsigned long long)etw);
+                }
+                if (is_perf)
+                        nr_against_perf++;
+                else
+                        print_message("%s: perf cannot read it; compared with the reader only\n",
+                                      files[i]);
+                perf_data_close(pd);
+                free(path);
+                nr_done++;
+        }
+        rmdir(dir);
+        if (!nr_done)
+                skip();
+        print_message("%u files converted, %u compared with perf script\n", nr_done,
+                      nr_against_perf);
+}
+
+/* ETW's names for the hardware events, the perf event's own for the others. */
+static void test_source_names(void **state)
+{
+        (void)state;
+        struct counts c;
+        struct perf_data *pd = open_counted("perf.data.busy.0-3.4", &c);
+        if (!pd)
+                skip();
+        static const char *const want[][2] = {{"cycles", "TotalCycles"},
+                                              {"instructions", "InstructionRetired"},
+                                              {"cache-references", "LLCReference"},
+                                              {"cache-misses", "CacheMisses"},
+                                              {"branches", "BranchInstructions"},
+                                              {"branch-misses", "BranchMispredictions"}};
+        for (uint32_t e = 0; e < perf_data_nr_events(pd); e++) {
+                struct perf_conv_event ev;
+                char ename[64], fname[64];
+                perf_data_conv_event_of(pd, e, &ev, ename, sizeof(ename));
+                perf_data_event_name(perf_data_event(pd, e), fname, sizeof(fname));
+                assert_int_equal(ev.kind, PERF_CONV_PMC_SAMPLE);
+                bool found = false;
+                for (size_t k = 0; k < 6; k++)
+                        if (strcmp(want[k][0], fname) == 0) {
+                                assert_string_equal(ename, want[k][1]);
+                                found = true;
+                        }
+                assert_true(found);
+        }
+        perf_data_close(pd);
+}
+
+/* Call chains and LBR stacks: a StackWalk and an LBR event with each sample. */
+static void test_converted_stacks_and_lbr(void **state)
+{
+        (void)state;
+        char *path = sample_path("perf.data.callgraph_and_branch-3.4");
+        if (!path)
+                skip();
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char etl[512];
+        snprintf(etl, sizeof(etl), "%s/cg.etl", dir);
+        struct perf_data_conv_stats st;
+        struct etl_error err;
+        assert_int_equal(perf_data_write_etl(path, etl, false, &st, &err), 0);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct etl_record rec;
+        uint64_t nr_stacks = 0, nr_images = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                nr_stacks += rec.hook_id == 0x1820;
+                nr_images += rec.hook_id == 0x030A;
+        }
+        etl_reader_close(r);
+        unlink(etl);
+        rmdir(dir);
+        free(path);
+        assert_int_equal(nr_stacks, 923);
+        assert_int_equal(st.nr_samples, 923);
+        assert_int_equal(st.conv.nr_bad, 0);
+        assert_int_equal(nr_images, 1536); /* every MMAP an Image/Load */
+}
+
+/* etwtop --merge -o out.etl in.data writes the converted trace; --dump reads it back, and
+   reads the perf.data file itself the same. */
+static void test_merge_and_dump(void **state)
+{
+        (void)state;
+        const char *etwtop = getenv("ETWTOP");
+        char *path = sample_path("perf.data.lost_samples-4.4");
+        if (!etwtop || !path) {
+                free(path);
+                skip();
+        }
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char cmd[2048];
+        snprintf(cmd, sizeof(cmd),
+                 "'%s' --merge -o '%s/m.etl' '%s' >/dev/null 2>&1 && "
+                 "'%s' --dump --totals '%s/m.etl' > '%s/a.txt' 2>/dev/null && "
+                 "'%s' --dump --totals '%s' > '%s/b.txt' 2>/dev/null && "
+                 "grep -q '191 .*PerfInfo/PMCInterrupt' '%s/a.txt' && "
+                 "grep -q '191 .*PerfInfo/PMCInterrupt' '%s/b.txt'",
+                 etwtop, dir, path, etwtop, dir, dir, etwtop, path, dir, dir, dir);
+        int rc = system(cmd);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+        free(path);
+        assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -720,6 +947,10 @@ int main(void)
                 cmocka_unit_test(test_damaged_record),
                 cmocka_unit_test(test_truncations),
                 cmocka_unit_test(test_damaged_compressed),
+                cmocka_unit_test(test_converted_sample_counts),
+                cmocka_unit_test(test_source_names),
+                cmocka_unit_test(test_converted_stacks_and_lbr),
+                cmocka_unit_test(test_merge_and_dump),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
