@@ -253,6 +253,37 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
         arena_commit(cs, size, time);
 }
 
+/* The kernel's and its modules' maps as the live source writes them: perf's file names the
+   kernel "[kernel.kallsyms]_text" (or _stext) with pid -1 and its start address as pgoff; live
+   it is "[kernel.kallsyms]" of pid 0 at pgoff 0, with its build-id (from the BUILD_ID feature)
+   in the record. rec: an MMAP2 record's fixed part and file name, end bytes. */
+static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
+{
+        static const char kernel[] = "[kernel.kallsyms]";
+        if (end < 72 || le_get32(rec + 8) != UINT32_MAX)
+                return;
+        le_put32(rec + 8, 0);
+        le_put32(rec + 12, 0);
+        char *name = (char *)rec + 72;
+        size_t room = end - 72;
+        if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0)
+                return;
+        memset(name, 0, room);
+        memcpy(name, kernel, sizeof(kernel));
+        le_put64(rec + 32, 0);
+        const struct perf_data_info *in = perf_data_info(cs->pd);
+        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
+                const struct perf_data_build_id *b = &in->build_ids[i];
+                if (strcmp(b->path, kernel) != 0 || !b->size)
+                        continue;
+                le_put16(rec + 4, le_get16(rec + 4) | PERF_RECORD_MISC_MMAP_BUILD_ID);
+                memset(rec + 40, 0, 24);
+                rec[40] = b->size;
+                memcpy(rec + 44, b->id, b->size);
+                break;
+        }
+}
+
 /* A side-band record: its body (MMAP grown into MMAP2, LOST_SAMPLES into LOST), then the
    trailer of its event's sample_type with the side-band twin's IDENTIFIER. */
 static void norm_sideband(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
@@ -312,6 +343,8 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
                         return;
                 memcpy(q, body, body_size);
         }
+        if (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2)
+                mmap2_as_live(cs, p, 8 + body_size + extra);
         q += body_size + extra;
         trailer_write(q, st, &t, SIDEBAND_ID_BASE + ev);
         if ((st & PERF_SAMPLE_CPU) && t.cpu > cs->max_cpu && t.cpu != UINT32_MAX)
