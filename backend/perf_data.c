@@ -107,6 +107,40 @@ const char *perf_data_type_name(uint32_t type)
         return type < PERF_DATA_NR_TYPES && type_names[type] ? type_names[type] : "UNKNOWN";
 }
 
+/* perf's modifiers of a name it makes from an attr (tools/perf/util/evsel.c,
+   evsel__add_modifiers): ":u", ":ppp", ":HG" ... */
+static void add_modifiers(const struct perf_event_attr *a, char *buf, size_t size)
+{
+        char mod[16];
+        size_t n = 0;
+        bool exclude_guest_default = false;
+        if (a->exclude_kernel || a->exclude_user || a->exclude_hv) {
+                if (!a->exclude_kernel)
+                        mod[n++] = 'k';
+                if (!a->exclude_user)
+                        mod[n++] = 'u';
+                if (!a->exclude_hv)
+                        mod[n++] = 'h';
+                exclude_guest_default = true;
+        }
+        for (uint32_t i = 0; i < a->precise_ip && i < 3; i++)
+                mod[n++] = 'p';
+        if (a->precise_ip)
+                exclude_guest_default = true;
+        if (a->exclude_host || a->exclude_guest == exclude_guest_default) {
+                if (!a->exclude_host)
+                        mod[n++] = 'H';
+                if (!a->exclude_guest)
+                        mod[n++] = 'G';
+        }
+        size_t len = strlen(buf);
+        if (n && len + n + 2 <= size) {
+                buf[len] = ':';
+                memcpy(buf + len + 1, mod, n);
+                buf[len + 1 + n] = '\0';
+        }
+}
+
 const char *perf_data_event_name(const struct perf_data_event *ev, char *buf, size_t size)
 {
         static const char *const hw[] = {"cycles",
@@ -133,12 +167,14 @@ const char *perf_data_event_name(const struct perf_data_event *ev, char *buf, si
         case PERF_TYPE_HARDWARE:
                 if (config < sizeof(hw) / sizeof(hw[0])) {
                         snprintf(buf, size, "%s", hw[config]);
+                        add_modifiers(&ev->attr, buf, size);
                         return buf;
                 }
                 break;
         case PERF_TYPE_SOFTWARE:
                 if (config < sizeof(sw) / sizeof(sw[0])) {
                         snprintf(buf, size, "%s", sw[config]);
+                        add_modifiers(&ev->attr, buf, size);
                         return buf;
                 }
                 break;
@@ -555,6 +591,13 @@ static void apply_record(struct perf_data *pd, const uint8_t *p, uint32_t size, 
                 perf_data_feat_parse(pd, (uint32_t)le_get64(p + 8) & 0xffff, p + 16, size - 16,
                                      off + 16);
                 return;
+        case PERF_DATA_HEADER_TRACING_DATA:
+                /* its bytes follow the record (perf_data_next checked they are there) */
+                if (size < 12)
+                        return;
+                pd->info.tracing_data = p + size;
+                pd->info.tracing_size = le_get32(p + 8);
+                return;
         case PERF_DATA_HEADER_BUILD_ID:
                 if (perf_data_build_id_add(pd, p, size) < 0)
                         perf_data_warn(pd, off, "BUILD_ID record of %u bytes", size);
@@ -651,7 +694,7 @@ static int next_decompressed(struct perf_data *pd, struct perf_data_record *rec)
         pd->dpos += size;
         if (type == PERF_DATA_COMPRESSED || type == PERF_DATA_COMPRESSED2)
                 perf_data_warn(pd, pd->comp_offset, "a compressed record inside compressed data");
-        else
+        else if (type != PERF_DATA_HEADER_TRACING_DATA) /* its data would follow, outside */
                 apply_record(pd, p, size, type, pd->comp_offset);
         rec->event = record_event(pd, p, size, type);
         return 1;

@@ -119,6 +119,8 @@ struct perf_data_info {
         uint32_t nr_pmus;
         struct perf_data_group *groups; /* owned */
         uint32_t nr_groups;
+        const uint8_t *tracing_data; /* TRACING_DATA (borrowed from the file's bytes), or NULL */
+        size_t tracing_size;
 };
 
 /* One record of the data section. */
@@ -181,11 +183,17 @@ const struct perf_data_event *perf_data_event(const struct perf_data *pd, uint32
 /* The index of the event with sample id id, or -1. */
 int32_t perf_data_event_by_id(const struct perf_data *pd, uint64_t id);
 
+/* Calls fn with each tracepoint format (the text of events/SYSTEM/NAME/format) of a
+   TRACING_DATA (perf_data_info's tracing_data). Returns 0, -EBADMSG (damaged: the formats
+   before the damage were given) or -EPROTONOSUPPORT (big-endian). */
+typedef void (*perf_data_format_fn)(void *ctx, const char *system, const char *text, size_t len);
+int perf_data_tracing_formats(const uint8_t *data, size_t size, perf_data_format_fn fn, void *ctx);
+
 /* The name of a record type (PERF_RECORD_* or perf's own), "UNKNOWN" otherwise. */
 const char *perf_data_type_name(uint32_t type);
 
-/* A name for an event: its name in the file, else perf's name for its type and config
-   ("cycles", "cpu-clock", "raw 0x1c2", "tracepoint 312"). */
+/* A name for an event: its name in the file, else perf's name for its type and config with
+   perf's modifiers ("cycles:u", "cpu-clock", "raw 0x1c2", "tracepoint 312"). */
 const char *perf_data_event_name(const struct perf_data_event *ev, char *buf, size_t size);
 
 #endif

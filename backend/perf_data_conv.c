@@ -24,6 +24,7 @@
 #define MAX_WRITER_CPUS  256u
 #define OWN_SOURCE_BASE  64u /* KPROFILE_SOURCE values of events ETW has no name for */
 #define FILETIME_UNIX    116444736000000000ll
+#define NR_TPS           4u /* tracepoint formats kept: sched_switch, sched_waking/wakeup, cpu_idle */
 #define TRAILER_BITS                                                                               \
         (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
          PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
@@ -81,7 +82,9 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                 }
                 break;
         case PERF_TYPE_TRACEPOINT:
-                ev->kind = PERF_CONV_SIDEBAND; /* tracepoints: not converted yet */
+                /* samples of sched_switch, sched_waking and cpu_idle are converted once their
+                   formats are known (TRACING_DATA); others are not */
+                ev->kind = PERF_CONV_SIDEBAND;
                 return;
         case PERF_TYPE_HARDWARE: source = hw_source(config); break;
         default: /* raw events, cache events, other PMUs */ break;
@@ -120,6 +123,10 @@ struct conv_state {
         char **ksym_names;
         uint32_t nr_ksyms;
         struct perf_data_conv_stats *st;
+        /* the formats of the tracepoints the converter turns into events (TRACING_DATA) */
+        struct perf_tp_format tps[NR_TPS];
+        enum perf_conv_kind tp_kinds[NR_TPS];
+        uint32_t nr_tps;
 };
 
 /* The sample_id trailer's fields (perf_event_open(2): sample_id_all). */
@@ -521,6 +528,12 @@ static void file_masks(const struct conv_state *cs, uint32_t nr, PERFINFO_GROUPM
                 if (cs->events[i].kind == PERF_CONV_PMC_SAMPLE)
                         m->Masks[PERF_GET_MASK_INDEX(PERF_PMC_PROFILE)] |=
                                 PERF_GET_MASK_GROUP(PERF_PMC_PROFILE);
+                if (cs->events[i].kind == PERF_CONV_CSWITCH)
+                        m->Masks[PERF_GET_MASK_INDEX(PERF_CONTEXT_SWITCH)] |=
+                                PERF_GET_MASK_GROUP(PERF_CONTEXT_SWITCH);
+                if (cs->events[i].kind == PERF_CONV_READY_THREAD)
+                        m->Masks[PERF_GET_MASK_INDEX(PERF_DISPATCHER)] |=
+                                PERF_GET_MASK_GROUP(PERF_DISPATCHER);
         }
 }
 
@@ -568,14 +581,61 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
         (void)c;
 }
 
+/* The tracepoints that are ETW events (LINUX-MAPPING.md 3.3): sched_switch CSwitch,
+   sched_waking (or sched_wakeup) ReadyThread, power:cpu_idle the C-state of idle switches. */
+static void keep_format(void *ctx, const char *system, const char *text, size_t len)
+{
+        struct conv_state *cs = ctx;
+        static const struct {
+                const char *system, *name;
+                enum perf_conv_kind kind;
+        } wanted[] = {{"sched", "sched_switch", PERF_CONV_CSWITCH},
+                      {"sched", "sched_waking", PERF_CONV_READY_THREAD},
+                      {"sched", "sched_wakeup", PERF_CONV_READY_THREAD},
+                      {"power", "cpu_idle", PERF_CONV_CPU_IDLE}};
+        if (cs->nr_tps == NR_TPS || len < 7 || memcmp(text, "name: ", 6) != 0)
+                return;
+        for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+                size_t n = strlen(wanted[i].name);
+                if (strcmp(system, wanted[i].system) != 0 || len < 6 + n + 1 ||
+                    memcmp(text + 6, wanted[i].name, n) != 0 || text[6 + n] != '\n')
+                        continue;
+                struct perf_tp_format *f = &cs->tps[cs->nr_tps];
+                if (perf_tp_format_parse(text, len, f) == 0 && f->id) {
+                        cs->tp_kinds[cs->nr_tps] = wanted[i].kind;
+                        cs->nr_tps++;
+                }
+                return;
+        }
+}
+
+/* A tracepoint event's kind and format, when it is one of those. */
+static void tracepoint_setup(struct conv_state *cs, uint32_t i)
+{
+        const struct perf_event_attr *a = &perf_data_event(cs->pd, i)->attr;
+        if (a->type != PERF_TYPE_TRACEPOINT || !(a->sample_type & PERF_SAMPLE_RAW))
+                return;
+        for (uint32_t k = 0; k < cs->nr_tps; k++) {
+                if (cs->tps[k].id != a->config)
+                        continue;
+                cs->events[i].kind = cs->tp_kinds[k];
+                cs->events[i].tp = &cs->tps[k];
+                return;
+        }
+}
+
 static void events_setup(struct conv_state *cs)
 {
+        const struct perf_data_info *in = perf_data_info(cs->pd);
+        if (in->tracing_data)
+                perf_data_tracing_formats(in->tracing_data, in->tracing_size, keep_format, cs);
         uint32_t nr = perf_data_nr_events(cs->pd);
         if (nr > MAX_CONV_EVENTS)
                 nr = MAX_CONV_EVENTS;
         for (uint32_t i = 0; i < nr; i++) {
                 char name[64];
                 perf_data_conv_event_of(cs->pd, i, &cs->events[i], name, sizeof(name));
+                tracepoint_setup(cs, i);
                 struct perf_conv_event *sb = &cs->events[MAX_CONV_EVENTS + i];
                 *sb = cs->events[i];
                 sb->kind = PERF_CONV_SIDEBAND;
@@ -637,13 +697,14 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
         return rc_read < 0 ? rc_read : 0;
 }
 
-void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
+/* perf_data_conv_config; returns the span of the file's timestamps (ns). */
+static uint64_t conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
 {
         const struct perf_data_info *in = perf_data_info(pd);
         memset(cfg, 0, sizeof(*cfg));
-        /* the CPUs and the first time: the samples' and trailers' */
+        /* the CPUs and the first and last times: the samples' and trailers' */
         uint32_t max_cpu = 0;
-        uint64_t first = UINT64_MAX;
+        uint64_t first = UINT64_MAX, last = 0;
         struct perf_data_record r;
         struct perf_data_error err;
         perf_data_rewind(pd);
@@ -656,9 +717,13 @@ void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
                         uint32_t at = 8 + 8 * (uint32_t)(!!(st & PERF_SAMPLE_IDENTIFIER) +
                                                          !!(st & PERF_SAMPLE_IP) +
                                                          !!(st & PERF_SAMPLE_TID));
-                        if ((st & PERF_SAMPLE_TIME) && at + 8 <= r.size &&
-                            le_get64(r.data + at) < first)
-                                first = le_get64(r.data + at);
+                        uint64_t time = (st & PERF_SAMPLE_TIME) && at + 8 <= r.size
+                                                ? le_get64(r.data + at)
+                                                : 0;
+                        if (time && time < first)
+                                first = time;
+                        if (time > last)
+                                last = time;
                         uint32_t cpu_at = at + 8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) +
                                                               !!(st & PERF_SAMPLE_ADDR) +
                                                               !!(st & PERF_SAMPLE_ID) +
@@ -676,6 +741,8 @@ void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
                         trailer_read(r.data + r.size - tsize, ts, &t);
                         if ((ts & PERF_SAMPLE_TIME) && t.time && t.time < first)
                                 first = t.time;
+                        if ((ts & PERF_SAMPLE_TIME) && t.time > last)
+                                last = t.time;
                         if ((ts & PERF_SAMPLE_CPU) && t.cpu > max_cpu && t.cpu < MAX_WRITER_CPUS)
                                 max_cpu = t.cpu;
                 }
@@ -708,10 +775,22 @@ void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
         cfg->os_minor = (uint8_t)minor;
         cfg->provider_version = patch;
         cfg->timer_resolution_100ns = 10000;
+        /* "Intel(R) Core(TM) i5-2467M CPU @ 1.60GHz" */
+        const char *at = in->cpudesc ? strstr(in->cpudesc, "@ ") : NULL;
+        double ghz;
+        if (at && sscanf(at + 2, "%lfGHz", &ghz) == 1 && ghz > 0 && ghz < 100)
+                cfg->cpu_speed_mhz = (uint32_t)(ghz * 1000 + 0.5);
+        return last > first ? last - first : 0;
 }
 
-int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force,
-                        struct perf_data_conv_stats *st, struct etl_error *err)
+void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
+{
+        conv_config(pd, cfg);
+}
+
+/* perf_data_write_etl, with the header's LogFileName log_name. */
+static int write_etl(const char *in_path, const char *out_path, const char *log_name, bool is_force,
+                     struct perf_data_conv_stats *st, struct etl_error *err)
 {
         struct perf_data *pd = NULL;
         struct perf_data_error perr;
@@ -721,8 +800,19 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
                 return rc;
         }
         struct etl_writer_config cfg;
-        perf_data_conv_config(pd, &cfg);
-        cfg.log_file_name = out_path;
+        uint64_t span = conv_config(pd, &cfg);
+        cfg.log_file_name = log_name;
+        /* no CLOCK_DATA: the file was written when the recording ended ("captured on", as perf
+           report says) */
+        struct stat sb;
+        if (!perf_data_info(pd)->has_clock_data && strcmp(in_path, "-") != 0 &&
+            stat(in_path, &sb) == 0) {
+                int64_t end = FILETIME_UNIX + (int64_t)sb.st_mtim.tv_sec * 10000000 +
+                              sb.st_mtim.tv_nsec / 100;
+                int64_t shift = end - (int64_t)(span / 100) - cfg.start_filetime;
+                cfg.start_filetime += shift;
+                cfg.boot_filetime += shift;
+        }
         struct etl_writer *w = NULL;
         rc = etl_writer_new(&w, &cfg);
         if (rc < 0) {
@@ -752,6 +842,12 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
         return 0;
 }
 
+int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force,
+                        struct perf_data_conv_stats *st, struct etl_error *err)
+{
+        return write_etl(in_path, out_path, out_path, is_force, st, err);
+}
+
 bool perf_data_file_is_perf_data(const char *path)
 {
         uint8_t magic[8];
@@ -779,7 +875,7 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         }
         char etl[4200];
         snprintf(etl, sizeof(etl), "%s/converted.etl", dir);
-        int rc = perf_data_write_etl(path, etl, false, NULL, err);
+        int rc = write_etl(path, etl, path, false, NULL, err);
         /* a damaged file is read up to the damage: what was converted is opened */
         struct etl_error err2;
         int rc_open = rc == 0 || rc == -EBADMSG ? etl_reader_open_file(out, etl, &err2) : rc;

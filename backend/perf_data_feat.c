@@ -202,6 +202,10 @@ int perf_data_feat_parse(struct perf_data *pd, uint32_t feat, const uint8_t *p, 
                 return 0;
         in->features[feat / 64] |= 1ull << (feat % 64);
         switch (feat) {
+        case PERF_DATA_FEAT_TRACING_DATA:
+                in->tracing_data = p;
+                in->tracing_size = size;
+                break;
         case PERF_DATA_FEAT_BUILD_ID: parse_build_ids(pd, &c); break;
         case PERF_DATA_FEAT_HOSTNAME: set_string(&in->hostname, &c); break;
         case PERF_DATA_FEAT_OSRELEASE: set_string(&in->osrelease, &c); break;
