@@ -6,6 +6,7 @@
 #include "perf_data_conv.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -788,6 +789,60 @@ void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
         conv_config(pd, cfg);
 }
 
+/* Appends to buf[0..size) at *len what fmt says, cut at the end of buf. */
+static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void appendf(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+        if (*len + 1 >= size)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(buf + *len, size - *len, fmt, ap);
+        va_end(ap);
+        if (n > 0)
+                *len = *len + (size_t)n < size ? *len + (size_t)n : size - 1;
+}
+
+void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
+{
+        const struct perf_data_info *in = perf_data_info(pd);
+        size_t len = 0;
+        if (!size)
+                return;
+        buf[0] = '\0';
+        appendf(buf, size, &len, "perf.data of %s",
+                in->hostname ? in->hostname : "an unknown host");
+        if (in->osrelease)
+                appendf(buf, size, &len, ", Linux %s", in->osrelease);
+        if (in->cpudesc)
+                appendf(buf, size, &len, ", %s", in->cpudesc);
+        else if (in->cpuid)
+                appendf(buf, size, &len, ", %s", in->cpuid);
+        const char *sep = "; events: ";
+        for (uint32_t i = 0; i < perf_data_nr_events(pd); i++) {
+                const struct perf_data_event *ev = perf_data_event(pd, i);
+                if (ev->attr.type == PERF_TYPE_SOFTWARE && ev->attr.config == PERF_COUNT_SW_DUMMY)
+                        continue;
+                char name[64];
+                perf_data_event_name(ev, name, sizeof(name));
+                appendf(buf, size, &len, "%s%s", sep, name);
+                sep = ", ";
+                if (ev->attr.freq && ev->attr.sample_freq)
+                        appendf(buf, size, &len, " (%llu Hz)",
+                                (unsigned long long)ev->attr.sample_freq);
+                else if (ev->attr.sample_period)
+                        appendf(buf, size, &len, " (period %llu)",
+                                (unsigned long long)ev->attr.sample_period);
+        }
+        if (in->cmdline)
+                appendf(buf, size, &len, "; command: %s", in->cmdline);
+        /* the file's strings, shown on a terminal: no control characters */
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+                        buf[i] = ' ';
+}
+
 /* perf_data_write_etl, with the header's LogFileName log_name. */
 static int write_etl(const char *in_path, const char *out_path, const char *log_name, bool is_force,
                      struct perf_data_conv_stats *st, struct etl_error *err)
@@ -802,6 +857,9 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
         struct etl_writer_config cfg;
         uint64_t span = conv_config(pd, &cfg);
         cfg.log_file_name = log_name;
+        char origin[1024];
+        perf_data_origin(pd, origin, sizeof(origin));
+        cfg.logger_name = origin;
         /* no CLOCK_DATA: the file was written when the recording ended ("captured on", as perf
            report says) */
         struct stat sb;

@@ -5,6 +5,7 @@
 #define ETWTOP_PERF_DATA_CONV_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "etl_reader.h"
@@ -39,6 +40,11 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
 /* The writer configuration for pd (nr_cpus, clock, start time from CLOCK_DATA, kernel version
    from OSRELEASE): reads pd's records once to find the CPUs and the first time. */
 void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg);
+
+/* Where pd came from, in one line for the trace's LoggerName (so that the headers of --dump and
+   --replay say it): "perf.data of HOST, Linux RELEASE, CPU; events: NAME (period N | N Hz), ...;
+   command: perf's command line", cut to size, control characters replaced. */
+void perf_data_origin(const struct perf_data *pd, char *buf, size_t size);
 
 /* Writes the perf.data file at in_path (or "-": standard input) converted as an .etl file at
    out_path (never over an existing file unless is_force). Returns 0, or -errno with err filled;

@@ -212,6 +212,15 @@ static void test_lost_samples_group(void **state)
                 has_cpu_pmu |= strcmp(in->pmus[i].name, "cpu") == 0 && in->pmus[i].type == 4;
         assert_true(has_cpu_pmu);
         assert_int_equal(perf_data_nr_events(pd), 3);
+        char origin[1024];
+        perf_data_origin(pd, origin, sizeof(origin));
+        assert_string_equal(origin,
+                            "perf.data of localhost, Linux 4.14.18, Intel(R) Celeron(R) 2955U @ "
+                            "1.40GHz; events: cycles:pp (period 20003), instructions:pp (period "
+                            "20003), branch-instructions:pp (period 20003); command: "
+                            "/usr/bin/perf record -e "
+                            "{cycles:pp,instructions:pp,branch-instructions:pp} -P -c 20003 -o "
+                            "/tmp/perf.data -- echo Hello, World!");
         const struct perf_data_event *ev = perf_data_event(pd, 1);
         assert_int_equal(ev->attr_size, 112);
         assert_int_equal(ev->attr.config, PERF_COUNT_HW_INSTRUCTIONS);
@@ -933,8 +942,10 @@ static void test_merge_and_dump(void **state)
                  "'%s' --dump --totals '%s/m.etl' > '%s/a.txt' 2>/dev/null && "
                  "'%s' --dump --totals '%s' > '%s/b.txt' 2>/dev/null && "
                  "grep -q '191 .*PerfInfo/PMCInterrupt' '%s/a.txt' && "
-                 "grep -q '191 .*PerfInfo/PMCInterrupt' '%s/b.txt'",
-                 etwtop, dir, path, etwtop, dir, dir, etwtop, path, dir, dir, dir);
+                 "grep -q '191 .*PerfInfo/PMCInterrupt' '%s/b.txt' && "
+                 "grep -q 'Logger name: *perf.data of localhost, Linux 4.14.18, Intel(R) "
+                 "Celeron(R) 2955U @ 1.40GHz; events: cycles:pp (period 20003)' '%s/b.txt'",
+                 etwtop, dir, path, etwtop, dir, dir, etwtop, path, dir, dir, dir, dir);
         int rc = system(cmd);
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         assert_int_equal(system(cmd), 0);
