@@ -49,6 +49,50 @@ static int hw_source(uint64_t config)
         }
 }
 
+/* The EVNTRACE_LBR_* Options an LBR configuration would have had to record what
+   branch_sample_type selected (the inverse of perf_lbr_filter_from_etw): privilege levels from
+   the PLM bits, or from the event's exclude_* bits when there are none, as the kernel does. */
+static uint32_t lbr_options_of(const struct perf_event_attr *a)
+{
+        uint64_t bst = a->branch_sample_type;
+        uint32_t o = 0;
+        bool has_user, has_kernel;
+        if (bst & (PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_HV)) {
+                has_user = bst & PERF_SAMPLE_BRANCH_USER;
+                has_kernel = bst & PERF_SAMPLE_BRANCH_KERNEL;
+        } else {
+                has_user = !a->exclude_user;
+                has_kernel = !a->exclude_kernel;
+        }
+        if (!has_kernel)
+                o |= EVNTRACE_LBR_FILTER_KERNEL;
+        if (!has_user)
+                o |= EVNTRACE_LBR_FILTER_USER;
+        if (bst & PERF_SAMPLE_BRANCH_CALL_STACK)
+                return o | EVNTRACE_LBR_CALLSTACK_ENABLE;
+        uint32_t all = EVNTRACE_LBR_FILTER_JCC | EVNTRACE_LBR_FILTER_NEAR_REL_CALL |
+                       EVNTRACE_LBR_FILTER_NEAR_IND_CALL | EVNTRACE_LBR_FILTER_NEAR_RET |
+                       EVNTRACE_LBR_FILTER_NEAR_IND_JMP | EVNTRACE_LBR_FILTER_NEAR_REL_JMP |
+                       EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        uint32_t keep = 0;
+        if (bst & PERF_SAMPLE_BRANCH_ANY_CALL)
+                keep |= EVNTRACE_LBR_FILTER_NEAR_REL_CALL | EVNTRACE_LBR_FILTER_NEAR_IND_CALL |
+                        EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        if (bst & PERF_SAMPLE_BRANCH_CALL)
+                keep |= EVNTRACE_LBR_FILTER_NEAR_REL_CALL;
+        if (bst & PERF_SAMPLE_BRANCH_IND_CALL)
+                keep |= EVNTRACE_LBR_FILTER_NEAR_IND_CALL;
+        if (bst & PERF_SAMPLE_BRANCH_ANY_RETURN)
+                keep |= EVNTRACE_LBR_FILTER_NEAR_RET | EVNTRACE_LBR_FILTER_FAR_BRANCH;
+        if (bst & PERF_SAMPLE_BRANCH_COND)
+                keep |= EVNTRACE_LBR_FILTER_JCC;
+        if (bst & PERF_SAMPLE_BRANCH_IND_JUMP)
+                keep |= EVNTRACE_LBR_FILTER_NEAR_IND_JMP;
+        if ((bst & PERF_SAMPLE_BRANCH_ANY) || !keep)
+                keep = all; /* everything (no type bit: perf's default, any) */
+        return o | (all & ~keep);
+}
+
 void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev,
                              char *name, size_t name_size)
 {
@@ -64,6 +108,8 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
         ev->has_stack = (a->sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
         ev->has_lbr = (a->sample_type & PERF_SAMPLE_BRANCH_STACK) != 0;
         ev->lbr.branch_sample_type = a->branch_sample_type;
+        if (ev->has_lbr)
+                ev->lbr_options = lbr_options_of(a);
         if ((a->sample_type & PERF_SAMPLE_READ) && (a->read_format & PERF_FORMAT_GROUP))
                 ev->nr_pmc = 7; /* the group's counters after the leader, as many as come */
         perf_data_event_name(fe, name, name_size);

@@ -1030,6 +1030,63 @@ static void test_sched_tracepoints(void **state)
         assert_int_equal(system(cmd), 0);
 }
 
+/* LBR stacks keep what branch_sample_type selected as the LBR event's Options (the
+   EVNTRACE_LBR_* flags that would have recorded them): call-stack mode, the types, and the
+   privilege levels from the PLM bits or the event's exclude_* bits. */
+static void test_lbr_options(void **state)
+{
+        (void)state;
+        static const struct {
+                uint64_t bst;
+                uint64_t flags; /* attr flags word: exclude_kernel is bit 5 */
+                uint32_t options;
+        } cases[] = {
+                {PERF_SAMPLE_BRANCH_ANY, 0, 0},
+                {PERF_SAMPLE_BRANCH_ANY, 1u << 5, EVNTRACE_LBR_FILTER_KERNEL},
+                {PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK, 0,
+                 EVNTRACE_LBR_FILTER_KERNEL | EVNTRACE_LBR_CALLSTACK_ENABLE},
+                {PERF_SAMPLE_BRANCH_KERNEL | PERF_SAMPLE_BRANCH_USER |
+                         PERF_SAMPLE_BRANCH_ANY_RETURN,
+                 0,
+                 EVNTRACE_LBR_FILTER_JCC | EVNTRACE_LBR_FILTER_NEAR_REL_CALL |
+                         EVNTRACE_LBR_FILTER_NEAR_IND_CALL | EVNTRACE_LBR_FILTER_NEAR_IND_JMP |
+                         EVNTRACE_LBR_FILTER_NEAR_REL_JMP},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct fb *f = calloc(1, sizeof(*f));
+                build_file(f, 112);
+                uint32_t attr = 120; /* the first attr, after the header and the ids */
+                uint64_t st, flags;
+                memcpy(&st, f->b + attr + 24, 8);
+                st |= PERF_SAMPLE_BRANCH_STACK;
+                memcpy(f->b + attr + 24, &st, 8);
+                memcpy(&flags, f->b + attr + 40, 8);
+                flags |= cases[i].flags;
+                memcpy(f->b + attr + 40, &flags, 8);
+                memcpy(f->b + attr + 72, &cases[i].bst, 8);
+                struct perf_data *pd = NULL;
+                struct perf_data_error err;
+                assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+                struct perf_conv_event ev;
+                char name[64];
+                perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
+                assert_true(ev.has_lbr);
+                assert_int_equal(ev.lbr_options, cases[i].options);
+                perf_data_close(pd);
+                free(f);
+        }
+        struct counts c;
+        struct perf_data *pd = open_counted("propeller_sample_1.perfdata1", &c);
+        if (!pd)
+                return;
+        struct perf_conv_event ev;
+        char name[64];
+        perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
+        assert_string_equal(name, "TotalCycles");
+        assert_int_equal(ev.lbr_options, EVNTRACE_LBR_FILTER_KERNEL); /* cycles:u */
+        perf_data_close(pd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1052,6 +1109,7 @@ int main(void)
                 cmocka_unit_test(test_converted_stacks_and_lbr),
                 cmocka_unit_test(test_merge_and_dump),
                 cmocka_unit_test(test_sched_tracepoints),
+                cmocka_unit_test(test_lbr_options),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
