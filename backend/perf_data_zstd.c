@@ -16,6 +16,14 @@ struct perf_data_zstd {
         ZSTD_DStream *ds;
 };
 
+static bool is_zero(const uint8_t *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (p[i])
+                        return false;
+        return true;
+}
+
 void perf_data_zstd_free(struct perf_data_zstd *z)
 {
         if (!z)
@@ -59,6 +67,8 @@ int perf_data_zstd_append(struct perf_data *pd, const uint8_t *in, size_t size, 
                 }
                 if (ob.pos == 0 && ib.pos == in_before)
                         break; /* no progress: nothing more comes of these bytes */
+                if (rc == 0 && is_zero((const uint8_t *)ib.src + ib.pos, ib.size - ib.pos))
+                        break; /* a frame ended; the rest is padding to 8 bytes */
         }
         return 0;
 drop:

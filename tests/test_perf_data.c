@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "etl_reader.h"
+#include "etw/evntcons.h"
 #include "etw/ntwmi.h"
 #include "perf_data.h"
 #include "perf_data_conv.h"
@@ -1087,6 +1088,161 @@ static void test_lbr_options(void **state)
         perf_data_close(pd);
 }
 
+/* Writes n bytes to a new file dir/name; returns its path (static). */
+static const char *write_temp(const char *dir, const char *name, const void *b, size_t n)
+{
+        static char path[512];
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(b, 1, n, f), n);
+        fclose(f);
+        return path;
+}
+
+/* PERF_SAMPLE_READ of a group (read_format GROUP|ID): the leader's sample carries the other
+   members' counts as the PMCInterrupt's counters. */
+static void test_group_read(void **state)
+{
+        (void)state;
+        struct fb *f = calloc(1, sizeof(*f));
+        fb_put(f, "PERFILE2", 8);
+        fb_u64(f, 16);
+        fb_u32(f, PERF_DATA_HEADER_ATTR);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 112 + 8);
+        uint32_t a = f->n;
+        fb_attr(f, 112, PERF_COUNT_HW_CPU_CYCLES);
+        fb_u64(f, 100);
+        uint32_t type = PERF_TYPE_HARDWARE;
+        uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                      PERF_SAMPLE_READ,
+                 rf = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+        memcpy(f->b + a, &type, 4);
+        memcpy(f->b + a + 24, &st, 8);
+        memcpy(f->b + a + 32, &rf, 8);
+        for (uint32_t i = 0; i < 2; i++) {
+                fb_u32(f, PERF_RECORD_SAMPLE);
+                fb_u16(f, PERF_RECORD_MISC_USER);
+                fb_u16(f, 8 + 4 * 8 + 8 + 3 * 16);
+                fb_u64(f, 100);
+                fb_u64(f, 0x401000 + i);
+                fb_u32(f, 42);
+                fb_u32(f, 42);
+                fb_u64(f, 1000000 + i * 1000);
+                fb_u64(f, 3); /* nr */
+                fb_u64(f, 20000 * (i + 1));
+                fb_u64(f, 100);
+                fb_u64(f, 7000 * (i + 1));
+                fb_u64(f, 101);
+                fb_u64(f, 900 * (i + 1));
+                fb_u64(f, 102);
+        }
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char data[512], etl[512];
+        snprintf(data, sizeof(data), "%s", write_temp(dir, "group.data", f->b, f->n));
+        snprintf(etl, sizeof(etl), "%s/group.etl", dir);
+        struct perf_data_conv_stats cst;
+        struct etl_error err;
+        assert_int_equal(perf_data_write_etl(data, etl, false, &cst, &err), 0);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct etl_record rec;
+        uint32_t nr = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != PERFINFO_LOG_TYPE_PMC_INTERRUPT)
+                        continue;
+                uint16_t source;
+                memcpy(&source, rec.payload + 12, 2);
+                assert_int_equal(source, 19); /* TotalCycles */
+                assert_int_equal(rec.nr_ext, 1);
+                assert_int_equal(rec.ext[0].type, EVENT_HEADER_EXT_TYPE_PMC_COUNTERS);
+                assert_int_equal(rec.ext[0].size_bytes, 16);
+                uint64_t v[2];
+                memcpy(v, rec.ext[0].data, 16);
+                assert_int_equal(v[0], 7000 * (nr + 1));
+                assert_int_equal(v[1], 900 * (nr + 1));
+                nr++;
+        }
+        etl_reader_close(r);
+        assert_int_equal(nr, 2);
+        unlink(etl);
+        unlink(data);
+        rmdir(dir);
+        free(f);
+}
+
+#ifdef HAVE_ZSTD
+#include <zstd.h>
+
+/* COMPRESSED2 records (perf 6.x: with the data size) in pipe mode, one zstd stream across two
+   of them, a record cut where the first ends and continued in the second; and COMPRESSED. */
+static void check_compressed(uint32_t type)
+{
+        struct fb *inner = calloc(1, sizeof(*inner));
+        fb_sample(inner, 100, 0x1000);
+        fb_sample(inner, 100, 0x2000);
+        fb_sample(inner, 100, 0x3000);
+        uint32_t cut = 48 + 20; /* inside the second sample */
+        struct fb *f = calloc(1, sizeof(*f));
+        fb_put(f, "PERFILE2", 8);
+        fb_u64(f, 16);
+        fb_u32(f, PERF_DATA_HEADER_ATTR);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 112 + 8);
+        fb_attr(f, 112, PERF_COUNT_SW_CPU_CLOCK);
+        fb_u64(f, 100);
+        const uint32_t parts[2][2] = {{0, cut}, {cut, inner->n - cut}};
+        for (int i = 0; i < 2; i++) {
+                uint8_t z[1024];
+                size_t n = ZSTD_compress(z, sizeof(z), inner->b + parts[i][0], parts[i][1], 1);
+                assert_false(ZSTD_isError(n));
+                /* COMPRESSED2 pads to 8 bytes; COMPRESSED is padded here too (perf does not
+                   pad it; zero bytes after a frame are stepped over) */
+                uint32_t head = type == PERF_DATA_COMPRESSED2 ? 16 : 8;
+                uint32_t size = (uint32_t)((head + n + 7) & ~7u);
+                fb_u32(f, type);
+                fb_u16(f, 0);
+                fb_u16(f, (uint16_t)size);
+                if (type == PERF_DATA_COMPRESSED2)
+                        fb_u64(f, n);
+                fb_put(f, z, (uint32_t)n);
+                f->n += size - head - (uint32_t)n; /* padding: zero */
+        }
+        fb_sample(f, 100, 0x4000);
+        struct perf_data *pd = NULL;
+        struct perf_data_error err;
+        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+        struct counts c;
+        count_records(pd, &c);
+        assert_int_equal(c.rc, 0);
+        if (perf_data_nr_warnings(pd))
+                fail_msg("%s", perf_data_last_warning(pd)->msg);
+        assert_int_equal(c.by_type[type], 2);
+        assert_int_equal(c.nr_decompressed, 3);
+        assert_int_equal(c.by_type[PERF_RECORD_SAMPLE], 4);
+        assert_int_equal(samples_of(&c, "cpu-clock"), 4);
+        perf_data_close(pd);
+        free(f);
+        free(inner);
+}
+
+static void test_compressed_by_hand(void **state)
+{
+        (void)state;
+        check_compressed(PERF_DATA_COMPRESSED2);
+        check_compressed(PERF_DATA_COMPRESSED);
+}
+#else
+static void test_compressed_by_hand(void **state)
+{
+        (void)state;
+        print_message("skipped: built without libzstd\n");
+        skip();
+}
+#endif
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1110,6 +1266,8 @@ int main(void)
                 cmocka_unit_test(test_merge_and_dump),
                 cmocka_unit_test(test_sched_tracepoints),
                 cmocka_unit_test(test_lbr_options),
+                cmocka_unit_test(test_group_read),
+                cmocka_unit_test(test_compressed_by_hand),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
