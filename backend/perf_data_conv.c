@@ -969,6 +969,8 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         if (!is_stdin && !perf_data_file_is_perf_data(path))
                 return etl_reader_open_file(out, path, err);
         *out = NULL;
+        if (err)
+                memset(err, 0, sizeof(*err));
         const char *tmp = getenv("TMPDIR");
         char dir[4096];
         snprintf(dir, sizeof(dir), "%s/etwtop-perfdata-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -982,7 +984,10 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         int rc = write_etl(path, etl, path, false, NULL, err);
         /* a damaged file is read up to the damage: what was converted is opened */
         struct etl_error err2;
-        int rc_open = rc == 0 || rc == -EBADMSG ? etl_reader_open_file(out, etl, &err2) : rc;
+        bool is_written = access(etl, F_OK) == 0; /* not when the perf.data did not open */
+        int rc_open = is_written && (rc == 0 || rc == -EBADMSG)
+                              ? etl_reader_open_file(out, etl, &err2)
+                              : rc;
         unlink(etl);
         rmdir(dir);
         if (rc_open < 0 && rc == 0 && err)

@@ -54,7 +54,9 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
 
 /* Opens path for reading as an .etl: an .etl as is, a perf.data file (found by its magic,
    whatever its name; "-" is standard input) converted first into a temporary file that is
-   removed at once. Returns etl_reader_open_file's result, or -errno with err filled. */
+   removed at once. Returns etl_reader_open_file's result, or -errno with err filled. A damaged
+   perf.data file is converted up to the damage and opened: 0 with err saying what was wrong
+   where (err->msg is empty otherwise). */
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err);
 
 /* Whether the file at path starts with perf.data's magic. */

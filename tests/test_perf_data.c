@@ -1243,6 +1243,42 @@ static void test_compressed_by_hand(void **state)
 }
 #endif
 
+/* A truncated perf.data file: --dump shows what was converted and says which record was cut
+   where; a file that is not one says so. */
+static void test_damaged_dump(void **state)
+{
+        (void)state;
+        const char *etwtop = getenv("ETWTOP");
+        char *path = sample_path("perf.data.lost_samples-4.4");
+        if (!etwtop || !path) {
+                free(path);
+                skip();
+        }
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char cmd[2048];
+        snprintf(cmd, sizeof(cmd),
+                 "head -c 15000 '%s' > '%s/cut.data' && "
+                 "'%s' --dump --totals '%s/cut.data' > '%s/d.txt' 2>&1 && "
+                 "grep -q 'PerfInfo/PMCInterrupt' '%s/d.txt' && "
+                 "grep -q 'Last problem: .*SAMPLE record (type 9) at 14960: size 48 runs past the "
+                 "end' '%s/d.txt' && "
+                 "printf 'PERFILE2\\x68\\0\\0\\0\\0\\0\\0\\0' > '%s/bad.data' && "
+                 "! '%s' --dump '%s/bad.data' > '%s/e.txt' 2>&1 && "
+                 "grep -q 'perf.data header: size 104 (file of 16 bytes) (at byte offset 8) (Win32 "
+                 "error 11)' '%s/e.txt'",
+                 path, dir, etwtop, dir, dir, dir, dir, dir, etwtop, dir, dir, dir);
+        int rc = system(cmd);
+        if (rc != 0) {
+                snprintf(cmd, sizeof(cmd), "cat '%s/d.txt' '%s/e.txt' | tail -5 >&2", dir, dir);
+                (void)!system(cmd);
+        }
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+        free(path);
+        assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1268,6 +1304,7 @@ int main(void)
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_compressed_by_hand),
+                cmocka_unit_test(test_damaged_dump),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
