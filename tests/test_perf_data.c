@@ -1263,7 +1263,7 @@ static void test_damaged_dump(void **state)
                  "grep -q 'PerfInfo/PMCInterrupt' '%s/d.txt' && "
                  "grep -q 'Last problem: .*SAMPLE record (type 9) at 14960: size 48 runs past the "
                  "end' '%s/d.txt' && "
-                 "printf 'PERFILE2\\x68\\0\\0\\0\\0\\0\\0\\0' > '%s/bad.data' && "
+                 "printf 'PERFILE2\\150\\0\\0\\0\\0\\0\\0\\0' > '%s/bad.data' && "
                  "! '%s' --dump '%s/bad.data' > '%s/e.txt' 2>&1 && "
                  "grep -q 'perf.data header: size 104 (file of 16 bytes) (at byte offset 8) (Win32 "
                  "error 11)' '%s/e.txt'",
