@@ -807,9 +807,9 @@ static uint64_t conv_config(struct perf_data *pd, struct etl_writer_config *cfg)
         cfg->start_timestamp = first;
         int64_t start = FILETIME_UNIX;
         if (in->has_clock_data) {
-                int64_t wall =
-                        (int64_t)in->clock_wall_ns + ((int64_t)first - (int64_t)in->clock_ref_ns);
-                start = FILETIME_UNIX + wall / 100;
+                /* unsigned: a hostile file's values wrap rather than overflow */
+                uint64_t wall = in->clock_wall_ns + (first - in->clock_ref_ns);
+                start = FILETIME_UNIX + (int64_t)(wall / 100);
         }
         cfg->start_filetime = start;
         cfg->boot_filetime = start - (int64_t)(first / 100);
