@@ -1279,6 +1279,48 @@ static void test_damaged_dump(void **state)
         assert_int_equal(rc, 0);
 }
 
+/* Sources of events built by hand: a hybrid PMU's cycles (the PMU's type in config's high
+   half) is TotalCycles, a raw event a source of its own named by the event, a tracepoint
+   without its format nothing. */
+static void test_pmc_sources_by_hand(void **state)
+{
+        (void)state;
+        static const struct {
+                uint32_t type;
+                uint64_t config;
+                enum perf_conv_kind kind;
+                uint16_t source;
+                const char *name;
+        } cases[] = {
+                {PERF_TYPE_HARDWARE, 8ull << 32 | PERF_COUNT_HW_CPU_CYCLES, PERF_CONV_PMC_SAMPLE,
+                 19, "TotalCycles"},
+                {PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, PERF_CONV_PMC_SAMPLE, 11,
+                 "BranchMispredictions"},
+                {PERF_TYPE_RAW, 0x1c2, PERF_CONV_PMC_SAMPLE, 64, "raw 0x1c2"},
+                {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_CONV_PROFILE, 0, "Timer"},
+                {PERF_TYPE_TRACEPOINT, 300, PERF_CONV_SIDEBAND, 0, NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct fb *f = calloc(1, sizeof(*f));
+                build_file(f, 112);
+                uint32_t attr = 120;
+                memcpy(f->b + attr, &cases[i].type, 4);
+                memcpy(f->b + attr + 8, &cases[i].config, 8);
+                struct perf_data *pd = NULL;
+                struct perf_data_error err;
+                assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+                struct perf_conv_event ev;
+                char name[64];
+                perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
+                assert_int_equal(ev.kind, cases[i].kind);
+                assert_int_equal(ev.profile_source, cases[i].source);
+                if (cases[i].name)
+                        assert_string_equal(name, cases[i].name);
+                perf_data_close(pd);
+                free(f);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1305,6 +1347,7 @@ int main(void)
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_compressed_by_hand),
                 cmocka_unit_test(test_damaged_dump),
+                cmocka_unit_test(test_pmc_sources_by_hand),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
