@@ -144,6 +144,12 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                         snprintf(name, name_size, "%s", n);
         } else {
                 ev->profile_source = (uint16_t)(OWN_SOURCE_BASE + i);
+                /* an event of a PMU of its own that the file does not name: perf's form */
+                const struct perf_data_info *in = perf_data_info(pd);
+                for (uint32_t k = 0; !fe->name && a->type >= PERF_TYPE_MAX && k < in->nr_pmus; k++)
+                        if (in->pmus[k].type == a->type)
+                                snprintf(name, name_size, "%s/config=0x%llx/", in->pmus[k].name,
+                                         (unsigned long long)a->config);
         }
 }
 

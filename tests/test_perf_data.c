@@ -1299,6 +1299,7 @@ static void test_pmc_sources_by_hand(void **state)
                 {PERF_TYPE_RAW, 0x1c2, PERF_CONV_PMC_SAMPLE, 64, "raw 0x1c2"},
                 {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_CONV_PROFILE, 0, "Timer"},
                 {PERF_TYPE_TRACEPOINT, 300, PERF_CONV_SIDEBAND, 0, NULL},
+                {9, 0x3c, PERF_CONV_PMC_SAMPLE, 64, "type 9 config 0x3c"}, /* no PMU_MAPPINGS */
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct fb *f = calloc(1, sizeof(*f));
@@ -1319,6 +1320,31 @@ static void test_pmc_sources_by_hand(void **state)
                 perf_data_close(pd);
                 free(f);
         }
+        /* with PMU_MAPPINGS: perf's name of a PMU's event, pmu/config=.../ */
+        struct fb *f = calloc(1, sizeof(*f));
+        build_file(f, 112);
+        uint32_t type = 9;
+        uint64_t config = 0x3c;
+        memcpy(f->b + 120, &type, 4);
+        memcpy(f->b + 120 + 8, &config, 8);
+        uint64_t bits = 1ull << PERF_DATA_FEAT_PMU_MAPPINGS;
+        memcpy(f->b + 72, &bits, 8);
+        fb_u64(f, f->n + 16); /* the feature's section, then its bytes */
+        fb_u64(f, 4 + 4 + 4 + 8);
+        fb_u32(f, 1);
+        fb_u32(f, 9);
+        fb_u32(f, 8);
+        fb_put(f, "cpu_core", 8);
+        struct perf_data *pd = NULL;
+        struct perf_data_error err;
+        assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+        assert_int_equal(perf_data_nr_warnings(pd), 0);
+        struct perf_conv_event ev;
+        char name[64];
+        perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
+        assert_string_equal(name, "cpu_core/config=0x3c/");
+        perf_data_close(pd);
+        free(f);
 }
 
 int main(void)
