@@ -110,6 +110,13 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
         ev->lbr.branch_sample_type = a->branch_sample_type;
         if (ev->has_lbr)
                 ev->lbr_options = lbr_options_of(a);
+        /* perf record --call-graph dwarf: the user stack walked from the register and stack
+           copies, as the live source's DWARF walk does */
+        if ((a->sample_type & PERF_SAMPLE_REGS_USER) && (a->sample_type & PERF_SAMPLE_STACK_USER) &&
+            a->sample_regs_user) {
+                ev->walk = PERF_CONV_WALK_DWARF;
+                ev->has_stack = true;
+        }
         if ((a->sample_type & PERF_SAMPLE_READ) && (a->read_format & PERF_FORMAT_GROUP))
                 ev->nr_pmc = 7; /* the group's counters after the leader, as many as come */
         perf_data_event_name(fe, name, name_size);
@@ -403,6 +410,12 @@ static void norm_sideband(struct conv_state *cs, const struct perf_data_record *
                         return;
                 memcpy(q, body, body_size);
         }
+        /* the build-id form only where the event asked for it: a kernel sets the misc bit of
+           a record it shares between events when any of them asked (another session's), and
+           writes device and inode for this one */
+        if (type == PERF_RECORD_MMAP2 && (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+            !perf_data_event(cs->pd, ev)->attr.build_id)
+                le_put16(p + 4, r->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID);
         if (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2)
                 mmap2_as_live(cs, p, 8 + body_size + extra);
         q += body_size + extra;
@@ -728,6 +741,13 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
         PERFINFO_GROUPMASK masks;
         file_masks(cs, cs->nr_events, &masks);
         perf_conv_set_masks(c, &masks);
+        perf_conv_set_offline(c, true);
+        for (uint32_t i = 0; i < cs->nr_events; i++)
+                if (cs->events[i].walk == PERF_CONV_WALK_DWARF) {
+                        const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;
+                        perf_conv_set_walk(c, PERF_CONV_WALK_DWARF, a->sample_stack_user);
+                        break;
+                }
         uint64_t t0 = cfg.start_timestamp; /* the first time the file gives */
         for (uint32_t i = 0; i < cfg.nr_cpus; i++)
                 perf_conv_stamp(c, i, t0);

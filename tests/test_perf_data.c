@@ -1347,6 +1347,57 @@ static void test_pmc_sources_by_hand(void **state)
         free(f);
 }
 
+/* perf record --call-graph dwarf: the register and stack copies walked with the live source's
+   DWARF unwinder, from the images' recorded paths (not this machine's /proc): user stacks of
+   more than the sampled address. Skipped where perf cannot record here. */
+static void test_dwarf_call_graph(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char cmd[1024], data[256], etl[256];
+        snprintf(data, sizeof(data), "%s/dwarf.data", dir);
+        snprintf(etl, sizeof(etl), "%s/dwarf.etl", dir);
+        snprintf(cmd, sizeof(cmd),
+                 "perf record -B --call-graph dwarf,8192 -e cpu-clock -F 999 -o '%s' -- sh -c "
+                 "'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done' >/dev/null 2>&1",
+                 data);
+        if (system(cmd) != 0) {
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+                assert_int_equal(system(cmd), 0);
+                print_message("skipped: perf cannot record here\n");
+                skip();
+        }
+        struct perf_data_conv_stats st;
+        struct etl_error err;
+        if (perf_data_write_etl(data, etl, false, &st, &err) < 0)
+                fail_msg("%s", err.msg);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct etl_record rec;
+        uint64_t nr_stacks = 0, nr_deep = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != 0x1820 || rec.payload_size < 16)
+                        continue;
+                nr_stacks++;
+                /* EventTimeStamp, pid, tid, then the frames: user frames below the kernel's
+                   half; the kernel's callchain has one (the sampled address) */
+                uint32_t nr_user = 0;
+                for (uint32_t o = 16; o + 8 <= rec.payload_size; o += 8) {
+                        uint64_t a;
+                        memcpy(&a, rec.payload + o, 8);
+                        nr_user += a < 0x0000800000000000ull;
+                }
+                nr_deep += nr_user >= 2;
+        }
+        etl_reader_close(r);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(nr_stacks, st.nr_samples);
+        assert_true(nr_deep > 0);
+        assert_true(st.conv.nr_bad == 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1374,6 +1425,7 @@ int main(void)
                 cmocka_unit_test(test_compressed_by_hand),
                 cmocka_unit_test(test_damaged_dump),
                 cmocka_unit_test(test_pmc_sources_by_hand),
+                cmocka_unit_test(test_dwarf_call_graph),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
