@@ -40,6 +40,8 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
 /* The writer configuration for pd (nr_cpus, clock, start time from CLOCK_DATA, kernel version
    from OSRELEASE): reads pd's records once to find the CPUs and the first time. */
 void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg);
+/* The same; returns the span of the file's timestamps (ns). */
+uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_config *cfg);
 
 /* Where pd came from, in one line for the trace's LoggerName (so that the headers of --dump and
    --replay say it): "perf.data of HOST, Linux RELEASE, CPU; events: NAME (period N | N Hz), ...;
