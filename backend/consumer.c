@@ -14,6 +14,7 @@
 #include "etl_reader.h"
 #include "etw_error.h"
 #include "etw_provider.h"
+#include "perf_data_conv.h"
 #include "session.h"
 
 #define MAX_TRACE_HANDLES   1024
@@ -30,6 +31,8 @@ struct trace_handle {
         EVENT_TRACE_LOGFILEA *caller; /* borrowed: the caller's struct, which must live until
                                          CloseTrace; ProcessTrace updates its counters */
         struct etl_reader *reader;    /* owned, file handles */
+        char open_warning[256];       /* file handles: what was wrong with a perf.data file read
+                                         up to its damage; "" if nothing */
         char *logger_name;            /* owned, real-time handles */
         WCHAR *header_names;          /* owned, real-time handles: the LoggerName and LogFileName
                                          LogfileHeader points at; NULL until it is filled */
@@ -149,6 +152,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         }
 
         struct etl_reader *reader = NULL;
+        char open_warning[256] = "";
         char *logger_name = NULL;
         WCHAR *header_names = NULL;
         if (is_realtime) {
@@ -175,7 +179,10 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 }
         } else {
                 struct etl_error err;
-                int rc = etl_reader_open_file(&reader, Logfile->LogFileName, &err);
+                int rc = perf_data_etl_reader_open(&reader, Logfile->LogFileName, &err);
+                if (rc == 0 && err.msg[0])
+                        snprintf(open_warning, sizeof(open_warning), "%.200s (byte offset %llu)",
+                                 err.msg, (unsigned long long)err.offset);
                 if (rc < 0) {
                         DWORD code = etw_error_from_errno(rc);
                         bool is_content = rc == -EINVAL || rc == -EBADMSG;
@@ -216,6 +223,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         atomic_store(&t->nr_rt_buffers, 0);
         atomic_store(&t->nr_rt_lost, 0);
         t->reader = reader;
+        snprintf(t->open_warning, sizeof(t->open_warning), "%s", open_warning);
         t->logger_name = logger_name;
         t->header_names = header_names;
         if (reader) {
@@ -698,6 +706,8 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
         if (w->msg[0])
                 snprintf(stats->last_warning, sizeof(stats->last_warning),
                          "%.200s (byte offset %llu)", w->msg, (unsigned long long)w->offset);
+        else if (t->open_warning[0]) /* a perf.data file read up to its damage */
+                snprintf(stats->last_warning, sizeof(stats->last_warning), "%s", t->open_warning);
         pthread_mutex_unlock(&handles_lock);
         return ERROR_SUCCESS;
 }

@@ -16,6 +16,7 @@
 #include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
 #include "etw_error.h"
+#include "perf_data_conv.h"
 
 #define MAX_MERGE_FILES 64
 
@@ -207,7 +208,7 @@ ULONG WINAPI CreateMergedTraceFileA(LPCSTR wszMergedFileName, LPCSTR wszTraceFil
                 return FAIL(ERROR_BAD_LENGTH, "CreateMergedTraceFile: more than 64 input files");
         for (n = 0; n < cTraceFileNames; n++) {
                 in[n].path = wszTraceFileNames[n];
-                int rc = in[n].path ? etl_reader_open_file(&in[n].reader, in[n].path, &err)
+                int rc = in[n].path ? perf_data_etl_reader_open(&in[n].reader, in[n].path, &err)
                                     : -EINVAL;
                 if (rc < 0) {
                         status = FAIL(rc == -ENOENT ? ERROR_FILE_NOT_FOUND : ERROR_BAD_FORMAT,

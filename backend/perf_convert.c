@@ -900,7 +900,8 @@ struct tp_cache {
 
 struct perf_conv {
         struct perf_conv_ops ops;
-        void *ctx; /* borrowed: the hooks' argument */
+        void *ctx;       /* borrowed: the hooks' argument */
+        bool is_offline; /* records of a file: no /proc of this machine for its images */
         uint32_t nr_cpus;
         uint64_t *last_ts; /* owned, per writer CPU */
         uint32_t *cpu_tid; /* owned, per writer CPU: the thread the last CSwitch switched in */
@@ -1879,6 +1880,11 @@ void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
         c->switch_plan_from = from;
 }
 
+void perf_conv_set_offline(struct perf_conv *c, bool is_offline)
+{
+        c->is_offline = is_offline;
+}
+
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes)
 {
         c->uw_st.walk = walk;
@@ -1951,9 +1957,12 @@ static struct unwind_module *vdso_module(struct perf_conv *c)
    replaced by a package upgrade since it was mapped, a memfd) or cannot be read from here
    (another mount namespace), the mapping itself while the process lives: /proc/PID/map_files
    (CAP_SYS_ADMIN), or /proc/PID/exe for the program's own file (its owner may read it). */
-static const char *image_file(const struct conv_image *e, uint32_t pid, char *buf, size_t size)
+static const char *image_file(const struct perf_conv *c, const struct conv_image *e, uint32_t pid,
+                              char *buf, size_t size)
 {
         static const char deleted[] = " (deleted)";
+        if (c->is_offline)
+                return e->path; /* this machine's processes are not the recording's */
         size_t n = strlen(e->path), k = sizeof(deleted) - 1;
         if ((n <= k || strcmp(e->path + n - k, deleted) != 0) && access(e->path, R_OK) == 0)
                 return e->path;
@@ -1984,7 +1993,7 @@ static bool image_module(struct perf_conv *c, struct conv_image *e, uint32_t pid
                 if (strcmp(e->path, "[vdso]") == 0)
                         m = vdso_module(c);
                 else if (e->path[0] == '/' &&
-                         unwind_cache_get(c->uw_cache, image_file(e, pid, buf, sizeof(buf)),
+                         unwind_cache_get(c->uw_cache, image_file(c, e, pid, buf, sizeof(buf)),
                                           e->build_id_size ? e->build_id : NULL, e->build_id_size,
                                           &m) < 0)
                         m = NULL;

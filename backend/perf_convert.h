@@ -394,6 +394,10 @@ void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
 /* The stack-walk mode in force and its copy size, for the UnwindStats events (the events' own
    walk field decides each sample's walk). */
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes);
+/* Records of a recording made elsewhere or earlier (a perf.data file): the DWARF walk reads an
+   image's rules from its recorded path only (its build-id checked where known), never from this
+   machine's /proc (whose processes are not the recording's). */
+void perf_conv_set_offline(struct perf_conv *c, bool is_offline);
 void perf_conv_get_unwind_stats(const struct perf_conv *c, struct perf_conv_unwind_stats *st);
 /* Writes etwtop's UnwindStats event (the counts so far) on cpu at ts. */
 int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts);
