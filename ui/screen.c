@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* screen.c: owns the terminal: curses, colours, the list browser, the key table and help. */
 #include "ui/screen.h"
+#include "ui/header_wrap.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -648,13 +649,19 @@ void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_tab
         if (vs->has_sorted)
                 ui_table_sort(t, vs->sort_col, vs->is_reversed);
         int y = 0;
-        /* small terminals: the header goes first, the table keeps at least 3 rows */
-        uint32_t nr_header = f->nr_header;
-        while (nr_header && (int)nr_header + 6 > LINES)
-                nr_header--;
+        /* the header folded at the screen's width, every field seen; small terminals: the
+           table keeps at least 3 rows */
+        static char rows[UI_HEADER_ROWS][UI_HEADER_ROW];
+        uint32_t max = LINES > 6 ? (uint32_t)(LINES - 6) : 0;
+        if (max > UI_HEADER_ROWS)
+                max = UI_HEADER_ROWS;
+        uint32_t nr_first = ui_header_wrap(f->header, f->nr_header ? 1 : 0, COLS, rows, max);
+        uint32_t nr_header =
+                nr_first + ui_header_wrap(f->header + 1, f->nr_header ? f->nr_header - 1 : 0, COLS,
+                                          rows + nr_first, max - nr_first);
         for (uint32_t i = 0; i < nr_header; i++)
-                put_line(y++, f->header[i],
-                         i == 0 ? (attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD) : 0);
+                put_line(y++, rows[i],
+                         i < nr_first ? (attr_of(s, PAIR_HEADER, A_BOLD) | A_BOLD) : 0);
         if (f->timeline && LINES >= 12)
                 draw_timeline(s, f->timeline, y++);
         if (LINES >= 4) {
