@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "etw/ntwmi.h"
+#include "util/out_file.h"
 
 #define LOGFILE_HEADER64_SIZE 0x118
 #define SYSTEM_HEADER_SIZE    0x20
@@ -521,33 +522,22 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         return 0;
 }
 
-/* Creates path for writing: 0600, no symlink followed, no existing file replaced unless
-   is_force (then the old name is removed first, whatever it was, unless a directory). */
+/* Creates path for writing through out_file (util/out_file.h): 0600, no symlink followed, no
+   existing file replaced unless is_force, and then only a regular file of ours (a FIFO, a
+   device, a link or another user's file is refused). The file is at its name on return. */
 static int create_output(const char *path, bool is_force, struct etl_error *err)
 {
-        if (is_force) {
-                struct stat st;
-                if (lstat(path, &st) == 0) {
-                        if (S_ISDIR(st.st_mode)) {
-                                etl_error_set(err, 0, "%s is a directory", path);
-                                return -EISDIR;
-                        }
-                        if (unlink(path) < 0) {
-                                int e = errno;
-                                etl_error_set(err, 0, "cannot replace %s: %s", path, strerror(e));
-                                return -e;
-                        }
-                }
+        struct out_file f;
+        char msg[512];
+        int rc = out_file_open(&f, path, is_force ? OUT_FILE_FORCE : 0, msg, sizeof(msg));
+        if (rc == 0 && (rc = out_file_place(&f, msg, sizeof(msg))) < 0)
+                out_file_abort(&f);
+        if (rc < 0) {
+                etl_error_set(err, 0, "%s", msg);
+                return rc;
         }
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-                int e = errno;
-                if (e == EEXIST)
-                        etl_error_set(err, 0, "%s exists: not overwritten (use --force)", path);
-                else
-                        etl_error_set(err, 0, "cannot create %s: %s", path, strerror(e));
-                return -e;
-        }
+        int fd = f.fd;
+        free(f.path);
         return fd;
 }
 

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "verbs.h"
 #include "merge_images.h"
+#include "merge_output.h"
 #include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
@@ -80,7 +81,8 @@ static void usage(FILE *out)
               "  --buffering            --start: a flight recorder (its ring in memory, no file)\n"
               "  --realtime             --start: for real-time consumers (--attach), with or\n"
               "                         without -f\n"
-              "  --force                replace the output file if it exists\n"
+              "  --force                replace the output file if it exists and is a regular\n"
+              "                         file of yours (never a link, FIFO or device)\n"
               "\n"
               "The screen and the reports:\n"
               "  -b, --batch            text frames on stdout instead of the screen\n"
@@ -101,7 +103,7 @@ static void usage(FILE *out)
               "  --annotate FUNCTION    --replay -b: FUNCTION's instructions with their samples\n"
               "                         and source lines (or module!function)\n"
               "  --from S, --to S       --replay -b, --dump: only [S, S) seconds of the trace\n"
-              "  -o, --output FILE      --merge: the merged file\n"
+              "  -o, --output FILE      --export, --merge: the file written (- for stdout)\n"
               "\n"
               "NAME, for the session verbs, defaults to \"NT Kernel Logger\".\n"
               "\n"
@@ -269,24 +271,7 @@ static int merge_main(const char *output, bool is_force, char **inputs, int nr_i
                 fprintf(stderr, "etwtop: --merge needs -o OUT.etl and at least one input\n");
                 return 2;
         }
-        struct stat st;
-        if (is_force && lstat(output, &st) == 0) {
-                if (S_ISDIR(st.st_mode)) {
-                        fprintf(stderr, "etwtop: %s is a directory\n", output);
-                        return 1;
-                }
-                if (unlink(output) < 0) {
-                        fprintf(stderr, "etwtop: cannot replace %s: %s\n", output, strerror(errno));
-                        return 1;
-                }
-        }
-        ULONG rc = CreateMergedTraceFile(output, (LPCSTR *)inputs, (ULONG)nr_inputs,
-                                         EVENT_TRACE_MERGE_EXTENDED_DATA_DEFAULT);
-        if (rc != ERROR_SUCCESS) {
-                fprintf(stderr, "etwtop: %s (Win32 error %u)\n", etw_last_error_text(), rc);
-                return 1;
-        }
-        return 0;
+        return merge_output_run(output, is_force, inputs, nr_inputs);
 }
 
 /* Which collection options were given (--update changes only those). */
