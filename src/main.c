@@ -49,6 +49,11 @@ static void usage(FILE *out)
               "       etwtop --stop [NAME] [-d OUT.etl]    stop it; -d: its file or ring, with\n"
               "                                            image identity merged (xperf -stop -d)\n"
               "       etwtop --loggers                     every running session (xperf -loggers)\n"
+              "       etwtop --boottrace -f OUT.etl [options] | --boottrace off\n"
+              "                                            trace every boot from early on: a\n"
+              "                                            systemd unit run as root (etwtop's\n"
+              "                                            binary must be root's alone); off\n"
+              "                                            removes it\n"
               "       etwtop --attach [NAME] [-b]          the screen over a running session (q\n"
               "                                            leaves it running)\n"
               "       etwtop --host                        the session host in the foreground\n"
@@ -449,6 +454,12 @@ static int boottrace_main(const struct collect_args *ca, const struct collect_gi
         if (file && file[0] != '/') {
                 fprintf(stderr, "etwtop: --boottrace -f takes an absolute path (the unit runs "
                                 "from /)\n");
+                return 2;
+        }
+        if (!file) {
+                fprintf(stderr, "etwtop: --boottrace installs a unit that runs etwtop as root at "
+                                "every boot: give -f FILE (where the trace goes) and the "
+                                "collection options; --boottrace off removes it\n");
                 return 2;
         }
         struct boottrace_config c = {0};
