@@ -9,8 +9,8 @@ set -u
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1 # "-o -" must write no file named -: none is made where this runs
 . "$(dirname "$0")/check.sh"
+cd "$tmp" || exit 1 # "-o -" must write no file named -: none is made where this runs
 
 # run_bounded OUT ARGS...: etwtop ARGS with a 60 s bound (a hang on a FIFO fails, rc 124)
 run_bounded() {
