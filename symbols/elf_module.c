@@ -3,6 +3,8 @@
    function table, segments, inline frames and source lines through libdwfl. */
 #include "elf_module.h"
 
+#include "debuglink.h"
+
 #include "symbols/sym_table.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
@@ -306,7 +308,8 @@ static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, co
                 strcat(m->debuginfo_path, rq->dirs[i]);
         }
         m->cb.find_elf = dwfl_build_id_find_elf;
-        m->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+        /* the debug link is untrusted data: its candidates are opened checked (debuglink.h) */
+        m->cb.find_debuginfo = debuglink_find_debuginfo;
         m->cb.section_address = dwfl_offline_section_address;
         m->cb.debuginfo_path = &m->debuginfo_path;
         m->dwfl = dwfl_begin(&m->cb);
@@ -319,6 +322,10 @@ static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, co
         int own_fd = fd >= 0 ? dup(fd) : -1;
         m->mod = dwfl_report_elf(m->dwfl, name, file, own_fd, 0, true);
         dwfl_report_end(m->dwfl, NULL, NULL);
+        void **userdata = NULL;
+        if (m->mod && dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) &&
+            userdata)
+                *userdata = m->debuginfo_path; /* for debuglink_find_debuginfo */
         if (!m->mod) {
                 if (own_fd >= 0)
                         close(own_fd);
