@@ -74,14 +74,14 @@ C
                 check "dl: recorded ($(head -c 200 "$tmp/rec.err"))" [ $? = 0 ]
                 wait "$spin"
                 spin=
-                timeout 60 "$ETWTOP" --replay "$tmp/dl.etl" -b --top 5 >"$tmp/dl.txt" 2>&1
+                timeout 60 "$ETWTOP" --replay "$tmp/dl.etl" -b --top 100 >"$tmp/dl.txt" 2>&1
                 rc=$?
                 check "a debug link naming a FIFO: the replay returns (rc $rc, 124 is a hang)" [ $rc = 0 ]
                 check "...the program's samples counted" grep -q ' dl_spin ' "$tmp/dl.txt"
                 check "...the FIFO still a FIFO" [ -p "$tmp/dl/dl_spin.debug" ]
                 rm "$tmp/dl/dl_spin.debug"
                 mv "$tmp/dl/real.debug" "$tmp/dl/dl_spin.debug"
-                timeout 60 "$ETWTOP" --replay "$tmp/dl.etl" -b --top 5 >"$tmp/dl2.txt" 2>&1
+                timeout 60 "$ETWTOP" --replay "$tmp/dl.etl" -b --top 100 >"$tmp/dl2.txt" 2>&1
                 check "a real debug file there: the function named from it" \
                         grep -Eq ' dl_spin +fifo_spin$' "$tmp/dl2.txt"
         else
