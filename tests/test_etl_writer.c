@@ -222,7 +222,8 @@ static void test_file_safety(void **state)
         assert_int_equal(stat(path, &st), 0);
         assert_int_equal(st.st_size, 4); /* nothing already written is lost */
 
-        /* never through a symlink, even with force the link is replaced, not followed */
+        /* never through a symlink, and even with force only a regular file is replaced: the
+           link, a FIFO, stay as they were (util/out_file.h) */
         path_of(target, sizeof(target), "target");
         path_of(link, sizeof(link), "link.etl");
         fd = open(target, O_CREAT | O_WRONLY, 0644);
@@ -230,14 +231,20 @@ static void test_file_safety(void **state)
         close(fd);
         assert_int_equal(symlink(target, link), 0);
         assert_true(etl_writer_open_file(w, link, false, &err) < 0);
-        assert_int_equal(etl_writer_open_file(w, link, true, &err), 0);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
+        assert_int_equal(etl_writer_open_file(w, link, true, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "a symbolic link"));
         assert_int_equal(stat(target, &st), 0);
         assert_int_equal(st.st_size, 8);
         assert_int_equal(lstat(link, &st), 0);
-        assert_true(S_ISREG(st.st_mode));
-        assert_int_equal(st.st_mode & 0777, 0600);
+        assert_true(S_ISLNK(st.st_mode));
+        char fifo[128];
+        path_of(fifo, sizeof(fifo), "fifo.etl");
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(etl_writer_open_file(w, fifo, true, &err), -EINVAL);
+        assert_non_null(strstr(err.msg, "a FIFO"));
+        assert_int_equal(lstat(fifo, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode));
+        etl_writer_free(w);
 
         /* force over an existing regular file */
         w = new_writer(1, 4096);
