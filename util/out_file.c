@@ -51,15 +51,17 @@ static int check(const char *path, unsigned flags, struct stat *st, char *err, s
                 snprintf(err, err_size, "%s: %s", path, strerror(-rc));
                 return rc;
         }
+        /* without --force, whatever is there is -EEXIST (as O_EXCL says), with its reason */
+        bool is_force = flags & OUT_FILE_FORCE;
         if (!S_ISREG(st->st_mode)) {
                 snprintf(err, err_size, "%s is %s, not a regular file: not replaced", path,
                          kind_of(st->st_mode));
-                return -EINVAL;
+                return is_force ? -EINVAL : -EEXIST;
         }
         if (st->st_uid != geteuid()) {
                 snprintf(err, err_size, "%s belongs to uid %u, not to this user: not replaced",
                          path, (unsigned)st->st_uid);
-                return -EPERM;
+                return is_force ? -EPERM : -EEXIST;
         }
         if (!(flags & OUT_FILE_FORCE)) {
                 snprintf(err, err_size, "%s exists: not overwritten (use --force)", path);

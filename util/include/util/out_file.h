@@ -31,10 +31,10 @@ struct out_file {
 };
 
 /* Says whether path may be written: 0 when nothing is there, or when a regular file of the
-   caller's is and flags has OUT_FILE_FORCE; else -EEXIST (exists, no --force), -EPERM (another
-   user's file) or -EINVAL (not a regular file: symlink, FIFO, device, socket, directory), with
-   err saying which and that nothing was replaced. The name is never followed or opened for
-   reading or writing (O_PATH). */
+   caller's is and flags has OUT_FILE_FORCE; else -EEXIST (something is there and no --force),
+   or with --force -EPERM (another user's file) or -EINVAL (not a regular file: symlink, FIFO,
+   device, socket, directory), with err saying which and that nothing was replaced. The name is
+   never followed or opened for reading or writing (O_PATH). */
 int out_file_check(const char *path, unsigned flags, char *err, size_t err_size);
 
 /* Opens f for writing to path after out_file_check: a name that is free is created at once
