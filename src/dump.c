@@ -30,8 +30,9 @@ struct dump_file {
 };
 
 /* DUMP's held samples (hold_sample): at most this many at once, each for this many events. */
-#define MAX_PENDING 64
-#define HOLD_EVENTS 65536
+#define MAX_PENDING      64
+#define HOLD_EVENTS      65536
+#define HOLD_WRITE_BYTES (4u << 20) /* the held text written out past this much */
 
 struct pending_sample {
         uint32_t file, tid;
@@ -510,8 +511,20 @@ static void settle_samples(struct dump *d, const struct dump_file *f, const stru
         d->nr_pending = k;
         if (!ev)
                 d->nr_pending = 0;
-        if (!d->nr_pending)
+        if (!d->nr_pending) {
                 outbuf_release(&d->out);
+                return;
+        }
+        /* what comes before the oldest sample still waiting is written: a trace whose samples
+           never get stacks holds no more than a few MB at a time */
+        size_t first = d->pending[0].pid_pos;
+        for (uint32_t i = 1; i < d->nr_pending; i++)
+                first = d->pending[i].pid_pos < first ? d->pending[i].pid_pos : first;
+        if (first >= HOLD_WRITE_BYTES) {
+                outbuf_release_before(&d->out, first);
+                for (uint32_t i = 0; i < d->nr_pending; i++)
+                        d->pending[i].pid_pos -= first;
+        }
 }
 
 static void on_event(void *ctx, const struct kevent *ev)

@@ -95,6 +95,22 @@ void outbuf_release(struct outbuf *o)
         o->nr_held = o->held_cap = 0;
 }
 
+void outbuf_release_before(struct outbuf *o, size_t pos)
+{
+        if (!o->is_holding)
+                return;
+        size_t from_held = pos < o->nr_held ? pos : o->nr_held;
+        size_t from_data = pos - from_held < o->len ? pos - from_held : o->len;
+        write_all(o, o->held, from_held);
+        memmove(o->held, o->held + from_held, o->nr_held - from_held);
+        o->nr_held -= from_held;
+        if (from_data) {
+                write_all(o, o->data, from_data);
+                memmove(o->data, o->data + from_data, o->len - from_data);
+                o->len -= from_data;
+        }
+}
+
 static inline void ensure(struct outbuf *o, size_t n)
 {
         if (o->len + n > sizeof(o->data)) {

@@ -31,6 +31,9 @@ size_t outbuf_tell(const struct outbuf *o);
 void outbuf_patch(struct outbuf *o, size_t pos, const char *s, size_t n);
 /* Ends the hold: what it held is written (before what is buffered after it). */
 void outbuf_release(struct outbuf *o);
+/* Writes the first pos bytes of the hold, which goes on: positions told before count from pos
+   now (the caller subtracts it). */
+void outbuf_release_before(struct outbuf *o, size_t pos);
 
 void outbuf_put(struct outbuf *o, const char *s, size_t n);
 void outbuf_puts(struct outbuf *o, const char *s);
