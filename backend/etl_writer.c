@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "etw/ntwmi.h"
+#include "util/out_file.h"
 
 #define LOGFILE_HEADER64_SIZE 0x118
 #define SYSTEM_HEADER_SIZE    0x20

@@ -1559,9 +1559,15 @@ static int dec_dbg_id(struct kdecoder *d, struct kevent *ev, const struct payloa
         ev->dbg_id.pid = le_get32(pl->p + ps);
         ev->dbg_id.pdb_file_name = "";
         if (is_rsds) {
+                ev->dbg_id.has_pdb = true;
                 memcpy(&ev->dbg_id.guid_sig, pl->p + ps + 4, sizeof(GUID));
                 ev->dbg_id.age = le_get32(pl->p + ps + 20);
                 ev->dbg_id.pdb_file_name = get_ansi(d, pl, ps + 24, &next);
+        } else if (ev->opcode == KTC_DBGID_PPDB) {
+                ev->dbg_id.has_ppdb = true;
+                ev->dbg_id.time_date_stamp = le_get32(pl->p + ps + 4);
+                ev->dbg_id.major_version = le_get16(pl->p + ps + 8);
+                ev->dbg_id.minor_version = le_get16(pl->p + ps + 10);
         }
         ev->pid = ev->dbg_id.pid;
         return 0;

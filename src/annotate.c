@@ -6,6 +6,7 @@
 
 #include "model/profile.h"
 #include "outbuf.h"
+#include "util/in_file.h"
 #include "util/xalloc.h"
 
 #include <capstone.h>
@@ -153,10 +154,14 @@ static void source_line(struct annotation *a, uint32_t path, uint32_t line, cons
                 source_text_free(t);
                 t->path = path;
                 const char *name = sym_name(a->p->store, path);
-                FILE *f = name[0] == '/' ? fopen(name, "rb") : NULL;
+                /* a name from the file's DWARF: only a regular file is read (a FIFO named
+                   there would block the open, a device would be read) */
                 struct stat st;
-                if (f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-                    st.st_size < SOURCE_MAX_BYTES) {
+                int fd = name[0] == '/' ? in_file_open(name, 0, &st) : -ENOENT;
+                FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+                if (fd >= 0 && !f)
+                        close(fd);
+                if (f && st.st_size < SOURCE_MAX_BYTES) {
                         size_t size = (size_t)st.st_size;
                         t->data = xmalloc(size + 1);
                         size = fread(t->data, 1, size, f);
@@ -229,10 +234,12 @@ static int code_file_open(struct code_file *cf, const struct sym_module_info *in
                 snprintf(why, why_size, "its names come from %s, no file holds its code", path);
                 return -ENOENT;
         }
-        cf->fd = open(path, O_RDONLY | O_CLOEXEC);
+        cf->fd = in_file_open(path, 0, NULL);
         if (cf->fd < 0) {
-                int e = errno;
-                snprintf(why, why_size, "%s: %s", path, strerror(e));
+                int e = -cf->fd;
+                cf->fd = -1;
+                snprintf(why, why_size, "%s: %s", path,
+                         e == EINVAL ? "not a regular file" : strerror(e));
                 return -e;
         }
         elf_version(EV_CURRENT);

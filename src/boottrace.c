@@ -102,6 +102,62 @@ static int write_whole(const char *path, const char *text, mode_t mode, char *er
         return 0;
 }
 
+/* Why path (absolute) is not root's alone, into err; 0 when it is. Every directory from / down
+   and the file itself must belong to root and be writable by no group or other user: else
+   another user could put their own program where the unit runs one as root at every boot. A
+   directory that others may write but that has the sticky bit (/tmp) counts as root's for an
+   entry of root's in it, which only root may then rename or remove. */
+int boottrace_check_exe(const char *path, char *err, size_t err_size)
+{
+        char p[1024];
+        if (path[0] != '/' || strlen(path) >= sizeof(p)) {
+                snprintf(err, err_size, "etwtop's path (%s) is not absolute", path);
+                return -1;
+        }
+        snprintf(p, sizeof(p), "%s", path);
+        size_t end = 1;
+        for (;;) {
+                char saved = p[end];
+                p[end] = '\0';
+                struct stat st;
+                if (lstat(p, &st) < 0) {
+                        snprintf(err, err_size, "%s: %s", p, strerror(errno));
+                        return -1;
+                }
+                bool is_last = saved == '\0';
+                const char *why = NULL;
+                if (S_ISLNK(st.st_mode))
+                        why = "is a symbolic link";
+                else if (st.st_uid != 0)
+                        why = "belongs to a user other than root";
+                else if ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+                         (is_last || !S_ISDIR(st.st_mode) || !(st.st_mode & S_ISVTX)))
+                        why = "is writable by users other than root";
+                else if (is_last && !S_ISREG(st.st_mode))
+                        why = "is not a regular file";
+                else if (!is_last && !S_ISDIR(st.st_mode))
+                        why = "is not a directory";
+                if (why) {
+                        snprintf(err, err_size,
+                                 "%s %s (uid %u, mode %04o): the boot unit would run what it "
+                                 "holds as root at every boot; install etwtop where only root "
+                                 "can change it (as /usr/local/bin)",
+                                 p, why, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+                        return -1;
+                }
+                p[end] = saved;
+                if (is_last)
+                        return 0;
+                /* the next component: skip repeated slashes */
+                while (p[end] == '/')
+                        end++;
+                if (!p[end])
+                        return 0;
+                while (p[end] && p[end] != '/')
+                        end++;
+        }
+}
+
 int boottrace_install(const struct boottrace_config *c, const char *exe, FILE *out, char *err,
                       size_t err_size)
 {
@@ -116,6 +172,8 @@ int boottrace_install(const struct boottrace_config *c, const char *exe, FILE *o
                          exe);
                 return -1;
         }
+        if (boottrace_check_exe(exe, err, err_size) < 0)
+                return -1;
 
         char text[BOOTTRACE_MAX_KEYS * 1100 + 256];
         size_t len = (size_t)snprintf(text, sizeof(text),
@@ -179,12 +237,15 @@ int boottrace_install(const struct boottrace_config *c, const char *exe, FILE *o
                 snprintf(err, err_size, "cannot link %s: %s", link, strerror(errno));
                 return -1;
         }
-        fprintf(out, "wrote %s\nwrote %s\nenabled it: %s\n", conf, unit, link);
+        const char *name =
+                boottrace_get(c, "name") ? boottrace_get(c, "name") : BOOTTRACE_LOGGER_NAME;
+        fprintf(out, "wrote %s (the settings)\nwrote %s (a systemd unit)\nenabled it: %s\n", conf,
+                unit, link);
         fprintf(out,
-                "the session \"%s\" starts at the next boot; etwtop --stop %s -d boot.etl "
-                "ends it\n",
-                boottrace_get(c, "name") ? boottrace_get(c, "name") : BOOTTRACE_LOGGER_NAME,
-                boottrace_get(c, "name") ? boottrace_get(c, "name") : BOOTTRACE_LOGGER_NAME);
+                "at every boot, until undone, systemd runs %s --boottrace-start %s as root;\n"
+                "the session \"%s\" it starts writes %s; etwtop --stop %s -d boot.etl ends it\n"
+                "to undo: etwtop --boottrace off (removes the three files above)\n",
+                exe, conf, name, boottrace_get(c, "file") ? boottrace_get(c, "file") : "?", name);
         return 0;
 }
 

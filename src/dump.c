@@ -15,6 +15,7 @@
 #include "model/event_stats.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
+#include "util/xalloc.h"
 
 #define MAX_DUMP_FILES 64
 
@@ -28,8 +29,25 @@ struct dump_file {
         uint32_t index;
 };
 
+/* DUMP's held samples (hold_sample): at most this many at once, each for this many events. */
+#define MAX_PENDING      64
+#define HOLD_EVENTS      65536
+#define HOLD_WRITE_BYTES (4u << 20) /* the held text written out past this much */
+
+struct pending_sample {
+        uint32_t file, tid;
+        int64_t time_ns;
+        size_t pid_pos;     /* the pid column's 7 bytes, an outbuf_tell of the hold */
+        uint64_t nr_events; /* the dump's count of lines at the sample */
+};
+
 struct dump {
         struct outbuf out;
+        char **names; /* owned, each owned: the TraceLogging names seen (intern_name) */
+        uint32_t nr_names, names_cap;
+        struct pending_sample pending[MAX_PENDING];
+        uint32_t nr_pending;
+        uint64_t nr_events;        /* lines written */
         struct event_stats *stats; /* owned */
         const struct dump_options *opts;
         uint32_t nr_files;
@@ -51,13 +69,43 @@ static void put_clean(struct dump *d, const char *s)
         outbuf_puts(&d->out, d->text);
 }
 
-/* key=value with a sanitized, quoted string value */
+/* s sanitized and quoted as Windows quotes a command line's argument (CommandLineToArgvW's
+   rules): '"' as \", and the backslashes before a '"' or the closing quote doubled, others as
+   they are, so that paths read as Windows writes them and a value ends at its first unescaped
+   quote: cmdline="\"dwm.exe\"", dir="C:\Windows\\". */
+static void put_escaped(struct dump *d, const char *s)
+{
+        if (!text_is_clean(s)) {
+                text_sanitize(d->text, sizeof(d->text), s);
+                s = d->text;
+        }
+        for (const char *p = s;;) {
+                size_t n = strcspn(p, "\"\\");
+                outbuf_put(&d->out, p, n);
+                p += n;
+                size_t nr_slashes = strspn(p, "\\");
+                outbuf_put(&d->out, p, nr_slashes);
+                p += nr_slashes;
+                if (*p == '"' || !*p) {
+                        for (size_t i = 0; i < nr_slashes; i++)
+                                outbuf_putc(&d->out, '\\');
+                }
+                if (!*p)
+                        break;
+                if (*p == '"') {
+                        outbuf_puts(&d->out, "\\\"");
+                        p++;
+                }
+        }
+}
+
+/* key=value with a sanitized, quoted, escaped string value */
 static void put_str_field(struct dump *d, const char *key, const char *value)
 {
         outbuf_putc(&d->out, ' ');
         outbuf_puts(&d->out, key);
         outbuf_puts(&d->out, "=\"");
-        put_clean(d, value);
+        put_escaped(d, value);
         outbuf_putc(&d->out, '"');
 }
 
@@ -174,14 +222,23 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                 put_str_field(d, "name", ev->image_id.original_file_name);
                 break;
         case KEV_DBG_ID: {
-                char g[64];
+                /* what each payload holds (ETL-FORMAT.md 3.10): None and Determ, the image and
+                   its process only; PPDB, a stamp and a version; RSDS, the PDB's identity */
                 put_hex_field(d, "base", ev->dbg_id.base);
                 put_pid_field(d, "pid", ev->dbg_id.pid);
-                format_guid(g, sizeof(g), &ev->dbg_id.guid_sig);
-                outbuf_puts(&d->out, " guid=");
-                outbuf_puts(&d->out, g);
-                put_u64_field(d, "age", ev->dbg_id.age);
-                put_str_field(d, "pdb", ev->dbg_id.pdb_file_name);
+                if (ev->dbg_id.has_ppdb) {
+                        put_hex_field(d, "timestamp", ev->dbg_id.time_date_stamp);
+                        put_u64_field(d, "major", ev->dbg_id.major_version);
+                        put_u64_field(d, "minor", ev->dbg_id.minor_version);
+                }
+                if (ev->dbg_id.has_pdb) {
+                        char g[64];
+                        format_guid(g, sizeof(g), &ev->dbg_id.guid_sig);
+                        outbuf_puts(&d->out, " guid=");
+                        outbuf_puts(&d->out, g);
+                        put_u64_field(d, "age", ev->dbg_id.age);
+                        put_str_field(d, "pdb", ev->dbg_id.pdb_file_name);
+                }
                 break;
         }
         case KEV_FILE_VERSION:
@@ -382,32 +439,104 @@ static const char *ext_string(const uint8_t *p, size_t size)
 }
 
 /* "Provider/Event" from a TraceLogging event's PROV_TRAITS and EVENT_SCHEMA_TL extended items
-   (ETL-FORMAT.md 2.8). Returns false when the record has no event name. */
-static bool put_tracelogging_name(struct dump *d, const EVENT_RECORD *rec)
+   (ETL-FORMAT.md 2.8), sanitized, into buf. Returns false when the record has no event name. */
+static bool tracelogging_name(const EVENT_RECORD *rec, char *buf, size_t size)
 {
         const char *provider = NULL, *event = NULL;
         for (USHORT i = 0; rec && i < rec->ExtendedDataCount; i++) {
                 const EVENT_HEADER_EXTENDED_DATA_ITEM *x = &rec->ExtendedData[i];
                 const uint8_t *p = (const uint8_t *)(uintptr_t)x->DataPtr;
-                size_t size = x->DataSize;
-                if (x->ExtType == EVENT_HEADER_EXT_TYPE_PROV_TRAITS && size > 2) {
-                        provider = ext_string(p + 2, size - 2);
-                } else if (x->ExtType == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL && size > 3) {
+                size_t n = x->DataSize;
+                if (x->ExtType == EVENT_HEADER_EXT_TYPE_PROV_TRAITS && n > 2) {
+                        provider = ext_string(p + 2, n - 2);
+                } else if (x->ExtType == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL && n > 3) {
                         /* u16 size, tag bytes while bit 7 is set, then the name */
                         size_t k = 2;
-                        while (k < size && (p[k] & 0x80))
+                        while (k < n && (p[k] & 0x80))
                                 k++;
                         k++;
-                        if (k < size)
-                                event = ext_string(p + k, size - k);
+                        if (k < n)
+                                event = ext_string(p + k, n - k);
                 }
         }
         if (!event)
                 return false;
-        put_clean(d, provider && *provider ? provider : "TraceLogging");
-        outbuf_putc(&d->out, '/');
-        put_clean(d, event);
+        char raw[512];
+        snprintf(raw, sizeof(raw), "%s/%s", provider && *provider ? provider : "TraceLogging",
+                 event);
+        text_sanitize(buf, size, raw);
         return true;
+}
+
+/* The one copy of a TraceLogging name (owned by d): the same text is the same pointer, as
+   event_stats wants a type's name to be. */
+static const char *intern_name(struct dump *d, const char *name)
+{
+        for (uint32_t i = 0; i < d->nr_names; i++)
+                if (strcmp(d->names[i], name) == 0)
+                        return d->names[i];
+        if (d->nr_names == d->names_cap) {
+                d->names_cap = d->names_cap ? 2 * d->names_cap : 16;
+                d->names = xrealloc(d->names, d->names_cap * sizeof(*d->names));
+        }
+        d->names[d->nr_names] = xstrdup(name);
+        return d->names[d->nr_names++];
+}
+
+/* A sample whose thread no event had named yet (pid -1): its line is held until its stack,
+   which names the process, as the replay's model takes it (hot.c). */
+static void hold_sample(struct dump *d, const struct dump_file *f, const struct kevent *ev,
+                        size_t pid_pos)
+{
+        if (d->nr_pending == MAX_PENDING) {
+                /* the oldest goes unnamed */
+                memmove(d->pending, d->pending + 1, (MAX_PENDING - 1) * sizeof(d->pending[0]));
+                d->nr_pending--;
+        }
+        d->pending[d->nr_pending++] = (struct pending_sample){.file = f->index,
+                                                              .tid = ev->tid,
+                                                              .time_ns = ev->time_ns,
+                                                              .pid_pos = pid_pos,
+                                                              .nr_events = d->nr_events};
+}
+
+/* A stack: the held sample it belongs to (same file, thread and event time) gets its process;
+   samples held too long go unnamed; the hold ends when none waits. */
+static void settle_samples(struct dump *d, const struct dump_file *f, const struct kevent *ev)
+{
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < d->nr_pending; i++) {
+                struct pending_sample *ps = &d->pending[i];
+                if (ev && ev->type == KEV_STACK && ps->file == f->index &&
+                    ps->tid == ev->stack.tid && ps->time_ns == ev->stack.event_time_ns &&
+                    ev->stack.pid != 0xFFFFFFFFu) {
+                        char col[16];
+                        int n = snprintf(col, sizeof(col), "%7u", (unsigned)ev->stack.pid);
+                        if (n == 7)
+                                outbuf_patch(&d->out, ps->pid_pos, col, 7);
+                        continue;
+                }
+                if (ev && d->nr_events - ps->nr_events > HOLD_EVENTS)
+                        continue;
+                d->pending[k++] = *ps;
+        }
+        d->nr_pending = k;
+        if (!ev)
+                d->nr_pending = 0;
+        if (!d->nr_pending) {
+                outbuf_release(&d->out);
+                return;
+        }
+        /* what comes before the oldest sample still waiting is written: a trace whose samples
+           never get stacks holds no more than a few MB at a time */
+        size_t first = d->pending[0].pid_pos;
+        for (uint32_t i = 1; i < d->nr_pending; i++)
+                first = d->pending[i].pid_pos < first ? d->pending[i].pid_pos : first;
+        if (first >= HOLD_WRITE_BYTES) {
+                outbuf_release_before(&d->out, first);
+                for (uint32_t i = 0; i < d->nr_pending; i++)
+                        d->pending[i].pid_pos -= first;
+        }
 }
 
 static void on_event(void *ctx, const struct kevent *ev)
@@ -416,24 +545,38 @@ static void on_event(void *ctx, const struct kevent *ev)
         struct dump *d = f->d;
         struct outbuf *o = &d->out;
 
+        /* a self-describing event names itself: the same name in its line and the totals */
+        const struct kevent *named = ev;
+        struct kevent copy;
+        char tl[256];
+        if (!(ev->name && ev->name[0]) && tracelogging_name(d->record, tl, sizeof(tl))) {
+                copy = *ev;
+                copy.name = intern_name(d, tl);
+                named = &copy;
+        }
         /* a stack reassembled from a cache key is part of its definition event: not counted */
         if (!(ev->type == KEV_STACK && ev->stack.is_from_key))
-                event_stats_add(d->stats, ev, d->payload_bytes);
+                event_stats_add(d->stats, named, d->payload_bytes);
         if (d->opts->is_totals_only)
                 return;
+        d->nr_events++;
+        bool is_unnamed_sample = (ev->type == KEV_SAMPLE || ev->type == KEV_PMC_SAMPLE) &&
+                                 ev->pid == 0xFFFFFFFFu && ev->tid != 0xFFFFFFFFu;
+        if (is_unnamed_sample)
+                outbuf_hold(o);
         if (d->nr_files > 1) {
                 outbuf_u64(o, f->index);
                 outbuf_putc(o, ' ');
         }
         outbuf_seconds(o, ev->time_ns, 13);
         outbuf_u64_width(o, ev->cpu, 4);
+        if (is_unnamed_sample)
+                hold_sample(d, f, ev, outbuf_tell(o));
         outbuf_i64_width(o, ev->pid == 0xFFFFFFFFu ? -1 : (int64_t)ev->pid, 7);
         outbuf_i64_width(o, ev->tid == 0xFFFFFFFFu ? -1 : (int64_t)ev->tid, 7);
         outbuf_putc(o, ' ');
-        if (ev->name && ev->name[0]) {
-                outbuf_puts(o, ev->name);
-        } else if (put_tracelogging_name(d, d->record)) {
-                /* a self-describing event names itself */
+        if (named->name && named->name[0]) {
+                outbuf_puts(o, named->name);
         } else {
                 char g[64];
                 format_guid(g, sizeof(g), ev->provider);
@@ -448,6 +591,8 @@ static void on_event(void *ctx, const struct kevent *ev)
                 put_fields(d, ev);
         }
         outbuf_putc(o, '\n');
+        if (d->nr_pending && !is_unnamed_sample)
+                settle_samples(d, f, ev);
 }
 
 static VOID WINAPI on_record(PEVENT_RECORD rec)
@@ -687,6 +832,7 @@ int dump_run(const struct dump_options *opts, char *err, size_t err_size)
                          etw_last_error_text(), status);
                 goto out;
         }
+        settle_samples(d, NULL, NULL); /* the samples whose stacks never came: unnamed */
         print_totals(d);
         for (uint32_t i = 0; i < d->nr_files; i++)
                 print_file_stats(d, &files[i]);
@@ -702,8 +848,13 @@ out:
                 for (uint32_t i = 0; i < MAX_DUMP_FILES; i++)
                         kdecoder_free(files[i].decoder);
         }
-        if (d)
+        if (d) {
                 event_stats_free(d->stats);
+                for (uint32_t i = 0; i < d->nr_names; i++)
+                        free(d->names[i]);
+                free(d->names);
+                free(d->out.held);
+        }
         free(files);
         free(d);
         return rc;

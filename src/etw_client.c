@@ -4,6 +4,7 @@
 #include "etw_client.h"
 
 #include "etw/etwtop_ext.h"
+#include "util/out_file.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -141,12 +142,10 @@ int etw_client_start(struct etw_client *c, const struct etw_client_options *o,
         memset(c, 0, sizeof(*c));
         snprintf(c->logger_name, sizeof(c->logger_name), "%s",
                  o->logger_name ? o->logger_name : KERNEL_LOGGER_NAMEA);
-        if (o->file && !o->is_force && access(o->file, F_OK) == 0) {
-                snprintf(err, err_size, "%s exists: give --force to replace it", o->file);
+        /* only a regular file of ours is replaced (out_file.h): not /dev/null, a FIFO, a link */
+        if (o->file &&
+            out_file_make_room(o->file, o->is_force ? OUT_FILE_FORCE : 0, err, err_size) < 0)
                 return -1;
-        }
-        if (o->file && o->is_force)
-                unlink(o->file);
         /* The session starts with the flags whose rundown it writes; the others, whose events
            carry stacks and a sampling interval, turn on with the group masks below, after
            those are set: no sample of the file goes without the stack asked for. */

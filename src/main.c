@@ -15,6 +15,7 @@
 #include "report.h"
 #include "verbs.h"
 #include "merge_images.h"
+#include "merge_output.h"
 #include "export/export.h"
 #include "boottrace.h"
 #include "app.h"
@@ -185,24 +186,7 @@ static int merge_main(const char *output, bool is_force, char **inputs, int nr_i
                 fprintf(stderr, "etwtop: --merge needs -o OUT.etl and at least one input\n");
                 return 2;
         }
-        struct stat st;
-        if (is_force && lstat(output, &st) == 0) {
-                if (S_ISDIR(st.st_mode)) {
-                        fprintf(stderr, "etwtop: %s is a directory\n", output);
-                        return 1;
-                }
-                if (unlink(output) < 0) {
-                        fprintf(stderr, "etwtop: cannot replace %s: %s\n", output, strerror(errno));
-                        return 1;
-                }
-        }
-        ULONG rc = CreateMergedTraceFile(output, (LPCSTR *)inputs, (ULONG)nr_inputs,
-                                         EVENT_TRACE_MERGE_EXTENDED_DATA_DEFAULT);
-        if (rc != ERROR_SUCCESS) {
-                fprintf(stderr, "etwtop: %s (Win32 error %u)\n", etw_last_error_text(), rc);
-                return 1;
-        }
-        return 0;
+        return merge_output_run(output, is_force, inputs, nr_inputs);
 }
 
 /* Which collection options were given (--update changes only those). */
@@ -382,6 +366,12 @@ static int boottrace_main(const struct collect_args *ca, const struct collect_gi
         if (file && file[0] != '/') {
                 fprintf(stderr, "etwtop: --boottrace -f takes an absolute path (the unit runs "
                                 "from /)\n");
+                return 2;
+        }
+        if (!file) {
+                fprintf(stderr, "etwtop: --boottrace installs a unit that runs etwtop as root at "
+                                "every boot: give -f FILE (where the trace goes) and the "
+                                "collection options; --boottrace off removes it\n");
                 return 2;
         }
         struct boottrace_config c = {0};

@@ -5,21 +5,27 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "util/xalloc.h"
 
 void outbuf_init(struct outbuf *o, int fd)
 {
         o->fd = fd;
         o->error = 0;
         o->len = 0;
+        o->is_holding = false;
+        o->held = NULL;
+        o->nr_held = o->held_cap = 0;
 }
 
-int outbuf_flush(struct outbuf *o)
+static void write_all(struct outbuf *o, const char *p, size_t len)
 {
         size_t off = 0;
-        while (off < o->len && !o->error) {
-                ssize_t n = write(o->fd, o->data + off, o->len - off);
+        while (off < len && !o->error) {
+                ssize_t n = write(o->fd, p + off, len - off);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -28,14 +34,91 @@ int outbuf_flush(struct outbuf *o)
                 }
                 off += (size_t)n;
         }
+}
+
+/* While holding: data moves to held, which grows. */
+static void move_to_held(struct outbuf *o)
+{
+        if (o->nr_held + o->len > o->held_cap) {
+                size_t cap = o->held_cap ? o->held_cap : sizeof(o->data);
+                while (cap < o->nr_held + o->len)
+                        cap *= 2;
+                o->held = xrealloc(o->held, cap);
+                o->held_cap = cap;
+        }
+        memcpy(o->held + o->nr_held, o->data, o->len);
+        o->nr_held += o->len;
+        o->len = 0;
+}
+
+int outbuf_flush(struct outbuf *o)
+{
+        if (o->is_holding)
+                outbuf_release(o);
+        write_all(o, o->data, o->len);
         o->len = 0;
         return o->error ? -o->error : 0;
 }
 
+void outbuf_hold(struct outbuf *o)
+{
+        if (o->is_holding)
+                return;
+        outbuf_flush(o);
+        o->is_holding = true;
+        o->nr_held = 0;
+}
+
+size_t outbuf_tell(const struct outbuf *o)
+{
+        return o->nr_held + o->len;
+}
+
+void outbuf_patch(struct outbuf *o, size_t pos, const char *s, size_t n)
+{
+        for (size_t i = 0; i < n; i++, pos++) {
+                if (pos < o->nr_held)
+                        o->held[pos] = s[i];
+                else if (pos - o->nr_held < o->len)
+                        o->data[pos - o->nr_held] = s[i];
+        }
+}
+
+void outbuf_release(struct outbuf *o)
+{
+        if (!o->is_holding)
+                return;
+        o->is_holding = false;
+        write_all(o, o->held, o->nr_held);
+        free(o->held);
+        o->held = NULL;
+        o->nr_held = o->held_cap = 0;
+}
+
+void outbuf_release_before(struct outbuf *o, size_t pos)
+{
+        if (!o->is_holding)
+                return;
+        size_t from_held = pos < o->nr_held ? pos : o->nr_held;
+        size_t from_data = pos - from_held < o->len ? pos - from_held : o->len;
+        write_all(o, o->held, from_held);
+        memmove(o->held, o->held + from_held, o->nr_held - from_held);
+        o->nr_held -= from_held;
+        if (from_data) {
+                write_all(o, o->data, from_data);
+                memmove(o->data, o->data + from_data, o->len - from_data);
+                o->len -= from_data;
+        }
+}
+
 static inline void ensure(struct outbuf *o, size_t n)
 {
-        if (o->len + n > sizeof(o->data))
-                outbuf_flush(o);
+        if (o->len + n > sizeof(o->data)) {
+                if (o->is_holding)
+                        move_to_held(o);
+                else
+                        outbuf_flush(o);
+        }
 }
 
 void outbuf_put(struct outbuf *o, const char *s, size_t n)

@@ -3,6 +3,7 @@
 #ifndef ETWTOP_OUTBUF_H
 #define ETWTOP_OUTBUF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -10,12 +11,29 @@ struct outbuf {
         int fd;
         int error; /* first write error (errno), sticky */
         size_t len;
+        bool is_holding; /* outbuf_hold: nothing is written until outbuf_release */
+        char *held;      /* owned: what was put while holding, beyond data */
+        size_t nr_held, held_cap;
         char data[1 << 16];
 };
 
 void outbuf_init(struct outbuf *o, int fd);
-/* Writes out what is buffered. Returns 0 or -errno (also kept in o->error). */
+/* Writes out what is buffered (releasing a hold first). Returns 0 or -errno (also kept in
+   o->error). */
 int outbuf_flush(struct outbuf *o);
+
+/* Holds what is put from now on in memory, unwritten, so that it can still be changed with
+   outbuf_patch (the dump fills in a field that a later event gives); what was put before is
+   written first. outbuf_tell says where the next byte goes, counted from the hold's start. */
+void outbuf_hold(struct outbuf *o);
+size_t outbuf_tell(const struct outbuf *o);
+/* Overwrites n bytes at pos (an outbuf_tell of this hold) with s. */
+void outbuf_patch(struct outbuf *o, size_t pos, const char *s, size_t n);
+/* Ends the hold: what it held is written (before what is buffered after it). */
+void outbuf_release(struct outbuf *o);
+/* Writes the first pos bytes of the hold, which goes on: positions told before count from pos
+   now (the caller subtracts it). */
+void outbuf_release_before(struct outbuf *o, size_t pos);
 
 void outbuf_put(struct outbuf *o, const char *s, size_t n);
 void outbuf_puts(struct outbuf *o, const char *s);

@@ -11,6 +11,7 @@
 
 #include "etw/KernelTraceControl.h"
 #include "etw/etwtop_ext.h"
+#include "util/out_file.h"
 #include "xperf_names.h"
 
 #define MAX_LOGGERS 64
@@ -175,22 +176,11 @@ static int do_update(const struct verbs_options *o, FILE *out, char *err, size_t
         return 0;
 }
 
-/* Replaces path when is_force allows (the API never writes over a file). */
+/* Makes room for path when is_force allows, and only a regular file of ours (out_file.h): the
+   API never writes over a file. */
 static int make_room(const char *path, bool is_force, char *err, size_t err_size)
 {
-        struct stat st;
-        if (lstat(path, &st) < 0)
-                return 0;
-        if (!is_force) {
-                snprintf(err, err_size, "%s exists: give --force to replace it", path);
-                return 1;
-        }
-        if (S_ISDIR(st.st_mode) || unlink(path) < 0) {
-                snprintf(err, err_size, "cannot replace %s: %s", path,
-                         S_ISDIR(st.st_mode) ? "a directory" : strerror(errno));
-                return 1;
-        }
-        return 0;
+        return out_file_make_room(path, is_force ? OUT_FILE_FORCE : 0, err, err_size) < 0;
 }
 
 static int do_flush(const struct verbs_options *o, FILE *out, char *err, size_t err_size)

@@ -3,7 +3,10 @@
    function table, segments, inline frames and source lines through libdwfl. */
 #include "elf_module.h"
 
+#include "debuglink.h"
+
 #include "symbols/sym_table.h"
+#include "util/in_file.h"
 #include "util/xalloc.h"
 
 #include <dwarf.h>
@@ -59,11 +62,9 @@ static void hex(char *dst, const uint8_t *id, uint32_t n)
         dst[2 * n] = 0;
 }
 
-uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max)
+/* elf_file_build_id of an open descriptor (left open). */
+static uint32_t fd_build_id(int fd, uint8_t *id, uint32_t max)
 {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return 0;
         uint32_t n = 0;
         elf_version(EV_CURRENT);
         Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -76,14 +77,17 @@ uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max)
                 }
                 elf_end(elf);
         }
-        close(fd);
         return n;
 }
 
-static bool is_regular_file(const char *path)
+uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max)
 {
-        struct stat st;
-        return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+        int fd = in_file_open(path, 0, NULL);
+        if (fd < 0)
+                return 0;
+        uint32_t n = fd_build_id(fd, id, max);
+        close(fd);
+        return n;
 }
 
 /* The candidates, in order, for an image recorded at path with build-id id. */
@@ -262,6 +266,34 @@ static void read_symbols(struct elf_module *m)
         sym_table_finish(m->table, 65536);
 }
 
+/* The first of the nr candidates that is a regular file with the recorded build-id: its index
+   and an open descriptor of it in *fd (one descriptor, checked and then read: a name the
+   recording gives is read only when it is a regular file, and a FIFO there does not block the
+   open), or -1; the first other build-id seen goes to seen_id. */
+static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_MAX], uint32_t nr,
+                           int *fd, char *seen_id, bool *has_mismatch)
+{
+        for (uint32_t i = 0; i < nr; i++) {
+                int f = in_file_open(cand[i], 0, NULL);
+                if (f < 0)
+                        continue;
+                if (rq->build_id_size) {
+                        uint8_t id[20];
+                        uint32_t n = fd_build_id(f, id, sizeof(id));
+                        if (n != rq->build_id_size || memcmp(id, rq->build_id, n) != 0) {
+                                if (!*has_mismatch)
+                                        hex(seen_id, id, n);
+                                *has_mismatch = true;
+                                close(f);
+                                continue;
+                        }
+                }
+                *fd = f;
+                return (int)i;
+        }
+        return -1;
+}
+
 static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, const char *file,
                      int fd)
 {
@@ -276,7 +308,8 @@ static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, co
                 strcat(m->debuginfo_path, rq->dirs[i]);
         }
         m->cb.find_elf = dwfl_build_id_find_elf;
-        m->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+        /* the debug link is untrusted data: its candidates are opened checked (debuglink.h) */
+        m->cb.find_debuginfo = debuglink_find_debuginfo;
         m->cb.section_address = dwfl_offline_section_address;
         m->cb.debuginfo_path = &m->debuginfo_path;
         m->dwfl = dwfl_begin(&m->cb);
@@ -289,6 +322,10 @@ static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, co
         int own_fd = fd >= 0 ? dup(fd) : -1;
         m->mod = dwfl_report_elf(m->dwfl, name, file, own_fd, 0, true);
         dwfl_report_end(m->dwfl, NULL, NULL);
+        void **userdata = NULL;
+        if (m->mod && dwfl_module_info(m->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL) &&
+            userdata)
+                *userdata = m->debuginfo_path; /* for debuglink_find_debuginfo */
         if (!m->mod) {
                 if (own_fd >= 0)
                         close(own_fd);
@@ -306,6 +343,7 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
         int rc = -ENOENT;
         bool has_mismatch = false;
         char seen_id[41] = "";
+        int cand_fd = -1; /* the candidate chosen, open */
 
         *out = NULL;
         elf_version(EV_CURRENT);
@@ -314,21 +352,9 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
         } else {
                 cand = xcalloc(32, PATH_MAX);
                 uint32_t nr = candidates(rq, cand, 32);
-                for (uint32_t i = 0; i < nr && !file; i++) {
-                        if (!is_regular_file(cand[i]))
-                                continue;
-                        if (rq->build_id_size) {
-                                uint8_t id[20];
-                                uint32_t n = elf_file_build_id(cand[i], id, sizeof(id));
-                                if (n != rq->build_id_size || memcmp(id, rq->build_id, n) != 0) {
-                                        if (!has_mismatch)
-                                                hex(seen_id, id, n);
-                                        has_mismatch = true;
-                                        continue;
-                                }
-                        }
+                int i = first_candidate(rq, cand, nr, &cand_fd, seen_id, &has_mismatch);
+                if (i >= 0)
                         file = cand[i];
-                }
         }
         if (!file) {
                 if (has_mismatch) {
@@ -337,10 +363,10 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
                         note_set(note, note_size,
                                  "%s changed since the recording: its build-id is %s, the "
                                  "recording's %s (give the recorded file with --symbol-path)",
-                                 rq->path, *seen_id ? seen_id : "missing", want);
+                                 rq->path ? rq->path : "?", *seen_id ? seen_id : "missing", want);
                         rc = -ESTALE;
                 } else {
-                        note_set(note, note_size, "%s: not found%s", rq->path,
+                        note_set(note, note_size, "%s: not found%s", rq->path ? rq->path : "?",
                                  rq->nr_dirs ? " (nor on the symbol path)" : "");
                         rc = -ENOENT;
                 }
@@ -348,7 +374,7 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
         }
         m = xcalloc(1, sizeof(*m));
         snprintf(m->file, sizeof(m->file), "%s", file);
-        rc = open_dwfl(m, rq, file, rq->fd);
+        rc = open_dwfl(m, rq, file, rq->fd >= 0 ? rq->fd : cand_fd);
         if (rc == 0)
                 rc = read_segments(m);
         if (rc < 0) {
@@ -366,10 +392,14 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
         else if (sym_table_count(m->table) == 0)
                 note_set(note, note_size, "%s: stripped, no function symbols", file);
         free(cand);
+        if (cand_fd >= 0)
+                close(cand_fd);
         *out = m;
         return 0;
 fail:
         free(cand);
+        if (cand_fd >= 0)
+                close(cand_fd);
         elf_module_free(m);
         return rc;
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/in_file.h"
 #include "util/xalloc.h"
 
 #define NIL_STREAM   0xffffu     /* a 16-bit stream index naming no stream */
@@ -557,17 +558,20 @@ int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct pdb_
 int pdb_open_file(const char *path, struct pdb **out, struct pdb_error *err)
 {
         *out = NULL;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        /* a name from a symbol path or a recording: a FIFO there neither blocks nor is read */
         struct stat st;
         int rc = 0;
-        if (fd < 0 || fstat(fd, &st) < 0) {
-                rc = -errno;
-                bad(err, 0, "%s: %s", path, strerror(errno));
+        int fd = in_file_open(path, 0, &st);
+        if (fd == -EINVAL) {
+                rc = -EINVAL;
+                fd = -1;
+                bad(err, 0, "%s: not a regular file", path);
                 goto out_close;
         }
-        if (!S_ISREG(st.st_mode)) {
-                rc = -EINVAL;
-                bad(err, 0, "%s: not a regular file", path);
+        if (fd < 0) {
+                rc = fd;
+                fd = -1;
+                bad(err, 0, "%s: %s", path, strerror(-rc));
                 goto out_close;
         }
         if (st.st_size == 0) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pe_image.c: owns reading a PE image file's bytes: headers, sections, CodeView, exports. */
 #include "symbols/pe_image.h"
+#include "util/in_file.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -611,23 +612,16 @@ int pe_image_read_file(const char *path, struct pe_identity *id, struct sym_tabl
         memset(id, 0, sizeof(*id));
         if (err)
                 memset(err, 0, sizeof(*err));
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                int e = errno ? errno : EIO;
-                file_error(err, 0, "%.200s: %s", path, strerror(e));
-                return -e;
-        }
+        /* a name from a symbol path or a recording: a FIFO there neither blocks nor is read */
         struct stat st;
-        if (fstat(fd, &st) < 0) {
-                int e = errno ? errno : EIO;
-                file_error(err, 0, "%.200s: %s", path, strerror(e));
-                close(fd);
-                return -e;
-        }
-        if (!S_ISREG(st.st_mode)) {
+        int fd = in_file_open(path, 0, &st);
+        if (fd == -EINVAL) {
                 file_error(err, 0, "%.200s: not a regular file", path);
-                close(fd);
                 return -EINVAL;
+        }
+        if (fd < 0) {
+                file_error(err, 0, "%.200s: %s", path, strerror(-fd));
+                return fd;
         }
         if (st.st_size == 0) {
                 file_error(err, 0, "%.200s: the file is empty", path);

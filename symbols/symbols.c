@@ -11,6 +11,7 @@
 #include "sym_server.h"
 #include "sym_sources.h"
 #include "symbols/pdb.h"
+#include "util/in_file.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -478,7 +479,7 @@ static void load_elf(const struct sym_store *s, struct module *m)
                 char p[96];
                 snprintf(p, sizeof(p), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->live_pid,
                          m->live_start, m->live_end);
-                mapped_fd = open(p, O_RDONLY | O_CLOEXEC);
+                mapped_fd = in_file_open(p, 0, NULL);
                 if (mapped_fd < 0) {
                         /* map_files wants CAP_SYS_ADMIN; the owner may read its program's file */
                         char exe[64], target[PATH_MAX];
@@ -487,7 +488,7 @@ static void load_elf(const struct sym_store *s, struct module *m)
                         if (len > 0) {
                                 target[len] = '\0';
                                 if (strcmp(target, m->path) == 0)
-                                        mapped_fd = open(exe, O_RDONLY | O_CLOEXEC);
+                                        mapped_fd = in_file_open(exe, 0, NULL);
                         }
                 }
                 if (mapped_fd >= 0) {

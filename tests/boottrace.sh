@@ -5,7 +5,8 @@
 # verify passes on the unit; its ExecStart, run as the unit runs it (its environment, from /,
 # its umask), starts the configured session in the host; --stop GlobalLogger -d ends it and the
 # file replays; the next boot keeps the last boot's file; a wrong config is named by line;
-# --boottrace off removes all three.
+# --boottrace off removes all three. A binary another user can change (it or a directory above
+# it) is refused, and --boottrace alone installs nothing.
 set -u
 : "${ETWTOP:?}"
 . "$(dirname "$0")/check.sh"
@@ -20,6 +21,39 @@ conf=$tmp/etc/etwtop/boottrace.conf
 unit=$tmp/etc/systemd/system/etwtop-boottrace.service
 link=$tmp/etc/systemd/system/sysinit.target.wants/etwtop-boottrace.service
 
+# The unit runs etwtop's binary as root at every boot: only a binary that root alone can change
+# (it, and every directory above it) is installed. The build tree's may sit anywhere: a copy in
+# a directory of root's is the one installed.
+mkdir -p "$tmp/bin" "$tmp/gw"
+chmod 0755 "$tmp/bin"
+cp "$ETWTOP" "$tmp/bin/etwtop"
+chmod 0755 "$tmp/bin/etwtop"
+nothing_written() { [ ! -e "$conf" ] && [ ! -e "$unit" ] && [ ! -L "$link" ]; }
+cp "$tmp/bin/etwtop" "$tmp/bin/theirs"
+chown 65534 "$tmp/bin/theirs"
+"$tmp/bin/theirs" --boottrace -f "$tmp/log/boot.etl" >"$tmp/out" 2>"$tmp/err"
+check "--boottrace from a binary another user owns: refused" [ $? != 0 ]
+check "...the message names it" grep -q "$tmp/bin/theirs belongs to a user other than root" "$tmp/err"
+check "...nothing written" nothing_written
+cp "$tmp/bin/etwtop" "$tmp/bin/open"
+chmod 0757 "$tmp/bin/open"
+"$tmp/bin/open" --boottrace -f "$tmp/log/boot.etl" >"$tmp/out" 2>"$tmp/err"
+check "--boottrace from a binary others can write: refused" grep -q "$tmp/bin/open is writable by users other than root" "$tmp/err"
+check "...nothing written" nothing_written
+cp "$tmp/bin/etwtop" "$tmp/gw/etwtop"
+chmod 0775 "$tmp/gw"
+"$tmp/gw/etwtop" --boottrace -f "$tmp/log/boot.etl" >"$tmp/out" 2>"$tmp/err"
+check "--boottrace from a directory its group can write: refused" grep -q "$tmp/gw is writable by users other than root" "$tmp/err"
+check "...nothing written" nothing_written
+ETWTOP=$tmp/bin/etwtop
+
+run --boottrace
+check "--boottrace alone: refused (it would install a root unit unasked)" [ $? = 2 ]
+check "...says what it needs" grep -q 'give -f FILE' "$tmp/err"
+check "...nothing written" nothing_written
+run --help
+check "--help lists --boottrace" grep -q -- '--boottrace -f OUT.etl' "$tmp/out"
+
 run --boottrace --on PROC_THREAD+LOADER+NO_SUCH
 rc=$?
 check "--boottrace with a flag xperf does not know: refused, named" \
@@ -31,6 +65,8 @@ check "--boottrace -f with a relative path: refused" grep -q 'absolute path' "$t
 run --boottrace -f "$tmp/log/boot.etl" --on PROC_THREAD+LOADER+PROFILE+CSWITCH --stackwalk Profile+CSwitch --set-prof-int 5000 \
         --stackwalk-mode dwarf,4096
 check "--boottrace: exit 0" [ $? = 0 ]
+check "--boottrace: says what runs as root and how to undo it" \
+        bash -c "grep -q 'systemd runs $tmp/bin/etwtop --boottrace-start $conf as root' '$tmp/out' && grep -q 'to undo: etwtop --boottrace off' '$tmp/out'"
 check "--boottrace: the config, 0600" [ "$(stat -c %a "$conf" 2>/dev/null)" = 600 ]
 check "--boottrace: the unit" [ -f "$unit" ]
 check "--boottrace: enabled (the early-boot target wants it)" [ "$(readlink "$link")" = "$unit" ]

@@ -88,6 +88,23 @@ check "net: no damaged buffer" grep -q '^Damaged buffers: *0$' "$tmp/net.txt"
 check "net: image loads carry NT paths" grep -q 'Image/DCStart .*file="\\' "$tmp/net.txt"
 check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tmp/shutdown.txt"
 check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint version=0 size=118" "$tmp/lxcore.txt"
+# What the dump says is what the payload holds, with one name per event type, quoted values
+# escaped, and samples in the process the replay gives them
+check "lxcore: the TraceLogging name in the totals too" \
+        grep -Eq '^ +2 +206  Microsoft\.Windows\.Subsystem\.LxCore/BreakPoint \(v0\)$' "$tmp/lxcore.txt"
+check "SelfDescribing: the TraceLogging name in the totals too" \
+        grep -Eq '^ +1 +26  MySource/TestEvent \(v0\)$' "$tmp/selfdesc.txt"
+check "no TraceLogging event left as GUID/op in the totals" \
+        bash -c "! grep -h '^ *[0-9]* *[0-9]*  {[0-9a-f-]*}/op' '$tmp/lxcore.txt' '$tmp/selfdesc.txt'"
+check "net: a command line's quotes escaped" \
+        grep -q ' image="dwm.exe" cmdline="\\"dwm.exe\\""$' "$tmp/net.txt"
+check "net: DbgID_None says its base and process only (its 12 bytes)" \
+        grep -q ' KernelTraceControl/DbgID_None base=0x7f9ccc50000 pid=724$' "$tmp/net.txt"
+check "net: no DbgID_None with a GUID" bash -c "! grep -q 'DbgID_None .*guid=' '$tmp/net.txt'"
+check "net: the first sample of thread 3780 in process 3988, as its stack and the replay say" \
+        grep -q '^  0\.029955600   3   3988   3780 PerfInfo/SampledProfile ip=0xffffffffffd03003 ' "$tmp/net.txt"
+check "net: no sample left without its process" \
+        bash -c "! awk '\$5 == \"PerfInfo/SampledProfile\" && \$3 == -1' '$tmp/net.txt' | grep -q ."
 check "lxcore: header fields" grep -q '^OS version: *10.0 build 19041 (log file layout 1.5)' "$tmp/lxcore.txt"
 check "every dump line's time is non-negative and ordered" \
         bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/shutdown.txt'"

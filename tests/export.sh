@@ -10,7 +10,7 @@
 #   its header and -b's rows. Where this machine can record, a workload that sleeps: pprof's
 #   off-cpu sample type holds the off-CPU time -b says the threads blocked for, no more than
 #   its context switches' Off-CPU. Then the output file's rules: 0600, nothing replaced without
-#   --force, never through a symlink, never over the input.
+#   --force and then only a regular file of ours, never a symlink, never over the input.
 set -u
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
@@ -386,8 +386,9 @@ ln -s "$tmp/target" "$tmp/link"
 "$ETWTOP" --replay "$t" --export folded -o "$tmp/link" 2>"$tmp/err"
 check "a symlink: refused" [ $? != 0 ]
 "$ETWTOP" --replay "$t" --export folded -o "$tmp/link" --force 2>"$tmp/err"
-replaced() { [ "$(cat "$tmp/target")" = target ] && [ ! -L "$tmp/link" ] && [ -s "$tmp/link" ]; }
-check "a symlink, --force: the link replaced, not written through" replaced
+check "a symlink, --force: refused (only a regular file is replaced)" [ $? != 0 ]
+kept() { [ "$(cat "$tmp/target")" = target ] && [ -L "$tmp/link" ]; }
+check "a symlink, --force: the link and its target kept" kept
 cp "$t" "$tmp/in.etl"
 "$ETWTOP" --replay "$tmp/in.etl" --export pprof -o "$tmp/in.etl" --force 2>"$tmp/err"
 check "the input as the output: refused" [ $? != 0 ]

@@ -539,10 +539,24 @@ static void test_image_id_and_dbgid_bytes(void **state)
         assert_string_equal(cap.ev[3].name, "KernelTraceControl/DbgID_None");
         assert_int_equal(cap.ev[3].dbg_id.pid, 77);
         assert_string_equal(cap.ev[3].dbg_id.pdb_file_name, "");
+        /* its 12 bytes hold no PDB identity: none is said to be there (the dump printed a
+           zero GUID, age 0 and pdb="") */
+        assert_false(cap.ev[3].dbg_id.has_pdb);
+        assert_false(cap.ev[3].dbg_id.has_ppdb);
+        assert_true(cap.ev[1].dbg_id.has_pdb);
         o.opcode = KTC_DBGID_PPDB;
         assert_int_equal(feed_opts(d, &o, b.b, b.n), -EBADMSG); /* needs TDS and versions */
-        bb_zero(&b, 8);
+        bb_u32(&b, 0x5010ae7a);
+        bb_u16(&b, 10);
+        bb_u16(&b, 3);
         assert_int_equal(feed_opts(d, &o, b.b, b.n), 0);
+        /* DbgPPDB (the short one above is ev[4], undecoded): its stamp and version, no PDB
+           identity */
+        assert_true(cap.ev[5].dbg_id.has_ppdb);
+        assert_false(cap.ev[5].dbg_id.has_pdb);
+        assert_int_equal(cap.ev[5].dbg_id.time_date_stamp, 0x5010ae7a);
+        assert_int_equal(cap.ev[5].dbg_id.major_version, 10);
+        assert_int_equal(cap.ev[5].dbg_id.minor_version, 3);
         assert_int_equal(cap.ev[5].dbg_id.base, 0x10000);
         free_decoder(d);
 }

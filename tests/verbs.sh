@@ -155,7 +155,7 @@ check "--flush -o: exit 0" [ $? = 0 ]
 check "--flush -o: it keeps running" grep -q 'keeps running' "$tmp/out"
 run --flush etwtop_fr -o "$tmp/snap.etl"
 check "--flush -o onto an existing file: refused without --force" \
-        bash -c "[ $? = 1 ] && grep -q 'exists: give --force' '$tmp/err'"
+        bash -c "[ $? = 1 ] && grep -q 'exists: not overwritten (use --force)' '$tmp/err'"
 "$ETWTOP" --dump "$tmp/snap.etl" >"$tmp/snap.txt" 2>&1
 check "the snapshot reads" [ $? = 0 ]
 check "the snapshot: samples with stacks" bash -c "grep -q PerfInfo/SampledProfile '$tmp/snap.txt' && grep -q StackWalk/Stack '$tmp/snap.txt'"

@@ -170,9 +170,13 @@ struct kevent {
                 struct {
                         uint64_t base;
                         uint32_t pid;
-                        GUID guid_sig; /* RSDS only */
+                        bool has_pdb;  /* RSDS, ILRSDS: guid_sig, age, pdb_file_name */
+                        bool has_ppdb; /* DbgPPDB: time_date_stamp and the versions */
+                        GUID guid_sig;
                         uint32_t age;
-                        const char *pdb_file_name;
+                        const char *pdb_file_name; /* "" without has_pdb */
+                        uint32_t time_date_stamp;
+                        uint16_t major_version, minor_version;
                 } dbg_id;
                 struct {
                         uint32_t image_size;

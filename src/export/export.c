@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* export.c: owns `etwtop --replay FILE --export FORMAT -o OUT`: the replay with the exports'
-   sample sink on the model, the output file's creation (0600, no symlink followed, nothing
-   replaced without --force) and the choice of writer. */
+   sample sink on the model, the output's checks (out_file: only a regular file of ours is
+   replaced, with --force; "-" is standard output) and the choice of writer. */
 #include "export/export.h"
 
 #include <errno.h>
@@ -17,6 +17,7 @@
 #include "feed.h"
 #include "ui/text_sanitize.h"
 #include "model/profile.h"
+#include "util/out_file.h"
 
 static const struct {
         const char *name;
@@ -60,50 +61,19 @@ static void on_log(void *ctx, const char *message)
         fprintf(stderr, "etwtop: symbols: %s\n", clean);
 }
 
-/* Before the replay: out must not exist (unless is_force), and must not be the input. */
+/* Before the replay: out must be free, or a regular file of ours and is_force, and must not be
+   the input ("-" is standard output). */
 static int check_output(const struct export_options *o, char *err, size_t err_size)
 {
+        unsigned flags = OUT_FILE_STDOUT | (o->is_force ? OUT_FILE_FORCE : 0);
         struct stat in, out;
-        if (lstat(o->out_path, &out) < 0) {
-                if (errno == ENOENT)
-                        return 0;
-                snprintf(err, err_size, "%s: %s", o->out_path, strerror(errno));
-                return -1;
-        }
-        if (S_ISDIR(out.st_mode)) {
-                snprintf(err, err_size, "%s is a directory", o->out_path);
-                return -1;
-        }
-        if (stat(o->path, &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+        if (strcmp(o->out_path, "-") != 0 && stat(o->path, &in) == 0 &&
+            lstat(o->out_path, &out) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
                 snprintf(err, err_size, "%s is the recording being read: not overwritten",
                          o->out_path);
                 return -1;
         }
-        if (!o->is_force) {
-                snprintf(err, err_size, "%s exists: not overwritten (use --force)", o->out_path);
-                return -1;
-        }
-        return 0;
-}
-
-/* Creates out: 0600, no symlink followed, an existing name (is_force) removed first. */
-static int create_output(const struct export_options *o, char *err, size_t err_size)
-{
-        if (o->is_force && unlink(o->out_path) < 0 && errno != ENOENT) {
-                snprintf(err, err_size, "cannot replace %s: %s", o->out_path, strerror(errno));
-                return -1;
-        }
-        int fd = open(o->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-                if (errno == EEXIST)
-                        snprintf(err, err_size, "%s exists: not overwritten (use --force)",
-                                 o->out_path);
-                else
-                        snprintf(err, err_size, "cannot create %s: %s", o->out_path,
-                                 strerror(errno));
-                return -1;
-        }
-        return fd;
+        return out_file_check(o->out_path, flags, err, err_size) < 0 ? -1 : 0;
 }
 
 int export_run(const struct export_options *opts, char *err, size_t err_size)
@@ -147,18 +117,20 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                         "etwtop: %s has no samples (PROFILE or PMC_PROFILE was off): %s holds "
                         "none\n",
                         opts->path, opts->out_path);
-        int fd = create_output(opts, err, err_size);
-        if (fd < 0)
+        struct out_file of;
+        if (out_file_open(&of, opts->out_path,
+                          OUT_FILE_STDOUT | (opts->is_force ? OUT_FILE_FORCE : 0), err,
+                          err_size) < 0)
                 goto out;
         struct export_ctx x = {.opts = opts, .profile = p, .samples = s};
-        int wrc = formats[k].write(&x, fd);
-        if (close(fd) < 0 && wrc == 0)
-                wrc = -errno;
+        int wrc = formats[k].write(&x, of.fd);
         if (wrc < 0) {
                 snprintf(err, err_size, "writing %s: %s", opts->out_path, strerror(-wrc));
-                unlink(opts->out_path);
+                out_file_abort(&of);
                 goto out;
         }
+        if (out_file_commit(&of, err, err_size) < 0)
+                goto out;
         rc = 0;
 out:
         feed_close(f);

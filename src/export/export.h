@@ -24,12 +24,12 @@ enum export_format {
 
 struct export_options {
         const char *path;     /* the recording to replay; borrowed */
-        const char *out_path; /* -o: the file written (0600, never through a symlink); borrowed */
+        const char *out_path; /* -o: the file written (out_file.h), "-" for stdout; borrowed */
         enum export_format format;
         const char *const *symbol_path; /* borrowed: --symbol-path directories */
         uint32_t nr_symbol_path;
         bool is_no_demangle;   /* --no-demangle */
-        bool is_force;         /* --force: replace out_path if it exists */
+        bool is_force;         /* --force: replace out_path, a regular file of ours */
         bool has_from, has_to; /* --from/--to: seconds after the trace's start */
         double from_s, to_s;
         uint32_t pid; /* -p: that process's samples, switches and edges only (0: every one) */
