@@ -790,6 +790,79 @@ static size_t fixed_size(const struct tdh_prop *pr, unsigned psize)
         }
 }
 
+#define ARRAY_SHOWN 8 /* elements of an integer array a field shows */
+
+/* f's value as the dump prints it (decimal, or 0x... for hex) at out (21 bytes at most), by
+   hand: snprintf per element was most of the time --dump spent on such arrays. */
+static size_t put_number(char *out, const struct kevent_field *f)
+{
+        char tmp[24];
+        char *end = tmp + sizeof(tmp), *p = end;
+        uint64_t v = f->u;
+        bool is_negative = f->kind == KEV_FIELD_INT && (int64_t)v < 0;
+
+        if (is_negative)
+                v = (uint64_t)0 - v;
+        if (f->kind == KEV_FIELD_HEX) {
+                do {
+                        *--p = "0123456789abcdef"[v & 15];
+                        v >>= 4;
+                } while (v);
+                *--p = 'x';
+                *--p = '0';
+        } else {
+                do {
+                        *--p = (char)('0' + v % 10);
+                        v /= 10;
+                } while (v);
+                if (is_negative)
+                        *--p = '-';
+        }
+        memcpy(out, p, (size_t)(end - p));
+        return (size_t)(end - p);
+}
+
+/* An array of integers as one field, "[1,2,3]", its first ARRAY_SHOWN elements and "...(N)" for
+   a longer one; the rest is skipped whole. */
+static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
+{
+        char buf[ARRAY_SHOWN * 21 + 32];
+        size_t o = 0;
+        uint64_t shown = count < ARRAY_SHOWN ? count : ARRAY_SHOWN;
+
+        buf[o++] = '[';
+        for (uint64_t k = 0; k < shown; k++) {
+                struct kevent_field f;
+                int rc = value(x, pr, 0, &f);
+                if (rc)
+                        return rc;
+                if (k)
+                        buf[o++] = ',';
+                o += put_number(buf + o, &f);
+        }
+        uint64_t n = (count - shown) * fixed_size(pr, x->psize);
+        if (x->at > x->size || n > x->size - x->at)
+                return -EBADMSG;
+        x->at += n;
+        if (count > shown) {
+                struct kevent_field c = {.kind = KEV_FIELD_UINT, .u = count};
+                memcpy(buf + o, ",...(", 5);
+                o += 5;
+                o += put_number(buf + o, &c);
+                buf[o++] = ')';
+        }
+        buf[o++] = ']';
+        buf[o] = '\0';
+        if (x->nr < KEV_MAX_FIELDS) {
+                struct kevent_field *f = &x->out[x->nr++];
+                f->name = pr->name;
+                f->kind = KEV_FIELD_STR;
+                f->u = count;
+                f->s = kdecoder_arena_copy(x->d, buf);
+        }
+        return 0;
+}
+
 /* Decodes property i (all its elements). */
 static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
 {
@@ -807,6 +880,11 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
                 count = 1;
         if (count > 4096 || length > 65536)
                 return -EBADMSG;
+        bool is_array = (pr->flags & PROPERTY_PARAM_COUNT) || count != 1;
+        if (is_array && !(pr->flags & PROPERTY_STRUCT) && !pr->map_name &&
+            fixed_size(pr, x->psize) && pr->in_type != IN_GUID && pr->in_type != IN_SYSTEMTIME &&
+            pr->in_type != IN_FLOAT && pr->in_type != IN_DOUBLE)
+                return int_array(x, pr, count);
         for (uint64_t k = 0; k < count; k++) {
                 size_t fixed = fixed_size(pr, x->psize);
 

@@ -121,7 +121,7 @@ static inline void ensure(struct outbuf *o, size_t n)
         }
 }
 
-void outbuf_put(struct outbuf *o, const char *s, size_t n)
+void outbuf_put_slow(struct outbuf *o, const char *s, size_t n)
 {
         while (n) {
                 ensure(o, n < 4096 ? n : 4096);
@@ -134,24 +134,42 @@ void outbuf_put(struct outbuf *o, const char *s, size_t n)
         }
 }
 
-void outbuf_puts(struct outbuf *o, const char *s)
+/* Spaces from column n to width, for right alignment. */
+static inline void pad(struct outbuf *o, int n, int width)
 {
-        outbuf_put(o, s, strlen(s));
-}
-
-void outbuf_putc(struct outbuf *o, char c)
-{
-        ensure(o, 1);
-        o->data[o->len++] = c;
+        if (n >= width)
+                return;
+        size_t k = (size_t)(width - n);
+        if (k <= sizeof(o->data) - o->len) {
+                memset(o->data + o->len, ' ', k);
+                o->len += k;
+                return;
+        }
+        for (; n < width; n++)
+                outbuf_putc(o, ' ');
 }
 
 static size_t fmt_u64(char *end, uint64_t v)
 {
+        /* two digits a step: the dump formats several numbers on each of its many lines */
+        static const char pairs[] =
+                "00010203040506070809101112131415161718192021222324252627282930"
+                "31323334353637383940414243444546474849505152535455565758596061"
+                "6263646566676869707172737475767778798081828384858687888990919293"
+                "949596979899";
         char *p = end;
-        do {
-                *--p = (char)('0' + v % 10);
-                v /= 10;
-        } while (v);
+        while (v >= 100) {
+                unsigned r = (unsigned)(v % 100);
+                v /= 100;
+                p -= 2;
+                memcpy(p, pairs + 2 * r, 2);
+        }
+        if (v >= 10) {
+                p -= 2;
+                memcpy(p, pairs + 2 * v, 2);
+        } else {
+                *--p = (char)('0' + v);
+        }
         return (size_t)(end - p);
 }
 
@@ -175,23 +193,25 @@ void outbuf_i64(struct outbuf *o, int64_t v)
 void outbuf_hex(struct outbuf *o, uint64_t v)
 {
         static const char digits[] = "0123456789abcdef";
+        size_t nibbles = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1, n = nibbles + 2;
         char tmp[20];
-        char *p = tmp + sizeof(tmp);
-        do {
-                *--p = digits[v & 15];
-                v >>= 4;
-        } while (v);
-        *--p = 'x';
-        *--p = '0';
-        outbuf_put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+        char *p = n <= sizeof(o->data) - o->len ? o->data + o->len : tmp;
+
+        p[0] = '0';
+        p[1] = 'x';
+        for (char *q = p + n; q > p + 2; v >>= 4)
+                *--q = digits[v & 15];
+        if (p == tmp)
+                outbuf_put_slow(o, tmp, n);
+        else
+                o->len += n;
 }
 
 void outbuf_u64_width(struct outbuf *o, uint64_t v, int width)
 {
         char tmp[24];
         size_t n = fmt_u64(tmp + sizeof(tmp), v);
-        for (int i = (int)n; i < width; i++)
-                outbuf_putc(o, ' ');
+        pad(o, (int)n, width);
         outbuf_put(o, tmp + sizeof(tmp) - n, n);
 }
 
@@ -202,8 +222,7 @@ void outbuf_i64_width(struct outbuf *o, int64_t v, int width)
         size_t n = fmt_u64(tmp + sizeof(tmp), u);
         if (v < 0)
                 tmp[sizeof(tmp) - ++n] = '-';
-        for (int i = (int)n; i < width; i++)
-                outbuf_putc(o, ' ');
+        pad(o, (int)n, width);
         outbuf_put(o, tmp + sizeof(tmp) - n, n);
 }
 
@@ -223,8 +242,7 @@ void outbuf_seconds(struct outbuf *o, int64_t ns, int width)
         if (ns < 0)
                 *--p = '-';
         size_t n = (size_t)(end - p);
-        for (int i = (int)n; i < width; i++)
-                outbuf_putc(o, ' ');
+        pad(o, (int)n, width);
         outbuf_put(o, p, n);
 }
 

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct outbuf {
         int fd;
@@ -35,9 +36,33 @@ void outbuf_release(struct outbuf *o);
    now (the caller subtracts it). */
 void outbuf_release_before(struct outbuf *o, size_t pos);
 
-void outbuf_put(struct outbuf *o, const char *s, size_t n);
-void outbuf_puts(struct outbuf *o, const char *s);
-void outbuf_putc(struct outbuf *o, char c);
+/* The slow path of outbuf_put: the buffer is written out (or held) to make room. */
+void outbuf_put_slow(struct outbuf *o, const char *s, size_t n);
+
+/* Inline: the dump puts a few bytes at a time, millions of times. */
+static inline void outbuf_put(struct outbuf *o, const char *s, size_t n)
+{
+        if (n <= sizeof(o->data) - o->len) {
+                memcpy(o->data + o->len, s, n);
+                o->len += n;
+                return;
+        }
+        outbuf_put_slow(o, s, n);
+}
+
+static inline void outbuf_puts(struct outbuf *o, const char *s)
+{
+        outbuf_put(o, s, strlen(s));
+}
+
+static inline void outbuf_putc(struct outbuf *o, char c)
+{
+        if (o->len < sizeof(o->data)) {
+                o->data[o->len++] = c;
+                return;
+        }
+        outbuf_put_slow(o, &c, 1);
+}
 void outbuf_u64(struct outbuf *o, uint64_t v);
 void outbuf_i64(struct outbuf *o, int64_t v);
 void outbuf_hex(struct outbuf *o, uint64_t v); /* 0x-prefixed, lower case */
