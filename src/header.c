@@ -167,10 +167,11 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
         }
         char walk[HEADER_WIDTH];
         header_unwind_text(h->unwind, s->stack_walk, s->user_stack_bytes, walk, sizeof(walk));
-        /* truncated at the screen's width, as every header line */
+        /* truncated at the screen's width, as every header line: what this machine cannot do
+           first, since the walk's counts grow with what the machine runs (cut stacks by reason) */
         lines[2][0] = '\0';
-        append(lines[2], "%s%s%s%s", walk, walk[0] && cannot[0] ? "   " : "",
-               cannot[0] ? "Not on this machine: " : "", cannot);
+        append(lines[2], "%s%s%s%s", cannot[0] ? "Not on this machine: " : "", cannot,
+               walk[0] && cannot[0] ? "   " : "", walk);
         uint32_t nr = lines[2][0] ? 3 : 2;
         /* a line of its own, its start seen on a narrow screen */
         caps_text(&h->model_caps, lines[nr]);

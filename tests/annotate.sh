@@ -12,7 +12,7 @@
 set -u
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/check.sh"
 source_file=$(dirname "$0")/fixtures/sym_fixture.c
 
@@ -27,12 +27,14 @@ fi
 run=$tmp/run
 mkdir -p "$run"
 cp "$SYM_FIXTURE" "$run/symfix_ann"
-"$run/symfix_ann" spin 3000 &
+# (it spins until the recording is done, however long a loaded machine takes to start it)
+"$run/symfix_ann" spin 120000 &
 fix=$!
-sleep 0.3
+wait_until 60 has_mapped $fix symfix_ann
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
 check "recorded" [ $? = 0 ]
-wait $fix
+kill $fix
+wait $fix 2>/dev/null
 
 # 1. fixture_leaf
 "$ETWTOP" --replay "$tmp/fix.etl" -b --annotate fixture_leaf >"$tmp/leaf.txt" 2>"$tmp/leaf.err"

@@ -18,3 +18,21 @@ skip() {
         nr_skip=$((nr_skip + 1))
         echo "SKIP: $*" >&2
 }
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds (returns 0) or SECONDS
+# have passed (returns 1): a test waits for the state it checks, with a generous bound, not for
+# a fixed time (the suite runs on loaded machines: tests/under_load.sh)
+wait_until() {
+        local end=$((SECONDS + $1))
+        shift
+        until "$@"; do
+                [ "$SECONDS" -ge "$end" ] && return 1
+                sleep 0.1
+        done
+}
+# recording_started FILE PID: waits, up to 60 s, for etwtop --record FILE (process PID) to have
+# started its session (the file holds its first buffer) or ended; false if neither came
+recording_started() {
+        wait_until 60 eval "[ -s '$1' ] || ! kill -0 $2 2>/dev/null"
+}
+# has_mapped PID TEXT: whether process PID has a mapping whose path holds TEXT
+has_mapped() { grep -q -- "$2" "/proc/$1/maps" 2>/dev/null; }

@@ -12,6 +12,7 @@ export no_proxy=127.0.0.1 NO_PROXY=127.0.0.1
 tmp=$(mktemp -d)
 server=
 cleanup() {
+        [ -n "${fix:-}" ] && kill "$fix" 2>/dev/null
         if [ -n "$server" ]; then
                 kill "$server" 2>/dev/null
                 wait "$server" 2>/dev/null
@@ -37,7 +38,7 @@ replay() {
         local out=$1
         shift
         env -u DEBUGINFOD_URLS -u DEBUGINFOD_CACHE_PATH -u DEBUGINFOD_PROGRESS \
-                DEBUGINFOD_TIMEOUT=10 "$@" "$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 \
+                DEBUGINFOD_TIMEOUT=10 "$@" "$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 \
                 >"$out.txt" 2>"$out.err"
 }
 
@@ -100,12 +101,16 @@ fi
 # a name of its own: another sym_fixture running on the machine must not answer for it
 cp "$stripped" "$tmp/run/symfix_dbgd"
 cp "$SYM_FIXLIB" "$tmp/run/libsymfix.so"
-LD_LIBRARY_PATH=$tmp/run "$tmp/run/symfix_dbgd" spin 3000 &
+# it spins until the recording is done, however long a loaded machine takes to start it; the
+# replays list every function sampled (--top 5000: on a loaded machine the fixture's smaller
+# functions are not among the recording's top 100)
+LD_LIBRARY_PATH=$tmp/run "$tmp/run/symfix_dbgd" spin 120000 &
 fix=$!
-sleep 0.3
+wait_until 60 has_mapped $fix libsymfix.so
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
 check "recorded" [ $? = 0 ]
-wait $fix
+kill $fix
+wait $fix 2>/dev/null
 
 # (a) not opted in: no names for the stripped program
 replay "$tmp/off"

@@ -103,7 +103,8 @@ spin=$!
 rc=$?
 wait "$spin"
 check "record: exit 0" [ $rc = 0 ]
-check "record: progress on stderr (ControlTrace QUERY)" grep -q 'recording: [0-9]* buffers, .* MB, 0 lost' "$tmp/a.err"
+# (events lost or not: a sanitizer build on a loaded machine loses some, and says how many)
+check "record: progress on stderr (ControlTrace QUERY)" grep -q 'recording: [0-9]* buffers, .* MB, [0-9]* lost' "$tmp/a.err"
 check "record: file is 0600" [ "$(stat -c %a "$tmp/a.etl")" = 600 ]
 "$ETWTOP" --dump "$tmp/a.etl" >"$tmp/a.txt" 2>&1
 check "record: dumps" [ $? = 0 ]

@@ -10,7 +10,7 @@
 set -u
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}" "${SYM_FIXLIB:?}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/check.sh"
 # the self count of a function in a replay's first table (0 when absent)
 self_of() { awk -v f="$2" -v m="$3" '/^Hot functions/ {t++} t == 1 && $NF == f && $5 == m {print $3; exit}' "$1"; }
@@ -50,15 +50,20 @@ mkdir -p "$run" "$tmp/moved"
 # a name of its own: another sym_fixture running on the machine must not answer for it
 cp "$SYM_FIXTURE" "$run/symfix_run"
 cp "$SYM_FIXLIB" "$run/libsymfix.so"
-LD_LIBRARY_PATH=$run "$run/symfix_run" spin 3000 &
+# it spins until the recording is done (however long a loaded machine takes to start it), with
+# its library mapped before the session starts
+LD_LIBRARY_PATH=$run "$run/symfix_run" spin 120000 &
 fix=$!
-sleep 0.3
+wait_until 60 has_mapped $fix libsymfix.so
 "$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
 check "fixture: recorded" [ $? = 0 ]
-wait $fix
+kill $fix
+wait $fix 2>/dev/null
 
-# on this machine, binaries in place
-"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/here.txt" 2>"$tmp/here.err"
+# on this machine, binaries in place. --top 5000: every function sampled; on a loaded machine
+# the fixture's smaller functions are not among the recording's top 100 (the busy processes'
+# are)
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 >"$tmp/here.txt" 2>"$tmp/here.err"
 check "fixture: replay exits 0" [ $? = 0 ]
 check "fixture: fixture_leaf named in symfix_run" has_row "$tmp/here.txt" symfix_run fixture_leaf
 check "fixture: fixture_inline_outer named" has_row "$tmp/here.txt" symfix_run fixture_inline_outer
@@ -72,12 +77,12 @@ check "fixture: kernel frames named from the recorded kernel symbols" \
 # moved: the run directory is gone, the binaries are on the symbol path
 mv "$run/symfix_run" "$run/libsymfix.so" "$tmp/moved/"
 rmdir "$run"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 >"$tmp/gone.txt" 2>"$tmp/gone.err"
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 >"$tmp/gone.txt" 2>"$tmp/gone.err"
 check "moved, no path: replay exits 0" [ $? = 0 ]
 check "moved, no path: no fixture names" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/gone.txt'"
 check "moved, no path: module+offset instead" grep -q 'symfix_run+0x' "$tmp/gone.txt"
 check "moved, no path: says the file is missing" grep -q 'symfix_run: not found' "$tmp/gone.err"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/moved.txt" \
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/moved.txt" \
         2>"$tmp/moved.err"
 check "moved, --symbol-path: replay exits 0" [ $? = 0 ]
 check "moved, --symbol-path: fixture_leaf named" has_row "$tmp/moved.txt" symfix_run fixture_leaf
@@ -88,7 +93,7 @@ check "moved, --symbol-path: same count as in place" \
 
 # changed: another file with the recorded name and path is refused, not misread
 printf 'not the recorded program' >"$tmp/moved/symfix_run"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/chg.txt" \
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/chg.txt" \
         2>"$tmp/chg.err"
 check "changed: replay exits 0" [ $? = 0 ]
 check "changed: no names from the wrong file" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg.txt'"
@@ -98,7 +103,7 @@ check "changed: the file refused, saying why ($(head -c 300 "$tmp/chg.err"))" \
         grep -q "symfix_run changed since the recording: its build-id is missing, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
 # an ELF file of another build (another program under the recorded name)
 cp "$(type -P true)" "$tmp/moved/symfix_run"
-"$ETWTOP" --replay "$tmp/fix.etl" -b --top 100 --symbol-path "$tmp/moved" >"$tmp/chg2.txt" \
+"$ETWTOP" --replay "$tmp/fix.etl" -b --top 5000 --symbol-path "$tmp/moved" >"$tmp/chg2.txt" \
         2>"$tmp/chg2.err"
 check "another build: no names from it" bash -c "! grep -Eq 'symfix_run +fixture_' '$tmp/chg2.txt'"
 check "another build: refused with both build-ids ($(head -c 300 "$tmp/chg2.err"))" \
@@ -122,19 +127,24 @@ else
 fi
 "$ETWTOP" --record "$tmp/late.etl" --duration 3 2>"$tmp/late.err" &
 rec=$!
-sleep 0.5
+# the programs start once the session runs, and run until it ends
+check "late: the recording started" recording_started "$tmp/late.etl" $rec
+late=()
 if $has_cxx; then
-        "$tmp/sym_cxx" spin 2000 &
+        "$tmp/sym_cxx" spin 120000 &
+        late+=($!)
 fi
 if [ "$(nproc 2>/dev/null || echo 1)" -ge 2 ] && command -v taskset >/dev/null; then
-        taskset -c 1 bash -c 'taskset -c 0 "$1" libc 2000' _ "$SYM_FIXTURE" &
+        taskset -c 1 bash -c 'exec taskset -c 0 "$1" libc 120000' _ "$SYM_FIXTURE" &
 else
-        "$SYM_FIXTURE" libc 2000 &
+        "$SYM_FIXTURE" libc 120000 &
 fi
+late+=($!)
 wait "$rec"
 check "late: recorded" [ $? = 0 ]
+kill "${late[@]}" 2>/dev/null
 wait
-"$ETWTOP" --replay "$tmp/late.etl" -b --top 100 >"$tmp/late.txt" 2>"$tmp/late.rep.err"
+"$ETWTOP" --replay "$tmp/late.etl" -b --top 5000 >"$tmp/late.txt" 2>"$tmp/late.rep.err"
 check "late: replay exits 0" [ $? = 0 ]
 check "late: libc's memfrob named" grep -qE 'libc\.so\.6 +memfrob$' "$tmp/late.txt"
 if $has_cxx; then

@@ -17,23 +17,42 @@ snap() {
         done
 }
 has() { grep -q -- "$1" "$tmp/screen"; }
-# waits up to $2 seconds for text $1 on the screen
+# The waits below are bounded by the clock: $2 seconds times SCREEN_WAIT_SCALE (3: an etwtop
+# built with the sanitizers answers a key in seconds on a loaded machine, tests/under_load.sh);
+# they return as soon as the screen shows what they wait for.
+screen_deadline() { echo $((SECONDS + ${1%.*} * ${SCREEN_WAIT_SCALE:-3} + 1)); }
+# waits for text $1 on the screen (bound: $2 seconds, scaled)
 wait_for() {
-        local i
-        for ((i = 0; i < ${2:-10} * 5; i++)); do
+        local end
+        end=$(screen_deadline "${2:-10}")
+        while :; do
                 snap
                 has "$1" && return 0
+                [ "$SECONDS" -ge "$end" ] && return 1
                 sleep 0.2
         done
-        return 1
 }
-# waits up to $2 seconds for text $1 to be gone from the screen
+# waits for text $1 to be gone from the screen (bound: $2 seconds, scaled)
 wait_gone() {
-        local i
-        for ((i = 0; i < ${2:-10} * 5; i++)); do
+        local end
+        end=$(screen_deadline "${2:-10}")
+        while :; do
                 snap
                 has "$1" || return 0
+                [ "$SECONDS" -ge "$end" ] && return 1
                 sleep 0.2
         done
-        return 1
+}
+# until_screen SECONDS COMMAND...: snaps the screen until COMMAND (run in this shell, reading
+# $tmp/screen) succeeds; 1 when SECONDS (scaled) pass first
+until_screen() {
+        local end
+        end=$(screen_deadline "$1")
+        shift
+        while :; do
+                snap
+                "$@" && return 0
+                [ "$SECONDS" -ge "$end" ] && return 1
+                sleep 0.2
+        done
 }

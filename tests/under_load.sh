@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# under_load.sh: runs the test suite while 2 x nproc busy loops hold every core, to show that no
+# test depends on timing; the load always stops, and the failures are listed at the end.
+# usage: tests/under_load.sh [BUILD_DIR [ctest options...]]   (default: build-asan, -j nproc)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build-asan}
+[ $# -gt 0 ] && shift
+cores=$(nproc 2>/dev/null || echo 2)
+loops=${LOAD_LOOPS:-$((2 * cores))}
+if [ ! -f "$build/CTestTestfile.cmake" ]; then
+        echo "under_load: $build is not a configured build folder (see tests/README.md)" >&2
+        exit 2
+fi
+if [ $# -eq 0 ]; then
+        set -- -j "$cores"
+fi
+
+pids=()
+stop_load() {
+        local p
+        for p in "${pids[@]}"; do
+                kill "$p" 2>/dev/null
+        done
+        for p in "${pids[@]}"; do
+                wait "$p" 2>/dev/null
+        done
+        pids=()
+}
+trap stop_load EXIT
+trap 'stop_load; exit 130' INT TERM
+for _ in $(seq "$loops"); do
+        (while :; do :; done) &
+        pids+=($!)
+done
+echo "under_load: $loops busy loops on $cores cores; ctest $* in $build" >&2
+
+log=$(mktemp /tmp/etwtop-under-load-XXXXXX.log)
+start=$(date +%s)
+(cd "$build" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+end=$(date +%s)
+stop_load
+
+echo "under_load: ctest exit $rc after $((end - start)) s under $loops busy loops; log: $log"
+if grep -q 'The following tests FAILED' "$log"; then
+        sed -n '/The following tests FAILED/,$p' "$log"
+fi
+exit "$rc"
