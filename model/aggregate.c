@@ -319,3 +319,72 @@ void *agg_table_slot(const struct agg_table *t, uint32_t i)
 {
         return i <= t->mask && t->tags[i] ? t->slots + (size_t)i * t->entry_size : NULL;
 }
+
+/* ---- an index of a table's entries by a field ---- */
+
+struct index_pair {
+        uint32_t value, slot;
+};
+
+static int index_pair_cmp(const void *a, const void *b)
+{
+        const struct index_pair *x = a, *y = b;
+        if (x->value != y->value)
+                return x->value < y->value ? -1 : 1;
+        return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+static void index_build(struct agg_index *x, const struct agg_table *t, size_t offset)
+{
+        struct index_pair *pairs = xcalloc(t->nr ? t->nr : 1, sizeof(*pairs));
+        uint32_t n = 0;
+        for (uint32_t i = 0; i <= t->mask && n < t->nr; i++) {
+                if (!t->tags[i])
+                        continue;
+                uint32_t v;
+                memcpy(&v, t->slots + (size_t)i * t->entry_size + offset, sizeof(v));
+                pairs[n++] = (struct index_pair){v, i};
+        }
+        qsort(pairs, n, sizeof(*pairs), index_pair_cmp);
+        if (n > x->cap) {
+                x->cap = n;
+                x->slots = xrealloc(x->slots, n * sizeof(*x->slots));
+                x->values = xrealloc(x->values, n * sizeof(*x->values));
+        }
+        for (uint32_t i = 0; i < n; i++) {
+                x->values[i] = pairs[i].value;
+                x->slots[i] = pairs[i].slot;
+        }
+        free(pairs);
+        x->nr_slots = n;
+        x->epoch = t->epoch;
+        x->nr = t->nr;
+        x->is_built = true;
+}
+
+uint32_t agg_index_find(struct agg_index *x, const struct agg_table *t, size_t offset,
+                        uint32_t value, uint32_t *first)
+{
+        if (!x->is_built || x->epoch != t->epoch || x->nr != t->nr)
+                index_build(x, t, offset);
+        uint32_t lo = 0, hi = x->nr_slots;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (x->values[mid] < value)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        uint32_t end = lo;
+        while (end < x->nr_slots && x->values[end] == value)
+                end++;
+        *first = lo;
+        return end - lo;
+}
+
+void agg_index_free(struct agg_index *x)
+{
+        free(x->slots);
+        free(x->values);
+        *x = (struct agg_index){0};
+}

@@ -174,12 +174,13 @@ struct wait_total {
 };
 
 struct switches {
-        struct sym_store *store;       /* borrowed */
-        struct agg_table *threads;     /* owned: struct thread */
-        struct agg_table *processes;   /* owned: struct process */
-        struct agg_table *readiers;    /* owned: struct readier */
-        struct agg_table *blockers;    /* owned: struct blocker */
-        struct agg_table *thread_cpus; /* owned: struct thread_cpu */
+        struct sym_store *store;                       /* borrowed */
+        struct agg_table *threads;                     /* owned: struct thread */
+        struct agg_table *processes;                   /* owned: struct process */
+        struct agg_table *readiers;                    /* owned: struct readier */
+        struct agg_table *blockers;                    /* owned: struct blocker */
+        struct agg_index readier_index, blocker_index; /* owned: their slots by thread */
+        struct agg_table *thread_cpus;                 /* owned: struct thread_cpu */
         struct agg_settings settings;
         struct agg_filter filter;
         uint32_t next_serial;
@@ -268,6 +269,8 @@ void switches_free(struct switches *sw)
         agg_table_free(sw->processes);
         agg_table_free(sw->readiers);
         agg_table_free(sw->blockers);
+        agg_index_free(&sw->readier_index);
+        agg_index_free(&sw->blocker_index);
         agg_table_free(sw->thread_cpus);
         free(sw->cpus);
         free(sw->tid_memo);
@@ -2041,9 +2044,15 @@ uint32_t switches_readiers(struct switches *sw, uint32_t tid,
         pending_flush_all(sw);
         sw->rrows = reserve(sw->rrows, &sw->cap_rrows, agg_table_nr(sw->readiers) + 1,
                             sizeof(*sw->rrows));
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < agg_table_capacity(sw->readiers); i++) {
-                const struct readier *e = agg_table_slot(sw->readiers, i);
+        uint32_t n = 0, first = 0, nr_slots = agg_table_capacity(sw->readiers);
+        const uint32_t *slots = NULL;
+        if (tid != AGG_ALL) { /* one thread's: its slots, not a scan of every thread's */
+                nr_slots = agg_index_find(&sw->readier_index, sw->readiers,
+                                          offsetof(struct readier, tid), tid, &first);
+                slots = nr_slots ? sw->readier_index.slots + first : NULL;
+        }
+        for (uint32_t k = 0; k < nr_slots; k++) {
+                const struct readier *e = agg_table_slot(sw->readiers, slots ? slots[k] : k);
                 if (!e || !e->count || (tid != AGG_ALL && e->tid != tid))
                         continue;
                 struct switches_readier_row *r = &sw->rrows[n++];
@@ -2114,9 +2123,15 @@ uint32_t switches_blockers(struct switches *sw, uint32_t tid,
 {
         sw->brows = reserve(sw->brows, &sw->cap_brows, agg_table_nr(sw->blockers) + 1,
                             sizeof(*sw->brows));
-        uint32_t n = 0;
-        for (uint32_t i = 0; i < agg_table_capacity(sw->blockers); i++) {
-                const struct blocker *e = agg_table_slot(sw->blockers, i);
+        uint32_t n = 0, first = 0, nr_slots = agg_table_capacity(sw->blockers);
+        const uint32_t *slots = NULL;
+        if (tid != AGG_ALL) { /* one thread's: its slots, not a scan of every thread's */
+                nr_slots = agg_index_find(&sw->blocker_index, sw->blockers,
+                                          offsetof(struct blocker, tid), tid, &first);
+                slots = nr_slots ? sw->blocker_index.slots + first : NULL;
+        }
+        for (uint32_t k = 0; k < nr_slots; k++) {
+                const struct blocker *e = agg_table_slot(sw->blockers, slots ? slots[k] : k);
                 if (!e || (!e->nr_waits && !e->off_cpu_ns) || (tid != AGG_ALL && e->tid != tid))
                         continue;
                 const struct thread *t = thread_find(sw, e->tid);

@@ -409,6 +409,43 @@ static bool drop_all(void *entry, void *ctx)
         return true;
 }
 
+/* The index of a table's entries by a field: one value's entries without a scan, and in step
+   with the table as entries come, go, and the table grows */
+static void test_agg_index(void **state)
+{
+        (void)state;
+        struct ent {
+                uint32_t key, tid;
+                uint64_t n;
+        };
+        struct agg_table *t = agg_table_new(sizeof(uint32_t), sizeof(struct ent), 100000);
+        struct agg_index x = {0};
+        uint32_t first;
+        bool is_new;
+
+        assert_int_equal(agg_index_find(&x, t, offsetof(struct ent, tid), 7, &first), 0);
+        for (uint32_t k = 0; k < 1000; k++) {
+                struct ent *e = agg_table_get(t, &k, &is_new);
+                e->tid = k % 10;
+        }
+        assert_int_equal(agg_index_find(&x, t, offsetof(struct ent, tid), 7, &first), 100);
+        for (uint32_t i = 0; i < 100; i++) {
+                const struct ent *e = agg_table_slot(t, x.slots[first + i]);
+                assert_non_null(e);
+                assert_int_equal(e->tid, 7);
+        }
+        /* a new entry is found at once */
+        uint32_t k = 5000;
+        struct ent *e = agg_table_get(t, &k, &is_new);
+        e->tid = 7;
+        assert_int_equal(agg_index_find(&x, t, offsetof(struct ent, tid), 7, &first), 101);
+        assert_int_equal(agg_index_find(&x, t, offsetof(struct ent, tid), 11, &first), 0);
+        agg_table_reset(t);
+        assert_int_equal(agg_index_find(&x, t, offsetof(struct ent, tid), 7, &first), 0);
+        agg_index_free(&x);
+        agg_table_free(t);
+}
+
 static void test_agg_table(void **state)
 {
         (void)state;
@@ -3203,6 +3240,7 @@ int main(void)
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),
+                cmocka_unit_test(test_agg_index),
                 cmocka_unit_test_setup_teardown(test_branches_edges, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_by_function, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_processes, fix_setup, fix_teardown),

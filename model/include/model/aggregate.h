@@ -107,4 +107,20 @@ uint32_t agg_table_epoch(const struct agg_table *t);
 uint32_t agg_table_capacity(const struct agg_table *t);
 void *agg_table_slot(const struct agg_table *t, uint32_t i);
 
+/* The slots of a table's entries by a 32-bit field of theirs (a thread id): the entries of one
+   value found without a scan of the whole table. Kept in step with the table: rebuilt when an
+   entry came or went since (the table's epoch and count), once for any number of lookups. */
+struct agg_index {
+        uint32_t epoch, nr; /* of the table when built */
+        uint32_t *slots;    /* owned: the entries' slots, by field then slot */
+        uint32_t *values;   /* owned: their field, in the same order */
+        uint32_t nr_slots, cap;
+        bool is_built;
+};
+/* The slots of t's entries whose uint32_t at offset is value: *first into x->slots, returns
+   how many. */
+uint32_t agg_index_find(struct agg_index *x, const struct agg_table *t, size_t offset,
+                        uint32_t value, uint32_t *first);
+void agg_index_free(struct agg_index *x);
+
 #endif
