@@ -596,6 +596,7 @@ static void run_batch(struct app *a, int sfd)
                 const struct ui_table *b = &a->tables[VIEW_BRANCHES];
                 if (b->nr_rows > 1 || !(b->flags[0] & UI_ROW_GREYED))
                         print_table(a, VIEW_BRANCHES, top);
+                print_table(a, VIEW_EVENTS, top);
                 if (a->is_quit || !a->st.is_live)
                         break;
                 if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
@@ -630,7 +631,7 @@ static void on_key(struct app *a, int key)
 static void run_screen(struct app *a, int sfd)
 {
         int64_t start = now_ns(), last = start;
-        bool was_done = false;
+        bool was_done = false, has_key = false;
         build_tables(a);
         draw(a);
         while (!a->is_quit) {
@@ -648,7 +649,7 @@ static void run_screen(struct app *a, int sfd)
                 int key;
                 while ((key = ui_screen_getkey(a->scr)) >= 0) {
                         on_key(a, key);
-                        is_dirty = true;
+                        is_dirty = has_key = true;
                 }
                 int64_t now = now_ns();
                 ULONG status = ERROR_SUCCESS;
@@ -657,8 +658,12 @@ static void run_screen(struct app *a, int sfd)
                         tick(a, now);
                         last = now;
                         is_dirty = true;
-                        if (!a->st.is_live && is_done && !was_done)
+                        if (!a->st.is_live && is_done && !was_done) {
                                 feed_damage_text(a->feed, true, a->st.status, sizeof(a->st.status));
+                                /* no samples, no switches: the events are what it has */
+                                if (!has_key && events_table_is_events_only(a->profile->events))
+                                        a->st.view = VIEW_EVENTS;
+                        }
                         was_done = is_done;
                 }
                 if (a->st.is_live && is_done && status != ERROR_SUCCESS)
@@ -740,6 +745,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->views[VIEW_BRANCHES] = branches_view_new();
         a->views[VIEW_SWITCHES] = switches_view_new();
         a->views[VIEW_SESSION] = session_view_new();
+        a->views[VIEW_EVENTS] = events_view_new();
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 ui_table_init(&a->tables[v], a->views[v]->cols, a->views[v]->nr_cols);
 

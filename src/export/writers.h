@@ -25,5 +25,10 @@ int export_write_csv_modules(const struct export_ctx *x, int fd);
 int export_write_csv_lines(const struct export_ctx *x, int fd);
 int export_write_csv_switches(const struct export_ctx *x, int fd);
 int export_write_csv_branches(const struct export_ctx *x, int fd);
+/* csv-events: the replay writes every event as it comes, to the file create makes (export.c's
+   creation rules); 0, or -1 with err. */
+int export_events_run(const struct export_options *opts,
+                      int (*create)(const struct export_options *o, char *err, size_t err_size),
+                      char *err, size_t err_size);
 
 #endif
