@@ -108,6 +108,18 @@ static int cmp_count(const void *a, const void *b)
         return c ? c : (x->id < y->id ? -1 : 1);
 }
 
+static int cmp_group_count(const void *a, const void *b)
+{
+        const struct events_group *x = a, *y = b;
+        if (x->nr_events != y->nr_events)
+                return x->nr_events > y->nr_events ? -1 : 1;
+        if (x->type_id != y->type_id)
+                return x->type_id < y->type_id ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
 static void build_types(struct events_view *ev, struct profile *p, struct ui_table *t)
 {
         struct events_table *et = p->events;
@@ -135,7 +147,12 @@ static void build_types(struct events_view *ev, struct profile *p, struct ui_tab
                 return;
         }
         uint32_t n;
-        const struct events_group *g = events_table_groups(et, ev->group == GROUP_THREAD, &n);
+        const struct events_group *answer = events_table_groups(et, ev->group == GROUP_THREAD, &n);
+        /* the most frequent first */
+        struct events_group *g = xmalloc((n ? n : 1) * sizeof(*g));
+        if (n)
+                memcpy(g, answer, n * sizeof(*g));
+        qsort(g, n, sizeof(*g), cmp_group_count);
         for (uint32_t i = 0; i < n; i++) {
                 const struct events_type *ty = events_table_type(et, g[i].type_id);
                 if (!ty)
@@ -151,6 +168,7 @@ static void build_types(struct events_view *ev, struct profile *p, struct ui_tab
                 ui_table_text(t, r, COL_G, pid_process(p, g[i].pid));
                 ui_table_text(t, r, COL_REST, ty->name);
         }
+        free(g);
 }
 
 /* The list's columns: time, CPU, PID, TID, the type's first fields by name (from its newest
@@ -177,7 +195,7 @@ static void list_columns(struct events_view *ev, const struct events_table *et)
                 width[ev->nr_named] = (int)strlen(ev->titles[ev->nr_named]);
                 ev->nr_named++;
         }
-        /* each field's column as wide as its values, up to 24 */
+        /* each field's column as wide as its values, up to 32 */
         for (uint32_t i = 0; ty && i < ty->nr_stored; i++) {
                 r = events_table_record(et, ev->type_id, i);
                 pos = 0;
@@ -185,7 +203,7 @@ static void list_columns(struct events_view *ev, const struct events_table *et)
                      f < ev->nr_named && events_record_field(r, &pos, &name, &value); f++) {
                         int w = (int)strlen(value);
                         if (w > width[f])
-                                width[f] = w < 24 ? w : 24;
+                                width[f] = w < 32 ? w : 32;
                 }
         }
         for (uint32_t f = 0; f < NR_FIELD_COLS; f++) {
