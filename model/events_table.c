@@ -53,6 +53,7 @@ struct events_table *events_table_new(void)
         et->groups = xcalloc(et->nr_group_slots, sizeof(*et->groups));
         et->text = xmalloc(EVENTS_TABLE_MAX_EVENT_BYTES);
         et->max_recent = EVENTS_TABLE_MAX_RECENT;
+        et->scratch.max_list = EVENTS_TABLE_MAX_EVENT_BYTES; /* kept cut anyway */
         return et;
 }
 

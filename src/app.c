@@ -659,7 +659,11 @@ static void run_screen(struct app *a, int sfd)
                         last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
-                                feed_damage_text(a->feed, true, a->st.status, sizeof(a->st.status));
+                                /* what it skipped, if anything (a range's message stays) */
+                                char damage[sizeof(a->st.status)];
+                                feed_damage_text(a->feed, true, damage, sizeof(damage));
+                                if (damage[0])
+                                        memcpy(a->st.status, damage, sizeof(damage));
                                 /* no samples, no switches: the events are what it has */
                                 if (!has_key && events_table_is_events_only(a->profile->events))
                                         a->st.view = VIEW_EVENTS;

@@ -413,10 +413,11 @@ help_missing() {
 common=$(labels_of "$src/ui/keys.c")
 nr_common=$(echo "$common" | grep -c .)
 check "help: the common key table read ($nr_common labels)" [ "$nr_common" -ge 20 ]
-title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable')
-help_key=('' h '?' F1 h)
+title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable'
+        'Event type (Enter: its events)')
+help_key=('' h '?' F1 h h)
 v=0
-for name in functions branches switches session; do
+for name in functions branches switches session events; do
         v=$((v + 1))
         file=$src/ui/views/${name}_view.c
         view_name=$(perl -0777 -ne 'print "$1\n" if /\(struct ui_view\)\s*\{\s*"([^"]*)"/' "$file")
@@ -632,9 +633,9 @@ check "p a fourth time: a row per function" wait_for '^hot functions (a row per 
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 
-# the views: Tab, Shift-Tab, 1-4, F9
-view_keys=(1 Tab Tab Tab Tab BTab BTab 2 4 1 F9 3 1)
-view_seen=(1 2 3 4 1 4 3 2 4 1 4 3 1)
+# the views: Tab, Shift-Tab, 1-5, F9
+view_keys=(1 Tab Tab Tab Tab Tab BTab BTab 2 4 5 1 F9 3 1)
+view_seen=(1 2 3 4 5 1 5 4 2 4 5 1 4 3 1)
 for ((i = 0; i < ${#view_keys[@]}; i++)); do
         tm send-keys -t s "${view_keys[$i]}"
         check "${view_keys[$i]}: view ${view_seen[$i]}" wait_for "${title[${view_seen[$i]}]}" 3

@@ -276,6 +276,15 @@ static void test_text(void **state)
         ev.pmc[1] = 20;
         kevent_text_fields(&ev, &scratch, field_to, out);
         assert_string_equal(out, " A=-5 $B=b c C=0xff pmc=10,20");
+        /* a list past max_list ends in "..." (the events table's store: a long stack) */
+        out[0] = 0;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_STACK;
+        ev.stack.nr_frames = 3;
+        ev.stack.frames = frames;
+        scratch.max_list = 8;
+        kevent_text_fields(&ev, &scratch, field_to, out);
+        assert_string_equal(out, " event_time=0.000000000 frames=3: 0x1...");
         kevent_text_fini(&scratch);
 }
 

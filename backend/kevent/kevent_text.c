@@ -14,28 +14,55 @@ struct emit {
         kevent_text_fn fn;
         void *ctx;
         struct kevent_text *scratch;
-        size_t len; /* of the list being written into scratch */
+        size_t len;  /* of the list being written into scratch */
+        bool is_cut; /* the list passed the scratch's max_list */
 };
+
+/* decimal and 0x-hex digits at the end of buf (24 bytes); returns the first */
+static char *fmt_u(char *end, uint64_t v)
+{
+        char *p = end;
+        *--p = 0;
+        do {
+                *--p = (char)('0' + v % 10);
+                v /= 10;
+        } while (v);
+        return p;
+}
+
+static char *fmt_x(char *end, uint64_t v)
+{
+        static const char digits[] = "0123456789abcdef";
+        char *p = end;
+        *--p = 0;
+        do {
+                *--p = digits[v & 15];
+                v >>= 4;
+        } while (v);
+        *--p = 'x';
+        *--p = '0';
+        return p;
+}
 
 static void num_u(struct emit *e, const char *name, uint64_t v)
 {
         char buf[24];
-        snprintf(buf, sizeof(buf), "%" PRIu64, v);
-        e->fn(e->ctx, name, KEV_TEXT_NUMBER, buf);
+        e->fn(e->ctx, name, KEV_TEXT_NUMBER, fmt_u(buf + sizeof(buf), v));
 }
 
 static void num_i(struct emit *e, const char *name, int64_t v)
 {
         char buf[24];
-        snprintf(buf, sizeof(buf), "%" PRId64, v);
-        e->fn(e->ctx, name, KEV_TEXT_NUMBER, buf);
+        char *p = fmt_u(buf + sizeof(buf), v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+        if (v < 0)
+                *--p = '-';
+        e->fn(e->ctx, name, KEV_TEXT_NUMBER, p);
 }
 
 static void num_x(struct emit *e, const char *name, uint64_t v)
 {
         char buf[24];
-        snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-        e->fn(e->ctx, name, KEV_TEXT_NUMBER, buf);
+        e->fn(e->ctx, name, KEV_TEXT_NUMBER, fmt_x(buf + sizeof(buf), v));
 }
 
 static void pid_f(struct emit *e, const char *name, uint32_t pid)
@@ -68,6 +95,7 @@ static void seconds(struct emit *e, const char *name, int64_t ns)
 static void list_start(struct emit *e)
 {
         e->len = 0;
+        e->is_cut = false;
         if (!e->scratch->buf) {
                 e->scratch->size = 4096;
                 e->scratch->buf = malloc(e->scratch->size);
@@ -100,6 +128,38 @@ static void list_add(struct emit *e, const char *fmt, ...)
         }
 }
 
+/* s appended to the list; past the scratch's max_list, the list ends in "..." */
+static void list_put(struct emit *e, const char *s)
+{
+        size_t n = strlen(s);
+        if (e->is_cut)
+                return;
+        if (e->scratch->max_list && e->len + n > e->scratch->max_list) {
+                e->is_cut = true;
+                list_add(e, "...");
+                return;
+        }
+        while (e->len + n + 1 > e->scratch->size) {
+                char *b = realloc(e->scratch->buf, e->scratch->size * 2);
+                if (!b)
+                        abort();
+                e->scratch->buf = b;
+                e->scratch->size *= 2;
+        }
+        memcpy(e->scratch->buf + e->len, s, n + 1);
+        e->len += n;
+}
+
+static void list_hex(struct emit *e, const char *before, uint64_t v)
+{
+        char buf[48];
+        char *p = fmt_x(buf + sizeof(buf), v);
+        size_t k = strlen(before);
+        p -= k;
+        memcpy(p, before, k);
+        list_put(e, p);
+}
+
 static void list_end(struct emit *e, const char *name)
 {
         e->fn(e->ctx, name, KEV_TEXT_LIST, e->scratch->buf);
@@ -110,7 +170,7 @@ static void frames(struct emit *e, uint32_t nr, const uint64_t *f)
         list_start(e);
         list_add(e, "%" PRIu32 ":", nr);
         for (uint32_t i = 0; i < nr; i++)
-                list_add(e, " 0x%" PRIx64, f[i]);
+                list_hex(e, " ", f[i]);
         list_end(e, "frames");
 }
 
@@ -354,9 +414,10 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                 num_x(e, "options", ev->lbr.options);
                 list_start(e);
                 list_add(e, "%" PRIu32 ":", ev->lbr.nr_entries);
-                for (uint32_t i = 0; i < ev->lbr.nr_entries; i++)
-                        list_add(e, " 0x%" PRIx64 "->0x%" PRIx64, ev->lbr.entries[i].from,
-                                 ev->lbr.entries[i].to);
+                for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
+                        list_hex(e, " ", ev->lbr.entries[i].from);
+                        list_hex(e, "->", ev->lbr.entries[i].to);
+                }
                 list_end(e, "entries");
                 break;
         case KEV_FIELDS:

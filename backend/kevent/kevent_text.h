@@ -24,6 +24,7 @@ typedef void (*kevent_text_fn)(void *ctx, const char *name, enum kevent_text_kin
 struct kevent_text {
         char *buf; /* owned */
         size_t size;
+        size_t max_list; /* a list longer than this ends in "..." (0: no limit, as --dump) */
 };
 
 /* Calls fn for every field of ev (its type's payload, then its PMC counters as "pmc"); none for
