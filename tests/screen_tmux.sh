@@ -219,10 +219,13 @@ if [ -f "$shutdown" ]; then
         restart -x 140 -y 30 "$ETWTOP --replay '$tmp/truncated.etl'; sleep 30"
         check "replay: a damaged buffer named, with its offset" \
                 wait_for 'damaged buffer skipped in part or whole, the last at byte offset 65536: .*truncated' 10
-        # no samples: the empty call tree turns top-down and opens, and the screen stays
-        tm send-keys -t s c
+        # no samples, no switches: it opens on the events view (5)
+        check "replay: a trace without samples or switches opens on its events" \
+                has 'Event type (Enter: its events)'
+        # the empty call tree turns top-down and opens, and the screen stays
+        tm send-keys -t s 1 c
         check "replay: an empty call tree turns top-down" wait_for 'call tree: top-down' 5
-        tm send-keys -t s '*' 3 2 1
+        tm send-keys -t s '*' 5 3 2 1
         sleep 1
         snap
         check "replay: an empty trace's views all draw" has 'Self%  Total%'
