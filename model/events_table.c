@@ -16,6 +16,7 @@ struct type_slot {
         const char *name_ptr;        /* the decoder's name as it last came (a quick compare) */
         struct events_record **ring; /* owned, each record owned */
         uint32_t cap, head;          /* head: the oldest */
+        int64_t last_kept_ns;        /* the time of the newest event kept */
 };
 
 struct group_slot {
@@ -283,6 +284,15 @@ static void store(struct events_table *et, struct type_slot *t, const struct kev
 {
         if (!et->max_recent && !t->row.nr_stored)
                 return; /* nothing kept: nothing to format */
+        /* a full type keeps one event per EVENTS_TABLE_THIN_NS: the others are not formatted */
+        if (t->row.nr_stored >= et->max_recent && et->max_recent &&
+            ev->time_ns - t->last_kept_ns < EVENTS_TABLE_THIN_NS &&
+            ev->time_ns >= t->last_kept_ns) {
+                t->row.nr_dropped++;
+                et->nr_dropped++;
+                return;
+        }
+        t->last_kept_ns = ev->time_ns;
         et->len = 0;
         et->nr_fields = 0;
         et->is_cut = false;

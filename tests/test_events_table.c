@@ -172,7 +172,7 @@ static void test_caps(void **state)
         struct events_table *et = events_table_new();
         uint32_t n = EVENTS_TABLE_MAX_RECENT + 250;
         for (uint32_t i = 0; i < n; i++) {
-                struct kevent ev = disk_read(i, 100, 101, i);
+                struct kevent ev = disk_read((int64_t)i * 1000000, 100, 101, i);
                 events_table_add(et, &ev);
         }
         const struct events_type *d = type_named(et, "DiskIo/Read");
@@ -181,15 +181,26 @@ static void test_caps(void **state)
         assert_int_equal(d->nr_dropped, 250);
         assert_int_equal(events_table_nr_dropped(et), 250);
         /* the oldest kept is the 251st */
-        assert_int_equal(events_table_record(et, d->id, 0)->time_ns, 250);
+        assert_int_equal(events_table_record(et, d->id, 0)->time_ns, 250 * 1000000ll);
         assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 1)->time_ns,
-                         n - 1);
+                         (n - 1) * 1000000ll);
+        /* full: a type that comes faster than one per EVENTS_TABLE_THIN_NS is thinned */
+        int64_t t0 = (int64_t)n * 1000000;
+        for (int i = 0; i < 100; i++) {
+                struct kevent ev = disk_read(t0 + i * 1000, 100, 101, 1);
+                events_table_add(et, &ev);
+        }
+        assert_int_equal(d->nr_events, n + 100);
+        assert_int_equal(d->nr_dropped, 250 + 100);
+        assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 1)->time_ns,
+                         t0);
+        n += 100;
         assert_true(events_table_bytes(et) <= EVENTS_TABLE_MAX_BYTES);
 
         /* one event longer than EVENTS_TABLE_MAX_EVENT_BYTES: cut, ending in "..." */
         static char long_name[3 * EVENTS_TABLE_MAX_EVENT_BYTES];
         memset(long_name, 'x', sizeof(long_name) - 1);
-        struct kevent ev = disk_read(n, 100, 101, 1);
+        struct kevent ev = disk_read((int64_t)n * 1000000, 100, 101, 1);
         struct kevent_field f[2] = {{"Size", KEV_FIELD_UINT, 7, ""},
                                     {"Path", KEV_FIELD_STR, 0, long_name}};
         ev.name = "File/Long";
