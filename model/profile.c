@@ -35,6 +35,7 @@ struct profile *profile_new(const struct profile_options *o)
                 p->tree = calltree_new(p->store, o->max_functions, HOT_SOURCE_TIMER);
         p->branches = branches_new(p->store, BRANCH_EDGES_MAX);
         p->switches = switches_new(p->store, SWITCH_THREADS_MAX);
+        p->events = events_table_new();
         p->join = stack_join_new();
         /* a live session is etwtop's: its stacks come whole */
         stack_join_set_whole(p->join, o->is_live);
@@ -50,6 +51,7 @@ void profile_free(struct profile *p)
         calltree_free(p->tree);
         branches_free(p->branches);
         switches_free(p->switches);
+        events_table_free(p->events);
         stack_join_free(p->join);
         sym_feed_free(p->feed);
         sym_store_free(p->store);
@@ -206,6 +208,20 @@ void profile_event(struct profile *p, const struct kevent *ev)
            filters' time range counts the window's alone) */
         branches_event(p->branches, ev);
         switches_event(p->switches, ev);
+        uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
+        if (zoom && ev->pid != zoom)
+                return;
+        if (!is_in_window(p, ev->time_ns))
+                return; /* the events table and the event sink (csv-events): the window's own */
+        events_table_add(p->events, ev);
+        if (p->event_sink && !(ev->type == KEV_STACK && ev->stack.is_from_key))
+                p->event_sink(p->event_sink_ctx, ev);
+}
+
+void profile_set_event_sink(struct profile *p, profile_sample_fn fn, void *ctx)
+{
+        p->event_sink = fn;
+        p->event_sink_ctx = ctx;
 }
 
 void profile_zero(struct profile *p)
@@ -215,6 +231,7 @@ void profile_zero(struct profile *p)
                 calltree_reset(p->tree);
         branches_reset(p->branches);
         switches_zero(p->switches);
+        events_table_reset(p->events);
 }
 
 void profile_restart(struct profile *p)
@@ -225,6 +242,7 @@ void profile_restart(struct profile *p)
                 calltree_reset(p->tree);
         branches_reset(p->branches);
         switches_reset(p->switches);
+        events_table_reset(p->events);
         uint64_t lost_session = p->trace.nr_lost_session;
         memset(&p->trace, 0, sizeof(p->trace));
         p->trace.nr_lost_session = lost_session;
@@ -260,6 +278,7 @@ static void apply_zoom(struct profile *p)
         branches_set_filter(p->branches, &f);
         switches_zero(p->switches);
         switches_set_filter(p->switches, &f);
+        events_table_reset(p->events);
 }
 
 void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns)

@@ -604,6 +604,7 @@ static void run_batch(struct app *a, int sfd)
                 const struct ui_table *b = &a->tables[VIEW_BRANCHES];
                 if (b->nr_rows > 1 || !(b->flags[0] & UI_ROW_GREYED))
                         print_table(a, VIEW_BRANCHES, top);
+                print_table(a, VIEW_EVENTS, top);
                 if (a->is_quit || !a->st.is_live)
                         break;
                 if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
@@ -638,7 +639,7 @@ static void on_key(struct app *a, int key)
 static void run_screen(struct app *a, int sfd)
 {
         int64_t start = now_ns(), last = start;
-        bool was_done = false;
+        bool was_done = false, has_key = false;
         build_tables(a);
         draw(a);
         while (!a->is_quit) {
@@ -656,7 +657,7 @@ static void run_screen(struct app *a, int sfd)
                 int key;
                 while ((key = ui_screen_getkey(a->scr)) >= 0) {
                         on_key(a, key);
-                        is_dirty = true;
+                        is_dirty = has_key = true;
                 }
                 int64_t now = now_ns();
                 ULONG status = ERROR_SUCCESS;
@@ -666,7 +667,11 @@ static void run_screen(struct app *a, int sfd)
                         last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
-                                feed_damage_text(a->feed, true, a->st.status, sizeof(a->st.status));
+                                /* what it skipped, if anything (a range's message stays) */
+                                char damage[sizeof(a->st.status)];
+                                feed_damage_text(a->feed, true, damage, sizeof(damage));
+                                if (damage[0])
+                                        memcpy(a->st.status, damage, sizeof(damage));
                                 /* a recording cut short: the running kernel's symbols */
                                 feed_lock(a->feed);
                                 sym_feed_end(a->profile->feed);
@@ -676,6 +681,9 @@ static void run_screen(struct app *a, int sfd)
                                                  "the range starts past the trace's end: it "
                                                  "spans 0 to %.3f s (# shows it whole)",
                                                  (double)pr->trace.last_ns / 1e9);
+                                /* no samples, no switches: the events are what it has */
+                                if (!has_key && events_table_is_events_only(pr->events))
+                                        a->st.view = VIEW_EVENTS;
                                 feed_unlock(a->feed);
                         }
                         was_done = is_done;
@@ -759,6 +767,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->views[VIEW_BRANCHES] = branches_view_new();
         a->views[VIEW_SWITCHES] = switches_view_new();
         a->views[VIEW_SESSION] = session_view_new();
+        a->views[VIEW_EVENTS] = events_view_new();
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 ui_table_init(&a->tables[v], a->views[v]->cols, a->views[v]->nr_cols);
 

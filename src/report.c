@@ -6,6 +6,7 @@
 #include "module_text.h"
 
 #include "annotate.h"
+#include "events_report.h"
 #include "etw/evntrace.h"
 #include "feed.h"
 #include "header.h"
@@ -441,6 +442,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                                      .log = on_log};
         r.profile = profile_new(&po);
         struct profile *p = r.profile;
+        events_table_set_max_recent(p->events, 0); /* counts only */
         struct feed *f = NULL;
         if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,
                              opts->to_s, err, err_size) < 0)
@@ -495,6 +497,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 print_source(&r, &o, sources[i]);
         print_branches(&r, &o);
         print_switches(&r, &o);
+        events_report_print(p, &o);
         hot_set_grouping(p->hot, HOT_BY_FUNCTION); /* annotate's rows: one per function */
         int annotated = opts->annotate ? annotate_clean(p, opts, &o, err, err_size) : 0;
         if (outbuf_flush(&o) < 0) {

@@ -66,7 +66,8 @@ COUNTS
 bare=$(grep -cE ' (DiskIo/op1[0-5]|PageFault/op32|TcpIp/op(1[0-8]|2[6-9]|3[0-4])|UdpIp/op(1[01]|2[67])|FileIo/op(0|32|35|36)|Process/op3[23]|SysConfigEx/op3[2-5]) ' "$tmp/net.txt")
 check "no DiskIo, HardFault, TcpIp, UdpIp, FileIo name, PerfCtr or SysConfigEx event left as opN ($bare)" [ "$bare" = 0 ]
 
-# The first events' fields, as the baseline prints them (its values, without its digit grouping)
+# The first events' fields, as the baseline prints them (its values, without its digit grouping;
+# a backslash before a closing quote doubled, as --dump quotes: doc/dump.md)
 check "DiskIo/WriteInit: Irp of the first" has DiskIo/WriteInit "Irp=0xfffffa830047e8f0"
 check "DiskIo/Write: size, offset, Irp, issuing thread" has DiskIo/Write \
         "TransferSize=4096 Reserved=0 ByteOffset=6109835264 FileObject=0xfffff8a0045ffc50 Irp=0xfffffa830047e8f0"
@@ -96,9 +97,9 @@ check "SystemConfig/LogDisk" has SystemConfig/LogDisk \
 check "SystemConfig/Network" has SystemConfig/Network \
         "TcbTablePartitions=32 MaxHashTableSize=4294967295 MaxUserPort=65536 TcpTimedWaitDelay=120"
 check "SysConfigEx/SystemPaths" has SysConfigEx/SystemPaths \
-        'SystemDirectory="C:\Windows\system32" SystemWindowsDirectory="C:\Windows\"'
-check "SysConfigEx/VolumeMapping" has SysConfigEx/VolumeMapping 'NtPath="\??\" DosPath=""'
-check "SysConfigEx/UnknownVolume" has SysConfigEx/UnknownVolume 'Value="\Device\HarddiskVolume1\"'
+        'SystemDirectory="C:\Windows\system32" SystemWindowsDirectory="C:\Windows\\"'
+check "SysConfigEx/VolumeMapping" has SysConfigEx/VolumeMapping 'NtPath="\??\\" DosPath=""'
+check "SysConfigEx/UnknownVolume" has SysConfigEx/UnknownVolume 'Value="\Device\HarddiskVolume1\\"'
 # The thread of a hard fault is in its payload; its process follows from the thread table
 hf=$(first PageFault/HardFault)
 check "PageFault/HardFault: TThreadId and the header agree ($(echo "$hf" | cut -c1-120))" \

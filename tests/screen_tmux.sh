@@ -221,10 +221,13 @@ if [ -f "$shutdown" ]; then
         restart -x 140 -y 30 "$ETWTOP --replay '$tmp/truncated.etl'; sleep 30"
         check "replay: a damaged buffer named, with its offset" \
                 wait_for 'damaged buffer skipped in part or whole, the last at byte offset 65536: .*truncated' 10
-        # no samples: the empty call tree turns top-down and opens, and the screen stays
-        tm send-keys -t s c
+        # no samples, no switches: it opens on the events view (5)
+        check "replay: a trace without samples or switches opens on its events" \
+                has 'Event type (Enter: its events)'
+        # the empty call tree turns top-down and opens, and the screen stays
+        tm send-keys -t s 1 c
         check "replay: an empty call tree turns top-down" wait_for 'call tree: top-down' 5
-        tm send-keys -t s '*' 3 2 1
+        tm send-keys -t s '*' 5 3 2 1
         check "replay: an empty trace's views all draw" wait_for 'Self%  Total%' 5
         tm send-keys -t s q
         sleep 1
@@ -450,10 +453,11 @@ help_missing() {
 common=$(labels_of "$src/ui/keys.c")
 nr_common=$(echo "$common" | grep -c .)
 check "help: the common key table read ($nr_common labels)" [ "$nr_common" -ge 20 ]
-title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable')
-help_key=('' h '?' F1 h)
+title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable'
+        'Event type (Enter: its events)')
+help_key=('' h '?' F1 h h)
 v=0
-for name in functions branches switches session; do
+for name in functions branches switches session events; do
         v=$((v + 1))
         file=$src/ui/views/${name}_view.c
         view_name=$(perl -0777 -ne 'print "$1\n" if /\(struct ui_view\)\s*\{\s*"([^"]*)"/' "$file")
@@ -653,9 +657,9 @@ check "p a fourth time: a row per function" wait_for '^hot functions (a row per 
 tm send-keys -t s Space
 check "Space: resumed" wait_gone '\[paused\]' 3
 
-# the views: Tab, Shift-Tab, 1-4, F9
-view_keys=(1 Tab Tab Tab Tab BTab BTab 2 4 1 F9 3 1)
-view_seen=(1 2 3 4 1 4 3 2 4 1 4 3 1)
+# the views: Tab, Shift-Tab, 1-5, F9
+view_keys=(1 Tab Tab Tab Tab Tab BTab BTab 2 4 5 1 F9 3 1)
+view_seen=(1 2 3 4 5 1 5 4 2 4 5 1 4 3 1)
 for ((i = 0; i < ${#view_keys[@]}; i++)); do
         tm send-keys -t s "${view_keys[$i]}"
         check "${view_keys[$i]}: view ${view_seen[$i]}" wait_for "${title[${view_seen[$i]}]}" 3

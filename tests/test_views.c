@@ -1194,6 +1194,7 @@ static struct ui_view *view_new(int which)
         case VIEW_FUNCTIONS: return functions_view_new();
         case VIEW_BRANCHES: return branches_view_new();
         case VIEW_SWITCHES: return switches_view_new();
+        case VIEW_EVENTS: return events_view_new();
         default: return session_view_new();
         }
 }

@@ -62,6 +62,11 @@ static unsigned act_view_4(struct ui_key_ctx *c)
         return show_view(c, 3);
 }
 
+static unsigned act_view_5(struct ui_key_ctx *c)
+{
+        return show_view(c, 4);
+}
+
 /* The list browser's keys (cursor, sort, search, filter) are taken by ui_screen_key before
    dispatch; their entries are here for the help screen. */
 static unsigned act_browser(struct ui_key_ctx *c)
@@ -230,6 +235,8 @@ static const struct ui_key common_keys[] = {
         {'4', "4 F9", act_view_4,
          "view: the session panel (group masks, stack hooks, LBR, PMC source, interval)", NULL},
         {KEY_F(9), NULL, act_view_4, NULL, "Session"},
+        {'5', "5", act_view_5,
+         "view: the trace's events by type (Enter: a type's events with their fields)", NULL},
         {KEY_UP, "Up Down", act_browser, "move the cursor", NULL},
         {KEY_PPAGE, "PgUp PgDn", act_browser, "move a page", NULL},
         {KEY_HOME, "Home End", act_browser, "first / last row", NULL},

@@ -34,6 +34,7 @@ static const struct {
         {"csv-lines", EXPORT_CSV_LINES, export_write_csv_lines, true, false},
         {"csv-switches", EXPORT_CSV_SWITCHES, export_write_csv_switches, false, false},
         {"csv-branches", EXPORT_CSV_BRANCHES, export_write_csv_branches, false, false},
+        {"csv-events", EXPORT_CSV_EVENTS, NULL, false, false}, /* export_events_run */
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -50,7 +51,7 @@ int export_format_parse(const char *name, enum export_format *out)
 const char *export_format_names(void)
 {
         return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches, "
-               "csv-branches";
+               "csv-branches, csv-events";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -89,6 +90,8 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         }
         if (check_output(opts, err, err_size) < 0)
                 return -1;
+        if (!formats[k].write) /* csv-events: written as the trace is read */
+                return export_events_run(opts, err, err_size);
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      .is_no_demangle = opts->is_no_demangle,

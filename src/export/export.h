@@ -20,6 +20,7 @@ enum export_format {
         EXPORT_CSV_LINES,    /* the hot source lines table, RFC 4180 */
         EXPORT_CSV_SWITCHES, /* the context switches per thread, RFC 4180 */
         EXPORT_CSV_BRANCHES, /* the LBR branch edges, RFC 4180 */
+        EXPORT_CSV_EVENTS,   /* every event with its fields, RFC 4180 (src/export/events.c) */
 };
 
 struct export_options {

@@ -14,6 +14,7 @@
 #include "model/aggregate.h"
 #include "model/branches.h"
 #include "model/calltree.h"
+#include "model/events_table.h"
 #include "model/hot.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
@@ -81,13 +82,14 @@ struct stack_join;
 typedef void (*profile_sample_fn)(void *ctx, const struct kevent *ev);
 
 struct profile {
-        struct sym_store *store;   /* owned */
-        struct sym_feed *feed;     /* owned */
-        struct hot *hot;           /* owned */
-        struct calltree *tree;     /* owned; NULL without has_call_tree */
-        struct branches *branches; /* owned */
-        struct switches *switches; /* owned */
-        struct stack_join *join;   /* owned: samples waiting for their stacks' parts */
+        struct sym_store *store;     /* owned */
+        struct sym_feed *feed;       /* owned */
+        struct hot *hot;             /* owned */
+        struct calltree *tree;       /* owned; NULL without has_call_tree */
+        struct branches *branches;   /* owned */
+        struct switches *switches;   /* owned */
+        struct events_table *events; /* owned: every event type, its counts and recent events */
+        struct stack_join *join;     /* owned: samples waiting for their stacks' parts */
         struct agg_settings agg;
         struct profile_trace trace;
         uint32_t zoom_pid;  /* only this process's samples, edges and switches count (0: all) */
@@ -96,6 +98,8 @@ struct profile {
         int64_t window_from_ns, window_to_ns;
         profile_sample_fn sample_sink; /* also gets what the hot functions count (NULL: none) */
         void *sample_sink_ctx;
+        profile_sample_fn event_sink; /* gets what the events table counts (NULL: none) */
+        void *event_sink_ctx;
 };
 
 /* A profile that counts nothing yet. Never fails (memory runs out: abort). */
@@ -115,6 +119,9 @@ void profile_zoom(struct profile *p, uint32_t pid);
 /* Another consumer of the samples and stacks the hot functions count (the exports): fn gets
    them from now on (NULL: none). */
 void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx);
+/* Every event the events table counts (those in the time window and of the zoom's process),
+   as it comes, goes to fn too (csv-events); NULL: none. */
+void profile_set_event_sink(struct profile *p, profile_sample_fn fn, void *ctx);
 /* Only events in [from_ns, to_ns) count (is_on false: all); call profile_restart and feed the
    trace again for the window to apply to what came before. The events outside it still tell
    the model what the trace built before and after it (processes, threads and their names,

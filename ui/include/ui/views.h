@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* views.h: the screen's four views, each in its own file under ui/views/: hot functions and the
-   call tree, branch edges, context switches, and the session panel. */
+/* views.h: the screen's five views, each in its own file under ui/views/: hot functions and the
+   call tree, branch edges, context switches, the session panel, and the trace's events. */
 #ifndef ETWTOP_UI_VIEWS_H
 #define ETWTOP_UI_VIEWS_H
 
@@ -10,7 +10,7 @@
 #include "etw/etwtop_ext.h"
 #include "ui/view.h"
 
-enum { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, NR_VIEWS };
+enum { VIEW_FUNCTIONS, VIEW_BRANCHES, VIEW_SWITCHES, VIEW_SESSION, VIEW_EVENTS, NR_VIEWS };
 
 /* Hot functions with their callers under each (Enter, + - *), or the call tree top-down (c). */
 struct ui_view *functions_view_new(void);
@@ -28,6 +28,12 @@ struct ui_view *branches_view_new(void);
 /* Context switches by thread (Enter opens its waits, where it blocked, who readied it, its
    CPUs), by process, by CPU or by wait reason (g); t zooms on the row's process. */
 struct ui_view *switches_view_new(void);
+
+/* The generic events: every event type with its count (p: per process, per thread); Enter
+   lists a type's recent events with their fields in columns, Esc goes back. */
+struct ui_view *events_view_new(void);
+/* Whether it shows one type's events (else the types). */
+bool events_view_is_list(struct ui_view *v);
 
 /* What a kernel session collects, as the session panel shows and edits it. */
 struct panel_values {
