@@ -203,7 +203,7 @@ static void test_described_event_decoded(void **state)
         assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
         assert_int_equal(cap.type, KEV_FIELDS);
         assert_string_equal(cap.name, "Contoso-App/Work/Start");
-        assert_string_equal(cap.text, "Count=2;Ports=443;Ports=80;Path=C:\\x;Kind=Large;"
+        assert_string_equal(cap.text, "Count=2;Ports=[443,80];Path=C:\\x;Kind=Large;"
                                       "Flags=Read|Exec;Size=0x40;");
 
         /* another version of the same event is not described */
@@ -300,7 +300,7 @@ static void test_manifest_data(void **state)
         assert_int_equal(decode(d, &prov, 3, 0, 0, false, b.b, b.n), 0);
         assert_string_equal(cap.name, "Contoso-Orders/Batch");
         assert_string_equal(cap.text,
-                            "Count=2;Ids=7;Ids=9;Id={03020100-0504-0706-0809-0a0b0c0d0e0f};");
+                            "Count=2;Ids=[7,9];Id={03020100-0504-0706-0809-0a0b0c0d0e0f};");
         assert_int_equal(decode(d, &prov, 4, 2, 0, false, NULL, 0), 0);
         assert_string_equal(cap.name, "Contoso-Orders/Batch/Stop");
         assert_int_equal(cap.nr_fields, 0);
