@@ -9,23 +9,10 @@
 
 #include "etw/ntwmi.h"
 #include "kevent.h"
+#include "fuzz_fields_sink.h"
 #include "le_bytes.h"
 
 static const GUID fuzz_provider = {0x11223344, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
-static volatile size_t fuzz_sink_bytes;
-
-static void fuzz_sink(void *ctx, const struct kevent *ev)
-{
-        (void)ctx;
-        fuzz_sink_bytes += strlen(ev->name);
-        if (ev->type != KEV_FIELDS)
-                return;
-        if (ev->fields.nr > KEV_MAX_FIELDS)
-                abort();
-        for (uint32_t i = 0; i < ev->fields.nr; i++)
-                fuzz_sink_bytes += strlen(ev->fields.list[i].name) + strlen(ev->fields.list[i].s);
-}
-
 static void decode(struct kdecoder *d, uint16_t id, uint8_t op, const uint8_t *p, size_t len)
 {
         EVENT_RECORD r;

@@ -9,21 +9,8 @@
 
 #include "etw/ntwmi.h"
 #include "kevent.h"
+#include "fuzz_fields_sink.h"
 #include "le_bytes.h"
-
-static volatile size_t fuzz_sink_bytes;
-
-static void fuzz_sink(void *ctx, const struct kevent *ev)
-{
-        (void)ctx;
-        fuzz_sink_bytes += strlen(ev->name);
-        if (ev->type != KEV_FIELDS)
-                return;
-        if (ev->fields.nr > KEV_MAX_FIELDS)
-                abort();
-        for (uint32_t i = 0; i < ev->fields.nr; i++)
-                fuzz_sink_bytes += strlen(ev->fields.list[i].name) + strlen(ev->fields.list[i].s);
-}
 
 /* Decodes one record of len bytes, copied to a block of exactly that size (ASan). */
 static void decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, uint8_t version,
