@@ -618,12 +618,17 @@ static bool wants_profile(const struct live_settings *s)
         return mask_on(&s->masks, EVENT_TRACE_FLAG_PROFILE, PERF_PROFILE);
 }
 
-/* The data pages of each CPU's ring: the settings', else the default for this many CPUs (a
-   power of 2, as mmap wants). */
+/* The data pages of each CPU's ring: the settings', else ETWTOP_RING_PAGES from the environment
+   (a power of 2: benchmarks and tests give a small machine the ring a CPU of a big one has),
+   else the default for this many CPUs (a power of 2, as mmap wants). */
 static uint32_t ring_pages(const struct live_source *ls, const struct live_settings *s)
 {
         if (s->ring_pages)
                 return s->ring_pages;
+        const char *env = getenv("ETWTOP_RING_PAGES");
+        unsigned long v = env ? strtoul(env, NULL, 10) : 0;
+        if (v && v <= LIVE_RING_MAX_PAGES * 16 && !(v & (v - 1)))
+                return (uint32_t)v;
         uint32_t per = LIVE_RING_TOTAL_PAGES / (ls->nr_online ? ls->nr_online : 1);
         uint32_t pages = LIVE_RING_MIN_PAGES;
         while (pages * 2 <= per && pages < LIVE_RING_MAX_PAGES)
