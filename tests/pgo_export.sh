@@ -183,6 +183,21 @@ if have clang-14 && have objdump && have python3; then
         fi
         "$ETWTOP" --replay "$tmp/lbr.data" --export profgen -o "$tmp/prog.script" 2>/dev/null
         check "pgo_prog: --export profgen succeeds" [ $? = 0 ]
+        # an .etl with LBR (the one --merge converts the perf.data into): the same profiles
+        "$ETWTOP" --merge -o "$tmp/lbr.etl" "$tmp/lbr.data" >/dev/null 2>&1
+        "$ETWTOP" --replay "$tmp/lbr.etl" --export bolt -o "$tmp/etl.fdata" 2>/dev/null
+        check "pgo_prog: bolt of the .etl made of it: the same" cmp -s "$tmp/etl.fdata" "$tmp/prog.fdata"
+        "$ETWTOP" --replay "$tmp/lbr.etl" --export profgen -o "$tmp/etl.script" 2>/dev/null
+        check "pgo_prog: profgen of the .etl: the same" cmp -s "$tmp/etl.script" "$tmp/prog.script"
+        if [ $has_perf = 1 ]; then
+                # perf script's own text, but for the branch flags an ETW LBR record has not
+                perf script -F ip,brstack --show-mmap-events -i "$tmp/lbr.data" 2>/dev/null |
+                        sed 's|/P/-/-/0/  *| |g; s| *$||' >"$tmp/prog.perf.text"
+                sed 's|/-/-/-/0/ | |g; s|/-/-/-/0/$||; s|00:00 0 0\]|00:00 0 0]|' \
+                        "$tmp/prog.script" >"$tmp/prog.script.text"
+                check "pgo_prog: profgen's text is perf script's (its flags aside)" \
+                        cmp -s "$tmp/prog.perf.text" "$tmp/prog.script.text"
+        fi
         "$ETWTOP" --replay "$tmp/nolbr.data" --export profgen -o "$tmp/nolbr.script" \
                 2>"$tmp/nolbr.err"
         check "pgo_prog: profgen without LBR: refused" [ $? != 0 ]
