@@ -142,7 +142,7 @@ if have clang-14 && have objdump && have python3; then
         check "pgo_prog: its perf.data files written" [ $? = 0 ]
         "$ETWTOP" --replay "$tmp/lbr.data" --export bolt -o "$tmp/prog.fdata" 2>/dev/null
         check "pgo_prog: --export bolt succeeds" [ $? = 0 ]
-        check "pgo_prog: the call of work" grep -q '^1 loop a 1 work 0 0 [1-9]' "$tmp/prog.fdata"
+        check "pgo_prog: the call of work, a static function: work/1" grep -q '^1 loop a 1 work/1 0 0 [1-9]' "$tmp/prog.fdata"
         if [ $has_perf2bolt = 1 ] && [ $has_perf = 1 ]; then
                 (cd "$tmp" && $PERF2BOLT -p "$tmp/lbr.data" -o "$tmp/prog.p2b" "$prog" \
                         >"$tmp/p2b.log" 2>&1)
@@ -216,6 +216,13 @@ if have clang-14 && have objdump && have python3; then
                 check "pgo_prog: llvm-profgen's profile of it is perf script's, function by function" \
                         cmp -s "$tmp/prog.script.show" "$tmp/prog.perf.show"
         fi
+        # the binary stripped (and no debug file): nothing for BOLT, and no file
+        cp "$prog" "$prog.full" && strip -s "$prog"
+        "$ETWTOP" --replay "$tmp/lbr.data" --export bolt -o "$tmp/stripped.fdata" 2>"$tmp/stripped.err"
+        check "pgo_prog stripped: refused" [ $? != 0 ]
+        check "pgo_prog stripped: ... saying why" grep -q 'none of the branches lies in a function' "$tmp/stripped.err"
+        check "pgo_prog stripped: ... and no file left" [ ! -e "$tmp/stripped.fdata" ]
+        mv "$prog.full" "$prog"
 else
         skip "clang-14, objdump or python3 missing: pgo_prog not built"
 fi

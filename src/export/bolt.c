@@ -118,7 +118,9 @@ static int locals_read(struct bolt_locals *l, const char *path)
 }
 
 /* BOLT's counter of the local symbol name at file offset start: 1 for the first of that name in
-   address order; 0 when no local symbol of that name is there (a global one). */
+   address order; 0 when no local symbol of that name is there (a global one). A symbol file
+   whose program headers place none of them (a debug file's may not): the one local symbol of
+   that name, if there is just one. */
 static uint32_t local_rank(const struct bolt_locals *l, const char *name, uint64_t start)
 {
         uint32_t lo = 0, hi = l->nr;
@@ -129,10 +131,13 @@ static uint32_t local_rank(const struct bolt_locals *l, const char *name, uint64
                 else
                         hi = mid;
         }
-        for (uint32_t i = lo; i < l->nr && strcmp(l->v[i].name, name) == 0; i++)
+        uint32_t nr = 0, nr_placed = 0;
+        for (uint32_t i = lo; i < l->nr && strcmp(l->v[i].name, name) == 0; i++, nr++) {
                 if (l->v[i].file_offset == start)
                         return i - lo + 1;
-        return 0;
+                nr_placed += l->v[i].file_offset != UINT64_MAX;
+        }
+        return nr == 1 && !nr_placed ? 1 : 0;
 }
 
 /* ---- the binary ---- */
@@ -363,6 +368,17 @@ static int put_lines(struct bolt_writer *w, int fd, const char *header, bool is_
         return rc;
 }
 
+/* Nothing for BOLT: no branch (sample) of the binary lies in a function its symbols name (a
+   stripped binary whose debug file was not found). -ENODATA with a message. */
+static int no_lines(const struct export_ctx *x, const char *what)
+{
+        fprintf(stderr,
+                "etwtop: --export bolt: none of the %s lies in a function of the binary's "
+                "symbols (stripped? --symbol-path DIR with its debug file): %s not written\n",
+                what, x->opts->out_path);
+        return -ENODATA;
+}
+
 /* With LBR: the binary's edges. perf2bolt adds the fall-throughs between branches that it
    finds by disassembling the binary; llvm-bolt infers them from the taken branches. The ETW
    LBR record carries no mispredict flag: mispredictions are 0. */
@@ -402,6 +418,10 @@ static int write_lbr(const struct export_ctx *x, int fd)
                 add_line(&w, from, from_off, to, to_off, r->count);
         }
         merge_lines(&w);
+        if (!w.nr_lines) {
+                writer_fini(&w);
+                return no_lines(x, "branches");
+        }
         int rc = put_lines(&w, fd, NULL, true);
         writer_fini(&w);
         return rc;
@@ -448,6 +468,10 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                         add_line(&w, name, off, NULL, 0, st->count);
         }
         merge_lines(&w);
+        if (!w.nr_lines) {
+                writer_fini(&w);
+                return no_lines(x, "samples");
+        }
         char header[96], buf[64], event[64];
         snprintf(event, sizeof(event), "%s", export_source_name(source, buf, sizeof(buf)));
         for (char *c = event; *c; c++)
