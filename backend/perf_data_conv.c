@@ -302,7 +302,8 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
         le_put64(p + 8, ev + 1);
         memcpy(p + 16, body, body_size);
         uint64_t time = cs->last_time;
-        uint32_t at = 8 + 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+        /* body: the sample after its IDENTIFIER (IP, TID, TIME...) */
+        uint32_t at = 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
         if ((st & PERF_SAMPLE_TIME) && at + 8 <= body_size)
                 time = le_get64(body + at);
         if (st & PERF_SAMPLE_CPU) {

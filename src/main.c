@@ -552,6 +552,7 @@ static int etwtop_main(int argc, char **argv)
                 OPT_TO,
                 OPT_ANNOTATE,
                 OPT_EXPORT,
+                OPT_BINARY,
                 OPT_MAX_FILE_SIZE,
         };
         int group = 0; /* enum functions_group */
@@ -598,6 +599,7 @@ static int etwtop_main(int argc, char **argv)
                 {"from", required_argument, NULL, OPT_FROM},
                 {"annotate", required_argument, NULL, OPT_ANNOTATE},
                 {"export", required_argument, NULL, OPT_EXPORT},
+                {"binary", required_argument, NULL, OPT_BINARY},
                 {"sort", required_argument, NULL, 's'},
                 {"to", required_argument, NULL, OPT_TO},
                 {"max-buffers", required_argument, NULL, OPT_MAX_BUFFERS},
@@ -617,7 +619,7 @@ static int etwtop_main(int argc, char **argv)
                 bool has_from, has_to;
                 double from_s, to_s;
         } range = {0};
-        const char *boot_config = NULL, *annotate = NULL, *export_arg = NULL;
+        const char *boot_config = NULL, *annotate = NULL, *export_arg = NULL, *binary = NULL;
         uint32_t max_buffers = 0;
         struct collect_given given = {0};
         struct collect_args ca = {
@@ -660,6 +662,7 @@ static int etwtop_main(int argc, char **argv)
                 case OPT_REALTIME: is_realtime = true; break;
                 case OPT_ANNOTATE: annotate = optarg; break;
                 case OPT_EXPORT: export_arg = optarg; break;
+                case OPT_BINARY: binary = optarg; break;
                 case 's':
                         /* perf top's sort keys: comm (process), dso (module), sym (function) */
                         if (!strcmp(optarg, "sym") || !strcmp(optarg, "dso,sym") ||
@@ -852,7 +855,8 @@ static int etwtop_main(int argc, char **argv)
                                             .has_from = range.has_from,
                                             .has_to = range.has_to,
                                             .from_s = range.from_s,
-                                            .to_s = range.to_s};
+                                            .to_s = range.to_s,
+                                            .binary = binary};
                 if (!replay_path || !output) {
                         fprintf(stderr, "etwtop: --export FORMAT needs --replay FILE and -o OUT\n");
                         return 2;

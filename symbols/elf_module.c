@@ -270,6 +270,19 @@ static void read_symbols(struct elf_module *m)
    and an open descriptor of it in *fd (one descriptor, checked and then read: a name the
    recording gives is read only when it is a regular file, and a FIFO there does not block the
    open), or -1; the first other build-id seen goes to seen_id. */
+/* Whether a file's build-id (n bytes) is the recorded one: the same bytes, or the recorded
+   one padded with zeros past them (perf's BUILD_ID feature before it recorded sizes pads a
+   shorter id, an 8-byte xxHash of lld, to 20 bytes). */
+static bool build_id_matches(const uint8_t *id, uint32_t n, const uint8_t *rec, uint32_t rec_n)
+{
+        if (!n || n > rec_n || memcmp(id, rec, n) != 0)
+                return false;
+        for (uint32_t i = n; i < rec_n; i++)
+                if (rec[i])
+                        return false;
+        return true;
+}
+
 static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_MAX], uint32_t nr,
                            int *fd, char *seen_id, bool *has_mismatch)
 {
@@ -280,7 +293,7 @@ static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_
                 if (rq->build_id_size) {
                         uint8_t id[20];
                         uint32_t n = fd_build_id(f, id, sizeof(id));
-                        if (n != rq->build_id_size || memcmp(id, rq->build_id, n) != 0) {
+                        if (!build_id_matches(id, n, rq->build_id, rq->build_id_size)) {
                                 if (!*has_mismatch)
                                         hex(seen_id, id, n);
                                 *has_mismatch = true;

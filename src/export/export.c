@@ -35,6 +35,8 @@ static const struct {
         {"csv-switches", EXPORT_CSV_SWITCHES, export_write_csv_switches, false, false},
         {"csv-branches", EXPORT_CSV_BRANCHES, export_write_csv_branches, false, false},
         {"csv-events", EXPORT_CSV_EVENTS, NULL, false, false}, /* export_events_run */
+        {"bolt", EXPORT_BOLT, export_write_bolt, false, false},
+        {"profgen", EXPORT_PROFGEN, NULL, false, false}, /* export_profgen_run */
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -51,7 +53,7 @@ int export_format_parse(const char *name, enum export_format *out)
 const char *export_format_names(void)
 {
         return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches, "
-               "csv-branches, csv-events";
+               "csv-branches, csv-events, bolt, profgen";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -90,11 +92,14 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         }
         if (check_output(opts, err, err_size) < 0)
                 return -1;
-        if (!formats[k].write) /* csv-events: written as the trace is read */
-                return export_events_run(opts, err, err_size);
+        if (!formats[k].write) /* csv-events, profgen: written as the trace is read */
+                return opts->format == EXPORT_PROFGEN ? export_profgen_run(opts, err, err_size)
+                                                      : export_events_run(opts, err, err_size);
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
-                                     .is_no_demangle = opts->is_no_demangle,
+                                     /* bolt: names as BOLT reads them, mangled */
+                                     .is_no_demangle =
+                                             opts->is_no_demangle || opts->format == EXPORT_BOLT,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
         struct export_samples *s = export_samples_new(p->store);

@@ -25,9 +25,12 @@ int export_write_csv_modules(const struct export_ctx *x, int fd);
 int export_write_csv_lines(const struct export_ctx *x, int fd);
 int export_write_csv_switches(const struct export_ctx *x, int fd);
 int export_write_csv_branches(const struct export_ctx *x, int fd);
+int export_write_bolt(const struct export_ctx *x, int fd);
 /* csv-events: the replay writes every event as it comes, to opts->out_path made by out_file
    (a replaced file only when the whole of it was written; "-": standard output); 0, or -1 with
    err. */
 int export_events_run(const struct export_options *opts, char *err, size_t err_size);
+/* profgen: likewise, the LBR records as perf script's text (src/export/profgen.c). */
+int export_profgen_run(const struct export_options *opts, char *err, size_t err_size);
 
 #endif
