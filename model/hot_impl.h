@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* hot_impl.h (internal to model/): the hot functions' table of places, their pending samples,
-   stack memos and deferred stacks, shared by hot.c (counting, rows) and hot_places.c (the
-   places of one function, source lines). */
+   stack memos and deferred stacks, shared by hot.c (counting), hot_memo.c (stack memos and
+   deferred stacks), hot_rows.c (refresh and rows) and hot_places.c (the places of one function,
+   source lines). */
 #ifndef ETWTOP_MODEL_HOT_IMPL_H
 #define ETWTOP_MODEL_HOT_IMPL_H
 
@@ -134,5 +135,40 @@ struct hot {
 /* Every sample counted: the samples whose stacks never came with their address alone, the
    memos' waiting stacks along their places. Before the places' counts are read. */
 void hot_settle_samples(struct hot *h);
+
+/* ---- shared by the files of the module ---- */
+
+void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total);
+
+bool hot_deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, const uint32_t *idx,
+                      uint32_t n);
+
+void hot_deferred_index(struct hot *h);
+
+void hot_deferred_settle(struct hot *h);
+
+uint64_t hot_function_bit(uint64_t function);
+
+bool hot_function_seen(struct hot *h, uint64_t function);
+
+uint64_t hot_key_hash(const struct entry *k);
+
+bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function);
+
+void hot_memo_settle(struct hot *h, struct stack_memo *m);
+
+void hot_memo_settle_all(struct hot *h);
+
+void hot_pending_flush(struct hot *h, struct pending *p);
+
+void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f);
+
+bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function);
+
+void hot_seen_next(struct hot *h);
+
+struct entry *hot_slot_find(struct hot *h, const struct entry *k);
+
+uint32_t hot_source_index(struct hot *h, uint16_t source);
 
 #endif

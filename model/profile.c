@@ -58,6 +58,22 @@ void profile_free(struct profile *p)
         free(p);
 }
 
+/* A CollectionStart's source name, kept for a source that has no ETW name. */
+static void remember_source_name(struct profile_trace *t, uint32_t source, const char *name)
+{
+        if (!name || !*name || source > UINT16_MAX || kevent_pmc_source_name(source))
+                return;
+        uint32_t i = 0;
+        while (i < t->nr_source_names && t->source_names[i].source != source)
+                i++;
+        if (i == sizeof(t->source_names) / sizeof(t->source_names[0]))
+                return;
+        t->source_names[i].source = (uint16_t)source;
+        snprintf(t->source_names[i].name, sizeof(t->source_names[i].name), "%s", name);
+        if (i == t->nr_source_names)
+                t->nr_source_names++;
+}
+
 /* A stack belongs to the event it follows with the same timestamp (ETL-FORMAT.md, StackWalk):
    the trace's stack-walk hooks, as a recording shows them in the session panel. */
 static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
@@ -143,6 +159,8 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
         case KEV_PROFILE_INTERVAL:
                 if (ev->profile_interval.source == 0)
                         t->interval_100ns = ev->profile_interval.new_interval_100ns;
+                remember_source_name(t, ev->profile_interval.source,
+                                     ev->profile_interval.source_name);
                 break;
         case KEV_STACK: t->nr_stacks++; break;
         default: break;
@@ -364,6 +382,20 @@ int64_t profile_span_ns(const struct profile *p)
         int64_t from = p->window_from_ns > t->first_ns ? p->window_from_ns : t->first_ns;
         int64_t to = p->window_to_ns < t->last_ns ? p->window_to_ns : t->last_ns;
         return to > from ? to - from : 0;
+}
+
+const char *profile_source_name(const struct profile *p, uint16_t source, char *buf, size_t size)
+{
+        if (source == HOT_SOURCE_TIMER || source == 0)
+                return "Timer";
+        const char *name = kevent_pmc_source_name(source);
+        if (name)
+                return name;
+        for (uint32_t i = 0; i < p->trace.nr_source_names; i++)
+                if (p->trace.source_names[i].source == source)
+                        return p->trace.source_names[i].name;
+        snprintf(buf, size, "PMC source %u", (unsigned)source);
+        return buf;
 }
 
 uint64_t profile_nr_events(const struct profile *p)

@@ -122,13 +122,6 @@ static const char *base_name(const char *path)
         return b ? b + 1 : path;
 }
 
-static const char *source_name(uint16_t source)
-{
-        const char *name =
-                source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
-        return name ? name : "PMC";
-}
-
 static void source_text_free(struct source_text *t)
 {
         free(t->data);
@@ -776,12 +769,14 @@ static void annotate_one(struct profile *p, const struct match *m, uint32_t nr_t
         struct sym_module_info info;
         sym_module_info(st, m->module, &info);
         uint64_t nr = hot_nr_samples(p->hot, m->source);
+        char name_buf[32];
         outbuf_puts(o, "\nAnnotate ");
         puts_clean(o, sym_name(st, m->function));
         outbuf_puts(o, " in ");
         puts_clean(o, info.name ? info.name : "?");
         outbuf_printf(o, " (%s: %" PRIu64 " samples, %.2f%% of all %" PRIu64 ")\n",
-                      source_name(m->source), m->self, pct(m->self, nr), nr);
+                      profile_source_name(p, m->source, name_buf, sizeof(name_buf)), m->self,
+                      pct(m->self, nr), nr);
 
         uint32_t nr_places =
                 hot_function_places(p->hot, m->source, m->module, m->function, NULL, 0);

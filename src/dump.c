@@ -12,6 +12,7 @@
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "kevent.h"
+#include "kevent_text.h"
 #include "model/event_stats.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
@@ -56,6 +57,7 @@ struct dump {
         /* the event being decoded, for its payload size in the totals */
         uint32_t payload_bytes;
         const EVENT_RECORD *record; /* borrowed, while it is decoded */
+        struct kevent_text fields;  /* the lists' scratch (kevent_text_fields) */
         char text[4096];
 };
 
@@ -117,316 +119,31 @@ static void put_u64_field(struct dump *d, const char *key, uint64_t v)
         outbuf_u64(&d->out, v);
 }
 
-static void put_i64_field(struct dump *d, const char *key, int64_t v)
+/* One field of an event, as kevent_text.c writes it: strings quoted and escaped, the rest as
+   they come. */
+static void put_field(void *ctx, const char *name, enum kevent_text_kind kind, const char *value)
 {
-        outbuf_putc(&d->out, ' ');
-        outbuf_puts(&d->out, key);
-        outbuf_putc(&d->out, '=');
-        outbuf_i64(&d->out, v);
-}
+        struct dump *d = ctx;
 
-static void put_hex_field(struct dump *d, const char *key, uint64_t v)
-{
-        outbuf_putc(&d->out, ' ');
-        outbuf_puts(&d->out, key);
-        outbuf_putc(&d->out, '=');
-        outbuf_hex(&d->out, v);
-}
-
-static void put_pid_field(struct dump *d, const char *key, uint32_t pid)
-{
-        put_i64_field(d, key, pid == 0xFFFFFFFFu ? -1 : (int64_t)pid);
-}
-
-static void format_guid(char *buf, size_t size, const GUID *g)
-{
-        snprintf(buf, size, "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}", g->Data1,
-                 g->Data2, g->Data3, g->Data4[0], g->Data4[1], g->Data4[2], g->Data4[3],
-                 g->Data4[4], g->Data4[5], g->Data4[6], g->Data4[7]);
-}
-
-static void put_frames(struct dump *d, uint32_t nr, const uint64_t *frames)
-{
-        put_u64_field(d, "frames", nr);
-        outbuf_putc(&d->out, ':');
-        for (uint32_t i = 0; i < nr; i++) {
-                outbuf_putc(&d->out, ' ');
-                outbuf_hex(&d->out, frames[i]);
+        if (kind == KEV_TEXT_STRING) {
+                put_str_field(d, name, value);
+                return;
         }
-        d->nr_stack_frames += nr;
+        outbuf_putc(&d->out, ' ');
+        outbuf_puts(&d->out, name);
+        outbuf_putc(&d->out, '=');
+        outbuf_puts(&d->out, value);
 }
 
 static void put_fields(struct dump *d, const struct kevent *ev)
 {
-        switch (ev->type) {
-        case KEV_TRACE_HEADER:
-                put_str_field(d, "logger", ev->trace_header.logger_name);
-                put_str_field(d, "file", ev->trace_header.log_file_name);
-                break;
-        case KEV_GROUP_MASK:
-                outbuf_puts(&d->out, " masks=");
-                for (int i = 0; i < 8; i++) {
-                        outbuf_printf(&d->out, "%s%08x", i ? "," : "", ev->group_mask.masks[i]);
-                }
-                put_u64_field(d, "kernel_version", ev->group_mask.kernel_version);
-                break;
-        case KEV_PROCESS:
-                put_u64_field(d, "pid", ev->process.pid);
-                put_u64_field(d, "ppid", ev->process.parent_pid);
-                put_i64_field(d, "session", (int32_t)ev->process.session_id);
-                put_i64_field(d, "exit", ev->process.exit_status);
-                put_hex_field(d, "key", ev->process.unique_key);
-                put_hex_field(d, "flags", ev->process.flags);
-                if (ev->process.user_sid[0])
-                        put_str_field(d, "sid", ev->process.user_sid);
-                put_str_field(d, "image", ev->process.image_name);
-                put_str_field(d, "cmdline", ev->process.command_line);
-                if (ev->process.package_full_name[0])
-                        put_str_field(d, "package", ev->process.package_full_name);
-                if (ev->process.application_id[0])
-                        put_str_field(d, "app", ev->process.application_id);
-                break;
-        case KEV_THREAD:
-                put_u64_field(d, "pid", ev->thread.pid);
-                put_u64_field(d, "tid", ev->thread.tid);
-                put_hex_field(d, "stack_base", ev->thread.stack_base);
-                put_hex_field(d, "stack_limit", ev->thread.stack_limit);
-                put_hex_field(d, "user_stack_base", ev->thread.user_stack_base);
-                put_hex_field(d, "user_stack_limit", ev->thread.user_stack_limit);
-                put_hex_field(d, "affinity", ev->thread.affinity);
-                put_hex_field(d, "start", ev->thread.win32_start_addr);
-                put_hex_field(d, "teb", ev->thread.teb_base);
-                put_i64_field(d, "base_priority", ev->thread.base_priority);
-                if (ev->thread.name[0])
-                        put_str_field(d, "name", ev->thread.name);
-                break;
-        case KEV_THREAD_NAME:
-                put_u64_field(d, "pid", ev->thread_name.pid);
-                put_u64_field(d, "tid", ev->thread_name.tid);
-                put_str_field(d, "name", ev->thread_name.name);
-                break;
-        case KEV_IMAGE:
-                put_hex_field(d, "base", ev->image.base);
-                put_hex_field(d, "size", ev->image.size);
-                put_pid_field(d, "pid", ev->image.pid);
-                put_hex_field(d, "checksum", ev->image.checksum);
-                put_hex_field(d, "timestamp", ev->image.time_date_stamp);
-                put_hex_field(d, "default_base", ev->image.default_base);
-                put_str_field(d, "file", ev->image.file_name);
-                break;
-        case KEV_IMAGE_ID:
-                put_hex_field(d, "base", ev->image_id.base);
-                put_hex_field(d, "size", ev->image_id.size);
-                put_pid_field(d, "pid", ev->image_id.pid);
-                put_hex_field(d, "timestamp", ev->image_id.time_date_stamp);
-                put_str_field(d, "name", ev->image_id.original_file_name);
-                break;
-        case KEV_DBG_ID: {
-                /* what each payload holds (ETL-FORMAT.md 3.10): None and Determ, the image and
-                   its process only; PPDB, a stamp and a version; RSDS, the PDB's identity */
-                put_hex_field(d, "base", ev->dbg_id.base);
-                put_pid_field(d, "pid", ev->dbg_id.pid);
-                if (ev->dbg_id.has_ppdb) {
-                        put_hex_field(d, "timestamp", ev->dbg_id.time_date_stamp);
-                        put_u64_field(d, "major", ev->dbg_id.major_version);
-                        put_u64_field(d, "minor", ev->dbg_id.minor_version);
-                }
-                if (ev->dbg_id.has_pdb) {
-                        char g[64];
-                        format_guid(g, sizeof(g), &ev->dbg_id.guid_sig);
-                        outbuf_puts(&d->out, " guid=");
-                        outbuf_puts(&d->out, g);
-                        put_u64_field(d, "age", ev->dbg_id.age);
-                        put_str_field(d, "pdb", ev->dbg_id.pdb_file_name);
-                }
-                break;
-        }
-        case KEV_FILE_VERSION:
-                put_hex_field(d, "size", ev->file_version.image_size);
-                put_hex_field(d, "timestamp", ev->file_version.time_date_stamp);
-                put_str_field(d, "orig_name", ev->file_version.orig_file_name);
-                put_str_field(d, "description", ev->file_version.file_description);
-                put_str_field(d, "version", ev->file_version.file_version);
-                put_str_field(d, "product", ev->file_version.product_name);
-                put_str_field(d, "company", ev->file_version.company_name);
-                break;
-        case KEV_SAMPLE:
-                put_hex_field(d, "ip", ev->sample.ip);
-                put_u64_field(d, "count", ev->sample.count);
-                put_u64_field(d, "priority", ev->sample.priority);
-                put_hex_field(d, "flags", ev->sample.flags);
-                break;
-        case KEV_PMC_SAMPLE: {
-                put_hex_field(d, "ip", ev->pmc_sample.ip);
-                put_u64_field(d, "source", ev->pmc_sample.source);
-                const char *n = kevent_profile_source_name(ev->pmc_sample.source);
-                if (n)
-                        put_str_field(d, "source_name", n);
-                break;
-        }
-        case KEV_PMC_CONFIG:
-                put_u64_field(d, "counters", ev->pmc_config.nr_counters);
-                for (uint32_t i = 0; i < ev->pmc_config.nr_counters && i < KEV_MAX_PMC; i++)
-                        put_str_field(d, "name", ev->pmc_config.names[i]);
-                break;
-        case KEV_PROFILE_INTERVAL:
-                put_u64_field(d, "source", ev->profile_interval.source);
-                put_u64_field(d, "interval_100ns", ev->profile_interval.new_interval_100ns);
-                put_u64_field(d, "old_interval_100ns", ev->profile_interval.old_interval_100ns);
-                if (ev->profile_interval.source_name[0])
-                        put_str_field(d, "source_name", ev->profile_interval.source_name);
-                break;
-        case KEV_STACK:
-                outbuf_puts(&d->out, " event_time=");
-                outbuf_seconds(&d->out, ev->stack.event_time_ns, 0);
-                if (ev->stack.is_from_key) {
-                        put_hex_field(d, "key", ev->stack.key);
-                        outbuf_puts(&d->out,
-                                    ev->stack.is_kernel_part ? " part=kernel" : " part=user");
-                }
-                put_frames(d, ev->stack.nr_frames, ev->stack.frames);
-                break;
-        case KEV_STACK_KEY:
-                outbuf_puts(&d->out, " event_time=");
-                outbuf_seconds(
-                        &d->out,
-                        ev->time_ns - (int64_t)(ev->timestamp - ev->stack_key.event_timestamp), 0);
-                put_hex_field(d, "key", ev->stack_key.key);
-                outbuf_puts(&d->out, ev->stack_key.is_kernel ? " part=kernel" : " part=user");
-                break;
-        case KEV_STACK_KEY_DEF:
-                put_hex_field(d, "key", ev->stack_key_def.key);
-                put_u64_field(d, "resolves", ev->stack_key_def.nr_resolved);
-                put_frames(d, ev->stack_key_def.nr_frames, ev->stack_key_def.frames);
-                break;
-        case KEV_CSWITCH:
-                put_u64_field(d, "new_tid", ev->cswitch.new_tid);
-                put_pid_field(d, "new_pid", ev->cswitch.new_pid);
-                put_u64_field(d, "old_tid", ev->cswitch.old_tid);
-                put_pid_field(d, "old_pid", ev->cswitch.old_pid);
-                put_i64_field(d, "new_pri", ev->cswitch.new_priority);
-                put_i64_field(d, "old_pri", ev->cswitch.old_priority);
-                outbuf_puts(&d->out, " old_state=");
-                outbuf_puts(&d->out, kevent_thread_state_name(ev->cswitch.old_state));
-                outbuf_puts(&d->out, " wait_reason=");
-                outbuf_puts(&d->out, kevent_wait_reason_name(ev->cswitch.old_wait_reason));
-                outbuf_puts(&d->out,
-                            ev->cswitch.old_wait_mode ? " wait_mode=user" : " wait_mode=kernel");
-                put_u64_field(d, "new_wait_time", ev->cswitch.new_wait_time);
-                put_u64_field(d, "ideal_cpu", ev->cswitch.old_ideal_processor);
-                put_u64_field(d, "prev_cstate", ev->cswitch.previous_cstate);
-                break;
-        case KEV_READY_THREAD:
-                put_u64_field(d, "readied_tid", ev->ready_thread.tid);
-                put_u64_field(d, "by_tid", ev->ready_thread.readying_tid);
-                put_pid_field(d, "by_pid", ev->ready_thread.readying_pid);
-                put_u64_field(d, "adjust_reason", ev->ready_thread.adjust_reason);
-                put_i64_field(d, "adjust_increment", ev->ready_thread.adjust_increment);
-                put_hex_field(d, "flags", ev->ready_thread.flags);
-                break;
-        case KEV_IMAGE_IDENTITY: {
-                char id[41];
-                static const char digits[] = "0123456789abcdef";
-                for (uint32_t i = 0; i < ev->image_identity.build_id_size; i++) {
-                        id[2 * i] = digits[ev->image_identity.build_id[i] >> 4];
-                        id[2 * i + 1] = digits[ev->image_identity.build_id[i] & 15];
-                }
-                id[2 * ev->image_identity.build_id_size] = 0;
-                put_hex_field(d, "base", ev->image_identity.base);
-                put_hex_field(d, "size", ev->image_identity.size);
-                put_hex_field(d, "file_offset", ev->image_identity.file_offset);
-                put_pid_field(d, "pid", ev->image_identity.pid);
-                put_str_field(d, "build_id", id);
-                put_hex_field(d, "flags", ev->image_identity.flags);
-                put_str_field(d, "file", ev->image_identity.path);
-                break;
-        }
-        case KEV_KERNEL_SYMBOL:
-                put_hex_field(d, "addr", ev->kernel_symbol.addr);
-                put_hex_field(d, "size", ev->kernel_symbol.size);
-                put_str_field(d, "name", ev->kernel_symbol.name);
-                put_str_field(d, "module", ev->kernel_symbol.module);
-                break;
-        case KEV_CLR_METHOD:
-                put_hex_field(d, "method_id", ev->clr_method.method_id);
-                put_hex_field(d, "module_id", ev->clr_method.module_id);
-                put_hex_field(d, "start", ev->clr_method.start);
-                put_hex_field(d, "size", ev->clr_method.size);
-                put_hex_field(d, "token", ev->clr_method.token);
-                put_hex_field(d, "flags", ev->clr_method.flags);
-                put_str_field(d, "namespace", ev->clr_method.name_space);
-                put_str_field(d, "name", ev->clr_method.name);
-                put_str_field(d, "signature", ev->clr_method.signature);
-                break;
-        case KEV_CLR_MODULE:
-                put_hex_field(d, "module_id", ev->clr_module.module_id);
-                put_hex_field(d, "assembly_id", ev->clr_module.assembly_id);
-                put_hex_field(d, "flags", ev->clr_module.flags);
-                put_str_field(d, "il_path", ev->clr_module.il_path);
-                put_str_field(d, "native_path", ev->clr_module.native_path);
-                break;
-        case KEV_SESSION_CPU:
-                put_u64_field(d, "cpu", ev->session_cpu.cpu);
-                put_u64_field(d, "nr_cpus", ev->session_cpu.nr_cpus);
-                put_u64_field(d, "nr_online", ev->session_cpu.nr_online);
-                put_u64_field(d, "traced_pid", ev->session_cpu.traced_pid);
-                break;
-        case KEV_UNWIND_STATS: {
-                static const char *const stops[KEV_NR_UNWIND_STOPS] = {"thread_start", "stack_end",
-                                                                       "no_module",    "no_cfi",
-                                                                       "bad_frame",    "max_depth"};
-                put_u64_field(d, "mode", ev->unwind_stats.mode);
-                put_u64_field(d, "stack_copy_bytes", ev->unwind_stats.stack_copy_bytes);
-                put_u64_field(d, "walks", ev->unwind_stats.nr_walks);
-                for (uint32_t i = 0; i < KEV_NR_UNWIND_STOPS; i++)
-                        put_u64_field(d, stops[i], ev->unwind_stats.nr_by_stop[i]);
-                put_u64_field(d, "fp_chains", ev->unwind_stats.nr_fp_chains);
-                put_u64_field(d, "frames", ev->unwind_stats.nr_frames);
-                put_u64_field(d, "fp_frames", ev->unwind_stats.nr_fp_frames);
-                break;
-        }
-        case KEV_EVENTS_LOST:
-                put_u64_field(d, "cpu", ev->events_lost.cpu);
-                put_u64_field(d, "reason", ev->events_lost.reason);
-                put_u64_field(d, "count", ev->events_lost.count);
-                break;
-        case KEV_LBR:
-                outbuf_puts(&d->out, " event_time=");
-                outbuf_seconds(&d->out,
-                               ev->time_ns - (int64_t)(ev->timestamp - ev->lbr.event_timestamp), 0);
-                put_hex_field(d, "options", ev->lbr.options);
-                put_u64_field(d, "entries", ev->lbr.nr_entries);
-                outbuf_putc(&d->out, ':');
-                for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
-                        outbuf_putc(&d->out, ' ');
-                        outbuf_hex(&d->out, ev->lbr.entries[i].from);
-                        outbuf_puts(&d->out, "->");
-                        outbuf_hex(&d->out, ev->lbr.entries[i].to);
-                }
+        if (ev->type == KEV_STACK)
+                d->nr_stack_frames += ev->stack.nr_frames;
+        else if (ev->type == KEV_STACK_KEY_DEF)
+                d->nr_stack_frames += ev->stack_key_def.nr_frames;
+        else if (ev->type == KEV_LBR)
                 d->nr_lbr_entries += ev->lbr.nr_entries;
-                break;
-        case KEV_FIELDS:
-                for (uint32_t i = 0; i < ev->fields.nr; i++) {
-                        const struct kevent_field *f = &ev->fields.list[i];
-
-                        switch (f->kind) {
-                        case KEV_FIELD_UINT: put_u64_field(d, f->name, f->u); break;
-                        case KEV_FIELD_INT: put_i64_field(d, f->name, (int64_t)f->u); break;
-                        case KEV_FIELD_HEX: put_hex_field(d, f->name, f->u); break;
-                        case KEV_FIELD_STR: put_str_field(d, f->name, f->s); break;
-                        }
-                }
-                break;
-        default: break;
-        }
-        if (ev->nr_pmc) {
-                outbuf_puts(&d->out, " pmc=");
-                for (uint32_t i = 0; i < ev->nr_pmc && i < KEV_MAX_PMC; i++) {
-                        if (i)
-                                outbuf_putc(&d->out, ',');
-                        outbuf_u64(&d->out, ev->pmc[i]);
-                }
-        }
+        kevent_text_fields(ev, &d->fields, put_field, d);
 }
 
 /* A string inside an extended item, NUL-terminated within size; NULL when it is not. */
@@ -579,7 +296,7 @@ static void on_event(void *ctx, const struct kevent *ev)
                 outbuf_puts(o, named->name);
         } else {
                 char g[64];
-                format_guid(g, sizeof(g), ev->provider);
+                kevent_text_guid(g, sizeof(g), ev->provider);
                 outbuf_puts(o, g);
                 outbuf_puts(o, "/op");
                 outbuf_u64(o, ev->opcode);
@@ -719,7 +436,7 @@ static void print_totals(struct dump *d)
                         outbuf_puts(o, rows[i].name);
                 } else {
                         char g[64];
-                        format_guid(g, sizeof(g), &rows[i].provider);
+                        kevent_text_guid(g, sizeof(g), &rows[i].provider);
                         outbuf_puts(o, g);
                         outbuf_puts(o, "/op");
                         outbuf_u64(o, rows[i].opcode);
@@ -854,6 +571,7 @@ out:
                         free(d->names[i]);
                 free(d->names);
                 free(d->out.held);
+                kevent_text_fini(&d->fields);
         }
         free(files);
         free(d);

@@ -151,8 +151,8 @@ static void print_by_module(struct report *r, struct outbuf *o, uint16_t source,
 static void print_source(struct report *r, struct outbuf *o, uint16_t source)
 {
         uint64_t nr = hot_nr_samples(r->profile->hot, source);
-        const char *name =
-                source == HOT_SOURCE_TIMER ? "Timer" : kevent_profile_source_name(source);
+        char name_buf[32];
+        const char *name = profile_source_name(r->profile, source, name_buf, sizeof(name_buf));
         char line[1400];
         const struct hot_row *rows;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
@@ -172,8 +172,8 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         hot_set_grouping(r->profile->hot, g == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
                                           : g == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
                                                                      : HOT_BY_FUNCTION);
-        snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self%s)\n",
-                 name ? name : "PMC", nr, by[g]);
+        snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self%s)\n", name,
+                 nr, by[g]);
         outbuf_puts(o, line);
         snprintf(line, sizeof(line),
                  "   Self%%   Total%%     Self    Total  Module                    %s\n",
@@ -189,7 +189,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         char mod[256];
         const struct hot_module_row *mrows;
         uint32_t m = hot_modules(r->profile->hot, source, &mrows);
-        snprintf(line, sizeof(line), "\nHot modules (%s)\n", name ? name : "PMC");
+        snprintf(line, sizeof(line), "\nHot modules (%s)\n", name);
         outbuf_puts(o, line);
         outbuf_puts(o, "   Self%     Self  Module                    Symbols\n");
         for (uint32_t i = 0; i < m && i < top; i++) {
@@ -211,7 +211,7 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         uint32_t nl = hot_top_lines(r->profile->hot, source, top, &lrows);
         if (!nl)
                 return;
-        snprintf(line, sizeof(line), "\nHot lines (%s)\n", name ? name : "PMC");
+        snprintf(line, sizeof(line), "\nHot lines (%s)\n", name);
         outbuf_puts(o, line);
         outbuf_puts(o, "   Self%     Self  Module                    Line  Function\n");
         for (uint32_t i = 0; i < nl; i++) {
@@ -454,9 +454,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         sym_store_wait(p->store);
         sym_store_poll(p->store);
         outbuf_init(&o, opts->fd);
-        char line[1024];
+        char line[1400];
         const struct profile_trace *t = &p->trace;
-        char logger[256];
+        char logger[sizeof(t->logger_name)];
         snprintf(line, sizeof(line),
                  "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
                  opts->path,

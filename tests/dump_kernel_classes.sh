@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/kevent_mof.c)
+# dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/decode/kevent_mof.c)
 # and the manifest events decoded by the metadata the trace carries (MetaData EventInfo and
-# EventMapInfo: backend/tdh_meta.c) in `etwtop --dump` of the x64 .NET sample: per-type counts
+# EventMapInfo: backend/decode/tdh_meta.c) in `etwtop --dump` of the x64 .NET sample: per-type counts
 # against TraceEvent's baseline for the same trace (net.4.5.2.x64.baseline.txt, its COUNT lines),
 # and the fields of its first events.
 set -u

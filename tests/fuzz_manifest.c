@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_manifest.c: libFuzzer target for EventSource manifests in ManifestData events
- * (backend/etw_manifest.c) and the events decoded by them. Input: u16 manifest size, the
+ * (backend/decode/etw_manifest.c) and the events decoded by them. Input: u16 manifest size, the
  * manifest (sent as two chunks), then the payload of events 1 to 4 of the provider
  * {11223344-5566-7788-0102-030405060708} (the corpus's manifests describe that one). */
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_tdh.c: libFuzzer target for the trace-carried event metadata (backend/tdh_meta.c): a
+/* fuzz_tdh.c: libFuzzer target for the trace-carried event metadata (backend/decode/tdh_meta.c): a
  * MetaData EventInfo, an EventMapInfo and an event decoded by them, all from the input.
  * Input: u16 EventInfo size, EventInfo, u16 EventMapInfo size, EventMapInfo, the event's
  * payload (the rest); the event takes the provider, Id and version the EventInfo names. */

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../backend/xpress.h"
+#include "xpress.h"
 
 /* 64 KiB: the usual ETW buffer size, so outputs are as large as real .etl buffers. */
 #define FUZZ_XPRESS_OUT_CAP (64u * 1024u)

@@ -18,6 +18,8 @@ tmp=$(mktemp -d)
 pids=()
 cleanup() {
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+        # the exec'd child runs on its own until its alarm
+        [ -f "$tmp/ids" ] && awk '$1 == "exec" {print $2}' "$tmp/ids" | xargs -r kill 2>/dev/null
         rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -157,18 +159,30 @@ if ! cc -O1 -pthread -o "$tmp/etw_nl_main" "$tmp/names.c" 2>"$tmp/cc.err"; then
 fi
 cp "$tmp/etw_nl_main" "$tmp/etw_nl_exec"
 
-# 7 frames, 1 s apart. The workloads start after the first (the session runs: their forks,
-# execs and renames are live events, not the start's rundown) and their exits end 2 s later;
-# the last two frames come more than a flush (1 s) after the last exit.
-"$ETWTOP" -b -n 7 -d 1 --top 2000 >"$tmp/live.txt" 2>"$tmp/live.err" &
+# Frames 1 s apart until the checks have what they need. The workloads start after the first
+# frame (the session runs: their forks, execs and renames are live events, not the start's
+# rundown); once the short threads and the /bin/true loop are done, two more frames are waited
+# for, and the two after them (each more than a flush, 1 s, after the last exit) are the ones
+# checked. Waiting for those frames, not for a number of seconds, keeps the test right on a busy
+# machine, where the workload's 1.4 s of short threads can take much longer.
+"$ETWTOP" -b -n 1000 -d 1 --top 2000 >"$tmp/live.txt" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-for _ in $(seq 50); do
-        grep -q '^Context switches' "$tmp/live.txt" 2>/dev/null && break
-        sleep 0.1
-done
-"$tmp/etw_nl_main" "$tmp/ids" "$cpu_a" "$cpu_b" 1.4 9 "$tmp/etw_nl_exec" &
-pids+=($!)
+nr_frames() { grep -c '^Context switches' "$tmp/live.txt" 2>/dev/null; }
+# wait_frames N: until frame N has begun (so N-1 is whole), for at most 3 minutes
+wait_frames() {
+        local i
+        for i in $(seq 1800); do
+                [ "$(nr_frames)" -ge "$1" ] && return 0
+                kill -0 "$live" 2>/dev/null || return 1
+                sleep 0.1
+        done
+        return 1
+}
+wait_frames 1
+"$tmp/etw_nl_main" "$tmp/ids" "$cpu_a" "$cpu_b" 1.4 600 "$tmp/etw_nl_exec" &
+workload=$!
+pids+=("$workload")
 # a shell on one CPU starting /bin/true, through taskset on the other CPU when there is one
 (
         end=$((SECONDS + 2))
@@ -185,10 +199,18 @@ pids+=($!)
 loop=$!
 pids+=("$loop")
 [ "$cpu_a" -ge 0 ] && taskset -p -c "$cpu_a" "$loop" >/dev/null
-sleep 1.4
 wait "$loop"
+for _ in $(seq 1800); do
+        grep -qx short-done "$tmp/ids" 2>/dev/null && break
+        kill -0 "$workload" 2>/dev/null || break
+        sleep 0.1
+done
+first=$(($(nr_frames) + 2))
+wait_frames $((first + 2))
+check "live: etwtop -b still runs after frame $((first + 1))" kill -0 "$live"
+kill -INT "$live"
 wait "$live"
-check "live: etwtop -b exits 0 ($(head -c 300 "$tmp/live.err"))" [ $? = 0 ]
+check "live: etwtop -b exits 0 on SIGINT ($(head -c 300 "$tmp/live.err"))" [ $? = 0 ]
 
 # The thread rows of frame N (1-based): "tid<TAB>off-CPU<TAB>top wait<TAB>name", by the
 # columns' places in the table's title line.
@@ -206,10 +228,8 @@ rows() {
                 printf "%s\t%s %s\t%s\t%s\n", f[8], f[4], f[5], wait, substr($0, nm)
         }' "$tmp/live.txt"
 }
-nr_frames=$(grep -c '^Context switches' "$tmp/live.txt")
-check "live: 7 frames (got $nr_frames)" [ "$nr_frames" = 7 ]
-rows 7 >"$tmp/last.tsv"
-rows 6 >"$tmp/before.tsv"
+rows $((first + 1)) >"$tmp/last.tsv"
+rows "$first" >"$tmp/before.tsv"
 name_of() { awk -F'\t' -v t="$1" '$1 == t {print $4; exit}' "$tmp/last.tsv"; }
 id_of() { awk -v k="$1" '$1 == k {print $2; exit}' "$tmp/ids"; }
 

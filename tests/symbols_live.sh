@@ -47,14 +47,28 @@ else
         check "C++ fixture builds with $cxx: $(head -3 "$tmp/cxx.err")" false
 fi
 
-# 6 frames, 1 s apart; the workloads start from the second second on and run to the end
-"$ETWTOP" -b -n 6 -d 1 --top 60 >"$tmp/live.txt" 2>"$tmp/live.err" &
+# Frames 1 s apart; the workloads start after the first frame, and the frame checked is the
+# second to begin after they have all ended (more than a flush, 1 s, after): waiting for frames,
+# not for a number of seconds, keeps the test right on a busy machine.
+"$ETWTOP" -b -n 1000 -d 1 --top 60 >"$tmp/live.txt" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-sleep 1.2
+nr_frames() { grep -c '^Hot functions' "$tmp/live.txt" 2>/dev/null; }
+# wait_frames N: until frame N has begun (so N-1 is whole), for at most 3 minutes
+wait_frames() {
+        local i
+        for i in $(seq 1800); do
+                [ "$(nr_frames)" -ge "$1" ] && return 0
+                kill -0 "$live" 2>/dev/null || return 1
+                sleep 0.1
+        done
+        return 1
+}
+wait_frames 1
+work=()
 if $has_cxx; then
         "$tmp/sym_cxx" spin 4500 &
-        pids+=($!)
+        work+=($!)
 fi
 run=0
 for from in 1 0 1 0; do
@@ -68,20 +82,32 @@ for from in 1 0 1 0; do
                 bash -c '"$1" libc 2500 & echo $! >"$2"; wait' _ "$SYM_FIXTURE" "$tmp/pid.$run" &
         fi
         pids+=($!)
-        sleep 0.3
+        work+=($!)
+        # where its libc code is, while it runs (it runs 2.5 s), once taskset has exec'd it
+        fixture=$(readlink -f "$SYM_FIXTURE")
+        for _ in $(seq 200); do
+                p=$(cat "$tmp/pid.$run" 2>/dev/null)
+                [ -n "$p" ] && [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$fixture" ] && break
+                sleep 0.05
+        done
         # where its libc code is, while it runs
         p=$(cat "$tmp/pid.$run" 2>/dev/null)
         [ -n "$p" ] && awk '$2 ~ /x/ && $NF ~ /libc\.so\.6$/ {print $1}' "/proc/$p/maps" \
                 >>"$tmp/libc_ranges" 2>/dev/null
         run=$((run + 1))
-        sleep 0.5
+        sleep 0.8
 done
+wait "${work[@]}"
+first=$(($(nr_frames) + 2))
+wait_frames $((first + 1))
+check "live: etwtop -b still runs after frame $first" kill -0 "$live"
+kill -INT "$live"
 wait "$live"
-check "live: etwtop -b exits 0" [ $? = 0 ]
+check "live: etwtop -b exits 0 on SIGINT" [ $? = 0 ]
 
-# the last frame's hot functions
-awk '/^Hot functions/ {n++; delete rows; k = 0; next} n {rows[k++] = $0}
-     END {for (i = 0; i < k; i++) print rows[i]}' "$tmp/live.txt" >"$tmp/last.txt"
+# the hot functions of the frame checked
+awk -v want="$first" '/^Hot functions/ {n++; next} n == want && /^Hot modules/ {exit}
+     n == want {print}' "$tmp/live.txt" >"$tmp/last.txt"
 memfrob=$(awk '$5 == "libc.so.6" && $6 == "memfrob" {print $3; exit}' "$tmp/last.txt")
 on_fail() {
         echo "the last frame:"

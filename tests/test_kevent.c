@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_kevent.c: cmocka tests of backend/kevent.c from ETL-FORMAT.md bytes and synthetic ones. */
+/* test_kevent.c: cmocka tests of the decoder (backend/decode) from ETL-FORMAT.md bytes and
+   synthetic ones. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

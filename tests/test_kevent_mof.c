@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_kevent_mof.c: cmocka tests of the kernel classes decoded by their MOF layouts
- * (backend/kevent_mof.c), from payloads built byte by byte as Windows writes them. */
+ * (backend/decode/kevent_mof.c), from payloads built byte by byte as Windows writes them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

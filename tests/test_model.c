@@ -22,6 +22,7 @@
 #include "model/branches.h"
 #include "model/calltree.h"
 #include "model/hot.h"
+#include "model/profile.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
 #include "symbols/symbols.h"
@@ -2220,6 +2221,36 @@ static void replay_free(struct replay *r)
         kdecoder_free(r->decoder);
 }
 
+/* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
+   and cache-references are InstructionRetired and LLCReference, not "PMC"), a perf event's own
+   name from its CollectionStart past them (raw events, other PMUs). */
+static void test_profile_source_names(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        char buf[32];
+        assert_string_equal(profile_source_name(p, 0, buf, sizeof(buf)), "Timer");
+        assert_string_equal(profile_source_name(p, 19, buf, sizeof(buf)), "TotalCycles");
+        assert_string_equal(profile_source_name(p, 26, buf, sizeof(buf)), "InstructionRetired");
+        assert_string_equal(profile_source_name(p, 28, buf, sizeof(buf)), "LLCReference");
+        assert_string_equal(profile_source_name(p, 64, buf, sizeof(buf)), "PMC source 64");
+        struct kevent ev = {.type = KEV_PROFILE_INTERVAL};
+        ev.profile_interval.source = 64;
+        ev.profile_interval.source_name = "raw 0x1c2";
+        profile_event(p, &ev);
+        ev.profile_interval.source = 65;
+        ev.profile_interval.source_name = "cpu_atom/config=0x3c/";
+        profile_event(p, &ev);
+        ev.profile_interval.source = 26; /* ETW's name stays ETW's */
+        ev.profile_interval.source_name = "instructions";
+        profile_event(p, &ev);
+        assert_string_equal(profile_source_name(p, 64, buf, sizeof(buf)), "raw 0x1c2");
+        assert_string_equal(profile_source_name(p, 65, buf, sizeof(buf)), "cpu_atom/config=0x3c/");
+        assert_string_equal(profile_source_name(p, 26, buf, sizeof(buf)), "InstructionRetired");
+        profile_free(p);
+}
+
 static void test_recorded_etl(void **state)
 {
         (void)state;
@@ -3274,6 +3305,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_unplaced_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
+                cmocka_unit_test(test_profile_source_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

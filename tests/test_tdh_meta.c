@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_tdh_meta.c: cmocka tests of the trace-carried event metadata (backend/tdh_meta.c):
+/* test_tdh_meta.c: cmocka tests of the trace-carried event metadata (backend/decode/tdh_meta.c):
  * TRACE_EVENT_INFO and EVENT_MAP_INFO built byte by byte, the events they describe decoded
  * through the decoder, and damaged descriptions refused with their offsets. */
 #include <stdarg.h>

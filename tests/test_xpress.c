@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_xpress.c: cmocka tests for the MS-XCA plain LZ77 decoder in backend/xpress.c. */
+/* test_xpress.c: cmocka tests for the MS-XCA plain LZ77 decoder in backend/etl/xpress.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/xpress.h"
+#include "xpress.h"
 
 /* Fill out[0..len) with pattern repeated, as an overlapping LZ77 match would. */
 static void fill_pattern(uint8_t *out, size_t len, const char *pattern)

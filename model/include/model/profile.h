@@ -8,6 +8,7 @@
 #define ETWTOP_MODEL_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kevent.h"
@@ -41,11 +42,18 @@ struct profile_trace {
         int64_t first_ns;          /* the earliest and latest event times (session ns) */
         int64_t last_ns;
         bool has_time;
-        char logger_name[128]; /* the logfile header's */
+        char logger_name[1024]; /* the logfile header's (a perf.data's names all its events) */
         uint32_t nr_cpus;
         uint32_t masks[8];       /* the group masks the trace recorded (its last group-mask
                                     event); all 0 when it recorded none */
         uint32_t interval_100ns; /* the timer interval it recorded (0: none) */
+        /* the profile sources' names as the trace's CollectionStart events give them (a perf
+           event's own name for a source past KPROFILE_SOURCE's: raw events, other PMUs) */
+        struct profile_source_label {
+                uint16_t source;
+                char name[62];
+        } source_names[32];
+        uint32_t nr_source_names;
         uint64_t nr_stacks;      /* stack events */
         uint16_t stack_hooks[8]; /* the events the trace's stacks belong to (hook ids), as seen */
         uint32_t nr_stack_hooks;
@@ -158,5 +166,9 @@ uint64_t profile_nr_lost(const struct profile *p);
 int64_t profile_span_ns(const struct profile *p);
 /* The events counted: the trace's, or those in the time window. */
 uint64_t profile_nr_events(const struct profile *p);
+/* A profile source's name: "Timer", ETW's name of a KPROFILE_SOURCE (TotalCycles,
+   InstructionRetired, LLCReference ...), else the name the trace's CollectionStart gave it,
+   else "PMC source N" (written to buf). */
+const char *profile_source_name(const struct profile *p, uint16_t source, char *buf, size_t size);
 
 #endif

@@ -11,7 +11,7 @@
 
 struct kdecoder;
 
-/* What the table decoder needs of the decoder (backend/kevent.c). */
+/* What the table decoder needs of the decoder (backend/decode/kdecoder.c). */
 /* The UTF-16LE string at p[off..len), to its NUL or the end, as UTF-8 in the record's arena;
  *next: the offset after the NUL. */
 const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,

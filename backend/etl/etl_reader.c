@@ -15,23 +15,8 @@
 #include <unistd.h>
 
 #include "etw/ntwmi.h"
+#include "etl_parse.h"
 #include "xpress.h"
-
-/* ETL-FORMAT.md 1.2, WMI_BUFFER_HEADER offsets */
-#define BUF_SIZE_OFF         0x00
-#define BUF_SAVED_OFFSET_OFF 0x04
-#define BUF_SEQUENCE_OFF     0x18
-#define BUF_PROC_INDEX_OFF   0x28
-#define BUF_LOGGER_ID_OFF    0x2A
-#define BUF_STATE_OFF        0x2C
-#define BUF_OFFSET_OFF       0x30
-#define BUF_FLAG_OFF         0x34
-#define BUF_TYPE_OFF         0x36
-
-/* ETL-FORMAT.md 1.6: x86 and x64 TRACE_LOGFILE_HEADER sizes */
-#define LOGFILE_HEADER32_SIZE 0x110
-#define LOGFILE_HEADER64_SIZE 0x118
-#define SYSTEM_HEADER_SIZE    0x20
 
 struct buffer_info {
         uint64_t file_offset;
@@ -84,263 +69,6 @@ struct etl_reader {
         struct etl_error warning;
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
 };
-
-void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
-{
-        if (!err)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        err->offset = offset;
-        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-        va_end(ap);
-}
-
-size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size)
-{
-        size_t i = 0, o = 0;
-
-        if (out_size == 0)
-                return 0;
-        while (i < max_units) {
-                uint32_t c = le_get16(src + 2 * i);
-                i++;
-                if (c == 0)
-                        break;
-                if (c >= 0xD800 && c <= 0xDBFF) {
-                        uint32_t lo = i < max_units ? le_get16(src + 2 * i) : 0;
-                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-                                i++;
-                        } else {
-                                c = 0xFFFD;
-                        }
-                } else if (c >= 0xDC00 && c <= 0xDFFF) {
-                        c = 0xFFFD;
-                }
-                char tmp[4];
-                size_t n;
-                if (c < 0x80) {
-                        tmp[0] = (char)c;
-                        n = 1;
-                } else if (c < 0x800) {
-                        tmp[0] = (char)(0xC0 | (c >> 6));
-                        tmp[1] = (char)(0x80 | (c & 0x3F));
-                        n = 2;
-                } else if (c < 0x10000) {
-                        tmp[0] = (char)(0xE0 | (c >> 12));
-                        tmp[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[2] = (char)(0x80 | (c & 0x3F));
-                        n = 3;
-                } else {
-                        tmp[0] = (char)(0xF0 | (c >> 18));
-                        tmp[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-                        tmp[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[3] = (char)(0x80 | (c & 0x3F));
-                        n = 4;
-                }
-                if (o + n >= out_size)
-                        break;
-                memcpy(out + o, tmp, n);
-                o += n;
-        }
-        out[o] = '\0';
-        return i;
-}
-
-/* Fixed header size of each header type, 0 for types that carry no event. */
-static uint32_t header_fixed_size(uint8_t type)
-{
-        switch (type) {
-        case TRACE_HEADER_TYPE_SYSTEM32:
-        case TRACE_HEADER_TYPE_SYSTEM64: return 0x20;
-        case TRACE_HEADER_TYPE_COMPACT32:
-        case TRACE_HEADER_TYPE_COMPACT64: return 0x18;
-        case TRACE_HEADER_TYPE_PERFINFO32:
-        case TRACE_HEADER_TYPE_PERFINFO64: return 0x10;
-        case TRACE_HEADER_TYPE_FULL_HEADER32:
-        case TRACE_HEADER_TYPE_FULL_HEADER64: return 0x30;
-        case TRACE_HEADER_TYPE_INSTANCE32:
-        case TRACE_HEADER_TYPE_INSTANCE64: return 0x48;
-        case TRACE_HEADER_TYPE_EVENT_HEADER32:
-        case TRACE_HEADER_TYPE_EVENT_HEADER64: return 0x50;
-        default: return 0;
-        }
-}
-
-static uint8_t header_pointer_size(uint8_t type)
-{
-        switch (type) {
-        case TRACE_HEADER_TYPE_SYSTEM32:
-        case TRACE_HEADER_TYPE_COMPACT32:
-        case TRACE_HEADER_TYPE_PERFINFO32:
-        case TRACE_HEADER_TYPE_FULL_HEADER32:
-        case TRACE_HEADER_TYPE_INSTANCE32:
-        case TRACE_HEADER_TYPE_EVENT_HEADER32: return 4;
-        default: return 8;
-        }
-}
-
-enum parse_result { PARSE_END = 0, PARSE_RECORD = 1, PARSE_SKIP = 2, PARSE_DAMAGED = -1 };
-
-/* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On PARSE_SKIP or PARSE_RECORD,
- *next is where the following record starts. */
-static enum parse_result parse_record(const uint8_t *buf, uint32_t pos, uint32_t filled,
-                                      struct etl_record *rec, uint32_t *next, const char **why)
-{
-        if (pos + 4 > filled)
-                return PARSE_END;
-        uint32_t m = le_get32(buf + pos);
-        if (m == 0xFFFFFFFF)
-                return PARSE_END;
-        if (!(m & TRACE_HEADER_FLAG)) {
-                *why = "record marker lacks TRACE_HEADER_FLAG";
-                return PARSE_DAMAGED;
-        }
-        const uint8_t *p = buf + pos;
-        uint32_t avail = filled - pos;
-        if (!(m & TRACE_HEADER_EVENT_TRACE)) {
-                /* MESSAGE_TRACE_HEADER (WPP) and other non-event forms: size in the low word. */
-                uint32_t size = m & 0xFFFF;
-                if (size < 8 || size > avail) {
-                        *why = "message record size out of range";
-                        return PARSE_DAMAGED;
-                }
-                *next = pos + ((size + 7) & ~7u);
-                return PARSE_SKIP;
-        }
-        uint8_t type = (uint8_t)(m >> 16);
-        uint32_t fixed = header_fixed_size(type);
-        uint32_t size;
-        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 ||
-                         type == TRACE_HEADER_TYPE_PERFINFO32 ||
-                         type == TRACE_HEADER_TYPE_PERFINFO64;
-        if (is_kernel) {
-                if (avail < 8) {
-                        *why = "record header truncated";
-                        return PARSE_DAMAGED;
-                }
-                size = le_get16(p + 4);
-        } else {
-                size = m & 0xFFFF;
-        }
-        if (size < 8 || size > avail) {
-                *why = "record size out of range";
-                return PARSE_DAMAGED;
-        }
-        *next = pos + ((size + 7) & ~7u);
-        if (fixed == 0)
-                return PARSE_SKIP;
-        if (size < fixed) {
-                *why = "record smaller than its header";
-                return PARSE_DAMAGED;
-        }
-
-        rec->data = p;
-        rec->size_bytes = size;
-        rec->header_type = type;
-        rec->pointer_size = header_pointer_size(type);
-        rec->guid = NULL;
-        rec->nr_ext = 0;
-        rec->kernel_time = rec->user_time = 0;
-        rec->flags = 0;
-        rec->level = 0;
-        rec->opcode = 0;
-        rec->hook_id = 0;
-        rec->is_header = false;
-        rec->ends_buffer = false;
-        uint32_t payload_off = fixed;
-
-        if (is_kernel) {
-                uint16_t ver = le_get16(p);
-                rec->version = ver & 0xFF;
-                rec->hook_id = le_get16(p + 6);
-                rec->opcode = (uint8_t)rec->hook_id;
-                if (type == TRACE_HEADER_TYPE_PERFINFO32 || type == TRACE_HEADER_TYPE_PERFINFO64) {
-                        rec->timestamp = le_get64(p + 8);
-                        rec->tid = rec->pid = 0xFFFFFFFF;
-                } else {
-                        rec->tid = le_get32(p + 8);
-                        rec->pid = le_get32(p + 12);
-                        rec->timestamp = le_get64(p + 16);
-                        if (fixed == 0x20) {
-                                rec->kernel_time = le_get32(p + 24);
-                                rec->user_time = le_get32(p + 28);
-                        }
-                }
-                /* 2.4: PEBS index then PMC counters, inline after the fixed header */
-                uint32_t nr_pmc = (ver & TRACE_HEADER_PMC_COUNTERS_MASK) >> 8;
-                bool has_pebs = ver & TRACE_HEADER_PEBS_INDEX_FLAG;
-                uint32_t items = (has_pebs ? 8 : 0) + 8 * nr_pmc;
-                if (payload_off + items > size) {
-                        *why = "inline PMC counters overrun the record";
-                        return PARSE_DAMAGED;
-                }
-                if (has_pebs) {
-                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
-                                EVENT_HEADER_EXT_TYPE_PEBS_INDEX, 8, p + payload_off};
-                        payload_off += 8;
-                }
-                if (nr_pmc) {
-                        rec->ext[rec->nr_ext++] =
-                                (struct etl_ext_item){EVENT_HEADER_EXT_TYPE_PMC_COUNTERS,
-                                                      (uint16_t)(8 * nr_pmc), p + payload_off};
-                        payload_off += 8 * nr_pmc;
-                }
-        } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
-                   type == TRACE_HEADER_TYPE_EVENT_HEADER64) {
-                rec->flags = le_get16(p + 4);
-                rec->tid = le_get32(p + 8);
-                rec->pid = le_get32(p + 12);
-                rec->timestamp = le_get64(p + 16);
-                rec->guid = p + 0x18;
-                rec->version = p[0x2A];
-                rec->level = p[0x2C];
-                rec->opcode = p[0x2D];
-                rec->kernel_time = le_get32(p + 0x38);
-                rec->user_time = le_get32(p + 0x3C);
-                if (rec->flags & EVENT_HEADER_FLAG_EXTENDED_INFO) {
-                        /* 2.8: {TotalSize, ExtType, Linkage, DataSize} items, 8-aligned */
-                        for (;;) {
-                                if (payload_off + 8 > size) {
-                                        *why = "extended item header overruns the record";
-                                        return PARSE_DAMAGED;
-                                }
-                                uint16_t total = le_get16(p + payload_off);
-                                uint16_t ext_type = le_get16(p + payload_off + 2);
-                                uint16_t linkage = le_get16(p + payload_off + 4);
-                                uint16_t data_size = le_get16(p + payload_off + 6);
-                                if (total < 8 || data_size > total - 8 ||
-                                    payload_off + total > size) {
-                                        *why = "extended item size out of range";
-                                        return PARSE_DAMAGED;
-                                }
-                                if (rec->nr_ext < ETL_MAX_EXT_ITEMS)
-                                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
-                                                ext_type, data_size, p + payload_off + 8};
-                                payload_off += (total + 7u) & ~7u;
-                                if (!(linkage & 1))
-                                        break;
-                        }
-                        if (payload_off > size)
-                                payload_off = size;
-                }
-        } else {
-                /* EVENT_TRACE_HEADER (2.5) and EVENT_INSTANCE_GUID_HEADER (2.6) */
-                rec->opcode = p[4];
-                rec->level = p[5];
-                rec->version = le_get16(p + 6);
-                rec->tid = le_get32(p + 8);
-                rec->pid = le_get32(p + 12);
-                rec->timestamp = le_get64(p + 16);
-                rec->guid = p + 0x18;
-                rec->kernel_time = le_get32(p + 0x28);
-                rec->user_time = le_get32(p + 0x2C);
-        }
-        rec->payload = p + payload_off;
-        rec->payload_size = size - payload_off;
-        return PARSE_RECORD;
-}
 
 static void warn(struct etl_reader *r, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -429,9 +157,9 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                         struct buffer_info *b = &r->buffers[s->cur_index];
                         const char *why = NULL;
                         uint32_t next = 0;
-                        enum parse_result pr = parse_record(s->cur, s->cur_pos, s->cur_filled,
-                                                            &s->head, &next, &why);
-                        if (pr == PARSE_RECORD) {
+                        enum etl_parse_result pr = etl_parse_record(
+                                s->cur, s->cur_pos, s->cur_filled, &s->head, &next, &why);
+                        if (pr == ETL_PARSE_RECORD) {
                                 s->head.cpu = b->cpu;
                                 s->head.logger_id = b->logger_id;
                                 s->head.buffer_index = b->index;
@@ -440,12 +168,12 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                                 s->has_head = true;
                                 return;
                         }
-                        if (pr == PARSE_SKIP) {
+                        if (pr == ETL_PARSE_SKIP) {
                                 r->stats.nr_records_skipped++;
                                 s->cur_pos = next;
                                 continue;
                         }
-                        if (pr == PARSE_DAMAGED && !b->is_truncated) {
+                        if (pr == ETL_PARSE_DAMAGED && !b->is_truncated) {
                                 if (b->flags & WMI_BUFFER_FLAG_COMPRESSED)
                                         warn(r, b->file_offset,
                                              "buffer %u: %s at offset %u of its decompressed "
@@ -540,8 +268,8 @@ void etl_reader_rewind(struct etl_reader *r)
                         struct etl_record skip;
                         const char *why = NULL;
                         uint32_t next = WMI_BUFFER_HEADER_SIZE;
-                        parse_record(s->cur, WMI_BUFFER_HEADER_SIZE, s->cur_filled, &skip, &next,
-                                     &why);
+                        etl_parse_record(s->cur, WMI_BUFFER_HEADER_SIZE, s->cur_filled, &skip,
+                                         &next, &why);
                         s->cur_pos = next;
                 }
                 stream_advance(r, s);
@@ -574,8 +302,9 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         struct etl_record rec;
         uint32_t next = 0;
         const char *why = NULL;
-        enum parse_result pr = parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
-        if (pr != PARSE_RECORD) {
+        enum etl_parse_result pr =
+                etl_parse_record(buf, WMI_BUFFER_HEADER_SIZE, filled, &rec, &next, &why);
+        if (pr != ETL_PARSE_RECORD) {
                 etl_error_set(err, WMI_BUFFER_HEADER_SIZE,
                               "not an ETL file: the first record is not a trace header (%s)",
                               why ? why : "none");
@@ -1090,40 +819,5 @@ int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp)
                         return add_saturated(h->StartTime.QuadPart, delta);
                 return add_saturated(h->StartTime.QuadPart, delta * 10000000 / freq);
         }
-        }
-}
-
-int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl_record *rec)
-{
-        if (size < WMI_BUFFER_HEADER_SIZE)
-                return -EINVAL;
-        uint32_t filled = le_get32(buf + BUF_OFFSET_OFF);
-        if (filled == 0)
-                filled = le_get32(buf + BUF_SAVED_OFFSET_OFF);
-        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
-                return -EINVAL;
-        if (*pos < WMI_BUFFER_HEADER_SIZE)
-                *pos = WMI_BUFFER_HEADER_SIZE;
-        for (;;) {
-                const char *why = NULL;
-                uint32_t next = 0;
-                enum parse_result pr = parse_record(buf, *pos, filled, rec, &next, &why);
-                if (pr == PARSE_SKIP) {
-                        *pos = next;
-                        continue;
-                }
-                if (pr == PARSE_END)
-                        return 0;
-                if (pr == PARSE_DAMAGED) {
-                        *pos = filled;
-                        return -EBADMSG;
-                }
-                rec->cpu = le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
-                rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
-                rec->buffer_index = 0;
-                rec->file_offset = *pos;
-                rec->ends_buffer = false;
-                *pos = next;
-                return 1;
         }
 }

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* clr.c: owns the .NET runtime's events: the CLR method and module events
+   (manifest events, told apart by Id) and the names of the other well-known ones. */
+#include <errno.h>
+#include <string.h>
+
+#include "kdecoder_int.h"
+
+/* Microsoft-Windows-DotNETRuntime and Microsoft-Windows-DotNETRuntimeRundown */
+static const GUID clr_runtime_guid = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+static const GUID clr_rundown_guid = {
+        0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+
+/* The CLR events named here, by provider (is_rundown) and Id: the method and module events
+   this decoder reads, and the other well-known ones it names only. */
+static const struct clr_event_def clr_events[] = {
+        {false, 1, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCStart"},
+        {false, 2, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCEnd"},
+        {false, 3, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCRestartEEEnd"},
+        {false, 4, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCHeapStats"},
+        {false, 5, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCCreateSegment"},
+        {false, 6, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFreeSegment"},
+        {false, 7, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCRestartEEBegin"},
+        {false, 8, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCSuspendEEEnd"},
+        {false, 9, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCSuspendEEBegin"},
+        {false, 10, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCAllocationTick"},
+        {false, 11, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCCreateConcurrentThread"},
+        {false, 12, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCTerminateConcurrentThread"},
+        {false, 13, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFinalizersEnd"},
+        {false, 14, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCFinalizersBegin"},
+        {false, 35, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCTriggered"},
+        {false, 80, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ExceptionThrown"},
+        {false, 81, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ContentionStart"},
+        {false, 82, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ClrStackWalk"},
+        {false, 91, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/ContentionStop"},
+        {false, 141, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodLoad"},
+        {false, 142, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodUnload"},
+        {false, 143, CLR_METHOD, KEV_PHASE_START, "DotNETRuntime/MethodLoadVerbose"},
+        {false, 144, CLR_METHOD, KEV_PHASE_END, "DotNETRuntime/MethodUnloadVerbose"},
+        {false, 145, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodJittingStarted"},
+        {false, 151, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/DomainModuleLoad"},
+        {false, 152, CLR_MODULE, KEV_PHASE_START, "DotNETRuntime/ModuleLoad"},
+        {false, 153, CLR_MODULE, KEV_PHASE_END, "DotNETRuntime/ModuleUnload"},
+        {false, 154, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AssemblyLoad"},
+        {false, 155, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AssemblyUnload"},
+        {false, 156, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AppDomainLoad"},
+        {false, 157, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/AppDomainUnload"},
+        {false, 187, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/RuntimeInformation"},
+        {false, 190, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/MethodILToNativeMap"},
+        {false, 202, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCMarkWithType"},
+        {false, 204, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCPerHeapHistory"},
+        {false, 205, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCGlobalHeapHistory"},
+        {true, 141, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCStart"},
+        {true, 142, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCEnd"},
+        {true, 143, CLR_METHOD, KEV_PHASE_DC_START, "DotNETRuntimeRundown/MethodDCStartVerbose"},
+        {true, 144, CLR_METHOD, KEV_PHASE_DC_END, "DotNETRuntimeRundown/MethodDCEndVerbose"},
+        {true, 145, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCStartComplete"},
+        {true, 146, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCEndComplete"},
+        {true, 147, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCStartInit"},
+        {true, 148, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DCEndInit"},
+        {true, 149, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCStartILToNativeMap"},
+        {true, 150, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/MethodDCEndILToNativeMap"},
+        {true, 151, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DomainModuleDCStart"},
+        {true, 152, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/DomainModuleDCEnd"},
+        {true, 153, CLR_MODULE, KEV_PHASE_DC_START, "DotNETRuntimeRundown/ModuleDCStart"},
+        {true, 154, CLR_MODULE, KEV_PHASE_DC_END, "DotNETRuntimeRundown/ModuleDCEnd"},
+        {true, 155, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AssemblyDCStart"},
+        {true, 156, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AssemblyDCEnd"},
+        {true, 157, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AppDomainDCStart"},
+        {true, 158, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/AppDomainDCEnd"},
+        {true, 187, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/RuntimeInformationDCStart"},
+};
+
+const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id)
+{
+        bool is_rundown;
+        if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0)
+                is_rundown = false;
+        else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0)
+                is_rundown = true;
+        else
+                return NULL;
+        for (size_t i = 0; i < sizeof(clr_events) / sizeof(clr_events[0]); i++)
+                if (clr_events[i].is_rundown == is_rundown && clr_events[i].id == id)
+                        return &clr_events[i];
+        return NULL;
+}
+
+/* MethodLoadVerbose and its kin, every version: MethodID, ModuleID, MethodStartAddress (all
+   UInt64), MethodSize, MethodToken, MethodFlags (UInt32), then MethodNamespace, MethodName and
+   MethodSignature (UTF-16, NUL-terminated); ClrInstanceID and ReJITID after them are not used. */
+static int dec_clr_method(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                          enum kevent_phase phase)
+{
+        KEV_CLEAR(ev, clr_method);
+        if (pl->len < 42)
+                return -EBADMSG;
+        size_t next;
+        ev->type = KEV_CLR_METHOD;
+        ev->clr_method.phase = phase;
+        ev->clr_method.pid = ev->pid;
+        ev->clr_method.method_id = le_get64(pl->p);
+        ev->clr_method.module_id = le_get64(pl->p + 8);
+        ev->clr_method.start = le_get64(pl->p + 16);
+        ev->clr_method.size = le_get32(pl->p + 24);
+        ev->clr_method.token = le_get32(pl->p + 28);
+        ev->clr_method.flags = le_get32(pl->p + 32);
+        ev->clr_method.name_space = kstr_utf16(d, pl, 36, &next);
+        ev->clr_method.name = kstr_utf16(d, pl, next, &next);
+        ev->clr_method.signature = kstr_utf16(d, pl, next, &next);
+        return 0;
+}
+
+/* ModuleLoad and its kin, every version: ModuleID, AssemblyID (UInt64), ModuleFlags, Reserved1
+   (UInt32), ModuleILPath, ModuleNativePath (UTF-16); what follows (ClrInstanceID, the PDBs) is
+   not used. */
+static int dec_clr_module(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                          enum kevent_phase phase)
+{
+        KEV_CLEAR(ev, clr_module);
+        if (pl->len < 28)
+                return -EBADMSG;
+        size_t next;
+        ev->type = KEV_CLR_MODULE;
+        ev->clr_module.phase = phase;
+        ev->clr_module.pid = ev->pid;
+        ev->clr_module.module_id = le_get64(pl->p);
+        ev->clr_module.assembly_id = le_get64(pl->p + 8);
+        ev->clr_module.flags = le_get32(pl->p + 16);
+        ev->clr_module.il_path = kstr_utf16(d, pl, 24, &next);
+        ev->clr_module.native_path = kstr_utf16(d, pl, next, &next);
+        return 0;
+}
+
+int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent *ev,
+               const struct payload *pl)
+{
+        switch (c->kind) {
+        case CLR_METHOD: return dec_clr_method(d, ev, pl, c->phase);
+        case CLR_MODULE: return dec_clr_module(d, ev, pl, c->phase);
+        default: return KEV_NO_LAYOUT;
+        }
+}

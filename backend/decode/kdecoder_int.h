@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/* kdecoder_int.h: the decoder's state (struct kdecoder) and what its files share: the known
+   kernel providers, the record's payload, the string arena, the thread table, the clock.
+   Internal to backend/decode. */
+#ifndef ETWTOP_KDECODER_INT_H
+#define ETWTOP_KDECODER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "le_bytes.h"
+#include "kevent.h"
+#include "etw/ntwmi.h"
+
+__extension__ typedef unsigned __int128 kev_u128;
+
+#define KEV_NONE 0xFFFFFFFFu /* pid/tid unknown; also the empty mark of the tid table */
+
+/* UserDataLength is 16 bits: every scratch buffer is sized from this bound. */
+#define KEV_MAX_PAYLOAD 0xFFFFu
+/* UTF-16 gives at most 3 bytes per 2, Latin-1 2 per 1, a SID string under 3 per byte. */
+#define KEV_STR_ARENA  (3u * (KEV_MAX_PAYLOAD + 1u) + 256u)
+#define KEV_MAX_FRAMES (KEV_MAX_PAYLOAD / 4u + 1u)
+#define KEV_MAX_LBR    (KEV_MAX_PAYLOAD / 12u + 1u)
+
+/* The payload of one record. */
+struct payload {
+        const uint8_t *p;
+        size_t len;
+        unsigned psize; /* 4 or 8 */
+};
+
+/* Kernel providers the decoder knows (ETL-FORMAT.md 2.9, 3.10). */
+enum kprov {
+        KP_UNKNOWN = 0,
+        KP_EVENT_TRACE,
+        KP_DISK_IO,
+        KP_PAGE_FAULT,
+        KP_PROCESS,
+        KP_FILE_IO,
+        KP_THREAD,
+        KP_TCPIP,
+        KP_JOB,
+        KP_UDPIP,
+        KP_REGISTRY,
+        KP_DBGPRINT,
+        KP_CONFIG,
+        KP_LBR,
+        KP_WNF,
+        KP_POOL,
+        KP_PERFINFO,
+        KP_HEAP,
+        KP_OBJECT,
+        KP_POWER,
+        KP_MODBOUND,
+        KP_IMAGE,
+        KP_DPC,
+        KP_CC,
+        KP_CRITSEC,
+        KP_STACKWALK,
+        KP_UMS,
+        KP_ALPC,
+        KP_SPLITIO,
+        KP_THREADPOOL,
+        KP_HYPERVISOR,
+        KP_HYPERVISORX,
+        KP_KTC,
+        KP_SYSCONFIGEX,
+        KP_WINSAT,
+        KP_METADATA,
+        KP_ETWTOP,
+        KP_MAX
+};
+
+/* tid -> pid, open addressing with linear probing; tid KEV_NONE marks a free slot. */
+struct tid_slot {
+        uint32_t tid;
+        uint32_t pid;
+};
+
+struct tid_map {
+        struct tid_slot *slots; /* owned */
+        uint32_t mask;
+        uint32_t nr;
+};
+
+/* A stack-key reference waiting for its definition, in a ring indexed by sequence number. */
+struct pending_ref {
+        uint64_t key;
+        uint64_t ts;   /* EventTimeStamp of the event the stack belongs to */
+        uint32_t next; /* sequence number of the next pending reference with the same key */
+        uint32_t pid;
+        uint32_t tid;
+        uint16_t cpu;
+        uint8_t is_kernel;
+        uint8_t is_live;
+};
+
+/* key -> the chain of its pending references; count 0 marks a free slot. */
+struct ref_slot {
+        uint64_t key;
+        uint32_t first; /* sequence numbers */
+        uint32_t last;
+        uint32_t count;
+};
+
+/* key -> frames of a definition that is still valid (after KeyCreate or KeyRundown). */
+struct def_slot {
+        uint64_t key;
+        uint64_t *frames; /* owned; NULL marks a free slot */
+        uint32_t nr_frames;
+        uint32_t cap_frames;
+};
+
+/* A stack-key definition read ahead: key's frames from its Delete or Rundown at ts. */
+struct preload_def {
+        uint64_t key;
+        uint64_t ts;
+        uint64_t first; /* into pre_frames */
+        uint32_t nr_frames;
+};
+
+struct kdecoder {
+        bool is_raw_timestamp;
+        bool has_clock;
+        uint64_t clk_base;    /* ts0 (raw) or StartTime (FILETIME) */
+        uint64_t clk_int;     /* ns per tick: integer part of num / den */
+        uint64_t clk_frac_hi; /* fraction part, ceil((num % den) * 2^128 / den) */
+        uint64_t clk_frac_lo;
+        TRACE_LOGFILE_HEADER header; /* the last header event, converted to x64 */
+
+        struct kdecoder_stats st;
+        uint64_t nr_refs_dropped;
+
+        struct tid_map tids;
+
+        struct pending_ref *refs; /* owned ring, refs_cap entries (power of two) */
+        uint32_t refs_cap;
+        uint32_t refs_head;        /* oldest sequence number in the ring */
+        uint32_t refs_tail;        /* next sequence number */
+        struct ref_slot *ref_keys; /* owned */
+        uint32_t ref_keys_mask;
+        uint32_t ref_keys_nr;
+
+        struct def_slot *defs; /* owned */
+        uint32_t defs_mask;
+        uint32_t defs_nr;
+        uint64_t defs_frames;
+
+        /* definitions read ahead (kdecoder_preload_stack_key), by key then time */
+        struct preload_def *pre; /* owned */
+        uint32_t nr_pre, cap_pre;
+        uint64_t *pre_frames; /* owned pool */
+        uint64_t nr_pre_frames, cap_pre_frames;
+        bool is_pre_sorted;
+
+        char *str; /* owned scratch for this record's strings */
+        size_t str_len;
+        size_t str_cap;
+        uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
+        struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
+        struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
+        struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
+        struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
+        char name_buf[64];               /* "Provider/opN" of the current record */
+        char *op_names[KP_MAX][256];     /* owned: "Provider/opN" names made so far */
+        const char *names[KP_MAX][256];  /* opcode_name's answers so far (a switch per event) */
+};
+
+static inline uint64_t ldptr(const uint8_t *p, unsigned psize)
+{
+        return psize == 8 ? le_get64(p) : le_get32(p);
+}
+
+static inline uint64_t hash64(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        return x;
+}
+
+/* Whether slot k lies cyclically in (i, j]: linear-probing deletion keeps such entries. */
+static inline bool in_cyclic_range(uint32_t k, uint32_t i, uint32_t j)
+{
+        return i <= j ? (i < k && k <= j) : (i < k || k <= j);
+}
+
+static inline uint32_t tid_index(uint32_t tid, uint32_t mask)
+{
+        return (uint32_t)(hash64(tid) & mask);
+}
+
+static inline uint32_t kdecoder_tid_get_map(const struct tid_map *m, uint32_t tid)
+{
+        if (m->slots && tid != KEV_NONE) {
+                for (uint32_t i = tid_index(tid, m->mask);; i = (i + 1) & m->mask) {
+                        if (m->slots[i].tid == tid)
+                                return m->slots[i].pid;
+                        if (m->slots[i].tid == KEV_NONE)
+                                break;
+                }
+        }
+        return tid == 0 ? 0 : KEV_NONE; /* tid 0: the idle threads, process 0 */
+}
+
+/* The process of tid from the thread table (KEV_NONE when unknown, 0 for tid 0). */
+static inline uint32_t kdecoder_tid_get(const struct kdecoder *d, uint32_t tid)
+{
+        return kdecoder_tid_get_map(&d->tids, tid);
+}
+
+/* Records tid's process in the thread table (bounded: it starts over when full). */
+void kdecoder_tid_set(struct kdecoder *d, uint32_t tid, uint32_t pid);
+
+/* Sets the clock from the trace header event (d->header) and the first timestamp. */
+void kdecoder_clock_setup(struct kdecoder *d, uint64_t ts0);
+
+/* ts in ns since the session start, saturating; 0 before the header event. */
+static inline int64_t kdecoder_session_ns(const struct kdecoder *d, uint64_t ts)
+{
+        if (!d->has_clock)
+                return 0;
+
+        uint64_t diff = ts - d->clk_base;
+        bool is_negative = diff > (uint64_t)INT64_MAX;
+        uint64_t mag = is_negative ? 0 - diff : diff;
+        uint64_t ns, part;
+
+        if (__builtin_mul_overflow(mag, d->clk_int, &ns))
+                ns = UINT64_MAX;
+        if (d->clk_frac_hi | d->clk_frac_lo) {
+                /* (mag * frac) >> 128, frac = frac_hi:frac_lo */
+                kev_u128 a = (kev_u128)mag * d->clk_frac_lo;
+                kev_u128 b = (kev_u128)mag * d->clk_frac_hi + (uint64_t)(a >> 64);
+
+                part = (uint64_t)(b >> 64);
+                if (__builtin_add_overflow(ns, part, &ns))
+                        ns = UINT64_MAX;
+        }
+        if (ns > (uint64_t)INT64_MAX)
+                ns = (uint64_t)INT64_MAX;
+        return is_negative ? -(int64_t)ns : (int64_t)ns;
+}
+
+/* ---- the known kernel providers (kprov.c) ---- */
+
+/* The known provider of GUID g, or KP_UNKNOWN. */
+enum kprov kprov_lookup(const GUID *g);
+/* The provider's name ("Thread", "PerfInfo"); k is known. */
+const char *kprov_name(enum kprov k);
+/* The PerfView/xperf name of a known (provider, opcode), or NULL. */
+const char *kprov_opcode_name(enum kprov k, uint8_t op);
+/* The event's name: static for known events, "Provider/opN" (made once) for the rest of a known
+   provider, "" for an unknown provider. */
+const char *kprov_event_name(struct kdecoder *d, enum kprov k, uint8_t op);
+
+/* ---- strings into the record's arena (kstrings.c): borrowed until the next record ---- */
+
+/* The UTF-16LE string at pl[off..], up to its NUL or the payload's end, as UTF-8 (U+FFFD for
+   unpaired surrogates). *next: the offset after the NUL (or the payload length). */
+const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off, size_t *next);
+/* The 8-bit string at pl[off..] up to its NUL or the payload's end: copied when it is valid
+   UTF-8, else read as Latin-1. *next as for kstr_utf16. */
+const char *kstr_ansi(struct kdecoder *d, const struct payload *pl, size_t off, size_t *next);
+/* A SID (revision, count, 48-bit big-endian authority, count sub-authorities) as "S-1-5-18";
+   sid has 8 + 4 * count bytes. */
+const char *kstr_sid(struct kdecoder *d, const uint8_t *sid, unsigned count);
+
+/* ---- stack keys (stack_keys.c): Windows' stack cache, references resolved by definitions ---- */
+
+/* The number of references pending on key. */
+uint32_t stack_keys_nr_pending(const struct kdecoder *d, uint64_t key);
+/* After a definition (KeyCreate, KeyDelete, KeyRundown) was delivered: emit the references it
+   resolves, then keep or forget it. */
+void stack_keys_def_after(struct kdecoder *d, const struct kevent *ev, kevent_sink_fn sink,
+                          void *ctx);
+/* After a reference (StackKeyKernel, StackKeyUser) was delivered: resolve it from the cache or
+   the definitions read ahead, or queue it. */
+void stack_keys_ref_after(struct kdecoder *d, const struct kevent *ev, kevent_sink_fn sink,
+                          void *ctx);
+/* Frees what the stack-key state owns (not d). */
+void stack_keys_free(struct kdecoder *d);
+
+/* ---- the payload decoders: 0, KEV_NO_LAYOUT (KEV_OTHER) or -EBADMSG (too short) ---- */
+
+/* The event's union is not cleared as a whole (a 200-byte memset per event shows in profiles):
+   each decoder clears the member it fills. */
+#define KEV_CLEAR(ev, member) memset(&(ev)->member, 0, sizeof((ev)->member))
+
+#define KEV_NO_LAYOUT 1
+
+/* The kernel logger's events by (provider, opcode, version, pointer size) (kernel.c). */
+int kernel_decode(struct kdecoder *d, enum kprov k, struct kevent *ev, const struct payload *pl);
+
+/* etwtop's own events (own.c, doc/etwtop-provider.md), by their EVENT_DESCRIPTOR Id. */
+const char *own_event_name(uint16_t id);
+int own_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl, uint16_t id);
+
+/* The .NET runtime's events (clr.c), by provider and Id. */
+enum clr_kind { CLR_NONE, CLR_METHOD, CLR_MODULE };
+
+struct clr_event_def {
+        bool is_rundown;
+        uint16_t id;
+        enum clr_kind kind;
+        enum kevent_phase phase;
+        const char *name;
+};
+
+/* The CLR event of provider g and this Id, or NULL (not a CLR provider, or an Id not known). */
+const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id);
+/* Decodes the method and module events c names (c->kind); KEV_NO_LAYOUT for the others. */
+int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent *ev,
+               const struct payload *pl);
+
+#endif

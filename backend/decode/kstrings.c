@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* kstrings.c: owns the strings of a record in the decoder's arena: UTF-16 and
+   8-bit strings as UTF-8, SIDs as text, and what the MOF table decoder uses of them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kdecoder_int.h"
+#include "kevent_mof.h"
+
+/* ---- strings into the scratch arena ---- */
+
+/* Appends cp as UTF-8 if it fits with room left for the NUL; returns bytes written. */
+static size_t put_utf8(char *out, size_t o, size_t room, uint32_t cp)
+{
+        uint8_t b[4];
+        size_t n;
+
+        if (cp < 0x80) {
+                b[0] = (uint8_t)cp;
+                n = 1;
+        } else if (cp < 0x800) {
+                b[0] = (uint8_t)(0xC0 | cp >> 6);
+                b[1] = (uint8_t)(0x80 | (cp & 0x3F));
+                n = 2;
+        } else if (cp < 0x10000) {
+                b[0] = (uint8_t)(0xE0 | cp >> 12);
+                b[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+                b[2] = (uint8_t)(0x80 | (cp & 0x3F));
+                n = 3;
+        } else {
+                b[0] = (uint8_t)(0xF0 | cp >> 18);
+                b[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
+                b[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+                b[3] = (uint8_t)(0x80 | (cp & 0x3F));
+                n = 4;
+        }
+        if (o + n + 1 > room)
+                return 0;
+        memcpy(out + o, b, n);
+        return n;
+}
+
+/* Finishes a string of o bytes begun at d->str + d->str_len. */
+static const char *arena_finish(struct kdecoder *d, size_t o)
+{
+        char *s = d->str + d->str_len;
+
+        s[o] = '\0';
+        d->str_len += o + 1;
+        return s;
+}
+
+const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off, size_t *next)
+{
+        if (off >= pl->len) {
+                *next = pl->len;
+                return "";
+        }
+
+        const uint8_t *s = pl->p + off;
+        size_t n = pl->len - off, i = 0, o = 0;
+        size_t room = d->str_cap - d->str_len;
+        char *out = d->str + d->str_len;
+        bool has_nul = false, is_full = room == 0;
+
+        /* ASCII fast path: most names and paths are plain ASCII */
+        while (i + 2 <= n && o + 1 < room && s[i + 1] == 0 && s[i] != 0 && s[i] < 0x80) {
+                out[o++] = (char)s[i];
+                i += 2;
+        }
+        while (i + 2 <= n) {
+                uint32_t cp = le_get16(s + i);
+
+                i += 2;
+                if (cp == 0) {
+                        has_nul = true;
+                        break;
+                }
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                        uint32_t lo = i + 2 <= n ? le_get16(s + i) : 0;
+
+                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                                i += 2;
+                        } else {
+                                cp = 0xFFFD;
+                        }
+                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                        cp = 0xFFFD;
+                }
+                if (!is_full) {
+                        size_t w = put_utf8(out, o, room, cp);
+
+                        is_full = w == 0;
+                        o += w;
+                }
+        }
+        *next = has_nul ? off + i : pl->len;
+        return room ? arena_finish(d, o) : "";
+}
+
+/* ---- what the MOF table decoder (kevent_mof.c) uses ---- */
+
+const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                              size_t *next)
+{
+        struct payload pl = {p, len, 8};
+
+        return kstr_utf16(d, &pl, off, next);
+}
+
+const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                                 size_t nchars)
+{
+        size_t end = off + 2 * nchars < len ? off + 2 * nchars : len, next;
+        struct payload pl = {p, end, 8};
+
+        return kstr_utf16(d, &pl, off, &next);
+}
+
+const char *kdecoder_arena_copy(struct kdecoder *d, const char *s)
+{
+        size_t n = strlen(s);
+
+        if (d->str_cap - d->str_len < n + 1)
+                return "";
+        memcpy(d->str + d->str_len, s, n);
+        return arena_finish(d, n);
+}
+
+struct kevent_field *kdecoder_field_slots(struct kdecoder *d)
+{
+        return d->fields;
+}
+
+/* Length of the valid UTF-8 sequence starting at s[0..n), or 0 when it is not valid. */
+static size_t utf8_seq_len(const uint8_t *s, size_t n)
+{
+        uint8_t c = s[0];
+        size_t len;
+        uint32_t min, cp;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xC2 && c <= 0xDF) {
+                len = 2;
+                min = 0x80;
+                cp = c & 0x1F;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+                len = 3;
+                min = 0x800;
+                cp = c & 0x0F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+                len = 4;
+                min = 0x10000;
+                cp = c & 0x07;
+        } else {
+                return 0;
+        }
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xC0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+                return 0;
+        return len;
+}
+
+const char *kstr_ansi(struct kdecoder *d, const struct payload *pl, size_t off, size_t *next)
+{
+        if (off >= pl->len) {
+                *next = pl->len;
+                return "";
+        }
+
+        const uint8_t *s = pl->p + off;
+        size_t max = pl->len - off;
+        const uint8_t *nul = memchr(s, 0, max);
+        size_t n = nul ? (size_t)(nul - s) : max;
+        size_t room = d->str_cap - d->str_len;
+        char *out = d->str + d->str_len;
+        bool is_utf8 = true;
+
+        *next = nul ? off + n + 1 : pl->len;
+        if (room == 0)
+                return "";
+        for (size_t i = 0; i < n;) {
+                size_t w = utf8_seq_len(s + i, n - i);
+
+                if (!w) {
+                        is_utf8 = false;
+                        break;
+                }
+                i += w;
+        }
+
+        size_t o = 0;
+
+        if (is_utf8) {
+                o = n < room - 1 ? n : room - 1;
+                while (o > 0 && o < n && (s[o] & 0xC0) == 0x80) /* never cut a sequence */
+                        o--;
+                memcpy(out, s, o);
+        } else {
+                for (size_t i = 0; i < n; i++) {
+                        size_t w = put_utf8(out, o, room, s[i]);
+
+                        if (!w)
+                                break;
+                        o += w;
+                }
+        }
+        return arena_finish(d, o);
+}
+
+const char *kstr_sid(struct kdecoder *d, const uint8_t *sid, unsigned count)
+{
+        size_t room = d->str_cap - d->str_len;
+        char *out = d->str + d->str_len;
+        uint64_t auth = 0;
+        size_t o;
+        int n;
+
+        if (room < 64)
+                return "";
+        for (int i = 2; i < 8; i++)
+                auth = auth << 8 | sid[i];
+        if (auth < (1ull << 32))
+                n = snprintf(out, room, "S-%u-%llu", (unsigned)sid[0], (unsigned long long)auth);
+        else
+                n = snprintf(out, room, "S-%u-0x%012llX", (unsigned)sid[0],
+                             (unsigned long long)auth);
+        o = n > 0 ? (size_t)n : 0;
+        for (unsigned i = 0; i < count; i++) {
+                if (room - o < 13)
+                        break;
+                n = snprintf(out + o, room - o, "-%u", (unsigned)le_get32(sid + 8 + 4 * i));
+                if (n > 0)
+                        o += (size_t)n;
+        }
+        return arena_finish(d, o);
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_parse.c: owns the parsing of one buffer's records (ETL-FORMAT.md 2): header kinds and
+   sizes, inline PMC counters and extended items, the lone buffer walk, and the reader's error
+   and UTF-16 helpers. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "le_bytes.h"
+#include "etl_parse.h"
+#include "etw/ntwmi.h"
+
+void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
+{
+        if (!err)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        err->offset = offset;
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+}
+
+size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size)
+{
+        size_t i = 0, o = 0;
+
+        if (out_size == 0)
+                return 0;
+        while (i < max_units) {
+                uint32_t c = le_get16(src + 2 * i);
+                i++;
+                if (c == 0)
+                        break;
+                if (c >= 0xD800 && c <= 0xDBFF) {
+                        uint32_t lo = i < max_units ? le_get16(src + 2 * i) : 0;
+                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
+                                i++;
+                        } else {
+                                c = 0xFFFD;
+                        }
+                } else if (c >= 0xDC00 && c <= 0xDFFF) {
+                        c = 0xFFFD;
+                }
+                char tmp[4];
+                size_t n;
+                if (c < 0x80) {
+                        tmp[0] = (char)c;
+                        n = 1;
+                } else if (c < 0x800) {
+                        tmp[0] = (char)(0xC0 | (c >> 6));
+                        tmp[1] = (char)(0x80 | (c & 0x3F));
+                        n = 2;
+                } else if (c < 0x10000) {
+                        tmp[0] = (char)(0xE0 | (c >> 12));
+                        tmp[1] = (char)(0x80 | ((c >> 6) & 0x3F));
+                        tmp[2] = (char)(0x80 | (c & 0x3F));
+                        n = 3;
+                } else {
+                        tmp[0] = (char)(0xF0 | (c >> 18));
+                        tmp[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+                        tmp[2] = (char)(0x80 | ((c >> 6) & 0x3F));
+                        tmp[3] = (char)(0x80 | (c & 0x3F));
+                        n = 4;
+                }
+                if (o + n >= out_size)
+                        break;
+                memcpy(out + o, tmp, n);
+                o += n;
+        }
+        out[o] = '\0';
+        return i;
+}
+
+/* Fixed header size of each header type, 0 for types that carry no event. */
+static uint32_t header_fixed_size(uint8_t type)
+{
+        switch (type) {
+        case TRACE_HEADER_TYPE_SYSTEM32:
+        case TRACE_HEADER_TYPE_SYSTEM64: return 0x20;
+        case TRACE_HEADER_TYPE_COMPACT32:
+        case TRACE_HEADER_TYPE_COMPACT64: return 0x18;
+        case TRACE_HEADER_TYPE_PERFINFO32:
+        case TRACE_HEADER_TYPE_PERFINFO64: return 0x10;
+        case TRACE_HEADER_TYPE_FULL_HEADER32:
+        case TRACE_HEADER_TYPE_FULL_HEADER64: return 0x30;
+        case TRACE_HEADER_TYPE_INSTANCE32:
+        case TRACE_HEADER_TYPE_INSTANCE64: return 0x48;
+        case TRACE_HEADER_TYPE_EVENT_HEADER32:
+        case TRACE_HEADER_TYPE_EVENT_HEADER64: return 0x50;
+        default: return 0;
+        }
+}
+
+static uint8_t header_pointer_size(uint8_t type)
+{
+        switch (type) {
+        case TRACE_HEADER_TYPE_SYSTEM32:
+        case TRACE_HEADER_TYPE_COMPACT32:
+        case TRACE_HEADER_TYPE_PERFINFO32:
+        case TRACE_HEADER_TYPE_FULL_HEADER32:
+        case TRACE_HEADER_TYPE_INSTANCE32:
+        case TRACE_HEADER_TYPE_EVENT_HEADER32: return 4;
+        default: return 8;
+        }
+}
+
+/* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On ETL_PARSE_SKIP or
+ *ETL_PARSE_RECORD, next is where the following record starts. */
+enum etl_parse_result etl_parse_record(const uint8_t *buf, uint32_t pos, uint32_t filled,
+                                       struct etl_record *rec, uint32_t *next, const char **why)
+{
+        if (pos + 4 > filled)
+                return ETL_PARSE_END;
+        uint32_t m = le_get32(buf + pos);
+        if (m == 0xFFFFFFFF)
+                return ETL_PARSE_END;
+        if (!(m & TRACE_HEADER_FLAG)) {
+                *why = "record marker lacks TRACE_HEADER_FLAG";
+                return ETL_PARSE_DAMAGED;
+        }
+        const uint8_t *p = buf + pos;
+        uint32_t avail = filled - pos;
+        if (!(m & TRACE_HEADER_EVENT_TRACE)) {
+                /* MESSAGE_TRACE_HEADER (WPP) and other non-event forms: size in the low word. */
+                uint32_t size = m & 0xFFFF;
+                if (size < 8 || size > avail) {
+                        *why = "message record size out of range";
+                        return ETL_PARSE_DAMAGED;
+                }
+                *next = pos + ((size + 7) & ~7u);
+                return ETL_PARSE_SKIP;
+        }
+        uint8_t type = (uint8_t)(m >> 16);
+        uint32_t fixed = header_fixed_size(type);
+        uint32_t size;
+        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 ||
+                         type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                         type == TRACE_HEADER_TYPE_PERFINFO64;
+        if (is_kernel) {
+                if (avail < 8) {
+                        *why = "record header truncated";
+                        return ETL_PARSE_DAMAGED;
+                }
+                size = le_get16(p + 4);
+        } else {
+                size = m & 0xFFFF;
+        }
+        if (size < 8 || size > avail) {
+                *why = "record size out of range";
+                return ETL_PARSE_DAMAGED;
+        }
+        *next = pos + ((size + 7) & ~7u);
+        if (fixed == 0)
+                return ETL_PARSE_SKIP;
+        if (size < fixed) {
+                *why = "record smaller than its header";
+                return ETL_PARSE_DAMAGED;
+        }
+
+        rec->data = p;
+        rec->size_bytes = size;
+        rec->header_type = type;
+        rec->pointer_size = header_pointer_size(type);
+        rec->guid = NULL;
+        rec->nr_ext = 0;
+        rec->kernel_time = rec->user_time = 0;
+        rec->flags = 0;
+        rec->level = 0;
+        rec->opcode = 0;
+        rec->hook_id = 0;
+        rec->is_header = false;
+        rec->ends_buffer = false;
+        uint32_t payload_off = fixed;
+
+        if (is_kernel) {
+                uint16_t ver = le_get16(p);
+                rec->version = ver & 0xFF;
+                rec->hook_id = le_get16(p + 6);
+                rec->opcode = (uint8_t)rec->hook_id;
+                if (type == TRACE_HEADER_TYPE_PERFINFO32 || type == TRACE_HEADER_TYPE_PERFINFO64) {
+                        rec->timestamp = le_get64(p + 8);
+                        rec->tid = rec->pid = 0xFFFFFFFF;
+                } else {
+                        rec->tid = le_get32(p + 8);
+                        rec->pid = le_get32(p + 12);
+                        rec->timestamp = le_get64(p + 16);
+                        if (fixed == 0x20) {
+                                rec->kernel_time = le_get32(p + 24);
+                                rec->user_time = le_get32(p + 28);
+                        }
+                }
+                /* 2.4: PEBS index then PMC counters, inline after the fixed header */
+                uint32_t nr_pmc = (ver & TRACE_HEADER_PMC_COUNTERS_MASK) >> 8;
+                bool has_pebs = ver & TRACE_HEADER_PEBS_INDEX_FLAG;
+                uint32_t items = (has_pebs ? 8 : 0) + 8 * nr_pmc;
+                if (payload_off + items > size) {
+                        *why = "inline PMC counters overrun the record";
+                        return ETL_PARSE_DAMAGED;
+                }
+                if (has_pebs) {
+                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
+                                EVENT_HEADER_EXT_TYPE_PEBS_INDEX, 8, p + payload_off};
+                        payload_off += 8;
+                }
+                if (nr_pmc) {
+                        rec->ext[rec->nr_ext++] =
+                                (struct etl_ext_item){EVENT_HEADER_EXT_TYPE_PMC_COUNTERS,
+                                                      (uint16_t)(8 * nr_pmc), p + payload_off};
+                        payload_off += 8 * nr_pmc;
+                }
+        } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
+                   type == TRACE_HEADER_TYPE_EVENT_HEADER64) {
+                rec->flags = le_get16(p + 4);
+                rec->tid = le_get32(p + 8);
+                rec->pid = le_get32(p + 12);
+                rec->timestamp = le_get64(p + 16);
+                rec->guid = p + 0x18;
+                rec->version = p[0x2A];
+                rec->level = p[0x2C];
+                rec->opcode = p[0x2D];
+                rec->kernel_time = le_get32(p + 0x38);
+                rec->user_time = le_get32(p + 0x3C);
+                if (rec->flags & EVENT_HEADER_FLAG_EXTENDED_INFO) {
+                        /* 2.8: {TotalSize, ExtType, Linkage, DataSize} items, 8-aligned */
+                        for (;;) {
+                                if (payload_off + 8 > size) {
+                                        *why = "extended item header overruns the record";
+                                        return ETL_PARSE_DAMAGED;
+                                }
+                                uint16_t total = le_get16(p + payload_off);
+                                uint16_t ext_type = le_get16(p + payload_off + 2);
+                                uint16_t linkage = le_get16(p + payload_off + 4);
+                                uint16_t data_size = le_get16(p + payload_off + 6);
+                                if (total < 8 || data_size > total - 8 ||
+                                    payload_off + total > size) {
+                                        *why = "extended item size out of range";
+                                        return ETL_PARSE_DAMAGED;
+                                }
+                                if (rec->nr_ext < ETL_MAX_EXT_ITEMS)
+                                        rec->ext[rec->nr_ext++] = (struct etl_ext_item){
+                                                ext_type, data_size, p + payload_off + 8};
+                                payload_off += (total + 7u) & ~7u;
+                                if (!(linkage & 1))
+                                        break;
+                        }
+                        if (payload_off > size)
+                                payload_off = size;
+                }
+        } else {
+                /* EVENT_TRACE_HEADER (2.5) and EVENT_INSTANCE_GUID_HEADER (2.6) */
+                rec->opcode = p[4];
+                rec->level = p[5];
+                rec->version = le_get16(p + 6);
+                rec->tid = le_get32(p + 8);
+                rec->pid = le_get32(p + 12);
+                rec->timestamp = le_get64(p + 16);
+                rec->guid = p + 0x18;
+                rec->kernel_time = le_get32(p + 0x28);
+                rec->user_time = le_get32(p + 0x2C);
+        }
+        rec->payload = p + payload_off;
+        rec->payload_size = size - payload_off;
+        return ETL_PARSE_RECORD;
+}
+int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl_record *rec)
+{
+        if (size < WMI_BUFFER_HEADER_SIZE)
+                return -EINVAL;
+        uint32_t filled = le_get32(buf + BUF_OFFSET_OFF);
+        if (filled == 0)
+                filled = le_get32(buf + BUF_SAVED_OFFSET_OFF);
+        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
+                return -EINVAL;
+        if (*pos < WMI_BUFFER_HEADER_SIZE)
+                *pos = WMI_BUFFER_HEADER_SIZE;
+        for (;;) {
+                const char *why = NULL;
+                uint32_t next = 0;
+                enum etl_parse_result pr = etl_parse_record(buf, *pos, filled, rec, &next, &why);
+                if (pr == ETL_PARSE_SKIP) {
+                        *pos = next;
+                        continue;
+                }
+                if (pr == ETL_PARSE_END)
+                        return 0;
+                if (pr == ETL_PARSE_DAMAGED) {
+                        *pos = filled;
+                        return -EBADMSG;
+                }
+                rec->cpu = le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
+                rec->buffer_index = 0;
+                rec->file_offset = *pos;
+                rec->ends_buffer = false;
+                *pos = next;
+                return 1;
+        }
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/* hot_memo.c: owns the hot functions' stack memos (stacks counted once, their places' totals
+   settled later) and the deferred stacks whose functions are not all named yet. */
+#include "hot_impl.h"
+#include "model_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Counts a memo's waiting stacks in its places. */
+void hot_memo_settle(struct hot *h, struct stack_memo *m)
+{
+        if (!m->nr_pending)
+                return;
+        for (uint32_t i = 0; i < m->nr_places; i++) {
+                struct entry *e = &h->slots[m->places[i] & ~MEMO_DUP];
+                e->total += m->nr_pending;
+                if (m->places[i] & MEMO_DUP)
+                        e->dup += m->nr_pending;
+        }
+        h->nr_pending -= m->nr_pending;
+        m->nr_pending = 0;
+}
+
+/* Every waiting stack counted: before the totals are read or the places move. */
+void hot_memo_settle_all(struct hot *h)
+{
+        for (uint32_t i = 0; h->nr_pending && i < MEMO_SLOTS; i++)
+                hot_memo_settle(h, &h->memo[i]);
+}
+
+/* ---- stacks whose functions are not all named yet ---- */
+
+void hot_deferred_index(struct hot *h)
+{
+        memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                uint32_t j = (uint32_t)h->dstacks[i].hash & (DEFER_SLOTS - 1);
+                while (h->dindex[j])
+                        j = (j + 1) & (DEFER_SLOTS - 1);
+                h->dindex[j] = i + 1;
+        }
+}
+
+/* Keeps the stack of places keys[idx[0..n)] (hash mh) for later; false when there is no room. */
+bool hot_deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, const uint32_t *idx,
+                      uint32_t n)
+{
+        if (!h->dindex)
+                h->dindex = xcalloc(DEFER_SLOTS, sizeof(*h->dindex));
+        uint32_t j = (uint32_t)mh & (DEFER_SLOTS - 1);
+        for (; h->dindex[j]; j = (j + 1) & (DEFER_SLOTS - 1)) {
+                struct deferred_stack *d = &h->dstacks[h->dindex[j] - 1];
+                if (d->hash == mh && d->nr == n) {
+                        d->count++;
+                        return true;
+                }
+        }
+        if (h->nr_dstacks == DEFER_MAX_STACKS || h->nr_dkeys + n > DEFER_MAX_KEYS)
+                return false;
+        if (h->nr_dstacks == h->cap_dstacks) {
+                h->cap_dstacks = h->cap_dstacks ? h->cap_dstacks * 2 : 64;
+                h->dstacks = xrealloc(h->dstacks, h->cap_dstacks * sizeof(*h->dstacks));
+        }
+        while (h->nr_dkeys + n > h->cap_dkeys) {
+                h->cap_dkeys = h->cap_dkeys ? h->cap_dkeys * 2 : 1024;
+                h->dkeys = xrealloc(h->dkeys, h->cap_dkeys * sizeof(*h->dkeys));
+        }
+        h->dstacks[h->nr_dstacks] = (struct deferred_stack){mh, 1, h->nr_dkeys, n};
+        for (uint32_t i = 0; i < n; i++)
+                h->dkeys[h->nr_dkeys++] = keys[idx[i]];
+        h->dindex[j] = ++h->nr_dstacks;
+        return true;
+}
+
+/* The deferred stacks whose functions are all known now hot_count their dup; the others wait.
+   Places that went since (folded, decayed) hot_count nothing. */
+void hot_deferred_settle(struct hot *h)
+{
+        if (!h->nr_dstacks)
+                return;
+        uint32_t nr_kept = 0, nr_kept_keys = 0;
+        uint64_t functions[MAX_STACK_KEYS];
+        struct entry *found[MAX_STACK_KEYS];
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                struct deferred_stack d = h->dstacks[i];
+                bool is_known = true;
+                for (uint32_t k = 0; k < d.nr; k++) {
+                        struct entry *e = hot_slot_find(h, &h->dkeys[d.first + k]);
+                        found[k] = e->is_used ? e : NULL;
+                        if (found[k] && !hot_place_function(h, e, &functions[k]))
+                                is_known = false;
+                }
+                if (!is_known) {
+                        memmove(h->dkeys + nr_kept_keys, h->dkeys + d.first,
+                                d.nr * sizeof(*h->dkeys));
+                        d.first = nr_kept_keys;
+                        nr_kept_keys += d.nr;
+                        h->dstacks[nr_kept++] = d;
+                        continue;
+                }
+                hot_seen_next(h);
+                for (uint32_t k = 0; k < d.nr; k++) {
+                        if (!found[k] || !functions[k] || !hot_function_seen(h, functions[k]))
+                                continue;
+                        found[k]->dup += d.count;
+                        if (found[k]->dup > found[k]->total)
+                                found[k]->dup = found[k]->total;
+                }
+        }
+        if (nr_kept != h->nr_dstacks) {
+                h->nr_dstacks = nr_kept;
+                h->nr_dkeys = nr_kept_keys;
+                hot_deferred_index(h);
+        }
+}
+
+/* A sample whose stack did not come: its address is its whole stack. */
+void hot_pending_flush(struct hot *h, struct pending *p)
+{
+        if (p->has && !p->is_matched)
+                hot_count(h, &p->key, p->is_unplaced ? 1 : 0, 1);
+        p->has = false;
+}
+
+uint64_t hot_function_bit(uint64_t function)
+{
+        return 1ull << (mix(function) & 63);
+}
+
+/* Whether function is one of the memo's places' (they are named: a memo is made of those). */
+bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function)
+{
+        if (!(m->functions & hot_function_bit(function)))
+                return false;
+        for (uint32_t i = 0; i < m->nr_places; i++) {
+                uint64_t f;
+                hot_place_function(h, &h->slots[m->places[i] & ~MEMO_DUP], &f);
+                if (f == function)
+                        return true;
+        }
+        return false;
+}

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: MIT */
+/* hot_rows.c: owns the hot functions' refresh (decay, the unplaced places' cap) and their rows:
+   sorting, the top functions and the modules. */
+#include "hot_impl.h"
+#include "model_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the unplaced places' cap ---- */
+
+/* Takes the entry out (linear probing: the entries after it move up where their probe
+   allows). */
+static void slot_delete(struct hot *h, struct entry *e)
+{
+        uint32_t i = (uint32_t)(e - h->slots);
+        h->slots[i].is_used = false;
+        for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
+                uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
+                /* the entry at j stays when its home k lies cyclically in (i, j] */
+                bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+                if (!stays) {
+                        h->slots[i] = h->slots[j];
+                        h->slots[j].is_used = false;
+                        i = j;
+                }
+        }
+        h->nr--;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* An unplaced place, and what becomes of it. */
+struct unplaced {
+        struct entry key; /* its key and counts as they were */
+        struct sym_loc loc;
+};
+
+/* The heavier first (total, then self); then by key, for a stable choice. */
+static int unplaced_cmp(const void *a, const void *b)
+{
+        const struct entry *x = &((const struct unplaced *)a)->key;
+        const struct entry *y = &((const struct unplaced *)b)->key;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+/* e's samples go to the other row (as a place's total only counts its stacks, the totals of
+   many places do not add up to one) */
+static void fold_into_other(struct hot *h, const struct entry *e)
+{
+        h->nr_other[hot_source_index(h, e->source)] += e->self;
+        h->caps.nr_places_folded++;
+        slot_delete(h, hot_slot_find(h, e));
+}
+
+/* Unplaced places that have a module now move to it; those of processes that ended, and past
+   HOT_UNPLACED_MAX the lightest, go into the other row. */
+static void place_or_fold(struct hot *h)
+{
+        uint32_t n = 0, cap = 0;
+        struct unplaced *u = NULL;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (!e->is_used || e->module)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 1024;
+                        u = xrealloc(u, cap * sizeof(*u));
+                }
+                u[n++] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
+        }
+        uint32_t nr_ended = h->nr_ended_pids;
+        uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
+        if (nr_ended)
+                memcpy(ended, h->ended_pids, nr_ended * sizeof(*ended));
+        qsort(ended, nr_ended, sizeof(*ended), cmp_pid);
+        uint32_t nr_kept = 0;
+        bool is_changed = false;
+        for (uint32_t i = 0; i < n; i++) {
+                struct entry k = u[i].key;
+                if (u[i].loc.module) {
+                        slot_delete(h, hot_slot_find(h, &k));
+                        k.module = u[i].loc.module;
+                        k.rel = u[i].loc.rel;
+                        k.answer = 0;
+                        hot_count(h, &k, k.self, k.total);
+                        is_changed = true;
+                } else if (bsearch(&k.pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {
+                        fold_into_other(h, &k);
+                        is_changed = true;
+                } else {
+                        u[nr_kept++] = u[i];
+                }
+        }
+        free(ended);
+        /* the ends before the last refresh go; the latest stay for the next one */
+        if (h->nr_prev_ended) {
+                memmove(h->ended_pids, h->ended_pids + h->nr_prev_ended,
+                        (h->nr_ended_pids - h->nr_prev_ended) * sizeof(*h->ended_pids));
+                h->nr_ended_pids -= h->nr_prev_ended;
+        }
+        h->nr_prev_ended = h->nr_ended_pids;
+        if (nr_kept > HOT_UNPLACED_MAX) {
+                qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
+                for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
+                        fold_into_other(h, &u[i].key);
+                is_changed = true;
+        }
+        free(u);
+        if (is_changed)
+                h->epoch++; /* places moved: the memos (settled before) are stale */
+}
+
+void hot_want_unplaced(struct hot *h)
+{
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (!e->is_used || e->module)
+                        continue;
+                struct sym_loc loc = sym_locate(h->store, e->pid, e->rel);
+                if (loc.module)
+                        sym_prefetch(h->store, loc.module);
+        }
+}
+
+void hot_refresh(struct hot *h)
+{
+        h->nr_rows_cached = 0;
+        hot_memo_settle_all(h);
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                hot_pending_flush(h, &h->pend[c]);
+        hot_deferred_settle(h);
+        place_or_fold(h);
+        const struct agg_settings *s = &h->settings;
+        if (s->mode == AGG_CUMULATIVE)
+                return;
+        if (s->mode == AGG_ZEROED) /* the counts start over, as with z: what the caps did too */
+                memset(&h->caps, 0, sizeof(h->caps));
+        h->epoch++; /* the places move below */
+        /* decay in place, then put the survivors back: removing from open addressing in place
+           would break the probe chains */
+        uint32_t cap = h->mask + 1, nr = 0;
+        for (uint32_t i = 0; i < cap; i++) {
+                struct entry *e = &h->slots[i];
+                if (!e->is_used)
+                        continue;
+                e->self = agg_settings_apply(s, e->self);
+                e->total = agg_settings_apply(s, e->total);
+                e->dup = agg_settings_apply(s, e->dup);
+                if (e->dup > e->total)
+                        e->dup = e->total;
+                if (agg_settings_is_droppable(s, e->self) && agg_settings_is_droppable(s, e->total))
+                        e->is_used = false;
+                else
+                        h->slots[nr++] = *e; /* nr <= i: compacts to the front */
+        }
+        struct entry *kept = h->slots;
+        h->slots = xzalloc_table(cap, sizeof(*h->slots));
+        h->nr = nr;
+        for (uint32_t i = 0; i < nr; i++)
+                *hot_slot_find(h, &kept[i]) = kept[i];
+        free(kept);
+        for (uint32_t i = 0; i < h->nr_sources; i++) {
+                h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
+                h->nr_samples[i] = agg_settings_apply(s, h->nr_samples[i]);
+        }
+        h->nr_stacks = agg_settings_apply(s, h->nr_stacks);
+        /* the stacks still waiting for names decay with their places */
+        uint32_t nr_kept = 0;
+        for (uint32_t i = 0; i < h->nr_dstacks; i++) {
+                h->dstacks[i].count = agg_settings_apply(s, h->dstacks[i].count);
+                if (h->dstacks[i].count)
+                        h->dstacks[nr_kept++] = h->dstacks[i];
+        }
+        if (nr_kept != h->nr_dstacks) {
+                h->nr_dstacks = nr_kept;
+                hot_deferred_index(h);
+        }
+}
+
+void hot_caps(const struct hot *h, struct hot_caps *out)
+{
+        *out = h->caps;
+}
+
+uint64_t hot_nr_samples(const struct hot *h, uint16_t source)
+{
+        for (uint32_t i = 0; i < h->nr_sources; i++)
+                if (h->sources[i] == source)
+                        return h->nr_samples[i];
+        return 0;
+}
+
+uint64_t hot_nr_stacks(const struct hot *h)
+{
+        return h->nr_stacks;
+}
+
+uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
+{
+        uint32_t n = h->nr_sources < max ? h->nr_sources : max;
+        memcpy(out, h->sources, n * sizeof(*out));
+        return n;
+}
+
+/* rows by (module, function) for resolved entries, (module, rel) or (pid, addr) otherwise */
+static int row_key_cmp(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->module != y->module)
+                return x->module < y->module ? -1 : 1;
+        if (x->function != y->function)
+                return x->function < y->function ? -1 : 1;
+        if (x->function)
+                return 0;
+        return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+/* The order of rows that tie on their counts: module, name, place, then process and thread
+   (rows by process or thread). */
+static int row_tie_cmp(const struct hot_row *x, const struct hot_row *y)
+{
+        if (x->module != y->module)
+                return x->module < y->module ? -1 : 1;
+        if (x->function != y->function) {
+                int c = strcmp(x->name, y->name);
+                if (c)
+                        return c;
+        }
+        if (x->rel != y->rel)
+                return x->rel < y->rel ? -1 : 1;
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int by_self(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return row_tie_cmp(x, y);
+}
+
+static int by_total(const void *a, const void *b)
+{
+        const struct hot_row *x = a, *y = b;
+        if (x->total != y->total)
+                return x->total > y->total ? -1 : 1;
+        return by_self(a, b);
+}
+
+/* One field of a row as the whole-order sort sees it: ascending in the value returned. */
+enum sort_field { SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC, SF_SELF_DESC };
+
+static uint64_t field_of(const struct hot_row *r, enum sort_field f)
+{
+        switch (f) {
+        case SF_REL: return r->function ? 0 : r->rel; /* row_key_cmp: rel only when unnamed */
+        case SF_FUNCTION: return r->function;
+        case SF_MODULE: return r->module;
+        case SF_TOTAL_DESC: return ~r->total;
+        case SF_SELF_DESC: return ~r->self;
+        }
+        return 0;
+}
+
+/* Sorts rows[0..n) as qsort with by_self or by_total would, with stable counting passes over
+   the bytes that differ, least significant field first. Each field's keys are taken from the
+   rows once, in the current order, and sorted with their row numbers (reading the rows in every
+   pass cost a cache miss per row and pass; a qsort of 100k rows took about 25 ms). */
+static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_by_total)
+{
+        static const enum sort_field by_self_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC,
+                                                      SF_SELF_DESC};
+        static const enum sort_field by_total_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_SELF_DESC,
+                                                       SF_TOTAL_DESC};
+        const enum sort_field *fields = is_by_total ? by_total_lsd : by_self_lsd;
+        struct sort_item *a = h->sort_a, *b = h->sort_b;
+        for (uint32_t i = 0; i < n; i++)
+                a[i].row = i;
+        for (uint32_t fi = 0; fi < 5; fi++) {
+                enum sort_field f = fields[fi];
+                uint64_t diff = 0;
+                for (uint32_t i = 0; i < n; i++) {
+                        a[i].key = field_of(&rows[a[i].row], f);
+                        diff |= a[i].key ^ a[0].key;
+                }
+                for (uint32_t shift = 0; shift < 64 && (diff >> shift); shift += 8) {
+                        if (!((diff >> shift) & 0xff))
+                                continue;
+                        uint32_t count[257] = {0};
+                        for (uint32_t i = 0; i < n; i++)
+                                count[((a[i].key >> shift) & 0xff) + 1]++;
+                        for (uint32_t c = 0; c < 256; c++)
+                                count[c + 1] += count[c];
+                        for (uint32_t i = 0; i < n; i++)
+                                b[count[(a[i].key >> shift) & 0xff]++] = a[i];
+                        struct sort_item *t = a;
+                        a = b;
+                        b = t;
+                }
+        }
+        for (uint32_t i = 0; i < n; i++)
+                h->sort_rows[i] = rows[a[i].row];
+        memcpy(rows, h->sort_rows, (size_t)n * sizeof(*rows));
+        /* the passes ordered ties by name id; rows of one module that tie on their counts go
+           in their names' order (row_tie_cmp), a run at a time */
+        int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
+        for (uint32_t i = 0, j; i < n; i = j) {
+                bool is_ordered = true;
+                for (j = i + 1; j < n && rows[j].self == rows[i].self &&
+                                rows[j].total == rows[i].total && rows[j].module == rows[i].module;
+                     j++)
+                        is_ordered = is_ordered && cmp(&rows[j - 1], &rows[j]) <= 0;
+                if (!is_ordered)
+                        qsort(rows + i, j - i, sizeof(*rows), cmp);
+        }
+}
+
+static void swap_rows(struct hot_row *a, struct hot_row *b)
+{
+        struct hot_row t = *a;
+        *a = *b;
+        *b = t;
+}
+
+/* Moves the k first rows by cmp to the front (in no order): a three-way quickselect, O(n);
+   every pass shrinks the range by at least its pivot. */
+static void select_top(struct hot_row *r, uint32_t n, uint32_t k,
+                       int (*cmp)(const void *, const void *))
+{
+        uint32_t lo = 0, hi = n;
+        while (hi - lo > 1) {
+                struct hot_row pivot = r[lo + (hi - lo) / 2];
+                uint32_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) ==, [gt,hi) > */
+                while (i < gt) {
+                        int c = cmp(&r[i], &pivot);
+                        if (c < 0)
+                                swap_rows(&r[lt++], &r[i++]);
+                        else if (c > 0)
+                                swap_rows(&r[i], &r[--gt]);
+                        else
+                                i++;
+                }
+                if (k < lt)
+                        hi = lt;
+                else if (k > gt)
+                        lo = gt;
+                else
+                        return;
+        }
+}
+
+uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
+                       const struct hot_row **rows)
+{
+        return hot_top_functions(h, source, is_by_total, 0, rows);
+}
+
+uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uint32_t max,
+                           const struct hot_row **rows)
+{
+        for (uint32_t c = 0; c < h->nr_pend; c++)
+                hot_pending_flush(h, &h->pend[c]);
+        hot_memo_settle_all(h);
+        hot_deferred_settle(h);
+        if (h->cap_rows < h->nr + 1) {
+                /* doubling: a table that grows a little at each refresh does not leave the
+                   allocator a hole a little too small every time */
+                uint32_t cap = h->cap_rows ? h->cap_rows : 1024;
+                while (cap < h->nr + 1)
+                        cap *= 2;
+                if (cap > h->max_entries + 1) /* the table never holds more */
+                        cap = h->max_entries + 1;
+                free(h->rows);
+                free(h->sort_a);
+                free(h->sort_b);
+                free(h->sort_rows);
+                h->cap_rows = cap;
+                h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
+                h->sort_a = xcalloc(h->cap_rows, sizeof(*h->sort_a));
+                h->sort_b = xcalloc(h->cap_rows, sizeof(*h->sort_b));
+                h->sort_rows = xcalloc(h->cap_rows, sizeof(*h->sort_rows));
+        }
+        /* the places of one function merge into one row, through a hash of row keys (sorting
+           every place first took a third of a replay) */
+        uint32_t cap = 64;
+        while (cap < 2 * (h->nr + 1))
+                cap *= 2;
+        if (h->cap_merge < cap) {
+                free(h->merge);
+                h->cap_merge = cap;
+                h->merge = xzalloc_table(cap, sizeof(*h->merge));
+        } else {
+                memset(h->merge, 0, cap * sizeof(*h->merge));
+        }
+        uint32_t *index = h->merge; /* row + 1, 0 free */
+        uint32_t o = 0;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                struct entry *e = &h->slots[i];
+                if (!e->is_used || e->source != source)
+                        continue;
+                struct sym_loc loc = {e->module, e->rel};
+                if (!e->answer && !e->module) /* placed again: images may have come since */
+                        loc = sym_locate(h->store, e->pid, e->rel);
+                struct sym_frame f;
+                hot_place_answer(h, e, loc, &f);
+                struct hot_row r = {source,
+                                    loc.module,
+                                    f.state == SYM_RESOLVED ? f.function : 0,
+                                    f.state == SYM_RESOLVED ? 0 : loc.rel,
+                                    f.state,
+                                    e->self,
+                                    e->total - e->dup,
+                                    e->pid,
+                                    e->self,
+                                    e->tid,
+                                    sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
+                uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
+                                  (h->grouping == HOT_BY_PROCESS  ? mix(r.pid)
+                                   : h->grouping == HOT_BY_THREAD ? mix(r.tid)
+                                                                  : 0));
+                uint32_t j = (uint32_t)hk & (cap - 1);
+                for (; index[j]; j = (j + 1) & (cap - 1)) {
+                        struct hot_row *w = &h->rows[index[j] - 1];
+                        if (row_key_cmp(w, &r) == 0 &&
+                            (h->grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
+                            (h->grouping != HOT_BY_THREAD || w->tid == r.tid))
+                                break;
+                }
+                if (index[j]) {
+                        struct hot_row *w = &h->rows[index[j] - 1];
+                        w->self += r.self;
+                        /* total: each place's stacks less those that counted the function at
+                           another of its places (dup) */
+                        w->total += r.total;
+                        /* the process: the one with the heaviest place of the function */
+                        if (r.top_self > w->top_self) {
+                                w->top_self = r.top_self;
+                                w->pid = r.pid;
+                                w->tid = r.tid;
+                        }
+                } else {
+                        h->rows[o] = r;
+                        index[j] = ++o;
+                }
+        }
+        uint32_t si = 0;
+        for (; si < h->nr_sources && h->sources[si] != source; si++)
+                ;
+        if (si < h->nr_sources && h->nr_other[si])
+                h->rows[o++] = (struct hot_row){
+                        source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si],
+                        0,      0, 0, ""};
+        int (*cmp)(const void *, const void *) = is_by_total ? by_total : by_self;
+        uint32_t n = o;
+        if (max && max < o) {
+                /* only the first max in order: select them, sort those */
+                select_top(h->rows, o, max, cmp);
+                n = max;
+                qsort(h->rows, n, sizeof(*h->rows), cmp);
+        } else if (n > 1) {
+                rows_sort(h, h->rows, n, is_by_total);
+        }
+        *rows = h->rows;
+        h->nr_rows_cached = o; /* every row is in the array, the first n in order */
+        h->rows_source = source;
+        return n;
+}
+
+static int mrow_cmp(const void *a, const void *b)
+{
+        const struct hot_module_row *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        return x->module < y->module ? -1 : x->module > y->module;
+}
+
+static int mrow_by_module(const void *a, const void *b)
+{
+        const struct hot_module_row *x = a, *y = b;
+        return x->module < y->module ? -1 : x->module > y->module;
+}
+
+uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows)
+{
+        const struct hot_row *fr = h->rows;
+        /* the functions asked for just before, when nothing was counted since (all of them
+           are in the array, in order or not) */
+        uint32_t n = h->nr_rows_cached && h->rows_source == source
+                             ? h->nr_rows_cached
+                             : (hot_functions(h, source, false, &fr), h->nr_rows_cached);
+        if (h->cap_mrows < n + 1) {
+                free(h->mrows);
+                h->cap_mrows = h->cap_rows > n + 1 ? h->cap_rows : n + 1;
+                h->mrows = xcalloc(h->cap_mrows, sizeof(*h->mrows));
+        }
+        for (uint32_t i = 0; i < n; i++)
+                h->mrows[i] = (struct hot_module_row){source, fr[i].module, fr[i].self};
+        qsort(h->mrows, n, sizeof(*h->mrows), mrow_by_module);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (o && h->mrows[o - 1].module == h->mrows[i].module)
+                        h->mrows[o - 1].self += h->mrows[i].self;
+                else
+                        h->mrows[o++] = h->mrows[i];
+        }
+        qsort(h->mrows, o, sizeof(*h->mrows), mrow_cmp);
+        *rows = h->mrows;
+        return o;
+}

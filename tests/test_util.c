@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/* test_util.c: util's toolbox: UTF-8 and UTF-16LE both ways (strict: every invalid form is
+   U+FFFD, whichever way it is read), the error message's first-cause rule, the k-way heap's
+   order and its ties, the mixers. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/err.h"
+#include "util/hash.h"
+#include "util/kheap.h"
+#include "util/utf.h"
+
+/* UTF-8 -> UTF-16LE -> UTF-8 gives s back when s is valid */
+static void round_trip(const char *s)
+{
+        uint8_t w[256];
+        char back[256];
+        uint32_t n = utf8_to_utf16le(w, s);
+
+        assert_true(n >= 2 && n % 2 == 0);
+        assert_int_equal(w[n - 2] | w[n - 1], 0);
+        assert_int_equal(utf16le_to_utf8(w, n / 2, back, sizeof(back)), n / 2);
+        assert_string_equal(back, s);
+}
+
+static void test_utf_round_trip(void **state)
+{
+        (void)state;
+        round_trip("");
+        round_trip("notepad.exe");
+        round_trip("C:\\Users\\J\xC3\xBCrgen\\\xE2\x82\xAC.txt"); /* ü, € */
+        round_trip("\xF0\x9F\x98\x80 smile");                     /* U+1F600: a surrogate pair */
+        round_trip("\xEF\xBF\xBD");                               /* U+FFFD itself */
+}
+
+/* what UTF-16LE units s becomes */
+static size_t units_of(const char *s, uint16_t *u)
+{
+        uint8_t w[64];
+        uint32_t n = utf8_to_utf16le(w, s);
+
+        for (uint32_t i = 0; i < n / 2; i++)
+                u[i] = (uint16_t)(w[2 * i] | w[2 * i + 1] << 8);
+        return n / 2 - 1;
+}
+
+static void test_utf8_invalid_is_replacement(void **state)
+{
+        static const char *const bad[] = {
+                "\xC0\xAF",         /* overlong '/' */
+                "\xE0\x80\xAF",     /* overlong, 3 bytes */
+                "\xED\xA0\x80",     /* a surrogate, encoded */
+                "\xF4\x90\x80\x80", /* past U+10FFFF */
+                "\xF5",             /* starts nothing */
+                "\xFF",             /* starts nothing */
+                "\x80",             /* a lone continuation */
+                "\xE2\x82",         /* cut short */
+        };
+        (void)state;
+        for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+                uint16_t u[16];
+                size_t n = units_of(bad[k], u);
+
+                assert_true(n >= 1);
+                for (size_t i = 0; i < n; i++)
+                        assert_int_equal(u[i], 0xFFFD);
+        }
+        /* an invalid byte costs one character, the valid text around it stays */
+        uint16_t u[16];
+        assert_int_equal(units_of("a\xFF"
+                                  "b",
+                                  u),
+                         3);
+        assert_int_equal(u[0], 'a');
+        assert_int_equal(u[1], 0xFFFD);
+        assert_int_equal(u[2], 'b');
+}
+
+static void test_utf16_unpaired_and_cut(void **state)
+{
+        /* 'A', a lone high surrogate, 'B', a lone low surrogate, NUL, 'C' */
+        static const uint8_t w[] = {'A', 0, 0x3D, 0xD8, 'B', 0, 0x00, 0xDE, 0, 0, 'C', 0};
+        char out[32];
+        (void)state;
+        assert_int_equal(utf16le_to_utf8(w, 6, out, sizeof(out)), 5);
+        assert_string_equal(out, "A\xEF\xBF\xBD"
+                                 "B\xEF\xBF\xBD");
+        /* no room for the whole: cut at a whole character, still reads to the NUL */
+        assert_int_equal(utf16le_to_utf8(w, 6, out, 3), 5);
+        assert_string_equal(out, "A");
+        /* no NUL within max_units */
+        assert_int_equal(utf16le_to_utf8(w, 1, out, sizeof(out)), 1);
+        assert_string_equal(out, "A");
+}
+
+static void test_err_first_cause(void **state)
+{
+        struct err_msg e;
+        (void)state;
+        err_reset(&e);
+        assert_false(err_is_set(&e));
+        assert_int_equal(err_set(&e, 0x40, EINVAL, "record %d: size %u", 3, 7u), -EINVAL);
+        assert_int_equal(err_set(&e, 0x80, EIO, "outer"), -EIO);
+        assert_true(err_is_set(&e));
+        assert_string_equal(e.msg, "record 3: size 7");
+        assert_int_equal(e.offset, 0x40);
+        assert_int_equal(err_set(NULL, 0, ENOMEM, "x"), -ENOMEM);
+}
+
+static void test_kheap_merges_in_order(void **state)
+{
+        struct kheap h;
+        /* three sources, each time-ordered */
+        static const uint64_t src[3][4] = {{1, 4, 9, 12}, {2, 4, 5, 30}, {3, 3, 10, 11}};
+        uint32_t pos[3] = {0, 0, 0};
+        uint64_t last = 0, last_src = 0;
+        (void)state;
+
+        kheap_init(&h, 3);
+        for (uint32_t s = 0; s < 3; s++)
+                kheap_push(&h, src[s][0], s);
+        for (int n = 0; n < 12; n++) {
+                struct kheap_item it = kheap_top(&h);
+
+                assert_true(it.key >= last);
+                if (it.key == last)
+                        assert_true(it.src >= last_src); /* ties: the lower source first */
+                last = it.key;
+                last_src = it.src;
+                if (++pos[it.src] < 4)
+                        kheap_replace_top(&h, src[it.src][pos[it.src]]);
+                else
+                        kheap_pop(&h);
+        }
+        assert_true(kheap_empty(&h));
+        kheap_free(&h);
+}
+
+static void test_hash(void **state)
+{
+        uint64_t a[] = {1, 2, 3}, b[] = {3, 2, 1};
+        (void)state;
+        assert_int_not_equal(hash_mix64(1), hash_mix64(2));
+        assert_int_equal(hash_words(a, 3, 0), hash_words(a, 3, 0));
+        assert_int_not_equal(hash_words(a, 3, 0), hash_words(b, 3, 0));
+        assert_int_not_equal(hash_words(a, 2, 0), hash_words(a, 3, 0));
+        assert_int_not_equal(hash_str("ab"), hash_str("ba"));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf_round_trip),
+                cmocka_unit_test(test_utf8_invalid_is_replacement),
+                cmocka_unit_test(test_utf16_unpaired_and_cut),
+                cmocka_unit_test(test_err_first_cause),
+                cmocka_unit_test(test_kheap_merges_in_order),
+                cmocka_unit_test(test_hash),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

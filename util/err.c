@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/* err.c: the one helper that fills an error message (util/err.h). */
+#include "util/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int err_vset(struct err_msg *e, uint64_t offset, int code, const char *fmt, va_list ap)
+{
+        if (e && e->msg[0] == '\0') {
+                vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+                if (e->msg[0] == '\0')
+                        snprintf(e->msg, sizeof(e->msg), "%s", strerror(code));
+                e->offset = offset;
+        }
+        return -code;
+}
+
+int err_set(struct err_msg *e, uint64_t offset, int code, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = err_vset(e, offset, code, fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+void err_reset(struct err_msg *e)
+{
+        if (e) {
+                e->msg[0] = '\0';
+                e->offset = ERR_NO_OFFSET;
+        }
+}
+
+int err_is_set(const struct err_msg *e)
+{
+        return e && e->msg[0] != '\0';
+}
