@@ -5,7 +5,9 @@
    usage: startup_load PROCS THREADS HOGS PAIRS
    Prints "ready" once every thread exists and the loops run, then runs until SIGTERM or SIGINT,
    kills everything it started, and prints "pingpong_rounds=N seconds=S". */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
