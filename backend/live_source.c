@@ -7,11 +7,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -46,6 +51,9 @@
    preemption off: microseconds). */
 #define LIVE_MERGE_SLACK_NS 2000000ull
 #define LIVE_MERGE_ROUND    4096u /* records a CPU per round of a drain's merge */
+/* The most a CPU's stage holds of the records taken out of its ring before they are converted
+   (during a rundown): seconds of a busy CPU's records with their stacks. */
+#define LIVE_STAGE_MAX_BYTES (256ull << 20)
 /* The TimerResolution when the kernel's tick cannot be found (live_caps.timer_resolution_100ns
    is what the writers record, backend/session.c): 100 ns units, 1 ms. */
 #define LIVE_TIMER_RESOLUTION 10000u
@@ -130,6 +138,38 @@ struct live_item {
 
 #define MAX_PERF_RECORD 65536 /* perf_event_header.size is 16 bits */
 
+/* One process, thread or image of a rundown's snapshot of /proc. */
+enum rundown_kind { RUNDOWN_PROCESS, RUNDOWN_THREAD, RUNDOWN_IMAGE };
+
+struct rundown_item {
+        enum rundown_kind kind;
+        union {
+                struct perf_conv_process p;
+                struct perf_conv_thread t;
+                struct perf_conv_image im;
+        };
+        char *name; /* owned: p.name, t.name */
+        char *text; /* owned: p.cmdline, im.path */
+        uint8_t build_id[20];
+};
+
+/* A rundown under way: its thread reads /proc into items while the drains keep the rings empty
+   (rundown_begin, rundown_finish). */
+struct live_rundown {
+        pthread_t thread;
+        bool has_thread;     /* started and not joined */
+        bool is_pending;     /* begun, its records not written yet */
+        atomic_bool is_done; /* the thread has finished the snapshot */
+        int done_fd;         /* owned eventfd, in the epoll set: written when is_done */
+        uint64_t ts;
+        uint32_t flags; /* EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD */
+        int32_t pid;    /* settings.pid */
+        bool wants_wait_sites;
+        bool is_start;
+        struct rundown_item *items; /* owned */
+        size_t nr_items, cap_items;
+};
+
 struct build_id_entry {
         char *path; /* owned; NULL: free */
         uint8_t id[20];
@@ -178,6 +218,8 @@ struct live_source {
         size_t nr_ksyms;
         struct perf_wait_site *wait_sites; /* owned: hook_wait_sites's answer */
         uint32_t nr_wait_sites;
+        bool has_wait_sites; /* wait_sites is that answer */
+        struct live_rundown rundown;
         char *ksym_names;            /* owned: their names */
         struct build_id_entry *bids; /* owned cache, LIVE_BUILD_ID_CACHE slots */
         uint32_t nr_bids;
@@ -1371,6 +1413,8 @@ static void ring_take(struct live_ring *r)
         uint64_t n = head - tail;
         if (n > r->data_size)
                 n = r->data_size; /* cannot happen: the kernel never overwrites unread data */
+        if (r->stage_len - r->stage_pos + n > LIVE_STAGE_MAX_BYTES)
+                return; /* memory stays bounded: the kernel drops, and counts, what is left */
         if (r->stage_pos == r->stage_len) {
                 r->stage_pos = r->stage_len = 0;
         } else if (r->stage_pos > r->stage_cap / 2) {
@@ -1394,6 +1438,18 @@ static void ring_take_all(struct live_source *ls)
 {
         for (uint32_t c = 0; c < ls->nr_online; c++)
                 ring_take(&ls->rings[c]);
+}
+
+/* Takes the ring to the stage when it is over half full: a drain behind (the records held
+   during a rundown, converted after it) would otherwise read the ring only once the stage is
+   converted, and the kernel drop what does not fit meanwhile. */
+static void ring_take_if_full(struct live_ring *r)
+{
+        if (!r->meta)
+                return;
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        if (head - r->meta->data_tail > r->data_size / 2)
+                ring_take(r);
 }
 
 /* Room for one more item of a drain. */
@@ -1635,8 +1691,11 @@ static uint64_t drain_horizon(const struct live_source *ls)
 
 /* Drains every ring up to until (UINT64_MAX: everything): what must be converted before a
    rundown, a settings change or the close. */
+static bool rundown_finish(struct live_source *ls, bool wait);
+
 static void drain_until(struct live_source *ls, uint64_t until)
 {
+        rundown_finish(ls, true);
         uint64_t saved = ls->flush_until;
         ls->flush_until = until;
         while (live_source_drain(ls, UINT32_MAX / 2) > 0)
@@ -1881,7 +1940,20 @@ static bool proc_stat(const char *path, char *comm, size_t comm_size, uint32_t *
         return true;
 }
 
-static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, uint16_t hook)
+/* Room for one more item of the rundown's snapshot. */
+static struct rundown_item *rundown_add(struct live_rundown *rd, enum rundown_kind kind)
+{
+        if (rd->nr_items == rd->cap_items) {
+                rd->cap_items = rd->cap_items ? rd->cap_items * 2 : 256;
+                rd->items = xrealloc(rd->items, rd->cap_items * sizeof(*rd->items));
+        }
+        struct rundown_item *it = &rd->items[rd->nr_items++];
+        memset(it, 0, sizeof(*it));
+        it->kind = kind;
+        return it;
+}
+
+static void rundown_images(struct live_source *ls, struct live_rundown *rd, uint32_t pid)
 {
         char path[64], line[PATH_MAX + 256];
         snprintf(path, sizeof(path), "/proc/%u/maps", pid);
@@ -1900,18 +1972,19 @@ static void rundown_images(struct live_source *ls, uint32_t pid, uint64_t ts, ui
                 name[strcspn(name, "\n")] = 0;
                 if (!name[0] || strcmp(name, "[vsyscall]") == 0)
                         continue;
-                uint8_t bid[20];
-                uint32_t bid_size = name[0] == '/' ? build_id_cached(ls, name, bid, 20) : 0;
-                struct perf_conv_image im = {
+                struct rundown_item *it = rundown_add(rd, RUNDOWN_IMAGE);
+                uint32_t bid_size =
+                        name[0] == '/' ? build_id_cached(ls, name, it->build_id, 20) : 0;
+                it->text = xstrdup(name);
+                it->im = (struct perf_conv_image){
                         pid,
                         start,
                         end - start,
                         off,
-                        name,
-                        bid,
+                        it->text,
+                        NULL, /* it->build_id, set as it is written: the items move */
                         bid_size,
                         ETWTOP_IMAGE_FLAG_RUNDOWN | (bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
-                perf_conv_image(ls->conv, hook, 0, ts, &im);
         }
         fclose(f);
 }
@@ -2045,6 +2118,10 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
 static uint32_t hook_wait_sites(void *ctx, const struct perf_wait_site **out)
 {
         struct live_source *ls = ctx;
+        *out = ls->wait_sites;
+        if (ls->has_wait_sites)
+                return ls->nr_wait_sites; /* read by the start's rundown */
+        ls->has_wait_sites = true;
         *out = NULL;
         if (!ls->caps.has_kallsyms)
                 return 0;
@@ -2203,9 +2280,10 @@ static void rundown_kernel(struct live_source *ls, uint64_t ts)
         perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, ts, &im);
 }
 
-/* The rundown of one process: what flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD)
-   ask for. */
-static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts, uint32_t flags)
+/* The rundown of one process into the snapshot: what flags (EVENT_TRACE_FLAG_PROCESS, _THREAD,
+   _IMAGE_LOAD) ask for. */
+static void rundown_process(struct live_source *ls, struct live_rundown *rd, uint32_t pid,
+                            uint32_t flags)
 {
         char path[96], comm[64];
         uint32_t ppid, session;
@@ -2217,8 +2295,11 @@ static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts, u
                 return;
         if (flags & EVENT_TRACE_FLAG_PROCESS) {
                 read_cmdline(pid, cmdline, sizeof(cmdline));
-                struct perf_conv_process p = {pid, ppid, session, comm, cmdline, read_uid(pid)};
-                perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, ts, &p);
+                struct rundown_item *it = rundown_add(rd, RUNDOWN_PROCESS);
+                it->name = xstrdup(comm);
+                it->text = xstrdup(cmdline);
+                it->p = (struct perf_conv_process){pid,      ppid,     session,
+                                                   it->name, it->text, read_uid(pid)};
         }
         if (flags & EVENT_TRACE_FLAG_THREAD) {
                 snprintf(path, sizeof(path), "/proc/%u/task", pid);
@@ -2234,45 +2315,152 @@ static void rundown_process(struct live_source *ls, uint32_t pid, uint64_t ts, u
                         snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
                         if (!proc_stat(path, tcomm, sizeof(tcomm), &tppid, &tsession, &tprio))
                                 continue;
-                        struct perf_conv_thread t = {pid, tid, tprio, tcomm};
-                        perf_conv_thread(ls->conv, WMI_LOG_TYPE_THREAD_DC_START, 0, ts, &t);
+                        struct rundown_item *it = rundown_add(rd, RUNDOWN_THREAD);
+                        it->name = xstrdup(tcomm);
+                        it->t = (struct perf_conv_thread){pid, tid, tprio, it->name};
                 }
                 if (d)
                         closedir(d);
         }
         if (flags & EVENT_TRACE_FLAG_IMAGE_LOAD)
-                rundown_images(ls, pid, ts, WMI_LOG_TYPE_IMAGE_DC_START);
+                rundown_images(ls, rd, pid);
 }
 
-/* The DCStart rundown of the groups in flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD):
-   at start for the groups on, at an update for the groups it turns on, so that the processes,
-   threads and images already there are known from then on. Only the traced process with -p
-   (and the kernel image, which its kernel frames need). */
-static void rundown_start(struct live_source *ls, uint64_t ts, uint32_t flags)
+/* The rundown's thread: reads /proc into the snapshot (only the traced process with -p), and
+   the blocking functions' places the converter will ask for, then says it is done. It touches
+   nothing the drains use meanwhile: they convert nothing until it is joined (rundown_finish),
+   and the build-id cache and the kernel symbols are the converter's only then. */
+static void *rundown_main(void *arg)
 {
-        const struct live_settings *s = &ls->settings;
-        flags &= EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
-        if (!flags)
-                return;
-        if (s->pid > 0) {
-                rundown_process(ls, (uint32_t)s->pid, ts, flags);
-        } else {
+        struct live_source *ls = arg;
+        struct live_rundown *rd = &ls->rundown;
+        if (rd->pid > 0) {
+                rundown_process(ls, rd, (uint32_t)rd->pid, rd->flags);
+        } else if (rd->flags) {
                 DIR *d = opendir("/proc");
                 struct dirent *e;
                 while (d && (e = readdir(d))) {
-                        if (isdigit((unsigned char)e->d_name[0])) {
-                                rundown_process(ls, (uint32_t)strtoul(e->d_name, NULL, 10), ts,
-                                                flags);
-                                /* the rings keep filling meanwhile: empty them to the stage,
-                                   to be converted after the rundown, in order */
-                                ring_take_all(ls);
-                        }
+                        if (isdigit((unsigned char)e->d_name[0]))
+                                rundown_process(ls, rd, (uint32_t)strtoul(e->d_name, NULL, 10),
+                                                rd->flags);
                 }
                 if (d)
                         closedir(d);
         }
-        if ((flags & EVENT_TRACE_FLAG_IMAGE_LOAD) && ls->caps.has_kallsyms)
-                rundown_kernel(ls, ts);
+        if (rd->wants_wait_sites) {
+                const struct perf_wait_site *sites;
+                hook_wait_sites(ls, &sites);
+        }
+        atomic_store(&rd->is_done, true);
+        uint64_t one = 1;
+        if (write(rd->done_fd, &one, sizeof(one)) < 0) {
+                /* the drains see is_done on their next wake-up */
+        }
+        return NULL;
+}
+
+/* The DCStart rundown of the groups in flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD),
+   stamped ts: at start for the groups on, at an update for the groups it turns on, so that the
+   processes, threads and images already there are known from then on. /proc is read on a
+   thread of its own while the drains keep the rings empty (a rundown of thousands of threads
+   on a busy machine took longer than a ring holds); its records are written, and the records
+   held meanwhile converted after them, by the first drain after it is done. Without a thread,
+   it is read here. is_start: the start's (it also reads the kernel's blocking functions, and
+   its records are flushed at once to the real-time consumers). */
+static void rundown_begin(struct live_source *ls, uint64_t ts, uint32_t flags, bool is_start)
+{
+        struct live_rundown *rd = &ls->rundown;
+        flags &= EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
+        bool wants_sites = is_start && wants_cswitch(&ls->settings) && ls->caps.has_kernel &&
+                           ls->caps.has_kallsyms && !ls->has_wait_sites;
+        if (!flags && !wants_sites)
+                return;
+        rd->ts = ts;
+        rd->flags = flags;
+        rd->pid = ls->settings.pid;
+        rd->wants_wait_sites = wants_sites;
+        rd->is_start = is_start;
+        rd->is_pending = true;
+        atomic_store(&rd->is_done, false);
+        int rc = EAGAIN;
+        if (rd->done_fd >= 0) {
+                /* the thread takes no signal: the process's handlers run on its own threads */
+                sigset_t all, old;
+                sigfillset(&all);
+                pthread_sigmask(SIG_SETMASK, &all, &old);
+                rc = pthread_create(&rd->thread, NULL, rundown_main, ls);
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+        }
+        rd->has_thread = rc == 0;
+        if (!rd->has_thread)
+                rundown_main(ls);
+}
+
+/* Writes the snapshot's records (and the kernel image's) at the rundown's time. */
+static void rundown_write(struct live_source *ls, struct live_rundown *rd)
+{
+        for (size_t i = 0; i < rd->nr_items; i++) {
+                struct rundown_item *it = &rd->items[i];
+                switch (it->kind) {
+                case RUNDOWN_PROCESS:
+                        perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, rd->ts,
+                                          &it->p);
+                        break;
+                case RUNDOWN_THREAD:
+                        perf_conv_thread(ls->conv, WMI_LOG_TYPE_THREAD_DC_START, 0, rd->ts, &it->t);
+                        break;
+                case RUNDOWN_IMAGE:
+                        it->im.build_id = it->build_id;
+                        perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, rd->ts, &it->im);
+                        break;
+                }
+        }
+        if ((rd->flags & EVENT_TRACE_FLAG_IMAGE_LOAD) && ls->caps.has_kallsyms)
+                rundown_kernel(ls, rd->ts);
+}
+
+static void rundown_items_free(struct live_rundown *rd)
+{
+        for (size_t i = 0; i < rd->nr_items; i++) {
+                free(rd->items[i].name);
+                free(rd->items[i].text);
+        }
+        free(rd->items);
+        rd->items = NULL;
+        rd->nr_items = rd->cap_items = 0;
+}
+
+/* Joins a rundown's thread when it is done (or, with wait, once it is) and writes its records.
+   True when no rundown is under way any more. */
+static bool rundown_finish(struct live_source *ls, bool wait)
+{
+        struct live_rundown *rd = &ls->rundown;
+        if (!rd->is_pending)
+                return true;
+        if (!wait && !atomic_load(&rd->is_done))
+                return false;
+        /* the rings are kept empty while this waits: the caller may hold the lock the logger
+           needs (a ControlTrace UPDATE right after the start) */
+        while (!atomic_load(&rd->is_done)) {
+                ring_take_all(ls);
+                struct pollfd pfd = {.fd = rd->done_fd, .events = POLLIN};
+                poll(&pfd, 1, 1);
+        }
+        if (rd->has_thread)
+                pthread_join(rd->thread, NULL);
+        rd->has_thread = false;
+        rd->is_pending = false;
+        uint64_t v;
+        if (rd->done_fd >= 0 && read(rd->done_fd, &v, sizeof(v)) < 0) {
+                /* nothing to read: the thread's write failed, or it ran here */
+        }
+        rundown_write(ls, rd);
+        rundown_items_free(rd);
+        /* the start's rundown reaches a real-time consumer before the samples that follow it
+           (they are on other CPUs' buffers, which may fill first) */
+        if (rd->is_start)
+                etl_writer_flush(ls->w);
+        return true;
 }
 
 /* ---- kernel symbols at close ---- */
@@ -2545,6 +2733,11 @@ static void events_reap(struct live_source *ls)
 
 static void source_free(struct live_source *ls)
 {
+        if (ls->rundown.has_thread)
+                pthread_join(ls->rundown.thread, NULL);
+        rundown_items_free(&ls->rundown);
+        if (ls->rundown.done_fd >= 0)
+                close(ls->rundown.done_fd);
         for (uint32_t i = 0; i < ls->nr_events; i++)
                 event_close(ls->events[i]);
         free(ls->events);
@@ -2587,6 +2780,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         }
         ls = xcalloc(1, sizeof(*ls));
         ls->epoll_fd = -1;
+        ls->rundown.done_fd = -1;
         ls->settings = *settings;
         ls->w = w;
         ls->has_build_id_attr = true;
@@ -2634,6 +2828,16 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         if (ls->epoll_fd < 0) {
                 rc = -errno;
                 set_err(err, "epoll_create1 returned %s", errno_name(-rc));
+                goto fail;
+        }
+        /* the rundown's thread says it is done through this: the drain that writes its
+           records comes at once */
+        ls->rundown.done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        struct epoll_event done = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+        if (ls->rundown.done_fd < 0 ||
+            epoll_ctl(ls->epoll_fd, EPOLL_CTL_ADD, ls->rundown.done_fd, &done) < 0) {
+                rc = -errno;
+                set_err(err, "eventfd or epoll_ctl returned %s", errno_name(-rc));
                 goto fail;
         }
         /* one ring per CPU, owned by a dummy event */
@@ -2689,7 +2893,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_HEADER_EXTENSION, t0, &settings->masks));
         write_interval_rundown(ls, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START, t0, settings, NULL);
         write_pmc_config(ls, t0);
-        rundown_start(ls, t0, settings->masks.Masks[0]);
+        rundown_begin(ls, t0, settings->masks.Masks[0], true);
         *out = ls;
         return 0;
 fail:
@@ -2714,6 +2918,7 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         }
         struct live_source *ls = xcalloc(1, sizeof(*ls));
         ls->epoll_fd = -1;
+        ls->rundown.done_fd = -1;
         ls->w = w;
         ls->settings.masks = *masks;
         ls->settings.pid = -1;
@@ -2767,6 +2972,12 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
 {
         if (!ls)
                 return -EINVAL;
+        if (!rundown_finish(ls, false)) {
+                /* the rundown's records come first: until they are written, what the rings
+                   hold waits in the stages */
+                ring_take_all(ls);
+                return 0;
+        }
         uint32_t nr = ls->nr_online ? ls->nr_online : 1;
         uint64_t horizon = drain_horizon(ls);
         uint32_t total = 0;
@@ -2782,6 +2993,7 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                 uint64_t until = horizon;
                 for (uint32_t c = 0; c < ls->nr_online; c++) {
                         struct live_ring *r = &ls->rings[c];
+                        ring_take_if_full(r);
                         ring_gather(ls, r, per, horizon);
                         if (r->is_capped && r->newest_ts < until)
                                 until = r->newest_ts;
@@ -2918,7 +3130,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
                     sizeof(next->pmc_counters[0]) * next->nr_pmc_counters)))
                 write_pmc_config(ls, ts);
         /* the groups turned on: what is already there (seed-002 adds IMAGE_LOAD this way) */
-        rundown_start(ls, ts, next->masks.Masks[0] & ~old.masks.Masks[0]);
+        rundown_begin(ls, ts, next->masks.Masks[0] & ~old.masks.Masks[0], false);
         ls->nr_updates++;
         return 0;
 }
@@ -2936,6 +3148,7 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
         st->nr_lost_records = cs.nr_lost_records;
         st->nr_updates = ls->nr_updates;
         st->nr_append_failures = ls->nr_append_failures;
+        st->nr_rundowns_pending = ls->rundown.is_pending;
 }
 
 void live_source_rundown(struct live_source *ls)

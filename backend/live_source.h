@@ -74,24 +74,28 @@ struct live_caps {
 void live_probe(struct live_caps *caps);
 
 struct live_stats {
-        uint64_t nr_perf_records;    /* read from the rings */
-        uint64_t nr_events;          /* ETW records written */
-        uint64_t nr_events_lost;     /* exact, PERF_FORMAT_LOST summed over the fds */
-        uint64_t nr_lost_records;    /* PERF_RECORD_LOST records seen */
-        uint64_t nr_updates;         /* settings changes applied */
-        uint64_t nr_append_failures; /* ETW records the writer refused (too large for a buffer,
-                                        no such writer CPU, a file error): lost */
+        uint64_t nr_perf_records;     /* read from the rings */
+        uint64_t nr_events;           /* ETW records written */
+        uint64_t nr_events_lost;      /* exact, PERF_FORMAT_LOST summed over the fds */
+        uint64_t nr_lost_records;     /* PERF_RECORD_LOST records seen */
+        uint64_t nr_updates;          /* settings changes applied */
+        uint64_t nr_append_failures;  /* ETW records the writer refused (too large for a buffer,
+                                         no such writer CPU, a file error): lost */
+        uint32_t nr_rundowns_pending; /* 1 while a rundown reads /proc: nothing is converted
+                                         until its records are written (live_source_drain) */
 };
 
 struct live_source;
 
-/* Opens the events the settings ask for on every CPU, writes the start rundown (DCStart for
-   every process, thread and mapped image, from /proc), the group-mask, profile-interval and PMC
-   configuration events, and enables collection. Records go to w, on the writer CPU of the CPU
-   they happened on, timestamped by CLOCK_MONOTONIC nanoseconds (the session clock).
-   Returns 0 or: -EACCES/-EPERM (a missing privilege: err says what to do: root, CAP_PERFMON or
-   the perf_event_paranoid value), -EOPNOTSUPP (no PMU or no LBR: err says which), -ENOENT,
-   -EINVAL, -EMFILE, -ENOMEM, with err filled. */
+/* Opens the events the settings ask for on every CPU, writes the group-mask, profile-interval
+   and PMC configuration events, enables collection, and starts the start rundown (DCStart for
+   every process, thread and mapped image, from /proc) on a thread of its own: the drains keep
+   the rings empty meanwhile and write its records, then what was collected meanwhile, once it
+   is done (live_stats.nr_rundowns_pending says when). Records go to w, on the writer CPU of
+   the CPU they happened on, timestamped by CLOCK_MONOTONIC nanoseconds (the session clock). Returns
+   0 or: -EACCES/-EPERM (a missing privilege: err says what to do: root, CAP_PERFMON or the
+   perf_event_paranoid value), -EOPNOTSUPP (no PMU or no LBR: err says which), -ENOENT, -EINVAL,
+   -EMFILE, -ENOMEM, with err filled. */
 int live_source_open(struct live_source **out, const struct live_settings *settings,
                      struct etl_writer *w, struct etl_error *err);
 
@@ -122,8 +126,9 @@ int live_source_fd(const struct live_source *ls);
 /* Converts up to budget perf records into ETW records, without blocking, in time order across
    the CPUs: the records of every ring stamped up to a horizon (a few milliseconds before now)
    are merged; newer ones wait in their rings for the next drain. Each record goes to the
-   buffer of its own CPU. Returns how many were converted (0: nothing up to the horizon), or
-   -errno. */
+   buffer of its own CPU. While a rundown reads /proc, it only empties the rings into memory;
+   the first drain after it writes the rundown's records. Returns how many were converted (0:
+   nothing up to the horizon, or a rundown under way), or -errno. */
 int live_source_drain(struct live_source *ls, uint32_t budget);
 
 /* Applies new settings to the running source without losing or double counting events:

@@ -1592,7 +1592,13 @@ static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         }
         s->wake_fd = -1;
         s->circular = (struct log_file_reserved)LOG_FILE_RESERVED_INIT;
-        pthread_mutex_init(&s->lock, NULL);
+        /* priority inheritance: the real-time logger never waits for a starved holder (a
+           ControlTrace UPDATE draining for it under this lock while every CPU is busy) */
+        pthread_mutexattr_t ma;
+        pthread_mutexattr_init(&ma);
+        pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+        pthread_mutex_init(&s->lock, &ma);
+        pthread_mutexattr_destroy(&ma);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -123,6 +123,22 @@ static struct live_source *open_or_skip(const struct live_settings *s, struct et
         return ls;
 }
 
+/* Drains until the start's rundown, read from /proc on a thread of the source's own, is written
+   (nothing is converted before it), for a minute at most. */
+static void wait_rundown(struct live_source *ls)
+{
+        struct live_stats st;
+        for (int i = 0; i < 6000; i++) {
+                assert_true(live_source_drain(ls, 100000) >= 0);
+                live_source_get_stats(ls, &st);
+                if (!st.nr_rundowns_pending)
+                        return;
+                struct pollfd p = {.fd = live_source_fd(ls), .events = POLLIN};
+                poll(&p, 1, 10);
+        }
+        fail_msg("the start's rundown took over a minute");
+}
+
 /* ---- the workload: a child that spins in a named function and sleeps on a pipe ---- */
 
 static volatile uint64_t spin_sink;
@@ -431,6 +447,7 @@ static void test_round_trip(void **state)
         close(to_parent[1]);
         close(to_child[0]);
         close(to_child[1]);
+        wait_rundown(ls);
         while (live_source_drain(ls, 100000) > 0)
                 ;
         struct live_stats st;
@@ -1036,6 +1053,7 @@ static void test_writer_cpus(void **state)
         s.pid = -1;
         struct etl_writer *w = new_writer_of(path, caps.nr_cpus, 1024);
         ls = open_or_skip(&s, w);
+        wait_rundown(ls);
         struct live_stats st;
         live_source_get_stats(ls, &st);
         print_message("%llu records refused by a writer of 1 KiB buffers\n",
@@ -1109,6 +1127,7 @@ static void test_missing_hardware(void **state)
                 assert_int_equal(live_source_update(ls, &next, &err), -EOPNOTSUPP);
                 assert_non_null(strstr(err.msg, "LBR"));
                 etwtop_test_spin(5000000);
+                wait_rundown(ls);
                 assert_true(live_source_drain(ls, 100000) > 0);
                 struct live_stats st;
                 live_source_get_stats(ls, &st);
