@@ -109,6 +109,14 @@ const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, 
         return kstr_utf16(d, &pl, off, next);
 }
 
+const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                             size_t *next)
+{
+        struct payload pl = {p, len, 8};
+
+        return kstr_ansi(d, &pl, off, next);
+}
+
 const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
                                  size_t nchars)
 {
