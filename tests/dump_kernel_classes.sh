@@ -95,6 +95,13 @@ check "SystemConfig/PnP (version 4): the strings after the class GUID" has Syste
 check "SystemConfig/Power" has SystemConfig/Power "S1=0 S2=0 S3=0 S4=0 S5=1"
 check "SystemConfig/LogDisk" has SystemConfig/LogDisk \
         'StartOffset=368050176 PartitionSize=135996112896 DiskNumber=0 Size=112 DriveType=1 DriveLetterString="C:" PartitionNumber=2 SectorsPerCluster=8 BytesPerSector=512 NumberOfFreeClusters=29898381 TotalNumberOfClusters=33202175 FileSystem="NTFS" VolumeExt=0'
+check "SystemConfig/OpticalMedia: numbers, UTF-16 then 8-bit strings" has SystemConfig/OpticalMedia \
+        'BytesPerSector=2048 DiscStatus=0 LastSessionStatus=0 DriveLetter="D:" FileSystemName="UDF" DeviceName="Virtual CD/ROM  " ManufacturerName="Msft    "'
+check "SystemConfig/Platform" has SystemConfig/Platform \
+        'SystemManufacturer="Microsoft Corporation" SystemProductName="Virtual Machine" BiosDate="12/07/2018" BiosVersion="090008"'
+check "SystemConfig/DPI" has SystemConfig/DPI "MachineDPI=96 UserDPI=96"
+cfg_bare=$(grep -c ' SystemConfig/op' "$tmp/net.txt")
+check "no SystemConfig event left as opN ($cfg_bare)" [ "$cfg_bare" = 0 ]
 check "SystemConfig/Network" has SystemConfig/Network \
         "TcbTablePartitions=32 MaxHashTableSize=4294967295 MaxUserPort=65536 TcpTimedWaitDelay=120"
 check "SysConfigEx/SystemPaths" has SysConfigEx/SystemPaths \

@@ -363,6 +363,41 @@ static void test_cpu_fixed_strings(void **state)
         assert_int_equal(u("HyperThreadingFlag"), 1);
 }
 
+/* SystemConfig OpticalMedia (opcode 18): fixed numbers, two UTF-16 strings, two 8-bit ones */
+static void test_optical_media_strings(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u16(&b, 0);
+        bb_u16(&b, 2);
+        bb_u16(&b, 5);
+        bb_u16(&b, 0x10);
+        for (int i = 0; i < 5; i++)
+                bb_u64(&b, 0);
+        bb_u32(&b, 0);
+        bb_u32(&b, 0);
+        bb_u32(&b, 2048);
+        bb_u16(&b, 0);
+        bb_u16(&b, 0);
+        bb_utf16(&b, "D:");
+        bb_utf16(&b, "UDF");
+        bb_raw(&b, "Virtual CD/ROM", 15);
+        bb_raw(&b, "Msft\xe9", 6); /* not UTF-8: read as Latin-1 */
+        assert_int_equal(feed(&EventTraceConfigGuid, 18, 2, 8, 100, 200, &b), 0);
+        assert_string_equal(cap.name, "SystemConfig/OpticalMedia");
+        assert_int_equal(u("DeviceType"), 5);
+        assert_int_equal(u("BytesPerSector"), 2048);
+        assert_string_equal(s("DriveLetter"), "D:");
+        assert_string_equal(s("FileSystemName"), "UDF");
+        assert_string_equal(s("DeviceName"), "Virtual CD/ROM");
+        assert_string_equal(s("ManufacturerName"), "Msft\xc3\xa9");
+
+        /* the last 8-bit string missing: too short for the layout */
+        b.n -= 6;
+        assert_int_equal(feed(&EventTraceConfigGuid, 18, 2, 8, 100, 200, &b), -EBADMSG);
+}
+
 /* Microsoft-Windows-DotNETRuntimePrivate (ClrEtwAll.man) */
 static const GUID clr_private = {
         0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 0x1a, 0x46, 0xfa, 0xf4, 0xca}};
@@ -451,6 +486,7 @@ int main(void)
                 cmocka_unit_test(test_told_apart_by_provider_and_version),
                 cmocka_unit_test(test_services_strings),
                 cmocka_unit_test(test_cpu_fixed_strings),
+                cmocka_unit_test(test_optical_media_strings),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
         };

@@ -253,6 +253,31 @@ static const struct mof_field cfg_ide[] = {
         F("LocationInformationLen", M_U32, 12),
         F("LocationInformation", M_WSTR, 16),
 };
+/* SystemConfig_OpticalMedia: the drive's and the disc's numbers, then the drive letter and file
+   system (UTF-16), the device's and maker's names (8-bit) */
+static const struct mof_field cfg_optical[] = {
+        F("DiskNumber", M_U16, 0),           F("BusType", M_U16, 2),
+        F("DeviceType", M_U16, 4),           F("MediaType", M_U16, 6),
+        F("StartingOffset", M_U64, 8),       F("Size", M_U64, 16),
+        F("NumberOfFreeBlocks", M_U64, 24),  F("TotalNumberOfBlocks", M_U64, 32),
+        F("NextWritableAddress", M_U64, 40), F("NumberOfSessions", M_U32, 48),
+        F("NumberOfTracks", M_U32, 52),      F("BytesPerSector", M_U32, 56),
+        F("DiscStatus", M_U16, 60),          F("LastSessionStatus", M_U16, 62),
+        F("DriveLetter", M_WSTR, 64),        F("FileSystemName", M_WSTR, NEXT),
+        F("DeviceName", M_ASTR, NEXT),       F("ManufacturerName", M_ASTR, NEXT),
+};
+/* SystemConfig_Platform: four UTF-16 strings */
+static const struct mof_field cfg_platform[] = {
+        F("SystemManufacturer", M_WSTR, 0),
+        F("SystemProductName", M_WSTR, NEXT),
+        F("BiosDate", M_WSTR, NEXT),
+        F("BiosVersion", M_WSTR, NEXT),
+};
+/* SystemConfig_DPI */
+static const struct mof_field cfg_dpi[] = {
+        F("MachineDPI", M_U32, 0),
+        F("UserDPI", M_U32, 4),
+};
 /* SysConfigEx */
 static const struct mof_field ex_build_info[] = {
         F("InstallDate", M_I64, 0),
@@ -322,12 +347,15 @@ static const struct mof_event mof_events[] = {
         E("SystemConfig", 15, 2, 255, "Services", cfg_services),
         E("SystemConfig", 16, 1, 255, "Power", cfg_power),
         E("SystemConfig", 17, 2, 255, "Network", cfg_network),
+        E("SystemConfig", 18, 2, 255, "OpticalMedia", cfg_optical),
         E("SystemConfig", 21, 0, 2, "IRQ", cfg_irq),
         E("SystemConfig", 21, 3, 255, "IRQ", cfg_irq_v3),
         E("SystemConfig", 22, 0, 3, "PnP", cfg_pnp_v3),
         E("SystemConfig", 22, 4, 4, "PnP", cfg_pnp_v4),
         E("SystemConfig", 22, 5, 255, "PnP", cfg_pnp_v5),
         E("SystemConfig", 23, 2, 255, "IDEChannel", cfg_ide),
+        E("SystemConfig", 25, 2, 255, "Platform", cfg_platform),
+        E("SystemConfig", 28, 2, 255, "DPI", cfg_dpi),
         E("SysConfigEx", 32, 0, 255, "BuildInfo", ex_build_info),
         E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),
         E("SysConfigEx", 34, 0, 255, "UnknownVolume", ex_unknown_volume),
