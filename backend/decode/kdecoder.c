@@ -265,12 +265,18 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 if (c)
                         ev.name = c->name;
                 rc = c ? clr_decode(d, c, &ev, &pl) : KEV_NO_LAYOUT;
+                bool is_named = c != NULL;
+                if (!c) {
+                        const char *before = ev.name;
+                        rc = clr_private_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id);
+                        is_named = ev.name != before;
+                }
                 if (rc == KEV_NO_LAYOUT && h->EventDescriptor.Id == ETW_MANIFEST_DATA_ID &&
                     ev.opcode == ETW_MANIFEST_DATA_OPCODE)
                         rc = manifest_take(d, &ev, &pl, &h->ProviderId);
                 else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
-                                         c != NULL);
+                                         is_named);
         } else {
                 if (k == KP_METADATA && (ev.opcode == KTC_METADATA_EVENT_INFO ||
                                          ev.opcode == KTC_METADATA_EVENT_MAP_INFO))

@@ -316,4 +316,9 @@ const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id);
 int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent *ev,
                const struct payload *pl);
 
+/* The .NET runtime's private provider (clr_private.c), by Id and version: KEV_NO_LAYOUT when
+   g is another provider or the event is not known (ev->name is set when it is known). */
+int clr_private_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                       const GUID *g, uint16_t id);
+
 #endif
