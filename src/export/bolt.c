@@ -432,10 +432,10 @@ static int write_lbr(const struct export_ctx *x, int fd)
 static int write_no_lbr(const struct export_ctx *x, int fd)
 {
         struct profile *p = x->profile;
-        const struct export_samples *s = x->samples;
+        const struct stack_set *s = x->samples;
         struct bolt_writer w = {.store = p->store};
         uint16_t source;
-        if (!export_samples_main_source(s, &source)) {
+        if (!stack_set_main_source(s, &source)) {
                 fprintf(stderr, "etwtop: --export bolt: %s has neither LBR records nor samples\n",
                         x->opts->path);
                 return -ENODATA;
@@ -443,7 +443,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
         struct bolt_weight *wt = NULL;
         uint32_t nr_wt = 0, cap_wt = 0;
         for (uint32_t i = 0; i < s->set.nr_stacks; i++) {
-                const struct export_stack *st = &s->set.stacks[i];
+                const struct stack_set_stack *st = &s->set.stacks[i];
                 if (st->source == source)
                         add_weight(&wt, &nr_wt, &cap_wt, s->locs[s->frames[st->first]].module,
                                    st->count);
@@ -455,8 +455,8 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
         if (writer_locals(&w) < 0)
                 return -ENODATA;
         for (uint32_t i = 0; i < s->set.nr_stacks; i++) {
-                const struct export_stack *st = &s->set.stacks[i];
-                const struct export_loc *l = &s->locs[s->frames[st->first]];
+                const struct stack_set_stack *st = &s->set.stacks[i];
+                const struct stack_set_loc *l = &s->locs[s->frames[st->first]];
                 if (st->source != source || l->module != w.module)
                         continue;
                 struct sym_frame f;
@@ -473,7 +473,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                 return no_lines(x, "samples");
         }
         char header[96], buf[64], event[64];
-        snprintf(event, sizeof(event), "%s", export_source_name(source, buf, sizeof(buf)));
+        snprintf(event, sizeof(event), "%s", stack_set_source_name(source, buf, sizeof(buf)));
         for (char *c = event; *c; c++)
                 if (*c == ' ')
                         *c = '_';

@@ -32,7 +32,7 @@ static void put_field(struct outbuf *o, const char *s)
 /* A sanitized name as a field. */
 static void put_name(struct outbuf *o, const char *s)
 {
-        char *clean = export_clean_dup(s);
+        char *clean = stack_set_clean_dup(s);
         put_field(o, clean);
         free(clean);
 }
@@ -78,7 +78,7 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         uint32_t nr_sources = hot_sources(p->hot, sources, 16);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
-                rows(o, p, export_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
+                rows(o, p, stack_set_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
                      hot_nr_samples(p->hot, sources[k]));
         }
         return finish(o);

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
-#include "export/samples.h"
+#include "model/stack_set.h"
 #include "export/writers.h"
 #include "feed.h"
 #include "ui/text_sanitize.h"
@@ -102,8 +102,8 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                                              opts->is_no_demangle || opts->format == EXPORT_BOLT,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
-        struct export_samples *s = export_samples_new(p->store);
-        profile_set_sample_sink(p, export_samples_event, s);
+        struct stack_set *s = stack_set_new(p->store);
+        profile_set_sample_sink(p, stack_set_event, s);
         if (opts->pid)
                 profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
         struct feed *f = NULL;
@@ -112,13 +112,13 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                 goto out;
         /* the samples still waiting for their stacks count with what they have */
         profile_end(p);
-        export_samples_end(s);
+        stack_set_end(s);
         /* the modules the samples hit have been loading on the loader thread all along */
         sym_store_wait(p->store);
         sym_store_poll(p->store);
         if (formats[k].has_off_cpu)
-                export_samples_off_cpu(s, p);
-        export_samples_name(s, p);
+                stack_set_off_cpu(s, p);
+        stack_set_name(s, p);
 
         if (formats[k].is_samples && !s->nr_sources)
                 fprintf(stderr,
@@ -142,7 +142,7 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         rc = 0;
 out:
         feed_close(f);
-        export_samples_free(s);
+        stack_set_free(s);
         profile_free(p);
         return rc;
 }

@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* writers.h (internal to src/export/): the formats, each written from the gathered
-   samples (samples.h) and the model they came from. */
+   samples (model/stack_set.h) and the model they came from. */
 #ifndef ETWTOP_EXPORT_WRITERS_H
 #define ETWTOP_EXPORT_WRITERS_H
 
 #include "export/export.h"
-#include "export/samples.h"
+#include "model/stack_set.h"
 
 struct profile;
 
-/* What a writer reads: all borrowed, named (export_samples_name) before it is called. */
+/* What a writer reads: all borrowed, named (stack_set_name) before it is called. */
 struct export_ctx {
         const struct export_options *opts;
         struct profile *profile;
-        struct export_samples *samples;
+        struct stack_set *samples;
 };
 
 /* Each writes its format to fd (a fresh file) and returns 0 or -errno. */
