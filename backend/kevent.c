@@ -213,6 +213,7 @@ struct kdecoder {
         size_t str_cap;
         uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
+        uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
@@ -1764,9 +1765,11 @@ static int dec_lbr(struct kdecoder *d, struct kevent *ev, const struct payload *
 
                 d->lbr[i].from = ldptr(e, pl->psize);
                 d->lbr[i].to = ldptr(e + ps, pl->psize);
+                d->lbr_info[i] = ldptr(e + 2 * ps, pl->psize);
         }
         ev->lbr.nr_entries = (uint32_t)n;
         ev->lbr.entries = d->lbr;
+        ev->lbr.info = d->lbr_info;
         ev->pid = ev->lbr.pid;
         ev->tid = ev->lbr.tid;
         return 0;
@@ -2091,7 +2094,9 @@ struct kdecoder *kdecoder_new(bool is_raw_timestamp)
         d->str = malloc(d->str_cap);
         d->frames = malloc(KEV_MAX_FRAMES * sizeof(*d->frames));
         d->lbr = malloc(KEV_MAX_LBR * sizeof(*d->lbr));
-        if (!d->str || !d->frames || !d->lbr || tid_map_resize(&d->tids, KEV_TIDS_MIN))
+        d->lbr_info = malloc(KEV_MAX_LBR * sizeof(*d->lbr_info));
+        if (!d->str || !d->frames || !d->lbr || !d->lbr_info ||
+            tid_map_resize(&d->tids, KEV_TIDS_MIN))
                 goto fail;
         return d;
 fail:
@@ -2118,6 +2123,7 @@ void kdecoder_free(struct kdecoder *d)
         free(d->refs);
         free(d->tids.slots);
         free(d->lbr);
+        free(d->lbr_info);
         free(d->frames);
         free(d->str);
         free(d);

@@ -402,6 +402,14 @@ static void put_fields(struct dump *d, const struct kevent *ev)
                         outbuf_hex(&d->out, ev->lbr.entries[i].from);
                         outbuf_puts(&d->out, "->");
                         outbuf_hex(&d->out, ev->lbr.entries[i].to);
+                        /* what the CPU recorded, as perf script's brstack: /M or /P, cycles */
+                        uint64_t info = ev->lbr.info ? ev->lbr.info[i] : 0;
+                        if (info) {
+                                outbuf_puts(&d->out, KEV_LBR_MISPREDICTED(info)       ? "/M/"
+                                                     : KEV_LBR_PREDICTION_KNOWN(info) ? "/P/"
+                                                                                      : "/-/");
+                                outbuf_u64(&d->out, KEV_LBR_CYCLES(info));
+                        }
                 }
                 d->nr_lbr_entries += ev->lbr.nr_entries;
                 break;

@@ -231,11 +231,27 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         }
 }
 
-/* The hot branch edges of the LBR events, exact edges, most taken first. */
-static void print_branches(struct report *r, struct outbuf *o)
+/* A function pair's end: module!function, or the place where no function names it. */
+static void function_end(struct report *r, const struct branches_end *e, char *buf, size_t size)
+{
+        char raw[512];
+        if (e->function) {
+                struct sym_module_info info;
+                sym_module_info(r->profile->store, e->loc.module, &info);
+                snprintf(raw, sizeof(raw), "%s!%s", info.name ? info.name : "?",
+                         sym_name(r->profile->store, e->function));
+        } else {
+                sym_format(r->profile->store, e->loc, raw, sizeof(raw));
+        }
+        text_sanitize(buf, size, raw);
+}
+
+/* The hot branch edges of the LBR events, exact edges or function pairs, most taken first,
+   with the mispredicted share and average cycles where the CPU recorded them. */
+static void print_branches(struct report *r, struct outbuf *o, enum branches_group group)
 {
         const struct branches_row *rows;
-        uint32_t n = branches_rows(r->profile->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(r->profile->branches, group, AGG_ALL, &rows);
         if (!n)
                 return;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
@@ -243,14 +259,18 @@ static void print_branches(struct report *r, struct outbuf *o)
         for (uint32_t i = 0; i < n; i++)
                 total += rows[i].count;
         char line[1200], from[512], to[512];
-        snprintf(line, sizeof(line), "\nHot branch edges (LBR, %" PRIu64 " branches)\n", total);
+        snprintf(line, sizeof(line), "\nHot branch edges%s (LBR, %" PRIu64 " branches)\n",
+                 group == BRANCHES_BY_FUNCTION ? " by function" : "", total);
         outbuf_puts(o, line);
-        outbuf_puts(o, "   Share    Count  From -> To\n");
+        outbuf_puts(o, "   Share    Count  Mispred  AvgCyc  From -> To\n");
         for (uint32_t i = 0; i < n && i < top; i++) {
                 const struct branches_row *w = &rows[i];
                 if (w->is_other) {
                         snprintf(from, sizeof(from), "[other edges]");
                         to[0] = 0;
+                } else if (group == BRANCHES_BY_FUNCTION) {
+                        function_end(r, &w->from, from, sizeof(from));
+                        function_end(r, &w->to, to, sizeof(to));
                 } else {
                         char raw[512];
                         sym_format(r->profile->store, w->from.loc, raw, sizeof(raw));
@@ -259,8 +279,14 @@ static void print_branches(struct report *r, struct outbuf *o)
                         text_sanitize(to, sizeof(to), raw);
                 }
                 put_pct(o, w->count, total);
-                snprintf(line, sizeof(line), " %8" PRIu64 "  %s%s%s\n", w->count, from,
-                         to[0] ? " -> " : "", to);
+                char mis[16] = "       -", cyc[16] = "      -";
+                double v;
+                if (branches_mispredict_pct(w, &v))
+                        snprintf(mis, sizeof(mis), "%7.2f%%", v);
+                if (branches_avg_cycles(w, &v))
+                        snprintf(cyc, sizeof(cyc), "%7.1f", v);
+                snprintf(line, sizeof(line), " %8" PRIu64 " %s %s  %s%s%s\n", w->count, mis, cyc,
+                         from, to[0] ? " -> " : "", to);
                 outbuf_puts(o, line);
         }
 }
@@ -495,7 +521,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
-        print_branches(&r, &o);
+        print_branches(&r, &o, BRANCHES_BY_EDGE);
+        print_branches(&r, &o, BRANCHES_BY_FUNCTION);
         print_switches(&r, &o);
         events_report_print(p, &o);
         hot_set_grouping(p->hot, HOT_BY_FUNCTION); /* annotate's rows: one per function */

@@ -525,6 +525,43 @@ static const struct branches_row *find_edge(const struct branches_row *rows, uin
         return NULL;
 }
 
+/* What the CPU recorded of each branch (perf's flags in the entries' info): the edge's and the
+   function pair's mispredicted share and average cycles; none where no entry says. */
+static void test_branches_flags(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta, g = EXE + fx->off_gamma;
+        struct kevent_lbr_entry e[4] = {{a, be}, {a, be}, {a, be}, {be, g}};
+        /* alpha->beta: mispredicted after 10 cycles, predicted after 20, predicted without a
+           count; beta->gamma: nothing recorded */
+        const uint64_t info[4] = {1u | 10u << 4, 2u | 20u << 4, 2u, 0};
+        struct kevent ev = ev_lbr(0, MS(1), PID_A, 101, e, 4);
+        ev.lbr.info = info;
+        branches_event(b, &ev);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 3);
+        assert_int_equal(rows[0].flags.nr_mispredicted, 1);
+        assert_int_equal(rows[0].flags.nr_predict_known, 3);
+        double v;
+        assert_true(branches_mispredict_pct(&rows[0], &v));
+        assert_true(v > 33.3 && v < 33.4);
+        assert_true(branches_avg_cycles(&rows[0], &v));
+        assert_true(v > 14.99 && v < 15.01);
+        assert_false(branches_mispredict_pct(&rows[1], &v));
+        assert_false(branches_avg_cycles(&rows[1], &v));
+        /* function pairs sum their edges'; a decoder without info counts none */
+        ev = ev_lbr(0, MS(2), PID_A, 101, e, 4);
+        branches_event(b, &ev);
+        n = branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows);
+        assert_int_equal(rows[0].count, 6);
+        assert_int_equal(rows[0].flags.nr_predict_known, 3);
+        assert_int_equal(rows[0].flags.nr_cycles, 2);
+        branches_free(b);
+}
+
 static void test_branches_edges(void **state)
 {
         struct fix *fx = *state;
@@ -3273,6 +3310,7 @@ int main(void)
                 cmocka_unit_test(test_agg_table),
                 cmocka_unit_test(test_agg_index),
                 cmocka_unit_test_setup_teardown(test_branches_edges, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_flags, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_by_function, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_processes, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_max_entries, fix_setup, fix_teardown),
