@@ -10,6 +10,7 @@
 #include "etw/evntrace.h"
 #include "feed.h"
 #include "header.h"
+#include "model/hot_ipc.h"
 #include "model/profile.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
@@ -116,6 +117,65 @@ static void put_function(struct report *r, struct outbuf *o, const struct hot_ro
         }
         outbuf_puts(o, clean(fn, fn_clean, sizeof(fn_clean)));
         outbuf_putc(o, '\n');
+}
+
+static void print_ipc_rows(struct report *r, struct outbuf *o, uint64_t ci, uint64_t ii,
+                           uint32_t top, bool is_by_module);
+
+/* Where both cycles and instructions are sampled: IPC per module and per function, the functions
+   with the most cycle samples first, each sample weighed by its source's interval (events per
+   sample). */
+static void print_ipc(struct report *r, struct outbuf *o)
+{
+        uint64_t ci = profile_source_interval(r->profile, HOT_IPC_CYCLES);
+        uint64_t ii = profile_source_interval(r->profile, HOT_IPC_INSTRUCTIONS);
+        if (!hot_nr_samples(r->profile->hot, HOT_IPC_CYCLES) ||
+            !hot_nr_samples(r->profile->hot, HOT_IPC_INSTRUCTIONS))
+                return;
+        hot_set_grouping(r->profile->hot, HOT_BY_FUNCTION);
+        uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+        for (int by_module = 1; by_module >= 0; by_module--)
+                print_ipc_rows(r, o, ci, ii, top, by_module);
+}
+
+static void print_ipc_rows(struct report *r, struct outbuf *o, uint64_t ci, uint64_t ii,
+                           uint32_t top, bool is_by_module)
+{
+        struct hot_ipc_row *rows;
+        uint32_t n = is_by_module ? hot_ipc_module_rows(r->profile->hot, ci, ii, top, &rows)
+                                  : hot_ipc_rows(r->profile->hot, ci, ii, top, &rows);
+        char line[1400], mod[256], buf[512], fn_clean[512];
+        snprintf(line, sizeof(line),
+                 "\nIPC per %s (InstructionRetired samples x %" PRIu64
+                 " / TotalCycles samples x %" PRIu64 ")\n",
+                 is_by_module ? "module" : "function", ii, ci);
+        outbuf_puts(o, line);
+        if (!n)
+                outbuf_puts(o, "   (the trace gives no interval for one of them)\n");
+        else
+                outbuf_puts(o, is_by_module
+                                       ? "      IPC   Cycles    Instr  Module\n"
+                                       : "      IPC   Cycles    Instr  Module                    "
+                                         "Function\n");
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_ipc_row *w = &rows[i];
+                const char *m = module_label(r->profile->store, w->module, mod, sizeof(mod));
+                const char *fn = is_by_module ? ""
+                                              : place_text(r->profile->store, w->function,
+                                                           w->module, m, w->rel, buf, sizeof(buf));
+                snprintf(line, sizeof(line), " %8.2f %8" PRIu64 " %8" PRIu64 "  ", w->ipc,
+                         w->nr_cycles, w->nr_instructions);
+                outbuf_puts(o, line);
+                if (is_by_module) {
+                        outbuf_puts(o, m);
+                } else {
+                        put_padded(o, m, 25);
+                        outbuf_putc(o, ' ');
+                        outbuf_puts(o, clean(fn, fn_clean, sizeof(fn_clean)));
+                }
+                outbuf_putc(o, '\n');
+        }
+        free(rows);
 }
 
 /* --sort dso: each module's row, its functions under it. */
@@ -521,6 +581,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
+        print_ipc(&r, &o);
         print_branches(&r, &o, BRANCHES_BY_EDGE);
         print_branches(&r, &o, BRANCHES_BY_FUNCTION);
         print_switches(&r, &o);

@@ -151,6 +151,22 @@ for f in "$dir"/*; do
 done
 check "perf.data files found in $dir ($nr_files)" [ "$nr_files" -gt 0 ]
 
+# IPC per module and function where cycles and instructions are both sampled: the event group
+# {cycles:pp,instructions:pp,branch-instructions:pp} of perf.data.lost_samples-4.4, each with
+# period 20003: libc's 5 instruction samples over its 6 cycle samples (perf script's counts)
+l=$dir/perf.data.lost_samples-4.4
+if [ -f "$l" ]; then
+        "$ETWTOP" --replay "$l" -b >"$tmp/lost.b" 2>/dev/null
+        check "lost_samples: IPC per module, weighed by the periods" \
+                grep -q '^IPC per module (InstructionRetired samples x 20003 / TotalCycles samples x 20003)$' "$tmp/lost.b"
+        c=$(perf script -i "$l" -F event,ip,dso 2>/dev/null | grep -c '^ *cycles:pp:.*libc-2.23.so')
+        i=$(perf script -i "$l" -F event,ip,dso 2>/dev/null | grep -c '^ *instructions:pp:.*libc-2.23.so')
+        ipc=$(awk -v i="$i" -v c="$c" 'BEGIN { printf "%.2f", i / c }')
+        check "lost_samples: libc's IPC $ipc = $i / $c instructions / cycles samples" \
+                grep -Eq "^ +$ipc +$c +$i  libc-2.23.so\$" "$tmp/lost.b"
+        check "lost_samples: IPC per function" grep -q '^IPC per function' "$tmp/lost.b"
+fi
+
 # propeller_sample_1: the program beside the file names the edges' functions, by build-id
 # (recorded as propeller_sample_1.bin.gen), exact edges and function pairs, with cycles
 p=$dir/propeller_sample_1.perfdata1

@@ -22,6 +22,7 @@
 #include "model/branches.h"
 #include "model/calltree.h"
 #include "model/hot.h"
+#include "model/hot_ipc.h"
 #include "model/profile.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
@@ -2145,6 +2146,47 @@ static void test_switches_cpu_time_late(void **state)
 
 /* ---- PMC and LBR through the whole model, and a recorded trace ---- */
 
+/* IPC per function and module: instructions samples x their interval over cycles samples x
+   theirs; a function without instruction samples has IPC 0; no interval, no rows. */
+static void test_hot_ipc(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta;
+        for (int i = 0; i < 4; i++) {
+                struct kevent ev = ev_pmc(0, MS(i), PID_A, 101, a, HOT_IPC_CYCLES);
+                hot_event(h, &ev);
+        }
+        for (int i = 0; i < 2; i++) {
+                struct kevent ev = ev_pmc(0, MS(10 + i), PID_A, 101, be, HOT_IPC_CYCLES);
+                hot_event(h, &ev);
+        }
+        for (int i = 0; i < 6; i++) {
+                struct kevent ev = ev_pmc(0, MS(20 + i), PID_A, 101, a, HOT_IPC_INSTRUCTIONS);
+                hot_event(h, &ev);
+        }
+        struct hot_ipc_row *rows;
+        uint32_t n = hot_ipc_rows(h, 1000, 2000, 0, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].function, fx->fn_alpha);
+        assert_int_equal(rows[0].nr_cycles, 4);
+        assert_int_equal(rows[0].nr_instructions, 6);
+        assert_true(rows[0].ipc > 2.999 && rows[0].ipc < 3.001);
+        assert_int_equal(rows[1].nr_cycles, 2);
+        assert_int_equal(rows[1].nr_instructions, 0);
+        assert_true(rows[1].ipc == 0.0);
+        free(rows);
+        n = hot_ipc_module_rows(h, 1000, 2000, 0, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].nr_cycles, 6);
+        assert_int_equal(rows[0].nr_instructions, 6);
+        assert_true(rows[0].ipc > 1.999 && rows[0].ipc < 2.001);
+        free(rows);
+        assert_int_equal(hot_ipc_rows(h, 0, 2000, 0, &rows), 0);
+        free(rows);
+        hot_free(h);
+}
+
 static void test_pmc_lbr_together(void **state)
 {
         struct fix *fx = *state;
@@ -3342,6 +3384,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_exited_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_unplaced_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_ipc, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
         };
