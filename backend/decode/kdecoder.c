@@ -128,7 +128,9 @@ struct kdecoder *kdecoder_new(bool is_raw_timestamp)
         d->str = malloc(d->str_cap);
         d->frames = malloc(KEV_MAX_FRAMES * sizeof(*d->frames));
         d->lbr = malloc(KEV_MAX_LBR * sizeof(*d->lbr));
-        if (!d->str || !d->frames || !d->lbr || tid_map_resize(&d->tids, KEV_TIDS_MIN))
+        d->lbr_info = malloc(KEV_MAX_LBR * sizeof(*d->lbr_info));
+        if (!d->str || !d->frames || !d->lbr || !d->lbr_info ||
+            tid_map_resize(&d->tids, KEV_TIDS_MIN))
                 goto fail;
         return d;
 fail:
@@ -149,6 +151,7 @@ void kdecoder_free(struct kdecoder *d)
         stack_keys_free(d);
         free(d->tids.slots);
         free(d->lbr);
+        free(d->lbr_info);
         free(d->frames);
         free(d->str);
         free(d);

@@ -161,6 +161,7 @@ struct kdecoder {
         size_t str_cap;
         uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
+        uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */

@@ -88,6 +88,12 @@ struct kevent_lbr_entry {
         uint64_t to;
 };
 
+/* What an LBR entry's info tells (perf_branch_entry: mispred bit 0, predicted bit 1,
+   cycles bits 4-19). Prediction is known where either bit is set; cycles 0 is unknown. */
+#define KEV_LBR_MISPREDICTED(info)     (((info)&1u) != 0)
+#define KEV_LBR_PREDICTION_KNOWN(info) (((info)&3u) != 0)
+#define KEV_LBR_CYCLES(info)           ((uint32_t)(((info) >> 4) & 0xffffu))
+
 /* A decoded event. Pointers and strings are borrowed: valid until the sink returns. Strings are
    UTF-8, NUL-terminated, never NULL ("" when absent). */
 struct kevent {
@@ -325,6 +331,10 @@ struct kevent {
                         uint32_t options; /* EVNTRACE_LBR_* in force */
                         uint32_t nr_entries;
                         const struct kevent_lbr_entry *entries; /* [0] most recent */
+                        /* each entry's Reserved word (NULL: none): etwtop's converter writes
+                           perf's branch flags there (the bits of struct perf_branch_entry
+                           after from and to: KEV_LBR_*); 0 where unknown (Windows) */
+                        const uint64_t *info;
                 } lbr;
                 struct {
                         uint32_t nr;

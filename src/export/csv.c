@@ -234,7 +234,7 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
         struct profile *p = x->profile;
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
-        outbuf_puts(o, "Share%,Taken,From,To\r\n");
+        outbuf_puts(o, "Share%,Taken,From,To,Mispredicted,PredictionKnown,AvgCycles\r\n");
         const struct branches_row *rows;
         uint32_t n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
         char from[512], to[512];
@@ -256,6 +256,19 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
                 put_name(o, from);
                 outbuf_putc(o, ',');
                 put_name(o, to);
+                /* what the CPU recorded: empty where it did not */
+                outbuf_putc(o, ',');
+                if (e->flags.nr_predict_known)
+                        outbuf_u64(o, e->flags.nr_mispredicted);
+                outbuf_putc(o, ',');
+                if (e->flags.nr_predict_known)
+                        outbuf_u64(o, e->flags.nr_predict_known);
+                outbuf_putc(o, ',');
+                double cycles;
+                if (branches_avg_cycles(e, &cycles)) {
+                        snprintf(share, sizeof(share), "%.2f", cycles);
+                        outbuf_puts(o, share);
+                }
                 outbuf_puts(o, "\r\n");
         }
         return finish(o);
