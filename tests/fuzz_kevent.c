@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kdecoder.h"
 #include "kevent.h"
 
 /* Under MemorySanitizer, the sink checks that the decoder initialized every field it hands out

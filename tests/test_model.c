@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "model/aggregate.h"
 #include "model/branches.h"

@@ -17,6 +17,7 @@
 
 #include "etl_writer.h"
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "perf_convert.h"
 

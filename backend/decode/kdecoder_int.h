@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "le_bytes.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
 
