@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf.h"
 #include "etl_reader.h"
 #include "etw/ntwmi.h"
 
@@ -306,12 +307,12 @@ static void test_utf16(void **state)
         const uint8_t s[] = {'a',  0,    0xe9, 0,    0xac, 0x20, 0x3d, 0xd8,
                              0x00, 0xde, 0x00, 0xdc, 0,    0,    'z',  0};
         char out[32];
-        size_t n = etl_utf16_to_utf8(s, sizeof(s) / 2, out, sizeof(out));
+        size_t n = utf16le_to_utf8(s, sizeof(s) / 2, out, sizeof(out));
         assert_int_equal(n, 7);
         assert_string_equal(out, "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd");
         /* a small output buffer truncates cleanly */
         char tiny[3];
-        etl_utf16_to_utf8(s, sizeof(s) / 2, tiny, sizeof(tiny));
+        utf16le_to_utf8(s, sizeof(s) / 2, tiny, sizeof(tiny));
         assert_string_equal(tiny, "a");
 }
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "kdecoder_int.h"
-#include "etl_utf16.h"
+#include "util/utf.h"
 #include "kevent_mof.h"
 
 /* ---- strings into the scratch arena ---- */
@@ -13,8 +13,8 @@
 /* Appends cp as UTF-8 if it fits with room left for the NUL; returns bytes written. */
 static size_t put_utf8(char *out, size_t o, size_t room, uint32_t cp)
 {
-        uint8_t b[4];
-        size_t n = etl_utf8_encode(cp, b);
+        char b[4];
+        size_t n = utf8_encode(cp, b);
 
         if (o + n + 1 > room)
                 return 0;
@@ -58,7 +58,7 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
                 }
 
                 size_t unit = i / 2;
-                uint32_t cp = etl_utf16_next(s, n / 2, &unit);
+                uint32_t cp = utf16le_decode(s, n / 2, &unit);
 
                 i = 2 * unit;
                 if (!is_full) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf.h"
 #include "etl_reader.h"
 #include "kevent_mof.h"
 #include "le_bytes.h"
@@ -153,7 +154,7 @@ static char *string_at(const uint8_t *p, size_t size, uint32_t off)
 
         if (off == 0 || off >= size)
                 return NULL;
-        etl_utf16_to_utf8(p + off, (size - off) / 2, buf, sizeof(buf));
+        utf16le_to_utf8(p + off, (size - off) / 2, buf, sizeof(buf));
         return xstrdup(buf);
 }
 

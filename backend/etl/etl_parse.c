@@ -9,7 +9,7 @@
 
 #include "le_bytes.h"
 #include "etl_parse.h"
-#include "etl_utf16.h"
+#include "util/utf.h"
 #include "etw/ntwmi.h"
 
 void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
@@ -21,29 +21,6 @@ void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
         err->offset = offset;
         vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
-}
-
-size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size)
-{
-        size_t i = 0, o = 0;
-
-        if (out_size == 0)
-                return 0;
-        while (i < max_units) {
-                if (src[2 * i] == 0 && src[2 * i + 1] == 0) {
-                        i++;
-                        break;
-                }
-                uint32_t c = etl_utf16_next(src, max_units, &i);
-                uint8_t tmp[4];
-                size_t n = etl_utf8_encode(c, tmp);
-                if (o + n >= out_size)
-                        break;
-                memcpy(out + o, tmp, n);
-                o += n;
-        }
-        out[o] = '\0';
-        return i;
 }
 
 /* Fixed header size of each header type, 0 for types that carry no event. */

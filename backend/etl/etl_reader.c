@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
  * records. */
+#include "util/utf.h"
 #include "le_bytes.h"
 #include "etl_reader.h"
 
@@ -363,12 +364,11 @@ static int read_logfile_header(struct etl_reader *r, const uint8_t *buf, uint32_
         if (!r->logfile.logger_name_w || !r->logfile.log_file_name_w || !r->logfile.logger_name ||
             !r->logfile.log_file_name)
                 return -ENOMEM;
-        size_t n1 =
-                etl_utf16_to_utf8(names, left_units, r->logfile.logger_name, left_units * 3 + 1);
+        size_t n1 = utf16le_to_utf8(names, left_units, r->logfile.logger_name, left_units * 3 + 1);
         for (size_t i = 0; i < n1; i++)
                 r->logfile.logger_name_w[i] = le_get16(names + 2 * i);
-        size_t n2 = etl_utf16_to_utf8(names + 2 * n1, left_units - n1, r->logfile.log_file_name,
-                                      left_units * 3 + 1);
+        size_t n2 = utf16le_to_utf8(names + 2 * n1, left_units - n1, r->logfile.log_file_name,
+                                    left_units * 3 + 1);
         for (size_t i = 0; i < n2; i++)
                 r->logfile.log_file_name_w[i] = le_get16(names + 2 * n1 + 2 * i);
         h->LoggerName = r->logfile.logger_name_w;

@@ -134,9 +134,4 @@ int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl
 /* Converts a raw timestamp of this file to FILETIME (100 ns since 1601), by the file's clock. */
 int64_t etl_reader_to_filetime(const struct etl_reader *r, uint64_t timestamp);
 
-/* Decodes UTF-16LE bytes (stops at NUL or max_units) into UTF-8 in out[0..out_size), always
-   NUL-terminated; invalid sequences become U+FFFD. Returns the number of UTF-16 units read,
-   including the NUL when there was one. */
-size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t out_size);
-
 #endif

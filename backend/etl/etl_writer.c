@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_writer.c: owns the .etl bytes etwtop writes (ETL-FORMAT.md 1.9) and where they go. */
 #include "le_bytes.h"
+#include "util/utf.h"
 #include "etl_writer.h"
 #include "log_file.h"
 
@@ -92,47 +93,6 @@ struct flusher {
         int full;                    /* enum log_file_full: the file takes no more */
         uint64_t avail_bytes;        /* the file system's space for users when it filled */
 };
-
-/* UTF-8 to UTF-16LE bytes with a NUL; returns the bytes written (dst has 2*(strlen+1)*2). */
-static uint32_t utf8_to_utf16(uint8_t *dst, const char *src)
-{
-        const unsigned char *s = (const unsigned char *)(src ? src : "");
-        uint32_t o = 0;
-        while (*s) {
-                uint32_t c = *s++;
-                int extra = 0;
-                if (c >= 0xF0 && c <= 0xF4) {
-                        c &= 0x07;
-                        extra = 3;
-                } else if (c >= 0xE0) {
-                        c &= 0x0F;
-                        extra = 2;
-                } else if (c >= 0xC2 && c <= 0xDF) {
-                        c &= 0x1F;
-                        extra = 1;
-                } else if (c >= 0x80) {
-                        c = 0xFFFD;
-                }
-                for (int i = 0; i < extra; i++) {
-                        if ((*s & 0xC0) != 0x80) {
-                                c = 0xFFFD;
-                                break;
-                        }
-                        c = (c << 6) | (*s++ & 0x3F);
-                }
-                if (c >= 0x10000 && c <= 0x10FFFF) {
-                        c -= 0x10000;
-                        le_put16(dst + o, (uint16_t)(0xD800 + (c >> 10)));
-                        le_put16(dst + o + 2, (uint16_t)(0xDC00 + (c & 0x3FF)));
-                        o += 4;
-                } else {
-                        le_put16(dst + o, c > 0xFFFF ? 0xFFFD : (uint16_t)c);
-                        o += 2;
-                }
-        }
-        le_put16(dst + o, 0);
-        return o + 2;
-}
 
 /* WMI_BUFFER_HEADER (ETL-FORMAT.md 1.2 and 1.9). */
 static void put_buffer_header(const struct etl_writer *w, uint8_t *b, uint32_t filled, uint64_t seq,
@@ -274,8 +234,8 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         }
         uint8_t *rec = w->header + WMI_BUFFER_HEADER_SIZE;
         uint32_t names = SYSTEM_HEADER_SIZE + LOGFILE_HEADER64_SIZE;
-        names += utf8_to_utf16(rec + names, cfg->logger_name);
-        names += utf8_to_utf16(rec + names, cfg->log_file_name);
+        names += utf8_to_utf16le(rec + names, cfg->logger_name);
+        names += utf8_to_utf16le(rec + names, cfg->log_file_name);
         w->header_record_size = names;
         /* SYSTEM64 header, marker 0xC0020002: version 2, hook 0, kernel time 1 */
         le_put16(rec + 0, 2);
@@ -800,7 +760,7 @@ static int header_buffer_for_file(const struct etl_writer *w, uint8_t *hb,
         uint8_t *out = hb + WMI_BUFFER_HEADER_SIZE;
         memcpy(out, rec, names + logger_bytes);
         uint32_t size =
-                names + logger_bytes + utf8_to_utf16(out + names + logger_bytes, log_file_name);
+                names + logger_bytes + utf8_to_utf16le(out + names + logger_bytes, log_file_name);
         le_put16(out + 4, (uint16_t)size);
         le_put64(out + 16, start_ts);
         uint32_t filled = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u);
