@@ -13,19 +13,13 @@
 #include <unistd.h>
 
 #include "unwind_internal.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 #ifndef SHT_X86_64_UNWIND
 #define SHT_X86_64_UNWIND 0x70000001 /* System V x86-64 psABI: .eh_frame's own type */
 #endif
 #define MAX_BUILD_ID 64
-
-static uint64_t now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void set_note(struct unwind_module *m, const char *what)
 {
