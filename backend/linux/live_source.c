@@ -598,6 +598,10 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                         per = 256;
                 if (per > LIVE_MERGE_ROUND)
                         per = LIVE_MERGE_ROUND;
+                /* behind (what a rundown held): short rounds, each of which looks at the
+                   rings first (ring_take_if_full) */
+                if (per > 512 && rings_behind(ls))
+                        per = 512;
                 /* a ring that has more than its share says how far the others may go */
                 uint64_t until = horizon;
                 for (uint32_t c = 0; c < ls->nr_online; c++) {

@@ -325,7 +325,7 @@ void ring_take_all(struct live_source *ls)
                 ring_take(&ls->rings[c]);
 }
 
-/* Takes the ring to the stage when it is over half full: a drain behind (the records held
+/* Takes the ring to the stage when it is over a quarter full: a drain behind (the records held
    during a rundown, converted after it) would otherwise read the ring only once the stage is
    converted, and the kernel drop what does not fit meanwhile. */
 void ring_take_if_full(struct live_ring *r)
@@ -333,8 +333,18 @@ void ring_take_if_full(struct live_ring *r)
         if (!r->meta)
                 return;
         uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-        if (head - r->meta->data_tail > r->data_size / 2)
+        if (head - r->meta->data_tail > r->data_size / 4)
                 ring_take(r);
+}
+
+bool rings_behind(const struct live_source *ls)
+{
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                const struct live_ring *r = &ls->rings[c];
+                if (r->stage_len - r->stage_pos > r->data_size)
+                        return true;
+        }
+        return false;
 }
 
 /* Room for one more item of a drain. */

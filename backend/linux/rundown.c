@@ -198,6 +198,8 @@ static void rundown_write(struct live_source *ls, struct live_rundown *rd)
 {
         for (size_t i = 0; i < rd->nr_items; i++) {
                 struct rundown_item *it = &rd->items[i];
+                if (i % 256 == 255)
+                        ring_take_all(ls); /* thousands of records: the rings fill meanwhile */
                 switch (it->kind) {
                 case RUNDOWN_PROCESS:
                         perf_conv_process(ls->conv, WMI_LOG_TYPE_PROCESS_DC_START, 0, rd->ts,
@@ -259,5 +261,6 @@ bool rundown_finish(struct live_source *ls, bool wait)
            (they are on other CPUs' buffers, which may fill first) */
         if (rd->is_start)
                 etl_writer_flush(ls->w);
+        ring_take_all(ls);
         return true;
 }
