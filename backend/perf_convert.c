@@ -2193,7 +2193,9 @@ static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
                 uint8_t *o = p + 24 + 24 * n;
                 st64(o, le_get64(e));
                 st64(o + 8, le_get64(e + 8));
-                st64(o + 16, 0);
+                /* Reserved: perf's branch flags as the CPU recorded them (mispredicted,
+                   predicted, cycles; doc/perf-data.md), which the branch views count */
+                st64(o + 16, le_get64(e + 16));
                 n++;
         }
         uint32_t size =

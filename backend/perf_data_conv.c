@@ -183,6 +183,9 @@ struct conv_state {
         char **ksym_names;
         uint32_t nr_ksyms;
         struct perf_data_conv_stats *st;
+        /* each event's samples' periods (PERF_SAMPLE_PERIOD): a frequency event's interval is
+           their mean */
+        uint64_t period_sum[MAX_CONV_EVENTS], nr_periods[MAX_CONV_EVENTS];
         /* the formats of the tracepoints the converter turns into events (TRACING_DATA) */
         struct perf_tp_format tps[NR_TPS];
         enum perf_conv_kind tp_kinds[NR_TPS];
@@ -302,7 +305,8 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
         le_put64(p + 8, ev + 1);
         memcpy(p + 16, body, body_size);
         uint64_t time = cs->last_time;
-        uint32_t at = 8 + 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+        /* the body's fields in order: IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD */
+        uint32_t at = 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
         if ((st & PERF_SAMPLE_TIME) && at + 8 <= body_size)
                 time = le_get64(body + at);
         if (st & PERF_SAMPLE_CPU) {
@@ -312,6 +316,17 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
                                        !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID));
                 if (cpu_at + 4 <= body_size && le_get32(body + cpu_at) > cs->max_cpu)
                         cs->max_cpu = le_get32(body + cpu_at);
+        }
+        if ((st & PERF_SAMPLE_PERIOD) && ev < MAX_CONV_EVENTS) {
+                uint32_t period_at =
+                        at +
+                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
+                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+                                       !!(st & PERF_SAMPLE_CPU));
+                if (period_at + 8 <= body_size) {
+                        cs->period_sum[ev] += le_get64(body + period_at);
+                        cs->nr_periods[ev]++;
+                }
         }
         cs->last_time = time;
         cs->st->nr_samples++;
@@ -604,12 +619,19 @@ static void file_masks(const struct conv_state *cs, uint32_t nr, PERFINFO_GROUPM
 }
 
 /* The interval of a sampling event in the units of ETW's profile interval events: 100 ns for
-   the timer, events otherwise; a frequency (attr.freq) as the interval it stands for. */
-static uint32_t event_interval(const struct perf_event_attr *a, bool is_timer)
+   the timer, events otherwise; a frequency (attr.freq) as the interval it stands for: the
+   timer's period, another event's mean period over its samples (the kernel adjusts it as it
+   goes; IPC per function weighs samples with it), the frequency where no sample says. */
+static uint32_t event_interval(const struct conv_state *cs, uint32_t ev,
+                               const struct perf_event_attr *a, bool is_timer)
 {
         uint64_t v = a->sample_period;
-        if (a->freq && v)
-                v = is_timer ? 10000000u / v : v;
+        if (a->freq && v && is_timer)
+                v = 10000000u / v;
+        else if (a->freq && v && ev < MAX_CONV_EVENTS && cs->nr_periods[ev])
+                v = (cs->period_sum[ev] + cs->nr_periods[ev] / 2) / cs->nr_periods[ev];
+        else if (a->freq)
+                ;
         else if (is_timer)
                 v /= 100;
         return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -632,7 +654,7 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
                 struct perf_conv_event tmp;
                 perf_data_conv_event_of(h->cs->pd, i, &tmp, name, sizeof(name));
                 const struct perf_event_attr *a = &perf_data_event(h->cs->pd, i)->attr;
-                uint32_t iv = event_interval(a, ev->kind == PERF_CONV_PROFILE);
+                uint32_t iv = event_interval(h->cs, i, a, ev->kind == PERF_CONV_PROFILE);
                 hook_emit(h, 0, rec,
                           perf_etw_profile_interval(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE_DC_START,
                                                     t0, ev->profile_source, iv, iv, name));

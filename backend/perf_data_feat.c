@@ -92,8 +92,18 @@ int perf_data_build_id_add(struct perf_data *pd, const uint8_t *p, size_t size)
         b->pid = (int32_t)le_get32(p + 8);
         memcpy(b->id, p + 12, 20);
         b->size = 20;
-        if (b->misc & MISC_BUILD_ID_SIZE)
+        if (b->misc & MISC_BUILD_ID_SIZE) {
                 b->size = p[32] <= 20 ? p[32] : 20;
+        } else {
+                /* perf before 5.10 wrote no size and padded shorter ids (lld's 8-byte, MD5's
+                   16) with zeros: 4 or more zero bytes at the end (a SHA-1 ends so once in
+                   2^32) make the id the shortest of 8, 16 that holds what is left */
+                uint32_t n = 20;
+                while (n > 0 && b->id[n - 1] == 0)
+                        n--;
+                if (n <= 16)
+                        b->size = n <= 8 ? 8 : 16;
+        }
         size_t n = strnlen((const char *)p + BUILD_ID_HEADER, size - BUILD_ID_HEADER);
         b->path = xmalloc(n + 1);
         memcpy(b->path, p + BUILD_ID_HEADER, n);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 
 /* What the sink keeps: enough that the compiler cannot drop the decoding. */

@@ -16,6 +16,7 @@ struct edge {
         uint32_t pid;
         uint32_t pad; /* zero: keys compare byte for byte */
         uint64_t count;
+        struct branches_flags flags;
 };
 #define EDGE_KEY_SIZE offsetof(struct edge, count)
 
@@ -90,9 +91,18 @@ void branches_event(struct branches *b, const struct kevent *ev)
                 k.to_module = to.module;
                 k.pid = pid;
                 struct edge *e = agg_table_get(b->edges, &k, NULL);
-                if (e)
+                if (e) {
                         e->count++;
-                else
+                        uint64_t info = ev->lbr.info ? ev->lbr.info[i] : 0;
+                        if (KEV_LBR_PREDICTION_KNOWN(info)) {
+                                e->flags.nr_predict_known++;
+                                e->flags.nr_mispredicted += KEV_LBR_MISPREDICTED(info);
+                        }
+                        if (KEV_LBR_CYCLES(info)) {
+                                e->flags.nr_cycles++;
+                                e->flags.cycles_sum += KEV_LBR_CYCLES(info);
+                        }
+                } else
                         b->nr_other++;
         }
 }
@@ -120,6 +130,10 @@ static bool decay_edge(void *entry, void *ctx)
         struct edge *e = entry;
         const struct agg_settings *s = ctx;
         e->count = agg_settings_apply(s, e->count);
+        e->flags.nr_predict_known = agg_settings_apply(s, e->flags.nr_predict_known);
+        e->flags.nr_mispredicted = agg_settings_apply(s, e->flags.nr_mispredicted);
+        e->flags.nr_cycles = agg_settings_apply(s, e->flags.nr_cycles);
+        e->flags.cycles_sum = agg_settings_apply(s, e->flags.cycles_sum);
         return agg_settings_is_droppable(s, e->count);
 }
 
@@ -236,6 +250,10 @@ static uint32_t merge(struct work *w, uint32_t n, int (*key_cmp)(const void *, c
                 if (o && key_cmp(&w[o - 1], &w[i]) == 0) {
                         struct work *r = &w[o - 1];
                         r->row.count += w[i].row.count;
+                        r->row.flags.nr_predict_known += w[i].row.flags.nr_predict_known;
+                        r->row.flags.nr_mispredicted += w[i].row.flags.nr_mispredicted;
+                        r->row.flags.nr_cycles += w[i].row.flags.nr_cycles;
+                        r->row.flags.cycles_sum += w[i].row.flags.cycles_sum;
                         if (is_counting_edges)
                                 r->row.nr_edges += w[i].row.nr_edges;
                         if (r->row.pid != w[i].row.pid)
@@ -281,6 +299,7 @@ uint32_t branches_rows(struct branches *b, enum branches_group group, uint32_t p
                 r->row.pid = e->pid;
                 r->row.nr_edges = 1;
                 r->row.count = e->count;
+                r->row.flags = e->flags;
                 r->best = e->count;
         }
         /* the same edge in several processes is one edge */
@@ -305,4 +324,20 @@ uint32_t branches_rows(struct branches *b, enum branches_group group, uint32_t p
         }
         *rows = b->rows;
         return n;
+}
+
+bool branches_mispredict_pct(const struct branches_row *r, double *pct)
+{
+        if (!r->flags.nr_predict_known)
+                return false;
+        *pct = 100.0 * (double)r->flags.nr_mispredicted / (double)r->flags.nr_predict_known;
+        return true;
+}
+
+bool branches_avg_cycles(const struct branches_row *r, double *cycles)
+{
+        if (!r->flags.nr_cycles)
+                return false;
+        *cycles = (double)r->flags.cycles_sum / (double)r->flags.nr_cycles;
+        return true;
 }

@@ -58,11 +58,14 @@ void profile_free(struct profile *p)
         free(p);
 }
 
-/* A CollectionStart's source name, kept for a source that has no ETW name. */
-static void remember_source_name(struct profile_trace *t, uint32_t source, const char *name)
+/* A CollectionStart's source: its interval, and its name where ETW has none. */
+static void remember_source(struct profile_trace *t, uint32_t source, const char *name,
+                            uint32_t interval)
 {
-        if (!name || !*name || source > UINT16_MAX || kevent_pmc_source_name(source))
+        if (source > UINT16_MAX)
                 return;
+        if (!name || kevent_pmc_source_name(source))
+                name = "";
         uint32_t i = 0;
         while (i < t->nr_source_names && t->source_names[i].source != source)
                 i++;
@@ -70,6 +73,7 @@ static void remember_source_name(struct profile_trace *t, uint32_t source, const
                 return;
         t->source_names[i].source = (uint16_t)source;
         snprintf(t->source_names[i].name, sizeof(t->source_names[i].name), "%s", name);
+        t->source_names[i].interval = interval;
         if (i == t->nr_source_names)
                 t->nr_source_names++;
 }
@@ -159,8 +163,8 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
         case KEV_PROFILE_INTERVAL:
                 if (ev->profile_interval.source == 0)
                         t->interval_100ns = ev->profile_interval.new_interval_100ns;
-                remember_source_name(t, ev->profile_interval.source,
-                                     ev->profile_interval.source_name);
+                remember_source(t, ev->profile_interval.source, ev->profile_interval.source_name,
+                                ev->profile_interval.new_interval_100ns);
                 break;
         case KEV_STACK: t->nr_stacks++; break;
         default: break;
@@ -392,7 +396,7 @@ const char *profile_source_name(const struct profile *p, uint16_t source, char *
         if (name)
                 return name;
         for (uint32_t i = 0; i < p->trace.nr_source_names; i++)
-                if (p->trace.source_names[i].source == source)
+                if (p->trace.source_names[i].source == source && p->trace.source_names[i].name[0])
                         return p->trace.source_names[i].name;
         snprintf(buf, size, "PMC source %u", (unsigned)source);
         return buf;
@@ -401,4 +405,12 @@ const char *profile_source_name(const struct profile *p, uint16_t source, char *
 uint64_t profile_nr_events(const struct profile *p)
 {
         return p->has_window ? p->trace.nr_window_events : p->trace.nr_events;
+}
+
+uint32_t profile_source_interval(const struct profile *p, uint16_t source)
+{
+        for (uint32_t i = 0; i < p->trace.nr_source_names; i++)
+                if (p->trace.source_names[i].source == source)
+                        return p->trace.source_names[i].interval;
+        return 0;
 }

@@ -2,8 +2,11 @@
 /* app.c: owns the screen's loop and its reactions: keys through the browser and the views'
    tables, the refresh tick (rates, the session read back, rows rebuilt, the model's aggregation
    step), what an action asks (zero, zoom, mode, a replay's window, save, apply the panel's edit,
-   quit), and batch frames. The session is the ETW client's, the events the feed's. */
+   quit). The text frames are app_batch.c's, a replay's moves in time app_replay.c's, the
+   annotate page and the save key app_actions.c's. The session is the ETW client's, the events
+   the feed's. */
 #include "app.h"
+#include "app_int.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -14,11 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "annotate.h"
-#include "export/export.h"
 #include "etw/etwtop_ext.h"
 #include "feed.h"
-#include "outbuf.h"
 #include "header.h"
 #include "record.h"
 #include "model/profile.h"
@@ -30,42 +30,6 @@
 #define WINDOW_KEPT_BYTES ((size_t)64 << 20) /* the save key's recent events */
 #define RT_MAX_BUFFERS    1024               /* 64 MiB for a consumer that waits for a CPU */
 #define MAX_FUNCTIONS     (1u << 18)
-
-struct app {
-        const struct app_options *o;
-        struct ui_state st;
-        struct profile *profile; /* owned; under the feed's lock while the feed runs */
-        struct feed *feed;       /* owned */
-        struct etw_client client;
-        struct etw_machine_caps caps;
-        struct collect_settings now; /* live: what the session reports; replay: as recorded */
-        struct ui_view *views[NR_VIEWS];
-        struct ui_table tables[NR_VIEWS];
-        struct ui_view_state vs[NR_VIEWS];
-        struct ui_screen *scr;
-        uint64_t nr_events_prev; /* the event count at rate_since_ns */
-        int64_t rate_since_ns;
-        double events_per_s;
-        uint64_t nr_rt_buffers_lost;
-        /* the samples and the caps' counts when the rows were built: what the header shows
-           (the refresh step after the build zeroes or decays the model's) */
-        uint64_t nr_samples_shown;
-        struct profile_caps caps_shown;
-        const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
-        char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
-        int64_t status_since_ns;
-        bool is_quit;
-        struct ui_timeline tl; /* a replay's timeline: the part shown, cursor, range */
-        char **page;           /* owned: the annotate page's lines, shown instead of the table */
-        uint32_t nr_page, page_top;
-};
-
-static int64_t now_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 /* ---- the session's settings, read back ---- */
 
@@ -119,7 +83,7 @@ static void read_back(struct app *a)
 
 /* ---- rows ---- */
 
-static void build_tables(struct app *a)
+void app_build_tables(struct app *a)
 {
         struct ui_build_ctx m = {a->profile, a->st.is_live,
                                  a->caps.has_lbr ? "" : a->caps.why_no_lbr};
@@ -133,7 +97,7 @@ static void build_tables(struct app *a)
         feed_unlock(a->feed);
 }
 
-static void header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)
+void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)
 {
         feed_lock(a->feed);
         const struct profile *p = a->profile;
@@ -187,220 +151,6 @@ static void apply_edit(struct app *a)
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }
 
-/* Replay: the file read again into the model, which counts [from, to) only (is_on) or the
-   whole trace. false when it cannot be read again (the loop quits, saying why). */
-static bool reread(struct app *a, bool is_on, int64_t from, int64_t to)
-{
-        struct profile *p = a->profile;
-        feed_close(a->feed);
-        a->feed = NULL;
-        profile_restart(p);
-        profile_set_window(p, is_on, from, to);
-        char err[256];
-        if (feed_open(&a->feed, p, a->o->replay_path, NULL, true, err, sizeof(err)) < 0 ||
-            feed_start(a->feed) < 0) {
-                snprintf(a->st.status, sizeof(a->st.status), "%s", err);
-                a->is_quit = true;
-                return false;
-        }
-        return true;
-}
-
-/* Replay: the timeline's keys. The cursor moves by a 128th of the part shown; ( and ) choose
-   any range, which every view then shows (the file is read again); = zooms the timeline into
-   the range, # out to the whole trace (and the whole trace is shown again). */
-static void timeline_key(struct app *a, enum ui_timeline_op op)
-{
-        struct ui_timeline *tl = &a->tl;
-        if (tl->span_ns <= 0) {
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "no timeline: the trace's header has no end time");
-                return;
-        }
-        if (!feed_is_done(a->feed, NULL) && (op == UI_TL_END || op == UI_TL_ZOOM_OUT)) {
-                snprintf(a->st.status, sizeof(a->st.status), "still loading");
-                return;
-        }
-        int64_t range = tl->view_to - tl->view_from;
-        /* whole 100 ns ticks (a FILETIME's): --from and --to say the same range */
-        int64_t step = range / 128 / 100 * 100 > 0 ? range / 128 / 100 * 100 : 100;
-        switch (op) {
-        case UI_TL_LEFT:
-                tl->cursor = tl->cursor - step > tl->view_from ? tl->cursor - step : tl->view_from;
-                break;
-        case UI_TL_RIGHT:
-                tl->cursor = tl->cursor + step < tl->view_to ? tl->cursor + step : tl->view_to;
-                break;
-        case UI_TL_START:
-                tl->sel_from = tl->cursor;
-                tl->sel_to = 0;
-                snprintf(a->st.status, sizeof(a->st.status), "range from %.9f s: ) at its end",
-                         (double)tl->cursor / 1e9);
-                return;
-        case UI_TL_END:
-                if (tl->cursor <= tl->sel_from) {
-                        snprintf(a->st.status, sizeof(a->st.status),
-                                 "the range must end after its start (%.9f s): move the cursor "
-                                 "right with }",
-                                 (double)tl->sel_from / 1e9);
-                        return;
-                }
-                tl->sel_to = tl->cursor;
-                if (!reread(a, true, tl->sel_from, tl->sel_to))
-                        return;
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "range %.9f s - %.9f s (%.3f s): every view shows it",
-                         (double)tl->sel_from / 1e9, (double)tl->sel_to / 1e9,
-                         (double)(tl->sel_to - tl->sel_from) / 1e9);
-                return;
-        case UI_TL_ZOOM_IN:
-                if (tl->sel_to > tl->sel_from) {
-                        tl->view_from = tl->sel_from;
-                        tl->view_to = tl->sel_to;
-                } else {
-                        tl->view_from = tl->cursor - range / 4 > 0 ? tl->cursor - range / 4 : 0;
-                        tl->view_to = tl->view_from + range / 2;
-                }
-                if (tl->cursor < tl->view_from || tl->cursor > tl->view_to)
-                        tl->cursor = tl->view_from;
-                break;
-        case UI_TL_ZOOM_OUT:
-                tl->view_from = 0;
-                tl->view_to = tl->span_ns;
-                tl->sel_from = tl->sel_to = 0;
-                if (!reread(a, false, 0, 0))
-                        return;
-                snprintf(a->st.status, sizeof(a->st.status), "the whole trace (%.3f s)",
-                         (double)tl->span_ns / 1e9);
-                return;
-        }
-        snprintf(a->st.status, sizeof(a->st.status), "cursor %.9f s (timeline %.3f s - %.3f s)",
-                 (double)tl->cursor / 1e9, (double)tl->view_from / 1e9, (double)tl->view_to / 1e9);
-}
-
-static void page_close(struct app *a)
-{
-        for (uint32_t i = 0; i < a->nr_page; i++)
-                free(a->page[i]);
-        free(a->page);
-        a->page = NULL;
-        a->nr_page = a->page_top = 0;
-}
-
-/* a: the function annotated (annotate_print) on a page of its own, until a key closes it. */
-static void annotate_page(struct app *a, const char *function)
-{
-        FILE *tf = tmpfile();
-        if (!tf) {
-                snprintf(a->st.status, sizeof(a->st.status), "annotate: no temporary file");
-                return;
-        }
-        struct outbuf o;
-        outbuf_init(&o, fileno(tf));
-        char err[512] = "";
-        feed_lock(a->feed);
-        sym_store_wait(a->profile->store);
-        int rc = annotate_print(a->profile, function, 10, &o, err, sizeof(err));
-        feed_unlock(a->feed);
-        outbuf_flush(&o);
-        /* its rows are rebuilt: annotate asked the hot table again */
-        build_tables(a);
-        if (rc < 0) {
-                snprintf(a->st.status, sizeof(a->st.status), "annotate: %s", err);
-                fclose(tf);
-                return;
-        }
-        page_close(a);
-        rewind(tf);
-        char line[1024];
-        uint32_t cap = 0;
-        while (fgets(line, sizeof(line), tf)) {
-                line[strcspn(line, "\n")] = '\0';
-                if (a->nr_page == cap) {
-                        cap = cap ? cap * 2 : 256;
-                        a->page = xrealloc(a->page, cap * sizeof(*a->page));
-                }
-                a->page[a->nr_page++] = xstrdup(line);
-        }
-        fclose(tf);
-        snprintf(a->st.status, sizeof(a->st.status),
-                 "annotate %s: Up/Down/PgUp/PgDn scroll, q or Esc closes", function);
-}
-
-/* Replay: [ and ] show a tenth of the trace at a time, moving back or forward; past either
-   end the whole trace again. The file is read again into the model. */
-static void move_window(struct app *a, int step)
-{
-        if (!feed_is_done(a->feed, NULL)) {
-                snprintf(a->st.status, sizeof(a->st.status), "still loading");
-                return;
-        }
-        struct profile *p = a->profile;
-        int64_t span = p->trace.last_ns > 0 ? p->trace.last_ns : 0;
-        int64_t width = span / 10 > 0 ? span / 10 : 1;
-        int64_t from =
-                !p->has_window ? (step > 0 ? 0 : span - width) : p->window_from_ns + step * width;
-        bool is_on = from >= 0 && from < span;
-        if (!reread(a, is_on, from, from + width))
-                return;
-        if (is_on)
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "time window %.3f s - %.3f s of %.3f s", (double)from / 1e9,
-                         (double)(from + width) / 1e9, (double)span / 1e9);
-        else
-                snprintf(a->st.status, sizeof(a->st.status), "the whole trace (%.3f s)",
-                         (double)span / 1e9);
-}
-
-/* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the
-   current directory. */
-/* A replay's save: the profile the views count (the time range applied) as pprof, for the
-   tools that read it (doc/export.md). */
-static void export_window(struct app *a)
-{
-        char path[64], err[400];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(path, sizeof(path), "etwtop-%Y%m%d-%H%M%S.pb.gz", &tm);
-        const struct profile *p = a->profile;
-        struct export_options eo = {.path = a->o->replay_path,
-                                    .out_path = path,
-                                    .format = EXPORT_PPROF,
-                                    .symbol_path = a->o->symbol_path,
-                                    .nr_symbol_path = a->o->nr_symbol_path,
-                                    .is_no_demangle = a->o->is_no_demangle,
-                                    .pid = p->zoom_pid,
-                                    .has_from = p->has_window,
-                                    .has_to = p->has_window,
-                                    .from_s = (double)p->window_from_ns / 1e9,
-                                    .to_s = (double)p->window_to_ns / 1e9};
-        if (export_run(&eo, err, sizeof(err)) < 0)
-                snprintf(a->st.status, sizeof(a->st.status), "export failed: %s", err);
-        else
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "exported the %s as pprof to %s (go tool pprof %s)",
-                         p->has_window ? "time range" : "whole trace", path, path);
-}
-
-static void save_window(struct app *a)
-{
-        if (!a->st.is_live) {
-                export_window(a);
-                return;
-        }
-        char path[64], err[400];
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        strftime(path, sizeof(path), "etwtop-%Y%m%d-%H%M%S.etl", &tm);
-        if (etw_client_save(&a->client, path, err, sizeof(err)) != ERROR_SUCCESS)
-                snprintf(a->st.status, sizeof(a->st.status), "save failed: %s", err);
-        else
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "saved the recent events to %s (etwtop --replay %s)", path, path);
-}
-
 static void react(struct app *a, unsigned r)
 {
         if (r & UI_QUIT)
@@ -416,23 +166,23 @@ static void react(struct app *a, unsigned r)
                 feed_unlock(a->feed);
         }
         if (r & UI_MOVE_WINDOW)
-                move_window(a, a->st.window_step);
+                app_move_window(a, a->st.window_step);
         if (r & UI_TIMELINE)
-                timeline_key(a, (enum ui_timeline_op)a->st.timeline_op);
+                app_timeline_key(a, (enum ui_timeline_op)a->st.timeline_op);
         if (r & UI_ANNOTATE)
-                annotate_page(a, a->st.annotate);
+                app_annotate_page(a, a->st.annotate);
         if (r & UI_SAVE)
-                save_window(a);
+                app_save_window(a);
         if (r & UI_APPLY)
                 apply_edit(a);
         if (r & UI_REBUILD)
-                build_tables(a);
+                app_build_tables(a);
         if (r & UI_TO_TOP)
                 a->vs[a->st.view].is_to_top = true;
 }
 
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */
-static void tick(struct app *a, int64_t now)
+void app_tick(struct app *a, int64_t now)
 {
         feed_lock(a->feed);
         uint64_t n = a->profile->trace.nr_events;
@@ -447,7 +197,7 @@ static void tick(struct app *a, int64_t now)
         }
         if (a->st.is_paused)
                 return;
-        build_tables(a);
+        app_build_tables(a);
         if (a->st.is_live) {
                 feed_lock(a->feed);
                 profile_refresh(a->profile);
@@ -472,10 +222,10 @@ static void age_status(struct app *a, int64_t now)
 
 static void draw(struct app *a)
 {
-        age_status(a, now_ns());
+        age_status(a, app_now_ns());
         char hl[HEADER_LINES][HEADER_WIDTH];
         uint32_t nr;
-        header(a, hl, &nr);
+        app_header(a, hl, &nr);
         const char *lines[HEADER_LINES] = {hl[0], hl[1], hl[2], hl[3]};
         const char *tabs[NR_VIEWS];
         for (uint32_t v = 0; v < NR_VIEWS; v++)
@@ -522,7 +272,7 @@ static int signals_fd(sigset_t *old)
 
 /* Takes the signal sfd holds (restoring the mask must not deliver it to curses' handler, which
    exits 1) and says what it means. */
-static const char *signal_taken(int sfd)
+const char *app_signal_taken(int sfd)
 {
         struct signalfd_siginfo si;
         if (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
@@ -530,86 +280,6 @@ static const char *signal_taken(int sfd)
         return si.ssi_signo == SIGINT   ? "interrupted"
                : si.ssi_signo == SIGHUP ? "the terminal closed"
                                         : "terminated";
-}
-
-static void print_table(struct app *a, uint32_t v, uint32_t top)
-{
-        dprintf(STDOUT_FILENO, "\n%s\n", a->views[v]->name);
-        ui_table_print(&a->tables[v], STDOUT_FILENO, top);
-}
-
-/* A live frame's events up to now: the session flushed (a real-time consumer otherwise has them
-   at the FlushTimer's next tick, up to a second later: the first frame showed no samples), and
-   the feed given until its buffers stop coming (20 ms without one), 300 ms at most. */
-static void batch_catch_up(struct app *a)
-{
-        uint64_t before = feed_nr_buffers_read(a->feed), seen = before;
-        if (etw_client_flush(&a->client) != ERROR_SUCCESS)
-                return;
-        int64_t start = now_ns(), last_new = start;
-        while (now_ns() - start < 300000000 && !feed_is_done(a->feed, NULL)) {
-                struct timespec pause = {0, 5000000};
-                nanosleep(&pause, NULL);
-                uint64_t n = feed_nr_buffers_read(a->feed);
-                if (n != seen) {
-                        seen = n;
-                        last_new = now_ns();
-                } else if (seen != before && now_ns() - last_new >= 20000000) {
-                        break;
-                }
-        }
-}
-
-static void run_batch(struct app *a, int sfd)
-{
-        int64_t delay = (int64_t)(a->st.delay_s * 1e9);
-        int64_t start = now_ns(), last = start;
-        uint32_t top = a->o->nr_top ? a->o->nr_top : 25;
-        for (uint32_t frame = 0; !a->o->nr_frames || frame < a->o->nr_frames; frame++) {
-                /* a replay is one frame, once the file is read */
-                int64_t until = a->st.is_live ? last + delay : INT64_MAX;
-                while (now_ns() < until && !(!a->st.is_live && feed_is_done(a->feed, NULL))) {
-                        struct pollfd p = {sfd, POLLIN, 0};
-                        if (poll(&p, sfd >= 0 ? 1 : 0, 50) > 0) {
-                                a->why_stopped = signal_taken(sfd);
-                                a->is_quit = true;
-                                break;
-                        }
-                }
-                int64_t now = now_ns();
-                if (a->st.is_live && !a->is_quit)
-                        batch_catch_up(a);
-                if (!a->st.is_live) {
-                        feed_lock(a->feed);
-                        if (feed_is_done(a->feed, NULL)) {
-                                profile_end(a->profile);
-                                /* the last frame names what it can: the images a trace
-                                   describes only at its end (a saved window's rundown) were
-                                   asked for just now, as its places were placed */
-                                sym_store_wait(a->profile->store);
-                        } else
-                                profile_settle(a->profile);
-                        feed_unlock(a->feed);
-                }
-                tick(a, now);
-                last = now;
-                char hl[HEADER_LINES][HEADER_WIDTH];
-                uint32_t nr;
-                header(a, hl, &nr);
-                dprintf(STDOUT_FILENO, "\n");
-                for (uint32_t i = 0; i < nr; i++)
-                        dprintf(STDOUT_FILENO, "%s\n", hl[i]);
-                print_table(a, VIEW_FUNCTIONS, top);
-                print_table(a, VIEW_SWITCHES, top);
-                const struct ui_table *b = &a->tables[VIEW_BRANCHES];
-                if (b->nr_rows > 1 || !(b->flags[0] & UI_ROW_GREYED))
-                        print_table(a, VIEW_BRANCHES, top);
-                print_table(a, VIEW_EVENTS, top);
-                if (a->is_quit || !a->st.is_live)
-                        break;
-                if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
-                        break;
-        }
 }
 
 /* One key: the browser's, else the view's table, else the common table. */
@@ -623,7 +293,7 @@ static void on_key(struct app *a, int key)
         if (a->page) {
                 /* the annotate page: scroll it, or close it */
                 if (!ui_screen_page_key(key, &a->page_top, a->nr_page)) {
-                        page_close(a);
+                        app_page_close(a);
                         a->st.status[0] = '\0';
                 }
                 return;
@@ -638,19 +308,19 @@ static void on_key(struct app *a, int key)
 
 static void run_screen(struct app *a, int sfd)
 {
-        int64_t start = now_ns(), last = start;
+        int64_t start = app_now_ns(), last = start;
         bool was_done = false, has_key = false;
-        build_tables(a);
+        app_build_tables(a);
         draw(a);
         while (!a->is_quit) {
                 int64_t delay = (int64_t)(a->st.delay_s * 1e9);
                 struct pollfd p[2] = {{STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}};
-                int64_t wait = last + delay - now_ns();
+                int64_t wait = last + delay - app_now_ns();
                 if (!a->st.is_live && !was_done)
                         wait = 100000000; /* loading: the progress moves */
                 int n = poll(p, sfd >= 0 ? 2 : 1, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
                 if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN)) {
-                        a->why_stopped = signal_taken(sfd);
+                        a->why_stopped = app_signal_taken(sfd);
                         break;
                 }
                 bool is_dirty = false;
@@ -659,11 +329,11 @@ static void run_screen(struct app *a, int sfd)
                         on_key(a, key);
                         is_dirty = has_key = true;
                 }
-                int64_t now = now_ns();
+                int64_t now = app_now_ns();
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 if (now >= last + delay || (is_done && !was_done)) {
-                        tick(a, now);
+                        app_tick(a, now);
                         last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
@@ -798,9 +468,9 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                 snprintf(err, err_size, "cannot start the consumer thread");
                 goto out;
         }
-        a->rate_since_ns = now_ns();
+        a->rate_since_ns = app_now_ns();
         if (o->is_batch) {
-                run_batch(a, sfd);
+                app_run_batch(a, sfd);
                 rc = 0;
         } else if (ui_screen_open(&a->scr, o->is_mono) < 0) {
                 /* as top does on such a terminal: text frames instead of a garbled screen */
@@ -808,7 +478,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
                         "etwtop: TERM=%s cannot draw the screen (no cursor addressing): text "
                         "frames follow, as with -b (Ctrl-C ends them)\n",
                         getenv("TERM") ? getenv("TERM") : "");
-                run_batch(a, sfd);
+                app_run_batch(a, sfd);
                 rc = 0;
         } else {
                 run_screen(a, sfd);

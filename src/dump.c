@@ -11,6 +11,7 @@
 
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "kevent_text.h"
 #include "model/event_stats.h"

@@ -11,6 +11,7 @@
 
 #include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "model/profile.h"
 #include "util/xalloc.h"

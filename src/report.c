@@ -10,6 +10,7 @@
 #include "etw/evntrace.h"
 #include "feed.h"
 #include "header.h"
+#include "model/hot_ipc.h"
 #include "model/profile.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
@@ -116,6 +117,65 @@ static void put_function(struct report *r, struct outbuf *o, const struct hot_ro
         }
         outbuf_puts(o, clean(fn, fn_clean, sizeof(fn_clean)));
         outbuf_putc(o, '\n');
+}
+
+static void print_ipc_rows(struct report *r, struct outbuf *o, uint64_t ci, uint64_t ii,
+                           uint32_t top, bool is_by_module);
+
+/* Where both cycles and instructions are sampled: IPC per module and per function, the functions
+   with the most cycle samples first, each sample weighed by its source's interval (events per
+   sample). */
+static void print_ipc(struct report *r, struct outbuf *o)
+{
+        uint64_t ci = profile_source_interval(r->profile, HOT_IPC_CYCLES);
+        uint64_t ii = profile_source_interval(r->profile, HOT_IPC_INSTRUCTIONS);
+        if (!hot_nr_samples(r->profile->hot, HOT_IPC_CYCLES) ||
+            !hot_nr_samples(r->profile->hot, HOT_IPC_INSTRUCTIONS))
+                return;
+        hot_set_grouping(r->profile->hot, HOT_BY_FUNCTION);
+        uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
+        for (int by_module = 1; by_module >= 0; by_module--)
+                print_ipc_rows(r, o, ci, ii, top, by_module);
+}
+
+static void print_ipc_rows(struct report *r, struct outbuf *o, uint64_t ci, uint64_t ii,
+                           uint32_t top, bool is_by_module)
+{
+        struct hot_ipc_row *rows;
+        uint32_t n = is_by_module ? hot_ipc_module_rows(r->profile->hot, ci, ii, top, &rows)
+                                  : hot_ipc_rows(r->profile->hot, ci, ii, top, &rows);
+        char line[1400], mod[256], buf[512], fn_clean[512];
+        snprintf(line, sizeof(line),
+                 "\nIPC per %s (InstructionRetired samples x %" PRIu64
+                 " / TotalCycles samples x %" PRIu64 ")\n",
+                 is_by_module ? "module" : "function", ii, ci);
+        outbuf_puts(o, line);
+        if (!n)
+                outbuf_puts(o, "   (the trace gives no interval for one of them)\n");
+        else
+                outbuf_puts(o, is_by_module
+                                       ? "      IPC   Cycles    Instr  Module\n"
+                                       : "      IPC   Cycles    Instr  Module                    "
+                                         "Function\n");
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_ipc_row *w = &rows[i];
+                const char *m = module_label(r->profile->store, w->module, mod, sizeof(mod));
+                const char *fn = is_by_module ? ""
+                                              : place_text(r->profile->store, w->function,
+                                                           w->module, m, w->rel, buf, sizeof(buf));
+                snprintf(line, sizeof(line), " %8.2f %8" PRIu64 " %8" PRIu64 "  ", w->ipc,
+                         w->nr_cycles, w->nr_instructions);
+                outbuf_puts(o, line);
+                if (is_by_module) {
+                        outbuf_puts(o, m);
+                } else {
+                        put_padded(o, m, 25);
+                        outbuf_putc(o, ' ');
+                        outbuf_puts(o, clean(fn, fn_clean, sizeof(fn_clean)));
+                }
+                outbuf_putc(o, '\n');
+        }
+        free(rows);
 }
 
 /* --sort dso: each module's row, its functions under it. */
@@ -231,11 +291,27 @@ static void print_source(struct report *r, struct outbuf *o, uint16_t source)
         }
 }
 
-/* The hot branch edges of the LBR events, exact edges, most taken first. */
-static void print_branches(struct report *r, struct outbuf *o)
+/* A function pair's end: module!function, or the place where no function names it. */
+static void function_end(struct report *r, const struct branches_end *e, char *buf, size_t size)
+{
+        char raw[512];
+        if (e->function) {
+                struct sym_module_info info;
+                sym_module_info(r->profile->store, e->loc.module, &info);
+                snprintf(raw, sizeof(raw), "%s!%s", info.name ? info.name : "?",
+                         sym_name(r->profile->store, e->function));
+        } else {
+                sym_format(r->profile->store, e->loc, raw, sizeof(raw));
+        }
+        text_sanitize(buf, size, raw);
+}
+
+/* The hot branch edges of the LBR events, exact edges or function pairs, most taken first,
+   with the mispredicted share and average cycles where the CPU recorded them. */
+static void print_branches(struct report *r, struct outbuf *o, enum branches_group group)
 {
         const struct branches_row *rows;
-        uint32_t n = branches_rows(r->profile->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(r->profile->branches, group, AGG_ALL, &rows);
         if (!n)
                 return;
         uint32_t top = r->opts->nr_top ? r->opts->nr_top : 40;
@@ -243,14 +319,18 @@ static void print_branches(struct report *r, struct outbuf *o)
         for (uint32_t i = 0; i < n; i++)
                 total += rows[i].count;
         char line[1200], from[512], to[512];
-        snprintf(line, sizeof(line), "\nHot branch edges (LBR, %" PRIu64 " branches)\n", total);
+        snprintf(line, sizeof(line), "\nHot branch edges%s (LBR, %" PRIu64 " branches)\n",
+                 group == BRANCHES_BY_FUNCTION ? " by function" : "", total);
         outbuf_puts(o, line);
-        outbuf_puts(o, "   Share    Count  From -> To\n");
+        outbuf_puts(o, "   Share    Count  Mispred  AvgCyc  From -> To\n");
         for (uint32_t i = 0; i < n && i < top; i++) {
                 const struct branches_row *w = &rows[i];
                 if (w->is_other) {
                         snprintf(from, sizeof(from), "[other edges]");
                         to[0] = 0;
+                } else if (group == BRANCHES_BY_FUNCTION) {
+                        function_end(r, &w->from, from, sizeof(from));
+                        function_end(r, &w->to, to, sizeof(to));
                 } else {
                         char raw[512];
                         sym_format(r->profile->store, w->from.loc, raw, sizeof(raw));
@@ -259,8 +339,14 @@ static void print_branches(struct report *r, struct outbuf *o)
                         text_sanitize(to, sizeof(to), raw);
                 }
                 put_pct(o, w->count, total);
-                snprintf(line, sizeof(line), " %8" PRIu64 "  %s%s%s\n", w->count, from,
-                         to[0] ? " -> " : "", to);
+                char mis[16] = "       -", cyc[16] = "      -";
+                double v;
+                if (branches_mispredict_pct(w, &v))
+                        snprintf(mis, sizeof(mis), "%7.2f%%", v);
+                if (branches_avg_cycles(w, &v))
+                        snprintf(cyc, sizeof(cyc), "%7.1f", v);
+                snprintf(line, sizeof(line), " %8" PRIu64 " %s %s  %s%s%s\n", w->count, mis, cyc,
+                         from, to[0] ? " -> " : "", to);
                 outbuf_puts(o, line);
         }
 }
@@ -495,7 +581,9 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
         for (uint32_t i = 0; i < nr_sources; i++)
                 print_source(&r, &o, sources[i]);
-        print_branches(&r, &o);
+        print_ipc(&r, &o);
+        print_branches(&r, &o, BRANCHES_BY_EDGE);
+        print_branches(&r, &o, BRANCHES_BY_FUNCTION);
         print_switches(&r, &o);
         events_report_print(p, &o);
         hot_set_grouping(p->hot, HOT_BY_FUNCTION); /* annotate's rows: one per function */

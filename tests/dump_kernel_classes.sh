@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/decode/kevent_mof.c)
+# dump_kernel_classes.sh: the kernel classes decoded by their MOF layouts (backend/decode/kevent_mof.c),
+# the CLR's private provider by its manifest's templates (backend/decode/clr_private.c)
 # and the manifest events decoded by the metadata the trace carries (MetaData EventInfo and
 # EventMapInfo: backend/decode/tdh_meta.c) in `etwtop --dump` of the x64 .NET sample: per-type counts
 # against TraceEvent's baseline for the same trace (net.4.5.2.x64.baseline.txt, its COUNT lines),
@@ -94,6 +95,13 @@ check "SystemConfig/PnP (version 4): the strings after the class GUID" has Syste
 check "SystemConfig/Power" has SystemConfig/Power "S1=0 S2=0 S3=0 S4=0 S5=1"
 check "SystemConfig/LogDisk" has SystemConfig/LogDisk \
         'StartOffset=368050176 PartitionSize=135996112896 DiskNumber=0 Size=112 DriveType=1 DriveLetterString="C:" PartitionNumber=2 SectorsPerCluster=8 BytesPerSector=512 NumberOfFreeClusters=29898381 TotalNumberOfClusters=33202175 FileSystem="NTFS" VolumeExt=0'
+check "SystemConfig/OpticalMedia: numbers, UTF-16 then 8-bit strings" has SystemConfig/OpticalMedia \
+        'BytesPerSector=2048 DiscStatus=0 LastSessionStatus=0 DriveLetter="D:" FileSystemName="UDF" DeviceName="Virtual CD/ROM  " ManufacturerName="Msft    "'
+check "SystemConfig/Platform" has SystemConfig/Platform \
+        'SystemManufacturer="Microsoft Corporation" SystemProductName="Virtual Machine" BiosDate="12/07/2018" BiosVersion="090008"'
+check "SystemConfig/DPI" has SystemConfig/DPI "MachineDPI=96 UserDPI=96"
+cfg_bare=$(grep -c ' SystemConfig/op' "$tmp/net.txt")
+check "no SystemConfig event left as opN ($cfg_bare)" [ "$cfg_bare" = 0 ]
 check "SystemConfig/Network" has SystemConfig/Network \
         "TcbTablePartitions=32 MaxHashTableSize=4294967295 MaxUserPort=65536 TcpTimedWaitDelay=120"
 check "SysConfigEx/SystemPaths" has SysConfigEx/SystemPaths \
@@ -163,6 +171,49 @@ check "DNS-Client: an IPv4 socket address" \
 # The .NET runtime's events keep their names; the metadata gives their fields, value maps named
 check "GCAllocationTick: named as before, its fields and its value map" has DotNETRuntime/GCAllocationTick \
         'AllocationAmount=0x1a464 AllocationKind="Small" ClrInstanceID=11'
+
+# The .NET runtime's private provider ({763fd754-...}): named by Id and version as TraceEvent
+# names them (its Task/Opcode run together), its fields from the manifest's templates
+# (ClrEtwAll.man); counts against the baseline's COUNT lines, fields against its first events
+while read -r ours theirs n; do
+        check "$ours: $n as TraceEvent's $theirs" [ "$(count "DotNETRuntimePrivate/$ours")" = "$n" ]
+done <<'COUNTS'
+BindingFusionMessage Binding/FusionMessage 20
+BindingLoaderAssemblyInitPhaseStart Binding/LoaderAssemblyInitPhaseStart 2
+BindingLoaderAssemblyInitPhaseStop Binding/LoaderAssemblyInitPhaseStop 2
+BindingLoaderDeliverEventPhaseStart Binding/LoaderDeliverEventPhaseStart 2
+BindingLoaderDeliverEventsPhaseStop Binding/LoaderDeliverEventsPhaseStop 2
+BindingLoaderMappingPhaseStart Binding/LoaderMappingPhaseStart 4
+BindingLoaderMappingPhaseStop Binding/LoaderMappingPhaseStop 4
+BindingLoaderPhaseStart Binding/LoaderPhaseStart 1
+BindingLoaderPhaseStop Binding/LoaderPhaseStop 1
+BindingNgenPhaseStart Binding/NgenPhaseStart 1
+BindingNgenPhaseStop Binding/NgenPhaseStop 1
+GCGlobalHeapHistory GC/GlobalHeapHistory 264
+GCMarkCards GC/MarkCards 264
+GCMarkFinalizeQueueRoots GC/MarkFinalizeQueueRoots 264
+GCMarkHandles GC/MarkHandles 264
+GCMarkStackRoots GC/MarkStackRoots 264
+GCPerHeapHistory GC/PerHeapHistory 264
+GCSettings GC/Settings 1
+NgenBinderNgenBind NgenBinder/NgenBind 2
+COUNTS
+private=$(grep -c ' {763fd754-7086-4dfe-95eb-c01a46faf4ca}/op' "$tmp/net.txt")
+check "no event of the CLR's private provider left as {GUID}/opN ($private)" [ "$private" = 0 ]
+check "DotNETRuntimePrivate/GCSettings (version 1)" has DotNETRuntimePrivate/GCSettings \
+        'SegmentSize=16777216 LargeObjectSegmentSize=16777216 ServerGC=0 ClrInstanceID=11'
+check "DotNETRuntimePrivate/BindingFusionMessage: a Boolean, then the message" \
+        has DotNETRuntimePrivate/BindingFusionMessage 'ClrInstanceID=9 Prepend=0 Message="BEGIN : IL image bind."'
+check "DotNETRuntimePrivate/BindingLoaderMappingPhaseStart: ids, then two strings" \
+        has DotNETRuntimePrivate/BindingLoaderMappingPhaseStart \
+        'AppDomainID=1 LoadContextID=4 FromLoaderCache=0 DynamicLoad=0 AssemblyCodebase="C:\Windows\Microsoft.Net\assembly\GAC_64\mscorlib\'
+check "DotNETRuntimePrivate/BindingLoaderMappingPhaseStart: the fields after the strings" \
+        has DotNETRuntimePrivate/BindingLoaderMappingPhaseStart 'mscorlib.dll" AssemblyName="NULL" ClrInstanceID=9'
+check "DotNETRuntimePrivate/NgenBinderNgenBind (ReasonCode 0, START_BIND)" has DotNETRuntimePrivate/NgenBinderNgenBind \
+        'ClrInstanceID=9 BindingID=8164512 ReasonCode=0 AssemblyName="mscorlib, Version=4.0.0.0,'
+check "DotNETRuntimePrivate/GCMarkStackRoots" has DotNETRuntimePrivate/GCMarkStackRoots 'HeapNum=0 ClrInstanceID=9'
+check "DotNETRuntimePrivate/GCGlobalHeapHistory (Reason 0, AllocSmall)" has DotNETRuntimePrivate/GCGlobalHeapHistory \
+        'FinalYoungestDesired=0x400000 NumHeaps=1 CondemnedGeneration=0 Gen0ReductionCount=0 Reason=0 GlobalMechanisms=20 ClrInstanceID=9'
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" -eq 0 ]

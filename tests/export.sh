@@ -286,12 +286,12 @@ check "fix: the stack folded outermost first, under its process" \
 check "fix: a sample without a stack is its address" grep -qx 'work\.exe;0x8048123 1' "$tmp/fix.folded"
 # csv-branches: the branch view's edges, as --replay -b lists them
 "$ETWTOP" --replay "$tmp/fix.etl" --export csv-branches -o "$tmp/fix.branches.csv" 2>/dev/null
-check "fix: csv-branches' header" [ "$(head -1 "$tmp/fix.branches.csv" | tr -d '\r')" = "Share%,Taken,From,To" ]
+check "fix: csv-branches' header" [ "$(head -1 "$tmp/fix.branches.csv" | tr -d '\r')" = "Share%,Taken,From,To,Mispredicted,PredictionKnown,AvgCycles" ]
 check "fix: csv-branches has the LBR edges -b shows" \
         grep -q '^33\.33,1,work+0x1250,work+0x1200' "$tmp/fix.branches.csv"
 check "fix: as many edges as -b's branch table ($(($(wc -l <"$tmp/fix.branches.csv") - 1)))" \
         [ "$(($(wc -l <"$tmp/fix.branches.csv") - 1))" = \
-          "$("$ETWTOP" --replay "$tmp/fix.etl" -b --top 1000 2>/dev/null | awk '/^Hot branch edges/ {t = 1; getline; next} t && /^$/ {t = 0} t' | wc -l)" ]
+          "$("$ETWTOP" --replay "$tmp/fix.etl" -b --top 1000 2>/dev/null | awk '/^Hot branch edges \(/ {t = 1; getline; next} t && /^$/ {t = 0} t' | wc -l)" ]
 if [ $has_python = 1 ]; then
         check "fix: speedscope has a profile per source" \
                 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' \

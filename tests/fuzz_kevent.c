@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kdecoder.h"
 #include "kevent.h"
 
 /* Under MemorySanitizer, the sink checks that the decoder initialized every field it hands out
@@ -96,11 +97,14 @@ static const GUID fuzz_clr_runtime = {
         0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
 static const GUID fuzz_clr_rundown = {
         0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+/* the .NET runtime's private provider: told apart by Id too */
+static const GUID fuzz_clr_private = {
+        0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 0x1a, 0x46, 0xfa, 0xf4, 0xca}};
 static const GUID *const fuzz_providers[] = {
         &EventTraceGuid,   &ProcessGuid,      &ThreadGuid,           &ImageLoadGuid,
         &PerfInfoGuid,     &StackWalkGuid,    &LastBranchRecordGuid, &KernelTraceControlImageIdGuid,
         &DiskIoGuid,       &SysConfigExGuid,  &fuzz_unknown,         &etwtop_provider_guid,
-        &fuzz_clr_runtime, &fuzz_clr_rundown,
+        &fuzz_clr_runtime, &fuzz_clr_rundown, &fuzz_clr_private,
 };
 
 #define NR_EVENTS    (sizeof(fuzz_events) / sizeof(fuzz_events[0]))
@@ -300,6 +304,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                      fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_rundown)) {
                         /* Ids 140-155: the method (143, 144) and module (152-154) events */
                         r.EventHeader.EventDescriptor.Id = (USHORT)(140 + (h[1] & 15));
+                        r.EventHeader.Flags = 0;
+                }
+                if (h[0] >= NR_EVENTS && fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_private) {
+                        /* Ids 0-199 as they come (GC, Startup, Binding...), 200-255 as 400-455 */
+                        r.EventHeader.EventDescriptor.Id = (USHORT)(h[1] < 200 ? h[1] : 200 + h[1]);
                         r.EventHeader.Flags = 0;
                 }
                 if (h[3] & 1)

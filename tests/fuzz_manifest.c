@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "etw/ntwmi.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "fuzz_fields_sink.h"
 #include "le_bytes.h"

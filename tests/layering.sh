@@ -37,19 +37,23 @@ hits=$(grep -rnE "#include *\"($internal)\"" --include='*.[ch]' src ui model ben
 # backend/etl (the generic formats) includes nothing of the rest of the backend: the ETW API,
 # util, its own headers and le_bytes.h only
 hits=$(grep -rnE '#include *"' --include='*.[ch]' backend/etl 2>/dev/null |
-        grep -vE '#include *"(etw/[A-Za-z_]+|util/[a-z_]+|etl_[a-z_]+|log_file|xpress|le_bytes)\.h"')
+        grep -vE '#include *"(etw/[A-Za-z_]+|util/[a-z_]+|etl_[a-z0-9_]+|log_file|xpress|le_bytes)\.h"')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/etl includes more than the formats: $hits"
 
 # backend/decode (the decoder) includes the decoded-event header, the ETW API, util, its own
-# headers, le_bytes.h and of backend/etl the reader's header (its UTF-16 helper) only
+# headers, le_bytes.h and of backend/etl the UTF-16 helpers (etl_reader.h, etl_utf16.h) only
 hits=$(grep -rnE '#include *"' --include='*.[ch]' backend/decode 2>/dev/null |
-        grep -vE '#include *"(etw/[A-Za-z_]+|util/[a-z_]+|kevent|kdecoder_int|kevent_mof|tdh_meta|etw_manifest|le_bytes|etl_reader)\.h"')
+        grep -vE '#include *"(etw/[A-Za-z_]+|util/[a-z_]+|kevent|kdecoder|kdecoder_int|kevent_mof|tdh_meta|etw_manifest|le_bytes|etl_reader|etl_utf16)\.h"')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/decode includes more than the decoder: $hits"
 
 # src/, ui/ and model/ include none of backend/etl's and backend/decode's headers either
 internal=$(cd backend && ls etl/*.h decode/*.h 2>/dev/null | sed 's|.*/||; s/\./\\./g' | paste -sd'|')
 hits=$(grep -rnE "#include *\"($internal)\"" --include='*.[ch]' src ui model bench/bench_frame.c 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a backend/etl or backend/decode header outside the backend: $hits"
+
+# the model and the screen read decoded events (kevent.h), they never decode: no kdecoder.h
+hits=$(grep -rnE '#include *"kdecoder\.h"' --include='*.[ch]' model ui 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "the decoder's interface in model/ or ui/: $hits"
 
 # the screen's views live under ui/views/, one file each; the model has one entry
 for f in ui/views/functions_view.c ui/views/branches_view.c ui/views/switches_view.c \

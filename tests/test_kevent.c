@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kdecoder.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
 

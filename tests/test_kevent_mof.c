@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kdecoder.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
 
@@ -108,6 +109,35 @@ static int feed(const GUID *g, uint8_t op, uint8_t ver, unsigned psize, uint32_t
         r.EventHeader.ProcessId = pid;
         r.EventHeader.ThreadId = tid;
         r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        r.EventHeader.EventDescriptor.Version = ver;
+        r.UserData = p;
+        r.UserDataLength = (USHORT)b->n;
+        int rc = kdecoder_decode(d, &r, capture, NULL);
+        free(p);
+        kdecoder_free(d);
+        assert_int_equal(cap.nr, 1);
+        return rc;
+}
+
+/* Decodes one manifest record (an EVENT_HEADER, 64-bit) of provider g with this Id. */
+static int feed_id(const GUID *g, uint16_t id, uint8_t op, uint8_t ver, const struct bb *b)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        EVENT_RECORD r;
+        uint8_t *p = malloc(b->n ? b->n : 1);
+
+        assert_non_null(d);
+        assert_non_null(p);
+        memcpy(p, b->b, b->n);
+        memset(&r, 0, sizeof(r));
+        memset(&cap, 0, sizeof(cap));
+        r.EventHeader.Size = (USHORT)(sizeof(EVENT_HEADER) + b->n);
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProcessId = 3676;
+        r.EventHeader.ThreadId = 3680;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Id = id;
         r.EventHeader.EventDescriptor.Opcode = op;
         r.EventHeader.EventDescriptor.Version = ver;
         r.UserData = p;
@@ -334,6 +364,119 @@ static void test_cpu_fixed_strings(void **state)
         assert_int_equal(u("HyperThreadingFlag"), 1);
 }
 
+/* SystemConfig OpticalMedia (opcode 18): fixed numbers, two UTF-16 strings, two 8-bit ones */
+static void test_optical_media_strings(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u16(&b, 0);
+        bb_u16(&b, 2);
+        bb_u16(&b, 5);
+        bb_u16(&b, 0x10);
+        for (int i = 0; i < 5; i++)
+                bb_u64(&b, 0);
+        bb_u32(&b, 0);
+        bb_u32(&b, 0);
+        bb_u32(&b, 2048);
+        bb_u16(&b, 0);
+        bb_u16(&b, 0);
+        bb_utf16(&b, "D:");
+        bb_utf16(&b, "UDF");
+        bb_raw(&b, "Virtual CD/ROM", 15);
+        bb_raw(&b, "Msft\xe9", 6); /* not UTF-8: read as Latin-1 */
+        assert_int_equal(feed(&EventTraceConfigGuid, 18, 2, 8, 100, 200, &b), 0);
+        assert_string_equal(cap.name, "SystemConfig/OpticalMedia");
+        assert_int_equal(u("DeviceType"), 5);
+        assert_int_equal(u("BytesPerSector"), 2048);
+        assert_string_equal(s("DriveLetter"), "D:");
+        assert_string_equal(s("FileSystemName"), "UDF");
+        assert_string_equal(s("DeviceName"), "Virtual CD/ROM");
+        assert_string_equal(s("ManufacturerName"), "Msft\xc3\xa9");
+
+        /* the last 8-bit string missing: too short for the layout */
+        b.n -= 6;
+        assert_int_equal(feed(&EventTraceConfigGuid, 18, 2, 8, 100, 200, &b), -EBADMSG);
+}
+
+/* Microsoft-Windows-DotNETRuntimePrivate (ClrEtwAll.man) */
+static const GUID clr_private = {
+        0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 0x1a, 0x46, 0xfa, 0xf4, 0xca}};
+
+/* A Binding event (template Binding): four UInt32, two strings, then ClrInstanceID after them */
+static void test_clr_private_binding(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u32(&b, 1);
+        bb_u32(&b, 4);
+        bb_u32(&b, 0);
+        bb_u32(&b, 1);
+        bb_utf16(&b, "C:\\Windows\\mscorlib.dll");
+        bb_utf16(&b, "NULL");
+        bb_u16(&b, 9);
+        assert_int_equal(feed_id(&clr_private, 173, 65, 0, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/BindingLoaderMappingPhaseStart");
+        assert_int_equal(cap.nr_fields, 7);
+        assert_int_equal(u("AppDomainID"), 1);
+        assert_int_equal(u("LoadContextID"), 4);
+        assert_int_equal(u("DynamicLoad"), 1);
+        assert_string_equal(s("AssemblyCodebase"), "C:\\Windows\\mscorlib.dll");
+        assert_string_equal(s("AssemblyName"), "NULL");
+        assert_int_equal(u("ClrInstanceID"), 9);
+        assert_int_equal(cap.pid, 3676);
+
+        /* the string cut short: the payload is too short for the template */
+        b.n -= 4;
+        assert_int_equal(feed_id(&clr_private, 173, 65, 0, &b), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/BindingLoaderMappingPhaseStart");
+}
+
+/* Told apart by Id, not by opcode: GCSettings and PrestubWorkerStart both have opcode 14; a
+   version past the last known reads as the last; an empty template names the event only */
+static void test_clr_private_by_id(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u64(&b, 16777216);
+        bb_u64(&b, 16777216);
+        bb_u32(&b, 0); /* ServerGC, a Boolean */
+        bb_u16(&b, 11);
+        assert_int_equal(feed_id(&clr_private, 2, 14, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/GCSettings");
+        assert_int_equal(u("LargeObjectSegmentSize"), 16777216);
+        assert_int_equal(u("ServerGC"), 0);
+        assert_int_equal(u("ClrInstanceID"), 11);
+
+        b.n = 0;
+        bb_u16(&b, 9);
+        assert_int_equal(feed_id(&clr_private, 94, 14, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/StartupPrestubWorkerStart");
+        assert_int_equal(cap.nr_fields, 1);
+        assert_int_equal(u("ClrInstanceID"), 9);
+
+        b.n = 0;
+        bb_u32(&b, 2);  /* HeapNum */
+        bb_u16(&b, 9);  /* ClrInstanceID */
+        bb_u32(&b, 77); /* what a later version appends */
+        assert_int_equal(feed_id(&clr_private, 7, 21, 4, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/GCMarkStackRoots");
+        assert_int_equal(cap.nr_fields, 2);
+        assert_int_equal(u("HeapNum"), 2);
+
+        assert_int_equal(feed_id(&clr_private, 4, 17, 2, &b), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/GCPerHeapHistory");
+
+        assert_int_equal(feed_id(&clr_private, 999, 17, 0, &b), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
+        assert_string_equal(cap.name, "");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -344,6 +487,9 @@ int main(void)
                 cmocka_unit_test(test_told_apart_by_provider_and_version),
                 cmocka_unit_test(test_services_strings),
                 cmocka_unit_test(test_cpu_fixed_strings),
+                cmocka_unit_test(test_optical_media_strings),
+                cmocka_unit_test(test_clr_private_binding),
+                cmocka_unit_test(test_clr_private_by_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@
 
 #include "etl_writer.h"
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "live_source.h"
 #include "perf_convert.h"

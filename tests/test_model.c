@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "model/aggregate.h"
 #include "model/branches.h"
 #include "model/calltree.h"
 #include "model/hot.h"
+#include "model/hot_ipc.h"
 #include "model/profile.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
@@ -523,6 +525,43 @@ static const struct branches_row *find_edge(const struct branches_row *rows, uin
                     rows[i].to.loc.rel == to_rel)
                         return &rows[i];
         return NULL;
+}
+
+/* What the CPU recorded of each branch (perf's flags in the entries' info): the edge's and the
+   function pair's mispredicted share and average cycles; none where no entry says. */
+static void test_branches_flags(void **state)
+{
+        struct fix *fx = *state;
+        struct branches *b = branches_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta, g = EXE + fx->off_gamma;
+        struct kevent_lbr_entry e[4] = {{a, be}, {a, be}, {a, be}, {be, g}};
+        /* alpha->beta: mispredicted after 10 cycles, predicted after 20, predicted without a
+           count; beta->gamma: nothing recorded */
+        const uint64_t info[4] = {1u | 10u << 4, 2u | 20u << 4, 2u, 0};
+        struct kevent ev = ev_lbr(0, MS(1), PID_A, 101, e, 4);
+        ev.lbr.info = info;
+        branches_event(b, &ev);
+        const struct branches_row *rows;
+        uint32_t n = branches_rows(b, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].count, 3);
+        assert_int_equal(rows[0].flags.nr_mispredicted, 1);
+        assert_int_equal(rows[0].flags.nr_predict_known, 3);
+        double v;
+        assert_true(branches_mispredict_pct(&rows[0], &v));
+        assert_true(v > 33.3 && v < 33.4);
+        assert_true(branches_avg_cycles(&rows[0], &v));
+        assert_true(v > 14.99 && v < 15.01);
+        assert_false(branches_mispredict_pct(&rows[1], &v));
+        assert_false(branches_avg_cycles(&rows[1], &v));
+        /* function pairs sum their edges'; a decoder without info counts none */
+        ev = ev_lbr(0, MS(2), PID_A, 101, e, 4);
+        branches_event(b, &ev);
+        n = branches_rows(b, BRANCHES_BY_FUNCTION, AGG_ALL, &rows);
+        assert_int_equal(rows[0].count, 6);
+        assert_int_equal(rows[0].flags.nr_predict_known, 3);
+        assert_int_equal(rows[0].flags.nr_cycles, 2);
+        branches_free(b);
 }
 
 static void test_branches_edges(void **state)
@@ -2108,6 +2147,47 @@ static void test_switches_cpu_time_late(void **state)
 
 /* ---- PMC and LBR through the whole model, and a recorded trace ---- */
 
+/* IPC per function and module: instructions samples x their interval over cycles samples x
+   theirs; a function without instruction samples has IPC 0; no interval, no rows. */
+static void test_hot_ipc(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha, be = EXE + fx->off_beta;
+        for (int i = 0; i < 4; i++) {
+                struct kevent ev = ev_pmc(0, MS(i), PID_A, 101, a, HOT_IPC_CYCLES);
+                hot_event(h, &ev);
+        }
+        for (int i = 0; i < 2; i++) {
+                struct kevent ev = ev_pmc(0, MS(10 + i), PID_A, 101, be, HOT_IPC_CYCLES);
+                hot_event(h, &ev);
+        }
+        for (int i = 0; i < 6; i++) {
+                struct kevent ev = ev_pmc(0, MS(20 + i), PID_A, 101, a, HOT_IPC_INSTRUCTIONS);
+                hot_event(h, &ev);
+        }
+        struct hot_ipc_row *rows;
+        uint32_t n = hot_ipc_rows(h, 1000, 2000, 0, &rows);
+        assert_int_equal(n, 2);
+        assert_int_equal(rows[0].function, fx->fn_alpha);
+        assert_int_equal(rows[0].nr_cycles, 4);
+        assert_int_equal(rows[0].nr_instructions, 6);
+        assert_true(rows[0].ipc > 2.999 && rows[0].ipc < 3.001);
+        assert_int_equal(rows[1].nr_cycles, 2);
+        assert_int_equal(rows[1].nr_instructions, 0);
+        assert_true(rows[1].ipc == 0.0);
+        free(rows);
+        n = hot_ipc_module_rows(h, 1000, 2000, 0, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].nr_cycles, 6);
+        assert_int_equal(rows[0].nr_instructions, 6);
+        assert_true(rows[0].ipc > 1.999 && rows[0].ipc < 2.001);
+        free(rows);
+        assert_int_equal(hot_ipc_rows(h, 0, 2000, 0, &rows), 0);
+        free(rows);
+        hot_free(h);
+}
+
 static void test_pmc_lbr_together(void **state)
 {
         struct fix *fx = *state;
@@ -3273,6 +3353,7 @@ int main(void)
                 cmocka_unit_test(test_agg_table),
                 cmocka_unit_test(test_agg_index),
                 cmocka_unit_test_setup_teardown(test_branches_edges, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_flags, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_by_function, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_processes, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_max_entries, fix_setup, fix_teardown),
@@ -3304,6 +3385,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_exited_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_unplaced_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_ipc, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
         };

@@ -17,6 +17,7 @@
 
 #include "etl_writer.h"
 #include "etw/evntrace.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "perf_convert.h"
 
@@ -244,6 +245,7 @@ struct cap {
         uint32_t user_size;
         uint64_t frames[64];
         struct kevent_lbr_entry lbr[16];
+        uint64_t lbr_info[16];
         char s1[256], s2[256], s3[64];
 };
 
@@ -274,6 +276,10 @@ static void on_decoded(void *ctx, const struct kevent *ev)
                 c->ev.lbr.nr_entries = ev->lbr.nr_entries < 16 ? ev->lbr.nr_entries : 16;
                 memcpy(c->lbr, ev->lbr.entries, sizeof(c->lbr[0]) * c->ev.lbr.nr_entries);
                 c->ev.lbr.entries = c->lbr;
+                if (ev->lbr.info) {
+                        memcpy(c->lbr_info, ev->lbr.info, 8 * c->ev.lbr.nr_entries);
+                        c->ev.lbr.info = c->lbr_info;
+                }
                 break;
         case KEV_PROCESS:
                 snprintf(c->s1, sizeof(c->s1), "%s", ev->process.image_name);
@@ -838,6 +844,14 @@ static void rb_branch(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
         rb_u64(r, (uint64_t)type << 20 | 0x30 /* cycles */);
 }
 
+/* An entry the CPU marked mispredicted (bit 0) after 7 cycles. */
+static void rb_branch_mispredicted(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
+{
+        rb_u64(r, from);
+        rb_u64(r, to);
+        rb_u64(r, (uint64_t)type << 20 | 7u << 4 | 1u);
+}
+
 static void test_sample_branch_stack(void **state)
 {
         (void)state;
@@ -859,11 +873,11 @@ static void test_sample_branch_stack(void **state)
         uint64_t ts = START + 7000;
         rb_sample_head(&r, 21, 0x401300, 40, 41, ts, 0, true);
         rb_u64(&r, 5);
-        rb_branch(&r, 0x401250, 0x401200, PERF_BR_COND);      /* kept, most recent */
-        rb_branch(&r, 0x4011f0, 0x401240, PERF_BR_UNCOND);    /* near rel jmp: dropped */
-        rb_branch(&r, 0x401180, 0x4011e0, PERF_BR_CALL);      /* kept */
-        rb_branch(&r, 0x401170, 0xffff0000, PERF_BR_SYSCALL); /* far: dropped */
-        rb_branch(&r, 0x401100, 0x401170, PERF_BR_RET);       /* kept */
+        rb_branch(&r, 0x401250, 0x401200, PERF_BR_COND);              /* kept, most recent */
+        rb_branch(&r, 0x4011f0, 0x401240, PERF_BR_UNCOND);            /* near rel jmp: dropped */
+        rb_branch_mispredicted(&r, 0x401180, 0x4011e0, PERF_BR_CALL); /* kept */
+        rb_branch(&r, 0x401170, 0xffff0000, PERF_BR_SYSCALL);         /* far: dropped */
+        rb_branch(&r, 0x401100, 0x401170, PERF_BR_RET);               /* kept */
         rb_end(&r);
         convert(&r, 0);
 
@@ -902,6 +916,13 @@ static void test_sample_branch_stack(void **state)
         assert_int_equal(l->ev.lbr.entries[0].to, 0x401200);
         assert_int_equal(l->ev.lbr.entries[1].from, 0x401180);
         assert_int_equal(l->ev.lbr.entries[2].from, 0x401100);
+        /* the CPU's flags in each entry's Reserved word: predicted or not, cycles */
+        assert_non_null(l->ev.lbr.info);
+        assert_false(KEV_LBR_MISPREDICTED(l->ev.lbr.info[0]));
+        assert_int_equal(KEV_LBR_CYCLES(l->ev.lbr.info[0]), 3);
+        assert_true(KEV_LBR_MISPREDICTED(l->ev.lbr.info[1]));
+        assert_true(KEV_LBR_PREDICTION_KNOWN(l->ev.lbr.info[1]));
+        assert_int_equal(KEV_LBR_CYCLES(l->ev.lbr.info[1]), 7);
 
         const struct cap *l2 = find(KEV_LBR, 1);
         assert_int_equal(l2->ev.lbr.options, EVNTRACE_LBR_FILTER_JCC);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "etw/ntwmi.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "tdh_meta.h"
 

@@ -128,7 +128,9 @@ struct kdecoder *kdecoder_new(bool is_raw_timestamp)
         d->str = malloc(d->str_cap);
         d->frames = malloc(KEV_MAX_FRAMES * sizeof(*d->frames));
         d->lbr = malloc(KEV_MAX_LBR * sizeof(*d->lbr));
-        if (!d->str || !d->frames || !d->lbr || tid_map_resize(&d->tids, KEV_TIDS_MIN))
+        d->lbr_info = malloc(KEV_MAX_LBR * sizeof(*d->lbr_info));
+        if (!d->str || !d->frames || !d->lbr || !d->lbr_info ||
+            tid_map_resize(&d->tids, KEV_TIDS_MIN))
                 goto fail;
         return d;
 fail:
@@ -149,6 +151,7 @@ void kdecoder_free(struct kdecoder *d)
         stack_keys_free(d);
         free(d->tids.slots);
         free(d->lbr);
+        free(d->lbr_info);
         free(d->frames);
         free(d->str);
         free(d);
@@ -265,12 +268,18 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 if (c)
                         ev.name = c->name;
                 rc = c ? clr_decode(d, c, &ev, &pl) : KEV_NO_LAYOUT;
+                bool is_named = c != NULL;
+                if (!c) {
+                        const char *before = ev.name;
+                        rc = clr_private_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id);
+                        is_named = ev.name != before;
+                }
                 if (rc == KEV_NO_LAYOUT && h->EventDescriptor.Id == ETW_MANIFEST_DATA_ID &&
                     ev.opcode == ETW_MANIFEST_DATA_OPCODE)
                         rc = manifest_take(d, &ev, &pl, &h->ProviderId);
                 else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
-                                         c != NULL);
+                                         is_named);
         } else {
                 if (k == KP_METADATA && (ev.opcode == KTC_METADATA_EVENT_INFO ||
                                          ev.opcode == KTC_METADATA_EVENT_MAP_INFO))

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "le_bytes.h"
+#include "kdecoder.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
 
@@ -161,6 +162,7 @@ struct kdecoder {
         size_t str_cap;
         uint64_t *frames;                           /* owned scratch, KEV_MAX_FRAMES */
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
+        uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
@@ -315,5 +317,10 @@ const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id);
 /* Decodes the method and module events c names (c->kind); KEV_NO_LAYOUT for the others. */
 int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent *ev,
                const struct payload *pl);
+
+/* The .NET runtime's private provider (clr_private.c), by Id and version: KEV_NO_LAYOUT when
+   g is another provider or the event is not known (ev->name is set when it is known). */
+int clr_private_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
+                       const GUID *g, uint16_t id);
 
 #endif

@@ -517,9 +517,11 @@ static int dec_lbr(struct kdecoder *d, struct kevent *ev, const struct payload *
 
                 d->lbr[i].from = ldptr(e, pl->psize);
                 d->lbr[i].to = ldptr(e + ps, pl->psize);
+                d->lbr_info[i] = ldptr(e + 2 * ps, pl->psize);
         }
         ev->lbr.nr_entries = (uint32_t)n;
         ev->lbr.entries = d->lbr;
+        ev->lbr.info = d->lbr_info;
         ev->pid = ev->lbr.pid;
         ev->tid = ev->lbr.tid;
         return 0;

@@ -9,42 +9,6 @@
 #include "kevent_mof.h"
 #include "le_bytes.h"
 
-/* A property's type, as the MOF class declares it. */
-enum mof_type {
-        M_U8,
-        M_U16,
-        M_I16,
-        M_U32,
-        M_I32,
-        M_X32, /* format("x") */
-        M_U64,
-        M_I64,
-        M_X64,
-        M_PTR,   /* a pointer: 4 or 8 bytes by the record's pointer size, shown in hex */
-        M_SIZE,  /* a pointer-sized count (SIZE_T), in decimal */
-        M_PORT,  /* extension("Port"): 16 bits in network order */
-        M_IPV4,  /* extension("IPAddr"): 4 bytes in network order */
-        M_IPV6,  /* extension("IPAddrV6"): 16 bytes */
-        M_GUID,  /* extension("Guid") */
-        M_WSTR,  /* a NUL-terminated UTF-16 string */
-        M_WFIXED /* a fixed array of `count` UTF-16 code units, NUL-padded */
-};
-
-/* What a property says of the event's subject. */
-enum mof_role { R_NONE = 0, R_PID, R_TID };
-
-#define NEXT (-1) /* the property follows the previous one (after a variable-length string) */
-
-struct mof_field {
-        const char *name;
-        uint8_t type;        /* enum mof_type */
-        uint8_t role;        /* enum mof_role */
-        uint8_t nptr;        /* pointers before it: its offset grows by nptr * (psize - 4) */
-        uint8_t is_optional; /* present only when the payload reaches it (a later version's tail) */
-        int16_t off;         /* in a 32-bit payload, or NEXT */
-        uint16_t count;      /* M_WFIXED: code units */
-};
-
 struct mof_event {
         const char *provider; /* kevent_provider_name's */
         uint8_t opcode;
@@ -53,28 +17,6 @@ struct mof_event {
         const struct mof_field *fields;
         uint8_t nr_fields;
 };
-
-#define F(n, t, o)                                                                                 \
-        {                                                                                          \
-                n, t, R_NONE, 0, 0, o, 0                                                           \
-        }
-#define FP(n, t, o, p)                                                                             \
-        {                                                                                          \
-                n, t, R_NONE, p, 0, o, 0                                                           \
-        }
-#define FR(n, t, o, p, r)                                                                          \
-        {                                                                                          \
-                n, t, r, p, 0, o, 0                                                                \
-        }
-#define FOPT(n, t, o, p, r)                                                                        \
-        {                                                                                          \
-                n, t, r, p, 1, o, 0                                                                \
-        }
-#define FW(n, o, c)                                                                                \
-        {                                                                                          \
-                n, M_WFIXED, R_NONE, 0, 0, o, c                                                    \
-        }
-#define NF(a) (uint8_t)(sizeof(a) / sizeof((a)[0]))
 
 /* DiskIo_TypeGroup1 (Read, Write); IssuingThreadId from version 3 */
 static const struct mof_field disk_rw[] = {
@@ -311,6 +253,31 @@ static const struct mof_field cfg_ide[] = {
         F("LocationInformationLen", M_U32, 12),
         F("LocationInformation", M_WSTR, 16),
 };
+/* SystemConfig_OpticalMedia: the drive's and the disc's numbers, then the drive letter and file
+   system (UTF-16), the device's and maker's names (8-bit) */
+static const struct mof_field cfg_optical[] = {
+        F("DiskNumber", M_U16, 0),           F("BusType", M_U16, 2),
+        F("DeviceType", M_U16, 4),           F("MediaType", M_U16, 6),
+        F("StartingOffset", M_U64, 8),       F("Size", M_U64, 16),
+        F("NumberOfFreeBlocks", M_U64, 24),  F("TotalNumberOfBlocks", M_U64, 32),
+        F("NextWritableAddress", M_U64, 40), F("NumberOfSessions", M_U32, 48),
+        F("NumberOfTracks", M_U32, 52),      F("BytesPerSector", M_U32, 56),
+        F("DiscStatus", M_U16, 60),          F("LastSessionStatus", M_U16, 62),
+        F("DriveLetter", M_WSTR, 64),        F("FileSystemName", M_WSTR, NEXT),
+        F("DeviceName", M_ASTR, NEXT),       F("ManufacturerName", M_ASTR, NEXT),
+};
+/* SystemConfig_Platform: four UTF-16 strings */
+static const struct mof_field cfg_platform[] = {
+        F("SystemManufacturer", M_WSTR, 0),
+        F("SystemProductName", M_WSTR, NEXT),
+        F("BiosDate", M_WSTR, NEXT),
+        F("BiosVersion", M_WSTR, NEXT),
+};
+/* SystemConfig_DPI */
+static const struct mof_field cfg_dpi[] = {
+        F("MachineDPI", M_U32, 0),
+        F("UserDPI", M_U32, 4),
+};
 /* SysConfigEx */
 static const struct mof_field ex_build_info[] = {
         F("InstallDate", M_I64, 0),
@@ -380,12 +347,15 @@ static const struct mof_event mof_events[] = {
         E("SystemConfig", 15, 2, 255, "Services", cfg_services),
         E("SystemConfig", 16, 1, 255, "Power", cfg_power),
         E("SystemConfig", 17, 2, 255, "Network", cfg_network),
+        E("SystemConfig", 18, 2, 255, "OpticalMedia", cfg_optical),
         E("SystemConfig", 21, 0, 2, "IRQ", cfg_irq),
         E("SystemConfig", 21, 3, 255, "IRQ", cfg_irq_v3),
         E("SystemConfig", 22, 0, 3, "PnP", cfg_pnp_v3),
         E("SystemConfig", 22, 4, 4, "PnP", cfg_pnp_v4),
         E("SystemConfig", 22, 5, 255, "PnP", cfg_pnp_v5),
         E("SystemConfig", 23, 2, 255, "IDEChannel", cfg_ide),
+        E("SystemConfig", 25, 2, 255, "Platform", cfg_platform),
+        E("SystemConfig", 28, 2, 255, "DPI", cfg_dpi),
         E("SysConfigEx", 32, 0, 255, "BuildInfo", ex_build_info),
         E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),
         E("SysConfigEx", 34, 0, 255, "UnknownVolume", ex_unknown_volume),
@@ -424,6 +394,7 @@ static size_t mof_size(enum mof_type t, unsigned psize)
         case M_IPV6:
         case M_GUID: return 16;
         case M_WSTR:
+        case M_ASTR:
         case M_WFIXED: return 0;
         }
         return 0;
@@ -468,18 +439,24 @@ int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *e
 
         if (!e)
                 return 1;
+        return kevent_mof_fields(d, e->name, e->fields, e->nr_fields, ev, p, len, psize);
+}
 
+int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_field *fields,
+                      unsigned nr_fields, struct kevent *ev, const uint8_t *p, size_t len,
+                      unsigned psize)
+{
         struct kevent_field *out = kdecoder_field_slots(d);
         uint32_t nr = 0, tid = 0xFFFFFFFFu, pid = 0xFFFFFFFFu;
         size_t at = 0; /* the end of the previous property */
 
-        for (unsigned i = 0; i < e->nr_fields && nr < KEV_MAX_FIELDS; i++) {
-                const struct mof_field *f = &e->fields[i];
+        for (unsigned i = 0; i < nr_fields && nr < KEV_MAX_FIELDS; i++) {
+                const struct mof_field *f = &fields[i];
                 size_t off = f->off == NEXT ? at : (size_t)f->off + f->nptr * (psize - 4u);
                 size_t size = mof_size(f->type, psize);
                 struct kevent_field *o = &out[nr];
 
-                if (f->type == M_WSTR && off >= len) {
+                if ((f->type == M_WSTR || f->type == M_ASTR) && off >= len) {
                         if (f->is_optional)
                                 break;
                         return -EBADMSG;
@@ -562,6 +539,10 @@ int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *e
                         o->kind = KEV_FIELD_STR;
                         o->s = kdecoder_utf16_fixed(d, p, len, off, f->count);
                         break;
+                case M_ASTR:
+                        o->kind = KEV_FIELD_STR;
+                        o->s = kdecoder_ansi_at(d, p, len, off, &at);
+                        break;
                 }
                 if (f->role == R_PID)
                         pid = (uint32_t)o->u;
@@ -571,7 +552,7 @@ int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *e
         }
 
         ev->type = KEV_FIELDS;
-        ev->name = e->name;
+        ev->name = name;
         ev->fields.nr = nr;
         ev->fields.list = out;
         /* the subject where Windows puts it in the payload, not in the header (-1 there) */

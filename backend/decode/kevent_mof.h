@@ -11,6 +11,65 @@
 
 struct kdecoder;
 
+/* A property's type, as the MOF class declares it. */
+enum mof_type {
+        M_U8,
+        M_U16,
+        M_I16,
+        M_U32,
+        M_I32,
+        M_X32, /* format("x") */
+        M_U64,
+        M_I64,
+        M_X64,
+        M_PTR,   /* a pointer: 4 or 8 bytes by the record's pointer size, shown in hex */
+        M_SIZE,  /* a pointer-sized count (SIZE_T), in decimal */
+        M_PORT,  /* extension("Port"): 16 bits in network order */
+        M_IPV4,  /* extension("IPAddr"): 4 bytes in network order */
+        M_IPV6,  /* extension("IPAddrV6"): 16 bytes */
+        M_GUID,  /* extension("Guid") */
+        M_WSTR,  /* a NUL-terminated UTF-16 string */
+        M_ASTR,  /* a NUL-terminated 8-bit string */
+        M_WFIXED /* a fixed array of `count` UTF-16 code units, NUL-padded */
+};
+
+/* What a property says of the event's subject. */
+enum mof_role { R_NONE = 0, R_PID, R_TID };
+
+#define NEXT (-1) /* the property follows the previous one (after a variable-length string) */
+
+struct mof_field {
+        const char *name;
+        uint8_t type;        /* enum mof_type */
+        uint8_t role;        /* enum mof_role */
+        uint8_t nptr;        /* pointers before it: its offset grows by nptr * (psize - 4) */
+        uint8_t is_optional; /* present only when the payload reaches it (a later version's tail) */
+        int16_t off;         /* in a 32-bit payload, or NEXT */
+        uint16_t count;      /* M_WFIXED: code units */
+};
+
+#define F(n, t, o)                                                                                 \
+        {                                                                                          \
+                n, t, R_NONE, 0, 0, o, 0                                                           \
+        }
+#define FP(n, t, o, p)                                                                             \
+        {                                                                                          \
+                n, t, R_NONE, p, 0, o, 0                                                           \
+        }
+#define FR(n, t, o, p, r)                                                                          \
+        {                                                                                          \
+                n, t, r, p, 0, o, 0                                                                \
+        }
+#define FOPT(n, t, o, p, r)                                                                        \
+        {                                                                                          \
+                n, t, r, p, 1, o, 0                                                                \
+        }
+#define FW(n, o, c)                                                                                \
+        {                                                                                          \
+                n, M_WFIXED, R_NONE, 0, 0, o, c                                                    \
+        }
+#define NF(a) (uint8_t)(sizeof(a) / sizeof((a)[0]))
+
 /* What the table decoder needs of the decoder (backend/decode/kdecoder.c). */
 /* The UTF-16LE string at p[off..len), to its NUL or the end, as UTF-8 in the record's arena;
  *next: the offset after the NUL. */
@@ -19,6 +78,10 @@ const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, 
 /* Exactly nchars UTF-16 code units at p[off..] (a fixed array, NUL-padded), as UTF-8. */
 const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
                                  size_t nchars);
+/* The 8-bit string at p[off..len), to its NUL or the end, as UTF-8 (Latin-1 when it is not
+   valid UTF-8); *next as for kdecoder_utf16_at. */
+const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                             size_t *next);
 /* A copy of s in the record's arena ("" when it is full). */
 const char *kdecoder_arena_copy(struct kdecoder *d, const char *s);
 /* The record's field slots, KEV_MAX_FIELDS of them. */
@@ -36,5 +99,11 @@ size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a);
    layout for the event, or -EBADMSG when the payload is shorter than the layout's fixed part. */
 int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
                       size_t len, unsigned psize);
+
+/* Decodes ev's payload by the layout fields[0..nr_fields) as kevent_mof_decode does, naming it
+   name (static): the table decoder for the other tables of the decoder (clr_private.c). */
+int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_field *fields,
+                      unsigned nr_fields, struct kevent *ev, const uint8_t *p, size_t len,
+                      unsigned psize);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kdecoder_int.h"
+#include "etl_utf16.h"
 #include "kevent_mof.h"
 
 /* ---- strings into the scratch arena ---- */
@@ -13,27 +14,8 @@
 static size_t put_utf8(char *out, size_t o, size_t room, uint32_t cp)
 {
         uint8_t b[4];
-        size_t n;
+        size_t n = etl_utf8_encode(cp, b);
 
-        if (cp < 0x80) {
-                b[0] = (uint8_t)cp;
-                n = 1;
-        } else if (cp < 0x800) {
-                b[0] = (uint8_t)(0xC0 | cp >> 6);
-                b[1] = (uint8_t)(0x80 | (cp & 0x3F));
-                n = 2;
-        } else if (cp < 0x10000) {
-                b[0] = (uint8_t)(0xE0 | cp >> 12);
-                b[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-                b[2] = (uint8_t)(0x80 | (cp & 0x3F));
-                n = 3;
-        } else {
-                b[0] = (uint8_t)(0xF0 | cp >> 18);
-                b[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-                b[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-                b[3] = (uint8_t)(0x80 | (cp & 0x3F));
-                n = 4;
-        }
         if (o + n + 1 > room)
                 return 0;
         memcpy(out + o, b, n);
@@ -69,25 +51,16 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
                 i += 2;
         }
         while (i + 2 <= n) {
-                uint32_t cp = le_get16(s + i);
-
-                i += 2;
-                if (cp == 0) {
+                if (s[i] == 0 && s[i + 1] == 0) {
+                        i += 2;
                         has_nul = true;
                         break;
                 }
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        uint32_t lo = i + 2 <= n ? le_get16(s + i) : 0;
 
-                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                                i += 2;
-                        } else {
-                                cp = 0xFFFD;
-                        }
-                } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                        cp = 0xFFFD;
-                }
+                size_t unit = i / 2;
+                uint32_t cp = etl_utf16_next(s, n / 2, &unit);
+
+                i = 2 * unit;
                 if (!is_full) {
                         size_t w = put_utf8(out, o, room, cp);
 
@@ -107,6 +80,14 @@ const char *kdecoder_utf16_at(struct kdecoder *d, const uint8_t *p, size_t len, 
         struct payload pl = {p, len, 8};
 
         return kstr_utf16(d, &pl, off, next);
+}
+
+const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
+                             size_t *next)
+{
+        struct payload pl = {p, len, 8};
+
+        return kstr_ansi(d, &pl, off, next);
 }
 
 const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,

@@ -9,6 +9,7 @@
 
 #include "le_bytes.h"
 #include "etl_parse.h"
+#include "etl_utf16.h"
 #include "etw/ntwmi.h"
 
 void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
@@ -29,42 +30,13 @@ size_t etl_utf16_to_utf8(const uint8_t *src, size_t max_units, char *out, size_t
         if (out_size == 0)
                 return 0;
         while (i < max_units) {
-                uint32_t c = le_get16(src + 2 * i);
-                i++;
-                if (c == 0)
+                if (src[2 * i] == 0 && src[2 * i + 1] == 0) {
+                        i++;
                         break;
-                if (c >= 0xD800 && c <= 0xDBFF) {
-                        uint32_t lo = i < max_units ? le_get16(src + 2 * i) : 0;
-                        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                                c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
-                                i++;
-                        } else {
-                                c = 0xFFFD;
-                        }
-                } else if (c >= 0xDC00 && c <= 0xDFFF) {
-                        c = 0xFFFD;
                 }
-                char tmp[4];
-                size_t n;
-                if (c < 0x80) {
-                        tmp[0] = (char)c;
-                        n = 1;
-                } else if (c < 0x800) {
-                        tmp[0] = (char)(0xC0 | (c >> 6));
-                        tmp[1] = (char)(0x80 | (c & 0x3F));
-                        n = 2;
-                } else if (c < 0x10000) {
-                        tmp[0] = (char)(0xE0 | (c >> 12));
-                        tmp[1] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[2] = (char)(0x80 | (c & 0x3F));
-                        n = 3;
-                } else {
-                        tmp[0] = (char)(0xF0 | (c >> 18));
-                        tmp[1] = (char)(0x80 | ((c >> 12) & 0x3F));
-                        tmp[2] = (char)(0x80 | ((c >> 6) & 0x3F));
-                        tmp[3] = (char)(0x80 | (c & 0x3F));
-                        n = 4;
-                }
+                uint32_t c = etl_utf16_next(src, max_units, &i);
+                uint8_t tmp[4];
+                size_t n = etl_utf8_encode(c, tmp);
                 if (o + n >= out_size)
                         break;
                 memcpy(out + o, tmp, n);

@@ -88,6 +88,12 @@ struct kevent_lbr_entry {
         uint64_t to;
 };
 
+/* What an LBR entry's info tells (perf_branch_entry: mispred bit 0, predicted bit 1,
+   cycles bits 4-19). Prediction is known where either bit is set; cycles 0 is unknown. */
+#define KEV_LBR_MISPREDICTED(info)     (((info)&1u) != 0)
+#define KEV_LBR_PREDICTION_KNOWN(info) (((info)&3u) != 0)
+#define KEV_LBR_CYCLES(info)           ((uint32_t)(((info) >> 4) & 0xffffu))
+
 /* A decoded event. Pointers and strings are borrowed: valid until the sink returns. Strings are
    UTF-8, NUL-terminated, never NULL ("" when absent). */
 struct kevent {
@@ -325,6 +331,10 @@ struct kevent {
                         uint32_t options; /* EVNTRACE_LBR_* in force */
                         uint32_t nr_entries;
                         const struct kevent_lbr_entry *entries; /* [0] most recent */
+                        /* each entry's Reserved word (NULL: none): etwtop's converter writes
+                           perf's branch flags there (the bits of struct perf_branch_entry
+                           after from and to: KEV_LBR_*); 0 where unknown (Windows) */
+                        const uint64_t *info;
                 } lbr;
                 struct {
                         uint32_t nr;
@@ -333,43 +343,8 @@ struct kevent {
         };
 };
 
-typedef void (*kevent_sink_fn)(void *ctx, const struct kevent *ev);
-
 /* etwtop's own provider, {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70} (doc/etwtop-provider.md). */
 extern const GUID etwtop_provider_guid;
-
-struct kdecoder;
-
-/* A decoder keeps what decoding needs across events: the session clock (from the header
-   event), the thread -> process table for the pid fix-ups, and stack-cache references waiting
-   for their definitions. is_raw_timestamp: the records carry raw clock values
-   (PROCESS_TRACE_MODE_RAW_TIMESTAMP) rather than FILETIME. */
-struct kdecoder *kdecoder_new(bool is_raw_timestamp);
-void kdecoder_free(struct kdecoder *d);
-
-/* Decodes one record and calls sink once for it, and once more for every stack it completes
-   (a stack-cache definition resolving earlier references emits KEV_STACK events with
-   is_from_key). Returns 0, or -EBADMSG when the payload is shorter than its layout needs (the
-   event is still delivered as KEV_OTHER with the common fields). */
-int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx);
-
-/* A stack-key definition read ahead (a file's first pass: the key's Delete or Rundown event at
-   def_timestamp, a record timestamp as the decoder's records carry). A reference to key at
-   time t then resolves at once, as its record is decoded, from the first definition of key at
-   or after t (a key is handed out again only after its Delete), instead of when its
-   definition comes, often at the end of the trace (the rundown), long after its sample. */
-void kdecoder_preload_stack_key(struct kdecoder *d, uint64_t key, uint64_t def_timestamp,
-                                const uint64_t *frames, uint32_t nr_frames);
-
-/* Counters kept by the decoder. */
-struct kdecoder_stats {
-        uint64_t nr_decoded;
-        uint64_t nr_other;
-        uint64_t nr_short; /* payload too short for its layout */
-        uint64_t nr_stack_refs_pending;
-        uint64_t nr_stack_refs_resolved;
-};
-void kdecoder_get_stats(const struct kdecoder *d, struct kdecoder_stats *st);
 
 /* Names for dump and the screen. */
 const char *kevent_thread_state_name(uint8_t state);     /* KTHREAD_STATE */
@@ -378,6 +353,5 @@ const char *kevent_profile_source_name(uint32_t source); /* KPROFILE_SOURCE, NUL
 /* The same, and the sources Windows numbers from 25 on x64 (UnhaltedCoreCycles,
    InstructionRetired, ... TimerFixed: xperf -pmcsources); NULL if unknown. */
 const char *kevent_pmc_source_name(uint32_t source);
-const char *kevent_provider_name(const GUID *guid); /* "Process", "PerfInfo" ... or NULL */
 
 #endif

@@ -426,6 +426,14 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                 for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
                         list_hex(e, " ", ev->lbr.entries[i].from);
                         list_hex(e, "->", ev->lbr.entries[i].to);
+                        /* what the CPU recorded, as perf script's brstack: /M or /P, cycles */
+                        uint64_t info = ev->lbr.info ? ev->lbr.info[i] : 0;
+                        if (info)
+                                list_add(e, "%s%" PRIu64,
+                                         KEV_LBR_MISPREDICTED(info)       ? "/M/"
+                                         : KEV_LBR_PREDICTION_KNOWN(info) ? "/P/"
+                                                                          : "/-/",
+                                         (uint64_t)KEV_LBR_CYCLES(info));
                 }
                 list_end(e, "entries");
                 break;

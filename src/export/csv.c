@@ -32,7 +32,7 @@ static void put_field(struct outbuf *o, const char *s)
 /* A sanitized name as a field. */
 static void put_name(struct outbuf *o, const char *s)
 {
-        char *clean = export_clean_dup(s);
+        char *clean = stack_set_clean_dup(s);
         put_field(o, clean);
         free(clean);
 }
@@ -78,7 +78,7 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         uint32_t nr_sources = hot_sources(p->hot, sources, 16);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
-                rows(o, p, export_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
+                rows(o, p, stack_set_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
                      hot_nr_samples(p->hot, sources[k]));
         }
         return finish(o);
@@ -234,7 +234,7 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
         struct profile *p = x->profile;
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
-        outbuf_puts(o, "Share%,Taken,From,To\r\n");
+        outbuf_puts(o, "Share%,Taken,From,To,Mispredicted,PredictionKnown,AvgCycles\r\n");
         const struct branches_row *rows;
         uint32_t n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
         char from[512], to[512];
@@ -256,6 +256,19 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
                 put_name(o, from);
                 outbuf_putc(o, ',');
                 put_name(o, to);
+                /* what the CPU recorded: empty where it did not */
+                outbuf_putc(o, ',');
+                if (e->flags.nr_predict_known)
+                        outbuf_u64(o, e->flags.nr_mispredicted);
+                outbuf_putc(o, ',');
+                if (e->flags.nr_predict_known)
+                        outbuf_u64(o, e->flags.nr_predict_known);
+                outbuf_putc(o, ',');
+                double cycles;
+                if (branches_avg_cycles(e, &cycles)) {
+                        snprintf(share, sizeof(share), "%.2f", cycles);
+                        outbuf_puts(o, share);
+                }
                 outbuf_puts(o, "\r\n");
         }
         return finish(o);

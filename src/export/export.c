@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
-#include "export/samples.h"
+#include "model/stack_set.h"
 #include "export/writers.h"
 #include "feed.h"
 #include "ui/text_sanitize.h"
@@ -35,6 +35,8 @@ static const struct {
         {"csv-switches", EXPORT_CSV_SWITCHES, export_write_csv_switches, false, false},
         {"csv-branches", EXPORT_CSV_BRANCHES, export_write_csv_branches, false, false},
         {"csv-events", EXPORT_CSV_EVENTS, NULL, false, false}, /* export_events_run */
+        {"bolt", EXPORT_BOLT, export_write_bolt, false, false},
+        {"profgen", EXPORT_PROFGEN, NULL, false, false}, /* export_profgen_run */
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -51,7 +53,7 @@ int export_format_parse(const char *name, enum export_format *out)
 const char *export_format_names(void)
 {
         return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches, "
-               "csv-branches, csv-events";
+               "csv-branches, csv-events, bolt, profgen";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -90,15 +92,18 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         }
         if (check_output(opts, err, err_size) < 0)
                 return -1;
-        if (!formats[k].write) /* csv-events: written as the trace is read */
-                return export_events_run(opts, err, err_size);
+        if (!formats[k].write) /* csv-events, profgen: written as the trace is read */
+                return opts->format == EXPORT_PROFGEN ? export_profgen_run(opts, err, err_size)
+                                                      : export_events_run(opts, err, err_size);
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
-                                     .is_no_demangle = opts->is_no_demangle,
+                                     /* bolt: names as BOLT reads them, mangled */
+                                     .is_no_demangle =
+                                             opts->is_no_demangle || opts->format == EXPORT_BOLT,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
-        struct export_samples *s = export_samples_new(p->store);
-        profile_set_sample_sink(p, export_samples_event, s);
+        struct stack_set *s = stack_set_new(p->store);
+        profile_set_sample_sink(p, stack_set_event, s);
         if (opts->pid)
                 profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
         struct feed *f = NULL;
@@ -107,13 +112,13 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                 goto out;
         /* the samples still waiting for their stacks count with what they have */
         profile_end(p);
-        export_samples_end(s);
+        stack_set_end(s);
         /* the modules the samples hit have been loading on the loader thread all along */
         sym_store_wait(p->store);
         sym_store_poll(p->store);
         if (formats[k].has_off_cpu)
-                export_samples_off_cpu(s, p);
-        export_samples_name(s, p);
+                stack_set_off_cpu(s, p);
+        stack_set_name(s, p);
 
         if (formats[k].is_samples && !s->nr_sources)
                 fprintf(stderr,
@@ -137,7 +142,7 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         rc = 0;
 out:
         feed_close(f);
-        export_samples_free(s);
+        stack_set_free(s);
         profile_free(p);
         return rc;
 }

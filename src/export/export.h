@@ -21,6 +21,8 @@ enum export_format {
         EXPORT_CSV_SWITCHES, /* the context switches per thread, RFC 4180 */
         EXPORT_CSV_BRANCHES, /* the LBR branch edges, RFC 4180 */
         EXPORT_CSV_EVENTS,   /* every event with its fields, RFC 4180 (src/export/events.c) */
+        EXPORT_BOLT,         /* BOLT's fdata of one binary (src/export/bolt.c) */
+        EXPORT_PROFGEN,      /* llvm-profgen's perf script input (src/export/profgen.c) */
 };
 
 struct export_options {
@@ -33,7 +35,8 @@ struct export_options {
         bool is_force;         /* --force: replace out_path, a regular file of ours */
         bool has_from, has_to; /* --from/--to: seconds after the trace's start */
         double from_s, to_s;
-        uint32_t pid; /* -p: that process's samples, switches and edges only (0: every one) */
+        uint32_t pid;       /* -p: that process's samples, switches and edges only (0: every one) */
+        const char *binary; /* --binary: the binary --export bolt is for (NULL: the busiest) */
 };
 
 /* Puts format name ("pprof", "folded", "speedscope", "csv", "csv-modules", "csv-lines" or

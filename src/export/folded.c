@@ -16,15 +16,15 @@ static void put_frame(struct outbuf *o, const char *name)
 
 int export_write_folded(const struct export_ctx *x, int fd)
 {
-        const struct export_samples *s = x->samples;
+        const struct stack_set *s = x->samples;
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
         uint16_t source;
-        if (export_samples_main_source(s, &source)) {
-                struct export_merged m;
-                export_samples_merge(s, source, &m);
+        if (stack_set_main_source(s, &source)) {
+                struct stack_set_merged m;
+                stack_set_merge(s, source, &m);
                 for (uint32_t i = 0; i < m.set.nr_stacks; i++) {
-                        const struct export_stack *st = &m.set.stacks[i];
+                        const struct stack_set_stack *st = &m.set.stacks[i];
                         put_frame(o, s->comms[st->comm]);
                         for (uint32_t f = st->nr_frames; f-- > 0;) {
                                 outbuf_putc(o, ';');
@@ -34,7 +34,7 @@ int export_write_folded(const struct export_ctx *x, int fd)
                         outbuf_u64(o, st->count);
                         outbuf_putc(o, '\n');
                 }
-                export_merged_free(&m);
+                stack_set_merged_free(&m);
         }
         int rc = outbuf_flush(o);
         free(o);

@@ -129,7 +129,7 @@ static void gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 
 int export_write_pprof(const struct export_ctx *x, int fd)
 {
-        const struct export_samples *s = x->samples;
+        const struct stack_set *s = x->samples;
         struct profile *p = x->profile;
         struct strings t = {0};
         str_index(&t, ""); /* string_table[0] is "" */
@@ -156,8 +156,9 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                         types[nt++].unit = str_index(&t, "nanoseconds");
                 } else {
                         types[nt] = (ValueType)PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-                        types[nt].type = str_index(
-                                &t, export_source_name(s->sources[i], names[i], sizeof(names[i])));
+                        types[nt].type =
+                                str_index(&t, stack_set_source_name(s->sources[i], names[i],
+                                                                    sizeof(names[i])));
                         types[nt++].unit = str_index(&t, "count");
                 }
         }
@@ -198,7 +199,7 @@ int export_write_pprof(const struct export_ctx *x, int fd)
         Mapping *maps = xcalloc(s->nr_modules + 1, sizeof(*maps));
         Mapping **map_ptrs = xcalloc(s->nr_modules + 1, sizeof(*map_ptrs));
         for (uint32_t i = 0; i < s->nr_modules; i++) {
-                const struct export_module *m = &s->modules[i];
+                const struct stack_set_module *m = &s->modules[i];
                 maps[i] = (Mapping)PERFTOOLS__PROFILES__MAPPING__INIT;
                 maps[i].id = i + 1;
                 /* a module is mapped at different bases by different processes: its locations'
@@ -250,7 +251,7 @@ int export_write_pprof(const struct export_ctx *x, int fd)
         for (uint64_t i = 0; i < s->nr_frames; i++)
                 ids[i] = (uint64_t)s->frames[i] + 1;
         for (uint32_t i = 0; i < ns; i++) {
-                const struct export_stack *st =
+                const struct stack_set_stack *st =
                         i < nr_on ? &s->set.stacks[i] : &s->off.stacks[i - nr_on];
                 Sample *sm = &samples[i];
                 *sm = (Sample)PERFTOOLS__PROFILES__SAMPLE__INIT;
@@ -258,7 +259,7 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 sm->location_id = ids + st->first;
                 sm->n_value = nt;
                 sm->value = values + (size_t)i * nt;
-                int si = i < nr_on ? export_samples_source_index(s, st->source) : -1;
+                int si = i < nr_on ? stack_set_source_index(s, st->source) : -1;
                 if (i >= nr_on) {
                         sm->value[off_at] = (int64_t)st->count; /* nanoseconds */
                 } else if (si >= 0) {

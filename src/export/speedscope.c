@@ -29,18 +29,18 @@ static void put_string(struct outbuf *o, const char *s)
         outbuf_putc(o, '"');
 }
 
-static void put_profile(struct outbuf *o, const struct export_samples *s, uint16_t source)
+static void put_profile(struct outbuf *o, const struct stack_set *s, uint16_t source)
 {
         char buf[32];
-        struct export_merged m;
-        export_samples_merge(s, source, &m);
+        struct stack_set_merged m;
+        stack_set_merge(s, source, &m);
         outbuf_puts(o, "{\"type\":\"sampled\",\"name\":");
-        put_string(o, export_source_name(source, buf, sizeof(buf)));
+        put_string(o, stack_set_source_name(source, buf, sizeof(buf)));
         outbuf_puts(o, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":");
         outbuf_u64(o, m.set.total);
         outbuf_puts(o, ",\n\"samples\":[");
         for (uint32_t i = 0; i < m.set.nr_stacks; i++) {
-                const struct export_stack *st = &m.set.stacks[i];
+                const struct stack_set_stack *st = &m.set.stacks[i];
                 outbuf_puts(o, i ? ",\n[" : "\n[");
                 /* the process first, then the frames from the outermost */
                 outbuf_u64(o, s->nr_functions + st->comm);
@@ -57,12 +57,12 @@ static void put_profile(struct outbuf *o, const struct export_samples *s, uint16
                 outbuf_u64(o, m.set.stacks[i].count);
         }
         outbuf_puts(o, "]}");
-        export_merged_free(&m);
+        stack_set_merged_free(&m);
 }
 
 int export_write_speedscope(const struct export_ctx *x, int fd)
 {
-        const struct export_samples *s = x->samples;
+        const struct stack_set *s = x->samples;
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
         const char *base = strrchr(x->opts->path, '/');
@@ -72,7 +72,7 @@ int export_write_speedscope(const struct export_ctx *x, int fd)
         outbuf_puts(o, ",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[");
         /* the functions (locations name them), then the processes */
         for (uint32_t i = 0; i < s->nr_functions; i++) {
-                const struct export_function *fn = &s->functions[i];
+                const struct stack_set_function *fn = &s->functions[i];
                 outbuf_puts(o, i ? ",\n{\"name\":" : "\n{\"name\":");
                 put_string(o, fn->name);
                 if (fn->mapping) {

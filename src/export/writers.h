@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* writers.h (internal to src/export/): the formats, each written from the gathered
-   samples (samples.h) and the model they came from. */
+   samples (model/stack_set.h) and the model they came from. */
 #ifndef ETWTOP_EXPORT_WRITERS_H
 #define ETWTOP_EXPORT_WRITERS_H
 
 #include "export/export.h"
-#include "export/samples.h"
+#include "model/stack_set.h"
 
 struct profile;
 
-/* What a writer reads: all borrowed, named (export_samples_name) before it is called. */
+/* What a writer reads: all borrowed, named (stack_set_name) before it is called. */
 struct export_ctx {
         const struct export_options *opts;
         struct profile *profile;
-        struct export_samples *samples;
+        struct stack_set *samples;
 };
 
 /* Each writes its format to fd (a fresh file) and returns 0 or -errno. */
@@ -25,9 +25,12 @@ int export_write_csv_modules(const struct export_ctx *x, int fd);
 int export_write_csv_lines(const struct export_ctx *x, int fd);
 int export_write_csv_switches(const struct export_ctx *x, int fd);
 int export_write_csv_branches(const struct export_ctx *x, int fd);
+int export_write_bolt(const struct export_ctx *x, int fd);
 /* csv-events: the replay writes every event as it comes, to opts->out_path made by out_file
    (a replaced file only when the whole of it was written; "-": standard output); 0, or -1 with
    err. */
 int export_events_run(const struct export_options *opts, char *err, size_t err_size);
+/* profgen: likewise, the LBR records as perf script's text (src/export/profgen.c). */
+int export_profgen_run(const struct export_options *opts, char *err, size_t err_size);
 
 #endif

@@ -16,11 +16,13 @@ struct branches_view {
         enum branches_group group;
 };
 
-enum { COL_SHARE, COL_COUNT, COL_EDGES, COL_FROM, COL_TO, NR_COLS };
+enum { COL_SHARE, COL_COUNT, COL_MISPRED, COL_CYCLES, COL_EDGES, COL_FROM, COL_TO, NR_COLS };
 
+/* Mispred% and AvgCyc: what the CPU recorded of the branches ("-" where it did not) */
 static const struct ui_column cols[NR_COLS] = {
-        {"Share%", UI_COL_PCT, 7, 0}, {"Count", UI_COL_U64, 9, 0}, {"Edges", UI_COL_U64, 6, 1},
-        {"From", UI_COL_TEXT, 0, 0},  {"To", UI_COL_TEXT, 0, 0},
+        {"Share%", UI_COL_PCT, 7, 0},  {"Count", UI_COL_U64, 9, 0}, {"Mispred%", UI_COL_TEXT, 8, 3},
+        {"AvgCyc", UI_COL_TEXT, 7, 2}, {"Edges", UI_COL_U64, 6, 1}, {"From", UI_COL_TEXT, 0, 0},
+        {"To", UI_COL_TEXT, 0, 0},
 };
 
 static struct branches_view *of(struct ui_view *v)
@@ -54,6 +56,18 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 ui_table_pct(t, r, COL_SHARE, 100.0 * w->share);
                 ui_table_u64(t, r, COL_COUNT, w->count);
                 ui_table_u64(t, r, COL_EDGES, w->nr_edges);
+                char num[32];
+                double x;
+                if (branches_mispredict_pct(w, &x))
+                        snprintf(num, sizeof(num), "%7.2f", x);
+                else
+                        snprintf(num, sizeof(num), "%7s", "-");
+                ui_table_text(t, r, COL_MISPRED, num);
+                if (branches_avg_cycles(w, &x))
+                        snprintf(num, sizeof(num), "%6.1f", x);
+                else
+                        snprintf(num, sizeof(num), "%6s", "-");
+                ui_table_text(t, r, COL_CYCLES, num);
                 if (w->is_other) {
                         ui_table_text(t, r, COL_FROM, "[other edges]");
                         continue;

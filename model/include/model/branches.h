@@ -31,13 +31,23 @@ struct branches_end {
         enum sym_state state;
 };
 
+/* What the CPU recorded of an edge's branches (where the LBR entries say: Intel since
+   Skylake gives both, older CPUs the prediction or nothing), counted as the edge is. */
+struct branches_flags {
+        uint64_t nr_predict_known; /* branches whose prediction is known */
+        uint64_t nr_mispredicted;  /* of those, mispredicted */
+        uint64_t nr_cycles;        /* branches with a cycle count */
+        uint64_t cycles_sum;       /* their cycles (since the previous LBR entry) */
+};
+
 struct branches_row {
         struct branches_end from, to;
         uint32_t pid;      /* the process when all the row's edges are one's, else AGG_ALL */
         uint32_t nr_edges; /* exact edges merged into the row (1 in BRANCHES_BY_EDGE) */
         uint64_t count;    /* branches taken (after decay) */
-        double share;      /* count / all branches of the answer, 0..1 */
-        bool is_other;     /* the edges counted past max_entries, not kept one by one */
+        struct branches_flags flags;
+        double share;  /* count / all branches of the answer, 0..1 */
+        bool is_other; /* the edges counted past max_entries, not kept one by one */
 };
 
 /* store: borrowed. max_entries bounds the memory: edges (per process) past it are counted in
@@ -73,5 +83,10 @@ uint64_t branches_nr_other(const struct branches *b);
    until the next call on b. */
 uint32_t branches_rows(struct branches *b, enum branches_group group, uint32_t pid,
                        const struct branches_row **rows);
+
+/* A row's mispredicted share in percent and its average cycles; false where the CPU did not
+   record them. */
+bool branches_mispredict_pct(const struct branches_row *r, double *pct);
+bool branches_avg_cycles(const struct branches_row *r, double *cycles);
 
 #endif

@@ -47,11 +47,13 @@ struct profile_trace {
         uint32_t masks[8];       /* the group masks the trace recorded (its last group-mask
                                     event); all 0 when it recorded none */
         uint32_t interval_100ns; /* the timer interval it recorded (0: none) */
-        /* the profile sources' names as the trace's CollectionStart events give them (a perf
-           event's own name for a source past KPROFILE_SOURCE's: raw events, other PMUs) */
+        /* the profile sources as the trace's CollectionStart events give them: the name (a perf
+           event's own for a source past KPROFILE_SOURCE's: raw events, other PMUs; "" when
+           ETW names it) and the interval (events per sample; the timer's in 100 ns) */
         struct profile_source_label {
                 uint16_t source;
-                char name[62];
+                char name[58];
+                uint32_t interval;
         } source_names[32];
         uint32_t nr_source_names;
         uint64_t nr_stacks;      /* stack events */
@@ -170,5 +172,7 @@ uint64_t profile_nr_events(const struct profile *p);
    InstructionRetired, LLCReference ...), else the name the trace's CollectionStart gave it,
    else "PMC source N" (written to buf). */
 const char *profile_source_name(const struct profile *p, uint16_t source, char *buf, size_t size);
+/* A source's interval as its CollectionStart gave it (0: none came). */
+uint32_t profile_source_interval(const struct profile *p, uint16_t source);
 
 #endif

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* samples.c: owns what the exports gather from the model's sample sink: each sample joined
-   with its stack as the hot functions join them, its frames placed at event time, counted per
-   distinct (pid, tid, source, stack); and, after the trace, the names of places, functions,
-   modules and processes. */
-#include "export/samples.h"
+/* stack_set.c: owns the distinct stacks gathered from the model's sample sink (what the exports
+   write): each sample joined with its stack as the hot functions join them, its frames placed
+   at event time, counted per distinct (pid, tid, source, stack); and, after the trace, the
+   names of places, functions, modules and processes. */
+#include "model/stack_set.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,29 +47,29 @@ static void *grow(void *p, uint32_t *cap, uint32_t need, size_t size)
         return xrealloc(p, (size_t)n * size);
 }
 
-struct export_samples *export_samples_new(struct sym_store *store)
+struct stack_set *stack_set_new(struct sym_store *store)
 {
-        struct export_samples *s = xcalloc(1, sizeof(*s));
+        struct stack_set *s = xcalloc(1, sizeof(*s));
         s->store = store;
         s->pend = xcalloc(MAX_CPUS, sizeof(*s->pend));
         return s;
 }
 
-void export_stack_set_free(struct export_stack_set *set)
+void stack_set_table_free(struct stack_set_table *set)
 {
         free(set->stacks);
         free(set->slots);
         memset(set, 0, sizeof(*set));
 }
 
-void export_samples_free(struct export_samples *s)
+void stack_set_free(struct stack_set *s)
 {
         if (!s)
                 return;
         free(s->locs);
         free(s->loc_slots);
-        export_stack_set_free(&s->set);
-        export_stack_set_free(&s->off);
+        stack_set_table_free(&s->set);
+        stack_set_table_free(&s->off);
         free(s->frames);
         free(s->pend);
         free(s->scratch);
@@ -114,30 +114,30 @@ static uint32_t *rehash(uint32_t *slots, uint32_t *mask, uint32_t nr,
 
 static uint64_t loc_hash_at(const void *ctx, uint32_t i)
 {
-        const struct export_samples *s = ctx;
+        const struct stack_set *s = ctx;
         return loc_hash(s->locs[i].module, s->locs[i].rel, s->locs[i].pid);
 }
 
 /* The location index of (module, rel, pid): found, or added. */
-static uint32_t loc_of(struct export_samples *s, uint32_t module, uint64_t rel, uint32_t pid)
+static uint32_t loc_of(struct stack_set *s, uint32_t module, uint64_t rel, uint32_t pid)
 {
         if ((s->nr_locs + 1) * 2 > s->loc_mask + 1 || !s->loc_slots)
                 s->loc_slots = rehash(s->loc_slots, &s->loc_mask, s->nr_locs, loc_hash_at, s);
         uint32_t j = (uint32_t)loc_hash(module, rel, pid) & s->loc_mask;
         for (; s->loc_slots[j]; j = (j + 1) & s->loc_mask) {
-                const struct export_loc *l = &s->locs[s->loc_slots[j] - 1];
+                const struct stack_set_loc *l = &s->locs[s->loc_slots[j] - 1];
                 if (l->module == module && l->rel == rel && l->pid == pid)
                         return s->loc_slots[j] - 1;
         }
         s->locs = grow(s->locs, &s->cap_locs, s->nr_locs + 1, sizeof(*s->locs));
-        s->locs[s->nr_locs] = (struct export_loc){.module = module, .rel = rel, .pid = pid};
+        s->locs[s->nr_locs] = (struct stack_set_loc){.module = module, .rel = rel, .pid = pid};
         s->loc_slots[j] = s->nr_locs + 1;
         return s->nr_locs++;
 }
 
 /* The location index of addr in process pid, placed now (the address spaces of this time);
    an address no image holds yet keeps its process. */
-static uint32_t place(struct export_samples *s, uint32_t pid, uint64_t addr)
+static uint32_t place(struct stack_set *s, uint32_t pid, uint64_t addr)
 {
         struct sym_loc loc = sym_locate(s->store, pid, addr);
         return loc.module ? loc_of(s, loc.module, loc.rel, 0) : loc_of(s, 0, addr, pid);
@@ -145,7 +145,7 @@ static uint32_t place(struct export_samples *s, uint32_t pid, uint64_t addr)
 
 /* ---- stacks ---- */
 
-static uint64_t stack_hash(const struct export_stack *k, const uint32_t *frames)
+static uint64_t stack_hash(const struct stack_set_stack *k, const uint32_t *frames)
 {
         uint64_t h =
                 mix((uint64_t)k->pid << 32 | k->tid) ^ mix((uint64_t)k->source << 32 | k->comm);
@@ -155,22 +155,22 @@ static uint64_t stack_hash(const struct export_stack *k, const uint32_t *frames)
 }
 
 struct rehash_ctx {
-        const struct export_stack_set *set;
+        const struct stack_set_table *set;
         const uint32_t *pool;
 };
 
 static uint64_t stack_hash_at(const void *ctx, uint32_t i)
 {
         const struct rehash_ctx *c = ctx;
-        const struct export_stack *k = &c->set->stacks[i];
+        const struct stack_set_stack *k = &c->set->stacks[i];
         return stack_hash(k, c->pool + k->first);
 }
 
 /* Counts count more of the stack key (frames: its frames; key->first unused) in set, whose
    stacks' frames are in pool. Returns the stack's index; *is_new when it was not there yet
    (the caller sets its first). */
-static uint32_t stack_add(struct export_stack_set *set, const uint32_t *pool,
-                          const struct export_stack *key, const uint32_t *frames, uint64_t count,
+static uint32_t stack_add(struct stack_set_table *set, const uint32_t *pool,
+                          const struct stack_set_stack *key, const uint32_t *frames, uint64_t count,
                           bool *is_new)
 {
         if ((set->nr_stacks + 1) * 2 > set->mask + 1 || !set->slots) {
@@ -180,7 +180,7 @@ static uint32_t stack_add(struct export_stack_set *set, const uint32_t *pool,
         set->total += count;
         uint32_t j = (uint32_t)stack_hash(key, frames) & set->mask;
         for (; set->slots[j]; j = (j + 1) & set->mask) {
-                struct export_stack *t = &set->stacks[set->slots[j] - 1];
+                struct stack_set_stack *t = &set->stacks[set->slots[j] - 1];
                 if (t->pid == key->pid && t->tid == key->tid && t->source == key->source &&
                     t->comm == key->comm && t->nr_frames == key->nr_frames &&
                     memcmp(pool + t->first, frames, key->nr_frames * sizeof(*frames)) == 0) {
@@ -199,7 +199,7 @@ static uint32_t stack_add(struct export_stack_set *set, const uint32_t *pool,
 
 /* Room for nr frames at the pool's end: a stack's places go there, where a new stack keeps
    them. */
-static uint32_t *frames_reserve(struct export_samples *s, uint32_t nr)
+static uint32_t *frames_reserve(struct stack_set *s, uint32_t nr)
 {
         if (s->nr_frames + nr > s->cap_frames) {
                 uint64_t n = s->cap_frames ? s->cap_frames : 4096;
@@ -212,16 +212,16 @@ static uint32_t *frames_reserve(struct export_samples *s, uint32_t nr)
 }
 
 /* One sample: addrs[0] the sampled address, then its callers, placed in process pid. */
-static void add_sample(struct export_samples *s, const struct pending *p, uint32_t pid,
+static void add_sample(struct stack_set *s, const struct pending *p, uint32_t pid,
                        const uint64_t *addrs, uint32_t nr)
 {
         uint32_t *frames = frames_reserve(s, nr);
         for (uint32_t i = 0; i < nr; i++)
                 frames[i] = place(s, pid, addrs[i]);
-        struct export_stack key = {.pid = p->pid != UINT32_MAX ? p->pid : pid,
-                                   .tid = p->tid,
-                                   .source = p->source,
-                                   .nr_frames = nr};
+        struct stack_set_stack key = {.pid = p->pid != UINT32_MAX ? p->pid : pid,
+                                      .tid = p->tid,
+                                      .source = p->source,
+                                      .nr_frames = nr};
         bool is_new;
         uint32_t i = stack_add(&s->set, s->frames, &key, frames, 1, &is_new);
         if (is_new) {
@@ -230,7 +230,7 @@ static void add_sample(struct export_samples *s, const struct pending *p, uint32
         }
 }
 
-int export_samples_source_index(const struct export_samples *s, uint16_t source)
+int stack_set_source_index(const struct stack_set *s, uint16_t source)
 {
         for (uint32_t i = 0; i < s->nr_sources; i++)
                 if (s->sources[i] == source)
@@ -239,17 +239,17 @@ int export_samples_source_index(const struct export_samples *s, uint16_t source)
 }
 
 /* A sample whose stack did not come: its address is its whole stack. */
-static void pending_flush(struct export_samples *s, struct pending *p)
+static void pending_flush(struct stack_set *s, struct pending *p)
 {
         if (p->has)
                 add_sample(s, p, p->pid, &p->ip, 1);
         p->has = false;
 }
 
-static void on_sample(struct export_samples *s, const struct kevent *ev, uint16_t source,
-                      uint64_t ip, uint32_t tid)
+static void on_sample(struct stack_set *s, const struct kevent *ev, uint16_t source, uint64_t ip,
+                      uint32_t tid)
 {
-        if (export_samples_source_index(s, source) < 0 &&
+        if (stack_set_source_index(s, source) < 0 &&
             s->nr_sources < sizeof(s->sources) / sizeof(s->sources[0]))
                 s->sources[s->nr_sources++] = source;
         struct pending *p = &s->pend[ev->cpu % MAX_CPUS];
@@ -259,7 +259,7 @@ static void on_sample(struct export_samples *s, const struct kevent *ev, uint16_
         *p = (struct pending){ev->timestamp, ip, ev->pid, tid, source, true};
 }
 
-static void on_stack(struct export_samples *s, const struct kevent *ev)
+static void on_stack(struct stack_set *s, const struct kevent *ev)
 {
         /* the sample it belongs to: same timestamp, on its CPU or (rarely) another */
         struct pending *p = &s->pend[ev->cpu % MAX_CPUS];
@@ -284,9 +284,9 @@ static void on_stack(struct export_samples *s, const struct kevent *ev)
         p->has = false;
 }
 
-void export_samples_event(void *ctx, const struct kevent *ev)
+void stack_set_event(void *ctx, const struct kevent *ev)
 {
-        struct export_samples *s = ctx;
+        struct stack_set *s = ctx;
         switch (ev->type) {
         case KEV_SAMPLE: on_sample(s, ev, HOT_SOURCE_TIMER, ev->sample.ip, ev->sample.tid); break;
         case KEV_PMC_SAMPLE:
@@ -297,7 +297,7 @@ void export_samples_event(void *ctx, const struct kevent *ev)
         }
 }
 
-void export_samples_end(struct export_samples *s)
+void stack_set_end(struct stack_set *s)
 {
         for (uint32_t c = 0; c < s->nr_pend; c++)
                 pending_flush(s, &s->pend[c]);
@@ -308,7 +308,7 @@ void export_samples_end(struct export_samples *s)
 /* One thread's blocking stack: its off-CPU time, at its frames' places. */
 static void on_block_stack(void *ctx, const struct switches_block_stack *b)
 {
-        struct export_samples *s = ctx;
+        struct stack_set *s = ctx;
         if (!b->nr_frames || !b->off_cpu_ns)
                 return;
         uint32_t *frames = frames_reserve(s, b->nr_frames);
@@ -317,7 +317,7 @@ static void on_block_stack(void *ctx, const struct switches_block_stack *b)
                 frames[i] =
                         l->module ? loc_of(s, l->module, l->rel, 0) : loc_of(s, 0, l->rel, b->pid);
         }
-        struct export_stack key = {.pid = b->pid, .tid = b->tid, .nr_frames = b->nr_frames};
+        struct stack_set_stack key = {.pid = b->pid, .tid = b->tid, .nr_frames = b->nr_frames};
         bool is_new;
         uint32_t i = stack_add(&s->off, s->frames, &key, frames, b->off_cpu_ns, &is_new);
         if (is_new) {
@@ -326,14 +326,14 @@ static void on_block_stack(void *ctx, const struct switches_block_stack *b)
         }
 }
 
-void export_samples_off_cpu(struct export_samples *s, struct profile *p)
+void stack_set_off_cpu(struct stack_set *s, struct profile *p)
 {
         switches_each_block_stack(p->switches, on_block_stack, s);
 }
 
 /* ---- names ---- */
 
-char *export_clean_dup(const char *s)
+char *stack_set_clean_dup(const char *s)
 {
         size_t n = strlen(s);
         char *out = xmalloc(n * 3 + 1), *o = out;
@@ -379,9 +379,9 @@ struct str_map {
         uint32_t *slots; /* index + 1, 0 empty */
         uint32_t mask;
         uint32_t nr;
-        const struct export_samples *s;
+        const struct stack_set *s;
         /* entry i's tag and string */
-        void (*key)(const struct export_samples *s, uint32_t i, uint32_t *tag, const char **str);
+        void (*key)(const struct stack_set *s, uint32_t i, uint32_t *tag, const char **str);
 };
 
 static uint64_t str_hash(uint32_t tag, const char *str)
@@ -420,22 +420,21 @@ static uint32_t str_find(struct str_map *m, uint32_t tag, const char *str, uint3
         return UINT32_MAX;
 }
 
-static void function_key(const struct export_samples *s, uint32_t i, uint32_t *tag,
-                         const char **str)
+static void function_key(const struct stack_set *s, uint32_t i, uint32_t *tag, const char **str)
 {
         *tag = s->functions[i].module;
         *str = s->functions[i].name;
 }
 
-static void comm_key(const struct export_samples *s, uint32_t i, uint32_t *tag, const char **str)
+static void comm_key(const struct stack_set *s, uint32_t i, uint32_t *tag, const char **str)
 {
         *tag = 0;
         *str = s->comms[i];
 }
 
 /* The function named name in module: found (name is freed), or added (name is kept). */
-static uint32_t function_of(struct export_samples *s, struct str_map *m, uint32_t *cap,
-                            uint32_t module, uint32_t mapping, char *name)
+static uint32_t function_of(struct stack_set *s, struct str_map *m, uint32_t *cap, uint32_t module,
+                            uint32_t mapping, char *name)
 {
         uint32_t *slot;
         uint32_t i = str_find(m, module, name, &slot);
@@ -444,13 +443,13 @@ static uint32_t function_of(struct export_samples *s, struct str_map *m, uint32_
                 return i;
         }
         s->functions = grow(s->functions, cap, s->nr_functions + 1, sizeof(*s->functions));
-        s->functions[s->nr_functions] = (struct export_function){module, mapping, name};
+        s->functions[s->nr_functions] = (struct stack_set_function){module, mapping, name};
         *slot = ++m->nr;
         return s->nr_functions++;
 }
 
 /* The process name name: found (name is freed), or added (name is kept). */
-static uint32_t comm_of(struct export_samples *s, struct str_map *m, uint32_t *cap, char *name)
+static uint32_t comm_of(struct stack_set *s, struct str_map *m, uint32_t *cap, char *name)
 {
         uint32_t *slot;
         uint32_t i = str_find(m, 0, name, &slot);
@@ -465,17 +464,17 @@ static uint32_t comm_of(struct export_samples *s, struct str_map *m, uint32_t *c
 }
 
 /* The module's index + 1 in s->modules, added with its info when new. */
-static uint32_t module_of(struct export_samples *s, uint32_t *cap, uint32_t module)
+static uint32_t module_of(struct stack_set *s, uint32_t *cap, uint32_t module)
 {
         /* modules are few: a linear search over the last one first */
         for (uint32_t i = s->nr_modules; i-- > 0;)
                 if (s->modules[i].module == module)
                         return i + 1;
         struct sym_module_info info;
-        struct export_module m = {.module = module, .min_rel = UINT64_MAX};
+        struct stack_set_module m = {.module = module, .min_rel = UINT64_MAX};
         if (sym_module_info(s->store, module, &info)) {
-                m.name = export_clean_dup(info.name);
-                m.path = export_clean_dup(info.path);
+                m.name = stack_set_clean_dup(info.name);
+                m.path = stack_set_clean_dup(info.path);
                 char hex[64] = "";
                 if (info.build_id_size) {
                         for (uint32_t b = 0; b < info.build_id_size && b < 20; b++)
@@ -484,7 +483,7 @@ static uint32_t module_of(struct export_samples *s, uint32_t *cap, uint32_t modu
                 } else if (info.has_pdb) {
                         snprintf(hex, sizeof(hex), "%s", info.pdb_signature);
                 }
-                m.build_id = export_clean_dup(hex);
+                m.build_id = stack_set_clean_dup(hex);
         } else {
                 m.name = xstrdup("[unknown]");
                 m.path = xstrdup("");
@@ -496,18 +495,18 @@ static uint32_t module_of(struct export_samples *s, uint32_t *cap, uint32_t modu
 }
 
 /* The stacks of *old again, their frames remapped: those that became the same merge. */
-static void restack(struct export_samples *s, struct export_stack_set *old)
+static void restack(struct stack_set *s, struct stack_set_table *old)
 {
-        struct export_stack_set set = {0};
+        struct stack_set_table set = {0};
         for (uint32_t i = 0; i < old->nr_stacks; i++) {
-                const struct export_stack *st = &old->stacks[i];
+                const struct stack_set_stack *st = &old->stacks[i];
                 bool is_new;
                 uint32_t j =
                         stack_add(&set, s->frames, st, s->frames + st->first, st->count, &is_new);
                 if (is_new)
                         set.stacks[j].first = st->first;
         }
-        export_stack_set_free(old);
+        stack_set_table_free(old);
         *old = set;
 }
 
@@ -515,14 +514,14 @@ static void restack(struct export_samples *s, struct export_stack_set *old)
    their processes' address spaces as the trace left them (as the hot functions place them
    at a refresh), and those still nowhere become one place per address. Places that turn out
    the same merge, and so do the stacks that then do. */
-static void place_late(struct export_samples *s)
+static void place_late(struct stack_set *s)
 {
         bool has_unplaced = false;
         for (uint32_t i = 0; i < s->nr_locs && !has_unplaced; i++)
                 has_unplaced = !s->locs[i].module;
         if (!has_unplaced)
                 return;
-        struct export_loc *old = s->locs;
+        struct stack_set_loc *old = s->locs;
         uint32_t nr_old = s->nr_locs;
         s->locs = NULL;
         s->nr_locs = s->cap_locs = 0;
@@ -531,7 +530,7 @@ static void place_late(struct export_samples *s)
         s->loc_mask = 0;
         uint32_t *remap = xmalloc((nr_old + 1) * sizeof(*remap));
         for (uint32_t i = 0; i < nr_old; i++) {
-                struct export_loc l = old[i];
+                struct stack_set_loc l = old[i];
                 if (!l.module) {
                         struct sym_loc loc = sym_locate(s->store, l.pid, l.rel);
                         if (loc.module) {
@@ -560,13 +559,13 @@ static int pid_name_cmp(const void *a, const void *b)
         return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-void export_samples_name(struct export_samples *s, struct profile *p)
+void stack_set_name(struct stack_set *s, struct profile *p)
 {
         struct str_map fmap = {.s = s, .key = function_key}, cmap = {.s = s, .key = comm_key};
         uint32_t cap_functions = 0, cap_modules = 0, cap_comms = 0;
         place_late(s);
         for (uint32_t i = 0; i < s->nr_locs; i++) {
-                struct export_loc *l = &s->locs[i];
+                struct stack_set_loc *l = &s->locs[i];
                 char buf[1024];
                 if (!l->module) {
                         snprintf(buf, sizeof(buf), "0x%" PRIx64, l->rel);
@@ -574,7 +573,7 @@ void export_samples_name(struct export_samples *s, struct profile *p)
                         continue;
                 }
                 l->mapping = module_of(s, &cap_modules, l->module);
-                struct export_module *m = &s->modules[l->mapping - 1];
+                struct stack_set_module *m = &s->modules[l->mapping - 1];
                 if (m->min_rel > l->rel)
                         m->min_rel = l->rel;
                 if (m->max_rel < l->rel)
@@ -585,7 +584,7 @@ void export_samples_name(struct export_samples *s, struct profile *p)
                         m->has_functions = true;
                         l->function =
                                 function_of(s, &fmap, &cap_functions, l->module, l->mapping,
-                                            export_clean_dup(sym_name(s->store, fr.function)));
+                                            stack_set_clean_dup(sym_name(s->store, fr.function)));
                 } else {
                         snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, l->rel);
                         l->function = function_of(s, &fmap, &cap_functions, l->module, l->mapping,
@@ -606,7 +605,7 @@ void export_samples_name(struct export_samples *s, struct profile *p)
         qsort(names, nr_names, sizeof(*names), pid_name_cmp);
         uint32_t nr_stacks = s->set.nr_stacks;
         for (uint32_t i = 0; i < nr_stacks + s->off.nr_stacks; i++) {
-                struct export_stack *st =
+                struct stack_set_stack *st =
                         i < nr_stacks ? &s->set.stacks[i] : &s->off.stacks[i - nr_stacks];
                 struct pid_name k = {.pid = st->pid};
                 const struct pid_name *hit =
@@ -623,14 +622,14 @@ void export_samples_name(struct export_samples *s, struct profile *p)
                         snprintf(buf, sizeof(buf), "[unknown]");
                 else
                         snprintf(buf, sizeof(buf), "pid %u", st->pid);
-                st->comm = comm_of(s, &cmap, &cap_comms, export_clean_dup(buf));
+                st->comm = comm_of(s, &cmap, &cap_comms, stack_set_clean_dup(buf));
         }
         free(names);
         free(fmap.slots);
         free(cmap.slots);
 }
 
-const char *export_source_name(uint16_t source, char *buf, size_t size)
+const char *stack_set_source_name(uint16_t source, char *buf, size_t size)
 {
         if (source == HOT_SOURCE_TIMER)
                 return "Timer";
@@ -641,12 +640,11 @@ const char *export_source_name(uint16_t source, char *buf, size_t size)
         return buf;
 }
 
-void export_samples_merge(const struct export_samples *s, uint16_t source,
-                          struct export_merged *out)
+void stack_set_merge(const struct stack_set *s, uint16_t source, struct stack_set_merged *out)
 {
         memset(out, 0, sizeof(*out));
         for (uint32_t i = 0; i < s->set.nr_stacks; i++) {
-                const struct export_stack *st = &s->set.stacks[i];
+                const struct stack_set_stack *st = &s->set.stacks[i];
                 if (st->source != source)
                         continue;
                 if (out->nr_frames + st->nr_frames > out->cap_frames) {
@@ -659,7 +657,7 @@ void export_samples_merge(const struct export_samples *s, uint16_t source,
                 uint32_t *frames = out->frames + out->nr_frames;
                 for (uint32_t f = 0; f < st->nr_frames; f++)
                         frames[f] = s->locs[s->frames[st->first + f]].function;
-                struct export_stack key = {
+                struct stack_set_stack key = {
                         .source = source, .comm = st->comm, .nr_frames = st->nr_frames};
                 bool is_new;
                 uint32_t j = stack_add(&out->set, out->frames, &key, frames, st->count, &is_new);
@@ -670,18 +668,18 @@ void export_samples_merge(const struct export_samples *s, uint16_t source,
         }
 }
 
-void export_merged_free(struct export_merged *m)
+void stack_set_merged_free(struct stack_set_merged *m)
 {
-        export_stack_set_free(&m->set);
+        stack_set_table_free(&m->set);
         free(m->frames);
         memset(m, 0, sizeof(*m));
 }
 
-bool export_samples_main_source(const struct export_samples *s, uint16_t *source)
+bool stack_set_main_source(const struct stack_set *s, uint16_t *source)
 {
         if (!s->nr_sources)
                 return false;
-        *source = export_samples_source_index(s, HOT_SOURCE_TIMER) >= 0 ? HOT_SOURCE_TIMER
-                                                                        : s->sources[0];
+        *source =
+                stack_set_source_index(s, HOT_SOURCE_TIMER) >= 0 ? HOT_SOURCE_TIMER : s->sources[0];
         return true;
 }

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/* app_batch.c: owns the screen's text frames (-b, or a terminal that cannot draw the screen):
+   each frame's wait, a live session's catch-up, the header and the views' tables printed. */
+#include "app_int.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "feed.h"
+
+static void print_table(struct app *a, uint32_t v, uint32_t top)
+{
+        dprintf(STDOUT_FILENO, "\n%s\n", a->views[v]->name);
+        ui_table_print(&a->tables[v], STDOUT_FILENO, top);
+}
+
+/* A live frame's events up to now: the session flushed (a real-time consumer otherwise has them
+   at the FlushTimer's next tick, up to a second later: the first frame showed no samples), and
+   the feed given until its buffers stop coming (20 ms without one), 300 ms at most. */
+static void batch_catch_up(struct app *a)
+{
+        uint64_t before = feed_nr_buffers_read(a->feed), seen = before;
+        if (etw_client_flush(&a->client) != ERROR_SUCCESS)
+                return;
+        int64_t start = app_now_ns(), last_new = start;
+        while (app_now_ns() - start < 300000000 && !feed_is_done(a->feed, NULL)) {
+                struct timespec pause = {0, 5000000};
+                nanosleep(&pause, NULL);
+                uint64_t n = feed_nr_buffers_read(a->feed);
+                if (n != seen) {
+                        seen = n;
+                        last_new = app_now_ns();
+                } else if (seen != before && app_now_ns() - last_new >= 20000000) {
+                        break;
+                }
+        }
+}
+
+void app_run_batch(struct app *a, int sfd)
+{
+        int64_t delay = (int64_t)(a->st.delay_s * 1e9);
+        int64_t start = app_now_ns(), last = start;
+        uint32_t top = a->o->nr_top ? a->o->nr_top : 25;
+        for (uint32_t frame = 0; !a->o->nr_frames || frame < a->o->nr_frames; frame++) {
+                /* a replay is one frame, once the file is read */
+                int64_t until = a->st.is_live ? last + delay : INT64_MAX;
+                while (app_now_ns() < until && !(!a->st.is_live && feed_is_done(a->feed, NULL))) {
+                        struct pollfd p = {sfd, POLLIN, 0};
+                        if (poll(&p, sfd >= 0 ? 1 : 0, 50) > 0) {
+                                a->why_stopped = app_signal_taken(sfd);
+                                a->is_quit = true;
+                                break;
+                        }
+                }
+                int64_t now = app_now_ns();
+                if (a->st.is_live && !a->is_quit)
+                        batch_catch_up(a);
+                if (!a->st.is_live) {
+                        feed_lock(a->feed);
+                        if (feed_is_done(a->feed, NULL)) {
+                                profile_end(a->profile);
+                                /* the last frame names what it can: the images a trace
+                                   describes only at its end (a saved window's rundown) were
+                                   asked for just now, as its places were placed */
+                                sym_store_wait(a->profile->store);
+                        } else
+                                profile_settle(a->profile);
+                        feed_unlock(a->feed);
+                }
+                app_tick(a, now);
+                last = now;
+                char hl[HEADER_LINES][HEADER_WIDTH];
+                uint32_t nr;
+                app_header(a, hl, &nr);
+                dprintf(STDOUT_FILENO, "\n");
+                for (uint32_t i = 0; i < nr; i++)
+                        dprintf(STDOUT_FILENO, "%s\n", hl[i]);
+                print_table(a, VIEW_FUNCTIONS, top);
+                print_table(a, VIEW_SWITCHES, top);
+                const struct ui_table *b = &a->tables[VIEW_BRANCHES];
+                if (b->nr_rows > 1 || !(b->flags[0] & UI_ROW_GREYED))
+                        print_table(a, VIEW_BRANCHES, top);
+                print_table(a, VIEW_EVENTS, top);
+                if (a->is_quit || !a->st.is_live)
+                        break;
+                if (a->o->duration_s > 0 && now - start >= (int64_t)(a->o->duration_s * 1e9))
+                        break;
+        }
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* app_int.h (internal to the screen's files: app.c, app_batch.c, app_replay.c,
+   app_actions.c): the screen's state and the steps they share. */
+#ifndef ETWTOP_APP_INT_H
+#define ETWTOP_APP_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "app.h"
+#include "etw/etwtop_ext.h"
+#include "header.h"
+#include "model/profile.h"
+#include "ui/screen.h"
+#include "ui/table.h"
+#include "ui/views.h"
+
+struct app {
+        const struct app_options *o;
+        struct ui_state st;
+        struct profile *profile; /* owned; under the feed's lock while the feed runs */
+        struct feed *feed;       /* owned */
+        struct etw_client client;
+        struct etw_machine_caps caps;
+        struct collect_settings now; /* live: what the session reports; replay: as recorded */
+        struct ui_view *views[NR_VIEWS];
+        struct ui_table tables[NR_VIEWS];
+        struct ui_view_state vs[NR_VIEWS];
+        struct ui_screen *scr;
+        uint64_t nr_events_prev; /* the event count at rate_since_ns */
+        int64_t rate_since_ns;
+        double events_per_s;
+        uint64_t nr_rt_buffers_lost;
+        /* the samples and the caps' counts when the rows were built: what the header shows
+           (the refresh step after the build zeroes or decays the model's) */
+        uint64_t nr_samples_shown;
+        struct profile_caps caps_shown;
+        const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
+        char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
+        int64_t status_since_ns;
+        bool is_quit;
+        struct ui_timeline tl; /* a replay's timeline: the part shown, cursor, range */
+        char **page;           /* owned: the annotate page's lines, shown instead of the table */
+        uint32_t nr_page, page_top;
+};
+
+static inline int64_t app_now_ns(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* app.c: the rows rebuilt from the model (the session's settings read back first). */
+void app_build_tables(struct app *a);
+/* app.c: the header's lines. */
+void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr);
+/* app.c: the refresh tick: rates, then the rows (unless paused), then the model's step. */
+void app_tick(struct app *a, int64_t now);
+/* app.c: takes the signal the signalfd sfd holds and says what it means. */
+const char *app_signal_taken(int sfd);
+
+/* app_batch.c: text frames on stdout until the frames, the duration or a signal end them. */
+void app_run_batch(struct app *a, int sfd);
+
+/* app_replay.c: a replay's timeline keys, and [ and ]'s windows of a tenth of the trace. */
+void app_timeline_key(struct app *a, enum ui_timeline_op op);
+void app_move_window(struct app *a, int step);
+
+/* app_actions.c: the annotate page (opened on a function, closed), the save key. */
+void app_annotate_page(struct app *a, const char *function);
+void app_page_close(struct app *a);
+void app_save_window(struct app *a);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/* symbols_impl.h (internal to symbols/): the symbol store's modules, address spaces, caches and
+   store struct, shared by symbols.c (lifecycle), sym_strings.c, sym_loader.c, sym_spaces.c,
+   sym_lookup.c, sym_clr.c and sym_lines.c. */
+#ifndef ETWTOP_SYMBOLS_IMPL_H
+#define ETWTOP_SYMBOLS_IMPL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols/symbols.h"
+#include "symbols/sym_table.h"
+#include "sym_server.h"
+#include "sym_sources.h"
+#include "symbols/pdb.h"
+
+#define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
+#define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
+#define MAX_SRC_FRAMES    32
+
+/* MOD_CLR: one .NET module's JIT-compiled methods in one process, from a recording's CLR
+   method events (their names and address ranges; no file behind them) */
+enum module_kind { MOD_ELF, MOD_VDSO, MOD_PE, MOD_KERNEL, MOD_JIT, MOD_CLR };
+
+struct clr_method {
+        uint64_t start, size;
+        uint32_t name; /* interned */
+};
+enum load_state { LS_NEW = 0, LS_QUEUED, LS_LOADED, LS_FAILED };
+
+struct module {
+        uint32_t id;
+        enum module_kind kind;
+        char *path; /* owned */
+        char *name; /* owned: the short name */
+        uint8_t build_id[20];
+        uint32_t build_id_size;
+        uint32_t time_date_stamp, image_size, checksum; /* PE */
+        uint32_t jit_pid;                               /* MOD_JIT */
+        /* live ELF modules: the first mapping of the file (a process and its range), through
+           which /proc/PID/map_files reads it where the path does not (deleted or replaced since
+           it was mapped, another mount namespace); set when the module is made */
+        uint32_t live_pid;
+        uint64_t live_start, live_end;
+        struct clr_method *methods; /* owned: MOD_CLR */
+        uint32_t nr_methods, cap_methods;
+        bool is_methods_dirty; /* methods came since the table was built */
+        bool has_pdb;
+        uint8_t pdb_guid[16];
+        uint32_t pdb_age;
+        char *pdb_name; /* owned */
+        /* written by the loader, then published by state (release) */
+        _Atomic int state;
+        struct elf_module *elf;  /* owned: ELF and vdso */
+        struct sym_table *table; /* owned: PE exports (RVAs), JIT and kernel (addresses) */
+        struct kallsyms *ks;     /* owned: the live kernel's symbols (MOD_KERNEL, live) */
+        struct pdb_lines *lines; /* owned: a Windows module's PDB line tables, or NULL */
+        char file_used[PATH_MAX];
+        char note[512];
+        bool is_logged; /* caller's thread: its note went to the log */
+};
+
+struct mapping {
+        uint64_t start, end; /* [start, end) */
+        uint64_t pgoff;
+        uint32_t module;
+        bool is_absolute; /* rel is the address itself (kernel) */
+        uint64_t time;    /* of its image event; 0: none */
+};
+
+/* A JIT-compiled .NET method of a process: [start, end) in the MOD_CLR module of its .NET
+   module. */
+struct space_method {
+        uint64_t start, end;
+        uint32_t module;
+};
+
+/* A .NET module of a process (its ModuleID in the CLR events) and its MOD_CLR module. */
+struct space_clr_module {
+        uint64_t clr_id;
+        uint32_t module;
+};
+
+struct space {
+        uint32_t pid;
+        struct mapping *maps; /* owned, sorted by start, not overlapping */
+        uint32_t nr, cap;
+        struct space_method *methods; /* owned: sorted by start when is_methods_sorted */
+        uint32_t nr_methods, cap_methods;
+        bool is_methods_sorted;
+        struct space_clr_module *clr_modules; /* owned */
+        uint32_t nr_clr_modules, cap_clr_modules;
+        uint32_t jit_module;  /* MOD_JIT for /tmp/perf-PID.map, 0 until asked */
+        uint32_t hint;        /* the mapping sym_locate found last: frames cluster */
+        uint64_t jit_checked; /* nr_polls + 1 when the map file was last found missing */
+        bool is_ended;
+        uint64_t end_serial; /* which end of the pid's processes the ended ring holds */
+        uint64_t start_time; /* of the latest process start seen (event times); 0: none */
+        uint64_t end_time;   /* of the latest process end seen; 0: none */
+        /* made by the JIT probe: its place in the probed ring; 0: not */
+        uint64_t probe_serial;
+};
+
+/* The ended processes whose spaces are kept: late events of a process still find its images,
+   and memory stays bounded however many processes come and go. */
+#define MAX_ENDED_SPACES 4096
+/* The spaces sym_locate's JIT probe made for pids no event described (a process come and gone
+   whose space has been forgotten, its late samples or rows placed again): the last
+   MAX_PROBED_SPACES are kept, so that the probe asks the file system once per refresh each, and
+   the oldest goes unless an event has described its process since. */
+#define MAX_PROBED_SPACES 4096
+struct ended_space {
+        uint32_t pid;
+        uint64_t serial;
+};
+
+struct cache_entry {
+        uint64_t rel;
+        uint32_t module; /* 0: free */
+        uint32_t function;
+        uint64_t offset;
+        uint8_t state;
+};
+
+struct src_entry {
+        uint64_t rel;
+        uint32_t module; /* 0: free */
+        uint32_t first;  /* in src_frames */
+        uint32_t nr;
+};
+
+struct kernel_sym {
+        uint64_t addr, size;
+        uint32_t name;   /* interned */
+        uint32_t module; /* interned kernel module name, 0 for the kernel */
+};
+
+struct sym_store {
+        struct sym_options opt;
+        /* modules: index = id; 0 unused */
+        struct module **modules; /* owned */
+        uint32_t nr_modules, cap_modules;
+        uint32_t *module_keys; /* hash: interned key -> module id; 0 free */
+        uint32_t module_keys_mask;
+        /* spaces by pid */
+        struct space **spaces; /* owned hash by pid, NULL free */
+        uint32_t spaces_mask, nr_spaces;
+        /* interned strings */
+        char **strings; /* owned */
+        uint32_t nr_strings, cap_strings;
+        uint32_t *demangled;   /* owned, cap_strings: id -> id of its demangled form, 0 unknown */
+        uint32_t *string_hash; /* id; 0 free */
+        uint32_t string_hash_mask;
+        size_t string_bytes;
+        /* address cache */
+        struct cache_entry *cache; /* owned */
+        uint32_t cache_mask, nr_cache;
+        /* source lines */
+        struct src_entry *src; /* owned */
+        uint32_t src_mask, nr_src;
+        struct sym_srcframe *src_frames; /* owned */
+        uint32_t nr_src_frames, cap_src_frames;
+        /* the kernel */
+        uint32_t kernel_module;
+        bool has_linux_kernel;    /* a [kernel.kallsyms] image was described */
+        struct kernel_sym *ksyms; /* owned: recorded kernel symbols */
+        uint32_t nr_ksyms, cap_ksyms;
+        bool is_ksyms_dirty;
+        /* loader */
+        pthread_t loader;
+        bool has_loader;
+        pthread_mutex_t lock;
+        pthread_cond_t cond, idle;
+        struct module **queue; /* owned ring */
+        uint32_t queue_head, queue_len, queue_cap;
+        bool is_busy, is_stopping;
+        _Atomic uint32_t nr_done;
+        uint32_t nr_done_seen;
+        uint64_t nr_changes;         /* calls that changed what sym_locate or sym_resolve answer */
+        struct space *last_space[2]; /* sym_locate's last user [0] and kernel [1] spaces */
+        uint64_t nr_polls;           /* sym_store_poll calls: the screen's refreshes */
+        struct ended_space *ended;   /* owned ring: MAX_ENDED_SPACES, oldest at ended_head */
+        uint32_t ended_head, nr_ended;
+        uint64_t nr_ends;
+        struct ended_space *probed; /* owned ring: MAX_PROBED_SPACES, oldest at probed_head */
+        uint32_t probed_head, nr_probed;
+        uint64_t nr_probes;
+        struct sym_path *path; /* owned: the symbol path, parsed (sym_server.h) */
+        struct sym_stats st;
+};
+
+/* ---- shared by the files of the module ---- */
+
+void symbols_clr_table_refresh(struct sym_store *s, struct module *m);
+
+uint32_t symbols_function_name(struct sym_store *s, const char *raw);
+
+uint64_t symbols_hash64(uint64_t x);
+
+uint64_t symbols_hash_bytes(const void *p, size_t n);
+
+bool symbols_is_anonymous(const char *path);
+
+void symbols_kernel_table_refresh(struct sym_store *s);
+
+void *symbols_loader_main(void *arg);
+
+void symbols_logf_(struct sym_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im);
+
+uint32_t symbols_module_new(struct sym_store *s, enum module_kind kind, const char *path,
+                            const char *name);
+
+struct module *symbols_module_of(const struct sym_store *s, uint32_t id);
+
+int symbols_module_want(struct sym_store *s, struct module *m);
+
+struct space *symbols_space_find(const struct sym_store *s, uint32_t pid);
+
+struct space *symbols_space_get(struct sym_store *s, uint32_t pid);
+
+struct mapping *symbols_space_lookup(const struct space *sp, uint64_t addr);
+
+const struct space_method *symbols_space_method_at(struct space *sp, uint64_t addr);
+
+struct space *symbols_space_probe(struct sym_store *s, uint32_t pid);
+
+#endif
