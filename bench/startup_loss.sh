@@ -70,7 +70,7 @@ one() {
         rm -rf "$rt"
         local rate
         rate=$(sed -n 's/pingpong_rounds=\([0-9]*\) seconds=\([0-9.]*\)/\1 \2/p' "$tmp/load.out" |
-                awk '{printf "%d", $2 > 0 ? $1 / $2 : 0}')
+                awk '{printf "%d", ($2 > 0 ? $1 / $2 : 0)}')
         set -- $(grep -o 'lost [0-9]*' "$tmp/out" | awk '{printf "%s ", $2}')
         [ $# -ge 2 ] || die "$bin printed no frames: $(tail -3 "$tmp/out")"
         echo "$1 $2 ${rate:-0}"

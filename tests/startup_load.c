@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* startup_load.c: the load a live session is started under in tests/startup_loss.sh and
+/* startup_load.c: the load a live session is started under in test_live_source and
    bench/startup_loss.sh: idle processes with many threads (a slow /proc rundown), busy loops
    (every CPU taken) and pipe ping-pongs (context switches and wake-ups by the hundred thousand).
    usage: startup_load PROCS THREADS HOGS PAIRS

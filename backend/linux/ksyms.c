@@ -1,0 +1,363 @@
+/* SPDX-License-Identifier: MIT */
+/* ksyms.c: the kernel's symbols: /proc/kallsyms read and kept, the blocking functions' places
+   (wait reasons), the kernel image's identity and its DCStart, the KernelSymbol events at a stop.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "live_int.h"
+#include "util/kallsyms_text.h"
+#include "util/xalloc.h"
+
+static void drain_between(void *ctx)
+{
+        live_drain_all(ctx);
+}
+
+/* /proc/kallsyms whole, NUL-terminated (owned by the caller), its length in *len; NULL when it
+   cannot be read. The kernel formats it as it is read, about 40 ms for the whole: with ls, the
+   events may be on, and the rings are emptied between reads of 64 KiB. The process reads it once
+   while modules stay (util/kallsyms_text.h): the screen's symbols read it at the start. */
+static char *kallsyms_read(struct live_source *ls, size_t *len_out)
+{
+        return kallsyms_text_read(len_out, ls ? drain_between : NULL, ls);
+}
+
+/* Aliases (one address, several names) keep their kallsyms order: names lie in text in that
+   order, so a stable sort whatever qsort is. */
+static int ksym_cmp(const void *a, const void *b)
+{
+        const struct perf_ksym *x = a, *y = b;
+        if (x->addr != y->addr)
+                return x->addr < y->addr ? -1 : 1;
+        return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* The text symbols of kallsyms text (cut into names in place), sorted by address and sized to
+   the next one (4 KiB when that is over 1 MiB away). Returns an owned array of *nr. */
+static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
+{
+        size_t nr = 0, cap_syms = 1 << 16;
+        struct perf_ksym *syms = xcalloc(cap_syms, sizeof(*syms));
+        char *end = text + strlen(text);
+        for (char *line = text, *nl; line < end; line = nl + 1) {
+                /* "ADDR TYPE NAME" or "ADDR TYPE NAME\t[MODULE]": one pass over the line */
+                nl = memchr(line, '\n', (size_t)(end - line));
+                if (!nl)
+                        nl = end;
+                *nl = 0;
+                uint64_t addr = 0;
+                char *p = line;
+                for (;; p++) {
+                        unsigned c = (unsigned char)*p, d = c - '0', x = (c | 0x20) - 'a';
+                        if (d < 10)
+                                addr = addr << 4 | d;
+                        else if (x < 6)
+                                addr = addr << 4 | (x + 10);
+                        else
+                                break;
+                }
+                if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
+                        continue;
+                char type = p[1];
+                if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+                        continue;
+                char *name = p + 3, *mod = strchr(name, '\t');
+                if (mod) {
+                        *mod++ = 0;
+                        mod[strcspn(mod, " ")] = 0;
+                }
+                /* __pfx_ and __cfi_ are the padding before a function (perf skips them): the
+                   function before runs over it, as the symbol store reads kallsyms; an idle
+                   stack's return address lands exactly on one */
+                bool is_padding = name[0] == '_' && name[1] == '_' &&
+                                  (!strncmp(name, "__pfx_", 6) || !strncmp(name, "__cfi_", 6));
+                if (!addr || is_padding)
+                        continue;
+                if (nr == cap_syms) {
+                        cap_syms *= 2;
+                        syms = xrealloc(syms, cap_syms * sizeof(*syms));
+                }
+                syms[nr].addr = addr;
+                syms[nr].name = name;
+                syms[nr].module = mod ? mod : "";
+                nr++;
+        }
+        /* the kernel lists its own symbols in address order, modules after: sort only when not */
+        bool in_order = true;
+        for (size_t i = 1; i < nr && in_order; i++)
+                in_order = syms[i - 1].addr <= syms[i].addr;
+        if (!in_order)
+                qsort(syms, nr, sizeof(*syms), ksym_cmp);
+        for (size_t i = 0; i < nr; i++) {
+                uint64_t next = i + 1 < nr ? syms[i + 1].addr : syms[i].addr + 4096;
+                uint64_t size = next - syms[i].addr;
+                syms[i].size = size > (1u << 20) ? 4096 : size;
+        }
+        *nr_out = nr;
+        return syms;
+}
+
+/* Keeps the core kernel's text symbols (no [module] tag: the kernel image, init text included)
+   of nr parsed ones, their names copied to ls->ksym_names. They never change, so later rundowns
+   and the close write their events from here instead of reading kallsyms again when they
+   suffice (ksyms_suffice). */
+static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, size_t nr)
+{
+        size_t k = 0, bytes = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (!syms[i].module[0]) {
+                        k++;
+                        bytes += strlen(syms[i].name) + 1;
+                }
+        }
+        if (k < 2)
+                return;
+        struct perf_ksym *kept = xcalloc(k, sizeof(*kept));
+        char *names = xcalloc(1, bytes);
+        size_t o = 0, j = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (syms[i].module[0])
+                        continue;
+                size_t n = strlen(syms[i].name) + 1;
+                memcpy(names + o, syms[i].name, n);
+                kept[j] = syms[i];
+                kept[j].name = names + o;
+                kept[j].module = "";
+                j++;
+                o += n;
+        }
+        ls->ksyms = kept;
+        ls->nr_ksyms = k;
+        ls->ksym_names = names;
+}
+
+/* The converter's blocking functions (perf_wait_reason_of_function) with their places, from the
+   kept kernel symbols or one read of /proc/kallsyms, on the logger thread the first time a
+   sleeping thread's switch has a callchain. None where kallsyms hides the addresses. */
+uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
+{
+        struct live_source *ls = ctx;
+        *out = ls->wait_sites;
+        if (ls->has_wait_sites)
+                return ls->nr_wait_sites; /* read by the start's rundown */
+        ls->has_wait_sites = true;
+        *out = NULL;
+        if (!ls->caps.has_kallsyms)
+                return 0;
+        char *text = NULL;
+        struct perf_ksym *parsed = NULL;
+        const struct perf_ksym *syms = ls->ksyms;
+        size_t nr = ls->nr_ksyms;
+        if (!syms) {
+                size_t len = 0;
+                text = kallsyms_read(NULL, &len);
+                if (!text)
+                        return 0;
+                parsed = ksyms_parse(text, &nr);
+                syms = parsed;
+        }
+        uint32_t n = 0, cap = 0;
+        for (size_t i = 0; i < nr; i++) {
+                if (syms[i].module[0])
+                        continue;
+                int reason = perf_wait_reason_of_function(syms[i].name);
+                if (reason < 0 || !syms[i].size)
+                        continue;
+                if (n == cap) {
+                        cap = cap ? cap * 2 : 32;
+                        ls->wait_sites = xrealloc(ls->wait_sites, cap * sizeof(*ls->wait_sites));
+                }
+                ls->wait_sites[n++] = (struct perf_wait_site){
+                        syms[i].addr, syms[i].addr + syms[i].size, (uint8_t)reason};
+        }
+        free(parsed);
+        free(text);
+        ls->nr_wait_sites = n;
+        *out = ls->wait_sites; /* ksyms_parse sorted them by address */
+        return n;
+}
+
+/* The start and end of the kernel's text without reading all of /proc/kallsyms: _text and
+   _stext lie among its first lines, and /proc/iomem's "Kernel code" range (shown to root) runs
+   from _text to _etext on x86. False when either is not found. */
+static bool kernel_text_quick(uint64_t *stext_out, uint64_t *etext_out)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        uint64_t text = 0, stext = 0, lo = 0, hi = 0;
+        char line[256];
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (!f)
+                return false;
+        for (int i = 0; i < 32 && (!text || !stext) && fgets(line, sizeof(line), f); i++) {
+                char *sp = strchr(line, ' ');
+                if (!sp)
+                        break;
+                if (strcmp(sp, " T _stext\n") == 0)
+                        stext = strtoull(line, NULL, 16);
+                else if (strcmp(sp, " T _text\n") == 0)
+                        text = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        f = fopen("/proc/iomem", "re");
+        if (!f)
+                return false;
+        while (fgets(line, sizeof(line), f)) {
+                const char *name = strstr(line, " : Kernel code\n");
+                if (name && sscanf(line, " %" SCNx64 "-%" SCNx64, &lo, &hi) == 2)
+                        break;
+                lo = hi = 0;
+        }
+        fclose(f);
+        if (!text || !stext || stext < text || hi <= lo)
+                return false;
+        *stext_out = stext;
+        *etext_out = text + (hi + 1 - lo);
+        return *etext_out > stext;
+#else
+        (void)stext_out;
+        (void)etext_out;
+        return false;
+#endif
+}
+
+/* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes, read
+   before the events are enabled. The text's end comes from /proc/iomem where it can
+   (kernel_text_quick); otherwise from all of /proc/kallsyms, whose symbols are then kept
+   (ksyms_keep) for the kernel symbols' events. */
+void ksyms_kernel_image(struct live_source *ls)
+{
+        uint64_t stext = 0, etext = 0;
+        if (!ls->caps.has_kallsyms)
+                return;
+        if (!kernel_text_quick(&stext, &etext)) {
+                size_t len = 0, nr = 0;
+                char *text = kallsyms_read(NULL, &len);
+                if (!text)
+                        return;
+                for (char *line = text; *line && (!stext || !etext);) {
+                        char *nl = strchr(line, '\n');
+                        char *sp = strchr(line, ' ');
+                        if (sp && (!nl || sp < nl)) {
+                                if (strncmp(sp, " T _stext\n", 10) == 0)
+                                        stext = strtoull(line, NULL, 16);
+                                else if (strncmp(sp + 2, " _etext\n", 8) == 0)
+                                        etext = strtoull(line, NULL, 16);
+                        }
+                        if (!nl)
+                                break;
+                        line = nl + 1;
+                }
+                struct perf_ksym *syms = ksyms_parse(text, &nr);
+                ksyms_keep(ls, syms, nr);
+                free(syms);
+                free(text);
+        }
+        if (!stext || etext <= stext)
+                return;
+        uint8_t bid[20], notes[4096];
+        uint32_t bid_size = 0;
+        int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                ssize_t got = read(fd, notes, sizeof(notes));
+                close(fd);
+                for (size_t p = 0; got > 0 && p + 12 <= (size_t)got;) {
+                        uint32_t namesz, descsz, type;
+                        memcpy(&namesz, notes + p, 4);
+                        memcpy(&descsz, notes + p + 4, 4);
+                        memcpy(&type, notes + p + 8, 4);
+                        size_t d = p + 12 + ((namesz + 3u) & ~3u);
+                        if (d + descsz > (size_t)got)
+                                break;
+                        if (type == 3 && namesz == 4 && memcmp(notes + p + 12, "GNU", 4) == 0) {
+                                bid_size = descsz < 20 ? descsz : 20;
+                                memcpy(bid, notes + d, bid_size);
+                                break;
+                        }
+                        p = d + ((descsz + 3u) & ~3u);
+                }
+        }
+        ls->kernel_text = stext;
+        ls->kernel_text_size = etext - stext;
+        memcpy(ls->kernel_build_id, bid, bid_size);
+        ls->kernel_build_id_size = bid_size;
+}
+
+void ksyms_rundown_kernel(struct live_source *ls, uint64_t ts)
+{
+        if (!ls->kernel_text_size)
+                return;
+        struct perf_conv_image im = {
+                0,
+                ls->kernel_text,
+                ls->kernel_text_size,
+                0,
+                "[kernel.kallsyms]",
+                ls->kernel_build_id,
+                ls->kernel_build_id_size,
+                ETWTOP_IMAGE_FLAG_RUNDOWN |
+                        (ls->kernel_build_id_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0)};
+        perf_conv_image(ls->conv, WMI_LOG_TYPE_IMAGE_DC_START, 0, ts, &im);
+}
+
+/* Whether the symbols of the start's read (ksyms_keep) name the kernel addresses hit as all of
+   /proc/kallsyms would now: every address hit in kernel context lies among them (below the last
+   one, whose size depends on what follows). Modules, BPF programs and trampolines, which come
+   and go, lie outside the kernel image. (A user stack's garbage that happens to fall in one of
+   those is not looked up: it is no kernel hit.) */
+static bool ksyms_suffice(const struct live_source *ls)
+{
+        uint64_t lo, hi;
+        if (!ls->ksyms)
+                return false;
+        return !perf_conv_kernel_range(ls->conv, &lo, &hi) ||
+               (lo >= ls->ksyms[0].addr && hi < ls->ksyms[ls->nr_ksyms - 1].addr);
+}
+
+/* The KernelSymbol events of the kernel addresses hit: from the kept symbols when they suffice,
+   else from /proc/kallsyms read now (the first time, the core kernel's are kept). */
+void ksyms_write_kernel_symbols(struct live_source *ls)
+{
+        if (!ls->caps.has_kallsyms)
+                return;
+        char *text = NULL;
+        struct perf_ksym *syms = NULL;
+        size_t len = 0, nr = 0;
+        if (!ksyms_suffice(ls)) {
+                text = kallsyms_read(ls, &len);
+                if (!text)
+                        return;
+                syms = ksyms_parse(text, &nr);
+                if (!ls->ksyms)
+                        ksyms_keep(ls, syms, nr);
+        }
+        uint64_t at = perf_conv_stamp(ls->conv, 0, live_now_ns());
+        if (ksyms_suffice(ls))
+                perf_conv_kernel_symbols(ls->conv, ls->ksyms, ls->nr_ksyms, 0, at);
+        else if (syms)
+                perf_conv_kernel_symbols(ls->conv, syms, nr, 0, at);
+        free(syms);
+        free(text);
+}

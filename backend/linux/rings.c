@@ -1,0 +1,585 @@
+/* SPDX-License-Identifier: MIT */
+/* rings.c: the events and the rings: open, enable and count the lost of one event; map a CPU's
+   ring; gather its records up to a horizon, keep them in time order and merge the CPUs'. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/perf_event.h>
+
+#include "live_int.h"
+#include "util/xalloc.h"
+
+/* The message for a failed perf_event_open of what on cpu. */
+static int open_error(const struct live_source *ls, int rc, const char *what, uint32_t cpu,
+                      struct etl_error *err)
+{
+        bool needs_tp = ls->has_tp_switch || ls->has_tp_waking;
+        switch (-rc) {
+        case EACCES:
+        case EPERM:
+                live_set_err(err,
+                             "perf_event_open(%s, CPU %u) returned %s: run as root, grant "
+                             "CAP_PERFMON, or `sysctl kernel.perf_event_paranoid=%d`",
+                             what, cpu, live_errno_name(-rc), needs_tp ? -1 : 0);
+                break;
+        case ENOENT:
+        case EOPNOTSUPP:
+                live_set_err(err, "perf_event_open(%s, CPU %u) returned %s: %s", what, cpu,
+                             live_errno_name(-rc),
+                             ls->caps.has_pmu ? "this PMU does not support the event"
+                                              : ls->caps.why_no_pmu);
+                if (-rc == ENOENT && !ls->caps.has_pmu)
+                        rc = -EOPNOTSUPP;
+                break;
+        case EMFILE:
+                live_set_err(err,
+                             "perf_event_open(%s, CPU %u) returned EMFILE: too many open files "
+                             "(raise RLIMIT_NOFILE)",
+                             what, cpu);
+                break;
+        default:
+                live_set_err(err, "perf_event_open(%s, CPU %u) returned %s (%s)", what, cpu,
+                             live_errno_name(-rc), strerror(-rc));
+                break;
+        }
+        return rc;
+}
+
+void live_event_close(struct live_event *ev)
+{
+        if (!ev)
+                return;
+        for (uint32_t i = 0; i < ev->spec.nr_members; i++) {
+                if (ev->member_fds[i] >= 0)
+                        close(ev->member_fds[i]);
+        }
+        if (ev->fd >= 0)
+                close(ev->fd);
+        free(ev);
+}
+
+static struct live_ring *ring_of(struct live_source *ls, uint32_t cpu)
+{
+        for (uint32_t i = 0; i < ls->nr_online; i++) {
+                if (ls->rings[i].cpu == cpu)
+                        return &ls->rings[i];
+        }
+        return NULL;
+}
+
+/* Opens one event (disabled) on cpu for task (-1: every task), with its counters, redirected
+   into cpu's ring. */
+int live_event_open(struct live_source *ls, const struct live_spec *sp, uint32_t cpu, int32_t task,
+                    struct live_event **out, struct etl_error *err)
+{
+        struct live_event *ev = xcalloc(1, sizeof(*ev));
+        pid_t pid = task;
+        int rc;
+
+        ev->spec = *sp;
+        ev->cpu = cpu;
+        ev->task = task;
+        ev->fd = -1;
+        for (uint32_t i = 0; i < LIVE_MAX_SOURCES; i++)
+                ev->member_fds[i] = -1;
+        rc = live_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (rc == -EINVAL && sp->role == ROLE_IMAGE && ev->spec.attr.build_id) {
+                /* a kernel before 5.12: no build-ids in MMAP2, read them from the files */
+                ls->has_build_id_attr = false;
+                ev->spec.attr.build_id = 0;
+                rc = live_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
+        if (rc == -EINVAL && ev->spec.attr.inherit_thread) {
+                /* a kernel before 5.13: child processes inherit the events too; the converter
+                   keeps the traced process's records only */
+                ls->has_inherit_thread = false;
+                ev->spec.attr.inherit_thread = 0;
+                rc = live_perf_event_open(&ev->spec.attr, pid, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        }
+        if (rc < 0)
+                goto fail;
+        ev->fd = rc;
+        for (uint32_t i = 0; i < sp->nr_members; i++) {
+                rc = live_perf_event_open(&ev->spec.members[i], pid, (int)cpu, ev->fd,
+                                          PERF_FLAG_FD_CLOEXEC);
+                if (rc < 0)
+                        goto fail;
+                ev->member_fds[i] = rc;
+        }
+        if (ioctl(ev->fd, PERF_EVENT_IOC_ID, &ev->id) < 0) {
+                rc = -errno;
+                goto fail;
+        }
+        /* the C-states entered, not the exits (state 4294967295): half the records. Where the
+           kernel takes no filter, the converter passes the exits over */
+        if (sp->role == ROLE_IDLE)
+                (void)ioctl(ev->fd, PERF_EVENT_IOC_SET_FILTER, "state != 4294967295");
+        if (sp->role != ROLE_RING) {
+                struct live_ring *r = ring_of(ls, cpu);
+                if (!r || ioctl(ev->fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) < 0) {
+                        rc = r ? -errno : -EINVAL;
+                        live_set_err(err, "PERF_EVENT_IOC_SET_OUTPUT(%s, CPU %u) returned %s",
+                                     sp->what, cpu, live_errno_name(-rc));
+                        live_event_close(ev);
+                        return rc;
+                }
+        }
+        *out = ev;
+        return 0;
+fail:
+        rc = open_error(ls, rc, sp->what, cpu, err);
+        live_event_close(ev);
+        return rc;
+}
+
+void live_events_add(struct live_source *ls, struct live_event *ev)
+{
+        if (ls->nr_events == ls->cap_events) {
+                uint32_t cap = ls->cap_events ? ls->cap_events * 2 : 32;
+                ls->events = xrealloc(ls->events, cap * sizeof(*ls->events));
+                ls->cap_events = cap;
+        }
+        ls->events[ls->nr_events++] = ev;
+}
+
+void live_by_id_rebuild(struct live_source *ls)
+{
+        uint32_t cap = 64;
+        while (cap < ls->nr_events * 2)
+                cap *= 2;
+        free(ls->by_id);
+        memset(ls->id_cache, 0, sizeof(ls->id_cache));
+        ls->by_id = xcalloc(cap, sizeof(*ls->by_id));
+        ls->by_id_mask = cap - 1;
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                uint32_t j = (uint32_t)(ev->id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;
+                while (ls->by_id[j])
+                        j = (j + 1) & ls->by_id_mask;
+                ls->by_id[j] = ev;
+        }
+}
+
+struct live_event *live_event_by_id(struct live_source *ls, uint64_t id)
+{
+        /* runs twice a record or more; a session's ids are a few consecutive numbers */
+        struct live_event **cached = &ls->id_cache[id & 15];
+        if (*cached && (*cached)->id == id)
+                return *cached;
+        if (!ls->by_id)
+                return NULL;
+        for (uint32_t j = (uint32_t)(id * 0x9E3779B97F4A7C15ull >> 32) & ls->by_id_mask;;
+             j = (j + 1) & ls->by_id_mask) {
+                struct live_event *ev = ls->by_id[j];
+                if (!ev)
+                        return NULL;
+                if (ev->id == id)
+                        return *cached = ev;
+        }
+}
+
+/* A live event of (role, idx), the first one: they all have the same spec. */
+struct live_event *live_event_find(struct live_source *ls, enum live_role role, uint32_t idx)
+{
+        for (uint32_t i = 0; i < ls->nr_events; i++) {
+                struct live_event *ev = ls->events[i];
+                if (!ev->is_retired && !ev->is_fresh && ev->spec.role == role &&
+                    ev->spec.idx == idx)
+                        return ev;
+        }
+        return NULL;
+}
+
+int live_event_enable(struct live_event *ev, bool is_on)
+{
+        if (ev->is_enabled == is_on)
+                return 0;
+        unsigned long req = is_on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE;
+        if (ioctl(ev->fd, req, ev->spec.nr_members ? PERF_IOC_FLAG_GROUP : 0) < 0)
+                return -errno;
+        ev->is_enabled = is_on;
+        return 0;
+}
+
+uint64_t live_event_lost(const struct live_event *ev)
+{
+        uint8_t buf[8 * (3 + 3 * (LIVE_MAX_SOURCES + 1))];
+        ssize_t n = read(ev->fd, buf, sizeof(buf));
+        uint64_t lost = 0;
+        if (n > 0)
+                perf_read_lost(buf, (size_t)n, ev->spec.attr.read_format, &lost);
+        return lost;
+}
+
+int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        struct live_spec_env env = live_env(ls);
+        uint32_t pages = attr_spec_ring_pages(&env, &ls->settings);
+        r->map_size = (size_t)(pages + 1) * (size_t)page;
+        void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+        if (m == MAP_FAILED) {
+                int e = errno;
+                r->meta = NULL;
+                if (e == EPERM)
+                        live_set_err(
+                                err,
+                                "mmap of the %zu KiB ring of CPU %u returned EPERM: over "
+                                "kernel.perf_event_mlock_kb; run as root, raise it, or use fewer "
+                                "ring pages",
+                                r->map_size / 1024, r->cpu);
+                else
+                        live_set_err(err, "mmap of the ring of CPU %u returned %s", r->cpu,
+                                     live_errno_name(e));
+                return -e;
+        }
+        r->meta = m;
+        r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)page);
+        r->data_size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * (uint64_t)page;
+        r->stage_cap = r->data_size;
+        r->stage = xcalloc(1, r->stage_cap);
+        return 0;
+}
+
+static void ring_copy(const struct live_ring *r, uint64_t pos, void *dst, uint64_t n)
+{
+        uint64_t mask = r->data_size - 1, off = pos & mask;
+        uint64_t first = n < r->data_size - off ? n : r->data_size - off;
+        memcpy(dst, r->data + off, first);
+        if (first < n)
+                memcpy((uint8_t *)dst + first, r->data, n - first);
+}
+
+static void items_sort(struct live_item *it, uint32_t n)
+{
+        /* insertion sort: called only when a drain found records out of time order, a few */
+        for (uint32_t i = 1; i < n; i++) {
+                struct live_item x = it[i];
+                uint32_t j = i;
+                while (j > 0 && it[j - 1].ts > x.ts) {
+                        it[j] = it[j - 1];
+                        j--;
+                }
+                it[j] = x;
+        }
+}
+
+/* Copies every complete record the ring holds to the end of the stage and releases the ring
+   space at once: the kernel never waits for the conversion, and a long rundown can empty the
+   rings without converting (ring_take_all). */
+static void ring_take(struct live_ring *r)
+{
+        if (!r->meta)
+                return;
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t tail = r->meta->data_tail;
+        if (head == tail)
+                return;
+        uint64_t n = head - tail;
+        if (n > r->data_size)
+                n = r->data_size; /* cannot happen: the kernel never overwrites unread data */
+        if (r->stage_len - r->stage_pos + n > LIVE_STAGE_MAX_BYTES)
+                return; /* memory stays bounded: the kernel drops, and counts, what is left */
+        if (r->stage_pos == r->stage_len) {
+                r->stage_pos = r->stage_len = 0;
+        } else if (r->stage_pos > r->stage_cap / 2) {
+                memmove(r->stage, r->stage + r->stage_pos, r->stage_len - r->stage_pos);
+                r->stage_len -= r->stage_pos;
+                r->stage_pos = 0;
+        }
+        if (r->stage_len + n > r->stage_cap) {
+                size_t cap = r->stage_cap ? r->stage_cap * 2 : 4096;
+                while (cap < r->stage_len + n)
+                        cap *= 2;
+                r->stage = xrealloc(r->stage, cap);
+                r->stage_cap = cap;
+        }
+        ring_copy(r, head - n, r->stage + r->stage_len, n);
+        r->stage_len += n;
+        __atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
+}
+
+void ring_take_all(struct live_source *ls)
+{
+        for (uint32_t c = 0; c < ls->nr_online; c++)
+                ring_take(&ls->rings[c]);
+}
+
+/* Takes the ring to the stage when it is over a quarter full: a drain behind (the records held
+   during a rundown, converted after it) would otherwise read the ring only once the stage is
+   converted, and the kernel drop what does not fit meanwhile. */
+void ring_take_if_full(struct live_ring *r)
+{
+        if (!r->meta)
+                return;
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        if (head - r->meta->data_tail > r->data_size / 4)
+                ring_take(r);
+}
+
+bool rings_behind(const struct live_source *ls)
+{
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                const struct live_ring *r = &ls->rings[c];
+                if (r->stage_len - r->stage_pos > r->data_size)
+                        return true;
+        }
+        return false;
+}
+
+/* Room for one more item of a drain. */
+static struct live_item *item_next(struct live_ring *r, uint32_t n)
+{
+        if (n == r->cap_items) {
+                uint32_t cap = r->cap_items ? r->cap_items * 2 : 1024;
+                r->items = xrealloc(r->items, cap * sizeof(*r->items));
+                r->cap_items = cap;
+        }
+        return &r->items[n];
+}
+
+/* Notes one record of a gather as the ring's next item; false when it is past the horizon
+   (it stays for a later drain). */
+static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_t *rec,
+                       uint32_t size, uint64_t at, bool is_staged, uint64_t horizon)
+{
+        const struct perf_conv_event *ev;
+        uint32_t cpu;
+        uint64_t ts = perf_conv_record_time_ev(ls->conv, rec, size, r->cpu, &cpu, &ev);
+        if (ts > horizon)
+                return false;
+        /* a sample with a user stack copy is KiBs of bytes the kernel just wrote: its fields
+           past the first line (registers, the copy's size) and its last (the bytes the copy
+           holds) are asked for now, and have come by the time the merge converts it */
+        if (size > 512) {
+                for (uint32_t off = 64; off < 320; off += 64)
+                        __builtin_prefetch(rec + off);
+                __builtin_prefetch(rec + size - 8);
+        }
+        struct live_item *it = item_next(r, r->nr_gathered);
+        it->ts = ts;
+        it->rec = rec;
+        it->at = at;
+        it->size = size;
+        it->is_staged = is_staged;
+        it->nr_skipped = r->nr_skipped_tail & 0x7FFFFFFFu;
+        it->ev = ev;
+        r->nr_skipped_tail = 0;
+        r->is_sorted = r->is_sorted && ts >= r->newest_ts;
+        if (ts > r->newest_ts)
+                r->newest_ts = ts;
+        r->nr_gathered++;
+        return true;
+}
+
+/* Gathers up to max records of one ring that happened at or before the horizon, in the ring's
+   order: first what a rundown took to the stage, then what the ring holds, read in place (a
+   copy of every byte to the stage was the biggest memcpy of the live pipeline). Nothing is
+   converted or released yet: ring_release does it for the records a merge converted. */
+void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon)
+{
+        r->nr_gathered = r->nr_taken = r->next = 0;
+        r->nr_skipped_tail = 0;
+        r->newest_ts = 0;
+        r->is_sorted = true;
+        r->is_capped = false;
+        r->stage_stop = r->stage_pos;
+        r->ring_start = r->ring_stop = r->meta ? r->meta->data_tail : 0;
+        if (!r->meta)
+                return;
+
+        /* the stage */
+        size_t pos = r->stage_pos, end = r->stage_len;
+        while (end - pos >= sizeof(struct perf_event_header)) {
+                const struct perf_event_header *h = (const void *)(r->stage + pos);
+                if (h->size < sizeof(*h) || h->size > end - pos) {
+                        ls->nr_damaged_bytes += end - pos;
+                        pos = end; /* damaged: drop the rest */
+                        break;
+                }
+                if (r->nr_gathered == max) {
+                        r->is_capped = true;
+                        break;
+                }
+                if (!gather_add(ls, r, r->stage + pos, h->size, pos, true, horizon))
+                        break;
+                pos += h->size;
+        }
+        r->stage_stop = pos;
+        if (end - pos >= sizeof(struct perf_event_header) || r->is_capped)
+                return; /* the ring's records are newer than what stays in the stage */
+        r->stage_stop = end;
+
+        /* the ring, in place */
+        uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        uint64_t rpos = r->ring_start;
+        uint64_t mask = r->data_size - 1;
+        bool is_bounced = false;
+        while (head - rpos >= sizeof(struct perf_event_header)) {
+                /* records are 8-byte aligned: a header never wraps */
+                const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
+                if (h->size < sizeof(*h) || h->size > head - rpos) {
+                        ls->nr_damaged_bytes += head - rpos;
+                        rpos = head; /* damaged: drop the rest */
+                        break;
+                }
+                const uint8_t *rec = r->data + (rpos & mask);
+                bool is_wrapped = (rpos & mask) + h->size > r->data_size;
+                if (!is_wrapped && perf_conv_skips(ls->conv, rec, h->size)) {
+                        r->nr_skipped_tail++;
+                        rpos += h->size;
+                        continue;
+                }
+                if (r->nr_gathered == max) {
+                        r->is_capped = true;
+                        break;
+                }
+                if (is_wrapped) {
+                        if (is_bounced) {
+                                r->is_capped = true; /* a second wrap in one drain: the next */
+                                break;
+                        }
+                        if (!r->bounce)
+                                r->bounce = xcalloc(1, MAX_PERF_RECORD);
+                        ring_copy(r, rpos, r->bounce, h->size);
+                        rec = r->bounce;
+                }
+                if (!gather_add(ls, r, rec, h->size, rpos, false, horizon))
+                        break;
+                is_bounced = is_bounced || is_wrapped;
+                rpos += h->size;
+        }
+        r->ring_stop = rpos;
+}
+
+/* Keeps the gathered records of a ring up to the merge's horizon: those before the first one
+   past it, in the ring's order (a record the merge leaves is read again by the next drain),
+   in time order. */
+void ring_trim(struct live_source *ls, struct live_ring *r, uint64_t horizon)
+{
+        uint32_t n = 0;
+        if (r->newest_ts <= horizon) {
+                n = r->nr_gathered;
+        } else {
+                while (n < r->nr_gathered && r->items[n].ts <= horizon)
+                        n++;
+                /* the skip-over records behind the first one left are read (and counted)
+                   again */
+                for (uint32_t i = n + 1; i < r->nr_gathered; i++)
+                        ls->nr_skipped_again += r->items[i].nr_skipped;
+                ls->nr_skipped_again += r->nr_skipped_tail;
+        }
+        r->nr_taken = n;
+        if (!r->is_sorted)
+                items_sort(r->items, n);
+}
+
+/* Gives back what the merge converted of a ring: the stage and ring space before the first
+   gathered record left (all of it when none was left). */
+void ring_release(struct live_ring *r)
+{
+        if (!r->meta)
+                return;
+        if (r->nr_taken < r->nr_gathered) {
+                /* the first record left in the ring's order: the lowest place (sorting moved
+                   only the records taken, which are all before it) */
+                const struct live_item *first = &r->items[r->nr_taken];
+                if (first->is_staged) {
+                        r->stage_stop = first->at;
+                        r->ring_stop = r->ring_start;
+                } else {
+                        r->ring_stop = first->at;
+                }
+        }
+        r->stage_pos = r->stage_stop;
+        if (r->stage_pos == r->stage_len)
+                r->stage_pos = r->stage_len = 0;
+        if (r->ring_stop != r->ring_start)
+                __atomic_store_n(&r->meta->data_tail, r->ring_stop, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t head_ts(const struct live_ring *r)
+{
+        return r->items[r->next].ts;
+}
+
+static void heap_down(struct live_ring **heap, uint32_t n, uint32_t i)
+{
+        struct live_ring *x = heap[i];
+        for (;;) {
+                uint32_t k = 2 * i + 1;
+                if (k >= n)
+                        break;
+                if (k + 1 < n && head_ts(heap[k + 1]) < head_ts(heap[k]))
+                        k++;
+                if (head_ts(heap[k]) >= head_ts(x))
+                        break;
+                heap[i] = heap[k];
+                i = k;
+        }
+        heap[i] = x;
+}
+
+/* Converts the taken records of every ring in time order across the CPUs (a k-way merge: the
+   converter's process, thread and image tables need a fork before the exec of its child on
+   another CPU). Each record goes to its own CPU's buffer. Returns how many. */
+uint32_t rings_merge(struct live_source *ls)
+{
+        struct live_ring **heap = ls->merge_heap;
+        uint32_t n = 0, total = 0;
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                if (ls->rings[c].nr_taken)
+                        heap[n++] = &ls->rings[c];
+        }
+        for (uint32_t i = n / 2; i-- > 0;)
+                heap_down(heap, n, i);
+        while (n) {
+                struct live_ring *r = heap[0];
+                /* the run of this ring up to the next ring's first record */
+                uint64_t limit = UINT64_MAX;
+                if (n > 1)
+                        limit = head_ts(heap[1]);
+                if (n > 2 && head_ts(heap[2]) < limit)
+                        limit = head_ts(heap[2]);
+                do {
+                        const struct live_item *it = &r->items[r->next++];
+                        perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
+                        total++;
+                } while (r->next < r->nr_taken && head_ts(r) <= limit);
+                if (r->next == r->nr_taken)
+                        heap[0] = heap[--n];
+                heap_down(heap, n, 0);
+        }
+        return total;
+}
+
+/* The time up to which a drain converts: records of the last LIVE_MERGE_SLACK_NS may still be
+   on their way into another CPU's ring (a record is stamped before it is written), and wait for
+   the next drain. */
+uint64_t rings_horizon(const struct live_source *ls)
+{
+        if (ls->flush_until)
+                return ls->flush_until;
+        uint64_t t = live_now_ns();
+        return t > LIVE_MERGE_SLACK_NS ? t - LIVE_MERGE_SLACK_NS : 0;
+}
