@@ -9,7 +9,6 @@
 #include "util/in_file.h"
 #include "util/xalloc.h"
 
-#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -308,39 +307,6 @@ static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_
         return -1;
 }
 
-/* The file of a symbol path directory that has the recorded build-id, whatever its name (a
-   program recorded as prog.gen and kept as prog): the first 512 entries of each directory, each
-   read as first_candidate reads one; its index (always 0, in cand[0]) or -1. */
-static int by_build_id_in_dirs(const struct elf_load_request *rq, char (*cand)[PATH_MAX], int *fd)
-{
-        for (uint32_t i = 0; rq->build_id_size && i < rq->nr_dirs; i++) {
-                DIR *d = opendir(rq->dirs[i]);
-                if (!d)
-                        continue;
-                const struct dirent *de;
-                uint32_t nr_seen = 0;
-                while ((de = readdir(d)) && nr_seen++ < 512) {
-                        if (de->d_name[0] == '.' || (de->d_type != DT_REG && de->d_type != DT_LNK &&
-                                                     de->d_type != DT_UNKNOWN))
-                                continue;
-                        snprintf(cand[0], PATH_MAX, "%s/%s", rq->dirs[i], de->d_name);
-                        int f = in_file_open(cand[0], 0, NULL);
-                        if (f < 0)
-                                continue;
-                        uint8_t id[20];
-                        uint32_t n = fd_build_id(f, id, sizeof(id));
-                        if (n == rq->build_id_size && memcmp(id, rq->build_id, n) == 0) {
-                                closedir(d);
-                                *fd = f;
-                                return 0;
-                        }
-                        close(f);
-                }
-                closedir(d);
-        }
-        return -1;
-}
-
 static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, const char *file,
                      int fd)
 {
@@ -400,8 +366,6 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
                 cand = xcalloc(32, PATH_MAX);
                 uint32_t nr = candidates(rq, cand, 32);
                 int i = first_candidate(rq, cand, nr, &cand_fd, seen_id, &has_mismatch);
-                if (i < 0)
-                        i = by_build_id_in_dirs(rq, cand, &cand_fd);
                 if (i >= 0)
                         file = cand[i];
         }

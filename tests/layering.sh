@@ -30,7 +30,7 @@ hits=$(grep -rnE '\b(printf|fprintf|puts|perror)\(' --include='*.c' backend symb
 
 # src/, ui/ and model/ reach the backend through its API headers (etw/) and the decoded-event
 # header (kevent.h) only: none of the backend's own headers
-internal=$(cd backend && ls *.h | sed 's/\./\\./g' | paste -sd'|')
+internal=$(cd backend && ls *.h linux/*.h | sed 's|.*/||; s/\./\\./g' | paste -sd'|')
 hits=$(grep -rnE "#include *\"($internal)\"" --include='*.[ch]' src ui model bench/bench_frame.c 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a backend-internal header outside the backend: $hits"
 

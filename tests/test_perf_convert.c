@@ -594,6 +594,63 @@ static void test_sample_dwarf_walk(void **state)
         assert_true(st->ev.unwind_stats.nr_frames >= k->ev.stack.nr_frames);
 }
 
+/* Every image a DWARF walk reads comes through the converter's files hooks (a recording
+   supplies its own, as perf.data's reader does): here ones that count the calls and hand the
+   live hooks the work, then ones that find nothing (what the walk does then depends on the
+   build's frame pointers: not checked). */
+static uint32_t nr_image_calls, last_image_pid;
+static bool is_finding_nothing;
+
+static struct unwind_module *counting_image_module(void *ctx, struct unwind_cache *cache,
+                                                   const char *path, uint32_t pid, uint64_t base,
+                                                   uint64_t size, const uint8_t *build_id,
+                                                   uint32_t build_id_size)
+{
+        assert_ptr_equal(ctx, &nr_image_calls);
+        nr_image_calls++;
+        last_image_pid = pid;
+        if (is_finding_nothing)
+                return NULL;
+        return perf_conv_files_live.image_module(NULL, cache, path, pid, base, size, build_id,
+                                                 build_id_size);
+}
+
+static const uint8_t *no_vdso(void *ctx, size_t *size)
+{
+        (void)ctx;
+        (void)size;
+        return NULL;
+}
+
+static void test_files_hooks(void **state)
+{
+        (void)state;
+        static const struct perf_conv_files files = {counting_image_module, no_vdso};
+        for (int pass = 0; pass < 2; pass++) {
+                is_finding_nothing = pass == 1;
+                nr_image_calls = 0;
+                if (pass == 1) { /* a fresh converter: its images not tried yet */
+                        teardown(NULL);
+                        assert_int_equal(setup(NULL), 0);
+                }
+                perf_conv_set_files(g.c, &files, &nr_image_calls);
+                outer();
+                uint32_t pid = (uint32_t)getpid();
+                add_own_images(pid);
+                add_walk_event(12, PERF_CONV_WALK_DWARF);
+                struct rb r;
+                rb_snap_sample(&r, 12, pid, START + 1000, snap.stack_size);
+                convert(&r, 0);
+                assert_true(nr_image_calls >= 1);
+                assert_int_equal(last_image_pid, pid);
+                read_back();
+                const struct cap *k = find(KEV_STACK, 0);
+                assert_non_null(k);
+                if (pass == 0)
+                        assert_true(k->ev.stack.nr_frames >= 4);
+        }
+}
+
 /* AUTO: the kernel's chain is kept where every frame lies in code that keeps frame pointers
    (the fixture's -fno-omit-frame-pointer build), walked with DWARF where one does not (its
    -fomit-frame-pointer build). */
@@ -2131,6 +2188,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sample_dwarf_walk, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_files_hooks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sample_auto_walk, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_wait_reason_from_stack, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_out_of_order_is_clamped, setup, teardown),

@@ -565,6 +565,44 @@ static void test_functions_callers_decay(void **state)
 
 /* ---- 2. the branches view ---- */
 
+/* What the CPU recorded of the branches (a perf.data's or a live session's LBR entries):
+   Mispred% of those whose prediction is known and AvgCyc; "-" where nothing was recorded. */
+static void test_branches_view_flags(void **state)
+{
+        struct jit *j = *state;
+        struct kevent_lbr_entry e[4];
+        for (int i = 0; i < 3; i++)
+                e[i] = (struct kevent_lbr_entry){fn_at(FN_MAIN, 0x10), fn_at(FN_WORK, 0)};
+        e[3] = (struct kevent_lbr_entry){fn_at(FN_WORK, 0x30), fn_at(FN_LEAF, 0)};
+        /* mispredicted after 6 cycles, predicted after 12, predicted (no count); nothing */
+        const uint64_t info[4] = {1u | 6u << 4, 2u | 12u << 4, 2u, 0};
+        struct kevent ev = ev_base(KEV_LBR, 0, MS(1), j->pid, j->pid);
+        ev.lbr.event_timestamp = ev.timestamp;
+        ev.lbr.pid = ev.lbr.tid = j->pid;
+        ev.lbr.nr_entries = 4;
+        ev.lbr.entries = e;
+        ev.lbr.info = info;
+        profile_event(j->p, &ev);
+
+        struct harness h;
+        harness_init(&h, branches_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        char from[128];
+        snprintf(from, sizeof(from), "%s!jit_main+0x10", j->module);
+        int r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        /* right-aligned in their columns */
+        assert_string_equal(shown(tb, (uint32_t)r, "Mispred%"), "  33.33");
+        assert_string_equal(shown(tb, (uint32_t)r, "AvgCyc"), "   9.0");
+        snprintf(from, sizeof(from), "%s!jit_work+0x30", j->module);
+        r = find_row(tb, "From", from, 0);
+        assert_true(r >= 0);
+        assert_string_equal(shown(tb, (uint32_t)r, "Mispred%"), "      -");
+        assert_string_equal(shown(tb, (uint32_t)r, "AvgCyc"), "     -");
+        harness_fini(&h);
+}
+
 static void test_branches_view(void **state)
 {
         struct jit *j = *state;
@@ -1380,6 +1418,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_functions_callers_decay, jit_setup,
                                                 jit_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_view, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_branches_view_flags, jit_setup, jit_teardown),
                 cmocka_unit_test(test_switches_view),
                 cmocka_unit_test(test_switches_of_a_process_recording),
                 cmocka_unit_test(test_switches_view_no_id),

@@ -763,7 +763,7 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
         PERFINFO_GROUPMASK masks;
         file_masks(cs, cs->nr_events, &masks);
         perf_conv_set_masks(c, &masks);
-        perf_conv_set_offline(c, true);
+        perf_conv_set_files(c, &perf_conv_files_offline, NULL); /* the recorded images only */
         for (uint32_t i = 0; i < cs->nr_events; i++)
                 if (cs->events[i].walk == PERF_CONV_WALK_DWARF) {
                         const struct perf_event_attr *a = &perf_data_event(pd, i)->attr;

@@ -396,8 +396,30 @@ void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes);
 /* Records of a recording made elsewhere or earlier (a perf.data file): the DWARF walk reads an
    image's rules from its recorded path only (its build-id checked where known), never from this
-   machine's /proc (whose processes are not the recording's). */
+   machine's /proc (whose processes are not the recording's): perf_conv_files_offline. */
 void perf_conv_set_offline(struct perf_conv *c, bool is_offline);
+
+struct unwind_cache;
+struct unwind_module;
+
+/* Every file the converter reads (its DWARF walks' images and the vdso) comes through these
+   hooks, so that a recording feeds it as the live rings do. perf_conv_new fills them with
+   perf_conv_files_live (this machine: the image's path, /proc/PID/map_files, /proc/PID/exe,
+   the vdso of this process); perf_conv_set_files replaces them; every hook is filled. */
+struct perf_conv_files {
+        /* The unwind module (from cache, which owns it) of the image at path that process pid
+           maps at [base, base + size), its build-id checked where known; NULL when none. */
+        struct unwind_module *(*image_module)(void *ctx, struct unwind_cache *cache,
+                                              const char *path, uint32_t pid, uint64_t base,
+                                              uint64_t size, const uint8_t *build_id,
+                                              uint32_t build_id_size);
+        /* The vdso's ELF image and its size, or NULL: the vdso mapped in every process. */
+        const uint8_t *(*vdso_image)(void *ctx, size_t *size);
+};
+/* This machine's (the live source's), and a recording's: the recorded paths only. */
+extern const struct perf_conv_files perf_conv_files_live, perf_conv_files_offline;
+/* files (borrowed for the converter's life) and their ctx from now on. */
+void perf_conv_set_files(struct perf_conv *c, const struct perf_conv_files *files, void *ctx);
 void perf_conv_get_unwind_stats(const struct perf_conv *c, struct perf_conv_unwind_stats *st);
 /* Writes etwtop's UnwindStats event (the counts so far) on cpu at ts. */
 int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts);

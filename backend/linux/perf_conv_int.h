@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_conv_int.h: the converter's insides, shared by its files (perf_convert.c and
+   perf_conv_*.c): limits, the tables' entries, struct perf_conv, the helpers they call. */
+#ifndef ETWTOP_PERF_CONV_INT_H
+#define ETWTOP_PERF_CONV_INT_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "le_bytes.h"
+#include "perf_convert.h"
+#include "etl_writer.h"
+#include "unwind/unwind.h"
+#include "util/xalloc.h"
+
+_Static_assert(PERF_CONV_NR_UNWIND_STOPS == UNWIND_NR_STOPS, "UnwindStats stops are unwind_stop's");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
+
+/* doc/etwtop-provider.md */
+
+#define CONV_NONE        0xFFFFFFFFu /* an empty slot key, an unknown tid/pid */
+#define CONV_MAX_FRAMES  1024u
+#define CONV_MAX_CMDLINE 4096u
+#define CONV_MAX_PATH    4096u
+/* a StackWalk record's PERFINFO header and payload head (EventTimeStamp, pid, tid) */
+#define STACK_REC_HEAD  32u
+#define CONV_KADDR_MAX  (1u << 20) /* kernel addresses remembered for the symbol events */
+#define CONV_MAX_IMAGES 4096u      /* per process */
+#define BUILD_ID_MAX    20u
+#define KERNEL_VERSION  85u      /* ETW_KERNEL_HEADER_EXTENSION Version, as Windows 10 writes it */
+#define DEFAULT_TICK_NS 1000000u /* NewThreadWaitTime unit: TimerResolution 10000 (1 ms) */
+/* Switch-out stacks kept for the threads' next switch-in (the CSwitch stack Windows writes). */
+#define CONV_MAX_SAVED_STACKS 16384u
+/* UserSID (ETL-FORMAT.md 3.8): the TOKEN_USER's Sid pointer. Windows writes the SID's kernel
+   address; readers only test it for 0 (PerfView's SkipSID; etwtop's decoder tests its low
+   32 bits), so any non-zero value will do. */
+#define SID_POINTER             0xFFFF800000001000ull
+#define SID_UNIX_USER_AUTHORITY 22 /* S-1-22-1-uid: the "Unix user" SIDs of Samba and NFS */
+
+/* EVNTRACE_LBR_FILTER_* type bits (LINUX-MAPPING.md 1.3). */
+#define LBR_JCC   EVNTRACE_LBR_FILTER_JCC
+#define LBR_RCALL EVNTRACE_LBR_FILTER_NEAR_REL_CALL
+#define LBR_ICALL EVNTRACE_LBR_FILTER_NEAR_IND_CALL
+#define LBR_RET   EVNTRACE_LBR_FILTER_NEAR_RET
+#define LBR_IJMP  EVNTRACE_LBR_FILTER_NEAR_IND_JMP
+#define LBR_RJMP  EVNTRACE_LBR_FILTER_NEAR_REL_JMP
+#define LBR_FAR   EVNTRACE_LBR_FILTER_FAR_BRANCH
+#define LBR_TYPES (LBR_JCC | LBR_RCALL | LBR_ICALL | LBR_RET | LBR_IJMP | LBR_RJMP | LBR_FAR)
+
+/* KTHREAD_STATE and KWAIT_REASON values used below (ETL-FORMAT.md 3.5). */
+enum {
+        KSTATE_READY = 1,
+        KSTATE_TERMINATED = 4,
+        KSTATE_WAITING = 5,
+};
+enum {
+        KWAIT_EXECUTIVE = 0,
+        KWAIT_DELAY_EXECUTION = 4,
+        KWAIT_SUSPENDED = 5,
+        KWAIT_USER_REQUEST = 6,
+        KWAIT_WR_PAGE_IN = 9,
+        KWAIT_WR_RESOURCE = 27,
+        KWAIT_WR_MUTEX = 29,
+        KWAIT_WR_ALERT_BY_THREAD_ID = 37,
+        KWAIT_WR_TERMINATED = 22,
+        KWAIT_WR_KERNEL = 26,
+        KWAIT_WR_PREEMPTED = 32,
+        KWAIT_WR_YIELD_EXECUTION = 33,
+};
+
+/* trace_flag_type (include/linux/trace_events.h, 6.x): common_flags bits of a tracepoint. */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+
+/* ---- little-endian helpers ---- */
+
+static inline void st16(uint8_t *p, uint16_t v)
+{
+        memcpy(p, &v, 2);
+}
+
+static inline void st32(uint8_t *p, uint32_t v)
+{
+        memcpy(p, &v, 4);
+}
+
+static inline void st64(uint8_t *p, uint64_t v)
+{
+        memcpy(p, &v, 8);
+}
+
+static inline uint64_t hash64(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        x ^= x >> 33;
+        return x;
+}
+
+static inline bool is_kernel_addr(uint64_t a)
+{
+        return a >> 63;
+}
+
+/* ---- the converter's tables ---- */
+
+/* An open-addressing map from a u32 key (the first member of each entry) to fixed-size
+   entries, linear probing, backward-shift deletion. CONV_NONE marks a free slot. */
+struct umap {
+        uint8_t *slots; /* owned */
+        uint32_t esize;
+        uint32_t mask;
+        uint32_t nr;
+};
+
+static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
+{
+        return (uint32_t *)(void *)(m->slots + (size_t)i * m->esize);
+}
+
+struct conv_task {
+        uint32_t tid; /* key */
+        uint32_t pid;
+        int32_t prio;
+        char comm[16];
+};
+
+struct conv_image {
+        uint64_t base, size, pgoff;
+        char *path; /* owned */
+        uint8_t build_id[BUILD_ID_MAX];
+        uint8_t build_id_size;
+        uint8_t flags;
+        uint8_t uw_state;         /* UW_UNTRIED, UW_READY, UW_NONE: its unwind module */
+        struct unwind_module *uw; /* borrowed from the converter's unwind cache */
+        uint64_t uw_bias;         /* runtime address - file vaddr */
+};
+enum { UW_UNTRIED = 0, UW_READY, UW_NONE };
+
+/* Threads with a tid below this have their wait times in a direct-mapped array (pid_max is
+   32768 by default below 32 CPUs). */
+#define CONV_WAIT_DIRECT 65536u
+
+/* A thread off the CPU: since when it has waited (NewThreadWaitTime). */
+struct conv_wait {
+        uint32_t tid; /* key */
+        uint32_t reserved;
+        uint64_t since_ns; /* switched out, or readied later */
+};
+
+struct conv_proc {
+        uint32_t pid; /* key */
+        uint32_t ppid;
+        uint32_t session_id;
+        uint32_t uid; /* PERF_CONV_NO_UID: unknown */
+        uint32_t nr_images, cap_images;
+        char comm[16];
+        char *cmdline;             /* owned, may be NULL */
+        struct conv_image *images; /* owned */
+};
+
+/* A thread's callchain at its last switch-out: the stack of the CSwitch that switches it in
+   again (LINUX-MAPPING.md 3.3, "Stack semantics"). */
+struct conv_stack {
+        uint32_t tid; /* key */
+        uint32_t pid;
+        uint32_t nr;
+        uint64_t *frames; /* owned, nr */
+};
+
+/* -p, context-switch records of the whole CPU: the last switch-out seen on a CPU. */
+struct conv_out {
+        uint32_t tid, next_tid;
+        bool is_preempted; /* PERF_RECORD_MISC_SWITCH_OUT_PREEMPT: still runnable */
+        bool has;
+};
+
+struct state_memo {
+        const struct perf_tp_format *tp; /* NULL: empty */
+        uint64_t prev_state;
+        struct perf_thread_state st;
+};
+
+struct tp_cache {
+        const struct perf_tp_format *tp;  /* borrowed; NULL: empty */
+        const struct perf_tp_field *f[8]; /* tp_fields' answers, in tp */
+};
+
+struct perf_conv {
+        struct perf_conv_ops ops;
+        void *ctx;                           /* borrowed: the hooks' argument */
+        const struct perf_conv_files *files; /* borrowed: where images are read from */
+        void *files_ctx;
+        uint32_t nr_cpus;
+        uint64_t *last_ts; /* owned, per writer CPU */
+        uint32_t *cpu_tid; /* owned, per writer CPU: the thread the last CSwitch switched in */
+        uint8_t *cstate;   /* owned, per writer CPU: the C-state power:cpu_idle last entered */
+        uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
+        bool has_process, has_thread, has_image;
+        struct umap tasks; /* struct conv_task */
+        struct umap procs; /* struct conv_proc */
+        /* the waiting threads: tids below CONV_WAIT_DIRECT in a direct-mapped array (a switch
+           in and out is an index), the others in waits */
+        uint64_t *wait_since;  /* owned, CONV_WAIT_DIRECT: since when tid has waited */
+        uint64_t *wait_is_set; /* owned bitmap, CONV_WAIT_DIRECT bits: wait_since[tid] holds */
+        struct umap waits;     /* struct conv_wait, tids from CONV_WAIT_DIRECT up */
+        uint64_t *kaddrs;      /* owned set of kernel addresses hit; 0 = free */
+        uint32_t kaddrs_mask, nr_kaddrs;
+        uint64_t kframe_lo, kframe_hi; /* kernel addresses hit in kernel context; lo > hi: none */
+        struct perf_conv_stats st;
+        uint8_t *rec;         /* owned scratch: the ETW record */
+        uint8_t *payload;     /* owned scratch: its payload */
+        uint8_t *stack_rec;   /* owned scratch: a StackWalk record, frames gathered in place */
+        uint64_t *frames;     /* in stack_rec, after the record and payload headers */
+        uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
+        struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
+        /* the blocking functions' places (ops.wait_sites), asked for once */
+        const struct perf_wait_site *wait_sites;
+        uint32_t nr_wait_sites;
+        bool has_asked_wait_sites;
+        struct {
+                uint64_t addr;
+                int16_t reason;      /* -1: none */
+        } wait_memo[256];            /* a kernel return address's answer: the same few come back */
+        struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
+        char *text;                  /* owned scratch: command lines */
+        struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
+        bool has_switch_stacks;      /* the last sched_switch sample had CSwitch stacks on */
+        bool has_switch_plan;        /* perf_conv_set_switch_stacks: from switch_plan_from on, */
+        bool is_switch_plan_on;      /* CSwitch stacks are is_switch_plan_on */
+        uint64_t switch_plan_from;
+        uint32_t traced_pid;       /* -p: the process traced; 0: every process */
+        struct conv_out *last_out; /* owned, per writer CPU, with -p */
+        /* DWARF stack walks (--stackwalk-mode): the modules' compiled rules, made on the first
+           walk; the vdso's, from this process's own copy (the same kernel's) */
+        struct unwind_cache *uw_cache;
+        struct unwind_module *uw_vdso; /* owned; NULL: not made (yet) */
+        bool has_tried_vdso;
+        struct perf_conv_unwind_stats uw_st;
+        uint64_t uw_stats_ts;      /* when the last UnwindStats event was written */
+        uint64_t uw_walks_written; /* nr_walks + nr_fp_chains it said */
+};
+
+/* ---- shared by the converter's files ---- */
+
+void *conv_umap_find(const struct umap *m, uint32_t key);
+void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new);
+void conv_umap_remove(struct umap *m, void *entry);
+void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap);
+void conv_umap_grow(struct umap *m);
+void conv_proc_free_images(struct conv_proc *p);
+void conv_proc_release(struct conv_proc *p);
+int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size);
+const struct perf_conv_event *conv_event_of_id(struct perf_conv *c, uint64_t id);
+uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu);
+uint32_t conv_put_cstr(uint8_t *dst, const char *s, size_t max);
+const char *conv_clip(char *buf, const char *s, size_t max);
+uint32_t conv_record_system64_pmc(uint8_t *dst, uint16_t hook, uint8_t version, uint32_t tid,
+                                  uint32_t pid, uint64_t ts, const uint64_t *pmc, uint32_t nr_pmc,
+                                  const uint8_t *payload, uint32_t size);
+int conv_emit_process(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                      uint32_t hdr_tid, uint32_t hdr_pid, uint32_t pid, uint32_t ppid,
+                      uint32_t session, int32_t exit_status, uint32_t uid, const char *name,
+                      const char *cmdline);
+int conv_emit_thread(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts,
+                     uint32_t hdr_tid, uint32_t hdr_pid, uint32_t pid, uint32_t tid, int64_t prio,
+                     const char *name);
+int conv_emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid,
+                          uint32_t tid, const char *name);
+int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts, uint32_t hdr_tid,
+                    const struct perf_conv_image *im);
+const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
+                                                  const struct perf_tp_format *tp);
+int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                const struct perf_conv_event *ev);
+int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                const struct perf_conv_event *ev);
+const struct perf_conv_event *conv_record_event(struct perf_conv *c, const uint8_t *rec,
+                                                uint32_t size);
+int conv_sample_id(const struct perf_conv_event *ev, const uint8_t *rec, uint32_t size,
+                   struct perf_sample_id *sid);
+const struct perf_conv_event *conv_sid_event(struct perf_conv *c, const struct perf_conv_event *ev,
+                                             const struct perf_sample_id *sid);
+int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+              const struct perf_conv_event *ev);
+int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+              const struct perf_conv_event *ev);
+int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+               const struct perf_conv_event *ev);
+int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+              const struct perf_conv_event *ev);
+struct conv_proc *conv_proc_get(struct perf_conv *c, uint32_t pid);
+void conv_proc_set_cmdline(struct conv_proc *p, const char *cmdline);
+void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im);
+void conv_task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm, int64_t prio);
+const char *conv_comm_of(struct perf_conv *c, uint32_t tid, uint32_t pid);
+void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
+bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
+bool conv_is_own(struct perf_conv *c, uint32_t pid);
+void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
+void conv_stacks_set(struct perf_conv *c, bool is_on);
+int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
+int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                    uint32_t nr);
+uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
+                             const struct perf_sample *s, bool is_ip_first);
+void conv_wait_forget(struct perf_conv *c, uint32_t tid);
+int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t ppid,
+              uint32_t tid, uint32_t ptid);
+int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid);
+uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
+                            uint32_t old_tid, int64_t new_prio, int64_t old_prio,
+                            struct perf_thread_state old_state);
+void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts);
+uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts);
+bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid);
+uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s, uint8_t reason,
+                                  bool is_runnable);
+void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
+
+static inline void note_kaddr(struct perf_conv *c, uint64_t a)
+{
+        /* kernel stacks repeat: most addresses are found here, without probing kaddrs */
+        if (!is_kernel_addr(a))
+                return;
+        uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
+        if (*seen == a)
+                return;
+        *seen = a;
+        conv_note_kaddr_slow(c, a);
+}
+
+static inline void note_kernel_frame(struct perf_conv *c, uint64_t a)
+{
+        if (a < c->kframe_lo)
+                c->kframe_lo = a;
+        if (a > c->kframe_hi)
+                c->kframe_hi = a;
+}
+
+#endif

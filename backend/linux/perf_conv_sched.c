@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_conv_sched.c: samples as ETW events: profile and PMC samples, LBR, CSwitch and ReadyThread
+ * with wait reasons. */
+#include "perf_conv_int.h"
+
+/* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11), entries filtered as the ETW flags ask. */
+static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
+                    const struct perf_sample *s, uint32_t cpu, uint64_t ts)
+{
+        uint8_t *p = c->payload;
+        uint32_t n = 0;
+
+        memset(p, 0, 24);
+        st64(p, ts);
+        st32(p + 8, s->pid);
+        st32(p + 12, s->tid);
+        st32(p + 16, ev->lbr_options);
+        for (uint64_t i = 0; i < s->nr_branches && n < 2048; i++) {
+                const uint8_t *e = s->branches + 24 * i;
+                if (ev->lbr.is_post_filtered &&
+                    (perf_lbr_class_of(le_get64(e + 16)) & ev->lbr.drop)) {
+                        c->st.nr_lbr_dropped++;
+                        continue;
+                }
+                uint8_t *o = p + 24 + 24 * n;
+                st64(o, le_get64(e));
+                st64(o + 8, le_get64(e + 8));
+                /* Reserved: perf's branch flags as the CPU recorded them (mispredicted,
+                   predicted, cycles; doc/perf-data.md), which the branch views count */
+                st64(o + 16, le_get64(e + 16));
+                n++;
+        }
+        uint32_t size =
+                etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_LBR, 2, ts, NULL, 0, p, 24 + 24 * n);
+        return conv_emit(c, cpu, size);
+}
+
+bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+{
+        if (tid == 0 || tid == 2)
+                return true;
+        const struct conv_task *t = conv_umap_find(&c->tasks, tid);
+        uint32_t pid = t ? t->pid : tid;
+        if (pid == 2)
+                return true;
+        const struct conv_proc *p = conv_umap_find(&c->procs, pid);
+        return p && p->ppid == 2;
+}
+
+/* The fields of a tracepoint format the converter reads, looked up once per format. */
+enum tp_field_id {
+        TPF_PREV_PID,
+        TPF_NEXT_PID,
+        TPF_PREV_PRIO,
+        TPF_NEXT_PRIO,
+        TPF_PREV_STATE,
+        TPF_PID,
+        TPF_COMMON_FLAGS,
+        TPF_STATE,
+        NR_TPF
+};
+
+const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
+                                                  const struct perf_tp_format *tp)
+{
+        static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
+                                                  "next_prio",    "prev_state", "pid",
+                                                  "common_flags", "state"};
+        _Static_assert(NR_TPF == sizeof(c->tp_cache[0].f) / sizeof(c->tp_cache[0].f[0]),
+                       "tp_cache holds every field");
+        static const struct perf_tp_field *const none[NR_TPF];
+        if (!tp)
+                return none;
+        struct tp_cache *t = &c->tp_cache[0];
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (t->tp == tp && tp->nr_memo)
+                return t->f;
+        for (int i = 1; i < 3; i++)
+                if (c->tp_cache[i].tp == tp && tp->nr_memo)
+                        return c->tp_cache[i].f;
+        /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
+           replaced */
+        c->tp_cache[2] = c->tp_cache[1];
+        c->tp_cache[1] = c->tp_cache[0];
+        t->tp = tp;
+        for (int i = 0; i < NR_TPF; i++)
+                t->f[i] = perf_tp_field_find(tp, names[i]);
+        return t->f;
+}
+
+static inline int64_t tp_get(const struct perf_tp_field *f, const struct perf_sample *s,
+                             int64_t fallback)
+{
+        int64_t v;
+        if (f && f->size == 4 && (uint32_t)f->offset + 4 <= s->raw_size) {
+                uint32_t u = le_get32(s->raw + f->offset);
+                return f->is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+        }
+        if (perf_tp_field_get(f, s->raw, s->raw_size, &v))
+                return v;
+        return fallback;
+}
+
+/* Since when tid has waited: from now on (switched out, or readied). */
+void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
+{
+        bool is_new;
+        if (tid == 0)
+                return; /* the idle thread never waits */
+        if (tid < CONV_WAIT_DIRECT) {
+                c->wait_since[tid] = ts;
+                c->wait_is_set[tid / 64] |= 1ull << (tid % 64);
+                return;
+        }
+        struct conv_wait *w = conv_umap_get(&c->waits, tid, &is_new);
+        if (w)
+                w->since_ns = ts;
+}
+
+/* NewThreadWaitTime: how long tid waited before this switch-in, in clock ticks of the trace's
+   TimerResolution, counted as Windows counts them (KeTickCount now less the tick count when the
+   wait began): the ticks that began in between, on the session clock; 0 for the idle thread or
+   a thread not seen leave. */
+uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
+{
+        uint64_t since;
+        if (tid == 0)
+                return 0;
+        if (tid < CONV_WAIT_DIRECT) {
+                uint64_t bit = 1ull << (tid % 64);
+                if (!(c->wait_is_set[tid / 64] & bit))
+                        return 0;
+                c->wait_is_set[tid / 64] &= ~bit;
+                since = c->wait_since[tid];
+        } else {
+                struct conv_wait *w = conv_umap_find(&c->waits, tid);
+                if (!w)
+                        return 0;
+                since = w->since_ns;
+                conv_umap_remove(&c->waits, w);
+        }
+        uint64_t ticks = ts > since ? ts / c->tick_ns - since / c->tick_ns : 0;
+        return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
+}
+
+/* The switch at ts on cpu from old_tid to new_tid, as WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5),
+   into c->payload; keeps the per-thread wait times and the CPU's current thread. */
+uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
+                            uint32_t old_tid, int64_t new_prio, int64_t old_prio,
+                            struct perf_thread_state old_state)
+{
+        uint8_t *p = c->payload;
+
+        memset(p, 0, 24);
+        st32(p, new_tid);
+        st32(p + 4, old_tid);
+        p[8] = (uint8_t)(new_tid == 0 ? 0 : perf_prio_to_etw(new_prio));
+        p[9] = (uint8_t)(old_tid == 0 ? 0 : perf_prio_to_etw(old_prio));
+        /* PreviousCState: the idle thread switched out, the C-state its CPU slept in */
+        if (old_tid == 0 && cpu < c->nr_cpus)
+                p[10] = c->cstate[cpu];
+        p[12] = old_state.wait_reason;
+        p[13] = conv_is_kernel_thread(c, old_tid) ? 0 : 1; /* OldThreadWaitMode */
+        p[14] = old_state.state;
+        /* OldThreadWaitIdealProcessor: Linux has no ideal processor; the wake-up path prefers
+           the CPU a task last ran on (select_task_rq's prev_cpu), which is this one. */
+        p[15] = (uint8_t)cpu;
+        st32(p + 16, conv_wait_end(c, new_tid, ts)); /* NewThreadWaitTime */
+        if (old_state.state != KSTATE_TERMINATED)
+                conv_wait_begin(c, old_tid, ts);
+        if (cpu < c->nr_cpus)
+                c->cpu_tid[cpu] = new_tid;
+        return 24;
+}
+
+/* The blocking function's reason of a kernel address, or -1 (c->wait_sites by start). */
+static int wait_reason_at(struct perf_conv *c, uint64_t addr)
+{
+        uint32_t slot = (uint32_t)((addr >> 3) ^ (addr >> 13)) & 255;
+        if (c->wait_memo[slot].addr == addr)
+                return c->wait_memo[slot].reason;
+        uint32_t lo = 0, hi = c->nr_wait_sites;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (c->wait_sites[mid].start <= addr)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        int reason = lo && addr < c->wait_sites[lo - 1].end ? c->wait_sites[lo - 1].reason : -1;
+        c->wait_memo[slot].addr = addr;
+        c->wait_memo[slot].reason = (int16_t)reason;
+        return reason;
+}
+
+/* A switch's reason from where the thread left the CPU: the innermost blocking function of the
+   switch's kernel callchain (LINUX-MAPPING.md 3.3), else the state's. A runnable thread
+   (is_runnable) takes only do_sched_yield's WrYieldExecution from it, a sleeping one anything
+   else. */
+uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s, uint8_t reason,
+                                  bool is_runnable)
+{
+        if (!c->has_asked_wait_sites) {
+                c->has_asked_wait_sites = true;
+                if (c->ops.wait_sites)
+                        c->nr_wait_sites = c->ops.wait_sites(c->ctx, &c->wait_sites);
+                for (uint32_t i = 0; i < 256; i++)
+                        c->wait_memo[i].addr = 0;
+        }
+        if (!c->nr_wait_sites)
+                return reason;
+        for (uint64_t i = 0; i < s->nr_callchain && i < 32; i++) {
+                uint64_t a = le_get64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+                        if (a == (uint64_t)PERF_CONTEXT_USER)
+                                break; /* the kernel part is over */
+                        continue;
+                }
+                if (!is_kernel_addr(a))
+                        continue;
+                int r = wait_reason_at(c, a);
+                if (r >= 0 && (r == KWAIT_WR_YIELD_EXECUTION) == is_runnable)
+                        return (uint8_t)r;
+        }
+        return reason;
+}
+
+/* CSwitch from sched_switch's raw fields; the threads switched in *new_tid and out *old_tid,
+   whether the old one ended *is_ended. */
+static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
+                                 const struct perf_sample *s, uint32_t cpu, uint64_t ts,
+                                 uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
+{
+        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
+        int64_t prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
+        int64_t next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
+        int64_t prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
+        int64_t next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
+        int64_t prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
+        uint64_t ps = (uint64_t)prev_state;
+        struct state_memo *m = &c->ps_memo[(ps ^ (ps >> 8)) & 7];
+        if (!m->tp || m->tp != ev->tp || m->prev_state != ps) {
+                m->tp = ev->tp;
+                m->prev_state = ps;
+                m->st = perf_prev_state_to_etw(ev->tp, ps);
+        }
+        struct perf_thread_state st = m->st;
+        if (st.state == KSTATE_WAITING && s->nr_callchain &&
+            (st.wait_reason == KWAIT_USER_REQUEST || st.wait_reason == KWAIT_EXECUTIVE))
+                st.wait_reason = conv_wait_reason_of_stack(c, s, st.wait_reason, false);
+        else if (st.state == KSTATE_READY && s->nr_callchain && prev_pid != 0)
+                st.wait_reason = conv_wait_reason_of_stack(c, s, st.wait_reason, true);
+        *new_tid = (uint32_t)next_pid;
+        *old_tid = (uint32_t)prev_pid;
+        *is_ended = st.state == KSTATE_TERMINATED;
+        return conv_build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
+                                  prev_prio, st);
+}
+
+/* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
+static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_event *ev,
+                                   const struct perf_sample *s)
+{
+        uint8_t *p = c->payload;
+        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
+        int64_t pid = tp_get(f[TPF_PID], s, 0);
+        int64_t flags = tp_get(f[TPF_COMMON_FLAGS], s, 0);
+
+        memset(p, 0, 8);
+        st32(p, (uint32_t)pid);
+        if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_SOFTIRQ))
+                p[6] = 0x1; /* ExecutingDpc: woken from interrupt context */
+        /* Ready from now on: NewThreadWaitTime counts from here */
+        conv_wait_begin(c, (uint32_t)pid, s->time);
+        return 8;
+}
+
+/* -p: whether a sample is the traced process's: its own (a sample or a switch out of one of its
+   threads: sched_switch is recorded in the old thread's context), or a wake-up of one of its
+   threads by another process's (the kernel gives the woken thread's events its wake-ups too).
+   A thread of the process first seen here is learnt. */
+static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
+                          const struct perf_sample *s)
+{
+        bool is_own = s->pid == c->traced_pid;
+        if (is_own && s->tid != s->pid && !conv_umap_find(&c->tasks, s->tid))
+                conv_task_set(c, s->tid, s->pid, NULL, -1);
+        if (!is_own && ev->kind == PERF_CONV_READY_THREAD && s->raw) {
+                int64_t tid = tp_get(conv_tp_fields(c, ev->tp)[TPF_PID], s, 0);
+                is_own = tid > 0 && conv_is_traced(c, (uint32_t)tid);
+        }
+        if (!is_own)
+                c->st.nr_foreign++;
+        return is_own;
+}
+
+int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                const struct perf_conv_event *ev)
+{
+        struct perf_sample s;
+        uint64_t pmc[8];
+        uint32_t nr_pmc = 0;
+
+        if (size < 16)
+                return -EBADMSG;
+        if (!ev) {
+                c->st.nr_unknown_id++;
+                return 0;
+        }
+        if (perf_sample_parse(rec, size, ev->sample_type, ev->read_format, ev->branch_sample_type,
+                              ev->regs_user_mask, &s) < 0)
+                return -EBADMSG;
+        if (s.time < ev->valid_from || s.time > ev->valid_until) {
+                c->st.nr_out_of_window++;
+                return 0;
+        }
+        if (c->traced_pid && !is_own_sample(c, ev, &s))
+                return 0;
+        for (uint32_t i = 1; i < s.nr_values && nr_pmc < ev->nr_pmc; i++)
+                pmc[nr_pmc++] = s.values[i];
+
+        uint32_t cpu =
+                conv_writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
+        uint64_t ts = perf_conv_stamp(c, cpu, s.time);
+        uint8_t *p = c->payload;
+        uint32_t rsize, nr_frames = 0;
+        int rc;
+
+        if (ev->has_stack)
+                nr_frames = conv_collect_frames(c, ev, &s,
+                                                ev->kind == PERF_CONV_PROFILE ||
+                                                        ev->kind == PERF_CONV_PMC_SAMPLE);
+        switch (ev->kind) {
+        case PERF_CONV_PROFILE:
+                note_kaddr(c, s.ip);
+                if (is_kernel_addr(s.ip))
+                        note_kernel_frame(c, s.ip);
+                memset(p, 0, 16);
+                st64(p, s.ip);
+                st32(p + 8, s.tid);
+                st16(p + 12, 1); /* Count */
+                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, ts, pmc,
+                                              nr_pmc, p, 16);
+                break;
+        case PERF_CONV_PMC_SAMPLE:
+                note_kaddr(c, s.ip);
+                if (is_kernel_addr(s.ip))
+                        note_kernel_frame(c, s.ip);
+                memset(p, 0, 16);
+                st64(p, s.ip);
+                st32(p + 8, s.tid);
+                st16(p + 12, ev->profile_source);
+                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, pmc,
+                                              nr_pmc, p, 16);
+                break;
+        case PERF_CONV_CSWITCH: {
+                if (!s.raw)
+                        return -EBADMSG;
+                uint32_t new_tid, old_tid;
+                bool is_ended;
+                uint32_t n = build_cswitch_tp(c, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
+                rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
+                                              p, n);
+                rc = conv_emit(c, cpu, rsize);
+                /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
+                   callchain of this one, the old thread's, waits for its own switch-in */
+                conv_stacks_set(c, ev->has_stack);
+                if (ev->has_stack)
+                        conv_stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
+                if (rc == 0 && c->has_switch_stacks)
+                        rc = conv_emit_switch_in_stack(c, cpu, ts, new_tid);
+                return rc;
+        }
+        case PERF_CONV_CPU_IDLE:
+                if (!s.raw)
+                        return -EBADMSG;
+                {
+                        /* state 4294967295 (PWR_EVENT_EXIT) leaves idle: the state entered
+                           stays, for the switch that follows */
+                        int64_t state = tp_get(conv_tp_fields(c, ev->tp)[TPF_STATE], &s, -1);
+                        if (state >= 0 && state != 0xffffffffll && cpu < c->nr_cpus)
+                                c->cstate[cpu] = (uint8_t)(state > 255 ? 255 : state);
+                }
+                return 0;
+        case PERF_CONV_READY_THREAD:
+                if (!s.raw)
+                        return -EBADMSG;
+                rsize = conv_record_system64_pmc(c->rec, WMI_LOG_TYPE_READY_THREAD, 2, s.tid, s.pid,
+                                                 ts, pmc, nr_pmc, p, build_ready_thread(c, ev, &s));
+                break;
+        default: return 0;
+        }
+        rc = conv_emit(c, cpu, rsize);
+        if (rc == 0 && ev->has_stack && nr_frames)
+                rc = conv_emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);
+        /* the walks' counts, once a second while they change (the screen's header shows them) */
+        if (rc == 0 && ev->walk != PERF_CONV_WALK_FP && ts - c->uw_stats_ts >= 1000000000ull &&
+            c->uw_st.nr_walks + c->uw_st.nr_fp_chains != c->uw_walks_written)
+                rc = perf_conv_unwind_stats(c, cpu, ts);
+        if (rc == 0 && ev->has_lbr && (ev->sample_type & PERF_SAMPLE_BRANCH_STACK))
+                rc = emit_lbr(c, ev, &s, cpu, ts);
+        return rc;
+}
+
+/* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE (context_switch=1, LINUX-MAPPING.md 3.3). An IN record
+   is written in the incoming thread's context once the switch is done, after the sched_switch
+   sample of the same switch (written in the outgoing thread's context). When no CSwitch switched
+   that thread in on this CPU, the sample was not delivered: on Linux 6.18 nothing is recorded
+   while a secondary CPU's idle task runs (no sched_switch of swapper/N switching out, no
+   cpu-clock samples in it), so every switch-in from idle there would be missing. The IN record
+   then makes the CSwitch, stamped at its own time (a few microseconds after the switch). */
+/* The size of the sample_id trailer of ev's non-sample records. */
+static uint32_t trailer_size(const struct perf_conv_event *ev)
+{
+        uint64_t st = ev ? ev->sample_type : PERF_CONV_SAMPLE_ID_BITS;
+        return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
+                    !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
+                    !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+/* sched_switch says more of a switch out, in the same context: a switch-out record is
+   nothing to convert when it is whole (its fixed part and ev's trailer). With -p, a CPU-wide
+   one may switch to a thread of the traced process (one that may be learnt from a record not
+   converted yet) and says how that switch-in's other side left: it is converted. */
+static bool is_whole_switch_out(const struct perf_conv *c, const struct perf_event_header *h,
+                                uint32_t size, const struct perf_conv_event *ev)
+{
+        bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+        if (!(is_cpu_wide || h->type == PERF_RECORD_SWITCH) ||
+            !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+            size < (is_cpu_wide ? 16u : 8u) + trailer_size(ev))
+                return false;
+        return !(c->traced_pid && is_cpu_wide);
+}
+
+bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        if (size < 16 || h->size != size || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+            !is_whole_switch_out(c, h, size, conv_record_event(c, rec, size)))
+                return false;
+        c->st.nr_records++;
+        return true;
+}
+
+/* The thread a switch-in record says was switched out (*old_tid on cpu) and its state, the
+   sched_switch sample of that switch not having come. The idle thread leaves the CPU runnable
+   (sched_switch says R for swapper). With -p, another process's thread (the other side of one
+   of its threads' switch-ins) is Ready/WrPreempted when its CPU-wide switch-out record says it
+   was preempted, else it blocked: Waiting/UserRequest, as a sleep (S) with no callchain is.
+   The kernel names a task that is gone -1: it ended (Terminated), and its switch-out record
+   may still say which it was; if not, the switch is written as from the idle thread. Otherwise
+   nothing is known: Waiting/Executive. */
+static struct perf_thread_state switched_out_state(struct perf_conv *c, uint32_t cpu,
+                                                   uint32_t *old_tid, uint32_t new_tid)
+{
+        struct conv_out *o =
+                c->last_out && c->last_out[cpu].has && c->last_out[cpu].next_tid == new_tid
+                        ? &c->last_out[cpu]
+                        : NULL;
+        if (o)
+                o->has = false;
+        if (*old_tid == CONV_NONE) {
+                *old_tid = o && o->tid != CONV_NONE ? o->tid : 0;
+                if (*old_tid)
+                        return (struct perf_thread_state){KSTATE_TERMINATED, KWAIT_WR_TERMINATED};
+        }
+        if (*old_tid == 0)
+                return perf_prev_state_to_etw(NULL, 0);
+        if (o && o->tid == *old_tid)
+                return o->is_preempted
+                               ? (struct perf_thread_state){KSTATE_READY, KWAIT_WR_PREEMPTED}
+                               : (struct perf_thread_state){KSTATE_WAITING, KWAIT_USER_REQUEST};
+        return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
+}
+
+int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
+                const struct perf_conv_event *ev)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        struct perf_sample_id sid;
+        bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+
+        if (is_whole_switch_out(c, h, size, ev))
+                return 0;
+        if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)
+                return -EBADMSG;
+        uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
+        if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+                /* -p: another process's thread leaving for one of the traced process's */
+                if (c->last_out && is_cpu_wide && cpu < c->nr_cpus)
+                        c->last_out[cpu] = (struct conv_out){
+                                sid.tid, le_get32(rec + 12),
+                                (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0, true};
+                return 0;
+        }
+        ev = conv_sid_event(c, ev, &sid);
+        if (ev && sid.has_time && (sid.time < ev->valid_from || sid.time > ev->valid_until)) {
+                c->st.nr_out_of_window++;
+                return 0;
+        }
+        uint32_t new_tid = sid.tid;
+        if (new_tid == CONV_NONE || cpu >= c->nr_cpus || c->cpu_tid[cpu] == new_tid)
+                return 0; /* seen: the CSwitch of this switch was written */
+        if (!conv_is_traced(c, new_tid))
+                return 0; /* -p: another process's switch (CPU-wide records) */
+        /* the thread switched out: the record says so CPU-wide; a per-task record does not,
+           and the last thread this CPU was seen switching to is the best guess */
+        uint32_t old_tid = is_cpu_wide ? le_get32(rec + 12)
+                                       : (c->cpu_tid[cpu] == CONV_NONE ? 0 : c->cpu_tid[cpu]);
+        struct perf_thread_state st = switched_out_state(c, cpu, &old_tid, new_tid);
+        const struct conv_task *nt = conv_umap_find(&c->tasks, new_tid);
+        const struct conv_task *ot = conv_umap_find(&c->tasks, old_tid);
+        int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
+        int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
+        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint32_t n = conv_build_cswitch(c, cpu, ts, new_tid, old_tid, new_prio, old_prio, st);
+        c->st.nr_cswitch_repaired++;
+        if (c->has_switch_plan && sid.time >= c->switch_plan_from)
+                conv_stacks_set(c, c->is_switch_plan_on);
+        int rc = conv_emit(c, cpu,
+                           etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, NULL, 0,
+                                                 c->payload, n));
+        if (rc == 0 && c->has_switch_stacks)
+                rc = conv_emit_switch_in_stack(c, cpu, ts, new_tid);
+        return rc;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_conv_tables.c: the converter's tables of processes, threads and images, the traced process,
+ * switch-out stacks. */
+#include "perf_conv_int.h"
+
+/* ---- table updates ---- */
+
+struct conv_proc *conv_proc_get(struct perf_conv *c, uint32_t pid)
+{
+        bool is_new;
+        struct conv_proc *p = conv_umap_get(&c->procs, pid, &is_new);
+        if (p && is_new)
+                p->ppid = p->uid = CONV_NONE;
+        return p;
+}
+
+void conv_proc_set_cmdline(struct conv_proc *p, const char *cmdline)
+{
+        free(p->cmdline);
+        p->cmdline = NULL;
+        if (cmdline && cmdline[0]) {
+                size_t n = strnlen(cmdline, CONV_MAX_CMDLINE);
+                p->cmdline = xcalloc(1, n + 1);
+                memcpy(p->cmdline, cmdline, n);
+        }
+}
+
+/* Adds an image to the process, replacing the images it overlaps (a mapping replaces what was
+   there, as perf does: there is no unmap record). */
+void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
+{
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < p->nr_images; i++) {
+                struct conv_image *e = &p->images[i];
+                if (e->base < im->base + im->size && im->base < e->base + e->size) {
+                        free(e->path);
+                        continue;
+                }
+                p->images[o++] = *e;
+        }
+        p->nr_images = o;
+        if (p->nr_images >= CONV_MAX_IMAGES)
+                return;
+        if (p->nr_images == p->cap_images) {
+                uint32_t cap = p->cap_images ? p->cap_images * 2 : 16;
+                p->images = xrealloc(p->images, cap * sizeof(*p->images));
+                p->cap_images = cap;
+        }
+        struct conv_image *e = &p->images[p->nr_images++];
+        memset(e, 0, sizeof(*e));
+        e->base = im->base;
+        e->size = im->size;
+        e->pgoff = im->pgoff;
+        size_t len = strnlen(im->path, CONV_MAX_PATH);
+        e->path = xcalloc(1, len + 1);
+        memcpy(e->path, im->path, len);
+        if (im->build_id && im->build_id_size <= BUILD_ID_MAX) {
+                memcpy(e->build_id, im->build_id, im->build_id_size);
+                e->build_id_size = (uint8_t)im->build_id_size;
+        }
+        e->flags = (uint8_t)(im->flags & (ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD |
+                                          ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE));
+}
+
+void conv_task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm, int64_t prio)
+{
+        bool is_new;
+        struct conv_task *t = conv_umap_get(&c->tasks, tid, &is_new);
+        if (!t)
+                return;
+        t->pid = pid;
+        if (is_new)
+                t->prio = -1;
+        if (prio >= 0)
+                t->prio = (int32_t)prio;
+        if (comm)
+                conv_clip(t->comm, comm, sizeof(t->comm) - 1);
+}
+
+const char *conv_comm_of(struct perf_conv *c, uint32_t tid, uint32_t pid)
+{
+        const struct conv_task *t = conv_umap_find(&c->tasks, tid);
+        if (t && t->comm[0])
+                return t->comm;
+        const struct conv_proc *p = conv_umap_find(&c->procs, pid);
+        return p ? p->comm : "";
+}
+
+/* Forgets every thread of pid. */
+void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid)
+{
+        for (uint32_t i = 0; i <= c->tasks.mask;) {
+                struct conv_task *t = (struct conv_task *)(void *)umap_key(&c->tasks, i);
+                if (t->tid != CONV_NONE && t->pid == pid)
+                        conv_umap_remove(&c->tasks, t); /* slot i may now hold another entry */
+                else
+                        i++;
+        }
+}
+
+/* Whether tid is one of the traced process's threads (every thread without -p). */
+bool conv_is_traced(const struct perf_conv *c, uint32_t tid)
+{
+        if (!c->traced_pid || tid == c->traced_pid)
+                return true;
+        const struct conv_task *t = conv_umap_find(&c->tasks, tid);
+        return t && t->pid == c->traced_pid;
+}
+
+/* Whether a record of process pid is written: with -p, only the traced process's. */
+bool conv_is_own(struct perf_conv *c, uint32_t pid)
+{
+        if (!c->traced_pid || pid == c->traced_pid)
+                return true;
+        c->st.nr_foreign++;
+        return false;
+}
+
+void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr)
+{
+        c->traced_pid = pid;
+        if (pid && !c->last_out)
+                c->last_out = xcalloc(c->nr_cpus, sizeof(*c->last_out));
+        for (uint32_t i = 0; pid && i < nr; i++)
+                if (tids[i] > 0 && !conv_umap_find(&c->tasks, (uint32_t)tids[i]))
+                        conv_task_set(c, (uint32_t)tids[i], pid, NULL, -1);
+}
+
+/* ---- switch-out stacks ---- */
+
+/* tid has left the CPU with the nr frames in c->frames (its pid's): kept for its next switch-in,
+   replacing what was kept (nr 0: nothing is kept). */
+void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr)
+{
+        struct conv_stack *k = conv_umap_find(&c->stacks, tid);
+        if (!nr || tid == 0) {
+                if (k) {
+                        free(k->frames);
+                        conv_umap_remove(&c->stacks, k);
+                }
+                return;
+        }
+        if (!k) {
+                bool is_new;
+                if (c->stacks.nr >= CONV_MAX_SAVED_STACKS)
+                        return;
+                k = conv_umap_get(&c->stacks, tid, &is_new);
+        }
+        if (k->nr < nr || !k->frames) {
+                free(k->frames);
+                k->frames = xcalloc(nr, sizeof(*k->frames));
+        }
+        memcpy(k->frames, c->frames, nr * sizeof(*k->frames));
+        k->nr = nr;
+        k->pid = pid;
+}
+
+/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */
+void conv_stacks_set(struct perf_conv *c, bool is_on)
+{
+        if (c->has_switch_stacks == is_on)
+                return;
+        c->has_switch_stacks = is_on;
+        if (is_on)
+                return;
+        for (uint32_t i = 0; i <= c->stacks.mask; i++) {
+                struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
+                if (k->tid != CONV_NONE) {
+                        free(k->frames);
+                        k->tid = CONV_NONE;
+                }
+        }
+        c->stacks.nr = 0;
+}
+
+/* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
+   left the CPU last (its switch-out's callchain), StackThread = tid. Nothing when none was kept. */
+int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
+{
+        struct conv_stack *k = tid ? conv_umap_find(&c->stacks, tid) : NULL;
+        if (!k)
+                return 0;
+        uint32_t nr = k->nr, pid = k->pid;
+        memcpy(c->frames, k->frames, nr * sizeof(*k->frames));
+        free(k->frames);
+        conv_umap_remove(&c->stacks, k);
+        c->st.nr_cswitch_stacks++;
+        return conv_emit_stack(c, cpu, ts, pid, tid, nr);
+}

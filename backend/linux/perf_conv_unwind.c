@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_conv_unwind.c: the user stacks of samples: callchains and DWARF walks of register and stack
+ * copies. */
+#include "perf_conv_int.h"
+
+/* ---- DWARF stack walks (doc/unwind.md) ---- */
+
+/* The vdso is the same kernel's in every process: its rules, made once from the image the
+   files hooks give. */
+static struct unwind_module *vdso_module(struct perf_conv *c)
+{
+        if (c->has_tried_vdso)
+                return c->uw_vdso;
+        c->has_tried_vdso = true;
+        size_t size = 0;
+        const uint8_t *img = c->files->vdso_image(c->files_ctx, &size);
+        struct unwind_error err;
+        if (!img || unwind_module_open_mem(&c->uw_vdso, img, size, &err) < 0)
+                c->uw_vdso = NULL;
+        return c->uw_vdso;
+}
+
+/* The unwind module of an image of process pid and its bias, found once. */
+static bool image_module(struct perf_conv *c, struct conv_image *e, uint32_t pid)
+{
+        if (e->uw_state == UW_UNTRIED) {
+                struct unwind_module *m = NULL;
+                e->uw_state = UW_NONE;
+                if (strcmp(e->path, "[vdso]") == 0)
+                        m = vdso_module(c);
+                else if (e->path[0] == '/')
+                        m = c->files->image_module(c->files_ctx, c->uw_cache, e->path, pid, e->base,
+                                                   e->size, e->build_id, e->build_id_size);
+                if (m && unwind_module_bias(m, e->base, e->pgoff, &e->uw_bias) == 0) {
+                        e->uw = m;
+                        e->uw_state = UW_READY;
+                }
+        }
+        return e->uw_state == UW_READY;
+}
+
+/* The image of proc that maps addr, or NULL; the last one found is tried first. */
+static struct conv_image *image_at(struct conv_proc *p, uint64_t addr, uint32_t *memo)
+{
+        if (*memo < p->nr_images) {
+                struct conv_image *e = &p->images[*memo];
+                if (addr - e->base < e->size)
+                        return e;
+        }
+        for (uint32_t i = 0; i < p->nr_images; i++) {
+                struct conv_image *e = &p->images[i];
+                if (addr - e->base < e->size) {
+                        *memo = i;
+                        return e;
+                }
+        }
+        return NULL;
+}
+
+struct walk_ctx {
+        struct perf_conv *c;
+        struct conv_proc *proc; /* NULL: the process is not known */
+        uint32_t memo;
+};
+
+static int walk_find_map(void *ctx, uint64_t addr, struct unwind_map *map)
+{
+        struct walk_ctx *w = ctx;
+        struct conv_image *e = w->proc ? image_at(w->proc, addr, &w->memo) : NULL;
+        if (!e || !image_module(w->c, e, w->proc->pid))
+                return -ENOENT;
+        map->module = e->uw;
+        map->bias = e->uw_bias;
+        return 0;
+}
+
+/* The user registers of a sample, by DWARF number; false when it has none (a kernel thread)
+   or they are not x86-64's (a 32-bit process: PERF_SAMPLE_REGS_ABI_32). */
+static bool sample_regs(const struct perf_conv_event *ev, const struct perf_sample *s,
+                        struct unwind_regs *regs)
+{
+        if (s->regs_abi != PERF_SAMPLE_REGS_ABI_64 || !s->regs || !s->stack || !s->stack_size)
+                return false;
+        uint64_t values[64];
+        for (uint32_t i = 0; i < s->nr_regs && i < 64; i++)
+                values[i] = le_get64(s->regs + 8 * i);
+        unwind_regs_from_perf(regs, values, ev->regs_user_mask);
+        return (regs->valid & (1u << UNWIND_REG_RSP | 1u << UNWIND_REG_RIP)) ==
+               (1u << UNWIND_REG_RSP | 1u << UNWIND_REG_RIP);
+}
+
+/* Whether the code at addr of w's process keeps frame pointers (its module's FDEs say so). */
+static bool is_fp_code(struct perf_conv *c, struct walk_ctx *w, uint64_t addr)
+{
+        struct conv_image *e = w->proc ? image_at(w->proc, addr, &w->memo) : NULL;
+        return e && image_module(c, e, w->proc->pid) && unwind_module_has_frame_pointers(e->uw);
+}
+
+/* Whether a sample's user part is walked with DWARF CFI, else the kernel's frame-pointer chain
+   serves: always in DWARF mode; in AUTO mode unless the sampled ip and every return address of
+   the kernel's user chain lie in modules that keep frame pointers (the chain is then whole; a
+   frame in code without them, Debian's libc, breaks it). */
+static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev,
+                        const struct perf_sample *s, struct walk_ctx *w, uint64_t user_ip)
+{
+        if (ev->walk == PERF_CONV_WALK_DWARF)
+                return true;
+        if (!is_fp_code(c, w, user_ip))
+                return true;
+        bool is_user = false;
+        for (uint64_t i = 0; i < s->nr_callchain; i++) {
+                uint64_t a = le_get64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX)
+                        is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                else if (is_user && a != user_ip && !is_fp_code(c, w, a - 1))
+                        return true;
+        }
+        return false;
+}
+
+/* Appends the user frames of the sample's register and stack copies to c->frames[n..]. */
+static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
+                            const struct unwind_regs *regs, struct walk_ctx *w, uint32_t n)
+{
+        struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
+        /* the copy is fresh from the kernel, not in this CPU's cache: its first lines (where
+           most frames lie) requested at once rather than one miss a frame */
+        for (size_t off = 0; off < stack.size && off < 1024; off += 64)
+                __builtin_prefetch(stack.data + off);
+        struct unwind_walk_options opts = {.use_fp_fallback = true};
+        struct unwind_result res;
+        /* a sample taken in user mode has its ip first already: the walk, whose first frame is
+           that ip, writes over it */
+        uint32_t at = n == 1 && c->frames[0] == regs->r[UNWIND_REG_RIP] ? 0 : n;
+        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + at,
+                                  CONV_MAX_FRAMES - at, &res);
+        c->uw_st.nr_frames += nr;
+        n = at + nr > n ? at + nr : n;
+        c->uw_st.nr_walks++;
+        if ((uint32_t)res.stop < PERF_CONV_NR_UNWIND_STOPS)
+                c->uw_st.nr_by_stop[res.stop]++;
+        c->uw_st.nr_fp_frames += res.nr_fp_frames;
+        return n;
+}
+
+/* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
+   with ip first when it is not already. The user part is the DWARF walk of the sample's
+   register and stack copies where ev's walk asks for it. */
+uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
+                             const struct perf_sample *s, bool is_ip_first)
+{
+        uint32_t n = 0;
+        bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
+        struct unwind_regs regs;
+        struct walk_ctx w = {c, NULL, UINT32_MAX};
+        bool is_dwarf = false;
+        if (ev->walk != PERF_CONV_WALK_FP && sample_regs(ev, s, &regs)) {
+                if (!c->uw_cache)
+                        unwind_cache_new(&c->uw_cache, NULL);
+                w.proc = conv_umap_find(&c->procs, s->pid);
+                is_dwarf = c->uw_cache && walks_dwarf(c, ev, s, &w, regs.r[UNWIND_REG_RIP]);
+                if (!is_dwarf)
+                        c->uw_st.nr_fp_chains++;
+        }
+        if (is_ip_first) {
+                c->frames[n++] = s->ip;
+                if (is_kernel_addr(s->ip)) {
+                        note_kaddr(c, s->ip);
+                        note_kernel_frame(c, s->ip);
+                }
+        }
+        for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
+                uint64_t a = le_get64(s->callchain + 8 * i);
+                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+                        is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                        if (is_user && is_dwarf)
+                                break; /* the walk gives the user part */
+                        continue;      /* a context marker */
+                }
+                if (n == 1 && is_ip_first && a == s->ip)
+                        continue;
+                c->frames[n++] = a;
+                if (is_kernel_addr(a)) {
+                        note_kaddr(c, a);
+                        if (!is_user)
+                                note_kernel_frame(c, a);
+                }
+        }
+        if (is_dwarf && n < CONV_MAX_FRAMES)
+                n = unwind_user(c, s, &regs, &w, n);
+        return n;
+}
+
+int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                    uint32_t nr)
+{
+        /* the frames are in place already: the payload head goes before them */
+        uint8_t *p = c->stack_rec + STACK_REC_HEAD - 16;
+        st64(p, ts);
+        st32(p + 8, pid);
+        st32(p + 12, tid);
+        uint32_t size = etl_record_perfinfo64(c->stack_rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0,
+                                              p, 16 + 8 * nr);
+        c->st.nr_events++;
+        return c->ops.emit(c->ctx, cpu, c->stack_rec, size);
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# perfdata.sh: reading a perf.data to a symbolized table, etwtop against perf: `etwtop --replay
+# FILE -b` (the file converted through the live source's converter, replayed into the model,
+# the hot functions named) and `perf report --stdio -i FILE`, side by side on the same file:
+# wall clock and CPU time (user + system) of the whole process, the run with the least CPU of
+# N; prints both and the ratios (target: etwtop at least 5x faster).
+#
+#   bench/perfdata.sh [-n RUNS] [-r SECONDS] [FILE...]
+#
+# With no FILE: the largest perf.data of $ETWTOP_SAMPLES/perf (default /work/shared/samples),
+# and one recorded here for -r SECONDS (default 30): `perf record -F 20000 -g -e cpu-clock -a`
+# of `xz -T2` compressing zeros, kept in $PERFDATA_DIR (default /tmp) and reused when it is there.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+etwtop=${ETWTOP:-$here/../build-gcc/src/etwtop}
+runs=1 seconds=30
+while getopts n:r: o; do
+        case $o in
+        n) runs=$OPTARG ;;
+        r) seconds=$OPTARG ;;
+        *) echo "usage: $0 [-n RUNS] [-r SECONDS] [FILE...]" >&2; exit 2 ;;
+        esac
+done
+shift $((OPTIND - 1))
+die() { echo "perfdata.sh: $*" >&2; exit 1; }
+[ -x "$etwtop" ] || die "no etwtop at $etwtop (build it, or set ETWTOP)"
+command -v perf >/dev/null || die "perf is not installed"
+
+files=("$@")
+if [ ${#files[@]} = 0 ]; then
+        samples=${ETWTOP_SAMPLES:-/work/shared/samples}/perf
+        largest=$(ls -S "$samples"/*data* 2>/dev/null | while read -r f; do
+                [ "$(head -c 8 "$f" | tr -d '\0')" = PERFILE2 ] && echo "$f"; done | head -1)
+        [ -n "$largest" ] && files+=("$largest")
+        rec=${PERFDATA_DIR:-/tmp}/etwtop-bench-perfdata.data
+        if [ ! -s "$rec" ]; then
+                echo "recording $rec: perf record -F 20000 -g -e cpu-clock -a, ${seconds} s of xz -T2" >&2
+                # --no-buildid: perf 6.1 aborts collecting build-ids on this VM (build-id.c:1010)
+                perf record -q -F 20000 -g -e cpu-clock --no-buildid -a -o "$rec.tmp" -- \
+                        timeout "$seconds" sh -c 'head -c 8G /dev/zero | xz -6 -T2 >/dev/null' \
+                        >/dev/null 2>&1
+                [ -s "$rec.tmp" ] || die "perf record failed"
+                mv "$rec.tmp" "$rec"
+        fi
+        files+=("$rec")
+fi
+
+# best COMMAND...: "wall cpu" seconds of the run with the least CPU time (user + system) of
+# $runs runs; CPU time is what a loaded machine does not inflate
+best() {
+        local b="" bw="" out
+        for _ in $(seq "$runs"); do
+                out=$( { TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
+                read -r w u s <<<"$out"
+                local c=$(echo "$u + $s" | bc)
+                if [ -z "$b" ] || [ "$(echo "$c < $b" | bc)" = 1 ]; then b=$c bw=$w; fi
+        done
+        echo "$bw $b"
+}
+
+printf '%-30s %7s %9s | %8s %8s | %8s %8s | %6s %6s\n' file MB samples etw_wall etw_cpu \
+        perf_wall perf_cpu wall_x cpu_x
+for f in "${files[@]}"; do
+        [ -f "$f" ] || { echo "perfdata.sh: no $f" >&2; continue; }
+        mb=$(awk -v b="$(stat -c %s "$f")" 'BEGIN { printf "%.1f", b / 1e6 }')
+        nr=$(perf report -D -i "$f" 2>/dev/null | awk '/^ *SAMPLE events:/ {print $3; exit}')
+        read -r ew ec <<<"$(best "$etwtop" --replay "$f" -b --top 40)"
+        read -r pw pc <<<"$(best perf report --stdio -i "$f")"
+        printf '%-30s %7s %9s | %8.2f %8.2f | %8.2f %8.2f | %5.1fx %5.1fx\n' "$(basename "$f")" \
+                "$mb" "${nr:-?}" "$ew" "$ec" "$pw" "$pc" "$(echo "$pw / $ew" | bc -l)" \
+                "$(echo "$pc / $ec" | bc -l)"
+done
