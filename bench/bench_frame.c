@@ -93,6 +93,7 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
         for (uint32_t f = 0; f < frames; f++) {
                 double t0 = now_s();
+                profile_catch_up(p);
                 view->build(view, &m, t);
                 double t1 = now_s();
                 struct ui_frame fr = {.header = hdr,

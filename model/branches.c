@@ -3,6 +3,7 @@
    pair rows. */
 #include "model/branches.h"
 #include "model_util.h"
+#include "symbols/symbols.h"
 
 #include <stddef.h>
 #include <stdlib.h>

@@ -516,14 +516,20 @@ static void pending_flush_all(struct calltree *t)
                 pending_flush(t, &t->pend[c]);
 }
 
+void calltree_catch_up(struct calltree *t)
+{
+        pending_flush_all(t);
+        rekey(t);
+        calltree_settle(t);
+}
+
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
                            const struct calltree_row **rows)
 {
-        if (node == 0) { /* a new look at the tree */
-                pending_flush_all(t);
-                rekey(t);
-        }
-        calltree_settle(t);
+        if (node == 0) /* a new look at the tree */
+                calltree_catch_up(t);
+        else
+                calltree_settle(t);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
         uint32_t n = 0;

@@ -6,6 +6,7 @@
 #define ETWTOP_MODEL_CALLTREE_IMPL_H
 
 #include "model/calltree.h"
+#include "symbols/symbols.h"
 #include "model_util.h"
 
 #define CALLTREE_MAX_CPUS 1024

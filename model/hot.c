@@ -160,11 +160,6 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         return k;
 }
 
-/* The symbol store's answer for e's place, at loc (its own, or where a place of no module lies
-   now). The answer of a module whose answers are settled stays in e (a name, or none there);
-   the others may still change (loading, late images, a recording's kernel). Settled is asked
-   first: a module that finishes loading after the answer was asked for gave a pending one,
-   which must not stay. */
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
 {
         *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
@@ -178,9 +173,6 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         }
 }
 
-/* The function of e's place as its row will name it (module << 32 | function) in *function, 0
-   when it has none. False while the module's symbols load (the name may still come). The answer
-   of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */
 bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
 {
         *function = 0;
@@ -193,7 +185,6 @@ bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
         return f.state != SYM_PENDING;
 }
 
-/* True when function (not 0) was counted in the current stack already; else it is now. */
 bool hot_function_seen(struct hot *h, uint64_t function)
 {
         for (uint32_t j = (uint32_t)(mix(function) >> 40) & (SEEN_SLOTS - 1);;

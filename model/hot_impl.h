@@ -7,6 +7,7 @@
 #define ETWTOP_MODEL_HOT_IMPL_H
 
 #include "model/hot.h"
+#include "symbols/symbols.h"
 
 #define MAX_CPUS       1024
 #define MAX_SOURCES    16
@@ -138,37 +139,41 @@ void hot_settle_samples(struct hot *h);
 
 /* ---- shared by the files of the module ---- */
 
+/* hot.c */
 void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total);
+/* True when function (not 0) was counted in the current stack already; else it is now. */
+bool hot_function_seen(struct hot *h, uint64_t function);
+uint64_t hot_key_hash(const struct entry *k);
+/* The symbol store's answer for e's place, at loc (its own, or where a place of no module lies
+   now). The answer of a module whose answers are settled stays in e (a name, or none there);
+   the others may still change (loading, late images, a recording's kernel). Settled is asked
+   first: a module that finishes loading after the answer was asked for gave a pending one,
+   which must not stay. */
+void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f);
+/* The function of e's place as its row will name it (module << 32 | function) in *function, 0
+   when it has none. False while the module's symbols load (the name may still come). The answer
+   of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */
+bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function);
+void hot_seen_next(struct hot *h);
+struct entry *hot_slot_find(struct hot *h, const struct entry *k);
+uint32_t hot_source_index(struct hot *h, uint16_t source);
 
+/* hot_memo.c */
+/* Keeps the stack of places keys[idx[0..n)] (hash mh) for later; false when there is no room. */
 bool hot_deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, const uint32_t *idx,
                       uint32_t n);
-
 void hot_deferred_index(struct hot *h);
-
+/* The deferred stacks whose functions are all known now count their dup; the others wait.
+   Places that went since (folded, decayed) count nothing. */
 void hot_deferred_settle(struct hot *h);
-
 uint64_t hot_function_bit(uint64_t function);
-
-bool hot_function_seen(struct hot *h, uint64_t function);
-
-uint64_t hot_key_hash(const struct entry *k);
-
+/* Whether function is one of the memo's places' (they are named: a memo is made of those). */
 bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function);
-
+/* Counts a memo's waiting stacks in its places. */
 void hot_memo_settle(struct hot *h, struct stack_memo *m);
-
+/* Every waiting stack counted: before the totals are read or the places move. */
 void hot_memo_settle_all(struct hot *h);
-
+/* A sample whose stack did not come: its address is its whole stack. */
 void hot_pending_flush(struct hot *h, struct pending *p);
-
-void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f);
-
-bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function);
-
-void hot_seen_next(struct hot *h);
-
-struct entry *hot_slot_find(struct hot *h, const struct entry *k);
-
-uint32_t hot_source_index(struct hot *h, uint16_t source);
 
 #endif

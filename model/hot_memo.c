@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Counts a memo's waiting stacks in its places. */
 void hot_memo_settle(struct hot *h, struct stack_memo *m)
 {
         if (!m->nr_pending)
@@ -22,7 +21,6 @@ void hot_memo_settle(struct hot *h, struct stack_memo *m)
         m->nr_pending = 0;
 }
 
-/* Every waiting stack counted: before the totals are read or the places move. */
 void hot_memo_settle_all(struct hot *h)
 {
         for (uint32_t i = 0; h->nr_pending && i < MEMO_SLOTS; i++)
@@ -42,7 +40,6 @@ void hot_deferred_index(struct hot *h)
         }
 }
 
-/* Keeps the stack of places keys[idx[0..n)] (hash mh) for later; false when there is no room. */
 bool hot_deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, const uint32_t *idx,
                       uint32_t n)
 {
@@ -73,8 +70,6 @@ bool hot_deferred_add(struct hot *h, uint64_t mh, const struct entry *keys, cons
         return true;
 }
 
-/* The deferred stacks whose functions are all known now hot_count their dup; the others wait.
-   Places that went since (folded, decayed) hot_count nothing. */
 void hot_deferred_settle(struct hot *h)
 {
         if (!h->nr_dstacks)
@@ -115,7 +110,6 @@ void hot_deferred_settle(struct hot *h)
         }
 }
 
-/* A sample whose stack did not come: its address is its whole stack. */
 void hot_pending_flush(struct hot *h, struct pending *p)
 {
         if (p->has && !p->is_matched)
@@ -128,7 +122,6 @@ uint64_t hot_function_bit(uint64_t function)
         return 1ull << (mix(function) & 63);
 }
 
-/* Whether function is one of the memo's places' (they are named: a memo is made of those). */
 bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function)
 {
         if (!(m->functions & hot_function_bit(function)))

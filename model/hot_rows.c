@@ -364,14 +364,29 @@ static void select_top(struct hot_row *r, uint32_t n, uint32_t k,
         }
 }
 
+static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                              bool is_by_total, uint32_t max, const struct hot_row **rows);
+
 uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
                        const struct hot_row **rows)
 {
-        return hot_top_functions(h, source, is_by_total, 0, rows);
+        return top_functions(h, source, h->grouping, is_by_total, 0, rows);
 }
 
 uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uint32_t max,
                            const struct hot_row **rows)
+{
+        return top_functions(h, source, h->grouping, is_by_total, max, rows);
+}
+
+uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                          bool is_by_total, const struct hot_row **rows)
+{
+        return top_functions(h, source, grouping, is_by_total, 0, rows);
+}
+
+static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                              bool is_by_total, uint32_t max, const struct hot_row **rows)
 {
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 hot_pending_flush(h, &h->pend[c]);
@@ -430,15 +445,15 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
                                     e->tid,
                                     sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
                 uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
-                                  (h->grouping == HOT_BY_PROCESS  ? mix(r.pid)
-                                   : h->grouping == HOT_BY_THREAD ? mix(r.tid)
-                                                                  : 0));
+                                  (grouping == HOT_BY_PROCESS  ? mix(r.pid)
+                                   : grouping == HOT_BY_THREAD ? mix(r.tid)
+                                                               : 0));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
                         struct hot_row *w = &h->rows[index[j] - 1];
                         if (row_key_cmp(w, &r) == 0 &&
-                            (h->grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
-                            (h->grouping != HOT_BY_THREAD || w->tid == r.tid))
+                            (grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
+                            (grouping != HOT_BY_THREAD || w->tid == r.tid))
                                 break;
                 }
                 if (index[j]) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* profile.c: owns the path from a decoded event to every part of the model, and what they share:
    the trace's facts, the zoom, the time window, zeroing and the aggregation step. */
-#include "model/profile.h"
+#include "model/profile_fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +336,13 @@ void profile_refresh(struct profile *p)
            live session's memory grew by hundreds of MB of free heap under churn (bench/rss.sh). */
         malloc_trim(0);
 #endif
+}
+
+void profile_catch_up(struct profile *p)
+{
+        if (p->tree)
+                calltree_catch_up(p->tree);
+        switches_settle(p->switches);
 }
 
 void profile_settle(struct profile *p)

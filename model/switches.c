@@ -14,8 +14,6 @@
 
 #include "etw/ntwmi.h"
 
-/* Grows an answer array to hold n rows, doubling: rows that grow a little at each refresh do
-   not leave the allocator a hole a little too small every time. */
 void *switches_reserve(void *array, uint32_t *cap, uint32_t n, size_t size)
 {
         if (*cap >= n && array)
@@ -77,7 +75,6 @@ void switches_free(struct switches *sw)
         free(sw);
 }
 
-/* A thread's counts go; its name, pid and state stay. */
 void switches_thread_clear_counts(struct thread *t)
 {
         t->nr_switches = t->nr_readied = t->on_cpu_ns = t->off_cpu_ns = 0;
@@ -86,7 +83,6 @@ void switches_thread_clear_counts(struct thread *t)
         memset(t->pmc, 0, sizeof(t->pmc));
 }
 
-/* The totals over every thread: the other threads' row, the waits, the CPUs' counts. */
 void switches_zero_totals(struct switches *sw)
 {
         memset(&sw->other, 0, sizeof(sw->other));
@@ -226,7 +222,6 @@ static int64_t span_ns(const struct switches *sw, int64_t from_ns, int64_t to_ns
         return -(int64_t)agg_filter_clip_ns(&sw->filter, to_ns, from_ns);
 }
 
-/* nr waits and ns of off-CPU time in (state, reason), either taken back when negative. */
 void switches_wait_add(struct thread *t, uint8_t state, uint8_t reason, int64_t nr, int64_t ns)
 {
         for (uint32_t i = 0; i < t->nr_waits; i++) {
@@ -306,9 +301,6 @@ static void wait_credit(struct switches *sw, struct thread *t, uint8_t state, ui
         add_sat(&w->ns, ns);
 }
 
-/* Off-CPU time of t in the wait under way over [from_ns, to_ns) (taken back when to_ns is
-   before from_ns); is_end: the wait ends at to_ns, so it counts as one wait when its end
-   counts. */
 void switches_credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_ns, int64_t to_ns,
                              bool is_end)
 {
@@ -333,8 +325,6 @@ static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint
         return tc;
 }
 
-/* On-CPU time of the thread that ran on cpu over [from_ns, to_ns); taken back when to_ns is
-   before from_ns (a refresh credited it ahead of the CPU's events). */
 void switches_credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64_t from_ns,
                             int64_t to_ns)
 {
@@ -621,8 +611,6 @@ static bool has_prefix(const char *name, const char *const *prefixes, size_t nr)
         return false;
 }
 
-/* The wake-up machinery's own functions, where a readier's stack starts: try_to_wake_up and the
-   wait-queue walk on Linux, KiReadyThread and the unwait path on Windows. */
 bool switches_is_wakeup_function(const char *name)
 {
         static const char *const prefixes[] = {"try_to_wake_up",
@@ -650,8 +638,6 @@ bool switches_is_wakeup_function(const char *name)
         return has_prefix(name, prefixes, sizeof(prefixes) / sizeof(prefixes[0]));
 }
 
-/* The scheduler's own functions, where a blocking stack starts (Linux's __schedule and the
-   schedule_* waits, Windows's KiSwapContext and the wait commit). */
 bool switches_is_scheduler_function(const char *name)
 {
         static const char *const prefixes[] = {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "model/switches.h"
+#include "symbols/symbols.h"
 
 #define MAX_CPUS    1024
 #define NR_STATES   16 /* KTHREAD_STATE values fit, with room */
@@ -222,62 +223,73 @@ struct switches {
 
 /* ---- shared by the files of the module ---- */
 
+/* switches.c */
 void switches_copy_name(char *dst, const char *src);
-
-struct thread_cpu *switches_cpu_thread_cpu(const struct switches *sw, const struct cpu *c,
-                                           uint32_t tid, uint32_t cpu);
-
+/* Off-CPU time of t in the wait under way over [from_ns, to_ns) (taken back when to_ns is
+   before from_ns); is_end: the wait ends at to_ns, so it counts as one wait when its end
+   counts. */
 void switches_credit_off_cpu(struct switches *sw, struct thread *t, int64_t from_ns, int64_t to_ns,
                              bool is_end);
-
+/* On-CPU time of the thread that ran on cpu over [from_ns, to_ns); taken back when to_ns is
+   before from_ns (a refresh credited it ahead of the CPU's events). */
 void switches_credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int64_t from_ns,
                             int64_t to_ns);
-
+/* The scheduler's own functions, where a blocking stack starts (Linux's __schedule and the
+   schedule_* waits, Windows's KiSwapContext and the wait commit). */
 bool switches_is_scheduler_function(const char *name);
-
+/* The wake-up machinery's own functions, where a readier's stack starts: try_to_wake_up and the
+   wait-queue walk on Linux, KiReadyThread and the unwait path on Windows. */
 bool switches_is_wakeup_function(const char *name);
+void switches_pending_flush_all(struct switches *sw);
+/* Grows an answer array to hold n rows, doubling: rows that grow a little at each refresh do
+   not leave the allocator a hole a little too small every time. */
+void *switches_reserve(void *array, uint32_t *cap, uint32_t n, size_t size);
+/* A thread's counts go; its name, pid and state stay. */
+void switches_thread_clear_counts(struct thread *t);
+struct sym_loc switches_token_loc(struct switches *sw, uint32_t pid, uint64_t token);
+/* nr waits and ns of off-CPU time in (state, reason), either taken back when negative. */
+void switches_wait_add(struct thread *t, uint8_t state, uint8_t reason, int64_t nr, int64_t ns);
+/* The totals over every thread: the other threads' row, the waits, the CPUs' counts. */
+void switches_zero_totals(struct switches *sw);
 
+/* switches_tasks.c */
+struct thread_cpu *switches_cpu_thread_cpu(const struct switches *sw, const struct cpu *c,
+                                           uint32_t tid, uint32_t cpu);
+/* A name of the main thread (tid == pid) at ns: on Linux a process's name is its main
+   thread's (what ps and top show; a kernel thread is named after its fork, an exec names both).
+   Windows never gives a thread its process's id. */
 void switches_leader_name(struct switches *sw, uint32_t pid, const char *name, int64_t ns,
                           bool is_weak);
-
+/* name from an event at ns; is_weak: the event tells no time for it (a rundown at the end, an
+   End), so it only fills a name not known. */
 void switches_name_set(struct timed_name *n, const char *name, int64_t ns, bool is_weak);
-
-void switches_pending_flush_all(struct switches *sw);
-
 struct process *switches_process_find(const struct switches *sw, uint32_t pid);
-
+/* The process that has pid now, added when new; NULL when the table is full. */
 struct process *switches_process_get(struct switches *sw, uint32_t pid);
-
+/* The process p is at ns, when it had already ended then: a Start after its End is the
+   pid's next process, whose names and End are not p's. */
 bool switches_process_is_over(const struct process *p, int64_t ns);
-
+/* p had ended and its pid starts another process: p keeps its name under its gen, for its
+   threads, and the entry starts again. Returns the entry (the table may have grown). */
 struct process *switches_process_retire(struct switches *sw, struct process *p);
-
-void *switches_reserve(void *array, uint32_t *cap, uint32_t n, size_t size);
-
+/* Ties t, as it is at ns, to the process that has its pid, when that one was not over then:
+   t keeps its process's name if the pid goes to another process. */
 void switches_thread_bind(struct switches *sw, struct thread *t, int64_t ns);
-
-void switches_thread_clear_counts(struct thread *t);
-
 struct thread *switches_thread_find(struct switches *sw, uint32_t tid);
-
+/* The thread that has tid now, added when new; NULL when the table is full. pid: from the
+   event, UNKNOWN_PID when it did not say. A known pid that differs from the entry's means the
+   tid was reused. */
 struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t pid);
-
 bool switches_thread_has_counts(const struct thread *t);
-
 bool switches_thread_passes(const struct switches *sw, const struct thread *t);
-
 uint32_t switches_thread_pid(const struct thread *t);
-
+/* The process of t: the one it was tied to, else the one that has its pid; NULL: unknown. */
 const struct process *switches_thread_process(const struct switches *sw, const struct thread *t);
-
+/* The thread had ended and its tid is someone else's now: its counts move to a fresh serial,
+   where they only decay, and the entry starts again. Returns the entry (the table may have
+   grown). */
 struct thread *switches_thread_retire(struct switches *sw, struct thread *t);
-
+/* A switch or readying of t at time ns. */
 void switches_thread_seen(struct thread *t, int64_t ns);
-
-struct sym_loc switches_token_loc(struct switches *sw, uint32_t pid, uint64_t token);
-
-void switches_wait_add(struct thread *t, uint8_t state, uint8_t reason, int64_t nr, int64_t ns);
-
-void switches_zero_totals(struct switches *sw);
 
 #endif

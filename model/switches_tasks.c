@@ -44,8 +44,6 @@ bool switches_thread_has_counts(const struct thread *t)
 
 /* ---- names ---- */
 
-/* name from an event at ns; is_weak: the event tells no time for it (a rundown at the end, an
-   End), so it only fills a name not known. */
 void switches_name_set(struct timed_name *n, const char *name, int64_t ns, bool is_weak)
 {
         if (!name || !name[0])
@@ -62,7 +60,6 @@ void switches_name_set(struct timed_name *n, const char *name, int64_t ns, bool 
         n->name_ns = ns;
 }
 
-/* The process that has pid now, added when new; NULL when the table is full. */
 struct process *switches_process_get(struct switches *sw, uint32_t pid)
 {
         struct process_key k = {pid, 0};
@@ -79,8 +76,6 @@ struct process *switches_process_find(const struct switches *sw, uint32_t pid)
         return agg_table_find(sw->processes, &k);
 }
 
-/* p had ended and its pid starts another process: p keeps its name under its gen, for its
-   threads, and the entry starts again. Returns the entry (the table may have grown). */
 struct process *switches_process_retire(struct switches *sw, struct process *p)
 {
         struct process old = *p;
@@ -97,16 +92,11 @@ struct process *switches_process_retire(struct switches *sw, struct process *p)
         return p;
 }
 
-/* The process p is at ns, when it had already ended then: a Start after its End is the
-   pid's next process, whose names and End are not p's. */
 bool switches_process_is_over(const struct process *p, int64_t ns)
 {
         return p->is_ended && ns > p->end_ns;
 }
 
-/* A name of the main thread (tid == pid) at ns: on Linux a process's name is its main
-   thread's (what ps and top show; a kernel thread is named after its fork, an exec names both).
-   Windows never gives a thread its process's id. */
 void switches_leader_name(struct switches *sw, uint32_t pid, const char *name, int64_t ns,
                           bool is_weak)
 {
@@ -115,8 +105,6 @@ void switches_leader_name(struct switches *sw, uint32_t pid, const char *name, i
                 switches_name_set(&p->name, name, ns, is_weak);
 }
 
-/* Ties t, as it is at ns, to the process that has its pid, when that one was not over then:
-   t keeps its process's name if the pid goes to another process. */
 void switches_thread_bind(struct switches *sw, struct thread *t, int64_t ns)
 {
         if (t->process_gen || !t->has_pid)
@@ -126,7 +114,6 @@ void switches_thread_bind(struct switches *sw, struct thread *t, int64_t ns)
                 t->process_gen = p->gen;
 }
 
-/* The process of t: the one it was tied to, else the one that has its pid; NULL: unknown. */
 const struct process *switches_thread_process(const struct switches *sw, const struct thread *t)
 {
         if (!t->has_pid)
@@ -138,9 +125,6 @@ const struct process *switches_thread_process(const struct switches *sw, const s
         return agg_table_find(sw->processes, &k);
 }
 
-/* The thread had ended and its tid is someone else's now: its counts move to a fresh serial,
-   where they only decay, and the entry starts again. Returns the entry (the table may have
-   grown). */
 struct thread *switches_thread_retire(struct switches *sw, struct thread *t)
 {
         switches_thread_bind(sw, t, sw->last_ns);
@@ -170,9 +154,6 @@ struct thread_cpu *switches_cpu_thread_cpu(const struct switches *sw, const stru
         return NULL;
 }
 
-/* The thread that has tid now, added when new; NULL when the table is full. pid: from the
-   event, UNKNOWN_PID when it did not say. A known pid that differs from the entry's means the
-   tid was reused. */
 struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t pid)
 {
         struct thread_key k = {tid, 0};
@@ -192,7 +173,6 @@ struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t p
         return t;
 }
 
-/* A switch or readying of t at time ns. */
 void switches_thread_seen(struct thread *t, int64_t ns)
 {
         if (!t->has_first || ns < t->first_ns) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "symbols/kernel_running.h"
+#include "symbols/symbols.h"
 #include "util/xalloc.h"
 #include <string.h>
 

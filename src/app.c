@@ -90,6 +90,7 @@ void app_build_tables(struct app *a)
         feed_lock(a->feed);
         sym_store_poll(a->profile->store);
         read_back(a);
+        profile_catch_up(a->profile);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
         a->nr_samples_shown = hot_nr_samples(a->profile->hot, HOT_SOURCE_TIMER);

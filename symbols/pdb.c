@@ -82,7 +82,6 @@ void pdb_sbuf_release(struct sbuf *b)
         memset(b, 0, sizeof(*b));
 }
 
-/* Reads stream idx (checked by the caller to exist). */
 void pdb_stream_load(const struct pdb *p, uint32_t idx, struct sbuf *b)
 {
         const struct msf_stream *s = &p->streams[idx];
@@ -109,7 +108,6 @@ void pdb_stream_load(const struct pdb *p, uint32_t idx, struct sbuf *b)
         b->p = b->owned;
 }
 
-/* Whether a NUL-terminated string starts at p[pos] and ends before p[end]. */
 bool pdb_has_nul(const uint8_t *p, uint64_t pos, uint64_t end)
 {
         return pos < end && memchr(p + pos, 0, end - pos) != NULL;

@@ -139,8 +139,6 @@ static bool is_proc(uint32_t kind)
         }
 }
 
-/* Loads module m's stream and checks that its parts fit; false (nothing loaded) when it has
-   none or is not in the C13 format. */
 int pdb_module_load(const struct pdb *p, const struct pdb_module *m, struct sbuf *b,
                     struct pdb_error *err)
 {

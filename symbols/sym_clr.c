@@ -100,8 +100,6 @@ static int method_cmp(const void *a, const void *b)
         return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The method of sp at addr, or NULL. Of methods that overlap (code reused after an unload), the
-   one that starts last before addr. */
 const struct space_method *symbols_space_method_at(struct space *sp, uint64_t addr)
 {
         if (!sp->nr_methods)
@@ -125,7 +123,6 @@ const struct space_method *symbols_space_method_at(struct space *sp, uint64_t ad
         return NULL;
 }
 
-/* Rebuilds a MOD_CLR module's table after methods came. */
 void symbols_clr_table_refresh(struct sym_store *s, struct module *m)
 {
         if (!m->is_methods_dirty)

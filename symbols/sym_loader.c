@@ -44,7 +44,6 @@ static bool is_pe_path(const char *path)
                has_suffix_ci(path, ".sys") || has_suffix_ci(path, ".drv");
 }
 
-/* Mappings with no file behind them: addresses there are JIT code or data. */
 bool symbols_is_anonymous(const char *path)
 {
         return !*path || strncmp(path, "//anon", 6) == 0 || strcmp(path, "[heap]") == 0 ||
@@ -120,7 +119,6 @@ uint32_t symbols_module_new(struct sym_store *s, enum module_kind kind, const ch
         return m->id;
 }
 
-/* The module of an image: one per build-id (or path, or PE name + timestamp + size). */
 uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
 {
         char key[PATH_MAX + 80];
@@ -276,7 +274,6 @@ void *symbols_loader_main(void *arg)
         return NULL;
 }
 
-/* The module's state, asking for it to be loaded the first time. */
 int symbols_module_want(struct sym_store *s, struct module *m)
 {
         int st = atomic_load_explicit(&m->state, memory_order_acquire);
@@ -396,7 +393,6 @@ void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const 
         s->is_ksyms_dirty = true;
 }
 
-/* Rebuilds the kernel module's table from the recorded symbols, after new ones came. */
 void symbols_kernel_table_refresh(struct sym_store *s)
 {
         if (!s->is_ksyms_dirty)

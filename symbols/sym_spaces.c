@@ -169,8 +169,6 @@ void sym_process_end(struct sym_store *s, uint32_t pid)
         sym_process_end_at(s, pid, 0);
 }
 
-/* A space for the JIT probe of a pid that has none; the oldest probed space goes when the
-   ring is full and nothing described its process since. */
 struct space *symbols_space_probe(struct sym_store *s, uint32_t pid)
 {
         if (s->nr_probed == MAX_PROBED_SPACES) {

@@ -92,8 +92,6 @@ const char *sym_name(const struct sym_store *s, uint32_t id)
         return s && id < s->nr_strings ? s->strings[id] : "";
 }
 
-/* The interned name of a function whose symbol is raw: demangled (C++, Rust) unless the options
-   say not. Each raw name is demangled once: the answer is kept by its id. */
 uint32_t symbols_function_name(struct sym_store *s, const char *raw)
 {
         uint32_t id = sym_intern(s, raw);

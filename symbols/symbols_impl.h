@@ -195,39 +195,43 @@ struct sym_store {
 
 /* ---- shared by the files of the module ---- */
 
-void symbols_clr_table_refresh(struct sym_store *s, struct module *m);
-
-uint32_t symbols_function_name(struct sym_store *s, const char *raw);
-
+/* symbols.c */
 uint64_t symbols_hash64(uint64_t x);
-
 uint64_t symbols_hash_bytes(const void *p, size_t n);
-
-bool symbols_is_anonymous(const char *path);
-
-void symbols_kernel_table_refresh(struct sym_store *s);
-
-void *symbols_loader_main(void *arg);
-
 void symbols_logf_(struct sym_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im);
+/* sym_strings.c */
+/* The interned name of a function whose symbol is raw: demangled (C++, Rust) unless the options
+   say not. Each raw name is demangled once: the answer is kept by its id. */
+uint32_t symbols_function_name(struct sym_store *s, const char *raw);
 
+/* sym_loader.c */
+/* Mappings with no file behind them: addresses there are JIT code or data. */
+bool symbols_is_anonymous(const char *path);
+/* Rebuilds the kernel module's table from the recorded symbols, after new ones came. */
+void symbols_kernel_table_refresh(struct sym_store *s);
+void *symbols_loader_main(void *arg);
+/* The module of an image: one per build-id (or path, or PE name + timestamp + size). */
+uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im);
 uint32_t symbols_module_new(struct sym_store *s, enum module_kind kind, const char *path,
                             const char *name);
-
 struct module *symbols_module_of(const struct sym_store *s, uint32_t id);
-
+/* The module's state, asking for it to be loaded the first time. */
 int symbols_module_want(struct sym_store *s, struct module *m);
 
+/* sym_spaces.c */
 struct space *symbols_space_find(const struct sym_store *s, uint32_t pid);
-
 struct space *symbols_space_get(struct sym_store *s, uint32_t pid);
-
 struct mapping *symbols_space_lookup(const struct space *sp, uint64_t addr);
-
-const struct space_method *symbols_space_method_at(struct space *sp, uint64_t addr);
-
+/* A space for the JIT probe of a pid that has none; the oldest probed space goes when the
+   ring is full and nothing described its process since. */
 struct space *symbols_space_probe(struct sym_store *s, uint32_t pid);
+
+/* sym_clr.c */
+/* Rebuilds a MOD_CLR module's table after methods came. */
+void symbols_clr_table_refresh(struct sym_store *s, struct module *m);
+/* The method of sp at addr, or NULL. Of methods that overlap (code reused after an unload), the
+   one that starts last before addr. */
+const struct space_method *symbols_space_method_at(struct space *sp, uint64_t addr);
 
 #endif

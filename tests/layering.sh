@@ -55,6 +55,16 @@ hits=$(grep -rnE "#include *\"($internal)\"" --include='*.[ch]' src ui model ben
 hits=$(grep -rnE '#include *"kdecoder\.h"' --include='*.[ch]' model ui 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "the decoder's interface in model/ or ui/: $hits"
 
+# ui/ reads the model, never the symbol store: no symbols/ header, no sym_* call (names come
+# through the model: profile_name, profile_place_text), and not struct profile's fields
+hits=$(grep -rnE '#include *"symbols/|#include *"model/profile_fields\.h"|ETWTOP_MODEL_FIELDS|\bsym_[a-z_]+\(' \
+        --include='*.[ch]' ui 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "ui/ reaches past the model: $hits"
+
+# the model, the symbols and the screen: no file over 1,000 lines (split along the seams)
+hits=$(find model symbols ui -name '*.[ch]' -exec wc -l {} + 2>/dev/null | awk '$2 != "total" && $1 > 1000')
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a file over 1,000 lines: $hits"
+
 # the screen's views live under ui/views/, one file each; the model has one entry
 for f in ui/views/functions_view.c ui/views/branches_view.c ui/views/switches_view.c \
         ui/views/session_view.c model/profile.c; do

@@ -233,6 +233,8 @@ static void harness_fini(struct harness *h)
 
 static void rebuild(struct harness *h)
 {
+        if (h->m.profile) /* as the loop does before the views read the model */
+                profile_catch_up(h->m.profile);
         h->view->build(h->view, &h->m, &h->table);
 }
 
@@ -832,6 +834,31 @@ static void test_functions_by_process(void **state)
         profile_free(p);
 }
 
+/* A view's build only reads the model: the functions view by process leaves the model's own
+   grouping (what -b, the exports and annotate read) a row per function. */
+static void test_functions_build_reads_only(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        harness_init(&h, functions_view_new(), p, false);
+        feed(p, ev_process(0, PID_A, "alpha.exe"));
+        feed(p, ev_process(0, PID_B, "beta"));
+        const uint64_t at[] = {0x1234};
+        int64_t t = MS(1);
+        feed_sample(p, t += MS(1), PID_A, at, 1);
+        feed_sample(p, t += MS(1), PID_B, at, 1);
+        press(&h, 'p', 0); /* a row per process */
+        assert_true(find_row(&h.table, "Process", "alpha.exe", 0) >= 0);
+        assert_true(find_row(&h.table, "Process", "beta", 0) >= 0);
+        const struct hot_row *rows;
+        assert_int_equal(hot_functions(profile_hot(p), HOT_SOURCE_TIMER, false, &rows), 1);
+        assert_int_equal(rows[0].self, 2);
+        harness_fini(&h);
+        profile_free(p);
+}
+
 /* A -p recording (etwtop's SessionCpu names the traced process): the switches view has rows
    for that process's threads only; the other process's thread is the other side of them. */
 static void test_switches_of_a_process_recording(void **state)
@@ -848,7 +875,7 @@ static void test_switches_of_a_process_recording(void **state)
         feed(p, sc);
         feed_schedule(p);
         rebuild(&h);
-        assert_int_equal(p->trace.traced_pid, PID_A);
+        assert_int_equal(profile_trace(p)->traced_pid, PID_A);
         assert_true(find_row(tb, "Thread", "alpha.exe/main", 0) >= 0);
         assert_true(find_row(tb, "Thread", "alpha.exe/worker", 0) >= 0);
         assert_int_equal(find_row(tb, "Thread", "beta/loop", 0), -1);
@@ -859,7 +886,7 @@ static void test_switches_of_a_process_recording(void **state)
         profile_restart(p);
         feed_schedule(p);
         rebuild(&h);
-        assert_int_equal(p->trace.traced_pid, 0);
+        assert_int_equal(profile_trace(p)->traced_pid, 0);
         assert_true(find_row(tb, "Thread", "beta/loop", 0) >= 0);
         harness_fini(&h);
         profile_free(p);
@@ -1423,6 +1450,7 @@ int main(void)
                 cmocka_unit_test(test_switches_of_a_process_recording),
                 cmocka_unit_test(test_switches_view_no_id),
                 cmocka_unit_test(test_functions_by_process),
+                cmocka_unit_test(test_functions_build_reads_only),
                 cmocka_unit_test(test_windows_stack_parts),
                 cmocka_unit_test(test_session_view),
                 cmocka_unit_test(test_key_tables),

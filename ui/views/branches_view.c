@@ -9,7 +9,6 @@
 
 #include "model/profile.h"
 #include "util/xalloc.h"
-#include "view_text.h"
 
 struct branches_view {
         struct ui_view view;
@@ -30,15 +29,15 @@ static struct branches_view *of(struct ui_view *v)
         return ui_view_of(v, struct branches_view);
 }
 
-static void end_text(struct sym_store *st, const struct branches_end *e, bool is_function,
-                     char *buf, size_t size)
+static void end_text(struct profile *p, const struct branches_end *e, bool is_function, char *buf,
+                     size_t size)
 {
-        view_place_text(st, e->loc, e->state == SYM_RESOLVED ? e->function : 0, e->offset, buf,
-                        size);
+        profile_place_text(p, e->loc, e->state == SYM_RESOLVED ? e->function : 0, e->offset, buf,
+                           size);
         /* a function pair: the names without offsets */
-        char *p = strstr(buf, "+0x");
-        if (is_function && p && e->state == SYM_RESOLVED)
-                *p = 0;
+        char *off = strstr(buf, "+0x");
+        if (is_function && off && e->state == SYM_RESOLVED)
+                *off = 0;
 }
 
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
@@ -47,7 +46,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct profile *p = m->profile;
         ui_table_clear(t);
         const struct branches_row *rows;
-        uint32_t n = branches_rows(p->branches, bv->group, AGG_ALL, &rows);
+        uint32_t n = branches_rows(profile_branches(p), bv->group, AGG_ALL, &rows);
         char from[512], to[512];
         bool is_function = bv->group == BRANCHES_BY_FUNCTION;
         for (uint32_t i = 0; i < n; i++) {
@@ -72,8 +71,8 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                         ui_table_text(t, r, COL_FROM, "[other edges]");
                         continue;
                 }
-                end_text(p->store, &w->from, is_function, from, sizeof(from));
-                end_text(p->store, &w->to, is_function, to, sizeof(to));
+                end_text(p, &w->from, is_function, from, sizeof(from));
+                end_text(p, &w->to, is_function, to, sizeof(to));
                 ui_table_text(t, r, COL_FROM, from);
                 ui_table_text(t, r, COL_TO, to);
         }

@@ -94,7 +94,7 @@ static uint64_t group_key(const struct events_group *g)
 
 static const char *pid_process(struct profile *p, uint32_t pid)
 {
-        const char *n = pid == ANY ? NULL : switches_process_name(p->switches, pid);
+        const char *n = pid == ANY ? NULL : switches_process_name(profile_switches(p), pid);
         return n && n[0] ? n : "?";
 }
 
@@ -122,7 +122,7 @@ static int cmp_group_count(const void *a, const void *b)
 
 static void build_types(struct events_view *ev, struct profile *p, struct ui_table *t)
 {
-        struct events_table *et = p->events;
+        struct events_table *et = profile_events(p);
         uint64_t total = events_table_total(et);
         if (ev->group == GROUP_TYPE) {
                 /* the most frequent first, as -b prints them */
@@ -218,7 +218,7 @@ static void list_columns(struct events_view *ev, const struct events_table *et)
 
 static void build_list(struct events_view *ev, struct profile *p, struct ui_table *t)
 {
-        const struct events_table *et = p->events;
+        const struct events_table *et = profile_events(p);
         const struct events_type *ty = events_table_type(et, ev->type_id);
         uint32_t n = ty ? ty->nr_stored : 0;
         char text[1024];
@@ -262,7 +262,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct profile *p = m->profile;
         ui_table_clear(t);
         if (ev->is_list) {
-                list_columns(ev, p->events);
+                list_columns(ev, profile_events(p));
                 v->cols = t->cols = ev->list_cols;
                 build_list(ev, p, t);
         } else {

@@ -9,7 +9,6 @@
 
 #include "model/profile.h"
 #include "util/xalloc.h"
-#include "view_text.h"
 
 struct functions_view {
         struct ui_view view;
@@ -60,13 +59,12 @@ static struct functions_view *of(struct ui_view *v)
         return ui_view_of(v, struct functions_view);
 }
 
-/* The module names the rows borrow, found once per module per build: the store's interned
-   copies, which live as long as the store (sym_module_info's own strings only until the next
-   call on the store, and the screen draws without the model's lock). */
+/* The module names the rows borrow, found once per module per build: the model's interned
+   copies, which live as long as the profile (the screen draws without the model's lock). */
 struct module_names {
-        struct sym_store *store;
+        struct profile *profile;
         uint32_t module[64];  /* by module id % 64 */
-        const char *name[64]; /* borrowed from the store; NULL: not looked up */
+        const char *name[64]; /* borrowed from the profile; NULL: not looked up */
 };
 
 static void frame_text(struct module_names *names, struct ui_table *t, uint32_t r, uint32_t module,
@@ -75,13 +73,11 @@ static void frame_text(struct module_names *names, struct ui_table *t, uint32_t 
         uint32_t slot = module % 64;
         if (names->module[slot] != module || !names->name[slot]) {
                 names->module[slot] = module;
-                names->name[slot] =
-                        sym_name(names->store,
-                                 sym_intern(names->store, view_module_name(names->store, module)));
+                names->name[slot] = profile_module_name(names->profile, module);
         }
         ui_table_text_borrow(t, r, COL_MODULE, names->name[slot]);
         if (function)
-                ui_table_text_borrow(t, r, COL_FUNCTION, sym_name(names->store, function));
+                ui_table_text_borrow(t, r, COL_FUNCTION, profile_name(names->profile, function));
         else if (module || rel) /* "mod+0x1a2b", "0x1a2b" */
                 ui_table_text_addr(t, r, COL_FUNCTION, module ? names->name[slot] : NULL, rel);
         else
@@ -132,7 +128,7 @@ static void add_modules(struct functions_view *fv, struct profile *p, struct mod
                         uint64_t nr)
 {
         const struct hot_module_row *mrows;
-        uint32_t m = hot_modules(p->hot, source, &mrows);
+        uint32_t m = hot_modules(profile_hot(p), source, &mrows);
         struct hot_module_row *mods = xmalloc((m ? m : 1) * sizeof(*mods));
         memcpy(mods, mrows, m * sizeof(*mods));
         char text[64];
@@ -171,31 +167,31 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
 {
         struct functions_view *fv = of(v);
         struct profile *p = m->profile;
-        struct module_names names = {.store = p->store};
+        struct module_names names = {.profile = p};
+        struct hot *hot = profile_hot(p);
+        struct calltree *tree = profile_calltree(p);
+        struct switches *sw = profile_switches(p);
         ui_table_clear(t);
         v->cols = t->cols = fv->group == FUNCTIONS_BY_PROCESS  ? cols_by_process
                             : fv->group == FUNCTIONS_BY_THREAD ? cols_by_thread
                                                                : cols;
-        if (p->tree) {
-                const struct calltree_row *unused;
-                calltree_children(p->tree, false, 0, &unused); /* brings pending samples in */
-        }
         if (fv->is_top_down) {
-                if (p->tree)
-                        add_subtree(fv, p->tree, &names, t, 0, 0, calltree_nr_samples(p->tree));
+                if (tree)
+                        add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples(tree));
                 return;
         }
         uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        uint32_t nr_sources = hot_sources(hot, sources, 16);
         uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
-        uint64_t nr = hot_nr_samples(p->hot, source);
+        uint64_t nr = hot_nr_samples(hot, source);
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
         bool is_by_thread = fv->group == FUNCTIONS_BY_THREAD;
-        hot_set_grouping(p->hot, is_by_process  ? HOT_BY_PROCESS
-                                 : is_by_thread ? HOT_BY_THREAD
-                                                : HOT_BY_FUNCTION);
-        uint32_t n = hot_functions(p->hot, source, false, &rows);
+        uint32_t n = hot_functions_by(hot, source,
+                                      is_by_process  ? HOT_BY_PROCESS
+                                      : is_by_thread ? HOT_BY_THREAD
+                                                     : HOT_BY_FUNCTION,
+                                      false, &rows);
         if (fv->group == FUNCTIONS_BY_MODULE) {
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;
@@ -214,12 +210,12 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                  : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
-                uint32_t node = p->tree && (w->state == SYM_RESOLVED || w->module)
-                                        ? calltree_find_function(p->tree, owner,
+                uint32_t node = tree && (w->state == SYM_RESOLVED || w->module)
+                                        ? calltree_find_function(tree, owner,
                                                                  is_by_process ? w->pid : w->tid,
                                                                  w->module, w->function, w->rel)
                                         : 0;
-                bool has_callers = node && calltree_has_children(p->tree, node);
+                bool has_callers = node && calltree_has_children(tree, node);
                 bool is_open = has_callers && ui_key_set_has(&fv->expanded, key);
                 uint32_t r = ui_table_add(t, key, 0,
                                           (has_callers ? UI_ROW_EXPANDABLE : 0) |
@@ -227,7 +223,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 counts(t, r, w->self, w->total, nr);
                 frame_text(&names, t, r, w->module, w->function, w->rel);
                 if (is_by_process) {
-                        const char *pn = switches_process_name(p->switches, w->pid);
+                        const char *pn = switches_process_name(sw, w->pid);
                         if (*pn)
                                 snprintf(process, sizeof(process), "%s", pn);
                         else if (w->pid)
@@ -238,16 +234,15 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 } else if (is_by_thread) {
                         /* "process/thread (tid)", the switches view's names */
                         char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
-                        switches_thread_names(p->switches, w->tid, pn, tn);
+                        switches_thread_names(sw, w->tid, pn, tn);
                         if (!pn[0]) /* a thread no event named: its process's name */
-                                snprintf(pn, sizeof(pn), "%s",
-                                         switches_process_name(p->switches, w->pid));
+                                snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
                         snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?",
                                  tn[0] ? "/" : "", tn, w->tid);
                         ui_table_text(t, r, COL_PROCESS, text);
                 }
                 if (is_open)
-                        add_subtree(fv, p->tree, &names, t, node, 1, nr);
+                        add_subtree(fv, tree, &names, t, node, 1, nr);
         }
 }
 

@@ -124,9 +124,10 @@ static uint64_t detail_key(uint32_t tid, uint32_t kind, uint32_t i)
 
 /* The rows under an open thread: its waits by state and reason, where it blocked, who readied
    it and from where, the CPUs it ran on. */
-static void add_thread_details(struct switches *sw, struct sym_store *st, struct ui_table *t,
-                               const struct switches_row *w, uint8_t depth)
+static void add_thread_details(struct profile *p, struct ui_table *t, const struct switches_row *w,
+                               uint8_t depth)
 {
+        struct switches *sw = profile_switches(p);
         char text[640], where[512];
         if (w->nr_pmc) {
                 switches_pmc_text(sw, w, where, sizeof(where));
@@ -154,8 +155,8 @@ static void add_thread_details(struct switches *sw, struct sym_store *st, struct
                 uint32_t r = ui_table_add(t, detail_key(w->tid, 4, i), depth, UI_ROW_SPARSE);
                 ui_table_u64(t, r, COL_SWITCHES, bl[i].nr_waits);
                 ui_table_u64(t, r, COL_OFF_CPU, bl[i].off_cpu_ns);
-                view_place_text(st, bl[i].where, bl[i].function, bl[i].offset, where,
-                                sizeof(where));
+                profile_place_text(p, bl[i].where, bl[i].function, bl[i].offset, where,
+                                   sizeof(where));
                 snprintf(text, sizeof(text), "blocked in %s", where);
                 ui_table_text(t, r, COL_THREAD, text);
         }
@@ -174,7 +175,8 @@ static void add_thread_details(struct switches *sw, struct sym_store *st, struct
                         ui_table_u64(t, r, COL_PID, x->readying_pid);
                 }
                 if (x->has_where)
-                        view_place_text(st, x->where, x->function, x->offset, where, sizeof(where));
+                        profile_place_text(p, x->where, x->function, x->offset, where,
+                                           sizeof(where));
                 else
                         snprintf(where, sizeof(where), "(no stack)");
                 snprintf(text, sizeof(text), "readied by %s%s%s from %s",
@@ -219,7 +221,7 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                 uint32_t r = ui_table_add(t, key, depth,
                                           (can_open ? UI_ROW_EXPANDABLE : UI_ROW_SPARSE) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                row_cells(t, r, w, switches_wall_ns(p->switches));
+                row_cells(t, r, w, switches_wall_ns(profile_switches(p)));
                 if (!w->is_other)
                         ui_table_u64(t, r, COL_TID, w->tid);
                 if (w->is_other)
@@ -229,7 +231,7 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                                  w->thread_name[0] ? "/" : "", w->thread_name);
                 ui_table_text(t, r, COL_THREAD, name);
                 if (is_open)
-                        add_thread_details(p->switches, p->store, t, w, (uint8_t)(depth + 1));
+                        add_thread_details(p, t, w, (uint8_t)(depth + 1));
         }
         free(copy);
 }
@@ -237,7 +239,7 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
 static void add_processes(struct switches_view *sv, struct profile *p, struct ui_table *t)
 {
         const struct switches_row *rows;
-        uint32_t n = switches_processes(p->switches, SWITCHES_BY_SWITCHES, &rows);
+        uint32_t n = switches_processes(profile_switches(p), SWITCHES_BY_SWITCHES, &rows);
         struct switches_row *copy = copy_rows(rows, n);
         char name[128];
         for (uint32_t i = 0; i < n; i++) {
@@ -249,7 +251,7 @@ static void add_processes(struct switches_view *sv, struct profile *p, struct ui
                 uint32_t r = ui_table_add(t, key, 0,
                                           UI_ROW_SPARSE | (can_open ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
-                row_cells(t, r, w, switches_wall_ns(p->switches));
+                row_cells(t, r, w, switches_wall_ns(profile_switches(p)));
                 ui_table_u64(t, r, COL_CPU, 0);
                 if (w->is_other)
                         snprintf(name, sizeof(name), "[other threads]");
@@ -260,7 +262,7 @@ static void add_processes(struct switches_view *sv, struct profile *p, struct ui
                 ui_table_text(t, r, COL_THREAD, name);
                 if (is_open) {
                         const struct switches_row *th;
-                        uint32_t m = switches_process_threads(p->switches, w->pid,
+                        uint32_t m = switches_process_threads(profile_switches(p), w->pid,
                                                               SWITCHES_BY_SWITCHES, &th);
                         add_threads(sv, p, t, th, m, 1);
                 }
@@ -271,7 +273,7 @@ static void add_processes(struct switches_view *sv, struct profile *p, struct ui
 static void add_cpus(struct profile *p, struct ui_table *t)
 {
         const struct switches_cpu_row *c;
-        uint32_t n = switches_cpus(p->switches, &c);
+        uint32_t n = switches_cpus(profile_switches(p), &c);
         char text[128];
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t r = ui_table_add(t, KEY_CPU | c[i].cpu, 0, 0);
@@ -294,7 +296,7 @@ static void add_cpus(struct profile *p, struct ui_table *t)
 static void add_waits(struct profile *p, struct ui_table *t)
 {
         const struct switches_wait_row *w;
-        uint32_t n = switches_waits(p->switches, &w);
+        uint32_t n = switches_waits(profile_switches(p), &w);
         char text[128];
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t r =
@@ -324,13 +326,12 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
 {
         struct switches_view *sv = of(v);
         struct profile *p = m->profile;
-        /* the rows count up to the latest event, as CPU%'s wall time does: a thread on a CPU
-           since the last refresh has its time there */
-        switches_settle(p->switches);
+        /* the rows count up to the latest event (the loop's profile_catch_up), as CPU%'s wall
+           time does: a thread on a CPU since the last refresh has its time there */
         ui_table_clear(t);
         v->cols = t->cols = group_cols[sv->group];
         /* first: the counts from before CSWITCH went off are no more */
-        bool is_stopped = switches_is_stopped(p->switches);
+        bool is_stopped = switches_is_stopped(profile_switches(p));
         if (is_stopped)
                 ui_table_text(t, ui_table_add(t, 1, 0, UI_ROW_GREYED | UI_ROW_SPARSE), COL_THREAD,
                               m->is_live ? "CSWITCH is off: nothing counted since it went off "
@@ -340,7 +341,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         switch (sv->group) {
         case GROUP_THREAD: {
                 const struct switches_row *rows;
-                uint32_t n = switches_threads(p->switches, SWITCHES_BY_SWITCHES, &rows);
+                uint32_t n = switches_threads(profile_switches(p), SWITCHES_BY_SWITCHES, &rows);
                 add_threads(sv, p, t, rows, n, 0);
                 break;
         }

@@ -18,7 +18,9 @@
 
 #include "kevent.h"
 #include "model/aggregate.h"
-#include "symbols/symbols.h"
+#include "symbols/sym_types.h"
+
+struct sym_store;
 
 struct calltree;
 
@@ -54,6 +56,11 @@ uint64_t calltree_nr_evicted(const struct calltree *t);
 /* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
    fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */
 void calltree_refresh(struct calltree *t, const struct agg_settings *s);
+
+/* Brings the tree up to what came: the samples whose stacks never came count (their address
+   alone), functions named since merge, the memos' counts settle. calltree_children(0) does it
+   first; the loop does it before the views read the tree (profile_catch_up). */
+void calltree_catch_up(struct calltree *t);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
    t until the next call. */

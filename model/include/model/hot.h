@@ -11,7 +11,9 @@
 
 #include "kevent.h"
 #include "model/aggregate.h"
-#include "symbols/symbols.h"
+#include "symbols/sym_types.h"
+
+struct sym_store;
 
 #define HOT_SOURCE_TIMER 0u /* KPROFILE_SOURCE ProfileTime: SampledProfile events */
 
@@ -102,6 +104,10 @@ uint32_t hot_functions(struct hot *h, uint16_t source, bool is_by_total,
    sorting every function. */
 uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uint32_t max,
                            const struct hot_row **rows);
+/* hot_functions with the rows grouped as grouping says, whatever hot_set_grouping set: the
+   screen's grouping is its own, not the model's. */
+uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                          bool is_by_total, const struct hot_row **rows);
 /* Modules of one source by self count. */
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
 

@@ -18,8 +18,7 @@
 #include "model/events_table.h"
 #include "model/hot.h"
 #include "model/switches.h"
-#include "model/sym_feed.h"
-#include "symbols/symbols.h"
+#include "symbols/sym_types.h"
 
 struct profile_options {
         const char *const *symbol_path; /* borrowed for the profile's life */
@@ -84,33 +83,14 @@ struct profile_trace {
         uint32_t timeline[PROFILE_TIMELINE_SLOTS];
 };
 
-struct stack_join;
-
 /* What the hot functions and the call tree count, as they get it: each KEV_SAMPLE or
    KEV_PMC_SAMPLE that passes the zoom and the time window, then its stack (a KEV_STACK with the
    sample's timestamp, whole: its kernel and user parts joined), if it has one. */
 typedef void (*profile_sample_fn)(void *ctx, const struct kevent *ev);
 
-struct profile {
-        struct sym_store *store;     /* owned */
-        struct sym_feed *feed;       /* owned */
-        struct hot *hot;             /* owned */
-        struct calltree *tree;       /* owned; NULL without has_call_tree */
-        struct branches *branches;   /* owned */
-        struct switches *switches;   /* owned */
-        struct events_table *events; /* owned: every event type, its counts and recent events */
-        struct stack_join *join;     /* owned: samples waiting for their stacks' parts */
-        struct agg_settings agg;
-        struct profile_trace trace;
-        uint32_t zoom_pid;  /* only this process's samples, edges and switches count (0: all) */
-        uint32_t scope_pid; /* the traced process of a -p recording: the zoom when none is set */
-        bool has_window;    /* only events in [window_from_ns, window_to_ns) count */
-        int64_t window_from_ns, window_to_ns;
-        profile_sample_fn sample_sink; /* also gets what the hot functions count (NULL: none) */
-        void *sample_sink_ctx;
-        profile_sample_fn event_sink; /* gets what the events table counts (NULL: none) */
-        void *event_sink_ctx;
-};
+/* The model: opaque outside model/ (src/ still sees its fields this round, through
+   model/profile_fields.h: the etwtop_model_fields target). */
+struct profile;
 
 /* A profile that counts nothing yet. Never fails (memory runs out: abort). */
 struct profile *profile_new(const struct profile_options *o);
@@ -139,6 +119,11 @@ void profile_set_event_sink(struct profile *p, profile_sample_fn fn, void *ctx);
 void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t to_ns);
 /* The aggregation mode from now on. */
 void profile_set_mode(struct profile *p, enum agg_mode mode);
+/* Before the views read the model (the loop, under the model's lock): the samples still waiting
+   in the call tree count and its functions named since merge (calltree_catch_up), the
+   switches' open intervals run to the latest event (switches_settle). The views' builds only
+   read. */
+void profile_catch_up(struct profile *p);
 /* The aggregation step at each refresh of a live view: decay or zero, per the mode. */
 void profile_refresh(struct profile *p);
 /* A trace read to its end: the samples still waiting for a part of their stack count with
@@ -174,5 +159,31 @@ uint64_t profile_nr_events(const struct profile *p);
 const char *profile_source_name(const struct profile *p, uint16_t source, char *buf, size_t size);
 /* A source's interval as its CollectionStart gave it (0: none came). */
 uint32_t profile_source_interval(const struct profile *p, uint16_t source);
+
+/* ---- what the views read (profile_read.c): the model's parts and its names ---- */
+
+/* The parts, owned by the profile, to query (their queries keep caches: the caller holds the
+   model's lock). profile_calltree is NULL without has_call_tree. */
+struct hot *profile_hot(const struct profile *p);
+struct calltree *profile_calltree(const struct profile *p);
+struct branches *profile_branches(const struct profile *p);
+struct switches *profile_switches(const struct profile *p);
+struct events_table *profile_events(const struct profile *p);
+/* What the events said of the trace; valid as long as the profile. */
+const struct profile_trace *profile_trace(const struct profile *p);
+
+/* An interned name (a function's, a file's: the ids the rows carry), "" for 0; valid as long as
+   the profile. */
+const char *profile_name(const struct profile *p, uint32_t id);
+/* A module's name, "[unknown]" for none; valid as long as the profile. */
+const char *profile_module_name(struct profile *p, uint32_t module);
+/* A place in the code as the views show it: "module!function+0x1a" (function: an interned
+   name, 0: none), "module+0x1a2b", "0x1a2b". */
+void profile_place_text(struct profile *p, struct sym_loc where, uint32_t function, uint64_t offset,
+                        char *buf, size_t size);
+
+#ifdef ETWTOP_MODEL_FIELDS /* src/ this round: struct profile's fields */
+#include "model/profile_fields.h"
+#endif
 
 #endif

@@ -26,7 +26,9 @@
 
 #include "kevent.h"
 #include "model/aggregate.h"
-#include "symbols/symbols.h"
+#include "symbols/sym_types.h"
+
+struct sym_store;
 
 struct switches;
 

@@ -8,7 +8,9 @@
 #define ETWTOP_MODEL_SYM_FEED_H
 
 #include "kevent.h"
-#include "symbols/symbols.h"
+#include "symbols/sym_types.h"
+
+struct sym_store;
 
 struct sym_feed;
 

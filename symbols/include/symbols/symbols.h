@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbols/sym_types.h"
+
 struct sym_store;
 
 struct sym_options {
@@ -104,20 +106,7 @@ void sym_clr_method(struct sym_store *s, uint32_t pid, uint64_t clr_module_id, u
 
 /* ---- lookups ---- */
 
-/* Where an address is, fixed at the time of the event: the module and the address relative to
-   it (ELF: file offset; PE: RVA; kernel and JIT: the address itself). module 0: nowhere known. */
-struct sym_loc {
-        uint32_t module;
-        uint64_t rel;
-};
-
-enum sym_state {
-        SYM_RESOLVED = 0, /* function and offset from it */
-        SYM_PENDING,      /* the module's symbols are loading: module+offset for now */
-        SYM_NO_SYMBOL,    /* the module is loaded and has no symbol there: module+offset */
-        SYM_NO_MODULE,    /* no image holds the address: the raw address */
-        SYM_UNUSABLE,     /* the module's file is missing, unreadable or not the recorded one */
-};
+/* struct sym_loc and enum sym_state: symbols/sym_types.h */
 
 struct sym_frame {
         enum sym_state state;

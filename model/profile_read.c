@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* profile_read.c: owns what the views read of the model: its parts to query and the names of
+   what the rows carry (functions, modules, places in the code), so that ui/ never calls the
+   symbol store. */
+#include "model/profile_fields.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+struct hot *profile_hot(const struct profile *p)
+{
+        return p->hot;
+}
+
+struct calltree *profile_calltree(const struct profile *p)
+{
+        return p->tree;
+}
+
+struct branches *profile_branches(const struct profile *p)
+{
+        return p->branches;
+}
+
+struct switches *profile_switches(const struct profile *p)
+{
+        return p->switches;
+}
+
+struct events_table *profile_events(const struct profile *p)
+{
+        return p->events;
+}
+
+const struct profile_trace *profile_trace(const struct profile *p)
+{
+        return &p->trace;
+}
+
+const char *profile_name(const struct profile *p, uint32_t id)
+{
+        return sym_name(p->store, id);
+}
+
+/* The store's own copy: valid until its next call. */
+static const char *module_name_now(struct sym_store *st, uint32_t module)
+{
+        struct sym_module_info info;
+        if (!module || !sym_module_info(st, module, &info))
+                return "[unknown]";
+        return info.name;
+}
+
+const char *profile_module_name(struct profile *p, uint32_t module)
+{
+        /* interned: the copy lives as long as the store (the screen draws without the lock) */
+        if (!module)
+                return "[unknown]";
+        return sym_name(p->store, sym_intern(p->store, module_name_now(p->store, module)));
+}
+
+void profile_place_text(struct profile *p, struct sym_loc where, uint32_t function, uint64_t offset,
+                        char *buf, size_t size)
+{
+        struct sym_store *st = p->store;
+        if (function)
+                snprintf(buf, size, "%s!%s+0x%" PRIx64, module_name_now(st, where.module),
+                         sym_name(st, function), offset);
+        else if (where.module)
+                snprintf(buf, size, "%s+0x%" PRIx64, module_name_now(st, where.module), where.rel);
+        else
+                snprintf(buf, size, "0x%" PRIx64, where.rel);
+}
