@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "etl_writer.h"
+#include "util/utf.h"
 #include "etw/evntrace.h"
 #include "kdecoder.h"
 #include "kevent.h"
@@ -2173,12 +2174,12 @@ static void test_utf16(void **state)
 {
         (void)state;
         uint8_t out[64];
-        assert_int_equal(perf_put_utf16(out, "a\xc3\xa9"), 6);
+        assert_int_equal(utf8_to_utf16le(out, "a\xc3\xa9"), 6);
         assert_int_equal(out[0], 'a');
         assert_int_equal(out[2], 0xe9);
-        assert_int_equal(perf_put_utf16(out, "\xf0\x9f\x98\x80"), 6); /* a surrogate pair */
+        assert_int_equal(utf8_to_utf16le(out, "\xf0\x9f\x98\x80"), 6); /* a surrogate pair */
         assert_int_equal(out[1], 0xd8);
-        assert_int_equal(perf_put_utf16(out, "\xff"), 4); /* U+FFFD */
+        assert_int_equal(utf8_to_utf16le(out, "\xff"), 4); /* U+FFFD */
         assert_int_equal(out[0], 0xfd);
         assert_int_equal(out[1], 0xff);
 }

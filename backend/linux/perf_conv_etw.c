@@ -2,53 +2,9 @@
 /* perf_conv_etw.c: the ETW payload builders: strings, group masks, profile sources, process, thread
  * and image events. */
 #include "perf_conv_int.h"
+#include "util/utf.h"
 
 /* ---- strings ---- */
-
-uint32_t perf_put_utf16(uint8_t *dst, const char *s)
-{
-        const uint8_t *u = (const uint8_t *)s;
-        uint32_t n = 0;
-
-        while (*u) {
-                uint32_t cp, len;
-
-                if (u[0] < 0x80) {
-                        cp = u[0];
-                        len = 1;
-                } else if ((u[0] & 0xE0) == 0xC0 && (u[1] & 0xC0) == 0x80) {
-                        cp = (uint32_t)(u[0] & 0x1F) << 6 | (u[1] & 0x3F);
-                        len = 2;
-                } else if ((u[0] & 0xF0) == 0xE0 && (u[1] & 0xC0) == 0x80 &&
-                           (u[2] & 0xC0) == 0x80) {
-                        cp = (uint32_t)(u[0] & 0x0F) << 12 | (uint32_t)(u[1] & 0x3F) << 6 |
-                             (u[2] & 0x3F);
-                        len = 3;
-                } else if ((u[0] & 0xF8) == 0xF0 && (u[1] & 0xC0) == 0x80 &&
-                           (u[2] & 0xC0) == 0x80 && (u[3] & 0xC0) == 0x80) {
-                        cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3F) << 12 |
-                             (uint32_t)(u[2] & 0x3F) << 6 | (u[3] & 0x3F);
-                        len = 4;
-                } else {
-                        cp = 0xFFFD;
-                        len = 1;
-                }
-                if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-                        cp = 0xFFFD;
-                if (cp >= 0x10000) {
-                        cp -= 0x10000;
-                        st16(dst + n, (uint16_t)(0xD800 | cp >> 10));
-                        st16(dst + n + 2, (uint16_t)(0xDC00 | (cp & 0x3FF)));
-                        n += 4;
-                } else {
-                        st16(dst + n, (uint16_t)cp);
-                        n += 2;
-                }
-                u += len;
-        }
-        st16(dst + n, 0);
-        return n + 2;
-}
 
 /* Copies at most max bytes of s (never cutting it mid-record: a plain byte limit), with NUL. */
 uint32_t conv_put_cstr(uint8_t *dst, const char *s, size_t max)
@@ -89,7 +45,7 @@ uint32_t perf_etw_profile_interval(uint8_t *dst, uint16_t hook, uint64_t ts, uin
         st32(p, source);
         st32(p + 4, new_interval);
         st32(p + 8, old_interval);
-        uint32_t n = 12 + perf_put_utf16(p + 12, conv_clip(name, source_name, sizeof(name) - 1));
+        uint32_t n = 12 + utf8_to_utf16le(p + 12, conv_clip(name, source_name, sizeof(name) - 1));
         return etl_record_perfinfo64(dst, hook, 3, ts, NULL, 0, p, n);
 }
 
@@ -102,7 +58,7 @@ uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names
                 nr = 8;
         st32(p, nr);
         for (uint32_t i = 0; i < nr; i++)
-                n += perf_put_utf16(p + n, conv_clip(name, names[i], sizeof(name) - 1));
+                n += utf8_to_utf16le(p + n, conv_clip(name, names[i], sizeof(name) - 1));
         return etl_record_perfinfo64(dst, PERFINFO_LOG_TYPE_PMC_CONFIG, 2, ts, NULL, 0, p, n);
 }
 
@@ -174,9 +130,9 @@ static uint32_t build_process(struct perf_conv *c, uint32_t pid, uint32_t ppid, 
         uint32_t n = 36 + put_user_sid(p + 36, uid);
         /* ImageFileName: ANSI; comm is at most 15 bytes */
         n += conv_put_cstr(p + n, name, 255);
-        n += perf_put_utf16(p + n, conv_clip(clipped, cmdline, CONV_MAX_CMDLINE));
-        n += perf_put_utf16(p + n, ""); /* PackageFullName */
-        n += perf_put_utf16(p + n, ""); /* ApplicationId */
+        n += utf8_to_utf16le(p + n, conv_clip(clipped, cmdline, CONV_MAX_CMDLINE));
+        n += utf8_to_utf16le(p + n, ""); /* PackageFullName */
+        n += utf8_to_utf16le(p + n, ""); /* ApplicationId */
         return n;
 }
 
@@ -208,7 +164,7 @@ int conv_emit_thread(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t 
         p[68] = (uint8_t)perf_prio_to_etw(prio < 0 ? 120 : prio); /* BasePriority */
         p[69] = 5;                                                /* PagePriority: normal */
         p[70] = 2;                                                /* IoPriority: normal */
-        uint32_t n = 72 + perf_put_utf16(p + 72, conv_clip(clipped, name, 63));
+        uint32_t n = 72 + utf8_to_utf16le(p + 72, conv_clip(clipped, name, 63));
         uint32_t size = etl_record_system64(c->rec, hook, 4, hdr_tid, hdr_pid, ts, p, n);
         return conv_emit(c, cpu, size);
 }
@@ -220,7 +176,7 @@ int conv_emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
         char clipped[64];
         st32(p, pid);
         st32(p + 4, tid);
-        uint32_t n = 8 + perf_put_utf16(p + 8, conv_clip(clipped, name, 63));
+        uint32_t n = 8 + utf8_to_utf16le(p + 8, conv_clip(clipped, name, 63));
         uint32_t size =
                 etl_record_system64(c->rec, WMI_LOG_TYPE_THREAD_SET_NAME, 2, tid, pid, ts, p, n);
         return conv_emit(c, cpu, size);
@@ -257,7 +213,7 @@ int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t t
         st64(p, im->base);
         st64(p + 8, im->size);
         st32(p + 16, im->pid);
-        n = 56 + perf_put_utf16(p + 56, path);
+        n = 56 + utf8_to_utf16le(p + 56, path);
         if (hook == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE)
                 size = etl_record_system64(c->rec, hook, 3, hdr_tid, im->pid, ts, p, n);
         else

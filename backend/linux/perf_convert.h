@@ -426,9 +426,6 @@ int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts);
 
 /* ---- ETW payload builders shared with the live source ---- */
 
-/* Writes s as UTF-16LE with its NUL into dst; returns the bytes written. dst has room for
-   2 * (strlen(s) + 1) bytes. Invalid UTF-8 bytes become U+FFFD. */
-uint32_t perf_put_utf16(uint8_t *dst, const char *s);
 
 /* Group-mask event (0x0005 new or 0x0020 previous): PERFINFO64, Masks[8] + kernel version 85. */
 uint32_t perf_etw_group_masks(uint8_t *dst, uint16_t hook, uint64_t ts,
