@@ -1347,7 +1347,7 @@ static void test_probe(void **state)
 /* ---- the start under load ---- */
 
 /* A session started while a process of 8,000 threads waits for its rundown and a pipe ping-pong
-   switches, with rings of 16 KiB a CPU, drained as the logger drains them (at its real-time
+   switches, with rings of 256 KiB a CPU, drained as the logger drains them (at its real-time
    priority, from the fd's wake-ups): nothing is lost. live_source_open used to read /proc
    itself, emptying the rings only between processes: that one process's 8,000 stat files took
    longer than the rings hold (milliseconds of this load), and every start lost events. */
@@ -1392,7 +1392,12 @@ static void test_start_under_load(void **state)
         s.masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
                            EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
         s.pid = -1;
-        s.ring_pages = 4;
+        /* 256 KiB a CPU: tens of milliseconds of this load, where the rundown of 8,000 threads
+           takes hundreds (so the old start, which drained only between processes, lost events
+           here every time), with room for the few milliseconds a busy machine keeps even a
+           real-time drain from its CPU (16 KiB rings lost ~1,000 events under 2 x nproc busy
+           loops) */
+        s.ring_pages = 64;
         struct etl_writer *w = new_writer(path);
         uint64_t t0 = now_ns();
         struct live_source *ls = open_or_skip(&s, w);
