@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "model/hot.h"
-#include "model/profile.h"
+#include "model/profile_fields.h"
 #include "model/switches.h"
 #include "util/xalloc.h"
 
