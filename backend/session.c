@@ -87,15 +87,14 @@
 #include "etw/ntwmi.h"
 #include "etw_error.h"
 #include "etw_provider.h"
-#include "host.h"
-#include "host_proto.h"
 #include "live_source.h"
 #include "session_mem.h"
+#include "session_ops.h"
 
 /* Not (yet) in etw/winerror.h; the Windows values. */
 
-#define MAX_SESSIONS         64   /* Windows' limit of loggers */
-#define MAX_NAME_CHARS       1024 /* session and log file names (StartTrace documentation) */
+#define MAX_SESSIONS         SESSION_MAX_SESSIONS
+#define MAX_NAME_CHARS       SESSION_MAX_NAME_CHARS
 #define DEFAULT_BUFFER_KB    64
 #define MAX_BUFFER_KB        1024 /* EVENT_TRACE_PROPERTIES.BufferSize: at most 1 MB */
 #define DEFAULT_FLUSH_S      1
@@ -149,7 +148,6 @@ struct rt_queue {
 };
 
 struct session_rt {
-        struct host_rt *remote; /* owned: a client's stream from the host (then s is NULL) */
         struct session *s;      /* a reference, dropped by session_rt_detach */
         struct rt_queue q;      /* under s->lock */
         uint8_t *header;  /* owned: the header buffer as of attach, handed out first; then NULL */
@@ -227,8 +225,6 @@ static uint32_t nr_pending_sources;
 static uint32_t pending_sources[LIVE_MAX_SOURCES];
 /* ETWTOP_TRACE_PROCESS_INFO with handle 0: the process of the kernel loggers started next. */
 static int32_t pending_pid = -1;
-/* The host starting a session for a client: that client's handle-0 settings instead. */
-static _Thread_local const struct session_start_defaults *thread_defaults;
 _Static_assert(SESSION_MAX_SOURCES == LIVE_MAX_SOURCES, "sources a start carries");
 _Static_assert(SESSION_MAX_INTERVALS == NR_PROFILE_SOURCES, "intervals a start carries");
 /* Why the session last in each slot stopped itself (a write error), for the calls that name
@@ -705,8 +701,6 @@ int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
 {
         *buf = NULL;
         *size = 0;
-        if (host_is_client())
-                return host_client_rt_header(logger_name, buf, size, info);
         struct session *s = rt_session_find(logger_name);
         if (!s)
                 return -ESRCH;
@@ -727,18 +721,6 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info)
 {
         *out = NULL;
-        if (host_is_client()) {
-                struct session_rt *rt = calloc(1, sizeof(*rt));
-                if (!rt)
-                        return -ENOMEM;
-                int rc = host_client_rt_attach(logger_name, &rt->remote, info);
-                if (rc < 0) {
-                        free(rt);
-                        return rc;
-                }
-                *out = rt;
-                return 0;
-        }
         struct session *s = rt_session_find(logger_name);
         if (!s)
                 return -ESRCH;
@@ -783,8 +765,6 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
 
 int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
 {
-        if (rt->remote)
-                return host_client_rt_next(rt->remote, timeout_ms, buf, size);
         struct session *s = rt->s;
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -835,8 +815,6 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
 
 uint64_t session_rt_nr_lost(const struct session_rt *rt)
 {
-        if (rt->remote)
-                return host_client_rt_nr_lost(rt->remote);
         pthread_mutex_lock(&rt->s->lock);
         uint64_t n = rt->nr_lost;
         pthread_mutex_unlock(&rt->s->lock);
@@ -845,18 +823,14 @@ uint64_t session_rt_nr_lost(const struct session_rt *rt)
 
 const char *session_rt_error(const struct session_rt *rt)
 {
-        return rt->remote ? host_client_rt_error(rt->remote) : "";
+        (void)rt;
+        return "";
 }
 
 void session_rt_detach(struct session_rt *rt)
 {
         if (!rt)
                 return;
-        if (rt->remote) {
-                host_client_rt_detach(rt->remote);
-                free(rt);
-                return;
-        }
         struct session *s = rt->s;
         pthread_mutex_lock(&s->lock);
         for (struct session_rt **p = &s->consumers; *p; p = &(*p)->next) {
@@ -878,8 +852,6 @@ void session_rt_detach(struct session_rt *rt)
 
 void session_rt_drop(struct session_rt *rt)
 {
-        if (rt->remote)
-                return;
         struct session *s = rt->s;
         pthread_mutex_lock(&s->lock);
         rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
@@ -899,8 +871,6 @@ void session_rt_drop(struct session_rt *rt)
 
 bool session_rt_is_ended(const struct session_rt *rt)
 {
-        if (rt->remote)
-                return false;
         pthread_mutex_lock(&rt->s->lock);
         bool is_ended = rt->s->is_ended;
         pthread_mutex_unlock(&rt->s->lock);
@@ -1218,25 +1188,6 @@ static const char *string_at(const EVENT_TRACE_PROPERTIES *p, ULONG offset)
         return str;
 }
 
-/* What StartTrace was asked for, once validated. */
-struct start_request {
-        const char *name;
-        const char *file; /* NULL: no log file */
-        GUID guid;
-        bool is_kernel;
-        uint32_t log_file_mode;
-        uint32_t client_context;
-        uint32_t buffer_size_kb;
-        uint32_t min_buffers;
-        uint32_t max_buffers;
-        uint32_t max_file_size;
-        uint32_t flush_timer_s;
-        uint32_t enable_flags;
-        int32_t age_limit;
-        const CLASSIC_EVENT_ID *stack_ids; /* StartKernelTrace */
-        uint32_t nr_stack_ids;
-        bool is_kernel_trace; /* StartKernelTrace, not StartTraceA */
-};
 
 /* Checks Properties for StartTrace as the documentation and seed 004 give it. Returns
    ERROR_SUCCESS with req filled, or the error (message set). */
@@ -1251,7 +1202,7 @@ static uint32_t max_buffers_cap(uint32_t max_buffers, uint32_t buffer_size_kb)
 }
 
 static ULONG validate_start(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_PROPERTIES *p,
-                            uint32_t extra_mode, struct start_request *req)
+                            uint32_t extra_mode, struct session_start_request *req)
 {
         if (!id || !p) {
                 etw_set_error(ERROR_INVALID_PARAMETER, "StartTrace: %s is NULL",
@@ -1428,7 +1379,7 @@ static ULONG validate_start(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_P
 
 /* Builds the session's writer, file, ring, source and thread. Returns 0, or a Win32 code in
  *code with the message in err. Called with the slot reserved (STARTING). */
-static int session_open(struct session *s, const struct start_request *req, DWORD *code,
+static int session_open(struct session *s, const struct session_start_request *req, DWORD *code,
                         struct etl_error *err)
 {
         const struct live_caps *c = machine_caps();
@@ -1578,13 +1529,11 @@ static void session_abort(struct session *s)
         }
 }
 
-static ULONG start_session(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
-                           const struct start_request *req)
+static ULONG local_start(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
+                         const struct session_start_request *req,
+                         const struct session_start_defaults *d)
 {
         *id = 0;
-        if (host_is_client())
-                return host_client_start(id, req->name, p, req->file, req->is_kernel_trace,
-                                         req->stack_ids, req->nr_stack_ids);
         struct session *s = calloc(1, sizeof(*s));
         if (!s) {
                 etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "StartTrace: out of memory");
@@ -1676,7 +1625,6 @@ again:
         s->nr_refs = 2;
         table[free_slot] = s;
         if (s->is_kernel) {
-                const struct session_start_defaults *d = thread_defaults;
                 uint32_t nr_sources = d ? d->nr_sources : nr_pending_sources;
                 const uint32_t *sources = d ? d->sources : pending_sources;
                 s->cfg.pid = d ? d->pid : pending_pid;
@@ -1725,31 +1673,29 @@ again:
         return ERROR_SUCCESS;
 }
 
-ULONG WMIAPI StartTraceA(CONTROLTRACE_ID *TraceId, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties)
+ULONG session_check_start_trace(CONTROLTRACE_ID *TraceId, const char *InstanceName,
+                                EVENT_TRACE_PROPERTIES *Properties,
+                                struct session_start_request *req)
 {
-        struct start_request req;
-        if (TraceId)
-                *TraceId = 0;
-        ULONG code = validate_start(TraceId, InstanceName, Properties, 0, &req);
+        ULONG code = validate_start(TraceId, InstanceName, Properties, 0, req);
         if (code != ERROR_SUCCESS)
                 return code;
-        if (req.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) {
+        if (req->log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) {
                 etw_set_error(ERROR_NOT_SUPPORTED,
                               "StartTrace: EVENT_TRACE_FILE_MODE_NEWFILE: switching to a new "
                               "file under a running session is not supported; use "
                               "EVENT_TRACE_FILE_MODE_SEQUENTIAL");
                 return ERROR_NOT_SUPPORTED;
         }
-        return start_session(TraceId, Properties, &req);
+        return ERROR_SUCCESS;
 }
 
-ULONG WINAPI StartKernelTrace(PTRACEHANDLE TraceHandle, PEVENT_TRACE_PROPERTIES Properties,
-                              PSTACK_TRACING_EVENT_ID StackTracingEventIds,
-                              ULONG cStackTracingEventIds)
+ULONG session_check_kernel_trace(CONTROLTRACE_ID *TraceHandle, EVENT_TRACE_PROPERTIES *Properties,
+                                 const CLASSIC_EVENT_ID *StackTracingEventIds,
+                                 ULONG cStackTracingEventIds,
+                                 char name_copy[SESSION_MAX_NAME_CHARS + 1],
+                                 struct session_start_request *req)
 {
-        if (TraceHandle)
-                *TraceHandle = 0;
         if (!TraceHandle || !Properties) {
                 etw_set_error(ERROR_INVALID_PARAMETER, "StartKernelTrace: %s is NULL",
                               !TraceHandle ? "TraceHandle" : "Properties");
@@ -1799,25 +1745,23 @@ ULONG WINAPI StartKernelTrace(PTRACEHANDLE TraceHandle, PEVENT_TRACE_PROPERTIES 
         }
         /* The name is copied to LoggerNameOffset: work on a copy of the name in case it is the
            caller's own string there. */
-        char name_copy[MAX_NAME_CHARS + 1];
-        snprintf(name_copy, sizeof(name_copy), "%s", name);
+        snprintf(name_copy, SESSION_MAX_NAME_CHARS + 1, "%s", name);
         /* a rundown logger is a system logger of its own name */
-        struct start_request req;
         ULONG code = validate_start(TraceHandle, name_copy, Properties,
-                                    is_rundown ? EVENT_TRACE_SYSTEM_LOGGER_MODE : 0, &req);
+                                    is_rundown ? EVENT_TRACE_SYSTEM_LOGGER_MODE : 0, req);
         if (code != ERROR_SUCCESS)
                 return code;
         if (is_rundown)
-                req.guid = KernelRundownGuid;
-        req.stack_ids = (const CLASSIC_EVENT_ID *)StackTracingEventIds;
-        req.nr_stack_ids = cStackTracingEventIds;
-        req.is_kernel_trace = true;
-        if (req.log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) {
+                req->guid = KernelRundownGuid;
+        req->stack_ids = StackTracingEventIds;
+        req->nr_stack_ids = cStackTracingEventIds;
+        req->is_kernel_trace = true;
+        if (req->log_file_mode & EVENT_TRACE_FILE_MODE_NEWFILE) {
                 etw_set_error(ERROR_NOT_SUPPORTED,
                               "StartKernelTrace: EVENT_TRACE_FILE_MODE_NEWFILE is not supported");
                 return ERROR_NOT_SUPPORTED;
         }
-        return start_session(TraceHandle, Properties, &req);
+        return ERROR_SUCCESS;
 }
 
 /* ---- ControlTrace ------------------------------------------------------------------------- */
@@ -2060,10 +2004,14 @@ static ULONG update_session(struct session *s, const EVENT_TRACE_PROPERTIES *p,
         return ERROR_SUCCESS;
 }
 
-ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
-                           PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode)
+static const char *const control_ops[] = {"QUERY", "STOP", "UPDATE", "FLUSH"};
+
+ULONG session_check_control(CONTROLTRACE_ID TraceId, const char *InstanceName,
+                            const EVENT_TRACE_PROPERTIES *Properties, ULONG ControlCode,
+                            char new_file[SESSION_MAX_NAME_CHARS + 1])
 {
-        static const char *const ops[] = {"QUERY", "STOP", "UPDATE", "FLUSH"};
+        const char *const *ops = control_ops;
+        new_file[0] = '\0';
         if (ControlCode == EVENT_TRACE_CONTROL_INCREMENT_FILE ||
             ControlCode == EVENT_TRACE_CONTROL_CONVERT_TO_REALTIME) {
                 etw_set_error(ERROR_NOT_SUPPORTED, "ControlTrace: control code %u is not supported",
@@ -2104,7 +2052,6 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
                 }
         }
         /* UPDATE reads a new log file name before the names are written back */
-        char new_file[MAX_NAME_CHARS + 1] = "";
         if (ControlCode == EVENT_TRACE_CONTROL_UPDATE && Properties->LogFileNameOffset) {
                 const char *f = string_at(Properties, Properties->LogFileNameOffset);
                 if (!f) {
@@ -2118,12 +2065,16 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
                                       "ControlTrace(UPDATE): the log file name is too long");
                         return ERROR_BAD_PATHNAME;
                 }
-                snprintf(new_file, sizeof(new_file), "%s", f);
+                snprintf(new_file, SESSION_MAX_NAME_CHARS + 1, "%s", f);
         }
+        return ERROR_SUCCESS;
+}
 
-        if (host_is_client())
-                return host_client_control(TraceId, TraceId ? NULL : InstanceName, Properties,
-                                           ControlCode, new_file[0] ? new_file : NULL);
+static ULONG local_control(CONTROLTRACE_ID TraceId, const char *InstanceName,
+                           PEVENT_TRACE_PROPERTIES Properties, ULONG ControlCode,
+                           const char *new_file)
+{
+        const char *op = control_ops[ControlCode];
         struct session *s = session_find(TraceId, TraceId ? NULL : InstanceName);
         if (!s) {
                 char what[32];
@@ -2149,7 +2100,7 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
         }
         pthread_mutex_lock(&s->lock);
         if (ControlCode == EVENT_TRACE_CONTROL_UPDATE)
-                code = update_session(s, Properties, new_file);
+                code = update_session(s, Properties, new_file ? new_file : "");
         else if (ControlCode == EVENT_TRACE_CONTROL_FLUSH && s->writer) {
                 drain_source(s, true);
                 etl_writer_flush(s->writer);
@@ -2168,30 +2119,6 @@ ULONG WMIAPI ControlTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
         pthread_mutex_unlock(&s->lock);
         session_unref(s);
         return code;
-}
-
-ULONG WMIAPI StopTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
-                        PEVENT_TRACE_PROPERTIES Properties)
-{
-        return ControlTraceA(TraceId, InstanceName, Properties, EVENT_TRACE_CONTROL_STOP);
-}
-
-ULONG WMIAPI QueryTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties)
-{
-        return ControlTraceA(TraceId, InstanceName, Properties, EVENT_TRACE_CONTROL_QUERY);
-}
-
-ULONG WMIAPI UpdateTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
-                          PEVENT_TRACE_PROPERTIES Properties)
-{
-        return ControlTraceA(TraceId, InstanceName, Properties, EVENT_TRACE_CONTROL_UPDATE);
-}
-
-ULONG WMIAPI FlushTraceA(CONTROLTRACE_ID TraceId, LPCSTR InstanceName,
-                         PEVENT_TRACE_PROPERTIES Properties)
-{
-        return ControlTraceA(TraceId, InstanceName, Properties, EVENT_TRACE_CONTROL_FLUSH);
 }
 
 /* ---- TraceSetInformation ------------------------------------------------------------------ */
@@ -2547,18 +2474,14 @@ static ULONG set_process(const char *fn, CONTROLTRACE_ID handle, const void *inf
         return ERROR_SUCCESS;
 }
 
-ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
-                                 PVOID TraceInformation, ULONG InformationLength)
+static ULONG local_set_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
+                            const void *TraceInformation, ULONG InformationLength)
 {
         static const char fn[] = "TraceSetInformation";
         TRACE_INFO_CLASS c = InformationClass;
         const void *info = TraceInformation;
         ULONG len = InformationLength;
         ULONG code;
-        /* a session's class goes to its host; handle 0 is this process's (and the interval,
-           global, also the host's); a length no class takes is refused here as there */
-        if (host_is_client() && SessionHandle && len <= HOST_MAX_DATA)
-                return host_client_set_info(SessionHandle, c, info, len);
         if (c == ETWTOP_TRACE_PROCESS_INFO)
                 return set_process(fn, SessionHandle, info, len);
         if (c == ETWTOP_TRACE_STACKWALK_INFO)
@@ -2614,8 +2537,6 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
                 pthread_mutex_lock(&table_lock);
                 profile_intervals[tpi.Source] = v;
                 pthread_mutex_unlock(&table_lock);
-                if (host_is_client()) /* kept here for this process's next start too */
-                        return host_client_set_info(0, c, info, len);
                 return push_profile_config(fn, c);
         }
         case TraceProfileSourceConfigInfo: {
@@ -2704,12 +2625,9 @@ ULONG WMIAPI TraceSetInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS
         }
 }
 
-ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
-                                            TRACE_LBR_CONFIGURATION LbrConfiguration,
-                                            CLASSIC_EVENT_ID const *Events, ULONG EventCount)
+ULONG session_check_lbr(ULONG LbrConfiguration, const CLASSIC_EVENT_ID *Events, ULONG EventCount)
 {
         static const char fn[] = "TraceConfigureLastBranchRecord";
-        const TRACE_INFO_CLASS c = TraceLbrConfigurationInfo;
         if ((uint32_t)LbrConfiguration & ~(uint32_t)EVNTRACE_LBR_VALID_FLAGS) {
                 etw_set_error(ERROR_INVALID_PARAMETER,
                               "%s: LbrConfiguration 0x%x has bits outside EVNTRACE_LBR_VALID_FLAGS",
@@ -2726,9 +2644,15 @@ ULONG WMIAPI TraceConfigureLastBranchRecord(CONTROLTRACE_ID TraceId,
                 etw_set_error(ERROR_INVALID_PARAMETER, "%s: Events is NULL", fn);
                 return ERROR_INVALID_PARAMETER;
         }
+        return ERROR_SUCCESS;
+}
+
+static ULONG local_lbr(CONTROLTRACE_ID TraceId, ULONG LbrConfiguration,
+                       const CLASSIC_EVENT_ID *Events, ULONG EventCount)
+{
+        static const char fn[] = "TraceConfigureLastBranchRecord";
+        const TRACE_INFO_CLASS c = TraceLbrConfigurationInfo;
         ULONG code;
-        if (host_is_client() && TraceId)
-                return host_client_lbr(TraceId, (ULONG)LbrConfiguration, Events, EventCount);
         struct session *s = kernel_session(fn, c, TraceId, &code);
         if (!s)
                 return code;
@@ -2817,25 +2741,29 @@ static ULONG source_list(uint8_t *out)
         return size;
 }
 
-ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
-                                   PVOID TraceInformation, ULONG InformationLength,
-                                   PULONG ReturnLength)
+ULONG session_check_query_info(TRACE_INFO_CLASS c, const void *info, ULONG len, PULONG ret)
+{
+        if (ret)
+                *ret = 0;
+        if (len && !info) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "TraceQueryInformation(%s): the buffer is "
+                              "NULL", class_name(c));
+                return ERROR_INVALID_PARAMETER;
+        }
+        return ERROR_SUCCESS;
+}
+
+static ULONG local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
+                              void *TraceInformation, ULONG InformationLength,
+                              PULONG ReturnLength)
 {
         static const char fn[] = "TraceQueryInformation";
         TRACE_INFO_CLASS c = InformationClass;
         ULONG len = InformationLength;
         uint8_t *out = TraceInformation;
-        ULONG code;
-        if (ReturnLength)
-                *ReturnLength = 0;
-        if (len && !out) {
-                etw_set_error(ERROR_INVALID_PARAMETER, "%s(%s): the buffer is NULL", fn,
-                              class_name(c));
-                return ERROR_INVALID_PARAMETER;
-        }
-        if (host_is_client() && len <= HOST_MAX_DATA &&
-            (SessionHandle || (c == TraceSampledProfileIntervalInfo && host_client_is_running())))
-                return host_client_query_info(SessionHandle, c, out, len, ReturnLength);
+        ULONG code = session_check_query_info(c, out, len, ReturnLength);
+        if (code != ERROR_SUCCESS)
+                return code;
         const struct live_caps *caps_now = machine_caps();
         if (c == ETWTOP_TRACE_PROCESS_INFO) {
                 code = need_length(fn, c, len, sizeof(LONG), ReturnLength);
@@ -3054,8 +2982,6 @@ ULONG WMIAPI TraceQueryInformation(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLA
 
 int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struct etl_error *err)
 {
-        if (host_is_client())
-                return host_client_save_window(id, path, is_force, err);
         struct session *s = session_find(id, NULL);
         if (!s) {
                 snprintf(err->msg, sizeof(err->msg), "no session has handle 0x%llx",
@@ -3084,8 +3010,6 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
 
 int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err)
 {
-        if (host_is_client())
-                return host_client_keep_window(id, max_bytes, err);
         struct session *s = session_find(id, NULL);
         if (!s) {
                 snprintf(err->msg, sizeof(err->msg), "no session has handle 0x%llx",
@@ -3125,44 +3049,10 @@ int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *
 
 /* ---- every session (QueryAllTracesA), and the host's needs ------------------------------- */
 
-ULONG WMIAPI QueryAllTracesA(PEVENT_TRACE_PROPERTIES *PropertyArray, ULONG PropertyArrayCount,
+static ULONG local_query_all(PEVENT_TRACE_PROPERTIES *PropertyArray, ULONG PropertyArrayCount,
                              PULONG LoggerCount)
 {
         static const char fn[] = "QueryAllTraces";
-        if (!PropertyArray || !LoggerCount) {
-                etw_set_error(ERROR_INVALID_PARAMETER, "%s: %s is NULL", fn,
-                              !PropertyArray ? "PropertyArray" : "LoggerCount");
-                return ERROR_INVALID_PARAMETER;
-        }
-        if (PropertyArrayCount == 0 || PropertyArrayCount > MAX_SESSIONS) {
-                etw_set_error(ERROR_INVALID_PARAMETER, "%s: PropertyArrayCount %u is not 1..%d", fn,
-                              PropertyArrayCount, MAX_SESSIONS);
-                return ERROR_INVALID_PARAMETER;
-        }
-        for (ULONG i = 0; i < PropertyArrayCount; i++) {
-                const EVENT_TRACE_PROPERTIES *p = PropertyArray[i];
-                if (!p || p->Wnode.BufferSize < sizeof(*p)) {
-                        etw_set_error(ERROR_INVALID_PARAMETER, "%s: PropertyArray[%u] is %s", fn, i,
-                                      !p ? "NULL"
-                                         : "smaller than EVENT_TRACE_PROPERTIES "
-                                           "(Wnode.BufferSize)");
-                        return ERROR_INVALID_PARAMETER;
-                }
-                ULONG offsets[2] = {p->LoggerNameOffset, p->LogFileNameOffset};
-                for (int k = 0; k < 2; k++) {
-                        if (offsets[k] &&
-                            (offsets[k] < sizeof(*p) || offsets[k] >= p->Wnode.BufferSize)) {
-                                etw_set_error(ERROR_INVALID_PARAMETER,
-                                              "%s: PropertyArray[%u]'s %s %u is not inside its "
-                                              "buffer after the structure",
-                                              fn, i, k ? "LogFileNameOffset" : "LoggerNameOffset",
-                                              offsets[k]);
-                                return ERROR_INVALID_PARAMETER;
-                        }
-                }
-        }
-        if (host_is_client())
-                return host_client_query_all(PropertyArray, PropertyArrayCount, LoggerCount);
         struct session *ss[MAX_SESSIONS];
         ULONG n = 0;
         pthread_mutex_lock(&table_lock);
@@ -3211,11 +3101,6 @@ void session_get_start_defaults(struct session_start_defaults *d)
         pthread_mutex_unlock(&table_lock);
 }
 
-void session_use_start_defaults(const struct session_start_defaults *d)
-{
-        thread_defaults = d;
-}
-
 uint32_t session_nr_sessions(void)
 {
         uint32_t n = 0;
@@ -3252,3 +3137,38 @@ void session_after_fork(void)
         ended_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
         left_cond = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
 }
+
+/* etw_bind_session in the table's own process: a session of this table ends with it already;
+   the handle is checked. */
+static ULONG local_bind(CONTROLTRACE_ID id)
+{
+        struct {
+                EVENT_TRACE_PROPERTIES p;
+                char names[2048];
+        } q;
+        memset(&q, 0, sizeof(q));
+        q.p.Wnode.BufferSize = sizeof(q);
+        ULONG code = local_control(id, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY, NULL);
+        if (code != ERROR_SUCCESS)
+                return code;
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
+const struct session_ops session_local_ops = {
+        .start = local_start,
+        .control = local_control,
+        .set_info = local_set_info,
+        .query_info = local_query_info,
+        .lbr = local_lbr,
+        .query_all = local_query_all,
+        .bind = local_bind,
+        .keep_window = session_keep_window,
+        .save_window = session_save_ring,
+        .rt_header = session_rt_header,
+        .rt_attach = session_rt_attach,
+        .rt_next = session_rt_next,
+        .rt_nr_lost = session_rt_nr_lost,
+        .rt_error = session_rt_error,
+        .rt_detach = session_rt_detach,
+};

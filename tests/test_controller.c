@@ -31,7 +31,7 @@
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "etl_reader.h"
-#include "session.h"
+#include "session_api.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -1786,7 +1786,7 @@ static void test_buffering_and_circular(void **state)
         assert_int_equal(start_kernel_or_skip(&h, "ctl-ring", &pr), ERROR_SUCCESS);
         sleep_ms(300);
         struct etl_error err;
-        assert_int_equal(session_save_ring(h, ring, false, &err), 0);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, false, &err), 0);
         stop_by_handle(h);
         struct tally t = {0};
         TRACE_LOGFILE_HEADER hdr;
@@ -1795,9 +1795,9 @@ static void test_buffering_and_circular(void **state)
         /* a session without a ring */
         props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
         assert_int_equal(StartTraceA(&h, "ctl-noring", &pr.p), ERROR_SUCCESS);
-        assert_int_equal(session_save_ring(h, ring, true, &err), -EINVAL);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, true, &err), -EINVAL);
         stop_by_handle(h);
-        assert_int_equal(session_save_ring(h, ring, true, &err), -ESRCH);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, true, &err), -ESRCH);
 
         /* circular file: the name is reserved at start, the file written at STOP */
         props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, circ);
