@@ -21,17 +21,17 @@ struct session_ops {
            session_check_start_trace or session_check_kernel_trace passed. d: the starter's
            handle-0 settings (the host starting a session for a client), NULL: this process's.
            *id 0 unless it succeeds; Properties filled back as the call documents. */
-        ULONG (*start)
+        ULONG(*start)
         (CONTROLTRACE_ID *id, PEVENT_TRACE_PROPERTIES p, const struct session_start_request *req,
          const struct session_start_defaults *d);
         /* ControlTraceA after session_check_control: new_file is UPDATE's new log file name
            (NULL: none). */
-        ULONG (*control)
+        ULONG(*control)
         (CONTROLTRACE_ID id, const char *name, PEVENT_TRACE_PROPERTIES p, ULONG code,
          const char *new_file);
         /* TraceSetInformation and TraceQueryInformation as the API takes them. */
         ULONG (*set_info)(CONTROLTRACE_ID id, TRACE_INFO_CLASS c, const void *info, ULONG len);
-        ULONG (*query_info)
+        ULONG(*query_info)
         (CONTROLTRACE_ID id, TRACE_INFO_CLASS c, void *info, ULONG len, PULONG ret);
         /* TraceConfigureLastBranchRecord after session_check_lbr. */
         ULONG (*lbr)(CONTROLTRACE_ID id, ULONG config, const CLASSIC_EVENT_ID *events, ULONG count);

@@ -453,8 +453,8 @@ static bool consumer_is_gone(int fd)
         return poll(&pfd, 1, 0) > 0 && pfd.revents;
 }
 
-/* A real-time consumer: the session's buffers, as its own bounded queue (session.c) holds them,
-   until the session ends or the consumer goes. A slow consumer blocks only this thread: its
+/* A real-time consumer: the session's buffers, as its own bounded queue (core/session_rt.c) holds
+   them, until the session ends or the consumer goes. A slow consumer blocks only this thread: its
    queue fills and loses buffers (counted), the logger never waits. */
 static void serve_rt_attach(int fd, const struct host_request *rq)
 {
@@ -558,8 +558,8 @@ static void serve_bind(int fd, const struct host_request *rq)
                 q.p.Wnode.BufferSize = sizeof(q);
                 if (n > 0 && pfd.revents) {
                         /* the binding process ended (or closed its end): so does the session */
-                        session_local_ops.control(rq->handle, NULL, &q.p,
-                                                  EVENT_TRACE_CONTROL_STOP, NULL);
+                        session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP,
+                                                  NULL);
                         break;
                 }
                 if (session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY,

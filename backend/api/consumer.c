@@ -162,8 +162,9 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 uint8_t *hbuf = NULL;
                 uint32_t hsize = 0;
                 struct session_rt_info info;
-                int rc = logger_name ? etw_session_ops()->rt_header(logger_name, &hbuf, &hsize, &info)
-                                     : -ENOMEM;
+                int rc = logger_name
+                                 ? etw_session_ops()->rt_header(logger_name, &hbuf, &hsize, &info)
+                                 : -ENOMEM;
                 if (rc == 0)
                         rc = realtime_header(Logfile, hbuf, hsize, &info, &header_names);
                 free(hbuf);
@@ -404,7 +405,7 @@ static int64_t realtime_filetime(const struct session_rt_info *in, uint64_t ts)
 
 /* Delivers the buffers of the session named in t, as the session completes them, until it
    stops (ERROR_SUCCESS), the BufferCallback returns FALSE (ERROR_CANCELLED) or CloseTrace is
-   called on the handle. The session table (session.c) queues the buffers for this consumer,
+   called on the handle. The session table (core/session_rt.c) queues the buffers for this consumer,
    the header buffer first; each is parsed by the reader's standalone-buffer entry, like a
    file's, and timestamped by the consumer's mode: raw, or FILETIME by the session's clock.
    *is_header_new says that LogfileHeader was filled here, not at OpenTrace. */

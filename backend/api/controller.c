@@ -4,7 +4,7 @@
    TraceQueryInformation, TraceConfigureLastBranchRecord): each checks its arguments, then calls
    the session operations chosen once for the process (the session host's client, or the session
    table here). The checks the host repeats on its clients' requests are the session core's
-   (session.h); the Windows deviations are documented there. */
+   (session.h); the Windows deviations are documented in core/session_int.h. */
 #include <stdatomic.h>
 #include <string.h>
 
