@@ -88,6 +88,68 @@ ULONG session_check_query_info(TRACE_INFO_CLASS c, const void *info, ULONG len, 
         return ERROR_SUCCESS;
 }
 
+/* ETWTOP_TRACE_SETTINGS_INFO: a kernel logger's settings and counters in one answer. */
+static ULONG query_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID id, uint8_t *out,
+                            ULONG len, PULONG ret)
+{
+        struct etw_session_settings st;
+        ULONG code = need_length(fn, c, len, sizeof(st), ret);
+        if (code != ERROR_SUCCESS)
+                return code;
+        if (!id) {
+                etw_set_error(ERROR_INVALID_PARAMETER, "%s(%s): a kernel logger's handle is needed",
+                              fn, session_class_name(c));
+                return ERROR_INVALID_PARAMETER;
+        }
+        struct session *s = session_kernel_session(fn, c, id, &code);
+        if (!s)
+                return code;
+        memset(&st, 0, sizeof(st));
+        pthread_mutex_lock(&session_table_lock);
+        st.ProfileInterval = session_interval_of(ProfileTime);
+        pthread_mutex_unlock(&session_table_lock);
+        EVENT_TRACE_PROPERTIES p;
+        memset(&p, 0, sizeof(p));
+        p.Wnode.BufferSize = sizeof(p); /* no names asked */
+        pthread_mutex_lock(&s->lock);
+        session_fill_properties(s, &p);
+        const struct live_settings *cfg = &s->cfg;
+        st.EventsLost = p.EventsLost;
+        st.BuffersWritten = p.BuffersWritten;
+        st.RealTimeBuffersLost = p.RealTimeBuffersLost;
+        st.BufferSize = p.BufferSize;
+        st.MaximumFileSize = p.MaximumFileSize;
+        st.ProcessId = cfg->pid;
+        _Static_assert(sizeof(st.GroupMasks) == sizeof(cfg->masks.Masks), "group masks");
+        memcpy(st.GroupMasks, cfg->masks.Masks, sizeof(st.GroupMasks));
+        _Static_assert(ETW_SETTINGS_MAX_SOURCES == LIVE_MAX_SOURCES, "sources");
+        _Static_assert(ETW_SETTINGS_MAX_STACK_EVENTS == LIVE_MAX_STACK_HOOKS, "stack events");
+        _Static_assert(ETW_SETTINGS_MAX_LBR_EVENTS == LIVE_MAX_LBR_HOOKS, "LBR events");
+        st.NumberOfProfileSources = cfg->nr_profile_sources;
+        memcpy(st.ProfileSources, cfg->profile_sources,
+               cfg->nr_profile_sources * sizeof(st.ProfileSources[0]));
+        st.NumberOfPmcCounters = cfg->nr_pmc_counters;
+        memcpy(st.PmcCounters, cfg->pmc_counters, cfg->nr_pmc_counters * sizeof(st.PmcCounters[0]));
+        st.LbrFilters = cfg->lbr_flags;
+        st.StackWalk.Mode = cfg->stack_walk;
+        st.StackWalk.UserStackBytes =
+                cfg->user_stack_bytes ? cfg->user_stack_bytes : LIVE_DEFAULT_USER_STACK;
+        st.NumberOfStackEvents = cfg->nr_stack_hooks;
+        for (uint32_t i = 0; i < cfg->nr_stack_hooks; i++)
+                session_event_of_hook(cfg->stack_hooks[i], &st.StackEvents[i]);
+        st.NumberOfPmcEvents = cfg->nr_pmc_hooks;
+        for (uint32_t i = 0; i < cfg->nr_pmc_hooks; i++)
+                session_event_of_hook(cfg->pmc_hooks[i], &st.PmcEvents[i]);
+        st.NumberOfLbrEvents = cfg->nr_lbr_hooks;
+        for (uint32_t i = 0; i < cfg->nr_lbr_hooks; i++)
+                session_event_of_hook(cfg->lbr_hooks[i], &st.LbrEvents[i]);
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        memcpy(out, &st, sizeof(st));
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
 ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS InformationClass,
                                void *TraceInformation, ULONG InformationLength, PULONG ReturnLength)
 {
@@ -99,6 +161,8 @@ ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS I
         if (code != ERROR_SUCCESS)
                 return code;
         const struct live_caps *caps_now = session_machine_caps();
+        if (c == ETWTOP_TRACE_SETTINGS_INFO)
+                return query_settings(fn, c, SessionHandle, out, len, ReturnLength);
         if (c == ETWTOP_TRACE_PROCESS_INFO) {
                 code = need_length(fn, c, len, sizeof(LONG), ReturnLength);
                 if (code != ERROR_SUCCESS)

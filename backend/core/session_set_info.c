@@ -13,6 +13,8 @@ const char *session_class_name(TRACE_INFO_CLASS c)
                 return "ETWTOP_TRACE_CONSUMERS_INFO";
         if (c == ETWTOP_TRACE_STACKWALK_INFO)
                 return "ETWTOP_TRACE_STACKWALK_INFO";
+        if (c == ETWTOP_TRACE_SETTINGS_INFO)
+                return "ETWTOP_TRACE_SETTINGS_INFO";
         switch (c) {
         case TraceStackTracingInfo: return "TraceStackTracingInfo";
         case TraceSystemTraceEnableFlagsInfo: return "TraceSystemTraceEnableFlagsInfo";
