@@ -58,15 +58,21 @@ static void from_panel(const struct panel_values *pv, struct collect_settings *c
         c->stack_walk = pv->stack_walk;
 }
 
-/* What the session collects now (live: asked of it, so a change another program made shows;
-   replay: what the trace recorded), for the panel and the header. Under the feed's lock. */
-static void read_back(struct app *a)
+/* Live: what the session collects now, asked of it (so a change another program made shows),
+   in one request and outside the feed's lock (it goes to the session host). */
+static ULONG query_back(struct app *a, struct etw_client_stats *cs)
+{
+        return a->st.is_live ? etw_client_query(&a->client, &a->now, cs) : ERROR_SUCCESS;
+}
+
+/* What the session collects now (live: query_back's answer, code and cs; replay: what the
+   trace recorded), for the panel and the header. Under the feed's lock. */
+static void read_back(struct app *a, ULONG code, const struct etw_client_stats *cs)
 {
         if (a->st.is_live) {
-                struct etw_client_stats cs;
-                if (etw_client_query(&a->client, &a->now, &cs) == ERROR_SUCCESS) {
-                        a->profile->trace.nr_lost_session = cs.nr_events_lost;
-                        a->nr_rt_buffers_lost = cs.nr_rt_buffers_lost;
+                if (code == ERROR_SUCCESS) {
+                        a->profile->trace.nr_lost_session = cs->nr_events_lost;
+                        a->nr_rt_buffers_lost = cs->nr_rt_buffers_lost;
                 }
         } else {
                 const struct profile_trace *t = &a->profile->trace;
@@ -87,9 +93,11 @@ void app_build_tables(struct app *a)
 {
         struct ui_build_ctx m = {a->profile, a->st.is_live,
                                  a->caps.has_lbr ? "" : a->caps.why_no_lbr};
+        struct etw_client_stats cs = {0};
+        ULONG code = query_back(a, &cs);
         feed_lock(a->feed);
         sym_store_poll(a->profile->store);
-        read_back(a);
+        read_back(a, code, &cs);
         profile_catch_up(a->profile);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
@@ -146,8 +154,10 @@ static void apply_edit(struct app *a)
         from_panel(&want, &next);
         char why[512] = "";
         ULONG st = etw_client_apply(&a->client, &next, why, sizeof(why));
+        struct etw_client_stats cs = {0};
+        ULONG code = query_back(a, &cs);
         feed_lock(a->feed);
-        read_back(a);
+        read_back(a, code, &cs);
         feed_unlock(a->feed);
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }

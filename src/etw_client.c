@@ -321,14 +321,11 @@ ULONG etw_client_apply(struct etw_client *c, const struct collect_settings *want
 }
 
 /* An event list read back as hook ids. */
-static uint32_t query_hooks(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, uint16_t *hooks, uint32_t max)
+static uint32_t hooks_of_events(const CLASSIC_EVENT_ID *ids, ULONG nr_ids, uint16_t *hooks,
+                                uint32_t max)
 {
-        CLASSIC_EVENT_ID ids[COLLECT_MAX_HOOKS];
-        ULONG len = 0;
-        if (TraceQueryInformation(id, cls, ids, sizeof(ids), &len) != ERROR_SUCCESS)
-                return 0;
         uint32_t n = 0;
-        for (uint32_t i = 0; i < len / sizeof(ids[0]) && n < max; i++) {
+        for (ULONG i = 0; i < nr_ids && n < max; i++) {
                 USHORT h;
                 if (etw_hook_of_event_id(&ids[i], &h) == ERROR_SUCCESS)
                         hooks[n++] = h;
@@ -341,65 +338,58 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
 {
         if (!c->has_session)
                 return ERROR_WMI_INSTANCE_NOT_FOUND;
-        if (st) {
+        if (!got) {
+                /* the counters alone: any session */
                 struct props k;
                 props_init(&k, NULL, 0);
                 ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_QUERY);
                 if (code != ERROR_SUCCESS)
                         return code;
-                st->nr_events_lost = k.p.EventsLost;
-                st->nr_buffers_written = k.p.BuffersWritten;
-                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
-                st->buffer_size_kb = k.p.BufferSize;
-                st->max_file_mb = k.p.MaximumFileSize;
-        }
-        if (!got)
+                if (st) {
+                        st->nr_events_lost = k.p.EventsLost;
+                        st->nr_buffers_written = k.p.BuffersWritten;
+                        st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
+                        st->buffer_size_kb = k.p.BufferSize;
+                        st->max_file_mb = k.p.MaximumFileSize;
+                }
                 return ERROR_SUCCESS;
-        LONG pid = got->pid;
-        memset(got, 0, sizeof(*got));
+        }
+        /* one request for the settings and the counters (a refresh asks every time) */
+        struct etw_session_settings ss;
         ULONG len = 0;
-        LONG traced = -1;
-        if (TraceQueryInformation(c->id, ETWTOP_TRACE_PROCESS_INFO, &traced, sizeof(traced),
-                                  &len) == ERROR_SUCCESS &&
-            traced > 0)
-                pid = traced;
-        got->pid = pid;
-        ULONG code = TraceQueryInformation(c->id, TraceSystemTraceEnableFlagsInfo, &got->masks,
-                                           sizeof(got->masks), &len);
+        ULONG code =
+                TraceQueryInformation(c->id, ETWTOP_TRACE_SETTINGS_INFO, &ss, sizeof(ss), &len);
         if (code != ERROR_SUCCESS)
                 return code;
-        got->nr_stack_hooks =
-                query_hooks(c->id, TraceStackTracingInfo, got->stack_hooks, COLLECT_MAX_HOOKS);
-        got->nr_pmc_hooks =
-                query_hooks(c->id, TracePmcEventListInfo, got->pmc_hooks, COLLECT_MAX_COUNTERS);
-        TRACE_PROFILE_INTERVAL iv = {0, 0};
-        if (TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &iv, sizeof(iv), &len) ==
-            ERROR_SUCCESS)
-                got->interval_100ns = iv.Interval;
-        ULONG sources[8];
-        if (TraceQueryInformation(c->id, TraceProfileSourceConfigInfo, sources, sizeof(sources),
-                                  &len) == ERROR_SUCCESS &&
-            len >= sizeof(ULONG))
-                got->pmc_source = sources[0];
-        ULONG counters[COLLECT_MAX_COUNTERS];
-        if (TraceQueryInformation(c->id, TracePmcCounterListInfo, counters, sizeof(counters),
-                                  &len) == ERROR_SUCCESS) {
-                got->nr_pmc_counters = len / sizeof(ULONG);
-                memcpy(got->pmc_counters, counters, len);
+        if (st) {
+                st->nr_events_lost = ss.EventsLost;
+                st->nr_buffers_written = ss.BuffersWritten;
+                st->nr_rt_buffers_lost = ss.RealTimeBuffersLost;
+                st->buffer_size_kb = ss.BufferSize;
+                st->max_file_mb = ss.MaximumFileSize;
         }
-        ULONG lbr = 0;
-        if (TraceQueryInformation(c->id, TraceLbrConfigurationInfo, &lbr, sizeof(lbr), &len) ==
-            ERROR_SUCCESS)
-                got->lbr_filters = lbr;
-        struct etw_stackwalk_info w;
-        if (TraceQueryInformation(c->id, ETWTOP_TRACE_STACKWALK_INFO, &w, sizeof(w), &len) ==
-            ERROR_SUCCESS) {
-                got->stack_walk = w.Mode;
-                got->user_stack_bytes = w.UserStackBytes;
-        }
+        LONG pid = got->pid;
+        memset(got, 0, sizeof(*got));
+        got->pid = ss.ProcessId > 0 ? ss.ProcessId : pid;
+        _Static_assert(sizeof(got->masks.Masks) == sizeof(ss.GroupMasks), "group masks");
+        memcpy(got->masks.Masks, ss.GroupMasks, sizeof(got->masks.Masks));
+        got->nr_stack_hooks = hooks_of_events(ss.StackEvents, ss.NumberOfStackEvents,
+                                              got->stack_hooks, COLLECT_MAX_HOOKS);
+        got->nr_pmc_hooks = hooks_of_events(ss.PmcEvents, ss.NumberOfPmcEvents, got->pmc_hooks,
+                                            COLLECT_MAX_COUNTERS);
+        got->interval_100ns = ss.ProfileInterval;
+        if (ss.NumberOfProfileSources >= 1)
+                got->pmc_source = ss.ProfileSources[0];
+        got->nr_pmc_counters = ss.NumberOfPmcCounters < COLLECT_MAX_COUNTERS
+                                       ? ss.NumberOfPmcCounters
+                                       : COLLECT_MAX_COUNTERS;
+        memcpy(got->pmc_counters, ss.PmcCounters, got->nr_pmc_counters * sizeof(ULONG));
+        got->lbr_filters = ss.LbrFilters;
+        got->stack_walk = ss.StackWalk.Mode;
+        got->user_stack_bytes = ss.StackWalk.UserStackBytes;
         uint16_t lbr_hooks[COLLECT_MAX_COUNTERS];
-        got->is_lbr_on =
-                query_hooks(c->id, TraceLbrEventListInfo, lbr_hooks, COLLECT_MAX_COUNTERS) > 0;
+        got->is_lbr_on = hooks_of_events(ss.LbrEvents, ss.NumberOfLbrEvents, lbr_hooks,
+                                         COLLECT_MAX_COUNTERS) > 0;
         return ERROR_SUCCESS;
 }
 

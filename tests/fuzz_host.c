@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend/host_proto.h"
+#include "host_proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -76,5 +76,22 @@ hits=$(grep -rnE '^(static )?(inline )?void \*x(malloc|calloc|realloc)\(' --incl
         backend symbols model ui src 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "an allocation helper outside util/: $hits"
 
+# the session's folders (issue 23): the core includes nothing of the host or the API edge, the
+# host nothing of the API edge; the API edge chooses the session operations once (no
+# host_is_client() branch elsewhere); no defaults travel in thread-local state
+hdrs() { (cd "backend/$1" && ls ./*.h | sed 's|^\./||; s/\./\\./g' | paste -sd'|'); }
+api_h=$(hdrs api) host_h=$(hdrs host)
+hits=$(grep -rnE "#include *\"($api_h|$host_h)\"" --include='*.[ch]' backend/core 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/core includes the host or the API edge: $hits"
+hits=$(grep -rnE "#include *\"($api_h)\"" --include='*.[ch]' backend/host 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/host includes the API edge: $hits"
+core_h=$(hdrs core)
+hits=$(grep -rnE "#include *\"($api_h|$host_h|$core_h)\"" --include='*.[ch]' src ui model 2>/dev/null)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a session folder's header outside the backend: $hits"
+hits=$(grep -rn 'host_is_client()' --include='*.c' backend | grep -v '^backend/api/controller.c:\|^backend/host/host_client.c:')
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a host_is_client() branch outside the ops choice: $hits"
+hits=$(grep -rn '_Thread_local\|__thread' --include='*.[ch]' backend/core backend/host backend/api)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "thread-local state in the session folders: $hits"
+
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]

@@ -31,7 +31,7 @@
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "etl_reader.h"
-#include "session.h"
+#include "session_api.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -1433,6 +1433,86 @@ static pid_t spin_child(long ms)
         return pid;
 }
 
+/* ETWTOP_TRACE_SETTINGS_INFO (etw/etwtop_ext.h): a kernel logger's settings and counters in one
+   query, equal to what the single classes and ControlTrace(QUERY) say; its checks. */
+static void test_settings_class(void **state)
+{
+        (void)state;
+        const TRACE_INFO_CLASS c = ETWTOP_TRACE_SETTINGS_INFO;
+        struct etw_session_settings ss;
+        ULONG ret = 0;
+        assert_int_equal(TraceQueryInformation(0, c, &ss, sizeof(ss), &ret),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(TraceQueryInformation(0x7777, c, &ss, sizeof(ss), &ret),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        struct props pr;
+        CONTROLTRACE_ID h;
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
+        assert_int_equal(StartTraceA(&h, "ctl-settings-user", &pr.p), ERROR_SUCCESS);
+        assert_int_equal(TraceQueryInformation(h, c, &ss, sizeof(ss), &ret),
+                         ERROR_INVALID_PARAMETER);
+        stop_by_handle(h);
+
+        props_init(&pr, EVENT_TRACE_REAL_TIME_MODE | EVENT_TRACE_SYSTEM_LOGGER_MODE, NULL);
+        pr.p.EnableFlags =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_PROFILE;
+        assert_int_equal(start_kernel_or_skip(&h, "ctl-settings", &pr), ERROR_SUCCESS);
+        CLASSIC_EVENT_ID ids[1];
+        memset(ids, 0, sizeof(ids));
+        ids[0].EventGuid = PerfInfoGuid;
+        ids[0].Type = 46; /* SampledProfile */
+        assert_int_equal(TraceSetInformation(h, TraceStackTracingInfo, ids, sizeof(ids)),
+                         ERROR_SUCCESS);
+        assert_int_equal(TraceQueryInformation(h, c, &ss, sizeof(ss) - 1, &ret), ERROR_BAD_LENGTH);
+        assert_int_equal(ret, sizeof(ss));
+        memset(&ss, 0xA5, sizeof(ss));
+        assert_int_equal(TraceQueryInformation(h, c, &ss, sizeof(ss), &ret), ERROR_SUCCESS);
+        assert_int_equal(ret, sizeof(ss));
+
+        /* the same as the single classes */
+        ULONG masks[8];
+        assert_int_equal(TraceQueryInformation(h, TraceSystemTraceEnableFlagsInfo, masks,
+                                               sizeof(masks), &ret),
+                         ERROR_SUCCESS);
+        assert_memory_equal(ss.GroupMasks, masks, sizeof(masks));
+        CLASSIC_EVENT_ID got[8];
+        assert_int_equal(TraceQueryInformation(h, TraceStackTracingInfo, got, sizeof(got), &ret),
+                         ERROR_SUCCESS);
+        assert_int_equal(ss.NumberOfStackEvents, ret / sizeof(got[0]));
+        assert_memory_equal(ss.StackEvents, got, ret);
+        TRACE_PROFILE_INTERVAL iv = {0, 0};
+        assert_int_equal(
+                TraceQueryInformation(0, TraceSampledProfileIntervalInfo, &iv, sizeof(iv), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(ss.ProfileInterval, iv.Interval);
+        LONG pid = 0;
+        assert_int_equal(
+                TraceQueryInformation(h, ETWTOP_TRACE_PROCESS_INFO, &pid, sizeof(pid), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(ss.ProcessId, pid);
+        struct etw_stackwalk_info w;
+        assert_int_equal(TraceQueryInformation(h, ETWTOP_TRACE_STACKWALK_INFO, &w, sizeof(w), &ret),
+                         ERROR_SUCCESS);
+        assert_memory_equal(&ss.StackWalk, &w, sizeof(w));
+        ULONG lbr = 0;
+        assert_int_equal(
+                TraceQueryInformation(h, TraceLbrConfigurationInfo, &lbr, sizeof(lbr), &ret),
+                ERROR_SUCCESS);
+        assert_int_equal(ss.LbrFilters, lbr);
+        assert_int_equal(ss.NumberOfLbrEvents, 0);
+        assert_int_equal(ss.NumberOfPmcEvents, 0);
+        struct props k;
+        props_init(&k, 0, NULL);
+        assert_int_equal(ControlTraceA(h, NULL, &k.p, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(ss.BufferSize, k.p.BufferSize);
+        assert_int_equal(ss.MaximumFileSize, k.p.MaximumFileSize);
+        assert_true(ss.EventsLost <= k.p.EventsLost);
+        assert_true(ss.BuffersWritten <= k.p.BuffersWritten);
+        stop_by_handle(h);
+        assert_int_equal(TraceQueryInformation(h, c, &ss, sizeof(ss), &ret),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+}
+
 /* ETWTOP_TRACE_PROCESS_INFO (etw/etwtop_ext.h): checks, the value for the next kernel loggers
    (handle 0), a session's read back and fixed, and a file that holds that process only. */
 static void test_process_class(void **state)
@@ -1786,7 +1866,7 @@ static void test_buffering_and_circular(void **state)
         assert_int_equal(start_kernel_or_skip(&h, "ctl-ring", &pr), ERROR_SUCCESS);
         sleep_ms(300);
         struct etl_error err;
-        assert_int_equal(session_save_ring(h, ring, false, &err), 0);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, false, &err), 0);
         stop_by_handle(h);
         struct tally t = {0};
         TRACE_LOGFILE_HEADER hdr;
@@ -1795,9 +1875,9 @@ static void test_buffering_and_circular(void **state)
         /* a session without a ring */
         props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
         assert_int_equal(StartTraceA(&h, "ctl-noring", &pr.p), ERROR_SUCCESS);
-        assert_int_equal(session_save_ring(h, ring, true, &err), -EINVAL);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, true, &err), -EINVAL);
         stop_by_handle(h);
-        assert_int_equal(session_save_ring(h, ring, true, &err), -ESRCH);
+        assert_int_equal(etw_session_ops()->save_window(h, ring, true, &err), -ESRCH);
 
         /* circular file: the name is reserved at start, the file written at STOP */
         props_init(&pr, EVENT_TRACE_FILE_MODE_CIRCULAR | EVENT_TRACE_SYSTEM_LOGGER_MODE, circ);
@@ -2133,6 +2213,7 @@ static void test_realtime_buffer_callback(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_settings_class),
                 cmocka_unit_test(test_start_null_arguments),
                 cmocka_unit_test(test_start_buffer_size),
                 cmocka_unit_test(test_start_needs_traced_guid),

@@ -53,6 +53,41 @@ struct etw_stackwalk_info {
         ULONG UserStackBytes; /* DWARF and AUTO: the stack copied per sample; 0: 8192 */
 };
 
+/* TraceQueryInformation class (etwtop's): a kernel logger's settings and counters in one call,
+   as a struct etw_session_settings: what ControlTrace(QUERY) counts and what the classes named
+   below each return, so that a screen that follows its session asks once per refresh, not
+   eleven times (each a request to the session host). Query only, with a kernel logger's handle.
+   Errors: ERROR_BAD_LENGTH (a buffer smaller than the structure; *ReturnLength gets its size),
+   ERROR_INVALID_PARAMETER (handle 0, a NULL buffer, a session that is not a kernel logger),
+   ERROR_WMI_INSTANCE_NOT_FOUND (no such session). */
+#define ETWTOP_TRACE_SETTINGS_INFO     ((TRACE_INFO_CLASS)0x1003)
+#define ETW_SETTINGS_MAX_STACK_EVENTS  256 /* TraceStackTracingInfo's events a session keeps */
+#define ETW_SETTINGS_MAX_SOURCES       4   /* profile sources, PMC counters and events */
+#define ETW_SETTINGS_MAX_LBR_EVENTS    4   /* EVNTRACE_MAX_LBR_EVENTS */
+struct etw_session_settings {
+        /* ControlTrace(QUERY)'s */
+        ULONG EventsLost;
+        ULONG BuffersWritten;
+        ULONG RealTimeBuffersLost;
+        ULONG BufferSize;      /* KB */
+        ULONG MaximumFileSize; /* as StartTrace took it */
+        LONG ProcessId;        /* ETWTOP_TRACE_PROCESS_INFO: -1, the whole system */
+        ULONG GroupMasks[8];   /* TraceSystemTraceEnableFlagsInfo: PERFINFO_GROUPMASK.Masks */
+        ULONG ProfileInterval; /* TraceSampledProfileIntervalInfo of ProfileTime (global) */
+        ULONG NumberOfProfileSources;
+        ULONG ProfileSources[ETW_SETTINGS_MAX_SOURCES]; /* TraceProfileSourceConfigInfo */
+        ULONG NumberOfPmcCounters;
+        ULONG PmcCounters[ETW_SETTINGS_MAX_SOURCES]; /* TracePmcCounterListInfo */
+        ULONG LbrFilters;                            /* TraceLbrConfigurationInfo */
+        struct etw_stackwalk_info StackWalk;         /* ETWTOP_TRACE_STACKWALK_INFO */
+        ULONG NumberOfStackEvents;
+        ULONG NumberOfPmcEvents;
+        ULONG NumberOfLbrEvents;
+        CLASSIC_EVENT_ID StackEvents[ETW_SETTINGS_MAX_STACK_EVENTS]; /* TraceStackTracingInfo */
+        CLASSIC_EVENT_ID PmcEvents[ETW_SETTINGS_MAX_SOURCES];        /* TracePmcEventListInfo */
+        CLASSIC_EVENT_ID LbrEvents[ETW_SETTINGS_MAX_LBR_EVENTS];     /* TraceLbrEventListInfo */
+};
+
 /* An image's CodeView (RSDS) record: which PDB it was built with. */
 struct etw_codeview {
         GUID Signature;

@@ -9,7 +9,7 @@
 #include "etw_error.h"
 #include "etw_provider.h"
 #include "live_source.h"
-#include "session.h"
+#include "session_api.h"
 
 static pthread_once_t caps_once = PTHREAD_ONCE_INIT;
 static struct live_caps caps_probed;
@@ -74,7 +74,7 @@ ULONG etw_hook_of_event_id(const CLASSIC_EVENT_ID *id, USHORT *hook_id)
 ULONG etw_keep_window(CONTROLTRACE_ID TraceId, ULONG64 max_bytes)
 {
         struct etl_error e = {0};
-        int rc = session_keep_window(TraceId, (size_t)max_bytes, &e);
+        int rc = etw_session_ops()->keep_window(TraceId, (size_t)max_bytes, &e);
         if (rc < 0) {
                 DWORD code = etw_error_from_errno(rc);
                 etw_set_error(code, "%s", e.msg[0] ? e.msg : "no such session");
@@ -91,7 +91,7 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force)
                 return ERROR_INVALID_PARAMETER;
         }
         struct etl_error e = {0};
-        int rc = session_save_ring(TraceId, path, is_force, &e);
+        int rc = etw_session_ops()->save_window(TraceId, path, is_force, &e);
         if (rc < 0) {
                 DWORD code = etw_error_from_errno(rc);
                 etw_set_error(code, "%s", e.msg[0] ? e.msg : "no such session");

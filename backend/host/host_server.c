@@ -243,24 +243,30 @@ static void serve_start(int fd, const struct host_request *rq)
                             "memory");
                 return;
         }
-        const struct session_start_defaults *d = &rq->defaults;
+        const struct session_start_defaults *d = NULL;
         if (rq->flags & HOST_FLAG_HAS_DEFAULTS) {
+                d = &rq->defaults;
                 /* the starter's intervals are global, as Windows keeps them */
                 for (uint32_t i = 0; i < d->nr_intervals; i++) {
                         TRACE_PROFILE_INTERVAL tpi = {d->intervals[i].source,
                                                       d->intervals[i].interval};
-                        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &tpi, sizeof(tpi));
+                        session_local_ops.set_info(0, TraceSampledProfileIntervalInfo, &tpi,
+                                                   sizeof(tpi));
                 }
-                session_use_start_defaults(d);
         }
         CONTROLTRACE_ID h = 0;
+        struct session_start_request req;
+        char name[SESSION_MAX_NAME_CHARS + 1];
         ULONG code;
         if (rq->flags & HOST_FLAG_KERNEL_TRACE)
-                code = StartKernelTrace(&h, p, rq->extra_size ? (PSTACK_TRACING_EVENT_ID)ids : NULL,
-                                        rq->extra_size / (uint32_t)sizeof(CLASSIC_EVENT_ID));
+                code = session_check_kernel_trace(&h, p, rq->extra_size ? ids : NULL,
+                                                  rq->extra_size / (uint32_t)sizeof(*ids), name,
+                                                  &req);
         else
-                code = StartTraceA(&h, rq->name, p);
-        session_use_start_defaults(NULL);
+                code = session_check_start_trace(&h, rq->name, p, &req);
+        /* the starter's handle-0 settings (d), not the host's own */
+        if (code == ERROR_SUCCESS)
+                code = session_local_ops.start(&h, p, &req, d);
         props_for_reply(p, rq);
         reply_api(fd, code, h, 0, p, rq->data_size);
         free(p);
@@ -276,7 +282,12 @@ static void serve_control(int fd, const struct host_request *rq)
                             "memory");
                 return;
         }
-        ULONG code = ControlTraceA(rq->handle, rq->name[0] ? rq->name : NULL, p, rq->code);
+        const char *name = rq->name[0] ? rq->name : NULL;
+        char new_file[SESSION_MAX_NAME_CHARS + 1];
+        ULONG code = session_check_control(rq->handle, name, p, rq->code, new_file);
+        if (code == ERROR_SUCCESS)
+                code = session_local_ops.control(rq->handle, rq->handle ? NULL : name, p, rq->code,
+                                                 new_file[0] ? new_file : NULL);
         props_for_reply(p, rq);
         reply_api(fd, code, 0, 0, p, rq->data_size);
         free(p);
@@ -292,7 +303,8 @@ static void serve_set_info(int fd, const struct host_request *rq)
                 reply_error(fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
                 return;
         }
-        ULONG code = TraceSetInformation(rq->handle, (TRACE_INFO_CLASS)rq->code, info, rq->length);
+        ULONG code = session_local_ops.set_info(rq->handle, (TRACE_INFO_CLASS)rq->code, info,
+                                                rq->length);
         reply_api(fd, code, 0, 0, NULL, 0);
         if (info != empty)
                 free(info);
@@ -308,9 +320,9 @@ static void serve_query_info(int fd, const struct host_request *rq)
         if (rq->data_size)
                 memcpy(buf, rq->data, rq->data_size);
         ULONG ret = 0;
-        ULONG code = TraceQueryInformation(rq->handle, (TRACE_INFO_CLASS)rq->code,
-                                           (rq->flags & HOST_FLAG_HAS_BUFFER) ? buf : NULL,
-                                           rq->length, &ret);
+        ULONG code = session_local_ops.query_info(rq->handle, (TRACE_INFO_CLASS)rq->code,
+                                                  (rq->flags & HOST_FLAG_HAS_BUFFER) ? buf : NULL,
+                                                  rq->length, &ret);
         uint32_t out = code == ERROR_SUCCESS ? (ret < rq->length ? ret : rq->length) : 0;
         reply_api(fd, code, 0, ret, buf, out);
         free(buf);
@@ -324,8 +336,9 @@ static void serve_lbr(int fd, const struct host_request *rq)
                 return;
         }
         ULONG n = rq->data_size / (ULONG)sizeof(CLASSIC_EVENT_ID);
-        ULONG code = TraceConfigureLastBranchRecord(rq->handle, (TRACE_LBR_CONFIGURATION)rq->code,
-                                                    n ? ev : NULL, n);
+        ULONG code = session_check_lbr(rq->code, n ? ev : NULL, n);
+        if (code == ERROR_SUCCESS)
+                code = session_local_ops.lbr(rq->handle, rq->code, n ? ev : NULL, n);
         reply_api(fd, code, 0, 0, NULL, 0);
         free(ev);
 }
@@ -347,7 +360,7 @@ static void serve_enumerate(int fd)
                 arr[i]->LogFileNameOffset = sizeof(EVENT_TRACE_PROPERTIES) + HOST_MAX_NAME + 1;
         }
         ULONG count = 0;
-        ULONG code = QueryAllTracesA(arr, MAX, &count);
+        ULONG code = session_local_ops.query_all(arr, MAX, &count);
         uint32_t n = count < MAX ? count : MAX;
         reply_api(fd, code, 0, count, blobs, (uint32_t)(n * blob));
         free(blobs);
@@ -440,8 +453,8 @@ static bool consumer_is_gone(int fd)
         return poll(&pfd, 1, 0) > 0 && pfd.revents;
 }
 
-/* A real-time consumer: the session's buffers, as its own bounded queue (session.c) holds them,
-   until the session ends or the consumer goes. A slow consumer blocks only this thread: its
+/* A real-time consumer: the session's buffers, as its own bounded queue (core/session_rt.c) holds
+   them, until the session ends or the consumer goes. A slow consumer blocks only this thread: its
    queue fills and loses buffers (counted), the logger never waits. */
 static void serve_rt_attach(int fd, const struct host_request *rq)
 {
@@ -529,7 +542,8 @@ static void serve_bind(int fd, const struct host_request *rq)
         q.p.Wnode.BufferSize = sizeof(q);
         if (!stream_begin(fd))
                 return;
-        ULONG code = ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY);
+        ULONG code =
+                session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY, NULL);
         reply_api(fd, code, rq->handle, 0, NULL, 0);
         if (code != ERROR_SUCCESS) {
                 atomic_fetch_sub(&nr_streams, 1);
@@ -544,11 +558,12 @@ static void serve_bind(int fd, const struct host_request *rq)
                 q.p.Wnode.BufferSize = sizeof(q);
                 if (n > 0 && pfd.revents) {
                         /* the binding process ended (or closed its end): so does the session */
-                        ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP);
+                        session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP,
+                                                  NULL);
                         break;
                 }
-                if (ControlTraceA(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY) !=
-                    ERROR_SUCCESS)
+                if (session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY,
+                                              NULL) != ERROR_SUCCESS)
                         break; /* stopped by someone: nothing left to do */
         }
         atomic_fetch_sub(&nr_streams, 1);

@@ -405,7 +405,7 @@ static ULONG props_too_big(const char *what, PEVENT_TRACE_PROPERTIES p)
 
 ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROPERTIES p,
                         const char *file, bool is_kernel_trace, const CLASSIC_EVENT_ID *stack_ids,
-                        uint32_t nr_stack_ids)
+                        uint32_t nr_stack_ids, const struct session_start_defaults *d)
 {
         const char *what = is_kernel_trace ? "StartKernelTrace" : "StartTrace";
         *id = 0;
@@ -422,7 +422,10 @@ ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROP
         rq.data_size = p->Wnode.BufferSize;
         rq.extra = (const uint8_t *)stack_ids;
         rq.extra_size = stack_ids ? nr_stack_ids * (uint32_t)sizeof(CLASSIC_EVENT_ID) : 0;
-        session_get_start_defaults(&rq.defaults);
+        if (d)
+                rq.defaults = *d;
+        else
+                session_get_start_defaults(&rq.defaults);
         struct call c;
         char why[1024];
         int rc = host_call(&rq, true, &c, why, sizeof(why));

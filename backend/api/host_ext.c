@@ -9,6 +9,7 @@
 #include "etw/etwtop_ext.h"
 #include "etw_error.h"
 #include "host.h"
+#include "session_api.h"
 
 ULONG etw_host_run(ULONG Flags)
 {
@@ -19,6 +20,8 @@ ULONG etw_host_run(ULONG Flags)
         }
         char dir[PATH_MAX], why[1024];
         int rc = host_client_dir(dir, sizeof(dir), true, why, sizeof(why));
+        if (rc == 0)
+                etw_session_ops_become_host();
         if (rc == 0)
                 rc = host_serve(dir, -1, (Flags & ETW_HOST_PERSISTENT) ? HOST_RUN_PERSISTENT : 0,
                                 why, sizeof(why));
@@ -37,18 +40,5 @@ ULONG etw_bind_session(CONTROLTRACE_ID TraceId)
                 etw_set_error(ERROR_INVALID_PARAMETER, "etw_bind_session: TraceId is 0");
                 return ERROR_INVALID_PARAMETER;
         }
-        if (host_is_client())
-                return host_client_bind(TraceId);
-        /* a session of this process's own table ends with it already */
-        struct {
-                EVENT_TRACE_PROPERTIES p;
-                char names[2048];
-        } q;
-        memset(&q, 0, sizeof(q));
-        q.p.Wnode.BufferSize = sizeof(q);
-        ULONG code = ControlTraceA(TraceId, NULL, &q.p, EVENT_TRACE_CONTROL_QUERY);
-        if (code != ERROR_SUCCESS)
-                return code;
-        etw_set_error(ERROR_SUCCESS, NULL);
-        return ERROR_SUCCESS;
+        return etw_session_ops()->bind(TraceId);
 }

@@ -15,7 +15,7 @@
 #include "etw_error.h"
 #include "etw_provider.h"
 #include "perf_data_conv.h"
-#include "session.h"
+#include "session_api.h"
 
 #define MAX_TRACE_HANDLES   1024
 #define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
@@ -162,8 +162,9 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
                 uint8_t *hbuf = NULL;
                 uint32_t hsize = 0;
                 struct session_rt_info info;
-                int rc = logger_name ? session_rt_header(logger_name, &hbuf, &hsize, &info)
-                                     : -ENOMEM;
+                int rc = logger_name
+                                 ? etw_session_ops()->rt_header(logger_name, &hbuf, &hsize, &info)
+                                 : -ENOMEM;
                 if (rc == 0)
                         rc = realtime_header(Logfile, hbuf, hsize, &info, &header_names);
                 free(hbuf);
@@ -404,15 +405,16 @@ static int64_t realtime_filetime(const struct session_rt_info *in, uint64_t ts)
 
 /* Delivers the buffers of the session named in t, as the session completes them, until it
    stops (ERROR_SUCCESS), the BufferCallback returns FALSE (ERROR_CANCELLED) or CloseTrace is
-   called on the handle. The session table (session.c) queues the buffers for this consumer,
+   called on the handle. The session table (core/session_rt.c) queues the buffers for this consumer,
    the header buffer first; each is parsed by the reader's standalone-buffer entry, like a
    file's, and timestamped by the consumer's mode: raw, or FILETIME by the session's clock.
    *is_header_new says that LogfileHeader was filled here, not at OpenTrace. */
 static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
 {
+        const struct session_ops *ops = etw_session_ops();
         struct session_rt *rt = NULL;
         struct session_rt_info info;
-        int rc = session_rt_attach(t->logger_name, &rt, &info);
+        int rc = ops->rt_attach(t->logger_name, &rt, &info);
         if (rc == -ENOMEM) {
                 etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "ProcessTrace: out of memory");
                 return ERROR_NOT_ENOUGH_MEMORY;
@@ -443,16 +445,16 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         for (;;) {
                 const uint8_t *buf;
                 uint32_t size;
-                int n = session_rt_next(rt, 100, &buf, &size);
+                int n = ops->rt_next(rt, 100, &buf, &size);
                 if (n == 0)
                         break; /* the session stopped and everything was delivered */
                 if (n < 0 && n != -EAGAIN) {
                         /* the session host went away: its sessions with it */
                         result = ERROR_BROKEN_PIPE;
-                        etw_set_error(result, "ProcessTrace: %s", session_rt_error(rt));
+                        etw_set_error(result, "ProcessTrace: %s", ops->rt_error(rt));
                         break;
                 }
-                atomic_store(&t->nr_rt_lost, session_rt_nr_lost(rt));
+                atomic_store(&t->nr_rt_lost, ops->rt_nr_lost(rt));
                 if (n == 1 && needs_header) {
                         needs_header = false;
                         if (realtime_header(lf, buf, size, &info, &t->header_names) < 0) {
@@ -502,7 +504,7 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                                 break;
                 }
         }
-        session_rt_detach(rt);
+        ops->rt_detach(rt);
         return result;
 }
 

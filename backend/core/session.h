@@ -80,6 +80,56 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
    key). Returns 0, -ESRCH, -EINVAL or -ENOMEM with err filled. */
 int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err);
 
+/* ---- the checks of the controller calls ---------------------------------------------------- */
+
+/* The checks run by the API edge before it calls a session_ops implementation, and by the
+   session host on each request it takes (a client's bytes are not trusted). Each returns
+   ERROR_SUCCESS, or the Win32 code with the thread's last error set as the call documents. */
+
+#define SESSION_MAX_NAME_CHARS 1024 /* session and log file names (StartTrace documentation) */
+#define SESSION_MAX_SESSIONS   64   /* Windows' limit of loggers */
+
+/* What StartTrace was asked for, once checked. Pointers are borrowed from the call. */
+struct session_start_request {
+        const char *name;
+        const char *file; /* NULL: no log file */
+        GUID guid;
+        bool is_kernel;
+        uint32_t log_file_mode;
+        uint32_t client_context;
+        uint32_t buffer_size_kb;
+        uint32_t min_buffers;
+        uint32_t max_buffers;
+        uint32_t max_file_size;
+        uint32_t flush_timer_s;
+        uint32_t enable_flags;
+        int32_t age_limit;
+        const CLASSIC_EVENT_ID *stack_ids; /* StartKernelTrace */
+        uint32_t nr_stack_ids;
+        bool is_kernel_trace; /* StartKernelTrace, not StartTraceA */
+};
+
+/* StartTraceA's arguments: *req filled. */
+ULONG session_check_start_trace(CONTROLTRACE_ID *id, const char *name, EVENT_TRACE_PROPERTIES *p,
+                                struct session_start_request *req);
+
+/* StartKernelTrace's arguments: *req filled, its name copied to name_buf (Properties' name
+   may be overwritten by the start). */
+ULONG session_check_kernel_trace(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
+                                 const CLASSIC_EVENT_ID *stack_ids, ULONG nr_stack_ids,
+                                 char name_buf[SESSION_MAX_NAME_CHARS + 1],
+                                 struct session_start_request *req);
+
+/* ControlTraceA's arguments: new_file filled with UPDATE's new log file name ("" for none). */
+ULONG session_check_control(CONTROLTRACE_ID id, const char *name, const EVENT_TRACE_PROPERTIES *p,
+                            ULONG code, char new_file[SESSION_MAX_NAME_CHARS + 1]);
+
+/* TraceConfigureLastBranchRecord's arguments. */
+ULONG session_check_lbr(ULONG config, const CLASSIC_EVENT_ID *events, ULONG count);
+
+/* TraceQueryInformation's buffer: *ret set to 0 first (when not NULL). */
+ULONG session_check_query_info(TRACE_INFO_CLASS c, const void *info, ULONG len, PULONG ret);
+
 /* ---- for the session host (host_server.c) -------------------------------------------------- */
 
 #define SESSION_MAX_SOURCES   4  /* LIVE_MAX_SOURCES */
@@ -102,11 +152,6 @@ struct session_start_defaults {
 
 /* This process's handle-0 settings, for a start sent to the host: *d filled. */
 void session_get_start_defaults(struct session_start_defaults *d);
-
-/* The calling thread's next StartTrace/StartKernelTrace takes d's pid and sources instead of
-   this process's handle-0 settings (the host starting a session for a client); NULL ends it. d
-   is borrowed until then. */
-void session_use_start_defaults(const struct session_start_defaults *d);
 
 /* The number of sessions in the table (starting, running or stopping). */
 uint32_t session_nr_sessions(void);

@@ -14,6 +14,7 @@
 #include "etl_reader.h"
 #include "etw/evntrace.h"
 #include "session.h"
+#include "session_ops.h"
 
 /* ---- the mode ----------------------------------------------------------------------------- */
 
@@ -91,11 +92,12 @@ bool host_peer_has_cap(const struct host_peer *peer, int cap);
 
 /* StartTraceA (is_kernel_trace false) or StartKernelTrace of a validated request in the host,
    started if none runs. abs_file is the log file name made absolute when the caller gave a
-   relative one, else NULL. Fills *id and Properties as the host's call did; the last error is
-   the host's. */
+   relative one, else NULL. d: the handle-0 settings sent with it (NULL: this process's). Fills
+   *id and Properties as the host's call did; the last error is the host's. */
 ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROPERTIES p,
                         const char *abs_file, bool is_kernel_trace,
-                        const CLASSIC_EVENT_ID *stack_ids, uint32_t nr_stack_ids);
+                        const CLASSIC_EVENT_ID *stack_ids, uint32_t nr_stack_ids,
+                        const struct session_start_defaults *d);
 /* ControlTraceA in the host (none running: no such session). */
 ULONG host_client_control(CONTROLTRACE_ID id, const char *name, PEVENT_TRACE_PROPERTIES p,
                           ULONG code, const char *abs_file);
@@ -125,6 +127,10 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
 uint64_t host_client_rt_nr_lost(const struct host_rt *rt);
 const char *host_client_rt_error(const struct host_rt *rt);
 void host_client_rt_detach(struct host_rt *rt);
+
+/* The session operations over the host (host_client_ops.c): a session's calls go to the host;
+   handle 0's settings stay this process's (the profile interval, global, also goes to the host). */
+extern const struct session_ops host_client_ops;
 
 /* ---- the host (host_server.c) -------------------------------------------------------------- */
 

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* session_rt.c: owns real-time delivery: each consumer's bounded queue of completed buffers, the
+   backlog kept for a first consumer, and session_rt_* over the table. */
+#include "session_int.h"
+
+/* ---- real-time delivery ------------------------------------------------------------------- */
+
+int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size)
+{
+        q->bufs = calloc(cap, sizeof(*q->bufs));
+        if (!q->bufs)
+                return -ENOMEM;
+        q->cap = cap;
+        q->head = 0;
+        q->count = 0;
+        q->buffer_size = buffer_size;
+        return 0;
+}
+
+/* Queues a copy of buf; false (nothing queued) when the queue is full or memory is short: the
+   machine's, or the budget of every session's queues (session_mem). */
+static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
+{
+        if (q->count >= q->cap)
+                return false;
+        uint32_t slot = (q->head + q->count) % q->cap;
+        if (!q->bufs[slot] && q->nr_spare)
+                q->bufs[slot] = q->spare[--q->nr_spare];
+        if (!q->bufs[slot]) {
+                if (!session_mem_take(q->buffer_size))
+                        return false;
+                q->bufs[slot] = malloc(q->buffer_size);
+                if (!q->bufs[slot]) {
+                        session_mem_give(q->buffer_size);
+                        return false;
+                }
+        }
+        memcpy(q->bufs[slot], buf, q->buffer_size);
+        q->count++;
+        return true;
+}
+
+/* Doubles a queue's capacity, keeping its buffers in order; false when memory is short. */
+static bool rt_queue_grow(struct rt_queue *q)
+{
+        uint32_t cap = q->cap ? 2 * q->cap : 8;
+        uint8_t **bufs = calloc(cap, sizeof(*bufs));
+        if (!bufs)
+                return false;
+        for (uint32_t i = 0; i < q->count; i++)
+                bufs[i] = q->bufs[(q->head + i) % q->cap];
+        for (uint32_t i = q->count; i < q->cap; i++) /* slots not in use may hold buffers */
+                session_rt_buf_free(q->bufs[(q->head + i) % q->cap], q->buffer_size);
+        free(q->bufs);
+        q->bufs = bufs;
+        q->cap = cap;
+        q->head = 0;
+        return true;
+}
+
+/* The oldest buffer, whose ownership passes to the caller. */
+static uint8_t *rt_queue_pop(struct rt_queue *q)
+{
+        if (!q->count)
+                return NULL;
+        uint8_t *b = q->bufs[q->head];
+        q->bufs[q->head] = NULL;
+        q->head = (q->head + 1) % q->cap;
+        q->count--;
+        return b;
+}
+
+/* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer. */
+void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
+{
+        struct session *s = ctx;
+        (void)size;
+        if (!s->consumers) {
+                /* no consumer yet: keep the newest buffers for the first one */
+                if (s->backlog.count >= s->backlog.cap) {
+                        session_rt_buf_free(rt_queue_pop(&s->backlog), s->backlog.buffer_size);
+                        s->nr_rt_lost++;
+                }
+                if (!rt_queue_push(&s->backlog, buf))
+                        s->nr_rt_lost++;
+        }
+        bool is_wake = false;
+        for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
+                /* the stop's last buffers (its rundown, written at once under the lock, where
+                   no consumer can take any) reach every consumer: nothing waits for them */
+                if (s->is_ending && rt->q.count >= rt->q.cap)
+                        rt_queue_grow(&rt->q);
+                if (!rt_queue_push(&rt->q, buf)) {
+                        rt->nr_lost++;
+                        s->nr_rt_lost++;
+                }
+                is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
+        }
+        if (is_wake)
+                pthread_cond_broadcast(&s->rt_cond);
+}
+
+/* The running real-time session named logger_name, with a reference; NULL when there is none. */
+static struct session *rt_session_find(const char *logger_name)
+{
+        struct session *s = session_find(0, logger_name);
+        if (s && !(s->log_file_mode & EVENT_TRACE_REAL_TIME_MODE)) {
+                session_unref(s);
+                return NULL;
+        }
+        return s;
+}
+
+/* A copy of the writer's header buffer, or NULL (no memory, or the session has ended). Called
+   with s->lock held. */
+static uint8_t *header_copy(struct session *s)
+{
+        if (s->is_ended || !s->writer)
+                return NULL;
+        uint32_t size;
+        const uint8_t *h = etl_writer_header(s->writer, &size);
+        uint8_t *copy = malloc(size);
+        if (copy)
+                memcpy(copy, h, size);
+        return copy;
+}
+
+int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
+                      struct session_rt_info *info)
+{
+        *buf = NULL;
+        *size = 0;
+        struct session *s = rt_session_find(logger_name);
+        if (!s)
+                return -ESRCH;
+        pthread_mutex_lock(&s->lock);
+        bool is_ended = s->is_ended;
+        uint8_t *copy = header_copy(s);
+        *info = s->rt_info;
+        pthread_mutex_unlock(&s->lock);
+        session_unref(s);
+        if (!copy)
+                return is_ended ? -ESRCH : -ENOMEM;
+        *buf = copy;
+        *size = info->buffer_size_bytes;
+        return 0;
+}
+
+int session_rt_attach(const char *logger_name, struct session_rt **out,
+                      struct session_rt_info *info)
+{
+        *out = NULL;
+        struct session *s = rt_session_find(logger_name);
+        if (!s)
+                return -ESRCH;
+        struct session_rt *rt = calloc(1, sizeof(*rt));
+        if (!rt) {
+                session_unref(s);
+                return -ENOMEM;
+        }
+        rt->s = s;
+        pthread_mutex_lock(&s->lock);
+        if (s->is_ended) {
+                /* stopped between the lookup and the lock */
+                pthread_mutex_unlock(&s->lock);
+                free(rt);
+                session_unref(s);
+                return -ESRCH;
+        }
+        rt->header = header_copy(s);
+        if (!rt->header ||
+            session_rt_queue_init(&rt->q, s->max_buffers, s->rt_info.buffer_size_bytes) < 0) {
+                pthread_mutex_unlock(&s->lock);
+                free(rt->header);
+                free(rt);
+                session_unref(s);
+                return -ENOMEM;
+        }
+        if (!s->consumers) {
+                uint8_t *b;
+                while ((b = rt_queue_pop(&s->backlog))) {
+                        if (!rt_queue_push(&rt->q, b))
+                                s->nr_rt_lost++;
+                        session_rt_buf_free(b, s->backlog.buffer_size);
+                }
+        }
+        rt->next = s->consumers;
+        s->consumers = rt;
+        *info = s->rt_info;
+        pthread_mutex_unlock(&s->lock);
+        *out = rt;
+        return 0;
+}
+
+int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
+{
+        struct session *s = rt->s;
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&s->lock);
+        if (rt->current && !rt->is_current_header && rt->q.nr_spare < RT_SPARES)
+                rt->q.spare[rt->q.nr_spare++] = rt->current;
+        else if (rt->is_current_header)
+                free(rt->current);
+        else
+                session_rt_buf_free(rt->current, rt->q.buffer_size);
+        rt->current = NULL;
+        rt->is_current_header = false;
+        int rc = -EAGAIN;
+        for (;;) {
+                if (rt->header) {
+                        /* the logfile header and the start group masks, before any data */
+                        rt->current = rt->header;
+                        rt->is_current_header = true;
+                        rt->header = NULL;
+                        *buf = rt->current;
+                        *size = rt->q.buffer_size;
+                        rc = 1;
+                        break;
+                }
+                if (rt->q.count) {
+                        rt->current = rt_queue_pop(&rt->q);
+                        *buf = rt->current;
+                        *size = rt->q.buffer_size;
+                        rc = 1;
+                        break;
+                }
+                if (s->is_ended) {
+                        rc = 0;
+                        break;
+                }
+                if (pthread_cond_timedwait(&s->rt_cond, &s->lock, &deadline) == ETIMEDOUT)
+                        break;
+        }
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+}
+
+uint64_t session_rt_nr_lost(const struct session_rt *rt)
+{
+        pthread_mutex_lock(&rt->s->lock);
+        uint64_t n = rt->nr_lost;
+        pthread_mutex_unlock(&rt->s->lock);
+        return n;
+}
+
+const char *session_rt_error(const struct session_rt *rt)
+{
+        (void)rt;
+        return "";
+}
+
+void session_rt_detach(struct session_rt *rt)
+{
+        if (!rt)
+                return;
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->lock);
+        for (struct session_rt **p = &s->consumers; *p; p = &(*p)->next) {
+                if (*p == rt) {
+                        *p = rt->next;
+                        break;
+                }
+        }
+        if (rt->is_current_header)
+                free(rt->current);
+        else
+                session_rt_buf_free(rt->current, rt->q.buffer_size);
+        session_rt_queue_free(&rt->q);
+        pthread_mutex_unlock(&s->lock);
+        free(rt->header);
+        free(rt);
+        session_unref(s);
+}
+
+void session_rt_drop(struct session_rt *rt)
+{
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->lock);
+        rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
+        if (rt->is_current_header)
+                free(rt->current);
+        else
+                session_rt_buf_free(rt->current, rt->q.buffer_size);
+        rt->current = NULL;
+        rt->is_current_header = false;
+        free(rt->header);
+        rt->header = NULL;
+        uint32_t buffer_size = rt->q.buffer_size;
+        session_rt_queue_free(&rt->q);
+        rt->q.buffer_size = buffer_size;
+        pthread_mutex_unlock(&s->lock);
+}
+
+bool session_rt_is_ended(const struct session_rt *rt)
+{
+        pthread_mutex_lock(&rt->s->lock);
+        bool is_ended = rt->s->is_ended;
+        pthread_mutex_unlock(&rt->s->lock);
+        return is_ended;
+}
