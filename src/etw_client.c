@@ -231,8 +231,13 @@ refused:
         say(err, err_size, what, st);
 stop:
         etw_client_stop(c, NULL);
-        if (o->file)
+        /* a session that stopped itself while being set up (its disk full with the start's
+           rundown) has finalized what it wrote: that file stays; one refused is removed */
+        if (o->file && st != ERROR_WMI_INSTANCE_NOT_FOUND)
                 unlink(o->file);
+        else if (o->file)
+                snprintf(err + strlen(err), err_size - strlen(err),
+                         "; %s holds what was written before", o->file);
         return -1;
 }
 

@@ -90,10 +90,17 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                         }
                         record_progress(opts->progress_fd, &st, false);
                         next_progress += PROGRESS_NS;
+                        /* more than a step behind (the process was stopped, or starved of a
+                           CPU): the next step a step from now, not in the past, where the wait
+                           below came out negative and poll waited forever */
+                        if (next_progress <= now)
+                                next_progress = now + PROGRESS_NS;
                 }
                 int64_t wait = next_progress - now;
                 if (end - now < wait)
                         wait = end - now;
+                if (wait < 0)
+                        wait = 0;
                 struct pollfd pfd = {sfd, POLLIN, 0};
                 int n = poll(&pfd, sfd >= 0 ? 1 : 0, (int)(wait / 1000000) + 1);
                 if (n < 0 && errno != EINTR) {

@@ -472,6 +472,29 @@ for sig in INT TERM HUP; do
         check "record: SIG$sig says why it stopped" grep -q 'recording stopped' "$tmp/$sig.err"
 done
 
+# 3b. A recorder stopped (SIGSTOP) for longer than its progress step still ends at --duration:
+# its next step came out in the past, and poll waited forever with a negative timeout.
+"$ETWTOP" --record "$tmp/stopped.etl" --duration 3 --on PROC_THREAD 2>"$tmp/stopped.err" &
+pid=$!
+for _ in $(seq 300); do
+        grep -q . "$tmp/stopped.err" 2>/dev/null && break
+        [ -s "$tmp/stopped.etl" ] && break
+        sleep 0.1
+done
+kill -STOP "$pid"
+sleep 2.5 # the condition itself: stopped past a progress step
+kill -CONT "$pid"
+for _ in $(seq 600); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+done
+if kill -0 "$pid" 2>/dev/null; then
+        check "record: stopped past a progress step, it still ends at --duration" false
+        kill -TERM "$pid"
+fi
+wait "$pid"
+check "record: stopped past a progress step, it exits 0 at --duration" [ $? = 0 ]
+
 # 4. kill -9: every complete buffer still reads. (In a host of its own: the session may outlive
 # the recorder, as a Windows kernel logger outlives xperf; that host is ended after.)
 ETWTOP_RUNTIME_DIR=$tmp/rt-killed "$ETWTOP" --record "$tmp/killed.etl" --buffer-size 4 2>/dev/null &
