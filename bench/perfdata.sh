@@ -8,7 +8,7 @@
 #
 #   bench/perfdata.sh [-n RUNS] [-r SECONDS] [FILE...]
 #
-# With no FILE: the largest perf.data of $ETWTOP_SAMPLES/perf (default /work/shared/samples),
+# With no FILE: the largest perf.data of $ETWTOP_SAMPLES/perf (default ../shared/samples beside the repository),
 # and one recorded here for -r SECONDS (default 30): `perf record -F 20000 -g -e cpu-clock -a`
 # of `xz -T2` compressing zeros, kept in $PERFDATA_DIR (default /tmp) and reused when it is there.
 set -u
@@ -29,7 +29,7 @@ command -v perf >/dev/null || die "perf is not installed"
 
 files=("$@")
 if [ ${#files[@]} = 0 ]; then
-        samples=${ETWTOP_SAMPLES:-/work/shared/samples}/perf
+        samples=${ETWTOP_SAMPLES:-$(cd "$(dirname "$0")/../.." && pwd)/shared/samples}/perf
         largest=$(ls -S "$samples"/*data* 2>/dev/null | while read -r f; do
                 [ "$(head -c 8 "$f" | tr -d '\0')" = PERFILE2 ] && echo "$f"; done | head -1)
         [ -n "$largest" ] && files+=("$largest")

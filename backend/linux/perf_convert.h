@@ -426,7 +426,6 @@ int perf_conv_unwind_stats(struct perf_conv *c, uint32_t cpu, uint64_t ts);
 
 /* ---- ETW payload builders shared with the live source ---- */
 
-
 /* Group-mask event (0x0005 new or 0x0020 previous): PERFINFO64, Masks[8] + kernel version 85. */
 uint32_t perf_etw_group_masks(uint8_t *dst, uint16_t hook, uint64_t ts,
                               const PERFINFO_GROUPMASK *masks);

@@ -60,10 +60,10 @@ struct etw_stackwalk_info {
    Errors: ERROR_BAD_LENGTH (a buffer smaller than the structure; *ReturnLength gets its size),
    ERROR_INVALID_PARAMETER (handle 0, a NULL buffer, a session that is not a kernel logger),
    ERROR_WMI_INSTANCE_NOT_FOUND (no such session). */
-#define ETWTOP_TRACE_SETTINGS_INFO     ((TRACE_INFO_CLASS)0x1003)
-#define ETW_SETTINGS_MAX_STACK_EVENTS  256 /* TraceStackTracingInfo's events a session keeps */
-#define ETW_SETTINGS_MAX_SOURCES       4   /* profile sources, PMC counters and events */
-#define ETW_SETTINGS_MAX_LBR_EVENTS    4   /* EVNTRACE_MAX_LBR_EVENTS */
+#define ETWTOP_TRACE_SETTINGS_INFO    ((TRACE_INFO_CLASS)0x1003)
+#define ETW_SETTINGS_MAX_STACK_EVENTS 256 /* TraceStackTracingInfo's events a session keeps */
+#define ETW_SETTINGS_MAX_SOURCES      4   /* profile sources, PMC counters and events */
+#define ETW_SETTINGS_MAX_LBR_EVENTS   4   /* EVNTRACE_MAX_LBR_EVENTS */
 struct etw_session_settings {
         /* ControlTrace(QUERY)'s */
         ULONG EventsLost;
