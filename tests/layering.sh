@@ -61,9 +61,12 @@ hits=$(grep -rnE '#include *"symbols/|#include *"model/profile_fields\.h"|ETWTOP
         --include='*.[ch]' ui 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "ui/ reaches past the model: $hits"
 
-# the model, the symbols and the screen: no file over 1,000 lines (split along the seams)
-hits=$(find model symbols ui -name '*.[ch]' -exec wc -l {} + 2>/dev/null | awk '$2 != "total" && $1 > 1000')
+# no product file over 1,000 lines (split along the seams)
+hits=$(find backend src model symbols ui util unwind -name '*.[ch]' -exec wc -l {} + 2>/dev/null | awk '$2 != "total" && $1 > 1000')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a file over 1,000 lines: $hits"
+# the screen's loop stays small: its batch frames, replay moves and actions live beside it
+n=$(wc -l <src/app.c)
+[ "$n" -lt 700 ] && nr_pass=$((nr_pass + 1)) || fail "src/app.c has $n lines (under 700)"
 
 # the screen's views live under ui/views/, one file each; the model has one entry
 for f in ui/views/functions_view.c ui/views/branches_view.c ui/views/switches_view.c \
