@@ -49,6 +49,17 @@ const GUID *etw_provider_of_hook(uint16_t hook_id)
         return group_guids[group];
 }
 
+int etw_hook_of_provider(const GUID *guid, uint8_t type)
+{
+        int group = etw_group_of_provider(guid);
+
+        if (group < 0)
+                return -1;
+        if (IsEqualGUID(guid, &ImageLoadGuid) && type == (WMI_LOG_TYPE_PROCESS_LOAD_IMAGE & 0xFF))
+                return WMI_LOG_TYPE_PROCESS_LOAD_IMAGE;
+        return group << 8 | type;
+}
+
 int etw_group_of_provider(const GUID *guid)
 {
         for (int i = 0; i < (int)(sizeof(group_guids) / sizeof(group_guids[0])); i++)

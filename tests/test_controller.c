@@ -1435,6 +1435,29 @@ static pid_t spin_child(long ms)
 
 /* ETWTOP_TRACE_SETTINGS_INFO (etw/etwtop_ext.h): a kernel logger's settings and counters in one
    query, equal to what the single classes and ControlTrace(QUERY) say; its checks. */
+/* The public hook <-> CLASSIC_EVENT_ID pair round-trips every hook the stack-walk names give,
+   the image load (0x030A, ImageLoadGuid Type 10) included: it came back as 0x140A. Windows'
+   0x140A names the same event, and reads back as etwtop's 0x030A. */
+static void test_hook_event_id_round_trip(void **state)
+{
+        static const USHORT hooks[] = {0x030A, 0x0301, 0x0302, 0x0501, 0x0524, 0x0532,
+                                       0x0F2E, 0x0F2F, 0x0A10, 0x0420, 0x1002};
+        (void)state;
+        for (size_t i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
+                CLASSIC_EVENT_ID id;
+                USHORT back = 0;
+
+                assert_int_equal(etw_event_id_of_hook(hooks[i], &id), ERROR_SUCCESS);
+                assert_int_equal(etw_hook_of_event_id(&id, &back), ERROR_SUCCESS);
+                assert_int_equal(back, hooks[i]);
+        }
+        CLASSIC_EVENT_ID image;
+        USHORT back = 0;
+        assert_int_equal(etw_event_id_of_hook(0x140A, &image), ERROR_SUCCESS);
+        assert_int_equal(etw_hook_of_event_id(&image, &back), ERROR_SUCCESS);
+        assert_int_equal(back, 0x030A);
+}
+
 static void test_settings_class(void **state)
 {
         (void)state;
@@ -2214,6 +2237,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_class),
+                cmocka_unit_test(test_hook_event_id_round_trip),
                 cmocka_unit_test(test_start_null_arguments),
                 cmocka_unit_test(test_start_buffer_size),
                 cmocka_unit_test(test_start_needs_traced_guid),

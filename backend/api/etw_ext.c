@@ -60,13 +60,13 @@ ULONG etw_event_id_of_hook(USHORT hook_id, CLASSIC_EVENT_ID *out)
 
 ULONG etw_hook_of_event_id(const CLASSIC_EVENT_ID *id, USHORT *hook_id)
 {
-        int group = id ? etw_group_of_provider(&id->EventGuid) : -1;
-        if (!hook_id || group < 0) {
+        int hook = id ? etw_hook_of_provider(&id->EventGuid, id->Type) : -1;
+        if (!hook_id || hook < 0) {
                 etw_set_error(ERROR_INVALID_PARAMETER,
                               "etw_hook_of_event_id: not an event of a kernel group");
                 return ERROR_INVALID_PARAMETER;
         }
-        *hook_id = (USHORT)((unsigned)group << 8 | id->Type);
+        *hook_id = (USHORT)hook;
         etw_set_error(ERROR_SUCCESS, NULL);
         return ERROR_SUCCESS;
 }

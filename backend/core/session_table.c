@@ -137,18 +137,13 @@ DWORD session_file_error_code(int rc)
    entries are ignored). */
 int session_hook_of_event(const CLASSIC_EVENT_ID *e)
 {
-        int group = etw_group_of_provider(&e->EventGuid);
-        if (group < 0)
-                return -1;
-        return (group << 8) | e->Type;
+        return etw_hook_of_provider(&e->EventGuid, e->Type);
 }
 
 void session_event_of_hook(uint16_t hook, CLASSIC_EVENT_ID *e)
 {
         memset(e, 0, sizeof(*e));
-        /* 0x030A is the image load of the Process group; its consumer GUID is Image's */
-        const GUID *g =
-                hook == WMI_LOG_TYPE_PROCESS_LOAD_IMAGE ? &ProcessGuid : etw_provider_of_hook(hook);
+        const GUID *g = etw_provider_of_hook(hook);
         if (g)
                 e->EventGuid = *g;
         e->Type = (UCHAR)(hook & 0xFF);
