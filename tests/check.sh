@@ -34,5 +34,15 @@ wait_until() {
 recording_started() {
         wait_until 60 eval "[ -s '$1' ] || ! kill -0 $2 2>/dev/null"
 }
+# frames_begun FILE PATTERN: how many frames of etwtop -b's output in FILE have begun (lines
+# matching PATTERN, the first table's title)
+frames_begun() { grep -c -- "$2" "$1" 2>/dev/null; }
+# wait_frames FILE PATTERN N PID: waits, up to 3 minutes, until frame N of etwtop -b (process
+# PID, writing FILE) has begun, so that frame N-1 is whole; false if it did not come or the
+# process ended
+wait_frames() {
+        wait_until 180 eval "[ \"\$(frames_begun '$1' '$2')\" -ge $3 ] || ! kill -0 $4 2>/dev/null" &&
+                [ "$(frames_begun "$1" "$2")" -ge "$3" ]
+}
 # has_mapped PID TEXT: whether process PID has a mapping whose path holds TEXT
 has_mapped() { grep -q -- "$2" "/proc/$1/maps" 2>/dev/null; }

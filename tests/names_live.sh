@@ -168,18 +168,8 @@ cp "$tmp/etw_nl_main" "$tmp/etw_nl_exec"
 "$ETWTOP" -b -n 1000 -d 1 --top 2000 >"$tmp/live.txt" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-nr_frames() { grep -c '^Context switches' "$tmp/live.txt" 2>/dev/null; }
-# wait_frames N: until frame N has begun (so N-1 is whole), for at most 3 minutes
-wait_frames() {
-        local i
-        for i in $(seq 1800); do
-                [ "$(nr_frames)" -ge "$1" ] && return 0
-                kill -0 "$live" 2>/dev/null || return 1
-                sleep 0.1
-        done
-        return 1
-}
-wait_frames 1
+nr_frames() { frames_begun "$tmp/live.txt" '^Context switches'; }
+wait_frames "$tmp/live.txt" '^Context switches' 1 "$live"
 "$tmp/etw_nl_main" "$tmp/ids" "$cpu_a" "$cpu_b" 1.4 600 "$tmp/etw_nl_exec" &
 workload=$!
 pids+=("$workload")
@@ -206,7 +196,7 @@ for _ in $(seq 1800); do
         sleep 0.1
 done
 first=$(($(nr_frames) + 2))
-wait_frames $((first + 2))
+wait_frames "$tmp/live.txt" '^Context switches' $((first + 2)) "$live"
 check "live: etwtop -b still runs after frame $((first + 1))" kill -0 "$live"
 kill -INT "$live"
 wait "$live"

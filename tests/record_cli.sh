@@ -476,19 +476,11 @@ done
 # its next step came out in the past, and poll waited forever with a negative timeout.
 "$ETWTOP" --record "$tmp/stopped.etl" --duration 3 --on PROC_THREAD 2>"$tmp/stopped.err" &
 pid=$!
-for _ in $(seq 300); do
-        grep -q . "$tmp/stopped.err" 2>/dev/null && break
-        [ -s "$tmp/stopped.etl" ] && break
-        sleep 0.1
-done
+recording_started "$tmp/stopped.etl" "$pid"
 kill -STOP "$pid"
 sleep 2.5 # the condition itself: stopped past a progress step
 kill -CONT "$pid"
-for _ in $(seq 600); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-done
-if kill -0 "$pid" 2>/dev/null; then
+if ! wait_until 60 eval "! kill -0 $pid 2>/dev/null"; then
         check "record: stopped past a progress step, it still ends at --duration" false
         kill -TERM "$pid"
 fi

@@ -53,18 +53,8 @@ fi
 "$ETWTOP" -b -n 1000 -d 1 --top 60 >"$tmp/live.txt" 2>"$tmp/live.err" &
 live=$!
 pids+=("$live")
-nr_frames() { grep -c '^Hot functions' "$tmp/live.txt" 2>/dev/null; }
-# wait_frames N: until frame N has begun (so N-1 is whole), for at most 3 minutes
-wait_frames() {
-        local i
-        for i in $(seq 1800); do
-                [ "$(nr_frames)" -ge "$1" ] && return 0
-                kill -0 "$live" 2>/dev/null || return 1
-                sleep 0.1
-        done
-        return 1
-}
-wait_frames 1
+nr_frames() { frames_begun "$tmp/live.txt" '^Hot functions'; }
+wait_frames "$tmp/live.txt" '^Hot functions' 1 "$live"
 work=()
 if $has_cxx; then
         "$tmp/sym_cxx" spin 4500 &
@@ -99,7 +89,7 @@ for from in 1 0 1 0; do
 done
 wait "${work[@]}"
 first=$(($(nr_frames) + 2))
-wait_frames $((first + 1))
+wait_frames "$tmp/live.txt" '^Hot functions' $((first + 1)) "$live"
 check "live: etwtop -b still runs after frame $first" kill -0 "$live"
 kill -INT "$live"
 wait "$live"
