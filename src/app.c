@@ -101,7 +101,11 @@ void app_build_tables(struct app *a)
         profile_catch_up(a->profile);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
-        a->nr_samples_shown = hot_nr_samples(a->profile->hot, HOT_SOURCE_TIMER);
+        /* the samples of the source the functions view shows: the first seen (a perf.data's
+           PMC events have no timer) */
+        uint16_t shown = HOT_SOURCE_TIMER;
+        hot_sources(a->profile->hot, &shown, 1);
+        a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
         profile_caps(a->profile, &a->caps_shown);
         feed_unlock(a->feed);
 }
@@ -344,7 +348,6 @@ static void run_screen(struct app *a, int sfd)
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 if (now >= last + delay || (is_done && !was_done)) {
-                        app_tick(a, now);
                         last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
@@ -353,9 +356,11 @@ static void run_screen(struct app *a, int sfd)
                                 feed_damage_text(a->feed, true, damage, sizeof(damage));
                                 if (damage[0])
                                         memcpy(a->st.status, damage, sizeof(damage));
-                                /* a recording cut short: the running kernel's symbols */
+                                /* the trace's end, as -b meets it: the samples still held
+                                   for a stack that never came (a perf.data's have none),
+                                   and a recording cut short's running kernel symbols */
                                 feed_lock(a->feed);
-                                sym_feed_end(a->profile->feed);
+                                profile_end(a->profile);
                                 const struct profile *pr = a->profile;
                                 if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
                                         snprintf(a->st.status, sizeof(a->st.status),
@@ -367,6 +372,7 @@ static void run_screen(struct app *a, int sfd)
                                         a->st.view = VIEW_EVENTS;
                                 feed_unlock(a->feed);
                         }
+                        app_tick(a, now);
                         was_done = is_done;
                 }
                 if (a->st.is_live && is_done && status != ERROR_SUCCESS)
