@@ -212,8 +212,16 @@ check "DotNETRuntimePrivate/BindingLoaderMappingPhaseStart: the fields after the
 check "DotNETRuntimePrivate/NgenBinderNgenBind (ReasonCode 0, START_BIND)" has DotNETRuntimePrivate/NgenBinderNgenBind \
         'ClrInstanceID=9 BindingID=8164512 ReasonCode=0 AssemblyName="mscorlib, Version=4.0.0.0,'
 check "DotNETRuntimePrivate/GCMarkStackRoots" has DotNETRuntimePrivate/GCMarkStackRoots 'HeapNum=0 ClrInstanceID=9'
-check "DotNETRuntimePrivate/GCGlobalHeapHistory (Reason 0, AllocSmall)" has DotNETRuntimePrivate/GCGlobalHeapHistory \
-        'FinalYoungestDesired=0x400000 NumHeaps=1 CondemnedGeneration=0 Gen0ReductionCount=0 Reason=0 GlobalMechanisms=20 ClrInstanceID=9'
+check "DotNETRuntimePrivate/GCGlobalHeapHistory (Reason 0, AllocSmall, named as TraceEvent names it)" \
+        has DotNETRuntimePrivate/GCGlobalHeapHistory \
+        'FinalYoungestDesired=0x400000 NumHeaps=1 CondemnedGeneration=0 Gen0ReductionCount=0 Reason="AllocSmall" GlobalMechanisms=20 ClrInstanceID=9'
+# GCPerHeapHistory version 2 has no template (the runtime writes its heap's record as it is in
+# memory, then a byte of ClrInstanceID): its bytes with their length, not fields made up
+check "DotNETRuntimePrivate/GCPerHeapHistory (version 2): its 433 bytes, the first 64 shown" \
+        has DotNETRuntimePrivate/GCPerHeapHistory \
+        'DataLength=433 Data="0x30004000000000000000000000000000000000000000000018000000000000000000000000000000000000000000000000000000000000003049000000000000..."'
+check "DotNETRuntimePrivate/GCPerHeapHistory: every one with its bytes" \
+        [ "$(grep -c 'DotNETRuntimePrivate/GCPerHeapHistory DataLength=[0-9]* Data="0x' "$tmp/net.txt")" = 264 ]
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" -eq 0 ]

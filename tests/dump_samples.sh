@@ -55,6 +55,24 @@ check "net: 16702 MethodDCEndVerbose" \
 check "gcevents: 2 GCStart (Id 1)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCStart)" = 2 ]
 check "gcevents: 12 GCAllocationTick (Id 10)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCAllocationTick)" = 12 ]
 check "gcevents: 13 GCMarkWithType (Id 202)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCMarkWithType)" = 13 ]
+# a PerfView recording carries no MetaData: the GC events by the manifest's templates, value maps
+# by name as TraceEvent shows them (issue 26)
+check "gcevents: GCStart's fields, Reason and Type named" \
+        grep -q ' DotNETRuntime/GCStart Count=1 Depth=1 Reason="Induced" Type="NonConcurrentGC" ClrInstanceID=8 ClientSequenceNumber=0$' "$tmp/gc.txt"
+check "gcevents: GCSuspendEEBegin's Reason named" \
+        grep -q ' DotNETRuntime/GCSuspendEEBegin Reason="SuspendForGC" Count=0 ClrInstanceID=8$' "$tmp/gc.txt"
+check "gcevents: GCAllocationTick (version 4) with its AllocationKind named" \
+        grep -q ' DotNETRuntime/GCAllocationTick AllocationAmount=0x350e8 AllocationKind="Large" ClrInstanceID=8 AllocationAmount64=0x350e8 TypeID=0x7ffb485e1c08 TypeName="System.String" HeapIndex=0 Address=0x1b0f3c00048 ObjectSize=217328$' "$tmp/gc.txt"
+check "gcevents: GCEnd and GCHeapStats' fields" \
+        bash -c "grep -q ' DotNETRuntime/GCEnd Count=1 Depth=1 ClrInstanceID=8\$' '$tmp/gc.txt' && grep -q ' DotNETRuntime/GCHeapStats GenerationSize0=0x248 TotalPromotedSize0=0x4bea8 .* GCHandleCount=53 ClrInstanceID=8 GenerationSize4=0x3ff0 TotalPromotedSize4=0x0\$' '$tmp/gc.txt'"
+check "gcevents: GCCreateSegment's Type and GCMarkWithType's Type named" \
+        bash -c "grep -q 'GCCreateSegment Address=0x1b0f3c00028 Size=0x1ffffd8 Type=\"LargeObjectHeap\"' '$tmp/gc.txt' && grep -q 'GCMarkWithType HeapNum=0 ClrInstanceID=8 Type=\"Older\" Bytes=293544' '$tmp/gc.txt'"
+check "gcevents: GCPerHeapHistory (version 3): its fields and each generation's values" \
+        grep -q ' DotNETRuntime/GCPerHeapHistory ClrInstanceID=8 FreeListAllocated=0x0 .* CondemnReasons0=5 .* HeapIndex=0 ExtraGen0Commit=0x0 Count=5 SizeBefore="\[0x112d30,0x0,0x0,0x4f9a8,0x3ff0\]" .* NewAllocation="\[0x488d58,0x40000,0x0,0x0,0x0\]"$' "$tmp/gc.txt"
+check "gcevents: GCGlobalHeapHistory (version 4): its fields, the Values' bytes with their length" \
+        grep -q ' DotNETRuntime/GCGlobalHeapHistory FinalYoungestDesired=0x475fb8 NumHeaps=1 CondemnedGeneration=1 Gen0ReductionCount=0 Reason="Induced" .* Count=8 ValuesLength=32 Values="0x' "$tmp/gc.txt"
+check "gcevents: no GC event left without its fields" \
+        bash -c "! grep -E ' DotNETRuntime/GC[A-Za-z]+ version=' '$tmp/gc.txt'"
 check "net: 16221 MethodDCEndILToNativeMap" \
         [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndILToNativeMap)" = 16221 ]
 check "net: 27 ModuleDCEnd" [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/ModuleDCEnd)" = 27 ]

@@ -468,13 +468,207 @@ static void test_clr_private_by_id(void **state)
         assert_int_equal(cap.nr_fields, 2);
         assert_int_equal(u("HeapNum"), 2);
 
+        /* GCPerHeapHistory from version 2 has no template: its bytes, with their length */
         assert_int_equal(feed_id(&clr_private, 4, 17, 2, &b), 0);
-        assert_int_equal(cap.type, KEV_OTHER);
+        assert_int_equal(cap.type, KEV_FIELDS);
         assert_string_equal(cap.name, "DotNETRuntimePrivate/GCPerHeapHistory");
+        assert_int_equal(u("DataLength"), 10);
+        assert_string_equal(s("Data"), "0x0200000009004D000000");
 
         assert_int_equal(feed_id(&clr_private, 999, 17, 0, &b), 0);
         assert_int_equal(cap.type, KEV_OTHER);
         assert_string_equal(cap.name, "");
+}
+
+/* Microsoft-Windows-DotNETRuntime: its GC events by the manifest's templates when the trace
+   does not describe them (a PerfView recording), value maps by name */
+static const GUID clr_runtime = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+
+static void test_clr_gc_maps(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        /* GCStart_V2: Reason 1, Type 0 */
+        bb_u32(&b, 7);
+        bb_u32(&b, 1);
+        bb_u32(&b, 1);
+        bb_u32(&b, 0);
+        bb_u16(&b, 8);
+        bb_u64(&b, 0);
+        assert_int_equal(feed_id(&clr_runtime, 1, 1, 2, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCStart");
+        assert_int_equal(u("Count"), 7);
+        assert_int_equal(cap.f[field("Reason")].kind, KEV_FIELD_STR);
+        assert_string_equal(s("Reason"), "Induced");
+        assert_string_equal(s("Type"), "NonConcurrentGC");
+        assert_int_equal(u("ClientSequenceNumber"), 0);
+
+        /* a value past the map's end stays a number */
+        b.b[8] = 42;
+        assert_int_equal(feed_id(&clr_runtime, 1, 1, 2, &b), 0);
+        assert_int_equal(cap.f[field("Reason")].kind, KEV_FIELD_UINT);
+        assert_int_equal(u("Reason"), 42);
+
+        /* GCStart_V1: no ClientSequenceNumber; cut short of its template */
+        b.n -= 8;
+        assert_int_equal(feed_id(&clr_runtime, 1, 1, 1, &b), 0);
+        assert_int_equal(cap.nr_fields, 5);
+        b.n -= 4;
+        assert_int_equal(feed_id(&clr_runtime, 1, 1, 1, &b), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+
+        /* GCSuspendEEBegin_V1, GCAllocationTick_V4, GCCreateSegment_V1, GCMarkWithType */
+        b.n = 0;
+        bb_u32(&b, 1);
+        bb_u32(&b, 0);
+        bb_u16(&b, 8);
+        assert_int_equal(feed_id(&clr_runtime, 9, 10, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntime/GCSuspendEEBegin");
+        assert_string_equal(s("Reason"), "SuspendForGC");
+
+        b.n = 0;
+        bb_u32(&b, 0x350e8);
+        bb_u32(&b, 1);
+        bb_u16(&b, 8);
+        bb_u64(&b, 0x350e8);
+        bb_u64(&b, 0x7ffb485e1c08);
+        bb_utf16(&b, "System.String");
+        bb_u32(&b, 0);
+        bb_u64(&b, 0x1b0f3c00048);
+        bb_u64(&b, 217328);
+        assert_int_equal(feed_id(&clr_runtime, 10, 11, 4, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntime/GCAllocationTick");
+        assert_int_equal(cap.f[field("AllocationAmount")].kind, KEV_FIELD_HEX);
+        assert_string_equal(s("AllocationKind"), "Large");
+        assert_string_equal(s("TypeName"), "System.String");
+        assert_int_equal(u("Address"), 0x1b0f3c00048);
+        assert_int_equal(u("ObjectSize"), 217328);
+
+        b.n = 0;
+        bb_u64(&b, 0x1b0f3c00028);
+        bb_u64(&b, 0x1ffffd8);
+        bb_u32(&b, 1);
+        bb_u16(&b, 8);
+        assert_int_equal(feed_id(&clr_runtime, 5, 134, 1, &b), 0);
+        assert_string_equal(s("Type"), "LargeObjectHeap");
+
+        b.n = 0;
+        bb_u32(&b, 0);
+        bb_u16(&b, 8);
+        bb_u32(&b, 3);
+        bb_u64(&b, 293544);
+        assert_int_equal(feed_id(&clr_runtime, 202, 202, 0, &b), 0);
+        assert_string_equal(s("Type"), "Older");
+        assert_int_equal(u("Bytes"), 293544);
+
+        /* an Id the table names itself: PinObjectAtGCTime */
+        b.n = 0;
+        bb_u64(&b, 0x1b0f0a815f8);
+        bb_u64(&b, 0x1b0f3800208);
+        bb_u64(&b, 24);
+        bb_utf16(&b, "System.Object");
+        bb_u16(&b, 8);
+        assert_int_equal(feed_id(&clr_runtime, 33, 36, 0, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntime/PinObjectAtGCTime");
+        assert_string_equal(s("TypeName"), "System.Object");
+
+        /* the private provider's GCGlobalHeapHistory: Reason by GCReasonMap, as TraceEvent */
+        b.n = 0;
+        bb_u64(&b, 0x400000);
+        bb_u32(&b, 1);
+        bb_u32(&b, 0);
+        bb_u32(&b, 0);
+        bb_u32(&b, 4);
+        bb_u32(&b, 20);
+        bb_u16(&b, 9);
+        assert_int_equal(feed_id(&clr_private, 5, 18, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimePrivate/GCGlobalHeapHistory");
+        assert_string_equal(s("Reason"), "AllocLarge");
+        assert_int_equal(u("GlobalMechanisms"), 20);
+}
+
+/* GCPerHeapHistory_V3: the template's fields, then Count generations of 10 pointers, a field per
+   member with its value in each generation */
+static void test_clr_gc_per_heap_history(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u16(&b, 8); /* ClrInstanceID */
+        for (int i = 0; i < 6; i++)
+                bb_u64(&b, 0x100u + (unsigned)i); /* FreeListAllocated ... PinnedAllocatedAdvance */
+        bb_u32(&b, 75);                           /* RunningFreeListEfficiency */
+        bb_u32(&b, 5);                            /* CondemnReasons0 */
+        bb_u32(&b, 0);                            /* CondemnReasons1 */
+        bb_u32(&b, 0x80000002u);                  /* CompactMechanisms */
+        bb_u32(&b, 0);                            /* ExpandMechanisms */
+        bb_u32(&b, 3);                            /* HeapIndex */
+        bb_u64(&b, 0x1000);                       /* ExtraGen0Commit */
+        bb_u32(&b, 5);                            /* Count */
+        for (int g = 0; g < 5; g++)
+                for (int m = 0; m < 10; m++)
+                        bb_u64(&b, (uint64_t)(g * 16 + m));
+        assert_int_equal(b.n, 486); /* the size of the gcevents sample's */
+        assert_int_equal(feed_id(&clr_runtime, 204, 204, 3, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCPerHeapHistory");
+        assert_int_equal(cap.nr_fields, 25);
+        assert_int_equal(u("ClrInstanceID"), 8);
+        assert_int_equal(u("FreeListAllocated"), 0x100);
+        assert_int_equal(u("PinnedAllocatedAdvance"), 0x105);
+        assert_int_equal(u("RunningFreeListEfficiency"), 75);
+        assert_int_equal(u("CompactMechanisms"), 0x80000002u);
+        assert_int_equal(u("HeapIndex"), 3);
+        assert_int_equal(u("ExtraGen0Commit"), 0x1000);
+        assert_int_equal(u("Count"), 5);
+        assert_string_equal(s("SizeBefore"), "[0x0,0x10,0x20,0x30,0x40]");
+        assert_string_equal(s("FreeListBefore"), "[0x1,0x11,0x21,0x31,0x41]");
+        assert_string_equal(s("NewAllocation"), "[0x9,0x19,0x29,0x39,0x49]");
+
+        /* a generation cut short: too short for its template */
+        b.n -= 8;
+        assert_int_equal(feed_id(&clr_runtime, 204, 204, 3, &b), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+
+        /* a 32-bit process: pointers of 4 bytes */
+        struct bb c = {.n = 0};
+        bb_u16(&c, 8);
+        for (int i = 0; i < 6; i++)
+                bb_u32(&c, 0x100u + (unsigned)i);
+        for (int i = 0; i < 6; i++)
+                bb_u32(&c, (uint32_t)i);
+        bb_u32(&c, 0x2000);
+        bb_u32(&c, 2);
+        for (int i = 0; i < 20; i++)
+                bb_u32(&c, (uint32_t)i);
+        struct kdecoder *d = kdecoder_new(true);
+        EVENT_RECORD r;
+        memset(&r, 0, sizeof(r));
+        memset(&cap, 0, sizeof(cap));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_32_BIT_HEADER;
+        r.EventHeader.ProviderId = clr_runtime;
+        r.EventHeader.EventDescriptor.Id = 204;
+        r.EventHeader.EventDescriptor.Opcode = 204;
+        r.EventHeader.EventDescriptor.Version = 3;
+        r.UserData = c.b;
+        r.UserDataLength = (USHORT)c.n;
+        assert_int_equal(kdecoder_decode(d, &r, capture, NULL), 0);
+        kdecoder_free(d);
+        assert_int_equal(u("ExtraGen0Commit"), 0x2000);
+        assert_string_equal(s("SizeBefore"), "[0x0,0xa]");
+        assert_string_equal(s("NewAllocation"), "[0x9,0x13]");
+
+        /* a version before 3 has no template: named, its bytes with their length */
+        b.n = 433;
+        assert_int_equal(feed_id(&clr_runtime, 204, 204, 2, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCPerHeapHistory");
+        assert_int_equal(u("DataLength"), 433);
+        assert_true(strncmp(s("Data"), "0x0800000100000000000001", 24) == 0);
+        assert_int_equal(strlen(s("Data")), 2 + 128 + 3); /* 64 bytes shown, then "..." */
 }
 
 int main(void)
@@ -490,6 +684,8 @@ int main(void)
                 cmocka_unit_test(test_optical_media_strings),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
+                cmocka_unit_test(test_clr_gc_maps),
+                cmocka_unit_test(test_clr_gc_per_heap_history),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -217,6 +217,50 @@ static void test_described_event_decoded(void **state)
         kdecoder_free(d);
 }
 
+/* Microsoft-Windows-DotNETRuntime's GCStart described by the trace with a map the trace does not
+   carry (GCReasonMap): the CLR manifest's text; a map the trace carries wins */
+static void test_clr_map_not_carried(void **state)
+{
+        static const GUID clr = {
+                0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+        static const struct prop_def gc_start[] = {
+                {"Count", 0, 8, 0, 1, 0, NULL},
+                {"Reason", 0, 8, 0, 1, 0, "GCReasonMap"},
+        };
+        static const char *const texts[] = {"Induced by the trace"};
+        static const uint32_t values[] = {1};
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb info, map;
+        uint32_t payload[2] = {3, 1};
+        (void)state;
+
+        assert_non_null(d);
+        build_info(&info, gc_start, 2);
+        memcpy(info.b, &clr, 16);
+        put16(&info, 32, 1); /* GCStart */
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        assert_int_equal(decode(d, &clr, 1, 1, 1, false, payload, sizeof(payload)), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCStart");
+        assert_string_equal(cap.text, "Count=3;Reason=Induced;");
+
+        /* a value the manifest's map lacks stays a number */
+        payload[1] = 77;
+        assert_int_equal(decode(d, &clr, 1, 1, 1, false, payload, sizeof(payload)), 0);
+        assert_string_equal(cap.text, "Count=3;Reason=77;");
+
+        /* the trace's own map */
+        payload[1] = 1;
+        build_map(&map, "GCReasonMap", 1, texts, values, 1);
+        memcpy(map.b, &clr, 16);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+        assert_int_equal(decode(d, &clr, 1, 1, 1, false, payload, sizeof(payload)), 0);
+        assert_string_equal(cap.text, "Count=3;Reason=Induced by the trace;");
+        kdecoder_free(d);
+}
+
 static void test_damaged_descriptions(void **state)
 {
         struct bb info;
@@ -326,6 +370,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_described_event_decoded),
                 cmocka_unit_test(test_damaged_descriptions),
+                cmocka_unit_test(test_clr_map_not_carried),
                 cmocka_unit_test(test_manifest_data),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

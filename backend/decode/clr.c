@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "clr_gc.h"
 #include "kdecoder_int.h"
 
 /* Microsoft-Windows-DotNETRuntime and Microsoft-Windows-DotNETRuntimeRundown */
@@ -139,6 +140,6 @@ int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent 
         switch (c->kind) {
         case CLR_METHOD: return dec_clr_method(d, ev, pl, c->phase);
         case CLR_MODULE: return dec_clr_module(d, ev, pl, c->phase);
-        default: return KEV_NO_LAYOUT;
+        default: return c->is_rundown ? KEV_NO_LAYOUT : clr_gc_decode(d, ev, pl, c->id);
         }
 }

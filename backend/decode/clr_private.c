@@ -3,10 +3,12 @@
    (Microsoft-Windows-DotNETRuntimePrivate, {763fd754-7086-4dfe-95eb-c01a46faf4ca}): its events
    by Id and version, with the fields of their manifest templates (ClrEtwAll.man), named as
    TraceEvent names them. Where a template ends in an array, the fields before it are decoded;
-   an event whose template is empty (GCPerHeapHistory from version 2) is named only. */
+   GCPerHeapHistory from version 2, whose template is empty, prints its bytes with their length;
+   GCGlobalHeapHistory's Reason its GCReason name, as TraceEvent shows it. */
 #include <stddef.h>
 #include <string.h>
 
+#include "clr_gc.h"
 #include "kdecoder_int.h"
 #include "kevent_mof.h"
 
@@ -592,16 +594,23 @@ static const struct clr_private_event *clr_private_find(uint16_t id, uint8_t ver
 int clr_private_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
                        const GUID *g, uint16_t id)
 {
-        if (memcmp(g, &clr_private_guid, sizeof(*g)) != 0)
-                return KEV_NO_LAYOUT;
+        if (memcmp(g, &clr_private_guid, sizeof(*g)) != 0) /* the runtime's: its GC events */
+                return clr_gc_is_runtime(g) ? clr_gc_decode(d, ev, pl, id) : KEV_NO_LAYOUT;
 
         const struct clr_private_event *e = clr_private_find(id, ev->version);
 
         if (!e)
                 return KEV_NO_LAYOUT;
         ev->name = e->name;
+        if (id == 4 && ev->version >= 2) /* GCPerHeapHistory: no template */
+                return clr_gc_decode_bytes(d, ev, pl);
         if (!e->fields)
                 return KEV_NO_LAYOUT;
-        return kevent_mof_fields(d, e->name, e->fields, e->nr_fields, ev, pl->p, pl->len,
-                                 pl->psize);
+
+        int rc = kevent_mof_fields(d, e->name, e->fields, e->nr_fields, ev, pl->p, pl->len,
+                                   pl->psize);
+
+        if (rc == 0 && id == 5) /* GCGlobalHeapHistory */
+                clr_gc_name_reason(d, ev);
+        return rc;
 }

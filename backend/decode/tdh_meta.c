@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/utf.h"
+#include "clr_gc.h"
 #include "etl_reader.h"
 #include "kevent_mof.h"
 #include "le_bytes.h"
@@ -752,7 +753,9 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 f->kind = KEV_FIELD_HEX;
         if (pr->map_name && f->kind != KEV_FIELD_STR) {
                 const struct tdh_map *m = map_find(x->r, &x->e->provider, pr->map_name);
-                const char *t = m ? map_text(x, m, f->u, buf, sizeof(buf)) : NULL;
+                /* a map the trace does not carry: the CLR manifest's, for the runtime's events */
+                const char *t = m ? map_text(x, m, f->u, buf, sizeof(buf))
+                                  : clr_gc_map_text(&x->e->provider, pr->map_name, f->u);
                 if (t) {
                         f->kind = KEV_FIELD_STR;
                         f->s = kdecoder_arena_copy(x->d, t);
