@@ -91,20 +91,29 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 
 void app_build_tables(struct app *a)
 {
-        struct ui_build_ctx m = {a->profile, a->st.is_live,
-                                 a->caps.has_lbr ? "" : a->caps.why_no_lbr};
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
         feed_lock(a->feed);
         sym_store_poll(a->profile->store);
         read_back(a, code, &cs);
         profile_catch_up(a->profile);
+        /* the source the functions view shows: the one chosen while the trace has it, else the
+           first seen (a perf.data's PMC events have no timer) */
+        uint16_t sources[64];
+        uint32_t nr = hot_sources(a->profile->hot, sources, 64);
+        uint16_t shown = nr ? sources[0] : HOT_SOURCE_TIMER;
+        for (uint32_t i = 0; i < nr; i++)
+                if ((int32_t)sources[i] == a->source_chosen)
+                        shown = sources[i];
+        a->source_shown = shown;
+        a->nr_sources = nr;
+        char name[64];
+        snprintf(a->source_name, sizeof(a->source_name), "%s",
+                 profile_source_name(a->profile, shown, name, sizeof(name)));
+        struct ui_build_ctx m = {a->profile, a->st.is_live,
+                                 a->caps.has_lbr ? "" : a->caps.why_no_lbr, shown};
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
-        /* the samples of the source the functions view shows: the first seen (a perf.data's
-           PMC events have no timer) */
-        uint16_t shown = HOT_SOURCE_TIMER;
-        hot_sources(a->profile->hot, &shown, 1);
         a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
         profile_caps(a->profile, &a->caps_shown);
         feed_unlock(a->feed);
@@ -137,6 +146,11 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .caps = &a->caps,
         };
         h.model_caps = a->caps_shown;
+        /* the source named where there are others, or it is not the timer */
+        if (a->nr_sources > 1 || (a->nr_sources == 1 && a->source_shown != HOT_SOURCE_TIMER))
+                h.shown_source = a->source_name;
+        if (!a->st.is_live)
+                header_trace_text(p, &h);
         struct profile_unwind unwind = p->trace.unwind;
         if (p->trace.has_unwind)
                 h.unwind = &unwind;
@@ -435,6 +449,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->st.is_live = !o->replay_path;
         a->st.nr_views = NR_VIEWS;
         a->st.delay_s = o->delay_s > 0 ? o->delay_s : 1.0;
+        a->source_chosen = -1;
         a->now = o->collect;
         if (a->st.is_live)
                 etw_query_machine_caps(&a->caps);

@@ -180,9 +180,10 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                         add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples(tree));
                 return;
         }
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(hot, sources, 16);
-        uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
+        /* the screen's choice (S); the first source seen when it has no samples */
+        uint16_t source = m->source;
+        if (!hot_nr_samples(hot, source))
+                hot_sources(hot, &source, 1);
         uint64_t nr = hot_nr_samples(hot, source);
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;

@@ -84,6 +84,7 @@ struct ui_build_ctx {
         struct profile *profile; /* read (its queries keep caches); its lock held by the caller */
         bool is_live;
         const char *why_no_lbr; /* the reason there are no LBR edges live ("" or NULL: none) */
+        uint16_t source;        /* the profile source the functions view counts (one it has seen) */
 };
 
 /* A view: its rows and its keys. Implementations embed it and take their own state back with
