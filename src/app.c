@@ -20,6 +20,7 @@
 #include "etw/etwtop_ext.h"
 #include "feed.h"
 #include "header.h"
+#include "source_pick.h"
 #include "record.h"
 #include "model/profile.h"
 #include "ui/screen.h"
@@ -102,6 +103,19 @@ void app_build_tables(struct app *a)
         uint16_t sources[64];
         uint32_t nr = hot_sources(a->profile->hot, sources, 64);
         uint16_t shown = nr ? sources[0] : HOT_SOURCE_TIMER;
+        int named = a->o->source && a->source_chosen < 0
+                            ? source_pick(a->profile, sources, nr, a->o->source)
+                            : -1;
+        if (named >= 0)
+                shown = sources[named];
+        else if (a->o->source && a->source_chosen < 0 && nr && !a->is_source_said) {
+                char list[256];
+                source_pick_list(a->profile, sources, nr, list, sizeof(list));
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "--source %.64s: no such samples (yet): the trace samples %s",
+                         a->o->source, list);
+                a->is_source_said = true;
+        }
         for (uint32_t i = 0; i < nr; i++)
                 if ((int32_t)sources[i] == a->source_chosen)
                         shown = sources[i];
@@ -180,8 +194,33 @@ static void apply_edit(struct app *a)
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }
 
+/* S: the source after the one shown, in the order the trace first sampled them. */
+static void next_source(struct app *a)
+{
+        uint16_t sources[64];
+        char name[64];
+        feed_lock(a->feed);
+        uint32_t nr = hot_sources(a->profile->hot, sources, 64), i = 0;
+        while (i < nr && sources[i] != a->source_shown)
+                i++;
+        if (nr > 1) {
+                uint16_t next = sources[i + 1 < nr ? i + 1 : 0];
+                a->source_chosen = next;
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "hot functions: %s's samples (%u of %u sources)",
+                         profile_source_name(a->profile, next, name, sizeof(name)),
+                         (i + 1 < nr ? i + 1 : 0) + 1, nr);
+        } else {
+                snprintf(a->st.status, sizeof(a->st.status), "S: the trace samples %s source",
+                         nr ? "one" : "no");
+        }
+        feed_unlock(a->feed);
+}
+
 static void react(struct app *a, unsigned r)
 {
+        if (r & UI_SOURCE)
+                next_source(a);
         if (r & UI_QUIT)
                 a->is_quit = true;
         if (r & (UI_ZERO | UI_SET_MODE | UI_ZOOM)) {

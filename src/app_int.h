@@ -42,6 +42,7 @@ struct app {
         uint16_t source_shown;
         uint32_t nr_sources;
         char source_name[64];
+        bool is_source_said;     /* the status said --source matched none */
         const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
         char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
         int64_t status_since_ns;

@@ -29,6 +29,7 @@ enum ui_reaction {
         UI_TO_TOP = 1u << 9,      /* the rows are new (another tree, grouping): show the first */
         UI_TIMELINE = 1u << 10,   /* ui_state.timeline_op on a replay's timeline */
         UI_ANNOTATE = 1u << 11,   /* ui_state.annotate: show that function's instructions */
+        UI_SOURCE = 1u << 12,     /* the functions view counts the next profile source */
 };
 
 /* What a timeline key does (ui_state.timeline_op). */
