@@ -44,6 +44,8 @@ check "the header: LBR on the cycles samples (150 branch stacks)" \
         has '   LBR: on TotalCycles samples, 150 branch stacks\( \|$\)'
 check "the header: no stack walk of this command line's" wait_gone 'Stack walk:' 5
 tm send-keys -t s 2
+no_ipc() { ! has 'Total  *IPC'; }
+check "no IPC column: the file samples cycles alone" no_ipc
 check "view 2: the LBR records' edges" wait_for 'Share% .*Count .*Mispred%' 10
 check "view 2: an edge of the program" has ' elf+0x[0-9a-f]* .*elf+0x'
 tm send-keys -t s q
@@ -54,7 +56,7 @@ if [ -f "$g" ]; then
         "$ETWTOP" --replay "$g" -b --top 3 >"$tmp/g.txt" 2>/dev/null
         read -r gself gfn < <(awk '/^Hot functions/ {t = 1; next} t && /^ *[0-9.]+%/ {print $3, $6; exit}' "$tmp/g.txt")
         tm new-session -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g'; sleep 60"
-        check "the screen, six PMC events system-wide: rows" wait_for '^ *[0-9.]*%  *[0-9.]*%  *[0-9]*  *[0-9]* \[kernel' 30
+        check "the screen, six PMC events system-wide: rows" wait_for '^ *[0-9.]*%  *[0-9.]*%  *[0-9]*  *[0-9]*  *[0-9.]* \[kernel' 30
         check "the header: the six events at 1000 Hz, no LBR" \
                 has 'Sampling: cycles (1000 Hz), instructions (1000 Hz), cache-references (1000 Hz), cache-misses (1000 Hz), branches (1000 Hz), branch-misses (1000 Hz)   LBR: off   '
         # S: the next source, in the order the file first sampled them, named in the header
@@ -69,6 +71,19 @@ if [ -f "$g" ]; then
         check "S again: back to the first" wait_for ' 135 samples of LLCReference' 10
         tm kill-session -t s 2>/dev/null
         [ -n "$gfn" ] || skip "-b printed no row for busy"
+
+        # IPC: cycles and instructions both sampled: a column of the functions view, each
+        # function's (each module's by module) as -b's IPC tables give it
+        "$ETWTOP" --replay "$g" -b --top 1000 >"$tmp/gall.txt" 2>/dev/null
+        read -r mipc mname < <(awk '/^IPC per module/ {t = 1; next} t && /^ *[0-9]+\.[0-9]+ / {print $1, $4; exit}' "$tmp/gall.txt")
+        read -r fipc fmod fname < <(awk '/^IPC per function/ {t = 1; next} t && /^$/ {t = 0} t && /^ *[0-9]+\.[0-9]+ / && $1 != "0.00" {print $1, $4, $5; exit}' "$tmp/gall.txt")
+        check "-b: busy's IPC per module and function ($mname $mipc, $fname $fipc)" [ -n "$mipc" -a -n "$fipc" ]
+        tm new-session -d -s s -x 250 -y 60 -c "$tmp" "$ETWTOP --replay '$g' --source cycles; sleep 60"
+        check "IPC: a column of the functions view" wait_for '^  Self%  Total%     Self    Total    IPC Module ' 30
+        check "IPC: $fname's, as -b's ($fipc)" wait_for "  $fipc ${fmod//[/\\[}  *${fname//[/\\[}\$" 10
+        tm send-keys -t s p p p
+        check "IPC by module: $mname's, as -b's ($mipc)" wait_for "  $mipc ${mname//[/\\[}  *+ \[" 10
+        tm kill-session -t s 2>/dev/null
 
         # --source (perf's name or ETW's): -b prints that source's tables alone; the screen
         # opens on it, its first row -b's
