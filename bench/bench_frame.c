@@ -87,7 +87,7 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
                 }
         }
         struct ui_view *view = functions_view_new();
-        struct ui_build_ctx m = {p, true, ""};
+        struct ui_build_ctx m = {p, true, "", HOT_SOURCE_TIMER};
         double t_rows = 0, t_draw = 0;
         const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};

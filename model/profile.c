@@ -99,6 +99,20 @@ static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
                 t->stack_hooks[t->nr_stack_hooks++] = hook;
 }
 
+/* An LBR record belongs to the sample before it with its timestamp: the sources whose samples
+   carry branch stacks, as the header names them. */
+static void lbr_seen(struct profile_trace *t, const struct kevent *ev)
+{
+        t->nr_lbr_records++;
+        if (ev->lbr.event_timestamp != t->last_sample_timestamp || !t->last_sample_timestamp)
+                return;
+        for (uint32_t i = 0; i < t->nr_lbr_sources; i++)
+                if (t->lbr_sources[i] == t->last_sample_source)
+                        return;
+        if (t->nr_lbr_sources < sizeof(t->lbr_sources) / sizeof(t->lbr_sources[0]))
+                t->lbr_sources[t->nr_lbr_sources++] = t->last_sample_source;
+}
+
 /* What the trace says of itself: its header, its settings, what it lost. */
 static void trace_event(struct profile_trace *t, const struct kevent *ev)
 {
@@ -167,6 +181,12 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                                 ev->profile_interval.new_interval_100ns);
                 break;
         case KEV_STACK: t->nr_stacks++; break;
+        case KEV_SAMPLE:
+        case KEV_PMC_SAMPLE:
+                t->last_sample_timestamp = ev->timestamp;
+                t->last_sample_source = ev->type == KEV_SAMPLE ? 0 : ev->pmc_sample.source;
+                break;
+        case KEV_LBR: lbr_seen(t, ev); break;
         default: break;
         }
         if (ev->type == KEV_STACK)

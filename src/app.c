@@ -20,6 +20,7 @@
 #include "etw/etwtop_ext.h"
 #include "feed.h"
 #include "header.h"
+#include "source_pick.h"
 #include "record.h"
 #include "model/profile.h"
 #include "ui/screen.h"
@@ -91,20 +92,42 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 
 void app_build_tables(struct app *a)
 {
-        struct ui_build_ctx m = {a->profile, a->st.is_live,
-                                 a->caps.has_lbr ? "" : a->caps.why_no_lbr};
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
         feed_lock(a->feed);
         sym_store_poll(a->profile->store);
         read_back(a, code, &cs);
         profile_catch_up(a->profile);
+        /* the source the functions view shows: the one chosen while the trace has it, else the
+           first seen (a perf.data's PMC events have no timer) */
+        uint16_t sources[64];
+        uint32_t nr = hot_sources(a->profile->hot, sources, 64);
+        uint16_t shown = nr ? sources[0] : HOT_SOURCE_TIMER;
+        int named = a->o->source && a->source_chosen < 0
+                            ? source_pick(a->profile, sources, nr, a->o->source)
+                            : -1;
+        if (named >= 0)
+                shown = sources[named];
+        else if (a->o->source && a->source_chosen < 0 && nr && !a->is_source_said) {
+                char list[256];
+                source_pick_list(a->profile, sources, nr, list, sizeof(list));
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "--source %.64s: no such samples (yet): the trace samples %s",
+                         a->o->source, list);
+                a->is_source_said = true;
+        }
+        for (uint32_t i = 0; i < nr; i++)
+                if ((int32_t)sources[i] == a->source_chosen)
+                        shown = sources[i];
+        a->source_shown = shown;
+        a->nr_sources = nr;
+        char name[64];
+        snprintf(a->source_name, sizeof(a->source_name), "%s",
+                 profile_source_name(a->profile, shown, name, sizeof(name)));
+        struct ui_build_ctx m = {a->profile, a->st.is_live,
+                                 a->caps.has_lbr ? "" : a->caps.why_no_lbr, shown};
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
-        /* the samples of the source the functions view shows: the first seen (a perf.data's
-           PMC events have no timer) */
-        uint16_t shown = HOT_SOURCE_TIMER;
-        hot_sources(a->profile->hot, &shown, 1);
         a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
         profile_caps(a->profile, &a->caps_shown);
         feed_unlock(a->feed);
@@ -137,6 +160,11 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .caps = &a->caps,
         };
         h.model_caps = a->caps_shown;
+        /* the source named where there are others, or it is not the timer */
+        if (a->nr_sources > 1 || (a->nr_sources == 1 && a->source_shown != HOT_SOURCE_TIMER))
+                h.shown_source = a->source_name;
+        if (!a->st.is_live)
+                header_trace_text(p, &h);
         struct profile_unwind unwind = p->trace.unwind;
         if (p->trace.has_unwind)
                 h.unwind = &unwind;
@@ -166,8 +194,33 @@ static void apply_edit(struct app *a)
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }
 
+/* S: the source after the one shown, in the order the trace first sampled them. */
+static void next_source(struct app *a)
+{
+        uint16_t sources[64];
+        char name[64];
+        feed_lock(a->feed);
+        uint32_t nr = hot_sources(a->profile->hot, sources, 64), i = 0;
+        while (i < nr && sources[i] != a->source_shown)
+                i++;
+        if (nr > 1) {
+                uint16_t next = sources[i + 1 < nr ? i + 1 : 0];
+                a->source_chosen = next;
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "hot functions: %s's samples (%u of %u sources)",
+                         profile_source_name(a->profile, next, name, sizeof(name)),
+                         (i + 1 < nr ? i + 1 : 0) + 1, nr);
+        } else {
+                snprintf(a->st.status, sizeof(a->st.status), "S: the trace samples %s source",
+                         nr ? "one" : "no");
+        }
+        feed_unlock(a->feed);
+}
+
 static void react(struct app *a, unsigned r)
 {
+        if (r & UI_SOURCE)
+                next_source(a);
         if (r & UI_QUIT)
                 a->is_quit = true;
         if (r & (UI_ZERO | UI_SET_MODE | UI_ZOOM)) {
@@ -435,6 +488,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->st.is_live = !o->replay_path;
         a->st.nr_views = NR_VIEWS;
         a->st.delay_s = o->delay_s > 0 ? o->delay_s : 1.0;
+        a->source_chosen = -1;
         a->now = o->collect;
         if (a->st.is_live)
                 etw_query_machine_caps(&a->caps);

@@ -32,7 +32,8 @@ struct app_options {
         /* live: the running session to consume (--attach; it keeps running at the end); NULL:
            the screen starts its own */
         const char *attach_name;
-        int group; /* --sort: enum functions_group (ui/views.h) */
+        int group;          /* --sort: enum functions_group (ui/views.h) */
+        const char *source; /* --source: the hot functions' profile source (NULL: the first) */
         /* replay: --from/--to, the range every view shows first (seconds after the trace's
            start; has_ false: from its start, to its end) */
         bool has_from, has_to;

@@ -36,6 +36,13 @@ struct app {
            (the refresh step after the build zeroes or decays the model's) */
         uint64_t nr_samples_shown;
         struct profile_caps caps_shown;
+        /* the source the functions view counts: the one chosen (S, --source) while the trace
+           has it, else the first seen; its name, and whether there are others */
+        int32_t source_chosen; /* -1: none chosen */
+        uint16_t source_shown;
+        uint32_t nr_sources;
+        char source_name[64];
+        bool is_source_said;     /* the status said --source matched none */
         const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
         char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
         int64_t status_since_ns;

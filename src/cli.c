@@ -295,6 +295,11 @@ const struct cli_option cli_options[] = {
          "then function),\ntid,sym (per thread) or dso (the modules, their\nfunctions under "
          "them)",
          CALL(set_sort)},
+        {"source", 0, "NAME", CLI_REPORTS,
+         "the screen and -b: the hot functions of this profile\nsource where the trace samples "
+         "several (Timer,\nTotalCycles, InstructionRetired..., or perf's cycles,\ninstructions, "
+         "branch-misses...); S on the screen\nshows the next",
+         TEXT(source)},
         {"no-color", 0, NULL, CLI_REPORTS, "no colours (also when NO_COLOR is set)", FLAG(is_mono)},
         {"no-demangle", 0, NULL, CLI_REPORTS, "C++ and Rust names as the files have them (mangled)",
          FLAG(is_no_demangle)},

@@ -43,6 +43,7 @@ struct cli_args {
         double delay_s;        /* -d as seconds (cli_check_modes) */
         const char *boot_config, *annotate, *export_arg;
         const char *binary; /* --binary: the binary --export bolt is for */
+        const char *source; /* --source: the profile source the hot functions show */
         bool is_dump, is_totals, is_merge, is_force;
         bool is_batch, is_mono, is_no_demangle;
         bool is_buffering, is_realtime, is_attach, is_boottrace;

@@ -27,7 +27,8 @@ static int run_replay(struct cli_args *a)
                                     .nr_top = a->nr_top,
                                     .is_no_demangle = a->is_no_demangle,
                                     .fd = STDOUT_FILENO,
-                                    .group = a->group};
+                                    .group = a->group,
+                                    .source = a->source};
         if (report_run(&ro, err, sizeof(err)) < 0) {
                 fprintf(stderr, "etwtop: %s\n", err);
                 return 1;

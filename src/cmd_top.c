@@ -47,6 +47,7 @@ static int top_main(struct cli_args *a, const char *attach_name)
         ao.duration_s = a->rec.duration_s;
         ao.attach_name = attach_name;
         ao.group = a->group;
+        ao.source = a->source;
         ao.has_from = a->has_from;
         ao.has_to = a->has_to;
         ao.from_s = a->from_s;

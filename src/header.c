@@ -3,6 +3,7 @@
 #include "header.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,21 +103,79 @@ void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t 
         snprintf(out, size, "%s", line);
 }
 
+/* The events of a perf.data's origin line (perf_data_origin: "perf.data of HOST, ...; events:
+   cycles (1000 Hz), instructions (period 100000); command: ..."), into out; false: none. */
+static bool perf_data_events(const char *logger_name, char *out, size_t size)
+{
+        static const char tag[] = "; events: ";
+        if (strncmp(logger_name, "perf.data of ", 13) != 0)
+                return false;
+        const char *e = strstr(logger_name, tag);
+        if (!e)
+                return false;
+        e += sizeof(tag) - 1;
+        const char *end = strstr(e, "; command: ");
+        size_t n = end ? (size_t)(end - e) : strlen(e);
+        snprintf(out, size, "%.*s", (int)n, e);
+        return n > 0;
+}
+
+void header_trace_text(const struct profile *p, struct header_info *h)
+{
+        const struct profile_trace *t = profile_trace(p);
+        char name[64];
+        h->sampling[0] = h->lbr[0] = '\0';
+        if (!perf_data_events(t->logger_name, h->sampling, sizeof(h->sampling))) {
+                /* an .etl: its sources past the timer, with their intervals */
+                bool has_pmc = false;
+                for (uint32_t i = 0; i < t->nr_source_names; i++)
+                        has_pmc |= t->source_names[i].source != 0;
+                for (uint32_t i = 0; has_pmc && i < t->nr_source_names; i++) {
+                        const struct profile_source_label *l = &t->source_names[i];
+                        size_t len = strlen(h->sampling);
+                        const char *n = profile_source_name(p, l->source, name, sizeof(name));
+                        if (l->source == 0)
+                                snprintf(h->sampling + len, sizeof(h->sampling) - len,
+                                         "%s%s %.3f ms", len ? ", " : "", n, l->interval / 10000.0);
+                        else
+                                snprintf(h->sampling + len, sizeof(h->sampling) - len,
+                                         "%s%s every %u events", len ? ", " : "", n, l->interval);
+                }
+        }
+        if (t->nr_lbr_records) {
+                size_t len = 0;
+                snprintf(h->lbr, sizeof(h->lbr), "on ");
+                for (uint32_t i = 0; i < t->nr_lbr_sources; i++) {
+                        len = strlen(h->lbr);
+                        snprintf(h->lbr + len, sizeof(h->lbr) - len, "%s%s", i ? ", " : "",
+                                 profile_source_name(p, t->lbr_sources[i], name, sizeof(name)));
+                }
+                len = strlen(h->lbr);
+                snprintf(h->lbr + len, sizeof(h->lbr) - len, "%s%" PRIu64 " branch stacks",
+                         t->nr_lbr_sources ? " samples, " : "", t->nr_lbr_records);
+        }
+}
+
 uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEADER_WIDTH])
 {
         const struct collect_settings *s = h->settings;
         if (h->is_live) {
                 snprintf(lines[0], HEADER_WIDTH,
-                         "etwtop - %s %s%s%s   %.0f events/s   %" PRIu64 " samples   lost %" PRIu64,
+                         "etwtop - %s %s%s%s   %.0f events/s   %" PRIu64 " samples",
                          h->record_path ? "recording" : "live", h->logger_name,
                          h->record_path ? " to " : "", h->record_path ? h->record_path : "",
-                         h->events_per_s, h->nr_samples, h->nr_lost);
+                         h->events_per_s, h->nr_samples);
+                if (h->shown_source)
+                        append(lines[0], " of %s", h->shown_source);
+                append(lines[0], "   lost %" PRIu64, h->nr_lost);
                 if (h->nr_rt_buffers_lost)
                         append(lines[0], "   buffers lost %" PRIu64, h->nr_rt_buffers_lost);
         } else {
                 snprintf(lines[0], HEADER_WIDTH,
                          "etwtop - replay %s   %" PRIu64 " events   %" PRIu64 " samples",
                          h->replay_path, h->nr_events, h->nr_samples);
+                if (h->shown_source)
+                        append(lines[0], " of %s", h->shown_source);
                 if (h->nr_lost)
                         append(lines[0], "   lost %" PRIu64, h->nr_lost);
                 if (h->loading_pct >= 0)
@@ -148,10 +207,18 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
         }
         if (!flags[0])
                 snprintf(flags, sizeof(flags), "%s", h->is_live ? "none" : "(not recorded)");
-        snprintf(lines[1], HEADER_WIDTH,
-                 "Groups: %s   Stacks: %s   Interval: %.3f ms (timer)   LBR: %s   Refresh: %.1f s",
-                 flags, hooks[0] ? hooks : "none", s->interval_100ns / 10000.0,
-                 s->is_lbr_on ? "on" : "off", h->delay_s);
+        char sampling[HEADER_WIDTH / 2 + 16];
+        if (!h->is_live && h->sampling[0])
+                snprintf(sampling, sizeof(sampling), "Sampling: %s", h->sampling);
+        else
+                snprintf(sampling, sizeof(sampling), "Interval: %.3f ms (timer)",
+                         s->interval_100ns / 10000.0);
+        snprintf(lines[1], HEADER_WIDTH, "Groups: %s   Stacks: %s   %s   LBR: %s   Refresh: %.1f s",
+                 flags, hooks[0] ? hooks : "none", sampling,
+                 !h->is_live && h->lbr[0] ? h->lbr
+                 : s->is_lbr_on           ? "on"
+                                          : "off",
+                 h->delay_s);
 
         char cannot[400] = "";
         if (h->is_live && h->caps) {
@@ -166,7 +233,11 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
                         }
         }
         char walk[HEADER_WIDTH];
-        header_unwind_text(h->unwind, s->stack_walk, s->user_stack_bytes, walk, sizeof(walk));
+        walk[0] = '\0';
+        /* a replay: the walk the recording counted, if any (not this command line's mode) */
+        if (h->is_live || h->unwind)
+                header_unwind_text(h->unwind, s->stack_walk, s->user_stack_bytes, walk,
+                                   sizeof(walk));
         /* truncated at the screen's width, as every header line: what this machine cannot do
            first, since the walk's counts grow with what the machine runs (cut stacks by reason) */
         lines[2][0] = '\0';

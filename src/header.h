@@ -12,6 +12,9 @@
 #include "etw_client.h"
 #include "model/profile.h"
 
+#define HEADER_LINES 4
+#define HEADER_WIDTH 512
+
 struct header_info {
         bool is_live;
         const char *logger_name;
@@ -32,16 +35,25 @@ struct header_info {
         const struct etw_machine_caps *caps; /* live */
         struct profile_caps model_caps;      /* what the model's caps folded or cut */
         const struct profile_unwind *unwind; /* the session's UnwindStats (NULL: none yet) */
+        const char *shown_source; /* the source the functions view counts (NULL: say none) */
+        /* replay (header_trace_text): how the trace sampled and what carried LBR ("": say
+           the timer's interval, LBR off) */
+        char sampling[HEADER_WIDTH / 2];
+        char lbr[HEADER_WIDTH / 4];
 };
-
-#define HEADER_LINES 4
-#define HEADER_WIDTH 512
 
 /* "Stack walk: dwarf, 8192-byte stack copies: 1234 user stacks unwound: 1200 to the thread
    start, 34 cut (stack end 30, no CFI 4)" from the counts u (NULL: none yet) and the mode in
    force (ETWTOP_STACKWALK_*, from u when it is there); "" for frame pointers with no counts. */
 void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t stack_copy_bytes,
                         char *out, size_t size);
+
+/* A replay's sampling and LBR, as the trace p recorded them, into h->sampling and h->lbr: a
+   perf.data's events as its attrs give them ("cycles:u (4000 Hz), instructions (period
+   100000)"), an .etl's sources with their intervals ("Timer 1.000 ms, TotalCycles every 65536
+   events"); "on TotalCycles samples, 3740 branch stacks" where LBR records came. Under the
+   model's lock. */
+void header_trace_text(const struct profile *p, struct header_info *h);
 
 /* The lines: what is shown and its counts; what is collected; the stack walk and what this
    machine cannot do (left out when the machine can do everything and no stack walk is

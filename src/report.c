@@ -11,6 +11,7 @@
 #include "feed.h"
 #include "header.h"
 #include "model/hot_ipc.h"
+#include "source_pick.h"
 #include "model/profile.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
@@ -579,8 +580,18 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         outbuf_puts(&o, line);
         if (!nr_sources)
                 outbuf_puts(&o, "\nNo samples in this trace (PROFILE or PMC_PROFILE was off).\n");
+        /* --source: that source's tables alone */
+        int picked = opts->source ? source_pick(p, sources, nr_sources, opts->source) : -1;
+        if (opts->source && picked < 0 && nr_sources) {
+                char list[512];
+                source_pick_list(p, sources, nr_sources, list, sizeof(list));
+                snprintf(line, sizeof(line), "\nNo %s samples: the trace samples %s.\n",
+                         opts->source, list);
+                outbuf_puts(&o, line);
+        }
         for (uint32_t i = 0; i < nr_sources; i++)
-                print_source(&r, &o, sources[i]);
+                if (!opts->source || (int)i == picked)
+                        print_source(&r, &o, sources[i]);
         print_ipc(&r, &o);
         print_branches(&r, &o, BRANCHES_BY_EDGE);
         print_branches(&r, &o, BRANCHES_BY_FUNCTION);

@@ -18,7 +18,8 @@ struct report_options {
         /* --annotate FUNCTION: its instructions after the report (NULL: none); borrowed */
         const char *annotate;
         int fd;
-        int group; /* --sort: how the hot functions are grouped (enum functions_group) */
+        int group;          /* --sort: how the hot functions are grouped (enum functions_group) */
+        const char *source; /* --source: that profile source's tables only (NULL: every one) */
 };
 
 /* Returns 0, or -1 with a message in err. */

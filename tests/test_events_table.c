@@ -352,7 +352,7 @@ static void test_view(void **state)
         h.st.nr_views = NR_VIEWS;
         h.view = events_view_new();
         ui_table_init(&h.table, h.view->cols, h.view->nr_cols);
-        h.m = (struct ui_build_ctx){p, false, ""};
+        h.m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
 
         /* nothing yet: a row says why */
         rebuild(&h);

@@ -108,11 +108,44 @@ static void test_cannot_in_view(void **state)
         assert_non_null(strstr(lines[2], "Stack walk: auto, 8192-byte stack copies: 5543"));
 }
 
+/* A replay says how its trace sampled and which samples carried LBR (header_trace_text's
+   text), not the command line's timer interval and LBR setting; it names the source its
+   functions view counts; and no stack walk of the command line's mode. */
+static void test_replay_sampling(void **state)
+{
+        (void)state;
+        struct collect_settings s;
+        memset(&s, 0, sizeof(s));
+        s.stack_walk = 2;
+        struct header_info h = {.replay_path = "perf.data",
+                                .nr_events = 831,
+                                .nr_samples = 150,
+                                .settings = &s,
+                                .loading_pct = -1,
+                                .shown_source = "TotalCycles",
+                                .delay_s = 1};
+        snprintf(h.sampling, sizeof(h.sampling), "cycles:HG (4000 Hz)");
+        snprintf(h.lbr, sizeof(h.lbr), "on TotalCycles samples, 150 branch stacks");
+        char lines[HEADER_LINES][HEADER_WIDTH];
+        uint32_t nr = header_lines(&h, lines);
+        assert_int_equal(nr, 2);
+        assert_non_null(strstr(lines[0], "   150 samples of TotalCycles"));
+        assert_non_null(strstr(lines[1], "   Sampling: cycles:HG (4000 Hz)   LBR: on TotalCycles "
+                                         "samples, 150 branch stacks   Refresh"));
+        assert_null(strstr(lines[1], "Interval"));
+        /* an .etl of the timer alone: its interval, as before */
+        h.sampling[0] = h.lbr[0] = '\0';
+        s.interval_100ns = 10000;
+        nr = header_lines(&h, lines);
+        assert_non_null(strstr(lines[1], "   Interval: 1.000 ms (timer)   LBR: off   "));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_header_caps),
                 cmocka_unit_test(test_cannot_in_view),
+                cmocka_unit_test(test_replay_sampling),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

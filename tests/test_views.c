@@ -222,7 +222,7 @@ static void harness_init(struct harness *h, struct ui_view *v, struct profile *p
         h->st.delay_s = 1.0;
         h->view = v;
         ui_table_init(&h->table, v->cols, v->nr_cols);
-        h->m = (struct ui_build_ctx){p, is_live, ""};
+        h->m = (struct ui_build_ctx){p, is_live, "", HOT_SOURCE_TIMER};
 }
 
 static void harness_fini(struct harness *h)

@@ -103,6 +103,14 @@ static unsigned act_mode(struct ui_key_ctx *c)
         return UI_SET_MODE | UI_REBUILD | UI_REDRAW;
 }
 
+/* S: the next profile source (timer, cycles, instructions...) for the functions view; the
+   loop says which, the header names it */
+static unsigned act_source(struct ui_key_ctx *c)
+{
+        (void)c;
+        return UI_SOURCE | UI_REBUILD | UI_REDRAW | UI_TO_TOP;
+}
+
 static unsigned act_save(struct ui_key_ctx *c)
 {
         (void)c;
@@ -249,6 +257,10 @@ static const struct ui_key common_keys[] = {
         {'Z', NULL, act_pause, NULL, NULL},
         {'z', "z", act_zero, "zero the counts", NULL},
         {'m', "m", act_mode, "aggregation: cumulative, decaying, zeroed each refresh", NULL},
+        {'S', "S", act_source,
+         "hot functions: the next profile source (timer, cycles, instructions...) where the "
+         "trace samples several (the header names it)",
+         NULL},
         {'d', "d D", act_faster, "refresh faster / slower (the header shows the interval)", NULL},
         {'D', NULL, act_slower, NULL, NULL},
         {KEY_F(2), "F2 W", act_save,

@@ -188,6 +188,12 @@ void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char 
         case UI_COL_TEXT: text_sanitize(buf, size < TEXT_MAX ? size : TEXT_MAX, text_of(c)); break;
         case UI_COL_U64: snprintf(buf, size, "%" PRIu64, c->u); break;
         case UI_COL_PCT: snprintf(buf, size, "%.2f%%", c->d); break;
+        case UI_COL_RATIO:
+                if (c->d != 0)
+                        snprintf(buf, size, "%.2f", c->d);
+                else if (size)
+                        buf[0] = '\0';
+                break;
         case UI_COL_NS:
                 if (c->u >= 10000000000ull)
                         snprintf(buf, size, "%.1f s", (double)c->u / 1e9);
@@ -412,7 +418,7 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
                         items[b].block = b;
                         all |= items[b].key;
                 }
-                if (kind == UI_COL_PCT) {
+                if (kind == UI_COL_PCT || kind == UI_COL_RATIO) {
                         for (uint32_t b = 0; b < nb; b++) {
                                 double d;
                                 memcpy(&d, &items[b].key, sizeof(d));

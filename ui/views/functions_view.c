@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "functions_ipc.h"
 #include "model/profile.h"
 #include "util/xalloc.h"
 
@@ -15,6 +16,8 @@ struct functions_view {
         bool is_top_down;           /* the call tree from its roots, not callers under functions */
         enum functions_group group; /* p: by function, by process, by module */
         struct ui_key_set expanded; /* the open rows */
+        struct functions_ipc ipc;   /* where cycles and instructions are both sampled */
+        struct ui_column cols_now[8]; /* the grouping's columns, IPC titled when it has one */
 };
 
 enum {
@@ -22,33 +25,37 @@ enum {
         COL_TOTAL_PCT,
         COL_SELF,
         COL_TOTAL,
+        COL_IPC, /* titled where the trace samples cycles and instructions (functions_ipc.h) */
         COL_MODULE,
         COL_PROCESS,
         COL_FUNCTION,
         NR_COLS
 };
+_Static_assert(sizeof(((struct functions_view *)0)->cols_now) == NR_COLS * sizeof(struct ui_column),
+               "cols_now holds a grouping's columns");
 
 static const struct ui_column cols[NR_COLS] = {
         /* narrow terminals drop the counts first (the shares say the same), Total first */
-        {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},   {"Self", UI_COL_U64, 8, 2},
-        {"Total", UI_COL_U64, 8, 1},     {"Module", UI_COL_TEXT, 22, 0}, {NULL, UI_COL_TEXT, 16, 3},
-        {"Function", UI_COL_TEXT, 0, 0},
+        {"Self%", UI_COL_PCT, 7, 0}, {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 2},  {"Total", UI_COL_U64, 8, 1},
+        {NULL, UI_COL_RATIO, 6, 4},  {"Module", UI_COL_TEXT, 22, 0},
+        {NULL, UI_COL_TEXT, 16, 3},  {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* By thread (p, --sort tid,sym): the thread instead. */
 static const struct ui_column cols_by_thread[NR_COLS] = {
-        {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},
-        {"Self", UI_COL_U64, 8, 2},      {"Total", UI_COL_U64, 8, 1},
-        {"Module", UI_COL_TEXT, 22, 0},  {"Thread", UI_COL_TEXT, 28, 3},
-        {"Function", UI_COL_TEXT, 0, 0},
+        {"Self%", UI_COL_PCT, 7, 0},    {"Total%", UI_COL_PCT, 7, 0},
+        {"Self", UI_COL_U64, 8, 2},     {"Total", UI_COL_U64, 8, 1},
+        {NULL, UI_COL_RATIO, 6, 4},     {"Module", UI_COL_TEXT, 22, 0},
+        {"Thread", UI_COL_TEXT, 28, 3}, {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* By process (p, --sort comm,sym): the Process column shows, as perf top's Command column. */
 static const struct ui_column cols_by_process[NR_COLS] = {
         {"Self%", UI_COL_PCT, 7, 0},     {"Total%", UI_COL_PCT, 7, 0},
         {"Self", UI_COL_U64, 8, 2},      {"Total", UI_COL_U64, 8, 1},
-        {"Module", UI_COL_TEXT, 22, 0},  {"Process", UI_COL_TEXT, 16, 3},
-        {"Function", UI_COL_TEXT, 0, 0},
+        {NULL, UI_COL_RATIO, 6, 4},      {"Module", UI_COL_TEXT, 22, 0},
+        {"Process", UI_COL_TEXT, 16, 3}, {"Function", UI_COL_TEXT, 0, 0},
 };
 
 /* Row keys: a function's never 0 and never a tree node's (bit 63) */
@@ -142,6 +149,7 @@ static void add_modules(struct functions_view *fv, struct profile *p, struct mod
                                           (nr_fns ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 counts(t, r, mods[i].self, mods[i].self, nr);
+                ui_table_pct(t, r, COL_IPC, functions_ipc_of(&fv->ipc, mods[i].module, 0, 0));
                 frame_text(names, t, r, mods[i].module, 0, 0);
                 snprintf(text, sizeof(text), "[%u function%s]", nr_fns, nr_fns == 1 ? "" : "s");
                 ui_table_text(t, r, COL_FUNCTION, text);
@@ -172,17 +180,28 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct calltree *tree = profile_calltree(p);
         struct switches *sw = profile_switches(p);
         ui_table_clear(t);
-        v->cols = t->cols = fv->group == FUNCTIONS_BY_PROCESS  ? cols_by_process
-                            : fv->group == FUNCTIONS_BY_THREAD ? cols_by_thread
-                                                               : cols;
+        memcpy(fv->cols_now,
+               fv->group == FUNCTIONS_BY_PROCESS  ? cols_by_process
+               : fv->group == FUNCTIONS_BY_THREAD ? cols_by_thread
+                                                  : cols,
+               sizeof(cols));
+        /* IPC per function (per module by module), before the rows: it asks for functions too;
+           a row per process or thread has its function's whole IPC, not its own: none there */
+        bool has_ipc = !fv->is_top_down &&
+                       (fv->group == FUNCTIONS_BY_FUNCTION || fv->group == FUNCTIONS_BY_MODULE) &&
+                       functions_ipc_build(&fv->ipc, p, fv->group == FUNCTIONS_BY_MODULE);
+        if (has_ipc)
+                fv->cols_now[COL_IPC].title = "IPC";
+        v->cols = t->cols = fv->cols_now;
         if (fv->is_top_down) {
                 if (tree)
                         add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples(tree));
                 return;
         }
-        uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(hot, sources, 16);
-        uint16_t source = nr_sources ? sources[0] : HOT_SOURCE_TIMER;
+        /* the screen's choice (S); the first source seen when it has no samples */
+        uint16_t source = m->source;
+        if (!hot_nr_samples(hot, source))
+                hot_sources(hot, &source, 1);
         uint64_t nr = hot_nr_samples(hot, source);
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
@@ -221,6 +240,9 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                           (has_callers ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
                 counts(t, r, w->self, w->total, nr);
+                if (has_ipc)
+                        ui_table_pct(t, r, COL_IPC,
+                                     functions_ipc_of(&fv->ipc, w->module, w->function, w->rel));
                 frame_text(&names, t, r, w->module, w->function, w->rel);
                 if (is_by_process) {
                         const char *pn = switches_process_name(sw, w->pid);
@@ -344,14 +366,16 @@ static void view_free(struct ui_view *v)
 {
         struct functions_view *fv = of(v);
         ui_key_set_fini(&fv->expanded);
+        functions_ipc_fini(&fv->ipc);
         free(fv);
 }
 
 struct ui_view *functions_view_new(void)
 {
         struct functions_view *fv = xcalloc(1, sizeof(*fv));
+        memcpy(fv->cols_now, cols, sizeof(cols));
         fv->view = (struct ui_view){
-                "Hot functions", cols,          NR_COLS,  keys, sizeof(keys) / sizeof(keys[0]),
+                "Hot functions", fv->cols_now,  NR_COLS,  keys, sizeof(keys) / sizeof(keys[0]),
                 build,           ui_no_row_pid, view_free};
         return &fv->view;
 }

@@ -60,6 +60,13 @@ struct profile_trace {
         uint32_t nr_stack_hooks;
         uint64_t last_timestamp; /* the last event that is not a stack: its time and kind */
         enum kevent_type last_type;
+        /* LBR records, and the profile sources of the samples they came with (the sample
+           before them with their timestamp; HOT_SOURCE_TIMER for the timer's), as seen */
+        uint64_t nr_lbr_records;
+        uint16_t lbr_sources[8];
+        uint32_t nr_lbr_sources;
+        uint64_t last_sample_timestamp; /* the last sample: its time and source */
+        uint16_t last_sample_source;
         /* lost events, three ways, each missing what another counts: the logfile header's
            count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
            and etwtop's exact total at the stop (reason 2); and what the live session reports */

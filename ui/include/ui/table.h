@@ -12,9 +12,10 @@
 
 enum ui_col_kind {
         UI_COL_TEXT,
-        UI_COL_U64, /* a count */
-        UI_COL_PCT, /* a percentage, 0..100 */
-        UI_COL_NS,  /* a duration in nanoseconds */
+        UI_COL_U64,   /* a count */
+        UI_COL_PCT,   /* a percentage, 0..100 */
+        UI_COL_NS,    /* a duration in nanoseconds */
+        UI_COL_RATIO, /* a ratio (instructions per cycle), two decimals; 0 is left blank */
 };
 
 struct ui_column {
@@ -28,7 +29,7 @@ struct ui_column {
 struct ui_cell {
         union {
                 uint64_t u;       /* UI_COL_U64, UI_COL_NS */
-                double d;         /* UI_COL_PCT */
+                double d;         /* UI_COL_PCT, UI_COL_RATIO */
                 const char *text; /* UI_COL_TEXT: borrowed, or in the table's arena; NULL: "" */
         };
 };
@@ -153,7 +154,8 @@ static inline void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, 
         switch (t->cols[col].kind) {
         case UI_COL_U64:
         case UI_COL_NS: c->u = v; break;
-        case UI_COL_PCT: c->d = (double)v; break;
+        case UI_COL_PCT:
+        case UI_COL_RATIO: c->d = (double)v; break;
         case UI_COL_TEXT: return;
         }
         t->sort_state = 0;
@@ -161,7 +163,8 @@ static inline void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, 
 
 static inline void ui_table_pct(struct ui_table *t, uint32_t row, uint32_t col, double pct)
 {
-        if (row >= t->nr_rows || col >= t->nr_cols || t->cols[col].kind != UI_COL_PCT)
+        if (row >= t->nr_rows || col >= t->nr_cols ||
+            (t->cols[col].kind != UI_COL_PCT && t->cols[col].kind != UI_COL_RATIO))
                 return;
         t->cells[(size_t)row * t->nr_cols + col].d = pct;
         t->sort_state = 0;

@@ -29,6 +29,7 @@ enum ui_reaction {
         UI_TO_TOP = 1u << 9,      /* the rows are new (another tree, grouping): show the first */
         UI_TIMELINE = 1u << 10,   /* ui_state.timeline_op on a replay's timeline */
         UI_ANNOTATE = 1u << 11,   /* ui_state.annotate: show that function's instructions */
+        UI_SOURCE = 1u << 12,     /* the functions view counts the next profile source */
 };
 
 /* What a timeline key does (ui_state.timeline_op). */
@@ -84,6 +85,7 @@ struct ui_build_ctx {
         struct profile *profile; /* read (its queries keep caches); its lock held by the caller */
         bool is_live;
         const char *why_no_lbr; /* the reason there are no LBR edges live ("" or NULL: none) */
+        uint16_t source;        /* the profile source the functions view counts (one it has seen) */
 };
 
 /* A view: its rows and its keys. Implementations embed it and take their own state back with
