@@ -160,7 +160,7 @@ static uint64_t key_hash(const struct agg_table *t, const void *key)
                 memcpy(&w, p + i, t->key_size - i);
                 h = (h ^ w) * 0x9e3779b97f4a7c15ull;
         }
-        return mix(h);
+        return hash_mix64(h);
 }
 
 static uint32_t tag_of(uint64_t hash)

@@ -151,7 +151,7 @@ static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
         uint64_t h = (uint64_t)pid << 32 | nr;
         for (uint32_t i = 0; i < nr; i++)
                 h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        return mix(h);
+        return hash_mix64(h);
 }
 
 /* Counts n samples along the path from node up to its root. Their self count goes to the leaf
@@ -277,11 +277,13 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
            the address) the stack's */
         uint32_t owner_pid =
                 sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
-        uint64_t hash = stack_hash(pid, frames + 1, nr - 1) ^
-                        mix((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
-                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+        uint64_t hash =
+                stack_hash(pid, frames + 1, nr - 1) ^
+                hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
+                           leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
         struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
-        struct thread_memo *tm = &t->thread_memo[(hash ^ mix(tid)) & (THREAD_MEMO_SLOTS - 1)];
+        struct thread_memo *tm =
+                &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
         bool is_hit = m->leaves[0] && m->hash == hash && m->generation == generation &&
                       m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;

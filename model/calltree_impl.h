@@ -112,8 +112,9 @@ struct calltree {
 
 static inline uint64_t calltree_node_hash(uint32_t parent, const struct frame_key *k)
 {
-        return mix(((uint64_t)parent << 32 | k->module) ^
-                   mix(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20)));
+        return hash_mix64(
+                ((uint64_t)parent << 32 | k->module) ^
+                hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20)));
 }
 
 static inline bool calltree_node_is(const struct node *n, uint32_t parent,

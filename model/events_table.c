@@ -197,7 +197,7 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
 {
         uint64_t key = group_key(type_id, pid, tid);
         uint32_t m = et->nr_group_slots - 1;
-        uint32_t h = (uint32_t)(mix(key) & m);
+        uint32_t h = (uint32_t)(hash_mix64(key) & m);
         while (et->groups[h].key) {
                 if (et->groups[h].key == key && group_is(&et->groups[h], type_id, pid, tid)) {
                         et->groups[h].row.nr_events++;
@@ -221,7 +221,7 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
         for (uint32_t i = 0; i < nr_old; i++) {
                 if (!old[i].key)
                         continue;
-                h = (uint32_t)(mix(old[i].key) & m);
+                h = (uint32_t)(hash_mix64(old[i].key) & m);
                 while (et->groups[h].key)
                         h = (h + 1) & m;
                 et->groups[h] = old[i];

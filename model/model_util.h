@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 /* A zeroed array for a hash table, which is touched all over soon after. A big one is asked for
@@ -30,14 +31,10 @@ static inline void *xzalloc_table(size_t n, size_t size)
         return p;
 }
 
-/* splitmix64's finalizer: every input bit moves every output bit */
+/* util/hash.h's mixer under the model's short name (model/hot*.c still call it so) */
 static inline uint64_t mix(uint64_t x)
 {
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
+        return hash_mix64(x);
 }
 
 #endif

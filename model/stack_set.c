@@ -14,6 +14,7 @@
 #include "model/profile_fields.h"
 #include "model/switches.h"
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 #define MAX_CPUS 1024 /* as the hot functions: a sample waits for its stack per CPU */
 
@@ -25,16 +26,6 @@ struct pending {
         uint16_t source;
         bool has;
 };
-
-/* splitmix64's finalizer */
-static uint64_t mix(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
-}
 
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t size)
 {
@@ -55,7 +46,7 @@ struct stack_set *stack_set_new(struct sym_store *store)
         return s;
 }
 
-void stack_set_table_free(struct stack_set_table *set)
+static void stack_set_table_free(struct stack_set_table *set)
 {
         free(set->stacks);
         free(set->slots);
@@ -92,7 +83,7 @@ void stack_set_free(struct stack_set *s)
 
 static uint64_t loc_hash(uint32_t module, uint64_t rel, uint32_t pid)
 {
-        return mix(rel ^ mix(((uint64_t)pid << 32 | module) + 1));
+        return hash_mix64(rel ^ hash_mix64(((uint64_t)pid << 32 | module) + 1));
 }
 
 /* Doubles a table of index + 1 slots and puts every entry back by its hash. */
@@ -147,11 +138,11 @@ static uint32_t place(struct stack_set *s, uint32_t pid, uint64_t addr)
 
 static uint64_t stack_hash(const struct stack_set_stack *k, const uint32_t *frames)
 {
-        uint64_t h =
-                mix((uint64_t)k->pid << 32 | k->tid) ^ mix((uint64_t)k->source << 32 | k->comm);
+        uint64_t h = hash_mix64((uint64_t)k->pid << 32 | k->tid) ^
+                     hash_mix64((uint64_t)k->source << 32 | k->comm);
         for (uint32_t i = 0; i < k->nr_frames; i++)
                 h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        return mix(h ^ k->nr_frames);
+        return hash_mix64(h ^ k->nr_frames);
 }
 
 struct rehash_ctx {
@@ -386,10 +377,7 @@ struct str_map {
 
 static uint64_t str_hash(uint32_t tag, const char *str)
 {
-        uint64_t h = 0xcbf29ce484222325ull ^ tag;
-        for (const unsigned char *p = (const unsigned char *)str; *p; p++)
-                h = (h ^ *p) * 0x100000001b3ull;
-        return mix(h);
+        return hash_mix64(hash_fnv1a_str(str, HASH_FNV_OFFSET ^ tag));
 }
 
 /* Entry (tag, str)'s index, or UINT32_MAX with *slot where a new entry m->nr goes. */

@@ -6,11 +6,11 @@
 
 #include "model/profile.h"
 #include "outbuf.h"
+#include "util/elf_build_id.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
 
 #include <capstone.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -243,14 +243,14 @@ static int code_file_open(struct code_file *cf, const struct sym_module_info *in
         }
         /* the file may have changed since its symbols were read: the build-id says */
         if (info->build_id_size) {
-                const void *id = NULL;
-                ssize_t n = dwelf_elf_gnu_build_id(cf->elf, &id);
-                if (n != (ssize_t)info->build_id_size ||
+                uint8_t id[256];
+                uint32_t n = elf_build_id_read_fd(cf->fd, id, sizeof(id));
+                if (n != info->build_id_size ||
                     memcmp(id, info->build_id, info->build_id_size) != 0) {
                         char want[41], got[41] = "missing";
                         hex_string(want, info->build_id, info->build_id_size);
                         if (n > 0 && n <= 20)
-                                hex_string(got, id, (size_t)n);
+                                hex_string(got, id, n);
                         snprintf(why, why_size,
                                  "%s is not the recorded file: its build-id is %s, the "
                                  "recording's %s",

@@ -15,6 +15,7 @@
 #include "ui/screen.h"
 #include "ui/table.h"
 #include "ui/views.h"
+#include "util/clock.h"
 
 struct app {
         const struct app_options *o;
@@ -54,9 +55,7 @@ struct app {
 
 static inline int64_t app_now_ns(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+        return (int64_t)now_ns();
 }
 
 /* app.c: the rows rebuilt from the model (the session's settings read back first). */

@@ -3,6 +3,7 @@
    watched and stopped through the controller API, progress on stderr, a clean end on signals
    and when the session stops itself. */
 #include "record.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -16,13 +17,6 @@
 #include <unistd.h>
 
 #define PROGRESS_NS 1000000000ll
-
-static int64_t clock_ns(clockid_t id)
-{
-        struct timespec ts;
-        clock_gettime(id, &ts);
-        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 /* What ControlTrace(QUERY) says, as one line: the buffers in the file (its header buffer
    included, as the file header counts them), their size, and the events lost. */
@@ -70,7 +64,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                 return -1;
         }
 
-        int64_t start = clock_ns(CLOCK_MONOTONIC);
+        int64_t start = (int64_t)now_ns();
         int64_t end = opts->duration_s > 0 ? start + (int64_t)(opts->duration_s * 1e9) : INT64_MAX;
         int64_t next_progress = start + PROGRESS_NS;
         const char *why_stopped = NULL;
@@ -78,7 +72,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
         struct etw_client_stats st = {0};
         etw_client_query(&client, NULL, &st); /* its buffer size and maximum file size */
         for (;;) {
-                int64_t now = clock_ns(CLOCK_MONOTONIC);
+                int64_t now = (int64_t)now_ns();
                 if (now >= end)
                         break;
                 if (now >= next_progress) {

@@ -2,7 +2,6 @@
 /* debuglink.c: the checked search for an image's debug file (debuglink.h). */
 #include "debuglink.h"
 
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/elf_build_id.h"
 #include "util/in_file.h"
 
 /* Whether the ELF file at fd has the build-id of mod (true when mod has none). */
@@ -22,15 +22,9 @@ static bool same_build_id(Dwfl_Module *mod, int fd)
         int n = dwfl_module_build_id(mod, &want, &vaddr);
         if (n <= 0)
                 return true;
-        bool is_same = false;
-        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (elf) {
-                const void *got = NULL;
-                ssize_t m = dwelf_elf_gnu_build_id(elf, &got);
-                is_same = m == n && memcmp(got, want, (size_t)n) == 0;
-                elf_end(elf);
-        }
-        return is_same;
+        uint8_t got[256];
+        uint32_t m = elf_build_id_read_fd(fd, got, sizeof(got));
+        return m == (uint32_t)n && memcmp(got, want, (size_t)n) == 0;
 }
 
 /* Opens path when it is a regular file with mod's build-id: the fd, its name in *name. */

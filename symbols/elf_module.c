@@ -6,6 +6,7 @@
 #include "debuglink.h"
 
 #include "symbols/sym_table.h"
+#include "util/elf_build_id.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
 
@@ -60,34 +61,6 @@ static void hex(char *dst, const uint8_t *id, uint32_t n)
                 dst[2 * i + 1] = digits[id[i] & 15];
         }
         dst[2 * n] = 0;
-}
-
-/* elf_file_build_id of an open descriptor (left open). */
-static uint32_t fd_build_id(int fd, uint8_t *id, uint32_t max)
-{
-        uint32_t n = 0;
-        elf_version(EV_CURRENT);
-        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (elf) {
-                const void *p = NULL;
-                ssize_t got = dwelf_elf_gnu_build_id(elf, &p);
-                if (got > 0 && p) {
-                        n = (uint32_t)got < max ? (uint32_t)got : max;
-                        memcpy(id, p, n);
-                }
-                elf_end(elf);
-        }
-        return n;
-}
-
-uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max)
-{
-        int fd = in_file_open(path, 0, NULL);
-        if (fd < 0)
-                return 0;
-        uint32_t n = fd_build_id(fd, id, max);
-        close(fd);
-        return n;
 }
 
 /* The candidates, in order, for an image recorded at path with build-id id. */
@@ -292,7 +265,7 @@ static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_
                         continue;
                 if (rq->build_id_size) {
                         uint8_t id[20];
-                        uint32_t n = fd_build_id(f, id, sizeof(id));
+                        uint32_t n = elf_build_id_read_fd(f, id, sizeof(id));
                         if (!build_id_matches(id, n, rq->build_id, rq->build_id_size)) {
                                 if (!*has_mismatch)
                                         hex(seen_id, id, n);
@@ -436,13 +409,6 @@ const struct sym_table *elf_module_table(const struct elf_module *m)
 const char *elf_module_file(const struct elf_module *m)
 {
         return m->file;
-}
-
-uint32_t elf_module_build_id(const struct elf_module *m, uint8_t *id, uint32_t max)
-{
-        uint32_t n = m->build_id_size < max ? m->build_id_size : max;
-        memcpy(id, m->build_id, n);
-        return n;
 }
 
 bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr)

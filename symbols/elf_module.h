@@ -43,12 +43,8 @@ void elf_module_free(struct elf_module *m);
 
 const struct sym_table *elf_module_table(const struct elf_module *m);
 const char *elf_module_file(const struct elf_module *m);
-/* The build-id of the file read (0 bytes when it has none). */
-uint32_t elf_module_build_id(const struct elf_module *m, uint8_t *id, uint32_t max);
 /* file offset -> file virtual address through the PT_LOAD that holds it. */
 bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr);
-/* Reads the build-id note of the ELF file at path (no libdw): its size, 0 when none. */
-uint32_t elf_file_build_id(const char *path, uint8_t *id, uint32_t max);
 
 struct elf_srcframe {
         const char *function; /* borrowed from libdw: valid while the module lives; the linkage

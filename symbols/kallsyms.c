@@ -6,6 +6,8 @@
 #include "symbols/sym_table.h"
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
+#include "util/elf_build_id.h"
+#include "util/hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,10 +141,7 @@ static int read_whole(const char *path, char **data, size_t *size, struct kallsy
 
 static uint32_t name_hash(const char *s, size_t n)
 {
-        uint32_t h = 2166136261u; /* FNV-1a */
-        for (size_t i = 0; i < n; i++)
-                h = (h ^ (unsigned char)s[i]) * 16777619u;
-        return h;
+        return (uint32_t)hash_mix64(hash_fnv1a(s, n, HASH_FNV_OFFSET));
 }
 
 static const char *module_name(const struct kallsyms *ks, uint32_t module)
@@ -468,24 +467,8 @@ bool kallsyms_kernel_text(const struct kallsyms *ks, uint64_t *start, uint64_t *
 
 int kallsyms_notes_build_id(const uint8_t *notes, size_t len, uint8_t out[20], uint32_t *size)
 {
-        /* Elf64_Nhdr: namesz, descsz, type; the name and the descriptor padded to 4 bytes */
-        for (size_t p = 0; p + 12 <= len;) {
-                uint32_t namesz, descsz, type;
-                memcpy(&namesz, notes + p, 4);
-                memcpy(&descsz, notes + p + 4, 4);
-                memcpy(&type, notes + p + 8, 4);
-                size_t name_end = p + 12 + (((size_t)namesz + 3u) & ~(size_t)3u);
-                if (name_end > len || descsz > len - name_end)
-                        break;
-                if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 &&
-                    memcmp(notes + p + 12, "GNU", 4) == 0 && descsz) {
-                        *size = descsz < 20 ? descsz : 20;
-                        memcpy(out, notes + name_end, *size);
-                        return 0;
-                }
-                p = name_end + (((size_t)descsz + 3u) & ~(size_t)3u);
-        }
-        return -ENOENT;
+        *size = elf_build_id_from_notes(notes, len, out, 20);
+        return *size ? 0 : -ENOENT;
 }
 
 int kallsyms_running_build_id(const char *path, uint8_t out[20], uint32_t *size)

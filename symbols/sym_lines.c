@@ -33,7 +33,7 @@
 
 static struct src_entry *src_slot(struct sym_store *s, struct sym_loc loc, bool *is_found)
 {
-        uint64_t h = symbols_hash64(loc.rel * 31 + loc.module);
+        uint64_t h = hash_mix64(loc.rel * 31 + loc.module);
         for (uint32_t j = (uint32_t)h & s->src_mask;; j = (j + 1) & s->src_mask) {
                 struct src_entry *e = &s->src[j];
                 if (!e->module) {

@@ -73,7 +73,7 @@ static void module_keys_grow(struct sym_store *s)
 
 static void module_keys_insert(struct sym_store *s, uint32_t key, uint32_t id)
 {
-        uint32_t j = (uint32_t)symbols_hash64(key) & s->module_keys_mask;
+        uint32_t j = (uint32_t)hash_mix64(key) & s->module_keys_mask;
         while (s->module_keys[2 * j])
                 j = (j + 1) & s->module_keys_mask;
         s->module_keys[2 * j] = key;
@@ -82,7 +82,7 @@ static void module_keys_insert(struct sym_store *s, uint32_t key, uint32_t id)
 
 static uint32_t module_keys_find(const struct sym_store *s, uint32_t key)
 {
-        for (uint32_t j = (uint32_t)symbols_hash64(key) & s->module_keys_mask;;
+        for (uint32_t j = (uint32_t)hash_mix64(key) & s->module_keys_mask;;
              j = (j + 1) & s->module_keys_mask) {
                 if (!s->module_keys[2 * j])
                         return 0;

@@ -124,7 +124,7 @@ struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
 
 static struct cache_entry *cache_slot(struct sym_store *s, struct sym_loc loc, bool *is_found)
 {
-        uint64_t h = symbols_hash64(loc.rel ^ ((uint64_t)loc.module << 40) ^ loc.module);
+        uint64_t h = hash_mix64(loc.rel ^ ((uint64_t)loc.module << 40) ^ loc.module);
         for (uint32_t j = (uint32_t)h & s->cache_mask;; j = (j + 1) & s->cache_mask) {
                 struct cache_entry *e = &s->cache[j];
                 if (!e->module) {

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 #define MAX_DOWNLOAD_BYTES      (4ull << 30) /* a PDB of 4 GiB is among the largest */
 #define CONNECT_TIMEOUT_SECONDS 10L
@@ -359,7 +360,7 @@ struct transfer {
         int fd;
         uint64_t nr_bytes;
         int write_errno;
-        struct timespec last_report;
+        uint64_t last_report_ns; /* CLOCK_MONOTONIC */
 };
 
 static size_t transfer_write(char *data, size_t size, size_t n, void *arg)
@@ -388,10 +389,9 @@ static int transfer_progress(void *arg, curl_off_t total, curl_off_t now, curl_o
         struct transfer *t = arg;
         if (atomic_load(&t->sp->is_cancelled))
                 return 1; /* CURLE_ABORTED_BY_CALLBACK */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        if (ts.tv_sec > t->last_report.tv_sec && now > 0) {
-                t->last_report = ts;
+        uint64_t ts = now_ns();
+        if (ts / 1000000000u > t->last_report_ns / 1000000000u && now > 0) {
+                t->last_report_ns = ts;
                 if (total > 0)
                         progress_set(t->sp, "fetching %s: %.1f of %.1f MB", t->url,
                                      (double)now / 1e6, (double)total / 1e6);
@@ -448,8 +448,8 @@ static int download(struct sym_path *sp, struct store *st, const char *url, cons
                 return -ENOMEM;
         }
         char curl_err[CURL_ERROR_SIZE] = "";
-        struct transfer t = {sp, url, fd, 0, 0, {0, 0}};
-        clock_gettime(CLOCK_MONOTONIC, &t.last_report);
+        struct transfer t = {sp, url, fd, 0, 0, 0};
+        t.last_report_ns = now_ns();
         progress_set(sp, "fetching %s", url);
         curl_easy_setopt(c, CURLOPT_URL, url);
         curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);

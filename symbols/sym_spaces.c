@@ -34,7 +34,7 @@
 
 struct space *symbols_space_find(const struct sym_store *s, uint32_t pid)
 {
-        for (uint32_t j = (uint32_t)symbols_hash64(pid) & s->spaces_mask;;
+        for (uint32_t j = (uint32_t)hash_mix64(pid) & s->spaces_mask;;
              j = (j + 1) & s->spaces_mask) {
                 struct space *sp = s->spaces[j];
                 if (!sp)
@@ -46,7 +46,7 @@ struct space *symbols_space_find(const struct sym_store *s, uint32_t pid)
 
 static void spaces_insert(struct sym_store *s, struct space *sp)
 {
-        uint32_t j = (uint32_t)symbols_hash64(sp->pid) & s->spaces_mask;
+        uint32_t j = (uint32_t)hash_mix64(sp->pid) & s->spaces_mask;
         while (s->spaces[j])
                 j = (j + 1) & s->spaces_mask;
         s->spaces[j] = sp;
@@ -112,12 +112,12 @@ void sym_process_start(struct sym_store *s, uint32_t pid)
 static void space_remove(struct sym_store *s, struct space *sp)
 {
         uint32_t mask = s->spaces_mask;
-        uint32_t i = (uint32_t)symbols_hash64(sp->pid) & mask;
+        uint32_t i = (uint32_t)hash_mix64(sp->pid) & mask;
         while (s->spaces[i] != sp)
                 i = (i + 1) & mask;
         s->spaces[i] = NULL;
         for (uint32_t j = (i + 1) & mask; s->spaces[j]; j = (j + 1) & mask) {
-                uint32_t k = (uint32_t)symbols_hash64(s->spaces[j]->pid) & mask;
+                uint32_t k = (uint32_t)hash_mix64(s->spaces[j]->pid) & mask;
                 /* the entry at j stays when its home k lies cyclically in (i, j] */
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
@@ -362,12 +362,6 @@ void sym_image_identity_at(struct sym_store *s, uint32_t pid, uint64_t base, uin
                                file_offset,   mod->path, build_id,
                                build_id_size, 0,         0};
         m->module = symbols_module_get(s, &im);
-}
-
-void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
-                        const uint8_t *build_id, uint32_t build_id_size)
-{
-        sym_image_identity_at(s, pid, base, file_offset, build_id, build_id_size, 0);
 }
 
 void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8_t guid[16],

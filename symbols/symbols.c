@@ -34,20 +34,8 @@
 
 uint64_t symbols_hash_bytes(const void *p, size_t n)
 {
-        const uint8_t *b = p;
-        uint64_t h = 1469598103934665603ull;
-        for (size_t i = 0; i < n; i++)
-                h = (h ^ b[i]) * 1099511628211ull;
+        uint64_t h = hash_fnv1a(p, n, HASH_FNV_OFFSET);
         return h ^ (h >> 29);
-}
-
-uint64_t symbols_hash64(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ull;
-        return x ^ (x >> 33);
 }
 
 void symbols_logf_(struct sym_store *s, const char *fmt, ...)

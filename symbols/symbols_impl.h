@@ -17,6 +17,7 @@
 #include "sym_server.h"
 #include "sym_sources.h"
 #include "symbols/pdb.h"
+#include "util/hash.h"
 
 #define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
 #define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
@@ -196,7 +197,6 @@ struct sym_store {
 /* ---- shared by the files of the module ---- */
 
 /* symbols.c */
-uint64_t symbols_hash64(uint64_t x);
 uint64_t symbols_hash_bytes(const void *p, size_t n);
 void symbols_logf_(struct sym_store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

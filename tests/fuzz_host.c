@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "host_proto.h"
+#include "session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

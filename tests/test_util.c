@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* test_util.c: util's toolbox: UTF-8 and UTF-16LE both ways (strict: every invalid form is
    U+FFFD, whichever way it is read), the error message's first-cause rule, the k-way heap's
-   order and its ties, the mixers. */
+   order and its ties, the mixers and FNV-1a, the ELF build-id reader (notes, sections,
+   segments). */
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "util/elf_build_id.h"
 #include "util/err.h"
 #include "util/hash.h"
 #include "util/kheap.h"
@@ -123,7 +129,7 @@ static void test_kheap_merges_in_order(void **state)
         uint64_t last = 0, last_src = 0;
         (void)state;
 
-        kheap_init(&h, 3);
+        assert_int_equal(kheap_init(&h, 3), 0);
         for (uint32_t s = 0; s < 3; s++)
                 kheap_push(&h, src[s][0], s);
         for (int n = 0; n < 12; n++) {
@@ -141,6 +147,9 @@ static void test_kheap_merges_in_order(void **state)
         }
         assert_true(kheap_empty(&h));
         kheap_free(&h);
+        kheap_free(&h); /* freed, and a zeroed heap: nothing to free */
+        struct kheap z = {NULL, 0, 0};
+        kheap_free(&z);
 }
 
 static void test_hash(void **state)
@@ -152,6 +161,111 @@ static void test_hash(void **state)
         assert_int_not_equal(hash_words(a, 3, 0), hash_words(b, 3, 0));
         assert_int_not_equal(hash_words(a, 2, 0), hash_words(a, 3, 0));
         assert_int_not_equal(hash_str("ab"), hash_str("ba"));
+        /* FNV-1a's published vectors, and hash_str built on it */
+        assert_true(hash_fnv1a("", 0, HASH_FNV_OFFSET) == 0xcbf29ce484222325ull);
+        assert_true(hash_fnv1a("a", 1, HASH_FNV_OFFSET) == 0xaf63dc4c8601ec8cull);
+        assert_true(hash_fnv1a_str("foobar", HASH_FNV_OFFSET) == 0x85944171f73967e8ull);
+        assert_true(hash_str("foobar") == hash_mix64(0x85944171f73967e8ull));
+        /* the half mixer is hash_mix64's first round */
+        uint64_t x = 0x123456789abcdefull;
+        uint64_t h = hash_mix64_half(x);
+        h *= 0xc4ceb9fe1a85ec53ull;
+        assert_true((h ^ (h >> 33)) == hash_mix64(x));
+}
+
+/* A note: name "GNU", type t, desc of n bytes 0xA0, 0xA1, ... at p; its size. */
+static size_t put_note(uint8_t *p, uint32_t t, uint32_t n)
+{
+        uint32_t hdr[3] = {4, n, t};
+
+        memcpy(p, hdr, 12);
+        memcpy(p + 12, "GNU", 4);
+        for (uint32_t i = 0; i < n; i++)
+                p[16 + i] = (uint8_t)(0xA0 + i);
+        return 16 + ((n + 3u) & ~3u);
+}
+
+static void test_build_id_notes(void **state)
+{
+        uint8_t notes[128], id[32];
+        size_t len = 0;
+        (void)state;
+
+        len += put_note(notes + len, 1, 16); /* NT_GNU_ABI_TAG: not it */
+        len += put_note(notes + len, 3, 0);  /* an empty build-id: not it */
+        size_t at = len;
+        len += put_note(notes + len, 3, 20); /* the build-id */
+        assert_int_equal(elf_build_id_from_notes(notes, len, id, sizeof(id)), 20);
+        assert_int_equal(id[0], 0xA0);
+        assert_int_equal(id[19], 0xB3);
+        assert_int_equal(elf_build_id_from_notes(notes, len, id, 8), 8); /* cut to max */
+        /* a note that runs past the area ends the search */
+        assert_int_equal(elf_build_id_from_notes(notes, at + 30, id, sizeof(id)), 0);
+        assert_int_equal(elf_build_id_from_notes(notes, 0, id, sizeof(id)), 0);
+}
+
+/* What dl_iterate_phdr finds in this program's own PT_NOTE segments, mapped. */
+static int self_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+        uint8_t *id = data;
+        (void)size;
+        if (info->dlpi_name && info->dlpi_name[0])
+                return 0; /* the main program only */
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type != PT_NOTE)
+                        continue;
+                uint32_t n = elf_build_id_from_notes((const void *)(info->dlpi_addr + ph->p_vaddr),
+                                                     ph->p_filesz, id + 1, 20);
+                if (n) {
+                        id[0] = (uint8_t)n;
+                        return 1;
+                }
+        }
+        return 0;
+}
+
+static void test_build_id_files(void **state)
+{
+        uint8_t want[21] = {0}, got[20];
+        (void)state;
+
+        /* this program's file (its sections) against its mapped segments */
+        dl_iterate_phdr(self_build_id, want);
+        if (!want[0])
+                skip(); /* linked without --build-id: nothing to compare */
+        assert_int_equal(elf_build_id_read("/proc/self/exe", got, sizeof(got)), want[0]);
+        assert_memory_equal(got, want + 1, want[0]);
+
+        /* an ELF64 file with program headers and no section headers: its PT_NOTE */
+        char path[] = "/tmp/test_util_elfXXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        uint8_t f[256] = {0};
+        memcpy(f, "\177ELF", 4);
+        f[4] = 2; /* ELFCLASS64 */
+        f[5] = 1; /* little-endian */
+        uint64_t phoff = 64;
+        memcpy(f + 32, &phoff, 8);
+        uint16_t phentsize = 56, phnum = 1;
+        memcpy(f + 54, &phentsize, 2);
+        memcpy(f + 56, &phnum, 2);
+        uint32_t pt_note = 4;
+        uint64_t off = 120, filesz = put_note(f + 120, 3, 20);
+        memcpy(f + 64, &pt_note, 4);
+        memcpy(f + 64 + 8, &off, 8);
+        memcpy(f + 64 + 32, &filesz, 8);
+        assert_int_equal(write(fd, f, sizeof(f)), (int)sizeof(f));
+        assert_int_equal(elf_build_id_read_fd(fd, got, sizeof(got)), 20);
+        assert_int_equal(got[0], 0xA0);
+        /* not ELF, and not a regular file */
+        f[0] = 0;
+        assert_int_equal(pwrite(fd, f, 4, 0), 4);
+        assert_int_equal(elf_build_id_read_fd(fd, got, sizeof(got)), 0);
+        close(fd);
+        unlink(path);
+        assert_int_equal(elf_build_id_read("/dev/null", got, sizeof(got)), 0);
+        assert_int_equal(elf_build_id_read("/nonexistent/x", got, sizeof(got)), 0);
 }
 
 int main(void)
@@ -163,6 +277,8 @@ int main(void)
                 cmocka_unit_test(test_err_first_cause),
                 cmocka_unit_test(test_kheap_merges_in_order),
                 cmocka_unit_test(test_hash),
+                cmocka_unit_test(test_build_id_notes),
+                cmocka_unit_test(test_build_id_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,8 +2,7 @@
 /* kheap.c: the k-way merge's min-heap (util/kheap.h). */
 #include "util/kheap.h"
 
-#include "util/xalloc.h"
-
+#include <errno.h>
 #include <stdlib.h>
 
 static bool less(const struct kheap_item *x, const struct kheap_item *y)
@@ -29,11 +28,12 @@ static void sift_down(struct kheap *h, uint32_t i)
         }
 }
 
-void kheap_init(struct kheap *h, uint32_t cap)
+int kheap_init(struct kheap *h, uint32_t cap)
 {
-        h->a = xcalloc(cap ? cap : 1, sizeof(*h->a));
+        h->a = calloc(cap ? cap : 1, sizeof(*h->a));
         h->nr = 0;
-        h->cap = cap ? cap : 1;
+        h->cap = h->a ? (cap ? cap : 1) : 0;
+        return h->a ? 0 : -ENOMEM;
 }
 
 void kheap_free(struct kheap *h)

@@ -9,6 +9,7 @@
 
 #include "etl_reader.h"
 #include "etw/evntrace.h"
+#include "session_defaults.h"
 
 /* What a real-time consumer needs to know of the session it reads: the clock (to turn raw
    timestamps into FILETIME) and the values a logfile header would carry. */
@@ -131,24 +132,6 @@ ULONG session_check_lbr(ULONG config, const CLASSIC_EVENT_ID *events, ULONG coun
 ULONG session_check_query_info(TRACE_INFO_CLASS c, const void *info, ULONG len, PULONG ret);
 
 /* ---- for the session host (host_server.c) -------------------------------------------------- */
-
-#define SESSION_MAX_SOURCES   4  /* LIVE_MAX_SOURCES */
-#define SESSION_MAX_INTERVALS 64 /* the profile sources an interval is kept for */
-
-/* The handle-0 settings a kernel logger takes when it starts: those of the process that starts
-   it (its traced process and PMC sampling sources, etw/etwtop_ext.h and seed 000), sent to the
-   host with the start; and the profile intervals that process set, which are global (applied to
-   the host's sessions as TraceSetInformation(0, TraceSampledProfileIntervalInfo) does). */
-struct session_start_defaults {
-        int32_t pid; /* -1: the whole system */
-        uint32_t nr_sources;
-        uint32_t sources[SESSION_MAX_SOURCES];
-        uint32_t nr_intervals;
-        struct {
-                uint32_t source;
-                uint32_t interval;
-        } intervals[SESSION_MAX_INTERVALS];
-};
 
 /* This process's handle-0 settings, for a start sent to the host: *d filled. */
 void session_get_start_defaults(struct session_start_defaults *d);

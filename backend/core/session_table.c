@@ -3,6 +3,7 @@
    capability probe, hook ids and group masks, statistics and the properties written back,
    QueryAllTraces over the table, and the table's session operations (session_local_ops). */
 #include "session_int.h"
+#include "util/clock.h"
 
 pthread_mutex_t session_table_lock = PTHREAD_MUTEX_INITIALIZER;
 struct session *session_table[MAX_SESSIONS];
@@ -65,9 +66,7 @@ const struct live_caps *session_machine_caps(void)
 
 int64_t session_clock_ns(clockid_t id)
 {
-        struct timespec ts;
-        clock_gettime(id, &ts);
-        return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+        return (int64_t)clock_ns(id);
 }
 
 int64_t session_filetime_now(void)

@@ -14,6 +14,7 @@
 #include "kdecoder.h"
 #include "kevent.h"
 #include "etw/ntwmi.h"
+#include "util/hash.h"
 
 __extension__ typedef unsigned __int128 kev_u128;
 
@@ -176,14 +177,6 @@ static inline uint64_t ldptr(const uint8_t *p, unsigned psize)
         return psize == 8 ? le_get64(p) : le_get32(p);
 }
 
-static inline uint64_t hash64(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        return x;
-}
-
 /* Whether slot k lies cyclically in (i, j]: linear-probing deletion keeps such entries. */
 static inline bool in_cyclic_range(uint32_t k, uint32_t i, uint32_t j)
 {
@@ -192,7 +185,7 @@ static inline bool in_cyclic_range(uint32_t k, uint32_t i, uint32_t j)
 
 static inline uint32_t tid_index(uint32_t tid, uint32_t mask)
 {
-        return (uint32_t)(hash64(tid) & mask);
+        return (uint32_t)(hash_mix64_half(tid) & mask);
 }
 
 static inline uint32_t kdecoder_tid_get_map(const struct tid_map *m, uint32_t tid)

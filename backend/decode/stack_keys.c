@@ -27,7 +27,7 @@ static struct ref_slot *ref_key_find(const struct kdecoder *d, uint64_t key)
 {
         if (!d->ref_keys)
                 return NULL;
-        for (uint32_t i = (uint32_t)(hash64(key) & d->ref_keys_mask);;
+        for (uint32_t i = (uint32_t)(hash_mix64_half(key) & d->ref_keys_mask);;
              i = (i + 1) & d->ref_keys_mask) {
                 struct ref_slot *s = &d->ref_keys[i];
 
@@ -47,7 +47,7 @@ static void ref_key_remove(struct kdecoder *d, struct ref_slot *slot)
                 j = (j + 1) & mask;
                 if (d->ref_keys[j].count == 0)
                         break;
-                uint32_t k = (uint32_t)(hash64(d->ref_keys[j].key) & mask);
+                uint32_t k = (uint32_t)(hash_mix64_half(d->ref_keys[j].key) & mask);
 
                 if (!in_cyclic_range(k, i, j)) {
                         d->ref_keys[i] = d->ref_keys[j];
@@ -67,7 +67,7 @@ static int ref_keys_resize(struct kdecoder *d, uint32_t cap)
         for (uint32_t i = 0; d->ref_keys && i <= d->ref_keys_mask; i++) {
                 if (d->ref_keys[i].count == 0)
                         continue;
-                uint32_t j = (uint32_t)(hash64(d->ref_keys[i].key) & (cap - 1));
+                uint32_t j = (uint32_t)(hash_mix64_half(d->ref_keys[i].key) & (cap - 1));
 
                 while (slots[j].count)
                         j = (j + 1) & (cap - 1);
@@ -88,7 +88,7 @@ static struct ref_slot *ref_key_get(struct kdecoder *d, uint64_t key)
                 if (ref_keys_resize(d, cap))
                         return NULL;
         }
-        for (uint32_t i = (uint32_t)(hash64(key) & d->ref_keys_mask);;
+        for (uint32_t i = (uint32_t)(hash_mix64_half(key) & d->ref_keys_mask);;
              i = (i + 1) & d->ref_keys_mask) {
                 struct ref_slot *s = &d->ref_keys[i];
 
@@ -191,7 +191,8 @@ static struct def_slot *def_find(const struct kdecoder *d, uint64_t key)
 {
         if (!d->defs)
                 return NULL;
-        for (uint32_t i = (uint32_t)(hash64(key) & d->defs_mask);; i = (i + 1) & d->defs_mask) {
+        for (uint32_t i = (uint32_t)(hash_mix64_half(key) & d->defs_mask);;
+             i = (i + 1) & d->defs_mask) {
                 struct def_slot *s = &d->defs[i];
 
                 if (!s->frames)
@@ -217,7 +218,7 @@ static void def_remove(struct kdecoder *d, uint64_t key)
                 j = (j + 1) & mask;
                 if (!d->defs[j].frames)
                         break;
-                uint32_t k = (uint32_t)(hash64(d->defs[j].key) & mask);
+                uint32_t k = (uint32_t)(hash_mix64_half(d->defs[j].key) & mask);
 
                 if (!in_cyclic_range(k, i, j)) {
                         d->defs[i] = d->defs[j];
@@ -237,7 +238,7 @@ static int defs_resize(struct kdecoder *d, uint32_t cap)
         for (uint32_t i = 0; d->defs && i <= d->defs_mask; i++) {
                 if (!d->defs[i].frames)
                         continue;
-                uint32_t j = (uint32_t)(hash64(d->defs[i].key) & (cap - 1));
+                uint32_t j = (uint32_t)(hash_mix64_half(d->defs[i].key) & (cap - 1));
 
                 while (slots[j].frames)
                         j = (j + 1) & (cap - 1);
@@ -288,7 +289,7 @@ static void def_store(struct kdecoder *d, uint64_t key, const uint64_t *frames, 
                 return;
         memcpy(copy, frames, (size_t)nr * sizeof(*frames));
 
-        uint32_t i = (uint32_t)(hash64(key) & d->defs_mask);
+        uint32_t i = (uint32_t)(hash_mix64_half(key) & d->defs_mask);
 
         while (d->defs[i].frames)
                 i = (i + 1) & d->defs_mask;

@@ -14,6 +14,7 @@
 #include "le_bytes.h"
 #include "tdh_meta.h"
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 /* TRACE_EVENT_INFO (tdh.h): the fixed part, then EVENT_PROPERTY_INFO[PropertyCount] */
 #define TEI_EVENT_DESCRIPTOR 32
@@ -115,16 +116,13 @@ struct tdh_registry {
 static uint64_t key_hash(const GUID *g, uint16_t key, uint8_t version, bool is_classic)
 {
         uint8_t b[20];
-        uint64_t h = 0xcbf29ce484222325ull;
 
         memcpy(b, g, 16);
         b[16] = (uint8_t)key;
         b[17] = (uint8_t)(key >> 8);
         b[18] = version;
         b[19] = is_classic;
-        for (size_t i = 0; i < sizeof(b); i++)
-                h = (h ^ b[i]) * 0x100000001b3ull;
-        return h | 1u;
+        return hash_fnv1a(b, sizeof(b), HASH_FNV_OFFSET) | 1u;
 }
 
 static bool slot_is(const struct tdh_slot *s, const GUID *g, uint16_t key, uint8_t version,

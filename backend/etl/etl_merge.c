@@ -15,6 +15,8 @@
 #include "etl_writer.h"
 #include "etw/KernelTraceControl.h"
 #include "etw/ntwmi.h"
+#include "util/kheap.h"
+#include "util/xalloc.h"
 
 struct merge_input {
         struct etl_reader *reader; /* owned */
@@ -27,6 +29,22 @@ static void peek(struct merge_input *in)
 {
         uint64_t ts = etl_reader_peek_timestamp(in->reader);
         in->next_filetime = ts == UINT64_MAX ? INT64_MAX : etl_reader_to_filetime(in->reader, ts);
+}
+
+/* A FILETIME as a heap key: the sign bit flipped, so that unsigned order is the signed one. */
+static uint64_t heap_key(int64_t filetime)
+{
+        return (uint64_t)filetime ^ (1ull << 63);
+}
+
+/* Moves the input on the heap's top (c) to its next record, off the heap at its end. */
+static void next_of(struct kheap *heap, struct merge_input *c)
+{
+        peek(c);
+        if (c->next_filetime == INT64_MAX)
+                kheap_pop(heap);
+        else
+                kheap_replace_top(heap, heap_key(c->next_filetime));
 }
 
 /* Does the file hold KernelTraceControl ImageID events (a merged trace)? One pass. */
@@ -181,6 +199,7 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
         struct merge_input in[ETL_MERGE_MAX_FILES];
         struct etl_writer *w = NULL;
         struct cv_cache cvs = {NULL, 0, opts->codeview_lookup, opts->codeview_ctx};
+        struct kheap heap = {NULL, 0, 0};
         int status = 0;
 
         if (n == 0 || n > ETL_MERGE_MAX_FILES)
@@ -243,7 +262,10 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
                 .header_tid = (uint32_t)getpid(),
                 .header_pid = (uint32_t)getpid(),
         };
-        int rc = etl_writer_new(&w, &cfg);
+        /* the inputs by their next record's time; ties go to the lower input */
+        int rc = kheap_init(&heap, n);
+        if (rc == 0)
+                rc = etl_writer_new(&w, &cfg);
         if (rc < 0) {
                 *stage = ETL_MERGE_NEW_WRITER;
                 status = rc;
@@ -257,22 +279,20 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
         }
 
         uint32_t events_lost = 0;
-        cvs.e = cvs.lookup ? calloc(CV_CACHE, sizeof(*cvs.e)) : NULL;
+        cvs.e = cvs.lookup ? xcalloc(CV_CACHE, sizeof(*cvs.e)) : NULL; /* fixed size: aborts */
         static uint8_t buf[MAX_ETW_EVENT_SIZE + 8];
         static uint8_t idbuf[1024];
-        for (;;) {
-                struct merge_input *c = &in[0];
-                for (uint32_t i = 1; i < n; i++)
-                        if (in[i].next_filetime < c->next_filetime)
-                                c = &in[i];
-                if (c->next_filetime == INT64_MAX)
-                        break;
+        for (uint32_t i = 0; i < n; i++)
+                if (in[i].next_filetime != INT64_MAX)
+                        kheap_push(&heap, heap_key(in[i].next_filetime), i);
+        while (!kheap_empty(&heap)) {
+                struct merge_input *c = &in[kheap_top(&heap).src];
                 const struct etl_record *rec = etl_reader_next_ref(c->reader);
                 if (!rec)
                         break;
                 if (rec->is_header) {
                         events_lost += etl_reader_logfile(c->reader)->header.EventsLost;
-                        peek(c);
+                        next_of(&heap, c);
                         continue;
                 }
                 uint64_t ts = convert_timestamp(c, first, rec->timestamp);
@@ -307,7 +327,7 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
                         etl_writer_close(w, end_time, events_lost, 0);
                         goto out;
                 }
-                peek(c);
+                next_of(&heap, c);
         }
         rc = etl_writer_close(w, end_time, events_lost, 0);
         if (rc < 0) {
@@ -315,6 +335,7 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
                 status = rc;
         }
 out:
+        kheap_free(&heap);
         free(cvs.e);
         etl_writer_free(w);
         return status;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
  * records. */
+#include "util/kheap.h"
 #include "util/utf.h"
 #include "le_bytes.h"
 #include "etl_reader.h"
@@ -58,8 +59,7 @@ struct etl_reader {
         uint32_t nr_buffers;
         struct stream *streams; /* owned */
         uint32_t nr_streams;
-        uint32_t *heap; /* owned: stream indices, min-heap by head timestamp */
-        uint32_t nr_heap;
+        struct kheap heap; /* owned: the streams with a head, by its timestamp */
         struct etl_logfile logfile;
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
@@ -201,50 +201,24 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
         }
 }
 
-static inline bool stream_before(const struct etl_reader *r, uint32_t a, uint32_t b)
-{
-        uint64_t ta = r->streams[a].head.timestamp, tb = r->streams[b].head.timestamp;
-        return ta < tb || (ta == tb && a < b);
-}
-
-static void heap_down(struct etl_reader *r, uint32_t i)
-{
-        for (;;) {
-                uint32_t l = 2 * i + 1, m = i;
-                if (l < r->nr_heap && stream_before(r, r->heap[l], r->heap[m]))
-                        m = l;
-                if (l + 1 < r->nr_heap && stream_before(r, r->heap[l + 1], r->heap[m]))
-                        m = l + 1;
-                if (m == i)
-                        return;
-                uint32_t t = r->heap[i];
-                r->heap[i] = r->heap[m];
-                r->heap[m] = t;
-                i = m;
-        }
-}
-
-/* The smallest head timestamp below the top of the heap: the top stream may go on alone up to
-   there. */
+/* The smallest head timestamp below the top of the heap (the top's children): the top stream
+   may go on alone up to there. */
 static void update_run_limit(struct etl_reader *r)
 {
         uint64_t limit = UINT64_MAX;
-        for (uint32_t c = 1; c <= 2 && c < r->nr_heap; c++) {
-                uint64_t t = r->streams[r->heap[c]].head.timestamp;
-                if (t < limit)
-                        limit = t;
-        }
+        for (uint32_t c = 1; c <= 2 && c < r->heap.nr; c++)
+                if (r->heap.a[c].key < limit)
+                        limit = r->heap.a[c].key;
         r->run_limit = limit;
 }
 
+/* The streams with a head, by its timestamp (ties go to the lower stream index). */
 static void heap_build(struct etl_reader *r)
 {
-        r->nr_heap = 0;
+        r->heap.nr = 0;
         for (uint32_t i = 0; i < r->nr_streams; i++)
                 if (r->streams[i].has_head)
-                        r->heap[r->nr_heap++] = i;
-        for (uint32_t i = r->nr_heap / 2; i-- > 0;)
-                heap_down(r, i);
+                        kheap_push(&r->heap, r->streams[i].head.timestamp, i);
         update_run_limit(r);
 }
 
@@ -536,8 +510,7 @@ static int build_streams(struct etl_reader *r)
                 count[r->buffers[i].cpu]++;
         /* buffer 0 (the header buffer) always gets stream 0 */
         r->streams = calloc(max_cpu + 2, sizeof(*r->streams));
-        r->heap = calloc(max_cpu + 2, sizeof(*r->heap));
-        if (!r->streams || !r->heap) {
+        if (!r->streams || kheap_init(&r->heap, max_cpu + 2) < 0) {
                 free(count);
                 free(slot);
                 return -ENOMEM;
@@ -691,7 +664,7 @@ void etl_reader_close(struct etl_reader *r)
                 free(r->streams[i].scratch);
         }
         free(r->streams);
-        free(r->heap);
+        kheap_free(&r->heap);
         free(r->buffers);
         free(r->logfile.logger_name_w);
         free(r->logfile.log_file_name_w);
@@ -715,19 +688,17 @@ static void settle(struct etl_reader *r)
         if (!r->is_advance_pending)
                 return;
         r->is_advance_pending = false;
-        struct stream *s = &r->streams[r->heap[0]];
+        struct stream *s = &r->streams[kheap_top(&r->heap).src];
         stream_advance(r, s);
         /* While the top stream stays ahead of every other (strictly: ties go by stream index
-           through the heap), it keeps the top without touching the heap. */
+           through the heap), it keeps the top without touching the heap (its key there is
+           stale then, and still below its children's). */
         if (s->has_head && s->head.timestamp < r->run_limit)
                 return;
-        if (s->has_head) {
-                heap_down(r, 0);
-        } else {
-                r->heap[0] = r->heap[--r->nr_heap];
-                if (r->nr_heap)
-                        heap_down(r, 0);
-        }
+        if (s->has_head)
+                kheap_replace_top(&r->heap, s->head.timestamp);
+        else
+                kheap_pop(&r->heap);
         update_run_limit(r);
 }
 
@@ -744,9 +715,9 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
                 return h;
         }
         settle(r);
-        if (r->nr_heap == 0)
+        if (kheap_empty(&r->heap))
                 return NULL;
-        struct stream *s = &r->streams[r->heap[0]];
+        struct stream *s = &r->streams[kheap_top(&r->heap).src];
         struct etl_record *rec = &s->head;
         rec->ends_buffer =
                 s->cur_pos + 4 > s->cur_filled || le_get32(s->cur + s->cur_pos) == 0xFFFFFFFF;
@@ -770,9 +741,9 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
         if (r->is_header_pending)
                 return r->header_record.timestamp;
         settle(r);
-        if (r->nr_heap == 0)
+        if (kheap_empty(&r->heap))
                 return UINT64_MAX;
-        return r->streams[r->heap[0]].head.timestamp;
+        return r->streams[kheap_top(&r->heap).src].head.timestamp;
 }
 
 uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "etl_reader.h"
+#include "runtime_dir.h"
 #include "etw/evntrace.h"
 #include "session.h"
 #include "session_ops.h"
@@ -25,18 +26,6 @@ bool host_is_client(void);
 
 /* Marks this process as the host: from now on the API functions run the session table here. */
 void host_become_host(void);
-
-/* The runtime directory of the caller's host: ETWTOP_RUNTIME_DIR (each "%u" in it replaced by
-   the caller's uid, made absolute), else /run/etwtop for root, else $XDG_RUNTIME_DIR/etwtop,
-   else /run/user/UID/etwtop when /run/user/UID is the caller's private directory (no other
-   user can make that name), else /tmp/etwtop-UID, whose refusals, when another user made it
-   first, say what to do. 0, or -ENAMETOOLONG with why filled. */
-int host_runtime_dir(char *out, size_t size, char *why, size_t why_size);
-
-/* The runtime directory, checked to be the caller's own private directory (created 0700 when
-   may_create): 0, -ENOENT (none), -EACCES (another user's, or open to others), -errno; why
-   says which. */
-int host_client_dir(char *dir, size_t size, bool may_create, char *why, size_t why_size);
 
 /* ---- framed I/O (host_io.c) ---------------------------------------------------------------- */
 
@@ -84,9 +73,6 @@ int host_peer_read(int fd, struct host_peer *peer);
    threads it starts inherit the cut): a perf_event_open, a file created or replaced then
    succeeds only where the client's own would. 0, or -errno from capset. */
 int host_peer_act_as(const struct host_peer *peer);
-
-/* Whether the peer holds capability cap (CAP_*). */
-bool host_peer_has_cap(const struct host_peer *peer, int cap);
 
 /* ---- the client side of the API (host_client.c) -------------------------------------------- */
 

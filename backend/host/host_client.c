@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* host_client.c: owns the client side of the session host: which process is a client, the
-   runtime directory and its checks, one connection per request (the host started when a start
+/* host_client.c: owns the client side of the session host: which process is a client, one
+   connection per request (the host started when a start
    finds none), the replies turned back into the API's results and last error, and a real-time
    consumer's stream of buffers. */
 #include <errno.h>
@@ -18,7 +18,6 @@
 #include "host.h"
 #include "host_proto.h"
 
-#define SOCKET_NAME  "host.sock"
 #define SEND_MS      10000
 #define REPLY_MS     120000 /* a STOP drains, writes the rundown and finalizes the file */
 #define ATTACH_MS    30000
@@ -49,167 +48,11 @@ void host_become_host(void)
         atomic_store(&is_host_process, true);
 }
 
-/* ---- the runtime directory ---------------------------------------------------------------- */
-
-/* s with every "%u" replaced by the caller's uid, into out. */
-static void with_uid(const char *s, char *out, size_t size)
-{
-        size_t n = 0;
-        out[0] = '\0';
-        for (; *s && n + 1 < size; s++) {
-                if (s[0] == '%' && s[1] == 'u') {
-                        int k = snprintf(out + n, size - n, "%u", (unsigned)geteuid());
-                        n = k > 0 && (size_t)k < size - n ? n + (size_t)k : size - 1;
-                        s++;
-                } else {
-                        out[n++] = *s;
-                }
-        }
-        out[n < size ? n : size - 1] = '\0';
-}
-
-/* /run/user/UID when it is the caller's private directory: logind makes it at login, and only
-   root can make a name there, so no other user can have taken it first. */
-static bool has_run_user_dir(char *out, size_t size)
-{
-        struct stat st;
-        snprintf(out, size, "/run/user/%u", (unsigned)geteuid());
-        return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == geteuid() &&
-               !(st.st_mode & 077);
-}
-
-/* Whether dir is the last resort, /tmp/etwtop-UID: a name any user can take first. */
-static bool is_tmp_fallback(const char *dir)
-{
-        char tmp[64];
-        snprintf(tmp, sizeof(tmp), "/tmp/etwtop-%u", (unsigned)geteuid());
-        return strcmp(dir, tmp) == 0;
-}
-
-/* What to do when the last resort is not the caller's, appended to a refusal. */
-static const char *tmp_fallback_advice(const char *dir)
-{
-        return is_tmp_fallback(dir)
-                       ? ". With XDG_RUNTIME_DIR unset this name in /tmp is the last resort, and "
-                         "another user can make it first: set XDG_RUNTIME_DIR (or "
-                         "ETWTOP_RUNTIME_DIR) to a private directory of yours, log in so that "
-                         "/run/user/UID exists, or have root remove it"
-                       : "";
-}
-
-int host_runtime_dir(char *out, size_t size, char *why, size_t why_size)
-{
-        char run_user[64];
-        const char *env_raw = getenv("ETWTOP_RUNTIME_DIR");
-        char env_buf[PATH_MAX];
-        const char *env = NULL;
-        if (env_raw) {
-                with_uid(env_raw, env_buf, sizeof(env_buf));
-                env = env_buf;
-        }
-        const char *xdg = getenv("XDG_RUNTIME_DIR");
-        int n;
-        if (env && *env && env[0] == '/') {
-                n = snprintf(out, size, "%s", env);
-        } else if (env && *env) {
-                char cwd[PATH_MAX];
-                if (!getcwd(cwd, sizeof(cwd))) {
-                        snprintf(why, why_size,
-                                 "ETWTOP_RUNTIME_DIR \"%s\" is relative and the "
-                                 "current directory cannot be named",
-                                 env);
-                        return -ENAMETOOLONG;
-                }
-                n = snprintf(out, size, "%s/%s", cwd, env);
-        } else if (geteuid() == 0) {
-                n = snprintf(out, size, "/run/etwtop");
-        } else if (xdg && xdg[0] == '/') {
-                n = snprintf(out, size, "%s/etwtop", xdg);
-        } else if (has_run_user_dir(run_user, sizeof(run_user))) {
-                n = snprintf(out, size, "%s/etwtop", run_user);
-        } else {
-                n = snprintf(out, size, "/tmp/etwtop-%u", (unsigned)geteuid());
-        }
-        struct sockaddr_un sa;
-        if (n < 0 || (size_t)n >= size ||
-            (size_t)n + sizeof("/" SOCKET_NAME) > sizeof(sa.sun_path)) {
-                snprintf(why, why_size,
-                         "the session host directory %.200s is too long for a socket name (at "
-                         "most %zu characters)",
-                         out, sizeof(sa.sun_path) - sizeof("/" SOCKET_NAME));
-                return -ENAMETOOLONG;
-        }
-        return 0;
-}
-
-/* Checks that dir is the caller's own private directory (made when may_create). 0, -ENOENT (it
-   does not exist), -EACCES (another user's, or open to others: why says so), or -errno. */
-static int check_dir(const char *dir, bool may_create, char *why, size_t why_size)
-{
-        struct stat st;
-        if (lstat(dir, &st) < 0) {
-                int e = errno;
-                if (e == EACCES) {
-                        snprintf(why, why_size,
-                                 "the session host directory %s cannot be reached (%s): it is "
-                                 "another user's, whose sessions are theirs",
-                                 dir, strerror(e));
-                        return -EACCES;
-                }
-                if (e != ENOENT || !may_create) {
-                        snprintf(why, why_size, "no session host runs on %s (%s)", dir,
-                                 strerror(e));
-                        return -e;
-                }
-                if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-                        e = errno;
-                        snprintf(why, why_size, "cannot create the session host directory %s: %s",
-                                 dir, strerror(e));
-                        return -e;
-                }
-                if (lstat(dir, &st) < 0) {
-                        e = errno;
-                        snprintf(why, why_size, "%s: %s", dir, strerror(e));
-                        return -e;
-                }
-        }
-        if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
-                snprintf(why, why_size,
-                         "the session host directory %s is %s: refused (it must be a private "
-                         "directory)%s",
-                         dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "not a directory",
-                         tmp_fallback_advice(dir));
-                return -ENOTDIR;
-        }
-        if (st.st_uid != geteuid()) {
-                snprintf(why, why_size,
-                         "the session host directory %s belongs to uid %u, not to you (uid %u): "
-                         "that user's sessions are theirs, and nobody else can see, consume, "
-                         "change or stop them%s",
-                         dir, (unsigned)st.st_uid, (unsigned)geteuid(), tmp_fallback_advice(dir));
-                return -EACCES;
-        }
-        if (st.st_mode & 077) {
-                snprintf(why, why_size,
-                         "the session host directory %s is open to other users (mode %04o): "
-                         "refused, it must be private (0700)%s",
-                         dir, (unsigned)(st.st_mode & 07777), tmp_fallback_advice(dir));
-                return -EACCES;
-        }
-        return 0;
-}
-
-int host_client_dir(char *dir, size_t size, bool may_create, char *why, size_t why_size)
-{
-        int rc = host_runtime_dir(dir, size, why, why_size);
-        return rc < 0 ? rc : check_dir(dir, may_create, why, why_size);
-}
-
 static void socket_path(struct sockaddr_un *sa, const char *dir)
 {
         memset(sa, 0, sizeof(*sa));
         sa->sun_family = AF_UNIX;
-        snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/" SOCKET_NAME, dir);
+        snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/" HOST_SOCKET_NAME, dir);
 }
 
 /* A connection to the host of dir, which is checked to run as the caller. The fd, or -ENOENT
@@ -257,8 +100,7 @@ static int host_connect(const char *dir, char *why, size_t why_size)
 bool host_client_is_running(void)
 {
         char dir[PATH_MAX], why[512];
-        if (host_runtime_dir(dir, sizeof(dir), why, sizeof(why)) < 0 ||
-            check_dir(dir, false, why, sizeof(why)) < 0)
+        if (host_client_dir(dir, sizeof(dir), false, why, sizeof(why)) < 0)
                 return false;
         int fd = host_connect(dir, why, sizeof(why));
         if (fd < 0)
@@ -293,10 +135,7 @@ static int host_call(const struct host_request *rq, bool may_start, struct call 
 {
         memset(c, 0, sizeof(*c));
         char dir[PATH_MAX];
-        int rc = host_runtime_dir(dir, sizeof(dir), why, why_size);
-        if (rc < 0)
-                return rc;
-        rc = check_dir(dir, may_start, why, why_size);
+        int rc = host_client_dir(dir, sizeof(dir), may_start, why, why_size);
         if (rc < 0)
                 return rc;
         struct host_msg m = {0};
@@ -676,9 +515,7 @@ ULONG host_client_bind(CONTROLTRACE_ID id)
 {
         static const char what[] = "etw_bind_session";
         char dir[PATH_MAX], why[1024];
-        int fd = host_runtime_dir(dir, sizeof(dir), why, sizeof(why));
-        if (fd == 0)
-                fd = check_dir(dir, false, why, sizeof(why));
+        int fd = host_client_dir(dir, sizeof(dir), false, why, sizeof(why));
         if (fd == 0)
                 fd = host_connect(dir, why, sizeof(why));
         if (fd < 0) {

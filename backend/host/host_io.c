@@ -14,6 +14,7 @@
 
 #include "host.h"
 #include "host_proto.h"
+#include "util/clock.h"
 
 static void say(char *why, size_t why_size, const char *what, int err)
 {
@@ -72,9 +73,7 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
 
 static int64_t now_ms(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        return (int64_t)(now_ns() / 1000000);
 }
 
 /* The wait before the next part: ms, or what is left until deadline (a monotonic time in ms;

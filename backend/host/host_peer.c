@@ -157,8 +157,3 @@ int host_peer_act_as(const struct host_peer *peer)
                 return -errno;
         return 0;
 }
-
-bool host_peer_has_cap(const struct host_peer *peer, int cap)
-{
-        return cap >= 0 && cap < 64 && (peer->caps >> cap) & 1;
-}

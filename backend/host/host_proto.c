@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "etw/evntrace.h"
+#include "session.h"
 #include "util/xalloc.h"
 
 /* EVENT_TRACE_PROPERTIES' first field is Wnode.BufferSize. */
@@ -34,7 +35,7 @@ static void put(struct host_msg *m, const void *p, size_t n)
         m->size += n;
 }
 
-void host_msg_begin(struct host_msg *m, uint16_t type)
+static void host_msg_begin(struct host_msg *m, uint16_t type)
 {
         m->size = 0;
         uint32_t magic = HOST_PROTO_MAGIC, zero = 0;
@@ -46,28 +47,30 @@ void host_msg_begin(struct host_msg *m, uint16_t type)
         put(m, &zero, 4);
 }
 
-void host_msg_u32(struct host_msg *m, uint32_t v)
+static void host_msg_u32(struct host_msg *m, uint32_t v)
 {
         put(m, &v, sizeof(v));
 }
 
-void host_msg_u64(struct host_msg *m, uint64_t v)
+static void host_msg_u64(struct host_msg *m, uint64_t v)
 {
         put(m, &v, sizeof(v));
 }
 
-void host_msg_blob(struct host_msg *m, const void *data, size_t size)
+static void host_msg_blob(struct host_msg *m, const void *data, size_t size)
 {
         host_msg_u32(m, (uint32_t)size);
         put(m, data, size);
 }
 
-void host_msg_str(struct host_msg *m, const char *str)
+/* A counted string (str may be NULL: empty) or blob. */
+static void host_msg_str(struct host_msg *m, const char *str)
 {
         host_msg_blob(m, str, str ? strlen(str) : 0);
 }
 
-void host_msg_end(struct host_msg *m)
+/* Patches the body length into the header. */
+static void host_msg_end(struct host_msg *m)
 {
         uint32_t body = (uint32_t)(m->size - HOST_HEADER_SIZE);
         memcpy(m->data + 8, &body, 4);

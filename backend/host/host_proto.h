@@ -16,7 +16,9 @@
 #include <stdint.h>
 
 #include "etw/evntrace.h"
-#include "session.h"
+#include "session_defaults.h"
+
+struct session_rt_info; /* session.h */
 
 #define HOST_PROTO_MAGIC   0x48575445u /* "ETWH" */
 #define HOST_PROTO_VERSION 1
@@ -105,14 +107,6 @@ struct host_msg {
         size_t cap;
 };
 
-void host_msg_begin(struct host_msg *m, uint16_t type);
-void host_msg_u32(struct host_msg *m, uint32_t v);
-void host_msg_u64(struct host_msg *m, uint64_t v);
-/* A counted string (str may be NULL: empty) or blob. */
-void host_msg_str(struct host_msg *m, const char *str);
-void host_msg_blob(struct host_msg *m, const void *data, size_t size);
-/* Patches the body length into the header. */
-void host_msg_end(struct host_msg *m);
 void host_msg_free(struct host_msg *m);
 
 /* Encoders of whole messages. */

@@ -29,9 +29,9 @@
 #include "etw_error.h"
 #include "host.h"
 #include "host_proto.h"
+#include "util/clock.h"
 
 #define LOCK_NAME       "host.lock"
-#define SOCKET_NAME     "host.sock"
 #define MAX_READING     64  /* connections whose request has yet to arrive: accepting waits */
 #define MAX_CONNECTIONS 256 /* connections in all: accepting waits */
 #define MAX_STREAMS     128 /* real-time consumers and bindings: more are refused */
@@ -61,9 +61,7 @@ struct conn {
 
 static int64_t now_ms(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        return (int64_t)(now_ns() / 1000000);
 }
 
 static void say(char *why, size_t why_size, const char *fmt, ...)
@@ -761,7 +759,7 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         memset(&sa, 0, sizeof(sa));
         sa.sun_family = AF_UNIX;
         snprintf(lock_path, sizeof(lock_path), "%s/" LOCK_NAME, dir);
-        int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" SOCKET_NAME, dir);
+        int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" HOST_SOCKET_NAME, dir);
         if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
                 say(why, why_size, "%s is too long for a socket name", dir);
                 report(ready_fd, 'F', why);

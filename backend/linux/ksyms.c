@@ -30,6 +30,7 @@
 #include "live_int.h"
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 static void drain_between(void *ctx)
 {
@@ -353,7 +354,7 @@ void ksyms_write_kernel_symbols(struct live_source *ls)
                 if (!ls->ksyms)
                         ksyms_keep(ls, syms, nr);
         }
-        uint64_t at = perf_conv_stamp(ls->conv, 0, live_now_ns());
+        uint64_t at = perf_conv_stamp(ls->conv, 0, now_ns());
         if (ksyms_suffice(ls))
                 perf_conv_kernel_symbols(ls->conv, ls->ksyms, ls->nr_ksyms, 0, at);
         else if (syms)

@@ -28,6 +28,7 @@
 
 #include "live_int.h"
 #include "util/xalloc.h"
+#include "util/clock.h"
 
 void live_set_err(struct etl_error *err, const char *fmt, ...)
 
@@ -64,9 +65,7 @@ const char *live_errno_name(int e)
 
 uint64_t live_now_ns(void)
 {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+        return now_ns();
 }
 
 int live_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,

@@ -16,6 +16,7 @@
 #include "etl_writer.h"
 #include "unwind/unwind.h"
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 _Static_assert(PERF_CONV_NR_UNWIND_STOPS == UNWIND_NR_STOPS, "UnwindStats stops are unwind_stop's");
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "records are read as little-endian");
@@ -91,14 +92,6 @@ static inline void st32(uint8_t *p, uint32_t v)
 static inline void st64(uint8_t *p, uint64_t v)
 {
         memcpy(p, &v, 8);
-}
-
-static inline uint64_t hash64(uint64_t x)
-{
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdull;
-        x ^= x >> 33;
-        return x;
 }
 
 static inline bool is_kernel_addr(uint64_t a)
@@ -250,8 +243,6 @@ struct perf_conv {
 void *conv_umap_find(const struct umap *m, uint32_t key);
 void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new);
 void conv_umap_remove(struct umap *m, void *entry);
-void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap);
-void conv_umap_grow(struct umap *m);
 void conv_proc_free_images(struct conv_proc *p);
 void conv_proc_release(struct conv_proc *p);
 int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size);
@@ -273,8 +264,6 @@ int conv_emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
                           uint32_t tid, const char *name);
 int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts, uint32_t hdr_tid,
                     const struct perf_conv_image *im);
-const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
-                                                  const struct perf_tp_format *tp);
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev);
 int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
@@ -308,18 +297,6 @@ int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid
                     uint32_t nr);
 uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
                              const struct perf_sample *s, bool is_ip_first);
-void conv_wait_forget(struct perf_conv *c, uint32_t tid);
-int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t ppid,
-              uint32_t tid, uint32_t ptid);
-int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid);
-uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
-                            uint32_t old_tid, int64_t new_prio, int64_t old_prio,
-                            struct perf_thread_state old_state);
-void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts);
-uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts);
-bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid);
-uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s, uint8_t reason,
-                                  bool is_runnable);
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)

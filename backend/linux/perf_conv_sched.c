@@ -35,7 +35,7 @@ static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
         return conv_emit(c, cpu, size);
 }
 
-bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
 {
         if (tid == 0 || tid == 2)
                 return true;
@@ -60,8 +60,8 @@ enum tp_field_id {
         NR_TPF
 };
 
-const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
-                                                  const struct perf_tp_format *tp)
+static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
+                                                         const struct perf_tp_format *tp)
 {
         static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
                                                   "next_prio",    "prev_state", "pid",
@@ -102,7 +102,7 @@ static inline int64_t tp_get(const struct perf_tp_field *f, const struct perf_sa
 }
 
 /* Since when tid has waited: from now on (switched out, or readied). */
-void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
+static void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
 {
         bool is_new;
         if (tid == 0)
@@ -121,7 +121,7 @@ void conv_wait_begin(struct perf_conv *c, uint32_t tid, uint64_t ts)
    TimerResolution, counted as Windows counts them (KeTickCount now less the tick count when the
    wait began): the ticks that began in between, on the session clock; 0 for the idle thread or
    a thread not seen leave. */
-uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
+static uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
 {
         uint64_t since;
         if (tid == 0)
@@ -145,9 +145,9 @@ uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
 
 /* The switch at ts on cpu from old_tid to new_tid, as WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5),
    into c->payload; keeps the per-thread wait times and the CPU's current thread. */
-uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
-                            uint32_t old_tid, int64_t new_prio, int64_t old_prio,
-                            struct perf_thread_state old_state)
+static uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
+                                   uint32_t old_tid, int64_t new_prio, int64_t old_prio,
+                                   struct perf_thread_state old_state)
 {
         uint8_t *p = c->payload;
 
@@ -197,8 +197,8 @@ static int wait_reason_at(struct perf_conv *c, uint64_t addr)
    switch's kernel callchain (LINUX-MAPPING.md 3.3), else the state's. A runnable thread
    (is_runnable) takes only do_sched_yield's WrYieldExecution from it, a sleeping one anything
    else. */
-uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s, uint8_t reason,
-                                  bool is_runnable)
+static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s,
+                                         uint8_t reason, bool is_runnable)
 {
         if (!c->has_asked_wait_sites) {
                 c->has_asked_wait_sites = true;

@@ -153,8 +153,8 @@ int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
         return rc;
 }
 
-int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t ppid,
-              uint32_t tid, uint32_t ptid)
+static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t ppid,
+                     uint32_t tid, uint32_t ptid)
 {
         char comm[16];
         int rc = 0;
@@ -224,7 +224,7 @@ int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint
 }
 
 /* tid has ended: it waits no more. */
-void conv_wait_forget(struct perf_conv *c, uint32_t tid)
+static void conv_wait_forget(struct perf_conv *c, uint32_t tid)
 {
         if (tid < CONV_WAIT_DIRECT) {
                 c->wait_is_set[tid / 64] &= ~(1ull << (tid % 64));
@@ -235,7 +235,7 @@ void conv_wait_forget(struct perf_conv *c, uint32_t tid)
                 conv_umap_remove(&c->waits, w);
 }
 
-int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid)
+static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid)
 {
         char comm[16];
         int rc = 0;
@@ -370,11 +370,6 @@ void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
         c->has_switch_plan = true;
         c->is_switch_plan_on = is_on;
         c->switch_plan_from = from;
-}
-
-void perf_conv_set_offline(struct perf_conv *c, bool is_offline)
-{
-        perf_conv_set_files(c, is_offline ? &perf_conv_files_offline : &perf_conv_files_live, NULL);
 }
 
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes)

@@ -3,7 +3,7 @@
  * dispatch and kernel symbols. */
 #include "perf_conv_int.h"
 
-void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap)
+static void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap)
 {
         m->esize = esize;
         m->mask = cap - 1;
@@ -17,7 +17,7 @@ void *conv_umap_find(const struct umap *m, uint32_t key)
 {
         if (key == CONV_NONE)
                 return NULL;
-        for (uint32_t i = (uint32_t)hash64(key) & m->mask;; i = (i + 1) & m->mask) {
+        for (uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;; i = (i + 1) & m->mask) {
                 uint32_t *k = umap_key(m, i);
                 if (*k == key)
                         return k;
@@ -26,7 +26,7 @@ void *conv_umap_find(const struct umap *m, uint32_t key)
         }
 }
 
-void conv_umap_grow(struct umap *m)
+static void conv_umap_grow(struct umap *m)
 {
         struct umap n;
         conv_umap_init(&n, m->esize, (m->mask + 1) * 2);
@@ -34,7 +34,7 @@ void conv_umap_grow(struct umap *m)
                 uint32_t *k = umap_key(m, i);
                 if (*k == CONV_NONE)
                         continue;
-                uint32_t j = (uint32_t)hash64(*k) & n.mask;
+                uint32_t j = (uint32_t)hash_mix64_half(*k) & n.mask;
                 while (*umap_key(&n, j) != CONV_NONE)
                         j = (j + 1) & n.mask;
                 memcpy(umap_key(&n, j), k, m->esize);
@@ -53,7 +53,7 @@ void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new)
                 return e;
         if ((m->nr + 1) * 2 > m->mask + 1)
                 conv_umap_grow(m);
-        uint32_t i = (uint32_t)hash64(key) & m->mask;
+        uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;
         while (*umap_key(m, i) != CONV_NONE)
                 i = (i + 1) & m->mask;
         uint32_t *k = umap_key(m, i);
@@ -73,7 +73,7 @@ void conv_umap_remove(struct umap *m, void *entry)
                 uint32_t *kj = umap_key(m, j);
                 if (*kj == CONV_NONE)
                         break;
-                uint32_t h = (uint32_t)hash64(*kj) & m->mask;
+                uint32_t h = (uint32_t)hash_mix64_half(*kj) & m->mask;
                 bool is_between = i <= j ? (i < h && h <= j) : (i < h || h <= j);
                 if (!is_between) {
                         memcpy(umap_key(m, i), kj, m->esize);
@@ -211,7 +211,7 @@ void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a)
                 for (uint32_t i = 0; i <= c->kaddrs_mask; i++) {
                         if (!c->kaddrs[i])
                                 continue;
-                        uint32_t j = (uint32_t)hash64(c->kaddrs[i]) & (cap - 1);
+                        uint32_t j = (uint32_t)hash_mix64_half(c->kaddrs[i]) & (cap - 1);
                         while (n[j])
                                 j = (j + 1) & (cap - 1);
                         n[j] = c->kaddrs[i];
@@ -220,7 +220,8 @@ void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a)
                 c->kaddrs = n;
                 c->kaddrs_mask = cap - 1;
         }
-        for (uint32_t i = (uint32_t)hash64(a) & c->kaddrs_mask;; i = (i + 1) & c->kaddrs_mask) {
+        for (uint32_t i = (uint32_t)hash_mix64_half(a) & c->kaddrs_mask;;
+             i = (i + 1) & c->kaddrs_mask) {
                 if (c->kaddrs[i] == a)
                         return;
                 if (!c->kaddrs[i]) {

@@ -394,10 +394,6 @@ void perf_conv_set_switch_stacks(struct perf_conv *c, bool is_on, uint64_t from)
 /* The stack-walk mode in force and its copy size, for the UnwindStats events (the events' own
    walk field decides each sample's walk). */
 void perf_conv_set_walk(struct perf_conv *c, enum perf_conv_walk walk, uint32_t stack_copy_bytes);
-/* Records of a recording made elsewhere or earlier (a perf.data file): the DWARF walk reads an
-   image's rules from its recorded path only (its build-id checked where known), never from this
-   machine's /proc (whose processes are not the recording's): perf_conv_files_offline. */
-void perf_conv_set_offline(struct perf_conv *c, bool is_offline);
 
 struct unwind_cache;
 struct unwind_module;

@@ -28,6 +28,8 @@
 
 #include "live_int.h"
 #include "util/xalloc.h"
+#include "util/elf_build_id.h"
+#include "util/hash.h"
 
 void proc_read_cmdline(uint32_t pid, char *buf, size_t size)
 {
@@ -74,74 +76,10 @@ uint32_t proc_uid_of(void *ctx, uint32_t pid)
         return proc_read_uid(pid);
 }
 
-/* The GNU build-id note of an ELF file (NT_GNU_BUILD_ID in a PT_NOTE segment). */
-static uint32_t elf_build_id(const char *path, uint8_t *id, uint32_t max)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        uint8_t eh[64];
-        uint32_t found = 0;
-
-        if (fd < 0)
-                return 0;
-        if (pread(fd, eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh, "\177ELF", 4) ||
-            eh[4] != 2 /* ELFCLASS64 */ || eh[5] != 1 /* little-endian */)
-                goto out;
-        uint64_t phoff;
-        uint16_t phentsize, phnum;
-        memcpy(&phoff, eh + 32, 8);
-        memcpy(&phentsize, eh + 54, 2);
-        memcpy(&phnum, eh + 56, 2);
-        if (phentsize < 56 || phnum > 256)
-                goto out;
-        for (uint16_t i = 0; i < phnum && !found; i++) {
-                uint8_t ph[56];
-                if (pread(fd, ph, sizeof(ph), (off_t)(phoff + (uint64_t)i * phentsize)) !=
-                    (ssize_t)sizeof(ph))
-                        break;
-                uint32_t type;
-                uint64_t off, filesz;
-                memcpy(&type, ph, 4);
-                memcpy(&off, ph + 8, 8);
-                memcpy(&filesz, ph + 32, 8);
-                if (type != 4 /* PT_NOTE */ || filesz > 65536)
-                        continue;
-                uint8_t notes[65536];
-                ssize_t got = pread(fd, notes, (size_t)filesz, (off_t)off);
-                if (got <= 0)
-                        continue;
-                for (size_t p = 0; p + 12 <= (size_t)got;) {
-                        uint32_t namesz, descsz, ntype;
-                        memcpy(&namesz, notes + p, 4);
-                        memcpy(&descsz, notes + p + 4, 4);
-                        memcpy(&ntype, notes + p + 8, 4);
-                        size_t name_off = p + 12, desc_off = name_off + ((namesz + 3u) & ~3u);
-                        if (desc_off + descsz > (size_t)got || namesz > 256)
-                                break;
-                        if (ntype == 3 && namesz == 4 && memcmp(notes + name_off, "GNU", 4) == 0) {
-                                found = descsz < max ? descsz : max;
-                                memcpy(id, notes + desc_off, found);
-                                break;
-                        }
-                        p = desc_off + ((descsz + 3u) & ~3u);
-                }
-        }
-out:
-        close(fd);
-        return found;
-}
-
-static uint64_t str_hash(const char *s)
-{
-        uint64_t h = 1469598103934665603ull;
-        for (; *s; s++)
-                h = (h ^ (uint8_t)*s) * 1099511628211ull;
-        return h;
-}
-
 uint32_t proc_build_id(struct live_source *ls, const char *path, uint8_t *id, uint32_t max)
 {
         uint32_t mask = LIVE_BUILD_ID_CACHE - 1;
-        uint32_t i = (uint32_t)str_hash(path) & mask;
+        uint32_t i = (uint32_t)hash_str(path) & mask;
         for (;; i = (i + 1) & mask) {
                 struct build_id_entry *e = &ls->bids[i];
                 if (!e->path)
@@ -153,7 +91,7 @@ uint32_t proc_build_id(struct live_source *ls, const char *path, uint8_t *id, ui
                 }
         }
         uint8_t tmp[20];
-        uint32_t n = elf_build_id(path, tmp, sizeof(tmp));
+        uint32_t n = elf_build_id_read(path, tmp, sizeof(tmp));
         if (ls->nr_bids < LIVE_BUILD_ID_CACHE / 2) {
                 struct build_id_entry *e = &ls->bids[i];
                 e->path = xstrdup(path);

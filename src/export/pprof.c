@@ -13,6 +13,7 @@
 #include "model/profile.h"
 #include "profile.pb-c.h"
 #include "util/xalloc.h"
+#include "util/hash.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -37,9 +38,7 @@ struct strings {
 
 static uint64_t str_hash(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-                h = (h ^ *p) * 0x100000001b3ull;
+        uint64_t h = hash_fnv1a_str(s, HASH_FNV_OFFSET);
         return h ^ h >> 29;
 }
 

@@ -129,7 +129,6 @@ struct stack_set_merged {
 };
 void stack_set_merge(const struct stack_set *s, uint16_t source, struct stack_set_merged *out);
 void stack_set_merged_free(struct stack_set_merged *m);
-void stack_set_table_free(struct stack_set_table *set);
 
 /* The source the single-source formats (folded) write: the timer when it sampled, else the
    first source; false when there were no samples. */

@@ -82,10 +82,8 @@ void sym_image_load_at(struct sym_store *s, const struct sym_image *im, uint64_t
 void sym_image_unload(struct sym_store *s, uint32_t pid, uint64_t base);
 void sym_image_unload_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t time);
 /* An image's build-id, arriving separately (etwtop's ImageIdentity before its Image event, or
-   after it): attaches to the mapping at (pid, base). */
-void sym_image_identity(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
-                        const uint8_t *build_id, uint32_t build_id_size);
-/* As sym_image_identity, from an event at time: a mapping newer than it is not its image. */
+   after it), from an event at time: attaches to the mapping at (pid, base); a mapping newer
+   than time is not its image. */
 void sym_image_identity_at(struct sym_store *s, uint32_t pid, uint64_t base, uint64_t file_offset,
                            const uint8_t *build_id, uint32_t build_id_size, uint64_t time);
 /* Windows: the PDB of the image at (pid, base), from KernelTraceControl's DbgID event. */

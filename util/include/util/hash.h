@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hash.h: the tree's one 64-bit mixer (splitmix64's finalizer: every input bit moves every
-   output bit) and the hash of a run of 64-bit words built on it (stacks, keys). */
+   output bit), the hash of a run of 64-bit words built on it (stacks, keys), and FNV-1a for
+   bytes and strings. */
 #ifndef ETWTOP_UTIL_HASH_H
 #define ETWTOP_UTIL_HASH_H
 
@@ -16,6 +17,16 @@ static inline uint64_t hash_mix64(uint64_t x)
         return x ^ (x >> 33);
 }
 
+/* hash_mix64's first round alone (one multiply): for the hot tables that used it before
+   hash_mix64 came, where a table's slot order is seen (the perf.data converter writes its
+   threads' DCEnd events in slot order), so that their output stays the same. */
+static inline uint64_t hash_mix64_half(uint64_t x)
+{
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdull;
+        return x ^ (x >> 33);
+}
+
 /* The hash of words[0..n), seeded: order matters, equal runs hash equal. */
 static inline uint64_t hash_words(const uint64_t *words, size_t n, uint64_t seed)
 {
@@ -26,14 +37,33 @@ static inline uint64_t hash_words(const uint64_t *words, size_t n, uint64_t seed
         return h;
 }
 
+/* FNV-1a's 64-bit offset basis: the h to start hash_fnv1a and hash_fnv1a_str with. */
+#define HASH_FNV_OFFSET 0xcbf29ce484222325ull
+
+/* 64-bit FNV-1a over p[0..n), going on from h (HASH_FNV_OFFSET, or a seed mixed into it):
+   cheap for short keys, but its low bits are weak; mix it (hash_mix64) or fold it before
+   masking a power-of-two table index with it. */
+static inline uint64_t hash_fnv1a(const void *p, size_t n, uint64_t h)
+{
+        const unsigned char *b = p;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ b[i]) * 0x100000001b3ull;
+        return h;
+}
+
+/* hash_fnv1a over a NUL-terminated string, its NUL left out. */
+static inline uint64_t hash_fnv1a_str(const char *s, uint64_t h)
+{
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+        return h;
+}
+
 /* The hash of a NUL-terminated string (FNV-1a, then mixed). */
 static inline uint64_t hash_str(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ull;
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-        return hash_mix64(h);
+        return hash_mix64(hash_fnv1a_str(s, HASH_FNV_OFFSET));
 }
 
 #endif

@@ -18,8 +18,10 @@ struct kheap {
         uint32_t nr, cap;
 };
 
-/* An empty heap for up to cap sources (aborts when out of memory). */
-void kheap_init(struct kheap *h, uint32_t cap);
+/* An empty heap for up to cap sources: 0, or -ENOMEM (h left empty, kheap_free accepts it), so
+   that a parser of untrusted input can size one from its input (doc/out-of-memory.md). */
+int kheap_init(struct kheap *h, uint32_t cap);
+/* Frees h's array; NULL-safe on an empty or zeroed h. */
 void kheap_free(struct kheap *h);
 
 /* Adds src with key (at most cap at once). */
