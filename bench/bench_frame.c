@@ -10,7 +10,12 @@
    functions (a JIT map of ROWS symbols, sampled with stacks through the model's entry into the
    hot functions and the call tree), the view's rows built (hot functions, each row's callers
    node, the table filled with the store's names), sorted and drawn.
-   Usage: bench_frame [ROWS] [FRAMES] */
+   With TRACE, then the screen's frames while a trace loads, as the replay screen reads one:
+   the feed reads the file on its own thread, and each frame brings the model up to date, builds
+   the functions view's rows and draws them; the frames' mean and longest time, and the time
+   until the whole trace is in the model.
+   Usage: bench_frame [ROWS] [FRAMES] [TRACE] */
+#include "feed.h"
 #include "kevent.h"
 #include "model/profile.h"
 #include "ui/screen.h"
@@ -118,6 +123,56 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
         return 0;
 }
 
+/* Frames while the trace at path loads: the feed on its thread, the frames on this one. */
+static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view_state *vs,
+                       const char *path)
+{
+        struct profile_options po = {.max_functions = 1u << 18, .has_call_tree = true};
+        struct profile *p = profile_new(&po);
+        struct feed *f = NULL;
+        char err[512];
+        if (feed_open(&f, p, path, NULL, true, err, sizeof(err)) < 0 || feed_start(f) < 0) {
+                fprintf(stderr, "bench_frame: %s: %s\n", path, err);
+                feed_close(f);
+                profile_free(p);
+                return 1;
+        }
+        struct ui_view *view = functions_view_new();
+        struct ui_build_ctx m = {p, false, ""};
+        const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
+        const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
+        double start = now_s(), t_sum = 0, t_max = 0;
+        uint32_t frames = 0;
+        bool is_done = false;
+        while (!is_done) {
+                double t0 = now_s();
+                is_done = feed_is_done(f, NULL);
+                feed_lock(f);
+                profile_catch_up(p);
+                view->build(view, &m, t);
+                feed_unlock(f);
+                struct ui_frame fr = {.header = hdr,
+                                      .nr_header = 2,
+                                      .tabs = tabs,
+                                      .nr_tabs = 4,
+                                      .status = "",
+                                      .view = view};
+                ui_screen_draw(scr, &fr, t, vs);
+                double dt = now_s() - t0;
+                t_sum += dt;
+                t_max = dt > t_max ? dt : t_max;
+                frames++;
+        }
+        double t_load = now_s() - start;
+        printf("frames while %s loads (%" PRIu64 " events): %u frames, %.2f ms mean, %.2f ms "
+               "the longest; the whole trace in the model after %.3f s\n",
+               path, profile_nr_events(p), frames, 1e3 * t_sum / frames, 1e3 * t_max, t_load);
+        view->free(view);
+        feed_close(f);
+        profile_free(p);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         uint32_t rows = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 100000;
@@ -188,6 +243,8 @@ int main(int argc, char **argv)
                rows, frames, 1e3 * t_fill / frames, 1e3 * t_draw / frames,
                1e3 * (t_fill + t_draw) / frames, 1e3 * t_redraw);
         int rc = model_frames(scr, &t, &vs, rows, frames);
+        if (rc == 0 && argc > 3)
+                rc = load_frames(scr, &t, &vs, argv[3]);
         ui_screen_close(scr);
         ui_table_fini(&t);
         return rc;
