@@ -138,7 +138,7 @@ static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view
                 return 1;
         }
         struct ui_view *view = functions_view_new();
-        struct ui_build_ctx m = {p, false, ""};
+        struct ui_build_ctx m = {p, false, "", HOT_SOURCE_TIMER};
         const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
         double start = now_s(), t_sum = 0, t_max = 0;
