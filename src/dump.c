@@ -3,6 +3,7 @@
 #include "dump.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,73 @@ static void put_escaped(struct dump *d, const char *s)
         }
 }
 
+/* The length of s when it goes out as it is: every byte printable ASCII, no '"', no '\\' at
+   its end (put_escaped's rules change nothing then), else -1. Eight bytes a step after strlen,
+   where text_is_clean, strcspn and strlen went a byte at a time. */
+static ptrdiff_t plain_len(const char *s)
+{
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+        size_t n = strlen(s), i = 0;
+
+        for (; i + 8 <= n; i += 8) {
+                uint64_t x, q;
+                memcpy(&x, s + i, 8);
+                q = x ^ (ones * '"');
+                /* a byte >= 0x80 or 0x7F, < 0x20, or '"' */
+                if (((x | (x + ones)) | ((x - ones * 0x20) & ~x) | ((q - ones) & ~q)) & highs)
+                        return -1;
+        }
+        for (; i < n; i++) {
+                unsigned c = (unsigned char)s[i];
+                if (c - 0x20u >= 0x5Fu || c == '"')
+                        return -1;
+        }
+        if (n && s[n - 1] == '\\')
+                return -1;
+        return (ptrdiff_t)n;
+}
+
+/* " key=" then n bytes of value, in quotes when is_quoted */
+static void put_key_value(struct dump *d, const char *key, const char *value, size_t n,
+                          bool is_quoted)
+{
+        struct outbuf *o = &d->out;
+        size_t k = strlen(key);
+        size_t total = 2 + k + n + (is_quoted ? 2 : 0);
+
+        if (total <= sizeof(o->data) - o->len) {
+                char *p = o->data + o->len;
+                *p++ = ' ';
+                memcpy(p, key, k);
+                p += k;
+                *p++ = '=';
+                if (is_quoted)
+                        *p++ = '"';
+                memcpy(p, value, n);
+                if (is_quoted)
+                        p[n] = '"';
+                o->len += total;
+                return;
+        }
+        outbuf_putc(o, ' ');
+        outbuf_put(o, key, k);
+        outbuf_putc(o, '=');
+        if (is_quoted)
+                outbuf_putc(o, '"');
+        outbuf_put(o, value, n);
+        if (is_quoted)
+                outbuf_putc(o, '"');
+}
+
 /* key=value with a sanitized, quoted, escaped string value */
 static void put_str_field(struct dump *d, const char *key, const char *value)
 {
+        ptrdiff_t n = plain_len(value);
+
+        if (n >= 0) {
+                put_key_value(d, key, value, (size_t)n, true);
+                return;
+        }
         outbuf_putc(&d->out, ' ');
         outbuf_puts(&d->out, key);
         outbuf_puts(&d->out, "=\"");
@@ -130,10 +195,7 @@ static void put_field(void *ctx, const char *name, enum kevent_text_kind kind, c
                 put_str_field(d, name, value);
                 return;
         }
-        outbuf_putc(&d->out, ' ');
-        outbuf_puts(&d->out, name);
-        outbuf_putc(&d->out, '=');
-        outbuf_puts(&d->out, value);
+        put_key_value(d, name, value, strlen(value), false);
 }
 
 static void put_fields(struct dump *d, const struct kevent *ev)
@@ -257,6 +319,64 @@ static void settle_samples(struct dump *d, const struct dump_file *f, const stru
         }
 }
 
+static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                  "31323334353637383940414243444546474849505152535455565758596061"
+                                  "62636465666768697071727374757677787980818283848586878889909192"
+                                  "93949596979899";
+
+/* The decimal digits of v (or "-1") ending at end. */
+static void put_right(char *end, int64_t v)
+{
+        uint64_t u = v < 0 ? 1 : (uint64_t)v;
+        const char *last = end;
+        while (u >= 10) {
+                end -= 2;
+                memcpy(end, digit_pairs + 2 * (u % 100), 2);
+                u /= 100;
+        }
+        if (u || end == last)
+                *--end = (char)('0' + u);
+        if (v < 0)
+                *--end = '-';
+}
+
+/* The line's columns, "         time cpu    pid    tid ": written in one piece when every
+   value fits its column (a trace under 1000 s, pids and tids under a million), else one by
+   one, wider. Returns the pid column's outbuf_tell (hold_sample's). */
+static size_t put_columns(struct outbuf *o, const struct kevent *ev)
+{
+        int64_t pid = ev->pid == 0xFFFFFFFFu ? -1 : (int64_t)ev->pid;
+        int64_t tid = ev->tid == 0xFFFFFFFFu ? -1 : (int64_t)ev->tid;
+
+        if (ev->time_ns >= 0 && ev->time_ns < 1000000000000LL && ev->cpu < 1000 && pid < 1000000 &&
+            tid < 1000000) {
+                char b[32];
+                uint64_t ns = (uint64_t)ev->time_ns, frac = ns % 1000000000u;
+
+                memset(b, ' ', sizeof(b));
+                for (int i = 12; i > 4; i -= 2) {
+                        memcpy(b + i - 1, digit_pairs + 2 * (frac % 100), 2);
+                        frac /= 100;
+                }
+                b[4] = (char)('0' + frac);
+                b[3] = '.';
+                put_right(b + 3, (int64_t)(ns / 1000000000u));
+                put_right(b + 17, ev->cpu);
+                put_right(b + 24, pid);
+                put_right(b + 31, tid);
+                size_t pid_pos = outbuf_tell(o) + 17;
+                outbuf_put(o, b, sizeof(b));
+                return pid_pos;
+        }
+        outbuf_seconds(o, ev->time_ns, 13);
+        outbuf_u64_width(o, ev->cpu, 4);
+        size_t pid_pos = outbuf_tell(o);
+        outbuf_i64_width(o, pid, 7);
+        outbuf_i64_width(o, tid, 7);
+        outbuf_putc(o, ' ');
+        return pid_pos;
+}
+
 static void on_event(void *ctx, const struct kevent *ev)
 {
         struct dump_file *f = ctx;
@@ -286,13 +406,9 @@ static void on_event(void *ctx, const struct kevent *ev)
                 outbuf_u64(o, f->index);
                 outbuf_putc(o, ' ');
         }
-        outbuf_seconds(o, ev->time_ns, 13);
-        outbuf_u64_width(o, ev->cpu, 4);
+        size_t pid_pos = put_columns(o, ev);
         if (is_unnamed_sample)
-                hold_sample(d, f, ev, outbuf_tell(o));
-        outbuf_i64_width(o, ev->pid == 0xFFFFFFFFu ? -1 : (int64_t)ev->pid, 7);
-        outbuf_i64_width(o, ev->tid == 0xFFFFFFFFu ? -1 : (int64_t)ev->tid, 7);
-        outbuf_putc(o, ' ');
+                hold_sample(d, f, ev, pid_pos);
         if (named->name && named->name[0]) {
                 outbuf_puts(o, named->name);
         } else {

@@ -8,11 +8,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kdecoder.h"
 #include "kevent.h"
+#include "kevent_text.h"
 #include "etw/ntwmi.h"
 
 #define NONE 0xFFFFFFFFu
@@ -2191,6 +2193,69 @@ static void test_stats(void **state)
         free_decoder(d);
 }
 
+/* The text of fields as --dump prints it, written by hand (no snprintf): GUIDs, times, lists */
+static void text_to(void *ctx, const char *name, enum kevent_text_kind kind, const char *value)
+{
+        char *out = ctx;
+        size_t len = strlen(out);
+        (void)kind;
+        if (len + strlen(name) + strlen(value) + 3 < 512)
+                snprintf(out + len, 512 - len, " %s=%s", name, value);
+}
+
+static void test_text_by_hand(void **state)
+{
+        (void)state;
+        char g[64], out[512] = "";
+        const GUID guid = {
+                0x0123abcd, 0x4567, 0x89ef, {0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10}};
+        const GUID zero = {0};
+
+        kevent_text_guid(g, sizeof(g), &guid);
+        assert_string_equal(g, "{0123abcd-4567-89ef-fedc-ba9876543210}");
+        kevent_text_guid(g, sizeof(g), &zero);
+        assert_string_equal(g, "{00000000-0000-0000-0000-000000000000}");
+        kevent_text_guid(g, 10, &guid); /* cut to the buffer, as snprintf did */
+        assert_string_equal(g, "{0123abcd");
+
+        struct kevent_text scratch = {0};
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_STACK;
+        uint64_t frames[3] = {0, 0xf, 0xffffffffffffffffull};
+        ev.stack.nr_frames = 3;
+        ev.stack.frames = frames;
+        ev.stack.event_time_ns = 1234000000056789LL;
+        kevent_text_fields(&ev, &scratch, text_to, out);
+        assert_string_equal(out,
+                            " event_time=1234000.000056789 frames=3: 0x0 0xf 0xffffffffffffffff");
+
+        out[0] = 0;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_LBR;
+        struct kevent_lbr_entry e[2] = {{0x401250, 0x401200}, {0x10, 0x20}};
+        ev.lbr.nr_entries = 2;
+        ev.lbr.entries = e;
+        kevent_text_fields(&ev, &scratch, text_to, out);
+        assert_string_equal(out,
+                            " event_time=0.000000000 options=0x0 entries=2: 0x401250->0x401200 "
+                            "0x10->0x20");
+
+        out[0] = 0;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_DBG_ID;
+        ev.dbg_id.base = 0x7ff6;
+        ev.dbg_id.pid = 4;
+        ev.dbg_id.has_pdb = true;
+        ev.dbg_id.guid_sig = guid;
+        ev.dbg_id.age = 2;
+        ev.dbg_id.pdb_file_name = "a.pdb";
+        kevent_text_fields(&ev, &scratch, text_to, out);
+        assert_string_equal(out, " base=0x7ff6 pid=4 guid={0123abcd-4567-89ef-fedc-ba9876543210} "
+                                 "age=2 pdb=a.pdb");
+        kevent_text_fini(&scratch);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -2223,6 +2288,7 @@ int main(void)
                 cmocka_unit_test(test_names),
                 cmocka_unit_test(test_utf16),
                 cmocka_unit_test(test_stats),
+                cmocka_unit_test(test_text_by_hand),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,8 +13,8 @@ static const GUID clr_runtime_guid = {
 static const GUID clr_rundown_guid = {
         0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
 
-/* The CLR events named here, by provider (is_rundown) and Id: the method and module events
-   this decoder reads, and the other well-known ones it names only. */
+/* The CLR events named here, by provider (is_rundown) and Id, sorted by both: the method and module
+   events this decoder reads, and the other well-known ones it names only. */
 static const struct clr_event_def clr_events[] = {
         {false, 1, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCStart"},
         {false, 2, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntime/GCEnd"},
@@ -82,9 +82,18 @@ const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id)
                 is_rundown = true;
         else
                 return NULL;
-        for (size_t i = 0; i < sizeof(clr_events) / sizeof(clr_events[0]); i++)
-                if (clr_events[i].is_rundown == is_rundown && clr_events[i].id == id)
-                        return &clr_events[i];
+        /* the table is sorted by provider (the runtime's first), then Id */
+        size_t lo = 0, hi = sizeof(clr_events) / sizeof(clr_events[0]);
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const struct clr_event_def *c = &clr_events[mid];
+                if (c->is_rundown == is_rundown && c->id == id)
+                        return c;
+                if (c->is_rundown < is_rundown || (c->is_rundown == is_rundown && c->id < id))
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
         return NULL;
 }
 

@@ -80,14 +80,29 @@ static void str(struct emit *e, const char *name, const char *s)
         e->fn(e->ctx, name, KEV_TEXT_STRING, s ? s : "");
 }
 
-/* seconds.nanoseconds, as outbuf_seconds writes them */
+/* seconds.nanoseconds, as outbuf_seconds writes them; by hand, not snprintf (the stack events
+   of a trace carry one each) */
 static void seconds(struct emit *e, const char *name, int64_t ns)
 {
         char buf[40];
         uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-        snprintf(buf, sizeof(buf), "%s%" PRIu64 ".%09" PRIu64, ns < 0 ? "-" : "", u / 1000000000u,
-                 u % 1000000000u);
-        e->fn(e->ctx, name, KEV_TEXT_NUMBER, buf);
+        uint64_t frac = u % 1000000000u;
+        char *p = buf + sizeof(buf);
+
+        *--p = 0;
+        for (int i = 0; i < 9; i++) {
+                *--p = (char)('0' + frac % 10);
+                frac /= 10;
+        }
+        *--p = '.';
+        u /= 1000000000u;
+        do {
+                *--p = (char)('0' + u % 10);
+                u /= 10;
+        } while (u);
+        if (ns < 0)
+                *--p = '-';
+        e->fn(e->ctx, name, KEV_TEXT_NUMBER, p);
 }
 
 /* ---- lists in the scratch ---- */
@@ -128,17 +143,9 @@ static void list_add(struct emit *e, const char *fmt, ...)
         }
 }
 
-/* s appended to the list; past the scratch's max_list, the list ends in "..." */
-static void list_put(struct emit *e, const char *s)
+/* Room for n more bytes and the NUL in the scratch. */
+static void list_reserve(struct emit *e, size_t n)
 {
-        size_t n = strlen(s);
-        if (e->is_cut)
-                return;
-        if (e->scratch->max_list && e->len + n > e->scratch->max_list) {
-                e->is_cut = true;
-                list_add(e, "...");
-                return;
-        }
         while (e->len + n + 1 > e->scratch->size) {
                 char *b = realloc(e->scratch->buf, e->scratch->size * 2);
                 if (!b)
@@ -146,18 +153,58 @@ static void list_put(struct emit *e, const char *s)
                 e->scratch->buf = b;
                 e->scratch->size *= 2;
         }
-        memcpy(e->scratch->buf + e->len, s, n + 1);
+}
+
+/* s[0..n) appended to the list; past the scratch's max_list, the list ends in "..." */
+static void list_put_n(struct emit *e, const char *s, size_t n)
+{
+        if (e->is_cut)
+                return;
+        if (e->scratch->max_list && e->len + n > e->scratch->max_list) {
+                e->is_cut = true;
+                list_add(e, "...");
+                return;
+        }
+        list_reserve(e, n);
+        memcpy(e->scratch->buf + e->len, s, n);
+        e->len += n;
+        e->scratch->buf[e->len] = 0;
+}
+
+/* before (1 or 2 characters) then v in 0x-hex, written in place */
+static void list_hex(struct emit *e, const char *before, uint64_t v)
+{
+        static const char digits[] = "0123456789abcdef";
+        size_t nibbles = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
+        size_t k = before[1] ? 2 : 1, n = k + 2 + nibbles;
+
+        if (e->is_cut)
+                return;
+        if (e->scratch->max_list && e->len + n > e->scratch->max_list) {
+                e->is_cut = true;
+                list_add(e, "...");
+                return;
+        }
+        list_reserve(e, n);
+        char *p = e->scratch->buf + e->len;
+        p[0] = before[0];
+        p[1] = before[1];
+        p[k] = '0';
+        p[k + 1] = 'x';
+        for (char *q = p + n; q > p + k + 2; v >>= 4)
+                *--q = digits[v & 15];
+        p[n] = 0;
         e->len += n;
 }
 
-static void list_hex(struct emit *e, const char *before, uint64_t v)
+/* v in decimal then after (one character) */
+static void list_u(struct emit *e, uint64_t v, char after)
 {
-        char buf[48];
-        char *p = fmt_x(buf + sizeof(buf), v);
-        size_t k = strlen(before);
-        p -= k;
-        memcpy(p, before, k);
-        list_put(e, p);
+        char buf[24];
+        char *p = fmt_u(buf + sizeof(buf) - 1, v);
+
+        buf[sizeof(buf) - 2] = after;
+        list_put_n(e, p, (size_t)(buf + sizeof(buf) - 1 - p));
 }
 
 static void list_end(struct emit *e, const char *name)
@@ -168,7 +215,7 @@ static void list_end(struct emit *e, const char *name)
 static void frames(struct emit *e, uint32_t nr, const uint64_t *f)
 {
         list_start(e);
-        list_add(e, "%" PRIu32 ":", nr);
+        list_u(e, nr, ':');
         for (uint32_t i = 0; i < nr; i++)
                 list_hex(e, " ", f[i]);
         list_end(e, "frames");
@@ -176,9 +223,30 @@ static void frames(struct emit *e, uint32_t nr, const uint64_t *f)
 
 void kevent_text_guid(char *buf, size_t size, const GUID *g)
 {
-        snprintf(buf, size, "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}", g->Data1,
-                 g->Data2, g->Data3, g->Data4[0], g->Data4[1], g->Data4[2], g->Data4[3],
-                 g->Data4[4], g->Data4[5], g->Data4[6], g->Data4[7]);
+        /* by hand, not an 11-argument snprintf: a DbgID per image in a merged trace */
+        static const char digits[] = "0123456789abcdef";
+        char t[40];
+        char *p = t;
+        uint8_t b[16] = {(uint8_t)(g->Data1 >> 24), (uint8_t)(g->Data1 >> 16),
+                         (uint8_t)(g->Data1 >> 8),  (uint8_t)g->Data1,
+                         (uint8_t)(g->Data2 >> 8),  (uint8_t)g->Data2,
+                         (uint8_t)(g->Data3 >> 8),  (uint8_t)g->Data3};
+
+        memcpy(b + 8, g->Data4, 8);
+        *p++ = '{';
+        for (int i = 0; i < 16; i++) {
+                if (i == 4 || i == 6 || i == 8 || i == 10)
+                        *p++ = '-';
+                *p++ = digits[b[i] >> 4];
+                *p++ = digits[b[i] & 15];
+        }
+        *p++ = '}';
+        *p = 0;
+        if (size) {
+                size_t n = (size_t)(p - t) < size - 1 ? (size_t)(p - t) : size - 1;
+                memcpy(buf, t, n);
+                buf[n] = 0;
+        }
 }
 
 static void fields_a(struct emit *e, const struct kevent *ev)
@@ -422,7 +490,7 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                         ev->time_ns - (int64_t)(ev->timestamp - ev->lbr.event_timestamp));
                 num_x(e, "options", ev->lbr.options);
                 list_start(e);
-                list_add(e, "%" PRIu32 ":", ev->lbr.nr_entries);
+                list_u(e, ev->lbr.nr_entries, ':');
                 for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
                         list_hex(e, " ", ev->lbr.entries[i].from);
                         list_hex(e, "->", ev->lbr.entries[i].to);
