@@ -52,7 +52,8 @@ const struct cmd cmd_export = {
                     "\tcsv-modules, csv-branches; for the\n"
                     "\toptimizers: bolt (fdata of one\n"
                     "\t--binary NAME), profgen (LBR samples\n"
-                    "\tas perf script text)",
+                    "\tas perf script text; profgen-cs: with\n"
+                    "\ttheir call stacks, for CSSPGO)",
         .precedence = 3,
         .checks = CLI_CHECK_MODES,
         .match = is_export,

@@ -3,6 +3,7 @@
    function table, segments, inline frames and source lines through libdwfl. */
 #include "elf_module.h"
 
+#include "build_id_scan.h"
 #include "debuglink.h"
 
 #include "symbols/sym_table.h"
@@ -280,6 +281,26 @@ static int first_candidate(const struct elf_load_request *rq, char (*cand)[PATH_
         return -1;
 }
 
+/* The image by its build-id among the symbol path's files, whatever its name (build_id_scan.h):
+   its path into path and its descriptor into *fd; NULL: none. */
+static const char *scan_symbol_path(const struct elf_load_request *rq, char *path, int *fd)
+{
+        if (!build_id_scan_find(rq->dirs, rq->nr_dirs, rq->build_id, rq->build_id_size, path,
+                                PATH_MAX))
+                return NULL;
+        int f = in_file_open(path, 0, NULL);
+        if (f < 0)
+                return NULL;
+        uint8_t id[20];
+        uint32_t n = fd_build_id(f, id, sizeof(id));
+        if (!build_id_matches(id, n, rq->build_id, rq->build_id_size)) { /* changed since */
+                close(f);
+                return NULL;
+        }
+        *fd = f;
+        return path;
+}
+
 static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, const char *file,
                      int fd)
 {
@@ -341,6 +362,8 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
                 int i = first_candidate(rq, cand, nr, &cand_fd, seen_id, &has_mismatch);
                 if (i >= 0)
                         file = cand[i];
+                else if (rq->build_id_size && rq->nr_dirs)
+                        file = scan_symbol_path(rq, cand[0], &cand_fd);
         }
         if (!file) {
                 if (has_mismatch) {

@@ -189,5 +189,26 @@ if [ -f "$p" ] && [ -f "$dir/propeller_sample_1.bin" ]; then
                 grep -q '!main+0x[0-9a-f]* -> .*!compute_flag$' "$tmp/prop.edges"
 fi
 
+# --symbol-path folders are scanned for the build-id (symbols/build_id_scan.c): the binaries
+# copied beside the recordings under other names than recorded (perf_b.data's "/elf",
+# propeller's "...bin.gen") are found in a plain folder, a FIFO and a text file there skipped
+if [ -f "$dir/perf_b.data" ] && [ -f "$dir/perf_b.elf" ] && [ -f "$dir/propeller_sample_1.bin" ]; then
+        mkdir -p "$tmp/plain"
+        cp "$dir/perf_b.elf" "$tmp/plain/copied.bin"
+        cp "$dir/propeller_sample_1.bin" "$tmp/plain/another-name"
+        echo notes >"$tmp/plain/README"
+        mkfifo "$tmp/plain/fifo"
+        timeout 60 "$ETWTOP" --replay "$dir/perf_b.data" -b --top 3 --symbol-path "$tmp/plain" \
+                >"$tmp/scan.b" 2>/dev/null
+        check "scan: perf_b's /elf found by build-id as copied.bin (GlobalFunc)" \
+                grep -qE '^ +74\.00% +74\.00% +111 +111  elf +GlobalFunc$' "$tmp/scan.b"
+        check "scan: the module names the file its symbols came from" \
+                grep -q " elf  .*from $tmp/plain/copied.bin" "$tmp/scan.b"
+        timeout 60 "$ETWTOP" --replay "$dir/propeller_sample_1.perfdata1" -b --top 3 \
+                --symbol-path "$tmp/plain" >"$tmp/scan.p" 2>/dev/null
+        check "scan: propeller's binary by its 8-byte build-id (main)" \
+                grep -qE '^ +[0-9.]+% .* propeller_sample_1.bin.gen +main$' "$tmp/scan.p"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]

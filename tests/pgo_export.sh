@@ -35,9 +35,75 @@ have perf && perf version >/dev/null 2>&1 && has_perf=1
 [ $has_perf = 1 ] || skip "perf missing (linux-perf): profgen not compared with perf script"
 
 # taken FDATA: fdata's branch lines, sorted (a no_lbr header aside)
+
+# frames rel|abs SCRIPT: the call-stack lines of a perf script text ("\t%16x") as perf 6.1
+# prints a user frame (rel: its offset in its mapping's file, address - start + pgoff, for a
+# frame in a mapping the text showed), or back at its address (abs: the one mapping its offset
+# falls in; a text of one mapping); the rest as it is.
+# frames same PERF OURS: whether the texts (MMAP lines aside, flags aside) are the same, a frame
+# of ours printed by perf at its address or relative to a mapping (the text does not say
+# whose process a sample is, perf finds the process's own)
+frames() {
+        python3 - "$@" <<'PY'
+import re, sys
+mode, maps = sys.argv[1], []
+if mode == 'same':
+    def text(path):
+        return [re.sub(r'/[PM-]/-/-/[0-9]+/ *', ' ', l).rstrip() for l in open(path)
+                if not l.startswith('PERF_RECORD_MMAP')]
+    mm = re.compile(r'^PERF_RECORD_MMAP2? \d+/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0)')
+    for line in open(sys.argv[3]):
+        m = mm.match(line)
+        if m:
+            maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16)))
+    theirs, ours = text(sys.argv[2]), text(sys.argv[3])
+    if len(theirs) != len(ours):
+        sys.exit('%d lines, ours %d' % (len(theirs), len(ours)))
+    for n, (t, o) in enumerate(zip(theirs, ours)):
+        if t == o:
+            continue
+        if t.startswith('\t') and o.startswith('\t'):
+            a, want = int(o.strip(), 16), int(t.strip(), 16)
+            if any(s <= a < s + z and a - s + p == want for s, z, p in maps):
+                continue
+        sys.exit('line %d: %r, ours %r' % (n + 1, t, o))
+    sys.exit(0)
+mm = re.compile(r'^PERF_RECORD_MMAP2? \d+/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (0x[0-9a-f]+|0)')
+for line in open(sys.argv[2]):
+    m = mm.match(line)
+    if m:
+        maps.append((int(m.group(1), 16), int(m.group(2), 16), int(m.group(3), 16)))
+    elif line.startswith('\t') and len(line.strip()) <= 16:
+        a = int(line.strip(), 16)
+        for start, size, pgoff in reversed(maps):
+            if mode == 'rel' and start <= a < start + size and a < 1 << 47:
+                a = a - start + pgoff
+                break
+            if mode == 'abs' and pgoff <= a < pgoff + size:
+                a = a - pgoff + start
+                break
+        line = '\t%16x\n' % a
+    sys.stdout.write(line)
+PY
+}
 lines() { grep -v '^no_lbr' "$1" | sort; }
 
 # ---- the shared recordings ----
+# perf.data.callgraph_and_branch: call stacks and LBR (perf record -g -b -a): profgen-cs writes
+# what perf script prints of its 923 samples (their binaries are not here: no profile made)
+cg=$S/perf.data.callgraph_and_branch-3.4
+if [ -f "$cg" ]; then
+        "$ETWTOP" --replay "$cg" --export profgen-cs -o "$tmp/cg.script" 2>"$tmp/cg.err"
+        check "callgraph_and_branch: --export profgen-cs succeeds" [ $? = 0 ]
+        check "callgraph_and_branch: its 923 samples" [ "$(grep -c '^ 0x' "$tmp/cg.script")" = 923 ]
+        check "callgraph_and_branch: ... each with its stack (none said to lack it)" \
+                [ ! -s "$tmp/cg.err" ]
+        if [ $has_perf = 1 ]; then
+                perf script -F ip,brstack --show-mmap-events -i "$cg" >"$tmp/cg.perf" 2>/dev/null
+                check "callgraph_and_branch: profgen-cs's text is perf script's (flags aside)" \
+                        frames same "$tmp/cg.perf" "$tmp/cg.script"
+        fi
+fi
 # propeller_sample_1: its binary was recorded as propeller_sample_1.bin.gen, with perf's
 # BUILD_ID feature padding lld's 8-byte build-id to 20 bytes
 if [ -f "$S/propeller_sample_1.perfdata1" ] && [ -f "$S/propeller_sample_1.bin" ]; then
@@ -215,6 +281,33 @@ if have clang-14 && have objdump && have python3; then
                         grep -q '^Function: work: [1-9]' "$tmp/prog.perf.show"
                 check "pgo_prog: llvm-profgen's profile of it is perf script's, function by function" \
                         cmp -s "$tmp/prog.script.show" "$tmp/prog.perf.show"
+        fi
+        # profgen-cs: the samples with their call stacks (perf record -g -b), for llvm-profgen's
+        # context-sensitive profile (CSSPGO)
+        python3 "$here/pgo_mkperf.py" "$prog" "$tmp/cs.data" lbr-cs 2000
+        "$ETWTOP" --replay "$tmp/cs.data" --export profgen-cs -o "$tmp/cs.script" 2>"$tmp/cs.err"
+        check "pgo_prog: --export profgen-cs succeeds" [ $? = 0 ]
+        check "pgo_prog: profgen-cs: every sample with its stack" \
+                [ "$(grep -c '^$' "$tmp/cs.script")" = "$(grep -c '^ 0x' "$tmp/cs.script")" ]
+        check "pgo_prog: profgen-cs: ... none said to lack it" [ ! -s "$tmp/cs.err" ]
+        if [ $has_perf = 1 ]; then
+                perf script -F ip,brstack --show-mmap-events -i "$tmp/cs.data" \
+                        >"$tmp/cs.perf.text" 2>/dev/null
+                check "pgo_prog: profgen-cs's text is perf script's (flags aside; perf's user frames file-relative)" \
+                        frames same "$tmp/cs.perf.text" "$tmp/cs.script"
+        fi
+        if [ $has_profgen = 1 ] && [ $has_perf = 1 ]; then
+                perf script -F ip,brstack --show-mmap-events -i "$tmp/cs.data" \
+                        >"$tmp/cs.perf.raw" 2>/dev/null
+                frames abs "$tmp/cs.perf.raw" >"$tmp/cs.perf"
+                for s in cs.script cs.perf; do
+                        $PROFGEN --binary="$prog" --perfscript="$tmp/$s" --format=text \
+                                --output="$tmp/$s.prof" >/dev/null 2>&1
+                done
+                check "pgo_prog: llvm-profgen's profile of profgen-cs is context-sensitive (loop @ work)" \
+                        grep -q '^\[loop:[0-9]* @ work\]:[1-9]' "$tmp/cs.script.prof"
+                check "pgo_prog: ... and it is the one of perf script's (its frames at their addresses)" \
+                        cmp -s "$tmp/cs.script.prof" "$tmp/cs.perf.prof"
         fi
         # the binary stripped (and no debug file): nothing for BOLT, and no file
         cp "$prog" "$prog.full" && strip -s "$prog"

@@ -3,9 +3,11 @@
 # pgo_mkperf.py: writes the perf.data that `perf record -b` would have written for a run of
 # tests/fixtures/pgo_prog.c (no machine of ours has LBR): its executable mapping, then samples
 # whose branch stacks are the last 16 branches the program takes, computed from its code
-# (objdump) and the control flow of its loop. For tests/pgo_export.sh.
+# (objdump) and the control flow of its loop. For tests/pgo_export.sh. lbr-cs: `perf record -g
+# -b`: each sample with its call stack too (the sampled function, loop's return into main when
+# work is sampled, main's after its call of loop).
 #
-#   pgo_mkperf.py BINARY OUT.data lbr|nolbr [ITERATIONS]
+#   pgo_mkperf.py BINARY OUT.data lbr|lbr-cs|nolbr [ITERATIONS]
 import struct
 import subprocess
 import sys
@@ -73,6 +75,17 @@ def branches(path, iterations):
     return out
 
 
+def stack_of(path, ip):
+    """The call stack of a sample at ip, innermost first: ip, then the return addresses."""
+    work, loop, main = code(path, 'work'), code(path, 'loop'), code(path, 'main')
+    call = next(i for i in loop if i[1].startswith('call'))
+    after_call = loop[loop.index(call) + 1][0]
+    call_loop = next(i for i in main if i[1].startswith('call') and '<loop>' in i[2])
+    after_loop = main[main.index(call_loop) + 1][0]
+    in_work = work[0][0] <= ip <= work[-1][0]
+    return [ip] + ([after_call] if in_work else []) + [after_loop]
+
+
 def record(rtype, misc, body):
     size = 8 + len(body)
     assert size % 8 == 0
@@ -86,9 +99,10 @@ def pad8(b):
 def main():
     binary, out_path, mode = sys.argv[1], sys.argv[2], sys.argv[3]
     iterations = int(sys.argv[4]) if len(sys.argv) > 4 else 20000
-    is_lbr = mode == 'lbr'
-    # IP | TID | TIME | PERIOD (| BRANCH_STACK)
-    sample_type = 0x1 | 0x2 | 0x4 | 0x100 | (0x800 if is_lbr else 0)
+    is_lbr = mode in ('lbr', 'lbr-cs')
+    is_cs = mode == 'lbr-cs'
+    # IP | TID | TIME | PERIOD (| CALLCHAIN) (| BRANCH_STACK)
+    sample_type = 0x1 | 0x2 | 0x4 | 0x100 | (0x20 if is_cs else 0) | (0x800 if is_lbr else 0)
     # exclude_kernel, exclude_hv, mmap, comm, sample_id_all, mmap2
     flags = (1 << 5) | (1 << 6) | (1 << 8) | (1 << 9) | (1 << 18) | (1 << 23)
     attr = struct.pack('<IIQQQQQIIQQQQIiQIHH', 0, 112, 0, 100003, sample_type, 0, flags, 0, 0,
@@ -109,6 +123,9 @@ def main():
         t += 1000
         last = taken[max(0, n - DEPTH):n][::-1]  # most recent first
         body = struct.pack('<QIIQQ', last[0][1], PID, PID, t, 100003)
+        if is_cs:  # PERF_CONTEXT_USER, then the frames
+            chain = [0xfffffffffffffe00] + stack_of(binary, last[0][1])
+            body += struct.pack('<Q', len(chain)) + b''.join(struct.pack('<Q', a) for a in chain)
         if is_lbr:
             body += struct.pack('<Q', len(last))
             for frm, to in last:

@@ -86,6 +86,11 @@ static void test_perf_sample(void **state)
         assert_string_equal(buf, "                 ");
         pgo_perf_branch(buf, sizeof(buf), 0x40115a, 0x401140);
         assert_string_equal(buf, " 0x40115a/0x401140/-/-/-/0/");
+        /* a call stack's frame, as perf script -g prints it (a tab, %16lx) */
+        assert_int_equal(pgo_perf_frame(buf, sizeof(buf), 0x401140), 18);
+        assert_string_equal(buf, "\t          401140\n");
+        pgo_perf_frame(buf, sizeof(buf), 0xffffffff81068283ull);
+        assert_string_equal(buf, "\tffffffff81068283\n");
 }
 
 int main(void)

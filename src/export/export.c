@@ -36,7 +36,8 @@ static const struct {
         {"csv-branches", EXPORT_CSV_BRANCHES, export_write_csv_branches, false, false},
         {"csv-events", EXPORT_CSV_EVENTS, NULL, false, false}, /* export_events_run */
         {"bolt", EXPORT_BOLT, export_write_bolt, false, false},
-        {"profgen", EXPORT_PROFGEN, NULL, false, false}, /* export_profgen_run */
+        {"profgen", EXPORT_PROFGEN, NULL, false, false},       /* export_profgen_run */
+        {"profgen-cs", EXPORT_PROFGEN_CS, NULL, false, false}, /* export_profgen_run */
 };
 #define NR_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -53,7 +54,7 @@ int export_format_parse(const char *name, enum export_format *out)
 const char *export_format_names(void)
 {
         return "pprof, folded, speedscope, csv, csv-modules, csv-lines, csv-switches, "
-               "csv-branches, csv-events, bolt, profgen";
+               "csv-branches, csv-events, bolt, profgen, profgen-cs";
 }
 
 static void on_log(void *ctx, const char *message)
@@ -93,8 +94,9 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         if (check_output(opts, err, err_size) < 0)
                 return -1;
         if (!formats[k].write) /* csv-events, profgen: written as the trace is read */
-                return opts->format == EXPORT_PROFGEN ? export_profgen_run(opts, err, err_size)
-                                                      : export_events_run(opts, err, err_size);
+                return opts->format == EXPORT_PROFGEN || opts->format == EXPORT_PROFGEN_CS
+                               ? export_profgen_run(opts, err, err_size)
+                               : export_events_run(opts, err, err_size);
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      /* bolt: names as BOLT reads them, mangled */

@@ -23,6 +23,7 @@ enum export_format {
         EXPORT_CSV_EVENTS,   /* every event with its fields, RFC 4180 (src/export/events.c) */
         EXPORT_BOLT,         /* BOLT's fdata of one binary (src/export/bolt.c) */
         EXPORT_PROFGEN,      /* llvm-profgen's perf script input (src/export/profgen.c) */
+        EXPORT_PROFGEN_CS,   /* the same with the samples' call stacks (context-sensitive) */
 };
 
 struct export_options {

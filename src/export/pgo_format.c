@@ -131,6 +131,17 @@ size_t pgo_perf_ip(char *buf, size_t size, uint64_t ip, int has_ip)
         return len;
 }
 
+size_t pgo_perf_frame(char *buf, size_t size, uint64_t address)
+{
+        size_t len = 0;
+        if (size)
+                buf[0] = 0;
+        char tmp[32];
+        int n = snprintf(tmp, sizeof(tmp), "\t%16" PRIx64 "\n", address);
+        put(buf, size, &len, tmp, (size_t)n);
+        return len;
+}
+
 size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to)
 {
         size_t len = 0;

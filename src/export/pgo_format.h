@@ -44,5 +44,8 @@ size_t pgo_perf_ip(char *buf, size_t size, uint64_t ip, int has_ip);
    addresses (mispredicted, in transaction, abort, cycles, type) unknown, as an ETW LBR record
    has none of them. */
 size_t pgo_perf_branch(char *buf, size_t size, uint64_t from, uint64_t to);
+/* One frame of a sample's call stack as perf script prints it with -g: "\t%16lx" and a
+   newline (a hybrid sample: "\n", its frames innermost first, then its brstack line). */
+size_t pgo_perf_frame(char *buf, size_t size, uint64_t address);
 
 #endif

@@ -3,7 +3,9 @@
    llvm-profgen reads (`perf script -F ip,brstack --show-mmap-events`): each executable mapping
    as its PERF_RECORD_MMAP2 line, each LBR record as its sample's line (the sampled ip, then
    the branches, most recent first), in the order the trace gives them, written as it is
-   read. */
+   read. profgen-cs: each LBR sample with its call stack as perf script prints a sample of
+   `perf record -g -b` (a blank line, the frames innermost first, then the branches): the
+   hybrid samples llvm-profgen makes a context-sensitive profile of (CSSPGO). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -18,6 +20,10 @@
 #include "util/out_file.h"
 #include "util/xalloc.h"
 
+/* The frames written of a stack: perf script's (its --max-stack default, the kernel's
+   perf_event_max_stack) */
+#define PROFGEN_MAX_STACK 127
+
 struct profgen {
         struct outbuf out;
         /* the last sample: its LBR record comes right after it, with its timestamp */
@@ -27,6 +33,13 @@ struct profgen {
         bool has_sample;
         uint64_t nr_lbr;   /* LBR records written */
         uint64_t nr_no_ip; /* of them, with no sample to give the ip */
+        /* profgen-cs: the stack of the last sample (its parts joined: Windows gives kernel and
+           user parts), as it came before its LBR record */
+        bool is_cs;
+        uint64_t stack_timestamp;
+        uint32_t nr_frames;
+        uint64_t frames[512];
+        uint64_t nr_no_stack; /* LBR samples written without their stack */
         char line[4096];
 };
 
@@ -75,11 +88,43 @@ static void on_event(void *ctx, const struct kevent *ev)
                 g->sample_tid = ev->pmc_sample.tid;
                 g->has_sample = true;
                 break;
+        case KEV_STACK:
+                if (!g->is_cs)
+                        break;
+                if (ev->stack.event_timestamp != g->stack_timestamp)
+                        g->nr_frames = 0;
+                g->stack_timestamp = ev->stack.event_timestamp;
+                for (uint32_t i = 0; i < ev->stack.nr_frames &&
+                                     g->nr_frames < sizeof(g->frames) / sizeof(g->frames[0]);
+                     i++)
+                        g->frames[g->nr_frames++] = ev->stack.frames[i];
+                break;
         case KEV_LBR: {
                 bool has_ip = g->has_sample && g->sample_timestamp == ev->lbr.event_timestamp &&
                               (ev->lbr.tid == UINT32_MAX || g->sample_tid == ev->lbr.tid);
-                size_t n = pgo_perf_ip(g->line, sizeof(g->line), g->sample_ip, has_ip);
-                outbuf_put(&g->out, g->line, n);
+                size_t n;
+                if (g->is_cs) {
+                        /* perf script -g: a blank line, the call stack, then the branches on a
+                           line of their own */
+                        bool has_stack =
+                                g->nr_frames && g->stack_timestamp == ev->lbr.event_timestamp;
+                        outbuf_putc(&g->out, '\n');
+                        if (has_stack)
+                                for (uint32_t i = 0; i < g->nr_frames && i < PROFGEN_MAX_STACK;
+                                     i++) {
+                                        n = pgo_perf_frame(g->line, sizeof(g->line), g->frames[i]);
+                                        outbuf_put(&g->out, g->line, n);
+                                }
+                        else if (has_ip) {
+                                n = pgo_perf_frame(g->line, sizeof(g->line), g->sample_ip);
+                                outbuf_put(&g->out, g->line, n);
+                        }
+                        g->nr_no_stack += !has_stack;
+                        g->nr_frames = 0;
+                } else {
+                        n = pgo_perf_ip(g->line, sizeof(g->line), g->sample_ip, has_ip);
+                        outbuf_put(&g->out, g->line, n);
+                }
                 for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
                         const struct kevent_lbr_entry *e = &ev->lbr.entries[i];
                         n = pgo_perf_branch(g->line, sizeof(g->line), e->from, e->to);
@@ -106,6 +151,7 @@ int export_profgen_run(const struct export_options *opts, char *err, size_t err_
         if (opts->pid)
                 profile_zoom(p, opts->pid);
         struct profgen *g = xcalloc(1, sizeof(*g));
+        g->is_cs = opts->format == EXPORT_PROFGEN_CS;
         struct feed *f = NULL;
         struct out_file of = {.fd = -1};
         if (out_file_open(&of, opts->out_path,
@@ -138,6 +184,11 @@ int export_profgen_run(const struct export_options *opts, char *err, size_t err_
         }
         if (out_file_commit(&of, err, err_size) < 0)
                 goto out;
+        if (g->is_cs && g->nr_no_stack)
+                fprintf(stderr,
+                        "etwtop: %llu of %llu LBR samples came without a call stack: theirs is "
+                        "their ip alone (record with -g, etwtop --stackwalk PmcInterrupt)\n",
+                        (unsigned long long)g->nr_no_stack, (unsigned long long)g->nr_lbr);
         if (g->nr_no_ip)
                 fprintf(stderr,
                         "etwtop: %llu of %llu LBR records came without their sample: their "
