@@ -290,6 +290,19 @@ static void places_refind(struct hot *h, const struct entry *keys, uint32_t epoc
                         sp->places[k] = (uint32_t)(hot_slot_find(h, &keys[sp->idx[k]]) - h->slots);
 }
 
+/* The deferred stacks are full: those whose names came since the last try count now, which
+   frees their room. False when nothing could have changed. */
+static bool deferred_make_room(struct hot *h)
+{
+        uint64_t generation = sym_store_generation(h->store);
+        if (generation == h->settled_generation)
+                return false;
+        h->settled_generation = generation;
+        uint32_t before = h->nr_dstacks;
+        hot_deferred_settle(h);
+        return h->nr_dstacks < before;
+}
+
 /* Counts the stack of places keys[0..n): each place once (total), and a function at several of
    its places once (dup on the others), or, where a name is still loading, its dup later
    (hot_deferred_add). */
@@ -304,7 +317,17 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
         places_add(h, keys, 0, n, 1, false, &sp);
         if (sp.is_pending && hot_deferred_add(h, mh, keys, sp.idx, sp.nr))
                 return;
+        if (sp.is_pending && deferred_make_room(h) && hot_deferred_add(h, mh, keys, sp.idx, sp.nr))
+                return;
         places_refind(h, keys, epoch, &sp);
+        if (sp.is_pending && !sym_store_is_live(h->store)) {
+                /* a recording's totals must not depend on how fast its modules load: the
+                   names, then this stack's functions */
+                sym_store_wait(h->store);
+                hot_deferred_settle(h);
+                for (uint32_t k = 0; k < sp.nr; k++)
+                        hot_place_function(h, &h->slots[sp.places[k]], &sp.functions[k]);
+        }
         for (uint32_t k = 0; k < sp.nr; k++)
                 if (sp.functions[k] && hot_function_seen(h, sp.functions[k]))
                         h->slots[sp.places[k]].dup++;

@@ -128,9 +128,10 @@ struct hot {
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */
         uint32_t nr_dkeys, cap_dkeys;
-        uint32_t *dindex;    /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
-        uint64_t nr_pending; /* the memos' nr_pending, summed */
-        uint32_t epoch;      /* changes whenever places move (grow, refresh, reset) */
+        uint32_t *dindex;            /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t settled_generation; /* the store's, when the full deferred stacks settled */
+        uint64_t nr_pending;         /* the memos' nr_pending, summed */
+        uint32_t epoch;              /* changes whenever places move (grow, refresh, reset) */
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the

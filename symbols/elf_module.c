@@ -5,6 +5,7 @@
 
 #include "build_id_scan.h"
 #include "debuglink.h"
+#include "elf_scopes.h"
 
 #include "symbols/sym_table.h"
 #include "util/elf_build_id.h"
@@ -38,7 +39,8 @@ struct elf_module {
         uint32_t nr_seg;
         uint8_t build_id[20];
         uint32_t build_id_size;
-        bool is_guessed; /* segments guessed: a debug file without its image */
+        bool is_guessed;           /* segments guessed: a debug file without its image */
+        struct elf_scopes *scopes; /* owned: made on the first source line asked for */
         char file[PATH_MAX];
 };
 
@@ -420,6 +422,7 @@ void elf_module_free(struct elf_module *m)
         if (m->dwfl)
                 dwfl_end(m->dwfl);
         free(m->debuginfo_path);
+        elf_scopes_free(m->scopes);
         sym_table_free(m->table);
         free(m);
 }
@@ -541,17 +544,28 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
         /* the innermost function scope at addr; then its concrete containers, outward
            (dwarf_getscopes_die continues an inlined instance with the code it was inlined
            into) */
-        struct scope_walk w = {.pc = addr - cubias, .budget = SCOPE_WALK_BUDGET};
-        scope_walk(&w, cu, 0);
-        Dwarf_Die *scopes = NULL, inner = w.inner;
-        bool has_inner = w.has_inner;
-        int nr = has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
+        if (!m->scopes)
+                m->scopes = elf_scopes_new();
+        Dwarf_Die found[ELF_SCOPES_MAX_PATH], *scopes = NULL;
+        int nr = elf_scopes_find(m->scopes, cu, addr - cubias, SCOPE_WALK_BUDGET, 64, found,
+                                 ELF_SCOPES_MAX_PATH);
+        if (nr == -1) {
+                nr = 0;
+        } else if (nr == -2) {
+                /* the index does not answer: the walk itself */
+                struct scope_walk w = {.pc = addr - cubias, .budget = SCOPE_WALK_BUDGET};
+                scope_walk(&w, cu, 0);
+                Dwarf_Die inner = w.inner;
+                nr = w.has_inner ? dwarf_getscopes_die(&inner, &scopes) : 0;
+        }
+        const Dwarf_Die *chain = scopes ? scopes : found;
         uint32_t k = 0;
         for (int i = 0; i < nr && k < max; i++) {
-                int tag = dwarf_tag(&scopes[i]);
+                Dwarf_Die sc = chain[i];
+                int tag = dwarf_tag(&sc);
                 if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
                         continue;
-                const char *name = function_name_of(&scopes[i]);
+                const char *name = function_name_of(&sc);
                 out[k].function = name ? name : "";
                 out[k].file = file ? file : "";
                 out[k].line = line > 0 ? (uint32_t)line : 0;
@@ -560,9 +574,9 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 if (tag == DW_TAG_subprogram)
                         break;
                 /* the caller's position: where this was inlined */
-                file = call_file(cu, &scopes[i]);
-                line = (int)udata(&scopes[i], DW_AT_call_line);
-                col = (int)udata(&scopes[i], DW_AT_call_column);
+                file = call_file(cu, &sc);
+                line = (int)udata(&sc, DW_AT_call_line);
+                col = (int)udata(&sc, DW_AT_call_column);
         }
         free(scopes);
         if (k == 0 && file && max) {

@@ -366,6 +366,11 @@ uint64_t sym_store_generation(const struct sym_store *s)
         return s->nr_changes + atomic_load_explicit(&s->nr_done, memory_order_acquire);
 }
 
+bool sym_store_is_live(const struct sym_store *s)
+{
+        return s && s->opt.is_live;
+}
+
 void sym_store_wait(struct sym_store *s)
 {
         if (!s || !s->has_loader)

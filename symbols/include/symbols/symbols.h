@@ -178,6 +178,9 @@ void sym_prefetch(struct sym_store *s, uint32_t module);
 uint64_t sym_store_generation(const struct sym_store *s);
 /* Blocks until every module asked for so far is loaded (or failed). */
 void sym_store_wait(struct sym_store *s);
+/* Whether the store reads the running system (sym_options.is_live): else a recording's, whose
+   readers may wait for its modules. */
+bool sym_store_is_live(const struct sym_store *s);
 
 struct sym_stats {
         uint64_t nr_lookups;    /* sym_resolve calls */
