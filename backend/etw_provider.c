@@ -4,6 +4,8 @@
 
 #include "etw/ntwmi.h"
 
+static int etw_group_of_provider(const GUID *guid);
+
 /* ETL-FORMAT.md 2.9, by group */
 static const GUID *const group_guids[] = {
         &EventTraceGuid,
@@ -60,7 +62,8 @@ int etw_hook_of_provider(const GUID *guid, uint8_t type)
         return group << 8 | type;
 }
 
-int etw_group_of_provider(const GUID *guid)
+/* The kernel group (hook id high byte) of a provider GUID, or -1. */
+static int etw_group_of_provider(const GUID *guid)
 {
         for (int i = 0; i < (int)(sizeof(group_guids) / sizeof(group_guids[0])); i++)
                 if (IsEqualGUID(guid, group_guids[i]))

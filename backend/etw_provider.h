@@ -11,9 +11,6 @@
    remap of 0x030A; NULL for a group with no known GUID. */
 const GUID *etw_provider_of_hook(uint16_t hook_id);
 
-/* The kernel group (hook id high byte) of a provider GUID, or -1. */
-int etw_group_of_provider(const GUID *guid);
-
 /* The hook id of an event of a kernel group by its GUID and Type, or -1 for a GUID of no kernel
    group: etw_provider_of_hook's inverse, so that a hook survives the trip through a
    CLASSIC_EVENT_ID (the image load, 0x030A, is ImageLoadGuid's Type 10, which is 0x030A again,

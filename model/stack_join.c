@@ -51,11 +51,6 @@ void stack_join_set_whole(struct stack_join *j, bool is_whole)
         j->is_whole = is_whole;
 }
 
-unsigned stack_join_nr_waiting(const struct stack_join *j)
-{
-        return j->count;
-}
-
 void stack_join_reset(struct stack_join *j)
 {
         j->head = j->count = 0;

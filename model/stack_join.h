@@ -32,9 +32,6 @@ void stack_join_event(struct stack_join *j, const struct kevent *ev, stack_join_
 /* The end of the trace: every waiting sample goes on with what it has. */
 void stack_join_flush(struct stack_join *j, stack_join_emit_fn emit, void *ctx);
 
-/* Samples waiting now (0 when none). */
-unsigned stack_join_nr_waiting(const struct stack_join *j);
-
 /* Forgets every waiting sample (a restart, a zero). */
 void stack_join_reset(struct stack_join *j);
 

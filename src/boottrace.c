@@ -22,7 +22,9 @@ static const char *const keys[] = {
         "max-file-size",
 };
 
-int boottrace_is_key(const char *key)
+/* Whether key is a setting the boot session takes (file, name, and --start's collection
+   options). */
+static int boottrace_is_key(const char *key)
 {
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
                 if (strcmp(key, keys[i]) == 0)
@@ -36,7 +38,8 @@ static const char *sysconf_dir(void)
         return d && *d ? d : "/etc";
 }
 
-const char *boottrace_config_path(char *buf, size_t size)
+/* The config file's path (into buf). */
+static const char *boottrace_config_path(char *buf, size_t size)
 {
         snprintf(buf, size, "%s/etwtop/boottrace.conf", sysconf_dir());
         return buf;
@@ -107,7 +110,7 @@ static int write_whole(const char *path, const char *text, mode_t mode, char *er
    another user could put their own program where the unit runs one as root at every boot. A
    directory that others may write but that has the sticky bit (/tmp) counts as root's for an
    entry of root's in it, which only root may then rename or remove. */
-int boottrace_check_exe(const char *path, char *err, size_t err_size)
+static int boottrace_check_exe(const char *path, char *err, size_t err_size)
 {
         char p[1024];
         if (path[0] != '/' || strlen(path) >= sizeof(p)) {

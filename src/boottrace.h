@@ -25,18 +25,6 @@ struct boottrace_config {
         unsigned nr;
 };
 
-/* Whether key is a setting the boot session takes (file, name, and --start's collection
-   options). */
-int boottrace_is_key(const char *key);
-
-/* The config file's path (into buf). */
-const char *boottrace_config_path(char *buf, size_t size);
-
-/* 0 when exe (absolute) and every directory above it belong to root and no other user can
-   write them (a sticky directory such as /tmp counts for an entry of root's); else -1 with err
-   naming the first that does not: the unit runs exe as root at every boot. */
-int boottrace_check_exe(const char *exe, char *err, size_t err_size);
-
 /* Writes the config (0600, replacing the old one whole), the unit that starts the session at
    boot (running exe, refused unless boottrace_check_exe passes) and its enabling link; what it
    did and how to undo it go to out. 0, or -1 with err (nothing written when exe is refused). */

@@ -404,7 +404,9 @@ int cli_parse(struct cli_args *a, int argc, char **argv, const struct cmd *const
 
 /* ---- the checks the commands share ---- */
 
-int cli_check_modes(struct cli_args *a)
+/* -f, --buffering, --realtime and --max-buffers go with --start; -d as seconds; the modes
+   that cannot go together; --to after --from. 0, or the exit status (a message said why). */
+static int cli_check_modes(struct cli_args *a)
 {
         if (a->file_arg || a->is_buffering || a->is_realtime || a->max_buffers) {
                 fprintf(stderr, "etwtop: -f, --buffering, --realtime and --max-buffers go with "
@@ -429,7 +431,8 @@ int cli_check_modes(struct cli_args *a)
         return CLI_CONTINUE;
 }
 
-int cli_check_report(struct cli_args *a)
+/* --annotate with --replay -b only; --from and --to with --replay or --dump only. */
+static int cli_check_report(struct cli_args *a)
 {
         if (a->annotate && !(a->replay_path && a->is_batch)) {
                 fprintf(stderr, "etwtop: --annotate goes with --replay FILE -b (on the screen: "

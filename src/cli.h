@@ -115,19 +115,10 @@ int cli_run(int argc, char **argv, const struct cmd *const *cmds, size_t nr_cmds
 /* The synopsis of the commands and every option with its help, to out. */
 void cli_usage(FILE *out, const struct cmd *const *cmds, size_t nr_cmds);
 
-/* -f, --buffering, --realtime and --max-buffers go with --start; -d as seconds; the modes
-   that cannot go together; --to after --from. 0, or the exit status (a message said why). */
-int cli_check_modes(struct cli_args *a);
-/* --annotate with --replay -b only; --from and --to with --replay or --dump only. */
-int cli_check_report(struct cli_args *a);
-
 /* The collection options parsed into s, which holds the defaults (collect_settings_init) and
    the numeric options already. Returns 0, or -1 with the option's problem in err. */
 int cli_parse_collect(const struct collect_args *a, struct collect_settings *s, char *err,
                       size_t err_size);
-/* The default collection fitted to a user who may trace one process but cannot read the sched
-   tracepoints (said on stderr). */
-void cli_fit_default_to_user(struct collect_settings *s);
 /* What the screen and --record collect: the collection options parsed into a->collect, the
    default fitted to the user when --on was not given. CLI_CONTINUE, or 2 (a message said why). */
 int cli_collect(struct cli_args *a);

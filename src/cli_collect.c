@@ -133,7 +133,7 @@ static bool can_read_sched_tracepoints(void)
 
 /* The default collection for a user who may trace one process but not read the sched
    tracepoints (perf record -p works there): what perf record -p takes, said once. */
-void cli_fit_default_to_user(struct collect_settings *s)
+static void cli_fit_default_to_user(struct collect_settings *s)
 {
         if (s->pid <= 0 || geteuid() == 0 || can_read_sched_tracepoints())
                 return;

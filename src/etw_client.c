@@ -26,14 +26,6 @@ void collect_settings_init(struct collect_settings *s)
         s->stack_walk = ETWTOP_STACKWALK_AUTO;
 }
 
-bool collect_has_hook(const struct collect_settings *s, uint16_t hook)
-{
-        for (uint32_t i = 0; i < s->nr_stack_hooks; i++)
-                if (s->stack_hooks[i] == hook)
-                        return true;
-        return false;
-}
-
 /* EVENT_TRACE_PROPERTIES with room for the names, as ControlTrace and StartTrace take them. */
 struct props {
         EVENT_TRACE_PROPERTIES p;

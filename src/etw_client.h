@@ -36,7 +36,6 @@ struct collect_settings {
 
 /* The default kernel session of the screen and --record. */
 void collect_settings_init(struct collect_settings *s);
-bool collect_has_hook(const struct collect_settings *s, uint16_t hook);
 
 struct etw_client_options {
         const char *logger_name;  /* NULL: "NT Kernel Logger" */

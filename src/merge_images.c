@@ -72,7 +72,7 @@ static void add_path(const char *path)
 static bool read_codeview(const char *path, uint32_t stamp, uint32_t size, struct etw_codeview *out)
 {
         struct pe_identity id;
-        struct pe_error err = {0};
+        struct err_msg err = {0};
         if (pe_image_read_file(path, &id, NULL, &err) < 0 || !id.has_codeview ||
             id.time_date_stamp != stamp || id.size_of_image != size)
                 return false;

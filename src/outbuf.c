@@ -190,23 +190,6 @@ void outbuf_i64(struct outbuf *o, int64_t v)
         }
 }
 
-void outbuf_hex(struct outbuf *o, uint64_t v)
-{
-        static const char digits[] = "0123456789abcdef";
-        size_t nibbles = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1, n = nibbles + 2;
-        char tmp[20];
-        char *p = n <= sizeof(o->data) - o->len ? o->data + o->len : tmp;
-
-        p[0] = '0';
-        p[1] = 'x';
-        for (char *q = p + n; q > p + 2; v >>= 4)
-                *--q = digits[v & 15];
-        if (p == tmp)
-                outbuf_put_slow(o, tmp, n);
-        else
-                o->len += n;
-}
-
 void outbuf_u64_width(struct outbuf *o, uint64_t v, int width)
 {
         char tmp[24];

@@ -65,7 +65,6 @@ static inline void outbuf_putc(struct outbuf *o, char c)
 }
 void outbuf_u64(struct outbuf *o, uint64_t v);
 void outbuf_i64(struct outbuf *o, int64_t v);
-void outbuf_hex(struct outbuf *o, uint64_t v); /* 0x-prefixed, lower case */
 /* Right-aligns a decimal in width columns. */
 void outbuf_u64_width(struct outbuf *o, uint64_t v, int width);
 void outbuf_i64_width(struct outbuf *o, int64_t v, int width);

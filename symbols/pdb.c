@@ -27,12 +27,12 @@ static const char msf2_magic[] = "Microsoft C/C++ program database 2.00\r\n";
 
 /* ---- bytes and errors ---- */
 
-int pdb_bad(struct pdb_error *err, uint64_t offset, const char *fmt, ...)
+int pdb_bad(struct err_msg *err, uint64_t offset, const char *fmt, ...)
 {
         if (err) {
                 va_list ap;
                 va_start(ap, fmt);
-                vsnprintf(err->message, sizeof(err->message), fmt, ap);
+                vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
                 va_end(ap);
                 err->offset = offset;
         }
@@ -61,7 +61,7 @@ static uint64_t buf_offset(const struct pdb *p, const struct sbuf *b, uint64_t p
         return stream_offset(p, &p->streams[b->stream], pos);
 }
 
-int pdb_bad_in(const struct pdb *p, struct pdb_error *err, const struct sbuf *b, uint64_t pos,
+int pdb_bad_in(const struct pdb *p, struct err_msg *err, const struct sbuf *b, uint64_t pos,
                const char *fmt, ...)
 {
         if (err) {
@@ -70,7 +70,7 @@ int pdb_bad_in(const struct pdb *p, struct pdb_error *err, const struct sbuf *b,
                 va_start(ap, fmt);
                 vsnprintf(msg, sizeof(msg), fmt, ap);
                 va_end(ap);
-                snprintf(err->message, sizeof(err->message), "stream %u: %s", b->stream, msg);
+                snprintf(err->msg, sizeof(err->msg), "stream %u: %s", b->stream, msg);
                 err->offset = buf_offset(p, b, pos);
         }
         return -EBADMSG;
@@ -115,7 +115,7 @@ bool pdb_has_nul(const uint8_t *p, uint64_t pos, uint64_t end)
 
 /* ---- the MSF container ---- */
 
-static int msf_read(struct pdb *p, struct pdb_error *err)
+static int msf_read(struct pdb *p, struct err_msg *err)
 {
         const uint8_t *d = p->data;
         if (p->size >= sizeof(msf2_magic) - 1 && !memcmp(d, msf2_magic, sizeof(msf2_magic) - 1))
@@ -190,7 +190,7 @@ static int msf_read(struct pdb *p, struct pdb_error *err)
 
 /* ---- the PDB info stream ---- */
 
-static int info_read(struct pdb *p, struct pdb_error *err)
+static int info_read(struct pdb *p, struct err_msg *err)
 {
         if (p->info.nr_streams <= INFO_STREAM || p->streams[INFO_STREAM].size < 28)
                 return pdb_bad(err, 0, "no PDB info stream (stream 1 of %u bytes)",
@@ -258,7 +258,7 @@ int pdb_named_stream(const struct pdb *p, const char *name)
 /* ---- the DBI stream ---- */
 
 static int sections_read(struct pdb *p, const struct sbuf *dbi, uint64_t field, uint16_t idx,
-                         struct pdb_section **out, uint32_t *nr, struct pdb_error *err)
+                         struct pdb_section **out, uint32_t *nr, struct err_msg *err)
 {
         if (idx == NIL_STREAM)
                 return 0;
@@ -291,7 +291,7 @@ static int omap_cmp(const void *a, const void *b)
 }
 
 static int omap_read(struct pdb *p, const struct sbuf *dbi, uint64_t field, uint16_t idx,
-                     struct pdb_error *err)
+                     struct err_msg *err)
 {
         if (idx == NIL_STREAM)
                 return 0;
@@ -317,7 +317,7 @@ static int omap_read(struct pdb *p, const struct sbuf *dbi, uint64_t field, uint
         return 0;
 }
 
-static int modules_read(struct pdb *p, uint64_t start, uint64_t end, struct pdb_error *err)
+static int modules_read(struct pdb *p, uint64_t start, uint64_t end, struct err_msg *err)
 {
         const struct sbuf *b = &p->dbi_buf;
         uint32_t cap = (uint32_t)((end - start) / MODI_FIXED_SIZE);
@@ -365,7 +365,7 @@ static int modules_read(struct pdb *p, uint64_t start, uint64_t end, struct pdb_
         return rc;
 }
 
-static int dbi_read(struct pdb *p, struct pdb_error *err)
+static int dbi_read(struct pdb *p, struct err_msg *err)
 {
         if (p->info.nr_streams <= DBI_STREAM || !p->streams[DBI_STREAM].size)
                 return 0; /* no DBI: no symbols, still an identity */
@@ -425,7 +425,7 @@ static int dbi_read(struct pdb *p, struct pdb_error *err)
 
 /* ---- open and close ---- */
 
-int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct pdb_error *err)
+int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct err_msg *err)
 {
         *out = NULL;
         struct pdb *p = xcalloc(1, sizeof(*p));
@@ -444,7 +444,7 @@ int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct pdb_
         return 0;
 }
 
-int pdb_open_file(const char *path, struct pdb **out, struct pdb_error *err)
+int pdb_open_file(const char *path, struct pdb **out, struct err_msg *err)
 {
         *out = NULL;
         /* a name from a symbol path or a recording: a FIFO there neither blocks nor is read */
@@ -482,8 +482,8 @@ int pdb_open_file(const char *path, struct pdb **out, struct pdb_error *err)
         if (rc < 0) {
                 munmap(map, (size_t)st.st_size);
                 if (err) {
-                        char msg[sizeof(err->message)];
-                        memcpy(msg, err->message, sizeof(msg));
+                        char msg[sizeof(err->msg)];
+                        memcpy(msg, err->msg, sizeof(msg));
                         pdb_bad(err, err->offset, "%s: %s", path, msg);
                 }
         } else {

@@ -130,9 +130,9 @@ static inline uint32_t pdb_le32(const uint8_t *p)
 
 /* pdb.c */
 
-int pdb_bad(struct pdb_error *err, uint64_t offset, const char *fmt, ...)
+int pdb_bad(struct err_msg *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
-int pdb_bad_in(const struct pdb *p, struct pdb_error *err, const struct sbuf *b, uint64_t pos,
+int pdb_bad_in(const struct pdb *p, struct err_msg *err, const struct sbuf *b, uint64_t pos,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Whether a NUL-terminated string starts at p[pos] and ends before p[end]. */
 bool pdb_has_nul(const uint8_t *p, uint64_t pos, uint64_t end);
@@ -144,6 +144,6 @@ void pdb_stream_load(const struct pdb *p, uint32_t idx, struct sbuf *b);
 /* Loads module m's stream and checks that its parts fit; false (nothing loaded) when it has
    none or is not in the C13 format. */
 int pdb_module_load(const struct pdb *p, const struct pdb_module *m, struct sbuf *b,
-                    struct pdb_error *err);
+                    struct err_msg *err);
 
 #endif

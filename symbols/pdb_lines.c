@@ -27,7 +27,7 @@ static void lines_push(struct pdb_lines *l, uint32_t rva, uint32_t line, uint32_
 /* The C13 subsections of module m in b[start, end): its file checksums first, then its
    DEBUG_S_LINES blocks into l. */
 static int module_lines(const struct pdb *p, const struct sbuf *b, uint64_t start, uint64_t end,
-                        struct pdb_lines *l, struct pdb_error *err)
+                        struct pdb_lines *l, struct err_msg *err)
 {
         uint64_t chk = 0, chk_end = 0;
         for (int pass = 0; pass < 2; pass++) {
@@ -119,7 +119,7 @@ static int line_cmp(const void *a, const void *b)
         return (x->line == 0) - (y->line == 0);
 }
 
-int pdb_lines_read(const struct pdb *p, struct pdb_lines **out, struct pdb_error *err)
+int pdb_lines_read(const struct pdb *p, struct pdb_lines **out, struct err_msg *err)
 {
         struct pdb_lines *l = xcalloc(1, sizeof(*l));
         *out = NULL;

@@ -49,7 +49,7 @@ static bool stream_exists(const struct pdb *p, uint32_t idx)
         return idx != NIL_STREAM && idx < p->info.nr_streams;
 }
 
-int pdb_publics(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct pdb_error *err)
+int pdb_publics(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct err_msg *err)
 {
         if (!p->has_dbi || p->publics_stream == NIL_STREAM)
                 return 0;
@@ -140,7 +140,7 @@ static bool is_proc(uint32_t kind)
 }
 
 int pdb_module_load(const struct pdb *p, const struct pdb_module *m, struct sbuf *b,
-                    struct pdb_error *err)
+                    struct err_msg *err)
 {
         memset(b, 0, sizeof(*b));
         if (m->stream == NIL_STREAM)
@@ -163,7 +163,7 @@ int pdb_module_load(const struct pdb *p, const struct pdb_module *m, struct sbuf
         return 0;
 }
 
-int pdb_procedures(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct pdb_error *err)
+int pdb_procedures(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct err_msg *err)
 {
         int rc = 0;
         for (uint32_t i = 0; i < p->info.nr_modules && rc == 0; i++) {

@@ -80,7 +80,7 @@ struct pe_view {
         bool is_raw_aligned;       /* FileAlignment >= 0x200: raw pointers are rounded down */
         uint64_t data_dirs_off;    /* IMAGE_DATA_DIRECTORY array */
         uint32_t nr_data_dirs;     /* at most DATA_DIR_MAX */
-        struct pe_error *err;      /* borrowed, may be NULL */
+        struct err_msg *err;       /* borrowed, may be NULL */
         struct sym_table *exports; /* borrowed, may be NULL */
 };
 
@@ -101,7 +101,7 @@ __attribute__((format(printf, 3, 4))) static int fail(const struct pe_view *v, u
                 va_list ap;
                 va_start(ap, fmt);
                 v->err->offset = offset;
-                vsnprintf(v->err->message, sizeof(v->err->message), fmt, ap);
+                vsnprintf(v->err->msg, sizeof(v->err->msg), fmt, ap);
                 va_end(ap);
         }
         return -EBADMSG;
@@ -568,7 +568,7 @@ static int read_exports(const struct pe_view *v, struct pe_identity *id)
 }
 
 int pe_image_read_mem(const uint8_t *data, size_t size, struct pe_identity *id,
-                      struct sym_table *exports, struct pe_error *err)
+                      struct sym_table *exports, struct err_msg *err)
 {
         struct pe_view v = {.data = data, .size = size, .err = err, .exports = exports};
 
@@ -594,7 +594,7 @@ int pe_image_read_mem(const uint8_t *data, size_t size, struct pe_identity *id,
         return 0;
 }
 
-__attribute__((format(printf, 3, 4))) static void file_error(struct pe_error *err, uint64_t offset,
+__attribute__((format(printf, 3, 4))) static void file_error(struct err_msg *err, uint64_t offset,
                                                              const char *fmt, ...)
 {
         if (!err)
@@ -602,12 +602,12 @@ __attribute__((format(printf, 3, 4))) static void file_error(struct pe_error *er
         va_list ap;
         va_start(ap, fmt);
         err->offset = offset;
-        vsnprintf(err->message, sizeof(err->message), fmt, ap);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
         va_end(ap);
 }
 
 int pe_image_read_file(const char *path, struct pe_identity *id, struct sym_table *exports,
-                       struct pe_error *err)
+                       struct err_msg *err)
 {
         memset(id, 0, sizeof(*id));
         if (err)
@@ -645,12 +645,12 @@ int pe_image_read_file(const char *path, struct pe_identity *id, struct sym_tabl
         int rc = pe_image_read_mem(map, size, id, exports, err);
         munmap(map, size);
         if (rc < 0 && err) {
-                char tmp[sizeof(err->message)];
-                memcpy(tmp, err->message, sizeof(tmp));
-                int n = snprintf(err->message, sizeof(err->message), "%.120s: ", path);
-                if (n > 0 && (size_t)n < sizeof(err->message))
-                        snprintf(err->message + n, sizeof(err->message) - (size_t)n, "%.*s",
-                                 (int)(sizeof(err->message) - (size_t)n - 1), tmp);
+                char tmp[sizeof(err->msg)];
+                memcpy(tmp, err->msg, sizeof(tmp));
+                int n = snprintf(err->msg, sizeof(err->msg), "%.120s: ", path);
+                if (n > 0 && (size_t)n < sizeof(err->msg))
+                        snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%.*s",
+                                 (int)(sizeof(err->msg) - (size_t)n - 1), tmp);
         }
         return rc;
 }

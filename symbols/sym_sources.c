@@ -100,10 +100,10 @@ static int pdb_check(void *ctx, const char *file, char *why, size_t why_size)
 {
         struct pdb_look *pl = ctx;
         struct pdb *p;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         int rc = pdb_open_file(file, &p, &err);
         if (rc < 0) {
-                snprintf(why, why_size, "%s (at byte %" PRIu64 ")", after_path(err.message, file),
+                snprintf(why, why_size, "%s (at byte %" PRIu64 ")", after_path(err.msg, file),
                          err.offset);
                 return rc;
         }
@@ -165,19 +165,19 @@ static int pdb_fill_table(struct pdb *p, bool is_no_demangle, struct sym_table *
 {
         struct pdb_fill f = {sym_table_new(), pdb_get_info(p)->machine == PE_MACHINE_I386,
                              is_no_demangle, 0};
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         int rc = pdb_procedures(p, add_procedure, &f, &err);
         if (rc == 0)
                 rc = pdb_publics(p, add_public, &f, &err);
         if (rc < 0) {
-                snprintf(why, why_size, "%s (at byte %" PRIu64 ")", err.message, err.offset);
+                snprintf(why, why_size, "%s (at byte %" PRIu64 ")", err.msg, err.offset);
                 sym_table_free(f.t);
                 return rc;
         }
         sym_table_finish(f.t, PE_EXPORT_MAX_INFERRED_SIZE);
         *table = f.t;
         if (pdb_lines_read(p, lines, &err) < 0)
-                snprintf(why, why_size, "no source lines: %s (at byte %" PRIu64 ")", err.message,
+                snprintf(why, why_size, "no source lines: %s (at byte %" PRIu64 ")", err.msg,
                          err.offset);
         else if (f.nr_decorated && *pdb_demangler_status())
                 snprintf(why, why_size, "%u names: %s", f.nr_decorated, pdb_demangler_status());
@@ -193,11 +193,11 @@ static int pe_check(void *ctx, const char *file, char *why, size_t why_size)
 {
         struct pe_look *pl = ctx;
         struct pe_identity id;
-        struct pe_error err = {0};
+        struct err_msg err = {0};
         struct sym_table *t = sym_table_new();
         int rc = pe_image_read_file(file, &id, t, &err);
         if (rc < 0) {
-                snprintf(why, why_size, "%s", after_path(err.message, file));
+                snprintf(why, why_size, "%s", after_path(err.msg, file));
                 sym_table_free(t);
                 return rc;
         }

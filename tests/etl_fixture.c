@@ -339,10 +339,10 @@ static void win_image(uint64_t ts, const char *file, const struct pe_identity *i
 static int pdb_image_trace(int argc, char **argv, const struct etl_writer_config *cfg)
 {
         struct pe_identity id;
-        struct pe_error perr = {0};
+        struct err_msg perr = {0};
         if (pe_image_read_file(argv[2], &id, NULL, &perr) < 0 || !id.has_codeview) {
                 fprintf(stderr, "etl_fixture: %s: %s\n", argv[2],
-                        perr.message[0] ? perr.message : "no CodeView record");
+                        perr.msg[0] ? perr.msg : "no CodeView record");
                 return 1;
         }
         struct etl_error err;

@@ -27,17 +27,17 @@ static int touch(void *ctx, const struct pdb_symbol *sym)
 }
 
 /* the documented contract: one error code, a message, an offset in the data */
-static void check_error(int rc, const struct pdb_error *err, size_t size)
+static void check_error(int rc, const struct err_msg *err, size_t size)
 {
-        if (rc != -EBADMSG || !err->message[0] || err->offset > size ||
-            memchr(err->message, 0, sizeof(err->message)) == NULL)
+        if (rc != -EBADMSG || !err->msg[0] || err->offset > size ||
+            memchr(err->msg, 0, sizeof(err->msg)) == NULL)
                 abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct pdb *p;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         int rc = pdb_open_mem(data, size, &p, &err);
         if (rc < 0) {
                 check_error(rc, &err, size);

@@ -14,12 +14,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct sym_table *t = sym_table_new();
         struct pe_identity id;
-        struct pe_error err;
+        struct err_msg err;
         int rc = pe_image_read_mem(data, size, &id, t, &err);
         if (rc < 0) {
                 /* the documented contract: one error code, a message, an offset in the data */
-                if (rc != -EBADMSG || !err.message[0] || err.offset > size ||
-                    memchr(err.message, 0, sizeof(err.message)) == NULL)
+                if (rc != -EBADMSG || !err.msg[0] || err.offset > size ||
+                    memchr(err.msg, 0, sizeof(err.msg)) == NULL)
                         abort();
                 if (sym_table_count(t) != 0)
                         abort();

@@ -22,7 +22,7 @@ static volatile size_t fuzz_sink;
 static void read_all(struct perf_data *pd)
 {
         struct perf_data_record rec;
-        struct perf_data_error err;
+        struct err_msg err;
         uint32_t n = 0;
         while (perf_data_next(pd, &rec, &err) == 1 && n++ < 1000000) {
                 fuzz_sink += rec.data[rec.size - 1] + rec.type;
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         memcpy(copy, data, size);
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         if (perf_data_open_mem(&pd, copy, size, &err) == 0) {
                 read_all(pd);
                 perf_data_rewind(pd);

@@ -201,7 +201,7 @@ static void test_built_pdb(void **state)
         uint8_t *file;
         size_t size = msf_build(&file, streams, 8, NULL);
         struct pdb *p;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         assert_int_equal(pdb_open_mem(file, size, &p, &err), 0);
         const struct pdb_info *in = pdb_get_info(p);
         assert_int_equal(in->age, 3);
@@ -239,7 +239,7 @@ static void test_built_pdb(void **state)
         assert_int_equal(pdb_open_mem(file, size, &p, &err), 0);
         assert_int_equal(pdb_publics(p, collect, &c, &err), -EBADMSG);
         assert_int_equal(err.offset, (uint64_t)first[5] * BS + 44 + 8);
-        assert_non_null(strstr(err.message, "hash record 1"));
+        assert_non_null(strstr(err.msg, "hash record 1"));
         pdb_close(p);
         free(file);
 }
@@ -258,7 +258,7 @@ static void test_bad_containers(void **state)
         uint8_t *file;
         size_t size = msf_build(&file, streams, 4, first);
         struct pdb *p = NULL;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
 
         assert_int_equal(pdb_open_mem(file, 40, &p, &err), -EBADMSG);
         assert_int_equal(err.offset, 0);
@@ -292,7 +292,7 @@ static void test_bad_containers(void **state)
         put32(copy + (size_t)first[3] * BS + 24, 100000);
         assert_int_equal(pdb_open_mem(copy, size, &p, &err), -EBADMSG);
         assert_int_equal(err.offset, (uint64_t)first[3] * BS + 24);
-        assert_non_null(strstr(err.message, "stream 3"));
+        assert_non_null(strstr(err.msg, "stream 3"));
 
         /* an age of 5: opens, does not match age 1 */
         memcpy(copy, file, size);
@@ -364,9 +364,9 @@ static struct pdb *fixture_open(const char *dir, const char *name)
         char path[4096];
         snprintf(path, sizeof(path), "%s/%s.pdb", dir, name);
         struct pdb *p = NULL;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         if (pdb_open_file(path, &p, &err) < 0)
-                fail_msg("%s (at byte %" PRIu64 ")", err.message, err.offset);
+                fail_msg("%s (at byte %" PRIu64 ")", err.msg, err.offset);
         return p;
 }
 
@@ -474,7 +474,7 @@ static void test_fixture_symbols_match_pdbutil(void **state)
         static const char *const names[] = {"pdbfix", "pdbfix32"};
         for (int i = 0; i < 2; i++) {
                 struct pdb *p = fixture_open(dir, names[i]);
-                struct pdb_error err = {0};
+                struct err_msg err = {0};
                 struct sym_list *got = calloc(1, sizeof(*got));
                 assert_int_equal(pdb_publics(p, list_public, got, &err), 0);
                 char **want = read_lines(dir, names[i], "publics.tsv");
@@ -500,7 +500,7 @@ static void test_fixture_lines_match_pdbutil(void **state)
         static const char *const names[] = {"pdbfix", "pdbfix32"};
         for (int i = 0; i < 2; i++) {
                 struct pdb *p = fixture_open(dir, names[i]);
-                struct pdb_error err = {0};
+                struct err_msg err = {0};
                 struct pdb_lines *l;
                 assert_int_equal(pdb_lines_read(p, &l, &err), 0);
                 char **want = read_lines(dir, names[i], "lines.tsv");
@@ -550,7 +550,7 @@ static int public_vs_proc(void *ctx, const struct pdb_symbol *sym)
 {
         struct undecorate_check *c = ctx;
         struct pdb_symbol proc = {.name = NULL, .rva = sym->rva};
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         pdb_procedures(c->p, proc_named, &proc, &err);
         if (!proc.name)
                 return 0;
@@ -578,7 +578,7 @@ static void test_fixture_undecorated_as_procedures(void **state)
         for (int i = 0; i < 2; i++) {
                 struct pdb *p = fixture_open(dir, names[i]);
                 struct undecorate_check c = {p, i == 1, 0};
-                struct pdb_error err = {0};
+                struct err_msg err = {0};
                 assert_int_equal(pdb_publics(p, public_vs_proc, &c, &err), 0);
                 assert_int_equal(c.nr, 6);
                 pdb_close(p);
@@ -609,7 +609,7 @@ static void test_fixture_damaged(void **state)
                 memcpy(copy, orig, size);
                 copy[at] ^= (uint8_t)(0x5a + at);
                 struct pdb *p;
-                struct pdb_error err = {0};
+                struct err_msg err = {0};
                 if (pdb_open_mem(copy, size, &p, &err) < 0) {
                         assert_true(err.offset <= size);
                         continue;
@@ -631,7 +631,7 @@ static void test_fixture_damaged(void **state)
         assert_true(nr_opened > 0);
         for (size_t n = 0; n < size; n += size / 64) {
                 struct pdb *p;
-                struct pdb_error err = {0};
+                struct err_msg err = {0};
                 assert_int_equal(pdb_open_mem(orig, n, &p, &err), -EBADMSG);
                 assert_true(err.offset <= n);
         }

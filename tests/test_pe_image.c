@@ -220,7 +220,7 @@ static void img_build(struct img *m, bool is_plus)
 struct result {
         int rc;
         struct pe_identity id;
-        struct pe_error err;
+        struct err_msg err;
         struct sym_table *t; /* owned */
 };
 
@@ -237,8 +237,8 @@ static void read_bytes(const uint8_t *bytes, size_t size, struct result *r)
         free(copy);
         if (r->rc < 0) {
                 assert_int_equal(r->rc, -EBADMSG);
-                assert_true(r->err.message[0] != 0);
-                assert_true(strlen(r->err.message) < sizeof(r->err.message));
+                assert_true(r->err.msg[0] != 0);
+                assert_true(strlen(r->err.msg) < sizeof(r->err.msg));
                 assert_true(r->err.offset <= size);
                 assert_int_equal(sym_table_count(r->t), 0); /* nothing added on error */
         }
@@ -266,14 +266,14 @@ static void expect_error(const struct img *m, uint64_t offset, const char *what)
 {
         struct result r;
         read_img(m, &r);
-        if (r.rc == 0 || r.err.offset != offset || !strstr(r.err.message, what))
+        if (r.rc == 0 || r.err.offset != offset || !strstr(r.err.msg, what))
                 print_error("rc %d, offset 0x%llx (expected 0x%llx), message '%s' (expected "
                             "'%s')\n",
                             r.rc, (unsigned long long)r.err.offset, (unsigned long long)offset,
-                            r.err.message, what);
+                            r.err.msg, what);
         assert_int_equal(r.rc, -EBADMSG);
         assert_int_equal(r.err.offset, offset);
-        assert_non_null(strstr(r.err.message, what));
+        assert_non_null(strstr(r.err.msg, what));
         result_free(&r);
 }
 
@@ -283,7 +283,7 @@ static void check_good(const struct img *m, struct result *r)
 {
         read_img(m, r);
         if (r->rc)
-                print_error("%s at 0x%llx\n", r->err.message, (unsigned long long)r->err.offset);
+                print_error("%s at 0x%llx\n", r->err.msg, (unsigned long long)r->err.offset);
         assert_int_equal(r->rc, 0);
         const struct pe_identity *id = &r->id;
         assert_int_equal(id->is_pe32_plus, m->is_plus);
@@ -474,7 +474,7 @@ static void test_variants_that_read(void **state)
         read_bytes(big, big_size, &r);
         assert_int_equal(r.rc, -EBADMSG);
         assert_int_equal(r.err.offset, m.names + 4);
-        assert_non_null(strstr(r.err.message, "share strings"));
+        assert_non_null(strstr(r.err.msg, "share strings"));
         result_free(&r);
         free(big);
 
@@ -526,14 +526,14 @@ static void expect_cut(const struct img *m, size_t cut, uint64_t offset, const c
 {
         struct result r;
         read_bytes(m->b, cut, &r);
-        if (r.rc == 0 || r.err.offset != offset || !strstr(r.err.message, what))
+        if (r.rc == 0 || r.err.offset != offset || !strstr(r.err.msg, what))
                 print_error("cut 0x%zx: rc %d, offset 0x%llx (expected 0x%llx), '%s' (expected "
                             "'%s')\n",
                             cut, r.rc, (unsigned long long)r.err.offset, (unsigned long long)offset,
-                            r.err.message, what);
+                            r.err.msg, what);
         assert_int_equal(r.rc, -EBADMSG);
         assert_int_equal(r.err.offset, offset);
-        assert_non_null(strstr(r.err.message, what));
+        assert_non_null(strstr(r.err.msg, what));
         result_free(&r);
 }
 
@@ -848,7 +848,7 @@ static void test_read_file(void **state)
         assert_int_equal(write(fd, m.b, m.size), (ssize_t)m.size);
 
         struct pe_identity id;
-        struct pe_error err;
+        struct err_msg err;
         struct sym_table *t = sym_table_new();
         assert_int_equal(pe_image_read_file(path, &id, t, &err), 0);
         assert_int_equal(id.nr_exports, 5);
@@ -859,17 +859,17 @@ static void test_read_file(void **state)
         /* bad contents: the message names the file */
         assert_int_equal(ftruncate(fd, 0x300), 0);
         assert_int_equal(pe_image_read_file(path, &id, NULL, &err), -EBADMSG);
-        assert_non_null(strstr(err.message, path));
+        assert_non_null(strstr(err.msg, path));
         assert_int_equal(err.offset, m.dirs + 6 * 8);
 
         assert_int_equal(ftruncate(fd, 0), 0);
         assert_int_equal(pe_image_read_file(path, &id, NULL, &err), -EBADMSG);
-        assert_non_null(strstr(err.message, "empty"));
+        assert_non_null(strstr(err.msg, "empty"));
         close(fd);
         unlink(path);
 
         assert_int_equal(pe_image_read_file(path, &id, NULL, &err), -ENOENT);
-        assert_non_null(strstr(err.message, path));
+        assert_non_null(strstr(err.msg, path));
         assert_int_equal(pe_image_read_file(base ? base : "/tmp", &id, NULL, &err), -EINVAL);
         assert_int_equal(pe_image_read_file(path, &id, NULL, NULL), -ENOENT);
 }
@@ -916,11 +916,11 @@ static void test_real_dlls(void **state)
                 snprintf(path, sizeof(path), "%.*s/corpus/pe/%s", (int)(slash - __FILE__), __FILE__,
                          d->name);
                 struct pe_identity id;
-                struct pe_error err;
+                struct err_msg err;
                 struct sym_table *t = sym_table_new();
                 int rc = pe_image_read_file(path, &id, t, &err);
                 if (rc)
-                        print_error("%s\n", err.message);
+                        print_error("%s\n", err.msg);
                 assert_int_equal(rc, 0);
                 assert_int_equal(id.machine, d->machine);
                 assert_int_equal(id.is_pe32_plus, d->machine == PE_MACHINE_AMD64);

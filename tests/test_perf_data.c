@@ -64,7 +64,7 @@ struct counts {
         uint64_t samples[MAX_NAMED]; /* per event name, in order of first sample */
         uint64_t nr_unknown_event;   /* samples whose event was not found */
         int rc;                      /* perf_data_next's last result */
-        struct perf_data_error err;
+        struct err_msg err;
 };
 
 static void count_records(struct perf_data *pd, struct counts *c)
@@ -111,7 +111,7 @@ static struct perf_data *open_counted(const char *name, struct counts *c)
                 return NULL;
         }
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         int rc = perf_data_open_file(&pd, path, &err);
         if (rc < 0)
                 fail_msg("%s: %s at %llu", path, err.msg, (unsigned long long)err.offset);
@@ -517,7 +517,7 @@ static void test_every_attr_size(void **state)
                 uint8_t *copy = malloc(f->n); /* exact size: ASan sees any overread */
                 memcpy(copy, f->b, f->n);
                 struct perf_data *pd = NULL;
-                struct perf_data_error err;
+                struct err_msg err;
                 assert_int_equal(perf_data_open_mem(&pd, copy, f->n, &err), 0);
                 assert_int_equal(perf_data_nr_events(pd), 2);
                 assert_int_equal(perf_data_event(pd, 1)->attr_size, sizes[i]);
@@ -569,7 +569,7 @@ static void test_pipe_mode_by_hand(void **state)
         uint8_t *copy = malloc(f->n);
         memcpy(copy, f->b, f->n);
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, copy, f->n, &err), 0);
         struct counts c;
         count_records(pd, &c);
@@ -599,7 +599,7 @@ static void test_not_perf_data(void **state)
 {
         (void)state;
         struct perf_data *pd = (struct perf_data *)1;
-        struct perf_data_error err;
+        struct err_msg err;
         static const uint8_t junk[32] = "not a perf.data file at all";
         assert_int_equal(perf_data_open_mem(&pd, junk, sizeof(junk), &err), -EINVAL);
         assert_null(pd);
@@ -622,7 +622,7 @@ static void test_damaged_record(void **state)
         f->b[second + 6] = 4;
         f->b[second + 7] = 0;
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         struct counts c;
         count_records(pd, &c);
@@ -649,7 +649,7 @@ static void test_truncations(void **state)
         uint8_t *whole = read_file(path, &size);
         free(path);
         struct perf_data *pd;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, whole, size, &err), 0);
         struct counts full;
         count_records(pd, &full);
@@ -694,7 +694,7 @@ static void test_damaged_compressed(void **state)
         uint8_t *b = read_file(path, &size);
         free(path);
         struct perf_data *pd;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, b, size, &err), 0);
         struct perf_data_record rec;
         uint64_t comp = 0;
@@ -976,7 +976,7 @@ static void check_sched_recording(const char *dir, const char *data)
                    in util/build-id.c): the reader's counts then */
                 print_message("%s: perf script failed; counted by the reader\n", data);
                 struct perf_data *pd = NULL;
-                struct perf_data_error perr;
+                struct err_msg perr;
                 assert_int_equal(perf_data_open_file(&pd, data, &perr), 0);
                 struct counts c;
                 count_records(pd, &c);
@@ -1066,7 +1066,7 @@ static void test_lbr_options(void **state)
                 memcpy(f->b + attr + 40, &flags, 8);
                 memcpy(f->b + attr + 72, &cases[i].bst, 8);
                 struct perf_data *pd = NULL;
-                struct perf_data_error err;
+                struct err_msg err;
                 assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
                 struct perf_conv_event ev;
                 char name[64];
@@ -1212,7 +1212,7 @@ static void check_compressed(uint32_t type)
         }
         fb_sample(f, 100, 0x4000);
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         struct counts c;
         count_records(pd, &c);
@@ -1308,7 +1308,7 @@ static void test_pmc_sources_by_hand(void **state)
                 memcpy(f->b + attr, &cases[i].type, 4);
                 memcpy(f->b + attr + 8, &cases[i].config, 8);
                 struct perf_data *pd = NULL;
-                struct perf_data_error err;
+                struct err_msg err;
                 assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
                 struct perf_conv_event ev;
                 char name[64];
@@ -1336,7 +1336,7 @@ static void test_pmc_sources_by_hand(void **state)
         fb_u32(f, 8);
         fb_put(f, "cpu_core", 8);
         struct perf_data *pd = NULL;
-        struct perf_data_error err;
+        struct err_msg err;
         assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
         assert_int_equal(perf_data_nr_warnings(pd), 0);
         struct perf_conv_event ev;

@@ -77,10 +77,10 @@ static void test_pe_image_fifo(void **state)
 {
         (void)state;
         struct pe_identity id;
-        struct pe_error err = {0};
+        struct err_msg err = {0};
         struct sym_table *t = sym_table_new();
         assert_int_equal(pe_image_read_file(fifo, &id, t, &err), -EINVAL);
-        assert_non_null(strstr(err.message, "not a regular file"));
+        assert_non_null(strstr(err.msg, "not a regular file"));
         sym_table_free(t);
 }
 
@@ -88,10 +88,10 @@ static void test_pdb_fifo(void **state)
 {
         (void)state;
         struct pdb *p = NULL;
-        struct pdb_error err = {0};
+        struct err_msg err = {0};
         assert_int_equal(pdb_open_file(fifo, &p, &err), -EINVAL);
         assert_null(p);
-        assert_non_null(strstr(err.message, "not a regular file"));
+        assert_non_null(strstr(err.msg, "not a regular file"));
 }
 
 int main(void)

@@ -151,7 +151,10 @@ fail:
         return rc;
 }
 
-int out_file_place(struct out_file *f, char *err, size_t err_size)
+/* Puts the file being written at its name now (renaming the temporary over the regular file of
+   the caller's found there, after checking it is still that file) and keeps fd open: for a file
+   that is read while it grows (--record). 0 or -errno with err filled. */
+static int out_file_place(struct out_file *f, char *err, size_t err_size)
 {
         if (f->is_placed)
                 return 0;

@@ -30,7 +30,9 @@ size_t utf8_encode(uint32_t cp, char out[4])
         return 4;
 }
 
-uint32_t utf8_decode(const unsigned char *s, size_t len, size_t *used)
+/* Decodes the code point at s[0..len): *used its bytes (1 for an invalid byte, which reads as
+   U+FFFD). len must be at least 1. */
+static uint32_t utf8_decode(const unsigned char *s, size_t len, size_t *used)
 {
         static const uint32_t min_of[5] = {0, 0, 0x80, 0x800, 0x10000};
         uint32_t cp = s[0];

@@ -389,8 +389,11 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
         xmlFree(symbol);
 }
 
-int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
-                      size_t name_size, char *err, size_t err_size)
+/* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
+   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider). A
+   template with a type this reader cannot place leaves its event undescribed. */
+static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
+                             size_t name_size, char *err, size_t err_size)
 {
         if (name_size)
                 name[0] = 0;

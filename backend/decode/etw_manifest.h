@@ -8,12 +8,6 @@
 
 #include "tdh_meta.h"
 
-/* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
-   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider). A
-   template with a type this reader cannot place leaves its event undescribed. */
-int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
-                      size_t name_size, char *err, size_t err_size);
-
 /* The ManifestData events of a trace (an EventSource's Id 0xFFFE, opcode 254: an envelope of
    format, versions, magic 0x5B, chunk count and number, then a chunk of its manifest), put
    together per provider and loaded into the registry when the last chunk comes. */

@@ -72,7 +72,7 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
 
 /* Writes to a new file at path, created 0600, never through a symlink and, unless is_force,
    never over an existing file (-EEXIST; with is_force only a regular file of the caller's own
-   is replaced: log_file_create), nor when the file system has no space for users left
+   is replaced: log_file_reserve), nor when the file system has no space for users left
    (-ENOSPC). Buffers past cfg.max_file_bytes, or that would take the file system's last
    blocks for users, are not written: the stats say the file is full (.full), and the caller
    stops the session. The header buffer is written at once, and its

@@ -105,18 +105,6 @@ static int open_new(struct log_file_reserved *r, const char *path, bool is_force
         return 0;
 }
 
-int log_file_create(const char *path, bool is_force, struct etl_error *err)
-{
-        struct log_file_reserved r;
-        int rc = open_new(&r, path, is_force, err);
-        if (rc < 0)
-                return rc;
-        int fd = r.fd;
-        r.fd = -1;
-        log_file_release(&r);
-        return fd;
-}
-
 /* The file system's space for users (f_bavail) and what a write may take of it (less the spare
    blocks), UINT64_MAX both when the file system does not say (some FUSE ones give no sizes). */
 static void space_of(int fd, uint64_t *avail, uint64_t *writable)

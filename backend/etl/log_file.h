@@ -24,13 +24,6 @@ enum log_file_full {
    are not in it) would keep at least this many blocks after it. */
 #define LOG_FILE_SPARE_BLOCKS 16
 
-/* Creates path for writing: 0600, no symlink followed at the last component, the parent
-   directory resolved once and held open while the name is checked and created (a directory
-   swapped for a symlink meanwhile changes nothing). An existing name is never replaced unless
-   is_force, and then only when it is a regular file of the caller's own (effective uid). Returns
-   the descriptor, or -errno with err filled. */
-int log_file_create(const char *path, bool is_force, struct etl_error *err);
-
 /* Whether fd's file may grow to end_bytes by writing write_bytes more: LOG_FILE_FULL_SIZE when
    max_bytes is not 0 and end_bytes exceeds it, LOG_FILE_FULL_DISK when the file system would
    keep fewer than LOG_FILE_SPARE_BLOCKS blocks for users (even for root: its reserved blocks stay
@@ -66,8 +59,11 @@ struct log_file_reserved {
                 .fd = -1, .dir_fd = -1, .base = NULL                                               \
         }
 
-/* Creates path empty as log_file_create does and keeps it open, with its directory. Returns 0
-   or -errno with err filled. */
+/* Creates path empty for writing and keeps it open, with its directory: 0600, no symlink
+   followed at the last component, the parent directory resolved once and held open while the
+   name is checked and created (a directory swapped for a symlink meanwhile changes nothing). An
+   existing name is never replaced unless is_force, and then only when it is a regular file of
+   the caller's own (effective uid). Returns 0 or -errno with err filled. */
 int log_file_reserve(struct log_file_reserved *r, const char *path, bool is_force,
                      struct etl_error *err);
 

@@ -15,6 +15,8 @@
 #include "le_bytes.h"
 #include "util/xalloc.h"
 
+static void perf_data_add_id(struct perf_data *pd, uint32_t ev, uint64_t id);
+
 /* perf.data-file-format.txt: the magic as a little-endian u64 is "PERFILE2" in memory. */
 #define PERF_DATA_MAGIC    "PERFILE2"
 #define PERF_DATA_MAGIC_BE "2ELIFREP"
@@ -31,7 +33,7 @@
 _Static_assert(sizeof(struct perf_event_header) == RECORD_HEADER_SIZE, "perf_event_header");
 _Static_assert(sizeof(struct perf_event_attr) >= ATTR_SIZE_VER0, "perf_event_attr");
 
-void perf_data_error_set(struct perf_data_error *err, uint64_t offset, const char *fmt, ...)
+void perf_data_error_set(struct err_msg *err, uint64_t offset, const char *fmt, ...)
 {
         if (!err)
                 return;
@@ -193,8 +195,9 @@ const char *perf_data_event_name(const struct perf_data_event *ev, char *buf, si
 
 /* ---- events and their ids ---- */
 
-uint32_t perf_data_add_event(struct perf_data *pd, const uint8_t *attr_bytes, uint32_t attr_size,
-                             const uint64_t *ids, uint32_t nr_ids)
+/* Appends an event (attr_bytes of a perf_event_attr, ids) and returns its index. */
+static uint32_t perf_data_add_event(struct perf_data *pd, const uint8_t *attr_bytes,
+                                    uint32_t attr_size, const uint64_t *ids, uint32_t nr_ids)
 {
         if (pd->nr_events == pd->cap_events) {
                 pd->cap_events = pd->cap_events ? 2 * pd->cap_events : 8;
@@ -211,7 +214,8 @@ uint32_t perf_data_add_event(struct perf_data *pd, const uint8_t *attr_bytes, ui
         return i;
 }
 
-void perf_data_add_id(struct perf_data *pd, uint32_t ev, uint64_t id)
+/* Adds sample id id to event ev (no-op when it is there). */
+static void perf_data_add_id(struct perf_data *pd, uint32_t ev, uint64_t id)
 {
         struct perf_data_event *e = &pd->events[ev];
         for (uint32_t k = 0; k < e->nr_ids; k++)
@@ -327,7 +331,7 @@ void perf_data_close(struct perf_data *pd)
         free(pd);
 }
 
-static int read_attrs(struct perf_data *pd, struct perf_data_error *err)
+static int read_attrs(struct perf_data *pd, struct err_msg *err)
 {
         const uint8_t *h = pd->data;
         uint64_t attr_size = le_get64(h + 16);
@@ -404,7 +408,7 @@ static void read_features(struct perf_data *pd)
         }
 }
 
-static int open_file_mode(struct perf_data *pd, struct perf_data_error *err)
+static int open_file_mode(struct perf_data *pd, struct err_msg *err)
 {
         const uint8_t *h = pd->data;
         uint64_t hsize = le_get64(h + 8);
@@ -443,7 +447,7 @@ static int open_file_mode(struct perf_data *pd, struct perf_data_error *err)
 }
 
 int perf_data_open_mem(struct perf_data **out, const uint8_t *data, size_t size,
-                       struct perf_data_error *err)
+                       struct err_msg *err)
 {
         *out = NULL;
         if (err)
@@ -506,7 +510,7 @@ static int read_all(int fd, uint8_t **buf, size_t *len)
         }
 }
 
-int perf_data_open_file(struct perf_data **out, const char *path, struct perf_data_error *err)
+int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg *err)
 {
         *out = NULL;
         if (err)
@@ -700,7 +704,7 @@ static int next_decompressed(struct perf_data *pd, struct perf_data_record *rec)
         return 1;
 }
 
-int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct perf_data_error *err)
+int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct err_msg *err)
 {
         if (next_decompressed(pd, rec))
                 return 1;
@@ -779,7 +783,7 @@ void perf_data_rewind(struct perf_data *pd)
         }
 }
 
-const struct perf_data_error *perf_data_last_warning(const struct perf_data *pd)
+const struct err_msg *perf_data_last_warning(const struct perf_data *pd)
 {
         return &pd->warning;
 }

@@ -12,11 +12,7 @@
 
 #include <linux/perf_event.h>
 
-/* A human message about bad input, with the byte offset in the file it concerns. */
-struct perf_data_error {
-        uint64_t offset;
-        char msg[256];
-};
+#include "util/err.h"
 
 /* The record types of perf's own tool (tools/perf/util/event.h), past PERF_RECORD_MAX. */
 enum perf_data_user_type {
@@ -148,11 +144,11 @@ bool perf_data_is_perf_data(const uint8_t *data, size_t size);
    (not a perf.data file), -EPROTONOSUPPORT (a big-endian or version 1 file) or -EBADMSG (the
    header or the attrs are damaged) with err filled. */
 int perf_data_open_mem(struct perf_data **out, const uint8_t *data, size_t size,
-                       struct perf_data_error *err);
+                       struct err_msg *err);
 
 /* Opens a file (mapped read-only), or standard input when path is "-" (read to its end).
    Returns 0 or -errno with err filled. */
-int perf_data_open_file(struct perf_data **out, const char *path, struct perf_data_error *err);
+int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg *err);
 
 /* Closes the reader and everything it owns. NULL is fine. */
 void perf_data_close(struct perf_data *pd);
@@ -164,13 +160,13 @@ void perf_data_close(struct perf_data *pd);
    below its header; later calls return 0). Damage the reader can step over (a compressed
    record that does not decompress, a bad attr or feature record) is skipped and left in
    perf_data_last_warning. */
-int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct perf_data_error *err);
+int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct err_msg *err);
 
 /* Starts the records again from the first. */
 void perf_data_rewind(struct perf_data *pd);
 
 /* The most recent damage stepped over, with its offset; msg is empty when there was none. */
-const struct perf_data_error *perf_data_last_warning(const struct perf_data *pd);
+const struct err_msg *perf_data_last_warning(const struct perf_data *pd);
 /* How many times damage was stepped over. */
 uint64_t perf_data_nr_warnings(const struct perf_data *pd);
 

@@ -511,7 +511,7 @@ static int cmp_ksym(const void *a, const void *b)
 }
 
 /* Reads every record of pd into cs, in the live form and time order. */
-static int collect(struct conv_state *cs, struct perf_data_error *err)
+static int collect(struct conv_state *cs, struct err_msg *err)
 {
         struct perf_data_record r;
         int rc;
@@ -733,7 +733,7 @@ static void events_setup(struct conv_state *cs)
 }
 
 int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_data_conv_stats *st,
-                      struct perf_data_error *err)
+                      struct err_msg *err)
 {
         struct perf_data_conv_stats local;
         if (!st)
@@ -800,7 +800,7 @@ uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_conf
         uint32_t max_cpu = 0;
         uint64_t first = UINT64_MAX, last = 0;
         struct perf_data_record r;
-        struct perf_data_error err;
+        struct err_msg err;
         perf_data_rewind(pd);
         while (perf_data_next(pd, &r, &err) == 1) {
                 if (r.event < 0 || r.type >= PERF_DATA_HEADER_ATTR)

@@ -35,7 +35,7 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
    if any, is returned after the records before it are converted. *st (may be NULL) counts.
    Returns 0, or -EBADMSG with err filled (the file is damaged; what came before is written). */
 int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_data_conv_stats *st,
-                      struct perf_data_error *err);
+                      struct err_msg *err);
 
 /* The writer configuration for pd (nr_cpus, clock, start time from CLOCK_DATA, kernel version
    from OSRELEASE): reads pd's records once to find the CPUs and the first time. */
@@ -60,8 +60,5 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
    perf.data file is converted up to the damage and opened: 0 with err saying what was wrong
    where (err->msg is empty otherwise). */
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err);
-
-/* Whether the file at path starts with perf.data's magic. */
-bool perf_data_file_is_perf_data(const char *path);
 
 #endif

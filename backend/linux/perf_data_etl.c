@@ -75,7 +75,7 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
                      struct perf_data_conv_stats *st, struct etl_error *err)
 {
         struct perf_data *pd = NULL;
-        struct perf_data_error perr;
+        struct err_msg perr;
         int rc = perf_data_open_file(&pd, in_path, &perr);
         if (rc < 0) {
                 etl_error_set(err, perr.offset, "%s", perr.msg);
@@ -133,7 +133,8 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
         return write_etl(in_path, out_path, out_path, is_force, st, err);
 }
 
-bool perf_data_file_is_perf_data(const char *path)
+/* Whether the file at path starts with perf.data's magic. */
+static bool perf_data_file_is_perf_data(const char *path)
 {
         uint8_t magic[8];
         FILE *f = fopen(path, "rb");

@@ -39,7 +39,7 @@ struct perf_data {
         bool is_ids_dirty;
 
         struct perf_data_info info;
-        struct perf_data_error warning;
+        struct err_msg warning;
         uint64_t nr_warnings;
 
         struct perf_data_zstd *zstd; /* owned; made at the first compressed record */
@@ -49,16 +49,11 @@ struct perf_data {
         uint64_t comp_offset; /* the file offset of the compressed record being returned */
 };
 
-void perf_data_error_set(struct perf_data_error *err, uint64_t offset, const char *fmt, ...)
+void perf_data_error_set(struct err_msg *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 void perf_data_warn(struct perf_data *pd, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* Appends an event (attr_bytes of a perf_event_attr, ids) and returns its index. */
-uint32_t perf_data_add_event(struct perf_data *pd, const uint8_t *attr_bytes, uint32_t attr_size,
-                             const uint64_t *ids, uint32_t nr_ids);
-/* Adds sample id id to event ev (no-op when it is there). */
-void perf_data_add_id(struct perf_data *pd, uint32_t ev, uint64_t id);
 /* Replaces an event's name. */
 void perf_data_set_name(struct perf_data_event *ev, const char *name, size_t len);
 

@@ -12,14 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/err.h"
+
 struct pdb;
 
-/* What is wrong and where: offset is a file offset (a stream's byte is reported at the file
-   offset of its block), never past the data's size. */
-struct pdb_error {
-        char message[256];
-        uint64_t offset;
-};
+/* The errors below (util/err.h's struct err_msg) say what is wrong and where: offset is a file
+   offset (a stream's byte is reported at the file offset of its block), never past the data's
+   size. */
 
 struct pdb_info {
         uint32_t version;   /* PDB info stream: 20000404 (VC70) and later */
@@ -38,11 +37,11 @@ struct pdb_info {
    section headers and OMAP streams it names). data is borrowed and must outlive the pdb.
    Returns 0, or -EBADMSG with err (when not NULL) saying what is wrong and where. Work and
    memory are bounded by size. */
-int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct pdb_error *err);
+int pdb_open_mem(const uint8_t *data, size_t size, struct pdb **out, struct err_msg *err);
 /* Maps the file read-only and opens it with pdb_open_mem. Returns 0, -errno of open, fstat or
    mmap (-ENOENT, -EACCES, ...), -EINVAL for what is not a regular file, or -EBADMSG. err's
    message starts with the path. */
-int pdb_open_file(const char *path, struct pdb **out, struct pdb_error *err);
+int pdb_open_file(const char *path, struct pdb **out, struct err_msg *err);
 void pdb_close(struct pdb *p); /* NULL is fine */
 
 const struct pdb_info *pdb_get_info(const struct pdb *p);
@@ -89,12 +88,12 @@ typedef int (*pdb_symbol_fn)(void *ctx, const struct pdb_symbol *sym);
 /* Each S_PUB32 record the publics stream's hash (GSI) names in the DBI's symbol-record stream,
    in the hash's order. Returns 0 (also when the PDB has no publics), the callback's non-zero
    return, or -EBADMSG with err. */
-int pdb_publics(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct pdb_error *err);
+int pdb_publics(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct err_msg *err);
 
 /* Each procedure (S_GPROC32, S_LPROC32 and their _ID and _DPC forms) of every module's symbol
    stream, in module order. Names are as the compiler wrote them (qualified, undecorated).
    Returns as pdb_publics. */
-int pdb_procedures(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct pdb_error *err);
+int pdb_procedures(const struct pdb *p, pdb_symbol_fn fn, void *ctx, struct err_msg *err);
 
 /* The line tables of every module (C13 DEBUG_S_LINES, file names through DEBUG_S_FILECHKSMS
    and the /names string table), as an object of their own: it outlives the pdb. */
@@ -106,7 +105,7 @@ struct pdb_line {
 };
 /* Returns 0 with *out (an empty table when the PDB has no line information), or -EBADMSG with
    err. */
-int pdb_lines_read(const struct pdb *p, struct pdb_lines **out, struct pdb_error *err);
+int pdb_lines_read(const struct pdb *p, struct pdb_lines **out, struct err_msg *err);
 /* The line whose code holds rva; false outside every line's code. */
 bool pdb_lines_find(const struct pdb_lines *l, uint32_t rva, struct pdb_line *out);
 uint32_t pdb_lines_count(const struct pdb_lines *l);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "symbols/sym_table.h"
+#include "util/err.h"
 
 /* IMAGE_FILE_HEADER.Machine values (PE-COFF specification, "Machine Types") */
 #define PE_MACHINE_I386  0x014cu
@@ -42,14 +43,11 @@ struct pe_identity {
         uint32_t nr_exports;             /* exports that have an address here (forwarders not) */
 };
 
-/* What is wrong with the bytes, and where: offset is the file offset of the structure or field
-   found wrong. A structure cut off by the end of the data is reported at its start (which may
-   equal the data's size); a pointer or RVA that leads nowhere, or past the end, is reported at
-   the field that holds it. So offset <= size always. */
-struct pe_error {
-        char message[256];
-        uint64_t offset;
-};
+/* The errors below (util/err.h's struct err_msg) say what is wrong with the bytes, and where:
+   offset is the file offset of the structure or field found wrong. A structure cut off by the
+   end of the data is reported at its start (which may equal the data's size); a pointer or RVA
+   that leads nowhere, or past the end, is reported at the field that holds it. So offset <= size
+   always. */
 
 /* Reads the image file's bytes data[0..size) (the file as on disk, not a loaded image): the
    DOS, PE and optional headers, the section table, the debug directory's first CodeView RSDS
@@ -70,7 +68,7 @@ struct pe_error {
    with a damaged export table can still be matched by an error at an offset past the headers.
    data is borrowed for the call only. */
 int pe_image_read_mem(const uint8_t *data, size_t size, struct pe_identity *id,
-                      struct sym_table *exports, struct pe_error *err);
+                      struct sym_table *exports, struct err_msg *err);
 
 /* Maps the file at path read-only and reads it with pe_image_read_mem (only the pages the
    headers, debug record and exports are on are read). Returns 0; -errno of open, fstat or mmap
@@ -78,7 +76,7 @@ int pe_image_read_mem(const uint8_t *data, size_t size, struct pe_identity *id,
    regular file; -EFBIG for a file larger than the address space; or -EBADMSG for an empty file
    or bad contents. err's message starts with the path. */
 int pe_image_read_file(const char *path, struct pe_identity *id, struct sym_table *exports,
-                       struct pe_error *err);
+                       struct err_msg *err);
 
 /* "{01234567-89AB-CDEF-0123-456789ABCDEF}": the GUID as Windows shows it (the DbgID_RSDS
    event's GuidSig in xperf and WPA), from the stored bytes: Data1 (bytes 0-3), Data2 (4-5) and

@@ -19,8 +19,6 @@ struct err_msg {
    `return err_set(e, off, EINVAL, "...")`. */
 __attribute__((format(printf, 4, 5))) int err_set(struct err_msg *e, uint64_t offset, int code,
                                                   const char *fmt, ...);
-__attribute__((format(printf, 4, 0))) int err_vset(struct err_msg *e, uint64_t offset, int code,
-                                                   const char *fmt, va_list ap);
 
 /* Empties e. */
 void err_reset(struct err_msg *e);

@@ -39,17 +39,13 @@ int out_file_check(const char *path, unsigned flags, char *err, size_t err_size)
 
 /* Opens f for writing to path after out_file_check: a name that is free is created at once
    (0600, O_EXCL, O_NOFOLLOW); a file being replaced is written under a temporary name in the
-   same directory and renamed over it by out_file_commit (or out_file_place), so that a failed
+   same directory and renamed over it by out_file_commit, so that a failed
    write leaves it whole. "-" with OUT_FILE_STDOUT writes to standard output. Returns 0 or -errno
    with err filled. */
 int out_file_open(struct out_file *f, const char *path, unsigned flags, char *err, size_t err_size);
 
-/* Puts the file being written at its name now (renaming the temporary over the regular file of
-   the caller's found there, after checking it is still that file) and keeps fd open: for a file
-   that is read while it grows (--record). 0 or -errno with err filled. */
-int out_file_place(struct out_file *f, char *err, size_t err_size);
-
-/* Closes the file and puts it at its name (out_file_place). 0 or -errno with err filled (the
+/* Closes the file and puts it at its name (renaming the temporary over the regular file of the
+   caller's found there, after checking it is still that file). 0 or -errno with err filled (the
    temporary removed); f is closed either way. */
 int out_file_commit(struct out_file *f, char *err, size_t err_size);
 

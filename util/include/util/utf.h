@@ -13,10 +13,6 @@
 /* Encodes cp (U+FFFD for a surrogate or past U+10FFFF) into out; returns its 1 to 4 bytes. */
 size_t utf8_encode(uint32_t cp, char out[4]);
 
-/* Decodes the code point at s[0..len): *used its bytes (1 for an invalid byte, which reads as
-   U+FFFD). len must be at least 1. */
-uint32_t utf8_decode(const unsigned char *s, size_t len, size_t *used);
-
 /* Decodes the code point at UTF-16LE unit *i of s[0..nr_units), advancing *i past it (two units
    for a surrogate pair). *i must be below nr_units. */
 uint32_t utf16le_decode(const uint8_t *s, size_t nr_units, size_t *i);

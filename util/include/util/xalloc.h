@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* xalloc.h: the tree's one allocation helper: allocations that cannot fail (running out of
-   memory aborts, STYLE.md "Errors and ownership"); input never reaches here as a reason to. */
+   memory aborts, STYLE.md "Errors and ownership"); input never reaches here as a reason to.
+   Where the tree aborts and where it returns -ENOMEM instead: doc/out-of-memory.md. */
 #ifndef ETWTOP_UTIL_XALLOC_H
 #define ETWTOP_UTIL_XALLOC_H
 
