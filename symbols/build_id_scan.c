@@ -3,15 +3,14 @@
 #include "build_id_scan.h"
 
 #include <dirent.h>
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/elf_build_id.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
 
@@ -31,28 +30,6 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct scanned_dir *scan_dirs; /* the folders read, for the life of the process */
 static uint32_t nr_scan_dirs;
 static uint64_t nr_opened;
-
-/* The build-id of the ELF file open at fd (0: none, or not ELF). */
-static uint32_t fd_build_id(int fd, uint8_t *id, uint32_t max)
-{
-        unsigned char magic[4];
-        if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
-            memcmp(magic, ELFMAG, SELFMAG) != 0)
-                return 0;
-        elf_version(EV_CURRENT);
-        Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-        if (!elf)
-                return 0;
-        const void *p = NULL;
-        ssize_t got = dwelf_elf_gnu_build_id(elf, &p);
-        uint32_t n = 0;
-        if (got > 0 && p) {
-                n = (uint32_t)got < max ? (uint32_t)got : max;
-                memcpy(id, p, n);
-        }
-        elf_end(elf);
-        return n;
-}
 
 static void dir_read(struct scanned_dir *d)
 {
@@ -75,7 +52,7 @@ static void dir_read(struct scanned_dir *d)
                         continue;
                 nr_opened++;
                 struct scanned_file f = {0};
-                f.id_size = fd_build_id(fd, f.id, sizeof(f.id));
+                f.id_size = elf_build_id_read_fd(fd, f.id, sizeof(f.id));
                 close(fd);
                 if (!f.id_size)
                         continue;

@@ -294,7 +294,7 @@ static const char *scan_symbol_path(const struct elf_load_request *rq, char *pat
         if (f < 0)
                 return NULL;
         uint8_t id[20];
-        uint32_t n = fd_build_id(f, id, sizeof(id));
+        uint32_t n = elf_build_id_read_fd(f, id, sizeof(id));
         if (!build_id_matches(id, n, rq->build_id, rq->build_id_size)) { /* changed since */
                 close(f);
                 return NULL;
