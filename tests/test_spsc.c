@@ -88,7 +88,9 @@ static void test_spsc_full(void **state)
         while (push(q, n, 56))
                 n++;
         assert_int_equal(n, 64);
+        assert_int_equal(spsc_nr_queued(q), 0); /* committed, not published */
         spsc_publish(q);
+        assert_int_equal(spsc_nr_queued(q), spsc_size(q));
         /* the consumer frees one: exactly one more fits */
         pop_expect(q, 0, 56);
         assert_true(push(q, n, 56));
@@ -97,6 +99,7 @@ static void test_spsc_full(void **state)
         for (uint64_t i = 1; i <= n; i++)
                 pop_expect(q, i, 56);
         assert_true(spsc_is_empty(q));
+        assert_int_equal(spsc_nr_queued(q), 0);
         /* too large is refused even when empty */
         assert_null(spsc_reserve(q, spsc_max_message(q) + 1));
         spsc_free(q);
