@@ -11,9 +11,11 @@
    hot functions and the call tree), the view's rows built (hot functions, each row's callers
    node, the table filled with the store's names), sorted and drawn.
    With TRACE, then the screen's frames while a trace loads, as the replay screen reads one:
-   the feed reads the file on its own thread, and each frame brings the model up to date, builds
-   the functions view's rows and draws them; the frames' mean and longest time, and the time
-   until the whole trace is in the model.
+   the feed reads the file on its own thread and hands the records over; each frame decodes
+   them into the model for the screen's slice (10 ms at most, as src/app.c's loop), builds the
+   functions view's rows and draws them; the frames' mean and longest time, by the clock and in
+   CPU time of the screen's thread (a busy machine stretches the clock's), and the time until
+   the whole trace is in the model, by the clock and in the process's CPU time.
    Usage: bench_frame [ROWS] [FRAMES] [TRACE] */
 #include "feed.h"
 #include "kevent.h"
@@ -29,11 +31,16 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
         struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
+        clock_gettime(id, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+        return clock_s(CLOCK_MONOTONIC);
 }
 
 static const struct ui_column cols[] = {
@@ -141,16 +148,16 @@ static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view
         struct ui_build_ctx m = {p, false, "", HOT_SOURCE_TIMER};
         const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
-        double start = now_s(), t_sum = 0, t_max = 0;
+        double start = now_s(), cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        double t_sum = 0, t_max = 0, c_sum = 0, c_max = 0;
         uint32_t frames = 0;
         bool is_done = false;
         while (!is_done) {
-                double t0 = now_s();
+                double t0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+                feed_drain(f, 10000000);
                 is_done = feed_is_done(f, NULL);
-                feed_lock(f);
                 profile_catch_up(p);
                 view->build(view, &m, t);
-                feed_unlock(f);
                 struct ui_frame fr = {.header = hdr,
                                       .nr_header = 2,
                                       .tabs = tabs,
@@ -158,15 +165,19 @@ static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view
                                       .status = "",
                                       .view = view};
                 ui_screen_draw(scr, &fr, t, vs);
-                double dt = now_s() - t0;
+                double dt = now_s() - t0, dc = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
                 t_sum += dt;
                 t_max = dt > t_max ? dt : t_max;
+                c_sum += dc;
+                c_max = dc > c_max ? dc : c_max;
                 frames++;
         }
-        double t_load = now_s() - start;
+        double t_load = now_s() - start, c_load = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
         printf("frames while %s loads (%" PRIu64 " events): %u frames, %.2f ms mean, %.2f ms "
-               "the longest; the whole trace in the model after %.3f s\n",
-               path, profile_nr_events(p), frames, 1e3 * t_sum / frames, 1e3 * t_max, t_load);
+               "the longest (CPU: %.2f ms mean, %.2f ms the longest); the whole trace in the model "
+               "after %.3f s (%.3f s of CPU)\n",
+               path, profile_nr_events(p), frames, 1e3 * t_sum / frames, 1e3 * t_max,
+               1e3 * c_sum / frames, 1e3 * c_max, t_load, c_load);
         view->free(view);
         feed_close(f);
         profile_free(p);

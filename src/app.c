@@ -31,6 +31,9 @@
 #define WINDOW_KEPT_BYTES ((size_t)64 << 20) /* the save key's recent events */
 #define RT_MAX_BUFFERS    1024               /* 64 MiB for a consumer that waits for a CPU */
 #define MAX_FUNCTIONS     (1u << 18)
+/* The records the feed handed over are decoded into the model this long at a time at most,
+   the keys read between: a backlog (a file loading, a burst) takes several turns of the loop. */
+#define FEED_SLICE_NS 10000000ll
 
 /* ---- the session's settings, read back ---- */
 
@@ -60,14 +63,14 @@ static void from_panel(const struct panel_values *pv, struct collect_settings *c
 }
 
 /* Live: what the session collects now, asked of it (so a change another program made shows),
-   in one request and outside the feed's lock (it goes to the session host). */
+   in one request (it goes to the session host). */
 static ULONG query_back(struct app *a, struct etw_client_stats *cs)
 {
         return a->st.is_live ? etw_client_query(&a->client, &a->now, cs) : ERROR_SUCCESS;
 }
 
 /* What the session collects now (live: query_back's answer, code and cs; replay: what the
-   trace recorded), for the panel and the header. Under the feed's lock. */
+   trace recorded), for the panel and the header. */
 static void read_back(struct app *a, ULONG code, const struct etw_client_stats *cs)
 {
         if (a->st.is_live) {
@@ -94,7 +97,6 @@ void app_build_tables(struct app *a)
 {
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
-        feed_lock(a->feed);
         sym_store_poll(a->profile->store);
         read_back(a, code, &cs);
         profile_catch_up(a->profile);
@@ -130,12 +132,10 @@ void app_build_tables(struct app *a)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
         a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
         profile_caps(a->profile, &a->caps_shown);
-        feed_unlock(a->feed);
 }
 
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)
 {
-        feed_lock(a->feed);
         const struct profile *p = a->profile;
         uint64_t total = feed_nr_buffers(a->feed);
         struct header_info h = {
@@ -146,7 +146,7 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .events_per_s = a->events_per_s,
                 .nr_events = profile_nr_events(p),
                 .nr_samples = a->nr_samples_shown,
-                .nr_lost = profile_nr_lost(p),
+                .nr_lost = profile_nr_lost(p) + feed_nr_dropped(a->feed),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
                 .is_paused = a->st.is_paused,
                 .zoom_pid = p->zoom_pid,
@@ -168,7 +168,6 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
         struct profile_unwind unwind = p->trace.unwind;
         if (p->trace.has_unwind)
                 h.unwind = &unwind;
-        feed_unlock(a->feed);
         *nr = header_lines(&h, lines);
 }
 
@@ -188,9 +187,7 @@ static void apply_edit(struct app *a)
         ULONG st = etw_client_apply(&a->client, &next, why, sizeof(why));
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
-        feed_lock(a->feed);
         read_back(a, code, &cs);
-        feed_unlock(a->feed);
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }
 
@@ -224,14 +221,12 @@ static void react(struct app *a, unsigned r)
         if (r & UI_QUIT)
                 a->is_quit = true;
         if (r & (UI_ZERO | UI_SET_MODE | UI_ZOOM)) {
-                feed_lock(a->feed);
                 if (r & UI_ZERO)
                         profile_zero(a->profile);
                 if (r & UI_SET_MODE)
                         profile_set_mode(a->profile, (enum agg_mode)a->st.mode);
                 if (r & UI_ZOOM)
                         profile_zoom(a->profile, a->st.zoom_pid);
-                feed_unlock(a->feed);
         }
         if (r & UI_MOVE_WINDOW)
                 app_move_window(a, a->st.window_step);
@@ -252,9 +247,7 @@ static void react(struct app *a, unsigned r)
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */
 void app_tick(struct app *a, int64_t now)
 {
-        feed_lock(a->feed);
         uint64_t n = a->profile->trace.nr_events;
-        feed_unlock(a->feed);
         /* over a second at least: the session delivers its buffers once a second (FlushTimer),
            so a faster refresh would read 0 every other frame */
         double secs = (double)(now - a->rate_since_ns) / 1e9;
@@ -267,9 +260,7 @@ void app_tick(struct app *a, int64_t now)
                 return;
         app_build_tables(a);
         if (a->st.is_live) {
-                feed_lock(a->feed);
                 profile_refresh(a->profile);
-                feed_unlock(a->feed);
         }
 }
 
@@ -301,9 +292,7 @@ static void draw(struct app *a)
         struct ui_timeline *tl = &a->tl;
         if (!a->st.is_live) {
                 /* the trace's span is known from its header once its first event is read */
-                feed_lock(a->feed);
                 int64_t span = a->profile->trace.timeline_span_ns;
-                feed_unlock(a->feed);
                 tl->slots = a->profile->trace.timeline;
                 tl->nr = PROFILE_TIMELINE_SLOTS;
                 if (span > 0 && tl->span_ns != span) {
@@ -377,16 +366,20 @@ static void on_key(struct app *a, int key)
 static void run_screen(struct app *a, int sfd)
 {
         int64_t start = app_now_ns(), last = start;
-        bool was_done = false, has_key = false;
+        bool was_done = false, has_key = false, has_backlog = false;
         app_build_tables(a);
         draw(a);
         while (!a->is_quit) {
                 int64_t delay = (int64_t)(a->st.delay_s * 1e9);
-                struct pollfd p[2] = {{STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}};
+                /* a negative fd (no signalfd) is left out by poll */
+                struct pollfd p[3] = {
+                        {STDIN_FILENO, POLLIN, 0}, {sfd, POLLIN, 0}, {feed_fd(a->feed), POLLIN, 0}};
                 int64_t wait = last + delay - app_now_ns();
                 if (!a->st.is_live && !was_done)
                         wait = 100000000; /* loading: the progress moves */
-                int n = poll(p, sfd >= 0 ? 2 : 1, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
+                if (has_backlog || !feed_arm(a->feed))
+                        wait = 0; /* records to decode: a look at the keys only */
+                int n = poll(p, 3, wait > 0 ? (int)(wait / 1000000) + 1 : 0);
                 if (n > 0 && sfd >= 0 && (p[1].revents & POLLIN)) {
                         a->why_stopped = app_signal_taken(sfd);
                         break;
@@ -397,11 +390,11 @@ static void run_screen(struct app *a, int sfd)
                         on_key(a, key);
                         is_dirty = has_key = true;
                 }
+                has_backlog = feed_drain(a->feed, FEED_SLICE_NS);
                 int64_t now = app_now_ns();
                 ULONG status = ERROR_SUCCESS;
                 bool is_done = feed_is_done(a->feed, &status);
                 if (now >= last + delay || (is_done && !was_done)) {
-                        last = now;
                         is_dirty = true;
                         if (!a->st.is_live && is_done && !was_done) {
                                 /* what it skipped, if anything (a range's message stays) */
@@ -412,7 +405,6 @@ static void run_screen(struct app *a, int sfd)
                                 /* the trace's end, as -b meets it: the samples still held
                                    for a stack that never came (a perf.data's have none),
                                    and a recording cut short's running kernel symbols */
-                                feed_lock(a->feed);
                                 profile_end(a->profile);
                                 const struct profile *pr = a->profile;
                                 if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
@@ -423,10 +415,13 @@ static void run_screen(struct app *a, int sfd)
                                 /* no samples, no switches: the events are what it has */
                                 if (!has_key && events_table_is_events_only(pr->events))
                                         a->st.view = VIEW_EVENTS;
-                                feed_unlock(a->feed);
                         }
                         app_tick(a, now);
                         was_done = is_done;
+                        /* the next refresh a delay after this one's end: one slower than the
+                           delay (a large model, a loaded machine) still leaves the delay to
+                           decode what the feed hands over meanwhile */
+                        last = app_now_ns();
                 }
                 if (a->st.is_live && is_done && status != ERROR_SUCCESS)
                         snprintf(a->st.status, sizeof(a->st.status), "the session stopped (%u)",

@@ -34,10 +34,8 @@ void app_annotate_page(struct app *a, const char *function)
         struct outbuf o;
         outbuf_init(&o, fileno(tf));
         char err[512] = "";
-        feed_lock(a->feed);
         sym_store_wait(a->profile->store);
         int rc = annotate_print(a->profile, function, 10, &o, err, sizeof(err));
-        feed_unlock(a->feed);
         outbuf_flush(&o);
         /* its rows are rebuilt: annotate asked the hot table again */
         app_build_tables(a);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* app_batch.c: owns the screen's text frames (-b, or a terminal that cannot draw the screen):
-   each frame's wait, a live session's catch-up, the header and the views' tables printed. */
+   each frame's wait (the feed's records decoded meanwhile), a live session's catch-up, the
+   header and the views' tables printed. */
 #include "app_int.h"
 
 #include <poll.h>
@@ -8,6 +9,10 @@
 #include <unistd.h>
 
 #include "feed.h"
+
+/* The records the feed hands over are decoded this long at a time between looks at the
+   signals; a frame then takes every record handed over before it ends (feed_catch_up). */
+#define BATCH_SLICE_NS 50000000ll
 
 static void print_table(struct app *a, uint32_t v, uint32_t top)
 {
@@ -17,7 +22,8 @@ static void print_table(struct app *a, uint32_t v, uint32_t top)
 
 /* A live frame's events up to now: the session flushed (a real-time consumer otherwise has them
    at the FlushTimer's next tick, up to a second later: the first frame showed no samples), and
-   the feed given until its buffers stop coming (20 ms without one), 300 ms at most. */
+   the feed given until its buffers stop coming (20 ms without one), 300 ms at most; their
+   records decoded meanwhile, so that a full queue never holds the feed back. */
 static void batch_catch_up(struct app *a)
 {
         uint64_t before = feed_nr_buffers_read(a->feed), seen = before;
@@ -26,7 +32,8 @@ static void batch_catch_up(struct app *a)
         int64_t start = app_now_ns(), last_new = start;
         while (app_now_ns() - start < 300000000 && !feed_is_done(a->feed, NULL)) {
                 struct timespec pause = {0, 5000000};
-                nanosleep(&pause, NULL);
+                if (!feed_drain(a->feed, 5000000))
+                        nanosleep(&pause, NULL);
                 uint64_t n = feed_nr_buffers_read(a->feed);
                 if (n != seen) {
                         seen = n;
@@ -45,19 +52,26 @@ void app_run_batch(struct app *a, int sfd)
         for (uint32_t frame = 0; !a->o->nr_frames || frame < a->o->nr_frames; frame++) {
                 /* a replay is one frame, once the file is read */
                 int64_t until = a->st.is_live ? last + delay : INT64_MAX;
+                bool has_backlog = false;
                 while (app_now_ns() < until && !(!a->st.is_live && feed_is_done(a->feed, NULL))) {
-                        struct pollfd p = {sfd, POLLIN, 0};
-                        if (poll(&p, sfd >= 0 ? 1 : 0, 50) > 0) {
+                        /* a negative fd (no signalfd) is left out by poll */
+                        struct pollfd p[2] = {{sfd, POLLIN, 0}, {feed_fd(a->feed), POLLIN, 0}};
+                        int wait = has_backlog || !feed_arm(a->feed) ? 0 : 50;
+                        if (poll(p, 2, wait) > 0 && (p[0].revents & POLLIN)) {
                                 a->why_stopped = app_signal_taken(sfd);
                                 a->is_quit = true;
                                 break;
                         }
+                        int64_t left = until - app_now_ns();
+                        has_backlog =
+                                feed_drain(a->feed, left < BATCH_SLICE_NS ? left : BATCH_SLICE_NS);
                 }
                 int64_t now = app_now_ns();
                 if (a->st.is_live && !a->is_quit)
                         batch_catch_up(a);
+                /* the frame ends now: what the feed handed over until now, all of it */
+                feed_catch_up(a->feed);
                 if (!a->st.is_live) {
-                        feed_lock(a->feed);
                         if (feed_is_done(a->feed, NULL)) {
                                 profile_end(a->profile);
                                 /* the last frame names what it can: the images a trace
@@ -66,7 +80,6 @@ void app_run_batch(struct app *a, int sfd)
                                 sym_store_wait(a->profile->store);
                         } else
                                 profile_settle(a->profile);
-                        feed_unlock(a->feed);
                 }
                 app_tick(a, now);
                 last = now;

@@ -20,7 +20,7 @@
 struct app {
         const struct app_options *o;
         struct ui_state st;
-        struct profile *profile; /* owned; under the feed's lock while the feed runs */
+        struct profile *profile; /* owned; this thread's alone (the feed hands records over) */
         struct feed *feed;       /* owned */
         struct etw_client client;
         struct etw_machine_caps caps;

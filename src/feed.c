@@ -1,38 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /* feed.c: owns the consumer of the screen and the reports: OpenTrace, ProcessTrace (on its own
-   thread or the caller's), the decoder and the model's lock. */
+   thread or the caller's), the decoder, and for the screen the hand-over between the two
+   threads: the feed's thread copies each record into a single-producer/single-consumer queue,
+   the screen's thread decodes them into the model, which only it touches. */
 #include "feed.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "etw/etwtop_ext.h"
 #include "etw/ntwmi.h"
 #include "kdecoder.h"
 #include "kevent.h"
 #include "model/profile.h"
+#include "util/clock.h"
+#include "util/spsc.h"
 #include "util/xalloc.h"
 
-/* The consumer takes the model's lock for a run of records, not for each: it lets go after each
-   buffer (before it may wait for the next) and at least every FEED_RUN records. */
+/* The queue between the threads: 128 of a session's 64 KiB buffers. The screen takes what is
+   there at each turn of its loop; a backlog (a file read faster than it is decoded) fills it and
+   the feed's thread waits, rather than lose records, until the consumer has emptied half of it
+   (so that both threads work while a file loads, and the feed's wakes are few). Live, the
+   session host queues this consumer's buffers meanwhile (up to the session's max_buffers; past
+   that it counts them lost, and the header shows it): the session itself never waits. */
+#define FEED_QUEUE_BYTES ((size_t)8 << 20)
+/* A waiting feed looks at feed_close's flag this often (ms). */
+#define FEED_CLOSE_POLL_MS 100
+/* Records copied between two hand-overs at most: the end of each buffer hands its records over
+   (as the model's lock was let go after each buffer: a frame never has half a buffer unless the
+   queue fills), and so does every FEED_RUN-th record. */
 #define FEED_RUN 4096
+/* Records decoded between two readings of the clock in feed_drain. */
+#define FEED_CLOCK_EVERY 64
 
 struct feed {
-        struct profile *profile;  /* borrowed */
-        struct kdecoder *decoder; /* owned */
-        pthread_mutex_t lock;
+        struct profile *profile;  /* borrowed: the thread that drains (feed_run's caller when
+                                     there is no queue) is the only one that touches it */
+        struct kdecoder *decoder; /* owned: the read-ahead fills it on the feed's thread before
+                                     the first record is handed over, the drain uses it after */
+        struct spsc *queue;       /* owned: the copied records; NULL when read by feed_run */
+        int wake_fd;              /* owned: an eventfd, readable once records were handed over
+                                     (or the thread ended) while the consumer slept; -1 */
+        int room_fd;              /* owned: an eventfd, readable once the consumer emptied
+                                     half the queue the feed's thread waits on; -1 */
+        atomic_bool is_sleeping;  /* the consumer armed wake_fd (feed_arm) */
+        atomic_bool is_waiting;   /* the feed's thread waits on room_fd */
+        atomic_bool is_closing;   /* feed_close: a producer waiting for room gives up */
         PROCESSTRACE_HANDLE handle;
         EVENT_TRACE_LOGFILEA lf; /* OpenTrace's: ProcessTrace writes back into it */
         char name[1024];         /* the file or the session */
         bool is_file;
         pthread_t thread;
         bool has_thread;
-        uint32_t nr_run; /* records decoded since the lock was taken */
-        atomic_bool is_done;
+        uint32_t nr_run;     /* records copied since the last hand-over (feed's thread) */
+        atomic_bool is_done; /* ProcessTrace returned, everything handed over */
+        bool is_done_seen;   /* the consumer saw it (feed_is_done said so) */
         atomic_uint_fast64_t nr_buffers_read;
+        atomic_uint_fast64_t nr_dropped; /* records that did not fit the queue */
         uint64_t nr_buffers;
         ULONG status;
 };
@@ -42,38 +74,137 @@ static void on_event(void *ctx, const struct kevent *ev)
         profile_event(ctx, ev);
 }
 
-static void run_unlock(struct feed *f)
-{
-        if (f->nr_run) {
-                f->nr_run = 0;
-                pthread_mutex_unlock(&f->lock);
-        }
-}
-
+/* A feed read on the caller's thread (feed_run without feed_start): decoded at once. */
 static VOID WINAPI on_record(PEVENT_RECORD rec)
 {
         struct feed *f = rec->UserContext;
-        if (!f->nr_run++)
-                pthread_mutex_lock(&f->lock);
         kdecoder_decode(f->decoder, rec, on_event, f->profile);
-        if (f->nr_run >= FEED_RUN)
-                run_unlock(f);
 }
 
-/* A feed read on the caller's thread (feed_run without feed_start): nobody else reads the model
-   meanwhile, so no lock. */
-static VOID WINAPI on_record_unlocked(PEVENT_RECORD rec)
+/* ---- the hand-over (the feed's thread) ---- */
+
+static size_t round8(size_t n)
+{
+        return (n + 7) & ~(size_t)7;
+}
+
+/* A record's copy: the EVENT_RECORD, its extended data items, each item's data, the user
+   data, each 8-byte aligned; its pointers aim into the copy. */
+static size_t record_size(const EVENT_RECORD *rec)
+{
+        size_t n = sizeof(*rec);
+        if (rec->ExtendedData) {
+                n += (size_t)rec->ExtendedDataCount * sizeof(rec->ExtendedData[0]);
+                for (USHORT i = 0; i < rec->ExtendedDataCount; i++)
+                        if (rec->ExtendedData[i].DataPtr)
+                                n += round8(rec->ExtendedData[i].DataSize);
+        }
+        if (rec->UserData)
+                n += round8(rec->UserDataLength);
+        return n;
+}
+
+static void record_copy(uint8_t *to, const EVENT_RECORD *rec)
+{
+        EVENT_RECORD *c = (EVENT_RECORD *)to;
+        *c = *rec;
+        uint8_t *at = to + sizeof(*c);
+        if (rec->ExtendedData) {
+                EVENT_HEADER_EXTENDED_DATA_ITEM *items = (EVENT_HEADER_EXTENDED_DATA_ITEM *)at;
+                size_t n = rec->ExtendedDataCount;
+                memcpy(items, rec->ExtendedData, n * sizeof(*items));
+                c->ExtendedData = items;
+                at += n * sizeof(*items);
+                for (size_t i = 0; i < n; i++) {
+                        if (!items[i].DataPtr)
+                                continue;
+                        memcpy(at, (const void *)(uintptr_t)items[i].DataPtr, items[i].DataSize);
+                        items[i].DataPtr = (ULONGLONG)(uintptr_t)at;
+                        at += round8(items[i].DataSize);
+                }
+        }
+        if (rec->UserData) {
+                memcpy(at, rec->UserData, rec->UserDataLength);
+                c->UserData = at;
+        }
+}
+
+static void event_signal(int fd)
+{
+        uint64_t one = 1;
+        if (write(fd, &one, sizeof(one)) < 0) {
+                /* EAGAIN: the counter is full, the reader wakes anyway */
+        }
+}
+
+static void event_clear(int fd)
+{
+        uint64_t n;
+        while (read(fd, &n, sizeof(n)) > 0) {
+                /* a wake already answered */
+        }
+}
+
+/* Publishes the records copied so far, and wakes a consumer that sleeps on wake_fd. */
+static void hand_over(struct feed *f)
+{
+        f->nr_run = 0;
+        spsc_publish(f->queue);
+        /* with feed_arm's fence: either the consumer sees the records before it sleeps, or
+           this sees it asleep and wakes it */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&f->is_sleeping, memory_order_relaxed) &&
+            atomic_exchange(&f->is_sleeping, false))
+                event_signal(f->wake_fd);
+}
+
+/* Room for len bytes, once the consumer has made it; NULL when feed_close gave up on it. */
+static uint8_t *wait_for_room(struct feed *f, size_t len)
+{
+        /* what is there goes to the consumer first: it frees room as it decodes */
+        hand_over(f);
+        for (;;) {
+                atomic_store(&f->is_waiting, true);
+                /* with wake_producer's fence: either this sees the room, or the consumer sees
+                   this waiting and signals room_fd */
+                atomic_thread_fence(memory_order_seq_cst);
+                uint8_t *to = spsc_reserve(f->queue, len);
+                if (to || atomic_load(&f->is_closing)) {
+                        atomic_store(&f->is_waiting, false);
+                        return to;
+                }
+                struct pollfd p = {f->room_fd, POLLIN, 0};
+                poll(&p, 1, FEED_CLOSE_POLL_MS);
+                event_clear(f->room_fd);
+        }
+}
+
+static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
 {
         struct feed *f = rec->UserContext;
-        kdecoder_decode(f->decoder, rec, on_event, f->profile);
+        size_t len = record_size(rec);
+        uint8_t *to = len <= spsc_max_message(f->queue) ? spsc_reserve(f->queue, len) : NULL;
+        if (!to && len <= spsc_max_message(f->queue))
+                to = wait_for_room(f, len);
+        if (!to) {
+                atomic_fetch_add(&f->nr_dropped, 1);
+                return;
+        }
+        record_copy(to, rec);
+        spsc_commit(f->queue);
+        if (++f->nr_run >= FEED_RUN)
+                hand_over(f);
 }
 
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
 {
         struct feed *f = lf->Context;
-        run_unlock(f);
+        /* the buffer's records first: a reader of the count finds them handed over */
+        if (f->queue)
+                hand_over(f);
         atomic_store(&f->nr_buffers_read, lf->BuffersRead);
-        return TRUE;
+        /* feed_close: a file's reading stops here (a session's at CloseTrace) */
+        return !atomic_load(&f->is_closing);
 }
 
 int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
@@ -82,7 +213,18 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         struct feed *f = xcalloc(1, sizeof(*f));
         f->profile = p;
         f->decoder = kdecoder_new(true);
-        pthread_mutex_init(&f->lock, NULL);
+        f->wake_fd = f->room_fd = -1;
+        if (is_threaded) {
+                f->queue = spsc_new(FEED_QUEUE_BYTES);
+                f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                f->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                if (f->wake_fd < 0 || f->room_fd < 0) {
+                        snprintf(err, err_size, "eventfd: %s", strerror(errno));
+                        f->handle = 0;
+                        feed_close(f);
+                        return -1;
+                }
+        }
         f->is_file = path != NULL;
         snprintf(f->name, sizeof(f->name), "%s", path ? path : logger_name);
         EVENT_TRACE_LOGFILEA *lf = &f->lf;
@@ -93,7 +235,7 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
                 lf->LoggerName = f->name;
                 lf->ProcessTraceMode |= PROCESS_TRACE_MODE_REAL_TIME;
         }
-        lf->EventRecordCallback = is_threaded ? on_record : on_record_unlocked;
+        lf->EventRecordCallback = is_threaded ? on_record_queued : on_record;
         lf->BufferCallback = on_buffer;
         lf->Context = f;
         f->handle = OpenTraceA(lf);
@@ -182,8 +324,14 @@ ULONG feed_run(struct feed *f)
         if (f->is_file)
                 read_keys_ahead(f);
         f->status = ProcessTrace(&f->handle, 1, NULL, NULL);
-        run_unlock(f);
-        atomic_store(&f->is_done, true);
+        if (f->queue) {
+                /* the last records, then the end, which wakes the consumer too */
+                spsc_publish(f->queue);
+                atomic_store(&f->is_done, true);
+                hand_over(f);
+        } else {
+                atomic_store(&f->is_done, true);
+        }
         return f->status;
 }
 
@@ -233,7 +381,7 @@ static void *feed_main(void *arg)
 
 int feed_start(struct feed *f)
 {
-        if (f->lf.EventRecordCallback != on_record)
+        if (!f->queue)
                 return -1; /* opened for feed_run */
         if (pthread_create(&f->thread, NULL, feed_main, f) != 0)
                 return -1;
@@ -247,30 +395,107 @@ void feed_close(struct feed *f)
                 return;
         /* a ProcessTrace that still runs (a session left running) returns at CloseTrace
            (ERROR_CTX_CLOSE_PENDING: the handle goes when it has) */
+        atomic_store(&f->is_closing, true);
+        if (f->room_fd >= 0)
+                event_signal(f->room_fd); /* a feed waiting for room gives up now */
         if (f->handle)
                 CloseTrace(f->handle);
         if (f->has_thread)
                 pthread_join(f->thread, NULL);
         kdecoder_free(f->decoder);
-        pthread_mutex_destroy(&f->lock);
+        spsc_free(f->queue);
+        if (f->wake_fd >= 0)
+                close(f->wake_fd);
+        if (f->room_fd >= 0)
+                close(f->room_fd);
         free(f);
 }
 
-void feed_lock(struct feed *f)
+/* ---- the consumer's side (the screen's thread) ---- */
+
+int feed_fd(const struct feed *f)
 {
-        pthread_mutex_lock(&f->lock);
+        return f->wake_fd;
 }
 
-void feed_unlock(struct feed *f)
+bool feed_arm(struct feed *f)
 {
-        pthread_mutex_unlock(&f->lock);
+        if (!f->queue)
+                return true;
+        event_clear(f->wake_fd); /* an earlier wake, already answered */
+        atomic_store(&f->is_sleeping, true);
+        atomic_thread_fence(memory_order_seq_cst);
+        if (!spsc_is_empty(f->queue) || (atomic_load(&f->is_done) && !f->is_done_seen)) {
+                atomic_store(&f->is_sleeping, false);
+                return false;
+        }
+        return true;
 }
 
-bool feed_is_done(const struct feed *f, ULONG *status)
+static void decode_one(struct feed *f, const void *rec)
 {
-        bool is_done = atomic_load(&f->is_done);
+        kdecoder_decode(f->decoder, rec, on_event, f->profile);
+        spsc_pop(f->queue);
+}
+
+/* The feed's thread waits for room and half the queue is free: it refills while this decodes. */
+static void wake_producer(struct feed *f)
+{
+        atomic_thread_fence(memory_order_seq_cst); /* the pops before the flag's read */
+        if (atomic_load_explicit(&f->is_waiting, memory_order_relaxed) &&
+            spsc_nr_queued(f->queue) <= spsc_size(f->queue) / 2 &&
+            atomic_exchange(&f->is_waiting, false))
+                event_signal(f->room_fd);
+}
+
+bool feed_drain(struct feed *f, int64_t budget_ns)
+{
+        if (!f->queue)
+                return false;
+        atomic_store_explicit(&f->is_sleeping, false, memory_order_relaxed);
+        uint64_t end = now_ns() + (uint64_t)(budget_ns > 0 ? budget_ns : 0);
+        const void *rec;
+        size_t len;
+        for (uint32_t n = 1; (rec = spsc_peek(f->queue, &len)); n++) {
+                decode_one(f, rec);
+                if (n % FEED_CLOCK_EVERY != 0)
+                        continue;
+                wake_producer(f);
+                if (now_ns() >= end)
+                        return !spsc_is_empty(f->queue);
+        }
+        wake_producer(f);
+        return false;
+}
+
+void feed_catch_up(struct feed *f)
+{
+        if (!f->queue)
+                return;
+        uint64_t mark = spsc_published(f->queue);
+        const void *rec;
+        size_t len;
+        for (uint32_t n = 1; spsc_is_before(f->queue, mark) && (rec = spsc_peek(f->queue, &len));
+             n++) {
+                decode_one(f, rec);
+                if (n % FEED_CLOCK_EVERY == 0)
+                        wake_producer(f);
+        }
+        wake_producer(f);
+}
+
+uint64_t feed_nr_dropped(const struct feed *f)
+{
+        return atomic_load(&f->nr_dropped);
+}
+
+bool feed_is_done(struct feed *f, ULONG *status)
+{
+        /* the thread's end first: what it handed over before is then all in the queue */
+        bool is_done = atomic_load(&f->is_done) && (!f->queue || spsc_is_empty(f->queue));
         if (is_done && status)
                 *status = f->status;
+        f->is_done_seen = f->is_done_seen || is_done;
         return is_done;
 }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* feed.h: the consumer side of the screen and the reports: a trace (a running session in real
-   time, or a file) read through OpenTrace/ProcessTrace and decoded into the model, on a thread
-   of its own for the screen or on the caller's for a report. */
+   time, or a file) read through OpenTrace/ProcessTrace and decoded into the model. A report
+   reads and decodes on the caller's thread (feed_run); the screen reads on a thread of its own
+   (feed_start), which only copies the records into a single-producer/single-consumer queue,
+   and decodes them on its own thread (feed_drain, feed_catch_up): the model has one thread. */
 #ifndef ETWTOP_FEED_H
 #define ETWTOP_FEED_H
 
@@ -15,11 +17,12 @@ struct profile;
 struct feed;
 
 /* Opens the trace: a file (path), or the real-time session named logger_name. Events go to p
-   (borrowed): under the feed's lock when is_threaded (feed_start: the screen reads the model
-   meanwhile), without it for feed_run. Returns 0, or -1 with err (the API's message). */
+   (borrowed), on the thread that calls feed_run, or with is_threaded (feed_start) on the one
+   that calls feed_drain and feed_catch_up. Returns 0, or -1 with err (the API's message). */
 int feed_open(struct feed **out, struct profile *p, const char *path, const char *logger_name,
               bool is_threaded, char *err, size_t err_size);
-/* Reads it on a thread of its own (feed_lock guards the model meanwhile). 0 or -1. */
+/* Reads it on a thread of its own, which hands the records over through the queue (it waits
+   while the queue is full: nothing is lost). 0 or -1. */
 int feed_start(struct feed *f);
 /* Reads it to its end on the caller's thread. Returns ProcessTrace's status. */
 ULONG feed_run(struct feed *f);
@@ -39,12 +42,27 @@ int feed_replay_file(struct feed **out, struct profile *p, const char *path, boo
 /* Waits for the thread (a real-time session must have been stopped first) and closes. */
 void feed_close(struct feed *f); /* NULL is fine */
 
-/* The model's lock: the feed takes it for a run of records at a time. */
-void feed_lock(struct feed *f);
-void feed_unlock(struct feed *f);
+/* ---- a feed_start's records, on the consumer's thread (the only one that touches p) ---- */
 
-/* The thread returned (the file read, the session stopped); its ProcessTrace status. */
-bool feed_is_done(const struct feed *f, ULONG *status);
+/* Decodes the records handed over into the model for budget_ns at most (the clock is read
+   every few records): a backlog is taken over several turns of the caller's loop. true when
+   records are left. */
+bool feed_drain(struct feed *f, int64_t budget_ns);
+/* Decodes every record handed over until now, and none after: a frame's end. */
+void feed_catch_up(struct feed *f);
+/* A pollable fd (-1 for a feed_run feed): readable once there is something to drain or the
+   thread ended, if feed_arm said the caller may sleep on it. */
+int feed_fd(const struct feed *f);
+/* Before a poll on feed_fd: false when there is work already (records, or the end not yet
+   seen through feed_is_done), and the caller should not sleep. */
+bool feed_arm(struct feed *f);
+/* Records that could not be handed over (larger than the queue: none from etwtop's reader, whose
+   records are at most about 1 MiB; or left when the feed was closed). */
+uint64_t feed_nr_dropped(const struct feed *f);
+
+/* The thread returned (the file read, the session stopped) and everything it handed over is
+   decoded; its ProcessTrace status. On the consumer's thread. */
+bool feed_is_done(struct feed *f, ULONG *status);
 /* Buffers read so far, and a file's buffers in all (0 for a session). */
 uint64_t feed_nr_buffers_read(const struct feed *f);
 uint64_t feed_nr_buffers(const struct feed *f);

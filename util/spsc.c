@@ -71,6 +71,11 @@ size_t spsc_max_message(const struct spsc *q)
         return q->size / 2 - sizeof(struct spsc_header);
 }
 
+size_t spsc_size(const struct spsc *q)
+{
+        return q->size;
+}
+
 void *spsc_reserve(struct spsc *q, size_t len)
 {
         if (len > spsc_max_message(q))
@@ -150,4 +155,10 @@ bool spsc_is_empty(struct spsc *q)
 {
         size_t len;
         return spsc_peek(q, &len) == NULL;
+}
+
+size_t spsc_nr_queued(struct spsc *q)
+{
+        q->head_seen = atomic_load_explicit(&q->head, memory_order_acquire);
+        return q->head_seen - q->tail_local;
 }

@@ -19,6 +19,8 @@ void spsc_free(struct spsc *q); /* NULL is fine */
 
 /* The largest message (half the ring, less its 8-byte header). */
 size_t spsc_max_message(const struct spsc *q);
+/* The ring's bytes. */
+size_t spsc_size(const struct spsc *q);
 
 /* ---- the producer's side (one thread) ---- */
 
@@ -48,5 +50,8 @@ uint64_t spsc_published(struct spsc *q);
 bool spsc_is_before(const struct spsc *q, uint64_t mark);
 /* Nothing is published that the consumer has not popped (consumer side). */
 bool spsc_is_empty(struct spsc *q);
+/* The bytes published and not yet popped, headers and padding included (consumer side): how
+   full the producer finds the ring, less what it has committed and not yet published. */
+size_t spsc_nr_queued(struct spsc *q);
 
 #endif

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* test_feed.c: src/feed's two ways of reading a trace give one model: read and decoded on the
+   caller's thread (feed_run, the reports), or read on the feed's thread and handed over through
+   its queue to be decoded a slice at a time (feed_start and feed_drain, the screen), a file
+   larger than the queue so that it wraps and the feed's thread waits for room; a feed closed
+   while its thread waits for room ends. */
+#include <limits.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "feed.h"
+#include "model/hot.h"
+#include "model/profile.h"
+
+/* The largest sample (4.9 MB compressed, 179,474 records: about 30 MB once copied, several
+   times the queue). */
+static const char *sample(void)
+{
+        static char path[PATH_MAX];
+        const char *dir = getenv("ETWTOP_SAMPLES_UNPACKED");
+        if (!dir)
+                return NULL;
+        snprintf(path, sizeof(path), "%s/net.4.5.2.x64.etl", dir);
+        FILE *f = fopen(path, "rb");
+        if (!f)
+                return NULL;
+        fclose(f);
+        return path;
+}
+
+static struct profile *model_new(void)
+{
+        struct profile_options po = {.max_functions = 1u << 18};
+        return profile_new(&po);
+}
+
+static void assert_same_model(const struct profile *a, const struct profile *b)
+{
+        const struct profile_trace *x = &a->trace, *y = &b->trace;
+        assert_int_equal(x->nr_events, y->nr_events);
+        assert_int_equal(x->nr_stacks, y->nr_stacks);
+        assert_int_equal(x->first_ns, y->first_ns);
+        assert_int_equal(x->last_ns, y->last_ns);
+        assert_int_equal(x->last_timestamp, y->last_timestamp);
+        assert_int_equal(profile_nr_lost(a), profile_nr_lost(b));
+        assert_int_equal(hot_nr_samples(a->hot, HOT_SOURCE_TIMER),
+                         hot_nr_samples(b->hot, HOT_SOURCE_TIMER));
+        assert_memory_equal(x->timeline, y->timeline, sizeof(x->timeline));
+}
+
+/* The screen's way, budget_ns at a time, sleeping on the feed's fd when there is nothing. */
+static void drain_to_end(struct feed *f, int64_t budget_ns, uint32_t *nr_turns)
+{
+        *nr_turns = 0;
+        while (!feed_is_done(f, NULL)) {
+                bool has_backlog = feed_drain(f, budget_ns);
+                (*nr_turns)++;
+                if (!has_backlog && feed_arm(f)) {
+                        struct pollfd p = {feed_fd(f), POLLIN, 0};
+                        poll(&p, 1, 1000); /* an upper bound only: the feed wakes it */
+                }
+        }
+        /* done: nothing left, and a sleep on the fd would not be woken for nothing */
+        assert_false(feed_drain(f, budget_ns));
+        assert_true(feed_arm(f));
+        struct pollfd p = {feed_fd(f), POLLIN, 0};
+        assert_int_equal(poll(&p, 1, 0), 0);
+}
+
+static void test_feed_queue_same_model(void **state)
+{
+        (void)state;
+        const char *path = sample();
+        if (!path) {
+                fprintf(stderr, "no net.4.5.2.x64.etl (ETWTOP_SAMPLES_UNPACKED): skipped\n");
+                skip();
+        }
+        char err[512];
+        struct profile *direct = model_new();
+        struct feed *f = NULL;
+        assert_int_equal(feed_replay_file(&f, direct, path, false, 0, false, 0, err, sizeof(err)),
+                         0);
+        assert_int_equal(feed_fd(f), -1);
+        feed_close(f);
+        assert_true(direct->trace.nr_events > 100000);
+
+        /* the whole slice at once, then 64 records a turn (a budget of 0) */
+        const int64_t budgets[] = {10000000, 0};
+        for (size_t i = 0; i < 2; i++) {
+                struct profile *queued = model_new();
+                assert_int_equal(feed_open(&f, queued, path, NULL, true, err, sizeof(err)), 0);
+                assert_true(feed_fd(f) >= 0);
+                assert_int_equal(feed_start(f), 0);
+                uint32_t nr_turns;
+                drain_to_end(f, budgets[i], &nr_turns);
+                ULONG status = 1;
+                assert_true(feed_is_done(f, &status));
+                assert_int_equal(status, ERROR_SUCCESS);
+                assert_int_equal(feed_nr_dropped(f), 0);
+                if (budgets[i] == 0)
+                        assert_true(nr_turns >= direct->trace.nr_events / 64);
+                feed_close(f);
+                assert_same_model(direct, queued);
+                profile_free(queued);
+        }
+        profile_free(direct);
+}
+
+/* A feed whose records nobody drains fills its queue and waits; closing it ends the wait. */
+static void test_feed_close_while_full(void **state)
+{
+        (void)state;
+        const char *path = sample();
+        if (!path) {
+                fprintf(stderr, "no net.4.5.2.x64.etl (ETWTOP_SAMPLES_UNPACKED): skipped\n");
+                skip();
+        }
+        char err[512];
+        struct profile *p = model_new();
+        struct feed *f = NULL;
+        assert_int_equal(feed_open(&f, p, path, NULL, true, err, sizeof(err)), 0);
+        assert_int_equal(feed_start(f), 0);
+        /* the queue holds 8 MiB, the file some 30 MB of records: its thread stops reading
+           before its end and waits, the buffers read stay short of the file's */
+        uint64_t total = feed_nr_buffers(f);
+        assert_true(total > 0);
+        for (int i = 0; i < 600 && feed_nr_buffers_read(f) == 0; i++)
+                poll(NULL, 0, 50);
+        assert_true(feed_nr_buffers_read(f) > 0);
+        feed_close(f); /* returns: a wait for room gives up, the reading stops */
+        assert_int_equal(p->trace.nr_events, 0); /* nothing was drained into the model */
+        profile_free(p);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_feed_queue_same_model),
+                cmocka_unit_test(test_feed_close_while_full),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
