@@ -129,6 +129,11 @@ static void node_build(struct elf_scopes *x, uint32_t n)
         uint8_t state = SN_BUILT;
         if (dwarf_child(&parent, &child) == 0) {
                 do {
+                        if (x->nr_nodes >= ELF_SCOPES_MAX_NODES ||
+                            x->nr_ranges >= ELF_SCOPES_MAX_NODES) {
+                                state = SN_WALK; /* the index is full: the caller walks */
+                                break;
+                        }
                         uint32_t ordinal = nr++;
                         int tag = dwarf_tag(&child);
                         if (tag == DW_TAG_imported_unit) {
@@ -138,8 +143,14 @@ static void node_build(struct elf_scopes *x, uint32_t n)
                         uint32_t first_range = x->nr_ranges;
                         Dwarf_Addr base, begin, end;
                         ptrdiff_t off = 0;
-                        while ((off = dwarf_ranges(&child, off, &base, &begin, &end)) > 0)
+                        while ((off = dwarf_ranges(&child, off, &base, &begin, &end)) > 0 &&
+                               x->nr_ranges - first_range < ELF_SCOPES_MAX_RANGES)
                                 range_add(x, begin, end);
+                        if (off > 0) {
+                                state = SN_WALK; /* more ranges than kept */
+                                x->nr_ranges = first_range;
+                                break;
+                        }
                         if (x->nr_ranges == first_range)
                                 continue;
                         uint32_t c = node_add(x);

@@ -7,8 +7,9 @@
 #include <stdint.h>
 
 /* DIEs kept per module, and the deepest path a walk follows (64 levels below the unit) */
-#define ELF_SCOPES_MAX_NODES (1u << 20)
-#define ELF_SCOPES_MAX_PATH  72
+#define ELF_SCOPES_MAX_NODES  (1u << 18) /* and as many ranges: about 20 MB at most */
+#define ELF_SCOPES_MAX_RANGES 4096       /* of one DIE */
+#define ELF_SCOPES_MAX_PATH   72
 
 struct elf_scopes;
 
