@@ -258,6 +258,26 @@ static void test_build_id_files(void **state)
         assert_int_equal(write(fd, f, sizeof(f)), (int)sizeof(f));
         assert_int_equal(elf_build_id_read_fd(fd, got, sizeof(got)), 20);
         assert_int_equal(got[0], 0xA0);
+        /* the same note in a SHT_NOTE section of a file without program headers */
+        memset(f, 0, sizeof(f));
+        memcpy(f, "\177ELF", 4);
+        f[4] = 2;
+        f[5] = 1;
+        uint64_t shoff = 64;
+        uint16_t shentsize = 64, shnum = 2;
+        memcpy(f + 40, &shoff, 8);
+        memcpy(f + 58, &shentsize, 2);
+        memcpy(f + 60, &shnum, 2);
+        uint32_t sht_note = 7;
+        off = 192;
+        filesz = put_note(f + 192, 3, 20);
+        memcpy(f + 128 + 4, &sht_note, 4); /* section 1; section 0 stays SHT_NULL */
+        memcpy(f + 128 + 24, &off, 8);
+        memcpy(f + 128 + 32, &filesz, 8);
+        assert_int_equal(pwrite(fd, f, sizeof(f), 0), (int)sizeof(f));
+        memset(got, 0, sizeof(got));
+        assert_int_equal(elf_build_id_read_fd(fd, got, sizeof(got)), 20);
+        assert_int_equal(got[19], 0xB3);
         /* not ELF, and not a regular file */
         f[0] = 0;
         assert_int_equal(pwrite(fd, f, 4, 0), 4);

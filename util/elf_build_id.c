@@ -66,6 +66,43 @@ static uint32_t notes_at(int fd, uint64_t off, uint64_t size, uint8_t *id, uint3
         return n;
 }
 
+/* The build-id in the note areas that nr headers of entsize bytes at file offset off describe:
+   program headers (is_segments) of type PT_NOTE or section headers of type SHT_NOTE. One read
+   for all the headers: a live session looks up every mapped file of the system at its start. */
+static uint32_t notes_in(int fd, bool is64, bool is_segments, uint64_t off, uint32_t entsize,
+                         uint32_t nr, uint8_t *id, uint32_t max)
+{
+        uint32_t need = is_segments ? (is64 ? 56 : 32) : (is64 ? 64 : 40);
+
+        if (!off || entsize < need || nr == 0 || nr > MAX_HEADERS ||
+            off > (uint64_t)INT64_MAX - (uint64_t)nr * entsize)
+                return 0;
+        size_t size = (size_t)nr * entsize;
+        uint8_t *h = malloc(size); /* untrusted sizes: no memory is no build-id */
+        if (!h)
+                return 0;
+        ssize_t got = pread(fd, h, size, (off_t)off);
+        uint32_t n = 0;
+        for (uint32_t i = 0; !n && got > 0 && (size_t)(i + 1) * entsize <= (size_t)got; i++) {
+                const uint8_t *e = h + (size_t)i * entsize;
+                uint64_t at, len;
+                if (is_segments) {
+                        if (get32(e) != PT_NOTE_TYPE)
+                                continue;
+                        at = is64 ? get64(e + 8) : get32(e + 4);
+                        len = is64 ? get64(e + 32) : get32(e + 16);
+                } else {
+                        if (get32(e + 4) != SHT_NOTE_TYPE)
+                                continue;
+                        at = is64 ? get64(e + 24) : get32(e + 16);
+                        len = is64 ? get64(e + 32) : get32(e + 20);
+                }
+                n = notes_at(fd, at, len, id, max);
+        }
+        free(h);
+        return n;
+}
+
 uint32_t elf_build_id_read_fd(int fd, uint8_t *id, uint32_t max)
 {
         uint8_t eh[64];
@@ -74,45 +111,17 @@ uint32_t elf_build_id_read_fd(int fd, uint8_t *id, uint32_t max)
             eh[5] != 1 /* ELFDATA2LSB */ || (eh[4] != 1 && eh[4] != 2))
                 return 0;
         bool is64 = eh[4] == 2;
-        uint64_t shoff = is64 ? get64(eh + 40) : get32(eh + 32);
-        uint16_t shentsize = get16(eh + (is64 ? 58 : 46));
-        uint32_t shnum = get16(eh + (is64 ? 60 : 48));
         uint64_t phoff = is64 ? get64(eh + 32) : get32(eh + 28);
         uint16_t phentsize = get16(eh + (is64 ? 54 : 42));
         uint32_t phnum = get16(eh + (is64 ? 56 : 44));
-        uint8_t h[64];
+        uint64_t shoff = is64 ? get64(eh + 40) : get32(eh + 32);
+        uint16_t shentsize = get16(eh + (is64 ? 58 : 46));
+        uint32_t shnum = get16(eh + (is64 ? 60 : 48));
 
-        /* the sections of type SHT_NOTE */
-        if (shoff && shentsize >= (is64 ? 64 : 40) && shnum <= MAX_HEADERS) {
-                for (uint32_t i = 0; i < shnum; i++) {
-                        uint64_t at = shoff + (uint64_t)i * shentsize;
-                        if (pread(fd, h, is64 ? 64 : 40, (off_t)at) != (is64 ? 64 : 40))
-                                break;
-                        if (get32(h + 4) != SHT_NOTE_TYPE)
-                                continue;
-                        uint64_t off = is64 ? get64(h + 24) : get32(h + 16);
-                        uint64_t size = is64 ? get64(h + 32) : get32(h + 20);
-                        uint32_t n = notes_at(fd, off, size, id, max);
-                        if (n)
-                                return n;
-                }
-        }
-        /* else the PT_NOTE segments */
-        if (phoff && phentsize >= (is64 ? 56 : 32) && phnum <= MAX_HEADERS) {
-                for (uint32_t i = 0; i < phnum; i++) {
-                        uint64_t at = phoff + (uint64_t)i * phentsize;
-                        if (pread(fd, h, is64 ? 56 : 32, (off_t)at) != (is64 ? 56 : 32))
-                                break;
-                        if (get32(h) != PT_NOTE_TYPE)
-                                continue;
-                        uint64_t off = is64 ? get64(h + 8) : get32(h + 4);
-                        uint64_t size = is64 ? get64(h + 32) : get32(h + 16);
-                        uint32_t n = notes_at(fd, off, size, id, max);
-                        if (n)
-                                return n;
-                }
-        }
-        return 0;
+        /* the PT_NOTE segments (near the start of the file), else the SHT_NOTE sections (a
+           file whose segments do not hold it: a relocatable object, a damaged header) */
+        uint32_t n = notes_in(fd, is64, true, phoff, phentsize, phnum, id, max);
+        return n ? n : notes_in(fd, is64, false, shoff, shentsize, shnum, id, max);
 }
 
 uint32_t elf_build_id_read(const char *path, uint8_t *id, uint32_t max)

@@ -18,9 +18,10 @@
 uint32_t elf_build_id_from_notes(const void *notes, size_t len, uint8_t *id, uint32_t max);
 
 /* The GNU build-id of the ELF file open at fd (read with pread, the offset left alone): its
-   SHT_NOTE sections first (as libdwelf's dwelf_elf_gnu_build_id looks), else its PT_NOTE
-   segments (a file without section headers); 64- and 32-bit little-endian files. The bytes
-   copied to id (at most max), 0 when the file is not such an ELF file or has no build-id. */
+   PT_NOTE segments (all program headers in one read, near the file's start: a live session
+   looks up every mapped file at its start), else its SHT_NOTE sections (a relocatable object, a
+   file whose segments do not hold it); 64- and 32-bit little-endian files. The bytes copied to
+   id (at most max), 0 when the file is not such an ELF file or has no build-id. */
 uint32_t elf_build_id_read_fd(int fd, uint8_t *id, uint32_t max);
 
 /* elf_build_id_read_fd of the regular file at path (util/in_file.h's open: a FIFO or a device
