@@ -71,3 +71,30 @@ void profile_place_text(struct profile *p, struct sym_loc where, uint32_t functi
         else
                 snprintf(buf, size, "0x%" PRIx64, where.rel);
 }
+
+size_t profile_loc_text(struct profile *p, struct sym_loc loc, char *buf, size_t size)
+{
+        return sym_format(p->store, loc, buf, size);
+}
+
+void profile_module_info_text(const struct sym_module_info *info, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        if (info->is_loaded && info->nr_symbols) {
+                snprintf(buf, size, "%u from %s", info->nr_symbols, info->file_used);
+        } else if (info->has_pdb) {
+                snprintf(buf, size, "PDB %s %s", info->pdb_name, info->pdb_signature);
+        } else if (info->build_id_size) {
+                size_t n = (size_t)snprintf(buf, size, "build-id ");
+                for (uint32_t b = 0; b < info->build_id_size && n < size; b++)
+                        n += (size_t)snprintf(buf + n, size - n, "%02x", info->build_id[b]);
+        }
+}
+
+void profile_module_symbols_text(struct profile *p, uint32_t module, char *buf, size_t size)
+{
+        struct sym_module_info info;
+        buf[0] = '\0';
+        if (module && sym_module_info(p->store, module, &info))
+                profile_module_info_text(&info, buf, size);
+}

@@ -182,6 +182,17 @@ const char *profile_module_name(struct profile *p, uint32_t module);
 void profile_place_text(struct profile *p, struct sym_loc where, uint32_t function, uint64_t offset,
                         char *buf, size_t size);
 
+/* A place as the symbol store writes it: "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b",
+   "0x7f0012345678"; returns its length. */
+size_t profile_loc_text(struct profile *p, struct sym_loc loc, char *buf, size_t size);
+/* What a report says of a module's symbols: where its names came from ("N from FILE"), or what
+   would give them ("PDB NAME {GUID}AGE", "build-id HEX"); "" when nothing is known (module 0
+   too). */
+void profile_module_symbols_text(struct profile *p, uint32_t module, char *buf, size_t size);
+struct sym_module_info;
+/* The same of a module's information, as the symbol store gives it. */
+void profile_module_info_text(const struct sym_module_info *info, char *buf, size_t size);
+
 #ifdef ETWTOP_MODEL_FIELDS /* src/ this round: struct profile's fields */
 #include "model/profile_fields.h"
 #endif
