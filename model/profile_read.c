@@ -37,6 +37,25 @@ const struct profile_trace *profile_trace(const struct profile *p)
         return &p->trace;
 }
 
+struct sym_store *profile_store(const struct profile *p)
+{
+        return p->store;
+}
+
+uint32_t profile_zoom_pid(const struct profile *p)
+{
+        return p->zoom_pid;
+}
+
+bool profile_window(const struct profile *p, int64_t *from_ns, int64_t *to_ns)
+{
+        if (from_ns)
+                *from_ns = p->has_window ? p->window_from_ns : 0;
+        if (to_ns)
+                *to_ns = p->has_window ? p->window_to_ns : 0;
+        return p->has_window;
+}
+
 const char *profile_name(const struct profile *p, uint32_t id)
 {
         return sym_name(p->store, id);

@@ -22,6 +22,7 @@
 #include "header.h"
 #include "record.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "ui/screen.h"
 #include "ui/table.h"
 #include "ui/views.h"
@@ -71,11 +72,11 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 {
         if (a->st.is_live) {
                 if (code == ERROR_SUCCESS) {
-                        a->profile->trace.nr_lost_session = cs->nr_events_lost;
+                        profile_set_lost_session(a->profile, cs->nr_events_lost);
                         a->nr_rt_buffers_lost = cs->nr_rt_buffers_lost;
                 }
         } else {
-                const struct profile_trace *t = &a->profile->trace;
+                const struct profile_trace *t = profile_trace(a->profile);
                 memcpy(a->now.masks.Masks, t->masks, sizeof(a->now.masks.Masks));
                 a->now.interval_100ns = t->interval_100ns;
                 a->now.nr_stack_hooks = t->nr_stack_hooks;
@@ -96,7 +97,7 @@ void app_build_tables(struct app *a)
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
         feed_lock(a->feed);
-        sym_store_poll(a->profile->store);
+        sym_store_poll(profile_store(a->profile));
         read_back(a, code, &cs);
         profile_catch_up(a->profile);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
@@ -104,8 +105,8 @@ void app_build_tables(struct app *a)
         /* the samples of the source the functions view shows: the first seen (a perf.data's
            PMC events have no timer) */
         uint16_t shown = HOT_SOURCE_TIMER;
-        hot_sources(a->profile->hot, &shown, 1);
-        a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
+        hot_sources(profile_hot(a->profile), &shown, 1);
+        a->nr_samples_shown = hot_nr_samples(profile_hot(a->profile), shown);
         profile_caps(a->profile, &a->caps_shown);
         feed_unlock(a->feed);
 }
@@ -126,19 +127,19 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .nr_lost = profile_nr_lost(p),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
                 .is_paused = a->st.is_paused,
-                .zoom_pid = p->zoom_pid,
-                .traced_pid = a->st.is_live ? 0 : p->trace.traced_pid,
+                .zoom_pid = profile_zoom_pid(p),
+                .traced_pid = a->st.is_live ? 0 : profile_trace(p)->traced_pid,
                 .loading_pct = !a->st.is_live && !feed_is_done(a->feed, NULL) && total
                                        ? (int)(100 * feed_nr_buffers_read(a->feed) / total)
                                        : -1,
                 .settings = &a->now,
-                .has_stacks = p->trace.nr_stacks > 0,
+                .has_stacks = profile_trace(p)->nr_stacks > 0,
                 .delay_s = a->st.delay_s,
                 .caps = &a->caps,
         };
         h.model_caps = a->caps_shown;
-        struct profile_unwind unwind = p->trace.unwind;
-        if (p->trace.has_unwind)
+        struct profile_unwind unwind = profile_trace(p)->unwind;
+        if (profile_trace(p)->has_unwind)
                 h.unwind = &unwind;
         feed_unlock(a->feed);
         *nr = header_lines(&h, lines);
@@ -200,7 +201,7 @@ static void react(struct app *a, unsigned r)
 void app_tick(struct app *a, int64_t now)
 {
         feed_lock(a->feed);
-        uint64_t n = a->profile->trace.nr_events;
+        uint64_t n = profile_trace(a->profile)->nr_events;
         feed_unlock(a->feed);
         /* over a second at least: the session delivers its buffers once a second (FlushTimer),
            so a faster refresh would read 0 every other frame */
@@ -249,9 +250,9 @@ static void draw(struct app *a)
         if (!a->st.is_live) {
                 /* the trace's span is known from its header once its first event is read */
                 feed_lock(a->feed);
-                int64_t span = a->profile->trace.timeline_span_ns;
+                int64_t span = profile_trace(a->profile)->timeline_span_ns;
                 feed_unlock(a->feed);
-                tl->slots = a->profile->trace.timeline;
+                tl->slots = profile_trace(a->profile)->timeline;
                 tl->nr = PROFILE_TIMELINE_SLOTS;
                 if (span > 0 && tl->span_ns != span) {
                         tl->span_ns = span;
@@ -362,13 +363,15 @@ static void run_screen(struct app *a, int sfd)
                                 feed_lock(a->feed);
                                 profile_end(a->profile);
                                 const struct profile *pr = a->profile;
-                                if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
+                                int64_t window_from;
+                                if (profile_window(pr, &window_from, NULL) &&
+                                    window_from > profile_trace(pr)->last_ns)
                                         snprintf(a->st.status, sizeof(a->st.status),
                                                  "the range starts past the trace's end: it "
                                                  "spans 0 to %.3f s (# shows it whole)",
-                                                 (double)pr->trace.last_ns / 1e9);
+                                                 (double)profile_trace(pr)->last_ns / 1e9);
                                 /* no samples, no switches: the events are what it has */
-                                if (!has_key && events_table_is_events_only(pr->events))
+                                if (!has_key && events_table_is_events_only(profile_events(pr)))
                                         a->st.view = VIEW_EVENTS;
                                 feed_unlock(a->feed);
                         }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "feed.h"
+#include "symbols/symbols.h"
 
 static void print_table(struct app *a, uint32_t v, uint32_t top)
 {
@@ -63,7 +64,7 @@ void app_run_batch(struct app *a, int sfd)
                                 /* the last frame names what it can: the images a trace
                                    describes only at its end (a saved window's rundown) were
                                    asked for just now, as its places were placed */
-                                sym_store_wait(a->profile->store);
+                                sym_store_wait(profile_store(a->profile));
                         } else
                                 profile_settle(a->profile);
                         feed_unlock(a->feed);

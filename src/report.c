@@ -10,6 +10,7 @@
 #include "feed.h"
 #include "header.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
 #include "ui/text_report.h"
@@ -97,7 +98,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                                      .is_no_demangle = opts->is_no_demangle,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
-        events_table_set_max_recent(p->events, 0); /* counts only */
+        events_table_set_max_recent(profile_events(p), 0); /* counts only */
         struct feed *f = NULL;
         if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,
                              opts->to_s, err, err_size) < 0)
@@ -106,11 +107,11 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         /* the samples still waiting for their stacks, and the open intervals, to the end */
         profile_end(p);
         /* the modules the samples hit have been loading on the loader thread all along */
-        sym_store_wait(p->store);
-        sym_store_poll(p->store);
+        sym_store_wait(profile_store(p));
+        sym_store_poll(profile_store(p));
         outbuf_init(&o, opts->fd);
         char line[1400];
-        const struct profile_trace *t = &p->trace;
+        const struct profile_trace *t = profile_trace(p);
         char logger[sizeof(t->logger_name)];
         snprintf(line, sizeof(line),
                  "etwtop replay of %s: %s, %u CPUs, %.3f s, %" PRIu64 " events, %" PRIu64 " lost\n",
@@ -142,7 +143,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                         outbuf_puts(&o, line);
                 }
         }
-        snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n", hot_nr_stacks(p->hot));
+        snprintf(line, sizeof(line), "Samples with stacks: %" PRIu64 "\n",
+                 hot_nr_stacks(profile_hot(p)));
         outbuf_puts(&o, line);
         /* the tables: the views' rows as text */
         struct ui_text_report_options to = {.nr_top = opts->nr_top, .group = opts->group};
