@@ -1491,6 +1491,25 @@ static void test_table_text_form(void **state)
                                "   12.50%     1.235   1.2   libc\n"
                                "  100.00%     0.000     -     ld.so\n");
         free(s);
+        /* a name longer than a cell's copy (a C++ template's, borrowed): printed whole */
+        char *name = malloc(1501);
+        assert_non_null(name);
+        memset(name, 'n', 1500);
+        name[1500] = 0;
+        ui_table_text_borrow(&t, 1, 4, name);
+        s = printed(print_table, &t);
+        char *want = malloc(1700);
+        assert_non_null(want);
+        snprintf(want, 1700,
+                 "    Share   Wait ms   IPC   Module   Detail\n"
+                 "   12.50%%     1.235   1.2   libc\n"
+                 "  100.00%%     0.000     -     ld.so  %s\n",
+                 name);
+        assert_string_equal(s, want);
+        free(want);
+        free(s);
+        ui_table_text(&t, 1, 4, "");
+        free(name);
         /* without a text form: one space between columns, the last one's indentation */
         t.text_cols = NULL;
         s = printed(print_table, &t);

@@ -478,15 +478,35 @@ static int write_all(int fd, const char *s, size_t n)
         return 0;
 }
 
-/* Appends "%*s" of s (left-justified with is_left) to line at *len. */
-static void put_cell(char *line, size_t *len, size_t cap, int indent, int width, bool is_left,
-                     const char *s)
+/* A text line being built: grows as its cells need. */
+struct line_buf {
+        char *s; /* owned */
+        size_t len, cap;
+};
+
+/* Appends s, after indent spaces, in width columns (left-justified with is_left), and a space. */
+static void put_cell(struct line_buf *l, int indent, int width, bool is_left, const char *s)
 {
-        int n = snprintf(line + *len, cap - *len, is_left ? "%*s%-*s " : "%*s%*s ", indent, "",
-                         width, s);
-        *len += n > 0 ? (size_t)n : 0;
-        if (*len >= cap)
-                *len = cap - 1;
+        size_t n = strlen(s), w = width > 0 ? (size_t)width : 0;
+        size_t need = l->len + (size_t)(indent > 0 ? indent : 0) + (n > w ? n : w) + 2;
+        if (need > l->cap) {
+                l->cap = need * 2;
+                l->s = xrealloc(l->s, l->cap);
+        }
+        int k = snprintf(l->s + l->len, l->cap - l->len, is_left ? "%*s%-*s " : "%*s%*s ", indent,
+                         "", width, s);
+        l->len += k > 0 ? (size_t)k : 0;
+}
+
+/* The line without its trailing spaces, and a newline, to fd. */
+static int put_line(struct line_buf *l, int fd)
+{
+        while (l->len && l->s[l->len - 1] == ' ')
+                l->len--;
+        l->s[l->len++] = '\n'; /* put_cell left room */
+        int rc = write_all(fd, l->s, l->len);
+        l->len = 0;
+        return rc;
 }
 
 /* The column that shows a tree row's depth: the one marked, else the last. */
@@ -500,41 +520,48 @@ static uint32_t tree_column(const struct ui_table *t)
 
 int ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
 {
-        char line[4096], cellbuf[TEXT_MAX];
-        size_t len = 0;
+        char cellbuf[TEXT_MAX];
+        struct line_buf l = {xmalloc(256), 0, 256};
         uint32_t tree = tree_column(t);
         static const struct ui_text_col plain = {0, 2, false};
         for (uint32_t c = 0; c < t->nr_cols; c++) {
                 const struct ui_column *k = &t->cols[c];
                 const struct ui_text_col *x = t->text_cols ? &t->text_cols[c] : &plain;
-                if (!k->title)
-                        continue;
-                put_cell(line, &len, sizeof(line), x->gap, k->width, k->kind == UI_COL_TEXT,
-                         k->title);
+                if (k->title)
+                        put_cell(&l, x->gap, k->width, k->kind == UI_COL_TEXT, k->title);
         }
-        while (len && line[len - 1] == ' ')
-                len--;
-        line[len++] = '\n';
-        int rc = write_all(fd, line, len);
+        if (!l.len)
+                put_cell(&l, 0, 0, true, "");
+        int rc = put_line(&l, fd);
         for (uint32_t i = 0; !rc && i < t->nr_rows && (!max_rows || i < max_rows); i++) {
                 uint32_t r = t->order[i];
-                len = 0;
                 for (uint32_t c = 0; c < t->nr_cols; c++) {
                         const struct ui_column *k = &t->cols[c];
                         const struct ui_text_col *x = t->text_cols ? &t->text_cols[c] : &plain;
                         if (!k->title)
                                 continue;
-                        ui_table_format(t, r, c, cellbuf, sizeof(cellbuf));
+                        /* text as long as it is (a borrowed C++ name may be longer than the
+                           screen's cells): the text form cuts nothing */
+                        const char *text = k->kind == UI_COL_TEXT ? text_of(cell(t, r, c)) : "";
+                        char *big = NULL;
+                        if (strnlen(text, TEXT_MAX) >= TEXT_MAX) {
+                                size_t n = strlen(text) + 1;
+                                big = xmalloc(n);
+                                text_sanitize(big, n, text);
+                        } else {
+                                ui_table_format(t, r, c, cellbuf, sizeof(cellbuf));
+                        }
                         int indent = c == tree ? 2 * t->depth[r] : 0, w = k->width;
                         if (x->is_tree) /* within the width */
                                 w = w > indent ? w - indent : 0;
-                        put_cell(line, &len, sizeof(line), x->gap + indent, w,
-                                 k->kind == UI_COL_TEXT, cellbuf);
+                        put_cell(&l, x->gap + indent, w, k->kind == UI_COL_TEXT,
+                                 big ? big : cellbuf);
+                        free(big);
                 }
-                while (len && line[len - 1] == ' ')
-                        len--;
-                line[len++] = '\n';
-                rc = write_all(fd, line, len);
+                if (!l.len)
+                        put_cell(&l, 0, 0, true, "");
+                rc = put_line(&l, fd);
         }
+        free(l.s);
         return rc;
 }
