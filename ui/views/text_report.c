@@ -131,7 +131,7 @@ static void add_by_module(struct profile *p, struct ui_table *t, uint16_t source
 {
         struct hot *hot = profile_hot(p);
         const struct hot_row *rows;
-        uint32_t n = hot_functions(hot, source, false, &rows);
+        uint32_t n = hot_functions_by(hot, source, HOT_BY_FUNCTION, false, &rows);
         const struct hot_module_row *mrows;
         uint32_t m = hot_modules(hot, source, &mrows);
         char text[64];
@@ -198,9 +198,6 @@ static void print_source(struct text_out *o, struct profile *p, uint16_t source,
                 [FUNCTIONS_BY_THREAD] = ", a row per thread and function",
                 [FUNCTIONS_BY_MODULE] = ", the modules, their functions under them",
         };
-        hot_set_grouping(hot, g == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
-                              : g == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
-                                                         : HOT_BY_FUNCTION);
         snprintf(line, sizeof(line), "\nHot functions (%s, %" PRIu64 " samples, by self%s)\n", name,
                  nr, by[g]);
         text_out_puts(o, line);
@@ -210,8 +207,14 @@ static void print_source(struct text_out *o, struct profile *p, uint16_t source,
         if (g == FUNCTIONS_BY_MODULE) {
                 add_by_module(p, &t, source, nr, o->top);
         } else {
+                /* the grouping is the report's, not the model's (hot_functions_by): the views
+                   only read the model */
                 const struct hot_row *rows;
-                uint32_t n = hot_top_functions(hot, source, false, o->top, &rows);
+                uint32_t n = hot_functions_by(hot, source,
+                                              g == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
+                                              : g == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
+                                                                         : HOT_BY_FUNCTION,
+                                              false, &rows);
                 for (uint32_t i = 0; i < n && i < o->top; i++)
                         add_function(p, &t, g, &rows[i], nr, 0);
         }
@@ -346,7 +349,6 @@ static void print_ipc(struct text_out *o, struct profile *p)
         if (!hot_nr_samples(profile_hot(p), HOT_IPC_CYCLES) ||
             !hot_nr_samples(profile_hot(p), HOT_IPC_INSTRUCTIONS))
                 return;
-        hot_set_grouping(profile_hot(p), HOT_BY_FUNCTION);
         print_ipc_rows(o, p, ci, ii, true);
         print_ipc_rows(o, p, ci, ii, false);
 }
@@ -501,6 +503,5 @@ int ui_text_report_print(struct profile *p, const struct ui_text_report_options 
         print_branches(&o, p, BRANCHES_BY_FUNCTION);
         text_switches_print(&o, p);
         print_events(&o, p);
-        hot_set_grouping(profile_hot(p), HOT_BY_FUNCTION); /* annotate's rows: one per function */
         return o.rc;
 }
