@@ -393,6 +393,11 @@ void profile_caps(const struct profile *p, struct profile_caps *out)
                                      .nr_edges_no_room = branches_nr_other(p->branches)};
 }
 
+void profile_set_lost_session(struct profile *p, uint64_t nr)
+{
+        p->trace.nr_lost_session = nr;
+}
+
 uint64_t profile_nr_lost(const struct profile *p)
 {
         const struct profile_trace *t = &p->trace;

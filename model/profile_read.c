@@ -37,6 +37,25 @@ const struct profile_trace *profile_trace(const struct profile *p)
         return &p->trace;
 }
 
+struct sym_store *profile_store(const struct profile *p)
+{
+        return p->store;
+}
+
+uint32_t profile_zoom_pid(const struct profile *p)
+{
+        return p->zoom_pid;
+}
+
+bool profile_window(const struct profile *p, int64_t *from_ns, int64_t *to_ns)
+{
+        if (from_ns)
+                *from_ns = p->has_window ? p->window_from_ns : 0;
+        if (to_ns)
+                *to_ns = p->has_window ? p->window_to_ns : 0;
+        return p->has_window;
+}
+
 const char *profile_name(const struct profile *p, uint32_t id)
 {
         return sym_name(p->store, id);
@@ -70,4 +89,31 @@ void profile_place_text(struct profile *p, struct sym_loc where, uint32_t functi
                 snprintf(buf, size, "%s+0x%" PRIx64, module_name_now(st, where.module), where.rel);
         else
                 snprintf(buf, size, "0x%" PRIx64, where.rel);
+}
+
+size_t profile_loc_text(struct profile *p, struct sym_loc loc, char *buf, size_t size)
+{
+        return sym_format(p->store, loc, buf, size);
+}
+
+void profile_module_info_text(const struct sym_module_info *info, char *buf, size_t size)
+{
+        buf[0] = '\0';
+        if (info->is_loaded && info->nr_symbols) {
+                snprintf(buf, size, "%u from %s", info->nr_symbols, info->file_used);
+        } else if (info->has_pdb) {
+                snprintf(buf, size, "PDB %s %s", info->pdb_name, info->pdb_signature);
+        } else if (info->build_id_size) {
+                size_t n = (size_t)snprintf(buf, size, "build-id ");
+                for (uint32_t b = 0; b < info->build_id_size && n < size; b++)
+                        n += (size_t)snprintf(buf + n, size - n, "%02x", info->build_id[b]);
+        }
+}
+
+void profile_module_symbols_text(struct profile *p, uint32_t module, char *buf, size_t size)
+{
+        struct sym_module_info info;
+        buf[0] = '\0';
+        if (module && sym_module_info(p->store, module, &info))
+                profile_module_info_text(&info, buf, size);
 }

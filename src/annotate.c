@@ -5,6 +5,7 @@
 #include "annotate.h"
 
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "outbuf.h"
 #include "util/elf_build_id.h"
 #include "util/in_file.h"
@@ -146,7 +147,7 @@ static void source_line(struct annotation *a, uint32_t path, uint32_t line, cons
                 t = &a->sources[a->next_source++ % SOURCE_FILES];
                 source_text_free(t);
                 t->path = path;
-                const char *name = sym_name(a->p->store, path);
+                const char *name = sym_name(profile_store(a->p), path);
                 /* a name from the file's DWARF: only a regular file is read (a FIFO named
                    there would block the open, a device would be read) */
                 struct stat st;
@@ -358,7 +359,7 @@ static const struct data_symbol *code_object(struct code_file *cf, uint64_t vadd
 static void target_name(struct annotation *a, uint64_t vaddr, char *buf, size_t size)
 {
         buf[0] = 0;
-        struct sym_store *st = a->p->store;
+        struct sym_store *st = profile_store(a->p);
         uint64_t off;
         if (vaddr >= a->start_vaddr && vaddr - a->start_vaddr < a->size) {
                 off = vaddr - a->start_vaddr;
@@ -487,7 +488,7 @@ static int disassemble(struct annotation *a, int machine, const uint8_t *code, s
 static int load_code(struct annotation *a, char *why, size_t why_size)
 {
         struct sym_module_info info;
-        if (!sym_module_info(a->p->store, a->m->module, &info)) {
+        if (!sym_module_info(profile_store(a->p), a->m->module, &info)) {
                 snprintf(why, why_size, "no module");
                 return -ENOENT;
         }
@@ -568,8 +569,8 @@ static uint64_t count_samples(struct annotation *a, const struct hot_place *pl, 
         for (uint32_t i = 0; i < a->nr_rows; i++) {
                 struct insn_row *r = &a->rows[i];
                 struct sym_srcframe fr[MAX_FRAMES];
-                uint32_t n = sym_srcline(a->p->store, (struct sym_loc){a->m->module, r->rel}, fr,
-                                         MAX_FRAMES);
+                uint32_t n = sym_srcline(profile_store(a->p),
+                                         (struct sym_loc){a->m->module, r->rel}, fr, MAX_FRAMES);
                 if (!n || !fr[0].line)
                         continue;
                 r->file = fr[0].file;
@@ -598,7 +599,7 @@ static double pct(uint64_t part, uint64_t whole)
 static void print_source_header(struct annotation *a, const struct sym_srcframe *fr, uint32_t n,
                                 bool is_hottest)
 {
-        struct sym_store *st = a->p->store;
+        struct sym_store *st = profile_store(a->p);
         struct outbuf *o = a->o;
         outbuf_printf(o, "%*s", TEXT_INDENT, "");
         puts_clean(o, base_name(sym_name(st, fr[0].file)));
@@ -643,7 +644,7 @@ static bool frames_equal(const struct sym_srcframe *x, uint32_t nx, const struct
 static void find_edges(struct annotation *a)
 {
         const struct branches_row *rows;
-        uint32_t n = branches_rows(a->p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(profile_branches(a->p), BRANCHES_BY_EDGE, AGG_ALL, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 const struct branches_row *e = &rows[i];
                 bool is_from = e->from.loc.module == a->m->module &&
@@ -666,13 +667,13 @@ static void print_edges(struct annotation *a, const struct insn_row *r)
                 const struct branches_row *e = &a->edges[i];
                 if (e->from.loc.module == a->m->module && e->from.loc.rel >= r->rel &&
                     e->from.loc.rel < r->rel + r->size) {
-                        sym_format(a->p->store, e->to.loc, where, sizeof(where));
+                        sym_format(profile_store(a->p), e->to.loc, where, sizeof(where));
                         outbuf_printf(a->o, "%32s LBR: taken %" PRIu64 " times to ", "", e->count);
                         puts_clean(a->o, where);
                         outbuf_putc(a->o, '\n');
                 }
                 if (e->to.loc.module == a->m->module && e->to.loc.rel == r->rel) {
-                        sym_format(a->p->store, e->from.loc, where, sizeof(where));
+                        sym_format(profile_store(a->p), e->from.loc, where, sizeof(where));
                         outbuf_printf(a->o, "%32s LBR: reached %" PRIu64 " times from ", "",
                                       e->count);
                         puts_clean(a->o, where);
@@ -695,8 +696,8 @@ static void print_listing(struct annotation *a, uint64_t self, const struct line
         for (uint32_t i = 0; i < a->nr_rows; i++) {
                 const struct insn_row *r = &a->rows[i];
                 struct sym_srcframe fr[MAX_FRAMES];
-                uint32_t n = sym_srcline(a->p->store, (struct sym_loc){a->m->module, r->rel}, fr,
-                                         MAX_FRAMES);
+                uint32_t n = sym_srcline(profile_store(a->p),
+                                         (struct sym_loc){a->m->module, r->rel}, fr, MAX_FRAMES);
                 if (n && fr[0].line && !frames_equal(fr, n, prev, nr_prev)) {
                         print_source_header(a, fr, n,
                                             hottest && hottest->self && r->file == hottest->file &&
@@ -721,7 +722,7 @@ static void print_listing(struct annotation *a, uint64_t self, const struct line
 
 static void print_lines(struct annotation *a, uint64_t self, uint32_t nr_top)
 {
-        struct sym_store *st = a->p->store;
+        struct sym_store *st = profile_store(a->p);
         struct outbuf *o = a->o;
         uint32_t n = 0;
         for (uint32_t i = 0; i < a->nr_lines; i++)
@@ -764,11 +765,11 @@ static void annotation_free(struct annotation *a)
 static void annotate_one(struct profile *p, const struct match *m, uint32_t nr_top,
                          struct outbuf *o)
 {
-        struct sym_store *st = p->store;
+        struct sym_store *st = profile_store(p);
         struct annotation a = {.p = p, .m = m, .o = o, .cf = {.fd = -1}};
         struct sym_module_info info;
         sym_module_info(st, m->module, &info);
-        uint64_t nr = hot_nr_samples(p->hot, m->source);
+        uint64_t nr = hot_nr_samples(profile_hot(p), m->source);
         char name_buf[32];
         outbuf_puts(o, "\nAnnotate ");
         puts_clean(o, sym_name(st, m->function));
@@ -779,9 +780,10 @@ static void annotate_one(struct profile *p, const struct match *m, uint32_t nr_t
                       pct(m->self, nr), nr);
 
         uint32_t nr_places =
-                hot_function_places(p->hot, m->source, m->module, m->function, NULL, 0);
+                hot_function_places(profile_hot(p), m->source, m->module, m->function, NULL, 0);
         struct hot_place *pl = xcalloc(nr_places ? nr_places : 1, sizeof(*pl));
-        nr_places = hot_function_places(p->hot, m->source, m->module, m->function, pl, nr_places);
+        nr_places = hot_function_places(profile_hot(p), m->source, m->module, m->function, pl,
+                                        nr_places);
         char why[1024] = "";
         int rc = -ENOENT;
         if (!nr_places ||
@@ -873,16 +875,16 @@ static void append(char *err, size_t err_size, size_t *len, const char *fmt, ...
    whose names hold it, and modules whose symbols could not be read. */
 static void explain_no_match(struct profile *p, const char *want, char *err, size_t err_size)
 {
-        struct sym_store *st = p->store;
+        struct sym_store *st = profile_store(p);
         uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
         uint32_t nr_similar = 0, similar[3], nr_notes = 0, notes[2] = {0};
         size_t len = strlen(err);
         const char *bang = strchr(want, '!');
         const char *bare = bang ? bang + 1 : want;
         for (uint32_t s = 0; s < nr_sources; s++) {
                 const struct hot_row *rows;
-                uint32_t n = hot_functions(p->hot, sources[s], false, &rows);
+                uint32_t n = hot_functions(profile_hot(p), sources[s], false, &rows);
                 for (uint32_t i = 0; i < n; i++) {
                         const char *name = sym_name(st, rows[i].function);
                         bool is_new = rows[i].function && nr_similar < 3;
@@ -918,14 +920,14 @@ static void explain_no_match(struct profile *p, const char *want, char *err, siz
 int annotate_print(struct profile *p, const char *function, uint32_t nr_top, struct outbuf *o,
                    char *err, size_t err_size)
 {
-        struct sym_store *st = p->store;
+        struct sym_store *st = profile_store(p);
         uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
         struct match *m = NULL;
         uint32_t nr = 0, cap = 0;
         for (uint32_t s = 0; s < nr_sources; s++) {
                 const struct hot_row *rows;
-                uint32_t n = hot_functions(p->hot, sources[s], false, &rows);
+                uint32_t n = hot_functions(profile_hot(p), sources[s], false, &rows);
                 for (uint32_t i = 0; i < n; i++) {
                         if (!rows[i].function || !rows[i].module ||
                             !is_named(st, &rows[i], function))

@@ -23,6 +23,7 @@
 #include "source_pick.h"
 #include "record.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "ui/screen.h"
 #include "ui/table.h"
 #include "ui/views.h"
@@ -75,11 +76,11 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 {
         if (a->st.is_live) {
                 if (code == ERROR_SUCCESS) {
-                        a->profile->trace.nr_lost_session = cs->nr_events_lost;
+                        profile_set_lost_session(a->profile, cs->nr_events_lost);
                         a->nr_rt_buffers_lost = cs->nr_rt_buffers_lost;
                 }
         } else {
-                const struct profile_trace *t = &a->profile->trace;
+                const struct profile_trace *t = profile_trace(a->profile);
                 memcpy(a->now.masks.Masks, t->masks, sizeof(a->now.masks.Masks));
                 a->now.interval_100ns = t->interval_100ns;
                 a->now.nr_stack_hooks = t->nr_stack_hooks;
@@ -97,13 +98,13 @@ void app_build_tables(struct app *a)
 {
         struct etw_client_stats cs = {0};
         ULONG code = query_back(a, &cs);
-        sym_store_poll(a->profile->store);
+        sym_store_poll(profile_store(a->profile));
         read_back(a, code, &cs);
         profile_catch_up(a->profile);
         /* the source the functions view shows: the one chosen while the trace has it, else the
            first seen (a perf.data's PMC events have no timer) */
         uint16_t sources[64];
-        uint32_t nr = hot_sources(a->profile->hot, sources, 64);
+        uint32_t nr = hot_sources(profile_hot(a->profile), sources, 64);
         uint16_t shown = nr ? sources[0] : HOT_SOURCE_TIMER;
         int named = a->o->source && a->source_chosen < 0
                             ? source_pick(a->profile, sources, nr, a->o->source)
@@ -130,7 +131,7 @@ void app_build_tables(struct app *a)
                                  a->caps.has_lbr ? "" : a->caps.why_no_lbr, shown};
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
-        a->nr_samples_shown = hot_nr_samples(a->profile->hot, shown);
+        a->nr_samples_shown = hot_nr_samples(profile_hot(a->profile), shown);
         profile_caps(a->profile, &a->caps_shown);
 }
 
@@ -149,13 +150,13 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 .nr_lost = profile_nr_lost(p) + feed_nr_dropped(a->feed),
                 .nr_rt_buffers_lost = a->nr_rt_buffers_lost,
                 .is_paused = a->st.is_paused,
-                .zoom_pid = p->zoom_pid,
-                .traced_pid = a->st.is_live ? 0 : p->trace.traced_pid,
+                .zoom_pid = profile_zoom_pid(p),
+                .traced_pid = a->st.is_live ? 0 : profile_trace(p)->traced_pid,
                 .loading_pct = !a->st.is_live && !feed_is_done(a->feed, NULL) && total
                                        ? (int)(100 * feed_nr_buffers_read(a->feed) / total)
                                        : -1,
                 .settings = &a->now,
-                .has_stacks = p->trace.nr_stacks > 0,
+                .has_stacks = profile_trace(p)->nr_stacks > 0,
                 .delay_s = a->st.delay_s,
                 .caps = &a->caps,
         };
@@ -165,8 +166,8 @@ void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t 
                 h.shown_source = a->source_name;
         if (!a->st.is_live)
                 header_trace_text(p, &h);
-        struct profile_unwind unwind = p->trace.unwind;
-        if (p->trace.has_unwind)
+        struct profile_unwind unwind = profile_trace(p)->unwind;
+        if (profile_trace(p)->has_unwind)
                 h.unwind = &unwind;
         *nr = header_lines(&h, lines);
 }
@@ -196,8 +197,7 @@ static void next_source(struct app *a)
 {
         uint16_t sources[64];
         char name[64];
-        feed_lock(a->feed);
-        uint32_t nr = hot_sources(a->profile->hot, sources, 64), i = 0;
+        uint32_t nr = hot_sources(profile_hot(a->profile), sources, 64), i = 0;
         while (i < nr && sources[i] != a->source_shown)
                 i++;
         if (nr > 1) {
@@ -211,7 +211,6 @@ static void next_source(struct app *a)
                 snprintf(a->st.status, sizeof(a->st.status), "S: the trace samples %s source",
                          nr ? "one" : "no");
         }
-        feed_unlock(a->feed);
 }
 
 static void react(struct app *a, unsigned r)
@@ -247,7 +246,7 @@ static void react(struct app *a, unsigned r)
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */
 void app_tick(struct app *a, int64_t now)
 {
-        uint64_t n = a->profile->trace.nr_events;
+        uint64_t n = profile_trace(a->profile)->nr_events;
         /* over a second at least: the session delivers its buffers once a second (FlushTimer),
            so a faster refresh would read 0 every other frame */
         double secs = (double)(now - a->rate_since_ns) / 1e9;
@@ -292,8 +291,8 @@ static void draw(struct app *a)
         struct ui_timeline *tl = &a->tl;
         if (!a->st.is_live) {
                 /* the trace's span is known from its header once its first event is read */
-                int64_t span = a->profile->trace.timeline_span_ns;
-                tl->slots = a->profile->trace.timeline;
+                int64_t span = profile_trace(a->profile)->timeline_span_ns;
+                tl->slots = profile_trace(a->profile)->timeline;
                 tl->nr = PROFILE_TIMELINE_SLOTS;
                 if (span > 0 && tl->span_ns != span) {
                         tl->span_ns = span;
@@ -407,13 +406,15 @@ static void run_screen(struct app *a, int sfd)
                                    and a recording cut short's running kernel symbols */
                                 profile_end(a->profile);
                                 const struct profile *pr = a->profile;
-                                if (pr->has_window && pr->window_from_ns > pr->trace.last_ns)
+                                int64_t window_from;
+                                if (profile_window(pr, &window_from, NULL) &&
+                                    window_from > profile_trace(pr)->last_ns)
                                         snprintf(a->st.status, sizeof(a->st.status),
                                                  "the range starts past the trace's end: it "
                                                  "spans 0 to %.3f s (# shows it whole)",
-                                                 (double)pr->trace.last_ns / 1e9);
+                                                 (double)profile_trace(pr)->last_ns / 1e9);
                                 /* no samples, no switches: the events are what it has */
-                                if (!has_key && events_table_is_events_only(pr->events))
+                                if (!has_key && events_table_is_events_only(profile_events(pr)))
                                         a->st.view = VIEW_EVENTS;
                         }
                         app_tick(a, now);

@@ -13,6 +13,7 @@
 #include "feed.h"
 #include "outbuf.h"
 #include "util/xalloc.h"
+#include "symbols/symbols.h"
 
 void app_page_close(struct app *a)
 {
@@ -34,7 +35,7 @@ void app_annotate_page(struct app *a, const char *function)
         struct outbuf o;
         outbuf_init(&o, fileno(tf));
         char err[512] = "";
-        sym_store_wait(a->profile->store);
+        sym_store_wait(profile_store(a->profile));
         int rc = annotate_print(a->profile, function, 10, &o, err, sizeof(err));
         outbuf_flush(&o);
         /* its rows are rebuilt: annotate asked the hot table again */
@@ -71,23 +72,25 @@ static void export_window(struct app *a)
         localtime_r(&now, &tm);
         strftime(path, sizeof(path), "etwtop-%Y%m%d-%H%M%S.pb.gz", &tm);
         const struct profile *p = a->profile;
+        int64_t window_from, window_to;
+        bool has_window = profile_window(p, &window_from, &window_to);
         struct export_options eo = {.path = a->o->replay_path,
                                     .out_path = path,
                                     .format = EXPORT_PPROF,
                                     .symbol_path = a->o->symbol_path,
                                     .nr_symbol_path = a->o->nr_symbol_path,
                                     .is_no_demangle = a->o->is_no_demangle,
-                                    .pid = p->zoom_pid,
-                                    .has_from = p->has_window,
-                                    .has_to = p->has_window,
-                                    .from_s = (double)p->window_from_ns / 1e9,
-                                    .to_s = (double)p->window_to_ns / 1e9};
+                                    .pid = profile_zoom_pid(p),
+                                    .has_from = has_window,
+                                    .has_to = has_window,
+                                    .from_s = (double)window_from / 1e9,
+                                    .to_s = (double)window_to / 1e9};
         if (export_run(&eo, err, sizeof(err)) < 0)
                 snprintf(a->st.status, sizeof(a->st.status), "export failed: %s", err);
         else
                 snprintf(a->st.status, sizeof(a->st.status),
                          "exported the %s as pprof to %s (go tool pprof %s)",
-                         p->has_window ? "time range" : "whole trace", path, path);
+                         has_window ? "time range" : "whole trace", path, path);
 }
 
 /* The save key: the session's recent buffers and a rundown, as a self-contained .etl in the

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "feed.h"
+#include "symbols/symbols.h"
 
 /* The records the feed hands over are decoded this long at a time between looks at the
    signals; a frame then takes every record handed over before it ends (feed_catch_up). */
@@ -77,7 +78,7 @@ void app_run_batch(struct app *a, int sfd)
                                 /* the last frame names what it can: the images a trace
                                    describes only at its end (a saved window's rundown) were
                                    asked for just now, as its places were placed */
-                                sym_store_wait(a->profile->store);
+                                sym_store_wait(profile_store(a->profile));
                         } else
                                 profile_settle(a->profile);
                 }

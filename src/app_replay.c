@@ -107,10 +107,11 @@ void app_move_window(struct app *a, int step)
                 return;
         }
         struct profile *p = a->profile;
-        int64_t span = p->trace.last_ns > 0 ? p->trace.last_ns : 0;
+        int64_t span = profile_trace(p)->last_ns > 0 ? profile_trace(p)->last_ns : 0;
         int64_t width = span / 10 > 0 ? span / 10 : 1;
-        int64_t from =
-                !p->has_window ? (step > 0 ? 0 : span - width) : p->window_from_ns + step * width;
+        int64_t window_from;
+        int64_t from = !profile_window(p, &window_from, NULL) ? (step > 0 ? 0 : span - width)
+                                                              : window_from + step * width;
         bool is_on = from >= 0 && from < span;
         if (!reread(a, is_on, from, from + width))
                 return;

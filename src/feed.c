@@ -362,7 +362,7 @@ int feed_replay_file(struct feed **out, struct profile *p, const char *path, boo
                          etw_last_error_text(), status);
                 return -1;
         }
-        const struct profile_trace *t = &p->trace;
+        const struct profile_trace *t = profile_trace(p);
         int64_t last_ns = t->has_time ? t->last_ns : 0;
         if (has_from && feed_seconds_ns(from_s) > last_ns) {
                 snprintf(err, err_size,

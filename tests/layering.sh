@@ -61,6 +61,12 @@ hits=$(grep -rnE '#include *"symbols/|#include *"model/profile_fields\.h"|ETWTOP
         --include='*.[ch]' ui 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "ui/ reaches past the model: $hits"
 
+# src/ reads the model through its functions too: struct profile is opaque there (its fields,
+# model/profile_fields.h, are the model's and its unit tests')
+hits=$(grep -rnE '#include *"model/profile_fields\.h"|ETWTOP_MODEL_FIELDS' --include='*.[ch]' src \
+        2>/dev/null; grep -n 'etwtop_model_fields' src/CMakeLists.txt)
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "src/ sees struct profile's fields: $hits"
+
 # no product file over 1,000 lines (split along the seams)
 hits=$(find backend src model symbols ui util unwind -name '*.[ch]' -exec wc -l {} + 2>/dev/null | awk '$2 != "total" && $1 > 1000')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a file over 1,000 lines: $hits"

@@ -44,15 +44,15 @@ static struct profile *model_new(void)
 
 static void assert_same_model(const struct profile *a, const struct profile *b)
 {
-        const struct profile_trace *x = &a->trace, *y = &b->trace;
+        const struct profile_trace *x = profile_trace(a), *y = profile_trace(b);
         assert_int_equal(x->nr_events, y->nr_events);
         assert_int_equal(x->nr_stacks, y->nr_stacks);
         assert_int_equal(x->first_ns, y->first_ns);
         assert_int_equal(x->last_ns, y->last_ns);
         assert_int_equal(x->last_timestamp, y->last_timestamp);
         assert_int_equal(profile_nr_lost(a), profile_nr_lost(b));
-        assert_int_equal(hot_nr_samples(a->hot, HOT_SOURCE_TIMER),
-                         hot_nr_samples(b->hot, HOT_SOURCE_TIMER));
+        assert_int_equal(hot_nr_samples(profile_hot(a), HOT_SOURCE_TIMER),
+                         hot_nr_samples(profile_hot(b), HOT_SOURCE_TIMER));
         assert_memory_equal(x->timeline, y->timeline, sizeof(x->timeline));
 }
 
@@ -90,7 +90,7 @@ static void test_feed_queue_same_model(void **state)
                          0);
         assert_int_equal(feed_fd(f), -1);
         feed_close(f);
-        assert_true(direct->trace.nr_events > 100000);
+        assert_true(profile_nr_events(direct) > 100000);
 
         /* the whole slice at once, then 64 records a turn (a budget of 0) */
         const int64_t budgets[] = {10000000, 0};
@@ -106,7 +106,7 @@ static void test_feed_queue_same_model(void **state)
                 assert_int_equal(status, ERROR_SUCCESS);
                 assert_int_equal(feed_nr_dropped(f), 0);
                 if (budgets[i] == 0)
-                        assert_true(nr_turns >= direct->trace.nr_events / 64);
+                        assert_true(nr_turns >= profile_nr_events(direct) / 64);
                 feed_close(f);
                 assert_same_model(direct, queued);
                 profile_free(queued);
@@ -136,7 +136,7 @@ static void test_feed_close_while_full(void **state)
                 poll(NULL, 0, 50);
         assert_true(feed_nr_buffers_read(f) > 0);
         feed_close(f); /* returns: a wait for room gives up, the reading stops */
-        assert_int_equal(p->trace.nr_events, 0); /* nothing was drained into the model */
+        assert_int_equal(profile_nr_events(p), 0); /* nothing was drained into the model */
         profile_free(p);
 }
 

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "kevent.h"
 #include "model/profile.h"
 #include "ui/table.h"
+#include "ui/text_report.h"
 #include "ui/view.h"
 #include "ui/views.h"
 
@@ -1436,6 +1438,138 @@ static void test_common_keys(void **state)
         profile_free(p);
 }
 
+/* ---- 6. the text form: ui_table_print, and the text report (--replay -b) ---- */
+
+/* What fn wrote to a file descriptor, as a string (the caller frees it). */
+static char *printed(int (*fn)(void *ctx, int fd), void *ctx)
+{
+        FILE *f = tmpfile();
+        assert_non_null(f);
+        assert_int_equal(fn(ctx, fileno(f)), 0);
+        off_t n = lseek(fileno(f), 0, SEEK_END);
+        assert_true(n >= 0);
+        char *s = calloc(1, (size_t)n + 1);
+        assert_non_null(s);
+        assert_int_equal(pread(fileno(f), s, (size_t)n, 0), n);
+        fclose(f);
+        return s;
+}
+
+static int print_table(void *ctx, int fd)
+{
+        return ui_table_print(ctx, fd, 0);
+}
+
+/* The columns' gaps, a tree row indented within its column's width, milliseconds, a number
+   with its decimals, "-" for none, and no spaces at a line's end. */
+static void test_table_text_form(void **state)
+{
+        (void)state;
+        static const struct ui_column cols[] = {
+                {"Share", UI_COL_PCT, 8, 0},   {"Wait ms", UI_COL_MS, 9, 0},
+                {"IPC", UI_COL_REAL, 5, 0},    {"Module", UI_COL_TEXT, 8, 0},
+                {"Detail", UI_COL_TEXT, 0, 0},
+        };
+        static const struct ui_text_col text[] = {
+                {1, 0, false}, {0, 0, false}, {0, 1, false}, {2, 0, true}, {0, 0, false},
+        };
+        struct ui_table t;
+        ui_table_init(&t, cols, 5);
+        t.text_cols = text;
+        uint32_t r = ui_table_add(&t, 1, 0, 0);
+        ui_table_pct(&t, r, 0, 12.5);
+        ui_table_u64(&t, r, 1, 1234567);
+        ui_table_pct(&t, r, 2, 1.25);
+        ui_table_text(&t, r, 3, "libc");
+        r = ui_table_add(&t, 2, 1, 0); /* under it: no detail, no IPC */
+        ui_table_pct(&t, r, 0, 100);
+        ui_table_pct(&t, r, 2, NAN);
+        ui_table_text(&t, r, 3, "ld.so");
+        ui_table_text(&t, r, 4, "");
+        char *s = printed(print_table, &t);
+        assert_string_equal(s, "    Share   Wait ms   IPC   Module   Detail\n"
+                               "   12.50%     1.235   1.2   libc\n"
+                               "  100.00%     0.000     -     ld.so\n");
+        free(s);
+        /* a name longer than a cell's copy (a C++ template's, borrowed): printed whole */
+        char *name = malloc(1501);
+        assert_non_null(name);
+        memset(name, 'n', 1500);
+        name[1500] = 0;
+        ui_table_text_borrow(&t, 1, 4, name);
+        s = printed(print_table, &t);
+        char *want = malloc(1700);
+        assert_non_null(want);
+        snprintf(want, 1700,
+                 "    Share   Wait ms   IPC   Module   Detail\n"
+                 "   12.50%%     1.235   1.2   libc\n"
+                 "  100.00%%     0.000     -     ld.so  %s\n",
+                 name);
+        assert_string_equal(s, want);
+        free(want);
+        free(s);
+        ui_table_text(&t, 1, 4, "");
+        free(name);
+        /* without a text form: one space between columns, the last one's indentation */
+        t.text_cols = NULL;
+        s = printed(print_table, &t);
+        assert_string_equal(s, "   Share   Wait ms   IPC Module   Detail\n"
+                               "  12.50%     1.235  1.25 libc\n"
+                               " 100.00%     0.000     - ld.so\n");
+        free(s);
+        ui_table_fini(&t);
+}
+
+static int print_report(void *ctx, int fd)
+{
+        struct ui_text_report_options o = {.nr_top = 10, .group = FUNCTIONS_BY_MODULE};
+        return ui_text_report_print(ctx, &o, fd);
+}
+
+/* --replay -b's tables: the hot functions (here by module, the functions under their module's
+   row), modules, branch edges, events, in the columns the report has always had, and no line
+   that ends with a space. */
+static void test_text_report(void **state)
+{
+        struct jit *j = *state;
+        const uint64_t in_leaf[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        const uint64_t in_work[] = {fn_at(FN_WORK, 4), fn_at(FN_MAIN, 8)};
+        int64_t t = MS(1);
+        for (int i = 0; i < 3; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_leaf, 3);
+        feed_sample(j->p, t += MS(1), j->pid, in_work, 2);
+        struct kevent_lbr_entry e[] = {{fn_at(FN_MAIN, 0x10), fn_at(FN_WORK, 0)}};
+        feed_lbr(j->p, t += MS(1), j->pid, e, 1);
+        profile_end(j->p);
+        char *s = printed(print_report, j->p);
+        char want[1024];
+        snprintf(want, sizeof(want),
+                 "\nHot functions (Timer, 4 samples, by self, the modules, their functions "
+                 "under them)\n"
+                 "   Self%%   Total%%     Self    Total  Module                    Function\n"
+                 " 100.00%%  100.00%%        4        4  %-25s [3 functions]\n"
+                 "  75.00%%   75.00%%        3        3    %-23s jit_leaf\n"
+                 "  25.00%%  100.00%%        1        4    %-23s jit_work\n"
+                 "   0.00%%  100.00%%        0        4    %-23s jit_main\n",
+                 j->module, j->module, j->module, j->module);
+        assert_non_null(strstr(s, want));
+        snprintf(want, sizeof(want),
+                 "\nHot modules (Timer)\n"
+                 "   Self%%     Self  Module                    Symbols\n"
+                 " 100.00%%        4  %-25s 4 from %s\n",
+                 j->module, j->map_path);
+        assert_non_null(strstr(s, want));
+        snprintf(want, sizeof(want),
+                 "\nHot branch edges (LBR, 1 branches)\n"
+                 "   Share    Count  Mispred  AvgCyc  From -> To\n"
+                 " 100.00%%        1        -       -  %s!jit_main+0x10 -> %s!jit_work\n",
+                 j->module, j->module);
+        assert_non_null(strstr(s, want));
+        assert_non_null(strstr(s, "\nEvents by type\n     Events   Share  Event type\n"));
+        assert_null(strstr(s, " \n"));
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1455,6 +1589,8 @@ int main(void)
                 cmocka_unit_test(test_session_view),
                 cmocka_unit_test(test_key_tables),
                 cmocka_unit_test(test_common_keys),
+                cmocka_unit_test(test_table_text_form),
+                cmocka_unit_test_setup_teardown(test_text_report, jit_setup, jit_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,7 +7,9 @@
 
 #include "ui/text_sanitize.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,13 +189,26 @@ void ui_table_format(const struct ui_table *t, uint32_t row, uint32_t col, char 
         switch (t->cols[col].kind) {
         case UI_COL_TEXT: text_sanitize(buf, size < TEXT_MAX ? size : TEXT_MAX, text_of(c)); break;
         case UI_COL_U64: snprintf(buf, size, "%" PRIu64, c->u); break;
-        case UI_COL_PCT: snprintf(buf, size, "%.2f%%", c->d); break;
+        case UI_COL_PCT:
+                if (isnan(c->d))
+                        snprintf(buf, size, "-");
+                else
+                        snprintf(buf, size, "%.2f%%", c->d);
+                break;
         case UI_COL_RATIO:
                 if (c->d != 0)
                         snprintf(buf, size, "%.2f", c->d);
                 else if (size)
                         buf[0] = '\0';
                 break;
+        case UI_COL_REAL:
+                if (isnan(c->d))
+                        snprintf(buf, size, "-");
+                else
+                        snprintf(buf, size, "%.*f", t->text_cols ? t->text_cols[col].decimals : 2,
+                                 c->d);
+                break;
+        case UI_COL_MS: snprintf(buf, size, "%.3f", (double)c->u / 1e6); break;
         case UI_COL_NS:
                 if (c->u >= 10000000000ull)
                         snprintf(buf, size, "%.1f s", (double)c->u / 1e9);
@@ -418,7 +433,7 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
                         items[b].block = b;
                         all |= items[b].key;
                 }
-                if (kind == UI_COL_PCT || kind == UI_COL_RATIO) {
+                if (kind == UI_COL_PCT || kind == UI_COL_RATIO || kind == UI_COL_REAL) {
                         for (uint32_t b = 0; b < nb; b++) {
                                 double d;
                                 memcpy(&d, &items[b].key, sizeof(d));
@@ -455,57 +470,104 @@ void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed)
 
 /* ---- text form ---- */
 
-static void write_all(int fd, const char *s, size_t n)
+static int write_all(int fd, const char *s, size_t n)
 {
         while (n) {
                 ssize_t w = write(fd, s, n);
+                if (w < 0 && errno == EINTR)
+                        continue;
                 if (w <= 0)
-                        return;
+                        return w < 0 ? -errno : -EIO;
                 s += w;
                 n -= (size_t)w;
         }
+        return 0;
 }
 
-void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
+/* A text line being built: grows as its cells need. */
+struct line_buf {
+        char *s; /* owned */
+        size_t len, cap;
+};
+
+/* Appends s, after indent spaces, in width columns (left-justified with is_left), and a space. */
+static void put_cell(struct line_buf *l, int indent, int width, bool is_left, const char *s)
 {
-        char line[2048], cellbuf[TEXT_MAX];
-        size_t len = 0;
+        size_t n = strlen(s), w = width > 0 ? (size_t)width : 0;
+        size_t need = l->len + (size_t)(indent > 0 ? indent : 0) + (n > w ? n : w) + 2;
+        if (need > l->cap) {
+                l->cap = need * 2;
+                l->s = xrealloc(l->s, l->cap);
+        }
+        int k = snprintf(l->s + l->len, l->cap - l->len, is_left ? "%*s%-*s " : "%*s%*s ", indent,
+                         "", width, s);
+        l->len += k > 0 ? (size_t)k : 0;
+}
+
+/* The line without its trailing spaces, and a newline, to fd. */
+static int put_line(struct line_buf *l, int fd)
+{
+        while (l->len && l->s[l->len - 1] == ' ')
+                l->len--;
+        l->s[l->len++] = '\n'; /* put_cell left room */
+        int rc = write_all(fd, l->s, l->len);
+        l->len = 0;
+        return rc;
+}
+
+/* The column that shows a tree row's depth: the one marked, else the last. */
+static uint32_t tree_column(const struct ui_table *t)
+{
+        for (uint32_t c = 0; t->text_cols && c < t->nr_cols; c++)
+                if (t->text_cols[c].is_tree)
+                        return c;
+        return t->nr_cols - 1;
+}
+
+int ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
+{
+        char cellbuf[TEXT_MAX];
+        struct line_buf l = {xmalloc(256), 0, 256};
+        uint32_t tree = tree_column(t);
+        static const struct ui_text_col plain = {0, 2, false};
         for (uint32_t c = 0; c < t->nr_cols; c++) {
-                int w = t->cols[c].width;
-                if (!t->cols[c].title)
-                        continue;
-                len += (size_t)snprintf(line + len, sizeof(line) - len,
-                                        t->cols[c].kind == UI_COL_TEXT ? "%-*s " : "%*s ", w,
-                                        t->cols[c].title);
-                if (len >= sizeof(line))
-                        len = sizeof(line) - 1;
+                const struct ui_column *k = &t->cols[c];
+                const struct ui_text_col *x = t->text_cols ? &t->text_cols[c] : &plain;
+                if (k->title)
+                        put_cell(&l, x->gap, k->width, k->kind == UI_COL_TEXT, k->title);
         }
-        while (len && line[len - 1] == ' ')
-                len--;
-        line[len++] = '\n';
-        write_all(fd, line, len);
-        for (uint32_t i = 0; i < t->nr_rows && (!max_rows || i < max_rows); i++) {
+        if (!l.len)
+                put_cell(&l, 0, 0, true, "");
+        int rc = put_line(&l, fd);
+        for (uint32_t i = 0; !rc && i < t->nr_rows && (!max_rows || i < max_rows); i++) {
                 uint32_t r = t->order[i];
-                len = 0;
                 for (uint32_t c = 0; c < t->nr_cols; c++) {
-                        int w = t->cols[c].width;
-                        if (!t->cols[c].title)
+                        const struct ui_column *k = &t->cols[c];
+                        const struct ui_text_col *x = t->text_cols ? &t->text_cols[c] : &plain;
+                        if (!k->title)
                                 continue;
-                        ui_table_format(t, r, c, cellbuf, sizeof(cellbuf));
-                        if (t->cols[c].kind == UI_COL_TEXT) {
-                                int indent = c == t->nr_cols - 1 ? 2 * t->depth[r] : 0;
-                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%*s%-*s ",
-                                                        indent, "", w, cellbuf);
+                        /* text as long as it is (a borrowed C++ name may be longer than the
+                           screen's cells): the text form cuts nothing */
+                        const char *text = k->kind == UI_COL_TEXT ? text_of(cell(t, r, c)) : "";
+                        char *big = NULL;
+                        if (strnlen(text, TEXT_MAX) >= TEXT_MAX) {
+                                size_t n = strlen(text) + 1;
+                                big = xmalloc(n);
+                                text_sanitize(big, n, text);
                         } else {
-                                len += (size_t)snprintf(line + len, sizeof(line) - len, "%*s ", w,
-                                                        cellbuf);
+                                ui_table_format(t, r, c, cellbuf, sizeof(cellbuf));
                         }
-                        if (len >= sizeof(line))
-                                len = sizeof(line) - 1;
+                        int indent = c == tree ? 2 * t->depth[r] : 0, w = k->width;
+                        if (x->is_tree) /* within the width */
+                                w = w > indent ? w - indent : 0;
+                        put_cell(&l, x->gap + indent, w, k->kind == UI_COL_TEXT,
+                                 big ? big : cellbuf);
+                        free(big);
                 }
-                while (len && line[len - 1] == ' ')
-                        len--;
-                line[len++] = '\n';
-                write_all(fd, line, len);
+                if (!l.len)
+                        put_cell(&l, 0, 0, true, "");
+                rc = put_line(&l, fd);
         }
+        free(l.s);
+        return rc;
 }

@@ -13,6 +13,7 @@
 #include "export/pgo_format.h"
 #include "export/writers.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "outbuf.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
@@ -385,9 +386,9 @@ static int no_lines(const struct export_ctx *x, const char *what)
 static int write_lbr(const struct export_ctx *x, int fd)
 {
         struct profile *p = x->profile;
-        struct bolt_writer w = {.store = p->store};
+        struct bolt_writer w = {.store = profile_store(p)};
         const struct branches_row *rows;
-        uint32_t n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(profile_branches(p), BRANCHES_BY_EDGE, AGG_ALL, &rows);
         struct bolt_weight *wt = NULL;
         uint32_t nr_wt = 0, cap_wt = 0;
         for (uint32_t i = 0; i < n; i++) {
@@ -397,7 +398,7 @@ static int write_lbr(const struct export_ctx *x, int fd)
                 if (rows[i].to.loc.module != rows[i].from.loc.module)
                         add_weight(&wt, &nr_wt, &cap_wt, rows[i].to.loc.module, rows[i].count);
         }
-        w.module = choose(p->store, wt, nr_wt, x->opts->binary, "branches");
+        w.module = choose(profile_store(p), wt, nr_wt, x->opts->binary, "branches");
         free(wt);
         if (!w.module)
                 return -ENODATA;
@@ -405,7 +406,7 @@ static int write_lbr(const struct export_ctx *x, int fd)
                 return -ENODATA;
         /* the rows again: sym_module_info and the names above did not change them, but the
            answer is b's until the next call, and a name may have loaded since */
-        n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        n = branches_rows(profile_branches(p), BRANCHES_BY_EDGE, AGG_ALL, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 const struct branches_row *r = &rows[i];
                 if (r->is_other)
@@ -433,7 +434,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
 {
         struct profile *p = x->profile;
         const struct stack_set *s = x->samples;
-        struct bolt_writer w = {.store = p->store};
+        struct bolt_writer w = {.store = profile_store(p)};
         uint16_t source;
         if (!stack_set_main_source(s, &source)) {
                 fprintf(stderr, "etwtop: --export bolt: %s has neither LBR records nor samples\n",
@@ -448,7 +449,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                         add_weight(&wt, &nr_wt, &cap_wt, s->locs[s->frames[st->first]].module,
                                    st->count);
         }
-        w.module = choose(p->store, wt, nr_wt, x->opts->binary, "samples");
+        w.module = choose(profile_store(p), wt, nr_wt, x->opts->binary, "samples");
         free(wt);
         if (!w.module)
                 return -ENODATA;
@@ -460,7 +461,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
                 if (st->source != source || l->module != w.module)
                         continue;
                 struct sym_frame f;
-                sym_resolve(p->store, (struct sym_loc){l->module, l->rel}, &f);
+                sym_resolve(profile_store(p), (struct sym_loc){l->module, l->rel}, &f);
                 struct branches_end e = {{l->module, l->rel}, f.function, f.offset, f.state};
                 uint64_t off;
                 char *name = fdata_name(&w, &e, &off);
@@ -485,7 +486,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
 
 int export_write_bolt(const struct export_ctx *x, int fd)
 {
-        if (branches_nr_events(x->profile->branches))
+        if (branches_nr_events(profile_branches(x->profile)))
                 return write_lbr(x, fd);
         return write_no_lbr(x, fd);
 }

@@ -11,6 +11,7 @@
 #include "export/writers.h"
 #include "module_text.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "outbuf.h"
 #include "util/xalloc.h"
 
@@ -75,11 +76,11 @@ static int write_per_source(const struct export_ctx *x, int fd, const char *head
         outbuf_init(o, fd);
         outbuf_puts(o, header);
         uint16_t sources[16];
-        uint32_t nr_sources = hot_sources(p->hot, sources, 16);
+        uint32_t nr_sources = hot_sources(profile_hot(p), sources, 16);
         for (uint32_t k = 0; k < nr_sources; k++) {
                 char sbuf[32];
                 rows(o, p, stack_set_source_name(sources[k], sbuf, sizeof(sbuf)), sources[k],
-                     hot_nr_samples(p->hot, sources[k]));
+                     hot_nr_samples(profile_hot(p), sources[k]));
         }
         return finish(o);
 }
@@ -88,13 +89,13 @@ static void function_rows(struct outbuf *o, struct profile *p, const char *sourc
                           uint64_t nr)
 {
         const struct hot_row *rows;
-        uint32_t n = hot_functions(p->hot, src, false, &rows);
+        uint32_t n = hot_functions(profile_hot(p), src, false, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 const struct hot_row *w = &rows[i];
                 char mod[256], fn[300];
-                module_name(p->store, w->module, mod, sizeof(mod));
-                const char *name =
-                        place_text(p->store, w->function, w->module, mod, w->rel, fn, sizeof(fn));
+                module_name(profile_store(p), w->module, mod, sizeof(mod));
+                const char *name = place_text(profile_store(p), w->function, w->module, mod, w->rel,
+                                              fn, sizeof(fn));
                 put_field(o, source);
                 outbuf_putc(o, ',');
                 put_pct(o, w->self, nr);
@@ -122,11 +123,11 @@ static void module_rows(struct outbuf *o, struct profile *p, const char *source,
                         uint64_t nr)
 {
         const struct hot_module_row *rows;
-        uint32_t n = hot_modules(p->hot, src, &rows);
+        uint32_t n = hot_modules(profile_hot(p), src, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 struct sym_module_info info;
                 char mod[256] = "[unknown]", path[1024] = "", detail[512] = "";
-                if (rows[i].module && sym_module_info(p->store, rows[i].module, &info)) {
+                if (rows[i].module && sym_module_info(profile_store(p), rows[i].module, &info)) {
                         snprintf(mod, sizeof(mod), "%s", info.name);
                         snprintf(path, sizeof(path), "%s", info.path);
                         module_symbols_text(&info, detail, sizeof(detail)); /* as -b says it */
@@ -155,7 +156,7 @@ static void line_rows(struct outbuf *o, struct profile *p, const char *source, u
                       uint64_t nr)
 {
         const struct hot_line_row *rows;
-        uint32_t n = hot_top_lines(p->hot, src, 0, &rows);
+        uint32_t n = hot_top_lines(profile_hot(p), src, 0, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 char mod[256];
                 put_field(o, source);
@@ -164,13 +165,13 @@ static void line_rows(struct outbuf *o, struct profile *p, const char *source, u
                 outbuf_putc(o, ',');
                 outbuf_u64(o, rows[i].self);
                 outbuf_putc(o, ',');
-                put_name(o, module_name(p->store, rows[i].module, mod, sizeof(mod)));
+                put_name(o, module_name(profile_store(p), rows[i].module, mod, sizeof(mod)));
                 outbuf_putc(o, ',');
-                put_name(o, sym_name(p->store, rows[i].file));
+                put_name(o, sym_name(profile_store(p), rows[i].file));
                 outbuf_putc(o, ',');
                 outbuf_u64(o, rows[i].line);
                 outbuf_putc(o, ',');
-                put_name(o, rows[i].function ? sym_name(p->store, rows[i].function) : "");
+                put_name(o, rows[i].function ? sym_name(profile_store(p), rows[i].function) : "");
                 outbuf_puts(o, "\r\n");
         }
 }
@@ -187,9 +188,9 @@ int export_write_csv_switches(const struct export_ctx *x, int fd)
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
         outbuf_puts(o, "Switches,On-CPU ns,Off-CPU ns,CPU%,Readied,TID,PID,Top wait,Thread\r\n");
-        int64_t wall_ns = switches_wall_ns(p->switches);
+        int64_t wall_ns = switches_wall_ns(profile_switches(p));
         const struct switches_row *rows;
-        uint32_t n = switches_threads(p->switches, SWITCHES_BY_SWITCHES, &rows);
+        uint32_t n = switches_threads(profile_switches(p), SWITCHES_BY_SWITCHES, &rows);
         for (uint32_t i = 0; i < n; i++) {
                 const struct switches_row *w = &rows[i];
                 char wait[128] = "", name[2 * SWITCHES_NAME_SIZE + 2];
@@ -236,7 +237,7 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
         outbuf_init(o, fd);
         outbuf_puts(o, "Share%,Taken,From,To,Mispredicted,PredictionKnown,AvgCycles\r\n");
         const struct branches_row *rows;
-        uint32_t n = branches_rows(p->branches, BRANCHES_BY_EDGE, AGG_ALL, &rows);
+        uint32_t n = branches_rows(profile_branches(p), BRANCHES_BY_EDGE, AGG_ALL, &rows);
         char from[512], to[512];
         for (uint32_t i = 0; i < n; i++) {
                 const struct branches_row *e = &rows[i];
@@ -244,8 +245,8 @@ int export_write_csv_branches(const struct export_ctx *x, int fd)
                         snprintf(from, sizeof(from), "[other]");
                         snprintf(to, sizeof(to), "[other]");
                 } else {
-                        sym_format(p->store, e->from.loc, from, sizeof(from));
-                        sym_format(p->store, e->to.loc, to, sizeof(to));
+                        sym_format(profile_store(p), e->from.loc, from, sizeof(from));
+                        sym_format(profile_store(p), e->to.loc, to, sizeof(to));
                 }
                 char share[32];
                 snprintf(share, sizeof(share), "%.2f", 100.0 * e->share);

@@ -92,7 +92,7 @@ int export_events_run(const struct export_options *opts, char *err, size_t err_s
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      .is_no_demangle = opts->is_no_demangle};
         struct profile *p = profile_new(&po);
-        events_table_set_max_recent(p->events, 0); /* every event is written, none kept */
+        events_table_set_max_recent(profile_events(p), 0); /* every event is written, none kept */
         if (opts->pid)
                 profile_zoom(p, opts->pid);
         struct events_csv *c = xcalloc(1, sizeof(*c));

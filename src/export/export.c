@@ -17,6 +17,7 @@
 #include "feed.h"
 #include "ui/text_sanitize.h"
 #include "model/profile.h"
+#include "symbols/symbols.h"
 #include "util/out_file.h"
 
 static const struct {
@@ -104,7 +105,7 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
                                              opts->is_no_demangle || opts->format == EXPORT_BOLT,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
-        struct stack_set *s = stack_set_new(p->store);
+        struct stack_set *s = stack_set_new(profile_store(p));
         profile_set_sample_sink(p, stack_set_event, s);
         if (opts->pid)
                 profile_zoom(p, opts->pid); /* -p: one process, as the screen's t does */
@@ -116,8 +117,8 @@ int export_run(const struct export_options *opts, char *err, size_t err_size)
         profile_end(p);
         stack_set_end(s);
         /* the modules the samples hit have been loading on the loader thread all along */
-        sym_store_wait(p->store);
-        sym_store_poll(p->store);
+        sym_store_wait(profile_store(p));
+        sym_store_poll(profile_store(p));
         if (formats[k].has_off_cpu)
                 stack_set_off_cpu(s, p);
         stack_set_name(s, p);

@@ -136,9 +136,10 @@ int export_write_pprof(const struct export_ctx *x, int fd)
 
         /* sample types: the timer's count and CPU time, each PMC source's count, then the
            off-CPU time when the switches came with stacks */
-        uint64_t interval_ns = (uint64_t)(p->trace.interval_100ns ? p->trace.interval_100ns
-                                                                  : DEFAULT_INTERVAL_100NS) *
-                               100;
+        uint64_t interval_ns =
+                (uint64_t)(profile_trace(p)->interval_100ns ? profile_trace(p)->interval_100ns
+                                                            : DEFAULT_INTERVAL_100NS) *
+                100;
         ValueType types[2 * 16 + 1], *type_ptrs[2 * 16 + 1];
         int value_at[16]; /* per source of s->sources: its first value's index */
         char names[16][32];

@@ -147,7 +147,7 @@ int export_profgen_run(const struct export_options *opts, char *err, size_t err_
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      .is_no_demangle = opts->is_no_demangle};
         struct profile *p = profile_new(&po);
-        events_table_set_max_recent(p->events, 0); /* nothing kept: written as it comes */
+        events_table_set_max_recent(profile_events(p), 0); /* nothing kept: written as it comes */
         if (opts->pid)
                 profile_zoom(p, opts->pid);
         struct profgen *g = xcalloc(1, sizeof(*g));

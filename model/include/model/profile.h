@@ -95,8 +95,8 @@ struct profile_trace {
    sample's timestamp, whole: its kernel and user parts joined), if it has one. */
 typedef void (*profile_sample_fn)(void *ctx, const struct kevent *ev);
 
-/* The model: opaque outside model/ (src/ still sees its fields this round, through
-   model/profile_fields.h: the etwtop_model_fields target). */
+/* The model: opaque outside model/ (its fields: model/fields/model/profile_fields.h, for model/
+   and its unit tests). */
 struct profile;
 
 /* A profile that counts nothing yet. Never fails (memory runs out: abort). */
@@ -153,6 +153,8 @@ struct profile_caps {
 };
 void profile_caps(const struct profile *p, struct profile_caps *out);
 
+/* What a live session reports it lost (profile_trace's nr_lost_session), as it says it. */
+void profile_set_lost_session(struct profile *p, uint64_t nr);
 /* The events lost: the largest of the counts, each of which misses some. */
 uint64_t profile_nr_lost(const struct profile *p);
 /* The trace's span in ns (0 before two events); with a time window, the part of it the window
@@ -178,6 +180,15 @@ struct switches *profile_switches(const struct profile *p);
 struct events_table *profile_events(const struct profile *p);
 /* What the events said of the trace; valid as long as the profile. */
 const struct profile_trace *profile_trace(const struct profile *p);
+/* The symbol store that names the rows, owned by the profile: for src/ (annotate, the exports,
+   the symbols' progress); ui/ reads names through the functions below. */
+struct sym_store;
+struct sym_store *profile_store(const struct profile *p);
+/* The process the views count (profile_zoom; 0: every process). */
+uint32_t profile_zoom_pid(const struct profile *p);
+/* Whether a time window is on (profile_set_window), and where: [*from_ns, *to_ns) (0, 0 when
+   off; either pointer may be NULL). */
+bool profile_window(const struct profile *p, int64_t *from_ns, int64_t *to_ns);
 
 /* An interned name (a function's, a file's: the ids the rows carry), "" for 0; valid as long as
    the profile. */
@@ -189,7 +200,18 @@ const char *profile_module_name(struct profile *p, uint32_t module);
 void profile_place_text(struct profile *p, struct sym_loc where, uint32_t function, uint64_t offset,
                         char *buf, size_t size);
 
-#ifdef ETWTOP_MODEL_FIELDS /* src/ this round: struct profile's fields */
+/* A place as the symbol store writes it: "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b",
+   "0x7f0012345678"; returns its length. */
+size_t profile_loc_text(struct profile *p, struct sym_loc loc, char *buf, size_t size);
+/* What a report says of a module's symbols: where its names came from ("N from FILE"), or what
+   would give them ("PDB NAME {GUID}AGE", "build-id HEX"); "" when nothing is known (module 0
+   too). */
+void profile_module_symbols_text(struct profile *p, uint32_t module, char *buf, size_t size);
+struct sym_module_info;
+/* The same of a module's information, as the symbol store gives it. */
+void profile_module_info_text(const struct sym_module_info *info, char *buf, size_t size);
+
+#ifdef ETWTOP_MODEL_FIELDS /* the model's unit tests: struct profile's fields */
 #include "model/profile_fields.h"
 #endif
 

@@ -16,6 +16,8 @@ enum ui_col_kind {
         UI_COL_PCT,   /* a percentage, 0..100 */
         UI_COL_NS,    /* a duration in nanoseconds */
         UI_COL_RATIO, /* a ratio (instructions per cycle), two decimals; 0 is left blank */
+        UI_COL_MS,    /* a duration in nanoseconds, shown in milliseconds with 3 decimals */
+        UI_COL_REAL,  /* a number with decimals (ui_text_col.decimals) */
 };
 
 struct ui_column {
@@ -25,11 +27,20 @@ struct ui_column {
         int drop;  /* on a narrow terminal, columns go in this order (1 first); 0: never */
 };
 
+/* How the text form (ui_table_print, ui_table_format) lays out a column besides its width (the
+   screen lays out its own). */
+struct ui_text_col {
+        int gap;      /* spaces before the column, past the one after the column before */
+        int decimals; /* UI_COL_REAL's */
+        bool is_tree; /* a tree row's indentation goes here, within the width (else: before the
+                         last column's text) */
+};
+
 /* One cell, by its column's kind. */
 struct ui_cell {
         union {
                 uint64_t u;       /* UI_COL_U64, UI_COL_NS */
-                double d;         /* UI_COL_PCT, UI_COL_RATIO */
+                double d;         /* UI_COL_PCT, UI_COL_RATIO, UI_COL_REAL; NaN: no value, "-" */
                 const char *text; /* UI_COL_TEXT: borrowed, or in the table's arena; NULL: "" */
         };
 };
@@ -68,6 +79,8 @@ struct ui_table {
         void *scratch; /* owned: the sort's work space, kept between sorts */
         size_t scratch_size;
         uint32_t *spare_order; /* owned: the sort's next order, cap_rows long */
+        /* borrowed, nr_cols of them (ui_table_init: NULL, no gaps, 2 decimals) */
+        const struct ui_text_col *text_cols;
 };
 
 void ui_table_init(struct ui_table *t, const struct ui_column *cols, uint32_t nr_cols);
@@ -101,6 +114,7 @@ void ui_table_text_addr(struct ui_table *t, uint32_t row, uint32_t col, const ch
 static inline void ui_table_text_borrow(struct ui_table *t, uint32_t row, uint32_t col,
                                         const char *s);
 static inline void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, uint64_t v);
+/* Also a UI_COL_REAL's number; NaN: no value ("-"). */
 static inline void ui_table_pct(struct ui_table *t, uint32_t row, uint32_t col, double pct);
 
 /* The text as stored (borrowed text not yet sanitized); "" for other cells. */
@@ -114,8 +128,10 @@ bool ui_table_row_contains(const struct ui_table *t, uint32_t row, const char *n
    rows keep the order they are shown in. Only order[] changes (the other arrays keep the order
    of ui_table_add). */
 void ui_table_sort(struct ui_table *t, uint32_t col, bool is_reversed);
-/* The table as text lines (batch mode and snapshots), at most max_rows rows (0: all). */
-void ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows);
+/* The table as text lines (batch mode, --replay -b, snapshots): the column titles, then at
+   most max_rows rows (0: all), each column in its width (numbers right, text left), one space
+   and its gap between them, no trailing spaces. 0, or -errno of a failed write. */
+int ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows);
 
 /* ---- the inline definitions ---- */
 
@@ -153,9 +169,11 @@ static inline void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, 
         struct ui_cell *c = &t->cells[(size_t)row * t->nr_cols + col];
         switch (t->cols[col].kind) {
         case UI_COL_U64:
-        case UI_COL_NS: c->u = v; break;
+        case UI_COL_NS:
+        case UI_COL_MS: c->u = v; break;
         case UI_COL_PCT:
-        case UI_COL_RATIO: c->d = (double)v; break;
+        case UI_COL_RATIO:
+        case UI_COL_REAL: c->d = (double)v; break;
         case UI_COL_TEXT: return;
         }
         t->sort_state = 0;
@@ -164,7 +182,8 @@ static inline void ui_table_u64(struct ui_table *t, uint32_t row, uint32_t col, 
 static inline void ui_table_pct(struct ui_table *t, uint32_t row, uint32_t col, double pct)
 {
         if (row >= t->nr_rows || col >= t->nr_cols ||
-            (t->cols[col].kind != UI_COL_PCT && t->cols[col].kind != UI_COL_RATIO))
+            (t->cols[col].kind != UI_COL_PCT && t->cols[col].kind != UI_COL_RATIO &&
+             t->cols[col].kind != UI_COL_REAL))
                 return;
         t->cells[(size_t)row * t->nr_cols + col].d = pct;
         t->sort_state = 0;

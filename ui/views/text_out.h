@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* text_out.h (internal to ui/views): where the text report goes, and its sections: a title line
+   and a table, printed by ui_table_print. */
+#ifndef ETWTOP_UI_TEXT_OUT_H
+#define ETWTOP_UI_TEXT_OUT_H
+
+#include <stdint.h>
+
+#include "ui/table.h"
+
+struct profile;
+
+struct text_out {
+        int fd;
+        int rc;       /* 0, or the first write's -errno (nothing more is written) */
+        uint32_t top; /* rows per table */
+};
+
+/* s as it is (a title, a line of its own). */
+void text_out_puts(struct text_out *o, const char *s);
+/* The table's column titles and rows, then frees it. */
+void text_out_table(struct text_out *o, struct ui_table *t);
+
+/* The context switches' tables: threads by switches, their PMC counters, CPUs, where threads
+   blocked, waits (none when the trace has no switches). */
+void text_switches_print(struct text_out *o, struct profile *p);
+
+#endif
