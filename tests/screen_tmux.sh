@@ -32,7 +32,9 @@ rows_matching() {
                 END {for (i = t + 1; t && i <= NR - 2; i++) if (l[i] ~ re) n++; print n + 0}' "$tmp/screen"
 }
 # first_level MARK: the rows of the table's first level shown (their mark, "+ " or "- ", the
-# leftmost of all rows') marked MARK, a line each: the text after the mark
+# leftmost of all rows') marked MARK, a line each: the text after the mark, after the row's TID
+# and PID where it has them (the switches view: two integers before the first "%" column; two
+# threads may share a name)
 first_level() {
         awk -v mark="$1" '/^ 1 [A-Z]/ && !t {t = NR + 1; next} {l[NR] = $0}
                 END {
@@ -41,8 +43,16 @@ first_level() {
                                         col = RSTART
                         for (i = t + 1; t && col && i <= NR - 2; i++)
                                 if (match(l[i], / [-+] [^ ]/) && RSTART == col &&
-                                    substr(l[i], RSTART + 1, 1) == mark)
-                                        print substr(l[i], RSTART + 3)
+                                    substr(l[i], RSTART + 1, 1) == mark) {
+                                        text = substr(l[i], RSTART + 3)
+                                        n = split(substr(l[i], 1, RSTART), f, " ")
+                                        id = ""
+                                        for (k = 1; k <= n && f[k] !~ /%$/; k++)
+                                                ;
+                                        if (k <= n && k > 2 && f[k - 1] ~ /^[0-9]+$/ && f[k - 2] ~ /^[0-9]+$/)
+                                                id = f[k - 2] " " f[k - 1] " "
+                                        print id text
+                                }
                 }' "$tmp/screen"
 }
 # the cursor's row: "INDEX<tab>ROWS<tab>TEXT", INDEX its place among the table's rows shown (1:
@@ -620,15 +630,19 @@ for v in 1 3; do
         # every row shown that could open is open: none of them left closed, one at least open
         # (rows with nothing under them have no mark: the switches view's short-lived threads).
         # The first level only: the rows that opened show theirs closed (a caller's callers
-        # open with the next *), and a row may have become one that opens since. Waited for:
-        # on a loaded machine the key is answered in seconds (0 open, 33 of 33 still closed,
+        # open with the next *), and a row may have become one that opens since. * opens the
+        # rows on the screen (every row of the table opened a loaded machine's thousands of
+        # threads, and it then answered no key for minutes); the key's rebuild reads the model
+        # as it is now, so a row can come into view after it, closed (rows are told apart by
+        # TID where they have one: another cc1 came into view, closed, in one run). Waited
+        # for: a loaded machine answers the key in seconds (0 open, 33 of 33 still closed,
         # 0.5 s after it, in one run)
         all_open() {
                 nr_open=$(first_level - | wc -l)
                 nr_closed=$(first_level + | grep -cxFf "$tmp/closed")
                 [ "$nr_open" -ge 1 -a "$nr_closed" = 0 ]
         }
-        until_screen 10 all_open
+        until_screen 30 all_open
         check "* (view $v): every row shown opens ($nr_open open, $nr_closed of $(wc -l <"$tmp/closed") still closed)" \
                 all_open
 done
