@@ -32,7 +32,8 @@ fi
 # One fixture for every part; it outlives them all and is ended at exit.
 "$UNWIND_FIXTURE" busy 120 &
 fixture_pid=$!
-sleep 0.3
+# started once it has mapped its file (a loaded machine takes longer than a fixed 0.3 s to exec it)
+wait_until 60 eval "has_mapped $fixture_pid unwind_fixture || ! kill -0 $fixture_pid 2>/dev/null"
 kill -0 "$fixture_pid" 2>/dev/null || {
         echo "FAIL: unwind_fixture busy did not start" >&2
         exit 1
@@ -320,7 +321,8 @@ if $has_mode; then
         cp "$UNWIND_FIXTURE" "$tmp/gone_fixture"
         "$tmp/gone_fixture" busy 20 &
         gone_pid=$!
-        sleep 0.3
+        # removed once it runs from it (removed before its exec, it never started)
+        wait_until 60 eval "has_mapped $gone_pid gone_fixture || ! kill -0 $gone_pid 2>/dev/null"
         rm -f "$tmp/gone_fixture"
         "$ETWTOP" -b -n 3 -d 1 --top 60 -p "$gone_pid" --set-prof-int 2500 --stackwalk Profile \
                 --stackwalk-mode dwarf >"$tmp/gone.txt" 2>"$tmp/gone.err"
