@@ -358,7 +358,9 @@ static void on_key(struct app *a, int key)
         uint64_t row_key = 0;
         if (ui_screen_browse(a->scr, &key, &a->vs[v], &a->tables[v], &row_key))
                 return;
-        struct ui_key_ctx ctx = {&a->st, a->views[v], &a->tables[v], row_key};
+        struct ui_key_ctx ctx = {
+                .st = &a->st, .view = a->views[v], .table = &a->tables[v], .row_key = row_key};
+        ctx.nr_shown = ui_screen_shown_rows(a->scr, &a->tables[v], &a->vs[v], &ctx.shown);
         react(a, ui_key_dispatch(&ctx, key));
 }
 

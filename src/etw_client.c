@@ -430,13 +430,21 @@ void etw_client_detach(struct etw_client *c)
         c->has_session = false;
 }
 
-ULONG etw_client_flush(struct etw_client *c)
+ULONG etw_client_flush(struct etw_client *c, struct etw_client_stats *st)
 {
         if (!c->has_session)
                 return ERROR_WMI_INSTANCE_NOT_FOUND;
         struct props k;
         props_init(&k, NULL, 0);
-        return ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_FLUSH);
+        ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_FLUSH);
+        if (st && code == ERROR_SUCCESS) {
+                st->nr_events_lost = k.p.EventsLost;
+                st->nr_buffers_written = k.p.BuffersWritten;
+                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
+                st->buffer_size_kb = k.p.BufferSize;
+                st->max_file_mb = k.p.MaximumFileSize;
+        }
+        return code;
 }
 
 ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)

@@ -100,8 +100,8 @@ ULONG etw_client_query(struct etw_client *c, struct collect_settings *got,
                        struct etw_client_stats *st);
 
 /* Delivers the session's buffers to its consumers now (ControlTrace(FLUSH)), as its FlushTimer
-   would at the next tick. */
-ULONG etw_client_flush(struct etw_client *c);
+   would at the next tick; st (may be NULL): its counters once they are delivered. */
+ULONG etw_client_flush(struct etw_client *c, struct etw_client_stats *st);
 
 /* The session's kept window saved as a self-contained .etl (etw_save_window). */
 ULONG etw_client_save(struct etw_client *c, const char *path, char *err, size_t err_size);

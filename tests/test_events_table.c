@@ -317,7 +317,8 @@ static void rebuild(struct harness *h)
 static unsigned press(struct harness *h, int key, uint64_t row_key)
 {
         h->st.status[0] = 0;
-        struct ui_key_ctx ctx = {&h->st, h->view, &h->table, row_key};
+        struct ui_key_ctx ctx = {
+                .st = &h->st, .view = h->view, .table = &h->table, .row_key = row_key};
         unsigned r = ui_key_dispatch(&ctx, key);
         if (r & UI_REBUILD)
                 rebuild(h);

@@ -245,7 +245,8 @@ static void rebuild(struct harness *h)
 static unsigned press(struct harness *h, int key, uint64_t row_key)
 {
         h->st.status[0] = 0;
-        struct ui_key_ctx ctx = {&h->st, h->view, &h->table, row_key};
+        struct ui_key_ctx ctx = {
+                .st = &h->st, .view = h->view, .table = &h->table, .row_key = row_key};
         unsigned r = ui_key_dispatch(&ctx, key);
         if (r & UI_REBUILD)
                 rebuild(h);
@@ -409,6 +410,40 @@ static void test_functions_view(void **state)
         assert_true(flags_at(tb, work) & UI_ROW_EXPANDED);
         /* the view's rows have no process */
         assert_int_equal(h.view->row_pid(h.view, tb, key_at(tb, work)), 0);
+        harness_fini(&h);
+}
+
+/* *: the rows on the screen open, not every row of the table (a machine's thousands of threads
+   opened at once made each refresh build all their details) */
+static void test_expand_all_shown(void **state)
+{
+        struct jit *j = *state;
+        const uint64_t in_leaf[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        const uint64_t in_other[] = {fn_at(FN_OTHER, 4), fn_at(FN_MAIN, 12)};
+        int64_t t = MS(1);
+        for (int i = 0; i < 3; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_leaf, 3);
+        feed_sample(j->p, t += MS(1), j->pid, in_other, 2);
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        int leaf = find_row(tb, "Function", "jit_leaf", 0);
+        int other = find_row(tb, "Function", "jit_other", 0);
+        assert_true(leaf >= 0 && other >= 0);
+        assert_true(flags_at(tb, other) & UI_ROW_EXPANDABLE);
+        /* the screen shows leaf's row alone */
+        uint32_t shown_rows[] = {tb->order[leaf]};
+        struct ui_key_ctx ctx = {&h.st, h.view, tb, 0, shown_rows, 1};
+        assert_true(ui_key_dispatch(&ctx, '*') & UI_REBUILD);
+        rebuild(&h);
+        leaf = find_row(tb, "Function", "jit_leaf", 0);
+        other = find_row(tb, "Function", "jit_other", 0);
+        assert_true(flags_at(tb, leaf) & UI_ROW_EXPANDED);
+        assert_false(flags_at(tb, other) & UI_ROW_EXPANDED);
+        /* and stays open when the rows are made again (a live screen's every refresh) */
+        rebuild(&h);
+        assert_true(flags_at(tb, find_row(tb, "Function", "jit_leaf", 0)) & UI_ROW_EXPANDED);
         harness_fini(&h);
 }
 
@@ -1574,6 +1609,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_expand_all_shown, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_by_process, jit_setup,
                                                 jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_decay, jit_setup,

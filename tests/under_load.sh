@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # under_load.sh: runs the test suite while 2 x nproc busy loops hold every core, to show that no
 # test depends on timing; the load always stops, and the failures are listed at the end.
-# usage: tests/under_load.sh [BUILD_DIR [ctest options...]]   (default: build-asan, -j nproc)
+# usage: [RUNS=N] [LOAD_LOOPS=N] tests/under_load.sh [BUILD_DIR [ctest options...]]
+#        (default: build-asan, -j nproc, one run; RUNS=3: the suite three times under the load)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build-asan}
@@ -36,15 +37,19 @@ for _ in $(seq "$loops"); do
 done
 echo "under_load: $loops busy loops on $cores cores; ctest $* in $build" >&2
 
-log=$(mktemp /tmp/etwtop-under-load-XXXXXX.log)
-start=$(date +%s)
-(cd "$build" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
-end=$(date +%s)
+runs=${RUNS:-1}
+rc=0
+for ((run = 1; run <= runs; run++)); do
+        log=$(mktemp /tmp/etwtop-under-load-XXXXXX.log)
+        start=$(date +%s)
+        (cd "$build" && ctest --output-on-failure "$@") 2>&1 | tee "$log"
+        run_rc=${PIPESTATUS[0]}
+        end=$(date +%s)
+        [ "$run_rc" != 0 ] && rc=$run_rc
+        echo "under_load: run $run of $runs: ctest exit $run_rc after $((end - start)) s under $loops busy loops; log: $log"
+        if grep -q 'The following tests FAILED' "$log"; then
+                sed -n '/The following tests FAILED/,$p' "$log"
+        fi
+done
 stop_load
-
-echo "under_load: ctest exit $rc after $((end - start)) s under $loops busy loops; log: $log"
-if grep -q 'The following tests FAILED' "$log"; then
-        sed -n '/The following tests FAILED/,$p' "$log"
-fi
 exit "$rc"

@@ -27,9 +27,10 @@ struct ui_screen {
         const struct ui_table *visible_table; /* borrowed, only compared */
         uint64_t visible_generation;
         char visible_filter[64];
-        bool is_no_match;  /* the last search found no row: the status line says so */
-        uint32_t help_top; /* the help screen's first line shown */
-        uint32_t nr_help;  /* its lines, as last drawn (wrapped to the terminal) */
+        bool is_no_match;       /* the last search found no row: the status line says so */
+        uint32_t help_top;      /* the help screen's first line shown */
+        uint32_t nr_help;       /* its lines, as last drawn (wrapped to the terminal) */
+        uint32_t nr_list_lines; /* the table's lines as last drawn (0: no table drawn) */
 };
 
 enum { PAIR_HEADER = 1, PAIR_CURSOR, PAIR_COLUMNS, PAIR_TAB, PAIR_KEYS, PAIR_GREY };
@@ -128,6 +129,16 @@ static uint32_t visible_rows(struct ui_screen *s, const struct ui_table *t,
         }
         *rows = s->visible;
         return s->nr_visible;
+}
+
+uint32_t ui_screen_shown_rows(struct ui_screen *s, const struct ui_table *t,
+                              const struct ui_view_state *vs, const uint32_t **rows)
+{
+        uint32_t nv = visible_rows(s, t, vs, rows);
+        uint32_t top = vs->top < nv ? vs->top : nv;
+        if (top)
+                *rows += top;
+        return nv - top < s->nr_list_lines ? nv - top : s->nr_list_lines;
 }
 
 static int list_height(void)
@@ -577,6 +588,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
         if (vs->cursor >= nv)
                 vs->cursor = nv ? nv - 1 : 0;
         uint32_t height = (uint32_t)(y1 - y0 - 1);
+        s->nr_list_lines = height;
         if (vs->is_to_top) {
                 /* a new order or new rows: the top of the list, as perf top and htop show it */
                 vs->is_to_top = false;
@@ -631,6 +643,7 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
 void ui_screen_draw(struct ui_screen *s, const struct ui_frame *f, struct ui_table *t,
                     struct ui_view_state *vs)
 {
+        s->nr_list_lines = 0; /* until the table is drawn */
         if (f->is_help) {
                 draw_help(s, f->view);
                 refresh();

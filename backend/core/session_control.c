@@ -343,7 +343,9 @@ ULONG session_local_control(CONTROLTRACE_ID TraceId, const char *InstanceName,
         if (ControlCode == EVENT_TRACE_CONTROL_UPDATE)
                 code = update_session(s, Properties, new_file ? new_file : "");
         else if (ControlCode == EVENT_TRACE_CONTROL_FLUSH && s->writer) {
-                session_drain_source(s, true);
+                /* everything up to now: the held records of a rundown under way too */
+                if (s->source)
+                        live_source_flush(s->source);
                 etl_writer_flush(s->writer);
                 pthread_cond_broadcast(&s->rt_cond);
         }

@@ -767,6 +767,12 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
         st->nr_rundowns_pending = ls->rundown.is_pending;
 }
 
+void live_source_flush(struct live_source *ls)
+{
+        if (ls)
+                live_drain_all(ls);
+}
+
 void live_source_rundown(struct live_source *ls)
 {
         if (!ls)

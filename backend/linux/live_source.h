@@ -131,6 +131,13 @@ int live_source_fd(const struct live_source *ls);
    nothing up to the horizon, or a rundown under way), or -errno. */
 int live_source_drain(struct live_source *ls, uint32_t budget);
 
+/* What ControlTrace(FLUSH) delivers: everything collected up to now. A rundown under way is
+   finished first (its thread waited for, the rings kept empty meanwhile, its records written,
+   then the records it held), then every ring is drained up to now. Blocks for as long as the
+   rundown still reads /proc: a flush right after the start (etwtop -b's first frame) otherwise
+   had none of the samples of that second. NULL is fine. */
+void live_source_flush(struct live_source *ls);
+
 /* Applies new settings to the running source without losing or double counting events:
    group masks by enable/disable, the interval by PERF_EVENT_IOC_PERIOD, stack hooks, sources
    and LBR flags by reopening (make-before-break; break-before-make for LBR); the change is

@@ -287,12 +287,16 @@ static unsigned act_collapse(struct ui_key_ctx *c)
         return UI_REBUILD | UI_REDRAW;
 }
 
-/* every row shown now opens one level */
+/* every row shown now opens one level: the rows on the screen (every row of the table made each
+   refresh build the callers of thousands of functions) */
 static unsigned act_expand_all(struct ui_key_ctx *c)
 {
-        for (uint32_t i = 0; i < c->table->nr_rows; i++)
-                if (c->table->flags[i] & UI_ROW_EXPANDABLE)
-                        ui_key_set_put(&of(c->view)->expanded, c->table->keys[i], true);
+        uint32_t n = c->shown ? c->nr_shown : c->table->nr_rows;
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r = c->shown ? c->shown[i] : i;
+                if (c->table->flags[r] & UI_ROW_EXPANDABLE)
+                        ui_key_set_put(&of(c->view)->expanded, c->table->keys[r], true);
+        }
         return UI_REBUILD | UI_REDRAW;
 }
 

@@ -387,12 +387,18 @@ static unsigned act_collapse(struct ui_key_ctx *c)
         return put(c, c->row_key, 0);
 }
 
+/* Every row shown opens: the rows on the screen. Every row of the table opened every thread of
+   a machine running thousands: each refresh then built all their details, and a loaded machine
+   answered the next key minutes later. */
 static unsigned act_expand_all(struct ui_key_ctx *c)
 {
         unsigned r = 0;
-        for (uint32_t i = 0; i < c->table->nr_rows; i++)
-                if (c->table->flags[i] & UI_ROW_EXPANDABLE)
-                        r |= put(c, c->table->keys[i], 1);
+        uint32_t n = c->shown ? c->nr_shown : c->table->nr_rows;
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t row = c->shown ? c->shown[i] : i;
+                if (c->table->flags[row] & UI_ROW_EXPANDABLE)
+                        r |= put(c, c->table->keys[row], 1);
+        }
         return r;
 }
 

@@ -54,6 +54,13 @@ int ui_screen_getkey(struct ui_screen *s);
 bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
                       const struct ui_table *t, uint64_t *row_key);
 
+/* The rows of t on the screen as it was last drawn (the rows the filter lets through, from the
+   view's top, as many as the list showed), in order: *rows, valid until the next call or change
+   of the table. Returns how many (0 before the first draw). What "every row shown" means to a
+   key (*). */
+uint32_t ui_screen_shown_rows(struct ui_screen *s, const struct ui_table *t,
+                              const struct ui_view_state *vs, const uint32_t **rows);
+
 /* A replay's timeline: events per slice of the trace, the part of it shown (zoom), the
    cursor and the selected range, all in ns from the trace's start. */
 struct ui_timeline {

@@ -67,6 +67,10 @@ struct ui_key_ctx {
         struct ui_view *view;
         const struct ui_table *table;
         uint64_t row_key; /* 0: no row */
+        /* borrowed: the table's rows on the screen (indices into table), nr_shown of them;
+           NULL: not known, every row of the table counts as shown */
+        const uint32_t *shown;
+        uint32_t nr_shown;
 };
 
 typedef unsigned (*ui_action_fn)(struct ui_key_ctx *ctx);
