@@ -690,6 +690,63 @@ static void test_async_same_file(void **state)
         assert_int_equal(back, 0);
 }
 
+/* etl_writer_reserve and etl_writer_commit: records built in the writer's buffer make the same
+   file as the same records appended, through the async writer (which takes a buffer rather than
+   a copy of it); room asked for past a record's size completes a buffer early at most, every
+   record still reads; a record larger than a buffer, or for no CPU's buffer, has no room. */
+static void test_reserve_commit(void **state)
+{
+        (void)state;
+        char paths[3][128];
+        path_of(paths[0], sizeof(paths[0]), "append.etl");
+        path_of(paths[1], sizeof(paths[1]), "reserve.etl");
+        path_of(paths[2], sizeof(paths[2]), "reserve_more.etl");
+        for (uint32_t k = 0; k < 3; k++) {
+                struct etl_writer *w = new_writer(2, 4096);
+                struct etl_error err;
+                assert_int_equal(etl_writer_open_file(w, paths[k], false, &err), 0);
+                assert_int_equal(etl_writer_set_async(w, 4), 0);
+                uint8_t rec[512], p[256];
+                for (uint32_t i = 0; i < 3000; i++) {
+                        uint32_t cpu = i % 2, n = 16 + 8 * (i % 29);
+                        memset(p, (int)(i & 0xff), n);
+                        uint32_t size = etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2,
+                                                              7000 + i, NULL, 0, p, n);
+                        if (k == 0) {
+                                assert_int_equal(etl_writer_append(w, cpu, rec, size), 0);
+                                continue;
+                        }
+                        int rc = -1;
+                        uint32_t more = k == 2 ? 8 * (i % 3) : 0;
+                        uint8_t *room = etl_writer_reserve(w, cpu, size + more, &rc);
+                        assert_non_null(room);
+                        assert_int_equal(rc, 0);
+                        memcpy(room, rec, size);
+                        etl_writer_commit(w, cpu, size);
+                        etl_writer_commit(w, cpu, 0); /* nothing */
+                }
+                int rc = 0;
+                assert_null(etl_writer_reserve(w, 0, 4096, &rc));
+                assert_null(etl_writer_reserve(w, 2, 64, &rc));
+                assert_null(etl_writer_reserve(w, ETL_WRITER_HEADER_CPU, 64, &rc));
+                assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0), 0);
+                etl_writer_free(w);
+        }
+        uint8_t *a, *b;
+        size_t na, nb;
+        read_file(paths[0], &a, &na);
+        read_file(paths[1], &b, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na);
+        free(a);
+        free(b);
+        for (uint32_t k = 0; k < 3; k++) {
+                uint64_t back = 0;
+                assert_int_equal(read_all(paths[k], &back, NULL), 1 + 3000);
+                assert_int_equal(back, 0);
+        }
+}
+
 /* MaximumFileSize (cfg.max_file_bytes): no buffer takes the file past it, on the caller's thread
    and on the flusher's; the stats say the file is full, the header counts what the file holds
    once closed, and every buffer in it reads. */
@@ -831,6 +888,7 @@ int main(void)
                 cmocka_unit_test(test_file_and_ring_counts),
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_async_same_file),
+                cmocka_unit_test(test_reserve_commit),
                 cmocka_unit_test(test_max_file_size),
                 cmocka_unit_test(test_ring_save_fd),
                 cmocka_unit_test(test_remove_file),

@@ -396,9 +396,11 @@ static void flusher_wait(struct etl_writer *w)
         pthread_mutex_unlock(&f->lock);
 }
 
-/* Hands cb's buffer to the flusher: false when its queue is full (the buffer is lost). */
-static bool flusher_queue(struct etl_writer *w, struct cpu_buffer *cb)
+/* Hands cpu's buffer to the flusher: false when its queue is full (the buffer is lost). With
+   is_taken the buffer itself goes (the CPU goes on in a written one), else a copy of it. */
+static bool flusher_queue(struct etl_writer *w, uint32_t cpu, bool is_taken)
 {
+        struct cpu_buffer *cb = &w->cpus[cpu];
         struct flusher *f = w->flusher;
         pthread_mutex_lock(&f->lock);
         if (f->count == f->cap) {
@@ -416,7 +418,14 @@ static bool flusher_queue(struct etl_writer *w, struct cpu_buffer *cb)
                 pthread_mutex_unlock(&f->lock);
                 return false;
         }
-        memcpy(copy, cb->data, w->buffer_size);
+        if (is_taken) {
+                /* the writer owns the CPU's buffer through orig: the other one now */
+                uint8_t *full = cb->data;
+                cb->data = w->orig[cpu] = copy;
+                copy = full;
+        } else {
+                memcpy(copy, cb->data, w->buffer_size);
+        }
         pthread_mutex_lock(&f->lock);
         uint32_t slot = (f->head + f->count) % f->cap;
         f->bufs[slot] = copy;
@@ -585,9 +594,8 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 return 0;
         put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                           cb->last_timestamp, false);
-        if (w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
-                flusher_queue(w, cb); /* a full queue loses it (BuffersLost) */
-        } else if (w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
+        bool is_async = w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full;
+        if (!is_async && w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
                 w->stats.full = (int)log_file_room(w->fd, (w->nr_file_buffers + 1) * w->buffer_size,
                                                    w->buffer_size, w->cfg.max_file_bytes,
                                                    &w->stats.fs_avail_bytes);
@@ -610,6 +618,10 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
         }
         if (w->callback)
                 w->callback(w->callback_ctx, cb->data, w->buffer_size);
+        /* after the callback, which reads the buffer: without a ring to keep it, the flusher
+           takes the buffer itself rather than a copy (a 64 KiB memcpy a buffer) */
+        if (is_async)
+                flusher_queue(w, cpu, !w->ring); /* a full queue loses it (BuffersLost) */
         if (w->ring) {
                 /* the buffer joins the ring; the CPU goes on in the one it pushes out */
                 uint8_t **slot = &w->ring[w->ring_next];
@@ -668,6 +680,32 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
         w->stats.nr_events++;
         return rc;
+}
+
+uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+{
+        uint32_t aligned = (max_size + 7u) & ~7u;
+        *rc = 0;
+        if (max_size < 8 || max_size > MAX_ETW_EVENT_SIZE ||
+            aligned > w->buffer_size - WMI_BUFFER_HEADER_SIZE || cpu >= w->cfg.nr_cpus)
+                return NULL;
+        struct cpu_buffer *cb = &w->cpus[cpu];
+        if (cb->filled + aligned > w->buffer_size)
+                *rc = complete_buffer(w, cpu);
+        return cb->data + cb->filled;
+}
+
+void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
+{
+        if (size < 8 || cpu >= w->cfg.nr_cpus)
+                return;
+        struct cpu_buffer *cb = &w->cpus[cpu];
+        uint32_t aligned = (size + 7u) & ~7u;
+        const uint8_t *r = cb->data + cb->filled;
+        memset(cb->data + cb->filled + size, 0, aligned - size);
+        cb->filled += aligned;
+        cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
+        w->stats.nr_events++;
 }
 
 int etl_writer_flush(struct etl_writer *w)

@@ -93,6 +93,15 @@ void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn f
    (the record is kept in memory; the writer goes on for the other sinks). */
 int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, uint32_t size);
 
+/* etl_writer_append without the copy, for a record built in place: room for a record of at
+   most max_size bytes at the end of cpu's buffer (completed first when the record might not
+   fit), where the caller writes it, then etl_writer_commit(w, cpu, size <= max_size) appends
+   it (size 0: nothing). Nothing else may touch cpu's buffer in between. Returns the room, or
+   NULL where etl_writer_append would return -E2BIG or -EINVAL (the header CPU included);
+   *rc: 0 or the file sink's -errno of completing the buffer, as append's. */
+uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc);
+void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
+
 /* The file's writes (the buffers, the header's counts after each, the fdatasync of a flush)
    on a thread of their own, in order, up to max_queued buffers waiting (and at least 16 MiB of
    them): a caller that must not wait for the disk. A buffer that finds the queue full is lost

@@ -162,7 +162,18 @@ struct conv_stack {
         uint32_t tid; /* key */
         uint32_t pid;
         uint32_t nr;
-        uint64_t *frames; /* owned, nr */
+        uint8_t cls;      /* frames holds CONV_STACK_MIN << cls frames */
+        uint64_t *frames; /* owned (or the pool's, when it is in c->stack_pool), nr */
+};
+
+/* The kept stacks' frame arrays by size (CONV_STACK_MIN << class frames): a switch-in hands its
+   array back for the next switch-out, so that a context switch allocates nothing. */
+#define CONV_STACK_MIN      16u
+#define CONV_STACK_CLASSES  7u   /* 16 .. 1024 frames (CONV_MAX_FRAMES) */
+#define CONV_STACK_POOL_MAX 256u /* spare arrays a class keeps */
+struct conv_stack_pool {
+        uint64_t *free[CONV_STACK_CLASSES]; /* owned lists, linked through frames[0] */
+        uint32_t nr_free[CONV_STACK_CLASSES];
 };
 
 /* -p, context-switch records of the whole CPU: the last switch-out seen on a CPU. */
@@ -185,6 +196,8 @@ struct tp_cache {
 
 struct perf_conv {
         struct perf_conv_ops ops;
+        struct perf_conv_sink sink; /* has_sink: StackWalk records built in place */
+        bool has_sink;
         void *ctx;                           /* borrowed: the hooks' argument */
         const struct perf_conv_files *files; /* borrowed: where images are read from */
         void *files_ctx;
@@ -222,9 +235,10 @@ struct perf_conv {
         struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
         char *text;                  /* owned scratch: command lines */
         struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
-        bool has_switch_stacks;      /* the last sched_switch sample had CSwitch stacks on */
-        bool has_switch_plan;        /* perf_conv_set_switch_stacks: from switch_plan_from on, */
-        bool is_switch_plan_on;      /* CSwitch stacks are is_switch_plan_on */
+        struct conv_stack_pool stack_pool;
+        bool has_switch_stacks; /* the last sched_switch sample had CSwitch stacks on */
+        bool has_switch_plan;   /* perf_conv_set_switch_stacks: from switch_plan_from on, */
+        bool is_switch_plan_on; /* CSwitch stacks are is_switch_plan_on */
         uint64_t switch_plan_from;
         uint32_t traced_pid;       /* -p: the process traced; 0: every process */
         struct conv_out *last_out; /* owned, per writer CPU, with -p */
@@ -291,12 +305,21 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
+void conv_stack_pool_free(struct conv_stack_pool *pool);
 void conv_stacks_set(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint32_t nr);
 uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
                              const struct perf_sample *s, bool is_ip_first);
+/* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
+   pointers, at most its callchain and ip): true when written (or when it has no frames), false
+   when there was no room (the caller collects and emits as usual); *rc: emit's. */
+int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                       const uint64_t *frames, uint32_t nr);
+bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
+                            const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
+                            uint64_t ts, int *rc);
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)

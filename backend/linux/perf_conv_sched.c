@@ -326,10 +326,13 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         uint32_t rsize, nr_frames = 0;
         int rc;
 
-        if (ev->has_stack)
-                nr_frames = conv_collect_frames(c, ev, &s,
-                                                ev->kind == PERF_CONV_PROFILE ||
-                                                        ev->kind == PERF_CONV_PMC_SAMPLE);
+        bool is_ip_first = ev->kind == PERF_CONV_PROFILE || ev->kind == PERF_CONV_PMC_SAMPLE;
+        /* the stack built in the writer's buffer, after the sample's record: frame-pointer
+           chains of samples and wake-ups (a CSwitch's frames give its wait reason first) */
+        bool is_late = ev->has_stack && c->has_sink && ev->walk == PERF_CONV_WALK_FP &&
+                       (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
+        if (ev->has_stack && !is_late)
+                nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
                 note_kaddr(c, s.ip);
@@ -391,6 +394,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         default: return 0;
         }
         rc = conv_emit(c, cpu, rsize);
+        if (rc == 0 && is_late && !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc))
+                nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         if (rc == 0 && ev->has_stack && nr_frames)
                 rc = conv_emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);
         /* the walks' counts, once a second while they change (the screen's header shows them) */

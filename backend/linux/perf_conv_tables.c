@@ -128,6 +128,46 @@ void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tid
 
 /* ---- switch-out stacks ---- */
 
+/* The size class of an array of nr frames. */
+static uint8_t stack_class(uint32_t nr)
+{
+        uint8_t cls = 0;
+        while ((CONV_STACK_MIN << cls) < nr && cls + 1u < CONV_STACK_CLASSES)
+                cls++;
+        return cls;
+}
+
+static uint64_t *stack_frames_get(struct conv_stack_pool *pool, uint8_t cls)
+{
+        uint64_t *f = pool->free[cls];
+        if (!f)
+                return xmalloc((size_t)(CONV_STACK_MIN << cls) * sizeof(*f));
+        pool->free[cls] = (uint64_t *)(uintptr_t)f[0];
+        pool->nr_free[cls]--;
+        return f;
+}
+
+static void stack_frames_put(struct conv_stack_pool *pool, uint64_t *f, uint8_t cls)
+{
+        if (!f)
+                return;
+        if (pool->nr_free[cls] >= CONV_STACK_POOL_MAX) {
+                free(f);
+                return;
+        }
+        f[0] = (uint64_t)(uintptr_t)pool->free[cls];
+        pool->free[cls] = f;
+        pool->nr_free[cls]++;
+}
+
+void conv_stack_pool_free(struct conv_stack_pool *pool)
+{
+        for (uint32_t i = 0; i < CONV_STACK_CLASSES; i++) {
+                while (pool->free[i])
+                        free(stack_frames_get(pool, (uint8_t)i));
+        }
+}
+
 /* tid has left the CPU with the nr frames in c->frames (its pid's): kept for its next switch-in,
    replacing what was kept (nr 0: nothing is kept). */
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr)
@@ -135,7 +175,7 @@ void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t n
         struct conv_stack *k = conv_umap_find(&c->stacks, tid);
         if (!nr || tid == 0) {
                 if (k) {
-                        free(k->frames);
+                        stack_frames_put(&c->stack_pool, k->frames, k->cls);
                         conv_umap_remove(&c->stacks, k);
                 }
                 return;
@@ -145,10 +185,14 @@ void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t n
                 if (c->stacks.nr >= CONV_MAX_SAVED_STACKS)
                         return;
                 k = conv_umap_get(&c->stacks, tid, &is_new);
+                k->frames = NULL;
         }
-        if (k->nr < nr || !k->frames) {
-                free(k->frames);
-                k->frames = xcalloc(nr, sizeof(*k->frames));
+        if (nr > CONV_MAX_FRAMES)
+                nr = CONV_MAX_FRAMES;
+        if (!k->frames || (CONV_STACK_MIN << k->cls) < nr) {
+                stack_frames_put(&c->stack_pool, k->frames, k->cls);
+                k->cls = stack_class(nr);
+                k->frames = stack_frames_get(&c->stack_pool, k->cls);
         }
         memcpy(k->frames, c->frames, nr * sizeof(*k->frames));
         k->nr = nr;
@@ -166,7 +210,7 @@ void conv_stacks_set(struct perf_conv *c, bool is_on)
         for (uint32_t i = 0; i <= c->stacks.mask; i++) {
                 struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
                 if (k->tid != CONV_NONE) {
-                        free(k->frames);
+                        stack_frames_put(&c->stack_pool, k->frames, k->cls);
                         k->tid = CONV_NONE;
                 }
         }
@@ -181,9 +225,11 @@ int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
         if (!k)
                 return 0;
         uint32_t nr = k->nr, pid = k->pid;
-        memcpy(c->frames, k->frames, nr * sizeof(*k->frames));
-        free(k->frames);
+        uint64_t *frames = k->frames;
+        uint8_t cls = k->cls;
         conv_umap_remove(&c->stacks, k);
         c->st.nr_cswitch_stacks++;
-        return conv_emit_stack(c, cpu, ts, pid, tid, nr);
+        int rc = conv_emit_stack_of(c, cpu, ts, pid, tid, frames, nr);
+        stack_frames_put(&c->stack_pool, frames, cls);
+        return rc;
 }

@@ -120,7 +120,8 @@ static bool walks_dwarf(struct perf_conv *c, const struct perf_conv_event *ev,
 
 /* Appends the user frames of the sample's register and stack copies to c->frames[n..]. */
 static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
-                            const struct unwind_regs *regs, struct walk_ctx *w, uint32_t n)
+                            const struct unwind_regs *regs, struct walk_ctx *w, uint64_t *frames,
+                            uint32_t n)
 {
         struct unwind_stack stack = {regs->r[UNWIND_REG_RSP], s->stack, (size_t)s->stack_size};
         /* the copy is fresh from the kernel, not in this CPU's cache: its first lines (where
@@ -131,8 +132,8 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         struct unwind_result res;
         /* a sample taken in user mode has its ip first already: the walk, whose first frame is
            that ip, writes over it */
-        uint32_t at = n == 1 && c->frames[0] == regs->r[UNWIND_REG_RIP] ? 0 : n;
-        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, c->frames + at,
+        uint32_t at = n == 1 && frames[0] == regs->r[UNWIND_REG_RIP] ? 0 : n;
+        uint32_t nr = unwind_walk(regs, &stack, walk_find_map, w, &opts, frames + at,
                                   CONV_MAX_FRAMES - at, &res);
         c->uw_st.nr_frames += nr;
         n = at + nr > n ? at + nr : n;
@@ -146,8 +147,8 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
 /* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
    with ip first when it is not already. The user part is the DWARF walk of the sample's
    register and stack copies where ev's walk asks for it. */
-uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
-                             const struct perf_sample *s, bool is_ip_first)
+static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
 {
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
@@ -163,7 +164,7 @@ uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *
                         c->uw_st.nr_fp_chains++;
         }
         if (is_ip_first) {
-                c->frames[n++] = s->ip;
+                frames[n++] = s->ip;
                 if (is_kernel_addr(s->ip)) {
                         note_kaddr(c, s->ip);
                         note_kernel_frame(c, s->ip);
@@ -179,7 +180,7 @@ uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *
                 }
                 if (n == 1 && is_ip_first && a == s->ip)
                         continue;
-                c->frames[n++] = a;
+                frames[n++] = a;
                 if (is_kernel_addr(a)) {
                         note_kaddr(c, a);
                         if (!is_user)
@@ -187,20 +188,71 @@ uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *
                 }
         }
         if (is_dwarf && n < CONV_MAX_FRAMES)
-                n = unwind_user(c, s, &regs, &w, n);
+                n = unwind_user(c, s, &regs, &w, frames, n);
         return n;
+}
+
+uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
+                             const struct perf_sample *s, bool is_ip_first)
+{
+        return collect_frames_to(c, ev, s, is_ip_first, c->frames);
+}
+
+/* The StackWalk record at rec (its frames in place from STACK_REC_HEAD on), through the sink
+   when is_direct, else through emit (rec is then c->stack_rec). */
+static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint32_t cpu,
+                        uint64_t ts, uint32_t pid, uint32_t tid, uint32_t nr)
+{
+        uint8_t *p = rec + STACK_REC_HEAD - 16;
+        st64(p, ts);
+        st32(p + 8, pid);
+        st32(p + 12, tid);
+        uint32_t size =
+                etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p, 16 + 8 * nr);
+        c->st.nr_events++;
+        if (!is_direct)
+                return c->ops.emit(c->ctx, cpu, rec, size);
+        c->sink.commit(c->ctx, cpu, size);
+        return 0;
+}
+
+bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
+                            const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
+                            uint64_t ts, int *rc)
+{
+        *rc = 0;
+        uint64_t most = s->nr_callchain + (is_ip_first ? 1 : 0);
+        if (most > CONV_MAX_FRAMES)
+                most = CONV_MAX_FRAMES;
+        uint8_t *rec = c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
+        if (!rec)
+                return false;
+        uint32_t nr = collect_frames_to(c, ev, s, is_ip_first,
+                                        (uint64_t *)(void *)(rec + STACK_REC_HEAD));
+        if (!nr) {
+                c->sink.commit(c->ctx, cpu, 0);
+                return true;
+        }
+        *rc = stack_finish(c, rec, true, cpu, ts, s->pid, s->tid, nr);
+        return true;
+}
+
+/* The kept frames of a switch-in as its StackWalk record, built in the sink's room when there
+   is one. */
+int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
+                       const uint64_t *frames, uint32_t nr)
+{
+        uint8_t *rec = c->has_sink ? c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
+        bool is_direct = rec != NULL;
+        if (!rec)
+                rec = c->stack_rec;
+        memcpy(rec + STACK_REC_HEAD, frames, nr * sizeof(*frames));
+        return stack_finish(c, rec, is_direct, cpu, ts, pid, tid, nr);
 }
 
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint32_t nr)
 {
         /* the frames are in place already: the payload head goes before them */
-        uint8_t *p = c->stack_rec + STACK_REC_HEAD - 16;
-        st64(p, ts);
-        st32(p + 8, pid);
-        st32(p + 12, tid);
-        uint32_t size = etl_record_perfinfo64(c->stack_rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0,
-                                              p, 16 + 8 * nr);
-        c->st.nr_events++;
-        return c->ops.emit(c->ctx, cpu, c->stack_rec, size);
+        return stack_finish(c, c->stack_rec, false, cpu, ts, pid, tid, nr);
 }

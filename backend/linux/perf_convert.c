@@ -153,6 +153,7 @@ void perf_conv_free(struct perf_conv *c)
                         free(k->frames);
         }
         free(c->stacks.slots);
+        conv_stack_pool_free(&c->stack_pool);
         unwind_module_close(c->uw_vdso);
         unwind_cache_free(c->uw_cache);
         free(c->last_out);
@@ -170,6 +171,13 @@ void perf_conv_free(struct perf_conv *c)
         free(c->stack_rec);
         free(c->text);
         free(c);
+}
+
+void perf_conv_set_sink(struct perf_conv *c, const struct perf_conv_sink *sink)
+{
+        c->has_sink = sink != NULL;
+        if (sink)
+                c->sink = *sink;
 }
 
 void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks)

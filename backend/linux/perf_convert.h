@@ -283,6 +283,18 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
                   uint32_t nr_cpus);
 void perf_conv_free(struct perf_conv *c);
 
+/* Where the StackWalk records of samples walked by frame pointers and of switch-ins are built
+   in place rather than built here and copied through ops.emit (a writer's etl_writer_reserve
+   and etl_writer_commit: one copy of every frame fewer). reserve: room for a record of at most
+   max_size bytes for writer CPU cpu, or NULL (the record then goes through emit); commit: the
+   record of size bytes (0: none) written there is complete. No other record of that CPU comes
+   in between. NULL sink: every record through emit (the default). */
+struct perf_conv_sink {
+        uint8_t *(*reserve)(void *ctx, uint32_t cpu, uint32_t max_size);
+        void (*commit)(void *ctx, uint32_t cpu, uint32_t size);
+};
+void perf_conv_set_sink(struct perf_conv *c, const struct perf_conv_sink *sink);
+
 /* The group masks in force: which of Process, Thread and Image events are written. */
 void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks);
 
