@@ -210,5 +210,24 @@ if [ -f "$dir/perf_b.data" ] && [ -f "$dir/perf_b.elf" ] && [ -f "$dir/propeller
                 grep -qE '^ +[0-9.]+% .* propeller_sample_1.bin.gen +main$' "$tmp/scan.p"
 fi
 
+# a perf.data is read through a temporary .etl removed once opened: never synced to the disk
+# (the writer syncs a recording at each flush and at its close: a replay of a large perf.data
+# waited for its scratch copy to reach the disk, twice for an export); --merge's file still is
+if command -v strace >/dev/null && [ -f "$dir/perf_b.data" ]; then
+        # LeakSanitizer does not run under ptrace (a sanitizer build's leak check is off here)
+        export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+        strace -f -qq -e trace=fsync,fdatasync -o "$tmp/sync.trace" \
+                "$ETWTOP" --replay "$dir/perf_b.data" --export pprof -o "$tmp/sync.pb.gz" \
+                2>/dev/null
+        check "scratch: --export of a perf.data succeeds under strace" [ -s "$tmp/sync.pb.gz" ]
+        no_sync() { ! grep -q 'sync(' "$1"; }
+        check "scratch: --export of a perf.data syncs nothing" no_sync "$tmp/sync.trace"
+        strace -f -qq -e trace=fsync,fdatasync -o "$tmp/sync2.trace" \
+                "$ETWTOP" --merge -o "$tmp/merged.etl" "$dir/perf_b.data" >/dev/null 2>&1
+        check "scratch: --merge's file of it is synced" grep -q 'sync(' "$tmp/sync2.trace"
+else
+        skip "strace missing: the scratch file's syncs not counted"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]

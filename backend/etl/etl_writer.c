@@ -720,12 +720,13 @@ int etl_writer_flush(struct etl_writer *w)
                 /* the flusher syncs after what is queued; its error shows in the stats */
                 struct flusher *f = w->flusher;
                 pthread_mutex_lock(&f->lock);
-                f->want_sync = true;
+                f->want_sync = !w->cfg.is_scratch;
                 pthread_cond_signal(&f->work);
                 if (f->error && !w->stats.write_error)
                         w->stats.write_error = f->error;
                 pthread_mutex_unlock(&f->lock);
-        } else if (w->fd >= 0 && !w->stats.write_error && fdatasync(w->fd) < 0 && errno != EINVAL) {
+        } else if (w->fd >= 0 && !w->stats.write_error && !w->cfg.is_scratch &&
+                   fdatasync(w->fd) < 0 && errno != EINVAL) {
                 w->stats.write_error = errno;
         }
         return first;
@@ -745,7 +746,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         int hrc = write_all(w->fd, w->header, w->buffer_size, 0);
         if (hrc < 0 && !rc)
                 rc = hrc;
-        if (fsync(w->fd) < 0 && !rc && errno != EINVAL)
+        if (!w->cfg.is_scratch && fsync(w->fd) < 0 && !rc && errno != EINVAL)
                 rc = -errno;
         if (close(w->fd) < 0 && !rc)
                 rc = -errno;

@@ -41,6 +41,9 @@ struct etl_writer_config {
         uint32_t header_tid, header_pid; /* the controller's, in the header record */
         /* the header's TimeZone (a merge keeps its input's); all 0: UTC, none recorded */
         TIME_ZONE_INFORMATION time_zone;
+        /* a scratch file, removed once read (a perf.data converted for a replay): never
+           synced to the disk (a recording's file is synced at each flush and at the close) */
+        bool is_scratch;
 };
 
 /* Called with every buffer the writer completes (flushed full or by FLUSH/close), in the

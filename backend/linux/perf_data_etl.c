@@ -70,9 +70,10 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                         buf[i] = ' ';
 }
 
-/* perf_data_write_etl, with the header's LogFileName log_name. */
+/* perf_data_write_etl, with the header's LogFileName log_name; is_scratch: a temporary file,
+   removed once read, never synced to the disk. */
 static int write_etl(const char *in_path, const char *out_path, const char *log_name, bool is_force,
-                     struct perf_data_conv_stats *st, struct etl_error *err)
+                     bool is_scratch, struct perf_data_conv_stats *st, struct etl_error *err)
 {
         struct perf_data *pd = NULL;
         struct err_msg perr;
@@ -84,6 +85,7 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
         struct etl_writer_config cfg;
         uint64_t span = perf_data_conv_config_span(pd, &cfg);
         cfg.log_file_name = log_name;
+        cfg.is_scratch = is_scratch;
         char origin[1024];
         perf_data_origin(pd, origin, sizeof(origin));
         cfg.logger_name = origin;
@@ -130,7 +132,7 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
 int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force,
                         struct perf_data_conv_stats *st, struct etl_error *err)
 {
-        return write_etl(in_path, out_path, out_path, is_force, st, err);
+        return write_etl(in_path, out_path, out_path, is_force, false, st, err);
 }
 
 /* Whether the file at path starts with perf.data's magic. */
@@ -163,7 +165,8 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         }
         char etl[4200];
         snprintf(etl, sizeof(etl), "%s/converted.etl", dir);
-        int rc = write_etl(path, etl, path, false, NULL, err);
+        /* read once and removed: no sync (the writer syncs a recording at each flush) */
+        int rc = write_etl(path, etl, path, false, true, NULL, err);
         /* a damaged file is read up to the damage: what was converted is opened */
         struct etl_error err2;
         bool is_written = access(etl, F_OK) == 0; /* not when the perf.data did not open */
