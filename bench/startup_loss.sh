@@ -3,7 +3,7 @@
 # startup_loss.sh: the events a live session loses in its first second when it starts on a busy
 # machine with many threads for its rundown to walk: the screen (`-b`, 4 kHz timer samples with
 # stacks on Profile, CSwitch and ReadyThread, --stackwalk-mode fp) started while startup_load
-# (tests/startup_load.c) keeps every CPU busy, switches threads through pipe ping-pongs, and
+# (tests/unit/startup_load.c) keeps every CPU busy, switches threads through pipe ping-pongs, and
 # holds idle processes of many threads. Prints, per run, the "lost" of the frames at 0.5 s and
 # 1 s, and their sum over the runs; with a second build, both builds take turns (before/after).
 # Usage: bench/startup_loss.sh [BUILD_DIR [OLD_BUILD_DIR]]   (default ./build; needs root)
@@ -24,7 +24,7 @@ die() {
 }
 load_bin=$build/tests/startup_load
 [ -x "$build/src/etwtop" ] || die "no $build/src/etwtop (build it first)"
-[ -x "$load_bin" ] || die "no $load_bin (build the tests: it is tests/startup_load.c)"
+[ -x "$load_bin" ] || die "no $load_bin (build the tests: it is tests/unit/startup_load.c)"
 [ -z "$old" ] || [ -x "$old/src/etwtop" ] || die "no $old/src/etwtop"
 tmp=$(mktemp -d)
 load_pids=()

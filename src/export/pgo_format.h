@@ -2,7 +2,7 @@
 /* pgo_format.h (internal to src/export/): the text the profile-guided optimizers read, one line
    at a time: BOLT's fdata (what perf2bolt writes, llvm-bolt -data reads) and the perf script
    form llvm-profgen reads (`perf script -F ip,brstack --show-mmap-events`). No I/O: the writers
-   (bolt.c, profgen.c) put these lines out; tests/test_pgo_format.c checks them. */
+   (bolt.c, profgen.c) put these lines out; tests/unit/test_pgo_format.c checks them. */
 #ifndef ETWTOP_EXPORT_PGO_FORMAT_H
 #define ETWTOP_EXPORT_PGO_FORMAT_H
 

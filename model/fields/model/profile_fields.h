@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* profile_fields.h: struct profile's fields, for model/ and its unit tests (the
    etwtop_model_fields target puts this folder on their path); src/ and ui/ read the model
-   through profile.h's functions only and cannot include this header (tests/layering.sh). */
+   through profile.h's functions only and cannot include this header (tests/shell/layering.sh). */
 #ifndef ETWTOP_MODEL_PROFILE_FIELDS_H
 #define ETWTOP_MODEL_PROFILE_FIELDS_H
 

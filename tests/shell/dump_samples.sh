@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dump_samples.sh: `etwtop --dump` on every real sample: totals per event type, decoded fields
+# against the byte examples of ETL-FORMAT.md, bad input, multi-file merging.
+set -u
+: "${ETWTOP:?}" "${ETWTOP_SAMPLES:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/check.sh"
+
+# total FILE -> the "events in all" count of the dump
+total() { awk '/events in all/ {print $1}' "$1"; }
+# count FILE EVENT -> the totals row of EVENT (summed over versions)
+count() { awk -v e="$2" '/^Totals per event type/ {t=1} t && $3 == e {n += $1} END {print n + 0}' "$1"; }
+
+dump() { # name path
+        local out="$tmp/$1.txt"
+        if ! "$ETWTOP" --dump "$2" >"$out" 2>"$tmp/$1.err"; then
+                echo "FAIL: etwtop --dump $2 exited non-zero: $(cat "$tmp/$1.err")" >&2
+                nr_fail=$((nr_fail + 1))
+        fi
+}
+
+s=$ETWTOP_SAMPLES
+u=$ETWTOP_SAMPLES_UNPACKED
+dump lxcore "$s/etlparser_lxcore_kernel.etl"
+dump shutdown "$s/etlparser_ShutdownPerfDiagLogger.etl"
+dump powershell "$s/krabsetw_powershell.etl"
+dump selfdesc "$s/perfview_SelfDescribingSingleEvent.etl"
+dump gc "$u/gcevents/PerfViewData.etl"
+dump net "$u/net.4.5.2.x64.etl"
+
+# Record counts of samples/README.md
+check "lxcore has 4 events" [ "$(total "$tmp/lxcore.txt")" = 4 ]
+check "ShutdownPerfDiagLogger has 17078 events" [ "$(total "$tmp/shutdown.txt")" = 17078 ]
+check "powershell has 114 events" [ "$(total "$tmp/powershell.txt")" = 114 ]
+check "SelfDescribing has 23 events" [ "$(total "$tmp/selfdesc.txt")" = 23 ]
+check "gcevents has 71 events" [ "$(total "$tmp/gc.txt")" = 71 ]
+check "net.4.5.2 has 179474 events" [ "$(total "$tmp/net.txt")" = 179474 ]
+
+# Per event type (ETL-FORMAT.md section 4)
+check "net: 79528 SampledProfile" [ "$(count "$tmp/net.txt" PerfInfo/SampledProfile)" = 79528 ]
+check "net: 252 Stack" [ "$(count "$tmp/net.txt" StackWalk/Stack)" = 252 ]
+check "net: 7046 StackKeyUser" [ "$(count "$tmp/net.txt" StackWalk/StackKeyUser)" = 7046 ]
+check "net: 2061 StackKeyKernel" [ "$(count "$tmp/net.txt" StackWalk/StackKeyKernel)" = 2061 ]
+check "net: 3590 ImageID" [ "$(count "$tmp/net.txt" KernelTraceControl/ImageID)" = 3590 ]
+check "net: 3534 DbgID_RSDS" [ "$(count "$tmp/net.txt" KernelTraceControl/DbgID_RSDS)" = 3534 ]
+check "net: 35 Image/Load" [ "$(count "$tmp/net.txt" Image/Load)" = 35 ]
+check "net: 0 CSwitch" [ "$(count "$tmp/net.txt" Thread/CSwitch)" = 0 ]
+# the .NET runtime's method and module events, told apart by Id (not by opcode: 2 other events
+# share MethodLoadVerbose's opcode 37, 27 MethodDCEndVerbose's 40)
+check "net: 290 MethodLoadVerbose" [ "$(count "$tmp/net.txt" DotNETRuntime/MethodLoadVerbose)" = 290 ]
+check "net: 16702 MethodDCEndVerbose" \
+        [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndVerbose)" = 16702 ]
+check "gcevents: 2 GCStart (Id 1)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCStart)" = 2 ]
+check "gcevents: 12 GCAllocationTick (Id 10)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCAllocationTick)" = 12 ]
+check "gcevents: 13 GCMarkWithType (Id 202)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCMarkWithType)" = 13 ]
+# a PerfView recording carries no MetaData: the GC events by the manifest's templates, value maps
+# by name as TraceEvent shows them (issue 26)
+check "gcevents: GCStart's fields, Reason and Type named" \
+        grep -q ' DotNETRuntime/GCStart Count=1 Depth=1 Reason="Induced" Type="NonConcurrentGC" ClrInstanceID=8 ClientSequenceNumber=0$' "$tmp/gc.txt"
+check "gcevents: GCSuspendEEBegin's Reason named" \
+        grep -q ' DotNETRuntime/GCSuspendEEBegin Reason="SuspendForGC" Count=0 ClrInstanceID=8$' "$tmp/gc.txt"
+check "gcevents: GCAllocationTick (version 4) with its AllocationKind named" \
+        grep -q ' DotNETRuntime/GCAllocationTick AllocationAmount=0x350e8 AllocationKind="Large" ClrInstanceID=8 AllocationAmount64=0x350e8 TypeID=0x7ffb485e1c08 TypeName="System.String" HeapIndex=0 Address=0x1b0f3c00048 ObjectSize=217328$' "$tmp/gc.txt"
+check "gcevents: GCEnd and GCHeapStats' fields" \
+        bash -c "grep -q ' DotNETRuntime/GCEnd Count=1 Depth=1 ClrInstanceID=8\$' '$tmp/gc.txt' && grep -q ' DotNETRuntime/GCHeapStats GenerationSize0=0x248 TotalPromotedSize0=0x4bea8 .* GCHandleCount=53 ClrInstanceID=8 GenerationSize4=0x3ff0 TotalPromotedSize4=0x0\$' '$tmp/gc.txt'"
+check "gcevents: GCCreateSegment's Type and GCMarkWithType's Type named" \
+        bash -c "grep -q 'GCCreateSegment Address=0x1b0f3c00028 Size=0x1ffffd8 Type=\"LargeObjectHeap\"' '$tmp/gc.txt' && grep -q 'GCMarkWithType HeapNum=0 ClrInstanceID=8 Type=\"Older\" Bytes=293544' '$tmp/gc.txt'"
+check "gcevents: GCPerHeapHistory (version 3): its fields and each generation's values" \
+        grep -q ' DotNETRuntime/GCPerHeapHistory ClrInstanceID=8 FreeListAllocated=0x0 .* CondemnReasons0=5 .* HeapIndex=0 ExtraGen0Commit=0x0 Count=5 SizeBefore="\[0x112d30,0x0,0x0,0x4f9a8,0x3ff0\]" .* NewAllocation="\[0x488d58,0x40000,0x0,0x0,0x0\]"$' "$tmp/gc.txt"
+check "gcevents: GCGlobalHeapHistory (version 4): its fields, the Values' bytes with their length" \
+        grep -q ' DotNETRuntime/GCGlobalHeapHistory FinalYoungestDesired=0x475fb8 NumHeaps=1 CondemnedGeneration=1 Gen0ReductionCount=0 Reason="Induced" .* Count=8 ValuesLength=32 Values="0x' "$tmp/gc.txt"
+check "gcevents: no GC event left without its fields" \
+        bash -c "! grep -E ' DotNETRuntime/GC[A-Za-z]+ version=' '$tmp/gc.txt'"
+check "net: 16221 MethodDCEndILToNativeMap" \
+        [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/MethodDCEndILToNativeMap)" = 16221 ]
+check "net: 27 ModuleDCEnd" [ "$(count "$tmp/net.txt" DotNETRuntimeRundown/ModuleDCEnd)" = 27 ]
+check "net: a method's fields" grep -q 'DotNETRuntime/MethodLoadVerbose method_id=0x7f95eb0a230 module_id=0x7f95e933020 start=0x7f95eb10090 size=0x279 .*namespace="System.AppDomain" name="SetupDomain"' "$tmp/net.txt"
+check "net: a module's IL path" grep -q 'DotNETRuntime/ModuleLoad module_id=0x7f95e933020 .*il_path="C:\\Windows\\Microsoft.Net\\assembly\\GAC_64\\mscorlib\\.*\\mscorlib.dll"' "$tmp/net.txt"
+# replayed, the JIT-compiled code the samples hit is named from those events, as PerfView does
+"$ETWTOP" --replay "$u/net.4.5.2.x64.etl" -b --top 5 >"$tmp/net-replay.txt" 2>"$tmp/net-replay.err"
+check "net replay: exits 0" [ $? = 0 ]
+check "net replay: the file's 179474 events (stacks rebuilt from keys not counted again)" \
+        grep -q ' 179474 events, 0 lost$' "$tmp/net-replay.txt"
+check "net replay: the hottest .NET method named" \
+        grep -Eq '^ +2\.33% +2\.33% +1856 +1856 +mscorlib\.dll +System\.DateTime\.GetDatePart\(int32\)$' "$tmp/net-replay.txt"
+check "net replay: the program's Main named" bash -c "'$ETWTOP' --replay '$u/net.4.5.2.x64.etl' -b --top 100 2>/dev/null | grep -Eq 'Test\.x64\.exe +Test\.Program\.Main\(class System\.String\[\]\)\$'"
+check "net replay: mscorlib's methods from the CLR events" \
+        grep -Eq 'mscorlib\.dll +[0-9]+ from the recording.s CLR method events' "$tmp/net-replay.txt"
+check "shutdown: 72 Image/Load (hook 0x030A)" [ "$(count "$tmp/shutdown.txt" Image/Load)" = 72 ]
+check "shutdown: 6745 Image/DCStart" [ "$(count "$tmp/shutdown.txt" Image/DCStart)" = 6745 ]
+check "shutdown: 4791 Image/Unload" [ "$(count "$tmp/shutdown.txt" Image/Unload)" = 4791 ]
+check "shutdown: 1175 Thread/DCStart" [ "$(count "$tmp/shutdown.txt" Thread/DCStart)" = 1175 ]
+check "shutdown: 5 Process/Defunct" [ "$(count "$tmp/shutdown.txt" Process/Defunct)" = 5 ]
+
+# Decoded fields against the byte examples of ETL-FORMAT.md 3.2 and 3.4: the SampledProfile of
+# TID 3780 at IP 0xffffffffffd03003 and the stack that follows it with the same event time.
+check "net: SampledProfile 3780 at 0xffffffffffd03003" \
+        grep -q -E ' 3780 PerfInfo/SampledProfile ip=0xffffffffffd03003 count=1 priority=11' "$tmp/net.txt"
+line=$(grep -n -m1 ' 3780 PerfInfo/SampledProfile ip=0xffffffffffd03003' "$tmp/net.txt" | cut -d: -f1)
+check "net: its stack follows with frame 0 = the IP" \
+        bash -c "sed -n '$((line + 1)),$((line + 8))p' '$tmp/net.txt' | grep -q 'StackWalk/Stack .*frames=[0-9]*: 0xffffffffffd03003'"
+check "net: header names the Relogger" grep -q '^Logger name: *Relogger' "$tmp/net.txt"
+check "net: no damaged buffer" grep -q '^Damaged buffers: *0$' "$tmp/net.txt"
+check "net: image loads carry NT paths" grep -q 'Image/DCStart .*file="\\' "$tmp/net.txt"
+check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tmp/shutdown.txt"
+check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint version=0 size=118" "$tmp/lxcore.txt"
+# What the dump says is what the payload holds, with one name per event type, quoted values
+# escaped, and samples in the process the replay gives them
+check "lxcore: the TraceLogging name in the totals too" \
+        grep -Eq '^ +2 +206  Microsoft\.Windows\.Subsystem\.LxCore/BreakPoint \(v0\)$' "$tmp/lxcore.txt"
+check "SelfDescribing: the TraceLogging name in the totals too" \
+        grep -Eq '^ +1 +26  MySource/TestEvent \(v0\)$' "$tmp/selfdesc.txt"
+check "no TraceLogging event left as GUID/op in the totals" \
+        bash -c "! grep -h '^ *[0-9]* *[0-9]*  {[0-9a-f-]*}/op' '$tmp/lxcore.txt' '$tmp/selfdesc.txt'"
+check "net: a command line's quotes escaped" \
+        grep -q ' image="dwm.exe" cmdline="\\"dwm.exe\\""$' "$tmp/net.txt"
+check "net: DbgID_None says its base and process only (its 12 bytes)" \
+        grep -q ' KernelTraceControl/DbgID_None base=0x7f9ccc50000 pid=724$' "$tmp/net.txt"
+check "net: no DbgID_None with a GUID" bash -c "! grep -q 'DbgID_None .*guid=' '$tmp/net.txt'"
+check "net: the first sample of thread 3780 in process 3988, as its stack and the replay say" \
+        grep -q '^  0\.029955600   3   3988   3780 PerfInfo/SampledProfile ip=0xffffffffffd03003 ' "$tmp/net.txt"
+check "net: no sample left without its process" \
+        bash -c "! awk '\$5 == \"PerfInfo/SampledProfile\" && \$3 == -1' '$tmp/net.txt' | grep -q ."
+check "lxcore: header fields" grep -q '^OS version: *10.0 build 19041 (log file layout 1.5)' "$tmp/lxcore.txt"
+check "every dump line's time is non-negative and ordered" \
+        bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/shutdown.txt'"
+
+# The fixture written by etwtop's writer: the events this machine cannot record (LBR, PMC,
+# CSwitch with counters, ReadyThread, a 32-bit record), decoded end to end
+if [ -n "${ETL_FIXTURE:-}" ]; then
+        "$ETL_FIXTURE" "$tmp/fixture.etl"
+        dump fixture "$tmp/fixture.etl"
+        f=$tmp/fixture.txt
+        check "fixture: events in all" [ "$(total "$f")" = 821 ]
+        check "fixture: events lost to a ring" grep -q ' etwtop/EventsLost cpu=1 reason=1 count=7$' "$f"
+        check "fixture: LBR entries" grep -q ' 4242   4243 LastBranchRecord/LBR event_time=0.010000000 options=0x1 entries=3: 0x401250->0x401200 0x4011f0->0x401240 0x401180->0x4011e0$' "$f"
+        check "fixture: stack of the sample" grep -q ' 4242   4243 StackWalk/Stack event_time=0.010000000 frames=3: 0x401234 0x401100 0x400f00$' "$f"
+        check "fixture: PMC sample" grep -q 'PerfInfo/PMCInterrupt ip=0x401300 source=11 source_name="BranchMispredictions"' "$f"
+        check "fixture: CSwitch with counters" grep -q 'Thread/CSwitch new_tid=4243 new_pid=4242 old_tid=0 old_pid=0 .*old_state=Waiting wait_reason=WrQueue wait_mode=user .*pmc=3896,9400' "$f"
+        check "fixture: ReadyThread" grep -q ' 4242   4244 Thread/ReadyThread readied_tid=4244 by_tid=4243 by_pid=4242' "$f"
+        check "fixture: 32-bit record" grep -q '   1   4242   4244 PerfInfo/SampledProfile ip=0x8048123 ' "$f"
+        check "fixture: PMC counter names" grep -q 'PMCCounterConfig counters=2 name="BranchInstructions" name="LLCReference"' "$f"
+        check "fixture: group masks" grep -q 'EventTrace/Extension masks=01000817,00000606,' "$f"
+        check "fixture: clock at 1 GHz" grep -q '^Clock: *QPC (1), frequency 1000000000 Hz' "$f"
+        check "fixture: file is 0600" [ "$(stat -c %a "$tmp/fixture.etl")" = 600 ]
+fi
+
+# Several files merged in time order
+"$ETWTOP" --dump --totals "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" >"$tmp/two.txt"
+check "two files: 114 + 71 events" [ "$(total "$tmp/two.txt")" = 185 ]
+
+# etwtop --merge (CreateMergedTraceFile): time order, every event kept, image identity added
+"$ETWTOP" --merge -o "$tmp/merged.etl" "$s/krabsetw_powershell.etl" "$u/gcevents/PerfViewData.etl" \
+        "$s/etlparser_ShutdownPerfDiagLogger.etl"
+check "merge: exit 0" [ $? = 0 ]
+dump merged "$tmp/merged.etl"
+# an ImageID for each Image Load and DCStart, and as xperf's merge writes them, Unload and
+# DCEnd: the shutdown trace's 72 + 6745 + 4791 + 2145
+check "merge: 113 + 70 + 17077 events + 13753 ImageID + a header" [ "$(total "$tmp/merged.txt")" = 31014 ]
+check "merge: an ImageID per image load, unload and rundown" [ "$(count "$tmp/merged.txt" KernelTraceControl/ImageID)" = 13753 ]
+check "merge: ImageID names the image" grep -q 'KernelTraceControl/ImageID .*name="[^"\\]*\.dll"' "$tmp/merged.txt"
+check "merge: events in time order" \
+        bash -c "awk '/^ *time cpu/ {t=1; next} /^\$/ {t=0} t && \$1+0 < last {bad=1} t {last=\$1+0} END {exit bad}' '$tmp/merged.txt'"
+check "merge: file is 0600" [ "$(stat -c %a "$tmp/merged.etl")" = 600 ]
+"$ETWTOP" --merge -o "$tmp/merged.etl" "$s/krabsetw_powershell.etl" 2>"$tmp/merge.err"
+check "merge: an existing output is not overwritten" grep -q 'exists' "$tmp/merge.err"
+"$ETWTOP" --merge --force -o "$tmp/merged.etl" "$u/net.4.5.2.x64.etl"
+dump merged_net "$tmp/merged.etl"
+check "merge: an already merged trace keeps its own ImageIDs" [ "$(count "$tmp/merged_net.txt" KernelTraceControl/ImageID)" = 3590 ]
+# issue 15, section 3: a merge keeps its input's header but for what it changes (its mode,
+# its file name, its layout): the logger name, the time zone, the maximum file size, the clock
+# and timer fields, the times, the machine
+hdr() { grep -E '^(Logger name|OS version|Processors|Pointer size|Clock|Timer resolution|CPU speed|Start time|Boot time|Maximum file size|Time zone):' "$1" | sed 's/ (log file layout [0-9.]*)//'; }
+for f in "$u/net.4.5.2.x64.etl" "$s/etlparser_ShutdownPerfDiagLogger.etl" "$s/krabsetw_powershell.etl" "$s/etlparser_lxcore_kernel.etl"; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f" .etl)
+        "$ETWTOP" --dump --totals "$f" >"$tmp/in-$b.txt" 2>&1
+        "$ETWTOP" --merge --force -o "$tmp/m-$b.etl" "$f" 2>/dev/null
+        "$ETWTOP" --dump --totals "$tmp/m-$b.etl" >"$tmp/out-$b.txt" 2>&1
+        check "merge of $b: the input's header fields kept ($(diff <(hdr "$tmp/in-$b.txt") <(hdr "$tmp/out-$b.txt") | tr '\n' ' ' | head -c 300))" \
+                cmp -s <(hdr "$tmp/in-$b.txt") <(hdr "$tmp/out-$b.txt")
+done
+check "merge: every record of the compressed trace kept" [ "$(total "$tmp/merged_net.txt")" = 179474 ]
+
+# replay -b of LBR and switch events this machine cannot record: the fixture's trace
+if [ -n "${ETL_FIXTURE:-}" ] && "$ETL_FIXTURE" "$tmp/lbr.etl" >/dev/null 2>&1; then
+        "$ETWTOP" --replay "$tmp/lbr.etl" -b >"$tmp/lbr-replay.txt" 2>&1
+        check "lbr replay: exits 0" [ $? = 0 ]
+        check "lbr replay: the edges counted" grep -q '^Hot branch edges (LBR, 3 branches)$' "$tmp/lbr-replay.txt"
+        check "lbr replay: an edge, its share" \
+                grep -Eq '^ +33\.33% +1 +- +-  work\+0x1250 -> work\+0x1200$' "$tmp/lbr-replay.txt"
+        check "lbr replay: the threads that switched" \
+                grep -Eq '^ +1 .* 4244 +4242 .*work\.exe/worker$' "$tmp/lbr-replay.txt"
+        check "lbr replay: the counters of each thread's timeslice (CSwitch PMC)" \
+                grep -Eq '^ +4243  work\.exe/main +BranchInstructions 1\.00 K, LLCReference 1\.50 K$' "$tmp/lbr-replay.txt"
+        check "lbr replay: ... of the other thread" \
+                grep -Eq '^ +4244  work\.exe/worker +BranchInstructions 2\.50 K, LLCReference 250$' "$tmp/lbr-replay.txt"
+fi
+
+# Bad input: a clear error naming the problem and the byte offset; nothing crashes
+printf 'this is not a trace file, just text that is long enough to hold a buffer header......\n' >"$tmp/text.etl"
+: >"$tmp/empty.etl"
+head -c 100000 "$s/etlparser_ShutdownPerfDiagLogger.etl" >"$tmp/truncated.etl"
+"$ETWTOP" --dump "$tmp/text.etl" >/dev/null 2>"$tmp/text.err"
+check "not an ETL: exit 1" [ $? = 1 ]
+check "not an ETL: message names it and the offset" grep -q 'not an ETL file.*offset' "$tmp/text.err"
+"$ETWTOP" --dump "$tmp/empty.etl" >/dev/null 2>"$tmp/empty.err"
+check "empty: exit 1" [ $? = 1 ]
+check "empty: says so" grep -q 'empty' "$tmp/empty.err"
+"$ETWTOP" --dump "$tmp/missing.etl" >/dev/null 2>"$tmp/missing.err"
+check "missing: exit 1 with the reason" grep -q 'No such file' "$tmp/missing.err"
+"$ETWTOP" --dump "$tmp/truncated.etl" >"$tmp/truncated.txt" 2>&1
+check "truncated: still dumps (exit 0)" [ $? = 0 ]
+check "truncated: one damaged buffer counted" grep -q '^Damaged buffers: *1$' "$tmp/truncated.txt"
+check "truncated: the problem names its offset" grep -q 'Last problem: .*truncated.*byte offset 65536' "$tmp/truncated.txt"
+"$ETWTOP" --replay "$tmp/truncated.etl" -b >"$tmp/truncated-replay.txt" 2>"$tmp/truncated-replay.err"
+check "truncated replay: still reads (exit 0)" [ $? = 0 ]
+check "truncated replay: says what was skipped, with the offset" \
+        grep -q 'truncated.etl: 1 damaged buffer skipped .*truncated.*byte offset 65536' "$tmp/truncated-replay.err"
+
+echo "$nr_pass passed, $nr_fail failed"
+[ "$nr_fail" = 0 ]

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# record_killed.sh: a recording killed with kill -9 leaves a file whose header says what it
+# holds (issue 13 item 20): BuffersWritten is the number of whole buffers in the file, so that a
+# reader that reads exactly BuffersWritten buffers (as dissect.etl does) sees every one, and
+# EndTime is set.
+set -u
+: "${ETWTOP:?}"
+tmp=$(mktemp -d)
+. "$(dirname "$0")/../lib/check.sh"
+trap 'rm -rf "$tmp"' EXIT
+
+field() { awk -v f="$2" 'index($0, f) == 1 {sub(/^[^:]*: */, ""); print $1; exit}' "$1"; }
+total() { awk '/events in all/ {print $1}' "$1"; }
+
+if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD >/dev/null 2>"$tmp/probe.err"; then
+        echo "SKIP: etwtop --record cannot run here: $(cat "$tmp/probe.err")" >&2
+        echo "0 passed, 0 failed, 1 skipped"
+        exit 0
+fi
+
+# Small buffers (many written between two flushes) and the default 64 KiB ones. stdout is not
+# a terminal, so that --record runs without the screen whatever runs this script.
+for kb in 4 64; do
+        f=$tmp/killed-$kb.etl
+        "$ETWTOP" --record "$f" --buffer-size "$kb" >/dev/null 2>/dev/null &
+        pid=$!
+        sleep 2
+        kill -9 "$pid"
+        wait "$pid" 2>/dev/null
+        "$ETWTOP" --dump --totals "$f" >"$tmp/$kb.txt" 2>&1
+        check "kill -9 ($kb KB buffers): the file reads" [ $? = 0 ]
+        in_header=$(field "$tmp/$kb.txt" "Buffers written:")
+        read_back=$(field "$tmp/$kb.txt" "Buffers:")
+        size=$(stat -c %s "$f")
+        whole=$((size / (kb * 1024)))
+        on_fail() { echo "header BuffersWritten=$in_header, buffers read=$read_back, whole buffers in the file=$whole ($size bytes)"; }
+        check "kill -9 ($kb KB buffers): more than the header buffer" [ "${in_header:-0}" -gt 1 ]
+        check "kill -9 ($kb KB buffers): BuffersWritten is the buffers read" [ "$in_header" = "$read_back" ]
+        check "kill -9 ($kb KB buffers): BuffersWritten is the whole buffers in the file" \
+                [ "$in_header" = "$whole" ]
+        unset -f on_fail
+        check "kill -9 ($kb KB buffers): EndTime set" bash -c "! grep -q '^End time: *0$' '$tmp/$kb.txt'"
+        check "kill -9 ($kb KB buffers): events" [ "$(total "$tmp/$kb.txt")" -gt 10 ]
+done
+
+echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ "$nr_fail" = 0 ]
