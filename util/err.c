@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int err_vset(struct err_msg *e, uint64_t offset, int code, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static int err_vset(struct err_msg *e, uint64_t offset,
+                                                          int code, const char *fmt, va_list ap)
 {
         if (e && e->msg[0] == '\0') {
                 vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
