@@ -68,20 +68,31 @@ check "--update with a flag xperf does not know: exit 1, named" \
         bash -c "[ $? != 0 ] && grep -q 'NO_SUCH_FLAG' '$tmp/err'"
 
 # --attach: a real-time consumer in yet another process; the session runs on after it
-# the workload spins until the attached screen is done (a fixed time can end before a slow
-# start of it)
+# The attached screen runs until the test has seen what it checks (its frames until SIGTERM: a
+# loaded machine's --loggers, seconds each, saw none of a 2-frame screen's life), the workload
+# until the screen is done (a fixed time can end before a slow start of it)
 ( while :; do :; done ) &
 spin=$!
-"$ETWTOP" --attach -b -n 2 -d 1 --top 200 >"$tmp/attach.txt" 2>"$tmp/attach.err" &
+"$ETWTOP" --attach -b -d 1 --top 200 >"$tmp/attach.txt" 2>"$tmp/attach.err" &
 att=$!
-# (waited for, up to a minute: a loaded machine takes seconds to start the consumer; the
-# workload outlasts it)
 consumer_is() {
         "$ETWTOP" --loggers >"$tmp/out" 2>/dev/null
         [ "$(field 'NT Kernel Logger' consumers)" = "$1" ]
 }
-wait_until 60 eval "consumer_is '1 real-time' || ! kill -0 $att 2>/dev/null"
+wait_until 120 eval "consumer_is '1 real-time' || ! kill -0 $att 2>/dev/null"
 check "--loggers: the attached screen counts as a consumer" consumer_is '1 real-time'
+# the samples the latest frame counts (its header is written whole)
+attach_samples() {
+        awk '/samples/ {for (i = 1; i < NF; i++) if ($(i + 1) == "samples") n = $i} END {print n + 0}' \
+                "$tmp/attach.txt"
+}
+# 2 frames at least, until one counts the workload's samples and switches, 3 minutes at most
+attach_seen() {
+        [ "$(frames_begun "$tmp/attach.txt" '^etwtop - live')" -ge 2 ] &&
+                [ "$(attach_samples)" -gt 100 ] && grep -q 'Ready/WrPreempted\|Waiting/' "$tmp/attach.txt"
+}
+wait_until 180 eval "attach_seen || ! kill -0 $att 2>/dev/null"
+kill -TERM "$att" 2>/dev/null
 wait "$att"
 rc=$?
 kill "$spin" 2>/dev/null
@@ -89,7 +100,7 @@ wait "$spin" 2>/dev/null
 check "--attach -b: exit 0 ($(head -c 300 "$tmp/attach.err"))" [ $rc = 0 ]
 check "--attach -b: frames of the running session" grep -q '^etwtop - live NT Kernel Logger' "$tmp/attach.txt"
 check "--attach -b: its settings read back" grep -q 'Groups: PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER *Stacks: Profile+CSwitch ' "$tmp/attach.txt"
-check "--attach -b: samples of the workload" bash -c "awk '/samples/ {for (i = 1; i < NF; i++) if (\$(i + 1) == \"samples\") n = \$i} END {exit n > 100 ? 0 : 1}' '$tmp/attach.txt'"
+check "--attach -b: samples of the workload ($(attach_samples))" [ "$(attach_samples)" -gt 100 ]
 check "--attach -b: switches of the workload" grep -q 'Ready/WrPreempted\|Waiting/' "$tmp/attach.txt"
 run --loggers
 check "after --attach: the session still runs" grep -q '^1 session$' "$tmp/out"
