@@ -913,8 +913,8 @@ static void test_real_dlls(void **state)
         for (size_t i = 0; i < sizeof(real_dlls) / sizeof(real_dlls[0]); i++) {
                 const struct real_dll *d = &real_dlls[i];
                 char path[4096];
-                snprintf(path, sizeof(path), "%.*s/corpus/pe/%s", (int)(slash - __FILE__), __FILE__,
-                         d->name);
+                snprintf(path, sizeof(path), "%.*s/../corpus/pe/%s", (int)(slash - __FILE__),
+                         __FILE__, d->name);
                 struct pe_identity id;
                 struct err_msg err;
                 struct sym_table *t = sym_table_new();
