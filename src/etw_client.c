@@ -430,6 +430,16 @@ void etw_client_detach(struct etw_client *c)
         c->has_session = false;
 }
 
+/* What a FLUSH or STOP answered, into st. */
+static void stats_of(const EVENT_TRACE_PROPERTIES *p, struct etw_client_stats *st)
+{
+        st->nr_events_lost = p->EventsLost;
+        st->nr_buffers_written = p->BuffersWritten;
+        st->nr_rt_buffers_lost = p->RealTimeBuffersLost;
+        st->buffer_size_kb = p->BufferSize;
+        st->max_file_mb = p->MaximumFileSize;
+}
+
 ULONG etw_client_flush(struct etw_client *c, struct etw_client_stats *st)
 {
         if (!c->has_session)
@@ -437,13 +447,8 @@ ULONG etw_client_flush(struct etw_client *c, struct etw_client_stats *st)
         struct props k;
         props_init(&k, NULL, 0);
         ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_FLUSH);
-        if (st && code == ERROR_SUCCESS) {
-                st->nr_events_lost = k.p.EventsLost;
-                st->nr_buffers_written = k.p.BuffersWritten;
-                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
-                st->buffer_size_kb = k.p.BufferSize;
-                st->max_file_mb = k.p.MaximumFileSize;
-        }
+        if (st && code == ERROR_SUCCESS)
+                stats_of(&k.p, st);
         return code;
 }
 
@@ -455,12 +460,7 @@ ULONG etw_client_stop(struct etw_client *c, struct etw_client_stats *st)
         props_init(&k, NULL, 0);
         ULONG code = ControlTraceA(c->id, NULL, &k.p, EVENT_TRACE_CONTROL_STOP);
         c->has_session = false;
-        if (st && code == ERROR_SUCCESS) {
-                st->nr_events_lost = k.p.EventsLost;
-                st->nr_buffers_written = k.p.BuffersWritten;
-                st->nr_rt_buffers_lost = k.p.RealTimeBuffersLost;
-                st->buffer_size_kb = k.p.BufferSize;
-                st->max_file_mb = k.p.MaximumFileSize;
-        }
+        if (st && code == ERROR_SUCCESS)
+                stats_of(&k.p, st);
         return code;
 }
