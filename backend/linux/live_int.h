@@ -53,7 +53,8 @@ struct live_ring {
         uint8_t *data;
         uint64_t data_size;
         uint8_t *stage;          /* owned: records copied out of the ring, not converted yet */
-        size_t stage_cap;        /* bytes allocated */
+        size_t stage_reserved;   /* bytes of address space the stage's mapping holds */
+        size_t stage_cap;        /* of which readable and writable (committed) */
         size_t stage_pos;        /* the first record not converted */
         size_t stage_len;        /* the end of the copied records */
         struct live_item *items; /* owned: the records of one round of a drain */
@@ -203,6 +204,7 @@ int live_event_enable(struct live_event *ev, bool is_on);
 uint64_t live_event_lost(const struct live_event *ev);
 int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err);
 void ring_take_all(struct live_source *ls);
+void ring_stage_free(struct live_ring *r);
 void ring_take_if_full(struct live_ring *r);
 /* Whether a stage holds more than its ring does: a backlog to convert. */
 bool rings_behind(const struct live_source *ls);

@@ -376,7 +376,7 @@ static void source_free(struct live_source *ls)
                 struct live_ring *r = &ls->rings[i];
                 if (r->meta && !r->is_borrowed)
                         munmap(r->meta, r->map_size);
-                free(r->stage);
+                ring_stage_free(r);
                 free(r->bounce);
                 free(r->items);
         }

@@ -250,7 +250,8 @@ int32_t perf_data_event_by_id(const struct perf_data *pd, uint64_t id)
 {
         struct perf_data *w = (struct perf_data *)pd; /* the sort is a cache */
         if (w->is_ids_dirty) {
-                qsort(w->ids, w->nr_ids, sizeof(*w->ids), cmp_id);
+                if (w->nr_ids) /* none: ids may be NULL, which qsort may not take */
+                        qsort(w->ids, w->nr_ids, sizeof(*w->ids), cmp_id);
                 w->is_ids_dirty = false;
         }
         uint32_t lo = 0, hi = pd->nr_ids;

@@ -256,8 +256,6 @@ int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err)
         r->meta = m;
         r->data = (uint8_t *)m + (r->meta->data_offset ? r->meta->data_offset : (uint64_t)page);
         r->data_size = r->meta->data_size ? r->meta->data_size : (uint64_t)pages * (uint64_t)page;
-        r->stage_cap = r->data_size;
-        r->stage = xcalloc(1, r->stage_cap);
         return 0;
 }
 
@@ -284,6 +282,59 @@ static void items_sort(struct live_item *it, uint32_t n)
         }
 }
 
+/* The stage is one mapping of address space only (PROT_NONE, no memory), made at its first
+   use, big enough for the most it may hold, and committed (made readable and writable) as it
+   grows: growing never copies what it holds. (A realloc of tens of MiB, with the page faults of
+   its fresh copy, kept the drain from the rings for 16 ms and more while a rundown held their
+   records, and a busy CPU fills 256 KiB in 4.) */
+static bool stage_commit(struct live_ring *r, size_t need)
+{
+        if (need <= r->stage_cap)
+                return true;
+        if (!r->stage) {
+                size_t reserve = LIVE_STAGE_MAX_BYTES + r->data_size;
+                void *m = mmap(NULL, reserve, PROT_NONE,
+                               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+                if (m == MAP_FAILED)
+                        return false;
+                r->stage = m;
+                r->stage_reserved = reserve;
+                r->stage_cap = 0;
+        }
+        if (need > r->stage_reserved)
+                return false;
+        size_t cap = r->stage_cap ? r->stage_cap : r->data_size;
+        while (cap < need)
+                cap *= 2;
+        if (cap > r->stage_reserved)
+                cap = r->stage_reserved;
+        if (mprotect(r->stage + r->stage_cap, cap - r->stage_cap, PROT_READ | PROT_WRITE) != 0)
+                return false;
+        r->stage_cap = cap;
+        return true;
+}
+
+/* An empty stage gives back what a backlog committed past a ring's worth: the memory, and the
+   address space's commitment. */
+static void stage_shrink(struct live_ring *r)
+{
+        size_t keep = r->data_size;
+        if (r->stage_cap <= 2 * keep)
+                return;
+        if (mmap(r->stage + keep, r->stage_cap - keep, PROT_NONE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+                return; /* still committed, and still usable */
+        r->stage_cap = keep;
+}
+
+void ring_stage_free(struct live_ring *r)
+{
+        if (r->stage)
+                munmap(r->stage, r->stage_reserved);
+        r->stage = NULL;
+        r->stage_reserved = r->stage_cap = r->stage_pos = r->stage_len = 0;
+}
+
 /* Copies every complete record the ring holds to the end of the stage and releases the ring
    space at once: the kernel never waits for the conversion, and a long rundown can empty the
    rings without converting (ring_take_all). */
@@ -300,20 +351,20 @@ static void ring_take(struct live_ring *r)
                 n = r->data_size; /* cannot happen: the kernel never overwrites unread data */
         if (r->stage_len - r->stage_pos + n > LIVE_STAGE_MAX_BYTES)
                 return; /* memory stays bounded: the kernel drops, and counts, what is left */
-        if (r->stage_pos == r->stage_len) {
+        size_t live = r->stage_len - r->stage_pos;
+        if (!live) {
                 r->stage_pos = r->stage_len = 0;
-        } else if (r->stage_pos > r->stage_cap / 2) {
-                memmove(r->stage, r->stage + r->stage_pos, r->stage_len - r->stage_pos);
-                r->stage_len -= r->stage_pos;
+                stage_shrink(r);
+        } else if (r->stage_len + n > r->stage_cap &&
+                   (r->stage_pos >= live || r->stage_len + n > r->stage_reserved)) {
+                /* what was converted is at least as big as what is left: moving that to the
+                   front costs less than committing more */
+                memmove(r->stage, r->stage + r->stage_pos, live);
+                r->stage_len = live;
                 r->stage_pos = 0;
         }
-        if (r->stage_len + n > r->stage_cap) {
-                size_t cap = r->stage_cap ? r->stage_cap * 2 : 4096;
-                while (cap < r->stage_len + n)
-                        cap *= 2;
-                r->stage = xrealloc(r->stage, cap);
-                r->stage_cap = cap;
-        }
+        if (!stage_commit(r, r->stage_len + n))
+                return; /* the kernel drops, and counts, what does not fit */
         ring_copy(r, head - n, r->stage + r->stage_len, n);
         r->stage_len += n;
         __atomic_store_n(&r->meta->data_tail, head, __ATOMIC_RELEASE);
@@ -512,8 +563,10 @@ void ring_release(struct live_ring *r)
                 }
         }
         r->stage_pos = r->stage_stop;
-        if (r->stage_pos == r->stage_len)
+        if (r->stage_pos == r->stage_len) {
                 r->stage_pos = r->stage_len = 0;
+                stage_shrink(r);
+        }
         if (r->ring_stop != r->ring_start)
                 __atomic_store_n(&r->meta->data_tail, r->ring_stop, __ATOMIC_RELEASE);
 }

@@ -9,7 +9,9 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,7 +187,23 @@ void rundown_begin(struct live_source *ls, uint64_t ts, uint32_t flags, bool is_
                 sigset_t all, old;
                 sigfillset(&all);
                 pthread_sigmask(SIG_SETMASK, &all, &old);
-                rc = pthread_create(&rd->thread, NULL, rundown_main, ls);
+                /* and runs at the ordinary priority, not the logger's real-time one it would
+                   inherit: reading /proc for a machine of many threads takes hundreds of
+                   milliseconds of CPU, which, at the drain's priority, would keep the drain
+                   from a CPU and spend the real-time budget (sched_rt_runtime_us) the drain
+                   needs when it is behind */
+                pthread_attr_t attr;
+                struct sched_param normal = {.sched_priority = 0};
+                bool has_attr = pthread_attr_init(&attr) == 0;
+                if (has_attr && (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
+                                 pthread_attr_setschedpolicy(&attr, SCHED_OTHER) != 0 ||
+                                 pthread_attr_setschedparam(&attr, &normal) != 0)) {
+                        pthread_attr_destroy(&attr);
+                        has_attr = false;
+                }
+                rc = pthread_create(&rd->thread, has_attr ? &attr : NULL, rundown_main, ls);
+                if (has_attr)
+                        pthread_attr_destroy(&attr);
                 pthread_sigmask(SIG_SETMASK, &old, NULL);
         }
         rd->has_thread = rc == 0;

@@ -4,7 +4,9 @@
    (every CPU taken) and pipe ping-pongs (context switches and wake-ups by the hundred thousand).
    usage: startup_load PROCS THREADS HOGS PAIRS
    Prints "ready" once every thread exists and the loops run, then runs until SIGTERM or SIGINT,
-   kills everything it started, and prints "pingpong_rounds=N seconds=S". */
+   kills everything it started, and prints "pingpong_rounds=N seconds=S". SIGUSR1 stops the
+   ping-pongs only (reaped before it answers with that line), and the rest runs on: the load of
+   a start, ended, without the thousands of threads' ends that would follow. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -26,12 +28,15 @@
 
 static pid_t children[MAX_CHILDREN];
 static int nr_children;
-static volatile sig_atomic_t is_stopping;
+static int first_pingpong = MAX_CHILDREN; /* children from here on are the ping-pongs */
+static volatile sig_atomic_t is_stopping, is_pingpong_stopping;
 
 static void on_term(int sig)
 {
-        (void)sig;
-        is_stopping = 1;
+        if (sig == SIGUSR1)
+                is_pingpong_stopping = 1;
+        else
+                is_stopping = 1;
 }
 
 static void *idle_thread(void *arg)
@@ -104,6 +109,22 @@ static double now_s(void)
         return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Stops the ping-pongs, reaps them, and says how many rounds they made since "ready". */
+static void pingpong_stop(volatile uint64_t *rounds, int pairs, uint64_t r0, double t0)
+{
+        uint64_t r1 = 0;
+        for (int i = 0; i < pairs && i < 512; i++)
+                r1 += rounds[i];
+        double t1 = now_s();
+        for (int i = first_pingpong; i < nr_children; i++)
+                kill(children[i], SIGKILL);
+        for (int i = first_pingpong; i < nr_children; i++)
+                waitpid(children[i], NULL, 0);
+        nr_children = first_pingpong;
+        printf("pingpong_rounds=%llu seconds=%.2f\n", (unsigned long long)(r1 - r0), t1 - t0);
+        fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
         if (argc != 5) {
@@ -118,10 +139,12 @@ int main(int argc, char **argv)
         struct sigaction sa = {.sa_handler = on_term};
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGUSR1, &sa, NULL);
         sigset_t stop;
         sigemptyset(&stop);
         sigaddset(&stop, SIGTERM);
         sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGUSR1);
         sigprocmask(SIG_BLOCK, &stop, NULL); /* taken in sigsuspend only */
         volatile uint64_t *rounds =
                 mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -145,6 +168,7 @@ int main(int argc, char **argv)
                                 ;
                 }
         }
+        first_pingpong = nr_children;
         for (int i = 0; i < pairs; i++) {
                 int ab[2], ba[2];
                 if (pipe(ab) < 0 || pipe(ba) < 0)
@@ -167,16 +191,19 @@ int main(int argc, char **argv)
 
         sigset_t none;
         sigemptyset(&none);
-        while (!is_stopping)
+        bool has_told = false;
+        while (!is_stopping) {
                 sigsuspend(&none);
-        uint64_t r1 = 0;
-        for (int i = 0; i < pairs && i < 512; i++)
-                r1 += rounds[i];
-        double t1 = now_s();
+                if (is_pingpong_stopping && !has_told) {
+                        pingpong_stop(rounds, pairs, r0, t0);
+                        has_told = true;
+                }
+        }
+        if (!has_told)
+                pingpong_stop(rounds, pairs, r0, t0);
         for (int i = 0; i < nr_children; i++)
                 kill(children[i], SIGKILL);
         for (int i = 0; i < nr_children; i++)
                 waitpid(children[i], NULL, 0);
-        printf("pingpong_rounds=%llu seconds=%.2f\n", (unsigned long long)(r1 - r0), t1 - t0);
         return 0;
 }
