@@ -574,6 +574,16 @@ out:
                 /* it stopped itself (its maximum file size, a full disk): the API says why */
                 dprintf(STDERR_FILENO, "etwtop: recording stopped: %s; %s holds what was written\n",
                         etw_last_error_text(), o->record_path);
+        } else if (stopped != ERROR_SUCCESS && stopped != ERROR_WMI_INSTANCE_NOT_FOUND) {
+                /* a stop that failed (a host too busy to answer in time) leaves the session
+                   running, and the next start of its name fails: say so, and how to end it */
+                dprintf(STDERR_FILENO,
+                        "etwtop: ControlTrace(STOP) of \"%s\" failed: %s (Win32 error %lu); it "
+                        "may still run: etwtop --stop \"%s\" ends it\n",
+                        a->client.logger_name, etw_last_error_text(), (unsigned long)stopped,
+                        a->client.logger_name);
+                if (rc == 0)
+                        rc = 1;
         }
         if (sfd >= 0)
                 close(sfd);
