@@ -26,14 +26,18 @@ fi
 f=$tmp/c.etl
 tm new-session -d -s s -x 100 -y 30 \
         "'$ETWTOP' --record '$f' 2>'$tmp/err'; echo \$? >'$tmp/rc'; sleep 600"
-# until the recording has written more than its header buffer (at most 20 s)
-for ((i = 0; i < 200; i++)); do
+# until the recording has written more than its header buffer (at most 120 s: a sanitizer
+# build's start under a busy machine)
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
         [ -s "$f" ] && [ "$(stat -c %s "$f")" -gt 65536 ] && break
         sleep 0.1
 done
-sleep 1
 tm send-keys -t s C-c
-for ((i = 0; i < 150; i++)); do
+# until it has ended (at most 180 s: the stop drains the rings, writes its rundown and finalizes
+# the file, which took over 15 s at a load average of 50)
+deadline=$((SECONDS + 180))
+while ((SECONDS < deadline)); do
         [ -s "$tmp/rc" ] && break
         sleep 0.1
 done
