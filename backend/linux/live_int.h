@@ -16,6 +16,7 @@
 #include "attr_spec.h"
 #include "live_source.h"
 #include "perf_convert.h"
+#include "util/kheap.h"
 
 #define LIVE_MAX_CPUS       4096u
 #define LIVE_BUILD_ID_CACHE 4096u
@@ -139,9 +140,9 @@ struct live_source {
         struct live_event **by_id; /* owned hash of id -> event (borrowed pointers) */
         uint32_t by_id_mask;
         int epoll_fd;
-        struct live_ring **merge_heap; /* owned: nr_online borrowed pointers */
-        uint64_t flush_until;          /* 0, or the horizon of every drain (drain_until) */
-        uint64_t nr_skipped_again;     /* passed-over records a merge left to read again */
+        struct kheap merge_heap;   /* owned: rings_merge's (head time, ring index) per ring */
+        uint64_t flush_until;      /* 0, or the horizon of every drain (drain_until) */
+        uint64_t nr_skipped_again; /* passed-over records a merge left to read again */
         char tracefs[PATH_MAX];
         struct perf_tp_format tp_switch;
         struct perf_tp_format tp_waking;
@@ -177,7 +178,6 @@ struct live_source {
 void live_set_err(struct etl_error *err, const char *fmt, ...)
         __attribute__((format(printf, 2, 3)));
 const char *live_errno_name(int e);
-uint64_t live_now_ns(void);
 int live_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
                          unsigned long flags);
 /* Reads a small file into buf (NUL-terminated); returns its length or -errno. */

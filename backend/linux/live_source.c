@@ -27,6 +27,7 @@
 #include <linux/perf_event.h>
 
 #include "live_int.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 struct live_spec_env live_env(const struct live_source *ls)
@@ -56,7 +57,7 @@ static void drain_until(struct live_source *ls, uint64_t until)
 
 void live_drain_all(struct live_source *ls)
 {
-        drain_until(ls, live_now_ns());
+        drain_until(ls, now_ns());
 }
 
 static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
@@ -381,7 +382,7 @@ static void source_free(struct live_source *ls)
                 free(r->items);
         }
         free(ls->rings);
-        free(ls->merge_heap);
+        kheap_free(&ls->merge_heap);
         free(ls->online);
         free(ls->tasks);
         free(ls->by_id);
@@ -435,7 +436,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->online = xcalloc(ls->nr_online, sizeof(*ls->online));
         memcpy(ls->online, cpus, ls->nr_online * sizeof(*cpus));
         ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
-        ls->merge_heap = xcalloc(ls->nr_online, sizeof(*ls->merge_heap));
+        kheap_xinit(&ls->merge_heap, ls->nr_online);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
 
         rc = tasks_list(ls, err);
@@ -509,7 +510,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         /* Enable first, then read /proc: nothing that starts in between is missed. The start
            records are stamped with a time taken before enabling, so every CPU's records stay in
            time order. */
-        uint64_t t0 = live_now_ns();
+        uint64_t t0 = now_ns();
         rc = write_session_cpus(ls, t0, err);
         if (rc < 0)
                 goto fail;
@@ -558,7 +559,7 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         ls->nr_online = nr_rings;
         ls->online = xcalloc(nr_rings, sizeof(*ls->online));
         ls->rings = xcalloc(nr_rings, sizeof(*ls->rings));
-        ls->merge_heap = xcalloc(nr_rings, sizeof(*ls->merge_heap));
+        kheap_xinit(&ls->merge_heap, nr_rings);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
         for (uint32_t i = 0; i < nr_rings; i++) {
                 struct live_ring *r = &ls->rings[i];
@@ -690,7 +691,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         live_drain_all(ls);
         bool is_lbr_change =
                 old.lbr_flags != next->lbr_flags || old.nr_lbr_hooks != next->nr_lbr_hooks;
-        uint64_t t = live_now_ns();
+        uint64_t t = now_ns();
         /* the switches repaired from switch-in records (no sched_switch sample) take the new
            CSwitch stack setting from t on, whatever sample came last */
         perf_conv_set_switch_stacks(ls->conv,
@@ -750,7 +751,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         perf_conv_set_walk(ls->conv, next->stack_walk, attr_spec_stack_bytes(next));
 
         /* stamp the change into the stream */
-        uint64_t ts = perf_conv_stamp(ls->conv, 0, live_now_ns());
+        uint64_t ts = perf_conv_stamp(ls->conv, 0, now_ns());
         if (memcmp(&old.masks, &next->masks, sizeof(old.masks)) != 0) {
                 own_append(ls, 0,
                            perf_etw_group_masks(ls->rec, WMI_LOG_TYPE_GROUP_MASKS_END, ts,
@@ -803,7 +804,7 @@ void live_source_rundown(struct live_source *ls)
         if (!ls)
                 return;
         live_drain_all(ls);
-        uint64_t ts = live_now_ns();
+        uint64_t ts = now_ns();
         perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
         ksyms_write_kernel_symbols(ls);
 }
@@ -816,7 +817,7 @@ void live_source_close(struct live_source *ls)
                 live_event_enable(ls->events[i], false);
         drain_until(ls, UINT64_MAX); /* nothing is on its way any more */
 
-        uint64_t ts = live_now_ns();
+        uint64_t ts = now_ns();
         uint64_t lost = lost_total(ls);
         if (lost)
                 perf_conv_events_lost(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts),

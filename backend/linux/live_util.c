@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* live_util.c: the small helpers the Linux source's files share: error messages, the clock,
+/* live_util.c: the small helpers the Linux source's files share: error messages,
    perf_event_open, small files. */
 #include <ctype.h>
 #include <dirent.h>
@@ -28,7 +28,6 @@
 
 #include "live_int.h"
 #include "util/xalloc.h"
-#include "util/clock.h"
 
 void live_set_err(struct etl_error *err, const char *fmt, ...)
 
@@ -61,11 +60,6 @@ const char *live_errno_name(int e)
         case ESRCH: return "ESRCH";
         default: return "an error";
         }
-}
-
-uint64_t live_now_ns(void)
-{
-        return now_ns();
 }
 
 int live_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,

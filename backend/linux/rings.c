@@ -27,6 +27,7 @@
 #include <linux/perf_event.h>
 
 #include "live_int.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 /* The message for a failed perf_event_open of what on cpu. */
@@ -576,52 +577,31 @@ static inline uint64_t head_ts(const struct live_ring *r)
         return r->items[r->next].ts;
 }
 
-static void heap_down(struct live_ring **heap, uint32_t n, uint32_t i)
-{
-        struct live_ring *x = heap[i];
-        for (;;) {
-                uint32_t k = 2 * i + 1;
-                if (k >= n)
-                        break;
-                if (k + 1 < n && head_ts(heap[k + 1]) < head_ts(heap[k]))
-                        k++;
-                if (head_ts(heap[k]) >= head_ts(x))
-                        break;
-                heap[i] = heap[k];
-                i = k;
-        }
-        heap[i] = x;
-}
-
-/* Converts the taken records of every ring in time order across the CPUs (a k-way merge: the
-   converter's process, thread and image tables need a fork before the exec of its child on
-   another CPU). Each record goes to its own CPU's buffer. Returns how many. */
+/* Converts the taken records of every ring in time order across the CPUs (a k-way merge:
+   the converter's process, thread and image tables need a fork before the exec of its child
+   on another CPU; records of the same time go by ring, the lower first). Each record goes to
+   its own CPU's buffer. Returns how many. */
 uint32_t rings_merge(struct live_source *ls)
 {
-        struct live_ring **heap = ls->merge_heap;
-        uint32_t n = 0, total = 0;
+        struct kheap *h = &ls->merge_heap;
+        uint32_t total = 0;
         for (uint32_t c = 0; c < ls->nr_online; c++) {
                 if (ls->rings[c].nr_taken)
-                        heap[n++] = &ls->rings[c];
+                        kheap_push(h, head_ts(&ls->rings[c]), c);
         }
-        for (uint32_t i = n / 2; i-- > 0;)
-                heap_down(heap, n, i);
-        while (n) {
-                struct live_ring *r = heap[0];
+        while (!kheap_empty(h)) {
+                struct live_ring *r = &ls->rings[kheap_top(h).src];
                 /* the run of this ring up to the next ring's first record */
-                uint64_t limit = UINT64_MAX;
-                if (n > 1)
-                        limit = head_ts(heap[1]);
-                if (n > 2 && head_ts(heap[2]) < limit)
-                        limit = head_ts(heap[2]);
+                uint64_t limit = kheap_run_limit(h);
                 do {
                         const struct live_item *it = &r->items[r->next++];
                         perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
                         total++;
                 } while (r->next < r->nr_taken && head_ts(r) <= limit);
                 if (r->next == r->nr_taken)
-                        heap[0] = heap[--n];
-                heap_down(heap, n, 0);
+                        kheap_pop(h);
+                else
+                        kheap_replace_top(h, head_ts(r));
         }
         return total;
 }
@@ -633,6 +613,6 @@ uint64_t rings_horizon(const struct live_source *ls)
 {
         if (ls->flush_until)
                 return ls->flush_until;
-        uint64_t t = live_now_ns();
+        uint64_t t = now_ns();
         return t > LIVE_MERGE_SLACK_NS ? t - LIVE_MERGE_SLACK_NS : 0;
 }

@@ -152,6 +152,63 @@ static void test_kheap_merges_in_order(void **state)
         kheap_free(&z);
 }
 
+/* The run a merge may take from the least source: up to the next source's key, that key too
+   when the least source is the lower (ties go to it), and everything when it is alone; the
+   merge through it gives the same order as one record a sift. */
+static void test_kheap_run_limit(void **state)
+{
+        struct kheap h;
+        (void)state;
+
+        kheap_xinit(&h, 4);
+        kheap_push(&h, 5, 2);
+        assert_true(kheap_run_limit(&h) == UINT64_MAX); /* alone */
+        kheap_push(&h, 9, 0);
+        kheap_push(&h, 7, 3);
+        assert_true(kheap_run_limit(&h) == 7); /* source 2 before 3 at 7 */
+        kheap_push(&h, 7, 1);
+        assert_true(kheap_run_limit(&h) == 6); /* source 1 before 2 at 7 */
+        kheap_pop(&h);
+        assert_int_equal(kheap_top(&h).src, 1);
+        assert_true(kheap_run_limit(&h) == 7); /* 1 before 3 at 7 */
+        kheap_free(&h);
+
+        /* runs against one record a step, over sources with many equal keys */
+        static const uint64_t src[4][6] = {
+                {1, 1, 2, 4, 4, 9}, {1, 2, 2, 2, 5, 9}, {0, 4, 4, 4, 4, 4}, {3, 3, 3, 9, 9, 9}};
+        uint32_t order_step[24], order_run[24], n_step = 0, n_run = 0;
+        uint32_t pos[4] = {0};
+        kheap_xinit(&h, 4);
+        for (uint32_t s = 0; s < 4; s++)
+                kheap_push(&h, src[s][0], s);
+        while (!kheap_empty(&h)) {
+                uint32_t s = kheap_top(&h).src;
+                order_step[n_step++] = s;
+                if (++pos[s] < 6)
+                        kheap_replace_top(&h, src[s][pos[s]]);
+                else
+                        kheap_pop(&h);
+        }
+        memset(pos, 0, sizeof(pos));
+        for (uint32_t s = 0; s < 4; s++)
+                kheap_push(&h, src[s][0], s);
+        while (!kheap_empty(&h)) {
+                uint32_t s = kheap_top(&h).src;
+                uint64_t limit = kheap_run_limit(&h);
+                do
+                        order_run[n_run++] = s;
+                while (++pos[s] < 6 && src[s][pos[s]] <= limit);
+                if (pos[s] < 6)
+                        kheap_replace_top(&h, src[s][pos[s]]);
+                else
+                        kheap_pop(&h);
+        }
+        assert_int_equal(n_step, 24);
+        assert_int_equal(n_run, 24);
+        assert_memory_equal(order_step, order_run, sizeof(order_step));
+        kheap_free(&h);
+}
+
 static void test_hash(void **state)
 {
         uint64_t a[] = {1, 2, 3}, b[] = {3, 2, 1};
@@ -296,6 +353,7 @@ int main(void)
                 cmocka_unit_test(test_utf16_unpaired_and_cut),
                 cmocka_unit_test(test_err_first_cause),
                 cmocka_unit_test(test_kheap_merges_in_order),
+                cmocka_unit_test(test_kheap_run_limit),
                 cmocka_unit_test(test_hash),
                 cmocka_unit_test(test_build_id_notes),
                 cmocka_unit_test(test_build_id_files),
