@@ -134,9 +134,11 @@ struct gc_field {
 /* What follows the template's fields. */
 enum gc_tail {
         TAIL_NONE = 0,
-        TAIL_PER_HEAP, /* GCPerHeapHistory_V3's Values: Count structs of 10 pointers */
-        TAIL_VALUES,   /* GCGlobalHeap_V4's Values: bytes */
-        TAIL_DATA,     /* no template (GCPerHeapHistory before version 3): the payload's bytes */
+        TAIL_PER_HEAP,    /* GCPerHeapHistory_V3's Values: Count structs of 10 pointers */
+        TAIL_VALUES,      /* GCGlobalHeap_V4's Values: bytes */
+        TAIL_DATA,        /* no template (GCPerHeapHistory before version 3): the payload's bytes */
+        TAIL_LOH_COMPACT, /* GCLOHCompact's Values: Count structs, one per heap */
+        TAIL_FIT_BUCKET,  /* GCFitBucketInfo's Values: Count structs, one per bucket */
 };
 
 /* GCStart, GCStart_V1, GCStart_V2 */
@@ -291,6 +293,19 @@ static const struct gc_field gc_global_heap[] = {
         G("CondemnReasons1", T_U32),      G("Count", T_U32),
 };
 
+/* GCLOHCompact (its Values follow: TAIL_LOH_COMPACT) */
+static const struct gc_field gc_loh_compact[] = {
+        G("ClrInstanceID", T_U16),
+        G("Count", T_U16),
+};
+/* GCFitBucketInfo (its Values follow: TAIL_FIT_BUCKET) */
+static const struct gc_field gc_fit_bucket_info[] = {
+        G("ClrInstanceID", T_U16),
+        G("BucketKind", T_U16),
+        G("TotalSize", T_U64),
+        G("Count", T_U16),
+};
+
 /* GCPerHeapHistory_V3's struct Values, one per generation */
 static const char *const per_heap_members[] = {
         "SizeBefore",
@@ -370,6 +385,8 @@ static const struct gc_event gc_events[] = {
         E(205, 2, 2, "GCGlobalHeapHistory", gc_global_heap, 9, TAIL_NONE),
         E(205, 3, 3, "GCGlobalHeapHistory", gc_global_heap, 11, TAIL_NONE),
         E(205, 4, 255, "GCGlobalHeapHistory", gc_global_heap, 12, TAIL_VALUES),
+        E(208, 0, 255, "GCLOHCompact", gc_loh_compact, 2, TAIL_LOH_COMPACT),
+        E(209, 0, 255, "GCFitBucketInfo", gc_fit_bucket_info, 4, TAIL_FIT_BUCKET),
 };
 
 static const struct gc_event *gc_event_find(uint16_t id, uint8_t version)
@@ -507,6 +524,96 @@ static int per_heap_values(struct gc_dec *x, uint64_t count)
         return 0;
 }
 
+static void rest_as_bytes(struct gc_dec *x, const char *length_name, const char *name);
+
+/* A member of a struct of Values: its type (T_U16, T_U32 or T_PTR) and its byte offset in the
+   manifest's packed layout and in the runtime's C struct, for 4- and 8-byte pointers. */
+struct gc_member {
+        const char *name;
+        uint8_t type;
+        uint8_t packed[2], padded[2]; /* [0] 4-byte pointers, [1] 8-byte */
+};
+
+struct gc_struct {
+        const struct gc_member *members;
+        uint8_t nr;
+        uint8_t packed[2], padded[2]; /* the struct's size */
+};
+
+/* GCLOHCompact's Values (ClrEtwAll.man), as the runtime fires them: its etw_loh_compact_info,
+   three uint32_t and two size_t, with 4 bytes of padding before the size_t on 64 bits. */
+static const struct gc_member loh_compact_members[] = {
+        {"TimePlan", T_U32, {0, 0}, {0, 0}},     {"TimeCompact", T_U32, {4, 4}, {4, 4}},
+        {"TimeRelocate", T_U32, {8, 8}, {8, 8}}, {"TotalRefs", T_PTR, {12, 12}, {12, 16}},
+        {"ZeroRefs", T_PTR, {16, 20}, {16, 24}},
+};
+static const struct gc_struct loh_compact_values = {loh_compact_members, 5, {20, 28}, {20, 32}};
+
+/* GCFitBucketInfo's Values: the runtime's etw_bucket_info, a uint16_t, a uint32_t and a size_t,
+   with 2 bytes of padding after the uint16_t. */
+static const struct gc_member fit_bucket_members[] = {
+        {"Index", T_U16, {0, 0}, {0, 0}},
+        {"Count", T_U32, {2, 2}, {4, 4}},
+        {"Size", T_PTR, {6, 6}, {8, 8}},
+};
+static const struct gc_struct fit_bucket_values = {fit_bucket_members, 3, {10, 14}, {12, 16}};
+
+/* Values: count structs of s, shown as a field per member with its value in each struct,
+   "TimePlan=[12,7]" (pointers in hex), as GCPerHeapHistory's. The runtime writes its C structs
+   as they are in memory, padding included, where the manifest's template packs the members:
+   the layout is the one whose size agrees with the payload's rest, and a rest that agrees with
+   neither is shown as bytes. */
+static int struct_values(struct gc_dec *x, uint64_t count, const struct gc_struct *s)
+{
+        unsigned w = x->pl->psize == 8;
+        size_t rest = x->at < x->pl->len ? x->pl->len - x->at : 0;
+        bool is_padded = count * s->padded[w] == rest;
+
+        if (!is_padded && count * s->packed[w] != rest) {
+                rest_as_bytes(x, "ValuesLength", "Values");
+                return 0;
+        }
+
+        size_t stride = is_padded ? s->padded[w] : s->packed[w];
+        const uint8_t *q = take(x, rest);
+        uint64_t shown = count < ARRAY_SHOWN ? count : ARRAY_SHOWN;
+
+        if (!q)
+                return -EBADMSG;
+        for (unsigned m = 0; m < s->nr; m++) {
+                const struct gc_member *g = &s->members[m];
+                size_t at = is_padded ? g->padded[w] : g->packed[w];
+                char buf[ARRAY_SHOWN * 21 + 32];
+                size_t o = 0;
+
+                buf[o++] = '[';
+                for (uint64_t k = 0; k < shown; k++) {
+                        const uint8_t *v = q + k * stride + at;
+
+                        if (k)
+                                buf[o++] = ',';
+                        if (g->type == T_U16)
+                                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%u",
+                                                      (unsigned)le_get16(v));
+                        else if (g->type == T_U32)
+                                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%u",
+                                                      (unsigned)le_get32(v));
+                        else
+                                o += put_hex(buf + o, w ? le_get64(v) : le_get32(v));
+                }
+                if (count > shown)
+                        o += (size_t)snprintf(buf + o, sizeof(buf) - o, ",...(%llu)",
+                                              (unsigned long long)count);
+                buf[o++] = ']';
+                buf[o] = 0;
+                struct kevent_field *f = next_field(x, g->name);
+                f->kind = KEV_FIELD_STR;
+                f->u = count;
+                f->s = kdecoder_arena_copy(x->d, buf);
+        }
+        return 0;
+}
+
 /* The rest of the payload as two fields: name_length=N and name=0x... (64 bytes at most, then
    "...", as tdh_meta.c shows binary). */
 static void rest_as_bytes(struct gc_dec *x, const char *length_name, const char *name)
@@ -561,6 +668,12 @@ int clr_gc_decode(struct kdecoder *d, struct kevent *ev, const struct payload *p
         }
         if (e->tail == TAIL_PER_HEAP) {
                 int rc = per_heap_values(&x, x.out[x.nr - 1].u);
+                if (rc)
+                        return rc;
+        } else if (e->tail == TAIL_LOH_COMPACT || e->tail == TAIL_FIT_BUCKET) {
+                int rc = struct_values(&x, x.out[x.nr - 1].u,
+                                       e->tail == TAIL_LOH_COMPACT ? &loh_compact_values
+                                                                   : &fit_bucket_values);
                 if (rc)
                         return rc;
         } else if (e->tail == TAIL_VALUES) {

@@ -3,6 +3,9 @@
    8-bit strings as UTF-8, SIDs as text, and what the MOF table decoder uses of them. */
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "kdecoder_int.h"
 #include "util/utf.h"
@@ -45,7 +48,38 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
         char *out = d->str + d->str_len;
         bool has_nul = false, is_full = room == 0;
 
-        /* ASCII fast path: most names and paths are plain ASCII */
+        /* ASCII fast path, four code units a step: most names and paths are plain ASCII. A step
+           stops at a unit that is not 1..0x7F (a high byte set, a byte from 0x80, a NUL); with
+           every unit below 0x80, unit - 1 sets bit 7 only where the unit is 0. */
+#ifdef __SSE2__
+        /* eight units a step where SSE2 is there (every x86-64): the same test, packed to bytes */
+        const __m128i hi_bits = _mm_set1_epi16((short)0xFF80), zero = _mm_setzero_si128();
+
+        while (i + 16 <= n && o + 9 <= room) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+                __m128i bad = _mm_or_si128(_mm_and_si128(v, hi_bits), _mm_cmpeq_epi16(v, zero));
+
+                if (_mm_movemask_epi8(_mm_cmpeq_epi8(bad, zero)) != 0xFFFF)
+                        break;
+                _mm_storel_epi64((__m128i *)(void *)(out + o), _mm_packus_epi16(v, v));
+                o += 8;
+                i += 16;
+        }
+#endif
+        while (i + 8 <= n && o + 5 <= room) {
+                uint64_t w, x;
+                uint32_t four;
+
+                memcpy(&w, s + i, 8);
+                if ((w & 0xFF80FF80FF80FF80ull) ||
+                    ((w - 0x0001000100010001ull) & ~w & 0x0080008000800080ull))
+                        break;
+                x = (w | w >> 8) & 0x0000FFFF0000FFFFull;
+                four = (uint32_t)(x | x >> 16);
+                memcpy(out + o, &four, 4);
+                o += 4;
+                i += 8;
+        }
         while (i + 2 <= n && o + 1 < room && s[i + 1] == 0 && s[i] != 0 && s[i] < 0x80) {
                 out[o++] = (char)s[i];
                 i += 2;

@@ -71,6 +71,15 @@ check "gcevents: GCPerHeapHistory (version 3): its fields and each generation's 
         grep -q ' DotNETRuntime/GCPerHeapHistory ClrInstanceID=8 FreeListAllocated=0x0 .* CondemnReasons0=5 .* HeapIndex=0 ExtraGen0Commit=0x0 Count=5 SizeBefore="\[0x112d30,0x0,0x0,0x4f9a8,0x3ff0\]" .* NewAllocation="\[0x488d58,0x40000,0x0,0x0,0x0\]"$' "$tmp/gc.txt"
 check "gcevents: GCGlobalHeapHistory (version 4): its fields, the Values' bytes with their length" \
         grep -q ' DotNETRuntime/GCGlobalHeapHistory FinalYoungestDesired=0x475fb8 NumHeaps=1 CondemnedGeneration=1 Gen0ReductionCount=0 Reason="Induced" .* Count=8 ValuesLength=32 Values="0x' "$tmp/gc.txt"
+# Ids 208 and 209 (issue 26): the runtime writes its C structs, padding included (32 and 16 bytes
+# a struct on 64 bits), where the manifest's templates pack them (28 and 14): 36 = 4 + 1 x 32,
+# 158 = 14 + 9 x 16
+check "gcevents: GCLOHCompact (Id 208): its fields and each heap's values" \
+        grep -q ' DotNETRuntime/GCLOHCompact ClrInstanceID=8 Count=1 TimePlan="\[1\]" TimeCompact="\[17\]" TimeRelocate="\[0\]" TotalRefs="\[0x0\]" ZeroRefs="\[0x0\]"$' "$tmp/gc.txt"
+check "gcevents: GCFitBucketInfo (Id 209): its fields and each bucket's values" \
+        grep -q ' DotNETRuntime/GCFitBucketInfo ClrInstanceID=8 BucketKind=1 TotalSize=310848 Count=9 Index="\[0,1,2,3,4,5,6,7,...(9)\]" Count="\[215,117,106,27,7,1,1,1,...(9)\]" Size="\[0x6720,0xa628,' "$tmp/gc.txt"
+check "gcevents: no runtime event left as {GUID}/opN" \
+        bash -c "! grep -q '{e13c0d23-ccbc-4e12-931b-d9cc2eee27e4}/op' '$tmp/gc.txt'"
 check "gcevents: no GC event left without its fields" \
         bash -c "! grep -E ' DotNETRuntime/GC[A-Za-z]+ version=' '$tmp/gc.txt'"
 check "net: 16221 MethodDCEndILToNativeMap" \

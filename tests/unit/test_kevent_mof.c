@@ -671,6 +671,88 @@ static void test_clr_gc_per_heap_history(void **state)
         assert_int_equal(strlen(s("Data")), 2 + 128 + 3); /* 64 bytes shown, then "..." */
 }
 
+/* GCLOHCompact (Id 208) and GCFitBucketInfo (Id 209): the template's fields, then Count structs
+   as the runtime writes them (its C structs, padding included), or packed as the manifest's
+   template has them; a field per member with its value in each struct */
+static void test_clr_gc_loh_compact_and_fit_buckets(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_u16(&b, 8); /* ClrInstanceID */
+        bb_u16(&b, 2); /* Count */
+        for (uint32_t h = 0; h < 2; h++) {
+                bb_u32(&b, 10 + h);     /* TimePlan */
+                bb_u32(&b, 20 + h);     /* TimeCompact */
+                bb_u32(&b, 30 + h);     /* TimeRelocate */
+                bb_u32(&b, 0xEEEEEEEE); /* the C struct's padding */
+                bb_u64(&b, 0x4000 + h); /* TotalRefs */
+                bb_u64(&b, 0x5000 + h); /* ZeroRefs */
+        }
+        assert_int_equal(b.n, 4 + 2 * 32);
+        assert_int_equal(feed_id(&clr_runtime, 208, 0, 0, &b), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCLOHCompact");
+        assert_int_equal(cap.nr_fields, 7);
+        assert_int_equal(u("ClrInstanceID"), 8);
+        assert_int_equal(u("Count"), 2);
+        assert_string_equal(s("TimePlan"), "[10,11]");
+        assert_string_equal(s("TimeCompact"), "[20,21]");
+        assert_string_equal(s("TimeRelocate"), "[30,31]");
+        assert_string_equal(s("TotalRefs"), "[0x4000,0x4001]");
+        assert_string_equal(s("ZeroRefs"), "[0x5000,0x5001]");
+
+        /* packed, as the template lays the members out: 28 bytes a heap */
+        struct bb p = {.n = 0};
+        bb_u16(&p, 8);
+        bb_u16(&p, 1);
+        bb_u32(&p, 1);
+        bb_u32(&p, 17);
+        bb_u32(&p, 3);
+        bb_u64(&p, 0x44);
+        bb_u64(&p, 0x55);
+        assert_int_equal(feed_id(&clr_runtime, 208, 0, 0, &p), 0);
+        assert_string_equal(s("TimeRelocate"), "[3]");
+        assert_string_equal(s("TotalRefs"), "[0x44]");
+        assert_string_equal(s("ZeroRefs"), "[0x55]");
+
+        /* a size that agrees with neither layout: the fields, then the Values' bytes */
+        p.n -= 1;
+        assert_int_equal(feed_id(&clr_runtime, 208, 0, 0, &p), 0);
+        assert_int_equal(u("Count"), 1);
+        assert_int_equal(u("ValuesLength"), 27);
+
+        struct bb f = {.n = 0};
+        bb_u16(&f, 8);      /* ClrInstanceID */
+        bb_u16(&f, 1);      /* BucketKind */
+        bb_u64(&f, 310848); /* TotalSize */
+        bb_u16(&f, 9);      /* Count */
+        for (uint16_t k = 0; k < 9; k++) {
+                bb_u16(&f, k);           /* Index */
+                bb_u16(&f, 0xEEEE);      /* the C struct's padding */
+                bb_u32(&f, 100u + k);    /* Count */
+                bb_u64(&f, 0x1000u * k); /* Size */
+        }
+        assert_int_equal(f.n, 158); /* the size of the gcevents sample's */
+        assert_int_equal(feed_id(&clr_runtime, 209, 0, 0, &f), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.name, "DotNETRuntime/GCFitBucketInfo");
+        assert_int_equal(cap.nr_fields, 7);
+        assert_int_equal(u("BucketKind"), 1);
+        assert_int_equal(u("TotalSize"), 310848);
+        assert_int_equal(u("Count"), 9);
+        assert_string_equal(s("Index"), "[0,1,2,3,4,5,6,7,...(9)]");
+        assert_string_equal(s("Size"),
+                            "[0x0,0x1000,0x2000,0x3000,0x4000,0x5000,0x6000,0x7000,...(9)]");
+        assert_string_equal(cap.f[5].name, "Count");
+        assert_string_equal(cap.f[5].s, "[100,101,102,103,104,105,106,107,...(9)]");
+
+        /* the fixed fields cut short */
+        f.n = 13;
+        assert_int_equal(feed_id(&clr_runtime, 209, 0, 0, &f), -EBADMSG);
+        assert_int_equal(cap.type, KEV_OTHER);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -686,6 +768,7 @@ int main(void)
                 cmocka_unit_test(test_clr_private_by_id),
                 cmocka_unit_test(test_clr_gc_maps),
                 cmocka_unit_test(test_clr_gc_per_heap_history),
+                cmocka_unit_test(test_clr_gc_loh_compact_and_fit_buckets),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

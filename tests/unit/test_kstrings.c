@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* test_kstrings.c: cmocka tests of the decoder's payload strings (backend/decode/kstrings.c): the
+ * UTF-16 strings' fast ASCII steps give what a code unit at a time gives, wherever a string starts,
+ * ends or leaves ASCII. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "kdecoder.h"
+#include "kevent_mof.h"
+#include "util/utf.h"
+
+/* What kdecoder_utf16_at must give: a code unit at a time (util/utf.c), to the NUL or the end. */
+static void reference(const uint8_t *p, size_t len, size_t off, char *out, size_t out_size,
+                      size_t *next)
+{
+        size_t units = (len - off) / 2;
+        size_t used = utf16le_to_utf8(p + off, units, out, out_size);
+        bool has_nul = false;
+
+        for (size_t u = 0; u < used; u++)
+                has_nul |= p[off + 2 * u] == 0 && p[off + 2 * u + 1] == 0;
+        *next = has_nul ? off + 2 * used : len;
+}
+
+/* Every unit that can stop a fast step, at every position of strings of 0..40 units, at even
+   and odd offsets, with and without a NUL, with an odd byte at the end. */
+static void test_utf16_fast_steps(void **state)
+{
+        (void)state;
+        static const uint16_t odd[] = {0x0000, 0x0080, 0x00e9, 0x0100, 0x4e2d, 0xd83d,
+                                       0xde00, 0xffff, 0x007f, 0x0001, 0x8000};
+        struct kdecoder *d = kdecoder_new(true);
+        unsigned calls = 0;
+
+        assert_non_null(d);
+        for (size_t nr = 0; nr <= 40; nr++) {
+                for (size_t at = 0; at <= nr; at++) {
+                        for (size_t k = 0; k < sizeof(odd) / sizeof(odd[0]); k++) {
+                                for (unsigned shape = 0; shape < 4; shape++) {
+                                        uint8_t buf[2 * 48 + 8];
+                                        size_t off = shape & 1, n = off;
+
+                                        memset(buf, 0xAA, sizeof(buf));
+                                        for (size_t u = 0; u < nr; u++) {
+                                                uint16_t v =
+                                                        (uint16_t)(u == at ? odd[k] : 'a' + u % 26);
+                                                buf[n++] = (uint8_t)v;
+                                                buf[n++] = (uint8_t)(v >> 8);
+                                        }
+                                        if (shape & 2) {
+                                                buf[n++] = 0;
+                                                buf[n++] = 0;
+                                                buf[n++] = 'z'; /* past the NUL: not read */
+                                                buf[n++] = 0;
+                                        } else if (nr % 3 == 0) {
+                                                buf[n++] = 'q'; /* a lone byte at the end */
+                                        }
+
+                                        char want[256];
+                                        size_t want_next, got_next;
+
+                                        reference(buf, n, off, want, sizeof(want), &want_next);
+                                        if (++calls % 256 == 0) {
+                                                kdecoder_free(d);
+                                                d = kdecoder_new(true); /* a fresh arena */
+                                                assert_non_null(d);
+                                        }
+                                        const char *got =
+                                                kdecoder_utf16_at(d, buf, n, off, &got_next);
+                                        assert_string_equal(got, want);
+                                        assert_int_equal(got_next, want_next);
+                                }
+                        }
+                }
+        }
+        kdecoder_free(d);
+}
+
+/* A long ASCII path, as image and method names are: every length from 0 to 300 units. */
+static void test_utf16_long_ascii(void **state)
+{
+        (void)state;
+        uint8_t buf[2 * 301 + 2];
+        char want[400];
+
+        for (size_t nr = 0; nr <= 300; nr++) {
+                struct kdecoder *d = kdecoder_new(true);
+                size_t n = 0, next;
+
+                assert_non_null(d);
+                for (size_t u = 0; u < nr; u++) {
+                        want[u] = (char)(u % 10 == 9 ? '\\' : 'A' + u % 26);
+                        buf[n++] = (uint8_t)want[u];
+                        buf[n++] = 0;
+                }
+                want[nr] = '\0';
+                buf[n++] = 0;
+                buf[n++] = 0;
+                assert_string_equal(kdecoder_utf16_at(d, buf, n, 0, &next), want);
+                assert_int_equal(next, n);
+                kdecoder_free(d);
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf16_fast_steps),
+                cmocka_unit_test(test_utf16_long_ascii),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
