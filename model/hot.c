@@ -137,6 +137,7 @@ static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash
                         e = slot_find_hashed(h, k, hash);
                 }
         }
+        e->is_exited = false;
         e->self += self;
         e->total += total;
         return (uint32_t)(e - h->slots);

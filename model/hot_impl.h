@@ -26,6 +26,9 @@ struct entry {
         uint32_t tid; /* the sampled thread: rows group by it (HOT_BY_THREAD) */
         uint16_t source;
         bool is_used;
+        /* its process ended (pid AGG_ALL: the places of processes past HOT_EXITED_MAX, folded
+           together); a new sample under the same key (a reused pid) makes it live again */
+        bool is_exited;
         /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
            resolved one's name): an answer of a module whose answers are settled stays */
         uint8_t answer;
@@ -157,6 +160,15 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
 bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function);
 void hot_seen_next(struct hot *h);
 struct entry *hot_slot_find(struct hot *h, const struct entry *k);
+/* Takes the entry out (linear probing: the entries after it move up where their probe allows). */
+void hot_slot_delete(struct hot *h, struct entry *e);
+
+/* hot_exited.c */
+/* The places of the processes in ended (sorted, n) are marked exited; past HOT_EXITED_MAX
+   exited places, the lighter go into one place per address of every exited process (pid and
+   tid AGG_ALL): the table does not grow with the processes that came and went. True when
+   places moved. */
+bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n);
 uint32_t hot_source_index(struct hot *h, uint16_t source);
 
 /* hot_memo.c */

@@ -9,9 +9,7 @@
 
 /* ---- the unplaced places' cap ---- */
 
-/* Takes the entry out (linear probing: the entries after it move up where their probe
-   allows). */
-static void slot_delete(struct hot *h, struct entry *e)
+void hot_slot_delete(struct hot *h, struct entry *e)
 {
         uint32_t i = (uint32_t)(e - h->slots);
         h->slots[i].is_used = false;
@@ -60,7 +58,7 @@ static void fold_into_other(struct hot *h, const struct entry *e)
 {
         h->nr_other[hot_source_index(h, e->source)] += e->self;
         h->caps.nr_places_folded++;
-        slot_delete(h, hot_slot_find(h, e));
+        hot_slot_delete(h, hot_slot_find(h, e));
 }
 
 /* Unplaced places that have a module now move to it; those of processes that ended, and past
@@ -89,7 +87,7 @@ static void place_or_fold(struct hot *h)
         for (uint32_t i = 0; i < n; i++) {
                 struct entry k = u[i].key;
                 if (u[i].loc.module) {
-                        slot_delete(h, hot_slot_find(h, &k));
+                        hot_slot_delete(h, hot_slot_find(h, &k));
                         k.module = u[i].loc.module;
                         k.rel = u[i].loc.rel;
                         k.answer = 0;
@@ -102,6 +100,7 @@ static void place_or_fold(struct hot *h)
                         u[nr_kept++] = u[i];
                 }
         }
+        is_changed |= hot_fold_exited(h, ended, nr_ended);
         free(ended);
         /* the ends before the last refresh go; the latest stay for the next one */
         if (h->nr_prev_ended) {

@@ -93,6 +93,8 @@ static const char *process_name(const struct switches *sw, uint32_t pid)
 
 const char *switches_process_name(const struct switches *sw, uint32_t pid)
 {
+        if (pid == AGG_ALL)
+                return SWITCHES_EXITED_NAME;
         const char *name = process_name(sw, pid); /* pid 0: Idle, whatever it was named */
         return pid || !*name ? name : SWITCHES_IDLE_NAME;
 }
@@ -104,8 +106,8 @@ void switches_thread_names(const struct switches *sw, uint32_t tid, char *proces
 {
         /* switches_thread_find only looks (it takes the table's non-const handle) */
         row_names(sw, switches_thread_find((struct switches *)sw, tid), process, thread);
-        if (!tid) {
-                switches_copy_name(process, SWITCHES_IDLE_NAME);
+        if (!tid || tid == AGG_ALL) {
+                switches_copy_name(process, tid ? SWITCHES_EXITED_NAME : SWITCHES_IDLE_NAME);
                 thread[0] = '\0';
         }
 }

@@ -3239,6 +3239,90 @@ static void test_switches_exited_cap(void **state)
         switches_free(sw);
 }
 
+/* The places of processes that ended stay one by one up to HOT_EXITED_MAX (the heavier); past
+   it the lighter fold into one place per address of every exited process (pid AGG_ALL, named
+   "[exited]"): the function's counts stay whole, the rows by process stay bounded. */
+static void test_hot_exited_cap(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        struct switches *sw = switches_new(fx->store, 0);
+        const uint32_t base_pid = 5000, nr = HOT_EXITED_MAX + 100, live_pid = 4000;
+        const uint64_t ip = KBASE + 0x100;
+        int64_t t = MS(1);
+        uint64_t nr_samples = 0;
+        for (uint32_t i = 0; i <= nr; i++) {
+                uint32_t pid = i == nr ? live_pid : base_pid + i;
+                /* the first ten, the heaviest, stay */
+                for (int k = 0; k < (i < 10 ? 3 : 1); k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = ip;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                        nr_samples++;
+                }
+        }
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
+        assert_int_equal(n, nr + 1);
+        /* the ends over refreshes (MAX_ENDED_PIDS are remembered between two) */
+        for (uint32_t i = 0; i < nr; i++) {
+                struct kevent ev = ev_process(KEV_PHASE_END, t += 1000, base_pid + i, "gone");
+                hot_event(h, &ev);
+                if (i % 5000 == 4999)
+                        hot_refresh(h);
+        }
+        hot_refresh(h);
+        struct hot_caps caps;
+        hot_caps(h, &caps);
+        assert_int_equal(caps.nr_exited_folded, 100);
+        n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].self, nr_samples);
+        assert_int_equal(rows[0].total, nr_samples);
+        n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
+        assert_int_equal(n, HOT_EXITED_MAX + 2); /* the kept, the folded, the live one */
+        uint64_t self = 0;
+        const struct hot_row *exited = NULL;
+        bool has_live = false, has_heavy = false;
+        for (uint32_t i = 0; i < n; i++) {
+                self += rows[i].self;
+                if (rows[i].pid == AGG_ALL)
+                        exited = &rows[i];
+                has_live |= rows[i].pid == live_pid;
+                has_heavy |= rows[i].pid == base_pid && rows[i].self == 3;
+        }
+        assert_int_equal(self, nr_samples);
+        assert_non_null(exited);
+        assert_int_equal(exited->self, 100);
+        assert_true(has_live);
+        assert_true(has_heavy);
+        assert_string_equal(switches_process_name(sw, AGG_ALL), SWITCHES_EXITED_NAME);
+        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
+        switches_thread_names(sw, AGG_ALL, pn, tn);
+        assert_string_equal(pn, SWITCHES_EXITED_NAME);
+        /* more ended places past the cap fold into the same row; the kept stay */
+        for (uint32_t i = 0; i < 5; i++) {
+                uint32_t pid = base_pid + nr + i;
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                ev.sample.ip = ip;
+                ev.sample.tid = pid + 1;
+                hot_event(h, &ev);
+                ev = ev_process(KEV_PHASE_END, t += 1000, pid, "gone");
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
+        assert_int_equal(n, HOT_EXITED_MAX + 2);
+        hot_caps(h, &caps);
+        assert_int_equal(caps.nr_exited_folded, 105);
+        hot_reset(h);
+        hot_caps(h, &caps);
+        assert_int_equal(caps.nr_exited_folded, 0);
+        switches_free(sw);
+        hot_free(h);
+}
+
 /* Unplaced places (no image held them) keep their process to be placed later; at a refresh
    those that have a module move to it, those of ended processes and past HOT_UNPLACED_MAX the
    lightest go into the other row: the sums stay, the unplaced rows stay bounded. */
@@ -3338,6 +3422,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
+                cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,

@@ -53,11 +53,18 @@ struct hot_module_row {
    samples: unplaced addresses of processes come and gone neither fill the table nor cost the
    refreshes. */
 #define HOT_UNPLACED_MAX 4096u
+/* The places of processes that ended stay one by one up to HOT_EXITED_MAX, the heavier first
+   (a process's rows in the functions by process or thread); past it, the lighter fold into one
+   place per address whose process and thread are AGG_ALL (switches_process_name names it
+   SWITCHES_EXITED_NAME): the functions' counts stay whole, and the table stops growing with the
+   processes that came and went. */
+#define HOT_EXITED_MAX 16384u
 
 /* What the caps did since the counts last started over (hot_caps). */
 struct hot_caps {
         uint64_t nr_places_folded;   /* unplaced places folded into the other row */
         uint64_t nr_samples_no_room; /* samples whose place found the table at max_entries */
+        uint64_t nr_exited_folded;   /* places of ended processes folded (HOT_EXITED_MAX) */
 };
 
 /* store: borrowed. max_entries bounds the memory: addresses past it are counted in an

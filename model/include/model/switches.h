@@ -200,13 +200,16 @@ void switches_caps(const struct switches *sw, struct switches_caps *out);
 
 /* The idle thread's (tid 0) and its process's (pid 0) one name, as WPA's. */
 #define SWITCHES_IDLE_NAME "Idle"
+/* Processes that ended, as one (pid AGG_ALL: the hot functions' places folded past
+   HOT_EXITED_MAX). */
+#define SWITCHES_EXITED_NAME "[exited]"
 /* The name of process pid as its events gave it ("" when none did; SWITCHES_IDLE_NAME for pid 0
-   when one did); valid until the next event or call on sw. */
+   when one did; SWITCHES_EXITED_NAME for AGG_ALL); valid until the next event or call on sw. */
 const char *switches_process_name(const struct switches *sw, uint32_t pid);
 /* The latest event time seen, session ns. */
 int64_t switches_last_time_ns(const struct switches *sw);
 /* Thread tid's process name and its own where it differs (SWITCHES_NAME_SIZE each; "" when
-   none is known; SWITCHES_IDLE_NAME for tid 0). */
+   none is known; SWITCHES_IDLE_NAME for tid 0, SWITCHES_EXITED_NAME for AGG_ALL). */
 void switches_thread_names(const struct switches *sw, uint32_t tid, char *process, char *thread);
 /* The wall time the counts cover, in the same window: from the last zero (or the first
    event) to the latest event, decayed or zeroed at each refresh as the counts are; what a
