@@ -13,6 +13,7 @@
 #include "model/events_table.h"
 #include "model/profile.h"
 #include "util/xalloc.h"
+#include "view_report.h"
 
 enum events_grouping { GROUP_TYPE, GROUP_PROCESS, GROUP_THREAD, NR_GROUPS };
 
@@ -56,6 +57,20 @@ static const struct ui_column type_cols[NR_GROUPS][NR_COLS] = {
                           [COL_REST] = {"Event type (Enter: its events)", UI_COL_TEXT, 0, 0}},
 };
 
+/* The text report's: each type's count and share, its name with its version ("name (vN)"). */
+static const struct ui_column report_cols[NR_COLS] = {
+        [COL_A] = {"Events", UI_COL_U64, 10, 0},
+        [COL_B] = {"Share", UI_COL_PCT, 7, 0},
+        [COL_C] = {NULL, UI_COL_U64, 0, 0},
+        [COL_D] = {NULL, UI_COL_U64, 0, 0},
+        [COL_REST] = {"Event type", UI_COL_TEXT, 0, 0},
+};
+
+static const struct ui_text_col report_text[NR_COLS] = {
+        [COL_A] = {1, 0, false},
+        [COL_REST] = {1, 0, false},
+};
+
 static const char *const group_names[NR_GROUPS] = {
         "event types", "event types by process (a row per process and type)",
         "event types by thread (a row per thread and type)"};
@@ -71,6 +86,7 @@ struct events_view {
         char titles[NR_FIELD_COLS][32];
         char field_names[NR_FIELD_COLS][64]; /* the fields shown in columns, by name */
         uint32_t nr_named;
+        struct view_report report; /* the text report's table, when it asks for one */
 };
 
 #define ANY 0xFFFFFFFFu
@@ -141,7 +157,13 @@ static void build_types(struct events_view *ev, struct profile *p, struct ui_tab
                                      total ? 100.0 * (double)ty->nr_events / (double)total : 0);
                         ui_table_u64(t, r, COL_C, ty->nr_stored);
                         ui_table_u64(t, r, COL_D, ty->nr_dropped);
-                        ui_table_text(t, r, COL_REST, ty->name);
+                        if (ev->report.table) { /* the report's: "name (vN)" */
+                                char name[sizeof(ty->name) + 16];
+                                snprintf(name, sizeof(name), "%s (v%u)", ty->name, ty->version);
+                                ui_table_text(t, r, COL_REST, name);
+                        } else {
+                                ui_table_text(t, r, COL_REST, ty->name);
+                        }
                 }
                 free(by_count);
                 return;
@@ -256,11 +278,35 @@ static void build_list(struct events_view *ev, struct profile *p, struct ui_tabl
         }
 }
 
+/* The report's table: every type by count (the types' rows), then the total and what the
+   caps left without a row. */
+static void report_build(struct events_view *ev, struct profile *p, struct ui_table *t)
+{
+        struct view_report *rp = &ev->report;
+        const struct events_table *et = profile_events(p);
+        t->cols = report_cols;
+        t->text_cols = report_text;
+        ev->group = GROUP_TYPE;
+        build_types(ev, p, t);
+        snprintf(rp->title, sizeof(rp->title), "Events by type");
+        rp->has_section = rp->has_table = true;
+        int k = snprintf(rp->after, sizeof(rp->after), " %10" PRIu64 "          events in all\n",
+                         events_table_total(et));
+        if (events_table_nr_no_room(et) && k > 0 && (size_t)k < sizeof(rp->after))
+                snprintf(rp->after + k, sizeof(rp->after) - (size_t)k,
+                         " %10" PRIu64 "          of them past the table's caps (no row)\n",
+                         events_table_nr_no_room(et));
+}
+
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
 {
         struct events_view *ev = of(v);
         struct profile *p = m->profile;
         ui_table_clear(t);
+        if (ev->report.table == EVENTS_REPORT_TYPES) {
+                report_build(ev, p, t);
+                return;
+        }
         if (ev->is_list) {
                 list_columns(ev, profile_events(p));
                 v->cols = t->cols = ev->list_cols;
@@ -386,6 +432,11 @@ struct ui_view *events_view_new(void)
                                     view_free};
         ev->pid = ev->tid = ANY;
         return &ev->view;
+}
+
+struct view_report *events_view_report(struct ui_view *v)
+{
+        return &of(v)->report;
 }
 
 bool events_view_is_list(struct ui_view *v)

@@ -3,13 +3,16 @@
    callers under it, or the call tree top-down), which of them are open, and its keys. */
 #include "ui/views.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "functions_ipc.h"
+#include "model/hot_ipc.h"
 #include "model/profile.h"
 #include "util/xalloc.h"
+#include "view_report.h"
 
 struct functions_view {
         struct ui_view view;
@@ -18,6 +21,7 @@ struct functions_view {
         struct ui_key_set expanded; /* the open rows */
         struct functions_ipc ipc;   /* where cycles and instructions are both sampled */
         struct ui_column cols_now[8]; /* the grouping's columns, IPC titled when it has one */
+        struct view_report report;    /* the text report's table, when it asks for one */
 };
 
 enum {
@@ -56,6 +60,78 @@ static const struct ui_column cols_by_process[NR_COLS] = {
         {"Self", UI_COL_U64, 8, 2},      {"Total", UI_COL_U64, 8, 1},
         {NULL, UI_COL_RATIO, 6, 4},      {"Module", UI_COL_TEXT, 22, 0},
         {"Process", UI_COL_TEXT, 16, 3}, {"Function", UI_COL_TEXT, 0, 0},
+};
+
+/* The text report's columns, in the same places: wider counts, no IPC (its own tables), the
+   grouping's Process or Thread; a function under its module (by module) indented. */
+static const struct ui_column report_cols[FUNCTIONS_NR_GROUPS][NR_COLS] = {
+#define REPORT_COLS(who, who_width)                                                                \
+        {                                                                                          \
+                {"Self%", UI_COL_PCT, 8, 0}, {"Total%", UI_COL_PCT, 8, 0},                         \
+                        {"Self", UI_COL_U64, 8, 0}, {"Total", UI_COL_U64, 8, 0},                   \
+                        {NULL, UI_COL_RATIO, 0, 0}, {"Module", UI_COL_TEXT, 25, 0},                \
+                        {who, UI_COL_TEXT, who_width, 0}, {"Function", UI_COL_TEXT, 0, 0},         \
+        }
+        [FUNCTIONS_BY_FUNCTION] = REPORT_COLS(NULL, 0),
+        [FUNCTIONS_BY_PROCESS] = REPORT_COLS("Process", 16),
+        [FUNCTIONS_BY_THREAD] = REPORT_COLS("Thread", 28),
+        [FUNCTIONS_BY_MODULE] = REPORT_COLS(NULL, 0),
+#undef REPORT_COLS
+};
+
+static const struct ui_text_col report_text[NR_COLS] = {
+        [COL_MODULE] = {1, 0, true},
+};
+
+/* The report's modules: each module's samples and where its names came from (Symbols). */
+static const struct ui_column report_module_cols[NR_COLS] = {
+        {"Self%", UI_COL_PCT, 8, 0}, {NULL, UI_COL_PCT, 0, 0},       {"Self", UI_COL_U64, 8, 0},
+        {NULL, UI_COL_U64, 0, 0},    {NULL, UI_COL_RATIO, 0, 0},     {"Module", UI_COL_TEXT, 25, 0},
+        {NULL, UI_COL_TEXT, 0, 0},   {"Symbols", UI_COL_TEXT, 0, 0},
+};
+
+static const struct ui_text_col report_module_text[NR_COLS] = {
+        [COL_MODULE] = {1, 0, false},
+};
+
+/* The report's source lines: the Process column's place holds the file:line. */
+static const struct ui_column report_line_cols[NR_COLS] = {
+        {"Self%", UI_COL_PCT, 8, 0}, {NULL, UI_COL_PCT, 0, 0},
+        {"Self", UI_COL_U64, 8, 0},  {NULL, UI_COL_U64, 0, 0},
+        {NULL, UI_COL_RATIO, 0, 0},  {"Module", UI_COL_TEXT, 25, 0},
+        {"Line", UI_COL_TEXT, 0, 0}, {"Function", UI_COL_TEXT, 0, 0},
+};
+
+static const struct ui_text_col report_line_text[NR_COLS] = {
+        [COL_MODULE] = {1, 0, false},
+        [COL_FUNCTION] = {1, 0, false},
+};
+
+/* The report's IPC tables print IPC first: from the IPC column, the cycles from Self, the
+   instructions from Total, then the module and (per function) the function. */
+static const uint8_t report_ipc_from[] = {COL_IPC, COL_SELF, COL_TOTAL, COL_MODULE, COL_FUNCTION};
+
+static const struct ui_column report_ipc_cols[2][5] = {
+        {
+                /* per function */
+                {"IPC", UI_COL_REAL, 8, 0},
+                {"Cycles", UI_COL_U64, 8, 0},
+                {"Instr", UI_COL_U64, 8, 0},
+                {"Module", UI_COL_TEXT, 25, 0},
+                {"Function", UI_COL_TEXT, 0, 0},
+        },
+        {
+                /* per module */
+                {"IPC", UI_COL_REAL, 8, 0},
+                {"Cycles", UI_COL_U64, 8, 0},
+                {"Instr", UI_COL_U64, 8, 0},
+                {"Module", UI_COL_TEXT, 0, 0},
+                {NULL, UI_COL_TEXT, 0, 0},
+        },
+};
+
+static const struct ui_text_col report_ipc_text[5] = {
+        {1, 2, false}, {0, 0, false}, {0, 0, false}, {1, 0, false}, {0, 0, false},
 };
 
 /* Row keys: a function's never 0 and never a tree node's (bit 63) */
@@ -129,22 +205,25 @@ static void add_subtree(struct functions_view *fv, struct calltree *tree,
 
 #define KEY_MODULE (1ull << 60) /* a module's row (by module): never a function's or a node's */
 
-/* By module: each module's row (its samples), its functions under it when open. */
+/* By module: each module's row (its samples), its functions under it when open (the report's:
+   every module open, top of each level). */
 static void add_modules(struct functions_view *fv, struct profile *p, struct module_names *names,
                         struct ui_table *t, uint16_t source, const struct hot_row *rows, uint32_t n,
                         uint64_t nr)
 {
+        bool is_report = fv->report.table != 0;
+        uint32_t top = is_report ? fv->report.top : UINT32_MAX;
         const struct hot_module_row *mrows;
         uint32_t m = hot_modules(profile_hot(p), source, &mrows);
         struct hot_module_row *mods = xmalloc((m ? m : 1) * sizeof(*mods));
         memcpy(mods, mrows, m * sizeof(*mods));
         char text[64];
-        for (uint32_t i = 0; i < m; i++) {
+        for (uint32_t i = 0; i < m && i < top; i++) {
                 uint64_t key = KEY_MODULE | mods[i].module;
                 uint32_t nr_fns = 0;
                 for (uint32_t k = 0; k < n; k++)
                         nr_fns += rows[k].module == mods[i].module;
-                bool is_open = nr_fns && ui_key_set_has(&fv->expanded, key);
+                bool is_open = nr_fns && (is_report || ui_key_set_has(&fv->expanded, key));
                 uint32_t r = ui_table_add(t, key, 0,
                                           (nr_fns ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
@@ -155,7 +234,7 @@ static void add_modules(struct functions_view *fv, struct profile *p, struct mod
                 ui_table_text(t, r, COL_FUNCTION, text);
                 if (!is_open)
                         continue;
-                for (uint32_t k = 0; k < n; k++) {
+                for (uint32_t k = 0, shown = 0; k < n && shown < top; k++) {
                         const struct hot_row *w = &rows[k];
                         if (w->module != mods[i].module)
                                 continue;
@@ -166,9 +245,122 @@ static void add_modules(struct functions_view *fv, struct profile *p, struct mod
                         uint32_t fr = ui_table_add(t, fkey, 1, 0);
                         counts(t, fr, w->self, w->total, nr);
                         frame_text(names, t, fr, w->module, w->function, w->rel);
+                        shown++;
                 }
         }
         free(mods);
+}
+
+/* The report's modules table: each module's samples and where its names came from, or what
+   would give them (a Windows image's PDB name and signature, an ELF file's build-id). */
+static void add_module_symbols(struct functions_view *fv, struct profile *p,
+                               struct module_names *names, struct ui_table *t, uint16_t source,
+                               uint64_t nr)
+{
+        const struct hot_module_row *mrows;
+        uint32_t m = hot_modules(profile_hot(p), source, &mrows);
+        char detail[512];
+        for (uint32_t i = 0; i < m && i < fv->report.top; i++) {
+                uint32_t r = ui_table_add(t, KEY_MODULE | mrows[i].module, 0, 0);
+                counts(t, r, mrows[i].self, mrows[i].self, nr);
+                frame_text(names, t, r, mrows[i].module, 0, 0);
+                profile_module_symbols_text(p, mrows[i].module, detail, sizeof(detail));
+                ui_table_text(t, r, COL_FUNCTION, detail);
+        }
+}
+
+/* The report's hot source lines, where debug information or a PDB gives them: file:line in the
+   Process column's place. */
+static void add_lines(struct functions_view *fv, struct profile *p, struct module_names *names,
+                      struct ui_table *t, uint16_t source, uint64_t nr)
+{
+        const struct hot_line_row *lrows;
+        uint32_t n = hot_top_lines(profile_hot(p), source, fv->report.top, &lrows);
+        char where[1024];
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t r = ui_table_add(t, i + 1, 0, 0);
+                counts(t, r, lrows[i].self, lrows[i].self, nr);
+                frame_text(names, t, r, lrows[i].module, 0, 0);
+                snprintf(where, sizeof(where), "%s:%u", profile_name(p, lrows[i].file),
+                         (unsigned)lrows[i].line);
+                ui_table_text(t, r, COL_PROCESS, where);
+                ui_table_text_borrow(t, r, COL_FUNCTION,
+                                     lrows[i].function ? profile_name(p, lrows[i].function) : "?");
+        }
+}
+
+/* The report's IPC per module or per function, the most cycle samples first, each sample
+   weighed by its source's interval (events per sample): the cycles in Self, the instructions
+   in Total; false: the trace does not sample both. */
+static bool add_ipc(struct functions_view *fv, struct profile *p, struct module_names *names,
+                    struct ui_table *t, bool is_by_module)
+{
+        struct hot *hot = profile_hot(p);
+        if (!hot_nr_samples(hot, HOT_IPC_CYCLES) || !hot_nr_samples(hot, HOT_IPC_INSTRUCTIONS))
+                return false;
+        uint64_t ci = profile_source_interval(p, HOT_IPC_CYCLES);
+        uint64_t ii = profile_source_interval(p, HOT_IPC_INSTRUCTIONS);
+        struct hot_ipc_row *rows;
+        uint32_t top = fv->report.top;
+        uint32_t n = is_by_module ? hot_ipc_module_rows(hot, ci, ii, top, &rows)
+                                  : hot_ipc_rows(hot, ci, ii, top, &rows);
+        struct view_report *rp = &fv->report;
+        snprintf(rp->title, sizeof(rp->title),
+                 "IPC per %s (InstructionRetired samples x %" PRIu64
+                 " / TotalCycles samples x %" PRIu64 ")",
+                 is_by_module ? "module" : "function", ii, ci);
+        rp->has_table = n > 0;
+        if (!n)
+                snprintf(rp->after, sizeof(rp->after),
+                         "   (the trace gives no interval for one of them)\n");
+        for (uint32_t i = 0; i < n; i++) {
+                const struct hot_ipc_row *w = &rows[i];
+                uint32_t r = ui_table_add(t, i + 1, 0, 0);
+                ui_table_pct(t, r, COL_IPC, w->ipc);
+                ui_table_u64(t, r, COL_SELF, w->nr_cycles);
+                ui_table_u64(t, r, COL_TOTAL, w->nr_instructions);
+                frame_text(names, t, r, w->module, w->function, w->rel);
+        }
+        free(rows);
+        rp->print_from = report_ipc_from;
+        rp->print_cols = report_ipc_cols[is_by_module];
+        rp->print_text = report_ipc_text;
+        rp->nr_print = 5;
+        return true;
+}
+
+/* One of the report's tables other than the hot functions, and its title. */
+static void build_report(struct functions_view *fv, const struct ui_build_ctx *m,
+                         struct module_names *names, struct ui_table *t)
+{
+        struct profile *p = m->profile;
+        struct view_report *rp = &fv->report;
+        uint64_t nr = hot_nr_samples(profile_hot(p), m->source);
+        char name_buf[32];
+        const char *name = profile_source_name(p, m->source, name_buf, sizeof(name_buf));
+        rp->has_section = rp->has_table = true;
+        switch (rp->table) {
+        case FUNCTIONS_REPORT_MODULES:
+                t->cols = report_module_cols;
+                t->text_cols = report_module_text;
+                snprintf(rp->title, sizeof(rp->title), "Hot modules (%s)", name);
+                add_module_symbols(fv, p, names, t, m->source, nr);
+                break;
+        case FUNCTIONS_REPORT_LINES:
+                t->cols = report_line_cols;
+                t->text_cols = report_line_text;
+                snprintf(rp->title, sizeof(rp->title), "Hot lines (%s)", name);
+                add_lines(fv, p, names, t, m->source, nr);
+                rp->has_section = t->nr_rows > 0;
+                break;
+        case FUNCTIONS_REPORT_IPC_MODULES:
+        case FUNCTIONS_REPORT_IPC_FUNCTIONS:
+                t->cols = cols;
+                rp->has_section =
+                        add_ipc(fv, p, names, t, rp->table == FUNCTIONS_REPORT_IPC_MODULES);
+                break;
+        default: rp->has_section = false; break;
+        }
 }
 
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
@@ -180,29 +372,55 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct calltree *tree = profile_calltree(p);
         struct switches *sw = profile_switches(p);
         ui_table_clear(t);
+        struct view_report *rp = &fv->report;
+        if (rp->table && rp->table != FUNCTIONS_REPORT_FUNCTIONS) {
+                build_report(fv, m, &names, t);
+                return;
+        }
+        /* the report's hot functions: these rows, in its columns, the top of each level, and
+           no callers (no row opens: the model's call tree is not asked) */
+        bool is_report = rp->table == FUNCTIONS_REPORT_FUNCTIONS;
         memcpy(fv->cols_now,
-               fv->group == FUNCTIONS_BY_PROCESS  ? cols_by_process
-               : fv->group == FUNCTIONS_BY_THREAD ? cols_by_thread
-                                                  : cols,
+               is_report                           ? report_cols[fv->group]
+               : fv->group == FUNCTIONS_BY_PROCESS ? cols_by_process
+               : fv->group == FUNCTIONS_BY_THREAD  ? cols_by_thread
+                                                   : cols,
                sizeof(cols));
         /* IPC per function (per module by module), before the rows: it asks for functions too;
            a row per process or thread has its function's whole IPC, not its own: none there */
-        bool has_ipc = !fv->is_top_down &&
+        bool has_ipc = !fv->is_top_down && !is_report &&
                        (fv->group == FUNCTIONS_BY_FUNCTION || fv->group == FUNCTIONS_BY_MODULE) &&
                        functions_ipc_build(&fv->ipc, p, fv->group == FUNCTIONS_BY_MODULE);
         if (has_ipc)
                 fv->cols_now[COL_IPC].title = "IPC";
         v->cols = t->cols = fv->cols_now;
-        if (fv->is_top_down) {
+        if (is_report)
+                t->text_cols = report_text;
+        if (fv->is_top_down && !is_report) {
                 if (tree)
                         add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples(tree));
                 return;
         }
-        /* the screen's choice (S); the first source seen when it has no samples */
+        /* the screen's choice (S); the first source seen when it has no samples (the report
+           names each source it prints) */
         uint16_t source = m->source;
-        if (!hot_nr_samples(hot, source))
+        if (!is_report && !hot_nr_samples(hot, source))
                 hot_sources(hot, &source, 1);
         uint64_t nr = hot_nr_samples(hot, source);
+        if (is_report) {
+                static const char *const by[] = {
+                        [FUNCTIONS_BY_FUNCTION] = "",
+                        [FUNCTIONS_BY_PROCESS] = ", a row per process and function",
+                        [FUNCTIONS_BY_THREAD] = ", a row per thread and function",
+                        [FUNCTIONS_BY_MODULE] = ", the modules, their functions under them",
+                };
+                char name_buf[32];
+                snprintf(rp->title, sizeof(rp->title),
+                         "Hot functions (%s, %" PRIu64 " samples, by self%s)",
+                         profile_source_name(p, source, name_buf, sizeof(name_buf)), nr,
+                         by[fv->group]);
+                rp->has_section = rp->has_table = true;
+        }
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
         bool is_by_thread = fv->group == FUNCTIONS_BY_THREAD;
@@ -220,7 +438,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                     : is_by_thread ? CALLTREE_THREAD
                                                    : CALLTREE_ALL;
         char process[64];
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < n && (!is_report || i < rp->top); i++) {
                 const struct hot_row *w = &rows[i];
                 /* never 0 (no row), never a tree key (bit 63) */
                 uint64_t key = (((uint64_t)w->module << 40 ^ (w->function ? w->function : w->rel) ^
@@ -229,7 +447,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                  : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
-                uint32_t node = tree && (w->state == SYM_RESOLVED || w->module)
+                uint32_t node = !is_report && tree && (w->state == SYM_RESOLVED || w->module)
                                         ? calltree_find_function(tree, owner,
                                                                  is_by_process ? w->pid : w->tid,
                                                                  w->module, w->function, w->rel)
@@ -348,6 +566,11 @@ static unsigned act_group(struct ui_key_ctx *c)
 void functions_view_set_group(struct ui_view *v, enum functions_group group)
 {
         of(v)->group = group;
+}
+
+struct view_report *functions_view_report(struct ui_view *v)
+{
+        return &of(v)->report;
 }
 
 static const struct ui_key keys[] = {

@@ -9,6 +9,9 @@
 #include "ui/table.h"
 
 struct profile;
+struct ui_build_ctx;
+struct ui_view;
+struct view_report;
 
 struct text_out {
         int fd;
@@ -20,6 +23,12 @@ struct text_out {
 void text_out_puts(struct text_out *o, const char *s);
 /* The table's column titles and rows, then frees it. */
 void text_out_table(struct text_out *o, struct ui_table *t);
+
+/* One of a view's report tables (rp: the view's, table: its enum): the view builds it, then
+   its title after a blank line, its rows and the lines after them; nothing when the trace has
+   no such table. */
+void text_out_view(struct text_out *o, struct ui_view *v, struct view_report *rp, int table,
+                   const struct ui_build_ctx *m);
 
 /* The context switches' tables: threads by switches, their PMC counters, CPUs, where threads
    blocked, waits (none when the trace has no switches). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* text_report.h: a recording's tables as text (`etwtop --replay FILE -b`), built from the model
-   as the views build their rows and printed by the views' one text form (ui_table_print): each
+/* text_report.h: a recording's tables as text (`etwtop --replay FILE -b`), built by the views'
+   own build() (the screen's rows, in a report mode) and printed by their one text form
+   (ui_table_print): each
    sample source's hot functions (grouped as --sort says), modules and source lines, IPC where
    cycles and instructions are both sampled, the hot branch edges (by edge, by function pair),
    the context switches (threads, their PMC counters, CPUs, where threads blocked, waits) and the
