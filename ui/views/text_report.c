@@ -270,7 +270,7 @@ enum { I_IPC, I_CYCLES, I_INSTR, I_MODULE, I_FUNCTION, I_NR_COLS };
 static const struct ui_column ipc_cols[2][I_NR_COLS] = {
         {
                 /* per function */
-                {"IPC", UI_COL_REAL, 8, 0},
+                {"IPC", UI_COL_RATIO, 8, 0}, /* blank: no estimate, as the screen's */
                 {"Cycles", UI_COL_U64, 8, 0},
                 {"Instr", UI_COL_U64, 8, 0},
                 {"Module", UI_COL_TEXT, 25, 0},
@@ -278,7 +278,7 @@ static const struct ui_column ipc_cols[2][I_NR_COLS] = {
         },
         {
                 /* per module */
-                {"IPC", UI_COL_REAL, 8, 0},
+                {"IPC", UI_COL_RATIO, 8, 0}, /* blank: no estimate, as the screen's */
                 {"Cycles", UI_COL_U64, 8, 0},
                 {"Instr", UI_COL_U64, 8, 0},
                 {"Module", UI_COL_TEXT, 0, 0},
