@@ -6,27 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct key_count {
-        uint32_t module, function;
-        uint64_t rel; /* 0 when function names the place */
-        uint64_t count;
-};
-
-static int key_cmp(const void *a, const void *b)
+int hot_ipc_place_cmp(const void *a, const void *b)
 {
-        const struct key_count *x = a, *y = b;
+        const struct hot_ipc_row *x = a, *y = b;
         if (x->module != y->module)
                 return x->module < y->module ? -1 : 1;
         if (x->function != y->function)
                 return x->function < y->function ? -1 : 1;
-        if (x->rel != y->rel)
-                return x->rel < y->rel ? -1 : 1;
+        /* a named function's rel is where in it, not which: only an unnamed place's counts */
+        uint64_t xr = x->function ? 0 : x->rel, yr = y->function ? 0 : y->rel;
+        if (xr != yr)
+                return xr < yr ? -1 : 1;
         return 0;
 }
 
-static struct key_count key_of(const struct hot_row *r)
+/* The IPC of a place's cycle and instruction samples; 0 where it has no instruction sample:
+   a sampled IPC is never 0, so 0 says there is no estimate (the views leave it blank). */
+static double ipc_of(uint64_t nr_cycles, uint64_t nr_instructions, uint64_t cycles_interval,
+                     uint64_t instructions_interval)
 {
-        return (struct key_count){r->module, r->function, r->function ? 0 : r->rel, r->self};
+        if (!nr_cycles || !nr_instructions)
+                return 0;
+        return (double)nr_instructions * (double)instructions_interval /
+               ((double)nr_cycles * (double)cycles_interval);
 }
 
 uint32_t hot_ipc_rows(struct hot *h, uint64_t cycles_interval, uint64_t instructions_interval,
@@ -38,10 +40,13 @@ uint32_t hot_ipc_rows(struct hot *h, uint64_t cycles_interval, uint64_t instruct
         const struct hot_row *r;
         /* the instructions first: hot_functions' answer lasts until the next call */
         uint32_t ni = hot_functions(h, HOT_IPC_INSTRUCTIONS, false, &r);
-        struct key_count *ins = xcalloc(ni ? ni : 1, sizeof(*ins));
+        struct hot_ipc_row *ins = xcalloc(ni ? ni : 1, sizeof(*ins));
         for (uint32_t i = 0; i < ni; i++)
-                ins[i] = key_of(&r[i]);
-        qsort(ins, ni, sizeof(*ins), key_cmp);
+                ins[i] = (struct hot_ipc_row){.module = r[i].module,
+                                              .function = r[i].function,
+                                              .rel = r[i].rel,
+                                              .nr_instructions = r[i].self};
+        qsort(ins, ni, sizeof(*ins), hot_ipc_place_cmp);
         uint32_t nc = hot_functions(h, HOT_IPC_CYCLES, false, &r);
         uint32_t n = max && max < nc ? max : nc;
         struct hot_ipc_row *out = xcalloc(n ? n : 1, sizeof(*out));
@@ -49,17 +54,16 @@ uint32_t hot_ipc_rows(struct hot *h, uint64_t cycles_interval, uint64_t instruct
         for (uint32_t i = 0; i < nc && o < n; i++) {
                 if (!r[i].self)
                         continue;
-                struct key_count k = key_of(&r[i]);
-                const struct key_count *m = bsearch(&k, ins, ni, sizeof(*ins), key_cmp);
                 struct hot_ipc_row *w = &out[o++];
                 w->module = r[i].module;
                 w->function = r[i].function;
                 w->rel = r[i].rel;
                 w->state = r[i].state;
                 w->nr_cycles = r[i].self;
-                w->nr_instructions = m ? m->count : 0;
-                w->ipc = (double)w->nr_instructions * (double)instructions_interval /
-                         ((double)w->nr_cycles * (double)cycles_interval);
+                const struct hot_ipc_row *m = bsearch(w, ins, ni, sizeof(*ins), hot_ipc_place_cmp);
+                w->nr_instructions = m ? m->nr_instructions : 0;
+                w->ipc = ipc_of(w->nr_cycles, w->nr_instructions, cycles_interval,
+                                instructions_interval);
         }
         free(ins);
         *rows = out;
@@ -75,10 +79,10 @@ uint32_t hot_ipc_module_rows(struct hot *h, uint64_t cycles_interval,
                 return 0;
         const struct hot_module_row *r;
         uint32_t ni = hot_modules(h, HOT_IPC_INSTRUCTIONS, &r);
-        struct key_count *ins = xcalloc(ni ? ni : 1, sizeof(*ins));
+        struct hot_ipc_row *ins = xcalloc(ni ? ni : 1, sizeof(*ins));
         for (uint32_t i = 0; i < ni; i++)
-                ins[i] = (struct key_count){r[i].module, 0, 0, r[i].self};
-        qsort(ins, ni, sizeof(*ins), key_cmp);
+                ins[i] = (struct hot_ipc_row){.module = r[i].module, .nr_instructions = r[i].self};
+        qsort(ins, ni, sizeof(*ins), hot_ipc_place_cmp);
         uint32_t nc = hot_modules(h, HOT_IPC_CYCLES, &r);
         uint32_t n = max && max < nc ? max : nc;
         struct hot_ipc_row *out = xcalloc(n ? n : 1, sizeof(*out));
@@ -86,15 +90,14 @@ uint32_t hot_ipc_module_rows(struct hot *h, uint64_t cycles_interval,
         for (uint32_t i = 0; i < nc && o < n; i++) {
                 if (!r[i].self)
                         continue;
-                struct key_count k = {r[i].module, 0, 0, 0};
-                const struct key_count *m = bsearch(&k, ins, ni, sizeof(*ins), key_cmp);
                 struct hot_ipc_row *w = &out[o++];
                 w->module = r[i].module;
                 w->state = r[i].module ? SYM_RESOLVED : SYM_NO_MODULE;
                 w->nr_cycles = r[i].self;
-                w->nr_instructions = m ? m->count : 0;
-                w->ipc = (double)w->nr_instructions * (double)instructions_interval /
-                         ((double)w->nr_cycles * (double)cycles_interval);
+                const struct hot_ipc_row *m = bsearch(w, ins, ni, sizeof(*ins), hot_ipc_place_cmp);
+                w->nr_instructions = m ? m->nr_instructions : 0;
+                w->ipc = ipc_of(w->nr_cycles, w->nr_instructions, cycles_interval,
+                                instructions_interval);
         }
         free(ins);
         *rows = out;

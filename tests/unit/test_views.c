@@ -1605,6 +1605,89 @@ static void test_text_report(void **state)
         free(s);
 }
 
+/* A PMC sample of source at ip, and its stack (ip alone). */
+static void feed_pmc(struct profile *p, int64_t t, uint32_t pid, uint64_t ip, uint16_t source)
+{
+        struct kevent ev = ev_base(KEV_PMC_SAMPLE, 0, t, pid, pid);
+        ev.pmc_sample.ip = ip;
+        ev.pmc_sample.tid = pid;
+        ev.pmc_sample.source = source;
+        profile_event(p, &ev);
+        ev = ev_base(KEV_STACK, 0, t, pid, pid);
+        ev.stack.event_timestamp = ev.timestamp;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = pid;
+        ev.stack.nr_frames = 1;
+        ev.stack.frames = &ip;
+        profile_event(p, &ev);
+}
+
+static void feed_interval(struct profile *p, uint16_t source, uint32_t interval)
+{
+        struct kevent ev = ev_base(KEV_PROFILE_INTERVAL, 0, 0, 0, 0);
+        ev.profile_interval.source = source;
+        ev.profile_interval.new_interval_100ns = interval;
+        ev.profile_interval.source_name = "";
+        profile_event(p, &ev);
+}
+
+static int print_report_all(void *ctx, int fd)
+{
+        struct ui_text_report_options o = {.nr_top = 10, .only_source = -1};
+        return ui_text_report_print(ctx, &o, fd);
+}
+
+/* IPC where cycles (TotalCycles, 19) and instructions (InstructionRetired, 26) are both
+   sampled: the screen's column and -b's table give each function the same figure, and both
+   leave it blank where the function has cycle samples but no instruction sample (no estimate:
+   a sampled IPC is never 0), where -b printed 0.00 and the screen nothing. */
+static void test_ipc_screen_as_text(void **state)
+{
+        struct jit *j = *state;
+        feed_interval(j->p, 19, 1000);
+        feed_interval(j->p, 26, 2000);
+        int64_t t = MS(1);
+        for (int i = 0; i < 4; i++)
+                feed_pmc(j->p, t += MS(1), j->pid, fn_at(FN_LEAF, 4), 19);
+        for (int i = 0; i < 2; i++)
+                feed_pmc(j->p, t += MS(1), j->pid, fn_at(FN_WORK, 4), 19);
+        for (int i = 0; i < 3; i++)
+                feed_pmc(j->p, t += MS(1), j->pid, fn_at(FN_LEAF, 8), 26);
+        profile_end(j->p);
+
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, false);
+        h.m.source = 19;
+        rebuild(&h);
+        struct ui_table *tb = &h.table;
+        int leaf = find_row(tb, "Function", "jit_leaf", 0);
+        int work = find_row(tb, "Function", "jit_work", 0);
+        assert_true(leaf >= 0 && work >= 0);
+        assert_string_equal(shown(tb, (uint32_t)leaf, "IPC"), "1.50"); /* 3 x 2000 / 4 x 1000 */
+        assert_string_equal(shown(tb, (uint32_t)work, "IPC"), "");
+        harness_fini(&h);
+
+        char *s = printed(print_report_all, j->p);
+        char want[1024];
+        snprintf(want, sizeof(want),
+                 "\nIPC per function (InstructionRetired samples x 2000 / TotalCycles samples x "
+                 "1000)\n"
+                 "      IPC   Cycles    Instr  Module                    Function\n"
+                 "     1.50        4        3  %-25s jit_leaf\n"
+                 "                 2        0  %-25s jit_work\n",
+                 j->module, j->module);
+        assert_non_null(strstr(s, want));
+        snprintf(want, sizeof(want),
+                 "\nIPC per module (InstructionRetired samples x 2000 / TotalCycles samples x "
+                 "1000)\n"
+                 "      IPC   Cycles    Instr  Module\n"
+                 "     1.00        6        3  %s\n",
+                 j->module);
+        assert_non_null(strstr(s, want));
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1627,6 +1710,7 @@ int main(void)
                 cmocka_unit_test(test_common_keys),
                 cmocka_unit_test(test_table_text_form),
                 cmocka_unit_test_setup_teardown(test_text_report, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_ipc_screen_as_text, jit_setup, jit_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,9 +19,13 @@ struct hot_ipc_row {
         enum sym_state state;
         uint64_t nr_cycles;       /* TotalCycles samples here (self) */
         uint64_t nr_instructions; /* InstructionRetired samples here (self) */
-        double ipc;               /* instructions x their interval / cycles x theirs; 0 when
-                                     the function has no cycle samples */
+        double ipc; /* instructions x their interval / cycles x theirs; 0: no estimate (no
+                       instruction sample here; a sampled IPC is never 0), shown blank */
 };
+
+/* Orders rows by place (module, function; rel only where function is 0, an unnamed place):
+   qsort's and bsearch's comparator, the one every IPC lookup uses. */
+int hot_ipc_place_cmp(const void *a, const void *b);
 
 /* The functions with cycle samples, most first (at most max; 0: all), each with its IPC.
    cycles_interval and instructions_interval: the events each sample stands for (the sources'
