@@ -114,7 +114,7 @@ static const uint8_t report_ipc_from[] = {COL_IPC, COL_SELF, COL_TOTAL, COL_MODU
 static const struct ui_column report_ipc_cols[2][5] = {
         {
                 /* per function */
-                {"IPC", UI_COL_REAL, 8, 0},
+                {"IPC", UI_COL_RATIO, 8, 0}, /* blank: no estimate, as the screen's */
                 {"Cycles", UI_COL_U64, 8, 0},
                 {"Instr", UI_COL_U64, 8, 0},
                 {"Module", UI_COL_TEXT, 25, 0},
@@ -122,7 +122,7 @@ static const struct ui_column report_ipc_cols[2][5] = {
         },
         {
                 /* per module */
-                {"IPC", UI_COL_REAL, 8, 0},
+                {"IPC", UI_COL_RATIO, 8, 0}, /* blank: no estimate, as the screen's */
                 {"Cycles", UI_COL_U64, 8, 0},
                 {"Instr", UI_COL_U64, 8, 0},
                 {"Module", UI_COL_TEXT, 0, 0},
