@@ -9,8 +9,9 @@
 
 uint64_t hot_key_hash(const struct entry *k)
 {
-        return mix(k->rel ^ mix(((uint64_t)k->module << 32 | k->pid) ^ ((uint64_t)k->source << 48) ^
-                                ((uint64_t)k->tid << 17)));
+        return hash_mix64(k->rel ^
+                          hash_mix64(((uint64_t)k->module << 32 | k->pid) ^
+                                     ((uint64_t)k->source << 48) ^ ((uint64_t)k->tid << 17)));
 }
 
 static bool key_eq(const struct entry *a, const struct entry *b)
@@ -188,7 +189,7 @@ bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
 
 bool hot_function_seen(struct hot *h, uint64_t function)
 {
-        for (uint32_t j = (uint32_t)(mix(function) >> 40) & (SEEN_SLOTS - 1);;
+        for (uint32_t j = (uint32_t)(hash_mix64(function) >> 40) & (SEEN_SLOTS - 1);;
              j = (j + 1) & (SEEN_SLOTS - 1)) {
                 if (h->fseen[j].gen != h->seen_gen) {
                         h->fseen[j].gen = h->seen_gen;
@@ -373,11 +374,11 @@ static void stack(struct hot *h, const struct kevent *ev)
                         nr_leaf++;
         }
         uint32_t nr_callers = nr_frames ? nr_frames - 1 : 0;
-        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ mix(p->key.pid) ^
-                      mix((uint64_t)p->key.tid << 20);
+        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ hash_mix64(p->key.pid) ^
+                      hash_mix64((uint64_t)p->key.tid << 20);
         for (uint32_t i = 1; i < nr_frames; i++)
                 mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        mh = mix(mh ^ nr_callers);
+        mh = hash_mix64(mh ^ nr_callers);
         /* the leaf's places and their functions: a name still loading takes the whole stack
            the long way */
         uint64_t leaf_functions[2];

@@ -119,7 +119,7 @@ void hot_pending_flush(struct hot *h, struct pending *p)
 
 uint64_t hot_function_bit(uint64_t function)
 {
-        return 1ull << (mix(function) & 63);
+        return 1ull << (hash_mix64(function) & 63);
 }
 
 bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function)

@@ -57,7 +57,7 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
                         continue;
                 struct hot_line_row r = {e->module, fr[0].function, fr[0].file, fr[0].line,
                                          e->self};
-                uint64_t hk = mix(((uint64_t)r.module << 32 | r.file) ^ mix(r.line));
+                uint64_t hk = hash_mix64(((uint64_t)r.module << 32 | r.file) ^ hash_mix64(r.line));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
                         const struct hot_line_row *w = &h->line_rows[index[j] - 1];

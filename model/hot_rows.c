@@ -443,10 +443,11 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                                     e->self,
                                     e->tid,
                                     sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
-                uint64_t hk = mix(((uint64_t)r.module << 32 | r.function) ^ mix(r.rel) ^
-                                  (grouping == HOT_BY_PROCESS  ? mix(r.pid)
-                                   : grouping == HOT_BY_THREAD ? mix(r.tid)
-                                                               : 0));
+                uint64_t hk =
+                        hash_mix64(((uint64_t)r.module << 32 | r.function) ^ hash_mix64(r.rel) ^
+                                   (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
+                                    : grouping == HOT_BY_THREAD ? hash_mix64(r.tid)
+                                                                : 0));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
                         struct hot_row *w = &h->rows[index[j] - 1];

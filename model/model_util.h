@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* model_util.h (internal to model/): zeroed hash-table arrays in huge pages, and the 64-bit mixer
-   the model's hash tables use. */
+/* model_util.h (internal to model/): zeroed hash-table arrays in huge pages; the model's hash
+   tables hash with util/hash.h, included here. */
 #ifndef ETWTOP_MODEL_UTIL_H
 #define ETWTOP_MODEL_UTIL_H
 
@@ -29,12 +29,6 @@ static inline void *xzalloc_table(size_t n, size_t size)
         madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine to fail */
         memset(p, 0, bytes);
         return p;
-}
-
-/* util/hash.h's mixer under the model's short name (model/hot*.c still call it so) */
-static inline uint64_t mix(uint64_t x)
-{
-        return hash_mix64(x);
 }
 
 #endif
