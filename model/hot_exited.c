@@ -16,7 +16,7 @@ struct pid_set {
 
 static uint32_t pid_slot(const struct pid_set *s, uint32_t pid)
 {
-        return (uint32_t)mix(pid) & s->mask;
+        return (uint32_t)hash_mix64(pid) & s->mask;
 }
 
 static void pid_set_init(struct pid_set *s, const uint32_t *pids, uint32_t n)

@@ -1632,7 +1632,42 @@ static void feed_interval(struct profile *p, uint16_t source, uint32_t interval)
         profile_event(p, &ev);
 }
 
-static int print_report_all(void *ctx, int fd)
+/* The schedule of feed_schedule, each switch carrying a counter (PMC_COUNTERS) that counts
+   the CPU's nanoseconds. */
+static void feed_schedule_pmc(struct profile *p)
+{
+        static const struct {
+                uint32_t cpu;
+                int64_t t;
+                uint32_t old_tid, old_pid;
+                uint8_t state, reason;
+                uint32_t new_tid, new_pid;
+        } sw[] = {
+                {0, MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101, PID_A},
+                {1, MS(2), 0, 0, ST_READY, WR_EXECUTIVE, 201, PID_B},
+                {0, MS(4), 101, PID_A, ST_WAITING, WR_QUEUE, 102, PID_A},
+                {1, MS(5), 201, PID_B, ST_WAITING, WR_DELAYEXECUTION, 0, 0},
+                {0, MS(6), 102, PID_A, ST_READY, WR_PREEMPTED, 101, PID_A},
+                {1, MS(6) + 1, 0, 0, ST_READY, WR_EXECUTIVE, 102, PID_A},
+                {1, MS(8), 102, PID_A, ST_WAITING, WR_QUEUE, 201, PID_B},
+                {0, MS(9), 101, PID_A, ST_WAITING, WR_USERREQUEST, 0, 0},
+        };
+        feed(p, ev_process(0, PID_A, "alpha.exe"));
+        feed(p, ev_process(0, PID_B, "beta"));
+        feed(p, ev_thread(0, PID_A, 101, "main"));
+        feed(p, ev_thread(0, PID_A, 102, "worker"));
+        feed(p, ev_thread(0, PID_B, 201, "loop"));
+        for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+                struct kevent ev =
+                        ev_cswitch(sw[i].cpu, sw[i].t, sw[i].old_tid, sw[i].old_pid, sw[i].state,
+                                   sw[i].reason, sw[i].new_tid, sw[i].new_pid);
+                ev.nr_pmc = 1;
+                ev.pmc[0] = (uint64_t)sw[i].t;
+                feed(p, ev);
+        }
+}
+
+static int print_report_top(void *ctx, int fd)
 {
         struct ui_text_report_options o = {.nr_top = 10, .only_source = -1};
         return ui_text_report_print(ctx, &o, fd);
@@ -1668,7 +1703,7 @@ static void test_ipc_screen_as_text(void **state)
         assert_string_equal(shown(tb, (uint32_t)work, "IPC"), "");
         harness_fini(&h);
 
-        char *s = printed(print_report_all, j->p);
+        char *s = printed(print_report_top, j->p);
         char want[1024];
         snprintf(want, sizeof(want),
                  "\nIPC per function (InstructionRetired samples x 2000 / TotalCycles samples x "
@@ -1686,6 +1721,49 @@ static void test_ipc_screen_as_text(void **state)
                  j->module);
         assert_non_null(strstr(s, want));
         free(s);
+}
+
+/* --replay -b's context switches, built by the switches view: its threads in the screen's
+   order (the same rows), their counters, the CPUs and the waits in the report's columns. */
+static void test_text_report_switches(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        feed_schedule_pmc(p);
+        profile_end(p);
+        char *s = printed(print_report_top, p);
+        const char *threads =
+                strstr(s, "\nContext switches (threads, by switches)\n"
+                          " Switches   On-CPU ms  Off-CPU ms  Readied      TID      PID"
+                          "  Top wait (state/reason)        Thread\n");
+        assert_non_null(threads);
+        /* the screen's rows of the same model, in their order, are the report's */
+        struct harness h;
+        harness_init(&h, switches_view_new(), p, false);
+        rebuild(&h);
+        const char *at = threads;
+        for (uint32_t i = 0; i < h.table.nr_rows; i++) {
+                const char *name = strstr(at, shown(&h.table, i, "Thread"));
+                assert_non_null(name);
+                assert_true(name > at);
+                at = name;
+        }
+        assert_non_null(strstr(s, "        2       6.000       2.000        0      101      100"
+                                  "  Waiting/WrQueue                alpha.exe/main\n"));
+        assert_non_null(strstr(s, "\nCounters per thread (the PMC counts of its timeslices, from "
+                                  "the CSwitch events)\n      TID  Thread                          "
+                                  "Counts\n"));
+        assert_non_null(strstr(s, "\nCPUs (time with a thread on them, idle time)\n  CPU  Switches"
+                                  "     Busy ms     Idle ms     Busy%  Idle in (C-state)\n"));
+        assert_non_null(strstr(s, "\nWaits (state/reason, by off-CPU time)\n    Waits  Off-CPU ms"
+                                  "  State/Reason\n"));
+        assert_non_null(strstr(s, "      101  alpha.exe/main                  counter 6.00 M\n"));
+        assert_non_null(strstr(s, "    1         4       6.000       1.000    85.71%  unknown"));
+        assert_null(strstr(s, " \n"));
+        harness_fini(&h);
+        free(s);
+        profile_free(p);
 }
 
 int main(void)
@@ -1711,6 +1789,7 @@ int main(void)
                 cmocka_unit_test(test_table_text_form),
                 cmocka_unit_test_setup_teardown(test_text_report, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_ipc_screen_as_text, jit_setup, jit_teardown),
+                cmocka_unit_test(test_text_report_switches),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* branches_view.c: owns the branch-edges view: the hot LBR edges, by exact edge or by function
-   pair, and its key. */
+   pair, and its key; and the text report's table of them (view_report.h). */
 #include "ui/views.h"
 
 #include <inttypes.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* events_view.c: owns the generic events view: every event type of the trace with its count
    (or per process, per thread: p), and Enter on one lists its recent events with their fields
-   in columns; Esc goes back. */
+   in columns; Esc goes back; and the text report's table of the types (view_report.h). */
 #include "ui/views.h"
 
 #include <curses.h>

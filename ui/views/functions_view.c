@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* functions_view.c: owns the hot-functions view: its columns, its rows (each function with its
-   callers under it, or the call tree top-down), which of them are open, and its keys. */
+   callers under it, or the call tree top-down), which of them are open, and its keys; and the
+   text report's hot functions, modules, lines and IPC tables (view_report.h). */
 #include "ui/views.h"
 
 #include <inttypes.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* switches_view.c: owns the context-switches view: threads (each opening to its waits, where it
-   blocked, who readied it and from where, its CPUs), processes, CPUs or waits, and its keys. */
+   blocked, who readied it and from where, its CPUs), processes, CPUs or waits, and its keys; and
+   the text report's tables of switches from the same rows (view_report.h). */
 #include "ui/views.h"
 
 #include <inttypes.h>
@@ -10,6 +11,7 @@
 
 #include "model/profile.h"
 #include "util/xalloc.h"
+#include "view_report.h"
 #include "view_text.h"
 
 enum switch_group { GROUP_THREAD, GROUP_PROCESS, GROUP_CPU, GROUP_WAIT, NR_GROUPS };
@@ -22,6 +24,7 @@ struct switches_view {
         struct ui_view view;
         enum switch_group group;
         struct ui_key_set expanded; /* the open threads and processes */
+        struct view_report report;  /* the text report's table, when it asks for one */
 };
 
 enum {
@@ -216,7 +219,7 @@ static void add_threads(struct switches_view *sv, struct profile *p, struct ui_t
                 const struct switches_row *w = &copy[i];
                 uint64_t key = (uint64_t)w->tid + 1;
                 bool can_open = !w->is_other;
-                bool is_open = can_open && ui_key_set_has(&sv->expanded, key);
+                bool is_open = can_open && !sv->report.table && ui_key_set_has(&sv->expanded, key);
                 /* the other threads' row is sparse: no TID, PID or CPU of its own */
                 uint32_t r = ui_table_add(t, key, depth,
                                           (can_open ? UI_ROW_EXPANDABLE : UI_ROW_SPARSE) |
@@ -293,12 +296,13 @@ static void add_cpus(struct profile *p, struct ui_table *t)
         }
 }
 
-static void add_waits(struct profile *p, struct ui_table *t)
+/* The waits by state and reason, every thread's; top of them at most. */
+static void add_waits(struct profile *p, struct ui_table *t, uint32_t top)
 {
         const struct switches_wait_row *w;
         uint32_t n = switches_waits(profile_switches(p), &w);
         char text[128];
-        for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t i = 0; i < n && i < top; i++) {
                 uint32_t r =
                         ui_table_add(t, KEY_WAIT | (uint64_t)w[i].state << 8 | w[i].wait_reason, 0,
                                      UI_ROW_SPARSE);
@@ -308,6 +312,186 @@ static void add_waits(struct profile *p, struct ui_table *t)
                 ui_table_text(t, r, COL_WAIT, text);
                 ui_table_text(t, r, COL_THREAD, "all threads");
         }
+}
+
+/* ---- the text report's tables: the threads', CPUs' and waits' rows above, and two of its own;
+   printed in their columns from the rows' (report_*_from), the durations in ms ---- */
+
+/* "process/thread" */
+static void thread_text(const char *process, const char *thread, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s%s%s", process, thread[0] ? "/" : "", thread);
+}
+
+static const uint8_t report_thread_from[] = {COL_SWITCHES, COL_ON_CPU, COL_OFF_CPU, COL_READIED,
+                                             COL_TID,      COL_PID,    COL_WAIT,    COL_THREAD};
+static const struct ui_column report_thread_cols[] = {
+        {"Switches", UI_COL_U64, 8, 0},
+        {"On-CPU ms", UI_COL_MS, 11, 0},
+        {"Off-CPU ms", UI_COL_MS, 11, 0},
+        {"Readied", UI_COL_U64, 8, 0},
+        {"TID", UI_COL_U64, 8, 0},
+        {"PID", UI_COL_U64, 8, 0},
+        {"Top wait (state/reason)", UI_COL_TEXT, 30, 0},
+        {"Thread", UI_COL_TEXT, 0, 0},
+};
+static const struct ui_text_col report_thread_text[] = {
+        {1, 0, false}, {0, 0, false}, {0, 0, false}, {0, 0, false},
+        {0, 0, false}, {0, 0, false}, {1, 0, false}, {0, 0, false},
+};
+
+/* the counters: the thread's name in Thread, its counts in the wait's place */
+static const uint8_t report_counter_from[] = {COL_TID, COL_THREAD, COL_WAIT};
+static const struct ui_column report_counter_cols[] = {
+        {"TID", UI_COL_U64, 8, 0},
+        {"Thread", UI_COL_TEXT, 30, 0},
+        {"Counts", UI_COL_TEXT, 0, 0},
+};
+static const struct ui_text_col report_counter_text[] = {
+        {1, 0, false},
+        {1, 0, false},
+        {1, 0, false},
+};
+
+static const uint8_t report_cpu_from[] = {COL_CPU,     COL_SWITCHES, COL_ON_CPU,
+                                          COL_OFF_CPU, COL_CPU_PCT,  COL_WAIT};
+static const struct ui_column report_cpu_cols[] = {
+        {"CPU", UI_COL_U64, 4, 0},     {"Switches", UI_COL_U64, 9, 0},
+        {"Busy ms", UI_COL_MS, 11, 0}, {"Idle ms", UI_COL_MS, 11, 0},
+        {"Busy%", UI_COL_PCT, 8, 0},   {"Idle in (C-state)", UI_COL_TEXT, 0, 0},
+};
+static const struct ui_text_col report_cpu_text[] = {
+        {1, 0, false}, {0, 0, false}, {0, 0, false}, {0, 0, false}, {1, 0, false}, {1, 0, false},
+};
+
+/* where threads blocked: the waits in Switches, the thread in Thread, the place in the wait's */
+static const uint8_t report_blocker_from[] = {COL_SWITCHES, COL_OFF_CPU, COL_TID, COL_THREAD,
+                                              COL_WAIT};
+static const struct ui_column report_blocker_cols[] = {
+        {"Waits", UI_COL_U64, 8, 0},       {"Off-CPU ms", UI_COL_MS, 11, 0},
+        {"TID", UI_COL_U64, 8, 0},         {"Thread", UI_COL_TEXT, 30, 0},
+        {"Blocked in", UI_COL_TEXT, 0, 0},
+};
+static const struct ui_text_col report_blocker_text[] = {
+        {1, 0, false}, {0, 0, false}, {0, 0, false}, {1, 0, false}, {1, 0, false},
+};
+
+static const uint8_t report_wait_from[] = {COL_SWITCHES, COL_OFF_CPU, COL_WAIT};
+static const struct ui_column report_wait_cols[] = {
+        {"Waits", UI_COL_U64, 8, 0},
+        {"Off-CPU ms", UI_COL_MS, 11, 0},
+        {"State/Reason", UI_COL_TEXT, 0, 0},
+};
+static const struct ui_text_col report_wait_text[] = {
+        {1, 0, false},
+        {0, 0, false},
+        {1, 0, false},
+};
+
+/* The PMC counters of the top threads' timeslices, where the switches carried some: only
+   when the first thread has counters (the trace's switches carry them or not). */
+static bool add_counters(struct switches_view *sv, struct profile *p, struct ui_table *t)
+{
+        struct switches *sw = profile_switches(p);
+        const struct switches_row *rows;
+        uint32_t n = switches_threads(sw, SWITCHES_BY_SWITCHES, &rows);
+        if (!n || !rows[0].nr_pmc)
+                return false;
+        char name[80], counts[256];
+        for (uint32_t i = 0; i < n && i < sv->report.top; i++) {
+                const struct switches_row *w = &rows[i];
+                bool has = false;
+                for (uint32_t k = 0; k < w->nr_pmc; k++)
+                        has = has || w->pmc[k];
+                if (!has || w->is_other)
+                        continue;
+                uint32_t r = ui_table_add(t, (uint64_t)w->tid + 1, 0, 0);
+                ui_table_u64(t, r, COL_TID, w->tid);
+                thread_text(w->process_name, w->thread_name, name, sizeof(name));
+                ui_table_text(t, r, COL_THREAD, name);
+                switches_pmc_text(sw, w, counts, sizeof(counts));
+                ui_table_text(t, r, COL_WAIT, counts);
+        }
+        return true;
+}
+
+/* Where threads blocked, every thread's, from the switches' stacks. */
+static void add_blockers(struct switches_view *sv, struct profile *p, struct ui_table *t)
+{
+        const struct switches_blocker_row *bl;
+        uint32_t n = switches_blockers(profile_switches(p), AGG_ALL, &bl);
+        char where[320], name[80];
+        for (uint32_t i = 0; i < n && i < sv->report.top; i++) {
+                uint32_t r = ui_table_add(t, i + 1, 0, 0);
+                ui_table_u64(t, r, COL_SWITCHES, bl[i].nr_waits);
+                ui_table_u64(t, r, COL_OFF_CPU, bl[i].off_cpu_ns);
+                ui_table_u64(t, r, COL_TID, bl[i].tid);
+                thread_text(bl[i].process_name, bl[i].thread_name, name, sizeof(name));
+                ui_table_text(t, r, COL_THREAD, name);
+                profile_loc_text(p, bl[i].where, where, sizeof(where));
+                ui_table_text(t, r, COL_WAIT, where);
+        }
+}
+
+/* One of the report's tables, its title and its columns. */
+static void report_build(struct switches_view *sv, struct profile *p, struct ui_table *t)
+{
+        struct view_report *rp = &sv->report;
+        t->cols = group_cols[GROUP_THREAD]; /* the rows' kinds; printed in the report's */
+        rp->has_table = true;
+        const char *title = "";
+        switch (rp->table) {
+        case SWITCHES_REPORT_THREADS: {
+                const struct switches_row *rows;
+                uint32_t n = switches_threads(profile_switches(p), SWITCHES_BY_SWITCHES, &rows);
+                add_threads(sv, p, t, rows, n < rp->top ? n : rp->top, 0);
+                rp->has_section = n > 0;
+                title = "Context switches (threads, by switches)";
+                rp->print_from = report_thread_from;
+                rp->print_cols = report_thread_cols;
+                rp->print_text = report_thread_text;
+                rp->nr_print = sizeof(report_thread_from);
+                break;
+        }
+        case SWITCHES_REPORT_COUNTERS:
+                rp->has_section = add_counters(sv, p, t);
+                title = "Counters per thread (the PMC counts of its timeslices, from the CSwitch "
+                        "events)";
+                rp->print_from = report_counter_from;
+                rp->print_cols = report_counter_cols;
+                rp->print_text = report_counter_text;
+                rp->nr_print = sizeof(report_counter_from);
+                break;
+        case SWITCHES_REPORT_CPUS:
+                add_cpus(p, t);
+                rp->has_section = t->nr_rows > 0;
+                title = "CPUs (time with a thread on them, idle time)";
+                rp->print_from = report_cpu_from;
+                rp->print_cols = report_cpu_cols;
+                rp->print_text = report_cpu_text;
+                rp->nr_print = sizeof(report_cpu_from);
+                break;
+        case SWITCHES_REPORT_BLOCKERS:
+                add_blockers(sv, p, t);
+                rp->has_section = t->nr_rows > 0;
+                title = "Where threads blocked (off-CPU time, from the switches' stacks)";
+                rp->print_from = report_blocker_from;
+                rp->print_cols = report_blocker_cols;
+                rp->print_text = report_blocker_text;
+                rp->nr_print = sizeof(report_blocker_from);
+                break;
+        case SWITCHES_REPORT_WAITS:
+                add_waits(p, t, rp->top);
+                rp->has_section = t->nr_rows > 0;
+                title = "Waits (state/reason, by off-CPU time)";
+                rp->print_from = report_wait_from;
+                rp->print_cols = report_wait_cols;
+                rp->print_text = report_wait_text;
+                rp->nr_print = sizeof(report_wait_from);
+                break;
+        default: rp->has_section = false; break;
+        }
+        snprintf(rp->title, sizeof(rp->title), "%s", title);
 }
 
 /* Why there is no row: a live session's CSWITCH is off, or none came yet; a recording has
@@ -329,6 +513,10 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         /* the rows count up to the latest event (the loop's profile_catch_up), as CPU%'s wall
            time does: a thread on a CPU since the last refresh has its time there */
         ui_table_clear(t);
+        if (sv->report.table) {
+                report_build(sv, p, t);
+                return;
+        }
         v->cols = t->cols = group_cols[sv->group];
         /* first: the counts from before CSWITCH went off are no more */
         bool is_stopped = switches_is_stopped(profile_switches(p));
@@ -347,7 +535,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         }
         case GROUP_PROCESS: add_processes(sv, p, t); break;
         case GROUP_CPU: add_cpus(p, t); break;
-        case GROUP_WAIT: add_waits(p, t); break;
+        case GROUP_WAIT: add_waits(p, t, UINT32_MAX); break;
         default: break;
         }
         if (t->nr_rows == (is_stopped ? 1u : 0u)) { /* no row: why */
@@ -431,6 +619,11 @@ static const struct ui_key keys[] = {
         {'*', NULL, act_expand_all, NULL, NULL},
         {'g', "g", act_group, "group: by thread, by process, by CPU, by wait reason", NULL},
 };
+
+struct view_report *switches_view_report(struct ui_view *v)
+{
+        return &of(v)->report;
+}
 
 static void view_free(struct ui_view *v)
 {

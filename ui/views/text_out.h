@@ -30,8 +30,4 @@ void text_out_table(struct text_out *o, struct ui_table *t);
 void text_out_view(struct text_out *o, struct ui_view *v, struct view_report *rp, int table,
                    const struct ui_build_ctx *m);
 
-/* The context switches' tables: threads by switches, their PMC counters, CPUs, where threads
-   blocked, waits (none when the trace has no switches). */
-void text_switches_print(struct text_out *o, struct profile *p);
-
 #endif

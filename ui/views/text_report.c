@@ -110,7 +110,15 @@ int ui_text_report_print(struct profile *p, const struct ui_text_report_options 
                 text_out_view(&o, bv, branches_view_report(bv), BRANCHES_REPORT_EDGES, &m);
         }
         bv->free(bv);
-        text_switches_print(&o, p);
+        /* the context switches: threads by switches, their PMC counters, CPUs, where threads
+           blocked, waits (none when the trace has no switches) */
+        struct ui_view *sv = switches_view_new();
+        struct view_report *srp = switches_view_report(sv);
+        text_out_view(&o, sv, srp, SWITCHES_REPORT_THREADS, &m);
+        if (srp->has_section)
+                for (int k = SWITCHES_REPORT_COUNTERS; k <= SWITCHES_REPORT_WAITS; k++)
+                        text_out_view(&o, sv, srp, k, &m);
+        sv->free(sv);
         /* every event type with its count, most frequent first */
         struct ui_view *ev = events_view_new();
         text_out_view(&o, ev, events_view_report(ev), EVENTS_REPORT_TYPES, &m);
