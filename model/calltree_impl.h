@@ -110,11 +110,21 @@ struct calltree {
         uint64_t nr_evicted; /* nodes evicted for room */
 };
 
+/* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are
+   hashed once for the four trees), then with its parent and module. */
+static inline uint64_t calltree_key_hash(const struct frame_key *k)
+{
+        return hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20));
+}
+
+static inline uint64_t calltree_node_hash_with(uint32_t parent, uint32_t module, uint64_t key_hash)
+{
+        return hash_mix64(((uint64_t)parent << 32 | module) ^ key_hash);
+}
+
 static inline uint64_t calltree_node_hash(uint32_t parent, const struct frame_key *k)
 {
-        return hash_mix64(
-                ((uint64_t)parent << 32 | k->module) ^
-                hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20)));
+        return calltree_node_hash_with(parent, k->module, calltree_key_hash(k));
 }
 
 static inline bool calltree_node_is(const struct node *n, uint32_t parent,
