@@ -77,6 +77,13 @@ struct thread_memo {
 };
 #define THREAD_MEMO_SLOTS (1u << 15)
 
+/* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
+struct calltree_alias {
+        uint32_t id;
+        uint8_t state; /* 0: a free slot */
+};
+#define CALLTREE_ALIASES_MAX (1u << 17)
+
 struct calltree {
         struct sym_store *store; /* borrowed */
         uint32_t max_nodes;
@@ -106,6 +113,8 @@ struct calltree {
            looked up again */
         uint32_t *ended_pids;
         uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
+        uint32_t alias_mask, nr_aliases;
         uint64_t nr_cut;     /* stacks cut short by a full tree */
         uint64_t nr_evicted; /* nodes evicted for room */
 };
@@ -143,6 +152,20 @@ static inline void calltree_heat_add(struct node *x, uint64_t n)
 {
         x->heat = n < UINT32_MAX - x->heat ? x->heat + (uint32_t)n : UINT32_MAX;
 }
+
+/* The child of parent with key k, made when missing (for a stack of pid); 0 when the tree is
+   full. */
+uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_key *k,
+                        uint32_t pid);
+
+/* calltree_alias.c: whether a sample of thread tid, counted for process owner_pid, counts in
+   the thread's callers tree through its process's (a main thread, the only one sampled in its
+   process): then the thread has no nodes of its own. A process's second thread, or the
+   thread's sample in another process, gives it its own tree, copied from its process's. */
+bool calltree_alias_is_shared(struct calltree *t, uint32_t tid, uint32_t owner_pid);
+/* Whether thread tid's callers are its process's (pid tid) tree. */
+bool calltree_alias_find_shared(const struct calltree *t, uint32_t tid);
+void calltree_alias_reset(struct calltree *t);
 
 /* Every waiting sample counted along its paths: before the counts are read or nodes go. */
 void calltree_settle(struct calltree *t);
