@@ -45,6 +45,7 @@ void calltree_free(struct calltree *t)
         free(t->thread_memo);
         free(t->unnamed);
         free(t->ended_pids);
+        free(t->aliases);
         free(t);
 }
 
@@ -62,6 +63,7 @@ void calltree_reset(struct calltree *t)
         t->nr_ended_pids = t->nr_prev_ended = 0;
         t->nr_cut = 0;
         t->nr_evicted = 0;
+        calltree_alias_reset(t);
 }
 
 /* A slot for a new node: a free one, else one more. */
@@ -79,18 +81,29 @@ static uint32_t node_alloc(struct calltree *t)
         return t->nr_nodes++;
 }
 
-/* The child of parent with key k, made when missing (for a stack of pid); 0 when the tree is
-   full. */
-static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k, uint32_t pid)
+/* The index twice as large, the nodes put in again. */
+static __attribute__((noinline)) void index_grow(struct calltree *t)
 {
-        uint32_t j = (uint32_t)calltree_node_hash(parent, k) & t->index_mask;
-        for (;; j = (j + 1) & t->index_mask) {
-                uint32_t id = t->index[j];
-                if (!id)
-                        break;
-                if (calltree_node_is(&t->nodes[id], parent, k))
-                        return id;
+        free(t->index);
+        t->index_mask = t->index_mask * 2 + 1;
+        t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
+        for (uint32_t i = NR_ROOTS; i < t->nr_nodes; i++) {
+                const struct node *x = &t->nodes[i];
+                if (x->parent == FREE_NODE)
+                        continue;
+                struct frame_key xk = calltree_key_of_node(x);
+                uint32_t h = (uint32_t)calltree_node_hash(x->parent, &xk) & t->index_mask;
+                while (t->index[h])
+                        h = (h + 1) & t->index_mask;
+                t->index[h] = i;
         }
+}
+
+/* A new child of parent with key k, for a stack of pid, at the free index slot j; 0 when the
+   tree is full. */
+static uint32_t child_make(struct calltree *t, uint32_t parent, const struct frame_key *k,
+                           uint32_t pid, uint32_t j)
+{
         if (t->nr_live >= t->max_nodes)
                 return 0;
         uint32_t id = node_alloc(t);
@@ -111,24 +124,32 @@ static uint32_t child(struct calltree *t, uint32_t parent, const struct frame_ke
                 }
                 t->unnamed[t->nr_unnamed++] = id;
         }
-        if ((t->nr_live + 1) * 2 > t->index_mask + 1) {
-                free(t->index);
-                t->index_mask = t->index_mask * 2 + 1;
-                t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
-                for (uint32_t i = NR_ROOTS; i < t->nr_nodes; i++) {
-                        const struct node *x = &t->nodes[i];
-                        if (x->parent == FREE_NODE)
-                                continue;
-                        struct frame_key xk = calltree_key_of_node(x);
-                        uint32_t h = (uint32_t)calltree_node_hash(x->parent, &xk) & t->index_mask;
-                        while (t->index[h])
-                                h = (h + 1) & t->index_mask;
-                        t->index[h] = i;
-                }
-        } else {
+        if ((t->nr_live + 1) * 2 > t->index_mask + 1)
+                index_grow(t);
+        else
                 t->index[j] = id;
-        }
         return id;
+}
+
+/* The child of parent with key k (key_hash: calltree_key_hash(k)), made when missing (for a
+   stack of pid); 0 when the tree is full. */
+static inline uint32_t child(struct calltree *t, uint32_t parent, const struct frame_key *k,
+                             uint64_t key_hash, uint32_t pid)
+{
+        uint32_t j = (uint32_t)calltree_node_hash_with(parent, k->module, key_hash) & t->index_mask;
+        for (;; j = (j + 1) & t->index_mask) {
+                uint32_t id = t->index[j];
+                if (!id)
+                        return child_make(t, parent, k, pid, j);
+                if (calltree_node_is(&t->nodes[id], parent, k))
+                        return id;
+        }
+}
+
+uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_key *k,
+                        uint32_t pid)
+{
+        return child(t, parent, k, calltree_key_hash(k), pid);
 }
 
 static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr)
@@ -207,7 +228,8 @@ void calltree_settle(struct calltree *t)
    a process's or thread's root); its self count goes to the sampled function's node. Returns
    the deepest node reached; *is_whole turns false when a full tree cut the path short. */
 static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_key *keys,
-                        uint32_t nr, uint32_t pid, uint32_t owner, bool *is_whole)
+                        const uint64_t *key_hashes, uint32_t nr, uint32_t pid, uint32_t owner,
+                        bool *is_whole)
 {
         bool is_top_down = root == ROOT_TOP_DOWN;
         uint32_t node = root;
@@ -215,10 +237,14 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
         calltree_heat_add(&t->nodes[node], 1);
         for (uint32_t d = 0; d < nr; d++) {
                 uint32_t i = is_top_down ? nr - 1 - d : d;
-                struct frame_key k = keys[i];
-                if (d == 0 && !is_top_down)
+                uint32_t c;
+                if (d == 0 && !is_top_down && owner) {
+                        struct frame_key k = keys[i];
                         k.owner = owner;
-                uint32_t c = child(t, node, &k, pid);
+                        c = child(t, node, &k, calltree_key_hash(&k), pid);
+                } else {
+                        c = child(t, node, &keys[i], key_hashes[i], pid);
+                }
                 if (!c) {
                         *is_whole = false;
                         break;
@@ -259,6 +285,41 @@ static uint32_t path_keys(const struct calltree *t, uint32_t leaf, struct frame_
         return n;
 }
 
+/* A sample of a thread whose callers tree is its process's: along the three other trees, its
+   memo's paths when is_hit. */
+static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit, uint64_t hash,
+                          uint64_t generation, uint32_t pid, uint32_t owner_pid,
+                          struct frame_key leaf, const uint64_t *frames, uint32_t nr)
+{
+        if (is_hit) {
+                m->nr_pending++;
+                t->nr_pending++;
+                return;
+        }
+        make_room(t, nr);
+        memo_settle(t, m);
+        m->leaves[0] = 0;
+        struct frame_key keys[MAX_FRAMES];
+        uint64_t key_hashes[MAX_FRAMES];
+        keys[0] = leaf;
+        for (uint32_t i = 1; i < nr; i++)
+                keys[i] = key_of(t, pid, frames[i]);
+        for (uint32_t i = 0; i < nr; i++)
+                key_hashes[i] = calltree_key_hash(&keys[i]);
+        const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
+        uint32_t leaves[NR_MEMO_TREES];
+        bool is_whole = true;
+        for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
+                leaves[r] =
+                        descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r], &is_whole);
+        if (is_whole) {
+                *m = (struct stack_memo){hash, generation, pid, owner_pid, nr, {0}, 0};
+                memcpy(m->leaves, leaves, sizeof(leaves));
+        } else {
+                t->nr_cut++;
+        }
+}
+
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
    address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
@@ -281,12 +342,18 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                 stack_hash(pid, frames + 1, nr - 1) ^
                 hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+        /* a process's main thread, its only one sampled: its callers are its process's */
+        bool is_shared = calltree_alias_is_shared(t, tid, owner_pid);
         struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
         bool is_hit = m->leaves[0] && m->hash == hash && m->generation == generation &&
                       m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;
+        if (is_shared) {
+                insert_shared(t, m, is_hit, hash, generation, pid, owner_pid, leaf, frames, nr);
+                return;
+        }
         if (is_hit && tm->leaf && tm->hash == hash && tm->generation == generation &&
             tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
@@ -301,22 +368,28 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         make_room(t, nr); /* the memos whose nodes it evicts are forgotten */
         is_hit = is_hit && m->leaves[0];
         struct frame_key keys[MAX_FRAMES];
+        uint64_t key_hashes[MAX_FRAMES];
         bool is_whole = true;
         if (is_hit) {
                 /* a stack seen in another thread: its frames as its callers path has them */
                 m->nr_pending++;
                 t->nr_pending++;
                 nr = path_keys(t, m->leaves[1], keys);
+                for (uint32_t i = 0; i < nr; i++)
+                        key_hashes[i] = calltree_key_hash(&keys[i]);
         } else {
                 memo_settle(t, m);
                 m->leaves[0] = 0;
                 keys[0] = leaf;
                 for (uint32_t i = 1; i < nr; i++)
                         keys[i] = key_of(t, pid, frames[i]);
+                for (uint32_t i = 0; i < nr; i++)
+                        key_hashes[i] = calltree_key_hash(&keys[i]);
                 const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
                 uint32_t leaves[NR_MEMO_TREES];
                 for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                        leaves[r] = descend(t, memo_roots[r], keys, nr, pid, owners[r], &is_whole);
+                        leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r],
+                                            &is_whole);
                 /* a path cut short by a full tree is not remembered: its sample counted where
                    it stopped, and a later one may find room */
                 if (is_whole) {
@@ -324,7 +397,8 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                         memcpy(m->leaves, leaves, sizeof(leaves));
                 }
         }
-        uint32_t thread_leaf = descend(t, ROOT_CALLERS_TID, keys, nr, pid, tid, &is_whole);
+        uint32_t thread_leaf =
+                descend(t, ROOT_CALLERS_TID, keys, key_hashes, nr, pid, tid, &is_whole);
         if (is_whole)
                 *tm = (struct thread_memo){hash, generation, tid, thread_leaf, 0};
         else
@@ -561,6 +635,8 @@ uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by
         uint32_t root = by == CALLTREE_PROCESS  ? ROOT_CALLERS_PID
                         : by == CALLTREE_THREAD ? ROOT_CALLERS_TID
                                                 : ROOT_CALLERS;
+        if (by == CALLTREE_THREAD && calltree_alias_find_shared(t, id))
+                root = ROOT_CALLERS_PID; /* its process's, which is its own */
         struct frame_key k = {module, function, function ? 0 : rel, by == CALLTREE_ALL ? 0 : id};
         uint32_t j = (uint32_t)calltree_node_hash(root, &k) & t->index_mask;
         for (;; j = (j + 1) & t->index_mask) {

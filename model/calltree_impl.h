@@ -77,6 +77,13 @@ struct thread_memo {
 };
 #define THREAD_MEMO_SLOTS (1u << 15)
 
+/* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
+struct calltree_alias {
+        uint32_t id;
+        uint8_t state; /* 0: a free slot */
+};
+#define CALLTREE_ALIASES_MAX (1u << 17)
+
 struct calltree {
         struct sym_store *store; /* borrowed */
         uint32_t max_nodes;
@@ -106,15 +113,27 @@ struct calltree {
            looked up again */
         uint32_t *ended_pids;
         uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
+        uint32_t alias_mask, nr_aliases;
         uint64_t nr_cut;     /* stacks cut short by a full tree */
         uint64_t nr_evicted; /* nodes evicted for room */
 };
 
+/* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are
+   hashed once for the four trees), then with its parent and module. */
+static inline uint64_t calltree_key_hash(const struct frame_key *k)
+{
+        return hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20));
+}
+
+static inline uint64_t calltree_node_hash_with(uint32_t parent, uint32_t module, uint64_t key_hash)
+{
+        return hash_mix64(((uint64_t)parent << 32 | module) ^ key_hash);
+}
+
 static inline uint64_t calltree_node_hash(uint32_t parent, const struct frame_key *k)
 {
-        return hash_mix64(
-                ((uint64_t)parent << 32 | k->module) ^
-                hash_mix64(k->rel ^ ((uint64_t)k->function << 40) ^ ((uint64_t)k->owner << 20)));
+        return calltree_node_hash_with(parent, k->module, calltree_key_hash(k));
 }
 
 static inline bool calltree_node_is(const struct node *n, uint32_t parent,
@@ -133,6 +152,20 @@ static inline void calltree_heat_add(struct node *x, uint64_t n)
 {
         x->heat = n < UINT32_MAX - x->heat ? x->heat + (uint32_t)n : UINT32_MAX;
 }
+
+/* The child of parent with key k, made when missing (for a stack of pid); 0 when the tree is
+   full. */
+uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_key *k,
+                        uint32_t pid);
+
+/* calltree_alias.c: whether a sample of thread tid, counted for process owner_pid, counts in
+   the thread's callers tree through its process's (a main thread, the only one sampled in its
+   process): then the thread has no nodes of its own. A process's second thread, or the
+   thread's sample in another process, gives it its own tree, copied from its process's. */
+bool calltree_alias_is_shared(struct calltree *t, uint32_t tid, uint32_t owner_pid);
+/* Whether thread tid's callers are its process's (pid tid) tree. */
+bool calltree_alias_find_shared(const struct calltree *t, uint32_t tid);
+void calltree_alias_reset(struct calltree *t);
 
 /* Every waiting sample counted along its paths: before the counts are read or nodes go. */
 void calltree_settle(struct calltree *t);

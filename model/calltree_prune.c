@@ -25,12 +25,16 @@ static uint32_t tree_order(const struct calltree *t, uint32_t *order)
    a node whose key a sibling has (named since it was made) merges into that sibling, its
    counts and children with it. The index and the sibling lists are made again, the slots of
    the nodes gone freed, the memos and the list of unnamed nodes rid of them. The waiting
-   samples are counted before. Returns the nodes dropped. */
-static uint32_t rebuild(struct calltree *t, uint8_t *fate)
+   samples are counted before. order: the live nodes in tree_order's order (n of them), owned:
+   freed here; NULL: made here. Returns the nodes dropped. */
+static uint32_t rebuild(struct calltree *t, uint8_t *fate, uint32_t *order, uint32_t n)
 {
-        uint32_t *order = xmalloc(t->nr_nodes * sizeof(*order));
+        if (!order) {
+                order = xmalloc(t->nr_nodes * sizeof(*order));
+                n = tree_order(t, order);
+        }
         uint32_t *rep = xmalloc(t->nr_nodes * sizeof(*rep));
-        uint32_t n = tree_order(t, order), nr_dropped = 0;
+        uint32_t nr_dropped = 0;
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t id = order[i];
@@ -101,7 +105,7 @@ void calltree_merge_siblings(struct calltree *t)
 {
         calltree_settle(t);
         uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
-        rebuild(t, fate);
+        rebuild(t, fate, NULL, 0);
         free(fate);
 }
 
@@ -121,7 +125,7 @@ void calltree_decay(struct calltree *t, const struct agg_settings *s)
                         fate[id] = DROP;
         }
         t->nr_samples = agg_settings_apply(s, t->nr_samples);
-        rebuild(t, fate);
+        rebuild(t, fate, NULL, 0);
         free(fate);
 }
 
@@ -199,8 +203,7 @@ void calltree_evict(struct calltree *t, uint32_t target)
                 }
         }
         free(worth);
-        free(order);
-        t->nr_evicted += rebuild(t, fate);
+        t->nr_evicted += rebuild(t, fate, order, n);
         free(fate);
         /* the nodes kept cool: what was hot long ago makes room for what is hot now */
         for (uint32_t id = 0; id < t->nr_nodes; id++)

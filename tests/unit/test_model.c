@@ -2736,6 +2736,64 @@ static void test_calltree_owners(void **state)
         calltree_free(t);
 }
 
+/* A process's main thread, its only one sampled, has its process's callers tree and no nodes of
+   its own; a second thread sampled gives it its own, with the samples it had: the counts by
+   thread are the same either way. */
+static void test_calltree_main_thread(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t from_beta[] = {a, b, g}, from_gamma[] = {a, g};
+        int64_t time = MS(1);
+        for (int i = 0; i < 4; i++) /* PID_B's main thread: alpha from beta */
+                tree_sample_tid(t, 0, time += MS(1), PID_B, PID_B, from_beta, 3);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        uint32_t module = rows[0].module;
+        /* the roots, then 3 nodes in the top-down, every process's and PID_B's trees */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 3 * 3);
+        uint32_t main = calltree_find_function(t, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0);
+        assert_int_not_equal(main, 0);
+        assert_int_equal(calltree_children(t, true, main, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 4, 0);
+        assert_int_equal(
+                calltree_find_function(t, CALLTREE_THREAD, PID_B + 1, module, fx->fn_alpha, 0), 0);
+        /* a second thread: the main thread's own tree, copied */
+        for (int i = 0; i < 2; i++)
+                tree_sample_tid(t, 1, time += MS(1), PID_B, PID_B + 1, from_gamma, 2);
+        tree_sample_tid(t, 0, time += MS(1), PID_B, PID_B, from_beta, 3);
+        main = calltree_find_function(t, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, main, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 5, 0);
+        uint32_t second =
+                calltree_find_function(t, CALLTREE_THREAD, PID_B + 1, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, second, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 2, 0);
+        uint32_t in_b = calltree_find_function(t, CALLTREE_PROCESS, PID_B, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_b, &rows), 2);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        expect_row(&rows[1], fx->fn_gamma, 2, 0);
+        /* a main thread sampled in another process (its tid reused) gets its own tree too */
+        for (int i = 0; i < 3; i++)
+                tree_sample_tid(t, 0, time += MS(1), PID_A, PID_A, from_beta, 3);
+        tree_sample_tid(t, 0, time += MS(1), PID_B, PID_A, from_gamma, 2);
+        uint32_t in_a = calltree_find_function(t, CALLTREE_THREAD, PID_A, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 2);
+        expect_row(&rows[0], fx->fn_beta, 3, 0);
+        expect_row(&rows[1], fx->fn_gamma, 1, 0);
+        in_a = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 3, 0);
+        calltree_reset(t);
+        assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0),
+                         0);
+        calltree_free(t);
+}
+
 /* Decaying: the tree decays with the rows, each node rounded down (a caller never counts more
    than its callee), and the nodes that fall to nothing go; zeroed: it starts over. */
 static void test_calltree_decay(void **state)
@@ -3430,6 +3488,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_main_thread, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
