@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1398,6 +1399,84 @@ static void test_dwarf_call_graph(void **state)
         assert_true(st.conv.nr_bad == 0);
 }
 
+/* The records of an .etl reader, counted. */
+static uint64_t nr_etl_records(struct etl_reader *r)
+{
+        struct etl_record rec;
+        uint64_t n = 0;
+        while (etl_reader_next(r, &rec) == 1)
+                n++;
+        etl_reader_close(r);
+        return n;
+}
+
+/* A replay opens its trace twice (the feed reads stack keys ahead): the second open of the same
+   perf.data reads the kept conversion (no temporary folder made: TMPDIR cannot hold one), with
+   the same records and the same warning of a damaged file; a file changed since is converted
+   again. Each open converted the whole file before: a fifth of --replay -b's time on a large
+   file. */
+static void test_reader_open_once(void **state)
+{
+        (void)state;
+        char *path = sample_path("perf_b.data");
+        if (!path)
+                skip();
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char copy[256], cut[256], none[256];
+        snprintf(copy, sizeof(copy), "%s/b.data", dir);
+        snprintf(cut, sizeof(cut), "%s/cut.data", dir);
+        snprintf(none, sizeof(none), "%s/none", dir);
+        size_t size;
+        uint8_t *b = read_file(path, &size);
+        FILE *f = fopen(copy, "wb");
+        assert_int_equal(fwrite(b, 1, size, f), size);
+        fclose(f);
+        f = fopen(cut, "wb");
+        assert_int_equal(fwrite(b, 1, size / 2, f), size / 2);
+        fclose(f);
+        free(b);
+        const char *old = getenv("TMPDIR");
+        char *saved = old ? strdup(old) : NULL;
+
+        setenv("TMPDIR", dir, 1);
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), 0);
+        assert_string_equal(err.msg, "");
+        uint64_t n = nr_etl_records(r);
+        assert_true(n > 150);
+        setenv("TMPDIR", none, 1); /* no such folder: a conversion fails */
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), 0);
+        assert_int_equal(nr_etl_records(r), n);
+        struct timespec times[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, copy, times, 0), 0);
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "cannot make a temporary folder"));
+
+        /* a damaged file: read to the damage, its warning again at the second open */
+        setenv("TMPDIR", dir, 1);
+        assert_int_equal(perf_data_etl_reader_open(&r, cut, &err), 0);
+        char msg[sizeof(err.msg)];
+        snprintf(msg, sizeof(msg), "%s", err.msg);
+        assert_true(msg[0]);
+        uint64_t n_cut = nr_etl_records(r);
+        setenv("TMPDIR", none, 1);
+        assert_int_equal(perf_data_etl_reader_open(&r, cut, &err), 0);
+        assert_string_equal(err.msg, msg);
+        assert_int_equal(nr_etl_records(r), n_cut);
+
+        if (saved)
+                setenv("TMPDIR", saved, 1);
+        else
+                unsetenv("TMPDIR");
+        free(saved);
+        unlink(copy);
+        unlink(cut);
+        assert_int_equal(rmdir(dir), 0);
+        free(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1426,6 +1505,7 @@ int main(void)
                 cmocka_unit_test(test_damaged_dump),
                 cmocka_unit_test(test_pmc_sources_by_hand),
                 cmocka_unit_test(test_dwarf_call_graph),
+                cmocka_unit_test(test_reader_open_once),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
