@@ -819,6 +819,12 @@ static void test_converted_sample_counts(void **state)
                 struct counts c;
                 struct perf_data *pd = open_counted(files[i], &c);
                 assert_int_equal(st.nr_samples, c.by_type[PERF_RECORD_SAMPLE]);
+                /* THROTTLE and UNTHROTTLE counted (no ETW event stands for them): propeller's
+                   926 of each, as perf report -D counts them */
+                assert_int_equal(st.nr_throttle, c.by_type[PERF_RECORD_THROTTLE] +
+                                                         c.by_type[PERF_RECORD_UNTHROTTLE]);
+                if (strcmp(files[i], "propeller_sample_1.perfdata1") == 0)
+                        assert_int_equal(st.nr_throttle, 2 * 926);
                 char names[16][64];
                 uint64_t nrs[16];
                 uint32_t nr = 0;
