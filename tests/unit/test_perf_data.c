@@ -757,6 +757,8 @@ static bool perf_script_counts(const char *path, char names[][64], uint64_t *nrs
 struct etl_counts {
         uint64_t nr_profile, nr_pmc, nr_stacks, nr_image_load;
         uint64_t by_source[128]; /* samples by KPROFILE_SOURCE */
+        uint32_t cpu_speed_mhz;  /* the logfile header's */
+        uint64_t nr_process;     /* Process events (Start, End, DCEnd) */
 };
 
 static void count_etl(const char *etl, struct etl_counts *c)
@@ -766,6 +768,7 @@ static void count_etl(const char *etl, struct etl_counts *c)
         struct etl_error err;
         if (etl_reader_open_file(&r, etl, &err) < 0)
                 fail_msg("%s: %s", etl, err.msg);
+        c->cpu_speed_mhz = etl_reader_logfile(r)->header.CpuSpeedInMHz;
         struct etl_record rec;
         while (etl_reader_next(r, &rec) == 1) {
                 if (rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE)
@@ -782,6 +785,8 @@ static void count_etl(const char *etl, struct etl_counts *c)
                         c->nr_stacks++;
                 if (rec.hook_id == 0x030A) /* Image/Load */
                         c->nr_image_load++;
+                if (rec.hook_id == 0x0301 || rec.hook_id == 0x0302 || rec.hook_id == 0x0304)
+                        c->nr_process++;
         }
         etl_reader_close(r);
 }
@@ -816,6 +821,18 @@ static void test_converted_sample_counts(void **state)
                 count_etl(etl, &ec);
                 unlink(etl);
                 assert_int_equal(ec.nr_profile + ec.nr_pmc, st.nr_samples);
+                /* never 0, which readers divide by (dissect.etl, whatever the clock): the
+                   CPUDESC's "@ 1.60GHz", else 1000 (perf_b.data, sleep.compressed: none) */
+                if (strcmp(files[i], "perf.data.busy.0-3.4") == 0)
+                        assert_int_equal(ec.cpu_speed_mhz, 1600);
+                /* its one process, named by a COMM alone (no FORK): its Process rundown, which
+                   readers of Process events need (it had none) */
+                if (strcmp(files[i], "perf_b.data") == 0) {
+                        assert_int_equal(ec.cpu_speed_mhz, 1000);
+                        assert_int_equal(ec.nr_process, 1);
+                }
+                assert_true(ec.nr_process > 0);
+                assert_true(ec.cpu_speed_mhz > 0);
                 struct counts c;
                 struct perf_data *pd = open_counted(files[i], &c);
                 assert_int_equal(st.nr_samples, c.by_type[PERF_RECORD_SAMPLE]);
