@@ -368,9 +368,16 @@ static void run_screen(struct app *a, int sfd)
 {
         int64_t start = app_now_ns(), last = start;
         bool was_done = false, has_key = false, has_backlog = false;
+        uint32_t nr_reads = a->nr_reads;
         app_build_tables(a);
         draw(a);
         while (!a->is_quit) {
+                if (nr_reads != a->nr_reads) {
+                        /* the file read again (a range): its end is still to come, even where
+                           the reading was over before the loop looked */
+                        nr_reads = a->nr_reads;
+                        was_done = false;
+                }
                 int64_t delay = (int64_t)(a->st.delay_s * 1e9);
                 /* a negative fd (no signalfd) is left out by poll */
                 struct pollfd p[3] = {

@@ -22,6 +22,7 @@ struct app {
         struct ui_state st;
         struct profile *profile; /* owned; this thread's alone (the feed hands records over) */
         struct feed *feed;       /* owned */
+        uint32_t nr_reads;       /* the file's readings: a replay's range reads it again */
         struct etw_client client;
         struct etw_machine_caps caps;
         struct collect_settings now; /* live: what the session reports; replay: as recorded */

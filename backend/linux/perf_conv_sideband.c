@@ -128,6 +128,13 @@ int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
         int rc = 0;
 
         conv_task_set(c, tid, pid, comm, -1);
+        if (pid == tid && !(h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+                /* a process no FORK, exec or rundown named (a perf.data's COMM): its name, for
+                   the Process rundown at the end (perf_b.data's "elf" had none) */
+                struct conv_proc *p = conv_proc_get(c, pid);
+                if (p && !p->comm[0])
+                        conv_clip(p->comm, comm, sizeof(p->comm) - 1);
+        }
         if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
                 /* exec: Windows has none. The process gets a new Process/Start with the new
                    image name and command line; its images start over. */

@@ -874,6 +874,11 @@ uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_conf
         double ghz;
         if (at && sscanf(at + 2, "%lfGHz", &ghz) == 1 && ghz > 0 && ghz < 100)
                 cfg->cpu_speed_mhz = (uint32_t)(ghz * 1000 + 0.5);
+        /* a file that does not say (no CPUDESC, an ARM's, an AMD's name without "@"): never 0,
+           which Windows never writes and readers divide by (dissect.etl, whatever the clock);
+           1000, the speed the writer assumes for a cycle clock without one */
+        if (!cfg->cpu_speed_mhz)
+                cfg->cpu_speed_mhz = 1000;
         return last > first ? last - first : 0;
 }
 

@@ -58,7 +58,9 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
    whatever its name; "-" is standard input) converted first into a temporary file that is
    removed at once. Returns etl_reader_open_file's result, or -errno with err filled. A damaged
    perf.data file is converted up to the damage and opened: 0 with err saying what was wrong
-   where (err->msg is empty otherwise). */
+   where (err->msg is empty otherwise). The last conversion stays open (removed, on its open
+   file) until the next: opening the same file again (same inode, size and modification time;
+   standard input again) reads it instead of converting the file once more. */
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err);
 
 #endif

@@ -5,6 +5,8 @@
 #include "perf_data_conv.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +149,41 @@ static bool perf_data_file_is_perf_data(const char *path)
         return is;
 }
 
+/* The last conversion, kept for the next open of the same input: a replay opens its trace
+   twice (the feed reads a file's stack keys ahead; an .etl's pass stops at its first buffer,
+   but each OpenTrace of a perf.data converted the whole file again: a fifth of -b's time on a
+   large file), and standard input can be read only once. */
+static struct {
+        pthread_mutex_t lock;
+        int fd; /* owned: the converted .etl, already removed; -1: none */
+        bool is_stdin;
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        struct etl_error err; /* the conversion's warning (a damaged file read to the damage) */
+} last = {PTHREAD_MUTEX_INITIALIZER, -1, false, 0, 0, 0, {0, 0}, {0}};
+
+static bool is_last(bool is_stdin, const struct stat *st)
+{
+        if (last.fd < 0 || is_stdin != last.is_stdin)
+                return false;
+        return is_stdin || (st->st_dev == last.dev && st->st_ino == last.ino &&
+                            st->st_size == last.size && st->st_mtim.tv_sec == last.mtime.tv_sec &&
+                            st->st_mtim.tv_nsec == last.mtime.tv_nsec);
+}
+
+/* Opens the kept conversion (last.lock held). */
+static int open_last(struct etl_reader **out, struct etl_error *err)
+{
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", last.fd);
+        int rc = etl_reader_open_file(out, proc, err);
+        if (rc == 0 && err)
+                *err = last.err;
+        return rc;
+}
+
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err)
 {
         bool is_stdin = strcmp(path, "-") == 0;
@@ -155,6 +192,19 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         *out = NULL;
         if (err)
                 memset(err, 0, sizeof(*err));
+        struct stat st = {0};
+        if (!is_stdin && stat(path, &st) < 0) {
+                int e = errno;
+                etl_error_set(err, 0, "%s: %s", path, strerror(e));
+                return -e;
+        }
+        pthread_mutex_lock(&last.lock);
+        if (is_last(is_stdin, &st)) {
+                int rc = open_last(out, err);
+                pthread_mutex_unlock(&last.lock);
+                return rc;
+        }
+        pthread_mutex_unlock(&last.lock);
         const char *tmp = getenv("TMPDIR");
         char dir[4096];
         snprintf(dir, sizeof(dir), "%s/etwtop-perfdata-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -166,15 +216,32 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         char etl[4200];
         snprintf(etl, sizeof(etl), "%s/converted.etl", dir);
         /* read once and removed: no sync (the writer syncs a recording at each flush) */
-        int rc = write_etl(path, etl, path, false, true, NULL, err);
+        struct etl_error conv_err = {0};
+        int rc = write_etl(path, etl, path, false, true, NULL, &conv_err);
+        if (err)
+                *err = conv_err;
         /* a damaged file is read up to the damage: what was converted is opened */
         struct etl_error err2;
         bool is_written = access(etl, F_OK) == 0; /* not when the perf.data did not open */
         int rc_open = is_written && (rc == 0 || rc == -EBADMSG)
                               ? etl_reader_open_file(out, etl, &err2)
                               : rc;
+        int keep = rc_open == 0 ? open(etl, O_RDONLY | O_CLOEXEC) : -1;
         unlink(etl);
         rmdir(dir);
+        if (keep >= 0) {
+                pthread_mutex_lock(&last.lock);
+                if (last.fd >= 0)
+                        close(last.fd);
+                last.fd = keep;
+                last.is_stdin = is_stdin;
+                last.dev = st.st_dev;
+                last.ino = st.st_ino;
+                last.size = st.st_size;
+                last.mtime = st.st_mtim;
+                last.err = conv_err;
+                pthread_mutex_unlock(&last.lock);
+        }
         if (rc_open < 0 && rc == 0 && err)
                 *err = err2;
         return rc_open < 0 ? rc_open : 0;

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # independent_reader.sh: the files etwtop writes, read by an independent .etl reader (fox-it's
 # dissect.etl, a Python parser that knows nothing of etwtop): a --record file, a StartTrace file
-# session (the seed 002 example) and the screen's save. Every Process record must decode
+# session (the seed 002 example), the screen's save and --merge's conversion of each shared
+# perf.data. Every Process record must decode
 # through the reader's manifest, and the logfile header must carry a CpuSpeedInMHz (the reader
 # divides by it for CPU-clock traces) and as many buffers as the file holds.
 # The reader is used where it is importable (pip install dissect.etl, or its source on
@@ -63,6 +64,14 @@ if [ -n "$seed002" ] && [ -x "$seed002" ]; then
         (cd "$tmp" && "$seed002" seed002.etl 1 >/dev/null 2>&1)
         check "a StartTrace file session: read by dissect.etl" read_ok "$tmp/seed002.etl"
 fi
+
+# --merge -o out.etl in.data: every shared perf.data converted, read back (issue 24)
+for f in "${ETWTOP_SAMPLES:-/nonexistent}"/perf/*; do
+        [ "$(head -c 8 "$f" 2>/dev/null | tr -d '\0')" = PERFILE2 ] || continue
+        "$ETWTOP" --merge -o "$tmp/perf.etl" "$f" >/dev/null 2>&1
+        check "--merge of $(basename "$f"): read by dissect.etl" read_ok "$tmp/perf.etl"
+        rm -f "$tmp/perf.etl"
+done
 
 if command -v tmux >/dev/null; then
         tmux -L "$sock" new-session -d -s s -x 160 -y 40 "cd $tmp && $ETWTOP; sleep 5"

@@ -68,6 +68,11 @@ for f in "$dir"/*; do
         nr_files=$((nr_files + 1))
         "$ETWTOP" --replay "$f" -b --top 1 >"$tmp/$name.b" 2>"$tmp/$name.err"
         check "$name: --replay -b reads it" [ $? = 0 ]
+        # standard input ("-"), file or pipe mode: the same tables as the file's (the first
+        # line names the input)
+        "$ETWTOP" --replay - -b --top 1 <"$f" 2>/dev/null | tail -n +2 >"$tmp/$name.stdin"
+        check "$name: read from standard input (-), the same tables" \
+                cmp -s <(tail -n +2 "$tmp/$name.b") "$tmp/$name.stdin"
         if ! perf script -i "$f" -F event >"$tmp/$name.events" 2>"$tmp/$name.perr"; then
                 # perf 6.1 refuses some files (sleep.compressed.data: "incompatible file
                 # format"); etwtop must still read them

@@ -51,6 +51,58 @@ check "view 2: an edge of the program" has ' elf+0x[0-9a-f]* .*elf+0x'
 tm send-keys -t s q
 tm kill-session -t s 2>/dev/null
 
+# the timeline and every key of every view on a perf.data: each view (1 to 5) takes each key of
+# the help screen's lists (a prompt's keys answered: / and \ a text, Enter), and the screen is
+# still there after each, the file's 150 samples in its header; a range chosen on the timeline
+# counts what -b --from --to counts
+alive() { tm capture-pane -p -t s | { ! grep -q '^etwtop ended'; }; }
+tm new-session -d -s s -x 150 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; echo etwtop ended \$?; sleep 60"
+check "timeline: drawn under a perf.data's header" wait_for '^Time  ' 30
+nr_keys=0 dead=
+for v in 1 2 3 4 5; do
+        for k in Enter + - '*' c p Tab BTab Up Down PPage NPage Home End Left Right F6 '<' '>' \
+                I Space Z z m S d D '[' ']' '{' '}' '(' ')' '=' '#' t; do
+                tm send-keys -t s "$v"
+                tm send-keys -t s "$k"
+                nr_keys=$((nr_keys + 1))
+                alive || { dead="view $v, key $k"; break 2; }
+        done
+        for k in / '\\'; do
+                tm send-keys -t s "$v" "$k"
+                tm send-keys -t s -l elf
+                tm send-keys -t s Enter n Escape
+                alive || { dead="view $v, key $k"; break 2; }
+        done
+done
+check "every key of every view ($nr_keys): the screen still runs${dead:+ (not after $dead)}" [ -z "$dead" ]
+tm send-keys -t s Escape 1 '#'
+check "after every key: the header and the file's samples" wait_for ' 150 samples of TotalCycles' 20
+tm send-keys -t s h
+check "h: the help screen" wait_for '^etwtop keys' 10
+tm send-keys -t s x
+check "any key: back from help" wait_for '^Time  ' 10
+for ((i = 0; i < 10; i++)); do tm send-keys -t s '}'; done
+tm send-keys -t s '('
+check "timeline: ( starts a range" wait_for '^range from [0-9.]* s' 10
+for ((i = 0; i < 40; i++)); do tm send-keys -t s '}'; done
+tm send-keys -t s ')'
+check "timeline: ) ends it" wait_for '^range [0-9.]* s - [0-9.]* s (' 10
+read -r from to < <(sed -n 's/^range \([0-9.]*\) s - \([0-9.]*\) s (.*/\1 \2/p' "$tmp/screen")
+prev=
+until_steady() {
+        cur=$(sed -n 's/.* \([0-9]*\) samples of TotalCycles.*/\1/p' "$tmp/screen" | head -1)
+        [ -n "$cur" ] && [ "$cur" = "$prev" ] && ! grep -q 'loading' "$tmp/screen" && return 0
+        prev=$cur
+        return 1
+}
+until_screen 20 until_steady
+n_b=$("$ETWTOP" --replay "$f" -b --from "$from" --to "$to" 2>/dev/null |
+        sed -n 's/^Hot functions (TotalCycles, \([0-9]*\) samples.*/\1/p' | head -1)
+check "timeline: the range's samples ($cur) as -b --from $from --to $to counts them (${n_b:-none})" \
+        [ "${cur:-x}" = "${n_b:-0}" ]
+tm send-keys -t s q
+tm kill-session -t s 2>/dev/null
+
 g="$ETWTOP_SAMPLES/perf/perf.data.busy.0-3.4"
 if [ -f "$g" ]; then
         "$ETWTOP" --replay "$g" -b --top 3 >"$tmp/g.txt" 2>/dev/null

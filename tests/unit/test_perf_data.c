@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -756,6 +757,8 @@ static bool perf_script_counts(const char *path, char names[][64], uint64_t *nrs
 struct etl_counts {
         uint64_t nr_profile, nr_pmc, nr_stacks, nr_image_load;
         uint64_t by_source[128]; /* samples by KPROFILE_SOURCE */
+        uint32_t cpu_speed_mhz;  /* the logfile header's */
+        uint64_t nr_process;     /* Process events (Start, End, DCEnd) */
 };
 
 static void count_etl(const char *etl, struct etl_counts *c)
@@ -765,6 +768,7 @@ static void count_etl(const char *etl, struct etl_counts *c)
         struct etl_error err;
         if (etl_reader_open_file(&r, etl, &err) < 0)
                 fail_msg("%s: %s", etl, err.msg);
+        c->cpu_speed_mhz = etl_reader_logfile(r)->header.CpuSpeedInMHz;
         struct etl_record rec;
         while (etl_reader_next(r, &rec) == 1) {
                 if (rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE)
@@ -781,6 +785,8 @@ static void count_etl(const char *etl, struct etl_counts *c)
                         c->nr_stacks++;
                 if (rec.hook_id == 0x030A) /* Image/Load */
                         c->nr_image_load++;
+                if (rec.hook_id == 0x0301 || rec.hook_id == 0x0302 || rec.hook_id == 0x0304)
+                        c->nr_process++;
         }
         etl_reader_close(r);
 }
@@ -815,9 +821,27 @@ static void test_converted_sample_counts(void **state)
                 count_etl(etl, &ec);
                 unlink(etl);
                 assert_int_equal(ec.nr_profile + ec.nr_pmc, st.nr_samples);
+                /* never 0, which readers divide by (dissect.etl, whatever the clock): the
+                   CPUDESC's "@ 1.60GHz", else 1000 (perf_b.data, sleep.compressed: none) */
+                if (strcmp(files[i], "perf.data.busy.0-3.4") == 0)
+                        assert_int_equal(ec.cpu_speed_mhz, 1600);
+                /* its one process, named by a COMM alone (no FORK): its Process rundown, which
+                   readers of Process events need (it had none) */
+                if (strcmp(files[i], "perf_b.data") == 0) {
+                        assert_int_equal(ec.cpu_speed_mhz, 1000);
+                        assert_int_equal(ec.nr_process, 1);
+                }
+                assert_true(ec.nr_process > 0);
+                assert_true(ec.cpu_speed_mhz > 0);
                 struct counts c;
                 struct perf_data *pd = open_counted(files[i], &c);
                 assert_int_equal(st.nr_samples, c.by_type[PERF_RECORD_SAMPLE]);
+                /* THROTTLE and UNTHROTTLE counted (no ETW event stands for them): propeller's
+                   926 of each, as perf report -D counts them */
+                assert_int_equal(st.nr_throttle, c.by_type[PERF_RECORD_THROTTLE] +
+                                                         c.by_type[PERF_RECORD_UNTHROTTLE]);
+                if (strcmp(files[i], "propeller_sample_1.perfdata1") == 0)
+                        assert_int_equal(st.nr_throttle, 2 * 926);
                 char names[16][64];
                 uint64_t nrs[16];
                 uint32_t nr = 0;
@@ -1398,6 +1422,84 @@ static void test_dwarf_call_graph(void **state)
         assert_true(st.conv.nr_bad == 0);
 }
 
+/* The records of an .etl reader, counted. */
+static uint64_t nr_etl_records(struct etl_reader *r)
+{
+        struct etl_record rec;
+        uint64_t n = 0;
+        while (etl_reader_next(r, &rec) == 1)
+                n++;
+        etl_reader_close(r);
+        return n;
+}
+
+/* A replay opens its trace twice (the feed reads stack keys ahead): the second open of the same
+   perf.data reads the kept conversion (no temporary folder made: TMPDIR cannot hold one), with
+   the same records and the same warning of a damaged file; a file changed since is converted
+   again. Each open converted the whole file before: a fifth of --replay -b's time on a large
+   file. */
+static void test_reader_open_once(void **state)
+{
+        (void)state;
+        char *path = sample_path("perf_b.data");
+        if (!path)
+                skip();
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char copy[256], cut[256], none[256];
+        snprintf(copy, sizeof(copy), "%s/b.data", dir);
+        snprintf(cut, sizeof(cut), "%s/cut.data", dir);
+        snprintf(none, sizeof(none), "%s/none", dir);
+        size_t size;
+        uint8_t *b = read_file(path, &size);
+        FILE *f = fopen(copy, "wb");
+        assert_int_equal(fwrite(b, 1, size, f), size);
+        fclose(f);
+        f = fopen(cut, "wb");
+        assert_int_equal(fwrite(b, 1, size / 2, f), size / 2);
+        fclose(f);
+        free(b);
+        const char *old = getenv("TMPDIR");
+        char *saved = old ? strdup(old) : NULL;
+
+        setenv("TMPDIR", dir, 1);
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), 0);
+        assert_string_equal(err.msg, "");
+        uint64_t n = nr_etl_records(r);
+        assert_true(n > 150);
+        setenv("TMPDIR", none, 1); /* no such folder: a conversion fails */
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), 0);
+        assert_int_equal(nr_etl_records(r), n);
+        struct timespec times[2] = {{0, UTIME_OMIT}, {1000000000, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, copy, times, 0), 0);
+        assert_int_equal(perf_data_etl_reader_open(&r, copy, &err), -ENOENT);
+        assert_non_null(strstr(err.msg, "cannot make a temporary folder"));
+
+        /* a damaged file: read to the damage, its warning again at the second open */
+        setenv("TMPDIR", dir, 1);
+        assert_int_equal(perf_data_etl_reader_open(&r, cut, &err), 0);
+        char msg[sizeof(err.msg)];
+        snprintf(msg, sizeof(msg), "%s", err.msg);
+        assert_true(msg[0]);
+        uint64_t n_cut = nr_etl_records(r);
+        setenv("TMPDIR", none, 1);
+        assert_int_equal(perf_data_etl_reader_open(&r, cut, &err), 0);
+        assert_string_equal(err.msg, msg);
+        assert_int_equal(nr_etl_records(r), n_cut);
+
+        if (saved)
+                setenv("TMPDIR", saved, 1);
+        else
+                unsetenv("TMPDIR");
+        free(saved);
+        unlink(copy);
+        unlink(cut);
+        assert_int_equal(rmdir(dir), 0);
+        free(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1426,6 +1528,7 @@ int main(void)
                 cmocka_unit_test(test_damaged_dump),
                 cmocka_unit_test(test_pmc_sources_by_hand),
                 cmocka_unit_test(test_dwarf_call_graph),
+                cmocka_unit_test(test_reader_open_once),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
