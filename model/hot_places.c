@@ -16,14 +16,65 @@ static int place_by_self(const void *a, const void *b)
         return x->self != y->self ? (x->self > y->self ? -1 : 1) : 0;
 }
 
+/* A line row while the rows are counted: the place that made it (the one with the most
+   samples), whose function the row prints. */
+struct line_acc {
+        struct hot_line_row r;
+        uint64_t rel;
+        uint32_t file_rank; /* the file's place in name order */
+};
+
 static int line_row_cmp(const void *a, const void *b)
 {
-        const struct hot_line_row *x = a, *y = b;
-        if (x->self != y->self)
-                return x->self > y->self ? -1 : 1;
-        if (x->file != y->file)
-                return x->file < y->file ? -1 : 1;
-        return x->line < y->line ? -1 : x->line > y->line;
+        const struct line_acc *x = a, *y = b;
+        if (x->r.self != y->r.self)
+                return x->r.self > y->r.self ? -1 : 1;
+        if (x->file_rank != y->file_rank)
+                return x->file_rank < y->file_rank ? -1 : 1;
+        return x->r.line < y->r.line ? -1 : x->r.line > y->r.line;
+}
+
+struct file_name {
+        const char *name;
+        uint32_t id, rank;
+};
+
+static int file_by_name(const void *a, const void *b)
+{
+        return strcmp(((const struct file_name *)a)->name, ((const struct file_name *)b)->name);
+}
+
+static int file_by_id(const void *a, const void *b)
+{
+        const struct file_name *x = a, *y = b;
+        return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Each row's file_rank: rows with equal counts go by file name, then line (not by the order
+   the names were first seen, which depends on what else was looked up). */
+static void rank_files(struct sym_store *store, struct line_acc *acc, uint32_t n)
+{
+        struct file_name *f = xcalloc(n + 1, sizeof(*f));
+        for (uint32_t i = 0; i < n; i++)
+                f[i] = (struct file_name){NULL, acc[i].r.file, 0};
+        qsort(f, n, sizeof(*f), file_by_id);
+        uint32_t nr = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (!nr || f[nr - 1].id != f[i].id)
+                        f[nr++] = (struct file_name){sym_name(store, f[i].id), f[i].id, 0};
+        for (uint32_t i = 0; i < nr; i++)
+                if (!f[i].name)
+                        f[i].name = "";
+        qsort(f, nr, sizeof(*f), file_by_name);
+        for (uint32_t i = 0; i < nr; i++)
+                f[i].rank = i;
+        qsort(f, nr, sizeof(*f), file_by_id);
+        for (uint32_t i = 0; i < n; i++) {
+                struct file_name key = {NULL, acc[i].r.file, 0};
+                const struct file_name *hit = bsearch(&key, f, nr, sizeof(*f), file_by_id);
+                acc[i].file_rank = hit ? hit->rank : 0;
+        }
+        free(f);
 }
 
 uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
@@ -35,6 +86,7 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
                 cap *= 2;
         free(h->line_rows);
         h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
+        struct line_acc *acc = xcalloc(cap / 2 + 1, sizeof(*acc));
         uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
         /* the places with the most samples first, HOT_LINE_PLACES of them: a line lookup
            reads debug information, and the many places of a sample or two change no row */
@@ -48,34 +100,44 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
         qsort(places, nr_places, sizeof(*places), place_by_self);
         if (nr_places > HOT_LINE_PLACES)
                 nr_places = HOT_LINE_PLACES;
+        /* every place's line from the line tables; the function (the inline scopes) only for
+           the rows returned, from the place that made the row */
         uint32_t n = 0;
         for (uint32_t i = 0; i < nr_places; i++) {
                 const struct entry *e = places[i];
-                struct sym_srcframe fr[8];
-                if (!sym_srcline(h->store, (struct sym_loc){e->module, e->rel}, fr, 8) ||
-                    !fr[0].line)
+                struct hot_line_row r = {e->module, 0, 0, 0, e->self};
+                if (!sym_srcline_line(h->store, (struct sym_loc){e->module, e->rel}, &r.file,
+                                      &r.line))
                         continue;
-                struct hot_line_row r = {e->module, fr[0].function, fr[0].file, fr[0].line,
-                                         e->self};
                 uint64_t hk = hash_mix64(((uint64_t)r.module << 32 | r.file) ^ hash_mix64(r.line));
                 uint32_t j = (uint32_t)hk & (cap - 1);
                 for (; index[j]; j = (j + 1) & (cap - 1)) {
-                        const struct hot_line_row *w = &h->line_rows[index[j] - 1];
+                        const struct hot_line_row *w = &acc[index[j] - 1].r;
                         if (w->module == r.module && w->file == r.file && w->line == r.line)
                                 break;
                 }
                 if (index[j]) {
-                        h->line_rows[index[j] - 1].self += r.self;
+                        acc[index[j] - 1].r.self += r.self;
                 } else if (n < cap / 2) {
-                        h->line_rows[n] = r;
+                        acc[n] = (struct line_acc){r, e->rel, 0};
                         index[j] = ++n;
                 }
         }
         free(index);
         free(places);
-        qsort(h->line_rows, n, sizeof(*h->line_rows), line_row_cmp);
+        rank_files(h->store, acc, n);
+        qsort(acc, n, sizeof(*acc), line_row_cmp);
+        uint32_t nr_rows = max && max < n ? max : n;
+        for (uint32_t i = 0; i < n; i++) {
+                h->line_rows[i] = acc[i].r;
+                struct sym_srcframe fr[8];
+                if (i < nr_rows &&
+                    sym_srcline(h->store, (struct sym_loc){acc[i].r.module, acc[i].rel}, fr, 8))
+                        h->line_rows[i].function = fr[0].function;
+        }
+        free(acc);
         *rows = h->line_rows;
-        return max && max < n ? max : n;
+        return nr_rows;
 }
 
 static int place_by_rel(const void *a, const void *b)

@@ -300,8 +300,23 @@ static VOID WINAPI on_read_ahead(PEVENT_RECORD rec)
         kdecoder_decode(r->scratch, rec, on_key_def, r);
 }
 
+/* A perf.data (its magic, "PERFILE2"): the converter writes etwtop's trace, whole stacks and no
+   stack cache, so a pass ahead would only convert the file a second time. */
+static bool is_perf_data(const char *path)
+{
+        char magic[8];
+        FILE *fp = strcmp(path, "-") != 0 ? fopen(path, "rb") : NULL;
+        bool is = fp && fread(magic, 1, sizeof(magic), fp) == sizeof(magic) &&
+                  memcmp(magic, "PERFILE2", sizeof(magic)) == 0;
+        if (fp)
+                fclose(fp);
+        return is;
+}
+
 static void read_keys_ahead(struct feed *f)
 {
+        if (is_perf_data(f->name))
+                return;
         struct read_ahead r = {kdecoder_new(true), f->decoder, 0, 0, false};
         EVENT_TRACE_LOGFILEA lf = {0};
         lf.LogFileName = f->name;

@@ -526,6 +526,22 @@ static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned int dep
         return false;
 }
 
+bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line)
+{
+        if (!m || !m->mod)
+                return false;
+        /* the line table alone: what elf_module_srcline's innermost frame says, without the
+           scopes (no compilation unit: no line table either) */
+        int nr = 0;
+        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, (Dwarf_Addr)(vaddr + (uint64_t)m->bias));
+        const char *f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
+        if (!f || nr <= 0)
+                return false;
+        *file = f;
+        *line = (uint32_t)nr;
+        return true;
+}
+
 uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_srcframe *out,
                             uint32_t max)
 {

@@ -61,6 +61,41 @@ static uint32_t pe_srcline(struct sym_store *s, struct module *m, struct sym_loc
         return 1;
 }
 
+/* The cache's entry of loc, new (is_full false, no line) where there was none: the table grows
+   at half full. */
+static struct src_entry *src_insert(struct sym_store *s, struct sym_loc loc)
+{
+        bool is_found;
+        struct src_entry *e = src_slot(s, loc, &is_found);
+        if (is_found)
+                return e;
+        *e = (struct src_entry){.rel = loc.rel, .module = loc.module};
+        if (++s->nr_src * 2 > s->src_mask + 1) {
+                struct src_entry *old = s->src;
+                uint32_t old_cap = s->src_mask + 1;
+                s->src = xcalloc(old_cap * 2, sizeof(*s->src));
+                s->src_mask = old_cap * 2 - 1;
+                for (uint32_t i = 0; i < old_cap; i++) {
+                        if (!old[i].module)
+                                continue;
+                        *src_slot(s, (struct sym_loc){old[i].module, old[i].rel}, &is_found) =
+                                old[i];
+                }
+                free(old);
+                e = src_slot(s, loc, &is_found);
+        }
+        return e;
+}
+
+/* An ELF module's loaded symbols, or NULL (not one, or not loaded yet). */
+static struct module *elf_loaded(struct sym_store *s, uint32_t module)
+{
+        struct module *m = s ? symbols_module_of(s, module) : NULL;
+        if (!m || (m->kind != MOD_ELF && m->kind != MOD_VDSO))
+                return NULL;
+        return symbols_module_want(s, m) == LS_LOADED && m->elf ? m : NULL;
+}
+
 uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcframe *out,
                      uint32_t max)
 {
@@ -71,8 +106,8 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
                 return 0;
         bool is_found;
         struct src_entry *e = src_slot(s, loc, &is_found);
-        if (!is_found) {
-                if (symbols_module_want(s, m) != LS_LOADED || !m->elf)
+        if (!is_found || !e->is_full) {
+                if (!elf_loaded(s, loc.module))
                         return 0; /* not cached: computed once the module is there */
                 uint64_t vaddr;
                 struct elf_srcframe fr[MAX_SRC_FRAMES];
@@ -90,24 +125,47 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
                         s->src_frames[s->nr_src_frames++] = (struct sym_srcframe){
                                 symbols_function_name(s, fr[i].function), sym_intern(s, fr[i].file),
                                 fr[i].line, fr[i].column};
-                e = src_slot(s, loc, &is_found);
-                *e = (struct src_entry){loc.rel, loc.module, first, n};
-                if (++s->nr_src * 2 > s->src_mask + 1) {
-                        struct src_entry *old = s->src;
-                        uint32_t old_cap = s->src_mask + 1;
-                        s->src = xcalloc(old_cap * 2, sizeof(*s->src));
-                        s->src_mask = old_cap * 2 - 1;
-                        for (uint32_t i = 0; i < old_cap; i++) {
-                                if (!old[i].module)
-                                        continue;
-                                *src_slot(s, (struct sym_loc){old[i].module, old[i].rel},
-                                          &is_found) = old[i];
-                        }
-                        free(old);
-                        e = src_slot(s, loc, &is_found);
-                }
+                e = src_insert(s, loc);
+                e->first = first;
+                e->nr = n;
+                e->is_full = true;
+                /* the innermost frame's line is the line table's (elf_module_line) */
+                e->file = n ? s->src_frames[first].file : 0;
+                e->line = n ? s->src_frames[first].line : 0;
         }
         uint32_t n = e->nr < max ? e->nr : max;
         memcpy(out, &s->src_frames[e->first], n * sizeof(*out));
         return n;
+}
+
+bool sym_srcline_line(struct sym_store *s, struct sym_loc loc, uint32_t *file, uint32_t *line)
+{
+        struct module *m = s ? symbols_module_of(s, loc.module) : NULL;
+        if (m && m->kind == MOD_PE) {
+                struct pdb_line pl;
+                if (symbols_module_want(s, m) != LS_LOADED || !m->lines || loc.rel > UINT32_MAX ||
+                    !pdb_lines_find(m->lines, (uint32_t)loc.rel, &pl) || !pl.line)
+                        return false;
+                *file = sym_intern(s, pl.file);
+                *line = pl.line;
+                return true;
+        }
+        bool is_found;
+        struct src_entry *e = src_slot(s, loc, &is_found);
+        if (!is_found) {
+                if (!elf_loaded(s, loc.module))
+                        return false;
+                uint64_t vaddr;
+                const char *f = NULL;
+                uint32_t l = 0;
+                if (!elf_module_vaddr(m->elf, loc.rel, &vaddr) ||
+                    !elf_module_line(m->elf, vaddr, &f, &l))
+                        l = 0;
+                e = src_insert(s, loc);
+                e->file = l ? sym_intern(s, f) : 0;
+                e->line = l;
+        }
+        *file = e->file;
+        *line = e->line;
+        return e->line != 0;
 }

@@ -314,6 +314,8 @@ uint32_t sym_store_poll(struct sym_store *s)
         if (!s)
                 return 0;
         s->nr_polls++;
+        if (s->nr_polls % SYM_EVICT_POLLS == 0)
+                sym_store_evict_unmapped(s);
         char progress[320];
         if (sym_path_progress(s->path, progress, sizeof(progress)))
                 symbols_logf_(s, "%s", progress); /* a symbol server's download */

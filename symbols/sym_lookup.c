@@ -288,14 +288,18 @@ bool sym_module_info(struct sym_store *s, uint32_t module, struct sym_module_inf
         if (!m)
                 return false;
         int st = atomic_load_explicit(&m->state, memory_order_acquire);
-        bool is_done = st == LS_LOADED || st == LS_FAILED;
+        /* given back (sym_evict.c) and not loaded again yet: as it was loaded */
+        bool is_kept = m->is_evicted && st == LS_NEW;
+        bool is_done = st == LS_LOADED || st == LS_FAILED || is_kept;
         info->name = m->name;
         info->path = m->path;
         info->file_used = is_done ? m->file_used : "";
         info->note = is_done ? m->note : "";
         info->build_id_size = m->build_id_size;
         memcpy(info->build_id, m->build_id, m->build_id_size);
-        info->is_loaded = st == LS_LOADED;
+        info->is_loaded = st == LS_LOADED || is_kept;
+        if (is_kept)
+                info->nr_symbols = m->nr_evicted_symbols;
         if (m->kind == MOD_CLR)
                 symbols_clr_table_refresh(s, m);
         if (st == LS_LOADED) {

@@ -63,6 +63,12 @@ struct module {
         char file_used[PATH_MAX];
         char note[512];
         bool is_logged; /* caller's thread: its note went to the log */
+        /* caller's thread: sweeps in a row that found no live process mapping it */
+        uint32_t nr_unmapped_sweeps;
+        /* its symbols were given back once (sym_evict.c): until they load again, its info is
+           what it was when loaded (nr_evicted_symbols) */
+        bool is_evicted;
+        uint32_t nr_evicted_symbols;
 };
 
 struct mapping {
@@ -132,6 +138,8 @@ struct src_entry {
         uint32_t module; /* 0: free */
         uint32_t first;  /* in src_frames */
         uint32_t nr;
+        uint32_t file, line; /* the innermost line (sym_srcline_line); line 0: none */
+        bool is_full;        /* first and nr hold the frames (else only the line is known) */
 };
 
 struct kernel_sym {

@@ -284,6 +284,92 @@ static void test_inline_chain_and_lines(void **state)
         sym_store_free(s);
 }
 
+/* The line table alone (sym_srcline_line, what the Hot lines count by) says what sym_srcline's
+   innermost frame says at every address, asked first or after the frames. */
+static void test_line_only_matches_frames(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_store *lines = store_new(NULL, 0, true), *frames = store_new(NULL, 0, true);
+        feed(lines, &r, env("SYM_FIXTURE"), NULL, true);
+        feed(frames, &r, env("SYM_FIXTURE"), NULL, true);
+        resolve(lines, r.outer);
+        resolve(frames, r.outer);
+        uint32_t nr_lines = 0;
+        for (uint64_t a = r.outer; a < r.outer + 512; a++) {
+                struct sym_loc loc = sym_locate(frames, PID, a);
+                struct sym_srcframe fr[8];
+                uint32_t n = sym_srcline(frames, loc, fr, 8);
+                uint32_t file = 0, line = 0;
+                bool has = sym_srcline_line(lines, sym_locate(lines, PID, a), &file, &line);
+                assert_int_equal(has, n > 0 && fr[0].line > 0);
+                if (!has)
+                        continue;
+                nr_lines++;
+                assert_int_equal(line, fr[0].line);
+                assert_string_equal(sym_name(lines, file), sym_name(frames, fr[0].file));
+                /* the same store: frames after the line, the line after the frames */
+                struct sym_srcframe again[8];
+                assert_int_equal(sym_srcline(lines, sym_locate(lines, PID, a), again, 8), n);
+                assert_int_equal(again[0].file, file);
+                assert_int_equal(again[0].line, line);
+                uint32_t file2 = 0, line2 = 0;
+                assert_true(sym_srcline_line(frames, loc, &file2, &line2));
+                assert_int_equal(file2, fr[0].file);
+                assert_int_equal(line2, fr[0].line);
+        }
+        assert_true(nr_lines > 0);
+        sym_store_free(lines);
+        sym_store_free(frames);
+}
+
+/* A live store gives back the symbols of a module once no running process maps it (two sweeps
+   in a row), keeps the names it gave, and loads the module again when a lookup needs it. */
+static void test_unmapped_module_evicted_and_reloaded(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_options o = {.is_synchronous = true, .is_live = true};
+        struct sym_store *s = NULL;
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        uint32_t module = sym_locate(s, PID, r.leaf).module;
+        struct sym_stats loaded;
+        sym_store_get_stats(s, &loaded);
+        struct sym_module_info info;
+        assert_true(sym_module_info(s, module, &info));
+        assert_true(info.is_loaded);
+        uint32_t nr_symbols = info.nr_symbols;
+        assert_true(nr_symbols > 0);
+
+        /* mapped by a running process: kept, however many sweeps */
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(sym_store_evict_unmapped(s), 0);
+        /* its process ended: freed at the second sweep */
+        sym_process_end(s, PID);
+        assert_int_equal(sym_store_evict_unmapped(s), 0);
+        assert_true(sym_store_evict_unmapped(s) > 0);
+        struct sym_stats evicted;
+        sym_store_get_stats(s, &evicted);
+        assert_true(evicted.nr_evicted > 0);
+        assert_true(evicted.memory_bytes < loaded.memory_bytes);
+        /* its row still says what it had */
+        assert_true(sym_module_info(s, module, &info));
+        assert_true(info.is_loaded);
+        assert_int_equal(info.nr_symbols, nr_symbols);
+        /* the names given stay without the table; a new lookup loads it again */
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        expect_name(s, r.main_fn, "main", 0);
+        struct sym_stats again;
+        sym_store_get_stats(s, &again);
+        assert_true(again.memory_bytes > evicted.memory_bytes);
+        assert_int_equal(sym_store_evict_unmapped(s), 0); /* the count starts over */
+        sym_store_free(s);
+}
+
 static void variant_path(char *buf, size_t size, const char *which)
 {
         snprintf(buf, size, "%s/%s/sym_fixture", env("SYM_FIXTURE_VARIANTS"), which);
@@ -1389,6 +1475,8 @@ int main(void)
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),
+                cmocka_unit_test(test_line_only_matches_frames),
+                cmocka_unit_test(test_unmapped_module_evicted_and_reloaded),
                 cmocka_unit_test(test_stripped_with_debug_dir),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_moved_to_symbol_path),

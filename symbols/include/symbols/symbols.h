@@ -158,6 +158,10 @@ struct sym_srcframe {
 };
 uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcframe *out,
                      uint32_t max);
+/* The innermost source line at loc, as sym_srcline's first frame has it (file interned), from
+   the line table alone: no inline scopes, no function name. False where there is none (line
+   0) or the module is not loaded yet. Cached with sym_srcline's answers. */
+bool sym_srcline_line(struct sym_store *s, struct sym_loc loc, uint32_t *file, uint32_t *line);
 
 /* ---- background loading ---- */
 
@@ -165,6 +169,13 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
    call (the screen redraws when it is not 0). Never blocks. A live store looks for JIT maps
    that were missing again after each call. */
 uint32_t sym_store_poll(struct sym_store *s);
+
+/* A live store: the symbols of modules that no running process has mapped at
+   EVICT_AFTER_SWEEPS calls in a row are freed (their answers already given stay cached; a
+   lookup that needs the table again loads it again, as at first use). sym_store_poll calls it
+   every SYM_EVICT_POLLS polls. Returns how many modules it freed; 0 for a recording. */
+#define SYM_EVICT_POLLS 32
+uint32_t sym_store_evict_unmapped(struct sym_store *s);
 /* Whether sym_resolve's answers for module's addresses are settled: its symbols are loaded and
    no later event adds any (a recording's kernel symbols come with its events). */
 bool sym_answers_are_final(const struct sym_store *s, uint32_t module);
@@ -188,6 +199,7 @@ struct sym_stats {
         uint32_t nr_modules;    /* known */
         uint32_t nr_loaded;     /* with symbols */
         uint32_t nr_spaces;     /* process address spaces kept */
+        uint64_t nr_evicted;    /* modules whose symbols went back (sym_store_evict_unmapped) */
         size_t memory_bytes;    /* tables, caches, names */
 };
 void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st);
