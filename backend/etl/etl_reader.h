@@ -9,13 +9,15 @@
 
 #include "etw/evntrace.h"
 
-/* A human message about bad input, with the byte offset in the file it concerns. */
-struct etl_error {
-        uint64_t offset;
-        char msg[256];
-};
+#include "util/err.h"
 
-/* Fills err (when not NULL) with a message about bad input at offset. */
+/* A human message about bad input, with the byte offset in the file it concerns: util/err.h's
+   one shape, struct err_msg, under the name the backend's files use (`struct etl_error` is
+   `struct err_msg`, so either fills the other's callers; the name goes when they say err_msg). */
+#define etl_error err_msg
+
+/* Fills err (when not NULL) with a message about bad input at offset, replacing one already
+   there (err_set keeps the first). */
 void etl_error_set(struct etl_error *err, uint64_t offset, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,6 +317,26 @@ static void test_utf16(void **state)
         assert_string_equal(tiny, "a");
 }
 
+/* The reader's error is util/err.h's struct err_msg: etl_error_set fills one (replacing a
+   message, where err_set keeps the first), and the reader's callers read it as either. */
+static void test_error_is_err_msg(void **state)
+{
+        (void)state;
+        struct err_msg e;
+        err_reset(&e);
+        etl_error_set(&e, 24, "bad buffer %d", 3);
+        assert_true(err_is_set(&e));
+        assert_int_equal(e.offset, 24);
+        assert_string_equal(e.msg, "bad buffer 3");
+        etl_error_set(&e, 48, "short record");
+        assert_int_equal(e.offset, 48);
+        assert_string_equal(e.msg, "short record");
+        struct etl_error *as_etl = &e;
+        assert_int_equal(err_set(as_etl, 0, EINVAL, "kept?"), -EINVAL);
+        assert_string_equal(as_etl->msg, "short record");
+        etl_error_set(NULL, 0, "nothing to fill");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -326,6 +347,7 @@ int main(void)
                 cmocka_unit_test(test_gcevents),
                 cmocka_unit_test(test_perfview_net),
                 cmocka_unit_test(test_utf16),
+                cmocka_unit_test(test_error_is_err_msg),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
