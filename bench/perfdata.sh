@@ -65,6 +65,9 @@ for f in "${files[@]}"; do
         [ -f "$f" ] || { echo "perfdata.sh: no $f" >&2; continue; }
         mb=$(awk -v b="$(stat -c %s "$f")" 'BEGIN { printf "%.1f", b / 1e6 }')
         nr=$(perf report -D -i "$f" 2>/dev/null | awk '/^ *SAMPLE events:/ {print $3; exit}')
+        # the recording must hold at least 1 M samples (the issue's measure): say so otherwise
+        [ "$f" = "${rec:-}" ] && [ "${nr:-0}" -lt 1000000 ] &&
+                echo "perfdata.sh: $f has ${nr:-no} samples, under 1 M: remove it and record longer (-r)" >&2
         read -r ew ec <<<"$(best "$etwtop" --replay "$f" -b --top 40)"
         read -r pw pc <<<"$(best perf report --stdio -i "$f")"
         printf '%-30s %7s %9s | %8.2f %8.2f | %8.2f %8.2f | %5.1fx %5.1fx\n' "$(basename "$f")" \

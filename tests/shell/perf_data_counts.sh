@@ -192,6 +192,17 @@ if [ -f "$p" ] && [ -f "$dir/propeller_sample_1.bin" ]; then
                 "$tmp/prop.b" >"$tmp/prop.edges"
         check "propeller: exact edges at function offsets" \
                 grep -q '!main+0x[0-9a-f]* -> .*!compute_flag$' "$tmp/prop.edges"
+        # annotate on a perf.data: each instruction's cycles samples, summing to the function's
+        # self count, and the LBR edges at their instructions, counted as the edges table
+        "$ETWTOP" --replay "$p" -b --annotate compute_flag --symbol-path "$tmp/sym" \
+                >"$tmp/prop.ann" 2>/dev/null
+        self=$(awk '$NF == "compute_flag" && $1 ~ /%$/ {print $3; exit}' "$tmp/prop.b")
+        ann=$(awk '/^ +[0-9.]+ +[0-9]+ +[0-9a-f]+:/ {n += $2} END {print n + 0}' "$tmp/prop.ann")
+        check "propeller: annotate compute_flag: its instructions' samples ($ann) are its own ($self)" \
+                [ -n "$self" ] && [ "$ann" = "$self" ]
+        read -r edge < <(awk '/!main\+0x[0-9a-f]* -> [^ ]*!compute_flag$/ {print $2; exit}' "$tmp/prop.edges")
+        check "propeller: annotate: the call's LBR count as the edges table's (${edge:-none})" \
+                grep -q "LBR: reached ${edge:-x} times from propeller_sample_1.bin.gen!main+0x" "$tmp/prop.ann"
 fi
 
 # --symbol-path folders are scanned for the build-id (symbols/build_id_scan.c): the binaries

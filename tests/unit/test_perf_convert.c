@@ -902,12 +902,13 @@ static void rb_branch(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
         rb_u64(r, (uint64_t)type << 20 | 0x30 /* cycles */);
 }
 
-/* An entry the CPU marked mispredicted (bit 0) after 7 cycles. */
+/* An entry the CPU marked mispredicted (bit 0) after 7 cycles, speculation 2 (bits 24-25:
+   PERF_BR_SPEC_WRONG_PATH). */
 static void rb_branch_mispredicted(struct rb *r, uint64_t from, uint64_t to, uint32_t type)
 {
         rb_u64(r, from);
         rb_u64(r, to);
-        rb_u64(r, (uint64_t)type << 20 | 7u << 4 | 1u);
+        rb_u64(r, 2ull << 24 | (uint64_t)type << 20 | 7u << 4 | 1u);
 }
 
 static void test_sample_branch_stack(void **state)
@@ -981,6 +982,12 @@ static void test_sample_branch_stack(void **state)
         assert_true(KEV_LBR_MISPREDICTED(l->ev.lbr.info[1]));
         assert_true(KEV_LBR_PREDICTION_KNOWN(l->ev.lbr.info[1]));
         assert_int_equal(KEV_LBR_CYCLES(l->ev.lbr.info[1]), 7);
+        /* and the rest of perf's word as the CPU gave it: the branch type (bits 20-23), the
+           speculation (24-25) */
+        assert_int_equal((l->ev.lbr.info[0] >> 20) & 0xf, PERF_BR_COND);
+        assert_int_equal((l->ev.lbr.info[1] >> 20) & 0xf, PERF_BR_CALL);
+        assert_int_equal((l->ev.lbr.info[1] >> 24) & 3, 2);
+        assert_int_equal((l->ev.lbr.info[0] >> 24) & 3, 0);
 
         const struct cap *l2 = find(KEV_LBR, 1);
         assert_int_equal(l2->ev.lbr.options, EVNTRACE_LBR_FILTER_JCC);

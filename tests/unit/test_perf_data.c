@@ -534,8 +534,8 @@ static void test_every_attr_size(void **state)
         }
 }
 
-/* Pipe mode: HEADER_ATTR records of each size, a HEADER_FEATURE (HOSTNAME), an EVENT_UPDATE
-   naming the second event, FINISHED_INIT, then samples. */
+/* Pipe mode: HEADER_ATTR records of each size, HEADER_FEATUREs (HOSTNAME, CLOCKID, CLOCK_DATA),
+   an EVENT_UPDATE naming the second event, FINISHED_INIT, then samples. */
 static void test_pipe_mode_by_hand(void **state)
 {
         (void)state;
@@ -556,6 +556,21 @@ static void test_pipe_mode_by_hand(void **state)
         fb_u64(f, PERF_DATA_FEAT_HOSTNAME);
         fb_u32(f, 8);
         fb_put(f, "box\0\0\0\0\0", 8);
+        /* CLOCKID (the clock's resolution, ns) and CLOCK_DATA (version 1, CLOCK_MONOTONIC,
+           the wall clock and the session clock at one moment): the .etl's start time */
+        fb_u32(f, PERF_DATA_HEADER_FEATURE);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 8 + 8);
+        fb_u64(f, PERF_DATA_FEAT_CLOCKID);
+        fb_u64(f, 1);
+        fb_u32(f, PERF_DATA_HEADER_FEATURE);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 8 + 24);
+        fb_u64(f, PERF_DATA_FEAT_CLOCK_DATA);
+        fb_u32(f, 1);
+        fb_u32(f, 1);
+        fb_u64(f, 1700000000000000000ull); /* 2023-11-14 22:13:20 UTC */
+        fb_u64(f, 500);
         fb_u32(f, PERF_DATA_EVENT_UPDATE);
         fb_u16(f, 0);
         fb_u16(f, 8 + 16 + 8);
@@ -577,6 +592,18 @@ static void test_pipe_mode_by_hand(void **state)
         assert_int_equal(c.rc, 0);
         assert_true(perf_data_info(pd)->is_pipe);
         assert_string_equal(perf_data_info(pd)->hostname, "box");
+        assert_int_equal(perf_data_info(pd)->clockid, 1);
+        assert_true(perf_data_info(pd)->has_clock_data);
+        assert_int_equal(perf_data_info(pd)->clock_data_clockid, 1);
+        assert_int_equal(perf_data_info(pd)->clock_wall_ns, 1700000000000000000ull);
+        assert_int_equal(perf_data_info(pd)->clock_ref_ns, 500);
+        struct etl_writer_config cfg;
+        memset(&cfg, 0, sizeof(cfg));
+        perf_data_conv_config(pd, &cfg);
+        assert_int_equal(
+                cfg.start_filetime,
+                116444736000000000ll +
+                        (int64_t)((1700000000000000000ull + cfg.start_timestamp - 500) / 100));
         assert_int_equal(perf_data_nr_events(pd), 2);
         assert_int_equal(perf_data_event(pd, 0)->attr_size, 64);
         assert_int_equal(perf_data_event(pd, 1)->attr_size, 136);
