@@ -56,6 +56,14 @@ static int ksym_cmp(const void *a, const void *b)
         return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* A hexadecimal digit's value plus one, 0 for any other character (a table: the parse of the
+   100,000 and more lines of kallsyms spent a seventh of its instructions on the digits). */
+static const uint8_t hex_digit[256] = {
+        ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+        ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+        ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+        ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
+
 /* The text symbols of kallsyms text (cut into names in place), sorted by address and sized to
    the next one (4 KiB when that is over 1 MiB away). Returns an owned array of *nr. */
 static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
@@ -71,15 +79,8 @@ static struct perf_ksym *ksyms_parse(char *text, size_t *nr_out)
                 *nl = 0;
                 uint64_t addr = 0;
                 char *p = line;
-                for (;; p++) {
-                        unsigned c = (unsigned char)*p, d = c - '0', x = (c | 0x20) - 'a';
-                        if (d < 10)
-                                addr = addr << 4 | d;
-                        else if (x < 6)
-                                addr = addr << 4 | (x + 10);
-                        else
-                                break;
-                }
+                for (unsigned v; (v = hex_digit[(unsigned char)*p]) != 0; p++)
+                        addr = addr << 4 | (v - 1);
                 if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
                         continue;
                 char type = p[1];
@@ -156,8 +157,9 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
 }
 
 /* The converter's blocking functions (perf_wait_reason_of_function) with their places, from the
-   kept kernel symbols or one read of /proc/kallsyms, on the logger thread the first time a
-   sleeping thread's switch has a callchain. None where kallsyms hides the addresses. */
+   kept kernel symbols or one read of /proc/kallsyms (whose core symbols are then kept), on the
+   logger thread the first time a sleeping thread's switch has a callchain. None where kallsyms
+   hides the addresses. */
 uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
 {
         struct live_source *ls = ctx;
@@ -179,6 +181,13 @@ uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
                         return 0;
                 parsed = ksyms_parse(text, &nr);
                 syms = parsed;
+                /* kept for the close's KernelSymbol events, which then read and parse
+                   kallsyms again only when a frame fell outside the kernel image */
+                ksyms_keep(ls, parsed, nr);
+                if (ls->ksyms) {
+                        syms = ls->ksyms;
+                        nr = ls->nr_ksyms;
+                }
         }
         uint32_t n = 0, cap = 0;
         for (size_t i = 0; i < nr; i++) {

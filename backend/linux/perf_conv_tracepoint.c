@@ -243,12 +243,16 @@ int perf_wait_reason_of_function(const char *name)
                 {"sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
                 {"yield_to", false, KWAIT_WR_YIELD_EXECUTION},
         };
-        if (!name)
+        if (!name || !name[0])
                 return -1;
+        /* this runs for every kernel text symbol (100,000 and more): the first two characters
+           rule out nearly all before a string is compared */
         for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
-                size_t n = strlen(sites[i].name);
-                if (sites[i].is_prefix ? strncmp(name, sites[i].name, n) == 0
-                                       : strcmp(name, sites[i].name) == 0)
+                const char *site = sites[i].name;
+                if (name[0] != site[0] || name[1] != site[1])
+                        continue;
+                if (sites[i].is_prefix ? strncmp(name, site, strlen(site)) == 0
+                                       : strcmp(name, site) == 0)
                         return sites[i].reason;
         }
         return -1;

@@ -1258,6 +1258,14 @@ static void test_wait_reason_from_stack(void **state)
         assert_int_equal(perf_wait_reason_of_function("ep_poll"), -1);
         assert_int_equal(perf_wait_reason_of_function("do_nanosleep_x"), -1);
         assert_int_equal(perf_wait_reason_of_function(NULL), -1);
+        /* the two-character screen: short names, and names that share only a start */
+        assert_int_equal(perf_wait_reason_of_function(""), -1);
+        assert_int_equal(perf_wait_reason_of_function("d"), -1);
+        assert_int_equal(perf_wait_reason_of_function("do"), -1);
+        assert_int_equal(perf_wait_reason_of_function("__x64_sys_sched_yield"), 33);
+        assert_int_equal(perf_wait_reason_of_function("__x64_sys_sched_yield2"), -1);
+        assert_int_equal(perf_wait_reason_of_function("mutex_lock_interruptible"), 29);
+        assert_int_equal(perf_wait_reason_of_function("yield_to"), 33);
 }
 
 static const char waking_format[] =
