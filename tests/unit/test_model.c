@@ -2792,6 +2792,32 @@ static void test_calltree_main_thread(void **state)
         assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0),
                          0);
         calltree_free(t);
+
+        /* a small tree, evicting: the copy for the thread makes its room as a stack does, and
+           counts what its process's tree still holds */
+        struct calltree *small = calltree_new(fx->store, 4 + 96, 0);
+        for (uint32_t k = 0; k < 200; k++) {
+                const uint64_t frames[] = {a, EXE + 0x100 + 16ull * k, g};
+                tree_sample_tid(small, 0, time += MS(1), PID_B, PID_B, frames, 3);
+        }
+        assert_true(calltree_nr_evicted(small) > 0);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        uint32_t in_p =
+                calltree_find_function(small, CALLTREE_PROCESS, PID_B, module, fx->fn_alpha, 0);
+        assert_int_not_equal(in_p, 0);
+        assert_int_equal(
+                calltree_find_function(small, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0),
+                in_p);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        uint64_t before = rows[0].count;
+        tree_sample_tid(small, 1, time += MS(1), PID_B, PID_B + 1, from_gamma, 2);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        assert_int_equal(rows[0].count, before + 1);
+        main = calltree_find_function(small, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0);
+        assert_int_not_equal(main, 0);
+        assert_int_not_equal(main, in_p);
+        assert_true(calltree_nr_nodes(small) <= 4 + 96);
+        calltree_free(small);
 }
 
 /* Decaying: the tree decays with the rows, each node rounded down (a caller never counts more
