@@ -10,7 +10,10 @@
 # screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
 # The pipe ping-pong's rate, and with it both tools' load, moves from one run to the next: the
 # tools take turns for ROUNDS rounds and their CPU seconds are summed.
-# Usage: bench/top.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+# MODE=samples: timer samples with call chains only (etwtop: PROC_THREAD+LOADER+PROFILE, stacks
+# on Profile; perf top: the one cpu-clock event, so no event chooser): perf 6.1 here sits at
+# "0 irqs/sec" or aborts with the three events of the full settings, and runs with one.
+# Usage: [MODE=samples] bench/top.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 #        (default ./build, 20 s, 3 rounds; needs root, perf, tmux)
 set -u
 build=${1:-./build}
@@ -19,6 +22,11 @@ rounds=${3:-3}
 name=top.sh
 . "$(dirname "$0")/screen_common.sh"
 hz=$(getconf CLK_TCK)
+mode=${MODE:-full}
+if [ "$mode" = samples ]; then
+        etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile --stackwalk-mode fp"
+        perf_top_cmd="perf top -g -d 1 --no-bpf-event -e cpu-clock/period=250000/"
+fi
 
 load() {
         for ((i = 0; i < ncpu; i++)); do
@@ -40,7 +48,7 @@ run() {
         pid=$(pgrep -n -f "^$1 $2")
         # perf top with two events opens on an event chooser: Enter takes the first (cpu-clock),
         # so it draws its histogram browser as etwtop draws its list
-        [ "$name" = perf ] && tmux -L "$sock" send-keys -t "$name" Enter
+        [ "$name" = perf ] && [ "$mode" != samples ] && tmux -L "$sock" send-keys -t "$name" Enter
         sleep "$secs"
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
         [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
@@ -84,8 +92,13 @@ e_buffers=$(cat "$tmp"/etwtop.*.screen | grep -o 'buffers lost [0-9]*' | awk '{n
 p_lost=$(cat "$tmp"/perf.*.screen | grep -o 'lost: [0-9]*/[0-9]*' | sed 's/lost: //' |
         awk -F/ '{l += $1; t += $2} END {print l "/" t}')
 echo "top benchmark: $rounds rounds of $secs s per tool, $ncpu CPUs busy (spinners and a pipe"
-echo "ping-pong), 4 kHz samples with call chains, every context switch and wake-up with its call"
-echo "chain; both on a 160x50 terminal, 1 s refresh"
+if [ "$mode" = samples ]; then
+        echo "ping-pong), 4 kHz timer samples with call chains (MODE=samples: no switch events);"
+        echo "both on a 160x50 terminal, 1 s refresh"
+else
+        echo "ping-pong), 4 kHz samples with call chains, every context switch and wake-up with its"
+        echo "call chain; both on a 160x50 terminal, 1 s refresh"
+fi
 echo
 printf "%-12s %10s %14s\n" tool "CPU s" "lost"
 printf "%-12s %10s %14s\n" etwtop "$e_cpu" "${e_lost:-?}"

@@ -62,23 +62,52 @@ static struct calltree_alias *alias_get(struct calltree *t, uint32_t id, uint8_t
         return &t->aliases[j];
 }
 
+/* The nodes of the subtree under node, node too. */
+static uint32_t subtree_size(const struct calltree *t, uint32_t node)
+{
+        uint32_t n = 1;
+        for (uint32_t c = t->nodes[node].first_child; c; c = t->nodes[c].next_sibling)
+                n += subtree_size(t, c);
+        return n;
+}
+
+/* The work of a copy to start with: process id's sampled functions, each with the thread's
+   root as its copy's parent. *work: owned by the caller. */
+static void alias_copy_roots(const struct calltree *t, uint32_t id, uint32_t **work, uint32_t *nr,
+                             uint32_t *cap)
+{
+        *work = NULL;
+        *nr = *cap = 0;
+        for (uint32_t c = t->nodes[ROOT_CALLERS_PID].first_child; c; c = t->nodes[c].next_sibling) {
+                if (t->nodes[c].owner != id)
+                        continue;
+                if (*nr + 2 > *cap) {
+                        *cap = *cap ? *cap * 2 : 256;
+                        *work = xrealloc(*work, *cap * sizeof(**work));
+                }
+                (*work)[(*nr)++] = c;
+                (*work)[(*nr)++] = ROOT_CALLERS_TID;
+        }
+}
+
 /* Thread id's own callers tree, copied from its process's (the samples they shared). */
 static void alias_own(struct calltree *t, struct calltree_alias *a)
 {
         a->state = ALIAS_OWN;
         uint32_t id = a->id;
         calltree_settle(t);
-        uint32_t *work = NULL; /* pairs: a node of the process's tree, its copy's parent */
-        uint32_t nr = 0, cap = 0;
-        for (uint32_t c = t->nodes[ROOT_CALLERS_PID].first_child; c; c = t->nodes[c].next_sibling) {
-                if (t->nodes[c].owner != id)
-                        continue;
-                if (nr + 2 > cap) {
-                        cap = cap ? cap * 2 : 256;
-                        work = xrealloc(work, cap * sizeof(*work));
-                }
-                work[nr++] = c;
-                work[nr++] = ROOT_CALLERS_TID;
+        uint32_t *work; /* pairs: a node of the process's tree, its copy's parent */
+        uint32_t nr, cap;
+        alias_copy_roots(t, id, &work, &nr, &cap);
+        /* room for the copy, as a stack makes it (calltree.c's make_room): the coldest nodes
+           go first, those of the copy too; a copy too big for that is cut short */
+        uint32_t size = 0;
+        for (uint32_t i = 0; i < nr; i += 2)
+                size += subtree_size(t, work[i]);
+        if (t->nr_live + size > t->max_nodes && size <= t->max_nodes / 4) {
+                free(work);
+                calltree_evict(t, t->max_nodes / 2);
+                alias_copy_roots(t, id, &work, &nr, &cap);
         }
         while (nr) {
                 uint32_t parent = work[--nr], from = work[--nr];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* hot_exited.c: owns the hot functions' cap on the places of processes that ended: past
    HOT_EXITED_MAX of them, the lighter fold into one place per address for every exited
-   process. */
+   process, down to half of it. */
 #include "hot_impl.h"
 #include "model_util.h"
 
@@ -81,21 +81,18 @@ static void fold_one(struct hot *h, const struct entry *e)
 bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
 {
         uint32_t nr_exited = 0;
-        if (n) {
-                struct pid_set set;
+        struct pid_set set = {NULL, 0};
+        if (n)
                 pid_set_init(&set, ended, n);
-                for (uint32_t i = 0; i <= h->mask; i++) {
-                        struct entry *e = &h->slots[i];
-                        if (e->is_used && !e->is_exited && e->pid != AGG_ALL &&
-                            pid_set_has(&set, e->pid))
-                                e->is_exited = true;
-                }
-                free(set.slots);
-        }
         for (uint32_t i = 0; i <= h->mask; i++) {
-                const struct entry *e = &h->slots[i];
-                nr_exited += e->is_used && e->is_exited && e->pid != AGG_ALL;
+                struct entry *e = &h->slots[i];
+                if (!e->is_used || e->pid == AGG_ALL)
+                        continue;
+                if (!e->is_exited && n && pid_set_has(&set, e->pid))
+                        e->is_exited = true;
+                nr_exited += e->is_exited;
         }
+        free(set.slots);
         if (nr_exited <= HOT_EXITED_MAX)
                 return false;
         struct entry *x = xmalloc(nr_exited * sizeof(*x));
@@ -106,7 +103,8 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
                         x[k++] = *e;
         }
         qsort(x, k, sizeof(*x), exited_cmp);
-        for (uint32_t i = HOT_EXITED_MAX; i < k; i++)
+        /* down to half: the sort comes once per HOT_EXITED_MAX / 2 ends, not at every refresh */
+        for (uint32_t i = HOT_EXITED_MAX / 2; i < k; i++)
                 fold_one(h, &x[i]);
         free(x);
         return true;

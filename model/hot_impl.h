@@ -164,10 +164,10 @@ struct entry *hot_slot_find(struct hot *h, const struct entry *k);
 void hot_slot_delete(struct hot *h, struct entry *e);
 
 /* hot_exited.c */
-/* The places of the processes in ended (sorted, n) are marked exited; past HOT_EXITED_MAX
-   exited places, the lighter go into one place per address of every exited process (pid and
-   tid AGG_ALL): the table does not grow with the processes that came and went. True when
-   places moved. */
+/* The places of the processes in ended (n) are marked exited; past HOT_EXITED_MAX exited
+   places, the lighter (down to half of it) go into one place per address of every exited
+   process (pid and tid AGG_ALL): the table does not grow with the processes that came and went.
+   True when places moved. */
 bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n);
 uint32_t hot_source_index(struct hot *h, uint16_t source);
 

@@ -2792,6 +2792,32 @@ static void test_calltree_main_thread(void **state)
         assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0),
                          0);
         calltree_free(t);
+
+        /* a small tree, evicting: the copy for the thread makes its room as a stack does, and
+           counts what its process's tree still holds */
+        struct calltree *small = calltree_new(fx->store, 4 + 96, 0);
+        for (uint32_t k = 0; k < 200; k++) {
+                const uint64_t frames[] = {a, EXE + 0x100 + 16ull * k, g};
+                tree_sample_tid(small, 0, time += MS(1), PID_B, PID_B, frames, 3);
+        }
+        assert_true(calltree_nr_evicted(small) > 0);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        uint32_t in_p =
+                calltree_find_function(small, CALLTREE_PROCESS, PID_B, module, fx->fn_alpha, 0);
+        assert_int_not_equal(in_p, 0);
+        assert_int_equal(
+                calltree_find_function(small, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0),
+                in_p);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        uint64_t before = rows[0].count;
+        tree_sample_tid(small, 1, time += MS(1), PID_B, PID_B + 1, from_gamma, 2);
+        assert_int_equal(calltree_children(small, true, 0, &rows), 1);
+        assert_int_equal(rows[0].count, before + 1);
+        main = calltree_find_function(small, CALLTREE_THREAD, PID_B, module, fx->fn_alpha, 0);
+        assert_int_not_equal(main, 0);
+        assert_int_not_equal(main, in_p);
+        assert_true(calltree_nr_nodes(small) <= 4 + 96);
+        calltree_free(small);
 }
 
 /* Decaying: the tree decays with the rows, each node rounded down (a caller never counts more
@@ -3298,14 +3324,16 @@ static void test_switches_exited_cap(void **state)
 }
 
 /* The places of processes that ended stay one by one up to HOT_EXITED_MAX (the heavier); past
-   it the lighter fold into one place per address of every exited process (pid AGG_ALL, named
-   "[exited]"): the function's counts stay whole, the rows by process stay bounded. */
+   it the lighter fold, down to half of it, into one place per address of every exited process
+   (pid AGG_ALL, named "[exited]"): the function's counts stay whole, the rows by process stay
+   bounded. */
 static void test_hot_exited_cap(void **state)
 {
         struct fix *fx = *state;
         struct hot *h = hot_new(fx->store, 0);
         struct switches *sw = switches_new(fx->store, 0);
         const uint32_t base_pid = 5000, nr = HOT_EXITED_MAX + 100, live_pid = 4000;
+        const uint32_t keep = HOT_EXITED_MAX / 2, nr_folded = nr - keep;
         const uint64_t ip = KBASE + 0x100;
         int64_t t = MS(1);
         uint64_t nr_samples = 0;
@@ -3333,13 +3361,13 @@ static void test_hot_exited_cap(void **state)
         hot_refresh(h);
         struct hot_caps caps;
         hot_caps(h, &caps);
-        assert_int_equal(caps.nr_exited_folded, 100);
+        assert_int_equal(caps.nr_exited_folded, nr_folded);
         n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
         assert_int_equal(n, 1);
         assert_int_equal(rows[0].self, nr_samples);
         assert_int_equal(rows[0].total, nr_samples);
         n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
-        assert_int_equal(n, HOT_EXITED_MAX + 2); /* the kept, the folded, the live one */
+        assert_int_equal(n, keep + 2); /* the kept, the folded, the live one */
         uint64_t self = 0;
         const struct hot_row *exited = NULL;
         bool has_live = false, has_heavy = false;
@@ -3352,14 +3380,14 @@ static void test_hot_exited_cap(void **state)
         }
         assert_int_equal(self, nr_samples);
         assert_non_null(exited);
-        assert_int_equal(exited->self, 100);
+        assert_int_equal(exited->self, nr_folded);
         assert_true(has_live);
         assert_true(has_heavy);
         assert_string_equal(switches_process_name(sw, AGG_ALL), SWITCHES_EXITED_NAME);
         char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE];
         switches_thread_names(sw, AGG_ALL, pn, tn);
         assert_string_equal(pn, SWITCHES_EXITED_NAME);
-        /* more ended places past the cap fold into the same row; the kept stay */
+        /* more ended places under the cap stay; past it, they fold into the same row */
         for (uint32_t i = 0; i < 5; i++) {
                 uint32_t pid = base_pid + nr + i;
                 struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
@@ -3371,9 +3399,9 @@ static void test_hot_exited_cap(void **state)
         }
         hot_refresh(h);
         n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
-        assert_int_equal(n, HOT_EXITED_MAX + 2);
+        assert_int_equal(n, keep + 2 + 5);
         hot_caps(h, &caps);
-        assert_int_equal(caps.nr_exited_folded, 105);
+        assert_int_equal(caps.nr_exited_folded, nr_folded);
         hot_reset(h);
         hot_caps(h, &caps);
         assert_int_equal(caps.nr_exited_folded, 0);

@@ -54,10 +54,10 @@ struct hot_module_row {
    refreshes. */
 #define HOT_UNPLACED_MAX 4096u
 /* The places of processes that ended stay one by one up to HOT_EXITED_MAX, the heavier first
-   (a process's rows in the functions by process or thread); past it, the lighter fold into one
-   place per address whose process and thread are AGG_ALL (switches_process_name names it
-   SWITCHES_EXITED_NAME): the functions' counts stay whole, and the table stops growing with the
-   processes that came and went. */
+   (a process's rows in the functions by process or thread); past it, the lighter fold (until
+   HOT_EXITED_MAX / 2 are left) into one place per address whose process and thread are AGG_ALL
+   (switches_process_name names it SWITCHES_EXITED_NAME): the functions' counts stay whole, and the
+   table stops growing with the processes that came and went. */
 #define HOT_EXITED_MAX 16384u
 
 /* What the caps did since the counts last started over (hot_caps). */
