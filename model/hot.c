@@ -258,6 +258,15 @@ struct stack_places {
         bool is_whole;   /* every place found room */
 };
 
+/* An empty set: the counts only (its arrays are 4 KiB, written as places come; a zeroing
+   initializer cost 18 M of 1,123 M instructions in a replay of 40,000 stacks). */
+static void stack_places_init(struct stack_places *sp, bool is_pending)
+{
+        sp->nr = 0;
+        sp->is_pending = is_pending;
+        sp->is_whole = true;
+}
+
 /* Adds the places of keys[from..to) that are not in the current stack's set yet (place_seen),
    each counted total more (count_hashed), with their functions; stops at a name still loading
    when is_stop_at_pending. The slots of places added before a growth of the table are found
@@ -313,7 +322,8 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
         for (uint32_t i = 0; i < n; i++)
                 mh = ((mh << 27 | mh >> 37) ^ hot_key_hash(&keys[i])) * 0x9e3779b97f4a7c15ull;
         hot_seen_next(h);
-        struct stack_places sp = {.is_whole = true};
+        struct stack_places sp;
+        stack_places_init(&sp, false);
         places_add(h, keys, 0, n, 1, false, &sp);
         if (sp.is_pending && hot_deferred_add(h, mh, keys, sp.idx, sp.nr))
                 return;
@@ -404,7 +414,8 @@ static void stack(struct hot *h, const struct kevent *ev)
                    them; else the stack is counted the long way */
                 uint32_t epoch = h->epoch;
                 hot_seen_next(h);
-                struct stack_places sp = {.is_pending = is_pending, .is_whole = true};
+                struct stack_places sp;
+                stack_places_init(&sp, is_pending);
                 places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
                 if (sp.is_pending) {
                         count_stack(h, keys, nr_leaf + nr_callers);
