@@ -12,6 +12,8 @@
 #   (c) etwtop --dump on the .etl > /dev/null.
 # and prints the events/s ratios against perf script with the targets. Needs bash, coreutils,
 # awk, perf (and cmake -E tar only to unpack the zipped sample when the build has not).
+# With REPLAY_REPORT=1, part 2 (at the end): `etwtop --replay -b` against `perf report --stdio`
+# on one workload recorded by both, instructions (callgrind) and CPU time side by side.
 set -euo pipefail
 export LC_ALL=C
 
@@ -154,3 +156,64 @@ BEGIN {
         printf "\nNote: perf script parses perf.data and the bench parses ETW buffers: each the\n"
         printf "native format of its tool, so events/s is compared, not the same bytes.\n"
 }'
+
+# Part 2 (REPLAY_REPORT=1; root, perf, clang): `etwtop --replay FILE -b -n 1` against
+# `perf report --stdio` on the workload of bench/symbols.sh part 2 (two clang compile loops and
+# a /bin/true storm), recorded by both tools at once for 5 s into $REPORT_DIR (kept, reused):
+# the least CPU time (user + system) of 5 runs, and instructions under callgrind when valgrind
+# is installed (deterministic: the figure to compare before and after on a shared machine).
+[ "${REPLAY_REPORT:-0}" = 1 ] || exit 0
+command -v clang >/dev/null || die "part 2 needs clang"
+rdir=${REPORT_DIR:-$build/bench/replay-report}
+mkdir -p "$rdir"
+if [ ! -s "$rdir/e.etl" ] || [ ! -s "$rdir/p.data" ]; then
+        echo "recording $rdir/e.etl and $rdir/p.data (5 s, once) ..." >&2
+        {
+                for i in $(seq 1 200); do
+                        echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
+                done
+                echo "int main(int c, char **v) { int s = 0;"
+                for i in $(seq 1 200); do echo "s += f$i(c);"; done
+                echo "return s; }"
+        } >"$rdir/work.c"
+        loads=()
+        for n in 1 2; do
+                (end=$((SECONDS + 7)); while [ $SECONDS -lt $end ]; do
+                        clang -O2 -c "$rdir/work.c" -o "$rdir/work$n.o" 2>/dev/null; done) &
+                loads+=($!)
+        done
+        (end=$((SECONDS + 7)); while [ $SECONDS -lt $end ]; do /bin/true; done) &
+        loads+=($!)
+        sleep 1
+        "$etwtop" --record "$rdir/e.etl" --force --duration 5 --set-prof-int 2500 \
+                --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile 2>"$rdir/e.err" &
+        erec=$!
+        perf record -q -B -N -o "$rdir/p.data" -a -g -F 4000 -e cpu-clock -- sleep 5 \
+                2>"$rdir/p.err" || die "perf record failed: $(cat "$rdir/p.err")"
+        wait "$erec" || die "etwtop --record failed: $(cat "$rdir/e.err")"
+        wait "${loads[@]}" 2>/dev/null || true
+fi
+least_cpu() {
+        local b="" t
+        for _ in 1 2 3 4 5; do
+                t=$( { TIMEFORMAT='%U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1 |
+                        awk '{ print $1 + $2 }')
+                b=$(awk -v a="${b:-1e9}" -v c="$t" 'BEGIN { print (c < a) ? c : a }')
+        done
+        echo "$b"
+}
+instructions() {
+        command -v valgrind >/dev/null || { echo "-"; return; }
+        valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+                awk '/refs:/ { gsub(",", "", $NF); print $NF }'
+}
+printf '\n%-40s %14s %8s\n' "--replay -b against perf report" instructions "CPU s"
+pi=$(instructions perf report -i "$rdir/p.data" --stdio)
+printf '%-40s %14s %8s\n' "perf report --stdio (p.data)" "$pi" \
+        "$(least_cpu perf report -i "$rdir/p.data" --stdio)"
+for f in e.etl p.data; do
+        ei=$(instructions "$etwtop" --replay "$rdir/$f" -b -n 1)
+        printf '%-40s %14s %8s   %s of perf report\n' "etwtop --replay $f -b -n 1" "$ei" \
+                "$(least_cpu "$etwtop" --replay "$rdir/$f" -b -n 1)" \
+                "$(awk -v a="$ei" -v b="$pi" 'BEGIN { if (a + 0 && b + 0) printf "%.2f", a / b; else print "-" }')"
+done

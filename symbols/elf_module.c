@@ -198,10 +198,14 @@ static void add_plt_symbols(struct elf_module *m)
                 const char *n = elf_strptr(elf, dynsym.sh_link, sym.st_name);
                 if (!n || !*n)
                         continue;
-                int len = snprintf(name, sizeof(name), "%s@plt", n);
-                if (len > 0 && (size_t)len < sizeof(name))
-                        sym_table_add(m->table, plt.sh_addr + first + 16 * j, 16, name, (size_t)len,
-                                      SYM_FLAG_LOCAL);
+                /* "%s@plt" without snprintf's parsing (a few thousand stubs a library) */
+                size_t len = strlen(n);
+                if (len + sizeof("@plt") > sizeof(name))
+                        continue;
+                memcpy(name, n, len);
+                memcpy(name + len, "@plt", sizeof("@plt"));
+                sym_table_add(m->table, plt.sh_addr + first + 16 * j, 16, name,
+                              len + sizeof("@plt") - 1, SYM_FLAG_LOCAL);
         }
 }
 

@@ -92,6 +92,34 @@ static struct sym_table *table_in_order(const uint32_t *order, uint32_t n)
         return t;
 }
 
+/* Control characters of a name become '?', wherever they are in it (the names are copied
+   eight bytes at a time); the other bytes, UTF-8 too, stay. */
+static void test_control_characters(void **state)
+{
+        (void)state;
+        static const char *const names[] = {"plain_name_longer_than_sixteen_bytes",
+                                            "tab\there_and_more_bytes_after_it",
+                                            "eight_by\x1btes_escape_in_the_second_word",
+                                            "del_at_end_of_a_long_name_here_\x7f",
+                                            "utf8_caf\xc3\xa9_na\xc3\xafve_and_more",
+                                            "\x01",
+                                            "x"};
+        static const char *const want[] = {"plain_name_longer_than_sixteen_bytes",
+                                           "tab?here_and_more_bytes_after_it",
+                                           "eight_by?tes_escape_in_the_second_word",
+                                           "del_at_end_of_a_long_name_here_?",
+                                           "utf8_caf\xc3\xa9_na\xc3\xafve_and_more",
+                                           "?",
+                                           "x"};
+        struct sym_table *t = sym_table_new();
+        for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                sym_table_add(t, 0x1000 * (i + 1), 0x100, names[i], strlen(names[i]), 0);
+        sym_table_finish(t, 0);
+        for (uint32_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                assert_string_equal(name_at(t, 0x1000 * (i + 1) + 1), want[i]);
+        sym_table_free(t);
+}
+
 static void test_any_order(void **state)
 {
         (void)state;
@@ -135,6 +163,7 @@ int main(void)
                 cmocka_unit_test(test_any_order),
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
+                cmocka_unit_test(test_control_characters),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -348,6 +348,17 @@ static void test_unmapped_module_evicted_and_reloaded(void **state)
         /* mapped by a running process: kept, however many sweeps */
         for (int i = 0; i < 4; i++)
                 assert_int_equal(sym_store_evict_unmapped(s), 0);
+        /* its images unloaded (the process runs on): freed at the second sweep; mapped again,
+           the next lookup that misses the caches loads it again */
+        for (uint32_t i = 0; i < r.nr_maps; i++)
+                sym_image_unload(s, PID, r.maps[i].start);
+        assert_int_equal(sym_store_evict_unmapped(s), 0);
+        assert_true(sym_store_evict_unmapped(s) > 0);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        expect_name(s, r.outer, "fixture_inline_outer", 0);
+        assert_true(sym_module_info(s, module, &info));
+        assert_true(info.is_loaded);
+        assert_int_equal(info.nr_symbols, nr_symbols);
         /* its process ended: freed at the second sweep */
         sym_process_end(s, PID);
         assert_int_equal(sym_store_evict_unmapped(s), 0);
