@@ -4,7 +4,6 @@
    writes into the downstream store and the progress lines. */
 #include "sym_server.h"
 
-#include <curl/curl.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "curl_lazy.h"
 #include "util/xalloc.h"
 #include "util/clock.h"
 
@@ -50,7 +50,8 @@ struct sym_path {
         char **dirs; /* owned: the EL_DIR directories, for sym_path_dirs */
         uint32_t nr_dirs;
         char *default_cache; /* owned, NULL without HOME */
-        bool has_curl;       /* curl_global_init was called */
+        bool has_curl;       /* libcurl loaded (curl_lazy) and curl_global_init called */
+        char why_no_curl[256];
         _Atomic bool is_cancelled;
         pthread_mutex_t lock; /* guards the progress line */
         char progress[320];
@@ -169,8 +170,15 @@ struct sym_path *sym_path_new(const char *const *entries, uint32_t nr, const cha
         sp->default_cache = buf[0] ? xstrdup(buf) : NULL;
         for (uint32_t i = 0; i < sp->nr_elems && !sp->has_curl; i++)
                 for (uint32_t j = 0; j < sp->elems[i].nr_stores && !sp->has_curl; j++)
-                        if (sp->elems[i].stores[j].is_url)
-                                sp->has_curl = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+                        if (sp->elems[i].stores[j].is_url) {
+                                const struct curl_lazy *cl =
+                                        curl_lazy(sp->why_no_curl, sizeof(sp->why_no_curl));
+                                sp->has_curl =
+                                        cl && cl->global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+                                if (cl && !sp->has_curl)
+                                        snprintf(sp->why_no_curl, sizeof(sp->why_no_curl),
+                                                 "curl_global_init failed");
+                        }
         return sp;
 }
 
@@ -188,7 +196,7 @@ void sym_path_free(struct sym_path *sp)
         free(sp->dirs);
         free(sp->default_cache);
         if (sp->has_curl)
-                curl_global_cleanup();
+                curl_lazy(NULL, 0)->global_cleanup();
         pthread_mutex_destroy(&sp->lock);
         free(sp);
 }
@@ -440,7 +448,8 @@ static int download(struct sym_path *sp, struct store *st, const char *url, cons
                 return rc;
         }
         fchmod(fd, 0644);
-        CURL *c = curl_easy_init();
+        const struct curl_lazy *cl = curl_lazy(NULL, 0); /* loaded: has_curl */
+        CURL *c = cl->easy_init();
         if (!c) {
                 close(fd);
                 unlink(tmp);
@@ -451,25 +460,25 @@ static int download(struct sym_path *sp, struct store *st, const char *url, cons
         struct transfer t = {sp, url, fd, 0, 0, 0};
         t.last_report_ns = now_ns();
         progress_set(sp, "fetching %s", url);
-        curl_easy_setopt(c, CURLOPT_URL, url);
-        curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_SECONDS);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
-        curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_DOWNLOAD_BYTES);
-        curl_easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, transfer_write);
-        curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, transfer_progress);
-        curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-        CURLcode res = curl_easy_perform(c);
+        cl->easy_setopt(c, CURLOPT_URL, url);
+        cl->easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+        cl->easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+        cl->easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        cl->easy_setopt(c, CURLOPT_USERAGENT, USER_AGENT);
+        cl->easy_setopt(c, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_SECONDS);
+        cl->easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        cl->easy_setopt(c, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
+        cl->easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_DOWNLOAD_BYTES);
+        cl->easy_setopt(c, CURLOPT_ERRORBUFFER, curl_err);
+        cl->easy_setopt(c, CURLOPT_WRITEFUNCTION, transfer_write);
+        cl->easy_setopt(c, CURLOPT_WRITEDATA, &t);
+        cl->easy_setopt(c, CURLOPT_XFERINFOFUNCTION, transfer_progress);
+        cl->easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+        cl->easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        CURLcode res = cl->easy_perform(c);
         long status = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_cleanup(c);
+        cl->easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+        cl->easy_cleanup(c);
         if (res == CURLE_OK && status == 200 && fsync(fd) < 0)
                 t.write_errno = errno;
         if (close(fd) < 0 && !t.write_errno)
@@ -484,7 +493,7 @@ static int download(struct sym_path *sp, struct store *st, const char *url, cons
         } else if (res != CURLE_OK) {
                 rc = -EHOSTUNREACH;
                 snprintf(why, why_size, "%s%s", status ? "" : "no answer: ",
-                         curl_err[0] ? curl_err : curl_easy_strerror(res));
+                         curl_err[0] ? curl_err : cl->easy_strerror(res));
                 if (status == 0) {
                         st->is_unreachable = true;
                         snprintf(st->why_unreachable, sizeof(st->why_unreachable), "%s", why);
@@ -514,7 +523,8 @@ static bool look_server(struct look *lk, struct store *st, const char *dest)
                 return false;
         }
         if (!lk->sp->has_curl) {
-                note_add(lk->note, lk->note_size, "%s: libcurl did not start", st->where);
+                note_add(lk->note, lk->note_size, "%s: libcurl did not start: %s", st->where,
+                         lk->sp->why_no_curl[0] ? lk->sp->why_no_curl : "unknown");
                 return false;
         }
         if (!dest) {
@@ -522,14 +532,15 @@ static bool look_server(struct look *lk, struct store *st, const char *dest)
                          "%s: no store to download into (set HOME or give srv*DIR*URL)", st->where);
                 return false;
         }
-        CURL *c = curl_easy_init();
-        char *esc = c ? curl_easy_escape(c, lk->name, 0) : NULL;
+        const struct curl_lazy *cl = curl_lazy(NULL, 0); /* loaded: has_curl */
+        CURL *c = cl->easy_init();
+        char *esc = c ? cl->easy_escape(c, lk->name, 0) : NULL;
         char url[4096], file[4096], tmp[4096], why[256] = "";
         snprintf(url, sizeof(url), "%s/%s/%s/%s", st->where, esc ? esc : lk->name, lk->key,
                  esc ? esc : lk->name);
-        curl_free(esc);
+        cl->free(esc);
         if (c)
-                curl_easy_cleanup(c);
+                cl->easy_cleanup(c);
         snprintf(file, sizeof(file), "%s/%s/%s/%s", dest, lk->name, lk->key, lk->name);
         if (download(lk->sp, st, url, file, tmp, sizeof(tmp), why, sizeof(why)) < 0) {
                 note_add(lk->note, lk->note_size, "%s: %s", url, why);
