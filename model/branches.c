@@ -28,9 +28,23 @@ struct work {
         uint64_t best;
 };
 
+/* The edge a raw (pid, from, to) was last counted in: LBR stacks repeat their entries (a loop's
+   back edge fills most of one), and a hit skips both places' lookups and the edge table's.
+   Good while the symbol store's generation (the places) and the table's epoch (the entry's
+   address) stay. */
+#define EDGE_CACHE_SIZE 1024u
+struct edge_cache_slot {
+        uint64_t from, to;
+        uint32_t pid;
+        uint32_t epoch;
+        struct edge *e; /* NULL: empty */
+};
+
 struct branches {
-        struct sym_store *store; /* borrowed */
-        struct agg_table *edges; /* owned: struct edge */
+        struct sym_store *store;       /* borrowed */
+        struct agg_table *edges;       /* owned: struct edge */
+        struct edge_cache_slot *cache; /* owned: EDGE_CACHE_SIZE */
+        uint64_t cache_generation;     /* the store's, when the cache was last emptied */
         struct agg_settings settings;
         struct agg_filter filter;
         uint64_t nr_other; /* edges counted past max_entries */
@@ -49,6 +63,7 @@ struct branches *branches_new(struct sym_store *store, uint32_t max_entries)
                                  max_entries ? max_entries : (1u << 20));
         agg_settings_init(&b->settings);
         agg_filter_init(&b->filter);
+        b->cache = xcalloc(EDGE_CACHE_SIZE, sizeof(*b->cache));
         return b;
 }
 
@@ -57,6 +72,7 @@ void branches_free(struct branches *b)
         if (!b)
                 return;
         agg_table_free(b->edges);
+        free(b->cache);
         free(b->work);
         free(b->rows);
         free(b);
@@ -78,20 +94,37 @@ void branches_event(struct branches *b, const struct kevent *ev)
         if (!agg_filter_pass(&b->filter, pid, tid, ev->time_ns))
                 return;
         b->nr_events++;
+        uint64_t generation = sym_store_generation(b->store);
+        if (generation != b->cache_generation) {
+                memset(b->cache, 0, EDGE_CACHE_SIZE * sizeof(*b->cache));
+                b->cache_generation = generation;
+        }
         for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
                 const struct kevent_lbr_entry *le = &ev->lbr.entries[i];
                 if (!le->from || !le->to)
                         continue;
-                struct sym_loc from = sym_locate(b->store, pid, le->from);
-                struct sym_loc to = sym_locate(b->store, pid, le->to);
-                struct edge k;
-                memset(&k, 0, sizeof(k));
-                k.from_rel = from.rel;
-                k.to_rel = to.rel;
-                k.from_module = from.module;
-                k.to_module = to.module;
-                k.pid = pid;
-                struct edge *e = agg_table_get(b->edges, &k, NULL);
+                uint64_t h = hash_mix64(le->from ^ hash_mix64(le->to ^ (uint64_t)pid << 32));
+                struct edge_cache_slot *cs = &b->cache[h & (EDGE_CACHE_SIZE - 1)];
+                uint32_t epoch = agg_table_epoch(b->edges);
+                struct edge *e;
+                if (cs->e && cs->from == le->from && cs->to == le->to && cs->pid == pid &&
+                    cs->epoch == epoch) {
+                        e = cs->e;
+                } else {
+                        struct sym_loc from = sym_locate(b->store, pid, le->from);
+                        struct sym_loc to = sym_locate(b->store, pid, le->to);
+                        struct edge k;
+                        memset(&k, 0, sizeof(k));
+                        k.from_rel = from.rel;
+                        k.to_rel = to.rel;
+                        k.from_module = from.module;
+                        k.to_module = to.module;
+                        k.pid = pid;
+                        e = agg_table_get(b->edges, &k, NULL);
+                        /* the epoch after the lookup: an insert may have grown the table */
+                        *cs = (struct edge_cache_slot){le->from, le->to, pid,
+                                                       agg_table_epoch(b->edges), e};
+                }
                 if (e) {
                         e->count++;
                         uint64_t info = ev->lbr.info ? ev->lbr.info[i] : 0;

@@ -11,7 +11,8 @@
    thread returns to user mode, after the system call or interrupt it was sampled in. */
 #define JOIN_WAIT_NS 200000000ll
 #define JOIN_MAX     (1u << 16) /* samples waiting at most; the oldest goes on first */
-#define JOIN_FRAMES  32768u     /* a joined stack's frames at most (a record holds 16 K at most) */
+#define JOIN_FIRST   64u    /* the ring's first size: it doubles as samples wait, up to the max */
+#define JOIN_FRAMES  32768u /* a joined stack's frames at most (a record holds 16 K at most) */
 
 struct waiting {
         struct kevent sample; /* its borrowed pointers are not used: a sample has none */
@@ -21,8 +22,8 @@ struct waiting {
 };
 
 struct stack_join {
-        struct waiting *ring; /* JOIN_MAX slots, oldest at head */
-        uint32_t head, count;
+        struct waiting *ring; /* cap slots (a power of two), oldest at head */
+        uint32_t head, count, cap;
         bool is_whole;
         uint64_t *scratch; /* JOIN_FRAMES: a joined stack */
 };
@@ -30,7 +31,10 @@ struct stack_join {
 struct stack_join *stack_join_new(void)
 {
         struct stack_join *j = xcalloc(1, sizeof(*j));
-        j->ring = xcalloc(JOIN_MAX, sizeof(*j->ring));
+        /* small first: JOIN_MAX slots are 16 MiB, which freeing read through page by page (6,000
+           page faults, the most of a short replay's time) */
+        j->cap = JOIN_FIRST;
+        j->ring = xcalloc(j->cap, sizeof(*j->ring));
         j->scratch = xcalloc(JOIN_FRAMES, sizeof(*j->scratch));
         return j;
 }
@@ -39,7 +43,7 @@ void stack_join_free(struct stack_join *j)
 {
         if (!j)
                 return;
-        for (uint32_t i = 0; i < JOIN_MAX; i++)
+        for (uint32_t i = 0; i < j->cap; i++)
                 free(j->ring[i].frames);
         free(j->ring);
         free(j->scratch);
@@ -58,7 +62,7 @@ void stack_join_reset(struct stack_join *j)
 
 static struct waiting *at(struct stack_join *j, uint32_t k)
 {
-        return &j->ring[(j->head + k) % JOIN_MAX];
+        return &j->ring[(j->head + k) & (j->cap - 1)];
 }
 
 /* A kernel-space address, by the record's pointer size (x64: the upper half; x86: 2 GB up). */
@@ -117,7 +121,7 @@ static void release_oldest(struct stack_join *j, stack_join_emit_fn emit, void *
 {
         struct waiting *w = at(j, 0);
         emit_joined(j, w, NULL, emit, ctx);
-        j->head = (j->head + 1) % JOIN_MAX;
+        j->head = (j->head + 1) & (j->cap - 1);
         j->count--;
 }
 
@@ -130,7 +134,18 @@ void stack_join_flush(struct stack_join *j, stack_join_emit_fn emit, void *ctx)
 static void wait_for_stack(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
                            void *ctx)
 {
-        if (j->count == JOIN_MAX)
+        if (j->count == j->cap && j->cap < JOIN_MAX) {
+                /* twice the room, the slots (the waiting ones and the buffers of the others)
+                   in their order from head */
+                struct waiting *ring = xcalloc(2 * j->cap, sizeof(*ring));
+                for (uint32_t i = 0; i < j->cap; i++)
+                        ring[i] = *at(j, i);
+                free(j->ring);
+                j->ring = ring;
+                j->head = 0;
+                j->cap *= 2;
+        }
+        if (j->count == j->cap)
                 release_oldest(j, emit, ctx);
         struct waiting *w = at(j, j->count++);
         uint64_t *frames = w->frames;

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/* test_stack_join.c: samples waiting for their stacks' parts (model/stack_join.c), as a Windows
+   trace carries them: the kernel part at the sample, the user part later. The ring of waiting
+   samples starts small and grows as they wait, up to its maximum (65,536), past which the
+   oldest goes on with what it has. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack_join.h"
+
+#define KERNEL_IP 0xfffff80000001000ull
+#define USER_IP   0x00007ff600001000ull
+
+struct seen {
+        uint32_t nr_samples, nr_stacks, nr_whole;
+        uint64_t last_sample_ts;
+        uint32_t nr_out_of_order;
+};
+
+static void on_emit(void *ctx, const struct kevent *ev)
+{
+        struct seen *s = ctx;
+        if (ev->type == KEV_SAMPLE) {
+                s->nr_samples++;
+                s->last_sample_ts = ev->timestamp;
+                return;
+        }
+        assert_int_equal(ev->type, KEV_STACK);
+        s->nr_stacks++;
+        /* a stack follows its sample, same timestamp */
+        if (ev->stack.event_timestamp != s->last_sample_ts)
+                s->nr_out_of_order++;
+        /* kernel frame first, then the user frame when it came */
+        assert_true(ev->stack.nr_frames >= 1);
+        assert_int_equal(ev->stack.frames[0], KERNEL_IP + (ev->timestamp & 0xfff));
+        if (ev->stack.nr_frames == 2) {
+                assert_int_equal(ev->stack.frames[1], USER_IP + (ev->timestamp & 0xfff));
+                s->nr_whole++;
+        }
+}
+
+static struct kevent sample(uint64_t ts, uint32_t tid)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_SAMPLE;
+        ev.pointer_size = 8;
+        ev.timestamp = ts;
+        ev.time_ns = (int64_t)ts; /* all within JOIN_WAIT_NS: nothing times out */
+        ev.pid = 4;
+        ev.tid = tid;
+        ev.sample.tid = tid;
+        return ev;
+}
+
+static struct kevent part(uint64_t ts, uint32_t tid, const uint64_t *frame, bool is_now)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_STACK;
+        ev.pointer_size = 8;
+        ev.timestamp = ts;
+        ev.time_ns = is_now ? (int64_t)ts : 0;
+        ev.stack.event_timestamp = ts;
+        ev.stack.pid = 4;
+        ev.stack.tid = tid;
+        ev.stack.nr_frames = 1;
+        ev.stack.frames = frame;
+        return ev;
+}
+
+/* n samples wait at once (each with its kernel part), then their user parts come, newest
+   first: every one is joined whole, whatever the ring's size had to grow to. */
+static void joined(uint32_t n)
+{
+        struct stack_join *j = stack_join_new();
+        struct seen s = {0};
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t ts = 1000 + i;
+                struct kevent ev = sample(ts, 100 + i);
+                stack_join_event(j, &ev, on_emit, &s);
+                uint64_t k = KERNEL_IP + (ts & 0xfff);
+                ev = part(ts, 100 + i, &k, true);
+                stack_join_event(j, &ev, on_emit, &s);
+        }
+        assert_int_equal(s.nr_samples, 0); /* all wait */
+        for (uint32_t i = n; i-- > 0;) {
+                uint64_t ts = 1000 + i;
+                uint64_t u = USER_IP + (ts & 0xfff);
+                struct kevent ev = part(ts, 100 + i, &u, false);
+                ev.time_ns = (int64_t)(1000 + n);
+                stack_join_event(j, &ev, on_emit, &s);
+        }
+        stack_join_flush(j, on_emit, &s);
+        assert_int_equal(s.nr_samples, n);
+        assert_int_equal(s.nr_stacks, n);
+        assert_int_equal(s.nr_whole, n);
+        assert_int_equal(s.nr_out_of_order, 0);
+        stack_join_free(j);
+}
+
+static void test_few(void **state)
+{
+        (void)state;
+        joined(5);
+}
+
+static void test_grows(void **state)
+{
+        (void)state;
+        joined(1000); /* past the first size, several doublings, parts taken from the middle */
+}
+
+/* Past the maximum, the oldest goes on with its kernel part alone; the others stay joinable. */
+static void test_past_the_max(void **state)
+{
+        (void)state;
+        const uint32_t max = 1u << 16, extra = 10;
+        struct stack_join *j = stack_join_new();
+        struct seen s = {0};
+        for (uint32_t i = 0; i < max + extra; i++) {
+                uint64_t ts = 1000 + i;
+                struct kevent ev = sample(ts, 100);
+                stack_join_event(j, &ev, on_emit, &s);
+                uint64_t k = KERNEL_IP + (ts & 0xfff);
+                ev = part(ts, 100, &k, true);
+                stack_join_event(j, &ev, on_emit, &s);
+        }
+        assert_int_equal(s.nr_samples, extra); /* the oldest, released */
+        assert_int_equal(s.nr_stacks, extra);
+        assert_int_equal(s.nr_whole, 0);
+        /* the newest is still waiting: its user part joins it */
+        uint64_t ts = 1000 + max + extra - 1;
+        uint64_t u = USER_IP + (ts & 0xfff);
+        struct kevent ev = part(ts, 100, &u, false);
+        ev.time_ns = (int64_t)ts;
+        stack_join_event(j, &ev, on_emit, &s);
+        assert_int_equal(s.nr_whole, 1);
+        stack_join_flush(j, on_emit, &s);
+        assert_int_equal(s.nr_samples, max + extra);
+        assert_int_equal(s.nr_out_of_order, 0);
+        stack_join_free(j);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_few),
+                cmocka_unit_test(test_grows),
+                cmocka_unit_test(test_past_the_max),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
