@@ -14,6 +14,8 @@
 
 #include "unwind_internal.h"
 #include "util/clock.h"
+#include "util/elf_build_id.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 #ifndef SHT_X86_64_UNWIND
@@ -50,22 +52,14 @@ static const uint8_t *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, size_t *s
         return d->d_buf;
 }
 
+/* The build-id in a note section (util/elf_build_id.h's note reader over the section's bytes,
+   which libelf already holds). */
 static void read_build_id(Elf_Scn *scn, struct elf_view *v)
 {
         Elf_Data *d = elf_getdata(scn, NULL);
-        if (!d)
-                return;
-        GElf_Nhdr nh;
-        size_t off = 0, name_off, desc_off;
-        while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-                if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-                    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 &&
-                    nh.n_descsz <= MAX_BUILD_ID) {
-                        memcpy(v->build_id, (const uint8_t *)d->d_buf + desc_off, nh.n_descsz);
-                        v->build_id_size = nh.n_descsz;
-                        return;
-                }
-        }
+        if (d && d->d_buf)
+                v->build_id_size =
+                        elf_build_id_from_notes(d->d_buf, d->d_size, v->build_id, MAX_BUILD_ID);
 }
 
 /* Reads the sections of one file. Returns 0, or -EINVAL (not a 64-bit x86-64 ELF). */
@@ -403,14 +397,6 @@ void unwind_cache_free(struct unwind_cache *c)
         free(c);
 }
 
-static uint64_t fnv(const char *s)
-{
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (; *s; s++)
-                h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-        return h;
-}
-
 int unwind_cache_get(struct unwind_cache *c, const char *path, const uint8_t *build_id,
                      size_t build_id_size, struct unwind_module **out)
 {
@@ -431,7 +417,7 @@ int unwind_cache_get(struct unwind_cache *c, const char *path, const uint8_t *bu
                 if (n < 0 || (size_t)n >= sizeof(key))
                         return -ENOENT;
         }
-        uint64_t h = fnv(key);
+        uint64_t h = hash_fnv1a_str(key, HASH_FNV_OFFSET);
         for (uint32_t i = 0; i < c->nr_modules; i++) {
                 struct unwind_module *m = c->modules[i];
                 if (m->key_hash == h && strcmp(m->key, key) == 0) {

@@ -16,6 +16,7 @@
 #include "etw_provider.h"
 #include "perf_data_conv.h"
 #include "session_api.h"
+#include "util/kheap.h"
 
 #define MAX_TRACE_HANDLES   1024
 #define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
@@ -508,6 +509,13 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         return result;
 }
 
+/* A cursor's next FILETIME as a key of the merge's heap: the sign bit flipped, so that the
+   heap's unsigned order is the signed one. */
+static uint64_t filetime_key(int64_t filetime)
+{
+        return (uint64_t)filetime ^ (1ull << 63);
+}
+
 static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *start,
                            const int64_t *end)
 {
@@ -521,15 +529,31 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                 cur[i].nr_buffers_done = 0;
                 cursor_peek(&cur[i]);
         }
+        /* several files: a heap of the files with records, by next FILETIME (a tie goes to the
+           file named first); a file at its end (INT64_MAX) leaves it. The oldest file's records
+           are taken while they stay the oldest (up to the heap's run limit), then the heap
+           chooses again. A single file needs no choice. */
+        struct kheap heap = {NULL, 0, 0};
+        if (n > 1) {
+                if (kheap_init(&heap, n) < 0) {
+                        etw_set_error(ERROR_NOT_ENOUGH_MEMORY, "ProcessTrace: out of memory");
+                        return ERROR_NOT_ENOUGH_MEMORY;
+                }
+                for (ULONG i = 0; i < n; i++)
+                        if (cur[i].next_filetime != INT64_MAX)
+                                kheap_push(&heap, filetime_key(cur[i].next_filetime), i);
+        }
+        ULONG result = ERROR_SUCCESS;
+        struct file_cursor *c = &cur[0];
+        uint64_t limit = UINT64_MAX; /* c is the oldest while its next key is at most this */
+        bool is_choice_due = n > 1;
         for (;;) {
-                /* the file whose next record is oldest; a single file needs no choice */
-                struct file_cursor *c = &cur[0];
-                if (n > 1) {
-                        for (ULONG i = 1; i < n; i++)
-                                if (cur[i].next_filetime < c->next_filetime)
-                                        c = &cur[i];
-                        if (c->next_filetime == INT64_MAX)
+                if (is_choice_due) {
+                        if (kheap_empty(&heap))
                                 break;
+                        c = &cur[kheap_top(&heap).src];
+                        limit = kheap_run_limit(&heap);
+                        is_choice_due = false;
                 }
                 const struct etl_record *rec = etl_reader_next_ref(c->reader);
                 if (!rec)
@@ -554,10 +578,20 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                         }
                 }
                 /* only now: peeking advances the reader, which ends rec's life */
-                if (n > 1)
+                if (n > 1) {
                         cursor_peek(c);
-                if (!call_buffer_callbacks(c))
-                        return ERROR_CANCELLED;
+                        if (c->next_filetime == INT64_MAX) {
+                                kheap_pop(&heap);
+                                is_choice_due = true;
+                        } else if (filetime_key(c->next_filetime) > limit) {
+                                kheap_replace_top(&heap, filetime_key(c->next_filetime));
+                                is_choice_due = true;
+                        }
+                }
+                if (!call_buffer_callbacks(c)) {
+                        result = ERROR_CANCELLED;
+                        goto free_heap;
+                }
                 if (atomic_load_explicit(&nr_close_requests, memory_order_relaxed) != closes_seen) {
                         closes_seen = atomic_load(&nr_close_requests);
                         pthread_mutex_lock(&handles_lock);
@@ -566,16 +600,20 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                                 is_closing |= cur[i].t->is_close_pending;
                         pthread_mutex_unlock(&handles_lock);
                         if (is_closing)
-                                return ERROR_SUCCESS;
+                                goto free_heap;
                 }
         }
         for (ULONG i = 0; i < n; i++) {
                 cur[i].t->logfile.CurrentTime =
                         etl_reader_to_filetime(cur[i].reader, cur[i].last_timestamp);
-                if (!call_buffer_callbacks(&cur[i]))
-                        return ERROR_CANCELLED;
+                if (!call_buffer_callbacks(&cur[i])) {
+                        result = ERROR_CANCELLED;
+                        goto free_heap;
+                }
         }
-        return ERROR_SUCCESS;
+free_heap:
+        kheap_free(&heap);
+        return result;
 }
 
 ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, LPFILETIME StartTime,

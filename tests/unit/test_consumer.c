@@ -1194,6 +1194,66 @@ static void test_same_file_twice(void **state)
         check_merge(s, 2);
 }
 
+/* Records of the same time in several files come in the order the files were named: the
+   same file three times gives each time's records from the first handle, then the second, then
+   the third, and every file's records whole and in time order. */
+struct tie_log {
+        int64_t ts[3 * 128];
+        uint8_t who[3 * 128];
+        size_t n;
+};
+
+static struct tie_log g_tie_log;
+
+static void WINAPI on_record_tie(PEVENT_RECORD er)
+{
+        struct tie_log *log = &g_tie_log;
+        if (log->n < sizeof(log->ts) / sizeof(log->ts[0])) {
+                log->ts[log->n] = er->EventHeader.TimeStamp.QuadPart;
+                log->who[log->n] = (uint8_t)(uintptr_t)er->UserContext;
+        }
+        log->n++;
+}
+
+static void test_merge_ties_by_handle_order(void **state)
+{
+        (void)state;
+        need_samples(&powershell_sample, NULL);
+        char path[PATH_MAX];
+        assert_true(sample_path(&powershell_sample, path, sizeof(path)));
+        memset(&g_tie_log, 0, sizeof(g_tie_log));
+        PROCESSTRACE_HANDLE h[3];
+        EVENT_TRACE_LOGFILEA lf[3]; /* ProcessTrace writes its counters back into them */
+        memset(lf, 0, sizeof(lf));
+        for (uintptr_t i = 0; i < 3; i++) {
+                lf[i].LogFileName = path;
+                lf[i].ProcessTraceMode =
+                        PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+                lf[i].EventRecordCallback = on_record_tie;
+                lf[i].Context = (PVOID)i;
+                h[i] = OpenTraceA(&lf[i]);
+                assert_int_not_equal(h[i], INVALID_PROCESSTRACE_HANDLE);
+        }
+        assert_int_equal(ProcessTrace(h, 3, NULL, NULL), ERROR_SUCCESS);
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(CloseTrace(h[i]), ERROR_SUCCESS);
+        assert_int_equal(g_tie_log.n, 3 * powershell_sample.nr_records);
+        size_t nr_per[3] = {0, 0, 0}, nr_ties = 0;
+        for (size_t i = 0; i < g_tie_log.n; i++) {
+                nr_per[g_tie_log.who[i]]++;
+                if (i == 0)
+                        continue;
+                assert_true(g_tie_log.ts[i] >= g_tie_log.ts[i - 1]);
+                if (g_tie_log.ts[i] == g_tie_log.ts[i - 1]) {
+                        nr_ties++;
+                        assert_true(g_tie_log.who[i] >= g_tie_log.who[i - 1]);
+                }
+        }
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(nr_per[i], powershell_sample.nr_records);
+        assert_true(nr_ties >= 2 * (powershell_sample.nr_records - 1));
+}
+
 /* Each file's records arrive intact when merged with another file: the same bytes, in the same
    order, as when the file is processed alone. Fails until consumer.c stops reading the record
    after etl_reader_peek_timestamp: with n > 1, process_files calls cursor_peek between
@@ -1554,6 +1614,7 @@ int main(void)
                 cmocka_unit_test(test_merge_two_files),
                 cmocka_unit_test(test_merge_three_files),
                 cmocka_unit_test(test_same_file_twice),
+                cmocka_unit_test(test_merge_ties_by_handle_order),
                 cmocka_unit_test(test_classic_matches_record),
                 cmocka_unit_test(test_net_stack_items),
                 cmocka_unit_test(test_net_sampled_profile),
