@@ -15,8 +15,11 @@
    them into the model for the screen's slice (10 ms at most, as src/app.c's loop), builds the
    functions view's rows and draws them; the frames' mean and longest time, by the clock and in
    CPU time of the screen's thread (a busy machine stretches the clock's), and the time until
-   the whole trace is in the model, by the clock and in the process's CPU time.
-   Usage: bench_frame [ROWS] [FRAMES] [TRACE] */
+   the whole trace is in the model, by the clock and in the process's CPU time; and the
+   decoding's part of a frame (CPU) and the most records one frame decoded. SLICE: the records
+   one frame decodes at most (feed_set_slice; 0: as many as the 10 ms allow; default: the
+   feed's own).
+   Usage: bench_frame [ROWS] [FRAMES] [TRACE [SLICE]] */
 #include "feed.h"
 #include "kevent.h"
 #include "model/profile.h"
@@ -132,7 +135,7 @@ static int model_frames(struct ui_screen *scr, struct ui_table *t, struct ui_vie
 
 /* Frames while the trace at path loads: the feed on its thread, the frames on this one. */
 static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view_state *vs,
-                       const char *path)
+                       const char *path, long slice)
 {
         struct profile_options po = {.max_functions = 1u << 18, .has_call_tree = true};
         struct profile *p = profile_new(&po);
@@ -144,17 +147,27 @@ static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view
                 profile_free(p);
                 return 1;
         }
+        if (slice >= 0)
+                feed_set_slice(f, (uint32_t)slice);
         struct ui_view *view = functions_view_new();
         struct ui_build_ctx m = {p, false, "", HOT_SOURCE_TIMER};
         const char *hdr[2] = {"etwtop - bench", "Groups: PROFILE"};
         const char *tabs[4] = {"Hot functions", "Branch edges", "Context switches", "Session"};
         double start = now_s(), cpu_start = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-        double t_sum = 0, t_max = 0, c_sum = 0, c_max = 0;
-        uint32_t frames = 0;
+        double t_sum = 0, t_max = 0, c_sum = 0, c_max = 0, d_max = 0, d_sum = 0;
+        uint64_t r_max = 0;
+        uint32_t frames = 0, nr_decoding = 0;
         bool is_done = false;
         while (!is_done) {
                 double t0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-                feed_drain(f, 10000000);
+                uint64_t r0 = feed_nr_decoded(f);
+                feed_drain(f, 10000000); /* src/app.c's FEED_SLICE_NS */
+                double dd = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
+                uint64_t dr = feed_nr_decoded(f) - r0;
+                d_sum += dd;
+                d_max = dd > d_max ? dd : d_max;
+                r_max = dr > r_max ? dr : r_max;
+                nr_decoding += dr > 0;
                 is_done = feed_is_done(f, NULL);
                 profile_catch_up(p);
                 view->build(view, &m, t);
@@ -174,10 +187,17 @@ static int load_frames(struct ui_screen *scr, struct ui_table *t, struct ui_view
         }
         double t_load = now_s() - start, c_load = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
         printf("frames while %s loads (%" PRIu64 " events): %u frames, %.2f ms mean, %.2f ms "
-               "the longest (CPU: %.2f ms mean, %.2f ms the longest); the whole trace in the model "
-               "after %.3f s (%.3f s of CPU)\n",
+               "the longest (CPU: %.2f ms mean, %.2f ms the longest; decoding %.2f ms mean, %.2f "
+               "ms the longest, %" PRIu64 " records the most in a frame, %u frames decoded some, "
+               "slice %s); the whole "
+               "trace in the model after %.3f s (%.3f s of CPU)\n",
                path, profile_nr_events(p), frames, 1e3 * t_sum / frames, 1e3 * t_max,
-               1e3 * c_sum / frames, 1e3 * c_max, t_load, c_load);
+               1e3 * c_sum / frames, 1e3 * c_max, 1e3 * d_sum / frames, 1e3 * d_max, r_max,
+               nr_decoding,
+               slice < 0    ? "the feed's"
+               : slice == 0 ? "by time only"
+                            : "set",
+               t_load, c_load);
         view->free(view);
         feed_close(f);
         profile_free(p);
@@ -255,7 +275,7 @@ int main(int argc, char **argv)
                1e3 * (t_fill + t_draw) / frames, 1e3 * t_redraw);
         int rc = model_frames(scr, &t, &vs, rows, frames);
         if (rc == 0 && argc > 3)
-                rc = load_frames(scr, &t, &vs, argv[3]);
+                rc = load_frames(scr, &t, &vs, argv[3], argc > 4 ? strtol(argv[4], NULL, 10) : -1);
         ui_screen_close(scr);
         ui_table_fini(&t);
         return rc;

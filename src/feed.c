@@ -60,9 +60,11 @@ struct feed {
         bool is_file;
         pthread_t thread;
         bool has_thread;
-        uint32_t nr_run;     /* records copied since the last hand-over (feed's thread) */
-        atomic_bool is_done; /* ProcessTrace returned, everything handed over */
-        bool is_done_seen;   /* the consumer saw it (feed_is_done said so) */
+        uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
+        uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
+        uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
+        atomic_bool is_done;    /* ProcessTrace returned, everything handed over */
+        bool is_done_seen;      /* the consumer saw it (feed_is_done said so) */
         atomic_uint_fast64_t nr_buffers_read;
         atomic_uint_fast64_t nr_dropped; /* records that did not fit the queue */
         uint64_t nr_buffers;
@@ -214,6 +216,7 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         f->profile = p;
         f->decoder = kdecoder_new(true);
         f->wake_fd = f->room_fd = -1;
+        f->slice_records = FEED_SLICE_RECORDS;
         if (is_threaded) {
                 f->queue = spsc_new(FEED_QUEUE_BYTES);
                 f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -451,6 +454,7 @@ static void decode_one(struct feed *f, const void *rec)
 {
         kdecoder_decode(f->decoder, rec, on_event, f->profile);
         spsc_pop(f->queue);
+        f->nr_decoded++;
 }
 
 /* The feed's thread waits for room and half the queue is free: it refills while this decodes. */
@@ -469,18 +473,21 @@ bool feed_drain(struct feed *f, int64_t budget_ns)
                 return false;
         atomic_store_explicit(&f->is_sleeping, false, memory_order_relaxed);
         uint64_t end = now_ns() + (uint64_t)(budget_ns > 0 ? budget_ns : 0);
+        uint32_t max = f->slice_records ? f->slice_records : UINT32_MAX;
         const void *rec;
         size_t len;
         for (uint32_t n = 1; (rec = spsc_peek(f->queue, &len)); n++) {
                 decode_one(f, rec);
+                if (n == max)
+                        break;
                 if (n % FEED_CLOCK_EVERY != 0)
                         continue;
                 wake_producer(f);
                 if (now_ns() >= end)
-                        return !spsc_is_empty(f->queue);
+                        break;
         }
         wake_producer(f);
-        return false;
+        return !spsc_is_empty(f->queue);
 }
 
 void feed_catch_up(struct feed *f)
@@ -497,6 +504,16 @@ void feed_catch_up(struct feed *f)
                         wake_producer(f);
         }
         wake_producer(f);
+}
+
+void feed_set_slice(struct feed *f, uint32_t max_records)
+{
+        f->slice_records = max_records;
+}
+
+uint64_t feed_nr_decoded(const struct feed *f)
+{
+        return f->nr_decoded;
 }
 
 uint64_t feed_nr_dropped(const struct feed *f)

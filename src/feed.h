@@ -45,9 +45,21 @@ void feed_close(struct feed *f); /* NULL is fine */
 /* ---- a feed_start's records, on the consumer's thread (the only one that touches p) ---- */
 
 /* Decodes the records handed over into the model for budget_ns at most (the clock is read
-   every few records): a backlog is taken over several turns of the caller's loop. true when
-   records are left. */
+   every few records), and at most the slice's count of records (feed_set_slice): a backlog is
+   taken over several turns of the caller's loop. true when records are left. */
 bool feed_drain(struct feed *f, int64_t budget_ns);
+/* Records feed_drain decodes at most in one call (feed_open's setting), whatever its time
+   budget says: it reads the clock only every 64 records, and the records of a burst are not
+   alike (a stack's or an image load's cost many times a context switch's), so that a time
+   budget alone let a turn of the screen's loop decode 13,000-25,000 records, 9-14 ms, before
+   a frame or a key. bench_frame on net.4.5.2.x64.etl (bench/README.md, the feed's slice):
+   4,096 records are 5-7 ms at the most; the loop, which does not sleep while there is a
+   backlog, still empties the queue. */
+#define FEED_SLICE_RECORDS 4096u
+/* The records one feed_drain decodes at most (0: as many as its time budget allows). */
+void feed_set_slice(struct feed *f, uint32_t max_records);
+/* Records decoded from the queue so far (feed_drain, feed_catch_up). */
+uint64_t feed_nr_decoded(const struct feed *f);
 /* Decodes every record handed over until now, and none after: a frame's end. */
 void feed_catch_up(struct feed *f);
 /* A pollable fd (-1 for a feed_run feed): readable once there is something to drain or the

@@ -3,7 +3,7 @@
    caller's thread (feed_run, the reports), or read on the feed's thread and handed over through
    its queue to be decoded a slice at a time (feed_start and feed_drain, the screen), a file
    larger than the queue so that it wraps and the feed's thread waits for room; a feed closed
-   while its thread waits for room ends. */
+   while its thread waits for room ends; one feed_drain decodes a slice of records at most. */
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -114,6 +114,56 @@ static void test_feed_queue_same_model(void **state)
         profile_free(direct);
 }
 
+/* The screen's slice holds in records, whatever the time budget: a file loads as a burst (the
+   feed's thread fills the queue far faster than one turn decodes), each feed_drain decodes at
+   most FEED_SLICE_RECORDS of it, even with a budget no clock reaches, takes whole slices while
+   there is a backlog, and the queue still empties into the same model. */
+static void test_feed_slice_holds(void **state)
+{
+        (void)state;
+        const char *path = sample();
+        if (!path) {
+                fprintf(stderr, "no net.4.5.2.x64.etl (ETWTOP_SAMPLES_UNPACKED): skipped\n");
+                skip();
+        }
+        char err[512];
+        struct profile *direct = model_new();
+        struct feed *f = NULL;
+        assert_int_equal(feed_replay_file(&f, direct, path, false, 0, false, 0, err, sizeof(err)),
+                         0);
+        feed_close(f);
+
+        struct profile *queued = model_new();
+        assert_int_equal(feed_open(&f, queued, path, NULL, true, err, sizeof(err)), 0);
+        assert_int_equal(feed_start(f), 0);
+        const int64_t an_hour_ns = 3600ll * 1000000000ll;
+        uint64_t most = 0, nr_full = 0, nr_turns = 0;
+        while (!feed_is_done(f, NULL)) {
+                uint64_t before = feed_nr_decoded(f);
+                bool has_backlog = feed_drain(f, an_hour_ns);
+                uint64_t got = feed_nr_decoded(f) - before;
+                assert_true(got <= FEED_SLICE_RECORDS);
+                most = got > most ? got : most;
+                nr_full += got == FEED_SLICE_RECORDS;
+                nr_turns++;
+                if (!has_backlog && feed_arm(f)) {
+                        struct pollfd p = {feed_fd(f), POLLIN, 0};
+                        poll(&p, 1, 1000); /* an upper bound only: the feed wakes it */
+                }
+        }
+        /* the file is some 40 slices: a burst gave whole ones */
+        assert_int_equal(most, FEED_SLICE_RECORDS);
+        assert_true(nr_full > 0);
+        assert_true(nr_turns >= feed_nr_decoded(f) / FEED_SLICE_RECORDS);
+        assert_int_equal(feed_nr_dropped(f), 0);
+        /* nothing left behind the slices: every record decoded, the same model */
+        assert_false(feed_drain(f, an_hour_ns));
+        feed_close(f);
+        assert_same_model(direct, queued);
+        profile_free(queued);
+        profile_free(direct);
+}
+
 /* A feed whose records nobody drains fills its queue and waits; closing it ends the wait. */
 static void test_feed_close_while_full(void **state)
 {
@@ -145,6 +195,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_feed_queue_same_model),
                 cmocka_unit_test(test_feed_close_while_full),
+                cmocka_unit_test(test_feed_slice_holds),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
