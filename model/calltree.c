@@ -46,6 +46,8 @@ void calltree_free(struct calltree *t)
         free(t->unnamed);
         free(t->ended_pids);
         free(t->aliases);
+        free(t->freed);
+        free(t->dirty);
         free(t);
 }
 
@@ -529,7 +531,6 @@ static void rekey(struct calltree *t)
                 t->nr_ended_pids -= t->nr_prev_ended;
         }
         t->nr_prev_ended = t->nr_ended_pids;
-        bool is_changed = false;
         uint32_t keep = 0, nr_unplaced = 0;
         for (uint32_t i = 0; i < t->nr_unnamed; i++) {
                 uint32_t id = t->unnamed[i];
@@ -546,17 +547,11 @@ static void rekey(struct calltree *t)
                 if (loc.module)
                         sym_resolve(t->store, loc, &f);
                 if (f.state == SYM_RESOLVED) {
-                        x->module = loc.module;
-                        x->function = f.function;
-                        x->rel = 0;
-                        is_changed = true;
+                        calltree_rekey_node(t, id, loc.module, f.function, 0);
                         continue;
                 }
-                if (loc.module != x->module) {
-                        x->module = loc.module; /* placed in an image now, not named yet */
-                        x->rel = loc.rel;
-                        is_changed = true;
-                }
+                if (loc.module != x->module) /* placed in an image now, not named yet */
+                        calltree_rekey_node(t, id, loc.module, 0, loc.rel);
                 /* a module whose answers are settled will not name it later; an address no
                    image held in a process that ended will not be placed later */
                 if (loc.module ? !is_final
@@ -580,9 +575,7 @@ static void rekey(struct calltree *t)
                 keep = o;
         }
         t->nr_unnamed = keep;
-        if (!is_changed)
-                return;
-        calltree_merge_siblings(t);
+        calltree_rekey_end(t);
 }
 
 /* Samples whose stacks never came count now (their address alone). */

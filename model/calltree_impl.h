@@ -113,6 +113,10 @@ struct calltree {
            looked up again */
         uint32_t *ended_pids;
         uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
+        /* owned: while nodes are named (calltree_rekey_node), those merged into a sibling and
+           their parents, until calltree_rekey_end */
+        uint32_t *freed, *dirty;
+        uint32_t nr_freed, cap_freed, nr_dirty, cap_dirty;
         struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
         uint32_t alias_mask, nr_aliases;
         uint64_t nr_cut;     /* stacks cut short by a full tree */
@@ -170,9 +174,13 @@ void calltree_alias_reset(struct calltree *t);
 /* Every waiting sample counted along its paths: before the counts are read or nodes go. */
 void calltree_settle(struct calltree *t);
 
-/* The nodes again in one index, their sibling lists rebuilt, a node whose key a sibling has
-   (named since) merged into that sibling, its counts and children with it (calltree_prune.c). */
-void calltree_merge_siblings(struct calltree *t);
+/* Node id keyed again (named, or placed in an image): a sibling with that key already takes it
+   in, its counts and children with it (calltree_prune.c). The memos' waiting samples must be
+   counted before; calltree_rekey_end after the last. */
+void calltree_rekey_node(struct calltree *t, uint32_t id, uint32_t module, uint32_t function,
+                         uint64_t rel);
+/* The nodes merged by calltree_rekey_node freed, the memos and unnamed list rid of them. */
+void calltree_rekey_end(struct calltree *t);
 /* Every count by the mode s (decaying), the nodes that fall to nothing dropped with what is
    under them (calltree_prune.c). */
 void calltree_decay(struct calltree *t, const struct agg_settings *s);

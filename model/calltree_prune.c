@@ -8,6 +8,8 @@
 
 enum node_fate { KEEP, DROP, MERGED };
 
+static void forget_freed(struct calltree *t);
+
 /* The live nodes, parents before their children: the roots, then each one's children. order
    has room for nr_nodes. Returns how many. */
 static uint32_t tree_order(const struct calltree *t, uint32_t *order)
@@ -82,6 +84,13 @@ static uint32_t rebuild(struct calltree *t, uint8_t *fate, uint32_t *order, uint
         }
         free(rep);
         free(order);
+        forget_freed(t);
+        return nr_dropped;
+}
+
+/* The list of unnamed nodes and the memos rid of the nodes freed. */
+static void forget_freed(struct calltree *t)
+{
         uint32_t keep = 0;
         for (uint32_t i = 0; i < t->nr_unnamed; i++)
                 if (t->nodes[t->unnamed[i]].parent != FREE_NODE)
@@ -98,15 +107,6 @@ static uint32_t rebuild(struct calltree *t, uint8_t *fate, uint32_t *order, uint
                 if (m->leaf && t->nodes[m->leaf].parent == FREE_NODE)
                         m->leaf = 0;
         }
-        return nr_dropped;
-}
-
-void calltree_merge_siblings(struct calltree *t)
-{
-        calltree_settle(t);
-        uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
-        rebuild(t, fate, NULL, 0);
-        free(fate);
 }
 
 void calltree_decay(struct calltree *t, const struct agg_settings *s)
@@ -208,4 +208,134 @@ void calltree_evict(struct calltree *t, uint32_t target)
         /* the nodes kept cool: what was hot long ago makes room for what is hot now */
         for (uint32_t id = 0; id < t->nr_nodes; id++)
                 t->nodes[id].heat /= 2;
+}
+
+/* ---- naming nodes in place (rekey) ---- */
+
+/* Takes node id out of the index (linear probing: the entries after it move up where their
+   probe allows). Every live node but the roots is in the index under its parent and key. */
+static void index_delete(struct calltree *t, uint32_t id)
+{
+        const struct node *x = &t->nodes[id];
+        struct frame_key k = calltree_key_of_node(x);
+        uint32_t i = (uint32_t)calltree_node_hash(x->parent, &k) & t->index_mask;
+        while (t->index[i] != id)
+                i = (i + 1) & t->index_mask;
+        for (uint32_t j = (i + 1) & t->index_mask; t->index[j]; j = (j + 1) & t->index_mask) {
+                const struct node *y = &t->nodes[t->index[j]];
+                struct frame_key yk = calltree_key_of_node(y);
+                uint32_t h = (uint32_t)calltree_node_hash(y->parent, &yk) & t->index_mask;
+                /* the entry at j stays when its home h lies cyclically in (i, j] */
+                bool stays = i <= j ? (i < h && h <= j) : (i < h || h <= j);
+                if (!stays) {
+                        t->index[i] = t->index[j];
+                        i = j;
+                }
+        }
+        t->index[i] = 0;
+}
+
+/* The node under parent with key k, or 0 with *slot the free index slot where it would go. */
+static uint32_t index_lookup(const struct calltree *t, uint32_t parent, const struct frame_key *k,
+                             uint32_t *slot)
+{
+        uint32_t j = (uint32_t)calltree_node_hash(parent, k) & t->index_mask;
+        for (; t->index[j]; j = (j + 1) & t->index_mask)
+                if (calltree_node_is(&t->nodes[t->index[j]], parent, k))
+                        return t->index[j];
+        *slot = j;
+        return 0;
+}
+
+static void push_u32(uint32_t **v, uint32_t *nr, uint32_t *cap, uint32_t x)
+{
+        if (*nr == *cap) {
+                *cap = *cap ? *cap * 2 : 256;
+                *v = xrealloc(*v, *cap * sizeof(**v));
+        }
+        (*v)[(*nr)++] = x;
+}
+
+/* x (out of the index) merges into y: its counts, and its children into y's, those with a key
+   one of y's has merging in turn. x is freed at calltree_rekey_end (its parent's list still
+   holds it). */
+static void merge_into(struct calltree *t, uint32_t y, uint32_t x)
+{
+        t->nodes[y].count += t->nodes[x].count;
+        t->nodes[y].self += t->nodes[x].self;
+        calltree_heat_add(&t->nodes[y], t->nodes[x].heat);
+        uint32_t next;
+        for (uint32_t c = t->nodes[x].first_child; c; c = next) {
+                next = t->nodes[c].next_sibling;
+                if (t->nodes[c].parent == FREE_NODE)
+                        continue; /* merged already, and freed with x's list */
+                index_delete(t, c);
+                struct frame_key kc = calltree_key_of_node(&t->nodes[c]);
+                uint32_t slot;
+                uint32_t z = index_lookup(t, y, &kc, &slot);
+                if (z) {
+                        merge_into(t, z, c);
+                } else {
+                        t->nodes[c].parent = y;
+                        t->index[slot] = c;
+                        t->nodes[c].next_sibling = t->nodes[y].first_child;
+                        t->nodes[y].first_child = c;
+                }
+        }
+        t->nodes[x].parent = FREE_NODE;
+        t->nodes[x].first_child = 0;
+        push_u32(&t->freed, &t->nr_freed, &t->cap_freed, x);
+}
+
+void calltree_rekey_node(struct calltree *t, uint32_t id, uint32_t module, uint32_t function,
+                         uint64_t rel)
+{
+        index_delete(t, id);
+        struct node *x = &t->nodes[id];
+        x->module = module;
+        x->function = function;
+        x->rel = rel;
+        struct frame_key k = calltree_key_of_node(x);
+        uint32_t slot;
+        uint32_t y = index_lookup(t, x->parent, &k, &slot);
+        if (!y) {
+                t->index[slot] = id;
+                return;
+        }
+        push_u32(&t->dirty, &t->nr_dirty, &t->cap_dirty, x->parent);
+        merge_into(t, y, id);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+void calltree_rekey_end(struct calltree *t)
+{
+        if (!t->nr_freed)
+                return;
+        /* the merged nodes leave their parents' lists, then go to the free slots */
+        qsort(t->dirty, t->nr_dirty, sizeof(*t->dirty), cmp_u32);
+        for (uint32_t i = 0; i < t->nr_dirty; i++) {
+                uint32_t p = t->dirty[i];
+                if ((i && p == t->dirty[i - 1]) || t->nodes[p].parent == FREE_NODE)
+                        continue;
+                uint32_t *link = &t->nodes[p].first_child;
+                while (*link) {
+                        if (t->nodes[*link].parent == FREE_NODE)
+                                *link = t->nodes[*link].next_sibling;
+                        else
+                                link = &t->nodes[*link].next_sibling;
+                }
+        }
+        for (uint32_t i = 0; i < t->nr_freed; i++) {
+                uint32_t id = t->freed[i];
+                t->nodes[id].next_sibling = t->free_head;
+                t->free_head = id;
+                t->nr_live--;
+        }
+        t->nr_freed = t->nr_dirty = 0;
+        forget_freed(t);
 }

@@ -2605,6 +2605,8 @@ static void test_calltree_trees(void **state)
         calltree_free(t);
 }
 
+static uint32_t tree_check(struct calltree *t, bool is_callers, uint32_t node, uint64_t count);
+
 /* Stacks counted before their image was described (a live session's rundown, a trace's late
    image or CLR events) are named once it is, and join the nodes of later stacks. */
 static void test_calltree_named_late(void **state)
@@ -2636,6 +2638,10 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 6, 6);
         assert_false(rows[0].has_children);
+        /* the merged nodes are gone: a path of three in each of the four trees */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 4 * 3);
+        assert_int_equal(tree_check(t, false, 0, 6), 3);
+        assert_int_equal(tree_check(t, true, 0, 6), 3);
         /* callers: alpha's callers, merged the same way */
         assert_int_equal(calltree_children(t, true, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 6, 6);
