@@ -114,6 +114,16 @@ void kdecoder_clock_setup(struct kdecoder *d, uint64_t ts0)
         d->has_clock = true;
 }
 
+/* A TraceLogging event (its schema in an extended item): named by its schema's event name
+   (src/dump.c), its Id (often 0) telling nothing apart. */
+static bool is_tracelogging(const EVENT_RECORD *rec)
+{
+        for (USHORT i = 0; rec->ExtendedData && i < rec->ExtendedDataCount; i++)
+                if (rec->ExtendedData[i].ExtType == EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL)
+                        return true;
+        return false;
+}
+
 /* ---- the exported interface ---- */
 
 /* Returns a decoder (free with kdecoder_free), or NULL without memory. */
@@ -146,6 +156,7 @@ void kdecoder_free(struct kdecoder *d)
         for (int k = 0; k < KP_MAX; k++)
                 for (int op = 0; op < 256; op++)
                         free(d->op_names[k][op]);
+        unnamed_free(d);
         tdh_registry_free(d->meta);
         etw_manifests_free(d->manifests);
         stack_keys_free(d);
@@ -308,6 +319,11 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         } else {
                 d->st.nr_decoded++;
         }
+        /* a manifest event nothing named: by its provider and Id, never by its opcode alone
+           (a provider's events of one opcode are of many types) */
+        if ((!ev.name || !ev.name[0]) && k == KP_UNKNOWN &&
+            (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0 && !is_tracelogging(rec))
+                ev.name = unnamed_event_name(d, &h->ProviderId, h->EventDescriptor.Id);
 
         if (sink)
                 sink(ctx, &ev);

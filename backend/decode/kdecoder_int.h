@@ -169,7 +169,9 @@ struct kdecoder {
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
         char name_buf[64];               /* "Provider/opN" of the current record */
         char *op_names[KP_MAX][256];     /* owned: "Provider/opN" names made so far */
-        const char *names[KP_MAX][256];  /* opcode_name's answers so far (a switch per event) */
+        struct unnamed_event *unnamed;   /* owned: unnamed.c's names, an open-addressed table */
+        uint32_t nr_unnamed, cap_unnamed;
+        const char *names[KP_MAX][256]; /* opcode_name's answers so far (a switch per event) */
 };
 
 static inline uint64_t ldptr(const uint8_t *p, unsigned psize)
@@ -315,5 +317,10 @@ int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent 
    g is another provider or the event is not known (ev->name is set when it is known). */
 int clr_private_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
                        const GUID *g, uint16_t id);
+
+/* unnamed.c: the name of a manifest event no decoder names, "{GUID}/EventID(N)", the same
+   pointer for every event of that provider and Id while d lives; NULL without memory. */
+const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_t id);
+void unnamed_free(struct kdecoder *d);
 
 #endif

@@ -26,11 +26,14 @@ f="$ETWTOP_SAMPLES/krabsetw_powershell.etl"
 [ -f "$f" ] || { echo "SKIP: $f not found"; exit 0; }
 tm new-session -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 30"
 check "opens on the events view (no samples, no switches)" wait_for 'Event type (Enter: its events)' 20
-check "the types with their counts" has '^ *109 .*{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/op20'
+check "the types with their counts, by Id (not by opcode: four types share opcode 20)" has '^ *101 .*{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7937)'
 check "the logfile header's type" has '^ *1 .*EventTrace/Header'
 
-# Enter on EventTrace/Header (the second row): its event, its fields in columns
-tm send-keys -t s Down Enter
+# Enter on EventTrace/Header (found by /): its event, its fields in columns
+tm send-keys -t s -l '/EventTrace/Header'
+tm send-keys -t s Enter
+wait_gone 'Search: ' 10
+tm send-keys -t s Enter
 check "Enter: the type's events, its fields as columns" wait_for 'Time (s) .*logger .*file' 10
 check "the field's value in its column" has '^0\.000000000 .*usermode_trace'
 check "the status names the type" has 'EventTrace/Header: its recent events'
@@ -52,7 +55,7 @@ check "Esc: back to the types" wait_for 'Event type (Enter: its events)' 10
 # p: by process, then by thread
 tm send-keys -t s p
 check "p: by process" wait_for 'Events  *Share  *PID Process  *Event type' 10
-check "p: the provider's events in process 16040" has '^ *21 .* 16040 .*op20'
+check "p: the provider's events in process 16040, by type" has '^ *13 .* 16040 .*EventID(7937)'
 tm send-keys -t s p
 check "p again: by thread" wait_for 'Events  *Share  *PID  *TID Process  *Event type' 10
 

@@ -1770,6 +1770,61 @@ static void test_clr_events(void **state)
         free_decoder(d);
 }
 
+/* A manifest event of a provider the trace gives no metadata for is named by its provider and
+   Id, never by its opcode alone: PowerShell's events 7937, 7938, 7939 and 7942 all have
+   opcode 20 (krabsetw_powershell.etl), and were counted as one type. */
+static const char *last_name;
+
+static void name_sink(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        last_name = ev->name;
+}
+
+static void test_unnamed_manifest_events(void **state)
+{
+        (void)state;
+        static const GUID ps = {
+                0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5a}};
+        struct kdecoder *d = new_decoder(true);
+        uint8_t payload[8] = {0};
+        EVENT_RECORD r;
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Size = (USHORT)(sizeof(EVENT_HEADER) + sizeof(payload));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProviderId = ps;
+        r.EventHeader.EventDescriptor.Opcode = 20;
+        r.EventHeader.EventDescriptor.Version = 1;
+        r.UserData = payload;
+        r.UserDataLength = sizeof(payload);
+
+        r.EventHeader.EventDescriptor.Id = 7937;
+        assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        const char *first = last_name;
+        assert_non_null(first);
+        assert_string_equal(first, "{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7937)");
+        r.EventHeader.EventDescriptor.Id = 7939;
+        assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        assert_string_equal(last_name, "{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7939)");
+        /* the same pointer for every event of a type (the tables compare it first) */
+        r.EventHeader.EventDescriptor.Id = 7937;
+        assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        assert_ptr_equal(last_name, first);
+        /* many types: the table grows, every name stays */
+        for (uint16_t id = 1; id <= 300; id++) {
+                r.EventHeader.EventDescriptor.Id = id;
+                assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        }
+        r.EventHeader.EventDescriptor.Id = 7937;
+        assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        assert_ptr_equal(last_name, first);
+        /* a classic event (no Id) of that GUID is not named by an Id */
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
+        assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
+        assert_true(!last_name || !strstr(last_name, "EventID"));
+        free_decoder(d);
+}
+
 /* ---- the trace header and the session clock ---- */
 
 /* A TRACE_LOGFILE_HEADER in file layout (x64 0x118, x86 0x110) with the two names. */
@@ -2280,6 +2335,7 @@ int main(void)
                 cmocka_unit_test(test_null_payload),
                 cmocka_unit_test(test_pid_fixups),
                 cmocka_unit_test(test_clr_events),
+                cmocka_unit_test(test_unnamed_manifest_events),
                 cmocka_unit_test(test_trace_header),
                 cmocka_unit_test(test_group_mask),
                 cmocka_unit_test(test_time_raw),
