@@ -97,6 +97,13 @@ hits=$(grep -rnE "#include *\"($api_h)\"" --include='*.[ch]' backend/host 2>/dev
 core_h=$(hdrs core)
 hits=$(grep -rnE "#include *\"($api_h|$host_h|$core_h)\"" --include='*.[ch]' src ui model 2>/dev/null)
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a session folder's header outside the backend: $hits"
+# and their targets link the same way: the core links nothing above it (not the backend's
+# library, which holds the API edge, nor the host), the Linux platform nothing of the session
+targets_of() { sed -n '/target_link_libraries/,/)/p' "backend/$1/CMakeLists.txt" | sed 's/#.*//'; }
+hits=$(targets_of core | grep -oE '\betwtop_(backend|backend_internal|api|host)\b')
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/core links a target above it: $hits"
+hits=$(targets_of linux | grep -oE '\betwtop_(backend|backend_internal|api|host|session_core)\b')
+[ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "backend/linux links a session target: $hits"
 hits=$(grep -rn 'host_is_client()' --include='*.c' backend | grep -v '^backend/api/controller.c:\|^backend/host/host_client.c:')
 [ -z "$hits" ] && nr_pass=$((nr_pass + 1)) || fail "a host_is_client() branch outside the ops choice: $hits"
 hits=$(grep -rn '_Thread_local\|__thread' --include='*.[ch]' backend/core backend/host backend/api)
