@@ -82,8 +82,12 @@ for ((r = 1; r <= rounds; r++)); do
         # the events perf record has too: samples, switches, wake-ups (not their stacks)
         elike=$(awk '/ (PerfInfo\/SampledProfile|Thread\/CSwitch|Thread\/ReadyThread) / {n += $1}
                 END {print n + 0}' "$tmp/e.totals")
-        pe=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
-        pl=$(perf report -i "$tmp/p.data" --stats 2>/dev/null | awk '/LOST/ {n += $NF} END {print n + 0}')
+        # perf's samples from the file's own counts (perf script, which this count came from
+        # before, stopped part way through some busy rounds' files and counted a tenth)
+        perf report -i "$tmp/p.data" --stats >"$tmp/p.stats" 2>/dev/null
+        pe=$(awk '/SAMPLE events:/ {print $3; exit}' "$tmp/p.stats")
+        [ -n "$pe" ] || pe=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
+        pl=$(awk '/LOST/ {n += $NF} END {print n + 0}' "$tmp/p.stats")
         printf "round %d: etwtop %.3f s CPU, %d events, %d lost; perf record %.3f s CPU, %d events, %d lost\n" \
                 "$r" "$ec" "$ee" "$el" "$pc" "$pe" "$pl"
         e_cpu=$(awk -v a="$e_cpu" -v b="$ec" 'BEGIN {printf "%.3f", a + b}')

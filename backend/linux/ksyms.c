@@ -347,8 +347,9 @@ static bool ksyms_suffice(const struct live_source *ls)
 }
 
 /* The KernelSymbol events of the kernel addresses hit: from the kept symbols when they suffice,
-   else from /proc/kallsyms read now (the first time, the core kernel's are kept). */
-void ksyms_write_kernel_symbols(struct live_source *ls)
+   else from /proc/kallsyms read now (the first time, the core kernel's are kept for the next
+   rundown; not at the close, is_last, which has none after it). */
+void ksyms_write_kernel_symbols(struct live_source *ls, bool is_last)
 {
         if (!ls->caps.has_kallsyms)
                 return;
@@ -360,7 +361,7 @@ void ksyms_write_kernel_symbols(struct live_source *ls)
                 if (!text)
                         return;
                 syms = ksyms_parse(text, &nr);
-                if (!ls->ksyms)
+                if (!ls->ksyms && !is_last)
                         ksyms_keep(ls, syms, nr);
         }
         uint64_t at = perf_conv_stamp(ls->conv, 0, now_ns());

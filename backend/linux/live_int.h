@@ -233,7 +233,8 @@ void rundown_items_free(struct live_rundown *rd);
 uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out);
 void ksyms_kernel_image(struct live_source *ls);
 void ksyms_rundown_kernel(struct live_source *ls, uint64_t ts);
-void ksyms_write_kernel_symbols(struct live_source *ls);
+/* is_last: the close (what it reads is not kept for a later rundown) */
+void ksyms_write_kernel_symbols(struct live_source *ls, bool is_last);
 
 /* live_source.c */
 /* The specs' view of ls (attr_spec.h). */

@@ -806,7 +806,7 @@ void live_source_rundown(struct live_source *ls)
         live_drain_all(ls);
         uint64_t ts = now_ns();
         perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
-        ksyms_write_kernel_symbols(ls);
+        ksyms_write_kernel_symbols(ls, false);
 }
 
 void live_source_close(struct live_source *ls)
@@ -823,6 +823,6 @@ void live_source_close(struct live_source *ls)
                 perf_conv_events_lost(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts),
                                       ETWTOP_LOST_REASON_FORMAT_LOST, lost);
         perf_conv_rundown_end(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts));
-        ksyms_write_kernel_symbols(ls);
+        ksyms_write_kernel_symbols(ls, true);
         source_free(ls);
 }
