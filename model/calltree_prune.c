@@ -219,8 +219,11 @@ static void index_delete(struct calltree *t, uint32_t id)
         const struct node *x = &t->nodes[id];
         struct frame_key k = calltree_key_of_node(x);
         uint32_t i = (uint32_t)calltree_node_hash(x->parent, &k) & t->index_mask;
-        while (t->index[i] != id)
+        while (t->index[i] != id) {
+                if (!t->index[i])
+                        return; /* not indexed: nothing to take out */
                 i = (i + 1) & t->index_mask;
+        }
         for (uint32_t j = (i + 1) & t->index_mask; t->index[j]; j = (j + 1) & t->index_mask) {
                 const struct node *y = &t->nodes[t->index[j]];
                 struct frame_key yk = calltree_key_of_node(y);
