@@ -13,6 +13,7 @@
 #include "kevent_mof.h"
 #include "le_bytes.h"
 #include "tdh_meta.h"
+#include "tdh_types.h"
 #include "util/xalloc.h"
 
 /* TRACE_EVENT_INFO (tdh.h): the fixed part, then EVENT_PROPERTY_INFO[PropertyCount] */
@@ -39,52 +40,6 @@
 #define MAP_BITMAP     0x2u
 #define MAP_WBEM_VALUE 0x8u
 #define MAP_WBEM_BIT   0x10u
-
-/* TDH_INTYPE_* and the TDH_OUTTYPE_* the decoder shows differently */
-enum {
-        IN_UNICODESTRING = 1,
-        IN_ANSISTRING,
-        IN_INT8,
-        IN_UINT8,
-        IN_INT16,
-        IN_UINT16,
-        IN_INT32,
-        IN_UINT32,
-        IN_INT64,
-        IN_UINT64,
-        IN_FLOAT,
-        IN_DOUBLE,
-        IN_BOOLEAN,
-        IN_BINARY,
-        IN_GUID,
-        IN_POINTER,
-        IN_FILETIME,
-        IN_SYSTEMTIME,
-        IN_SID,
-        IN_HEXINT32,
-        IN_HEXINT64,
-        IN_COUNTEDSTRING,
-        IN_COUNTEDANSISTRING,
-        IN_REVERSEDCOUNTEDSTRING,
-        IN_REVERSEDCOUNTEDANSISTRING,
-        IN_NONNULLTERMINATEDSTRING,
-        IN_NONNULLTERMINATEDANSISTRING,
-        IN_UNICODECHAR,
-        IN_ANSICHAR,
-        IN_SIZET,
-        IN_HEXDUMP,
-        IN_WBEMSID,
-};
-enum {
-        OUT_HEXINT8 = 16,
-        OUT_HEXINT16,
-        OUT_HEXINT32,
-        OUT_HEXINT64,
-        OUT_PORT = 22,
-        OUT_IPV4,
-        OUT_IPV6,
-        OUT_SOCKETADDRESS
-};
 
 struct tdh_map {
         GUID provider;
@@ -796,33 +751,9 @@ static size_t fixed_size(const struct tdh_prop *pr, unsigned psize)
 
 /* The integer types value() reads alike: their size (9: the pointer's), the field's kind, and
    whether the value is sign-extended. */
-struct int_type {
-        uint8_t size, kind, is_signed;
-};
-static const struct int_type int_types[IN_SIZET + 1] = {
-        [IN_INT8] = {1, KEV_FIELD_INT, 1},      [IN_UINT8] = {1, KEV_FIELD_UINT, 0},
-        [IN_ANSICHAR] = {1, KEV_FIELD_UINT, 0}, [IN_INT16] = {2, KEV_FIELD_INT, 1},
-        [IN_UINT16] = {2, KEV_FIELD_UINT, 0},   [IN_UNICODECHAR] = {2, KEV_FIELD_UINT, 0},
-        [IN_INT32] = {4, KEV_FIELD_INT, 1},     [IN_UINT32] = {4, KEV_FIELD_UINT, 0},
-        [IN_HEXINT32] = {4, KEV_FIELD_HEX, 0},  [IN_BOOLEAN] = {4, KEV_FIELD_UINT, 0},
-        [IN_INT64] = {8, KEV_FIELD_INT, 0},     [IN_UINT64] = {8, KEV_FIELD_UINT, 0},
-        [IN_HEXINT64] = {8, KEV_FIELD_HEX, 0},  [IN_FILETIME] = {8, KEV_FIELD_INT, 0},
-        [IN_POINTER] = {9, KEV_FIELD_HEX, 0},   [IN_SIZET] = {9, KEV_FIELD_UINT, 0},
-};
-
-/* pr's integer type when value() would read it as one alone (no map, port or address), else
-   NULL. */
-static const struct int_type *int_type_of(const struct tdh_prop *pr)
-{
-        if (pr->map_name || pr->in_type > IN_SIZET || !int_types[pr->in_type].size ||
-            pr->out_type == OUT_PORT || pr->out_type == OUT_IPV4)
-                return NULL;
-        return &int_types[pr->in_type];
-}
-
 /* One value of pr, of integer type t, into f: what value() gives, without its general path.
    Returns 0, or -EBADMSG past the payload's end. */
-static inline int int_value(struct dec *x, const struct tdh_prop *pr, const struct int_type *t,
+static inline int int_value(struct dec *x, const struct tdh_prop *pr, const struct tdh_int_type *t,
                             struct kevent_field *f)
 {
         size_t n = t->size == 9 ? x->psize : t->size;
@@ -845,8 +776,8 @@ static inline int int_value(struct dec *x, const struct tdh_prop *pr, const stru
 }
 
 /* Property i when it is one integer alone (most properties): the field prop() gives. */
-static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr, const struct int_type *t,
-                    bool is_top)
+static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
+                    const struct tdh_int_type *t, bool is_top)
 {
         struct kevent_field scratch, *f = x->nr < KEV_MAX_FIELDS ? &x->out[x->nr] : &scratch;
         int rc = int_value(x, pr, t, f);
@@ -863,58 +794,6 @@ static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr, const 
 
 #define ARRAY_SHOWN 8 /* elements of an integer array a field shows */
 
-/* f's value as the dump prints it (decimal, or 0x... for hex) at out (21 bytes at most), by
-   hand: snprintf per element was most of the time --dump spent on such arrays. */
-static size_t put_number(char *out, const struct kevent_field *f)
-{
-        static const char digits2[201] = "00010203040506070809101112131415161718192021222324"
-                                         "25262728293031323334353637383940414243444546474849"
-                                         "50515253545556575859606162636465666768697071727374"
-                                         "75767778798081828384858687888990919293949596979899";
-        /* the digits end at tmp + 24 and 24 bytes are copied from where they begin: out has
-           room for 24 (int_array's buf), tmp for the copy's tail */
-        char tmp[48];
-        char *end = tmp + 24, *p = end;
-        uint64_t v = f->u;
-        bool is_negative = f->kind == KEV_FIELD_INT && (int64_t)v < 0;
-
-        if (is_negative)
-                v = (uint64_t)0 - v;
-        if (f->kind == KEV_FIELD_HEX) {
-                static const char hex2[513] =
-                        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-                        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-                        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-                        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-                        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-                        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-                        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-                        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-                while (v >= 16) {
-                        p -= 2;
-                        memcpy(p, hex2 + 2 * (v & 0xff), 2);
-                        v >>= 8;
-                }
-                if (p == end || v)
-                        *--p = "0123456789abcdef"[v];
-                *--p = 'x';
-                *--p = '0';
-        } else {
-                while (v >= 10) {
-                        p -= 2;
-                        memcpy(p, digits2 + 2 * (v % 100), 2);
-                        v /= 100;
-                }
-                if (p == end || v)
-                        *--p = (char)('0' + v);
-                if (is_negative)
-                        *--p = '-';
-        }
-        memcpy(out, p, 24);
-        return (size_t)(end - p);
-}
-
 /* An array of integers as one field, "[1,2,3]", its first ARRAY_SHOWN elements and "...(N)" for
    a longer one; the rest is skipped whole. */
 static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
@@ -922,7 +801,7 @@ static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
         char buf[ARRAY_SHOWN * 21 + 64]; /* put_number writes 24 bytes */
         size_t o = 0;
         uint64_t shown = count < ARRAY_SHOWN ? count : ARRAY_SHOWN;
-        const struct int_type *t = int_type_of(pr);
+        const struct tdh_int_type *t = tdh_int_type_of(pr);
 
         buf[o++] = '[';
         for (uint64_t k = 0; k < shown; k++) {
@@ -932,7 +811,7 @@ static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
                         return rc;
                 if (k)
                         buf[o++] = ',';
-                o += put_number(buf + o, &f);
+                o += tdh_put_number(buf + o, &f);
         }
         uint64_t n = (count - shown) * fixed_size(pr, x->psize);
         if (x->at > x->size || n > x->size - x->at)
@@ -942,7 +821,7 @@ static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
                 struct kevent_field c = {.kind = KEV_FIELD_UINT, .u = count};
                 memcpy(buf + o, ",...(", 5);
                 o += 5;
-                o += put_number(buf + o, &c);
+                o += tdh_put_number(buf + o, &c);
                 buf[o++] = ')';
         }
         buf[o++] = ']';
@@ -962,7 +841,7 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
 {
         const struct tdh_prop *pr = &x->e->props[i];
 
-        const struct int_type *t = int_type_of(pr);
+        const struct tdh_int_type *t = tdh_int_type_of(pr);
 
         if (t && pr->count <= 1 &&
             !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT | PROPERTY_PARAM_LENGTH)))

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/* tdh_types.h: the TDH in- and out-types the metadata decoder (tdh_meta.c) reads, and its integer
+   values and numbers (tdh_values.c). Internal to backend/decode. */
+#ifndef ETWTOP_TDH_TYPES_H
+#define ETWTOP_TDH_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kevent.h"
+#include "tdh_meta.h"
+
+/* TDH_INTYPE_* and the TDH_OUTTYPE_* the decoder shows differently */
+enum {
+        IN_UNICODESTRING = 1,
+        IN_ANSISTRING,
+        IN_INT8,
+        IN_UINT8,
+        IN_INT16,
+        IN_UINT16,
+        IN_INT32,
+        IN_UINT32,
+        IN_INT64,
+        IN_UINT64,
+        IN_FLOAT,
+        IN_DOUBLE,
+        IN_BOOLEAN,
+        IN_BINARY,
+        IN_GUID,
+        IN_POINTER,
+        IN_FILETIME,
+        IN_SYSTEMTIME,
+        IN_SID,
+        IN_HEXINT32,
+        IN_HEXINT64,
+        IN_COUNTEDSTRING,
+        IN_COUNTEDANSISTRING,
+        IN_REVERSEDCOUNTEDSTRING,
+        IN_REVERSEDCOUNTEDANSISTRING,
+        IN_NONNULLTERMINATEDSTRING,
+        IN_NONNULLTERMINATEDANSISTRING,
+        IN_UNICODECHAR,
+        IN_ANSICHAR,
+        IN_SIZET,
+        IN_HEXDUMP,
+        IN_WBEMSID,
+};
+enum {
+        OUT_HEXINT8 = 16,
+        OUT_HEXINT16,
+        OUT_HEXINT32,
+        OUT_HEXINT64,
+        OUT_PORT = 22,
+        OUT_IPV4,
+        OUT_IPV6,
+        OUT_SOCKETADDRESS
+};
+
+/* The integer types value() reads alike: their size (9: the pointer's), the field's kind
+   (enum kevent_field_kind), and whether the value is sign-extended. */
+struct tdh_int_type {
+        uint8_t size, kind, is_signed;
+};
+
+/* The integer types by TDH in-type (size 0: not one of them). */
+extern const struct tdh_int_type tdh_int_types[IN_SIZET + 1];
+
+/* pr's integer type when tdh_meta.c's value() would read it as one integer alone (no map, port
+   or address), else NULL. */
+static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *pr)
+{
+        if (pr->map_name || pr->in_type > IN_SIZET || !tdh_int_types[pr->in_type].size ||
+            pr->out_type == OUT_PORT || pr->out_type == OUT_IPV4)
+                return NULL;
+        return &tdh_int_types[pr->in_type];
+}
+
+/* f's value as the dump prints it (decimal, or 0x... for hex) at out; returns its length (21 at
+   most). Writes 24 bytes at out: out must have room for 24. */
+size_t tdh_put_number(char *out, const struct kevent_field *f);
+
+#endif
