@@ -475,9 +475,10 @@ static void test_clr_private_by_id(void **state)
         assert_int_equal(u("DataLength"), 10);
         assert_string_equal(s("Data"), "0x0200000009004D000000");
 
+        /* an Id it has no template for: by its provider and Id, not by its opcode */
         assert_int_equal(feed_id(&clr_private, 999, 17, 0, &b), 0);
         assert_int_equal(cap.type, KEV_OTHER);
-        assert_string_equal(cap.name, "");
+        assert_string_equal(cap.name, "{763fd754-7086-4dfe-95eb-c01a46faf4ca}/EventID(999)");
 }
 
 /* Microsoft-Windows-DotNETRuntime: its GC events by the manifest's templates when the trace
