@@ -38,16 +38,6 @@ void event_stats_free(struct event_stats *st)
         free(st);
 }
 
-static uint32_t type_hash(const GUID *g, uint8_t opcode, uint8_t version)
-{
-        uint32_t h = g->Data1 ^ ((uint32_t)g->Data2 << 16) ^ g->Data3;
-        h ^= (uint32_t)g->Data4[7] << 24 ^ (uint32_t)g->Data4[0] << 8;
-        h ^= (uint32_t)opcode * 0x9E3779B1u ^ (uint32_t)version << 4;
-        h ^= h >> 15;
-        h *= 0x2C1B3C6Du;
-        return h ^ (h >> 13);
-}
-
 /* A type is its provider, opcode and version, and the decoder's name: a manifest provider's
    events of one opcode differ by Id (the CLR's MethodLoadVerbose and DomainModuleLoad share
    opcode 37). The name's pointer stays the same for a type; its text is compared otherwise. */
@@ -72,7 +62,7 @@ static void grow(struct event_stats *st)
         uint32_t *slots = xcalloc(n, sizeof(*slots));
         for (uint32_t i = 0; i < st->nr_rows; i++) {
                 const struct event_stats_row *r = &st->rows[i];
-                uint32_t h = type_hash(&r->provider, r->opcode, r->version) & (n - 1);
+                uint32_t h = event_type_hash(&r->provider, r->opcode, r->version) & (n - 1);
                 while (slots[h])
                         h = (h + 1) & (n - 1);
                 slots[h] = i + 1;
@@ -93,7 +83,7 @@ void event_stats_add(struct event_stats *st, const struct kevent *ev, uint32_t p
                 st->rows[st->last_row].size_bytes += payload_bytes;
                 return;
         }
-        uint32_t h = type_hash(g, ev->opcode, ev->version) & (st->nr_slots - 1);
+        uint32_t h = event_type_hash(g, ev->opcode, ev->version) & (st->nr_slots - 1);
         while (st->slots[h]) {
                 struct event_stats_row *r = &st->rows[st->slots[h] - 1];
                 if (row_matches(r, g, ev->opcode, ev->version, ev->name)) {
@@ -147,8 +137,8 @@ const struct event_stats_row *event_stats_rows(struct event_stats *st, uint32_t 
                 memset(st->slots, 0, st->nr_slots * sizeof(*st->slots));
                 for (uint32_t i = 0; i < st->nr_rows; i++) {
                         const struct event_stats_row *r = &st->rows[i];
-                        uint32_t h =
-                                type_hash(&r->provider, r->opcode, r->version) & (st->nr_slots - 1);
+                        uint32_t h = event_type_hash(&r->provider, r->opcode, r->version) &
+                                     (st->nr_slots - 1);
                         while (st->slots[h])
                                 h = (h + 1) & (st->nr_slots - 1);
                         st->slots[h] = i + 1;

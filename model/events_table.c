@@ -100,15 +100,6 @@ void events_table_reset(struct events_table *et)
         memset(et->nr_kind, 0, sizeof(et->nr_kind));
 }
 
-static uint32_t type_hash(const GUID *g, uint8_t opcode, uint8_t version)
-{
-        uint64_t h = (uint64_t)g->Data1 << 32 ^ (uint64_t)g->Data2 << 16 ^ g->Data3;
-        h ^= (uint64_t)g->Data4[7] << 40 ^ (uint64_t)g->Data4[0] << 8;
-        h ^= (uint64_t)opcode << 24 ^ (uint64_t)version << 56;
-        h *= 0x9E3779B97F4A7C15ull;
-        return (uint32_t)(h >> 32);
-}
-
 static bool type_matches(struct type_slot *t, const GUID *g, const struct kevent *ev,
                          const char *name)
 {
@@ -127,7 +118,7 @@ static void index_type(struct events_table *et, uint32_t i)
 {
         const struct events_type *r = &et->types[i].row;
         uint32_t m = et->nr_type_index - 1;
-        uint32_t h = type_hash(&r->provider, r->opcode, r->version) & m;
+        uint32_t h = event_type_hash(&r->provider, r->opcode, r->version) & m;
         while (et->type_index[h])
                 h = (h + 1) & m;
         et->type_index[h] = i + 1;
@@ -142,7 +133,7 @@ static struct type_slot *find_type(struct events_table *et, const struct kevent 
         if (et->last_type && type_matches(&et->types[et->last_type - 1], g, ev, name))
                 return &et->types[et->last_type - 1];
         uint32_t m = et->nr_type_index - 1;
-        uint32_t h = type_hash(g, ev->opcode, ev->version) & m;
+        uint32_t h = event_type_hash(g, ev->opcode, ev->version) & m;
         while (et->type_index[h]) {
                 struct type_slot *t = &et->types[et->type_index[h] - 1];
                 if (type_matches(t, g, ev, name)) {

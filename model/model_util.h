@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "etw/wintypes.h" /* GUID: event_type_hash */
 #include "util/hash.h"
 #include "util/xalloc.h"
 
@@ -29,6 +30,16 @@ static inline void *xzalloc_table(size_t n, size_t size)
         madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine to fail */
         memset(p, 0, bytes);
         return p;
+}
+
+/* An event type's slot in the tables that count types (event_stats.c, events_table.c): its
+   provider, opcode and version (a type's name tells apart the types that share them). */
+static inline uint32_t event_type_hash(const GUID *g, uint8_t opcode, uint8_t version)
+{
+        uint64_t h = (uint64_t)g->Data1 << 32 ^ (uint64_t)g->Data2 << 16 ^ g->Data3;
+        h ^= (uint64_t)g->Data4[7] << 40 ^ (uint64_t)g->Data4[0] << 8;
+        h ^= (uint64_t)opcode << 24 ^ (uint64_t)version << 56;
+        return (uint32_t)(hash_mix64(h) >> 32);
 }
 
 #endif
