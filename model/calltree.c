@@ -287,6 +287,19 @@ static uint32_t path_keys(const struct calltree *t, uint32_t leaf, struct frame_
         return n;
 }
 
+/* A stack's keys, the leaf's given and its callers' made, each with its hash (once for the
+   four trees). */
+static void stack_keys(struct calltree *t, uint32_t pid, struct frame_key leaf,
+                       const uint64_t *frames, uint32_t nr, struct frame_key *keys,
+                       uint64_t *key_hashes)
+{
+        keys[0] = leaf;
+        for (uint32_t i = 1; i < nr; i++)
+                keys[i] = key_of(t, pid, frames[i]);
+        for (uint32_t i = 0; i < nr; i++)
+                key_hashes[i] = calltree_key_hash(&keys[i]);
+}
+
 /* A sample of a thread whose callers tree is its process's: along the three other trees, its
    memo's paths when is_hit. */
 static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit, uint64_t hash,
@@ -303,11 +316,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         m->leaves[0] = 0;
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
-        keys[0] = leaf;
-        for (uint32_t i = 1; i < nr; i++)
-                keys[i] = key_of(t, pid, frames[i]);
-        for (uint32_t i = 0; i < nr; i++)
-                key_hashes[i] = calltree_key_hash(&keys[i]);
+        stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
         const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
         uint32_t leaves[NR_MEMO_TREES];
         bool is_whole = true;
@@ -382,11 +391,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         } else {
                 memo_settle(t, m);
                 m->leaves[0] = 0;
-                keys[0] = leaf;
-                for (uint32_t i = 1; i < nr; i++)
-                        keys[i] = key_of(t, pid, frames[i]);
-                for (uint32_t i = 0; i < nr; i++)
-                        key_hashes[i] = calltree_key_hash(&keys[i]);
+                stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
                 const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
                 uint32_t leaves[NR_MEMO_TREES];
                 for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
