@@ -120,6 +120,10 @@ static const struct mof_field process_ctr[] = {
         FP("QuotaNonPagedPoolUsage", M_SIZE, 52, 9),
         FP("PrivatePageCount", M_SIZE, 56, 10),
 };
+/* Process_Terminate_TypeGroup1 (Windows 8 on): the process whose last thread ended */
+static const struct mof_field process_terminate[] = {
+        FR("ProcessId", M_U32, 0, 0, R_PID),
+};
 /* SystemConfig_CPU (version 2 on: DomainName of 134 code units) */
 static const struct mof_field cfg_cpu[] = {
         F("MHz", M_U32, 0),
@@ -336,6 +340,7 @@ static const struct mof_event mof_events[] = {
         E("FileIo", 32, 2, 255, "FileCreate", file_name),
         E("FileIo", 35, 2, 255, "FileDelete", file_name),
         E("FileIo", 36, 2, 255, "FileRundown", file_name),
+        E("Process", 11, 2, 255, "Terminate", process_terminate),
         E("Process", 32, 2, 255, "PerfCtr", process_ctr),
         E("Process", 33, 2, 255, "PerfCtrRundown", process_ctr),
         E("SystemConfig", 10, 1, 1, "CPU", cfg_cpu_v1),

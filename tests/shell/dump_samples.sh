@@ -114,6 +114,9 @@ check "net: header names the Relogger" grep -q '^Logger name: *Relogger' "$tmp/n
 check "net: no damaged buffer" grep -q '^Damaged buffers: *0$' "$tmp/net.txt"
 check "net: image loads carry NT paths" grep -q 'Image/DCStart .*file="\\' "$tmp/net.txt"
 check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tmp/shutdown.txt"
+# Process_Terminate_TypeGroup1 (opcode 11, Windows 8 on): the ended process from its payload
+check "shutdown: Process/Terminate with its process (60, none left as op11)" bash -c \
+        "[ \$(grep -c ' Process/Terminate ProcessId=[0-9]*\$' '$tmp/shutdown.txt') = 60 ] && ! grep -q 'Process/op11' '$tmp/shutdown.txt'"
 check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint version=0 size=118" "$tmp/lxcore.txt"
 # What the dump says is what the payload holds, with one name per event type, quoted values
 # escaped, and samples in the process the replay gives them
