@@ -15,6 +15,7 @@
 # With REPLAY_REPORT=1, part 2 (at the end): `etwtop --replay -b` against `perf report --stdio`
 # on one workload recorded by both, instructions (callgrind) and CPU time side by side.
 set -euo pipefail
+. "$(dirname "$0")/work_c.sh"
 export LC_ALL=C
 
 die() {
@@ -168,14 +169,7 @@ rdir=${REPORT_DIR:-$build/bench/replay-report}
 mkdir -p "$rdir"
 if [ ! -s "$rdir/e.etl" ] || [ ! -s "$rdir/p.data" ]; then
         echo "recording $rdir/e.etl and $rdir/p.data (5 s, once) ..." >&2
-        {
-                for i in $(seq 1 200); do
-                        echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
-                done
-                echo "int main(int c, char **v) { int s = 0;"
-                for i in $(seq 1 200); do echo "s += f$i(c);"; done
-                echo "return s; }"
-        } >"$rdir/work.c"
+        write_work_c "$rdir/work.c"
         loads=()
         for n in 1 2; do
                 (end=$((SECONDS + 7)); while [ $SECONDS -lt $end ]; do

@@ -15,6 +15,7 @@
 # time, i.e. flat once its capped tables have filled.
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
 set -u
+. "$(dirname "$0")/work_c.sh"
 build=${1:-./build}
 secs=${2:-1800}
 name=rss.sh
@@ -25,14 +26,7 @@ for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do :; done) &
 done
 timeout $((secs + 10)) perf bench sched pipe -l 1000000000 >/dev/null 2>&1 &
-{
-        for i in $(seq 1 200); do
-                echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
-        done
-        echo "int main(int c, char **v) { int s = 0;"
-        for i in $(seq 1 200); do echo "s += f$i(c);"; done
-        echo "return s; }"
-} >"$tmp/work.c"
+write_work_c "$tmp/work.c"
 if command -v clang >/dev/null; then
         (end=$((SECONDS + secs + 10)); while [ $SECONDS -lt $end ]; do
                 clang -O2 -c "$tmp/work.c" -o "$tmp/work.o" 2>/dev/null; done) &

@@ -12,6 +12,7 @@
 #      --sort dso,sym`, as ratios of samples symbolized per second.
 # Usage: bench/symbols.sh [BUILD_DIR] [SECONDS]   (default ./build, 5 s; part 2 needs root and perf)
 set -u
+. "$(dirname "$0")/work_c.sh"
 build=${1:-./build}
 secs=${2:-5}
 etwtop=$build/src/etwtop
@@ -32,14 +33,7 @@ echo "== 2. symbolizing a recording"
 command -v perf >/dev/null || die "perf not found (Debian: linux-perf)"
 command -v clang >/dev/null || die "clang not found"
 # a C file big enough to keep clang's optimizer busy
-{
-        for i in $(seq 1 200); do
-                echo "static int f$i(int x) { int y = x; for (int k = 0; k < 10 + $i % 7; k++) y = y * 31 + k; return y; }"
-        done
-        echo "int main(int c, char **v) { int s = 0;"
-        for i in $(seq 1 200); do echo "s += f$i(c);"; done
-        echo "return s; }"
-} >"$tmp/work.c"
+write_work_c "$tmp/work.c"
 load() {
         (end=$((SECONDS + secs + 2)); while [ $SECONDS -lt $end ]; do
                 clang -O2 -c "$tmp/work.c" -o "$tmp/work.o" 2>/dev/null; done) &
