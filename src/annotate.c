@@ -3,6 +3,7 @@
    each one's code from the ELF file its symbols came from, disassembling it (capstone) and
    printing it with the samples, source line and branch target of each instruction. */
 #include "annotate.h"
+#include "capstone_lazy.h"
 
 #include "model/profile.h"
 #include "symbols/symbols.h"
@@ -11,7 +12,6 @@
 #include "util/in_file.h"
 #include "util/xalloc.h"
 
-#include <capstone.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -402,10 +402,11 @@ static struct insn_row *row_add(struct annotation *a)
 
 /* The instruction's text as objdump writes it in AT&T syntax, with the target of a direct
    branch or call, or of a RIP-relative operand, named. */
-static void insn_text(struct annotation *a, csh cs, const cs_insn *in, struct insn_row *r)
+static void insn_text(struct annotation *a, const struct capstone_lazy *cl, csh cs,
+                      const cs_insn *in, struct insn_row *r)
 {
         char name[200] = "";
-        bool is_branch = cs_insn_group(cs, in, CS_GRP_JUMP) || cs_insn_group(cs, in, CS_GRP_CALL);
+        bool is_branch = cl->insn_group(cs, in, CS_GRP_JUMP) || cl->insn_group(cs, in, CS_GRP_CALL);
         const cs_x86 *x = in->detail ? &in->detail->x86 : NULL;
         for (uint8_t i = 0; x && i < x->op_count && !name[0]; i++) {
                 const cs_x86_op *op = &x->operands[i];
@@ -448,26 +449,29 @@ static int disassemble(struct annotation *a, int machine, const uint8_t *code, s
                          machine);
                 return -ENOTSUP;
         }
+        const struct capstone_lazy *cl = capstone_lazy(why, why_size);
+        if (!cl)
+                return -ENOTSUP;
         csh cs;
-        cs_err ce = cs_open(CS_ARCH_X86, mode, &cs);
+        cs_err ce = cl->open(CS_ARCH_X86, mode, &cs);
         if (ce != CS_ERR_OK) {
-                snprintf(why, why_size, "capstone: %s", cs_strerror(ce));
+                snprintf(why, why_size, "capstone: %s", cl->strerror(ce));
                 return -ENOTSUP;
         }
-        cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
-        cs_option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
-        cs_insn *in = cs_malloc(cs);
+        cl->option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+        cl->option(cs, CS_OPT_SYNTAX, CS_OPT_SYNTAX_ATT);
+        cs_insn *in = cl->malloc(cs);
         const uint8_t *at = code;
         size_t left = n;
         uint64_t vaddr = a->start_vaddr;
         while (left) {
                 uint64_t here = vaddr;
                 const uint8_t *from = at;
-                if (cs_disasm_iter(cs, &at, &left, &vaddr, in)) {
+                if (cl->disasm_iter(cs, &at, &left, &vaddr, in)) {
                         struct insn_row *r = row_add(a);
                         r->vaddr = here;
                         r->size = in->size;
-                        insn_text(a, cs, in, r);
+                        insn_text(a, cl, cs, in, r);
                 } else {
                         struct insn_row *r = row_add(a);
                         r->vaddr = here;
@@ -479,8 +483,8 @@ static int disassemble(struct annotation *a, int machine, const uint8_t *code, s
                 }
                 a->rows[a->nr_rows - 1].rel = a->start_rel + (here - a->start_vaddr);
         }
-        cs_free(in, 1);
-        cs_close(&cs);
+        cl->free(in, 1);
+        cl->close(&cs);
         return 0;
 }
 

@@ -679,8 +679,13 @@ out:
         if (files && d) {
                 for (uint32_t i = 0; i < d->nr_files; i++)
                         CloseTrace(files[i].handle);
-                for (uint32_t i = 0; i < MAX_DUMP_FILES; i++)
+                for (uint32_t i = 0; i < MAX_DUMP_FILES; i++) {
+                        struct kdecoder_stats ks;
+                        kdecoder_get_stats(files[i].decoder, &ks);
+                        if (ks.warning[0])
+                                fprintf(stderr, "etwtop: %s\n", ks.warning);
                         kdecoder_free(files[i].decoder);
+                }
         }
         if (d) {
                 event_stats_free(d->stats);

@@ -541,6 +541,13 @@ uint64_t feed_nr_buffers(const struct feed *f)
         return f->nr_buffers;
 }
 
+void feed_warning(const struct feed *f, char *buf, size_t size)
+{
+        struct kdecoder_stats ks;
+        kdecoder_get_stats(f->decoder, &ks);
+        snprintf(buf, size, "%s", ks.warning);
+}
+
 void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size_t size)
 {
         buf[0] = 0;

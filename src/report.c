@@ -181,6 +181,12 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 goto out; /* the name matched nothing: err says so */
         rc = 0;
 out:
+        if (f) {
+                char warning[256];
+                feed_warning(f, warning, sizeof(warning));
+                if (warning[0])
+                        fprintf(stderr, "etwtop: %s\n", warning);
+        }
         feed_close(f);
         profile_free(p);
         return rc;

@@ -7,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/parser.h>
-#include <libxml/tree.h>
-
 #include "etw_manifest.h"
 #include "util/xalloc.h"
+#include "xml_lazy.h"
 
 #define MAX_PROPS 256
 
@@ -94,10 +92,16 @@ static const xmlNode *child(const xmlNode *n, const char *name)
         return NULL;
 }
 
-/* The attribute's value, owned by the caller (xmlFree), or NULL. */
+/* The attribute's value, owned by the caller (free), or NULL. Called once libxml2 is loaded. */
 static char *attr(const xmlNode *n, const char *name)
 {
-        return (char *)xmlGetProp((xmlNode *)n, (const xmlChar *)name);
+        const struct xml_lazy *x = xml_lazy(NULL, 0);
+        xmlChar *v = x->get_prop(n, (const xmlChar *)name);
+        if (!v)
+                return NULL;
+        char *s = xstrdup((const char *)v);
+        x->free(v);
+        return s;
 }
 
 static bool attr_u64(const xmlNode *n, const char *name, uint64_t *v)
@@ -108,7 +112,7 @@ static bool attr_u64(const xmlNode *n, const char *name, uint64_t *v)
                 return false;
         *v = strtoull(s, &end, 0);
         bool ok = end != s && *end == 0;
-        xmlFree(s);
+        free(s);
         return ok;
 }
 
@@ -123,11 +127,11 @@ static char *resolve(const xmlNode *strings, const char *s)
                         for (const xmlNode *c = strings->children; c; c = c->next) {
                                 char *id = is(c, "string") ? attr(c, "id") : NULL;
                                 bool hit = id && strlen(id) == n - 1 && !strncmp(id, s + 9, n - 1);
-                                xmlFree(id);
+                                free(id);
                                 if (hit) {
                                         char *v = attr(c, "value");
                                         char *r = xstrdup(v ? v : "");
-                                        xmlFree(v);
+                                        free(v);
                                         return r;
                                 }
                         }
@@ -145,7 +149,7 @@ static const xmlNode *find_named(const xmlNode *list, const char *elem, const ch
                         continue;
                 char *v = attr(c, key);
                 bool hit = v && strcmp(v, value) == 0;
-                xmlFree(v);
+                free(v);
                 if (hit)
                         return c;
         }
@@ -181,7 +185,7 @@ static bool size_attr(const xmlNode *d, const char *name, const struct props *to
                                 *is_param = ok = true;
                         }
         }
-        xmlFree(s);
+        free(s);
         return ok;
 }
 
@@ -208,10 +212,10 @@ static int add_data(struct props *ps, const xmlNode *d, uint32_t nr_top)
         p->flags = (is_count ? 4u : 0) | (is_length ? 2u : 0);
         if (!is_count && p->count == 0)
                 p->count = 1;
-        xmlFree(name);
-        xmlFree(in);
-        xmlFree(out);
-        xmlFree(map);
+        free(name);
+        free(in);
+        free(out);
+        free(map);
         ps->nr++;
         return rc;
 }
@@ -242,7 +246,7 @@ static int template_props(const xmlNode *t, struct props *ps, uint32_t *nr_top)
                         bool is_count;
                         memset(p, 0, sizeof(*p));
                         p->name = xstrdup(name ? name : "");
-                        xmlFree(name);
+                        free(name);
                         if (!size_attr(c, "count", ps, ps->nr, &p->count, &is_count))
                                 rc = -EBADMSG;
                         p->flags = 1u | (is_count ? 4u : 0);
@@ -310,7 +314,7 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps
                         attr_u64(e, "value", &v);
                         values[i] = (uint32_t)v;
                         texts[i++] = resolve(strings, msg);
-                        xmlFree(msg);
+                        free(msg);
                 }
                 if (name)
                         tdh_registry_add_map(r, g, name, is_bits ? 2u : 1u, values, texts, nr);
@@ -318,7 +322,7 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps
                         free(texts[j]);
                 free(texts);
                 free(values);
-                xmlFree(name);
+                free(name);
         }
 }
 
@@ -383,15 +387,16 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
         }
         free(ps);
         (void)strings;
-        xmlFree(task);
-        xmlFree(opcode);
-        xmlFree(tmpl);
-        xmlFree(symbol);
+        free(task);
+        free(opcode);
+        free(tmpl);
+        free(symbol);
 }
 
 /* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
-   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider). A
-   template with a type this reader cannot place leaves its event undescribed. */
+   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider), or
+   -ENOSYS where libxml2 cannot be loaded. A template with a type this reader cannot place
+   leaves its event undescribed. */
 static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
                              size_t name_size, char *err, size_t err_size)
 {
@@ -402,11 +407,17 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                 return -EBADMSG;
         }
 
+        char why[320];
+        const struct xml_lazy *x = xml_lazy(why, sizeof(why));
+        if (!x) { /* the decoder keeps why for the user (kdecoder_stats.warning) */
+                snprintf(err, err_size, "%s", why);
+                return -ENOSYS;
+        }
         /* no network, no external entities or DTDs: a manifest comes from the traced system */
-        xmlDoc *doc = xmlReadMemory(xml, (int)size, "manifest.xml", NULL,
-                                    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
+        xmlDoc *doc = x->read_memory(xml, (int)size, "manifest.xml", NULL,
+                                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
         if (!doc) {
-                const xmlError *e = xmlGetLastError();
+                const xmlError *e = x->get_last_error();
                 snprintf(err, err_size, "manifest is not XML: %s at line %d",
                          e && e->message ? e->message : "parse error", e ? e->line : 0);
                 if (e)
@@ -416,7 +427,7 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                 return -EBADMSG;
         }
 
-        const xmlNode *root = xmlDocGetRootElement(doc);
+        const xmlNode *root = x->doc_get_root_element(doc);
         const xmlNode *instr = child(root, "instrumentation");
         const xmlNode *strings =
                 child(child(child(root, "localization"), "resources"), "stringTable");
@@ -440,11 +451,11 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                                         snprintf(name, name_size, "%s", pn);
                                 nr_providers++;
                         }
-                        xmlFree(gs);
-                        xmlFree(pn);
+                        free(gs);
+                        free(pn);
                 }
         }
-        xmlFreeDoc(doc);
+        x->free_doc(doc);
         if (!nr_providers) {
                 snprintf(err, err_size, "manifest names no provider with a name and a GUID");
                 return -EBADMSG;
@@ -565,6 +576,8 @@ const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r,
                 *rc = etw_manifest_load(r, pd->buf, pd->len, prov, sizeof(prov), err, err_size);
                 if (*rc == 0)
                         name_set(m, g, prov);
+                else if (*rc == -ENOSYS) /* no libxml2: the provider's events stay undecoded */
+                        *rc = 0;
                 free(pd->buf);
                 memset(pd, 0, sizeof(*pd));
         }

@@ -189,7 +189,7 @@ static void meta_take(struct kdecoder *d, uint8_t op, const struct payload *pl)
 static int manifest_take(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
                          const GUID *g)
 {
-        char err[160];
+        char err[sizeof(d->st.warning)] = "";
         int rc;
 
         if (!d->meta)
@@ -202,6 +202,8 @@ static int manifest_take(struct kdecoder *d, struct kevent *ev, const struct pay
 
         if (name)
                 ev->name = name;
+        if (!rc && err[0] && !d->st.warning[0]) /* not read, not damaged: for the user */
+                snprintf(d->st.warning, sizeof(d->st.warning), "%s", err);
         return rc ? rc : KEV_NO_LAYOUT;
 }
 
