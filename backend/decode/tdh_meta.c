@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/utf.h"
 #include "clr_gc.h"
 #include "etl_reader.h"
@@ -56,6 +57,11 @@ struct tdh_slot {
         bool is_classic;
 };
 
+struct tdh_map_slot {
+        uint64_t hash;
+        uint32_t index_plus1;
+};
+
 struct tdh_registry {
         struct tdh_slot *slots; /* owned, mask + 1 entries */
         uint32_t mask, nr;
@@ -65,6 +71,9 @@ struct tdh_registry {
         uint32_t nr_retired, cap_retired;
         struct tdh_map *maps; /* owned */
         uint32_t nr_maps, cap_maps;
+        /* the newest map of each (provider, name): maps' index + 1, 0 marks a free slot */
+        struct tdh_map_slot *map_slots; /* owned, map_mask + 1 entries */
+        uint32_t map_mask, nr_map_slots;
 };
 
 static uint64_t key_hash(const GUID *g, uint16_t key, uint8_t version, bool is_classic)
@@ -253,6 +262,7 @@ void tdh_registry_free(struct tdh_registry *r)
         for (uint32_t i = 0; i < r->nr_maps; i++)
                 map_free(&r->maps[i]);
         free(r->maps);
+        free(r->map_slots);
         free(r);
 }
 
@@ -279,6 +289,12 @@ static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_cl
         uint16_t key = is_classic ? e->opcode : e->id;
         uint64_t h = key_hash(g, key, e->version, is_classic);
 
+        for (uint32_t i = 0; i < e->nr_props; i++) {
+                struct tdh_prop *pr = &e->props[i];
+                pr->is_plain_int = tdh_int_type_of(pr) && pr->count <= 1 &&
+                                   !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT |
+                                                  PROPERTY_PARAM_LENGTH));
+        }
         if ((r->nr + 1) * 4 > (r->mask + 1) * 3)
                 registry_grow(r);
         for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
@@ -307,6 +323,37 @@ void tdh_registry_add_event(struct tdh_registry *r, struct tdh_event *e, bool is
         registry_put(r, e, is_classic);
 }
 
+static uint64_t map_hash(const GUID *provider, const char *name)
+{
+        uint64_t w[2];
+
+        memcpy(w, provider, sizeof(w));
+        return hash_mix64(hash_fnv1a_str(name, HASH_FNV_OFFSET ^ w[0] ^ hash_mix64(w[1]))) | 1u;
+}
+
+/* Points the (provider, name) slot at maps[index], the newest of that name. */
+static void map_index_put(struct tdh_registry *r, uint32_t index)
+{
+        const struct tdh_map *m = &r->maps[index];
+        uint64_t h = map_hash(&m->provider, m->name);
+
+        for (uint32_t i = (uint32_t)h & r->map_mask;; i = (i + 1) & r->map_mask) {
+                struct tdh_map_slot *s = &r->map_slots[i];
+                const struct tdh_map *o = s->index_plus1 ? &r->maps[s->index_plus1 - 1] : NULL;
+
+                if (!o) {
+                        *s = (struct tdh_map_slot){h, index + 1};
+                        r->nr_map_slots++;
+                        return;
+                }
+                if (s->hash == h && memcmp(&o->provider, &m->provider, sizeof(GUID)) == 0 &&
+                    strcmp(o->name, m->name) == 0) {
+                        s->index_plus1 = index + 1;
+                        return;
+                }
+        }
+}
+
 static void map_keep(struct tdh_registry *r, struct tdh_map *map)
 {
         if (r->nr_maps == r->cap_maps) {
@@ -314,6 +361,16 @@ static void map_keep(struct tdh_registry *r, struct tdh_map *map)
                 r->maps = xrealloc(r->maps, r->cap_maps * sizeof(*r->maps));
         }
         r->maps[r->nr_maps++] = *map;
+        if ((r->nr_map_slots + 1) * 4 > (r->map_mask + 1) * 3 || !r->map_slots) {
+                /* rebuilt from the maps in order, so that the newest of a name wins */
+                r->map_mask = r->map_slots ? r->map_mask * 2 + 1 : 63;
+                free(r->map_slots);
+                r->map_slots = xcalloc(r->map_mask + 1, sizeof(*r->map_slots));
+                r->nr_map_slots = 0;
+                for (uint32_t i = 0; i + 1 < r->nr_maps; i++)
+                        map_index_put(r, i);
+        }
+        map_index_put(r, r->nr_maps - 1);
 }
 
 void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
@@ -401,14 +458,23 @@ int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t s
         return 0;
 }
 
+/* The newest map of provider named name, or NULL. */
 static const struct tdh_map *map_find(const struct tdh_registry *r, const GUID *provider,
                                       const char *name)
 {
-        for (uint32_t i = r->nr_maps; i-- > 0;)
-                if (memcmp(&r->maps[i].provider, provider, sizeof(GUID)) == 0 &&
-                    strcmp(r->maps[i].name, name) == 0)
-                        return &r->maps[i];
-        return NULL;
+        if (!r->map_slots)
+                return NULL;
+        uint64_t h = map_hash(provider, name);
+        for (uint32_t i = (uint32_t)h & r->map_mask;; i = (i + 1) & r->map_mask) {
+                const struct tdh_map_slot *s = &r->map_slots[i];
+
+                if (!s->index_plus1)
+                        return NULL;
+                const struct tdh_map *m = &r->maps[s->index_plus1 - 1];
+                if (s->hash == h && memcmp(&m->provider, provider, sizeof(GUID)) == 0 &&
+                    strcmp(m->name, name) == 0)
+                        return m;
+        }
 }
 
 /* ---- decoding ---- */
@@ -776,8 +842,8 @@ static inline int int_value(struct dec *x, const struct tdh_prop *pr, const stru
 }
 
 /* Property i when it is one integer alone (most properties): the field prop() gives. */
-static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
-                    const struct tdh_int_type *t, bool is_top)
+static inline int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
+                           const struct tdh_int_type *t, bool is_top)
 {
         struct kevent_field scratch, *f = x->nr < KEV_MAX_FIELDS ? &x->out[x->nr] : &scratch;
         int rc = int_value(x, pr, t, f);
@@ -903,7 +969,9 @@ static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int de
         if (depth > 8)
                 return -EBADMSG;
         for (uint32_t i = first; i < first + nr && i < x->e->nr_props; i++) {
-                int rc = prop(x, i, is_top, depth);
+                const struct tdh_prop *pr = &x->e->props[i];
+                int rc = pr->is_plain_int ? prop_int(x, i, pr, &tdh_int_types[pr->in_type], is_top)
+                                          : prop(x, i, is_top, depth);
                 if (rc)
                         return rc;
         }

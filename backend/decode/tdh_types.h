@@ -76,7 +76,7 @@ static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *
 }
 
 /* f's value as the dump prints it (decimal, or 0x... for hex) at out; returns its length (21 at
-   most). Writes 24 bytes at out: out must have room for 24. */
+   most), the bytes it writes. out must have room for 24. */
 size_t tdh_put_number(char *out, const struct kevent_field *f);
 
 #endif

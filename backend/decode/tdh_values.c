@@ -23,46 +23,43 @@ size_t tdh_put_number(char *out, const struct kevent_field *f)
                                          "25262728293031323334353637383940414243444546474849"
                                          "50515253545556575859606162636465666768697071727374"
                                          "75767778798081828384858687888990919293949596979899";
-        /* the digits end at tmp + 24 and 24 bytes are copied from where they begin: out has
-           room for 24 (int_array's buf), tmp for the copy's tail */
-        char tmp[48];
-        char *end = tmp + 24, *p = end;
         uint64_t v = f->u;
-        bool is_negative = f->kind == KEV_FIELD_INT && (int64_t)v < 0;
+        char *p = out;
+        size_t n;
 
-        if (is_negative)
-                v = (uint64_t)0 - v;
         if (f->kind == KEV_FIELD_HEX) {
-                static const char hex2[513] =
-                        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-                        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-                        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-                        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-                        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-                        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-                        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-                        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-                while (v >= 16) {
-                        p -= 2;
-                        memcpy(p, hex2 + 2 * (v & 0xff), 2);
-                        v >>= 8;
-                }
-                if (p == end || v)
-                        *--p = "0123456789abcdef"[v];
-                *--p = 'x';
-                *--p = '0';
-        } else {
-                while (v >= 10) {
-                        p -= 2;
-                        memcpy(p, digits2 + 2 * (v % 100), 2);
-                        v /= 100;
-                }
-                if (p == end || v)
-                        *--p = (char)('0' + v);
-                if (is_negative)
-                        *--p = '-';
+                /* "0x" and the hex digits, lowercase, at least one */
+                n = ((size_t)(64 - __builtin_clzll(v | 1)) + 3) / 4;
+                *p++ = '0';
+                *p++ = 'x';
+                for (char *q = p + n; q > p; v >>= 4)
+                        *--q = "0123456789abcdef"[v & 15];
+                return n + 2;
         }
-        memcpy(out, p, 24);
-        return (size_t)(end - p);
+        if (f->kind == KEV_FIELD_INT && (int64_t)v < 0) {
+                *p++ = '-';
+                v = (uint64_t)0 - v;
+        }
+        /* the digits' count, then the digits from the last, two a step */
+        if (v < 100) {
+                n = v < 10 ? 1 : 2;
+        } else {
+                uint64_t t = 1000;
+                n = 3;
+                while (n < 20 && v >= t) {
+                        t *= 10;
+                        n++;
+                }
+        }
+        char *q = p + n;
+        while (v >= 100) {
+                q -= 2;
+                memcpy(q, digits2 + 2 * (v % 100), 2);
+                v /= 100;
+        }
+        if (v >= 10)
+                memcpy(q - 2, digits2 + 2 * v, 2);
+        else
+                q[-1] = (char)('0' + v);
+        return (size_t)(p - out) + n;
 }
