@@ -269,6 +269,36 @@ static void test_many_maps(void **state)
         kdecoder_free(d);
 }
 
+/* An event described again (a later EventInfo of the same provider, Id and version) is decoded by
+   the new description from then on, also right after an event decoded by the old one. */
+static void test_description_replaced(void **state)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb info, ev = {.n = 0};
+        static const struct prop_def one[] = {{"A", 0, 8, 0, 1, 0, NULL}};
+        static const struct prop_def two[] = {{"B", 0, 6, 0, 1, 0, NULL},
+                                              {"C", 0, 6, 0, 1, 0, NULL}};
+        (void)state;
+
+        assert_non_null(d);
+        build_info(&info, one, 1);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        put32(&ev, 0, 0x00020001);
+        ev.n = 4;
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "A=131073;");
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "A=131073;");
+
+        build_info(&info, two, 2);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "B=1;C=2;");
+        kdecoder_free(d);
+}
+
 /* tdh_put_number writes what printf writes: decimal, negative, hex with 0x, at every length. */
 static void test_put_number(void **state)
 {
@@ -292,10 +322,9 @@ static void test_put_number(void **state)
                 enum kevent_field_kind kinds[] = {KEV_FIELD_UINT, KEV_FIELD_INT, KEV_FIELD_HEX};
                 for (int k = 0; k < 3; k++) {
                         uint64_t u = v >> (i % 64 > 40 ? i % 64 : 0);
-                        struct kevent_field f = {.kind = kinds[k], .u = u};
                         char got[48], want[48];
                         memset(got, 0, sizeof(got));
-                        size_t n = tdh_put_number(got, &f);
+                        size_t n = tdh_put_number(got, u, kinds[k]);
                         if (k == 0)
                                 snprintf(want, sizeof(want), "%llu", (unsigned long long)u);
                         else if (k == 1)
@@ -464,6 +493,7 @@ int main(void)
                 cmocka_unit_test(test_damaged_descriptions),
                 cmocka_unit_test(test_clr_map_not_carried),
                 cmocka_unit_test(test_many_maps),
+                cmocka_unit_test(test_description_replaced),
                 cmocka_unit_test(test_put_number),
                 cmocka_unit_test(test_manifest_data),
         };
