@@ -21,33 +21,6 @@ const struct tdh_int_type tdh_int_types[IN_SIZET + 1] = {
         [IN_POINTER] = {9, KEV_FIELD_HEX, 0},   [IN_SIZET] = {9, KEV_FIELD_UINT, 0},
 };
 
-size_t tdh_fixed_size(const struct tdh_prop *pr, unsigned psize)
-{
-        switch (pr->in_type) {
-        case IN_INT8:
-        case IN_UINT8:
-        case IN_ANSICHAR: return 1;
-        case IN_INT16:
-        case IN_UINT16:
-        case IN_UNICODECHAR: return 2;
-        case IN_INT32:
-        case IN_UINT32:
-        case IN_HEXINT32:
-        case IN_BOOLEAN:
-        case IN_FLOAT: return 4;
-        case IN_INT64:
-        case IN_UINT64:
-        case IN_HEXINT64:
-        case IN_FILETIME:
-        case IN_DOUBLE: return 8;
-        case IN_POINTER:
-        case IN_SIZET: return psize;
-        case IN_GUID:
-        case IN_SYSTEMTIME: return 16;
-        default: return 0;
-        }
-}
-
 size_t tdh_put_number(char *out, uint64_t v, unsigned kind)
 {
         static const char digits2[201] = "00010203040506070809101112131415161718192021222324"
