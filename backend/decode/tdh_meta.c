@@ -939,8 +939,14 @@ static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int de
 {
         if (depth > 8)
                 return -EBADMSG;
-        for (uint32_t i = first; i < first + nr && i < x->e->nr_props; i++) {
-                const struct tdh_prop *pr = &x->e->props[i];
+        /* the bounds once: the fields' stores could alias e's members for the compiler */
+        const struct tdh_prop *all = x->e->props;
+        uint32_t end = x->e->nr_props;
+
+        if (first + nr < end)
+                end = first + nr;
+        for (uint32_t i = first; i < end; i++) {
+                const struct tdh_prop *pr = &all[i];
                 int rc = pr->is_plain_int ? prop_int(x, i, pr, &tdh_int_types[pr->in_type], is_top)
                                           : prop(x, i, is_top, depth);
                 if (rc)
