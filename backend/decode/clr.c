@@ -2,6 +2,7 @@
 /* clr.c: owns the .NET runtime's events: the CLR method and module events
    (manifest events, told apart by Id) and the names of the other well-known ones. */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "clr_gc.h"
@@ -73,28 +74,33 @@ static const struct clr_event_def clr_events[] = {
         {true, 187, CLR_NONE, KEV_PHASE_NONE, "DotNETRuntimeRundown/RuntimeInformationDCStart"},
 };
 
+/* clr_events by provider (0 the runtime, 1 rundown) and Id: the index + 1, 0 for none; every Id
+   of the table is below 256. Built once. */
+static uint8_t clr_by_id[2][256];
+static pthread_once_t clr_by_id_once = PTHREAD_ONCE_INIT;
+
+static void clr_by_id_build(void)
+{
+        _Static_assert(sizeof(clr_events) / sizeof(clr_events[0]) < 255, "index fits a byte");
+        for (size_t i = 0; i < sizeof(clr_events) / sizeof(clr_events[0]); i++)
+                if (clr_events[i].id < 256)
+                        clr_by_id[clr_events[i].is_rundown][clr_events[i].id] = (uint8_t)(i + 1);
+}
+
 const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id)
 {
-        bool is_rundown;
+        int is_rundown;
         if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0)
-                is_rundown = false;
+                is_rundown = 0;
         else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0)
-                is_rundown = true;
+                is_rundown = 1;
         else
                 return NULL;
-        /* the table is sorted by provider (the runtime's first), then Id */
-        size_t lo = 0, hi = sizeof(clr_events) / sizeof(clr_events[0]);
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                const struct clr_event_def *c = &clr_events[mid];
-                if (c->is_rundown == is_rundown && c->id == id)
-                        return c;
-                if (c->is_rundown < is_rundown || (c->is_rundown == is_rundown && c->id < id))
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        if (id >= 256)
+                return NULL;
+        pthread_once(&clr_by_id_once, clr_by_id_build);
+        unsigned i = clr_by_id[is_rundown][id];
+        return i ? &clr_events[i - 1] : NULL;
 }
 
 /* MethodLoadVerbose and its kin, every version: MethodID, ModuleID, MethodStartAddress (all

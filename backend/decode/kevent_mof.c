@@ -430,8 +430,12 @@ size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a)
                 }
                 if (o && buf[o - 1] != ':')
                         buf[o++] = ':';
-                o += (size_t)snprintf(buf + o, size - o, "%x",
-                                      (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+                /* "%x" of the group: at most 4 digits, and o + 6 < size leaves room for them */
+                unsigned g = (unsigned)(a[2 * i] << 8 | a[2 * i + 1]);
+                size_t n = g >> 12 ? 4 : g >> 8 ? 3 : g >> 4 ? 2 : 1;
+                for (size_t k = n; k-- > 0; g >>= 4)
+                        buf[o + k] = "0123456789abcdef"[g & 15];
+                o += n;
         }
         buf[o] = 0;
         return o;

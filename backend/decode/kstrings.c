@@ -59,9 +59,18 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
                 __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
                 __m128i bad = _mm_or_si128(_mm_and_si128(v, hi_bits), _mm_cmpeq_epi16(v, zero));
 
-                if (_mm_movemask_epi8(_mm_cmpeq_epi8(bad, zero)) != 0xFFFF)
-                        break;
+                unsigned good = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(bad, zero));
+
+                /* all eight bytes stored: those past the units taken are rewritten or lie past
+                   the string's end (o + 9 <= room) */
                 _mm_storel_epi64((__m128i *)(void *)(out + o), _mm_packus_epi16(v, v));
+                if (good != 0xFFFF) {
+                        /* the units before the first that stops the step are ASCII: taken */
+                        unsigned k = (unsigned)__builtin_ctz(~good) / 2;
+                        o += k;
+                        i += 2 * k;
+                        break;
+                }
                 o += 8;
                 i += 16;
         }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/utf.h"
 #include "clr_gc.h"
 #include "etl_reader.h"
@@ -56,6 +57,22 @@ struct tdh_slot {
         bool is_classic;
 };
 
+struct tdh_map_slot {
+        uint64_t hash;
+        uint32_t index_plus1;
+};
+
+/* Events tdh_registry_find found lately, by their Id and version (a trace's events come in runs of
+   a few types); e NULL when none. Held through a pointer: finding is a const operation. */
+#define TDH_LAST_FOUND 16
+struct tdh_last_found {
+        const struct tdh_event *e;
+        GUID g;
+        uint16_t key;
+        uint8_t version;
+        bool is_classic;
+};
+
 struct tdh_registry {
         struct tdh_slot *slots; /* owned, mask + 1 entries */
         uint32_t mask, nr;
@@ -65,6 +82,10 @@ struct tdh_registry {
         uint32_t nr_retired, cap_retired;
         struct tdh_map *maps; /* owned */
         uint32_t nr_maps, cap_maps;
+        /* the newest map of each (provider, name): maps' index + 1, 0 marks a free slot */
+        struct tdh_map_slot *map_slots; /* owned, map_mask + 1 entries */
+        uint32_t map_mask, nr_map_slots;
+        struct tdh_last_found *last; /* owned, TDH_LAST_FOUND entries */
 };
 
 static uint64_t key_hash(const GUID *g, uint16_t key, uint8_t version, bool is_classic)
@@ -228,6 +249,7 @@ struct tdh_registry *tdh_registry_new(void)
 
         r->mask = 63;
         r->slots = xcalloc(r->mask + 1, sizeof(*r->slots));
+        r->last = xcalloc(TDH_LAST_FOUND, sizeof(*r->last));
         return r;
 }
 
@@ -253,6 +275,8 @@ void tdh_registry_free(struct tdh_registry *r)
         for (uint32_t i = 0; i < r->nr_maps; i++)
                 map_free(&r->maps[i]);
         free(r->maps);
+        free(r->map_slots);
+        free(r->last);
         free(r);
 }
 
@@ -279,6 +303,14 @@ static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_cl
         uint16_t key = is_classic ? e->opcode : e->id;
         uint64_t h = key_hash(g, key, e->version, is_classic);
 
+        /* e may replace one found lately */
+        memset(r->last, 0, TDH_LAST_FOUND * sizeof(*r->last));
+        for (uint32_t i = 0; i < e->nr_props; i++) {
+                struct tdh_prop *pr = &e->props[i];
+                pr->is_plain_int = tdh_int_type_of(pr) && pr->count <= 1 &&
+                                   !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT |
+                                                  PROPERTY_PARAM_LENGTH));
+        }
         if ((r->nr + 1) * 4 > (r->mask + 1) * 3)
                 registry_grow(r);
         for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
@@ -307,6 +339,37 @@ void tdh_registry_add_event(struct tdh_registry *r, struct tdh_event *e, bool is
         registry_put(r, e, is_classic);
 }
 
+static uint64_t map_hash(const GUID *provider, const char *name)
+{
+        uint64_t w[2];
+
+        memcpy(w, provider, sizeof(w));
+        return hash_mix64(hash_fnv1a_str(name, HASH_FNV_OFFSET ^ w[0] ^ hash_mix64(w[1]))) | 1u;
+}
+
+/* Points the (provider, name) slot at maps[index], the newest of that name. */
+static void map_index_put(struct tdh_registry *r, uint32_t index)
+{
+        const struct tdh_map *m = &r->maps[index];
+        uint64_t h = map_hash(&m->provider, m->name);
+
+        for (uint32_t i = (uint32_t)h & r->map_mask;; i = (i + 1) & r->map_mask) {
+                struct tdh_map_slot *s = &r->map_slots[i];
+                const struct tdh_map *o = s->index_plus1 ? &r->maps[s->index_plus1 - 1] : NULL;
+
+                if (!o) {
+                        *s = (struct tdh_map_slot){h, index + 1};
+                        r->nr_map_slots++;
+                        return;
+                }
+                if (s->hash == h && memcmp(&o->provider, &m->provider, sizeof(GUID)) == 0 &&
+                    strcmp(o->name, m->name) == 0) {
+                        s->index_plus1 = index + 1;
+                        return;
+                }
+        }
+}
+
 static void map_keep(struct tdh_registry *r, struct tdh_map *map)
 {
         if (r->nr_maps == r->cap_maps) {
@@ -314,6 +377,16 @@ static void map_keep(struct tdh_registry *r, struct tdh_map *map)
                 r->maps = xrealloc(r->maps, r->cap_maps * sizeof(*r->maps));
         }
         r->maps[r->nr_maps++] = *map;
+        if ((r->nr_map_slots + 1) * 4 > (r->map_mask + 1) * 3 || !r->map_slots) {
+                /* rebuilt from the maps in order, so that the newest of a name wins */
+                r->map_mask = r->map_slots ? r->map_mask * 2 + 1 : 63;
+                free(r->map_slots);
+                r->map_slots = xcalloc(r->map_mask + 1, sizeof(*r->map_slots));
+                r->nr_map_slots = 0;
+                for (uint32_t i = 0; i + 1 < r->nr_maps; i++)
+                        map_index_put(r, i);
+        }
+        map_index_put(r, r->nr_maps - 1);
 }
 
 void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
@@ -350,6 +423,11 @@ const struct tdh_event *tdh_registry_find(const struct tdh_registry *r, const GU
         if (!r || !r->nr)
                 return NULL;
 
+        struct tdh_last_found *l = &r->last[(key ^ (unsigned)version << 2) % TDH_LAST_FOUND];
+        if (l->e && l->key == key && l->version == version && l->is_classic == is_classic &&
+            memcmp(&l->g, provider, sizeof(GUID)) == 0)
+                return l->e;
+
         uint64_t h = key_hash(provider, key, version, is_classic);
 
         for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
@@ -357,8 +435,10 @@ const struct tdh_event *tdh_registry_find(const struct tdh_registry *r, const GU
 
                 if (!s->e)
                         return NULL;
-                if (s->hash == h && slot_is(s, provider, key, version, is_classic))
+                if (s->hash == h && slot_is(s, provider, key, version, is_classic)) {
+                        *l = (struct tdh_last_found){s->e, *provider, key, version, is_classic};
                         return s->e;
+                }
         }
 }
 
@@ -401,14 +481,23 @@ int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t s
         return 0;
 }
 
+/* The newest map of provider named name, or NULL. */
 static const struct tdh_map *map_find(const struct tdh_registry *r, const GUID *provider,
                                       const char *name)
 {
-        for (uint32_t i = r->nr_maps; i-- > 0;)
-                if (memcmp(&r->maps[i].provider, provider, sizeof(GUID)) == 0 &&
-                    strcmp(r->maps[i].name, name) == 0)
-                        return &r->maps[i];
-        return NULL;
+        if (!r->map_slots)
+                return NULL;
+        uint64_t h = map_hash(provider, name);
+        for (uint32_t i = (uint32_t)h & r->map_mask;; i = (i + 1) & r->map_mask) {
+                const struct tdh_map_slot *s = &r->map_slots[i];
+
+                if (!s->index_plus1)
+                        return NULL;
+                const struct tdh_map *m = &r->maps[s->index_plus1 - 1];
+                if (s->hash == h && memcmp(&m->provider, provider, sizeof(GUID)) == 0 &&
+                    strcmp(m->name, name) == 0)
+                        return m;
+        }
 }
 
 /* ---- decoding ---- */
@@ -455,58 +544,6 @@ static bool take(struct dec *x, size_t n, const uint8_t **q)
         *q = x->p + x->at;
         x->at += n;
         return true;
-}
-
-static const char *hex_bytes(struct dec *x, const uint8_t *q, size_t n)
-{
-        char buf[2 * 64 + 8];
-        size_t o = 0, shown = n < 64 ? n : 64;
-
-        o += (size_t)snprintf(buf, sizeof(buf), "0x");
-        for (size_t i = 0; i < shown; i++)
-                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%02X", q[i]);
-        if (shown < n)
-                snprintf(buf + o, sizeof(buf) - o, "...");
-        return kdecoder_arena_copy(x->d, buf);
-}
-
-/* A SOCKADDR_IN or SOCKADDR_IN6 as TraceEvent shows it: "a.b.c.d:port", "[v6]:port". */
-static const char *sockaddr_text(struct dec *x, const uint8_t *q, size_t n)
-{
-        char buf[80];
-        uint16_t family = n >= 2 ? le_get16(q) : 0;
-        unsigned port = n >= 4 ? (unsigned)(q[2] << 8 | q[3]) : 0;
-
-        if (family == 2 && n >= 8) {
-                snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", q[4], q[5], q[6], q[7], port);
-                return kdecoder_arena_copy(x->d, buf);
-        }
-        if (family == 23 && n >= 24) {
-                size_t o = 1;
-
-                buf[0] = '[';
-                o += kevent_format_ipv6(buf + 1, sizeof(buf) - 1, q + 8);
-                snprintf(buf + o, sizeof(buf) - o, "]:%u", port);
-                return kdecoder_arena_copy(x->d, buf);
-        }
-        return hex_bytes(x, q, n);
-}
-
-static const char *sid_text(struct dec *x, const uint8_t *q, size_t n)
-{
-        char buf[200];
-        size_t o;
-
-        if (n < 8 || q[0] != 1 || n < 8 + 4u * q[1])
-                return hex_bytes(x, q, n);
-        uint64_t auth = 0;
-        for (int i = 2; i < 8; i++)
-                auth = auth << 8 | q[i];
-        o = (size_t)snprintf(buf, sizeof(buf), "S-1-%llu", (unsigned long long)auth);
-        for (unsigned i = 0; i < q[1] && o < sizeof(buf); i++)
-                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "-%u",
-                                      (unsigned)le_get32(q + 8 + 4 * i));
-        return kdecoder_arena_copy(x->d, buf);
 }
 
 /* Decodes one value of pr at x->at into f. Returns 0, or -EBADMSG past the payload's end. */
@@ -682,7 +719,7 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 if (!take(x, n, &q))
                         return -EBADMSG;
                 f->kind = KEV_FIELD_STR;
-                f->s = sid_text(x, q, n);
+                f->s = tdh_sid_text(x->d, q, n);
                 break;
         }
         case IN_BINARY:
@@ -696,8 +733,8 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 if (!take(x, n, &q))
                         return -EBADMSG;
                 f->kind = KEV_FIELD_STR;
-                f->s = pr->out_type == OUT_SOCKETADDRESS ? sockaddr_text(x, q, n)
-                                                         : hex_bytes(x, q, n);
+                f->s = pr->out_type == OUT_SOCKETADDRESS ? tdh_sockaddr_text(x->d, q, n)
+                                                         : tdh_hex_bytes(x->d, q, n);
                 break;
         }
         default:
@@ -721,36 +758,6 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
 
 static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int depth);
 
-/* The bytes one value of pr takes when that does not depend on the payload, else 0. */
-static size_t fixed_size(const struct tdh_prop *pr, unsigned psize)
-{
-        switch (pr->in_type) {
-        case IN_INT8:
-        case IN_UINT8:
-        case IN_ANSICHAR: return 1;
-        case IN_INT16:
-        case IN_UINT16:
-        case IN_UNICODECHAR: return 2;
-        case IN_INT32:
-        case IN_UINT32:
-        case IN_HEXINT32:
-        case IN_BOOLEAN:
-        case IN_FLOAT: return 4;
-        case IN_INT64:
-        case IN_UINT64:
-        case IN_HEXINT64:
-        case IN_FILETIME:
-        case IN_DOUBLE: return 8;
-        case IN_POINTER:
-        case IN_SIZET: return psize;
-        case IN_GUID:
-        case IN_SYSTEMTIME: return 16;
-        default: return 0;
-        }
-}
-
-/* The integer types value() reads alike: their size (9: the pointer's), the field's kind, and
-   whether the value is sign-extended. */
 /* One value of pr, of integer type t, into f: what value() gives, without its general path.
    Returns 0, or -EBADMSG past the payload's end. */
 static inline int int_value(struct dec *x, const struct tdh_prop *pr, const struct tdh_int_type *t,
@@ -776,8 +783,8 @@ static inline int int_value(struct dec *x, const struct tdh_prop *pr, const stru
 }
 
 /* Property i when it is one integer alone (most properties): the field prop() gives. */
-static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
-                    const struct tdh_int_type *t, bool is_top)
+static inline int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
+                           const struct tdh_int_type *t, bool is_top)
 {
         struct kevent_field scratch, *f = x->nr < KEV_MAX_FIELDS ? &x->out[x->nr] : &scratch;
         int rc = int_value(x, pr, t, f);
@@ -798,30 +805,60 @@ static int prop_int(struct dec *x, uint32_t i, const struct tdh_prop *pr,
    a longer one; the rest is skipped whole. */
 static int int_array(struct dec *x, const struct tdh_prop *pr, uint64_t count)
 {
-        char buf[ARRAY_SHOWN * 21 + 64]; /* put_number writes 24 bytes */
+        char buf[ARRAY_SHOWN * 21 + 64]; /* put_number needs room for 24 */
         size_t o = 0;
         uint64_t shown = count < ARRAY_SHOWN ? count : ARRAY_SHOWN;
         const struct tdh_int_type *t = tdh_int_type_of(pr);
 
         buf[o++] = '[';
-        for (uint64_t k = 0; k < shown; k++) {
-                struct kevent_field f;
-                int rc = t ? int_value(x, pr, t, &f) : value(x, pr, 0, &f);
-                if (rc)
-                        return rc;
-                if (k)
-                        buf[o++] = ',';
-                o += tdh_put_number(buf + o, &f);
+        if (t) {
+                /* the whole array's bytes at once: a payload too short for it fails as it would
+                   element by element; the elements shown are read where they lie */
+                size_t n = t->size == 9 ? x->psize : t->size;
+                unsigned kind = pr->out_type >= OUT_HEXINT8 && pr->out_type <= OUT_HEXINT64
+                                        ? KEV_FIELD_HEX
+                                        : t->kind;
+                if (x->at > x->size || count * n > x->size - x->at)
+                        return -EBADMSG;
+                const uint8_t *q = x->p + x->at;
+                for (uint64_t k = 0; k < shown; k++, q += n) {
+                        uint64_t v;
+                        switch (n) {
+                        case 1: v = t->is_signed ? (uint64_t)(int64_t)(int8_t)q[0] : q[0]; break;
+                        case 2:
+                                v = t->is_signed ? (uint64_t)(int64_t)(int16_t)le_get16(q)
+                                                 : le_get16(q);
+                                break;
+                        case 4:
+                                v = t->is_signed ? (uint64_t)(int64_t)(int32_t)le_get32(q)
+                                                 : le_get32(q);
+                                break;
+                        default: v = le_get64(q); break;
+                        }
+                        if (k)
+                                buf[o++] = ',';
+                        o += tdh_put_number(buf + o, v, kind);
+                }
+                x->at += count * n;
+        } else {
+                for (uint64_t k = 0; k < shown; k++) {
+                        struct kevent_field f;
+                        int rc = value(x, pr, 0, &f);
+                        if (rc)
+                                return rc;
+                        if (k)
+                                buf[o++] = ',';
+                        o += tdh_put_number(buf + o, f.u, f.kind);
+                }
+                uint64_t n = (count - shown) * tdh_fixed_size(pr, x->psize);
+                if (x->at > x->size || n > x->size - x->at)
+                        return -EBADMSG;
+                x->at += n;
         }
-        uint64_t n = (count - shown) * fixed_size(pr, x->psize);
-        if (x->at > x->size || n > x->size - x->at)
-                return -EBADMSG;
-        x->at += n;
         if (count > shown) {
-                struct kevent_field c = {.kind = KEV_FIELD_UINT, .u = count};
                 memcpy(buf + o, ",...(", 5);
                 o += 5;
-                o += tdh_put_number(buf + o, &c);
+                o += tdh_put_number(buf + o, count, KEV_FIELD_UINT);
                 buf[o++] = ')';
         }
         buf[o++] = ']';
@@ -862,11 +899,11 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
                 return -EBADMSG;
         bool is_array = (pr->flags & PROPERTY_PARAM_COUNT) || count != 1;
         if (is_array && !(pr->flags & PROPERTY_STRUCT) && !pr->map_name &&
-            fixed_size(pr, x->psize) && pr->in_type != IN_GUID && pr->in_type != IN_SYSTEMTIME &&
-            pr->in_type != IN_FLOAT && pr->in_type != IN_DOUBLE)
+            tdh_fixed_size(pr, x->psize) && pr->in_type != IN_GUID &&
+            pr->in_type != IN_SYSTEMTIME && pr->in_type != IN_FLOAT && pr->in_type != IN_DOUBLE)
                 return int_array(x, pr, count);
         for (uint64_t k = 0; k < count; k++) {
-                size_t fixed = fixed_size(pr, x->psize);
+                size_t fixed = tdh_fixed_size(pr, x->psize);
 
                 if (x->nr >= KEV_MAX_FIELDS && fixed && !(pr->flags & PROPERTY_STRUCT) &&
                     !(is_top && count == 1)) {
@@ -902,8 +939,16 @@ static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int de
 {
         if (depth > 8)
                 return -EBADMSG;
-        for (uint32_t i = first; i < first + nr && i < x->e->nr_props; i++) {
-                int rc = prop(x, i, is_top, depth);
+        /* the bounds once: the fields' stores could alias e's members for the compiler */
+        const struct tdh_prop *all = x->e->props;
+        uint32_t end = x->e->nr_props;
+
+        if (first + nr < end)
+                end = first + nr;
+        for (uint32_t i = first; i < end; i++) {
+                const struct tdh_prop *pr = &all[i];
+                int rc = pr->is_plain_int ? prop_int(x, i, pr, &tdh_int_types[pr->in_type], is_top)
+                                          : prop(x, i, is_top, depth);
                 if (rc)
                         return rc;
         }

@@ -23,6 +23,9 @@ struct tdh_prop {
         uint16_t length; /* or the index of the property that holds it (flags & 2) */
         uint16_t struct_start, nr_members; /* flags & 1 */
         char *map_name;                    /* owned; NULL without a map */
+        /* set by the registry: one integer alone (no map, port, address, count or length), read
+           without the general path; 0 is always right, only slower */
+        bool is_plain_int;
 };
 
 /* An event's metadata (TRACE_EVENT_INFO). */

@@ -75,8 +75,44 @@ static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *
         return &tdh_int_types[pr->in_type];
 }
 
-/* f's value as the dump prints it (decimal, or 0x... for hex) at out; returns its length (21 at
-   most). Writes 24 bytes at out: out must have room for 24. */
-size_t tdh_put_number(char *out, const struct kevent_field *f);
+/* The bytes one value of pr takes when that does not depend on the payload, else 0. */
+static inline size_t tdh_fixed_size(const struct tdh_prop *pr, unsigned psize)
+{
+        switch (pr->in_type) {
+        case IN_INT8:
+        case IN_UINT8:
+        case IN_ANSICHAR: return 1;
+        case IN_INT16:
+        case IN_UINT16:
+        case IN_UNICODECHAR: return 2;
+        case IN_INT32:
+        case IN_UINT32:
+        case IN_HEXINT32:
+        case IN_BOOLEAN:
+        case IN_FLOAT: return 4;
+        case IN_INT64:
+        case IN_UINT64:
+        case IN_HEXINT64:
+        case IN_FILETIME:
+        case IN_DOUBLE: return 8;
+        case IN_POINTER:
+        case IN_SIZET: return psize;
+        case IN_GUID:
+        case IN_SYSTEMTIME: return 16;
+        default: return 0;
+        }
+}
+
+/* v as the dump prints a field of this kind (enum kevent_field_kind: decimal, signed for
+   KEV_FIELD_INT, 0x... for KEV_FIELD_HEX) at out; returns its length (21 at most), the bytes it
+   writes. out must have room for 24. */
+size_t tdh_put_number(char *out, uint64_t v, unsigned kind);
+
+/* A binary value's text, in the decoder's arena: "0x" and its bytes in hex (64 at most, then
+   "..."); a SOCKADDR_IN or SOCKADDR_IN6 as TraceEvent shows it ("a.b.c.d:port", "[v6]:port"),
+   else its bytes; a SID as "S-1-...", else its bytes. */
+const char *tdh_hex_bytes(struct kdecoder *d, const uint8_t *q, size_t n);
+const char *tdh_sockaddr_text(struct kdecoder *d, const uint8_t *q, size_t n);
+const char *tdh_sid_text(struct kdecoder *d, const uint8_t *q, size_t n);
 
 #endif

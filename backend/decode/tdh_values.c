@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* tdh_values.c: owns the integer types the TDH decoder (tdh_meta.c) reads without its general
-   path, and the numbers it writes into array fields, two digits a step. */
+   path, the numbers it writes into array fields, and the texts of its binary values (hex bytes,
+   socket addresses, SIDs). */
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "kevent_mof.h"
+#include "le_bytes.h"
 #include "tdh_types.h"
 
 const struct tdh_int_type tdh_int_types[IN_SIZET + 1] = {
@@ -17,52 +21,133 @@ const struct tdh_int_type tdh_int_types[IN_SIZET + 1] = {
         [IN_POINTER] = {9, KEV_FIELD_HEX, 0},   [IN_SIZET] = {9, KEV_FIELD_UINT, 0},
 };
 
-size_t tdh_put_number(char *out, const struct kevent_field *f)
+size_t tdh_put_number(char *out, uint64_t v, unsigned kind)
 {
         static const char digits2[201] = "00010203040506070809101112131415161718192021222324"
                                          "25262728293031323334353637383940414243444546474849"
                                          "50515253545556575859606162636465666768697071727374"
                                          "75767778798081828384858687888990919293949596979899";
-        /* the digits end at tmp + 24 and 24 bytes are copied from where they begin: out has
-           room for 24 (int_array's buf), tmp for the copy's tail */
-        char tmp[48];
-        char *end = tmp + 24, *p = end;
-        uint64_t v = f->u;
-        bool is_negative = f->kind == KEV_FIELD_INT && (int64_t)v < 0;
+        char *p = out;
+        size_t n;
 
-        if (is_negative)
-                v = (uint64_t)0 - v;
-        if (f->kind == KEV_FIELD_HEX) {
-                static const char hex2[513] =
-                        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-                        "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-                        "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-                        "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-                        "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-                        "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-                        "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-                        "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-                while (v >= 16) {
-                        p -= 2;
-                        memcpy(p, hex2 + 2 * (v & 0xff), 2);
-                        v >>= 8;
+        if (v < 10000 && kind != KEV_FIELD_HEX) {
+                /* most array elements (offsets, counts): up to four digits */
+                unsigned hi = (unsigned)v / 100, lo = (unsigned)v % 100;
+                if (v < 10) {
+                        out[0] = (char)('0' + v);
+                        return 1;
                 }
-                if (p == end || v)
-                        *--p = "0123456789abcdef"[v];
-                *--p = 'x';
-                *--p = '0';
-        } else {
-                while (v >= 10) {
-                        p -= 2;
-                        memcpy(p, digits2 + 2 * (v % 100), 2);
-                        v /= 100;
+                if (v < 100) {
+                        memcpy(out, digits2 + 2 * v, 2);
+                        return 2;
                 }
-                if (p == end || v)
-                        *--p = (char)('0' + v);
-                if (is_negative)
-                        *--p = '-';
+                if (hi < 10) {
+                        out[0] = (char)('0' + hi);
+                        memcpy(out + 1, digits2 + 2 * lo, 2);
+                        return 3;
+                }
+                memcpy(out, digits2 + 2 * hi, 2);
+                memcpy(out + 2, digits2 + 2 * lo, 2);
+                return 4;
         }
-        memcpy(out, p, 24);
-        return (size_t)(end - p);
+        if (kind == KEV_FIELD_HEX) {
+                /* "0x" and the hex digits, lowercase, at least one */
+                n = ((size_t)(64 - __builtin_clzll(v | 1)) + 3) / 4;
+                *p++ = '0';
+                *p++ = 'x';
+                for (char *q = p + n; q > p; v >>= 4)
+                        *--q = "0123456789abcdef"[v & 15];
+                return n + 2;
+        }
+        if (kind == KEV_FIELD_INT && (int64_t)v < 0) {
+                *p++ = '-';
+                v = (uint64_t)0 - v;
+        }
+        /* the digits' count (log10 from the bit length, Bit Twiddling Hacks), then the digits
+           from the last, two a step */
+        static const uint64_t pow10[20] = {1ull,
+                                           10ull,
+                                           100ull,
+                                           1000ull,
+                                           10000ull,
+                                           100000ull,
+                                           1000000ull,
+                                           10000000ull,
+                                           100000000ull,
+                                           1000000000ull,
+                                           10000000000ull,
+                                           100000000000ull,
+                                           1000000000000ull,
+                                           10000000000000ull,
+                                           100000000000000ull,
+                                           1000000000000000ull,
+                                           10000000000000000ull,
+                                           100000000000000000ull,
+                                           1000000000000000000ull,
+                                           10000000000000000000ull};
+        unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233u >> 12;
+        n = t - (v < pow10[t]) + 1;
+        char *q = p + n;
+        while (v >= 100) {
+                q -= 2;
+                memcpy(q, digits2 + 2 * (v % 100), 2);
+                v /= 100;
+        }
+        if (v >= 10)
+                memcpy(q - 2, digits2 + 2 * v, 2);
+        else
+                q[-1] = (char)('0' + v);
+        return (size_t)(p - out) + n;
+}
+
+const char *tdh_hex_bytes(struct kdecoder *d, const uint8_t *q, size_t n)
+{
+        char buf[2 * 64 + 8];
+        size_t o = 0, shown = n < 64 ? n : 64;
+
+        o += (size_t)snprintf(buf, sizeof(buf), "0x");
+        for (size_t i = 0; i < shown; i++)
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%02X", q[i]);
+        if (shown < n)
+                snprintf(buf + o, sizeof(buf) - o, "...");
+        return kdecoder_arena_copy(d, buf);
+}
+
+/* A SOCKADDR_IN or SOCKADDR_IN6 as TraceEvent shows it: "a.b.c.d:port", "[v6]:port". */
+const char *tdh_sockaddr_text(struct kdecoder *d, const uint8_t *q, size_t n)
+{
+        char buf[80];
+        uint16_t family = n >= 2 ? le_get16(q) : 0;
+        unsigned port = n >= 4 ? (unsigned)(q[2] << 8 | q[3]) : 0;
+
+        if (family == 2 && n >= 8) {
+                snprintf(buf, sizeof(buf), "%u.%u.%u.%u:%u", q[4], q[5], q[6], q[7], port);
+                return kdecoder_arena_copy(d, buf);
+        }
+        if (family == 23 && n >= 24) {
+                size_t o = 1;
+
+                buf[0] = '[';
+                o += kevent_format_ipv6(buf + 1, sizeof(buf) - 1, q + 8);
+                snprintf(buf + o, sizeof(buf) - o, "]:%u", port);
+                return kdecoder_arena_copy(d, buf);
+        }
+        return tdh_hex_bytes(d, q, n);
+}
+
+const char *tdh_sid_text(struct kdecoder *d, const uint8_t *q, size_t n)
+{
+        char buf[200];
+        size_t o;
+
+        if (n < 8 || q[0] != 1 || n < 8 + 4u * q[1])
+                return tdh_hex_bytes(d, q, n);
+        uint64_t auth = 0;
+        for (int i = 2; i < 8; i++)
+                auth = auth << 8 | q[i];
+        o = (size_t)snprintf(buf, sizeof(buf), "S-1-%llu", (unsigned long long)auth);
+        for (unsigned i = 0; i < q[1] && o < sizeof(buf); i++)
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "-%u",
+                                      (unsigned)le_get32(q + 8 + 4 * i));
+        return kdecoder_arena_copy(d, buf);
 }

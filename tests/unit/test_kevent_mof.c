@@ -8,11 +8,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kdecoder.h"
 #include "kevent.h"
+#include "kevent_mof.h"
 #include "etw/ntwmi.h"
 
 #define NONE 0xFFFFFFFFu
@@ -249,6 +251,61 @@ static void test_short_payload(void **state)
 }
 
 /* TcpIp RecvIPV6 (TcpIp_TypeGroup3): addresses, ports in network order, the process */
+/* kevent_format_ipv6 as printf would write each group ("%x"), RFC 5952's "::" for the longest
+   run of two or more zero groups: addresses of every zero pattern, random groups. */
+static void test_format_ipv6(void **state)
+{
+        (void)state;
+        uint64_t r = 88172645463325252ull;
+
+        for (unsigned pattern = 0; pattern < 256 * 8; pattern++) {
+                uint8_t a[16];
+                for (int g = 0; g < 8; g++) {
+                        r ^= r << 13;
+                        r ^= r >> 7;
+                        r ^= r << 17;
+                        unsigned v = (unsigned)r &
+                                     (pattern >> 8 == 0  ? 0xffffu
+                                      : pattern >> 8 < 4 ? 0xfffu >> (4 * (pattern >> 8) - 4)
+                                                         : 0x1ffu);
+                        if (pattern & (1u << g))
+                                v = 0;
+                        a[2 * g] = (uint8_t)(v >> 8);
+                        a[2 * g + 1] = (uint8_t)v;
+                }
+                /* the reference: the run, then each group by snprintf */
+                int best = -1, best_len = 0;
+                for (int i = 0; i < 8;) {
+                        int j = i;
+                        while (j < 8 && a[2 * j] == 0 && a[2 * j + 1] == 0)
+                                j++;
+                        if (j - i > best_len && j - i >= 2) {
+                                best = i;
+                                best_len = j - i;
+                        }
+                        i = j > i ? j : i + 1;
+                }
+                char want[64];
+                size_t o = 0;
+                for (int i = 0; i < 8; i++) {
+                        if (i == best) {
+                                o += (size_t)snprintf(want + o, sizeof(want) - o, "::");
+                                i += best_len - 1;
+                                continue;
+                        }
+                        if (o && want[o - 1] != ':')
+                                want[o++] = ':';
+                        o += (size_t)snprintf(want + o, sizeof(want) - o, "%x",
+                                              (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
+                }
+                want[o] = 0;
+                char got[64];
+                size_t n = kevent_format_ipv6(got, sizeof(got), a);
+                assert_string_equal(got, want);
+                assert_int_equal(n, strlen(want));
+        }
+}
+
 static void test_tcp_recv_ipv6(void **state)
 {
         static const uint8_t daddr[16] = {0x20, 0x01, 0x48, 0x98, 0,    0xe0, 0,    0x81,
@@ -761,6 +818,7 @@ int main(void)
                 cmocka_unit_test(test_disk_io_32bit_and_v2),
                 cmocka_unit_test(test_short_payload),
                 cmocka_unit_test(test_tcp_recv_ipv6),
+                cmocka_unit_test(test_format_ipv6),
                 cmocka_unit_test(test_told_apart_by_provider_and_version),
                 cmocka_unit_test(test_services_strings),
                 cmocka_unit_test(test_cpu_fixed_strings),

@@ -17,6 +17,7 @@
 #include "kdecoder.h"
 #include "kevent.h"
 #include "tdh_meta.h"
+#include "tdh_types.h"
 
 static const GUID prov = {0x11223344, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
 
@@ -217,6 +218,126 @@ static void test_described_event_decoded(void **state)
         kdecoder_free(d);
 }
 
+/* Maps are found by provider and name among many (the registry's index grows past its first
+   size), the newest of a name wins, and a map of another provider with the same name is not
+   taken. */
+static void test_many_maps(void **state)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb info, map, ev = {.n = 0};
+        static const char *const old_kinds[] = {"OldSmall", "OldLarge"};
+        static const char *const kinds[] = {"Small", "Large"};
+        static const char *const other[] = {"Other0", "Other1"};
+        static const uint32_t kind_values[] = {0, 1};
+        static const GUID prov2 = {0x99887766, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
+        (void)state;
+
+        assert_non_null(d);
+        build_info(&info, demo_props, 6);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        build_map(&map, "KindMap", 1, old_kinds, kind_values, 2);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+        for (int i = 0; i < 200; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "Map%d", i);
+                build_map(&map, name, 1, other, kind_values, 2);
+                assert_int_equal(
+                        decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                        0);
+        }
+        build_map(&map, "KindMap", 1, kinds, kind_values, 2);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+        /* FlagMap of another provider only */
+        build_map(&map, "FlagMap", 1, other, kind_values, 2);
+        memcpy(map.b, &prov2, 16);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 33, 0, true, map.b, map.n),
+                         0);
+
+        put32(&ev, 0, 0); /* Count */
+        ev.n = 4;
+        add_str(&ev, "p");
+        put32(&ev, ev.n, 1);     /* Kind: Large, by the newest KindMap */
+        put32(&ev, ev.n + 4, 1); /* Flags: no map of this provider, a number */
+        memset(ev.b + ev.n + 8, 0, 8);
+        ev.n += 16;
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_int_equal(cap.type, KEV_FIELDS);
+        assert_string_equal(cap.text, "Count=0;Ports=[];Path=p;Kind=Large;Flags=1;Size=0x0;");
+        kdecoder_free(d);
+}
+
+/* An event described again (a later EventInfo of the same provider, Id and version) is decoded by
+   the new description from then on, also right after an event decoded by the old one. */
+static void test_description_replaced(void **state)
+{
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb info, ev = {.n = 0};
+        static const struct prop_def one[] = {{"A", 0, 8, 0, 1, 0, NULL}};
+        static const struct prop_def two[] = {{"B", 0, 6, 0, 1, 0, NULL},
+                                              {"C", 0, 6, 0, 1, 0, NULL}};
+        (void)state;
+
+        assert_non_null(d);
+        build_info(&info, one, 1);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        put32(&ev, 0, 0x00020001);
+        ev.n = 4;
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "A=131073;");
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "A=131073;");
+
+        build_info(&info, two, 2);
+        assert_int_equal(decode(d, &KernelTraceControlMetaDataGuid, 0, 32, 0, true, info.b, info.n),
+                         0);
+        assert_int_equal(decode(d, &prov, 7, 1, 1, false, ev.b, ev.n), 0);
+        assert_string_equal(cap.text, "B=1;C=2;");
+        kdecoder_free(d);
+}
+
+/* tdh_put_number writes what printf writes: decimal, negative, hex with 0x, at every length. */
+static void test_put_number(void **state)
+{
+        (void)state;
+        uint64_t v = 0;
+
+        for (int i = 0; i < 4000; i++) {
+                /* 0..200, then every power of ten and of two and their neighbours, then random */
+                if (i < 200)
+                        v = (uint64_t)i;
+                else if (i < 260)
+                        v = ((uint64_t)1 << ((i - 200) % 64)) + (i % 3 == 0 ? 1 : 0) -
+                            (i % 3 == 1 ? 1 : 0);
+                else if (i < 320) {
+                        uint64_t t = 1;
+                        for (int k = 0; k < (i - 260) / 3; k++)
+                                t *= 10;
+                        v = t - 1 + (uint64_t)((i - 260) % 3);
+                } else
+                        v = v * 6364136223846793005ull + 1442695040888963407ull;
+                enum kevent_field_kind kinds[] = {KEV_FIELD_UINT, KEV_FIELD_INT, KEV_FIELD_HEX};
+                for (int k = 0; k < 3; k++) {
+                        uint64_t u = v >> (i % 64 > 40 ? i % 64 : 0);
+                        char got[48], want[48];
+                        memset(got, 0, sizeof(got));
+                        size_t n = tdh_put_number(got, u, kinds[k]);
+                        if (k == 0)
+                                snprintf(want, sizeof(want), "%llu", (unsigned long long)u);
+                        else if (k == 1)
+                                snprintf(want, sizeof(want), "%lld", (long long)u);
+                        else
+                                snprintf(want, sizeof(want), "0x%llx", (unsigned long long)u);
+                        assert_int_equal(n, strlen(want));
+                        got[n] = 0;
+                        assert_string_equal(got, want);
+                }
+        }
+}
+
 /* Microsoft-Windows-DotNETRuntime's GCStart described by the trace with a map the trace does not
    carry (GCReasonMap): the CLR manifest's text; a map the trace carries wins */
 static void test_clr_map_not_carried(void **state)
@@ -371,6 +492,9 @@ int main(void)
                 cmocka_unit_test(test_described_event_decoded),
                 cmocka_unit_test(test_damaged_descriptions),
                 cmocka_unit_test(test_clr_map_not_carried),
+                cmocka_unit_test(test_many_maps),
+                cmocka_unit_test(test_description_replaced),
+                cmocka_unit_test(test_put_number),
                 cmocka_unit_test(test_manifest_data),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz/xpress_ref.h"
 #include "xpress.h"
 
 /* Fill out[0..len) with pattern repeated, as an overlapping LZ77 match would. */
@@ -364,6 +365,240 @@ static void test_output_overflow(void **state)
         expect_error(huge, sizeof(huge), 1 << 20, -ENOSPC, 5, 1);
 }
 
+/* ---- generated streams against the reference decoder (tests/fuzz/xpress_ref.h) ---- */
+
+/* A stream writer: flag groups, literals and matches with every length form and the shared
+   length nibble, as an MS-XCA compressor lays them out. */
+struct xw {
+        uint8_t *buf;
+        size_t n, cap;
+        size_t flag_pos;   /* where the open group's flag word goes */
+        unsigned nr_flags; /* elements in the open group */
+        bool is_open;
+        uint32_t flags;
+        size_t half_pos; /* a length byte whose high nibble is free */
+        bool is_half_pending;
+        size_t out_len; /* what the stream decodes to so far */
+};
+
+static void xw_put(struct xw *w, uint8_t b)
+{
+        if (w->n == w->cap) {
+                w->cap = w->cap ? 2 * w->cap : 4096;
+                w->buf = realloc(w->buf, w->cap);
+                assert_non_null(w->buf);
+        }
+        w->buf[w->n++] = b;
+}
+
+/* Writes the open group's flag word, if a group is open. */
+static void xw_close_group(struct xw *w)
+{
+        if (!w->is_open)
+                return;
+        w->is_open = false;
+        for (unsigned i = 0; i < 4; i++)
+                w->buf[w->flag_pos + i] = (uint8_t)(w->flags >> (8 * i));
+}
+
+/* Opens a group (its flag word reserved before the element's bytes) when none is open. */
+static void xw_open_group(struct xw *w)
+{
+        if (w->is_open)
+                return;
+        w->is_open = true;
+        w->flag_pos = w->n;
+        for (int i = 0; i < 4; i++)
+                xw_put(w, 0);
+        w->nr_flags = 0;
+        w->flags = 0;
+}
+
+static void xw_literal(struct xw *w, uint8_t b)
+{
+        xw_open_group(w);
+        xw_put(w, b);
+        if (++w->nr_flags == 32)
+                xw_close_group(w);
+        w->out_len++;
+}
+
+/* A match of len (>= 3) bytes dist (>= 1) back; dist past the output makes a corrupt stream. */
+static void xw_match(struct xw *w, size_t dist, uint64_t len)
+{
+        xw_open_group(w);
+        w->flags |= 1u << (31 - w->nr_flags);
+        uint64_t l = len - 3;
+        uint16_t token = (uint16_t)((dist - 1) << 3 | (l < 7 ? l : 7));
+        xw_put(w, (uint8_t)token);
+        xw_put(w, (uint8_t)(token >> 8));
+        if (l >= 7) {
+                uint64_t l2 = l - 7;
+                unsigned nibble = l2 < 15 ? (unsigned)l2 : 15;
+                if (w->is_half_pending) {
+                        w->buf[w->half_pos] |= (uint8_t)(nibble << 4);
+                        w->is_half_pending = false;
+                } else {
+                        w->half_pos = w->n;
+                        xw_put(w, (uint8_t)nibble);
+                        w->is_half_pending = true;
+                }
+                if (l2 >= 15) {
+                        uint64_t l3 = l2 - 15;
+                        if (l3 < 255) {
+                                xw_put(w, (uint8_t)l3);
+                        } else {
+                                xw_put(w, 255);
+                                if (l < 65536) {
+                                        xw_put(w, (uint8_t)l);
+                                        xw_put(w, (uint8_t)(l >> 8));
+                                } else {
+                                        xw_put(w, 0);
+                                        xw_put(w, 0);
+                                        for (int i = 0; i < 4; i++)
+                                                xw_put(w, (uint8_t)(l >> (8 * i)));
+                                }
+                        }
+                }
+        }
+        if (++w->nr_flags == 32)
+                xw_close_group(w);
+        w->out_len += (size_t)len;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+/* xpress_decompress() and the reference on the same input: the same result, length, error
+   offset and bytes. out has a canary past out_cap that must stay untouched. */
+static void expect_as_reference(const uint8_t *in, size_t in_len, size_t out_cap)
+{
+        uint8_t *out = malloc(out_cap + 64);
+        uint8_t *want = malloc(out_cap + 1);
+        size_t out_len = (size_t)-1, want_len = (size_t)-1, want_at = (size_t)-1;
+        struct xpress_error err = {(size_t)-1, NULL};
+
+        assert_non_null(out);
+        assert_non_null(want);
+        memset(out + out_cap, 0xA5, 64);
+        int want_rc = xpress_ref_decompress(in, in_len, want, out_cap, &want_len, &want_at);
+        int rc = xpress_decompress(in, in_len, out, out_cap, &out_len, &err);
+        if (rc != want_rc || out_len != want_len)
+                print_error("in_len %zu out_cap %zu: rc %d (want %d), out_len %zu (want %zu)\n",
+                            in_len, out_cap, rc, want_rc, out_len, want_len);
+        assert_int_equal(rc, want_rc);
+        assert_int_equal(out_len, want_len);
+        if (rc)
+                assert_int_equal(err.in_offset, want_at);
+        assert_memory_equal(out, want, want_len);
+        for (size_t i = 0; i < 64; i++)
+                assert_int_equal(out[out_cap + i], 0xA5);
+        free(out);
+        free(want);
+}
+
+/* A match length as streams have them: mostly short, some in every escape form. */
+static uint64_t pick_len(uint64_t *s)
+{
+        uint64_t r = rng_next(s) % 100;
+
+        if (r < 55)
+                return 3 + rng_next(s) % 7; /* in the token */
+        if (r < 75)
+                return 10 + rng_next(s) % 15; /* the nibble */
+        if (r < 88)
+                return 25 + rng_next(s) % 40; /* the byte, around the fast copy's 48 */
+        if (r < 97)
+                return 65 + rng_next(s) % 400; /* the byte and u16 forms */
+        if (r < 99)
+                return 277 + rng_next(s) % 5000;
+        return 65539 + rng_next(s) % 3; /* the u32 form */
+}
+
+/* Streams of literals, short, long and overlapping matches (distances 1 to 20 often), decoded
+   into exactly their size, less, more, and from truncated input: the fast loops give what the
+   byte-at-a-time reference gives, including where a stream fails. */
+static void test_generated_streams(void **state)
+{
+        (void)state;
+        uint64_t s = 0x9e3779b97f4a7c15ull;
+
+        for (int round = 0; round < 400; round++) {
+                struct xw w = {0};
+                size_t target = 1 + rng_next(&s) % (round < 300 ? 70000 : 600);
+                unsigned lit_pct = (unsigned)(rng_next(&s) % 90);
+                bool is_corrupt = round % 17 == 5;
+
+                while (w.out_len < target) {
+                        if (w.out_len == 0 || rng_next(&s) % 100 < lit_pct) {
+                                xw_literal(&w, (uint8_t)(rng_next(&s) % 7 + 'a'));
+                                continue;
+                        }
+                        size_t max_dist = w.out_len < 8192 ? w.out_len : 8192;
+                        size_t dist = rng_next(&s) % 3
+                                              ? 1 + rng_next(&s) % (max_dist < 20 ? max_dist : 20)
+                                              : 1 + rng_next(&s) % max_dist;
+                        if (is_corrupt && rng_next(&s) % 200 == 0)
+                                dist = w.out_len + 1 + rng_next(&s) % 8;
+                        if (dist > 8192)
+                                dist = 8192;
+                        xw_match(&w, dist, pick_len(&s));
+                }
+                xw_close_group(&w);
+                size_t total = w.out_len;
+                expect_as_reference(w.buf, w.n, total);
+                expect_as_reference(w.buf, w.n, total + 1 + rng_next(&s) % 100);
+                expect_as_reference(w.buf, w.n, rng_next(&s) % (total + 1));
+                expect_as_reference(w.buf, rng_next(&s) % (w.n + 1), total);
+                free(w.buf);
+        }
+}
+
+/* Every overlapping distance (1 to 24) with lengths 3 to 130, once far from the output's end
+   and once ending exactly at out_cap, after a run of distinct bytes. */
+static void test_overlap_sweep(void **state)
+{
+        (void)state;
+        for (size_t dist = 1; dist <= 24; dist++) {
+                for (uint64_t len = 3; len <= 130; len++) {
+                        struct xw w = {0};
+                        for (int i = 0; i < 40; i++)
+                                xw_literal(&w, (uint8_t)('A' + i));
+                        xw_match(&w, dist, len);
+                        size_t end = w.out_len;
+                        for (int i = 0; i < 300; i++)
+                                xw_literal(&w, (uint8_t)i);
+                        xw_close_group(&w);
+                        expect_as_reference(w.buf, w.n, w.out_len);
+                        expect_as_reference(w.buf, w.n, end);
+                        free(w.buf);
+                }
+        }
+}
+
+/* Random bytes, as the fuzz target feeds them. */
+static void test_random_bytes(void **state)
+{
+        (void)state;
+        uint64_t s = 12345;
+        uint8_t in[4096];
+
+        for (int round = 0; round < 3000; round++) {
+                size_t n = rng_next(&s) % sizeof(in);
+                for (size_t i = 0; i < n; i++)
+                        in[i] = (uint8_t)rng_next(&s);
+                /* a first group of literals, so that matches have output to reach back to */
+                if (n >= 4 && round % 2)
+                        in[0] = in[1] = in[2] = in[3] = 0;
+                expect_as_reference(in, n, 1 + rng_next(&s) % 70000);
+        }
+}
+
 /* ---- real .etl data ---- */
 
 /* ETL-FORMAT.md 1.2/1.5, WMI_BUFFER_HEADER: the fields this test needs. */
@@ -500,6 +735,9 @@ int main(void)
                 cmocka_unit_test(test_truncated_length),
                 cmocka_unit_test(test_wide_length_too_small),
                 cmocka_unit_test(test_output_overflow),
+                cmocka_unit_test(test_generated_streams),
+                cmocka_unit_test(test_overlap_sweep),
+                cmocka_unit_test(test_random_bytes),
                 cmocka_unit_test(test_etl_sample),
         };
 
