@@ -333,18 +333,13 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                        (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
         if (ev->has_stack && !is_late)
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
+        /* the record is assembled where the writer keeps it (no copy through emit); its size
+           is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
+           counters, the payload */
+        uint8_t *out;
+        bool is_direct;
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
-                note_kaddr(c, s.ip);
-                if (is_kernel_addr(s.ip))
-                        note_kernel_frame(c, s.ip);
-                memset(p, 0, 16);
-                st64(p, s.ip);
-                st32(p + 8, s.tid);
-                st16(p + 12, 1); /* Count */
-                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, ts, pmc,
-                                              nr_pmc, p, 16);
-                break;
         case PERF_CONV_PMC_SAMPLE:
                 note_kaddr(c, s.ip);
                 if (is_kernel_addr(s.ip))
@@ -352,9 +347,13 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 memset(p, 0, 16);
                 st64(p, s.ip);
                 st32(p + 8, s.tid);
-                st16(p + 12, ev->profile_source);
-                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, pmc,
-                                              nr_pmc, p, 16);
+                st16(p + 12, ev->kind == PERF_CONV_PROFILE ? 1 : ev->profile_source); /* Count */
+                out = conv_rec_begin(c, cpu, 16 + 8 * nr_pmc + 16, &is_direct);
+                rsize = etl_record_perfinfo64(out,
+                                              ev->kind == PERF_CONV_PROFILE
+                                                      ? PERFINFO_LOG_TYPE_SAMPLED_PROFILE
+                                                      : PERFINFO_LOG_TYPE_PMC_INTERRUPT,
+                                              2, ts, pmc, nr_pmc, p, 16);
                 break;
         case PERF_CONV_CSWITCH: {
                 if (!s.raw)
@@ -362,9 +361,10 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 uint32_t new_tid, old_tid;
                 bool is_ended;
                 uint32_t n = build_cswitch_tp(c, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
-                rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
-                                              p, n);
-                rc = conv_emit(c, cpu, rsize);
+                out = conv_rec_begin(c, cpu, 16 + 8 * nr_pmc + n, &is_direct);
+                rsize = etl_record_perfinfo64(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, p,
+                                              n);
+                rc = conv_rec_end(c, cpu, out, rsize, is_direct);
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
@@ -385,15 +385,18 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                                 c->cstate[cpu] = (uint8_t)(state > 255 ? 255 : state);
                 }
                 return 0;
-        case PERF_CONV_READY_THREAD:
+        case PERF_CONV_READY_THREAD: {
                 if (!s.raw)
                         return -EBADMSG;
-                rsize = conv_record_system64_pmc(c->rec, WMI_LOG_TYPE_READY_THREAD, 2, s.tid, s.pid,
-                                                 ts, pmc, nr_pmc, p, build_ready_thread(c, ev, &s));
+                uint32_t n = build_ready_thread(c, ev, &s);
+                out = conv_rec_begin(c, cpu, 32 + 8 * nr_pmc + n, &is_direct);
+                rsize = conv_record_system64_pmc(out, WMI_LOG_TYPE_READY_THREAD, 2, s.tid, s.pid,
+                                                 ts, pmc, nr_pmc, p, n);
                 break;
+        }
         default: return 0;
         }
-        rc = conv_emit(c, cpu, rsize);
+        rc = conv_rec_end(c, cpu, out, rsize, is_direct);
         if (rc == 0 && is_late && !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc))
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         if (rc == 0 && ev->has_stack && nr_frames)

@@ -170,23 +170,48 @@ static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_ev
                         note_kernel_frame(c, s->ip);
                 }
         }
-        for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
-                uint64_t a = le_get64(s->callchain + 8 * i);
-                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+        /* the loop runs for every frame of every stack: the kernel range in locals (a store to
+           frames could alias c's fields); the chain's first frames that repeat the ip, dropped
+           before it */
+        uint64_t lo = c->kframe_lo, hi = c->kframe_hi;
+        const uint8_t *chain = s->callchain;
+        uint64_t nr = s->nr_callchain, i = 0;
+        for (; is_ip_first && i < nr; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
+                if (a < (uint64_t)PERF_CONTEXT_MAX) {
+                        if (a != s->ip)
+                                break;
+                        continue;
+                }
+                is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                if (is_user && is_dwarf)
+                        i = nr; /* the walk gives the user part */
+        }
+        for (; i < nr; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
+                if (__builtin_expect(a >= (uint64_t)PERF_CONTEXT_MAX, 0)) {
                         is_user = a == (uint64_t)PERF_CONTEXT_USER;
                         if (is_user && is_dwarf)
                                 break; /* the walk gives the user part */
                         continue;      /* a context marker */
                 }
-                if (n == 1 && is_ip_first && a == s->ip)
-                        continue;
+                if (n == CONV_MAX_FRAMES)
+                        break;
                 frames[n++] = a;
                 if (is_kernel_addr(a)) {
-                        note_kaddr(c, a);
-                        if (!is_user)
-                                note_kernel_frame(c, a);
+                        uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
+                        if (__builtin_expect(*seen != a, 0)) {
+                                *seen = a;
+                                conv_note_kaddr_slow(c, a);
+                        }
+                        if (!is_user) {
+                                lo = a < lo ? a : lo;
+                                hi = a > hi ? a : hi;
+                        }
                 }
         }
+        c->kframe_lo = lo;
+        c->kframe_hi = hi;
         if (is_dwarf && n < CONV_MAX_FRAMES)
                 n = unwind_user(c, s, &regs, &w, frames, n);
         return n;
