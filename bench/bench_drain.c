@@ -244,8 +244,11 @@ int main(int argc, char **argv)
         uint32_t run = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 1;
         if (!nr_cpus || nr_cpus > 256 || !nr_per || !run)
                 return 2;
+        /* switches: rings four times the records' size (about 640 bytes a round), which the
+           drain reads in place as it reads a live session's that keeps up (a ring over a
+           quarter full goes to the stage first) */
         size_t data_size = 4096;
-        while (data_size < (size_t)nr_per * (is_switches ? 1024 : BENCH_RECORD_SIZE))
+        while (data_size < (size_t)nr_per * (is_switches ? 4096 : BENCH_RECORD_SIZE))
                 data_size *= 2;
 
         struct bench_ring *rings = xcalloc(nr_cpus, sizeof(*rings));
@@ -271,8 +274,8 @@ int main(int argc, char **argv)
         for (uint32_t c = 0; is_switches && c < nr_cpus; c++) {
                 for (uint32_t i = 0; i < nr_per; i++)
                         sw_round(&rings[c], i, base + (uint64_t)i * 5000 + c * 7, c);
-                /* a round's records (a switch-out skipped by the gather counts as drained) */
-                nr_records += (uint64_t)nr_per * 4 + nr_per / 4;
+                /* a round's records but its switch-out, which the gather passes over */
+                nr_records += (uint64_t)nr_per * 3 + nr_per / 4;
         }
         /* CPU c's i-th record: in blocks of RUN records, the blocks of the CPUs in turn */
         for (uint32_t i = 0; !is_switches && i < nr_per; i++) {

@@ -232,6 +232,10 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
         return c.is_bad ? -EBADMSG : 0;
 }
 
+#define TRAILER_BITS                                                                               \
+        (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
+         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
@@ -245,6 +249,18 @@ int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type
         sid->pid = sid->tid = CONV_NONE;
         if (size < 8 + n)
                 return -EBADMSG;
+        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS) {
+                /* a live session's: tid, time, cpu, identifier (one of every record) */
+                const uint8_t *t = rec + size - 32;
+                uint64_t v = le_get64(t);
+                sid->pid = (uint32_t)v;
+                sid->tid = (uint32_t)(v >> 32);
+                sid->time = le_get64(t + 8);
+                sid->cpu = le_get32(t + 16);
+                sid->id = le_get64(t + 24);
+                sid->has_time = sid->has_cpu = true;
+                return 0;
+        }
 
         const uint8_t *p = rec + size - n;
         uint64_t v;

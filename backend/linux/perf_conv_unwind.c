@@ -232,8 +232,15 @@ static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint3
         st64(p, ts);
         st32(p + 8, pid);
         st32(p + 12, tid);
-        uint32_t size =
-                etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p, 16 + 8 * nr);
+        /* etl_record_perfinfo64's header (no counters, the payload in place), written here:
+           this runs for every stack */
+        uint32_t size = 16 + 16 + 8 * nr;
+        st16(rec, 2);
+        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        rec[3] = 0xC0;
+        st16(rec + 4, (uint16_t)size);
+        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
+        st64(rec + 8, ts);
         c->st.nr_events++;
         if (!is_direct)
                 return c->ops.emit(c->ctx, cpu, rec, size);
