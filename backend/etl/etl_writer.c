@@ -321,13 +321,13 @@ static void *flusher_main(void *arg)
                 if (f->count < FLUSH_BATCH && !f->want_sync && !f->is_stop && !f->is_hurried) {
                         /* a batch: what else comes in a moment is written with it */
                         struct timespec until;
-                        clock_gettime(CLOCK_REALTIME, &until);
+                        clock_gettime(CLOCK_MONOTONIC, &until);
                         until.tv_nsec += FLUSH_GATHER_NS;
                         if (until.tv_nsec >= 1000000000l) {
                                 until.tv_sec++;
                                 until.tv_nsec -= 1000000000l;
                         }
-                        pthread_cond_timedwait(&f->work, &f->lock, &until);
+                        pthread_cond_clockwait(&f->work, &f->lock, CLOCK_MONOTONIC, &until);
                 }
                 f->is_busy = true;
                 uint8_t *bufs[FLUSH_BATCH];
