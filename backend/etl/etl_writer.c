@@ -3,6 +3,7 @@
 #include "le_bytes.h"
 #include "util/utf.h"
 #include "etl_writer.h"
+#include "etl_flush.h"
 #include "log_file.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "etw/ntwmi.h"
@@ -72,11 +74,18 @@ struct etl_writer {
    an fdatasync. A full queue loses the buffer (BuffersLost), as ETW's logger does when its
    buffers run out. */
 #define ASYNC_MIN_BYTES ((uint32_t)16 << 20) /* the flusher's queue holds at least this much */
+/* The flusher writes what is queued in batches of consecutive buffers, one pwritev and one
+   update of the header's counts a batch: woken by the first buffer queued, it waits up to
+   FLUSH_GATHER_NS for more (FLUSH_BATCH of them wake it at once), so that a busy session's
+   64 KiB buffers do not cost a wake-up, a file-system check and two writes each. */
+#define FLUSH_BATCH     16u
+#define FLUSH_GATHER_NS 20000000l
 struct flusher {
         pthread_t thread;
         pthread_mutex_t lock;
         pthread_cond_t work, idle;
         bool is_stop, is_busy, want_sync;
+        bool is_hurried;      /* flusher_wait waits: no gathering until the queue is empty */
         uint8_t **bufs;       /* cap queued buffers, in order from head */
         uint64_t *indexes;    /* each one's buffer index in the file */
         uint64_t *timestamps; /* each one's latest record */
@@ -192,6 +201,19 @@ static uint32_t timestamp_offset(uint8_t header_type)
                        : 16;
 }
 
+/* Zeroes the padding of a record of size bytes at r up to aligned (its size rounded up to 8;
+   size >= 8): the last 8 bytes rewritten with the record's bytes kept, no call to memset (this
+   runs for every record). */
+static inline void pad_record(uint8_t *r, uint32_t size, uint32_t aligned)
+{
+        if (aligned == size)
+                return;
+        uint64_t last;
+        memcpy(&last, r + aligned - 8, 8);
+        last &= ~0ull >> (64 - 8 * (size & 7u)); /* the record's (size & 7) bytes, little-endian */
+        memcpy(r + aligned - 8, &last, 8);
+}
+
 int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
 {
         *out = NULL;
@@ -257,24 +279,6 @@ nomem:
         return -ENOMEM;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n, off_t off)
-{
-        while (n) {
-                ssize_t k = pwrite(fd, p, n, off);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                n -= (size_t)k;
-                off += k;
-        }
-        return 0;
-}
-
 /* Rewrites, in place, the file header's EndTime and BuffersWritten (and the fields between:
    one small write) from what has reached the file: a file cut short by kill -9 says how many
    buffers it holds to a reader that trusts BuffersWritten, and when its last event was. Windows
@@ -290,7 +294,7 @@ static int header_counts_write(struct etl_writer *w, uint64_t last_timestamp, ui
         memcpy(f, w->header + at, sizeof(f));
         le_put64(f, (uint64_t)filetime_of(w, last_timestamp));
         le_put32(f + (0x24 - 0x10), (uint32_t)nr_buffers);
-        return write_all(w->fd, f, sizeof(f), at);
+        return etl_write_all(w->fd, f, sizeof(f), at);
 }
 
 static void file_header_sync(struct etl_writer *w)
@@ -314,16 +318,31 @@ static void *flusher_main(void *arg)
                         pthread_cond_broadcast(&f->idle);
                         break; /* stopped, and nothing is left */
                 }
+                if (f->count < FLUSH_BATCH && !f->want_sync && !f->is_stop && !f->is_hurried) {
+                        /* a batch: what else comes in a moment is written with it */
+                        struct timespec until;
+                        clock_gettime(CLOCK_MONOTONIC, &until);
+                        until.tv_nsec += FLUSH_GATHER_NS;
+                        if (until.tv_nsec >= 1000000000l) {
+                                until.tv_sec++;
+                                until.tv_nsec -= 1000000000l;
+                        }
+                        pthread_cond_clockwait(&f->work, &f->lock, CLOCK_MONOTONIC, &until);
+                }
                 f->is_busy = true;
-                uint8_t *buf = NULL;
-                uint64_t index = 0, ts = 0;
+                uint8_t *bufs[FLUSH_BATCH];
+                uint64_t ts[FLUSH_BATCH] = {0}, first = 0;
+                uint32_t k = 0;
                 bool is_sync = false;
                 if (f->count) {
-                        buf = f->bufs[f->head];
-                        index = f->indexes[f->head];
-                        ts = f->timestamps[f->head];
-                        f->head = (f->head + 1) % f->cap;
-                        f->count--;
+                        /* the queue's buffers are consecutive in the file */
+                        first = f->indexes[f->head];
+                        while (f->count && k < FLUSH_BATCH && f->indexes[f->head] == first + k) {
+                                bufs[k] = f->bufs[f->head];
+                                ts[k++] = f->timestamps[f->head];
+                                f->head = (f->head + 1) % f->cap;
+                                f->count--;
+                        }
                 } else {
                         is_sync = true;
                         f->want_sync = false;
@@ -331,20 +350,18 @@ static void *flusher_main(void *arg)
                 int error = f->error || f->full;
                 pthread_mutex_unlock(&f->lock);
                 int rc = 0, full = 0;
-                uint64_t avail = 0;
-                if (!error && buf)
-                        full = log_file_room(w->fd, (index + 1) * w->buffer_size, w->buffer_size,
-                                             w->cfg.max_file_bytes, &avail);
-                if (!error && buf && !full) {
-                        rc = write_all(w->fd, buf, w->buffer_size, (off_t)(index * w->buffer_size));
-                        /* the header's counts: what reached the file, in order */
-                        if (rc == 0)
-                                rc = header_counts_write(
-                                        w, ts > f->last_timestamp ? ts : f->last_timestamp,
-                                        index + 1);
-                } else if (!error && is_sync && fdatasync(w->fd) < 0 && errno != EINVAL) {
+                uint64_t avail = 0, last = f->last_timestamp;
+                uint32_t done = 0;
+                if (!error && k)
+                        rc = etl_flush_batch(w->fd, bufs, k, w->buffer_size, first,
+                                             w->cfg.max_file_bytes, &done, &full, &avail);
+                else if (!error && is_sync && fdatasync(w->fd) < 0 && errno != EINVAL)
                         rc = -errno;
-                }
+                for (uint32_t i = 0; i < done; i++)
+                        last = ts[i] > last ? ts[i] : last;
+                /* the header's counts: what reached the file, in order */
+                if (rc == 0 && done)
+                        rc = header_counts_write(w, last, first + done);
                 pthread_mutex_lock(&f->lock);
                 if (rc < 0 && !f->error)
                         f->error = -rc;
@@ -352,22 +369,24 @@ static void *flusher_main(void *arg)
                         f->full = full;
                         f->avail_bytes = avail;
                 }
-                if (buf && !rc && !error && !full) {
-                        f->nr_written = index + 1;
-                        if (ts > f->last_timestamp)
-                                f->last_timestamp = ts;
-                        f->nr_bytes += w->buffer_size;
+                if (done) {
+                        f->nr_written = first + done;
+                        if (last > f->last_timestamp)
+                                f->last_timestamp = last;
+                        f->nr_bytes += (uint64_t)done * w->buffer_size;
                 }
-                if (buf) {
+                for (uint32_t i = 0; i < k; i++) {
                         f->nr_done++;
                         if (f->nr_spare < f->cap)
-                                f->spare[f->nr_spare++] = buf;
+                                f->spare[f->nr_spare++] = bufs[i];
                         else
-                                free(buf);
+                                free(bufs[i]);
                 }
                 f->is_busy = false;
-                if (!f->count && !f->want_sync)
+                if (!f->count && !f->want_sync) {
+                        f->is_hurried = false;
                         pthread_cond_broadcast(&f->idle);
+                }
         }
         pthread_mutex_unlock(&f->lock);
         return NULL;
@@ -381,6 +400,10 @@ static void flusher_wait(struct etl_writer *w)
         if (!f)
                 return;
         pthread_mutex_lock(&f->lock);
+        if (f->count || f->want_sync || f->is_busy) {
+                f->is_hurried = true; /* a batch being gathered is written now */
+                pthread_cond_signal(&f->work);
+        }
         while (f->count || f->want_sync || f->is_busy)
                 pthread_cond_wait(&f->idle, &f->lock);
         if (f->error && !w->stats.write_error)
@@ -433,7 +456,9 @@ static bool flusher_queue(struct etl_writer *w, uint32_t cpu, bool is_taken)
         f->timestamps[slot] = cb->last_timestamp;
         f->count++;
         f->nr_queued++;
-        pthread_cond_signal(&f->work);
+        /* the first buffer starts a batch, a whole one is written at once */
+        if (f->count == 1 || f->count >= FLUSH_BATCH)
+                pthread_cond_signal(&f->work);
         pthread_mutex_unlock(&f->lock);
         return true;
 }
@@ -521,7 +546,7 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
         rc = log_file_room(r.fd, w->buffer_size, w->buffer_size, 0, &avail) ? -ENOSPC : 0;
         if (rc < 0)
                 log_file_full_text(err->msg, sizeof(err->msg), LOG_FILE_FULL_DISK, path, 0, avail);
-        else if ((rc = write_all(r.fd, w->header, w->buffer_size, 0)) < 0)
+        else if ((rc = etl_write_all(r.fd, w->header, w->buffer_size, 0)) < 0)
                 etl_error_set(err, 0, "writing %s: %s", path, strerror(-rc));
         if (rc < 0) {
                 log_file_unreserve(&r); /* the name, when it is still the file made here */
@@ -600,8 +625,8 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                                                    w->buffer_size, w->cfg.max_file_bytes,
                                                    &w->stats.fs_avail_bytes);
                 rc = w->stats.full ? 0
-                                   : write_all(w->fd, cb->data, w->buffer_size,
-                                               (off_t)(w->nr_file_buffers * w->buffer_size));
+                                   : etl_write_all(w->fd, cb->data, w->buffer_size,
+                                                   (off_t)(w->nr_file_buffers * w->buffer_size));
                 if (w->stats.full) {
                         /* the file is at its limit: it keeps what it holds */
                 } else if (rc < 0) {
@@ -659,7 +684,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
                 header_buffer_finish(w, w->nr_file_buffers ? (uint32_t)w->nr_file_buffers : 1, 0, 0,
                                      0);
                 if (w->fd >= 0 && !w->stats.write_error) {
-                        int rc = write_all(w->fd, w->header, w->buffer_size, 0);
+                        int rc = etl_write_all(w->fd, w->header, w->buffer_size, 0);
                         if (rc < 0)
                                 w->stats.write_error = -rc;
                         file_header_sync(w); /* the in-memory header's EndTime is 0 */
@@ -673,7 +698,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         if (cb->filled + aligned > w->buffer_size)
                 rc = complete_buffer(w, cpu);
         memcpy(cb->data + cb->filled, record, size);
-        memset(cb->data + cb->filled + size, 0, aligned - size);
+        pad_record(cb->data + cb->filled, size, aligned);
         cb->filled += aligned;
         /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
         const uint8_t *r = record;
@@ -701,8 +726,8 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
                 return;
         struct cpu_buffer *cb = &w->cpus[cpu];
         uint32_t aligned = (size + 7u) & ~7u;
-        const uint8_t *r = cb->data + cb->filled;
-        memset(cb->data + cb->filled + size, 0, aligned - size);
+        uint8_t *r = cb->data + cb->filled;
+        pad_record(r, size, aligned);
         cb->filled += aligned;
         cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
         w->stats.nr_events++;
@@ -743,7 +768,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         int64_t last = filetime_of(w, w->file_last_timestamp);
         header_buffer_finish(w, (uint32_t)w->nr_file_buffers,
                              end_filetime > last ? end_filetime : last, events_lost, buffers_lost);
-        int hrc = write_all(w->fd, w->header, w->buffer_size, 0);
+        int hrc = etl_write_all(w->fd, w->header, w->buffer_size, 0);
         if (hrc < 0 && !rc)
                 rc = hrc;
         if (!w->cfg.is_scratch && fsync(w->fd) < 0 && !rc && errno != EINVAL)
@@ -847,10 +872,11 @@ static int save_ring_to(struct etl_writer *w, int fd, const char *name, uint32_t
                 free(header);
                 return -ENAMETOOLONG;
         }
-        int rc = write_all(fd, header, w->buffer_size, 0);
+        int rc = etl_write_all(fd, header, w->buffer_size, 0);
         for (uint32_t i = 0; i < keep && rc == 0; i++) {
                 uint32_t slot = (first + i) % w->ring_slots;
-                rc = write_all(fd, w->ring[slot], w->buffer_size, (off_t)(i + 1) * w->buffer_size);
+                rc = etl_write_all(fd, w->ring[slot], w->buffer_size,
+                                   (off_t)(i + 1) * w->buffer_size);
         }
         free(header);
         if (rc == 0 && ftruncate(fd, (off_t)(1 + keep) * w->buffer_size) < 0)

@@ -322,6 +322,44 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
                             uint64_t ts, int *rc);
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 
+/* Where a record of exactly size bytes for writer CPU cpu is assembled: the sink's room
+   (*is_direct: no copy through emit), else c->rec. conv_rec_end hands it on; no other record of
+   that CPU may be begun in between. */
+static inline uint8_t *conv_rec_begin(struct perf_conv *c, uint32_t cpu, uint32_t size,
+                                      bool *is_direct)
+{
+        uint8_t *rec = c->has_sink ? c->sink.reserve(c->ctx, cpu, size) : NULL;
+        *is_direct = rec != NULL;
+        return rec ? rec : c->rec;
+}
+
+/* etl_record_perfinfo64's header at dst (its size: that of a payload of payload_size bytes) and
+   the nr_pmc (at most 7) counters after it; where the payload goes. */
+static inline uint8_t *conv_perfinfo_head(uint8_t *dst, uint16_t hook, uint8_t version, uint64_t ts,
+                                          const uint64_t *pmc, uint32_t nr_pmc,
+                                          uint32_t payload_size)
+{
+        st16(dst, (uint16_t)(version | nr_pmc << 8));
+        dst[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        dst[3] = 0xC0;
+        st16(dst + 4, (uint16_t)(16 + 8 * nr_pmc + payload_size));
+        st16(dst + 6, hook);
+        st64(dst + 8, ts);
+        for (uint32_t i = 0; i < nr_pmc; i++)
+                st64(dst + 16 + 8 * i, pmc[i]);
+        return dst + 16 + 8 * nr_pmc;
+}
+
+static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, uint32_t size,
+                               bool is_direct)
+{
+        c->st.nr_events++;
+        if (!is_direct)
+                return c->ops.emit(c->ctx, cpu, rec, size);
+        c->sink.commit(c->ctx, cpu, size);
+        return 0;
+}
+
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)
 {
         /* kernel stacks repeat: most addresses are found here, without probing kaddrs */

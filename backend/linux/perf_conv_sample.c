@@ -74,6 +74,73 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
         s->nr_values = nr < 8 ? (uint32_t)nr : 8;
 }
 
+/* The sample types of a live session's timer samples and tracepoints (frame-pointer stacks): a
+   parse without a cursor, each length checked once. */
+#define FAST_SAMPLE_TYPES                                                                          \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+         PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+
+static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct perf_sample *s)
+{
+        const uint8_t *p = rec + 8;
+        uint32_t left = size - 8;
+        uint32_t fixed = 8 * (!!(st & PERF_SAMPLE_IDENTIFIER) + !!(st & PERF_SAMPLE_IP) +
+                              !!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+                              !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_PERIOD));
+        if (left < fixed)
+                return -EBADMSG;
+        left -= fixed;
+        if (st & PERF_SAMPLE_IDENTIFIER) {
+                s->id = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_IP) {
+                s->ip = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_TID) {
+                uint64_t v = le_get64(p);
+                s->pid = (uint32_t)v;
+                s->tid = (uint32_t)(v >> 32);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_TIME) {
+                s->time = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_CPU) {
+                s->cpu = le_get32(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_PERIOD) {
+                s->period = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_CALLCHAIN) {
+                if (left < 8)
+                        return -EBADMSG;
+                uint64_t nr = le_get64(p);
+                p += 8;
+                left -= 8;
+                if (nr > left / 8)
+                        return -EBADMSG;
+                s->nr_callchain = nr;
+                s->callchain = p;
+                p += 8 * nr;
+                left -= 8 * (uint32_t)nr;
+        }
+        if (st & PERF_SAMPLE_RAW) {
+                if (left < 4)
+                        return -EBADMSG;
+                uint32_t n = le_get32(p);
+                if (n > left - 4)
+                        return -EBADMSG;
+                s->raw_size = n;
+                s->raw = p + 4;
+        }
+        return 0;
+}
+
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
                       uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
 {
@@ -84,6 +151,8 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
         s->callchain = s->raw = s->branches = s->regs = s->stack = NULL;
         if (size < sizeof(struct perf_event_header))
                 return -EBADMSG;
+        if (!(sample_type & ~FAST_SAMPLE_TYPES))
+                return parse_fast(rec, size, sample_type, s);
 
         struct cursor c = {rec + 8, size - 8, false};
         uint64_t v;
@@ -163,6 +232,10 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
         return c.is_bad ? -EBADMSG : 0;
 }
 
+#define TRAILER_BITS                                                                               \
+        (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
+         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
@@ -176,6 +249,18 @@ int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type
         sid->pid = sid->tid = CONV_NONE;
         if (size < 8 + n)
                 return -EBADMSG;
+        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS) {
+                /* a live session's: tid, time, cpu, identifier (one of every record) */
+                const uint8_t *t = rec + size - 32;
+                uint64_t v = le_get64(t);
+                sid->pid = (uint32_t)v;
+                sid->tid = (uint32_t)(v >> 32);
+                sid->time = le_get64(t + 8);
+                sid->cpu = le_get32(t + 16);
+                sid->id = le_get64(t + 24);
+                sid->has_time = sid->has_cpu = true;
+                return 0;
+        }
 
         const uint8_t *p = rec + size - n;
         uint64_t v;

@@ -88,17 +88,21 @@ static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
         return t->f;
 }
 
+/* perf_tp_field_get's value of field f (fallback when it has none), without its call: this runs
+   five times a context switch. */
 static inline int64_t tp_get(const struct perf_tp_field *f, const struct perf_sample *s,
                              int64_t fallback)
 {
-        int64_t v;
-        if (f && f->size == 4 && (uint32_t)f->offset + 4 <= s->raw_size) {
-                uint32_t u = le_get32(s->raw + f->offset);
-                return f->is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+        if (!f || (uint32_t)f->offset + f->size > s->raw_size)
+                return fallback;
+        const uint8_t *p = s->raw + f->offset;
+        switch (f->size) {
+        case 4: return f->is_signed ? (int64_t)(int32_t)le_get32(p) : (int64_t)le_get32(p);
+        case 8: return (int64_t)le_get64(p);
+        case 1: return f->is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
+        case 2: return f->is_signed ? (int64_t)(int16_t)le_get16(p) : (int64_t)le_get16(p);
+        default: return fallback;
         }
-        if (perf_tp_field_get(f, s->raw, s->raw_size, &v))
-                return v;
-        return fallback;
 }
 
 /* Since when tid has waited: from now on (switched out, or readied). */
@@ -144,12 +148,11 @@ static uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
 }
 
 /* The switch at ts on cpu from old_tid to new_tid, as WMI_CONTEXTSWAP v4 (ETL-FORMAT.md 3.5),
-   into c->payload; keeps the per-thread wait times and the CPU's current thread. */
-static uint32_t conv_build_cswitch(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t new_tid,
-                                   uint32_t old_tid, int64_t new_prio, int64_t old_prio,
-                                   struct perf_thread_state old_state)
+   into p; keeps the per-thread wait times and the CPU's current thread. */
+static uint32_t conv_build_cswitch(struct perf_conv *c, uint8_t *p, uint32_t cpu, uint64_t ts,
+                                   uint32_t new_tid, uint32_t old_tid, int64_t new_prio,
+                                   int64_t old_prio, struct perf_thread_state old_state)
 {
-        uint8_t *p = c->payload;
 
         memset(p, 0, 24);
         st32(p, new_tid);
@@ -227,7 +230,7 @@ static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_
 
 /* CSwitch from sched_switch's raw fields; the threads switched in *new_tid and out *old_tid,
    whether the old one ended *is_ended. */
-static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
+static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct perf_conv_event *ev,
                                  const struct perf_sample *s, uint32_t cpu, uint64_t ts,
                                  uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
 {
@@ -253,15 +256,14 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, const struct perf_conv_eve
         *new_tid = (uint32_t)next_pid;
         *old_tid = (uint32_t)prev_pid;
         *is_ended = st.state == KSTATE_TERMINATED;
-        return conv_build_cswitch(c, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
+        return conv_build_cswitch(c, p, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
                                   prev_prio, st);
 }
 
 /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
-static uint32_t build_ready_thread(struct perf_conv *c, const struct perf_conv_event *ev,
-                                   const struct perf_sample *s)
+static uint32_t build_ready_thread(struct perf_conv *c, uint8_t *p,
+                                   const struct perf_conv_event *ev, const struct perf_sample *s)
 {
-        uint8_t *p = c->payload;
         const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
         int64_t pid = tp_get(f[TPF_PID], s, 0);
         int64_t flags = tp_get(f[TPF_COMMON_FLAGS], s, 0);
@@ -333,38 +335,39 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                        (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
         if (ev->has_stack && !is_late)
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
+        /* the record is assembled where the writer keeps it (no copy through emit); its size
+           is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
+           counters, the payload */
+        uint8_t *out;
+        bool is_direct;
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
-                note_kaddr(c, s.ip);
-                if (is_kernel_addr(s.ip))
-                        note_kernel_frame(c, s.ip);
-                memset(p, 0, 16);
-                st64(p, s.ip);
-                st32(p + 8, s.tid);
-                st16(p + 12, 1); /* Count */
-                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, ts, pmc,
-                                              nr_pmc, p, 16);
-                break;
         case PERF_CONV_PMC_SAMPLE:
                 note_kaddr(c, s.ip);
                 if (is_kernel_addr(s.ip))
                         note_kernel_frame(c, s.ip);
+                rsize = 16 + 8 * nr_pmc + 16;
+                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                p = conv_perfinfo_head(out,
+                                       ev->kind == PERF_CONV_PROFILE
+                                               ? PERFINFO_LOG_TYPE_SAMPLED_PROFILE
+                                               : PERFINFO_LOG_TYPE_PMC_INTERRUPT,
+                                       2, ts, pmc, nr_pmc, 16);
                 memset(p, 0, 16);
                 st64(p, s.ip);
                 st32(p + 8, s.tid);
-                st16(p + 12, ev->profile_source);
-                rsize = etl_record_perfinfo64(c->rec, PERFINFO_LOG_TYPE_PMC_INTERRUPT, 2, ts, pmc,
-                                              nr_pmc, p, 16);
+                st16(p + 12, ev->kind == PERF_CONV_PROFILE ? 1 : ev->profile_source); /* Count */
                 break;
         case PERF_CONV_CSWITCH: {
                 if (!s.raw)
                         return -EBADMSG;
                 uint32_t new_tid, old_tid;
                 bool is_ended;
-                uint32_t n = build_cswitch_tp(c, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
-                rsize = etl_record_perfinfo64(c->rec, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc,
-                                              p, n);
-                rc = conv_emit(c, cpu, rsize);
+                rsize = 16 + 8 * nr_pmc + 24;
+                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                p = conv_perfinfo_head(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, 24);
+                build_cswitch_tp(c, p, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
+                rc = conv_rec_end(c, cpu, out, rsize, is_direct);
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
@@ -385,15 +388,29 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                                 c->cstate[cpu] = (uint8_t)(state > 255 ? 255 : state);
                 }
                 return 0;
-        case PERF_CONV_READY_THREAD:
+        case PERF_CONV_READY_THREAD: {
                 if (!s.raw)
                         return -EBADMSG;
-                rsize = conv_record_system64_pmc(c->rec, WMI_LOG_TYPE_READY_THREAD, 2, s.tid, s.pid,
-                                                 ts, pmc, nr_pmc, p, build_ready_thread(c, ev, &s));
+                /* conv_record_system64_pmc's record, its payload built in place */
+                rsize = 32 + 8 * nr_pmc + 8;
+                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                st16(out, (uint16_t)(2 | nr_pmc << 8));
+                out[2] = TRACE_HEADER_TYPE_SYSTEM64;
+                out[3] = 0xC0;
+                st16(out + 4, (uint16_t)rsize);
+                st16(out + 6, WMI_LOG_TYPE_READY_THREAD);
+                st32(out + 8, s.tid);
+                st32(out + 12, s.pid);
+                st64(out + 16, ts);
+                st64(out + 24, 0);
+                for (uint32_t i = 0; i < nr_pmc; i++)
+                        st64(out + 32 + 8 * i, pmc[i]);
+                build_ready_thread(c, out + 32 + 8 * nr_pmc, ev, &s);
                 break;
+        }
         default: return 0;
         }
-        rc = conv_emit(c, cpu, rsize);
+        rc = conv_rec_end(c, cpu, out, rsize, is_direct);
         if (rc == 0 && is_late && !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc))
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         if (rc == 0 && ev->has_stack && nr_frames)
@@ -519,7 +536,8 @@ int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
         int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
         uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
-        uint32_t n = conv_build_cswitch(c, cpu, ts, new_tid, old_tid, new_prio, old_prio, st);
+        uint32_t n = conv_build_cswitch(c, c->payload, cpu, ts, new_tid, old_tid, new_prio,
+                                        old_prio, st);
         c->st.nr_cswitch_repaired++;
         if (c->has_switch_plan && sid.time >= c->switch_plan_from)
                 conv_stacks_set(c, c->is_switch_plan_on);

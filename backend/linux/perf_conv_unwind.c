@@ -170,23 +170,48 @@ static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_ev
                         note_kernel_frame(c, s->ip);
                 }
         }
-        for (uint64_t i = 0; i < s->nr_callchain && n < CONV_MAX_FRAMES; i++) {
-                uint64_t a = le_get64(s->callchain + 8 * i);
-                if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+        /* the loop runs for every frame of every stack: the kernel range in locals (a store to
+           frames could alias c's fields); the chain's first frames that repeat the ip, dropped
+           before it */
+        uint64_t lo = c->kframe_lo, hi = c->kframe_hi;
+        const uint8_t *chain = s->callchain;
+        uint64_t nr = s->nr_callchain, i = 0;
+        for (; is_ip_first && i < nr; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
+                if (a < (uint64_t)PERF_CONTEXT_MAX) {
+                        if (a != s->ip)
+                                break;
+                        continue;
+                }
+                is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                if (is_user && is_dwarf)
+                        i = nr; /* the walk gives the user part */
+        }
+        for (; i < nr; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
+                if (__builtin_expect(a >= (uint64_t)PERF_CONTEXT_MAX, 0)) {
                         is_user = a == (uint64_t)PERF_CONTEXT_USER;
                         if (is_user && is_dwarf)
                                 break; /* the walk gives the user part */
                         continue;      /* a context marker */
                 }
-                if (n == 1 && is_ip_first && a == s->ip)
-                        continue;
+                if (n == CONV_MAX_FRAMES)
+                        break;
                 frames[n++] = a;
                 if (is_kernel_addr(a)) {
-                        note_kaddr(c, a);
-                        if (!is_user)
-                                note_kernel_frame(c, a);
+                        uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
+                        if (__builtin_expect(*seen != a, 0)) {
+                                *seen = a;
+                                conv_note_kaddr_slow(c, a);
+                        }
+                        if (!is_user) {
+                                lo = a < lo ? a : lo;
+                                hi = a > hi ? a : hi;
+                        }
                 }
         }
+        c->kframe_lo = lo;
+        c->kframe_hi = hi;
         if (is_dwarf && n < CONV_MAX_FRAMES)
                 n = unwind_user(c, s, &regs, &w, frames, n);
         return n;
@@ -207,8 +232,15 @@ static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint3
         st64(p, ts);
         st32(p + 8, pid);
         st32(p + 12, tid);
-        uint32_t size =
-                etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, ts, NULL, 0, p, 16 + 8 * nr);
+        /* etl_record_perfinfo64's header (no counters, the payload in place), written here:
+           this runs for every stack */
+        uint32_t size = 16 + 16 + 8 * nr;
+        st16(rec, 2);
+        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        rec[3] = 0xC0;
+        st16(rec + 4, (uint16_t)size);
+        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
+        st64(rec + 8, ts);
         c->st.nr_events++;
         if (!is_direct)
                 return c->ops.emit(c->ctx, cpu, rec, size);

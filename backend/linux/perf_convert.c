@@ -269,11 +269,17 @@ uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec,
                                   uint32_t ring_cpu, uint32_t *cpu,
                                   const struct perf_conv_event **evp)
 {
-        const struct perf_event_header *h = (const void *)rec;
         struct perf_conv *mc = (struct perf_conv *)c; /* the lookup hook takes no const */
-        const struct perf_conv_event *ev = conv_record_event(mc, rec, size);
+        *evp = conv_record_event(mc, rec, size);
+        return perf_conv_record_time_of(c, *evp, rec, size, ring_cpu, cpu);
+}
 
-        *evp = ev;
+uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const uint8_t *rec, uint32_t size, uint32_t ring_cpu,
+                                  uint32_t *cpu)
+{
+        const struct perf_event_header *h = (const void *)rec;
+
         *cpu = ring_cpu;
         if (size < 16)
                 return 0;

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <linux/perf_event.h>
 
@@ -324,6 +325,24 @@ uint64_t perf_conv_record_time(const struct perf_conv *c, const uint8_t *rec, ui
 uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
                                   uint32_t ring_cpu, uint32_t *cpu,
                                   const struct perf_conv_event **ev);
+/* The same for a record whose event (ops.event_of of its identifier: the u64 after the header
+   of a sample, the last one of any other record) the caller has looked up: ev. */
+uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const uint8_t *rec, uint32_t size, uint32_t ring_cpu,
+                                  uint32_t *cpu);
+/* The identifier of a record (0 when it is too short to have one). */
+static inline uint64_t perf_conv_record_id(const uint8_t *rec, uint32_t size)
+{
+        if (size < 16)
+                return 0;
+        uint64_t id;
+        memcpy(&id,
+               ((const struct perf_event_header *)(const void *)rec)->type == PERF_RECORD_SAMPLE
+                       ? rec + 8
+                       : rec + size - 8,
+               8);
+        return id;
+}
 
 /* Converts one perf record (header included) read from ring_cpu's ring, and emits its ETW
    records. Returns 0, or -EBADMSG (counted and skipped) or the emit hook's -errno.

@@ -415,9 +415,12 @@ static struct live_item *item_next(struct live_ring *r, uint32_t n)
 static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_t *rec,
                        uint32_t size, uint64_t at, bool is_staged, uint64_t horizon)
 {
-        const struct perf_conv_event *ev;
+        /* the event looked up here (hook_event_of's lookup without the converter's hooks) */
+        struct live_event *le =
+                size >= 16 ? live_event_by_id(ls, perf_conv_record_id(rec, size)) : NULL;
+        const struct perf_conv_event *ev = le ? &le->spec.conv : NULL;
         uint32_t cpu;
-        uint64_t ts = perf_conv_record_time_ev(ls->conv, rec, size, r->cpu, &cpu, &ev);
+        uint64_t ts = perf_conv_record_time_of(ls->conv, ev, rec, size, r->cpu, &cpu);
         if (ts > horizon)
                 return false;
         /* a sample with a user stack copy is KiBs of bytes the kernel just wrote: its fields
@@ -497,7 +500,12 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
                 }
                 const uint8_t *rec = r->data + (rpos & mask);
                 bool is_wrapped = (rpos & mask) + h->size > r->data_size;
-                if (!is_wrapped && perf_conv_skips(ls->conv, rec, h->size)) {
+                /* (perf_conv_skips passes over a switch-out record only: the others are not
+                   asked, a call a record fewer) */
+                bool is_switch_out =
+                        (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
+                        (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE);
+                if (is_switch_out && !is_wrapped && perf_conv_skips(ls->conv, rec, h->size)) {
                         r->nr_skipped_tail++;
                         rpos += h->size;
                         continue;

@@ -16,6 +16,7 @@
 
 #include "etl_reader.h"
 #include "etl_writer.h"
+#include "etl_flush.h"
 #include "log_file.h"
 #include "etw/ntwmi.h"
 
@@ -797,6 +798,55 @@ static void test_max_file_size(void **state)
         }
 }
 
+/* The flusher's batch: one pwritev of consecutive buffers at their place in the file, as many
+   as the maximum size and the file system leave room for (the first that does not fit names
+   why, as log_file_room does). */
+static void test_flush_batch(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "batch.etl");
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
+        static uint8_t mem[5][4096];
+        uint8_t *bufs[5];
+        for (int i = 0; i < 5; i++) {
+                memset(mem[i], 'a' + i, sizeof(mem[i]));
+                bufs[i] = mem[i];
+        }
+        uint32_t done = 9;
+        int full = -1;
+        uint64_t avail = 0;
+        /* buffers 1..5 of a file of at most 4 buffers (and a few bytes): 1, 2 and 3 fit */
+        assert_int_equal(
+                etl_flush_batch(fd, bufs, 5, 4096, 1, 4 * 4096 + 100, &done, &full, &avail), 0);
+        assert_int_equal(done, 3);
+        assert_int_equal(full, LOG_FILE_FULL_SIZE);
+        struct stat st;
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 4 * 4096);
+        /* no maximum: all five, from buffer 4 on */
+        assert_int_equal(etl_flush_batch(fd, bufs, 5, 4096, 4, 0, &done, &full, &avail), 0);
+        assert_int_equal(done, 5);
+        assert_int_equal(full, LOG_FILE_ROOM);
+        /* the file's buffers 1..3 are a, b, c, 4..8 a to e; 0 was never written */
+        uint8_t *b;
+        size_t nb;
+        read_file(path, &b, &nb);
+        assert_int_equal(nb, 9 * 4096);
+        const char want[] = "\0abcabcde";
+        for (int i = 0; i < 9; i++) {
+                assert_int_equal(b[i * 4096], (uint8_t)want[i]);
+                assert_int_equal(b[i * 4096 + 4095], (uint8_t)want[i]);
+        }
+        free(b);
+        /* a maximum already reached: nothing */
+        assert_int_equal(etl_flush_batch(fd, bufs, 2, 4096, 9, 9 * 4096, &done, &full, &avail), 0);
+        assert_int_equal(done, 0);
+        assert_int_equal(full, LOG_FILE_FULL_SIZE);
+        close(fd);
+}
+
 /* A ring written through a descriptor (a circular file's STOP): to that file only, whatever its
    name says meanwhile, cut to what it holds. */
 static void test_ring_save_fd(void **state)
@@ -892,6 +942,7 @@ int main(void)
                 cmocka_unit_test(test_max_file_size),
                 cmocka_unit_test(test_ring_save_fd),
                 cmocka_unit_test(test_remove_file),
+                cmocka_unit_test(test_flush_batch),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

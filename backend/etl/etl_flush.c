@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_flush.c: the writer's writes to its file: whole writes, and a flusher's batch of buffers
+   in one system call rather than one a buffer. */
+#include "etl_flush.h"
+#include "log_file.h"
+
+#include <errno.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off)
+{
+        while (n) {
+                ssize_t k = pwrite(fd, p, n, off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= (size_t)k;
+                off += k;
+        }
+        return 0;
+}
+
+#define BATCH_MAX 64u
+
+int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uint64_t first,
+                    uint64_t max_bytes, uint32_t *done, int *full, uint64_t *avail)
+{
+        /* the buffers that fit: those below max_bytes, and those the file system's space holds
+           (log_file_room asked for each in turn says the same) */
+        uint64_t n = log_file_space(fd, avail) / size;
+        uint64_t by_size = !max_bytes                 ? UINT64_MAX
+                           : max_bytes / size > first ? max_bytes / size - first
+                                                      : 0;
+        *full = LOG_FILE_ROOM;
+        if (by_size <= n && by_size < k)
+                *full = LOG_FILE_FULL_SIZE;
+        else if (n < k)
+                *full = LOG_FILE_FULL_DISK;
+        n = n < by_size ? n : by_size;
+        n = n < k ? n : k;
+        n = n < BATCH_MAX ? n : BATCH_MAX;
+        *done = 0;
+        struct iovec iov[BATCH_MAX];
+        for (uint32_t i = 0; i < n; i++)
+                iov[i] = (struct iovec){bufs[i], size};
+        off_t off = (off_t)(first * size);
+        for (uint32_t i = 0; i < n;) {
+                ssize_t w = pwritev(fd, iov + i, (int)(n - i), off);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                off += w;
+                for (; w > 0 && (size_t)w >= iov[i].iov_len; i++)
+                        w -= (ssize_t)iov[i].iov_len;
+                if (w > 0) {
+                        iov[i].iov_base = (uint8_t *)iov[i].iov_base + w;
+                        iov[i].iov_len -= (size_t)w;
+                }
+        }
+        *done = (uint32_t)n;
+        return 0;
+}
