@@ -54,8 +54,10 @@ int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uin
                 ssize_t w = pwritev(fd, iov + i, (int)(n - i), off);
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w <= 0)
+                if (w <= 0) {
+                        *done = i; /* the whole buffers before it are in the file */
                         return w < 0 ? -errno : -EIO;
+                }
                 off += w;
                 for (; w > 0 && (size_t)w >= iov[i].iov_len; i++)
                         w -= (ssize_t)iov[i].iov_len;

@@ -359,9 +359,9 @@ static void *flusher_main(void *arg)
                         rc = -errno;
                 for (uint32_t i = 0; i < done; i++)
                         last = ts[i] > last ? ts[i] : last;
-                /* the header's counts: what reached the file, in order */
-                if (rc == 0 && done)
-                        rc = header_counts_write(w, last, first + done);
+                /* the header's counts: what reached the file (a failed batch's too) */
+                int rc_hdr = done ? header_counts_write(w, last, first + done) : 0;
+                rc = rc < 0 ? rc : rc_hdr;
                 pthread_mutex_lock(&f->lock);
                 if (rc < 0 && !f->error)
                         f->error = -rc;
