@@ -5,6 +5,7 @@
 
 #include "build_id_scan.h"
 #include "debuglink.h"
+#include "elf_lines.h"
 #include "elf_scopes.h"
 
 #include "symbols/sym_table.h"
@@ -41,6 +42,7 @@ struct elf_module {
         uint32_t build_id_size;
         bool is_guessed;           /* segments guessed: a debug file without its image */
         struct elf_scopes *scopes; /* owned: made on the first source line asked for */
+        struct elf_lines *lines;   /* owned: made on the first line asked for */
         char file[PATH_MAX];
 };
 
@@ -427,6 +429,7 @@ void elf_module_free(struct elf_module *m)
                 dwfl_end(m->dwfl);
         free(m->debuginfo_path);
         elf_scopes_free(m->scopes);
+        elf_lines_free(m->lines);
         sym_table_free(m->table);
         free(m);
 }
@@ -535,10 +538,21 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
         if (!m || !m->mod)
                 return false;
         /* the line table alone: what elf_module_srcline's innermost frame says, without the
-           scopes (no compilation unit: no line table either) */
+           scopes (no compilation unit: no line table either); read by elf_lines.c, where it
+           reads the unit, else by libdwfl */
+        Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        if (!cu)
+                return false;
+        if (!m->lines)
+                m->lines = elf_lines_new();
         int nr = 0;
-        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, (Dwarf_Addr)(vaddr + (uint64_t)m->bias));
-        const char *f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
+        const char *f = NULL;
+        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr);
+        if (got < 0) {
+                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+                f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
+        }
         if (!f || nr <= 0)
                 return false;
         *file = f;
