@@ -83,8 +83,8 @@ static void probe(struct sym_store *s, uint64_t addr)
         uint32_t nr = sym_srcline(s, loc, fr, MAX_FRAMES);
         if (nr > MAX_FRAMES)
                 abort();
-        if (has_line && (!nr || fr[0].line != line ||
-                         strcmp(sym_name(s, fr[0].file), sym_name(s, file)) != 0))
+        if (has_line &&
+            (!nr || fr[0].line != line || strcmp(sym_name(s, fr[0].file), sym_name(s, file)) != 0))
                 abort();
         for (uint32_t i = 0; i < nr; i++) {
                 touch(sym_name(s, fr[i].function));
