@@ -77,17 +77,90 @@ static void rank_files(struct sym_store *store, struct line_acc *acc, uint32_t n
         free(f);
 }
 
+struct module_weight {
+        uint32_t module;
+        uint32_t rank; /* its place among the modules as first met */
+        uint64_t self; /* its places' samples */
+};
+
+static int weight_by_self(const void *a, const void *b)
+{
+        const struct module_weight *x = a, *y = b;
+        if (x->self != y->self)
+                return x->self > y->self ? -1 : 1;
+        return x->module < y->module ? -1 : x->module > y->module;
+}
+
+static int u64_desc(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x > y ? -1 : x < y;
+}
+
+/* The places reordered by module, the module with the most samples first (each module's in
+   their order), into places; the modules in that order into *mods (their count returned). */
+static uint32_t group_by_module(const struct entry **places, uint32_t n,
+                                struct module_weight **mods)
+{
+        uint32_t cap = 64;
+        while (cap < 2 * (n + 1))
+                cap *= 2;
+        uint32_t *slot = xcalloc(cap, sizeof(*slot)); /* module weight + 1, 0 free */
+        uint32_t *of = xcalloc(n + 1, sizeof(*of));   /* place -> its module's weight */
+        struct module_weight *w = xcalloc(n + 1, sizeof(*w));
+        uint32_t nr = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                uint32_t m = places[i]->module, j = (uint32_t)hash_mix64(m) & (cap - 1);
+                while (slot[j] && w[slot[j] - 1].module != m)
+                        j = (j + 1) & (cap - 1);
+                if (!slot[j]) {
+                        w[nr] = (struct module_weight){m, nr, 0};
+                        slot[j] = ++nr;
+                }
+                of[i] = slot[j] - 1;
+                w[of[i]].self += places[i]->self;
+        }
+        free(slot);
+        /* rank stays each weight's first place while they are sorted */
+        qsort(w, nr, sizeof(*w), weight_by_self);
+        uint32_t *start = xcalloc(nr + 1, sizeof(*start)), *rank = xcalloc(nr + 1, sizeof(*rank));
+        for (uint32_t r = 0; r < nr; r++)
+                rank[w[r].rank] = r;
+        for (uint32_t i = 0; i < n; i++)
+                start[rank[of[i]] + 1]++;
+        for (uint32_t r = 0; r < nr; r++)
+                start[r + 1] += start[r];
+        const struct entry **sorted = xcalloc(n + 1, sizeof(*sorted));
+        for (uint32_t i = 0; i < n; i++)
+                sorted[start[rank[of[i]]]++] = places[i];
+        memcpy(places, sorted, n * sizeof(*places));
+        free(sorted);
+        free(start);
+        free(rank);
+        free(of);
+        *mods = w;
+        return nr;
+}
+
+/* Whether the max-th of the n rows so far has more samples than limit (then no line of less
+   can be one of the max). */
+static bool rows_outweigh(const struct line_acc *acc, uint32_t n, uint32_t max, uint64_t limit)
+{
+        if (!max || n < max)
+                return false;
+        uint64_t *c = xcalloc(n, sizeof(*c));
+        for (uint32_t i = 0; i < n; i++)
+                c[i] = acc[i].r.self;
+        qsort(c, n, sizeof(*c), u64_desc);
+        bool is_over = c[max - 1] > limit;
+        free(c);
+        return is_over;
+}
+
 uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
                        const struct hot_line_row **rows)
 {
         hot_settle_samples(h);
-        uint32_t cap = 64;
-        while (cap < 2 * (h->nr + 1))
-                cap *= 2;
-        free(h->line_rows);
-        h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
-        struct line_acc *acc = xcalloc(cap / 2 + 1, sizeof(*acc));
-        uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
         /* the places with the most samples first, HOT_LINE_PLACES of them: a line lookup
            reads debug information, and the many places of a sample or two change no row */
         const struct entry **places = xcalloc(h->nr + 1, sizeof(*places));
@@ -100,11 +173,27 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
         qsort(places, nr_places, sizeof(*places), place_by_self);
         if (nr_places > HOT_LINE_PLACES)
                 nr_places = HOT_LINE_PLACES;
-        /* every place's line from the line tables; the function (the inline scopes) only for
-           the rows returned, from the place that made the row */
+        /* a row per place at most */
+        uint32_t cap = 64;
+        while (cap < 2 * (nr_places + 1))
+                cap *= 2;
+        free(h->line_rows);
+        h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
+        struct line_acc *acc = xcalloc(cap / 2 + 1, sizeof(*acc));
+        uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
+        /* every place's line from the line tables, module by module, the heaviest first,
+           while a module's lines can still make one of the max rows (a line's samples are
+           some of its module's: once the max-th row has more than the next module, that
+           module's debug information is never read); the function (the inline scopes) only
+           for the rows returned, from the place that made the row */
+        struct module_weight *mods = NULL;
+        uint32_t nr_mods = group_by_module(places, nr_places, &mods);
         uint32_t n = 0;
-        for (uint32_t i = 0; i < nr_places; i++) {
+        for (uint32_t i = 0, mod = 0; i < nr_places; i++) {
                 const struct entry *e = places[i];
+                if (e->module != mods[mod].module &&
+                    (++mod == nr_mods || rows_outweigh(acc, n, max, mods[mod].self)))
+                        break;
                 struct hot_line_row r = {e->module, 0, 0, 0, e->self};
                 if (!sym_srcline_line(h->store, (struct sym_loc){e->module, e->rel}, &r.file,
                                       &r.line))
@@ -123,6 +212,7 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
                         index[j] = ++n;
                 }
         }
+        free(mods);
         free(index);
         free(places);
         rank_files(h->store, acc, n);

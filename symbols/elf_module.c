@@ -5,6 +5,8 @@
 
 #include "build_id_scan.h"
 #include "debuglink.h"
+#include "elf_inflate.h"
+#include "elf_lines.h"
 #include "elf_scopes.h"
 
 #include "symbols/sym_table.h"
@@ -39,8 +41,12 @@ struct elf_module {
         uint32_t nr_seg;
         uint8_t build_id[20];
         uint32_t build_id_size;
-        bool is_guessed;           /* segments guessed: a debug file without its image */
-        struct elf_scopes *scopes; /* owned: made on the first source line asked for */
+        bool is_guessed;              /* segments guessed: a debug file without its image */
+        struct elf_scopes *scopes;    /* owned: made on the first source line asked for */
+        struct elf_lines *lines;      /* owned: made on the first line asked for */
+        Elf *sym_elf;                 /* the file the symbols came from (a debug file), or NULL */
+        bool is_inflated;             /* elf_inflate_debug ran (at the first line asked for) */
+        struct elf_inflated inflated; /* owned: freed after dwfl */
         char file[PATH_MAX];
 };
 
@@ -221,6 +227,8 @@ static void read_symbols(struct elf_module *m)
                 Dwarf_Addr sbias;
                 const char *name =
                         dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &sbias);
+                if (elf && !m->sym_elf)
+                        m->sym_elf = elf;
                 if (!name || !*name || shndx == SHN_UNDEF)
                         continue;
                 int type = GELF_ST_TYPE(sym.st_info);
@@ -425,8 +433,10 @@ void elf_module_free(struct elf_module *m)
                 return;
         if (m->dwfl)
                 dwfl_end(m->dwfl);
+        elf_inflated_free(&m->inflated);
         free(m->debuginfo_path);
         elf_scopes_free(m->scopes);
+        elf_lines_free(m->lines);
         sym_table_free(m->table);
         free(m);
 }
@@ -530,15 +540,42 @@ static bool scope_walk(struct scope_walk *w, Dwarf_Die *parent, unsigned int dep
         return false;
 }
 
+/* Before libdw opens the DWARF (at the first line asked for: the loader reads symbol tables
+   only): the compressed sections of the image and of the file its symbols came from (its debug
+   file) inflated by elf_inflate.c, the location lists left out. */
+static void inflate_debug(struct elf_module *m)
+{
+        if (m->is_inflated)
+                return;
+        m->is_inflated = true;
+        GElf_Addr bias;
+        Elf *main_elf = dwfl_module_getelf(m->mod, &bias);
+        elf_inflate_debug(main_elf, &m->inflated);
+        if (m->sym_elf && m->sym_elf != main_elf)
+                elf_inflate_debug(m->sym_elf, &m->inflated);
+}
+
 bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line)
 {
         if (!m || !m->mod)
                 return false;
+        inflate_debug(m);
         /* the line table alone: what elf_module_srcline's innermost frame says, without the
-           scopes (no compilation unit: no line table either) */
+           scopes (no compilation unit: no line table either); read by elf_lines.c, where it
+           reads the unit, else by libdwfl */
+        Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        if (!cu)
+                return false;
+        if (!m->lines)
+                m->lines = elf_lines_new();
         int nr = 0;
-        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, (Dwarf_Addr)(vaddr + (uint64_t)m->bias));
-        const char *f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
+        const char *f = NULL;
+        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr);
+        if (got < 0) {
+                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+                f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
+        }
         if (!f || nr <= 0)
                 return false;
         *file = f;
@@ -551,6 +588,7 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
 {
         if (!m || !m->mod || !max)
                 return 0;
+        inflate_debug(m);
         Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
         Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)

@@ -75,9 +75,16 @@ static void probe(struct sym_store *s, uint64_t addr)
         if (!memchr(tiny, 0, sizeof(tiny)))
                 abort();
 
+        /* the line table read alone (symbols/elf_lines.c) says what libdw's innermost frame
+           says */
+        uint32_t file = 0, line = 0;
+        bool has_line = sym_srcline_line(s, loc, &file, &line);
         struct sym_srcframe fr[MAX_FRAMES];
         uint32_t nr = sym_srcline(s, loc, fr, MAX_FRAMES);
         if (nr > MAX_FRAMES)
+                abort();
+        if (has_line &&
+            (!nr || fr[0].line != line || strcmp(sym_name(s, fr[0].file), sym_name(s, file)) != 0))
                 abort();
         for (uint32_t i = 0; i < nr; i++) {
                 touch(sym_name(s, fr[i].function));

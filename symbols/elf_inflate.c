@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* elf_inflate.c: owns inflating an ELF file's compressed DWARF sections in place before libdw
+   opens them (libdeflate, loaded at its first use), and leaving out the ones never read. */
+#include "elf_inflate.h"
+
+#include "util/xalloc.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libdeflate's API (libdeflate.h, stable since 1.0): declared here, the library being loaded
+   at run time where it is installed (no build dependency). */
+struct libdeflate_decompressor;
+static struct {
+        struct libdeflate_decompressor *(*alloc)(void);
+        int (*zlib_ex)(struct libdeflate_decompressor *d, const void *in, size_t in_nbytes,
+                       void *out, size_t out_nbytes_avail, size_t *actual_in_nbytes_ret,
+                       size_t *actual_out_nbytes_ret);
+        void (*free)(struct libdeflate_decompressor *d);
+        bool has;
+} deflate;
+static pthread_once_t deflate_once = PTHREAD_ONCE_INIT;
+
+static void deflate_load(void)
+{
+        void *h = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+        if (!h)
+                return;
+        *(void **)&deflate.alloc = dlsym(h, "libdeflate_alloc_decompressor");
+        *(void **)&deflate.zlib_ex = dlsym(h, "libdeflate_zlib_decompress_ex");
+        *(void **)&deflate.free = dlsym(h, "libdeflate_free_decompressor");
+        deflate.has = deflate.alloc && deflate.zlib_ex && deflate.free;
+        if (!deflate.has)
+                dlclose(h);
+}
+
+/* Sections libdw reads at its open and no lookup of ours asks for (DW_AT_location's lists). */
+static bool is_unread(const char *name)
+{
+        return strcmp(name, ".debug_loclists") == 0 || strcmp(name, ".debug_loc") == 0;
+}
+
+static void keep_buf(struct elf_inflated *keep, void *buf)
+{
+        keep->bufs = xrealloc(keep->bufs, (keep->nr + 1) * sizeof(*keep->bufs));
+        keep->bufs[keep->nr++] = buf;
+}
+
+/* Inflates scn (shdr sh) in place; false: left as it is. */
+static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GElf_Shdr *sh,
+                            struct elf_inflated *keep)
+{
+        GElf_Chdr ch;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf || data->d_size < sizeof(Elf64_Chdr) || !gelf_getchdr(scn, &ch) ||
+            ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 || ch.ch_size > (1ull << 32))
+                return false;
+        void *out = malloc(ch.ch_size);
+        if (!out)
+                return false;
+        size_t got_in = 0, got_out = 0, in_n = data->d_size - sizeof(Elf64_Chdr);
+        int rc = deflate.zlib_ex(d, (const char *)data->d_buf + sizeof(Elf64_Chdr), in_n, out,
+                                 ch.ch_size, &got_in, &got_out);
+        if (rc != 0 || got_in != in_n || got_out != ch.ch_size) {
+                free(out);
+                return false;
+        }
+        GElf_Shdr now = *sh;
+        now.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+        now.sh_size = ch.ch_size;
+        now.sh_addralign = ch.ch_addralign;
+        if (!gelf_update_shdr(scn, &now)) {
+                free(out);
+                return false;
+        }
+        data->d_buf = out;
+        data->d_size = ch.ch_size;
+        data->d_type = ELF_T_BYTE;
+        data->d_align = ch.ch_addralign;
+        data->d_off = 0;
+        keep_buf(keep, out);
+        return true;
+}
+
+void elf_inflate_debug(Elf *elf, struct elf_inflated *keep)
+{
+        GElf_Ehdr eh;
+        size_t shstrndx;
+        if (!elf || !gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+            eh.e_ident[EI_DATA] != ELFDATA2LSB || (eh.e_type != ET_DYN && eh.e_type != ET_EXEC) ||
+            elf_getshdrstrndx(elf, &shstrndx) != 0)
+                return;
+        struct libdeflate_decompressor *d = NULL;
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+                GElf_Shdr sh;
+                const char *name;
+                if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+                    (sh.sh_flags & SHF_GROUP) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+                    strncmp(name, ".debug_", 7) != 0)
+                        continue;
+                if (is_unread(name)) {
+                        GElf_Shdr now = sh;
+                        now.sh_type = SHT_NOBITS;
+                        gelf_update_shdr(scn, &now);
+                        continue;
+                }
+                if (!(sh.sh_flags & SHF_COMPRESSED))
+                        continue;
+                pthread_once(&deflate_once, deflate_load);
+                if (!deflate.has)
+                        continue;
+                if (!d && !(d = deflate.alloc()))
+                        return;
+                inflate_section(d, scn, &sh, keep);
+        }
+        if (d)
+                deflate.free(d);
+}
+
+void elf_inflated_free(struct elf_inflated *keep)
+{
+        for (uint32_t i = 0; keep && i < keep->nr; i++)
+                free(keep->bufs[i]);
+        if (keep) {
+                free(keep->bufs);
+                *keep = (struct elf_inflated){0};
+        }
+}

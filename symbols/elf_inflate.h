@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* elf_inflate.h: an ELF file's compressed DWARF sections inflated before libdw opens them
+   (elf_inflate.c). */
+#ifndef ETWTOP_SYMBOLS_ELF_INFLATE_H
+#define ETWTOP_SYMBOLS_ELF_INFLATE_H
+
+#include <gelf.h>
+#include <stdint.h>
+
+/* The buffers that hold the inflated sections: freed after the Elf they were given to. */
+struct elf_inflated {
+        void **bufs;
+        uint32_t nr;
+};
+
+/* Makes elf's DWARF sections what libdw's dwarf_begin_elf would make of them, cheaper: each
+   zlib-compressed .debug_* section inflated by libdeflate (loaded at the first call; where it
+   is not installed, libdw inflates them as before, with zlib) and the location lists, which
+   no lookup here reads, left out (made SHT_NOBITS, which libdw skips), compressed or not.
+   A section whose stream does not inflate to its header's size exactly is left as it is, for
+   libdw to judge. Only 64-bit little-endian shared objects and executables are touched. Call
+   before libdw opens the file's DWARF; the buffers go to keep. Not thread-safe per file. */
+void elf_inflate_debug(Elf *elf, struct elf_inflated *keep);
+void elf_inflated_free(struct elf_inflated *keep);
+
+#endif

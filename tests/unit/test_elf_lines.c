@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* test_elf_lines.c: the line tables read unit by unit (symbols/elf_lines.c) answer every
+   address of the symbol fixture, its library and, where its debug file is installed, libc
+   exactly as libdwfl's dwfl_module_getsrc and dwfl_lineinfo do, reading the units themselves
+   (no answer left to libdw); and compressed debug sections inflated ahead of libdw
+   (symbols/elf_inflate.c) hold the bytes of the uncompressed file, answer the same, and the
+   location lists are left out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf_inflate.h"
+#include "elf_lines.h"
+#include "elf_module.h"
+
+static const char *env(const char *name)
+{
+        const char *v = getenv(name);
+        if (!v || !*v)
+                fail_msg("%s is not set (run through ctest)", name);
+        return v;
+}
+
+struct counts {
+        unsigned long asked, found, left;
+};
+
+/* Every address of the file's executable segments (a stride that varies, so that a few
+   hundred thousand lookups cover a library) through both readers. */
+static void compare_file(const char *path, uint32_t max_step, struct counts *c)
+{
+        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
+        Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                             .find_debuginfo = dwfl_standard_find_debuginfo,
+                             .section_address = dwfl_offline_section_address,
+                             .debuginfo_path = &debuginfo_path};
+        Dwfl *dwfl = dwfl_begin(&cb);
+        assert_non_null(dwfl);
+        dwfl_report_begin(dwfl);
+        Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0, true);
+        dwfl_report_end(dwfl, NULL, NULL);
+        assert_non_null(mod);
+        GElf_Addr bias = 0;
+        Elf *elf = dwfl_module_getelf(mod, &bias);
+        assert_non_null(elf);
+        size_t nr_ph = 0;
+        assert_int_equal(elf_getphdrnum(elf, &nr_ph), 0);
+        struct elf_lines *x = elf_lines_new();
+        for (size_t i = 0; i < nr_ph; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+                        continue;
+                for (uint64_t v = ph.p_vaddr; v < ph.p_vaddr + ph.p_filesz; v += 1 + v % max_step) {
+                        Dwarf_Addr addr = v + bias, cubias = 0;
+                        Dwfl_Line *ln = dwfl_module_getsrc(mod, addr);
+                        int want_line = 0;
+                        const char *want =
+                                ln ? dwfl_lineinfo(ln, NULL, &want_line, NULL, NULL, NULL) : NULL;
+                        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
+                        c->asked++;
+                        if (!cu) {
+                                assert_null(want);
+                                continue;
+                        }
+                        const char *file = NULL;
+                        int line = 0;
+                        int got = elf_lines_find(x, cu, addr - cubias, &file, &line);
+                        if (got < 0) {
+                                c->left++;
+                                continue;
+                        }
+                        if (got != (want != NULL))
+                                fail_msg("%s %#lx: %s, libdw %s", path, (unsigned long)v,
+                                         got ? file : "no line", want ? want : "none");
+                        if (!got)
+                                continue;
+                        c->found++;
+                        assert_string_equal(file, want);
+                        assert_int_equal(line, want_line);
+                }
+        }
+        elf_lines_free(x);
+        dwfl_end(dwfl);
+}
+
+static void test_fixture_and_library(void **state)
+{
+        (void)state;
+        struct counts c = {0};
+        compare_file(env("SYM_FIXTURE"), 1, &c);
+        compare_file(env("SYM_FIXTURE_NOPIE"), 1, &c);
+        compare_file(env("SYM_FIXLIB"), 1, &c);
+        assert_true(c.found > 100);
+        assert_int_equal(c.left, 0);
+}
+
+/* libc: DWARF 5 from the distribution's compiler, many units, sequences in several sections */
+static void test_libc(void **state)
+{
+        (void)state;
+        const char *libs[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                              "/usr/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"};
+        struct counts c = {0};
+        for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+                if (access(libs[i], R_OK) == 0)
+                        compare_file(libs[i], 31, &c);
+        if (!c.found) {
+                printf("test_elf_lines: libc's debug information is not installed; skipped\n");
+                skip();
+        }
+        assert_int_equal(c.left, 0);
+}
+
+/* The section of elf named name: its header and data (NULL: none). */
+static Elf_Data *section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+        size_t shstrndx;
+        assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+                const char *n;
+                if (gelf_getshdr(scn, sh) && (n = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+                    strcmp(n, name) == 0)
+                        return elf_getdata(scn, NULL);
+        }
+        return NULL;
+}
+
+static void test_inflated_sections(void **state)
+{
+        (void)state;
+        const char *plain = env("SYM_FIXLIB");
+        char dir[] = "/tmp/test_elf_lines.XXXXXX", packed[PATH_MAX], cmd[3 * PATH_MAX];
+        assert_non_null(mkdtemp(dir));
+        snprintf(packed, sizeof(packed), "%s/libsymfix.so", dir);
+        snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' '%s' 2>/dev/null",
+                 plain, packed);
+        if (system(cmd) != 0) {
+                printf("test_elf_lines: objcopy --compress-debug-sections failed; skipped\n");
+                rmdir(dir);
+                skip();
+        }
+        int fd_p = open(plain, O_RDONLY), fd_z = open(packed, O_RDONLY);
+        assert_true(fd_p >= 0 && fd_z >= 0);
+        Elf *ep = elf_begin(fd_p, ELF_C_READ_MMAP, NULL);
+        Elf *ez = elf_begin(fd_z, ELF_C_READ_MMAP_PRIVATE, NULL);
+        assert_non_null(ep);
+        assert_non_null(ez);
+        GElf_Shdr sh, shp;
+        assert_non_null(section(ez, ".debug_info", &sh));
+        assert_true(sh.sh_flags & SHF_COMPRESSED);
+        struct elf_inflated keep = {0};
+        elf_inflate_debug(ez, &keep);
+        /* the location lists are left out either way */
+        if (section(ep, ".debug_loclists", &shp))
+                assert_int_equal(section(ez, ".debug_loclists", &sh) ? sh.sh_type : 0, SHT_NOBITS);
+        if (keep.nr) { /* libdeflate is installed: the bytes of the plain file */
+                const char *names[] = {".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+                                       ".debug_aranges"};
+                for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                        Elf_Data *p = section(ep, names[i], &shp), *z = section(ez, names[i], &sh);
+                        assert_non_null(p);
+                        assert_non_null(z);
+                        assert_false(sh.sh_flags & SHF_COMPRESSED);
+                        assert_int_equal(sh.sh_size, shp.sh_size);
+                        assert_int_equal(z->d_size, p->d_size);
+                        assert_memory_equal(z->d_buf, p->d_buf, p->d_size);
+                }
+        } else {
+                printf("test_elf_lines: libdeflate is not installed: libdw inflates\n");
+        }
+        elf_end(ez);
+        elf_inflated_free(&keep);
+        elf_end(ep);
+        close(fd_p);
+        close(fd_z);
+
+        /* through the module: the same lines and inline chains at every address */
+        struct elf_load_request rp = {.path = plain, .fd = -1}, rz = {.path = packed, .fd = -1};
+        struct elf_module *mp = NULL, *mz = NULL;
+        char note[512];
+        assert_int_equal(elf_module_load(&rp, &mp, note, sizeof(note)), 0);
+        assert_int_equal(elf_module_load(&rz, &mz, note, sizeof(note)), 0);
+        uint32_t nr_found = 0;
+        for (uint64_t v = 0; v < 0x4000; v++) {
+                const char *fp = NULL, *fz = NULL;
+                uint32_t lp = 0, lz = 0;
+                bool hp = elf_module_line(mp, v, &fp, &lp), hz = elf_module_line(mz, v, &fz, &lz);
+                assert_int_equal(hp, hz);
+                struct elf_srcframe frp[8], frz[8];
+                uint32_t np = elf_module_srcline(mp, v, frp, 8),
+                         nz = elf_module_srcline(mz, v, frz, 8);
+                assert_int_equal(np, nz);
+                for (uint32_t i = 0; i < np; i++) {
+                        assert_string_equal(frp[i].function, frz[i].function);
+                        assert_string_equal(frp[i].file, frz[i].file);
+                        assert_int_equal(frp[i].line, frz[i].line);
+                }
+                if (!hp)
+                        continue;
+                nr_found++;
+                assert_string_equal(fp, fz);
+                assert_int_equal(lp, lz);
+        }
+        assert_true(nr_found > 10);
+        elf_module_free(mp);
+        elf_module_free(mz);
+        unlink(packed);
+        rmdir(dir);
+}
+
+int main(void)
+{
+        elf_version(EV_CURRENT);
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_fixture_and_library),
+                cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_inflated_sections),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
