@@ -10,7 +10,8 @@
 # shells, a pipe ping-pong, clang compiling in a loop (many functions, many stacks) and a
 # process storm (/bin/true in a loop: hundreds of processes and threads a second, each with its
 # images). Then the growth: each tool's memory from the first minute to the end and over the
-# second half, and etwtop's CPU per minute in the first and the last five minutes. The budget
+# second half, and etwtop's CPU per minute in the first and the last five minutes; and where the
+# screen's memory is at the end (its heap's span, resident and marked for huge pages). The budget
 # (DESIGN.md): etwtop's memory is bounded by its settings (doc/etwtop.1, MEMORY), not by run
 # time, i.e. flat once its capped tables have filled.
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
@@ -99,6 +100,21 @@ for ((t = 60; t <= secs; t += 60)); do
         ecpu_prev=$ec scpu_prev=$sc
         [ "$pd" = - ] || pcpu_prev=$pc
 done
+# where the screen's memory is at the end: its heap (the span glibc took with brk, what of it is
+# resident, what of it is marked for huge pages) and its other anonymous memory
+awk 'function hex(s,  i, n) {
+             for (i = 1; i <= length(s); i++) n = n * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+             return n
+     }
+     /^[0-9a-f]+-[0-9a-f]+ / { split($1, r, "-"); heap = $NF == "[heap]"; anon = NF == 5
+                               span = (hex(r[2]) - hex(r[1])) / 1024
+                               if (heap) hs += span }
+     /^Rss:/ { if (heap) hr += $2; else if (anon) ar += $2 }
+     /^AnonHugePages:/ { ahp += $2 }
+     /^VmFlags:/ && / hg/ && heap { hh += span }
+     END { printf "\nthe screen at the end: heap %d MB (%d MB resident, %d MB marked for huge " \
+           "pages), other anonymous memory %d MB resident; in huge pages, %d MB in all\n",
+           hs / 1024, hr / 1024, hh / 1024, ar / 1024, ahp / 1024 }' "/proc/$epid/smaps" 2>/dev/null
 awk -v p_gone="$p_gone" '
 { t[NR] = $1; e[NR] = $2; p[NR] = $3; ec[NR] = $4; sc[NR] = $5; n = NR }
 END {

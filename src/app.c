@@ -27,6 +27,7 @@
 #include "ui/screen.h"
 #include "ui/table.h"
 #include "ui/views.h"
+#include "util/mem_policy.h"
 #include "util/xalloc.h"
 
 #define WINDOW_KEPT_BYTES ((size_t)64 << 20) /* the save key's recent events */
@@ -485,6 +486,8 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
            consumer), so that none of them takes Ctrl-C, SIGTERM or SIGHUP: the loop reads them */
         sigset_t old;
         int sfd = signals_fd(&old);
+        /* before the first table, and before the session host is forked: it runs as long */
+        mem_policy_long_run();
         struct app *a = xcalloc(1, sizeof(*a));
         int rc = -1;
         struct etw_client_stats st = {0};

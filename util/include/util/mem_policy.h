@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* mem_policy.h: the allocator's settings of a process that runs for hours (the screen, and the
+   session host it starts): its memory follows what it holds, not its history of frees. */
+#ifndef ETWTOP_UTIL_MEM_POLICY_H
+#define ETWTOP_UTIL_MEM_POLICY_H
+
+#include <stddef.h>
+
+/* Blocks of this size or more are mappings of their own, given back to the system when freed:
+   under the model's huge-page tables (model_util.h's 2 MiB), so that none of them is carved
+   from the heap. */
+#define MEM_POLICY_MMAP_MIN ((size_t)1 << 20)
+
+/* Sets it for this process (and the processes it forks after): before the first large block.
+   0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
+int mem_policy_long_run(void);
+
+#endif

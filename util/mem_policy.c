@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* mem_policy.c: owns the allocator's settings of a long-running process (mem_policy.h). */
+#include "util/mem_policy.h"
+
+#include <errno.h>
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+int mem_policy_long_run(void)
+{
+#ifdef __GLIBC__
+        /* glibc maps a block of 128 KiB or more apart, but raises that threshold to the size of
+           each mapped block freed, up to 32 MiB: after the first large table is freed, tables
+           of a few MB come from the heap. There model_util.h's huge-page tables marked their
+           heap ranges MADV_HUGEPAGE for good; once freed, those ranges held small blocks, and
+           every first touch there (malloc_trim gives the free pages back at each refresh)
+           faulted in a 2 MiB page, and khugepaged filled any 2 MiB range with one page in it:
+           the screen's memory went up in steps towards the heap's span, several times what it
+           held (bench/README.md, item 7's third round). A fixed threshold keeps every large
+           block in its own mapping, given back when freed, and the heap holds small ones. */
+        if (mallopt(M_MMAP_THRESHOLD, (int)MEM_POLICY_MMAP_MIN) == 1)
+                return 0;
+#endif
+        return -ENOTSUP;
+}
