@@ -6,20 +6,18 @@
 #include "util/xalloc.h"
 
 #include <dlfcn.h>
+#include <libdeflate.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* libdeflate's API (libdeflate.h, stable since 1.0): declared here, the library being loaded
-   at run time where it is installed (no build dependency). */
-struct libdeflate_decompressor;
+/* libdeflate's API (its header, found by pkg-config), the library loaded at its first use
+   where it is installed (Debian's libdeflate0; without it libdw inflates with zlib). */
 static struct {
-        struct libdeflate_decompressor *(*alloc)(void);
-        int (*zlib_ex)(struct libdeflate_decompressor *d, const void *in, size_t in_nbytes,
-                       void *out, size_t out_nbytes_avail, size_t *actual_in_nbytes_ret,
-                       size_t *actual_out_nbytes_ret);
-        void (*free)(struct libdeflate_decompressor *d);
+        __typeof__(libdeflate_alloc_decompressor) *alloc;
+        __typeof__(libdeflate_zlib_decompress_ex) *zlib_ex;
+        __typeof__(libdeflate_free_decompressor) *free;
         bool has;
 } deflate;
 static pthread_once_t deflate_once = PTHREAD_ONCE_INIT;
