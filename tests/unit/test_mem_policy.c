@@ -33,6 +33,7 @@
 #define KEEP_BYTES  ((size_t)64 << 10)
 #define ROUNDS      24
 
+#if !defined(IS_SANITIZED) && defined(__GLIBC__)
 /* The [heap] mappings' bytes, and those of them marked for huge pages ("hg" in VmFlags). */
 static void heap_spans(size_t *all, size_t *huge)
 {
@@ -57,6 +58,7 @@ static void heap_spans(size_t *all, size_t *huge)
         }
         fclose(f);
 }
+#endif
 
 static void test_tables_churn_outside_the_heap(void **state)
 {
