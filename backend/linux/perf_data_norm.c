@@ -426,10 +426,14 @@ uint64_t perf_data_norm_emit(struct conv_state *cs, struct perf_conv *c, uint64_
                                                      .type = le_get32(p),
                                                      .misc = le_get16(p + 4),
                                                      .event = n->event};
-                        /* the same live form as at indexing: what it depends on is the file's
-                           attrs and features, and the time of the records before it */
+                        /* the same live form as at indexing: what it depends on is its event's
+                           attr (a file's attrs are only ever added to) and the time of the
+                           records before it */
                         cs->last_time = n->last_time;
-                        norm_record(cs, &r);
+                        if (r.type == PERF_RECORD_SAMPLE)
+                                norm_sample(cs, &r, (uint32_t)r.event);
+                        else
+                                norm_sideband(cs, &r, r.event >= 0 ? (uint32_t)r.event : 0);
                 }
                 if (n->time > t_end)
                         t_end = n->time;
@@ -500,7 +504,11 @@ struct perf_data_scan *perf_data_conv_scan(struct perf_data *pd)
         perf_data_rewind(pd);
         while ((s->rc = perf_data_next(pd, &r, &s->err)) == 1) {
                 scan_span(pd, &r, s);
-                cs->is_raw = !is_pipe && !r.is_decompressed;
+                /* a map's live form takes the kernel's build-id from what the file said so far
+                   (a file's data may hold BUILD_ID records): made now, as the others' could be
+                   again later (their event's attr, the times before them) */
+                cs->is_raw = !is_pipe && !r.is_decompressed && r.type != PERF_RECORD_MMAP &&
+                             r.type != PERF_RECORD_MMAP2;
                 norm_record(cs, &r);
         }
         cs->is_raw = false;
