@@ -3,8 +3,8 @@
 # perfdata.sh: reading a perf.data to a symbolized table, etwtop against perf: `etwtop --replay
 # FILE -b` (the file converted through the live source's converter, replayed into the model,
 # the hot functions named) and `perf report --stdio -i FILE`, side by side on the same file:
-# wall clock and CPU time (user + system) of the whole process, the run with the least CPU of
-# N; prints both and the ratios (target: etwtop at least 5x faster).
+# wall clock and CPU time (user + system, perf stat's task-clock) of the whole process, the run
+# with the least CPU of N; prints both and the ratios (target: etwtop at least 5x faster).
 #
 #   bench/perfdata.sh [-n RUNS] [-r SECONDS] [FILE...]
 #
@@ -46,20 +46,24 @@ if [ ${#files[@]} = 0 ]; then
         files+=("$rec")
 fi
 
-# best COMMAND...: "wall cpu" seconds of the run with the least CPU time (user + system) of
-# $runs runs; CPU time is what a loaded machine does not inflate
+# best COMMAND...: "wall cpu" milliseconds of the run with the least CPU time of $runs runs,
+# as perf stat counts them (duration_time; task-clock: every thread's CPU, user and system, to
+# the microsecond: bash's time has 1 ms steps, a tenth of a small file's run); CPU time is what
+# a loaded machine does not inflate
 best() {
-        local b="" bw="" out
+        local b="" bw="" out w c
         for _ in $(seq "$runs"); do
-                out=$( { TIMEFORMAT='%R %U %S'; time "$@" >/dev/null 2>&1; } 2>&1 | tail -1)
-                read -r w u s <<<"$out"
-                local c=$(echo "$u + $s" | bc)
+                out=$(perf stat -x, -e task-clock,duration_time "$@" 2>&1 >/dev/null)
+                c=$(echo "$out" | awk -F, '$3 == "task-clock" {print $1}')
+                w=$(echo "$out" | awk -F, '$3 == "duration_time" {printf "%.3f", $1 / 1e6}')
+                [ -n "$c" ] && [ -n "$w" ] || continue
                 if [ -z "$b" ] || [ "$(echo "$c < $b" | bc)" = 1 ]; then b=$c bw=$w; fi
         done
-        echo "$bw $b"
+        echo "${bw:-0} ${b:-0}"
 }
 
-printf '%-30s %7s %9s | %8s %8s | %8s %8s | %6s %6s\n' file MB samples etw_wall etw_cpu \
+echo "(milliseconds; the run with the least CPU of $runs; ratios perf / etwtop)"
+printf '%-30s %7s %9s | %9s %9s | %9s %9s | %6s %6s\n' file MB samples etw_wall etw_cpu \
         perf_wall perf_cpu wall_x cpu_x
 for f in "${files[@]}"; do
         [ -f "$f" ] || { echo "perfdata.sh: no $f" >&2; continue; }
@@ -70,7 +74,7 @@ for f in "${files[@]}"; do
                 echo "perfdata.sh: $f has ${nr:-no} samples, under 1 M: remove it and record longer (-r)" >&2
         read -r ew ec <<<"$(best "$etwtop" --replay "$f" -b --top 40)"
         read -r pw pc <<<"$(best perf report --stdio -i "$f")"
-        printf '%-30s %7s %9s | %8.2f %8.2f | %8.2f %8.2f | %5.1fx %5.1fx\n' "$(basename "$f")" \
+        printf '%-30s %7s %9s | %9.1f %9.1f | %9.1f %9.1f | %5.1fx %5.1fx\n' "$(basename "$f")" \
                 "$mb" "${nr:-?}" "$ew" "$ec" "$pw" "$pc" "$(echo "$pw / $ew" | bc -l)" \
                 "$(echo "$pc / $ec" | bc -l)"
 done

@@ -55,6 +55,8 @@ struct etl_reader {
         size_t size;
         void *mapping; /* owned when opened from a file */
         size_t mapping_size;
+        void (*release)(void *ctx); /* etl_reader_set_release: called at close */
+        void *release_ctx;
         struct buffer_info *buffers; /* owned */
         uint32_t nr_buffers;
         struct stream *streams; /* owned */
@@ -672,7 +674,15 @@ void etl_reader_close(struct etl_reader *r)
         free(r->logfile.log_file_name);
         if (r->mapping)
                 munmap(r->mapping, r->mapping_size);
+        if (r->release)
+                r->release(r->release_ctx);
         free(r);
+}
+
+void etl_reader_set_release(struct etl_reader *r, void (*fn)(void *ctx), void *ctx)
+{
+        r->release = fn;
+        r->release_ctx = ctx;
 }
 
 const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r)

@@ -99,6 +99,10 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
 /* Closes the reader and everything it owns. NULL is fine. */
 void etl_reader_close(struct etl_reader *r);
 
+/* Has etl_reader_close call fn(ctx) once r is closed: the owner of etl_reader_open_mem's data
+   learns when this reader no longer reads it. */
+void etl_reader_set_release(struct etl_reader *r, void (*fn)(void *ctx), void *ctx);
+
 const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r);
 
 /* Starts the record sequence again from the header record. */

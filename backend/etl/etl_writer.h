@@ -92,15 +92,17 @@ void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn f
 
 /* Appends one complete record (header included, as etl_record_* build them) to cpu's buffer,
    completing the buffer first when the record does not fit. Returns 0, -E2BIG (record larger
-   than a buffer: dropped and counted), -EINVAL (cpu out of range), or the file sink's -errno
-   (the record is kept in memory; the writer goes on for the other sinks). */
+   than a buffer: dropped and counted), -EINVAL (cpu out of range), -ENOMEM (the CPU's first
+   record: no memory for its buffer), or the file sink's -errno (the record is kept in memory;
+   the writer goes on for the other sinks). */
 int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, uint32_t size);
 
 /* etl_writer_append without the copy, for a record built in place: room for a record of at
    most max_size bytes at the end of cpu's buffer (completed first when the record might not
    fit), where the caller writes it, then etl_writer_commit(w, cpu, size <= max_size) appends
    it (size 0: nothing). Nothing else may touch cpu's buffer in between. Returns the room, or
-   NULL where etl_writer_append would return -E2BIG or -EINVAL (the header CPU included);
+   NULL where etl_writer_append would return -E2BIG, -EINVAL (the header CPU included) or
+   -ENOMEM;
    *rc: 0 or the file sink's -errno of completing the buffer, as append's. */
 uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc);
 void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
@@ -146,6 +148,13 @@ void etl_writer_get_stats(const struct etl_writer *w, struct etl_writer_stats *s
    Real-time consumers receive it first, as a file's readers do. Returns the buffer (8-byte
    aligned, borrowed until the next etl_writer_* call on w) and its size in *size_bytes. */
 const uint8_t *etl_writer_header(const struct etl_writer *w, uint32_t *size_bytes);
+
+/* For a writer without a file whose buffers went to the buffer callback (an .etl made in
+   memory), after etl_writer_close: the header buffer as the close writes a file's, for a file
+   of nr_buffers buffers (the header buffer included) whose latest buffer is stamped
+   last_timestamp (the EndTime; the start's when earlier). Borrowed as etl_writer_header's. */
+const uint8_t *etl_writer_header_closed(struct etl_writer *w, uint32_t nr_buffers,
+                                        uint64_t last_timestamp, uint32_t *size_bytes);
 
 /* Closes the open file unfinished and removes its name, when the name (in the directory it
    was created in) is still that file: a start that failed leaves nothing, and never removes

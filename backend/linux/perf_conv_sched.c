@@ -7,7 +7,9 @@
 static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
                     const struct perf_sample *s, uint32_t cpu, uint64_t ts)
 {
-        uint8_t *p = c->payload;
+        /* built in place, after the record's 16-byte PERFINFO64 header (no counters):
+           etl_record_perfinfo64 then copies nothing */
+        uint8_t *p = c->rec + 16;
         uint32_t n = 0;
 
         memset(p, 0, 24);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* perf_data_conv.c: a perf.data file's records in the live form (each record's event named by
-   PERF_SAMPLE_IDENTIFIER, side-band records ending in a sample_id trailer, MMAP as MMAP2,
-   LOST_SAMPLES as LOST), in time order, through the live source's converter (perf_convert.c)
-   with hooks that answer from the file (BUILD_ID feature) rather than /proc. */
+/* perf_data_conv.c: a perf.data file's records, in the live form and time order
+   (perf_data_norm.c), through the live source's converter (perf_convert.c) with hooks that
+   answer from the file (BUILD_ID feature) rather than /proc. */
 #include "perf_data_conv.h"
 
 #include <errno.h>
@@ -18,17 +17,11 @@
 #include "kevent.h"
 #include "le_bytes.h"
 #include "perf_data_int.h"
+#include "perf_data_norm.h"
 #include "util/xalloc.h"
 
-#define SIDEBAND_ID_BASE 0x100000000ull /* + event index: the side-band twin's sample id */
-#define MAX_CONV_EVENTS  256u
-#define MAX_WRITER_CPUS  256u
-#define OWN_SOURCE_BASE  64u /* KPROFILE_SOURCE values of events ETW has no name for */
-#define FILETIME_UNIX    116444736000000000ll
-#define NR_TPS           4u /* tracepoint formats kept: sched_switch, sched_waking/wakeup, cpu_idle */
-#define TRAILER_BITS                                                                               \
-        (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
-         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#define OWN_SOURCE_BASE 64u /* KPROFILE_SOURCE values of events ETW has no name for */
+#define FILETIME_UNIX   116444736000000000ll
 
 /* ---- the file's events as the converter's ---- */
 
@@ -158,381 +151,6 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                                 snprintf(name, name_size, "%s/config=0x%llx/", in->pmus[k].name,
                                          (unsigned long long)a->config);
         }
-}
-
-/* ---- records in the live form ---- */
-
-struct norm_rec {
-        uint64_t time;
-        uint64_t off; /* in the arena */
-        uint32_t size;
-        uint32_t seq; /* file order, for a stable sort */
-};
-
-struct conv_state {
-        struct perf_data *pd;
-        struct perf_conv_event events[2 * MAX_CONV_EVENTS]; /* samples, then side-band twins */
-        uint32_t nr_events;
-        uint8_t *arena; /* owned: the records in the live form */
-        size_t arena_len, arena_cap;
-        struct norm_rec *recs; /* owned */
-        uint32_t nr_recs, cap_recs;
-        uint64_t last_time;
-        uint32_t max_cpu;
-        struct perf_ksym *ksyms; /* owned, names in ksym_names */
-        char **ksym_names;
-        uint32_t nr_ksyms;
-        struct perf_data_conv_stats *st;
-        /* each event's samples' periods (PERF_SAMPLE_PERIOD): a frequency event's interval is
-           their mean */
-        uint64_t period_sum[MAX_CONV_EVENTS], nr_periods[MAX_CONV_EVENTS];
-        /* the formats of the tracepoints the converter turns into events (TRACING_DATA) */
-        struct perf_tp_format tps[NR_TPS];
-        enum perf_conv_kind tp_kinds[NR_TPS];
-        uint32_t nr_tps;
-};
-
-/* The sample_id trailer's fields (perf_event_open(2): sample_id_all). */
-struct trailer {
-        uint32_t pid, tid;
-        uint64_t time, id, stream_id;
-        uint32_t cpu;
-};
-
-static uint32_t trailer_size(uint64_t st)
-{
-        return 8 * (uint32_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
-                              !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
-                              !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
-}
-
-static void trailer_read(const uint8_t *p, uint64_t st, struct trailer *t)
-{
-        if (st & PERF_SAMPLE_TID) {
-                t->pid = le_get32(p);
-                t->tid = le_get32(p + 4);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_TIME) {
-                t->time = le_get64(p);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_ID) {
-                t->id = le_get64(p);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_STREAM_ID) {
-                t->stream_id = le_get64(p);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_CPU)
-                t->cpu = le_get32(p);
-}
-
-static uint8_t *trailer_write(uint8_t *p, uint64_t st, const struct trailer *t, uint64_t ident)
-{
-        if (st & PERF_SAMPLE_TID) {
-                le_put32(p, t->pid);
-                le_put32(p + 4, t->tid);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_TIME) {
-                le_put64(p, t->time);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_ID) {
-                le_put64(p, t->id);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_STREAM_ID) {
-                le_put64(p, t->stream_id);
-                p += 8;
-        }
-        if (st & PERF_SAMPLE_CPU) {
-                le_put32(p, t->cpu);
-                le_put32(p + 4, 0);
-                p += 8;
-        }
-        le_put64(p, ident);
-        return p + 8;
-}
-
-/* Room for a record of up to size bytes at the arena's end, 8-aligned. */
-static uint8_t *arena_reserve(struct conv_state *cs, size_t size)
-{
-        cs->arena_len = (cs->arena_len + 7) & ~(size_t)7;
-        if (cs->arena_cap - cs->arena_len < size) {
-                size_t cap = cs->arena_cap ? cs->arena_cap : (1u << 20);
-                while (cap - cs->arena_len < size)
-                        cap *= 2;
-                cs->arena = xrealloc(cs->arena, cap);
-                cs->arena_cap = cap;
-        }
-        return cs->arena + cs->arena_len;
-}
-
-static void arena_commit(struct conv_state *cs, uint32_t size, uint64_t time)
-{
-        if (cs->nr_recs == cs->cap_recs) {
-                cs->cap_recs = cs->cap_recs ? 2 * cs->cap_recs : 1024;
-                cs->recs = xrealloc(cs->recs, cs->cap_recs * sizeof(*cs->recs));
-        }
-        cs->recs[cs->nr_recs] = (struct norm_rec){time, cs->arena_len, size, cs->nr_recs};
-        cs->nr_recs++;
-        cs->arena_len += size;
-        cs->st->nr_converted++;
-}
-
-/* A sample: the IDENTIFIER of its event's converter event put first. */
-static void norm_sample(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
-{
-        const struct perf_event_attr *a = &perf_data_event(cs->pd, ev)->attr;
-        uint64_t st = a->sample_type;
-        const uint8_t *body = r->data + 8;
-        uint32_t body_size = r->size - 8;
-        if (st & PERF_SAMPLE_IDENTIFIER) {
-                if (body_size < 8)
-                        return;
-                body += 8;
-                body_size -= 8;
-        }
-        uint32_t size = 8 + 8 + body_size;
-        if (size > 0xffff)
-                return;
-        uint8_t *p = arena_reserve(cs, size);
-        memcpy(p, r->data, 8);
-        le_put16(p + 6, (uint16_t)size);
-        le_put64(p + 8, ev + 1);
-        memcpy(p + 16, body, body_size);
-        uint64_t time = cs->last_time;
-        /* the body's fields in order: IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD */
-        uint32_t at = 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
-        if ((st & PERF_SAMPLE_TIME) && at + 8 <= body_size)
-                time = le_get64(body + at);
-        if (st & PERF_SAMPLE_CPU) {
-                uint32_t cpu_at =
-                        at +
-                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
-                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID));
-                if (cpu_at + 4 <= body_size && le_get32(body + cpu_at) > cs->max_cpu)
-                        cs->max_cpu = le_get32(body + cpu_at);
-        }
-        if ((st & PERF_SAMPLE_PERIOD) && ev < MAX_CONV_EVENTS) {
-                uint32_t period_at =
-                        at +
-                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
-                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
-                                       !!(st & PERF_SAMPLE_CPU));
-                if (period_at + 8 <= body_size) {
-                        cs->period_sum[ev] += le_get64(body + period_at);
-                        cs->nr_periods[ev]++;
-                }
-        }
-        cs->last_time = time;
-        cs->st->nr_samples++;
-        if (ev < 16)
-                cs->st->nr_by_event[ev]++;
-        arena_commit(cs, size, time);
-}
-
-/* The kernel's and its modules' maps as the live source writes them: perf's file names the
-   kernel "[kernel.kallsyms]_text" (or _stext) with pid -1 and its start address as pgoff; live
-   it is "[kernel.kallsyms]" of pid 0 at pgoff 0, with its build-id (from the BUILD_ID feature)
-   in the record. rec: an MMAP2 record's fixed part and file name, end bytes. */
-static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
-{
-        static const char kernel[] = "[kernel.kallsyms]";
-        if (end < 72 || le_get32(rec + 8) != UINT32_MAX)
-                return;
-        le_put32(rec + 8, 0);
-        le_put32(rec + 12, 0);
-        char *name = (char *)rec + 72;
-        size_t room = end - 72;
-        if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0)
-                return;
-        memset(name, 0, room);
-        memcpy(name, kernel, sizeof(kernel));
-        le_put64(rec + 32, 0);
-        const struct perf_data_info *in = perf_data_info(cs->pd);
-        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
-                const struct perf_data_build_id *b = &in->build_ids[i];
-                if (strcmp(b->path, kernel) != 0 || !b->size)
-                        continue;
-                le_put16(rec + 4, le_get16(rec + 4) | PERF_RECORD_MISC_MMAP_BUILD_ID);
-                memset(rec + 40, 0, 24);
-                rec[40] = b->size;
-                memcpy(rec + 44, b->id, b->size);
-                break;
-        }
-}
-
-/* A side-band record: its body (MMAP grown into MMAP2, LOST_SAMPLES into LOST), then the
-   trailer of its event's sample_type with the side-band twin's IDENTIFIER. */
-static void norm_sideband(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
-{
-        const struct perf_event_attr *a = &perf_data_event(cs->pd, ev)->attr;
-        uint64_t st = a->sample_type & TRAILER_BITS;
-        uint32_t tsize = a->sample_id_all ? trailer_size(st) : 0;
-        if (r->size < 8 + tsize)
-                return;
-        const uint8_t *body = r->data + 8;
-        uint32_t body_size = r->size - 8 - tsize;
-        struct trailer t = {0};
-        if (tsize)
-                trailer_read(r->data + r->size - tsize, st, &t);
-        else
-                t.time = cs->last_time;
-        uint32_t type = r->type;
-        /* records that carry their own thread and time */
-        if ((type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && body_size >= 24) {
-                if (!tsize || !(st & PERF_SAMPLE_TIME))
-                        t.time = le_get64(body + 16);
-        }
-        if (!tsize &&
-            (type == PERF_RECORD_COMM || type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
-            body_size >= 8) {
-                t.pid = le_get32(body);
-                t.tid = le_get32(body + 4);
-        }
-        if (!(st & PERF_SAMPLE_TIME) && !tsize)
-                t.time = cs->last_time;
-        uint32_t extra = type == PERF_RECORD_MMAP ? 32 : type == PERF_RECORD_LOST_SAMPLES ? 8 : 0;
-        uint64_t nst = st | PERF_SAMPLE_IDENTIFIER;
-        uint32_t size = 8 + body_size + extra + trailer_size(nst);
-        if (size > 0xffff)
-                return;
-        uint8_t *p = arena_reserve(cs, size);
-        memcpy(p, r->data, 8);
-        le_put16(p + 6, (uint16_t)size);
-        uint8_t *q = p + 8;
-        if (type == PERF_RECORD_MMAP && body_size >= 32) {
-                /* pid, tid, addr, len, pgoff; then MMAP2's maj, min, ino, ino_generation,
-                   prot, flags; then the file name */
-                le_put32(p, PERF_RECORD_MMAP2);
-                memcpy(q, body, 32);
-                memset(q + 32, 0, 24);
-                bool is_data = (r->misc & PERF_RECORD_MISC_MMAP_DATA) != 0;
-                le_put32(q + 56, PROT_READ | (is_data ? 0 : PROT_EXEC));
-                le_put32(q + 60, MAP_PRIVATE);
-                memcpy(q + 64, body + 32, body_size - 32);
-        } else if (type == PERF_RECORD_LOST_SAMPLES && body_size >= 8) {
-                le_put32(p, PERF_RECORD_LOST);
-                le_put64(q, 0);
-                memcpy(q + 8, body, body_size);
-                cs->st->nr_lost_samples += le_get64(body);
-        } else {
-                if (type == PERF_RECORD_MMAP || type == PERF_RECORD_LOST_SAMPLES)
-                        return;
-                memcpy(q, body, body_size);
-        }
-        /* the build-id form only where the event asked for it: a kernel sets the misc bit of
-           a record it shares between events when any of them asked (another session's), and
-           writes device and inode for this one */
-        if (type == PERF_RECORD_MMAP2 && (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
-            !perf_data_event(cs->pd, ev)->attr.build_id)
-                le_put16(p + 4, r->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID);
-        if (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2)
-                mmap2_as_live(cs, p, 8 + body_size + extra);
-        q += body_size + extra;
-        trailer_write(q, st, &t, SIDEBAND_ID_BASE + ev);
-        if ((st & PERF_SAMPLE_CPU) && t.cpu > cs->max_cpu && t.cpu != UINT32_MAX)
-                cs->max_cpu = t.cpu;
-        if (t.time)
-                cs->last_time = t.time;
-        arena_commit(cs, size, t.time ? t.time : cs->last_time);
-}
-
-static void keep_ksymbol(struct conv_state *cs, const struct perf_data_record *r)
-{
-        /* addr, len, ksym_type u16, flags u16, name */
-        if (r->size < 8 + 24)
-                return;
-        const char *name = (const char *)r->data + 32;
-        size_t n = strnlen(name, r->size - 32);
-        cs->ksyms = xrealloc(cs->ksyms, (cs->nr_ksyms + 1) * sizeof(*cs->ksyms));
-        cs->ksym_names = xrealloc(cs->ksym_names, (cs->nr_ksyms + 1) * sizeof(*cs->ksym_names));
-        char *copy = xmalloc(n + 1);
-        memcpy(copy, name, n);
-        copy[n] = '\0';
-        cs->ksym_names[cs->nr_ksyms] = copy;
-        cs->ksyms[cs->nr_ksyms] =
-                (struct perf_ksym){le_get64(r->data + 8), le_get32(r->data + 16), copy, ""};
-        cs->nr_ksyms++;
-}
-
-static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
-{
-        uint32_t nr = perf_data_nr_events(cs->pd);
-        cs->st->nr_records++;
-        if (nr == 0 || nr > MAX_CONV_EVENTS) {
-                cs->st->nr_not_converted++;
-                return;
-        }
-        uint32_t ev = r->event >= 0 ? (uint32_t)r->event : 0;
-        switch (r->type) {
-        case PERF_RECORD_SAMPLE:
-                if (r->event < 0) {
-                        cs->st->nr_not_converted++;
-                        return;
-                }
-                norm_sample(cs, r, ev);
-                return;
-        case PERF_RECORD_MMAP:
-        case PERF_RECORD_MMAP2:
-        case PERF_RECORD_COMM:
-        case PERF_RECORD_FORK:
-        case PERF_RECORD_EXIT:
-        case PERF_RECORD_LOST:
-        case PERF_RECORD_LOST_SAMPLES:
-        case PERF_RECORD_SWITCH:
-        case PERF_RECORD_SWITCH_CPU_WIDE: norm_sideband(cs, r, ev); return;
-        case PERF_RECORD_THROTTLE:
-        case PERF_RECORD_UNTHROTTLE: cs->st->nr_throttle++; return;
-        case PERF_RECORD_KSYMBOL:
-                keep_ksymbol(cs, r);
-                cs->st->nr_ksymbols++;
-                return;
-        default: cs->st->nr_not_converted++; return;
-        }
-}
-
-static int cmp_rec(const void *a, const void *b)
-{
-        const struct norm_rec *x = a, *y = b;
-        if (x->time != y->time)
-                return x->time < y->time ? -1 : 1;
-        return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int cmp_ksym(const void *a, const void *b)
-{
-        const struct perf_ksym *x = a, *y = b;
-        return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Reads every record of pd into cs, in the live form and time order. */
-static int collect(struct conv_state *cs, struct err_msg *err)
-{
-        struct perf_data_record r;
-        int rc;
-        perf_data_rewind(cs->pd);
-        while ((rc = perf_data_next(cs->pd, &r, err)) == 1)
-                norm_record(cs, &r);
-        if (cs->nr_recs)
-                qsort(cs->recs, cs->nr_recs, sizeof(*cs->recs), cmp_rec);
-        if (cs->nr_ksyms)
-                qsort(cs->ksyms, cs->nr_ksyms, sizeof(*cs->ksyms), cmp_ksym);
-        return rc;
-}
-
-static void conv_state_free(struct conv_state *cs)
-{
-        free(cs->arena);
-        free(cs->recs);
-        for (uint32_t i = 0; i < cs->nr_ksyms; i++)
-                free(cs->ksym_names[i]);
-        free(cs->ksym_names);
-        free(cs->ksyms);
 }
 
 /* ---- the converter's hooks, answered from the file ---- */
@@ -732,22 +350,18 @@ static void events_setup(struct conv_state *cs)
         cs->nr_events = nr;
 }
 
-int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_data_conv_stats *st,
-                      struct err_msg *err)
+int perf_data_convert_scanned(struct perf_data *pd, struct perf_data_scan *scan,
+                              struct etl_writer *w, struct perf_data_conv_stats *st,
+                              struct err_msg *err)
 {
         struct perf_data_conv_stats local;
         if (!st)
                 st = &local;
-        memset(st, 0, sizeof(*st));
-        struct conv_state *cs = xcalloc(1, sizeof(*cs));
-        cs->pd = pd;
-        cs->st = st;
-        int rc_read = collect(cs, err);
+        *st = scan->st; /* the records, counted as the scan indexed them */
+        struct conv_state *cs = scan->cs;
         events_setup(cs); /* after the records: a pipe file's attrs come with them */
-        struct etl_writer_stats ws;
-        etl_writer_get_stats(w, &ws);
         struct etl_writer_config cfg;
-        perf_data_conv_config(pd, &cfg);
+        perf_data_conv_config_scanned(pd, scan, &cfg);
         st->nr_cpus = cfg.nr_cpus;
         struct file_hooks h = {w, cs, 0};
         struct perf_conv_ops ops = {hook_emit,        hook_event_of, hook_cmdline_of,
@@ -756,8 +370,6 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
         int rc = perf_conv_new(&c, &ops, &h, cfg.nr_cpus);
         if (rc < 0) {
                 perf_data_error_set(err, 0, "cannot create the converter");
-                conv_state_free(cs);
-                free(cs);
                 return rc;
         }
         PERFINFO_GROUPMASK masks;
@@ -774,77 +386,34 @@ int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_da
         for (uint32_t i = 0; i < cfg.nr_cpus; i++)
                 perf_conv_stamp(c, i, t0);
         write_start_events(c, &h, cs->nr_events, &masks, t0);
-        uint64_t t_end = t0;
-        for (uint32_t i = 0; i < cs->nr_recs; i++) {
-                const struct norm_rec *r = &cs->recs[i];
-                perf_conv_record(c, 0, cs->arena + r->off, r->size);
-                if (r->time > t_end)
-                        t_end = r->time;
-        }
+        uint64_t t_end = perf_data_norm_emit(cs, c, t0);
         if (cs->nr_ksyms)
                 perf_conv_kernel_symbols(c, cs->ksyms, cs->nr_ksyms, 0,
                                          perf_conv_stamp(c, 0, t_end));
         perf_conv_rundown_end(c, 0, perf_conv_stamp(c, 0, t_end));
         perf_conv_get_stats(c, &st->conv);
         perf_conv_free(c);
-        conv_state_free(cs);
-        free(cs);
-        return rc_read < 0 ? rc_read : 0;
+        if (scan->rc < 0 && err)
+                *err = scan->err;
+        return scan->rc < 0 ? scan->rc : 0;
 }
 
-uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_config *cfg)
+int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_data_conv_stats *st,
+                      struct err_msg *err)
+{
+        struct perf_data_scan *scan = perf_data_conv_scan(pd);
+        int rc = perf_data_convert_scanned(pd, scan, w, st, err);
+        perf_data_conv_scan_free(scan);
+        return rc;
+}
+
+uint64_t perf_data_conv_config_scanned(struct perf_data *pd, const struct perf_data_scan *scan,
+                                       struct etl_writer_config *cfg)
 {
         const struct perf_data_info *in = perf_data_info(pd);
         memset(cfg, 0, sizeof(*cfg));
-        /* the CPUs and the first and last times: the samples' and trailers' */
-        uint32_t max_cpu = 0;
-        uint64_t first = UINT64_MAX, last = 0;
-        struct perf_data_record r;
-        struct err_msg err;
-        perf_data_rewind(pd);
-        while (perf_data_next(pd, &r, &err) == 1) {
-                if (r.event < 0 || r.type >= PERF_DATA_HEADER_ATTR)
-                        continue;
-                const struct perf_event_attr *a = &perf_data_event(pd, (uint32_t)r.event)->attr;
-                uint64_t st = a->sample_type;
-                if (r.type == PERF_RECORD_SAMPLE) {
-                        uint32_t at = 8 + 8 * (uint32_t)(!!(st & PERF_SAMPLE_IDENTIFIER) +
-                                                         !!(st & PERF_SAMPLE_IP) +
-                                                         !!(st & PERF_SAMPLE_TID));
-                        uint64_t time = (st & PERF_SAMPLE_TIME) && at + 8 <= r.size
-                                                ? le_get64(r.data + at)
-                                                : 0;
-                        if (time && time < first)
-                                first = time;
-                        if (time > last)
-                                last = time;
-                        uint32_t cpu_at = at + 8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) +
-                                                              !!(st & PERF_SAMPLE_ADDR) +
-                                                              !!(st & PERF_SAMPLE_ID) +
-                                                              !!(st & PERF_SAMPLE_STREAM_ID));
-                        if ((st & PERF_SAMPLE_CPU) && cpu_at + 4 <= r.size &&
-                            le_get32(r.data + cpu_at) > max_cpu &&
-                            le_get32(r.data + cpu_at) < MAX_WRITER_CPUS)
-                                max_cpu = le_get32(r.data + cpu_at);
-                } else if (a->sample_id_all) {
-                        uint64_t ts = st & TRAILER_BITS;
-                        uint32_t tsize = trailer_size(ts);
-                        if (r.size < 8 + tsize)
-                                continue;
-                        struct trailer t = {0};
-                        trailer_read(r.data + r.size - tsize, ts, &t);
-                        if ((ts & PERF_SAMPLE_TIME) && t.time && t.time < first)
-                                first = t.time;
-                        if ((ts & PERF_SAMPLE_TIME) && t.time > last)
-                                last = t.time;
-                        if ((ts & PERF_SAMPLE_CPU) && t.cpu > max_cpu && t.cpu < MAX_WRITER_CPUS)
-                                max_cpu = t.cpu;
-                }
-        }
-        /* not rewound: a pipe-mode file's events and features are those read to its end */
-        if (first == UINT64_MAX)
-                first = 0;
-        uint32_t nr_cpus = max_cpu + 1;
+        uint64_t first = scan->first, last = scan->last;
+        uint32_t nr_cpus = scan->max_cpu + 1;
         if (in->nr_cpus_avail > nr_cpus && in->nr_cpus_avail <= MAX_WRITER_CPUS)
                 nr_cpus = in->nr_cpus_avail;
         cfg->nr_cpus = nr_cpus;
@@ -880,6 +449,14 @@ uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_conf
         if (!cfg->cpu_speed_mhz)
                 cfg->cpu_speed_mhz = 1000;
         return last > first ? last - first : 0;
+}
+
+uint64_t perf_data_conv_config_span(struct perf_data *pd, struct etl_writer_config *cfg)
+{
+        struct perf_data_scan *scan = perf_data_conv_scan(pd);
+        uint64_t span = perf_data_conv_config_scanned(pd, scan, cfg);
+        perf_data_conv_scan_free(scan);
+        return span;
 }
 
 void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg)

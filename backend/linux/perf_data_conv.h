@@ -37,6 +37,22 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
 int perf_data_convert(struct perf_data *pd, struct etl_writer *w, struct perf_data_conv_stats *st,
                       struct err_msg *err);
 
+/* The one pass over pd's records that its conversion needs (perf_data_norm.c): the writer's
+   CPUs and times, and the records indexed in time order (where they are in the file's bytes:
+   put in the live form again as they are converted). Aborts when out of memory. */
+struct perf_data_scan;
+struct perf_data_scan *perf_data_conv_scan(struct perf_data *pd);
+void perf_data_conv_scan_free(struct perf_data_scan *s);
+
+/* perf_data_convert and perf_data_conv_config_span with pd's scan made already (the
+   conversion uses it up: one conversion per scan). pd stays open until the conversion is
+   done. */
+int perf_data_convert_scanned(struct perf_data *pd, struct perf_data_scan *scan,
+                              struct etl_writer *w, struct perf_data_conv_stats *st,
+                              struct err_msg *err);
+uint64_t perf_data_conv_config_scanned(struct perf_data *pd, const struct perf_data_scan *scan,
+                                       struct etl_writer_config *cfg);
+
 /* The writer configuration for pd (nr_cpus, clock, start time from CLOCK_DATA, kernel version
    from OSRELEASE): reads pd's records once to find the CPUs and the first time. */
 void perf_data_conv_config(struct perf_data *pd, struct etl_writer_config *cfg);
@@ -55,12 +71,17 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
                         struct perf_data_conv_stats *st, struct etl_error *err);
 
 /* Opens path for reading as an .etl: an .etl as is, a perf.data file (found by its magic,
-   whatever its name; "-" is standard input) converted first into a temporary file that is
-   removed at once. Returns etl_reader_open_file's result, or -errno with err filled. A damaged
-   perf.data file is converted up to the damage and opened: 0 with err saying what was wrong
-   where (err->msg is empty otherwise). The last conversion stays open (removed, on its open
-   file) until the next: opening the same file again (same inode, size and modification time;
-   standard input again) reads it instead of converting the file once more. */
+   whatever its name; "-" is standard input) converted first into an .etl in memory (nothing
+   is written to the disk). Returns etl_reader_open_file's or etl_reader_open_mem's result, or
+   -errno with err filled. A damaged perf.data file is converted up to the damage and opened: 0
+   with err saying what was wrong where (err->msg is empty otherwise). The last conversion is
+   kept until the next: opening the same file again (same inode, size and modification time;
+   standard input again) reads it instead of converting the file once more. A conversion stays
+   in memory while a reader reads it, after the next one too. */
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err);
+
+/* How many conversions perf_data_etl_reader_open has made in this process (a kept one read
+   again is not one). */
+uint64_t perf_data_etl_nr_conversions(void);
 
 #endif

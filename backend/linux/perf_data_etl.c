@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* perf_data_etl.c: a perf.data file as an .etl: written converted (--merge), opened for the
-   consumer (OpenTrace, CreateMergedTraceFile) through a temporary file, and the line that says
+   consumer (OpenTrace, CreateMergedTraceFile) converted into memory, and the line that says
    where it came from. */
 #include "perf_data_conv.h"
 
@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
+#include "le_bytes.h"
+#include "perf_data_mem.h"
 
 #define FILETIME_UNIX 116444736000000000ll /* 1970-01-01 in 100 ns since 1601 */
 
@@ -72,10 +74,43 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                         buf[i] = ' ';
 }
 
-/* perf_data_write_etl, with the header's LogFileName log_name; is_scratch: a temporary file,
-   removed once read, never synced to the disk. */
+/* An .etl made in memory (perf_data_etl_reader_open): the header buffer's room, then each
+   buffer the writer completes, in order; shared by the kept conversion and the readers over it
+   (refs, under last.lock), unmapped at the last release. */
+struct etl_image {
+        struct perf_data_mem mem;
+        uint32_t nr_buffers; /* data buffers, after the header's room */
+        uint64_t last_timestamp;
+        int error;
+        int refs;
+};
+
+/* The writer's buffer callback: the completed buffer appended to the image. */
+static void image_append(void *ctx, const uint8_t *buffer, uint32_t size)
+{
+        struct etl_image *im = ctx;
+        if (im->error)
+                return;
+        if (perf_data_mem_reserve(&im->mem, im->mem.len + size) < 0) {
+                im->error = -ENOMEM;
+                return;
+        }
+        memcpy(im->mem.data + im->mem.len, buffer, size);
+        im->mem.len += size;
+        im->nr_buffers++;
+        uint64_t ts =
+                le_get64(buffer + 0x10); /* WMI_BUFFER_HEADER's TimeStamp: its last record's */
+        if (ts > im->last_timestamp)
+                im->last_timestamp = ts;
+}
+
+/* perf_data_write_etl, with the header's LogFileName log_name; with image (out_path NULL) into
+   a new .etl in memory rather than a file: *image, when the perf.data opened (also when its
+   conversion stopped at damage). size_hint: the perf.data's size (the .etl is about as
+   large), 0 when unknown. */
 static int write_etl(const char *in_path, const char *out_path, const char *log_name, bool is_force,
-                     bool is_scratch, struct perf_data_conv_stats *st, struct etl_error *err)
+                     struct etl_image **image, size_t size_hint, struct perf_data_conv_stats *st,
+                     struct etl_error *err)
 {
         struct perf_data *pd = NULL;
         struct err_msg perr;
@@ -85,9 +120,9 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
                 return rc;
         }
         struct etl_writer_config cfg;
-        uint64_t span = perf_data_conv_config_span(pd, &cfg);
+        struct perf_data_scan *scan = perf_data_conv_scan(pd);
+        uint64_t span = perf_data_conv_config_scanned(pd, scan, &cfg);
         cfg.log_file_name = log_name;
-        cfg.is_scratch = is_scratch;
         char origin[1024];
         perf_data_origin(pd, origin, sizeof(origin));
         cfg.logger_name = origin;
@@ -106,23 +141,58 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
         rc = etl_writer_new(&w, &cfg);
         if (rc < 0) {
                 etl_error_set(err, 0, "%s: the writer refused %u CPUs", in_path, cfg.nr_cpus);
+                perf_data_conv_scan_free(scan);
                 perf_data_close(pd);
                 return rc;
         }
-        rc = etl_writer_open_file(w, out_path, is_force, err);
-        if (rc < 0) {
-                etl_writer_free(w);
-                perf_data_close(pd);
-                return rc;
+        struct etl_image *im = NULL;
+        uint32_t header_size = 0;
+        etl_writer_header(w, &header_size);
+        if (image) {
+                im = calloc(1, sizeof(*im));
+                if (!im ||
+                    perf_data_mem_reserve(&im->mem, header_size + size_hint + size_hint / 8) < 0) {
+                        free(im);
+                        etl_error_set(err, 0, "%s: out of memory", in_path);
+                        etl_writer_free(w);
+                        perf_data_conv_scan_free(scan);
+                        perf_data_close(pd);
+                        return -ENOMEM;
+                }
+                im->mem.len = header_size; /* the header buffer's room */
+                im->refs = 1;
+                etl_writer_set_buffer_callback(w, image_append, im);
+        } else {
+                rc = etl_writer_open_file(w, out_path, is_force, err);
+                if (rc < 0) {
+                        etl_writer_free(w);
+                        perf_data_conv_scan_free(scan);
+                        perf_data_close(pd);
+                        return rc;
+                }
         }
-        int rc_conv = perf_data_convert(pd, w, st, &perr);
+        int rc_conv = perf_data_convert_scanned(pd, scan, w, st, &perr);
         rc = etl_writer_close(w, 0, 0, 0);
+        if (im && rc == 0 && im->error)
+                rc = im->error;
+        if (im && rc == 0) {
+                const uint8_t *h = etl_writer_header_closed(w, 1 + im->nr_buffers,
+                                                            im->last_timestamp, &header_size);
+                memcpy(im->mem.data, h, header_size);
+        }
         etl_writer_free(w);
+        perf_data_conv_scan_free(scan);
         perf_data_close(pd);
         if (rc < 0) {
-                etl_error_set(err, 0, "%s: %s", out_path, strerror(-rc));
+                if (im) {
+                        perf_data_mem_free(&im->mem);
+                        free(im);
+                }
+                etl_error_set(err, 0, "%s: %s", out_path ? out_path : in_path, strerror(-rc));
                 return rc;
         }
+        if (image)
+                *image = im;
         if (rc_conv < 0) {
                 etl_error_set(err, perr.offset, "%s: %s (the records before it are converted)",
                               in_path, perr.msg);
@@ -134,7 +204,7 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
 int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force,
                         struct perf_data_conv_stats *st, struct etl_error *err)
 {
-        return write_etl(in_path, out_path, out_path, is_force, false, st, err);
+        return write_etl(in_path, out_path, out_path, is_force, NULL, 0, st, err);
 }
 
 /* Whether the file at path starts with perf.data's magic. */
@@ -155,33 +225,59 @@ static bool perf_data_file_is_perf_data(const char *path)
    large file), and standard input can be read only once. */
 static struct {
         pthread_mutex_t lock;
-        int fd; /* owned: the converted .etl, already removed; -1: none */
+        struct etl_image *image; /* one of its refs; NULL: none */
         bool is_stdin;
         dev_t dev;
         ino_t ino;
         off_t size;
         struct timespec mtime;
         struct etl_error err; /* the conversion's warning (a damaged file read to the damage) */
-} last = {PTHREAD_MUTEX_INITIALIZER, -1, false, 0, 0, 0, {0, 0}, {0}};
+        uint64_t nr_conversions;
+} last = {PTHREAD_MUTEX_INITIALIZER, NULL, false, 0, 0, 0, {0, 0}, {0}, 0};
 
 static bool is_last(bool is_stdin, const struct stat *st)
 {
-        if (last.fd < 0 || is_stdin != last.is_stdin)
+        if (!last.image || is_stdin != last.is_stdin)
                 return false;
         return is_stdin || (st->st_dev == last.dev && st->st_ino == last.ino &&
                             st->st_size == last.size && st->st_mtim.tv_sec == last.mtime.tv_sec &&
                             st->st_mtim.tv_nsec == last.mtime.tv_nsec);
 }
 
-/* Opens the kept conversion (last.lock held). */
-static int open_last(struct etl_reader **out, struct etl_error *err)
+/* Drops one ref of im (last.lock held): unmapped with the last. */
+static void image_unref_locked(struct etl_image *im)
 {
-        char proc[64];
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", last.fd);
-        int rc = etl_reader_open_file(out, proc, err);
-        if (rc == 0 && err)
-                *err = last.err;
-        return rc;
+        if (--im->refs > 0)
+                return;
+        perf_data_mem_free(&im->mem);
+        free(im);
+}
+
+/* etl_reader_set_release's callback: a reader over the image closed. */
+static void image_release(void *ctx)
+{
+        pthread_mutex_lock(&last.lock);
+        image_unref_locked(ctx);
+        pthread_mutex_unlock(&last.lock);
+}
+
+/* A reader over the image, holding a ref of it (last.lock held). */
+static int image_open_locked(struct etl_reader **out, struct etl_image *im, struct etl_error *err)
+{
+        int rc = etl_reader_open_mem(out, im->mem.data, im->mem.len, err);
+        if (rc < 0)
+                return rc;
+        im->refs++;
+        etl_reader_set_release(*out, image_release, im);
+        return 0;
+}
+
+uint64_t perf_data_etl_nr_conversions(void)
+{
+        pthread_mutex_lock(&last.lock);
+        uint64_t n = last.nr_conversions;
+        pthread_mutex_unlock(&last.lock);
+        return n;
 }
 
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err)
@@ -200,48 +296,41 @@ int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct 
         }
         pthread_mutex_lock(&last.lock);
         if (is_last(is_stdin, &st)) {
-                int rc = open_last(out, err);
+                int rc = image_open_locked(out, last.image, err);
+                if (rc == 0 && err)
+                        *err = last.err;
                 pthread_mutex_unlock(&last.lock);
                 return rc;
         }
+        last.nr_conversions++;
         pthread_mutex_unlock(&last.lock);
-        const char *tmp = getenv("TMPDIR");
-        char dir[4096];
-        snprintf(dir, sizeof(dir), "%s/etwtop-perfdata-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        if (!mkdtemp(dir)) {
-                int e = errno;
-                etl_error_set(err, 0, "%s: cannot make a temporary folder: %s", dir, strerror(e));
-                return -e;
-        }
-        char etl[4200];
-        snprintf(etl, sizeof(etl), "%s/converted.etl", dir);
-        /* read once and removed: no sync (the writer syncs a recording at each flush) */
+        /* converted in memory, never to the disk */
         struct etl_error conv_err = {0};
-        int rc = write_etl(path, etl, path, false, true, NULL, &conv_err);
+        struct etl_image *im = NULL;
+        int rc = write_etl(path, NULL, path, false, &im, st.st_size > 0 ? (size_t)st.st_size : 0,
+                           NULL, &conv_err);
         if (err)
                 *err = conv_err;
+        if (!im)
+                return rc; /* the perf.data did not open */
         /* a damaged file is read up to the damage: what was converted is opened */
         struct etl_error err2;
-        bool is_written = access(etl, F_OK) == 0; /* not when the perf.data did not open */
-        int rc_open = is_written && (rc == 0 || rc == -EBADMSG)
-                              ? etl_reader_open_file(out, etl, &err2)
-                              : rc;
-        int keep = rc_open == 0 ? open(etl, O_RDONLY | O_CLOEXEC) : -1;
-        unlink(etl);
-        rmdir(dir);
-        if (keep >= 0) {
-                pthread_mutex_lock(&last.lock);
-                if (last.fd >= 0)
-                        close(last.fd);
-                last.fd = keep;
+        pthread_mutex_lock(&last.lock);
+        int rc_open = rc == 0 || rc == -EBADMSG ? image_open_locked(out, im, &err2) : rc;
+        if (rc_open == 0) {
+                if (last.image)
+                        image_unref_locked(last.image);
+                last.image = im; /* the conversion's ref */
                 last.is_stdin = is_stdin;
                 last.dev = st.st_dev;
                 last.ino = st.st_ino;
                 last.size = st.st_size;
                 last.mtime = st.st_mtim;
                 last.err = conv_err;
-                pthread_mutex_unlock(&last.lock);
+        } else {
+                image_unref_locked(im);
         }
+        pthread_mutex_unlock(&last.lock);
         if (rc_open < 0 && rc == 0 && err)
                 *err = err2;
         return rc_open < 0 ? rc_open : 0;

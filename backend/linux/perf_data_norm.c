@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/* perf_data_norm.c: a perf.data file's records in the live form (each record's event named by
+   PERF_SAMPLE_IDENTIFIER, side-band records ending in a sample_id trailer, MMAP as MMAP2,
+   LOST_SAMPLES as LOST), indexed in time order in one pass over the file (the scan), and handed
+   to the converter in that order. */
+#include "perf_data_norm.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "le_bytes.h"
+#include "perf_data_int.h"
+#include "util/xalloc.h"
+
+#define TRAILER_BITS                                                                               \
+        (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |             \
+         PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+/* The sample_id trailer's fields (perf_event_open(2): sample_id_all). */
+struct trailer {
+        uint32_t pid, tid;
+        uint64_t time, id, stream_id;
+        uint32_t cpu;
+};
+
+static uint32_t trailer_size(uint64_t st)
+{
+        return 8 * (uint32_t)(!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) +
+                              !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+                              !!(st & PERF_SAMPLE_CPU) + !!(st & PERF_SAMPLE_IDENTIFIER));
+}
+
+static void trailer_read(const uint8_t *p, uint64_t st, struct trailer *t)
+{
+        if (st & PERF_SAMPLE_TID) {
+                t->pid = le_get32(p);
+                t->tid = le_get32(p + 4);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_TIME) {
+                t->time = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_ID) {
+                t->id = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_STREAM_ID) {
+                t->stream_id = le_get64(p);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_CPU)
+                t->cpu = le_get32(p);
+}
+
+static uint8_t *trailer_write(uint8_t *p, uint64_t st, const struct trailer *t, uint64_t ident)
+{
+        if (st & PERF_SAMPLE_TID) {
+                le_put32(p, t->pid);
+                le_put32(p + 4, t->tid);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_TIME) {
+                le_put64(p, t->time);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_ID) {
+                le_put64(p, t->id);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_STREAM_ID) {
+                le_put64(p, t->stream_id);
+                p += 8;
+        }
+        if (st & PERF_SAMPLE_CPU) {
+                le_put32(p, t->cpu);
+                le_put32(p + 4, 0);
+                p += 8;
+        }
+        le_put64(p, ident);
+        return p + 8;
+}
+
+/* Room for a record in the live form of up to size bytes: at the arena's end, 8-aligned, for a
+   record kept there; the scratch record otherwise. */
+static uint8_t *arena_reserve(struct conv_state *cs, size_t size)
+{
+        if (cs->mode == CONV_EMIT || cs->is_raw) {
+                if (cs->scratch_cap < size) {
+                        cs->scratch = xrealloc(cs->scratch, size);
+                        cs->scratch_cap = size;
+                }
+                return cs->scratch;
+        }
+        cs->arena.len = (cs->arena.len + 7) & ~(size_t)7;
+        if (cs->arena.cap - cs->arena.len < size) {
+                size_t cap = cs->arena.cap ? cs->arena.cap : (1u << 20);
+                while (cap - cs->arena.len < size)
+                        cap *= 2;
+                cs->arena.data = xrealloc(cs->arena.data, cap);
+                cs->arena.cap = cap;
+        }
+        return cs->arena.data + cs->arena.len;
+}
+
+/* The record just put in the live form by arena_reserve, size bytes, sorted by time: indexed
+   (CONV_INDEX) or converted (CONV_EMIT). */
+static void arena_commit(struct conv_state *cs, uint32_t size, uint64_t time)
+{
+        if (cs->mode == CONV_EMIT) {
+                perf_conv_record(cs->conv, 0, cs->scratch, size);
+                return;
+        }
+        if (time < cs->prev_time)
+                cs->is_sorted = false;
+        cs->prev_time = time;
+        if (cs->nr_recs == cs->cap_recs) {
+                cs->cap_recs = cs->cap_recs ? 2 * cs->cap_recs : 1024;
+                cs->recs = xrealloc(cs->recs, cs->cap_recs * sizeof(*cs->recs));
+        }
+        struct norm_rec *n = &cs->recs[cs->nr_recs];
+        *n = (struct norm_rec){.time = time, .last_time = cs->cur_last_time};
+        if (cs->is_raw) {
+                n->at = (uint64_t)(uintptr_t)cs->cur->data;
+                n->event = cs->cur->event;
+        } else {
+                n->at = cs->arena.len;
+                n->size = size;
+                cs->arena.len += size;
+        }
+        cs->nr_recs++;
+        cs->st->nr_converted++;
+}
+
+/* A sample: the IDENTIFIER of its event's converter event put first. */
+static void norm_sample(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
+{
+        const struct perf_event_attr *a = &perf_data_event(cs->pd, ev)->attr;
+        uint64_t st = a->sample_type;
+        const uint8_t *body = r->data + 8;
+        uint32_t body_size = r->size - 8;
+        if (st & PERF_SAMPLE_IDENTIFIER) {
+                if (body_size < 8)
+                        return;
+                body += 8;
+                body_size -= 8;
+        }
+        uint32_t size = 8 + 8 + body_size;
+        if (size > 0xffff)
+                return;
+        /* a sample indexed where it is in the file: its time is all the index needs (it is
+           put in the live form as it is converted) */
+        if (cs->mode == CONV_EMIT || !cs->is_raw) {
+                uint8_t *p = arena_reserve(cs, size);
+                memcpy(p, r->data, 8);
+                le_put16(p + 6, (uint16_t)size);
+                le_put64(p + 8, ev + 1);
+                memcpy(p + 16, body, body_size);
+        }
+        uint64_t time = cs->last_time;
+        /* the body's fields in order: IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD */
+        uint32_t at = 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+        if ((st & PERF_SAMPLE_TIME) && at + 8 <= body_size)
+                time = le_get64(body + at);
+        if (st & PERF_SAMPLE_CPU) {
+                uint32_t cpu_at =
+                        at +
+                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
+                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID));
+                if (cpu_at + 4 <= body_size && le_get32(body + cpu_at) > cs->max_cpu)
+                        cs->max_cpu = le_get32(body + cpu_at);
+        }
+        if ((st & PERF_SAMPLE_PERIOD) && ev < MAX_CONV_EVENTS) {
+                uint32_t period_at =
+                        at +
+                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
+                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID) +
+                                       !!(st & PERF_SAMPLE_CPU));
+                if (period_at + 8 <= body_size) {
+                        cs->period_sum[ev] += le_get64(body + period_at);
+                        cs->nr_periods[ev]++;
+                }
+        }
+        cs->last_time = time;
+        cs->st->nr_samples++;
+        if (ev < 16)
+                cs->st->nr_by_event[ev]++;
+        arena_commit(cs, size, time);
+}
+
+/* The kernel's and its modules' maps as the live source writes them: perf's file names the
+   kernel "[kernel.kallsyms]_text" (or _stext) with pid -1 and its start address as pgoff; live
+   it is "[kernel.kallsyms]" of pid 0 at pgoff 0, with its build-id (from the BUILD_ID feature)
+   in the record. rec: an MMAP2 record's fixed part and file name, end bytes. */
+static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
+{
+        static const char kernel[] = "[kernel.kallsyms]";
+        if (end < 72 || le_get32(rec + 8) != UINT32_MAX)
+                return;
+        le_put32(rec + 8, 0);
+        le_put32(rec + 12, 0);
+        char *name = (char *)rec + 72;
+        size_t room = end - 72;
+        if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0)
+                return;
+        memset(name, 0, room);
+        memcpy(name, kernel, sizeof(kernel));
+        le_put64(rec + 32, 0);
+        const struct perf_data_info *in = perf_data_info(cs->pd);
+        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
+                const struct perf_data_build_id *b = &in->build_ids[i];
+                if (strcmp(b->path, kernel) != 0 || !b->size)
+                        continue;
+                le_put16(rec + 4, le_get16(rec + 4) | PERF_RECORD_MISC_MMAP_BUILD_ID);
+                memset(rec + 40, 0, 24);
+                rec[40] = b->size;
+                memcpy(rec + 44, b->id, b->size);
+                break;
+        }
+}
+
+/* A side-band record: its body (MMAP grown into MMAP2, LOST_SAMPLES into LOST), then the
+   trailer of its event's sample_type with the side-band twin's IDENTIFIER. */
+static void norm_sideband(struct conv_state *cs, const struct perf_data_record *r, uint32_t ev)
+{
+        const struct perf_event_attr *a = &perf_data_event(cs->pd, ev)->attr;
+        uint64_t st = a->sample_type & TRAILER_BITS;
+        uint32_t tsize = a->sample_id_all ? trailer_size(st) : 0;
+        if (r->size < 8 + tsize)
+                return;
+        const uint8_t *body = r->data + 8;
+        uint32_t body_size = r->size - 8 - tsize;
+        struct trailer t = {0};
+        if (tsize)
+                trailer_read(r->data + r->size - tsize, st, &t);
+        else
+                t.time = cs->last_time;
+        uint32_t type = r->type;
+        /* records that carry their own thread and time */
+        if ((type == PERF_RECORD_FORK || type == PERF_RECORD_EXIT) && body_size >= 24) {
+                if (!tsize || !(st & PERF_SAMPLE_TIME))
+                        t.time = le_get64(body + 16);
+        }
+        if (!tsize &&
+            (type == PERF_RECORD_COMM || type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2) &&
+            body_size >= 8) {
+                t.pid = le_get32(body);
+                t.tid = le_get32(body + 4);
+        }
+        if (!(st & PERF_SAMPLE_TIME) && !tsize)
+                t.time = cs->last_time;
+        uint32_t extra = type == PERF_RECORD_MMAP ? 32 : type == PERF_RECORD_LOST_SAMPLES ? 8 : 0;
+        uint64_t nst = st | PERF_SAMPLE_IDENTIFIER;
+        uint32_t size = 8 + body_size + extra + trailer_size(nst);
+        if (size > 0xffff)
+                return;
+        uint8_t *p = arena_reserve(cs, size);
+        memcpy(p, r->data, 8);
+        le_put16(p + 6, (uint16_t)size);
+        uint8_t *q = p + 8;
+        if (type == PERF_RECORD_MMAP && body_size >= 32) {
+                /* pid, tid, addr, len, pgoff; then MMAP2's maj, min, ino, ino_generation,
+                   prot, flags; then the file name */
+                le_put32(p, PERF_RECORD_MMAP2);
+                memcpy(q, body, 32);
+                memset(q + 32, 0, 24);
+                bool is_data = (r->misc & PERF_RECORD_MISC_MMAP_DATA) != 0;
+                le_put32(q + 56, PROT_READ | (is_data ? 0 : PROT_EXEC));
+                le_put32(q + 60, MAP_PRIVATE);
+                memcpy(q + 64, body + 32, body_size - 32);
+        } else if (type == PERF_RECORD_LOST_SAMPLES && body_size >= 8) {
+                le_put32(p, PERF_RECORD_LOST);
+                le_put64(q, 0);
+                memcpy(q + 8, body, body_size);
+                cs->st->nr_lost_samples += le_get64(body);
+        } else {
+                if (type == PERF_RECORD_MMAP || type == PERF_RECORD_LOST_SAMPLES)
+                        return;
+                memcpy(q, body, body_size);
+        }
+        /* the build-id form only where the event asked for it: a kernel sets the misc bit of
+           a record it shares between events when any of them asked (another session's), and
+           writes device and inode for this one */
+        if (type == PERF_RECORD_MMAP2 && (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+            !perf_data_event(cs->pd, ev)->attr.build_id)
+                le_put16(p + 4, r->misc & ~PERF_RECORD_MISC_MMAP_BUILD_ID);
+        if (type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2)
+                mmap2_as_live(cs, p, 8 + body_size + extra);
+        q += body_size + extra;
+        trailer_write(q, st, &t, SIDEBAND_ID_BASE + ev);
+        if ((st & PERF_SAMPLE_CPU) && t.cpu > cs->max_cpu && t.cpu != UINT32_MAX)
+                cs->max_cpu = t.cpu;
+        if (t.time)
+                cs->last_time = t.time;
+        arena_commit(cs, size, t.time ? t.time : cs->last_time);
+}
+
+static void keep_ksymbol(struct conv_state *cs, const struct perf_data_record *r)
+{
+        /* addr, len, ksym_type u16, flags u16, name */
+        if (r->size < 8 + 24)
+                return;
+        const char *name = (const char *)r->data + 32;
+        size_t n = strnlen(name, r->size - 32);
+        cs->ksyms = xrealloc(cs->ksyms, (cs->nr_ksyms + 1) * sizeof(*cs->ksyms));
+        cs->ksym_names = xrealloc(cs->ksym_names, (cs->nr_ksyms + 1) * sizeof(*cs->ksym_names));
+        char *copy = xmalloc(n + 1);
+        memcpy(copy, name, n);
+        copy[n] = '\0';
+        cs->ksym_names[cs->nr_ksyms] = copy;
+        cs->ksyms[cs->nr_ksyms] =
+                (struct perf_ksym){le_get64(r->data + 8), le_get32(r->data + 16), copy, ""};
+        cs->nr_ksyms++;
+}
+
+static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
+{
+        cs->cur = r;
+        cs->cur_last_time = cs->last_time;
+        uint32_t nr = perf_data_nr_events(cs->pd);
+        cs->st->nr_records++;
+        if (nr == 0 || nr > MAX_CONV_EVENTS) {
+                cs->st->nr_not_converted++;
+                return;
+        }
+        uint32_t ev = r->event >= 0 ? (uint32_t)r->event : 0;
+        switch (r->type) {
+        case PERF_RECORD_SAMPLE:
+                if (r->event < 0) {
+                        cs->st->nr_not_converted++;
+                        return;
+                }
+                norm_sample(cs, r, ev);
+                return;
+        case PERF_RECORD_MMAP:
+        case PERF_RECORD_MMAP2:
+        case PERF_RECORD_COMM:
+        case PERF_RECORD_FORK:
+        case PERF_RECORD_EXIT:
+        case PERF_RECORD_LOST:
+        case PERF_RECORD_LOST_SAMPLES:
+        case PERF_RECORD_SWITCH:
+        case PERF_RECORD_SWITCH_CPU_WIDE: norm_sideband(cs, r, ev); return;
+        case PERF_RECORD_THROTTLE:
+        case PERF_RECORD_UNTHROTTLE: cs->st->nr_throttle++; return;
+        case PERF_RECORD_KSYMBOL:
+                keep_ksymbol(cs, r);
+                cs->st->nr_ksymbols++;
+                return;
+        default: cs->st->nr_not_converted++; return;
+        }
+}
+
+static int cmp_ksym(const void *a, const void *b)
+{
+        const struct perf_ksym *x = a, *y = b;
+        return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Sorts the index by time, records of the same time in file order (a stable sort): a bottom-up
+   merge of the runs the file has in order (perf writes each CPU's ring in turn: a few long
+   runs), with tmp for room. */
+static void sort_recs(struct norm_rec *a, uint32_t n, struct norm_rec *tmp)
+{
+        /* the runs' starts, then n */
+        uint32_t *starts = xmalloc(((size_t)n + 1) * sizeof(*starts));
+        uint32_t nr_runs = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (i == 0 || a[i].time < a[i - 1].time)
+                        starts[nr_runs++] = i;
+        starts[nr_runs] = n;
+        struct norm_rec *src = a, *dst = tmp;
+        while (nr_runs > 1) {
+                uint32_t k = 0;
+                for (uint32_t r = 0; r < nr_runs; r += 2) {
+                        uint32_t lo = starts[r], mid = starts[r + 1 <= nr_runs ? r + 1 : nr_runs];
+                        uint32_t hi = r + 2 <= nr_runs ? starts[r + 2] : mid;
+                        uint32_t i = lo, j = mid, o = lo;
+                        while (i < mid && j < hi)
+                                dst[o++] = src[j].time < src[i].time ? src[j++] : src[i++];
+                        while (i < mid)
+                                dst[o++] = src[i++];
+                        while (j < hi)
+                                dst[o++] = src[j++];
+                        starts[k++] = lo;
+                }
+                starts[k] = n;
+                nr_runs = k;
+                struct norm_rec *t = src;
+                src = dst;
+                dst = t;
+        }
+        if (src != a)
+                memcpy(a, src, (size_t)n * sizeof(*a));
+        free(starts);
+}
+
+void perf_data_norm_free(struct conv_state *cs)
+{
+        free(cs->arena.data);
+        free(cs->scratch);
+        free(cs->recs);
+        for (uint32_t i = 0; i < cs->nr_ksyms; i++)
+                free(cs->ksym_names[i]);
+        free(cs->ksym_names);
+        free(cs->ksyms);
+}
+
+uint64_t perf_data_norm_emit(struct conv_state *cs, struct perf_conv *c, uint64_t t0)
+{
+        struct perf_data_conv_stats counted_once = {0}; /* at indexing */
+        struct perf_data_conv_stats *st = cs->st;
+        cs->st = &counted_once;
+        cs->mode = CONV_EMIT;
+        cs->conv = c;
+        uint64_t t_end = t0;
+        for (uint32_t i = 0; i < cs->nr_recs; i++) {
+                const struct norm_rec *n = &cs->recs[i];
+                if (n->size) {
+                        perf_conv_record(c, 0, cs->arena.data + n->at, n->size);
+                } else {
+                        const uint8_t *p = (const uint8_t *)(uintptr_t)n->at;
+                        struct perf_data_record r = {.data = p,
+                                                     .size = le_get16(p + 6),
+                                                     .type = le_get32(p),
+                                                     .misc = le_get16(p + 4),
+                                                     .event = n->event};
+                        /* the same live form as at indexing: what it depends on is its event's
+                           attr (a file's attrs are only ever added to) and the time of the
+                           records before it */
+                        cs->last_time = n->last_time;
+                        if (r.type == PERF_RECORD_SAMPLE)
+                                norm_sample(cs, &r, (uint32_t)r.event);
+                        else
+                                norm_sideband(cs, &r, r.event >= 0 ? (uint32_t)r.event : 0);
+                }
+                if (n->time > t_end)
+                        t_end = n->time;
+        }
+        cs->st = st;
+        return t_end;
+}
+
+/* The first and last times and the highest CPU of record r, as the writer's configuration
+   counts them. */
+static void scan_span(struct perf_data *pd, const struct perf_data_record *r,
+                      struct perf_data_scan *s)
+{
+        if (r->event < 0 || r->type >= PERF_DATA_HEADER_ATTR)
+                return;
+        const struct perf_event_attr *a = &perf_data_event(pd, (uint32_t)r->event)->attr;
+        uint64_t st = a->sample_type;
+        if (r->type == PERF_RECORD_SAMPLE) {
+                uint32_t at =
+                        8 + 8 * (uint32_t)(!!(st & PERF_SAMPLE_IDENTIFIER) +
+                                           !!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
+                uint64_t time =
+                        (st & PERF_SAMPLE_TIME) && at + 8 <= r->size ? le_get64(r->data + at) : 0;
+                if (time && time < s->first)
+                        s->first = time;
+                if (time > s->last)
+                        s->last = time;
+                uint32_t cpu_at =
+                        at +
+                        8 * (uint32_t)(!!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR) +
+                                       !!(st & PERF_SAMPLE_ID) + !!(st & PERF_SAMPLE_STREAM_ID));
+                if ((st & PERF_SAMPLE_CPU) && cpu_at + 4 <= r->size &&
+                    le_get32(r->data + cpu_at) > s->max_cpu &&
+                    le_get32(r->data + cpu_at) < MAX_WRITER_CPUS)
+                        s->max_cpu = le_get32(r->data + cpu_at);
+        } else if (a->sample_id_all) {
+                uint64_t ts = st & TRAILER_BITS;
+                uint32_t tsize = trailer_size(ts);
+                if (r->size < 8 + tsize)
+                        return;
+                struct trailer t = {0};
+                trailer_read(r->data + r->size - tsize, ts, &t);
+                if ((ts & PERF_SAMPLE_TIME) && t.time && t.time < s->first)
+                        s->first = t.time;
+                if ((ts & PERF_SAMPLE_TIME) && t.time > s->last)
+                        s->last = t.time;
+                if ((ts & PERF_SAMPLE_CPU) && t.cpu > s->max_cpu && t.cpu < MAX_WRITER_CPUS)
+                        s->max_cpu = t.cpu;
+        }
+}
+
+struct perf_data_scan *perf_data_conv_scan(struct perf_data *pd)
+{
+        struct perf_data_scan *s = xcalloc(1, sizeof(*s));
+        s->first = UINT64_MAX;
+        struct conv_state *cs = xcalloc(1, sizeof(*cs));
+        s->cs = cs;
+        cs->pd = pd;
+        cs->st = &s->st;
+        cs->mode = CONV_INDEX;
+        cs->is_sorted = true;
+        /* a file's records are indexed where they are (put in the live form again as they
+           are converted, in time order): only those whose bytes do not stay are kept in the
+           live form (decompressed ones; pipe mode's, whose attrs and features come again when
+           it is read again) */
+        bool is_pipe = perf_data_info(pd)->is_pipe;
+        struct perf_data_record r;
+        perf_data_rewind(pd);
+        while ((s->rc = perf_data_next(pd, &r, &s->err)) == 1) {
+                scan_span(pd, &r, s);
+                /* a map's live form takes the kernel's build-id from what the file said so far
+                   (a file's data may hold BUILD_ID records): made now, as the others' could be
+                   again later (their event's attr, the times before them) */
+                cs->is_raw = !is_pipe && !r.is_decompressed && r.type != PERF_RECORD_MMAP &&
+                             r.type != PERF_RECORD_MMAP2;
+                norm_record(cs, &r);
+        }
+        cs->is_raw = false;
+        /* not rewound: a pipe-mode file's events and features are those read to its end */
+        if (s->first == UINT64_MAX)
+                s->first = 0;
+        if (!cs->is_sorted) {
+                struct norm_rec *tmp = xmalloc((size_t)cs->nr_recs * sizeof(*tmp));
+                sort_recs(cs->recs, cs->nr_recs, tmp);
+                free(tmp);
+        }
+        if (cs->nr_ksyms)
+                qsort(cs->ksyms, cs->nr_ksyms, sizeof(*cs->ksyms), cmp_ksym);
+        return s;
+}
+
+void perf_data_conv_scan_free(struct perf_data_scan *s)
+{
+        if (!s)
+                return;
+        perf_data_norm_free(s->cs);
+        free(s->cs);
+        free(s);
+}
