@@ -20,53 +20,7 @@
 #include "etw/ntwmi.h"
 #include "util/out_file.h"
 
-#define LOGFILE_HEADER64_SIZE 0x118
-#define SYSTEM_HEADER_SIZE    0x20
-#define BUFFER_STATE_FLUSH    3 /* ETW_BUFFER_STATE: what kernel-written files carry */
-
-struct cpu_buffer {
-        uint8_t *data; /* owned, buffer_size bytes */
-        uint32_t filled;
-        uint64_t last_timestamp;
-};
-
-/* RING_CHUNK bytes of ring buffers. (Asking for huge pages here made the live screen's CPU time
-   half as much again, measured with two screens side by side: left to the kernel.) */
-#define RING_CHUNK ((size_t)2 << 20)
-struct ring_chunk {
-        struct ring_chunk *next;
-        uint8_t *mem;
-        size_t used;
-};
-
-struct etl_writer {
-        struct etl_writer_config cfg;
-        uint32_t buffer_size;
-        uint8_t *header; /* owned: the header buffer */
-        uint32_t header_filled;
-        uint32_t header_record_size;
-        struct cpu_buffer *cpus; /* owned, cfg.nr_cpus */
-        uint64_t next_sequence;
-        /* file sink */
-        int fd;                       /* owned, -1: none */
-        struct log_file_reserved dir; /* owned: the file's directory and name (its fd: -1), to
-                                         remove it (etl_writer_remove_file) only when still it */
-        uint64_t nr_file_buffers;     /* in the file, header buffer included */
-        uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
-        uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
-        /* ring sink: a completed buffer trades places with the ring's oldest, no copy */
-        uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
-        uint8_t **orig; /* owned: the CPUs' first buffers (the others come from chunks) */
-        struct ring_chunk *chunks; /* owned: where the ring's buffers are cut from */
-        uint32_t ring_slots;
-        uint32_t ring_next;
-        uint32_t ring_count;
-        /* real-time sink */
-        etl_writer_buffer_fn callback;
-        void *callback_ctx;
-        struct etl_writer_stats stats;
-        struct flusher *flusher; /* owned: the file's writes on a thread of their own, or NULL */
-};
+#include "etl_writer_int.h"
 
 /* The file sink off the caller's thread (etl_writer_set_async): a live session's logger must
    never wait for the disk, or the kernel's rings fill behind it. Completed buffers are copied to
@@ -104,8 +58,8 @@ struct flusher {
 };
 
 /* WMI_BUFFER_HEADER (ETL-FORMAT.md 1.2 and 1.9). */
-static void put_buffer_header(const struct etl_writer *w, uint8_t *b, uint32_t filled, uint64_t seq,
-                              uint16_t cpu, uint64_t timestamp, bool is_header)
+void etl_writer_put_buffer_header(const struct etl_writer *w, uint8_t *b, uint32_t filled,
+                                  uint64_t seq, uint16_t cpu, uint64_t timestamp, bool is_header)
 {
         memset(b, 0, WMI_BUFFER_HEADER_SIZE);
         le_put32(b + 0x00, w->buffer_size);
@@ -125,18 +79,11 @@ static void put_buffer_header(const struct etl_writer *w, uint8_t *b, uint32_t f
 }
 
 /* What the logfile header says beyond the writer's configuration. */
-struct logfile_fields {
-        uint32_t buffers_written;
-        int64_t start_filetime;
-        int64_t end_filetime;
-        uint32_t events_lost;
-        uint32_t buffers_lost;
-};
 
 /* The TRACE_LOGFILE_HEADER (1.6) of the logfile header record at the start of header buffer
    hb. */
-static void put_logfile_header(const struct etl_writer *w, uint8_t *hb,
-                               const struct logfile_fields *f)
+void etl_writer_put_logfile_header(const struct etl_writer *w, uint8_t *hb,
+                                   const struct logfile_fields *f)
 {
         uint8_t *p = hb + WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE;
         const struct etl_writer_config *c = &w->cfg;
@@ -170,13 +117,14 @@ static void header_buffer_finish(struct etl_writer *w, uint32_t buffers_written,
 {
         struct logfile_fields f = {buffers_written, w->cfg.start_filetime, end_filetime,
                                    events_lost, buffers_lost};
-        put_logfile_header(w, w->header, &f);
-        put_buffer_header(w, w->header, w->header_filled, 0, 0, w->cfg.start_timestamp, true);
+        etl_writer_put_logfile_header(w, w->header, &f);
+        etl_writer_put_buffer_header(w, w->header, w->header_filled, 0, 0, w->cfg.start_timestamp,
+                                     true);
 }
 
 /* The wall time of a session-clock timestamp, as a reader computes it from the header
    (ETL-FORMAT.md 1.8). */
-static int64_t filetime_of(const struct etl_writer *w, uint64_t timestamp)
+int64_t etl_writer_filetime_of(const struct etl_writer *w, uint64_t timestamp)
 {
         const struct etl_writer_config *c = &w->cfg;
         __int128 delta = (__int128)timestamp - (__int128)c->start_timestamp;
@@ -193,7 +141,7 @@ static int64_t filetime_of(const struct etl_writer *w, uint64_t timestamp)
 }
 
 /* Where a record's timestamp is: +8 in PERFINFO headers, +16 in every other kind (2.3-2.8). */
-static uint32_t timestamp_offset(uint8_t header_type)
+uint32_t etl_writer_timestamp_offset(uint8_t header_type)
 {
         return header_type == TRACE_HEADER_TYPE_PERFINFO64 ||
                                header_type == TRACE_HEADER_TYPE_PERFINFO32
@@ -291,7 +239,7 @@ static int header_counts_write(struct etl_writer *w, uint64_t last_timestamp, ui
         const uint32_t at = WMI_BUFFER_HEADER_SIZE + SYSTEM_HEADER_SIZE + 0x10;
         uint8_t f[0x28 - 0x10];
         memcpy(f, w->header + at, sizeof(f));
-        le_put64(f, (uint64_t)filetime_of(w, last_timestamp));
+        le_put64(f, (uint64_t)etl_writer_filetime_of(w, last_timestamp));
         le_put32(f + (0x24 - 0x10), (uint32_t)nr_buffers);
         return etl_write_all(w->fd, f, sizeof(f), at);
 }
@@ -616,8 +564,8 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
         int rc = 0;
         if (cb->filled == WMI_BUFFER_HEADER_SIZE)
                 return 0;
-        put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
-                          cb->last_timestamp, false);
+        etl_writer_put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
+                                     cb->last_timestamp, false);
         bool is_async = w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full;
         if (!is_async && w->fd >= 0 && !w->stats.write_error && !w->stats.full) {
                 w->stats.full = (int)log_file_room(w->fd, (w->nr_file_buffers + 1) * w->buffer_size,
@@ -712,7 +660,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         cb->filled += aligned;
         /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
         const uint8_t *r = record;
-        cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
+        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
         return rc;
 }
@@ -741,7 +689,7 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
         uint8_t *r = cb->data + cb->filled;
         pad_record(r, size, aligned);
         cb->filled += aligned;
-        cb->last_timestamp = le_get64(r + timestamp_offset(r[2]));
+        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
 }
 
@@ -777,7 +725,7 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         if (w->fd < 0)
                 return rc;
         /* never before the last event, whatever the wall clock did meanwhile */
-        int64_t last = filetime_of(w, w->file_last_timestamp);
+        int64_t last = etl_writer_filetime_of(w, w->file_last_timestamp);
         header_buffer_finish(w, (uint32_t)w->nr_file_buffers,
                              end_filetime > last ? end_filetime : last, events_lost, buffers_lost);
         int hrc = etl_write_all(w->fd, w->header, w->buffer_size, 0);
@@ -791,160 +739,6 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         log_file_release(&w->dir);
         if (!rc && w->stats.write_error)
                 rc = -w->stats.write_error;
-        return rc;
-}
-
-/* The session-clock span [*from, *to] of the records in a completed buffer b; false when it
-   holds none. Records in a buffer are in time order (1.3); its TimeStamp is its last one's. */
-static bool buffer_span(const struct etl_writer *w, const uint8_t *b, uint64_t *from, uint64_t *to)
-{
-        struct etl_record rec;
-        uint32_t pos = 0;
-        if (etl_buffer_next(b, w->buffer_size, &pos, &rec) != 1)
-                return false;
-        *from = rec.timestamp;
-        *to = le_get64(b + 0x10);
-        if (*to < *from)
-                *to = *from;
-        return true;
-}
-
-/* Builds in hb the header buffer of a file holding the events from start_ts on: the logfile
-   header record naming log_file_name, stamped start_ts, with f's fields (StartTime included),
-   then the records appended with ETL_WRITER_HEADER_CPU, none stamped before start_ts (what
-   they say, the group masks at the start, holds from there on). Returns 0 or -ENAMETOOLONG
-   when the name does not fit in the buffer. */
-static int header_buffer_for_file(const struct etl_writer *w, uint8_t *hb,
-                                  const char *log_file_name, uint64_t start_ts,
-                                  const struct logfile_fields *f)
-{
-        const uint8_t *rec = w->header + WMI_BUFFER_HEADER_SIZE;
-        const uint32_t names = SYSTEM_HEADER_SIZE + LOGFILE_HEADER64_SIZE;
-        uint32_t logger_bytes = 0;
-        while (names + logger_bytes + 2 <= w->header_record_size &&
-               le_get16(rec + names + logger_bytes))
-                logger_bytes += 2;
-        logger_bytes += 2; /* the NUL */
-        uint32_t extra_from = WMI_BUFFER_HEADER_SIZE + ((w->header_record_size + 7u) & ~7u);
-        uint32_t extra = w->header_filled - extra_from;
-        size_t file_bytes_max = 2 * strlen(log_file_name) + 2; /* UTF-16 of UTF-8, at most */
-        size_t need = names + logger_bytes + file_bytes_max;
-        if (need > MAX_ETW_EVENT_SIZE ||
-            WMI_BUFFER_HEADER_SIZE + ((need + 7u) & ~(size_t)7u) + extra > w->buffer_size)
-                return -ENAMETOOLONG;
-        memset(hb, 0, w->buffer_size);
-        uint8_t *out = hb + WMI_BUFFER_HEADER_SIZE;
-        memcpy(out, rec, names + logger_bytes);
-        uint32_t size =
-                names + logger_bytes + utf8_to_utf16le(out + names + logger_bytes, log_file_name);
-        le_put16(out + 4, (uint16_t)size);
-        le_put64(out + 16, start_ts);
-        uint32_t filled = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u);
-        memcpy(hb + filled, w->header + extra_from, extra);
-        filled += extra;
-        put_logfile_header(w, hb, f);
-        put_buffer_header(w, hb, filled, 0, 0, start_ts, true);
-        struct etl_record r;
-        uint32_t pos = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u); /* after the header record */
-        while (etl_buffer_next(hb, w->buffer_size, &pos, &r) == 1)
-                if (r.timestamp < start_ts)
-                        le_put64(hb + (r.data - hb) + timestamp_offset(r.header_type), start_ts);
-        return 0;
-}
-
-/* Writes the header buffer and the newest keep of the ring's buffers to fd, named name. */
-static int save_ring_to(struct etl_writer *w, int fd, const char *name, uint32_t keep,
-                        int64_t end_filetime, struct etl_error *err)
-{
-        /* The span of the events saved: from the first record of the buffers kept, or from the
-           session's start when none was pushed out (the kept window began with it), to their
-           last; the file's start timestamp, StartTime and EndTime say that span, not the
-           session's, so that the file's time starts where its events do. */
-        uint32_t first = (w->ring_next + w->ring_slots - keep) % w->ring_slots;
-        uint64_t from = UINT64_MAX, to = w->cfg.start_timestamp;
-        for (uint32_t i = 0; i < keep; i++) {
-                uint64_t a, b;
-                if (buffer_span(w, w->ring[(first + i) % w->ring_slots], &a, &b)) {
-                        from = a < from ? a : from;
-                        to = b > to ? b : to;
-                }
-        }
-        if (from == UINT64_MAX || keep == w->stats.nr_buffers_written ||
-            from < w->cfg.start_timestamp)
-                from = w->cfg.start_timestamp;
-        int64_t last = filetime_of(w, to);
-        struct logfile_fields f = {1 + keep, filetime_of(w, from),
-                                   end_filetime > last ? end_filetime : last, 0, 0};
-        uint8_t *header = malloc(w->buffer_size);
-        if (!header)
-                return -ENOMEM;
-        if (header_buffer_for_file(w, header, name, from, &f) < 0) {
-                etl_error_set(err, 0, "the name %s does not fit in a %u-byte header buffer", name,
-                              w->buffer_size);
-                free(header);
-                return -ENAMETOOLONG;
-        }
-        int rc = etl_write_all(fd, header, w->buffer_size, 0);
-        for (uint32_t i = 0; i < keep && rc == 0; i++) {
-                uint32_t slot = (first + i) % w->ring_slots;
-                rc = etl_write_all(fd, w->ring[slot], w->buffer_size,
-                                   (off_t)(i + 1) * w->buffer_size);
-        }
-        free(header);
-        if (rc == 0 && ftruncate(fd, (off_t)(1 + keep) * w->buffer_size) < 0)
-                rc = -errno;
-        if (rc == 0 && fsync(fd) < 0 && errno != EINVAL)
-                rc = -errno;
-        if (rc < 0)
-                etl_error_set(err, 0, "writing %s: %s", name, strerror(-rc));
-        return rc;
-}
-
-int etl_writer_save_ring_fd(struct etl_writer *w, int fd, const char *name, int64_t end_filetime,
-                            struct etl_error *err)
-{
-        if (!w->ring) {
-                etl_error_set(err, 0, "no in-memory buffers to save");
-                return -EINVAL;
-        }
-        /* the newest buffers the file system has room for, never its last blocks */
-        uint64_t avail, room = log_file_space(fd, &avail) / w->buffer_size;
-        if (room == 0) {
-                log_file_full_text(err->msg, sizeof(err->msg), LOG_FILE_FULL_DISK, name, 0, avail);
-                return -ENOSPC;
-        }
-        uint32_t keep = room - 1 < w->ring_count ? (uint32_t)(room - 1) : w->ring_count;
-        int rc = save_ring_to(w, fd, name, keep, end_filetime, err);
-        if (rc == 0 && keep < w->ring_count) {
-                etl_error_set(err, 0,
-                              "its file system had %llu KB for users, not room for the %u "
-                              "buffers kept: the newest %u were written, stopped before the "
-                              "blocks reserved for root",
-                              (unsigned long long)(avail >> 10), w->ring_count, keep);
-                return -ENOSPC;
-        }
-        return rc;
-}
-
-int etl_writer_save_ring(struct etl_writer *w, const char *path, bool is_force,
-                         int64_t end_filetime, struct etl_error *err)
-{
-        if (!w->ring) {
-                etl_error_set(err, 0, "no in-memory buffers to save");
-                return -EINVAL;
-        }
-        struct log_file_reserved r;
-        int rc = log_file_reserve(&r, path, is_force, err);
-        if (rc < 0)
-                return rc;
-        rc = etl_writer_save_ring_fd(w, r.fd, path, end_filetime, err);
-        struct stat st;
-        if (rc == -ENOSPC && fstat(r.fd, &st) == 0 && st.st_size > 0)
-                log_file_release(&r); /* the newest buffers that fit: a file that reads */
-        else if (rc < 0)
-                log_file_unreserve(&r); /* the name, when it is still the file made here */
-        else
-                log_file_release(&r);
         return rc;
 }
 
@@ -991,7 +785,7 @@ const uint8_t *etl_writer_header_closed(struct etl_writer *w, uint32_t nr_buffer
 {
         if (last_timestamp < w->cfg.start_timestamp)
                 last_timestamp = w->cfg.start_timestamp;
-        header_buffer_finish(w, nr_buffers, filetime_of(w, last_timestamp), 0, 0);
+        header_buffer_finish(w, nr_buffers, etl_writer_filetime_of(w, last_timestamp), 0, 0);
         *size_bytes = w->buffer_size;
         return w->header;
 }
