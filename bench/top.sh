@@ -44,8 +44,11 @@ run() {
         tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 \
                 "ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
         sleep 1
+        # the tool is the pane's shell's child: etwtop's host is a fork of the screen with the
+        # same command line (and started after it), so a match on the command line finds the
+        # host, not the screen
         local pid
-        pid=$(pgrep -n -f "^$1 $2")
+        pid=$(pgrep -P "$(tmux -L "$sock" display -p -t "$name" '#{pane_pid}')" -f "^$1" | head -1)
         # perf top with two events opens on an event chooser: Enter takes the first (cpu-clock),
         # so it draws its histogram browser as etwtop draws its list
         [ "$name" = perf ] && [ "$mode" != samples ] && tmux -L "$sock" send-keys -t "$name" Enter
@@ -56,6 +59,7 @@ run() {
         local hpid=
         [ "$name" = etwtop ] && hpid=$(cat "$rt/host.lock" 2>/dev/null)
         [ "$name" != etwtop ] || [ -r "/proc/$hpid/stat" ] || die "etwtop's host not found in $rt"
+        [ "$pid" != "$hpid" ] || die "etwtop's screen not found (the host's pid, $pid, came instead)"
         cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
                 awk -v hz="$hz" '{t += $14 + $15} END {printf "%.2f", t / hz}'
         tmux -L "$sock" kill-session -t "$name"

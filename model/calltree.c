@@ -30,6 +30,7 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
         t->memo = xcalloc(MEMO_SLOTS, sizeof(*t->memo));
         t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
+        t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
         roots(t);
         return t;
 }
@@ -43,6 +44,7 @@ void calltree_free(struct calltree *t)
         free(t->rows);
         free(t->memo);
         free(t->thread_memo);
+        free(t->frames_gen);
         free(t->unnamed);
         free(t->ended_pids);
         free(t->aliases);
@@ -65,6 +67,7 @@ void calltree_reset(struct calltree *t)
         t->nr_ended_pids = t->nr_prev_ended = 0;
         t->nr_cut = 0;
         t->nr_evicted = 0;
+        t->nr_walks = 0;
         calltree_alias_reset(t);
 }
 
@@ -314,6 +317,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         make_room(t, nr);
         memo_settle(t, m);
         m->leaves[0] = 0;
+        t->nr_walks++;
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
         stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
@@ -340,7 +344,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                 nr = MAX_FRAMES;
         if (!nr)
                 return;
-        uint64_t generation = sym_store_generation(t->store);
+        uint64_t generation = frames_gen_of(t->frames_gen, pid);
         /* the sampled address by its place in the tree (its function, when known: the samples
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
@@ -391,6 +395,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         } else {
                 memo_settle(t, m);
                 m->leaves[0] = 0;
+                t->nr_walks++;
                 stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
                 const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
                 uint32_t leaves[NR_MEMO_TREES];
@@ -424,6 +429,7 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         uint16_t source;
         uint64_t ip;
         uint32_t tid;
+        frames_gen_event(t->frames_gen, ev);
         switch (ev->type) {
         case KEV_SAMPLE:
                 source = 0;
@@ -499,6 +505,11 @@ uint64_t calltree_nr_cut(const struct calltree *t)
 uint64_t calltree_nr_evicted(const struct calltree *t)
 {
         return t->nr_evicted;
+}
+
+uint64_t calltree_nr_walks(const struct calltree *t)
+{
+        return t->nr_walks;
 }
 
 static int cmp_pid(const void *a, const void *b)

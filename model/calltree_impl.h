@@ -7,6 +7,7 @@
 
 #include "model/calltree.h"
 #include "symbols/symbols.h"
+#include "frames_gen.h"
 #include "model_util.h"
 
 #define CALLTREE_MAX_CPUS 1024
@@ -53,8 +54,9 @@ struct pending {
 };
 
 /* A stack seen before: the leaves its sample reached in the trees of every process's and its
-   process's samples, good while the symbol store's generation stays (its frames would key the
-   same nodes) and those nodes stay. */
+   process's samples, good while its process's frames generation stays (frames_gen.h: its frames
+   would key the same nodes, or nodes the next look for names renames to those) and those nodes
+   stay. */
 #define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID */
 struct stack_memo {
         uint64_t hash; /* of the pids and the raw frames */
@@ -119,8 +121,10 @@ struct calltree {
         uint32_t nr_freed, cap_freed, nr_dirty, cap_dirty;
         struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
         uint32_t alias_mask, nr_aliases;
-        uint64_t nr_cut;     /* stacks cut short by a full tree */
-        uint64_t nr_evicted; /* nodes evicted for room */
+        struct frames_gen *frames_gen; /* owned: what the memos hold good under */
+        uint64_t nr_cut;               /* stacks cut short by a full tree */
+        uint64_t nr_evicted;           /* nodes evicted for room */
+        uint64_t nr_walks;             /* stacks looked up and walked (calltree_nr_walks) */
 };
 
 /* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are

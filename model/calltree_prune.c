@@ -10,16 +10,34 @@ enum node_fate { KEEP, DROP, MERGED };
 
 static void forget_freed(struct calltree *t);
 
-/* The live nodes, parents before their children: the roots, then each one's children. order
-   has room for nr_nodes. Returns how many. */
+/* The walks below read the nodes in an order that jumps all over megabytes of them (a full
+   tree's eviction: a fifth of a busy live screen's CPU, most of it waiting for memory): each
+   asks for the node it reads PREFETCH_AHEAD steps later. */
+#define PREFETCH_AHEAD 16u
+
+static inline void prefetch_node(const struct calltree *t, const uint32_t *order, uint32_t i,
+                                 uint32_t n)
+{
+        if (i + PREFETCH_AHEAD < n)
+                __builtin_prefetch(&t->nodes[order[i + PREFETCH_AHEAD]]);
+}
+
+/* The live nodes, parents before their children: the roots, then, as each node is taken, its
+   first child and its next sibling (every node read is one the list holds already, and asked
+   for ahead). order has room for nr_nodes. Returns how many. */
 static uint32_t tree_order(const struct calltree *t, uint32_t *order)
 {
         uint32_t n = 0;
         for (uint32_t r = 0; r < NR_ROOTS; r++)
                 order[n++] = r;
-        for (uint32_t i = 0; i < n; i++)
-                for (uint32_t c = t->nodes[order[i]].first_child; c; c = t->nodes[c].next_sibling)
-                        order[n++] = c;
+        for (uint32_t i = 0; i < n; i++) {
+                prefetch_node(t, order, i, n);
+                const struct node *x = &t->nodes[order[i]];
+                if (x->first_child)
+                        order[n++] = x->first_child;
+                if (order[i] >= NR_ROOTS && x->next_sibling)
+                        order[n++] = x->next_sibling;
+        }
         return n;
 }
 
@@ -39,6 +57,7 @@ static uint32_t rebuild(struct calltree *t, uint8_t *fate, uint32_t *order, uint
         uint32_t nr_dropped = 0;
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         for (uint32_t i = 0; i < n; i++) {
+                prefetch_node(t, order, i, n);
                 uint32_t id = order[i];
                 struct node *x = &t->nodes[id];
                 rep[id] = id;
@@ -70,6 +89,11 @@ static uint32_t rebuild(struct calltree *t, uint8_t *fate, uint32_t *order, uint
         for (uint32_t i = 0; i < n; i++)
                 t->nodes[order[i]].first_child = 0;
         for (uint32_t i = n; i-- > NR_ROOTS;) {
+                /* the node, then (its node here by then) its parent, whose list it joins */
+                if (i >= 2 * PREFETCH_AHEAD)
+                        __builtin_prefetch(&t->nodes[order[i - 2 * PREFETCH_AHEAD]]);
+                if (i >= PREFETCH_AHEAD)
+                        __builtin_prefetch(&t->nodes[t->nodes[order[i - PREFETCH_AHEAD]].parent]);
                 uint32_t id = order[i];
                 struct node *x = &t->nodes[id];
                 if (fate[id] != KEEP) {
@@ -174,18 +198,24 @@ void calltree_evict(struct calltree *t, uint32_t target)
            hot stay, what was warm long ago goes). A node is worth at most its parent (its
            count and heat are at most its parent's) */
         uint64_t *worth = xmalloc((m ? m : 1) * sizeof(*worth));
-        for (uint32_t i = 0; i < m; i++)
-                worth[i] = t->nodes[order[NR_ROOTS + i]].count;
-        uint32_t nr_kept_by_count = t->max_nodes / 4;
-        uint64_t most = m > nr_kept_by_count ? kth_smallest(worth, m, m - nr_kept_by_count - 1)
-                                             : UINT64_MAX;
-        for (uint32_t i = 0; i < m; i++) {
+        uint64_t *count = xmalloc((m ? m : 1) * sizeof(*count));
+        uint64_t *sorted = xmalloc((m ? m : 1) * sizeof(*sorted));
+        for (uint32_t i = 0; i < m; i++) { /* the nodes read once, in order */
+                prefetch_node(t, order, NR_ROOTS + i, n);
                 const struct node *x = &t->nodes[order[NR_ROOTS + i]];
-                worth[i] = x->count > most ? UINT64_MAX : x->heat;
+                count[i] = x->count;
+                worth[i] = x->heat;
         }
+        uint32_t nr_kept_by_count = t->max_nodes / 4;
+        memcpy(sorted, count, m * sizeof(*sorted));
+        uint64_t most = m > nr_kept_by_count ? kth_smallest(sorted, m, m - nr_kept_by_count - 1)
+                                             : UINT64_MAX;
+        for (uint32_t i = 0; i < m; i++)
+                if (count[i] > most)
+                        worth[i] = UINT64_MAX;
+        free(count);
         /* the worth under which every node goes, and of those at it, as many as still need
            to: the deepest first (so a node never goes without the nodes under it) */
-        uint64_t *sorted = xmalloc((m ? m : 1) * sizeof(*sorted));
         memcpy(sorted, worth, m * sizeof(*sorted));
         uint64_t threshold = need ? kth_smallest(sorted, m, need - 1) : 0;
         free(sorted);

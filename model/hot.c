@@ -2,6 +2,7 @@
 /* hot.c: owns the self and total counts of sampled addresses: the table of places and the
    ingestion of samples and stacks (the memos are in hot_memo.c, the rows in hot_rows.c). */
 #include "hot_impl.h"
+#include "frames_gen.h"
 #include "model_util.h"
 
 #include <stdlib.h>
@@ -28,6 +29,7 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
         h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
+        h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
         agg_filter_init(&h->filter);
         return h;
@@ -44,6 +46,7 @@ void hot_free(struct hot *h)
         free(h->sort_rows);
         free(h->merge);
         free(h->memo);
+        free(h->frames_gen);
         free(h->dstacks);
         free(h->dkeys);
         free(h->dindex);
@@ -402,13 +405,14 @@ static void stack(struct hot *h, const struct kevent *ev)
                     !hot_place_function(h, &h->slots[slot], &leaf_functions[i]))
                         is_pending = true;
         }
-        uint64_t generation = sym_store_generation(h->store);
+        uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
         bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
                       m->epoch == h->epoch;
         if (!is_hit) {
                 hot_memo_settle(h, m);
                 m->nr_places = 0;
+                h->nr_walks++;
                 for (uint32_t i = 1; i < nr_frames; i++)
                         keys[nr_leaf + i - 1] =
                                 key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[i]);
@@ -480,6 +484,7 @@ static void stack(struct hot *h, const struct kevent *ev)
 
 void hot_event(struct hot *h, const struct kevent *ev)
 {
+        frames_gen_event(h->frames_gen, ev);
         switch (ev->type) {
         case KEV_SAMPLE: sample(h, ev, HOT_SOURCE_TIMER, ev->sample.ip, ev->sample.tid); break;
         case KEV_PMC_SAMPLE:

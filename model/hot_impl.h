@@ -56,9 +56,9 @@ struct sort_item {
         uint32_t row;
 };
 
-/* A stack seen before: the places it counts in, good while the symbol store's generation and
-   the table's epoch stay. Its later samples count along them when the totals are read or the
-   places move (a stack seen again costs no lookup of its frames). */
+/* A stack seen before: the places it counts in, good while its process's frames generation
+   (frames_gen.h) and the table's epoch stay. Its later samples count along them when the totals are
+   read or the places move (a stack seen again costs no lookup of its frames). */
 #define MEMO_SLOTS  4096
 #define MEMO_PLACES 32
 struct stack_memo {
@@ -131,10 +131,12 @@ struct hot {
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */
         uint32_t nr_dkeys, cap_dkeys;
-        uint32_t *dindex;            /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
-        uint64_t settled_generation; /* the store's, when the full deferred stacks settled */
-        uint64_t nr_pending;         /* the memos' nr_pending, summed */
-        uint32_t epoch;              /* changes whenever places move (grow, refresh, reset) */
+        uint32_t *dindex;              /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t settled_generation;   /* the store's, when the full deferred stacks settled */
+        struct frames_gen *frames_gen; /* owned: what the memos hold good under */
+        uint64_t nr_walks;             /* hot_nr_walks */
+        uint64_t nr_pending;           /* the memos' nr_pending, summed */
+        uint32_t epoch;                /* changes whenever places move (grow, refresh, reset) */
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the

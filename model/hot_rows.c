@@ -205,6 +205,11 @@ uint64_t hot_nr_stacks(const struct hot *h)
         return h->nr_stacks;
 }
 
+uint64_t hot_nr_walks(const struct hot *h)
+{
+        return h->nr_walks;
+}
+
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
 {
         uint32_t n = h->nr_sources < max ? h->nr_sources : max;

@@ -172,7 +172,7 @@ static void test_caps(void **state)
         struct events_table *et = events_table_new();
         uint32_t n = EVENTS_TABLE_MAX_RECENT + 250;
         for (uint32_t i = 0; i < n; i++) {
-                struct kevent ev = disk_read((int64_t)i * 1000000, 100, 101, i);
+                struct kevent ev = disk_read((int64_t)i * EVENTS_TABLE_THIN_NS, 100, 101, i);
                 events_table_add(et, &ev);
         }
         const struct events_type *d = type_named(et, "DiskIo/Read");
@@ -181,11 +181,11 @@ static void test_caps(void **state)
         assert_int_equal(d->nr_dropped, 250);
         assert_int_equal(events_table_nr_dropped(et), 250);
         /* the oldest kept is the 251st */
-        assert_int_equal(events_table_record(et, d->id, 0)->time_ns, 250 * 1000000ll);
+        assert_int_equal(events_table_record(et, d->id, 0)->time_ns, 250ll * EVENTS_TABLE_THIN_NS);
         assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 1)->time_ns,
-                         (n - 1) * 1000000ll);
+                         (int64_t)(n - 1) * EVENTS_TABLE_THIN_NS);
         /* full: a type that comes faster than one per EVENTS_TABLE_THIN_NS is thinned */
-        int64_t t0 = (int64_t)n * 1000000;
+        int64_t t0 = (int64_t)n * EVENTS_TABLE_THIN_NS;
         for (int i = 0; i < 100; i++) {
                 struct kevent ev = disk_read(t0 + i * 1000, 100, 101, 1);
                 events_table_add(et, &ev);
@@ -194,6 +194,21 @@ static void test_caps(void **state)
         assert_int_equal(d->nr_dropped, 250 + 100);
         assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 1)->time_ns, t0);
         n += 100;
+        /* a live session's 4 kHz samples (one per 250 us on each of 2 CPUs): one kept per
+           10 ms of them, 100 a second, where their text is the costly part */
+        int64_t t1 = t0 + EVENTS_TABLE_THIN_NS;
+        for (int i = 0; i < 8000; i++) {
+                struct kevent ev = disk_read(t1 + i * 125000ll, 100, 101, 1);
+                events_table_add(et, &ev);
+        }
+        assert_int_equal(d->nr_dropped, 250 + 100 + 8000); /* thinned, or pushed out */
+        assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 100)->time_ns,
+                         t1);
+        assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 1)->time_ns,
+                         t1 + 99 * EVENTS_TABLE_THIN_NS);
+        assert_int_equal(events_table_record(et, d->id, EVENTS_TABLE_MAX_RECENT - 101)->time_ns,
+                         t0);
+        n += 8000;
         assert_true(events_table_bytes(et) <= EVENTS_TABLE_MAX_BYTES);
 
         /* one event longer than EVENTS_TABLE_MAX_EVENT_BYTES: cut, ending in "..." */

@@ -2745,6 +2745,53 @@ static void test_calltree_owners(void **state)
 /* A process's main thread, its only one sampled, has its process's callers tree and no nodes of
    its own; a second thread sampled gives it its own, with the samples it had: the counts by
    thread are the same either way. */
+/* A stack seen again is counted from its memo, whatever other processes do meanwhile (a busy
+   machine starts processes and maps images all the time: each moved the symbol store's
+   generation, and every memo missed); an image of its own process makes it walk again. */
+static void test_calltree_memo_other_process(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t time = MS(1);
+        tree_sample(t, 0, time += MS(1), PID_A, stack, 3);
+        assert_int_equal(calltree_nr_walks(t), 1);
+        tree_sample(t, 0, time += MS(1), PID_A, stack, 3);
+        assert_int_equal(calltree_nr_walks(t), 1);
+        /* another process starts and maps an image: the store changed, not for PID_A */
+        const uint32_t other = PID_B + 10;
+        struct kevent start = ev_base(KEV_PROCESS, 1, time += MS(1), other, 0);
+        start.process.pid = other;
+        start.process.phase = KEV_PHASE_START;
+        sym_process_start_at(fx->store, other, start.timestamp);
+        calltree_event(t, &start);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time += MS(1), other, 0);
+        im.image.pid = other;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        fix_image(fx, other, EXE);
+        calltree_event(t, &im);
+        for (int i = 0; i < 3; i++)
+                tree_sample(t, 0, time += MS(1), PID_A, stack, 3);
+        assert_int_equal(calltree_nr_walks(t), 1);
+        /* an image of PID_A's own: its addresses may mean something else now */
+        im.pid = im.image.pid = PID_A;
+        im.image.base = EXE + (2u << 24);
+        calltree_event(t, &im);
+        tree_sample(t, 0, time += MS(1), PID_A, stack, 3);
+        assert_int_equal(calltree_nr_walks(t), 2);
+        /* every sample counted along its path */
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 6, 6);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 6, 0);
+        calltree_free(t);
+}
+
 static void test_calltree_main_thread(void **state)
 {
         struct fix *fx = *state;
@@ -3016,6 +3063,45 @@ static void hot_samples(struct hot *h, uint32_t n, uint16_t cpu, int64_t *t, uin
                 ev = ev_stack(cpu, *t, PID_A, PID_A + 1, stack, nr);
                 hot_event(h, &ev);
         }
+}
+
+/* A stack seen again is counted from its memo while other processes start and map images;
+   an image of its own process makes it look its callers up again (test_calltree_memo_other_
+   process for the call tree). */
+static void test_hot_memo_other_process(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t t = MS(1);
+        hot_samples(h, 2, 0, &t, a, stack, 3);
+        assert_int_equal(hot_nr_walks(h), 1);
+        const uint32_t other = PID_B + 10;
+        struct kevent im = ev_base(KEV_IMAGE, 1, t += MS(1), other, 0);
+        im.image.pid = other;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        fix_image(fx, other, EXE);
+        hot_event(h, &im);
+        hot_samples(h, 3, 0, &t, a, stack, 3);
+        assert_int_equal(hot_nr_walks(h), 1);
+        im.pid = im.image.pid = PID_A;
+        im.image.base = EXE + (2u << 24);
+        hot_event(h, &im);
+        hot_samples(h, 1, 0, &t, a, stack, 3);
+        assert_int_equal(hot_nr_walks(h), 2);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        uint64_t total_beta = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_beta)
+                        total_beta = rows[i].total;
+        assert_int_equal(total_beta, 6);
+        hot_free(h);
 }
 
 static void test_hot_repeated_stacks(void **state)
@@ -3515,6 +3601,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
@@ -3524,6 +3612,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_main_thread, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_memo_other_process, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),

@@ -52,6 +52,9 @@ uint64_t calltree_nr_cut(const struct calltree *t);
 /* Nodes evicted to make room since the tree last started over (their samples still count in
    the nodes above them). */
 uint64_t calltree_nr_evicted(const struct calltree *t);
+/* Stacks whose frames were looked up and walked down the trees (no memo of them held): what a
+   stack seen again costs, the cost tests and bench/ watch. */
+uint64_t calltree_nr_walks(const struct calltree *t);
 
 /* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
    fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */

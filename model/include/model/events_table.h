@@ -14,10 +14,12 @@
    all (past it, the oldest events go, the type's own first), the text of one event (longer
    fields are cut, ending in "..."), the types and the (type, process, thread) rows counted
    separately (past them, counted in the table's nr_no_room). A type that keeps its 1000 takes
-   one more event per millisecond of the trace's time at most (a type that comes faster is
-   thinned, and costs no formatting for the others: a live session's stacks and samples). */
+   one more event per 10 ms of the trace's time at most (a type that comes faster is thinned,
+   and costs no formatting for the others: a live session's stacks and samples, whose text
+   (a stack's frames in hex) cost 4,400 instructions each, 2.5% of a busy live screen's CPU at
+   one per millisecond; its last 1000 then span 10 s). */
 #define EVENTS_TABLE_MAX_RECENT      1000u
-#define EVENTS_TABLE_THIN_NS         1000000
+#define EVENTS_TABLE_THIN_NS         10000000
 #define EVENTS_TABLE_MAX_BYTES       (32u << 20)
 #define EVENTS_TABLE_MAX_EVENT_BYTES 2048u
 #define EVENTS_TABLE_MAX_TYPES       16384u

@@ -100,6 +100,9 @@ void hot_caps(const struct hot *h, struct hot_caps *out);
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
 /* The samples whose stack came (the stacks of other events, CSwitch, ReadyThread, not counted). */
 uint64_t hot_nr_stacks(const struct hot *h);
+/* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
+   the cost tests and bench/ watch. */
+uint64_t hot_nr_walks(const struct hot *h);
 /* The profile sources seen, in order of first sample; returns how many (at most max). */
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
 
