@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,8 +252,8 @@ static void test_short_payload(void **state)
 }
 
 /* TcpIp RecvIPV6 (TcpIp_TypeGroup3): addresses, ports in network order, the process */
-/* kevent_format_ipv6 as printf would write each group ("%x"), RFC 5952's "::" for the longest
-   run of two or more zero groups: addresses of every zero pattern, random groups. */
+/* kevent_format_ipv6 as inet_ntop writes an address (each group "%x", RFC 5952's "::" for the
+   first longest run of two or more zero groups): addresses of every zero pattern, random groups. */
 static void test_format_ipv6(void **state)
 {
         (void)state;
@@ -273,32 +274,13 @@ static void test_format_ipv6(void **state)
                         a[2 * g] = (uint8_t)(v >> 8);
                         a[2 * g + 1] = (uint8_t)v;
                 }
-                /* the reference: the run, then each group by snprintf */
-                int best = -1, best_len = 0;
-                for (int i = 0; i < 8;) {
-                        int j = i;
-                        while (j < 8 && a[2 * j] == 0 && a[2 * j + 1] == 0)
-                                j++;
-                        if (j - i > best_len && j - i >= 2) {
-                                best = i;
-                                best_len = j - i;
-                        }
-                        i = j > i ? j : i + 1;
-                }
-                char want[64];
-                size_t o = 0;
-                for (int i = 0; i < 8; i++) {
-                        if (i == best) {
-                                o += (size_t)snprintf(want + o, sizeof(want) - o, "::");
-                                i += best_len - 1;
-                                continue;
-                        }
-                        if (o && want[o - 1] != ':')
-                                want[o++] = ':';
-                        o += (size_t)snprintf(want + o, sizeof(want) - o, "%x",
-                                              (unsigned)(a[2 * i] << 8 | a[2 * i + 1]));
-                }
-                want[o] = 0;
+                /* the reference: the C library's inet_ntop (RFC 5952 as well), but for the
+                   addresses it writes with an IPv4 tail (::ffff:a.b.c.d, ::a.b.c.d), which
+                   the decoder writes in groups as TDH does */
+                char want[INET6_ADDRSTRLEN];
+                assert_non_null(inet_ntop(AF_INET6, a, want, sizeof(want)));
+                if (strchr(want, '.'))
+                        continue;
                 char got[64];
                 size_t n = kevent_format_ipv6(got, sizeof(got), a);
                 assert_string_equal(got, want);
