@@ -242,6 +242,8 @@ static void react(struct app *a, unsigned r)
                 app_build_tables(a);
         if (r & UI_TO_TOP)
                 a->vs[a->st.view].is_to_top = true;
+        if (r & UI_REVEAL)
+                a->vs[a->st.view].is_reveal = true;
 }
 
 /* The refresh tick: rates, then the rows (unless paused), then the model's aggregation step. */

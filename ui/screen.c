@@ -203,6 +203,7 @@ bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
                 page = 1;
         *row_key = 0;
         s->is_no_match = false;
+        vs->is_reveal = false; /* a key: what was opened no longer asks to be shown */
         if (s->input != INPUT_NONE) {
                 int k = *key;
                 bool is_search = s->input == INPUT_SEARCH;
@@ -604,6 +605,17 @@ static void draw_table(struct ui_screen *s, struct ui_table *t, struct ui_view_s
                 vs->top = vs->cursor;
         if (vs->cursor >= vs->top + height)
                 vs->top = vs->cursor - height + 1;
+        if (vs->is_reveal) {
+                uint32_t below = 0;
+                if (nv) {
+                        uint8_t d = t->depth[rows[vs->cursor]];
+                        while (vs->cursor + 1 + below < nv &&
+                               t->depth[rows[vs->cursor + 1 + below]] > d && below + 1 < height)
+                                below++;
+                }
+                if (vs->cursor + below >= vs->top + height)
+                        vs->top = vs->cursor + below - height + 1;
+        }
         if (vs->top + height > nv)
                 vs->top = nv > height ? nv - height : 0;
         /* sideways: no further than the longest row shown needs (its end at the right edge),

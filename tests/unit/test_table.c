@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <curses.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -686,6 +687,79 @@ static void test_browser_cursor_and_filter(void **state)
         ui_table_fini(&t);
 }
 
+/* Rows 1..60, then (when nr_children) row 60's children, then rows 61..70. */
+static void fill_tree(struct ui_table *t, uint32_t nr_children)
+{
+        ui_table_clear(t);
+        for (uint32_t k = 1; k <= 60; k++)
+                ui_table_add(t, k, 0, k == 60 && nr_children ? UI_ROW_EXPANDED : 0);
+        for (uint32_t k = 0; k < nr_children; k++)
+                ui_table_add(t, 1000 + k, 1, 0);
+        for (uint32_t k = 61; nr_children && k <= 70; k++)
+                ui_table_add(t, k, 0, 0);
+}
+
+/* A row opened on the last line: the next draw scrolls what it opened into view, as much as
+   fits with the row itself on the screen, and no further (the rows after its children are not
+   what was asked for). Without it, the opened rows were below the screen (a loaded machine's
+   switches view put the thread searched for on the last line, and opening it showed nothing). */
+static void test_browser_reveal(void **state)
+{
+        (void)state;
+        if (!scr) {
+                print_message("no terminal for TERM=%s (terminfo missing?)\n", getenv("TERM"));
+                skip();
+        }
+        struct ui_table t;
+        ui_table_init(&t, cols, NR_COLS);
+        for (uint32_t nr_children = 5; nr_children <= 100; nr_children += 95) {
+                struct ui_view_state vs = {0};
+                fill_tree(&t, 0);
+                draw(&t, &vs);
+                int k = KEY_END;
+                uint64_t key;
+                ui_screen_browse(scr, &k, &vs, &t, &key);
+                draw(&t, &vs);
+                assert_int_equal(cursor_row(&vs, &t), 60);
+                uint32_t height = 60 - vs.top, top = vs.top;
+                assert_true(height > 5 && height < 60);
+                /* opened, not revealed: the children are under the last line */
+                fill_tree(&t, nr_children);
+                draw(&t, &vs);
+                assert_int_equal(vs.top, top);
+                assert_int_equal(cursor_row(&vs, &t), 60);
+                /* revealed (as the application asks after the key that opened it) */
+                vs.is_reveal = true;
+                draw(&t, &vs);
+                assert_int_equal(cursor_row(&vs, &t), 60);
+                if (nr_children < height)
+                        assert_int_equal(vs.top, top + nr_children);
+                else
+                        assert_int_equal(vs.top, vs.cursor); /* the row on the first line */
+                /* a refresh moves the row down (new rows above it): its children follow */
+                vs.is_reveal = true;
+                ui_table_clear(&t);
+                for (uint32_t i = 0; i < 3; i++)
+                        ui_table_add(&t, 500 + i, 0, 0);
+                for (uint32_t i = 1; i <= 60; i++)
+                        ui_table_add(&t, i, 0, i == 60 ? UI_ROW_EXPANDED : 0);
+                for (uint32_t i = 0; i < nr_children; i++)
+                        ui_table_add(&t, 1000 + i, 1, 0);
+                draw(&t, &vs);
+                assert_int_equal(cursor_row(&vs, &t), 60);
+                assert_int_equal(vs.cursor, 62);
+                if (nr_children < height)
+                        assert_int_equal(vs.top, top + 3 + nr_children);
+                else
+                        assert_int_equal(vs.top, vs.cursor);
+                /* a key (the cursor up): the rows stay where the key leaves them */
+                k = KEY_UP;
+                ui_screen_browse(scr, &k, &vs, &t, &key);
+                assert_false(vs.is_reveal);
+        }
+        ui_table_fini(&t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -701,6 +775,7 @@ int main(void)
                 cmocka_unit_test(test_print),
                 cmocka_unit_test_setup_teardown(test_browser_cursor_and_filter, screen_setup,
                                                 screen_teardown),
+                cmocka_unit_test_setup_teardown(test_browser_reveal, screen_setup, screen_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -490,14 +490,15 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
 static unsigned act_toggle(struct ui_key_ctx *c)
 {
         struct functions_view *fv = of(c->view);
-        ui_key_set_put(&fv->expanded, c->row_key, !ui_key_set_has(&fv->expanded, c->row_key));
-        return UI_REBUILD | UI_REDRAW;
+        bool is_open = !ui_key_set_has(&fv->expanded, c->row_key);
+        ui_key_set_put(&fv->expanded, c->row_key, is_open);
+        return UI_REBUILD | UI_REDRAW | (is_open ? UI_REVEAL : 0);
 }
 
 static unsigned act_expand(struct ui_key_ctx *c)
 {
         ui_key_set_put(&of(c->view)->expanded, c->row_key, true);
-        return UI_REBUILD | UI_REDRAW;
+        return UI_REBUILD | UI_REDRAW | UI_REVEAL;
 }
 
 static unsigned act_collapse(struct ui_key_ctx *c)

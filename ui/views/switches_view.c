@@ -556,8 +556,9 @@ static unsigned put(struct ui_key_ctx *c, uint64_t key, int how)
         struct switches_view *sv = of(c->view);
         if (!has_tree(sv))
                 return 0;
-        ui_key_set_put(&sv->expanded, key, how < 0 ? !ui_key_set_has(&sv->expanded, key) : how);
-        return UI_REBUILD | UI_REDRAW;
+        bool is_open = how < 0 ? !ui_key_set_has(&sv->expanded, key) : how;
+        ui_key_set_put(&sv->expanded, key, is_open);
+        return UI_REBUILD | UI_REDRAW | (is_open && key == c->row_key ? UI_REVEAL : 0);
 }
 
 static unsigned act_toggle(struct ui_key_ctx *c)

@@ -28,6 +28,11 @@ struct ui_view_state {
         uint32_t hscroll; /* Left/Right: the rows (and titles) shown from this column of text */
         bool is_to_top;   /* the next draw shows the first rows; the cursor keeps its row when
                              that row is among them, else goes to the first */
+        bool is_reveal;   /* until the next key, each draw scrolls the rows the cursor's row
+                             opened into view (as many as fit below it, the row itself kept on
+                             the screen), as a file manager's tree does, while a live refresh
+                             moves the row: a row opened on the last line showed nothing of
+                             what it opened */
 };
 
 struct ui_screen;

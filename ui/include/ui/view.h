@@ -30,6 +30,7 @@ enum ui_reaction {
         UI_TIMELINE = 1u << 10,   /* ui_state.timeline_op on a replay's timeline */
         UI_ANNOTATE = 1u << 11,   /* ui_state.annotate: show that function's instructions */
         UI_SOURCE = 1u << 12,     /* the functions view counts the next profile source */
+        UI_REVEAL = 1u << 13,     /* the cursor's row opened: the next draw shows what it opened */
 };
 
 /* What a timeline key does (ui_state.timeline_op). */
