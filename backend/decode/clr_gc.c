@@ -647,6 +647,7 @@ static void gc_finish(struct kevent *ev, struct gc_dec *x)
         ev->type = KEV_FIELDS;
         ev->fields.nr = x->nr;
         ev->fields.list = x->out;
+        ev->fields.lazy = NULL;
 }
 
 int clr_gc_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl, uint16_t id)

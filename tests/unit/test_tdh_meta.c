@@ -96,9 +96,10 @@ static void capture(void *ctx, const struct kevent *ev)
         cap.type = ev->type;
         strncpy(cap.name, ev->name, sizeof(cap.name) - 1);
         cap.text[0] = 0;
-        cap.nr_fields = ev->type == KEV_FIELDS ? ev->fields.nr : 0;
+        const struct kevent_field *list = NULL;
+        cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
         for (uint32_t i = 0; i < cap.nr_fields; i++) {
-                const struct kevent_field *f = &ev->fields.list[i];
+                const struct kevent_field *f = &list[i];
                 char v[256];
                 if (f->kind == KEV_FIELD_STR)
                         snprintf(v, sizeof(v), "%s", f->s);
