@@ -3,6 +3,7 @@
  * logs in its ManifestData events) into the trace's metadata registry: its events, their
  * templates, tasks, opcodes and maps, decoded afterwards as TDH-described events are. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,9 +93,32 @@ static const xmlNode *child(const xmlNode *n, const char *name)
         return NULL;
 }
 
+/* The attribute's text where it lies in the tree, as xmlGetProp finds it (the first of the name
+   without a namespace) when it is one text node (every attribute a manifest has), else NULL:
+   then xmlGetProp is asked (an entity in it, a default from a DTD, none). */
+static const char *attr_in_tree(const xmlNode *n, const char *name)
+{
+        if (n->type != XML_ELEMENT_NODE)
+                return NULL;
+        for (const xmlAttr *a = n->properties; a; a = a->next) {
+                if (a->ns || strcmp((const char *)a->name, name) != 0)
+                        continue;
+                const xmlNode *t = a->children;
+                if (t && !t->next &&
+                    (t->type == XML_TEXT_NODE || t->type == XML_CDATA_SECTION_NODE))
+                        return (const char *)t->content;
+                return NULL;
+        }
+        return NULL;
+}
+
 /* The attribute's value, owned by the caller (free), or NULL. Called once libxml2 is loaded. */
 static char *attr(const xmlNode *n, const char *name)
 {
+        const char *t = attr_in_tree(n, name);
+        if (t)
+                return xstrdup(t);
+
         const struct xml_lazy *x = xml_lazy(NULL, 0);
         xmlChar *v = x->get_prop(n, (const xmlChar *)name);
         if (!v)
@@ -102,6 +126,19 @@ static char *attr(const xmlNode *n, const char *name)
         char *s = xstrdup((const char *)v);
         x->free(v);
         return s;
+}
+
+/* Whether the attribute is there with this value (the first n bytes of value when n is not
+   SIZE_MAX), read where it lies when it can be. */
+static bool attr_is(const xmlNode *node, const char *name, const char *value, size_t n)
+{
+        const char *t = attr_in_tree(node, name);
+        char *v = t ? NULL : attr(node, name);
+        const char *s = t ? t : v;
+        bool hit = s && (n == SIZE_MAX ? strcmp(s, value) == 0
+                                       : strlen(s) == n && strncmp(s, value, n) == 0);
+        free(v);
+        return hit;
 }
 
 static bool attr_u64(const xmlNode *n, const char *name, uint64_t *v)
@@ -125,10 +162,7 @@ static char *resolve(const xmlNode *strings, const char *s)
                 size_t n = strlen(s + 9);
                 if (n && s[9 + n - 1] == ')') {
                         for (const xmlNode *c = strings->children; c; c = c->next) {
-                                char *id = is(c, "string") ? attr(c, "id") : NULL;
-                                bool hit = id && strlen(id) == n - 1 && !strncmp(id, s + 9, n - 1);
-                                free(id);
-                                if (hit) {
+                                if (is(c, "string") && attr_is(c, "id", s + 9, n - 1)) {
                                         char *v = attr(c, "value");
                                         char *r = xstrdup(v ? v : "");
                                         free(v);
@@ -145,12 +179,7 @@ static const xmlNode *find_named(const xmlNode *list, const char *elem, const ch
                                  const char *value)
 {
         for (const xmlNode *c = list ? list->children : NULL; c && value; c = c->next) {
-                if (!is(c, elem))
-                        continue;
-                char *v = attr(c, key);
-                bool hit = v && strcmp(v, value) == 0;
-                free(v);
-                if (hit)
+                if (is(c, elem) && attr_is(c, key, value, SIZE_MAX))
                         return c;
         }
         return NULL;
@@ -370,7 +399,7 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
         e->opcode = (uint8_t)op;
         e->name = xstrdup(name);
 
-        struct props *ps = xcalloc(1, sizeof(*ps));
+        struct props *ps = xmalloc(sizeof(*ps)); /* 256 properties: each cleared as it is taken */
         uint32_t nr_top = 0;
         const xmlNode *tp = find_named(child(prov, "templates"), "template", "tid", tmpl);
 

@@ -2,6 +2,7 @@
 /* kdecoder.c: owns the decoder of EVENT_RECORDs into struct kevent
    (ETL-FORMAT.md 3): its life, the session clock, the thread table, and the choice of decoder
    for each record (kernel, etwtop's, CLR, MOF tables, the trace's own metadata). */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,44 @@ void kdecoder_clock_setup(struct kdecoder *d, uint64_t ts0)
         d->clk_frac_hi = hi;
         d->clk_frac_lo = lo;
         d->has_clock = true;
+}
+
+/* ---- fields decoded when asked (kevent_fields) ---- */
+
+static uint32_t lazy_get(struct kevent_lazy *base, const struct kevent_field **list)
+{
+        struct kdecoder_lazy *l = (struct kdecoder_lazy *)base;
+
+        if (l->state == LAZY_ARMED) {
+                uint32_t nr = 0;
+                int rc = l->fill(l->d, l->desc, l->table, l->p, l->len, l->psize, &nr);
+
+                /* the payload's layout was checked when the record was decoded */
+                assert(rc == 0);
+                l->nr = rc ? 0 : nr;
+                l->state = LAZY_DONE;
+        }
+        *list = l->d->fields;
+        return l->state == LAZY_DONE ? l->nr : 0;
+}
+
+struct kevent_lazy *kdecoder_lazy_arm(struct kdecoder *d, kdecoder_fill_fn fill, const void *desc,
+                                      const void *table, const uint8_t *p, size_t len,
+                                      unsigned psize)
+{
+        struct kdecoder_lazy *l = &d->lazy;
+
+        l->base.get = lazy_get;
+        l->d = d;
+        l->fill = fill;
+        l->desc = desc;
+        l->table = table;
+        l->p = p;
+        l->len = len;
+        l->psize = psize;
+        l->nr = 0;
+        l->state = LAZY_ARMED;
+        return &l->base;
 }
 
 /* A TraceLogging event (its schema in an extended item): named by its schema's event name
@@ -329,6 +368,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
 
         if (sink)
                 sink(ctx, &ev);
+        d->lazy.state = LAZY_OFF; /* the payload is the record's: no fields after the sink */
         if (ev.type == KEV_STACK_KEY_DEF)
                 stack_keys_def_after(d, &ev, sink, ctx);
         else if (ev.type == KEV_STACK_KEY)

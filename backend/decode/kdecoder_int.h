@@ -13,6 +13,7 @@
 #include "le_bytes.h"
 #include "kdecoder.h"
 #include "kevent.h"
+#include "kevent_mof.h"
 #include "etw/ntwmi.h"
 #include "util/hash.h"
 
@@ -124,6 +125,23 @@ struct preload_def {
         uint32_t nr_frames;
 };
 
+/* The fields of the record's KEV_FIELDS event when its decoder left them to the consumer's
+   first kevent_fields() (kdecoder_lazy_arm): filled once, while the sink runs. */
+enum kdecoder_lazy_state { LAZY_OFF = 0, LAZY_ARMED, LAZY_DONE };
+
+struct kdecoder_lazy {
+        struct kevent_lazy base; /* first: what the event points to */
+        struct kdecoder *d;      /* borrowed: the decoder it is part of */
+        kdecoder_fill_fn fill;
+        const void *desc;  /* borrowed: the event's description */
+        const void *table; /* borrowed: where it was found */
+        const uint8_t *p;  /* borrowed: the record's payload */
+        size_t len;
+        unsigned psize;
+        uint32_t nr;
+        enum kdecoder_lazy_state state;
+};
+
 struct kdecoder {
         bool is_raw_timestamp;
         bool has_clock;
@@ -165,6 +183,7 @@ struct kdecoder {
         struct kevent_lbr_entry *lbr;               /* owned scratch, KEV_MAX_LBR */
         uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
+        struct kdecoder_lazy lazy;                  /* this record's, when left to be asked */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
         char name_buf[64];               /* "Provider/opN" of the current record */

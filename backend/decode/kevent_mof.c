@@ -564,6 +564,7 @@ int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_fie
         ev->name = name;
         ev->fields.nr = nr;
         ev->fields.list = out;
+        ev->fields.lazy = NULL;
         /* the subject where Windows puts it in the payload, not in the header (-1 there) */
         if (tid != 0xFFFFFFFFu && ev->tid == 0xFFFFFFFFu)
                 ev->tid = tid;

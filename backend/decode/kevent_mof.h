@@ -86,6 +86,15 @@ const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, s
 const char *kdecoder_arena_copy(struct kdecoder *d, const char *s);
 /* The record's field slots, KEV_MAX_FIELDS of them. */
 struct kevent_field *kdecoder_field_slots(struct kdecoder *d);
+/* Decodes the fields of the record's payload p[0..len) by desc (found in table) into the field
+   slots and the arena; their count in *nr. Returns 0, or -EBADMSG. */
+typedef int (*kdecoder_fill_fn)(struct kdecoder *d, const void *desc, const void *table,
+                                const uint8_t *p, size_t len, unsigned psize, uint32_t *nr);
+/* Leaves the record's fields to fill when a consumer first asks for them (kevent_fields, while
+   the sink runs), the payload already checked: what ev->fields.lazy points to. */
+struct kevent_lazy *kdecoder_lazy_arm(struct kdecoder *d, kdecoder_fill_fn fill, const void *desc,
+                                      const void *table, const uint8_t *p, size_t len,
+                                      unsigned psize);
 /* The process of tid from the decoder's thread table, or KEV_PID_UNKNOWN. */
 uint32_t kdecoder_pid_of_tid(const struct kdecoder *d, uint32_t tid);
 

@@ -13,6 +13,7 @@
 #include "etl_reader.h"
 #include "kevent_mof.h"
 #include "le_bytes.h"
+#include "tdh_layout.h"
 #include "tdh_meta.h"
 #include "tdh_types.h"
 #include "util/xalloc.h"
@@ -145,6 +146,7 @@ void tdh_event_free(struct tdh_event *e)
         }
         free(e->props);
         free(e->name);
+        tdh_layout_free(e);
         free(e);
 }
 
@@ -311,6 +313,7 @@ static void registry_put(struct tdh_registry *r, struct tdh_event *e, bool is_cl
                                    !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT |
                                                   PROPERTY_PARAM_LENGTH));
         }
+        tdh_layout_make(e);
         if ((r->nr + 1) * 4 > (r->mask + 1) * 3)
                 registry_grow(r);
         for (uint32_t i = (uint32_t)h & r->mask;; i = (i + 1) & r->mask) {
@@ -955,13 +958,14 @@ static int props(struct dec *x, uint32_t first, uint32_t nr, bool is_top, int de
         return 0;
 }
 
-int tdh_decode(const struct tdh_registry *r, const struct tdh_event *e, struct kdecoder *d,
-               struct kevent *ev, const uint8_t *p, size_t size, unsigned psize)
+int tdh_fill(struct kdecoder *d, const void *desc, const void *table, const uint8_t *p, size_t size,
+             unsigned psize, uint32_t *nr)
 {
+        const struct tdh_event *e = desc;
         struct dec x;
 
         /* not an initializer: it zeroed the 2 KB of values[] for every event */
-        x.r = r;
+        x.r = table;
         x.e = e;
         x.d = d;
         x.p = p;
@@ -972,11 +976,6 @@ int tdh_decode(const struct tdh_registry *r, const struct tdh_event *e, struct k
         memset(x.values, 0, (e->nr_props < 256 ? e->nr_props : 256) * sizeof(x.values[0]));
         x.out = kdecoder_field_slots(d);
         int rc = props(&x, 0, e->nr_top, true, 0);
-        if (rc)
-                return rc;
-        ev->type = KEV_FIELDS;
-        ev->name = e->name;
-        ev->fields.nr = x.nr;
-        ev->fields.list = x.out;
-        return 0;
+        *nr = x.nr;
+        return rc;
 }

@@ -39,6 +39,10 @@ struct tdh_event {
         char *name;               /* owned: "Provider/Task/Opcode", as TraceEvent names it */
         uint32_t nr_props, nr_top;
         struct tdh_prop *props; /* owned, nr_props */
+        /* set by the registry (tdh_layout.c): how the top-level properties are laid out, for
+           the check that leaves their decoding to when they are asked for; NULL: none */
+        struct tdh_step *steps; /* owned, nr_steps */
+        uint32_t nr_steps;
 };
 
 /* Parses a TRACE_EVENT_INFO of size bytes. Returns 0 and *out (free with tdh_event_free), or

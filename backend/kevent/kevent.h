@@ -337,11 +337,31 @@ struct kevent {
                         const uint64_t *info;
                 } lbr;
                 struct {
+                        /* read through kevent_fields(): while lazy is set, the decoder has
+                           checked the payload's layout but not decoded it (nr 0, list NULL) */
                         uint32_t nr;
                         const struct kevent_field *list; /* borrowed, nr entries */
+                        struct kevent_lazy *lazy;        /* borrowed; NULL: nr and list are set */
                 } fields;
         };
 };
+
+/* A KEV_FIELDS event's fields decoded when first asked for: a consumer that reads none (counts
+   events, reads the common fields) does not pay for their text. get fills *list and returns
+   nr, the same on every call while the sink runs; afterwards it gives none. */
+struct kevent_lazy {
+        uint32_t (*get)(struct kevent_lazy *lazy, const struct kevent_field **list);
+};
+
+/* The fields of a KEV_FIELDS event (decoded now if they were left to be asked for): *list and
+   the count. Valid until the sink returns, as the event itself. */
+static inline uint32_t kevent_fields(const struct kevent *ev, const struct kevent_field **list)
+{
+        if (ev->fields.lazy)
+                return ev->fields.lazy->get(ev->fields.lazy, list);
+        *list = ev->fields.list;
+        return ev->fields.nr;
+}
 
 /* etwtop's own provider, {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70} (doc/etwtop-provider.md). */
 extern const GUID etwtop_provider_guid;

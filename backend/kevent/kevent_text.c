@@ -505,9 +505,11 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                 }
                 list_end(e, "entries");
                 break;
-        case KEV_FIELDS:
-                for (uint32_t i = 0; i < ev->fields.nr; i++) {
-                        const struct kevent_field *f = &ev->fields.list[i];
+        case KEV_FIELDS: {
+                const struct kevent_field *list;
+                uint32_t nr = kevent_fields(ev, &list);
+                for (uint32_t i = 0; i < nr; i++) {
+                        const struct kevent_field *f = &list[i];
                         switch (f->kind) {
                         case KEV_FIELD_UINT: num_u(e, f->name, f->u); break;
                         case KEV_FIELD_INT: num_i(e, f->name, (int64_t)f->u); break;
@@ -516,6 +518,7 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                         }
                 }
                 break;
+        }
         default: break;
         }
 }

@@ -17,10 +17,13 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
         fuzz_sink_bytes += strlen(ev->name);
         if (ev->type != KEV_FIELDS)
                 return;
-        if (ev->fields.nr > KEV_MAX_FIELDS)
+        /* the fields left to be asked for are decoded here, as a consumer's first ask does */
+        const struct kevent_field *list;
+        uint32_t nr = kevent_fields(ev, &list);
+        if (nr > KEV_MAX_FIELDS || kevent_fields(ev, &list) != nr)
                 abort();
-        for (uint32_t i = 0; i < ev->fields.nr; i++)
-                fuzz_sink_bytes += strlen(ev->fields.list[i].name) + strlen(ev->fields.list[i].s);
+        for (uint32_t i = 0; i < nr; i++)
+                fuzz_sink_bytes += strlen(list[i].name) + strlen(list[i].s);
 }
 
 #endif

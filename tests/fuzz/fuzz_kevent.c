@@ -176,16 +176,19 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
         case KEV_UNWIND_STATS: FUZZ_CHECK_INIT(ev->unwind_stats); break;
         case KEV_CLR_METHOD: FUZZ_CHECK_INIT(ev->clr_method); break;
         case KEV_CLR_MODULE: FUZZ_CHECK_INIT(ev->clr_module); break;
-        case KEV_FIELDS:
+        case KEV_FIELDS: {
                 FUZZ_CHECK_INIT(ev->fields);
-                if (ev->fields.nr > KEV_MAX_FIELDS)
+                const struct kevent_field *list;
+                uint32_t nr = kevent_fields(ev, &list); /* decoded now when left to be asked */
+                if (nr > KEV_MAX_FIELDS)
                         abort();
-                for (uint32_t i = 0; i < ev->fields.nr; i++) {
-                        FUZZ_CHECK_INIT(ev->fields.list[i]);
-                        touch(ev->fields.list[i].name);
-                        touch(ev->fields.list[i].s);
+                for (uint32_t i = 0; i < nr; i++) {
+                        FUZZ_CHECK_INIT(list[i]);
+                        touch(list[i].name);
+                        touch(list[i].s);
                 }
                 break;
+        }
         default: abort();
         }
         switch (ev->type) {

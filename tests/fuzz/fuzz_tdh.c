@@ -2,7 +2,8 @@
 /* fuzz_tdh.c: libFuzzer target for the trace-carried event metadata (backend/decode/tdh_meta.c): a
  * MetaData EventInfo, an EventMapInfo and an event decoded by them, all from the input.
  * Input: u16 EventInfo size, EventInfo, u16 EventMapInfo size, EventMapInfo, the event's
- * payload (the rest); the event takes the provider, Id and version the EventInfo names. */
+ * payload (the rest); the event takes the provider, Id and version the EventInfo names. The
+ * layout check that leaves the fields to be asked for gives the whole decode's answer. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include "kevent.h"
 #include "fuzz_fields_sink.h"
 #include "le_bytes.h"
+#include "tdh_layout.h"
+#include "tdh_meta.h"
 
 /* Decodes one record of len bytes, copied to a block of exactly that size (ASan). */
 static void decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, uint8_t version,
@@ -36,6 +39,39 @@ static void decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, u
         r.UserDataLength = (USHORT)len;
         kdecoder_decode(d, &r, fuzz_sink, NULL);
         free(copy);
+}
+
+/* The layout check (tdh_layout.c) against the whole decode (tdh_meta.c): the same answer for
+   the payload, with either pointer size, or the fields left to be asked for would differ from
+   the ones decoded at once. */
+static void check_layout(struct kdecoder *d, const uint8_t *ei, size_t info, const uint8_t *mi,
+                         size_t map, const uint8_t *p, size_t len)
+{
+        struct tdh_event *e = NULL;
+        char err[128];
+
+        if (tdh_event_parse(ei, info, &e, err, sizeof(err)))
+                return;
+
+        struct tdh_registry *r = tdh_registry_new();
+        bool is_classic = e->decoding_source == 1;
+
+        tdh_registry_add_event(r, e, is_classic); /* r owns e */
+        if (mi)
+                tdh_registry_add_map_info(r, mi, map, err, sizeof(err));
+        for (unsigned psize = 4; e->steps && psize <= 8; psize += 4) {
+                uint32_t nr;
+                uint8_t *copy = malloc(len ? len : 1);
+
+                if (!copy)
+                        break;
+                memcpy(copy, p, len);
+                if ((tdh_layout_check(e, copy, len, psize) == 0) !=
+                    (tdh_fill(d, e, r, copy, len, psize, &nr) == 0))
+                        abort();
+                free(copy);
+        }
+        tdh_registry_free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -79,6 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 decode(d, &g, le_get16(ei + 32), ei[37], ei[34], is_classic, rest, left);
                 decode(d, &g, le_get16(ei + 32), ei[37], ei[34], is_classic, rest,
                        left / 2); /* the same event cut short */
+                check_layout(d, ei, info, mi, map, rest, left);
+                check_layout(d, ei, info, mi, map, rest, left / 2);
         }
         kdecoder_free(d);
         return 0;

@@ -82,9 +82,10 @@ static void capture(void *ctx, const struct kevent *ev)
         strncpy(cap.name, ev->name ? ev->name : "", sizeof(cap.name) - 1);
         cap.pid = ev->pid;
         cap.tid = ev->tid;
-        cap.nr_fields = ev->type == KEV_FIELDS ? ev->fields.nr : 0;
+        const struct kevent_field *list = NULL;
+        cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
         for (uint32_t i = 0; i < cap.nr_fields; i++) {
-                const struct kevent_field *f = &ev->fields.list[i];
+                const struct kevent_field *f = &list[i];
                 strncpy(cap.f[i].name, f->name, sizeof(cap.f[i].name) - 1);
                 cap.f[i].kind = f->kind;
                 cap.f[i].u = f->u;

@@ -96,9 +96,10 @@ static void capture(void *ctx, const struct kevent *ev)
         cap.type = ev->type;
         strncpy(cap.name, ev->name, sizeof(cap.name) - 1);
         cap.text[0] = 0;
-        cap.nr_fields = ev->type == KEV_FIELDS ? ev->fields.nr : 0;
+        const struct kevent_field *list = NULL;
+        cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
         for (uint32_t i = 0; i < cap.nr_fields; i++) {
-                const struct kevent_field *f = &ev->fields.list[i];
+                const struct kevent_field *f = &list[i];
                 char v[256];
                 if (f->kind == KEV_FIELD_STR)
                         snprintf(v, sizeof(v), "%s", f->s);
@@ -486,6 +487,46 @@ static void test_manifest_data(void **state)
         kdecoder_free(d);
 }
 
+/* Attributes as libxml2's xmlGetProp reads them, whether the reader takes them from the tree
+   or asks: a namespaced attribute of the same name is not the one, entities and character
+   references are resolved. */
+static void test_manifest_attributes(void **state)
+{
+        static const char xml[] =
+                "<instrumentationManifest xmlns=\"http://schemas.microsoft.com/win/2004/08/events\""
+                " xmlns:x=\"urn:x\"><instrumentation><events>"
+                "<provider name=\"Contoso-Attrs\" guid=\"{11223344-5566-7788-0102-030405060708}\">"
+                "<tasks>"
+                "<task x:name=\"R&amp;D\" name=\"Decoy\" value=\"2\">"
+                "<opcodes><opcode name=\"Go\" value=\"13\"/></opcodes></task>"
+                "<task name=\"R&amp;D\" value=\"1\"/>"
+                "</tasks><templates>"
+                "<template x:tid=\"TA\" tid=\"Other\"><data name=\"Wrong\" inType=\"win:UInt8\"/>"
+                "</template>"
+                "<template tid=\"T&#65;\"><data name=\"N\" inType=\"win:UInt8\"/></template>"
+                "</templates><events>"
+                "<event value=\"1\" version=\"0\" task=\"R&amp;D\" opcode=\"Go\" template=\"TA\"/>"
+                "</events></provider></events></instrumentation></instrumentationManifest>";
+        struct kdecoder *d = kdecoder_new(true);
+        size_t n = sizeof(xml) - 1;
+        uint8_t *p = malloc(8 + n);
+        (void)state;
+
+        assert_non_null(d);
+        assert_non_null(p);
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, xml, n);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        assert_string_equal(cap.name, "Contoso-Attrs/ManifestData");
+        /* the task R&D (not the decoy's x:name): no opcode Go of its own; template TA by its
+           tid, a character reference */
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, (const uint8_t[]){5}, 1), 0);
+        assert_string_equal(cap.name, "Contoso-Attrs/R&D");
+        assert_string_equal(cap.text, "N=5;");
+        free(p);
+        kdecoder_free(d);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -496,6 +537,7 @@ int main(void)
                 cmocka_unit_test(test_description_replaced),
                 cmocka_unit_test(test_put_number),
                 cmocka_unit_test(test_manifest_data),
+                cmocka_unit_test(test_manifest_attributes),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
