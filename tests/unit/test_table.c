@@ -576,6 +576,15 @@ static int screen_teardown(void **state)
         return 0;
 }
 
+/* Skips a test that draws when this machine has no terminal description for it. */
+static void need_screen(void)
+{
+        if (!scr) {
+                print_message("no terminal for TERM=%s (terminfo missing?)\n", getenv("TERM"));
+                skip();
+        }
+}
+
 /* Rows "row K" with count K * mult % 97 (another order each refresh), "odd" or "even". */
 static void fill(struct ui_table *t, uint32_t n, uint32_t mult)
 {
@@ -620,10 +629,7 @@ static void draw(struct ui_table *t, struct ui_view_state *vs)
 static void test_browser_cursor_and_filter(void **state)
 {
         (void)state;
-        if (!scr) {
-                print_message("no terminal for TERM=%s (terminfo missing?)\n", getenv("TERM"));
-                skip();
-        }
+        need_screen();
         struct ui_table t;
         ui_table_init(&t, cols, NR_COLS);
         struct ui_view_state vs = {0};
@@ -706,10 +712,7 @@ static void fill_tree(struct ui_table *t, uint32_t nr_children)
 static void test_browser_reveal(void **state)
 {
         (void)state;
-        if (!scr) {
-                print_message("no terminal for TERM=%s (terminfo missing?)\n", getenv("TERM"));
-                skip();
-        }
+        need_screen();
         struct ui_table t;
         ui_table_init(&t, cols, NR_COLS);
         for (uint32_t nr_children = 5; nr_children <= 100; nr_children += 95) {

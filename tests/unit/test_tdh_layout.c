@@ -20,31 +20,9 @@
 #include "tdh_layout.h"
 #include "tdh_meta.h"
 #include "tdh_types.h"
+#include "tdh_blob.h"
 
 static const GUID prov = {0x55667788, 0x1122, 0x3344, {8, 7, 6, 5, 4, 3, 2, 1}};
-
-struct bb {
-        uint8_t b[8192];
-        size_t n;
-};
-
-static void put16(struct bb *b, size_t at, uint16_t v)
-{
-        memcpy(b->b + at, &v, 2);
-}
-static void put32(struct bb *b, size_t at, uint32_t v)
-{
-        memcpy(b->b + at, &v, 4);
-}
-static uint32_t add_str(struct bb *b, const char *s)
-{
-        uint32_t at = (uint32_t)b->n;
-        do {
-                put16(b, b->n, (uint8_t)*s);
-                b->n += 2;
-        } while (*s++);
-        return at;
-}
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint32_t next_rand(uint32_t n)

@@ -18,32 +18,9 @@
 #include "kevent.h"
 #include "tdh_meta.h"
 #include "tdh_types.h"
+#include "tdh_blob.h"
 
 static const GUID prov = {0x11223344, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
-
-struct bb {
-        uint8_t b[4096];
-        size_t n;
-};
-
-static void put16(struct bb *b, size_t at, uint16_t v)
-{
-        memcpy(b->b + at, &v, 2);
-}
-static void put32(struct bb *b, size_t at, uint32_t v)
-{
-        memcpy(b->b + at, &v, 4);
-}
-/* Appends s as UTF-16 with its NUL; returns its offset. */
-static uint32_t add_str(struct bb *b, const char *s)
-{
-        uint32_t at = (uint32_t)b->n;
-        do {
-                put16(b, b->n, (uint8_t)*s);
-                b->n += 2;
-        } while (*s++);
-        return at;
-}
 
 struct prop_def {
         const char *name;
