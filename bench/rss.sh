@@ -15,6 +15,7 @@
 # (DESIGN.md): etwtop's memory is bounded by its settings (doc/etwtop.1, MEMORY), not by run
 # time, i.e. flat once its capped tables have filled.
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
+# RSS_WATCH_KB: the jump over the last minute's lowest reading that counts as a transient (40960)
 set -u
 . "$(dirname "$0")/work_c.sh"
 build=${1:-./build}
@@ -75,6 +76,32 @@ if [ -z "$ppid" ]; then
         p_gone=0
         perf_end 0
 fi
+# every 10 s, the screen's resident memory; a reading 40 MB or more above the lowest of the last
+# minute is a transient to attribute: its largest mappings (smaps) and the machine's largest
+# and newest processes at that moment are kept, and printed at the end
+watch="$tmp/watch"
+: >"$watch"
+(low=() start=$SECONDS
+        while kill -0 "$epid" 2>/dev/null; do
+                sleep 10
+                r=$(rss "$epid") || break
+                [ -n "$r" ] || break
+                low+=("$r")
+                [ ${#low[@]} -gt 6 ] && low=("${low[@]:1}")
+                min=$(printf '%s\n' "${low[@]}" | sort -n | head -1)
+                if [ $((r - min)) -ge "${RSS_WATCH_KB:-40960}" ]; then
+                        {
+                                echo "at $((SECONDS - start)) s: screen $r KB, $(((r - min) / 1024)) MB over the last minute's lowest"
+                                awk '/^[0-9a-f]+-[0-9a-f]+ / { m = NF >= 6 ? $6 : "[anon]" }
+                                     /^Rss:/ { r[m] += $2 }
+                                     END { for (k in r) if (r[k] >= 4096) printf "    %8d KB  %s\n", r[k], k }' \
+                                        "/proc/$epid/smaps" 2>/dev/null | sort -rn | head -6
+                                echo "    processes (rss KB, seconds, name), largest and newest:"
+                                ps -eo rss=,etimes=,comm= --sort=-rss | head -4 | sed 's/^/      /'
+                                ps -eo rss=,etimes=,comm= --sort=etimes | head -6 | sed 's/^/      /'
+                        } >>"$watch"
+                fi
+        done) &
 for ((t = 60; t <= secs; t += 60)); do
         sleep 60
         es=$(rss "$epid") eh=$(rss "$hpid") p=$(rss "$ppid")
@@ -100,6 +127,11 @@ for ((t = 60; t <= secs; t += 60)); do
         ecpu_prev=$ec scpu_prev=$sc
         [ "$pd" = - ] || pcpu_prev=$pc
 done
+if [ -s "$watch" ]; then
+        echo
+        echo "the screen's transients (40 MB or more over the lowest of the minute before):"
+        cat "$watch"
+fi
 # where the screen's memory is at the end: its heap (the span glibc took with brk, what of it is
 # resident, what of it is marked for huge pages) and its other anonymous memory
 awk 'function hex(s,  i, n) {
