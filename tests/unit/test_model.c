@@ -3065,6 +3065,34 @@ static void hot_samples(struct hot *h, uint32_t n, uint16_t cpu, int64_t *t, uin
         }
 }
 
+/* A recording's stack whose names are still loading (the store's loader thread has the module
+   queued) waits for them and is remembered: the same stack again costs no walk of its frames
+   (it took the long way, unremembered, while the names loaded: a walk per stack). */
+static void test_hot_memo_names_loading(void **state)
+{
+        struct fix *fx = *state;
+        struct sym_store *store = NULL;
+        struct sym_options o = {.log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct sym_image im = {PID_A, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(store, &im);
+        struct hot *h = hot_new(store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t t = MS(1);
+        hot_samples(h, 3, 0, &t, a, stack, 3);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *beta = row_of(rows, n, sym_intern(store, "model_fn_beta"));
+        assert_non_null(beta);
+        assert_int_equal(beta->total, 3);
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* A stack seen again is counted from its memo while other processes start and map images;
    an image of its own process makes it look its callers up again (test_calltree_memo_other_
    process for the call tree). */
@@ -3601,6 +3629,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
