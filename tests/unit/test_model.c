@@ -2497,6 +2497,51 @@ static void test_hot_top_rows(void **state)
         sym_store_free(store);
 }
 
+/* The modules' rows over more modules than the hash that sums them starts with (it grows): each
+   module's samples, the heaviest first. */
+static void test_hot_many_modules(void **state)
+{
+        (void)state;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct hot *h = hot_new(store, 0);
+        const uint32_t nr = 300;
+        int64_t t = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                char path[64];
+                snprintf(path, sizeof(path), "/nonexistent/libmany%u.so", i);
+                struct sym_image im = {
+                        77, 0x10000000ull + (uint64_t)i * 0x100000, 0x100000, 0, path, NULL, 0, 0,
+                        0};
+                sym_image_load(store, &im);
+                for (uint32_t k = 0; k <= i % 7; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, 77, 78);
+                        ev.sample.ip = im.base + 16 * k;
+                        ev.sample.tid = 78;
+                        hot_event(h, &ev);
+                }
+        }
+        const struct hot_module_row *mods;
+        uint32_t n = hot_modules(h, HOT_SOURCE_TIMER, &mods);
+        assert_int_equal(n, nr);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sum += mods[i].self;
+                if (i)
+                        assert_true(mods[i - 1].self > mods[i].self ||
+                                    (mods[i - 1].self == mods[i].self &&
+                                     mods[i - 1].module < mods[i].module));
+        }
+        uint64_t want = 0;
+        for (uint32_t i = 0; i < nr; i++)
+                want += i % 7 + 1;
+        assert_int_equal(sum, want);
+        assert_int_equal(mods[0].self, 7);
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* ---- calltree.h ---- */
 
 /* A timer sample at frames[0] and its stack, as the decoder gives them. */
@@ -3629,6 +3674,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
+                cmocka_unit_test(test_hot_many_modules),
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
