@@ -304,9 +304,17 @@ static bool read_symbols_direct(struct elf_module *m, int n)
         m->sym_elf = elf;
         const char *strs = str->d_buf;
         size_t strs_size = str->d_size;
+        sym_table_reserve(m->table, (uint32_t)n, strs_size);
+        /* a 64-bit file's symbols as libelf converted them, read in place */
+        const Elf64_Sym *syms64 = gelf_getclass(elf) == ELFCLASS64 && data->d_type == ELF_T_SYM &&
+                                                  data->d_size / sizeof(Elf64_Sym) >= (size_t)n
+                                          ? data->d_buf
+                                          : NULL;
         for (int i = 1; i < n; i++) {
                 GElf_Sym sym;
-                if (!gelf_getsym(data, i, &sym))
+                if (syms64)
+                        sym = syms64[i];
+                else if (!gelf_getsym(data, i, &sym))
                         continue;
                 if (sym.st_name >= strs_size || sym.st_shndx == SHN_UNDEF || !is_function(&sym))
                         continue;
