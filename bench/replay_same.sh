@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # replay_same.sh: `etwtop --replay F -b --top 40` of two builds, output compared byte for byte
 # (stdout, and stderr with its exit status) for every .etl sample, every perf.data sample and
-# the recordings given: a change meant to cost less must print the same.
+# the recordings given, by function and with --sort process, thread and module: a change meant
+# to cost less must print the same.
 #
 # Usage: bench/replay_same.sh OLD_ETWTOP NEW_ETWTOP [RECORDING...]
 #   the samples come from ETWTOP_SAMPLES_DIR (default ../shared/samples from the repository:
@@ -29,24 +30,31 @@ for f in "$samples"/perf/*; do
         [ -f "$f" ] && [ "$(head -c 8 "$f" | tr -d '\0')" = PERFILE2 ] && files+=("$f")
 done
 files+=("$@")
-run() { # BIN FILE OUT
-        local extra=()
-        case $2 in "$samples"/perf/*) extra=(--symbol-path "$samples/perf") ;; esac
+run() { # BIN FILE OUT [ARG...]
+        local bin=$1 file=$2 out=$3 extra=()
+        shift 3
+        case $file in "$samples"/perf/*) extra=(--symbol-path "$samples/perf") ;; esac
         local rc=0
-        "$1" --replay "$2" -b --top 40 "${extra[@]}" >"$3.out" 2>"$3.err" || rc=$?
-        echo "rc=$rc" >>"$3.err"
+        "$bin" --replay "$file" -b --top 40 "${extra[@]}" "$@" >"$out.out" 2>"$out.err" || rc=$?
+        echo "rc=$rc" >>"$out.err"
 }
 bad=0
+# each file by function (the default), and with the other groupings of the functions' rows
 for f in "${files[@]}"; do
-        run "$old" "$f" "$work/old"
-        run "$new" "$f" "$work/new"
-        if cmp -s "$work/old.out" "$work/new.out" && cmp -s "$work/old.err" "$work/new.err"; then
-                echo "same      $(wc -c <"$work/new.out") bytes  $f"
-        else
-                echo "DIFFERENT $f"
-                diff "$work/old.out" "$work/new.out" | head -20 || true
-                diff "$work/old.err" "$work/new.err" | head -5 || true
-                bad=1
-        fi
+        for sort in "" process thread module; do
+                args=()
+                [ -n "$sort" ] && args=(--sort "$sort")
+                run "$old" "$f" "$work/old" "${args[@]}"
+                run "$new" "$f" "$work/new" "${args[@]}"
+                if cmp -s "$work/old.out" "$work/new.out" &&
+                        cmp -s "$work/old.err" "$work/new.err"; then
+                        echo "same      $(wc -c <"$work/new.out") bytes  $f ${args[*]}"
+                else
+                        echo "DIFFERENT $f ${args[*]}"
+                        diff "$work/old.out" "$work/new.out" | head -20 || true
+                        diff "$work/old.err" "$work/new.err" | head -5 || true
+                        bad=1
+                fi
+        done
 done
 exit $bad

@@ -292,6 +292,11 @@ static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_b
         static const enum sort_field by_total_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_SELF_DESC,
                                                        SF_TOTAL_DESC};
         const enum sort_field *fields = is_by_total ? by_total_lsd : by_self_lsd;
+        if (!h->sort_a) {
+                h->sort_a = xmalloc(h->cap_rows * sizeof(*h->sort_a));
+                h->sort_b = xmalloc(h->cap_rows * sizeof(*h->sort_b));
+                h->sort_rows = xmalloc(h->cap_rows * sizeof(*h->sort_rows));
+        }
         struct sort_item *a = h->sort_a, *b = h->sort_b;
         for (uint32_t i = 0; i < n; i++)
                 a[i].row = i;
@@ -389,6 +394,12 @@ uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grou
         return top_functions(h, source, grouping, is_by_total, 0, rows);
 }
 
+uint32_t hot_top_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                              bool is_by_total, uint32_t max, const struct hot_row **rows)
+{
+        return top_functions(h, source, grouping, is_by_total, max, rows);
+}
+
 static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows)
 {
@@ -408,11 +419,10 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 free(h->sort_a);
                 free(h->sort_b);
                 free(h->sort_rows);
+                h->sort_a = h->sort_b = NULL; /* made by rows_sort when a whole order is asked */
+                h->sort_rows = NULL;
                 h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
-                h->sort_a = xcalloc(h->cap_rows, sizeof(*h->sort_a));
-                h->sort_b = xcalloc(h->cap_rows, sizeof(*h->sort_b));
-                h->sort_rows = xcalloc(h->cap_rows, sizeof(*h->sort_rows));
         }
         /* the places of one function merge into one row, through a hash of row keys (sorting
            every place first took a third of a replay) */

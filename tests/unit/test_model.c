@@ -2497,6 +2497,49 @@ static void test_hot_top_rows(void **state)
         sym_store_free(store);
 }
 
+/* The first rows of each grouping, asked for alone (a report's top rows), are the first rows of
+   its whole order. */
+static void test_hot_top_rows_by(void **state)
+{
+        (void)state;
+        struct sym_options o = {.is_synchronous = true};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct hot *h = hot_new(store, 0);
+        uint64_t seed = 11;
+        for (uint32_t i = 0; i < 4000; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t pid = 70 + (uint32_t)((seed >> 20) % 5);
+                struct kevent ev = ev_base(KEV_SAMPLE, i % 2, (int64_t)i * 1000, pid, pid + 1);
+                ev.sample.ip = 0x400000 + ((seed >> 33) % 200) * 16;
+                ev.sample.tid = pid + 1 + (uint32_t)((seed >> 10) % 2);
+                hot_event(h, &ev);
+        }
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        for (uint32_t g = 0; g < 3; g++) {
+                const struct hot_row *all;
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, groupings[g], false, &all);
+                assert_true(n > 40);
+                struct hot_row *copy = malloc(n * sizeof(*copy));
+                assert_non_null(copy);
+                memcpy(copy, all, n * sizeof(*copy));
+                const struct hot_row *top;
+                uint32_t m =
+                        hot_top_functions_by(h, HOT_SOURCE_TIMER, groupings[g], false, 40, &top);
+                assert_int_equal(m, 40);
+                for (uint32_t i = 0; i < m; i++) {
+                        assert_int_equal(top[i].rel, copy[i].rel);
+                        assert_int_equal(top[i].pid, copy[i].pid);
+                        assert_int_equal(top[i].tid, copy[i].tid);
+                        assert_int_equal(top[i].self, copy[i].self);
+                }
+                free(copy);
+        }
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* The modules' rows over more modules than the hash that sums them starts with (it grows): each
    module's samples, the heaviest first. */
 static void test_hot_many_modules(void **state)
@@ -3675,6 +3718,7 @@ int main(void)
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
                 cmocka_unit_test(test_hot_many_modules),
+                cmocka_unit_test(test_hot_top_rows_by),
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
