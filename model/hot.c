@@ -405,6 +405,18 @@ static void stack(struct hot *h, const struct kevent *ev)
                     !hot_place_function(h, &h->slots[slot], &leaf_functions[i]))
                         is_pending = true;
         }
+        /* a recording's names are waited for where one is still loading (its totals do not
+           depend on the loader's pace, count_stack): the stack then takes the memo's way
+           rather than the long one, and is remembered */
+        bool is_recording = !sym_store_is_live(h->store);
+        if (is_pending && is_recording) {
+                sym_store_wait(h->store);
+                is_pending = false;
+                for (uint32_t i = 0; i < nr_leaf; i++)
+                        if (leaf_slots[i] != UINT32_MAX &&
+                            !hot_place_function(h, &h->slots[leaf_slots[i]], &leaf_functions[i]))
+                                is_pending = true;
+        }
         uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
         bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
@@ -423,6 +435,13 @@ static void stack(struct hot *h, const struct kevent *ev)
                 struct stack_places sp;
                 places_init(&sp, is_pending);
                 places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
+                if (sp.is_pending && !is_pending && is_recording) {
+                        /* the places so far again, their entries made: the same order */
+                        sym_store_wait(h->store);
+                        hot_seen_next(h);
+                        places_init(&sp, false);
+                        places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
+                }
                 if (sp.is_pending) {
                         count_stack(h, keys, nr_leaf + nr_callers);
                         return;

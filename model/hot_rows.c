@@ -292,6 +292,11 @@ static void rows_sort(struct hot *h, struct hot_row *rows, uint32_t n, bool is_b
         static const enum sort_field by_total_lsd[] = {SF_REL, SF_FUNCTION, SF_MODULE, SF_SELF_DESC,
                                                        SF_TOTAL_DESC};
         const enum sort_field *fields = is_by_total ? by_total_lsd : by_self_lsd;
+        if (!h->sort_a) {
+                h->sort_a = xmalloc(h->cap_rows * sizeof(*h->sort_a));
+                h->sort_b = xmalloc(h->cap_rows * sizeof(*h->sort_b));
+                h->sort_rows = xmalloc(h->cap_rows * sizeof(*h->sort_rows));
+        }
         struct sort_item *a = h->sort_a, *b = h->sort_b;
         for (uint32_t i = 0; i < n; i++)
                 a[i].row = i;
@@ -389,6 +394,12 @@ uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grou
         return top_functions(h, source, grouping, is_by_total, 0, rows);
 }
 
+uint32_t hot_top_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                              bool is_by_total, uint32_t max, const struct hot_row **rows)
+{
+        return top_functions(h, source, grouping, is_by_total, max, rows);
+}
+
 static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows)
 {
@@ -408,11 +419,10 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 free(h->sort_a);
                 free(h->sort_b);
                 free(h->sort_rows);
+                h->sort_a = h->sort_b = NULL; /* made by rows_sort when a whole order is asked */
+                h->sort_rows = NULL;
                 h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
-                h->sort_a = xcalloc(h->cap_rows, sizeof(*h->sort_a));
-                h->sort_b = xcalloc(h->cap_rows, sizeof(*h->sort_b));
-                h->sort_rows = xcalloc(h->cap_rows, sizeof(*h->sort_rows));
         }
         /* the places of one function merge into one row, through a hash of row keys (sorting
            every place first took a third of a replay) */
@@ -509,12 +519,6 @@ static int mrow_cmp(const void *a, const void *b)
         return x->module < y->module ? -1 : x->module > y->module;
 }
 
-static int mrow_by_module(const void *a, const void *b)
-{
-        const struct hot_module_row *x = a, *y = b;
-        return x->module < y->module ? -1 : x->module > y->module;
-}
-
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows)
 {
         const struct hot_row *fr = h->rows;
@@ -528,16 +532,33 @@ uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row
                 h->cap_mrows = h->cap_rows > n + 1 ? h->cap_rows : n + 1;
                 h->mrows = xcalloc(h->cap_mrows, sizeof(*h->mrows));
         }
-        for (uint32_t i = 0; i < n; i++)
-                h->mrows[i] = (struct hot_module_row){source, fr[i].module, fr[i].self};
-        qsort(h->mrows, n, sizeof(*h->mrows), mrow_by_module);
-        uint32_t o = 0;
+        /* the functions' samples summed by module through a hash of modules (a sort of every
+           function by module was most of this) */
+        uint32_t cap = 256, o = 0;
+        uint32_t *index = xcalloc(cap, sizeof(*index)); /* module row + 1, 0 free */
         for (uint32_t i = 0; i < n; i++) {
-                if (o && h->mrows[o - 1].module == h->mrows[i].module)
-                        h->mrows[o - 1].self += h->mrows[i].self;
-                else
-                        h->mrows[o++] = h->mrows[i];
+                uint32_t j = (uint32_t)hash_mix64(fr[i].module) & (cap - 1);
+                while (index[j] && h->mrows[index[j] - 1].module != fr[i].module)
+                        j = (j + 1) & (cap - 1);
+                if (index[j]) {
+                        h->mrows[index[j] - 1].self += fr[i].self;
+                } else {
+                        h->mrows[o] = (struct hot_module_row){source, fr[i].module, fr[i].self};
+                        index[j] = ++o;
+                }
+                if (o * 2 > cap) { /* more modules than the hash was sized for: twice the room */
+                        free(index);
+                        cap *= 2;
+                        index = xcalloc(cap, sizeof(*index));
+                        for (uint32_t k = 0; k < o; k++) {
+                                uint32_t q = (uint32_t)hash_mix64(h->mrows[k].module) & (cap - 1);
+                                while (index[q])
+                                        q = (q + 1) & (cap - 1);
+                                index[q] = k + 1;
+                        }
+                }
         }
+        free(index);
         qsort(h->mrows, o, sizeof(*h->mrows), mrow_cmp);
         *rows = h->mrows;
         return o;

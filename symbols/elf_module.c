@@ -46,6 +46,7 @@ struct elf_module {
         struct elf_lines *lines;      /* owned: made on the first line asked for */
         Elf *sym_elf;                 /* the file the symbols came from (a debug file), or NULL */
         bool is_inflated;             /* elf_inflate_debug ran (at the first line asked for) */
+        bool is_direct;               /* its symbols read by read_symbols_direct */
         struct elf_inflated inflated; /* owned: freed after dwfl */
         char file[PATH_MAX];
 };
@@ -215,11 +216,141 @@ static void add_plt_symbols(struct elf_module *m)
         }
 }
 
+/* One function symbol of the table into m's: name (len bytes) at addr (libdwfl's address),
+   of section shndx (-1: not an allocated one) of elf. */
+static void add_symbol(struct elf_module *m, const GElf_Sym *sym, const char *name, size_t len,
+                       GElf_Addr addr, GElf_Word shndx, Elf *elf)
+{
+        uint32_t flags = 0;
+        if (GELF_ST_BIND(sym->st_info) == STB_WEAK)
+                flags |= SYM_FLAG_WEAK;
+        else if (GELF_ST_BIND(sym->st_info) == STB_LOCAL)
+                flags |= SYM_FLAG_LOCAL;
+        if (sym_name_is_padding(name, len))
+                flags |= SYM_FLAG_PADDING;
+        uint64_t at = (uint64_t)addr - (uint64_t)m->bias; /* wraps: hostile biases */
+        uint64_t end = sym->st_size ? 0 : section_end(elf, shndx, sym->st_value);
+        if (end)
+                sym_table_add_bounded(m->table, at, end - sym->st_value, name, len, flags);
+        else
+                sym_table_add(m->table, at, sym->st_size, name, len, flags);
+}
+
+static bool is_function(const GElf_Sym *sym)
+{
+        int type = GELF_ST_TYPE(sym->st_info);
+        return type == STT_FUNC || type == STT_GNU_IFUNC;
+}
+
+/* The section of elf that libdwfl reads its n symbols from, when it reads them from one table
+   alone: SHT_SYMTAB, else SHT_DYNSYM, of n entries (a table merged with MiniDebugInfo's has
+   more); NULL where extended section indices are in use. */
+static Elf_Scn *single_symtab(Elf *elf, int n, GElf_Shdr *out)
+{
+        Elf_Scn *found[2] = {NULL, NULL};
+        GElf_Shdr sh[2];
+        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+                GElf_Shdr h;
+                if (!gelf_getshdr(scn, &h))
+                        return NULL;
+                if (h.sh_type == SHT_SYMTAB_SHNDX)
+                        return NULL;
+                int k = h.sh_type == SHT_SYMTAB ? 0 : h.sh_type == SHT_DYNSYM ? 1 : -1;
+                if (k >= 0 && !found[k]) {
+                        found[k] = scn;
+                        sh[k] = h;
+                }
+        }
+        int k = found[0] ? 0 : 1;
+        if (!found[k] || !sh[k].sh_entsize || sh[k].sh_size / sh[k].sh_entsize != (uint64_t)n)
+                return NULL;
+        *out = sh[k];
+        return found[k];
+}
+
+/* The symbols 1..n of libdwfl's table read straight from its section, as
+   dwfl_module_getsym_info gives them (an x86-64 or AArch64 executable or shared object: no
+   function descriptors, no address mask, no relocation): its per-symbol work (a section header
+   looked up for each) was most of a module's load. False where that does not hold: the caller
+   reads them through libdwfl. */
+static bool read_symbols_direct(struct elf_module *m, int n)
+{
+        GElf_Sym s1;
+        GElf_Addr a1;
+        GElf_Word x1;
+        Elf *elf = NULL;
+        Dwarf_Addr sbias = 0;
+        GElf_Ehdr eh;
+        if (n < 2 || !dwfl_module_getsym_info(m->mod, 1, &s1, &a1, &x1, &elf, &sbias) || !elf ||
+            !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+            (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+                return false;
+        GElf_Shdr sh, strsh;
+        Elf_Scn *scn = single_symtab(elf, n, &sh);
+        Elf_Scn *strscn = scn ? elf_getscn(elf, sh.sh_link) : NULL;
+        Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+        Elf_Data *str = strscn && gelf_getshdr(strscn, &strsh) ? elf_getdata(strscn, NULL) : NULL;
+        size_t nr_scn = 0;
+        if (!data || !str || !str->d_buf || elf_getshdrnum(elf, &nr_scn) != 0)
+                return false;
+        /* whether each section is allocated: a symbol of one that is not keeps its value, and
+           its section index reads -1, as libdwfl gives it */
+        uint8_t *is_alloc = xmalloc(nr_scn + 1);
+        for (size_t i = 0; i < nr_scn; i++) {
+                GElf_Shdr h;
+                Elf_Scn *s = elf_getscn(elf, i);
+                is_alloc[i] = !s || !gelf_getshdr(s, &h) || (h.sh_flags & SHF_ALLOC);
+        }
+        m->sym_elf = elf;
+        const char *strs = str->d_buf;
+        size_t strs_size = str->d_size;
+        sym_table_reserve(m->table, (uint32_t)n, strs_size);
+        /* a 64-bit file's symbols as libelf converted them, read in place */
+        const Elf64_Sym *syms64 = gelf_getclass(elf) == ELFCLASS64 && data->d_type == ELF_T_SYM &&
+                                                  data->d_size / sizeof(Elf64_Sym) >= (size_t)n
+                                          ? data->d_buf
+                                          : NULL;
+        for (int i = 1; i < n; i++) {
+                GElf_Sym sym;
+                if (syms64)
+                        sym = syms64[i];
+                else if (!gelf_getsym(data, i, &sym))
+                        continue;
+                if (sym.st_name >= strs_size || sym.st_shndx == SHN_UNDEF || !is_function(&sym))
+                        continue;
+                const char *name = strs + sym.st_name;
+                size_t len = strnlen(name, strs_size - sym.st_name);
+                if (!len)
+                        continue;
+                GElf_Word shndx = sym.st_shndx;
+                GElf_Addr addr = sym.st_value;
+                if (shndx < SHN_LORESERVE) {
+                        if (shndx < nr_scn && !is_alloc[shndx])
+                                shndx = (GElf_Word)-1;
+                        else
+                                addr += sbias;
+                } else if (shndx != SHN_ABS && shndx != SHN_COMMON) {
+                        addr += sbias;
+                }
+                add_symbol(m, &sym, name, len, addr, shndx, elf);
+        }
+        free(is_alloc);
+        return true;
+}
+
+bool elf_module_symbols_through_libdwfl;
+
+bool elf_module_symbols_were_direct(const struct elf_module *m)
+{
+        return m->is_direct;
+}
+
 static void read_symbols(struct elf_module *m)
 {
         m->table = sym_table_new();
         int n = dwfl_module_getsymtab(m->mod);
-        for (int i = 1; i < n; i++) {
+        m->is_direct = !elf_module_symbols_through_libdwfl && read_symbols_direct(m, n);
+        for (int i = 1; !m->is_direct && i < n; i++) {
                 GElf_Sym sym;
                 GElf_Addr addr;
                 GElf_Word shndx;
@@ -229,25 +360,9 @@ static void read_symbols(struct elf_module *m)
                         dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &sbias);
                 if (elf && !m->sym_elf)
                         m->sym_elf = elf;
-                if (!name || !*name || shndx == SHN_UNDEF)
+                if (!name || !*name || shndx == SHN_UNDEF || !is_function(&sym))
                         continue;
-                int type = GELF_ST_TYPE(sym.st_info);
-                if (type != STT_FUNC && type != STT_GNU_IFUNC)
-                        continue;
-                uint32_t flags = 0;
-                if (GELF_ST_BIND(sym.st_info) == STB_WEAK)
-                        flags |= SYM_FLAG_WEAK;
-                else if (GELF_ST_BIND(sym.st_info) == STB_LOCAL)
-                        flags |= SYM_FLAG_LOCAL;
-                if (sym_name_is_padding(name, strlen(name)))
-                        flags |= SYM_FLAG_PADDING;
-                uint64_t at = (uint64_t)addr - (uint64_t)m->bias; /* wraps: hostile biases */
-                uint64_t end = sym.st_size ? 0 : section_end(elf, shndx, sym.st_value);
-                if (end)
-                        sym_table_add_bounded(m->table, at, end - sym.st_value, name, strlen(name),
-                                              flags);
-                else
-                        sym_table_add(m->table, at, sym.st_size, name, strlen(name), flags);
+                add_symbol(m, &sym, name, strlen(name), addr, shndx, elf);
         }
         add_plt_symbols(m);
         /* an unsized symbol (assembly) reaches to the next one, but not across 64 KiB */
@@ -358,7 +473,7 @@ static int open_dwfl(struct elf_module *m, const struct elf_load_request *rq, co
 int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, char *note,
                     size_t note_size)
 {
-        char(*cand)[PATH_MAX] = NULL;
+        char(*cand)[PATH_MAX] = NULL; /* written before read: not zeroed (128 KiB a module) */
         struct elf_module *m = NULL;
         const char *file = NULL;
         int rc = -ENOENT;
@@ -371,7 +486,7 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
         if (rq->fd >= 0) {
                 file = rq->fd_name ? rq->fd_name : rq->path;
         } else {
-                cand = xcalloc(32, PATH_MAX);
+                cand = xmalloc(32 * PATH_MAX);
                 uint32_t nr = candidates(rq, cand, 32);
                 int i = first_candidate(rq, cand, nr, &cand_fd, seen_id, &has_mismatch);
                 if (i >= 0)

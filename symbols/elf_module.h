@@ -42,6 +42,13 @@ int elf_module_load(const struct elf_load_request *rq, struct elf_module **out, 
 void elf_module_free(struct elf_module *m);
 
 const struct sym_table *elf_module_table(const struct elf_module *m);
+
+/* Tests: true reads every symbol table through dwfl_module_getsym_info, the reader that the
+   direct one (the table's section read in place, where libdwfl reads one table alone) must
+   match entry for entry. */
+extern bool elf_module_symbols_through_libdwfl;
+/* Whether m's symbols were read directly (else through libdwfl). */
+bool elf_module_symbols_were_direct(const struct elf_module *m);
 const char *elf_module_file(const struct elf_module *m);
 /* file offset -> file virtual address through the PT_LOAD that holds it. */
 bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t *vaddr);

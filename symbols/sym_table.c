@@ -37,6 +37,26 @@ void sym_table_free(struct sym_table *t)
         free(t);
 }
 
+void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes)
+{
+        if (t->is_finished)
+                return;
+        if (nr > UINT32_MAX - t->nr)
+                nr = UINT32_MAX - t->nr;
+        if (t->nr + nr > t->cap) {
+                t->cap = t->nr + nr;
+                t->entries = xrealloc(t->entries, t->cap * sizeof(*t->entries));
+                if (t->bounds)
+                        t->bounds = xrealloc(t->bounds, t->cap * sizeof(*t->bounds));
+        }
+        if (pool_bytes > SIZE_MAX / 2 - t->pool_len)
+                return;
+        if (t->pool_len + pool_bytes > t->pool_cap) {
+                t->pool_cap = t->pool_len + pool_bytes;
+                t->pool = xrealloc(t->pool, t->pool_cap);
+        }
+}
+
 void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_size, const char *name,
                            size_t len, uint32_t flags)
 {
@@ -213,6 +233,15 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
                 t->entries[o++] = t->entries[i];
         }
         t->nr = o;
+        /* the room reserved (sym_table_reserve) or grown and not used goes back */
+        if (t->cap > t->nr) {
+                t->entries = xrealloc(t->entries, t->nr * sizeof(*t->entries));
+                t->cap = t->nr;
+        }
+        if (t->pool_cap > t->pool_len) {
+                t->pool = xrealloc(t->pool, t->pool_len);
+                t->pool_cap = t->pool_len;
+        }
         /* backwards: the next start that is not padding (a function runs over the padding of
            the next one, as in perf) */
         uint64_t next_start = 0;

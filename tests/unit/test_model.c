@@ -2497,6 +2497,94 @@ static void test_hot_top_rows(void **state)
         sym_store_free(store);
 }
 
+/* The first rows of each grouping, asked for alone (a report's top rows), are the first rows of
+   its whole order. */
+static void test_hot_top_rows_by(void **state)
+{
+        (void)state;
+        struct sym_options o = {.is_synchronous = true};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct hot *h = hot_new(store, 0);
+        uint64_t seed = 11;
+        for (uint32_t i = 0; i < 4000; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint32_t pid = 70 + (uint32_t)((seed >> 20) % 5);
+                struct kevent ev = ev_base(KEV_SAMPLE, i % 2, (int64_t)i * 1000, pid, pid + 1);
+                ev.sample.ip = 0x400000 + ((seed >> 33) % 200) * 16;
+                ev.sample.tid = pid + 1 + (uint32_t)((seed >> 10) % 2);
+                hot_event(h, &ev);
+        }
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        for (uint32_t g = 0; g < 3; g++) {
+                const struct hot_row *all;
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, groupings[g], false, &all);
+                assert_true(n > 40);
+                struct hot_row *copy = malloc(n * sizeof(*copy));
+                assert_non_null(copy);
+                memcpy(copy, all, n * sizeof(*copy));
+                const struct hot_row *top;
+                uint32_t m =
+                        hot_top_functions_by(h, HOT_SOURCE_TIMER, groupings[g], false, 40, &top);
+                assert_int_equal(m, 40);
+                for (uint32_t i = 0; i < m; i++) {
+                        assert_int_equal(top[i].rel, copy[i].rel);
+                        assert_int_equal(top[i].pid, copy[i].pid);
+                        assert_int_equal(top[i].tid, copy[i].tid);
+                        assert_int_equal(top[i].self, copy[i].self);
+                }
+                free(copy);
+        }
+        hot_free(h);
+        sym_store_free(store);
+}
+
+/* The modules' rows over more modules than the hash that sums them starts with (it grows): each
+   module's samples, the heaviest first. */
+static void test_hot_many_modules(void **state)
+{
+        (void)state;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        struct sym_store *store = NULL;
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct hot *h = hot_new(store, 0);
+        const uint32_t nr = 300;
+        int64_t t = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                char path[64];
+                snprintf(path, sizeof(path), "/nonexistent/libmany%u.so", i);
+                struct sym_image im = {
+                        77, 0x10000000ull + (uint64_t)i * 0x100000, 0x100000, 0, path, NULL, 0, 0,
+                        0};
+                sym_image_load(store, &im);
+                for (uint32_t k = 0; k <= i % 7; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, 77, 78);
+                        ev.sample.ip = im.base + 16 * k;
+                        ev.sample.tid = 78;
+                        hot_event(h, &ev);
+                }
+        }
+        const struct hot_module_row *mods;
+        uint32_t n = hot_modules(h, HOT_SOURCE_TIMER, &mods);
+        assert_int_equal(n, nr);
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sum += mods[i].self;
+                if (i)
+                        assert_true(mods[i - 1].self > mods[i].self ||
+                                    (mods[i - 1].self == mods[i].self &&
+                                     mods[i - 1].module < mods[i].module));
+        }
+        uint64_t want = 0;
+        for (uint32_t i = 0; i < nr; i++)
+                want += i % 7 + 1;
+        assert_int_equal(sum, want);
+        assert_int_equal(mods[0].self, 7);
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* ---- calltree.h ---- */
 
 /* A timer sample at frames[0] and its stack, as the decoder gives them. */
@@ -3065,6 +3153,34 @@ static void hot_samples(struct hot *h, uint32_t n, uint16_t cpu, int64_t *t, uin
         }
 }
 
+/* A recording's stack whose names are still loading (the store's loader thread has the module
+   queued) waits for them and is remembered: the same stack again costs no walk of its frames
+   (it took the long way, unremembered, while the names loaded: a walk per stack). */
+static void test_hot_memo_names_loading(void **state)
+{
+        struct fix *fx = *state;
+        struct sym_store *store = NULL;
+        struct sym_options o = {.log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct sym_image im = {PID_A, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(store, &im);
+        struct hot *h = hot_new(store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t t = MS(1);
+        hot_samples(h, 3, 0, &t, a, stack, 3);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *beta = row_of(rows, n, sym_intern(store, "model_fn_beta"));
+        assert_non_null(beta);
+        assert_int_equal(beta->total, 3);
+        hot_free(h);
+        sym_store_free(store);
+}
+
 /* A stack seen again is counted from its memo while other processes start and map images;
    an image of its own process makes it look its callers up again (test_calltree_memo_other_
    process for the call tree). */
@@ -3601,6 +3717,10 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_hot_top_rows),
                 cmocka_unit_test_setup_teardown(test_hot_exited_cap, fix_setup, fix_teardown),
+                cmocka_unit_test(test_hot_many_modules),
+                cmocka_unit_test(test_hot_top_rows_by),
+                cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),

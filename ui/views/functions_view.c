@@ -425,11 +425,14 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         const struct hot_row *rows;
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
         bool is_by_thread = fv->group == FUNCTIONS_BY_THREAD;
-        uint32_t n = hot_functions_by(hot, source,
-                                      is_by_process  ? HOT_BY_PROCESS
-                                      : is_by_thread ? HOT_BY_THREAD
-                                                     : HOT_BY_FUNCTION,
-                                      false, &rows);
+        /* a report prints its top rows: only those are put in order (the modules' grouping
+           reads every row) */
+        uint32_t top = is_report && fv->group != FUNCTIONS_BY_MODULE ? rp->top : 0;
+        uint32_t n = hot_top_functions_by(hot, source,
+                                          is_by_process  ? HOT_BY_PROCESS
+                                          : is_by_thread ? HOT_BY_THREAD
+                                                         : HOT_BY_FUNCTION,
+                                          false, top, &rows);
         if (fv->group == FUNCTIONS_BY_MODULE) {
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;

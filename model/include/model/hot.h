@@ -118,6 +118,9 @@ uint32_t hot_top_functions(struct hot *h, uint16_t source, bool is_by_total, uin
    screen's grouping is its own, not the model's. */
 uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
                           bool is_by_total, const struct hot_row **rows);
+/* hot_functions_by, only the first max rows in order (0: all), as hot_top_functions. */
+uint32_t hot_top_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                              bool is_by_total, uint32_t max, const struct hot_row **rows);
 /* Modules of one source by self count. */
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
 

@@ -34,6 +34,9 @@ bool sym_name_is_padding(const char *name, size_t len);
 struct sym_table;
 
 struct sym_table *sym_table_new(void);
+/* Room for nr more entries and pool_bytes more of names (a hint: adding past it grows the
+   table as before), so that a table whose size is known ahead is not copied as it grows. */
+void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
 void sym_table_free(struct sym_table *t);
 
 /* Adds a symbol; name need not be NUL-terminated (len bytes). Bytes that are not printable
