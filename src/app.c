@@ -134,6 +134,11 @@ void app_build_tables(struct app *a)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
         a->nr_samples_shown = hot_nr_samples(profile_hot(a->profile), shown);
         profile_caps(a->profile, &a->caps_shown);
+        /* a replay's callers by process or thread asked for after samples came (p): the trace
+           read again, so that they count every sample as the rows do (live: from now on, the
+           view's title says since when) */
+        if (!a->st.is_live && !functions_view_ask(a->views[VIEW_FUNCTIONS], a->profile))
+                app_read_again(a);
 }
 
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)
@@ -513,6 +518,8 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->profile = profile_new(&po);
         a->views[VIEW_FUNCTIONS] = functions_view_new();
         functions_view_set_group(a->views[VIEW_FUNCTIONS], (enum functions_group)o->group);
+        /* the callers its rows show are counted from the first event */
+        functions_view_ask(a->views[VIEW_FUNCTIONS], a->profile);
         a->views[VIEW_BRANCHES] = branches_view_new();
         a->views[VIEW_SWITCHES] = switches_view_new();
         a->views[VIEW_SESSION] = session_view_new();

@@ -23,6 +23,7 @@ struct functions_view {
         struct functions_ipc ipc;   /* where cycles and instructions are both sampled */
         struct ui_column cols_now[8]; /* the grouping's columns, IPC titled when it has one */
         struct view_report report;    /* the text report's table, when it asks for one */
+        char function_title[64];      /* Function, and since when the callers count */
 };
 
 enum {
@@ -374,6 +375,8 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct switches *sw = profile_switches(p);
         ui_table_clear(t);
         struct view_report *rp = &fv->report;
+        if (!rp->table) /* a report's rows ask for no callers */
+                functions_view_ask(v, p);
         if (rp->table && rp->table != FUNCTIONS_REPORT_FUNCTIONS) {
                 build_report(fv, m, &names, t);
                 return;
@@ -434,10 +437,17 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;
         }
-        /* the callers under a row count the row's samples: its process's or thread's */
+        /* the callers under a row count the row's samples: its process's or thread's; those
+           trees asked for after samples came count from then on, and the title says so */
         enum calltree_owner owner = is_by_process  ? CALLTREE_PROCESS
                                     : is_by_thread ? CALLTREE_THREAD
                                                    : CALLTREE_ALL;
+        int64_t since_ns;
+        if (!is_report && tree && !calltree_counts_all(tree, owner, &since_ns)) {
+                snprintf(fv->function_title, sizeof(fv->function_title),
+                         "Function (callers since %.3f s)", (double)since_ns / 1e9);
+                fv->cols_now[COL_FUNCTION].title = fv->function_title;
+        }
         char process[64];
         for (uint32_t i = 0; i < n && (!is_report || i < rp->top); i++) {
                 const struct hot_row *w = &rows[i];
@@ -562,6 +572,26 @@ static unsigned act_group(struct ui_key_ctx *c)
         fv->group = (enum functions_group)((fv->group + 1) % FUNCTIONS_NR_GROUPS);
         snprintf(c->st->status, sizeof(c->st->status), "%s", said[fv->group]);
         return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
+}
+
+/* The callers trees by owner the rows show: by process or thread, callers under the rows. */
+static enum calltree_owner callers_by(const struct functions_view *fv)
+{
+        if (fv->is_top_down || fv->report.table)
+                return CALLTREE_ALL;
+        return fv->group == FUNCTIONS_BY_PROCESS  ? CALLTREE_PROCESS
+               : fv->group == FUNCTIONS_BY_THREAD ? CALLTREE_THREAD
+                                                  : CALLTREE_ALL;
+}
+
+bool functions_view_ask(struct ui_view *v, struct profile *p)
+{
+        struct calltree *tree = profile_calltree(p);
+        if (!tree)
+                return true;
+        enum calltree_owner by = callers_by(of(v));
+        calltree_want(tree, by);
+        return calltree_counts_all(tree, by, NULL);
 }
 
 void functions_view_set_group(struct ui_view *v, enum functions_group group)

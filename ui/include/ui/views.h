@@ -23,6 +23,12 @@ enum functions_group {
         FUNCTIONS_NR_GROUPS
 };
 void functions_view_set_group(struct ui_view *v, enum functions_group group);
+/* Asks p's call tree for the callers the view's rows show (by process or thread: those trees
+   are made only while asked for); the loop calls it before the first event and each build
+   again. false: they count only the samples from now on (the screen says so; a replay reads
+   the file again). */
+struct profile;
+bool functions_view_ask(struct ui_view *v, struct profile *p);
 /* Hot branch edges from LBR, by exact edge or by function pair (g). */
 struct ui_view *branches_view_new(void);
 /* Context switches by thread (Enter opens its waits, where it blocked, who readied it, its
