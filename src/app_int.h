@@ -29,6 +29,8 @@ struct app {
         struct ui_view *views[NR_VIEWS];
         struct ui_table tables[NR_VIEWS];
         struct ui_view_state vs[NR_VIEWS];
+        struct ui_build_ctx build_ctx; /* the last refresh's (a view built again alone) */
+        bool has_built;
         struct ui_screen *scr;
         uint64_t nr_events_prev; /* the event count at rate_since_ns */
         int64_t rate_since_ns;

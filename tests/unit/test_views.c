@@ -601,6 +601,73 @@ static void test_functions_callers_by_process(void **state)
         unlink(map_b);
 }
 
+/* A refresh looks up the callers (whether a row opens) of the rows the screen shows, a page
+   past them, the cursor's neighbours and the open rows, not of every hot function: the rows
+   past them are made (their counts and text: the sort, search and filter read them) without,
+   and a screen moved to them builds again (functions_view_covers). */
+static void test_functions_rows_shown(void **state)
+{
+        struct jit *j = *state;
+        const uint32_t pid = 4200000 + j->pid % 100000;
+        enum { NR = 100 };
+        const uint64_t base = UINT64_C(0x20000000);
+        char map_path[64];
+        snprintf(map_path, sizeof(map_path), "/tmp/perf-%u.map", pid);
+        FILE *map = fopen(map_path, "w");
+        assert_non_null(map);
+        for (int i = 0; i < NR; i++)
+                fprintf(map, "%" PRIx64 " 100 hot_%02d\n", base + 0x100 * (uint64_t)i, i);
+        fprintf(map, "%" PRIx64 " 100 caller\n", base + 0x100 * (uint64_t)NR);
+        fclose(map);
+        feed(j->p, ev_process(0, pid, "many"));
+        int64_t t = MS(1);
+        for (int i = 0; i < NR; i++) /* hot_00 the most samples, hot_99 the fewest */
+                for (int k = 0; k < NR + 1 - i; k++) {
+                        const uint64_t frames[] = {base + 0x100ull * (uint64_t)i + 4,
+                                                   base + 0x100ull * NR + 8};
+                        feed_sample_tid(j->p, 0, t += 1000, pid, pid, frames, 2);
+                }
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        struct ui_table *tb = &h.table;
+        /* no screen: every row */
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, NR + 1); /* and the caller's (samples under it only) */
+        for (int r = 0; r < NR; r++)
+                assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
+        assert_true(functions_view_covers(h.view, 90, 10));
+        /* ten rows shown from the top: those and a page past them */
+        functions_view_show(h.view, 0, 10, 0);
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, NR + 1);
+        assert_true(flags_at(tb, 19) & UI_ROW_EXPANDABLE);
+        assert_false(flags_at(tb, 20) & UI_ROW_EXPANDABLE);
+        assert_string_equal(shown(tb, 99, "Function"), "hot_99"); /* made, for search */
+        assert_true(functions_view_covers(h.view, 5, 10));
+        assert_false(functions_view_covers(h.view, 50, 10));
+        assert_false(functions_view_covers(h.view, 0, 0)); /* sorted or filtered: every row */
+        /* the cursor on row 60: its neighbours too, those before it as well */
+        functions_view_show(h.view, 0, 10, key_at(tb, 60));
+        rebuild(&h);
+        assert_false(flags_at(tb, 49) & UI_ROW_EXPANDABLE);
+        for (int r = 50; r < 80; r++)
+                assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
+        assert_false(flags_at(tb, 80) & UI_ROW_EXPANDABLE);
+        assert_true(functions_view_covers(h.view, 55, 10));
+        /* an open row far down stays open */
+        uint64_t far = key_at(tb, 90);
+        functions_view_show(h.view, 85, 10, 0);
+        press(&h, '\n', far);
+        functions_view_show(h.view, 0, 10, 0);
+        rebuild(&h);
+        int r = find_row(tb, "Function", "hot_90", 0);
+        assert_true(r >= 0);
+        assert_true(flags_at(tb, r) & UI_ROW_EXPANDED);
+        assert_string_equal(shown(tb, (uint32_t)r + 1, "Function"), "caller");
+        harness_fini(&h);
+        unlink(map_path);
+}
+
 /* Decaying (m): the callers under a row decay with it; a caller never counts more than the
    samples of its function. */
 static void test_functions_callers_decay(void **state)
@@ -1810,6 +1877,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_expand_all_shown, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_functions_rows_shown, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_by_process, jit_setup,
                                                 jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_decay, jit_setup,
