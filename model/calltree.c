@@ -31,6 +31,8 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->memo = xcalloc(MEMO_SLOTS, sizeof(*t->memo));
         t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
+        t->owners = CALLTREE_ALL;
+        t->nr_trees = 2;
         roots(t);
         return t;
 }
@@ -68,6 +70,8 @@ void calltree_reset(struct calltree *t)
         t->nr_cut = 0;
         t->nr_evicted = 0;
         t->nr_walks = 0;
+        t->owners_from = 0; /* the trees asked for count from here on: every sample */
+        t->owners_from_ns = 0;
         calltree_alias_reset(t);
 }
 
@@ -206,7 +210,8 @@ static void memo_settle(struct calltree *t, struct stack_memo *m)
         if (!m->nr_pending)
                 return;
         for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
+                if (!r || m->leaves[r]) /* 0: a tree not counted */
+                        count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
         t->nr_pending -= m->nr_pending;
         m->nr_pending = 0;
 }
@@ -268,7 +273,7 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
    stack needs more than a quarter of it) cuts stacks instead. */
 static void make_room(struct calltree *t, uint32_t nr)
 {
-        uint32_t need = nr * NR_TREES_PER_SAMPLE;
+        uint32_t need = nr * t->nr_trees;
         if (t->nr_live + need <= t->max_nodes || need > t->max_nodes / 4)
                 return;
         calltree_evict(t, t->max_nodes / 2);
@@ -303,8 +308,8 @@ static void stack_keys(struct calltree *t, uint32_t pid, struct frame_key leaf,
                 key_hashes[i] = calltree_key_hash(&keys[i]);
 }
 
-/* A sample of a thread whose callers tree is its process's: along the three other trees, its
-   memo's paths when is_hit. */
+/* A sample of a thread whose callers tree is its process's, or not counted: along the other
+   trees counted, its memo's paths when is_hit. */
 static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit, uint64_t hash,
                           uint64_t generation, uint32_t pid, uint32_t owner_pid,
                           struct frame_key leaf, const uint64_t *frames, uint32_t nr)
@@ -322,9 +327,10 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         uint64_t key_hashes[MAX_FRAMES];
         stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
         const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
-        uint32_t leaves[NR_MEMO_TREES];
+        uint32_t leaves[NR_MEMO_TREES] = {0};
+        uint32_t nr_trees = t->owners == CALLTREE_ALL ? 2 : NR_MEMO_TREES;
         bool is_whole = true;
-        for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
+        for (uint32_t r = 0; r < nr_trees; r++)
                 leaves[r] =
                         descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r], &is_whole);
         if (is_whole) {
@@ -357,8 +363,10 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                 stack_hash(pid, frames + 1, nr - 1) ^
                 hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
                            leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
-        /* a process's main thread, its only one sampled: its callers are its process's */
-        bool is_shared = calltree_alias_is_shared(t, tid, owner_pid);
+        /* no tree by thread counted, or a process's main thread, its only one sampled: its
+           callers are its process's */
+        bool is_shared =
+                t->owners != CALLTREE_THREAD || calltree_alias_is_shared(t, tid, owner_pid);
         struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
@@ -432,11 +440,13 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         frames_gen_event(t->frames_gen, ev);
         switch (ev->type) {
         case KEV_SAMPLE:
+                t->last_ns = ev->time_ns;
                 source = 0;
                 ip = ev->sample.ip;
                 tid = ev->sample.tid;
                 break;
         case KEV_PMC_SAMPLE:
+                t->last_ns = ev->time_ns;
                 source = ev->pmc_sample.source;
                 ip = ev->pmc_sample.ip;
                 tid = ev->pmc_sample.tid;
@@ -655,6 +665,39 @@ uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by
                 if (calltree_node_is(&t->nodes[n], root, &k))
                         return n;
         }
+}
+
+void calltree_want(struct calltree *t, enum calltree_owner by)
+{
+        if (by == t->owners)
+                return;
+        /* what came before counts as it was: samples waiting for their stacks, memos' counts */
+        pending_flush_all(t);
+        calltree_settle(t);
+        if (by == CALLTREE_PROCESS && t->owners == CALLTREE_THREAD) {
+                /* the process's tree counted every sample the thread's did: it goes on */
+                calltree_drop_root(t, ROOT_CALLERS_TID);
+        } else {
+                calltree_drop_root(t, ROOT_CALLERS_PID);
+                calltree_drop_root(t, ROOT_CALLERS_TID);
+                t->owners_from = t->nr_samples;
+                t->owners_from_ns = t->last_ns;
+        }
+        calltree_alias_reset(t);
+        /* the memos' paths are those of the trees counted when they were made */
+        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        t->owners = by;
+        t->nr_trees = by == CALLTREE_ALL ? 2 : by == CALLTREE_PROCESS ? 3 : 4;
+}
+
+bool calltree_counts_all(const struct calltree *t, enum calltree_owner by, int64_t *since_ns)
+{
+        bool is_counted = by == CALLTREE_ALL || t->owners == by ||
+                          (by == CALLTREE_PROCESS && t->owners == CALLTREE_THREAD);
+        if (since_ns)
+                *since_ns = t->owners_from_ns;
+        return is_counted && (by == CALLTREE_ALL || !t->owners_from);
 }
 
 bool calltree_has_children(const struct calltree *t, uint32_t node)

@@ -36,7 +36,7 @@ struct node {
 #define ROOT_CALLERS_PID    2u
 #define ROOT_CALLERS_TID    3u
 #define NR_ROOTS            4u
-#define NR_TREES_PER_SAMPLE 4u /* the paths a sample counts along, one per root */
+#define NR_TREES_PER_SAMPLE 4u /* the most paths a sample counts along, one per root */
 
 struct frame_key {
         uint32_t module;
@@ -54,9 +54,9 @@ struct pending {
 };
 
 /* A stack seen before: the leaves its sample reached in the trees of every process's and its
-   process's samples, good while its process's frames generation stays (frames_gen.h: its frames
-   would key the same nodes, or nodes the next look for names renames to those) and those nodes
-   stay. */
+   process's samples (0 for the process's when it is not counted), good while its process's frames
+   generation stays (frames_gen.h: its frames would key the same nodes, or nodes the next look for
+   names renames to those) and those nodes stay. */
 #define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID */
 struct stack_memo {
         uint64_t hash; /* of the pids and the raw frames */
@@ -122,9 +122,16 @@ struct calltree {
         struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
         uint32_t alias_mask, nr_aliases;
         struct frames_gen *frames_gen; /* owned: what the memos hold good under */
-        uint64_t nr_cut;               /* stacks cut short by a full tree */
-        uint64_t nr_evicted;           /* nodes evicted for room */
-        uint64_t nr_walks;             /* stacks looked up and walked (calltree_nr_walks) */
+        /* the callers trees by owner counted (calltree_want): CALLTREE_ALL none, _PROCESS the
+           process's, _THREAD the process's and the thread's */
+        enum calltree_owner owners;
+        uint32_t nr_trees;      /* the paths a sample counts along: 2 to NR_TREES_PER_SAMPLE */
+        uint64_t owners_from;   /* samples counted before the owners' trees began (0: none) */
+        int64_t owners_from_ns; /* the last of them's time */
+        int64_t last_ns;        /* the latest sample's time */
+        uint64_t nr_cut;        /* stacks cut short by a full tree */
+        uint64_t nr_evicted;    /* nodes evicted for room */
+        uint64_t nr_walks;      /* stacks looked up and walked (calltree_nr_walks) */
 };
 
 /* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are
@@ -188,6 +195,9 @@ void calltree_rekey_end(struct calltree *t);
 /* Every count by the mode s (decaying), the nodes that fall to nothing dropped with what is
    under them (calltree_prune.c). */
 void calltree_decay(struct calltree *t, const struct agg_settings *s);
+/* The callers trees under root (ROOT_CALLERS_PID or _TID) dropped, every node of them
+   (calltree_prune.c). The memos must be rid of them after. */
+void calltree_drop_root(struct calltree *t, uint32_t root);
 /* The coldest nodes (the fewest samples through them lately: heat) evicted until at most target are
    left, with the nodes under them (calltree_prune.c). */
 void calltree_evict(struct calltree *t, uint32_t target);

@@ -153,6 +153,21 @@ void calltree_decay(struct calltree *t, const struct agg_settings *s)
         free(fate);
 }
 
+void calltree_drop_root(struct calltree *t, uint32_t root)
+{
+        calltree_settle(t);
+        struct node *r = &t->nodes[root];
+        r->count = r->self = 0;
+        r->heat = 0;
+        if (!r->first_child)
+                return;
+        uint8_t *fate = xcalloc(t->nr_nodes, sizeof(*fate));
+        for (uint32_t c = r->first_child; c; c = t->nodes[c].next_sibling)
+                fate[c] = DROP;
+        rebuild(t, fate, NULL, 0);
+        free(fate);
+}
+
 /* The k-th smallest of v[0..n) (k < n), v reordered: a three-way quickselect, O(n) on average;
    every pass shrinks the range by at least its pivot. */
 static uint64_t kth_smallest(uint64_t *v, uint32_t n, uint32_t k)

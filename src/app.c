@@ -95,6 +95,42 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 
 /* ---- rows ---- */
 
+/* The rows a refresh looks up the callers of (functions_view_show): those the screen shows
+   (vs.top on, at least a tall terminal's), unless it sorts or filters them (every row then);
+   the text frames print every row's. Returns how many (0: every row). */
+#define FUNCTIONS_PAGE 128u
+static uint32_t functions_shown(struct app *a, uint32_t *top, uint64_t *cursor_key)
+{
+        const struct ui_view_state *vs = &a->vs[VIEW_FUNCTIONS];
+        *top = 0;
+        *cursor_key = 0;
+        if (!a->scr || vs->has_sorted || vs->filter[0])
+                return 0;
+        const uint32_t *rows;
+        uint32_t page = ui_screen_shown_rows(a->scr, &a->tables[VIEW_FUNCTIONS], vs, &rows);
+        page = page > FUNCTIONS_PAGE ? page : FUNCTIONS_PAGE;
+        /* the draw brings the cursor (a key moved it) into the rows shown */
+        uint32_t from = vs->top < vs->cursor ? vs->top : vs->cursor;
+        uint32_t to = (vs->top > vs->cursor ? vs->top : vs->cursor) + page;
+        *top = from;
+        *cursor_key = vs->has_moved ? vs->cursor_key : 0;
+        return to - from;
+}
+
+/* After a key moved the screen's rows: the functions view built again when the rows it shows
+   now are not among those whose callers the last build looked up. */
+static void functions_follow(struct app *a)
+{
+        uint32_t top;
+        uint64_t cursor_key;
+        uint32_t nr = functions_shown(a, &top, &cursor_key);
+        if (functions_view_covers(a->views[VIEW_FUNCTIONS], top, nr) || !a->has_built)
+                return;
+        functions_view_show(a->views[VIEW_FUNCTIONS], top, nr, cursor_key);
+        a->views[VIEW_FUNCTIONS]->build(a->views[VIEW_FUNCTIONS], &a->build_ctx,
+                                        &a->tables[VIEW_FUNCTIONS]);
+}
+
 void app_build_tables(struct app *a)
 {
         struct etw_client_stats cs = {0};
@@ -130,10 +166,21 @@ void app_build_tables(struct app *a)
                  profile_source_name(a->profile, shown, name, sizeof(name)));
         struct ui_build_ctx m = {a->profile, a->st.is_live,
                                  a->caps.has_lbr ? "" : a->caps.why_no_lbr, shown};
+        a->build_ctx = m;
+        a->has_built = true;
+        uint32_t top;
+        uint64_t cursor_key;
+        uint32_t nr_shown = functions_shown(a, &top, &cursor_key);
+        functions_view_show(a->views[VIEW_FUNCTIONS], top, nr_shown, cursor_key);
         for (uint32_t v = 0; v < NR_VIEWS; v++)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
         a->nr_samples_shown = hot_nr_samples(profile_hot(a->profile), shown);
         profile_caps(a->profile, &a->caps_shown);
+        /* a replay's callers by process or thread asked for after samples came (p): the trace
+           read again, so that they count every sample as the rows do (live: from now on, the
+           view's title says since when) */
+        if (!a->st.is_live && !functions_view_ask(a->views[VIEW_FUNCTIONS], a->profile))
+                app_read_again(a);
 }
 
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)
@@ -359,8 +406,11 @@ static void on_key(struct app *a, int key)
         }
         uint32_t v = a->st.view;
         uint64_t row_key = 0;
-        if (ui_screen_browse(a->scr, &key, &a->vs[v], &a->tables[v], &row_key))
+        if (ui_screen_browse(a->scr, &key, &a->vs[v], &a->tables[v], &row_key)) {
+                if (v == VIEW_FUNCTIONS)
+                        functions_follow(a);
                 return;
+        }
         struct ui_key_ctx ctx = {
                 .st = &a->st, .view = a->views[v], .table = &a->tables[v], .row_key = row_key};
         ctx.nr_shown = ui_screen_shown_rows(a->scr, &a->tables[v], &a->vs[v], &ctx.shown);
@@ -515,6 +565,8 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         a->profile = profile_new(&po);
         a->views[VIEW_FUNCTIONS] = functions_view_new();
         functions_view_set_group(a->views[VIEW_FUNCTIONS], (enum functions_group)o->group);
+        /* the callers its rows show are counted from the first event */
+        functions_view_ask(a->views[VIEW_FUNCTIONS], a->profile);
         a->views[VIEW_BRANCHES] = branches_view_new();
         a->views[VIEW_SWITCHES] = switches_view_new();
         a->views[VIEW_SESSION] = session_view_new();

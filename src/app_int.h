@@ -29,6 +29,8 @@ struct app {
         struct ui_view *views[NR_VIEWS];
         struct ui_table tables[NR_VIEWS];
         struct ui_view_state vs[NR_VIEWS];
+        struct ui_build_ctx build_ctx; /* the last refresh's (a view built again alone) */
+        bool has_built;
         struct ui_screen *scr;
         uint64_t nr_events_prev; /* the event count at rate_since_ns */
         int64_t rate_since_ns;
@@ -74,6 +76,9 @@ void app_run_batch(struct app *a, int sfd);
 /* app_replay.c: a replay's timeline keys, and [ and ]'s windows of a tenth of the trace. */
 void app_timeline_key(struct app *a, enum ui_timeline_op op);
 void app_move_window(struct app *a, int step);
+/* Replay: the file read again as it is shown (its window), for the callers a view began to
+   ask for (every sample counted in them). */
+void app_read_again(struct app *a);
 
 /* app_actions.c: the annotate page (opened on a function, closed), the save key. */
 void app_annotate_page(struct app *a, const char *function);

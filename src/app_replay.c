@@ -124,3 +124,12 @@ void app_move_window(struct app *a, int step)
                 snprintf(a->st.status, sizeof(a->st.status), "the whole trace (%.3f s)",
                          (double)span / 1e9);
 }
+
+void app_read_again(struct app *a)
+{
+        int64_t from = 0, to = 0;
+        bool is_on = profile_window(a->profile, &from, &to);
+        if (reread(a, is_on, from, to))
+                snprintf(a->st.status, sizeof(a->st.status),
+                         "the trace read again for the callers by process or thread");
+}

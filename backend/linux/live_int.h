@@ -69,6 +69,7 @@ struct live_ring {
         uint64_t newest_ts;             /* the latest time among the items */
         bool is_sorted;                 /* the items came in time order */
         bool is_capped;                 /* more records were there than the round reads */
+        bool may_have_lost;             /* found too full for a record since lost_total last read */
         bool is_borrowed;               /* meta is not a mapping of ours (live_source_open_mem) */
         size_t stage_stop;              /* the stage up to here was read */
         uint64_t ring_start, ring_stop; /* the ring from data_tail up to ring_stop was read */
@@ -148,11 +149,20 @@ struct live_source {
         struct perf_tp_format tp_waking;
         struct perf_tp_format tp_idle;
         bool has_tp_switch, has_tp_waking;
-        bool has_tp_idle;          /* optional: without it PreviousCState stays 0 */
-        bool has_build_id_attr;    /* attr.build_id accepted */
-        bool has_inherit_thread;   /* attr.inherit_thread accepted (else the converter drops
-                                      the child processes' records) */
-        uint64_t nr_lost_retired;  /* PERF_FORMAT_LOST of events closed by updates */
+        bool has_tp_idle;         /* optional: without it PreviousCState stays 0 */
+        bool has_build_id_attr;   /* attr.build_id accepted */
+        bool has_inherit_thread;  /* attr.inherit_thread accepted (else the converter drops
+                                     the child processes' records) */
+        uint64_t nr_lost_retired; /* PERF_FORMAT_LOST of events closed by updates */
+        /* lost_total's last read of every event's PERF_FORMAT_LOST (a read is an IPI per
+           event): read again only when a ring may have dropped records since, a
+           PERF_RECORD_LOST came, or the events changed */
+        uint64_t lost_read_sum;
+        uint64_t lost_read_records; /* PERF_RECORD_LOST records seen at that read */
+        uint64_t events_gen;        /* moves when an event is added or closed */
+        uint64_t lost_read_gen;     /* events_gen at that read */
+        bool has_lost_read;
+        uint64_t nr_lost_reads;    /* event fds read for their lost counts */
         uint64_t nr_own_events;    /* records written here rather than by the converter */
         uint64_t nr_damaged_bytes; /* ring bytes dropped after a record header that cannot be */
         uint64_t nr_append_failures;

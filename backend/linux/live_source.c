@@ -256,12 +256,32 @@ static int write_session_cpus(struct live_source *ls, uint64_t ts, struct etl_er
         return 0;
 }
 
-static uint64_t lost_total(const struct live_source *ls)
+/* PERF_FORMAT_LOST summed over the events, those closed too. Reading an event's count is an
+   IPI to its CPU: the sum is read again only when it may have moved (is_exact: always): a ring
+   was found too full for a record since the last read (ring_note_fill), a PERF_RECORD_LOST
+   came, or events were added or closed; else the last read's sum is the count. */
+static uint64_t lost_total(struct live_source *ls, bool is_exact)
 {
-        uint64_t sum = ls->nr_lost_retired;
-        for (uint32_t i = 0; i < ls->nr_events; i++)
-                sum += live_event_lost(ls->events[i]);
-        return sum;
+        struct perf_conv_stats cs;
+        perf_conv_get_stats(ls->conv, &cs);
+        bool may_have_moved = is_exact || !ls->has_lost_read ||
+                              ls->lost_read_gen != ls->events_gen ||
+                              ls->lost_read_records != cs.nr_lost_records;
+        for (uint32_t c = 0; c < ls->nr_online; c++) {
+                may_have_moved = may_have_moved || ls->rings[c].may_have_lost;
+                ls->rings[c].may_have_lost = false;
+        }
+        if (may_have_moved) {
+                uint64_t sum = 0;
+                for (uint32_t i = 0; i < ls->nr_events; i++)
+                        sum += live_event_lost(ls->events[i]);
+                ls->nr_lost_reads += ls->nr_events;
+                ls->lost_read_sum = sum;
+                ls->lost_read_records = cs.nr_lost_records;
+                ls->lost_read_gen = ls->events_gen;
+                ls->has_lost_read = true;
+        }
+        return ls->nr_lost_retired + ls->lost_read_sum;
 }
 
 /* Opens every event settings s needs that is not open with the same attributes: every (CPU,
@@ -355,6 +375,7 @@ static void events_reap(struct live_source *ls)
                 if (ev->is_retired) {
                         ls->nr_lost_retired += live_event_lost(ev);
                         live_event_close(ev);
+                        ls->events_gen++;
                         continue;
                 }
                 ls->events[o++] = ev;
@@ -777,7 +798,7 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         return 0;
 }
 
-void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
+void live_source_get_stats(struct live_source *ls, struct live_stats *st)
 {
         memset(st, 0, sizeof(*st));
         if (!ls)
@@ -786,7 +807,8 @@ void live_source_get_stats(const struct live_source *ls, struct live_stats *st)
         perf_conv_get_stats(ls->conv, &cs);
         st->nr_perf_records = cs.nr_records - ls->nr_skipped_again;
         st->nr_events = cs.nr_events + ls->nr_own_events;
-        st->nr_events_lost = lost_total(ls);
+        st->nr_events_lost = lost_total(ls, false);
+        st->nr_lost_reads = ls->nr_lost_reads;
         st->nr_lost_records = cs.nr_lost_records;
         st->nr_updates = ls->nr_updates;
         st->nr_append_failures = ls->nr_append_failures;
@@ -818,7 +840,7 @@ void live_source_close(struct live_source *ls)
         drain_until(ls, UINT64_MAX); /* nothing is on its way any more */
 
         uint64_t ts = now_ns();
-        uint64_t lost = lost_total(ls);
+        uint64_t lost = lost_total(ls, true);
         if (lost)
                 perf_conv_events_lost(ls->conv, 0, perf_conv_stamp(ls->conv, 0, ts),
                                       ETWTOP_LOST_REASON_FORMAT_LOST, lost);

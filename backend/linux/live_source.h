@@ -78,6 +78,7 @@ struct live_stats {
         uint64_t nr_events;           /* ETW records written */
         uint64_t nr_events_lost;      /* exact, PERF_FORMAT_LOST summed over the fds */
         uint64_t nr_lost_records;     /* PERF_RECORD_LOST records seen */
+        uint64_t nr_lost_reads;       /* event fds read for their lost counts (an IPI each) */
         uint64_t nr_updates;          /* settings changes applied */
         uint64_t nr_append_failures;  /* ETW records the writer refused (too large for a buffer,
                                          no such writer CPU, a file error): lost */
@@ -146,7 +147,7 @@ void live_source_flush(struct live_source *ls);
 int live_source_update(struct live_source *ls, const struct live_settings *next,
                        struct etl_error *err);
 
-void live_source_get_stats(const struct live_source *ls, struct live_stats *st);
+void live_source_get_stats(struct live_source *ls, struct live_stats *st);
 
 /* Drains what is left, writes the stop rundown (DCEnd) and etwtop's own events (image identity,
    the kernel symbols the samples hit), and closes everything. NULL is fine. */

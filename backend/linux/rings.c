@@ -161,6 +161,7 @@ void live_events_add(struct live_source *ls, struct live_event *ev)
                 ls->cap_events = cap;
         }
         ls->events[ls->nr_events++] = ev;
+        ls->events_gen++;
 }
 
 void live_by_id_rebuild(struct live_source *ls)
@@ -336,6 +337,16 @@ void ring_stage_free(struct live_ring *r)
         r->stage_reserved = r->stage_cap = r->stage_pos = r->stage_len = 0;
 }
 
+/* A ring found too full for the largest record may have dropped records since it was last
+   read: the kernel drops a record that does not fit and leaves the head where it is until the
+   ring is read, so every drop is seen here, at the first look after it. The events' lost counts
+   are read again then (lost_total), not at every query. */
+static inline void ring_note_fill(struct live_ring *r, uint64_t used)
+{
+        if (used + MAX_PERF_RECORD > r->data_size)
+                r->may_have_lost = true;
+}
+
 /* Copies every complete record the ring holds to the end of the stage and releases the ring
    space at once: the kernel never waits for the conversion, and a long rundown can empty the
    rings without converting (ring_take_all). */
@@ -347,6 +358,7 @@ static void ring_take(struct live_ring *r)
         uint64_t tail = r->meta->data_tail;
         if (head == tail)
                 return;
+        ring_note_fill(r, head - tail);
         uint64_t n = head - tail;
         if (n > r->data_size)
                 n = r->data_size; /* cannot happen: the kernel never overwrites unread data */
@@ -487,6 +499,7 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
 
         /* the ring, in place */
         uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+        ring_note_fill(r, head - r->ring_start);
         uint64_t rpos = r->ring_start;
         uint64_t mask = r->data_size - 1;
         bool is_bounced = false;

@@ -2666,8 +2666,8 @@ static void test_calltree_trees(void **state)
         assert_int_equal(calltree_children(t, false, 0, &rows), 1);
         expect_row(&rows[0], fx->fn_gamma, 2, 0);
         /* four roots (top-down; the callers of all samples, of each process's, each thread's),
-           a path of three under each */
-        assert_int_equal(calltree_nr_nodes(t), 4 + 4 * 3);
+           a path of three under the first two (the others are made only when asked for) */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
 
         /* a full tree, too small to evict nodes for a stack: a path stops where the room ends
            and is not remembered */
@@ -2726,8 +2726,8 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(calltree_children(t, false, rows[0].node, &rows), 1);
         expect_row(&rows[0], fx->fn_alpha, 6, 6);
         assert_false(rows[0].has_children);
-        /* the merged nodes are gone: a path of three in each of the four trees */
-        assert_int_equal(calltree_nr_nodes(t), 4 + 4 * 3);
+        /* the merged nodes are gone: a path of three in each of the two trees counted */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
         assert_int_equal(tree_check(t, false, 0, 6), 3);
         assert_int_equal(tree_check(t, true, 0, 6), 3);
         /* callers: alpha's callers, merged the same way */
@@ -2787,6 +2787,7 @@ static void test_calltree_owners(void **state)
 {
         struct fix *fx = *state;
         struct calltree *t = calltree_new(fx->store, 0, 0);
+        calltree_want(t, CALLTREE_THREAD); /* the rows by thread ask */
         uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
                  g = EXE + fx->off_gamma + 4;
         const uint64_t from_beta[] = {a, b, g}, from_gamma[] = {a, g};
@@ -2827,6 +2828,85 @@ static void test_calltree_owners(void **state)
                          0);
         assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, PID_A, module, fx->fn_alpha, 0),
                          0);
+        calltree_free(t);
+}
+
+/* The callers by process and by thread are made only while asked for (a view's rows by process
+   or thread): a sample counts along the top-down and every process's trees alone. Asked for
+   after samples came, they count from then on and say since when; a tree starting over counts
+   every sample again; no longer asked for, their nodes go. */
+static void test_calltree_owners_asked(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t from_beta[] = {a, b, g};
+        int64_t time = MS(1);
+        for (int i = 0; i < 3; i++)
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        uint32_t module = rows[0].module;
+        /* the roots, then 3 nodes in the top-down and every process's trees: none by owner */
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        assert_int_equal(
+                calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0), 0);
+        assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, 101, module, fx->fn_alpha, 0),
+                         0);
+        assert_true(calltree_counts_all(t, CALLTREE_ALL, NULL));
+        assert_false(calltree_counts_all(t, CALLTREE_PROCESS, NULL));
+        /* asked for now: the samples from now on, and since when */
+        calltree_want(t, CALLTREE_PROCESS);
+        int64_t since = 0;
+        assert_false(calltree_counts_all(t, CALLTREE_PROCESS, &since));
+        assert_int_equal(since, time);
+        assert_false(calltree_counts_all(t, CALLTREE_THREAD, NULL));
+        for (int i = 0; i < 2; i++)
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        uint32_t in_a = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0);
+        assert_int_not_equal(in_a, 0);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 2, 0);
+        uint32_t all = calltree_find_function(t, CALLTREE_ALL, 0, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, all, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 3 * 3);
+        /* a tree starting over (z, a zoom, a replay read again) counts every sample */
+        calltree_reset(t);
+        assert_true(calltree_counts_all(t, CALLTREE_PROCESS, NULL));
+        tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        /* by thread: the process's and the thread's, from now on */
+        calltree_want(t, CALLTREE_THREAD);
+        assert_false(calltree_counts_all(t, CALLTREE_THREAD, NULL));
+        assert_false(calltree_counts_all(t, CALLTREE_PROCESS, NULL));
+        for (int i = 0; i < 4; i++) {
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+                tree_sample_tid(t, 1, time += MS(1), PID_A, 102, from_beta, 3);
+        }
+        uint32_t in_101 = calltree_find_function(t, CALLTREE_THREAD, 101, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_101, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 4, 0);
+        in_a = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 8, 0);
+        /* back to by process: the process's tree goes on, the threads' go */
+        calltree_want(t, CALLTREE_PROCESS);
+        assert_int_equal(calltree_find_function(t, CALLTREE_THREAD, 101, module, fx->fn_alpha, 0),
+                         0);
+        tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        in_a = calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0);
+        assert_int_equal(calltree_children(t, true, in_a, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 9, 0);
+        /* asked for by nobody: their nodes go, the others count on */
+        calltree_want(t, CALLTREE_ALL);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        assert_int_equal(
+                calltree_find_function(t, CALLTREE_PROCESS, PID_A, module, fx->fn_alpha, 0), 0);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 10, 10);
+        tree_check(t, true, 0, calltree_nr_samples(t));
+        tree_check(t, false, 0, calltree_nr_samples(t));
         calltree_free(t);
 }
 
@@ -2884,6 +2964,7 @@ static void test_calltree_main_thread(void **state)
 {
         struct fix *fx = *state;
         struct calltree *t = calltree_new(fx->store, 0, 0);
+        calltree_want(t, CALLTREE_THREAD); /* the rows by thread ask */
         uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
                  g = EXE + fx->off_gamma + 4;
         const uint64_t from_beta[] = {a, b, g}, from_gamma[] = {a, g};
@@ -2937,6 +3018,7 @@ static void test_calltree_main_thread(void **state)
         /* a small tree, evicting: the copy for the thread makes its room as a stack does, and
            counts what its process's tree still holds */
         struct calltree *small = calltree_new(fx->store, 4 + 96, 0);
+        calltree_want(small, CALLTREE_THREAD); /* the rows by thread ask */
         for (uint32_t k = 0; k < 200; k++) {
                 const uint64_t frames[] = {a, EXE + 0x100 + 16ull * k, g};
                 tree_sample_tid(small, 0, time += MS(1), PID_B, PID_B, frames, 3);
@@ -3021,6 +3103,7 @@ static void test_calltree_evicts_cold(void **state)
         struct fix *fx = *state;
         const uint32_t max = 4 + 400;
         struct calltree *t = calltree_new(fx->store, max, 0);
+        calltree_want(t, CALLTREE_THREAD); /* the rows by thread ask */
         uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
                  g = EXE + fx->off_gamma + 4, w = EXE + fx->off_wake + 4;
         const uint64_t hot[] = {a, b, g}, later[] = {w, b, g};
@@ -3729,6 +3812,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_owners_asked, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_main_thread, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),

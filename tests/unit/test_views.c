@@ -144,10 +144,13 @@ static struct kevent ev_process(int64_t t, uint32_t pid, const char *image)
 
 /* ---- tables as shown ---- */
 
+/* The column titled title, or title and a note in parentheses ("Function (callers since ..)"). */
 static uint32_t col_of(const struct ui_table *t, const char *title)
 {
+        size_t n = strlen(title);
         for (uint32_t c = 0; c < t->nr_cols; c++)
-                if (t->cols[c].title && strcmp(t->cols[c].title, title) == 0)
+                if (t->cols[c].title && strncmp(t->cols[c].title, title, n) == 0 &&
+                    (!t->cols[c].title[n] || strncmp(t->cols[c].title + n, " (", 2) == 0))
                         return c;
         fail_msg("no column %s", title);
         return 0;
@@ -493,9 +496,31 @@ static uint64_t caller_total(struct harness *h, const char *column, const char *
         return c < 0 ? 0 : count_at(tb, (uint32_t)c, "Total");
 }
 
+/* The samples of test_functions_callers_by_process, from t on. */
+static int64_t feed_by_process(struct jit *j, uint32_t pid_b, int64_t t)
+{
+        const uint64_t from_work[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
+        const uint64_t from_other[] = {fn_at(FN_LEAF, 4), fn_at(FN_OTHER, 8), fn_at(FN_MAIN, 8)};
+        for (int i = 0; i < 4; i++)
+                feed_sample_tid(j->p, 0, t += MS(1), j->pid, j->pid, from_work, 3);
+        for (int i = 0; i < 2; i++)
+                feed_sample_tid(j->p, 1, t += MS(1), j->pid, j->pid + 1, from_other, 3);
+        for (int i = 0; i < 3; i++)
+                feed_sample_tid(j->p, 0, t += MS(1), pid_b, pid_b, from_work, 3);
+        return t;
+}
+
+/* The Function column's title: whether it says the callers count from some time on. */
+static bool says_callers_since(const struct ui_table *tb)
+{
+        return strstr(tb->cols[col_of(tb, "Function")].title, "callers since") != NULL;
+}
+
 /* By process and by thread (p), the callers under a row count that row's samples only: one
    process's leaf came from work, the other's from work and other; one thread's from work,
-   the other's from other. */
+   the other's from other. Those callers are counted only while the rows ask for them: asked
+   for after samples came (a live screen's p), they count the samples from then on, and the
+   Function column's title says since when; a zero counts every sample again. */
 static void test_functions_callers_by_process(void **state)
 {
         struct jit *j = *state;
@@ -513,15 +538,7 @@ static void test_functions_callers_by_process(void **state)
         feed(j->p, ev_thread(0, j->pid, j->pid, "jitted"));
         feed(j->p, ev_thread(0, j->pid, j->pid + 1, "second"));
         feed(j->p, ev_thread(0, pid_b, pid_b, "other_jit"));
-        const uint64_t from_work[] = {fn_at(FN_LEAF, 4), fn_at(FN_WORK, 8), fn_at(FN_MAIN, 8)};
-        const uint64_t from_other[] = {fn_at(FN_LEAF, 4), fn_at(FN_OTHER, 8), fn_at(FN_MAIN, 8)};
-        int64_t t = MS(1);
-        for (int i = 0; i < 4; i++)
-                feed_sample_tid(j->p, 0, t += MS(1), j->pid, j->pid, from_work, 3);
-        for (int i = 0; i < 2; i++)
-                feed_sample_tid(j->p, 1, t += MS(1), j->pid, j->pid + 1, from_other, 3);
-        for (int i = 0; i < 3; i++)
-                feed_sample_tid(j->p, 0, t += MS(1), pid_b, pid_b, from_work, 3);
+        int64_t t = feed_by_process(j, pid_b, MS(1));
 
         struct harness h;
         harness_init(&h, functions_view_new(), j->p, true);
@@ -541,16 +558,38 @@ static void test_functions_callers_by_process(void **state)
         int work = find_from(tb, (uint32_t)leaf + 1, "Function", "jit_work", false, 1);
         assert_true(work > leaf);
         assert_int_equal(count_at(tb, (uint32_t)work, "Total"), 4);
+        assert_false(says_callers_since(tb));
 
         press(&h, 'p', 0); /* by process */
         assert_non_null(strstr(h.st.status, "by process"));
+        /* asked for now: no callers counted yet, and the title says from when */
+        assert_true(says_callers_since(tb));
+        assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_work"), 0);
+        /* the same samples again: the callers count those, the rows both */
+        t = feed_by_process(j, pid_b, t);
+        rebuild(&h);
+        assert_true(says_callers_since(tb));
+        leaf = find_row(tb, "Process", "jitted", 0);
+        assert_true(leaf >= 0);
+        assert_int_equal(count_at(tb, (uint32_t)leaf, "Self"), 12);
         assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_work"), 4);
         assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_other"), 2);
         assert_int_equal(caller_total(&h, "Process", "other_jit", "jit_leaf", "jit_work"), 3);
         assert_int_equal(caller_total(&h, "Process", "other_jit", "jit_leaf", "jit_other"), 0);
 
+        /* a zero: every sample counted from there, the title as it was */
+        profile_zero(j->p);
+        t = feed_by_process(j, pid_b, t);
+        rebuild(&h);
+        assert_false(says_callers_since(tb));
+        assert_int_equal(caller_total(&h, "Process", "jitted", "jit_leaf", "jit_work"), 4);
+        assert_int_equal(caller_total(&h, "Process", "other_jit", "jit_leaf", "jit_work"), 3);
+
         press(&h, 'p', 0); /* by thread */
         assert_non_null(strstr(h.st.status, "by thread"));
+        assert_true(says_callers_since(tb));
+        feed_by_process(j, pid_b, t);
+        rebuild(&h);
         char first[64], second[64];
         snprintf(first, sizeof(first), "(%u)", j->pid);
         snprintf(second, sizeof(second), "second (%u)", j->pid + 1);
@@ -560,6 +599,73 @@ static void test_functions_callers_by_process(void **state)
         assert_int_equal(caller_total(&h, "Thread", second, "jit_leaf", "jit_work"), 0);
         harness_fini(&h);
         unlink(map_b);
+}
+
+/* A refresh looks up the callers (whether a row opens) of the rows the screen shows, a page
+   past them, the cursor's neighbours and the open rows, not of every hot function: the rows
+   past them are made (their counts and text: the sort, search and filter read them) without,
+   and a screen moved to them builds again (functions_view_covers). */
+static void test_functions_rows_shown(void **state)
+{
+        struct jit *j = *state;
+        const uint32_t pid = 4200000 + j->pid % 100000;
+        enum { NR = 100 };
+        const uint64_t base = UINT64_C(0x20000000);
+        char map_path[64];
+        snprintf(map_path, sizeof(map_path), "/tmp/perf-%u.map", pid);
+        FILE *map = fopen(map_path, "w");
+        assert_non_null(map);
+        for (int i = 0; i < NR; i++)
+                fprintf(map, "%" PRIx64 " 100 hot_%02d\n", base + 0x100 * (uint64_t)i, i);
+        fprintf(map, "%" PRIx64 " 100 caller\n", base + 0x100 * (uint64_t)NR);
+        fclose(map);
+        feed(j->p, ev_process(0, pid, "many"));
+        int64_t t = MS(1);
+        for (int i = 0; i < NR; i++) /* hot_00 the most samples, hot_99 the fewest */
+                for (int k = 0; k < NR + 1 - i; k++) {
+                        const uint64_t frames[] = {base + 0x100ull * (uint64_t)i + 4,
+                                                   base + 0x100ull * NR + 8};
+                        feed_sample_tid(j->p, 0, t += 1000, pid, pid, frames, 2);
+                }
+        struct harness h;
+        harness_init(&h, functions_view_new(), j->p, true);
+        struct ui_table *tb = &h.table;
+        /* no screen: every row */
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, NR + 1); /* and the caller's (samples under it only) */
+        for (int r = 0; r < NR; r++)
+                assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
+        assert_true(functions_view_covers(h.view, 90, 10));
+        /* ten rows shown from the top: those and a page past them */
+        functions_view_show(h.view, 0, 10, 0);
+        rebuild(&h);
+        assert_int_equal(tb->nr_rows, NR + 1);
+        assert_true(flags_at(tb, 19) & UI_ROW_EXPANDABLE);
+        assert_false(flags_at(tb, 20) & UI_ROW_EXPANDABLE);
+        assert_string_equal(shown(tb, 99, "Function"), "hot_99"); /* made, for search */
+        assert_true(functions_view_covers(h.view, 5, 10));
+        assert_false(functions_view_covers(h.view, 50, 10));
+        assert_false(functions_view_covers(h.view, 0, 0)); /* sorted or filtered: every row */
+        /* the cursor on row 60: its neighbours too, those before it as well */
+        functions_view_show(h.view, 0, 10, key_at(tb, 60));
+        rebuild(&h);
+        assert_false(flags_at(tb, 49) & UI_ROW_EXPANDABLE);
+        for (int r = 50; r < 80; r++)
+                assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
+        assert_false(flags_at(tb, 80) & UI_ROW_EXPANDABLE);
+        assert_true(functions_view_covers(h.view, 55, 10));
+        /* an open row far down stays open */
+        uint64_t far = key_at(tb, 90);
+        functions_view_show(h.view, 85, 10, 0);
+        press(&h, '\n', far);
+        functions_view_show(h.view, 0, 10, 0);
+        rebuild(&h);
+        int r = find_row(tb, "Function", "hot_90", 0);
+        assert_true(r >= 0);
+        assert_true(flags_at(tb, r) & UI_ROW_EXPANDED);
+        assert_string_equal(shown(tb, (uint32_t)r + 1, "Function"), "caller");
+        harness_fini(&h);
+        unlink(map_path);
 }
 
 /* Decaying (m): the callers under a row decay with it; a caller never counts more than the
@@ -1771,6 +1877,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_functions_view, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_expand_all_shown, jit_setup, jit_teardown),
+                cmocka_unit_test_setup_teardown(test_functions_rows_shown, jit_setup, jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_by_process, jit_setup,
                                                 jit_teardown),
                 cmocka_unit_test_setup_teardown(test_functions_callers_decay, jit_setup,

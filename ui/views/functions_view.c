@@ -23,6 +23,16 @@ struct functions_view {
         struct functions_ipc ipc;   /* where cycles and instructions are both sampled */
         struct ui_column cols_now[8]; /* the grouping's columns, IPC titled when it has one */
         struct view_report report;    /* the text report's table, when it asks for one */
+        char function_title[64];      /* Function, and since when the callers count */
+        /* the rows the screen shows (functions_view_show); shown_nr 0: every row */
+        uint32_t shown_top, shown_nr;
+        uint64_t cursor_key;
+        /* the rows whose callers the last build looked up (whether the row opens): every row,
+           or those before looked_to, in [looked_lo, looked_hi) and the open ones */
+        bool has_looked_all;
+        uint32_t looked_to, looked_lo, looked_hi;
+        uint32_t *skipped; /* owned: a build's rows not looked up, pairs (table row, hot row) */
+        uint32_t nr_skipped, cap_skipped;
 };
 
 enum {
@@ -364,6 +374,38 @@ static void build_report(struct functions_view *fv, const struct ui_build_ctx *m
         }
 }
 
+/* The callers-tree node of a hot row (0: none). */
+static uint32_t row_node(struct calltree *tree, enum calltree_owner owner, const struct hot_row *w)
+{
+        if (!tree || !(w->state == SYM_RESOLVED || w->module))
+                return 0;
+        return calltree_find_function(tree, owner, owner == CALLTREE_PROCESS ? w->pid : w->tid,
+                                      w->module, w->function, w->rel);
+}
+
+/* Row r (the hot row i) made without looking up its callers. */
+static void skip_row(struct functions_view *fv, uint32_t r, uint32_t i)
+{
+        if (fv->nr_skipped + 2 > fv->cap_skipped) {
+                fv->cap_skipped = fv->cap_skipped ? fv->cap_skipped * 2 : 1024;
+                fv->skipped = xrealloc(fv->skipped, fv->cap_skipped * sizeof(*fv->skipped));
+        }
+        fv->skipped[fv->nr_skipped++] = r;
+        fv->skipped[fv->nr_skipped++] = i;
+}
+
+/* The rows made before the cursor's, from looked_lo on, looked up after all (they are not
+   open: an open row is always looked up). */
+static void look_back(struct functions_view *fv, struct calltree *tree, enum calltree_owner owner,
+                      struct ui_table *t, const struct hot_row *rows)
+{
+        for (uint32_t k = fv->nr_skipped; k >= 2 && fv->skipped[k - 2] >= fv->looked_lo; k -= 2) {
+                uint32_t node = row_node(tree, owner, &rows[fv->skipped[k - 1]]);
+                if (node && calltree_has_children(tree, node))
+                        t->flags[fv->skipped[k - 2]] |= UI_ROW_EXPANDABLE;
+        }
+}
+
 static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_table *t)
 {
         struct functions_view *fv = of(v);
@@ -374,6 +416,8 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         struct switches *sw = profile_switches(p);
         ui_table_clear(t);
         struct view_report *rp = &fv->report;
+        if (!rp->table) /* a report's rows ask for no callers */
+                functions_view_ask(v, p);
         if (rp->table && rp->table != FUNCTIONS_REPORT_FUNCTIONS) {
                 build_report(fv, m, &names, t);
                 return;
@@ -437,11 +481,27 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;
         }
-        /* the callers under a row count the row's samples: its process's or thread's */
+        /* the callers under a row count the row's samples: its process's or thread's; those
+           trees asked for after samples came count from then on, and the title says so */
         enum calltree_owner owner = is_by_process  ? CALLTREE_PROCESS
                                     : is_by_thread ? CALLTREE_THREAD
                                                    : CALLTREE_ALL;
+        int64_t since_ns;
+        if (!is_report && tree && !calltree_counts_all(tree, owner, &since_ns)) {
+                snprintf(fv->function_title, sizeof(fv->function_title),
+                         "Function (callers since %.3f s)", (double)since_ns / 1e9);
+                fv->cols_now[COL_FUNCTION].title = fv->function_title;
+        }
         char process[64];
+        /* the rows the screen may show: those before a page past the one shown, those around
+           the cursor's row (it follows its row, wherever the new counts put it), the open ones;
+           the others' callers are looked up when the screen comes to them
+           (functions_view_covers): thousands of rows, forty shown */
+        bool is_all = is_report || !fv->shown_nr;
+        fv->has_looked_all = is_all;
+        fv->looked_to = fv->shown_top + 2 * fv->shown_nr;
+        fv->looked_lo = fv->looked_hi = 0;
+        fv->nr_skipped = 0;
         for (uint32_t i = 0; i < n && (!is_report || i < rp->top); i++) {
                 const struct hot_row *w = &rows[i];
                 /* never 0 (no row), never a tree key (bit 63) */
@@ -451,16 +511,22 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                                                  : 0)) &
                                 ~(7ull << 61)) |
                                (1ull << 61);
-                uint32_t node = !is_report && tree && (w->state == SYM_RESOLVED || w->module)
-                                        ? calltree_find_function(tree, owner,
-                                                                 is_by_process ? w->pid : w->tid,
-                                                                 w->module, w->function, w->rel)
-                                        : 0;
+                uint32_t at = t->nr_rows; /* the row's place */
+                if (!is_all && key == fv->cursor_key) {
+                        fv->looked_lo = at > fv->shown_nr ? at - fv->shown_nr : 0;
+                        fv->looked_hi = at + 2 * fv->shown_nr;
+                        look_back(fv, tree, owner, t, rows);
+                }
+                bool is_looked = is_all || at < fv->looked_to || at < fv->looked_hi ||
+                                 ui_key_set_has(&fv->expanded, key);
+                uint32_t node = !is_report && is_looked ? row_node(tree, owner, w) : 0;
                 bool has_callers = node && calltree_has_children(tree, node);
                 bool is_open = has_callers && ui_key_set_has(&fv->expanded, key);
                 uint32_t r = ui_table_add(t, key, 0,
                                           (has_callers ? UI_ROW_EXPANDABLE : 0) |
                                                   (is_open ? UI_ROW_EXPANDED : 0));
+                if (!is_looked)
+                        skip_row(fv, r, i);
                 counts(t, r, w->self, w->total, nr);
                 if (has_ipc)
                         ui_table_pct(t, r, COL_IPC,
@@ -568,6 +634,43 @@ static unsigned act_group(struct ui_key_ctx *c)
         return UI_REBUILD | UI_REDRAW | UI_TO_TOP;
 }
 
+/* The callers trees by owner the rows show: by process or thread, callers under the rows. */
+static enum calltree_owner callers_by(const struct functions_view *fv)
+{
+        if (fv->is_top_down || fv->report.table)
+                return CALLTREE_ALL;
+        return fv->group == FUNCTIONS_BY_PROCESS  ? CALLTREE_PROCESS
+               : fv->group == FUNCTIONS_BY_THREAD ? CALLTREE_THREAD
+                                                  : CALLTREE_ALL;
+}
+
+bool functions_view_ask(struct ui_view *v, struct profile *p)
+{
+        struct calltree *tree = profile_calltree(p);
+        if (!tree)
+                return true;
+        enum calltree_owner by = callers_by(of(v));
+        calltree_want(tree, by);
+        return calltree_counts_all(tree, by, NULL);
+}
+
+void functions_view_show(struct ui_view *v, uint32_t top, uint32_t nr, uint64_t cursor_key)
+{
+        struct functions_view *fv = of(v);
+        fv->shown_top = top;
+        fv->shown_nr = nr;
+        fv->cursor_key = cursor_key;
+}
+
+bool functions_view_covers(const struct ui_view *v, uint32_t top, uint32_t nr)
+{
+        const struct functions_view *fv = ui_view_of(v, const struct functions_view);
+        if (fv->has_looked_all)
+                return true;
+        return nr &&
+               (top + nr <= fv->looked_to || (top >= fv->looked_lo && top + nr <= fv->looked_hi));
+}
+
 void functions_view_set_group(struct ui_view *v, enum functions_group group)
 {
         of(v)->group = group;
@@ -599,6 +702,7 @@ static void view_free(struct ui_view *v)
         struct functions_view *fv = of(v);
         ui_key_set_fini(&fv->expanded);
         functions_ipc_fini(&fv->ipc);
+        free(fv->skipped);
         free(fv);
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* calltree.h: the call tree of sampled stacks, both ways: top-down (from the outermost frame to
    the sampled function) and callers (from the sampled function out to its callers), the callers
-   of every process's samples and of each process's and each thread's. Frames are named when
+   of every process's samples and, when a view asks for them (calltree_want), of each process's
+   and each thread's. Frames are named when
    they are inserted (functions merge; frames whose module has no symbols yet keep their
    module+offset). Memory-bounded: when a stack would not fit in max_nodes, the coldest nodes
    are evicted down to half of it (the fewest samples through them lately, the quarter of the
@@ -72,6 +73,18 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
 bool calltree_has_children(const struct calltree *t, uint32_t node);
 /* Whose samples a callers tree counts: every process's, one process's, one thread's. */
 enum calltree_owner { CALLTREE_ALL, CALLTREE_PROCESS, CALLTREE_THREAD };
+
+/* The callers trees by owner counted from now on: by CALLTREE_PROCESS the process's, by
+   CALLTREE_THREAD the process's and the thread's, by CALLTREE_ALL neither (the top-down and
+   every process's are always counted). A view asks for what its rows show: each tree costs a
+   walk and nodes for every new stack. A tree no longer asked for goes; one asked for anew
+   starts empty and counts the samples from then on (calltree_counts_all says so) until the
+   tree starts over (calltree_reset: a zero, a zoom, a replay read again). */
+void calltree_want(struct calltree *t, enum calltree_owner by);
+/* Whether the callers by `by` count every sample the tree does (CALLTREE_ALL: always); false:
+   not counted, or only the samples after *since_ns (the time of the last sample before they
+   began; may be NULL). */
+bool calltree_counts_all(const struct calltree *t, enum calltree_owner by, int64_t *since_ns);
 
 /* The callers-tree node of a sampled function (a child of the root) in the tree of by's
    samples (id: the pid or tid; CALLTREE_ALL: not used), or 0. Its callers count only those

@@ -23,6 +23,20 @@ enum functions_group {
         FUNCTIONS_NR_GROUPS
 };
 void functions_view_set_group(struct ui_view *v, enum functions_group group);
+/* Asks p's call tree for the callers the view's rows show (by process or thread: those trees
+   are made only while asked for); the loop calls it before the first event and each build
+   again. false: they count only the samples from now on (the screen says so; a replay reads
+   the file again). */
+struct profile;
+bool functions_view_ask(struct ui_view *v, struct profile *p);
+/* The rows the screen shows: from top (among the rows as built, neither sorted nor filtered),
+   nr of them (0: the screen sorts or filters them, or there is no screen: every row), the
+   cursor on the row of cursor_key (0: none). The next build looks up the callers (whether a row
+   opens) of those rows, a page past them, the cursor's and the open ones only. */
+void functions_view_show(struct ui_view *v, uint32_t top, uint32_t nr, uint64_t cursor_key);
+/* Whether the last build looked up the callers of rows [top, top + nr) (nr 0: of every row):
+   else the screen, moved there, builds again. */
+bool functions_view_covers(const struct ui_view *v, uint32_t top, uint32_t nr);
 /* Hot branch edges from LBR, by exact edge or by function pair (g). */
 struct ui_view *branches_view_new(void);
 /* Context switches by thread (Enter opens its waits, where it blocked, who readied it, its
