@@ -564,6 +564,9 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
         int rc = 0;
         if (cb->filled == WMI_BUFFER_HEADER_SIZE)
                 return 0;
+        /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
+        const uint8_t *last = cb->data + cb->last_at;
+        cb->last_timestamp = le_get64(last + etl_writer_timestamp_offset(last[2]));
         etl_writer_put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                                      cb->last_timestamp, false);
         bool is_async = w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full;
@@ -657,18 +660,18 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
                 rc = complete_buffer(w, cpu);
         memcpy(cb->data + cb->filled, record, size);
         pad_record(cb->data + cb->filled, size, aligned);
+        cb->last_at = cb->filled;
         cb->filled += aligned;
-        /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
-        const uint8_t *r = record;
-        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
         return rc;
 }
 
-uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+/* etl_writer_reserve when the record may not fit (or the buffer is not there yet): apart, so
+   that the common case is a few instructions without a frame. */
+static __attribute__((noinline)) uint8_t *reserve_slow(struct etl_writer *w, uint32_t cpu,
+                                                       uint32_t max_size, int *rc)
 {
         uint32_t aligned = (max_size + 7u) & ~7u;
-        *rc = 0;
         if (max_size < 8 || max_size > MAX_ETW_EVENT_SIZE ||
             aligned > w->buffer_size - WMI_BUFFER_HEADER_SIZE || cpu >= w->cfg.nr_cpus)
                 return NULL;
@@ -680,6 +683,21 @@ uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_siz
         return cb->data + cb->filled;
 }
 
+uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+{
+        *rc = 0;
+        /* (this runs for every record a live session writes) a record of 8 to
+           MAX_ETW_EVENT_SIZE bytes that fits in cpu's buffer: a buffer that has room for it
+           has room for it after the header */
+        if (__builtin_expect(cpu < w->cfg.nr_cpus && max_size - 8u <= MAX_ETW_EVENT_SIZE - 8u, 1)) {
+                struct cpu_buffer *cb = &w->cpus[cpu];
+                if (__builtin_expect(
+                            cb->data && cb->filled + ((max_size + 7u) & ~7u) <= w->buffer_size, 1))
+                        return cb->data + cb->filled;
+        }
+        return reserve_slow(w, cpu, max_size, rc);
+}
+
 void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
 {
         if (size < 8 || cpu >= w->cfg.nr_cpus)
@@ -688,8 +706,8 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
         uint32_t aligned = (size + 7u) & ~7u;
         uint8_t *r = cb->data + cb->filled;
         pad_record(r, size, aligned);
+        cb->last_at = cb->filled;
         cb->filled += aligned;
-        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
 }
 
