@@ -302,17 +302,7 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
-        /* the trailer's fields, one u64 each (no popcount: without -mpopcnt it is a call) */
-        uint32_t n =
-                8 * (!!(sample_type & PERF_SAMPLE_TID) + !!(sample_type & PERF_SAMPLE_TIME) +
-                     !!(sample_type & PERF_SAMPLE_ID) + !!(sample_type & PERF_SAMPLE_STREAM_ID) +
-                     !!(sample_type & PERF_SAMPLE_CPU) + !!(sample_type & PERF_SAMPLE_IDENTIFIER));
-
-        memset(sid, 0, sizeof(*sid));
-        sid->pid = sid->tid = CONV_NONE;
-        if (size < 8 + n)
-                return -EBADMSG;
-        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS) {
+        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS && size >= 8 + 32) {
                 /* a live session's: tid, time, cpu, identifier (one of every record) */
                 const uint8_t *t = rec + size - 32;
                 uint64_t v = le_get64(t);
@@ -324,6 +314,16 @@ int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type
                 sid->has_time = sid->has_cpu = true;
                 return 0;
         }
+        /* the trailer's fields, one u64 each (no popcount: without -mpopcnt it is a call) */
+        uint32_t n =
+                8 * (!!(sample_type & PERF_SAMPLE_TID) + !!(sample_type & PERF_SAMPLE_TIME) +
+                     !!(sample_type & PERF_SAMPLE_ID) + !!(sample_type & PERF_SAMPLE_STREAM_ID) +
+                     !!(sample_type & PERF_SAMPLE_CPU) + !!(sample_type & PERF_SAMPLE_IDENTIFIER));
+
+        memset(sid, 0, sizeof(*sid));
+        sid->pid = sid->tid = CONV_NONE;
+        if (size < 8 + n)
+                return -EBADMSG;
 
         const uint8_t *p = rec + size - n;
         uint64_t v;
