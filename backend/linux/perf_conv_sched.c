@@ -437,6 +437,10 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
 static uint32_t trailer_size(const struct perf_conv_event *ev)
 {
         uint64_t st = ev ? ev->sample_type : PERF_CONV_SAMPLE_ID_BITS;
+        uint64_t bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                        PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+        if ((st & bits) == PERF_CONV_SAMPLE_ID_BITS)
+                return 32; /* a live session's: tid, time, cpu, identifier */
         return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
                     !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
                     !!(st & PERF_SAMPLE_IDENTIFIER));
@@ -457,14 +461,20 @@ static bool is_whole_switch_out(const struct perf_conv *c, const struct perf_eve
         return !(c->traced_pid && is_cpu_wide);
 }
 
-bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+bool perf_conv_skips_ev(struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                        const struct perf_conv_event *ev)
 {
         const struct perf_event_header *h = (const void *)rec;
         if (size < 16 || h->size != size || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
-            !is_whole_switch_out(c, h, size, conv_record_event(c, rec, size)))
+            !is_whole_switch_out(c, h, size, ev))
                 return false;
         c->st.nr_records++;
         return true;
+}
+
+bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+{
+        return size >= 16 && perf_conv_skips_ev(c, rec, size, conv_record_event(c, rec, size));
 }
 
 /* The thread a switch-in record says was switched out (*old_tid on cpu) and its state, the
