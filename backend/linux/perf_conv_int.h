@@ -234,7 +234,8 @@ struct perf_conv {
         } wait_memo[256];            /* a kernel return address's answer: the same few come back */
         struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
         char *text;                  /* owned scratch: command lines */
-        struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
+        struct umap stacks;          /* struct conv_stack: threads' switch-out stacks */
+        uint32_t nr_kept_stacks;     /* the entries of stacks that hold one not written yet */
         struct conv_stack_pool stack_pool;
         bool has_switch_stacks; /* the last sched_switch sample had CSwitch stacks on */
         bool has_switch_plan;   /* perf_conv_set_switch_stacks: from switch_plan_from on, */
