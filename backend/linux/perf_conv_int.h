@@ -222,7 +222,8 @@ struct perf_conv {
         uint8_t *payload;     /* owned scratch: its payload */
         uint8_t *stack_rec;   /* owned scratch: a StackWalk record, frames gathered in place */
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
-        uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
+        uint64_t kseen[1024]; /* direct-mapped: kernel-context addresses surely in kaddrs and
+                                 within kframe_lo..hi (note_kaddr, note_kernel_frame) */
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
         /* the blocking functions' places (ops.wait_sites), asked for once */
         const struct perf_wait_site *wait_sites;

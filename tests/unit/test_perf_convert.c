@@ -2139,6 +2139,55 @@ static void test_lost_and_kernel_symbols(void **state)
         assert_string_equal((const char *)k->user + 16, "pv_native_safe_halt");
 }
 
+/* The kernel range (perf_conv_kernel_range) spans the kernel addresses of kernel context only;
+   a kernel-looking value in user context (garbage) is still noted for the symbol events, and the
+   same address met later in kernel context widens the range (the converter's cache of addresses
+   seen holds kernel-context ones only). */
+static void test_kernel_range_user_garbage(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type =
+                                             SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true};
+        add_event(71, &ev);
+        const uint64_t garbage = 0xffffffffa0000010ull;
+        uint64_t lo, hi;
+        assert_false(perf_conv_kernel_range(g.c, &lo, &hi));
+        struct rb r;
+        for (int round = 0; round < 3; round++) {
+                rb_sample_head(&r, 71, 0x401000, 300, 301, START + 100 + (uint64_t)round, 1, false);
+                rb_u64(&r, 5);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+                rb_u64(&r, 0xffffffff81000100ull);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+                rb_u64(&r, garbage); /* twice in a row: the second is the cache's */
+                rb_u64(&r, garbage);
+                rb_end(&r);
+                convert(&r, 1);
+        }
+        assert_true(perf_conv_kernel_range(g.c, &lo, &hi));
+        assert_int_equal(lo, 0xffffffff81000100ull);
+        assert_int_equal(hi, 0xffffffff81000100ull);
+
+        rb_sample_head(&r, 71, 0x401000, 300, 301, START + 200, 1, false);
+        rb_u64(&r, 3);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+        rb_u64(&r, garbage);
+        rb_u64(&r, 0xffffffff81000100ull);
+        rb_end(&r);
+        convert(&r, 1);
+        assert_true(perf_conv_kernel_range(g.c, &lo, &hi));
+        assert_int_equal(lo, 0xffffffff81000100ull);
+        assert_int_equal(hi, garbage);
+
+        const struct perf_ksym syms[] = {
+                {0xffffffff81000100ull, 0x80, "pv_native_safe_halt", ""},
+                {0xffffffffa0000000ull, 0x40, "mod_fn", "mod"},
+        };
+        assert_int_equal(perf_conv_kernel_symbols(g.c, syms, 2, 1, START + 300), 2);
+}
+
 static void test_bad_records(void **state)
 {
         (void)state;
@@ -2225,6 +2274,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
                 cmocka_unit_test(test_utf16),
         };
