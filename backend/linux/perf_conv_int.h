@@ -108,6 +108,7 @@ struct umap {
         uint32_t esize;
         uint32_t mask;
         uint32_t nr;
+        uint32_t gen; /* changes at every get (an entry handed out to change) and remove */
 };
 
 static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
@@ -183,6 +184,13 @@ struct conv_out {
         bool has;
 };
 
+/* Whether a thread is the kernel's, as the tables said while they were at these generations. */
+struct kthread_memo {
+        uint32_t tid; /* 0: empty (the idle thread is never looked up) */
+        uint32_t tasks_gen, procs_gen;
+        bool is_kernel;
+};
+
 struct state_memo {
         const struct perf_tp_format *tp; /* NULL: empty */
         uint64_t prev_state;
@@ -234,9 +242,10 @@ struct perf_conv {
                 int16_t reason;      /* -1: none */
         } wait_memo[256];            /* a kernel return address's answer: the same few come back */
         struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
-        char *text;                  /* owned scratch: command lines */
-        struct umap stacks;          /* struct conv_stack: threads' switch-out stacks */
-        uint32_t nr_kept_stacks;     /* the entries of stacks that hold one not written yet */
+        struct kthread_memo kthread_memo[64]; /* conv_is_kernel_thread's, by tid */
+        char *text;                           /* owned scratch: command lines */
+        struct umap stacks;                   /* struct conv_stack: threads' switch-out stacks */
+        uint32_t nr_kept_stacks; /* the entries of stacks that hold one not written yet */
         struct conv_stack_pool stack_pool;
         bool has_switch_stacks; /* the last sched_switch sample had CSwitch stacks on */
         bool has_switch_plan;   /* perf_conv_set_switch_stacks: from switch_plan_from on, */

@@ -41,12 +41,26 @@ static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
 {
         if (tid == 0 || tid == 2)
                 return true;
+        /* two lookups a context switch, the same few threads: their answers kept while the
+           tables stay as they were */
+        struct kthread_memo *m = &c->kthread_memo[tid & 63];
+        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
+                return m->is_kernel;
         const struct conv_task *t = conv_umap_find(&c->tasks, tid);
         uint32_t pid = t ? t->pid : tid;
-        if (pid == 2)
-                return true;
-        const struct conv_proc *p = conv_umap_find(&c->procs, pid);
-        return p && p->ppid == 2;
+        const struct conv_proc *p = pid == 2 ? NULL : conv_umap_find(&c->procs, pid);
+        bool is_kernel = pid == 2 || (p && p->ppid == 2);
+        m->tid = tid;
+        m->tasks_gen = c->tasks.gen;
+        m->procs_gen = c->procs.gen;
+        m->is_kernel = is_kernel;
+        return is_kernel;
+}
+
+/* perf_prio_to_etw: a nice-0 thread's (120, most of them) without its call */
+static inline uint8_t prio_to_etw(int64_t prio)
+{
+        return prio == 120 ? 8 : (uint8_t)perf_prio_to_etw(prio);
 }
 
 /* The fields of a tracepoint format the converter reads, looked up once per format. */
@@ -159,8 +173,8 @@ static uint32_t conv_build_cswitch(struct perf_conv *c, uint8_t *p, uint32_t cpu
         memset(p, 0, 24);
         st32(p, new_tid);
         st32(p + 4, old_tid);
-        p[8] = (uint8_t)(new_tid == 0 ? 0 : perf_prio_to_etw(new_prio));
-        p[9] = (uint8_t)(old_tid == 0 ? 0 : perf_prio_to_etw(old_prio));
+        p[8] = new_tid == 0 ? 0 : prio_to_etw(new_prio);
+        p[9] = old_tid == 0 ? 0 : prio_to_etw(old_prio);
         /* PreviousCState: the idle thread switched out, the C-state its CPU slept in */
         if (old_tid == 0 && cpu < c->nr_cpus)
                 p[10] = c->cstate[cpu];

@@ -41,6 +41,7 @@ static void conv_umap_grow(struct umap *m)
                 n.nr++;
         }
         free(m->slots);
+        n.gen = m->gen;
         *m = n;
 }
 
@@ -49,6 +50,7 @@ void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new)
 {
         void *e = conv_umap_find(m, key);
         *is_new = false;
+        m->gen++;
         if (e || key == CONV_NONE)
                 return e;
         if ((m->nr + 1) * 2 > m->mask + 1)
@@ -82,6 +84,7 @@ void conv_umap_remove(struct umap *m, void *entry)
         }
         *umap_key(m, i) = CONV_NONE;
         m->nr--;
+        m->gen++;
 }
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
