@@ -76,8 +76,10 @@ enum tp_field_id {
         NR_TPF
 };
 
-static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
-                                                         const struct perf_tp_format *tp)
+/* conv_tp_fields of a format not among the last three: its fields looked up, the oldest entry
+   replaced. */
+static __attribute__((noinline)) const struct perf_tp_field *const *
+tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
 {
         static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
                                                   "next_prio",    "prev_state", "pid",
@@ -87,21 +89,30 @@ static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
         static const struct perf_tp_field *const none[NR_TPF];
         if (!tp)
                 return none;
-        struct tp_cache *t = &c->tp_cache[0];
-        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
-        if (t->tp == tp && tp->nr_memo)
-                return t->f;
-        for (int i = 1; i < 3; i++)
-                if (c->tp_cache[i].tp == tp && tp->nr_memo)
-                        return c->tp_cache[i].f;
         /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
            replaced */
+        struct tp_cache *t = &c->tp_cache[0];
         c->tp_cache[2] = c->tp_cache[1];
         c->tp_cache[1] = c->tp_cache[0];
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
                 t->f[i] = perf_tp_field_find(tp, names[i]);
         return t->f;
+}
+
+static inline const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
+                                                                const struct perf_tp_format *tp)
+{
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (tp && tp->nr_memo) {
+                if (c->tp_cache[0].tp == tp)
+                        return c->tp_cache[0].f;
+                if (c->tp_cache[1].tp == tp)
+                        return c->tp_cache[1].f;
+                if (c->tp_cache[2].tp == tp)
+                        return c->tp_cache[2].f;
+        }
+        return tp_fields_slow(c, tp);
 }
 
 /* perf_tp_field_get's value of field f (fallback when it has none), without its call: this runs
