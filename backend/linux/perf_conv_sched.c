@@ -170,7 +170,11 @@ static uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
                 since = w->since_ns;
                 conv_umap_remove(&c->waits, w);
         }
-        uint64_t ticks = ts > since ? ts / c->tick_ns - since / c->tick_ns : 0;
+        uint64_t ticks = 0;
+        if (ts > since && c->tick_ns == DEFAULT_TICK_NS)
+                ticks = ts / DEFAULT_TICK_NS - since / DEFAULT_TICK_NS; /* no divide instruction */
+        else if (ts > since)
+                ticks = ts / c->tick_ns - since / c->tick_ns;
         return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
 }
 
