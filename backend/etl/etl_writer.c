@@ -24,9 +24,8 @@
 
 /* The file sink off the caller's thread (etl_writer_set_async): a live session's logger must
    never wait for the disk, or the kernel's rings fill behind it. Completed buffers are copied to
-   a queue that a thread writes in order, each followed by the header's counts; a flush asks for
-   an fdatasync. A full queue loses the buffer (BuffersLost), as ETW's logger does when its
-   buffers run out. */
+   a queue that a thread writes in order, each followed by the header's counts. A full queue loses
+   the buffer (BuffersLost), as ETW's logger does when its buffers run out. */
 #define ASYNC_MIN_BYTES ((uint32_t)16 << 20) /* the flusher's queue holds at least this much */
 /* The flusher writes what is queued in batches of consecutive buffers, one pwritev and one
    update of the header's counts a batch: woken by the first buffer queued, it waits up to
@@ -38,7 +37,7 @@ struct flusher {
         pthread_t thread;
         pthread_mutex_t lock;
         pthread_cond_t work, idle;
-        bool is_stop, is_busy, want_sync;
+        bool is_stop, is_busy;
         bool is_hurried;      /* flusher_wait waits: no gathering until the queue is empty */
         uint8_t **bufs;       /* cap queued buffers, in order from head */
         uint64_t *indexes;    /* each one's buffer index in the file */
@@ -259,13 +258,13 @@ static void *flusher_main(void *arg)
         struct flusher *f = w->flusher;
         pthread_mutex_lock(&f->lock);
         for (;;) {
-                while (!f->count && !f->want_sync && !f->is_stop)
+                while (!f->count && !f->is_stop)
                         pthread_cond_wait(&f->work, &f->lock);
-                if (!f->count && !f->want_sync) {
+                if (!f->count) {
                         pthread_cond_broadcast(&f->idle);
                         break; /* stopped, and nothing is left */
                 }
-                if (f->count < FLUSH_BATCH && !f->want_sync && !f->is_stop && !f->is_hurried) {
+                if (f->count < FLUSH_BATCH && !f->is_stop && !f->is_hurried) {
                         /* a batch: what else comes in a moment is written with it */
                         struct timespec until;
                         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -280,19 +279,13 @@ static void *flusher_main(void *arg)
                 uint8_t *bufs[FLUSH_BATCH];
                 uint64_t ts[FLUSH_BATCH] = {0}, first = 0;
                 uint32_t k = 0;
-                bool is_sync = false;
-                if (f->count) {
-                        /* the queue's buffers are consecutive in the file */
-                        first = f->indexes[f->head];
-                        while (f->count && k < FLUSH_BATCH && f->indexes[f->head] == first + k) {
-                                bufs[k] = f->bufs[f->head];
-                                ts[k++] = f->timestamps[f->head];
-                                f->head = (f->head + 1) % f->cap;
-                                f->count--;
-                        }
-                } else {
-                        is_sync = true;
-                        f->want_sync = false;
+                /* the queue's buffers are consecutive in the file */
+                first = f->indexes[f->head];
+                while (f->count && k < FLUSH_BATCH && f->indexes[f->head] == first + k) {
+                        bufs[k] = f->bufs[f->head];
+                        ts[k++] = f->timestamps[f->head];
+                        f->head = (f->head + 1) % f->cap;
+                        f->count--;
                 }
                 int error = f->error || f->full;
                 pthread_mutex_unlock(&f->lock);
@@ -302,8 +295,6 @@ static void *flusher_main(void *arg)
                 if (!error && k)
                         rc = etl_flush_batch(w->fd, bufs, k, w->buffer_size, first,
                                              w->cfg.max_file_bytes, &done, &full, &avail);
-                else if (!error && is_sync && fdatasync(w->fd) < 0 && errno != EINVAL)
-                        rc = -errno;
                 for (uint32_t i = 0; i < done; i++)
                         last = ts[i] > last ? ts[i] : last;
                 /* the header's counts: what reached the file (a failed batch's too) */
@@ -330,7 +321,7 @@ static void *flusher_main(void *arg)
                                 free(bufs[i]);
                 }
                 f->is_busy = false;
-                if (!f->count && !f->want_sync) {
+                if (!f->count) {
                         f->is_hurried = false;
                         pthread_cond_broadcast(&f->idle);
                 }
@@ -339,7 +330,7 @@ static void *flusher_main(void *arg)
         return NULL;
 }
 
-/* Waits until the flusher has written everything queued (and synced, when asked), and takes
+/* Waits until the flusher has written everything queued, and takes
    what it did into the writer's own counts. */
 static void flusher_wait(struct etl_writer *w)
 {
@@ -347,11 +338,11 @@ static void flusher_wait(struct etl_writer *w)
         if (!f)
                 return;
         pthread_mutex_lock(&f->lock);
-        if (f->count || f->want_sync || f->is_busy) {
+        if (f->count || f->is_busy) {
                 f->is_hurried = true; /* a batch being gathered is written now */
                 pthread_cond_signal(&f->work);
         }
-        while (f->count || f->want_sync || f->is_busy)
+        while (f->count || f->is_busy)
                 pthread_cond_wait(&f->idle, &f->lock);
         if (f->error && !w->stats.write_error)
                 w->stats.write_error = f->error;
@@ -564,6 +555,9 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
         int rc = 0;
         if (cb->filled == WMI_BUFFER_HEADER_SIZE)
                 return 0;
+        /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
+        const uint8_t *last = cb->data + cb->last_at;
+        cb->last_timestamp = le_get64(last + etl_writer_timestamp_offset(last[2]));
         etl_writer_put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                                      cb->last_timestamp, false);
         bool is_async = w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full;
@@ -657,18 +651,18 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
                 rc = complete_buffer(w, cpu);
         memcpy(cb->data + cb->filled, record, size);
         pad_record(cb->data + cb->filled, size, aligned);
+        cb->last_at = cb->filled;
         cb->filled += aligned;
-        /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
-        const uint8_t *r = record;
-        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
         return rc;
 }
 
-uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+/* etl_writer_reserve when the record may not fit (or the buffer is not there yet): apart, so
+   that the common case is a few instructions without a frame. */
+static __attribute__((noinline)) uint8_t *reserve_slow(struct etl_writer *w, uint32_t cpu,
+                                                       uint32_t max_size, int *rc)
 {
         uint32_t aligned = (max_size + 7u) & ~7u;
-        *rc = 0;
         if (max_size < 8 || max_size > MAX_ETW_EVENT_SIZE ||
             aligned > w->buffer_size - WMI_BUFFER_HEADER_SIZE || cpu >= w->cfg.nr_cpus)
                 return NULL;
@@ -680,6 +674,21 @@ uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_siz
         return cb->data + cb->filled;
 }
 
+uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+{
+        *rc = 0;
+        /* (this runs for every record a live session writes) a record of 8 to
+           MAX_ETW_EVENT_SIZE bytes that fits in cpu's buffer: a buffer that has room for it
+           has room for it after the header */
+        if (__builtin_expect(cpu < w->cfg.nr_cpus && max_size - 8u <= MAX_ETW_EVENT_SIZE - 8u, 1)) {
+                struct cpu_buffer *cb = &w->cpus[cpu];
+                if (__builtin_expect(
+                            cb->data && cb->filled + ((max_size + 7u) & ~7u) <= w->buffer_size, 1))
+                        return cb->data + cb->filled;
+        }
+        return reserve_slow(w, cpu, max_size, rc);
+}
+
 void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
 {
         if (size < 8 || cpu >= w->cfg.nr_cpus)
@@ -688,8 +697,8 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
         uint32_t aligned = (size + 7u) & ~7u;
         uint8_t *r = cb->data + cb->filled;
         pad_record(r, size, aligned);
+        cb->last_at = cb->filled;
         cb->filled += aligned;
-        cb->last_timestamp = le_get64(r + etl_writer_timestamp_offset(r[2]));
         w->stats.nr_events++;
 }
 
@@ -701,18 +710,18 @@ int etl_writer_flush(struct etl_writer *w)
                 if (rc < 0 && !first)
                         first = rc;
         }
+        /* The buffers go to the file (the page cache, which a killed process does not take with
+           it; the header's counts follow them), not to the disk: ETW's FlushTimer and FLUSH
+           deliver the buffers, and perf record syncs nothing at all. The kernel writes the
+           pages back (dirty_expire_centisecs, 30 s by default) and the close syncs the file.
+           (An fdatasync at each flush, a second apart, was 3.9% of a busy recorder's CPU.) */
         if (w->flusher) {
-                /* the flusher syncs after what is queued; its error shows in the stats */
+                /* the flusher's error shows in the stats */
                 struct flusher *f = w->flusher;
                 pthread_mutex_lock(&f->lock);
-                f->want_sync = !w->cfg.is_scratch;
-                pthread_cond_signal(&f->work);
                 if (f->error && !w->stats.write_error)
                         w->stats.write_error = f->error;
                 pthread_mutex_unlock(&f->lock);
-        } else if (w->fd >= 0 && !w->stats.write_error && !w->cfg.is_scratch &&
-                   fdatasync(w->fd) < 0 && errno != EINVAL) {
-                w->stats.write_error = errno;
         }
         return first;
 }

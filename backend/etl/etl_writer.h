@@ -107,7 +107,7 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
 uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc);
 void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
 
-/* The file's writes (the buffers, the header's counts after each, the fdatasync of a flush)
+/* The file's writes (the buffers, the header's counts after each)
    on a thread of their own, in order, up to max_queued buffers waiting (and at least 16 MiB of
    them): a caller that must not wait for the disk. A buffer that finds the queue full is lost
    (nr_buffers_lost; the file's BuffersWritten leaves it out). Until etl_writer_close, the stats
@@ -115,7 +115,8 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
    0, -EINVAL (no file, or already) or -ENOMEM / a pthread error. */
 int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued);
 
-/* Completes every partly filled buffer now (EVENT_TRACE_CONTROL_FLUSH). */
+/* Completes every partly filled buffer now (EVENT_TRACE_CONTROL_FLUSH): they go to the file
+   (the page cache), not to the disk; etl_writer_close syncs the file. */
 int etl_writer_flush(struct etl_writer *w);
 
 /* Flushes, rewrites the header buffer with EndTime (end_filetime, or the last event's time when

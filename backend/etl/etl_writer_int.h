@@ -18,7 +18,8 @@
 struct cpu_buffer {
         uint8_t *data; /* owned, buffer_size bytes */
         uint32_t filled;
-        uint64_t last_timestamp;
+        uint32_t last_at;        /* where its latest record starts (read at its completion) */
+        uint64_t last_timestamp; /* that record's, once the buffer is completed */
 };
 
 /* RING_CHUNK bytes of ring buffers. (Asking for huge pages here made the live screen's CPU time

@@ -108,6 +108,7 @@ struct umap {
         uint32_t esize;
         uint32_t mask;
         uint32_t nr;
+        uint32_t gen; /* changes at every get (an entry handed out to change) and remove */
 };
 
 static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
@@ -183,6 +184,13 @@ struct conv_out {
         bool has;
 };
 
+/* Whether a thread is the kernel's, as the tables said while they were at these generations. */
+struct kthread_memo {
+        uint32_t tid; /* 0: empty (the idle thread is never looked up) */
+        uint32_t tasks_gen, procs_gen;
+        bool is_kernel;
+};
+
 struct state_memo {
         const struct perf_tp_format *tp; /* NULL: empty */
         uint64_t prev_state;
@@ -222,7 +230,8 @@ struct perf_conv {
         uint8_t *payload;     /* owned scratch: its payload */
         uint8_t *stack_rec;   /* owned scratch: a StackWalk record, frames gathered in place */
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
-        uint64_t kseen[1024]; /* direct-mapped: kernel addresses surely in kaddrs */
+        uint64_t kseen[1024]; /* direct-mapped: kernel-context addresses surely in kaddrs and
+                                 within kframe_lo..hi (note_kaddr, note_kernel_frame) */
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
         /* the blocking functions' places (ops.wait_sites), asked for once */
         const struct perf_wait_site *wait_sites;
@@ -233,8 +242,10 @@ struct perf_conv {
                 int16_t reason;      /* -1: none */
         } wait_memo[256];            /* a kernel return address's answer: the same few come back */
         struct tp_cache tp_cache[3]; /* the fields of the last three tracepoint formats */
-        char *text;                  /* owned scratch: command lines */
-        struct umap stacks;          /* struct conv_stack: switch-out stacks not written yet */
+        struct kthread_memo kthread_memo[64]; /* conv_is_kernel_thread's, by tid */
+        char *text;                           /* owned scratch: command lines */
+        struct umap stacks;                   /* struct conv_stack: threads' switch-out stacks */
+        uint32_t nr_kept_stacks; /* the entries of stacks that hold one not written yet */
         struct conv_stack_pool stack_pool;
         bool has_switch_stacks; /* the last sched_switch sample had CSwitch stacks on */
         bool has_switch_plan;   /* perf_conv_set_switch_stacks: from switch_plan_from on, */

@@ -141,9 +141,72 @@ static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct per
         return 0;
 }
 
+/* A live session's samples (attr_spec's): identifier, ip, tid, time and cpu at fixed places,
+   then the period, the callchain and the raw data where asked for. Every field is set once (this
+   runs for every sample). */
+#define LIVE_HEAD_TYPES                                                                            \
+        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
+         PERF_SAMPLE_CPU)
+#define LIVE_SAMPLE_TYPES                                                                          \
+        (LIVE_HEAD_TYPES | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+
+static int parse_live(const uint8_t *rec, uint32_t size, uint64_t st, struct perf_sample *s)
+{
+        s->nr_values = s->nr_regs = 0;
+        s->nr_branches = s->regs_abi = s->stack_size = 0;
+        s->branches = s->regs = s->stack = NULL;
+        s->period = s->nr_callchain = 0;
+        s->callchain = s->raw = NULL;
+        s->raw_size = 0;
+        if (size < 48)
+                return -EBADMSG;
+        s->id = le_get64(rec + 8);
+        s->ip = le_get64(rec + 16);
+        uint64_t v = le_get64(rec + 24);
+        s->pid = (uint32_t)v;
+        s->tid = (uint32_t)(v >> 32);
+        s->time = le_get64(rec + 32);
+        s->cpu = le_get32(rec + 40);
+        const uint8_t *p = rec + 48;
+        uint32_t left = size - 48;
+        if (st & PERF_SAMPLE_PERIOD) {
+                if (left < 8)
+                        return -EBADMSG;
+                s->period = le_get64(p);
+                p += 8;
+                left -= 8;
+        }
+        if (st & PERF_SAMPLE_CALLCHAIN) {
+                if (left < 8)
+                        return -EBADMSG;
+                uint64_t nr = le_get64(p);
+                p += 8;
+                left -= 8;
+                if (nr > left / 8)
+                        return -EBADMSG;
+                s->nr_callchain = nr;
+                s->callchain = p;
+                p += 8 * nr;
+                left -= 8 * (uint32_t)nr;
+        }
+        if (st & PERF_SAMPLE_RAW) {
+                if (left < 4)
+                        return -EBADMSG;
+                uint32_t n = le_get32(p);
+                if (n > left - 4)
+                        return -EBADMSG;
+                s->raw_size = n;
+                s->raw = p + 4;
+        }
+        return 0;
+}
+
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
                       uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
 {
+        if ((sample_type & ~LIVE_SAMPLE_TYPES) == 0 &&
+            (sample_type & LIVE_HEAD_TYPES) == LIVE_HEAD_TYPES)
+                return parse_live(rec, size, sample_type, s);
         /* not a memset: values past nr_values stay as they were (this runs for every sample) */
         s->id = s->ip = s->time = s->period = s->nr_callchain = s->nr_branches = 0;
         s->regs_abi = s->stack_size = 0;
@@ -239,17 +302,7 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
 int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type,
                          struct perf_sample_id *sid)
 {
-        /* the trailer's fields, one u64 each (no popcount: without -mpopcnt it is a call) */
-        uint32_t n =
-                8 * (!!(sample_type & PERF_SAMPLE_TID) + !!(sample_type & PERF_SAMPLE_TIME) +
-                     !!(sample_type & PERF_SAMPLE_ID) + !!(sample_type & PERF_SAMPLE_STREAM_ID) +
-                     !!(sample_type & PERF_SAMPLE_CPU) + !!(sample_type & PERF_SAMPLE_IDENTIFIER));
-
-        memset(sid, 0, sizeof(*sid));
-        sid->pid = sid->tid = CONV_NONE;
-        if (size < 8 + n)
-                return -EBADMSG;
-        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS) {
+        if ((sample_type & TRAILER_BITS) == PERF_CONV_SAMPLE_ID_BITS && size >= 8 + 32) {
                 /* a live session's: tid, time, cpu, identifier (one of every record) */
                 const uint8_t *t = rec + size - 32;
                 uint64_t v = le_get64(t);
@@ -261,6 +314,16 @@ int perf_sample_id_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type
                 sid->has_time = sid->has_cpu = true;
                 return 0;
         }
+        /* the trailer's fields, one u64 each (no popcount: without -mpopcnt it is a call) */
+        uint32_t n =
+                8 * (!!(sample_type & PERF_SAMPLE_TID) + !!(sample_type & PERF_SAMPLE_TIME) +
+                     !!(sample_type & PERF_SAMPLE_ID) + !!(sample_type & PERF_SAMPLE_STREAM_ID) +
+                     !!(sample_type & PERF_SAMPLE_CPU) + !!(sample_type & PERF_SAMPLE_IDENTIFIER));
+
+        memset(sid, 0, sizeof(*sid));
+        sid->pid = sid->tid = CONV_NONE;
+        if (size < 8 + n)
+                return -EBADMSG;
 
         const uint8_t *p = rec + size - n;
         uint64_t v;

@@ -41,12 +41,26 @@ static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
 {
         if (tid == 0 || tid == 2)
                 return true;
+        /* two lookups a context switch, the same few threads: their answers kept while the
+           tables stay as they were */
+        struct kthread_memo *m = &c->kthread_memo[tid & 63];
+        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
+                return m->is_kernel;
         const struct conv_task *t = conv_umap_find(&c->tasks, tid);
         uint32_t pid = t ? t->pid : tid;
-        if (pid == 2)
-                return true;
-        const struct conv_proc *p = conv_umap_find(&c->procs, pid);
-        return p && p->ppid == 2;
+        const struct conv_proc *p = pid == 2 ? NULL : conv_umap_find(&c->procs, pid);
+        bool is_kernel = pid == 2 || (p && p->ppid == 2);
+        m->tid = tid;
+        m->tasks_gen = c->tasks.gen;
+        m->procs_gen = c->procs.gen;
+        m->is_kernel = is_kernel;
+        return is_kernel;
+}
+
+/* perf_prio_to_etw: a nice-0 thread's (120, most of them) without its call */
+static inline uint8_t prio_to_etw(int64_t prio)
+{
+        return prio == 120 ? 8 : (uint8_t)perf_prio_to_etw(prio);
 }
 
 /* The fields of a tracepoint format the converter reads, looked up once per format. */
@@ -62,8 +76,10 @@ enum tp_field_id {
         NR_TPF
 };
 
-static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
-                                                         const struct perf_tp_format *tp)
+/* conv_tp_fields of a format not among the last three: its fields looked up, the oldest entry
+   replaced. */
+static __attribute__((noinline)) const struct perf_tp_field *const *
+tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
 {
         static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
                                                   "next_prio",    "prev_state", "pid",
@@ -73,21 +89,30 @@ static const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
         static const struct perf_tp_field *const none[NR_TPF];
         if (!tp)
                 return none;
-        struct tp_cache *t = &c->tp_cache[0];
-        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
-        if (t->tp == tp && tp->nr_memo)
-                return t->f;
-        for (int i = 1; i < 3; i++)
-                if (c->tp_cache[i].tp == tp && tp->nr_memo)
-                        return c->tp_cache[i].f;
         /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
            replaced */
+        struct tp_cache *t = &c->tp_cache[0];
         c->tp_cache[2] = c->tp_cache[1];
         c->tp_cache[1] = c->tp_cache[0];
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
                 t->f[i] = perf_tp_field_find(tp, names[i]);
         return t->f;
+}
+
+static inline const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
+                                                                const struct perf_tp_format *tp)
+{
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (tp && tp->nr_memo) {
+                if (c->tp_cache[0].tp == tp)
+                        return c->tp_cache[0].f;
+                if (c->tp_cache[1].tp == tp)
+                        return c->tp_cache[1].f;
+                if (c->tp_cache[2].tp == tp)
+                        return c->tp_cache[2].f;
+        }
+        return tp_fields_slow(c, tp);
 }
 
 /* perf_tp_field_get's value of field f (fallback when it has none), without its call: this runs
@@ -145,7 +170,11 @@ static uint32_t conv_wait_end(struct perf_conv *c, uint32_t tid, uint64_t ts)
                 since = w->since_ns;
                 conv_umap_remove(&c->waits, w);
         }
-        uint64_t ticks = ts > since ? ts / c->tick_ns - since / c->tick_ns : 0;
+        uint64_t ticks = 0;
+        if (ts > since && c->tick_ns == DEFAULT_TICK_NS)
+                ticks = ts / DEFAULT_TICK_NS - since / DEFAULT_TICK_NS; /* no divide instruction */
+        else if (ts > since)
+                ticks = ts / c->tick_ns - since / c->tick_ns;
         return ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
 }
 
@@ -159,8 +188,8 @@ static uint32_t conv_build_cswitch(struct perf_conv *c, uint8_t *p, uint32_t cpu
         memset(p, 0, 24);
         st32(p, new_tid);
         st32(p + 4, old_tid);
-        p[8] = (uint8_t)(new_tid == 0 ? 0 : perf_prio_to_etw(new_prio));
-        p[9] = (uint8_t)(old_tid == 0 ? 0 : perf_prio_to_etw(old_prio));
+        p[8] = new_tid == 0 ? 0 : prio_to_etw(new_prio);
+        p[9] = old_tid == 0 ? 0 : prio_to_etw(old_prio);
         /* PreviousCState: the idle thread switched out, the C-state its CPU slept in */
         if (old_tid == 0 && cpu < c->nr_cpus)
                 p[10] = c->cstate[cpu];
@@ -437,6 +466,10 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
 static uint32_t trailer_size(const struct perf_conv_event *ev)
 {
         uint64_t st = ev ? ev->sample_type : PERF_CONV_SAMPLE_ID_BITS;
+        uint64_t bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                        PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+        if ((st & bits) == PERF_CONV_SAMPLE_ID_BITS)
+                return 32; /* a live session's: tid, time, cpu, identifier */
         return 8 * (!!(st & PERF_SAMPLE_TID) + !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ID) +
                     !!(st & PERF_SAMPLE_STREAM_ID) + !!(st & PERF_SAMPLE_CPU) +
                     !!(st & PERF_SAMPLE_IDENTIFIER));
@@ -457,14 +490,20 @@ static bool is_whole_switch_out(const struct perf_conv *c, const struct perf_eve
         return !(c->traced_pid && is_cpu_wide);
 }
 
-bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+bool perf_conv_skips_ev(struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                        const struct perf_conv_event *ev)
 {
         const struct perf_event_header *h = (const void *)rec;
         if (size < 16 || h->size != size || !(h->misc & PERF_RECORD_MISC_SWITCH_OUT) ||
-            !is_whole_switch_out(c, h, size, conv_record_event(c, rec, size)))
+            !is_whole_switch_out(c, h, size, ev))
                 return false;
         c->st.nr_records++;
         return true;
+}
+
+bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size)
+{
+        return size >= 16 && perf_conv_skips_ev(c, rec, size, conv_record_event(c, rec, size));
 }
 
 /* The thread a switch-in record says was switched out (*old_tid on cpu) and its state, the
@@ -505,6 +544,20 @@ int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         struct perf_sample_id sid;
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 
+        /* a switch-in whose CSwitch was written (the sched_switch sample came): most of them,
+           read in a live session's trailer (tid, time, cpu, identifier) */
+        const uint64_t trailer_bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                                      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                                      PERF_SAMPLE_IDENTIFIER;
+        if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) && ev && size >= 16 + 32 &&
+            (ev->sample_type & trailer_bits) == PERF_CONV_SAMPLE_ID_BITS) {
+                const uint8_t *t = rec + size - 32;
+                uint32_t tid = le_get32(t + 4), t_cpu = le_get32(t + 16);
+                uint64_t time = le_get64(t + 8);
+                if (t_cpu < c->nr_cpus && c->cpu_tid[t_cpu] == tid && tid != CONV_NONE &&
+                    time >= ev->valid_from && time <= ev->valid_until)
+                        return 0; /* seen: the CSwitch of this switch was written */
+        }
         if (is_whole_switch_out(c, h, size, ev))
                 return 0;
         if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)

@@ -168,24 +168,37 @@ void conv_stack_pool_free(struct conv_stack_pool *pool)
         }
 }
 
+/* A thread's entry goes when it ends (or stacks are turned off); its switch-in empties it
+   (nr 0) and leaves its array (up to 32 frames) for its next switch-out, so that a switch
+   neither adds nor removes an entry: at most CONV_MAX_SAVED_STACKS hold frames, and past as many
+   entries a switch-in removes its thread's. */
+static void stack_drop(struct perf_conv *c, struct conv_stack *k)
+{
+        if (k->nr)
+                c->nr_kept_stacks--;
+        stack_frames_put(&c->stack_pool, k->frames, k->cls);
+        conv_umap_remove(&c->stacks, k);
+}
+
 /* tid has left the CPU with the nr frames in c->frames (its pid's): kept for its next switch-in,
    replacing what was kept (nr 0: nothing is kept). */
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr)
 {
         struct conv_stack *k = conv_umap_find(&c->stacks, tid);
         if (!nr || tid == 0) {
-                if (k) {
-                        stack_frames_put(&c->stack_pool, k->frames, k->cls);
-                        conv_umap_remove(&c->stacks, k);
-                }
+                if (k)
+                        stack_drop(c, k);
                 return;
         }
-        if (!k) {
-                bool is_new;
-                if (c->stacks.nr >= CONV_MAX_SAVED_STACKS)
+        if (!k || !k->nr) {
+                if (c->nr_kept_stacks >= CONV_MAX_SAVED_STACKS)
                         return;
-                k = conv_umap_get(&c->stacks, tid, &is_new);
-                k->frames = NULL;
+                if (!k) {
+                        bool is_new;
+                        k = conv_umap_get(&c->stacks, tid, &is_new);
+                        k->frames = NULL;
+                }
+                c->nr_kept_stacks++;
         }
         if (nr > CONV_MAX_FRAMES)
                 nr = CONV_MAX_FRAMES;
@@ -215,6 +228,7 @@ void conv_stacks_set(struct perf_conv *c, bool is_on)
                 }
         }
         c->stacks.nr = 0;
+        c->nr_kept_stacks = 0;
 }
 
 /* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
@@ -222,14 +236,19 @@ void conv_stacks_set(struct perf_conv *c, bool is_on)
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
 {
         struct conv_stack *k = tid ? conv_umap_find(&c->stacks, tid) : NULL;
-        if (!k)
+        if (!k || !k->nr)
                 return 0;
-        uint32_t nr = k->nr, pid = k->pid;
-        uint64_t *frames = k->frames;
-        uint8_t cls = k->cls;
-        conv_umap_remove(&c->stacks, k);
         c->st.nr_cswitch_stacks++;
-        int rc = conv_emit_stack_of(c, cpu, ts, pid, tid, frames, nr);
-        stack_frames_put(&c->stack_pool, frames, cls);
+        int rc = conv_emit_stack_of(c, cpu, ts, k->pid, tid, k->frames, k->nr);
+        /* (the emit may not touch c->stacks: k still points at tid's entry) */
+        k->nr = 0;
+        c->nr_kept_stacks--;
+        if (c->stacks.nr > CONV_MAX_SAVED_STACKS) {
+                stack_drop(c, k);
+        } else if (k->cls > 1) {
+                /* an empty entry keeps an array of up to 32 frames, a long one goes back */
+                stack_frames_put(&c->stack_pool, k->frames, k->cls);
+                k->frames = NULL;
+        }
         return rc;
 }

@@ -199,12 +199,16 @@ static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_ev
                         break;
                 frames[n++] = a;
                 if (is_kernel_addr(a)) {
+                        /* kseen holds kernel-context addresses only, each within lo..hi when
+                           it went in: a hit is in the set and in the range already */
+                        if (__builtin_expect(is_user, 0)) {
+                                conv_note_kaddr_slow(c, a); /* kernel-looking garbage */
+                                continue;
+                        }
                         uint64_t *seen = &c->kseen[(a ^ (a >> 10)) & 1023];
                         if (__builtin_expect(*seen != a, 0)) {
                                 *seen = a;
                                 conv_note_kaddr_slow(c, a);
-                        }
-                        if (!is_user) {
                                 lo = a < lo ? a : lo;
                                 hi = a > hi ? a : hi;
                         }

@@ -41,6 +41,7 @@ static void conv_umap_grow(struct umap *m)
                 n.nr++;
         }
         free(m->slots);
+        n.gen = m->gen;
         *m = n;
 }
 
@@ -49,6 +50,7 @@ void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new)
 {
         void *e = conv_umap_find(m, key);
         *is_new = false;
+        m->gen++;
         if (e || key == CONV_NONE)
                 return e;
         if ((m->nr + 1) * 2 > m->mask + 1)
@@ -82,6 +84,7 @@ void conv_umap_remove(struct umap *m, void *entry)
         }
         *umap_key(m, i) = CONV_NONE;
         m->nr--;
+        m->gen++;
 }
 
 int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void *ctx,
@@ -274,15 +277,14 @@ uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec,
         return perf_conv_record_time_of(c, *evp, rec, size, ring_cpu, cpu);
 }
 
-uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_conv_event *ev,
-                                  const uint8_t *rec, uint32_t size, uint32_t ring_cpu,
-                                  uint32_t *cpu)
+/* perf_conv_record_time_of of any other record (ev's layout not a live session's): apart, so
+   that the common case is a few instructions without a frame. */
+static __attribute__((noinline)) uint64_t record_time_slow(const struct perf_conv *c,
+                                                           const struct perf_conv_event *ev,
+                                                           const uint8_t *rec, uint32_t size,
+                                                           uint32_t ring_cpu, uint32_t *cpu)
 {
         const struct perf_event_header *h = (const void *)rec;
-
-        *cpu = ring_cpu;
-        if (size < 16)
-                return 0;
         if (h->type == PERF_RECORD_SAMPLE) {
                 /* the fields up to CPU have fixed places: no parse (this runs for every record) */
                 if (!ev || !(ev->sample_type & PERF_SAMPLE_TIME))
@@ -308,6 +310,30 @@ uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_c
                 return 0;
         *cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
         return sid.time;
+}
+
+uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const uint8_t *rec, uint32_t size, uint32_t ring_cpu,
+                                  uint32_t *cpu)
+{
+        *cpu = ring_cpu;
+        /* a live session's records (this runs for every record): a sample's identifier, ip,
+           tid, time and cpu, another record's trailer of tid, time, cpu and identifier */
+        const uint64_t head = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                              PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU;
+        const uint64_t live = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                              PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+        if (__builtin_expect(ev && (ev->sample_type & head) == live && size >= 48, 1)) {
+                const struct perf_event_header *h = (const void *)rec;
+                uint32_t at = h->type == PERF_RECORD_SAMPLE ? 32 : size - 24;
+                uint32_t c_cpu = le_get32(rec + at + 8);
+                *cpu = c_cpu < c->nr_cpus ? c_cpu : ring_cpu;
+                return le_get64(rec + at);
+        }
+        if (size < 16)
+                return 0;
+        return record_time_slow(c, ev, rec, size, ring_cpu, cpu);
 }
 
 int perf_conv_record(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size)

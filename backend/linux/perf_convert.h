@@ -315,6 +315,9 @@ void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tid
    how the other side of its threads' switch-ins left). It is counted as converted; callers
    need not order or convert it (1 of the 4 records of a switch). */
 bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size);
+/* The same for a record whose event (perf_conv_record_id's) the caller has looked up: ev. */
+bool perf_conv_skips_ev(struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                        const struct perf_conv_event *ev);
 
 /* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
    the record does not say). */

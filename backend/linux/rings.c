@@ -514,14 +514,19 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
                 const uint8_t *rec = r->data + (rpos & mask);
                 bool is_wrapped = (rpos & mask) + h->size > r->data_size;
                 /* (perf_conv_skips passes over a switch-out record only: the others are not
-                   asked, a call a record fewer) */
+                   asked, a call a record fewer; its event looked up here, as gather_add does) */
                 bool is_switch_out =
                         (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
                         (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE);
-                if (is_switch_out && !is_wrapped && perf_conv_skips(ls->conv, rec, h->size)) {
-                        r->nr_skipped_tail++;
-                        rpos += h->size;
-                        continue;
+                if (is_switch_out && !is_wrapped && h->size >= 16) {
+                        struct live_event *le =
+                                live_event_by_id(ls, perf_conv_record_id(rec, h->size));
+                        if (perf_conv_skips_ev(ls->conv, rec, h->size,
+                                               le ? &le->spec.conv : NULL)) {
+                                r->nr_skipped_tail++;
+                                rpos += h->size;
+                                continue;
+                        }
                 }
                 if (r->nr_gathered == max) {
                         r->is_capped = true;

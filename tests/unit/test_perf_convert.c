@@ -2139,6 +2139,106 @@ static void test_lost_and_kernel_symbols(void **state)
         assert_string_equal((const char *)k->user + 16, "pv_native_safe_halt");
 }
 
+/* A sched_switch sample of prev (of pid) to next, at ts on CPU 1, with event 33. */
+static void switch_sample(uint32_t pid, uint32_t prev, uint32_t next, uint64_t ts)
+{
+        uint8_t raw[64] = {0};
+        put_at(raw, &fmt_switch, "prev_pid", (int32_t)prev);
+        put_at(raw, &fmt_switch, "prev_prio", 120);
+        put_at(raw, &fmt_switch, "prev_state", 0x1); /* S */
+        put_at(raw, &fmt_switch, "next_pid", (int32_t)next);
+        put_at(raw, &fmt_switch, "next_prio", 120);
+        struct rb r;
+        rb_sample_head(&r, 33, 0xffffffff81800000ull, pid, prev, ts, 1, false);
+        rb_u32(&r, sizeof(raw));
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 1);
+}
+
+/* OldThreadWaitMode is 0 for a kernel thread (a child of kthreadd): the converter's answer for
+   a thread follows its tables (here its process's parent, said again by a later rundown), not
+   the answer it gave at the thread's last switch. */
+static void test_cswitch_wait_mode_follows_tables(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch};
+        add_event(33, &ev);
+        struct perf_conv_process pp = {700, 1, 0, "worker", "", 0};
+        struct perf_conv_thread pt = {700, 701, 120, "worker"};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 1, START, &pp), 0);
+        assert_int_equal(perf_conv_thread(g.c, WMI_LOG_TYPE_THREAD_DC_START, 1, START, &pt), 0);
+        switch_sample(700, 701, 800, START + 100);
+        switch_sample(800, 800, 701, START + 200);
+        pp.ppid = 2; /* the same process said again: kthreadd's child */
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 1, START + 250, &pp),
+                         0);
+        switch_sample(700, 701, 800, START + 300);
+        read_back();
+        assert_int_equal(count(KEV_CSWITCH), 3);
+        const uint32_t want_mode[] = {1, 1, 0};
+        for (uint32_t i = 0; i < 3; i++) {
+                const struct cap *c = find(KEV_CSWITCH, i);
+                assert_non_null(c);
+                assert_int_equal(c->ev.cswitch.old_tid, i == 1 ? 800 : 701);
+                assert_int_equal(c->ev.cswitch.old_wait_mode, want_mode[i]);
+        }
+}
+
+/* The kernel range (perf_conv_kernel_range) spans the kernel addresses of kernel context only;
+   a kernel-looking value in user context (garbage) is still noted for the symbol events, and the
+   same address met later in kernel context widens the range (the converter's cache of addresses
+   seen holds kernel-context ones only). */
+static void test_kernel_range_user_garbage(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type =
+                                             SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true};
+        add_event(71, &ev);
+        const uint64_t garbage = 0xffffffffa0000010ull;
+        uint64_t lo, hi;
+        assert_false(perf_conv_kernel_range(g.c, &lo, &hi));
+        struct rb r;
+        for (int round = 0; round < 3; round++) {
+                rb_sample_head(&r, 71, 0x401000, 300, 301, START + 100 + (uint64_t)round, 1, false);
+                rb_u64(&r, 5);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+                rb_u64(&r, 0xffffffff81000100ull);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+                rb_u64(&r, garbage); /* twice in a row: the second is the cache's */
+                rb_u64(&r, garbage);
+                rb_end(&r);
+                convert(&r, 1);
+        }
+        assert_true(perf_conv_kernel_range(g.c, &lo, &hi));
+        assert_int_equal(lo, 0xffffffff81000100ull);
+        assert_int_equal(hi, 0xffffffff81000100ull);
+
+        rb_sample_head(&r, 71, 0x401000, 300, 301, START + 200, 1, false);
+        rb_u64(&r, 3);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+        rb_u64(&r, garbage);
+        rb_u64(&r, 0xffffffff81000100ull);
+        rb_end(&r);
+        convert(&r, 1);
+        assert_true(perf_conv_kernel_range(g.c, &lo, &hi));
+        assert_int_equal(lo, 0xffffffff81000100ull);
+        assert_int_equal(hi, garbage);
+
+        const struct perf_ksym syms[] = {
+                {0xffffffff81000100ull, 0x80, "pv_native_safe_halt", ""},
+                {0xffffffffa0000000ull, 0x40, "mod_fn", "mod"},
+        };
+        assert_int_equal(perf_conv_kernel_symbols(g.c, syms, 2, 1, START + 300), 2);
+}
+
 static void test_bad_records(void **state)
 {
         (void)state;
@@ -2225,6 +2325,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
                 cmocka_unit_test(test_utf16),
         };
