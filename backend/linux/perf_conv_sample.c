@@ -80,6 +80,35 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
         (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
          PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
 
+/* The callchain and the raw data that end the fast paths' samples (p at them, left bytes). */
+static inline int parse_chain_raw(const uint8_t *p, uint32_t left, uint64_t st,
+                                  struct perf_sample *s)
+{
+        if (st & PERF_SAMPLE_CALLCHAIN) {
+                if (left < 8)
+                        return -EBADMSG;
+                uint64_t nr = le_get64(p);
+                p += 8;
+                left -= 8;
+                if (nr > left / 8)
+                        return -EBADMSG;
+                s->nr_callchain = nr;
+                s->callchain = p;
+                p += 8 * nr;
+                left -= 8 * (uint32_t)nr;
+        }
+        if (st & PERF_SAMPLE_RAW) {
+                if (left < 4)
+                        return -EBADMSG;
+                uint32_t n = le_get32(p);
+                if (n > left - 4)
+                        return -EBADMSG;
+                s->raw_size = n;
+                s->raw = p + 4;
+        }
+        return 0;
+}
+
 static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct perf_sample *s)
 {
         const uint8_t *p = rec + 8;
@@ -116,29 +145,7 @@ static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct per
                 s->period = le_get64(p);
                 p += 8;
         }
-        if (st & PERF_SAMPLE_CALLCHAIN) {
-                if (left < 8)
-                        return -EBADMSG;
-                uint64_t nr = le_get64(p);
-                p += 8;
-                left -= 8;
-                if (nr > left / 8)
-                        return -EBADMSG;
-                s->nr_callchain = nr;
-                s->callchain = p;
-                p += 8 * nr;
-                left -= 8 * (uint32_t)nr;
-        }
-        if (st & PERF_SAMPLE_RAW) {
-                if (left < 4)
-                        return -EBADMSG;
-                uint32_t n = le_get32(p);
-                if (n > left - 4)
-                        return -EBADMSG;
-                s->raw_size = n;
-                s->raw = p + 4;
-        }
-        return 0;
+        return parse_chain_raw(p, left, st, s);
 }
 
 /* A live session's samples (attr_spec's): identifier, ip, tid, time and cpu at fixed places,
@@ -176,29 +183,7 @@ static int parse_live(const uint8_t *rec, uint32_t size, uint64_t st, struct per
                 p += 8;
                 left -= 8;
         }
-        if (st & PERF_SAMPLE_CALLCHAIN) {
-                if (left < 8)
-                        return -EBADMSG;
-                uint64_t nr = le_get64(p);
-                p += 8;
-                left -= 8;
-                if (nr > left / 8)
-                        return -EBADMSG;
-                s->nr_callchain = nr;
-                s->callchain = p;
-                p += 8 * nr;
-                left -= 8 * (uint32_t)nr;
-        }
-        if (st & PERF_SAMPLE_RAW) {
-                if (left < 4)
-                        return -EBADMSG;
-                uint32_t n = le_get32(p);
-                if (n > left - 4)
-                        return -EBADMSG;
-                s->raw_size = n;
-                s->raw = p + 4;
-        }
-        return 0;
+        return parse_chain_raw(p, left, st, s);
 }
 
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
