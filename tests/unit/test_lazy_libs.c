@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "capstone_lazy.h"
+#include "decode_payload.h"
 #include "etw/ntwmi.h"
 #include "kdecoder.h"
 #include "kevent.h"
@@ -36,24 +37,8 @@ static void capture(void *ctx, const struct kevent *ev)
 
 static int decode(struct kdecoder *d, uint16_t id, uint8_t op, uint8_t ver, const void *p, size_t n)
 {
-        EVENT_RECORD r;
-        uint8_t *copy = malloc(n ? n : 1);
-
-        assert_non_null(copy);
-        if (n)
-                memcpy(copy, p, n);
-        memset(&r, 0, sizeof(r));
         memset(&cap, 0, sizeof(cap));
-        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
-        r.EventHeader.ProviderId = prov;
-        r.EventHeader.EventDescriptor.Id = id;
-        r.EventHeader.EventDescriptor.Opcode = op;
-        r.EventHeader.EventDescriptor.Version = ver;
-        r.UserData = copy;
-        r.UserDataLength = (USHORT)n;
-        int rc = kdecoder_decode(d, &r, capture, NULL);
-        free(copy);
-        return rc;
+        return decode_payload(d, &prov, id, op, ver, false, p, n, capture);
 }
 
 /* A manifest in one ManifestData chunk, twice: no crash, its events left undecoded (named by

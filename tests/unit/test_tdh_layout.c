@@ -21,6 +21,7 @@
 #include "tdh_meta.h"
 #include "tdh_types.h"
 #include "tdh_blob.h"
+#include "decode_payload.h"
 
 static const GUID prov = {0x55667788, 0x1122, 0x3344, {8, 7, 6, 5, 4, 3, 2, 1}};
 
@@ -244,23 +245,7 @@ static void capture(void *ctx, const struct kevent *ev)
 static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, bool is_classic,
                   const void *p, size_t n)
 {
-        EVENT_RECORD r;
-        uint8_t *copy = malloc(n ? n : 1);
-
-        assert_non_null(copy);
-        if (n)
-                memcpy(copy, p, n);
-        memset(&r, 0, sizeof(r));
-        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
-                              (is_classic ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
-        r.EventHeader.ProviderId = *g;
-        r.EventHeader.EventDescriptor.Id = id;
-        r.EventHeader.EventDescriptor.Opcode = op;
-        r.UserData = copy;
-        r.UserDataLength = (USHORT)n;
-        int rc = kdecoder_decode(d, &r, capture, NULL);
-        free(copy);
-        return rc;
+        return decode_payload(d, g, id, op, 0, is_classic, p, n, capture);
 }
 
 /* A consumer that reads no field gets the event's type with its fields left undecoded; one that

@@ -19,6 +19,7 @@
 #include "tdh_meta.h"
 #include "tdh_types.h"
 #include "tdh_blob.h"
+#include "decode_payload.h"
 
 static const GUID prov = {0x11223344, 0x5566, 0x7788, {1, 2, 3, 4, 5, 6, 7, 8}};
 
@@ -94,25 +95,8 @@ static void capture(void *ctx, const struct kevent *ev)
 static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, uint8_t ver,
                   bool is_classic, const void *p, size_t n)
 {
-        EVENT_RECORD r;
-        uint8_t *copy = malloc(n ? n : 1);
-
-        assert_non_null(copy);
-        if (n)
-                memcpy(copy, p, n);
-        memset(&r, 0, sizeof(r));
         memset(&cap, 0, sizeof(cap));
-        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER |
-                              (is_classic ? EVENT_HEADER_FLAG_CLASSIC_HEADER : 0);
-        r.EventHeader.ProviderId = *g;
-        r.EventHeader.EventDescriptor.Id = id;
-        r.EventHeader.EventDescriptor.Opcode = op;
-        r.EventHeader.EventDescriptor.Version = ver;
-        r.UserData = copy;
-        r.UserDataLength = (USHORT)n;
-        int rc = kdecoder_decode(d, &r, capture, NULL);
-        free(copy);
-        return rc;
+        return decode_payload(d, g, id, op, ver, is_classic, p, n, capture);
 }
 
 static const struct prop_def demo_props[] = {
