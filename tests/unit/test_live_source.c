@@ -108,6 +108,15 @@ static void kernel_settings(struct live_settings *s)
         s->pid = -1;
 }
 
+/* Skips a test of system-wide sessions where this machine allows none, saying why. */
+static void need_cpu_wide(void)
+{
+        if (!caps.has_cpu_wide) {
+                print_message("skipped: %s\n", caps.why_no_cpu_wide);
+                skip();
+        }
+}
+
 /* Opens a source, or skips the test with the reason when this machine does not allow it. */
 static struct live_source *open_or_skip(const struct live_settings *s, struct etl_writer *w)
 {
@@ -446,10 +455,7 @@ static void ping_pong(int rounds)
 static void test_lost_read_when_full(void **state)
 {
         (void)state;
-        if (!caps.has_cpu_wide) {
-                print_message("skipped: %s\n", caps.why_no_cpu_wide);
-                skip();
-        }
+        need_cpu_wide();
         struct live_settings s;
         kernel_settings(&s);
         s.ring_pages = 32; /* 128 KiB a CPU: a few thousand switches with stacks */
@@ -480,10 +486,7 @@ static void test_lost_read_when_full(void **state)
 static void test_round_trip(void **state)
 {
         (void)state;
-        if (!caps.has_cpu_wide) {
-                print_message("skipped: %s\n", caps.why_no_cpu_wide);
-                skip();
-        }
+        need_cpu_wide();
         struct live_settings s;
         kernel_settings(&s);
         struct etl_writer *w = new_writer(path);
@@ -662,10 +665,7 @@ static void test_round_trip(void **state)
 static void test_update(void **state)
 {
         (void)state;
-        if (!caps.has_cpu_wide) {
-                print_message("skipped: %s\n", caps.why_no_cpu_wide);
-                skip();
-        }
+        need_cpu_wide();
         struct live_settings s;
         kernel_settings(&s);
         struct etl_writer *w = new_writer(path);
@@ -796,10 +796,7 @@ static void run_masks_update(uint32_t from, uint32_t to, uint64_t *t_update)
 static void test_update_turns_on_rundown(void **state)
 {
         (void)state;
-        if (!caps.has_cpu_wide) {
-                print_message("skipped: %s\n", caps.why_no_cpu_wide);
-                skip();
-        }
+        need_cpu_wide();
         uint64_t spin = (uint64_t)(uintptr_t)&etwtop_test_spin;
         uint32_t self = (uint32_t)getpid();
         char exe[PATH_MAX];
@@ -1075,10 +1072,7 @@ static void test_pid_mode(void **state)
 static void test_writer_cpus(void **state)
 {
         (void)state;
-        if (!caps.has_cpu_wide) {
-                print_message("skipped: %s\n", caps.why_no_cpu_wide);
-                skip();
-        }
+        need_cpu_wide();
         struct live_settings s;
         kernel_settings(&s);
         struct live_source *ls = NULL;
