@@ -5,6 +5,8 @@
 #include "log_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -28,12 +30,49 @@ int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off)
 
 #define BATCH_MAX 64u
 
+/* Allocates the file's space from the end of what it holds (at) to a step past end, when the
+   file system has room for that and a step more. */
+static void allocate_ahead(int fd, struct etl_flush_ahead *a, uint64_t at, uint64_t end,
+                           uint64_t max_bytes, uint64_t writable)
+{
+        if (a->error || end <= a->end)
+                return;
+        uint64_t from = a->end > at ? a->end : at;
+        uint64_t to = end + ETL_FLUSH_AHEAD_STEP;
+        if (max_bytes && to > max_bytes)
+                to = max_bytes;
+        if (to <= from || writable < to - from + ETL_FLUSH_AHEAD_STEP)
+                return;
+        if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from)) < 0) {
+                a->error = errno ? errno : EIO; /* EOPNOTSUPP, ENOSPC: written as without */
+                return;
+        }
+        a->end = to;
+}
+
+int etl_flush_release_ahead(int fd, const struct etl_flush_ahead *ahead)
+{
+        struct stat st;
+        if (!ahead || !ahead->end)
+                return 0;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (ahead->end <= (uint64_t)st.st_size)
+                return 0;
+        return ftruncate(fd, st.st_size) < 0 ? -errno : 0;
+}
+
 int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uint64_t first,
-                    uint64_t max_bytes, uint32_t *done, int *full, uint64_t *avail)
+                    uint64_t max_bytes, struct etl_flush_ahead *ahead, uint32_t *done, int *full,
+                    uint64_t *avail)
 {
         /* the buffers that fit: those below max_bytes, and those the file system's space holds
-           (log_file_room asked for each in turn says the same) */
-        uint64_t n = log_file_space(fd, avail) / size;
+           (log_file_room asked for each in turn says the same), the space allocated ahead of
+           the file's end as free as it was before */
+        uint64_t at = first * size;
+        uint64_t writable = log_file_space(fd, avail);
+        uint64_t held = ahead && ahead->end > at ? ahead->end - at : 0;
+        uint64_t n = (writable > UINT64_MAX - held ? UINT64_MAX : writable + held) / size;
         uint64_t by_size = !max_bytes                 ? UINT64_MAX
                            : max_bytes / size > first ? max_bytes / size - first
                                                       : 0;
@@ -46,10 +85,12 @@ int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uin
         n = n < k ? n : k;
         n = n < BATCH_MAX ? n : BATCH_MAX;
         *done = 0;
+        if (ahead && n)
+                allocate_ahead(fd, ahead, at, at + n * size, max_bytes, writable);
         struct iovec iov[BATCH_MAX];
         for (uint32_t i = 0; i < n; i++)
                 iov[i] = (struct iovec){bufs[i], size};
-        off_t off = (off_t)(first * size);
+        off_t off = (off_t)at;
         for (uint32_t i = 0; i < n;) {
                 ssize_t w = pwritev(fd, iov + i, (int)(n - i), off);
                 if (w < 0 && errno == EINTR)

@@ -9,11 +9,35 @@
 /* Writes n bytes at off, short writes resumed. Returns 0 or -errno (-EIO: nothing written). */
 int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off);
 
+/* The space a flusher allocates to its file ahead of the writes (fallocate with
+   FALLOC_FL_KEEP_SIZE: the file's size stays what was written), a step at a time: ext4 then
+   reserves no block for each page written (its delayed allocation was 14% of a busy recorder's
+   CPU), and the file's blocks come in long runs. */
+#define ETL_FLUSH_AHEAD_STEP (16u << 20)
+
+/* The file's space allocated ahead: the end of what was allocated (0: nothing yet), and whether
+   its file system refused (then nothing more is asked). */
+struct etl_flush_ahead {
+        uint64_t end;
+        int error; /* the errno fallocate gave, 0: none */
+};
+
 /* Writes k buffers of size bytes, the file's buffers first.., as many of them as the file has
-   room for (log_file_room's limits: max_bytes, 0 none, and its file system's space), in one
-   pwritev. *done: how many reached the file; *full: the enum log_file_full that stopped the
-   others (0: none), *avail its file system's space for users. Returns 0 or -errno. */
+   room for (log_file_room's limits: max_bytes, 0 none, and its file system's space, in which
+   the space allocated ahead counts as free), in one pwritev. ahead (NULL: none) allocates the
+   file's next ETL_FLUSH_AHEAD_STEP bytes before the write that needs them, only while its file
+   system keeps a step more than that for users (a file near the disk's end stops where it did
+   without it), and never past max_bytes. *done: how many reached the file; *full: the enum
+   log_file_full that stopped the others (0: none), *avail its file system's space for users.
+   Returns 0 or -errno. */
 int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uint64_t first,
-                    uint64_t max_bytes, uint32_t *done, int *full, uint64_t *avail);
+                    uint64_t max_bytes, struct etl_flush_ahead *ahead, uint32_t *done, int *full,
+                    uint64_t *avail);
+
+/* Gives back the space allocated ahead past the file's end (ftruncate to its own size: ext4,
+   xfs and tmpfs free the blocks past it; the bytes stay as they are). A file whose writer was
+   killed keeps them (its size is still what was written: readers see nothing past it). Returns
+   0 or -errno. */
+int etl_flush_release_ahead(int fd, const struct etl_flush_ahead *ahead);
 
 #endif

@@ -294,7 +294,8 @@ static void *flusher_main(void *arg)
                 uint32_t done = 0;
                 if (!error && k)
                         rc = etl_flush_batch(w->fd, bufs, k, w->buffer_size, first,
-                                             w->cfg.max_file_bytes, &done, &full, &avail);
+                                             w->cfg.max_file_bytes, &w->ahead, &done, &full,
+                                             &avail);
                 for (uint32_t i = 0; i < done; i++)
                         last = ts[i] > last ? ts[i] : last;
                 /* the header's counts: what reached the file (a failed batch's too) */
@@ -495,6 +496,7 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
         r.fd = -1;
         w->dir = r;
         w->stats.full = 0;
+        w->ahead = (struct etl_flush_ahead){0};
         w->nr_file_buffers = 1;
         w->stats.nr_bytes_written = w->buffer_size;
         return 0;
@@ -740,6 +742,10 @@ int etl_writer_close(struct etl_writer *w, int64_t end_filetime, uint32_t events
         int hrc = etl_write_all(w->fd, w->header, w->buffer_size, 0);
         if (hrc < 0 && !rc)
                 rc = hrc;
+        /* the file's size is what was written: the blocks allocated past it go back */
+        hrc = etl_flush_release_ahead(w->fd, &w->ahead);
+        if (hrc < 0 && !rc)
+                rc = hrc;
         if (!w->cfg.is_scratch && fsync(w->fd) < 0 && !rc && errno != EINVAL)
                 rc = -errno;
         if (close(w->fd) < 0 && !rc)
@@ -804,8 +810,10 @@ void etl_writer_free(struct etl_writer *w)
         if (!w)
                 return;
         flusher_stop(w);
-        if (w->fd >= 0)
+        if (w->fd >= 0) {
+                etl_flush_release_ahead(w->fd, &w->ahead);
                 close(w->fd);
+        }
         log_file_release(&w->dir);
         if (w->orig)
                 for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)

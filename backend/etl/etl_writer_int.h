@@ -5,6 +5,7 @@
 #ifndef ETL_WRITER_INT_H
 #define ETL_WRITER_INT_H
 
+#include "etl_flush.h"
 #include "etl_writer.h"
 #include "log_file.h"
 
@@ -44,6 +45,7 @@ struct etl_writer {
         struct log_file_reserved dir; /* owned: the file's directory and name (its fd: -1), to
                                          remove it (etl_writer_remove_file) only when still it */
         uint64_t nr_file_buffers;     /* in the file, header buffer included */
+        struct etl_flush_ahead ahead; /* the file's space the flusher allocated ahead */
         uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
         uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
         /* ring sink: a completed buffer trades places with the ring's oldest, no copy */

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "etl_reader.h"
@@ -819,14 +821,15 @@ static void test_flush_batch(void **state)
         uint64_t avail = 0;
         /* buffers 1..5 of a file of at most 4 buffers (and a few bytes): 1, 2 and 3 fit */
         assert_int_equal(
-                etl_flush_batch(fd, bufs, 5, 4096, 1, 4 * 4096 + 100, &done, &full, &avail), 0);
+                etl_flush_batch(fd, bufs, 5, 4096, 1, 4 * 4096 + 100, NULL, &done, &full, &avail),
+                0);
         assert_int_equal(done, 3);
         assert_int_equal(full, LOG_FILE_FULL_SIZE);
         struct stat st;
         assert_int_equal(fstat(fd, &st), 0);
         assert_int_equal(st.st_size, 4 * 4096);
         /* no maximum: all five, from buffer 4 on */
-        assert_int_equal(etl_flush_batch(fd, bufs, 5, 4096, 4, 0, &done, &full, &avail), 0);
+        assert_int_equal(etl_flush_batch(fd, bufs, 5, 4096, 4, 0, NULL, &done, &full, &avail), 0);
         assert_int_equal(done, 5);
         assert_int_equal(full, LOG_FILE_ROOM);
         /* the file's buffers 1..3 are a, b, c, 4..8 a to e; 0 was never written */
@@ -841,10 +844,124 @@ static void test_flush_batch(void **state)
         }
         free(b);
         /* a maximum already reached: nothing */
-        assert_int_equal(etl_flush_batch(fd, bufs, 2, 4096, 9, 9 * 4096, &done, &full, &avail), 0);
+        assert_int_equal(
+                etl_flush_batch(fd, bufs, 2, 4096, 9, 9 * 4096, NULL, &done, &full, &avail), 0);
         assert_int_equal(done, 0);
         assert_int_equal(full, LOG_FILE_FULL_SIZE);
         close(fd);
+}
+
+/* The space a flusher allocates ahead (fallocate, FALLOC_FL_KEEP_SIZE): the file's size is what
+   was written all along, the blocks reach a step past it, never past the maximum size, and the
+   close gives back what was not written; a writer killed leaves its file at the size written,
+   every buffer reading back. */
+static void test_flush_ahead(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "ahead.etl");
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
+        static uint8_t mem[5][4096];
+        uint8_t *bufs[5];
+        for (int i = 0; i < 5; i++) {
+                memset(mem[i], 'a' + i, sizeof(mem[i]));
+                bufs[i] = mem[i];
+        }
+        struct etl_flush_ahead ahead = {0};
+        uint32_t done = 0;
+        int full = -1;
+        uint64_t avail = 0;
+        assert_int_equal(etl_flush_batch(fd, bufs, 5, 4096, 1, 0, &ahead, &done, &full, &avail), 0);
+        assert_int_equal(done, 5);
+        struct stat st;
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 6 * 4096);
+        if (ahead.error) {
+                skip(); /* this file system allocates nothing ahead: written as before */
+                return;
+        }
+        assert_int_equal(ahead.end, 6 * 4096 + ETL_FLUSH_AHEAD_STEP);
+        /* (buffer 0 was never written: a hole) */
+        assert_true((uint64_t)st.st_blocks * 512 >= 5 * 4096 + ETL_FLUSH_AHEAD_STEP);
+        /* within the step: nothing more asked; the size follows the writes */
+        assert_int_equal(etl_flush_batch(fd, bufs, 5, 4096, 6, 0, &ahead, &done, &full, &avail), 0);
+        assert_int_equal(ahead.end, 6 * 4096 + ETL_FLUSH_AHEAD_STEP);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 11 * 4096);
+        /* the close's release: the size unchanged, the blocks past it gone */
+        assert_int_equal(etl_flush_release_ahead(fd, &ahead), 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 11 * 4096);
+        assert_true((uint64_t)st.st_blocks * 512 < 11 * 4096 + 65536);
+        close(fd);
+        /* a maximum size: nothing allocated past it */
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
+        ahead = (struct etl_flush_ahead){0};
+        assert_int_equal(
+                etl_flush_batch(fd, bufs, 5, 4096, 1, 4 * 4096 + 100, &ahead, &done, &full, &avail),
+                0);
+        assert_int_equal(done, 3);
+        assert_true(ahead.end <= 4 * 4096 + 100);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 4 * 4096);
+        close(fd);
+
+        /* the writer: killed with its buffers written, then a whole one closed */
+        for (int is_killed = 1; is_killed >= 0; is_killed--) {
+                char name[128];
+                path_of(name, sizeof(name), is_killed ? "ahead-killed.etl" : "ahead-closed.etl");
+                pid_t pid = is_killed ? fork() : 0;
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        next_ts = 6000;
+                        struct etl_writer *w = new_writer(2, 65536);
+                        struct etl_error err;
+                        assert_int_equal(etl_writer_open_file(w, name, false, &err), 0);
+                        assert_int_equal(etl_writer_set_async(w, 64), 0);
+                        for (int round = 0; round < 4; round++) {
+                                write_samples(w, 2, 12000);
+                                assert_int_equal(etl_writer_flush(w), 0);
+                        }
+                        if (!is_killed) {
+                                assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0),
+                                                 0);
+                                etl_writer_free(w);
+                                break;
+                        }
+                        /* every buffer handed over reached the file: then killed */
+                        struct etl_writer_stats ws;
+                        for (int i = 0; i < 10000; i++) {
+                                etl_writer_get_stats(w, &ws);
+                                if (!ws.nr_buffers_in_flight)
+                                        break;
+                                usleep(1000);
+                        }
+                        raise(SIGKILL);
+                        _exit(1);
+                }
+                int wst = 0;
+                assert_int_equal(waitpid(pid, &wst, 0), pid);
+                assert_true(WIFSIGNALED(wst) && WTERMSIG(wst) == SIGKILL);
+        }
+        for (int is_killed = 1; is_killed >= 0; is_killed--) {
+                char name[128];
+                path_of(name, sizeof(name), is_killed ? "ahead-killed.etl" : "ahead-closed.etl");
+                assert_int_equal(stat(name, &st), 0);
+                /* 2 CPUs x 4 rounds x 12000 samples of 32 bytes: more than 30 buffers */
+                assert_true(st.st_size > 30 * 65536);
+                assert_int_equal(st.st_size % 65536, 0);
+                if (is_killed)
+                        assert_true((uint64_t)st.st_blocks * 512 > (uint64_t)st.st_size);
+                else
+                        assert_true((uint64_t)st.st_blocks * 512 < (uint64_t)st.st_size + 65536);
+                struct etl_reader_stats rs;
+                uint64_t back = 0;
+                assert_int_equal(read_all(name, &back, &rs), 1 + 2 * 4 * 12000);
+                assert_int_equal(rs.nr_buffers * 65536ull,
+                                 (uint64_t)st.st_size); /* header included */
+        }
 }
 
 /* A ring written through a descriptor (a circular file's STOP): to that file only, whatever its
@@ -943,6 +1060,7 @@ int main(void)
                 cmocka_unit_test(test_ring_save_fd),
                 cmocka_unit_test(test_remove_file),
                 cmocka_unit_test(test_flush_batch),
+                cmocka_unit_test(test_flush_ahead),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
