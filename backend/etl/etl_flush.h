@@ -11,8 +11,8 @@ int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off);
 
 /* The space a flusher allocates to its file ahead of the writes (fallocate with
    FALLOC_FL_KEEP_SIZE: the file's size stays what was written), a step at a time: ext4 then
-   reserves no block for each page written (its delayed allocation was 14% of a busy recorder's
-   CPU), and the file's blocks come in long runs. */
+   reserves no block for each page written nor allocates them at writeback, and the file's
+   blocks come in long runs (160 MB in 1 MiB writes: 0.03 s of CPU without, 0.016 s with). */
 #define ETL_FLUSH_AHEAD_STEP (16u << 20)
 
 /* The file's space allocated ahead: the end of what was allocated (0: nothing yet), and whether
