@@ -43,6 +43,7 @@ struct pending {
         uint64_t timestamp;
         struct entry key;
         uint64_t ip;
+        uint32_t pid; /* the sample's process (the key's may be AGG_ALL: hot_set_place_keys) */
         bool has;
         bool is_matched;
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
@@ -57,8 +58,8 @@ struct sort_item {
 };
 
 /* A stack seen before: the places it counts in, good while its process's frames generation
-   (frames_gen.h) and the table's epoch stay. Its later samples count along them when the totals are
-   read or the places move (a stack seen again costs no lookup of its frames). */
+   (frames_gen.h) and the table's epoch stay. Its later samples count along them when
+   the totals are read or the places move (a stack seen again costs no lookup of its frames). */
 #define MEMO_SLOTS  4096
 #define MEMO_PLACES 32
 struct stack_memo {
@@ -85,8 +86,9 @@ struct deferred_stack {
 };
 
 struct hot {
-        enum hot_grouping grouping; /* rows per function, per process or thread too */
-        struct sym_store *store;    /* borrowed */
+        enum hot_grouping grouping;   /* rows per function, per process or thread too */
+        enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
+        struct sym_store *store;      /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
@@ -146,6 +148,9 @@ void hot_settle_samples(struct hot *h);
 /* ---- shared by the files of the module ---- */
 
 /* hot.c */
+/* k (a placed address when module is not 0) with what the place keys hold: the process and the
+   thread, or AGG_ALL where they are left out. */
+void hot_key_normalize(const struct hot *h, struct entry *k);
 void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total);
 /* True when function (not 0) was counted in the current stack already; else it is now. */
 bool hot_function_seen(struct hot *h, uint64_t function);
