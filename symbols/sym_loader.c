@@ -46,6 +46,9 @@ static bool is_pe_path(const char *path)
 
 bool symbols_is_anonymous(const char *path)
 {
+        /* most paths are files' ("/usr/lib/..."): the first two bytes rule the names out */
+        if (path[0] == '/' && path[1] != '/' && path[1] != 'm' && path[1] != 'd')
+                return false;
         return !*path || strncmp(path, "//anon", 6) == 0 || strcmp(path, "[heap]") == 0 ||
                strncmp(path, "[stack", 6) == 0 || strncmp(path, "[anon", 5) == 0 ||
                strncmp(path, "anon_inode:", 11) == 0 || strcmp(path, "[vvar]") == 0 ||
@@ -133,15 +136,19 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
                 kind = MOD_PE;
         else
                 kind = MOD_ELF;
+        /* the keys are put together by hand: snprintf was a quarter of an image load (a
+           process storm loads tens of thousands) */
         if (im->build_id_size && kind != MOD_PE) {
-                char h[41];
-                hexstr(h, im->build_id, im->build_id_size > 20 ? 20 : im->build_id_size);
-                snprintf(key, sizeof(key), "elf:%s", h);
+                memcpy(key, "elf:", 4);
+                hexstr(key + 4, im->build_id, im->build_id_size > 20 ? 20 : im->build_id_size);
         } else if (kind == MOD_PE) {
                 snprintf(key, sizeof(key), "pe:%s:%08x:%08" PRIx64, path, im->time_date_stamp,
                          im->size);
         } else {
-                snprintf(key, sizeof(key), "path:%s", path);
+                size_t len = strnlen(path, sizeof(key) - 6);
+                memcpy(key, "path:", 5);
+                memcpy(key + 5, path, len);
+                key[5 + len] = 0;
         }
         uint32_t k = sym_intern(s, key);
         uint32_t id = module_keys_find(s, k);

@@ -150,6 +150,31 @@ static struct sym_frame resolve(struct sym_store *s, uint64_t addr)
         return f;
 }
 
+/* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
+   whatever their first bytes (the quick test of a path's first two bytes). */
+static void test_anonymous_paths(void **state)
+{
+        (void)state;
+        static const char *const anon[] = {"",        "//anon",     "[heap]",
+                                           "[stack]", "[anon:x]",   "anon_inode:[perf]",
+                                           "[vvar]",  "/memfd:jit", "/dev/zero (deleted)"};
+        static const char *const file[] = {"/usr/lib/libx.so", "/dev/shm/libjit.so", "/mnt/libm.so",
+                                           "relative/libr.so", "/d"};
+        struct sym_store *s = store_new(NULL, 0, true);
+        uint64_t base = 0x100000;
+        for (uint32_t i = 0; i < sizeof(anon) / sizeof(anon[0]); i++, base += 0x100000) {
+                struct sym_image im = {PID, base, 0x1000, 0, anon[i], NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+                assert_int_equal(sym_locate(s, PID, base + 16).module, 0);
+        }
+        for (uint32_t i = 0; i < sizeof(file) / sizeof(file[0]); i++, base += 0x100000) {
+                struct sym_image im = {PID, base, 0x1000, 0, file[i], NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+                assert_int_not_equal(sym_locate(s, PID, base + 16).module, 0);
+        }
+        sym_store_free(s);
+}
+
 static void expect_name(struct sym_store *s, uint64_t addr, const char *name, uint64_t off)
 {
         struct sym_frame f = resolve(s, addr);
@@ -1483,6 +1508,7 @@ static void test_events_out_of_time_order(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),
