@@ -136,6 +136,13 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
                 kind = MOD_PE;
         else
                 kind = MOD_ELF;
+        uint32_t bn = im->build_id_size > 20 ? 20 : im->build_id_size, slot = 0;
+        if (bn && kind != MOD_PE) {
+                slot = (uint32_t)symbols_hash_bytes(im->build_id, bn) & 255;
+                const struct module *m = symbols_module_of(s, s->build_id_modules[slot]);
+                if (m && m->build_id_size == bn && memcmp(m->build_id, im->build_id, bn) == 0)
+                        return m->id;
+        }
         /* the keys are put together by hand: snprintf was a quarter of an image load (a
            process storm loads tens of thousands) */
         if (im->build_id_size && kind != MOD_PE) {
@@ -152,6 +159,8 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
         }
         uint32_t k = sym_intern(s, key);
         uint32_t id = module_keys_find(s, k);
+        if (id && bn && kind != MOD_PE)
+                s->build_id_modules[slot] = id;
         if (id)
                 return id;
         char short_name[256];
@@ -174,6 +183,8 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
         if ((s->nr_modules + 1) * 2 > s->module_keys_mask + 1)
                 module_keys_grow(s);
         module_keys_insert(s, k, id);
+        if (bn && kind != MOD_PE)
+                s->build_id_modules[slot] = id;
         return id;
 }
 

@@ -150,6 +150,39 @@ static struct sym_frame resolve(struct sym_store *s, uint64_t addr)
         return f;
 }
 
+/* Images are one module per build-id, whatever their path, and build-ids that share a slot of
+   the store's build-id cache (600 of them in its 256 slots) stay apart, in any order. */
+static void test_build_id_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { N = 600 };
+        uint32_t first[N];
+        for (uint32_t pass = 0; pass < 3; pass++) {
+                for (uint32_t k = 0; k < N; k++) {
+                        uint32_t i = pass == 1 ? N - 1 - k : k;
+                        uint8_t id[20] = {0};
+                        memcpy(id, &i, sizeof(i));
+                        id[19] = 0xb1;
+                        char path[64];
+                        snprintf(path, sizeof(path), "/nonexistent/p%u/lib%u.so", pass, i);
+                        uint32_t pid = PID + 1 + pass;
+                        uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
+                        struct sym_image im = {pid, base, 0x1000, 0, path, id, 20, 0, 0};
+                        sym_image_load(s, &im);
+                        uint32_t mod = sym_locate(s, pid, base + 8).module;
+                        assert_int_not_equal(mod, 0);
+                        if (pass == 0)
+                                first[i] = mod;
+                        else
+                                assert_int_equal(mod, first[i]);
+                }
+        }
+        for (uint32_t i = 1; i < N; i++)
+                assert_int_not_equal(first[i], first[i - 1]);
+        sym_store_free(s);
+}
+
 /* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
    whatever their first bytes (the quick test of a path's first two bytes). */
 static void test_anonymous_paths(void **state)
@@ -1509,6 +1542,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_anonymous_paths),
+                cmocka_unit_test(test_build_id_modules),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),
