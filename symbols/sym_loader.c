@@ -32,16 +32,16 @@
 
 /* ---- modules ---- */
 
-static bool has_suffix_ci(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), m = strlen(suffix);
-        return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
 static bool is_pe_path(const char *path)
 {
-        return strchr(path, '\\') || has_suffix_ci(path, ".dll") || has_suffix_ci(path, ".exe") ||
-               has_suffix_ci(path, ".sys") || has_suffix_ci(path, ".drv");
+        if (strchr(path, '\\'))
+                return true;
+        /* a suffix of four, the first a dot (most paths end otherwise: one look) */
+        size_t n = strlen(path);
+        const char *ext = path + n - (n >= 4 ? 4 : n);
+        return n >= 4 && ext[0] == '.' &&
+               (strcasecmp(ext, ".dll") == 0 || strcasecmp(ext, ".exe") == 0 ||
+                strcasecmp(ext, ".sys") == 0 || strcasecmp(ext, ".drv") == 0);
 }
 
 bool symbols_is_anonymous(const char *path)

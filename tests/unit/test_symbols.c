@@ -183,6 +183,41 @@ static void test_build_id_modules(void **state)
         sym_store_free(s);
 }
 
+/* A mapping laid over the middle of another splits it (the right piece appended, the maps put
+   in order again); mappings that cut nothing go in their place: every address finds the
+   module and offset of the mapping that holds it last, in any order of loads. */
+static void test_mapping_order(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image a = {PID, 0x10000, 0x80000, 0, "/nonexistent/liba.so", NULL, 0, 0, 0};
+        struct sym_image b = {PID, 0x30000, 0x10000, 0, "/nonexistent/libb.so", NULL, 0, 0, 0};
+        struct sym_image c = {PID, 0x5000, 0x3000, 0, "/nonexistent/libc0.so", NULL, 0, 0, 0};
+        struct sym_image d = {PID, 0xa0000, 0x1000, 0, "/nonexistent/libd.so", NULL, 0, 0, 0};
+        sym_image_load(s, &d);
+        sym_image_load(s, &a);
+        sym_image_load(s, &b);
+        sym_image_load(s, &c);
+        uint32_t ma = sym_locate(s, PID, 0x10000).module, mb = sym_locate(s, PID, 0x30000).module,
+                 mc = sym_locate(s, PID, 0x5000).module, md = sym_locate(s, PID, 0xa0000).module;
+        assert_true(ma && mb && mc && md && ma != mb && mb != mc && mc != md && ma != md);
+        static const struct {
+                uint64_t addr, rel;
+                int which;
+        } want[] = {{0x5010, 0x10, 2},     {0x10010, 0x10, 0},   {0x2fff0, 0x1fff0, 0},
+                    {0x30010, 0x10, 1},    {0x3fff0, 0xfff0, 1}, {0x40010, 0x30010, 0},
+                    {0x8fff0, 0x7fff0, 0}, {0xa0010, 0x10, 3}};
+        const uint32_t mods[] = {ma, mb, mc, md};
+        for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                struct sym_loc loc = sym_locate(s, PID, want[i].addr);
+                assert_int_equal(loc.module, mods[want[i].which]);
+                assert_int_equal(loc.rel, want[i].rel);
+        }
+        assert_int_equal(sym_locate(s, PID, 0x9000).module, 0);
+        assert_int_equal(sym_locate(s, PID, 0x90010).module, 0);
+        sym_store_free(s);
+}
+
 /* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
    whatever their first bytes (the quick test of a path's first two bytes). */
 static void test_anonymous_paths(void **state)
@@ -1542,6 +1577,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_anonymous_paths),
+                cmocka_unit_test(test_mapping_order),
                 cmocka_unit_test(test_build_id_modules),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
