@@ -178,14 +178,24 @@ void hot_key_normalize(const struct hot *h, struct entry *k)
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
 {
         *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
-        if (e->answer)
+        if (hot_answer_is_current(h, e))
                 return;
+        e->answer = 0;
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
         sym_resolve(h->store, loc, f);
-        if (is_final) {
+        /* asked after the lookup: a recording's kernel table is built again by it when symbols
+           came since */
+        uint32_t epoch = is_final || !e->module ? 0 : sym_answers_epoch(h->store, e->module);
+        if (is_final || (epoch && epoch <= UINT16_MAX)) {
                 e->answer = (uint8_t)(f->state + 1);
                 e->function = f->state == SYM_RESOLVED ? f->function : 0;
+                e->epoch = (uint16_t)epoch;
         }
+}
+
+bool hot_answer_is_current(const struct hot *h, const struct entry *e)
+{
+        return e->answer && (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module));
 }
 
 bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)

@@ -32,6 +32,9 @@ struct entry {
         /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
            resolved one's name): an answer of a module whose answers are settled stays */
         uint8_t answer;
+        /* 0: the answer is final; else the store's sym_answers_epoch it was given under (a
+           recording's kernel), good while the epoch stays (in the padding: 16 bits) */
+        uint16_t epoch;
         uint32_t function;
         uint64_t self, total;
         /* of total: the stacks that had this place's function at another of its places too,
@@ -161,6 +164,9 @@ uint64_t hot_key_hash(const struct entry *k);
    first: a module that finishes loading after the answer was asked for gave a pending one,
    which must not stay. */
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f);
+/* Whether e holds an answer that still stands: a final one, or one given under the store's
+   current sym_answers_epoch. */
+bool hot_answer_is_current(const struct hot *h, const struct entry *e);
 /* The function of e's place as its row will name it (module << 32 | function) in *function, 0
    when it has none. False while the module's symbols load (the name may still come). The answer
    of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */

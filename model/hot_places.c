@@ -304,7 +304,7 @@ uint32_t hot_function_places(struct hot *h, uint16_t source, uint32_t module, ui
                    store's (an unplaced one placed again) */
                 struct sym_loc loc = {e->module, e->rel};
                 uint32_t fn = e->function;
-                if (!e->answer) {
+                if (!hot_answer_is_current(h, e)) {
                         if (!e->module)
                                 loc = sym_locate(h->store, e->pid, e->rel);
                         struct sym_frame f;

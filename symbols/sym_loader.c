@@ -369,6 +369,16 @@ bool sym_answers_are_final(const struct sym_store *s, uint32_t module)
         return m->kind != MOD_KERNEL || s->opt.is_live;
 }
 
+uint32_t sym_answers_epoch(const struct sym_store *s, uint32_t module)
+{
+        const struct module *m = s ? symbols_module_of(s, module) : NULL;
+        if (!m || m->kind != MOD_KERNEL || s->opt.is_live || s->is_ksyms_dirty)
+                return 0;
+        /* the answers are those of the table built last (symbols_kernel_table_refresh), or
+           none while no symbol came (the module stays new: unusable) */
+        return s->nr_ksym_tables + 1;
+}
+
 void sym_prefetch(struct sym_store *s, uint32_t module)
 {
         struct module *m =
@@ -442,6 +452,8 @@ void symbols_kernel_table_refresh(struct sym_store *s)
         sym_table_finish(t, 1 << 20);
         sym_table_free(m->table);
         m->table = t;
+        if (s->nr_ksym_tables < UINT32_MAX - 1)
+                s->nr_ksym_tables++;
         snprintf(m->file_used, sizeof(m->file_used), "the recording's kernel symbols");
         m->note[0] = 0;
         atomic_store_explicit(&m->state, LS_LOADED, memory_order_release);

@@ -183,6 +183,7 @@ struct sym_store {
         struct kernel_sym *ksyms; /* owned: recorded kernel symbols */
         uint32_t nr_ksyms, cap_ksyms;
         bool is_ksyms_dirty;
+        uint32_t nr_ksym_tables; /* the recording's kernel tables built: sym_answers_epoch */
         /* loader */
         pthread_t loader;
         bool has_loader;

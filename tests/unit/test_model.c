@@ -2265,6 +2265,62 @@ static void test_hot_place_keys_pids(void **state)
         }
 }
 
+/* A recording's kernel frames: their answers are kept by the places while no kernel symbol
+   comes (the store's sym_answers_epoch), so that stacks over the same kernel addresses ask the
+   store once per place, not once per frame; symbols that come later name the rows all the same. */
+static void test_hot_kernel_answers_kept(void **state)
+{
+        (void)state;
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        const uint64_t kb = 0xffffffff81000000ull;
+        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        struct hot *h = hot_new(s, 0);
+        const uint64_t a = kb + 0x123, b = kb + 0x456, c = kb + 0x789;
+        /* six different stacks over the same three places, twice over */
+        const uint64_t stacks[6][3] = {{a, b, c}, {a, c, b}, {b, a, c},
+                                       {b, c, a}, {c, a, b}, {c, b, a}};
+        struct sym_stats st0, st1;
+        sym_store_get_stats(s, &st0);
+        int64_t t = 0;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 6; i++, t += 1000) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, 100, 101);
+                        ev.sample.ip = stacks[i][0];
+                        ev.sample.tid = 101;
+                        hot_event(h, &ev);
+                        struct kevent sk = ev_stack(0, t, 100, 101, stacks[i], 3);
+                        hot_event(h, &sk);
+                }
+                if (round == 0) { /* the symbols come after the first round's stacks */
+                        sym_store_get_stats(s, &st1);
+                        assert_true(st1.nr_lookups - st0.nr_lookups <= 3);
+                        sym_kernel_symbol(s, kb + 0x100, 0x80, "k_alpha", "");
+                        sym_kernel_symbol(s, kb + 0x400, 0x100, "k_beta", "");
+                        sym_kernel_symbol(s, kb + 0x700, 0x100, "k_gamma", "");
+                }
+        }
+        sym_store_get_stats(s, &st1);
+        assert_true(st1.nr_lookups - st0.nr_lookups <= 6);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_int_equal(n, 3);
+        uint64_t self = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(rows[i].state, SYM_RESOLVED);
+                const char *name = sym_name(s, rows[i].function);
+                assert_true(!strcmp(name, "k_alpha") || !strcmp(name, "k_beta") ||
+                            !strcmp(name, "k_gamma"));
+                assert_int_equal(rows[i].total, 12);
+                self += rows[i].self;
+        }
+        assert_int_equal(self, 12);
+        hot_free(h);
+        sym_store_free(s);
+}
+
 /* The Hot lines sum an address's samples over the processes that sampled it before they pick
    the 16,384 heaviest addresses to look up: model_fn_alpha sampled once in each of 300
    processes is one address of 300 samples, not 300 places of one that the 16,384 places of two
@@ -4023,6 +4079,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_ipc, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_place_keys, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_place_keys_pids, fix_setup, fix_teardown),
+                cmocka_unit_test(test_hot_kernel_answers_kept),
                 cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),

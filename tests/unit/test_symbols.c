@@ -673,9 +673,17 @@ static void test_recorded_kernel_symbols(void **state)
         /* before the symbols arrive: module+offset */
         sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
         assert_int_not_equal(f.state, SYM_RESOLVED);
+        /* the answers stand while no symbol comes: an epoch, 0 from a symbol to the next lookup */
+        uint32_t kernel = sym_locate(s, 1234, 0xffffffff81000123ull).module;
+        uint32_t epoch = sym_answers_epoch(s, kernel);
+        assert_int_not_equal(epoch, 0);
+        assert_int_equal(sym_answers_epoch(s, kernel), epoch);
         sym_kernel_symbol(s, 0xffffffff81000100ull, 0x80, "schedule", "");
+        assert_int_equal(sym_answers_epoch(s, kernel), 0);
         sym_kernel_symbol(s, 0xffffffffc0100000ull, 0x200, "ext4_file_write_iter", "ext4");
         sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_not_equal(sym_answers_epoch(s, kernel), 0);
+        assert_int_not_equal(sym_answers_epoch(s, kernel), epoch);
         assert_int_equal(f.state, SYM_RESOLVED);
         assert_string_equal(sym_name(s, f.function), "schedule");
         assert_int_equal(f.offset, 0x23);
