@@ -26,6 +26,7 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         struct hot *h = xcalloc(1, sizeof(*h));
         h->store = store;
         h->max_entries = max_entries ? max_entries : (1u << 20);
+        h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
         h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
@@ -162,20 +163,39 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         k.rel = loc.module ? loc.rel : addr;
         k.pid = pid;
         k.tid = tid;
+        hot_key_normalize(h, &k);
         return k;
+}
+
+void hot_key_normalize(const struct hot *h, struct entry *k)
+{
+        if (h->place_keys != HOT_BY_THREAD)
+                k->tid = AGG_ALL;
+        if (h->place_keys == HOT_BY_FUNCTION && k->module)
+                k->pid = AGG_ALL;
 }
 
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
 {
         *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
-        if (e->answer)
+        if (hot_answer_is_current(h, e))
                 return;
+        e->answer = 0;
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
         sym_resolve(h->store, loc, f);
-        if (is_final) {
+        /* asked after the lookup: a recording's kernel table is built again by it when symbols
+           came since */
+        uint32_t epoch = is_final || !e->module ? 0 : sym_answers_epoch(h->store, e->module);
+        if (is_final || (epoch && epoch <= UINT16_MAX)) {
                 e->answer = (uint8_t)(f->state + 1);
                 e->function = f->state == SYM_RESOLVED ? f->function : 0;
+                e->epoch = (uint16_t)epoch;
         }
+}
+
+bool hot_answer_is_current(const struct hot *h, const struct entry *e)
+{
+        return e->answer && (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module));
 }
 
 bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
@@ -250,7 +270,7 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         if (ev->cpu % MAX_CPUS >= h->nr_pend)
                 h->nr_pend = ev->cpu % MAX_CPUS + 1;
         hot_pending_flush(h, p);
-        *p = (struct pending){ev->timestamp, k, ip, true, false, is_unplaced};
+        *p = (struct pending){ev->timestamp, k, ip, ev->pid, true, false, is_unplaced};
 }
 
 /* The places of a stack, each once, as the table holds them. */
@@ -365,8 +385,10 @@ static void stack(struct hot *h, const struct kevent *ev)
         h->nr_stacks++;
         if (p->is_unplaced) {
                 /* the process the stack names places the sample (counted once, here) */
-                if (ev->stack.pid != UINT32_MAX)
+                if (ev->stack.pid != UINT32_MAX) {
                         p->key = key_of(h, p->key.source, ev->stack.pid, p->key.tid, p->ip);
+                        p->pid = ev->stack.pid;
+                }
                 p->is_unplaced = false;
                 hot_count(h, &p->key, 1, 0);
         }
@@ -381,7 +403,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         struct entry keys[MAX_STACK_KEYS];
         uint32_t nr_leaf = 0;
         keys[nr_leaf++] = p->key;
-        if (nr_frames && !(frames[0] == p->ip && ev->stack.pid == p->key.pid)) {
+        if (nr_frames && !(frames[0] == p->ip && ev->stack.pid == p->pid)) {
                 keys[nr_leaf] = key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[0]);
                 if (!key_eq(&keys[nr_leaf], &keys[0]))
                         nr_leaf++;
@@ -529,6 +551,11 @@ void hot_event(struct hot *h, const struct kevent *ev)
 void hot_set_settings(struct hot *h, const struct agg_settings *settings)
 {
         h->settings = *settings;
+}
+
+void hot_set_place_keys(struct hot *h, enum hot_grouping widest)
+{
+        h->place_keys = widest;
 }
 
 void hot_set_grouping(struct hot *h, enum hot_grouping grouping)

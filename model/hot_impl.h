@@ -32,6 +32,9 @@ struct entry {
         /* 0: ask the symbol store; else its settled answer's sym_state + 1 (function holds a
            resolved one's name): an answer of a module whose answers are settled stays */
         uint8_t answer;
+        /* 0: the answer is final; else the store's sym_answers_epoch it was given under (a
+           recording's kernel), good while the epoch stays (in the padding: 16 bits) */
+        uint16_t epoch;
         uint32_t function;
         uint64_t self, total;
         /* of total: the stacks that had this place's function at another of its places too,
@@ -43,6 +46,7 @@ struct pending {
         uint64_t timestamp;
         struct entry key;
         uint64_t ip;
+        uint32_t pid; /* the sample's process (the key's may be AGG_ALL: hot_set_place_keys) */
         bool has;
         bool is_matched;
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
@@ -57,8 +61,8 @@ struct sort_item {
 };
 
 /* A stack seen before: the places it counts in, good while its process's frames generation
-   (frames_gen.h) and the table's epoch stay. Its later samples count along them when the totals are
-   read or the places move (a stack seen again costs no lookup of its frames). */
+   (frames_gen.h) and the table's epoch stay. Its later samples count along them when
+   the totals are read or the places move (a stack seen again costs no lookup of its frames). */
 #define MEMO_SLOTS  4096
 #define MEMO_PLACES 32
 struct stack_memo {
@@ -85,8 +89,9 @@ struct deferred_stack {
 };
 
 struct hot {
-        enum hot_grouping grouping; /* rows per function, per process or thread too */
-        struct sym_store *store;    /* borrowed */
+        enum hot_grouping grouping;   /* rows per function, per process or thread too */
+        enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
+        struct sym_store *store;      /* borrowed */
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
@@ -146,6 +151,9 @@ void hot_settle_samples(struct hot *h);
 /* ---- shared by the files of the module ---- */
 
 /* hot.c */
+/* k (a placed address when module is not 0) with what the place keys hold: the process and the
+   thread, or AGG_ALL where they are left out. */
+void hot_key_normalize(const struct hot *h, struct entry *k);
 void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t total);
 /* True when function (not 0) was counted in the current stack already; else it is now. */
 bool hot_function_seen(struct hot *h, uint64_t function);
@@ -156,6 +164,9 @@ uint64_t hot_key_hash(const struct entry *k);
    first: a module that finishes loading after the answer was asked for gave a pending one,
    which must not stay. */
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f);
+/* Whether e holds an answer that still stands: a final one, or one given under the store's
+   current sym_answers_epoch. */
+bool hot_answer_is_current(const struct hot *h, const struct entry *e);
 /* The function of e's place as its row will name it (module << 32 | function) in *function, 0
    when it has none. False while the module's symbols load (the name may still come). The answer
    of a module whose answers are settled is kept in the entry, as hot_top_functions keeps it. */

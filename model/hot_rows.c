@@ -91,6 +91,7 @@ static void place_or_fold(struct hot *h)
                         k.module = u[i].loc.module;
                         k.rel = u[i].loc.rel;
                         k.answer = 0;
+                        hot_key_normalize(h, &k); /* placed: its process where keys hold it */
                         hot_count(h, &k, k.self, k.total);
                         is_changed = true;
                 } else if (bsearch(&k.pid, ended, nr_ended, sizeof(*ended), cmp_pid)) {

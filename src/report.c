@@ -15,6 +15,7 @@
 #include "outbuf.h"
 #include "ui/text_sanitize.h"
 #include "ui/text_report.h"
+#include "ui/views.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -99,6 +100,11 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                                      .is_no_demangle = opts->is_no_demangle,
                                      .log = on_log};
         struct profile *p = profile_new(&po);
+        /* the places hold what the functions' grouping needs: by function, one per address
+           whichever process sampled it (a storm of short processes is not a place per process) */
+        hot_set_place_keys(profile_hot(p), opts->group == FUNCTIONS_BY_PROCESS  ? HOT_BY_PROCESS
+                                           : opts->group == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
+                                                                                : HOT_BY_FUNCTION);
         events_table_set_max_recent(profile_events(p), 0); /* counts only */
         struct feed *f = NULL;
         if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,

@@ -32,20 +32,23 @@
 
 /* ---- modules ---- */
 
-static bool has_suffix_ci(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), m = strlen(suffix);
-        return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
 static bool is_pe_path(const char *path)
 {
-        return strchr(path, '\\') || has_suffix_ci(path, ".dll") || has_suffix_ci(path, ".exe") ||
-               has_suffix_ci(path, ".sys") || has_suffix_ci(path, ".drv");
+        if (strchr(path, '\\'))
+                return true;
+        /* a suffix of four, the first a dot (most paths end otherwise: one look) */
+        size_t n = strlen(path);
+        const char *ext = path + n - (n >= 4 ? 4 : n);
+        return n >= 4 && ext[0] == '.' &&
+               (strcasecmp(ext, ".dll") == 0 || strcasecmp(ext, ".exe") == 0 ||
+                strcasecmp(ext, ".sys") == 0 || strcasecmp(ext, ".drv") == 0);
 }
 
 bool symbols_is_anonymous(const char *path)
 {
+        /* most paths are files' ("/usr/lib/..."): the first two bytes rule the names out */
+        if (path[0] == '/' && path[1] != '/' && path[1] != 'm' && path[1] != 'd')
+                return false;
         return !*path || strncmp(path, "//anon", 6) == 0 || strcmp(path, "[heap]") == 0 ||
                strncmp(path, "[stack", 6) == 0 || strncmp(path, "[anon", 5) == 0 ||
                strncmp(path, "anon_inode:", 11) == 0 || strcmp(path, "[vvar]") == 0 ||
@@ -133,18 +136,31 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
                 kind = MOD_PE;
         else
                 kind = MOD_ELF;
+        uint32_t bn = im->build_id_size > 20 ? 20 : im->build_id_size, slot = 0;
+        if (bn && kind != MOD_PE) {
+                slot = (uint32_t)symbols_hash_bytes(im->build_id, bn) & 255;
+                const struct module *m = symbols_module_of(s, s->build_id_modules[slot]);
+                if (m && m->build_id_size == bn && memcmp(m->build_id, im->build_id, bn) == 0)
+                        return m->id;
+        }
+        /* the keys are put together by hand: snprintf was a quarter of an image load (a
+           process storm loads tens of thousands) */
         if (im->build_id_size && kind != MOD_PE) {
-                char h[41];
-                hexstr(h, im->build_id, im->build_id_size > 20 ? 20 : im->build_id_size);
-                snprintf(key, sizeof(key), "elf:%s", h);
+                memcpy(key, "elf:", 4);
+                hexstr(key + 4, im->build_id, im->build_id_size > 20 ? 20 : im->build_id_size);
         } else if (kind == MOD_PE) {
                 snprintf(key, sizeof(key), "pe:%s:%08x:%08" PRIx64, path, im->time_date_stamp,
                          im->size);
         } else {
-                snprintf(key, sizeof(key), "path:%s", path);
+                size_t len = strnlen(path, sizeof(key) - 6);
+                memcpy(key, "path:", 5);
+                memcpy(key + 5, path, len);
+                key[5 + len] = 0;
         }
         uint32_t k = sym_intern(s, key);
         uint32_t id = module_keys_find(s, k);
+        if (id && bn && kind != MOD_PE)
+                s->build_id_modules[slot] = id;
         if (id)
                 return id;
         char short_name[256];
@@ -167,6 +183,8 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
         if ((s->nr_modules + 1) * 2 > s->module_keys_mask + 1)
                 module_keys_grow(s);
         module_keys_insert(s, k, id);
+        if (bn && kind != MOD_PE)
+                s->build_id_modules[slot] = id;
         return id;
 }
 
@@ -351,6 +369,16 @@ bool sym_answers_are_final(const struct sym_store *s, uint32_t module)
         return m->kind != MOD_KERNEL || s->opt.is_live;
 }
 
+uint32_t sym_answers_epoch(const struct sym_store *s, uint32_t module)
+{
+        const struct module *m = s ? symbols_module_of(s, module) : NULL;
+        if (!m || m->kind != MOD_KERNEL || s->opt.is_live || s->is_ksyms_dirty)
+                return 0;
+        /* the answers are those of the table built last (symbols_kernel_table_refresh), or
+           none while no symbol came (the module stays new: unusable) */
+        return s->nr_ksym_tables + 1;
+}
+
 void sym_prefetch(struct sym_store *s, uint32_t module)
 {
         struct module *m =
@@ -424,6 +452,8 @@ void symbols_kernel_table_refresh(struct sym_store *s)
         sym_table_finish(t, 1 << 20);
         sym_table_free(m->table);
         m->table = t;
+        if (s->nr_ksym_tables < UINT32_MAX - 1)
+                s->nr_ksym_tables++;
         snprintf(m->file_used, sizeof(m->file_used), "the recording's kernel symbols");
         m->note[0] = 0;
         atomic_store_explicit(&m->state, LS_LOADED, memory_order_release);

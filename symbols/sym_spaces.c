@@ -189,7 +189,8 @@ struct space *symbols_space_probe(struct sym_store *s, uint32_t pid)
 }
 
 /* Removes [start, end) from sp, splitting mappings that straddle it. */
-static void space_cut(struct space *sp, uint64_t start, uint64_t end)
+/* Returns whether it appended a piece (the maps are then out of order). */
+static bool space_cut(struct space *sp, uint64_t start, uint64_t end)
 {
         uint32_t o = 0;
         struct mapping extra = {0};
@@ -223,11 +224,12 @@ static void space_cut(struct space *sp, uint64_t start, uint64_t end)
                 }
                 sp->maps[sp->nr++] = extra;
         }
+        return has_extra;
 }
 
 static void space_add(struct space *sp, struct mapping m)
 {
-        space_cut(sp, m.start, m.end);
+        bool is_unordered = space_cut(sp, m.start, m.end);
         if (sp->nr == sp->cap) {
                 sp->cap = sp->cap ? sp->cap * 2 : 16;
                 sp->maps = xrealloc(sp->maps, sp->cap * sizeof(*sp->maps));
@@ -239,8 +241,9 @@ static void space_add(struct space *sp, struct mapping m)
         }
         sp->maps[i] = m;
         sp->nr++;
-        /* space_cut may have appended out of order */
-        for (uint32_t k = 1; k < sp->nr; k++) {
+        /* space_cut may have appended out of order (else the maps are in order: a process
+           storm maps tens of thousands of images, each of them a pass over its process's maps) */
+        for (uint32_t k = 1; is_unordered && k < sp->nr; k++) {
                 struct mapping x = sp->maps[k];
                 uint32_t j = k;
                 while (j > 0 && sp->maps[j - 1].start > x.start) {

@@ -155,6 +155,10 @@ struct sym_store {
         uint32_t nr_modules, cap_modules;
         uint32_t *module_keys; /* hash: interned key -> module id; 0 free */
         uint32_t module_keys_mask;
+        /* the modules of build-ids met last, by the build-id's first bytes (0: none): an image
+           load of a known build-id (every process of a storm maps the same few) finds its
+           module without its key's text */
+        uint32_t build_id_modules[256];
         /* spaces by pid */
         struct space **spaces; /* owned hash by pid, NULL free */
         uint32_t spaces_mask, nr_spaces;
@@ -179,6 +183,7 @@ struct sym_store {
         struct kernel_sym *ksyms; /* owned: recorded kernel symbols */
         uint32_t nr_ksyms, cap_ksyms;
         bool is_ksyms_dirty;
+        uint32_t nr_ksym_tables; /* the recording's kernel tables built: sym_answers_epoch */
         /* loader */
         pthread_t loader;
         bool has_loader;

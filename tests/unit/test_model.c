@@ -2145,6 +2145,224 @@ static void test_switches_cpu_time_late(void **state)
         switches_free(sw);
 }
 
+/* ---- the places' keys (hot_set_place_keys) ---- */
+
+/* The same stacks of many short processes (each maps the binary elsewhere), two threads each,
+   counted by three tables: keyed by process and thread (the default), by process alone, by
+   address alone. Each grouping's rows are the same from a table whose keys hold what it needs;
+   keyed by address, a process storm takes one place per address: a table of 16 places holds
+   them all (keyed by process, most samples find no room). */
+static void feed_storm(struct fix *fx, struct hot *h)
+{
+        int64_t t = 0;
+        for (uint32_t p = 0; p < 40; p++) {
+                uint32_t pid = 1000 + p;
+                uint64_t base = EXE + (uint64_t)p * 0x2000000ull;
+                fix_image(fx, pid, base);
+                uint64_t a = base + fx->off_alpha, b = base + fx->off_beta,
+                         g = base + fx->off_gamma;
+                /* alpha called by beta by gamma by beta: beta twice (its total once) */
+                const uint64_t deep[] = {a, b, g, b};
+                const uint64_t shallow[] = {g, b};
+                for (uint32_t i = 0; i < 6; i++, t += 1000) {
+                        uint32_t tid = pid * 10 + i % 2;
+                        bool is_deep = i % 3 != 2;
+                        struct kevent ev = ev_base(KEV_SAMPLE, i % 2, t, pid, tid);
+                        ev.sample.ip = is_deep ? a : g;
+                        ev.sample.tid = tid;
+                        hot_event(h, &ev);
+                        struct kevent st = ev_stack(i % 2, t, pid, tid, is_deep ? deep : shallow,
+                                                    is_deep ? 4 : 2);
+                        hot_event(h, &st);
+                }
+        }
+}
+
+static void test_hot_place_keys(void **state)
+{
+        struct fix *fx = *state;
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        struct hot *all = hot_new(fx->store, 0);
+        feed_storm(fx, all);
+        for (uint32_t k = 0; k < 2; k++) {
+                struct hot *h = hot_new(fx->store, 0);
+                hot_set_place_keys(h, groupings[k]);
+                feed_storm(fx, h);
+                assert_int_equal(hot_nr_stacks(h), hot_nr_stacks(all));
+                for (uint32_t g = 0; g <= k; g++) {
+                        const struct hot_row *want, *got;
+                        uint32_t n =
+                                hot_functions_by(all, HOT_SOURCE_TIMER, groupings[g], true, &want);
+                        struct hot_row *copy = malloc((n + 1) * sizeof(*copy));
+                        assert_non_null(copy);
+                        memcpy(copy, want, n * sizeof(*copy));
+                        assert_int_equal(
+                                hot_functions_by(h, HOT_SOURCE_TIMER, groupings[g], true, &got), n);
+                        assert_int_equal(n, g == HOT_BY_FUNCTION ? 3 : 3 * 40);
+                        for (uint32_t i = 0; i < n; i++) {
+                                assert_int_equal(got[i].function, copy[i].function);
+                                assert_int_equal(got[i].self, copy[i].self);
+                                assert_int_equal(got[i].total, copy[i].total);
+                                if (g == HOT_BY_PROCESS)
+                                        assert_int_equal(got[i].pid, copy[i].pid);
+                        }
+                        if (g == HOT_BY_FUNCTION) { /* 160 deep stacks: beta once in each */
+                                for (uint32_t i = 0; i < n; i++)
+                                        if (copy[i].function == fx->fn_beta)
+                                                assert_int_equal(copy[i].total, 240);
+                        }
+                        free(copy);
+                }
+                hot_free(h);
+        }
+        hot_free(all);
+        /* keyed by address: 3 places whatever the processes; keyed by process: 120 */
+        struct hot *small = hot_new(fx->store, 16);
+        hot_set_place_keys(small, HOT_BY_FUNCTION);
+        feed_storm(fx, small);
+        struct hot_caps caps;
+        hot_caps(small, &caps);
+        assert_int_equal(caps.nr_samples_no_room, 0);
+        hot_free(small);
+        small = hot_new(fx->store, 16);
+        feed_storm(fx, small);
+        hot_caps(small, &caps);
+        assert_true(caps.nr_samples_no_room > 0);
+        hot_free(small);
+}
+
+/* A sample of one process whose stack names another (the sample's and the stack's pid differ:
+   a process that execs, the kernel's frames) at the same address of an image without symbols:
+   keyed by address, the stack counts the address once (its total 1, as its self), where places
+   keyed by process counted it in each (total 2: no name to find the repeat by). */
+static void test_hot_place_keys_pids(void **state)
+{
+        struct fix *fx = *state;
+        const uint64_t base = 0x60000000ull;
+        for (uint32_t pid = PID_A; pid <= PID_B; pid += PID_B - PID_A) {
+                struct sym_image im = {pid,  base, 0x100000, 0, "/nonexistent/libnosyms.so",
+                                       NULL, 0,    0,        0};
+                sym_image_load(fx->store, &im);
+        }
+        for (uint32_t k = 0; k < 2; k++) {
+                struct hot *h = hot_new(fx->store, 0);
+                if (k)
+                        hot_set_place_keys(h, HOT_BY_FUNCTION);
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, MS(1), PID_A, 101);
+                ev.sample.ip = base + 0x40;
+                ev.sample.tid = 101;
+                hot_event(h, &ev);
+                const uint64_t frames[] = {base + 0x40, base + 0x80};
+                struct kevent st = ev_stack(0, MS(1), PID_B, 101, frames, 2);
+                hot_event(h, &st);
+                const struct hot_row *rows;
+                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+                assert_int_equal(n, 2);
+                assert_int_equal(rows[0].self, 1);
+                assert_int_equal(rows[0].total, k ? 1 : 2);
+                hot_free(h);
+        }
+}
+
+/* A recording's kernel frames: their answers are kept by the places while no kernel symbol
+   comes (the store's sym_answers_epoch), so that stacks over the same kernel addresses ask the
+   store once per place, not once per frame; symbols that come later name the rows all the same. */
+static void test_hot_kernel_answers_kept(void **state)
+{
+        (void)state;
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        const uint64_t kb = 0xffffffff81000000ull;
+        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        struct hot *h = hot_new(s, 0);
+        const uint64_t a = kb + 0x123, b = kb + 0x456, c = kb + 0x789;
+        /* six different stacks over the same three places, twice over */
+        const uint64_t stacks[6][3] = {{a, b, c}, {a, c, b}, {b, a, c},
+                                       {b, c, a}, {c, a, b}, {c, b, a}};
+        struct sym_stats st0, st1;
+        sym_store_get_stats(s, &st0);
+        int64_t t = 0;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 6; i++, t += 1000) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, 100, 101);
+                        ev.sample.ip = stacks[i][0];
+                        ev.sample.tid = 101;
+                        hot_event(h, &ev);
+                        struct kevent sk = ev_stack(0, t, 100, 101, stacks[i], 3);
+                        hot_event(h, &sk);
+                }
+                if (round == 0) { /* the symbols come after the first round's stacks */
+                        sym_store_get_stats(s, &st1);
+                        assert_true(st1.nr_lookups - st0.nr_lookups <= 3);
+                        sym_kernel_symbol(s, kb + 0x100, 0x80, "k_alpha", "");
+                        sym_kernel_symbol(s, kb + 0x400, 0x100, "k_beta", "");
+                        sym_kernel_symbol(s, kb + 0x700, 0x100, "k_gamma", "");
+                }
+        }
+        sym_store_get_stats(s, &st1);
+        assert_true(st1.nr_lookups - st0.nr_lookups <= 6);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, false, &rows);
+        assert_int_equal(n, 3);
+        uint64_t self = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(rows[i].state, SYM_RESOLVED);
+                const char *name = sym_name(s, rows[i].function);
+                assert_true(!strcmp(name, "k_alpha") || !strcmp(name, "k_beta") ||
+                            !strcmp(name, "k_gamma"));
+                assert_int_equal(rows[i].total, 12);
+                self += rows[i].self;
+        }
+        assert_int_equal(self, 12);
+        hot_free(h);
+        sym_store_free(s);
+}
+
+/* The Hot lines sum an address's samples over the processes that sampled it before they pick
+   the 16,384 heaviest addresses to look up: model_fn_alpha sampled once in each of 300
+   processes is one address of 300 samples, not 300 places of one that the 16,384 places of two
+   samples (an image without lines) leave out. */
+static void test_hot_lines_by_address(void **state)
+{
+        struct fix *fx = *state;
+        uint32_t file, line;
+        if (!sym_srcline_line(fx->store, sym_locate(fx->store, PID_A, EXE + fx->off_alpha), &file,
+                              &line))
+                skip(); /* a build without debug information: no lines to count */
+        struct hot *h = hot_new(fx->store, 0);
+        struct sym_image other = {
+                PID_A, 0x70000000ull, 0x1000000, 0, "/nonexistent/liblines.so", NULL, 0, 0, 0};
+        sym_image_load(fx->store, &other);
+        int64_t t = 0;
+        for (uint32_t i = 0; i < 16384; i++) {
+                for (uint32_t k = 0; k < 2; k++, t += 1000) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, PID_A, 101);
+                        ev.sample.ip = 0x70000000ull + (uint64_t)i * 16;
+                        ev.sample.tid = 101;
+                        hot_event(h, &ev);
+                }
+        }
+        for (uint32_t p = 0; p < 300; p++, t += 1000) {
+                uint32_t pid = 5000 + p;
+                uint64_t base = EXE + (uint64_t)(p + 1) * 0x2000000ull;
+                fix_image(fx, pid, base);
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t, pid, pid);
+                ev.sample.ip = base + fx->off_alpha;
+                ev.sample.tid = pid;
+                hot_event(h, &ev);
+        }
+        const struct hot_line_row *rows;
+        uint32_t n = hot_top_lines(h, HOT_SOURCE_TIMER, 5, &rows);
+        assert_int_equal(n, 1);
+        assert_int_equal(rows[0].file, file);
+        assert_int_equal(rows[0].line, line);
+        assert_int_equal(rows[0].self, 300);
+        hot_free(h);
+}
+
 /* ---- PMC and LBR through the whole model, and a recorded trace ---- */
 
 /* IPC per function and module: instructions samples x their interval over cycles samples x
@@ -3859,6 +4077,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_unplaced_cap, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_pmc_lbr_together, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ipc, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_place_keys, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_place_keys_pids, fix_setup, fix_teardown),
+                cmocka_unit_test(test_hot_kernel_answers_kept),
+                cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
         };

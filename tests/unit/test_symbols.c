@@ -150,6 +150,99 @@ static struct sym_frame resolve(struct sym_store *s, uint64_t addr)
         return f;
 }
 
+/* Images are one module per build-id, whatever their path, and build-ids that share a slot of
+   the store's build-id cache (600 of them in its 256 slots) stay apart, in any order. */
+static void test_build_id_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { N = 600 };
+        uint32_t first[N];
+        for (uint32_t pass = 0; pass < 3; pass++) {
+                for (uint32_t k = 0; k < N; k++) {
+                        uint32_t i = pass == 1 ? N - 1 - k : k;
+                        uint8_t id[20] = {0};
+                        memcpy(id, &i, sizeof(i));
+                        id[19] = 0xb1;
+                        char path[64];
+                        snprintf(path, sizeof(path), "/nonexistent/p%u/lib%u.so", pass, i);
+                        uint32_t pid = PID + 1 + pass;
+                        uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
+                        struct sym_image im = {pid, base, 0x1000, 0, path, id, 20, 0, 0};
+                        sym_image_load(s, &im);
+                        uint32_t mod = sym_locate(s, pid, base + 8).module;
+                        assert_int_not_equal(mod, 0);
+                        if (pass == 0)
+                                first[i] = mod;
+                        else
+                                assert_int_equal(mod, first[i]);
+                }
+        }
+        for (uint32_t i = 1; i < N; i++)
+                assert_int_not_equal(first[i], first[i - 1]);
+        sym_store_free(s);
+}
+
+/* A mapping laid over the middle of another splits it (the right piece appended, the maps put
+   in order again); mappings that cut nothing go in their place: every address finds the
+   module and offset of the mapping that holds it last, in any order of loads. */
+static void test_mapping_order(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        struct sym_image a = {PID, 0x10000, 0x80000, 0, "/nonexistent/liba.so", NULL, 0, 0, 0};
+        struct sym_image b = {PID, 0x30000, 0x10000, 0, "/nonexistent/libb.so", NULL, 0, 0, 0};
+        struct sym_image c = {PID, 0x5000, 0x3000, 0, "/nonexistent/libc0.so", NULL, 0, 0, 0};
+        struct sym_image d = {PID, 0xa0000, 0x1000, 0, "/nonexistent/libd.so", NULL, 0, 0, 0};
+        sym_image_load(s, &d);
+        sym_image_load(s, &a);
+        sym_image_load(s, &b);
+        sym_image_load(s, &c);
+        uint32_t ma = sym_locate(s, PID, 0x10000).module, mb = sym_locate(s, PID, 0x30000).module,
+                 mc = sym_locate(s, PID, 0x5000).module, md = sym_locate(s, PID, 0xa0000).module;
+        assert_true(ma && mb && mc && md && ma != mb && mb != mc && mc != md && ma != md);
+        static const struct {
+                uint64_t addr, rel;
+                int which;
+        } want[] = {{0x5010, 0x10, 2},     {0x10010, 0x10, 0},   {0x2fff0, 0x1fff0, 0},
+                    {0x30010, 0x10, 1},    {0x3fff0, 0xfff0, 1}, {0x40010, 0x30010, 0},
+                    {0x8fff0, 0x7fff0, 0}, {0xa0010, 0x10, 3}};
+        const uint32_t mods[] = {ma, mb, mc, md};
+        for (uint32_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+                struct sym_loc loc = sym_locate(s, PID, want[i].addr);
+                assert_int_equal(loc.module, mods[want[i].which]);
+                assert_int_equal(loc.rel, want[i].rel);
+        }
+        assert_int_equal(sym_locate(s, PID, 0x9000).module, 0);
+        assert_int_equal(sym_locate(s, PID, 0x90010).module, 0);
+        sym_store_free(s);
+}
+
+/* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
+   whatever their first bytes (the quick test of a path's first two bytes). */
+static void test_anonymous_paths(void **state)
+{
+        (void)state;
+        static const char *const anon[] = {"",        "//anon",     "[heap]",
+                                           "[stack]", "[anon:x]",   "anon_inode:[perf]",
+                                           "[vvar]",  "/memfd:jit", "/dev/zero (deleted)"};
+        static const char *const file[] = {"/usr/lib/libx.so", "/dev/shm/libjit.so", "/mnt/libm.so",
+                                           "relative/libr.so", "/d"};
+        struct sym_store *s = store_new(NULL, 0, true);
+        uint64_t base = 0x100000;
+        for (uint32_t i = 0; i < sizeof(anon) / sizeof(anon[0]); i++, base += 0x100000) {
+                struct sym_image im = {PID, base, 0x1000, 0, anon[i], NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+                assert_int_equal(sym_locate(s, PID, base + 16).module, 0);
+        }
+        for (uint32_t i = 0; i < sizeof(file) / sizeof(file[0]); i++, base += 0x100000) {
+                struct sym_image im = {PID, base, 0x1000, 0, file[i], NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+                assert_int_not_equal(sym_locate(s, PID, base + 16).module, 0);
+        }
+        sym_store_free(s);
+}
+
 static void expect_name(struct sym_store *s, uint64_t addr, const char *name, uint64_t off)
 {
         struct sym_frame f = resolve(s, addr);
@@ -580,9 +673,17 @@ static void test_recorded_kernel_symbols(void **state)
         /* before the symbols arrive: module+offset */
         sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
         assert_int_not_equal(f.state, SYM_RESOLVED);
+        /* the answers stand while no symbol comes: an epoch, 0 from a symbol to the next lookup */
+        uint32_t kernel = sym_locate(s, 1234, 0xffffffff81000123ull).module;
+        uint32_t epoch = sym_answers_epoch(s, kernel);
+        assert_int_not_equal(epoch, 0);
+        assert_int_equal(sym_answers_epoch(s, kernel), epoch);
         sym_kernel_symbol(s, 0xffffffff81000100ull, 0x80, "schedule", "");
+        assert_int_equal(sym_answers_epoch(s, kernel), 0);
         sym_kernel_symbol(s, 0xffffffffc0100000ull, 0x200, "ext4_file_write_iter", "ext4");
         sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_not_equal(sym_answers_epoch(s, kernel), 0);
+        assert_int_not_equal(sym_answers_epoch(s, kernel), epoch);
         assert_int_equal(f.state, SYM_RESOLVED);
         assert_string_equal(sym_name(s, f.function), "schedule");
         assert_int_equal(f.offset, 0x23);
@@ -1483,6 +1584,9 @@ static void test_events_out_of_time_order(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_anonymous_paths),
+                cmocka_unit_test(test_mapping_order),
+                cmocka_unit_test(test_build_id_modules),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),

@@ -87,6 +87,14 @@ void hot_set_filter(struct hot *h, const struct agg_filter *f);
    or one row per function with its heaviest process and thread (the default); from the next
    hot_functions on. */
 void hot_set_grouping(struct hot *h, enum hot_grouping grouping);
+/* What a place's key holds besides its address, as the groupings that will be asked for need:
+   HOT_BY_THREAD (the default: the screen switches groupings as it runs) keeps the process and
+   the thread; HOT_BY_PROCESS the process alone (the thread AGG_ALL); HOT_BY_FUNCTION neither
+   (AGG_ALL both, but for an address no image holds, which keeps its process to be placed by
+   it). A report that asks one grouping keys by it: the places of a storm of short processes are
+   then one per address, not one per process, and every row and line counts the same. Rows of a
+   grouping the keys lack give AGG_ALL for the process or thread. Before the first sample. */
+void hot_set_place_keys(struct hot *h, enum hot_grouping widest);
 /* The refresh tick: places what has a module now and folds unplaced places past the cap
    (above); then decays or zeroes the counts by the mode, dropping the places that fell under
    the threshold (cumulative: no counts change). */

@@ -179,6 +179,13 @@ uint32_t sym_store_evict_unmapped(struct sym_store *s);
 /* Whether sym_resolve's answers for module's addresses are settled: its symbols are loaded and
    no later event adds any (a recording's kernel symbols come with its events). */
 bool sym_answers_are_final(const struct sym_store *s, uint32_t module);
+/* For a module whose answers are not final yet but stay the same while nothing new comes (a
+   recording's kernel, whose symbols come with its events): a number, never 0, that stays the
+   same exactly as long as sym_resolve's answers for the module's addresses do, so that a
+   caller may keep an answer given under it; 0 when there is none (another kind of module, a
+   live store, or symbols came since the last lookup). Its answers' final ones:
+   sym_answers_are_final. */
+uint32_t sym_answers_epoch(const struct sym_store *s, uint32_t module);
 /* Starts loading module's symbols on the loader thread, when nobody asked for them yet: the
    loading runs while the caller goes on (a replay reads on while its modules load). Nothing
    in synchronous mode. */
