@@ -368,7 +368,9 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
 
         if (sink)
                 sink(ctx, &ev);
-        d->lazy.state = LAZY_OFF; /* the payload is the record's: no fields after the sink */
+        /* the payload is the record's: no fields, no names after the sink */
+        d->lazy.state = LAZY_OFF;
+        d->lazy_names.state = LAZY_OFF;
         if (ev.type == KEV_STACK_KEY_DEF)
                 stack_keys_def_after(d, &ev, sink, ctx);
         else if (ev.type == KEV_STACK_KEY)

@@ -142,6 +142,17 @@ struct kdecoder_lazy {
         enum kdecoder_lazy_state state;
 };
 
+/* The names of the record's KEV_CLR_METHOD event, made at the consumer's first
+   kevent_clr_method_names() (clr.c): once, while the sink runs. */
+struct kdecoder_lazy_names {
+        struct kevent_lazy_names base; /* first: what the event points to */
+        struct kdecoder *d;            /* borrowed: the decoder it is part of */
+        struct payload pl;             /* borrowed: the record's payload */
+        size_t off;                    /* where the names start in it */
+        struct kevent_clr_names names; /* made (LAZY_DONE): in the record's arena */
+        enum kdecoder_lazy_state state;
+};
+
 struct kdecoder {
         bool is_raw_timestamp;
         bool has_clock;
@@ -184,6 +195,7 @@ struct kdecoder {
         uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
         struct kdecoder_lazy lazy;                  /* this record's, when left to be asked */
+        struct kdecoder_lazy_names lazy_names;      /* this record's CLR method's names */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
         char name_buf[64];               /* "Provider/opN" of the current record */
