@@ -498,7 +498,7 @@ static int build_streams(struct etl_reader *r)
                 count[r->buffers[i].cpu]++;
         /* buffer 0 (the header buffer) always gets stream 0 */
         r->streams = calloc(max_cpu + 2, sizeof(*r->streams));
-        if (!r->streams || etl_tourney_init(&r->tree, max_cpu + 2) < 0) {
+        if (!r->streams) {
                 free(count);
                 free(slot);
                 return -ENOMEM;
@@ -519,6 +519,8 @@ static int build_streams(struct etl_reader *r)
                         goto nomem;
                 slot[c] = r->nr_streams++;
         }
+        if (etl_tourney_init(&r->tree, r->nr_streams) < 0)
+                goto nomem;
         for (uint32_t i = 1; i < r->nr_buffers; i++) {
                 struct stream *s = &r->streams[slot[r->buffers[i].cpu]];
                 s->buffers[s->nr_buffers++] = i;

@@ -16,17 +16,30 @@
 typedef unsigned __int128 etl_tourney_entry;
 #define ETL_TOURNEY_DONE 0x80000000u
 
-/* The tree over nr_leaves (a power of two) leaves, stream i at leaf i (the leaves past the
- * streams are done for good): node[0] holds the winner, node[1 .. nr_leaves) the loser of the
- * match played there. Replacing the winner's entry plays log2(nr_leaves) matches, each a
+/* The tree over nr_leaves leaves, one a stream, in the implicit complete binary tree of
+ * 2 x nr_leaves - 1 nodes (node i's children 2i and 2i + 1, the leaves at nr_leaves ..
+ * 2 x nr_leaves - 1): node[0] holds the winner, node[1 .. nr_leaves) the loser of the match
+ * played there. Replacing the winner's entry plays the matches on its leaf's path, each a
  * comparison and two selects without a branch: the streams' records interleave (half the
  * records of the x64 sample come from another processor than the record before), and a
- * binary heap's sift mispredicts its branches on them. */
+ * binary heap's sift mispredicts its branches on them. A leaf's path is floor(log2(n)) or one
+ * more long; the two streams that start the order take the last two leaves, which are the
+ * deepest when n is a power of two plus one (8 processors and the header buffer's stream 0:
+ * 3 matches a record for 7 of the 8 processors, where a tree of 16 leaves played 4). */
 struct etl_tourney {
         etl_tourney_entry *node; /* owned: nr_leaves entries */
         etl_tourney_entry *win;  /* owned: 2 x nr_leaves, the leaves and the build's winners */
         uint32_t nr_leaves;
 };
+
+/* The node of stream i's leaf. */
+static inline uint32_t etl_tourney_leaf(const struct etl_tourney *t, uint32_t i)
+{
+        uint32_t n = t->nr_leaves, j = i + n - 2;
+        if (n < 2)
+                return n + i;
+        return n + (j >= n ? j - n : j);
+}
 
 static inline etl_tourney_entry etl_tourney_make(uint64_t timestamp, uint32_t stream)
 {
@@ -38,18 +51,16 @@ static inline etl_tourney_entry etl_tourney_done(uint32_t stream)
         return (etl_tourney_entry)UINT64_MAX << 32 | (ETL_TOURNEY_DONE | stream);
 }
 
-/* Sets leaf i (stream i) before a build. */
+/* Sets stream i's leaf before a build. */
 static inline void etl_tourney_set(struct etl_tourney *t, uint32_t i, etl_tourney_entry e)
 {
-        t->win[t->nr_leaves + i] = e;
+        t->win[etl_tourney_leaf(t, i)] = e;
 }
 
-/* A tree for nr_streams streams (not built yet: etl_tourney_build): 0, or -ENOMEM. */
+/* A tree for nr_streams streams (at least 1; not built yet: etl_tourney_build): 0, or -ENOMEM. */
 static inline int etl_tourney_init(struct etl_tourney *t, uint32_t nr_streams)
 {
-        uint32_t n = 1;
-        while (n < nr_streams)
-                n *= 2;
+        uint32_t n = nr_streams ? nr_streams : 1;
         t->node = calloc(n, sizeof(*t->node));
         t->win = calloc(2 * (size_t)n, sizeof(*t->win));
         t->nr_leaves = n;
@@ -104,7 +115,7 @@ static inline bool etl_tourney_is_done(etl_tourney_entry e)
 static inline void etl_tourney_replace_top(struct etl_tourney *t, etl_tourney_entry e)
 {
         etl_tourney_entry *node = t->node;
-        for (uint32_t i = (t->nr_leaves + etl_tourney_stream(e)) >> 1; i; i >>= 1) {
+        for (uint32_t i = etl_tourney_leaf(t, etl_tourney_stream(e)) >> 1; i; i >>= 1) {
                 etl_tourney_entry loser = node[i];
                 bool is_lost = loser < e;
                 node[i] = is_lost ? e : loser;
