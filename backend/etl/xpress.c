@@ -252,7 +252,7 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                                 break;
                         fbits >>= 1;
                         const size_t token_pos = ip;
-                        const unsigned token = get_le16(in + ip);
+                        const size_t token = get_le16(in + ip);
                         ip += XPRESS_TOKEN_BYTES;
                         const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                         uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
@@ -317,7 +317,7 @@ group_left:;
                 }
                 fbits >>= 1;
                 const size_t token_pos = ip;
-                const uint16_t token = get_le16(in + ip);
+                const size_t token = get_le16(in + ip);
                 ip += XPRESS_TOKEN_BYTES;
                 const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                 uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
