@@ -273,7 +273,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 return -EINVAL;
 
         const EVENT_HEADER *h = &rec->EventHeader;
-        enum kprov k = kprov_lookup(&h->ProviderId);
+        enum kprov k = kprov_lookup_cached(d, &h->ProviderId);
         struct kevent ev;
         struct payload pl;
         int rc;

@@ -153,7 +153,16 @@ struct kdecoder_lazy_names {
         enum kdecoder_lazy_state state;
 };
 
+/* One provider looked up before: kprov_lookup_cached's slots, by a hash of the GUID's first
+   8 bytes. All zero (calloc) is a right slot: the zero GUID is KP_UNKNOWN (= 0). */
+struct kprov_slot {
+        uint64_t lo, hi; /* the GUID's bytes 0-7 and 8-15 */
+        uint32_t k;      /* enum kprov */
+};
+#define KPROV_NR_SLOTS 16 /* kprov_lookup_cached takes the hash's top 4 bits */
+
 struct kdecoder {
+        struct kprov_slot prov_slots[KPROV_NR_SLOTS];
         bool is_raw_timestamp;
         bool has_clock;
         uint64_t clk_base;    /* ts0 (raw) or StartTime (FILETIME) */
@@ -277,6 +286,22 @@ static inline int64_t kdecoder_session_ns(const struct kdecoder *d, uint64_t ts)
 
 /* The known provider of GUID g, or KP_UNKNOWN. */
 enum kprov kprov_lookup(const GUID *g);
+
+/* kprov_lookup through the decoder's slots: a record's provider is nearly always one of the
+   few seen just before, and the whole GUID compared in two loads is a third of the switch and
+   memcmp of kprov_lookup (which a miss still asks, then keeps the answer in the slot). */
+static inline enum kprov kprov_lookup_cached(struct kdecoder *d, const GUID *g)
+{
+        uint64_t lo, hi;
+        memcpy(&lo, g, 8);
+        memcpy(&hi, (const uint8_t *)g + 8, 8);
+        struct kprov_slot *s = &d->prov_slots[(lo * 0x9E3779B97F4A7C15ull) >> 60];
+        if (s->lo == lo && s->hi == hi)
+                return (enum kprov)s->k;
+        enum kprov k = kprov_lookup(g);
+        *s = (struct kprov_slot){lo, hi, (uint32_t)k};
+        return k;
+}
 /* The provider's name ("Thread", "PerfInfo"); k is known. */
 const char *kprov_name(enum kprov k);
 /* The PerfView/xperf name of a known (provider, opcode), or NULL. */

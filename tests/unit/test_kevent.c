@@ -1520,6 +1520,76 @@ static void test_null_payload(void **state)
         kdecoder_free(NULL);
 }
 
+/* ---- the decoder's provider slots ---- */
+
+struct named {
+        int type;
+        char name[96];
+};
+
+static void named_sink(void *ctx, const struct kevent *ev)
+{
+        struct named *n = ctx;
+        n->type = ev->type;
+        snprintf(n->name, sizeof(n->name), "%s", ev->name ? ev->name : "(null)");
+}
+
+static struct named decode_named(struct kdecoder *d, const GUID *g, uint8_t op)
+{
+        EVENT_RECORD r;
+        struct named n = {-1, ""};
+
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        (void)kdecoder_decode(d, &r, named_sink, &n);
+        return n;
+}
+
+/* kprov_lookup_cached: a long-lived decoder (its 16 slots full, evicted, hit) names every record
+   as a fresh decoder does, also for GUIDs one byte off a known one in either half (a slot that
+   compared only the first 8 bytes, or only Data1, would call them the known provider). */
+static void test_provider_slots(void **state)
+{
+        (void)state;
+        static const GUID *known[] = {
+                &ThreadGuid,     &PerfInfoGuid,    &ProcessGuid,
+                &StackWalkGuid,  &ImageLoadGuid,   &EventTraceGuid,
+                &DiskIoGuid,     &SysConfigExGuid, &WnfGuid,
+                &WinSatGuid,     &UmsGuid,         &UdpIpGuid,
+                &ThreadPoolGuid, &TcpIpGuid,       &SplitIoGuid,
+                &RegistryGuid,   &PowerGuid,       &LastBranchRecordGuid,
+        };
+        enum { NK = sizeof(known) / sizeof(known[0]), NG = 3 * NK };
+        GUID g[NG];
+        for (int i = 0; i < NK; i++) {
+                g[3 * i] = *known[i];
+                g[3 * i + 1] = *known[i];
+                g[3 * i + 1].Data4[7] ^= 1; /* the second half off by a bit */
+                g[3 * i + 2] = *known[i];
+                g[3 * i + 2].Data3 ^= 0x100; /* the first half off, Data1 the same */
+        }
+        struct kdecoder *d = new_decoder(true);
+        struct named known_name = decode_named(d, &ThreadGuid, 1);
+        struct named off_name = decode_named(d, &g[1], 1);
+        assert_string_not_equal(known_name.name, off_name.name);
+        for (int stride = 1; stride <= 7; stride += 2) {
+                for (int j = 0; j < 4 * NG; j++) {
+                        int i = (j * stride) % NG;
+                        uint8_t op = (uint8_t)(j % 4 + 1);
+                        struct kdecoder *fresh = kdecoder_new(true);
+                        assert_non_null(fresh);
+                        struct named want = decode_named(fresh, &g[i], op);
+                        kdecoder_free(fresh);
+                        struct named got = decode_named(d, &g[i], op);
+                        assert_int_equal(got.type, want.type);
+                        assert_string_equal(got.name, want.name);
+                }
+        }
+        free_decoder(d);
+}
+
 /* ---- tid -> pid fix-ups ---- */
 
 static void test_pid_fixups(void **state)
@@ -2404,6 +2474,7 @@ int main(void)
                 cmocka_unit_test(test_lbr),
                 cmocka_unit_test(test_truncated_payloads),
                 cmocka_unit_test(test_null_payload),
+                cmocka_unit_test(test_provider_slots),
                 cmocka_unit_test(test_pid_fixups),
                 cmocka_unit_test(test_clr_events),
                 cmocka_unit_test(test_clr_method_names_on_demand),
