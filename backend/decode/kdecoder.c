@@ -291,7 +291,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         ev.cpu = rec->BufferContext.ProcessorIndex;
         ev.pid = h->ProcessId;
         ev.tid = h->ThreadId;
-        ev.name = kprov_event_name(d, k, ev.opcode);
+        ev.name = kprov_event_name_cached(d, k, ev.opcode);
         ev.nr_pmc = 0;
         memset(ev.pmc, 0, sizeof(ev.pmc));
         for (USHORT i = 0; rec->ExtendedData && i < rec->ExtendedDataCount; i++) {
