@@ -380,11 +380,18 @@ static void fill_event_trace(EVENT_TRACE *ev, const EVENT_RECORD *er, const stru
         ev->BufferContext = er->BufferContext;
 }
 
-static bool call_buffer_callbacks(struct file_cursor *c)
+/* The buffers c's reader finished since the last call, each to BufferCallback; false when it
+   asks to stop. The check runs per record: inline, the calls only when a buffer ended. */
+static bool buffer_callbacks_due(struct file_cursor *c, uint32_t done);
+
+static inline bool call_buffer_callbacks(struct file_cursor *c)
 {
         uint32_t done = etl_reader_nr_buffers_done(c->reader);
-        if (c->nr_buffers_done == done)
-                return true;
+        return c->nr_buffers_done == done || buffer_callbacks_due(c, done);
+}
+
+static bool buffer_callbacks_due(struct file_cursor *c, uint32_t done)
+{
         struct etl_reader_stats st;
         etl_reader_get_stats(c->reader, &st);
         EVENT_TRACE_LOGFILEA *lf = &c->t->logfile;
