@@ -96,9 +96,9 @@ static void image(struct sym_feed *f, const struct kevent *ev)
 static void clr_method(struct sym_feed *f, const struct kevent *ev)
 {
         char name[1024];
-        const char *ns = ev->clr_method.name_space, *args = strchr(ev->clr_method.signature, '(');
-        snprintf(name, sizeof(name), "%s%s%s%s", ns, *ns ? "." : "", ev->clr_method.name,
-                 args ? args : "");
+        struct kevent_clr_names n = kevent_clr_method_names(ev);
+        const char *ns = n.name_space, *args = strchr(n.signature, '(');
+        snprintf(name, sizeof(name), "%s%s%s%s", ns, *ns ? "." : "", n.name, args ? args : "");
         sym_clr_method(f->store, ev->clr_method.pid, ev->clr_method.module_id, ev->clr_method.start,
                        ev->clr_method.size, name);
 }

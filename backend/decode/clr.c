@@ -103,16 +103,37 @@ const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id)
         return i ? &clr_events[i - 1] : NULL;
 }
 
+/* kevent_lazy_names' get: the three names made in the record's arena at the first ask. */
+static void clr_names_get(struct kevent_lazy_names *base, struct kevent_clr_names *names)
+{
+        struct kdecoder_lazy_names *l = (struct kdecoder_lazy_names *)base;
+
+        if (l->state == LAZY_ARMED) {
+                size_t next;
+                l->names.name_space = kstr_utf16(l->d, &l->pl, l->off, &next);
+                l->names.name = kstr_utf16(l->d, &l->pl, next, &next);
+                l->names.signature = kstr_utf16(l->d, &l->pl, next, &next);
+                l->state = LAZY_DONE;
+        }
+        if (l->state == LAZY_DONE) {
+                *names = l->names;
+        } else {
+                names->name_space = "";
+                names->name = "";
+                names->signature = "";
+        }
+}
+
 /* MethodLoadVerbose and its kin, every version: MethodID, ModuleID, MethodStartAddress (all
    UInt64), MethodSize, MethodToken, MethodFlags (UInt32), then MethodNamespace, MethodName and
-   MethodSignature (UTF-16, NUL-terminated); ClrInstanceID and ReJITID after them are not used. */
+   MethodSignature (UTF-16, NUL-terminated), made when a consumer asks for them; ClrInstanceID
+   and ReJITID after them are not used. */
 static int dec_clr_method(struct kdecoder *d, struct kevent *ev, const struct payload *pl,
                           enum kevent_phase phase)
 {
         KEV_CLEAR(ev, clr_method);
         if (pl->len < 42)
                 return -EBADMSG;
-        size_t next;
         ev->type = KEV_CLR_METHOD;
         ev->clr_method.phase = phase;
         ev->clr_method.pid = ev->pid;
@@ -122,9 +143,14 @@ static int dec_clr_method(struct kdecoder *d, struct kevent *ev, const struct pa
         ev->clr_method.size = le_get32(pl->p + 24);
         ev->clr_method.token = le_get32(pl->p + 28);
         ev->clr_method.flags = le_get32(pl->p + 32);
-        ev->clr_method.name_space = kstr_utf16(d, pl, 36, &next);
-        ev->clr_method.name = kstr_utf16(d, pl, next, &next);
-        ev->clr_method.signature = kstr_utf16(d, pl, next, &next);
+        /* the names when asked for (kevent_clr_method_names) */
+        struct kdecoder_lazy_names *l = &d->lazy_names;
+        l->base.get = clr_names_get;
+        l->d = d;
+        l->pl = *pl;
+        l->off = 36;
+        l->state = LAZY_ARMED;
+        ev->clr_method.lazy = &l->base;
         return 0;
 }
 

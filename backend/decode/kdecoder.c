@@ -273,7 +273,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 return -EINVAL;
 
         const EVENT_HEADER *h = &rec->EventHeader;
-        enum kprov k = kprov_lookup(&h->ProviderId);
+        enum kprov k = kprov_lookup_cached(d, &h->ProviderId);
         struct kevent ev;
         struct payload pl;
         int rc;
@@ -291,7 +291,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
         ev.cpu = rec->BufferContext.ProcessorIndex;
         ev.pid = h->ProcessId;
         ev.tid = h->ThreadId;
-        ev.name = kprov_event_name(d, k, ev.opcode);
+        ev.name = kprov_event_name_cached(d, k, ev.opcode);
         ev.nr_pmc = 0;
         memset(ev.pmc, 0, sizeof(ev.pmc));
         for (USHORT i = 0; rec->ExtendedData && i < rec->ExtendedDataCount; i++) {
@@ -368,7 +368,9 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
 
         if (sink)
                 sink(ctx, &ev);
-        d->lazy.state = LAZY_OFF; /* the payload is the record's: no fields after the sink */
+        /* the payload is the record's: no fields, no names after the sink */
+        d->lazy.state = LAZY_OFF;
+        d->lazy_names.state = LAZY_OFF;
         if (ev.type == KEV_STACK_KEY_DEF)
                 stack_keys_def_after(d, &ev, sink, ctx);
         else if (ev.type == KEV_STACK_KEY)

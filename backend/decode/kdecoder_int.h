@@ -142,7 +142,27 @@ struct kdecoder_lazy {
         enum kdecoder_lazy_state state;
 };
 
+/* The names of the record's KEV_CLR_METHOD event, made at the consumer's first
+   kevent_clr_method_names() (clr.c): once, while the sink runs. */
+struct kdecoder_lazy_names {
+        struct kevent_lazy_names base; /* first: what the event points to */
+        struct kdecoder *d;            /* borrowed: the decoder it is part of */
+        struct payload pl;             /* borrowed: the record's payload */
+        size_t off;                    /* where the names start in it */
+        struct kevent_clr_names names; /* made (LAZY_DONE): in the record's arena */
+        enum kdecoder_lazy_state state;
+};
+
+/* One provider looked up before: kprov_lookup_cached's slots, by a hash of the GUID's first
+   8 bytes. All zero (calloc) is a right slot: the zero GUID is KP_UNKNOWN (= 0). */
+struct kprov_slot {
+        uint64_t lo, hi; /* the GUID's bytes 0-7 and 8-15 */
+        uint32_t k;      /* enum kprov */
+};
+#define KPROV_NR_SLOTS 16 /* kprov_lookup_cached takes the hash's top 4 bits */
+
 struct kdecoder {
+        struct kprov_slot prov_slots[KPROV_NR_SLOTS];
         bool is_raw_timestamp;
         bool has_clock;
         uint64_t clk_base;    /* ts0 (raw) or StartTime (FILETIME) */
@@ -184,6 +204,7 @@ struct kdecoder {
         uint64_t *lbr_info;                         /* owned scratch, KEV_MAX_LBR */
         struct kevent_field fields[KEV_MAX_FIELDS]; /* this record's, for KEV_FIELDS */
         struct kdecoder_lazy lazy;                  /* this record's, when left to be asked */
+        struct kdecoder_lazy_names lazy_names;      /* this record's CLR method's names */
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
         char name_buf[64];               /* "Provider/opN" of the current record */
@@ -265,6 +286,22 @@ static inline int64_t kdecoder_session_ns(const struct kdecoder *d, uint64_t ts)
 
 /* The known provider of GUID g, or KP_UNKNOWN. */
 enum kprov kprov_lookup(const GUID *g);
+
+/* kprov_lookup through the decoder's slots: a record's provider is nearly always one of the
+   few seen just before, and the whole GUID compared in two loads is a third of the switch and
+   memcmp of kprov_lookup (which a miss still asks, then keeps the answer in the slot). */
+static inline enum kprov kprov_lookup_cached(struct kdecoder *d, const GUID *g)
+{
+        uint64_t lo, hi;
+        memcpy(&lo, g, 8);
+        memcpy(&hi, (const uint8_t *)g + 8, 8);
+        struct kprov_slot *s = &d->prov_slots[(lo * 0x9E3779B97F4A7C15ull) >> 60];
+        if (s->lo == lo && s->hi == hi)
+                return (enum kprov)s->k;
+        enum kprov k = kprov_lookup(g);
+        *s = (struct kprov_slot){lo, hi, (uint32_t)k};
+        return k;
+}
 /* The provider's name ("Thread", "PerfInfo"); k is known. */
 const char *kprov_name(enum kprov k);
 /* The PerfView/xperf name of a known (provider, opcode), or NULL. */
@@ -272,6 +309,16 @@ const char *kprov_opcode_name(enum kprov k, uint8_t op);
 /* The event's name: static for known events, "Provider/opN" (made once) for the rest of a known
    provider, "" for an unknown provider. */
 const char *kprov_event_name(struct kdecoder *d, enum kprov k, uint8_t op);
+
+/* kprov_event_name's two common answers without the call (14 instructions a record): a name it
+   made before for (k, op), and "" for an unknown provider (kprov_opcode_name knows none). */
+static inline const char *kprov_event_name_cached(struct kdecoder *d, enum kprov k, uint8_t op)
+{
+        if (k == KP_UNKNOWN)
+                return "";
+        const char *name = d->names[k][op];
+        return name ? name : kprov_event_name(d, k, op);
+}
 
 /* ---- strings into the record's arena (kstrings.c): borrowed until the next record ---- */
 

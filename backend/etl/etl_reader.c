@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
  * records. */
-#include "util/kheap.h"
 #include "util/utf.h"
 #include "le_bytes.h"
 #include "etl_reader.h"
@@ -18,6 +17,7 @@
 
 #include "etw/ntwmi.h"
 #include "etl_parse.h"
+#include "etl_tourney.h"
 #include "xpress.h"
 
 struct buffer_info {
@@ -61,13 +61,12 @@ struct etl_reader {
         uint32_t nr_buffers;
         struct stream *streams; /* owned */
         uint32_t nr_streams;
-        struct kheap heap; /* owned: the streams with a head, by its timestamp */
+        struct etl_tourney tree; /* owned: the streams by their head's timestamp */
         struct etl_logfile logfile;
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
         bool is_header_pending;
-        bool is_advance_pending; /* the heap's top stream still holds the record last returned */
-        uint64_t run_limit;      /* see update_run_limit */
+        bool is_advance_pending; /* the tree's top stream still holds the record last returned */
         struct etl_reader_stats stats;
         struct etl_error warning;
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
@@ -203,25 +202,11 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
         }
 }
 
-/* The smallest head timestamp below the top of the heap (the top's children): the top stream
-   may go on alone up to there. */
-static void update_run_limit(struct etl_reader *r)
+/* s's entry in the tree: its head's timestamp, or done. */
+static etl_tourney_entry stream_entry(const struct etl_reader *r, const struct stream *s)
 {
-        uint64_t limit = UINT64_MAX;
-        for (uint32_t c = 1; c <= 2 && c < r->heap.nr; c++)
-                if (r->heap.a[c].key < limit)
-                        limit = r->heap.a[c].key;
-        r->run_limit = limit;
-}
-
-/* The streams with a head, by its timestamp (ties go to the lower stream index). */
-static void heap_build(struct etl_reader *r)
-{
-        r->heap.nr = 0;
-        for (uint32_t i = 0; i < r->nr_streams; i++)
-                if (r->streams[i].has_head)
-                        kheap_push(&r->heap, r->streams[i].head.timestamp, i);
-        update_run_limit(r);
+        uint32_t i = (uint32_t)(s - r->streams);
+        return s->has_head ? etl_tourney_make(s->head.timestamp, i) : etl_tourney_done(i);
 }
 
 void etl_reader_rewind(struct etl_reader *r)
@@ -250,8 +235,9 @@ void etl_reader_rewind(struct etl_reader *r)
                         s->cur_pos = next;
                 }
                 stream_advance(r, s);
+                etl_tourney_set(&r->tree, i, stream_entry(r, s));
         }
-        heap_build(r);
+        etl_tourney_build(&r->tree);
         r->is_header_pending = true;
         r->is_advance_pending = false;
 }
@@ -512,7 +498,7 @@ static int build_streams(struct etl_reader *r)
                 count[r->buffers[i].cpu]++;
         /* buffer 0 (the header buffer) always gets stream 0 */
         r->streams = calloc(max_cpu + 2, sizeof(*r->streams));
-        if (!r->streams || kheap_init(&r->heap, max_cpu + 2) < 0) {
+        if (!r->streams) {
                 free(count);
                 free(slot);
                 return -ENOMEM;
@@ -533,6 +519,8 @@ static int build_streams(struct etl_reader *r)
                         goto nomem;
                 slot[c] = r->nr_streams++;
         }
+        if (etl_tourney_init(&r->tree, r->nr_streams) < 0)
+                goto nomem;
         for (uint32_t i = 1; i < r->nr_buffers; i++) {
                 struct stream *s = &r->streams[slot[r->buffers[i].cpu]];
                 s->buffers[s->nr_buffers++] = i;
@@ -666,7 +654,7 @@ void etl_reader_close(struct etl_reader *r)
                 free(r->streams[i].scratch);
         }
         free(r->streams);
-        kheap_free(&r->heap);
+        etl_tourney_free(&r->tree);
         free(r->buffers);
         free(r->logfile.logger_name_w);
         free(r->logfile.log_file_name_w);
@@ -698,18 +686,9 @@ static void settle(struct etl_reader *r)
         if (!r->is_advance_pending)
                 return;
         r->is_advance_pending = false;
-        struct stream *s = &r->streams[kheap_top(&r->heap).src];
+        struct stream *s = &r->streams[etl_tourney_stream(etl_tourney_top(&r->tree))];
         stream_advance(r, s);
-        /* While the top stream stays ahead of every other (strictly: ties go by stream index
-           through the heap), it keeps the top without touching the heap (its key there is
-           stale then, and still below its children's). */
-        if (s->has_head && s->head.timestamp < r->run_limit)
-                return;
-        if (s->has_head)
-                kheap_replace_top(&r->heap, s->head.timestamp);
-        else
-                kheap_pop(&r->heap);
-        update_run_limit(r);
+        etl_tourney_replace_top(&r->tree, stream_entry(r, s));
 }
 
 const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
@@ -725,9 +704,10 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
                 return h;
         }
         settle(r);
-        if (kheap_empty(&r->heap))
+        etl_tourney_entry top = etl_tourney_top(&r->tree);
+        if (etl_tourney_is_done(top))
                 return NULL;
-        struct stream *s = &r->streams[kheap_top(&r->heap).src];
+        struct stream *s = &r->streams[etl_tourney_stream(top)];
         struct etl_record *rec = &s->head;
         rec->ends_buffer =
                 s->cur_pos + 4 > s->cur_filled || le_get32(s->cur + s->cur_pos) == 0xFFFFFFFF;
@@ -751,9 +731,10 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
         if (r->is_header_pending)
                 return r->header_record.timestamp;
         settle(r);
-        if (kheap_empty(&r->heap))
+        etl_tourney_entry top = etl_tourney_top(&r->tree);
+        if (etl_tourney_is_done(top))
                 return UINT64_MAX;
-        return r->streams[kheap_top(&r->heap).src].head.timestamp;
+        return r->streams[etl_tourney_stream(top)].head.timestamp;
 }
 
 uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)

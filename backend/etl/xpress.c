@@ -32,9 +32,10 @@ _Static_assert(XPRESS_FAST_OUT > 32u + XPRESS_FAST_LEN, "fast loop output margin
  * run's 32-byte write past them (a run of 0 after the group's last match included). */
 #define XPRESS_GROUP_IN  (XPRESS_FLAG_BYTES + 32u * 10u + 32u)
 #define XPRESS_GROUP_OUT (32u * XPRESS_FAST_LEN + 32u)
-/* Flag bits of the fast loop: a group left-aligned in 64 bits and its end marker. */
-#define XPRESS_FLAGS_SENTINEL ((uint64_t)1 << 31)
-#define XPRESS_FLAGS_EMPTY    ((uint64_t)1 << 63)
+/* Flag bits of the fast loops: a group's flags bit-reversed (the next one at bit 0), the
+ * sentinel above them, and what is left once they are used up. */
+#define XPRESS_FLAGS_SENTINEL ((uint64_t)1 << XPRESS_FLAG_BITS)
+#define XPRESS_FLAGS_EMPTY    ((uint64_t)1)
 /* MS-XCA 2.4.4: the shortest match copies 3 bytes. */
 #define XPRESS_MIN_MATCH 3u
 
@@ -46,6 +47,18 @@ static uint16_t get_le16(const uint8_t *p)
 static uint32_t get_le32(const uint8_t *p)
 {
         return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* x's bits in reverse order: the fast loops take a group's flags from bit 0 up, so that the
+ * length of a literal run is a count of trailing zeros, which compilers emit as tzcnt (`rep
+ * bsf`: 1 cycle where BMI1 is there, and the same result where it is not) where a count of
+ * leading zeros is `bsr` (4 cycles on AMD's Zen) unless the build targets LZCNT. */
+static inline uint32_t reverse_bits32(uint32_t x)
+{
+        x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+        x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+        x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+        return __builtin_bswap32(x);
 }
 
 /* Record the failure point for the caller and return the negative errno. */
@@ -124,6 +137,32 @@ static inline void copy_short(uint8_t *d, size_t dist, size_t len)
                 memcpy(d + 32, src + 32, 16);
                 return;
         }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if ((dist & (dist - 1)) == 0) {
+                /* dist 1, 2, 4 or 8 (nine in ten of the x64 sample's matches under 16 back):
+                 * the dist bytes repeated in a register and stored, all 48 bytes: no load of
+                 * what this copy has just stored, which waits for the store to complete
+                 * where it overlaps it partly. The 8 bytes read may reach past d (not final
+                 * yet): the mask drops them. */
+                static const uint64_t keep[9] = {0, 0xff, 0xffff, 0,         0xffffffff,
+                                                 0, 0,    0,      UINT64_MAX};
+                static const uint64_t spread[9] = {0,
+                                                   0x0101010101010101ull,
+                                                   0x0001000100010001ull,
+                                                   0,
+                                                   0x0000000100000001ull,
+                                                   0,
+                                                   0,
+                                                   0,
+                                                   1};
+                uint64_t v;
+                memcpy(&v, src, 8);
+                v = (v & keep[dist]) * spread[dist];
+                for (size_t i = 0; i < XPRESS_FAST_LEN; i += 8)
+                        memcpy(d + i, &v, 8);
+                return;
+        }
+#endif
         if (dist >= 8) {
                 memcpy(d, src, 8);
                 memcpy(d + 8, src + 8, 8);
@@ -147,10 +186,20 @@ static inline void copy_short(uint8_t *d, size_t dist, size_t len)
 }
 
 /* A long match (len > XPRESS_FAST_LEN) that the caller has checked against out_cap; room is what
- * remains of the output from d. */
+ * remains of the output from d. Most are far back (the x64 sample: 65,000 long matches, all but
+ * 1,100 from 128 bytes back or more, 8.2 MB of its 23 MB): 64 bytes a step, a quarter of the
+ * loop's branches (decompressing the sample 20 times: 143 -> 138 ms). */
 static inline void copy_long(uint8_t *d, size_t dist, size_t len, size_t room)
 {
-        if (dist >= 16 && room >= len + 16) {
+        if (dist >= 64 && room >= len + 64) {
+                const uint8_t *src = d - dist;
+                for (size_t i = 0; i < len; i += 64) {
+                        memcpy(d + i, src + i, 16);
+                        memcpy(d + i + 16, src + i + 16, 16);
+                        memcpy(d + i + 32, src + i + 32, 16);
+                        memcpy(d + i + 48, src + i + 48, 16);
+                }
+        } else if (dist >= 16 && room >= len + 16) {
                 const uint8_t *src = d - dist;
                 for (size_t i = 0; i < len; i += 16)
                         memcpy(d + i, src + i, 16);
@@ -172,9 +221,9 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         bool half_byte_pending = false;
         int rc = 0;
 
-        /* The unused flags of the group sit at the top of fbits (next flag at bit 63), followed
-         * by one sentinel bit: fbits == XPRESS_FLAGS_EMPTY means the group is used up, and
-         * counting leading zeros gives a literal run without a separate bit count. */
+        /* The unused flags of the group sit at the bottom of fbits (next flag at bit 0), below
+         * one sentinel bit: fbits == XPRESS_FLAGS_EMPTY means the group is used up, and
+         * counting trailing zeros gives a literal run without a separate bit count. */
         uint64_t fbits = XPRESS_FLAGS_EMPTY;
 
         /* Group loop: while GROUP_IN input and GROUP_OUT output bytes remain, a whole flag group
@@ -186,24 +235,24 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         while (ip < ip_gend && op < op_gend) {
                 /* flags too: the careful loop reads the rest of a group from it */
                 flags = get_le32(in + ip);
-                fbits = (uint64_t)flags << XPRESS_FLAG_BITS | XPRESS_FLAGS_SENTINEL;
+                fbits = (uint64_t)reverse_bits32(flags) | XPRESS_FLAGS_SENTINEL;
                 ip += XPRESS_FLAG_BYTES;
                 for (;;) {
                         /* The run of literal flags before the next match flag or the group's
                          * end, copied at once (bytes past it are rewritten later). Without a
                          * branch on whether there is one: a run of 0 costs less than the
                          * mispredicted branch, and the group's end is told apart after it. */
-                        const unsigned run = (unsigned)__builtin_clzll(fbits);
+                        const unsigned run = (unsigned)__builtin_ctzll(fbits);
                         memcpy(out + op, in + ip, 16);
                         memcpy(out + op + 16, in + ip + 16, 16);
                         op += run;
                         ip += run;
-                        fbits <<= run;
+                        fbits >>= run;
                         if (fbits == XPRESS_FLAGS_EMPTY)
                                 break;
-                        fbits <<= 1;
+                        fbits >>= 1;
                         const size_t token_pos = ip;
-                        const unsigned token = get_le16(in + ip);
+                        const size_t token = get_le16(in + ip);
                         ip += XPRESS_TOKEN_BYTES;
                         const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                         uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
@@ -251,24 +300,24 @@ group_left:;
                 if (fbits == XPRESS_FLAGS_EMPTY) {
                         flags = get_le32(in + ip);
                         ip += XPRESS_FLAG_BYTES;
-                        fbits = (uint64_t)flags << XPRESS_FLAG_BITS | XPRESS_FLAGS_SENTINEL;
+                        fbits = (uint64_t)reverse_bits32(flags) | XPRESS_FLAGS_SENTINEL;
                 }
-                if (!(fbits >> 63)) {
+                if (!(fbits & 1)) {
                         /* A run of literal flags (ended by a match flag or the sentinel): copy
                          * the run at once; bytes past it are rewritten later. */
-                        const unsigned run = (unsigned)__builtin_clzll(fbits);
+                        const unsigned run = (unsigned)__builtin_ctzll(fbits);
                         memcpy(out + op, in + ip, 16);
                         memcpy(out + op + 16, in + ip + 16, 16);
                         op += run;
                         ip += run;
-                        fbits <<= run;
+                        fbits >>= run;
                         if (fbits == XPRESS_FLAGS_EMPTY)
                                 continue;
                         /* Not the group's end, so the run stopped at a match flag. */
                 }
-                fbits <<= 1;
+                fbits >>= 1;
                 const size_t token_pos = ip;
-                const uint16_t token = get_le16(in + ip);
+                const size_t token = get_le16(in + ip);
                 ip += XPRESS_TOKEN_BYTES;
                 const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                 uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
@@ -298,8 +347,8 @@ group_left:;
                 op += (size_t)len;
         }
         /* Hand the flag state to the careful loop: the sentinel's position tells how many
-         * flags of the group are left, and they are the low bits of flags. */
-        flag_count = 63u - (unsigned)__builtin_ctzll(fbits);
+         * flags of the group are left, and they are the low bits of flags (in their order). */
+        flag_count = 63u - (unsigned)__builtin_clzll(fbits);
 
         for (;;) {
                 /* The .etl caller knows the exact decompressed size: stop once it is reached, even

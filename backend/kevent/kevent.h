@@ -308,10 +308,13 @@ struct kevent {
                         uint64_t start;
                         uint32_t size;
                         uint32_t token;
-                        uint32_t flags;         /* 1 dynamic, 2 generic, 4 JIT-compiled, 8 helper */
+                        uint32_t flags; /* 1 dynamic, 2 generic, 4 JIT-compiled, 8 helper */
+                        /* the names, read through kevent_clr_method_names(): while lazy is
+                           set, the decoder has not made them (the three are NULL) */
                         const char *name_space; /* the type: System.String */
                         const char *name;       /* Concat */
                         const char *signature;  /* class System.String  (class System.String) */
+                        struct kevent_lazy_names *lazy; /* borrowed; NULL: the three are set */
                 } clr_method;
                 struct {
                         /* ModuleLoad (START), ModuleUnload (END); ModuleDCStart (DC_START),
@@ -361,6 +364,31 @@ static inline uint32_t kevent_fields(const struct kevent *ev, const struct keven
                 return ev->fields.lazy->get(ev->fields.lazy, list);
         *list = ev->fields.list;
         return ev->fields.nr;
+}
+
+/* A CLR method's names (KEV_CLR_METHOD), as kevent_clr_method_names() gives them. */
+struct kevent_clr_names {
+        const char *name_space;
+        const char *name;
+        const char *signature;
+};
+
+/* A KEV_CLR_METHOD event's names made when first asked for: a consumer that reads none does
+   not pay for their UTF-16 (three strings an event, most of the methods' events' decoding). get
+   fills *names, the same on every call while the sink runs; afterwards three empty strings. */
+struct kevent_lazy_names {
+        void (*get)(struct kevent_lazy_names *lazy, struct kevent_clr_names *names);
+};
+
+/* The names of a KEV_CLR_METHOD event (made now if they were left to be asked for), never
+   NULL. Valid until the sink returns, as the event itself. */
+static inline struct kevent_clr_names kevent_clr_method_names(const struct kevent *ev)
+{
+        struct kevent_clr_names n = {ev->clr_method.name_space, ev->clr_method.name,
+                                     ev->clr_method.signature};
+        if (ev->clr_method.lazy)
+                ev->clr_method.lazy->get(ev->clr_method.lazy, &n);
+        return n;
 }
 
 /* etwtop's own provider, {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70} (doc/etwtop-provider.md). */

@@ -442,17 +442,19 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                 str(e, "name", ev->kernel_symbol.name);
                 str(e, "module", ev->kernel_symbol.module);
                 break;
-        case KEV_CLR_METHOD:
+        case KEV_CLR_METHOD: {
+                struct kevent_clr_names n = kevent_clr_method_names(ev);
                 num_x(e, "method_id", ev->clr_method.method_id);
                 num_x(e, "module_id", ev->clr_method.module_id);
                 num_x(e, "start", ev->clr_method.start);
                 num_x(e, "size", ev->clr_method.size);
                 num_x(e, "token", ev->clr_method.token);
                 num_x(e, "flags", ev->clr_method.flags);
-                str(e, "namespace", ev->clr_method.name_space);
-                str(e, "name", ev->clr_method.name);
-                str(e, "signature", ev->clr_method.signature);
+                str(e, "namespace", n.name_space);
+                str(e, "name", n.name);
+                str(e, "signature", n.signature);
                 break;
+        }
         case KEV_CLR_MODULE:
                 num_x(e, "module_id", ev->clr_module.module_id);
                 num_x(e, "assembly_id", ev->clr_module.assembly_id);

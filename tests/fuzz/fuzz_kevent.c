@@ -242,11 +242,13 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                 touch(ev->kernel_symbol.name);
                 touch(ev->kernel_symbol.module);
                 break;
-        case KEV_CLR_METHOD:
-                touch(ev->clr_method.name_space);
-                touch(ev->clr_method.name);
-                touch(ev->clr_method.signature);
+        case KEV_CLR_METHOD: {
+                struct kevent_clr_names n = kevent_clr_method_names(ev);
+                touch(n.name_space);
+                touch(n.name);
+                touch(n.signature);
                 break;
+        }
         case KEV_CLR_MODULE:
                 touch(ev->clr_module.il_path);
                 touch(ev->clr_module.native_path);

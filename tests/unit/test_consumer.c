@@ -1553,6 +1553,62 @@ static void test_net_sampled_profile(void **state)
         assert_int_equal(g_items.nr_bad_sampled_profile, 0);
 }
 
+/* Every field of a classic record's EVENT_RECORD that its header does not carry reads 0, also
+   right after a manifest record that set them (the consumer fills each field by the header's
+   type rather than clearing the whole record first: a field a case forgot would keep the last
+   CLR event's Keyword, Task, ActivityId or EventProperty). */
+static struct {
+        uint64_t nr_classic, nr_classic_bad, nr_modern_set, nr_ext_bad;
+        bool is_after_modern;
+        uint64_t nr_classic_after_modern;
+} g_zero;
+
+static void WINAPI on_record_zero(PEVENT_RECORD er)
+{
+        const EVENT_HEADER *h = &er->EventHeader;
+        static const GUID zero_guid;
+        bool is_ext = (h->Flags & EVENT_HEADER_FLAG_EXTENDED_INFO) != 0;
+        if ((er->ExtendedDataCount != 0) != is_ext || (er->ExtendedData != NULL) != is_ext ||
+            !(h->Flags & EVENT_HEADER_FLAG_PROCESSOR_INDEX) || er->UserContext != NULL)
+                g_zero.nr_ext_bad++;
+        if (!(h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER)) {
+                if (h->EventDescriptor.Keyword || h->EventDescriptor.Task || h->EventDescriptor.Id)
+                        g_zero.nr_modern_set++;
+                g_zero.is_after_modern = true;
+                return;
+        }
+        g_zero.nr_classic++;
+        g_zero.nr_classic_after_modern += g_zero.is_after_modern;
+        g_zero.is_after_modern = false;
+        const EVENT_DESCRIPTOR *d = &h->EventDescriptor;
+        if (d->Id || d->Channel || d->Task || d->Keyword || h->EventProperty ||
+            memcmp(&h->ActivityId, &zero_guid, sizeof(GUID)) != 0 ||
+            memcmp(&h->ProviderId, &zero_guid, sizeof(GUID)) == 0)
+                g_zero.nr_classic_bad++;
+}
+
+static void test_classic_fields_zero(void **state)
+{
+        (void)state;
+        need_samples(&net_sample, NULL);
+        char path[PATH_MAX];
+        assert_true(sample_path(&net_sample, path, sizeof(path)));
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf.EventRecordCallback = on_record_zero;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        memset(&g_zero, 0, sizeof(g_zero));
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        assert_true(g_zero.nr_modern_set > 1000); /* the CLR events set them */
+        assert_true(g_zero.nr_classic_after_modern > 1000);
+        assert_int_equal(g_zero.nr_classic_bad, 0);
+        assert_int_equal(g_zero.nr_ext_bad, 0);
+}
+
 static void test_image_load_remap(void **state)
 {
         (void)state;
@@ -1618,6 +1674,7 @@ int main(void)
                 cmocka_unit_test(test_classic_matches_record),
                 cmocka_unit_test(test_net_stack_items),
                 cmocka_unit_test(test_net_sampled_profile),
+                cmocka_unit_test(test_classic_fields_zero),
                 cmocka_unit_test(test_image_load_remap),
                 cmocka_unit_test(test_trace_stats),
                 /* last: under ASan it currently aborts the run (heap-use-after-free) */

@@ -172,11 +172,14 @@ static void capture(void *ctx, const struct kevent *ev)
                 c->lbr.entries = keep_mem(ev->lbr.entries,
                                           ev->lbr.nr_entries * sizeof(struct kevent_lbr_entry));
                 break;
-        case KEV_CLR_METHOD:
-                c->clr_method.name_space = keep_str(ev->clr_method.name_space);
-                c->clr_method.name = keep_str(ev->clr_method.name);
-                c->clr_method.signature = keep_str(ev->clr_method.signature);
+        case KEV_CLR_METHOD: {
+                struct kevent_clr_names n = kevent_clr_method_names(ev);
+                c->clr_method.name_space = keep_str(n.name_space);
+                c->clr_method.name = keep_str(n.name);
+                c->clr_method.signature = keep_str(n.signature);
+                c->clr_method.lazy = NULL;
                 break;
+        }
         case KEV_CLR_MODULE:
                 c->clr_module.il_path = keep_str(ev->clr_module.il_path);
                 c->clr_module.native_path = keep_str(ev->clr_module.native_path);
@@ -1517,6 +1520,76 @@ static void test_null_payload(void **state)
         kdecoder_free(NULL);
 }
 
+/* ---- the decoder's provider slots ---- */
+
+struct named {
+        int type;
+        char name[96];
+};
+
+static void named_sink(void *ctx, const struct kevent *ev)
+{
+        struct named *n = ctx;
+        n->type = ev->type;
+        snprintf(n->name, sizeof(n->name), "%s", ev->name ? ev->name : "(null)");
+}
+
+static struct named decode_named(struct kdecoder *d, const GUID *g, uint8_t op)
+{
+        EVENT_RECORD r;
+        struct named n = {-1, ""};
+
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_CLASSIC_HEADER | EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        (void)kdecoder_decode(d, &r, named_sink, &n);
+        return n;
+}
+
+/* kprov_lookup_cached: a long-lived decoder (its 16 slots full, evicted, hit) names every record
+   as a fresh decoder does, also for GUIDs one byte off a known one in either half (a slot that
+   compared only the first 8 bytes, or only Data1, would call them the known provider). */
+static void test_provider_slots(void **state)
+{
+        (void)state;
+        static const GUID *known[] = {
+                &ThreadGuid,     &PerfInfoGuid,    &ProcessGuid,
+                &StackWalkGuid,  &ImageLoadGuid,   &EventTraceGuid,
+                &DiskIoGuid,     &SysConfigExGuid, &WnfGuid,
+                &WinSatGuid,     &UmsGuid,         &UdpIpGuid,
+                &ThreadPoolGuid, &TcpIpGuid,       &SplitIoGuid,
+                &RegistryGuid,   &PowerGuid,       &LastBranchRecordGuid,
+        };
+        enum { NK = sizeof(known) / sizeof(known[0]), NG = 3 * NK };
+        GUID g[NG];
+        for (int i = 0; i < NK; i++) {
+                g[3 * i] = *known[i];
+                g[3 * i + 1] = *known[i];
+                g[3 * i + 1].Data4[7] ^= 1; /* the second half off by a bit */
+                g[3 * i + 2] = *known[i];
+                g[3 * i + 2].Data3 ^= 0x100; /* the first half off, Data1 the same */
+        }
+        struct kdecoder *d = new_decoder(true);
+        struct named known_name = decode_named(d, &ThreadGuid, 1);
+        struct named off_name = decode_named(d, &g[1], 1);
+        assert_string_not_equal(known_name.name, off_name.name);
+        for (int stride = 1; stride <= 7; stride += 2) {
+                for (int j = 0; j < 4 * NG; j++) {
+                        int i = (j * stride) % NG;
+                        uint8_t op = (uint8_t)(j % 4 + 1);
+                        struct kdecoder *fresh = kdecoder_new(true);
+                        assert_non_null(fresh);
+                        struct named want = decode_named(fresh, &g[i], op);
+                        kdecoder_free(fresh);
+                        struct named got = decode_named(d, &g[i], op);
+                        assert_int_equal(got.type, want.type);
+                        assert_string_equal(got.name, want.name);
+                }
+        }
+        free_decoder(d);
+}
+
 /* ---- tid -> pid fix-ups ---- */
 
 static void test_pid_fixups(void **state)
@@ -1713,9 +1786,10 @@ static void test_clr_events(void **state)
         assert_int_equal(e->clr_method.size, 0x279);
         assert_int_equal(e->clr_method.token, 0x060006d9);
         assert_int_equal(e->clr_method.flags, 8);
-        assert_string_equal(e->clr_method.name_space, "System.AppDomain");
-        assert_string_equal(e->clr_method.name, "SetupDomain");
-        assert_string_equal(e->clr_method.signature, "instance void  (bool,class System.String)");
+        struct kevent_clr_names n = kevent_clr_method_names(e);
+        assert_string_equal(n.name_space, "System.AppDomain");
+        assert_string_equal(n.name, "SetupDomain");
+        assert_string_equal(n.signature, "instance void  (bool,class System.String)");
 
         /* the rundown's MethodDCEndVerbose_V2 (Id 144, opcode 40), with a ReJITID */
         build_clr_method(&b, 0x1000, 0x10, "T", "M", "void  ()", true);
@@ -1723,7 +1797,7 @@ static void test_clr_events(void **state)
         assert_int_equal(cap.ev[1].type, KEV_CLR_METHOD);
         assert_int_equal(cap.ev[1].clr_method.phase, KEV_PHASE_DC_END);
         assert_string_equal(cap.ev[1].name, "DotNETRuntimeRundown/MethodDCEndVerbose");
-        assert_string_equal(cap.ev[1].clr_method.name, "M");
+        assert_string_equal(kevent_clr_method_names(&cap.ev[1]).name, "M");
         /* the rundown's Id 143 is the start rundown, the runtime's 144 an unload */
         assert_int_equal(feed_manifest(d, &clr_rundown, 143, 39, 2, 3988, &b), 0);
         assert_int_equal(cap.ev[2].clr_method.phase, KEV_PHASE_DC_START);
@@ -1767,6 +1841,73 @@ static void test_clr_events(void **state)
         build_clr_method(&b, 0x1000, 0x10, "T", "M", "void  ()", false);
         assert_int_equal(feed(d, &clr_runtime, 37, 1, 8, b.b, b.n), 0);
         assert_int_equal(cap.ev[8].type, KEV_OTHER);
+        free_decoder(d);
+}
+
+/* What names_sink saw: whether the names were left to be asked for, and what two asks gave. */
+static struct {
+        bool was_lazy;
+        struct kevent_clr_names first, again;
+        struct kevent ev; /* the event, kept past the sink */
+        bool does_ask;
+} names_seen;
+
+static void names_sink(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        if (ev->type != KEV_CLR_METHOD)
+                return;
+        names_seen.was_lazy = ev->clr_method.lazy != NULL && ev->clr_method.name == NULL;
+        if (names_seen.does_ask) {
+                names_seen.first = kevent_clr_method_names(ev);
+                names_seen.again = kevent_clr_method_names(ev);
+        }
+        names_seen.ev = *ev;
+}
+
+/* A CLR method's names are made when the sink asks for them (a consumer that reads none, such
+   as a count of events, does not pay for their UTF-16), the same on a second ask; asked for
+   after the sink, they are empty, not the arena's next record's. */
+static void test_clr_method_names_on_demand(void **state)
+{
+        (void)state;
+        struct kdecoder *d = new_decoder(true);
+        struct bb b;
+        EVENT_RECORD r;
+
+        build_clr_method(&b, 0x1000, 0x10, "System.Text", "Append", "instance void  (int32)",
+                         false);
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Size = (USHORT)(sizeof(EVENT_HEADER) + b.n);
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProcessId = 40;
+        r.EventHeader.ProviderId = clr_runtime;
+        r.EventHeader.EventDescriptor.Id = 143;
+        r.EventHeader.EventDescriptor.Opcode = 37;
+        r.EventHeader.EventDescriptor.Version = 1;
+        r.UserData = (void *)b.b;
+        r.UserDataLength = (USHORT)b.n;
+
+        memset(&names_seen, 0, sizeof(names_seen));
+        names_seen.does_ask = true;
+        assert_int_equal(kdecoder_decode(d, &r, names_sink, NULL), 0);
+        assert_true(names_seen.was_lazy);
+        assert_string_equal(names_seen.first.name_space, "System.Text");
+        assert_string_equal(names_seen.first.name, "Append");
+        assert_string_equal(names_seen.first.signature, "instance void  (int32)");
+        assert_ptr_equal(names_seen.again.name, names_seen.first.name);
+        assert_ptr_equal(names_seen.again.signature, names_seen.first.signature);
+        struct kevent_clr_names after = kevent_clr_method_names(&names_seen.ev);
+        assert_string_equal(after.name_space, "");
+        assert_string_equal(after.name, "");
+        assert_string_equal(after.signature, "");
+
+        /* not asked for during the sink: nothing made, and nothing after it either */
+        names_seen.does_ask = false;
+        assert_int_equal(kdecoder_decode(d, &r, names_sink, NULL), 0);
+        assert_true(names_seen.was_lazy);
+        after = kevent_clr_method_names(&names_seen.ev);
+        assert_string_equal(after.name, "");
         free_decoder(d);
 }
 
@@ -2333,8 +2474,10 @@ int main(void)
                 cmocka_unit_test(test_lbr),
                 cmocka_unit_test(test_truncated_payloads),
                 cmocka_unit_test(test_null_payload),
+                cmocka_unit_test(test_provider_slots),
                 cmocka_unit_test(test_pid_fixups),
                 cmocka_unit_test(test_clr_events),
+                cmocka_unit_test(test_clr_method_names_on_demand),
                 cmocka_unit_test(test_unnamed_manifest_events),
                 cmocka_unit_test(test_trace_header),
                 cmocka_unit_test(test_group_mask),

@@ -581,6 +581,45 @@ static void test_overlap_sweep(void **state)
         }
 }
 
+/* The same inside a long stream, where the group loop decodes (more than a group's margins of
+   input and output on either side): every distance 1 to 32 and 64, lengths 3 to 130, at each
+   place of a flag group (the match's flag after 0 to 31 literals), the output before it
+   distinct bytes; then ending at out_cap after that long output, and the stream's last match
+   reaching the end of the output, so that the loops hand over mid group. */
+static void test_overlap_sweep_group_loop(void **state)
+{
+        (void)state;
+        uint64_t s = 77;
+        for (size_t dist = 1; dist <= 64; dist++) {
+                if (dist > 32 && dist != 64)
+                        continue;
+                for (uint64_t len = 3; len <= 130; len++) {
+                        struct xw w = {0};
+                        unsigned lead = (unsigned)(rng_next(&s) % 32);
+                        /* 4,000 bytes of literals and far matches: the group loop's ground */
+                        while (w.out_len < 4000 + lead) {
+                                if (w.out_len > 100 && rng_next(&s) % 4 == 0)
+                                        xw_match(&w, 50 + rng_next(&s) % 50, 3 + rng_next(&s) % 20);
+                                else
+                                        xw_literal(&w, (uint8_t)rng_next(&s));
+                        }
+                        xw_match(&w, dist, len);
+                        xw_literal(&w, 'z');
+                        xw_match(&w, dist, len); /* again, right after a one-byte run */
+                        xw_match(&w, dist, len); /* and after none */
+                        size_t end = w.out_len;
+                        for (int i = 0; i < 3000; i++)
+                                xw_literal(&w, (uint8_t)(i * 7));
+                        xw_match(&w, dist, len); /* the last element, at the output's end */
+                        xw_close_group(&w);
+                        expect_as_reference(w.buf, w.n, w.out_len);
+                        expect_as_reference(w.buf, w.n, end);
+                        expect_as_reference(w.buf, w.n, w.out_len - 1);
+                        free(w.buf);
+                }
+        }
+}
+
 /* Random bytes, as the fuzz target feeds them. */
 static void test_random_bytes(void **state)
 {
@@ -737,6 +776,7 @@ int main(void)
                 cmocka_unit_test(test_output_overflow),
                 cmocka_unit_test(test_generated_streams),
                 cmocka_unit_test(test_overlap_sweep),
+                cmocka_unit_test(test_overlap_sweep_group_loop),
                 cmocka_unit_test(test_random_bytes),
                 cmocka_unit_test(test_etl_sample),
         };
