@@ -442,11 +442,13 @@ static void thread_switch(struct switches *sw, struct thread *t, const struct ke
                 t->cur_wait_ns = 0;
         }
         if (n == SWITCH_MARKS) { /* the oldest goes (i > 0: m is not older) */
-                memmove(&t->marks[0], &t->marks[1], (n - 1) * sizeof(t->marks[0]));
+                /* a known size: moved inline, not by a call */
+                memmove(&t->marks[0], &t->marks[1], (SWITCH_MARKS - 1) * sizeof(t->marks[0]));
                 i--;
                 n--;
         }
-        memmove(&t->marks[i + 1], &t->marks[i], (n - i) * sizeof(t->marks[0]));
+        if (i < n) /* a switch that came late; in time order, m goes last */
+                memmove(&t->marks[i + 1], &t->marks[i], (n - i) * sizeof(t->marks[0]));
         t->marks[i] = m;
         t->nr_marks = n + 1;
 }

@@ -281,7 +281,13 @@ struct thread *switches_thread_find(struct switches *sw, uint32_t tid);
    tid was reused. */
 struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t pid);
 bool switches_thread_has_counts(const struct thread *t);
-bool switches_thread_passes(const struct switches *sw, const struct thread *t);
+bool switches_thread_passes_filter(const struct switches *sw, const struct thread *t);
+/* Whether t's counts pass the filter (its pid and tid): every switch asks, most often of no
+   filter at all, so that answer is inline. */
+static inline bool switches_thread_passes(const struct switches *sw, const struct thread *t)
+{
+        return (!sw->filter.nr_pids && !sw->filter.nr_tids) || switches_thread_passes_filter(sw, t);
+}
 uint32_t switches_thread_pid(const struct thread *t);
 /* The process of t: the one it was tied to, else the one that has its pid; NULL: unknown. */
 const struct process *switches_thread_process(const struct switches *sw, const struct thread *t);
