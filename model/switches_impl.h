@@ -85,6 +85,13 @@ struct thread {
         bool is_ended_wait_counted; /* its end is in the time range: one wait */
         int64_t ended_wait_ns;
         bool is_folding; /* fold_exited: goes into the other row */
+        /* the blockers' entry it last counted in, while that table's epoch stays: a thread
+           blocks where it blocked before, most often, and its key is then not hashed again */
+        struct blocker *blocker_memo;
+        uint32_t blocker_memo_epoch;
+        /* the same for its entry of thread_cpus (a thread runs on one CPU, most often) */
+        uint32_t tc_memo_epoch;
+        struct thread_cpu *tc_memo;
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
 /* a lookup's key: the whole struct thread is too big to clear for one */
@@ -170,6 +177,14 @@ struct tid_memo {
 };
 #define TID_MEMO_SLOTS 4096
 
+/* The readiers' entry a readied thread's tid last counted in, while that table's epoch stays:
+   a thread is readied from where it was readied before, most often. */
+struct readier_memo {
+        struct readier *r;
+        uint32_t epoch;
+};
+#define READIER_MEMO_SLOTS 64
+
 struct wait_total {
         uint64_t nr, ns;
 };
@@ -200,7 +215,8 @@ struct switches {
         struct wait_total waits[NR_STATES][NR_REASONS];
         struct cpu *cpus;          /* owned: MAX_CPUS */
         struct tid_memo *tid_memo; /* owned: TID_MEMO_SLOTS */
-        uint32_t nr_cpus;          /* highest CPU seen + 1 */
+        struct readier_memo readier_memo[READIER_MEMO_SLOTS];
+        uint32_t nr_cpus; /* highest CPU seen + 1 */
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
         int64_t first_ns; /* the first event's time (INT64_MAX: none yet) */
