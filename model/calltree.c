@@ -432,6 +432,45 @@ static void pending_flush(struct calltree *t, struct pending *p)
         p->has = false;
 }
 
+/* A stack: the pending sample's on its CPU (or another's) takes it; a switch's or a wake-up's
+   is none of the tree's. Out of line: most events of a switch storm are not samples, and
+   calltree_event's own frame stays small for them. */
+static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
+{
+        struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
+        if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
+                p = NULL;
+                for (uint32_t c = 0; c < t->nr_pend && !p; c++)
+                        if (t->pend[c].has && !t->pend[c].is_matched &&
+                            t->pend[c].timestamp == ev->stack.event_timestamp)
+                                p = &t->pend[c];
+        }
+        if (!p)
+                return; /* the stack of a switch or a wake-up */
+        p->is_matched = true;
+        uint64_t frames[MAX_FRAMES];
+        uint32_t n = 0;
+        /* the sampled address first, unless the stack starts with it already */
+        if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
+                frames[n++] = p->ip;
+        for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
+                frames[n++] = ev->stack.frames[i];
+        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n);
+}
+
+static __attribute__((noinline)) void process_event(struct calltree *t, const struct kevent *ev)
+{
+        if ((ev->process.phase == KEV_PHASE_END || ev->process.phase == KEV_PHASE_DEFUNCT) &&
+            t->nr_ended_pids < MAX_ENDED_PIDS) {
+                if (t->nr_ended_pids == t->cap_ended_pids) {
+                        t->cap_ended_pids = t->cap_ended_pids ? t->cap_ended_pids * 2 : 256;
+                        t->ended_pids =
+                                xrealloc(t->ended_pids, t->cap_ended_pids * sizeof(*t->ended_pids));
+                }
+                t->ended_pids[t->nr_ended_pids++] = ev->process.pid;
+        }
+}
+
 void calltree_event(struct calltree *t, const struct kevent *ev)
 {
         uint16_t source;
@@ -451,41 +490,8 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                 ip = ev->pmc_sample.ip;
                 tid = ev->pmc_sample.tid;
                 break;
-        case KEV_STACK: {
-                struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
-                if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
-                        p = NULL;
-                        for (uint32_t c = 0; c < t->nr_pend && !p; c++)
-                                if (t->pend[c].has && !t->pend[c].is_matched &&
-                                    t->pend[c].timestamp == ev->stack.event_timestamp)
-                                        p = &t->pend[c];
-                }
-                if (!p)
-                        return; /* the stack of a switch or a wake-up */
-                p->is_matched = true;
-                uint64_t frames[MAX_FRAMES];
-                uint32_t n = 0;
-                /* the sampled address first, unless the stack starts with it already */
-                if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
-                        frames[n++] = p->ip;
-                for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
-                        frames[n++] = ev->stack.frames[i];
-                insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid,
-                       frames, n);
-                return;
-        }
-        case KEV_PROCESS:
-                if ((ev->process.phase == KEV_PHASE_END ||
-                     ev->process.phase == KEV_PHASE_DEFUNCT) &&
-                    t->nr_ended_pids < MAX_ENDED_PIDS) {
-                        if (t->nr_ended_pids == t->cap_ended_pids) {
-                                t->cap_ended_pids = t->cap_ended_pids ? t->cap_ended_pids * 2 : 256;
-                                t->ended_pids = xrealloc(
-                                        t->ended_pids, t->cap_ended_pids * sizeof(*t->ended_pids));
-                        }
-                        t->ended_pids[t->nr_ended_pids++] = ev->process.pid;
-                }
-                return;
+        case KEV_STACK: stack_event(t, ev); return;
+        case KEV_PROCESS: process_event(t, ev); return;
         default: return;
         }
         if (source != t->source)

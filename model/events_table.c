@@ -37,7 +37,9 @@ struct events_table {
         uint64_t seq; /* of the last event stored */
         uint64_t nr_kind[KEV_TYPE_MAX];
         uint32_t max_recent;
-        uint32_t last_type; /* +1; 0 none */
+        /* the type each kind of event last had (+1; 0 none): a switch storm's kinds (CSwitch,
+           ReadyThread, their stacks) take turns, so one "last type" missed at every event */
+        uint32_t kind_type[KEV_TYPE_MAX];
         struct kevent_text scratch;
         /* the event being copied */
         char *text;
@@ -103,8 +105,9 @@ void events_table_reset(struct events_table *et)
 static bool type_matches(struct type_slot *t, const GUID *g, const struct kevent *ev,
                          const char *name)
 {
+        /* memcmp of a known size: two words compared, not sixteen bytes one by one */
         if (t->row.opcode != ev->opcode || t->row.version != ev->version ||
-            !IsEqualGUID(&t->row.provider, g))
+            memcmp(&t->row.provider, g, sizeof(*g)) != 0)
                 return false;
         if (t->name_ptr == name)
                 return true;
@@ -130,14 +133,18 @@ static struct type_slot *find_type(struct events_table *et, const struct kevent 
         static const GUID zero;
         const GUID *g = ev->provider ? ev->provider : &zero;
         const char *name = ev->name ? ev->name : "";
-        if (et->last_type && type_matches(&et->types[et->last_type - 1], g, ev, name))
-                return &et->types[et->last_type - 1];
+        /* at most one type matches an event (a new one is made only where none does), so the
+           kind's last type, when it matches, is the one the index would find */
+        uint32_t *last = (unsigned)ev->type < KEV_TYPE_MAX ? &et->kind_type[ev->type] : NULL;
+        if (last && *last && type_matches(&et->types[*last - 1], g, ev, name))
+                return &et->types[*last - 1];
         uint32_t m = et->nr_type_index - 1;
         uint32_t h = event_type_hash(g, ev->opcode, ev->version) & m;
         while (et->type_index[h]) {
                 struct type_slot *t = &et->types[et->type_index[h] - 1];
                 if (type_matches(t, g, ev, name)) {
-                        et->last_type = et->type_index[h];
+                        if (last)
+                                *last = et->type_index[h];
                         return t;
                 }
                 h = (h + 1) & m;
@@ -163,7 +170,8 @@ static struct type_slot *find_type(struct events_table *et, const struct kevent 
                 snprintf(t->row.name, sizeof(t->row.name), "%s/op%u", guid, ev->opcode);
         }
         et->type_index[h] = ++et->nr_types;
-        et->last_type = et->nr_types;
+        if (last)
+                *last = et->nr_types;
         if (et->nr_types * 2 > et->nr_type_index) {
                 free(et->type_index);
                 et->nr_type_index *= 2;
@@ -173,6 +181,9 @@ static struct type_slot *find_type(struct events_table *et, const struct kevent 
         }
         return &et->types[et->nr_types - 1];
 }
+
+static void group_add(struct events_table *et, uint32_t h, uint64_t key, uint32_t type_id,
+                      uint32_t pid, uint32_t tid);
 
 static uint64_t group_key(uint32_t type_id, uint32_t pid, uint32_t tid)
 {
@@ -196,6 +207,13 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
                 }
                 h = (h + 1) & m;
         }
+        group_add(et, h, key, type_id, pid, tid);
+}
+
+/* A group not seen before, in its free slot h; the table grows at half full. */
+static __attribute__((noinline)) void group_add(struct events_table *et, uint32_t h, uint64_t key,
+                                                uint32_t type_id, uint32_t pid, uint32_t tid)
+{
         if (et->nr_groups >= EVENTS_TABLE_MAX_GROUPS) {
                 et->nr_no_room++;
                 return;
@@ -208,7 +226,7 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
         uint32_t nr_old = et->nr_group_slots;
         et->nr_group_slots *= 2;
         et->groups = xcalloc(et->nr_group_slots, sizeof(*et->groups));
-        m = et->nr_group_slots - 1;
+        uint32_t m = et->nr_group_slots - 1;
         for (uint32_t i = 0; i < nr_old; i++) {
                 if (!old[i].key)
                         continue;
@@ -271,18 +289,11 @@ void events_table_set_max_recent(struct events_table *et, uint32_t n)
         et->max_recent = n < EVENTS_TABLE_MAX_RECENT ? n : EVENTS_TABLE_MAX_RECENT;
 }
 
-static void store(struct events_table *et, struct type_slot *t, const struct kevent *ev)
+/* The event formatted and kept (out of line: most events of a busy type are thinned out
+   before it, and events_table_add's own frame stays small for them). */
+static __attribute__((noinline)) void store_kept(struct events_table *et, struct type_slot *t,
+                                                 const struct kevent *ev)
 {
-        if (!et->max_recent && !t->row.nr_stored)
-                return; /* nothing kept: nothing to format */
-        /* a full type keeps one event per EVENTS_TABLE_THIN_NS: the others are not formatted */
-        if (t->row.nr_stored >= et->max_recent && et->max_recent &&
-            ev->time_ns - t->last_kept_ns < EVENTS_TABLE_THIN_NS &&
-            ev->time_ns >= t->last_kept_ns) {
-                t->row.nr_dropped++;
-                et->nr_dropped++;
-                return;
-        }
         t->last_kept_ns = ev->time_ns;
         et->len = 0;
         et->nr_fields = 0;
@@ -328,6 +339,21 @@ static void store(struct events_table *et, struct type_slot *t, const struct kev
         t->ring[(t->head + t->row.nr_stored) % t->cap] = r;
         t->row.nr_stored++;
         et->bytes += size;
+}
+
+static void store(struct events_table *et, struct type_slot *t, const struct kevent *ev)
+{
+        if (!et->max_recent && !t->row.nr_stored)
+                return; /* nothing kept: nothing to format */
+        /* a full type keeps one event per EVENTS_TABLE_THIN_NS: the others are not formatted */
+        if (t->row.nr_stored >= et->max_recent && et->max_recent &&
+            ev->time_ns - t->last_kept_ns < EVENTS_TABLE_THIN_NS &&
+            ev->time_ns >= t->last_kept_ns) {
+                t->row.nr_dropped++;
+                et->nr_dropped++;
+                return;
+        }
+        store_kept(et, t, ev);
 }
 
 void events_table_add(struct events_table *et, const struct kevent *ev)

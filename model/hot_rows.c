@@ -401,6 +401,13 @@ uint32_t hot_top_functions_by(struct hot *h, uint16_t source, enum hot_grouping 
         return top_functions(h, source, grouping, is_by_total, max, rows);
 }
 
+uint32_t hot_top_functions_all_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                                  bool is_by_total, uint32_t max, const struct hot_row **rows)
+{
+        top_functions(h, source, grouping, is_by_total, max, rows);
+        return h->nr_rows_cached;
+}
+
 static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows)
 {

@@ -267,16 +267,33 @@ struct sym_loc switches_token_loc(struct switches *sw, uint32_t pid, uint64_t to
         return sym_locate(sw->store, pid, token);
 }
 
-static void blocker_add(struct switches *sw, uint32_t tid, uint32_t nr_frames,
+/* Whether b is the blockers' entry of (t's tid, the first n of frames): its key's frames past
+   n are zero, as every key's are. */
+static bool blocker_is(const struct switches *sw, const struct thread *t, const struct blocker *b,
+                       uint32_t n, const uint64_t *frames)
+{
+        return b && t->blocker_memo_epoch == agg_table_epoch(sw->blockers) && b->tid == t->tid &&
+               b->nr_frames == n && memcmp(b->frames, frames, n * sizeof(*frames)) == 0;
+}
+
+/* nr waits and ns of off-CPU time of t where it blocked (frames), either taken back when
+   negative. */
+static void blocker_add(struct switches *sw, struct thread *t, uint32_t nr_frames,
                         const uint64_t *frames, int64_t nr, int64_t ns)
 {
-        struct blocker k;
-        memset(&k, 0, sizeof(k));
-        k.tid = tid;
-        k.nr_frames = nr_frames < SITE_FRAMES ? nr_frames : SITE_FRAMES;
-        memcpy(k.frames, frames, k.nr_frames * sizeof(*frames));
-        struct blocker *b = nr > 0 || ns > 0 ? agg_table_get(sw->blockers, &k, NULL)
-                                             : agg_table_find(sw->blockers, &k);
+        uint32_t n = nr_frames < SITE_FRAMES ? nr_frames : SITE_FRAMES;
+        struct blocker *b = t->blocker_memo;
+        if (!blocker_is(sw, t, b, n, frames)) {
+                struct blocker k;
+                memset(&k, 0, sizeof(k));
+                k.tid = t->tid;
+                k.nr_frames = n;
+                memcpy(k.frames, frames, n * sizeof(*frames));
+                b = nr > 0 || ns > 0 ? agg_table_get(sw->blockers, &k, NULL)
+                                     : agg_table_find(sw->blockers, &k);
+                t->blocker_memo = b;
+                t->blocker_memo_epoch = agg_table_epoch(sw->blockers);
+        }
         if (b) {
                 add_sat(&b->nr_waits, nr);
                 add_sat(&b->off_cpu_ns, ns);
@@ -293,7 +310,7 @@ static void wait_credit(struct switches *sw, struct thread *t, uint8_t state, ui
         if (!ns && !nr)
                 return;
         if (has_block && t->nr_block)
-                blocker_add(sw, t->tid, t->nr_block, t->block, nr, ns);
+                blocker_add(sw, t, t->nr_block, t->block, nr, ns);
         add_sat(&t->off_cpu_ns, ns);
         switches_wait_add(t, state, reason, nr, ns);
         struct wait_total *w = &sw->waits[state % NR_STATES][reason % NR_REASONS];
@@ -316,12 +333,18 @@ void switches_credit_off_cpu(struct switches *sw, struct thread *t, int64_t from
         wait_credit(sw, t, t->out_state, t->out_reason, nr, ns, true);
 }
 
-static struct thread_cpu *thread_cpu_get(struct switches *sw, uint32_t tid, uint32_t cpu)
+static struct thread_cpu *thread_cpu_get(struct switches *sw, struct thread *t, uint32_t cpu)
 {
-        struct thread_cpu k = {tid, cpu, 0, 0};
-        struct thread_cpu *tc = agg_table_get(sw->thread_cpus, &k, NULL);
+        struct thread_cpu *tc = t->tc_memo;
+        uint32_t epoch = agg_table_epoch(sw->thread_cpus);
+        if (tc && t->tc_memo_epoch == epoch && tc->tid == t->tid && tc->cpu == cpu)
+                return tc;
+        struct thread_cpu k = {t->tid, cpu, 0, 0};
+        tc = agg_table_get(sw->thread_cpus, &k, NULL);
         if (!tc)
                 sw->caps.nr_no_room++;
+        t->tc_memo = tc;
+        t->tc_memo_epoch = agg_table_epoch(sw->thread_cpus);
         return tc;
 }
 
@@ -350,7 +373,7 @@ void switches_credit_on_cpu(struct switches *sw, uint32_t cpu, uint32_t tid, int
         add_sat(&t->on_cpu_ns, ns);
         struct thread_cpu *tc = switches_cpu_thread_cpu(sw, c, tid, cpu);
         if (!tc)
-                tc = ns > 0 ? thread_cpu_get(sw, tid, cpu)
+                tc = ns > 0 ? thread_cpu_get(sw, t, cpu)
                             : agg_table_find(sw->thread_cpus, &(struct thread_cpu){tid, cpu, 0, 0});
         if (tc)
                 add_sat(&tc->on_cpu_ns, ns);
@@ -442,11 +465,13 @@ static void thread_switch(struct switches *sw, struct thread *t, const struct ke
                 t->cur_wait_ns = 0;
         }
         if (n == SWITCH_MARKS) { /* the oldest goes (i > 0: m is not older) */
-                memmove(&t->marks[0], &t->marks[1], (n - 1) * sizeof(t->marks[0]));
+                /* a known size: moved inline, not by a call */
+                memmove(&t->marks[0], &t->marks[1], (SWITCH_MARKS - 1) * sizeof(t->marks[0]));
                 i--;
                 n--;
         }
-        memmove(&t->marks[i + 1], &t->marks[i], (n - i) * sizeof(t->marks[0]));
+        if (i < n) /* a switch that came late; in time order, m goes last */
+                memmove(&t->marks[i + 1], &t->marks[i], (n - i) * sizeof(t->marks[0]));
         t->marks[i] = m;
         t->nr_marks = n + 1;
 }
@@ -524,7 +549,7 @@ static void cswitch(struct switches *sw, const struct kevent *ev)
                 }
                 struct thread_cpu *tc = NULL;
                 if (n && is_counted && c) {
-                        tc = thread_cpu_get(sw, new_tid, cpu);
+                        tc = thread_cpu_get(sw, n, cpu);
                         if (tc)
                                 tc->nr_switches++;
                 }
@@ -552,7 +577,13 @@ static void readier_count(struct switches *sw, const struct pending *p, const st
                 k.where[i] = frame_token(sw, ev->stack.pid, ev->stack.frames[i]);
                 k.nr_where = i + 1;
         }
-        struct readier *r = agg_table_get(sw->readiers, &k, NULL);
+        struct readier_memo *m = &sw->readier_memo[k.tid % READIER_MEMO_SLOTS];
+        struct readier *r = m->r;
+        if (!r || m->epoch != agg_table_epoch(sw->readiers) ||
+            memcmp(r, &k, READIER_KEY_SIZE) != 0) {
+                r = agg_table_get(sw->readiers, &k, NULL);
+                *m = (struct readier_memo){r, agg_table_epoch(sw->readiers)};
+        }
         if (r) {
                 r->count++;
         } else {
@@ -670,11 +701,11 @@ static void block_site(struct switches *sw, const struct kevent *ev)
                 t->nr_block = n;
                 memcpy(t->block, frames, sizeof(frames));
                 if (t->cur_wait_ns) /* a refresh came between the switch and its stack */
-                        blocker_add(sw, t->tid, n, frames, 0, t->cur_wait_ns);
+                        blocker_add(sw, t, n, frames, 0, t->cur_wait_ns);
         } else {
                 t->has_ended_wait = false;
                 if (switches_thread_passes(sw, t) && (t->ended_wait_ns || t->is_ended_wait_counted))
-                        blocker_add(sw, t->tid, n, frames, t->is_ended_wait_counted ? 1 : 0,
+                        blocker_add(sw, t, n, frames, t->is_ended_wait_counted ? 1 : 0,
                                     t->ended_wait_ns);
         }
 }

@@ -85,6 +85,13 @@ struct thread {
         bool is_ended_wait_counted; /* its end is in the time range: one wait */
         int64_t ended_wait_ns;
         bool is_folding; /* fold_exited: goes into the other row */
+        /* the blockers' entry it last counted in, while that table's epoch stays: a thread
+           blocks where it blocked before, most often, and its key is then not hashed again */
+        struct blocker *blocker_memo;
+        uint32_t blocker_memo_epoch;
+        /* the same for its entry of thread_cpus (a thread runs on one CPU, most often) */
+        uint32_t tc_memo_epoch;
+        struct thread_cpu *tc_memo;
 };
 #define THREAD_KEY_SIZE offsetof(struct thread, pid)
 /* a lookup's key: the whole struct thread is too big to clear for one */
@@ -170,6 +177,14 @@ struct tid_memo {
 };
 #define TID_MEMO_SLOTS 4096
 
+/* The readiers' entry a readied thread's tid last counted in, while that table's epoch stays:
+   a thread is readied from where it was readied before, most often. */
+struct readier_memo {
+        struct readier *r;
+        uint32_t epoch;
+};
+#define READIER_MEMO_SLOTS 64
+
 struct wait_total {
         uint64_t nr, ns;
 };
@@ -200,7 +215,8 @@ struct switches {
         struct wait_total waits[NR_STATES][NR_REASONS];
         struct cpu *cpus;          /* owned: MAX_CPUS */
         struct tid_memo *tid_memo; /* owned: TID_MEMO_SLOTS */
-        uint32_t nr_cpus;          /* highest CPU seen + 1 */
+        struct readier_memo readier_memo[READIER_MEMO_SLOTS];
+        uint32_t nr_cpus; /* highest CPU seen + 1 */
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
         int64_t first_ns; /* the first event's time (INT64_MAX: none yet) */
@@ -281,7 +297,13 @@ struct thread *switches_thread_find(struct switches *sw, uint32_t tid);
    tid was reused. */
 struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t pid);
 bool switches_thread_has_counts(const struct thread *t);
-bool switches_thread_passes(const struct switches *sw, const struct thread *t);
+bool switches_thread_passes_filter(const struct switches *sw, const struct thread *t);
+/* Whether t's counts pass the filter (its pid and tid): every switch asks, most often of no
+   filter at all, so that answer is inline. */
+static inline bool switches_thread_passes(const struct switches *sw, const struct thread *t)
+{
+        return (!sw->filter.nr_pids && !sw->filter.nr_tids) || switches_thread_passes_filter(sw, t);
+}
 uint32_t switches_thread_pid(const struct thread *t);
 /* The process of t: the one it was tied to, else the one that has its pid; NULL: unknown. */
 const struct process *switches_thread_process(const struct switches *sw, const struct thread *t);

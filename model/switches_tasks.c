@@ -159,17 +159,21 @@ struct thread *switches_thread_get(struct switches *sw, uint32_t tid, uint32_t p
         struct thread_key k = {tid, 0};
         bool is_new = false;
         struct thread *t = memo_thread(sw, tid);
+        bool is_memo = t != NULL; /* the memo holds t already */
         if (!t)
                 t = agg_table_get(sw->threads, &k, &is_new);
         if (!t)
                 return NULL;
-        if (!is_new && pid != UNKNOWN_PID && t->has_pid && t->pid != pid)
+        if (!is_new && pid != UNKNOWN_PID && t->has_pid && t->pid != pid) {
                 t = switches_thread_retire(sw, t);
+                is_memo = false;
+        }
         if (pid != UNKNOWN_PID) {
                 t->pid = pid;
                 t->has_pid = true;
         }
-        memo_put(sw, tid, t);
+        if (!is_memo)
+                memo_put(sw, tid, t);
         return t;
 }
 
@@ -186,7 +190,7 @@ uint32_t switches_thread_pid(const struct thread *t)
         return t->has_pid ? t->pid : UNKNOWN_PID;
 }
 
-bool switches_thread_passes(const struct switches *sw, const struct thread *t)
+bool switches_thread_passes_filter(const struct switches *sw, const struct thread *t)
 {
         return agg_filter_has_pid(&sw->filter, switches_thread_pid(t)) &&
                agg_filter_has_tid(&sw->filter, t->tid);

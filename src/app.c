@@ -95,16 +95,18 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
 
 /* ---- rows ---- */
 
-/* The rows a refresh looks up the callers of (functions_view_show): those the screen shows
-   (vs.top on, at least a tall terminal's), unless it sorts or filters them (every row then);
-   the text frames print every row's. Returns how many (0: every row). */
+/* The rows a refresh looks up the callers of and makes the text of (functions_view_show): those
+   the screen shows (vs.top on, at least a tall terminal's), unless it sorts, filters or
+   searches them, or a search or filter is being typed (every row then: they read every row's
+   text); the text frames print every row's. Returns how many (0: every row). */
 #define FUNCTIONS_PAGE 128u
 static uint32_t functions_shown(struct app *a, uint32_t *top, uint64_t *cursor_key)
 {
         const struct ui_view_state *vs = &a->vs[VIEW_FUNCTIONS];
         *top = 0;
         *cursor_key = 0;
-        if (!a->scr || vs->has_sorted || vs->filter[0])
+        if (!a->scr || vs->has_sorted || vs->filter[0] || vs->search[0] ||
+            ui_screen_is_input(a->scr))
                 return 0;
         const uint32_t *rows;
         uint32_t page = ui_screen_shown_rows(a->scr, &a->tables[VIEW_FUNCTIONS], vs, &rows);

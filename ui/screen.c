@@ -131,6 +131,11 @@ static uint32_t visible_rows(struct ui_screen *s, const struct ui_table *t,
         return s->nr_visible;
 }
 
+bool ui_screen_is_input(const struct ui_screen *s)
+{
+        return s->input != INPUT_NONE;
+}
+
 uint32_t ui_screen_shown_rows(struct ui_screen *s, const struct ui_table *t,
                               const struct ui_view_state *vs, const uint32_t **rows)
 {

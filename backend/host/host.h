@@ -34,6 +34,18 @@ void host_become_host(void);
    (-EPIPE: the peer is gone). Never raises SIGPIPE. */
 int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const atomic_bool *cancel);
 
+struct iovec;
+
+/* One nonblocking send (sendmsg, never SIGPIPE) of what is left of the parts, one message laid
+   out in nr_parts pieces, after its first done bytes. The bytes sent (0 when the socket is
+   full), or the socket's -errno. */
+ssize_t host_io_send_rest(int fd, const struct iovec *parts, int nr_parts, size_t done);
+
+/* Copies what is left of the parts after their first done bytes to out (room for all of the
+   parts); returns how many bytes that is. For a sender that must release the parts' memory
+   before the rest is sent. */
+size_t host_io_copy_rest(const struct iovec *parts, int nr_parts, size_t done, uint8_t *out);
+
 /* Reads one message: waits up to first_ms for it to begin (-EAGAIN if it does not), then up to
    rest_ms for each further part. 0 with *msg (owned, free) and *size, or -ECONNRESET (the peer
    closed before a message began), -EBADMSG (it closed mid-message), -ETIMEDOUT, the header's

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +70,60 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
                         return -ETIMEDOUT;
         }
         return 0;
+}
+
+/* The parts left after done bytes, in rest (room for nr_parts): how many. */
+static int parts_after(const struct iovec *parts, int nr_parts, size_t done, struct iovec *rest)
+{
+        int n = 0;
+        for (int i = 0; i < nr_parts; i++) {
+                if (done >= parts[i].iov_len) {
+                        done -= parts[i].iov_len;
+                        continue;
+                }
+                rest[n].iov_base = (uint8_t *)parts[i].iov_base + done;
+                rest[n].iov_len = parts[i].iov_len - done;
+                done = 0;
+                n++;
+        }
+        return n;
+}
+
+ssize_t host_io_send_rest(int fd, const struct iovec *parts, int nr_parts, size_t done)
+{
+        struct iovec rest[8];
+        if (nr_parts > 8)
+                return -EINVAL;
+        struct msghdr mh = {.msg_iov = rest,
+                            .msg_iovlen = (size_t)parts_after(parts, nr_parts, done, rest)};
+        if (!mh.msg_iovlen)
+                return 0;
+        for (;;) {
+                ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n >= 0)
+                        return n;
+                if (errno == EINTR)
+                        continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                        return 0;
+                return -errno;
+        }
+}
+
+size_t host_io_copy_rest(const struct iovec *parts, int nr_parts, size_t done, uint8_t *out)
+{
+        size_t size = 0;
+        for (int i = 0; i < nr_parts; i++) {
+                if (done >= parts[i].iov_len) {
+                        done -= parts[i].iov_len;
+                        continue;
+                }
+                memcpy(out + size, (const uint8_t *)parts[i].iov_base + done,
+                       parts[i].iov_len - done);
+                size += parts[i].iov_len - done;
+                done = 0;
+        }
+        return size;
 }
 
 static int64_t now_ms(void)

@@ -131,6 +131,21 @@ void host_msg_rt_buffer(struct host_msg *m, uint64_t nr_lost, const uint8_t *buf
         host_msg_end(m);
 }
 
+void host_msg_rt_buffer_head(uint8_t head[HOST_RT_DATA_OFFSET], uint64_t nr_lost, uint32_t size)
+{
+        uint32_t magic = HOST_PROTO_MAGIC, body = HOST_RT_DATA_OFFSET - HOST_HEADER_SIZE + size,
+                 zero = 0;
+        uint16_t version = HOST_PROTO_VERSION, type = HOST_RT_BUFFER;
+        memcpy(head, &magic, 4);
+        memcpy(head + 4, &version, 2);
+        memcpy(head + 6, &type, 2);
+        memcpy(head + 8, &body, 4);
+        memcpy(head + 12, &zero, 4);
+        memcpy(head + 16, &nr_lost, 8);
+        memcpy(head + 24, &size, 4);
+        memcpy(head + 28, &zero, 4);
+}
+
 void host_msg_rt_end(struct host_msg *m, uint32_t code, uint64_t nr_lost)
 {
         host_msg_begin(m, HOST_RT_END);

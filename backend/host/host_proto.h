@@ -113,6 +113,9 @@ void host_msg_free(struct host_msg *m);
 void host_msg_request(struct host_msg *m, const struct host_request *rq);
 void host_msg_reply(struct host_msg *m, const struct host_reply *rp);
 void host_msg_rt_buffer(struct host_msg *m, uint64_t nr_lost, const uint8_t *buf, uint32_t size);
+/* The first HOST_RT_DATA_OFFSET bytes of host_msg_rt_buffer's message for a buffer of size
+   bytes: sent before the buffer itself (host_io_send_rest), the buffer is not copied. */
+void host_msg_rt_buffer_head(uint8_t head[HOST_RT_DATA_OFFSET], uint64_t nr_lost, uint32_t size);
 void host_msg_rt_end(struct host_msg *m, uint32_t code, uint64_t nr_lost);
 
 /* Checks a message header: 0 with *type and *body_size, or -EPROTO (not this protocol, or a

@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -404,29 +405,31 @@ static bool stream_begin(int fd)
         return true;
 }
 
-/* Writes a real-time message; *done says how much went. While the session runs, a consumer may
-   read as slowly as it likes (its queue in the session loses buffers meanwhile); once it has
-   stopped, -ETIMEDOUT when the consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED
-   (the host ends), or the socket's -errno. */
-static int stream_write(int fd, const struct host_msg *m, struct session_rt *rt, size_t *done_out)
+/* Writes a real-time message, laid out in nr_parts parts (sent together, not copied); *done
+   says how much went. While the session runs, a consumer may read as slowly as it likes (its
+   queue in the session loses buffers meanwhile); once it has stopped, -ETIMEDOUT when the
+   consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED (the host ends), or the
+   socket's -errno. */
+static int stream_write(int fd, const struct iovec *parts, int nr_parts, struct session_rt *rt,
+                        size_t *done_out)
 {
-        size_t done = 0;
+        size_t size = 0, done = 0;
+        for (int i = 0; i < nr_parts; i++)
+                size += parts[i].iov_len;
         int64_t stalled_since = 0;
         *done_out = 0;
-        while (done < m->size) {
+        while (done < size) {
                 *done_out = done;
                 if (atomic_load(&is_exiting))
                         return -ECANCELED;
-                ssize_t n = send(fd, m->data + done, m->size - done, MSG_NOSIGNAL | MSG_DONTWAIT);
+                ssize_t n = host_io_send_rest(fd, parts, nr_parts, done);
                 if (n > 0) {
                         done += (size_t)n;
                         stalled_since = 0;
                         continue;
                 }
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-                        return -errno;
+                if (n < 0)
+                        return (int)n;
                 struct pollfd pfd = {.fd = fd, .events = POLLOUT};
                 int k = poll(&pfd, 1, STREAM_WAIT_MS);
                 if (k < 0 && errno != EINTR)
@@ -478,24 +481,32 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
         int sndbuf = (int)(2 * info.buffer_size_bytes + HOST_RT_DATA_OFFSET);
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct host_msg m = {0};
+        uint8_t head[HOST_RT_DATA_OFFSET];
         for (;;) {
                 const uint8_t *buf;
                 uint32_t size;
                 int n = session_rt_next(rt, STREAM_WAIT_MS, &buf, &size);
                 if (n == 1) {
-                        host_msg_rt_buffer(&m, session_rt_nr_lost(rt), buf, size);
+                        /* the header and the buffer in one send: the buffer is not copied */
+                        host_msg_rt_buffer_head(head, session_rt_nr_lost(rt), size);
+                        struct iovec parts[2] = {{.iov_base = head, .iov_len = sizeof(head)},
+                                                 {.iov_base = (void *)buf, .iov_len = size}};
                         size_t done;
-                        rc = stream_write(fd, &m, rt, &done);
+                        rc = stream_write(fd, parts, 2, rt, &done);
                         if (rc == -ETIMEDOUT) {
                                 /* a stopped session's consumer that takes nothing: what waits
-                                   for it is freed now (counted lost); if it reads again within
-                                   drain_ms, it gets the rest of this buffer and the end */
+                                   for it is freed now (counted lost), the buffer being sent
+                                   with it, so the rest of this message is copied first; if it
+                                   reads again within drain_ms, it gets that rest and the end */
+                                uint8_t *rest = malloc(sizeof(head) + size);
+                                size_t left = rest ? host_io_copy_rest(parts, 2, done, rest) : 0;
                                 session_rt_drop(rt);
-                                if (host_io_write(fd, m.data + done, m.size - done, drain_ms,
-                                                  &is_exiting) == 0) {
+                                if (rest &&
+                                    host_io_write(fd, rest, left, drain_ms, &is_exiting) == 0) {
                                         host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
                                         host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
                                 }
+                                free(rest);
                         }
                         if (rc < 0)
                                 break;

@@ -165,6 +165,58 @@ static void test_counts_and_fields(void **state)
         events_table_free(et);
 }
 
+/* Events of one kind and of several types taking turns (a switch storm's CSwitch, ReadyThread
+   and their stacks; here generic events): each counts under its own type, whatever type the
+   kind had last. A name's text at another address is the same type; a provider in a buffer
+   the decoder fills again for each event, or another opcode, under the same name's address, is
+   another type. */
+static void test_kinds_take_turns(void **state)
+{
+        (void)state;
+        struct events_table *et = events_table_new();
+        char name_copy[32];
+        snprintf(name_copy, sizeof(name_copy), "%s", "DiskIo/Read");
+        GUID scratch = guid_disk; /* the decoder's buffer, filled again */
+        for (int i = 0; i < 30; i++) {
+                struct kevent ev = disk_read(1000 * i, 100, 101, 512);
+                switch (i % 5) {
+                case 0: break;
+                case 1: ev.name = name_copy; break; /* the same text elsewhere */
+                case 2:
+                        scratch = guid_user;
+                        ev.provider = &scratch;
+                        break;
+                case 3:
+                        scratch = guid_disk;
+                        ev.provider = &scratch;
+                        break;
+                case 4: ev.opcode = 11; break;
+                }
+                events_table_add(et, &ev);
+                struct kevent u = user_event(1000 * i + 1, 20);
+                events_table_add(et, &u);
+        }
+        assert_int_equal(events_table_total(et), 60);
+        assert_int_equal(events_table_nr_types(et), 4);
+        uint64_t by_type[4] = {0};
+        for (uint32_t i = 0; i < events_table_nr_types(et); i++) {
+                const struct events_type *t = events_table_type(et, i);
+                if (strcmp(t->name, "DiskIo/Read") == 0 && t->opcode == 10)
+                        by_type[memcmp(&t->provider, &guid_disk, sizeof(GUID)) == 0 ? 0 : 1] =
+                                t->nr_events;
+                else if (strcmp(t->name, "DiskIo/Read") == 0)
+                        by_type[2] = t->nr_events;
+                else
+                        by_type[3] = t->nr_events;
+        }
+        assert_int_equal(by_type[0], 18); /* cases 0, 1 and 3 */
+        assert_int_equal(by_type[1], 6);  /* the user provider's GUID */
+        assert_int_equal(by_type[2], 6);  /* opcode 11 */
+        assert_int_equal(by_type[3], 30);
+        assert_int_equal(events_table_nr_kind(et, KEV_FIELDS), 30);
+        events_table_free(et);
+}
+
 /* The caps: the recent events per type (the oldest go, counted), a long field cut. */
 static void test_caps(void **state)
 {
@@ -442,6 +494,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_counts_and_fields),
+                cmocka_unit_test(test_kinds_take_turns),
                 cmocka_unit_test(test_caps),
                 cmocka_unit_test(test_profile_window),
                 cmocka_unit_test(test_text),

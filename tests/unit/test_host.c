@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@
 
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
+#include "host.h"
 #include "host_proto.h"
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
@@ -571,6 +573,97 @@ static void test_proto_roundtrip(void **state)
         host_msg_free(&m);
         free(rq);
         free(back);
+}
+
+/* Reads what waits on fd (nonblocking) into got at *at. */
+static void drain_into(int fd, uint8_t *got, size_t cap, size_t *at)
+{
+        for (;;) {
+                ssize_t n = recv(fd, got + *at, cap - *at, MSG_DONTWAIT);
+                if (n <= 0)
+                        break;
+                *at += (size_t)n;
+        }
+}
+
+/* A real-time buffer goes as its header and the buffer itself in one send, not copied into a
+   message: the bytes are host_msg_rt_buffer's, whatever the socket takes at a time; and when
+   the sender must release the buffer mid-message (a stopped session's consumer given up on),
+   the rest copied at any point, header or buffer, is what was left to send. */
+static void test_rt_parts(void **state)
+{
+        (void)state;
+        enum { SIZE = 65536 };
+        uint8_t *buf = malloc(SIZE), *want, *got = malloc(HOST_RT_DATA_OFFSET + SIZE);
+        for (size_t i = 0; i < SIZE; i++)
+                buf[i] = (uint8_t)(i * 7 + i / 251);
+        struct host_msg m = {0};
+        host_msg_rt_buffer(&m, 9, buf, SIZE);
+        want = m.data;
+        assert_int_equal(m.size, HOST_RT_DATA_OFFSET + SIZE);
+        uint8_t head[HOST_RT_DATA_OFFSET];
+        host_msg_rt_buffer_head(head, 9, SIZE);
+        assert_memory_equal(head, want, HOST_RT_DATA_OFFSET);
+        /* the first r bytes gone already (the header's middle, its end, the buffer's middle);
+           then the rest by host_io_send_rest, or copied by host_io_copy_rest and the buffer
+           and the header overwritten (released) before the copy goes */
+        const size_t sent_before[] = {0, 5, HOST_RT_DATA_OFFSET, 20000};
+        size_t total = HOST_RT_DATA_OFFSET + SIZE;
+        for (size_t k = 0; k < 2 * sizeof(sent_before) / sizeof(sent_before[0]); k++) {
+                size_t r = sent_before[k / 2];
+                bool is_released = k % 2;
+                int sv[2];
+                assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+                int small = 4096;
+                setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+                uint8_t *copy = malloc(SIZE);
+                memcpy(copy, buf, SIZE);
+                host_msg_rt_buffer_head(head, 9, SIZE);
+                struct iovec parts[2] = {{.iov_base = head, .iov_len = sizeof(head)},
+                                         {.iov_base = copy, .iov_len = SIZE}};
+                size_t done = 0, at = 0;
+                while (done < r) {
+                        ssize_t n = send(sv[0], want + done, r - done, MSG_DONTWAIT);
+                        if (n > 0)
+                                done += (size_t)n;
+                        drain_into(sv[1], got, total, &at);
+                }
+                if (!is_released) {
+                        int nr_sends = 0;
+                        while (done < total) {
+                                ssize_t n = host_io_send_rest(sv[0], parts, 2, done);
+                                assert_true(n >= 0);
+                                done += (size_t)n;
+                                nr_sends += n > 0;
+                                drain_into(sv[1], got, total, &at);
+                        }
+                        assert_true(nr_sends > 1); /* the socket took it in parts */
+                        assert_int_equal(host_io_send_rest(sv[0], parts, 2, done), 0);
+                } else {
+                        uint8_t *rest = malloc(total);
+                        size_t left = host_io_copy_rest(parts, 2, done, rest);
+                        assert_int_equal(left, total - done);
+                        memset(copy, 0xee, SIZE);
+                        memset(head, 0xee, sizeof(head));
+                        size_t sent = 0;
+                        while (sent < left) {
+                                ssize_t n = send(sv[0], rest + sent, left - sent, MSG_DONTWAIT);
+                                if (n > 0)
+                                        sent += (size_t)n;
+                                drain_into(sv[1], got, total, &at);
+                        }
+                        free(rest);
+                }
+                drain_into(sv[1], got, total, &at);
+                assert_int_equal(at, total);
+                assert_memory_equal(got, want, total);
+                free(copy);
+                close(sv[0]);
+                close(sv[1]);
+        }
+        host_msg_free(&m);
+        free(buf);
+        free(got);
 }
 
 /* ---- sessions across processes ------------------------------------------------------------ */
@@ -1578,6 +1671,7 @@ int main(int argc, char **argv)
                 return helper_main(argc, argv);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_proto_roundtrip),
+                cmocka_unit_test(test_rt_parts),
                 cmocka_unit_test(test_session_is_the_systems),
                 cmocka_unit_test(test_query_all_traces),
                 cmocka_unit_test(test_relative_file_name),

@@ -1129,6 +1129,65 @@ static void test_switches_blockers(void **state)
         switches_free(sw);
 }
 
+/* A thread that blocks, is readied and runs again and again where it did before (a switch
+   storm's ping-pong) counts each time in the same rows, and where it did not, in new ones; a
+   zeroing starts them over (the entries remembered from before it are gone). */
+static void test_switches_repeats(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_A, 101, "main"));
+        sw_feed(sw, ev_thread(KEV_PHASE_DC_START, 0, PID_B, 201, "loop"));
+        uint64_t at_beta[] = {EXE + fx->off_sched + 2, EXE + fx->off_beta + 1};
+        uint64_t at_gamma[] = {EXE + fx->off_sched + 2, EXE + fx->off_gamma + 3};
+        uint64_t from_beta[] = {EXE + fx->off_beta + 1, EXE + fx->off_alpha};
+        uint64_t from_gamma[] = {EXE + fx->off_wake + 2, EXE + fx->off_gamma};
+        for (int round = 0; round < 2; round++) {
+                int64_t t0 = MS(100) * round;
+                /* 101 on CPU 0 and 1 in turn; it blocks at beta twice, at gamma once, at beta
+                   again; 201 readies it from beta and gamma the same way */
+                for (int i = 0; i < 4; i++) {
+                        int64_t t = t0 + MS(10) * i;
+                        uint32_t cpu = (uint32_t)i % 2;
+                        bool is_gamma = i == 2;
+                        sw_feed(sw, ev_cswitch(cpu, t + MS(1), 0, 0, ST_READY, WR_EXECUTIVE, 101,
+                                               PID_A));
+                        sw_feed(sw, ev_cswitch(cpu, t + MS(2), 101, PID_A, ST_WAITING,
+                                               WR_USERREQUEST, 0, 0));
+                        sw_feed(sw, ev_stack(cpu, t + MS(2), PID_A, 101,
+                                             is_gamma ? at_gamma : at_beta, 2));
+                        sw_feed(sw, ev_ready(cpu, t + MS(4), 101, PID_A, 201, PID_B));
+                        sw_feed(sw, ev_stack(cpu, t + MS(4), PID_B, 201,
+                                             is_gamma ? from_gamma : from_beta, 2));
+                        sw_feed(sw, ev_cswitch(cpu, t + MS(5), 0, 0, ST_READY, WR_EXECUTIVE, 101,
+                                               PID_A));
+                        sw_feed(sw, ev_cswitch(cpu, t + MS(6), 101, PID_A, ST_READY, WR_PREEMPTED,
+                                               0, 0));
+                }
+                const struct switches_blocker_row *b;
+                assert_int_equal(switches_blockers(sw, 101, &b), 2);
+                for (uint32_t i = 0; i < 2; i++) {
+                        bool is_beta = b[i].function == fx->fn_beta;
+                        assert_true(is_beta || b[i].function == fx->fn_gamma);
+                        assert_int_equal(b[i].nr_waits, is_beta ? 3 : 1);
+                        assert_int_equal(b[i].off_cpu_ns, is_beta ? MS(9) : MS(3));
+                }
+                const struct switches_readier_row *r;
+                assert_int_equal(switches_readiers(sw, 101, &r), 2);
+                assert_int_equal(r[0].count, 3);
+                assert_int_equal(r[0].function, fx->fn_beta);
+                assert_int_equal(r[1].count, 1);
+                const struct switches_cpu_row *c;
+                assert_int_equal(switches_thread_cpus(sw, 101, &c), 2);
+                assert_int_equal(c[0].nr_switches, 4);
+                assert_int_equal(c[1].nr_switches, 4);
+                assert_int_equal(c[0].busy_ns, MS(4));
+                assert_int_equal(c[1].busy_ns, MS(4));
+                switches_zero(sw);
+        }
+        switches_free(sw);
+}
+
 static struct kevent ev_cswitch_pmc(uint32_t cpu, int64_t t, uint32_t old_tid, uint32_t old_pid,
                                     uint32_t new_tid, uint32_t new_pid, uint32_t nr_pmc,
                                     uint64_t c0, uint64_t c1)
@@ -4054,6 +4113,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switches_cstates, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_zero, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_blockers, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_switches_repeats, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_pmc, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_switches_processes_and_sorts, fix_setup,
                                                 fix_teardown),

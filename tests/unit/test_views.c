@@ -603,8 +603,9 @@ static void test_functions_callers_by_process(void **state)
 
 /* A refresh looks up the callers (whether a row opens) of the rows the screen shows, a page
    past them, the cursor's neighbours and the open rows, not of every hot function: the rows
-   past them are made (their counts and text: the sort, search and filter read them) without,
-   and a screen moved to them builds again (functions_view_covers). */
+   past them are made with their counts but neither callers nor text (a sort, search or filter,
+   which read every row's text, shows every row: functions_view_show's 0), and a screen moved
+   to them builds again (functions_view_covers). */
 static void test_functions_rows_shown(void **state)
 {
         struct jit *j = *state;
@@ -636,23 +637,44 @@ static void test_functions_rows_shown(void **state)
         for (int r = 0; r < NR; r++)
                 assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
         assert_true(functions_view_covers(h.view, 90, 10));
-        /* ten rows shown from the top: those and a page past them */
+        uint64_t key_60 = key_at(tb, 60);
+        /* ten rows shown from the top: those and a page past them, in order; the others made
+           in no order (a screen moved to them builds again) */
         functions_view_show(h.view, 0, 10, 0);
         rebuild(&h);
         assert_int_equal(tb->nr_rows, NR + 1);
         assert_true(flags_at(tb, 19) & UI_ROW_EXPANDABLE);
         assert_false(flags_at(tb, 20) & UI_ROW_EXPANDABLE);
-        assert_string_equal(shown(tb, 99, "Function"), "hot_99"); /* made, for search */
+        assert_string_equal(shown(tb, 19, "Function"), "hot_19");
+        assert_string_equal(shown(tb, 20, "Function"), ""); /* not formatted: not shown */
+        assert_string_equal(shown(tb, 99, "Function"), "");
+        uint64_t sum = 0;
+        for (int r = 0; r < 20; r++)
+                assert_int_equal(count_at(tb, (uint32_t)r, "Self"), NR + 1 - r);
+        for (int r = 0; r < NR + 1; r++) /* every row counted: the sort reads them */
+                sum += count_at(tb, (uint32_t)r, "Self");
+        assert_int_equal(sum, (NR + 1) * (NR + 2) / 2 - 1);
         assert_true(functions_view_covers(h.view, 5, 10));
         assert_false(functions_view_covers(h.view, 50, 10));
         assert_false(functions_view_covers(h.view, 0, 0)); /* sorted or filtered: every row */
         /* the cursor on row 60: its neighbours too, those before it as well */
-        functions_view_show(h.view, 0, 10, key_at(tb, 60));
+        functions_view_show(h.view, 0, 10, key_60);
         rebuild(&h);
         assert_false(flags_at(tb, 49) & UI_ROW_EXPANDABLE);
-        for (int r = 50; r < 80; r++)
+        assert_string_equal(shown(tb, 49, "Function"), "");
+        for (int r = 50; r < 80; r++) { /* those before the cursor's made again with text */
+                char name[16];
+                snprintf(name, sizeof(name), "hot_%02d", r);
                 assert_true(flags_at(tb, r) & UI_ROW_EXPANDABLE);
+                assert_string_equal(shown(tb, (uint32_t)r, "Function"), name);
+                assert_string_equal(shown(tb, (uint32_t)r, "Module"), map_path + 5);
+        }
         assert_false(flags_at(tb, 80) & UI_ROW_EXPANDABLE);
+        assert_string_equal(shown(tb, 80, "Function"), "");
+        /* every row again (sorted, searched, filtered): every row's text */
+        functions_view_show(h.view, 0, 0, 0);
+        rebuild(&h);
+        assert_string_equal(shown(tb, 99, "Function"), "hot_99");
         assert_true(functions_view_covers(h.view, 55, 10));
         /* an open row far down stays open */
         uint64_t far = key_at(tb, 90);

@@ -383,6 +383,33 @@ static uint32_t row_node(struct calltree *tree, enum calltree_owner owner, const
                                       w->module, w->function, w->rel);
 }
 
+/* A function row's text: its module, function, and process or thread by those groupings. */
+static void row_text(const struct functions_view *fv, struct module_names *names,
+                     struct switches *sw, struct ui_table *t, uint32_t r, const struct hot_row *w)
+{
+        frame_text(names, t, r, w->module, w->function, w->rel);
+        if (fv->group == FUNCTIONS_BY_PROCESS) {
+                char process[64];
+                const char *pn = switches_process_name(sw, w->pid);
+                if (*pn)
+                        snprintf(process, sizeof(process), "%s", pn);
+                else if (w->pid)
+                        snprintf(process, sizeof(process), "pid %u", w->pid);
+                else
+                        snprintf(process, sizeof(process), "%s", w->module ? "Idle" : "");
+                ui_table_text(t, r, COL_PROCESS, process);
+        } else if (fv->group == FUNCTIONS_BY_THREAD) {
+                /* "process/thread (tid)", the switches view's names */
+                char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
+                switches_thread_names(sw, w->tid, pn, tn);
+                if (!pn[0]) /* a thread no event named: its process's name */
+                        snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
+                snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?", tn[0] ? "/" : "", tn,
+                         w->tid);
+                ui_table_text(t, r, COL_PROCESS, text);
+        }
+}
+
 /* Row r (the hot row i) made without looking up its callers. */
 static void skip_row(struct functions_view *fv, uint32_t r, uint32_t i)
 {
@@ -395,11 +422,13 @@ static void skip_row(struct functions_view *fv, uint32_t r, uint32_t i)
 }
 
 /* The rows made before the cursor's, from looked_lo on, looked up after all (they are not
-   open: an open row is always looked up). */
-static void look_back(struct functions_view *fv, struct calltree *tree, enum calltree_owner owner,
-                      struct ui_table *t, const struct hot_row *rows)
+   open: an open row is always looked up), their text with them. */
+static void look_back(struct functions_view *fv, struct module_names *names, struct switches *sw,
+                      struct calltree *tree, enum calltree_owner owner, struct ui_table *t,
+                      const struct hot_row *rows)
 {
         for (uint32_t k = fv->nr_skipped; k >= 2 && fv->skipped[k - 2] >= fv->looked_lo; k -= 2) {
+                row_text(fv, names, sw, t, fv->skipped[k - 2], &rows[fv->skipped[k - 1]]);
                 uint32_t node = row_node(tree, owner, &rows[fv->skipped[k - 1]]);
                 if (node && calltree_has_children(tree, node))
                         t->flags[fv->skipped[k - 2]] |= UI_ROW_EXPANDABLE;
@@ -470,13 +499,18 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         bool is_by_process = fv->group == FUNCTIONS_BY_PROCESS;
         bool is_by_thread = fv->group == FUNCTIONS_BY_THREAD;
         /* a report prints its top rows: only those are put in order (the modules' grouping
-           reads every row) */
+           reads every row). The screen's rows past those it may show (looked_to, below) are
+           made in no order: a screen moved to them builds again (functions_view_covers); a
+           cursor that follows its row by key, wherever it went, has every row in order */
+        enum hot_grouping by = is_by_process  ? HOT_BY_PROCESS
+                               : is_by_thread ? HOT_BY_THREAD
+                                              : HOT_BY_FUNCTION;
         uint32_t top = is_report && fv->group != FUNCTIONS_BY_MODULE ? rp->top : 0;
-        uint32_t n = hot_top_functions_by(hot, source,
-                                          is_by_process  ? HOT_BY_PROCESS
-                                          : is_by_thread ? HOT_BY_THREAD
-                                                         : HOT_BY_FUNCTION,
-                                          false, top, &rows);
+        bool is_partial =
+                !is_report && fv->shown_nr && !fv->cursor_key && fv->group != FUNCTIONS_BY_MODULE;
+        uint32_t n = is_partial ? hot_top_functions_all_by(hot, source, by, false,
+                                                           fv->shown_top + 2 * fv->shown_nr, &rows)
+                                : hot_top_functions_by(hot, source, by, false, top, &rows);
         if (fv->group == FUNCTIONS_BY_MODULE) {
                 add_modules(fv, p, &names, t, source, rows, n, nr);
                 return;
@@ -492,11 +526,11 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                          "Function (callers since %.3f s)", (double)since_ns / 1e9);
                 fv->cols_now[COL_FUNCTION].title = fv->function_title;
         }
-        char process[64];
         /* the rows the screen may show: those before a page past the one shown, those around
            the cursor's row (it follows its row, wherever the new counts put it), the open ones;
-           the others' callers are looked up when the screen comes to them
-           (functions_view_covers): thousands of rows, forty shown */
+           the others' callers are looked up and their text made when the screen comes to them
+           (functions_view_covers): thousands of rows, forty shown. A sort, a search or a
+           filter reads every row's text: every row is looked up then (functions_view_show) */
         bool is_all = is_report || !fv->shown_nr;
         fv->has_looked_all = is_all;
         fv->looked_to = fv->shown_top + 2 * fv->shown_nr;
@@ -515,7 +549,7 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 if (!is_all && key == fv->cursor_key) {
                         fv->looked_lo = at > fv->shown_nr ? at - fv->shown_nr : 0;
                         fv->looked_hi = at + 2 * fv->shown_nr;
-                        look_back(fv, tree, owner, t, rows);
+                        look_back(fv, &names, sw, tree, owner, t, rows);
                 }
                 bool is_looked = is_all || at < fv->looked_to || at < fv->looked_hi ||
                                  ui_key_set_has(&fv->expanded, key);
@@ -531,26 +565,8 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
                 if (has_ipc)
                         ui_table_pct(t, r, COL_IPC,
                                      functions_ipc_of(&fv->ipc, w->module, w->function, w->rel));
-                frame_text(&names, t, r, w->module, w->function, w->rel);
-                if (is_by_process) {
-                        const char *pn = switches_process_name(sw, w->pid);
-                        if (*pn)
-                                snprintf(process, sizeof(process), "%s", pn);
-                        else if (w->pid)
-                                snprintf(process, sizeof(process), "pid %u", w->pid);
-                        else
-                                snprintf(process, sizeof(process), "%s", w->module ? "Idle" : "");
-                        ui_table_text(t, r, COL_PROCESS, process);
-                } else if (is_by_thread) {
-                        /* "process/thread (tid)", the switches view's names */
-                        char pn[SWITCHES_NAME_SIZE], tn[SWITCHES_NAME_SIZE], text[160];
-                        switches_thread_names(sw, w->tid, pn, tn);
-                        if (!pn[0]) /* a thread no event named: its process's name */
-                                snprintf(pn, sizeof(pn), "%s", switches_process_name(sw, w->pid));
-                        snprintf(text, sizeof(text), "%s%s%s (%u)", pn[0] ? pn : "?",
-                                 tn[0] ? "/" : "", tn, w->tid);
-                        ui_table_text(t, r, COL_PROCESS, text);
-                }
+                if (is_looked)
+                        row_text(fv, &names, sw, t, r, w);
                 if (is_open)
                         add_subtree(fv, tree, &names, t, node, 1, nr);
         }

@@ -129,6 +129,10 @@ uint32_t hot_functions_by(struct hot *h, uint16_t source, enum hot_grouping grou
 /* hot_functions_by, only the first max rows in order (0: all), as hot_top_functions. */
 uint32_t hot_top_functions_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows);
+/* hot_top_functions_by with every row in *rows: the first max in order, the others after them
+   in no order (the screen's rows past those it can show). Returns how many rows in all. */
+uint32_t hot_top_functions_all_by(struct hot *h, uint16_t source, enum hot_grouping grouping,
+                                  bool is_by_total, uint32_t max, const struct hot_row **rows);
 /* Modules of one source by self count. */
 uint32_t hot_modules(struct hot *h, uint16_t source, const struct hot_module_row **rows);
 

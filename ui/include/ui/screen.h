@@ -59,6 +59,9 @@ int ui_screen_getkey(struct ui_screen *s);
 bool ui_screen_browse(struct ui_screen *s, int *key, struct ui_view_state *vs,
                       const struct ui_table *t, uint64_t *row_key);
 
+/* Whether a search or a filter is being typed: each key then reads every row's text. */
+bool ui_screen_is_input(const struct ui_screen *s);
+
 /* The rows of t on the screen as it was last drawn (the rows the filter lets through, from the
    view's top, as many as the list showed), in order: *rows, valid until the next call or change
    of the table. Returns how many (0 before the first draw). What "every row shown" means to a
