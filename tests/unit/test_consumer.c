@@ -961,22 +961,31 @@ static void WINAPI on_trace_keep(PEVENT_TRACE ev)
         g_seen.tid[i] = ev->Header.ThreadId;
 }
 
+/* Reads a shared sample through the consumer API with the callback given, in EVENT_RECORD
+   mode, from OpenTraceA to CloseTrace (lf: what OpenTraceA filled in, the header among it). */
+static void process_records(const struct sample *s, PEVENT_RECORD_CALLBACK cb,
+                            EVENT_TRACE_LOGFILEA *lf)
+{
+        char path[PATH_MAX];
+        assert_true(sample_path(s, path, sizeof(path)));
+        memset(lf, 0, sizeof(*lf));
+        lf->LogFileName = path;
+        lf->ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
+        lf->EventRecordCallback = cb;
+        PROCESSTRACE_HANDLE h = OpenTraceA(lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        lf->LogFileName = NULL;
+}
+
 static void test_lxcore_records(void **state)
 {
         (void)state;
         need_samples(&lxcore_sample, NULL);
-        char path[PATH_MAX];
-        assert_true(sample_path(&lxcore_sample, path, sizeof(path)));
-
         EVENT_TRACE_LOGFILEA lf;
-        memset(&lf, 0, sizeof(lf));
-        lf.LogFileName = path;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-        lf.EventRecordCallback = on_record_keep;
-        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
-        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
         memset(&g_seen, 0, sizeof(g_seen));
-        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        process_records(&lxcore_sample, on_record_keep, &lf);
         assert_int_equal(g_seen.n, 4);
         assert_true(IsEqualGUID(&g_seen.guid[0], &EventTraceGuid));
         assert_int_equal(g_seen.opcode[0], 0);
@@ -1009,13 +1018,14 @@ static void test_lxcore_records(void **state)
         memcpy(record_tids, g_seen.tid, sizeof(record_tids));
         int64_t record_ts[4];
         memcpy(record_ts, g_seen.ts, sizeof(record_ts));
-        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
 
         /* the classic form: same identity, times and threads; MofData is the payload */
+        char path[PATH_MAX];
+        assert_true(sample_path(&lxcore_sample, path, sizeof(path)));
         memset(&lf, 0, sizeof(lf));
         lf.LogFileName = path;
         lf.EventCallback = on_trace_keep;
-        h = OpenTraceA(&lf);
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
         assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
         memset(&g_seen, 0, sizeof(g_seen));
         assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
@@ -1514,18 +1524,9 @@ static void WINAPI on_record_items(PEVENT_RECORD er)
 
 static void process_for_items(const struct sample *s)
 {
-        char path[PATH_MAX];
-        assert_true(sample_path(s, path, sizeof(path)));
         EVENT_TRACE_LOGFILEA lf;
-        memset(&lf, 0, sizeof(lf));
-        lf.LogFileName = path;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-        lf.EventRecordCallback = on_record_items;
-        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
-        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
         memset(&g_items, 0, sizeof(g_items));
-        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
-        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        process_records(s, on_record_items, &lf);
 }
 
 static void test_net_stack_items(void **state)
@@ -1591,18 +1592,9 @@ static void test_classic_fields_zero(void **state)
 {
         (void)state;
         need_samples(&net_sample, NULL);
-        char path[PATH_MAX];
-        assert_true(sample_path(&net_sample, path, sizeof(path)));
         EVENT_TRACE_LOGFILEA lf;
-        memset(&lf, 0, sizeof(lf));
-        lf.LogFileName = path;
-        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD;
-        lf.EventRecordCallback = on_record_zero;
-        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
-        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
         memset(&g_zero, 0, sizeof(g_zero));
-        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
-        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        process_records(&net_sample, on_record_zero, &lf);
         assert_true(g_zero.nr_modern_set > 1000); /* the CLR events set them */
         assert_true(g_zero.nr_classic_after_modern > 1000);
         assert_int_equal(g_zero.nr_classic_bad, 0);

@@ -800,6 +800,15 @@ static void test_max_file_size(void **state)
         }
 }
 
+/* Five 4 KiB buffers for the flusher's tests, filled with 'a' to 'e'. */
+static void five_buffers(uint8_t mem[5][4096], uint8_t *bufs[5])
+{
+        for (int i = 0; i < 5; i++) {
+                memset(mem[i], 'a' + i, 4096);
+                bufs[i] = mem[i];
+        }
+}
+
 /* The flusher's batch: one pwritev of consecutive buffers at their place in the file, as many
    as the maximum size and the file system leave room for (the first that does not fit names
    why, as log_file_room does). */
@@ -812,10 +821,7 @@ static void test_flush_batch(void **state)
         assert_true(fd >= 0);
         static uint8_t mem[5][4096];
         uint8_t *bufs[5];
-        for (int i = 0; i < 5; i++) {
-                memset(mem[i], 'a' + i, sizeof(mem[i]));
-                bufs[i] = mem[i];
-        }
+        five_buffers(mem, bufs);
         uint32_t done = 9;
         int full = -1;
         uint64_t avail = 0;
@@ -864,10 +870,7 @@ static void test_flush_ahead(void **state)
         assert_true(fd >= 0);
         static uint8_t mem[5][4096];
         uint8_t *bufs[5];
-        for (int i = 0; i < 5; i++) {
-                memset(mem[i], 'a' + i, sizeof(mem[i]));
-                bufs[i] = mem[i];
-        }
+        five_buffers(mem, bufs);
         struct etl_flush_ahead ahead = {0};
         uint32_t done = 0;
         int full = -1;
