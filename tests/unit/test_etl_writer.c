@@ -800,13 +800,18 @@ static void test_max_file_size(void **state)
         }
 }
 
-/* Five 4 KiB buffers for the flusher's tests, filled with 'a' to 'e'. */
-static void five_buffers(uint8_t mem[5][4096], uint8_t *bufs[5])
+/* A new file for the flusher's tests, and five 4 KiB buffers filled with 'a' to 'e'. */
+static int flush_file(const char *name, char *path, size_t size, uint8_t mem[5][4096],
+                      uint8_t *bufs[5])
 {
+        path_of(path, size, name);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        assert_true(fd >= 0);
         for (int i = 0; i < 5; i++) {
                 memset(mem[i], 'a' + i, 4096);
                 bufs[i] = mem[i];
         }
+        return fd;
 }
 
 /* The flusher's batch: one pwritev of consecutive buffers at their place in the file, as many
@@ -816,12 +821,9 @@ static void test_flush_batch(void **state)
 {
         (void)state;
         char path[128];
-        path_of(path, sizeof(path), "batch.etl");
-        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-        assert_true(fd >= 0);
         static uint8_t mem[5][4096];
         uint8_t *bufs[5];
-        five_buffers(mem, bufs);
+        int fd = flush_file("batch.etl", path, sizeof(path), mem, bufs);
         uint32_t done = 9;
         int full = -1;
         uint64_t avail = 0;
@@ -865,12 +867,9 @@ static void test_flush_ahead(void **state)
 {
         (void)state;
         char path[128];
-        path_of(path, sizeof(path), "ahead.etl");
-        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-        assert_true(fd >= 0);
         static uint8_t mem[5][4096];
         uint8_t *bufs[5];
-        five_buffers(mem, bufs);
+        int fd = flush_file("ahead.etl", path, sizeof(path), mem, bufs);
         struct etl_flush_ahead ahead = {0};
         uint32_t done = 0;
         int full = -1;
