@@ -1419,7 +1419,7 @@ static void test_probe(void **state)
 /* ---- the start under load ---- */
 
 /* A session started while a process of 8,000 threads waits for its rundown and a pipe ping-pong
-   switches, with rings of 256 KiB a CPU, drained as the logger drains them (at its real-time
+   switches, with rings of 1 MiB a CPU, drained as the logger drains them (at its real-time
    priority, from the fd's wake-ups): nothing is lost. live_source_open used to read /proc
    itself, emptying the rings only between processes: that one process's 8,000 stat files took
    longer than the rings hold (milliseconds of this load), and every start lost events. */
@@ -1464,24 +1464,31 @@ static void test_start_under_load(void **state)
         s.masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD |
                            EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
         s.pid = -1;
-        /* 256 KiB a CPU: tens of milliseconds of this load, where the rundown of 8,000 threads
-           takes hundreds (so the old start, which drained only between processes, lost events
-           here every time), with room for the few milliseconds a busy machine keeps even a
-           real-time drain from its CPU (16 KiB rings lost ~1,000 events under 2 x nproc busy
-           loops) */
-        s.ring_pages = 64;
+        /* 1 MiB a CPU (the default is 2 to 8 MiB up to 16 CPUs): about 15 ms of this load, where
+           the rundown of 8,000 threads takes 200 to 300 (so the old start, which drained only
+           between processes, lost events here every time), with room for the milliseconds a
+           busy machine keeps even a real-time drain from its CPU (16 KiB rings lost ~1,000
+           events under 2 x nproc busy loops; 256 KiB rings lost 385 in a CI run, by the
+           rundown's end or not is now printed) */
+        s.ring_pages = 256;
         struct etl_writer *w = new_writer(path);
+        /* the file written on a thread of the writer's own, as the logger writes it
+           (session_file_async): the drain never waits for the disk, where other tests' files
+           (CI runs two at a time) can hold a write for longer than these rings last */
+        assert_int_equal(etl_writer_set_async(w, 256), 0);
         uint64_t t0 = now_ns();
         struct live_source *ls = open_or_skip(&s, w);
         uint64_t t_open = now_ns();
         wait_rundown(ls);
         uint64_t t_rundown = now_ns();
+        struct live_stats at_rundown;
+        live_source_get_stats(ls, &at_rundown); /* where a loss came, when one does */
         /* the start is over: the ping-pongs stop (the loader answers once they are reaped),
            what came meanwhile is converted, and then the idle threads end, their ends
            unchecked. A load that went on would test the converter's speed, not the start: a
            sanitized build converts slower than the ping-pong on one CPU switches, and a
            real-time drain that never idles is throttled for 50 ms a second
-           (sched_rt_runtime_us), where 256 KiB fill in 4. */
+           (sched_rt_runtime_us), where 1 MiB fills in 15. */
         kill(loader, SIGUSR1);
         char rounds[128] = {0};
         size_t nr_got = 0;
@@ -1506,10 +1513,11 @@ static void test_start_under_load(void **state)
         close(out[0]);
         waitpid(loader, NULL, 0);
         pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);
-        print_message("open %.1f ms, rundown %.1f ms more; %llu records, %llu lost; %s",
+        print_message("open %.1f ms, rundown %.1f ms more; %llu records, %llu lost (%llu by the "
+                      "rundown's end); %s",
                       (double)(t_open - t0) / 1e6, (double)(t_rundown - t_open) / 1e6,
                       (unsigned long long)st.nr_perf_records, (unsigned long long)st.nr_events_lost,
-                      rounds);
+                      (unsigned long long)at_rundown.nr_events_lost, rounds);
         assert_true(st.nr_perf_records > 0);
         assert_int_equal(st.nr_events_lost, 0);
         assert_int_equal(st.nr_lost_records, 0);
