@@ -67,6 +67,7 @@ struct etl_reader {
         uint32_t header_stream; /* the stream holding buffer 0 */
         bool is_header_pending;
         bool is_advance_pending; /* the tree's top stream still holds the record last returned */
+        uint32_t top_stream;     /* the stream of the record last returned */
         struct etl_reader_stats stats;
         struct etl_error warning;
         struct etl_error open_warning; /* the last problem met while scanning the buffers */
@@ -151,6 +152,30 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
 }
 
 /* Moves s to its next record, loading buffers as needed. */
+static void stream_advance(struct etl_reader *r, struct stream *s);
+
+/* stream_advance's common case inline: the next record of the current buffer. A skip, the
+   buffer's end or a damaged record go to stream_advance, which parses the record again. */
+static inline void stream_advance_fast(struct etl_reader *r, struct stream *s)
+{
+        if (__builtin_expect(s->cur != NULL, 1)) {
+                const char *why = NULL;
+                uint32_t next = 0;
+                if (etl_parse_record(s->cur, s->cur_pos, s->cur_filled, &s->head, &next, &why) ==
+                    ETL_PARSE_RECORD) {
+                        const struct buffer_info *b = &r->buffers[s->cur_index];
+                        s->head.cpu = b->cpu;
+                        s->head.logger_id = b->logger_id;
+                        s->head.buffer_index = b->index;
+                        s->head.file_offset = b->file_offset + s->cur_pos;
+                        s->cur_pos = next;
+                        s->has_head = true;
+                        return;
+                }
+        }
+        stream_advance(r, s);
+}
+
 static void stream_advance(struct etl_reader *r, struct stream *s)
 {
         s->has_head = false;
@@ -681,14 +706,15 @@ const struct etl_logfile *etl_reader_logfile(const struct etl_reader *r)
 /* Moves the stream whose record etl_reader_next returned last to its next record. Deferred to
    the following call so that the returned record's bytes stay valid until then, even when the
    stream's next buffer is decompressed into the same scratch memory. */
-static void settle(struct etl_reader *r)
+static inline __attribute__((always_inline)) void settle(struct etl_reader *r)
 {
         if (!r->is_advance_pending)
                 return;
         r->is_advance_pending = false;
-        struct stream *s = &r->streams[etl_tourney_stream(etl_tourney_top(&r->tree))];
-        stream_advance(r, s);
-        etl_tourney_replace_top(&r->tree, stream_entry(r, s));
+        uint32_t i = r->top_stream;
+        struct stream *s = &r->streams[i];
+        stream_advance_fast(r, s);
+        etl_tourney_replace_top_at(&r->tree, i, s->has_head, s->head.timestamp);
 }
 
 const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
@@ -704,10 +730,11 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
                 return h;
         }
         settle(r);
-        etl_tourney_entry top = etl_tourney_top(&r->tree);
-        if (etl_tourney_is_done(top))
+        uint32_t i;
+        if (!etl_tourney_winner(&r->tree, &i))
                 return NULL;
-        struct stream *s = &r->streams[etl_tourney_stream(top)];
+        struct stream *s = &r->streams[i];
+        r->top_stream = i;
         struct etl_record *rec = &s->head;
         rec->ends_buffer =
                 s->cur_pos + 4 > s->cur_filled || le_get32(s->cur + s->cur_pos) == 0xFFFFFFFF;
@@ -731,10 +758,9 @@ uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
         if (r->is_header_pending)
                 return r->header_record.timestamp;
         settle(r);
-        etl_tourney_entry top = etl_tourney_top(&r->tree);
-        if (etl_tourney_is_done(top))
+        if (etl_tourney_top_is_done(&r->tree))
                 return UINT64_MAX;
-        return r->streams[etl_tourney_stream(top)].head.timestamp;
+        return r->streams[etl_tourney_top_stream(&r->tree)].head.timestamp;
 }
 
 uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)

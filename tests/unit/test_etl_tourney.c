@@ -112,11 +112,109 @@ static void test_tourney_edges(void **state)
         etl_tourney_free(&t);
 }
 
+/* The reader's calls (etl_tourney_replace_top_at, etl_tourney_winner) against the scan: a run
+   that stays within the narrow keys' range stays narrow (the 64-bit matches are the ones
+   played), and a record before the least timestamp of the build or too far after it turns the
+   tree wide mid-run with the order unchanged (a narrow key made of such a timestamp would wrap
+   and rank the record wrongly; test_tourney_against_scan's base at UINT64_MAX checks the
+   build's bound on the base). Streams of 2 to 70,
+   so that the stream bits span 1 to 7 (one stream has none, and its tree is always wide). */
+static void test_tourney_narrow_against_scan(void **state)
+{
+        (void)state;
+        uint64_t s = 0xfeedbeefull;
+
+        for (int round = 0; round < 3000; round++) {
+                uint32_t nr = 2 + (uint32_t)(rng_next(&s) % 69);
+                int kind = round % 3; /* 0 stays in range, 1 goes below, 2 goes far above */
+                uint64_t ts[70];
+                bool is_done[70];
+                unsigned left[70];
+                struct etl_tourney t = {0};
+                uint64_t origin = rng_next(&s) >> (1 + rng_next(&s) % 63); /* below 2^63 */
+
+                assert_int_equal(etl_tourney_init(&t, nr), 0);
+                for (uint32_t i = 0; i < nr; i++) {
+                        ts[i] = origin + 1000 + rng_next(&s) % 8;
+                        left[i] = (unsigned)(rng_next(&s) % 40);
+                        is_done[i] = rng_next(&s) % 8 == 0;
+                        etl_tourney_set(&t, i,
+                                        is_done[i] ? etl_tourney_done(i)
+                                                   : etl_tourney_make(ts[i], i));
+                }
+                etl_tourney_build(&t);
+                assert_false(t.is_wide);
+                for (int step = 0;; step++) {
+                        uint32_t want = scan_least(ts, is_done, nr), got = UINT32_MAX;
+                        bool has = etl_tourney_winner(&t, &got);
+                        if (want == UINT32_MAX) {
+                                assert_false(has);
+                                assert_true(etl_tourney_top_is_done(&t));
+                                break;
+                        }
+                        assert_true(has);
+                        assert_int_equal(got, want);
+                        assert_int_equal(etl_tourney_top_stream(&t), want);
+                        assert_true(etl_tourney_top(&t) == etl_tourney_make(ts[want], want));
+                        if (left[want]-- == 0) {
+                                is_done[want] = true;
+                                etl_tourney_replace_top_at(&t, want, false, 0);
+                                continue;
+                        }
+                        ts[want] += rng_next(&s) % 3;
+                        if (step == 20 && kind == 1)
+                                ts[want] = origin + rng_next(&s) % 1000; /* before the base */
+                        else if (step == 20 && kind == 2)
+                                ts[want] = UINT64_MAX - rng_next(&s) % 2;
+                        etl_tourney_replace_top_at(&t, want, true, ts[want]);
+                }
+                if (kind == 0)
+                        assert_false(t.is_wide);
+                etl_tourney_free(&t);
+        }
+}
+
+/* The narrow keys' edges: a record at base + limit - 1 stays narrow and ranks before a done
+   stream; one at base + limit turns the tree wide and still ranks before it; a tie goes to the
+   lower stream in both forms. */
+static void test_tourney_narrow_edges(void **state)
+{
+        (void)state;
+        struct etl_tourney t = {0};
+
+        assert_int_equal(etl_tourney_init(&t, 3), 0); /* 2 stream bits */
+        etl_tourney_set(&t, 0, etl_tourney_make(100, 0));
+        etl_tourney_set(&t, 1, etl_tourney_make(100, 1));
+        etl_tourney_set(&t, 2, etl_tourney_done(2));
+        etl_tourney_build(&t);
+        assert_false(t.is_wide);
+        uint32_t i;
+        assert_true(etl_tourney_winner(&t, &i));
+        assert_int_equal(i, 0);
+        etl_tourney_replace_top_at(&t, 0, true, 100 + t.limit - 1);
+        assert_false(t.is_wide);
+        assert_true(etl_tourney_winner(&t, &i));
+        assert_int_equal(i, 1);
+        etl_tourney_replace_top_at(&t, 1, true, 100 + t.limit);
+        assert_true(t.is_wide);
+        assert_true(etl_tourney_winner(&t, &i));
+        assert_int_equal(i, 0);
+        assert_true(etl_tourney_top(&t) == etl_tourney_make(100 + t.limit - 1, 0));
+        etl_tourney_replace_top_at(&t, 0, false, 0);
+        assert_true(etl_tourney_winner(&t, &i));
+        assert_int_equal(i, 1);
+        etl_tourney_replace_top_at(&t, 1, false, 0);
+        assert_false(etl_tourney_winner(&t, &i));
+        etl_tourney_free(&t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tourney_against_scan),
                 cmocka_unit_test(test_tourney_edges),
+                cmocka_unit_test(test_tourney_narrow_against_scan),
+                cmocka_unit_test(test_tourney_narrow_edges),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
