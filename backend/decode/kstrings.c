@@ -48,9 +48,12 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
         char *out = d->str + d->str_len;
         bool has_nul = false, is_full = room == 0;
 
-        /* ASCII fast path, four code units a step: most names and paths are plain ASCII. A step
-           stops at a unit that is not 1..0x7F (a high byte set, a byte from 0x80, a NUL); with
-           every unit below 0x80, unit - 1 sets bit 7 only where the unit is 0. */
+        /* ASCII fast path (again after each code point from 0x80: a name with an accent or a sign
+           such as the registered sign is ASCII around it), four code units a step: most names and
+           paths are plain ASCII. A step stops at a unit that is not 1..0x7F (a high byte set, a
+           byte from 0x80, a NUL); with every unit below 0x80, unit - 1 sets bit 7 only where the
+           unit is 0. */
+ascii:;
 #ifdef __SSE2__
         /* eight units a step where SSE2 is there (every x86-64): the same test, packed to bytes */
         const __m128i hi_bits = _mm_set1_epi16((short)0xFF80), zero = _mm_setzero_si128();
@@ -109,6 +112,8 @@ const char *kstr_utf16(struct kdecoder *d, const struct payload *pl, size_t off,
 
                         is_full = w == 0;
                         o += w;
+                        if (!is_full && cp >= 0x80)
+                                goto ascii;
                 }
         }
         *next = has_nul ? off + i : pl->len;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kdecoder.h"
+#include "kdecoder_int.h"
 #include "kevent_mof.h"
 #include "util/utf.h"
 
@@ -107,11 +108,86 @@ static void test_utf16_long_ascii(void **state)
         }
 }
 
+static uint64_t rng_next(uint64_t *s)
+{
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        return *s;
+}
+
+/* Fills d's arena until room bytes are left (strings of ASCII, each its length and a NUL). */
+static void arena_leave(struct kdecoder *d, size_t used, size_t room, uint8_t *scratch)
+{
+        size_t left = KEV_STR_ARENA - used;
+        while (left > room) {
+                size_t take = left - room > 20001 ? 20001 : left - room; /* bytes with the NUL */
+                size_t n = 0, next;
+                for (size_t u = 0; u + 1 < take; u++) {
+                        scratch[n++] = 'x';
+                        scratch[n++] = 0;
+                }
+                scratch[n++] = 0;
+                scratch[n++] = 0;
+                assert_int_equal(strlen(kdecoder_utf16_at(d, scratch, n, 0, &next)), take - 1);
+                left -= take;
+        }
+}
+
+/* ASCII runs between code points from 0x80 (accents, the registered sign, CJK, surrogate pairs,
+   lone surrogates): the fast steps resume after each and give what a code unit at a time gives,
+   with room in the arena and with 0 to 40 bytes left in it (a character that does not fit ends
+   the writing for the rest of the string: none written after it, even one that would fit). */
+static void test_utf16_ascii_after_non_ascii(void **state)
+{
+        (void)state;
+        static const uint16_t wide[] = {0x00e9, 0x00ae, 0x0100, 0x4e2d, 0xffff,
+                                        0xd83d, 0xde00, 0x0080, 0x07ff, 0x0800};
+        static uint8_t scratch[2 * 20001 + 2];
+        uint64_t s = 0x5eed;
+
+        for (int round = 0; round < 3000; round++) {
+                uint8_t buf[2 * 80 + 4];
+                size_t n = 0, nr = (size_t)(rng_next(&s) % 80);
+                for (size_t u = 0; u < nr; u++) {
+                        uint16_t v = (uint16_t)('A' + u % 26);
+                        uint64_t r = rng_next(&s) % 16;
+                        if (r == 0) { /* a surrogate pair */
+                                v = 0xd83d;
+                                buf[n++] = (uint8_t)v;
+                                buf[n++] = (uint8_t)(v >> 8);
+                                v = 0xde00;
+                        } else if (r < 4) {
+                                v = wide[rng_next(&s) % (sizeof(wide) / sizeof(wide[0]))];
+                        }
+                        buf[n++] = (uint8_t)v;
+                        buf[n++] = (uint8_t)(v >> 8);
+                }
+                if (round % 2) {
+                        buf[n++] = 0;
+                        buf[n++] = 0;
+                }
+                size_t room = round % 3 ? 40 - (size_t)(rng_next(&s) % 41) : KEV_STR_ARENA;
+                char want[4 * 80 + 8];
+                size_t want_next, got_next;
+                struct kdecoder *d = kdecoder_new(true);
+                assert_non_null(d);
+                if (room < KEV_STR_ARENA)
+                        arena_leave(d, 0, room, scratch);
+                reference(buf, n, 0, want, room < sizeof(want) ? room : sizeof(want), &want_next);
+                const char *got = kdecoder_utf16_at(d, buf, n, 0, &got_next);
+                assert_string_equal(got, room ? want : "");
+                assert_int_equal(got_next, want_next);
+                kdecoder_free(d);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf16_fast_steps),
                 cmocka_unit_test(test_utf16_long_ascii),
+                cmocka_unit_test(test_utf16_ascii_after_non_ascii),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
