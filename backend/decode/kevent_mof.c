@@ -3,6 +3,7 @@
  * (DiskIo, PageFault HardFault, TcpIp, UdpIp, FileIo names, SystemConfig, Process counters,
  * SysConfigEx) and decodes them into name=value fields. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -367,12 +368,30 @@ static const struct mof_event mof_events[] = {
         E("SysConfigEx", 35, 0, 255, "VolumeMapping", ex_volume_mapping),
 };
 
+#define NR_MOF_EVENTS (sizeof(mof_events) / sizeof(mof_events[0]))
+_Static_assert(NR_MOF_EVENTS < 255, "mof_by_op's links are bytes");
+
+/* mof_events by opcode: the first entry of each opcode and each entry's next of the same opcode
+   (index + 1, 0 for none), in table order: a lookup compares the providers of its opcode's few
+   entries (1 to 4) rather than scanning the 60 (140 instructions a DiskIo or TcpIp event). */
+static uint8_t mof_first[256], mof_next[NR_MOF_EVENTS];
+static pthread_once_t mof_by_op_once = PTHREAD_ONCE_INIT;
+
+static void mof_by_op_build(void)
+{
+        for (size_t i = NR_MOF_EVENTS; i-- > 0;) {
+                mof_next[i] = mof_first[mof_events[i].opcode];
+                mof_first[mof_events[i].opcode] = (uint8_t)(i + 1);
+        }
+}
+
 static const struct mof_event *mof_find(const char *provider, uint8_t op, uint8_t version)
 {
-        for (size_t i = 0; i < sizeof(mof_events) / sizeof(mof_events[0]); i++) {
-                const struct mof_event *e = &mof_events[i];
+        pthread_once(&mof_by_op_once, mof_by_op_build);
+        for (unsigned i = mof_first[op]; i; i = mof_next[i - 1]) {
+                const struct mof_event *e = &mof_events[i - 1];
 
-                if (e->opcode == op && version >= e->min_version && version <= e->max_version &&
+                if (version >= e->min_version && version <= e->max_version &&
                     strcmp(e->provider, provider) == 0)
                         return e;
         }
@@ -441,29 +460,22 @@ size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a)
         return o;
 }
 
-int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
-                      size_t len, unsigned psize)
+/* The walk of fields[0..nr_fields) over p[0..len): into out (the field slots, their text in the
+   arena), or with out NULL a check alone that gives the same answer, count and subject without
+   the text (where each string ends instead). Returns 0 or -EBADMSG. */
+static int mof_walk(struct kdecoder *d, const struct mof_field *fields, unsigned nr_fields,
+                    const uint8_t *p, size_t len, unsigned psize, struct kevent_field *out,
+                    uint32_t *nr_out, uint32_t *tid_out, uint32_t *pid_out)
 {
-        const struct mof_event *e = provider ? mof_find(provider, ev->opcode, ev->version) : NULL;
-
-        if (!e)
-                return 1;
-        return kevent_mof_fields(d, e->name, e->fields, e->nr_fields, ev, p, len, psize);
-}
-
-int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_field *fields,
-                      unsigned nr_fields, struct kevent *ev, const uint8_t *p, size_t len,
-                      unsigned psize)
-{
-        struct kevent_field *out = kdecoder_field_slots(d);
         uint32_t nr = 0, tid = 0xFFFFFFFFu, pid = 0xFFFFFFFFu;
         size_t at = 0; /* the end of the previous property */
+        struct kevent_field scratch;
 
         for (unsigned i = 0; i < nr_fields && nr < KEV_MAX_FIELDS; i++) {
                 const struct mof_field *f = &fields[i];
                 size_t off = f->off == NEXT ? at : (size_t)f->off + f->nptr * (psize - 4u);
                 size_t size = mof_size(f->type, psize);
-                struct kevent_field *o = &out[nr];
+                struct kevent_field *o = out ? &out[nr] : &scratch;
 
                 if ((f->type == M_WSTR || f->type == M_ASTR) && off >= len) {
                         if (f->is_optional)
@@ -516,42 +528,58 @@ int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_fie
                 case M_SIZE: o->u = psize == 8 ? le_get64(q) : le_get32(q); break;
                 case M_PORT: o->u = (uint64_t)(q[0] << 8 | q[1]); break;
                 case M_IPV4: {
+                        o->kind = KEV_FIELD_STR;
+                        if (!out)
+                                break;
                         char buf[16];
                         snprintf(buf, sizeof(buf), "%u.%u.%u.%u", q[0], q[1], q[2], q[3]);
-                        o->kind = KEV_FIELD_STR;
                         o->s = kdecoder_arena_copy(d, buf);
                         break;
                 }
                 case M_IPV6: {
+                        o->kind = KEV_FIELD_STR;
+                        if (!out)
+                                break;
                         char buf[48];
                         kevent_format_ipv6(buf, sizeof(buf), q);
-                        o->kind = KEV_FIELD_STR;
                         o->s = kdecoder_arena_copy(d, buf);
                         break;
                 }
                 case M_GUID: {
+                        o->kind = KEV_FIELD_STR;
+                        if (!out)
+                                break;
                         char buf[40];
                         snprintf(buf, sizeof(buf),
                                  "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}",
                                  (unsigned)le_get32(q), (unsigned)le_get16(q + 4),
                                  (unsigned)le_get16(q + 6), q[8], q[9], q[10], q[11], q[12], q[13],
                                  q[14], q[15]);
-                        o->kind = KEV_FIELD_STR;
                         o->s = kdecoder_arena_copy(d, buf);
                         break;
                 }
                 case M_WSTR:
                         o->kind = KEV_FIELD_STR;
-                        o->s = kdecoder_utf16_at(d, p, len, off, &at);
+                        if (out)
+                                o->s = kdecoder_utf16_at(d, p, len, off, &at);
+                        else
+                                at = kdecoder_utf16_end(p, len, off);
                         break;
                 case M_WFIXED:
                         o->kind = KEV_FIELD_STR;
-                        o->s = kdecoder_utf16_fixed(d, p, len, off, f->count);
+                        if (out)
+                                o->s = kdecoder_utf16_fixed(d, p, len, off, f->count);
                         break;
-                case M_ASTR:
+                case M_ASTR: {
                         o->kind = KEV_FIELD_STR;
-                        o->s = kdecoder_ansi_at(d, p, len, off, &at);
+                        if (out) {
+                                o->s = kdecoder_ansi_at(d, p, len, off, &at);
+                                break;
+                        }
+                        const uint8_t *nul = memchr(q, 0, len - off); /* kstr_ansi's end */
+                        at = nul ? (size_t)(nul - p) + 1 : len;
                         break;
+                }
                 }
                 if (f->role == R_PID)
                         pid = (uint32_t)o->u;
@@ -559,12 +587,18 @@ int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_fie
                         tid = (uint32_t)o->u;
                 nr++;
         }
+        *nr_out = nr;
+        *tid_out = tid;
+        *pid_out = pid;
+        return 0;
+}
 
+/* ev's name, type and subject once its payload has passed mof_walk. */
+static void mof_event_set(struct kdecoder *d, struct kevent *ev, const char *name, uint32_t tid,
+                          uint32_t pid)
+{
         ev->type = KEV_FIELDS;
         ev->name = name;
-        ev->fields.nr = nr;
-        ev->fields.list = out;
-        ev->fields.lazy = NULL;
         /* the subject where Windows puts it in the payload, not in the header (-1 there) */
         if (tid != 0xFFFFFFFFu && ev->tid == 0xFFFFFFFFu)
                 ev->tid = tid;
@@ -572,5 +606,62 @@ int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_fie
                 ev->pid = pid;
         if (ev->pid == 0xFFFFFFFFu && ev->tid != 0xFFFFFFFFu)
                 ev->pid = kdecoder_pid_of_tid(d, ev->tid);
+}
+
+/* kdecoder_fill_fn of a mof_event (desc), its payload checked by mof_walk before. */
+static int mof_fill(struct kdecoder *d, const void *desc, const void *table, const uint8_t *p,
+                    size_t len, unsigned psize, uint32_t *nr)
+{
+        const struct mof_event *e = desc;
+        uint32_t tid, pid;
+
+        (void)table;
+        return mof_walk(d, e->fields, e->nr_fields, p, len, psize, kdecoder_field_slots(d), nr,
+                        &tid, &pid);
+}
+
+int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
+                      size_t len, unsigned psize)
+{
+        const struct mof_event *e = provider ? mof_find(provider, ev->opcode, ev->version) : NULL;
+        uint32_t nr, tid, pid;
+
+        if (!e)
+                return 1;
+        /* where the properties end and the subject, not their text: that when a consumer asks */
+        int rc = mof_walk(d, e->fields, e->nr_fields, p, len, psize, NULL, &nr, &tid, &pid);
+        if (rc)
+                return rc;
+        mof_event_set(d, ev, e->name, tid, pid);
+        ev->fields.nr = 0;
+        ev->fields.list = NULL;
+        ev->fields.lazy = kdecoder_lazy_arm(d, mof_fill, e, NULL, p, len, psize);
+        return 0;
+}
+
+int kevent_mof_decode_now(struct kdecoder *d, const char *provider, struct kevent *ev,
+                          const uint8_t *p, size_t len, unsigned psize)
+{
+        const struct mof_event *e = provider ? mof_find(provider, ev->opcode, ev->version) : NULL;
+
+        if (!e)
+                return 1;
+        return kevent_mof_fields(d, e->name, e->fields, e->nr_fields, ev, p, len, psize);
+}
+
+int kevent_mof_fields(struct kdecoder *d, const char *name, const struct mof_field *fields,
+                      unsigned nr_fields, struct kevent *ev, const uint8_t *p, size_t len,
+                      unsigned psize)
+{
+        struct kevent_field *out = kdecoder_field_slots(d);
+        uint32_t nr, tid, pid;
+        int rc = mof_walk(d, fields, nr_fields, p, len, psize, out, &nr, &tid, &pid);
+
+        if (rc)
+                return rc;
+        mof_event_set(d, ev, name, tid, pid);
+        ev->fields.nr = nr;
+        ev->fields.list = out;
+        ev->fields.lazy = NULL;
         return 0;
 }

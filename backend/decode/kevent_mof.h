@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kevent.h"
 
@@ -82,6 +83,28 @@ const char *kdecoder_utf16_fixed(struct kdecoder *d, const uint8_t *p, size_t le
    valid UTF-8); *next as for kdecoder_utf16_at. */
 const char *kdecoder_ansi_at(struct kdecoder *d, const uint8_t *p, size_t len, size_t off,
                              size_t *next);
+/* The offset after the UTF-16 NUL of the string at p[off..len), or len: where kstr_utf16 ends
+   (units counted from off; a last odd byte is no unit). */
+static inline size_t kdecoder_utf16_end(const uint8_t *p, size_t len, size_t off)
+{
+        size_t i = off;
+
+        for (; i + 16 <= len; i += 16) {
+                uint64_t a, b;
+
+                memcpy(&a, p + i, 8);
+                memcpy(&b, p + i + 8, 8);
+                /* a zero 16-bit unit: (u - 1) & ~u has bit 15 set only for u == 0 */
+                if (((a - 0x0001000100010001ull) & ~a & 0x8000800080008000ull) ||
+                    ((b - 0x0001000100010001ull) & ~b & 0x8000800080008000ull))
+                        break;
+        }
+        for (; i + 2 <= len; i += 2)
+                if (p[i] == 0 && p[i + 1] == 0)
+                        return i + 2;
+        return len;
+}
+
 /* A copy of s in the record's arena ("" when it is full). */
 const char *kdecoder_arena_copy(struct kdecoder *d, const char *s);
 /* The record's field slots, KEV_MAX_FIELDS of them. */
@@ -105,9 +128,16 @@ size_t kevent_format_ipv6(char *buf, size_t size, const uint8_t *a);
 /* Decodes ev's payload p[0..len) by the layout of (provider, ev->opcode, ev->version): sets
    ev->type = KEV_FIELDS, ev->name and ev->fields, and ev->pid/ev->tid from the payload where the
    class carries them (then the pid from the thread table). Returns 0, 1 when the table has no
-   layout for the event, or -EBADMSG when the payload is shorter than the layout's fixed part. */
+   layout for the event, or -EBADMSG when the payload is shorter than the layout's fixed part.
+   The fields' values and text are left to the consumer's first kevent_fields() (while the sink
+   runs): here the payload is only checked against the layout, its strings' ends found. */
 int kevent_mof_decode(struct kdecoder *d, const char *provider, struct kevent *ev, const uint8_t *p,
                       size_t len, unsigned psize);
+
+/* kevent_mof_decode with the fields decoded now (ev->fields.lazy NULL): what the fields left to
+   be asked for must equal (test_kevent_mof). */
+int kevent_mof_decode_now(struct kdecoder *d, const char *provider, struct kevent *ev,
+                          const uint8_t *p, size_t len, unsigned psize);
 
 /* Decodes ev's payload by the layout fields[0..nr_fields) as kevent_mof_decode does, naming it
    name (static): the table decoder for the other tables of the decoder (clr_private.c). */

@@ -207,28 +207,6 @@ void tdh_layout_make(struct tdh_event *e)
         e->nr_steps = o;
 }
 
-/* The offset after the UTF-16 NUL of the string at p[off..len), or len: where kstr_utf16 ends
-   (units counted from off; a last odd byte is no unit). */
-static size_t utf16_end(const uint8_t *p, size_t len, size_t off)
-{
-        size_t i = off;
-
-        for (; i + 16 <= len; i += 16) {
-                uint64_t a, b;
-
-                memcpy(&a, p + i, 8);
-                memcpy(&b, p + i + 8, 8);
-                /* a zero 16-bit unit: (u - 1) & ~u has bit 15 set only for u == 0 */
-                if (((a - 0x0001000100010001ull) & ~a & 0x8000800080008000ull) ||
-                    ((b - 0x0001000100010001ull) & ~b & 0x8000800080008000ull))
-                        break;
-        }
-        for (; i + 2 <= len; i += 2)
-                if (p[i] == 0 && p[i + 1] == 0)
-                        return i + 2;
-        return len;
-}
-
 /* The next n bytes, as tdh_meta.c's take(). */
 static inline bool take(size_t size, size_t *at, uint64_t n)
 {
@@ -304,7 +282,7 @@ int tdh_layout_check(const struct tdh_event *e, const uint8_t *p, size_t size, u
                         } else {
                                 if (at >= size)
                                         return -EBADMSG;
-                                at = utf16_end(p, size, at);
+                                at = kdecoder_utf16_end(p, size, at);
                         }
                         break;
                 case STEP_ASTR: {

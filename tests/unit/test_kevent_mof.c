@@ -794,9 +794,119 @@ static void test_clr_gc_loh_compact_and_fit_buckets(void **state)
         assert_int_equal(cap.type, KEV_OTHER);
 }
 
+static uint64_t rng_next(uint64_t *st)
+{
+        *st ^= *st << 13;
+        *st ^= *st >> 7;
+        *st ^= *st << 17;
+        return *st;
+}
+
+/* One field as a consumer read it. */
+struct seen_field {
+        const char *name, *s;
+        enum kevent_field_kind kind;
+        uint64_t u;
+};
+
+/* The MOF classes' fields are left to the consumer's first ask (ev->fields.lazy set, nothing
+   decoded): for every provider of the table, opcode and version, both pointer sizes, payloads
+   of printable units, NULs, non-ASCII units and 0xFF bytes cut at every length up to 160 bytes,
+   kevent_mof_decode and then kevent_fields give what the decode made at once gives: the answer
+   (-EBADMSG where the fixed part is cut, a string without its NUL), the name, the subject taken
+   from the payload (pid, tid, the pid of the tid), and every field's name, kind, value and
+   text (the check finds the strings' ends as the text does, or a field after a string would
+   move). */
+static void test_fields_on_demand(void **state)
+{
+        (void)state;
+        static const char *const providers[] = {"DiskIo", "PageFault",    "TcpIp",       "UdpIp",
+                                                "FileIo", "SystemConfig", "SysConfigEx", "Process"};
+        uint64_t st = 0xa11ce;
+        unsigned nr_lazy = 0;
+        struct kdecoder *probe = kdecoder_new(true);
+        assert_non_null(probe);
+
+        for (size_t pi = 0; pi < sizeof(providers) / sizeof(providers[0]); pi++) {
+                for (unsigned op = 0; op < 256; op++) {
+                        for (uint8_t ver = 0; ver <= 5; ver++) {
+                                struct kevent none = {.opcode = (uint8_t)op, .version = ver};
+                                if (kevent_mof_decode_now(probe, providers[pi], &none, NULL, 0,
+                                                          8) == 1)
+                                        continue; /* no layout */
+                                for (unsigned psize = 4; psize <= 8; psize += 4) {
+                                        struct kdecoder *d = kdecoder_new(true);
+                                        uint8_t full[160];
+                                        assert_non_null(d);
+                                        for (size_t i = 0; i < sizeof(full); i += 2) {
+                                                uint64_t r = rng_next(&st) % 16;
+                                                full[i] = (uint8_t)(r == 0   ? 0
+                                                                    : r == 1 ? 0xe9
+                                                                    : r == 2 ? 0xff
+                                                                             : 'a' + r);
+                                                full[i + 1] = (uint8_t)(r == 2 ? 0xff : 0);
+                                        }
+                                        for (size_t len = 0; len <= sizeof(full); len++) {
+                                                struct kevent a, b;
+                                                memset(&a, 0, sizeof(a));
+                                                a.opcode = (uint8_t)op;
+                                                a.version = ver;
+                                                a.pid = a.tid = len % 3 ? 0xFFFFFFFFu : 7;
+                                                b = a;
+                                                uint8_t *p = malloc(len ? len : 1);
+                                                assert_non_null(p);
+                                                memcpy(p, full, len);
+                                                int ra = kevent_mof_decode(d, providers[pi], &a, p,
+                                                                           len, psize);
+                                                struct seen_field fa[KEV_MAX_FIELDS];
+                                                uint32_t na = 0;
+                                                if (ra == 0) {
+                                                        assert_non_null(a.fields.lazy);
+                                                        assert_null(a.fields.list);
+                                                        nr_lazy++;
+                                                        const struct kevent_field *list;
+                                                        na = kevent_fields(&a, &list);
+                                                        for (uint32_t i = 0; i < na; i++)
+                                                                fa[i] = (struct seen_field){
+                                                                        list[i].name, list[i].s,
+                                                                        list[i].kind, list[i].u};
+                                                }
+                                                int rb = kevent_mof_decode_now(d, providers[pi], &b,
+                                                                               p, len, psize);
+                                                assert_int_equal(ra, rb);
+                                                if (ra == 0) {
+                                                        assert_null(b.fields.lazy);
+                                                        assert_int_equal(a.type, b.type);
+                                                        assert_string_equal(a.name, b.name);
+                                                        assert_int_equal(a.pid, b.pid);
+                                                        assert_int_equal(a.tid, b.tid);
+                                                        assert_int_equal(na, b.fields.nr);
+                                                        for (uint32_t i = 0; i < na; i++) {
+                                                                const struct kevent_field *f =
+                                                                        &b.fields.list[i];
+                                                                assert_string_equal(fa[i].name,
+                                                                                    f->name);
+                                                                assert_int_equal(fa[i].kind,
+                                                                                 f->kind);
+                                                                assert_int_equal(fa[i].u, f->u);
+                                                                assert_string_equal(fa[i].s, f->s);
+                                                        }
+                                                }
+                                                free(p);
+                                        }
+                                        kdecoder_free(d);
+                                }
+                        }
+                }
+        }
+        kdecoder_free(probe);
+        assert_true(nr_lazy > 1000);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_fields_on_demand),
                 cmocka_unit_test(test_disk_io_read_v3),
                 cmocka_unit_test(test_disk_io_32bit_and_v2),
                 cmocka_unit_test(test_short_payload),
