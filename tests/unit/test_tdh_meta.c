@@ -488,6 +488,68 @@ static void test_manifest_attributes(void **state)
         kdecoder_free(d);
 }
 
+/* Tasks, opcodes and templates found by name as a scan in document order finds them: of two
+   tasks or templates of one name the first (the second task has the opcode the event names: not
+   taken), a name with an entity (read through xmlGetProp), a template without a tid passed
+   over, and the own opcodes of twelve tasks looked up in turn and again (more lists than the
+   reader keeps indexed at once). */
+static void test_manifest_lookups(void **state)
+{
+        static char xml[16384];
+        size_t n = 0;
+#define XML(...) n += (size_t)snprintf(xml + n, sizeof(xml) - n, __VA_ARGS__)
+        XML("<instrumentationManifest xmlns=\"http://schemas.microsoft.com/win/2004/08/events\">"
+            "<instrumentation><events>"
+            "<provider name=\"Contoso-Find\" guid=\"{11223344-5566-7788-0102-030405060708}\">"
+            "<tasks>\n  <task name=\"Dup\" value=\"1\"/>\n"
+            "  <task name=\"Dup\" value=\"2\"><opcodes><opcode name=\"Own\" value=\"11\"/>"
+            "</opcodes></task>\n  <task name=\"A&amp;B\" value=\"3\"/>\n");
+        for (int i = 0; i < 12; i++)
+                XML("  <task name=\"T%d\" value=\"%d\"><opcodes><opcode name=\"O%d\" "
+                    "value=\"%d\"/></opcodes></task>\n",
+                    i, 10 + i, i, 20 + i);
+        XML("</tasks><templates>"
+            "<template><data name=\"NoTid\" inType=\"win:UInt8\"/></template>"
+            "<template tid=\"TT\"><data name=\"First\" inType=\"win:UInt8\"/></template>"
+            "<template tid=\"TT\"><data name=\"Second\" inType=\"win:UInt8\"/></template>"
+            "</templates><events>"
+            "<event value=\"1\" version=\"0\" task=\"Dup\" opcode=\"Own\" template=\"TT\"/>"
+            "<event value=\"2\" version=\"0\" task=\"A&amp;B\" template=\"TT\"/>");
+        for (int i = 0; i < 24; i++)
+                XML("<event value=\"%d\" version=\"0\" task=\"T%d\" opcode=\"O%d\" "
+                    "template=\"TT\"/>",
+                    100 + i, i % 12, i % 12);
+        XML("</events></provider></events></instrumentation></instrumentationManifest>");
+#undef XML
+        assert_true(n < sizeof(xml) - 1);
+        struct kdecoder *d = kdecoder_new(true);
+        uint8_t *p = malloc(8 + n);
+        (void)state;
+
+        assert_non_null(d);
+        assert_non_null(p);
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, xml, n);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        assert_string_equal(cap.name, "Contoso-Find/ManifestData");
+        /* the first Dup, without an opcode Own: no opcode in the name; the first TT */
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, (const uint8_t[]){5}, 1), 0);
+        assert_string_equal(cap.name, "Contoso-Find/Dup");
+        assert_string_equal(cap.text, "First=5;");
+        assert_int_equal(decode(d, &prov, 2, 0, 0, false, (const uint8_t[]){6}, 1), 0);
+        assert_string_equal(cap.name, "Contoso-Find/A&B");
+        for (int i = 0; i < 24; i++) {
+                char want[64];
+                snprintf(want, sizeof(want), "Contoso-Find/T%d/O%d", i % 12, i % 12);
+                assert_int_equal(decode(d, &prov, (uint16_t)(100 + i), (uint8_t)(20 + i % 12), 0,
+                                        false, (const uint8_t[]){7}, 1),
+                                 0);
+                assert_string_equal(cap.name, want);
+        }
+        free(p);
+        kdecoder_free(d);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -499,6 +561,7 @@ int main(void)
                 cmocka_unit_test(test_put_number),
                 cmocka_unit_test(test_manifest_data),
                 cmocka_unit_test(test_manifest_attributes),
+                cmocka_unit_test(test_manifest_lookups),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
