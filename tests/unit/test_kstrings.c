@@ -147,7 +147,7 @@ static void test_utf16_ascii_after_non_ascii(void **state)
         uint64_t s = 0x5eed;
 
         for (int round = 0; round < 3000; round++) {
-                uint8_t buf[2 * 80 + 4];
+                uint8_t buf[4 * 80 + 4]; /* a surrogate pair takes 4 bytes */
                 size_t n = 0, nr = (size_t)(rng_next(&s) % 80);
                 for (size_t u = 0; u < nr; u++) {
                         uint16_t v = (uint16_t)('A' + u % 26);
@@ -168,7 +168,7 @@ static void test_utf16_ascii_after_non_ascii(void **state)
                         buf[n++] = 0;
                 }
                 size_t room = round % 3 ? 40 - (size_t)(rng_next(&s) % 41) : KEV_STR_ARENA;
-                char want[4 * 80 + 8];
+                char want[3 * 160 + 8]; /* 160 units, 3 bytes each at most */
                 size_t want_next, got_next;
                 struct kdecoder *d = kdecoder_new(true);
                 assert_non_null(d);
