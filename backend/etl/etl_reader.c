@@ -161,8 +161,8 @@ static inline void stream_advance_fast(struct etl_reader *r, struct stream *s)
         if (__builtin_expect(s->cur != NULL, 1)) {
                 const char *why = NULL;
                 uint32_t next = 0;
-                if (etl_parse_record(s->cur, s->cur_pos, s->cur_filled, &s->head, &next, &why) ==
-                    ETL_PARSE_RECORD) {
+                if (etl_parse_record_inline(s->cur, s->cur_pos, s->cur_filled, &s->head, &next,
+                                            &why) == ETL_PARSE_RECORD) {
                         const struct buffer_info *b = &r->buffers[s->cur_index];
                         s->head.cpu = b->cpu;
                         s->head.logger_id = b->logger_id;
