@@ -3541,6 +3541,44 @@ static void test_hot_memo_names_loading(void **state)
         sym_store_free(store);
 }
 
+/* Stacks that miss the stack memo (each new: another first caller) over frames seen before:
+   those frames come from the frame memo, not located again, and count as the located ones
+   did; an image of their process makes them located again (its addresses may have moved). */
+static void test_hot_frame_memo(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        int64_t t = MS(1);
+        /* the leaf a, callers b, g and one address of its own per stack */
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, b, g, g + 1 + i};
+                hot_samples(h, 1, 0, &t, a, stack, 4);
+        }
+        assert_int_equal(hot_nr_walks(h), 4);
+        assert_int_equal(hot_nr_frames_located(h), 3 + 3 * 1);
+        struct kevent im = ev_base(KEV_IMAGE, 1, t += MS(1), PID_A, 0);
+        im.image.pid = PID_A;
+        im.image.base = EXE + (2u << 24);
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        hot_event(h, &im);
+        const uint64_t stack[] = {a, b, g, g - 1};
+        hot_samples(h, 1, 0, &t, a, stack, 4);
+        assert_int_equal(hot_nr_frames_located(h), 6 + 3);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *beta = row_of(rows, n, fx->fn_beta);
+        const struct hot_row *gamma = row_of(rows, n, fx->fn_gamma);
+        assert_non_null(beta);
+        assert_non_null(gamma);
+        assert_int_equal(beta->total, 5);
+        assert_int_equal(gamma->total, 5); /* two places in each stack: once */
+        hot_free(h);
+}
+
 /* A stack seen again is counted from its memo while other processes start and map images;
    an image of its own process makes it look its callers up again (test_calltree_memo_other_
    process for the call tree). */
@@ -4081,6 +4119,7 @@ int main(void)
                 cmocka_unit_test(test_hot_top_rows_by),
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
