@@ -211,9 +211,10 @@ bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
         return f.state != SYM_PENDING;
 }
 
-bool hot_function_seen(struct hot *h, uint64_t function)
+/* hot_function_seen, hash: hash_mix64(function) (hot_function_bit's too) */
+static inline bool function_seen_hashed(struct hot *h, uint64_t function, uint64_t hash)
 {
-        for (uint32_t j = (uint32_t)(hash_mix64(function) >> 40) & (SEEN_SLOTS - 1);;
+        for (uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);;
              j = (j + 1) & (SEEN_SLOTS - 1)) {
                 if (h->fseen[j].gen != h->seen_gen) {
                         h->fseen[j].gen = h->seen_gen;
@@ -223,6 +224,11 @@ bool hot_function_seen(struct hot *h, uint64_t function)
                 if (h->fseen[j].key == function)
                         return true;
         }
+}
+
+bool hot_function_seen(struct hot *h, uint64_t function)
+{
+        return function_seen_hashed(h, function, hash_mix64(function));
 }
 
 void hot_seen_next(struct hot *h)
@@ -565,11 +571,16 @@ static void stack(struct hot *h, const struct kevent *ev)
                 for (uint32_t k = 0; k < nr_places; k++) {
                         struct entry *e = &h->slots[places[k]];
                         e->total++;
-                        if (sp.functions[k] && hot_function_seen(h, sp.functions[k])) {
+                        uint64_t f = sp.functions[k];
+                        if (!f)
+                                continue;
+                        /* one hash for the stack's set and the memo's bits (hot_function_bit) */
+                        uint64_t fh = hash_mix64(f);
+                        if (function_seen_hashed(h, f, fh)) {
                                 e->dup++;
                                 places[k] |= MEMO_DUP;
                         }
-                        bits |= sp.functions[k] ? hot_function_bit(sp.functions[k]) : 0;
+                        bits |= 1ull << (fh & 63);
                 }
                 /* the leaf: once, unless a caller's place is the same; a function the callers
                    hold (hot_function_seen holds them) counts as dup */
