@@ -119,30 +119,39 @@ uint32_t hot_source_index(struct hot *h, uint16_t source)
         return h->nr_sources++;
 }
 
+/* count_hashed's new place: its entry made at e (free), or none when the table is full (self
+   counted as other). Returns the entry, NULL for none. */
+static struct entry *place_new(struct hot *h, struct entry *e, const struct entry *k, uint64_t hash,
+                               uint64_t self)
+{
+        if (h->nr >= h->max_entries) {
+                h->nr_other[hot_source_index(h, k->source)] += self;
+                h->caps.nr_samples_no_room += self;
+                return NULL;
+        }
+        *e = *k;
+        e->is_used = true;
+        e->self = e->total = e->dup = 0;
+        h->nr++;
+        if (k->module)
+                sym_prefetch(h->store, k->module); /* its rows will want names */
+        if (h->nr * 2 > h->mask + 1) {
+                grow(h);
+                e = slot_find_hashed(h, k, hash);
+        }
+        return e;
+}
+
 /* Adds self and total to the entry of k (hash: hot_key_hash(k)); counted as other when the table is
-   full. Returns the entry's slot, UINT32_MAX when it went to other. */
-static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash, uint64_t self,
-                             uint64_t total)
+   full. Returns the entry's slot, UINT32_MAX when it went to other. Inline: most places are
+   there already (place_new makes the others). */
+static inline uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash,
+                                    uint64_t self, uint64_t total)
 {
         h->nr_rows_cached = 0; /* the rows asked for last are stale */
         struct entry *e = slot_find_hashed(h, k, hash);
-        if (!e->is_used) {
-                if (h->nr >= h->max_entries) {
-                        h->nr_other[hot_source_index(h, k->source)] += self;
-                        h->caps.nr_samples_no_room += self;
-                        return UINT32_MAX;
-                }
-                *e = *k;
-                e->is_used = true;
-                e->self = e->total = e->dup = 0;
-                h->nr++;
-                if (k->module)
-                        sym_prefetch(h->store, k->module); /* its rows will want names */
-                if (h->nr * 2 > h->mask + 1) {
-                        grow(h);
-                        e = slot_find_hashed(h, k, hash);
-                }
-        }
+        if (!e->is_used && !(e = place_new(h, e, k, hash, self)))
+                return UINT32_MAX;
         e->is_exited = false;
         e->self += self;
         e->total += total;
@@ -307,10 +316,11 @@ struct frame_hints {
         uint32_t epoch;
 };
 
-/* hot_place_function, a settled answer read in place (most places of a stack have one). */
+/* hot_place_function, an answer that stands read in place (hot_answer_is_current: most places
+   of a stack have one). */
 static inline bool place_function(struct hot *h, struct entry *e, uint64_t *function)
 {
-        if (e->answer && !e->epoch) {
+        if (e->answer && (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module))) {
                 enum sym_state state = (enum sym_state)(e->answer - 1);
                 *function = state == SYM_RESOLVED ? (uint64_t)e->module << 32 | e->function : 0;
                 return state != SYM_PENDING;
