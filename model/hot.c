@@ -163,10 +163,11 @@ void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t tot
         count_hashed(h, k, hot_key_hash(k), self, total);
 }
 
-static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
-                           uint64_t addr)
+/* key_of, and in *is_everyones whether its place is every process's (sym_locate_ex). */
+static struct entry key_of_ex(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                              uint64_t addr, bool *is_everyones)
 {
-        struct sym_loc loc = sym_locate(h->store, pid, addr);
+        struct sym_loc loc = sym_locate_ex(h->store, pid, addr, is_everyones);
         struct entry k = {0};
         k.source = source;
         k.module = loc.module;
@@ -175,6 +176,13 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         k.tid = tid;
         hot_key_normalize(h, &k);
         return k;
+}
+
+static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                           uint64_t addr)
+{
+        bool is_everyones;
+        return key_of_ex(h, source, pid, tid, addr, &is_everyones);
 }
 
 void hot_key_normalize(const struct hot *h, struct entry *k)
@@ -313,6 +321,7 @@ static void places_init(struct stack_places *sp, bool is_pending)
 struct frame_hints {
         uint64_t hash[MAX_STACK_KEYS];
         uint32_t slot[MAX_STACK_KEYS];
+        bool is_everyones[MAX_STACK_KEYS]; /* a located frame every process's */
         uint32_t epoch;
 };
 
@@ -424,12 +433,12 @@ static inline struct frame_memo *frame_slot(struct hot *h, uint32_t pid, uint64_
 /* The slot of the place of the frame at addr (source, pid, tid: the stack's), its key in *k
    and its hash in *hash, from the frame memo; UINT32_MAX where it holds none now. */
 static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
-                                  uint64_t addr, uint64_t generation, struct entry *k,
-                                  uint64_t *hash)
+                                  uint64_t addr, uint64_t generation, bool is_everyones,
+                                  struct entry *k, uint64_t *hash)
 {
         const struct frame_memo *f = frame_slot(h, pid, addr);
         if (!f->slot1 || f->addr != addr || f->pid != pid || f->tid != tid || f->source != source ||
-            f->generation != generation || f->epoch != h->epoch)
+            f->generation != generation || f->epoch != h->epoch || f->is_everyones != is_everyones)
                 return UINT32_MAX;
         const struct entry *e = &h->slots[f->slot1 - 1];
         *k = (struct entry){.rel = e->rel,
@@ -442,10 +451,10 @@ static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, 
 }
 
 static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid, uint64_t addr,
-                       uint64_t generation, uint32_t slot, uint64_t hash)
+                       uint64_t generation, bool is_everyones, uint32_t slot, uint64_t hash)
 {
-        *frame_slot(h, pid, addr) =
-                (struct frame_memo){addr, generation, hash, pid, tid, h->epoch, slot + 1, source};
+        *frame_slot(h, pid, addr) = (struct frame_memo){
+                addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
 }
 
 uint64_t hot_nr_frames_located(const struct hot *h)
@@ -538,13 +547,24 @@ static void stack(struct hot *h, const struct kevent *ev)
                         h->frames = xcalloc(FRAME_SLOTS, sizeof(*h->frames));
                 struct frame_hints hints;
                 hints.epoch = h->epoch;
+                /* places keyed by address alone: a kernel frame's is every process's */
+                bool is_shared = h->place_keys == HOT_BY_FUNCTION;
+                uint64_t kernel_generation = h->frames_gen->all;
                 for (uint32_t i = 1; i < nr_frames; i++) {
                         uint32_t j = nr_leaf + i - 1;
-                        hints.slot[j] = frame_find(h, p->key.source, ev->stack.pid, p->key.tid,
-                                                   frames[i], generation, &keys[j], &hints.hash[j]);
+                        hints.is_everyones[j] = false;
+                        hints.slot[j] =
+                                frame_find(h, p->key.source, ev->stack.pid, p->key.tid, frames[i],
+                                           generation, false, &keys[j], &hints.hash[j]);
+                        if (hints.slot[j] == UINT32_MAX && is_shared &&
+                            sym_is_kernel_address(frames[i]))
+                                hints.slot[j] = frame_find(h, p->key.source, FRAME_EVERYONE,
+                                                           p->key.tid, frames[i], kernel_generation,
+                                                           true, &keys[j], &hints.hash[j]);
                         if (hints.slot[j] != UINT32_MAX)
                                 continue;
-                        keys[j] = key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[i]);
+                        keys[j] = key_of_ex(h, p->key.source, ev->stack.pid, p->key.tid, frames[i],
+                                            &hints.is_everyones[j]);
                         hints.hash[j] = hot_key_hash(&keys[j]);
                         h->nr_located++;
                 }
@@ -572,9 +592,15 @@ static void stack(struct hot *h, const struct kevent *ev)
                 /* the frames located now, for the next stacks over them */
                 for (uint32_t k = 0; k < nr_places; k++) {
                         uint32_t j = sp.idx[k];
-                        if (hints.slot[j] == UINT32_MAX && keys[j].module)
+                        if (hints.slot[j] != UINT32_MAX || !keys[j].module)
+                                continue;
+                        if (is_shared && hints.is_everyones[j])
+                                frame_keep(h, p->key.source, FRAME_EVERYONE, p->key.tid,
+                                           frames[j - nr_leaf + 1], kernel_generation, true,
+                                           places[k], hints.hash[j]);
+                        else
                                 frame_keep(h, p->key.source, ev->stack.pid, p->key.tid,
-                                           frames[j - nr_leaf + 1], generation, places[k],
+                                           frames[j - nr_leaf + 1], generation, false, places[k],
                                            hints.hash[j]);
                 }
                 uint64_t bits = 0;

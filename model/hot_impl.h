@@ -90,7 +90,11 @@ struct frame_memo {
         uint32_t epoch;
         uint32_t slot1; /* its place's slot + 1; 0: none */
         uint16_t source;
+        /* every process's (sym_locate_ex): a kernel frame of places keyed by address alone,
+           pid FRAME_EVERYONE, good while the kernel's frames generation stays */
+        bool is_everyones;
 };
+#define FRAME_EVERYONE 0xfffffffeu
 
 /* A stack counted while a module of its places was loading its symbols: which of its places
    share a function is known once the names come (deferred_settle), and their dup then. Stacks

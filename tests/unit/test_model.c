@@ -2380,6 +2380,44 @@ static void test_hot_kernel_answers_kept(void **state)
         sym_store_free(s);
 }
 
+/* Places keyed by address alone (a report by function): a kernel frame that the kernel's own
+   image places is every process's, so a new process's stacks over known kernel code find its
+   frames in the frame memo; keyed by thread, each process locates its own. */
+static void test_hot_kernel_frames_shared(void **state)
+{
+        (void)state;
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        const uint64_t kb = 0xffffffff81000000ull;
+        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        const uint64_t stack[] = {kb + 0x123, kb + 0x456, kb + 0x789};
+        for (uint32_t shared = 0; shared < 2; shared++) {
+                struct hot *h = hot_new(s, 0);
+                if (shared)
+                        hot_set_place_keys(h, HOT_BY_FUNCTION);
+                int64_t t = 0;
+                for (uint32_t pid = 100; pid < 104; pid++, t += 1000) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, pid, pid + 1);
+                        ev.sample.ip = stack[0];
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                        struct kevent sk = ev_stack(0, t, pid, pid + 1, stack, 3);
+                        hot_event(h, &sk);
+                }
+                assert_int_equal(hot_nr_walks(h), 4);
+                assert_int_equal(hot_nr_frames_located(h), shared ? 2 : 8);
+                const struct hot_row *rows;
+                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, true, &rows);
+                assert_int_equal(n, 3);
+                for (uint32_t i = 0; i < n; i++)
+                        assert_int_equal(rows[i].total, 4);
+                hot_free(h);
+        }
+        sym_store_free(s);
+}
+
 /* The Hot lines sum an address's samples over the processes that sampled it before they pick
    the 16,384 heaviest addresses to look up: model_fn_alpha sampled once in each of 300
    processes is one address of 300 samples, not 300 places of one that the 16,384 places of two
@@ -4179,6 +4217,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_place_keys, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_place_keys_pids, fix_setup, fix_teardown),
                 cmocka_unit_test(test_hot_kernel_answers_kept),
+                cmocka_unit_test(test_hot_kernel_frames_shared),
                 cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),

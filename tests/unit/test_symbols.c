@@ -419,6 +419,32 @@ static void test_line_only_matches_frames(void **state)
 
 /* A live store gives back the symbols of a module once no running process maps it (two sweeps
    in a row), keeps the names it gave, and loads the module again when a lookup needs it. */
+/* A function's addresses take its name from the store's memo of the ELF symbol (by module and
+   start) after the first: its symbol's text is interned and demangled once, not once per
+   address; the names are the same. */
+static void test_function_names_once(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        struct sym_stats st0, st1;
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        sym_store_get_stats(s, &st0);
+        uint32_t function = resolve(s, r.leaf).function;
+        for (uint64_t k = 1; k <= 8; k++) { /* its first bytes (a loop of 1,000 rounds) */
+                struct sym_frame f = resolve(s, r.leaf + k);
+                assert_int_equal(f.state, SYM_RESOLVED);
+                assert_int_equal(f.function, function);
+                assert_int_equal(f.offset, k);
+        }
+        sym_store_get_stats(s, &st1);
+        assert_true(st1.nr_lookups - st0.nr_lookups >= 8);
+        assert_int_equal(st1.nr_names, st0.nr_names);
+        sym_store_free(s);
+}
+
 static void test_unmapped_module_evicted_and_reloaded(void **state)
 {
         (void)state;
@@ -1591,6 +1617,7 @@ int main(void)
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),
                 cmocka_unit_test(test_line_only_matches_frames),
+                cmocka_unit_test(test_function_names_once),
                 cmocka_unit_test(test_unmapped_module_evicted_and_reloaded),
                 cmocka_unit_test(test_stripped_with_debug_dir),
                 cmocka_unit_test(test_minidebuginfo),
