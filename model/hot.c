@@ -592,7 +592,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                 /* the frames located now, for the next stacks over them */
                 for (uint32_t k = 0; k < nr_places; k++) {
                         uint32_t j = sp.idx[k];
-                        if (hints.slot[j] != UINT32_MAX || !keys[j].module)
+                        if (hints.slot[j] != UINT32_MAX || (!keys[j].module && !is_recording))
                                 continue;
                         if (is_shared && hints.is_everyones[j])
                                 frame_keep(h, p->key.source, FRAME_EVERYONE, p->key.tid,

@@ -80,7 +80,8 @@ struct stack_memo {
    its raw address (of its process, with the stack's thread and source) was counted at, good
    while the process's frames generation and the table's epoch stay. A compile's stacks are
    mostly new, their frames are not: a frame found here is not located, hashed or probed for
-   again. Frames of no module are not kept (a live process's JIT map may place them later). */
+   again. A live session's frames of no module are not kept (a JIT map may place them later:
+   sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
 #define FRAME_SLOTS (1u << 14)
 struct frame_memo {
         uint64_t addr;

@@ -3617,6 +3617,25 @@ static void test_hot_frame_memo(void **state)
         hot_free(h);
 }
 
+/* A recording's frames of no image (a perf.data's callchains hold zeros and addresses of
+   processes whose maps were not recorded): kept in the frame memo too, their answers move with
+   events only (a live session's are not: a JIT map may place them at the next refresh). */
+static void test_hot_frame_memo_unplaced(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t nowhere = 0x7f0000001000ull; /* no image of PID_A there */
+        int64_t t = MS(1);
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, 0, nowhere, nowhere + 0x10 + i};
+                hot_samples(h, 1, 0, &t, a, stack, 4);
+        }
+        assert_int_equal(hot_nr_walks(h), 4);
+        assert_int_equal(hot_nr_frames_located(h), 3 + 3 * 1);
+        hot_free(h);
+}
+
 /* A stack seen again is counted from its memo while other processes start and map images;
    an image of its own process makes it look its callers up again (test_calltree_memo_other_
    process for the call tree). */
@@ -4158,6 +4177,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_frame_memo_unplaced, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
