@@ -170,6 +170,9 @@ struct sym_store {
            load of a known build-id (every process of a storm maps the same few) finds its
            module without its key's text */
         uint32_t build_id_modules[256];
+        /* the same for images without a build-id, by their path's hash (a perf.data's image
+           loads: keyed by path, each interned its key's text) */
+        uint32_t path_modules[256];
         /* spaces by pid */
         struct space **spaces; /* owned hash by pid, NULL free */
         uint32_t spaces_mask, nr_spaces;

@@ -183,6 +183,47 @@ static void test_build_id_modules(void **state)
         sym_store_free(s);
 }
 
+/* Images without a build-id (a perf.data's) are one module per path: a path met before finds
+   its module without its key's text (one keyed look-up per path, not per load), and paths that
+   share a slot of the store's path cache (600 in its 256) stay apart, in any order. */
+static void test_path_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { N = 600 };
+        uint32_t first[N];
+        for (uint32_t pass = 0; pass < 3; pass++) {
+                for (uint32_t k = 0; k < N; k++) {
+                        uint32_t i = pass == 1 ? N - 1 - k : k;
+                        char path[64];
+                        snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
+                        uint32_t pid = PID + 1 + pass;
+                        uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
+                        struct sym_image im = {pid, base, 0x1000, 0, path, NULL, 0, 0, 0};
+                        sym_image_load(s, &im);
+                        uint32_t mod = sym_locate(s, pid, base + 8).module;
+                        assert_int_not_equal(mod, 0);
+                        if (pass == 0)
+                                first[i] = mod;
+                        else
+                                assert_int_equal(mod, first[i]);
+                }
+        }
+        for (uint32_t i = 1; i < N; i++)
+                assert_int_not_equal(first[i], first[i - 1]);
+        /* one path loaded by 100 processes: keyed once */
+        struct sym_stats st0, st1;
+        sym_store_get_stats(s, &st0);
+        for (uint32_t pid = 1000; pid < 1100; pid++) {
+                struct sym_image im = {
+                        pid, 0x20000000ull, 0x1000, 0, "/nonexistent/libone.so", NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+        }
+        sym_store_get_stats(s, &st1);
+        assert_int_equal(st1.nr_keyed - st0.nr_keyed, 1);
+        sym_store_free(s);
+}
+
 /* A mapping laid over the middle of another splits it (the right piece appended, the maps put
    in order again); mappings that cut nothing go in their place: every address finds the
    module and offset of the mapping that holds it last, in any order of loads. */
@@ -1613,6 +1654,7 @@ int main(void)
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
                 cmocka_unit_test(test_build_id_modules),
+                cmocka_unit_test(test_path_modules),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),

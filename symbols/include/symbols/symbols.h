@@ -214,6 +214,7 @@ struct sym_stats {
         uint64_t nr_lookups;    /* sym_resolve calls */
         uint64_t nr_cache_hits; /* answered from the address cache */
         uint64_t nr_names;      /* symbols' names interned for answers (sym_resolve) */
+        uint64_t nr_keyed;      /* image loads whose module was looked up by its key's text */
         uint32_t nr_modules;    /* known */
         uint32_t nr_loaded;     /* with symbols */
         uint32_t nr_spaces;     /* process address spaces kept */
