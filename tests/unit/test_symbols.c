@@ -259,6 +259,57 @@ static void test_mapping_order(void **state)
         sym_store_free(s);
 }
 
+/* Loads over and beside each other (adjacent, inside, across, apart: a seeded sequence over 64
+   pages) place every page where the last load that holds it says, as a byte map of the pages
+   does: the cut of the mappings a load covers, and the loads that cover none (the common case,
+   which skips the pass over the process's maps). */
+static void test_mapping_cuts(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { PAGES = 64, LOADS = 300 };
+        int32_t owner[PAGES];
+        uint32_t first[PAGES], module[LOADS];
+        for (uint32_t p = 0; p < PAGES; p++)
+                owner[p] = -1;
+        uint32_t seed = 12345;
+        for (uint32_t i = 0; i < LOADS; i++) {
+                seed = seed * 1103515245u + 12345u;
+                uint32_t at = (seed >> 8) % PAGES, len = 1 + (seed >> 20) % 8;
+                if (at + len > PAGES)
+                        len = PAGES - at;
+                char path[64];
+                snprintf(path, sizeof(path), "/nonexistent/cut%u.so", i);
+                struct sym_image im = {PID,
+                                       0x100000 + (uint64_t)at * 0x1000,
+                                       (uint64_t)len * 0x1000,
+                                       0,
+                                       path,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0};
+                sym_image_load(s, &im);
+                module[i] = sym_locate(s, PID, im.base).module;
+                assert_int_not_equal(module[i], 0);
+                for (uint32_t p = at; p < at + len; p++) {
+                        owner[p] = (int32_t)i;
+                        first[p] = at;
+                }
+                for (uint32_t p = 0; p < PAGES; p++) {
+                        struct sym_loc loc =
+                                sym_locate(s, PID, 0x100000 + (uint64_t)p * 0x1000 + 0x10);
+                        if (owner[p] < 0) {
+                                assert_int_equal(loc.module, 0);
+                                continue;
+                        }
+                        assert_int_equal(loc.module, module[owner[p]]);
+                        assert_int_equal(loc.rel, (uint64_t)(p - first[p]) * 0x1000 + 0x10);
+                }
+        }
+        sym_store_free(s);
+}
+
 /* Mappings of no file (anonymous memory, memfd, /dev/zero, the heap) place nothing; files do,
    whatever their first bytes (the quick test of a path's first two bytes). */
 static void test_anonymous_paths(void **state)
@@ -1653,6 +1704,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
+                cmocka_unit_test(test_mapping_cuts),
                 cmocka_unit_test(test_build_id_modules),
                 cmocka_unit_test(test_path_modules),
                 cmocka_unit_test(test_pie),
