@@ -47,6 +47,7 @@ void hot_free(struct hot *h)
         free(h->sort_rows);
         free(h->merge);
         free(h->memo);
+        free(h->frames);
         free(h->frames_gen);
         free(h->dstacks);
         free(h->dkeys);
@@ -118,30 +119,39 @@ uint32_t hot_source_index(struct hot *h, uint16_t source)
         return h->nr_sources++;
 }
 
+/* count_hashed's new place: its entry made at e (free), or none when the table is full (self
+   counted as other). Returns the entry, NULL for none. */
+static struct entry *place_new(struct hot *h, struct entry *e, const struct entry *k, uint64_t hash,
+                               uint64_t self)
+{
+        if (h->nr >= h->max_entries) {
+                h->nr_other[hot_source_index(h, k->source)] += self;
+                h->caps.nr_samples_no_room += self;
+                return NULL;
+        }
+        *e = *k;
+        e->is_used = true;
+        e->self = e->total = e->dup = 0;
+        h->nr++;
+        if (k->module)
+                sym_prefetch(h->store, k->module); /* its rows will want names */
+        if (h->nr * 2 > h->mask + 1) {
+                grow(h);
+                e = slot_find_hashed(h, k, hash);
+        }
+        return e;
+}
+
 /* Adds self and total to the entry of k (hash: hot_key_hash(k)); counted as other when the table is
-   full. Returns the entry's slot, UINT32_MAX when it went to other. */
-static uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash, uint64_t self,
-                             uint64_t total)
+   full. Returns the entry's slot, UINT32_MAX when it went to other. Inline: most places are
+   there already (place_new makes the others). */
+static inline uint32_t count_hashed(struct hot *h, const struct entry *k, uint64_t hash,
+                                    uint64_t self, uint64_t total)
 {
         h->nr_rows_cached = 0; /* the rows asked for last are stale */
         struct entry *e = slot_find_hashed(h, k, hash);
-        if (!e->is_used) {
-                if (h->nr >= h->max_entries) {
-                        h->nr_other[hot_source_index(h, k->source)] += self;
-                        h->caps.nr_samples_no_room += self;
-                        return UINT32_MAX;
-                }
-                *e = *k;
-                e->is_used = true;
-                e->self = e->total = e->dup = 0;
-                h->nr++;
-                if (k->module)
-                        sym_prefetch(h->store, k->module); /* its rows will want names */
-                if (h->nr * 2 > h->mask + 1) {
-                        grow(h);
-                        e = slot_find_hashed(h, k, hash);
-                }
-        }
+        if (!e->is_used && !(e = place_new(h, e, k, hash, self)))
+                return UINT32_MAX;
         e->is_exited = false;
         e->self += self;
         e->total += total;
@@ -153,10 +163,11 @@ void hot_count(struct hot *h, const struct entry *k, uint64_t self, uint64_t tot
         count_hashed(h, k, hot_key_hash(k), self, total);
 }
 
-static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
-                           uint64_t addr)
+/* key_of, and in *is_everyones whether its place is every process's (sym_locate_ex). */
+static struct entry key_of_ex(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                              uint64_t addr, bool *is_everyones)
 {
-        struct sym_loc loc = sym_locate(h->store, pid, addr);
+        struct sym_loc loc = sym_locate_ex(h->store, pid, addr, is_everyones);
         struct entry k = {0};
         k.source = source;
         k.module = loc.module;
@@ -165,6 +176,13 @@ static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_
         k.tid = tid;
         hot_key_normalize(h, &k);
         return k;
+}
+
+static struct entry key_of(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                           uint64_t addr)
+{
+        bool is_everyones;
+        return key_of_ex(h, source, pid, tid, addr, &is_everyones);
 }
 
 void hot_key_normalize(const struct hot *h, struct entry *k)
@@ -210,9 +228,10 @@ bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function)
         return f.state != SYM_PENDING;
 }
 
-bool hot_function_seen(struct hot *h, uint64_t function)
+/* hot_function_seen, hash: hash_mix64(function) (hot_function_bit's too) */
+static inline bool function_seen_hashed(struct hot *h, uint64_t function, uint64_t hash)
 {
-        for (uint32_t j = (uint32_t)(hash_mix64(function) >> 40) & (SEEN_SLOTS - 1);;
+        for (uint32_t j = (uint32_t)(hash >> 40) & (SEEN_SLOTS - 1);;
              j = (j + 1) & (SEEN_SLOTS - 1)) {
                 if (h->fseen[j].gen != h->seen_gen) {
                         h->fseen[j].gen = h->seen_gen;
@@ -222,6 +241,11 @@ bool hot_function_seen(struct hot *h, uint64_t function)
                 if (h->fseen[j].key == function)
                         return true;
         }
+}
+
+bool hot_function_seen(struct hot *h, uint64_t function)
+{
+        return function_seen_hashed(h, function, hash_mix64(function));
 }
 
 void hot_seen_next(struct hot *h)
@@ -292,23 +316,55 @@ static void places_init(struct stack_places *sp, bool is_pending)
         sp->is_whole = true;
 }
 
+/* What a stack's frames found in the frame memo (frame_find) hold for places_add: each key's
+   hash, and its slot (UINT32_MAX: not known) as it was at epoch. */
+struct frame_hints {
+        uint64_t hash[MAX_STACK_KEYS];
+        uint32_t slot[MAX_STACK_KEYS];
+        bool is_everyones[MAX_STACK_KEYS]; /* a located frame every process's */
+        uint32_t epoch;
+};
+
+/* hot_place_function, an answer that stands read in place (hot_answer_is_current: most places
+   of a stack have one). */
+static inline bool place_function(struct hot *h, struct entry *e, uint64_t *function)
+{
+        if (e->answer && (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module))) {
+                enum sym_state state = (enum sym_state)(e->answer - 1);
+                *function = state == SYM_RESOLVED ? (uint64_t)e->module << 32 | e->function : 0;
+                return state != SYM_PENDING;
+        }
+        return hot_place_function(h, e, function);
+}
+
 /* Adds the places of keys[from..to) that are not in the current stack's set yet (place_seen),
-   each counted total more (count_hashed), with their functions; stops at a name still loading
-   when is_stop_at_pending. The slots of places added before a growth of the table are found
-   again (places_refind). */
-static void places_add(struct hot *h, const struct entry *keys, uint32_t from, uint32_t to,
-                       uint64_t total, bool is_stop_at_pending, struct stack_places *sp)
+   each counted total more (count_hashed, or in the slot hints hold while the table has not
+   moved), with their functions; stops at a name still loading when is_stop_at_pending. The
+   slots of places added before a growth of the table are found again (places_refind). */
+static void places_add(struct hot *h, const struct entry *keys, const struct frame_hints *hints,
+                       uint32_t from, uint32_t to, uint64_t total, bool is_stop_at_pending,
+                       struct stack_places *sp)
 {
         for (uint32_t i = from; i < to && !(is_stop_at_pending && sp->is_pending); i++) {
-                uint64_t hash = hot_key_hash(&keys[i]);
+                uint64_t hash = hints ? hints->hash[i] : hot_key_hash(&keys[i]);
                 if (place_seen(h, keys, i, hash))
                         continue;
-                uint32_t slot = count_hashed(h, &keys[i], hash, 0, total);
+                uint32_t slot;
+                if (hints && hints->slot[i] != UINT32_MAX && hints->epoch == h->epoch) {
+                        /* count_hashed's count of a place that is there */
+                        slot = hints->slot[i];
+                        struct entry *e = &h->slots[slot];
+                        h->nr_rows_cached = 0;
+                        e->is_exited = false;
+                        e->total += total;
+                } else {
+                        slot = count_hashed(h, &keys[i], hash, 0, total);
+                }
                 if (slot == UINT32_MAX) {
                         sp->is_whole = false;
                         continue;
                 }
-                if (!hot_place_function(h, &h->slots[slot], &sp->functions[sp->nr]))
+                if (!place_function(h, &h->slots[slot], &sp->functions[sp->nr]))
                         sp->is_pending = true;
                 sp->idx[sp->nr] = i;
                 sp->places[sp->nr++] = slot;
@@ -349,7 +405,7 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
         hot_seen_next(h);
         struct stack_places sp;
         places_init(&sp, false);
-        places_add(h, keys, 0, n, 1, false, &sp);
+        places_add(h, keys, NULL, 0, n, 1, false, &sp);
         if (sp.is_pending && hot_deferred_add(h, mh, keys, sp.idx, sp.nr))
                 return;
         if (sp.is_pending && deferred_make_room(h) && hot_deferred_add(h, mh, keys, sp.idx, sp.nr))
@@ -366,6 +422,44 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
         for (uint32_t k = 0; k < sp.nr; k++)
                 if (sp.functions[k] && hot_function_seen(h, sp.functions[k]))
                         h->slots[sp.places[k]].dup++;
+}
+
+static inline struct frame_memo *frame_slot(struct hot *h, uint32_t pid, uint64_t addr)
+{
+        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
+        return &h->frames[(x >> 40) & (FRAME_SLOTS - 1)];
+}
+
+/* The slot of the place of the frame at addr (source, pid, tid: the stack's), its key in *k
+   and its hash in *hash, from the frame memo; UINT32_MAX where it holds none now. */
+static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
+                                  uint64_t addr, uint64_t generation, bool is_everyones,
+                                  struct entry *k, uint64_t *hash)
+{
+        const struct frame_memo *f = frame_slot(h, pid, addr);
+        if (!f->slot1 || f->addr != addr || f->pid != pid || f->tid != tid || f->source != source ||
+            f->generation != generation || f->epoch != h->epoch || f->is_everyones != is_everyones)
+                return UINT32_MAX;
+        const struct entry *e = &h->slots[f->slot1 - 1];
+        *k = (struct entry){.rel = e->rel,
+                            .module = e->module,
+                            .pid = e->pid,
+                            .tid = e->tid,
+                            .source = e->source};
+        *hash = f->hash;
+        return f->slot1 - 1;
+}
+
+static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid, uint64_t addr,
+                       uint64_t generation, bool is_everyones, uint32_t slot, uint64_t hash)
+{
+        *frame_slot(h, pid, addr) = (struct frame_memo){
+                addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
+}
+
+uint64_t hot_nr_frames_located(const struct hot *h)
+{
+        return h->nr_located;
 }
 
 static void stack(struct hot *h, const struct kevent *ev)
@@ -447,22 +541,46 @@ static void stack(struct hot *h, const struct kevent *ev)
                 hot_memo_settle(h, m);
                 m->nr_places = 0;
                 h->nr_walks++;
-                for (uint32_t i = 1; i < nr_frames; i++)
-                        keys[nr_leaf + i - 1] =
-                                key_of(h, p->key.source, ev->stack.pid, p->key.tid, frames[i]);
+                /* the callers' places: those of frames seen before from the frame memo, the
+                   others located */
+                if (!h->frames)
+                        h->frames = xcalloc(FRAME_SLOTS, sizeof(*h->frames));
+                struct frame_hints hints;
+                hints.epoch = h->epoch;
+                /* places keyed by address alone: a kernel frame's is every process's */
+                bool is_shared = h->place_keys == HOT_BY_FUNCTION;
+                uint64_t kernel_generation = h->frames_gen->all;
+                for (uint32_t i = 1; i < nr_frames; i++) {
+                        uint32_t j = nr_leaf + i - 1;
+                        hints.is_everyones[j] = false;
+                        hints.slot[j] =
+                                frame_find(h, p->key.source, ev->stack.pid, p->key.tid, frames[i],
+                                           generation, false, &keys[j], &hints.hash[j]);
+                        if (hints.slot[j] == UINT32_MAX && is_shared &&
+                            sym_is_kernel_address(frames[i]))
+                                hints.slot[j] = frame_find(h, p->key.source, FRAME_EVERYONE,
+                                                           p->key.tid, frames[i], kernel_generation,
+                                                           true, &keys[j], &hints.hash[j]);
+                        if (hints.slot[j] != UINT32_MAX)
+                                continue;
+                        keys[j] = key_of_ex(h, p->key.source, ev->stack.pid, p->key.tid, frames[i],
+                                            &hints.is_everyones[j]);
+                        hints.hash[j] = hot_key_hash(&keys[j]);
+                        h->nr_located++;
+                }
                 /* the callers' places, each once, and their functions: all named, a memo of
                    them; else the stack is counted the long way */
                 uint32_t epoch = h->epoch;
                 hot_seen_next(h);
                 struct stack_places sp;
                 places_init(&sp, is_pending);
-                places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
+                places_add(h, keys, &hints, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
                 if (sp.is_pending && !is_pending && is_recording) {
                         /* the places so far again, their entries made: the same order */
                         sym_store_wait(h->store);
                         hot_seen_next(h);
                         places_init(&sp, false);
-                        places_add(h, keys, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
+                        places_add(h, keys, &hints, nr_leaf, nr_leaf + nr_callers, 0, true, &sp);
                 }
                 if (sp.is_pending) {
                         count_stack(h, keys, nr_leaf + nr_callers);
@@ -471,15 +589,34 @@ static void stack(struct hot *h, const struct kevent *ev)
                 /* counted: each caller's place, a function at its first place */
                 places_refind(h, keys, epoch, &sp);
                 uint32_t *places = sp.places, nr_places = sp.nr;
+                /* the frames located now, for the next stacks over them */
+                for (uint32_t k = 0; k < nr_places; k++) {
+                        uint32_t j = sp.idx[k];
+                        if (hints.slot[j] != UINT32_MAX || (!keys[j].module && !is_recording))
+                                continue;
+                        if (is_shared && hints.is_everyones[j])
+                                frame_keep(h, p->key.source, FRAME_EVERYONE, p->key.tid,
+                                           frames[j - nr_leaf + 1], kernel_generation, true,
+                                           places[k], hints.hash[j]);
+                        else
+                                frame_keep(h, p->key.source, ev->stack.pid, p->key.tid,
+                                           frames[j - nr_leaf + 1], generation, false, places[k],
+                                           hints.hash[j]);
+                }
                 uint64_t bits = 0;
                 for (uint32_t k = 0; k < nr_places; k++) {
                         struct entry *e = &h->slots[places[k]];
                         e->total++;
-                        if (sp.functions[k] && hot_function_seen(h, sp.functions[k])) {
+                        uint64_t f = sp.functions[k];
+                        if (!f)
+                                continue;
+                        /* one hash for the stack's set and the memo's bits (hot_function_bit) */
+                        uint64_t fh = hash_mix64(f);
+                        if (function_seen_hashed(h, f, fh)) {
                                 e->dup++;
                                 places[k] |= MEMO_DUP;
                         }
-                        bits |= sp.functions[k] ? hot_function_bit(sp.functions[k]) : 0;
+                        bits |= 1ull << (fh & 63);
                 }
                 /* the leaf: once, unless a caller's place is the same; a function the callers
                    hold (hot_function_seen holds them) counts as dup */
@@ -555,6 +692,11 @@ void hot_set_settings(struct hot *h, const struct agg_settings *settings)
 
 void hot_set_place_keys(struct hot *h, enum hot_grouping widest)
 {
+        if (h->place_keys == widest)
+                return;
+        /* the frame memo's slots are of places keyed the old way */
+        hot_memo_settle_all(h);
+        h->epoch++;
         h->place_keys = widest;
 }
 

@@ -76,6 +76,27 @@ struct stack_memo {
 };
 #define MEMO_DUP 0x80000000u
 
+/* A caller's frame seen before, in a stack that missed the stack memo: the slot of the place
+   its raw address (of its process, with the stack's thread and source) was counted at, good
+   while the process's frames generation and the table's epoch stay. A compile's stacks are
+   mostly new, their frames are not: a frame found here is not located, hashed or probed for
+   again. A live session's frames of no module are not kept (a JIT map may place them later:
+   sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
+#define FRAME_SLOTS (1u << 14)
+struct frame_memo {
+        uint64_t addr;
+        uint64_t generation; /* frames_gen_of its pid */
+        uint64_t hash;       /* its place's hot_key_hash */
+        uint32_t pid, tid;   /* the stack's process, the place key's thread */
+        uint32_t epoch;
+        uint32_t slot1; /* its place's slot + 1; 0: none */
+        uint16_t source;
+        /* every process's (sym_locate_ex): a kernel frame of places keyed by address alone,
+           pid FRAME_EVERYONE, good while the kernel's frames generation stays */
+        bool is_everyones;
+};
+#define FRAME_EVERYONE 0xfffffffeu
+
 /* A stack counted while a module of its places was loading its symbols: which of its places
    share a function is known once the names come (deferred_settle), and their dup then. Stacks
    alike (hash) merge. Past DEFER_MAX_STACKS or DEFER_MAX_KEYS they count without it. */
@@ -132,6 +153,8 @@ struct hot {
         struct agg_settings settings;
         struct agg_filter filter;
         struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash */
+        struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
+        uint64_t nr_located;            /* hot_nr_frames_located */
         struct deferred_stack *dstacks; /* owned */
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */

@@ -53,8 +53,8 @@ static uint32_t line_places(const struct hot *h, uint16_t source, struct line_pl
         uint32_t cap = 64;
         while (cap < 2 * (h->nr + 1))
                 cap *= 2;
-        uint32_t *index = xcalloc(cap, sizeof(*index)); /* place + 1, 0 free */
-        struct line_place *p = xcalloc(h->nr + 1, sizeof(*p));
+        uint32_t *index = xcalloc(cap, sizeof(*index));           /* place + 1, 0 free */
+        struct line_place *p = xmalloc((h->nr + 1) * sizeof(*p)); /* written before read */
         uint32_t n = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
                 const struct entry *e = &h->slots[i];
@@ -151,12 +151,6 @@ static int weight_by_self(const void *a, const void *b)
         return x->module < y->module ? -1 : x->module > y->module;
 }
 
-static int u64_desc(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x > y ? -1 : x < y;
-}
-
 /* The places reordered by module, the module with the most samples first (each module's in
    their order), into places; the modules in that order into *mods (their count returned). */
 static uint32_t group_by_module(struct line_place *places, uint32_t n, struct module_weight **mods)
@@ -164,9 +158,9 @@ static uint32_t group_by_module(struct line_place *places, uint32_t n, struct mo
         uint32_t cap = 64;
         while (cap < 2 * (n + 1))
                 cap *= 2;
-        uint32_t *slot = xcalloc(cap, sizeof(*slot)); /* module weight + 1, 0 free */
-        uint32_t *of = xcalloc(n + 1, sizeof(*of));   /* place -> its module's weight */
-        struct module_weight *w = xcalloc(n + 1, sizeof(*w));
+        uint32_t *slot = xcalloc(cap, sizeof(*slot));  /* module weight + 1, 0 free */
+        uint32_t *of = xmalloc((n + 1) * sizeof(*of)); /* place -> its module's weight */
+        struct module_weight *w = xmalloc((n + 1) * sizeof(*w));
         uint32_t nr = 0;
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t m = places[i].module, j = (uint32_t)hash_mix64(m) & (cap - 1);
@@ -189,7 +183,7 @@ static uint32_t group_by_module(struct line_place *places, uint32_t n, struct mo
                 start[rank[of[i]] + 1]++;
         for (uint32_t r = 0; r < nr; r++)
                 start[r + 1] += start[r];
-        struct line_place *sorted = xcalloc(n + 1, sizeof(*sorted));
+        struct line_place *sorted = xmalloc((n + 1) * sizeof(*sorted));
         for (uint32_t i = 0; i < n; i++)
                 sorted[start[rank[of[i]]]++] = places[i];
         memcpy(places, sorted, n * sizeof(*places));
@@ -202,18 +196,15 @@ static uint32_t group_by_module(struct line_place *places, uint32_t n, struct mo
 }
 
 /* Whether the max-th of the n rows so far has more samples than limit (then no line of less
-   can be one of the max). */
+   can be one of the max): whether max of them have more (no sort of their counts). */
 static bool rows_outweigh(const struct line_acc *acc, uint32_t n, uint32_t max, uint64_t limit)
 {
         if (!max || n < max)
                 return false;
-        uint64_t *c = xcalloc(n, sizeof(*c));
+        uint32_t nr_over = 0;
         for (uint32_t i = 0; i < n; i++)
-                c[i] = acc[i].r.self;
-        qsort(c, n, sizeof(*c), u64_desc);
-        bool is_over = c[max - 1] > limit;
-        free(c);
-        return is_over;
+                nr_over += acc[i].r.self > limit;
+        return nr_over >= max;
 }
 
 uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
@@ -232,8 +223,9 @@ uint32_t hot_top_lines(struct hot *h, uint16_t source, uint32_t max,
         while (cap < 2 * (nr_places + 1))
                 cap *= 2;
         free(h->line_rows);
-        h->line_rows = xcalloc(cap / 2 + 1, sizeof(*h->line_rows));
-        struct line_acc *acc = xcalloc(cap / 2 + 1, sizeof(*acc));
+        /* rows and acc: written up to n before they are read */
+        h->line_rows = xmalloc((cap / 2 + 1) * sizeof(*h->line_rows));
+        struct line_acc *acc = xmalloc((cap / 2 + 1) * sizeof(*acc));
         uint32_t *index = xcalloc(cap, sizeof(*index)); /* row + 1, 0 free */
         /* every place's line from the line tables, module by module, the heaviest first,
            while a module's lines can still make one of the max rows (a line's samples are

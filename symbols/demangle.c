@@ -19,11 +19,23 @@ static bool is_mangled(const char *name)
 /* What cplus_demangle does with DMGL_AUTO, without its wrapper (which would bring libiberty's
    own xmalloc into the link beside ours): Rust first (its legacy names are C++ names too),
    then C++; DMGL_PARAMS and DMGL_ANSI as perf asks (parameters, const). */
+/* Whether name may be a Rust name, as libiberty's rust_demangle first checks (before a pass
+   over every byte of the name, a sixth of demangling libLLVM's C++ names): v0 (_R), or legacy
+   (_ZN...E whose last segment is the hash, 17h and 16 hex digits). */
+static bool is_rust_shaped(const char *name)
+{
+        if (name[1] == 'R')
+                return true;
+        size_t n = strlen(name);
+        return name[2] == 'N' && n > 23 && name[n - 1] == 'E' &&
+               memcmp(name + n - 20, "17h", 3) == 0;
+}
+
 static char *demangle_whole(const char *name)
 {
         if (!is_mangled(name))
                 return NULL;
-        char *d = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+        char *d = is_rust_shaped(name) ? rust_demangle(name, DMGL_PARAMS | DMGL_ANSI) : NULL;
         return d ? d : cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
 }
 

@@ -304,7 +304,9 @@ static bool read_symbols_direct(struct elf_module *m, int n)
         m->sym_elf = elf;
         const char *strs = str->d_buf;
         size_t strs_size = str->d_size;
-        sym_table_reserve(m->table, (uint32_t)n, strs_size);
+        /* the names read in the file's string table, which the module keeps open */
+        bool is_borrowed = sym_table_borrow_names(m->table, strs, strs_size);
+        sym_table_reserve(m->table, (uint32_t)n, is_borrowed ? 0 : strs_size);
         /* a 64-bit file's symbols as libelf converted them, read in place */
         const Elf64_Sym *syms64 = gelf_getclass(elf) == ELFCLASS64 && data->d_type == ELF_T_SYM &&
                                                   data->d_size / sizeof(Elf64_Sym) >= (size_t)n

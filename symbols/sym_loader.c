@@ -130,6 +130,15 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
 
         if (strcmp(path, "[kernel.kallsyms]") == 0)
                 return s->kernel_module;
+        /* an image without a build-id whose path was met last: its module by the path alone
+           (only the modules keyed by path below are remembered, so kind and key are theirs) */
+        uint32_t path_slot = 0;
+        if (!im->build_id_size) {
+                path_slot = (uint32_t)symbols_hash_bytes(path, strlen(path)) & 255;
+                const struct module *m = symbols_module_of(s, s->path_modules[path_slot]);
+                if (m && strcmp(m->path, path) == 0)
+                        return m->id;
+        }
         if (strcmp(path, "[vdso]") == 0)
                 kind = MOD_VDSO;
         else if (is_pe_path(path))
@@ -157,10 +166,13 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
                 memcpy(key + 5, path, len);
                 key[5 + len] = 0;
         }
+        s->st.nr_keyed++;
         uint32_t k = sym_intern(s, key);
         uint32_t id = module_keys_find(s, k);
         if (id && bn && kind != MOD_PE)
                 s->build_id_modules[slot] = id;
+        if (id && !im->build_id_size && kind != MOD_PE)
+                s->path_modules[path_slot] = id;
         if (id)
                 return id;
         char short_name[256];
@@ -185,6 +197,8 @@ uint32_t symbols_module_get(struct sym_store *s, const struct sym_image *im)
         module_keys_insert(s, k, id);
         if (bn && kind != MOD_PE)
                 s->build_id_modules[slot] = id;
+        if (!im->build_id_size && kind != MOD_PE)
+                s->path_modules[path_slot] = id;
         return id;
 }
 

@@ -62,12 +62,21 @@ static const struct mapping *space_lookup_hinted(struct space *sp, uint64_t addr
 
 struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr)
 {
+        bool is_everyones;
+        return sym_locate_ex(s, pid, addr, &is_everyones);
+}
+
+struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, bool *is_everyones)
+{
         struct sym_loc loc = {0, addr};
+        *is_everyones = false;
         if (!s)
                 return loc;
         bool is_kernel = addr >= KERNEL_START;
         struct space *sp = space_find_cached(s, is_kernel ? 0 : pid, is_kernel);
         const struct mapping *m = sp ? space_lookup_hinted(sp, addr) : NULL;
+        /* the kernel's own images place it: every process's answer */
+        *is_everyones = m && is_kernel;
         if (!m && is_kernel && pid != 0) {
                 sp = symbols_space_find(s, pid);
                 m = sp ? symbols_space_lookup(sp, addr) : NULL;
@@ -176,6 +185,26 @@ static const struct sym_table *table_of(struct module *m, uint64_t rel, uint64_t
         }
 }
 
+/* The function name (symbols_function_name) of the symbol se of t, module m's table: an ELF
+   image's from the store's memo by its start (struct fn_memo). */
+static uint32_t symbol_function(struct sym_store *s, const struct module *m, uint32_t module,
+                                const struct sym_table *t, const struct sym_entry *se)
+{
+        if (m->kind != MOD_ELF && m->kind != MOD_VDSO) {
+                s->st.nr_names++;
+                return symbols_function_name(s, sym_table_name(t, se));
+        }
+        if (!s->fn_memo)
+                s->fn_memo = xcalloc(FN_MEMO_SLOTS, sizeof(*s->fn_memo));
+        struct fn_memo *f =
+                &s->fn_memo[hash_mix64(se->start ^ (uint64_t)module << 44) & (FN_MEMO_SLOTS - 1)];
+        if (f->module == module && f->start == se->start)
+                return f->function;
+        s->st.nr_names++;
+        *f = (struct fn_memo){se->start, module, symbols_function_name(s, sym_table_name(t, se))};
+        return f->function;
+}
+
 void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
 {
         *out = (struct sym_frame){SYM_NO_MODULE, loc.module, 0, loc.rel};
@@ -224,7 +253,7 @@ void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out)
                 const struct sym_entry *se = t ? sym_table_find(t, addr) : NULL;
                 if (se) {
                         out->state = SYM_RESOLVED;
-                        out->function = symbols_function_name(s, sym_table_name(t, se));
+                        out->function = symbol_function(s, m, loc.module, t, se);
                         out->offset = addr - se->start;
                 } else {
                         out->state = SYM_NO_SYMBOL;

@@ -192,6 +192,19 @@ struct space *symbols_space_probe(struct sym_store *s, uint32_t pid)
 /* Returns whether it appended a piece (the maps are then out of order). */
 static bool space_cut(struct space *sp, uint64_t start, uint64_t end)
 {
+        /* the maps are in order and apart: when the last one to start before end ends by
+           start, none holds a part of [start, end) (a new image's usual case: no pass over the
+           process's maps, each copied in place) */
+        uint32_t lo = 0, hi = sp->nr;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (sp->maps[mid].start < end)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == 0 || sp->maps[lo - 1].end <= start)
+                return false;
         uint32_t o = 0;
         struct mapping extra = {0};
         bool has_extra = false;

@@ -13,6 +13,10 @@ struct sym_table {
         uint64_t *bounds; /* owned while building: max inferred size per entry, 0 = none */
         char *pool;       /* owned: NUL-terminated names */
         size_t pool_len, pool_cap;
+        /* borrowed (sym_table_borrow_names): names read in place, their entries' name offsets
+           in it with NAME_BORROWED set; NULL: none */
+        const char *ext;
+        size_t ext_size;
         bool is_finished;
 };
 
@@ -70,6 +74,37 @@ void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_siz
                 t->bounds[t->nr - 1] = max_size;
 }
 
+#define NAME_BORROWED 0x80000000u /* in sym_entry.name: an offset in the borrowed names */
+#define NAME_MAX_LEN  4096u       /* a hostile or broken table: the pool bounded per name */
+
+bool sym_table_borrow_names(struct sym_table *t, const char *base, size_t size)
+{
+        if (t->is_finished || t->nr || !base || !size || size >= NAME_BORROWED ||
+            base[size - 1] != 0)
+                return false;
+        /* one pass for the whole table (vectorized), not one per name: bytes that
+           sym_table_add would replace */
+        const unsigned char *b = (const unsigned char *)base;
+        uint8_t bad = 0;
+        for (size_t i = 0; i < size; i++)
+                bad |= (uint8_t)((uint8_t)(b[i] - 1) < 0x1f) | (uint8_t)(b[i] == 0x7f);
+        if (bad)
+                return false;
+        t->ext = base;
+        t->ext_size = size;
+        return true;
+}
+
+/* A name (len bytes) that the borrowed names hold in place, NUL-terminated: its offset there
+   with NAME_BORROWED; 0 where it is not one of them. */
+static uint32_t borrowed_name(const struct sym_table *t, const char *name, size_t len)
+{
+        if (!t->ext || name < t->ext || (size_t)(name - t->ext) >= t->ext_size ||
+            len > NAME_MAX_LEN || len >= t->ext_size - (size_t)(name - t->ext) || name[len] != 0)
+                return 0;
+        return (uint32_t)(name - t->ext) | NAME_BORROWED;
+}
+
 void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const char *name, size_t len,
                    uint32_t flags)
 {
@@ -81,8 +116,16 @@ void sym_table_add(struct sym_table *t, uint64_t start, uint64_t size, const cha
                 if (t->bounds)
                         t->bounds = xrealloc(t->bounds, t->cap * sizeof(*t->bounds));
         }
-        if (len > 4096)
-                len = 4096; /* a hostile or broken table: keep the pool bounded per name */
+        uint32_t borrowed = borrowed_name(t, name, len);
+        if (borrowed) {
+                struct sym_entry *e = &t->entries[t->nr++];
+                if (t->bounds)
+                        t->bounds[t->nr - 1] = 0;
+                *e = (struct sym_entry){start, size, borrowed, flags | (size ? SYM_FLAG_SIZED : 0)};
+                return;
+        }
+        if (len > NAME_MAX_LEN)
+                len = NAME_MAX_LEN;
         if (t->pool_len + len + 1 > t->pool_cap) {
                 while (t->pool_len + len + 1 > t->pool_cap)
                         t->pool_cap *= 2;
@@ -127,16 +170,38 @@ static int rank(const struct sym_entry *e)
         return r;
 }
 
-static int entry_cmp(const void *a, const void *b)
+/* The order of two entries by start and rank; 0 for equals, which keep the order they were
+   added in (the first added wins): the sorts below are stable. */
+static int entry_cmp(const struct sym_entry *x, const struct sym_entry *y)
 {
-        const struct sym_entry *x = a, *y = b;
         if (x->start != y->start)
                 return x->start < y->start ? -1 : 1;
         int rx = rank(x), ry = rank(y);
-        if (rx != ry)
-                return rx < ry ? -1 : 1;
-        /* stable among equals: the first added wins (names were appended in order) */
-        return x->name < y->name ? -1 : x->name > y->name;
+        return rx < ry ? -1 : rx > ry;
+}
+
+struct indexed_entry {
+        struct sym_entry e;
+        uint32_t i;
+};
+
+static int indexed_cmp(const void *a, const void *b)
+{
+        const struct indexed_entry *x = a, *y = b;
+        int c = entry_cmp(&x->e, &y->e);
+        return c ? c : x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* e[0..n) sorted by entry_cmp, equals in their order (a few entries: qsort with the index). */
+static void sort_few(struct sym_entry *e, uint32_t n)
+{
+        struct indexed_entry *x = xmalloc((size_t)n * sizeof(*x));
+        for (uint32_t i = 0; i < n; i++)
+                x[i] = (struct indexed_entry){e[i], i};
+        qsort(x, n, sizeof(*x), indexed_cmp);
+        for (uint32_t i = 0; i < n; i++)
+                e[i] = x[i].e;
+        free(x);
 }
 
 /* One stable counting pass of src[0..n) into dst: by rank (shift 64), else by the byte of start
@@ -157,12 +222,12 @@ static void radix_pass(const struct sym_entry *src, struct sym_entry *dst, uint3
 }
 
 /* Sorts e[0..n), which is in the order the entries were added (their names ascending), as
-   qsort with entry_cmp would: a stable radix sort by rank, then by each byte of start that
+   sort_few would: a stable radix sort by rank, then by each byte of start that
    differs among them (a qsort of libLLVM's 46,000 symbols was most of its table's build). */
 static void sort_entries(struct sym_entry *e, uint32_t n)
 {
         if (n < 256) {
-                qsort(e, n, sizeof(*e), entry_cmp);
+                sort_few(e, n);
                 return;
         }
         struct sym_entry *tmp = xmalloc(n * sizeof(*tmp)), *src = e, *dst = tmp, *swap;
@@ -209,7 +274,7 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
                 for (j = i + 1; j < p && t->entries[j].start == t->entries[i].start; j++)
                         ;
                 if (j - i > 1)
-                        qsort(t->entries + i, j - i, sizeof(*t->entries), entry_cmp);
+                        sort_few(t->entries + i, j - i);
         }
         if (p < t->nr) {
                 sort_entries(t->entries + p, t->nr - p);
@@ -295,6 +360,8 @@ const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
 
 const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e)
 {
+        if (e && (e->name & NAME_BORROWED))
+                return t->ext + (e->name & ~NAME_BORROWED);
         return e && e->name < t->pool_len ? t->pool + e->name : "";
 }
 

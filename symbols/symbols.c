@@ -155,6 +155,7 @@ void sym_store_free(struct sym_store *s)
         free(s->demangled);
         free(s->string_hash);
         free(s->cache);
+        free(s->fn_memo);
         free(s->src);
         free(s->src_frames);
         free(s->ksyms);
@@ -174,7 +175,8 @@ void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st)
                      (s->string_hash_mask + 1) * sizeof(uint32_t) +
                      (s->cache_mask + 1) * sizeof(struct cache_entry) +
                      (s->src_mask + 1) * sizeof(struct src_entry) +
-                     s->cap_src_frames * sizeof(struct sym_srcframe);
+                     s->cap_src_frames * sizeof(struct sym_srcframe) +
+                     (s->fn_memo ? FN_MEMO_SLOTS * sizeof(*s->fn_memo) : 0);
         for (uint32_t i = 1; i < s->nr_modules; i++) {
                 const struct module *m = s->modules[i];
                 if (atomic_load_explicit(&m->state, memory_order_acquire) != LS_LOADED)

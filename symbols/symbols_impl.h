@@ -133,6 +133,17 @@ struct cache_entry {
         uint8_t state;
 };
 
+/* The function name of an ELF image's symbol, by module and the symbol's start: the table
+   is the same each time the image loads (the caches keep answers over an eviction), so a
+   function's other addresses take its name from here rather than from interning and
+   demangling its symbol's text again. */
+#define FN_MEMO_SLOTS 4096u
+struct fn_memo {
+        uint64_t start;
+        uint32_t module; /* 0: free */
+        uint32_t function;
+};
+
 struct src_entry {
         uint64_t rel;
         uint32_t module; /* 0: free */
@@ -159,6 +170,9 @@ struct sym_store {
            load of a known build-id (every process of a storm maps the same few) finds its
            module without its key's text */
         uint32_t build_id_modules[256];
+        /* the same for images without a build-id, by their path's hash (a perf.data's image
+           loads: keyed by path, each interned its key's text) */
+        uint32_t path_modules[256];
         /* spaces by pid */
         struct space **spaces; /* owned hash by pid, NULL free */
         uint32_t spaces_mask, nr_spaces;
@@ -172,6 +186,7 @@ struct sym_store {
         /* address cache */
         struct cache_entry *cache; /* owned */
         uint32_t cache_mask, nr_cache;
+        struct fn_memo *fn_memo; /* owned: FN_MEMO_SLOTS, at the first ELF symbol named */
         /* source lines */
         struct src_entry *src; /* owned */
         uint32_t src_mask, nr_src;

@@ -2380,6 +2380,44 @@ static void test_hot_kernel_answers_kept(void **state)
         sym_store_free(s);
 }
 
+/* Places keyed by address alone (a report by function): a kernel frame that the kernel's own
+   image places is every process's, so a new process's stacks over known kernel code find its
+   frames in the frame memo; keyed by thread, each process locates its own. */
+static void test_hot_kernel_frames_shared(void **state)
+{
+        (void)state;
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        const uint64_t kb = 0xffffffff81000000ull;
+        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        const uint64_t stack[] = {kb + 0x123, kb + 0x456, kb + 0x789};
+        for (uint32_t shared = 0; shared < 2; shared++) {
+                struct hot *h = hot_new(s, 0);
+                if (shared)
+                        hot_set_place_keys(h, HOT_BY_FUNCTION);
+                int64_t t = 0;
+                for (uint32_t pid = 100; pid < 104; pid++, t += 1000) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t, pid, pid + 1);
+                        ev.sample.ip = stack[0];
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                        struct kevent sk = ev_stack(0, t, pid, pid + 1, stack, 3);
+                        hot_event(h, &sk);
+                }
+                assert_int_equal(hot_nr_walks(h), 4);
+                assert_int_equal(hot_nr_frames_located(h), shared ? 2 : 8);
+                const struct hot_row *rows;
+                uint32_t n = hot_functions(h, HOT_SOURCE_TIMER, true, &rows);
+                assert_int_equal(n, 3);
+                for (uint32_t i = 0; i < n; i++)
+                        assert_int_equal(rows[i].total, 4);
+                hot_free(h);
+        }
+        sym_store_free(s);
+}
+
 /* The Hot lines sum an address's samples over the processes that sampled it before they pick
    the 16,384 heaviest addresses to look up: model_fn_alpha sampled once in each of 300
    processes is one address of 300 samples, not 300 places of one that the 16,384 places of two
@@ -3541,6 +3579,63 @@ static void test_hot_memo_names_loading(void **state)
         sym_store_free(store);
 }
 
+/* Stacks that miss the stack memo (each new: another first caller) over frames seen before:
+   those frames come from the frame memo, not located again, and count as the located ones
+   did; an image of their process makes them located again (its addresses may have moved). */
+static void test_hot_frame_memo(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        int64_t t = MS(1);
+        /* the leaf a, callers b, g and one address of its own per stack */
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, b, g, g + 1 + i};
+                hot_samples(h, 1, 0, &t, a, stack, 4);
+        }
+        assert_int_equal(hot_nr_walks(h), 4);
+        assert_int_equal(hot_nr_frames_located(h), 3 + 3 * 1);
+        struct kevent im = ev_base(KEV_IMAGE, 1, t += MS(1), PID_A, 0);
+        im.image.pid = PID_A;
+        im.image.base = EXE + (2u << 24);
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        hot_event(h, &im);
+        const uint64_t stack[] = {a, b, g, g - 1};
+        hot_samples(h, 1, 0, &t, a, stack, 4);
+        assert_int_equal(hot_nr_frames_located(h), 6 + 3);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *beta = row_of(rows, n, fx->fn_beta);
+        const struct hot_row *gamma = row_of(rows, n, fx->fn_gamma);
+        assert_non_null(beta);
+        assert_non_null(gamma);
+        assert_int_equal(beta->total, 5);
+        assert_int_equal(gamma->total, 5); /* two places in each stack: once */
+        hot_free(h);
+}
+
+/* A recording's frames of no image (a perf.data's callchains hold zeros and addresses of
+   processes whose maps were not recorded): kept in the frame memo too, their answers move with
+   events only (a live session's are not: a JIT map may place them at the next refresh). */
+static void test_hot_frame_memo_unplaced(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t nowhere = 0x7f0000001000ull; /* no image of PID_A there */
+        int64_t t = MS(1);
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, 0, nowhere, nowhere + 0x10 + i};
+                hot_samples(h, 1, 0, &t, a, stack, 4);
+        }
+        assert_int_equal(hot_nr_walks(h), 4);
+        assert_int_equal(hot_nr_frames_located(h), 3 + 3 * 1);
+        hot_free(h);
+}
+
 /* A stack seen again is counted from its memo while other processes start and map images;
    an image of its own process makes it look its callers up again (test_calltree_memo_other_
    process for the call tree). */
@@ -4081,6 +4176,9 @@ int main(void)
                 cmocka_unit_test(test_hot_top_rows_by),
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_frame_memo_unplaced, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
@@ -4140,6 +4238,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_place_keys, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_place_keys_pids, fix_setup, fix_teardown),
                 cmocka_unit_test(test_hot_kernel_answers_kept),
+                cmocka_unit_test(test_hot_kernel_frames_shared),
                 cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),

@@ -156,6 +156,47 @@ static void test_any_order(void **state)
         sym_table_free(c);
 }
 
+/* Names in a string table that outlives the table (an ELF file's) are read in place, not
+   copied: the same names, no pool for them; a string table with a byte the pool would replace
+   is copied and sanitized as before; a name past the borrowed table, or too long, is copied. */
+static void test_borrowed_names(void **state)
+{
+        (void)state;
+        static const char strtab[] = "\0alpha\0beta\0gamma_long_name\0";
+        struct sym_table *tables[2];
+        for (int k = 0; k < 2; k++) {
+                struct sym_table *t = tables[k] = sym_table_new();
+                if (k)
+                        assert_true(sym_table_borrow_names(t, strtab, sizeof(strtab)));
+                sym_table_add(t, 0x2000, 0x10, strtab + 7, 4, 0);             /* beta */
+                sym_table_add(t, 0x1000, 0x10, strtab + 1, 5, SYM_FLAG_WEAK); /* alpha */
+                sym_table_add(t, 0x1000, 0x10, strtab + 12, 15, 0);           /* gamma_long_name */
+                sym_table_add(t, 0x3000, 0x10, "copied", 6, 0);
+                sym_table_add(t, 0x4000, 0x10, strtab + 1, 3, 0); /* "alp": not NUL-ended */
+                sym_table_finish(t, 0);
+                assert_int_equal(sym_table_count(t), 4);
+                /* of one start the global wins whatever the order added */
+                assert_string_equal(name_at(t, 0x1001), "gamma_long_name");
+                assert_string_equal(name_at(t, 0x2001), "beta");
+                assert_string_equal(name_at(t, 0x3001), "copied");
+                assert_string_equal(name_at(t, 0x4001), "alp");
+        }
+        /* read in place: the pool holds none of the three names (5 + 6 + 16 bytes) */
+        assert_ptr_equal(name_at(tables[1], 0x1001), strtab + 12);
+        assert_ptr_equal(name_at(tables[1], 0x2001), strtab + 7);
+        assert_int_equal(sym_table_memory(tables[0]) - sym_table_memory(tables[1]), 27);
+        sym_table_free(tables[0]);
+        sym_table_free(tables[1]);
+        struct sym_table *t;
+        static const char dirty[] = "\0al\x01pha\0";
+        t = sym_table_new();
+        assert_false(sym_table_borrow_names(t, dirty, sizeof(dirty)));
+        sym_table_add(t, 0x1000, 0x10, dirty + 1, 6, 0);
+        sym_table_finish(t, 0);
+        assert_string_equal(name_at(t, 0x1001), "al?pha");
+        sym_table_free(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -164,6 +205,7 @@ int main(void)
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_control_characters),
+                cmocka_unit_test(test_borrowed_names),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -183,6 +183,47 @@ static void test_build_id_modules(void **state)
         sym_store_free(s);
 }
 
+/* Images without a build-id (a perf.data's) are one module per path: a path met before finds
+   its module without its key's text (one keyed look-up per path, not per load), and paths that
+   share a slot of the store's path cache (600 in its 256) stay apart, in any order. */
+static void test_path_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { N = 600 };
+        uint32_t first[N];
+        for (uint32_t pass = 0; pass < 3; pass++) {
+                for (uint32_t k = 0; k < N; k++) {
+                        uint32_t i = pass == 1 ? N - 1 - k : k;
+                        char path[64];
+                        snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
+                        uint32_t pid = PID + 1 + pass;
+                        uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
+                        struct sym_image im = {pid, base, 0x1000, 0, path, NULL, 0, 0, 0};
+                        sym_image_load(s, &im);
+                        uint32_t mod = sym_locate(s, pid, base + 8).module;
+                        assert_int_not_equal(mod, 0);
+                        if (pass == 0)
+                                first[i] = mod;
+                        else
+                                assert_int_equal(mod, first[i]);
+                }
+        }
+        for (uint32_t i = 1; i < N; i++)
+                assert_int_not_equal(first[i], first[i - 1]);
+        /* one path loaded by 100 processes: keyed once */
+        struct sym_stats st0, st1;
+        sym_store_get_stats(s, &st0);
+        for (uint32_t pid = 1000; pid < 1100; pid++) {
+                struct sym_image im = {
+                        pid, 0x20000000ull, 0x1000, 0, "/nonexistent/libone.so", NULL, 0, 0, 0};
+                sym_image_load(s, &im);
+        }
+        sym_store_get_stats(s, &st1);
+        assert_int_equal(st1.nr_keyed - st0.nr_keyed, 1);
+        sym_store_free(s);
+}
+
 /* A mapping laid over the middle of another splits it (the right piece appended, the maps put
    in order again); mappings that cut nothing go in their place: every address finds the
    module and offset of the mapping that holds it last, in any order of loads. */
@@ -215,6 +256,57 @@ static void test_mapping_order(void **state)
         }
         assert_int_equal(sym_locate(s, PID, 0x9000).module, 0);
         assert_int_equal(sym_locate(s, PID, 0x90010).module, 0);
+        sym_store_free(s);
+}
+
+/* Loads over and beside each other (adjacent, inside, across, apart: a seeded sequence over 64
+   pages) place every page where the last load that holds it says, as a byte map of the pages
+   does: the cut of the mappings a load covers, and the loads that cover none (the common case,
+   which skips the pass over the process's maps). */
+static void test_mapping_cuts(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { PAGES = 64, LOADS = 300 };
+        int32_t owner[PAGES];
+        uint32_t first[PAGES], module[LOADS];
+        for (uint32_t p = 0; p < PAGES; p++)
+                owner[p] = -1;
+        uint32_t seed = 12345;
+        for (uint32_t i = 0; i < LOADS; i++) {
+                seed = seed * 1103515245u + 12345u;
+                uint32_t at = (seed >> 8) % PAGES, len = 1 + (seed >> 20) % 8;
+                if (at + len > PAGES)
+                        len = PAGES - at;
+                char path[64];
+                snprintf(path, sizeof(path), "/nonexistent/cut%u.so", i);
+                struct sym_image im = {PID,
+                                       0x100000 + (uint64_t)at * 0x1000,
+                                       (uint64_t)len * 0x1000,
+                                       0,
+                                       path,
+                                       NULL,
+                                       0,
+                                       0,
+                                       0};
+                sym_image_load(s, &im);
+                module[i] = sym_locate(s, PID, im.base).module;
+                assert_int_not_equal(module[i], 0);
+                for (uint32_t p = at; p < at + len; p++) {
+                        owner[p] = (int32_t)i;
+                        first[p] = at;
+                }
+                for (uint32_t p = 0; p < PAGES; p++) {
+                        struct sym_loc loc =
+                                sym_locate(s, PID, 0x100000 + (uint64_t)p * 0x1000 + 0x10);
+                        if (owner[p] < 0) {
+                                assert_int_equal(loc.module, 0);
+                                continue;
+                        }
+                        assert_int_equal(loc.module, module[owner[p]]);
+                        assert_int_equal(loc.rel, (uint64_t)(p - first[p]) * 0x1000 + 0x10);
+                }
+        }
         sym_store_free(s);
 }
 
@@ -419,6 +511,32 @@ static void test_line_only_matches_frames(void **state)
 
 /* A live store gives back the symbols of a module once no running process maps it (two sweeps
    in a row), keeps the names it gave, and loads the module again when a lookup needs it. */
+/* A function's addresses take its name from the store's memo of the ELF symbol (by module and
+   start) after the first: its symbol's text is interned and demangled once, not once per
+   address; the names are the same. */
+static void test_function_names_once(void **state)
+{
+        (void)state;
+        struct fixture_run r;
+        run_fixture(env("SYM_FIXTURE"), &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        struct sym_stats st0, st1;
+        expect_name(s, r.leaf, "fixture_leaf", 0);
+        sym_store_get_stats(s, &st0);
+        uint32_t function = resolve(s, r.leaf).function;
+        for (uint64_t k = 1; k <= 8; k++) { /* its first bytes (a loop of 1,000 rounds) */
+                struct sym_frame f = resolve(s, r.leaf + k);
+                assert_int_equal(f.state, SYM_RESOLVED);
+                assert_int_equal(f.function, function);
+                assert_int_equal(f.offset, k);
+        }
+        sym_store_get_stats(s, &st1);
+        assert_true(st1.nr_lookups - st0.nr_lookups >= 8);
+        assert_int_equal(st1.nr_names, st0.nr_names);
+        sym_store_free(s);
+}
+
 static void test_unmapped_module_evicted_and_reloaded(void **state)
 {
         (void)state;
@@ -1586,11 +1704,14 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_anonymous_paths),
                 cmocka_unit_test(test_mapping_order),
+                cmocka_unit_test(test_mapping_cuts),
                 cmocka_unit_test(test_build_id_modules),
+                cmocka_unit_test(test_path_modules),
                 cmocka_unit_test(test_pie),
                 cmocka_unit_test(test_non_pie),
                 cmocka_unit_test(test_inline_chain_and_lines),
                 cmocka_unit_test(test_line_only_matches_frames),
+                cmocka_unit_test(test_function_names_once),
                 cmocka_unit_test(test_unmapped_module_evicted_and_reloaded),
                 cmocka_unit_test(test_stripped_with_debug_dir),
                 cmocka_unit_test(test_minidebuginfo),

@@ -111,6 +111,9 @@ uint64_t hot_nr_stacks(const struct hot *h);
 /* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
    the cost tests and bench/ watch. */
 uint64_t hot_nr_walks(const struct hot *h);
+/* Callers' frames of those walks located through the symbol store (the others were found in
+   the frame memo, hot_impl.h): what a new stack over known code costs. */
+uint64_t hot_nr_frames_located(const struct hot *h);
 /* The profile sources seen, in order of first sample; returns how many (at most max). */
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
 

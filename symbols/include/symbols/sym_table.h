@@ -13,7 +13,7 @@
 struct sym_entry {
         uint64_t start;
         uint64_t size; /* 0 in the source: set to the distance to the next symbol at finish */
-        uint32_t name; /* offset in the table's string pool */
+        uint32_t name; /* offset in the table's string pool (or its borrowed names) */
         uint32_t flags;
 };
 
@@ -38,6 +38,12 @@ struct sym_table *sym_table_new(void);
    table as before), so that a table whose size is known ahead is not copied as it grows. */
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
 void sym_table_free(struct sym_table *t);
+
+/* Names of the symbols to come that lie in base[0..size) (a string table, NUL-terminated at its
+   end, that outlives t: an ELF file's, open as long as the table) are read there, not copied
+   into the pool, when no byte of it is one sym_table_add replaces (else they are copied as
+   before). Call on an empty table; true when they will be read in place. */
+bool sym_table_borrow_names(struct sym_table *t, const char *base, size_t size);
 
 /* Adds a symbol; name need not be NUL-terminated (len bytes). Bytes that are not printable
    are replaced by '?'. Call before sym_table_finish only. */

@@ -114,6 +114,16 @@ struct sym_frame {
 };
 
 struct sym_loc sym_locate(struct sym_store *s, uint32_t pid, uint64_t addr);
+/* sym_locate, and in *is_everyones whether its answer is every process's: a kernel address
+   that the kernel's own images (pid 0) place, the same while they and the recording's kernel
+   symbols stay. */
+struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, bool *is_everyones);
+/* Whether addr lies in the kernel's half (x86-64, arm64): the only addresses sym_locate_ex may
+   call every process's. */
+static inline bool sym_is_kernel_address(uint64_t addr)
+{
+        return addr >= 0xffff800000000000ull;
+}
 void sym_resolve(struct sym_store *s, struct sym_loc loc, struct sym_frame *out);
 /* "libc.so.6!memcpy+0x10", "libc.so.6+0x1a2b", "ntdll.dll+0x1a2b", "0x7f0012345678". */
 size_t sym_format(struct sym_store *s, struct sym_loc loc, char *buf, size_t size);
@@ -203,6 +213,8 @@ bool sym_store_is_live(const struct sym_store *s);
 struct sym_stats {
         uint64_t nr_lookups;    /* sym_resolve calls */
         uint64_t nr_cache_hits; /* answered from the address cache */
+        uint64_t nr_names;      /* symbols' names interned for answers (sym_resolve) */
+        uint64_t nr_keyed;      /* image loads whose module was looked up by its key's text */
         uint32_t nr_modules;    /* known */
         uint32_t nr_loaded;     /* with symbols */
         uint32_t nr_spaces;     /* process address spaces kept */
