@@ -235,22 +235,28 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         while (ip < ip_gend && op < op_gend) {
                 /* flags too: the careful loop reads the rest of a group from it */
                 flags = get_le32(in + ip);
-                fbits = (uint64_t)reverse_bits32(flags) | XPRESS_FLAGS_SENTINEL;
                 ip += XPRESS_FLAG_BYTES;
+                /* The group's match flags (the next one at the lowest set bit) and the sentinel
+                 * at bit 32; next is the position of the group's next flag. A match clears its
+                 * bit (m & (m - 1): the loop-carried chain, where shifting the run and the flag
+                 * out put the count of zeros on it too) and its run is pos - next. */
+                uint64_t m = (uint64_t)reverse_bits32(flags) | XPRESS_FLAGS_SENTINEL;
+                size_t next = 0;
                 for (;;) {
                         /* The run of literal flags before the next match flag or the group's
                          * end, copied at once (bytes past it are rewritten later). Without a
                          * branch on whether there is one: a run of 0 costs less than the
                          * mispredicted branch, and the group's end is told apart after it. */
-                        const unsigned run = (unsigned)__builtin_ctzll(fbits);
+                        const size_t pos = (size_t)__builtin_ctzll(m);
+                        const size_t run = pos - next;
                         memcpy(out + op, in + ip, 16);
                         memcpy(out + op + 16, in + ip + 16, 16);
                         op += run;
                         ip += run;
-                        fbits >>= run;
-                        if (fbits == XPRESS_FLAGS_EMPTY)
+                        if (pos == XPRESS_FLAG_BITS)
                                 break;
-                        fbits >>= 1;
+                        next = pos + 1;
+                        m &= m - 1;
                         const size_t token_pos = ip;
                         const size_t token = get_le16(in + ip);
                         ip += XPRESS_TOKEN_BYTES;
@@ -281,8 +287,11 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
                                 }
                                 copy_long(out + op, dist, (size_t)len, out_cap - op);
                                 op += (size_t)len;
-                                if (op >= op_gend)
+                                if (op >= op_gend) {
+                                        /* the group's flags left, in the fast loop's form */
+                                        fbits = m >> next;
                                         goto group_left;
+                                }
                         }
                 }
         }
