@@ -37,6 +37,7 @@ struct events_table {
         uint64_t seq; /* of the last event stored */
         uint64_t nr_kind[KEV_TYPE_MAX];
         uint32_t max_recent;
+        bool is_no_groups; /* events_table_set_groups(false): types' counts only */
         /* the type each kind of event last had (+1; 0 none): a switch storm's kinds (CSwitch,
            ReadyThread, their stacks) take turns, so one "last type" missed at every event */
         uint32_t kind_type[KEV_TYPE_MAX];
@@ -289,6 +290,11 @@ void events_table_set_max_recent(struct events_table *et, uint32_t n)
         et->max_recent = n < EVENTS_TABLE_MAX_RECENT ? n : EVENTS_TABLE_MAX_RECENT;
 }
 
+void events_table_set_groups(struct events_table *et, bool is_kept)
+{
+        et->is_no_groups = !is_kept;
+}
+
 /* The event formatted and kept (out of line: most events of a busy type are thinned out
    before it, and events_table_add's own frame stays small for them). */
 static __attribute__((noinline)) void store_kept(struct events_table *et, struct type_slot *t,
@@ -369,7 +375,8 @@ void events_table_add(struct events_table *et, const struct kevent *ev)
                 return;
         }
         t->row.nr_events++;
-        count_group(et, t->row.id, ev->pid, ev->tid);
+        if (!et->is_no_groups)
+                count_group(et, t->row.id, ev->pid, ev->tid);
         store(et, t, ev);
 }
 

@@ -106,6 +106,7 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                                            : opts->group == FUNCTIONS_BY_THREAD ? HOT_BY_THREAD
                                                                                 : HOT_BY_FUNCTION);
         events_table_set_max_recent(profile_events(p), 0); /* counts only */
+        events_table_set_groups(profile_events(p), false); /* "Events by type" alone */
         struct feed *f = NULL;
         if (feed_replay_file(&f, p, opts->path, opts->has_from, opts->from_s, opts->has_to,
                              opts->to_s, err, err_size) < 0)

@@ -292,6 +292,35 @@ static void test_caps(void **state)
         events_table_free(et);
 }
 
+/* -b's table: the types counted, no group looked up (none kept), no room counted for
+   groups. */
+static void test_groups_off(void **state)
+{
+        (void)state;
+        struct events_table *et = events_table_new();
+        events_table_set_max_recent(et, 0);
+        events_table_set_groups(et, false);
+        for (uint32_t i = 0; i < 300000; i++) {
+                struct kevent ev = disk_read(i, 100 + i, 7, 1);
+                events_table_add(et, &ev);
+        }
+        assert_int_equal(type_named(et, "DiskIo/Read")->nr_events, 300000);
+        assert_int_equal(events_table_total(et), 300000);
+        uint32_t n = 1;
+        events_table_groups(et, false, &n);
+        assert_int_equal(n, 0);
+        assert_int_equal(events_table_nr_no_room(et), 0);
+        /* kept again from now on */
+        events_table_set_groups(et, true);
+        struct kevent ev = disk_read(1, 100, 7, 1);
+        events_table_add(et, &ev);
+        const struct events_group *g = events_table_groups(et, true, &n);
+        assert_int_equal(n, 1);
+        assert_int_equal(g[0].pid, 100);
+        assert_int_equal(g[0].nr_events, 1);
+        events_table_free(et);
+}
+
 /* The profile feeds it within its time window and zoom, as the other tables. */
 static void test_profile_window(void **state)
 {
@@ -496,6 +525,7 @@ int main(void)
                 cmocka_unit_test(test_counts_and_fields),
                 cmocka_unit_test(test_kinds_take_turns),
                 cmocka_unit_test(test_caps),
+                cmocka_unit_test(test_groups_off),
                 cmocka_unit_test(test_profile_window),
                 cmocka_unit_test(test_text),
                 cmocka_unit_test(test_view),

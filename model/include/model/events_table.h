@@ -62,6 +62,10 @@ void events_table_free(struct events_table *et); /* NULL is fine */
 /* The recent events kept per type from now on, at most EVENTS_TABLE_MAX_RECENT (0: counts
    only, nothing copied: -b and the exports). */
 void events_table_set_max_recent(struct events_table *et, uint32_t n);
+/* The counts by process and thread (events_table_groups) kept or not from now on (-b prints
+   the types' counts alone: no group is looked up per event). Not kept, events_table_groups
+   answers none and events_table_nr_no_room counts only the events past the types' cap. */
+void events_table_set_groups(struct events_table *et, bool is_kept);
 
 /* Counts ev (a stack rebuilt from a stack key is its definition's record: not counted) and
    keeps its fields. Its strings are copied. */
