@@ -32,6 +32,7 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
         t->owners = CALLTREE_ALL;
+        t->is_top_down = true;
         t->nr_trees = 2;
         roots(t);
         return t;
@@ -72,6 +73,8 @@ void calltree_reset(struct calltree *t)
         t->nr_walks = 0;
         t->owners_from = 0; /* the trees asked for count from here on: every sample */
         t->owners_from_ns = 0;
+        t->top_down_from = 0;
+        t->top_down_from_ns = 0;
         calltree_alias_reset(t);
 }
 
@@ -210,7 +213,7 @@ static void memo_settle(struct calltree *t, struct stack_memo *m)
         if (!m->nr_pending)
                 return;
         for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                if (!r || m->leaves[r]) /* 0: a tree not counted */
+                if (m->leaves[r]) /* 0: a tree not counted */
                         count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
         t->nr_pending -= m->nr_pending;
         m->nr_pending = 0;
@@ -268,6 +271,121 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
         return node;
 }
 
+/* One step of a walk down a tree: the key of depth d (the sampled function's with owner, under
+   a process's or thread's root) and its hash. */
+static inline const struct frame_key *step_key(uint32_t root, const struct frame_key *keys,
+                                               const uint64_t *key_hashes, uint32_t nr,
+                                               uint32_t owner, uint32_t d, struct frame_key *own,
+                                               uint64_t *hash, uint32_t *at)
+{
+        bool is_top_down = root == ROOT_TOP_DOWN;
+        uint32_t i = is_top_down ? nr - 1 - d : d;
+        *at = i;
+        if (d == 0 && !is_top_down && owner) {
+                *own = keys[i];
+                own->owner = owner;
+                *hash = calltree_key_hash(own);
+                return own;
+        }
+        *hash = key_hashes[i];
+        return &keys[i];
+}
+
+/* descend along several trees at once (roots[r], owners[r]; leaves[r] the deepest node each
+   reached): the walks find the nodes they share with earlier stacks a step of each tree at a
+   time, so that their loads (an index slot, then its node, for every step: most of a new
+   stack's cost, waiting for memory) overlap; then each tree in turn makes the rest of its path,
+   as descend one tree after the other would (the same nodes, the same slots). */
+static void descend_trees(struct calltree *t, const uint32_t *roots, const uint32_t *owners,
+                          uint32_t nr_trees, const struct frame_key *keys,
+                          const uint64_t *key_hashes, uint32_t nr, uint32_t pid, uint32_t *leaves,
+                          bool *is_whole)
+{
+        uint32_t depth[NR_TREES_PER_SAMPLE];
+        bool is_walking[NR_TREES_PER_SAMPLE];
+        uint32_t nr_walking = 0;
+        for (uint32_t r = 0; r < nr_trees; r++) {
+                leaves[r] = roots[r];
+                t->nodes[roots[r]].count++;
+                calltree_heat_add(&t->nodes[roots[r]], 1);
+                depth[r] = 0;
+                is_walking[r] = nr > 0;
+                nr_walking += is_walking[r];
+        }
+        while (nr_walking) {
+                for (uint32_t r = 0; r < nr_trees; r++) {
+                        if (!is_walking[r])
+                                continue;
+                        struct frame_key own;
+                        uint64_t hash;
+                        uint32_t i;
+                        const struct frame_key *k = step_key(roots[r], keys, key_hashes, nr,
+                                                             owners[r], depth[r], &own, &hash, &i);
+                        uint32_t parent = leaves[r];
+                        uint32_t j = (uint32_t)calltree_node_hash_with(parent, k->module, hash) &
+                                     t->index_mask;
+                        uint32_t c;
+                        while ((c = t->index[j]) && !calltree_node_is(&t->nodes[c], parent, k))
+                                j = (j + 1) & t->index_mask;
+                        if (!c) { /* the rest of its path is new: made below */
+                                is_walking[r] = false;
+                                nr_walking--;
+                                continue;
+                        }
+                        leaves[r] = c;
+                        t->nodes[c].count++;
+                        calltree_heat_add(&t->nodes[c], 1);
+                        if (i == 0)
+                                t->nodes[c].self++;
+                        if (++depth[r] == nr) {
+                                is_walking[r] = false;
+                                nr_walking--;
+                        }
+                }
+        }
+        for (uint32_t r = 0; r < nr_trees; r++) {
+                for (uint32_t d = depth[r]; d < nr; d++) {
+                        struct frame_key own;
+                        uint64_t hash;
+                        uint32_t i;
+                        const struct frame_key *k = step_key(roots[r], keys, key_hashes, nr,
+                                                             owners[r], d, &own, &hash, &i);
+                        uint32_t c = child(t, leaves[r], k, hash, pid);
+                        if (!c) {
+                                *is_whole = false;
+                                break;
+                        }
+                        leaves[r] = c;
+                        t->nodes[c].count++;
+                        calltree_heat_add(&t->nodes[c], 1);
+                        if (i == 0)
+                                t->nodes[c].self++;
+                }
+        }
+}
+
+/* A new stack along the trees a memo holds that are counted (the top-down while asked for, every
+   process's callers, its process's when has_pid), leaves[r] by memo_roots (0: not counted). */
+static void descend_memo_trees(struct calltree *t, const struct frame_key *keys,
+                               const uint64_t *key_hashes, uint32_t nr, uint32_t pid,
+                               uint32_t owner_pid, bool has_pid, uint32_t *leaves, bool *is_whole)
+{
+        uint32_t roots[NR_MEMO_TREES], owners[NR_MEMO_TREES], at[NR_MEMO_TREES],
+                walked[NR_MEMO_TREES];
+        uint32_t n = 0;
+        for (uint32_t r = 0; r < NR_MEMO_TREES; r++) {
+                if ((memo_roots[r] == ROOT_TOP_DOWN && !t->is_top_down) ||
+                    (memo_roots[r] == ROOT_CALLERS_PID && !has_pid))
+                        continue;
+                roots[n] = memo_roots[r];
+                owners[n] = memo_roots[r] == ROOT_CALLERS_PID ? owner_pid : 0;
+                at[n++] = r;
+        }
+        descend_trees(t, roots, owners, n, keys, key_hashes, nr, pid, walked, is_whole);
+        for (uint32_t i = 0; i < n; i++)
+                leaves[at[i]] = walked[i];
+}
+
 /* The room a stack of nr frames may need, made by evicting the coldest nodes when the tree is
    nearly full: down to half of it, so that evictions are rare. A tree too small for that (a
    stack needs more than a quarter of it) cuts stacks instead. */
@@ -321,18 +439,15 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         }
         make_room(t, nr);
         memo_settle(t, m);
-        m->leaves[0] = 0;
+        m->leaves[1] = 0;
         t->nr_walks++;
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
         stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
-        const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
         uint32_t leaves[NR_MEMO_TREES] = {0};
-        uint32_t nr_trees = t->owners == CALLTREE_ALL ? 2 : NR_MEMO_TREES;
         bool is_whole = true;
-        for (uint32_t r = 0; r < nr_trees; r++)
-                leaves[r] =
-                        descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r], &is_whole);
+        descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, t->owners != CALLTREE_ALL,
+                           leaves, &is_whole);
         if (is_whole) {
                 *m = (struct stack_memo){hash, generation, pid, owner_pid, nr, {0}, 0};
                 memcpy(m->leaves, leaves, sizeof(leaves));
@@ -371,7 +486,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
-        bool is_hit = m->leaves[0] && m->hash == hash && m->generation == generation &&
+        bool is_hit = m->leaves[1] && m->hash == hash && m->generation == generation &&
                       m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;
         if (is_shared) {
                 insert_shared(t, m, is_hit, hash, generation, pid, owner_pid, leaf, frames, nr);
@@ -389,7 +504,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         thread_memo_settle(t, tm);
         tm->leaf = 0;
         make_room(t, nr); /* the memos whose nodes it evicts are forgotten */
-        is_hit = is_hit && m->leaves[0];
+        is_hit = is_hit && m->leaves[1];
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
         bool is_whole = true;
@@ -402,14 +517,12 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                         key_hashes[i] = calltree_key_hash(&keys[i]);
         } else {
                 memo_settle(t, m);
-                m->leaves[0] = 0;
+                m->leaves[1] = 0;
                 t->nr_walks++;
                 stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
-                const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
-                uint32_t leaves[NR_MEMO_TREES];
-                for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                        leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r],
-                                            &is_whole);
+                uint32_t leaves[NR_MEMO_TREES] = {0};
+                descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, true, leaves,
+                                   &is_whole);
                 /* a path cut short by a full tree is not remembered: its sample counted where
                    it stopped, and a later one may find room */
                 if (is_whole) {
@@ -673,6 +786,15 @@ uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by
         }
 }
 
+/* The paths a sample counts along: the callers', and the top-down's and the owners' counted. */
+static void nr_trees_set(struct calltree *t)
+{
+        t->nr_trees = 1 + t->is_top_down +
+                      (t->owners == CALLTREE_ALL       ? 0
+                       : t->owners == CALLTREE_PROCESS ? 1
+                                                       : 2);
+}
+
 void calltree_want(struct calltree *t, enum calltree_owner by)
 {
         if (by == t->owners)
@@ -694,7 +816,38 @@ void calltree_want(struct calltree *t, enum calltree_owner by)
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->owners = by;
-        t->nr_trees = by == CALLTREE_ALL ? 2 : by == CALLTREE_PROCESS ? 3 : 4;
+        nr_trees_set(t);
+}
+
+void calltree_want_top_down(struct calltree *t, bool is_wanted)
+{
+        if (is_wanted == t->is_top_down)
+                return;
+        pending_flush_all(t);
+        calltree_settle(t);
+        if (!is_wanted) {
+                calltree_drop_root(t, ROOT_TOP_DOWN);
+        } else {
+                t->top_down_from = t->nr_samples;
+                t->top_down_from_ns = t->last_ns;
+        }
+        /* the memos' paths are those of the trees counted when they were made */
+        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        t->is_top_down = is_wanted;
+        nr_trees_set(t);
+}
+
+bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns)
+{
+        if (since_ns)
+                *since_ns = t->top_down_from_ns;
+        return t->is_top_down && !t->top_down_from;
+}
+
+uint64_t calltree_nr_samples_top_down(const struct calltree *t)
+{
+        return t->is_top_down ? t->nodes[ROOT_TOP_DOWN].count : 0;
 }
 
 bool calltree_counts_all(const struct calltree *t, enum calltree_owner by, int64_t *since_ns)

@@ -122,9 +122,9 @@ static void forget_freed(struct calltree *t)
         t->nr_unnamed = keep;
         for (uint32_t i = 0; i < MEMO_SLOTS; i++) {
                 struct stack_memo *m = &t->memo[i];
-                for (uint32_t r = 0; m->leaves[0] && r < NR_MEMO_TREES; r++)
+                for (uint32_t r = 0; m->leaves[1] && r < NR_MEMO_TREES; r++)
                         if (t->nodes[m->leaves[r]].parent == FREE_NODE)
-                                m->leaves[0] = 0;
+                                m->leaves[1] = 0;
         }
         for (uint32_t i = 0; i < THREAD_MEMO_SLOTS; i++) {
                 struct thread_memo *m = &t->thread_memo[i];
