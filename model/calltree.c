@@ -819,8 +819,15 @@ void calltree_want(struct calltree *t, enum calltree_owner by)
         nr_trees_set(t);
 }
 
+void calltree_keep_top_down(struct calltree *t)
+{
+        calltree_want_top_down(t, true);
+        t->is_top_down_kept = true;
+}
+
 void calltree_want_top_down(struct calltree *t, bool is_wanted)
 {
+        is_wanted = is_wanted || t->is_top_down_kept;
         if (is_wanted == t->is_top_down)
                 return;
         pending_flush_all(t);

@@ -129,6 +129,7 @@ struct calltree {
         enum calltree_owner owners;
         /* the top-down tree counted (calltree_want_top_down): its one reader is the view of it */
         bool is_top_down;
+        bool is_top_down_kept;    /* calltree_keep_top_down */
         uint64_t top_down_from;   /* samples counted before it began (0: none) */
         int64_t top_down_from_ns; /* the last of them's time */
         uint32_t nr_trees;        /* the paths a sample counts along: 1 to NR_TREES_PER_SAMPLE */

@@ -3160,6 +3160,15 @@ static void test_calltree_top_down_asked(void **state)
         calltree_reset(t);
         assert_true(calltree_top_down_counts_all(t, NULL));
         calltree_free(t);
+        /* a recording's: always counted, whatever is asked */
+        t = calltree_new(fx->store, 0, 0);
+        calltree_keep_top_down(t);
+        calltree_want_top_down(t, false);
+        tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        assert_true(calltree_top_down_counts_all(t, NULL));
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        calltree_free(t);
 }
 
 static void test_calltree_owners_asked(void **state)

@@ -85,6 +85,10 @@ void calltree_want(struct calltree *t, enum calltree_owner by);
    is made; asked for anew, it starts empty and counts the samples from then on
    (calltree_top_down_counts_all says so) until the tree starts over (calltree_reset). */
 void calltree_want_top_down(struct calltree *t, bool is_wanted);
+/* The top-down tree counted always, whatever calltree_want_top_down asks: a recording's (a
+   replay would read its file again for it, where the store then names some frames otherwise;
+   it costs no live CPU there). */
+void calltree_keep_top_down(struct calltree *t);
 /* Whether the top-down tree counts every sample the tree does; false: not counted, or only the
    samples after *since_ns (may be NULL). */
 bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns);
