@@ -271,119 +271,19 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
         return node;
 }
 
-/* One step of a walk down a tree: the key of depth d (the sampled function's with owner, under
-   a process's or thread's root) and its hash. */
-static inline const struct frame_key *step_key(uint32_t root, const struct frame_key *keys,
-                                               const uint64_t *key_hashes, uint32_t nr,
-                                               uint32_t owner, uint32_t d, struct frame_key *own,
-                                               uint64_t *hash, uint32_t *at)
-{
-        bool is_top_down = root == ROOT_TOP_DOWN;
-        uint32_t i = is_top_down ? nr - 1 - d : d;
-        *at = i;
-        if (d == 0 && !is_top_down && owner) {
-                *own = keys[i];
-                own->owner = owner;
-                *hash = calltree_key_hash(own);
-                return own;
-        }
-        *hash = key_hashes[i];
-        return &keys[i];
-}
-
-/* descend along several trees at once (roots[r], owners[r]; leaves[r] the deepest node each
-   reached): the walks find the nodes they share with earlier stacks a step of each tree at a
-   time, so that their loads (an index slot, then its node, for every step: most of a new
-   stack's cost, waiting for memory) overlap; then each tree in turn makes the rest of its path,
-   as descend one tree after the other would (the same nodes, the same slots). */
-static void descend_trees(struct calltree *t, const uint32_t *roots, const uint32_t *owners,
-                          uint32_t nr_trees, const struct frame_key *keys,
-                          const uint64_t *key_hashes, uint32_t nr, uint32_t pid, uint32_t *leaves,
-                          bool *is_whole)
-{
-        uint32_t depth[NR_TREES_PER_SAMPLE];
-        bool is_walking[NR_TREES_PER_SAMPLE];
-        uint32_t nr_walking = 0;
-        for (uint32_t r = 0; r < nr_trees; r++) {
-                leaves[r] = roots[r];
-                t->nodes[roots[r]].count++;
-                calltree_heat_add(&t->nodes[roots[r]], 1);
-                depth[r] = 0;
-                is_walking[r] = nr > 0;
-                nr_walking += is_walking[r];
-        }
-        while (nr_walking) {
-                for (uint32_t r = 0; r < nr_trees; r++) {
-                        if (!is_walking[r])
-                                continue;
-                        struct frame_key own;
-                        uint64_t hash;
-                        uint32_t i;
-                        const struct frame_key *k = step_key(roots[r], keys, key_hashes, nr,
-                                                             owners[r], depth[r], &own, &hash, &i);
-                        uint32_t parent = leaves[r];
-                        uint32_t j = (uint32_t)calltree_node_hash_with(parent, k->module, hash) &
-                                     t->index_mask;
-                        uint32_t c;
-                        while ((c = t->index[j]) && !calltree_node_is(&t->nodes[c], parent, k))
-                                j = (j + 1) & t->index_mask;
-                        if (!c) { /* the rest of its path is new: made below */
-                                is_walking[r] = false;
-                                nr_walking--;
-                                continue;
-                        }
-                        leaves[r] = c;
-                        t->nodes[c].count++;
-                        calltree_heat_add(&t->nodes[c], 1);
-                        if (i == 0)
-                                t->nodes[c].self++;
-                        if (++depth[r] == nr) {
-                                is_walking[r] = false;
-                                nr_walking--;
-                        }
-                }
-        }
-        for (uint32_t r = 0; r < nr_trees; r++) {
-                for (uint32_t d = depth[r]; d < nr; d++) {
-                        struct frame_key own;
-                        uint64_t hash;
-                        uint32_t i;
-                        const struct frame_key *k = step_key(roots[r], keys, key_hashes, nr,
-                                                             owners[r], d, &own, &hash, &i);
-                        uint32_t c = child(t, leaves[r], k, hash, pid);
-                        if (!c) {
-                                *is_whole = false;
-                                break;
-                        }
-                        leaves[r] = c;
-                        t->nodes[c].count++;
-                        calltree_heat_add(&t->nodes[c], 1);
-                        if (i == 0)
-                                t->nodes[c].self++;
-                }
-        }
-}
-
 /* A new stack along the trees a memo holds that are counted (the top-down while asked for, every
    process's callers, its process's when has_pid), leaves[r] by memo_roots (0: not counted). */
 static void descend_memo_trees(struct calltree *t, const struct frame_key *keys,
                                const uint64_t *key_hashes, uint32_t nr, uint32_t pid,
                                uint32_t owner_pid, bool has_pid, uint32_t *leaves, bool *is_whole)
 {
-        uint32_t roots[NR_MEMO_TREES], owners[NR_MEMO_TREES], at[NR_MEMO_TREES],
-                walked[NR_MEMO_TREES];
-        uint32_t n = 0;
         for (uint32_t r = 0; r < NR_MEMO_TREES; r++) {
                 if ((memo_roots[r] == ROOT_TOP_DOWN && !t->is_top_down) ||
                     (memo_roots[r] == ROOT_CALLERS_PID && !has_pid))
                         continue;
-                roots[n] = memo_roots[r];
-                owners[n] = memo_roots[r] == ROOT_CALLERS_PID ? owner_pid : 0;
-                at[n++] = r;
+                leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid,
+                                    memo_roots[r] == ROOT_CALLERS_PID ? owner_pid : 0, is_whole);
         }
-        descend_trees(t, roots, owners, n, keys, key_hashes, nr, pid, walked, is_whole);
-        for (uint32_t i = 0; i < n; i++)
-                leaves[at[i]] = walked[i];
 }
 
 /* The room a stack of nr frames may need, made by evicting the coldest nodes when the tree is
