@@ -32,6 +32,7 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
         t->owners = CALLTREE_ALL;
+        t->is_top_down = true;
         t->nr_trees = 2;
         roots(t);
         return t;
@@ -72,6 +73,8 @@ void calltree_reset(struct calltree *t)
         t->nr_walks = 0;
         t->owners_from = 0; /* the trees asked for count from here on: every sample */
         t->owners_from_ns = 0;
+        t->top_down_from = 0;
+        t->top_down_from_ns = 0;
         calltree_alias_reset(t);
 }
 
@@ -210,7 +213,7 @@ static void memo_settle(struct calltree *t, struct stack_memo *m)
         if (!m->nr_pending)
                 return;
         for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                if (!r || m->leaves[r]) /* 0: a tree not counted */
+                if (m->leaves[r]) /* 0: a tree not counted */
                         count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
         t->nr_pending -= m->nr_pending;
         m->nr_pending = 0;
@@ -268,6 +271,21 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
         return node;
 }
 
+/* A new stack along the trees a memo holds that are counted (the top-down while asked for, every
+   process's callers, its process's when has_pid), leaves[r] by memo_roots (0: not counted). */
+static void descend_memo_trees(struct calltree *t, const struct frame_key *keys,
+                               const uint64_t *key_hashes, uint32_t nr, uint32_t pid,
+                               uint32_t owner_pid, bool has_pid, uint32_t *leaves, bool *is_whole)
+{
+        for (uint32_t r = 0; r < NR_MEMO_TREES; r++) {
+                if ((memo_roots[r] == ROOT_TOP_DOWN && !t->is_top_down) ||
+                    (memo_roots[r] == ROOT_CALLERS_PID && !has_pid))
+                        continue;
+                leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid,
+                                    memo_roots[r] == ROOT_CALLERS_PID ? owner_pid : 0, is_whole);
+        }
+}
+
 /* The room a stack of nr frames may need, made by evicting the coldest nodes when the tree is
    nearly full: down to half of it, so that evictions are rare. A tree too small for that (a
    stack needs more than a quarter of it) cuts stacks instead. */
@@ -321,18 +339,15 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         }
         make_room(t, nr);
         memo_settle(t, m);
-        m->leaves[0] = 0;
+        m->leaves[1] = 0;
         t->nr_walks++;
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
         stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
-        const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
         uint32_t leaves[NR_MEMO_TREES] = {0};
-        uint32_t nr_trees = t->owners == CALLTREE_ALL ? 2 : NR_MEMO_TREES;
         bool is_whole = true;
-        for (uint32_t r = 0; r < nr_trees; r++)
-                leaves[r] =
-                        descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r], &is_whole);
+        descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, t->owners != CALLTREE_ALL,
+                           leaves, &is_whole);
         if (is_whole) {
                 *m = (struct stack_memo){hash, generation, pid, owner_pid, nr, {0}, 0};
                 memcpy(m->leaves, leaves, sizeof(leaves));
@@ -371,7 +386,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
-        bool is_hit = m->leaves[0] && m->hash == hash && m->generation == generation &&
+        bool is_hit = m->leaves[1] && m->hash == hash && m->generation == generation &&
                       m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;
         if (is_shared) {
                 insert_shared(t, m, is_hit, hash, generation, pid, owner_pid, leaf, frames, nr);
@@ -389,7 +404,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         thread_memo_settle(t, tm);
         tm->leaf = 0;
         make_room(t, nr); /* the memos whose nodes it evicts are forgotten */
-        is_hit = is_hit && m->leaves[0];
+        is_hit = is_hit && m->leaves[1];
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
         bool is_whole = true;
@@ -402,14 +417,12 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                         key_hashes[i] = calltree_key_hash(&keys[i]);
         } else {
                 memo_settle(t, m);
-                m->leaves[0] = 0;
+                m->leaves[1] = 0;
                 t->nr_walks++;
                 stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
-                const uint32_t owners[NR_MEMO_TREES] = {0, 0, owner_pid};
-                uint32_t leaves[NR_MEMO_TREES];
-                for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                        leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid, owners[r],
-                                            &is_whole);
+                uint32_t leaves[NR_MEMO_TREES] = {0};
+                descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, true, leaves,
+                                   &is_whole);
                 /* a path cut short by a full tree is not remembered: its sample counted where
                    it stopped, and a later one may find room */
                 if (is_whole) {
@@ -673,6 +686,15 @@ uint32_t calltree_find_function(const struct calltree *t, enum calltree_owner by
         }
 }
 
+/* The paths a sample counts along: the callers', and the top-down's and the owners' counted. */
+static void nr_trees_set(struct calltree *t)
+{
+        t->nr_trees = 1 + t->is_top_down +
+                      (t->owners == CALLTREE_ALL       ? 0
+                       : t->owners == CALLTREE_PROCESS ? 1
+                                                       : 2);
+}
+
 void calltree_want(struct calltree *t, enum calltree_owner by)
 {
         if (by == t->owners)
@@ -694,7 +716,45 @@ void calltree_want(struct calltree *t, enum calltree_owner by)
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->owners = by;
-        t->nr_trees = by == CALLTREE_ALL ? 2 : by == CALLTREE_PROCESS ? 3 : 4;
+        nr_trees_set(t);
+}
+
+void calltree_keep_top_down(struct calltree *t)
+{
+        calltree_want_top_down(t, true);
+        t->is_top_down_kept = true;
+}
+
+void calltree_want_top_down(struct calltree *t, bool is_wanted)
+{
+        is_wanted = is_wanted || t->is_top_down_kept;
+        if (is_wanted == t->is_top_down)
+                return;
+        pending_flush_all(t);
+        calltree_settle(t);
+        if (!is_wanted) {
+                calltree_drop_root(t, ROOT_TOP_DOWN);
+        } else {
+                t->top_down_from = t->nr_samples;
+                t->top_down_from_ns = t->last_ns;
+        }
+        /* the memos' paths are those of the trees counted when they were made */
+        memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
+        t->is_top_down = is_wanted;
+        nr_trees_set(t);
+}
+
+bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns)
+{
+        if (since_ns)
+                *since_ns = t->top_down_from_ns;
+        return t->is_top_down && !t->top_down_from;
+}
+
+uint64_t calltree_nr_samples_top_down(const struct calltree *t)
+{
+        return t->is_top_down ? t->nodes[ROOT_TOP_DOWN].count : 0;
 }
 
 bool calltree_counts_all(const struct calltree *t, enum calltree_owner by, int64_t *since_ns)

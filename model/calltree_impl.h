@@ -62,8 +62,10 @@ struct stack_memo {
         uint64_t hash; /* of the pids and the raw frames */
         uint64_t generation;
         uint32_t pid, owner_pid, nr;
-        uint32_t leaves[NR_MEMO_TREES]; /* the deepest nodes, by root; [0] 0: no memo */
-        uint32_t nr_pending;            /* samples of this stack not yet counted along its paths */
+        /* the deepest nodes, by root (0: a tree not counted); [1], every process's callers,
+           always counted: 0, no memo */
+        uint32_t leaves[NR_MEMO_TREES];
+        uint32_t nr_pending; /* samples of this stack not yet counted along its paths */
 };
 #define MEMO_SLOTS (1u << 14)
 
@@ -125,13 +127,18 @@ struct calltree {
         /* the callers trees by owner counted (calltree_want): CALLTREE_ALL none, _PROCESS the
            process's, _THREAD the process's and the thread's */
         enum calltree_owner owners;
-        uint32_t nr_trees;      /* the paths a sample counts along: 2 to NR_TREES_PER_SAMPLE */
-        uint64_t owners_from;   /* samples counted before the owners' trees began (0: none) */
-        int64_t owners_from_ns; /* the last of them's time */
-        int64_t last_ns;        /* the latest sample's time */
-        uint64_t nr_cut;        /* stacks cut short by a full tree */
-        uint64_t nr_evicted;    /* nodes evicted for room */
-        uint64_t nr_walks;      /* stacks looked up and walked (calltree_nr_walks) */
+        /* the top-down tree counted (calltree_want_top_down): its one reader is the view of it */
+        bool is_top_down;
+        bool is_top_down_kept;    /* calltree_keep_top_down */
+        uint64_t top_down_from;   /* samples counted before it began (0: none) */
+        int64_t top_down_from_ns; /* the last of them's time */
+        uint32_t nr_trees;        /* the paths a sample counts along: 1 to NR_TREES_PER_SAMPLE */
+        uint64_t owners_from;     /* samples counted before the owners' trees began (0: none) */
+        int64_t owners_from_ns;   /* the last of them's time */
+        int64_t last_ns;          /* the latest sample's time */
+        uint64_t nr_cut;          /* stacks cut short by a full tree */
+        uint64_t nr_evicted;      /* nodes evicted for room */
+        uint64_t nr_walks;        /* stacks looked up and walked (calltree_nr_walks) */
 };
 
 /* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are

@@ -122,9 +122,9 @@ static void forget_freed(struct calltree *t)
         t->nr_unnamed = keep;
         for (uint32_t i = 0; i < MEMO_SLOTS; i++) {
                 struct stack_memo *m = &t->memo[i];
-                for (uint32_t r = 0; m->leaves[0] && r < NR_MEMO_TREES; r++)
+                for (uint32_t r = 0; m->leaves[1] && r < NR_MEMO_TREES; r++)
                         if (t->nodes[m->leaves[r]].parent == FREE_NODE)
-                                m->leaves[0] = 0;
+                                m->leaves[1] = 0;
         }
         for (uint32_t i = 0; i < THREAD_MEMO_SLOTS; i++) {
                 struct thread_memo *m = &t->thread_memo[i];
@@ -360,6 +360,37 @@ static int cmp_u32(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
+/* forget_freed for the nodes merged by calltree_rekey_node (t->freed), the only ones freed since
+   the last look (the memos and the list never hold a node freed before): they are looked up in
+   a bit per node, not read from the nodes (a look at each memo's nodes, wherever they lie, was
+   a live screen's refresh waiting for memory, at every refresh that named nodes); a thread's
+   memo is kept only while the threads' trees are counted. */
+static void forget_merged(struct calltree *t)
+{
+        uint64_t *is_freed = xcalloc((t->nr_nodes + 63) / 64, sizeof(*is_freed));
+        for (uint32_t i = 0; i < t->nr_freed; i++)
+                is_freed[t->freed[i] / 64] |= 1ull << (t->freed[i] % 64);
+#define IS_FREED(id) ((is_freed[(id) / 64] >> ((id) % 64)) & 1)
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < t->nr_unnamed; i++)
+                if (!IS_FREED(t->unnamed[i]))
+                        t->unnamed[keep++] = t->unnamed[i];
+        t->nr_unnamed = keep;
+        for (uint32_t i = 0; i < MEMO_SLOTS; i++) {
+                struct stack_memo *m = &t->memo[i];
+                for (uint32_t r = 0; m->leaves[1] && r < NR_MEMO_TREES; r++)
+                        if (IS_FREED(m->leaves[r]))
+                                m->leaves[1] = 0;
+        }
+        for (uint32_t i = 0; t->owners == CALLTREE_THREAD && i < THREAD_MEMO_SLOTS; i++) {
+                struct thread_memo *m = &t->thread_memo[i];
+                if (m->leaf && IS_FREED(m->leaf))
+                        m->leaf = 0;
+        }
+#undef IS_FREED
+        free(is_freed);
+}
+
 void calltree_rekey_end(struct calltree *t)
 {
         if (!t->nr_freed)
@@ -384,6 +415,6 @@ void calltree_rekey_end(struct calltree *t)
                 t->free_head = id;
                 t->nr_live--;
         }
+        forget_merged(t);
         t->nr_freed = t->nr_dirty = 0;
-        forget_freed(t);
 }

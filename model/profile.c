@@ -33,6 +33,10 @@ struct profile *profile_new(const struct profile_options *o)
         p->hot = hot_new(p->store, o->max_functions);
         if (o->has_call_tree)
                 p->tree = calltree_new(p->store, o->max_functions, HOT_SOURCE_TIMER);
+        /* live, the top-down tree is made while its view is shown (functions_view_ask); a
+           recording's always, as its file is read */
+        if (p->tree && !o->is_live)
+                calltree_keep_top_down(p->tree);
         p->branches = branches_new(p->store, BRANCH_EDGES_MAX);
         p->switches = switches_new(p->store, SWITCH_THREADS_MAX);
         p->events = events_table_new();

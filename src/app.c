@@ -178,11 +178,11 @@ void app_build_tables(struct app *a)
                 a->views[v]->build(a->views[v], &m, &a->tables[v]);
         a->nr_samples_shown = hot_nr_samples(profile_hot(a->profile), shown);
         profile_caps(a->profile, &a->caps_shown);
-        /* a replay's callers by process or thread asked for after samples came (p): the trace
-           read again, so that they count every sample as the rows do (live: from now on, the
-           view's title says since when) */
+        /* a replay's callers by process or thread (p) or top-down tree (c) asked for after
+           samples came: the trace read again, so that they count every sample as the rows do
+           (live: from now on, the view's title says since when) */
         if (!a->st.is_live && !functions_view_ask(a->views[VIEW_FUNCTIONS], a->profile))
-                app_read_again(a);
+                app_read_again(a, !functions_view_is_top_down(a->views[VIEW_FUNCTIONS]));
 }
 
 void app_header(struct app *a, char lines[HEADER_LINES][HEADER_WIDTH], uint32_t *nr)

@@ -76,9 +76,10 @@ void app_run_batch(struct app *a, int sfd);
 /* app_replay.c: a replay's timeline keys, and [ and ]'s windows of a tenth of the trace. */
 void app_timeline_key(struct app *a, enum ui_timeline_op op);
 void app_move_window(struct app *a, int step);
-/* Replay: the file read again as it is shown (its window), for the callers a view began to
-   ask for (every sample counted in them). */
-void app_read_again(struct app *a);
+/* Replay: the file read again as it is shown (its window), for the callers or the top-down
+   tree a view began to ask for (every sample counted in them); is_said: the status line says
+   so (the top-down tree's keeps what c said). */
+void app_read_again(struct app *a, bool is_said);
 
 /* app_actions.c: the annotate page (opened on a function, closed), the save key. */
 void app_annotate_page(struct app *a, const char *function);

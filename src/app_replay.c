@@ -125,11 +125,11 @@ void app_move_window(struct app *a, int step)
                          (double)span / 1e9);
 }
 
-void app_read_again(struct app *a)
+void app_read_again(struct app *a, bool is_said)
 {
         int64_t from = 0, to = 0;
         bool is_on = profile_window(a->profile, &from, &to);
-        if (reread(a, is_on, from, to))
+        if (reread(a, is_on, from, to) && is_said)
                 snprintf(a->st.status, sizeof(a->st.status),
                          "the trace read again for the callers by process or thread");
 }

@@ -292,7 +292,9 @@ check "tree: a caller under it, indented" awk '
         /- fixture_leaf/ {getline; exit ($0 ~ /   [^ ]/) ? 0 : 1} END {}' "$tmp/screen"
 tm send-keys -t s c
 check "tree: top-down" wait_for 'call tree: top-down' 5
-check "tree: top-down roots are expandable" has '+ '
+# made from c on, live: its title says since when, and the next refresh brings its samples
+check "tree: top-down counted from c on" has 'Function (call tree since [0-9.]* s)'
+check "tree: top-down roots are expandable" wait_for '+ ' 5
 tm send-keys -t s c
 
 # zeroed each refresh (m twice): the header counts the samples the rows count, as they are

@@ -3150,6 +3150,65 @@ static void test_calltree_owners(void **state)
    or thread): a sample counts along the top-down and every process's trees alone. Asked for
    after samples came, they count from then on and say since when; a tree starting over counts
    every sample again; no longer asked for, their nodes go. */
+/* The top-down tree is made only while asked for (calltree_want_top_down: the view of it): a
+   stack not seen before walks and makes nodes in the callers tree alone, and every memo's
+   samples count along the trees counted; asked for again, it counts from then on. */
+static void test_calltree_top_down_asked(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t from_beta[] = {a, b, g};
+        int64_t time = MS(1);
+        assert_true(calltree_top_down_counts_all(t, NULL));
+        calltree_want_top_down(t, false);
+        assert_false(calltree_top_down_counts_all(t, NULL));
+        for (int i = 0; i < 3; i++)
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        const struct calltree_row *rows;
+        /* the roots and the callers' 3 nodes: no top-down */
+        assert_int_equal(calltree_children(t, false, 0, &rows), 0);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 3);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 3, 3);
+        assert_int_equal(calltree_nr_samples(t), 3);
+        /* asked for now: from now on, and since when */
+        calltree_want_top_down(t, true);
+        int64_t since = 0;
+        assert_false(calltree_top_down_counts_all(t, &since));
+        assert_int_equal(since, time);
+        for (int i = 0; i < 2; i++) /* the memo's samples count in both trees */
+                tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 2, 0);
+        assert_int_equal(calltree_nr_samples_top_down(t), 2);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 5, 5);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        /* not asked for: it goes, the callers stay */
+        calltree_want_top_down(t, false);
+        tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 0);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 3);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 6, 6);
+        /* a tree starting over counts every sample in it */
+        calltree_want_top_down(t, true);
+        calltree_reset(t);
+        assert_true(calltree_top_down_counts_all(t, NULL));
+        calltree_free(t);
+        /* a recording's: always counted, whatever is asked */
+        t = calltree_new(fx->store, 0, 0);
+        calltree_keep_top_down(t);
+        calltree_want_top_down(t, false);
+        tree_sample_tid(t, 0, time += MS(1), PID_A, 101, from_beta, 3);
+        assert_true(calltree_top_down_counts_all(t, NULL));
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        calltree_free(t);
+}
+
 static void test_calltree_owners_asked(void **state)
 {
         struct fix *fx = *state;
@@ -4187,6 +4246,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_top_down_asked, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners_asked, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners, fix_setup, fix_teardown),

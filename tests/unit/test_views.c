@@ -387,9 +387,20 @@ static void test_functions_view(void **state)
         leaf = find_row(tb, "Function", "jit_leaf", 0);
         assert_false(flags_at(tb, leaf) & UI_ROW_EXPANDED);
 
-        /* c: the call tree top-down, main its one root with every sample */
+        /* c: the call tree top-down, made from now on (the hot functions never needed it: a
+           walk and nodes for every new stack, for a view not shown); the title says since
+           when, and the samples that come count */
         assert_true(press(&h, 'c', 0) & UI_REBUILD);
         assert_non_null(strstr(h.st.status, "top-down"));
+        assert_int_equal(tb->nr_rows, 0);
+        assert_non_null(strstr(tb->cols[col_of(tb, "Function")].title, "call tree since 0.011 s"));
+        for (int i = 0; i < 6; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_leaf, 3);
+        for (int i = 0; i < 3; i++)
+                feed_sample(j->p, t += MS(1), j->pid, in_work, 2);
+        feed_sample(j->p, t += MS(1), j->pid, in_other, 2);
+        rebuild(&h);
+        /* main its one root with every sample since */
         uint32_t nr_roots = 0;
         for (uint32_t i = 0; i < tb->nr_rows; i++)
                 nr_roots += tb->depth[tb->order[i]] == 0;

@@ -471,8 +471,17 @@ static void build(struct ui_view *v, const struct ui_build_ctx *m, struct ui_tab
         if (is_report)
                 t->text_cols = report_text;
         if (fv->is_top_down && !is_report) {
-                if (tree)
+                int64_t since_ns;
+                if (tree && !calltree_top_down_counts_all(tree, &since_ns)) {
+                        /* asked for after samples came: it counts those since, its shares
+                           too */
+                        snprintf(fv->function_title, sizeof(fv->function_title),
+                                 "Function (call tree since %.3f s)", (double)since_ns / 1e9);
+                        fv->cols_now[COL_FUNCTION].title = fv->function_title;
+                        add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples_top_down(tree));
+                } else if (tree) {
                         add_subtree(fv, tree, &names, t, 0, 0, calltree_nr_samples(tree));
+                }
                 return;
         }
         /* the screen's choice (S); the first source seen when it has no samples (the report
@@ -665,9 +674,19 @@ bool functions_view_ask(struct ui_view *v, struct profile *p)
         struct calltree *tree = profile_calltree(p);
         if (!tree)
                 return true;
-        enum calltree_owner by = callers_by(of(v));
+        const struct functions_view *fv = of(v);
+        enum calltree_owner by = callers_by(fv);
         calltree_want(tree, by);
-        return calltree_counts_all(tree, by, NULL);
+        /* the top-down tree only while the view shows it */
+        bool is_top_down = fv->is_top_down && !fv->report.table;
+        calltree_want_top_down(tree, is_top_down);
+        return calltree_counts_all(tree, by, NULL) &&
+               (!is_top_down || calltree_top_down_counts_all(tree, NULL));
+}
+
+bool functions_view_is_top_down(const struct ui_view *v)
+{
+        return ui_view_of(v, const struct functions_view)->is_top_down;
 }
 
 void functions_view_show(struct ui_view *v, uint32_t top, uint32_t nr, uint64_t cursor_key)

@@ -1,16 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* calltree.h: the call tree of sampled stacks, both ways: top-down (from the outermost frame to
-   the sampled function) and callers (from the sampled function out to its callers), the callers
-   of every process's samples and, when a view asks for them (calltree_want), of each process's
-   and each thread's. Frames are named when
-   they are inserted (functions merge; frames whose module has no symbols yet keep their
-   module+offset). Memory-bounded: when a stack would not fit in max_nodes, the coldest nodes
-   are evicted down to half of it (the fewest samples through them lately, the quarter of the
-   cap with the most samples kept: the top rows' callers stay); a tree too small
-   for that cuts the stack. Counts decay or start over with the aggregation mode. Frames not
-   named yet are looked up again when the symbol store changes; of those no image held, only
-   while their process runs and the newest CALLTREE_UNNAMED_MAX: the cost of a look does not
-   grow with the processes that came and went. */
+   the sampled function; while a view asks for it, calltree_want_top_down) and callers (from the
+   sampled function out to its callers), the callers of every process's samples and, when a view
+   asks for them (calltree_want), of each process's and each thread's. Frames are named when they
+   are inserted (functions merge; frames whose module has no symbols yet keep their module+offset).
+   Memory-bounded: when a stack would not fit in max_nodes, the coldest nodes are evicted down to
+   half of it (the fewest samples through them lately, the quarter of the cap with the most samples
+   kept: the top rows' callers stay); a tree too small for that cuts the stack. Counts decay or
+   start over with the aggregation mode. Frames not named yet are looked up again when the symbol
+   store changes; of those no image held, only while their process runs and the newest
+   CALLTREE_UNNAMED_MAX: the cost of a look does not grow with the processes that came and went. */
 #ifndef ETWTOP_MODEL_CALLTREE_H
 #define ETWTOP_MODEL_CALLTREE_H
 
@@ -75,12 +74,26 @@ bool calltree_has_children(const struct calltree *t, uint32_t node);
 enum calltree_owner { CALLTREE_ALL, CALLTREE_PROCESS, CALLTREE_THREAD };
 
 /* The callers trees by owner counted from now on: by CALLTREE_PROCESS the process's, by
-   CALLTREE_THREAD the process's and the thread's, by CALLTREE_ALL neither (the top-down and
-   every process's are always counted). A view asks for what its rows show: each tree costs a
-   walk and nodes for every new stack. A tree no longer asked for goes; one asked for anew
-   starts empty and counts the samples from then on (calltree_counts_all says so) until the
-   tree starts over (calltree_reset: a zero, a zoom, a replay read again). */
+   CALLTREE_THREAD the process's and the thread's, by CALLTREE_ALL neither (every process's is
+   always counted; the top-down while calltree_want_top_down asks for it). A view asks for what its
+   rows show: each tree costs a walk and nodes for every new stack. A tree no longer asked for goes;
+   one asked for anew starts empty and counts the samples from then on (calltree_counts_all says so)
+   until the tree starts over (calltree_reset: a zero, a zoom, a replay read again). */
 void calltree_want(struct calltree *t, enum calltree_owner by);
+/* The top-down tree counted from now on (is_wanted), or no longer (it goes): its one reader
+   is the view of it, and it costs a walk and nodes for every new stack. Counted when the tree
+   is made; asked for anew, it starts empty and counts the samples from then on
+   (calltree_top_down_counts_all says so) until the tree starts over (calltree_reset). */
+void calltree_want_top_down(struct calltree *t, bool is_wanted);
+/* The top-down tree counted always, whatever calltree_want_top_down asks: a recording's (a
+   replay would read its file again for it, where the store then names some frames otherwise;
+   it costs no live CPU there). */
+void calltree_keep_top_down(struct calltree *t);
+/* Whether the top-down tree counts every sample the tree does; false: not counted, or only the
+   samples after *since_ns (may be NULL). */
+bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns);
+/* The samples the top-down tree counts (its root's; 0: not counted). */
+uint64_t calltree_nr_samples_top_down(const struct calltree *t);
 /* Whether the callers by `by` count every sample the tree does (CALLTREE_ALL: always); false:
    not counted, or only the samples after *since_ns (the time of the last sample before they
    began; may be NULL). */

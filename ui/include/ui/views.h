@@ -24,11 +24,13 @@ enum functions_group {
 };
 void functions_view_set_group(struct ui_view *v, enum functions_group group);
 /* Asks p's call tree for the callers the view's rows show (by process or thread: those trees
-   are made only while asked for); the loop calls it before the first event and each build
-   again. false: they count only the samples from now on (the screen says so; a replay reads
-   the file again). */
+   are made only while asked for) and for the top-down tree while the view shows it; the loop
+   calls it before the first event and each build again. false: they count only the samples
+   from now on (the screen says so; a replay reads the file again). */
 struct profile;
 bool functions_view_ask(struct ui_view *v, struct profile *p);
+/* Whether the view shows the call tree top-down (c), not the hot functions. */
+bool functions_view_is_top_down(const struct ui_view *v);
 /* The rows the screen shows: from top (among the rows as built, neither sorted nor filtered),
    nr of them (0: the screen sorts or filters them, or there is no screen: every row), the
    cursor on the row of cursor_key (0: none). The next build looks up the callers (whether a row
