@@ -10,6 +10,10 @@
 #        that both see the same switches (a recorder's kernel work per switch is charged to the
 #        switching tasks: taking turns, the load switches less beside the costlier one and the
 #        two write different work); the per-event ratio is then like for like.
+#        MODE=pinned: what each recorder costs the load per switch: perf bench sched pipe on
+#        CPU 0 (7 runs of 50,000 round trips, 2 switches each) beside nothing, etwtop --record
+#        and perf record (each on the last CPU, ROUNDS times); the least and median us a round
+#        trip. Needs 2 CPUs and SECONDS >= 12.
 # Budget (DESIGN.md, issue 25): etwtop's CPU <= perf record's (in total and per event written),
 # <= 0.5x on the samples-only run; file size within 1.5x of perf.data. "Events" to compare per
 # event: the samples, CSwitch and ReadyThread etwtop wrote, and perf's samples (perf script).
@@ -26,13 +30,13 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 ncpu=$(nproc)
 mode=${MODE:-switches}
 case "$mode" in
-switches | together)
+switches | together | pinned)
         e_on=PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER e_walk=Profile+CSwitch+ReadyThread
         p_tp=(-e sched:sched_switch -e sched:sched_waking)
         cpu_target=1
         ;;
 samples) e_on=PROC_THREAD+LOADER+PROFILE e_walk=Profile p_tp=() cpu_target=0.5 ;;
-*) die "MODE is switches, samples or together, not $mode" ;;
+*) die "MODE is switches, samples, together or pinned, not $mode" ;;
 esac
 
 # The same session for both: 4 kHz timer samples with call chains on every CPU, context
@@ -91,6 +95,49 @@ run_together() {
         wait $p || exit 1
         wait
 }
+
+# the pipe's least and median us a round trip, seven runs on CPU 0
+pipe_us() {
+        for i in 1 2 3 4 5 6 7; do
+                taskset -c 0 perf bench sched pipe -l 50000 2>/dev/null | awk '/usecs\/op/ {print $1}'
+        done | sort -n | awk '{v[NR] = $1} END {printf "%.2f %.2f", v[1], v[4]}'
+}
+run_pinned() { # name [recorder function]
+        local rp=
+        if [ -n "${2:-}" ]; then
+                (taskset -cp $((ncpu - 1)) $BASHPID >/dev/null; $2) &
+                rp=$!
+                sleep 2.5 # started, its rundown done
+        fi
+        local us
+        us=$(pipe_us)
+        [ -z "$rp" ] || wait $rp || exit 1
+        echo "$1 $us"
+}
+if [ "$mode" = pinned ]; then
+        ((ncpu >= 2)) || die "MODE=pinned needs 2 CPUs"
+        ((secs >= 12)) || die "MODE=pinned needs SECONDS >= 12"
+        for ((r = 1; r <= rounds; r++)); do
+                run_pinned nothing
+                if ((r % 2)); then
+                        run_pinned etwtop etwtop_rec
+                        run_pinned perf perf_rec
+                else
+                        run_pinned perf perf_rec
+                        run_pinned etwtop etwtop_rec
+                fi
+        done | awk '{n[$1]++; lo[$1] = (n[$1] == 1 || $2 < lo[$1]) ? $2 : lo[$1]; md[$1] = md[$1] " " $3}
+        END {
+                printf "load beside each recorder: perf bench sched pipe on CPU 0, the recorder on CPU %d\n", '"$ncpu"' - 1
+                printf "%-16s %12s  %s\n", "beside", "least us/rt", "medians (us a round trip of 2 switches)"
+                printf "%-16s %12.2f %s\n", "nothing", lo["nothing"], md["nothing"]
+                printf "%-16s %12.2f %s\n", "etwtop --record", lo["etwtop"], md["etwtop"]
+                printf "%-16s %12.2f %s\n", "perf record", lo["perf"], md["perf"]
+                printf "\nper switch beyond nothing: etwtop / perf record %.2fx (least)\n",
+                        (lo["etwtop"] - lo["nothing"]) / (lo["perf"] - lo["nothing"])
+        }'
+        exit 0
+fi
 
 e_cpu=0 p_cpu=0 e_events=0 p_events=0 e_lost=0 p_lost=0 e_like=0
 e_kinds="0 0 0" p_kinds="0 0 0"
