@@ -171,12 +171,6 @@ struct live_source {
         uint8_t kernel_build_id[20];
         uint32_t kernel_build_id_size;
         uint64_t nr_updates;
-        /* the switch-in records turned off where sched_switch delivers the idle task's
-           switch-outs (switch_records_trim): the converter's count of those CPUs, and
-           masks_gen, when last looked at */
-        uint32_t idle_out_trimmed;
-        uint64_t masks_gen, masks_gen_trimmed;
-        uint64_t nr_switch_trimmed; /* context-switch events turned off so */
         int write_error;
         struct perf_ksym *ksyms; /* owned: the kernel image's text symbols (ksyms_keep) */
         size_t nr_ksyms;

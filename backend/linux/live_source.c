@@ -355,7 +355,6 @@ static int events_reconcile(struct live_source *ls, const struct live_settings *
 static int events_apply_masks(struct live_source *ls, const struct live_settings *s)
 {
         int rc = 0;
-        ls->masks_gen++;
         for (uint32_t i = 0; i < ls->nr_events; i++) {
                 struct live_event *ev = ls->events[i];
                 if (ev->is_retired)
@@ -625,28 +624,6 @@ int live_source_fd(const struct live_source *ls)
         return ls ? ls->epoll_fd : -1;
 }
 
-/* The switch-in records (ROLE_SWITCH) of a whole-system session only add the CSwitch of a switch
-   whose sched_switch sample never came: the switches out of idle some kernels do not deliver
-   (perf_conv_record). Each costs the kernel two records a switch (out and in), charged to the
-   switching tasks: on a CPU where a sched_switch of the idle task switching out was converted,
-   the kernel delivers those, and its context-switch event is turned off. With -p they name the
-   other side of the process's switches and stay. */
-static void switch_records_trim(struct live_source *ls)
-{
-        uint32_t n = perf_conv_idle_out_cpus(ls->conv);
-        if (ls->settings.pid > 0 ||
-            (n == ls->idle_out_trimmed && ls->masks_gen == ls->masks_gen_trimmed))
-                return;
-        ls->idle_out_trimmed = n;
-        ls->masks_gen_trimmed = ls->masks_gen;
-        for (uint32_t i = 0; i < ls->nr_events; i++) {
-                struct live_event *ev = ls->events[i];
-                if (ev->spec.role == ROLE_SWITCH && ev->is_enabled && !ev->spec.is_cpu_wide &&
-                    perf_conv_idle_out_seen(ls->conv, ev->cpu) && live_event_enable(ev, false) == 0)
-                        ls->nr_switch_trimmed++;
-        }
-}
-
 int live_source_drain(struct live_source *ls, uint32_t budget)
 {
         if (!ls)
@@ -690,7 +667,6 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                 if (n == 0 || until == horizon)
                         break; /* every ring is drained up to the horizon */
         }
-        switch_records_trim(ls);
         return total > INT32_MAX ? INT32_MAX : (int)total;
 }
 
@@ -837,8 +813,6 @@ void live_source_get_stats(struct live_source *ls, struct live_stats *st)
         st->nr_updates = ls->nr_updates;
         st->nr_append_failures = ls->nr_append_failures;
         st->nr_rundowns_pending = ls->rundown.is_pending;
-        st->nr_idle_out_cpus = perf_conv_idle_out_cpus(ls->conv);
-        st->nr_switch_trimmed = ls->nr_switch_trimmed;
 }
 
 void live_source_flush(struct live_source *ls)

@@ -84,10 +84,6 @@ struct live_stats {
                                          no such writer CPU, a file error): lost */
         uint32_t nr_rundowns_pending; /* 1 while a rundown reads /proc: nothing is converted
                                          until its records are written (live_source_drain) */
-        uint32_t nr_idle_out_cpus;    /* CPUs where sched_switch delivered the idle task's
-                                         switch-out (perf_conv_idle_out_cpus) */
-        uint64_t nr_switch_trimmed;   /* context-switch events turned off on those CPUs: the
-                                         switch-in records add no CSwitch there */
 };
 
 struct live_source;

@@ -210,13 +210,10 @@ struct perf_conv {
         const struct perf_conv_files *files; /* borrowed: where images are read from */
         void *files_ctx;
         uint32_t nr_cpus;
-        uint64_t *last_ts;    /* owned, per writer CPU */
-        uint32_t *cpu_tid;    /* owned, per writer CPU: the thread the last CSwitch switched in */
-        uint8_t *cstate;      /* owned, per writer CPU: the C-state power:cpu_idle last entered */
-        uint8_t *idle_out;    /* owned, per writer CPU: sched_switch delivered the idle task's
-                                 switch-out there */
-        uint32_t nr_idle_out; /* CPUs with idle_out set */
-        uint64_t tick_ns;     /* NewThreadWaitTime unit: the trace's TimerResolution */
+        uint64_t *last_ts; /* owned, per writer CPU */
+        uint32_t *cpu_tid; /* owned, per writer CPU: the thread the last CSwitch switched in */
+        uint8_t *cstate;   /* owned, per writer CPU: the C-state power:cpu_idle last entered */
+        uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
         bool has_process, has_thread, has_image;
         struct umap tasks; /* struct conv_task */
         struct umap procs; /* struct conv_proc */

@@ -399,11 +399,6 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 p = conv_perfinfo_head(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, 24);
                 build_cswitch_tp(c, p, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
                 rc = conv_rec_end(c, cpu, out, rsize, is_direct);
-                /* the idle task's switch-out came: this CPU's switch-ins from idle do too */
-                if (old_tid == 0 && cpu < c->nr_cpus && !c->idle_out[cpu]) {
-                        c->idle_out[cpu] = 1;
-                        c->nr_idle_out++;
-                }
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);

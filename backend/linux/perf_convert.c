@@ -103,7 +103,6 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
         c->last_ts = xcalloc(nr_cpus, sizeof(*c->last_ts));
         c->cpu_tid = xcalloc(nr_cpus, sizeof(*c->cpu_tid));
         c->cstate = xcalloc(nr_cpus, sizeof(*c->cstate));
-        c->idle_out = xcalloc(nr_cpus, sizeof(*c->idle_out));
         for (uint32_t i = 0; i < nr_cpus; i++)
                 c->cpu_tid[i] = CONV_NONE;
         c->tick_ns = DEFAULT_TICK_NS;
@@ -170,7 +169,6 @@ void perf_conv_free(struct perf_conv *c)
         free(c->last_ts);
         free(c->cpu_tid);
         free(c->cstate);
-        free(c->idle_out);
         free(c->rec);
         free(c->payload);
         free(c->stack_rec);
@@ -254,16 +252,6 @@ int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size)
 const struct perf_conv_event *conv_event_of_id(struct perf_conv *c, uint64_t id)
 {
         return c->ops.event_of(c->ctx, id);
-}
-
-uint32_t perf_conv_idle_out_cpus(const struct perf_conv *c)
-{
-        return c ? c->nr_idle_out : 0;
-}
-
-bool perf_conv_idle_out_seen(const struct perf_conv *c, uint32_t cpu)
-{
-        return c && cpu < c->nr_cpus && c->idle_out[cpu];
 }
 
 uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu)

@@ -310,13 +310,6 @@ void perf_conv_set_timer_resolution(struct perf_conv *c, uint32_t resolution_100
    whether that one was preempted. */
 void perf_conv_set_process(struct perf_conv *c, uint32_t pid, const int32_t *tids, uint32_t nr);
 
-/* The CPUs on which a sched_switch sample of the idle task (prev_pid 0) switching out was
-   converted: there the kernel delivers the switches out of idle, and the switch-in records
-   (attr.context_switch) add no CSwitch (whole-system sessions). How many, and whether cpu is one.
- */
-uint32_t perf_conv_idle_out_cpus(const struct perf_conv *c);
-bool perf_conv_idle_out_seen(const struct perf_conv *c, uint32_t cpu);
-
 /* A record that converts to nothing whatever its time: a context switch's switch-out record
    (sched_switch says more of it), when whole, except with -p the whole CPU's ones (they say
    how the other side of its threads' switch-ins left). It is counted as converted; callers

@@ -486,48 +486,6 @@ static void test_lost_read_when_full(void **state)
         etl_writer_free(w);
 }
 
-/* A whole-system session turns a CPU's context-switch records off once sched_switch has
-   delivered a switch of that CPU's idle task out (those records only add the switches out of
-   idle a kernel does not deliver, and cost two records a switch): the CPUs idle while this
-   thread sleeps, and the CSwitch events keep coming after. */
-static void test_switch_records_trim(void **state)
-{
-        (void)state;
-        need_cpu_wide();
-        struct live_settings s;
-        kernel_settings(&s);
-        struct etl_writer *w = new_writer(path);
-        struct live_source *ls = open_or_skip(&s, w);
-        wait_rundown(ls);
-        struct live_stats st;
-        live_source_get_stats(ls, &st);
-        for (int i = 0; i < 2000 && st.nr_idle_out_cpus == 0; i++) {
-                usleep(5000); /* idle: the switches out of idle come */
-                live_source_drain(ls, 100000);
-                live_source_get_stats(ls, &st);
-        }
-        if (st.nr_idle_out_cpus == 0) {
-                live_source_close(ls);
-                etl_writer_close(w, 0, 0, 0);
-                etl_writer_free(w);
-                print_message("no CPU was seen leaving idle in 10 s (a busy machine)\n");
-                skip();
-        }
-        /* the drain that converted the switch out of idle turned that CPU's records off */
-        assert_int_equal(st.nr_switch_trimmed, st.nr_idle_out_cpus);
-        uint64_t events = st.nr_events;
-        ping_pong(2000);
-        while (live_source_drain(ls, 100000) > 0)
-                ;
-        struct live_stats after;
-        live_source_get_stats(ls, &after);
-        assert_true(after.nr_events >= events + 4000); /* the ping-pong's switches, written */
-        assert_int_equal(after.nr_switch_trimmed, after.nr_idle_out_cpus);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-}
-
 static void test_round_trip(void **state)
 {
         (void)state;
@@ -1575,7 +1533,6 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_switch_records_trim, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pid_mode, setup, teardown),

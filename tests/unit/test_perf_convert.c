@@ -1455,50 +1455,6 @@ static void test_cswitch_repair_and_wait_time(void **state)
         assert_int_equal(c->ev.cswitch.old_tid, 0);
 }
 
-/* The CPUs where sched_switch delivered the idle task's switch-out (prev_pid 0): there the
-   live source turns the switch-in records off (two records a switch the kernel writes in the
-   switching tasks' time). Not from a switch to idle, nor a repaired switch-in from idle. */
-static void test_cswitch_idle_out_cpus(void **state)
-{
-        (void)state;
-        const uint64_t ms = 1000000;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event tp = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
-        add_event(71, &tp);
-        struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
-        add_event(72, &sb);
-        assert_int_equal(perf_conv_idle_out_cpus(g.c), 0);
-
-        struct rb r;
-        rb_sched_switch(&r, 71, 900, 0, 0x1, START + 1 * ms, 1); /* to idle on CPU 1 */
-        convert(&r, 1);
-        rb_switch(&r, true, false, 900, 0, START + 2 * ms, 1, 72); /* from idle: repaired */
-        convert(&r, 1);
-        rb_sched_switch(&r, 71, 900, 901, 0x100, START + 3 * ms, 1);
-        convert(&r, 1);
-        assert_int_equal(perf_conv_idle_out_cpus(g.c), 0);
-        assert_false(perf_conv_idle_out_seen(g.c, 1));
-
-        rb_sched_switch(&r, 71, 0, 910, 0, START + 4 * ms, 0); /* out of idle on CPU 0 */
-        convert(&r, 0);
-        rb_sched_switch(&r, 71, 910, 0, 0x1, START + 5 * ms, 0);
-        convert(&r, 0);
-        rb_sched_switch(&r, 71, 0, 911, 0, START + 6 * ms, 0); /* again: counted once */
-        convert(&r, 0);
-        assert_int_equal(perf_conv_idle_out_cpus(g.c), 1);
-        assert_true(perf_conv_idle_out_seen(g.c, 0));
-        assert_false(perf_conv_idle_out_seen(g.c, 1));
-        assert_false(perf_conv_idle_out_seen(g.c, 4096)); /* no such CPU */
-        assert_false(perf_conv_idle_out_seen(NULL, 0));
-        struct perf_conv_stats st;
-        perf_conv_get_stats(g.c, &st);
-        assert_int_equal(st.nr_cswitch_repaired, 1);
-        assert_int_equal(st.nr_bad, 0);
-}
-
 static const char idle_format[] =
         "name: cpu_idle\nID: 568\nformat:\n"
         "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
@@ -2360,7 +2316,6 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_cswitch_idle_out_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_previous_cstate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_preempt_or_yield, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_stack_is_the_new_threads, setup,
