@@ -6,6 +6,14 @@
 #        3 rounds; needs root and perf). The two recorders take turns, ROUNDS times each; CPU
 #        times, events and lost events are summed over the rounds, file sizes are the last
 #        round's. MODE=samples: timer samples with stacks only (no switches, no wake-ups).
+#        MODE=together: the switch-heavy session, both recorders at once on the same load, so
+#        that both see the same switches (a recorder's kernel work per switch is charged to the
+#        switching tasks: taking turns, the load switches less beside the costlier one and the
+#        two write different work); the per-event ratio is then like for like.
+#        MODE=pinned: what each recorder costs the load per switch: perf bench sched pipe on
+#        CPU 0 (7 runs of 50,000 round trips, 2 switches each) beside nothing, etwtop --record
+#        and perf record (each on the last CPU, ROUNDS times); the least and median us a round
+#        trip. Needs 2 CPUs and SECONDS >= 12.
 # Budget (DESIGN.md, issue 25): etwtop's CPU <= perf record's (in total and per event written),
 # <= 0.5x on the samples-only run; file size within 1.5x of perf.data. "Events" to compare per
 # event: the samples, CSwitch and ReadyThread etwtop wrote, and perf's samples (perf script).
@@ -22,13 +30,13 @@ trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 ncpu=$(nproc)
 mode=${MODE:-switches}
 case "$mode" in
-switches)
+switches | together | pinned)
         e_on=PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER e_walk=Profile+CSwitch+ReadyThread
         p_tp=(-e sched:sched_switch -e sched:sched_waking)
         cpu_target=1
         ;;
 samples) e_on=PROC_THREAD+LOADER+PROFILE e_walk=Profile p_tp=() cpu_target=0.5 ;;
-*) die "MODE is switches or samples, not $mode" ;;
+*) die "MODE is switches, samples, together or pinned, not $mode" ;;
 esac
 
 # The same session for both: 4 kHz timer samples with call chains on every CPU, context
@@ -46,9 +54,7 @@ load() {
 # recorder runs under /usr/bin/time -f "%U %S".
 cpu_of() { awk '{printf "%.3f", $1 + $2}' "$1"; }
 
-run_etwtop() {
-        load
-        sleep 1
+etwtop_rec() {
         # the session in-process (ETWTOP_NO_HOST=1): with a host, the session's work is done
         # in the etwtop-host daemon, which is no child of time(1) (bench/attach.sh counts the
         # screen with its host: about 1.1x the in-process CPU)
@@ -56,24 +62,90 @@ run_etwtop() {
                 "$etwtop" --record "$tmp/e.etl" --force --duration "$secs" --set-prof-int 2500 \
                 --on "$e_on" --stackwalk "$e_walk" --stackwalk-mode fp \
                 2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
-        wait
 }
-run_perf() {
+perf_rec() {
         rm -f "$tmp/p.data" "$tmp/p.data.old"
-        load
-        sleep 1
         /usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
                 perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=250000/ \
                 "${p_tp[@]}" -- sleep "$secs" \
                 2>"$tmp/perf.err" ||
                 die "perf record failed: $(cat "$tmp/perf.err")"
+}
+run_etwtop() {
+        load
+        sleep 1
+        etwtop_rec
+        wait
+}
+run_perf() {
+        load
+        sleep 1
+        perf_rec
+        wait
+}
+# both at once: each recorder in its own subshell, each checked once both are done
+run_together() {
+        load
+        sleep 1
+        (etwtop_rec) &
+        local e=$!
+        (perf_rec) &
+        local p=$!
+        wait $e || exit 1
+        wait $p || exit 1
         wait
 }
 
+# the pipe's least and median us a round trip, seven runs on CPU 0
+pipe_us() {
+        for i in 1 2 3 4 5 6 7; do
+                taskset -c 0 perf bench sched pipe -l 50000 2>/dev/null | awk '/usecs\/op/ {print $1}'
+        done | sort -n | awk '{v[NR] = $1} END {printf "%.2f %.2f", v[1], v[4]}'
+}
+run_pinned() { # name [recorder function]
+        local rp=
+        if [ -n "${2:-}" ]; then
+                (taskset -cp $((ncpu - 1)) $BASHPID >/dev/null; $2) &
+                rp=$!
+                sleep 2.5 # started, its rundown done
+        fi
+        local us
+        us=$(pipe_us)
+        [ -z "$rp" ] || wait $rp || exit 1
+        echo "$1 $us"
+}
+if [ "$mode" = pinned ]; then
+        ((ncpu >= 2)) || die "MODE=pinned needs 2 CPUs"
+        ((secs >= 12)) || die "MODE=pinned needs SECONDS >= 12"
+        for ((r = 1; r <= rounds; r++)); do
+                run_pinned nothing
+                if ((r % 2)); then
+                        run_pinned etwtop etwtop_rec
+                        run_pinned perf perf_rec
+                else
+                        run_pinned perf perf_rec
+                        run_pinned etwtop etwtop_rec
+                fi
+        done | awk '{n[$1]++; lo[$1] = (n[$1] == 1 || $2 < lo[$1]) ? $2 : lo[$1]; md[$1] = md[$1] " " $3}
+        END {
+                printf "load beside each recorder: perf bench sched pipe on CPU 0, the recorder on CPU %d\n", '"$ncpu"' - 1
+                printf "%-16s %12s  %s\n", "beside", "least us/rt", "medians (us a round trip of 2 switches)"
+                printf "%-16s %12.2f %s\n", "nothing", lo["nothing"], md["nothing"]
+                printf "%-16s %12.2f %s\n", "etwtop --record", lo["etwtop"], md["etwtop"]
+                printf "%-16s %12.2f %s\n", "perf record", lo["perf"], md["perf"]
+                printf "\nper switch beyond nothing: etwtop / perf record %.2fx (least)\n",
+                        (lo["etwtop"] - lo["nothing"]) / (lo["perf"] - lo["nothing"])
+        }'
+        exit 0
+fi
+
 e_cpu=0 p_cpu=0 e_events=0 p_events=0 e_lost=0 p_lost=0 e_like=0
+e_kinds="0 0 0" p_kinds="0 0 0"
 for ((r = 1; r <= rounds; r++)); do
         # who goes first alternates, so that neither always meets a warmer machine
-        if ((r % 2)); then run_etwtop; run_perf; else run_perf; run_etwtop; fi
+        if [ "$mode" = together ]; then
+                run_together
+        elif ((r % 2)); then run_etwtop; run_perf; else run_perf; run_etwtop; fi
         ec=$(cpu_of "$tmp/etwtop.time")
         pc=$(cpu_of "$tmp/perf.time")
         "$etwtop" --dump --totals "$tmp/e.etl" >"$tmp/e.totals"
@@ -88,6 +160,15 @@ for ((r = 1; r <= rounds; r++)); do
         pe=$(awk '/SAMPLE events:/ {print $3; exit}' "$tmp/p.stats")
         [ -n "$pe" ] || pe=$(perf script -i "$tmp/p.data" -F event 2>/dev/null | wc -l)
         pl=$(awk '/LOST/ {n += $NF} END {print n + 0}' "$tmp/p.stats")
+        # each kind (samples, switches, wake-ups) summed over the rounds, to compare like counts
+        e_kinds=$(awk -v k="$e_kinds" 'BEGIN {split(k, a, " ")}
+                / PerfInfo\/SampledProfile / {a[1] += $1} / Thread\/CSwitch / {a[2] += $1}
+                / Thread\/ReadyThread / {a[3] += $1} END {print a[1], a[2], a[3]}' "$tmp/e.totals")
+        p_kinds=$(awk -v k="$p_kinds" 'BEGIN {split(k, a, " ")} / stats:$/ {ev = $1}
+                /SAMPLE events:/ && ev ~ /^cpu-clock/ {a[1] += $3}
+                /SAMPLE events:/ && ev ~ /sched_switch/ {a[2] += $3}
+                /SAMPLE events:/ && ev ~ /sched_waking/ {a[3] += $3}
+                END {print a[1], a[2], a[3]}' "$tmp/p.stats")
         printf "round %d: etwtop %.3f s CPU, %d events, %d lost; perf record %.3f s CPU, %d events, %d lost\n" \
                 "$r" "$ec" "$ee" "$el" "$pc" "$pe" "$pl"
         e_cpu=$(awk -v a="$e_cpu" -v b="$ec" 'BEGIN {printf "%.3f", a + b}')
@@ -101,8 +182,11 @@ echo
 
 awk -v secs="$secs" -v rounds="$rounds" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
         -v p_size="$p_size" -v e_events="$e_events" -v p_events="$p_events" -v e_lost="$e_lost" \
-        -v p_lost="$p_lost" -v e_like="$e_like" -v mode="$mode" -v cpu_target="$cpu_target" 'BEGIN {
-        if (mode == "samples")
+        -v p_lost="$p_lost" -v e_like="$e_like" -v mode="$mode" -v cpu_target="$cpu_target" \
+        -v e_kinds="$e_kinds" -v p_kinds="$p_kinds" 'BEGIN {
+        if (mode == "together")
+                printf "record benchmark (both recorders at once on the same load): %d rounds of %d s, %d CPUs\nbusy, 4 kHz samples with stacks, context switches, wake-ups with stacks, process/thread/image events", rounds, secs, ncpu
+        else if (mode == "samples")
                 printf "record benchmark (samples only): %d rounds of %d s, %d CPUs busy, 4 kHz samples with\nstacks, process/thread/image events", rounds, secs, ncpu
         else
                 printf "record benchmark: %d rounds of %d s, %d CPUs busy, 4 kHz samples with stacks, context\nswitches, wake-ups with stacks, process/thread/image events", rounds, secs, ncpu
@@ -117,6 +201,10 @@ awk -v secs="$secs" -v rounds="$rounds" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_c
         printf "%-36s %7.2fx %7sx %s\n", "CPU: etwtop / perf record", cpu_ratio, "<= " cpu_target, cpu_ratio <= cpu_target ? "PASS" : "MISS"
         printf "%-36s %7.2fx %7sx %s\n", "CPU per like event: etwtop / perf", per_ratio, "<= " cpu_target, per_ratio <= cpu_target ? "PASS" : "MISS"
         printf "%-36s %7.2fx %8s %s\n", "file size: etwtop / perf record", size_ratio, "<= 1.5x", size_ratio <= 1.5 ? "PASS" : "MISS"
+        split(e_kinds, ek, " "); split(p_kinds, pk, " ")
+        printf "\n%-16s %12s %12s %12s\n", "like events", "samples", "switches", "wake-ups"
+        printf "%-16s %12d %12d %12d\n", "etwtop --record", ek[1], ek[2], ek[3]
+        printf "%-16s %12d %12d %12d\n", "perf record", pk[1], pk[2], pk[3]
         printf "\nevents: perf counts samples and tracepoint records; etwtop counts ETW records, where\n"
         printf "a sample and its stack are two records and the rundown adds process/thread/image events.\n"
 }'
