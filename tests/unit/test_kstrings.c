@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* test_kstrings.c: cmocka tests of the decoder's payload strings (backend/decode/kstrings.c): the
  * UTF-16 strings' fast ASCII steps give what a code unit at a time gives, wherever a string starts,
- * ends or leaves ASCII. */
+ * ends or leaves ASCII; a SID's text is snprintf's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "kdecoder.h"
@@ -182,12 +183,83 @@ static void test_utf16_ascii_after_non_ascii(void **state)
         }
 }
 
+/* What kstr_sid must give: the SID as snprintf formats it (S-revision-authority, the authority in
+   hex past 32 bits, each sub-authority in decimal). */
+static void sid_reference(const uint8_t *sid, unsigned count, char *out, size_t size)
+{
+        uint64_t auth = 0;
+        int n;
+
+        for (int i = 2; i < 8; i++)
+                auth = auth << 8 | sid[i];
+        if (auth < (1ull << 32))
+                n = snprintf(out, size, "S-%u-%llu", (unsigned)sid[0], (unsigned long long)auth);
+        else
+                n = snprintf(out, size, "S-%u-0x%012llX", (unsigned)sid[0],
+                             (unsigned long long)auth);
+        for (unsigned i = 0; i < count; i++) {
+                uint32_t v = (uint32_t)sid[8 + 4 * i] | (uint32_t)sid[9 + 4 * i] << 8 |
+                             (uint32_t)sid[10 + 4 * i] << 16 | (uint32_t)sid[11 + 4 * i] << 24;
+                n += snprintf(out + n, size - (size_t)n, "-%u", v);
+        }
+}
+
+/* SIDs of every sub-authority count (0-15), with the values where a digit count changes, zero,
+   the largest, and authorities on both sides of 32 bits, against snprintf's text. */
+static void test_sid_text(void **state)
+{
+        (void)state;
+        static const uint32_t values[] = {0,          1,           9,           10,        99,
+                                          100,        21,          500,         1000,      65535,
+                                          999999999u, 1000000000u, 4294967295u, 123456789u};
+        static const uint64_t auths[] = {0,
+                                         5,
+                                         18,
+                                         4294967295ull,
+                                         4294967296ull,
+                                         0xFFFFFFFFFFFFull,
+                                         0x0000ABCDEF012345ull & 0xFFFFFFFFFFFFull};
+        struct kdecoder *d = kdecoder_new(true);
+        unsigned calls = 0;
+
+        assert_non_null(d);
+        for (unsigned count = 0; count <= 15; count++) {
+                for (size_t a = 0; a < sizeof(auths) / sizeof(auths[0]); a++) {
+                        for (size_t k = 0; k < sizeof(values) / sizeof(values[0]); k++) {
+                                uint8_t sid[8 + 4 * 15];
+                                char want[256];
+
+                                sid[0] = (uint8_t)(k % 3 ? 1 : 255);
+                                sid[1] = (uint8_t)count;
+                                for (int i = 0; i < 6; i++)
+                                        sid[2 + i] = (uint8_t)(auths[a] >> (8 * (5 - i)));
+                                for (unsigned i = 0; i < count; i++) {
+                                        uint32_t v = values[(k + i) %
+                                                            (sizeof(values) / sizeof(values[0]))];
+                                        for (int b = 0; b < 4; b++)
+                                                sid[8 + 4 * i + (unsigned)b] =
+                                                        (uint8_t)(v >> (8 * b));
+                                }
+                                sid_reference(sid, count, want, sizeof(want));
+                                if (++calls % 256 == 0) {
+                                        kdecoder_free(d);
+                                        d = kdecoder_new(true); /* a fresh arena */
+                                        assert_non_null(d);
+                                }
+                                assert_string_equal(kstr_sid(d, sid, count), want);
+                        }
+                }
+        }
+        kdecoder_free(d);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf16_fast_steps),
                 cmocka_unit_test(test_utf16_long_ascii),
                 cmocka_unit_test(test_utf16_ascii_after_non_ascii),
+                cmocka_unit_test(test_sid_text),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
