@@ -151,6 +151,18 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
         return true;
 }
 
+/* The record just parsed at s's position, in buffer b, is s's head; the next one starts at
+   next. */
+static inline void stream_take_head(struct stream *s, const struct buffer_info *b, uint32_t next)
+{
+        s->head.cpu = b->cpu;
+        s->head.logger_id = b->logger_id;
+        s->head.buffer_index = b->index;
+        s->head.file_offset = b->file_offset + s->cur_pos;
+        s->cur_pos = next;
+        s->has_head = true;
+}
+
 /* Moves s to its next record, loading buffers as needed. */
 static void stream_advance(struct etl_reader *r, struct stream *s);
 
@@ -163,13 +175,7 @@ static inline void stream_advance_fast(struct etl_reader *r, struct stream *s)
                 uint32_t next = 0;
                 if (etl_parse_record_inline(s->cur, s->cur_pos, s->cur_filled, &s->head, &next,
                                             &why) == ETL_PARSE_RECORD) {
-                        const struct buffer_info *b = &r->buffers[s->cur_index];
-                        s->head.cpu = b->cpu;
-                        s->head.logger_id = b->logger_id;
-                        s->head.buffer_index = b->index;
-                        s->head.file_offset = b->file_offset + s->cur_pos;
-                        s->cur_pos = next;
-                        s->has_head = true;
+                        stream_take_head(s, &r->buffers[s->cur_index], next);
                         return;
                 }
         }
@@ -187,12 +193,7 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                         enum etl_parse_result pr = etl_parse_record(
                                 s->cur, s->cur_pos, s->cur_filled, &s->head, &next, &why);
                         if (pr == ETL_PARSE_RECORD) {
-                                s->head.cpu = b->cpu;
-                                s->head.logger_id = b->logger_id;
-                                s->head.buffer_index = b->index;
-                                s->head.file_offset = b->file_offset + s->cur_pos;
-                                s->cur_pos = next;
-                                s->has_head = true;
+                                stream_take_head(s, b, next);
                                 return;
                         }
                         if (pr == ETL_PARSE_SKIP) {

@@ -150,25 +150,27 @@ static struct sym_frame resolve(struct sym_store *s, uint64_t addr)
         return f;
 }
 
-/* Images are one module per build-id, whatever their path, and build-ids that share a slot of
-   the store's build-id cache (600 of them in its 256 slots) stay apart, in any order. */
-static void test_build_id_modules(void **state)
+/* Loads n images three times (in order, in reverse, in order; each pass in a process of its
+   own), with a build-id each or (!has_id) a path each, and checks that each image finds the
+   module it found the first time and that the images' modules differ. */
+static void load_passes(struct sym_store *s, uint32_t n, bool has_id, uint32_t *first)
 {
-        (void)state;
-        struct sym_store *s = store_new(NULL, 0, true);
-        enum { N = 600 };
-        uint32_t first[N];
         for (uint32_t pass = 0; pass < 3; pass++) {
-                for (uint32_t k = 0; k < N; k++) {
-                        uint32_t i = pass == 1 ? N - 1 - k : k;
+                for (uint32_t k = 0; k < n; k++) {
+                        uint32_t i = pass == 1 ? n - 1 - k : k;
                         uint8_t id[20] = {0};
                         memcpy(id, &i, sizeof(i));
                         id[19] = 0xb1;
                         char path[64];
-                        snprintf(path, sizeof(path), "/nonexistent/p%u/lib%u.so", pass, i);
+                        if (has_id)
+                                snprintf(path, sizeof(path), "/nonexistent/p%u/lib%u.so", pass, i);
+                        else
+                                snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
                         uint32_t pid = PID + 1 + pass;
                         uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
-                        struct sym_image im = {pid, base, 0x1000, 0, path, id, 20, 0, 0};
+                        struct sym_image im = {
+                                pid, base, 0x1000, 0, path, has_id ? id : NULL, has_id ? 20 : 0,
+                                0,   0};
                         sym_image_load(s, &im);
                         uint32_t mod = sym_locate(s, pid, base + 8).module;
                         assert_int_not_equal(mod, 0);
@@ -178,8 +180,19 @@ static void test_build_id_modules(void **state)
                                 assert_int_equal(mod, first[i]);
                 }
         }
-        for (uint32_t i = 1; i < N; i++)
+        for (uint32_t i = 1; i < n; i++)
                 assert_int_not_equal(first[i], first[i - 1]);
+}
+
+/* Images are one module per build-id, whatever their path, and build-ids that share a slot of
+   the store's build-id cache (600 of them in its 256 slots) stay apart, in any order. */
+static void test_build_id_modules(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        enum { N = 600 };
+        uint32_t first[N];
+        load_passes(s, N, true, first);
         sym_store_free(s);
 }
 
@@ -192,25 +205,7 @@ static void test_path_modules(void **state)
         struct sym_store *s = store_new(NULL, 0, true);
         enum { N = 600 };
         uint32_t first[N];
-        for (uint32_t pass = 0; pass < 3; pass++) {
-                for (uint32_t k = 0; k < N; k++) {
-                        uint32_t i = pass == 1 ? N - 1 - k : k;
-                        char path[64];
-                        snprintf(path, sizeof(path), "/nonexistent/lib%u.so", i);
-                        uint32_t pid = PID + 1 + pass;
-                        uint64_t base = 0x10000000ull + (uint64_t)i * 0x10000;
-                        struct sym_image im = {pid, base, 0x1000, 0, path, NULL, 0, 0, 0};
-                        sym_image_load(s, &im);
-                        uint32_t mod = sym_locate(s, pid, base + 8).module;
-                        assert_int_not_equal(mod, 0);
-                        if (pass == 0)
-                                first[i] = mod;
-                        else
-                                assert_int_equal(mod, first[i]);
-                }
-        }
-        for (uint32_t i = 1; i < N; i++)
-                assert_int_not_equal(first[i], first[i - 1]);
+        load_passes(s, N, false, first);
         /* one path loaded by 100 processes: keyed once */
         struct sym_stats st0, st1;
         sym_store_get_stats(s, &st0);
