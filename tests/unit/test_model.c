@@ -2324,18 +2324,25 @@ static void test_hot_place_keys_pids(void **state)
         }
 }
 
+/* A synchronous symbol store with the kernel's image (16 MiB, no symbols yet) at kb. */
+static struct sym_store *kernel_image_store(uint64_t kb)
+{
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        sym_image_load(s, &k);
+        return s;
+}
+
 /* A recording's kernel frames: their answers are kept by the places while no kernel symbol
    comes (the store's sym_answers_epoch), so that stacks over the same kernel addresses ask the
    store once per place, not once per frame; symbols that come later name the rows all the same. */
 static void test_hot_kernel_answers_kept(void **state)
 {
         (void)state;
-        struct sym_store *s;
-        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
-        assert_int_equal(sym_store_new(&s, &o), 0);
         const uint64_t kb = 0xffffffff81000000ull;
-        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
-        sym_image_load(s, &k);
+        struct sym_store *s = kernel_image_store(kb);
         struct hot *h = hot_new(s, 0);
         const uint64_t a = kb + 0x123, b = kb + 0x456, c = kb + 0x789;
         /* six different stacks over the same three places, twice over */
@@ -2386,12 +2393,8 @@ static void test_hot_kernel_answers_kept(void **state)
 static void test_hot_kernel_frames_shared(void **state)
 {
         (void)state;
-        struct sym_store *s;
-        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
-        assert_int_equal(sym_store_new(&s, &o), 0);
         const uint64_t kb = 0xffffffff81000000ull;
-        struct sym_image k = {0, kb, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
-        sym_image_load(s, &k);
+        struct sym_store *s = kernel_image_store(kb);
         const uint64_t stack[] = {kb + 0x123, kb + 0x456, kb + 0x789};
         for (uint32_t shared = 0; shared < 2; shared++) {
                 struct hot *h = hot_new(s, 0);
