@@ -3149,10 +3149,6 @@ static void test_calltree_owners(void **state)
         calltree_free(t);
 }
 
-/* The callers by process and by thread are made only while asked for (a view's rows by process
-   or thread): a sample counts along the top-down and every process's trees alone. Asked for
-   after samples came, they count from then on and say since when; a tree starting over counts
-   every sample again; no longer asked for, their nodes go. */
 /* The top-down tree is made only while asked for (calltree_want_top_down: the view of it): a
    stack not seen before walks and makes nodes in the callers tree alone, and every memo's
    samples count along the trees counted; asked for again, it counts from then on. */
@@ -3212,6 +3208,10 @@ static void test_calltree_top_down_asked(void **state)
         calltree_free(t);
 }
 
+/* The callers by process and by thread are made only while asked for (a view's rows by process
+   or thread): a sample counts along the top-down and every process's trees alone. Asked for
+   after samples came, they count from then on and say since when; a tree starting over counts
+   every sample again; no longer asked for, their nodes go. */
 static void test_calltree_owners_asked(void **state)
 {
         struct fix *fx = *state;

@@ -99,6 +99,18 @@ static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, ui
         return decode_payload(d, g, id, op, ver, is_classic, p, n, capture);
 }
 
+/* Delivers a manifest in one chunk of its provider's ManifestData event (0xFFFE, opcode 254). */
+static void deliver_manifest(struct kdecoder *d, const char *xml, size_t n)
+{
+        uint8_t *p = malloc(8 + n);
+
+        assert_non_null(p);
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, xml, n);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        free(p);
+}
+
 static const struct prop_def demo_props[] = {
         {"Count", 0, 8, 0, 1, 0, NULL},      /* UINT32 */
         {"Ports", 4, 6, 22, 0, 0, NULL},     /* UINT16[Count], TDH_OUTTYPE_PORT */
@@ -470,21 +482,16 @@ static void test_manifest_attributes(void **state)
                 "</events></provider></events></instrumentation></instrumentationManifest>";
         struct kdecoder *d = kdecoder_new(true);
         size_t n = sizeof(xml) - 1;
-        uint8_t *p = malloc(8 + n);
         (void)state;
 
         assert_non_null(d);
-        assert_non_null(p);
-        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
-        memcpy(p + 8, xml, n);
-        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        deliver_manifest(d, xml, n);
         assert_string_equal(cap.name, "Contoso-Attrs/ManifestData");
         /* the task R&D (not the decoy's x:name): no opcode Go of its own; template TA by its
            tid, a character reference */
         assert_int_equal(decode(d, &prov, 1, 0, 0, false, (const uint8_t[]){5}, 1), 0);
         assert_string_equal(cap.name, "Contoso-Attrs/R&D");
         assert_string_equal(cap.text, "N=5;");
-        free(p);
         kdecoder_free(d);
 }
 
@@ -523,14 +530,10 @@ static void test_manifest_lookups(void **state)
 #undef XML
         assert_true(n < sizeof(xml) - 1);
         struct kdecoder *d = kdecoder_new(true);
-        uint8_t *p = malloc(8 + n);
         (void)state;
 
         assert_non_null(d);
-        assert_non_null(p);
-        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
-        memcpy(p + 8, xml, n);
-        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        deliver_manifest(d, xml, n);
         assert_string_equal(cap.name, "Contoso-Find/ManifestData");
         /* the first Dup, without an opcode Own: no opcode in the name; the first TT */
         assert_int_equal(decode(d, &prov, 1, 0, 0, false, (const uint8_t[]){5}, 1), 0);
@@ -546,7 +549,6 @@ static void test_manifest_lookups(void **state)
                                  0);
                 assert_string_equal(cap.name, want);
         }
-        free(p);
         kdecoder_free(d);
 }
 
