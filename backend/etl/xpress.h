@@ -21,4 +21,10 @@ struct xpress_error {
 int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
                       size_t *out_len, struct xpress_error *err);
 
+/* The same with the build target's instructions only, where xpress_decompress may choose loops
+   compiled for the CPU it runs on (AVX2 and BMI2 on x86-64): the tests hold both to the same
+   results. */
+int xpress_decompress_generic(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
+                              size_t *out_len, struct xpress_error *err);
+
 #endif /* ETWTOP_BACKEND_XPRESS_H */

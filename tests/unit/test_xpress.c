@@ -487,17 +487,24 @@ static void expect_as_reference(const uint8_t *in, size_t in_len, size_t out_cap
         assert_non_null(want);
         memset(out + out_cap, 0xA5, 64);
         int want_rc = xpress_ref_decompress(in, in_len, want, out_cap, &want_len, &want_at);
-        int rc = xpress_decompress(in, in_len, out, out_cap, &out_len, &err);
-        if (rc != want_rc || out_len != want_len)
-                print_error("in_len %zu out_cap %zu: rc %d (want %d), out_len %zu (want %zu)\n",
-                            in_len, out_cap, rc, want_rc, out_len, want_len);
-        assert_int_equal(rc, want_rc);
-        assert_int_equal(out_len, want_len);
-        if (rc)
-                assert_int_equal(err.in_offset, want_at);
-        assert_memory_equal(out, want, want_len);
-        for (size_t i = 0; i < 64; i++)
-                assert_int_equal(out[out_cap + i], 0xA5);
+        /* the loops chosen for this CPU, then the build target's (xpress.h) */
+        for (int generic = 0; generic < 2; generic++) {
+                memset(out + out_cap, 0xA5, 64);
+                int rc = generic ? xpress_decompress_generic(in, in_len, out, out_cap, &out_len,
+                                                             &err)
+                                 : xpress_decompress(in, in_len, out, out_cap, &out_len, &err);
+                if (rc != want_rc || out_len != want_len)
+                        print_error("in_len %zu out_cap %zu generic %d: rc %d (want %d), out_len "
+                                    "%zu (want %zu)\n",
+                                    in_len, out_cap, generic, rc, want_rc, out_len, want_len);
+                assert_int_equal(rc, want_rc);
+                assert_int_equal(out_len, want_len);
+                if (rc)
+                        assert_int_equal(err.in_offset, want_at);
+                assert_memory_equal(out, want, want_len);
+                for (size_t i = 0; i < 64; i++)
+                        assert_int_equal(out[out_cap + i], 0xA5);
+        }
         free(out);
         free(want);
 }
@@ -618,6 +625,40 @@ static void test_overlap_sweep_group_loop(void **state)
                         free(w.buf);
                 }
         }
+}
+
+/* The hand-overs between the loops at every position: one stream of far and near matches in
+   every length form and literal runs across flag words, decoded into every capacity from a
+   flag group's output margin (and more) below its size up to it, and from its input cut at
+   every length over the last group's input margin: the group loop gives way to the fast loop,
+   and the fast loop to the careful one, before each element, mid group and mid match (a match
+   reaching the output's end), with the same result as the reference. */
+static void test_loop_handover_sweep(void **state)
+{
+        (void)state;
+        uint64_t s = 4242;
+        struct xw w = {0};
+
+        while (w.out_len < 12000) {
+                uint64_t r = rng_next(&s) % 100;
+                if (w.out_len < 16 || r < 40) {
+                        size_t run = 1 + rng_next(&s) % (r < 5 ? 70 : 4);
+                        for (size_t i = 0; i < run; i++)
+                                xw_literal(&w, (uint8_t)rng_next(&s));
+                        continue;
+                }
+                size_t max_dist = w.out_len < 8192 ? w.out_len : 8192;
+                size_t dist = r < 60 ? 1 + rng_next(&s) % (max_dist < 20 ? max_dist : 20)
+                                     : 1 + rng_next(&s) % max_dist;
+                xw_match(&w, dist, r < 97 ? pick_len(&s) % 200 + 3 : pick_len(&s));
+        }
+        xw_close_group(&w);
+        size_t total = w.out_len;
+        for (size_t cap = total - 1800; cap <= total + 40; cap++)
+                expect_as_reference(w.buf, w.n, cap);
+        for (size_t n = w.n - 500; n <= w.n; n++)
+                expect_as_reference(w.buf, n, total);
+        free(w.buf);
 }
 
 /* Random bytes, as the fuzz target feeds them. */
@@ -777,6 +818,7 @@ int main(void)
                 cmocka_unit_test(test_generated_streams),
                 cmocka_unit_test(test_overlap_sweep),
                 cmocka_unit_test(test_overlap_sweep_group_loop),
+                cmocka_unit_test(test_loop_handover_sweep),
                 cmocka_unit_test(test_random_bytes),
                 cmocka_unit_test(test_etl_sample),
         };
