@@ -187,6 +187,22 @@ static inline void copy_short(uint8_t *d, size_t dist, size_t len)
                 memcpy(d + i, src + i, 8);
 }
 
+/* A match of at most 9 bytes (the length in its token: two in three matches) dist bytes back at
+ * d, in chunks that write 16 bytes from d whatever its length (the caller's output margin holds
+ * them). From 8 back, two 8-byte chunks, each reading bytes already final: copy_short's 48 bytes
+ * did three times the loads and stores, and those of the second and third chunks read what the
+ * copy had just written (waiting for those stores) wherever the distance was under 48. Only
+ * distances under 8 branch away (a branch on 16 mispredicted more: 4% more time). */
+static inline void copy_tiny(uint8_t *d, size_t dist)
+{
+        if (__builtin_expect(dist >= 8, 1)) {
+                memcpy(d, d - dist, 8);
+                memcpy(d + 8, d - dist + 8, 8);
+        } else {
+                copy_short(d, dist, 16);
+        }
+}
+
 /* A long match (len > XPRESS_FAST_LEN) that the caller has checked against out_cap; room is what
  * remains of the output from d. Most are far back (the x64 sample: 65,000 long matches, all but
  * 1,100 from 128 bytes back or more, 8.2 MB of its 23 MB): 64 bytes a step, a quarter of the
@@ -268,18 +284,21 @@ static inline __attribute__((always_inline)) int decompress(const uint8_t *in, s
                         ip += XPRESS_TOKEN_BYTES;
                         const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                         uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
-                        if (__builtin_expect(len == XPRESS_LEN_TOKEN_ESCAPE + XPRESS_MIN_MATCH,
-                                             0)) {
-                                len = escaped_len(in, &ip, &half_nibble, &half_pending);
-                                if (!len) {
-                                        rc = fail(err, -EINVAL, token_pos,
-                                                  "wide match length below 22");
-                                        goto out;
-                                }
-                        }
                         if (__builtin_expect(dist > op, 0)) {
                                 rc = fail(err, -EINVAL, token_pos,
                                           "match offset before start of output");
+                                goto out;
+                        }
+                        if (__builtin_expect(len != XPRESS_LEN_TOKEN_ESCAPE + XPRESS_MIN_MATCH,
+                                             1)) {
+                                /* 3 to 9 bytes (two in three matches): 16 bytes written */
+                                copy_tiny(out + op, dist);
+                                op += (size_t)len;
+                                continue;
+                        }
+                        len = escaped_len(in, &ip, &half_nibble, &half_pending);
+                        if (!len) {
+                                rc = fail(err, -EINVAL, token_pos, "wide match length below 22");
                                 goto out;
                         }
                         if (__builtin_expect(len <= XPRESS_FAST_LEN, 1)) {
