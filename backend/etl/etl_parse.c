@@ -58,7 +58,6 @@ int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl
                 rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
                 rec->buffer_index = 0;
                 rec->file_offset = *pos;
-                rec->ends_buffer = false;
                 *pos = next;
                 return 1;
         }

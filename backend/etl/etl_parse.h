@@ -140,7 +140,6 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
         rec->opcode = 0;
         rec->hook_id = 0;
         rec->is_header = false;
-        rec->ends_buffer = false;
         uint32_t payload_off = fixed;
 
         if (is_kernel) {

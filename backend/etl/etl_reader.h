@@ -56,8 +56,7 @@ struct etl_record {
         uint32_t payload_size;
         uint32_t nr_ext;
         struct etl_ext_item ext[ETL_MAX_EXT_ITEMS];
-        bool is_header;   /* the WMI_LOG_TYPE_HEADER record, always delivered first */
-        bool ends_buffer; /* the last record of its buffer */
+        bool is_header; /* the WMI_LOG_TYPE_HEADER record, always delivered first */
 };
 
 /* The logfile header, converted to the x64 TRACE_LOGFILE_HEADER whatever the file's layout. */
