@@ -19,6 +19,8 @@
 #define XPRESS_LEN_NIBBLE_ESCAPE 15u
 #define XPRESS_LEN_BYTE_ESCAPE   255u
 #define XPRESS_LEN_WIDE_MIN      (15u + 7u)
+/* The shared nibble's state (see escaped_len): this bit and the kept nibble, or 0 for none. */
+#define XPRESS_HALF_PENDING 0x10u
 /* Margins of the fast loop (see xpress_decompress). */
 #define XPRESS_FAST_IN  64u
 #define XPRESS_FAST_OUT 96u
@@ -90,20 +92,19 @@ static void copy_match(uint8_t *dst, size_t dist, size_t len)
 
 /* The length of a match whose token has the escape 7, MS-XCA 2.4.4, read from in + *ip on (the
  * nibble, the byte, the u16 and u32 forms): the whole length, 3 included, or 0 for a wide length
- * below 22. The nibble is the low half of a new byte, whose high half is kept in *half_nibble
- * for the next escape, or that kept half when *half_pending. No bounds checks: the fast loops'
- * input margins hold the 10 bytes it may read (the byte at *ip is read in either case). */
-static inline uint64_t escaped_len(const uint8_t *in, size_t *ip, unsigned *half_nibble,
-                                   bool *half_pending)
+ * below 22. The nibble is the low half of a new byte, whose high half is kept in *half for the
+ * next escape (XPRESS_HALF_PENDING | nibble), or that kept half. No bounds checks: the fast
+ * loops' input margins hold the 10 bytes it may read (the byte at *ip is read in either case). */
+static inline uint64_t escaped_len(const uint8_t *in, size_t *ip, unsigned *half)
 {
         uint64_t len;
-        const unsigned is_pending = *half_pending;
+        const unsigned h = *half;
+        const unsigned is_pending = h >> 4;
         const unsigned b = in[*ip];
 
-        len = is_pending ? *half_nibble : b & 0x0fu;
-        *half_nibble = b >> 4;
-        *ip += !is_pending;
-        *half_pending = !is_pending;
+        len = (is_pending ? h : b) & 0x0fu;
+        *half = is_pending ? 0 : XPRESS_HALF_PENDING | b >> 4;
+        *ip += is_pending ^ 1u;
         if (len == XPRESS_LEN_NIBBLE_ESCAPE) {
                 len = in[(*ip)++];
                 if (len == XPRESS_LEN_BYTE_ESCAPE) {
@@ -237,10 +238,9 @@ static inline __attribute__((always_inline)) int decompress(const uint8_t *in, s
         size_t op = 0;
         uint32_t flags = 0;
         unsigned flag_count = 0;
-        /* MS-XCA "LastLengthHalfByte": the high nibble of a length byte, not used yet while
-         * half_pending (the spec keeps the byte's position, 0 for none). */
-        unsigned half_nibble = 0;
-        bool half_pending = false;
+        /* MS-XCA "LastLengthHalfByte": the high nibble of a length byte not used yet, with
+         * XPRESS_HALF_PENDING, or 0 for none (the spec keeps the byte's position, 0 for none). */
+        unsigned half = 0;
         int rc = 0;
 
         /* The unused flags of the group sit at the bottom of fbits (next flag at bit 0), below
@@ -296,7 +296,7 @@ static inline __attribute__((always_inline)) int decompress(const uint8_t *in, s
                                 op += (size_t)len;
                                 continue;
                         }
-                        len = escaped_len(in, &ip, &half_nibble, &half_pending);
+                        len = escaped_len(in, &ip, &half);
                         if (!len) {
                                 rc = fail(err, -EINVAL, token_pos, "wide match length below 22");
                                 goto out;
@@ -356,7 +356,7 @@ group_left:;
                 const size_t dist = ((size_t)token >> XPRESS_TOKEN_LEN_SHIFT) + 1;
                 uint64_t len = (token & XPRESS_TOKEN_LEN_MASK) + XPRESS_MIN_MATCH;
                 if (len == XPRESS_LEN_TOKEN_ESCAPE + XPRESS_MIN_MATCH) {
-                        len = escaped_len(in, &ip, &half_nibble, &half_pending);
+                        len = escaped_len(in, &ip, &half);
                         if (!len) {
                                 rc = fail(err, -EINVAL, token_pos, "wide match length below 22");
                                 goto out;
@@ -446,18 +446,17 @@ group_left:;
                 uint64_t len = token & XPRESS_TOKEN_LEN_MASK;
 
                 if (len == XPRESS_LEN_TOKEN_ESCAPE) {
-                        if (!half_pending) {
+                        if (!half) {
                                 if (ip == in_len) {
                                         rc = fail(err, -EINVAL, ip, "truncated length nibble");
                                         break;
                                 }
                                 len = in[ip] & 0x0fu;
-                                half_nibble = in[ip] >> 4;
-                                half_pending = true;
+                                half = XPRESS_HALF_PENDING | in[ip] >> 4;
                                 ip++;
                         } else {
-                                len = half_nibble;
-                                half_pending = false;
+                                len = half & 0x0fu;
+                                half = 0;
                         }
 
                         if (len == XPRESS_LEN_NIBBLE_ESCAPE) {
