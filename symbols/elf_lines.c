@@ -18,8 +18,11 @@
 struct row {
         uint64_t addr;
         int32_t line;
-        uint32_t file_end; /* file << 1 | 1 at an end of sequence */
+        uint16_t file_end; /* file << 1 | 1 at an end of sequence (a unit of more files: libdw) */
+        uint16_t column;   /* libdw keeps 16 bits of it */
 };
+
+#define MAX_FILE ((1u << 15) - 1)
 
 struct unit {
         Dwarf_Off off; /* the unit DIE's offset */
@@ -453,7 +456,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
         /* a row takes a byte of the program at least */
         uint32_t nr = 0, cap = (uint32_t)((size_t)(r.end - program) / 2 + 16);
         struct row *rows = xmalloc(cap * sizeof(*rows));
-        uint64_t addr = 0, file = 1;
+        uint64_t addr = 0, file = 1, column = 0;
         int64_t line = 1;
         r.p = program;
         bool ok = true;
@@ -512,7 +515,8 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                                 ok = file <= UINT_MAX;
                                 break;
                         case DW_LNS_set_column: /* libdw keeps 16 bits of it */
-                                ok = rd_uleb(&r) <= UINT16_MAX;
+                                column = rd_uleb(&r);
+                                ok = column <= UINT16_MAX;
                                 break;
                         case DW_LNS_negate_stmt:
                         case DW_LNS_set_basic_block:
@@ -533,7 +537,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                         ok = false;
                 if (!ok || is_end < 0)
                         continue;
-                if (line < INT_MIN || line > INT_MAX || file >= (1u << 31)) {
+                if (line < INT_MIN || line > INT_MAX || file > MAX_FILE) {
                         ok = false;
                         break;
                 }
@@ -542,11 +546,13 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                         rows = xrealloc(rows, cap * sizeof(*rows));
                 }
                 rows[nr++] =
-                        (struct row){addr, (int32_t)line, (uint32_t)file << 1 | (uint32_t)is_end};
+                        (struct row){addr, (int32_t)line, (uint16_t)(file << 1 | (uint64_t)is_end),
+                                     (uint16_t)column};
                 if (is_end) {
                         addr = 0;
                         file = 1;
                         line = 1;
+                        column = 0;
                 }
         }
         if (!ok || nr == UINT32_MAX) {
@@ -651,7 +657,8 @@ static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
         return u;
 }
 
-int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
+int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line,
+                   int *column)
 {
         struct unit *u = unit_get(x, cu);
         if (!u->is_read)
@@ -668,9 +675,24 @@ int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char
                         l = i;
         }
         const struct row *w = &u->rows[l];
-        if (w->addr > pc || (w->file_end & 1) || (w->file_end >> 1) >= u->nr_files)
+        if (w->addr > pc || (w->file_end & 1))
                 return 0;
+        if ((uint32_t)(w->file_end >> 1) >= u->nr_files)
+                return column ? -1 : 0; /* libdw gives the row's line without a file */
         *file = u->names + u->file_at[w->file_end >> 1];
         *line = w->line;
+        if (column)
+                *column = w->column;
+        return 1;
+}
+
+int elf_lines_file(struct elf_lines *x, Dwarf_Die *cu, uint64_t index, const char **file)
+{
+        struct unit *u = unit_get(x, cu);
+        if (!u->is_read)
+                return -1;
+        if (index >= u->nr_files)
+                return 0;
+        *file = u->names + u->file_at[index];
         return 1;
 }

@@ -581,14 +581,24 @@ bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t
         return false;
 }
 
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+bool elf_module_srcline_through_libdwfl;
+
+/* An inlined instance's DW_AT_call_file: from the unit's line program as elf_lines.c reads it
+   (libdw's dwarf_getsrcfiles would read the program again), else libdw's. */
+static const char *call_file(struct elf_module *m, Dwarf_Die *cu, Dwarf_Die *die)
 {
         Dwarf_Attribute at;
         Dwarf_Word idx;
         Dwarf_Files *files;
         size_t nr;
-        if (!dwarf_attr(die, DW_AT_call_file, &at) || dwarf_formudata(&at, &idx) != 0 ||
-            dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
+        const char *name = NULL;
+        if (!dwarf_attr(die, DW_AT_call_file, &at) || dwarf_formudata(&at, &idx) != 0)
+                return NULL;
+        int got =
+                elf_module_srcline_through_libdwfl ? -1 : elf_lines_file(m->lines, cu, idx, &name);
+        if (got >= 0)
+                return got ? name : NULL;
+        if (dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
                 return NULL;
         return dwarf_filesrc(files, idx, NULL, NULL);
 }
@@ -688,7 +698,7 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
                 m->lines = elf_lines_new();
         int nr = 0;
         const char *f = NULL;
-        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr);
+        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr, NULL);
         if (got < 0) {
                 Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
                 f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
@@ -710,11 +720,22 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
         Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)
                 return 0;
+        /* the innermost row: the line table that the line lookups read (elf_lines.c), where it
+           reads the unit (libdwfl's would read the unit's table again, a heap block a row) */
         const char *file = NULL;
         int line = 0, col = 0;
-        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
-        if (ln)
-                file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+        if (!m->lines)
+                m->lines = elf_lines_new();
+        int got = elf_module_srcline_through_libdwfl
+                          ? -1
+                          : elf_lines_find(m->lines, cu, addr - cubias, &file, &line, &col);
+        if (got < 0) {
+                file = NULL;
+                line = col = 0;
+                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+                if (ln)
+                        file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+        }
 
         /* the innermost function scope at addr; then its concrete containers, outward
            (dwarf_getscopes_die continues an inlined instance with the code it was inlined
@@ -749,7 +770,7 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 if (tag == DW_TAG_subprogram)
                         break;
                 /* the caller's position: where this was inlined */
-                file = call_file(cu, &sc);
+                file = call_file(m, cu, &sc);
                 line = (int)udata(&sc, DW_AT_call_line);
                 col = (int)udata(&sc, DW_AT_call_column);
         }

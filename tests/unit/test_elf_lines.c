@@ -2,7 +2,8 @@
 /* test_elf_lines.c: the line tables read unit by unit (symbols/elf_lines.c) answer every
    address of the symbol fixture, its library and, where its debug file is installed, libc
    exactly as libdwfl's dwfl_module_getsrc and dwfl_lineinfo do, reading the units themselves
-   (no answer left to libdw); and compressed debug sections inflated ahead of libdw
+   (no answer left to libdw), columns included, and elf_module_srcline's innermost rows read so
+   are libdwfl's; and compressed debug sections inflated ahead of libdw
    (symbols/elf_inflate.c) hold the bytes of the uncompressed file, answer the same, and the
    location lists are left out. */
 #include <setjmp.h>
@@ -65,9 +66,10 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                 for (uint64_t v = ph.p_vaddr; v < ph.p_vaddr + ph.p_filesz; v += 1 + v % max_step) {
                         Dwarf_Addr addr = v + bias, cubias = 0;
                         Dwfl_Line *ln = dwfl_module_getsrc(mod, addr);
-                        int want_line = 0;
+                        int want_line = 0, want_col = 0;
                         const char *want =
-                                ln ? dwfl_lineinfo(ln, NULL, &want_line, NULL, NULL, NULL) : NULL;
+                                ln ? dwfl_lineinfo(ln, NULL, &want_line, &want_col, NULL, NULL)
+                                   : NULL;
                         Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
                         c->asked++;
                         if (!cu) {
@@ -75,8 +77,8 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                                 continue;
                         }
                         const char *file = NULL;
-                        int line = 0;
-                        int got = elf_lines_find(x, cu, addr - cubias, &file, &line);
+                        int line = 0, col = -1;
+                        int got = elf_lines_find(x, cu, addr - cubias, &file, &line, &col);
                         if (got < 0) {
                                 c->left++;
                                 continue;
@@ -89,6 +91,7 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                         c->found++;
                         assert_string_equal(file, want);
                         assert_int_equal(line, want_line);
+                        assert_int_equal(col, want_col);
                 }
         }
         elf_lines_free(x);
@@ -121,6 +124,49 @@ static void test_libc(void **state)
                 skip();
         }
         assert_int_equal(c.left, 0);
+}
+
+/* elf_module_srcline of every stride-th address of path's first 1 MiB, its innermost row read
+   by elf_lines.c and by libdwfl: the same frames (functions, files, lines, columns). Returns
+   the number of addresses with frames. */
+static uint32_t compare_srcline(const char *path, uint64_t stride)
+{
+        struct elf_load_request rq = {.path = path, .fd = -1};
+        struct elf_module *m = NULL;
+        char note[512];
+        assert_int_equal(elf_module_load(&rq, &m, note, sizeof(note)), 0);
+        uint32_t nr_found = 0;
+        for (uint64_t v = 0; v < (1u << 20); v += stride) {
+                struct elf_srcframe ours[8], theirs[8];
+                elf_module_srcline_through_libdwfl = false;
+                uint32_t n = elf_module_srcline(m, v, ours, 8);
+                elf_module_srcline_through_libdwfl = true;
+                uint32_t k = elf_module_srcline(m, v, theirs, 8);
+                elf_module_srcline_through_libdwfl = false;
+                assert_int_equal(n, k);
+                for (uint32_t i = 0; i < n; i++) {
+                        assert_string_equal(ours[i].function, theirs[i].function);
+                        assert_string_equal(ours[i].file, theirs[i].file);
+                        assert_int_equal(ours[i].line, theirs[i].line);
+                        assert_int_equal(ours[i].column, theirs[i].column);
+                }
+                nr_found += n > 0 && ours[0].line > 0;
+        }
+        elf_module_free(m);
+        return nr_found;
+}
+
+static void test_srcline_rows(void **state)
+{
+        (void)state;
+        assert_true(compare_srcline(env("SYM_FIXTURE"), 1) > 10);
+        assert_true(compare_srcline(env("SYM_FIXLIB"), 1) > 10);
+        const char *libs[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                              "/usr/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"};
+        for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+                if (access(libs[i], R_OK) == 0)
+                        printf("test_elf_lines: %s: %u addresses with lines\n", libs[i],
+                               compare_srcline(libs[i], 61));
 }
 
 /* The section of elf named name: its header and data (NULL: none). */
@@ -226,6 +272,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_fixture_and_library),
                 cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_srcline_rows),
                 cmocka_unit_test(test_inflated_sections),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
