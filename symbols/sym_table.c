@@ -237,12 +237,13 @@ static void radix_pass(const struct sym_entry *src, struct sym_entry *dst, uint3
    below it (5 bits), by as many digits as its bits take (a qsort of libLLVM's 46,000 symbols
    was most of its table's build; then a pass by rank and one by each byte of start that
    differed, five for a large library, 20 M instructions of e.etl's replay; three 11-bit digits
-   now). The starts are taken down by the lowest while sorted. */
-static void sort_entries(struct sym_entry *e, uint32_t n)
+   now). The starts are taken down by the lowest while sorted. Returns the array sorted: e, or
+   one of n entries that the caller then owns (e's entries left in any order). */
+static struct sym_entry *sort_entries(struct sym_entry *e, uint32_t n)
 {
         if (n < 256) {
                 sort_few(e, n);
-                return;
+                return e;
         }
         uint64_t lo = e[0].start, hi = e[0].start;
         for (uint32_t i = 1; i < n; i++) {
@@ -251,7 +252,7 @@ static void sort_entries(struct sym_entry *e, uint32_t n)
         }
         if ((hi - lo) >> 58) { /* no room for the rank above the span: a hostile table */
                 sort_few(e, n);
-                return;
+                return e;
         }
         unsigned int key_bits = 5;
         for (uint64_t span = hi - lo; span; span >>= 1)
@@ -275,9 +276,9 @@ static void sort_entries(struct sym_entry *e, uint32_t n)
         }
         for (uint32_t i = 0; i < n; i++)
                 src[i].start += lo;
-        if (src != e)
-                memcpy(e, src, n * sizeof(*e));
-        free(tmp);
+        if (src == e)
+                free(tmp);
+        return src;
 }
 
 void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
@@ -303,14 +304,31 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
         uint32_t p = 1;
         while (p < t->nr && t->entries[p - 1].start <= t->entries[p].start)
                 p++;
-        for (uint32_t i = 0, j; i < p; i = j) {
+        bool is_sorted = false;
+        if (p <= t->nr / 2) {
+                /* an ELF table: an ordered run at its start, if any, is short; the whole table
+                   sorted at once (stable: the order of a merge of the run and the rest) */
+                struct sym_entry *sorted = sort_entries(t->entries, t->nr);
+                if (sorted != t->entries) {
+                        free(t->entries);
+                        t->entries = sorted;
+                        t->cap = t->nr;
+                }
+                p = t->nr;
+                is_sorted = true;
+        }
+        for (uint32_t i = 0, j; i < p && !is_sorted; i = j) {
                 for (j = i + 1; j < p && t->entries[j].start == t->entries[i].start; j++)
                         ;
                 if (j - i > 1)
                         sort_few(t->entries + i, j - i);
         }
         if (p < t->nr) {
-                sort_entries(t->entries + p, t->nr - p);
+                struct sym_entry *rest = sort_entries(t->entries + p, t->nr - p);
+                if (rest != t->entries + p) {
+                        memcpy(t->entries + p, rest, (t->nr - p) * sizeof(*rest));
+                        free(rest);
+                }
                 struct sym_entry *m = xmalloc(t->nr * sizeof(*m));
                 uint32_t i = 0, j = p, k = 0;
                 while (i < p && j < t->nr)

@@ -119,7 +119,8 @@ static int ref_cmp(const void *a, const void *b)
 }
 
 /* Tables of n symbols at random starts (a third of them shared: aliases) with random flags,
-   over spans from a few pages to a 64-bit range, added in random order: each start's entry
+   over spans from a few pages to a 64-bit range, added in random order (every other table
+   after an ordered run of 40% of it): each start's entry
    after finish is the one of the lowest rank (padding, data, weak, local, unsized: each a step
    down), the first added of those (a qsort by start, rank and order says which), whatever the
    table's size and the sort that its size takes. */
@@ -140,7 +141,11 @@ static void test_sorted_by_start_and_rank(void **state)
                         struct sym_table *t = sym_table_new();
                         char name[32];
                         for (uint32_t i = 0; i < n; i++) {
-                                uint64_t start = i && next_random(&x) % 3 == 0
+                                /* every other table: its first 40% in order, three
+                                   entries a start (a run that the whole table's sort takes) */
+                                uint64_t start = (pi & 1) && i < n * 2 / 5
+                                                         ? base + (uint64_t)(i / 3) * 16
+                                                 : i && next_random(&x) % 3 == 0
                                                          ? ref[next_random(&x) % i].start
                                                          : base + next_random(&x) % spans[pi];
                                 uint32_t flags = 0;
