@@ -41,13 +41,14 @@ struct elf_module {
         uint32_t nr_seg;
         uint8_t build_id[20];
         uint32_t build_id_size;
-        bool is_guessed;              /* segments guessed: a debug file without its image */
-        struct elf_scopes *scopes;    /* owned: made on the first source line asked for */
-        struct elf_lines *lines;      /* owned: made on the first line asked for */
-        Elf *sym_elf;                 /* the file the symbols came from (a debug file), or NULL */
-        bool is_inflated;             /* elf_inflate_debug ran (at the first line asked for) */
-        bool is_direct;               /* its symbols read by read_symbols_direct */
-        struct elf_inflated inflated; /* owned: freed after dwfl */
+        bool is_guessed;                /* segments guessed: a debug file without its image */
+        struct elf_scopes *scopes;      /* owned: made on the first source line asked for */
+        struct elf_lines *lines;        /* owned: made on the first line asked for */
+        Elf *sym_elf;                   /* the file the symbols came from (a debug file), or NULL */
+        bool is_inflated;               /* elf_inflate_debug ran (at the first line asked for) */
+        bool is_dwarf_known, has_dwarf; /* elf_module_has_dwarf's answer, once asked */
+        bool is_direct;                 /* its symbols read by read_symbols_direct */
+        struct elf_inflated inflated;   /* owned: freed after dwfl */
         char file[PATH_MAX];
 };
 
@@ -680,6 +681,20 @@ static void inflate_debug(struct elf_module *m)
         elf_inflate_debug(main_elf, &m->inflated);
         if (m->sym_elf && m->sym_elf != main_elf)
                 elf_inflate_debug(m->sym_elf, &m->inflated);
+}
+
+bool elf_module_has_dwarf(struct elf_module *m)
+{
+        if (!m || !m->mod)
+                return false;
+        if (!m->is_dwarf_known) {
+                inflate_debug(m);
+                Dwarf_Addr bias;
+                /* libdwfl keeps its answer (the debug information found or not) */
+                m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+                m->is_dwarf_known = true;
+        }
+        return m->has_dwarf;
 }
 
 bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line)
