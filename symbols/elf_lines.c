@@ -589,10 +589,8 @@ static Elf_Data *section_data(Elf *elf, size_t shstrndx, const char *name)
         return NULL;
 }
 
-static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
+static bool find_sections_of(struct elf_lines *x, Elf *elf)
 {
-        Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
-        Elf *elf = dw ? dwarf_getelf(dw) : NULL;
         if (!elf)
                 return false;
         if (elf == x->elf)
@@ -610,9 +608,16 @@ static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
         return x->line != NULL;
 }
 
-static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
+static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
 {
-        Dwarf_Off off = dwarf_dieoffset(cu);
+        Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
+        return find_sections_of(x, dw ? dwarf_getelf(dw) : NULL);
+}
+
+/* The unit of DIE offset off, made (not read) where there was none: *is_new. */
+static struct unit *unit_slot(struct elf_lines *x, Dwarf_Off off, bool *is_new)
+{
+        *is_new = false;
         uint32_t j = (uint32_t)((off * 0x9e3779b97f4a7c15ull) >> 40) & x->mask;
         for (;; j = (j + 1) & x->mask) {
                 struct unit *u = &x->units[j];
@@ -643,6 +648,16 @@ static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
         struct unit *u = &x->units[j];
         *u = (struct unit){.off = off, .is_used = true};
         x->nr++;
+        *is_new = true;
+        return u;
+}
+
+static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
+{
+        bool is_new;
+        struct unit *u = unit_slot(x, dwarf_dieoffset(cu), &is_new);
+        if (!is_new)
+                return u;
         /* a compile unit of its own (split and type units: libdw) with its line program */
         Dwarf_Half version;
         uint8_t unit_type, addr_size;
@@ -657,10 +672,44 @@ static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
         return u;
 }
 
+static int unit_find(const struct unit *u, Dwarf_Addr pc, const char **file, int *line,
+                     int *column);
+
 int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line,
                    int *column)
 {
-        struct unit *u = unit_get(x, cu);
+        return unit_find(unit_get(x, cu), pc, file, line, column);
+}
+
+int elf_lines_find_unit(struct elf_lines *x, Elf *elf, const struct elf_units *units,
+                        uint64_t cu_offset, uint64_t die_offset, Dwarf_Addr pc, const char **file,
+                        int *line, int *column)
+{
+        struct unit *u = NULL;
+        for (uint32_t j = (uint32_t)((die_offset * 0x9e3779b97f4a7c15ull) >> 40) & x->mask;;
+             j = (j + 1) & x->mask) {
+                if (!x->units[j].is_used)
+                        break;
+                if (x->units[j].off == die_offset) {
+                        u = &x->units[j];
+                        break;
+                }
+        }
+        if (!u) {
+                /* a unit met first: its DIE's attributes read here, else by libdw */
+                struct elf_unit_info ui;
+                if (elf_units_info(units, cu_offset, &ui) <= 0)
+                        return -2;
+                bool is_new;
+                u = unit_slot(x, die_offset, &is_new);
+                if (find_sections_of(x, elf))
+                        read_program(x, u, ui.stmt_list, ui.addr_size, ui.comp_dir);
+        }
+        return unit_find(u, pc, file, line, column);
+}
+
+static int unit_find(const struct unit *u, Dwarf_Addr pc, const char **file, int *line, int *column)
+{
         if (!u->is_read)
                 return -1;
         if (!u->nr)

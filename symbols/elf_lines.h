@@ -7,6 +7,8 @@
 #include <elfutils/libdw.h>
 #include <stdint.h>
 
+#include "elf_units.h"
+
 struct elf_lines;
 
 struct elf_lines *elf_lines_new(void);
@@ -21,6 +23,14 @@ void elf_lines_free(struct elf_lines *x);
    (a form, opcode or value it leaves to libdw): the caller asks libdw. Not thread-safe. */
 int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line,
                    int *column);
+
+/* elf_lines_find for the unit whose header is at cu_offset and DIE at die_offset in elf, the
+   file of its DWARF, its DIE's attributes read by elf_units.c (once: the same unit as
+   elf_lines_find's, by its DIE's offset). As elf_lines_find's, and -2 where elf_units.c does not
+   read the unit's DIE: the caller asks libdw for it (elf_lines_find). */
+int elf_lines_find_unit(struct elf_lines *x, Elf *elf, const struct elf_units *units,
+                        uint64_t cu_offset, uint64_t die_offset, Dwarf_Addr pc, const char **file,
+                        int *line, int *column);
 
 /* The name of file index of the unit cu's line program (DW_AT_call_file's), as libdw's
    dwarf_getsrcfiles and dwarf_filesrc give it, from the table elf_lines_find reads. Returns 1

@@ -6,6 +6,7 @@
 #include "build_id_scan.h"
 #include "debuglink.h"
 #include "elf_inflate.h"
+#include "elf_units.h"
 #include "elf_lines.h"
 #include "elf_scopes.h"
 
@@ -47,8 +48,12 @@ struct elf_module {
         Elf *sym_elf;                   /* the file the symbols came from (a debug file), or NULL */
         bool is_inflated;               /* elf_inflate_debug ran (at the first line asked for) */
         bool is_dwarf_known, has_dwarf; /* elf_module_has_dwarf's answer, once asked */
-        bool is_direct;                 /* its symbols read by read_symbols_direct */
-        struct elf_inflated inflated;   /* owned: freed after dwfl */
+        Dwarf *dw;                      /* borrowed from dwfl: its DWARF, where has_dwarf */
+        Dwarf_Addr dwarf_bias;          /* libdwfl's bias of dw's addresses */
+        bool is_units_known;
+        struct elf_units *units;      /* owned: dw's units by address, NULL: libdwfl finds them */
+        bool is_direct;               /* its symbols read by read_symbols_direct */
+        struct elf_inflated inflated; /* owned: freed after dwfl */
         char file[PATH_MAX];
 };
 
@@ -551,6 +556,7 @@ void elf_module_free(struct elf_module *m)
                 return;
         if (m->dwfl)
                 dwfl_end(m->dwfl);
+        elf_units_free(m->units);
         elf_inflated_free(&m->inflated);
         free(m->debuginfo_path);
         elf_scopes_free(m->scopes);
@@ -689,12 +695,30 @@ bool elf_module_has_dwarf(struct elf_module *m)
                 return false;
         if (!m->is_dwarf_known) {
                 inflate_debug(m);
-                Dwarf_Addr bias;
                 /* libdwfl keeps its answer (the debug information found or not) */
-                m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+                m->dw = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+                m->has_dwarf = m->dw != NULL;
                 m->is_dwarf_known = true;
         }
         return m->has_dwarf;
+}
+
+/* The unit at addr (libdwfl's address) as dwfl_module_addrdie finds it, through elf_units.c
+   where it reads the module's aranges: 1 with *cu_offset, *die_offset and *cubias set, 0 where
+   libdwfl finds none, -1 where libdwfl is to be asked. */
+static int unit_at(struct elf_module *m, Dwarf_Addr addr, uint64_t *cu_offset, uint64_t *die_offset,
+                   Dwarf_Addr *cubias)
+{
+        if (elf_module_srcline_through_libdwfl || !elf_module_has_dwarf(m))
+                return -1;
+        if (!m->is_units_known) {
+                m->units = elf_units_new(dwarf_getelf(m->dw));
+                m->is_units_known = true;
+        }
+        if (!m->units)
+                return -1;
+        *cubias = m->dwarf_bias;
+        return elf_units_find(m->units, addr - m->dwarf_bias, cu_offset, die_offset);
 }
 
 bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line)
@@ -706,13 +730,27 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
            scopes (no compilation unit: no line table either); read by elf_lines.c, where it
            reads the unit, else by libdwfl */
         Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
-        if (!cu)
-                return false;
         if (!m->lines)
                 m->lines = elf_lines_new();
         int nr = 0;
         const char *f = NULL;
+        /* the unit and its DIE's line program attributes read without libdw (its aranges look
+           up every unit, its first attribute read parses the unit's abbreviations) */
+        uint64_t cu_off, die_off;
+        int at = unit_at(m, addr, &cu_off, &die_off, &cubias);
+        if (at == 0)
+                return false;
+        if (at > 0 && elf_lines_find_unit(m->lines, dwarf_getelf(m->dw), m->units, cu_off, die_off,
+                                          addr - cubias, &f, &nr, NULL) >= 0) {
+                if (!f || nr <= 0)
+                        return false;
+                *file = f;
+                *line = (uint32_t)nr;
+                return true;
+        }
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        if (!cu)
+                return false;
         int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr, NULL);
         if (got < 0) {
                 Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
@@ -732,7 +770,15 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 return 0;
         inflate_debug(m);
         Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        uint64_t cu_off, die_off;
+        Dwarf_Die cu_die, *cu = NULL;
+        int at = unit_at(m, addr, &cu_off, &die_off, &cubias);
+        if (at == 0)
+                return 0;
+        if (at > 0)
+                cu = dwarf_offdie(m->dw, die_off, &cu_die); /* the DIE libdwfl's would be */
+        if (!cu)
+                cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)
                 return 0;
         /* the innermost row: the line table that the line lookups read (elf_lines.c), where it

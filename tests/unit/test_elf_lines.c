@@ -3,7 +3,8 @@
    address of the symbol fixture, its library and, where its debug file is installed, libc
    exactly as libdwfl's dwfl_module_getsrc and dwfl_lineinfo do, reading the units themselves
    (no answer left to libdw), columns included, and elf_module_srcline's innermost rows read so
-   are libdwfl's; and compressed debug sections inflated ahead of libdw
+   are libdwfl's, as are the units elf_units.c finds by address and the line program attributes
+   it reads from their DIEs; and compressed debug sections inflated ahead of libdw
    (symbols/elf_inflate.c) hold the bytes of the uncompressed file, answer the same, and the
    location lists are left out. */
 #include <setjmp.h>
@@ -12,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +27,7 @@
 #include "elf_inflate.h"
 #include "elf_lines.h"
 #include "elf_module.h"
+#include "elf_units.h"
 
 static const char *env(const char *name)
 {
@@ -151,6 +154,18 @@ static uint32_t compare_srcline(const char *path, uint64_t stride)
                         assert_int_equal(ours[i].column, theirs[i].column);
                 }
                 nr_found += n > 0 && ours[0].line > 0;
+                /* the line alone, its unit found by elf_units.c and by libdwfl */
+                const char *fo = NULL, *ft = NULL;
+                uint32_t lo = 0, lt = 0;
+                bool ho = elf_module_line(m, v, &fo, &lo);
+                elf_module_srcline_through_libdwfl = true;
+                bool ht = elf_module_line(m, v, &ft, &lt);
+                elf_module_srcline_through_libdwfl = false;
+                assert_int_equal(ho, ht);
+                if (ho) {
+                        assert_string_equal(fo, ft);
+                        assert_int_equal(lo, lt);
+                }
         }
         elf_module_free(m);
         return nr_found;
@@ -167,6 +182,91 @@ static void test_srcline_rows(void **state)
                 if (access(libs[i], R_OK) == 0)
                         printf("test_elf_lines: %s: %u addresses with lines\n", libs[i],
                                compare_srcline(libs[i], 61));
+}
+
+/* elf_units.c against libdwfl on path: the unit at every stride-th address of its executable
+   segments (dwfl_module_addrdie's DIE offset, or none), and each unit's line program attributes
+   where elf_units.c reads its DIE (DW_AT_stmt_list, DW_AT_comp_dir as libdw reads them).
+   Returns the number of units read. */
+static uint32_t compare_units(const char *path, uint32_t max_step)
+{
+        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
+        Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                             .find_debuginfo = dwfl_standard_find_debuginfo,
+                             .section_address = dwfl_offline_section_address,
+                             .debuginfo_path = &debuginfo_path};
+        Dwfl *dwfl = dwfl_begin(&cb);
+        assert_non_null(dwfl);
+        dwfl_report_begin(dwfl);
+        Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0, true);
+        dwfl_report_end(dwfl, NULL, NULL);
+        assert_non_null(mod);
+        GElf_Addr bias = 0;
+        Elf *elf = dwfl_module_getelf(mod, &bias);
+        Dwarf_Addr dwbias = 0;
+        Dwarf *dw = dwfl_module_getdwarf(mod, &dwbias);
+        uint32_t nr_read = 0;
+        struct elf_units *u = dw ? elf_units_new(dwarf_getelf(dw)) : NULL;
+        size_t nr_ph = 0;
+        assert_int_equal(elf_getphdrnum(elf, &nr_ph), 0);
+        for (size_t i = 0; u && i < nr_ph; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+                        continue;
+                uint64_t last_cu = UINT64_MAX;
+                for (uint64_t v = ph.p_vaddr; v < ph.p_vaddr + ph.p_filesz + 64;
+                     v += 1 + v % max_step) {
+                        Dwarf_Addr addr = v + bias, cubias = 0;
+                        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
+                        uint64_t cu_off = 0, die_off = 0;
+                        int got = elf_units_find(u, addr - dwbias, &cu_off, &die_off);
+                        assert_int_equal(got, cu != NULL);
+                        if (!cu)
+                                continue;
+                        assert_int_equal(die_off, dwarf_dieoffset(cu));
+                        if (cu_off == last_cu)
+                                continue;
+                        last_cu = cu_off;
+                        struct elf_unit_info ui;
+                        if (elf_units_info(u, cu_off, &ui) <= 0)
+                                continue;
+                        nr_read++;
+                        Dwarf_Attribute at;
+                        Dwarf_Word stmt = 0;
+                        assert_non_null(dwarf_attr(cu, DW_AT_stmt_list, &at));
+                        assert_int_equal(dwarf_formudata(&at, &stmt), 0);
+                        assert_int_equal(ui.stmt_list, stmt);
+                        const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
+                        if (dir)
+                                assert_string_equal(ui.comp_dir, dir);
+                        else
+                                assert_null(ui.comp_dir);
+                        Dwarf_Half version;
+                        uint8_t unit_type, addr_size;
+                        assert_int_equal(dwarf_cu_info(cu->cu, &version, &unit_type, NULL, NULL,
+                                                       NULL, &addr_size, NULL),
+                                         0);
+                        assert_int_equal(unit_type, DW_UT_compile);
+                        assert_int_equal(ui.addr_size, addr_size);
+                }
+        }
+        elf_units_free(u);
+        dwfl_end(dwfl);
+        return nr_read;
+}
+
+static void test_units_as_libdwfl(void **state)
+{
+        (void)state;
+        compare_units(env("SYM_FIXTURE"), 1);
+        compare_units(env("SYM_FIXTURE_NOPIE"), 1);
+        compare_units(env("SYM_FIXLIB"), 1);
+        const char *libs[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                              "/usr/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"};
+        for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+                if (access(libs[i], R_OK) == 0)
+                        printf("test_elf_lines: %s: %u units read without libdw\n", libs[i],
+                               compare_units(libs[i], 31));
 }
 
 /* The section of elf named name: its header and data (NULL: none). */
@@ -270,9 +370,8 @@ int main(void)
 {
         elf_version(EV_CURRENT);
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fixture_and_library),
-                cmocka_unit_test(test_libc),
-                cmocka_unit_test(test_srcline_rows),
+                cmocka_unit_test(test_fixture_and_library), cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_srcline_rows),        cmocka_unit_test(test_units_as_libdwfl),
                 cmocka_unit_test(test_inflated_sections),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
