@@ -16,6 +16,7 @@
 #include "ui/text_sanitize.h"
 #include "ui/text_report.h"
 #include "ui/views.h"
+#include "util/mem_policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -95,6 +96,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct outbuf o;
         int rc = -1;
+        /* before the first table and the symbol loader's thread: a report ends once printed */
+        mem_policy_short_run();
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      .is_no_demangle = opts->is_no_demangle,

@@ -18,8 +18,11 @@
 struct row {
         uint64_t addr;
         int32_t line;
-        uint32_t file_end; /* file << 1 | 1 at an end of sequence */
+        uint16_t file_end; /* file << 1 | 1 at an end of sequence (a unit of more files: libdw) */
+        uint16_t column;   /* libdw keeps 16 bits of it */
 };
+
+#define MAX_FILE ((1u << 15) - 1)
 
 struct unit {
         Dwarf_Off off; /* the unit DIE's offset */
@@ -453,7 +456,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
         /* a row takes a byte of the program at least */
         uint32_t nr = 0, cap = (uint32_t)((size_t)(r.end - program) / 2 + 16);
         struct row *rows = xmalloc(cap * sizeof(*rows));
-        uint64_t addr = 0, file = 1;
+        uint64_t addr = 0, file = 1, column = 0;
         int64_t line = 1;
         r.p = program;
         bool ok = true;
@@ -512,7 +515,8 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                                 ok = file <= UINT_MAX;
                                 break;
                         case DW_LNS_set_column: /* libdw keeps 16 bits of it */
-                                ok = rd_uleb(&r) <= UINT16_MAX;
+                                column = rd_uleb(&r);
+                                ok = column <= UINT16_MAX;
                                 break;
                         case DW_LNS_negate_stmt:
                         case DW_LNS_set_basic_block:
@@ -533,7 +537,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                         ok = false;
                 if (!ok || is_end < 0)
                         continue;
-                if (line < INT_MIN || line > INT_MAX || file >= (1u << 31)) {
+                if (line < INT_MIN || line > INT_MAX || file > MAX_FILE) {
                         ok = false;
                         break;
                 }
@@ -542,11 +546,13 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                         rows = xrealloc(rows, cap * sizeof(*rows));
                 }
                 rows[nr++] =
-                        (struct row){addr, (int32_t)line, (uint32_t)file << 1 | (uint32_t)is_end};
+                        (struct row){addr, (int32_t)line, (uint16_t)(file << 1 | (uint64_t)is_end),
+                                     (uint16_t)column};
                 if (is_end) {
                         addr = 0;
                         file = 1;
                         line = 1;
+                        column = 0;
                 }
         }
         if (!ok || nr == UINT32_MAX) {
@@ -583,10 +589,8 @@ static Elf_Data *section_data(Elf *elf, size_t shstrndx, const char *name)
         return NULL;
 }
 
-static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
+static bool find_sections_of(struct elf_lines *x, Elf *elf)
 {
-        Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
-        Elf *elf = dw ? dwarf_getelf(dw) : NULL;
         if (!elf)
                 return false;
         if (elf == x->elf)
@@ -604,9 +608,16 @@ static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
         return x->line != NULL;
 }
 
-static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
+static bool find_sections(struct elf_lines *x, Dwarf_Die *cu)
 {
-        Dwarf_Off off = dwarf_dieoffset(cu);
+        Dwarf *dw = dwarf_cu_getdwarf(cu->cu);
+        return find_sections_of(x, dw ? dwarf_getelf(dw) : NULL);
+}
+
+/* The unit of DIE offset off, made (not read) where there was none: *is_new. */
+static struct unit *unit_slot(struct elf_lines *x, Dwarf_Off off, bool *is_new)
+{
+        *is_new = false;
         uint32_t j = (uint32_t)((off * 0x9e3779b97f4a7c15ull) >> 40) & x->mask;
         for (;; j = (j + 1) & x->mask) {
                 struct unit *u = &x->units[j];
@@ -637,6 +648,16 @@ static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
         struct unit *u = &x->units[j];
         *u = (struct unit){.off = off, .is_used = true};
         x->nr++;
+        *is_new = true;
+        return u;
+}
+
+static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
+{
+        bool is_new;
+        struct unit *u = unit_slot(x, dwarf_dieoffset(cu), &is_new);
+        if (!is_new)
+                return u;
         /* a compile unit of its own (split and type units: libdw) with its line program */
         Dwarf_Half version;
         uint8_t unit_type, addr_size;
@@ -651,9 +672,44 @@ static struct unit *unit_get(struct elf_lines *x, Dwarf_Die *cu)
         return u;
 }
 
-int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line)
+static int unit_find(const struct unit *u, Dwarf_Addr pc, const char **file, int *line,
+                     int *column);
+
+int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char **file, int *line,
+                   int *column)
 {
-        struct unit *u = unit_get(x, cu);
+        return unit_find(unit_get(x, cu), pc, file, line, column);
+}
+
+int elf_lines_find_unit(struct elf_lines *x, Elf *elf, const struct elf_units *units,
+                        uint64_t cu_offset, uint64_t die_offset, Dwarf_Addr pc, const char **file,
+                        int *line, int *column)
+{
+        struct unit *u = NULL;
+        for (uint32_t j = (uint32_t)((die_offset * 0x9e3779b97f4a7c15ull) >> 40) & x->mask;;
+             j = (j + 1) & x->mask) {
+                if (!x->units[j].is_used)
+                        break;
+                if (x->units[j].off == die_offset) {
+                        u = &x->units[j];
+                        break;
+                }
+        }
+        if (!u) {
+                /* a unit met first: its DIE's attributes read here, else by libdw */
+                struct elf_unit_info ui;
+                if (elf_units_info(units, cu_offset, &ui) <= 0)
+                        return -2;
+                bool is_new;
+                u = unit_slot(x, die_offset, &is_new);
+                if (find_sections_of(x, elf))
+                        read_program(x, u, ui.stmt_list, ui.addr_size, ui.comp_dir);
+        }
+        return unit_find(u, pc, file, line, column);
+}
+
+static int unit_find(const struct unit *u, Dwarf_Addr pc, const char **file, int *line, int *column)
+{
         if (!u->is_read)
                 return -1;
         if (!u->nr)
@@ -668,9 +724,24 @@ int elf_lines_find(struct elf_lines *x, Dwarf_Die *cu, Dwarf_Addr pc, const char
                         l = i;
         }
         const struct row *w = &u->rows[l];
-        if (w->addr > pc || (w->file_end & 1) || (w->file_end >> 1) >= u->nr_files)
+        if (w->addr > pc || (w->file_end & 1))
                 return 0;
+        if ((uint32_t)(w->file_end >> 1) >= u->nr_files)
+                return column ? -1 : 0; /* libdw gives the row's line without a file */
         *file = u->names + u->file_at[w->file_end >> 1];
         *line = w->line;
+        if (column)
+                *column = w->column;
+        return 1;
+}
+
+int elf_lines_file(struct elf_lines *x, Dwarf_Die *cu, uint64_t index, const char **file)
+{
+        struct unit *u = unit_get(x, cu);
+        if (!u->is_read)
+                return -1;
+        if (index >= u->nr_files)
+                return 0;
+        *file = u->names + u->file_at[index];
         return 1;
 }

@@ -6,6 +6,7 @@
 #include "build_id_scan.h"
 #include "debuglink.h"
 #include "elf_inflate.h"
+#include "elf_units.h"
 #include "elf_lines.h"
 #include "elf_scopes.h"
 
@@ -41,11 +42,16 @@ struct elf_module {
         uint32_t nr_seg;
         uint8_t build_id[20];
         uint32_t build_id_size;
-        bool is_guessed;              /* segments guessed: a debug file without its image */
-        struct elf_scopes *scopes;    /* owned: made on the first source line asked for */
-        struct elf_lines *lines;      /* owned: made on the first line asked for */
-        Elf *sym_elf;                 /* the file the symbols came from (a debug file), or NULL */
-        bool is_inflated;             /* elf_inflate_debug ran (at the first line asked for) */
+        bool is_guessed;                /* segments guessed: a debug file without its image */
+        struct elf_scopes *scopes;      /* owned: made on the first source line asked for */
+        struct elf_lines *lines;        /* owned: made on the first line asked for */
+        Elf *sym_elf;                   /* the file the symbols came from (a debug file), or NULL */
+        bool is_inflated;               /* elf_inflate_debug ran (at the first line asked for) */
+        bool is_dwarf_known, has_dwarf; /* elf_module_has_dwarf's answer, once asked */
+        Dwarf *dw;                      /* borrowed from dwfl: its DWARF, where has_dwarf */
+        Dwarf_Addr dwarf_bias;          /* libdwfl's bias of dw's addresses */
+        bool is_units_known;
+        struct elf_units *units;      /* owned: dw's units by address, NULL: libdwfl finds them */
         bool is_direct;               /* its symbols read by read_symbols_direct */
         struct elf_inflated inflated; /* owned: freed after dwfl */
         char file[PATH_MAX];
@@ -550,6 +556,7 @@ void elf_module_free(struct elf_module *m)
                 return;
         if (m->dwfl)
                 dwfl_end(m->dwfl);
+        elf_units_free(m->units);
         elf_inflated_free(&m->inflated);
         free(m->debuginfo_path);
         elf_scopes_free(m->scopes);
@@ -581,14 +588,24 @@ bool elf_module_vaddr(const struct elf_module *m, uint64_t file_offset, uint64_t
         return false;
 }
 
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+bool elf_module_srcline_through_libdwfl;
+
+/* An inlined instance's DW_AT_call_file: from the unit's line program as elf_lines.c reads it
+   (libdw's dwarf_getsrcfiles would read the program again), else libdw's. */
+static const char *call_file(struct elf_module *m, Dwarf_Die *cu, Dwarf_Die *die)
 {
         Dwarf_Attribute at;
         Dwarf_Word idx;
         Dwarf_Files *files;
         size_t nr;
-        if (!dwarf_attr(die, DW_AT_call_file, &at) || dwarf_formudata(&at, &idx) != 0 ||
-            dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
+        const char *name = NULL;
+        if (!dwarf_attr(die, DW_AT_call_file, &at) || dwarf_formudata(&at, &idx) != 0)
+                return NULL;
+        int got =
+                elf_module_srcline_through_libdwfl ? -1 : elf_lines_file(m->lines, cu, idx, &name);
+        if (got >= 0)
+                return got ? name : NULL;
+        if (dwarf_getsrcfiles(cu, &files, &nr) != 0 || idx >= nr)
                 return NULL;
         return dwarf_filesrc(files, idx, NULL, NULL);
 }
@@ -672,6 +689,38 @@ static void inflate_debug(struct elf_module *m)
                 elf_inflate_debug(m->sym_elf, &m->inflated);
 }
 
+bool elf_module_has_dwarf(struct elf_module *m)
+{
+        if (!m || !m->mod)
+                return false;
+        if (!m->is_dwarf_known) {
+                inflate_debug(m);
+                /* libdwfl keeps its answer (the debug information found or not) */
+                m->dw = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+                m->has_dwarf = m->dw != NULL;
+                m->is_dwarf_known = true;
+        }
+        return m->has_dwarf;
+}
+
+/* The unit at addr (libdwfl's address) as dwfl_module_addrdie finds it, through elf_units.c
+   where it reads the module's aranges: 1 with *cu_offset, *die_offset and *cubias set, 0 where
+   libdwfl finds none, -1 where libdwfl is to be asked. */
+static int unit_at(struct elf_module *m, Dwarf_Addr addr, uint64_t *cu_offset, uint64_t *die_offset,
+                   Dwarf_Addr *cubias)
+{
+        if (elf_module_srcline_through_libdwfl || !elf_module_has_dwarf(m))
+                return -1;
+        if (!m->is_units_known) {
+                m->units = elf_units_new(dwarf_getelf(m->dw));
+                m->is_units_known = true;
+        }
+        if (!m->units)
+                return -1;
+        *cubias = m->dwarf_bias;
+        return elf_units_find(m->units, addr - m->dwarf_bias, cu_offset, die_offset);
+}
+
 bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line)
 {
         if (!m || !m->mod)
@@ -681,14 +730,28 @@ bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, ui
            scopes (no compilation unit: no line table either); read by elf_lines.c, where it
            reads the unit, else by libdwfl */
         Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
-        if (!cu)
-                return false;
         if (!m->lines)
                 m->lines = elf_lines_new();
         int nr = 0;
         const char *f = NULL;
-        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr);
+        /* the unit and its DIE's line program attributes read without libdw (its aranges look
+           up every unit, its first attribute read parses the unit's abbreviations) */
+        uint64_t cu_off, die_off;
+        int at = unit_at(m, addr, &cu_off, &die_off, &cubias);
+        if (at == 0)
+                return false;
+        if (at > 0 && elf_lines_find_unit(m->lines, dwarf_getelf(m->dw), m->units, cu_off, die_off,
+                                          addr - cubias, &f, &nr, NULL) >= 0) {
+                if (!f || nr <= 0)
+                        return false;
+                *file = f;
+                *line = (uint32_t)nr;
+                return true;
+        }
+        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        if (!cu)
+                return false;
+        int got = elf_lines_find(m->lines, cu, addr - cubias, &f, &nr, NULL);
         if (got < 0) {
                 Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
                 f = ln ? dwfl_lineinfo(ln, NULL, &nr, NULL, NULL, NULL) : NULL;
@@ -707,14 +770,33 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 return 0;
         inflate_debug(m);
         Dwarf_Addr addr = (Dwarf_Addr)(vaddr + (uint64_t)m->bias), cubias = 0;
-        Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &cubias);
+        uint64_t cu_off, die_off;
+        Dwarf_Die cu_die, *cu = NULL;
+        int at = unit_at(m, addr, &cu_off, &die_off, &cubias);
+        if (at == 0)
+                return 0;
+        if (at > 0)
+                cu = dwarf_offdie(m->dw, die_off, &cu_die); /* the DIE libdwfl's would be */
+        if (!cu)
+                cu = dwfl_module_addrdie(m->mod, addr, &cubias);
         if (!cu)
                 return 0;
+        /* the innermost row: the line table that the line lookups read (elf_lines.c), where it
+           reads the unit (libdwfl's would read the unit's table again, a heap block a row) */
         const char *file = NULL;
         int line = 0, col = 0;
-        Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
-        if (ln)
-                file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+        if (!m->lines)
+                m->lines = elf_lines_new();
+        int got = elf_module_srcline_through_libdwfl
+                          ? -1
+                          : elf_lines_find(m->lines, cu, addr - cubias, &file, &line, &col);
+        if (got < 0) {
+                file = NULL;
+                line = col = 0;
+                Dwfl_Line *ln = dwfl_module_getsrc(m->mod, addr);
+                if (ln)
+                        file = dwfl_lineinfo(ln, NULL, &line, &col, NULL, NULL);
+        }
 
         /* the innermost function scope at addr; then its concrete containers, outward
            (dwarf_getscopes_die continues an inlined instance with the code it was inlined
@@ -749,7 +831,7 @@ uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_src
                 if (tag == DW_TAG_subprogram)
                         break;
                 /* the caller's position: where this was inlined */
-                file = call_file(cu, &sc);
+                file = call_file(m, cu, &sc);
                 line = (int)udata(&sc, DW_AT_call_line);
                 col = (int)udata(&sc, DW_AT_call_column);
         }

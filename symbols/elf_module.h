@@ -64,6 +64,13 @@ struct elf_srcframe {
    per module: the caller serializes. */
 uint32_t elf_module_srcline(struct elf_module *m, uint64_t vaddr, struct elf_srcframe *out,
                             uint32_t max);
+/* Tests: true reads elf_module_srcline's innermost row through libdwfl's dwfl_module_getsrc
+   and its inlined instances' call files through libdw's dwarf_getsrcfiles, the answers that
+   elf_lines.c's (file, line, column and file names) must equal. */
+extern bool elf_module_srcline_through_libdwfl;
+/* Whether m has DWARF debug information (libdwfl found it, in the file or a debug file): none,
+   and no address of it has a source line (elf_module_srcline, elf_module_line give none). */
+bool elf_module_has_dwarf(struct elf_module *m);
 /* The source line at vaddr from the line table only (elf_module_srcline's innermost file and
    line, without reading the scopes): false where there is none, or line 0. */
 bool elf_module_line(struct elf_module *m, uint64_t vaddr, const char **file, uint32_t *line);

@@ -109,6 +109,8 @@ uint32_t sym_srcline(struct sym_store *s, struct sym_loc loc, struct sym_srcfram
         if (!is_found || !e->is_full) {
                 if (!elf_loaded(s, loc.module))
                         return 0; /* not cached: computed once the module is there */
+                if (!elf_module_has_dwarf(m->elf))
+                        return 0; /* no line anywhere in it: nothing kept per address */
                 uint64_t vaddr;
                 struct elf_srcframe fr[MAX_SRC_FRAMES];
                 uint32_t n = elf_module_vaddr(m->elf, loc.rel, &vaddr)
@@ -154,6 +156,10 @@ bool sym_srcline_line(struct sym_store *s, struct sym_loc loc, uint32_t *file, u
         struct src_entry *e = src_slot(s, loc, &is_found);
         if (!is_found) {
                 if (!elf_loaded(s, loc.module))
+                        return false;
+                /* a module without DWARF (most of a trace's: no debug file): no line anywhere,
+                   nothing kept per address (e.etl's Hot lines asked 11,238 such addresses) */
+                if (!elf_module_has_dwarf(m->elf))
                         return false;
                 uint64_t vaddr;
                 const char *f = NULL;

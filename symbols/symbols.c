@@ -170,6 +170,7 @@ void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st)
         if (!s)
                 return;
         *st = s->st;
+        st->nr_src_kept = s->nr_src;
         size_t mem = sizeof(*s) + s->string_bytes +
                      s->cap_strings * (sizeof(char *) + sizeof(uint32_t)) +
                      (s->string_hash_mask + 1) * sizeof(uint32_t) +

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* mem_policy.c: owns the allocator's settings of a long-running process (mem_policy.h). */
+/* mem_policy.c: owns the allocator's settings of a long-running process and of a short one
+   (mem_policy.h). */
 #include "util/mem_policy.h"
 
 #include <errno.h>
@@ -21,6 +22,20 @@ int mem_policy_long_run(void)
            held (bench/README.md, item 7's third round). A fixed threshold keeps every large
            block in its own mapping, given back when freed, and the heap holds small ones. */
         if (mallopt(M_MMAP_THRESHOLD, (int)MEM_POLICY_MMAP_MIN) == 1)
+                return 0;
+#endif
+        return -ENOTSUP;
+}
+
+int mem_policy_short_run(void)
+{
+#ifdef __GLIBC__
+        /* glibc gives the heap's free top back past 128 KiB (its trim threshold, or twice its
+           mmap threshold once that rises) and maps a large block apart, unmapped when freed: a
+           replay's tables, grown by doubling and freed, and the sections and symbol tables of
+           each module read, faulted their pages in again and again (e.etl's --replay -b: 12,400
+           page faults, a sixth of its CPU time on this VM; kept, 7,700). */
+        if (mallopt(M_TOP_PAD, (int)MEM_POLICY_TOP_PAD) == 1)
                 return 0;
 #endif
         return -ENOTSUP;

@@ -2,7 +2,9 @@
 /* test_elf_lines.c: the line tables read unit by unit (symbols/elf_lines.c) answer every
    address of the symbol fixture, its library and, where its debug file is installed, libc
    exactly as libdwfl's dwfl_module_getsrc and dwfl_lineinfo do, reading the units themselves
-   (no answer left to libdw); and compressed debug sections inflated ahead of libdw
+   (no answer left to libdw), columns included, and elf_module_srcline's innermost rows read so
+   are libdwfl's, as are the units elf_units.c finds by address and the line program attributes
+   it reads from their DIEs; and compressed debug sections inflated ahead of libdw
    (symbols/elf_inflate.c) hold the bytes of the uncompressed file, answer the same, and the
    location lists are left out. */
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -24,6 +27,7 @@
 #include "elf_inflate.h"
 #include "elf_lines.h"
 #include "elf_module.h"
+#include "elf_units.h"
 
 static const char *env(const char *name)
 {
@@ -65,9 +69,10 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                 for (uint64_t v = ph.p_vaddr; v < ph.p_vaddr + ph.p_filesz; v += 1 + v % max_step) {
                         Dwarf_Addr addr = v + bias, cubias = 0;
                         Dwfl_Line *ln = dwfl_module_getsrc(mod, addr);
-                        int want_line = 0;
+                        int want_line = 0, want_col = 0;
                         const char *want =
-                                ln ? dwfl_lineinfo(ln, NULL, &want_line, NULL, NULL, NULL) : NULL;
+                                ln ? dwfl_lineinfo(ln, NULL, &want_line, &want_col, NULL, NULL)
+                                   : NULL;
                         Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
                         c->asked++;
                         if (!cu) {
@@ -75,8 +80,8 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                                 continue;
                         }
                         const char *file = NULL;
-                        int line = 0;
-                        int got = elf_lines_find(x, cu, addr - cubias, &file, &line);
+                        int line = 0, col = -1;
+                        int got = elf_lines_find(x, cu, addr - cubias, &file, &line, &col);
                         if (got < 0) {
                                 c->left++;
                                 continue;
@@ -89,6 +94,7 @@ static void compare_file(const char *path, uint32_t max_step, struct counts *c)
                         c->found++;
                         assert_string_equal(file, want);
                         assert_int_equal(line, want_line);
+                        assert_int_equal(col, want_col);
                 }
         }
         elf_lines_free(x);
@@ -121,6 +127,146 @@ static void test_libc(void **state)
                 skip();
         }
         assert_int_equal(c.left, 0);
+}
+
+/* elf_module_srcline of every stride-th address of path's first 1 MiB, its innermost row read
+   by elf_lines.c and by libdwfl: the same frames (functions, files, lines, columns). Returns
+   the number of addresses with frames. */
+static uint32_t compare_srcline(const char *path, uint64_t stride)
+{
+        struct elf_load_request rq = {.path = path, .fd = -1};
+        struct elf_module *m = NULL;
+        char note[512];
+        assert_int_equal(elf_module_load(&rq, &m, note, sizeof(note)), 0);
+        uint32_t nr_found = 0;
+        for (uint64_t v = 0; v < (1u << 20); v += stride) {
+                struct elf_srcframe ours[8], theirs[8];
+                elf_module_srcline_through_libdwfl = false;
+                uint32_t n = elf_module_srcline(m, v, ours, 8);
+                elf_module_srcline_through_libdwfl = true;
+                uint32_t k = elf_module_srcline(m, v, theirs, 8);
+                elf_module_srcline_through_libdwfl = false;
+                assert_int_equal(n, k);
+                for (uint32_t i = 0; i < n; i++) {
+                        assert_string_equal(ours[i].function, theirs[i].function);
+                        assert_string_equal(ours[i].file, theirs[i].file);
+                        assert_int_equal(ours[i].line, theirs[i].line);
+                        assert_int_equal(ours[i].column, theirs[i].column);
+                }
+                nr_found += n > 0 && ours[0].line > 0;
+                /* the line alone, its unit found by elf_units.c and by libdwfl */
+                const char *fo = NULL, *ft = NULL;
+                uint32_t lo = 0, lt = 0;
+                bool ho = elf_module_line(m, v, &fo, &lo);
+                elf_module_srcline_through_libdwfl = true;
+                bool ht = elf_module_line(m, v, &ft, &lt);
+                elf_module_srcline_through_libdwfl = false;
+                assert_int_equal(ho, ht);
+                if (ho) {
+                        assert_string_equal(fo, ft);
+                        assert_int_equal(lo, lt);
+                }
+        }
+        elf_module_free(m);
+        return nr_found;
+}
+
+static void test_srcline_rows(void **state)
+{
+        (void)state;
+        assert_true(compare_srcline(env("SYM_FIXTURE"), 1) > 10);
+        assert_true(compare_srcline(env("SYM_FIXLIB"), 1) > 10);
+        const char *libs[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                              "/usr/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"};
+        for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+                if (access(libs[i], R_OK) == 0)
+                        printf("test_elf_lines: %s: %u addresses with lines\n", libs[i],
+                               compare_srcline(libs[i], 61));
+}
+
+/* elf_units.c against libdwfl on path: the unit at every stride-th address of its executable
+   segments (dwfl_module_addrdie's DIE offset, or none), and each unit's line program attributes
+   where elf_units.c reads its DIE (DW_AT_stmt_list, DW_AT_comp_dir as libdw reads them).
+   Returns the number of units read. */
+static uint32_t compare_units(const char *path, uint32_t max_step)
+{
+        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
+        Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                             .find_debuginfo = dwfl_standard_find_debuginfo,
+                             .section_address = dwfl_offline_section_address,
+                             .debuginfo_path = &debuginfo_path};
+        Dwfl *dwfl = dwfl_begin(&cb);
+        assert_non_null(dwfl);
+        dwfl_report_begin(dwfl);
+        Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0, true);
+        dwfl_report_end(dwfl, NULL, NULL);
+        assert_non_null(mod);
+        GElf_Addr bias = 0;
+        Elf *elf = dwfl_module_getelf(mod, &bias);
+        Dwarf_Addr dwbias = 0;
+        Dwarf *dw = dwfl_module_getdwarf(mod, &dwbias);
+        uint32_t nr_read = 0;
+        struct elf_units *u = dw ? elf_units_new(dwarf_getelf(dw)) : NULL;
+        size_t nr_ph = 0;
+        assert_int_equal(elf_getphdrnum(elf, &nr_ph), 0);
+        for (size_t i = 0; u && i < nr_ph; i++) {
+                GElf_Phdr ph;
+                if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+                        continue;
+                uint64_t last_cu = UINT64_MAX;
+                for (uint64_t v = ph.p_vaddr; v < ph.p_vaddr + ph.p_filesz + 64;
+                     v += 1 + v % max_step) {
+                        Dwarf_Addr addr = v + bias, cubias = 0;
+                        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &cubias);
+                        uint64_t cu_off = 0, die_off = 0;
+                        int got = elf_units_find(u, addr - dwbias, &cu_off, &die_off);
+                        assert_int_equal(got, cu != NULL);
+                        if (!cu)
+                                continue;
+                        assert_int_equal(die_off, dwarf_dieoffset(cu));
+                        if (cu_off == last_cu)
+                                continue;
+                        last_cu = cu_off;
+                        struct elf_unit_info ui;
+                        if (elf_units_info(u, cu_off, &ui) <= 0)
+                                continue;
+                        nr_read++;
+                        Dwarf_Attribute at;
+                        Dwarf_Word stmt = 0;
+                        assert_non_null(dwarf_attr(cu, DW_AT_stmt_list, &at));
+                        assert_int_equal(dwarf_formudata(&at, &stmt), 0);
+                        assert_int_equal(ui.stmt_list, stmt);
+                        const char *dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at));
+                        if (dir)
+                                assert_string_equal(ui.comp_dir, dir);
+                        else
+                                assert_null(ui.comp_dir);
+                        Dwarf_Half version;
+                        uint8_t unit_type, addr_size;
+                        assert_int_equal(dwarf_cu_info(cu->cu, &version, &unit_type, NULL, NULL,
+                                                       NULL, &addr_size, NULL),
+                                         0);
+                        assert_int_equal(unit_type, DW_UT_compile);
+                        assert_int_equal(ui.addr_size, addr_size);
+                }
+        }
+        elf_units_free(u);
+        dwfl_end(dwfl);
+        return nr_read;
+}
+
+static void test_units_as_libdwfl(void **state)
+{
+        (void)state;
+        compare_units(env("SYM_FIXTURE"), 1);
+        compare_units(env("SYM_FIXTURE_NOPIE"), 1);
+        compare_units(env("SYM_FIXLIB"), 1);
+        const char *libs[] = {"/usr/lib/x86_64-linux-gnu/libc.so.6",
+                              "/usr/lib/aarch64-linux-gnu/libc.so.6", "/lib64/libc.so.6"};
+        for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
+                if (access(libs[i], R_OK) == 0)
+                        printf("test_elf_lines: %s: %u units read without libdw\n", libs[i],
+                               compare_units(libs[i], 31));
 }
 
 /* The section of elf named name: its header and data (NULL: none). */
@@ -224,8 +370,8 @@ int main(void)
 {
         elf_version(EV_CURRENT);
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fixture_and_library),
-                cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_fixture_and_library), cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_srcline_rows),        cmocka_unit_test(test_units_as_libdwfl),
                 cmocka_unit_test(test_inflated_sections),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -90,6 +91,93 @@ static struct sym_table *table_in_order(const uint32_t *order, uint32_t n)
         }
         sym_table_finish(t, 0x1000);
         return t;
+}
+
+/* xorshift64: the same tables at every run */
+static uint64_t next_random(uint64_t *x)
+{
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        return *x;
+}
+
+struct ref_entry {
+        uint64_t start;
+        int rank;
+        uint32_t i;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+        const struct ref_entry *x = a, *y = b;
+        if (x->start != y->start)
+                return x->start < y->start ? -1 : 1;
+        if (x->rank != y->rank)
+                return x->rank < y->rank ? -1 : 1;
+        return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Tables of n symbols at random starts (a third of them shared: aliases) with random flags,
+   over spans from a few pages to a 64-bit range, added in random order (every other table
+   after an ordered run of 40% of it): each start's entry
+   after finish is the one of the lowest rank (padding, data, weak, local, unsized: each a step
+   down), the first added of those (a qsort by start, rank and order says which), whatever the
+   table's size and the sort that its size takes. */
+static void test_sorted_by_start_and_rank(void **state)
+{
+        (void)state;
+        static const uint32_t sizes[] = {300, 3000, 5000, 70000};
+        static const uint64_t spans[] = {0x4000, 0x3000000, 0x7fffffffffull, 1ull << 57, ~0ull};
+        static const uint32_t flag_bits[] = {SYM_FLAG_WEAK, SYM_FLAG_LOCAL, SYM_FLAG_DATA,
+                                             SYM_FLAG_PADDING};
+        uint64_t x = 0x9e3779b97f4a7c15ull;
+        for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+                for (size_t pi = 0; pi < sizeof(spans) / sizeof(spans[0]); pi++) {
+                        uint32_t n = sizes[si];
+                        uint64_t base = spans[pi] == ~0ull ? 0 : 0xffff800000000000ull;
+                        struct ref_entry *ref = malloc(n * sizeof(*ref));
+                        assert_non_null(ref);
+                        struct sym_table *t = sym_table_new();
+                        char name[32];
+                        for (uint32_t i = 0; i < n; i++) {
+                                /* every other table: its first 40% in order, three
+                                   entries a start (a run that the whole table's sort takes) */
+                                uint64_t start = (pi & 1) && i < n * 2 / 5
+                                                         ? base + (uint64_t)(i / 3) * 16
+                                                 : i && next_random(&x) % 3 == 0
+                                                         ? ref[next_random(&x) % i].start
+                                                         : base + next_random(&x) % spans[pi];
+                                uint32_t flags = 0;
+                                for (size_t k = 0; k < 4; k++)
+                                        if (next_random(&x) % 4 == 0)
+                                                flags |= flag_bits[k];
+                                uint64_t size = next_random(&x) % 2 ? 0x10 : 0;
+                                int len = snprintf(name, sizeof(name), "s%u", i);
+                                sym_table_add(t, start, size, name, (size_t)len, flags);
+                                int r = (flags & SYM_FLAG_PADDING ? 16 : 0) +
+                                        (flags & SYM_FLAG_DATA ? 8 : 0) +
+                                        (flags & SYM_FLAG_WEAK ? 4 : 0) +
+                                        (flags & SYM_FLAG_LOCAL ? 2 : 0) + (size ? 0 : 1);
+                                ref[i] = (struct ref_entry){start, r, i};
+                        }
+                        sym_table_finish(t, 0x1000);
+                        qsort(ref, n, sizeof(*ref), ref_cmp);
+                        uint32_t k = 0;
+                        for (uint32_t j = 0; j < n; j++) {
+                                if (j && ref[j].start == ref[j - 1].start)
+                                        continue;
+                                const struct sym_entry *e = sym_table_at(t, k++);
+                                assert_non_null(e);
+                                assert_int_equal(e->start, ref[j].start);
+                                snprintf(name, sizeof(name), "s%u", ref[j].i);
+                                assert_string_equal(sym_table_name(t, e), name);
+                        }
+                        assert_int_equal(sym_table_count(t), k);
+                        sym_table_free(t);
+                        free(ref);
+                }
+        }
 }
 
 /* Control characters of a name become '?', wherever they are in it (the names are copied
@@ -202,6 +290,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookup),
                 cmocka_unit_test(test_any_order),
+                cmocka_unit_test(test_sorted_by_start_and_rank),
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_control_characters),

@@ -634,6 +634,45 @@ static void test_minidebuginfo(void **state)
         sym_store_free(s);
 }
 
+/* A module without DWARF (MiniDebugInfo: symbols, no lines) has no source line at any address,
+   and the store keeps nothing per address for it; the fixture's lines are kept, one per
+   address asked. */
+static void test_no_lines_kept_without_dwarf(void **state)
+{
+        (void)state;
+        char bin[1024];
+        variant_path(bin, sizeof(bin), "mini");
+        struct fixture_run r;
+        run_fixture(bin, &r);
+        struct sym_store *s = store_new(NULL, 0, true);
+        feed(s, &r, bin, NULL, true);
+        expect_name(s, r.leaf + 1, "fixture_leaf", 1);
+        for (uint64_t a = r.outer; a < r.outer + 64; a++) {
+                uint32_t file = 0, line = 0;
+                struct sym_srcframe fr[8];
+                assert_false(sym_srcline_line(s, sym_locate(s, PID, a), &file, &line));
+                assert_int_equal(sym_srcline(s, sym_locate(s, PID, a), fr, 8), 0);
+        }
+        struct sym_stats st;
+        sym_store_get_stats(s, &st);
+        assert_int_equal(st.nr_src_kept, 0);
+        sym_store_free(s);
+
+        run_fixture(env("SYM_FIXTURE"), &r);
+        s = store_new(NULL, 0, true);
+        feed(s, &r, env("SYM_FIXTURE"), NULL, true);
+        resolve(s, r.outer);
+        uint32_t nr_lines = 0;
+        for (uint64_t a = r.outer; a < r.outer + 64; a++) {
+                uint32_t file = 0, line = 0;
+                nr_lines += sym_srcline_line(s, sym_locate(s, PID, a), &file, &line);
+        }
+        sym_store_get_stats(s, &st);
+        assert_true(nr_lines > 0);
+        assert_int_equal(st.nr_src_kept, 64);
+        sym_store_free(s);
+}
+
 static void test_moved_to_symbol_path(void **state)
 {
         (void)state;
@@ -1709,6 +1748,7 @@ int main(void)
                 cmocka_unit_test(test_function_names_once),
                 cmocka_unit_test(test_unmapped_module_evicted_and_reloaded),
                 cmocka_unit_test(test_stripped_with_debug_dir),
+                cmocka_unit_test(test_no_lines_kept_without_dwarf),
                 cmocka_unit_test(test_minidebuginfo),
                 cmocka_unit_test(test_moved_to_symbol_path),
                 cmocka_unit_test(test_changed_file_is_refused),

@@ -219,6 +219,7 @@ struct sym_stats {
         uint32_t nr_loaded;     /* with symbols */
         uint32_t nr_spaces;     /* process address spaces kept */
         uint64_t nr_evicted;    /* modules whose symbols went back (sym_store_evict_unmapped) */
+        uint32_t nr_src_kept;   /* addresses whose source lines are kept (sym_srcline, _line) */
         size_t memory_bytes;    /* tables, caches, names */
 };
 void sym_store_get_stats(const struct sym_store *s, struct sym_stats *st);

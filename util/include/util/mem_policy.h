@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* mem_policy.h: the allocator's settings of a process that runs for hours (the screen, and the
-   session host it starts): its memory follows what it holds, not its history of frees. */
+   session host it starts): its memory follows what it holds, not its history of frees; and of
+   one that reads a recording to text and exits (--replay -b): its memory is used again. */
 #ifndef ETWTOP_UTIL_MEM_POLICY_H
 #define ETWTOP_UTIL_MEM_POLICY_H
 
@@ -14,5 +15,16 @@
 /* Sets it for this process (and the processes it forks after): before the first large block.
    0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
 int mem_policy_long_run(void);
+
+/* The heap's top kept (not given back) up to this much: a short run's tables freed as they grow
+   are made again in pages already there. */
+#define MEM_POLICY_TOP_PAD ((size_t)64 << 20)
+
+/* Sets it for this process, before the first large block and the first thread: every block
+   freed at the heap's top stays for the next one, and large ones come from the heap (glibc's
+   own threshold then stays at its start, 128 KiB, for the few that the heap cannot hold). For a
+   run that ends once its work is done: its memory is at most its peak and MEM_POLICY_TOP_PAD.
+   0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
+int mem_policy_short_run(void);
 
 #endif
