@@ -13,7 +13,11 @@
 #        MODE=pinned: what each recorder costs the load per switch: perf bench sched pipe on
 #        CPU 0 (7 runs of 50,000 round trips, 2 switches each) beside nothing, etwtop --record
 #        and perf record (each on the last CPU, ROUNDS times); the least and median us a round
-#        trip. Needs 2 CPUs and SECONDS >= 12.
+#        trip. Needs 2 CPUs and SECONDS >= 12. It also runs perf record --switch-events: the
+#        context-switch records etwtop asks for too, without which sched_switch alone misses
+#        switches on some kernels (bench/README.md, "Item 2, seventh pass"), so that perf writes
+#        every switch, as etwtop does.
+#        PERF_SWITCH_EVENTS=1 (switches, together): perf record with --switch-events as well.
 # Budget (DESIGN.md, issue 25): etwtop's CPU <= perf record's (in total and per event written),
 # <= 0.5x on the samples-only run; file size within 1.5x of perf.data. "Events" to compare per
 # event: the samples, CSwitch and ReadyThread etwtop wrote, and perf's samples (perf script).
@@ -63,13 +67,19 @@ etwtop_rec() {
                 --on "$e_on" --stackwalk "$e_walk" --stackwalk-mode fp \
                 2>"$tmp/etwtop.err" || die "etwtop --record failed: $(cat "$tmp/etwtop.err")"
 }
+p_sw=()
+[ "${PERF_SWITCH_EVENTS:-0}" = 1 ] && p_sw=(--switch-events)
 perf_rec() {
         rm -f "$tmp/p.data" "$tmp/p.data.old"
         /usr/bin/time -f "%U %S" -o "$tmp/perf.time" \
                 perf record -q -B -N -o "$tmp/p.data" -a -g -e cpu-clock/period=250000/ \
-                "${p_tp[@]}" -- sleep "$secs" \
+                "${p_tp[@]}" "${p_sw[@]}" -- sleep "$secs" \
                 2>"$tmp/perf.err" ||
                 die "perf record failed: $(cat "$tmp/perf.err")"
+}
+perf_rec_sw() {
+        local p_sw=(--switch-events)
+        perf_rec
 }
 run_etwtop() {
         load
@@ -122,7 +132,9 @@ if [ "$mode" = pinned ]; then
                 if ((r % 2)); then
                         run_pinned etwtop etwtop_rec
                         run_pinned perf perf_rec
+                        run_pinned perfsw perf_rec_sw
                 else
+                        run_pinned perfsw perf_rec_sw
                         run_pinned perf perf_rec
                         run_pinned etwtop etwtop_rec
                 fi
@@ -133,8 +145,11 @@ if [ "$mode" = pinned ]; then
                 printf "%-16s %12.2f %s\n", "nothing", lo["nothing"], md["nothing"]
                 printf "%-16s %12.2f %s\n", "etwtop --record", lo["etwtop"], md["etwtop"]
                 printf "%-16s %12.2f %s\n", "perf record", lo["perf"], md["perf"]
+                printf "%-16s %12.2f %s\n", " --switch-events", lo["perfsw"], md["perfsw"]
                 printf "\nper switch beyond nothing: etwtop / perf record %.2fx (least)\n",
                         (lo["etwtop"] - lo["nothing"]) / (lo["perf"] - lo["nothing"])
+                printf "                           etwtop / perf record --switch-events %.2fx (least)\n",
+                        (lo["etwtop"] - lo["nothing"]) / (lo["perfsw"] - lo["nothing"])
         }'
         exit 0
 fi
@@ -183,14 +198,16 @@ echo
 awk -v secs="$secs" -v rounds="$rounds" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_cpu="$p_cpu" -v e_size="$e_size" \
         -v p_size="$p_size" -v e_events="$e_events" -v p_events="$p_events" -v e_lost="$e_lost" \
         -v p_lost="$p_lost" -v e_like="$e_like" -v mode="$mode" -v cpu_target="$cpu_target" \
-        -v e_kinds="$e_kinds" -v p_kinds="$p_kinds" 'BEGIN {
+        -v e_kinds="$e_kinds" -v p_kinds="$p_kinds" -v psw="${#p_sw[@]}" 'BEGIN {
         if (mode == "together")
                 printf "record benchmark (both recorders at once on the same load): %d rounds of %d s, %d CPUs\nbusy, 4 kHz samples with stacks, context switches, wake-ups with stacks, process/thread/image events", rounds, secs, ncpu
         else if (mode == "samples")
                 printf "record benchmark (samples only): %d rounds of %d s, %d CPUs busy, 4 kHz samples with\nstacks, process/thread/image events", rounds, secs, ncpu
         else
                 printf "record benchmark: %d rounds of %d s, %d CPUs busy, 4 kHz samples with stacks, context\nswitches, wake-ups with stacks, process/thread/image events", rounds, secs, ncpu
-        printf " (CPU, events, lost: sums over the\nrounds; file sizes: the last round; like: samples, switches and wake-ups)\n\n"
+        printf " (CPU, events, lost: sums over the\nrounds; file sizes: the last round; like: samples, switches and wake-ups)\n"
+        if (psw) printf "perf record with --switch-events (the context-switch records etwtop asks for too)\n"
+        printf "\n"
         printf "%-16s %10s %12s %10s %10s %8s %12s\n", "recorder", "CPU s", "file MB", "events", "like", "lost", "CPU s/M like"
         printf "%-16s %10.3f %12.2f %10d %10d %8d %12.3f\n", "etwtop --record", e_cpu, e_size / 1e6, e_events, e_like, e_lost, e_like ? e_cpu * 1e6 / e_like : 0
         printf "%-16s %10.3f %12.2f %10d %10d %8d %12.3f\n", "perf record", p_cpu, p_size / 1e6, p_events, p_events, p_lost, p_events ? p_cpu * 1e6 / p_events : 0

@@ -401,6 +401,11 @@ bool attr_spec_build(const struct live_spec_env *env, const struct live_settings
                 spec_common(env, s, sp, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY);
                 sp->attr.context_switch = 1;
                 sp->conv.kind = PERF_CONV_SIDEBAND;
+                /* on every CPU, though it costs the switching tasks two records a switch: its
+                   switch-in record is the only record of a switch out of a task in whose
+                   context the kernel writes nothing (bench/README.md, "Item 2, seventh pass":
+                   a Firecracker guest's pid 1 threads, on every CPU, and its idle tasks but
+                   CPU 0's), and no record tells beforehand which CPUs such a task will use */
                 /* -p: the whole CPU's switch records name the thread each switch-in of the
                    process replaced, and whether it was preempted (a per-thread record names
                    neither); the converter keeps only the process's switches */

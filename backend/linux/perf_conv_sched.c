@@ -458,10 +458,13 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
 /* PERF_RECORD_SWITCH / SWITCH_CPU_WIDE (context_switch=1, LINUX-MAPPING.md 3.3). An IN record
    is written in the incoming thread's context once the switch is done, after the sched_switch
    sample of the same switch (written in the outgoing thread's context). When no CSwitch switched
-   that thread in on this CPU, the sample was not delivered: on Linux 6.18 nothing is recorded
-   while a secondary CPU's idle task runs (no sched_switch of swapper/N switching out, no
-   cpu-clock samples in it), so every switch-in from idle there would be missing. The IN record
-   then makes the CSwitch, stamped at its own time (a few microseconds after the switch). */
+   that thread in on this CPU, the sample was not delivered: a kernel may write nothing in the
+   context of some tasks. The Firecracker guest of bench/README.md ("Item 2, seventh pass")
+   writes no perf record while pid 1's threads (its agent) or the idle task of a CPU other than
+   0 are current: no sched_switch of them switching out, no samples, no tracepoint in their
+   interrupts; on every CPU, then, the switch-ins out of them would be missing. The IN record,
+   written in the incoming thread's context, is the only record of such a switch: it makes the
+   CSwitch, stamped at its own time (a few microseconds after the switch). */
 /* The size of the sample_id trailer of ev's non-sample records. */
 static uint32_t trailer_size(const struct perf_conv_event *ev)
 {
