@@ -133,10 +133,13 @@
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
-#define RT_SPARES 4
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
    save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
 #define RT_WAKE_BATCH 8
+/* Buffers a consumer is done with, kept for the next copies: a batch's worth and one more. With
+   4, every batch of 8 malloc'd 4 buffers and freed 4 (the allocator gave their pages back with
+   madvise, and the next copies faulted them in again: 16 faults a buffer). */
+#define RT_SPARES (RT_WAKE_BATCH + 1)
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {
@@ -156,8 +159,8 @@ struct session_rt {
         struct rt_queue q; /* under s->lock */
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
         uint8_t *current;  /* owned: the buffer last handed out */
-        bool is_current_header; /* current is the header's copy, not a queue buffer */
-        uint64_t nr_lost;       /* under s->lock */
+        bool is_current_header;   /* current is the header's copy, not a queue buffer */
+        _Atomic uint64_t nr_lost; /* written under s->lock, read without it (per buffer sent) */
         struct session_rt *next;
 };
 

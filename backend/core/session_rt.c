@@ -91,7 +91,7 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                 if (s->is_ending && rt->q.count >= rt->q.cap)
                         rt_queue_grow(&rt->q);
                 if (!rt_queue_push(&rt->q, buf)) {
-                        rt->nr_lost++;
+                        atomic_fetch_add_explicit(&rt->nr_lost, 1, memory_order_relaxed);
                         s->nr_rt_lost++;
                 }
                 is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
@@ -242,12 +242,11 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
         return rc;
 }
 
+/* Without s->lock: the stream reads it for every buffer it sends, and the lock is the logger's
+   for a whole drain (the sender waited on it, a PI futex each time). */
 uint64_t session_rt_nr_lost(const struct session_rt *rt)
 {
-        pthread_mutex_lock(&rt->s->lock);
-        uint64_t n = rt->nr_lost;
-        pthread_mutex_unlock(&rt->s->lock);
-        return n;
+        return atomic_load_explicit(&rt->nr_lost, memory_order_relaxed);
 }
 
 const char *session_rt_error(const struct session_rt *rt)
@@ -283,7 +282,8 @@ void session_rt_drop(struct session_rt *rt)
 {
         struct session *s = rt->s;
         pthread_mutex_lock(&s->lock);
-        rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
+        atomic_fetch_add_explicit(&rt->nr_lost, rt->q.count + (rt->header ? 1 : 0),
+                                  memory_order_relaxed);
         if (rt->is_current_header)
                 free(rt->current);
         else

@@ -145,19 +145,23 @@ static int part_ms(int ms, int64_t deadline)
 
 /* Reads exactly n bytes, waiting up to ms for each part and never past deadline (0: none). 0,
    -ECONNRESET at end of file before the first byte (*got 0), -EBADMSG at end of file after it,
-   -ETIMEDOUT or -errno. */
+   -ETIMEDOUT or -errno. What has arrived is taken without a poll first: a stream's buffer is
+   most often there whole (the poll before each of its two reads was three calls a buffer). */
 static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, size_t *got)
 {
         *got = 0;
         while (*got < n) {
-                int rc = wait_fd(fd, POLLIN, part_ms(ms, deadline));
-                if (rc < 0)
-                        return rc;
-                if (rc == 0)
-                        return -ETIMEDOUT;
-                ssize_t k = recv(fd, out + *got, n - *got, 0);
-                if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                ssize_t k = recv(fd, out + *got, n - *got, MSG_DONTWAIT);
+                if (k < 0 && errno == EINTR)
                         continue;
+                if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                        int rc = wait_fd(fd, POLLIN, part_ms(ms, deadline));
+                        if (rc < 0)
+                                return rc;
+                        if (rc == 0)
+                                return -ETIMEDOUT;
+                        continue;
+                }
                 if (k < 0)
                         return -errno;
                 if (k == 0)
@@ -167,12 +171,33 @@ static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, 
         return 0;
 }
 
+/* Whether fd has something to read (bytes or its end) without waiting: 1, 0 when not yet,
+   -errno. */
+static int peek_fd(int fd)
+{
+        uint8_t b;
+        for (;;) {
+                ssize_t k = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+                if (k >= 0)
+                        return 1;
+                if (errno == EINTR)
+                        continue;
+                if (errno == EAGAIN || errno == EWOULDBLOCK)
+                        return 0;
+                /* not a socket (a test's pipe): poll says */
+                return wait_fd(fd, POLLIN, 0);
+        }
+}
+
 static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg,
                     size_t *size, char *why, size_t why_size)
 {
         *msg = NULL;
         *size = 0;
-        int rc = wait_fd(fd, POLLIN, part_ms(first_ms, deadline));
+        /* a message already there is read at once; otherwise wait up to first_ms for it */
+        int rc = peek_fd(fd);
+        if (rc == 0)
+                rc = wait_fd(fd, POLLIN, part_ms(first_ms, deadline));
         if (rc < 0) {
                 say(why, why_size, "waiting for a message", -rc);
                 return rc;

@@ -837,7 +837,15 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                                atomic_load(&nr_active) >= MAX_CONNECTIONS;
                 struct pollfd pfd[2] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
                                         {.fd = signal_fds[0], .events = POLLIN}};
-                int k = poll(pfd, 2, is_full ? 10 : TICK_MS);
+                /* with sessions running, nothing here needs a tick before the next check of
+                   the socket (a client, a signal and a session's end from a client all wake
+                   this poll or come with one): 1 wake-up a second rather than 10 */
+                int wait = is_full ? 10 : TICK_MS;
+                if (!is_full && session_nr_sessions() > 0) {
+                        int64_t left = next_check - now_ms();
+                        wait = left < TICK_MS ? TICK_MS : left > 1000 ? 1000 : (int)left;
+                }
+                int k = poll(pfd, 2, wait);
                 if (k < 0 && errno != EINTR)
                         break;
                 if (k > 0 && pfd[1].revents) {
