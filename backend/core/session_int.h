@@ -136,10 +136,7 @@ enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
    save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
 #define RT_WAKE_BATCH 8
-/* Buffers a consumer is done with, kept for the next copies: a batch's worth and one more. With
-   4, every batch of 8 malloc'd 4 buffers and freed 4 (the allocator gave their pages back with
-   madvise, and the next copies faulted them in again: 16 faults a buffer). */
-#define RT_SPARES (RT_WAKE_BATCH + 1)
+#define RT_SPARES 4
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {

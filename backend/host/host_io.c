@@ -143,13 +143,13 @@ static int part_ms(int ms, int64_t deadline)
         return left < ms || ms < 0 ? (int)left : ms;
 }
 
-/* Reads exactly n bytes, waiting up to ms for each part and never past deadline (0: none). 0,
-   -ECONNRESET at end of file before the first byte (*got 0), -EBADMSG at end of file after it,
-   -ETIMEDOUT or -errno. What has arrived is taken without a poll first: a stream's buffer is
-   most often there whole (the poll before each of its two reads was three calls a buffer). */
+/* Reads exactly n bytes, the first *got of them read already, waiting up to ms for each part
+   and never past deadline (0: none). 0, -ECONNRESET at end of file before the first byte (*got
+   0), -EBADMSG at end of file after it, -ETIMEDOUT or -errno. What has arrived is taken without
+   a poll first: a stream's buffer is most often there whole (a poll before each read was three
+   calls a buffer). */
 static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, size_t *got)
 {
-        *got = 0;
         while (*got < n) {
                 ssize_t k = recv(fd, out + *got, n - *got, MSG_DONTWAIT);
                 if (k < 0 && errno == EINTR)
@@ -171,42 +171,32 @@ static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, 
         return 0;
 }
 
-/* Whether fd has something to read (bytes or its end) without waiting: 1, 0 when not yet,
-   -errno. */
-static int peek_fd(int fd)
-{
-        uint8_t b;
-        for (;;) {
-                ssize_t k = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-                if (k >= 0)
-                        return 1;
-                if (errno == EINTR)
-                        continue;
-                if (errno == EAGAIN || errno == EWOULDBLOCK)
-                        return 0;
-                /* not a socket (a test's pipe): poll says */
-                return wait_fd(fd, POLLIN, 0);
-        }
-}
-
 static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg,
                     size_t *size, char *why, size_t why_size)
 {
         *msg = NULL;
         *size = 0;
         /* a message already there is read at once; otherwise wait up to first_ms for it */
-        int rc = peek_fd(fd);
-        if (rc == 0)
+        uint8_t hdr[HOST_HEADER_SIZE];
+        size_t got = 0;
+        int rc = 1;
+        ssize_t k;
+        do
+                k = recv(fd, hdr, sizeof(hdr), MSG_DONTWAIT);
+        while (k < 0 && errno == EINTR);
+        if (k > 0)
+                got = (size_t)k;
+        else if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
                 rc = wait_fd(fd, POLLIN, part_ms(first_ms, deadline));
+        else if (k < 0)
+                rc = -errno;
         if (rc < 0) {
                 say(why, why_size, "waiting for a message", -rc);
                 return rc;
         }
         if (rc == 0)
                 return -EAGAIN;
-        uint8_t hdr[HOST_HEADER_SIZE];
-        size_t got;
-        rc = read_exact(fd, hdr, sizeof(hdr), rest_ms, deadline, &got);
+        rc = k == 0 ? -ECONNRESET : read_exact(fd, hdr, sizeof(hdr), rest_ms, deadline, &got);
         if (rc == -ECONNRESET && why && why_size)
                 snprintf(why, why_size, "the peer closed the connection");
         else if (rc == -EBADMSG && why && why_size)
@@ -229,6 +219,7 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
                 return -ENOMEM;
         }
         memcpy(m, hdr, sizeof(hdr));
+        got = 0;
         rc = read_exact(fd, m + HOST_HEADER_SIZE, body, rest_ms, deadline, &got);
         if (rc < 0) {
                 free(m);
