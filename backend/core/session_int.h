@@ -133,10 +133,10 @@
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
+#define RT_SPARES 4
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
    save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
 #define RT_WAKE_BATCH 8
-#define RT_SPARES 4
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {

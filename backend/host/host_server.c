@@ -837,14 +837,12 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                                atomic_load(&nr_active) >= MAX_CONNECTIONS;
                 struct pollfd pfd[2] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
                                         {.fd = signal_fds[0], .events = POLLIN}};
-                /* with sessions running, nothing here needs a tick before the next check of
-                   the socket (a client, a signal and a session's end from a client all wake
-                   this poll or come with one): 1 wake-up a second rather than 10 */
+                /* with sessions, nothing here needs a tick before the next socket check
+                   (clients and signals wake the poll): 1 wake-up a second, not 10 */
+                int64_t left = next_check - now_ms();
                 int wait = is_full ? 10 : TICK_MS;
-                if (!is_full && session_nr_sessions() > 0) {
-                        int64_t left = next_check - now_ms();
-                        wait = left < TICK_MS ? TICK_MS : left > 1000 ? 1000 : (int)left;
-                }
+                if (!is_full && session_nr_sessions() > 0 && left > TICK_MS)
+                        wait = left > 1000 ? 1000 : (int)left;
                 int k = poll(pfd, 2, wait);
                 if (k < 0 && errno != EINTR)
                         break;
