@@ -476,9 +476,9 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
-        /* the queue in the session (MaximumBuffers) is the consumer's bound, as on Windows: the
-           socket holds about two buffers more, not hundreds */
-        int sndbuf = (int)(2 * info.buffer_size_bytes + HOST_RT_DATA_OFFSET);
+        /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
+           holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
+        int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct host_msg m = {0};
         uint8_t head[HOST_RT_DATA_OFFSET];
