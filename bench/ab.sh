@@ -6,7 +6,9 @@
 # same load; run one after the other, the load moves more between runs than most changes
 # move the CPU. Prints each one's CPU milliseconds per second, what each header says was
 # lost, and B/A. Run it twice with the builds swapped: the same build twice reads 0.97-1.03.
-# Usage: bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default 10 s; needs root, perf, tmux)
+# HOST=1: each screen with a session host of its own (its own ETWTOP_RUNTIME_DIR), the host's
+# CPU counted with its screen's: the delivery over the socket is then in the figures.
+# Usage: [HOST=1] bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default 10 s; needs root, perf, tmux)
 set -u
 [ $# -ge 2 ] || {
         echo "usage: bench/ab.sh BUILD_A BUILD_B [SECONDS]" >&2
@@ -27,7 +29,14 @@ cmd_b=${cmd_a/#$etwtop_a/$etwtop_b}
 # each screen's session in its own process: two screens would otherwise meet in one session
 # host, where the second StartTrace of "NT Kernel Logger" gets ERROR_ALREADY_EXISTS; the
 # host's share is bench/attach.sh's
-export ETWTOP_NO_HOST=1
+has_host=${HOST:-0}
+if [ "$has_host" = 1 ]; then
+        mkdir -p "$tmp/rt-a" "$tmp/rt-b" && chmod 700 "$tmp/rt-a" "$tmp/rt-b"
+        cmd_a="ETWTOP_RUNTIME_DIR=$tmp/rt-a $cmd_a"
+        cmd_b="ETWTOP_RUNTIME_DIR=$tmp/rt-b $cmd_b"
+else
+        export ETWTOP_NO_HOST=1
+fi
 for ((i = 0; i < ncpu; i++)); do
         (end=$((SECONDS + secs + 6)); while [ $SECONDS -lt $end ]; do :; done) &
 done
@@ -35,10 +44,15 @@ timeout $((secs + 6)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
 tmux -L "$sock" new-session -d -s a -x 160 -y 50 "$cmd_a; sleep $((secs + 10))"
 tmux -L "$sock" new-session -d -s b -x 160 -y 50 "$cmd_b; sleep $((secs + 10))"
 sleep 3
-pid_a=$(pgrep -n -f "^$etwtop_a ")
-pid_b=$(pgrep -n -f "^$etwtop_b ")
+# the screens are the panes' children (a host is a fork of its screen, with the same command line)
+pid_a=$(pgrep -P "$(tmux -L "$sock" display -p -t a '#{pane_pid}')" -f "^$etwtop_a " | head -1)
+pid_b=$(pgrep -P "$(tmux -L "$sock" display -p -t b '#{pane_pid}')" -f "^$etwtop_b " | head -1)
 [ -n "$pid_a" ] && [ -n "$pid_b" ] || die "a screen exited early"
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+if [ "$has_host" = 1 ]; then
+        pid_a="$pid_a $(cat "$tmp/rt-a/host.lock")"
+        pid_b="$pid_b $(cat "$tmp/rt-b/host.lock")"
+fi
+ticks() { local p; for p in $1; do cat "/proc/$p/stat"; done | awk '{t += $14 + $15} END {print t}'; }
 a0=$(ticks "$pid_a") b0=$(ticks "$pid_b")
 sleep "$secs"
 a1=$(ticks "$pid_a") b1=$(ticks "$pid_b")

@@ -93,7 +93,7 @@ static ULONG session_end(struct session *s, EVENT_TRACE_PROPERTIES *p)
         s->is_ended = true;
         etl_writer_free(s->writer);
         s->writer = NULL;
-        pthread_cond_broadcast(&s->rt_cond);
+        session_rt_end(s);
         ULONG code = p ? session_fill_properties(s, p) : ERROR_SUCCESS;
         pthread_mutex_unlock(&s->lock);
 
@@ -347,7 +347,7 @@ ULONG session_local_control(CONTROLTRACE_ID TraceId, const char *InstanceName,
                 if (s->source)
                         live_source_flush(s->source);
                 etl_writer_flush(s->writer);
-                pthread_cond_broadcast(&s->rt_cond);
+                session_rt_wake(s);
         }
         if (code == ERROR_SUCCESS) {
                 code = session_fill_properties(s, Properties);

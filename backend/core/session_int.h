@@ -153,11 +153,11 @@ struct rt_queue {
 
 struct session_rt {
         struct session *s; /* a reference, dropped by session_rt_detach */
-        struct rt_queue q; /* under s->lock */
+        struct rt_queue q; /* under s->rt_lock */
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
         uint8_t *current;  /* owned: the buffer last handed out */
-        bool is_current_header; /* current is the header's copy, not a queue buffer */
-        uint64_t nr_lost;       /* under s->lock */
+        bool is_current_header;   /* current is the header's copy, not a queue buffer */
+        _Atomic uint64_t nr_lost; /* written under s->lock, read without it (per buffer sent) */
         struct session_rt *next;
 };
 
@@ -202,7 +202,12 @@ struct session {
 
         /* Under lock. */
         pthread_mutex_t lock;
-        pthread_cond_t rt_cond;     /* a buffer was queued, or the session ended */
+        /* The consumers' queues (each one's q, header and current), rt_cond's wait and
+           is_rt_ended: taken after lock, never before it, so that a consumer taking its next
+           buffer never waits for a drain that holds lock (the stream spun on the PI lock). */
+        pthread_mutex_t rt_lock;
+        pthread_cond_t rt_cond;     /* with rt_lock: a buffer was queued, or the session ended */
+        bool is_rt_ended;           /* under rt_lock: is_ended, as the consumers see it */
         struct live_settings cfg;   /* as configured; effective_settings() derives the source's */
         struct live_source *source; /* owned, kernel sessions */
         struct etl_writer *writer;  /* owned until STOP */
@@ -297,6 +302,10 @@ ULONG session_fill_properties(struct session *s, EVENT_TRACE_PROPERTIES *p);
 int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size);
 /* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size);
+/* Wakes the consumers (a flush, a save); session_rt_end also tells them the session ended.
+   Called with s->lock held. */
+void session_rt_wake(struct session *s);
+void session_rt_end(struct session *s);
 
 /* session_logger.c */
 /* The log file written on a thread of the writer's own: the logger that empties the kernel's

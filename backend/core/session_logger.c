@@ -115,7 +115,7 @@ static void *logger_thread(void *arg)
                         session_drain_source(s, false);
                         pthread_mutex_lock(&s->lock);
                         etl_writer_flush(s->writer);
-                        pthread_cond_broadcast(&s->rt_cond);
+                        session_rt_wake(s);
                         next_flush = now + (int64_t)s->flush_timer_s * 1000000000ll;
                         pthread_mutex_unlock(&s->lock);
                 }

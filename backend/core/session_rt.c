@@ -70,7 +70,8 @@ static uint8_t *rt_queue_pop(struct rt_queue *q)
         return b;
 }
 
-/* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer. */
+/* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer;
+   the consumers' queues under rt_lock besides. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
 {
         struct session *s = ctx;
@@ -84,20 +85,39 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                 if (!rt_queue_push(&s->backlog, buf))
                         s->nr_rt_lost++;
         }
+        if (!s->consumers)
+                return;
         bool is_wake = false;
+        pthread_mutex_lock(&s->rt_lock);
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
                 /* the stop's last buffers (its rundown, written at once under the lock, where
                    no consumer can take any) reach every consumer: nothing waits for them */
                 if (s->is_ending && rt->q.count >= rt->q.cap)
                         rt_queue_grow(&rt->q);
                 if (!rt_queue_push(&rt->q, buf)) {
-                        rt->nr_lost++;
+                        atomic_fetch_add_explicit(&rt->nr_lost, 1, memory_order_relaxed);
                         s->nr_rt_lost++;
                 }
                 is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
         }
         if (is_wake)
                 pthread_cond_broadcast(&s->rt_cond);
+        pthread_mutex_unlock(&s->rt_lock);
+}
+
+void session_rt_wake(struct session *s)
+{
+        pthread_mutex_lock(&s->rt_lock);
+        pthread_cond_broadcast(&s->rt_cond);
+        pthread_mutex_unlock(&s->rt_lock);
+}
+
+void session_rt_end(struct session *s)
+{
+        pthread_mutex_lock(&s->rt_lock);
+        s->is_rt_ended = true;
+        pthread_cond_broadcast(&s->rt_cond);
+        pthread_mutex_unlock(&s->rt_lock);
 }
 
 /* The running real-time session named logger_name, with a reference; NULL when there is none. */
@@ -184,8 +204,10 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                         session_rt_buf_free(b, s->backlog.buffer_size);
                 }
         }
+        pthread_mutex_lock(&s->rt_lock);
         rt->next = s->consumers;
         s->consumers = rt;
+        pthread_mutex_unlock(&s->rt_lock);
         *info = s->rt_info;
         pthread_mutex_unlock(&s->lock);
         *out = rt;
@@ -203,7 +225,7 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000;
         }
-        pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->rt_lock);
         if (rt->current && !rt->is_current_header && rt->q.nr_spare < RT_SPARES)
                 rt->q.spare[rt->q.nr_spare++] = rt->current;
         else if (rt->is_current_header)
@@ -231,23 +253,22 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                         rc = 1;
                         break;
                 }
-                if (s->is_ended) {
+                if (s->is_rt_ended) {
                         rc = 0;
                         break;
                 }
-                if (pthread_cond_timedwait(&s->rt_cond, &s->lock, &deadline) == ETIMEDOUT)
+                if (pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, &deadline) == ETIMEDOUT)
                         break;
         }
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->rt_lock);
         return rc;
 }
 
+/* Without s->lock: the stream reads it for every buffer it sends, and the lock is the logger's
+   for a whole drain (the sender waited on it, a PI futex each time). */
 uint64_t session_rt_nr_lost(const struct session_rt *rt)
 {
-        pthread_mutex_lock(&rt->s->lock);
-        uint64_t n = rt->nr_lost;
-        pthread_mutex_unlock(&rt->s->lock);
-        return n;
+        return atomic_load_explicit(&rt->nr_lost, memory_order_relaxed);
 }
 
 const char *session_rt_error(const struct session_rt *rt)
@@ -262,6 +283,7 @@ void session_rt_detach(struct session_rt *rt)
                 return;
         struct session *s = rt->s;
         pthread_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->rt_lock);
         for (struct session_rt **p = &s->consumers; *p; p = &(*p)->next) {
                 if (*p == rt) {
                         *p = rt->next;
@@ -273,6 +295,7 @@ void session_rt_detach(struct session_rt *rt)
         else
                 session_rt_buf_free(rt->current, rt->q.buffer_size);
         session_rt_queue_free(&rt->q);
+        pthread_mutex_unlock(&s->rt_lock);
         pthread_mutex_unlock(&s->lock);
         free(rt->header);
         free(rt);
@@ -282,8 +305,9 @@ void session_rt_detach(struct session_rt *rt)
 void session_rt_drop(struct session_rt *rt)
 {
         struct session *s = rt->s;
-        pthread_mutex_lock(&s->lock);
-        rt->nr_lost += rt->q.count + (rt->header ? 1 : 0);
+        pthread_mutex_lock(&s->rt_lock);
+        atomic_fetch_add_explicit(&rt->nr_lost, rt->q.count + (rt->header ? 1 : 0),
+                                  memory_order_relaxed);
         if (rt->is_current_header)
                 free(rt->current);
         else
@@ -295,7 +319,7 @@ void session_rt_drop(struct session_rt *rt)
         uint32_t buffer_size = rt->q.buffer_size;
         session_rt_queue_free(&rt->q);
         rt->q.buffer_size = buffer_size;
-        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->rt_lock);
 }
 
 bool session_rt_is_ended(const struct session_rt *rt)

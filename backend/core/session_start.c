@@ -375,6 +375,7 @@ ULONG session_local_start(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         pthread_mutexattr_init(&ma);
         pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
         pthread_mutex_init(&s->lock, &ma);
+        pthread_mutex_init(&s->rt_lock, &ma);
         pthread_mutexattr_destroy(&ma);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);

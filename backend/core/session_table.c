@@ -299,6 +299,7 @@ void session_free(struct session *s)
         if (s->wake_fd >= 0)
                 close(s->wake_fd);
         pthread_cond_destroy(&s->rt_cond);
+        pthread_mutex_destroy(&s->rt_lock);
         pthread_mutex_destroy(&s->lock);
         log_file_release(&s->circular);
         free(s->name);
@@ -379,9 +380,11 @@ void session_get_stats(struct session *s, struct session_stats *st)
            longest real-time queue, or the ring); the pool is at least MinimumBuffers and at
            most MaximumBuffers, as Windows sizes it */
         uint32_t held = s->backlog.count;
+        pthread_mutex_lock(&s->rt_lock);
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next)
                 if (rt->q.count > held)
                         held = rt->q.count;
+        pthread_mutex_unlock(&s->rt_lock);
         if (ws.nr_ring_buffers > held)
                 held = ws.nr_ring_buffers;
         uint64_t in_use = (uint64_t)s->rt_info.nr_cpus + held;

@@ -25,7 +25,7 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
                 if (s->source)
                         live_source_rundown(s->source);
                 etl_writer_flush(s->writer);
-                pthread_cond_broadcast(&s->rt_cond);
+                session_rt_wake(s);
                 rc = etl_writer_save_ring(s->writer, path, is_force, session_filetime_now(), err);
         }
         pthread_mutex_unlock(&s->lock);

@@ -476,9 +476,9 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
-        /* the queue in the session (MaximumBuffers) is the consumer's bound, as on Windows: the
-           socket holds about two buffers more, not hundreds */
-        int sndbuf = (int)(2 * info.buffer_size_bytes + HOST_RT_DATA_OFFSET);
+        /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
+           holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
+        int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct host_msg m = {0};
         uint8_t head[HOST_RT_DATA_OFFSET];
@@ -837,7 +837,13 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                                atomic_load(&nr_active) >= MAX_CONNECTIONS;
                 struct pollfd pfd[2] = {{.fd = is_full ? -1 : listen_fd, .events = POLLIN},
                                         {.fd = signal_fds[0], .events = POLLIN}};
-                int k = poll(pfd, 2, is_full ? 10 : TICK_MS);
+                /* with sessions, nothing here needs a tick before the next socket check
+                   (clients and signals wake the poll): 1 wake-up a second, not 10 */
+                int64_t left = next_check - now_ms();
+                int wait = is_full ? 10 : TICK_MS;
+                if (!is_full && session_nr_sessions() > 0 && left > TICK_MS)
+                        wait = left > 1000 ? 1000 : (int)left;
+                int k = poll(pfd, 2, wait);
                 if (k < 0 && errno != EINTR)
                         break;
                 if (k > 0 && pfd[1].revents) {

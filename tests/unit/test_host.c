@@ -586,6 +586,98 @@ static void drain_into(int fd, uint8_t *got, size_t cap, size_t *at)
         }
 }
 
+/* What a reader thread of test_read_msg_parts sends: the message in pieces, a pause between
+   them (the reader has read what was there and waits), then optionally an early close. */
+struct sender {
+        int fd;
+        const uint8_t *msg;
+        size_t size;
+        const size_t *cuts; /* the ends of the pieces, the last one the size sent */
+        size_t nr_cuts;
+};
+
+static void *sender_main(void *arg)
+{
+        struct sender *s = arg;
+        size_t at = 0;
+        for (size_t i = 0; i < s->nr_cuts; i++) {
+                struct timespec pause = {0, 20000000};
+                nanosleep(&pause, NULL);
+                while (at < s->cuts[i]) {
+                        ssize_t n = send(s->fd, s->msg + at, s->cuts[i] - at, MSG_NOSIGNAL);
+                        if (n <= 0)
+                                return NULL;
+                        at += (size_t)n;
+                }
+        }
+        shutdown(s->fd, SHUT_WR);
+        return NULL;
+}
+
+/* host_io_read_msg takes what has arrived without waiting for it first, and waits for the rest:
+   a message already there is read with no wait allowed; a message in pieces (the header's
+   middle, the body's) is read whole; a peer that closes mid-header or mid-body is -EBADMSG, one
+   that closes between messages -ECONNRESET, and nothing there within first_ms -EAGAIN. */
+static void test_read_msg_parts(void **state)
+{
+        (void)state;
+        enum { SIZE = 65536 };
+        uint8_t *buf = malloc(SIZE);
+        for (size_t i = 0; i < SIZE; i++)
+                buf[i] = (uint8_t)(i * 13 + i / 509);
+        struct host_msg m = {0};
+        host_msg_rt_buffer(&m, 3, buf, SIZE);
+        char why[256];
+        uint8_t *got;
+        size_t size;
+        int sv[2];
+        /* two messages already there, nothing after them */
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        int big = 4 * (int)m.size;
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+        for (int k = 0; k < 2; k++)
+                assert_int_equal(host_io_write(sv[0], m.data, m.size, 1000, NULL), 0);
+        for (int k = 0; k < 2; k++) {
+                assert_int_equal(host_io_read_msg(sv[1], 0, 1000, &got, &size, why, sizeof(why)),
+                                 0);
+                assert_int_equal(size, m.size);
+                assert_memory_equal(got, m.data, m.size);
+                free(got);
+        }
+        assert_int_equal(host_io_read_msg(sv[1], 0, 1000, &got, &size, why, sizeof(why)), -EAGAIN);
+        close(sv[0]);
+        assert_int_equal(host_io_read_msg(sv[1], 0, 1000, &got, &size, why, sizeof(why)),
+                         -ECONNRESET);
+        close(sv[1]);
+        /* in pieces; then cut short in the header, and in the body */
+        const size_t whole[] = {5, HOST_HEADER_SIZE + 3, 30000, m.size};
+        const size_t in_header[] = {5};
+        const size_t in_body[] = {HOST_HEADER_SIZE + 100};
+        const struct {
+                const size_t *cuts;
+                size_t nr;
+                int rc;
+        } cases[] = {{whole, 4, 0}, {in_header, 1, -EBADMSG}, {in_body, 1, -EBADMSG}};
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+                struct sender snd = {sv[0], m.data, m.size, cases[c].cuts, cases[c].nr};
+                pthread_t th;
+                assert_int_equal(pthread_create(&th, NULL, sender_main, &snd), 0);
+                int rc = host_io_read_msg(sv[1], 5000, 5000, &got, &size, why, sizeof(why));
+                pthread_join(th, NULL);
+                assert_int_equal(rc, cases[c].rc);
+                if (rc == 0) {
+                        assert_int_equal(size, m.size);
+                        assert_memory_equal(got, m.data, m.size);
+                        free(got);
+                }
+                close(sv[0]);
+                close(sv[1]);
+        }
+        host_msg_free(&m);
+        free(buf);
+}
+
 /* A real-time buffer goes as its header and the buffer itself in one send, not copied into a
    message: the bytes are host_msg_rt_buffer's, whatever the socket takes at a time; and when
    the sender must release the buffer mid-message (a stopped session's consumer given up on),
@@ -1672,6 +1764,7 @@ int main(int argc, char **argv)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_proto_roundtrip),
                 cmocka_unit_test(test_rt_parts),
+                cmocka_unit_test(test_read_msg_parts),
                 cmocka_unit_test(test_session_is_the_systems),
                 cmocka_unit_test(test_query_all_traces),
                 cmocka_unit_test(test_relative_file_name),
