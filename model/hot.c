@@ -55,6 +55,8 @@ void hot_free(struct hot *h)
         free(h->mrows);
         free(h->line_rows);
         free(h->ended_pids);
+        free(h->pid_heads);
+        free(h->pid_keys);
         free(h);
 }
 
@@ -76,6 +78,7 @@ void hot_reset(struct hot *h)
         h->nr_dstacks = h->nr_dkeys = 0;
         if (h->dindex)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
+        hot_exited_reset(h);
         h->epoch++;
 }
 
@@ -129,8 +132,10 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
                 h->caps.nr_samples_no_room += self;
                 return NULL;
         }
+        hot_exited_track(h, k); /* before it is in the table (a compaction would list it) */
         *e = *k;
         e->is_used = true;
+        e->is_exited = false;
         e->self = e->total = e->dup = 0;
         h->nr++;
         if (k->module)
@@ -152,7 +157,7 @@ static inline uint32_t count_hashed(struct hot *h, const struct entry *k, uint64
         struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used && !(e = place_new(h, e, k, hash, self)))
                 return UINT32_MAX;
-        e->is_exited = false;
+        hot_place_live(h, e);
         e->self += self;
         e->total += total;
         return (uint32_t)(e - h->slots);
@@ -355,7 +360,7 @@ static void places_add(struct hot *h, const struct entry *keys, const struct fra
                         slot = hints->slot[i];
                         struct entry *e = &h->slots[slot];
                         h->nr_rows_cached = 0;
-                        e->is_exited = false;
+                        hot_place_live(h, e);
                         e->total += total;
                 } else {
                         slot = count_hashed(h, &keys[i], hash, 0, total);

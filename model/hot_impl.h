@@ -109,6 +109,19 @@ struct deferred_stack {
         uint32_t first, nr; /* its places in dkeys, each once, in stack order */
 };
 
+/* A process's places (hot_exited.c): the first of its keys in pid_keys, chained by next. */
+#define PID_PLACES_NONE UINT32_MAX
+struct pid_places {
+        uint32_t pid1; /* pid + 1, 0: a free slot */
+        uint32_t head; /* PID_PLACES_NONE: none */
+};
+struct pid_place {
+        uint64_t rel;
+        uint32_t module, tid;
+        uint32_t next; /* PID_PLACES_NONE: the last */
+        uint16_t source;
+};
+
 struct hot {
         enum hot_grouping grouping;   /* rows per function, per process or thread too */
         enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
@@ -165,6 +178,16 @@ struct hot {
         uint64_t nr_walks;             /* hot_nr_walks */
         uint64_t nr_pending;           /* the memos' nr_pending, summed */
         uint32_t epoch;                /* changes whenever places move (grow, refresh, reset) */
+        /* the places of ended processes (is_exited, pid not AGG_ALL), counted as they change;
+           and each process's places by key (hot_exited.c), so that an end marks its places
+           without a look at the whole table */
+        uint32_t nr_exited;
+        struct pid_places *pid_heads; /* owned: open addressing by pid (NULL: none yet) */
+        uint32_t pid_mask, nr_pids;
+        struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
+        uint32_t nr_pid_keys, cap_pid_keys;
+        uint64_t nr_exited_scans; /* hot_nr_exited_scans */
+        bool is_fold_scanned;     /* hot_set_fold_scanned */
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the
@@ -200,6 +223,24 @@ struct entry *hot_slot_find(struct hot *h, const struct entry *k);
 void hot_slot_delete(struct hot *h, struct entry *e);
 
 /* hot_exited.c */
+/* The list of e's process gets e's key (a new place, or one live again). */
+void hot_exited_track(struct hot *h, const struct entry *e);
+/* e (exited) is counted again: live. */
+void hot_exited_revive(struct hot *h, struct entry *e);
+/* A place that goes (deleted, dropped) or is not exited any more. */
+static inline void hot_exited_forget(struct hot *h, const struct entry *e)
+{
+        if (e->is_exited && e->pid != AGG_ALL)
+                h->nr_exited--;
+}
+/* A place counted: live (an exited one of a reused pid comes back). */
+static inline void hot_place_live(struct hot *h, struct entry *e)
+{
+        if (__builtin_expect(e->is_exited, 0))
+                hot_exited_revive(h, e);
+}
+/* Every list and count forgotten (hot_reset). */
+void hot_exited_reset(struct hot *h);
 /* The places of the processes in ended (n) are marked exited; past HOT_EXITED_MAX exited
    places, the lighter (down to half of it) go into one place per address of every exited
    process (pid and tid AGG_ALL): the table does not grow with the processes that came and went.

@@ -12,6 +12,7 @@
 void hot_slot_delete(struct hot *h, struct entry *e)
 {
         uint32_t i = (uint32_t)(e - h->slots);
+        hot_exited_forget(h, e);
         h->slots[i].is_used = false;
         for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
                 uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
@@ -150,6 +151,7 @@ void hot_refresh(struct hot *h)
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
         uint32_t cap = h->mask + 1, nr = 0;
+        h->nr_exited = 0; /* counted again: the places dropped go */
         for (uint32_t i = 0; i < cap; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used)
@@ -159,10 +161,13 @@ void hot_refresh(struct hot *h)
                 e->dup = agg_settings_apply(s, e->dup);
                 if (e->dup > e->total)
                         e->dup = e->total;
-                if (agg_settings_is_droppable(s, e->self) && agg_settings_is_droppable(s, e->total))
+                if (agg_settings_is_droppable(s, e->self) &&
+                    agg_settings_is_droppable(s, e->total)) {
                         e->is_used = false;
-                else
+                } else {
+                        h->nr_exited += e->is_exited && e->pid != AGG_ALL;
                         h->slots[nr++] = *e; /* nr <= i: compacts to the front */
+                }
         }
         struct entry *kept = h->slots;
         h->slots = xzalloc_table(cap, sizeof(*h->slots));
