@@ -57,6 +57,7 @@ void hot_free(struct hot *h)
         free(h->ended_pids);
         free(h->pid_heads);
         free(h->pid_keys);
+        free(h->unplaced_keys);
         free(h);
 }
 
@@ -79,6 +80,7 @@ void hot_reset(struct hot *h)
         if (h->dindex)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
         hot_exited_reset(h);
+        h->nr_unplaced_keys = 0;
         h->epoch++;
 }
 
@@ -133,6 +135,8 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
                 return NULL;
         }
         hot_exited_track(h, k); /* before it is in the table (a compaction would list it) */
+        if (!k->module)
+                hot_unplaced_track(h, k);
         *e = *k;
         e->is_used = true;
         e->is_exited = false;

@@ -187,7 +187,11 @@ struct hot {
         struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
         uint32_t nr_pid_keys, cap_pid_keys;
         uint64_t nr_exited_scans; /* hot_nr_exited_scans */
-        bool is_fold_scanned;     /* hot_set_fold_scanned */
+        /* owned: the keys of the places made unplaced (module 0) since the last refresh and
+           of those it kept, stale ones among them: a refresh looks at these, not the table */
+        struct entry *unplaced_keys;
+        uint32_t nr_unplaced_keys, cap_unplaced_keys;
+        bool is_fold_scanned; /* hot_set_fold_scanned */
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the
@@ -239,6 +243,8 @@ static inline void hot_place_live(struct hot *h, struct entry *e)
         if (__builtin_expect(e->is_exited, 0))
                 hot_exited_revive(h, e);
 }
+/* hot_rows.c: a new unplaced place's key, for the next refresh. */
+void hot_unplaced_track(struct hot *h, const struct entry *k);
 /* Every list and count forgotten (hot_reset). */
 void hot_exited_reset(struct hot *h);
 /* The places of the processes in ended (n) are marked exited; past HOT_EXITED_MAX exited

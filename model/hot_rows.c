@@ -64,20 +64,62 @@ static void fold_into_other(struct hot *h, const struct entry *e)
 
 /* Unplaced places that have a module now move to it; those of processes that ended, and past
    HOT_UNPLACED_MAX the lightest, go into the other row. */
+void hot_unplaced_track(struct hot *h, const struct entry *k)
+{
+        if (h->nr_unplaced_keys == h->cap_unplaced_keys) {
+                h->cap_unplaced_keys = h->cap_unplaced_keys ? h->cap_unplaced_keys * 2 : 256;
+                h->unplaced_keys = xrealloc(h->unplaced_keys,
+                                            h->cap_unplaced_keys * sizeof(*h->unplaced_keys));
+        }
+        h->unplaced_keys[h->nr_unplaced_keys++] = *k;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* The slots of the unplaced places, in the table's order (as a look at the whole table finds
+   them), into *out (owned by the caller); returns how many. From their keys, unless the
+   refresh looks at the table (hot_set_fold_scanned). */
+static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
+{
+        uint32_t n = 0;
+        if (h->is_fold_scanned) {
+                uint32_t *s = xmalloc((h->nr + 1) * sizeof(*s));
+                for (uint32_t i = 0; i <= h->mask; i++)
+                        if (h->slots[i].is_used && !h->slots[i].module)
+                                s[n++] = i;
+                *out = s;
+                return n;
+        }
+        uint32_t *s = xmalloc((h->nr_unplaced_keys + 1) * sizeof(*s));
+        for (uint32_t i = 0; i < h->nr_unplaced_keys; i++) {
+                const struct entry *e = hot_slot_find(h, &h->unplaced_keys[i]);
+                if (e->is_used) /* not folded or decayed away since */
+                        s[n++] = (uint32_t)(e - h->slots);
+        }
+        qsort(s, n, sizeof(*s), cmp_u32);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (!o || s[o - 1] != s[i])
+                        s[o++] = s[i];
+        *out = s;
+        return o;
+}
+
 static void place_or_fold(struct hot *h)
 {
-        uint32_t n = 0, cap = 0;
-        struct unplaced *u = NULL;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                const struct entry *e = &h->slots[i];
-                if (!e->is_used || e->module)
-                        continue;
-                if (n == cap) {
-                        cap = cap ? cap * 2 : 1024;
-                        u = xrealloc(u, cap * sizeof(*u));
-                }
-                u[n++] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
+        uint32_t *slots;
+        uint32_t n = unplaced_slots(h, &slots);
+        struct unplaced *u = xmalloc((n + 1) * sizeof(*u));
+        for (uint32_t i = 0; i < n; i++) {
+                const struct entry *e = &h->slots[slots[i]];
+                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
         }
+        free(slots);
+        h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
         uint32_t nr_ended = h->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -115,8 +157,12 @@ static void place_or_fold(struct hot *h)
                 qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
                 for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
                         fold_into_other(h, &u[i].key);
+                nr_kept = HOT_UNPLACED_MAX;
                 is_changed = true;
         }
+        /* the next refresh looks at those kept and those made meanwhile */
+        for (uint32_t i = 0; i < nr_kept; i++)
+                hot_unplaced_track(h, &u[i].key);
         free(u);
         if (is_changed)
                 h->epoch++; /* places moved: the memos (settled before) are stale */

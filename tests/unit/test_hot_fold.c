@@ -128,9 +128,10 @@ static uint32_t rnd(uint64_t *s)
 }
 
 /* Processes come and go (past HOT_EXITED_MAX places of ended ones, so the cap folds), pids are
-   used again after their end, samples of a process come after its end, and the counts decay
-   for a while: the rows by function, process and thread are the same whether the ended places
-   are found by their lists or by a look at the whole table at every refresh. */
+   used again after their end, samples of a process come after its end, some at addresses no
+   image holds (past HOT_UNPLACED_MAX of them), and the counts decay for a while: the rows by
+   function, process and thread are the same whether the ended and unplaced places are found
+   by their lists or by a look at the whole table at every refresh. */
 static void test_fold_lists_same_rows(void **state)
 {
         struct sym_store *store = *state;
@@ -164,8 +165,10 @@ static void test_fold_lists_same_rows(void **state)
                         uint32_t n = rnd(&seed) % 4;
                         for (uint32_t f = 0; f < n; f++)
                                 frames[f] = KBASE + 0x1000 + (rnd(&seed) % 64) * 16;
-                        sample(a, b, r % 4, t += 1000, pid, KBASE + (rnd(&seed) % 512) * 8, frames,
-                               n);
+                        /* now and then an address no image holds: unplaced, kept by process */
+                        uint64_t ip = r % 13 == 0 ? 0x5000 + (rnd(&seed) % 4096) * 8
+                                                  : KBASE + (rnd(&seed) % 512) * 8;
+                        sample(a, b, r % 4, t += 1000, pid, ip, frames, n);
                 }
                 /* a few end; a new process takes the slot, now and then an ended pid again */
                 for (uint32_t k = 0; k < 16; k++) {
@@ -183,7 +186,8 @@ static void test_fold_lists_same_rows(void **state)
         }
         struct hot_caps caps;
         hot_caps(a, &caps);
-        assert_true(caps.nr_exited_folded > 0); /* the cap folded */
+        assert_true(caps.nr_exited_folded > 0); /* the caps folded */
+        assert_true(caps.nr_places_folded > 0);
         hot_free(a);
         hot_free(b);
 }
