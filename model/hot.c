@@ -134,9 +134,11 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
                 h->caps.nr_samples_no_room += self;
                 return NULL;
         }
-        hot_exited_track(h, k); /* before it is in the table (a compaction would list it) */
-        if (!k->module)
-                hot_unplaced_track(h, k);
+        if (h->is_tracking) {
+                hot_exited_track(h, k); /* before it is in the table (a compaction lists it) */
+                if (!k->module)
+                        hot_unplaced_track(h, k);
+        }
         *e = *k;
         e->is_used = true;
         e->is_exited = false;

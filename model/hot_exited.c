@@ -154,9 +154,22 @@ static void pid_lists_compact(struct hot *h)
         }
 }
 
+void hot_exited_start(struct hot *h)
+{
+        uint32_t cap = h->cap_pid_keys ? h->cap_pid_keys : 4096;
+        while (cap < 2 * (h->nr + 1))
+                cap *= 2;
+        if (cap != h->cap_pid_keys) {
+                h->pid_keys = xrealloc(h->pid_keys, cap * sizeof(*h->pid_keys));
+                h->cap_pid_keys = cap;
+        }
+        pid_lists_compact(h); /* every live place fits: fewer than half of the room */
+        h->is_tracking = true;
+}
+
 void hot_exited_track(struct hot *h, const struct entry *e)
 {
-        if (e->pid == AGG_ALL)
+        if (!h->is_tracking || e->pid == AGG_ALL)
                 return;
         if (h->nr_pid_keys == h->cap_pid_keys) {
                 /* stale keys past the table's size: one look at the table per that many new
@@ -182,6 +195,7 @@ void hot_exited_revive(struct hot *h, struct entry *e)
 
 void hot_exited_reset(struct hot *h)
 {
+        h->is_tracking = false;
         h->nr_exited = 0;
         h->nr_pid_keys = 0;
         if (h->pid_heads)

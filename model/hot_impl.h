@@ -192,6 +192,9 @@ struct hot {
         struct entry *unplaced_keys;
         uint32_t nr_unplaced_keys, cap_unplaced_keys;
         bool is_fold_scanned; /* hot_set_fold_scanned */
+        /* the lists and the unplaced keys are kept from the first refresh on (made then from
+           the table): a replay that refreshes once, or never (-b), pays nothing for them */
+        bool is_tracking;
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the
@@ -227,8 +230,10 @@ struct entry *hot_slot_find(struct hot *h, const struct entry *k);
 void hot_slot_delete(struct hot *h, struct entry *e);
 
 /* hot_exited.c */
-/* The list of e's process gets e's key (a new place, or one live again). */
+/* The list of e's process gets e's key (a new place, or one live again), while is_tracking. */
 void hot_exited_track(struct hot *h, const struct entry *e);
+/* The lists made from the table, and kept from now on (is_tracking). */
+void hot_exited_start(struct hot *h);
 /* e (exited) is counted again: live. */
 void hot_exited_revive(struct hot *h, struct entry *e);
 /* A place that goes (deleted, dropped) or is not exited any more. */

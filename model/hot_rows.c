@@ -82,11 +82,11 @@ static int cmp_u32(const void *a, const void *b)
 
 /* The slots of the unplaced places, in the table's order (as a look at the whole table finds
    them), into *out (owned by the caller); returns how many. From their keys, unless the
-   refresh looks at the table (hot_set_fold_scanned). */
+   refresh looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
 static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
 {
         uint32_t n = 0;
-        if (h->is_fold_scanned) {
+        if (h->is_fold_scanned || !h->is_tracking) {
                 uint32_t *s = xmalloc((h->nr + 1) * sizeof(*s));
                 for (uint32_t i = 0; i <= h->mask; i++)
                         if (h->slots[i].is_used && !h->slots[i].module)
@@ -120,6 +120,8 @@ static void place_or_fold(struct hot *h)
         }
         free(slots);
         h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
+        if (!h->is_tracking)
+                hot_exited_start(h);
         uint32_t nr_ended = h->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)

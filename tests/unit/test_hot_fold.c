@@ -193,7 +193,8 @@ static void test_fold_lists_same_rows(void **state)
 }
 
 /* A refresh after a few processes ended marks their places through their lists: no look at
-   the whole table while the ended places stay under the cap. */
+   the whole table while the ended places stay under the cap, but the first refresh's, which
+   makes the lists. */
 static void test_fold_few_ended_no_scan(void **state)
 {
         struct sym_store *store = *state;
@@ -211,7 +212,7 @@ static void test_fold_few_ended_no_scan(void **state)
                 hot_event(h, &ev);
                 hot_refresh(h);
         }
-        assert_int_equal(hot_nr_exited_scans(h), 0);
+        assert_int_equal(hot_nr_exited_scans(h), 1); /* the first refresh makes the lists */
         /* every place is marked: rows by process still name each process (under the cap) */
         const struct hot_row *rows;
         assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows),
