@@ -45,7 +45,8 @@ void hot_free(struct hot *h)
         free(h->sort_a);
         free(h->sort_b);
         free(h->sort_rows);
-        free(h->merge);
+        free(h->rkeys);
+        free(h->rindex);
         free(h->memo);
         free(h->frames);
         free(h->frames_gen);
@@ -81,6 +82,7 @@ void hot_reset(struct hot *h)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
         hot_exited_reset(h);
         h->nr_unplaced_keys = 0;
+        h->rgen = 0; /* the rows' cache starts over at the next build */
         h->epoch++;
 }
 
@@ -143,6 +145,7 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
         e->is_used = true;
         e->is_exited = false;
         e->self = e->total = e->dup = 0;
+        e->row1 = 0;
         h->nr++;
         if (k->module)
                 sym_prefetch(h->store, k->module); /* its rows will want names */
@@ -210,6 +213,7 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         if (hot_answer_is_current(h, e))
                 return;
         e->answer = 0;
+        e->row1 = 0; /* its row, if it had one, is the old answer's */
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
         sym_resolve(h->store, loc, f);
         /* asked after the lookup: a recording's kernel table is built again by it when symbols

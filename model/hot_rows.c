@@ -271,19 +271,6 @@ uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
         return n;
 }
 
-/* rows by (module, function) for resolved entries, (module, rel) or (pid, addr) otherwise */
-static int row_key_cmp(const void *a, const void *b)
-{
-        const struct hot_row *x = a, *y = b;
-        if (x->module != y->module)
-                return x->module < y->module ? -1 : 1;
-        if (x->function != y->function)
-                return x->function < y->function ? -1 : 1;
-        if (x->function)
-                return 0;
-        return x->rel < y->rel ? -1 : x->rel > y->rel;
-}
-
 /* The order of rows that tie on their counts: module, name, place, then process and thread
    (rows by process or thread). */
 static int row_tie_cmp(const struct hot_row *x, const struct hot_row *y)
@@ -326,7 +313,7 @@ enum sort_field { SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC, SF_SELF_DESC };
 static uint64_t field_of(const struct hot_row *r, enum sort_field f)
 {
         switch (f) {
-        case SF_REL: return r->function ? 0 : r->rel; /* row_key_cmp: rel only when unnamed */
+        case SF_REL: return r->function ? 0 : r->rel; /* the row key: rel only when unnamed */
         case SF_FUNCTION: return r->function;
         case SF_MODULE: return r->module;
         case SF_TOTAL_DESC: return ~r->total;
@@ -485,68 +472,82 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
         }
-        /* the places of one function merge into one row, through a hash of row keys (sorting
-           every place first took a third of a replay) */
-        uint32_t cap = 64;
-        while (cap < 2 * (h->nr + 1))
-                cap *= 2;
-        if (h->cap_merge < cap) {
-                free(h->merge);
-                h->cap_merge = cap;
-                h->merge = xzalloc_table(cap, sizeof(*h->merge));
-        } else {
-                memset(h->merge, 0, cap * sizeof(*h->merge));
+        /* the places of one function merge into one row, through the rows' cache: a settled
+           place knows its row; the others' keys are hashed (sorting every place first took a
+           third of a replay). Rows go out in the order their first places come. */
+        /* rows of places gone stay in the cache: past twice the places, it starts over */
+        if (!h->rgen || h->rgrouping != grouping || h->nr_rkeys > 2 * h->nr + 4096)
+                hot_row_keys_reset(h, grouping);
+        if (++h->rstamp == 0) {
+                for (uint32_t k = 0; k < h->nr_rkeys; k++)
+                        h->rkeys[k].stamp = 0;
+                h->rstamp = 1;
         }
-        uint32_t *index = h->merge; /* row + 1, 0 free */
         uint32_t o = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used || e->source != source)
                         continue;
-                struct sym_loc loc = {e->module, e->rel};
-                if (!e->answer && !e->module) /* placed again: images may have come since */
-                        loc = sym_locate(h->store, e->pid, e->rel);
-                struct sym_frame f;
-                hot_place_answer(h, e, loc, &f);
-                struct hot_row r = {source,
-                                    loc.module,
-                                    f.state == SYM_RESOLVED ? f.function : 0,
-                                    f.state == SYM_RESOLVED ? 0 : loc.rel,
-                                    f.state,
-                                    e->self,
-                                    e->total - e->dup,
-                                    e->pid,
-                                    e->self,
-                                    e->tid,
-                                    sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
-                uint64_t hk =
-                        hash_mix64(((uint64_t)r.module << 32 | r.function) ^ hash_mix64(r.rel) ^
-                                   (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
-                                    : grouping == HOT_BY_THREAD ? hash_mix64(r.tid)
-                                                                : 0));
-                uint32_t j = (uint32_t)hk & (cap - 1);
-                for (; index[j]; j = (j + 1) & (cap - 1)) {
-                        struct hot_row *w = &h->rows[index[j] - 1];
-                        if (row_key_cmp(w, &r) == 0 &&
-                            (grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
-                            (grouping != HOT_BY_THREAD || w->tid == r.tid))
-                                break;
-                }
-                if (index[j]) {
-                        struct hot_row *w = &h->rows[index[j] - 1];
-                        w->self += r.self;
-                        /* total: each place's stacks less those that counted the function at
-                           another of its places (dup) */
-                        w->total += r.total;
-                        /* the process: the one with the heaviest place of the function */
-                        if (r.top_self > w->top_self) {
-                                w->top_self = r.top_self;
-                                w->pid = r.pid;
-                                w->tid = r.tid;
-                        }
+                struct hot_row r;
+                uint32_t k;
+                if (e->row1 && e->rgen == h->rgen && e->answer &&
+                    (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module))) {
+                        /* hot_place_answer's answer, the row's key as it was made */
+                        k = e->row1 - 1;
+                        const struct row_key *rk = &h->rkeys[k];
+                        r = (struct hot_row){source,
+                                             e->module,
+                                             rk->function,
+                                             rk->rel,
+                                             (enum sym_state)(e->answer - 1),
+                                             e->self,
+                                             e->total - e->dup,
+                                             e->pid,
+                                             e->self,
+                                             e->tid,
+                                             sym_name(h->store, rk->function)};
                 } else {
-                        h->rows[o] = r;
-                        index[j] = ++o;
+                        struct sym_loc loc = {e->module, e->rel};
+                        if (!e->answer && !e->module) /* placed again: images may have come */
+                                loc = sym_locate(h->store, e->pid, e->rel);
+                        struct sym_frame f;
+                        hot_place_answer(h, e, loc, &f);
+                        uint32_t fn = f.state == SYM_RESOLVED ? f.function : 0;
+                        r = (struct hot_row){source,
+                                             loc.module,
+                                             fn,
+                                             f.state == SYM_RESOLVED ? 0 : loc.rel,
+                                             f.state,
+                                             e->self,
+                                             e->total - e->dup,
+                                             e->pid,
+                                             e->self,
+                                             e->tid,
+                                             sym_name(h->store, fn)};
+                        k = hot_row_key_get(h, &r);
+                        /* a settled answer of a placed address keys the same row next time */
+                        if (e->module && hot_answer_is_current(h, e)) {
+                                e->row1 = k + 1;
+                                e->rgen = h->rgen;
+                        }
+                }
+                struct row_key *rk = &h->rkeys[k];
+                if (rk->stamp != h->rstamp) {
+                        rk->stamp = h->rstamp;
+                        rk->out = o;
+                        h->rows[o++] = r;
+                        continue;
+                }
+                struct hot_row *w = &h->rows[rk->out];
+                w->self += r.self;
+                /* total: each place's stacks less those that counted the function at another
+                   of its places (dup) */
+                w->total += r.total;
+                /* the process: the one with the heaviest place of the function */
+                if (r.top_self > w->top_self) {
+                        w->top_self = r.top_self;
+                        w->pid = r.pid;
+                        w->tid = r.tid;
                 }
         }
         uint32_t si = 0;

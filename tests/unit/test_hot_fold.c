@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* test_hot_fold.c: the hot functions' cap on the places of ended processes (hot_exited.c):
-   each process's places found by its own list give the same rows as a look at the whole table
-   at every refresh, and a fold of a few ended processes looks at none. */
+/* test_hot_fold.c: the hot functions' refresh and rows at scale: the cap on the places of
+   ended processes (hot_exited.c), each process's places found by its own list, gives the same
+   rows as a look at the whole table at every refresh, and a fold of a few ended processes
+   looks at none; the rows' cache (hot_row_keys.c) gives the rows a build without it gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kevent.h"
 #include "model/aggregate.h"
@@ -18,6 +20,7 @@
 #include "symbols/symbols.h"
 
 #define KBASE 0xfffff80412340000ull /* a Windows driver, in every process */
+#define EXE   0x10000000ull         /* where this binary is "mapped" */
 
 static void quiet_log(void *ctx, const char *message)
 {
@@ -220,11 +223,101 @@ static void test_fold_few_ended_no_scan(void **state)
         hot_free(h);
 }
 
+static void assert_rows_equal(const struct hot_row *ra, uint32_t na, const struct hot_row *rb,
+                              uint32_t nb)
+{
+        assert_int_equal(na, nb);
+        for (uint32_t i = 0; i < na; i++) {
+                assert_int_equal(ra[i].module, rb[i].module);
+                assert_int_equal(ra[i].function, rb[i].function);
+                assert_int_equal(ra[i].rel, rb[i].rel);
+                assert_int_equal(ra[i].state, rb[i].state);
+                assert_int_equal(ra[i].self, rb[i].self);
+                assert_int_equal(ra[i].total, rb[i].total);
+                assert_int_equal(ra[i].pid, rb[i].pid);
+                assert_int_equal(ra[i].tid, rb[i].tid);
+                assert_string_equal(ra[i].name, rb[i].name);
+        }
+}
+
+/* Builds of one grouping one after the other (each place's row from the rows' cache) give
+   the rows that builds which start the cache over give (another grouping asked in between),
+   while places come, decay away and are folded, for two profile sources, and after the counts
+   start over: a asks one grouping, c another, b both in turns. */
+static void test_rows_cache_same_rows(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *m[3] = {hot_new(store, 0), hot_new(store, 0), hot_new(store, 0)};
+        /* this binary in each process: its places named, their answers settled (the driver's
+           never settle: no symbols came) */
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        for (uint32_t pid = 100; pid < 140; pid++) {
+                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
+                sym_image_load(store, &im);
+        }
+        uint64_t seed = 7;
+        int64_t t = 1000000;
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        for (uint32_t round = 0; round < 42; round++) {
+                for (uint32_t k = 0; k < 3; k++) {
+                        if (round == 10 || round == 25)
+                                hot_set_settings(
+                                        m[k], &(struct agg_settings){round == 10 ? AGG_DECAYING
+                                                                                 : AGG_CUMULATIVE,
+                                                                     0.5, 2});
+                        if (round == 30)
+                                hot_reset(m[k]);
+                }
+                for (uint32_t s = 0; s < 500; s++) {
+                        uint32_t r = rnd(&seed);
+                        uint32_t pid = 100 + r % 40;
+                        uint64_t ip = r % 11 == 0  ? 0x5000 + (rnd(&seed) % 64) * 8
+                                      : r % 3 == 0 ? KBASE + (rnd(&seed) % 256) * 8
+                                                   : EXE + 0x1000 + (rnd(&seed) % 4096) * 4;
+                        struct kevent ev = ev_base(r % 5 ? KEV_SAMPLE : KEV_PMC_SAMPLE, r % 4,
+                                                   t += 1000, pid, pid + 1);
+                        if (ev.type == KEV_SAMPLE) {
+                                ev.sample.ip = ip;
+                                ev.sample.tid = pid + 1;
+                        } else {
+                                ev.pmc_sample.ip = ip;
+                                ev.pmc_sample.tid = pid + 1;
+                                ev.pmc_sample.source = 2;
+                        }
+                        for (uint32_t k = 0; k < 3; k++)
+                                hot_event(m[k], &ev);
+                }
+                for (uint32_t k = 0; k < 3; k++)
+                        hot_refresh(m[k]);
+                enum hot_grouping g = groupings[round / 14], g2 = groupings[(round / 14 + 1) % 3];
+                uint16_t source = round % 3 ? HOT_SOURCE_TIMER : 2;
+                const struct hot_row *ra, *rb;
+                uint32_t na, nb;
+                na = hot_functions_by(m[2], source, g2, false, &ra);
+                nb = hot_functions_by(m[1], source, g2, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+                na = hot_functions_by(m[0], source, g, false, &ra);
+                nb = hot_functions_by(m[1], source, g, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+                /* the top rows too (selected, then sorted) */
+                na = hot_top_functions_by(m[0], source, g, true, 10, &ra);
+                nb = hot_top_functions_by(m[1], source, g, true, 10, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+        }
+        for (uint32_t k = 0; k < 3; k++)
+                hot_free(m[k]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fold_lists_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fold_few_ended_no_scan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
