@@ -484,17 +484,38 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 h->rstamp = 1;
         }
         uint32_t o = 0;
+        /* the last module's sym_answers_epoch (a recording's kernel: its places are many),
+           asked again after the store was (a lookup may build its table again) */
+        uint32_t epoch_module = 0, epoch = 0;
         for (uint32_t i = 0; i <= h->mask; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used || e->source != source)
                         continue;
                 struct hot_row r;
                 uint32_t k;
-                if (e->row1 && e->rgen == h->rgen && e->answer &&
-                    (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module))) {
-                        /* hot_place_answer's answer, the row's key as it was made */
+                bool is_cached = e->row1 && e->rgen == h->rgen && e->answer;
+                if (is_cached && e->epoch) {
+                        if (e->module != epoch_module) {
+                                epoch_module = e->module;
+                                epoch = sym_answers_epoch(h->store, e->module);
+                        }
+                        is_cached = e->epoch == epoch;
+                }
+                if (is_cached) {
+                        /* hot_place_answer's answer stands: the row's key as it was made */
                         k = e->row1 - 1;
                         const struct row_key *rk = &h->rkeys[k];
+                        if (rk->stamp == h->rstamp) { /* a row made this build: added to */
+                                struct hot_row *w = &h->rows[rk->out];
+                                w->self += e->self;
+                                w->total += e->total - e->dup;
+                                if (e->self > w->top_self) {
+                                        w->top_self = e->self;
+                                        w->pid = e->pid;
+                                        w->tid = e->tid;
+                                }
+                                continue;
+                        }
                         r = (struct hot_row){source,
                                              e->module,
                                              rk->function,
@@ -507,6 +528,7 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                                              e->tid,
                                              sym_name(h->store, rk->function)};
                 } else {
+                        epoch_module = 0;
                         struct sym_loc loc = {e->module, e->rel};
                         if (!e->answer && !e->module) /* placed again: images may have come */
                                 loc = sym_locate(h->store, e->pid, e->rel);
