@@ -47,6 +47,7 @@ void hot_free(struct hot *h)
         free(h->sort_rows);
         free(h->rkeys);
         free(h->rindex);
+        free(h->row1);
         free(h->memo);
         free(h->frames);
         free(h->frames_gen);
@@ -82,7 +83,9 @@ void hot_reset(struct hot *h)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
         hot_exited_reset(h);
         h->nr_unplaced_keys = 0;
-        h->rgen = 0; /* the rows' cache starts over at the next build */
+        free(h->row1); /* the rows' cache starts over at the next builds */
+        h->row1 = NULL;
+        h->nr_builds = 0;
         h->epoch++;
 }
 
@@ -112,6 +115,9 @@ static void grow(struct hot *h)
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used)
                         *hot_slot_find(h, &old[i]) = old[i];
+        uint32_t *old_row1 = h->row1;
+        h->row1 = NULL;
+        hot_rows_rehome(h, old_row1, old, old_cap);
         free(old);
 }
 
@@ -145,7 +151,7 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
         e->is_used = true;
         e->is_exited = false;
         e->self = e->total = e->dup = 0;
-        e->row1 = 0;
+        hot_row_forget(h, (uint32_t)(e - h->slots));
         h->nr++;
         if (k->module)
                 sym_prefetch(h->store, k->module); /* its rows will want names */
@@ -213,7 +219,8 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         if (hot_answer_is_current(h, e))
                 return;
         e->answer = 0;
-        e->row1 = 0; /* its row, if it had one, is the old answer's */
+        if (e >= h->slots && e <= h->slots + h->mask) /* its row was the old answer's */
+                hot_row_forget(h, (uint32_t)(e - h->slots));
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
         sym_resolve(h->store, loc, f);
         /* asked after the lookup: a recording's kernel table is built again by it when symbols

@@ -40,10 +40,6 @@ struct entry {
         /* of total: the stacks that had this place's function at another of its places too,
            counted there (a recursive function's row counts each stack once) */
         uint64_t dup;
-        /* its row in the rows' cache (hot_row_keys.c) + 1, good while rgen is the cache's and
-           the answer stands; 0: none */
-        uint32_t row1;
-        uint16_t rgen;
 };
 
 struct pending {
@@ -182,7 +178,10 @@ struct hot {
         uint32_t nr_rkeys, cap_rkeys;
         uint32_t *rindex; /* owned: row key + 1 by hash, 0 free */
         uint32_t rindex_mask;
-        uint16_t rgen; /* 0: no cache yet */
+        /* owned, mask + 1 (NULL: no cache yet): each slot's place's row + 1, good while its
+           answer stands; 0: none. Apart from the entries (56 bytes): moved with them */
+        uint32_t *row1;
+        uint32_t nr_builds; /* the first build merges without the cache: a report builds once */
         enum hot_grouping rgrouping;
         uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */
@@ -257,6 +256,26 @@ void hot_slot_delete(struct hot *h, struct entry *e);
 /* hot_row_keys.c */
 /* The rows' cache emptied, for rows grouped by grouping: every place's row forgotten. */
 void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping);
+/* The rows of source's places merged into h->rows (grouped by grouping): how many. The first
+   build hashes each place's row key; the later ones keep each settled place's row. */
+uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping grouping);
+/* Slot j's place's row forgotten (its answer changed, or a new place there). */
+static inline void hot_row_forget(struct hot *h, uint32_t j)
+{
+        if (h->row1)
+                h->row1[j] = 0;
+}
+/* The entry at slot from moved to slot to: its row with it. */
+static inline void hot_row_move(struct hot *h, uint32_t from, uint32_t to)
+{
+        if (h->row1)
+                h->row1[to] = h->row1[from];
+}
+/* The table moved (grown, rebuilt): the rows of its places, old_row1 by old slot, are put
+   where the entries are now (found by key). old_row1 is freed. */
+void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old, uint32_t old_cap);
+/* The cache's index made for cap rows at least (before a build: it never grows in one). */
+void hot_row_keys_reserve(struct hot *h, uint32_t cap);
 /* The cache's row of r (keyed as the cache's grouping keys rows), made when new: its index. */
 uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r);
 

@@ -20,10 +20,12 @@ void hot_slot_delete(struct hot *h, struct entry *e)
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
                         h->slots[i] = h->slots[j];
+                        hot_row_move(h, j, i);
                         h->slots[j].is_used = false;
                         i = j;
                 }
         }
+        hot_row_forget(h, i);
         h->nr--;
 }
 
@@ -214,6 +216,7 @@ void hot_refresh(struct hot *h)
                         e->is_used = false;
                 } else {
                         h->nr_exited += e->is_exited && e->pid != AGG_ALL;
+                        hot_row_move(h, i, nr);
                         h->slots[nr++] = *e; /* nr <= i: compacts to the front */
                 }
         }
@@ -222,6 +225,9 @@ void hot_refresh(struct hot *h)
         h->nr = nr;
         for (uint32_t i = 0; i < nr; i++)
                 *hot_slot_find(h, &kept[i]) = kept[i];
+        uint32_t *old_row1 = h->row1;
+        h->row1 = NULL;
+        hot_rows_rehome(h, old_row1, kept, nr);
         free(kept);
         for (uint32_t i = 0; i < h->nr_sources; i++) {
                 h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
@@ -472,106 +478,8 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
         }
-        /* the places of one function merge into one row, through the rows' cache: a settled
-           place knows its row; the others' keys are hashed (sorting every place first took a
-           third of a replay). Rows go out in the order their first places come. */
-        /* rows of places gone stay in the cache: past twice the places, it starts over */
-        if (!h->rgen || h->rgrouping != grouping || h->nr_rkeys > 2 * h->nr + 4096)
-                hot_row_keys_reset(h, grouping);
-        if (++h->rstamp == 0) {
-                for (uint32_t k = 0; k < h->nr_rkeys; k++)
-                        h->rkeys[k].stamp = 0;
-                h->rstamp = 1;
-        }
-        uint32_t o = 0;
-        /* the last module's sym_answers_epoch (a recording's kernel: its places are many),
-           asked again after the store was (a lookup may build its table again) */
-        uint32_t epoch_module = 0, epoch = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                struct entry *e = &h->slots[i];
-                if (!e->is_used || e->source != source)
-                        continue;
-                struct hot_row r;
-                uint32_t k;
-                bool is_cached = e->row1 && e->rgen == h->rgen && e->answer;
-                if (is_cached && e->epoch) {
-                        if (e->module != epoch_module) {
-                                epoch_module = e->module;
-                                epoch = sym_answers_epoch(h->store, e->module);
-                        }
-                        is_cached = e->epoch == epoch;
-                }
-                if (is_cached) {
-                        /* hot_place_answer's answer stands: the row's key as it was made */
-                        k = e->row1 - 1;
-                        const struct row_key *rk = &h->rkeys[k];
-                        if (rk->stamp == h->rstamp) { /* a row made this build: added to */
-                                struct hot_row *w = &h->rows[rk->out];
-                                w->self += e->self;
-                                w->total += e->total - e->dup;
-                                if (e->self > w->top_self) {
-                                        w->top_self = e->self;
-                                        w->pid = e->pid;
-                                        w->tid = e->tid;
-                                }
-                                continue;
-                        }
-                        r = (struct hot_row){source,
-                                             e->module,
-                                             rk->function,
-                                             rk->rel,
-                                             (enum sym_state)(e->answer - 1),
-                                             e->self,
-                                             e->total - e->dup,
-                                             e->pid,
-                                             e->self,
-                                             e->tid,
-                                             sym_name(h->store, rk->function)};
-                } else {
-                        epoch_module = 0;
-                        struct sym_loc loc = {e->module, e->rel};
-                        if (!e->answer && !e->module) /* placed again: images may have come */
-                                loc = sym_locate(h->store, e->pid, e->rel);
-                        struct sym_frame f;
-                        hot_place_answer(h, e, loc, &f);
-                        uint32_t fn = f.state == SYM_RESOLVED ? f.function : 0;
-                        r = (struct hot_row){source,
-                                             loc.module,
-                                             fn,
-                                             f.state == SYM_RESOLVED ? 0 : loc.rel,
-                                             f.state,
-                                             e->self,
-                                             e->total - e->dup,
-                                             e->pid,
-                                             e->self,
-                                             e->tid,
-                                             sym_name(h->store, fn)};
-                        k = hot_row_key_get(h, &r);
-                        /* a settled answer of a placed address keys the same row next time */
-                        if (e->module && hot_answer_is_current(h, e)) {
-                                e->row1 = k + 1;
-                                e->rgen = h->rgen;
-                        }
-                }
-                struct row_key *rk = &h->rkeys[k];
-                if (rk->stamp != h->rstamp) {
-                        rk->stamp = h->rstamp;
-                        rk->out = o;
-                        h->rows[o++] = r;
-                        continue;
-                }
-                struct hot_row *w = &h->rows[rk->out];
-                w->self += r.self;
-                /* total: each place's stacks less those that counted the function at another
-                   of its places (dup) */
-                w->total += r.total;
-                /* the process: the one with the heaviest place of the function */
-                if (r.top_self > w->top_self) {
-                        w->top_self = r.top_self;
-                        w->pid = r.pid;
-                        w->tid = r.tid;
-                }
-        }
+        /* the places of one function merge into one row (hot_row_keys.c) */
+        uint32_t o = hot_rows_merge(h, source, grouping);
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;

@@ -242,8 +242,9 @@ static void assert_rows_equal(const struct hot_row *ra, uint32_t na, const struc
 
 /* Builds of one grouping one after the other (each place's row from the rows' cache) give
    the rows that builds which start the cache over give (another grouping asked in between),
-   while places come, decay away and are folded, for two profile sources, and after the counts
-   start over: a asks one grouping, c another, b both in turns. */
+   while places come, decay away, move and are folded (their processes ended), for two
+   profile sources, and after the counts start over: a asks one grouping, c another, b both
+   in turns. */
 static void test_rows_cache_same_rows(void **state)
 {
         struct sym_store *store = *state;
@@ -277,7 +278,7 @@ static void test_rows_cache_same_rows(void **state)
                         uint32_t pid = 100 + r % 40;
                         uint64_t ip = r % 11 == 0  ? 0x5000 + (rnd(&seed) % 64) * 8
                                       : r % 3 == 0 ? KBASE + (rnd(&seed) % 256) * 8
-                                                   : EXE + 0x1000 + (rnd(&seed) % 4096) * 4;
+                                                   : EXE + 0x1000 + (rnd(&seed) % 48) * 64;
                         struct kevent ev = ev_base(r % 5 ? KEV_SAMPLE : KEV_PMC_SAMPLE, r % 4,
                                                    t += 1000, pid, pid + 1);
                         if (ev.type == KEV_SAMPLE) {
@@ -288,6 +289,13 @@ static void test_rows_cache_same_rows(void **state)
                                 ev.pmc_sample.tid = pid + 1;
                                 ev.pmc_sample.source = 2;
                         }
+                        for (uint32_t k = 0; k < 3; k++)
+                                hot_event(m[k], &ev);
+                }
+                /* two end (their unplaced places fold into the other row), their pids used
+                   again */
+                for (uint32_t n = 0; n < 2; n++) {
+                        struct kevent ev = ev_end(t += 1000, 100 + rnd(&seed) % 40);
                         for (uint32_t k = 0; k < 3; k++)
                                 hot_event(m[k], &ev);
                 }
