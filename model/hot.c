@@ -539,8 +539,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                 uint32_t slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
                 leaf_slots[i] = slot;
                 leaf_functions[i] = 0;
-                if (slot != UINT32_MAX &&
-                    !hot_place_function(h, &h->slots[slot], &leaf_functions[i]))
+                if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
                         is_pending = true;
         }
         /* a recording's names are waited for where one is still loading (its totals do not
