@@ -173,7 +173,7 @@ static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, 
                 t->key_memo = xcalloc(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
         uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
         struct key_memo *m = &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
-        if (m->key.module && m->addr == addr && m->pid == pid && m->generation == generation &&
+        if (m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
             (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module)))
                 return m->key;
         t->nr_located++;
@@ -192,7 +192,9 @@ static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, 
                 /* asked after: a recording's kernel table is built again by the lookup */
                 uint32_t epoch = is_final ? 0 : sym_answers_epoch(t->store, loc.module);
                 if (is_final || epoch)
-                        *m = (struct key_memo){addr, generation, pid, epoch, k};
+                        *m = (struct key_memo){addr, generation, pid, epoch, k, true};
+        } else if (!sym_store_is_live(t->store)) {
+                *m = (struct key_memo){addr, generation, pid, 0, k, true};
         }
         return k;
 }

@@ -84,13 +84,16 @@ struct thread_memo {
 /* A frame's key seen before (calltree.c key_of): its process's address, good while the
    process's frames generation stays and the answer stands (a module whose answers are final,
    or a recording's kernel under the same sym_answers_epoch). A new stack's frames are mostly
-   known ones: they are not located and resolved again. */
+   known ones: they are not located and resolved again. A recording's frames of no image are
+   kept too (only its events place them); a live session's are not (a JIT map may place them
+   at the next look), as the hot functions' frame memo does. */
 struct key_memo {
         uint64_t addr;
         uint64_t generation; /* frames_gen_of its pid */
         uint32_t pid;
-        uint32_t epoch;       /* 0: final; else the module's sym_answers_epoch */
-        struct frame_key key; /* module 0: no memo */
+        uint32_t epoch; /* 0: final; else the module's sym_answers_epoch */
+        struct frame_key key;
+        bool is_set;
 };
 #define KEY_MEMO_SLOTS (1u << 14)
 

@@ -3374,6 +3374,24 @@ static void test_calltree_key_memo(void **state)
         calltree_free(t);
 }
 
+/* A recording's frames of no image: kept in the key memo too, their keys move with events
+   only (a live session's are not: a JIT map may place them at the next look). */
+static void test_calltree_key_memo_unplaced(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t nowhere = 0x7f0000001000ull; /* no image of PID_A there */
+        int64_t time = MS(1);
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, 0, nowhere, nowhere + 0x10 + i};
+                tree_sample(t, 0, time += MS(1), PID_A, stack, 4);
+        }
+        assert_int_equal(calltree_nr_walks(t), 4);
+        assert_int_equal(calltree_nr_frames_located(t), 4 + 3 * 1);
+        calltree_free(t);
+}
+
 static void test_calltree_main_thread(void **state)
 {
         struct fix *fx = *state;
@@ -4277,6 +4295,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_key_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_key_memo_unplaced, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo_unplaced, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
