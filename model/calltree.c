@@ -48,6 +48,7 @@ void calltree_free(struct calltree *t)
         free(t->memo);
         free(t->thread_memo);
         free(t->frames_gen);
+        free(t->key_memo);
         free(t->unnamed);
         free(t->ended_pids);
         free(t->aliases);
@@ -164,17 +165,36 @@ uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_
         return child(t, parent, k, calltree_key_hash(k), pid);
 }
 
-static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr)
+/* The key of the frame at addr of process pid (generation: frames_gen_of pid), from the key
+   memo where it holds it. */
+static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, uint64_t generation)
 {
+        if (!t->key_memo)
+                t->key_memo = xcalloc(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
+        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
+        struct key_memo *m = &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
+        if (m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
+            (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module)))
+                return m->key;
+        t->nr_located++;
         struct sym_loc loc = sym_locate(t->store, pid, addr);
         struct frame_key k = {loc.module, 0, loc.rel, 0};
         if (loc.module) {
+                /* settled is asked before the answer (a module that finishes loading in
+                   between gave a pending one, which must not be kept) */
+                bool is_final = sym_answers_are_final(t->store, loc.module);
                 struct sym_frame f;
                 sym_resolve(t->store, loc, &f);
                 if (f.state == SYM_RESOLVED) {
                         k.function = f.function;
                         k.rel = 0;
                 }
+                /* asked after: a recording's kernel table is built again by the lookup */
+                uint32_t epoch = is_final ? 0 : sym_answers_epoch(t->store, loc.module);
+                if (is_final || epoch)
+                        *m = (struct key_memo){addr, generation, pid, epoch, k, true};
+        } else if (!sym_store_is_live(t->store)) {
+                *m = (struct key_memo){addr, generation, pid, 0, k, true};
         }
         return k;
 }
@@ -315,13 +335,13 @@ static uint32_t path_keys(const struct calltree *t, uint32_t leaf, struct frame_
 
 /* A stack's keys, the leaf's given and its callers' made, each with its hash (once for the
    four trees). */
-static void stack_keys(struct calltree *t, uint32_t pid, struct frame_key leaf,
+static void stack_keys(struct calltree *t, uint32_t pid, uint64_t generation, struct frame_key leaf,
                        const uint64_t *frames, uint32_t nr, struct frame_key *keys,
                        uint64_t *key_hashes)
 {
         keys[0] = leaf;
         for (uint32_t i = 1; i < nr; i++)
-                keys[i] = key_of(t, pid, frames[i]);
+                keys[i] = key_of(t, pid, frames[i], generation);
         for (uint32_t i = 0; i < nr; i++)
                 key_hashes[i] = calltree_key_hash(&keys[i]);
 }
@@ -343,7 +363,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         t->nr_walks++;
         struct frame_key keys[MAX_FRAMES];
         uint64_t key_hashes[MAX_FRAMES];
-        stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
+        stack_keys(t, pid, generation, leaf, frames, nr, keys, key_hashes);
         uint32_t leaves[NR_MEMO_TREES] = {0};
         bool is_whole = true;
         descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, t->owners != CALLTREE_ALL,
@@ -369,7 +389,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         /* the sampled address by its place in the tree (its function, when known: the samples
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
-        struct frame_key leaf = key_of(t, pid, frames[0]);
+        struct frame_key leaf = key_of(t, pid, frames[0], generation);
         /* the process as the hot functions' rows have it: the sample's, else (no image held
            the address) the stack's */
         uint32_t owner_pid =
@@ -419,7 +439,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
                 memo_settle(t, m);
                 m->leaves[1] = 0;
                 t->nr_walks++;
-                stack_keys(t, pid, leaf, frames, nr, keys, key_hashes);
+                stack_keys(t, pid, generation, leaf, frames, nr, keys, key_hashes);
                 uint32_t leaves[NR_MEMO_TREES] = {0};
                 descend_memo_trees(t, keys, key_hashes, nr, pid, owner_pid, true, leaves,
                                    &is_whole);
@@ -539,6 +559,11 @@ uint64_t calltree_nr_evicted(const struct calltree *t)
 uint64_t calltree_nr_walks(const struct calltree *t)
 {
         return t->nr_walks;
+}
+
+uint64_t calltree_nr_frames_located(const struct calltree *t)
+{
+        return t->nr_located;
 }
 
 static int cmp_pid(const void *a, const void *b)

@@ -81,6 +81,22 @@ struct thread_memo {
 };
 #define THREAD_MEMO_SLOTS (1u << 15)
 
+/* A frame's key seen before (calltree.c key_of): its process's address, good while the
+   process's frames generation stays and the answer stands (a module whose answers are final,
+   or a recording's kernel under the same sym_answers_epoch). A new stack's frames are mostly
+   known ones: they are not located and resolved again. A recording's frames of no image are
+   kept too (only its events place them); a live session's are not (a JIT map may place them
+   at the next look), as the hot functions' frame memo does. */
+struct key_memo {
+        uint64_t addr;
+        uint64_t generation; /* frames_gen_of its pid */
+        uint32_t pid;
+        uint32_t epoch; /* 0: final; else the module's sym_answers_epoch */
+        struct frame_key key;
+        bool is_set;
+};
+#define KEY_MEMO_SLOTS (1u << 14)
+
 /* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
 struct calltree_alias {
         uint32_t id;
@@ -124,6 +140,7 @@ struct calltree {
         struct calltree_alias *aliases; /* owned: by id, open addressing (NULL: none yet) */
         uint32_t alias_mask, nr_aliases;
         struct frames_gen *frames_gen; /* owned: what the memos hold good under */
+        struct key_memo *key_memo;     /* owned: KEY_MEMO_SLOTS, at first use */
         /* the callers trees by owner counted (calltree_want): CALLTREE_ALL none, _PROCESS the
            process's, _THREAD the process's and the thread's */
         enum calltree_owner owners;
@@ -139,6 +156,7 @@ struct calltree {
         uint64_t nr_cut;          /* stacks cut short by a full tree */
         uint64_t nr_evicted;      /* nodes evicted for room */
         uint64_t nr_walks;        /* stacks looked up and walked (calltree_nr_walks) */
+        uint64_t nr_located;      /* calltree_nr_frames_located */
 };
 
 /* A node's hash in two steps: its key's part (the same under every parent: a stack's keys are

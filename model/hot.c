@@ -45,7 +45,9 @@ void hot_free(struct hot *h)
         free(h->sort_a);
         free(h->sort_b);
         free(h->sort_rows);
-        free(h->merge);
+        free(h->rkeys);
+        free(h->rindex);
+        free(h->row1);
         free(h->memo);
         free(h->frames);
         free(h->frames_gen);
@@ -55,6 +57,9 @@ void hot_free(struct hot *h)
         free(h->mrows);
         free(h->line_rows);
         free(h->ended_pids);
+        free(h->pid_heads);
+        free(h->pid_keys);
+        free(h->unplaced_keys);
         free(h);
 }
 
@@ -76,6 +81,11 @@ void hot_reset(struct hot *h)
         h->nr_dstacks = h->nr_dkeys = 0;
         if (h->dindex)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
+        hot_exited_reset(h);
+        h->nr_unplaced_keys = 0;
+        free(h->row1); /* the rows' cache starts over at the next builds */
+        h->row1 = NULL;
+        h->nr_builds = 0;
         h->epoch++;
 }
 
@@ -105,6 +115,9 @@ static void grow(struct hot *h)
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used)
                         *hot_slot_find(h, &old[i]) = old[i];
+        uint32_t *old_row1 = h->row1;
+        h->row1 = NULL;
+        hot_rows_rehome(h, old_row1, old, old_cap);
         free(old);
 }
 
@@ -129,9 +142,16 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
                 h->caps.nr_samples_no_room += self;
                 return NULL;
         }
+        if (h->is_tracking) {
+                hot_exited_track(h, k); /* before it is in the table (a compaction lists it) */
+                if (!k->module)
+                        hot_unplaced_track(h, k);
+        }
         *e = *k;
         e->is_used = true;
+        e->is_exited = false;
         e->self = e->total = e->dup = 0;
+        hot_row_forget(h, (uint32_t)(e - h->slots));
         h->nr++;
         if (k->module)
                 sym_prefetch(h->store, k->module); /* its rows will want names */
@@ -152,7 +172,7 @@ static inline uint32_t count_hashed(struct hot *h, const struct entry *k, uint64
         struct entry *e = slot_find_hashed(h, k, hash);
         if (!e->is_used && !(e = place_new(h, e, k, hash, self)))
                 return UINT32_MAX;
-        e->is_exited = false;
+        hot_place_live(h, e);
         e->self += self;
         e->total += total;
         return (uint32_t)(e - h->slots);
@@ -199,6 +219,8 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         if (hot_answer_is_current(h, e))
                 return;
         e->answer = 0;
+        if (e >= h->slots && e <= h->slots + h->mask) /* its row was the old answer's */
+                hot_row_forget(h, (uint32_t)(e - h->slots));
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
         sym_resolve(h->store, loc, f);
         /* asked after the lookup: a recording's kernel table is built again by it when symbols
@@ -355,7 +377,7 @@ static void places_add(struct hot *h, const struct entry *keys, const struct fra
                         slot = hints->slot[i];
                         struct entry *e = &h->slots[slot];
                         h->nr_rows_cached = 0;
-                        e->is_exited = false;
+                        hot_place_live(h, e);
                         e->total += total;
                 } else {
                         slot = count_hashed(h, &keys[i], hash, 0, total);
@@ -517,8 +539,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                 uint32_t slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
                 leaf_slots[i] = slot;
                 leaf_functions[i] = 0;
-                if (slot != UINT32_MAX &&
-                    !hot_place_function(h, &h->slots[slot], &leaf_functions[i]))
+                if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
                         is_pending = true;
         }
         /* a recording's names are waited for where one is still loading (its totals do not

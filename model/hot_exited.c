@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hot_exited.c: owns the hot functions' cap on the places of processes that ended: past
    HOT_EXITED_MAX of them, the lighter fold into one place per address for every exited
-   process, down to half of it. */
+   process, down to half of it. Each process's places are listed by key as they are made, so a
+   process's end marks its own places: the table is looked at whole only past the cap (once
+   per HOT_EXITED_MAX / 2 ended places) and when the lists' stale keys outgrow it. */
 #include "hot_impl.h"
 #include "model_util.h"
 
@@ -78,8 +80,165 @@ static void fold_one(struct hot *h, const struct entry *e)
         h->caps.nr_exited_folded++;
 }
 
-bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
+/* ---- each process's places, by key ---- */
+
+static struct pid_places *pid_slot_of(const struct hot *h, uint32_t pid)
 {
+        uint32_t j = (uint32_t)hash_mix64(pid) & h->pid_mask;
+        while (h->pid_heads[j].pid1 && h->pid_heads[j].pid1 != pid + 1)
+                j = (j + 1) & h->pid_mask;
+        return &h->pid_heads[j];
+}
+
+/* The process's list, NULL when it has none. */
+static struct pid_places *pid_find(const struct hot *h, uint32_t pid)
+{
+        if (!h->pid_heads)
+                return NULL;
+        struct pid_places *p = pid_slot_of(h, pid);
+        return p->pid1 ? p : NULL;
+}
+
+static void pid_heads_make(struct hot *h, uint32_t cap)
+{
+        free(h->pid_heads);
+        h->pid_heads = xcalloc(cap, sizeof(*h->pid_heads));
+        h->pid_mask = cap - 1;
+        h->nr_pids = 0;
+}
+
+/* The process's list, made (empty) when it has none. */
+static struct pid_places *pid_get(struct hot *h, uint32_t pid)
+{
+        if (!h->pid_heads)
+                pid_heads_make(h, 256);
+        if ((h->nr_pids + 1) * 2 > h->pid_mask + 1) {
+                struct pid_places *old = h->pid_heads;
+                uint32_t old_cap = h->pid_mask + 1;
+                h->pid_heads = NULL;
+                pid_heads_make(h, old_cap * 2);
+                for (uint32_t i = 0; i < old_cap; i++)
+                        if (old[i].pid1 && old[i].head != PID_PLACES_NONE) {
+                                *pid_slot_of(h, old[i].pid1 - 1) = old[i];
+                                h->nr_pids++;
+                        }
+                free(old);
+        }
+        struct pid_places *p = pid_slot_of(h, pid);
+        if (!p->pid1) {
+                *p = (struct pid_places){pid + 1, PID_PLACES_NONE};
+                h->nr_pids++;
+        }
+        return p;
+}
+
+static void pid_key_add(struct hot *h, const struct entry *e)
+{
+        struct pid_places *p = pid_get(h, e->pid);
+        h->pid_keys[h->nr_pid_keys] =
+                (struct pid_place){e->rel, e->module, e->tid, p->head, e->source};
+        p->head = h->nr_pid_keys++;
+}
+
+/* The lists made again from the table's live places: the keys of places that went, and of
+   processes whose end marked them, are dropped. */
+static void pid_lists_compact(struct hot *h)
+{
+        h->nr_exited_scans++;
+        pid_heads_make(h, 256);
+        h->nr_pid_keys = 0;
+        for (uint32_t i = 0; i <= h->mask; i++) {
+                const struct entry *e = &h->slots[i];
+                if (e->is_used && !e->is_exited && e->pid != AGG_ALL)
+                        pid_key_add(h, e);
+        }
+}
+
+void hot_exited_start(struct hot *h)
+{
+        uint32_t cap = h->cap_pid_keys ? h->cap_pid_keys : 4096;
+        while (cap < 2 * (h->nr + 1))
+                cap *= 2;
+        if (cap != h->cap_pid_keys) {
+                h->pid_keys = xrealloc(h->pid_keys, cap * sizeof(*h->pid_keys));
+                h->cap_pid_keys = cap;
+        }
+        pid_lists_compact(h); /* every live place fits: fewer than half of the room */
+        h->is_tracking = true;
+}
+
+void hot_exited_track(struct hot *h, const struct entry *e)
+{
+        if (!h->is_tracking || e->pid == AGG_ALL)
+                return;
+        if (h->nr_pid_keys == h->cap_pid_keys) {
+                /* stale keys past the table's size: one look at the table per that many new
+                   places (the live ones fit: fewer than half of the room) */
+                if (h->cap_pid_keys && h->nr_pid_keys >= 2 * h->nr + 4096)
+                        pid_lists_compact(h);
+                if (h->nr_pid_keys == h->cap_pid_keys) {
+                        h->cap_pid_keys = h->cap_pid_keys ? h->cap_pid_keys * 2 : 4096;
+                        h->pid_keys = xrealloc(h->pid_keys, h->cap_pid_keys * sizeof(*h->pid_keys));
+                }
+        }
+        pid_key_add(h, e);
+}
+
+void hot_exited_revive(struct hot *h, struct entry *e)
+{
+        if (e->pid != AGG_ALL) {
+                hot_exited_track(h, e); /* before: a compaction leaves exited places out */
+                h->nr_exited--;
+        }
+        e->is_exited = false;
+}
+
+void hot_exited_reset(struct hot *h)
+{
+        h->is_tracking = false;
+        h->nr_exited = 0;
+        h->nr_pid_keys = 0;
+        if (h->pid_heads)
+                pid_heads_make(h, 256);
+}
+
+uint64_t hot_nr_exited_scans(const struct hot *h)
+{
+        return h->nr_exited_scans;
+}
+
+void hot_set_fold_scanned(struct hot *h, bool is_scanned)
+{
+        h->is_fold_scanned = is_scanned;
+}
+
+/* The places of pid marked exited, through its list (which goes). */
+static void mark_ended(struct hot *h, uint32_t pid)
+{
+        struct pid_places *p = pid_find(h, pid);
+        if (!p)
+                return;
+        for (uint32_t i = p->head; i != PID_PLACES_NONE; i = h->pid_keys[i].next) {
+                const struct pid_place *q = &h->pid_keys[i];
+                struct entry k = {0};
+                k.rel = q->rel;
+                k.module = q->module;
+                k.pid = pid;
+                k.tid = q->tid;
+                k.source = q->source;
+                struct entry *e = hot_slot_find(h, &k);
+                if (e->is_used && !e->is_exited) {
+                        e->is_exited = true;
+                        h->nr_exited++;
+                }
+        }
+        p->head = PID_PLACES_NONE;
+}
+
+/* mark_ended for every place, by a look at the whole table (hot_set_fold_scanned). */
+static void mark_by_scan(struct hot *h, const uint32_t *ended, uint32_t n)
+{
+        h->nr_exited_scans++;
         uint32_t nr_exited = 0;
         struct pid_set set = {NULL, 0};
         if (n)
@@ -93,11 +252,24 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
                 nr_exited += e->is_exited;
         }
         free(set.slots);
-        if (nr_exited <= HOT_EXITED_MAX)
+        h->nr_exited = nr_exited;
+}
+
+bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
+{
+        if (h->is_fold_scanned)
+                mark_by_scan(h, ended, n);
+        else
+                for (uint32_t i = 0; i < n; i++)
+                        mark_ended(h, ended[i]);
+        if (h->nr_exited <= HOT_EXITED_MAX)
                 return false;
+        /* past the cap: once per HOT_EXITED_MAX / 2 places of ended processes */
+        h->nr_exited_scans++;
+        uint32_t nr_exited = h->nr_exited;
         struct entry *x = xmalloc(nr_exited * sizeof(*x));
         uint32_t k = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
+        for (uint32_t i = 0; i <= h->mask && k < nr_exited; i++) {
                 const struct entry *e = &h->slots[i];
                 if (e->is_used && e->is_exited && e->pid != AGG_ALL)
                         x[k++] = *e;

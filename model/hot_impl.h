@@ -109,6 +109,31 @@ struct deferred_stack {
         uint32_t first, nr; /* its places in dkeys, each once, in stack order */
 };
 
+/* A process's places (hot_exited.c): the first of its keys in pid_keys, chained by next. */
+#define PID_PLACES_NONE UINT32_MAX
+struct pid_places {
+        uint32_t pid1; /* pid + 1, 0: a free slot */
+        uint32_t head; /* PID_PLACES_NONE: none */
+};
+struct pid_place {
+        uint64_t rel;
+        uint32_t module, tid;
+        uint32_t next; /* PID_PLACES_NONE: the last */
+        uint16_t source;
+};
+
+/* A row of the rows' cache: its key as top_functions merges places (the function, or the
+   address while unnamed; the process or thread where the grouping keys them), and where the
+   build that touched it last put it. */
+struct row_key {
+        uint64_t rel; /* 0 when named */
+        uint32_t module, function;
+        uint32_t pid, tid; /* 0 where the grouping does not key them */
+        uint16_t source;
+        uint32_t stamp; /* the build (rstamp) that touched it last */
+        uint32_t out;   /* its row in that build */
+};
+
 struct hot {
         enum hot_grouping grouping;   /* rows per function, per process or thread too */
         enum hot_grouping place_keys; /* what a place's key holds (hot_set_place_keys) */
@@ -146,8 +171,20 @@ struct hot {
         /* owned, cap_rows each: the whole-order sort's work space, kept between refreshes */
         struct sort_item *sort_a, *sort_b;
         struct hot_row *sort_rows;
-        uint32_t *merge; /* owned: the places-to-rows hash, kept between refreshes */
-        uint32_t cap_merge;
+        /* the rows' cache (hot_row_keys.c): each settled place's row (entry.row1), so a build
+           adds a place to its row without hashing its key (a miss per place: the functions
+           view's rows were 7.7% of a live screen) */
+        struct row_key *rkeys; /* owned */
+        uint32_t nr_rkeys, cap_rkeys;
+        uint32_t *rindex; /* owned: row key + 1 by hash, 0 free */
+        uint32_t rindex_mask;
+        /* owned, mask + 1 (NULL: no cache yet): each slot's place's row + 1, good while its
+           answer stands; 0: none. Apart from the entries (56 bytes): moved with them */
+        uint32_t *row1;
+        uint32_t nr_builds; /* the first build merges without the cache: a report builds once */
+        enum hot_grouping rgrouping;
+        uint32_t rstamp;              /* the builds, counted */
+        uint32_t nr_rows_last;        /* the rows of the last build */
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;
         struct agg_settings settings;
@@ -165,6 +202,23 @@ struct hot {
         uint64_t nr_walks;             /* hot_nr_walks */
         uint64_t nr_pending;           /* the memos' nr_pending, summed */
         uint32_t epoch;                /* changes whenever places move (grow, refresh, reset) */
+        /* the places of ended processes (is_exited, pid not AGG_ALL), counted as they change;
+           and each process's places by key (hot_exited.c), so that an end marks its places
+           without a look at the whole table */
+        uint32_t nr_exited;
+        struct pid_places *pid_heads; /* owned: open addressing by pid (NULL: none yet) */
+        uint32_t pid_mask, nr_pids;
+        struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
+        uint32_t nr_pid_keys, cap_pid_keys;
+        uint64_t nr_exited_scans; /* hot_nr_exited_scans */
+        /* owned: the keys of the places made unplaced (module 0) since the last refresh and
+           of those it kept, stale ones among them: a refresh looks at these, not the table */
+        struct entry *unplaced_keys;
+        uint32_t nr_unplaced_keys, cap_unplaced_keys;
+        bool is_fold_scanned; /* hot_set_fold_scanned */
+        /* the lists and the unplaced keys are kept from the first refresh on (made then from
+           the table): a replay that refreshes once, or never (-b), pays nothing for them */
+        bool is_tracking;
 };
 
 /* Every sample counted: the samples whose stacks never came with their address alone, the
@@ -199,7 +253,55 @@ struct entry *hot_slot_find(struct hot *h, const struct entry *k);
 /* Takes the entry out (linear probing: the entries after it move up where their probe allows). */
 void hot_slot_delete(struct hot *h, struct entry *e);
 
+/* hot_row_keys.c */
+/* The rows' cache emptied, for rows grouped by grouping: every place's row forgotten. */
+void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping);
+/* The rows of source's places merged into h->rows (grouped by grouping): how many. The first
+   build hashes each place's row key; the later ones keep each settled place's row. */
+uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping grouping);
+/* Slot j's place's row forgotten (its answer changed, or a new place there). */
+static inline void hot_row_forget(struct hot *h, uint32_t j)
+{
+        if (h->row1)
+                h->row1[j] = 0;
+}
+/* The entry at slot from moved to slot to: its row with it. */
+static inline void hot_row_move(struct hot *h, uint32_t from, uint32_t to)
+{
+        if (h->row1)
+                h->row1[to] = h->row1[from];
+}
+/* The table moved (grown, rebuilt): the rows of its places, old_row1 by old slot, are put
+   where the entries are now (found by key). old_row1 is freed. */
+void hot_rows_rehome(struct hot *h, uint32_t *old_row1, const struct entry *old, uint32_t old_cap);
+/* The cache's index made for cap rows at least (before a build: it never grows in one). */
+void hot_row_keys_reserve(struct hot *h, uint32_t cap);
+/* The cache's row of r (keyed as the cache's grouping keys rows), made when new: its index. */
+uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r);
+
 /* hot_exited.c */
+/* The list of e's process gets e's key (a new place, or one live again), while is_tracking. */
+void hot_exited_track(struct hot *h, const struct entry *e);
+/* The lists made from the table, and kept from now on (is_tracking). */
+void hot_exited_start(struct hot *h);
+/* e (exited) is counted again: live. */
+void hot_exited_revive(struct hot *h, struct entry *e);
+/* A place that goes (deleted, dropped) or is not exited any more. */
+static inline void hot_exited_forget(struct hot *h, const struct entry *e)
+{
+        if (e->is_exited && e->pid != AGG_ALL)
+                h->nr_exited--;
+}
+/* A place counted: live (an exited one of a reused pid comes back). */
+static inline void hot_place_live(struct hot *h, struct entry *e)
+{
+        if (__builtin_expect(e->is_exited, 0))
+                hot_exited_revive(h, e);
+}
+/* hot_rows.c: a new unplaced place's key, for the next refresh. */
+void hot_unplaced_track(struct hot *h, const struct entry *k);
+/* Every list and count forgotten (hot_reset). */
+void hot_exited_reset(struct hot *h);
 /* The places of the processes in ended (n) are marked exited; past HOT_EXITED_MAX exited
    places, the lighter (down to half of it) go into one place per address of every exited
    process (pid and tid AGG_ALL): the table does not grow with the processes that came and went.

@@ -12,6 +12,7 @@
 void hot_slot_delete(struct hot *h, struct entry *e)
 {
         uint32_t i = (uint32_t)(e - h->slots);
+        hot_exited_forget(h, e);
         h->slots[i].is_used = false;
         for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
                 uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
@@ -19,10 +20,12 @@ void hot_slot_delete(struct hot *h, struct entry *e)
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
                         h->slots[i] = h->slots[j];
+                        hot_row_move(h, j, i);
                         h->slots[j].is_used = false;
                         i = j;
                 }
         }
+        hot_row_forget(h, i);
         h->nr--;
 }
 
@@ -63,20 +66,64 @@ static void fold_into_other(struct hot *h, const struct entry *e)
 
 /* Unplaced places that have a module now move to it; those of processes that ended, and past
    HOT_UNPLACED_MAX the lightest, go into the other row. */
+void hot_unplaced_track(struct hot *h, const struct entry *k)
+{
+        if (h->nr_unplaced_keys == h->cap_unplaced_keys) {
+                h->cap_unplaced_keys = h->cap_unplaced_keys ? h->cap_unplaced_keys * 2 : 256;
+                h->unplaced_keys = xrealloc(h->unplaced_keys,
+                                            h->cap_unplaced_keys * sizeof(*h->unplaced_keys));
+        }
+        h->unplaced_keys[h->nr_unplaced_keys++] = *k;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* The slots of the unplaced places, in the table's order (as a look at the whole table finds
+   them), into *out (owned by the caller); returns how many. From their keys, unless the
+   refresh looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
+static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
+{
+        uint32_t n = 0;
+        if (h->is_fold_scanned || !h->is_tracking) {
+                uint32_t *s = xmalloc((h->nr + 1) * sizeof(*s));
+                for (uint32_t i = 0; i <= h->mask; i++)
+                        if (h->slots[i].is_used && !h->slots[i].module)
+                                s[n++] = i;
+                *out = s;
+                return n;
+        }
+        uint32_t *s = xmalloc((h->nr_unplaced_keys + 1) * sizeof(*s));
+        for (uint32_t i = 0; i < h->nr_unplaced_keys; i++) {
+                const struct entry *e = hot_slot_find(h, &h->unplaced_keys[i]);
+                if (e->is_used) /* not folded or decayed away since */
+                        s[n++] = (uint32_t)(e - h->slots);
+        }
+        qsort(s, n, sizeof(*s), cmp_u32);
+        uint32_t o = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (!o || s[o - 1] != s[i])
+                        s[o++] = s[i];
+        *out = s;
+        return o;
+}
+
 static void place_or_fold(struct hot *h)
 {
-        uint32_t n = 0, cap = 0;
-        struct unplaced *u = NULL;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                const struct entry *e = &h->slots[i];
-                if (!e->is_used || e->module)
-                        continue;
-                if (n == cap) {
-                        cap = cap ? cap * 2 : 1024;
-                        u = xrealloc(u, cap * sizeof(*u));
-                }
-                u[n++] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
+        uint32_t *slots;
+        uint32_t n = unplaced_slots(h, &slots);
+        struct unplaced *u = xmalloc((n + 1) * sizeof(*u));
+        for (uint32_t i = 0; i < n; i++) {
+                const struct entry *e = &h->slots[slots[i]];
+                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
         }
+        free(slots);
+        h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
+        if (!h->is_tracking)
+                hot_exited_start(h);
         uint32_t nr_ended = h->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -114,8 +161,12 @@ static void place_or_fold(struct hot *h)
                 qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
                 for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
                         fold_into_other(h, &u[i].key);
+                nr_kept = HOT_UNPLACED_MAX;
                 is_changed = true;
         }
+        /* the next refresh looks at those kept and those made meanwhile */
+        for (uint32_t i = 0; i < nr_kept; i++)
+                hot_unplaced_track(h, &u[i].key);
         free(u);
         if (is_changed)
                 h->epoch++; /* places moved: the memos (settled before) are stale */
@@ -150,6 +201,7 @@ void hot_refresh(struct hot *h)
         /* decay in place, then put the survivors back: removing from open addressing in place
            would break the probe chains */
         uint32_t cap = h->mask + 1, nr = 0;
+        h->nr_exited = 0; /* counted again: the places dropped go */
         for (uint32_t i = 0; i < cap; i++) {
                 struct entry *e = &h->slots[i];
                 if (!e->is_used)
@@ -159,16 +211,23 @@ void hot_refresh(struct hot *h)
                 e->dup = agg_settings_apply(s, e->dup);
                 if (e->dup > e->total)
                         e->dup = e->total;
-                if (agg_settings_is_droppable(s, e->self) && agg_settings_is_droppable(s, e->total))
+                if (agg_settings_is_droppable(s, e->self) &&
+                    agg_settings_is_droppable(s, e->total)) {
                         e->is_used = false;
-                else
+                } else {
+                        h->nr_exited += e->is_exited && e->pid != AGG_ALL;
+                        hot_row_move(h, i, nr);
                         h->slots[nr++] = *e; /* nr <= i: compacts to the front */
+                }
         }
         struct entry *kept = h->slots;
         h->slots = xzalloc_table(cap, sizeof(*h->slots));
         h->nr = nr;
         for (uint32_t i = 0; i < nr; i++)
                 *hot_slot_find(h, &kept[i]) = kept[i];
+        uint32_t *old_row1 = h->row1;
+        h->row1 = NULL;
+        hot_rows_rehome(h, old_row1, kept, nr);
         free(kept);
         for (uint32_t i = 0; i < h->nr_sources; i++) {
                 h->nr_other[i] = agg_settings_apply(s, h->nr_other[i]);
@@ -218,19 +277,6 @@ uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
         return n;
 }
 
-/* rows by (module, function) for resolved entries, (module, rel) or (pid, addr) otherwise */
-static int row_key_cmp(const void *a, const void *b)
-{
-        const struct hot_row *x = a, *y = b;
-        if (x->module != y->module)
-                return x->module < y->module ? -1 : 1;
-        if (x->function != y->function)
-                return x->function < y->function ? -1 : 1;
-        if (x->function)
-                return 0;
-        return x->rel < y->rel ? -1 : x->rel > y->rel;
-}
-
 /* The order of rows that tie on their counts: module, name, place, then process and thread
    (rows by process or thread). */
 static int row_tie_cmp(const struct hot_row *x, const struct hot_row *y)
@@ -273,7 +319,7 @@ enum sort_field { SF_REL, SF_FUNCTION, SF_MODULE, SF_TOTAL_DESC, SF_SELF_DESC };
 static uint64_t field_of(const struct hot_row *r, enum sort_field f)
 {
         switch (f) {
-        case SF_REL: return r->function ? 0 : r->rel; /* row_key_cmp: rel only when unnamed */
+        case SF_REL: return r->function ? 0 : r->rel; /* the row key: rel only when unnamed */
         case SF_FUNCTION: return r->function;
         case SF_MODULE: return r->module;
         case SF_TOTAL_DESC: return ~r->total;
@@ -432,70 +478,8 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 h->cap_rows = cap;
                 h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
         }
-        /* the places of one function merge into one row, through a hash of row keys (sorting
-           every place first took a third of a replay) */
-        uint32_t cap = 64;
-        while (cap < 2 * (h->nr + 1))
-                cap *= 2;
-        if (h->cap_merge < cap) {
-                free(h->merge);
-                h->cap_merge = cap;
-                h->merge = xzalloc_table(cap, sizeof(*h->merge));
-        } else {
-                memset(h->merge, 0, cap * sizeof(*h->merge));
-        }
-        uint32_t *index = h->merge; /* row + 1, 0 free */
-        uint32_t o = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                struct entry *e = &h->slots[i];
-                if (!e->is_used || e->source != source)
-                        continue;
-                struct sym_loc loc = {e->module, e->rel};
-                if (!e->answer && !e->module) /* placed again: images may have come since */
-                        loc = sym_locate(h->store, e->pid, e->rel);
-                struct sym_frame f;
-                hot_place_answer(h, e, loc, &f);
-                struct hot_row r = {source,
-                                    loc.module,
-                                    f.state == SYM_RESOLVED ? f.function : 0,
-                                    f.state == SYM_RESOLVED ? 0 : loc.rel,
-                                    f.state,
-                                    e->self,
-                                    e->total - e->dup,
-                                    e->pid,
-                                    e->self,
-                                    e->tid,
-                                    sym_name(h->store, f.state == SYM_RESOLVED ? f.function : 0)};
-                uint64_t hk =
-                        hash_mix64(((uint64_t)r.module << 32 | r.function) ^ hash_mix64(r.rel) ^
-                                   (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
-                                    : grouping == HOT_BY_THREAD ? hash_mix64(r.tid)
-                                                                : 0));
-                uint32_t j = (uint32_t)hk & (cap - 1);
-                for (; index[j]; j = (j + 1) & (cap - 1)) {
-                        struct hot_row *w = &h->rows[index[j] - 1];
-                        if (row_key_cmp(w, &r) == 0 &&
-                            (grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
-                            (grouping != HOT_BY_THREAD || w->tid == r.tid))
-                                break;
-                }
-                if (index[j]) {
-                        struct hot_row *w = &h->rows[index[j] - 1];
-                        w->self += r.self;
-                        /* total: each place's stacks less those that counted the function at
-                           another of its places (dup) */
-                        w->total += r.total;
-                        /* the process: the one with the heaviest place of the function */
-                        if (r.top_self > w->top_self) {
-                                w->top_self = r.top_self;
-                                w->pid = r.pid;
-                                w->tid = r.tid;
-                        }
-                } else {
-                        h->rows[o] = r;
-                        index[j] = ++o;
-                }
-        }
+        /* the places of one function merge into one row (hot_row_keys.c) */
+        uint32_t o = hot_rows_merge(h, source, grouping);
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;

@@ -3337,6 +3337,61 @@ static void test_calltree_memo_other_process(void **state)
         calltree_free(t);
 }
 
+/* Stacks that miss the stack memo (each new: another first caller) over frames seen before:
+   their keys come from the key memo, not located and named again, and count as the located
+   ones did; an image of their process makes them located again (its addresses may have
+   moved). */
+static void test_calltree_key_memo(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        int64_t time = MS(1);
+        /* the sampled a, callers b, g and one address of its own per stack */
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, b, g, g + 1 + i};
+                tree_sample(t, 0, time += MS(1), PID_A, stack, 4);
+        }
+        assert_int_equal(calltree_nr_walks(t), 4);
+        assert_int_equal(calltree_nr_frames_located(t), 4 + 3 * 1);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time += MS(1), PID_A, 0);
+        im.image.pid = PID_A;
+        im.image.base = EXE + (2u << 24);
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        calltree_event(t, &im);
+        const uint64_t stack[] = {a, b, g, g - 1};
+        tree_sample(t, 0, time += MS(1), PID_A, stack, 4);
+        assert_int_equal(calltree_nr_frames_located(t), 7 + 4);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 5, 5);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 5, 0);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_gamma, 5, 0);
+        calltree_free(t);
+}
+
+/* A recording's frames of no image: kept in the key memo too, their keys move with events
+   only (a live session's are not: a JIT map may place them at the next look). */
+static void test_calltree_key_memo_unplaced(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t nowhere = 0x7f0000001000ull; /* no image of PID_A there */
+        int64_t time = MS(1);
+        for (uint32_t i = 0; i < 4; i++) {
+                const uint64_t stack[] = {a, 0, nowhere, nowhere + 0x10 + i};
+                tree_sample(t, 0, time += MS(1), PID_A, stack, 4);
+        }
+        assert_int_equal(calltree_nr_walks(t), 4);
+        assert_int_equal(calltree_nr_frames_located(t), 4 + 3 * 1);
+        calltree_free(t);
+}
+
 static void test_calltree_main_thread(void **state)
 {
         struct fix *fx = *state;
@@ -4239,6 +4294,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_memo_names_loading, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_key_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_key_memo_unplaced, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo_unplaced, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,

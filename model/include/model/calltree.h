@@ -55,6 +55,9 @@ uint64_t calltree_nr_evicted(const struct calltree *t);
 /* Stacks whose frames were looked up and walked down the trees (no memo of them held): what a
    stack seen again costs, the cost tests and bench/ watch. */
 uint64_t calltree_nr_walks(const struct calltree *t);
+/* Frames of those walks (and samples' addresses) located and named through the symbol store;
+   the others came from the key memo (calltree_impl.h): what a new stack over known code costs. */
+uint64_t calltree_nr_frames_located(const struct calltree *t);
 
 /* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
    fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */

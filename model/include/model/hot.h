@@ -60,6 +60,14 @@ struct hot_module_row {
    table stops growing with the processes that came and went. */
 #define HOT_EXITED_MAX 16384u
 
+/* The looks at the whole table that the exited places' cap took (each process's places are
+   found by their own list: a fold of a few ended processes looks at none): what bench/ and
+   the cost tests watch. */
+uint64_t hot_nr_exited_scans(const struct hot *h);
+/* Tests: the ended processes' places found by a look at the whole table at every refresh, as
+   before the lists (the rows must be the same either way). */
+void hot_set_fold_scanned(struct hot *h, bool is_scanned);
+
 /* What the caps did since the counts last started over (hot_caps). */
 struct hot_caps {
         uint64_t nr_places_folded;   /* unplaced places folded into the other row */

@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/* test_hot_fold.c: the hot functions' refresh and rows at scale: the cap on the places of
+   ended processes (hot_exited.c), each process's places found by its own list, gives the same
+   rows as a look at the whole table at every refresh, and a fold of a few ended processes
+   looks at none; the rows' cache (hot_row_keys.c) gives the rows a build without it gives. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kevent.h"
+#include "model/aggregate.h"
+#include "model/hot.h"
+#include "symbols/symbols.h"
+
+#define KBASE 0xfffff80412340000ull /* a Windows driver, in every process */
+#define EXE   0x10000000ull         /* where this binary is "mapped" */
+
+static void quiet_log(void *ctx, const char *message)
+{
+        (void)ctx;
+        (void)message;
+}
+
+static int setup(void **state)
+{
+        struct sym_store *store = NULL;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&store, &o), 0);
+        struct sym_image drv = {
+                0, KBASE, 0x100000, 0, "\\SystemRoot\\system32\\drivers\\tcpip.sys", NULL, 0, 1, 0};
+        sym_image_load(store, &drv);
+        *state = store;
+        return 0;
+}
+
+static int teardown(void **state)
+{
+        sym_store_free(*state);
+        return 0;
+}
+
+static struct kevent ev_base(enum kevent_type type, uint32_t cpu, int64_t t, uint32_t pid,
+                             uint32_t tid)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = type;
+        ev.name = "";
+        ev.cpu = cpu;
+        ev.time_ns = t;
+        ev.timestamp = (uint64_t)t + 1000000000ull;
+        ev.pid = pid;
+        ev.tid = tid;
+        return ev;
+}
+
+static struct kevent ev_end(int64_t t, uint32_t pid)
+{
+        struct kevent ev = ev_base(KEV_PROCESS, 0, t, pid, 0);
+        ev.process.phase = KEV_PHASE_END;
+        ev.process.pid = pid;
+        ev.process.image_name = ev.process.user_sid = ev.process.command_line = "";
+        ev.process.package_full_name = ev.process.application_id = "";
+        return ev;
+}
+
+/* Both models get every event. */
+static void both(struct hot *a, struct hot *b, const struct kevent *ev)
+{
+        hot_event(a, ev);
+        hot_event(b, ev);
+}
+
+/* A sample of pid (thread pid + 1) at ip with a stack of n callers from frames. */
+static void sample(struct hot *a, struct hot *b, uint32_t cpu, int64_t t, uint32_t pid, uint64_t ip,
+                   const uint64_t *frames, uint32_t n)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, t, pid, pid + 1);
+        ev.sample.ip = ip;
+        ev.sample.tid = pid + 1;
+        both(a, b, &ev);
+        if (!n)
+                return;
+        ev = ev_base(KEV_STACK, cpu, t, pid, pid + 1);
+        ev.stack.event_timestamp = ev.timestamp;
+        ev.stack.event_time_ns = t;
+        ev.stack.pid = pid;
+        ev.stack.tid = pid + 1;
+        ev.stack.nr_frames = n;
+        ev.stack.frames = frames;
+        both(a, b, &ev);
+}
+
+static void assert_same_rows(struct hot *a, struct hot *b)
+{
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        for (uint32_t g = 0; g < 3; g++) {
+                const struct hot_row *ra, *rb;
+                uint32_t na = hot_functions_by(a, HOT_SOURCE_TIMER, groupings[g], false, &ra);
+                uint32_t nb = hot_functions_by(b, HOT_SOURCE_TIMER, groupings[g], false, &rb);
+                assert_int_equal(na, nb);
+                for (uint32_t i = 0; i < na; i++) {
+                        assert_int_equal(ra[i].module, rb[i].module);
+                        assert_int_equal(ra[i].function, rb[i].function);
+                        assert_int_equal(ra[i].rel, rb[i].rel);
+                        assert_int_equal(ra[i].self, rb[i].self);
+                        assert_int_equal(ra[i].total, rb[i].total);
+                        assert_int_equal(ra[i].pid, rb[i].pid);
+                        assert_int_equal(ra[i].tid, rb[i].tid);
+                }
+        }
+        struct hot_caps ca, cb;
+        hot_caps(a, &ca);
+        hot_caps(b, &cb);
+        assert_int_equal(ca.nr_exited_folded, cb.nr_exited_folded);
+        assert_int_equal(ca.nr_places_folded, cb.nr_places_folded);
+}
+
+static uint32_t rnd(uint64_t *s)
+{
+        *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+        return (uint32_t)(*s >> 33);
+}
+
+/* Processes come and go (past HOT_EXITED_MAX places of ended ones, so the cap folds), pids are
+   used again after their end, samples of a process come after its end, some at addresses no
+   image holds (past HOT_UNPLACED_MAX of them), and the counts decay for a while: the rows by
+   function, process and thread are the same whether the ended and unplaced places are found
+   by their lists or by a look at the whole table at every refresh. */
+static void test_fold_lists_same_rows(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *a = hot_new(store, 0), *b = hot_new(store, 0);
+        hot_set_fold_scanned(b, true);
+        uint64_t seed = 25;
+        int64_t t = 1000000;
+        uint32_t next_pid = 1000;
+        uint32_t live[64];
+        for (uint32_t i = 0; i < 64; i++)
+                live[i] = next_pid++;
+        uint32_t ended[64], nr_ended = 0;
+        for (uint32_t round = 0; round < 60; round++) {
+                if (round == 30)
+                        for (uint32_t k = 0; k < 2; k++) {
+                                struct hot *h = k ? b : a;
+                                hot_set_settings(h, &(struct agg_settings){AGG_DECAYING, 0.75, 1});
+                        }
+                if (round == 40)
+                        for (uint32_t k = 0; k < 2; k++) {
+                                struct hot *h = k ? b : a;
+                                hot_set_settings(h, &(struct agg_settings){AGG_CUMULATIVE, 0, 0});
+                        }
+                for (uint32_t s = 0; s < 3000; s++) {
+                        uint32_t r = rnd(&seed);
+                        uint32_t pid = live[r % 64];
+                        /* a late sample of a process that ended */
+                        if (nr_ended && r % 97 == 0)
+                                pid = ended[r % nr_ended];
+                        uint64_t frames[4];
+                        uint32_t n = rnd(&seed) % 4;
+                        for (uint32_t f = 0; f < n; f++)
+                                frames[f] = KBASE + 0x1000 + (rnd(&seed) % 64) * 16;
+                        /* now and then an address no image holds: unplaced, kept by process */
+                        uint64_t ip = r % 13 == 0 ? 0x5000 + (rnd(&seed) % 4096) * 8
+                                                  : KBASE + (rnd(&seed) % 512) * 8;
+                        sample(a, b, r % 4, t += 1000, pid, ip, frames, n);
+                }
+                /* a few end; a new process takes the slot, now and then an ended pid again */
+                for (uint32_t k = 0; k < 16; k++) {
+                        uint32_t slot = rnd(&seed) % 64;
+                        struct kevent ev = ev_end(t += 1000, live[slot]);
+                        both(a, b, &ev);
+                        ended[nr_ended < 64 ? nr_ended++ : rnd(&seed) % 64] = live[slot];
+                        live[slot] =
+                                rnd(&seed) % 5 == 0 ? ended[rnd(&seed) % nr_ended] : next_pid++;
+                }
+                hot_refresh(a);
+                hot_refresh(b);
+                if (round % 4 == 3)
+                        assert_same_rows(a, b);
+        }
+        struct hot_caps caps;
+        hot_caps(a, &caps);
+        assert_true(caps.nr_exited_folded > 0); /* the caps folded */
+        assert_true(caps.nr_places_folded > 0);
+        hot_free(a);
+        hot_free(b);
+}
+
+/* A refresh after a few processes ended marks their places through their lists: no look at
+   the whole table while the ended places stay under the cap, but the first refresh's, which
+   makes the lists. */
+static void test_fold_few_ended_no_scan(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        int64_t t = 1000000;
+        for (uint32_t pid = 100; pid < 400; pid++)
+                for (uint32_t k = 0; k < 20; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = KBASE + k * 8;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                }
+        for (uint32_t pid = 100; pid < 400; pid++) {
+                struct kevent ev = ev_end(t += 1000, pid);
+                hot_event(h, &ev);
+                hot_refresh(h);
+        }
+        assert_int_equal(hot_nr_exited_scans(h), 1); /* the first refresh makes the lists */
+        /* every place is marked: rows by process still name each process (under the cap) */
+        const struct hot_row *rows;
+        assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows),
+                         300 * 20);
+        hot_free(h);
+}
+
+static void assert_rows_equal(const struct hot_row *ra, uint32_t na, const struct hot_row *rb,
+                              uint32_t nb)
+{
+        assert_int_equal(na, nb);
+        for (uint32_t i = 0; i < na; i++) {
+                assert_int_equal(ra[i].module, rb[i].module);
+                assert_int_equal(ra[i].function, rb[i].function);
+                assert_int_equal(ra[i].rel, rb[i].rel);
+                assert_int_equal(ra[i].state, rb[i].state);
+                assert_int_equal(ra[i].self, rb[i].self);
+                assert_int_equal(ra[i].total, rb[i].total);
+                assert_int_equal(ra[i].pid, rb[i].pid);
+                assert_int_equal(ra[i].tid, rb[i].tid);
+                assert_string_equal(ra[i].name, rb[i].name);
+        }
+}
+
+/* Builds of one grouping one after the other (each place's row from the rows' cache) give
+   the rows that builds which start the cache over give (another grouping asked in between),
+   while places come, decay away, move and are folded (their processes ended), for two
+   profile sources, and after the counts start over: a asks one grouping, c another, b both
+   in turns. */
+static void test_rows_cache_same_rows(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *m[3] = {hot_new(store, 0), hot_new(store, 0), hot_new(store, 0)};
+        /* this binary in each process: its places named, their answers settled (the driver's
+           never settle: no symbols came) */
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        for (uint32_t pid = 100; pid < 140; pid++) {
+                struct sym_image im = {pid, EXE, 1u << 24, 0, exe, NULL, 0, 0, 0};
+                sym_image_load(store, &im);
+        }
+        uint64_t seed = 7;
+        int64_t t = 1000000;
+        static const enum hot_grouping groupings[] = {HOT_BY_FUNCTION, HOT_BY_PROCESS,
+                                                      HOT_BY_THREAD};
+        for (uint32_t round = 0; round < 42; round++) {
+                for (uint32_t k = 0; k < 3; k++) {
+                        if (round == 10 || round == 25)
+                                hot_set_settings(
+                                        m[k], &(struct agg_settings){round == 10 ? AGG_DECAYING
+                                                                                 : AGG_CUMULATIVE,
+                                                                     0.5, 2});
+                        if (round == 30)
+                                hot_reset(m[k]);
+                }
+                for (uint32_t s = 0; s < 500; s++) {
+                        uint32_t r = rnd(&seed);
+                        uint32_t pid = 100 + r % 40;
+                        uint64_t ip = r % 11 == 0  ? 0x5000 + (rnd(&seed) % 64) * 8
+                                      : r % 3 == 0 ? KBASE + (rnd(&seed) % 256) * 8
+                                                   : EXE + 0x1000 + (rnd(&seed) % 48) * 64;
+                        struct kevent ev = ev_base(r % 5 ? KEV_SAMPLE : KEV_PMC_SAMPLE, r % 4,
+                                                   t += 1000, pid, pid + 1);
+                        if (ev.type == KEV_SAMPLE) {
+                                ev.sample.ip = ip;
+                                ev.sample.tid = pid + 1;
+                        } else {
+                                ev.pmc_sample.ip = ip;
+                                ev.pmc_sample.tid = pid + 1;
+                                ev.pmc_sample.source = 2;
+                        }
+                        for (uint32_t k = 0; k < 3; k++)
+                                hot_event(m[k], &ev);
+                }
+                /* two end (their unplaced places fold into the other row), their pids used
+                   again */
+                for (uint32_t n = 0; n < 2; n++) {
+                        struct kevent ev = ev_end(t += 1000, 100 + rnd(&seed) % 40);
+                        for (uint32_t k = 0; k < 3; k++)
+                                hot_event(m[k], &ev);
+                }
+                for (uint32_t k = 0; k < 3; k++)
+                        hot_refresh(m[k]);
+                enum hot_grouping g = groupings[round / 14], g2 = groupings[(round / 14 + 1) % 3];
+                uint16_t source = round % 3 ? HOT_SOURCE_TIMER : 2;
+                const struct hot_row *ra, *rb;
+                uint32_t na, nb;
+                na = hot_functions_by(m[2], source, g2, false, &ra);
+                nb = hot_functions_by(m[1], source, g2, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+                na = hot_functions_by(m[0], source, g, false, &ra);
+                nb = hot_functions_by(m[1], source, g, false, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+                /* the top rows too (selected, then sorted) */
+                na = hot_top_functions_by(m[0], source, g, true, 10, &ra);
+                nb = hot_top_functions_by(m[1], source, g, true, 10, &rb);
+                assert_rows_equal(ra, na, rb, nb);
+        }
+        for (uint32_t k = 0; k < 3; k++)
+                hot_free(m[k]);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_fold_lists_same_rows, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fold_few_ended_no_scan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
