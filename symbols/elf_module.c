@@ -362,11 +362,13 @@ static void read_symbols(struct elf_module *m)
                 GElf_Sym sym;
                 GElf_Addr addr;
                 GElf_Word shndx;
-                Elf *elf;
+                Elf *elf = NULL;
                 Dwarf_Addr sbias;
                 const char *name =
                         dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf, &sbias);
-                if (elf && !m->sym_elf)
+                /* libdwfl sets elf only for a symbol it returns: a damaged table's failed entry
+                   leaves it as it was */
+                if (name && elf && !m->sym_elf)
                         m->sym_elf = elf;
                 if (!name || !*name || shndx == SHN_UNDEF || !is_function(&sym))
                         continue;
