@@ -3,6 +3,7 @@
    and answering an address from it as libdwfl does; what it does not read the same way as
    libdw 0.188 it leaves to libdw. */
 #include "elf_lines.h"
+#include "dwarf_read.h"
 
 #include "util/xalloc.h"
 
@@ -70,58 +71,6 @@ void elf_lines_free(struct elf_lines *x)
 
 /* ---- reading ---- */
 
-struct reader {
-        const uint8_t *p, *end;
-        bool is_bad; /* a read past end or a value this reader leaves to libdw */
-};
-
-static uint64_t rd_uleb(struct reader *r)
-{
-        uint64_t v = 0;
-        for (unsigned int shift = 0; shift < 64; shift += 7) {
-                if (r->p >= r->end)
-                        break;
-                uint8_t b = *r->p++;
-                v |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80))
-                        return v;
-        }
-        r->is_bad = true;
-        return 0;
-}
-
-static int64_t rd_sleb(struct reader *r)
-{
-        uint64_t v = 0;
-        for (unsigned int shift = 0; shift < 64; shift += 7) {
-                if (r->p >= r->end)
-                        break;
-                uint8_t b = *r->p++;
-                v |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80)) {
-                        if (shift + 7 < 64 && (b & 0x40))
-                                v |= ~(uint64_t)0 << (shift + 7);
-                        return (int64_t)v;
-                }
-        }
-        r->is_bad = true;
-        return 0;
-}
-
-static uint64_t rd_fixed(struct reader *r, unsigned int n)
-{
-        if ((size_t)(r->end - r->p) < n) {
-                r->is_bad = true;
-                r->p = r->end;
-                return 0;
-        }
-        uint64_t v = 0;
-        for (unsigned int i = 0; i < n; i++)
-                v |= (uint64_t)r->p[i] << (8 * i); /* little-endian files only (checked) */
-        r->p += n;
-        return v;
-}
-
 /* A string of a section at off, NUL-terminated inside it; NULL: none. */
 static const char *section_string(const Elf_Data *d, uint64_t off)
 {
@@ -133,8 +82,8 @@ static const char *section_string(const Elf_Data *d, uint64_t off)
 
 /* Reads an entry format's value: the path's string (forms of DW_LNCT_path) into *s, a number
    (DW_LNCT_directory_index) into *v; other contents skipped. false: a form left to libdw. */
-static bool rd_form(struct elf_lines *x, struct reader *r, uint64_t form, unsigned int offset_size,
-                    const char **s, uint64_t *v)
+static bool rd_form(struct elf_lines *x, struct dwarf_rd *r, uint64_t form,
+                    unsigned int offset_size, const char **s, uint64_t *v)
 {
         switch (form) {
         case DW_FORM_string: {
@@ -202,7 +151,7 @@ static void names_add(struct names *n, const char *dir, const char *name)
 
 /* The directory and file tables of a line program header (r from the tables to the header's
    end), as libdw names them: file 0 is "???" before DWARF 5, the first entry from 5 on. */
-static bool read_files(struct elf_lines *x, struct reader *r, unsigned int version,
+static bool read_files(struct elf_lines *x, struct dwarf_rd *r, unsigned int version,
                        unsigned int offset_size, const char *comp_dir, struct names *out)
 {
         const char **dirs = NULL;
@@ -408,8 +357,8 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
 {
         if (!x->line || off >= x->line->d_size)
                 return false;
-        struct reader r = {(const uint8_t *)x->line->d_buf + off,
-                           (const uint8_t *)x->line->d_buf + x->line->d_size, false};
+        struct dwarf_rd r = {(const uint8_t *)x->line->d_buf + off,
+                             (const uint8_t *)x->line->d_buf + x->line->d_size, false};
         uint64_t len = rd_fixed(&r, 4);
         unsigned int offset_size = 4;
         if (len == 0xffffffffu) {
@@ -445,7 +394,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                 if (std_len[op] != want_len[op])
                         return false;
         r.p += opcode_base - 1;
-        struct reader fr = {r.p, program, false};
+        struct dwarf_rd fr = {r.p, program, false};
         struct names names = {0};
         if (!read_files(x, &fr, version, offset_size, comp_dir, &names) || fr.is_bad) {
                 free(names.buf);

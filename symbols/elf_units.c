@@ -4,6 +4,7 @@
    libdw: libdw's aranges look up every unit (a search tree and an allocation each: 7.6 M
    instructions for libc and ld.so), its first attribute read parses the unit's abbreviations. */
 #include "elf_units.h"
+#include "dwarf_read.h"
 
 #include "util/xalloc.h"
 
@@ -28,40 +29,6 @@ struct elf_units {
         size_t str_size, line_str_size;
 };
 
-struct rd {
-        const uint8_t *p, *end;
-        bool is_bad;
-};
-
-static uint64_t rd_fixed(struct rd *r, unsigned int n)
-{
-        if ((size_t)(r->end - r->p) < n) {
-                r->is_bad = true;
-                r->p = r->end;
-                return 0;
-        }
-        uint64_t v = 0;
-        for (unsigned int i = 0; i < n; i++)
-                v |= (uint64_t)r->p[i] << (8 * i); /* little-endian files only (checked) */
-        r->p += n;
-        return v;
-}
-
-static uint64_t rd_uleb(struct rd *r)
-{
-        uint64_t v = 0;
-        for (unsigned int shift = 0; shift < 64; shift += 7) {
-                if (r->p >= r->end)
-                        break;
-                uint8_t b = *r->p++;
-                v |= (uint64_t)(b & 0x7f) << shift;
-                if (!(b & 0x80))
-                        return v;
-        }
-        r->is_bad = true;
-        return 0;
-}
-
 static const Elf_Data *section(Elf *elf, size_t shstrndx, const char *name)
 {
         for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
@@ -84,7 +51,7 @@ static bool unit_header(const struct elf_units *u, uint64_t off, uint64_t *end, 
 {
         if (off >= u->info_size)
                 return false;
-        struct rd r = {u->info + off, u->info + u->info_size, false};
+        struct dwarf_rd r = {u->info + off, u->info + u->info_size, false};
         uint64_t len = rd_fixed(&r, 4);
         unsigned int os = 4;
         if (len == 0xffffffffu) {
@@ -131,7 +98,7 @@ static int arange_cmp(const void *a, const void *b)
    the next set right after it); false where libdw would fail. */
 static bool read_aranges(struct elf_units *u, const Elf_Data *d)
 {
-        struct rd r = {d->d_buf, (const uint8_t *)d->d_buf + d->d_size, false};
+        struct dwarf_rd r = {d->d_buf, (const uint8_t *)d->d_buf + d->d_size, false};
         uint32_t cap = 0;
         /* the units' starts in order, to check a set's unit as libdw's lookup does */
         uint64_t last_unit = UINT64_MAX, last_die = 0;
@@ -300,11 +267,11 @@ int elf_units_find(const struct elf_units *u, uint64_t addr, uint64_t *cu_offset
 
 /* The abbreviation declaration of code in the table at off: r at its attribute specs. */
 static bool find_abbrev(const struct elf_units *u, uint64_t off, uint64_t code, uint64_t *tag,
-                        struct rd *specs)
+                        struct dwarf_rd *specs)
 {
         if (off >= u->abbrev_size)
                 return false;
-        struct rd r = {u->abbrev + off, u->abbrev + u->abbrev_size, false};
+        struct dwarf_rd r = {u->abbrev + off, u->abbrev + u->abbrev_size, false};
         for (;;) {
                 uint64_t c = rd_uleb(&r);
                 if (r.is_bad || c == 0)
@@ -344,7 +311,7 @@ int elf_units_info(const struct elf_units *u, uint64_t cu_offset, struct elf_uni
         if (!unit_header(u, off, &end, &die_offset))
                 return -1;
         (void)end;
-        struct rd r = {u->info + off, u->info + u->info_size, false};
+        struct dwarf_rd r = {u->info + off, u->info + u->info_size, false};
         uint64_t len = rd_fixed(&r, 4);
         unsigned int os = 4;
         if (len == 0xffffffffu) {
@@ -361,7 +328,7 @@ int elf_units_info(const struct elf_units *u, uint64_t cu_offset, struct elf_uni
                 return -1;
         r.end = unit_end;
         uint64_t code = rd_uleb(&r), tag;
-        struct rd spec;
+        struct dwarf_rd spec;
         if (r.is_bad || !code || !find_abbrev(u, abbrev_off, code, &tag, &spec) ||
             tag != DW_TAG_compile_unit)
                 return -1;
