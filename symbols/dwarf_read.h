@@ -27,6 +27,21 @@ static inline uint64_t rd_fixed(struct dwarf_rd *r, unsigned int n)
         return v;
 }
 
+/* A unit's initial length: 4 bytes, or 0xffffffff and 8 (64-bit DWARF: *offset_size 8); the
+   reserved values 0xfffffff0-0xfffffffe are bad. */
+static inline uint64_t rd_initial_length(struct dwarf_rd *r, unsigned int *offset_size)
+{
+        uint64_t len = rd_fixed(r, 4);
+        *offset_size = 4;
+        if (len == 0xffffffffu) {
+                len = rd_fixed(r, 8);
+                *offset_size = 8;
+        } else if (len >= 0xfffffff0u) {
+                r->is_bad = true;
+        }
+        return len;
+}
+
 static inline uint64_t rd_uleb(struct dwarf_rd *r)
 {
         uint64_t v = 0;

@@ -359,12 +359,8 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
                 return false;
         struct dwarf_rd r = {(const uint8_t *)x->line->d_buf + off,
                              (const uint8_t *)x->line->d_buf + x->line->d_size, false};
-        uint64_t len = rd_fixed(&r, 4);
-        unsigned int offset_size = 4;
-        if (len == 0xffffffffu) {
-                len = rd_fixed(&r, 8);
-                offset_size = 8;
-        }
+        unsigned int offset_size;
+        uint64_t len = rd_initial_length(&r, &offset_size);
         if (r.is_bad || len > (uint64_t)(r.end - r.p))
                 return false;
         r.end = r.p + len;

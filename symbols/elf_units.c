@@ -52,14 +52,8 @@ static bool unit_header(const struct elf_units *u, uint64_t off, uint64_t *end, 
         if (off >= u->info_size)
                 return false;
         struct dwarf_rd r = {u->info + off, u->info + u->info_size, false};
-        uint64_t len = rd_fixed(&r, 4);
-        unsigned int os = 4;
-        if (len == 0xffffffffu) {
-                len = rd_fixed(&r, 8);
-                os = 8;
-        } else if (len >= 0xfffffff0u) {
-                return false;
-        }
+        unsigned int os;
+        uint64_t len = rd_initial_length(&r, &os);
         if (r.is_bad || len > (uint64_t)(r.end - r.p) || len < 2)
                 return false;
         const uint8_t *start = r.p;
@@ -104,14 +98,8 @@ static bool read_aranges(struct elf_units *u, const Elf_Data *d)
         uint64_t last_unit = UINT64_MAX, last_die = 0;
         while (r.p < r.end) {
                 const uint8_t *hdr = r.p;
-                uint64_t len = rd_fixed(&r, 4);
-                unsigned int lb = 4;
-                if (len == 0xffffffffu) {
-                        len = rd_fixed(&r, 8);
-                        lb = 8;
-                } else if (len >= 0xfffffff0u) {
-                        return false;
-                }
+                unsigned int lb;
+                rd_initial_length(&r, &lb); /* a set ends at its (0, 0), as libdw reads it */
                 if (r.is_bad || rd_fixed(&r, 2) != 2)
                         return false;
                 uint64_t cu = rd_fixed(&r, lb);
@@ -312,12 +300,8 @@ int elf_units_info(const struct elf_units *u, uint64_t cu_offset, struct elf_uni
                 return -1;
         (void)end;
         struct dwarf_rd r = {u->info + off, u->info + u->info_size, false};
-        uint64_t len = rd_fixed(&r, 4);
-        unsigned int os = 4;
-        if (len == 0xffffffffu) {
-                len = rd_fixed(&r, 8);
-                os = 8;
-        }
+        unsigned int os;
+        uint64_t len = rd_initial_length(&r, &os);
         const uint8_t *unit_end = r.p + len;
         if (r.is_bad || len > (uint64_t)(r.end - r.p) || rd_fixed(&r, 2) != 5 ||
             rd_fixed(&r, 1) != DW_UT_compile)
