@@ -536,6 +536,8 @@ int xpress_decompress_generic(const uint8_t *in, size_t in_len, uint8_t *out, si
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
 /* The same loops where the CPU has x86-64-v3's instructions: 32-byte copies in one load and
  * store, BMI's bit operations (blsr, tzcnt, shlx): 4% fewer instructions and 3% less time
  * decompressing the x64 sample's buffers. */
@@ -554,8 +556,14 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         int v = __atomic_load_n(&has_v3, __ATOMIC_RELAXED);
 
         if (!v) {
+                /* every extension decompress_v3 is built for: its lzcnt runs as bsr (another
+                 * result) where LZCNT is missing, its blsr faults without BMI1 */
+                unsigned int a, b, c, d;
                 __builtin_cpu_init();
-                v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") ? 2 : 1;
+                bool is_v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
+                             __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt") &&
+                             __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
+                v = is_v3 ? 2 : 1;
                 __atomic_store_n(&has_v3, v, __ATOMIC_RELAXED);
         }
         if (v == 2)
