@@ -157,7 +157,7 @@ struct session_rt {
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
         uint8_t *current;  /* owned: the buffer last handed out */
         bool is_current_header;   /* current is the header's copy, not a queue buffer */
-        _Atomic uint64_t nr_lost; /* written under s->lock, read without it (per buffer sent) */
+        _Atomic uint64_t nr_lost; /* added under rt_lock, read without it */
         struct session_rt *next;
 };
 
