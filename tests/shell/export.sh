@@ -40,6 +40,16 @@ table_rows() {
 }
 # rows NAME SOURCE: the rows of -b's hot functions table of SOURCE
 rows() { table_rows "$1" "Hot functions ($2,"; }
+# rows_differ NAME SOURCE: on stderr, the Self, Module and Function of the rows that -b's hot
+# functions table of SOURCE and the csv do not share (a failed count says which rows)
+rows_differ() {
+        awk -v s="$2," 'index($0, "Hot functions (" s) == 1 {t = 1; getline; next}
+                t && /^$/ {t = 0} t {print $3, $5, $6}' "$tmp/$1.b" | sort >"$tmp/$1.b-rows"
+        awk -F, -v s="$2" 'NR > 1 && $1 == s {print $4, $6, $7}' "$tmp/$1.csv" | tr -d '\r' |
+                sort >"$tmp/$1.csv-rows"
+        echo "rows of -b (<) and of the csv (>) that differ:" >&2
+        diff "$tmp/$1.b-rows" "$tmp/$1.csv-rows" | grep '^[<>]' | head -20 >&2
+}
 # csv_rows FILE [SOURCE]: the data rows of a CSV file (of SOURCE, its first field)
 csv_rows() {
         awk -F, -v s="${2-}" 'NR > 1 && (s == "" || $1 == s) {n++} END {print n + 0}' "$1"
@@ -149,10 +159,13 @@ exports() {
         check "$name: csv header" \
                 [ "$(head -1 "$tmp/$name.csv")" = $'Source,Self%,Total%,Self,Total,Module,Function\r' ]
         local src cnt
+        local in_csv in_b
         while read -r src cnt; do
-                check "$name: csv has -b's $src rows" [ "$(awk -F, -v s="$src" \
-                        'NR > 1 && $1 == s {n++} END {print n + 0}' "$tmp/$name.csv")" = \
-                        "$(rows "$name" "$src")" ]
+                in_csv=$(awk -F, -v s="$src" 'NR > 1 && $1 == s {n++} END {print n + 0}' \
+                        "$tmp/$name.csv")
+                in_b=$(rows "$name" "$src")
+                check "$name: csv has -b's $src rows ($in_csv, $in_b)" [ "$in_csv" = "$in_b" ]
+                [ "$in_csv" = "$in_b" ] || rows_differ "$name" "$src"
         done < <(totals "$name")
         # the other tables: their headers, and -b's rows (hot modules and lines per source)
         check "$name: csv-modules header" [ "$(head -1 "$tmp/$name.csv-modules")" = \
