@@ -518,7 +518,7 @@ static bool read_program(struct elf_lines *x, struct unit *u, uint64_t off, unsi
         return true;
 }
 
-static Elf_Data *section_data(Elf *elf, size_t shstrndx, const char *name)
+Elf_Data *elf_debug_section(Elf *elf, size_t shstrndx, const char *name)
 {
         for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
                 GElf_Shdr sh;
@@ -547,9 +547,9 @@ static bool find_sections_of(struct elf_lines *x, Elf *elf)
         if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
             elf_getshdrstrndx(elf, &shstrndx) != 0)
                 return false;
-        x->line = section_data(elf, shstrndx, ".debug_line");
-        x->line_str = section_data(elf, shstrndx, ".debug_line_str");
-        x->str = section_data(elf, shstrndx, ".debug_str");
+        x->line = elf_debug_section(elf, shstrndx, ".debug_line");
+        x->line_str = elf_debug_section(elf, shstrndx, ".debug_line_str");
+        x->str = elf_debug_section(elf, shstrndx, ".debug_str");
         return x->line != NULL;
 }
 

@@ -11,6 +11,10 @@
 
 struct elf_lines;
 
+/* The named section's data as libdw left it (inflated when it opened the file); NULL where there
+   is none, or one still compressed or without bytes in the file. */
+Elf_Data *elf_debug_section(Elf *elf, size_t shstrndx, const char *name);
+
 struct elf_lines *elf_lines_new(void);
 void elf_lines_free(struct elf_lines *x);
 

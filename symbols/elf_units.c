@@ -5,6 +5,7 @@
    instructions for libc and ld.so), its first attribute read parses the unit's abbreviations. */
 #include "elf_units.h"
 #include "dwarf_read.h"
+#include "elf_lines.h"
 
 #include "util/xalloc.h"
 
@@ -29,20 +30,11 @@ struct elf_units {
         size_t str_size, line_str_size;
 };
 
+/* a section's data with its bytes (elf_lines.c's lookup): NULL where it has none */
 static const Elf_Data *section(Elf *elf, size_t shstrndx, const char *name)
 {
-        for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
-                GElf_Shdr sh;
-                const char *n;
-                if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-                    strcmp(n, name) != 0)
-                        continue;
-                if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS)
-                        return NULL;
-                const Elf_Data *d = elf_getdata(scn, NULL);
-                return d && d->d_buf ? d : NULL;
-        }
-        return NULL;
+        const Elf_Data *d = elf_debug_section(elf, shstrndx, name);
+        return d && d->d_buf ? d : NULL;
 }
 
 /* A unit header at off of .debug_info: its end and its DIE's offset. false: not one (libdw's
