@@ -41,21 +41,29 @@ struct counts {
         unsigned long asked, found, left;
 };
 
+/* path opened through libdwfl as the product opens a module (its debug file found by build-id) */
+static Dwfl_Module *open_module(const char *path, Dwfl **dwfl)
+{
+        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
+        static const Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
+                                          .find_debuginfo = dwfl_standard_find_debuginfo,
+                                          .section_address = dwfl_offline_section_address,
+                                          .debuginfo_path = &debuginfo_path};
+        *dwfl = dwfl_begin(&cb);
+        assert_non_null(*dwfl);
+        dwfl_report_begin(*dwfl);
+        Dwfl_Module *mod = dwfl_report_elf(*dwfl, "m", path, -1, 0, true);
+        dwfl_report_end(*dwfl, NULL, NULL);
+        assert_non_null(mod);
+        return mod;
+}
+
 /* Every address of the file's executable segments (a stride that varies, so that a few
    hundred thousand lookups cover a library) through both readers. */
 static void compare_file(const char *path, uint32_t max_step, struct counts *c)
 {
-        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
-        Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
-                             .find_debuginfo = dwfl_standard_find_debuginfo,
-                             .section_address = dwfl_offline_section_address,
-                             .debuginfo_path = &debuginfo_path};
-        Dwfl *dwfl = dwfl_begin(&cb);
-        assert_non_null(dwfl);
-        dwfl_report_begin(dwfl);
-        Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0, true);
-        dwfl_report_end(dwfl, NULL, NULL);
-        assert_non_null(mod);
+        Dwfl *dwfl;
+        Dwfl_Module *mod = open_module(path, &dwfl);
         GElf_Addr bias = 0;
         Elf *elf = dwfl_module_getelf(mod, &bias);
         assert_non_null(elf);
@@ -190,17 +198,8 @@ static void test_srcline_rows(void **state)
    Returns the number of units read. */
 static uint32_t compare_units(const char *path, uint32_t max_step)
 {
-        static char *debuginfo_path = "-:.debug:/usr/lib/debug";
-        Dwfl_Callbacks cb = {.find_elf = dwfl_build_id_find_elf,
-                             .find_debuginfo = dwfl_standard_find_debuginfo,
-                             .section_address = dwfl_offline_section_address,
-                             .debuginfo_path = &debuginfo_path};
-        Dwfl *dwfl = dwfl_begin(&cb);
-        assert_non_null(dwfl);
-        dwfl_report_begin(dwfl);
-        Dwfl_Module *mod = dwfl_report_elf(dwfl, "m", path, -1, 0, true);
-        dwfl_report_end(dwfl, NULL, NULL);
-        assert_non_null(mod);
+        Dwfl *dwfl;
+        Dwfl_Module *mod = open_module(path, &dwfl);
         GElf_Addr bias = 0;
         Elf *elf = dwfl_module_getelf(mod, &bias);
         Dwarf_Addr dwbias = 0;
