@@ -237,6 +237,7 @@ uint32_t proc_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max
 /* rundown.c */
 void rundown_begin(struct live_source *ls, uint64_t ts, uint32_t flags, bool is_start);
 bool rundown_finish(struct live_source *ls, bool wait);
+void rundown_wait_sites(struct live_source *ls);
 void rundown_items_free(struct live_rundown *rd);
 
 /* ksyms.c */

@@ -710,6 +710,10 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         /* commit */
         struct live_spec_env env = live_env(ls);
         live_drain_all(ls);
+        /* the switches turned on below need the kernel's blocking functions at their first
+           conversion: read now, off the drain's path */
+        if (attr_spec_wants_cswitch(next))
+                rundown_wait_sites(ls);
         bool is_lbr_change =
                 old.lbr_flags != next->lbr_flags || old.nr_lbr_hooks != next->nr_lbr_hooks;
         uint64_t t = now_ns();

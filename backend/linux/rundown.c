@@ -204,6 +204,32 @@ static void *rundown_main(void *arg)
         return NULL;
 }
 
+/* Starts fn(arg) on a thread of its own that takes no signal (the process's handlers run on its
+   own threads) and runs at the ordinary priority, not the logger's real-time one it would
+   inherit: reading /proc for a machine of many threads, or /proc/kallsyms, takes hundreds of
+   milliseconds of CPU, which, at the drain's priority, would keep the drain from a CPU and spend
+   the real-time budget (sched_rt_runtime_us) the drain needs when it is behind. 0 or an errno. */
+static int aside_start(pthread_t *thread, void *(*fn)(void *), void *arg)
+{
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        pthread_attr_t attr;
+        struct sched_param normal = {.sched_priority = 0};
+        bool has_attr = pthread_attr_init(&attr) == 0;
+        if (has_attr && (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
+                         pthread_attr_setschedpolicy(&attr, SCHED_OTHER) != 0 ||
+                         pthread_attr_setschedparam(&attr, &normal) != 0)) {
+                pthread_attr_destroy(&attr);
+                has_attr = false;
+        }
+        int rc = pthread_create(thread, has_attr ? &attr : NULL, fn, arg);
+        if (has_attr)
+                pthread_attr_destroy(&attr);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return rc;
+}
+
 /* The DCStart rundown of the groups in flags (EVENT_TRACE_FLAG_PROCESS, _THREAD, _IMAGE_LOAD),
    stamped ts: at start for the groups on, at an update for the groups it turns on, so that the
    processes, threads and images already there are known from then on. /proc is read on a
@@ -227,34 +253,50 @@ void rundown_begin(struct live_source *ls, uint64_t ts, uint32_t flags, bool is_
         rd->is_start = is_start;
         rd->is_pending = true;
         atomic_store(&rd->is_done, false);
-        int rc = EAGAIN;
-        if (rd->done_fd >= 0) {
-                /* the thread takes no signal: the process's handlers run on its own threads */
-                sigset_t all, old;
-                sigfillset(&all);
-                pthread_sigmask(SIG_SETMASK, &all, &old);
-                /* and runs at the ordinary priority, not the logger's real-time one it would
-                   inherit: reading /proc for a machine of many threads takes hundreds of
-                   milliseconds of CPU, which, at the drain's priority, would keep the drain
-                   from a CPU and spend the real-time budget (sched_rt_runtime_us) the drain
-                   needs when it is behind */
-                pthread_attr_t attr;
-                struct sched_param normal = {.sched_priority = 0};
-                bool has_attr = pthread_attr_init(&attr) == 0;
-                if (has_attr && (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
-                                 pthread_attr_setschedpolicy(&attr, SCHED_OTHER) != 0 ||
-                                 pthread_attr_setschedparam(&attr, &normal) != 0)) {
-                        pthread_attr_destroy(&attr);
-                        has_attr = false;
-                }
-                rc = pthread_create(&rd->thread, has_attr ? &attr : NULL, rundown_main, ls);
-                if (has_attr)
-                        pthread_attr_destroy(&attr);
-                pthread_sigmask(SIG_SETMASK, &old, NULL);
-        }
+        int rc = rd->done_fd >= 0 ? aside_start(&rd->thread, rundown_main, ls) : EAGAIN;
         rd->has_thread = rc == 0;
         if (!rd->has_thread)
                 rundown_main(ls);
+}
+
+struct sites_aside {
+        struct live_source *ls;
+        atomic_bool is_done;
+};
+
+static void *sites_main(void *arg)
+{
+        struct sites_aside *a = arg;
+        const struct perf_wait_site *sites;
+        ksyms_wait_sites(a->ls, &sites);
+        atomic_store(&a->is_done, true);
+        return NULL;
+}
+
+/* The kernel's blocking functions, which the converter asks for at the first switch it meets
+   (the switches' kernel callchains give the wait reasons), read before an update turns the
+   switches on: on a thread of its own while this one keeps the rings empty. Read on the drain's
+   path, /proc/kallsyms and its parse held the drain up for 160 ms on a busy 16-CPU machine and a
+   switch-heavy CPU's ring (2 MiB there) overflowed: 96,212 records lost at the start of
+   `--record`, whose switches an update turns on after StartTrace (bench/README.md, "Item 1 on
+   16 CPUs"). The start's rundown reads them the same way (rundown_main). */
+void rundown_wait_sites(struct live_source *ls)
+{
+        if (ls->has_wait_sites || !ls->caps.has_kernel || !ls->caps.has_kallsyms)
+                return;
+        struct sites_aside a = {.ls = ls};
+        atomic_init(&a.is_done, false);
+        pthread_t thread;
+        if (aside_start(&thread, sites_main, &a) != 0) {
+                sites_main(&a);
+                return;
+        }
+        while (!atomic_load(&a.is_done)) {
+                ring_take_all(ls);
+                poll(NULL, 0, 1);
+        }
+        pthread_join(thread, NULL);
+        ring_take_all(ls);
 }
 
 /* Writes the snapshot's records (and the kernel image's) at the rundown's time. */

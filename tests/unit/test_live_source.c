@@ -18,6 +18,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -739,6 +741,73 @@ static void test_update(void **state)
         }
         assert_true(nr_cs_after > 0);
         assert_true(nr_samples_after > 0);
+        free_events();
+}
+
+/* kallsyms_text_read, wrapped (-Wl,--wrap in tests/CMakeLists.txt): the threads that read
+   /proc/kallsyms while kallsyms_watch is on, and how many read it */
+char *__real_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx);
+char *__wrap_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx);
+static _Atomic bool kallsyms_watch;
+static _Atomic pid_t kallsyms_readers[8];
+static _Atomic unsigned nr_kallsyms_reads;
+char *__wrap_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
+{
+        if (kallsyms_watch) {
+                unsigned i = nr_kallsyms_reads++;
+                if (i < 8)
+                        kallsyms_readers[i] = (pid_t)syscall(SYS_gettid);
+        }
+        return __real_kallsyms_text_read(len, between, ctx);
+}
+
+/* An update that turns the context switches on reads the kernel's blocking functions (the
+   switches' wait reasons) on a thread of the source's own while the caller keeps the rings
+   empty, never on the caller's drain path: there the read and parse of /proc/kallsyms (160 ms
+   on a busy 16-CPU machine) held the drain up, and a switch-heavy CPU's 2 MiB ring lost 96,212
+   records at the start of `--record`, which turns the switches on by an update. */
+static void test_update_reads_wait_sites_aside(void **state)
+{
+        (void)state;
+        need_cpu_wide();
+        if (!caps.has_kernel || !caps.has_kallsyms) {
+                print_message("skipped: no kernel samples or kallsyms here (kptr_restrict %d)\n",
+                              caps.kptr_restrict);
+                skip();
+        }
+        struct live_settings s;
+        kernel_settings(&s);
+        s.masks.Masks[0] &= ~(uint32_t)(EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER);
+        s.masks.Masks[1] &= ~PERF_GET_MASK_GROUP(PERF_CONTEXT_SWITCH | PERF_DISPATCHER);
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+        wait_rundown(ls);
+
+        pid_t self = (pid_t)syscall(SYS_gettid);
+        nr_kallsyms_reads = 0;
+        kallsyms_watch = true;
+        struct live_settings next;
+        kernel_settings(&next);
+        struct etl_error err = {0};
+        assert_int_equal(live_source_update(ls, &next, &err), 0);
+        for (int i = 0; i < 200; i++) /* switches, each with its kernel callchain */
+                usleep(100);
+        while (live_source_drain(ls, 100000) > 0)
+                ;
+        kallsyms_watch = false;
+        unsigned nr = nr_kallsyms_reads;
+        print_message("/proc/kallsyms read %u times during the update and the drains\n", nr);
+        assert_true(nr >= 1);
+        for (unsigned i = 0; i < nr && i < 8; i++)
+                assert_int_not_equal(kallsyms_readers[i], self);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        read_back(path);
+        size_t nr_cs = 0;
+        for (size_t i = 0; i < nr_evs; i++)
+                nr_cs += evs[i].type == KEV_CSWITCH;
+        assert_true(nr_cs > 0);
         free_events();
 }
 
@@ -1535,6 +1604,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_update_reads_wait_sites_aside, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_pid_mode, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_writer_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_missing_hardware, setup, teardown),
