@@ -6,14 +6,16 @@
 # limit and skipped once the budget is spent, every line also written to LOG:
 #   probe     kernel, CPUs, glibc; whether perf_event_open and the sched tracepoints work
 #   loss      item 1: the four runs of the issue's table: samples only and the full session
-#             with the load already running (record.sh, with perf record beside), the full
+#             with the load already running (record.sh, with perf record beside; item 2: also
+#             both recorders at once on the same load, MODE=together), the full
 #             session with the load started 2 s after etwtop, and the screen (-b -n 10 -d 0.5)
 #             started on the loaded machine (its frames' lost counts)
-#   startup   item 1: bench/startup_loss.sh (thousands of idle threads for the rundown)
 #   scale     item 6: bench/scale.sh at 2, 4, 8, 16 CPUs
-#   top       item 3: bench/top.sh, both modes (when tmux runs)
+#   top       item 3: bench/top.sh in the modes of TOP_MODES (when tmux runs)
+#   startup   item 1: bench/startup_loss.sh (thousands of idle threads for the rundown)
 # Usage: bench/sixteen.sh PACK_DIR [BUDGET_S [LOG]]   (as root; default budget 420 s)
-# Environment: SECS (8: each run's seconds), STEPS (probe loss startup scale top), WRAP=1
+# Environment: SECS (8: each run's seconds), STEPS (probe loss scale top startup), TOP_MODES
+# (full samples), STARTUP_RUNS (3), WRAP=1
 # (the packed programs through the pack's loader even where the machine's glibc would do).
 set -u
 fn=
@@ -25,7 +27,7 @@ pack=$(realpath "${1:?usage: sixteen.sh PACK_DIR [BUDGET_S [LOG]]}")
 budget=${2:-420}
 log=${3:-/dev/null}
 secs=${SECS:-8}
-steps=${STEPS:-"probe loss startup scale top"}
+steps=${STEPS:-"probe loss scale top startup"}
 here=$(cd "$(dirname "$0")" && pwd)
 start=$SECONDS
 say() { echo "$*" | tee -a "$log"; }
@@ -104,6 +106,11 @@ probe() {
         grep -m1 'model name' /proc/cpuinfo
         echo "perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)," \
                 "tracefs $(ls -d /sys/kernel/tracing/events/sched 2>/dev/null || echo none)"
+        # what bounds startup_load's thousands of threads
+        echo "threads-max $(cat /proc/sys/kernel/threads-max 2>/dev/null), pid_max" \
+                "$(cat /proc/sys/kernel/pid_max 2>/dev/null), ulimit -u $(ulimit -u), pids.max" \
+                "$(cat /sys/fs/cgroup/pids.max 2>/dev/null || echo -), threads now" \
+                "$(ls -d /proc/[0-9]*/task/* 2>/dev/null | wc -l)"
         perf stat -e cpu-clock,context-switches -a -- sleep 0.2 2>&1 | grep -E 'cpu-clock|switches'
         local t
         t=$(mktemp -d)
@@ -143,6 +150,23 @@ screen_loaded() {
         rm -rf "$t"
 }
 
+# how long startup_load takes to be ready here (startup_loss.sh waits for it twice a run)
+load_ready() {
+        local t0=$SECONDS out
+        out=$(mktemp)
+        "$build/tests/startup_load" 1 3000 "$ncpu" "$ncpu" >"$out" 2>&1 &
+        local p=$!
+        while ! grep -q ready "$out" && kill -0 $p 2>/dev/null && [ $((SECONDS - t0)) -lt 40 ]; do
+                sleep 0.2
+        done
+        echo "startup_load 1 3000 $ncpu $ncpu: $(grep -q ready "$out" && echo ready || echo 'NOT ready')" \
+                "after $((SECONDS - t0)) s, $(ls /proc/$p/task 2>/dev/null | wc -l) threads in its process;" \
+                "$(head -c 300 "$out" | grep -v ready)"
+        kill $p 2>/dev/null
+        wait $p 2>/dev/null
+        rm -f "$out"
+}
+
 if [ -n "$fn" ]; then
         "$fn"
         exit
@@ -153,17 +177,21 @@ for s in $steps; do
         loss)
                 step "record.sh samples" 90 env MODE=samples bash "$here/record.sh" "$build" "$secs" 1
                 step "record.sh switches" 150 bash "$here/record.sh" "$build" "$secs" 1
+                step "record.sh together" 150 env MODE=together bash "$here/record.sh" "$build" "$secs" 1
                 step "load started late" 60 late_load
                 step "screen on a loaded machine" 60 screen_loaded
                 ;;
-        startup) step startup_loss.sh 90 env RUNS=3 bash "$here/startup_loss.sh" "$build" ;;
+        startup)
+                step "startup_load ready" 50 load_ready
+                step startup_loss.sh 120 env RUNS="${STARTUP_RUNS:-3}" bash "$here/startup_loss.sh" "$build" ;;
         scale) step scale.sh 200 bash "$here/scale.sh" "$build" 5 "2 4 8 16" ;;
         top)
                 if [ "$wrapped" = 1 ]; then
                         say "== top.sh: skipped (programs through the pack's loader: top.sh finds them by command line)"
                 else
-                        step "top.sh" 60 bash "$here/top.sh" "$build" 10 1
-                        step "top.sh samples" 60 env MODE=samples bash "$here/top.sh" "$build" 10 1
+                        for m in ${TOP_MODES:-full samples}; do
+                                step "top.sh $m" 60 env MODE="$m" bash "$here/top.sh" "$build" 10 1
+                        done
                 fi
                 ;;
         *) say "sixteen.sh: no step $s" ;;
