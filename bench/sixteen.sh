@@ -12,9 +12,10 @@
 #             started on the loaded machine (its frames' lost counts)
 #   scale     item 6: bench/scale.sh at 2, 4, 8, 16 CPUs
 #   top       item 3: bench/top.sh in the modes of TOP_MODES (when tmux runs)
+#   profile   item 3: where the in-process screen's CPU goes (perf record -g, by function)
 #   startup   item 1: bench/startup_loss.sh (thousands of idle threads for the rundown)
 # Usage: bench/sixteen.sh PACK_DIR [BUDGET_S [LOG]]   (as root; default budget 420 s)
-# Environment: SECS (8: each run's seconds), STEPS (probe loss scale top startup), TOP_MODES
+# Environment: SECS (8: each run's seconds), STEPS (probe loss scale top profile startup), TOP_MODES
 # (full samples), STARTUP_RUNS (3), WRAP=1
 # (the packed programs through the pack's loader even where the machine's glibc would do).
 set -u
@@ -27,7 +28,7 @@ pack=$(realpath "${1:?usage: sixteen.sh PACK_DIR [BUDGET_S [LOG]]}")
 budget=${2:-420}
 log=${3:-/dev/null}
 secs=${SECS:-8}
-steps=${STEPS:-"probe loss scale top startup"}
+steps=${STEPS:-"probe loss scale top profile startup"}
 here=$(cd "$(dirname "$0")" && pwd)
 start=$SECONDS
 say() { echo "$*" | tee -a "$log"; }
@@ -150,6 +151,22 @@ screen_loaded() {
         rm -rf "$t"
 }
 
+# where the screen's CPU goes at this many CPUs: perf record -g of the in-process screen in
+# batch mode under the load (item 3)
+profile_screen() {
+        local t
+        t=$(mktemp -d)
+        load $((secs + 4))
+        sleep 1
+        ETWTOP_NO_HOST=1 perf record -q -F 2000 -g -o "$t/p.data" -- "$build/src/etwtop" -b -n "$secs" \
+                -d 1 --top 3 "${full[@]}" >"$t/out" 2>&1
+        unload
+        echo "the screen under perf record -g: lost by frame $(grep -o 'lost [0-9]*' "$t/out" | awk '{printf "%s ", $2}')"
+        perf report -i "$t/p.data" --stdio --no-children --comm etwtop --sort dso,sym -g none \
+                --percent-limit 0.8 2>/dev/null | grep -v '^#' | grep . | head -45
+        rm -rf "$t"
+}
+
 # how long startup_load takes to be ready here (startup_loss.sh waits for it twice a run)
 load_ready() {
         local t0=$SECONDS out
@@ -181,6 +198,7 @@ for s in $steps; do
                 step "load started late" 60 late_load
                 step "screen on a loaded machine" 60 screen_loaded
                 ;;
+        profile) step "profile of the screen" 40 profile_screen ;;
         startup)
                 step "startup_load ready" 50 load_ready
                 step startup_loss.sh 120 env RUNS="${STARTUP_RUNS:-3}" bash "$here/startup_loss.sh" "$build" ;;
