@@ -137,6 +137,7 @@ late_load() {
                 "lost $(awk '/^Events lost:/ {n = $3} END {print n + 0}' "$t/totals")"
         rm -rf "$t"
 }
+lost_by_frame() { grep -o 'lost [0-9]*' "$1" | awk '{printf "%s ", $2}'; }
 screen_loaded() {
         local t
         t=$(mktemp -d)
@@ -146,7 +147,7 @@ screen_loaded() {
                 --top 3 "${full[@]}" >"$t/out" 2>&1
         unload
         echo "the screen started on the loaded machine (-b -n 10 -d 0.5): CPU $(awk '{print $1 + $2}' "$t/time") s;" \
-                "lost by frame: $(grep -o 'lost [0-9]*' "$t/out" | awk '{printf "%s ", $2}')"
+                "lost by frame: $(lost_by_frame "$t/out")"
         grep -m2 -E 'events/s|lost' "$t/out"
         rm -rf "$t"
 }
@@ -161,7 +162,7 @@ profile_screen() {
         ETWTOP_NO_HOST=1 perf record -q -F 2000 -g -o "$t/p.data" -- "$build/src/etwtop" -b -n "$secs" \
                 -d 1 --top 3 "${full[@]}" >"$t/out" 2>&1
         unload
-        echo "the screen under perf record -g: lost by frame $(grep -o 'lost [0-9]*' "$t/out" | awk '{printf "%s ", $2}')"
+        echo "the screen under perf record -g: lost by frame $(lost_by_frame "$t/out")"
         perf report -i "$t/p.data" --stdio --no-children --comm etwtop --sort dso,sym -g none \
                 --percent-limit 0.8 2>/dev/null | grep -v '^#' | grep . | head -45
         rm -rf "$t"
