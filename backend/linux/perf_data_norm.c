@@ -158,6 +158,11 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
                 le_put64(p + 8, ev + 1);
                 memcpy(p + 16, body, body_size);
         }
+        if (cs->mode == CONV_EMIT) {
+                /* its time, CPU and period were counted as it was indexed */
+                perf_conv_record(cs->conv, 0, cs->scratch, size);
+                return;
+        }
         uint64_t time = cs->last_time;
         /* the body's fields in order: IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD */
         uint32_t at = 8 * (uint32_t)(!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID));
