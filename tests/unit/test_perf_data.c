@@ -21,6 +21,7 @@
 #include "etw/ntwmi.h"
 #include "perf_data.h"
 #include "perf_data_conv.h"
+#include "perf_data_mem.h"
 
 /* ---- the shared files ---- */
 
@@ -1303,6 +1304,28 @@ static void test_time_order(void **state)
         free(times);
 }
 
+/* A conversion's growing buffer keeps its bytes as it grows, at a 2 MiB boundary each time
+   (where its huge pages fit), from 2 MiB to 32. */
+static void test_mem_grows_aligned(void **state)
+{
+        (void)state;
+        struct perf_data_mem m = {0};
+        size_t size = 1;
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(perf_data_mem_reserve(&m, size), 0);
+                assert_true(m.cap >= size);
+                assert_int_equal((uintptr_t)m.data % ((size_t)2 << 20), 0);
+                for (size_t k = 0; k < m.len; k += 4096)
+                        assert_int_equal(m.data[k], (uint8_t)(k / 4096 * 7 + 1));
+                for (size_t k = 0; k < size; k += 4096)
+                        m.data[k] = (uint8_t)(k / 4096 * 7 + 1);
+                m.len = size;
+                size = ((size_t)2 << 20) << (i + 1);
+        }
+        perf_data_mem_free(&m);
+        assert_null(m.data);
+}
+
 #ifdef HAVE_ZSTD
 #include <zstd.h>
 
@@ -1641,6 +1664,7 @@ int main(void)
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_time_order),
+                cmocka_unit_test(test_mem_grows_aligned),
                 cmocka_unit_test(test_compressed_by_hand),
                 cmocka_unit_test(test_damaged_dump),
                 cmocka_unit_test(test_pmc_sources_by_hand),
