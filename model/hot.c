@@ -29,7 +29,6 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
-        h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
         h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
         agg_filter_init(&h->filter);
@@ -76,7 +75,8 @@ void hot_reset(struct hot *h)
         h->nr_stacks = 0;
         memset(h->pend, 0, sizeof(h->pend));
         h->nr_pend = 0;
-        memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
+        if (h->memo)
+                memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
         h->nr_pending = 0;
         h->nr_dstacks = h->nr_dkeys = 0;
         if (h->dindex)
@@ -555,6 +555,10 @@ static void stack(struct hot *h, const struct kevent *ev)
                                 is_pending = true;
         }
         uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
+        /* at the first stack: a trace without (LBR, counters) never zeroes its 672 KiB, a
+           sixth of a small perf.data's page faults */
+        if (!h->memo)
+                h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
         bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
                       m->epoch == h->epoch;

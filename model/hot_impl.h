@@ -189,7 +189,7 @@ struct hot {
         uint32_t cap_mrows;
         struct agg_settings settings;
         struct agg_filter filter;
-        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash */
+        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash; at first use */
         struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
         uint64_t nr_located;            /* hot_nr_frames_located */
         struct deferred_stack *dstacks; /* owned */

@@ -47,6 +47,11 @@ struct profile *profile_new(const struct profile_options *o)
         return p;
 }
 
+void profile_set_whole_stacks(struct profile *p)
+{
+        stack_join_set_whole(p->join, true);
+}
+
 void profile_free(struct profile *p)
 {
         if (!p)
@@ -138,8 +143,12 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                                PROFILE_TIMELINE_SLOTS / 2 * sizeof(t->timeline[0]));
                         t->timeline_span_ns *= 2;
                 }
-                int64_t slot = (int64_t)((__int128)ev->time_ns * PROFILE_TIMELINE_SLOTS /
-                                         t->timeline_span_ns);
+                /* the product in 64 bits where it fits (a trace under 104 days: every one),
+                   the same quotient without the 128-bit division's call at every event */
+                int64_t slot = ev->time_ns <= INT64_MAX / PROFILE_TIMELINE_SLOTS
+                                       ? ev->time_ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns
+                                       : (int64_t)((__int128)ev->time_ns * PROFILE_TIMELINE_SLOTS /
+                                                   t->timeline_span_ns);
                 t->timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
         }
         switch (ev->type) {

@@ -25,7 +25,7 @@ struct stack_join {
         struct waiting *ring; /* cap slots (a power of two), oldest at head */
         uint32_t head, count, cap;
         bool is_whole;
-        uint64_t *scratch; /* JOIN_FRAMES: a joined stack */
+        uint64_t *scratch; /* JOIN_FRAMES: a joined stack; at the first (whole stacks: none) */
 };
 
 struct stack_join *stack_join_new(void)
@@ -35,7 +35,6 @@ struct stack_join *stack_join_new(void)
            page faults, the most of a short replay's time) */
         j->cap = JOIN_FIRST;
         j->ring = xcalloc(j->cap, sizeof(*j->ring));
-        j->scratch = xcalloc(JOIN_FRAMES, sizeof(*j->scratch));
         return j;
 }
 
@@ -76,6 +75,8 @@ static void emit_joined(struct stack_join *j, struct waiting *w, const struct ke
                         stack_join_emit_fn emit, void *ctx)
 {
         emit(ctx, &w->sample);
+        if (!j->scratch)
+                j->scratch = xmalloc(JOIN_FRAMES * sizeof(*j->scratch)); /* written before read */
         uint32_t n = 0;
         for (uint32_t i = 0; i < w->nr_frames && n < JOIN_FRAMES; i++)
                 j->scratch[n++] = w->frames[i];

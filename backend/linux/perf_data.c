@@ -530,7 +530,9 @@ int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg
         int rc = 0;
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
                 size = (size_t)st.st_size;
-                map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+                /* mapped whole at once: every byte is read (the scan, then the conversion),
+                   and a fault per 64 KiB of a 100 MB file was 1,500 page faults */
+                map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
                 if (map == MAP_FAILED) {
                         rc = -errno;
                         map = NULL;

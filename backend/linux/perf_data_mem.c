@@ -45,10 +45,17 @@ int perf_data_mem_reserve(struct perf_data_mem *m, size_t need)
                 m->cap = cap;
                 return 0;
         }
-        /* the pages move with their mapping: nothing is copied */
-        void *p = mremap(m->data, m->cap, cap, MREMAP_MAYMOVE);
-        if (p == MAP_FAILED)
+        /* the pages move with their mapping, nothing is copied, to a 2 MiB boundary: moved
+           wherever the kernel chose, a mapping's huge pages no longer fit it, and each page
+           past the old end faulted in 4 KiB at a time */
+        uint8_t *to = map_aligned(cap);
+        if (!to)
                 return -ENOMEM;
+        void *p = mremap(m->data, m->cap, cap, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+        if (p == MAP_FAILED) {
+                munmap(to, cap);
+                return -ENOMEM;
+        }
 #ifdef MADV_HUGEPAGE
         madvise(p, cap, MADV_HUGEPAGE);
 #endif

@@ -10,6 +10,7 @@
 #include "perf_convert.h"
 #include "perf_data.h"
 #include "perf_data_conv.h"
+#include "perf_data_mem.h"
 
 #define SIDEBAND_ID_BASE 0x100000000ull /* + event index: the side-band twin's sample id */
 #define MAX_CONV_EVENTS  256u
@@ -45,8 +46,10 @@ struct conv_state {
         } arena;          /* owned: the live forms kept */
         uint8_t *scratch; /* owned: a live form made again, scratch_cap bytes */
         size_t scratch_cap;
-        struct norm_rec *recs; /* owned: the index */
+        struct norm_rec *recs; /* owned: the index, on the heap or in recs_mem */
         uint32_t nr_recs, cap_recs;
+        struct perf_data_mem recs_mem;      /* owned: the index once large (huge pages) */
+        bool is_recs_heap;                  /* no mapping could be made: the heap only */
         const struct perf_data_record *cur; /* CONV_INDEX: the record being indexed */
         bool is_raw;                        /* ... kept as the file's bytes */
         uint64_t cur_last_time;             /* ... last_time before it */

@@ -21,6 +21,7 @@
 #include "etw/ntwmi.h"
 #include "perf_data.h"
 #include "perf_data_conv.h"
+#include "perf_data_mem.h"
 
 /* ---- the shared files ---- */
 
@@ -1224,6 +1225,107 @@ static void test_group_read(void **state)
         free(f);
 }
 
+/* The conversion's records in time order, those of one time in file order, whatever order the
+   file has them in: nr samples at times[i], written in file order with IP 0x1000 + i, read
+   back from the .etl. */
+static void check_time_order(const uint64_t *times, uint32_t nr)
+{
+        struct fb *f = calloc(1, sizeof(*f));
+        fb_put(f, "PERFILE2", 8);
+        fb_u64(f, 16);
+        fb_u32(f, PERF_DATA_HEADER_ATTR);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 112 + 8);
+        fb_attr(f, 112, PERF_COUNT_SW_CPU_CLOCK);
+        fb_u64(f, 100);
+        for (uint32_t i = 0; i < nr; i++) {
+                fb_u32(f, PERF_RECORD_SAMPLE);
+                fb_u16(f, PERF_RECORD_MISC_USER);
+                fb_u16(f, 8 + 5 * 8);
+                fb_u64(f, 100);
+                fb_u64(f, 0x1000 + i);
+                fb_u32(f, 42);
+                fb_u32(f, 43);
+                fb_u64(f, times[i]);
+                fb_u64(f, 10000);
+        }
+        char dir[] = "/tmp/test-perf-data-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char data[512], etl[512];
+        snprintf(data, sizeof(data), "%s", write_temp(dir, "order.data", f->b, f->n));
+        snprintf(etl, sizeof(etl), "%s/order.etl", dir);
+        struct perf_data_conv_stats cst;
+        struct etl_error err;
+        assert_int_equal(perf_data_write_etl(data, etl, false, &cst, &err), 0);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct etl_record rec;
+        uint32_t k = 0;
+        uint64_t prev_time = 0, prev_ip = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id != PERFINFO_LOG_TYPE_SAMPLED_PROFILE)
+                        continue;
+                uint64_t ip;
+                memcpy(&ip, rec.payload, 8);
+                assert_true(ip >= 0x1000 && ip < 0x1000 + nr);
+                uint64_t t = times[ip - 0x1000];
+                if (k)
+                        assert_true(t > prev_time || (t == prev_time && ip > prev_ip));
+                prev_time = t;
+                prev_ip = ip;
+                k++;
+        }
+        etl_reader_close(r);
+        assert_int_equal(k, nr);
+        unlink(etl);
+        unlink(data);
+        rmdir(dir);
+        free(f);
+}
+
+/* Rings written in turn each round, as perf writes them (runs that overlap their round's
+   others, two rings with the same times); then six falling saw teeth of records in pairs
+   (runs of two, many of one time): more to move one run at a time than the sort allows
+   itself (4 n + 64 records), the bottom-up merge's way. */
+static void test_time_order(void **state)
+{
+        (void)state;
+        enum { ROUNDS = 3, RINGS = 3, PER = 17, NR = 160 }; /* 160 samples fill struct fb */
+        uint64_t *times = calloc(NR, sizeof(*times));
+        uint32_t n = 0;
+        for (uint32_t round = 0; round < ROUNDS; round++)
+                for (uint32_t ring = 0; ring < RINGS; ring++)
+                        for (uint32_t i = 0; i < PER; i++)
+                                times[n++] = 1000000 + round * 1000 + (ring == 2) + 4 * i;
+        check_time_order(times, n);
+        for (uint32_t i = 0; i < NR; i++)
+                times[i] = 1000000 + (NR - i) / 2 % 27 * 10;
+        check_time_order(times, NR);
+        free(times);
+}
+
+/* A conversion's growing buffer keeps its bytes as it grows, at a 2 MiB boundary each time
+   (where its huge pages fit), from 2 MiB to 32. */
+static void test_mem_grows_aligned(void **state)
+{
+        (void)state;
+        struct perf_data_mem m = {0};
+        size_t size = 1;
+        for (int i = 0; i < 5; i++) {
+                assert_int_equal(perf_data_mem_reserve(&m, size), 0);
+                assert_true(m.cap >= size);
+                assert_int_equal((uintptr_t)m.data % ((size_t)2 << 20), 0);
+                for (size_t k = 0; k < m.len; k += 4096)
+                        assert_int_equal(m.data[k], (uint8_t)(k / 4096 * 7 + 1));
+                for (size_t k = 0; k < size; k += 4096)
+                        m.data[k] = (uint8_t)(k / 4096 * 7 + 1);
+                m.len = size;
+                size = ((size_t)2 << 20) << (i + 1);
+        }
+        perf_data_mem_free(&m);
+        assert_null(m.data);
+}
+
 #ifdef HAVE_ZSTD
 #include <zstd.h>
 
@@ -1561,6 +1663,8 @@ int main(void)
                 cmocka_unit_test(test_sched_tracepoints),
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
+                cmocka_unit_test(test_time_order),
+                cmocka_unit_test(test_mem_grows_aligned),
                 cmocka_unit_test(test_compressed_by_hand),
                 cmocka_unit_test(test_damaged_dump),
                 cmocka_unit_test(test_pmc_sources_by_hand),

@@ -103,6 +103,11 @@ struct profile;
 struct profile *profile_new(const struct profile_options *o);
 void profile_free(struct profile *p); /* NULL is fine */
 
+/* The trace writes each stack whole right after its event, as etwtop's converter does (a
+   perf.data's conversion; a live session and etwtop's own traces say so themselves): samples
+   go on at once rather than wait for parts (stack_join.h). Before its first event. */
+void profile_set_whole_stacks(struct profile *p);
+
 /* The one entry: an event, in time order. Its arrays are borrowed until it returns. */
 void profile_event(struct profile *p, const struct kevent *ev);
 
