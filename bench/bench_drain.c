@@ -192,15 +192,11 @@ static bool sw_format(const char *name, struct perf_tp_format *fmt)
         return false;
 }
 
-/* fixed: the file's clocks are the same from run to run (start, base), so that two builds'
-   files can be compared byte for byte */
-static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, bool fixed, uint64_t start)
+/* The file's clocks are the same from run to run (start, base), so that two builds' files can be
+   compared byte for byte. */
+static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, uint64_t start)
 {
-        struct timespec rt;
-        clock_gettime(CLOCK_REALTIME, &rt);
-        int64_t ft = ((int64_t)rt.tv_sec * 10000000ll + rt.tv_nsec / 100) + 116444736000000000ll;
-        if (fixed)
-                ft = 134000000000000000ll;
+        int64_t ft = 134000000000000000ll;
         struct etl_writer_config cfg = {
                 .buffer_size_bytes = 65536,
                 .nr_cpus = nr_cpus,
@@ -208,7 +204,7 @@ static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, bool fix
                 .logger_id = 1,
                 .logger_name = "NT Kernel Logger",
                 .log_file_name = file,
-                .start_timestamp = fixed ? start : now_ns(),
+                .start_timestamp = start,
                 .start_filetime = ft,
                 .boot_filetime = ft - 36000000000ll,
                 .perf_freq = 1000000000ull,
@@ -253,9 +249,9 @@ int main(int argc, char **argv)
 
         struct bench_ring *rings = xcalloc(nr_cpus, sizeof(*rings));
         struct live_mem_ring *mem = xcalloc(nr_cpus, sizeof(*mem));
-        uint64_t base = now_ns() - 60000000000ull; /* a minute ago: every record is due */
-        if (is_switches)
-                base = 1000000000ull; /* a second after boot: due, and the same every run */
+        /* a second after boot: every record is due, and the file is the same every run (two
+           builds' files compare byte for byte) */
+        uint64_t base = 1000000000ull;
         for (uint32_t c = 0; c < nr_cpus; c++) {
                 struct bench_ring *r = &rings[c];
                 r->meta = xcalloc(1, 4096 + data_size);
@@ -292,7 +288,7 @@ int main(int argc, char **argv)
         uint64_t id = BENCH_EVENT_ID;
         PERFINFO_GROUPMASK masks = {{0}};
         masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
-        struct etl_writer *w = writer_of(argv[1], nr_cpus, is_switches, base);
+        struct etl_writer *w = writer_of(argv[1], nr_cpus, base);
         struct live_source *ls = NULL;
         int rc;
         if (is_switches) {
