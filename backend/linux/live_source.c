@@ -403,7 +403,7 @@ static void source_free(struct live_source *ls)
                 free(r->items);
         }
         free(ls->rings);
-        kheap_free(&ls->merge_heap);
+        rings_merge_free(ls);
         free(ls->online);
         free(ls->tasks);
         free(ls->by_id);
@@ -457,7 +457,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->online = xcalloc(ls->nr_online, sizeof(*ls->online));
         memcpy(ls->online, cpus, ls->nr_online * sizeof(*cpus));
         ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
-        kheap_xinit(&ls->merge_heap, ls->nr_online);
+        rings_merge_init(ls);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
 
         rc = tasks_list(ls, err);
@@ -580,7 +580,7 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         ls->nr_online = nr_rings;
         ls->online = xcalloc(nr_rings, sizeof(*ls->online));
         ls->rings = xcalloc(nr_rings, sizeof(*ls->rings));
-        kheap_xinit(&ls->merge_heap, nr_rings);
+        rings_merge_init(ls);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
         for (uint32_t i = 0; i < nr_rings; i++) {
                 struct live_ring *r = &ls->rings[i];

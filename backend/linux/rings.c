@@ -598,9 +598,52 @@ void ring_release(struct live_ring *r)
                 __atomic_store_n(&r->meta->data_tail, r->ring_stop, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t head_ts(const struct live_ring *r)
+void rings_merge_init(struct live_source *ls)
 {
-        return r->items[r->next].ts;
+        struct live_merge *m = &ls->merge;
+        m->nr_leaves = 1;
+        while (m->nr_leaves < ls->nr_online)
+                m->nr_leaves *= 2;
+        m->losers = xcalloc(m->nr_leaves, sizeof(*m->losers));
+}
+
+void rings_merge_free(struct live_source *ls)
+{
+        free(ls->merge.losers);
+        ls->merge = (struct live_merge){0};
+}
+
+/* Asks for the lines of a ring's next record to convert: it was read at its gather, a round of
+   every ring's records ago, and has left the cache since; the merge converts the other rings'
+   records meanwhile (at 16 CPUs, a record of each before this ring's turn comes again). */
+static inline void merge_prefetch(const struct live_ring *r)
+{
+        if (r->next == r->nr_taken)
+                return;
+        const struct live_item *it = &r->items[r->next];
+        uint32_t n = it->size < 512 ? it->size : 512;
+        for (uint32_t off = 0; off < n; off += 64)
+                __builtin_prefetch(it->rec + off);
+}
+
+/* Ring c's key: its next record's, or none left (the padding's too). */
+static inline live_merge_key merge_key_of(const struct live_source *ls, uint32_t c)
+{
+        if (c >= ls->nr_online || ls->rings[c].next == ls->rings[c].nr_taken)
+                return LIVE_MERGE_DONE | c;
+        const struct live_ring *r = &ls->rings[c];
+        return (live_merge_key)r->items[r->next].ts << LIVE_MERGE_RING_BITS | c;
+}
+
+/* The winner's key of the matches under node n, the loser's of each kept at its node. */
+static live_merge_key merge_play(struct live_source *ls, uint32_t n)
+{
+        struct live_merge *m = &ls->merge;
+        if (n >= m->nr_leaves)
+                return merge_key_of(ls, n - m->nr_leaves);
+        live_merge_key a = merge_play(ls, 2 * n), b = merge_play(ls, 2 * n + 1);
+        m->losers[n] = a < b ? b : a;
+        return a < b ? a : b;
 }
 
 /* Converts the taken records of every ring in time order across the CPUs (a k-way merge:
@@ -609,25 +652,29 @@ static inline uint64_t head_ts(const struct live_ring *r)
    its own CPU's buffer. Returns how many. */
 uint32_t rings_merge(struct live_source *ls)
 {
-        struct kheap *h = &ls->merge_heap;
+        struct live_merge *m = &ls->merge;
+        const live_merge_key ring_mask = ((live_merge_key)1 << LIVE_MERGE_RING_BITS) - 1;
         uint32_t total = 0;
-        for (uint32_t c = 0; c < ls->nr_online; c++) {
-                if (ls->rings[c].nr_taken)
-                        kheap_push(h, head_ts(&ls->rings[c]), c);
-        }
-        while (!kheap_empty(h)) {
-                struct live_ring *r = &ls->rings[kheap_top(h).src];
-                /* the run of this ring up to the next ring's first record */
-                uint64_t limit = kheap_run_limit(h);
-                do {
-                        const struct live_item *it = &r->items[r->next++];
-                        perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
-                        total++;
-                } while (r->next < r->nr_taken && head_ts(r) <= limit);
-                if (r->next == r->nr_taken)
-                        kheap_pop(h);
-                else
-                        kheap_replace_top(h, head_ts(r));
+        for (uint32_t c = 0; c < ls->nr_online; c++)
+                merge_prefetch(&ls->rings[c]);
+        live_merge_key key = merge_play(ls, 1);
+        while (!(key & LIVE_MERGE_DONE)) {
+                uint32_t w = (uint32_t)(key & ring_mask);
+                struct live_ring *r = &ls->rings[w];
+                const struct live_item *it = &r->items[r->next++];
+                merge_prefetch(r);
+                perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
+                total++;
+                /* the ring's next record plays its way up from its leaf: the winner of each
+                   match goes on, the loser stays */
+                key = merge_key_of(ls, w);
+                for (uint32_t n = (w + m->nr_leaves) >> 1; n; n >>= 1) {
+                        live_merge_key l = m->losers[n];
+                        if (l < key) {
+                                m->losers[n] = key;
+                                key = l;
+                        }
+                }
         }
         return total;
 }
