@@ -26,6 +26,7 @@
 
 #include <linux/perf_event.h>
 
+#include "le_bytes.h"
 #include "live_int.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
@@ -431,8 +432,12 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
         struct live_event *le =
                 size >= 16 ? live_event_by_id(ls, perf_conv_record_id(rec, size)) : NULL;
         const struct perf_conv_event *ev = le ? &le->spec.conv : NULL;
+        /* the time where a live session's records keep it: no call (the CPU is the
+           converter's business) */
+        uint32_t time_at = perf_conv_live_time_at(ev, rec, size);
         uint32_t cpu;
-        uint64_t ts = perf_conv_record_time_of(ls->conv, ev, rec, size, r->cpu, &cpu);
+        uint64_t ts = time_at ? le_get64(rec + time_at)
+                              : perf_conv_record_time_of(ls->conv, ev, rec, size, r->cpu, &cpu);
         if (ts > horizon)
                 return false;
         /* a sample with a user stack copy is KiBs of bytes the kernel just wrote: its fields
@@ -620,9 +625,15 @@ static inline void merge_prefetch(const struct live_ring *r)
 {
         if (r->next == r->nr_taken)
                 return;
+        /* four lines whatever its size (a prefetch past the record, or the mapping, is no
+           fault), the callchain of a sample with stacks among them; a longer one's up to 512
+           bytes */
         const struct live_item *it = &r->items[r->next];
-        uint32_t n = it->size < 512 ? it->size : 512;
-        for (uint32_t off = 0; off < n; off += 64)
+        __builtin_prefetch(it->rec);
+        __builtin_prefetch(it->rec + 64);
+        __builtin_prefetch(it->rec + 128);
+        __builtin_prefetch(it->rec + 192);
+        for (uint32_t off = 256; off < it->size && off < 512; off += 64)
                 __builtin_prefetch(it->rec + off);
 }
 
