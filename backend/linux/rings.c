@@ -512,6 +512,9 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
         uint64_t mask = r->data_size - 1;
         bool is_bounced = false;
         while (head - rpos >= sizeof(struct perf_event_header)) {
+                /* the ring a few records ahead asked for: another CPU wrote it, and the
+                   hardware's prefetch stops at each page's end */
+                __builtin_prefetch(r->data + ((rpos + 1024) & mask));
                 /* records are 8-byte aligned: a header never wraps */
                 const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
                 if (h->size < sizeof(*h) || h->size > head - rpos) {
