@@ -28,18 +28,30 @@ struct bench_ring {
         uint8_t *data;
 };
 
-/* A record of CPU cpu at time (the layout of BENCH_SAMPLE_TYPE). */
-static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32_t tid)
+/* The user call chain of stacks mode's samples: a timer tick in user code, 8 frames. */
+#define BENCH_CHAIN_FRAMES 8u
+
+/* A record of CPU cpu at time (the layout of BENCH_SAMPLE_TYPE; with_stack: and a call chain
+   of BENCH_CHAIN_FRAMES user frames after the period). */
+static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32_t tid,
+                       bool with_stack)
 {
         uint64_t head = r->meta->data_head;
         uint8_t *p = r->data + head;
-        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, BENCH_RECORD_SIZE};
-        uint64_t v[6] = {
-                BENCH_EVENT_ID, 0x401000 + (time & 0xff0), (uint64_t)tid << 32 | tid, time, cpu,
-                1000000};
+        uint32_t size = BENCH_RECORD_SIZE + (with_stack ? 8 * (2 + BENCH_CHAIN_FRAMES) : 0);
+        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size};
+        uint64_t ip = 0x401000 + (time & 0xff0);
+        uint64_t v[6] = {BENCH_EVENT_ID, ip, (uint64_t)tid << 32 | tid, time, cpu, 1000000};
         memcpy(p, &h, sizeof(h));
         memcpy(p + 8, v, sizeof(v));
-        r->meta->data_head = head + BENCH_RECORD_SIZE;
+        if (with_stack) {
+                uint64_t chain[2 + BENCH_CHAIN_FRAMES] = {1 + BENCH_CHAIN_FRAMES,
+                                                          (uint64_t)PERF_CONTEXT_USER, ip};
+                for (uint32_t i = 1; i < BENCH_CHAIN_FRAMES; i++)
+                        chain[2 + i] = 0x402000 + 0x40 * i + (time & 0x30);
+                memcpy(p + BENCH_RECORD_SIZE, chain, sizeof(chain));
+        }
+        r->meta->data_head = head + size;
 }
 
 /* ---- switches mode: bench/record.sh's switch-heavy load, as the rings hold it ---- */
@@ -225,26 +237,29 @@ static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, uint64_t
 int main(int argc, char **argv)
 {
         if (argc < 4) {
-                fprintf(stderr,
-                        "usage: bench_drain OUT.etl NR_CPUS RECORDS_PER_CPU [RUN] [switches]\n"
-                        "  RUN: records of one CPU in a row before the next CPU's "
-                        "(1: every record switches CPU)\n"
-                        "  switches: RECORDS_PER_CPU rounds of a context-switch storm a "
-                        "CPU (wake-up, switch, its two switch records, a sample every "
-                        "fourth), call chains on; tracefs's sched formats\n");
+                fprintf(stderr, "usage: bench_drain OUT.etl NR_CPUS RECORDS_PER_CPU [RUN] "
+                                "[switches|stacks]\n"
+                                "  RUN: records of one CPU in a row before the next CPU's "
+                                "(1: every record switches CPU)\n"
+                                "  switches: RECORDS_PER_CPU rounds of a context-switch storm a "
+                                "CPU (wake-up, switch, its two switch records, a sample every "
+                                "fourth), call chains on; tracefs's sched formats\n"
+                                "  stacks: the samples with call chains of 8 user frames (the "
+                                "samples-only session)\n");
                 return 2;
         }
         bool is_switches = argc > 5 && strcmp(argv[5], "switches") == 0;
+        bool is_stacks = argc > 5 && strcmp(argv[5], "stacks") == 0;
         uint32_t nr_cpus = (uint32_t)strtoul(argv[2], NULL, 0);
         uint32_t nr_per = (uint32_t)strtoul(argv[3], NULL, 0);
         uint32_t run = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 1;
         if (!nr_cpus || nr_cpus > 256 || !nr_per || !run)
                 return 2;
-        /* switches: rings four times the records' size (about 640 bytes a round), which the
-           drain reads in place as it reads a live session's that keeps up (a ring over a
-           quarter full goes to the stage first) */
+        /* switches: rings four times the records' size (about 640 bytes a round); the drain
+           reads them in place, as it reads a live session's that keeps up */
         size_t data_size = 4096;
-        while (data_size < (size_t)nr_per * (is_switches ? 4096 : BENCH_RECORD_SIZE))
+        size_t per_record = is_switches ? 4096 : is_stacks ? 256 : BENCH_RECORD_SIZE;
+        while (data_size < (size_t)nr_per * per_record)
                 data_size *= 2;
 
         struct bench_ring *rings = xcalloc(nr_cpus, sizeof(*rings));
@@ -278,12 +293,15 @@ int main(int argc, char **argv)
                 for (uint32_t c = 0; c < nr_cpus; c++) {
                         uint64_t block = i / run, in_block = i % run;
                         uint64_t t = base + ((block * nr_cpus + c) * run + in_block) * 1000;
-                        put_sample(&rings[c], t, c, 1000 + c);
+                        put_sample(&rings[c], t, c, 1000 + c, is_stacks);
                 }
         }
 
         struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = BENCH_SAMPLE_TYPE,
+                                     .sample_type = BENCH_SAMPLE_TYPE |
+                                                    (is_stacks ? PERF_SAMPLE_CALLCHAIN : 0),
+                                     .has_stack = is_stacks,
+                                     .walk = PERF_CONV_WALK_FP,
                                      .valid_until = UINT64_MAX};
         uint64_t id = BENCH_EVENT_ID;
         PERFINFO_GROUPMASK masks = {{0}};
