@@ -231,7 +231,8 @@ uint64_t live_event_lost(const struct live_event *ev);
 int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err);
 void ring_take_all(struct live_source *ls);
 void ring_stage_free(struct live_ring *r);
-void ring_take_if_full(struct live_ring *r);
+/* is_behind: rings_behind's answer for this round of the drain. */
+void ring_take_if_full(struct live_ring *r, bool is_behind);
 /* Whether a stage holds more than its ring does: a backlog to convert. */
 bool rings_behind(const struct live_source *ls);
 void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon);

@@ -647,13 +647,14 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                         per = LIVE_MERGE_ROUND;
                 /* behind (what a rundown held): short rounds, each of which looks at the
                    rings first (ring_take_if_full) */
-                if (per > 512 && rings_behind(ls))
+                bool is_behind = rings_behind(ls);
+                if (per > 512 && is_behind)
                         per = 512;
                 /* a ring that has more than its share says how far the others may go */
                 uint64_t until = horizon;
                 for (uint32_t c = 0; c < ls->nr_online; c++) {
                         struct live_ring *r = &ls->rings[c];
-                        ring_take_if_full(r);
+                        ring_take_if_full(r, is_behind);
                         ring_gather(ls, r, per, horizon);
                         if (r->is_capped && r->newest_ts < until)
                                 until = r->newest_ts;

@@ -390,15 +390,16 @@ void ring_take_all(struct live_source *ls)
                 ring_take(&ls->rings[c]);
 }
 
-/* Takes the ring to the stage when it is over a quarter full behind a stage that holds records:
-   a drain behind (the records held during a rundown, converted after it) would otherwise read
-   the ring only once the stage is converted, and the kernel drop what does not fit meanwhile.
-   With an empty stage the gather reads the ring in place: a copy then was every byte copied
+/* Takes the ring to the stage when it is over a quarter full and the drain is behind: its own
+   stage holds records (the ring's are read only once they are converted), or another's holds
+   more than its ring (is_behind: rounds of 512 records a CPU, which would empty a full ring in
+   place too slowly), as after a rundown; the kernel would otherwise drop what does not fit
+   meanwhile. A drain that keeps up reads the ring in place: a copy then was every byte copied
    once more and read twice more (the logger wakes when a ring is a quarter full, and at 16
    CPUs most of them were). */
-void ring_take_if_full(struct live_ring *r)
+void ring_take_if_full(struct live_ring *r, bool is_behind)
 {
-        if (!r->meta || r->stage_pos == r->stage_len)
+        if (!r->meta || (!is_behind && r->stage_pos == r->stage_len))
                 return;
         uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
         if (head - r->meta->data_tail > r->data_size / 4)
