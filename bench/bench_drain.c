@@ -28,18 +28,30 @@ struct bench_ring {
         uint8_t *data;
 };
 
-/* A record of CPU cpu at time (the layout of BENCH_SAMPLE_TYPE). */
-static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32_t tid)
+/* The user call chain of stacks mode's samples: a timer tick in user code, 8 frames. */
+#define BENCH_CHAIN_FRAMES 8u
+
+/* A record of CPU cpu at time (the layout of BENCH_SAMPLE_TYPE; with_stack: and a call chain
+   of BENCH_CHAIN_FRAMES user frames after the period). */
+static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32_t tid,
+                       bool with_stack)
 {
         uint64_t head = r->meta->data_head;
         uint8_t *p = r->data + head;
-        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, BENCH_RECORD_SIZE};
-        uint64_t v[6] = {
-                BENCH_EVENT_ID, 0x401000 + (time & 0xff0), (uint64_t)tid << 32 | tid, time, cpu,
-                1000000};
+        uint32_t size = BENCH_RECORD_SIZE + (with_stack ? 8 * (2 + BENCH_CHAIN_FRAMES) : 0);
+        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size};
+        uint64_t ip = 0x401000 + (time & 0xff0);
+        uint64_t v[6] = {BENCH_EVENT_ID, ip, (uint64_t)tid << 32 | tid, time, cpu, 1000000};
         memcpy(p, &h, sizeof(h));
         memcpy(p + 8, v, sizeof(v));
-        r->meta->data_head = head + BENCH_RECORD_SIZE;
+        if (with_stack) {
+                uint64_t chain[2 + BENCH_CHAIN_FRAMES] = {1 + BENCH_CHAIN_FRAMES,
+                                                          (uint64_t)PERF_CONTEXT_USER, ip};
+                for (uint32_t i = 1; i < BENCH_CHAIN_FRAMES; i++)
+                        chain[2 + i] = 0x402000 + 0x40 * i + (time & 0x30);
+                memcpy(p + BENCH_RECORD_SIZE, chain, sizeof(chain));
+        }
+        r->meta->data_head = head + size;
 }
 
 /* ---- switches mode: bench/record.sh's switch-heavy load, as the rings hold it ---- */
@@ -192,15 +204,11 @@ static bool sw_format(const char *name, struct perf_tp_format *fmt)
         return false;
 }
 
-/* fixed: the file's clocks are the same from run to run (start, base), so that two builds'
-   files can be compared byte for byte */
-static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, bool fixed, uint64_t start)
+/* The file's clocks are the same from run to run (start, base), so that two builds' files can be
+   compared byte for byte. */
+static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, uint64_t start)
 {
-        struct timespec rt;
-        clock_gettime(CLOCK_REALTIME, &rt);
-        int64_t ft = ((int64_t)rt.tv_sec * 10000000ll + rt.tv_nsec / 100) + 116444736000000000ll;
-        if (fixed)
-                ft = 134000000000000000ll;
+        int64_t ft = 134000000000000000ll;
         struct etl_writer_config cfg = {
                 .buffer_size_bytes = 65536,
                 .nr_cpus = nr_cpus,
@@ -208,7 +216,7 @@ static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, bool fix
                 .logger_id = 1,
                 .logger_name = "NT Kernel Logger",
                 .log_file_name = file,
-                .start_timestamp = fixed ? start : now_ns(),
+                .start_timestamp = start,
                 .start_filetime = ft,
                 .boot_filetime = ft - 36000000000ll,
                 .perf_freq = 1000000000ull,
@@ -229,33 +237,36 @@ static struct etl_writer *writer_of(const char *file, uint32_t nr_cpus, bool fix
 int main(int argc, char **argv)
 {
         if (argc < 4) {
-                fprintf(stderr,
-                        "usage: bench_drain OUT.etl NR_CPUS RECORDS_PER_CPU [RUN] [switches]\n"
-                        "  RUN: records of one CPU in a row before the next CPU's "
-                        "(1: every record switches CPU)\n"
-                        "  switches: RECORDS_PER_CPU rounds of a context-switch storm a "
-                        "CPU (wake-up, switch, its two switch records, a sample every "
-                        "fourth), call chains on; tracefs's sched formats\n");
+                fprintf(stderr, "usage: bench_drain OUT.etl NR_CPUS RECORDS_PER_CPU [RUN] "
+                                "[switches|stacks]\n"
+                                "  RUN: records of one CPU in a row before the next CPU's "
+                                "(1: every record switches CPU)\n"
+                                "  switches: RECORDS_PER_CPU rounds of a context-switch storm a "
+                                "CPU (wake-up, switch, its two switch records, a sample every "
+                                "fourth), call chains on; tracefs's sched formats\n"
+                                "  stacks: the samples with call chains of 8 user frames (the "
+                                "samples-only session)\n");
                 return 2;
         }
         bool is_switches = argc > 5 && strcmp(argv[5], "switches") == 0;
+        bool is_stacks = argc > 5 && strcmp(argv[5], "stacks") == 0;
         uint32_t nr_cpus = (uint32_t)strtoul(argv[2], NULL, 0);
         uint32_t nr_per = (uint32_t)strtoul(argv[3], NULL, 0);
         uint32_t run = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 1;
         if (!nr_cpus || nr_cpus > 256 || !nr_per || !run)
                 return 2;
-        /* switches: rings four times the records' size (about 640 bytes a round), which the
-           drain reads in place as it reads a live session's that keeps up (a ring over a
-           quarter full goes to the stage first) */
+        /* switches: rings four times the records' size (about 640 bytes a round); the drain
+           reads them in place, as it reads a live session's that keeps up */
         size_t data_size = 4096;
-        while (data_size < (size_t)nr_per * (is_switches ? 4096 : BENCH_RECORD_SIZE))
+        size_t per_record = is_switches ? 4096 : is_stacks ? 256 : BENCH_RECORD_SIZE;
+        while (data_size < (size_t)nr_per * per_record)
                 data_size *= 2;
 
         struct bench_ring *rings = xcalloc(nr_cpus, sizeof(*rings));
         struct live_mem_ring *mem = xcalloc(nr_cpus, sizeof(*mem));
-        uint64_t base = now_ns() - 60000000000ull; /* a minute ago: every record is due */
-        if (is_switches)
-                base = 1000000000ull; /* a second after boot: due, and the same every run */
+        /* a second after boot: every record is due, and the file is the same every run (two
+           builds' files compare byte for byte) */
+        uint64_t base = 1000000000ull;
         for (uint32_t c = 0; c < nr_cpus; c++) {
                 struct bench_ring *r = &rings[c];
                 r->meta = xcalloc(1, 4096 + data_size);
@@ -282,17 +293,20 @@ int main(int argc, char **argv)
                 for (uint32_t c = 0; c < nr_cpus; c++) {
                         uint64_t block = i / run, in_block = i % run;
                         uint64_t t = base + ((block * nr_cpus + c) * run + in_block) * 1000;
-                        put_sample(&rings[c], t, c, 1000 + c);
+                        put_sample(&rings[c], t, c, 1000 + c, is_stacks);
                 }
         }
 
         struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = BENCH_SAMPLE_TYPE,
+                                     .sample_type = BENCH_SAMPLE_TYPE |
+                                                    (is_stacks ? PERF_SAMPLE_CALLCHAIN : 0),
+                                     .has_stack = is_stacks,
+                                     .walk = PERF_CONV_WALK_FP,
                                      .valid_until = UINT64_MAX};
         uint64_t id = BENCH_EVENT_ID;
         PERFINFO_GROUPMASK masks = {{0}};
         masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
-        struct etl_writer *w = writer_of(argv[1], nr_cpus, is_switches, base);
+        struct etl_writer *w = writer_of(argv[1], nr_cpus, base);
         struct live_source *ls = NULL;
         int rc;
         if (is_switches) {
@@ -325,6 +339,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench_drain: live_source_open_mem: %s\n", strerror(-rc));
                 return 1;
         }
+        /* the drain's own CPU time, without the rings' filling: what the cache misses of many
+           interleaved rings cost, side by side with another build's (callgrind counts
+           instructions only) */
+        struct timespec cpu0, cpu1;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0);
         uint64_t total = 0;
         for (;;) {
                 int n = live_source_drain(ls, 1u << 20);
@@ -336,14 +355,18 @@ int main(int argc, char **argv)
                         break;
                 total += (uint64_t)n;
         }
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu1);
         live_source_close(ls);
         etl_writer_close(w, 0, 0, 0);
         if (!is_switches)
                 nr_records = (uint64_t)nr_cpus * nr_per;
         struct etl_writer_stats wst;
         etl_writer_get_stats(w, &wst);
-        printf("%llu records drained of %llu, %llu events written\n", (unsigned long long)total,
-               (unsigned long long)nr_records, (unsigned long long)wst.nr_events);
+        double ns =
+                (double)(cpu1.tv_sec - cpu0.tv_sec) * 1e9 + (double)(cpu1.tv_nsec - cpu0.tv_nsec);
+        printf("%llu records drained of %llu, %llu events written, %.1f ns CPU a record\n",
+               (unsigned long long)total, (unsigned long long)nr_records,
+               (unsigned long long)wst.nr_events, total ? ns / (double)total : 0.0);
         etl_writer_free(w);
         for (uint32_t c = 0; c < nr_cpus; c++)
                 free(rings[c].meta);

@@ -16,7 +16,6 @@
 #include "attr_spec.h"
 #include "live_source.h"
 #include "perf_convert.h"
-#include "util/kheap.h"
 
 #define LIVE_MAX_CPUS       4096u
 #define LIVE_BUILD_ID_CACHE 4096u
@@ -87,6 +86,23 @@ struct live_item {
 
 #define MAX_PERF_RECORD 65536 /* perf_event_header.size is 16 bits */
 
+/* A ring's place in the merge: its next record's time above its index (12 bits: LIVE_MAX_CPUS),
+   so that one compare orders two rings, a tie going to the lower ring; a ring with nothing left
+   has the bit above the time set, after every ring that has. */
+__extension__ typedef unsigned __int128 live_merge_key;
+#define LIVE_MERGE_RING_BITS 12u
+#define LIVE_MERGE_DONE      ((live_merge_key)1 << (64 + LIVE_MERGE_RING_BITS))
+
+/* rings_merge's tournament (a tree of losers): the leaves are the rings (padded to a power of
+   two with rings that have nothing), each inner node holds the key of the ring that lost the
+   match there (the key says which ring), losers[0] the winner's: the next record in time order.
+   A record taken, its ring's new key plays its way up once, log2 of the leaves compares, one a
+   level (a binary heap's sift makes two). */
+struct live_merge {
+        uint32_t nr_leaves;     /* a power of two, at least the rings */
+        live_merge_key *losers; /* owned, nr_leaves */
+};
+
 /* One process, thread or image of a rundown's snapshot of /proc. */
 enum rundown_kind { RUNDOWN_PROCESS, RUNDOWN_THREAD, RUNDOWN_IMAGE };
 
@@ -141,7 +157,7 @@ struct live_source {
         struct live_event **by_id; /* owned hash of id -> event (borrowed pointers) */
         uint32_t by_id_mask;
         int epoll_fd;
-        struct kheap merge_heap;   /* owned: rings_merge's (head time, ring index) per ring */
+        struct live_merge merge;   /* owned: rings_merge's tournament of the rings */
         uint64_t flush_until;      /* 0, or the horizon of every drain (drain_until) */
         uint64_t nr_skipped_again; /* passed-over records a merge left to read again */
         char tracefs[PATH_MAX];
@@ -215,12 +231,15 @@ uint64_t live_event_lost(const struct live_event *ev);
 int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err);
 void ring_take_all(struct live_source *ls);
 void ring_stage_free(struct live_ring *r);
-void ring_take_if_full(struct live_ring *r);
+/* is_behind: rings_behind's answer for this round of the drain. */
+void ring_take_if_full(struct live_ring *r, bool is_behind);
 /* Whether a stage holds more than its ring does: a backlog to convert. */
 bool rings_behind(const struct live_source *ls);
 void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon);
 void ring_trim(struct live_source *ls, struct live_ring *r, uint64_t horizon);
 void ring_release(struct live_ring *r);
+void rings_merge_init(struct live_source *ls);
+void rings_merge_free(struct live_source *ls);
 uint32_t rings_merge(struct live_source *ls);
 uint64_t rings_horizon(const struct live_source *ls);
 

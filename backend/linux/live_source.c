@@ -403,7 +403,7 @@ static void source_free(struct live_source *ls)
                 free(r->items);
         }
         free(ls->rings);
-        kheap_free(&ls->merge_heap);
+        rings_merge_free(ls);
         free(ls->online);
         free(ls->tasks);
         free(ls->by_id);
@@ -457,7 +457,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         ls->online = xcalloc(ls->nr_online, sizeof(*ls->online));
         memcpy(ls->online, cpus, ls->nr_online * sizeof(*cpus));
         ls->rings = xcalloc(ls->nr_online, sizeof(*ls->rings));
-        kheap_xinit(&ls->merge_heap, ls->nr_online);
+        rings_merge_init(ls);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
 
         rc = tasks_list(ls, err);
@@ -580,7 +580,7 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         ls->nr_online = nr_rings;
         ls->online = xcalloc(nr_rings, sizeof(*ls->online));
         ls->rings = xcalloc(nr_rings, sizeof(*ls->rings));
-        kheap_xinit(&ls->merge_heap, nr_rings);
+        rings_merge_init(ls);
         ls->bids = xcalloc(LIVE_BUILD_ID_CACHE, sizeof(*ls->bids));
         for (uint32_t i = 0; i < nr_rings; i++) {
                 struct live_ring *r = &ls->rings[i];
@@ -647,13 +647,14 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                         per = LIVE_MERGE_ROUND;
                 /* behind (what a rundown held): short rounds, each of which looks at the
                    rings first (ring_take_if_full) */
-                if (per > 512 && rings_behind(ls))
+                bool is_behind = rings_behind(ls);
+                if (per > 512 && is_behind)
                         per = 512;
                 /* a ring that has more than its share says how far the others may go */
                 uint64_t until = horizon;
                 for (uint32_t c = 0; c < ls->nr_online; c++) {
                         struct live_ring *r = &ls->rings[c];
-                        ring_take_if_full(r);
+                        ring_take_if_full(r, is_behind);
                         ring_gather(ls, r, per, horizon);
                         if (r->is_capped && r->newest_ts < until)
                                 until = r->newest_ts;

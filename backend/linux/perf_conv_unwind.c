@@ -144,25 +144,15 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         return n;
 }
 
-/* The callchain without PERF_CONTEXT_* markers (kernel part then user part, as perf gives it),
-   with ip first when it is not already. The user part is the DWARF walk of the sample's
-   register and stack copies where ev's walk asks for it. */
-static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
-                                  const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
+/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
+   part, as perf gives it), with ip first when it is not already; without its user part when
+   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
+   stacks of a frame-pointer session, every one of them, need none of it. */
+static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
+                                bool is_dwarf, uint64_t *frames)
 {
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
-        struct unwind_regs regs;
-        struct walk_ctx w = {c, NULL, UINT32_MAX};
-        bool is_dwarf = false;
-        if (ev->walk != PERF_CONV_WALK_FP && sample_regs(ev, s, &regs)) {
-                if (!c->uw_cache)
-                        unwind_cache_new(&c->uw_cache, NULL);
-                w.proc = conv_umap_find(&c->procs, s->pid);
-                is_dwarf = c->uw_cache && walks_dwarf(c, ev, s, &w, regs.r[UNWIND_REG_RIP]);
-                if (!is_dwarf)
-                        c->uw_st.nr_fp_chains++;
-        }
         if (is_ip_first) {
                 frames[n++] = s->ip;
                 if (is_kernel_addr(s->ip)) {
@@ -216,6 +206,28 @@ static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_ev
         }
         c->kframe_lo = lo;
         c->kframe_hi = hi;
+        return n;
+}
+
+/* The callchain without PERF_CONTEXT_* markers (chain_frames_to), its user part the DWARF walk
+   of the sample's register and stack copies where ev's walk asks for it. */
+static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
+{
+        if (ev->walk == PERF_CONV_WALK_FP)
+                return chain_frames_to(c, s, is_ip_first, false, frames);
+        struct unwind_regs regs;
+        struct walk_ctx w = {c, NULL, UINT32_MAX};
+        bool is_dwarf = false;
+        if (sample_regs(ev, s, &regs)) {
+                if (!c->uw_cache)
+                        unwind_cache_new(&c->uw_cache, NULL);
+                w.proc = conv_umap_find(&c->procs, s->pid);
+                is_dwarf = c->uw_cache && walks_dwarf(c, ev, s, &w, regs.r[UNWIND_REG_RIP]);
+                if (!is_dwarf)
+                        c->uw_st.nr_fp_chains++;
+        }
+        uint32_t n = chain_frames_to(c, s, is_ip_first, is_dwarf, frames);
         if (is_dwarf && n < CONV_MAX_FRAMES)
                 n = unwind_user(c, s, &regs, &w, frames, n);
         return n;

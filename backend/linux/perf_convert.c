@@ -317,16 +317,9 @@ uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_c
                                   uint32_t *cpu)
 {
         *cpu = ring_cpu;
-        /* a live session's records (this runs for every record): a sample's identifier, ip,
-           tid, time and cpu, another record's trailer of tid, time, cpu and identifier */
-        const uint64_t head = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                              PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU;
-        const uint64_t live = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                              PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-        if (__builtin_expect(ev && (ev->sample_type & head) == live && size >= 48, 1)) {
-                const struct perf_event_header *h = (const void *)rec;
-                uint32_t at = h->type == PERF_RECORD_SAMPLE ? 32 : size - 24;
+        /* a live session's records (this runs for every record) */
+        uint32_t at = perf_conv_live_time_at(ev, rec, size);
+        if (__builtin_expect(at != 0, 1)) {
                 uint32_t c_cpu = le_get32(rec + at + 8);
                 *cpu = c_cpu < c->nr_cpus ? c_cpu : ring_cpu;
                 return le_get64(rec + at);

@@ -333,6 +333,25 @@ uint64_t perf_conv_record_time_ev(const struct perf_conv *c, const uint8_t *rec,
 uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_conv_event *ev,
                                   const uint8_t *rec, uint32_t size, uint32_t ring_cpu,
                                   uint32_t *cpu);
+/* Where a live session's record keeps its time, the CPU in the u64 after it (ev's layout: a
+   sample's identifier, ip, tid, then time and cpu; any other record's sample_id trailer of tid,
+   time, cpu and identifier): its offset, or 0 when ev's layout is another's, where
+   perf_conv_record_time_of finds it. Inline: it runs for every record a live session gathers. */
+static inline uint32_t perf_conv_live_time_at(const struct perf_conv_event *ev, const uint8_t *rec,
+                                              uint32_t size)
+{
+        const uint64_t head = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                              PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU;
+        const uint64_t live = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                              PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+        if (!ev || (ev->sample_type & head) != live || size < 48)
+                return 0;
+        return ((const struct perf_event_header *)(const void *)rec)->type == PERF_RECORD_SAMPLE
+                       ? 32
+                       : size - 24;
+}
+
 /* The identifier of a record (0 when it is too short to have one). */
 static inline uint64_t perf_conv_record_id(const uint8_t *rec, uint32_t size)
 {

@@ -26,6 +26,7 @@
 
 #include <linux/perf_event.h>
 
+#include "le_bytes.h"
 #include "live_int.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
@@ -389,12 +390,16 @@ void ring_take_all(struct live_source *ls)
                 ring_take(&ls->rings[c]);
 }
 
-/* Takes the ring to the stage when it is over a quarter full: a drain behind (the records held
-   during a rundown, converted after it) would otherwise read the ring only once the stage is
-   converted, and the kernel drop what does not fit meanwhile. */
-void ring_take_if_full(struct live_ring *r)
+/* Takes the ring to the stage when it is over a quarter full and the drain is behind: its own
+   stage holds records (the ring's are read only once they are converted), or another's holds
+   more than its ring (is_behind: rounds of 512 records a CPU, which would empty a full ring in
+   place too slowly), as after a rundown; the kernel would otherwise drop what does not fit
+   meanwhile. A drain that keeps up reads the ring in place: a copy then was every byte copied
+   once more and read twice more (the logger wakes when a ring is a quarter full, and at 16
+   CPUs most of them were). */
+void ring_take_if_full(struct live_ring *r, bool is_behind)
 {
-        if (!r->meta)
+        if (!r->meta || (!is_behind && r->stage_pos == r->stage_len))
                 return;
         uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
         if (head - r->meta->data_tail > r->data_size / 4)
@@ -431,8 +436,12 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
         struct live_event *le =
                 size >= 16 ? live_event_by_id(ls, perf_conv_record_id(rec, size)) : NULL;
         const struct perf_conv_event *ev = le ? &le->spec.conv : NULL;
+        /* the time where a live session's records keep it: no call (the CPU is the
+           converter's business) */
+        uint32_t time_at = perf_conv_live_time_at(ev, rec, size);
         uint32_t cpu;
-        uint64_t ts = perf_conv_record_time_of(ls->conv, ev, rec, size, r->cpu, &cpu);
+        uint64_t ts = time_at ? le_get64(rec + time_at)
+                              : perf_conv_record_time_of(ls->conv, ev, rec, size, r->cpu, &cpu);
         if (ts > horizon)
                 return false;
         /* a sample with a user stack copy is KiBs of bytes the kernel just wrote: its fields
@@ -504,6 +513,9 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
         uint64_t mask = r->data_size - 1;
         bool is_bounced = false;
         while (head - rpos >= sizeof(struct perf_event_header)) {
+                /* the ring a few records ahead asked for: another CPU wrote it, and the
+                   hardware's prefetch stops at each page's end */
+                __builtin_prefetch(r->data + ((rpos + 1024) & mask));
                 /* records are 8-byte aligned: a header never wraps */
                 const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
                 if (h->size < sizeof(*h) || h->size > head - rpos) {
@@ -598,9 +610,58 @@ void ring_release(struct live_ring *r)
                 __atomic_store_n(&r->meta->data_tail, r->ring_stop, __ATOMIC_RELEASE);
 }
 
-static inline uint64_t head_ts(const struct live_ring *r)
+void rings_merge_init(struct live_source *ls)
 {
-        return r->items[r->next].ts;
+        struct live_merge *m = &ls->merge;
+        m->nr_leaves = 1;
+        while (m->nr_leaves < ls->nr_online)
+                m->nr_leaves *= 2;
+        m->losers = xcalloc(m->nr_leaves, sizeof(*m->losers));
+}
+
+void rings_merge_free(struct live_source *ls)
+{
+        free(ls->merge.losers);
+        ls->merge = (struct live_merge){0};
+}
+
+/* Asks for the lines of a ring's next record to convert: it was read at its gather, a round of
+   every ring's records ago, and has left the cache since; the merge converts the other rings'
+   records meanwhile (at 16 CPUs, a record of each before this ring's turn comes again). */
+static inline void merge_prefetch(const struct live_ring *r)
+{
+        if (r->next == r->nr_taken)
+                return;
+        /* four lines whatever its size (a prefetch past the record, or the mapping, is no
+           fault), the callchain of a sample with stacks among them; a longer one's up to 512
+           bytes */
+        const struct live_item *it = &r->items[r->next];
+        __builtin_prefetch(it->rec);
+        __builtin_prefetch(it->rec + 64);
+        __builtin_prefetch(it->rec + 128);
+        __builtin_prefetch(it->rec + 192);
+        for (uint32_t off = 256; off < it->size && off < 512; off += 64)
+                __builtin_prefetch(it->rec + off);
+}
+
+/* Ring c's key: its next record's, or none left (the padding's too). */
+static inline live_merge_key merge_key_of(const struct live_source *ls, uint32_t c)
+{
+        if (c >= ls->nr_online || ls->rings[c].next == ls->rings[c].nr_taken)
+                return LIVE_MERGE_DONE | c;
+        const struct live_ring *r = &ls->rings[c];
+        return (live_merge_key)r->items[r->next].ts << LIVE_MERGE_RING_BITS | c;
+}
+
+/* The winner's key of the matches under node n, the loser's of each kept at its node. */
+static live_merge_key merge_play(struct live_source *ls, uint32_t n)
+{
+        struct live_merge *m = &ls->merge;
+        if (n >= m->nr_leaves)
+                return merge_key_of(ls, n - m->nr_leaves);
+        live_merge_key a = merge_play(ls, 2 * n), b = merge_play(ls, 2 * n + 1);
+        m->losers[n] = a < b ? b : a;
+        return a < b ? a : b;
 }
 
 /* Converts the taken records of every ring in time order across the CPUs (a k-way merge:
@@ -609,25 +670,29 @@ static inline uint64_t head_ts(const struct live_ring *r)
    its own CPU's buffer. Returns how many. */
 uint32_t rings_merge(struct live_source *ls)
 {
-        struct kheap *h = &ls->merge_heap;
+        struct live_merge *m = &ls->merge;
+        const live_merge_key ring_mask = ((live_merge_key)1 << LIVE_MERGE_RING_BITS) - 1;
         uint32_t total = 0;
-        for (uint32_t c = 0; c < ls->nr_online; c++) {
-                if (ls->rings[c].nr_taken)
-                        kheap_push(h, head_ts(&ls->rings[c]), c);
-        }
-        while (!kheap_empty(h)) {
-                struct live_ring *r = &ls->rings[kheap_top(h).src];
-                /* the run of this ring up to the next ring's first record */
-                uint64_t limit = kheap_run_limit(h);
-                do {
-                        const struct live_item *it = &r->items[r->next++];
-                        perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
-                        total++;
-                } while (r->next < r->nr_taken && head_ts(r) <= limit);
-                if (r->next == r->nr_taken)
-                        kheap_pop(h);
-                else
-                        kheap_replace_top(h, head_ts(r));
+        for (uint32_t c = 0; c < ls->nr_online; c++)
+                merge_prefetch(&ls->rings[c]);
+        live_merge_key key = merge_play(ls, 1);
+        while (!(key & LIVE_MERGE_DONE)) {
+                uint32_t w = (uint32_t)(key & ring_mask);
+                struct live_ring *r = &ls->rings[w];
+                const struct live_item *it = &r->items[r->next++];
+                merge_prefetch(r);
+                perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
+                total++;
+                /* the ring's next record plays its way up from its leaf: the winner of each
+                   match goes on, the loser stays */
+                key = merge_key_of(ls, w);
+                for (uint32_t n = (w + m->nr_leaves) >> 1; n; n >>= 1) {
+                        live_merge_key l = m->losers[n];
+                        if (l < key) {
+                                m->losers[n] = key;
+                                key = l;
+                        }
+                }
         }
         return total;
 }

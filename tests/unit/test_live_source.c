@@ -1438,6 +1438,130 @@ static void test_merge_across_cpus(void **state)
         free_events();
 }
 
+/* A timer sample (identifier, ip, pid/tid, time, cpu, period) to ring r. */
+static void mem_sample(struct mem_ring *r, uint64_t ip, uint64_t time, uint32_t cpu)
+{
+        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 56};
+        uint64_t v[6] = {MEM_EVENT_ID, ip, 1000ull << 32 | 1000, time, cpu, 250000};
+        assert_true(r->meta.data_head + 56 <= MEM_RING_DATA);
+        memcpy(r->data + r->meta.data_head, &h, sizeof(h));
+        memcpy(r->data + r->meta.data_head + 8, v, sizeof(v));
+        r->meta.data_head += 56;
+}
+
+/* The merge of 5 rings (a tournament of 8 leaves, 3 of them padding, one ring empty): the
+   samples of 4 rings every 100, 200, 300 and 400 ns, many at the same time in several rings,
+   all written to CPU 0's buffer (their cpu field), come out in time order, a tie going to the
+   ring listed first whatever its CPU number. */
+static void test_merge_order_of_rings(void **state)
+{
+        (void)state;
+        enum { NR_RINGS = 5, NR_PER = 60 };
+        static struct mem_ring mr[NR_RINGS];
+        struct live_mem_ring rings[NR_RINGS];
+        uint64_t t0 = now_ns() - 100000000ull;
+        for (uint32_t k = 0; k < NR_RINGS; k++) {
+                memset(&mr[k], 0, sizeof(mr[k]));
+                mr[k].meta.data_offset = offsetof(struct mem_ring, data);
+                mr[k].meta.data_size = MEM_RING_DATA;
+                rings[k] = (struct live_mem_ring){(k + 3) % NR_RINGS, &mr[k].meta};
+                for (uint32_t j = 0; k < NR_RINGS - 1 && j < NR_PER; j++)
+                        mem_sample(&mr[k], 0x400000 + (k << 8) + j, t0 + 100 * (k + 1) * j, 0);
+        }
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD,
+                                     .valid_until = UINT64_MAX};
+        uint64_t id = MEM_EVENT_ID;
+        PERFINFO_GROUPMASK masks = {{0}};
+        masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        struct etl_writer *w = new_writer_of(path, NR_RINGS, 65536);
+        struct live_source *ls = NULL;
+        assert_int_equal(live_source_open_mem(&ls, rings, NR_RINGS, &ev, &id, 1, &masks, w), 0);
+        assert_int_equal(live_source_drain(ls, 1u << 16), (NR_RINGS - 1) * NR_PER);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        uint64_t last_t = 0;
+        uint32_t last_k = 0, nr = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                const struct ev *e = &evs[i];
+                if (e->type != KEV_SAMPLE)
+                        continue;
+                assert_int_equal(e->cpu, 0);
+                uint32_t k = (uint32_t)(e->a >> 8 & 0xff), j = (uint32_t)(e->a & 0xff);
+                uint64_t t = 100ull * (k + 1) * j;
+                if (nr && (t < last_t || (t == last_t && k <= last_k)))
+                        fail_msg("sample %u: ring %u at %llu after ring %u at %llu", nr, k,
+                                 (unsigned long long)t, last_k, (unsigned long long)last_t);
+                last_t = t;
+                last_k = k;
+                nr++;
+        }
+        assert_int_equal(nr, (NR_RINGS - 1) * NR_PER);
+        free_events();
+}
+
+/* A ring over a quarter full (the logger's wake-up) with an empty stage is read in place, not
+   copied to the stage first: a drain of 256 of its 1,000 samples gives back the ring space of
+   those 256 only (a copy gave it all back at once, every byte copied once more and read twice
+   more), and the next drains take the rest from the ring, in order. */
+static void test_ring_read_in_place(void **state)
+{
+        (void)state;
+        enum { NR = 1000, DATA = 65536 };
+        static struct {
+                struct perf_event_mmap_page meta;
+                uint8_t data[DATA];
+        } big;
+        memset(&big, 0, sizeof(big));
+        big.meta.data_offset = offsetof(__typeof__(big), data);
+        big.meta.data_size = DATA;
+        uint64_t t0 = now_ns() - 100000000ull;
+        for (uint32_t j = 0; j < NR; j++) {
+                struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 56};
+                uint64_t v[6] = {MEM_EVENT_ID, 0x400000 + j, 1000ull << 32 | 1000, t0 + j, 0, 1};
+                memcpy(big.data + big.meta.data_head, &h, sizeof(h));
+                memcpy(big.data + big.meta.data_head + 8, v, sizeof(v));
+                big.meta.data_head += 56;
+        }
+        assert_true(big.meta.data_head > DATA / 4);
+        struct live_mem_ring ring = {0, &big.meta};
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD,
+                                     .valid_until = UINT64_MAX};
+        uint64_t id = MEM_EVENT_ID;
+        PERFINFO_GROUPMASK masks = {{0}};
+        masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        struct etl_writer *w = new_writer_of(path, 1, 65536);
+        struct live_source *ls = NULL;
+        assert_int_equal(live_source_open_mem(&ls, &ring, 1, &ev, &id, 1, &masks, w), 0);
+        assert_int_equal(live_source_drain(ls, 256), 256);
+        assert_int_equal(big.meta.data_tail, 256 * 56);
+        uint32_t total = 256;
+        for (int k; (k = live_source_drain(ls, 256)) > 0;)
+                total += (uint32_t)k;
+        assert_int_equal(total, NR);
+        assert_int_equal(big.meta.data_tail, big.meta.data_head);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        uint32_t nr = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                if (evs[i].type != KEV_SAMPLE)
+                        continue;
+                assert_int_equal(evs[i].a, 0x400000 + nr);
+                nr++;
+        }
+        assert_int_equal(nr, NR);
+        free_events();
+}
+
 static void test_probe(void **state)
 {
         (void)state;
@@ -1600,6 +1724,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_merge_order_of_rings, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_ring_read_in_place, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
