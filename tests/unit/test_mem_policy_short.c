@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* test_mem_policy_short.c: util's allocator setting of a short run (mem_policy_short_run, a
    replay to text): a large block comes from the heap, and once freed its pages are there for
-   the next one (no page faulted in again). Its own process: glibc's settings as they start. */
+   the next one (no page faulted in again); a zeroed block of fresh pages is not written by the
+   allocator (its pages fault in as they are used). Its own process: glibc's settings as they
+   start. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 #endif
 
 #define BLOCK_BYTES ((size_t)16 << 20) /* a table of a replay's size, past glibc's thresholds */
+#define TABLE_BYTES ((size_t)8 << 20)  /* zeroed, past glibc's own mapping threshold */
 
 #if !defined(IS_SANITIZED) && defined(__GLIBC__)
 /* Whether p lies in the [heap] mapping. */
@@ -52,6 +55,28 @@ static long minor_faults(void)
         return ru.ru_minflt;
 }
 #endif
+
+/* First in the group: the heap holds no freed block yet, so the table's pages are fresh. */
+static void test_fresh_zeroed_block_untouched(void **state)
+{
+        (void)state;
+#if defined(IS_SANITIZED) || !defined(__GLIBC__)
+        skip(); /* a sanitizer's allocator (or not glibc's): no such setting to check */
+#else
+        assert_int_equal(mem_policy_short_run(), 0);
+        long before = minor_faults();
+        /* a hash table sized for a large trace, of which a small one uses a few slots */
+        char *table = calloc(1, TABLE_BYTES);
+        assert_non_null(table);
+        long faults = minor_faults() - before;
+        print_message("%zu MiB zeroed: %ld page faults\n", TABLE_BYTES >> 20, faults);
+        /* from the heap, where a large pad ahead made calloc zero all its 2,048 pages */
+        assert_true(is_in_heap(table));
+        assert_true(faults < 64);
+        assert_int_equal(((volatile char *)table)[TABLE_BYTES / 2], 0);
+        free(table);
+#endif
+}
 
 static void test_freed_block_used_again(void **state)
 {
@@ -93,6 +118,7 @@ static void test_freed_block_used_again(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_fresh_zeroed_block_untouched),
                 cmocka_unit_test(test_freed_block_used_again),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

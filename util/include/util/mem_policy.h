@@ -16,15 +16,15 @@
    0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
 int mem_policy_long_run(void);
 
-/* The heap's top kept (not given back) up to this much: a short run's tables freed as they grow
-   are made again in pages already there. */
-#define MEM_POLICY_TOP_PAD ((size_t)64 << 20)
+/* Blocks under this size come from the heap in a short run: glibc's most (half of a thread's
+   heap), past the tables a replay grows by doubling. */
+#define MEM_POLICY_SHORT_MMAP_MIN ((size_t)32 << 20)
 
-/* Sets it for this process, before the first large block and the first thread: every block
-   freed at the heap's top stays for the next one, and large ones come from the heap (glibc's
-   own threshold then stays at its start, 128 KiB, for the few that the heap cannot hold). For a
-   run that ends once its work is done: its memory is at most its peak and MEM_POLICY_TOP_PAD.
-   0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
+/* Sets it for this process, before the first large block and the first thread: no block freed
+   at the heap's top is given back, kept for the next one, and large ones come from the heap.
+   For a run that ends once its work is done: its memory is at most its peak. Fresh pages stay
+   untouched until written (calloc does not zero what the system gave zeroed). 0, or -ENOTSUP
+   where the allocator takes no such setting (not glibc, a sanitizer's). */
 int mem_policy_short_run(void);
 
 #endif
