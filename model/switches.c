@@ -35,6 +35,8 @@ void switches_copy_name(char *dst, const char *src)
         dst[n] = '\0';
 }
 
+static void reset(struct switches *sw, bool is_cpus_used);
+
 struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
 {
         struct switches *sw = xcalloc(1, sizeof(*sw));
@@ -49,7 +51,7 @@ struct switches *switches_new(struct sym_store *store, uint32_t max_entries)
         sw->tid_memo = xcalloc(TID_MEMO_SLOTS, sizeof(*sw->tid_memo));
         agg_settings_init(&sw->settings);
         agg_filter_init(&sw->filter);
-        switches_reset(sw);
+        reset(sw, false);
         return sw;
 }
 
@@ -131,7 +133,10 @@ void switches_zero(struct switches *sw)
         sw->nr_switches = sw->nr_readies = 0;
 }
 
-void switches_reset(struct switches *sw)
+/* switches_reset, with the CPUs' states zeroed where is_cpus_used: a new one's are zero from
+   calloc, and writing them again faulted in all their pages (1,024 CPUs, 53 pages) at every
+   start, for a trace of a few CPUs. */
+static void reset(struct switches *sw, bool is_cpus_used)
 {
         agg_table_reset(sw->threads);
         agg_table_reset(sw->processes);
@@ -139,7 +144,8 @@ void switches_reset(struct switches *sw)
         agg_table_reset(sw->blockers);
         agg_table_reset(sw->thread_cpus);
         switches_zero_totals(sw);
-        memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
+        if (is_cpus_used)
+                memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
         sw->nr_cpus = 0;
         sw->nr_switches = sw->nr_readies = 0;
         sw->next_serial = 1;
@@ -150,6 +156,11 @@ void switches_reset(struct switches *sw)
         sw->is_stopped = false;
         sw->last_ns = 0;
         sw->first_ns = INT64_MAX;
+}
+
+void switches_reset(struct switches *sw)
+{
+        reset(sw, true);
 }
 
 int64_t switches_wall_ns(const struct switches *sw)
