@@ -39,9 +39,10 @@ int mem_policy_short_run(void)
            blocks come from the heap, where their pages are used again. The heap grows by what
            each block needs and no more: calloc zeroes the pages the heap held before it, and
            leaves the ones the system adds zero as they come, so a table sized for a large trace
-           costs a small trace only the pages it writes. (A 64 MiB pad ahead, as before, made
-           every table pages the heap held: calloc zeroed each one in full, 80 of the 670 page
-           faults of a 3 MB perf.data's --replay -b.) */
+           costs a small trace only the pages it writes. (With a 64 MiB pad ahead, as before,
+           every table was carved from pages the heap held, and calloc zeroed each in full:
+           pages a small trace never writes, 80 of the 670 page faults of a 3 MB perf.data's
+           --replay -b.) */
         if (mallopt(M_MMAP_THRESHOLD, (int)MEM_POLICY_SHORT_MMAP_MIN) == 1 &&
             mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1 && mallopt(M_TOP_PAD, 0) == 1)
                 return 0;
