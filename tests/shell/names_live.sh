@@ -259,7 +259,11 @@ check "names: short threads seen ($nr_short)" [ "$nr_short" -ge 5 ]
 check "names: /bin/true runs seen ($nr_true of $nr_true_run)" [ $((nr_true * 2)) -ge "$nr_true_run" ]
 # none KIND: exited.txt says nothing of that kind; on failure, its first such lines
 none() { ! grep -q "^$1 " "$tmp/exited.txt"; }
-on_fail() { [ -n "${kind:-}" ] && grep "^$kind " "$tmp/exited.txt" | head -10; }
+# and what the session lost by then (a thread's rename or exit missing would be a record lost)
+on_fail() {
+        [ -n "${kind:-}" ] && grep "^$kind " "$tmp/exited.txt" | head -10
+        grep -o 'lost [0-9]*.*' "$tmp/live.txt" | tail -1 | sed 's/^/last frame: /'
+}
 kind=rows
 check "names: one row a thread" none rows
 kind=name
