@@ -260,7 +260,7 @@ static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint3
         c->st.nr_events++;
         if (!is_direct)
                 return c->ops.emit(c->ctx, cpu, rec, size);
-        c->sink.commit(c->ctx, cpu, size);
+        c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
 }
 
@@ -272,13 +272,13 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
         uint64_t most = s->nr_callchain + (is_ip_first ? 1 : 0);
         if (most > CONV_MAX_FRAMES)
                 most = CONV_MAX_FRAMES;
-        uint8_t *rec = c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
+        uint8_t *rec = c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
         if (!rec)
                 return false;
         uint32_t nr = collect_frames_to(c, ev, s, is_ip_first,
                                         (uint64_t *)(void *)(rec + STACK_REC_HEAD));
         if (!nr) {
-                c->sink.commit(c->ctx, cpu, 0);
+                c->sink.commit(c->sink.ctx, cpu, 0);
                 return true;
         }
         *rc = stack_finish(c, rec, true, cpu, ts, s->pid, s->tid, nr);
@@ -290,7 +290,8 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
 int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                        const uint64_t *frames, uint32_t nr)
 {
-        uint8_t *rec = c->has_sink ? c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
+        uint8_t *rec =
+                c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
         bool is_direct = rec != NULL;
         if (!rec)
                 rec = c->stack_rec;
