@@ -676,25 +676,52 @@ static __attribute__((noinline)) uint8_t *reserve_slow(struct etl_writer *w, uin
         return cb->data + cb->filled;
 }
 
-uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
+/* The room at the end of cpu's buffer for a record of at most max_size bytes when it fits
+   there (8 to MAX_ETW_EVENT_SIZE bytes; a buffer that has room for it has room for it after
+   the header), else NULL: both reserves' common case, a few instructions without a frame (this
+   runs for every record a live session writes). */
+static inline __attribute__((always_inline)) uint8_t *room_in(struct etl_writer *w, uint32_t cpu,
+                                                              uint32_t max_size)
 {
-        *rc = 0;
-        /* (this runs for every record a live session writes) a record of 8 to
-           MAX_ETW_EVENT_SIZE bytes that fits in cpu's buffer: a buffer that has room for it
-           has room for it after the header */
         if (__builtin_expect(cpu < w->cfg.nr_cpus && max_size - 8u <= MAX_ETW_EVENT_SIZE - 8u, 1)) {
                 struct cpu_buffer *cb = &w->cpus[cpu];
                 if (__builtin_expect(
                             cb->data && cb->filled + ((max_size + 7u) & ~7u) <= w->buffer_size, 1))
                         return cb->data + cb->filled;
         }
-        return reserve_slow(w, cpu, max_size, rc);
+        return NULL;
 }
 
-void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
+uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc)
 {
-        if (size < 8 || cpu >= w->cfg.nr_cpus)
-                return;
+        *rc = 0;
+        uint8_t *room = room_in(w, cpu, max_size);
+        return room ? room : reserve_slow(w, cpu, max_size, rc);
+}
+
+/* etl_writer_sink_reserve when the record may not fit: its failed completion counted. */
+static __attribute__((noinline)) uint8_t *sink_reserve_slow(struct etl_writer *w, uint32_t cpu,
+                                                            uint32_t max_size)
+{
+        int rc = 0;
+        uint8_t *room = reserve_slow(w, cpu, max_size, &rc);
+        if (rc < 0)
+                w->stats.nr_reserve_failures++;
+        return room;
+}
+
+uint8_t *etl_writer_sink_reserve(void *ctx, uint32_t cpu, uint32_t max_size)
+{
+        struct etl_writer *w = ctx;
+        uint8_t *room = room_in(w, cpu, max_size);
+        return room ? room : sink_reserve_slow(w, cpu, max_size);
+}
+
+/* The record of size bytes at the end of cpu's buffer appended (the caller reserved its room:
+   cpu is in range). */
+static inline __attribute__((always_inline)) void commit_at(struct etl_writer *w, uint32_t cpu,
+                                                            uint32_t size)
+{
         struct cpu_buffer *cb = &w->cpus[cpu];
         uint32_t aligned = (size + 7u) & ~7u;
         uint8_t *r = cb->data + cb->filled;
@@ -702,6 +729,20 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
         cb->last_at = cb->filled;
         cb->filled += aligned;
         w->stats.nr_events++;
+}
+
+void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
+{
+        if (size >= 8 && cpu < w->cfg.nr_cpus)
+                commit_at(w, cpu, size);
+}
+
+void etl_writer_sink_commit(void *ctx, uint32_t cpu, uint32_t size)
+{
+        /* the converter commits only what its reserve gave room for (cpu checked there); size
+           0 commits nothing */
+        if (size >= 8)
+                commit_at(ctx, cpu, size);
 }
 
 int etl_writer_flush(struct etl_writer *w)

@@ -58,6 +58,7 @@ struct etl_writer_stats {
                                           included: its header's BuffersWritten; 0: no file yet */
         uint32_t nr_ring_buffers;      /* completed buffers the ring holds now */
         uint64_t nr_events_dropped;    /* records larger than a buffer can hold */
+        uint64_t nr_reserve_failures;  /* etl_writer_sink_reserve's failed completions */
         uint64_t nr_buffers_lost;      /* completed buffers the flusher had no room for */
         uint64_t nr_buffers_in_flight; /* handed to the flusher, not yet in the file */
         int write_error;               /* first errno of the file sink (ENOSPC...), 0 if none */
@@ -106,6 +107,12 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
    *rc: 0 or the file sink's -errno of completing the buffer, as append's. */
 uint8_t *etl_writer_reserve(struct etl_writer *w, uint32_t cpu, uint32_t max_size, int *rc);
 void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
+/* The same two in the shape of a converter's sink (perf_conv_sink, ctx the writer), so that
+   the converter calls the writer with no hop between: a failed completion of the buffer (the
+   file sink's -errno, which etl_writer_reserve returns in *rc) is counted in
+   stats.nr_reserve_failures. */
+uint8_t *etl_writer_sink_reserve(void *w, uint32_t cpu, uint32_t max_size);
+void etl_writer_sink_commit(void *w, uint32_t cpu, uint32_t size);
 
 /* The file's writes (the buffers, the header's counts after each)
    on a thread of their own, in order, up to max_queued buffers waiting (and at least 16 MiB of

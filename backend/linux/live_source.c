@@ -71,29 +71,6 @@ static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
         return 0; /* the writer keeps going; so does the conversion */
 }
 
-/* The converter's StackWalk records go straight into the writer's buffers (no copy); a failed
-   completion of the buffer before is counted as hook_emit counts it. */
-static uint8_t *hook_reserve(void *ctx, uint32_t cpu, uint32_t max_size)
-{
-        struct live_source *ls = ctx;
-        int rc;
-        uint8_t *room = etl_writer_reserve(ls->w, cpu, max_size, &rc);
-        if (rc < 0) {
-                ls->nr_append_failures++;
-                if (!ls->write_error)
-                        ls->write_error = rc;
-        }
-        return room;
-}
-
-static void hook_commit(void *ctx, uint32_t cpu, uint32_t size)
-{
-        struct live_source *ls = ctx;
-        etl_writer_commit(ls->w, cpu, size);
-}
-
-static const struct perf_conv_sink writer_sink = {hook_reserve, hook_commit};
-
 static const struct perf_conv_event *hook_event_of(void *ctx, uint64_t id)
 {
         struct live_event *ev = live_event_by_id(ctx, id);
@@ -471,7 +448,9 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 live_set_err(err, "cannot create the converter");
                 goto fail;
         }
-        perf_conv_set_sink(ls->conv, &writer_sink);
+        /* the converter's records go straight into the writer's buffers (no copy, no hop) */
+        perf_conv_set_sink(ls->conv, &(struct perf_conv_sink){etl_writer_sink_reserve,
+                                                              etl_writer_sink_commit, ls->w});
         perf_conv_set_masks(ls->conv, &settings->masks);
         perf_conv_set_walk(ls->conv, settings->stack_walk, attr_spec_stack_bytes(settings));
         perf_conv_set_timer_resolution(ls->conv, writer_timer_resolution(w, &ls->caps));
@@ -610,7 +589,9 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         int rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);
         if (rc < 0)
                 goto fail;
-        perf_conv_set_sink(ls->conv, &writer_sink);
+        /* the converter's records go straight into the writer's buffers (no copy, no hop) */
+        perf_conv_set_sink(ls->conv, &(struct perf_conv_sink){etl_writer_sink_reserve,
+                                                              etl_writer_sink_commit, ls->w});
         perf_conv_set_masks(ls->conv, masks);
         *out = ls;
         return 0;
@@ -816,7 +797,10 @@ void live_source_get_stats(struct live_source *ls, struct live_stats *st)
         st->nr_lost_reads = ls->nr_lost_reads;
         st->nr_lost_records = cs.nr_lost_records;
         st->nr_updates = ls->nr_updates;
-        st->nr_append_failures = ls->nr_append_failures;
+        /* the records built in the writer's buffers count their failed completions there */
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(ls->w, &ws);
+        st->nr_append_failures = ls->nr_append_failures + ws.nr_reserve_failures;
         st->nr_rundowns_pending = ls->rundown.is_pending;
 }
 

@@ -339,7 +339,7 @@ void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 static inline uint8_t *conv_rec_begin(struct perf_conv *c, uint32_t cpu, uint32_t size,
                                       bool *is_direct)
 {
-        uint8_t *rec = c->has_sink ? c->sink.reserve(c->ctx, cpu, size) : NULL;
+        uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
         *is_direct = rec != NULL;
         return rec ? rec : c->rec;
 }
@@ -367,7 +367,7 @@ static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, 
         c->st.nr_events++;
         if (!is_direct)
                 return c->ops.emit(c->ctx, cpu, rec, size);
-        c->sink.commit(c->ctx, cpu, size);
+        c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
 }
 

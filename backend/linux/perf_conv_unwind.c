@@ -144,39 +144,16 @@ static uint32_t unwind_user(struct perf_conv *c, const struct perf_sample *s,
         return n;
 }
 
-/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
-   part, as perf gives it), with ip first when it is not already; without its user part when
-   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
-   stacks of a frame-pointer session, every one of them, need none of it. */
-static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
-                                bool is_dwarf, uint64_t *frames)
+/* chain_frames_to's loop over the chain's entries from i on, the frames after the n already in
+   frames; is_capped: the entries left may be more than the frames' room (CONV_MAX_FRAMES), each
+   frame counted against it. Inlined twice: the chains that fit (all but a runaway one) need no
+   count in the loop, which runs for every frame of every stack. */
+static inline __attribute__((always_inline)) uint32_t
+chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr, bool is_user,
+              bool is_dwarf, uint64_t *frames, uint32_t n, bool is_capped)
 {
-        uint32_t n = 0;
-        bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
-        if (is_ip_first) {
-                frames[n++] = s->ip;
-                if (is_kernel_addr(s->ip)) {
-                        note_kaddr(c, s->ip);
-                        note_kernel_frame(c, s->ip);
-                }
-        }
-        /* the loop runs for every frame of every stack: the kernel range in locals (a store to
-           frames could alias c's fields); the chain's first frames that repeat the ip, dropped
-           before it */
+        /* the kernel range in locals (a store to frames could alias c's fields) */
         uint64_t lo = c->kframe_lo, hi = c->kframe_hi;
-        const uint8_t *chain = s->callchain;
-        uint64_t nr = s->nr_callchain, i = 0;
-        for (; is_ip_first && i < nr; i++) {
-                uint64_t a = le_get64(chain + 8 * i);
-                if (a < (uint64_t)PERF_CONTEXT_MAX) {
-                        if (a != s->ip)
-                                break;
-                        continue;
-                }
-                is_user = a == (uint64_t)PERF_CONTEXT_USER;
-                if (is_user && is_dwarf)
-                        i = nr; /* the walk gives the user part */
-        }
         for (; i < nr; i++) {
                 uint64_t a = le_get64(chain + 8 * i);
                 if (__builtin_expect(a >= (uint64_t)PERF_CONTEXT_MAX, 0)) {
@@ -185,7 +162,7 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
                                 break; /* the walk gives the user part */
                         continue;      /* a context marker */
                 }
-                if (n == CONV_MAX_FRAMES)
+                if (is_capped && n == CONV_MAX_FRAMES)
                         break;
                 frames[n++] = a;
                 if (is_kernel_addr(a)) {
@@ -207,6 +184,41 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
         c->kframe_lo = lo;
         c->kframe_hi = hi;
         return n;
+}
+
+/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
+   part, as perf gives it), with ip first when it is not already; without its user part when
+   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
+   stacks of a frame-pointer session, every one of them, need none of it. */
+static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
+                                bool is_dwarf, uint64_t *frames)
+{
+        uint32_t n = 0;
+        bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
+        if (is_ip_first) {
+                frames[n++] = s->ip;
+                if (is_kernel_addr(s->ip)) {
+                        note_kaddr(c, s->ip);
+                        note_kernel_frame(c, s->ip);
+                }
+        }
+        /* the chain's first frames that repeat the ip, dropped before it */
+        const uint8_t *chain = s->callchain;
+        uint64_t nr = s->nr_callchain, i = 0;
+        for (; is_ip_first && i < nr; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
+                if (a < (uint64_t)PERF_CONTEXT_MAX) {
+                        if (a != s->ip)
+                                break;
+                        continue;
+                }
+                is_user = a == (uint64_t)PERF_CONTEXT_USER;
+                if (is_user && is_dwarf)
+                        i = nr; /* the walk gives the user part */
+        }
+        if (nr - i <= CONV_MAX_FRAMES - n)
+                return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
+        return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, true);
 }
 
 /* The callchain without PERF_CONTEXT_* markers (chain_frames_to), its user part the DWARF walk
@@ -260,7 +272,7 @@ static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint3
         c->st.nr_events++;
         if (!is_direct)
                 return c->ops.emit(c->ctx, cpu, rec, size);
-        c->sink.commit(c->ctx, cpu, size);
+        c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
 }
 
@@ -272,13 +284,13 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
         uint64_t most = s->nr_callchain + (is_ip_first ? 1 : 0);
         if (most > CONV_MAX_FRAMES)
                 most = CONV_MAX_FRAMES;
-        uint8_t *rec = c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
+        uint8_t *rec = c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
         if (!rec)
                 return false;
         uint32_t nr = collect_frames_to(c, ev, s, is_ip_first,
                                         (uint64_t *)(void *)(rec + STACK_REC_HEAD));
         if (!nr) {
-                c->sink.commit(c->ctx, cpu, 0);
+                c->sink.commit(c->sink.ctx, cpu, 0);
                 return true;
         }
         *rc = stack_finish(c, rec, true, cpu, ts, s->pid, s->tid, nr);
@@ -290,7 +302,8 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
 int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                        const uint64_t *frames, uint32_t nr)
 {
-        uint8_t *rec = c->has_sink ? c->sink.reserve(c->ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
+        uint8_t *rec =
+                c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
         bool is_direct = rec != NULL;
         if (!rec)
                 rec = c->stack_rec;

@@ -289,10 +289,13 @@ void perf_conv_free(struct perf_conv *c);
    and etl_writer_commit: one copy of every frame fewer). reserve: room for a record of at most
    max_size bytes for writer CPU cpu, or NULL (the record then goes through emit); commit: the
    record of size bytes (0: none) written there is complete. No other record of that CPU comes
-   in between. NULL sink: every record through emit (the default). */
+   in between. NULL sink: every record through emit (the default). ctx: the hooks' argument,
+   their own (the writer itself: etl_writer_sink_reserve and etl_writer_sink_commit, no hop
+   between the converter and the writer for each record). */
 struct perf_conv_sink {
         uint8_t *(*reserve)(void *ctx, uint32_t cpu, uint32_t max_size);
         void (*commit)(void *ctx, uint32_t cpu, uint32_t size);
+        void *ctx;
 };
 void perf_conv_set_sink(struct perf_conv *c, const struct perf_conv_sink *sink);
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -696,15 +697,17 @@ static void test_async_same_file(void **state)
 /* etl_writer_reserve and etl_writer_commit: records built in the writer's buffer make the same
    file as the same records appended, through the async writer (which takes a buffer rather than
    a copy of it); room asked for past a record's size completes a buffer early at most, every
-   record still reads; a record larger than a buffer, or for no CPU's buffer, has no room. */
+   record still reads; a record larger than a buffer, or for no CPU's buffer, has no room. The
+   sink's entries (etl_writer_sink_reserve and etl_writer_sink_commit) make the same file too. */
 static void test_reserve_commit(void **state)
 {
         (void)state;
-        char paths[3][128];
+        char paths[4][128];
         path_of(paths[0], sizeof(paths[0]), "append.etl");
         path_of(paths[1], sizeof(paths[1]), "reserve.etl");
         path_of(paths[2], sizeof(paths[2]), "reserve_more.etl");
-        for (uint32_t k = 0; k < 3; k++) {
+        path_of(paths[3], sizeof(paths[3]), "reserve_sink.etl");
+        for (uint32_t k = 0; k < 4; k++) {
                 struct etl_writer *w = new_writer(2, 4096);
                 struct etl_error err;
                 assert_int_equal(etl_writer_open_file(w, paths[k], false, &err), 0);
@@ -717,6 +720,14 @@ static void test_reserve_commit(void **state)
                                                               7000 + i, NULL, 0, p, n);
                         if (k == 0) {
                                 assert_int_equal(etl_writer_append(w, cpu, rec, size), 0);
+                                continue;
+                        }
+                        if (k == 3) {
+                                uint8_t *room = etl_writer_sink_reserve(w, cpu, size);
+                                assert_non_null(room);
+                                memcpy(room, rec, size);
+                                etl_writer_sink_commit(w, cpu, size);
+                                etl_writer_sink_commit(w, cpu, 0); /* nothing */
                                 continue;
                         }
                         int rc = -1;
@@ -732,22 +743,68 @@ static void test_reserve_commit(void **state)
                 assert_null(etl_writer_reserve(w, 0, 4096, &rc));
                 assert_null(etl_writer_reserve(w, 2, 64, &rc));
                 assert_null(etl_writer_reserve(w, ETL_WRITER_HEADER_CPU, 64, &rc));
+                assert_null(etl_writer_sink_reserve(w, 0, 4096));
+                assert_null(etl_writer_sink_reserve(w, 2, 64));
+                struct etl_writer_stats ws;
+                etl_writer_get_stats(w, &ws);
+                assert_int_equal(ws.nr_reserve_failures, 0); /* no room is no failure */
                 assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0), 0);
                 etl_writer_free(w);
         }
         uint8_t *a, *b;
         size_t na, nb;
         read_file(paths[0], &a, &na);
-        read_file(paths[1], &b, &nb);
-        assert_int_equal(na, nb);
-        assert_memory_equal(a, b, na);
+        for (uint32_t k = 1; k < 4; k += 2) {
+                read_file(paths[k], &b, &nb);
+                assert_int_equal(na, nb);
+                assert_memory_equal(a, b, na);
+                free(b);
+        }
         free(a);
-        free(b);
-        for (uint32_t k = 0; k < 3; k++) {
+        for (uint32_t k = 0; k < 4; k++) {
                 uint64_t back = 0;
                 assert_int_equal(read_all(paths[k], &back, NULL), 1 + 3000);
                 assert_int_equal(back, 0);
         }
+}
+
+/* A failed completion of a buffer in etl_writer_sink_reserve (the file past RLIMIT_FSIZE: EFBIG)
+   is counted in the stats, once (the file sink stops at its first error), as a live session's
+   records refused; the room is there all the same, as etl_writer_reserve's, and later records
+   go on into the buffers. */
+static void test_sink_reserve_failure(void **state)
+{
+        (void)state;
+        char path[128];
+        path_of(path, sizeof(path), "sink_efbig.etl");
+        struct etl_writer *w = new_writer(1, 4096);
+        struct etl_error err;
+        assert_int_equal(etl_writer_open_file(w, path, false, &err), 0);
+        struct rlimit old, lim;
+        assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+        lim = old;
+        lim.rlim_cur = 4 * 4096; /* the header buffer and three */
+        signal(SIGXFSZ, SIG_IGN);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        uint8_t rec[256], p[128];
+        memset(p, 0x5a, sizeof(p));
+        for (uint32_t i = 0; i < 400; i++) { /* about 20 buffers of 4 KiB */
+                uint32_t size = etl_record_perfinfo64(rec, WMI_LOG_TYPE_STACKWALK, 2, 7000 + i,
+                                                      NULL, 0, p, sizeof(p));
+                uint8_t *room = etl_writer_sink_reserve(w, 0, size);
+                assert_non_null(room);
+                memcpy(room, rec, size);
+                etl_writer_sink_commit(w, 0, size);
+        }
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+        signal(SIGXFSZ, SIG_DFL);
+        assert_int_equal(ws.write_error, EFBIG);
+        assert_int_equal(ws.nr_reserve_failures, 1);
+        assert_int_equal(ws.nr_events, 400);
+        etl_writer_close(w, 0, 0, 0);
+        etl_writer_free(w);
 }
 
 /* MaximumFileSize (cfg.max_file_bytes): no buffer takes the file past it, on the caller's thread
@@ -1058,6 +1115,7 @@ int main(void)
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_async_same_file),
                 cmocka_unit_test(test_reserve_commit),
+                cmocka_unit_test(test_sink_reserve_failure),
                 cmocka_unit_test(test_max_file_size),
                 cmocka_unit_test(test_ring_save_fd),
                 cmocka_unit_test(test_remove_file),

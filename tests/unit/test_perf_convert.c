@@ -245,6 +245,8 @@ struct cap {
         uint8_t user[1024];
         uint32_t user_size;
         uint64_t frames[64];
+        uint32_t nr_stack_frames; /* KEV_STACK: its frames, those past frames[] too */
+        uint64_t last_frame;
         struct kevent_lbr_entry lbr[16];
         uint64_t lbr_info[16];
         char s1[256], s2[256], s3[64];
@@ -269,6 +271,9 @@ static void on_decoded(void *ctx, const struct kevent *ev)
                 memcpy(c->user, er->UserData, c->user_size);
         switch (ev->type) {
         case KEV_STACK:
+                c->nr_stack_frames = ev->stack.nr_frames;
+                if (ev->stack.nr_frames)
+                        c->last_frame = ev->stack.frames[ev->stack.nr_frames - 1];
                 c->ev.stack.nr_frames = ev->stack.nr_frames < 64 ? ev->stack.nr_frames : 64;
                 memcpy(c->frames, ev->stack.frames, 8 * c->ev.stack.nr_frames);
                 c->ev.stack.frames = c->frames;
@@ -428,6 +433,42 @@ static void test_sample_with_callchain(void **state)
         assert_int_equal(u->ev.stack.nr_frames, 3);
         assert_int_equal(u->ev.stack.frames[0], 0x402222);
         assert_int_equal(u->ev.stack.frames[1], 0x402000);
+}
+
+/* A chain longer than a stack's frames may be (a runaway one, 1,100 user frames): its first
+   CONV_MAX_FRAMES (1,024) frames, the ip first, the rest dropped; one that just fits keeps all
+   of its frames (the count checked only where the chain may not fit). */
+static void test_sample_long_callchain(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
+                                     .has_stack = true};
+        add_event(11, &ev);
+        struct rb r;
+        uint64_t ts = START + 5000;
+        const uint32_t nr_user[2] = {1100, 1023};
+        for (uint32_t k = 0; k < 2; k++) {
+                rb_sample_head(&r, 11, 0x402222, 300, 301, ts + k, 0, true);
+                rb_u64(&r, 1 + nr_user[k]);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+                for (uint32_t i = 0; i < nr_user[k]; i++)
+                        rb_u64(&r, 0x500000 + 0x10 * i);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        read_back();
+        assert_int_equal(count(KEV_STACK), 2);
+        for (uint32_t k = 0; k < 2; k++) {
+                const struct cap *st = find(KEV_STACK, k);
+                assert_int_equal(st->ev.stack.event_timestamp, ts + k);
+                assert_int_equal(st->nr_stack_frames, 1024);
+                assert_int_equal(st->frames[0], 0x402222);
+                assert_int_equal(st->frames[1], 0x500000);
+                assert_int_equal(st->last_frame, 0x500000 + 0x10 * 1022);
+        }
 }
 
 /* ---- DWARF walks of user stacks (--stackwalk-mode dwarf) ---- */
@@ -2303,6 +2344,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_sample_with_callchain, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sample_long_callchain, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sample_dwarf_walk, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_files_hooks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sample_auto_walk, setup, teardown),
