@@ -1152,6 +1152,36 @@ static const char *write_temp(const char *dir, const char *name, const void *b, 
         return path;
 }
 
+/* A file built by hand (f) written as NAME.data in a folder of its own, converted to NAME.etl
+   beside it: the paths, for converted_remove. */
+struct converted {
+        char dir[32], data[512], etl[512];
+};
+
+/* Converts f (see struct converted) and opens the .etl; the test fails if either fails. */
+static struct etl_reader *convert_fb(const struct fb *f, const char *name, struct converted *cv)
+{
+        snprintf(cv->dir, sizeof(cv->dir), "/tmp/test-perf-data-XXXXXX");
+        assert_non_null(mkdtemp(cv->dir));
+        char file[64];
+        snprintf(file, sizeof(file), "%s.data", name);
+        snprintf(cv->data, sizeof(cv->data), "%s", write_temp(cv->dir, file, f->b, f->n));
+        snprintf(cv->etl, sizeof(cv->etl), "%s/%s.etl", cv->dir, name);
+        struct perf_data_conv_stats cst;
+        struct etl_error err;
+        assert_int_equal(perf_data_write_etl(cv->data, cv->etl, false, &cst, &err), 0);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, cv->etl, &err), 0);
+        return r;
+}
+
+static void converted_remove(const struct converted *cv)
+{
+        unlink(cv->etl);
+        unlink(cv->data);
+        rmdir(cv->dir);
+}
+
 /* PERF_SAMPLE_READ of a group (read_format GROUP|ID): the leader's sample carries the other
    members' counts as the PMCInterrupt's counters. */
 static void test_group_read(void **state)
@@ -1190,16 +1220,8 @@ static void test_group_read(void **state)
                 fb_u64(f, 900 * (i + 1));
                 fb_u64(f, 102);
         }
-        char dir[] = "/tmp/test-perf-data-XXXXXX";
-        assert_non_null(mkdtemp(dir));
-        char data[512], etl[512];
-        snprintf(data, sizeof(data), "%s", write_temp(dir, "group.data", f->b, f->n));
-        snprintf(etl, sizeof(etl), "%s/group.etl", dir);
-        struct perf_data_conv_stats cst;
-        struct etl_error err;
-        assert_int_equal(perf_data_write_etl(data, etl, false, &cst, &err), 0);
-        struct etl_reader *r = NULL;
-        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "group", &cv);
         struct etl_record rec;
         uint32_t nr = 0;
         while (etl_reader_next(r, &rec) == 1) {
@@ -1219,9 +1241,7 @@ static void test_group_read(void **state)
         }
         etl_reader_close(r);
         assert_int_equal(nr, 2);
-        unlink(etl);
-        unlink(data);
-        rmdir(dir);
+        converted_remove(&cv);
         free(f);
 }
 
@@ -1249,16 +1269,8 @@ static void check_time_order(const uint64_t *times, uint32_t nr)
                 fb_u64(f, times[i]);
                 fb_u64(f, 10000);
         }
-        char dir[] = "/tmp/test-perf-data-XXXXXX";
-        assert_non_null(mkdtemp(dir));
-        char data[512], etl[512];
-        snprintf(data, sizeof(data), "%s", write_temp(dir, "order.data", f->b, f->n));
-        snprintf(etl, sizeof(etl), "%s/order.etl", dir);
-        struct perf_data_conv_stats cst;
-        struct etl_error err;
-        assert_int_equal(perf_data_write_etl(data, etl, false, &cst, &err), 0);
-        struct etl_reader *r = NULL;
-        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "order", &cv);
         struct etl_record rec;
         uint32_t k = 0;
         uint64_t prev_time = 0, prev_ip = 0;
@@ -1277,9 +1289,7 @@ static void check_time_order(const uint64_t *times, uint32_t nr)
         }
         etl_reader_close(r);
         assert_int_equal(k, nr);
-        unlink(etl);
-        unlink(data);
-        rmdir(dir);
+        converted_remove(&cv);
         free(f);
 }
 
