@@ -375,15 +375,21 @@ static void convert(const struct rb *r, uint32_t ring_cpu)
 
 /* ---- samples ---- */
 
-static void test_sample_with_callchain(void **state)
+/* A timer event id whose samples carry their call chains, written as stacks. */
+static void add_callchain_event(uint64_t id)
 {
-        (void)state;
         struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
                                      .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
                                                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
                                      .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
                                      .has_stack = true};
-        add_event(11, &ev);
+        add_event(id, &ev);
+}
+
+static void test_sample_with_callchain(void **state)
+{
+        (void)state;
+        add_callchain_event(11);
         struct rb r;
         uint64_t ts = START + 5000;
         rb_sample_head(&r, 11, KERNEL_IP, 300, 301, ts, 1, true);
@@ -441,12 +447,7 @@ static void test_sample_with_callchain(void **state)
 static void test_sample_long_callchain(void **state)
 {
         (void)state;
-        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
-                                     .read_format = PERF_FORMAT_ID | PERF_FORMAT_LOST,
-                                     .has_stack = true};
-        add_event(11, &ev);
+        add_callchain_event(11);
         struct rb r;
         uint64_t ts = START + 5000;
         const uint32_t nr_user[2] = {1100, 1023};
