@@ -1449,6 +1449,23 @@ static void mem_sample(struct mem_ring *r, uint64_t ip, uint64_t time, uint32_t 
         r->meta.data_head += 56;
 }
 
+/* A source over rings in memory whose records are cpu-clock samples (MEM_EVENT_ID, no stacks)
+   written into w. */
+static struct live_source *open_mem_samples(const struct live_mem_ring *rings, uint32_t nr,
+                                            struct etl_writer *w)
+{
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_PERIOD,
+                                     .valid_until = UINT64_MAX};
+        uint64_t id = MEM_EVENT_ID;
+        PERFINFO_GROUPMASK masks = {{0}};
+        masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
+        struct live_source *ls = NULL;
+        assert_int_equal(live_source_open_mem(&ls, rings, nr, &ev, &id, 1, &masks, w), 0);
+        return ls;
+}
+
 /* The merge of 5 rings (a tournament of 8 leaves, 3 of them padding, one ring empty): the
    samples of 4 rings every 100, 200, 300 and 400 ns, many at the same time in several rings,
    all written to CPU 0's buffer (their cpu field), come out in time order, a tie going to the
@@ -1468,16 +1485,8 @@ static void test_merge_order_of_rings(void **state)
                 for (uint32_t j = 0; k < NR_RINGS - 1 && j < NR_PER; j++)
                         mem_sample(&mr[k], 0x400000 + (k << 8) + j, t0 + 100 * (k + 1) * j, 0);
         }
-        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_PERIOD,
-                                     .valid_until = UINT64_MAX};
-        uint64_t id = MEM_EVENT_ID;
-        PERFINFO_GROUPMASK masks = {{0}};
-        masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
         struct etl_writer *w = new_writer_of(path, NR_RINGS, 65536);
-        struct live_source *ls = NULL;
-        assert_int_equal(live_source_open_mem(&ls, rings, NR_RINGS, &ev, &id, 1, &masks, w), 0);
+        struct live_source *ls = open_mem_samples(rings, NR_RINGS, w);
         assert_int_equal(live_source_drain(ls, 1u << 16), (NR_RINGS - 1) * NR_PER);
         live_source_close(ls);
         assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
@@ -1529,16 +1538,8 @@ static void test_ring_read_in_place(void **state)
         }
         assert_true(big.meta.data_head > DATA / 4);
         struct live_mem_ring ring = {0, &big.meta};
-        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
-                                     .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_PERIOD,
-                                     .valid_until = UINT64_MAX};
-        uint64_t id = MEM_EVENT_ID;
-        PERFINFO_GROUPMASK masks = {{0}};
-        masks.Masks[0] = EVENT_TRACE_FLAG_PROFILE;
         struct etl_writer *w = new_writer_of(path, 1, 65536);
-        struct live_source *ls = NULL;
-        assert_int_equal(live_source_open_mem(&ls, &ring, 1, &ev, &id, 1, &masks, w), 0);
+        struct live_source *ls = open_mem_samples(&ring, 1, w);
         assert_int_equal(live_source_drain(ls, 256), 256);
         assert_int_equal(big.meta.data_tail, 256 * 56);
         uint32_t total = 256;
