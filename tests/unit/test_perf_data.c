@@ -468,6 +468,22 @@ static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
         fb_put(f, a, attr_size);
 }
 
+/* A pipe-mode file's start: the magic and the header's size, then its one attr (fb_attr's, of
+   config, 112 bytes, at byte FB_PIPE_ATTR_AT) and id 100 in a PERF_RECORD_HEADER_ATTR. */
+#define FB_PIPE_ATTR_AT 24u
+static struct fb *fb_pipe_start(uint64_t config)
+{
+        struct fb *f = calloc(1, sizeof(*f));
+        fb_put(f, "PERFILE2", 8);
+        fb_u64(f, 16);
+        fb_u32(f, PERF_DATA_HEADER_ATTR);
+        fb_u16(f, 0);
+        fb_u16(f, 8 + 112 + 8);
+        fb_attr(f, 112, config);
+        fb_u64(f, 100);
+        return f;
+}
+
 static void fb_sample(struct fb *f, uint64_t id, uint64_t ip)
 {
         fb_u32(f, PERF_RECORD_SAMPLE);
@@ -1187,15 +1203,8 @@ static void converted_remove(const struct converted *cv)
 static void test_group_read(void **state)
 {
         (void)state;
-        struct fb *f = calloc(1, sizeof(*f));
-        fb_put(f, "PERFILE2", 8);
-        fb_u64(f, 16);
-        fb_u32(f, PERF_DATA_HEADER_ATTR);
-        fb_u16(f, 0);
-        fb_u16(f, 8 + 112 + 8);
-        uint32_t a = f->n;
-        fb_attr(f, 112, PERF_COUNT_HW_CPU_CYCLES);
-        fb_u64(f, 100);
+        struct fb *f = fb_pipe_start(PERF_COUNT_HW_CPU_CYCLES);
+        const uint32_t a = FB_PIPE_ATTR_AT;
         uint32_t type = PERF_TYPE_HARDWARE;
         uint64_t st = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                       PERF_SAMPLE_READ,
@@ -1250,14 +1259,7 @@ static void test_group_read(void **state)
    back from the .etl. */
 static void check_time_order(const uint64_t *times, uint32_t nr)
 {
-        struct fb *f = calloc(1, sizeof(*f));
-        fb_put(f, "PERFILE2", 8);
-        fb_u64(f, 16);
-        fb_u32(f, PERF_DATA_HEADER_ATTR);
-        fb_u16(f, 0);
-        fb_u16(f, 8 + 112 + 8);
-        fb_attr(f, 112, PERF_COUNT_SW_CPU_CLOCK);
-        fb_u64(f, 100);
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
         for (uint32_t i = 0; i < nr; i++) {
                 fb_u32(f, PERF_RECORD_SAMPLE);
                 fb_u16(f, PERF_RECORD_MISC_USER);
@@ -1348,14 +1350,7 @@ static void check_compressed(uint32_t type)
         fb_sample(inner, 100, 0x2000);
         fb_sample(inner, 100, 0x3000);
         uint32_t cut = 48 + 20; /* inside the second sample */
-        struct fb *f = calloc(1, sizeof(*f));
-        fb_put(f, "PERFILE2", 8);
-        fb_u64(f, 16);
-        fb_u32(f, PERF_DATA_HEADER_ATTR);
-        fb_u16(f, 0);
-        fb_u16(f, 8 + 112 + 8);
-        fb_attr(f, 112, PERF_COUNT_SW_CPU_CLOCK);
-        fb_u64(f, 100);
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
         const uint32_t parts[2][2] = {{0, cut}, {cut, inner->n - cut}};
         for (int i = 0; i < 2; i++) {
                 uint8_t z[1024];
