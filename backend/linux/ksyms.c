@@ -157,9 +157,10 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
 }
 
 /* The converter's blocking functions (perf_wait_reason_of_function) with their places, from the
-   kept kernel symbols or one read of /proc/kallsyms (whose core symbols are then kept), on the
-   logger thread the first time a sleeping thread's switch has a callchain. None where kallsyms
-   hides the addresses. */
+   kept kernel symbols or one read of /proc/kallsyms (whose core symbols are then kept): read on a
+   thread of their own by the start's rundown or by the update that turns the switches on
+   (rundown_wait_sites), before any switch is converted; the converter's call then finds them.
+   None where kallsyms hides the addresses. */
 uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
 {
         struct live_source *ls = ctx;
