@@ -435,7 +435,7 @@ static void flusher_stop(struct etl_writer *w)
 
 int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
 {
-        if (w->fd < 0 || w->flusher || !max_queued)
+        if (w->fd < 0 || w->flusher || !max_queued || w->place)
                 return -EINVAL;
         if (max_queued < ASYNC_MIN_BYTES / w->buffer_size)
                 max_queued = ASYNC_MIN_BYTES / w->buffer_size;
@@ -504,6 +504,8 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
 
 int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes)
 {
+        if (w->place)
+                return -EINVAL; /* placed buffers are not the writer's to keep */
         uint32_t slots = (uint32_t)(max_bytes / w->buffer_size);
         if (slots == 0)
                 slots = 1;
@@ -550,6 +552,18 @@ void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn f
         w->callback_ctx = ctx;
 }
 
+int etl_writer_set_buffer_place(struct etl_writer *w, etl_writer_place_fn fn, void *ctx)
+{
+        for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
+                if (w->cpus[i].data)
+                        return -EINVAL; /* a record was written already */
+        if (w->ring || w->flusher)
+                return -EINVAL;
+        w->place = fn;
+        w->place_ctx = ctx;
+        return 0;
+}
+
 /* Completes cpu's buffer and hands it to every sink. */
 static int complete_buffer(struct etl_writer *w, uint32_t cpu)
 {
@@ -590,7 +604,9 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
            takes the buffer itself rather than a copy (a 64 KiB memcpy a buffer) */
         if (is_async)
                 flusher_queue(w, cpu, !w->ring); /* a full queue loses it (BuffersLost) */
-        if (w->ring) {
+        if (w->place) {
+                cb->data = NULL; /* it stays where it lies: the next record asks for another */
+        } else if (w->ring) {
                 /* the buffer joins the ring; the CPU goes on in the one it pushes out */
                 uint8_t **slot = &w->ring[w->ring_next];
                 uint8_t *next = *slot ? *slot : ring_buffer_new(w);
@@ -612,7 +628,8 @@ static uint8_t *cpu_buffer_data(struct etl_writer *w, uint32_t cpu)
 {
         struct cpu_buffer *cb = &w->cpus[cpu];
         if (!cb->data)
-                cb->data = w->orig[cpu] = malloc(w->buffer_size);
+                cb->data = w->place ? w->place(w->place_ctx, cpu)
+                                    : (w->orig[cpu] = malloc(w->buffer_size));
         return cb->data;
 }
 
@@ -646,11 +663,11 @@ int etl_writer_append(struct etl_writer *w, uint32_t cpu, const void *record, ui
         if (cpu >= w->cfg.nr_cpus)
                 return -EINVAL;
         struct cpu_buffer *cb = &w->cpus[cpu];
-        if (!cpu_buffer_data(w, cpu))
-                return -ENOMEM;
         int rc = 0;
-        if (cb->filled + aligned > w->buffer_size)
+        if (cb->data && cb->filled + aligned > w->buffer_size)
                 rc = complete_buffer(w, cpu);
+        if (!cpu_buffer_data(w, cpu)) /* its first, or a placed buffer's next */
+                return -ENOMEM;
         memcpy(cb->data + cb->filled, record, size);
         pad_record(cb->data + cb->filled, size, aligned);
         cb->last_at = cb->filled;
@@ -669,10 +686,10 @@ static __attribute__((noinline)) uint8_t *reserve_slow(struct etl_writer *w, uin
             aligned > w->buffer_size - WMI_BUFFER_HEADER_SIZE || cpu >= w->cfg.nr_cpus)
                 return NULL;
         struct cpu_buffer *cb = &w->cpus[cpu];
-        if (!cpu_buffer_data(w, cpu))
-                return NULL;
-        if (cb->filled + aligned > w->buffer_size)
+        if (cb->data && cb->filled + aligned > w->buffer_size)
                 *rc = complete_buffer(w, cpu);
+        if (!cpu_buffer_data(w, cpu)) /* its first, or a placed buffer's next */
+                return NULL;
         return cb->data + cb->filled;
 }
 

@@ -91,6 +91,18 @@ int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes);
 
 void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx);
 
+/* Where a CPU's next buffer lies, in place of a buffer of the writer's own: returns buffer_size
+   bytes for cpu's buffer, asked for at the buffer's first record, or NULL when there is no
+   memory (the record is not written). The buffer is completed where it lies (the callback sees
+   it there) and stays there; the CPU's next record asks for another. A buffer asked for whose
+   records were all given up (a reserve never committed) is never completed. */
+typedef uint8_t *(*etl_writer_place_fn)(void *ctx, uint32_t cpu);
+
+/* Buffers placed by fn (an .etl made in memory: each buffer written where the image keeps it,
+   not copied there when completed). Set before the first record, on a writer without a ring or
+   a flusher, which keep buffers of their own: -EINVAL otherwise. */
+int etl_writer_set_buffer_place(struct etl_writer *w, etl_writer_place_fn fn, void *ctx);
+
 /* Appends one complete record (header included, as etl_record_* build them) to cpu's buffer,
    completing the buffer first when the record does not fit. Returns 0, -E2BIG (record larger
    than a buffer: dropped and counted), -EINVAL (cpu out of range), -ENOMEM (the CPU's first

@@ -58,6 +58,9 @@ struct etl_writer {
         /* real-time sink */
         etl_writer_buffer_fn callback;
         void *callback_ctx;
+        /* placed buffers: each CPU's buffers where place says, none of the writer's own */
+        etl_writer_place_fn place;
+        void *place_ctx;
         struct etl_writer_stats stats;
         struct flusher *flusher; /* owned: the file's writes on a thread of their own, or NULL */
 };

@@ -74,34 +74,137 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                         buf[i] = ' ';
 }
 
-/* An .etl made in memory (perf_data_etl_reader_open): the header buffer's room, then each
-   buffer the writer completes, in order; shared by the kept conversion and the readers over it
-   (refs, under last.lock), unmapped at the last release. */
+/* An .etl made in memory (perf_data_etl_reader_open): the header buffer's room, then the data
+   buffers; shared by the kept conversion and the readers over it (refs, under last.lock),
+   unmapped at the last release. The writer writes each buffer where the image keeps it
+   (image_place), in the order the CPUs start them, rather than completing it elsewhere and
+   having it copied in (a third of a small file's conversion was that copy). */
 struct etl_image {
         struct perf_data_mem mem;
-        uint32_t nr_buffers; /* data buffers, after the header's room */
+        uint32_t nr_buffers; /* data buffers completed */
         uint64_t last_timestamp;
         int error;
         int refs;
+        /* the buffers placed, in order: the first nr_room in mem after the header's room (the
+           room reserved before the conversion: mem must not move while the writer writes
+           into it), any after those in buffers of their own (extra) until image_finish */
+        uint32_t header_size, buffer_size;
+        uint32_t nr_room, nr_slots;
+        uint8_t *is_done; /* owned: per slot, whether the writer completed it */
+        uint8_t **extra;  /* owned: slot nr_room + i's buffer, each owned */
+        uint32_t nr_extra, slots_cap, extra_cap;
 };
 
-/* The writer's buffer callback: the completed buffer appended to the image. */
-static void image_append(void *ctx, const uint8_t *buffer, uint32_t size)
+static void *grow(void *p, uint32_t *cap, uint32_t need, size_t elem)
 {
+        if (need <= *cap)
+                return p;
+        uint32_t n = *cap ? *cap * 2 : 64;
+        while (n < need)
+                n *= 2;
+        void *q = realloc(p, (size_t)n * elem);
+        if (q)
+                *cap = n;
+        return q;
+}
+
+/* The writer's place for a CPU's next buffer: the next slot. */
+static uint8_t *image_place(void *ctx, uint32_t cpu)
+{
+        (void)cpu;
         struct etl_image *im = ctx;
-        if (im->error)
-                return;
-        if (perf_data_mem_reserve(&im->mem, im->mem.len + size) < 0) {
+        uint8_t *is_done = grow(im->is_done, &im->slots_cap, im->nr_slots + 1, 1);
+        if (!is_done) {
                 im->error = -ENOMEM;
-                return;
+                return NULL;
         }
-        memcpy(im->mem.data + im->mem.len, buffer, size);
-        im->mem.len += size;
+        im->is_done = is_done;
+        uint8_t *b;
+        if (im->nr_slots < im->nr_room) {
+                b = im->mem.data + im->header_size + (size_t)im->nr_slots * im->buffer_size;
+        } else {
+                uint32_t k = im->nr_extra;
+                uint8_t **extra = grow(im->extra, &im->extra_cap, k + 1, sizeof(*extra));
+                b = extra ? malloc(im->buffer_size) : NULL;
+                if (extra)
+                        im->extra = extra;
+                if (!b) {
+                        im->error = -ENOMEM;
+                        return NULL;
+                }
+                im->extra[im->nr_extra++] = b;
+        }
+        im->is_done[im->nr_slots++] = 0;
+        return b;
+}
+
+/* The slot of a placed buffer. */
+static uint32_t image_slot_of(const struct etl_image *im, const uint8_t *buffer)
+{
+        const uint8_t *room = im->mem.data + im->header_size;
+        if (buffer >= room && buffer < room + (size_t)im->nr_room * im->buffer_size)
+                return (uint32_t)((size_t)(buffer - room) / im->buffer_size);
+        for (uint32_t k = im->nr_extra; k-- > 0;) /* the latest most likely */
+                if (im->extra[k] == buffer)
+                        return im->nr_room + k;
+        return UINT32_MAX;
+}
+
+/* The writer's buffer callback: a placed buffer completed. */
+static void image_done(void *ctx, const uint8_t *buffer, uint32_t size)
+{
+        (void)size;
+        struct etl_image *im = ctx;
+        uint32_t slot = image_slot_of(im, buffer);
+        if (slot == UINT32_MAX)
+                return;
+        im->is_done[slot] = 1;
         im->nr_buffers++;
         uint64_t ts =
                 le_get64(buffer + 0x10); /* WMI_BUFFER_HEADER's TimeStamp: its last record's */
         if (ts > im->last_timestamp)
                 im->last_timestamp = ts;
+}
+
+static void image_free_extra(struct etl_image *im)
+{
+        for (uint32_t k = 0; k < im->nr_extra; k++)
+                free(im->extra[k]);
+        free(im->extra);
+        im->extra = NULL;
+        im->nr_extra = im->extra_cap = 0;
+}
+
+/* After the writer's close: the completed buffers one after another behind the header's room
+   (as placed, when every slot was completed in the room: nothing moves), mem.len their end. */
+static int image_finish(struct etl_image *im)
+{
+        size_t size = im->buffer_size;
+        bool is_whole = im->nr_slots <= im->nr_room && im->nr_buffers == im->nr_slots;
+        if (!is_whole &&
+            perf_data_mem_reserve(&im->mem, im->header_size + (size_t)im->nr_buffers * size) < 0)
+                return -ENOMEM;
+        size_t out = im->header_size;
+        for (uint32_t i = 0; i < im->nr_slots; i++) {
+                const uint8_t *b = i < im->nr_room ? im->mem.data + im->header_size + i * size
+                                                   : im->extra[i - im->nr_room];
+                if (!im->is_done[i])
+                        continue; /* asked for, never written */
+                if (b != im->mem.data + out)
+                        memmove(im->mem.data + out, b, size);
+                out += size;
+        }
+        im->mem.len = out;
+        image_free_extra(im); /* copied */
+        return 0;
+}
+
+static void image_free(struct etl_image *im)
+{
+        image_free_extra(im);
+        free(im->is_done);
+        perf_data_mem_free(&im->mem);
+        free(im);
 }
 
 /* perf_data_write_etl, with the header's LogFileName log_name; with image (out_path NULL) into
@@ -161,7 +264,11 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
                 }
                 im->mem.len = header_size; /* the header buffer's room */
                 im->refs = 1;
-                etl_writer_set_buffer_callback(w, image_append, im);
+                im->header_size = header_size;
+                im->buffer_size = header_size; /* the header buffer is one of the writer's */
+                im->nr_room = (uint32_t)((im->mem.cap - header_size) / header_size);
+                etl_writer_set_buffer_callback(w, image_done, im);
+                etl_writer_set_buffer_place(w, image_place, im);
         } else {
                 rc = etl_writer_open_file(w, out_path, is_force, err);
                 if (rc < 0) {
@@ -175,6 +282,8 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
         rc = etl_writer_close(w, 0, 0, 0);
         if (im && rc == 0 && im->error)
                 rc = im->error;
+        if (im && rc == 0)
+                rc = image_finish(im);
         if (im && rc == 0) {
                 const uint8_t *h = etl_writer_header_closed(w, 1 + im->nr_buffers,
                                                             im->last_timestamp, &header_size);
@@ -184,10 +293,8 @@ static int write_etl(const char *in_path, const char *out_path, const char *log_
         perf_data_conv_scan_free(scan);
         perf_data_close(pd);
         if (rc < 0) {
-                if (im) {
-                        perf_data_mem_free(&im->mem);
-                        free(im);
-                }
+                if (im)
+                        image_free(im);
                 etl_error_set(err, 0, "%s: %s", out_path ? out_path : in_path, strerror(-rc));
                 return rc;
         }
@@ -249,8 +356,7 @@ static void image_unref_locked(struct etl_image *im)
 {
         if (--im->refs > 0)
                 return;
-        perf_data_mem_free(&im->mem);
-        free(im);
+        image_free(im);
 }
 
 /* etl_reader_set_release's callback: a reader over the image closed. */

@@ -536,6 +536,95 @@ static void test_real_time_callback(void **state)
         etl_writer_free(w);
 }
 
+/* Placed buffers (an .etl made in memory): the writer writes each CPU's buffers where the place
+   function says, completes them there, and asks again for the CPU's next. */
+struct place_ctx {
+        uint8_t arena[64 * 1024];
+        uint32_t nr_placed, nr_done, nr_refused_after;
+        uint8_t *placed[64];
+        uint32_t placed_cpu[64];
+        struct rt_ctx rt;
+};
+
+static uint8_t *on_place(void *ctx, uint32_t cpu)
+{
+        struct place_ctx *c = ctx;
+        if (c->nr_placed >= c->nr_refused_after || c->nr_placed == 64)
+                return NULL;
+        uint8_t *b = c->arena + (size_t)c->nr_placed * 1024;
+        memset(b, 0xEE, 1024); /* what the writer leaves of it shows */
+        c->placed_cpu[c->nr_placed] = cpu;
+        c->placed[c->nr_placed++] = b;
+        return b;
+}
+
+static void on_placed_done(void *ctx, const uint8_t *buffer, uint32_t size)
+{
+        struct place_ctx *c = ctx;
+        bool is_placed = false;
+        for (uint32_t i = 0; i < c->nr_placed; i++)
+                is_placed |= c->placed[i] == buffer;
+        assert_true(is_placed); /* completed where it lies, not in a copy */
+        c->nr_done++;
+        on_buffer(&c->rt, buffer, size);
+}
+
+static void test_placed_buffers(void **state)
+{
+        (void)state;
+        struct place_ctx *c = calloc(1, sizeof(*c));
+        assert_non_null(c);
+        c->nr_refused_after = UINT32_MAX;
+        struct etl_writer *w = new_writer(2, 1024);
+        etl_writer_set_buffer_callback(w, on_placed_done, c);
+        assert_int_equal(etl_writer_set_buffer_place(w, on_place, c), 0);
+        assert_int_equal(etl_writer_set_ring(w, 8192), -EINVAL); /* not the writer's to keep */
+        write_samples(w, 2, 100);
+        assert_int_equal(etl_writer_flush(w), 0);
+        struct etl_writer_stats ws;
+        etl_writer_get_stats(w, &ws);
+        /* every buffer placed was completed there, none more; each CPU's in turn */
+        assert_true(c->nr_placed > 4);
+        assert_int_equal(c->nr_done, c->nr_placed);
+        assert_int_equal(ws.nr_buffers_written, c->nr_placed);
+        assert_int_equal(c->rt.nr_records, 200);
+        assert_int_equal(c->placed_cpu[0], 0);
+        assert_int_equal(c->placed_cpu[1], 1);
+        /* a placed buffer filled to its end by the writer: header, records, 0xFF filler */
+        uint32_t filled;
+        memcpy(&filled, c->placed[0] + 0x30, 4);
+        for (uint32_t i = filled; i < 1024; i++)
+                assert_int_equal(c->placed[0][i], 0xFF);
+
+        /* a reserve never committed: the buffer placed for it is never completed */
+        uint32_t before = c->nr_placed;
+        int rc = 0;
+        assert_non_null(etl_writer_reserve(w, 0, 64, &rc));
+        assert_int_equal(c->nr_placed, before + 1);
+        assert_int_equal(etl_writer_flush(w), 0);
+        assert_int_equal(c->nr_done, before);
+
+        /* no place for the next buffer: the record is not written */
+        c->nr_refused_after = c->nr_placed;
+        uint8_t rec[64], p[16] = {0};
+        uint32_t size = etl_record_perfinfo64(rec, PERFINFO_LOG_TYPE_SAMPLED_PROFILE, 2, 90000,
+                                              NULL, 0, p, 16);
+        assert_int_equal(etl_writer_append(w, 1, rec, size), -ENOMEM);
+        assert_null(etl_writer_reserve(w, 1, 64, &rc));
+        etl_writer_free(w);
+
+        /* placed only before the first record, and not with a ring */
+        w = new_writer(2, 1024);
+        assert_int_equal(etl_writer_append(w, 0, rec, size), 0);
+        assert_int_equal(etl_writer_set_buffer_place(w, on_place, c), -EINVAL);
+        etl_writer_free(w);
+        w = new_writer(2, 1024);
+        assert_int_equal(etl_writer_set_ring(w, 8192), 0);
+        assert_int_equal(etl_writer_set_buffer_place(w, on_place, c), -EINVAL);
+        etl_writer_free(w);
+        free(c);
+}
+
 /* The header buffer a real-time consumer receives first: the logfile header record, then what
    was appended with ETL_WRITER_HEADER_CPU, readable as a standalone buffer and as a file. */
 static void test_header_buffer(void **state)
@@ -1121,6 +1210,7 @@ int main(void)
                 cmocka_unit_test(test_remove_file),
                 cmocka_unit_test(test_flush_batch),
                 cmocka_unit_test(test_flush_ahead),
+                cmocka_unit_test(test_placed_buffers),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }

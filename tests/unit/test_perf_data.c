@@ -1644,6 +1644,68 @@ static void test_reader_open_once(void **state)
         free(path);
 }
 
+/* The records of r after its header record (whose LogFileName names the file), folded into
+   one value with their CPU and order; closes r. */
+static uint64_t records_digest(struct etl_reader *r, uint64_t *n)
+{
+        struct etl_record rec;
+        uint64_t h = 1469598103934665603ull;
+        *n = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.is_header)
+                        continue;
+                h = (h ^ rec.cpu) * 1099511628211ull;
+                for (uint32_t i = 0; i < rec.size_bytes; i++)
+                        h = (h ^ rec.data[i]) * 1099511628211ull;
+                (*n)++;
+        }
+        etl_reader_close(r);
+        return h;
+}
+
+/* The .etl a replay converts into memory (its buffers written where the image keeps them,
+   with room reserved from the file's size) reads as the one --merge writes to a file (the
+   writer's own buffers): the same records in the same order; and from standard input, whose
+   size is not known, where most buffers lie outside the room first and are moved in at the
+   end. */
+static void test_image_as_file(void **state)
+{
+        (void)state;
+        char *path = sample_path("propeller_sample_1.perfdata1");
+        if (!path)
+                skip();
+        char dir[] = "/tmp/test-perf-image-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char etl[256];
+        snprintf(etl, sizeof(etl), "%s/out.etl", dir);
+        struct etl_error err;
+        struct perf_data_conv_stats st;
+        assert_int_equal(perf_data_write_etl(path, etl, false, &st, &err), 0);
+        struct etl_reader *r = NULL;
+        assert_int_equal(etl_reader_open_file(&r, etl, &err), 0);
+        uint64_t n_file = 0, n_mem = 0, n_stdin = 0;
+        uint64_t d_file = records_digest(r, &n_file);
+        assert_true(n_file > 3000);
+
+        assert_int_equal(perf_data_etl_reader_open(&r, path, &err), 0);
+        assert_string_equal(err.msg, "");
+        assert_int_equal(records_digest(r, &n_mem), d_file);
+        assert_int_equal(n_mem, n_file);
+
+        int saved = dup(0), fd = open(path, O_RDONLY);
+        assert_true(saved >= 0 && fd >= 0);
+        assert_int_equal(dup2(fd, 0), 0);
+        close(fd);
+        assert_int_equal(perf_data_etl_reader_open(&r, "-", &err), 0);
+        assert_int_equal(dup2(saved, 0), 0);
+        close(saved);
+        assert_int_equal(records_digest(r, &n_stdin), d_file);
+        assert_int_equal(n_stdin, n_file);
+        unlink(etl);
+        assert_int_equal(rmdir(dir), 0);
+        free(path);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1675,6 +1737,7 @@ int main(void)
                 cmocka_unit_test(test_pmc_sources_by_hand),
                 cmocka_unit_test(test_dwarf_call_graph),
                 cmocka_unit_test(test_reader_open_once),
+                cmocka_unit_test(test_image_as_file),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
