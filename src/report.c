@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#define SMALL_TRACE_BYTES ((off_t)16 << 20)
 
 static void on_log(void *ctx, const char *message)
 {
@@ -92,6 +95,19 @@ static int annotate_clean(struct profile *p, const struct report_options *opts, 
         return rc;
 }
 
+/* A trace file small enough that its replay takes a few milliseconds: its modules load on the
+   replay's own thread. The loader thread overlaps their loading with the replay, which pays off
+   when the replay is long; a small trace's replay is over before the modules have loaded, and
+   the thread's start and its hand-offs (the other CPU woken each time) cost more than the
+   overlap saves: 5-7% of a 3 MB perf.data's time to the table, wall clock and CPU, 25 runs of
+   each side by side. Standard input's size is not known: the thread loads. */
+static bool is_small_trace(const char *path)
+{
+        struct stat st;
+        return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+               st.st_size < SMALL_TRACE_BYTES;
+}
+
 int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct outbuf o;
@@ -101,7 +117,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
         struct profile_options po = {.symbol_path = opts->symbol_path,
                                      .nr_symbol_path = opts->nr_symbol_path,
                                      .is_no_demangle = opts->is_no_demangle,
-                                     .log = on_log};
+                                     .log = on_log,
+                                     .is_synchronous = is_small_trace(opts->path)};
         struct profile *p = profile_new(&po);
         /* the places hold what the functions' grouping needs: by function, one per address
            whichever process sampled it (a storm of short processes is not a place per process) */

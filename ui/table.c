@@ -484,11 +484,15 @@ static int write_all(int fd, const char *s, size_t n)
         return 0;
 }
 
-/* A text line being built: grows as its cells need. */
+/* The text lines being built, written out in blocks (a write a line was a third of a small
+   report's system calls): grows as its cells need. */
 struct line_buf {
         char *s; /* owned */
         size_t len, cap;
+        size_t line; /* where the line being built starts */
 };
+
+#define LINES_FLUSH_BYTES 65536
 
 /* Appends s, after indent spaces, in width columns (left-justified with is_left), and a space. */
 static void put_cell(struct line_buf *l, int indent, int width, bool is_left, const char *s)
@@ -504,15 +508,23 @@ static void put_cell(struct line_buf *l, int indent, int width, bool is_left, co
         l->len += k > 0 ? (size_t)k : 0;
 }
 
-/* The line without its trailing spaces, and a newline, to fd. */
+/* The lines built so far to fd. */
+static int put_lines(struct line_buf *l, int fd)
+{
+        int rc = write_all(fd, l->s, l->len);
+        l->len = l->line = 0;
+        return rc;
+}
+
+/* The line ends, without its trailing spaces, with a newline; to fd once the lines fill a
+   block. */
 static int put_line(struct line_buf *l, int fd)
 {
-        while (l->len && l->s[l->len - 1] == ' ')
+        while (l->len > l->line && l->s[l->len - 1] == ' ')
                 l->len--;
         l->s[l->len++] = '\n'; /* put_cell left room */
-        int rc = write_all(fd, l->s, l->len);
-        l->len = 0;
-        return rc;
+        l->line = l->len;
+        return l->len >= LINES_FLUSH_BYTES ? put_lines(l, fd) : 0;
 }
 
 /* The column that shows a tree row's depth: the one marked, else the last. */
@@ -527,7 +539,7 @@ static uint32_t tree_column(const struct ui_table *t)
 int ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
 {
         char cellbuf[TEXT_MAX];
-        struct line_buf l = {xmalloc(256), 0, 256};
+        struct line_buf l = {xmalloc(256), 0, 256, 0};
         uint32_t tree = tree_column(t);
         static const struct ui_text_col plain = {0, 2, false};
         for (uint32_t c = 0; c < t->nr_cols; c++) {
@@ -564,10 +576,12 @@ int ui_table_print(const struct ui_table *t, int fd, uint32_t max_rows)
                                  big ? big : cellbuf);
                         free(big);
                 }
-                if (!l.len)
+                if (l.len == l.line)
                         put_cell(&l, 0, 0, true, "");
                 rc = put_line(&l, fd);
         }
+        if (!rc)
+                rc = put_lines(&l, fd);
         free(l.s);
         return rc;
 }
