@@ -548,6 +548,27 @@ decompress_v3(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap, si
         return decompress(in, in_len, out, out_cap, out_len, err);
 }
 
+/* Whether the CPU and the kernel give decompress_v3 every extension it is built for: its lzcnt
+ * runs as bsr (another result) where LZCNT is missing, its blsr faults without BMI1, its AVX
+ * registers need the kernel's saving of them (XCR0). Asked of cpuid itself: gcc's
+ * __builtin_cpu_supports links libgcc's CPU probe, a constructor that ran a dozen cpuid
+ * instructions at every start of etwtop, each a trap to the hypervisor in a VM. */
+static bool cpu_has_v3(void)
+{
+        unsigned int a, b, c, d;
+        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_POPCNT) || !(c & bit_AVX) ||
+            !(c & bit_OSXSAVE))
+                return false;
+        unsigned int xcr0_lo, xcr0_hi;
+        __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+        if ((xcr0_lo & 6) != 6) /* XMM and YMM state */
+                return false;
+        if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2) || !(b & bit_BMI) ||
+            !(b & bit_BMI2))
+                return false;
+        return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
+}
+
 int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_cap,
                       size_t *out_len, struct xpress_error *err)
 {
@@ -556,14 +577,7 @@ int xpress_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out
         int v = __atomic_load_n(&has_v3, __ATOMIC_RELAXED);
 
         if (!v) {
-                /* every extension decompress_v3 is built for: its lzcnt runs as bsr (another
-                 * result) where LZCNT is missing, its blsr faults without BMI1 */
-                unsigned int a, b, c, d;
-                __builtin_cpu_init();
-                bool is_v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") &&
-                             __builtin_cpu_supports("bmi") && __builtin_cpu_supports("popcnt") &&
-                             __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & bit_LZCNT);
-                v = is_v3 ? 2 : 1;
+                v = cpu_has_v3() ? 2 : 1;
                 __atomic_store_n(&has_v3, v, __ATOMIC_RELAXED);
         }
         if (v == 2)
