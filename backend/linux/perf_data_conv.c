@@ -386,6 +386,13 @@ int perf_data_convert_scanned(struct perf_data *pd, struct perf_data_scan *scan,
         for (uint32_t i = 0; i < cfg.nr_cpus; i++)
                 perf_conv_stamp(c, i, t0);
         write_start_events(c, &h, cs->nr_events, &masks, t0);
+        /* the file's samples as they lie: their events with the file's own layout (none when
+           there is no memory: each is put in the live form instead) */
+        cs->file_events = calloc(cs->nr_events ? cs->nr_events : 1, sizeof(*cs->file_events));
+        for (uint32_t i = 0; cs->file_events && i < cs->nr_events; i++) {
+                cs->file_events[i] = cs->events[i];
+                cs->file_events[i].sample_type = perf_data_event(pd, i)->attr.sample_type;
+        }
         uint64_t t_end = perf_data_norm_emit(cs, c, t0);
         if (cs->nr_ksyms)
                 perf_conv_kernel_symbols(c, cs->ksyms, cs->nr_ksyms, 0,

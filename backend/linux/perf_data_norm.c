@@ -179,6 +179,14 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
                 body += 8;
                 body_size -= 8;
         }
+        if (cs->mode == CONV_EMIT && cs->file_events && ev < cs->nr_events) {
+                /* its time, CPU and period were counted as it was indexed; the converter
+                   reads it where it lies, with its event given (a copy of each sample in the
+                   live form, its event's id put first, was a twentieth of a small file's time
+                   to the table) */
+                perf_conv_record_ev(cs->conv, 0, r->data, r->size, &cs->file_events[ev]);
+                return;
+        }
         uint32_t size = 8 + 8 + body_size;
         if (size > 0xffff)
                 return;
@@ -506,6 +514,7 @@ void perf_data_norm_free(struct conv_state *cs)
 {
         free(cs->arena.data);
         free(cs->scratch);
+        free(cs->file_events);
         if (cs->recs_mem.data)
                 perf_data_mem_free(&cs->recs_mem);
         else

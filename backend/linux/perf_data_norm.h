@@ -38,6 +38,9 @@ enum conv_mode {
 struct conv_state {
         struct perf_data *pd;
         struct perf_conv_event events[2 * MAX_CONV_EVENTS]; /* samples, then side-band twins */
+        /* owned, nr_events, set for CONV_EMIT: events[i] as the file's samples are laid out (its
+           attr's sample_type, no IDENTIFIER added), which the converter parses where they lie */
+        struct perf_conv_event *file_events;
         uint32_t nr_events;
         enum conv_mode mode;
         struct {
