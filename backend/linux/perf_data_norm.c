@@ -179,11 +179,13 @@ static void norm_sample(struct conv_state *cs, const struct perf_data_record *r,
                 body += 8;
                 body_size -= 8;
         }
-        if (cs->mode == CONV_EMIT && cs->file_events && ev < cs->nr_events) {
+        if (cs->mode == CONV_EMIT && cs->file_events && ev < cs->nr_events &&
+            ((uintptr_t)r->data & 7) == 0) {
                 /* its time, CPU and period were counted as it was indexed; the converter
                    reads it where it lies, with its event given (a copy of each sample in the
                    live form, its event's id put first, was a twentieth of a small file's time
-                   to the table) */
+                   to the table), when it lies as a ring's records do, 8-byte aligned (a
+                   damaged file's may not: those are copied) */
                 perf_conv_record_ev(cs->conv, 0, r->data, r->size, &cs->file_events[ev]);
                 return;
         }
