@@ -102,20 +102,25 @@ void branches_event(struct branches *b, const struct kevent *ev)
         }
         /* the table's epoch changes only with an insert (a cache miss): read again after one */
         uint32_t epoch = agg_table_epoch(b->edges);
+        /* the entries, their count and the cache in locals: the counts' stores below would
+           otherwise have them read again from the event at every entry */
         const uint64_t *info = ev->lbr.info;
-        for (uint32_t i = 0; i < ev->lbr.nr_entries; i++) {
-                uint64_t from = ev->lbr.entries[i].from, to = ev->lbr.entries[i].to;
+        const struct kevent_lbr_entry *entries = ev->lbr.entries;
+        uint32_t nr = ev->lbr.nr_entries;
+        struct edge_cache_slot *cache = b->cache;
+        uint64_t pid_bits = (uint64_t)pid << 20;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint64_t from = entries[i].from, to = entries[i].to;
                 if (!from || !to)
                         continue;
                 /* the slot: one multiply of the three, its top bits (any slot would be right:
                    the cache only saves lookups; this was two hash_mix64, a third of the
-                   instructions of a hit) */
-                uint64_t h = (from ^ (to * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)pid << 20)) *
-                             0xff51afd7ed558ccdull;
-                struct edge_cache_slot *cs = &b->cache[h >> (64 - EDGE_CACHE_BITS)];
+                   instructions of a hit). An empty slot's from is 0: never a hit. */
+                uint64_t h =
+                        (from ^ (to * 0x9e3779b97f4a7c15ull) ^ pid_bits) * 0xff51afd7ed558ccdull;
+                struct edge_cache_slot *cs = &cache[h >> (64 - EDGE_CACHE_BITS)];
                 struct edge *e;
-                if (cs->e && cs->from == from && cs->to == to && cs->pid == pid &&
-                    cs->epoch == epoch) {
+                if (cs->from == from && cs->to == to && cs->pid == pid && cs->epoch == epoch) {
                         e = cs->e;
                 } else {
                         struct sym_loc lf = sym_locate(b->store, pid, from);
@@ -132,19 +137,20 @@ void branches_event(struct branches *b, const struct kevent *ev)
                         epoch = agg_table_epoch(b->edges);
                         *cs = (struct edge_cache_slot){from, to, pid, epoch, e};
                 }
-                if (e) {
-                        e->count++;
-                        uint64_t f = info ? info[i] : 0;
-                        if (KEV_LBR_PREDICTION_KNOWN(f)) {
-                                e->flags.nr_predict_known++;
-                                e->flags.nr_mispredicted += KEV_LBR_MISPREDICTED(f);
-                        }
-                        if (KEV_LBR_CYCLES(f)) {
-                                e->flags.nr_cycles++;
-                                e->flags.cycles_sum += KEV_LBR_CYCLES(f);
-                        }
-                } else
+                if (!e) {
                         b->nr_other++;
+                        continue;
+                }
+                e->count++;
+                if (!info)
+                        continue;
+                /* the flags without a branch: a misprediction is a known prediction */
+                uint64_t f = info[i];
+                uint32_t cycles = KEV_LBR_CYCLES(f);
+                e->flags.nr_predict_known += KEV_LBR_PREDICTION_KNOWN(f);
+                e->flags.nr_mispredicted += KEV_LBR_MISPREDICTED(f);
+                e->flags.nr_cycles += cycles != 0;
+                e->flags.cycles_sum += cycles;
         }
 }
 
