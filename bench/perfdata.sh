@@ -72,6 +72,13 @@ for f in "${files[@]}"; do
         # the recording must hold at least 1 M samples (the issue's measure): say so otherwise
         [ "$f" = "${rec:-}" ] && [ "${nr:-0}" -lt 1000000 ] &&
                 echo "perfdata.sh: $f has ${nr:-no} samples, under 1 M: remove it and record longer (-r)" >&2
+        # Debian's perf 6.1 aborts in its build-id code (util/build-id.c:1010) on some recordings
+        # made on newer kernels (a sealed memfd mapped while recording): no ratio then
+        if ! perf report --stdio -i "$f" >/dev/null 2>&1; then
+                echo "perfdata.sh: perf report cannot read $(basename "$f") ($(perf report \
+                        --stdio -i "$f" 2>&1 >/dev/null | sort -u | head -1)): skipped" >&2
+                continue
+        fi
         read -r ew ec <<<"$(best "$etwtop" --replay "$f" -b --top 40)"
         read -r pw pc <<<"$(best perf report --stdio -i "$f")"
         printf '%-30s %7s %9s | %9.1f %9.1f | %9.1f %9.1f | %5.1fx %5.1fx\n' "$(basename "$f")" \
