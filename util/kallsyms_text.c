@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* kallsyms_text.c: owns the process's copy of /proc/kallsyms, root's copy of it on disk, and the
-   rule for reusing them: the same kernel state (kallsyms_state). */
+/* kallsyms_text.c: owns the process's copy of /proc/kallsyms, root's copy of it on disk and the
+   cache files made from it (kallsyms_cache_map), and the rule for reusing them: the same kernel
+   state (kallsyms_state). */
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
 
