@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* kallsyms_text.c: owns the process's copy of /proc/kallsyms, root's copy of it on disk, and the
-   rule for reusing them: the same kernel state (kallsyms_state). */
+/* kallsyms_text.c: owns the process's copy of /proc/kallsyms, root's copy of it on disk and the
+   cache files made from it (kallsyms_cache_map), and the rule for reusing them: the same kernel
+   state (kallsyms_state). */
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -136,9 +138,9 @@ static char *kallsyms_state(void)
         return state;
 }
 
-/* root's cache file: $ETWTOP_RUNTIME_DIR (an absolute one) or /run/etwtop; none for others (the
-   addresses are root's to see). */
-static bool cache_path(char *out, size_t size)
+/* root's cache file named name: in $ETWTOP_RUNTIME_DIR (an absolute one) or /run/etwtop; none
+   for others (the addresses are root's to see). */
+static bool cache_path(char *out, size_t size, const char *name)
 {
         const char *dir;
         if (is_cache_dir_set) {
@@ -151,42 +153,94 @@ static bool cache_path(char *out, size_t size)
         }
         if (!dir)
                 return false;
-        int n = snprintf(out, size, "%s/" CACHE, dir);
+        int n = snprintf(out, size, "%s/%s", dir, name);
         return n > 0 && (size_t)n < size;
 }
 
-/* The text of the cache file when it is this user's and was written in state; else NULL. */
-static char *cache_load(const char *state, size_t *len)
+/* A cache file named name opened for reading when it is this user's own regular file that no
+   one else may write (a 0600 file in root's directory); -1 otherwise. Its size in *size. */
+static int cache_open(const char *name, size_t *size)
 {
         char path[4096];
-        if (!cache_path(path, sizeof(path)))
-                return NULL;
+        if (!cache_path(path, sizeof(path), name))
+                return -1;
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
-                return NULL;
+                return -1;
         struct stat st;
-        char *data = NULL;
-        size_t n = 0;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-            !(st.st_mode & 022))
-                data = read_all(fd, &n, NULL, NULL);
-        close(fd);
-        size_t magic = strlen(MAGIC), sn = strlen(state);
-        if (!data || n < magic + sn || memcmp(data, MAGIC, magic) != 0 ||
-            memcmp(data + magic, state, sn) != 0) {
-                free(data); /* another state, another writer, or damaged: read the file again */
-                return NULL;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            (st.st_mode & 022) || (uint64_t)st.st_size > MAX_BYTES) {
+                close(fd);
+                return -1;
         }
-        *len = n - magic - sn;
-        memmove(data, data + magic + sn, *len + 1);
-        return data;
+        *size = (size_t)st.st_size;
+        return fd;
 }
 
-/* Writes the cache file (a new file renamed over the old: readers see one or the other whole). */
-static void cache_store(const char *state, const char *text, size_t len)
+/* The length of a cache file's header: the magic and the state, padded with NULs to 8 bytes
+   when is_aligned (what follows is then an array that is read in place). */
+static size_t header_len(const char *state, bool is_aligned)
+{
+        size_t n = strlen(MAGIC) + strlen(state);
+        return is_aligned ? (n + 7) & ~(size_t)7 : n;
+}
+
+/* Whether data of n bytes starts with the header of state. */
+static bool is_header_of(const char *data, size_t n, const char *state, bool is_aligned)
+{
+        size_t magic = strlen(MAGIC), sn = strlen(state), hn = header_len(state, is_aligned);
+        if (n < hn || memcmp(data, MAGIC, magic) != 0 || memcmp(data + magic, state, sn) != 0)
+                return false;
+        for (size_t i = magic + sn; i < hn; i++) {
+                if (data[i])
+                        return false;
+        }
+        return true;
+}
+
+/* The text of the cache file when it is this user's and was written in state; else NULL. Read
+   into a buffer of its size at once: growing one as /proc/kallsyms's is grown, moving the text
+   over the header and copying it again cost more than the read (each copy faults in fresh
+   pages of its 5 MB). */
+static char *cache_load(const char *state, size_t *len)
+{
+        size_t size = 0, hn = header_len(state, false);
+        int fd = cache_open(CACHE, &size);
+        if (fd < 0)
+                return NULL;
+        char *head = xmalloc(hn + 1), *text = NULL;
+        ssize_t got = size >= hn ? pread(fd, head, hn, 0) : -1;
+        if (got == (ssize_t)hn && is_header_of(head, hn, state, false)) {
+                size_t n = size - hn, o = 0;
+                text = xmalloc(n + 1);
+                while (o < n) {
+                        ssize_t r = pread(fd, text + o, n - o, (off_t)(hn + o));
+                        if (r < 0 && errno == EINTR)
+                                continue;
+                        if (r <= 0)
+                                break;
+                        o += (size_t)r;
+                }
+                if (o == n) {
+                        text[n] = 0;
+                        *len = n;
+                } else {
+                        free(text); /* cut while read: read the file again */
+                        text = NULL;
+                }
+        }
+        free(head);
+        close(fd);
+        return text; /* NULL: another state, another writer, or damaged */
+}
+
+/* Writes the cache file named name: the header of state (aligned: is_aligned), then body (a new
+   file renamed over the old: readers see one or the other whole). */
+static void cache_store(const char *name, const char *state, bool is_aligned, const void *body,
+                        size_t len)
 {
         char path[4096], tmp[4200];
-        if (!cache_path(path, sizeof(path)))
+        if (!cache_path(path, sizeof(path), name))
                 return;
         char *slash = strrchr(path, '/');
         *slash = 0;
@@ -197,10 +251,12 @@ static void cache_store(const char *state, const char *text, size_t len)
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return;
-        const char *parts[3] = {MAGIC, state, text};
-        size_t sizes[3] = {strlen(MAGIC), strlen(state), len};
+        static const char pad[8];
+        size_t sn = strlen(state), hn = header_len(state, is_aligned);
+        const char *parts[4] = {MAGIC, state, pad, body};
+        size_t sizes[4] = {strlen(MAGIC), sn, hn - strlen(MAGIC) - sn, len};
         bool ok = true;
-        for (int i = 0; i < 3 && ok; i++) {
+        for (int i = 0; i < 4 && ok; i++) {
                 for (size_t o = 0; o < sizes[i];) {
                         ssize_t w = write(fd, parts[i] + o, sizes[i] - o);
                         if (w < 0 && errno == EINTR)
@@ -244,9 +300,11 @@ char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
                 return copy;
         }
         pthread_mutex_unlock(&lock);
+        /* the cache file's text is not kept as well: a second read of the file costs what a
+           copy of the kept text would, and the process holds 5 MB less */
         char *text = cache_load(state, len);
         if (text) {
-                keep(state, text, *len);
+                free(state);
                 return text;
         }
         /* read without the lock: another reader waits for nothing (two at once both read) */
@@ -265,9 +323,48 @@ char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
                 errno = e;
                 return NULL;
         }
-        cache_store(state, text, *len);
+        cache_store(CACHE, state, false, text, *len);
         keep(state, text, *len);
         return text;
+}
+
+char *kallsyms_text_state(void)
+{
+        return kallsyms_state();
+}
+
+bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m)
+{
+        memset(m, 0, sizeof(*m));
+        size_t size = 0, hn = header_len(state, true);
+        int fd = cache_open(name, &size);
+        if (fd < 0)
+                return false;
+        void *base = size > hn ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        close(fd);
+        if (base == MAP_FAILED)
+                return false;
+        if (!is_header_of(base, size, state, true)) {
+                munmap(base, size);
+                return false;
+        }
+        m->data = (const char *)base + hn;
+        m->len = size - hn;
+        m->base = base;
+        m->size = size;
+        return true;
+}
+
+void kallsyms_cache_unmap(struct kallsyms_cache_map *m)
+{
+        if (m->base)
+                munmap(m->base, m->size);
+        memset(m, 0, sizeof(*m));
+}
+
+void kallsyms_cache_store(const char *name, const char *state, const void *data, size_t len)
+{
+        cache_store(name, state, true, data, len);
 }
 
 void kallsyms_text_forget(void)

@@ -27,6 +27,7 @@
 
 #include <linux/perf_event.h>
 
+#include "ksym_index.h"
 #include "live_int.h"
 #include "util/kallsyms_text.h"
 #include "util/xalloc.h"
@@ -347,9 +348,29 @@ static bool ksyms_suffice(const struct live_source *ls)
                (lo >= ls->ksyms[0].addr && hi < ls->ksyms[ls->nr_ksyms - 1].addr);
 }
 
+/* The KernelSymbol events of the kernel addresses hit, from the cache's index of the kernel's
+   symbols in state (ksym_index.h): a look-up of each address hit where the index lies, the
+   same events as the whole list gives. False when there is no index for state. */
+static bool ksyms_write_indexed(struct live_source *ls, const char *state)
+{
+        struct ksym_index ix;
+        if (ksym_index_open(&ix, state) < 0)
+                return false;
+        size_t nr_addrs = 0, nr = 0;
+        uint64_t *addrs = perf_conv_kernel_addrs(ls->conv, &nr_addrs);
+        struct perf_ksym *syms = ksym_index_lookup(&ix, addrs, nr_addrs, &nr);
+        uint64_t at = perf_conv_stamp(ls->conv, 0, now_ns());
+        perf_conv_kernel_symbols(ls->conv, syms, nr, 0, at);
+        free(syms);
+        free(addrs);
+        ksym_index_close(&ix);
+        return true;
+}
+
 /* The KernelSymbol events of the kernel addresses hit: from the kept symbols when they suffice,
-   else from /proc/kallsyms read now (the first time, the core kernel's are kept for the next
-   rundown; not at the close, is_last, which has none after it). */
+   else from the cache's index of the kernel's symbols, else from /proc/kallsyms read now (the
+   first time, the core kernel's are kept for the next rundown; not at the close, is_last, which
+   has none after it), whose parse then becomes the index for the next session in this state. */
 void ksyms_write_kernel_symbols(struct live_source *ls, bool is_last)
 {
         if (!ls->caps.has_kallsyms)
@@ -358,10 +379,19 @@ void ksyms_write_kernel_symbols(struct live_source *ls, bool is_last)
         struct perf_ksym *syms = NULL;
         size_t len = 0, nr = 0;
         if (!ksyms_suffice(ls)) {
-                text = kallsyms_read(ls, &len);
-                if (!text)
+                char *state = kallsyms_text_state();
+                if (ksyms_write_indexed(ls, state)) {
+                        free(state);
                         return;
+                }
+                text = kallsyms_read(ls, &len);
+                if (!text) {
+                        free(state);
+                        return;
+                }
                 syms = ksyms_parse(text, &nr);
+                ksym_index_store(state, syms, nr);
+                free(state);
                 if (!ls->ksyms && !is_last)
                         ksyms_keep(ls, syms, nr);
         }

@@ -48,7 +48,6 @@ struct live_settings {
 struct live_caps {
         bool has_cpu_wide; /* CPU-wide events are allowed (root, CAP_PERFMON, paranoid <= 0) */
         bool has_kernel;   /* kernel samples are allowed */
-        bool has_tracepoints;
         bool has_pmu;      /* a hardware PMU: PMC sampling and counters */
         bool has_lbr;      /* branch stacks */
         bool has_kallsyms; /* /proc/kallsyms shows addresses */
@@ -63,14 +62,15 @@ struct live_caps {
            0: no limit (CAP_IPC_LOCK, or perf_event_paranoid -1) */
         uint32_t max_ring_pages;
         char why_no_cpu_wide[160];
-        char why_no_tracepoints[200]; /* when has_tracepoints is false */
         char why_no_pmu[160];
         char why_no_lbr[160];
         char why_no_kallsyms[160];
 };
 
 /* Probes the machine (/sys/bus/event_source/devices, caps/branches, perf_event_paranoid,
-   kptr_restrict, a trial open). Never fails; what cannot be known is reported as missing. */
+   kptr_restrict, trial opens of a CPU-wide, a kernel and a hardware event, no tracepoint's: the
+   sessions that want tracepoints load them). Never fails; what cannot be known is reported as
+   missing. */
 void live_probe(struct live_caps *caps);
 
 struct live_stats {

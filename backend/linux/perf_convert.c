@@ -372,6 +372,19 @@ bool perf_conv_kernel_range(const struct perf_conv *c, uint64_t *lo, uint64_t *h
         return c->kframe_lo <= c->kframe_hi;
 }
 
+uint64_t *perf_conv_kernel_addrs(const struct perf_conv *c, size_t *nr)
+{
+        *nr = 0;
+        if (!c->nr_kaddrs)
+                return NULL;
+        uint64_t *out = xmalloc(c->nr_kaddrs * sizeof(*out));
+        for (uint32_t i = 0; i <= c->kaddrs_mask; i++) {
+                if (c->kaddrs[i])
+                        out[(*nr)++] = c->kaddrs[i];
+        }
+        return out;
+}
+
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
                              uint32_t cpu, uint64_t ts)
 {

@@ -433,6 +433,10 @@ struct perf_ksym {
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
                              uint32_t cpu, uint64_t ts);
 
+/* The kernel addresses a sample or stack frame hit so far (those perf_conv_kernel_symbols looks
+   up), in no order: an owned array of *nr (NULL when none). */
+uint64_t *perf_conv_kernel_addrs(const struct perf_conv *c, size_t *nr);
+
 /* The lowest and highest kernel address hit in kernel context so far: sample IPs and the frames
    of callchains outside their user part (where garbage of user stacks can look like kernel
    addresses). Returns false when there was none. */

@@ -279,29 +279,11 @@ void live_probe(struct live_caps *caps)
         probe_base_attr(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
         caps->has_kernel = trial_open(&a, 0, -1) == 0;
 
-        char tracefs[PATH_MAX];
-        struct perf_tp_format fmt;
-        rc = probe_tracefs_find(tracefs, sizeof(tracefs));
-        if (rc < 0) {
-                probe_tracefs_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints), rc,
-                                  tracefs, "CSwitch and ReadyThread");
-        } else if ((rc = probe_tracepoint_load(tracefs, "sched/sched_switch", &fmt)) < 0) {
-                probe_tracefs_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints),
-                                  rc == -ENOENT ? -ENOENT : -EACCES, tracefs,
-                                  "CSwitch and ReadyThread");
-        } else {
-                probe_base_attr(&a, PERF_TYPE_TRACEPOINT, fmt.id);
-                a.sample_type = PERF_SAMPLE_RAW;
-                a.sample_period = 1;
-                rc = trial_open(&a, caps->has_cpu_wide ? -1 : 0,
-                                caps->has_cpu_wide ? (int)cpus[0] : -1);
-                caps->has_tracepoints = rc == 0;
-                if (rc < 0)
-                        cap_msg(caps->why_no_tracepoints, sizeof(caps->why_no_tracepoints),
-                                "perf_event_open(sched:sched_switch) returned %s: run as root, "
-                                "grant CAP_PERFMON, or sysctl kernel.perf_event_paranoid=-1",
-                                live_errno_name(-rc));
-        }
+        /* No trial open of a tracepoint: each registered and removed sched_switch's probe,
+           patching the kernel's text on every CPU, for every session (samples only too) and
+           twice a recording, when nothing read the answer; a session that asks for switches
+           or wake-ups reads the tracepoints' formats and says why it cannot
+           (tracepoints_load). */
         caps->timer_resolution_100ns = tick_100ns();
         caps->max_ring_pages = max_ring_pages(caps->paranoid);
 

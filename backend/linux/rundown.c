@@ -156,9 +156,15 @@ static void rundown_process(struct live_source *ls, struct live_rundown *rd, uin
                         uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
                         char tcomm[64];
                         uint32_t tppid, tsession;
-                        int64_t tprio;
+                        int64_t tprio = prio;
+                        /* the main thread's name and priority are those of the process's stat
+                           just read (the kernel formats both from the group leader): its own
+                           stat again was most of the threads' reads of a machine of
+                           single-threaded processes */
+                        snprintf(tcomm, sizeof(tcomm), "%s", comm);
                         snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", pid, tid);
-                        if (!proc_stat(path, tcomm, sizeof(tcomm), &tppid, &tsession, &tprio))
+                        if (tid != pid &&
+                            !proc_stat(path, tcomm, sizeof(tcomm), &tppid, &tsession, &tprio))
                                 continue;
                         struct rundown_item *it = rundown_add(rd, RUNDOWN_THREAD);
                         it->name = xstrdup(tcomm);

@@ -23,7 +23,7 @@ static struct live_spec specs[ATTR_SPEC_MAX];
 static struct live_spec_env machine(uint32_t nr_online)
 {
         memset(&caps, 0, sizeof(caps));
-        caps.has_cpu_wide = caps.has_kernel = caps.has_tracepoints = caps.has_kallsyms = true;
+        caps.has_cpu_wide = caps.has_kernel = caps.has_kallsyms = true;
         caps.nr_cpus = nr_online;
         snprintf(caps.why_no_pmu, sizeof(caps.why_no_pmu), "no PMU here");
         snprintf(caps.why_no_lbr, sizeof(caps.why_no_lbr), "no LBR here");

@@ -592,6 +592,17 @@ static void test_kallsyms_text_reuse(void **state)
         char *f = kallsyms_text_read(&len, NULL, NULL);
         assert_string_equal(f, e);
         assert_int_equal(len, strlen(e));
+        /* the cache file's text is not kept a second time in the process: the next read in the
+           same state reads the file again (here rewritten in place, its header the same) */
+        FILE *rf = fopen(cache, "r+");
+        assert_non_null(rf);
+        assert_int_equal(fseek(rf, -(long)strlen("third_read\n"), SEEK_END), 0);
+        fputs("third_reaD\n", rf);
+        fclose(rf);
+        char *f2 = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(f2, "third_reaD"));
+        assert_int_equal(len, strlen(e));
+        free(f2);
         /* damaged (cut in its header): ignored, the file read and the cache written again */
         FILE *cf = fopen(cache, "r+");
         assert_non_null(cf);

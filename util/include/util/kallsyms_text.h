@@ -15,10 +15,37 @@
    state does: the boot, kptr_restrict and the euid, the modules (names and load addresses in
    /proc/modules) and the BPF programs loaded. In that state a copy of the process's last read is
    taken, else, for root, the copy in $ETWTOP_RUNTIME_DIR/kallsyms.cache (/run/etwtop without
-   it), written by the last read of any etwtop. Only trampolines the kernel makes on the fly
-   (ftrace's, kprobes') may be missing from a copy. When the file is read, between (when not
+   it), written by the last read of the file by any etwtop. Only trampolines the kernel makes on the
+   fly (ftrace's, kprobes') may be missing from a copy. When the file is read, between (when not
    NULL) runs after every 64 KiB (a logger empties its rings there). */
 char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx);
+
+/* The kernel's present state as kallsyms_text_read's copies are keyed by (owned): what is read
+   or made from /proc/kallsyms in it stays good while the state does. */
+char *kallsyms_text_state(void);
+
+/* A file of root's cache (beside kallsyms.cache) that holds what was made from /proc/kallsyms
+   in one state, mapped read-only: data is its body (8-byte aligned, len bytes), base and size
+   the whole mapping (owned; kallsyms_cache_unmap). */
+struct kallsyms_cache_map {
+        const void *data;
+        size_t len;
+        void *base;
+        size_t size;
+};
+
+/* Maps the cache file name (a file name, no directory) when kallsyms_cache_store wrote it in
+   state, it is this user's and no one else may write it. False otherwise (no cache for other
+   users, no such file, another state, damaged), with *m empty. */
+bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m);
+
+/* Unmaps *m and empties it (an empty one too). */
+void kallsyms_cache_unmap(struct kallsyms_cache_map *m);
+
+/* Writes the cache file name: data of len bytes made from /proc/kallsyms read in state (taken
+   before the read, as kallsyms_text_read does). Nothing for other users or when it cannot be
+   written: the next session makes it again. */
+void kallsyms_cache_store(const char *name, const char *state, const void *data, size_t len);
 
 /* The next kallsyms_text_read does not take the process's copy (tests; a caller that saw the
    text change). */
