@@ -47,6 +47,7 @@ void hot_free(struct hot *h)
         free(h->rkeys);
         free(h->rindex);
         free(h->row1);
+        free(h->ugen);
         free(h->memo);
         free(h->frames);
         free(h->frames_gen);

@@ -83,6 +83,9 @@ struct stack_memo {
    again. A live session's frames of no module are not kept (a JIT map may place them later:
    sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
 #define FRAME_SLOTS (1u << 14)
+/* The processes a build remembers the JIT map's look of (hot_row_keys.c; two that share a
+   slot are located once each at most, every place of theirs at worst). */
+#define UPROBED_SLOTS 256
 struct frame_memo {
         uint64_t addr;
         uint64_t generation; /* frames_gen_of its pid */
@@ -182,6 +185,15 @@ struct hot {
            answer stands; 0: none. Apart from the entries (56 bytes): moved with them */
         uint32_t *row1;
         uint32_t nr_builds; /* the first build merges without the cache: a report builds once */
+        /* the unplaced places' rows (no image held their addresses at the last build, which
+           merged ugen_source): good while their processes' addresses stay, which ugen, the
+           frames' generations as that build left them (owned; NULL before), tells; live, the
+           processes whose JIT map was looked for this build (by pid's hash, stamp rstamp) */
+        struct frames_gen *ugen;
+        uint16_t ugen_source;
+        struct {
+                uint32_t pid, stamp;
+        } uprobed[UPROBED_SLOTS];
         enum hot_grouping rgrouping;
         uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */

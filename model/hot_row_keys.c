@@ -2,6 +2,7 @@
 /* hot_row_keys.c: owns the hot functions' rows' cache: the rows a build merges places into,
    kept between builds with each settled place's row in its entry, so a build adds a place to
    its row without hashing its key. */
+#include "frames_gen.h"
 #include "hot_impl.h"
 #include "model_util.h"
 
@@ -162,8 +163,35 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         return o;
 }
 
-/* The later builds: a settled place knows its row (row1); the others' keys are hashed into
-   the cache's index. Rows go out in the order their first places come, as the first build's. */
+/* Whether slot e's unplaced place (no image held its address at the last build, was: the
+   frames' generations then) is still: its process's addresses stayed, and, live, its process
+   has no JIT map (perf-PID.map) either. sym_locate looks for that map once a refresh per
+   process, and places the process's addresses without an event when it is there: so live,
+   the first of a process's unplaced places in a build is located again (place_row), which
+   marks the process when none came (mark_unplaced), and the others stand on it. */
+static bool unplaced_stands(const struct hot *h, const struct frames_gen *was,
+                            const struct entry *e, bool is_live)
+{
+        if (frames_gen_of(h->frames_gen, e->pid) != frames_gen_of(was, e->pid))
+                return false;
+        if (!is_live)
+                return true;
+        uint32_t j = (uint32_t)hash_mix64(e->pid) & (UPROBED_SLOTS - 1);
+        return h->uprobed[j].stamp == h->rstamp && h->uprobed[j].pid == e->pid;
+}
+
+static void mark_unplaced(struct hot *h, uint32_t pid)
+{
+        uint32_t j = (uint32_t)hash_mix64(pid) & (UPROBED_SLOTS - 1);
+        h->uprobed[j].pid = pid;
+        h->uprobed[j].stamp = h->rstamp;
+}
+
+/* The later builds: a settled place knows its row (row1), and so does an unplaced one while it
+   stays unplaced (unplaced_stands: sym_locate's and the answer's look, ~450 instructions, was
+   a third of a samples-only screen's build with a few thousand unplaced places); the others'
+   keys are hashed into the cache's index. Rows go out in the order their first places come,
+   as the first build's. */
 static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping grouping)
 {
         /* rows of places gone stay in the cache: past twice the places, it starts over */
@@ -173,8 +201,12 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         if (++h->rstamp == 0) {
                 for (uint32_t k = 0; k < h->nr_rkeys; k++)
                         h->rkeys[k].stamp = 0;
+                memset(h->uprobed, 0, sizeof(h->uprobed));
                 h->rstamp = 1;
         }
+        /* the unplaced places' rows were made by the last build when it merged this source */
+        const struct frames_gen *was = h->ugen && h->ugen_source == source ? h->ugen : NULL;
+        bool is_live = sym_store_is_live(h->store);
         uint32_t o = 0;
         /* the last module's sym_answers_epoch (a recording's kernel: its places are many),
            asked again after the store was (a lookup may build its table again) */
@@ -192,8 +224,10 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                         }
                         is_cached = e->epoch == epoch;
                 }
+                /* a place of no module has no answer kept (hot_place_answer) */
+                bool is_unplaced = k && !e->module && was && unplaced_stands(h, was, e, is_live);
                 struct hot_row r;
-                if (is_cached) {
+                if (is_cached || is_unplaced) {
                         /* hot_place_answer's answer stands: the row's key as it was made */
                         const struct row_key *rk = &h->rkeys[--k];
                         if (rk->stamp == h->rstamp) { /* a row made this build: added to */
@@ -211,7 +245,8 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                                              e->module,
                                              rk->function,
                                              rk->rel,
-                                             (enum sym_state)(e->answer - 1),
+                                             is_cached ? (enum sym_state)(e->answer - 1)
+                                                       : SYM_NO_MODULE,
                                              e->self,
                                              e->total - e->dup,
                                              e->pid,
@@ -226,6 +261,12 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                         if (e->module && e->answer &&
                             (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module)))
                                 h->row1[i] = k + 1;
+                        /* and so does an address no image holds, while none comes */
+                        if (!e->module && !r.module) {
+                                h->row1[i] = k + 1;
+                                if (is_live)
+                                        mark_unplaced(h, e->pid);
+                        }
                 }
                 struct row_key *rk = &h->rkeys[k];
                 if (rk->stamp != h->rstamp) {
@@ -236,6 +277,11 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                         row_add(&h->rows[rk->out], &r);
                 }
         }
+        /* the processes' addresses as this build saw them, for the next one's unplaced places */
+        if (!h->ugen)
+                h->ugen = xmalloc(sizeof(*h->ugen));
+        *h->ugen = *h->frames_gen;
+        h->ugen_source = source;
         return o;
 }
 

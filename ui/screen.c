@@ -515,6 +515,49 @@ static const char *scrolled(const char *line, size_t len, uint32_t hscroll)
 
 /* Row r as a line of text in the widths w (0: not shown): each cell cut to its width but the
    last shown, which runs on (sideways scrolling shows the rest). Returns its length. */
+/* Writing into to[0, size): at *at, what fits of n bytes of s (a NUL ends to where the
+   writing stops, as snprintf's does); *at counts every byte, fitting or not. */
+static void put_bytes(char *to, size_t size, size_t *at, const char *s, size_t n)
+{
+        if (*at + 1 < size) {
+                size_t fit = size - 1 - *at < n ? size - 1 - *at : n;
+                memcpy(to + *at, s, fit);
+        }
+        *at += n;
+}
+
+static void put_spaces(char *to, size_t size, size_t *at, size_t n)
+{
+        if (*at + 1 < size) {
+                size_t fit = size - 1 - *at < n ? size - 1 - *at : n;
+                memset(to + *at, ' ', fit);
+        }
+        *at += n;
+}
+
+/* The bytes and the count of snprintf(to, size, is_left ? "%-*.*s " : "%*.*s ", width, cut, s),
+   without the format's parse (printf was half of a frame's drawing: a few calls a cell). */
+static size_t put_cell_text(char *to, size_t size, const char *s, int width, int cut, bool is_left)
+{
+        if (width < 0) { /* printf's: a negative width is a left-justified one */
+                is_left = true;
+                width = -width;
+        }
+        size_t n = 0;
+        while ((cut < 0 || n < (size_t)cut) && s[n])
+                n++;
+        size_t pad = (size_t)width > n ? (size_t)width - n : 0, at = 0;
+        if (!is_left)
+                put_spaces(to, size, &at, pad);
+        put_bytes(to, size, &at, s, n);
+        if (is_left)
+                put_spaces(to, size, &at, pad);
+        put_bytes(to, size, &at, " ", 1);
+        if (size)
+                to[at < size ? at : size - 1] = '\0';
+        return at;
+}
+
 static size_t format_row(const struct ui_table *t, uint32_t r, const int *w, char *line,
                          size_t size)
 {
@@ -530,19 +573,24 @@ static size_t format_row(const struct ui_table *t, uint32_t r, const int *w, cha
                 ui_table_format(t, r, c, cell, sizeof(cell));
                 int cut = (int)c == last ? (int)size : w[c];
                 if (t->cols[c].kind == UI_COL_TEXT) {
-                        /* the tree column: indentation and an expand mark */
+                        /* the tree column: indentation and an expand mark (snprintf's "%*s%s%s"
+                           of them, cut as it would be) */
                         char shown[1200];
                         bool is_tree = c + 1 == t->nr_cols;
                         const char *mark = !is_tree                            ? ""
                                            : (t->flags[r] & UI_ROW_EXPANDED)   ? "- "
                                            : (t->flags[r] & UI_ROW_EXPANDABLE) ? "+ "
                                                                                : "";
-                        snprintf(shown, sizeof(shown), "%*s%s%s", is_tree ? 2 * t->depth[r] : 0, "",
-                                 mark, cell);
-                        len += (size_t)snprintf(line + len, size - len, "%-*.*s ", w[c], cut,
-                                                shown);
+                        int indent = is_tree ? 2 * t->depth[r] : 0;
+                        size_t at = 0;
+                        put_spaces(shown, sizeof(shown), &at,
+                                   (size_t)(indent < 0 ? -(int64_t)indent : indent));
+                        put_bytes(shown, sizeof(shown), &at, mark, strlen(mark));
+                        put_bytes(shown, sizeof(shown), &at, cell, strlen(cell));
+                        shown[at < sizeof(shown) ? at : sizeof(shown) - 1] = '\0';
+                        len += put_cell_text(line + len, size - len, shown, w[c], cut, true);
                 } else {
-                        len += (size_t)snprintf(line + len, size - len, "%*.*s ", w[c], cut, cell);
+                        len += put_cell_text(line + len, size - len, cell, w[c], cut, false);
                 }
         }
         if (len >= size)

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -320,12 +321,89 @@ static void test_rows_cache_same_rows(void **state)
                 hot_free(m[k]);
 }
 
+/* pid's samples at 8 addresses from ip. */
+static void unplaced_samples(struct hot *h, uint32_t pid, uint64_t ip, int64_t *t)
+{
+        for (uint32_t k = 0; k < 8; k++) {
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, *t += 1000, pid, pid + 1);
+                ev.sample.ip = ip + k * 8;
+                ev.sample.tid = pid + 1;
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+}
+
+/* How many of the rows by function are of no image. */
+static uint32_t nr_unplaced_rows(struct hot *h)
+{
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows), nr = 0;
+        for (uint32_t i = 0; i < n; i++)
+                nr += rows[i].module == 0;
+        return nr;
+}
+
+/* The rows of places no image held (kept between builds, hot_row_keys.c) follow what comes
+   to place them: a recording's image of their process (its event), and live, a JIT map that
+   the process writes after its samples (sym_locate looks for it once a refresh). */
+static void test_rows_cache_unplaced(void **state)
+{
+        struct sym_store *store = *state;
+        char exe[4096];
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        assert_true(len > 0);
+        exe[len] = '\0';
+        struct hot *h = hot_new(store, 0);
+        int64_t t = 1000000;
+        unplaced_samples(h, 200, 0x7000, &t);
+        /* the first build, the second (which keeps their rows), the third (which reads them) */
+        for (uint32_t b = 0; b < 3; b++)
+                assert_int_equal(nr_unplaced_rows(h), 8);
+        /* the image comes, with its event */
+        struct sym_image im = {200, 0x7000, 0x1000, 0, exe, NULL, 0, 0, 0};
+        sym_image_load(store, &im);
+        struct kevent ev = ev_base(KEV_IMAGE, 0, t += 1000, 200, 0);
+        ev.image.pid = 200;
+        ev.image.base = 0x7000;
+        ev.image.size = 0x1000;
+        ev.image.file_name = exe;
+        hot_event(h, &ev);
+        assert_int_equal(nr_unplaced_rows(h), 0);
+        hot_free(h);
+
+        /* live: a process's JIT map, written after its samples */
+        uint32_t pid = (uint32_t)getpid();
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+        unlink(path);
+        struct sym_options o = {.is_live = true, .is_synchronous = true, .log = quiet_log};
+        struct sym_store *live = NULL;
+        assert_int_equal(sym_store_new(&live, &o), 0);
+        h = hot_new(live, 0);
+        unplaced_samples(h, pid, 0x10000010, &t);
+        for (uint32_t b = 0; b < 3; b++) {
+                sym_store_poll(live); /* the screen's refresh */
+                assert_int_equal(nr_unplaced_rows(h), 8);
+        }
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "10000000 100 jit_compiled_loop\n");
+        fclose(f);
+        sym_store_poll(live);
+        uint32_t nr = nr_unplaced_rows(h);
+        unlink(path);
+        assert_int_equal(nr, 0);
+        hot_free(h);
+        sym_store_free(live);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fold_lists_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fold_few_ended_no_scan, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_cache_unplaced, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
