@@ -61,6 +61,7 @@ struct feed {
         bool is_perf_data; /* the file is a perf.data (read converted) */
         pthread_t thread;
         bool has_thread;
+        size_t max_message;     /* the queue's largest record (spsc_max_message), read once */
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
         uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
         uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
@@ -115,15 +116,18 @@ static void record_copy(uint8_t *to, const EVENT_RECORD *rec)
         if (rec->ExtendedData) {
                 EVENT_HEADER_EXTENDED_DATA_ITEM *items = (EVENT_HEADER_EXTENDED_DATA_ITEM *)at;
                 size_t n = rec->ExtendedDataCount;
-                memcpy(items, rec->ExtendedData, n * sizeof(*items));
                 c->ExtendedData = items;
                 at += n * sizeof(*items);
+                /* each item written once, its pointer already the copy's (a record has one or
+                   two: a memcpy of the array, then a pass to mend it, cost more) */
                 for (size_t i = 0; i < n; i++) {
-                        if (!items[i].DataPtr)
-                                continue;
-                        memcpy(at, (const void *)(uintptr_t)items[i].DataPtr, items[i].DataSize);
-                        items[i].DataPtr = (ULONGLONG)(uintptr_t)at;
-                        at += round8(items[i].DataSize);
+                        EVENT_HEADER_EXTENDED_DATA_ITEM it = rec->ExtendedData[i];
+                        if (it.DataPtr) {
+                                memcpy(at, (const void *)(uintptr_t)it.DataPtr, it.DataSize);
+                                it.DataPtr = (ULONGLONG)(uintptr_t)at;
+                                at += round8(it.DataSize);
+                        }
+                        items[i] = it;
                 }
         }
         if (rec->UserData) {
@@ -186,8 +190,9 @@ static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
 {
         struct feed *f = rec->UserContext;
         size_t len = record_size(rec);
-        uint8_t *to = len <= spsc_max_message(f->queue) ? spsc_reserve(f->queue, len) : NULL;
-        if (!to && len <= spsc_max_message(f->queue))
+        bool fits = len <= f->max_message;
+        uint8_t *to = fits ? spsc_reserve(f->queue, len) : NULL;
+        if (!to && fits)
                 to = wait_for_room(f, len);
         if (!to) {
                 atomic_fetch_add(&f->nr_dropped, 1);
@@ -234,6 +239,7 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         f->slice_records = FEED_SLICE_RECORDS;
         if (is_threaded) {
                 f->queue = spsc_new(FEED_QUEUE_BYTES);
+                f->max_message = spsc_max_message(f->queue);
                 f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 f->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 if (f->wake_fd < 0 || f->room_fd < 0) {
