@@ -61,6 +61,7 @@ struct feed {
         bool is_perf_data; /* the file is a perf.data (read converted) */
         pthread_t thread;
         bool has_thread;
+        size_t max_message;     /* the queue's largest record (spsc_max_message), read once */
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
         uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
         uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
@@ -68,6 +69,8 @@ struct feed {
         bool is_done_seen;      /* the consumer saw it (feed_is_done said so) */
         atomic_uint_fast64_t nr_buffers_read;
         atomic_uint_fast64_t nr_dropped; /* records that did not fit the queue */
+        atomic_uint nr_wakes;            /* wake_fd's signals, counted after each write */
+        unsigned nr_wakes_cleared;       /* the count feed_arm last cleared (consumer's) */
         uint64_t nr_buffers;
         ULONG status;
 };
@@ -115,15 +118,18 @@ static void record_copy(uint8_t *to, const EVENT_RECORD *rec)
         if (rec->ExtendedData) {
                 EVENT_HEADER_EXTENDED_DATA_ITEM *items = (EVENT_HEADER_EXTENDED_DATA_ITEM *)at;
                 size_t n = rec->ExtendedDataCount;
-                memcpy(items, rec->ExtendedData, n * sizeof(*items));
                 c->ExtendedData = items;
                 at += n * sizeof(*items);
+                /* each item written once, its pointer already the copy's (a record has one or
+                   two: a memcpy of the array, then a pass to mend it, cost more) */
                 for (size_t i = 0; i < n; i++) {
-                        if (!items[i].DataPtr)
-                                continue;
-                        memcpy(at, (const void *)(uintptr_t)items[i].DataPtr, items[i].DataSize);
-                        items[i].DataPtr = (ULONGLONG)(uintptr_t)at;
-                        at += round8(items[i].DataSize);
+                        EVENT_HEADER_EXTENDED_DATA_ITEM it = rec->ExtendedData[i];
+                        if (it.DataPtr) {
+                                memcpy(at, (const void *)(uintptr_t)it.DataPtr, it.DataSize);
+                                it.DataPtr = (ULONGLONG)(uintptr_t)at;
+                                at += round8(it.DataSize);
+                        }
+                        items[i] = it;
                 }
         }
         if (rec->UserData) {
@@ -140,11 +146,13 @@ static void event_signal(int fd)
         }
 }
 
+/* One read: an eventfd's read takes its whole count (no EFD_SEMAPHORE), so a second one only
+   ever said EAGAIN. */
 static void event_clear(int fd)
 {
         uint64_t n;
-        while (read(fd, &n, sizeof(n)) > 0) {
-                /* a wake already answered */
+        if (read(fd, &n, sizeof(n)) < 0) {
+                /* EAGAIN: no wake was due */
         }
 }
 
@@ -157,8 +165,10 @@ static void hand_over(struct feed *f)
            this sees it asleep and wakes it */
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load_explicit(&f->is_sleeping, memory_order_relaxed) &&
-            atomic_exchange(&f->is_sleeping, false))
+            atomic_exchange(&f->is_sleeping, false)) {
                 event_signal(f->wake_fd);
+                atomic_fetch_add_explicit(&f->nr_wakes, 1, memory_order_release);
+        }
 }
 
 /* Room for len bytes, once the consumer has made it; NULL when feed_close gave up on it. */
@@ -186,8 +196,9 @@ static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
 {
         struct feed *f = rec->UserContext;
         size_t len = record_size(rec);
-        uint8_t *to = len <= spsc_max_message(f->queue) ? spsc_reserve(f->queue, len) : NULL;
-        if (!to && len <= spsc_max_message(f->queue))
+        bool fits = len <= f->max_message;
+        uint8_t *to = fits ? spsc_reserve(f->queue, len) : NULL;
+        if (!to && fits)
                 to = wait_for_room(f, len);
         if (!to) {
                 atomic_fetch_add(&f->nr_dropped, 1);
@@ -234,6 +245,7 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         f->slice_records = FEED_SLICE_RECORDS;
         if (is_threaded) {
                 f->queue = spsc_new(FEED_QUEUE_BYTES);
+                f->max_message = spsc_max_message(f->queue);
                 f->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 f->room_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
                 if (f->wake_fd < 0 || f->room_fd < 0) {
@@ -448,7 +460,15 @@ bool feed_arm(struct feed *f)
 {
         if (!f->queue)
                 return true;
-        event_clear(f->wake_fd); /* an earlier wake, already answered */
+        /* an earlier wake, already answered: read only when one was sent since the last
+           clear (most turns of the screen's loop had none, and their read said EAGAIN). The
+           count goes up after the write, so a wake seen counted is there to read; one written
+           but not yet counted leaves the fd readable, and the next turn clears it. */
+        unsigned nr_wakes = atomic_load_explicit(&f->nr_wakes, memory_order_acquire);
+        if (nr_wakes != f->nr_wakes_cleared) {
+                f->nr_wakes_cleared = nr_wakes;
+                event_clear(f->wake_fd);
+        }
         atomic_store(&f->is_sleeping, true);
         atomic_thread_fence(memory_order_seq_cst);
         if (!spsc_is_empty(f->queue) || (atomic_load(&f->is_done) && !f->is_done_seen)) {
