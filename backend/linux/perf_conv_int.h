@@ -316,6 +316,8 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
+struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most);
+void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr);
 void conv_stack_pool_free(struct conv_stack_pool *pool);
 void conv_stacks_set(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
@@ -323,6 +325,10 @@ int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid
                     uint32_t nr);
 uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
                              const struct perf_sample *s, bool is_ip_first);
+/* conv_collect_frames into frames (room for CONV_MAX_FRAMES, or for the callchain and ip when
+   ev walks by frame pointers) rather than c->frames. */
+uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
+                                const struct perf_sample *s, bool is_ip_first, uint64_t *frames);
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
    when there was no room (the caller collects and emits as usual); *rc: emit's. */

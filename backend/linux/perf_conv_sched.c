@@ -327,6 +327,25 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
         return is_own;
 }
 
+/* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) collected straight into
+   the array kept for old_tid's next switch-in; into c->frames when none is kept (the thread
+   ended, or the kept stacks are at their limit), for the kernel addresses it notes all the
+   same. The chain gives at most its entries as frames: the array's room. */
+static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const struct perf_sample *s, uint32_t old_tid, bool is_ended)
+{
+        uint32_t most =
+                s->nr_callchain < CONV_MAX_FRAMES ? (uint32_t)s->nr_callchain : CONV_MAX_FRAMES;
+        struct conv_stack *k = is_ended ? NULL : conv_stack_room(c, old_tid, most);
+        if (!k) {
+                uint32_t nr = conv_collect_frames(c, ev, s, false);
+                if (is_ended || !nr)
+                        conv_stack_keep(c, old_tid, s->pid, 0);
+                return;
+        }
+        conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
+}
+
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev)
 {
@@ -364,7 +383,11 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
            chains of samples and wake-ups (a CSwitch's frames give its wait reason first) */
         bool is_late = ev->has_stack && c->has_sink && ev->walk == PERF_CONV_WALK_FP &&
                        (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
-        if (ev->has_stack && !is_late)
+        /* a frame-pointer CSwitch's chain is collected once the switch's old thread is known,
+           into the array kept for that thread's next switch-in (no copy from c->frames) */
+        bool is_kept_late = ev->has_stack && ev->kind == PERF_CONV_CSWITCH &&
+                            ev->walk == PERF_CONV_WALK_FP && s.raw;
+        if (ev->has_stack && !is_late && !is_kept_late)
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         /* the record is assembled where the writer keeps it (no copy through emit); its size
            is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
@@ -402,7 +425,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
-                if (ev->has_stack)
+                if (is_kept_late)
+                        keep_switch_out_chain(c, ev, &s, old_tid, is_ended);
+                else if (ev->has_stack)
                         conv_stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
                 if (rc == 0 && c->has_switch_stacks)
                         rc = conv_emit_switch_in_stack(c, cpu, ts, new_tid);
