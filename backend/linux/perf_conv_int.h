@@ -200,6 +200,11 @@ struct state_memo {
 struct tp_cache {
         const struct perf_tp_format *tp;  /* borrowed; NULL: empty */
         const struct perf_tp_field *f[8]; /* tp_fields' answers, in tp */
+        /* sched_switch's five fields in the layout every kernel gives them (pids and prios
+           signed 4-byte, the state 8-byte): their offsets, and the end of the last one (0: not
+           that layout) */
+        uint16_t switch_off[5];
+        uint16_t switch_end;
 };
 
 struct perf_conv {

@@ -76,9 +76,27 @@ enum tp_field_id {
         NR_TPF
 };
 
-/* conv_tp_fields of a format not among the last three: its fields looked up, the oldest entry
+/* Whether t's fields are sched_switch's in its usual layout (tp_cache's switch_off, switch_end). */
+static void switch_layout(struct tp_cache *t)
+{
+        static const uint8_t ids[5] = {TPF_PREV_PID, TPF_NEXT_PID, TPF_PREV_PRIO, TPF_NEXT_PRIO,
+                                       TPF_PREV_STATE};
+        uint32_t end = 0;
+        t->switch_end = 0;
+        for (uint32_t i = 0; i < 5; i++) {
+                const struct perf_tp_field *f = t->f[ids[i]];
+                uint16_t size = ids[i] == TPF_PREV_STATE ? 8 : 4;
+                if (!f || f->size != size || (size == 4 && !f->is_signed))
+                        return;
+                t->switch_off[i] = f->offset;
+                end = (uint32_t)f->offset + size > end ? (uint32_t)f->offset + size : end;
+        }
+        t->switch_end = (uint16_t)(end > UINT16_MAX ? 0 : end);
+}
+
+/* conv_tp_cache of a format not among the last three: its fields looked up, the oldest entry
    replaced. */
-static __attribute__((noinline)) const struct perf_tp_field *const *
+static __attribute__((noinline)) const struct tp_cache *
 tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
 {
         static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
@@ -86,9 +104,9 @@ tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
                                                   "common_flags", "state"};
         _Static_assert(NR_TPF == sizeof(c->tp_cache[0].f) / sizeof(c->tp_cache[0].f[0]),
                        "tp_cache holds every field");
-        static const struct perf_tp_field *const none[NR_TPF];
+        static const struct tp_cache none;
         if (!tp)
-                return none;
+                return &none;
         /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
            replaced */
         struct tp_cache *t = &c->tp_cache[0];
@@ -97,22 +115,29 @@ tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
                 t->f[i] = perf_tp_field_find(tp, names[i]);
-        return t->f;
+        switch_layout(t);
+        return t;
+}
+
+static inline const struct tp_cache *conv_tp_cache(struct perf_conv *c,
+                                                   const struct perf_tp_format *tp)
+{
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (tp && tp->nr_memo) {
+                if (c->tp_cache[0].tp == tp)
+                        return &c->tp_cache[0];
+                if (c->tp_cache[1].tp == tp)
+                        return &c->tp_cache[1];
+                if (c->tp_cache[2].tp == tp)
+                        return &c->tp_cache[2];
+        }
+        return tp_fields_slow(c, tp);
 }
 
 static inline const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
                                                                 const struct perf_tp_format *tp)
 {
-        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
-        if (tp && tp->nr_memo) {
-                if (c->tp_cache[0].tp == tp)
-                        return c->tp_cache[0].f;
-                if (c->tp_cache[1].tp == tp)
-                        return c->tp_cache[1].f;
-                if (c->tp_cache[2].tp == tp)
-                        return c->tp_cache[2].f;
-        }
-        return tp_fields_slow(c, tp);
+        return conv_tp_cache(c, tp)->f;
 }
 
 /* perf_tp_field_get's value of field f (fallback when it has none), without its call: this runs
@@ -265,12 +290,25 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
                                  const struct perf_sample *s, uint32_t cpu, uint64_t ts,
                                  uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
 {
-        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
-        int64_t prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
-        int64_t next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
-        int64_t prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
-        int64_t next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
-        int64_t prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
+        const struct tp_cache *t = conv_tp_cache(c, ev->tp);
+        int64_t prev_pid, next_pid, prev_prio, next_prio, prev_state;
+        if (t->switch_end && s->raw_size >= t->switch_end) {
+                /* the usual layout, every field inside the raw data: read as tp_get would,
+                   without its checks (this runs at every switch) */
+                const uint8_t *r = s->raw;
+                prev_pid = (int32_t)le_get32(r + t->switch_off[0]);
+                next_pid = (int32_t)le_get32(r + t->switch_off[1]);
+                prev_prio = (int32_t)le_get32(r + t->switch_off[2]);
+                next_prio = (int32_t)le_get32(r + t->switch_off[3]);
+                prev_state = (int64_t)le_get64(r + t->switch_off[4]);
+        } else {
+                const struct perf_tp_field *const *f = t->f;
+                prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
+                next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
+                prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
+                next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
+                prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
+        }
         uint64_t ps = (uint64_t)prev_state;
         struct state_memo *m = &c->ps_memo[(ps ^ (ps >> 8)) & 7];
         if (!m->tp || m->tp != ev->tp || m->prev_state != ps) {
