@@ -205,6 +205,9 @@ struct tp_cache {
            that layout) */
         uint16_t switch_off[5];
         uint16_t switch_end;
+        /* sched_waking's pid (signed 4-byte) and common_flags (1 byte) the same way */
+        uint16_t ready_off[2];
+        uint16_t ready_end;
 };
 
 struct perf_conv {

@@ -76,22 +76,35 @@ enum tp_field_id {
         NR_TPF
 };
 
-/* Whether t's fields are sched_switch's in its usual layout (tp_cache's switch_off, switch_end). */
-static void switch_layout(struct tp_cache *t)
+/* The end of the last of t's nr fields ids when each has its size and is signed as every kernel
+   lays it out, their offsets in off; 0 when one differs or is missing. */
+static uint16_t plain_layout(const struct tp_cache *t, const uint8_t *ids, const uint8_t *sizes,
+                             const bool *is_signed, uint32_t nr, uint16_t *off)
 {
-        static const uint8_t ids[5] = {TPF_PREV_PID, TPF_NEXT_PID, TPF_PREV_PRIO, TPF_NEXT_PRIO,
-                                       TPF_PREV_STATE};
         uint32_t end = 0;
-        t->switch_end = 0;
-        for (uint32_t i = 0; i < 5; i++) {
+        for (uint32_t i = 0; i < nr; i++) {
                 const struct perf_tp_field *f = t->f[ids[i]];
-                uint16_t size = ids[i] == TPF_PREV_STATE ? 8 : 4;
-                if (!f || f->size != size || (size == 4 && !f->is_signed))
-                        return;
-                t->switch_off[i] = f->offset;
-                end = (uint32_t)f->offset + size > end ? (uint32_t)f->offset + size : end;
+                if (!f || f->size != sizes[i] || f->is_signed != is_signed[i])
+                        return 0;
+                off[i] = f->offset;
+                end = (uint32_t)f->offset + sizes[i] > end ? (uint32_t)f->offset + sizes[i] : end;
         }
-        t->switch_end = (uint16_t)(end > UINT16_MAX ? 0 : end);
+        return (uint16_t)(end > UINT16_MAX ? 0 : end);
+}
+
+/* Whether t's fields are sched_switch's, or sched_waking's, in their usual layout (tp_cache's
+   switch_off and switch_end, ready_off and ready_end). */
+static void plain_layouts(struct tp_cache *t)
+{
+        static const uint8_t sw_ids[5] = {TPF_PREV_PID, TPF_NEXT_PID, TPF_PREV_PRIO, TPF_NEXT_PRIO,
+                                          TPF_PREV_STATE};
+        static const uint8_t sw_sizes[5] = {4, 4, 4, 4, 8};
+        static const bool sw_signed[5] = {true, true, true, true, true};
+        static const uint8_t rd_ids[2] = {TPF_PID, TPF_COMMON_FLAGS};
+        static const uint8_t rd_sizes[2] = {4, 1};
+        static const bool rd_signed[2] = {true, false};
+        t->switch_end = plain_layout(t, sw_ids, sw_sizes, sw_signed, 5, t->switch_off);
+        t->ready_end = plain_layout(t, rd_ids, rd_sizes, rd_signed, 2, t->ready_off);
 }
 
 /* conv_tp_cache of a format not among the last three: its fields looked up, the oldest entry
@@ -115,7 +128,7 @@ tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
                 t->f[i] = perf_tp_field_find(tp, names[i]);
-        switch_layout(t);
+        plain_layouts(t);
         return t;
 }
 
@@ -333,9 +346,16 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
 static uint32_t build_ready_thread(struct perf_conv *c, uint8_t *p,
                                    const struct perf_conv_event *ev, const struct perf_sample *s)
 {
-        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
-        int64_t pid = tp_get(f[TPF_PID], s, 0);
-        int64_t flags = tp_get(f[TPF_COMMON_FLAGS], s, 0);
+        const struct tp_cache *t = conv_tp_cache(c, ev->tp);
+        int64_t pid, flags;
+        if (t->ready_end && s->raw_size >= t->ready_end) {
+                /* the usual layout, both inside the raw data: read as tp_get would, unchecked */
+                pid = (int32_t)le_get32(s->raw + t->ready_off[0]);
+                flags = s->raw[t->ready_off[1]];
+        } else {
+                pid = tp_get(t->f[TPF_PID], s, 0);
+                flags = tp_get(t->f[TPF_COMMON_FLAGS], s, 0);
+        }
 
         memset(p, 0, 8);
         st32(p, (uint32_t)pid);

@@ -1415,6 +1415,42 @@ static void test_sched_waking(void **state)
         assert_int_equal(k->ev.stack.nr_frames, 2);
 }
 
+/* sched_waking's pid and flags are read without a check each when the raw data holds both; a
+   record whose raw data stops inside pid takes its default (0), whatever bytes follow, and its
+   flags all the same. */
+static void test_sched_waking_raw_cut_short(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_waking};
+        add_event(42, &ev);
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 777);
+        put_at(raw, &fmt_waking, "common_flags", 0x08); /* hardirq */
+        struct rb r;
+        uint64_t ts = START + 9000;
+        for (uint32_t i = 0; i < 2; i++) {
+                rb_sample_head(&r, 42, 0xffffffff81900000ull, 700, 701, ts + i, 0, false);
+                rb_u32(&r, i == 0 ? sizeof(raw) : 26); /* the second cut inside pid */
+                rb_bytes(&r, raw, sizeof(raw));
+                rb_pad8(&r);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        read_back();
+
+        assert_int_equal(count(KEV_READY_THREAD), 2);
+        const struct cap *c = find(KEV_READY_THREAD, 0);
+        assert_int_equal(c->ev.ready_thread.tid, 777);
+        assert_int_equal(c->ev.ready_thread.flags, 1);
+        c = find(KEV_READY_THREAD, 1);
+        assert_int_equal(c->ev.ready_thread.tid, 0);
+        assert_int_equal(c->ev.ready_thread.flags, 1);
+}
+
 /* A sched_switch sample of event id (IDENTIFIER|IP|TID|TIME|CPU|RAW, Linux 6.18 layout). */
 static void rb_sched_switch(struct rb *r, uint64_t id, uint32_t prev, uint32_t next,
                             int64_t prev_state, uint64_t time, uint32_t cpu)
@@ -2408,6 +2444,7 @@ int main(void)
                 cmocka_unit_test(test_tracepoint_format),
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_switch_raw_cut_short, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sched_waking_raw_cut_short, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_previous_cstate, setup, teardown),
