@@ -280,7 +280,6 @@ void conv_proc_free_images(struct conv_proc *p);
 void conv_proc_release(struct conv_proc *p);
 int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size);
 const struct perf_conv_event *conv_event_of_id(struct perf_conv *c, uint64_t id);
-uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu);
 uint32_t conv_put_cstr(uint8_t *dst, const char *s, size_t max);
 const char *conv_clip(char *buf, const char *s, size_t max);
 uint32_t conv_record_system64_pmc(uint8_t *dst, uint16_t hook, uint8_t version, uint32_t tid,
@@ -383,6 +382,28 @@ static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, 
                 return c->ops.emit(c->ctx, cpu, rec, size);
         c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
+}
+
+/* The writer CPU of a record: the CPU it says, when it says one in range, else its ring's.
+   Inline, as conv_stamp: both run for every record converted. */
+static inline uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu,
+                                       uint32_t ring_cpu)
+{
+        return has_cpu && cpu < c->nr_cpus ? cpu : ring_cpu;
+}
+
+/* perf_conv_stamp: ts, or cpu's last stamp when ts is older (clamped: a CPU's records stay in
+   order). */
+static inline uint64_t conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts)
+{
+        if (cpu >= c->nr_cpus)
+                return ts;
+        if (__builtin_expect(ts < c->last_ts[cpu], 0)) {
+                c->st.nr_clamped++;
+                return c->last_ts[cpu];
+        }
+        c->last_ts[cpu] = ts;
+        return ts;
 }
 
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)

@@ -431,7 +431,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
 
         uint32_t cpu =
                 conv_writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, s.time);
+        uint64_t ts = conv_stamp(c, cpu, s.time);
         uint8_t *p = c->payload;
         uint32_t rsize, nr_frames = 0;
         int rc;
@@ -676,7 +676,7 @@ int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         const struct conv_task *ot = conv_umap_find(&c->tasks, old_tid);
         int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
         int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
-        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint64_t ts = conv_stamp(c, cpu, sid.time);
         uint32_t n = conv_build_cswitch(c, c->payload, cpu, ts, new_tid, old_tid, new_prio,
                                         old_prio, st);
         c->st.nr_cswitch_repaired++;
