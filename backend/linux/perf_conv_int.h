@@ -200,6 +200,14 @@ struct state_memo {
 struct tp_cache {
         const struct perf_tp_format *tp;  /* borrowed; NULL: empty */
         const struct perf_tp_field *f[8]; /* tp_fields' answers, in tp */
+        /* sched_switch's five fields in the layout every kernel gives them (pids and prios
+           signed 4-byte, the state 8-byte): their offsets, and the end of the last one (0: not
+           that layout) */
+        uint16_t switch_off[5];
+        uint16_t switch_end;
+        /* sched_waking's pid (signed 4-byte) and common_flags (1 byte) the same way */
+        uint16_t ready_off[2];
+        uint16_t ready_end;
 };
 
 struct perf_conv {
@@ -272,7 +280,6 @@ void conv_proc_free_images(struct conv_proc *p);
 void conv_proc_release(struct conv_proc *p);
 int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size);
 const struct perf_conv_event *conv_event_of_id(struct perf_conv *c, uint64_t id);
-uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu);
 uint32_t conv_put_cstr(uint8_t *dst, const char *s, size_t max);
 const char *conv_clip(char *buf, const char *s, size_t max);
 uint32_t conv_record_system64_pmc(uint8_t *dst, uint16_t hook, uint8_t version, uint32_t tid,
@@ -316,6 +323,8 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
+struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most);
+void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr);
 void conv_stack_pool_free(struct conv_stack_pool *pool);
 void conv_stacks_set(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
@@ -323,6 +332,10 @@ int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid
                     uint32_t nr);
 uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
                              const struct perf_sample *s, bool is_ip_first);
+/* conv_collect_frames into frames (room for CONV_MAX_FRAMES, or for the callchain and ip when
+   ev walks by frame pointers) rather than c->frames. */
+uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
+                                const struct perf_sample *s, bool is_ip_first, uint64_t *frames);
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
    when there was no room (the caller collects and emits as usual); *rc: emit's. */
@@ -369,6 +382,28 @@ static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, 
                 return c->ops.emit(c->ctx, cpu, rec, size);
         c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
+}
+
+/* The writer CPU of a record: the CPU it says, when it says one in range, else its ring's.
+   Inline, as conv_stamp: both run for every record converted. */
+static inline uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu,
+                                       uint32_t ring_cpu)
+{
+        return has_cpu && cpu < c->nr_cpus ? cpu : ring_cpu;
+}
+
+/* perf_conv_stamp: ts, or cpu's last stamp when ts is older (clamped: a CPU's records stay in
+   order). */
+static inline uint64_t conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts)
+{
+        if (cpu >= c->nr_cpus)
+                return ts;
+        if (__builtin_expect(ts < c->last_ts[cpu], 0)) {
+                c->st.nr_clamped++;
+                return c->last_ts[cpu];
+        }
+        c->last_ts[cpu] = ts;
+        return ts;
 }
 
 static inline void note_kaddr(struct perf_conv *c, uint64_t a)

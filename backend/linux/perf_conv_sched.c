@@ -76,9 +76,40 @@ enum tp_field_id {
         NR_TPF
 };
 
-/* conv_tp_fields of a format not among the last three: its fields looked up, the oldest entry
+/* The end of the last of t's nr fields ids when each has its size and is signed as every kernel
+   lays it out, their offsets in off; 0 when one differs or is missing. */
+static uint16_t plain_layout(const struct tp_cache *t, const uint8_t *ids, const uint8_t *sizes,
+                             const bool *is_signed, uint32_t nr, uint16_t *off)
+{
+        uint32_t end = 0;
+        for (uint32_t i = 0; i < nr; i++) {
+                const struct perf_tp_field *f = t->f[ids[i]];
+                if (!f || f->size != sizes[i] || f->is_signed != is_signed[i])
+                        return 0;
+                off[i] = f->offset;
+                end = (uint32_t)f->offset + sizes[i] > end ? (uint32_t)f->offset + sizes[i] : end;
+        }
+        return (uint16_t)(end > UINT16_MAX ? 0 : end);
+}
+
+/* Whether t's fields are sched_switch's, or sched_waking's, in their usual layout (tp_cache's
+   switch_off and switch_end, ready_off and ready_end). */
+static void plain_layouts(struct tp_cache *t)
+{
+        static const uint8_t sw_ids[5] = {TPF_PREV_PID, TPF_NEXT_PID, TPF_PREV_PRIO, TPF_NEXT_PRIO,
+                                          TPF_PREV_STATE};
+        static const uint8_t sw_sizes[5] = {4, 4, 4, 4, 8};
+        static const bool sw_signed[5] = {true, true, true, true, true};
+        static const uint8_t rd_ids[2] = {TPF_PID, TPF_COMMON_FLAGS};
+        static const uint8_t rd_sizes[2] = {4, 1};
+        static const bool rd_signed[2] = {true, false};
+        t->switch_end = plain_layout(t, sw_ids, sw_sizes, sw_signed, 5, t->switch_off);
+        t->ready_end = plain_layout(t, rd_ids, rd_sizes, rd_signed, 2, t->ready_off);
+}
+
+/* conv_tp_cache of a format not among the last three: its fields looked up, the oldest entry
    replaced. */
-static __attribute__((noinline)) const struct perf_tp_field *const *
+static __attribute__((noinline)) const struct tp_cache *
 tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
 {
         static const char *const names[NR_TPF] = {"prev_pid",     "next_pid",   "prev_prio",
@@ -86,9 +117,9 @@ tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
                                                   "common_flags", "state"};
         _Static_assert(NR_TPF == sizeof(c->tp_cache[0].f) / sizeof(c->tp_cache[0].f[0]),
                        "tp_cache holds every field");
-        static const struct perf_tp_field *const none[NR_TPF];
+        static const struct tp_cache none;
         if (!tp)
-                return none;
+                return &none;
         /* sched_switch, sched_waking and cpu_idle alternate: three entries, the oldest one
            replaced */
         struct tp_cache *t = &c->tp_cache[0];
@@ -97,22 +128,29 @@ tp_fields_slow(struct perf_conv *c, const struct perf_tp_format *tp)
         t->tp = tp;
         for (int i = 0; i < NR_TPF; i++)
                 t->f[i] = perf_tp_field_find(tp, names[i]);
-        return t->f;
+        plain_layouts(t);
+        return t;
+}
+
+static inline const struct tp_cache *conv_tp_cache(struct perf_conv *c,
+                                                   const struct perf_tp_format *tp)
+{
+        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
+        if (tp && tp->nr_memo) {
+                if (c->tp_cache[0].tp == tp)
+                        return &c->tp_cache[0];
+                if (c->tp_cache[1].tp == tp)
+                        return &c->tp_cache[1];
+                if (c->tp_cache[2].tp == tp)
+                        return &c->tp_cache[2];
+        }
+        return tp_fields_slow(c, tp);
 }
 
 static inline const struct perf_tp_field *const *conv_tp_fields(struct perf_conv *c,
                                                                 const struct perf_tp_format *tp)
 {
-        /* an empty memo: the format was parsed again since (perf_tp_field_find fills it) */
-        if (tp && tp->nr_memo) {
-                if (c->tp_cache[0].tp == tp)
-                        return c->tp_cache[0].f;
-                if (c->tp_cache[1].tp == tp)
-                        return c->tp_cache[1].f;
-                if (c->tp_cache[2].tp == tp)
-                        return c->tp_cache[2].f;
-        }
-        return tp_fields_slow(c, tp);
+        return conv_tp_cache(c, tp)->f;
 }
 
 /* perf_tp_field_get's value of field f (fallback when it has none), without its call: this runs
@@ -265,12 +303,25 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
                                  const struct perf_sample *s, uint32_t cpu, uint64_t ts,
                                  uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
 {
-        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
-        int64_t prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
-        int64_t next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
-        int64_t prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
-        int64_t next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
-        int64_t prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
+        const struct tp_cache *t = conv_tp_cache(c, ev->tp);
+        int64_t prev_pid, next_pid, prev_prio, next_prio, prev_state;
+        if (t->switch_end && s->raw_size >= t->switch_end) {
+                /* the usual layout, every field inside the raw data: read as tp_get would,
+                   without its checks (this runs at every switch) */
+                const uint8_t *r = s->raw;
+                prev_pid = (int32_t)le_get32(r + t->switch_off[0]);
+                next_pid = (int32_t)le_get32(r + t->switch_off[1]);
+                prev_prio = (int32_t)le_get32(r + t->switch_off[2]);
+                next_prio = (int32_t)le_get32(r + t->switch_off[3]);
+                prev_state = (int64_t)le_get64(r + t->switch_off[4]);
+        } else {
+                const struct perf_tp_field *const *f = t->f;
+                prev_pid = tp_get(f[TPF_PREV_PID], s, s->tid);
+                next_pid = tp_get(f[TPF_NEXT_PID], s, 0);
+                prev_prio = tp_get(f[TPF_PREV_PRIO], s, 120);
+                next_prio = tp_get(f[TPF_NEXT_PRIO], s, 120);
+                prev_state = tp_get(f[TPF_PREV_STATE], s, 0);
+        }
         uint64_t ps = (uint64_t)prev_state;
         struct state_memo *m = &c->ps_memo[(ps ^ (ps >> 8)) & 7];
         if (!m->tp || m->tp != ev->tp || m->prev_state != ps) {
@@ -295,9 +346,16 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
 static uint32_t build_ready_thread(struct perf_conv *c, uint8_t *p,
                                    const struct perf_conv_event *ev, const struct perf_sample *s)
 {
-        const struct perf_tp_field *const *f = conv_tp_fields(c, ev->tp);
-        int64_t pid = tp_get(f[TPF_PID], s, 0);
-        int64_t flags = tp_get(f[TPF_COMMON_FLAGS], s, 0);
+        const struct tp_cache *t = conv_tp_cache(c, ev->tp);
+        int64_t pid, flags;
+        if (t->ready_end && s->raw_size >= t->ready_end) {
+                /* the usual layout, both inside the raw data: read as tp_get would, unchecked */
+                pid = (int32_t)le_get32(s->raw + t->ready_off[0]);
+                flags = s->raw[t->ready_off[1]];
+        } else {
+                pid = tp_get(t->f[TPF_PID], s, 0);
+                flags = tp_get(t->f[TPF_COMMON_FLAGS], s, 0);
+        }
 
         memset(p, 0, 8);
         st32(p, (uint32_t)pid);
@@ -327,6 +385,25 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
         return is_own;
 }
 
+/* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) collected straight into
+   the array kept for old_tid's next switch-in; into c->frames when none is kept (the thread
+   ended, or the kept stacks are at their limit), for the kernel addresses it notes all the
+   same. The chain gives at most its entries as frames: the array's room. */
+static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const struct perf_sample *s, uint32_t old_tid, bool is_ended)
+{
+        uint32_t most =
+                s->nr_callchain < CONV_MAX_FRAMES ? (uint32_t)s->nr_callchain : CONV_MAX_FRAMES;
+        struct conv_stack *k = is_ended ? NULL : conv_stack_room(c, old_tid, most);
+        if (!k) {
+                uint32_t nr = conv_collect_frames(c, ev, s, false);
+                if (is_ended || !nr)
+                        conv_stack_keep(c, old_tid, s->pid, 0);
+                return;
+        }
+        conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
+}
+
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev)
 {
@@ -354,7 +431,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
 
         uint32_t cpu =
                 conv_writer_cpu(c, (ev->sample_type & PERF_SAMPLE_CPU) != 0, s.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, s.time);
+        uint64_t ts = conv_stamp(c, cpu, s.time);
         uint8_t *p = c->payload;
         uint32_t rsize, nr_frames = 0;
         int rc;
@@ -364,7 +441,11 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
            chains of samples and wake-ups (a CSwitch's frames give its wait reason first) */
         bool is_late = ev->has_stack && c->has_sink && ev->walk == PERF_CONV_WALK_FP &&
                        (is_ip_first || ev->kind == PERF_CONV_READY_THREAD);
-        if (ev->has_stack && !is_late)
+        /* a frame-pointer CSwitch's chain is collected once the switch's old thread is known,
+           into the array kept for that thread's next switch-in (no copy from c->frames) */
+        bool is_kept_late = ev->has_stack && ev->kind == PERF_CONV_CSWITCH &&
+                            ev->walk == PERF_CONV_WALK_FP && s.raw;
+        if (ev->has_stack && !is_late && !is_kept_late)
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         /* the record is assembled where the writer keeps it (no copy through emit); its size
            is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
@@ -402,7 +483,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
-                if (ev->has_stack)
+                if (is_kept_late)
+                        keep_switch_out_chain(c, ev, &s, old_tid, is_ended);
+                else if (ev->has_stack)
                         conv_stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
                 if (rc == 0 && c->has_switch_stacks)
                         rc = conv_emit_switch_in_stack(c, cpu, ts, new_tid);
@@ -593,7 +676,7 @@ int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         const struct conv_task *ot = conv_umap_find(&c->tasks, old_tid);
         int64_t new_prio = nt && nt->prio >= 0 ? nt->prio : 120; /* unknown: nice 0 */
         int64_t old_prio = ot && ot->prio >= 0 ? ot->prio : 120;
-        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint64_t ts = conv_stamp(c, cpu, sid.time);
         uint32_t n = conv_build_cswitch(c, c->payload, cpu, ts, new_tid, old_tid, new_prio,
                                         old_prio, st);
         c->st.nr_cswitch_repaired++;

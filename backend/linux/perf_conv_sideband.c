@@ -124,7 +124,7 @@ int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
         size_t max = size - 16 < 16 ? size - 16 : 16;
         conv_clip(comm, (const char *)rec + 16, max);
         uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint64_t ts = conv_stamp(c, cpu, sid.time);
         int rc = 0;
 
         conv_task_set(c, tid, pid, comm, -1);
@@ -291,7 +291,7 @@ int conv_task(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
                 return 0; /* with -p, a child process (its FORK comes to its parent's events) */
         uint64_t time = sid.has_time ? sid.time : le_get64(rec + 24);
         uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, time);
+        uint64_t ts = conv_stamp(c, cpu, time);
 
         if (h->type == PERF_RECORD_FORK)
                 return conv_fork(c, cpu, ts, pid, ppid, tid, ptid);
@@ -327,7 +327,7 @@ int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint3
                 flags = bid_size ? ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE : 0;
         }
         uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint64_t ts = conv_stamp(c, cpu, sid.time);
         struct perf_conv_image im = {pid,
                                      le_get64(rec + 16),
                                      le_get64(rec + 24),
@@ -355,7 +355,7 @@ int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
         c->st.nr_lost_records++;
         c->st.nr_lost += lost;
         uint32_t cpu = conv_writer_cpu(c, sid.has_cpu, sid.cpu, ring_cpu);
-        uint64_t ts = perf_conv_stamp(c, cpu, sid.time);
+        uint64_t ts = conv_stamp(c, cpu, sid.time);
         return perf_conv_events_lost(c, cpu, ts, ETWTOP_LOST_REASON_RECORD_LOST, lost);
 }
 

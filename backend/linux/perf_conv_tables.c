@@ -180,36 +180,62 @@ static void stack_drop(struct perf_conv *c, struct conv_stack *k)
         conv_umap_remove(&c->stacks, k);
 }
 
+/* tid's entry with an array of at least most frames, for its switch-out's frames to go into
+   before conv_stack_kept says how many: NULL when tid's are not kept (tid 0, or
+   CONV_MAX_SAVED_STACKS entries holding frames already and tid's not one of them). What the
+   entry held is replaced; a frame-pointer CSwitch collects its chain straight into it. */
+struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most)
+{
+        if (tid == 0)
+                return NULL;
+        struct conv_stack *k = conv_umap_find(&c->stacks, tid);
+        if ((!k || !k->nr) && c->nr_kept_stacks >= CONV_MAX_SAVED_STACKS)
+                return NULL;
+        if (!k) {
+                bool is_new;
+                k = conv_umap_get(&c->stacks, tid, &is_new);
+                k->frames = NULL;
+        }
+        if (most > CONV_MAX_FRAMES)
+                most = CONV_MAX_FRAMES;
+        if (!k->frames || (CONV_STACK_MIN << k->cls) < most) {
+                stack_frames_put(&c->stack_pool, k->frames, k->cls);
+                k->cls = stack_class(most);
+                k->frames = stack_frames_get(&c->stack_pool, k->cls);
+        }
+        return k;
+}
+
+/* k (conv_stack_room's) holds nr frames of pid's thread now; none: the entry goes. */
+void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr)
+{
+        if (!nr) {
+                stack_drop(c, k);
+                return;
+        }
+        if (!k->nr)
+                c->nr_kept_stacks++;
+        k->nr = nr;
+        k->pid = pid;
+}
+
 /* tid has left the CPU with the nr frames in c->frames (its pid's): kept for its next switch-in,
    replacing what was kept (nr 0: nothing is kept). */
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr)
 {
-        struct conv_stack *k = conv_umap_find(&c->stacks, tid);
         if (!nr || tid == 0) {
+                struct conv_stack *k = conv_umap_find(&c->stacks, tid);
                 if (k)
                         stack_drop(c, k);
                 return;
         }
-        if (!k || !k->nr) {
-                if (c->nr_kept_stacks >= CONV_MAX_SAVED_STACKS)
-                        return;
-                if (!k) {
-                        bool is_new;
-                        k = conv_umap_get(&c->stacks, tid, &is_new);
-                        k->frames = NULL;
-                }
-                c->nr_kept_stacks++;
-        }
         if (nr > CONV_MAX_FRAMES)
                 nr = CONV_MAX_FRAMES;
-        if (!k->frames || (CONV_STACK_MIN << k->cls) < nr) {
-                stack_frames_put(&c->stack_pool, k->frames, k->cls);
-                k->cls = stack_class(nr);
-                k->frames = stack_frames_get(&c->stack_pool, k->cls);
-        }
+        struct conv_stack *k = conv_stack_room(c, tid, nr);
+        if (!k)
+                return;
         memcpy(k->frames, c->frames, nr * sizeof(*k->frames));
-        k->nr = nr;
-        k->pid = pid;
+        conv_stack_kept(c, k, pid, nr);
 }
 
 /* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */

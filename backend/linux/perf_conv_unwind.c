@@ -251,6 +251,12 @@ uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *
         return collect_frames_to(c, ev, s, is_ip_first, c->frames);
 }
 
+uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
+                                const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
+{
+        return collect_frames_to(c, ev, s, is_ip_first, frames);
+}
+
 /* The StackWalk record at rec (its frames in place from STACK_REC_HEAD on), through the sink
    when is_direct, else through emit (rec is then c->stack_rec). */
 static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint32_t cpu,

@@ -204,14 +204,7 @@ void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st)
 
 uint64_t perf_conv_stamp(struct perf_conv *c, uint32_t cpu, uint64_t ts)
 {
-        if (cpu >= c->nr_cpus)
-                return ts;
-        if (ts < c->last_ts[cpu]) {
-                c->st.nr_clamped++;
-                return c->last_ts[cpu];
-        }
-        c->last_ts[cpu] = ts;
-        return ts;
+        return conv_stamp(c, cpu, ts);
 }
 
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a)
@@ -254,11 +247,6 @@ int conv_emit(struct perf_conv *c, uint32_t cpu, uint32_t size)
 const struct perf_conv_event *conv_event_of_id(struct perf_conv *c, uint64_t id)
 {
         return c->ops.event_of(c->ctx, id);
-}
-
-uint32_t conv_writer_cpu(const struct perf_conv *c, bool has_cpu, uint32_t cpu, uint32_t ring_cpu)
-{
-        return has_cpu && cpu < c->nr_cpus ? cpu : ring_cpu;
 }
 
 /* ---- records ---- */

@@ -1229,6 +1229,56 @@ static void test_sched_switch_with_counters(void **state)
         assert_int_equal(c->ev.nr_pmc, 0);
 }
 
+/* sched_switch's fields are read without a check each when the raw data holds them all (the
+   usual layout); a record whose raw data stops short of one (next_prio here) takes each field's
+   own check, and the field it lacks its default, whatever bytes follow the raw data. */
+static void test_sched_switch_raw_cut_short(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_switch};
+        add_event(33, &ev);
+        uint8_t raw[64] = {0};
+        put_at(raw, &fmt_switch, "prev_pid", 501);
+        put_at(raw, &fmt_switch, "prev_prio", 98); /* RT */
+        put_at(raw, &fmt_switch, "prev_state", 0x1);
+        put_at(raw, &fmt_switch, "next_pid", 502);
+        put_at(raw, &fmt_switch, "next_prio", 98);
+        struct rb r;
+        uint64_t ts = START + 9000;
+        /* whole: every field read */
+        rb_sample_head(&r, 33, 0xffffffff81800000ull, 500, 501, ts, 1, false);
+        rb_u32(&r, sizeof(raw));
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 1);
+        /* cut after next_pid (60 bytes), next_prio's bytes after it in the record all the same */
+        rb_sample_head(&r, 33, 0xffffffff81800000ull, 500, 502, ts + 5, 1, false);
+        rb_u32(&r, 60);
+        rb_bytes(&r, raw, sizeof(raw));
+        rb_pad8(&r);
+        rb_end(&r);
+        convert(&r, 1);
+        read_back();
+
+        const struct cap *c = find(KEV_CSWITCH, 0);
+        assert_non_null(c);
+        assert_int_equal(c->ev.cswitch.old_tid, 501);
+        assert_int_equal(c->ev.cswitch.new_tid, 502);
+        assert_int_equal(c->ev.cswitch.old_priority, 16);
+        assert_int_equal(c->ev.cswitch.new_priority, 16);
+        c = find(KEV_CSWITCH, 1);
+        assert_non_null(c);
+        assert_int_equal(c->ev.cswitch.old_tid, 501);
+        assert_int_equal(c->ev.cswitch.new_tid, 502);
+        assert_int_equal(c->ev.cswitch.old_priority, 16);
+        assert_int_equal(c->ev.cswitch.new_priority, 8); /* next_prio's default, 120 */
+}
+
 /* A sleep's wait reason from where it slept (LINUX-MAPPING.md 3.3): the innermost blocking
    function of the switch's kernel callchain; the state's reason otherwise. */
 static void test_wait_reason_from_stack(void **state)
@@ -1363,6 +1413,42 @@ static void test_sched_waking(void **state)
         assert_int_equal(k->ev.stack.event_timestamp, ts);
         assert_int_equal(k->ev.stack.tid, 701);
         assert_int_equal(k->ev.stack.nr_frames, 2);
+}
+
+/* sched_waking's pid and flags are read without a check each when the raw data holds both; a
+   record whose raw data stops inside pid takes its default (0), whatever bytes follow, and its
+   flags all the same. */
+static void test_sched_waking_raw_cut_short(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                                     .tp = &fmt_waking};
+        add_event(42, &ev);
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 777);
+        put_at(raw, &fmt_waking, "common_flags", 0x08); /* hardirq */
+        struct rb r;
+        uint64_t ts = START + 9000;
+        for (uint32_t i = 0; i < 2; i++) {
+                rb_sample_head(&r, 42, 0xffffffff81900000ull, 700, 701, ts + i, 0, false);
+                rb_u32(&r, i == 0 ? sizeof(raw) : 26); /* the second cut inside pid */
+                rb_bytes(&r, raw, sizeof(raw));
+                rb_pad8(&r);
+                rb_end(&r);
+                convert(&r, 0);
+        }
+        read_back();
+
+        assert_int_equal(count(KEV_READY_THREAD), 2);
+        const struct cap *c = find(KEV_READY_THREAD, 0);
+        assert_int_equal(c->ev.ready_thread.tid, 777);
+        assert_int_equal(c->ev.ready_thread.flags, 1);
+        c = find(KEV_READY_THREAD, 1);
+        assert_int_equal(c->ev.ready_thread.tid, 0);
+        assert_int_equal(c->ev.ready_thread.flags, 1);
 }
 
 /* A sched_switch sample of event id (IDENTIFIER|IP|TID|TIME|CPU|RAW, Linux 6.18 layout). */
@@ -2357,6 +2443,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),
                 cmocka_unit_test(test_tracepoint_format),
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sched_switch_raw_cut_short, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_sched_waking_raw_cut_short, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_waking, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_repair_and_wait_time, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_previous_cstate, setup, teardown),
