@@ -96,6 +96,19 @@ static void rb_sample_head(struct rb *r, uint64_t id, uint64_t ip, uint32_t pid,
                 rb_u64(r, 1000000);
 }
 
+/* A tracepoint's sample without a period: its head, raw_size as the raw data's size (a record
+   cut short says less than the bytes that follow), the raw bytes, padded, ended. */
+static void rb_tp_sample(struct rb *r, uint64_t id, uint64_t ip, uint32_t pid, uint32_t tid,
+                         uint64_t time, uint32_t cpu, uint32_t raw_size, const void *raw,
+                         uint32_t raw_len)
+{
+        rb_sample_head(r, id, ip, pid, tid, time, cpu, false);
+        rb_u32(r, raw_size);
+        rb_bytes(r, raw, raw_len);
+        rb_pad8(r);
+        rb_end(r);
+}
+
 /* ---- the converter under test, writing through a real writer ---- */
 
 #define MAX_EVENTS 16
@@ -1197,11 +1210,8 @@ static void test_sched_switch_with_counters(void **state)
         put_at(raw2, &fmt_moved, "next_pid", 0);
         put_at(raw2, &fmt_moved, "prev_state", 0); /* R without +: preempted, no stack */
         put_at(raw2, &fmt_moved, "prev_prio", 120);
-        rb_sample_head(&r, 32, 0xffffffff81800000ull, 600, 601, ts + 5, 1, false);
-        rb_u32(&r, sizeof(raw2));
-        rb_bytes(&r, raw2, sizeof(raw2));
-        rb_pad8(&r);
-        rb_end(&r);
+        rb_tp_sample(&r, 32, 0xffffffff81800000ull, 600, 601, ts + 5, 1, sizeof(raw2), raw2,
+                     sizeof(raw2));
         convert(&r, 1);
         read_back();
 
@@ -1250,18 +1260,10 @@ static void test_sched_switch_raw_cut_short(void **state)
         struct rb r;
         uint64_t ts = START + 9000;
         /* whole: every field read */
-        rb_sample_head(&r, 33, 0xffffffff81800000ull, 500, 501, ts, 1, false);
-        rb_u32(&r, sizeof(raw));
-        rb_bytes(&r, raw, sizeof(raw));
-        rb_pad8(&r);
-        rb_end(&r);
+        rb_tp_sample(&r, 33, 0xffffffff81800000ull, 500, 501, ts, 1, sizeof(raw), raw, sizeof(raw));
         convert(&r, 1);
         /* cut after next_pid (60 bytes), next_prio's bytes after it in the record all the same */
-        rb_sample_head(&r, 33, 0xffffffff81800000ull, 500, 502, ts + 5, 1, false);
-        rb_u32(&r, 60);
-        rb_bytes(&r, raw, sizeof(raw));
-        rb_pad8(&r);
-        rb_end(&r);
+        rb_tp_sample(&r, 33, 0xffffffff81800000ull, 500, 502, ts + 5, 1, 60, raw, sizeof(raw));
         convert(&r, 1);
         read_back();
 
@@ -1461,11 +1463,8 @@ static void rb_sched_switch(struct rb *r, uint64_t id, uint32_t prev, uint32_t n
         put_at(raw, &fmt_switch, "prev_state", prev_state);
         put_at(raw, &fmt_switch, "next_pid", next);
         put_at(raw, &fmt_switch, "next_prio", 120);
-        rb_sample_head(r, id, 0xffffffff81800000ull, prev, prev, time, cpu, false);
-        rb_u32(r, sizeof(raw));
-        rb_bytes(r, raw, sizeof(raw));
-        rb_pad8(r);
-        rb_end(r);
+        rb_tp_sample(r, id, 0xffffffff81800000ull, prev, prev, time, cpu, sizeof(raw), raw,
+                     sizeof(raw));
 }
 
 /* PERF_RECORD_SWITCH_CPU_WIDE (next_prev set) or PERF_RECORD_SWITCH, in the context of tid. */
@@ -1531,11 +1530,8 @@ static void test_cswitch_repair_and_wait_time(void **state)
            ticks of 8 and 9 ms */
         uint8_t raw[36] = {0};
         put_at(raw, &fmt_waking, "pid", 900);
-        rb_sample_head(&r, 73, 0xffffffff81900000ull, 902, 902, START + 7 * ms, 0, false);
-        rb_u32(&r, sizeof(raw));
-        rb_bytes(&r, raw, sizeof(raw));
-        rb_pad8(&r);
-        rb_end(&r);
+        rb_tp_sample(&r, 73, 0xffffffff81900000ull, 902, 902, START + 7 * ms, 0, sizeof(raw), raw,
+                     sizeof(raw));
         convert(&r, 0);
         rb_sched_switch(&r, 71, 901, 900, 0x1, START + 9 * ms + 600000, 1);
         convert(&r, 1);
@@ -1601,11 +1597,7 @@ static void rb_cpu_idle(struct rb *r, uint64_t id, uint32_t idle_state, uint64_t
         uint8_t raw[20] = {0};
         put_at(raw, &fmt_idle, "state", idle_state);
         put_at(raw, &fmt_idle, "cpu_id", cpu);
-        rb_sample_head(r, id, 0xffffffff81700000ull, 0, 0, time, cpu, false);
-        rb_u32(r, sizeof(raw));
-        rb_bytes(r, raw, sizeof(raw));
-        rb_pad8(r);
-        rb_end(r);
+        rb_tp_sample(r, id, 0xffffffff81700000ull, 0, 0, time, cpu, sizeof(raw), raw, sizeof(raw));
 }
 
 /* PreviousCState (LINUX-MAPPING.md 3.3): a CSwitch from a CPU's idle thread carries the last
@@ -2158,12 +2150,8 @@ static void test_pid_only(void **state)
         static const uint32_t wakes[][3] = {{600, 601, 500}, {500, 500, 611}, {600, 601, 611}};
         for (uint32_t i = 0; i < 3; i++) {
                 put_at(raw, &fmt_waking, "pid", wakes[i][2]);
-                rb_sample_head(&r, 103, 0xffffffff81900000ull, wakes[i][0], wakes[i][1], t + 16 + i,
-                               0, false);
-                rb_u32(&r, sizeof(raw));
-                rb_bytes(&r, raw, sizeof(raw));
-                rb_pad8(&r);
-                rb_end(&r);
+                rb_tp_sample(&r, 103, 0xffffffff81900000ull, wakes[i][0], wakes[i][1], t + 16 + i,
+                             0, sizeof(raw), raw, sizeof(raw));
                 convert(&r, 0);
         }
         /* CPU 1: 500 leaves for 620, which exits: the kernel names a task that is gone -1 in the
@@ -2277,11 +2265,8 @@ static void switch_sample(uint32_t pid, uint32_t prev, uint32_t next, uint64_t t
         put_at(raw, &fmt_switch, "next_pid", (int32_t)next);
         put_at(raw, &fmt_switch, "next_prio", 120);
         struct rb r;
-        rb_sample_head(&r, 33, 0xffffffff81800000ull, pid, prev, ts, 1, false);
-        rb_u32(&r, sizeof(raw));
-        rb_bytes(&r, raw, sizeof(raw));
-        rb_pad8(&r);
-        rb_end(&r);
+        rb_tp_sample(&r, 33, 0xffffffff81800000ull, pid, prev, ts, 1, sizeof(raw), raw,
+                     sizeof(raw));
         convert(&r, 1);
 }
 
