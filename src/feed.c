@@ -69,8 +69,6 @@ struct feed {
         bool is_done_seen;      /* the consumer saw it (feed_is_done said so) */
         atomic_uint_fast64_t nr_buffers_read;
         atomic_uint_fast64_t nr_dropped; /* records that did not fit the queue */
-        atomic_uint nr_wakes;            /* wake_fd's signals, counted after each write */
-        unsigned nr_wakes_cleared;       /* the count feed_arm last cleared (consumer's) */
         uint64_t nr_buffers;
         ULONG status;
 };
@@ -165,10 +163,8 @@ static void hand_over(struct feed *f)
            this sees it asleep and wakes it */
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load_explicit(&f->is_sleeping, memory_order_relaxed) &&
-            atomic_exchange(&f->is_sleeping, false)) {
+            atomic_exchange(&f->is_sleeping, false))
                 event_signal(f->wake_fd);
-                atomic_fetch_add_explicit(&f->nr_wakes, 1, memory_order_release);
-        }
 }
 
 /* Room for len bytes, once the consumer has made it; NULL when feed_close gave up on it. */
@@ -460,15 +456,10 @@ bool feed_arm(struct feed *f)
 {
         if (!f->queue)
                 return true;
-        /* an earlier wake, already answered: read only when one was sent since the last
-           clear (most turns of the screen's loop had none, and their read said EAGAIN). The
-           count goes up after the write, so a wake seen counted is there to read; one written
-           but not yet counted leaves the fd readable, and the next turn clears it. */
-        unsigned nr_wakes = atomic_load_explicit(&f->nr_wakes, memory_order_acquire);
-        if (nr_wakes != f->nr_wakes_cleared) {
-                f->nr_wakes_cleared = nr_wakes;
-                event_clear(f->wake_fd);
-        }
+        /* an earlier wake, already answered (one read: a count kept beside the fd to skip
+           it left a window, between the feed's write and its count, in which the screen's
+           loop found the fd readable turn after turn without clearing it) */
+        event_clear(f->wake_fd);
         atomic_store(&f->is_sleeping, true);
         atomic_thread_fence(memory_order_seq_cst);
         if (!spsc_is_empty(f->queue) || (atomic_load(&f->is_done) && !f->is_done_seen)) {
