@@ -2169,18 +2169,24 @@ static void test_time_exact(void **state)
                 struct kdecoder *d = new_decoder(true);
 
                 feed_header(d, 8, 0, freqs[f], 0, 1, 0);
-                for (int i = 0; i < 2000; i++) {
+                /* the edge of the decoder's short path: INT64_MAX / (ns per tick + 1) ticks */
+                uint64_t edge = (uint64_t)INT64_MAX / (1000000000u / (uint64_t)freqs[f] + 1);
+
+                for (int i = 0; i < 2000 + 7; i++) {
                         uint64_t mag;
 
                         x ^= x << 13;
                         x ^= x >> 7;
                         x ^= x << 17;
-                        switch (i % 4) {
+                        switch (i < 2000 ? i % 4 : 4) {
                         case 0: mag = x % 1000; break;
                         case 1: mag = x % (1ull << 32); break;
                         case 2: mag = (x >> 1) >> (x % 40); break;
-                        default: mag = x >> 1; break;
+                        case 3: mag = x >> 1; break;
+                        default: mag = edge + (uint64_t)(i - 2003); break;
                         }
+                        if (mag > (uint64_t)INT64_MAX) /* past it: a time before the start */
+                                mag = (uint64_t)INT64_MAX;
 
                         __extension__ unsigned __int128 want =
                                 (unsigned __int128)mag * 1000000000u / (uint64_t)freqs[f];
