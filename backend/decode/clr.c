@@ -87,19 +87,24 @@ static void clr_by_id_build(void)
                         clr_by_id[clr_events[i].is_rundown][clr_events[i].id] = (uint8_t)(i + 1);
 }
 
-const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id)
+uint32_t clr_provider_rank(const GUID *g)
 {
-        int is_rundown;
+        uint32_t rank = 0;
         if (memcmp(g, &clr_runtime_guid, sizeof(*g)) == 0)
-                is_rundown = 0;
+                rank = 1;
         else if (memcmp(g, &clr_rundown_guid, sizeof(*g)) == 0)
-                is_rundown = 1;
-        else
+                rank = 2;
+        /* the table by Id is built before any rank that indexes it is given out */
+        if (rank)
+                pthread_once(&clr_by_id_once, clr_by_id_build);
+        return rank;
+}
+
+const struct clr_event_def *clr_event_find(uint32_t rank, uint16_t id)
+{
+        if (!rank || id >= 256)
                 return NULL;
-        if (id >= 256)
-                return NULL;
-        pthread_once(&clr_by_id_once, clr_by_id_build);
-        unsigned i = clr_by_id[is_rundown][id];
+        unsigned i = clr_by_id[rank - 1][id];
         return i ? &clr_events[i - 1] : NULL;
 }
 

@@ -277,7 +277,9 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 return -EINVAL;
 
         const EVENT_HEADER *h = &rec->EventHeader;
-        enum kprov k = kprov_lookup_cached(d, &h->ProviderId);
+        const struct kprov_slot *slot = kprov_slot_cached(d, &h->ProviderId);
+        enum kprov k = (enum kprov)slot->k;
+        uint32_t clr_rank = slot->clr_rank;
         struct kevent ev;
         struct payload pl;
         int rc;
@@ -319,8 +321,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 ev.name = own_event_name(h->EventDescriptor.Id);
                 rc = own_decode(d, &ev, &pl, h->EventDescriptor.Id);
         } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
-                const struct clr_event_def *c =
-                        clr_event_find(&h->ProviderId, h->EventDescriptor.Id);
+                const struct clr_event_def *c = clr_event_find(clr_rank, h->EventDescriptor.Id);
                 if (c)
                         ev.name = c->name;
                 rc = c ? clr_decode(d, c, &ev, &pl) : KEV_NO_LAYOUT;

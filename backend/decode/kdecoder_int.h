@@ -153,13 +153,15 @@ struct kdecoder_lazy_names {
         enum kdecoder_lazy_state state;
 };
 
-/* One provider looked up before: kprov_lookup_cached's slots, by a hash of the GUID's first
-   8 bytes. All zero (calloc) is a right slot: the zero GUID is KP_UNKNOWN (= 0). */
+/* One provider looked up before: kprov_slot_cached's slots, by a hash of the GUID's first
+   8 bytes. All zero (calloc) is a right slot: the zero GUID is KP_UNKNOWN (= 0) and no CLR
+   provider. */
 struct kprov_slot {
-        uint64_t lo, hi; /* the GUID's bytes 0-7 and 8-15 */
-        uint32_t k;      /* enum kprov */
+        uint64_t lo, hi;   /* the GUID's bytes 0-7 and 8-15 */
+        uint32_t k;        /* enum kprov */
+        uint32_t clr_rank; /* clr_provider_rank: 0, or the CLR table's provider + 1 */
 };
-#define KPROV_NR_SLOTS 16 /* kprov_lookup_cached takes the hash's top 4 bits */
+#define KPROV_NR_SLOTS 16 /* kprov_slot_cached takes the hash's top 4 bits */
 
 struct kdecoder {
         struct kprov_slot prov_slots[KPROV_NR_SLOTS];
@@ -304,20 +306,24 @@ static inline int64_t kdecoder_session_ns(const struct kdecoder *d, uint64_t ts)
 /* The known provider of GUID g, or KP_UNKNOWN. */
 enum kprov kprov_lookup(const GUID *g);
 
-/* kprov_lookup through the decoder's slots: a record's provider is nearly always one of the
-   few seen just before, and the whole GUID compared in two loads is a third of the switch and
-   memcmp of kprov_lookup (which a miss still asks, then keeps the answer in the slot). */
-static inline enum kprov kprov_lookup_cached(struct kdecoder *d, const GUID *g)
+/* The CLR provider of GUID g (clr.c): 1 the runtime, 2 its rundown, 0 another provider. */
+uint32_t clr_provider_rank(const GUID *g);
+
+/* kprov_lookup and clr_provider_rank through the decoder's slots: a record's provider is nearly
+   always one of the few seen just before, and the whole GUID compared in two loads is a third
+   of the switch and memcmp of kprov_lookup (which a miss still asks, then keeps the answers in
+   the slot), and a tenth of the CLR table's two memcmp. The slot is valid until the next
+   lookup. */
+static inline const struct kprov_slot *kprov_slot_cached(struct kdecoder *d, const GUID *g)
 {
         uint64_t lo, hi;
         memcpy(&lo, g, 8);
         memcpy(&hi, (const uint8_t *)g + 8, 8);
         struct kprov_slot *s = &d->prov_slots[(lo * 0x9E3779B97F4A7C15ull) >> 60];
         if (s->lo == lo && s->hi == hi)
-                return (enum kprov)s->k;
-        enum kprov k = kprov_lookup(g);
-        *s = (struct kprov_slot){lo, hi, (uint32_t)k};
-        return k;
+                return s;
+        *s = (struct kprov_slot){lo, hi, (uint32_t)kprov_lookup(g), clr_provider_rank(g)};
+        return s;
 }
 /* The provider's name ("Thread", "PerfInfo"); k is known. */
 const char *kprov_name(enum kprov k);
@@ -390,8 +396,9 @@ struct clr_event_def {
         const char *name;
 };
 
-/* The CLR event of provider g and this Id, or NULL (not a CLR provider, or an Id not known). */
-const struct clr_event_def *clr_event_find(const GUID *g, uint16_t id);
+/* The CLR event of this Id from the provider of clr_provider_rank's answer rank, or NULL (rank
+   0: not a CLR provider, or an Id not known). */
+const struct clr_event_def *clr_event_find(uint32_t rank, uint16_t id);
 /* Decodes the method and module events c names (c->kind); KEV_NO_LAYOUT for the others. */
 int clr_decode(struct kdecoder *d, const struct clr_event_def *c, struct kevent *ev,
                const struct payload *pl);

@@ -1590,6 +1590,60 @@ static void test_provider_slots(void **state)
         free_decoder(d);
 }
 
+/* A manifest event (no classic header) of provider g and Id id, without a payload. */
+static struct named decode_named_id(struct kdecoder *d, const GUID *g, uint16_t id)
+{
+        EVENT_RECORD r;
+        struct named n = {-1, ""};
+
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER;
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Id = id;
+        (void)kdecoder_decode(d, &r, named_sink, &n);
+        return n;
+}
+
+/* The slots also keep which CLR provider a GUID is: the runtime's and the rundown's events are
+   named by their Id from a long-lived decoder as from a fresh one, and GUIDs one bit off either
+   (in either half) are not taken for them. */
+static void test_provider_slots_clr(void **state)
+{
+        (void)state;
+        static const GUID runtime = {
+                0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+        static const GUID rundown = {
+                0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+        static const uint16_t ids[] = {1, 143, 144, 153, 154, 187, 300};
+        GUID g[8] = {runtime, runtime, runtime, rundown, rundown, rundown, ThreadGuid, runtime};
+        g[1].Data4[7] ^= 1;
+        g[2].Data3 ^= 0x100;
+        g[4].Data4[0] ^= 0x80;
+        g[5].Data1 ^= 1;
+        g[7].Data1 = rundown.Data1; /* the first word of one, the rest of the other */
+        struct kdecoder *d = new_decoder(true);
+        struct named rt = decode_named_id(d, &runtime, 143), rd = decode_named_id(d, &rundown, 153);
+        assert_string_equal(rt.name, "DotNETRuntime/MethodLoadVerbose");
+        assert_string_equal(rd.name, "DotNETRuntimeRundown/ModuleDCStart");
+        for (int stride = 1; stride <= 5; stride += 2) {
+                for (int j = 0; j < 8 * 7 * 3; j++) {
+                        int i = (j * stride) % 8;
+                        uint16_t id = ids[j % 7];
+                        struct kdecoder *fresh = kdecoder_new(true);
+                        assert_non_null(fresh);
+                        struct named want = decode_named_id(fresh, &g[i], id);
+                        kdecoder_free(fresh);
+                        struct named got = decode_named_id(d, &g[i], id);
+                        assert_int_equal(got.type, want.type);
+                        assert_string_equal(got.name, want.name);
+                }
+        }
+        /* one bit off is another provider: unnamed, by its GUID and Id */
+        assert_string_not_equal(decode_named_id(d, &g[1], 143).name, rt.name);
+        assert_string_not_equal(decode_named_id(d, &g[5], 153).name, rd.name);
+        free_decoder(d);
+}
+
 /* ---- tid -> pid fix-ups ---- */
 
 static void test_pid_fixups(void **state)
@@ -2481,6 +2535,7 @@ int main(void)
                 cmocka_unit_test(test_truncated_payloads),
                 cmocka_unit_test(test_null_payload),
                 cmocka_unit_test(test_provider_slots),
+                cmocka_unit_test(test_provider_slots_clr),
                 cmocka_unit_test(test_pid_fixups),
                 cmocka_unit_test(test_clr_events),
                 cmocka_unit_test(test_clr_method_names_on_demand),
