@@ -66,6 +66,7 @@ struct etl_reader {
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
         bool is_header_pending;
+        bool is_start_pending;   /* rewound: the streams' first buffers not loaded yet (start) */
         bool is_advance_pending; /* the tree's top stream still holds the record last returned */
         uint32_t top_stream;     /* the stream of the record last returned */
         struct etl_reader_stats stats;
@@ -247,6 +248,19 @@ void etl_reader_rewind(struct etl_reader *r)
                 s->cur = NULL;
                 s->has_head = false;
         }
+        r->is_header_pending = true;
+        r->is_advance_pending = false;
+        /* The first buffers wait for the first read: the open rewinds, and a consumer rewinds
+           again before it reads (ProcessTrace), which decompressed every processor's first
+           buffer twice (8 of the x64 sample's 367 decompressions). */
+        r->is_start_pending = true;
+}
+
+/* Loads each stream's first buffer and record, and builds the tree: the rest of a rewind, done
+   at the first read after it. */
+static void start(struct etl_reader *r)
+{
+        r->is_start_pending = false;
         /* The header record is delivered first; its stream resumes after it. */
         for (uint32_t i = 0; i < r->nr_streams; i++) {
                 struct stream *s = &r->streams[i];
@@ -264,8 +278,6 @@ void etl_reader_rewind(struct etl_reader *r)
                 etl_tourney_set(&r->tree, i, stream_entry(r, s));
         }
         etl_tourney_build(&r->tree);
-        r->is_header_pending = true;
-        r->is_advance_pending = false;
 }
 
 static int cmp_by_sequence(const void *a, const void *b, void *ctx)
@@ -720,6 +732,8 @@ static inline __attribute__((always_inline)) void settle(struct etl_reader *r)
 
 const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
 {
+        if (__builtin_expect(r->is_start_pending, 0))
+                start(r);
         if (r->is_header_pending) {
                 r->is_header_pending = false;
                 struct etl_record *h = &r->header_record;
@@ -757,6 +771,8 @@ int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
 
 uint64_t etl_reader_peek_timestamp(struct etl_reader *r)
 {
+        if (r->is_start_pending)
+                start(r);
         if (r->is_header_pending)
                 return r->header_record.timestamp;
         settle(r);

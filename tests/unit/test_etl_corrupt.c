@@ -545,6 +545,35 @@ static void test_corrupt_compressed_buffer(void **state)
         blob_free(&b);
 }
 
+/* The same damage read as ProcessTrace reads it, rewound once after the open: the warning
+   still names the buffer. The first buffer of each processor used to be loaded at the open
+   and again at the rewind, and the second load of a buffer already known to be damaged said
+   nothing, so the warning was lost; now the first buffers are loaded once, at the first read. */
+static void test_corrupt_compressed_buffer_rewound(void **state)
+{
+        (void)state;
+        struct blob b;
+        NEED_SELFDESC(&b);
+        size_t offs[8];
+        assert_int_equal(buffer_offsets(&b, offs, 8), 3);
+        uint8_t *p = blob_copy(&b, b.size);
+        memset(p + offs[1] + WMI_BUFFER_HEADER_SIZE, 0xFF,
+               offs[2] - offs[1] - WMI_BUFFER_HEADER_SIZE);
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(etl_reader_open_mem(&r, p, b.size, &err), 0);
+        etl_reader_rewind(r);
+        struct outcome o;
+        read_all(r, &o);
+        assert_int_equal(o.per_buffer[1], 0);
+        assert_int_equal(o.st.nr_buffers_damaged, 1);
+        assert_true(has_text(o.warning.msg, "compressed"));
+        assert_true(o.warning.offset >= offs[1] && o.warning.offset < offs[2]);
+        etl_reader_close(r);
+        free(p);
+        blob_free(&b);
+}
+
 static void check_compression_format(const struct blob *b, const struct outcome *full,
                                      uint16_t format, const char *what)
 {
@@ -909,6 +938,7 @@ int main(void)
                 cmocka_unit_test(test_later_buffer_size_absurd),
                 cmocka_unit_test(test_record_size_ffff),
                 cmocka_unit_test(test_rewind_same_counts),
+                cmocka_unit_test(test_corrupt_compressed_buffer_rewound),
                 cmocka_unit_test(test_corrupt_compressed_buffer),
                 cmocka_unit_test(test_unsupported_compression),
                 cmocka_unit_test(test_first_record_not_logfile_header),
