@@ -169,7 +169,8 @@ static void stream_advance(struct etl_reader *r, struct stream *s);
 
 /* stream_advance's common case inline: the next record of the current buffer. A skip, the
    buffer's end or a damaged record go to stream_advance, which parses the record again. */
-static inline void stream_advance_fast(struct etl_reader *r, struct stream *s)
+static inline __attribute__((always_inline)) void stream_advance_fast(struct etl_reader *r,
+                                                                      struct stream *s)
 {
         if (__builtin_expect(s->cur != NULL, 1)) {
                 const char *why = NULL;
