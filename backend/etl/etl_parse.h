@@ -35,38 +35,34 @@ enum etl_parse_result {
         ETL_PARSE_DAMAGED = -1
 };
 
-/* Fixed header size of each header type, 0 for types that carry no event. */
-static inline uint32_t etl_header_fixed_size(uint8_t type)
-{
-        switch (type) {
-        case TRACE_HEADER_TYPE_SYSTEM32:
-        case TRACE_HEADER_TYPE_SYSTEM64: return 0x20;
-        case TRACE_HEADER_TYPE_COMPACT32:
-        case TRACE_HEADER_TYPE_COMPACT64: return 0x18;
-        case TRACE_HEADER_TYPE_PERFINFO32:
-        case TRACE_HEADER_TYPE_PERFINFO64: return 0x10;
-        case TRACE_HEADER_TYPE_FULL_HEADER32:
-        case TRACE_HEADER_TYPE_FULL_HEADER64: return 0x30;
-        case TRACE_HEADER_TYPE_INSTANCE32:
-        case TRACE_HEADER_TYPE_INSTANCE64: return 0x48;
-        case TRACE_HEADER_TYPE_EVENT_HEADER32:
-        case TRACE_HEADER_TYPE_EVENT_HEADER64: return 0x50;
-        default: return 0;
-        }
-}
+/* What the parser needs of each header type, in one word a type (ETL-FORMAT.md 2.1): the fixed
+   header's size (0 for types that carry no event), the pointer size, and whether the record's
+   size is the 16-bit word at +4 (the kernel's SYSTEM, COMPACT and PERFINFO forms, and the types
+   below SYSTEM32) rather than the marker's low word. One load a record where the three
+   switches took a dozen instructions. */
+#define ETL_HEADER_FIXED(info)     ((info)&0xFFu)
+#define ETL_HEADER_PSIZE(info)     (((info) >> 8) & 0xFFu)
+#define ETL_HEADER_IS_KERNEL(info) (((info) >> 16) & 1u)
+#define ETL_HEADER_INFO(fixed, psize, is_kernel)                                                   \
+        ((uint32_t)(fixed) | (uint32_t)(psize) << 8 | (uint32_t)(is_kernel) << 16)
 
-static inline uint8_t etl_header_pointer_size(uint8_t type)
-{
-        switch (type) {
-        case TRACE_HEADER_TYPE_SYSTEM32:
-        case TRACE_HEADER_TYPE_COMPACT32:
-        case TRACE_HEADER_TYPE_PERFINFO32:
-        case TRACE_HEADER_TYPE_FULL_HEADER32:
-        case TRACE_HEADER_TYPE_INSTANCE32:
-        case TRACE_HEADER_TYPE_EVENT_HEADER32: return 4;
-        default: return 8;
-        }
-}
+/* Indexed by type. A type not named is 0: no event (its record is skipped, whatever its
+   pointer size), and not a kernel one; type 0 is a kernel type without a fixed size. */
+static const uint32_t etl_header_info[256] = {
+        [0] = ETL_HEADER_INFO(0, 8, 1),
+        [TRACE_HEADER_TYPE_SYSTEM32] = ETL_HEADER_INFO(0x20, 4, 1),
+        [TRACE_HEADER_TYPE_SYSTEM64] = ETL_HEADER_INFO(0x20, 8, 1),
+        [TRACE_HEADER_TYPE_COMPACT32] = ETL_HEADER_INFO(0x18, 4, 1),
+        [TRACE_HEADER_TYPE_COMPACT64] = ETL_HEADER_INFO(0x18, 8, 1),
+        [TRACE_HEADER_TYPE_FULL_HEADER32] = ETL_HEADER_INFO(0x30, 4, 0),
+        [TRACE_HEADER_TYPE_INSTANCE32] = ETL_HEADER_INFO(0x48, 4, 0),
+        [TRACE_HEADER_TYPE_PERFINFO32] = ETL_HEADER_INFO(0x10, 4, 1),
+        [TRACE_HEADER_TYPE_PERFINFO64] = ETL_HEADER_INFO(0x10, 8, 1),
+        [TRACE_HEADER_TYPE_EVENT_HEADER32] = ETL_HEADER_INFO(0x50, 4, 0),
+        [TRACE_HEADER_TYPE_EVENT_HEADER64] = ETL_HEADER_INFO(0x50, 8, 0),
+        [TRACE_HEADER_TYPE_FULL_HEADER64] = ETL_HEADER_INFO(0x30, 8, 0),
+        [TRACE_HEADER_TYPE_INSTANCE64] = ETL_HEADER_INFO(0x48, 8, 0),
+};
 
 /* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On ETL_PARSE_SKIP or
    ETL_PARSE_RECORD, *next is where the following record starts; on ETL_PARSE_DAMAGED, *why says
@@ -102,11 +98,10 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
                 return ETL_PARSE_SKIP;
         }
         uint8_t type = (uint8_t)(m >> 16);
-        uint32_t fixed = etl_header_fixed_size(type);
+        uint32_t info = etl_header_info[type];
+        uint32_t fixed = ETL_HEADER_FIXED(info);
         uint32_t size;
-        bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 ||
-                         type == TRACE_HEADER_TYPE_PERFINFO32 ||
-                         type == TRACE_HEADER_TYPE_PERFINFO64;
+        bool is_kernel = ETL_HEADER_IS_KERNEL(info);
         if (is_kernel) {
                 if (avail < 8) {
                         *why = "record header truncated";
@@ -131,7 +126,7 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
         rec->data = p;
         rec->size_bytes = size;
         rec->header_type = type;
-        rec->pointer_size = etl_header_pointer_size(type);
+        rec->pointer_size = (uint8_t)ETL_HEADER_PSIZE(info);
         rec->guid = NULL;
         rec->nr_ext = 0;
         rec->kernel_time = rec->user_time = 0;

@@ -3,6 +3,7 @@
  * bytes. */
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -337,6 +338,64 @@ static void test_error_is_err_msg(void **state)
         etl_error_set(NULL, 0, "nothing to fill");
 }
 
+/* Every header type (ETL-FORMAT.md 2.1) as the parser takes it: its fixed header's size (0: no
+   event, the record skipped), its pointer size, and where its size is read (the 16-bit word at
+   +4 for the kernel's SYSTEM, COMPACT and PERFINFO forms and the types below SYSTEM32, else the
+   marker's low word). The record's two sizes differ, so that taking the wrong one shows. */
+static void test_header_types(void **state)
+{
+        (void)state;
+        enum { MARKER_SIZE = 0x58, WORD_SIZE = 0x60, END = WMI_BUFFER_HEADER_SIZE + 0x80 };
+        for (unsigned type = 0; type < 256; type++) {
+                uint32_t fixed = 0;
+                uint8_t psize = 8;
+                switch (type) {
+                case TRACE_HEADER_TYPE_SYSTEM32: fixed = 0x20, psize = 4; break;
+                case TRACE_HEADER_TYPE_SYSTEM64: fixed = 0x20; break;
+                case TRACE_HEADER_TYPE_COMPACT32: fixed = 0x18, psize = 4; break;
+                case TRACE_HEADER_TYPE_COMPACT64: fixed = 0x18; break;
+                case TRACE_HEADER_TYPE_PERFINFO32: fixed = 0x10, psize = 4; break;
+                case TRACE_HEADER_TYPE_PERFINFO64: fixed = 0x10; break;
+                case TRACE_HEADER_TYPE_FULL_HEADER32: fixed = 0x30, psize = 4; break;
+                case TRACE_HEADER_TYPE_FULL_HEADER64: fixed = 0x30; break;
+                case TRACE_HEADER_TYPE_INSTANCE32: fixed = 0x48, psize = 4; break;
+                case TRACE_HEADER_TYPE_INSTANCE64: fixed = 0x48; break;
+                case TRACE_HEADER_TYPE_EVENT_HEADER32: fixed = 0x50, psize = 4; break;
+                case TRACE_HEADER_TYPE_EVENT_HEADER64: fixed = 0x50; break;
+                }
+                bool is_kernel = type <= TRACE_HEADER_TYPE_COMPACT64 ||
+                                 type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                                 type == TRACE_HEADER_TYPE_PERFINFO64;
+                _Alignas(8) uint8_t buf[END];
+                memset(buf, 0xFF, sizeof(buf)); /* end markers wherever the next record is */
+                memset(buf, 0, WMI_BUFFER_HEADER_SIZE);
+                buf[0x30] = END; /* Offset: the filled size */
+                uint8_t *p = buf + WMI_BUFFER_HEADER_SIZE;
+                memset(p, 0, MARKER_SIZE); /* 0xFF after it: the end, where the marker's size
+                                              ends the record */
+                uint32_t m =
+                        TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE | type << 16 | MARKER_SIZE;
+                memcpy(p, &m, 4);
+                p[4] = WORD_SIZE; /* and 0x60 as EVENT_HEADER's flags: no extended items */
+                uint32_t pos = 0;
+                struct etl_record rec;
+                int rc = etl_buffer_next(buf, sizeof(buf), &pos, &rec);
+                uint32_t size = is_kernel ? WORD_SIZE : MARKER_SIZE;
+                if (!fixed) {
+                        /* skipped: the walk stops at the end marker after it */
+                        assert_int_equal(rc, 0);
+                        assert_int_equal(pos, WMI_BUFFER_HEADER_SIZE + size);
+                        continue;
+                }
+                assert_int_equal(rc, 1);
+                assert_int_equal(rec.header_type, type);
+                assert_int_equal(rec.size_bytes, size);
+                assert_int_equal(rec.pointer_size, psize);
+                assert_int_equal(rec.payload_size, size - fixed);
+                assert_ptr_equal(rec.payload, p + fixed);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -348,6 +407,7 @@ int main(void)
                 cmocka_unit_test(test_perfview_net),
                 cmocka_unit_test(test_utf16),
                 cmocka_unit_test(test_error_is_err_msg),
+                cmocka_unit_test(test_header_types),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
