@@ -43,8 +43,9 @@ struct stream {
         const uint8_t *cur;   /* the current buffer's bytes (mapping or scratch) */
         uint32_t cur_filled;
         uint32_t cur_pos;
-        uint32_t cur_index; /* index into reader->buffers */
-        uint8_t *scratch;   /* owned: decompressed or realigned buffer */
+        uint32_t cur_index;       /* index into reader->buffers */
+        uint64_t cur_file_offset; /* the current buffer's */
+        uint8_t *scratch;         /* owned: decompressed or realigned buffer */
         uint32_t scratch_size;
         struct etl_record head; /* parsed record at cur_pos, valid when has_head */
         bool has_head;
@@ -149,17 +150,20 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
         s->cur_filled = need;
         s->cur_pos = WMI_BUFFER_HEADER_SIZE;
         s->cur_index = bi;
-        return true;
-}
-
-/* The record just parsed at s's position, in buffer b, is s's head; the next one starts at
-   next. */
-static inline void stream_take_head(struct stream *s, const struct buffer_info *b, uint32_t next)
-{
+        s->cur_file_offset = b->file_offset;
+        /* The same for each of the buffer's records: set once here, where the record last
+           returned is no longer read (the load comes at the next call), and kept by the
+           parse, which writes the other fields. */
         s->head.cpu = b->cpu;
         s->head.logger_id = b->logger_id;
         s->head.buffer_index = b->index;
-        s->head.file_offset = b->file_offset + s->cur_pos;
+        return true;
+}
+
+/* The record just parsed at s's position is s's head; the next one starts at next. */
+static inline void stream_take_head(struct stream *s, uint32_t next)
+{
+        s->head.file_offset = s->cur_file_offset + s->cur_pos;
         s->cur_pos = next;
         s->has_head = true;
 }
@@ -177,7 +181,7 @@ static inline __attribute__((always_inline)) void stream_advance_fast(struct etl
                 uint32_t next = 0;
                 if (etl_parse_record_inline(s->cur, s->cur_pos, s->cur_filled, &s->head, &next,
                                             &why) == ETL_PARSE_RECORD) {
-                        stream_take_head(s, &r->buffers[s->cur_index], next);
+                        stream_take_head(s, next);
                         return;
                 }
         }
@@ -195,7 +199,7 @@ static void stream_advance(struct etl_reader *r, struct stream *s)
                         enum etl_parse_result pr = etl_parse_record(
                                 s->cur, s->cur_pos, s->cur_filled, &s->head, &next, &why);
                         if (pr == ETL_PARSE_RECORD) {
-                                stream_take_head(s, b, next);
+                                stream_take_head(s, next);
                                 return;
                         }
                         if (pr == ETL_PARSE_SKIP) {

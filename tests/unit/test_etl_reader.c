@@ -338,6 +338,69 @@ static void test_error_is_err_msg(void **state)
         etl_error_set(NULL, 0, "nothing to fill");
 }
 
+/* Each record's buffer fields (cpu, logger_id, buffer_index, file_offset) are its own buffer's,
+   read from the file's buffer headers: in a file of many buffers over several processors, where
+   the reader sets the first three once a buffer and keeps them while the parse fills the rest. */
+static void check_buffer_fields(const char *name)
+{
+        char *path = sample_path("ETWTOP_SAMPLES", name);
+        if (!path)
+                skip();
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        static uint8_t data[4 << 20];
+        size_t size = fread(data, 1, sizeof(data), f);
+        fclose(f);
+        free(path);
+        assert_true(size > 0 && size < sizeof(data));
+        size_t offs[1024];
+        uint32_t nr = 0;
+        for (size_t off = 0; off + WMI_BUFFER_HEADER_SIZE <= size && nr < 1024;) {
+                uint32_t bsize;
+                memcpy(&bsize, data + off, 4);
+                if (bsize < WMI_BUFFER_HEADER_SIZE || bsize > size - off)
+                        break;
+                offs[nr++] = off;
+                off += bsize;
+        }
+        assert_true(nr > 2);
+        struct etl_reader *r = NULL;
+        struct etl_error err;
+        assert_int_equal(etl_reader_open_mem(&r, data, size, &err), 0);
+        const struct etl_record *rec;
+        uint64_t nr_records = 0;
+        uint32_t nr_switches = 0, last = UINT32_MAX;
+        while ((rec = etl_reader_next_ref(r))) {
+                assert_true(rec->buffer_index < nr);
+                const uint8_t *b = data + offs[rec->buffer_index];
+                uint16_t cpu, logger_id, flags;
+                uint32_t bsize;
+                memcpy(&cpu, b + 0x28, 2);
+                memcpy(&logger_id, b + 0x2A, 2);
+                memcpy(&flags, b + 0x34, 2);
+                memcpy(&bsize, b, 4);
+                assert_int_equal(rec->cpu, cpu & ETW_PROCESSOR_INDEX_MASK);
+                assert_int_equal(rec->logger_id, logger_id);
+                assert_true(rec->file_offset >= offs[rec->buffer_index] + WMI_BUFFER_HEADER_SIZE);
+                if (!(flags & WMI_BUFFER_FLAG_COMPRESSED)) {
+                        assert_true(rec->file_offset < offs[rec->buffer_index] + bsize);
+                        assert_ptr_equal(rec->data, data + rec->file_offset);
+                }
+                nr_switches += rec->buffer_index != last;
+                last = rec->buffer_index;
+                nr_records++;
+        }
+        assert_true(nr_switches > nr); /* the processors' buffers interleave */
+        assert_true(nr_records > 100);
+        etl_reader_close(r);
+}
+
+static void test_buffer_fields(void **state)
+{
+        (void)state;
+        check_buffer_fields("etlparser_ShutdownPerfDiagLogger.etl");
+}
+
 /* Every header type (ETL-FORMAT.md 2.1) as the parser takes it: its fixed header's size (0: no
    event, the record skipped), its pointer size, and where its size is read (the 16-bit word at
    +4 for the kernel's SYSTEM, COMPACT and PERFINFO forms and the types below SYSTEM32, else the
@@ -408,6 +471,7 @@ int main(void)
                 cmocka_unit_test(test_utf16),
                 cmocka_unit_test(test_error_is_err_msg),
                 cmocka_unit_test(test_header_types),
+                cmocka_unit_test(test_buffer_fields),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
