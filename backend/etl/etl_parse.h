@@ -127,24 +127,24 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
         rec->size_bytes = size;
         rec->header_type = type;
         rec->pointer_size = (uint8_t)ETL_HEADER_PSIZE(info);
-        rec->guid = NULL;
         rec->nr_ext = 0;
-        rec->kernel_time = rec->user_time = 0;
-        rec->flags = 0;
-        rec->level = 0;
-        rec->opcode = 0;
-        rec->hook_id = 0;
         rec->is_header = false;
         uint32_t payload_off = fixed;
 
+        /* Each form below writes each of the other fields once (a field cleared here and then
+           written again by most records' form was a store a record for nothing). */
         if (is_kernel) {
                 uint16_t ver = le_get16(p);
                 rec->version = ver & 0xFF;
                 rec->hook_id = le_get16(p + 6);
                 rec->opcode = (uint8_t)rec->hook_id;
+                rec->guid = NULL;
+                rec->flags = 0;
+                rec->level = 0;
                 if (type == TRACE_HEADER_TYPE_PERFINFO32 || type == TRACE_HEADER_TYPE_PERFINFO64) {
                         rec->timestamp = le_get64(p + 8);
                         rec->tid = rec->pid = 0xFFFFFFFF;
+                        rec->kernel_time = rec->user_time = 0;
                 } else {
                         rec->tid = le_get32(p + 8);
                         rec->pid = le_get32(p + 12);
@@ -152,6 +152,8 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
                         if (fixed == 0x20) {
                                 rec->kernel_time = le_get32(p + 24);
                                 rec->user_time = le_get32(p + 28);
+                        } else {
+                                rec->kernel_time = rec->user_time = 0;
                         }
                 }
                 /* 2.4: PEBS index then PMC counters, inline after the fixed header */
@@ -175,6 +177,7 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
                 }
         } else if (type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
                    type == TRACE_HEADER_TYPE_EVENT_HEADER64) {
+                rec->hook_id = 0;
                 rec->flags = le_get16(p + 4);
                 rec->tid = le_get32(p + 8);
                 rec->pid = le_get32(p + 12);
@@ -213,6 +216,8 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
                 }
         } else {
                 /* EVENT_TRACE_HEADER (2.5) and EVENT_INSTANCE_GUID_HEADER (2.6) */
+                rec->hook_id = 0;
+                rec->flags = 0;
                 rec->opcode = p[4];
                 rec->level = p[5];
                 rec->version = le_get16(p + 6);

@@ -440,8 +440,13 @@ static void test_header_types(void **state)
                         TRACE_HEADER_FLAG | TRACE_HEADER_EVENT_TRACE | type << 16 | MARKER_SIZE;
                 memcpy(p, &m, 4);
                 p[4] = WORD_SIZE; /* and 0x60 as EVENT_HEADER's flags: no extended items */
+                for (int i = 8; i < MARKER_SIZE; i++)
+                        p[i] = (uint8_t)(0x10 + i); /* every field read shows */
+                p[6] = 0x26;
+                p[7] = 0x27;
                 uint32_t pos = 0;
                 struct etl_record rec;
+                memset(&rec, 0xAB, sizeof(rec)); /* and every field not written */
                 int rc = etl_buffer_next(buf, sizeof(buf), &pos, &rec);
                 uint32_t size = is_kernel ? WORD_SIZE : MARKER_SIZE;
                 if (!fixed) {
@@ -456,6 +461,35 @@ static void test_header_types(void **state)
                 assert_int_equal(rec.pointer_size, psize);
                 assert_int_equal(rec.payload_size, size - fixed);
                 assert_ptr_equal(rec.payload, p + fixed);
+                /* the fields each form sets (ETL-FORMAT.md 2.2-2.7) */
+                uint32_t u32[32];
+                memcpy(u32, p, sizeof(u32));
+                bool is_perfinfo = type == TRACE_HEADER_TYPE_PERFINFO32 ||
+                                   type == TRACE_HEADER_TYPE_PERFINFO64;
+                bool is_event_header = type == TRACE_HEADER_TYPE_EVENT_HEADER32 ||
+                                       type == TRACE_HEADER_TYPE_EVENT_HEADER64;
+                assert_int_equal(rec.nr_ext, 0);
+                assert_false(rec.is_header);
+                assert_int_equal(rec.tid, is_perfinfo ? 0xFFFFFFFFu : u32[2]);
+                assert_int_equal(rec.pid, is_perfinfo ? 0xFFFFFFFFu : u32[3]);
+                if (is_kernel) {
+                        assert_null(rec.guid);
+                        assert_int_equal(rec.flags, 0);
+                        assert_int_equal(rec.level, 0);
+                        assert_int_equal(rec.hook_id, p[6] | p[7] << 8);
+                        assert_int_equal(rec.opcode, p[6]);
+                        assert_int_equal(rec.version, p[0]);
+                        assert_int_equal(rec.kernel_time, fixed == 0x20 ? u32[6] : 0);
+                        assert_int_equal(rec.user_time, fixed == 0x20 ? u32[7] : 0);
+                } else {
+                        assert_ptr_equal(rec.guid, p + 0x18);
+                        assert_int_equal(rec.hook_id, 0);
+                        assert_int_equal(rec.flags, is_event_header ? WORD_SIZE : 0);
+                        assert_int_equal(rec.level, is_event_header ? p[0x2C] : p[5]);
+                        assert_int_equal(rec.opcode, is_event_header ? p[0x2D] : p[4]);
+                        assert_int_equal(rec.kernel_time, is_event_header ? u32[14] : u32[10]);
+                        assert_int_equal(rec.user_time, is_event_header ? u32[15] : u32[11]);
+                }
         }
 }
 
