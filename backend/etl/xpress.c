@@ -102,8 +102,11 @@ static inline uint64_t escaped_len(const uint8_t *in, size_t *ip, unsigned *half
         const unsigned is_pending = h >> 4;
         const unsigned b = in[*ip];
 
-        len = (is_pending ? h : b) & 0x0fu;
-        *half = is_pending ? 0 : XPRESS_HALF_PENDING | b >> 4;
+        /* The kept half or the new byte's low half chosen by a mask, not a branch: the escapes
+           take the two in turn, which gcc's branch left to the predictor. */
+        const unsigned keep = 0u - is_pending;
+        len = ((h & keep) | (b & ~keep)) & 0x0fu;
+        *half = (XPRESS_HALF_PENDING | b >> 4) & ~keep;
         *ip += is_pending ^ 1u;
         if (len == XPRESS_LEN_NIBBLE_ESCAPE) {
                 len = in[(*ip)++];
