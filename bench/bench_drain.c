@@ -59,6 +59,7 @@ static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32
 #define SW_PROFILE_ID   78u
 #define SW_SWITCH_ID    79u
 #define SW_WAKING_ID    80u
+#define SW_SIDEBAND_ID  81u /* the switch records' event: a live session's side-band one */
 #define SW_SAMPLE_BITS  (PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN)
 #define SW_PROFILE_TYPE (SW_SAMPLE_BITS | PERF_SAMPLE_PERIOD)
 #define SW_TP_TYPE      (SW_SAMPLE_BITS | PERF_SAMPLE_RAW)
@@ -135,7 +136,7 @@ static void sw_switch_rec(struct bench_ring *r, struct sw_state *s, bool is_out,
         sw_u64(s, (uint64_t)tid << 32 | tid);
         sw_u64(s, time);
         sw_u64(s, cpu);
-        sw_u64(s, SW_SWITCH_ID);
+        sw_u64(s, SW_SIDEBAND_ID);
         sw_put(r, s, PERF_RECORD_SWITCH_CPU_WIDE,
                is_out ? PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_KERNEL
                       : PERF_RECORD_MISC_KERNEL);
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
         struct live_source *ls = NULL;
         int rc;
         if (is_switches) {
-                struct perf_conv_event evs[3] = {
+                struct perf_conv_event evs[4] = {
                         {.kind = PERF_CONV_PROFILE,
                          .sample_type = SW_PROFILE_TYPE,
                          .has_stack = true,
@@ -331,10 +332,13 @@ int main(int argc, char **argv)
                          .walk = PERF_CONV_WALK_FP,
                          .tp = &tp_waking,
                          .valid_until = UINT64_MAX},
+                        {.kind = PERF_CONV_SIDEBAND,
+                         .sample_type = PERF_CONV_SAMPLE_ID_BITS,
+                         .valid_until = UINT64_MAX},
                 };
-                uint64_t ids[3] = {SW_PROFILE_ID, SW_SWITCH_ID, SW_WAKING_ID};
+                uint64_t ids[4] = {SW_PROFILE_ID, SW_SWITCH_ID, SW_WAKING_ID, SW_SIDEBAND_ID};
                 masks.Masks[0] |= EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
-                rc = live_source_open_mem(&ls, mem, nr_cpus, evs, ids, 3, &masks, w);
+                rc = live_source_open_mem(&ls, mem, nr_cpus, evs, ids, 4, &masks, w);
         } else {
                 rc = live_source_open_mem(&ls, mem, nr_cpus, &ev, &id, 1, &masks, w);
         }
