@@ -65,20 +65,27 @@ struct live_ring {
         uint32_t nr_taken;              /* the first of them, to convert, then in time order */
         uint32_t next;                  /* the merge's next item */
         uint32_t nr_skipped_tail;       /* records passed over after the last item */
-        uint64_t newest_ts;             /* the latest time among the items */
+        uint64_t newest_ts;             /* the latest time among the items (or switch-ins) */
         bool is_sorted;                 /* the items came in time order */
         bool is_capped;                 /* more records were there than the round reads */
         bool may_have_lost;             /* found too full for a record since lost_total last read */
         bool is_borrowed;               /* meta is not a mapping of ours (live_source_open_mem) */
         size_t stage_stop;              /* the stage up to here was read */
         uint64_t ring_start, ring_stop; /* the ring from data_tail up to ring_stop was read */
+        bool has_taken_in;              /* a switch-in went with its sample (switch_in_take_with) */
+        /* the one taken with the last item the merge takes waits: the ring is read up to it */
+        bool has_left_in;
+        uint64_t left_in_at;
 };
 
 struct live_item {
         uint64_t ts;
         const uint8_t *rec; /* borrowed: in the stage, the ring or the bounce buffer */
         uint64_t at;        /* where it starts in the stage or the ring */
-        uint32_t size;
+        uint16_t size;      /* perf_event_header's */
+        /* 0, or the switch-in converted right after it (its sched_switch sample): its place in
+           the ring less this one's (switch_in_take_with) */
+        uint16_t in_gap;
         uint32_t nr_skipped : 31; /* records passed over just before it */
         uint32_t is_staged : 1;
         const struct perf_conv_event *ev; /* borrowed: the record's event, NULL when unknown */

@@ -623,6 +623,33 @@ static struct perf_thread_state switched_out_state(struct perf_conv *c, uint32_t
         return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
 }
 
+/* A switch-in whose CSwitch was written (the sched_switch sample came): most of them, read in a
+   live session's trailer (tid, time, cpu, identifier). */
+static inline bool is_switch_in_seen(const struct perf_conv *c, const uint8_t *rec, uint32_t size,
+                                     const struct perf_conv_event *ev)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        const uint64_t trailer_bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                                      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                                      PERF_SAMPLE_IDENTIFIER;
+        if ((h->misc & PERF_RECORD_MISC_SWITCH_OUT) || !ev || size < 16 + 32 ||
+            (ev->sample_type & trailer_bits) != PERF_CONV_SAMPLE_ID_BITS)
+                return false;
+        const uint8_t *t = rec + size - 32;
+        uint32_t tid = le_get32(t + 4), t_cpu = le_get32(t + 16);
+        uint64_t time = le_get64(t + 8);
+        return t_cpu < c->nr_cpus && c->cpu_tid[t_cpu] == tid && tid != CONV_NONE &&
+               time >= ev->valid_from && time <= ev->valid_until;
+}
+
+bool perf_conv_switch_in_seen(struct perf_conv *c, uint32_t cpu, uint32_t tid)
+{
+        if (cpu >= c->nr_cpus || c->cpu_tid[cpu] != tid || tid == CONV_NONE)
+                return false;
+        c->st.nr_records++;
+        return true;
+}
+
 int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev)
 {
@@ -630,20 +657,8 @@ int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         struct perf_sample_id sid;
         bool is_cpu_wide = h->type == PERF_RECORD_SWITCH_CPU_WIDE;
 
-        /* a switch-in whose CSwitch was written (the sched_switch sample came): most of them,
-           read in a live session's trailer (tid, time, cpu, identifier) */
-        const uint64_t trailer_bits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                                      PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-                                      PERF_SAMPLE_IDENTIFIER;
-        if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT) && ev && size >= 16 + 32 &&
-            (ev->sample_type & trailer_bits) == PERF_CONV_SAMPLE_ID_BITS) {
-                const uint8_t *t = rec + size - 32;
-                uint32_t tid = le_get32(t + 4), t_cpu = le_get32(t + 16);
-                uint64_t time = le_get64(t + 8);
-                if (t_cpu < c->nr_cpus && c->cpu_tid[t_cpu] == tid && tid != CONV_NONE &&
-                    time >= ev->valid_from && time <= ev->valid_until)
-                        return 0; /* seen: the CSwitch of this switch was written */
-        }
+        if (is_switch_in_seen(c, rec, size, ev))
+                return 0; /* seen: the CSwitch of this switch was written */
         if (is_whole_switch_out(c, h, size, ev))
                 return 0;
         if (size < (is_cpu_wide ? 16u : 8u) || conv_sample_id(ev, rec, size, &sid) < 0)

@@ -321,6 +321,14 @@ bool perf_conv_skips(struct perf_conv *c, const uint8_t *rec, uint32_t size);
 /* The same for a record whose event (perf_conv_record_id's) the caller has looked up: ev. */
 bool perf_conv_skips_ev(struct perf_conv *c, const uint8_t *rec, uint32_t size,
                         const struct perf_conv_event *ev);
+/* Whether a switch-in record of thread tid on CPU cpu (its trailer's), in a live session's
+   layout (perf_conv_live_time_at's) and inside its event's window, converts to nothing now:
+   the CSwitch of its switch was written (its sched_switch sample, converted just before, made
+   tid that CPU's thread). Counted as converted when it does; otherwise the caller converts it
+   (perf_conv_record_ev) in its place among the records. A live session's drain asks it right
+   after each sched_switch sample that its switch-in follows in the ring: 1 of the 4 records
+   of a switch not merged. */
+bool perf_conv_switch_in_seen(struct perf_conv *c, uint32_t cpu, uint32_t tid);
 
 /* The timestamp of a perf record (0 when it has none) and the CPU it belongs to (ring_cpu when
    the record does not say). */
@@ -338,8 +346,9 @@ uint64_t perf_conv_record_time_of(const struct perf_conv *c, const struct perf_c
                                   uint32_t *cpu);
 /* Where a live session's record keeps its time, the CPU in the u64 after it (ev's layout: a
    sample's identifier, ip, tid, then time and cpu; any other record's sample_id trailer of tid,
-   time, cpu and identifier): its offset, or 0 when ev's layout is another's, where
-   perf_conv_record_time_of finds it. Inline: it runs for every record a live session gathers. */
+   time, cpu and identifier, whatever the event's samples hold): its offset, or 0 when ev's
+   layout is another's, where perf_conv_record_time_of finds it. Inline: it runs for every
+   record a live session gathers. */
 static inline uint32_t perf_conv_live_time_at(const struct perf_conv_event *ev, const uint8_t *rec,
                                               uint32_t size)
 {
@@ -348,11 +357,14 @@ static inline uint32_t perf_conv_live_time_at(const struct perf_conv_event *ev, 
                               PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU;
         const uint64_t live = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
                               PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
-        if (!ev || (ev->sample_type & head) != live || size < 48)
+        const uint64_t trailer = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+                                 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+        if (!ev || size < 48)
                 return 0;
-        return ((const struct perf_event_header *)(const void *)rec)->type == PERF_RECORD_SAMPLE
-                       ? 32
-                       : size - 24;
+        if (((const struct perf_event_header *)(const void *)rec)->type == PERF_RECORD_SAMPLE)
+                return (ev->sample_type & head) == live ? 32 : 0;
+        /* (the side-band events' samples have no ip: their trailers are the same) */
+        return (ev->sample_type & trailer) == PERF_CONV_SAMPLE_ID_BITS ? size - 24 : 0;
 }
 
 /* The identifier of a record (0 when it is too short to have one). */

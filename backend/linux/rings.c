@@ -31,6 +31,9 @@
 #include "util/clock.h"
 #include "util/xalloc.h"
 
+_Static_assert(PERF_RECORD_SWITCH_CPU_WIDE == (PERF_RECORD_SWITCH | 1),
+               "a switch record's type is one of the two");
+
 /* The message for a failed perf_event_open of what on cpu. */
 static int open_error(const struct live_source *ls, int rc, const char *what, uint32_t cpu,
                       struct etl_error *err)
@@ -456,8 +459,9 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
         it->ts = ts;
         it->rec = rec;
         it->at = at;
-        it->size = size;
+        it->size = (uint16_t)size; /* a perf_event_header.size */
         it->is_staged = is_staged;
+        it->in_gap = 0;
         it->nr_skipped = r->nr_skipped_tail & 0x7FFFFFFFu;
         it->ev = ev;
         r->nr_skipped_tail = 0;
@@ -468,21 +472,53 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
         return true;
 }
 
-/* Gathers up to max records of one ring that happened at or before the horizon, in the ring's
-   order: first what a rundown took to the stage, then what the ring holds, read in place (a
-   copy of every byte to the stage was the biggest memcpy of the live pipeline). Nothing is
-   converted or released yet: ring_release does it for the records a merge converted. */
-void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon)
+/* Takes switch-in record rec (of ev, at rpos in the ring) with the ring's last record gathered
+   when that one is its sched_switch sample: the merge then asks the converter, right after the
+   sample, whether the switch is written (nearly always: a third of a switch-heavy load's
+   records were gathered, merged and looked up only to find it so), and puts it back in its
+   place among the records when not (perf_conv_switch_in_seen). Nothing the merge converts
+   between the two could switch the thread of rec's CPU: it is the ring's (whose records only
+   the kernel writes: no other ring's are that CPU's), the ring is in time order so far, rec
+   not before the sample nor past the horizon, and none after rec may have been stamped before
+   it (rec's time counts as the newest item's: such a record finds the ring out of order, and
+   the gather is made again with every switch-in as its own item). */
+static bool switch_in_take_with(struct live_ring *r, const uint8_t *rec, uint32_t size,
+                                uint64_t rpos, const struct perf_conv_event *ev, uint64_t horizon)
 {
+        if (!r->nr_gathered || !r->is_sorted)
+                return false;
+        struct live_item *prev = &r->items[r->nr_gathered - 1];
+        uint32_t time_at = perf_conv_live_time_at(ev, rec, size);
+        if (prev->in_gap || prev->is_staged || !prev->ev || prev->ev->kind != PERF_CONV_CSWITCH ||
+            !time_at || rpos - prev->at > UINT16_MAX)
+                return false;
+        uint64_t ts = le_get64(rec + time_at);
+        if (ts < prev->ts || ts > horizon || ts < ev->valid_from || ts > ev->valid_until ||
+            le_get32(rec + time_at + 8) != r->cpu)
+                return false;
+        prev->in_gap = (uint16_t)(rpos - prev->at);
+        r->newest_ts = ts;
+        r->has_taken_in = true;
+        return true;
+}
+
+/* ring_gather's pass, switch-ins taken with their samples where may_take_in; the records
+   passed over. */
+static uint32_t gather_pass(struct live_source *ls, struct live_ring *r, uint32_t max,
+                            uint64_t horizon, bool may_take_in)
+{
+        uint32_t nr_skipped = 0;
         r->nr_gathered = r->nr_taken = r->next = 0;
         r->nr_skipped_tail = 0;
         r->newest_ts = 0;
         r->is_sorted = true;
+        r->has_taken_in = false;
+        r->has_left_in = false;
         r->is_capped = false;
         r->stage_stop = r->stage_pos;
         r->ring_start = r->ring_stop = r->meta ? r->meta->data_tail : 0;
         if (!r->meta)
-                return;
+                return 0;
 
         /* the stage */
         size_t pos = r->stage_pos, end = r->stage_len;
@@ -503,7 +539,7 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
         }
         r->stage_stop = pos;
         if (end - pos >= sizeof(struct perf_event_header) || r->is_capped)
-                return; /* the ring's records are newer than what stays in the stage */
+                return 0; /* the ring's records are newer than what stays in the stage */
         r->stage_stop = end;
 
         /* the ring, in place */
@@ -525,17 +561,24 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
                 }
                 const uint8_t *rec = r->data + (rpos & mask);
                 bool is_wrapped = (rpos & mask) + h->size > r->data_size;
-                /* (perf_conv_skips passes over a switch-out record only: the others are not
-                   asked, a call a record fewer; its event looked up here, as gather_add does) */
-                bool is_switch_out =
-                        (h->misc & PERF_RECORD_MISC_SWITCH_OUT) &&
-                        (h->type == PERF_RECORD_SWITCH || h->type == PERF_RECORD_SWITCH_CPU_WIDE);
-                if (is_switch_out && !is_wrapped && h->size >= 16) {
+                /* a switch-out record, which converts to nothing, is passed over
+                   (perf_conv_skips_ev); a switch-in right after its sched_switch sample goes
+                   with it (the other records are not asked, a call a record fewer; the event
+                   looked up here, as gather_add does) */
+                if ((h->type & ~1u) == PERF_RECORD_SWITCH /* or _CPU_WIDE */ && !is_wrapped &&
+                    h->size >= 16) {
+                        bool is_out = (h->misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
                         struct live_event *le =
                                 live_event_by_id(ls, perf_conv_record_id(rec, h->size));
-                        if (perf_conv_skips_ev(ls->conv, rec, h->size,
-                                               le ? &le->spec.conv : NULL)) {
+                        const struct perf_conv_event *ev = le ? &le->spec.conv : NULL;
+                        if (is_out && perf_conv_skips_ev(ls->conv, rec, h->size, ev)) {
                                 r->nr_skipped_tail++;
+                                nr_skipped++;
+                                rpos += h->size;
+                                continue;
+                        }
+                        if (!is_out && may_take_in &&
+                            switch_in_take_with(r, rec, h->size, rpos, ev, horizon)) {
                                 rpos += h->size;
                                 continue;
                         }
@@ -560,6 +603,58 @@ void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint
                 rpos += h->size;
         }
         r->ring_stop = rpos;
+        return nr_skipped;
+}
+
+/* Gathers up to max records of one ring that happened at or before the horizon, in the ring's
+   order: first what a rundown took to the stage, then what the ring holds, read in place (a
+   copy of every byte to the stage was the biggest memcpy of the live pipeline). Nothing is
+   converted or released yet: ring_release does it for the records a merge converted. */
+void ring_gather(struct live_source *ls, struct live_ring *r, uint32_t max, uint64_t horizon)
+{
+        uint32_t nr_skipped = gather_pass(ls, r, max, horizon, true);
+        if (__builtin_expect(r->has_taken_in && !r->is_sorted, 0)) {
+                /* out of time order (a record after a switch-in taken with its sample may have
+                   been stamped before it, which the merge would put between the two): every
+                   switch-in is its own item; the records passed over are counted again */
+                ls->nr_skipped_again += nr_skipped;
+                gather_pass(ls, r, max, horizon, false);
+        }
+}
+
+/* The place in the ring of the switch-in taken with item it. */
+static inline uint64_t switch_in_at(const struct live_item *it)
+{
+        return it->at + it->in_gap;
+}
+
+static inline const uint8_t *ring_rec_at(const struct live_ring *r, uint64_t pos)
+{
+        return r->data + (pos & (r->data_size - 1));
+}
+
+/* The switch-in taken with it, the last record of the ring the merge takes, when stamped past
+   the merge's horizon: it waits for the next drain with the records after it, as it would have
+   as an item of its own (that drain converts it first of its ring: the merge puts it after the
+   other rings' records stamped before it). The records passed over after it are read again,
+   those between the sample and it are not. */
+static void switch_in_leave_if_late(struct live_source *ls, struct live_ring *r,
+                                    struct live_item *it, uint32_t n, uint64_t horizon)
+{
+        uint64_t pos = switch_in_at(it);
+        const uint8_t *rec = ring_rec_at(r, pos);
+        uint32_t size = ((const struct perf_event_header *)(const void *)rec)->size;
+        if (le_get64(rec + size - 24) <= horizon)
+                return;
+        it->in_gap = 0;
+        r->has_left_in = true;
+        r->left_in_at = pos;
+        uint32_t nr_between = 0;
+        for (uint64_t p = it->at + it->size; p < pos;
+             p += ((const struct perf_event_header *)(const void *)ring_rec_at(r, p))->size)
+                nr_between++;
+        uint32_t nr_after = n < r->nr_gathered ? r->items[n].nr_skipped : r->nr_skipped_tail;
+        ls->nr_skipped_again += nr_after - nr_between;
 }
 
 /* Keeps the gathered records of a ring up to the merge's horizon: those before the first one
@@ -577,7 +672,11 @@ void ring_trim(struct live_source *ls, struct live_ring *r, uint64_t horizon)
                    again */
                 for (uint32_t i = n + 1; i < r->nr_gathered; i++)
                         ls->nr_skipped_again += r->items[i].nr_skipped;
-                ls->nr_skipped_again += r->nr_skipped_tail;
+                /* (all taken: newest_ts was that of a switch-in taken with the last one) */
+                if (n < r->nr_gathered)
+                        ls->nr_skipped_again += r->nr_skipped_tail;
+                if (n && r->items[n - 1].in_gap)
+                        switch_in_leave_if_late(ls, r, &r->items[n - 1], n, horizon);
         }
         r->nr_taken = n;
         if (!r->is_sorted)
@@ -601,6 +700,8 @@ void ring_release(struct live_ring *r)
                         r->ring_stop = first->at;
                 }
         }
+        if (r->has_left_in)
+                r->ring_stop = r->left_in_at; /* before the first record left, in the ring */
         r->stage_pos = r->stage_stop;
         if (r->stage_pos == r->stage_len) {
                 r->stage_pos = r->stage_len = 0;
@@ -664,6 +765,29 @@ static live_merge_key merge_play(struct live_source *ls, uint32_t n)
         return a < b ? a : b;
 }
 
+/* The switch-in taken with the item the merge just converted (r->items[r->next - 1], its
+   sched_switch sample): nothing to convert when that sample wrote its CSwitch, else the ring's
+   next item in that item's slot, which the merge takes in its own time's place. */
+static void merge_switch_in(struct live_source *ls, struct live_ring *r)
+{
+        struct live_item *it = &r->items[r->next - 1];
+        uint64_t pos = switch_in_at(it);
+        const uint8_t *rec = ring_rec_at(r, pos);
+        uint32_t size = ((const struct perf_event_header *)(const void *)rec)->size;
+        /* its sample_id trailer: tid, time, cpu, identifier (switch_in_take_with) */
+        const uint8_t *t = rec + size - 32;
+        if (perf_conv_switch_in_seen(ls->conv, le_get32(t + 16), le_get32(t + 4)))
+                return;
+        struct live_event *le = live_event_by_id(ls, perf_conv_record_id(rec, size));
+        const struct perf_conv_event *ev = le ? &le->spec.conv : NULL;
+        *it = (struct live_item){.ts = le_get64(rec + size - 24),
+                                 .rec = rec,
+                                 .at = pos,
+                                 .size = (uint16_t)size,
+                                 .ev = ev};
+        r->next--;
+}
+
 /* Converts the taken records of every ring in time order across the CPUs (a k-way merge:
    the converter's process, thread and image tables need a fork before the exec of its child
    on another CPU; records of the same time go by ring, the lower first). Each record goes to
@@ -683,6 +807,8 @@ uint32_t rings_merge(struct live_source *ls)
                 merge_prefetch(r);
                 perf_conv_record_ev(ls->conv, r->cpu, it->rec, it->size, it->ev);
                 total++;
+                if (it->in_gap)
+                        merge_switch_in(ls, r);
                 /* the ring's next record plays its way up from its leaf: the winner of each
                    match goes on, the loser stays */
                 key = merge_key_of(ls, w);

@@ -1288,7 +1288,7 @@ static void test_missing_hardware(void **state)
 
 /* ---- rings in memory: the order of records across CPUs ---- */
 
-#define MEM_RING_DATA 8192u
+#define MEM_RING_DATA 65536u
 #define MEM_EVENT_ID  77u
 
 struct mem_ring {
@@ -1563,6 +1563,220 @@ static void test_ring_read_in_place(void **state)
         free_events();
 }
 
+/* ---- rings in memory: a switch-in goes with its sched_switch sample ---- */
+
+#define MEM_SWITCH_ID 78u
+
+/* The sched_switch format of Linux 6.18 (/sys/kernel/tracing/events/sched/sched_switch), its
+   fields only. */
+static const char mem_switch_format[] =
+        "name: sched_switch\nID: 372\nformat:\n"
+        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+        "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
+        "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
+        "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
+        "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
+        "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
+        "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
+        "print fmt: \"prev_pid=%d next_pid=%d\", REC->prev_pid, REC->next_pid\n";
+
+/* A sched_switch sample (identifier, ip, pid/tid, time, cpu, raw) of prev, asleep, to next; its
+   raw data cut to raw_size bytes (64: whole). */
+static void mem_sched_switch(struct mem_ring *r, uint32_t prev, uint32_t next, uint64_t time,
+                             uint32_t cpu, uint32_t raw_size)
+{
+        uint8_t raw[64] = {0};
+        int32_t prio = 120;
+        int64_t state = 1; /* S */
+        memcpy(raw + 24, &prev, 4);
+        memcpy(raw + 28, &prio, 4);
+        memcpy(raw + 32, &state, 8);
+        memcpy(raw + 56, &next, 4);
+        memcpy(raw + 60, &prio, 4);
+        uint32_t size = 48 + ((4 + raw_size + 7) & ~7u);
+        assert_true(r->meta.data_head + size <= MEM_RING_DATA);
+        uint8_t *p = r->data + r->meta.data_head;
+        memset(p, 0, size);
+        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, (uint16_t)size};
+        uint64_t v[5] = {MEM_SWITCH_ID, 0xffffffff81000000ull, (uint64_t)prev << 32 | prev, time,
+                         cpu};
+        memcpy(p, &h, sizeof(h));
+        memcpy(p + 8, v, sizeof(v));
+        memcpy(p + 48, &raw_size, 4);
+        memcpy(p + 52, raw, raw_size);
+        r->meta.data_head += size;
+}
+
+/* A context-switch record of the whole CPU: tid leaving for other, or coming in from it. */
+static void mem_switch_rec(struct mem_ring *r, bool is_out, uint32_t tid, uint32_t other,
+                           uint64_t time, uint32_t cpu)
+{
+        uint32_t b[2] = {other, other};
+        mem_put(r, PERF_RECORD_SWITCH_CPU_WIDE, is_out ? PERF_RECORD_MISC_SWITCH_OUT : 0, b,
+                sizeof(b), tid, tid, time, cpu);
+}
+
+static void mem_ring_init(struct mem_ring *r)
+{
+        memset(r, 0, sizeof(*r));
+        r->meta.data_offset = offsetof(struct mem_ring, data);
+        r->meta.data_size = MEM_RING_DATA;
+}
+
+/* A source over rings in memory of context switches (sched_switch samples, MEM_SWITCH_ID, and
+   switch records, MEM_EVENT_ID) written into w. */
+static struct live_source *open_mem_switches(const struct live_mem_ring *rings, uint32_t nr,
+                                             struct etl_writer *w)
+{
+        static struct perf_tp_format fmt;
+        assert_int_equal(perf_tp_format_parse(mem_switch_format, strlen(mem_switch_format), &fmt),
+                         0);
+        struct perf_conv_event conv_evs[2] = {
+                {.kind = PERF_CONV_SIDEBAND,
+                 .sample_type = PERF_CONV_SAMPLE_ID_BITS,
+                 .valid_until = UINT64_MAX},
+                {.kind = PERF_CONV_CSWITCH,
+                 .sample_type = PERF_CONV_SAMPLE_ID_BITS | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
+                 .tp = &fmt,
+                 .valid_until = UINT64_MAX},
+        };
+        uint64_t ids[2] = {MEM_EVENT_ID, MEM_SWITCH_ID};
+        PERFINFO_GROUPMASK masks = {{0}};
+        masks.Masks[0] = EVENT_TRACE_FLAG_CSWITCH;
+        struct live_source *ls = NULL;
+        assert_int_equal(live_source_open_mem(&ls, rings, nr, conv_evs, ids, 2, &masks, w), 0);
+        return ls;
+}
+
+/* The CSwitch events read back to new_tid, in the file's order. */
+static size_t cswitches_to(uint32_t new_tid)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < nr_evs; i++)
+                n += evs[i].type == KEV_CSWITCH && evs[i].y == new_tid;
+        return n;
+}
+
+/* A switch-in record right after the sched_switch sample of its switch is not merged as a
+   record of its own: the drain asks, once the sample is converted, whether its CSwitch is
+   written (a third of a switch-heavy load's records were merged for nothing). Where the sample
+   did not switch that thread in (another thread, or raw data cut before next_pid), the record
+   is converted in its place and makes the CSwitch; and where a record after it in the ring was
+   stamped before it (the merge puts that one between the two: here another switch), every
+   switch-in of that round is a record of its own again, as before. The same CSwitch events as
+   a drain that merged them all, every record counted once. */
+static void test_switch_in_with_its_sample(void **state)
+{
+        (void)state;
+        static struct mem_ring cpu0;
+        mem_ring_init(&cpu0);
+        uint64_t t0 = now_ns() - 100000000ull;
+        /* seen: the sample switched 200 in */
+        mem_sched_switch(&cpu0, 100, 200, t0 + 10, 0, 64);
+        mem_switch_rec(&cpu0, true, 100, 200, t0 + 11, 0);
+        mem_switch_rec(&cpu0, false, 200, 100, t0 + 12, 0);
+        /* not seen: another thread than the sample's next */
+        mem_sched_switch(&cpu0, 200, 300, t0 + 20, 0, 64);
+        mem_switch_rec(&cpu0, true, 200, 300, t0 + 21, 0);
+        mem_switch_rec(&cpu0, false, 400, 200, t0 + 22, 0);
+        /* not seen: the sample's next_pid cut off (it switches the idle thread in) */
+        mem_sched_switch(&cpu0, 400, 500, t0 + 30, 0, 56);
+        mem_switch_rec(&cpu0, false, 500, 400, t0 + 32, 0);
+
+        struct live_mem_ring ring = {0, &cpu0.meta};
+        struct etl_writer *w = new_writer_of(path, 1, 65536);
+        struct live_source *ls = open_mem_switches(&ring, 1, w);
+        /* 3 samples and the 2 switch-ins not seen (6 when every switch-in was merged) */
+        assert_int_equal(live_source_drain(ls, 4096), 5);
+        assert_int_equal(cpu0.meta.data_tail, cpu0.meta.data_head);
+
+        /* the next switch stamped before the switch-in that follows the first one's sample */
+        mem_sched_switch(&cpu0, 500, 700, t0 + 40, 0, 64);
+        mem_switch_rec(&cpu0, true, 500, 700, t0 + 41, 0);
+        mem_switch_rec(&cpu0, false, 700, 500, t0 + 45, 0);
+        mem_sched_switch(&cpu0, 700, 800, t0 + 43, 0, 64);
+        /* in time order: 700 in, 800 in (the sample at +43), then 700's switch-in at +45
+           finds 800 on the CPU: a CSwitch of its own */
+        assert_int_equal(live_source_drain(ls, 4096), 3);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_perf_records, 12);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        assert_int_equal(cswitches_to(200), 1);
+        assert_int_equal(cswitches_to(300), 1);
+        assert_int_equal(cswitches_to(400), 1); /* the switch-in's own */
+        assert_int_equal(cswitches_to(0), 1);   /* the cut sample's */
+        assert_int_equal(cswitches_to(500), 1); /* the switch-in's own */
+        assert_int_equal(cswitches_to(700), 2); /* the sample's, and the switch-in's own */
+        assert_int_equal(cswitches_to(800), 1);
+        free_events();
+}
+
+/* A drain's round ends between a sample and its switch-in (the other ring's records reach only
+   so far): the switch-in waits in the ring for the next round, as a record of its own would
+   (were its CSwitch not written, the records of the other rings stamped before it come first
+   there), the records up to it are given back; every record is counted once, every switch
+   written once. */
+static void test_switch_in_past_a_round(void **state)
+{
+        (void)state;
+        enum { NR = 300 };
+        static struct mem_ring cpu0, cpu1;
+        mem_ring_init(&cpu0);
+        mem_ring_init(&cpu1);
+        uint64_t t0 = now_ns() - 100000000ull, in_at = 0;
+        for (uint32_t i = 0; i < NR; i++) {
+                uint64_t t = t0 + 1000ull * i;
+                uint32_t a = 1000 + 2 * i, b = a + 2, c = 5000 + 2 * i, d = c + 2;
+                mem_sched_switch(&cpu0, a, b, t, 0, 64);
+                mem_switch_rec(&cpu0, true, a, b, t + 1, 0);
+                mem_switch_rec(&cpu0, false, b, a, t + 5, 0);
+                mem_sched_switch(&cpu1, c, d, t + 3, 1, 64);
+                mem_switch_rec(&cpu1, true, c, d, t + 4, 1);
+                if (i == 255)
+                        in_at = cpu1.meta.data_head;
+                mem_switch_rec(&cpu1, false, d, c, t + 8, 1);
+        }
+        struct live_mem_ring rings[2] = {{0, &cpu0.meta}, {1, &cpu1.meta}};
+        struct etl_writer *w = new_writer_of(path, 2, 65536);
+        struct live_source *ls = open_mem_switches(rings, 2, w);
+        /* one round of 256 records a ring: CPU 0's reach up to its 256th switch-in (+5), past
+           which CPU 1's 256th switch-in (+8) waits */
+        assert_int_equal(live_source_drain(ls, 512), 512);
+        assert_int_equal(cpu1.meta.data_tail, in_at);
+        int n, total = 512;
+        while ((n = live_source_drain(ls, 4096)) > 0)
+                total += n;
+        assert_int_equal(total, 2 * NR + 1); /* the samples, and the switch-in that waited */
+        assert_int_equal(cpu0.meta.data_tail, cpu0.meta.data_head);
+        assert_int_equal(cpu1.meta.data_tail, cpu1.meta.data_head);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_perf_records, 2 * NR * 3);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        size_t nr_cswitch = 0;
+        for (size_t i = 0; i < nr_evs; i++)
+                nr_cswitch += evs[i].type == KEV_CSWITCH;
+        assert_int_equal(nr_cswitch, 2 * NR);
+        assert_int_equal(cswitches_to(1000 + 2 * 255 + 2), 1);
+        assert_int_equal(cswitches_to(5000 + 2 * 255 + 2), 1);
+        free_events();
+}
+
 /* live_perf_event_open, wrapped (-Wl,--wrap in tests/CMakeLists.txt): how many tracepoints
    were opened */
 int __real_live_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
@@ -1742,6 +1956,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_merge_order_of_rings, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_ring_read_in_place, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_switch_in_with_its_sample, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_switch_in_past_a_round, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
