@@ -311,13 +311,13 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         h->nr_samples[si]++;
         struct entry k = key_of(h, source, ev->pid, tid, ip);
         bool is_unplaced = ev->pid == UINT32_MAX && !k.module;
-        if (!is_unplaced)
-                hot_count(h, &k, 1, 0);
+        uint32_t slot = is_unplaced ? UINT32_MAX : count_hashed(h, &k, hot_key_hash(&k), 1, 0);
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
         if (ev->cpu % MAX_CPUS >= h->nr_pend)
                 h->nr_pend = ev->cpu % MAX_CPUS + 1;
         hot_pending_flush(h, p);
-        *p = (struct pending){ev->timestamp, k, ip, ev->pid, true, false, is_unplaced};
+        *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
+                              h->epoch,      true, false, is_unplaced};
 }
 
 /* The places of a stack, each once, as the table holds them. */
@@ -537,7 +537,14 @@ static void stack(struct hot *h, const struct kevent *ev)
         uint32_t leaf_slots[2];
         bool is_pending = false;
         for (uint32_t i = 0; i < nr_leaf; i++) {
-                uint32_t slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
+                uint32_t slot;
+                if (i == 0 && p->slot != UINT32_MAX && p->epoch == h->epoch) {
+                        /* the sample's own place, as it counted it: nothing moved since */
+                        slot = p->slot;
+                        hot_place_live(h, &h->slots[slot]);
+                } else {
+                        slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
+                }
                 leaf_slots[i] = slot;
                 leaf_functions[i] = 0;
                 if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
@@ -561,11 +568,11 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!h->memo)
                 h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
-        bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
+        bool is_hit = !is_pending && m->is_set && m->hash == mh && m->generation == generation &&
                       m->epoch == h->epoch;
         if (!is_hit) {
                 hot_memo_settle(h, m);
-                m->nr_places = 0;
+                m->is_set = false;
                 h->nr_walks++;
                 /* the callers' places: those of frames seen before from the frame memo, the
                    others located */
@@ -660,6 +667,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                         m->epoch = epoch;
                         m->nr_places = nr_places;
                         m->nr_pending = 0;
+                        m->is_set = true;
                         m->functions = bits;
                         memcpy(m->places, places, nr_places * sizeof(*places));
                 }

@@ -47,6 +47,9 @@ struct pending {
         struct entry key;
         uint64_t ip;
         uint32_t pid; /* the sample's process (the key's may be AGG_ALL: hot_set_place_keys) */
+        /* the key's slot as the sample counted it (UINT32_MAX: none), good while the table's
+           epoch stays: its stack finds its leaf there without hashing the key again */
+        uint32_t slot, epoch;
         bool has;
         bool is_matched;
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
@@ -69,8 +72,12 @@ struct stack_memo {
         uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
         uint64_t generation;
         uint32_t epoch;
-        uint32_t nr_places; /* 0: no memo */
+        uint32_t nr_places;
         uint32_t nr_pending;
+        /* false: no memo. A stack of the sampled place alone (no callers: a kernel thread's,
+           an interrupted idle loop's) has no places here and is a memo all the same, so that
+           its later samples count their leaf and nothing else, as the other stacks' do */
+        bool is_set;
         uint64_t functions;           /* a bit per function of its places (function_bit) */
         uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
 };

@@ -3792,6 +3792,75 @@ static void test_hot_memo_other_process(void **state)
         hot_free(h);
 }
 
+/* A stack of the sampled place alone (no callers: a kernel thread's, an idle loop's) is a memo
+   like the others: its later samples count their leaf, not a walk each (a quarter of the
+   samples of a recording of bench/top.sh's took one). Counted as the walks counted them: the
+   leaf once, a first frame of the same function at another place once more as dup. */
+static void test_hot_memo_leaf_only(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t leaf[] = {a}, other_place[] = {a + 1};
+        int64_t t = MS(1);
+        hot_samples(h, 4, 0, &t, a, leaf, 1);
+        assert_int_equal(hot_nr_walks(h), 1);
+        /* the stack's first frame at another place of the sampled function: two leaves, the
+           same (no) callers, the same memo */
+        hot_samples(h, 3, 0, &t, a, other_place, 1);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *alpha = row_of(rows, n, fx->fn_alpha);
+        assert_non_null(alpha);
+        assert_int_equal(alpha->self, 7);
+        assert_int_equal(alpha->total, 7);
+        struct hot_place places[4];
+        uint32_t np =
+                hot_function_places(h, HOT_SOURCE_TIMER, alpha->module, fx->fn_alpha, places, 4);
+        assert_int_equal(np, 2);
+        assert_int_equal(places[0].total + places[1].total, 10);
+        hot_free(h);
+}
+
+/* A stack finds its sample's place where the sample counted it, unless the table moved in
+   between: another CPU's samples of many new places grow it before the stack comes, and the
+   thread, moved to that CPU, has its stack remembered there after the growth (so the late one
+   is counted from the memo, with its leaf's slot). */
+static void test_hot_leaf_slot_moved(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t stack[] = {a, b};
+        int64_t t = MS(1);
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
+        ev.sample.ip = a;
+        ev.sample.tid = PID_A + 1;
+        hot_event(h, &ev);
+        int64_t sampled = t;
+        for (uint32_t i = 0; i < 3000; i++) {
+                struct kevent o = ev_base(KEV_SAMPLE, 1, t += 1000, 300, 301);
+                o.sample.ip = 0x500000 + (uint64_t)i * 16;
+                o.sample.tid = 301;
+                hot_event(h, &o);
+        }
+        hot_samples(h, 1, 1, &t, a, stack, 2);
+        assert_int_equal(hot_nr_walks(h), 1);
+        ev = ev_stack(0, sampled, PID_A, PID_A + 1, stack, 2);
+        hot_event(h, &ev);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_non_null(row_of(rows, n, fx->fn_alpha));
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 2);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 2);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 2);
+        hot_free(h);
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -4301,6 +4370,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_leaf_only, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_leaf_slot_moved, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
