@@ -50,6 +50,7 @@ void hot_free(struct hot *h)
         free(h->ugen);
         free(h->memo);
         free(h->frames);
+        free(h->answers);
         free(h->frames_gen);
         free(h->dstacks);
         free(h->dkeys);
@@ -214,6 +215,15 @@ void hot_key_normalize(const struct hot *h, struct entry *k)
                 k->pid = AGG_ALL;
 }
 
+/* The answer memo's slot for the place of module at rel. */
+static struct answer_memo *answer_slot(struct hot *h, uint32_t module, uint64_t rel)
+{
+        if (!h->answers)
+                h->answers = xcalloc(ANSWER_SLOTS, sizeof(*h->answers));
+        uint64_t x = (rel ^ (uint64_t)module << 40) * 0x9e3779b97f4a7c15ull;
+        return &h->answers[(x >> 40) & (ANSWER_SLOTS - 1)];
+}
+
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
 {
         *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
@@ -222,7 +232,23 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         e->answer = 0;
         if (e >= h->slots && e <= h->slots + h->mask) /* its row was the old answer's */
                 hot_row_forget(h, (uint32_t)(e - h->slots));
+        /* the answer another place at this address was given, while it stands as an entry's
+           would (an unplaced place located now is asked: it keeps no answer) */
+        bool is_own = e->module && loc.module == e->module && loc.rel == e->rel;
+        struct answer_memo *a = is_own ? answer_slot(h, e->module, e->rel) : NULL;
+        if (a && a->module == e->module && a->rel == e->rel) {
+                e->answer = a->answer;
+                e->function = a->function;
+                e->epoch = a->epoch;
+                if (hot_answer_is_current(h, e)) {
+                        *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module,
+                                                e->function, 0};
+                        return;
+                }
+                e->answer = 0;
+        }
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
+        h->nr_asked++;
         sym_resolve(h->store, loc, f);
         /* asked after the lookup: a recording's kernel table is built again by it when symbols
            came since */
@@ -231,6 +257,9 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
                 e->answer = (uint8_t)(f->state + 1);
                 e->function = f->state == SYM_RESOLVED ? f->function : 0;
                 e->epoch = (uint16_t)epoch;
+                if (a)
+                        *a = (struct answer_memo){e->rel, e->module, e->function, e->epoch,
+                                                  e->answer};
         }
 }
 
@@ -483,6 +512,11 @@ static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t ti
 uint64_t hot_nr_frames_located(const struct hot *h)
 {
         return h->nr_located;
+}
+
+uint64_t hot_nr_answers_asked(const struct hot *h)
+{
+        return h->nr_asked;
 }
 
 static void stack(struct hot *h, const struct kevent *ev)

@@ -90,6 +90,20 @@ struct stack_memo {
    again. A live session's frames of no module are not kept (a JIT map may place them later:
    sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
 #define FRAME_SLOTS (1u << 14)
+/* A place's answer by its module and address, the store's as hot_place_answer kept it in an
+   entry (final, or under a recording kernel's sym_answers_epoch): the places are keyed by
+   thread, and a process's threads, or a new process of the same program, sample the same
+   addresses: their places take the answer without asking the store again (two thirds of the
+   answers a recording of bench/top.sh's asked for were of an address answered before). */
+#define ANSWER_SLOTS (1u << 13)
+struct answer_memo {
+        uint64_t rel;
+        uint32_t module; /* 0: none */
+        uint32_t function;
+        uint16_t epoch; /* as the entry's */
+        uint8_t answer; /* as the entry's */
+};
+
 /* The processes a build remembers the JIT map's look of (hot_row_keys.c; two that share a
    slot are located once each at most, every place of theirs at worst). */
 #define UPROBED_SLOTS 256
@@ -210,7 +224,9 @@ struct hot {
         struct agg_filter filter;
         struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash; at first use */
         struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
+        struct answer_memo *answers;    /* owned: ANSWER_SLOTS, by module and rel; at first use */
         uint64_t nr_located;            /* hot_nr_frames_located */
+        uint64_t nr_asked;              /* hot_nr_answers_asked */
         struct deferred_stack *dstacks; /* owned */
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */

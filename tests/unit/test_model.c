@@ -3861,6 +3861,48 @@ static void test_hot_leaf_slot_moved(void **state)
         hot_free(h);
 }
 
+/* Places of one address in several threads (places are keyed by thread) take the answer the
+   first was given: the symbol store is asked once per address, not once per thread, and a
+   second process of the same program (its module the same) asks nothing more for it; another
+   address is asked. */
+static void test_hot_answer_memo(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        int64_t t = MS(1);
+        fix_image(fx, PID_B, EXE);
+        const struct {
+                uint32_t pid, tid;
+                uint64_t ip;
+        } samples[] = {{PID_A, PID_A + 1, a},
+                       {PID_A, PID_A + 2, a},
+                       {PID_A, PID_A + 3, a},
+                       {PID_B, PID_B + 1, a},
+                       {PID_B, PID_B + 1, b}};
+        for (uint32_t i = 0; i < 5; i++) {
+                struct kevent ev =
+                        ev_base(KEV_SAMPLE, 0, t += MS(1), samples[i].pid, samples[i].tid);
+                ev.sample.ip = samples[i].ip;
+                ev.sample.tid = samples[i].tid;
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+        assert_int_equal(hot_nr_answers_asked(h), 2);
+        uint32_t nr_alpha = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_alpha && rows[i].self == 1)
+                        nr_alpha++;
+        assert_int_equal(nr_alpha, 4);
+        n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 1);
+        assert_int_equal(hot_nr_answers_asked(h), 2);
+        hot_free(h);
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -4372,6 +4414,7 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_leaf_only, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_leaf_slot_moved, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_answer_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
