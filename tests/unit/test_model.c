@@ -3033,7 +3033,14 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(rows[0].module, 0);
         assert_int_equal(rows[0].rel, g);
         assert_int_equal(rows[0].count, 4);
+        /* the image, and its event (what tells the tree that the process's addresses moved) */
         fix_image(fx, pid, EXE);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time += MS(1), pid, 0);
+        im.image.pid = pid;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        calltree_event(t, &im);
         for (int i = 0; i < 2; i++)
                 tree_sample(t, 1, time += MS(1), pid, stack, 3);
         /* top-down: gamma > beta > alpha, every stack in one path */
@@ -3062,6 +3069,100 @@ static void test_calltree_named_late(void **state)
         expect_row(&rows[0], fx->fn_alpha, 7, 7);
         assert_int_equal(calltree_nr_samples(t), 7);
         calltree_free(t);
+}
+
+/* An image event for the process (and its image in the store). */
+static void tree_image(struct fix *fx, struct calltree *t, int64_t time, uint32_t pid)
+{
+        fix_image(fx, pid, EXE);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time, pid, 0);
+        im.image.pid = pid;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        calltree_event(t, &im);
+}
+
+/* A node no image held at the last look for names is not located again at the next while its
+   process's addresses stay (other processes' images change the store, not them: a process
+   storm's looks located every such node at every refresh); its own process's image places and
+   names it at the next look. */
+static void test_calltree_unplaced_stands(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 410, other = 411;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+        for (int i = 0; i < 3; i++)
+                tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(rows[0].module, 0);
+        uint64_t first = calltree_nr_unplaced_located(t);
+        assert_int_equal(first, 2 * 3); /* a path of three in each of the two trees */
+        /* another process's image: the store changed, this process's addresses did not */
+        tree_image(fx, t, time += MS(1), other);
+        tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(rows[0].module, 0);
+        assert_int_equal(rows[0].count, 4);
+        assert_int_equal(calltree_nr_unplaced_located(t), first);
+        /* its own image: located again, named, merged into one path */
+        tree_image(fx, t, time += MS(1), pid);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(calltree_nr_unplaced_located(t), 2 * first);
+        expect_row(&rows[0], fx->fn_gamma, 4, 0);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        calltree_free(t);
+}
+
+/* Live, a process's JIT map (perf-PID.map) places its addresses without an event: at each look
+   for names the first of its nodes of no image is located again (sym_locate looks for the map
+   once a refresh), the others stand on it while it finds none; once the map is written, they
+   are all placed at the next look. */
+static void test_calltree_unplaced_jit(void **state)
+{
+        struct fix *fx = *state;
+        uint32_t pid = (uint32_t)getpid();
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+        unlink(path);
+        struct sym_options o = {.is_live = true, .is_synchronous = true, .log = quiet_log};
+        struct sym_store *live = NULL;
+        assert_int_equal(sym_store_new(&live, &o), 0);
+        struct calltree *t = calltree_new(live, 0, 0);
+        const uint64_t stack[] = {0x10000010, 0x10000020, 0x10000030};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+        tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        for (uint32_t look = 0; look < 3; look++) {
+                /* the screen's refresh, and another process's image (the store changed) */
+                sym_store_poll(live);
+                struct sym_image im = {500 + look, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+                sym_image_load(live, &im);
+                assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+                assert_int_equal(rows[0].module, 0);
+                /* the first look locates every node, the later ones one */
+                assert_int_equal(calltree_nr_unplaced_located(t), 2 * 3 + look);
+        }
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "10000000 100 jit_compiled_loop\n");
+        fclose(f);
+        sym_store_poll(live);
+        struct sym_image im = {600, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(live, &im);
+        uint32_t n = calltree_children(t, false, 0, &rows);
+        unlink(path);
+        assert_int_equal(n, 1);
+        assert_int_not_equal(rows[0].module, 0);
+        assert_int_equal(rows[0].function, sym_intern(live, "jit_compiled_loop"));
+        assert_int_equal(calltree_nr_unplaced_located(t), 2 * 3 + 2 + 2 * 3);
+        calltree_free(t);
+        sym_store_free(live);
 }
 
 /* Every node under node (count: its own) counts at most its parent's samples, its children
@@ -4421,6 +4522,10 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_unplaced_stands, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_unplaced_jit, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_top_down_asked, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners_asked, fix_setup,
