@@ -331,24 +331,6 @@ void hot_settle_samples(struct hot *h)
         hot_memo_settle_all(h);
 }
 
-static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
-                   uint32_t tid)
-{
-        if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
-                return; /* and its stack finds no sample: not counted either */
-        uint32_t si = hot_source_index(h, source);
-        h->nr_samples[si]++;
-        struct entry k = key_of(h, source, ev->pid, tid, ip);
-        bool is_unplaced = ev->pid == UINT32_MAX && !k.module;
-        uint32_t slot = is_unplaced ? UINT32_MAX : count_hashed(h, &k, hot_key_hash(&k), 1, 0);
-        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
-        if (ev->cpu % MAX_CPUS >= h->nr_pend)
-                h->nr_pend = ev->cpu % MAX_CPUS + 1;
-        hot_pending_flush(h, p);
-        *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
-                              h->epoch,      true, false, is_unplaced};
-}
-
 /* The places of a stack, each once, as the table holds them. */
 struct stack_places {
         uint32_t places[MAX_STACK_KEYS]; /* slots */
@@ -507,6 +489,52 @@ static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t ti
 {
         *frame_slot(h, pid, addr) = (struct frame_memo){
                 addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
+}
+
+static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
+                   uint32_t tid)
+{
+        if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
+                return; /* and its stack finds no sample: not counted either */
+        uint32_t si = hot_source_index(h, source);
+        h->nr_samples[si]++;
+        /* the sampled place from the frame memo, where a stack's frame or an earlier sample
+           at this address left it: not located, hashed or probed for again */
+        uint32_t key_tid = h->place_keys == HOT_BY_THREAD ? tid : AGG_ALL;
+        struct entry k;
+        uint64_t hash;
+        uint32_t slot = UINT32_MAX;
+        uint64_t generation = 0;
+        if (h->frames && ev->pid != UINT32_MAX) {
+                generation = frames_gen_of(h->frames_gen, ev->pid);
+                slot = frame_find(h, source, ev->pid, key_tid, ip, generation, false, &k, &hash);
+        }
+        bool is_unplaced = false;
+        if (slot != UINT32_MAX) {
+                struct entry *e = &h->slots[slot];
+                h->nr_rows_cached = 0;
+                hot_place_live(h, e);
+                e->self++;
+        } else {
+                k = key_of(h, source, ev->pid, tid, ip);
+                is_unplaced = ev->pid == UINT32_MAX && !k.module;
+                if (!is_unplaced) {
+                        hash = hot_key_hash(&k);
+                        slot = count_hashed(h, &k, hash, 1, 0);
+                        /* as a stack's frames are kept: a live one's of no image not (a
+                           JIT map may place it at the next refresh) */
+                        if (slot != UINT32_MAX && h->frames && ev->pid != UINT32_MAX &&
+                            (k.module || !sym_store_is_live(h->store)))
+                                frame_keep(h, source, ev->pid, key_tid, ip, generation, false, slot,
+                                           hash);
+                }
+        }
+        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
+        if (ev->cpu % MAX_CPUS >= h->nr_pend)
+                h->nr_pend = ev->cpu % MAX_CPUS + 1;
+        hot_pending_flush(h, p);
+        *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
+                              h->epoch,      true, false, is_unplaced};
 }
 
 uint64_t hot_nr_frames_located(const struct hot *h)

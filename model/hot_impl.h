@@ -83,12 +83,13 @@ struct stack_memo {
 };
 #define MEMO_DUP 0x80000000u
 
-/* A caller's frame seen before, in a stack that missed the stack memo: the slot of the place
-   its raw address (of its process, with the stack's thread and source) was counted at, good
-   while the process's frames generation and the table's epoch stay. A compile's stacks are
-   mostly new, their frames are not: a frame found here is not located, hashed or probed for
-   again. A live session's frames of no module are not kept (a JIT map may place them later:
-   sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
+/* A caller's frame seen before, in a stack that missed the stack memo, or a sampled address:
+   the slot of the place its raw address (of its process, with the stack's thread and source)
+   was counted at, good while the process's frames generation and the table's epoch stay. A
+   compile's stacks are mostly new, their frames are not, and a hot loop's samples fall on a
+   few addresses: a frame or sample found here is not located, hashed or probed for again. A live
+   session's frames of no module are not kept (a JIT map may place them later: sym_locate looks for
+   it at each refresh); a recording's are (its answers move with events). */
 #define FRAME_SLOTS (1u << 14)
 /* A place's answer by its module and address, the store's as hot_place_answer kept it in an
    entry (final, or under a recording kernel's sym_answers_epoch): the places are keyed by

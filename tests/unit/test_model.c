@@ -4004,6 +4004,48 @@ static void test_hot_answer_memo(void **state)
         hot_free(h);
 }
 
+/* A sample's place is found in the frame memo where a stack's frame or an earlier sample at
+   its address left it, while its process's addresses stay: an image of the program mapped
+   again elsewhere (its event) puts another function at that address, and the later samples
+   there count in it, not in the place the earlier ones made. */
+static void test_hot_leaf_frame_memo(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 420;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t stack[] = {a, b};
+        /* the program mapped again over the first, where a is beta's address */
+        uint64_t base2 = a - 4 - fx->off_beta;
+        int64_t t = MS(1);
+        fix_image(fx, pid, EXE);
+        for (uint32_t i = 0; i < 5; i++) {
+                if (i == 3) {
+                        fix_image(fx, pid, base2);
+                        struct kevent im = ev_base(KEV_IMAGE, 1, t += MS(1), pid, 0);
+                        im.image.pid = pid;
+                        im.image.base = base2;
+                        im.image.size = 1u << 24;
+                        im.image.phase = KEV_PHASE_START;
+                        hot_event(h, &im);
+                }
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), pid, pid + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = pid + 1;
+                hot_event(h, &ev);
+                ev = ev_stack(0, t, pid, pid + 1, stack, 2);
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_non_null(row_of(rows, n, fx->fn_alpha));
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 3);
+        assert_non_null(row_of(rows, n, fx->fn_beta));
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 2);
+        hot_free(h);
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -4516,6 +4558,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_memo_leaf_only, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_leaf_slot_moved, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_answer_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_leaf_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
