@@ -48,6 +48,7 @@ void calltree_free(struct calltree *t)
         free(t->memo);
         free(t->thread_memo);
         free(t->frames_gen);
+        free(t->rekey_gen);
         free(t->key_memo);
         free(t->unnamed);
         free(t->ended_pids);
@@ -566,6 +567,11 @@ uint64_t calltree_nr_frames_located(const struct calltree *t)
         return t->nr_located;
 }
 
+uint64_t calltree_nr_unplaced_located(const struct calltree *t)
+{
+        return t->nr_relocated;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
         uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -580,6 +586,31 @@ static int row_cmp(const void *a, const void *b)
         return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* Whether node x, of no image at the last look for names (was: the frames' generations then),
+   is still: its process's addresses stayed (the events that place an address count there,
+   frames_gen.h), and, live, its process has no JIT map either. sym_locate looks for that map
+   once a refresh per process and then places all of the process's addresses: so live, the
+   first of a process's nodes of no image in a look is located again, which marks the process
+   when it stays unplaced (mark_probed), and the others stand on it (as the hot functions'
+   rows do, hot_row_keys.c). */
+static bool unplaced_stands(const struct calltree *t, const struct frames_gen *was,
+                            const struct node *x, bool is_live)
+{
+        if (frames_gen_of(t->frames_gen, x->pid) != frames_gen_of(was, x->pid))
+                return false;
+        if (!is_live)
+                return true;
+        uint32_t j = (uint32_t)hash_mix64(x->pid) & (CALLTREE_PROBED_SLOTS - 1);
+        return t->probed[j].stamp == t->rekey_stamp && t->probed[j].pid == x->pid;
+}
+
+static void mark_probed(struct calltree *t, uint32_t pid)
+{
+        uint32_t j = (uint32_t)hash_mix64(pid) & (CALLTREE_PROBED_SLOTS - 1);
+        t->probed[j].pid = pid;
+        t->probed[j].stamp = t->rekey_stamp;
+}
+
 /* Names the nodes made without one whose module has since loaded, been described (a late
    image, a trace's CLR methods) or got its symbols (a recording's kernel symbols come at its
    end): a node named so joins its sibling of that function. Runs when the store changed. */
@@ -590,6 +621,12 @@ static void rekey(struct calltree *t)
                 return;
         t->rekey_generation = generation;
         calltree_settle(t);
+        bool is_live = sym_store_is_live(t->store);
+        const struct frames_gen *was = t->rekey_gen;
+        if (++t->rekey_stamp == 0) {
+                memset(t->probed, 0, sizeof(t->probed));
+                t->rekey_stamp = 1;
+        }
         uint32_t nr_ended = t->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -608,8 +645,12 @@ static void rekey(struct calltree *t)
                 if (x->parent == FREE_NODE || x->function)
                         continue;
                 struct sym_loc loc = {x->module, x->rel};
-                if (!loc.module)
+                if (!loc.module && !(was && unplaced_stands(t, was, x, is_live))) {
+                        t->nr_relocated++;
                         loc = sym_locate(t->store, x->pid, x->rel);
+                        if (!loc.module && is_live)
+                                mark_probed(t, x->pid);
+                }
                 /* settled is asked before the answer: a module that finishes loading in
                    between gave a pending one, and its node must wait for the next refresh */
                 bool is_final = loc.module && sym_answers_are_final(t->store, loc.module);
@@ -646,6 +687,10 @@ static void rekey(struct calltree *t)
         }
         t->nr_unnamed = keep;
         calltree_rekey_end(t);
+        /* the processes' addresses as this look saw them, for the next one's nodes of no image */
+        if (!t->rekey_gen)
+                t->rekey_gen = xmalloc(sizeof(*t->rekey_gen));
+        *t->rekey_gen = *t->frames_gen;
 }
 
 /* Samples whose stacks never came count now (their address alone). */

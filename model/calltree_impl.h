@@ -97,6 +97,10 @@ struct key_memo {
 };
 #define KEY_MEMO_SLOTS (1u << 14)
 
+/* The processes a look for names remembers the JIT map's look of (two that share a slot are
+   located once each at most, every node of theirs at worst). */
+#define CALLTREE_PROBED_SLOTS 256
+
 /* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
 struct calltree_alias {
         uint32_t id;
@@ -128,6 +132,18 @@ struct calltree {
         uint32_t *unnamed; /* owned: oldest first */
         uint32_t nr_unnamed, cap_unnamed;
         uint64_t rekey_generation; /* of the store, at the last look for their names */
+        /* owned: the frames' generations at the last look for names (NULL before the first):
+           a node no image held then is not located again while its process's addresses stay
+           (calltree.c unplaced_stands) */
+        struct frames_gen *rekey_gen;
+        /* live, the processes whose first node of no image this look located and found none
+           for (a JIT map, looked for once a refresh, would have placed it): by pid's hash,
+           stamp rekey_stamp */
+        struct {
+                uint32_t pid, stamp;
+        } probed[CALLTREE_PROBED_SLOTS];
+        uint32_t rekey_stamp;
+        uint64_t nr_relocated; /* calltree_nr_unplaced_located */
         /* owned: processes that ended since the look for names before the last one, those
            before the last look first (nr_prev_ended): their frames no image held are not
            looked up again */

@@ -50,6 +50,7 @@ void hot_free(struct hot *h)
         free(h->ugen);
         free(h->memo);
         free(h->frames);
+        free(h->answers);
         free(h->frames_gen);
         free(h->dstacks);
         free(h->dkeys);
@@ -214,6 +215,15 @@ void hot_key_normalize(const struct hot *h, struct entry *k)
                 k->pid = AGG_ALL;
 }
 
+/* The answer memo's slot for the place of module at rel. */
+static struct answer_memo *answer_slot(struct hot *h, uint32_t module, uint64_t rel)
+{
+        if (!h->answers)
+                h->answers = xcalloc(ANSWER_SLOTS, sizeof(*h->answers));
+        uint64_t x = (rel ^ (uint64_t)module << 40) * 0x9e3779b97f4a7c15ull;
+        return &h->answers[(x >> 40) & (ANSWER_SLOTS - 1)];
+}
+
 void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct sym_frame *f)
 {
         *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module, e->function, 0};
@@ -222,7 +232,23 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
         e->answer = 0;
         if (e >= h->slots && e <= h->slots + h->mask) /* its row was the old answer's */
                 hot_row_forget(h, (uint32_t)(e - h->slots));
+        /* the answer another place at this address was given, while it stands as an entry's
+           would (an unplaced place located now is asked: it keeps no answer) */
+        bool is_own = e->module && loc.module == e->module && loc.rel == e->rel;
+        struct answer_memo *a = is_own ? answer_slot(h, e->module, e->rel) : NULL;
+        if (a && a->module == e->module && a->rel == e->rel) {
+                e->answer = a->answer;
+                e->function = a->function;
+                e->epoch = a->epoch;
+                if (hot_answer_is_current(h, e)) {
+                        *f = (struct sym_frame){(enum sym_state)(e->answer - 1), e->module,
+                                                e->function, 0};
+                        return;
+                }
+                e->answer = 0;
+        }
         bool is_final = e->module && sym_answers_are_final(h->store, e->module);
+        h->nr_asked++;
         sym_resolve(h->store, loc, f);
         /* asked after the lookup: a recording's kernel table is built again by it when symbols
            came since */
@@ -231,6 +257,9 @@ void hot_place_answer(struct hot *h, struct entry *e, struct sym_loc loc, struct
                 e->answer = (uint8_t)(f->state + 1);
                 e->function = f->state == SYM_RESOLVED ? f->function : 0;
                 e->epoch = (uint16_t)epoch;
+                if (a)
+                        *a = (struct answer_memo){e->rel, e->module, e->function, e->epoch,
+                                                  e->answer};
         }
 }
 
@@ -300,24 +329,6 @@ void hot_settle_samples(struct hot *h)
         for (uint32_t c = 0; c < h->nr_pend; c++)
                 hot_pending_flush(h, &h->pend[c]);
         hot_memo_settle_all(h);
-}
-
-static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
-                   uint32_t tid)
-{
-        if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
-                return; /* and its stack finds no sample: not counted either */
-        uint32_t si = hot_source_index(h, source);
-        h->nr_samples[si]++;
-        struct entry k = key_of(h, source, ev->pid, tid, ip);
-        bool is_unplaced = ev->pid == UINT32_MAX && !k.module;
-        if (!is_unplaced)
-                hot_count(h, &k, 1, 0);
-        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
-        if (ev->cpu % MAX_CPUS >= h->nr_pend)
-                h->nr_pend = ev->cpu % MAX_CPUS + 1;
-        hot_pending_flush(h, p);
-        *p = (struct pending){ev->timestamp, k, ip, ev->pid, true, false, is_unplaced};
 }
 
 /* The places of a stack, each once, as the table holds them. */
@@ -480,9 +491,60 @@ static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t ti
                 addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
 }
 
+static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,
+                   uint32_t tid)
+{
+        if (!agg_filter_pass(&h->filter, ev->pid, tid, ev->time_ns))
+                return; /* and its stack finds no sample: not counted either */
+        uint32_t si = hot_source_index(h, source);
+        h->nr_samples[si]++;
+        /* the sampled place from the frame memo, where a stack's frame or an earlier sample
+           at this address left it: not located, hashed or probed for again */
+        uint32_t key_tid = h->place_keys == HOT_BY_THREAD ? tid : AGG_ALL;
+        struct entry k;
+        uint64_t hash;
+        uint32_t slot = UINT32_MAX;
+        uint64_t generation = 0;
+        if (h->frames && ev->pid != UINT32_MAX) {
+                generation = frames_gen_of(h->frames_gen, ev->pid);
+                slot = frame_find(h, source, ev->pid, key_tid, ip, generation, false, &k, &hash);
+        }
+        bool is_unplaced = false;
+        if (slot != UINT32_MAX) {
+                struct entry *e = &h->slots[slot];
+                h->nr_rows_cached = 0;
+                hot_place_live(h, e);
+                e->self++;
+        } else {
+                k = key_of(h, source, ev->pid, tid, ip);
+                is_unplaced = ev->pid == UINT32_MAX && !k.module;
+                if (!is_unplaced) {
+                        hash = hot_key_hash(&k);
+                        slot = count_hashed(h, &k, hash, 1, 0);
+                        /* as a stack's frames are kept: a live one's of no image not (a
+                           JIT map may place it at the next refresh) */
+                        if (slot != UINT32_MAX && h->frames && ev->pid != UINT32_MAX &&
+                            (k.module || !sym_store_is_live(h->store)))
+                                frame_keep(h, source, ev->pid, key_tid, ip, generation, false, slot,
+                                           hash);
+                }
+        }
+        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
+        if (ev->cpu % MAX_CPUS >= h->nr_pend)
+                h->nr_pend = ev->cpu % MAX_CPUS + 1;
+        hot_pending_flush(h, p);
+        *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
+                              h->epoch,      true, false, is_unplaced};
+}
+
 uint64_t hot_nr_frames_located(const struct hot *h)
 {
         return h->nr_located;
+}
+
+uint64_t hot_nr_answers_asked(const struct hot *h)
+{
+        return h->nr_asked;
 }
 
 static void stack(struct hot *h, const struct kevent *ev)
@@ -537,7 +599,14 @@ static void stack(struct hot *h, const struct kevent *ev)
         uint32_t leaf_slots[2];
         bool is_pending = false;
         for (uint32_t i = 0; i < nr_leaf; i++) {
-                uint32_t slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
+                uint32_t slot;
+                if (i == 0 && p->slot != UINT32_MAX && p->epoch == h->epoch) {
+                        /* the sample's own place, as it counted it: nothing moved since */
+                        slot = p->slot;
+                        hot_place_live(h, &h->slots[slot]);
+                } else {
+                        slot = count_hashed(h, &keys[i], hot_key_hash(&keys[i]), 0, 0);
+                }
                 leaf_slots[i] = slot;
                 leaf_functions[i] = 0;
                 if (slot != UINT32_MAX && !place_function(h, &h->slots[slot], &leaf_functions[i]))
@@ -561,11 +630,11 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!h->memo)
                 h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
-        bool is_hit = !is_pending && m->nr_places && m->hash == mh && m->generation == generation &&
+        bool is_hit = !is_pending && m->is_set && m->hash == mh && m->generation == generation &&
                       m->epoch == h->epoch;
         if (!is_hit) {
                 hot_memo_settle(h, m);
-                m->nr_places = 0;
+                m->is_set = false;
                 h->nr_walks++;
                 /* the callers' places: those of frames seen before from the frame memo, the
                    others located */
@@ -660,6 +729,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                         m->epoch = epoch;
                         m->nr_places = nr_places;
                         m->nr_pending = 0;
+                        m->is_set = true;
                         m->functions = bits;
                         memcpy(m->places, places, nr_places * sizeof(*places));
                 }

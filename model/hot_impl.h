@@ -47,6 +47,9 @@ struct pending {
         struct entry key;
         uint64_t ip;
         uint32_t pid; /* the sample's process (the key's may be AGG_ALL: hot_set_place_keys) */
+        /* the key's slot as the sample counted it (UINT32_MAX: none), good while the table's
+           epoch stays: its stack finds its leaf there without hashing the key again */
+        uint32_t slot, epoch;
         bool has;
         bool is_matched;
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
@@ -69,20 +72,39 @@ struct stack_memo {
         uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
         uint64_t generation;
         uint32_t epoch;
-        uint32_t nr_places; /* 0: no memo */
+        uint32_t nr_places;
         uint32_t nr_pending;
+        /* false: no memo. A stack of the sampled place alone (no callers: a kernel thread's,
+           an interrupted idle loop's) has no places here and is a memo all the same, so that
+           its later samples count their leaf and nothing else, as the other stacks' do */
+        bool is_set;
         uint64_t functions;           /* a bit per function of its places (function_bit) */
         uint32_t places[MEMO_PLACES]; /* slot indices, MEMO_DUP set where the stack counts dup */
 };
 #define MEMO_DUP 0x80000000u
 
-/* A caller's frame seen before, in a stack that missed the stack memo: the slot of the place
-   its raw address (of its process, with the stack's thread and source) was counted at, good
-   while the process's frames generation and the table's epoch stay. A compile's stacks are
-   mostly new, their frames are not: a frame found here is not located, hashed or probed for
-   again. A live session's frames of no module are not kept (a JIT map may place them later:
-   sym_locate looks for it at each refresh); a recording's are (its answers move with events). */
+/* A caller's frame seen before, in a stack that missed the stack memo, or a sampled address:
+   the slot of the place its raw address (of its process, with the stack's thread and source)
+   was counted at, good while the process's frames generation and the table's epoch stay. A
+   compile's stacks are mostly new, their frames are not, and a hot loop's samples fall on a
+   few addresses: a frame or sample found here is not located, hashed or probed for again. A live
+   session's frames of no module are not kept (a JIT map may place them later: sym_locate looks for
+   it at each refresh); a recording's are (its answers move with events). */
 #define FRAME_SLOTS (1u << 14)
+/* A place's answer by its module and address, the store's as hot_place_answer kept it in an
+   entry (final, or under a recording kernel's sym_answers_epoch): the places are keyed by
+   thread, and a process's threads, or a new process of the same program, sample the same
+   addresses: their places take the answer without asking the store again (two thirds of the
+   answers a recording of bench/top.sh's asked for were of an address answered before). */
+#define ANSWER_SLOTS (1u << 13)
+struct answer_memo {
+        uint64_t rel;
+        uint32_t module; /* 0: none */
+        uint32_t function;
+        uint16_t epoch; /* as the entry's */
+        uint8_t answer; /* as the entry's */
+};
+
 /* The processes a build remembers the JIT map's look of (hot_row_keys.c; two that share a
    slot are located once each at most, every place of theirs at worst). */
 #define UPROBED_SLOTS 256
@@ -203,7 +225,9 @@ struct hot {
         struct agg_filter filter;
         struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash; at first use */
         struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
+        struct answer_memo *answers;    /* owned: ANSWER_SLOTS, by module and rel; at first use */
         uint64_t nr_located;            /* hot_nr_frames_located */
+        uint64_t nr_asked;              /* hot_nr_answers_asked */
         struct deferred_stack *dstacks; /* owned */
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */

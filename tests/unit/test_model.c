@@ -3033,7 +3033,14 @@ static void test_calltree_named_late(void **state)
         assert_int_equal(rows[0].module, 0);
         assert_int_equal(rows[0].rel, g);
         assert_int_equal(rows[0].count, 4);
+        /* the image, and its event (what tells the tree that the process's addresses moved) */
         fix_image(fx, pid, EXE);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time += MS(1), pid, 0);
+        im.image.pid = pid;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        calltree_event(t, &im);
         for (int i = 0; i < 2; i++)
                 tree_sample(t, 1, time += MS(1), pid, stack, 3);
         /* top-down: gamma > beta > alpha, every stack in one path */
@@ -3062,6 +3069,100 @@ static void test_calltree_named_late(void **state)
         expect_row(&rows[0], fx->fn_alpha, 7, 7);
         assert_int_equal(calltree_nr_samples(t), 7);
         calltree_free(t);
+}
+
+/* An image event for the process (and its image in the store). */
+static void tree_image(struct fix *fx, struct calltree *t, int64_t time, uint32_t pid)
+{
+        fix_image(fx, pid, EXE);
+        struct kevent im = ev_base(KEV_IMAGE, 1, time, pid, 0);
+        im.image.pid = pid;
+        im.image.base = EXE;
+        im.image.size = 1u << 24;
+        im.image.phase = KEV_PHASE_START;
+        calltree_event(t, &im);
+}
+
+/* A node no image held at the last look for names is not located again at the next while its
+   process's addresses stay (other processes' images change the store, not them: a process
+   storm's looks located every such node at every refresh); its own process's image places and
+   names it at the next look. */
+static void test_calltree_unplaced_stands(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 410, other = 411;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack[] = {a, b, g};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+        for (int i = 0; i < 3; i++)
+                tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(rows[0].module, 0);
+        uint64_t first = calltree_nr_unplaced_located(t);
+        assert_int_equal(first, 2 * 3); /* a path of three in each of the two trees */
+        /* another process's image: the store changed, this process's addresses did not */
+        tree_image(fx, t, time += MS(1), other);
+        tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(rows[0].module, 0);
+        assert_int_equal(rows[0].count, 4);
+        assert_int_equal(calltree_nr_unplaced_located(t), first);
+        /* its own image: located again, named, merged into one path */
+        tree_image(fx, t, time += MS(1), pid);
+        assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+        assert_int_equal(calltree_nr_unplaced_located(t), 2 * first);
+        expect_row(&rows[0], fx->fn_gamma, 4, 0);
+        assert_int_equal(calltree_nr_nodes(t), 4 + 2 * 3);
+        calltree_free(t);
+}
+
+/* Live, a process's JIT map (perf-PID.map) places its addresses without an event: at each look
+   for names the first of its nodes of no image is located again (sym_locate looks for the map
+   once a refresh), the others stand on it while it finds none; once the map is written, they
+   are all placed at the next look. */
+static void test_calltree_unplaced_jit(void **state)
+{
+        struct fix *fx = *state;
+        uint32_t pid = (uint32_t)getpid();
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+        unlink(path);
+        struct sym_options o = {.is_live = true, .is_synchronous = true, .log = quiet_log};
+        struct sym_store *live = NULL;
+        assert_int_equal(sym_store_new(&live, &o), 0);
+        struct calltree *t = calltree_new(live, 0, 0);
+        const uint64_t stack[] = {0x10000010, 0x10000020, 0x10000030};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+        tree_sample(t, 0, time += MS(1), pid, stack, 3);
+        for (uint32_t look = 0; look < 3; look++) {
+                /* the screen's refresh, and another process's image (the store changed) */
+                sym_store_poll(live);
+                struct sym_image im = {500 + look, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+                sym_image_load(live, &im);
+                assert_int_equal(calltree_children(t, false, 0, &rows), 1);
+                assert_int_equal(rows[0].module, 0);
+                /* the first look locates every node, the later ones one */
+                assert_int_equal(calltree_nr_unplaced_located(t), 2 * 3 + look);
+        }
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fprintf(f, "10000000 100 jit_compiled_loop\n");
+        fclose(f);
+        sym_store_poll(live);
+        struct sym_image im = {600, EXE, 1u << 24, 0, fx->exe_path, NULL, 0, 0, 0};
+        sym_image_load(live, &im);
+        uint32_t n = calltree_children(t, false, 0, &rows);
+        unlink(path);
+        assert_int_equal(n, 1);
+        assert_int_not_equal(rows[0].module, 0);
+        assert_int_equal(rows[0].function, sym_intern(live, "jit_compiled_loop"));
+        assert_int_equal(calltree_nr_unplaced_located(t), 2 * 3 + 2 + 2 * 3);
+        calltree_free(t);
+        sym_store_free(live);
 }
 
 /* Every node under node (count: its own) counts at most its parent's samples, its children
@@ -3792,6 +3893,159 @@ static void test_hot_memo_other_process(void **state)
         hot_free(h);
 }
 
+/* A stack of the sampled place alone (no callers: a kernel thread's, an idle loop's) is a memo
+   like the others: its later samples count their leaf, not a walk each (a quarter of the
+   samples of a recording of bench/top.sh's took one). Counted as the walks counted them: the
+   leaf once, a first frame of the same function at another place once more as dup. */
+static void test_hot_memo_leaf_only(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t leaf[] = {a}, other_place[] = {a + 1};
+        int64_t t = MS(1);
+        hot_samples(h, 4, 0, &t, a, leaf, 1);
+        assert_int_equal(hot_nr_walks(h), 1);
+        /* the stack's first frame at another place of the sampled function: two leaves, the
+           same (no) callers, the same memo */
+        hot_samples(h, 3, 0, &t, a, other_place, 1);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        const struct hot_row *alpha = row_of(rows, n, fx->fn_alpha);
+        assert_non_null(alpha);
+        assert_int_equal(alpha->self, 7);
+        assert_int_equal(alpha->total, 7);
+        struct hot_place places[4];
+        uint32_t np =
+                hot_function_places(h, HOT_SOURCE_TIMER, alpha->module, fx->fn_alpha, places, 4);
+        assert_int_equal(np, 2);
+        assert_int_equal(places[0].total + places[1].total, 10);
+        hot_free(h);
+}
+
+/* A stack finds its sample's place where the sample counted it, unless the table moved in
+   between: another CPU's samples of many new places grow it before the stack comes, and the
+   thread, moved to that CPU, has its stack remembered there after the growth (so the late one
+   is counted from the memo, with its leaf's slot). */
+static void test_hot_leaf_slot_moved(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t stack[] = {a, b};
+        int64_t t = MS(1);
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
+        ev.sample.ip = a;
+        ev.sample.tid = PID_A + 1;
+        hot_event(h, &ev);
+        int64_t sampled = t;
+        for (uint32_t i = 0; i < 3000; i++) {
+                struct kevent o = ev_base(KEV_SAMPLE, 1, t += 1000, 300, 301);
+                o.sample.ip = 0x500000 + (uint64_t)i * 16;
+                o.sample.tid = 301;
+                hot_event(h, &o);
+        }
+        hot_samples(h, 1, 1, &t, a, stack, 2);
+        assert_int_equal(hot_nr_walks(h), 1);
+        ev = ev_stack(0, sampled, PID_A, PID_A + 1, stack, 2);
+        hot_event(h, &ev);
+        assert_int_equal(hot_nr_walks(h), 1);
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_non_null(row_of(rows, n, fx->fn_alpha));
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 2);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->total, 2);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->total, 2);
+        hot_free(h);
+}
+
+/* Places of one address in several threads (places are keyed by thread) take the answer the
+   first was given: the symbol store is asked once per address, not once per thread, and a
+   second process of the same program (its module the same) asks nothing more for it; another
+   address is asked. */
+static void test_hot_answer_memo(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        int64_t t = MS(1);
+        fix_image(fx, PID_B, EXE);
+        const struct {
+                uint32_t pid, tid;
+                uint64_t ip;
+        } samples[] = {{PID_A, PID_A + 1, a},
+                       {PID_A, PID_A + 2, a},
+                       {PID_A, PID_A + 3, a},
+                       {PID_B, PID_B + 1, a},
+                       {PID_B, PID_B + 1, b}};
+        for (uint32_t i = 0; i < 5; i++) {
+                struct kevent ev =
+                        ev_base(KEV_SAMPLE, 0, t += MS(1), samples[i].pid, samples[i].tid);
+                ev.sample.ip = samples[i].ip;
+                ev.sample.tid = samples[i].tid;
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+        assert_int_equal(hot_nr_answers_asked(h), 2);
+        uint32_t nr_alpha = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_alpha && rows[i].self == 1)
+                        nr_alpha++;
+        assert_int_equal(nr_alpha, 4);
+        n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 4);
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 1);
+        assert_int_equal(hot_nr_answers_asked(h), 2);
+        hot_free(h);
+}
+
+/* A sample's place is found in the frame memo where a stack's frame or an earlier sample at
+   its address left it, while its process's addresses stay: an image of the program mapped
+   again elsewhere (its event) puts another function at that address, and the later samples
+   there count in it, not in the place the earlier ones made. */
+static void test_hot_leaf_frame_memo(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 420;
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t stack[] = {a, b};
+        /* the program mapped again over the first, where a is beta's address */
+        uint64_t base2 = a - 4 - fx->off_beta;
+        int64_t t = MS(1);
+        fix_image(fx, pid, EXE);
+        for (uint32_t i = 0; i < 5; i++) {
+                if (i == 3) {
+                        fix_image(fx, pid, base2);
+                        struct kevent im = ev_base(KEV_IMAGE, 1, t += MS(1), pid, 0);
+                        im.image.pid = pid;
+                        im.image.base = base2;
+                        im.image.size = 1u << 24;
+                        im.image.phase = KEV_PHASE_START;
+                        hot_event(h, &im);
+                }
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), pid, pid + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = pid + 1;
+                hot_event(h, &ev);
+                ev = ev_stack(0, t, pid, pid + 1, stack, 2);
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rows);
+        assert_non_null(row_of(rows, n, fx->fn_alpha));
+        assert_int_equal(row_of(rows, n, fx->fn_alpha)->self, 3);
+        assert_non_null(row_of(rows, n, fx->fn_beta));
+        assert_int_equal(row_of(rows, n, fx->fn_beta)->self, 2);
+        hot_free(h);
+}
+
 static void test_hot_repeated_stacks(void **state)
 {
         struct fix *fx = *state;
@@ -4301,12 +4555,20 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_leaf_only, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_leaf_slot_moved, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_answer_memo, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_leaf_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_repeated_stacks, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_ties_by_name, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_unplaced_stands, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_unplaced_jit, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_top_down_asked, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_owners_asked, fix_setup,

@@ -58,6 +58,9 @@ uint64_t calltree_nr_walks(const struct calltree *t);
 /* Frames of those walks (and samples' addresses) located and named through the symbol store;
    the others came from the key memo (calltree_impl.h): what a new stack over known code costs. */
 uint64_t calltree_nr_frames_located(const struct calltree *t);
+/* Nodes of no image located again by the looks for names (a node whose process's addresses
+   stayed since the last look is not, nor, live, one whose process had no JIT map this look). */
+uint64_t calltree_nr_unplaced_located(const struct calltree *t);
 
 /* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
    fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */

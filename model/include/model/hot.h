@@ -122,6 +122,9 @@ uint64_t hot_nr_walks(const struct hot *h);
 /* Callers' frames of those walks located through the symbol store (the others were found in
    the frame memo, hot_impl.h): what a new stack over known code costs. */
 uint64_t hot_nr_frames_located(const struct hot *h);
+/* Places' answers asked of the symbol store (the others kept in the place, or in the answer
+   memo of another place at the same address, hot_impl.h): what a new thread's places cost. */
+uint64_t hot_nr_answers_asked(const struct hot *h);
 /* The profile sources seen, in order of first sample; returns how many (at most max). */
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
 
