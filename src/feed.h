@@ -2,8 +2,9 @@
 /* feed.h: the consumer side of the screen and the reports: a trace (a running session in real
    time, or a file) read through OpenTrace/ProcessTrace and decoded into the model. A report
    reads and decodes on the caller's thread (feed_run); the screen reads on a thread of its own
-   (feed_start), which only copies the records into a single-producer/single-consumer queue,
-   and decodes them on its own thread (feed_drain, feed_catch_up): the model has one thread. */
+   (feed_start), which only copies a session's buffers (a file's records) into a
+   single-producer/single-consumer queue, and reads and decodes their records on its own thread
+   (feed_drain, feed_catch_up): the model has one thread. */
 #ifndef ETWTOP_FEED_H
 #define ETWTOP_FEED_H
 
