@@ -69,8 +69,9 @@ int feed_fd(const struct feed *f);
 /* Before a poll on feed_fd: false when there is work already (records, or the end not yet
    seen through feed_is_done), and the caller should not sleep. */
 bool feed_arm(struct feed *f);
-/* Records that could not be handed over (larger than the queue: none from etwtop's reader, whose
-   records are at most about 1 MiB; or left when the feed was closed). */
+/* Records that could not be handed over (a record or a session's buffer larger than the queue's
+   largest message, half of it: none from etwtop's reader, whose records are at most about 1 MiB,
+   nor from a session, whose buffers are 1 MiB at most; or left when the feed was closed). */
 uint64_t feed_nr_dropped(const struct feed *f);
 
 /* The thread returned (the file read, the session stopped) and everything it handed over is
