@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* feed.c: owns the consumer of the screen and the reports: OpenTrace, ProcessTrace (on its own
    thread or the caller's), the decoder, and for the screen the hand-over between the two
-   threads: the feed's thread copies each record into a single-producer/single-consumer queue,
-   the screen's thread decodes them into the model, which only it touches. */
+   threads: the feed's thread copies each of a live session's buffers whole (each record of a
+   file's) into a single-producer/single-consumer queue, the screen's thread reads their records
+   and decodes them into the model, which only it touches. */
 #include "feed.h"
 
 #include <errno.h>
@@ -61,7 +62,15 @@ struct feed {
         bool is_perf_data; /* the file is a perf.data (read converted) */
         pthread_t thread;
         bool has_thread;
-        size_t max_message;     /* the queue's largest record (spsc_max_message), read once */
+        size_t max_message; /* the queue's largest message (spsc_max_message), read once */
+        /* A live session's queue holds its buffers whole (etw_realtime_set_buffer_callback): a
+           buffer's copy, where each record's was 115 instructions and its 100-odd bytes written
+           on one core to be read on the other; a file's holds records (its reader merges files
+           and skips damage, record by record). */
+        bool is_buffers;
+        bool is_walking;             /* the consumer reads the queue's oldest buffer (walk) */
+        struct etw_buffer_walk walk; /* the consumer's, with the record it built (walk_rec) */
+        EVENT_RECORD walk_rec;
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
         uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
         uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
@@ -188,6 +197,34 @@ static uint8_t *wait_for_room(struct feed *f, size_t len)
         }
 }
 
+/* The records of a buffer that could not be handed over: counted as the records' copies were. */
+static void drop_buffer(struct feed *f, const VOID *buf, ULONG size)
+{
+        struct etw_buffer_walk w = {.Buffer = buf, .Size = size, .Context = f};
+        EVENT_RECORD rec;
+        uint64_t n = 0;
+        while (etw_buffer_next_record(&w, &rec))
+                n++;
+        atomic_fetch_add(&f->nr_dropped, n);
+}
+
+/* A live session's buffer, whole: on_buffer hands it over after this, as it did its records. */
+static VOID WINAPI on_buffer_queued(PVOID ctx, const VOID *buf, ULONG size)
+{
+        struct feed *f = ctx;
+        /* the session host's buffers are 1 MiB at most, the queue's messages 4 MiB */
+        bool fits = size <= f->max_message;
+        uint8_t *to = fits ? spsc_reserve(f->queue, size) : NULL;
+        if (!to && fits)
+                to = wait_for_room(f, size);
+        if (!to) {
+                drop_buffer(f, buf, size);
+                return;
+        }
+        memcpy(to, buf, size);
+        spsc_commit(f->queue);
+}
+
 static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
 {
         struct feed *f = rec->UserContext;
@@ -279,6 +316,14 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
                 return -1;
         }
         f->nr_buffers = path ? lf->LogfileHeader.BuffersWritten : 0;
+        f->is_buffers = is_threaded && !path;
+        if (f->is_buffers &&
+            etw_realtime_set_buffer_callback(f->handle, on_buffer_queued) != ERROR_SUCCESS) {
+                snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
+                         (unsigned)GetLastError());
+                feed_close(f);
+                return -1;
+        }
         *out = f;
         return 0;
 }
@@ -469,10 +514,38 @@ bool feed_arm(struct feed *f)
         return true;
 }
 
-static void decode_one(struct feed *f, const void *rec)
+/* The next record handed over, NULL when there is none; a file's stays the queue's until
+   decode_one, a buffer until the walk has read its last record. Only a message published before
+   mark is begun (UINT64_MAX: any). */
+static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
+{
+        size_t len;
+        if (!f->is_buffers)
+                return mark == UINT64_MAX || spsc_is_before(f->queue, mark)
+                               ? spsc_peek(f->queue, &len)
+                               : NULL;
+        for (;;) {
+                if (!f->is_walking) {
+                        bool is_due = mark == UINT64_MAX || spsc_is_before(f->queue, mark);
+                        const void *buf = is_due ? spsc_peek(f->queue, &len) : NULL;
+                        if (!buf)
+                                return NULL;
+                        f->walk = (struct etw_buffer_walk){
+                                .Buffer = buf, .Size = (ULONG)len, .Context = f};
+                        f->is_walking = true;
+                }
+                if (etw_buffer_next_record(&f->walk, &f->walk_rec))
+                        return &f->walk_rec;
+                f->is_walking = false;
+                spsc_pop(f->queue);
+        }
+}
+
+static void decode_one(struct feed *f, const EVENT_RECORD *rec)
 {
         kdecoder_decode(f->decoder, rec, on_event, f->profile);
-        spsc_pop(f->queue);
+        if (!f->is_buffers)
+                spsc_pop(f->queue);
         f->nr_decoded++;
 }
 
@@ -493,9 +566,8 @@ bool feed_drain(struct feed *f, int64_t budget_ns)
         atomic_store_explicit(&f->is_sleeping, false, memory_order_relaxed);
         uint64_t end = now_ns() + (uint64_t)(budget_ns > 0 ? budget_ns : 0);
         uint32_t max = f->slice_records ? f->slice_records : UINT32_MAX;
-        const void *rec;
-        size_t len;
-        for (uint32_t n = 1; (rec = spsc_peek(f->queue, &len)); n++) {
+        const EVENT_RECORD *rec;
+        for (uint32_t n = 1; (rec = next_record(f, UINT64_MAX)); n++) {
                 decode_one(f, rec);
                 if (n == max)
                         break;
@@ -514,10 +586,8 @@ void feed_catch_up(struct feed *f)
         if (!f->queue)
                 return;
         uint64_t mark = spsc_published(f->queue);
-        const void *rec;
-        size_t len;
-        for (uint32_t n = 1; spsc_is_before(f->queue, mark) && (rec = spsc_peek(f->queue, &len));
-             n++) {
+        const EVENT_RECORD *rec;
+        for (uint32_t n = 1; (rec = next_record(f, mark)); n++) {
                 decode_one(f, rec);
                 if (n % FEED_CLOCK_EVERY == 0)
                         wake_producer(f);

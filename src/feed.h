@@ -2,8 +2,9 @@
 /* feed.h: the consumer side of the screen and the reports: a trace (a running session in real
    time, or a file) read through OpenTrace/ProcessTrace and decoded into the model. A report
    reads and decodes on the caller's thread (feed_run); the screen reads on a thread of its own
-   (feed_start), which only copies the records into a single-producer/single-consumer queue,
-   and decodes them on its own thread (feed_drain, feed_catch_up): the model has one thread. */
+   (feed_start), which only copies a session's buffers (a file's records) into a
+   single-producer/single-consumer queue, and reads and decodes their records on its own thread
+   (feed_drain, feed_catch_up): the model has one thread. */
 #ifndef ETWTOP_FEED_H
 #define ETWTOP_FEED_H
 
@@ -68,8 +69,9 @@ int feed_fd(const struct feed *f);
 /* Before a poll on feed_fd: false when there is work already (records, or the end not yet
    seen through feed_is_done), and the caller should not sleep. */
 bool feed_arm(struct feed *f);
-/* Records that could not be handed over (larger than the queue: none from etwtop's reader, whose
-   records are at most about 1 MiB; or left when the feed was closed). */
+/* Records that could not be handed over (a record or a session's buffer larger than the queue's
+   largest message, half of it: none from etwtop's reader, whose records are at most about 1 MiB,
+   nor from a session, whose buffers are 1 MiB at most; or left when the feed was closed). */
 uint64_t feed_nr_dropped(const struct feed *f);
 
 /* The thread returned (the file read, the session stopped) and everything it handed over is

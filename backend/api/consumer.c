@@ -39,6 +39,7 @@ struct trace_handle {
                                          LogfileHeader points at; NULL until it is filled */
         atomic_ulong nr_rt_buffers;   /* real-time: buffers delivered */
         atomic_ulong nr_rt_lost;      /* real-time: buffers this consumer lost */
+        ETW_BUFFER_CALLBACK buffer_callback; /* real-time: buffers handed over whole; NULL */
 };
 
 static struct trace_handle handles[MAX_TRACE_HANDLES];
@@ -224,6 +225,7 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         t->is_close_pending = false;
         atomic_store(&t->nr_rt_buffers, 0);
         atomic_store(&t->nr_rt_lost, 0);
+        t->buffer_callback = NULL;
         t->reader = reader;
         snprintf(t->open_warning, sizeof(t->open_warning), "%s", open_warning);
         t->logger_name = logger_name;
@@ -289,9 +291,12 @@ static void cursor_peek(struct file_cursor *c)
    group (0x030A is the image load), opcode, version, pointer-size flags, inline PMC counters
    as extended items. Every byte of *er is written once, each field by the header type's case
    (no memset of the whole record first: it was a sixth of the instructions here); the record
-   has no padding (evntcons.h's asserts), so the bytes are those of memset-then-fill. */
-static void fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
-                              const struct etl_record *rec, int64_t timestamp, PVOID context)
+   has no padding (evntcons.h's asserts), so the bytes are those of memset-then-fill. Inlined in
+   each of its three loops (the files', a session's, a buffer's walk), as it was in the first two
+   before the walk came: out of line, the reader's loop would pay a call a record. */
+static inline __attribute__((always_inline)) void
+fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
+                  const struct etl_record *rec, int64_t timestamp, PVOID context)
 {
         EVENT_HEADER *eh = &er->EventHeader;
         eh->Size = (USHORT)rec->size_bytes;
@@ -449,6 +454,8 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         lf->CurrentTime = info.start_filetime;
         bool is_raw = lf->ProcessTraceMode & PROCESS_TRACE_MODE_RAW_TIMESTAMP;
         bool is_event_record = lf->ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD;
+        /* set before ProcessTrace, which etw_realtime_set_buffer_callback refuses to race */
+        ETW_BUFFER_CALLBACK on_whole_buffer = t->buffer_callback;
 
         EVENT_RECORD er;
         EVENT_TRACE ev;
@@ -478,7 +485,10 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                         }
                         *is_header_new = true;
                 }
-                if (n == 1) {
+                if (n == 1 && on_whole_buffer) {
+                        /* its records are read where it goes: CurrentTime stays at the start */
+                        on_whole_buffer(lf->Context, buf, size);
+                } else if (n == 1) {
                         uint32_t pos = 0;
                         uint64_t last_ts = 0;
                         bool has_last = false;
@@ -501,6 +511,8 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                         }
                         if (has_last)
                                 lf->CurrentTime = realtime_filetime(&info, last_ts);
+                }
+                if (n == 1) {
                         lf->BuffersRead++;
                         atomic_fetch_add(&t->nr_rt_buffers, 1);
                         lf->Filled = size;
@@ -728,6 +740,45 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, L
         if (rc == ERROR_CANCELLED)
                 etw_set_error(ERROR_CANCELLED, "ProcessTrace: the BufferCallback returned FALSE");
         return rc;
+}
+
+ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
+                                       ETW_BUFFER_CALLBACK Callback)
+{
+        const ULONG mode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(TraceHandle);
+        ULONG rc = ERROR_SUCCESS;
+        if (slot < 0 || handles[slot].is_close_pending) {
+                rc = ERROR_INVALID_HANDLE;
+                etw_set_error(rc, "etw_realtime_set_buffer_callback: not an open trace handle");
+        } else if (!handles[slot].is_realtime ||
+                   (handles[slot].logfile.ProcessTraceMode & mode) != mode) {
+                rc = ERROR_INVALID_PARAMETER;
+                etw_set_error(rc, "etw_realtime_set_buffer_callback: the handle is not a "
+                                  "real-time one opened with PROCESS_TRACE_MODE_EVENT_RECORD | "
+                                  "PROCESS_TRACE_MODE_RAW_TIMESTAMP");
+        } else if (handles[slot].is_processing) {
+                rc = ERROR_BUSY;
+                etw_set_error(rc, "etw_realtime_set_buffer_callback: ProcessTrace runs");
+        } else {
+                handles[slot].buffer_callback = Callback;
+                etw_set_error(ERROR_SUCCESS, NULL);
+        }
+        pthread_mutex_unlock(&handles_lock);
+        return rc;
+}
+
+_Static_assert(ETW_BUFFER_MAX_EXT_ITEMS == ETL_MAX_EXT_ITEMS, "a record's items fit the walk's");
+
+BOOL etw_buffer_next_record(struct etw_buffer_walk *Walk, PEVENT_RECORD Record)
+{
+        struct etl_record rec;
+        /* no error text: the end of every buffer comes here, on the consumer's hot path */
+        if (etl_buffer_next(Walk->Buffer, Walk->Size, &Walk->Position, &rec) != 1)
+                return FALSE;
+        fill_event_record(Record, Walk->Items, &rec, (int64_t)rec.timestamp, Walk->Context);
+        return TRUE;
 }
 
 ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stats *stats)

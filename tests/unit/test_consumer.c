@@ -812,6 +812,221 @@ static void test_realtime_timestamps_and_buffers(void **state)
         assert_int_equal(CloseTrace(run.h), ERROR_SUCCESS);
 }
 
+/* ---- buffers handed over whole (etw_realtime_set_buffer_callback, etw_buffer_next_record) ---- */
+
+/* Records as bytes, their pointers left out: the EVENT_RECORD, each extended item and its data,
+   the user data. */
+struct blobs {
+        uint8_t **b;
+        size_t *n;
+        size_t nr, cap;
+};
+
+static void blobs_add(struct blobs *bl, const EVENT_RECORD *er)
+{
+        size_t n = sizeof(*er) + er->UserDataLength;
+        for (USHORT i = 0; i < er->ExtendedDataCount; i++)
+                n += sizeof(er->ExtendedData[0]) + er->ExtendedData[i].DataSize;
+        uint8_t *b = malloc(n), *at = b;
+        assert_non_null(b);
+        EVENT_RECORD c = *er;
+        c.ExtendedData = NULL;
+        c.UserData = NULL;
+        c.UserContext = NULL;
+        memcpy(at, &c, sizeof(c));
+        at += sizeof(c);
+        for (USHORT i = 0; i < er->ExtendedDataCount; i++) {
+                EVENT_HEADER_EXTENDED_DATA_ITEM it = er->ExtendedData[i];
+                it.DataPtr = 0;
+                memcpy(at, &it, sizeof(it));
+                at += sizeof(it);
+                memcpy(at, (const void *)(uintptr_t)er->ExtendedData[i].DataPtr,
+                       er->ExtendedData[i].DataSize);
+                at += er->ExtendedData[i].DataSize;
+        }
+        if (er->UserDataLength)
+                memcpy(at, er->UserData, er->UserDataLength);
+        if (bl->nr == bl->cap) {
+                bl->cap = bl->cap ? 2 * bl->cap : 1024;
+                bl->b = realloc(bl->b, bl->cap * sizeof(*bl->b));
+                bl->n = realloc(bl->n, bl->cap * sizeof(*bl->n));
+                assert_true(bl->b && bl->n);
+        }
+        bl->b[bl->nr] = b;
+        bl->n[bl->nr++] = n;
+}
+
+static int blob_cmp(const void *a, const void *b)
+{
+        const uint8_t *const *x = a, *const *y = b;
+        /* the length is in the record itself (UserDataLength, ExtendedDataCount): compare the
+           shorter's bytes, then the lengths */
+        size_t nx, ny;
+        memcpy(&nx, *x - sizeof(size_t), sizeof(nx));
+        memcpy(&ny, *y - sizeof(size_t), sizeof(ny));
+        int c = memcmp(*x, *y, nx < ny ? nx : ny);
+        return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* Sorted, each blob with its length just before it (for blob_cmp). */
+static uint8_t **blobs_sorted(struct blobs *bl)
+{
+        uint8_t **v = calloc(bl->nr ? bl->nr : 1, sizeof(*v));
+        assert_non_null(v);
+        for (size_t i = 0; i < bl->nr; i++) {
+                uint8_t *w = malloc(sizeof(size_t) + bl->n[i]);
+                assert_non_null(w);
+                memcpy(w, &bl->n[i], sizeof(size_t));
+                memcpy(w + sizeof(size_t), bl->b[i], bl->n[i]);
+                v[i] = w + sizeof(size_t);
+        }
+        qsort(v, bl->nr, sizeof(*v), blob_cmp);
+        return v;
+}
+
+static void blobs_free(struct blobs *bl, uint8_t **sorted)
+{
+        for (size_t i = 0; i < bl->nr; i++) {
+                free(bl->b[i]);
+                free(sorted[i] - sizeof(size_t));
+        }
+        free(bl->b);
+        free(bl->n);
+        free(sorted);
+}
+
+static void WINAPI on_record_blob(PEVENT_RECORD er)
+{
+        blobs_add(er->UserContext, er);
+}
+
+/* Walked buffer by buffer, a file's records are the ones ProcessTrace delivers (raw, as
+   EVENT_RECORDs), every byte but the pointers, each with the walk's context; a walk ends at its
+   buffer's end and stays there, and what is no buffer gives none. */
+static void test_buffer_walk_matches_process_trace(void **state)
+{
+        (void)state;
+        need_samples(&shutdown_sample, NULL);
+        char path[PATH_MAX];
+        assert_true(sample_path(&shutdown_sample, path, sizeof(path)));
+        struct blobs want = {0}, got = {0};
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LogFileName = path;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        lf.EventRecordCallback = on_record_blob;
+        lf.Context = &want;
+        PROCESSTRACE_HANDLE h = OpenTraceA(&lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        ULONG buffer_size = lf.LogfileHeader.BufferSize;
+        assert_int_equal(ProcessTrace(&h, 1, NULL, NULL), ERROR_SUCCESS);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        assert_int_equal(want.nr, shutdown_sample.nr_records);
+        /* a file handle has no buffer callback */
+        h = OpenTraceA(&lf);
+        assert_int_equal(etw_realtime_set_buffer_callback(h, NULL), ERROR_INVALID_PARAMETER);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        assert_int_equal(etw_realtime_set_buffer_callback(h, NULL), ERROR_INVALID_HANDLE);
+
+        FILE *fp = fopen(path, "rb");
+        assert_non_null(fp);
+        uint8_t *buf = aligned_alloc(8, buffer_size);
+        assert_non_null(buf);
+        EVENT_RECORD er;
+        uint32_t nr_buffers = 0;
+        while (fread(buf, 1, buffer_size, fp) == buffer_size) {
+                struct etw_buffer_walk w = {.Buffer = buf, .Size = buffer_size, .Context = &got};
+                while (etw_buffer_next_record(&w, &er)) {
+                        assert_ptr_equal(er.UserContext, &got);
+                        blobs_add(&got, &er);
+                }
+                assert_false(etw_buffer_next_record(&w, &er)); /* the end stays the end */
+                nr_buffers++;
+        }
+        fclose(fp);
+        assert_int_equal(nr_buffers, shutdown_sample.nr_buffers);
+        assert_int_equal(got.nr, want.nr);
+        uint8_t **ws = blobs_sorted(&want), **gs = blobs_sorted(&got);
+        for (size_t i = 0; i < want.nr; i++)
+                assert_int_equal(blob_cmp(&ws[i], &gs[i]), 0);
+        blobs_free(&want, ws);
+        blobs_free(&got, gs);
+
+        /* not a buffer: nothing, however often asked */
+        memset(buf, 0, buffer_size);
+        struct etw_buffer_walk w = {.Buffer = buf, .Size = buffer_size};
+        assert_false(etw_buffer_next_record(&w, &er));
+        assert_false(etw_buffer_next_record(&w, &er));
+        w = (struct etw_buffer_walk){.Buffer = buf, .Size = 16};
+        assert_false(etw_buffer_next_record(&w, &er));
+        free(buf);
+}
+
+/* What a buffer callback saw. */
+static struct {
+        ULONG nr_buffers;
+        ULONG nr_records;
+        bool is_first_header;
+        PVOID context;
+} g_whole;
+
+static VOID WINAPI rt_on_whole_buffer(PVOID ctx, const VOID *buf, ULONG size)
+{
+        g_whole.context = ctx;
+        g_whole.nr_buffers++;
+        struct etw_buffer_walk w = {.Buffer = buf, .Size = size, .Context = ctx};
+        EVENT_RECORD er;
+        while (etw_buffer_next_record(&w, &er)) {
+                if (g_whole.nr_records++ == 0)
+                        g_whole.is_first_header =
+                                IsEqualGUID(&er.EventHeader.ProviderId, &EventTraceGuid);
+        }
+}
+
+/* A real-time handle's buffer callback gets each buffer, the header's first, in place of the
+   record callback (BufferCallback still follows each); it needs raw EVENT_RECORDs, and cannot
+   be set while ProcessTrace runs. */
+static void test_realtime_buffer_callback(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID s = rt_start("etwtop-test-rt-whole", 16);
+        EVENT_TRACE_LOGFILEA lf;
+        PROCESSTRACE_HANDLE h;
+        rt_open(&lf, &h, "etwtop-test-rt-whole", 0); /* FILETIME: refused */
+        assert_int_equal(etw_realtime_set_buffer_callback(h, rt_on_whole_buffer),
+                         ERROR_INVALID_PARAMETER);
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        rt_open(&lf, &h, "etwtop-test-rt-whole", PROCESS_TRACE_MODE_RAW_TIMESTAMP);
+        int marker;
+        lf.Context = &marker;
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        h = OpenTraceA(&lf);
+        assert_int_not_equal(h, INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(etw_realtime_set_buffer_callback(h, rt_on_whole_buffer), ERROR_SUCCESS);
+        memset(&g_whole, 0, sizeof(g_whole));
+        g_rt.cancel_at = 1;
+        bool is_stopped = false;
+        assert_int_equal(rt_process_bounded(h, s, 5000, &is_stopped), ERROR_CANCELLED);
+        assert_int_equal(g_rt.nr_events, 0);
+        assert_int_equal(g_rt.nr_buffer_calls, 1);
+        assert_int_equal(g_whole.nr_buffers, 1);
+        assert_int_equal(g_whole.nr_records, 1);
+        assert_true(g_whole.is_first_header);
+        assert_ptr_equal(g_whole.context, &marker);
+        assert_int_equal(lf.BuffersRead, 1);
+        /* taken away: records again, the header's first */
+        assert_int_equal(etw_realtime_set_buffer_callback(h, NULL), ERROR_SUCCESS);
+        memset(&g_whole, 0, sizeof(g_whole));
+        memset(&g_rt, 0, sizeof(g_rt));
+        g_rt.cancel_at = 1;
+        assert_int_equal(rt_process_bounded(h, s, 5000, &is_stopped), ERROR_CANCELLED);
+        assert_int_equal(g_whole.nr_buffers, 0);
+        assert_int_equal(g_rt.nr_events, 1);
+        assert_true(IsEqualGUID(&g_rt.first_guid, &EventTraceGuid));
+        assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        rt_stop(s);
+}
+
 /* ---- CloseTrace ---- */
 
 static void test_close_twice(void **state)
@@ -1652,6 +1867,8 @@ int main(void)
                 cmocka_unit_test(test_open_fills_logfile_header),
                 cmocka_unit_test(test_realtime_open_fills_header),
                 cmocka_unit_test(test_realtime_timestamps_and_buffers),
+                cmocka_unit_test(test_buffer_walk_matches_process_trace),
+                cmocka_unit_test(test_realtime_buffer_callback),
                 cmocka_unit_test(test_close_twice),
                 cmocka_unit_test(test_close_inside_callback),
                 cmocka_unit_test(test_delivery_forms),

@@ -4,7 +4,8 @@
    its queue to be decoded a slice at a time (feed_start and feed_drain, the screen), a file
    larger than the queue so that it wraps and the feed's thread waits for room; a feed closed
    while its thread waits for room ends; one feed_drain decodes a slice of records at most; a
-   perf.data's samples go on with their stacks in time order, as live. */
+   perf.data's samples go on with their stacks in time order, as live; a live session's
+   buffers, handed over whole, are read on the consumer's thread. */
 #include <limits.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -254,6 +255,65 @@ static void test_perf_data_stacks_whole(void **state)
         profile_free(p);
 }
 
+/* A real-time session of this process's (ETWTOP_NO_HOST): EVENT_TRACE_PROPERTIES and its
+   names, a session anyone may start (no kernel events: its header buffer is all it delivers). */
+struct rt_props {
+        EVENT_TRACE_PROPERTIES p;
+        char logger_name[256];
+        char log_file_name[256];
+};
+
+static void rt_props_init(struct rt_props *pr, ULONG mode)
+{
+        memset(pr, 0, sizeof(*pr));
+        pr->p.Wnode.BufferSize = sizeof(*pr);
+        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
+        pr->p.LogFileMode = mode;
+        pr->p.LoggerNameOffset = offsetof(struct rt_props, logger_name);
+        pr->p.LogFileNameOffset = offsetof(struct rt_props, log_file_name);
+}
+
+/* A live session's feed hands its buffers over whole and the consumer's thread reads their
+   records: a frame's catch-up takes the header buffer's one record (the logfile header event),
+   the session's stop ends the feed once everything is decoded, nothing dropped. */
+static void test_feed_live_buffers(void **state)
+{
+        (void)state;
+        static const char name[] = "etwtop-test-feed-live";
+        struct rt_props pr;
+        rt_props_init(&pr, EVENT_TRACE_REAL_TIME_MODE);
+        pr.p.BufferSize = 16;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(StartTraceA(&h, name, &pr.p), ERROR_SUCCESS);
+        struct profile *p = model_new();
+        struct feed *f = NULL;
+        char err[512];
+        assert_int_equal(feed_open(&f, p, NULL, name, true, err, sizeof(err)), 0);
+        assert_int_equal(feed_start(f), 0);
+        for (int i = 0; i < 500 && feed_nr_buffers_read(f) == 0; i++)
+                poll(NULL, 0, 10);
+        assert_int_equal(feed_nr_buffers_read(f), 1);
+        feed_catch_up(f);
+        assert_int_equal(feed_nr_decoded(f), 1);
+        assert_int_equal(profile_trace(p)->nr_events, 1);
+        rt_props_init(&pr, 0);
+        assert_int_equal(StopTraceA(h, NULL, &pr.p), ERROR_SUCCESS);
+        ULONG status = 99;
+        bool is_done = false;
+        for (int i = 0; i < 500 && !is_done; i++) {
+                feed_drain(f, 1000000);
+                is_done = feed_is_done(f, &status);
+                if (!is_done)
+                        poll(NULL, 0, 10);
+        }
+        assert_true(is_done);
+        assert_int_equal(status, ERROR_SUCCESS);
+        assert_int_equal(feed_nr_decoded(f), 1);
+        assert_int_equal(feed_nr_dropped(f), 0);
+        feed_close(f);
+        profile_free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -261,6 +321,9 @@ int main(void)
                 cmocka_unit_test(test_feed_close_while_full),
                 cmocka_unit_test(test_feed_slice_holds),
                 cmocka_unit_test(test_perf_data_stacks_whole),
+                cmocka_unit_test(test_feed_live_buffers),
         };
+        /* the live test's session in this process: no session host started for it */
+        setenv("ETWTOP_NO_HOST", "1", 1);
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

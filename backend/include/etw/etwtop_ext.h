@@ -2,7 +2,7 @@
 /* etwtop_ext.h: etwtop's additions to the API (not Windows functions): the process a kernel
    logger traces, what a consumer met in a file, what this machine can collect, the event id of
    a kernel hook, and a running session's kept window of recent buffers saved as a file (the
-   screen's save key). Each returns an ERROR_*
+   screen's save key), a real-time consumer's buffers handed over whole. Each returns an ERROR_*
    code and leaves its message in etw_last_error_text(), as the Windows functions do. */
 #ifndef ETW_ETWTOP_EXT_H
 #define ETW_ETWTOP_EXT_H
@@ -129,6 +129,48 @@ ULONG etw_trace_get_stats(PROCESSTRACE_HANDLE TraceHandle, struct etw_trace_stat
    ERROR_INVALID_HANDLE, or ERROR_INVALID_PARAMETER (a NULL pointer, a file handle). */
 ULONG etw_realtime_get_stats(PROCESSTRACE_HANDLE TraceHandle, ULONG64 *nr_buffers_read,
                              ULONG64 *nr_buffers_lost);
+
+/* ---- a real-time consumer's buffers, whole ----------------------------------------------------
+
+   A consumer that decodes on another thread than ProcessTrace's (the screen: its model has one
+   thread) would otherwise copy each EVENT_RECORD, its extended items and its data to hand it
+   over. With a buffer callback, ProcessTrace hands over each buffer as the session delivered it
+   instead, and the other thread walks its records itself (etw_buffer_next_record): one copy of
+   the buffer, if any, rather than one of every record, and the records built where they are
+   decoded. */
+
+/* Called by ProcessTrace with each buffer of the session, the header buffer first, in place of
+   the EventRecordCallback calls for its records (BufferCallback follows, as without it). Buffer
+   (8-byte aligned) is valid during the call only; Context is the logfile's Context. */
+typedef VOID(WINAPI *ETW_BUFFER_CALLBACK)(PVOID Context, const VOID *Buffer, ULONG Size);
+
+/* Sets a real-time handle's buffer callback, between OpenTraceA and ProcessTrace; NULL takes it
+   away. Its records are those of PROCESS_TRACE_MODE_EVENT_RECORD | RAW_TIMESTAMP, which the
+   handle must have been opened with. While it is set, ProcessTrace leaves CurrentTime at the
+   session's start (it does not read the records). ERROR_SUCCESS, ERROR_INVALID_HANDLE,
+   ERROR_INVALID_PARAMETER (a file handle, or another mode), ERROR_BUSY (ProcessTrace runs). */
+ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
+                                       ETW_BUFFER_CALLBACK Callback);
+
+/* The extended data items one record has at most. */
+#define ETW_BUFFER_MAX_EXT_ITEMS 16
+
+/* A walk through one buffer's records: the caller sets Buffer, Size and Context (each record's
+   UserContext), and Position to 0. */
+struct etw_buffer_walk {
+        const VOID *Buffer; /* 8-byte aligned, as ETW_BUFFER_CALLBACK's */
+        ULONG Size;
+        ULONG Position; /* the next record's offset in Buffer (the walk's) */
+        PVOID Context;
+        EVENT_HEADER_EXTENDED_DATA_ITEM Items[ETW_BUFFER_MAX_EXT_ITEMS]; /* Record's, the walk's */
+};
+
+/* Fills *Record with the walk's next record as ProcessTrace's EventRecordCallback gets it in
+   PROCESS_TRACE_MODE_EVENT_RECORD | RAW_TIMESTAMP (its pointers aim into Buffer and the walk's
+   Items, valid while both are), on any thread: TRUE, or FALSE at the buffer's end, where the
+   buffer is damaged (the rest of it is skipped, as ProcessTrace skips it) or is no buffer. The
+   buffer is read as untrusted: no length in it is taken without a check against Size. */
+BOOL etw_buffer_next_record(struct etw_buffer_walk *Walk, PEVENT_RECORD Record);
 
 /* What this machine can collect, and why not (the capability probe: PMU and LBR devices,
    perf_event_paranoid, kptr_restrict, tracefs). The reasons are sentences for a screen. */
