@@ -155,6 +155,37 @@ static void wait_rundown(struct live_source *ls)
         fail_msg("the start's rundown took over a minute");
 }
 
+/* Drains ls until fd is readable, as the session's logger drains its rings whenever they have
+   data: a test that blocked in read(2) instead would leave them undrained for as long as the
+   machine takes to run the other side, and on a busy machine the kernel drops what does not
+   fit (the events' lost counts the tests check). */
+static void drain_until_readable(struct live_source *ls, int fd)
+{
+        for (;;) {
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN},
+                                      {.fd = live_source_fd(ls), .events = POLLIN}};
+                int n = poll(p, 2, 100);
+                assert_true(n >= 0 || errno == EINTR);
+                if (n > 0 && (p[0].revents & (POLLIN | POLLHUP)))
+                        return;
+                assert_true(live_source_drain(ls, 100000) >= 0);
+        }
+}
+
+/* waitpid(pid) with ls drained meanwhile (drain_until_readable's reason); pid's status. */
+static int drain_until_exit(struct live_source *ls, pid_t pid)
+{
+        int status;
+        pid_t got;
+        while ((got = waitpid(pid, &status, WNOHANG)) == 0) {
+                struct pollfd p = {.fd = live_source_fd(ls), .events = POLLIN};
+                poll(&p, 1, 10);
+                assert_true(live_source_drain(ls, 100000) >= 0);
+        }
+        assert_int_equal(got, pid);
+        return status;
+}
+
 /* ---- the workload: a child that spins in a named function and sleeps on a pipe ---- */
 
 static volatile uint64_t spin_sink;
@@ -504,13 +535,14 @@ static void test_round_trip(void **state)
         pid_t child = run_workload(to_parent, to_child);
         char c;
         for (int i = 0; i < ROUNDS; i++) {
+                /* a whole-system ring fills within one 15 ms spin on a busy machine */
+                drain_until_readable(ls, to_parent[0]);
                 assert_int_equal(read(to_parent[0], &c, 1), 1);
                 assert_true(live_source_drain(ls, 100000) >= 0);
                 usleep(3000); /* the child is asleep in read(2) by now: the write wakes it */
                 assert_int_equal(write(to_child[1], &c, 1), 1);
         }
-        int status;
-        assert_int_equal(waitpid(child, &status, 0), child);
+        int status = drain_until_exit(ls, child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         /* a program started now: its images come from mmap records, not from a rundown */
         pid_t exec_child = fork();
@@ -1049,6 +1081,7 @@ static void test_pid_mode(void **state)
                 assert_true(live_source_drain(ls, 100000) >= 0);
         }
         assert_int_equal(write(commands[1], "3", 1), 1);
+        drain_until_readable(ls, report[0]);
         assert_int_equal(read(report[0], &tids[2], sizeof(tids[2])), sizeof(tids[2]));
         for (int i = 0; i < 10; i++) {
                 usleep(5000);
@@ -1056,14 +1089,14 @@ static void test_pid_mode(void **state)
         }
         int32_t grandchild;
         assert_int_equal(write(commands[1], "f", 1), 1);
+        drain_until_readable(ls, report[0]);
         assert_int_equal(read(report[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
         for (int i = 0; i < 12; i++) {
                 usleep(5000);
                 assert_true(live_source_drain(ls, 100000) >= 0);
         }
         assert_int_equal(write(commands[1], "q", 1), 1);
-        int status;
-        assert_int_equal(waitpid(child, &status, 0), child);
+        int status = drain_until_exit(ls, child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         for (int i = 0; i < 2; i++) {
                 close(report[i]);
