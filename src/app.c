@@ -459,10 +459,6 @@ static void run_screen(struct app *a, int sfd)
                 bool is_done = feed_is_done(a->feed, &status);
                 if (now >= last + delay || (is_done && !was_done)) {
                         is_dirty = true;
-                        /* a live feed wakes this loop every few buffers, not at each: the
-                           frame takes what was handed over before it, all of it */
-                        if (a->st.is_live)
-                                feed_catch_up(a->feed);
                         if (!a->st.is_live && is_done && !was_done) {
                                 /* what it skipped, if anything (a range's message stays) */
                                 char damage[sizeof(a->st.status)];

@@ -39,12 +39,6 @@
    (as the model's lock was let go after each buffer: a frame never has half a buffer unless the
    queue fills), and so does every FEED_RUN-th record. */
 #define FEED_RUN 4096
-/* A live session's buffers handed over while the consumer sleeps wake it once this many bytes
-   of them wait (16 of the session host's 64 KiB buffers): a wake a buffer was a write, a poll's
-   return and a read for each of ~560 buffers a second in top.sh's full settings. The screen
-   takes what was handed over before each frame (feed_catch_up), so that a frame misses none of
-   them, whatever the rate. */
-#define FEED_WAKE_BYTES ((size_t)1 << 20)
 /* Records decoded between two readings of the clock in feed_drain. */
 #define FEED_CLOCK_EVERY 64
 
@@ -78,8 +72,6 @@ struct feed {
         struct etw_buffer_walk walk; /* the consumer's, with the record it built (walk_rec) */
         EVENT_RECORD walk_rec;
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
-        size_t nr_unwoken;      /* buffers' bytes handed over to a sleeping consumer since its
-                                   last wake (feed's thread) */
         uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
         uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
         atomic_bool is_done;    /* ProcessTrace returned, everything handed over */
@@ -184,26 +176,6 @@ static void hand_over(struct feed *f)
                 event_signal(f->wake_fd);
 }
 
-/* Publishes a live session's buffer, and wakes a consumer that sleeps on wake_fd once
-   FEED_WAKE_BYTES of them wait: it sleeps until its next frame at the most, which takes them. */
-static void hand_over_buffer(struct feed *f, size_t size)
-{
-        f->nr_run = 0;
-        spsc_publish(f->queue);
-        /* with feed_arm's fence: a consumer not seen asleep sees the buffer before it sleeps */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (!atomic_load_explicit(&f->is_sleeping, memory_order_relaxed)) {
-                f->nr_unwoken = 0;
-                return;
-        }
-        f->nr_unwoken += size;
-        if (f->nr_unwoken < FEED_WAKE_BYTES)
-                return;
-        f->nr_unwoken = 0;
-        if (atomic_exchange(&f->is_sleeping, false))
-                event_signal(f->wake_fd);
-}
-
 /* Room for len bytes, once the consumer has made it; NULL when feed_close gave up on it. */
 static uint8_t *wait_for_room(struct feed *f, size_t len)
 {
@@ -251,7 +223,6 @@ static VOID WINAPI on_buffer_queued(PVOID ctx, const VOID *buf, ULONG size)
         }
         memcpy(to, buf, size);
         spsc_commit(f->queue);
-        hand_over_buffer(f, size);
 }
 
 static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
@@ -275,9 +246,8 @@ static VOID WINAPI on_record_queued(PEVENT_RECORD rec)
 static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
 {
         struct feed *f = lf->Context;
-        /* the buffer's records first: a reader of the count finds them handed over (a live
-           session's buffer was, as it was queued) */
-        if (f->queue && !f->is_buffers)
+        /* the buffer's records first: a reader of the count finds them handed over */
+        if (f->queue)
                 hand_over(f);
         atomic_store(&f->nr_buffers_read, lf->BuffersRead);
         /* feed_close: a file's reading stops here (a session's at CloseTrace) */

@@ -314,43 +314,6 @@ static void test_feed_live_buffers(void **state)
         profile_free(p);
 }
 
-/* A live session's buffer does not wake a consumer asleep on the feed's fd, as long as fewer
-   than a megabyte of them wait (a frame's catch-up takes them); the session's end does. */
-static void test_feed_live_wakes_batched(void **state)
-{
-        (void)state;
-        static const char name[] = "etwtop-test-feed-wakes";
-        struct rt_props pr;
-        rt_props_init(&pr, EVENT_TRACE_REAL_TIME_MODE);
-        pr.p.BufferSize = 16;
-        CONTROLTRACE_ID h = 0;
-        assert_int_equal(StartTraceA(&h, name, &pr.p), ERROR_SUCCESS);
-        struct profile *p = model_new();
-        struct feed *f = NULL;
-        char err[512];
-        assert_int_equal(feed_open(&f, p, NULL, name, true, err, sizeof(err)), 0);
-        assert_true(feed_arm(f)); /* nothing yet: the consumer may sleep */
-        assert_int_equal(feed_start(f), 0);
-        for (int i = 0; i < 500 && feed_nr_buffers_read(f) == 0; i++)
-                poll(NULL, 0, 10);
-        assert_int_equal(feed_nr_buffers_read(f), 1);
-        /* the header buffer (16 KiB) was handed over, and the sleeper left asleep */
-        struct pollfd pfd = {feed_fd(f), POLLIN, 0};
-        assert_int_equal(poll(&pfd, 1, 0), 0);
-        feed_catch_up(f);
-        assert_int_equal(feed_nr_decoded(f), 1);
-        assert_true(feed_arm(f));
-        rt_props_init(&pr, 0);
-        assert_int_equal(StopTraceA(h, NULL, &pr.p), ERROR_SUCCESS);
-        assert_int_equal(poll(&pfd, 1, 5000), 1);
-        ULONG status = 99;
-        assert_true(feed_is_done(f, &status));
-        assert_int_equal(status, ERROR_SUCCESS);
-        assert_int_equal(feed_nr_dropped(f), 0);
-        feed_close(f);
-        profile_free(p);
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -359,7 +322,6 @@ int main(void)
                 cmocka_unit_test(test_feed_slice_holds),
                 cmocka_unit_test(test_perf_data_stacks_whole),
                 cmocka_unit_test(test_feed_live_buffers),
-                cmocka_unit_test(test_feed_live_wakes_batched),
         };
         /* the live test's session in this process: no session host started for it */
         setenv("ETWTOP_NO_HOST", "1", 1);
