@@ -11,6 +11,7 @@
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
+#include "etl_parse.h"
 #include "etl_reader.h"
 #include "etw_error.h"
 #include "etw_provider.h"
@@ -773,10 +774,23 @@ _Static_assert(ETW_BUFFER_MAX_EXT_ITEMS == ETL_MAX_EXT_ITEMS, "a record's items 
 
 BOOL etw_buffer_next_record(struct etw_buffer_walk *Walk, PEVENT_RECORD Record)
 {
+        const uint8_t *buf = Walk->Buffer;
+        if (Walk->Position == 0) {
+                /* the header once a buffer; where it is no buffer's, End 0 ends the walk */
+                Walk->End = etl_buffer_filled(buf, Walk->Size);
+                Walk->Position = WMI_BUFFER_HEADER_SIZE;
+                if (Walk->End) {
+                        Walk->ProcessorIndex =
+                                le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+                        Walk->LoggerId = le_get16(buf + BUF_LOGGER_ID_OFF);
+                }
+        }
         struct etl_record rec;
         /* no error text: the end of every buffer comes here, on the consumer's hot path */
-        if (etl_buffer_next(Walk->Buffer, Walk->Size, &Walk->Position, &rec) != 1)
+        if (etl_buffer_next_inline(buf, Walk->End, &Walk->Position, &rec) != 1)
                 return FALSE;
+        rec.cpu = Walk->ProcessorIndex;
+        rec.logger_id = Walk->LoggerId;
         fill_event_record(Record, Walk->Items, &rec, (int64_t)rec.timestamp, Walk->Context);
         return TRUE;
 }

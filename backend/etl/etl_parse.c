@@ -31,34 +31,17 @@ enum etl_parse_result etl_parse_record(const uint8_t *buf, uint32_t pos, uint32_
 
 int etl_buffer_next(const uint8_t *buf, uint32_t size, uint32_t *pos, struct etl_record *rec)
 {
-        if (size < WMI_BUFFER_HEADER_SIZE)
-                return -EINVAL;
-        uint32_t filled = le_get32(buf + BUF_OFFSET_OFF);
+        uint32_t filled = etl_buffer_filled(buf, size);
         if (filled == 0)
-                filled = le_get32(buf + BUF_SAVED_OFFSET_OFF);
-        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
                 return -EINVAL;
         if (*pos < WMI_BUFFER_HEADER_SIZE)
                 *pos = WMI_BUFFER_HEADER_SIZE;
-        for (;;) {
-                const char *why = NULL;
-                uint32_t next = 0;
-                enum etl_parse_result pr = etl_parse_record(buf, *pos, filled, rec, &next, &why);
-                if (pr == ETL_PARSE_SKIP) {
-                        *pos = next;
-                        continue;
-                }
-                if (pr == ETL_PARSE_END)
-                        return 0;
-                if (pr == ETL_PARSE_DAMAGED) {
-                        *pos = filled;
-                        return -EBADMSG;
-                }
-                rec->cpu = le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
-                rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
-                rec->buffer_index = 0;
-                rec->file_offset = *pos;
-                *pos = next;
-                return 1;
-        }
+        int rc = etl_buffer_next_inline(buf, filled, pos, rec);
+        if (rc != 1)
+                return rc;
+        rec->cpu = le_get16(buf + BUF_PROC_INDEX_OFF) & ETW_PROCESSOR_INDEX_MASK;
+        rec->logger_id = le_get16(buf + BUF_LOGGER_ID_OFF);
+        rec->buffer_index = 0;
+        rec->file_offset = (uint64_t)(rec->data - buf); /* past the records skipped before it */
+        return 1;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_parse.h: the records of one buffer, shared by the reader (etl_reader.c) and the lone
    buffer walk (etl_buffer_next): WMI_BUFFER_HEADER offsets and the record parser. Internal to
-   backend/etl. */
+   the backend: backend/etl, and backend/api's etw_buffer_next_record, which walks a live
+   buffer a record a call and inlines the walk (etl_buffer_filled, etl_buffer_next_inline). */
 #ifndef ETWTOP_ETL_PARSE_H
 #define ETWTOP_ETL_PARSE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -231,6 +233,50 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
         rec->payload = p + payload_off;
         rec->payload_size = size - payload_off;
         return ETL_PARSE_RECORD;
+}
+
+/* Where a lone buffer's records end (its header's fill offset, or the saved one where the
+   writer has not set it), or 0 where buf[0..size) is no buffer. Read once a buffer by a walk
+   that keeps it: read again at every record, it was a fifth of the walk's parse. */
+static inline uint32_t etl_buffer_filled(const uint8_t *buf, uint32_t size)
+{
+        if (size < WMI_BUFFER_HEADER_SIZE)
+                return 0;
+        uint32_t filled = le_get32(buf + BUF_OFFSET_OFF);
+        if (filled == 0)
+                filled = le_get32(buf + BUF_SAVED_OFFSET_OFF);
+        if (filled < WMI_BUFFER_HEADER_SIZE || filled > size)
+                return 0;
+        return filled;
+}
+
+/* etl_buffer_next's records, from etl_buffer_filled's end and a *pos at WMI_BUFFER_HEADER_SIZE
+   or past it: 1 with the next record in *rec (its cpu, logger_id, buffer_index and file_offset
+   are the caller's to set), 0 at the end, -EBADMSG at a damaged record (*pos is then the end,
+   so the walk stays ended). Inline, as the reader's loop has the parse: out of line, a live
+   buffer's walk paid two calls a record and the parse's out-parameters through memory. */
+static inline __attribute__((always_inline)) int
+etl_buffer_next_inline(const uint8_t *buf, uint32_t filled, uint32_t *pos, struct etl_record *rec)
+{
+        for (;;) {
+                const char *why = NULL;
+                uint32_t next = 0;
+                enum etl_parse_result pr =
+                        etl_parse_record_inline(buf, *pos, filled, rec, &next, &why);
+                if (pr == ETL_PARSE_RECORD) {
+                        *pos = next;
+                        return 1;
+                }
+                if (pr == ETL_PARSE_SKIP) {
+                        *pos = next;
+                        continue;
+                }
+                if (pr == ETL_PARSE_DAMAGED) {
+                        *pos = filled;
+                        return -EBADMSG;
+                }
+                return 0;
+        }
 }
 
 #endif

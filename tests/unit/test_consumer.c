@@ -934,8 +934,11 @@ static void test_buffer_walk_matches_process_trace(void **state)
         assert_non_null(buf);
         EVENT_RECORD er;
         uint32_t nr_buffers = 0;
+        /* one walk for every buffer, as a caller may keep it: Position 0 starts the next one,
+           its header read again (the CPU of each buffer's records is checked by the bytes) */
+        struct etw_buffer_walk w = {.Buffer = buf, .Size = buffer_size, .Context = &got};
         while (fread(buf, 1, buffer_size, fp) == buffer_size) {
-                struct etw_buffer_walk w = {.Buffer = buf, .Size = buffer_size, .Context = &got};
+                w.Position = 0;
                 while (etw_buffer_next_record(&w, &er)) {
                         assert_ptr_equal(er.UserContext, &got);
                         blobs_add(&got, &er);
@@ -952,9 +955,13 @@ static void test_buffer_walk_matches_process_trace(void **state)
         blobs_free(&want, ws);
         blobs_free(&got, gs);
 
-        /* not a buffer: nothing, however often asked */
+        /* not a buffer: nothing, however often asked, and nothing of the buffer the walk was
+           through before */
         memset(buf, 0, buffer_size);
-        struct etw_buffer_walk w = {.Buffer = buf, .Size = buffer_size};
+        w.Position = 0;
+        assert_false(etw_buffer_next_record(&w, &er));
+        assert_false(etw_buffer_next_record(&w, &er));
+        w = (struct etw_buffer_walk){.Buffer = buf, .Size = buffer_size};
         assert_false(etw_buffer_next_record(&w, &er));
         assert_false(etw_buffer_next_record(&w, &er));
         w = (struct etw_buffer_walk){.Buffer = buf, .Size = 16};

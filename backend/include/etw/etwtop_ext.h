@@ -156,12 +156,16 @@ ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
 #define ETW_BUFFER_MAX_EXT_ITEMS 16
 
 /* A walk through one buffer's records: the caller sets Buffer, Size and Context (each record's
-   UserContext), and Position to 0. */
+   UserContext), and Position to 0; the rest is the walk's, read from the buffer's header when
+   Position is 0 (once a buffer, not at every record). */
 struct etw_buffer_walk {
         const VOID *Buffer; /* 8-byte aligned, as ETW_BUFFER_CALLBACK's */
         ULONG Size;
         ULONG Position; /* the next record's offset in Buffer (the walk's) */
         PVOID Context;
+        ULONG End;             /* where the buffer's records end; 0: no buffer (the walk's) */
+        USHORT ProcessorIndex; /* the buffer's CPU and logger, each record's BufferContext */
+        USHORT LoggerId;
         EVENT_HEADER_EXTENDED_DATA_ITEM Items[ETW_BUFFER_MAX_EXT_ITEMS]; /* Record's, the walk's */
 };
 
