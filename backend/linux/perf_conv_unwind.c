@@ -186,6 +186,43 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
         return n;
 }
 
+/* The kept chain's slot for the entries of chain from i on: a hash of their count and of the
+   frames where the paths into schedule() part (the third and fourth of the kernel's) and where
+   the user stacks of one kernel path part (the third from the end). */
+static inline struct conv_kchain *kchain_slot(struct perf_conv *c, const uint8_t *chain, uint64_t i,
+                                              uint64_t nr)
+{
+        uint64_t h = nr - i;
+        if (nr - i >= 5)
+                h ^= le_get64(chain + 8 * (i + 1)) ^ le_get64(chain + 8 * (i + 3)) << 7 ^
+                     le_get64(chain + 8 * (i + 4)) << 19 ^ le_get64(chain + 8 * (nr - 3)) << 29;
+        h ^= h >> 11 ^ h >> 23;
+        return &c->kchains[h & (CONV_KCHAINS - 1)];
+}
+
+/* chain_frames_to's rest from entry i on when it starts in kernel context (a tracepoint's
+   chain, a kernel-mode sample's; at its marker or after it) and no walk takes its user part:
+   copied whole when the same entries were kept (kchains), kept once copied frame by frame when
+   not. Its frames are then at most 1 + CONV_KCHAIN_MAX: never cut by CONV_MAX_FRAMES. */
+static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
+                                                        uint64_t i, uint64_t nr, uint64_t *frames,
+                                                        uint32_t n)
+{
+        struct conv_kchain *k = kchain_slot(c, chain, i, nr);
+        uint32_t nr_ent = (uint32_t)(nr - i);
+        if (k->nr_ent == nr_ent && memcmp(chain + 8 * i, k->ent, 8 * (size_t)nr_ent) == 0) {
+                memcpy(frames + n, k->frames, 8 * (size_t)k->nr_frames);
+                return n + k->nr_frames;
+        }
+        uint32_t n0 = n;
+        n = chain_rest_to(c, chain, i, nr, false, false, frames, n, false);
+        k->nr_ent = nr_ent;
+        k->nr_frames = n - n0;
+        memcpy(k->ent, chain + 8 * i, 8 * (size_t)nr_ent);
+        memcpy(k->frames, frames + n0, 8 * (size_t)k->nr_frames);
+        return n;
+}
+
 /* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
    part, as perf gives it), with ip first when it is not already; without its user part when
    is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
@@ -216,6 +253,11 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
                 if (is_user && is_dwarf)
                         i = nr; /* the walk gives the user part */
         }
+        /* a switch's chain is nearly always one of a few (schedule() from a pipe read, a
+           futex, a sleep, from the same user code): kept whole, its kernel addresses noted once */
+        if (!is_user && !is_dwarf && nr - i <= CONV_KCHAIN_MAX && i < nr &&
+            le_get64(chain + 8 * i) != (uint64_t)PERF_CONTEXT_USER)
+                return chain_kept_to(c, chain, i, nr, frames, n);
         if (nr - i <= CONV_MAX_FRAMES - n)
                 return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
         return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, true);
