@@ -200,27 +200,34 @@ static inline struct conv_kchain *kchain_slot(struct perf_conv *c, const uint8_t
         return &c->kchains[h & (CONV_KCHAINS - 1)];
 }
 
+/* chain_kept_to's chain when not kept: copied frame by frame, then kept in slot k. */
+static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, struct conv_kchain *k,
+                                                        const uint8_t *chain, uint64_t i,
+                                                        uint64_t nr, uint64_t *frames, uint32_t n)
+{
+        uint32_t n0 = n;
+        n = chain_rest_to(c, chain, i, nr, false, false, frames, n, false);
+        k->nr_ent = (uint32_t)(nr - i);
+        k->nr_frames = n - n0;
+        memcpy(k->ent, chain + 8 * i, 8 * (size_t)k->nr_ent);
+        memcpy(k->frames, frames + n0, 8 * (size_t)k->nr_frames);
+        return n;
+}
+
 /* chain_frames_to's rest from entry i on when it starts in kernel context (a tracepoint's
    chain, a kernel-mode sample's; at its marker or after it) and no walk takes its user part:
    copied whole when the same entries were kept (kchains), kept once copied frame by frame when
-   not. Its frames are then at most 1 + CONV_KCHAIN_MAX: never cut by CONV_MAX_FRAMES. */
+   not. Its frames are then at most 1 + CONV_KCHAIN_MAX: never cut by CONV_MAX_FRAMES. The
+   copy apart from the keeping: the registers a chain kept needs are few. */
 static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
                                                         uint64_t i, uint64_t nr, uint64_t *frames,
                                                         uint32_t n)
 {
         struct conv_kchain *k = kchain_slot(c, chain, i, nr);
-        uint32_t nr_ent = (uint32_t)(nr - i);
-        if (k->nr_ent == nr_ent && memcmp(chain + 8 * i, k->ent, 8 * (size_t)nr_ent) == 0) {
-                memcpy(frames + n, k->frames, 8 * (size_t)k->nr_frames);
-                return n + k->nr_frames;
-        }
-        uint32_t n0 = n;
-        n = chain_rest_to(c, chain, i, nr, false, false, frames, n, false);
-        k->nr_ent = nr_ent;
-        k->nr_frames = n - n0;
-        memcpy(k->ent, chain + 8 * i, 8 * (size_t)nr_ent);
-        memcpy(k->frames, frames + n0, 8 * (size_t)k->nr_frames);
-        return n;
+        if (k->nr_ent != nr - i || memcmp(chain + 8 * i, k->ent, 8 * (nr - i)) != 0)
+                return chain_keep_to(c, k, chain, i, nr, frames, n);
+        memcpy(frames + n, k->frames, 8 * (size_t)k->nr_frames);
+        return n + k->nr_frames;
 }
 
 /* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
