@@ -237,6 +237,11 @@ static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, con
 static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
                                 bool is_dwarf, uint64_t *frames)
 {
+        /* a tracepoint's chain (a switch's, a wake-up's: no ip first) straight to the kept ones,
+           before the setup below (nr_callchain 0 wraps past CONV_KCHAIN_MAX) */
+        if (!is_ip_first && !is_dwarf && s->nr_callchain - 1 < CONV_KCHAIN_MAX &&
+            le_get64(s->callchain) != (uint64_t)PERF_CONTEXT_USER)
+                return chain_kept_to(c, s->callchain, 0, s->nr_callchain, frames, 0);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
         if (is_ip_first) {
