@@ -186,48 +186,58 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
         return n;
 }
 
-/* The kept chain's slot for the entries of chain from i on: a hash of their count and of the
-   frames where the paths into schedule() part (the third and fourth of the kernel's) and where
-   the user stacks of one kernel path part (the third from the end). */
-static inline struct conv_kchain *kchain_slot(struct perf_conv *c, const uint8_t *chain, uint64_t i,
-                                              uint64_t nr)
+/* The set of kept chains for a chain of nr entries: a hash of their count and of the entries
+   where chains part most (the third and fourth kernel frames, where the paths into schedule()
+   do; the middle one and the third from the end, among the user frames), its top bits by a
+   multiply (Fibonacci hashing: a change in any bit reaches them). */
+static inline uint32_t kchain_set(const uint8_t *chain, uint64_t nr)
 {
-        uint64_t h = nr - i;
-        if (nr - i >= 5)
-                h ^= le_get64(chain + 8 * (i + 1)) ^ le_get64(chain + 8 * (i + 3)) << 7 ^
-                     le_get64(chain + 8 * (i + 4)) << 19 ^ le_get64(chain + 8 * (nr - 3)) << 29;
-        h ^= h >> 11 ^ h >> 23;
-        return &c->kchains[h & (CONV_KCHAINS - 1)];
+        uint64_t h = nr;
+        if (nr >= 5)
+                h += le_get64(chain + 8) ^ le_get64(chain + 24) << 1 ^ le_get64(chain + 32) << 2 ^
+                     le_get64(chain + 8 * (nr / 2)) << 3 ^ le_get64(chain + 8 * (nr - 3)) << 4;
+        return (uint32_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
 }
 
-/* chain_kept_to's chain when not kept: copied frame by frame, then kept in slot k. */
-static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, struct conv_kchain *k,
-                                                        const uint8_t *chain, uint64_t i,
-                                                        uint64_t nr, uint64_t *frames, uint32_t n)
+static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr)
 {
-        uint32_t n0 = n;
-        n = chain_rest_to(c, chain, i, nr, false, false, frames, n, false);
-        k->nr_ent = (uint32_t)(nr - i);
-        k->nr_frames = n - n0;
-        memcpy(k->ent, chain + 8 * i, 8 * (size_t)k->nr_ent);
-        memcpy(k->frames, frames + n0, 8 * (size_t)k->nr_frames);
+        return k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
+}
+
+/* chain_kept_to's chain when not kept: copied frame by frame, then kept in set's way that was
+   not used last. */
+static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, uint32_t set,
+                                                        const uint8_t *chain, uint64_t nr,
+                                                        uint64_t *frames)
+{
+        uint32_t way = !c->kchain_last[set];
+        struct conv_kchain *k = &c->kchains[set][way];
+        c->kchain_last[set] = (uint8_t)way;
+        uint32_t n = chain_rest_to(c, chain, 0, nr, false, false, frames, 0, false);
+        k->nr_ent = (uint32_t)nr;
+        k->nr_frames = n;
+        memcpy(k->ent, chain, 8 * (size_t)nr);
+        memcpy(k->frames, frames, 8 * (size_t)n);
         return n;
 }
 
-/* chain_frames_to's rest from entry i on when it starts in kernel context (a tracepoint's
-   chain, a kernel-mode sample's; at its marker or after it) and no walk takes its user part:
-   copied whole when the same entries were kept (kchains), kept once copied frame by frame when
-   not. Its frames are then at most 1 + CONV_KCHAIN_MAX: never cut by CONV_MAX_FRAMES. The
-   copy apart from the keeping: the registers a chain kept needs are few. */
+/* The frames of a tracepoint's chain of nr entries (at most CONV_KCHAIN_MAX) that starts in
+   kernel context and whose user part no walk takes: copied whole when the same entries were
+   kept (kchains, two ways a set: two hot chains that share a set both stay), kept once copied
+   frame by frame when not. The copy apart from the keeping: the registers a chain kept needs
+   are few. */
 static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
-                                                        uint64_t i, uint64_t nr, uint64_t *frames,
-                                                        uint32_t n)
+                                                        uint64_t nr, uint64_t *frames)
 {
-        struct conv_kchain *k = kchain_slot(c, chain, i, nr);
-        if (k->nr_ent != nr - i || memcmp(chain + 8 * i, k->ent, 8 * (nr - i)) != 0)
-                return chain_keep_to(c, k, chain, i, nr, frames, n);
-        memcpy(frames + n, k->frames, 8 * (size_t)k->nr_frames);
-        return n + k->nr_frames;
+        uint32_t set = kchain_set(chain, nr);
+        const struct conv_kchain *k = c->kchains[set];
+        if (!kchain_is(k, chain, nr)) {
+                if (!kchain_is(++k, chain, nr))
+                        return chain_keep_to(c, set, chain, nr, frames);
+        }
+        c->kchain_last[set] = (uint8_t)(k - c->kchains[set]);
+        memcpy(frames, k->frames, 8 * (size_t)k->nr_frames);
+        return k->nr_frames;
 }
 
 /* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
@@ -237,11 +247,14 @@ static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, con
 static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
                                 bool is_dwarf, uint64_t *frames)
 {
-        /* a tracepoint's chain (a switch's, a wake-up's: no ip first) straight to the kept ones,
-           before the setup below (nr_callchain 0 wraps past CONV_KCHAIN_MAX) */
+        /* a tracepoint's chain (a switch's, a wake-up's: no ip first) is nearly always one of a
+           few (schedule() from a pipe read, a futex, a sleep, from the same user code): kept
+           whole, its kernel addresses noted once. Not a sample's in kernel code: its chains
+           repeat less, and one not kept costs about 190 instructions more (bench_drain
+           kstacks). Before the setup below; nr_callchain 0 wraps past CONV_KCHAIN_MAX. */
         if (!is_ip_first && !is_dwarf && s->nr_callchain - 1 < CONV_KCHAIN_MAX &&
             le_get64(s->callchain) != (uint64_t)PERF_CONTEXT_USER)
-                return chain_kept_to(c, s->callchain, 0, s->nr_callchain, frames, 0);
+                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
         if (is_ip_first) {
@@ -265,11 +278,6 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
                 if (is_user && is_dwarf)
                         i = nr; /* the walk gives the user part */
         }
-        /* a switch's chain is nearly always one of a few (schedule() from a pipe read, a
-           futex, a sleep, from the same user code): kept whole, its kernel addresses noted once */
-        if (!is_user && !is_dwarf && nr - i <= CONV_KCHAIN_MAX && i < nr &&
-            le_get64(chain + 8 * i) != (uint64_t)PERF_CONTEXT_USER)
-                return chain_kept_to(c, chain, i, nr, frames, n);
         if (nr - i <= CONV_MAX_FRAMES - n)
                 return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
         return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, true);

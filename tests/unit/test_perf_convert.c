@@ -2352,15 +2352,34 @@ static void test_kernel_range_user_garbage(void **state)
         assert_int_equal(perf_conv_kernel_symbols(g.c, syms, 2, 1, START + 300), 2);
 }
 
-/* Kernel-context chains come back (a switch's: schedule() from the same few paths) and are kept
-   whole by a hash of a few of their entries (chain_kept_to): chains that share their kernel
+/* A sample's raw data (its size, the bytes, padded), and the record ended. */
+static void rb_raw(struct rb *r, const void *raw, uint32_t size)
+{
+        rb_u32(r, size);
+        rb_bytes(r, raw, size);
+        rb_pad8(r);
+        rb_end(r);
+}
+
+/* Tracepoints' chains come back (a switch's, a wake-up's: schedule() from the same few paths)
+   and are kept whole by a hash of a few of their entries (chain_kept_to): wake-ups' chains that
+   share their kernel
    frames but not their length, their user frames or the entry after their kernel run, more of
    them than the kept ones' slots, each sent twice and in turn, every stack as its own chain
    says; one too long to be kept; the kernel range and the addresses noted as frame by frame. */
 static void test_kept_chains(void **state)
 {
         (void)state;
-        add_callchain_event(11);
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW |
+                                                    PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true,
+                                     .tp = &fmt_waking};
+        add_event(41, &ev);
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 777);
         const uint64_t kbase = 0xffffffff81000100ull, garbage = 0xffffffffa0000010ull;
         enum { NR_VARIANTS = 48, NR_LONG = 45 };
         struct rb r;
@@ -2380,32 +2399,32 @@ static void test_kept_chains(void **state)
                         for (uint32_t i = 0; i < nr_k; i++)
                                 chain[n++] = kbase + 0x40 * i;
                         chain[n++] = (uint64_t)PERF_CONTEXT_USER;
-                        chain[n++] = v == 7 ? garbage : 0x401000 + 0x10 * (v % 4);
-                        chain[n++] = 0x400800 + 0x10 * (v / 4 % 3);
-                        if (v / 12 % 2 == 0)
-                                chain[n++] = 0x400100 + 0x10 * (v / 24);
+                        chain[n++] = v == 7 ? garbage : 0x401000 + 0x10 * (v / 8 % 3);
+                        chain[n++] = 0x400800;
+                        if (v < NR_VARIANTS / 2)
+                                chain[n++] = 0x400100 + 0x10 * (v / 4 % 2);
                         nr_want[v] = 0;
                         for (uint32_t i = 0; i < n; i++) {
                                 if (chain[i] < (uint64_t)PERF_CONTEXT_MAX)
                                         want[v][nr_want[v]++] = chain[i];
                         }
-                        rb_sample_head(&r, 11, kbase, 300, 301, ts++, 1, true);
+                        rb_sample_head(&r, 41, kbase, 300, 301, ts++, 1, false);
                         rb_u64(&r, n);
                         for (uint32_t i = 0; i < n; i++)
                                 rb_u64(&r, chain[i]);
-                        rb_end(&r);
+                        rb_raw(&r, raw, sizeof(raw));
                         convert(&r, 1);
                         nr_sent++;
                 }
         }
         /* a chain of more entries than a kept one holds, twice */
         for (uint32_t round = 0; round < 2; round++) {
-                rb_sample_head(&r, 11, kbase, 300, 301, ts++, 1, true);
+                rb_sample_head(&r, 41, kbase, 300, 301, ts++, 1, false);
                 rb_u64(&r, 1 + NR_LONG);
                 rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
                 for (uint32_t i = 0; i < NR_LONG; i++)
                         rb_u64(&r, kbase + 0x40 * i);
-                rb_end(&r);
+                rb_raw(&r, raw, sizeof(raw));
                 convert(&r, 1);
         }
         read_back();
