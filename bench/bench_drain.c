@@ -31,25 +31,45 @@ struct bench_ring {
 /* The user call chain of stacks mode's samples: a timer tick in user code, 8 frames. */
 #define BENCH_CHAIN_FRAMES 8u
 
+/* The kernel frames of kstacks mode's samples, before their user frames. */
+#define BENCH_KCHAIN_FRAMES 6u
+
 /* A record of CPU cpu at time (the layout of BENCH_SAMPLE_TYPE; with_stack: and a call chain
-   of BENCH_CHAIN_FRAMES user frames after the period). */
+   of BENCH_CHAIN_FRAMES user frames after the period; in_kernel: a sample in kernel code, its
+   chain BENCH_KCHAIN_FRAMES kernel frames before the user ones, none of them the same as the
+   last 255 samples' of its CPU). */
 static void put_sample(struct bench_ring *r, uint64_t time, uint32_t cpu, uint32_t tid,
-                       bool with_stack)
+                       bool with_stack, bool in_kernel)
 {
         uint64_t head = r->meta->data_head;
         uint8_t *p = r->data + head;
-        uint32_t size = BENCH_RECORD_SIZE + (with_stack ? 8 * (2 + BENCH_CHAIN_FRAMES) : 0);
-        struct perf_event_header h = {PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, (uint16_t)size};
-        uint64_t ip = 0x401000 + (time & 0xff0);
+        uint32_t nr_k = in_kernel ? 1 + BENCH_KCHAIN_FRAMES : 0;
+        uint32_t size = BENCH_RECORD_SIZE + (with_stack ? 8 * (2 + nr_k + BENCH_CHAIN_FRAMES) : 0);
+        struct perf_event_header h = {PERF_RECORD_SAMPLE,
+                                      in_kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER,
+                                      (uint16_t)size};
+        uint64_t ip = 0x401000 + (time & 0xff0), uip = ip;
+        uint64_t vary = (time / 1000 * 0x10) & 0xff0;
+        if (in_kernel)
+                ip = 0xffffffff81000000 + vary;
         uint64_t v[6] = {BENCH_EVENT_ID, ip, (uint64_t)tid << 32 | tid, time, cpu, 1000000};
         memcpy(p, &h, sizeof(h));
         memcpy(p + 8, v, sizeof(v));
         if (with_stack) {
-                uint64_t chain[2 + BENCH_CHAIN_FRAMES] = {1 + BENCH_CHAIN_FRAMES,
-                                                          (uint64_t)PERF_CONTEXT_USER, ip};
+                uint64_t chain[2 + 1 + BENCH_KCHAIN_FRAMES + BENCH_CHAIN_FRAMES];
+                uint32_t n = 0;
+                chain[n++] = nr_k + 1 + BENCH_CHAIN_FRAMES;
+                if (in_kernel) {
+                        chain[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+                        chain[n++] = ip;
+                        for (uint32_t i = 1; i < BENCH_KCHAIN_FRAMES; i++)
+                                chain[n++] = 0xffffffff81100000 + 0x1000 * i + vary;
+                }
+                chain[n++] = (uint64_t)PERF_CONTEXT_USER;
+                chain[n++] = uip;
                 for (uint32_t i = 1; i < BENCH_CHAIN_FRAMES; i++)
-                        chain[2 + i] = 0x402000 + 0x40 * i + (time & 0x30);
-                memcpy(p + BENCH_RECORD_SIZE, chain, sizeof(chain));
+                        chain[n++] = 0x402000 + 0x40 * i + (time & 0x30);
+                memcpy(p + BENCH_RECORD_SIZE, chain, 8 * n);
         }
         r->meta->data_head = head + size;
 }
@@ -246,11 +266,14 @@ int main(int argc, char **argv)
                                 "CPU (wake-up, switch, its two switch records, a sample every "
                                 "fourth), call chains on; tracefs's sched formats\n"
                                 "  stacks: the samples with call chains of 8 user frames (the "
-                                "samples-only session)\n");
+                                "samples-only session)\n"
+                                "  kstacks: samples in kernel code, 6 kernel frames before the 8 "
+                                "user ones, no chain the same as one of the 255 before it\n");
                 return 2;
         }
         bool is_switches = argc > 5 && strcmp(argv[5], "switches") == 0;
-        bool is_stacks = argc > 5 && strcmp(argv[5], "stacks") == 0;
+        bool is_kstacks = argc > 5 && strcmp(argv[5], "kstacks") == 0;
+        bool is_stacks = is_kstacks || (argc > 5 && strcmp(argv[5], "stacks") == 0);
         uint32_t nr_cpus = (uint32_t)strtoul(argv[2], NULL, 0);
         uint32_t nr_per = (uint32_t)strtoul(argv[3], NULL, 0);
         uint32_t run = argc > 4 ? (uint32_t)strtoul(argv[4], NULL, 0) : 1;
@@ -297,7 +320,7 @@ int main(int argc, char **argv)
                 for (uint32_t c = 0; c < nr_cpus; c++) {
                         uint64_t block = i / run, in_block = i % run;
                         uint64_t t = base + ((block * nr_cpus + c) * run + in_block) * 1000;
-                        put_sample(&rings[c], t, c, 1000 + c, is_stacks);
+                        put_sample(&rings[c], t, c, 1000 + c, is_stacks, is_kstacks);
                 }
         }
 

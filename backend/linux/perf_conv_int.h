@@ -191,6 +191,18 @@ struct kthread_memo {
         bool is_kernel;
 };
 
+/* A tracepoint's callchain (its entries, from its kernel context on) kept with the frames made
+   of them (chain_kept_to): a chain found here again is copied without noting its kernel
+   addresses one by one, as each of them was noted when it was kept. */
+#define CONV_KCHAIN_SET_BITS 4u  /* 16 sets of two */
+#define CONV_KCHAIN_MAX      40u /* entries a kept chain holds at most, its markers among them */
+struct conv_kchain {
+        uint32_t nr_ent; /* 0: empty */
+        uint32_t nr_frames;
+        uint64_t ent[CONV_KCHAIN_MAX];
+        uint64_t frames[CONV_KCHAIN_MAX];
+};
+
 struct state_memo {
         const struct perf_tp_format *tp; /* NULL: empty */
         uint64_t prev_state;
@@ -240,6 +252,9 @@ struct perf_conv {
         uint64_t *frames;     /* in stack_rec, after the record and payload headers */
         uint64_t kseen[1024]; /* direct-mapped: kernel-context addresses surely in kaddrs and
                                  within kframe_lo..hi (note_kaddr, note_kernel_frame) */
+        /* tracepoints' callchains copied before (chain_kept_to), by a hash */
+        struct conv_kchain kchains[1u << CONV_KCHAIN_SET_BITS][2];
+        uint8_t kchain_last[1u << CONV_KCHAIN_SET_BITS]; /* the way of a set used last */
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
         /* the blocking functions' places (ops.wait_sites), asked for once */
         const struct perf_wait_site *wait_sites;

@@ -186,6 +186,60 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
         return n;
 }
 
+/* The set of kept chains for a chain of nr entries: a hash of their count and of the entries
+   where chains part most (the third and fourth kernel frames, where the paths into schedule()
+   do; the middle one and the third from the end, among the user frames), its top bits by a
+   multiply (Fibonacci hashing: a change in any bit reaches them). */
+static inline uint32_t kchain_set(const uint8_t *chain, uint64_t nr)
+{
+        uint64_t h = nr;
+        if (nr >= 5)
+                h += le_get64(chain + 8) ^ le_get64(chain + 24) << 1 ^ le_get64(chain + 32) << 2 ^
+                     le_get64(chain + 8 * (nr / 2)) << 3 ^ le_get64(chain + 8 * (nr - 3)) << 4;
+        return (uint32_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
+}
+
+static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr)
+{
+        return k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
+}
+
+/* chain_kept_to's chain when not kept: copied frame by frame, then kept in set's way that was
+   not used last. */
+static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, uint32_t set,
+                                                        const uint8_t *chain, uint64_t nr,
+                                                        uint64_t *frames)
+{
+        uint32_t way = !c->kchain_last[set];
+        struct conv_kchain *k = &c->kchains[set][way];
+        c->kchain_last[set] = (uint8_t)way;
+        uint32_t n = chain_rest_to(c, chain, 0, nr, false, false, frames, 0, false);
+        k->nr_ent = (uint32_t)nr;
+        k->nr_frames = n;
+        memcpy(k->ent, chain, 8 * (size_t)nr);
+        memcpy(k->frames, frames, 8 * (size_t)n);
+        return n;
+}
+
+/* The frames of a tracepoint's chain of nr entries (at most CONV_KCHAIN_MAX) that starts in
+   kernel context and whose user part no walk takes: copied whole when the same entries were
+   kept (kchains, two ways a set: two hot chains that share a set both stay), kept once copied
+   frame by frame when not. The copy apart from the keeping: the registers a chain kept needs
+   are few. */
+static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
+                                                        uint64_t nr, uint64_t *frames)
+{
+        uint32_t set = kchain_set(chain, nr);
+        const struct conv_kchain *k = c->kchains[set];
+        if (!kchain_is(k, chain, nr)) {
+                if (!kchain_is(++k, chain, nr))
+                        return chain_keep_to(c, set, chain, nr, frames);
+        }
+        c->kchain_last[set] = (uint8_t)(k - c->kchains[set]);
+        memcpy(frames, k->frames, 8 * (size_t)k->nr_frames);
+        return k->nr_frames;
+}
+
 /* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
    part, as perf gives it), with ip first when it is not already; without its user part when
    is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
@@ -193,6 +247,14 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
 static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
                                 bool is_dwarf, uint64_t *frames)
 {
+        /* a tracepoint's chain (a switch's, a wake-up's: no ip first) is nearly always one of a
+           few (schedule() from a pipe read, a futex, a sleep, from the same user code): kept
+           whole, its kernel addresses noted once. Not a sample's in kernel code: its chains
+           repeat less, and one not kept costs about 190 instructions more (bench_drain
+           kstacks). Before the setup below; nr_callchain 0 wraps past CONV_KCHAIN_MAX. */
+        if (!is_ip_first && !is_dwarf && s->nr_callchain - 1 < CONV_KCHAIN_MAX &&
+            le_get64(s->callchain) != (uint64_t)PERF_CONTEXT_USER)
+                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
         if (is_ip_first) {

@@ -2352,6 +2352,110 @@ static void test_kernel_range_user_garbage(void **state)
         assert_int_equal(perf_conv_kernel_symbols(g.c, syms, 2, 1, START + 300), 2);
 }
 
+/* A sample's raw data (its size, the bytes, padded), and the record ended. */
+static void rb_raw(struct rb *r, const void *raw, uint32_t size)
+{
+        rb_u32(r, size);
+        rb_bytes(r, raw, size);
+        rb_pad8(r);
+        rb_end(r);
+}
+
+/* Tracepoints' chains come back (a switch's, a wake-up's: schedule() from the same few paths)
+   and are kept whole by a hash of a few of their entries (chain_kept_to): wake-ups' chains that
+   share their kernel
+   frames but not their length, their user frames or the entry after their kernel run, more of
+   them than the kept ones' slots, each sent twice and in turn, every stack as its own chain
+   says; one too long to be kept; the kernel range and the addresses noted as frame by frame. */
+static void test_kept_chains(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW |
+                                                    PERF_SAMPLE_CALLCHAIN,
+                                     .has_stack = true,
+                                     .tp = &fmt_waking};
+        add_event(41, &ev);
+        uint8_t raw[36] = {0};
+        put_at(raw, &fmt_waking, "pid", 777);
+        const uint64_t kbase = 0xffffffff81000100ull, garbage = 0xffffffffa0000010ull;
+        enum { NR_VARIANTS = 48, NR_LONG = 45 };
+        struct rb r;
+        uint64_t ts = START + 5000;
+        uint32_t nr_sent = 0;
+        uint64_t want[NR_VARIANTS][16];
+        uint32_t nr_want[NR_VARIANTS];
+        for (uint32_t round = 0; round < 3; round++) {
+                for (uint32_t v = 0; v < NR_VARIANTS; v++) {
+                        /* kernel frames 3 to 6 of the same path, then user frames that part by
+                           the variant: some chains the same but for their last entry, some
+                           one's without its last; variant 7's user part has a kernel-looking
+                           value */
+                        uint32_t nr_k = 3 + v % 4, n = 0;
+                        uint64_t chain[16];
+                        chain[n++] = (uint64_t)PERF_CONTEXT_KERNEL;
+                        for (uint32_t i = 0; i < nr_k; i++)
+                                chain[n++] = kbase + 0x40 * i;
+                        chain[n++] = (uint64_t)PERF_CONTEXT_USER;
+                        chain[n++] = v == 7 ? garbage : 0x401000 + 0x10 * (v / 8 % 3);
+                        chain[n++] = 0x400800;
+                        if (v < NR_VARIANTS / 2)
+                                chain[n++] = 0x400100 + 0x10 * (v / 4 % 2);
+                        nr_want[v] = 0;
+                        for (uint32_t i = 0; i < n; i++) {
+                                if (chain[i] < (uint64_t)PERF_CONTEXT_MAX)
+                                        want[v][nr_want[v]++] = chain[i];
+                        }
+                        rb_sample_head(&r, 41, kbase, 300, 301, ts++, 1, false);
+                        rb_u64(&r, n);
+                        for (uint32_t i = 0; i < n; i++)
+                                rb_u64(&r, chain[i]);
+                        rb_raw(&r, raw, sizeof(raw));
+                        convert(&r, 1);
+                        nr_sent++;
+                }
+        }
+        /* a chain of more entries than a kept one holds, twice */
+        for (uint32_t round = 0; round < 2; round++) {
+                rb_sample_head(&r, 41, kbase, 300, 301, ts++, 1, false);
+                rb_u64(&r, 1 + NR_LONG);
+                rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+                for (uint32_t i = 0; i < NR_LONG; i++)
+                        rb_u64(&r, kbase + 0x40 * i);
+                rb_raw(&r, raw, sizeof(raw));
+                convert(&r, 1);
+        }
+        read_back();
+
+        assert_int_equal(count(KEV_STACK), nr_sent + 2);
+        for (uint32_t k = 0; k < nr_sent; k++) {
+                uint32_t v = k % NR_VARIANTS;
+                const struct cap *s = find(KEV_STACK, k);
+                assert_int_equal(s->ev.stack.nr_frames, nr_want[v]);
+                assert_memory_equal(s->ev.stack.frames, want[v], 8 * nr_want[v]);
+        }
+        for (uint32_t k = 0; k < 2; k++) {
+                const struct cap *s = find(KEV_STACK, nr_sent + k);
+                assert_int_equal(s->ev.stack.nr_frames, NR_LONG);
+                for (uint32_t i = 0; i < NR_LONG; i++)
+                        assert_int_equal(s->ev.stack.frames[i], kbase + 0x40 * i);
+        }
+        uint64_t lo, hi;
+        assert_true(perf_conv_kernel_range(g.c, &lo, &hi));
+        assert_int_equal(lo, kbase);
+        assert_int_equal(hi, kbase + 0x40 * (NR_LONG - 1)); /* not the garbage */
+        size_t nr = 0;
+        uint64_t *addrs = perf_conv_kernel_addrs(g.c, &nr);
+        assert_int_equal(nr, NR_LONG + 1); /* the garbage among them, once */
+        bool has_garbage = false;
+        for (size_t i = 0; i < nr; i++)
+                has_garbage |= addrs[i] == garbage;
+        assert_true(has_garbage);
+        free(addrs);
+}
+
 static void test_bad_records(void **state)
 {
         (void)state;
@@ -2442,6 +2546,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kept_chains, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
