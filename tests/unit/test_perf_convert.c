@@ -1375,9 +1375,9 @@ static const char waking_format[] =
         "print fmt: \"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, "
         "REC->target_cpu\n";
 
-static void test_sched_waking(void **state)
+/* The sched_waking event (id 41) with its call chain, its format parsed into fmt_waking. */
+static void add_waking_event(void)
 {
-        (void)state;
         assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
                          0);
         struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
@@ -1386,6 +1386,12 @@ static void test_sched_waking(void **state)
                                      .has_stack = true,
                                      .tp = &fmt_waking};
         add_event(41, &ev);
+}
+
+static void test_sched_waking(void **state)
+{
+        (void)state;
+        add_waking_event();
         uint8_t raw[36] = {0};
         put_at(raw, &fmt_waking, "pid", 777);
         put_at(raw, &fmt_waking, "prio", 120);
@@ -2370,14 +2376,7 @@ static void rb_raw(struct rb *r, const void *raw, uint32_t size)
 static void test_kept_chains(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_READY_THREAD,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW |
-                                                    PERF_SAMPLE_CALLCHAIN,
-                                     .has_stack = true,
-                                     .tp = &fmt_waking};
-        add_event(41, &ev);
+        add_waking_event();
         uint8_t raw[36] = {0};
         put_at(raw, &fmt_waking, "pid", 777);
         const uint64_t kbase = 0xffffffff81000100ull, garbage = 0xffffffffa0000010ull;
