@@ -399,6 +399,69 @@ static int template_props(const xmlNode *t, struct props *ps, uint32_t *nr_top)
         return rc;
 }
 
+/* ---- what a load added ---- */
+
+/* What one manifest's load put in the registry, kept with the manifest's text: an EventSource
+   logs its manifest again (PerfView its own at the start and at the rundown, a session's
+   capture state every source's), and the same text read again adds the same descriptions, so
+   it is read only when something has replaced one of them since (see loaded_holds). */
+struct loaded_maps {
+        GUID g;           /* a provider the manifest names */
+        uint32_t nr_maps; /* the registry's maps of g once the manifest was read */
+};
+
+struct manifest_loaded {
+        GUID provider; /* the ManifestData events' provider */
+        char *buf;     /* owned: the manifest's text, NULL until it is read without an error */
+        size_t len;
+        const struct tdh_event **events; /* owned: the descriptions it added, in order */
+        uint32_t nr_events, cap_events;
+        struct loaded_maps *maps; /* owned: one a provider the manifest names */
+        uint32_t nr_maps, cap_maps;
+};
+
+static void loaded_clear(struct manifest_loaded *ld)
+{
+        free(ld->buf);
+        free(ld->events);
+        free(ld->maps);
+        memset(ld, 0, sizeof(*ld));
+}
+
+static void loaded_add_event(struct manifest_loaded *ld, const struct tdh_event *e)
+{
+        if (ld->nr_events == ld->cap_events) {
+                ld->cap_events = ld->cap_events ? 2 * ld->cap_events : 16;
+                ld->events = xrealloc(ld->events, ld->cap_events * sizeof(*ld->events));
+        }
+        ld->events[ld->nr_events++] = e;
+}
+
+static void loaded_add_provider(struct manifest_loaded *ld, const GUID *g)
+{
+        if (ld->nr_maps == ld->cap_maps) {
+                ld->cap_maps = ld->cap_maps ? 2 * ld->cap_maps : 4;
+                ld->maps = xrealloc(ld->maps, ld->cap_maps * sizeof(*ld->maps));
+        }
+        ld->maps[ld->nr_maps++] = (struct loaded_maps){.g = *g};
+}
+
+/* Whether the registry still holds everything ld's load added: each description is still the
+   one found for its event, and no map of its providers was added since (a later one of a name
+   replaces the earlier). Reading the same text again would then change nothing. */
+static bool loaded_holds(const struct manifest_loaded *ld, const struct tdh_registry *r)
+{
+        for (uint32_t i = 0; i < ld->nr_events; i++) {
+                const struct tdh_event *e = ld->events[i];
+                if (tdh_registry_find(r, &e->provider, e->id, e->version, false) != e)
+                        return false;
+        }
+        for (uint32_t i = 0; i < ld->nr_maps; i++)
+                if (tdh_registry_nr_maps_of(r, &ld->maps[i].g) != ld->maps[i].nr_maps)
+                        return false;
+        return true;
+}
+
 /* ---- the provider ---- */
 
 static bool parse_guid(const char *s, GUID *g)
@@ -453,7 +516,7 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps
 
 static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_name,
                        const xmlNode *ev, const xmlNode *prov, const xmlNode *strings,
-                       struct named_cache *nc)
+                       struct named_cache *nc, struct manifest_loaded *ld)
 {
         uint64_t id = 0, version = 0;
 
@@ -507,6 +570,7 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
                 memcpy(e->props, ps->p, ps->nr * sizeof(*e->props));
                 ps->nr = 0; /* moved */
                 tdh_registry_add_event(r, e, false);
+                loaded_add_event(ld, e);
         } else {
                 props_free(ps);
                 tdh_event_free(e);
@@ -520,11 +584,12 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
 }
 
 /* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
-   first provider's name. Returns 0, or -EBADMSG with err saying why (not XML, no provider), or
-   -ENOSYS where libxml2 cannot be loaded. A template with a type this reader cannot place
-   leaves its event undescribed. */
+   first provider's name, ld what was added (its text left to the caller). Returns 0, or
+   -EBADMSG with err saying why (not XML, no provider), or -ENOSYS where libxml2 cannot be
+   loaded. A template with a type this reader cannot place leaves its event undescribed. */
 static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
-                             size_t name_size, char *err, size_t err_size)
+                             size_t name_size, char *err, size_t err_size,
+                             struct manifest_loaded *ld)
 {
         if (name_size)
                 name[0] = 0;
@@ -579,7 +644,8 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                                 for (const xmlNode *ev = child(child(prov, "events"), "event"); ev;
                                      ev = ev->next)
                                         if (is(ev, "event"))
-                                                load_event(r, &g, pn, ev, prov, strings, &nc);
+                                                load_event(r, &g, pn, ev, prov, strings, &nc, ld);
+                                loaded_add_provider(ld, &g);
                                 if (!nr_providers && name_size)
                                         snprintf(name, name_size, "%s", pn);
                                 nr_providers++;
@@ -590,6 +656,9 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
         }
         named_cache_free(&nc);
         x->free_doc(doc);
+        /* counted once every provider is read: one manifest may name a provider twice */
+        for (uint32_t i = 0; i < ld->nr_maps; i++)
+                ld->maps[i].nr_maps = tdh_registry_nr_maps_of(r, &ld->maps[i].g);
         if (!nr_providers) {
                 snprintf(err, err_size, "manifest names no provider with a name and a GUID");
                 return -EBADMSG;
@@ -619,6 +688,8 @@ struct etw_manifests {
         struct manifest_pending pending[MAX_PENDING];
         struct manifest_name *names; /* owned */
         uint32_t nr_names, cap_names;
+        struct manifest_loaded *loaded; /* owned: the last manifest read of each provider */
+        uint32_t nr_loaded, cap_loaded;
 };
 
 struct etw_manifests *etw_manifests_new(void)
@@ -635,7 +706,34 @@ void etw_manifests_free(struct etw_manifests *m)
         for (uint32_t i = 0; i < m->nr_names; i++)
                 free(m->names[i].name);
         free(m->names);
+        for (uint32_t i = 0; i < m->nr_loaded; i++)
+                loaded_clear(&m->loaded[i]);
+        free(m->loaded);
         free(m);
+}
+
+/* The provider's last manifest read, cleared for the next when clear (a new slot if none). */
+static struct manifest_loaded *loaded_of(struct etw_manifests *m, const GUID *g, bool clear)
+{
+        for (uint32_t i = 0; i < m->nr_loaded; i++) {
+                struct manifest_loaded *ld = &m->loaded[i];
+                if (memcmp(&ld->provider, g, sizeof(*g)) == 0) {
+                        if (clear)
+                                loaded_clear(ld);
+                        ld->provider = *g;
+                        return ld;
+                }
+        }
+        if (!clear)
+                return NULL;
+        if (m->nr_loaded == m->cap_loaded) {
+                m->cap_loaded = m->cap_loaded ? 2 * m->cap_loaded : 4;
+                m->loaded = xrealloc(m->loaded, m->cap_loaded * sizeof(*m->loaded));
+        }
+        struct manifest_loaded *ld = &m->loaded[m->nr_loaded++];
+        memset(ld, 0, sizeof(*ld));
+        ld->provider = *g;
+        return ld;
 }
 
 static const char *name_of(const struct etw_manifests *m, const GUID *g)
@@ -706,12 +804,25 @@ const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r,
         pd->len += n;
         pd->next++;
         if (pd->next == pd->total) {
+                const struct manifest_loaded *was = loaded_of(m, g, false);
+                if (was && was->buf && was->len == pd->len &&
+                    memcmp(was->buf, pd->buf, pd->len) == 0 && loaded_holds(was, r)) {
+                        /* read before, and nothing it added replaced since: as it was read */
+                        free(pd->buf);
+                        memset(pd, 0, sizeof(*pd));
+                        return name_of(m, g);
+                }
                 char prov[256];
-                *rc = etw_manifest_load(r, pd->buf, pd->len, prov, sizeof(prov), err, err_size);
-                if (*rc == 0)
+                struct manifest_loaded *ld = loaded_of(m, g, true);
+                *rc = etw_manifest_load(r, pd->buf, pd->len, prov, sizeof(prov), err, err_size, ld);
+                if (*rc == 0) {
                         name_set(m, g, prov);
-                else if (*rc == -ENOSYS) /* no libxml2: the provider's events stay undecoded */
+                        ld->buf = pd->buf; /* kept with what it added */
+                        ld->len = pd->len;
+                        pd->buf = NULL;
+                } else if (*rc == -ENOSYS) { /* no libxml2: the provider's events stay undecoded */
                         *rc = 0;
+                }
                 free(pd->buf);
                 memset(pd, 0, sizeof(*pd));
         }

@@ -392,6 +392,15 @@ static void map_keep(struct tdh_registry *r, struct tdh_map *map)
         map_index_put(r, r->nr_maps - 1);
 }
 
+uint32_t tdh_registry_nr_maps_of(const struct tdh_registry *r, const GUID *provider)
+{
+        uint32_t n = 0;
+
+        for (uint32_t i = 0; i < r->nr_maps; i++)
+                n += memcmp(&r->maps[i].provider, provider, sizeof(*provider)) == 0;
+        return n;
+}
+
 void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
                           uint32_t flags, const uint32_t *values, char *const *texts, uint32_t nr)
 {

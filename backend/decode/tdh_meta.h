@@ -70,6 +70,10 @@ void tdh_registry_add_event(struct tdh_registry *r, struct tdh_event *e, bool is
 void tdh_registry_add_map(struct tdh_registry *r, const GUID *provider, const char *name,
                           uint32_t flags, const uint32_t *values, char *const *texts, uint32_t nr);
 
+/* How many maps of provider were added, replaced ones included: maps are only ever added, so
+   an unchanged count says none of the provider's maps changed. */
+uint32_t tdh_registry_nr_maps_of(const struct tdh_registry *r, const GUID *provider);
+
 /* The metadata of a manifest event, or of a classic one (is_classic: provider is its class
    GUID and key its opcode), or NULL. */
 const struct tdh_event *tdh_registry_find(const struct tdh_registry *r, const GUID *provider,

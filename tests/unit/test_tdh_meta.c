@@ -63,6 +63,7 @@ static struct {
         int nr;
         enum kevent_type type;
         char name[160];
+        const char *name_ptr; /* the decoder's: the same while its description is */
         uint32_t nr_fields;
         char text[1024]; /* "name=value;..." */
 } cap;
@@ -73,6 +74,7 @@ static void capture(void *ctx, const struct kevent *ev)
         cap.nr++;
         cap.type = ev->type;
         strncpy(cap.name, ev->name, sizeof(cap.name) - 1);
+        cap.name_ptr = ev->name;
         cap.text[0] = 0;
         const struct kevent_field *list = NULL;
         cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
@@ -99,16 +101,22 @@ static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t op, ui
         return decode_payload(d, g, id, op, ver, is_classic, p, n, capture);
 }
 
-/* Delivers a manifest in one chunk of its provider's ManifestData event (0xFFFE, opcode 254). */
-static void deliver_manifest(struct kdecoder *d, const char *xml, size_t n)
+/* Delivers a manifest in one chunk of provider g's ManifestData event (0xFFFE, opcode 254). */
+static void deliver_manifest_as(struct kdecoder *d, const GUID *g, const char *xml, size_t n)
 {
         uint8_t *p = malloc(8 + n);
 
         assert_non_null(p);
         memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
         memcpy(p + 8, xml, n);
-        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, 8 + n), 0);
+        assert_int_equal(decode(d, g, 0xFFFE, 254, 1, false, p, 8 + n), 0);
         free(p);
+}
+
+/* The same from the provider the manifest names. */
+static void deliver_manifest(struct kdecoder *d, const char *xml, size_t n)
+{
+        deliver_manifest_as(d, &prov, xml, n);
 }
 
 static const struct prop_def demo_props[] = {
@@ -552,6 +560,100 @@ static void test_manifest_lookups(void **state)
         kdecoder_free(d);
 }
 
+/* A manifest of the provider: event 1 with one field, named field, mapped by the map M whose
+   value 1 reads one; without the event when field is NULL, without the map when one is. */
+static size_t again_manifest(char *xml, size_t size, const char *field, const char *one)
+{
+        int n = snprintf(xml, size,
+                         "<instrumentationManifest><instrumentation><events>"
+                         "<provider name=\"Contoso-Again\" "
+                         "guid=\"{11223344-5566-7788-0102-030405060708}\">");
+        if (one)
+                n += snprintf(xml + n, size - (size_t)n,
+                              "<maps><valueMap name=\"M\"><map value=\"1\" message=\"%s\"/>"
+                              "</valueMap></maps>",
+                              one);
+        if (field)
+                n += snprintf(xml + n, size - (size_t)n,
+                              "<templates><template tid=\"T\"><data name=\"%s\" "
+                              "inType=\"win:UInt32\" map=\"M\"/></template></templates>"
+                              "<events><event value=\"1\" version=\"0\" task=\"Go\" "
+                              "template=\"T\"/></events>",
+                              field);
+        n += snprintf(xml + n, size - (size_t)n,
+                      "</provider></events></instrumentation></instrumentationManifest>");
+        assert_true(n > 0 && (size_t)n < size);
+        return (size_t)n;
+}
+
+/* A manifest logged again with the same text (PerfView's at the start and at the rundown) keeps
+   the descriptions its first reading made, unless something replaced one of them since: an event
+   or a map of the provider from another manifest, whether logged by another provider (which
+   leaves the provider's last manifest read as it was) or by the provider itself. Then it is
+   read again and its own come back. */
+static void test_manifest_sent_again(void **state)
+{
+        static const uint8_t one[4] = {1, 0, 0, 0};
+        static const GUID other = {0x55667788, 0x5566, 0x7788, {8, 7, 6, 5, 4, 3, 2, 1}};
+        char a[1024], b[1024], maps[1024];
+        size_t na = again_manifest(a, sizeof(a), "A", "One");
+        size_t nb = again_manifest(b, sizeof(b), "B", NULL);
+        size_t nm = again_manifest(maps, sizeof(maps), NULL, "Uno");
+        struct kdecoder *d = kdecoder_new(true);
+        (void)state;
+
+        assert_non_null(d);
+        deliver_manifest(d, a, na);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=One;");
+        const char *first = cap.name_ptr;
+
+        /* the same text: its descriptions as they were (not read again) */
+        deliver_manifest(d, a, na);
+        assert_string_equal(cap.name, "Contoso-Again/ManifestData");
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=One;");
+        assert_ptr_equal(cap.name_ptr, first);
+
+        /* another manifest replaced the event: the first one's text read again */
+        deliver_manifest_as(d, &other, b, nb);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "B=One;");
+        deliver_manifest(d, a, na);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=One;");
+        assert_ptr_not_equal(cap.name_ptr, first);
+
+        /* another replaced the map only */
+        deliver_manifest_as(d, &other, maps, nm);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=Uno;");
+        deliver_manifest(d, a, na);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=One;");
+        const char *last = cap.name_ptr;
+        deliver_manifest(d, a, na);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_ptr_equal(cap.name_ptr, last);
+
+        /* the provider's own other manifest, then its first again */
+        deliver_manifest(d, b, nb);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "B=One;");
+        deliver_manifest(d, a, na);
+        assert_int_equal(decode(d, &prov, 1, 0, 0, false, one, 4), 0);
+        assert_string_equal(cap.text, "A=One;");
+
+        /* a text that could not be read is read again (and fails again) */
+        memcpy(b, "<oops", 5);
+        uint8_t p[8 + 5];
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, b, 5);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, sizeof(p)), -EBADMSG);
+        assert_int_equal(decode(d, &prov, 0xFFFE, 254, 1, false, p, sizeof(p)), -EBADMSG);
+        kdecoder_free(d);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -564,6 +666,7 @@ int main(void)
                 cmocka_unit_test(test_manifest_data),
                 cmocka_unit_test(test_manifest_attributes),
                 cmocka_unit_test(test_manifest_lookups),
+                cmocka_unit_test(test_manifest_sent_again),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
