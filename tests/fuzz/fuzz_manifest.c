@@ -2,7 +2,8 @@
 /* fuzz_manifest.c: libFuzzer target for EventSource manifests in ManifestData events
  * (backend/decode/etw_manifest.c) and the events decoded by them. Input: u16 manifest size, the
  * manifest (sent as two chunks), then the payload of events 1 to 4 of the provider
- * {11223344-5566-7788-0102-030405060708} (the corpus's manifests describe that one). */
+ * {11223344-5566-7788-0102-030405060708} (the corpus's manifests describe that one); then the
+ * manifest sent again in one chunk (kept as read the first time) and the events again. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         chunk(d, data + 2, 0, n / 2, 0, 2);
         chunk(d, data + 2, n / 2, n, 1, 2);
+        for (uint16_t id = 1; id <= 4; id++)
+                decode(d, id, (uint8_t)id, data + 2 + n, size - 2 - n);
+        chunk(d, data + 2, 0, n, 0, 1);
         for (uint16_t id = 1; id <= 4; id++)
                 decode(d, id, (uint8_t)id, data + 2 + n, size - 2 - n);
         kdecoder_free(d);
