@@ -411,8 +411,9 @@ struct loaded_maps {
 };
 
 struct manifest_loaded {
-        GUID provider; /* the ManifestData events' provider */
-        char *buf;     /* owned: the manifest's text, NULL until it is read without an error */
+        GUID provider;                   /* the ManifestData events' provider */
+        const struct tdh_registry *into; /* the registry it was read into */
+        char *buf; /* owned: the manifest's text, NULL until it is read without an error */
         size_t len;
         const struct tdh_event **events; /* owned: the descriptions it added, in order */
         uint32_t nr_events, cap_events;
@@ -805,7 +806,7 @@ const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r,
         pd->next++;
         if (pd->next == pd->total) {
                 const struct manifest_loaded *was = loaded_of(m, g, false);
-                if (was && was->buf && was->len == pd->len &&
+                if (was && was->buf && was->into == r && was->len == pd->len &&
                     memcmp(was->buf, pd->buf, pd->len) == 0 && loaded_holds(was, r)) {
                         /* read before, and nothing it added replaced since: as it was read */
                         free(pd->buf);
@@ -819,6 +820,7 @@ const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r,
                         name_set(m, g, prov);
                         ld->buf = pd->buf; /* kept with what it added */
                         ld->len = pd->len;
+                        ld->into = r;
                         pd->buf = NULL;
                 } else if (*rc == -ENOSYS) { /* no libxml2: the provider's events stay undecoded */
                         *rc = 0;

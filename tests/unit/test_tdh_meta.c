@@ -16,6 +16,7 @@
 #include "etw/ntwmi.h"
 #include "kdecoder.h"
 #include "kevent.h"
+#include "etw_manifest.h"
 #include "tdh_meta.h"
 #include "tdh_types.h"
 #include "tdh_blob.h"
@@ -654,6 +655,34 @@ static void test_manifest_sent_again(void **state)
         kdecoder_free(d);
 }
 
+/* The same text given to another registry is read into it, the first registry gone: what a
+   manifests' set keeps of a reading holds for the registry it was read into only (its
+   descriptions are not even looked at: the ASan build fails on their use after free without
+   the registry's check). */
+static void test_manifest_other_registry(void **state)
+{
+        char a[1024], err[128] = "";
+        size_t na = again_manifest(a, sizeof(a), "A", "One");
+        uint8_t p[8 + sizeof(a)];
+        struct etw_manifests *m = etw_manifests_new();
+        struct tdh_registry *r1 = tdh_registry_new(), *r2 = tdh_registry_new();
+        int rc = -1;
+        (void)state;
+
+        memcpy(p, (const uint8_t[]){1, 1, 0, 0x5B, 1, 0, 0, 0}, 8);
+        memcpy(p + 8, a, na);
+        assert_string_equal(etw_manifests_chunk(m, r1, &prov, p, 8 + na, &rc, err, sizeof(err)),
+                            "Contoso-Again/ManifestData");
+        assert_int_equal(rc, 0);
+        assert_non_null(tdh_registry_find(r1, &prov, 1, 0, false));
+        tdh_registry_free(r1);
+        etw_manifests_chunk(m, r2, &prov, p, 8 + na, &rc, err, sizeof(err));
+        assert_int_equal(rc, 0);
+        assert_non_null(tdh_registry_find(r2, &prov, 1, 0, false));
+        etw_manifests_free(m);
+        tdh_registry_free(r2);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -667,6 +696,7 @@ int main(void)
                 cmocka_unit_test(test_manifest_attributes),
                 cmocka_unit_test(test_manifest_lookups),
                 cmocka_unit_test(test_manifest_sent_again),
+                cmocka_unit_test(test_manifest_other_registry),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
