@@ -586,31 +586,6 @@ static int row_cmp(const void *a, const void *b)
         return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Whether node x, of no image at the last look for names (was: the frames' generations then),
-   is still: its process's addresses stayed (the events that place an address count there,
-   frames_gen.h), and, live, its process has no JIT map either. sym_locate looks for that map
-   once a refresh per process and then places all of the process's addresses: so live, the
-   first of a process's nodes of no image in a look is located again, which marks the process
-   when it stays unplaced (mark_probed), and the others stand on it (as the hot functions'
-   rows do, hot_row_keys.c). */
-static bool unplaced_stands(const struct calltree *t, const struct frames_gen *was,
-                            const struct node *x, bool is_live)
-{
-        if (frames_gen_of(t->frames_gen, x->pid) != frames_gen_of(was, x->pid))
-                return false;
-        if (!is_live)
-                return true;
-        uint32_t j = (uint32_t)hash_mix64(x->pid) & (CALLTREE_PROBED_SLOTS - 1);
-        return t->probed[j].stamp == t->rekey_stamp && t->probed[j].pid == x->pid;
-}
-
-static void mark_probed(struct calltree *t, uint32_t pid)
-{
-        uint32_t j = (uint32_t)hash_mix64(pid) & (CALLTREE_PROBED_SLOTS - 1);
-        t->probed[j].pid = pid;
-        t->probed[j].stamp = t->rekey_stamp;
-}
-
 /* Names the nodes made without one whose module has since loaded, been described (a late
    image, a trace's CLR methods) or got its symbols (a recording's kernel symbols come at its
    end): a node named so joins its sibling of that function. Runs when the store changed. */
@@ -623,10 +598,7 @@ static void rekey(struct calltree *t)
         calltree_settle(t);
         bool is_live = sym_store_is_live(t->store);
         const struct frames_gen *was = t->rekey_gen;
-        if (++t->rekey_stamp == 0) {
-                memset(t->probed, 0, sizeof(t->probed));
-                t->rekey_stamp = 1;
-        }
+        unplaced_look(&t->probed);
         uint32_t nr_ended = t->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -645,11 +617,15 @@ static void rekey(struct calltree *t)
                 if (x->parent == FREE_NODE || x->function)
                         continue;
                 struct sym_loc loc = {x->module, x->rel};
-                if (!loc.module && !(was && unplaced_stands(t, was, x, is_live))) {
+                /* a node of no image at the last look whose process's addresses stayed is
+                   not located again; live, the first of a process's is (sym_locate looks for
+                   its JIT map once a refresh) and the others stand on it (unplaced.h) */
+                if (!loc.module &&
+                    !(was && unplaced_stands(&t->probed, t->frames_gen, was, x->pid, is_live))) {
                         t->nr_relocated++;
                         loc = sym_locate(t->store, x->pid, x->rel);
                         if (!loc.module && is_live)
-                                mark_probed(t, x->pid);
+                                unplaced_mark(&t->probed, x->pid);
                 }
                 /* settled is asked before the answer: a module that finishes loading in
                    between gave a pending one, and its node must wait for the next refresh */

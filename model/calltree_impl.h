@@ -8,6 +8,7 @@
 #include "model/calltree.h"
 #include "symbols/symbols.h"
 #include "frames_gen.h"
+#include "unplaced.h"
 #include "model_util.h"
 
 #define CALLTREE_MAX_CPUS 1024
@@ -97,10 +98,6 @@ struct key_memo {
 };
 #define KEY_MEMO_SLOTS (1u << 14)
 
-/* The processes a look for names remembers the JIT map's look of (two that share a slot are
-   located once each at most, every node of theirs at worst). */
-#define CALLTREE_PROBED_SLOTS 256
-
 /* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
 struct calltree_alias {
         uint32_t id;
@@ -137,12 +134,8 @@ struct calltree {
            (calltree.c unplaced_stands) */
         struct frames_gen *rekey_gen;
         /* live, the processes whose first node of no image this look located and found none
-           for (a JIT map, looked for once a refresh, would have placed it): by pid's hash,
-           stamp rekey_stamp */
-        struct {
-                uint32_t pid, stamp;
-        } probed[CALLTREE_PROBED_SLOTS];
-        uint32_t rekey_stamp;
+           for (a JIT map, looked for once a refresh, would have placed it) */
+        struct unplaced_probed probed;
         uint64_t nr_relocated; /* calltree_nr_unplaced_located */
         /* owned: processes that ended since the look for names before the last one, those
            before the last look first (nr_prev_ended): their frames no image held are not

@@ -8,6 +8,7 @@
 
 #include "model/hot.h"
 #include "symbols/symbols.h"
+#include "unplaced.h"
 
 #define MAX_CPUS       1024
 #define MAX_SOURCES    16
@@ -105,9 +106,6 @@ struct answer_memo {
         uint8_t answer; /* as the entry's */
 };
 
-/* The processes a build remembers the JIT map's look of (hot_row_keys.c; two that share a
-   slot are located once each at most, every place of theirs at worst). */
-#define UPROBED_SLOTS 256
 struct frame_memo {
         uint64_t addr;
         uint64_t generation; /* frames_gen_of its pid */
@@ -210,12 +208,10 @@ struct hot {
         /* the unplaced places' rows (no image held their addresses at the last build, which
            merged ugen_source): good while their processes' addresses stay, which ugen, the
            frames' generations as that build left them (owned; NULL before), tells; live, the
-           processes whose JIT map was looked for this build (by pid's hash, stamp rstamp) */
+           processes whose JIT map was looked for this build found none (unplaced.h) */
         struct frames_gen *ugen;
         uint16_t ugen_source;
-        struct {
-                uint32_t pid, stamp;
-        } uprobed[UPROBED_SLOTS];
+        struct unplaced_probed uprobed;
         enum hot_grouping rgrouping;
         uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */
