@@ -47,6 +47,8 @@ void calltree_free(struct calltree *t)
         free(t->rows);
         free(t->memo);
         free(t->thread_memo);
+        pending_slots_free(&t->pending_memos);
+        pending_slots_free(&t->pending_thread_memos);
         free(t->frames_gen);
         free(t->rekey_gen);
         free(t->key_memo);
@@ -66,6 +68,8 @@ void calltree_reset(struct calltree *t)
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->nr_pending = 0;
+        pending_slots_clear(&t->pending_memos);
+        pending_slots_clear(&t->pending_thread_memos);
         t->nr_pend = 0;
         t->nr_samples = 0;
         t->nr_unnamed = 0;
@@ -249,12 +253,41 @@ static void thread_memo_settle(struct calltree *t, struct thread_memo *m)
         m->nr_pending = 0;
 }
 
+/* A sample of memo m's stack (and, where tm, of tm's thread), counted along its paths at the
+   next settle. */
+static inline void memo_pend(struct calltree *t, struct stack_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_memos, (uint32_t)(m - t->memo), MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+static inline void thread_memo_pend(struct calltree *t, struct thread_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_thread_memos, (uint32_t)(m - t->thread_memo),
+                                  THREAD_MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+/* The memos listed since the last settle, or every one where the lists overflowed: the sums
+   are the same in any order (count_path adds, heat saturates). */
 void calltree_settle(struct calltree *t)
 {
-        for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
-                memo_settle(t, &t->memo[i]);
-        for (uint32_t i = 0; t->nr_pending && i < THREAD_MEMO_SLOTS; i++)
-                thread_memo_settle(t, &t->thread_memo[i]);
+        if (pending_slots_all(&t->pending_memos))
+                for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
+                        memo_settle(t, &t->memo[i]);
+        else
+                for (uint32_t i = 0; t->nr_pending && i < t->pending_memos.nr; i++)
+                        memo_settle(t, &t->memo[t->pending_memos.slots[i]]);
+        if (pending_slots_all(&t->pending_thread_memos))
+                for (uint32_t i = 0; t->nr_pending && i < THREAD_MEMO_SLOTS; i++)
+                        thread_memo_settle(t, &t->thread_memo[i]);
+        else
+                for (uint32_t i = 0; t->nr_pending && i < t->pending_thread_memos.nr; i++)
+                        thread_memo_settle(t, &t->thread_memo[t->pending_thread_memos.slots[i]]);
+        pending_slots_clear(&t->pending_memos);
+        pending_slots_clear(&t->pending_thread_memos);
 }
 
 /* Counts a sample along the path of keys from root, made where missing: outermost caller first
@@ -354,8 +387,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
                           struct frame_key leaf, const uint64_t *frames, uint32_t nr)
 {
         if (is_hit) {
-                m->nr_pending++;
-                t->nr_pending++;
+                memo_pend(t, m);
                 return;
         }
         make_room(t, nr);
@@ -417,9 +449,8 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
             tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
                    a stack seen again costs no walk up the trees */
-                m->nr_pending++;
-                tm->nr_pending++;
-                t->nr_pending += 2;
+                memo_pend(t, m);
+                thread_memo_pend(t, tm);
                 return;
         }
         thread_memo_settle(t, tm);
@@ -431,8 +462,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         bool is_whole = true;
         if (is_hit) {
                 /* a stack seen in another thread: its frames as its callers path has them */
-                m->nr_pending++;
-                t->nr_pending++;
+                memo_pend(t, m);
                 nr = path_keys(t, m->leaves[1], keys);
                 for (uint32_t i = 0; i < nr; i++)
                         key_hashes[i] = calltree_key_hash(&keys[i]);

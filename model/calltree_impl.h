@@ -10,6 +10,7 @@
 #include "frames_gen.h"
 #include "unplaced.h"
 #include "model_util.h"
+#include "pending_slots.h"
 
 #define CALLTREE_MAX_CPUS 1024
 
@@ -124,6 +125,8 @@ struct calltree {
         struct stack_memo *memo;         /* owned: MEMO_SLOTS, by hash */
         struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid */
         uint64_t nr_pending;             /* the memos' nr_pending, summed */
+        /* the memos whose nr_pending left 0 since the last settle (calltree_settle) */
+        struct pending_slots pending_memos, pending_thread_memos;
         /* nodes made without a function name (their module loading, not yet described, or its
            symbols to come with the recording), named again when the symbol store changes */
         uint32_t *unnamed; /* owned: oldest first */

@@ -49,6 +49,7 @@ void hot_free(struct hot *h)
         free(h->row1);
         free(h->ugen);
         free(h->memo);
+        pending_slots_free(&h->pending_memos);
         free(h->frames);
         free(h->answers);
         free(h->frames_gen);
@@ -80,6 +81,7 @@ void hot_reset(struct hot *h)
         if (h->memo)
                 memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
         h->nr_pending = 0;
+        pending_slots_clear(&h->pending_memos);
         h->nr_dstacks = h->nr_dkeys = 0;
         if (h->dindex)
                 memset(h->dindex, 0, DEFER_SLOTS * sizeof(*h->dindex));
@@ -737,7 +739,8 @@ static void stack(struct hot *h, const struct kevent *ev)
         }
         /* the same callers seen before: counted along the memo's places when the totals are
            read; the leaf now */
-        m->nr_pending++;
+        if (!m->nr_pending++)
+                pending_slots_add(&h->pending_memos, (uint32_t)(m - h->memo), MEMO_SLOTS);
         h->nr_pending++;
         for (uint32_t i = 0; i < nr_leaf; i++) {
                 uint32_t slot = leaf_slots[i]; /* the epoch is the memo's: nothing moved */

@@ -8,6 +8,7 @@
 
 #include "model/hot.h"
 #include "symbols/symbols.h"
+#include "pending_slots.h"
 #include "unplaced.h"
 
 #define MAX_CPUS       1024
@@ -228,12 +229,13 @@ struct hot {
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */
         uint32_t nr_dkeys, cap_dkeys;
-        uint32_t *dindex;              /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
-        uint64_t settled_generation;   /* the store's, when the full deferred stacks settled */
-        struct frames_gen *frames_gen; /* owned: what the memos hold good under */
-        uint64_t nr_walks;             /* hot_nr_walks */
-        uint64_t nr_pending;           /* the memos' nr_pending, summed */
-        uint32_t epoch;                /* changes whenever places move (grow, refresh, reset) */
+        uint32_t *dindex;                   /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t settled_generation;        /* the store's, when the full deferred stacks settled */
+        struct frames_gen *frames_gen;      /* owned: what the memos hold good under */
+        uint64_t nr_walks;                  /* hot_nr_walks */
+        uint64_t nr_pending;                /* the memos' nr_pending, summed */
+        struct pending_slots pending_memos; /* those whose nr_pending left 0 since a settle */
+        uint32_t epoch; /* changes whenever places move (grow, refresh, reset) */
         /* the places of ended processes (is_exited, pid not AGG_ALL), counted as they change;
            and each process's places by key (hot_exited.c), so that an end marks its places
            without a look at the whole table */
