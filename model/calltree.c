@@ -523,9 +523,8 @@ static void pending_flush(struct calltree *t, struct pending *p)
         p->has = false;
 }
 
-/* A stack: the pending sample's on its CPU (or another's) takes it; a switch's or a wake-up's
-   is none of the tree's. Out of line: most events of a switch storm are not samples, and
-   calltree_event's own frame stays small for them. */
+/* The pending sample a stack belongs to: its CPU's, or (rarely) another's; NULL for a switch's
+   or a wake-up's stack, which is none of the tree's. */
 static struct pending *pending_of(struct calltree *t, const struct kevent *ev)
 {
         struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
@@ -545,6 +544,8 @@ static inline bool starts_at_sample(const struct pending *p, const struct kevent
         return ev->stack.nr_frames && ev->stack.frames[0] == p->ip;
 }
 
+/* A stack: its pending sample takes it. Out of line: most events of a switch storm are not
+   samples, and calltree_event's own frame stays small for them. */
 static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
 {
         struct pending *p = pending_of(t, ev);

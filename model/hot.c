@@ -579,10 +579,11 @@ void hot_prefetch_stack(struct hot *h, const struct kevent *ev)
                 nr_frames = MAX_STACK_KEYS - 1;
         p->mh = memo_hash(p, ev, nr_frames);
         p->has_mh = true;
-        /* the memo's head (its key) and its places, read on a hit */
+        /* the memo's head (its key) and its places, read on a hit: each line it lies on */
         const char *m = (const char *)&h->memo[p->mh & (MEMO_SLOTS - 1)];
         for (size_t o = 0; o < sizeof(struct stack_memo); o += 64)
                 __builtin_prefetch(m + o);
+        __builtin_prefetch(m + sizeof(struct stack_memo) - 1);
 }
 
 static void stack(struct hot *h, const struct kevent *ev)
