@@ -285,18 +285,12 @@ static inline void thread_memo_pend(struct calltree *t, struct thread_memo *m)
    are the same in any order (count_path adds, heat saturates). */
 void calltree_settle(struct calltree *t)
 {
-        if (pending_slots_all(&t->pending_memos))
-                for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
-                        memo_settle(t, &t->memo[i]);
-        else
-                for (uint32_t i = 0; t->nr_pending && i < t->pending_memos.nr; i++)
-                        memo_settle(t, &t->memo[t->pending_memos.slots[i]]);
-        if (pending_slots_all(&t->pending_thread_memos))
-                for (uint32_t i = 0; t->nr_pending && i < THREAD_MEMO_SLOTS; i++)
-                        thread_memo_settle(t, &t->thread_memo[i]);
-        else
-                for (uint32_t i = 0; t->nr_pending && i < t->pending_thread_memos.nr; i++)
-                        thread_memo_settle(t, &t->thread_memo[t->pending_thread_memos.slots[i]]);
+        const struct pending_slots *l = &t->pending_memos;
+        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
+                memo_settle(t, &t->memo[pending_slots_at(l, i)]);
+        l = &t->pending_thread_memos;
+        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, THREAD_MEMO_SLOTS); i++)
+                thread_memo_settle(t, &t->thread_memo[pending_slots_at(l, i)]);
         pending_slots_clear(&t->pending_memos);
         pending_slots_clear(&t->pending_thread_memos);
 }

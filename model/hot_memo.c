@@ -25,12 +25,9 @@ void hot_memo_settle(struct hot *h, struct stack_memo *m)
    overflowed: the sums are the same in any order. */
 void hot_memo_settle_all(struct hot *h)
 {
-        if (pending_slots_all(&h->pending_memos))
-                for (uint32_t i = 0; h->nr_pending && i < MEMO_SLOTS; i++)
-                        hot_memo_settle(h, &h->memo[i]);
-        else
-                for (uint32_t i = 0; h->nr_pending && i < h->pending_memos.nr; i++)
-                        hot_memo_settle(h, &h->memo[h->pending_memos.slots[i]]);
+        const struct pending_slots *l = &h->pending_memos;
+        for (uint32_t i = 0; h->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
+                hot_memo_settle(h, &h->memo[pending_slots_at(l, i)]);
         pending_slots_clear(&h->pending_memos);
 }
 

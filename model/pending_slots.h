@@ -47,6 +47,18 @@ static inline bool pending_slots_all(const struct pending_slots *l)
         return l->is_overflow;
 }
 
+/* The slots a settle visits of a memo of cap slots: how many, and the i-th (every slot where
+   the list overflowed, else those listed). */
+static inline uint32_t pending_slots_nr(const struct pending_slots *l, uint32_t cap)
+{
+        return l->is_overflow ? cap : l->nr;
+}
+
+static inline uint32_t pending_slots_at(const struct pending_slots *l, uint32_t i)
+{
+        return l->is_overflow ? i : l->slots[i];
+}
+
 /* After a settle (or a reset of the memo): nothing listed. */
 static inline void pending_slots_clear(struct pending_slots *l)
 {
