@@ -27,6 +27,8 @@ static void test_lists_in_order(void **state)
         assert_int_equal(l.slots[1], 3);
         assert_int_equal(l.slots[2], 7);
         assert_false(pending_slots_all(&l));
+        assert_int_equal(pending_slots_nr(&l, 4), 3); /* a settle visits those listed */
+        assert_int_equal(pending_slots_at(&l, 1), 3);
         pending_slots_clear(&l);
         assert_int_equal(l.nr, 0);
         pending_slots_add(&l, 1, 4);
@@ -49,6 +51,9 @@ static void test_overflow_looks_at_all(void **state)
         pending_slots_add(&l, 1, 4);
         assert_true(pending_slots_all(&l));
         assert_int_equal(l.nr, 4);
+        assert_int_equal(pending_slots_nr(&l, 4), 4); /* a settle visits every slot */
+        for (uint32_t i = 0; i < 4; i++)
+                assert_int_equal(pending_slots_at(&l, i), i);
         pending_slots_clear(&l);
         assert_false(pending_slots_all(&l));
         pending_slots_add(&l, 2, 4);
