@@ -47,6 +47,8 @@ void calltree_free(struct calltree *t)
         free(t->rows);
         free(t->memo);
         free(t->thread_memo);
+        pending_slots_free(&t->pending_memos);
+        pending_slots_free(&t->pending_thread_memos);
         free(t->frames_gen);
         free(t->rekey_gen);
         free(t->key_memo);
@@ -66,6 +68,8 @@ void calltree_reset(struct calltree *t)
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
         memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->nr_pending = 0;
+        pending_slots_clear(&t->pending_memos);
+        pending_slots_clear(&t->pending_thread_memos);
         t->nr_pend = 0;
         t->nr_samples = 0;
         t->nr_unnamed = 0;
@@ -166,16 +170,27 @@ uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_
         return child(t, parent, k, calltree_key_hash(k), pid);
 }
 
+static inline struct key_memo *key_slot(const struct calltree *t, uint32_t pid, uint64_t addr)
+{
+        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
+        return &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
+}
+
+static inline bool key_memo_holds(const struct calltree *t, const struct key_memo *m, uint32_t pid,
+                                  uint64_t addr, uint64_t generation)
+{
+        return m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
+               (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module));
+}
+
 /* The key of the frame at addr of process pid (generation: frames_gen_of pid), from the key
    memo where it holds it. */
 static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, uint64_t generation)
 {
         if (!t->key_memo)
                 t->key_memo = xcalloc(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
-        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
-        struct key_memo *m = &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
-        if (m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
-            (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module)))
+        struct key_memo *m = key_slot(t, pid, addr);
+        if (key_memo_holds(t, m, pid, addr, generation))
                 return m->key;
         t->nr_located++;
         struct sym_loc loc = sym_locate(t->store, pid, addr);
@@ -249,12 +264,35 @@ static void thread_memo_settle(struct calltree *t, struct thread_memo *m)
         m->nr_pending = 0;
 }
 
+/* A sample of memo m's stack (and, where tm, of tm's thread), counted along its paths at the
+   next settle. */
+static inline void memo_pend(struct calltree *t, struct stack_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_memos, (uint32_t)(m - t->memo), MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+static inline void thread_memo_pend(struct calltree *t, struct thread_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_thread_memos, (uint32_t)(m - t->thread_memo),
+                                  THREAD_MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+/* The memos listed since the last settle, or every one where the lists overflowed: the sums
+   are the same in any order (count_path adds, heat saturates). */
 void calltree_settle(struct calltree *t)
 {
-        for (uint32_t i = 0; t->nr_pending && i < MEMO_SLOTS; i++)
-                memo_settle(t, &t->memo[i]);
-        for (uint32_t i = 0; t->nr_pending && i < THREAD_MEMO_SLOTS; i++)
-                thread_memo_settle(t, &t->thread_memo[i]);
+        const struct pending_slots *l = &t->pending_memos;
+        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
+                memo_settle(t, &t->memo[pending_slots_at(l, i)]);
+        l = &t->pending_thread_memos;
+        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, THREAD_MEMO_SLOTS); i++)
+                thread_memo_settle(t, &t->thread_memo[pending_slots_at(l, i)]);
+        pending_slots_clear(&t->pending_memos);
+        pending_slots_clear(&t->pending_thread_memos);
 }
 
 /* Counts a sample along the path of keys from root, made where missing: outermost caller first
@@ -354,8 +392,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
                           struct frame_key leaf, const uint64_t *frames, uint32_t nr)
 {
         if (is_hit) {
-                m->nr_pending++;
-                t->nr_pending++;
+                memo_pend(t, m);
                 return;
         }
         make_room(t, nr);
@@ -377,10 +414,27 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         }
 }
 
+/* The process as the hot functions' rows have it: the sample's, else (no image held the
+   address) the stack's. */
+static inline uint32_t owner_of(uint32_t pid, uint32_t sample_pid, const struct frame_key *leaf)
+{
+        return sample_pid != UINT32_MAX ? sample_pid : (leaf->module ? UINT32_MAX : pid);
+}
+
+/* The memos' hash of a stack of nr frames: the callers' raw addresses (callers: its nr - 1),
+   the sampled address's key, its owner. */
+static inline uint64_t memo_hash(uint32_t pid, const uint64_t *callers, uint32_t nr,
+                                 const struct frame_key *leaf, uint32_t owner_pid)
+{
+        return stack_hash(pid, callers, nr - 1) ^
+               hash_mix64((uint64_t)leaf->module << 40 ^ (uint64_t)leaf->function << 8 ^
+                          leaf->rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+}
+
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
    address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
-                   const uint64_t *frames, uint32_t nr)
+                   const uint64_t *frames, uint32_t nr, const struct pending *known)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -391,14 +445,13 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
         struct frame_key leaf = key_of(t, pid, frames[0], generation);
-        /* the process as the hot functions' rows have it: the sample's, else (no image held
-           the address) the stack's */
-        uint32_t owner_pid =
-                sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
-        uint64_t hash =
-                stack_hash(pid, frames + 1, nr - 1) ^
-                hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
-                           leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+        uint32_t owner_pid = owner_of(pid, sample_pid, &leaf);
+        /* the hash calltree_prefetch_stack made, where the leaf is the one it made it for */
+        uint64_t hash = known && known->has_hash && known->leaf.module == leaf.module &&
+                                        known->leaf.function == leaf.function &&
+                                        known->leaf.rel == leaf.rel
+                                ? known->hash
+                                : memo_hash(pid, frames + 1, nr, &leaf, owner_pid);
         /* no tree by thread counted, or a process's main thread, its only one sampled: its
            callers are its process's */
         bool is_shared =
@@ -417,9 +470,8 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
             tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
                    a stack seen again costs no walk up the trees */
-                m->nr_pending++;
-                tm->nr_pending++;
-                t->nr_pending += 2;
+                memo_pend(t, m);
+                thread_memo_pend(t, tm);
                 return;
         }
         thread_memo_settle(t, tm);
@@ -431,8 +483,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         bool is_whole = true;
         if (is_hit) {
                 /* a stack seen in another thread: its frames as its callers path has them */
-                m->nr_pending++;
-                t->nr_pending++;
+                memo_pend(t, m);
                 nr = path_keys(t, m->leaves[1], keys);
                 for (uint32_t i = 0; i < nr; i++)
                         key_hashes[i] = calltree_key_hash(&keys[i]);
@@ -462,14 +513,13 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched)
-                insert(t, p->pid, p->pid, p->tid, &p->ip, 1);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL);
         p->has = false;
 }
 
-/* A stack: the pending sample's on its CPU (or another's) takes it; a switch's or a wake-up's
-   is none of the tree's. Out of line: most events of a switch storm are not samples, and
-   calltree_event's own frame stays small for them. */
-static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
+/* The pending sample a stack belongs to: its CPU's, or (rarely) another's; NULL for a switch's
+   or a wake-up's stack, which is none of the tree's. */
+static struct pending *pending_of(struct calltree *t, const struct kevent *ev)
 {
         struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
         if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
@@ -479,17 +529,58 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
                             t->pend[c].timestamp == ev->stack.event_timestamp)
                                 p = &t->pend[c];
         }
+        return p;
+}
+
+/* Whether the stack ev starts at its sample's address p->ip (else insert puts it first). */
+static inline bool starts_at_sample(const struct pending *p, const struct kevent *ev)
+{
+        return ev->stack.nr_frames && ev->stack.frames[0] == p->ip;
+}
+
+/* A stack: its pending sample takes it. Out of line: most events of a switch storm are not
+   samples, and calltree_event's own frame stays small for them. */
+static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
+{
+        struct pending *p = pending_of(t, ev);
         if (!p)
                 return; /* the stack of a switch or a wake-up */
         p->is_matched = true;
         uint64_t frames[MAX_FRAMES];
         uint32_t n = 0;
         /* the sampled address first, unless the stack starts with it already */
-        if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
+        if (!starts_at_sample(p, ev))
                 frames[n++] = p->ip;
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                 frames[n++] = ev->stack.frames[i];
-        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n);
+        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n,
+               p);
+}
+
+void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
+{
+        struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
+        if (!t->key_memo || !p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp)
+                return; /* the rare stack of another CPU's sample is not looked for here */
+        uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
+        uint64_t generation = frames_gen_of(t->frames_gen, pid);
+        const struct key_memo *km = key_slot(t, pid, p->ip);
+        if (!key_memo_holds(t, km, pid, p->ip, generation))
+                return; /* a new leaf: insert's lookups cost more than a miss */
+        /* the frames as stack_event puts them: the sample's address, then the callers */
+        bool is_at = starts_at_sample(p, ev);
+        uint32_t nr = ev->stack.nr_frames + !is_at;
+        if (nr > MAX_FRAMES)
+                nr = MAX_FRAMES;
+        uint32_t owner_pid = owner_of(pid, p->pid, &km->key);
+        uint64_t hash = memo_hash(pid, ev->stack.frames + is_at, nr, &km->key, owner_pid);
+        p->has_hash = true; /* insert takes it rather than hashing the frames again */
+        p->hash = hash;
+        p->leaf = km->key;
+        __builtin_prefetch(&t->memo[hash & (MEMO_SLOTS - 1)]);
+        if (t->owners == CALLTREE_THREAD)
+                __builtin_prefetch(
+                        &t->thread_memo[(hash ^ hash_mix64(p->tid)) & (THREAD_MEMO_SLOTS - 1)]);
 }
 
 static __attribute__((noinline)) void process_event(struct calltree *t, const struct kevent *ev)
@@ -534,7 +625,13 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         if (ev->cpu % CALLTREE_MAX_CPUS >= t->nr_pend)
                 t->nr_pend = ev->cpu % CALLTREE_MAX_CPUS + 1;
         pending_flush(t, p);
-        *p = (struct pending){ev->timestamp, ev->pid, tid, ip, true, false};
+        *p = (struct pending){
+                .timestamp = ev->timestamp, .pid = ev->pid, .tid = tid, .ip = ip, .has = true};
+        /* its stack's leaf is looked up in the key memo when the stack comes, after the hot
+           functions' work on it: the slot is on its way by then (a cache miss in a memo of
+           1 MB was a third of the call tree's time a sample, live) */
+        if (t->key_memo)
+                __builtin_prefetch(key_slot(t, ev->pid, ip));
 }
 
 uint64_t calltree_nr_samples(const struct calltree *t)
@@ -586,31 +683,6 @@ static int row_cmp(const void *a, const void *b)
         return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* Whether node x, of no image at the last look for names (was: the frames' generations then),
-   is still: its process's addresses stayed (the events that place an address count there,
-   frames_gen.h), and, live, its process has no JIT map either. sym_locate looks for that map
-   once a refresh per process and then places all of the process's addresses: so live, the
-   first of a process's nodes of no image in a look is located again, which marks the process
-   when it stays unplaced (mark_probed), and the others stand on it (as the hot functions'
-   rows do, hot_row_keys.c). */
-static bool unplaced_stands(const struct calltree *t, const struct frames_gen *was,
-                            const struct node *x, bool is_live)
-{
-        if (frames_gen_of(t->frames_gen, x->pid) != frames_gen_of(was, x->pid))
-                return false;
-        if (!is_live)
-                return true;
-        uint32_t j = (uint32_t)hash_mix64(x->pid) & (CALLTREE_PROBED_SLOTS - 1);
-        return t->probed[j].stamp == t->rekey_stamp && t->probed[j].pid == x->pid;
-}
-
-static void mark_probed(struct calltree *t, uint32_t pid)
-{
-        uint32_t j = (uint32_t)hash_mix64(pid) & (CALLTREE_PROBED_SLOTS - 1);
-        t->probed[j].pid = pid;
-        t->probed[j].stamp = t->rekey_stamp;
-}
-
 /* Names the nodes made without one whose module has since loaded, been described (a late
    image, a trace's CLR methods) or got its symbols (a recording's kernel symbols come at its
    end): a node named so joins its sibling of that function. Runs when the store changed. */
@@ -623,10 +695,7 @@ static void rekey(struct calltree *t)
         calltree_settle(t);
         bool is_live = sym_store_is_live(t->store);
         const struct frames_gen *was = t->rekey_gen;
-        if (++t->rekey_stamp == 0) {
-                memset(t->probed, 0, sizeof(t->probed));
-                t->rekey_stamp = 1;
-        }
+        unplaced_look(&t->probed);
         uint32_t nr_ended = t->nr_ended_pids;
         uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
@@ -645,11 +714,15 @@ static void rekey(struct calltree *t)
                 if (x->parent == FREE_NODE || x->function)
                         continue;
                 struct sym_loc loc = {x->module, x->rel};
-                if (!loc.module && !(was && unplaced_stands(t, was, x, is_live))) {
+                /* a node of no image at the last look whose process's addresses stayed is
+                   not located again; live, the first of a process's is (sym_locate looks for
+                   its JIT map once a refresh) and the others stand on it (unplaced.h) */
+                if (!loc.module &&
+                    !(was && unplaced_stands(&t->probed, t->frames_gen, was, x->pid, is_live))) {
                         t->nr_relocated++;
                         loc = sym_locate(t->store, x->pid, x->rel);
                         if (!loc.module && is_live)
-                                mark_probed(t, x->pid);
+                                unplaced_mark(&t->probed, x->pid);
                 }
                 /* settled is asked before the answer: a module that finishes loading in
                    between gave a pending one, and its node must wait for the next refresh */

@@ -8,7 +8,9 @@
 #include "model/calltree.h"
 #include "symbols/symbols.h"
 #include "frames_gen.h"
+#include "unplaced.h"
 #include "model_util.h"
+#include "pending_slots.h"
 
 #define CALLTREE_MAX_CPUS 1024
 
@@ -51,6 +53,11 @@ struct pending {
         uint64_t ip;
         bool has;
         bool is_matched;
+        /* the memos' hash of its stack as calltree_prefetch_stack made it, good for the leaf
+           key it made it with (a store that moved between gives another) */
+        bool has_hash;
+        uint64_t hash;
+        struct frame_key leaf;
 };
 
 /* A stack seen before: the leaves its sample reached in the trees of every process's and its
@@ -97,10 +104,6 @@ struct key_memo {
 };
 #define KEY_MEMO_SLOTS (1u << 14)
 
-/* The processes a look for names remembers the JIT map's look of (two that share a slot are
-   located once each at most, every node of theirs at worst). */
-#define CALLTREE_PROBED_SLOTS 256
-
 /* A pid or tid whose thread's callers tree is its process's (calltree_alias.c). */
 struct calltree_alias {
         uint32_t id;
@@ -127,6 +130,8 @@ struct calltree {
         struct stack_memo *memo;         /* owned: MEMO_SLOTS, by hash */
         struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid */
         uint64_t nr_pending;             /* the memos' nr_pending, summed */
+        /* the memos whose nr_pending left 0 since the last settle (calltree_settle) */
+        struct pending_slots pending_memos, pending_thread_memos;
         /* nodes made without a function name (their module loading, not yet described, or its
            symbols to come with the recording), named again when the symbol store changes */
         uint32_t *unnamed; /* owned: oldest first */
@@ -137,12 +142,8 @@ struct calltree {
            (calltree.c unplaced_stands) */
         struct frames_gen *rekey_gen;
         /* live, the processes whose first node of no image this look located and found none
-           for (a JIT map, looked for once a refresh, would have placed it): by pid's hash,
-           stamp rekey_stamp */
-        struct {
-                uint32_t pid, stamp;
-        } probed[CALLTREE_PROBED_SLOTS];
-        uint32_t rekey_stamp;
+           for (a JIT map, looked for once a refresh, would have placed it) */
+        struct unplaced_probed probed;
         uint64_t nr_relocated; /* calltree_nr_unplaced_located */
         /* owned: processes that ended since the look for names before the last one, those
            before the last look first (nr_prev_ended): their frames no image held are not

@@ -8,6 +8,8 @@
 
 #include "model/hot.h"
 #include "symbols/symbols.h"
+#include "pending_slots.h"
+#include "unplaced.h"
 
 #define MAX_CPUS       1024
 #define MAX_SOURCES    16
@@ -55,6 +57,9 @@ struct pending {
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
            the rundown's): its place waits for its stack, which names the process */
         bool is_unplaced;
+        /* its stack's memo hash as hot_prefetch_stack made it (stack() takes it) */
+        bool has_mh;
+        uint64_t mh;
 };
 
 /* A row's key in one field of the order, and the row. */
@@ -105,9 +110,6 @@ struct answer_memo {
         uint8_t answer; /* as the entry's */
 };
 
-/* The processes a build remembers the JIT map's look of (hot_row_keys.c; two that share a
-   slot are located once each at most, every place of theirs at worst). */
-#define UPROBED_SLOTS 256
 struct frame_memo {
         uint64_t addr;
         uint64_t generation; /* frames_gen_of its pid */
@@ -210,12 +212,10 @@ struct hot {
         /* the unplaced places' rows (no image held their addresses at the last build, which
            merged ugen_source): good while their processes' addresses stay, which ugen, the
            frames' generations as that build left them (owned; NULL before), tells; live, the
-           processes whose JIT map was looked for this build (by pid's hash, stamp rstamp) */
+           processes whose JIT map was looked for this build found none (unplaced.h) */
         struct frames_gen *ugen;
         uint16_t ugen_source;
-        struct {
-                uint32_t pid, stamp;
-        } uprobed[UPROBED_SLOTS];
+        struct unplaced_probed uprobed;
         enum hot_grouping rgrouping;
         uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */
@@ -232,12 +232,13 @@ struct hot {
         uint32_t nr_dstacks, cap_dstacks;
         struct entry *dkeys; /* owned: the deferred stacks' places */
         uint32_t nr_dkeys, cap_dkeys;
-        uint32_t *dindex;              /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
-        uint64_t settled_generation;   /* the store's, when the full deferred stacks settled */
-        struct frames_gen *frames_gen; /* owned: what the memos hold good under */
-        uint64_t nr_walks;             /* hot_nr_walks */
-        uint64_t nr_pending;           /* the memos' nr_pending, summed */
-        uint32_t epoch;                /* changes whenever places move (grow, refresh, reset) */
+        uint32_t *dindex;                   /* owned: DEFER_SLOTS, stack + 1 by hash, 0 free */
+        uint64_t settled_generation;        /* the store's, when the full deferred stacks settled */
+        struct frames_gen *frames_gen;      /* owned: what the memos hold good under */
+        uint64_t nr_walks;                  /* hot_nr_walks */
+        uint64_t nr_pending;                /* the memos' nr_pending, summed */
+        struct pending_slots pending_memos; /* those whose nr_pending left 0 since a settle */
+        uint32_t epoch; /* changes whenever places move (grow, refresh, reset) */
         /* the places of ended processes (is_exited, pid not AGG_ALL), counted as they change;
            and each process's places by key (hot_exited.c), so that an end marks its places
            without a look at the whole table */

@@ -21,10 +21,14 @@ void hot_memo_settle(struct hot *h, struct stack_memo *m)
         m->nr_pending = 0;
 }
 
+/* The memos listed since the last settle (pending_slots.h), or every one where the list
+   overflowed: the sums are the same in any order. */
 void hot_memo_settle_all(struct hot *h)
 {
-        for (uint32_t i = 0; h->nr_pending && i < MEMO_SLOTS; i++)
-                hot_memo_settle(h, &h->memo[i]);
+        const struct pending_slots *l = &h->pending_memos;
+        for (uint32_t i = 0; h->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
+                hot_memo_settle(h, &h->memo[pending_slots_at(l, i)]);
+        pending_slots_clear(&h->pending_memos);
 }
 
 /* ---- stacks whose functions are not all named yet ---- */

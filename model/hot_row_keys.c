@@ -163,30 +163,6 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         return o;
 }
 
-/* Whether slot e's unplaced place (no image held its address at the last build, was: the
-   frames' generations then) is still: its process's addresses stayed, and, live, its process
-   has no JIT map (perf-PID.map) either. sym_locate looks for that map once a refresh per
-   process, and places the process's addresses without an event when it is there: so live,
-   the first of a process's unplaced places in a build is located again (place_row), which
-   marks the process when none came (mark_unplaced), and the others stand on it. */
-static bool unplaced_stands(const struct hot *h, const struct frames_gen *was,
-                            const struct entry *e, bool is_live)
-{
-        if (frames_gen_of(h->frames_gen, e->pid) != frames_gen_of(was, e->pid))
-                return false;
-        if (!is_live)
-                return true;
-        uint32_t j = (uint32_t)hash_mix64(e->pid) & (UPROBED_SLOTS - 1);
-        return h->uprobed[j].stamp == h->rstamp && h->uprobed[j].pid == e->pid;
-}
-
-static void mark_unplaced(struct hot *h, uint32_t pid)
-{
-        uint32_t j = (uint32_t)hash_mix64(pid) & (UPROBED_SLOTS - 1);
-        h->uprobed[j].pid = pid;
-        h->uprobed[j].stamp = h->rstamp;
-}
-
 /* The later builds: a settled place knows its row (row1), and so does an unplaced one while it
    stays unplaced (unplaced_stands: sym_locate's and the answer's look, ~450 instructions, was
    a third of a samples-only screen's build with a few thousand unplaced places); the others'
@@ -201,9 +177,9 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         if (++h->rstamp == 0) {
                 for (uint32_t k = 0; k < h->nr_rkeys; k++)
                         h->rkeys[k].stamp = 0;
-                memset(h->uprobed, 0, sizeof(h->uprobed));
                 h->rstamp = 1;
         }
+        unplaced_look(&h->uprobed);
         /* the unplaced places' rows were made by the last build when it merged this source */
         const struct frames_gen *was = h->ugen && h->ugen_source == source ? h->ugen : NULL;
         bool is_live = sym_store_is_live(h->store);
@@ -224,8 +200,12 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                         }
                         is_cached = e->epoch == epoch;
                 }
-                /* a place of no module has no answer kept (hot_place_answer) */
-                bool is_unplaced = k && !e->module && was && unplaced_stands(h, was, e, is_live);
+                /* a place of no module has no answer kept (hot_place_answer); live, the
+                   first of a process's unplaced places is located again (place_row), which
+                   marks the process when none came, and the others stand on it (unplaced.h) */
+                bool is_unplaced =
+                        k && !e->module && was &&
+                        unplaced_stands(&h->uprobed, h->frames_gen, was, e->pid, is_live);
                 struct hot_row r;
                 if (is_cached || is_unplaced) {
                         /* hot_place_answer's answer stands: the row's key as it was made */
@@ -265,7 +245,7 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                         if (!e->module && !r.module) {
                                 h->row1[i] = k + 1;
                                 if (is_live)
-                                        mark_unplaced(h, e->pid);
+                                        unplaced_mark(&h->uprobed, e->pid);
                         }
                 }
                 struct row_key *rk = &h->rkeys[k];
