@@ -170,27 +170,16 @@ uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_
         return child(t, parent, k, calltree_key_hash(k), pid);
 }
 
-static inline struct key_memo *key_slot(const struct calltree *t, uint32_t pid, uint64_t addr)
-{
-        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
-        return &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
-}
-
-static inline bool key_memo_holds(const struct calltree *t, const struct key_memo *m, uint32_t pid,
-                                  uint64_t addr, uint64_t generation)
-{
-        return m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
-               (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module));
-}
-
 /* The key of the frame at addr of process pid (generation: frames_gen_of pid), from the key
    memo where it holds it. */
 static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, uint64_t generation)
 {
         if (!t->key_memo)
                 t->key_memo = xcalloc(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
-        struct key_memo *m = key_slot(t, pid, addr);
-        if (key_memo_holds(t, m, pid, addr, generation))
+        uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
+        struct key_memo *m = &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
+        if (m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&
+            (!m->epoch || m->epoch == sym_answers_epoch(t->store, m->key.module)))
                 return m->key;
         t->nr_located++;
         struct sym_loc loc = sym_locate(t->store, pid, addr);
@@ -414,27 +403,10 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
         }
 }
 
-/* The process as the hot functions' rows have it: the sample's, else (no image held the
-   address) the stack's. */
-static inline uint32_t owner_of(uint32_t pid, uint32_t sample_pid, const struct frame_key *leaf)
-{
-        return sample_pid != UINT32_MAX ? sample_pid : (leaf->module ? UINT32_MAX : pid);
-}
-
-/* The memos' hash of a stack of nr frames: the callers' raw addresses (callers: its nr - 1),
-   the sampled address's key, its owner. */
-static inline uint64_t memo_hash(uint32_t pid, const uint64_t *callers, uint32_t nr,
-                                 const struct frame_key *leaf, uint32_t owner_pid)
-{
-        return stack_hash(pid, callers, nr - 1) ^
-               hash_mix64((uint64_t)leaf->module << 40 ^ (uint64_t)leaf->function << 8 ^
-                          leaf->rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
-}
-
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
    address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
-                   const uint64_t *frames, uint32_t nr, const struct pending *known)
+                   const uint64_t *frames, uint32_t nr)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -445,13 +417,14 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
         struct frame_key leaf = key_of(t, pid, frames[0], generation);
-        uint32_t owner_pid = owner_of(pid, sample_pid, &leaf);
-        /* the hash calltree_prefetch_stack made, where the leaf is the one it made it for */
-        uint64_t hash = known && known->has_hash && known->leaf.module == leaf.module &&
-                                        known->leaf.function == leaf.function &&
-                                        known->leaf.rel == leaf.rel
-                                ? known->hash
-                                : memo_hash(pid, frames + 1, nr, &leaf, owner_pid);
+        /* the process as the hot functions' rows have it: the sample's, else (no image held
+           the address) the stack's */
+        uint32_t owner_pid =
+                sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
+        uint64_t hash =
+                stack_hash(pid, frames + 1, nr - 1) ^
+                hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
+                           leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
         /* no tree by thread counted, or a process's main thread, its only one sampled: its
            callers are its process's */
         bool is_shared =
@@ -513,13 +486,14 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched)
-                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1);
         p->has = false;
 }
 
-/* The pending sample a stack belongs to: its CPU's, or (rarely) another's; NULL for a switch's
-   or a wake-up's stack, which is none of the tree's. */
-static struct pending *pending_of(struct calltree *t, const struct kevent *ev)
+/* A stack: the pending sample's on its CPU (or another's) takes it; a switch's or a wake-up's
+   is none of the tree's. Out of line: most events of a switch storm are not samples, and
+   calltree_event's own frame stays small for them. */
+static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
 {
         struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
         if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
@@ -529,58 +503,17 @@ static struct pending *pending_of(struct calltree *t, const struct kevent *ev)
                             t->pend[c].timestamp == ev->stack.event_timestamp)
                                 p = &t->pend[c];
         }
-        return p;
-}
-
-/* Whether the stack ev starts at its sample's address p->ip (else insert puts it first). */
-static inline bool starts_at_sample(const struct pending *p, const struct kevent *ev)
-{
-        return ev->stack.nr_frames && ev->stack.frames[0] == p->ip;
-}
-
-/* A stack: its pending sample takes it. Out of line: most events of a switch storm are not
-   samples, and calltree_event's own frame stays small for them. */
-static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
-{
-        struct pending *p = pending_of(t, ev);
         if (!p)
                 return; /* the stack of a switch or a wake-up */
         p->is_matched = true;
         uint64_t frames[MAX_FRAMES];
         uint32_t n = 0;
         /* the sampled address first, unless the stack starts with it already */
-        if (!starts_at_sample(p, ev))
+        if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
                 frames[n++] = p->ip;
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                 frames[n++] = ev->stack.frames[i];
-        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n,
-               p);
-}
-
-void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
-{
-        struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
-        if (!t->key_memo || !p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp)
-                return; /* the rare stack of another CPU's sample is not looked for here */
-        uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
-        uint64_t generation = frames_gen_of(t->frames_gen, pid);
-        const struct key_memo *km = key_slot(t, pid, p->ip);
-        if (!key_memo_holds(t, km, pid, p->ip, generation))
-                return; /* a new leaf: insert's lookups cost more than a miss */
-        /* the frames as stack_event puts them: the sample's address, then the callers */
-        bool is_at = starts_at_sample(p, ev);
-        uint32_t nr = ev->stack.nr_frames + !is_at;
-        if (nr > MAX_FRAMES)
-                nr = MAX_FRAMES;
-        uint32_t owner_pid = owner_of(pid, p->pid, &km->key);
-        uint64_t hash = memo_hash(pid, ev->stack.frames + is_at, nr, &km->key, owner_pid);
-        p->has_hash = true; /* insert takes it rather than hashing the frames again */
-        p->hash = hash;
-        p->leaf = km->key;
-        __builtin_prefetch(&t->memo[hash & (MEMO_SLOTS - 1)]);
-        if (t->owners == CALLTREE_THREAD)
-                __builtin_prefetch(
-                        &t->thread_memo[(hash ^ hash_mix64(p->tid)) & (THREAD_MEMO_SLOTS - 1)]);
+        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n);
 }
 
 static __attribute__((noinline)) void process_event(struct calltree *t, const struct kevent *ev)
@@ -625,13 +558,7 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         if (ev->cpu % CALLTREE_MAX_CPUS >= t->nr_pend)
                 t->nr_pend = ev->cpu % CALLTREE_MAX_CPUS + 1;
         pending_flush(t, p);
-        *p = (struct pending){
-                .timestamp = ev->timestamp, .pid = ev->pid, .tid = tid, .ip = ip, .has = true};
-        /* its stack's leaf is looked up in the key memo when the stack comes, after the hot
-           functions' work on it: the slot is on its way by then (a cache miss in a memo of
-           1 MB was a third of the call tree's time a sample, live) */
-        if (t->key_memo)
-                __builtin_prefetch(key_slot(t, ev->pid, ip));
+        *p = (struct pending){ev->timestamp, ev->pid, tid, ip, true, false};
 }
 
 uint64_t calltree_nr_samples(const struct calltree *t)

@@ -53,11 +53,6 @@ struct pending {
         uint64_t ip;
         bool has;
         bool is_matched;
-        /* the memos' hash of its stack as calltree_prefetch_stack made it, good for the leaf
-           key it made it with (a store that moved between gives another) */
-        bool has_hash;
-        uint64_t hash;
-        struct frame_key leaf;
 };
 
 /* A stack seen before: the leaves its sample reached in the trees of every process's and its

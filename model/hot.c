@@ -535,14 +535,8 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         if (ev->cpu % MAX_CPUS >= h->nr_pend)
                 h->nr_pend = ev->cpu % MAX_CPUS + 1;
         hot_pending_flush(h, p);
-        *p = (struct pending){.timestamp = ev->timestamp,
-                              .key = k,
-                              .ip = ip,
-                              .pid = ev->pid,
-                              .slot = slot,
-                              .epoch = h->epoch,
-                              .has = true,
-                              .is_unplaced = is_unplaced};
+        *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
+                              h->epoch,      true, false, is_unplaced};
 }
 
 uint64_t hot_nr_frames_located(const struct hot *h)
@@ -553,37 +547,6 @@ uint64_t hot_nr_frames_located(const struct hot *h)
 uint64_t hot_nr_answers_asked(const struct hot *h)
 {
         return h->nr_asked;
-}
-
-/* The stack memo's hash of ev, the stack of p's sample (its first nr_frames frames). */
-static inline uint64_t memo_hash(const struct pending *p, const struct kevent *ev,
-                                 uint32_t nr_frames)
-{
-        const uint64_t *frames = ev->stack.frames;
-        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ hash_mix64(p->key.pid) ^
-                      hash_mix64((uint64_t)p->key.tid << 20);
-        for (uint32_t i = 1; i < nr_frames; i++)
-                mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        return hash_mix64(mh ^ (nr_frames ? nr_frames - 1 : 0));
-}
-
-void hot_prefetch_stack(struct hot *h, const struct kevent *ev)
-{
-        struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
-        /* a sample waiting for its process's name is keyed again by its stack first */
-        if (!h->memo || !p->has || p->is_matched || p->is_unplaced ||
-            p->timestamp != ev->stack.event_timestamp)
-                return;
-        uint32_t nr_frames = ev->stack.nr_frames;
-        if (nr_frames > MAX_STACK_KEYS - 1)
-                nr_frames = MAX_STACK_KEYS - 1;
-        p->mh = memo_hash(p, ev, nr_frames);
-        p->has_mh = true;
-        /* the memo's head (its key) and its places, read on a hit: each line it lies on */
-        const char *m = (const char *)&h->memo[p->mh & (MEMO_SLOTS - 1)];
-        for (size_t o = 0; o < sizeof(struct stack_memo); o += 64)
-                __builtin_prefetch(m + o);
-        __builtin_prefetch(m + sizeof(struct stack_memo) - 1);
 }
 
 static void stack(struct hot *h, const struct kevent *ev)
@@ -627,7 +590,11 @@ static void stack(struct hot *h, const struct kevent *ev)
                         nr_leaf++;
         }
         uint32_t nr_callers = nr_frames ? nr_frames - 1 : 0;
-        uint64_t mh = p->has_mh ? p->mh : memo_hash(p, ev, nr_frames);
+        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ hash_mix64(p->key.pid) ^
+                      hash_mix64((uint64_t)p->key.tid << 20);
+        for (uint32_t i = 1; i < nr_frames; i++)
+                mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
+        mh = hash_mix64(mh ^ nr_callers);
         /* the leaf's places and their functions: a name still loading takes the whole stack
            the long way */
         uint64_t leaf_functions[2];

@@ -57,9 +57,6 @@ struct pending {
         /* the sample's thread was not known yet (a live session delivers a CPU's buffer before
            the rundown's): its place waits for its stack, which names the process */
         bool is_unplaced;
-        /* its stack's memo hash as hot_prefetch_stack made it (stack() takes it) */
-        bool has_mh;
-        uint64_t mh;
 };
 
 /* A row's key in one field of the order, and the row. */

@@ -229,14 +229,6 @@ static void to_samples(void *ctx, const struct kevent *ev)
         uint32_t zoom = p->zoom_pid ? p->zoom_pid : p->scope_pid;
         if (zoom && is_sample && ev->pid != zoom)
                 return;
-        /* the memo slots a stack reads are asked for before the views' work on it, which they
-           arrive during: the call tree's during the hot functions', theirs during the call
-           tree's asking (live, each was a cache miss) */
-        if (ev->type == KEV_STACK) {
-                hot_prefetch_stack(p->hot, ev);
-                if (p->tree)
-                        calltree_prefetch_stack(p->tree, ev);
-        }
         hot_event(p->hot, ev);
         if (p->tree)
                 calltree_event(p->tree, ev);

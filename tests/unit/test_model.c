@@ -3797,90 +3797,6 @@ static void test_hot_memo_names_loading(void **state)
         sym_store_free(store);
 }
 
-/* The memo slots a stack reads asked for ahead (hot_prefetch_stack, calltree_prefetch_stack,
-   as profile.c does before the views' work), with the hash each made kept for the view: the
-   same walks and counts as without, over stacks that repeat, start at their sample's address
-   or not, come from other threads, processes and CPUs, and a sample whose stack never came. */
-static void test_prefetch_same(void **state)
-{
-        struct fix *fx = *state;
-        struct hot *h[2] = {hot_new(fx->store, 0), hot_new(fx->store, 0)};
-        struct calltree *t[2] = {calltree_new(fx->store, 0, 0), calltree_new(fx->store, 0, 0)};
-        for (int v = 0; v < 2; v++)
-                calltree_want(t[v], CALLTREE_THREAD);
-        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
-                 g = EXE + fx->off_gamma + 4;
-        const uint64_t stacks[4][4] = {
-                {a, b, g, g + 8}, {a + 2, b, g, g + 8}, {b, g, g + 8, 0}, {a, g, g + 16, g + 24}};
-        const uint32_t nrs[4] = {4, 4, 3, 4};
-        for (int v = 0; v < 2; v++) {
-                int64_t time = MS(1);
-                for (uint32_t i = 0; i < 64; i++) {
-                        uint32_t k = (i * 7 + i / 5) % 4, cpu = i % 3;
-                        uint32_t pid = i % 5 == 4 ? PID_B : PID_A, tid = pid + 1 + i % 2;
-                        struct kevent ev = ev_base(KEV_SAMPLE, cpu, time += MS(1), pid, tid);
-                        /* the sample at a (the stack starts elsewhere for k 2: a is put first) */
-                        ev.sample.ip = k == 2 ? a : stacks[k][0];
-                        ev.sample.tid = tid;
-                        hot_event(h[v], &ev);
-                        calltree_event(t[v], &ev);
-                        if (i % 9 == 8)
-                                continue; /* its stack never comes */
-                        struct kevent st = ev_stack(cpu, time, pid, tid, stacks[k], nrs[k]);
-                        if (v) {
-                                hot_prefetch_stack(h[v], &st);
-                                calltree_prefetch_stack(t[v], &st);
-                        }
-                        hot_event(h[v], &st);
-                        calltree_event(t[v], &st);
-                }
-        }
-        assert_int_equal(hot_nr_walks(h[1]), hot_nr_walks(h[0]));
-        assert_int_equal(calltree_nr_walks(t[1]), calltree_nr_walks(t[0]));
-        const struct hot_row *rows[2];
-        uint32_t n[2];
-        for (int v = 0; v < 2; v++) {
-                hot_refresh(h[v]);
-                n[v] = hot_functions_by(h[v], HOT_SOURCE_TIMER, HOT_BY_THREAD, true, &rows[v]);
-        }
-        assert_int_equal(n[1], n[0]);
-        assert_true(n[0] >= 3);
-        for (uint32_t i = 0; i < n[0]; i++) {
-                assert_int_equal(rows[1][i].function, rows[0][i].function);
-                assert_int_equal(rows[1][i].self, rows[0][i].self);
-                assert_int_equal(rows[1][i].total, rows[0][i].total);
-                assert_int_equal(rows[1][i].tid, rows[0][i].tid);
-        }
-        /* the callers trees, two levels down */
-        struct calltree_row top[2][16];
-        const struct calltree_row *r;
-        uint32_t m[2];
-        for (int v = 0; v < 2; v++) {
-                m[v] = calltree_children(t[v], true, 0, &r);
-                assert_true(m[v] > 0 && m[v] <= 16);
-                memcpy(top[v], r, m[v] * sizeof(*r));
-        }
-        assert_int_equal(m[1], m[0]);
-        for (uint32_t i = 0; i < m[0]; i++) {
-                assert_int_equal(top[1][i].function, top[0][i].function);
-                assert_int_equal(top[1][i].count, top[0][i].count);
-                assert_int_equal(top[1][i].self, top[0][i].self);
-                struct calltree_row below[16];
-                uint32_t k = calltree_children(t[0], true, top[0][i].node, &r);
-                assert_true(k <= 16);
-                memcpy(below, r, k * sizeof(*r));
-                assert_int_equal(calltree_children(t[1], true, top[1][i].node, &r), k);
-                for (uint32_t j = 0; j < k; j++) {
-                        assert_int_equal(r[j].function, below[j].function);
-                        assert_int_equal(r[j].count, below[j].count);
-                }
-        }
-        for (int v = 0; v < 2; v++) {
-                hot_free(h[v]);
-                calltree_free(t[v]);
-        }
-}
-
 /* Stacks that miss the stack memo (each new: another first caller) over frames seen before:
    those frames come from the frame memo, not located again, and count as the located ones
    did; an image of their process makes them located again (its addresses may have moved). */
@@ -4633,7 +4549,6 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_key_memo, fix_setup, fix_teardown),
-                cmocka_unit_test_setup_teardown(test_prefetch_same, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_key_memo_unplaced, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_frame_memo_unplaced, fix_setup,

@@ -44,10 +44,6 @@ void calltree_reset(struct calltree *t);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void calltree_event(struct calltree *t, const struct kevent *ev);
-/* Asks for the memo slots the KEV_STACK ev will read in calltree_event, so that they come in
-   while other work (the hot functions') runs, and keeps the hash it made for calltree_event;
-   counts nothing. */
-void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev);
 
 uint64_t calltree_nr_samples(const struct calltree *t);
 uint32_t calltree_nr_nodes(const struct calltree *t);

@@ -84,10 +84,6 @@ void hot_reset(struct hot *h);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void hot_event(struct hot *h, const struct kevent *ev);
-/* Asks for the stack memo's slot the KEV_STACK ev will read in hot_event, so that it comes in
-   while other work (the call tree's prefetch) runs, and keeps the hash it made for hot_event;
-   counts nothing. */
-void hot_prefetch_stack(struct hot *h, const struct kevent *ev);
 
 /* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
    cumulative. */
