@@ -197,6 +197,7 @@ struct kthread_memo {
 #define CONV_KCHAIN_SET_BITS 4u  /* 16 sets of two */
 #define CONV_KCHAIN_MAX      40u /* entries a kept chain holds at most, its markers among them */
 struct conv_kchain {
+        uint64_t key;    /* kchain_key's of ent */
         uint32_t nr_ent; /* 0: empty */
         uint32_t nr_frames;
         uint64_t ent[CONV_KCHAIN_MAX];

@@ -186,34 +186,46 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
         return n;
 }
 
-/* The set of kept chains for a chain of nr entries: a hash of their count and of the entries
-   where chains part most (the third and fourth kernel frames, where the paths into schedule()
-   do; the middle one and the third from the end, among the user frames), its top bits by a
-   multiply (Fibonacci hashing: a change in any bit reaches them). */
-static inline uint32_t kchain_set(const uint8_t *chain, uint64_t nr)
+/* A chain of nr entries' key: its count and the entries where chains part most (the third and
+   fourth kernel frames, where the paths into schedule() do; the middle one and the third from the
+   end, among the user frames). Kept with the chain, so that a chain of another key is told apart
+   without comparing its entries. */
+static inline uint64_t kchain_key(const uint8_t *chain, uint64_t nr)
 {
         uint64_t h = nr;
         if (nr >= 5)
                 h += le_get64(chain + 8) ^ le_get64(chain + 24) << 1 ^ le_get64(chain + 32) << 2 ^
                      le_get64(chain + 8 * (nr / 2)) << 3 ^ le_get64(chain + 8 * (nr - 3)) << 4;
-        return (uint32_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
+        return h;
 }
 
-static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr)
+/* The set of kept chains for a key: its top bits by a multiply (Fibonacci hashing: a change in
+   any bit reaches them). */
+static inline uint32_t kchain_set(uint64_t key)
 {
-        return k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
+        return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
+}
+
+/* Whether k holds chain: the key first, as the two chains of a set share their length more
+   often than not (a switch's and a wake-up's from the same code), and a memcmp that finds them
+   apart costs as much as one that finds them the same. */
+static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr,
+                             uint64_t key)
+{
+        return k->key == key && k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
 }
 
 /* chain_kept_to's chain when not kept: copied frame by frame, then kept in set's way that was
    not used last. */
 static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, uint32_t set,
-                                                        const uint8_t *chain, uint64_t nr,
-                                                        uint64_t *frames)
+                                                        uint64_t key, const uint8_t *chain,
+                                                        uint64_t nr, uint64_t *frames)
 {
         uint32_t way = !c->kchain_last[set];
         struct conv_kchain *k = &c->kchains[set][way];
         c->kchain_last[set] = (uint8_t)way;
         uint32_t n = chain_rest_to(c, chain, 0, nr, false, false, frames, 0, false);
+        k->key = key;
         k->nr_ent = (uint32_t)nr;
         k->nr_frames = n;
         memcpy(k->ent, chain, 8 * (size_t)nr);
@@ -229,11 +241,12 @@ static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, uin
 static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
                                                         uint64_t nr, uint64_t *frames)
 {
-        uint32_t set = kchain_set(chain, nr);
+        uint64_t key = kchain_key(chain, nr);
+        uint32_t set = kchain_set(key);
         const struct conv_kchain *k = c->kchains[set];
-        if (!kchain_is(k, chain, nr)) {
-                if (!kchain_is(++k, chain, nr))
-                        return chain_keep_to(c, set, chain, nr, frames);
+        if (!kchain_is(k, chain, nr, key)) {
+                if (!kchain_is(++k, chain, nr, key))
+                        return chain_keep_to(c, set, key, chain, nr, frames);
         }
         c->kchain_last[set] = (uint8_t)(k - c->kchains[set]);
         memcpy(frames, k->frames, 8 * (size_t)k->nr_frames);
