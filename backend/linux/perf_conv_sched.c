@@ -392,6 +392,12 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
 static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
                                   const struct perf_sample *s, uint32_t old_tid, bool is_ended)
 {
+        /* a kept chain's frames are shared, not copied: they are written once, at the switch-in */
+        struct conv_kframes *kf = is_ended ? NULL : conv_chain_kept(c, s);
+        if (kf) {
+                conv_stack_share(c, old_tid, s->pid, kf);
+                return;
+        }
         uint32_t most =
                 s->nr_callchain < CONV_MAX_FRAMES ? (uint32_t)s->nr_callchain : CONV_MAX_FRAMES;
         struct conv_stack *k = is_ended ? NULL : conv_stack_room(c, old_tid, most);

@@ -154,10 +154,13 @@ void perf_conv_free(struct perf_conv *c)
         }
         for (uint32_t i = 0; c->stacks.slots && i <= c->stacks.mask; i++) {
                 struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
-                if (k->tid != CONV_NONE)
+                if (k->tid != CONV_NONE) {
+                        conv_kframes_put(c, k->kf);
                         free(k->frames);
+                }
         }
         free(c->stacks.slots);
+        conv_kchains_free(c);
         conv_stack_pool_free(&c->stack_pool);
         unwind_module_close(c->uw_vdso);
         unwind_cache_free(c->uw_cache);

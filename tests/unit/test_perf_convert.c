@@ -2455,6 +2455,84 @@ static void test_kept_chains(void **state)
         free(addrs);
 }
 
+/* A CSwitch's chain that is a kept one is shared by its thread's kept stack rather than copied
+   (conv_stack_share): its frames must stay the switch-out's until the switch-in writes them,
+   though more chains than the kept ones (32) push it out of its slot meanwhile, another thread
+   shares it, its thread leaves again with another chain, or the stacks are turned off and on. */
+static void test_switch_stacks_share_kept_chains(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event on = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(95, &on);
+        struct perf_conv_event off = on;
+        off.has_stack = false;
+        add_event(97, &off);
+        enum { NR_THREADS = 100, FIRST = 1001 };
+        uint64_t chains[NR_THREADS + 1][5];
+        for (uint32_t j = 0; j <= NR_THREADS; j++) {
+                chains[j][0] = (uint64_t)PERF_CONTEXT_KERNEL;
+                chains[j][1] = 0xffffffff81800000ull + 0x100 * j;
+                chains[j][2] = 0xffffffff81a00000ull + 8 * (j % 3);
+                chains[j][3] = (uint64_t)PERF_CONTEXT_USER;
+                chains[j][4] = 0x401000 + 0x10 * j;
+        }
+        struct rb r;
+        uint64_t t = START + 200000;
+        /* thread j leaves with chain j; thread FIRST + NR_THREADS shares chain 0 at once, and
+           thread FIRST + 1 leaves again with the last chain */
+        for (uint32_t j = 0; j < NR_THREADS; j++) {
+                rb_sched_switch_chain(&r, 95, 1000, FIRST + j, 0, 0x1, t++, 0, chains[j], 5);
+                convert(&r, 0);
+                if (j == 0) {
+                        rb_sched_switch_chain(&r, 95, 1000, FIRST + NR_THREADS, 0, 0x1, t++, 0,
+                                              chains[0], 5);
+                        convert(&r, 0);
+                }
+        }
+        rb_sched_switch_chain(&r, 95, 1000, FIRST + 1, 0, 0x1, t++, 0, chains[NR_THREADS], 5);
+        convert(&r, 0);
+        /* every thread switched in, the shared chain's two threads last */
+        for (uint32_t j = NR_THREADS; j-- > 1;) {
+                rb_sched_switch_chain(&r, 95, 0, 0, FIRST + j, 0x0, t++, 0, NULL, 0);
+                convert(&r, 0);
+        }
+        rb_sched_switch_chain(&r, 95, 0, 0, FIRST + NR_THREADS, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 0, 0, FIRST, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        /* thread FIRST leaves with chain 2 (shared again), the stacks go off and on: none */
+        rb_sched_switch_chain(&r, 95, 1000, FIRST, 0, 0x1, t++, 0, chains[2], 5);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 97, 0, 0, FIRST + 2, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 1000, FIRST + 2, FIRST, 0x1, t++, 0, chains[1], 5);
+        convert(&r, 0);
+        read_back();
+
+        assert_int_equal(count(KEV_STACK), NR_THREADS + 1);
+        for (uint32_t i = 0; i <= NR_THREADS; i++) {
+                const struct cap *k = find(KEV_STACK, i);
+                uint32_t tid = (uint32_t)k->ev.stack.tid;
+                uint32_t j = i < NR_THREADS - 1 ? NR_THREADS - 1 - i : 0;
+                if (i == NR_THREADS - 1)
+                        assert_int_equal(tid, FIRST + NR_THREADS);
+                else
+                        assert_int_equal(tid, FIRST + j);
+                if (tid == FIRST + 1)
+                        j = NR_THREADS; /* its second switch-out's */
+                assert_int_equal(k->ev.stack.nr_frames, 3);
+                assert_int_equal(k->frames[0], chains[j][1]);
+                assert_int_equal(k->frames[1], chains[j][2]);
+                assert_int_equal(k->frames[2], chains[j][4]);
+        }
+}
+
 static void test_bad_records(void **state)
 {
         (void)state;
@@ -2546,6 +2624,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kept_chains, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_switch_stacks_share_kept_chains, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
