@@ -205,6 +205,9 @@ struct kthread_memo {
 struct conv_kframes {
         uint32_t refs;
         uint32_t nr;
+        /* the switch's reason from the chain's blocking function (conv_wait_reason_of_stack's
+           scan), a sleeping thread's [0] and a runnable one's [1]: -1 none, -2 not asked yet */
+        int8_t site_reason[2];
         uint64_t frames[CONV_KCHAIN_MAX];
 };
 #define CONV_KFRAMES_SPARE 64u /* spare ones kept for the next chains kept */

@@ -226,6 +226,7 @@ static struct conv_kframes *kframes_new(struct perf_conv *c)
                 kf = xmalloc(sizeof(*kf));
         }
         kf->refs = 1;
+        kf->site_reason[0] = kf->site_reason[1] = -2;
         return kf;
 }
 

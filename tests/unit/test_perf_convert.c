@@ -1745,6 +1745,57 @@ static void test_preempt_or_yield(void **state)
         assert_int_equal(perf_wait_reason_of_function("exit_to_user_mode_loop"), -1);
 }
 
+/* The same reasons when the CSwitch stacks are on (frame pointers): a chain kept whole keeps the
+   reason its blocking function gives (conv_kframes.site_reason), a sleeping thread's apart from
+   a runnable one's, so that each chain, sent twice in either state, says what a scan says. */
+static void test_wait_reason_of_kept_chains(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(92, &ev);
+        const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, sched = 0xffffffff81800000ull;
+        const uint64_t exit_loop = 0xffffffff81a00000ull;
+        static const struct {
+                uint64_t frame;
+                uint8_t sleeping, runnable; /* the reasons of S and of R */
+        } cases[] = {
+                {SITE_NANOSLEEP + 0x8, 4, 32},
+                {SITE_YIELD + 0x20, 6, 33},
+                {0xffffffff81a00040ull, 6, 32},
+        };
+        struct rb r;
+        uint32_t n = 0;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 3; i++) {
+                        for (uint32_t is_runnable = 0; is_runnable < 2; is_runnable++) {
+                                uint64_t chain[4] = {kctx, sched, cases[i].frame, exit_loop};
+                                uint32_t tid = 700 + n;
+                                rb_sched_switch_chain(&r, 92, tid, tid, 0, is_runnable ? 0x0 : 0x1,
+                                                      START + 1000 * (n + 1), 0, chain, 4);
+                                convert(&r, 0);
+                                n++;
+                        }
+                }
+        }
+        read_back();
+        assert_int_equal(count(KEV_CSWITCH), n);
+        for (uint32_t k = 0; k < n; k++) {
+                const struct cap *c = find(KEV_CSWITCH, k);
+                uint32_t i = k / 2 % 3;
+                bool is_runnable = k % 2;
+                assert_int_equal(c->ev.cswitch.old_tid, 700 + k);
+                assert_int_equal(c->ev.cswitch.old_state, is_runnable ? 1 : 5);
+                assert_int_equal(c->ev.cswitch.old_wait_reason,
+                                 is_runnable ? cases[i].runnable : cases[i].sleeping);
+        }
+}
+
 /* Issue 13, item 17. The stack of a CSwitch is the new thread's, as Windows writes it
    (StackThread = NewThreadId, EventTimeStamp = the CSwitch's): where that thread left the CPU at
    its last switch-out, i.e. the callchain of the sched_switch that switched it out. Also for a
@@ -2624,6 +2675,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kept_chains, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_wait_reason_of_kept_chains, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_switch_stacks_share_kept_chains, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
