@@ -95,6 +95,18 @@ static const uint64_t k_waking[] = {0xffffffff811a3b40, 0xffffffff811a4d02, 0xff
 static const uint64_t u_pipe[] = {0x7f3a12e1c9b1, 0x55d1c04a3e27, 0x55d1c04a41a5, 0x55d1c04a2311,
                                   0x7f3a12c2924a, 0x7f3a12c29305, 0x55d1c04a1ff5};
 
+/* The blocking functions' places, as a live session reads them from /proc/kallsyms (about two
+   dozen on 6.x kernels): none of them on the pipe read's path, whose every kernel frame a
+   sleeping thread's switch then looks up. */
+#define SW_NR_WAIT_SITES 24u
+static void sw_wait_sites(struct perf_wait_site *sites)
+{
+        for (uint32_t i = 0; i < SW_NR_WAIT_SITES; i++) {
+                uint64_t start = 0xffffffff81100000 + 0x40000ull * i;
+                sites[i] = (struct perf_wait_site){start, start + 0x300, (uint8_t)(i % 2 ? 4 : 29)};
+        }
+}
+
 struct sw_state {
         uint8_t rec[1024];
         uint32_t n;
@@ -362,6 +374,10 @@ int main(int argc, char **argv)
                 uint64_t ids[4] = {SW_PROFILE_ID, SW_SWITCH_ID, SW_WAKING_ID, SW_SIDEBAND_ID};
                 masks.Masks[0] |= EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER;
                 rc = live_source_open_mem(&ls, mem, nr_cpus, evs, ids, 4, &masks, w);
+                struct perf_wait_site sites[SW_NR_WAIT_SITES];
+                sw_wait_sites(sites);
+                if (rc == 0)
+                        live_source_set_wait_sites(ls, sites, SW_NR_WAIT_SITES);
         } else {
                 rc = live_source_open_mem(&ls, mem, nr_cpus, &ev, &id, 1, &masks, w);
         }

@@ -212,6 +212,17 @@ uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
         return n;
 }
 
+void live_source_set_wait_sites(struct live_source *ls, const struct perf_wait_site *sites,
+                                uint32_t nr)
+{
+        free(ls->wait_sites);
+        ls->wait_sites = nr ? xmalloc(nr * sizeof(*sites)) : NULL;
+        if (nr)
+                memcpy(ls->wait_sites, sites, nr * sizeof(*sites));
+        ls->nr_wait_sites = nr;
+        ls->has_wait_sites = true;
+}
+
 /* The start and end of the kernel's text without reading all of /proc/kallsyms: _text and
    _stext lie among its first lines, and /proc/iomem's "Kernel code" range (shown to root) runs
    from _text to _etext on x86. False when either is not found. */

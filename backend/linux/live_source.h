@@ -121,6 +121,13 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
                          const uint64_t *ids, uint32_t nr_events, const PERFINFO_GROUPMASK *masks,
                          struct etl_writer *w);
 
+struct perf_wait_site;
+/* The blocking functions' places the converter is given (perf_conv_ops.wait_sites; nr of them,
+   sorted by start, copied), as a live session reads them from /proc/kallsyms: a source over
+   rings in memory, before its first drain. */
+void live_source_set_wait_sites(struct live_source *ls, const struct perf_wait_site *sites,
+                                uint32_t nr);
+
 /* A file descriptor to poll(2) for POLLIN: readable when the rings have data. */
 int live_source_fd(const struct live_source *ls);
 

@@ -165,6 +165,9 @@ struct conv_stack {
         uint32_t nr;
         uint8_t cls;      /* frames holds CONV_STACK_MIN << cls frames */
         uint64_t *frames; /* owned (or the pool's, when it is in c->stack_pool), nr */
+        /* a share of a kept chain's frames when the switch-out's chain was one (its nr frames
+           are those, not frames'); NULL: none */
+        struct conv_kframes *kf;
 };
 
 /* The kept stacks' frame arrays by size (CONV_STACK_MIN << class frames): a switch-in hands its
@@ -196,11 +199,23 @@ struct kthread_memo {
    addresses one by one, as each of them was noted when it was kept. */
 #define CONV_KCHAIN_SET_BITS 4u  /* 16 sets of two */
 #define CONV_KCHAIN_MAX      40u /* entries a kept chain holds at most, its markers among them */
-struct conv_kchain {
-        uint32_t nr_ent; /* 0: empty */
-        uint32_t nr_frames;
-        uint64_t ent[CONV_KCHAIN_MAX];
+/* A kept chain's frames, shared by its slot and by the switch-out stacks that were that chain
+   (a CSwitch's frames wait for its thread's switch-in without a copy of their own): they go
+   when the last of them lets go (conv_kframes_put). */
+struct conv_kframes {
+        uint32_t refs;
+        uint32_t nr;
+        /* the switch's reason from the chain's blocking function (conv_wait_reason_of_stack's
+           scan), a sleeping thread's [0] and a runnable one's [1]: -1 none, -2 not asked yet */
+        int8_t site_reason[2];
         uint64_t frames[CONV_KCHAIN_MAX];
+};
+#define CONV_KFRAMES_SPARE 64u /* spare ones kept for the next chains kept */
+struct conv_kchain {
+        uint64_t key;            /* kchain_key's of ent */
+        uint32_t nr_ent;         /* 0: empty */
+        struct conv_kframes *kf; /* a share; NULL: empty */
+        uint64_t ent[CONV_KCHAIN_MAX];
 };
 
 struct state_memo {
@@ -255,6 +270,8 @@ struct perf_conv {
         /* tracepoints' callchains copied before (chain_kept_to), by a hash */
         struct conv_kchain kchains[1u << CONV_KCHAIN_SET_BITS][2];
         uint8_t kchain_last[1u << CONV_KCHAIN_SET_BITS]; /* the way of a set used last */
+        struct conv_kframes *kf_spare;                   /* owned list, linked through frames[0] */
+        uint32_t nr_kf_spare;
         struct state_memo ps_memo[8]; /* perf_prev_state_to_etw's answers: few values repeat */
         /* the blocking functions' places (ops.wait_sites), asked for once */
         const struct perf_wait_site *wait_sites;
@@ -338,6 +355,15 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
+/* tid has left the CPU with kf's frames (its pid's): a share of them kept for its next
+   switch-in, as conv_stack_keep keeps frames. */
+void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct conv_kframes *kf);
+/* The frames of a frame-pointer CSwitch's chain when it is one that chains are kept for (the
+   kept one, or kept now: its kernel addresses noted either way), not shared yet; NULL when it is
+   not such a chain (collect it as usual). */
+struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_sample *s);
+void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf);
+void conv_kchains_free(struct perf_conv *c);
 struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most);
 void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr);
 void conv_stack_pool_free(struct conv_stack_pool *pool);

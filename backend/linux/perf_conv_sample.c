@@ -186,12 +186,13 @@ static int parse_live(const uint8_t *rec, uint32_t size, uint64_t st, struct per
         return parse_chain_raw(p, left, st, s);
 }
 
-int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
-                      uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
+/* Any other sample: apart from perf_sample_parse, so that a live session's samples do not pay
+   for the registers this one saves and restores. */
+static __attribute__((noinline)) int parse_any(const uint8_t *rec, uint32_t size,
+                                               uint64_t sample_type, uint64_t read_format,
+                                               uint64_t branch_sample_type, uint64_t regs_user_mask,
+                                               struct perf_sample *s)
 {
-        if ((sample_type & ~LIVE_SAMPLE_TYPES) == 0 &&
-            (sample_type & LIVE_HEAD_TYPES) == LIVE_HEAD_TYPES)
-                return parse_live(rec, size, sample_type, s);
         /* not a memset: values past nr_values stay as they were (this runs for every sample) */
         s->id = s->ip = s->time = s->period = s->nr_callchain = s->nr_branches = 0;
         s->regs_abi = s->stack_size = 0;
@@ -278,6 +279,16 @@ int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, u
         }
         /* later fields (weight, data source ...) are not needed */
         return c.is_bad ? -EBADMSG : 0;
+}
+
+int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
+                      uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
+{
+        if ((sample_type & ~LIVE_SAMPLE_TYPES) == 0 &&
+            (sample_type & LIVE_HEAD_TYPES) == LIVE_HEAD_TYPES)
+                return parse_live(rec, size, sample_type, s);
+        return parse_any(rec, size, sample_type, read_format, branch_sample_type, regs_user_mask,
+                         s);
 }
 
 #define TRAILER_BITS                                                                               \

@@ -265,12 +265,11 @@ static int wait_reason_at(struct perf_conv *c, uint64_t addr)
         return reason;
 }
 
-/* A switch's reason from where the thread left the CPU: the innermost blocking function of the
-   switch's kernel callchain (LINUX-MAPPING.md 3.3), else the state's. A runnable thread
-   (is_runnable) takes only do_sched_yield's WrYieldExecution from it, a sleeping one anything
-   else. */
-static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s,
-                                         uint8_t reason, bool is_runnable)
+/* The reason of the innermost blocking function of a switch's kernel callchain (chain, nr
+   entries) that a thread takes (LINUX-MAPPING.md 3.3): a runnable one (is_runnable) only
+   do_sched_yield's WrYieldExecution, a sleeping one anything else; -1: none. */
+static int wait_site_reason(struct perf_conv *c, const uint8_t *chain, uint64_t nr,
+                            bool is_runnable)
 {
         if (!c->has_asked_wait_sites) {
                 c->has_asked_wait_sites = true;
@@ -280,9 +279,9 @@ static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_
                         c->wait_memo[i].addr = 0;
         }
         if (!c->nr_wait_sites)
-                return reason;
-        for (uint64_t i = 0; i < s->nr_callchain && i < 32; i++) {
-                uint64_t a = le_get64(s->callchain + 8 * i);
+                return -1;
+        for (uint64_t i = 0; i < nr && i < 32; i++) {
+                uint64_t a = le_get64(chain + 8 * i);
                 if (a >= (uint64_t)PERF_CONTEXT_MAX) {
                         if (a == (uint64_t)PERF_CONTEXT_USER)
                                 break; /* the kernel part is over */
@@ -292,16 +291,36 @@ static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_
                         continue;
                 int r = wait_reason_at(c, a);
                 if (r >= 0 && (r == KWAIT_WR_YIELD_EXECUTION) == is_runnable)
-                        return (uint8_t)r;
+                        return r;
         }
-        return reason;
+        return -1;
 }
 
-/* CSwitch from sched_switch's raw fields; the threads switched in *new_tid and out *old_tid,
-   whether the old one ended *is_ended. */
+/* A switch's reason from where the thread left the CPU (wait_site_reason), else the state's.
+   kf: the switch's chain is that kept one, whose answer is kept with it (the sites are asked
+   once, and a chain's answer depends on its entries alone): a pipe's or a futex's chain passes
+   ten kernel frames or more without a blocking function, each looked up at every switch. */
+static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_sample *s,
+                                         struct conv_kframes *kf, uint8_t reason, bool is_runnable)
+{
+        int r;
+        if (kf) {
+                int8_t *memo = &kf->site_reason[is_runnable];
+                if (*memo == -2)
+                        *memo = (int8_t)wait_site_reason(c, s->callchain, s->nr_callchain,
+                                                         is_runnable);
+                r = *memo;
+        } else {
+                r = wait_site_reason(c, s->callchain, s->nr_callchain, is_runnable);
+        }
+        return r >= 0 ? (uint8_t)r : reason;
+}
+
+/* CSwitch from sched_switch's raw fields (kf: its chain's kept frames, or NULL); the threads
+   switched in *new_tid and out *old_tid, whether the old one ended *is_ended. */
 static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct perf_conv_event *ev,
-                                 const struct perf_sample *s, uint32_t cpu, uint64_t ts,
-                                 uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
+                                 const struct perf_sample *s, struct conv_kframes *kf, uint32_t cpu,
+                                 uint64_t ts, uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
 {
         const struct tp_cache *t = conv_tp_cache(c, ev->tp);
         int64_t prev_pid, next_pid, prev_prio, next_prio, prev_state;
@@ -332,9 +351,9 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
         struct perf_thread_state st = m->st;
         if (st.state == KSTATE_WAITING && s->nr_callchain &&
             (st.wait_reason == KWAIT_USER_REQUEST || st.wait_reason == KWAIT_EXECUTIVE))
-                st.wait_reason = conv_wait_reason_of_stack(c, s, st.wait_reason, false);
+                st.wait_reason = conv_wait_reason_of_stack(c, s, kf, st.wait_reason, false);
         else if (st.state == KSTATE_READY && s->nr_callchain && prev_pid != 0)
-                st.wait_reason = conv_wait_reason_of_stack(c, s, st.wait_reason, true);
+                st.wait_reason = conv_wait_reason_of_stack(c, s, kf, st.wait_reason, true);
         *new_tid = (uint32_t)next_pid;
         *old_tid = (uint32_t)prev_pid;
         *is_ended = st.state == KSTATE_TERMINATED;
@@ -385,13 +404,23 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
         return is_own;
 }
 
-/* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) collected straight into
-   the array kept for old_tid's next switch-in; into c->frames when none is kept (the thread
-   ended, or the kept stacks are at their limit), for the kernel addresses it notes all the
-   same. The chain gives at most its entries as frames: the array's room. */
+/* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) kept for old_tid's next
+   switch-in: a share of kf when the chain is that kept one (its frames written once, at the
+   switch-in), else collected straight into the array kept for it; into c->frames when none is
+   kept (the thread ended, or the kept stacks are at their limit), for the kernel addresses it
+   notes all the same. The chain gives at most its entries as frames: the array's room. */
 static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
-                                  const struct perf_sample *s, uint32_t old_tid, bool is_ended)
+                                  const struct perf_sample *s, struct conv_kframes *kf,
+                                  uint32_t old_tid, bool is_ended)
 {
+        if (kf) {
+                /* (its kernel addresses were noted when it was kept) */
+                if (is_ended)
+                        conv_stack_keep(c, old_tid, s->pid, 0);
+                else
+                        conv_stack_share(c, old_tid, s->pid, kf);
+                return;
+        }
         uint32_t most =
                 s->nr_callchain < CONV_MAX_FRAMES ? (uint32_t)s->nr_callchain : CONV_MAX_FRAMES;
         struct conv_stack *k = is_ended ? NULL : conv_stack_room(c, old_tid, most);
@@ -478,13 +507,15 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 rsize = 16 + 8 * nr_pmc + 24;
                 out = conv_rec_begin(c, cpu, rsize, &is_direct);
                 p = conv_perfinfo_head(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, 24);
-                build_cswitch_tp(c, p, ev, &s, cpu, ts, &new_tid, &old_tid, &is_ended);
+                /* the chain's kept frames first: they keep its wait reason too */
+                struct conv_kframes *kf = is_kept_late ? conv_chain_kept(c, &s) : NULL;
+                build_cswitch_tp(c, p, ev, &s, kf, cpu, ts, &new_tid, &old_tid, &is_ended);
                 rc = conv_rec_end(c, cpu, out, rsize, is_direct);
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
                 if (is_kept_late)
-                        keep_switch_out_chain(c, ev, &s, old_tid, is_ended);
+                        keep_switch_out_chain(c, ev, &s, kf, old_tid, is_ended);
                 else if (ev->has_stack)
                         conv_stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
                 if (rc == 0 && c->has_switch_stacks)

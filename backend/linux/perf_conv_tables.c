@@ -176,6 +176,7 @@ static void stack_drop(struct perf_conv *c, struct conv_stack *k)
 {
         if (k->nr)
                 c->nr_kept_stacks--;
+        conv_kframes_put(c, k->kf);
         stack_frames_put(&c->stack_pool, k->frames, k->cls);
         conv_umap_remove(&c->stacks, k);
 }
@@ -184,7 +185,9 @@ static void stack_drop(struct perf_conv *c, struct conv_stack *k)
    before conv_stack_kept says how many: NULL when tid's are not kept (tid 0, or
    CONV_MAX_SAVED_STACKS entries holding frames already and tid's not one of them). What the
    entry held is replaced; a frame-pointer CSwitch collects its chain straight into it. */
-struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most)
+/* tid's entry, its frames to be replaced (a share of a kept chain let go): NULL when tid's are
+   not kept (conv_stack_room). */
+static struct conv_stack *stack_entry(struct perf_conv *c, uint32_t tid)
 {
         if (tid == 0)
                 return NULL;
@@ -195,7 +198,20 @@ struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t m
                 bool is_new;
                 k = conv_umap_get(&c->stacks, tid, &is_new);
                 k->frames = NULL;
+                k->cls = 0;
+                k->kf = NULL;
+        } else if (k->kf) {
+                conv_kframes_put(c, k->kf);
+                k->kf = NULL;
         }
+        return k;
+}
+
+struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most)
+{
+        struct conv_stack *k = stack_entry(c, tid);
+        if (!k)
+                return NULL;
         if (most > CONV_MAX_FRAMES)
                 most = CONV_MAX_FRAMES;
         if (!k->frames || (CONV_STACK_MIN << k->cls) < most) {
@@ -238,6 +254,23 @@ void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t n
         conv_stack_kept(c, k, pid, nr);
 }
 
+void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct conv_kframes *kf)
+{
+        struct conv_stack *k = stack_entry(c, tid);
+        if (!k) {
+                /* as conv_stack_room's callers: an empty entry left at the limit goes when
+                   the stack it would have kept is empty */
+                if (!kf->nr)
+                        conv_stack_keep(c, tid, pid, 0);
+                return;
+        }
+        if (kf->nr) {
+                kf->refs++;
+                k->kf = kf;
+        }
+        conv_stack_kept(c, k, pid, kf->nr);
+}
+
 /* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */
 void conv_stacks_set(struct perf_conv *c, bool is_on)
 {
@@ -249,6 +282,7 @@ void conv_stacks_set(struct perf_conv *c, bool is_on)
         for (uint32_t i = 0; i <= c->stacks.mask; i++) {
                 struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
                 if (k->tid != CONV_NONE) {
+                        conv_kframes_put(c, k->kf);
                         stack_frames_put(&c->stack_pool, k->frames, k->cls);
                         k->tid = CONV_NONE;
                 }
@@ -265,10 +299,13 @@ int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
         if (!k || !k->nr)
                 return 0;
         c->st.nr_cswitch_stacks++;
-        int rc = conv_emit_stack_of(c, cpu, ts, k->pid, tid, k->frames, k->nr);
+        int rc = conv_emit_stack_of(c, cpu, ts, k->pid, tid, k->kf ? k->kf->frames : k->frames,
+                                    k->nr);
         /* (the emit may not touch c->stacks: k still points at tid's entry) */
         k->nr = 0;
         c->nr_kept_stacks--;
+        conv_kframes_put(c, k->kf);
+        k->kf = NULL;
         if (c->stacks.nr > CONV_MAX_SAVED_STACKS) {
                 stack_drop(c, k);
         } else if (k->cls > 1) {

@@ -186,58 +186,142 @@ chain_rest_to(struct perf_conv *c, const uint8_t *chain, uint64_t i, uint64_t nr
         return n;
 }
 
-/* The set of kept chains for a chain of nr entries: a hash of their count and of the entries
-   where chains part most (the third and fourth kernel frames, where the paths into schedule()
-   do; the middle one and the third from the end, among the user frames), its top bits by a
-   multiply (Fibonacci hashing: a change in any bit reaches them). */
-static inline uint32_t kchain_set(const uint8_t *chain, uint64_t nr)
+/* A chain of nr entries' key: its count and the entries where chains part most (the third and
+   fourth kernel frames, where the paths into schedule() do; the middle one and the third from the
+   end, among the user frames). Kept with the chain, so that a chain of another key is told apart
+   without comparing its entries. */
+static inline uint64_t kchain_key(const uint8_t *chain, uint64_t nr)
 {
         uint64_t h = nr;
         if (nr >= 5)
                 h += le_get64(chain + 8) ^ le_get64(chain + 24) << 1 ^ le_get64(chain + 32) << 2 ^
                      le_get64(chain + 8 * (nr / 2)) << 3 ^ le_get64(chain + 8 * (nr - 3)) << 4;
-        return (uint32_t)((h * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
+        return h;
 }
 
-static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr)
+/* The set of kept chains for a key: its top bits by a multiply (Fibonacci hashing: a change in
+   any bit reaches them). */
+static inline uint32_t kchain_set(uint64_t key)
 {
-        return k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
+        return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - CONV_KCHAIN_SET_BITS));
 }
 
-/* chain_kept_to's chain when not kept: copied frame by frame, then kept in set's way that was
-   not used last. */
-static __attribute__((noinline)) uint32_t chain_keep_to(struct perf_conv *c, uint32_t set,
-                                                        const uint8_t *chain, uint64_t nr,
-                                                        uint64_t *frames)
+/* Whether k holds chain: the key first, as the two chains of a set share their length more
+   often than not (a switch's and a wake-up's from the same code), and a memcmp that finds them
+   apart costs as much as one that finds them the same. */
+static inline bool kchain_is(const struct conv_kchain *k, const uint8_t *chain, uint64_t nr,
+                             uint64_t key)
+{
+        return k->key == key && k->nr_ent == nr && memcmp(chain, k->ent, 8 * nr) == 0;
+}
+
+/* Room for a kept chain's frames, one share taken. */
+static struct conv_kframes *kframes_new(struct perf_conv *c)
+{
+        struct conv_kframes *kf = c->kf_spare;
+        if (kf) {
+                c->kf_spare = (struct conv_kframes *)(uintptr_t)kf->frames[0];
+                c->nr_kf_spare--;
+        } else {
+                kf = xmalloc(sizeof(*kf));
+        }
+        kf->refs = 1;
+        kf->site_reason[0] = kf->site_reason[1] = -2;
+        return kf;
+}
+
+void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf)
+{
+        if (!kf || --kf->refs)
+                return;
+        if (c->nr_kf_spare >= CONV_KFRAMES_SPARE) {
+                free(kf);
+                return;
+        }
+        kf->frames[0] = (uint64_t)(uintptr_t)c->kf_spare;
+        c->kf_spare = kf;
+        c->nr_kf_spare++;
+}
+
+void conv_kchains_free(struct perf_conv *c)
+{
+        for (uint32_t i = 0; i < 1u << CONV_KCHAIN_SET_BITS; i++) {
+                for (uint32_t way = 0; way < 2; way++) {
+                        conv_kframes_put(c, c->kchains[i][way].kf);
+                        c->kchains[i][way].kf = NULL;
+                        c->kchains[i][way].nr_ent = 0;
+                }
+        }
+        while (c->kf_spare) {
+                struct conv_kframes *kf = c->kf_spare;
+                c->kf_spare = (struct conv_kframes *)(uintptr_t)kf->frames[0];
+                free(kf);
+        }
+        c->nr_kf_spare = 0;
+}
+
+/* kchain_find's chain when not kept: copied frame by frame, then kept in set's way that was not
+   used last (the frames it held stay while a switch-out stack shares them). */
+static __attribute__((noinline)) struct conv_kframes *
+kchain_keep(struct perf_conv *c, uint32_t set, uint64_t key, const uint8_t *chain, uint64_t nr)
 {
         uint32_t way = !c->kchain_last[set];
         struct conv_kchain *k = &c->kchains[set][way];
         c->kchain_last[set] = (uint8_t)way;
-        uint32_t n = chain_rest_to(c, chain, 0, nr, false, false, frames, 0, false);
+        conv_kframes_put(c, k->kf);
+        k->kf = kframes_new(c);
+        k->kf->nr = chain_rest_to(c, chain, 0, nr, false, false, k->kf->frames, 0, false);
+        k->key = key;
         k->nr_ent = (uint32_t)nr;
-        k->nr_frames = n;
         memcpy(k->ent, chain, 8 * (size_t)nr);
-        memcpy(k->frames, frames, 8 * (size_t)n);
-        return n;
+        return k->kf;
 }
 
 /* The frames of a tracepoint's chain of nr entries (at most CONV_KCHAIN_MAX) that starts in
-   kernel context and whose user part no walk takes: copied whole when the same entries were
+   kernel context and whose user part no walk takes: the kept ones when the same entries were
    kept (kchains, two ways a set: two hot chains that share a set both stay), kept once copied
-   frame by frame when not. The copy apart from the keeping: the registers a chain kept needs
-   are few. */
+   frame by frame when not. */
+static inline struct conv_kframes *kchain_find(struct perf_conv *c, const uint8_t *chain,
+                                               uint64_t nr)
+{
+        uint64_t key = kchain_key(chain, nr);
+        uint32_t set = kchain_set(key);
+        const struct conv_kchain *k = c->kchains[set];
+        if (!kchain_is(k, chain, nr, key)) {
+                if (!kchain_is(++k, chain, nr, key))
+                        return kchain_keep(c, set, key, chain, nr);
+        }
+        c->kchain_last[set] = (uint8_t)(k - c->kchains[set]);
+        return k->kf;
+}
+
+/* kchain_find's frames copied into frames. Apart from the rest of chain_frames_to: the
+   registers a chain kept needs are few. */
 static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
                                                         uint64_t nr, uint64_t *frames)
 {
-        uint32_t set = kchain_set(chain, nr);
-        const struct conv_kchain *k = c->kchains[set];
-        if (!kchain_is(k, chain, nr)) {
-                if (!kchain_is(++k, chain, nr))
-                        return chain_keep_to(c, set, chain, nr, frames);
-        }
-        c->kchain_last[set] = (uint8_t)(k - c->kchains[set]);
-        memcpy(frames, k->frames, 8 * (size_t)k->nr_frames);
-        return k->nr_frames;
+        const struct conv_kframes *kf = kchain_find(c, chain, nr);
+        memcpy(frames, kf->frames, 8 * (size_t)kf->nr);
+        return kf->nr;
+}
+
+/* Whether the chain of sample s, without its ip first and walked by frame pointers alone, is
+   one that is kept whole (chain_kept_to). A tracepoint's chain (a switch's, a wake-up's) is
+   nearly always one of a few (schedule() from a pipe read, a futex, a sleep, from the same user
+   code): kept, its kernel addresses noted once. Not a sample's in kernel code: its chains repeat
+   less, and one not kept costs about 190 instructions more (bench_drain kstacks). nr_callchain
+   0 wraps past CONV_KCHAIN_MAX. */
+static inline bool is_chain_kept_kind(const struct perf_sample *s)
+{
+        return s->nr_callchain - 1 < CONV_KCHAIN_MAX &&
+               le_get64(s->callchain) != (uint64_t)PERF_CONTEXT_USER;
+}
+
+struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_sample *s)
+{
+        if (!is_chain_kept_kind(s))
+                return NULL;
+        return kchain_find(c, s->callchain, s->nr_callchain);
 }
 
 /* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
@@ -247,13 +331,8 @@ static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, con
 static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
                                 bool is_dwarf, uint64_t *frames)
 {
-        /* a tracepoint's chain (a switch's, a wake-up's: no ip first) is nearly always one of a
-           few (schedule() from a pipe read, a futex, a sleep, from the same user code): kept
-           whole, its kernel addresses noted once. Not a sample's in kernel code: its chains
-           repeat less, and one not kept costs about 190 instructions more (bench_drain
-           kstacks). Before the setup below; nr_callchain 0 wraps past CONV_KCHAIN_MAX. */
-        if (!is_ip_first && !is_dwarf && s->nr_callchain - 1 < CONV_KCHAIN_MAX &&
-            le_get64(s->callchain) != (uint64_t)PERF_CONTEXT_USER)
+        /* a tracepoint's chain kept whole, before the setup below */
+        if (!is_ip_first && !is_dwarf && is_chain_kept_kind(s))
                 return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */

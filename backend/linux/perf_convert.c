@@ -154,10 +154,13 @@ void perf_conv_free(struct perf_conv *c)
         }
         for (uint32_t i = 0; c->stacks.slots && i <= c->stacks.mask; i++) {
                 struct conv_stack *k = (struct conv_stack *)(void *)umap_key(&c->stacks, i);
-                if (k->tid != CONV_NONE)
+                if (k->tid != CONV_NONE) {
+                        conv_kframes_put(c, k->kf);
                         free(k->frames);
+                }
         }
         free(c->stacks.slots);
+        conv_kchains_free(c);
         conv_stack_pool_free(&c->stack_pool);
         unwind_module_close(c->uw_vdso);
         unwind_cache_free(c->uw_cache);
@@ -335,8 +338,15 @@ int perf_conv_record_ev(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *r
                 return -EBADMSG;
         }
         c->st.nr_records++;
+        /* a sample before the others: most records are, and a jump through the switch's table
+           costs them more than a compare */
+        if (__builtin_expect(h->type == PERF_RECORD_SAMPLE, 1)) {
+                rc = conv_sample(c, ring_cpu, rec, size, ev);
+                if (rc == -EBADMSG)
+                        c->st.nr_bad++;
+                return rc;
+        }
         switch (h->type) {
-        case PERF_RECORD_SAMPLE: rc = conv_sample(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_MMAP2: rc = conv_mmap2(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_COMM: rc = conv_comm(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_FORK:

@@ -1745,6 +1745,57 @@ static void test_preempt_or_yield(void **state)
         assert_int_equal(perf_wait_reason_of_function("exit_to_user_mode_loop"), -1);
 }
 
+/* The same reasons when the CSwitch stacks are on (frame pointers): a chain kept whole keeps the
+   reason its blocking function gives (conv_kframes.site_reason), a sleeping thread's apart from
+   a runnable one's, so that each chain, sent twice in either state, says what a scan says. */
+static void test_wait_reason_of_kept_chains(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(92, &ev);
+        const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, sched = 0xffffffff81800000ull;
+        const uint64_t exit_loop = 0xffffffff81a00000ull;
+        static const struct {
+                uint64_t frame;
+                uint8_t sleeping, runnable; /* the reasons of S and of R */
+        } cases[] = {
+                {SITE_NANOSLEEP + 0x8, 4, 32},
+                {SITE_YIELD + 0x20, 6, 33},
+                {0xffffffff81a00040ull, 6, 32},
+        };
+        struct rb r;
+        uint32_t n = 0;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 3; i++) {
+                        for (uint32_t is_runnable = 0; is_runnable < 2; is_runnable++) {
+                                uint64_t chain[4] = {kctx, sched, cases[i].frame, exit_loop};
+                                uint32_t tid = 700 + n;
+                                rb_sched_switch_chain(&r, 92, tid, tid, 0, is_runnable ? 0x0 : 0x1,
+                                                      START + 1000 * (n + 1), 0, chain, 4);
+                                convert(&r, 0);
+                                n++;
+                        }
+                }
+        }
+        read_back();
+        assert_int_equal(count(KEV_CSWITCH), n);
+        for (uint32_t k = 0; k < n; k++) {
+                const struct cap *c = find(KEV_CSWITCH, k);
+                uint32_t i = k / 2 % 3;
+                bool is_runnable = k % 2;
+                assert_int_equal(c->ev.cswitch.old_tid, 700 + k);
+                assert_int_equal(c->ev.cswitch.old_state, is_runnable ? 1 : 5);
+                assert_int_equal(c->ev.cswitch.old_wait_reason,
+                                 is_runnable ? cases[i].runnable : cases[i].sleeping);
+        }
+}
+
 /* Issue 13, item 17. The stack of a CSwitch is the new thread's, as Windows writes it
    (StackThread = NewThreadId, EventTimeStamp = the CSwitch's): where that thread left the CPU at
    its last switch-out, i.e. the callchain of the sched_switch that switched it out. Also for a
@@ -2455,6 +2506,84 @@ static void test_kept_chains(void **state)
         free(addrs);
 }
 
+/* A CSwitch's chain that is a kept one is shared by its thread's kept stack rather than copied
+   (conv_stack_share): its frames must stay the switch-out's until the switch-in writes them,
+   though more chains than the kept ones (32) push it out of its slot meanwhile, another thread
+   shares it, its thread leaves again with another chain, or the stacks are turned off and on. */
+static void test_switch_stacks_share_kept_chains(void **state)
+{
+        (void)state;
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        struct perf_conv_event on = {.kind = PERF_CONV_CSWITCH,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
+                                     .has_stack = true,
+                                     .tp = &fmt_switch};
+        add_event(95, &on);
+        struct perf_conv_event off = on;
+        off.has_stack = false;
+        add_event(97, &off);
+        enum { NR_THREADS = 100, FIRST = 1001 };
+        uint64_t chains[NR_THREADS + 1][5];
+        for (uint32_t j = 0; j <= NR_THREADS; j++) {
+                chains[j][0] = (uint64_t)PERF_CONTEXT_KERNEL;
+                chains[j][1] = 0xffffffff81800000ull + 0x100 * j;
+                chains[j][2] = 0xffffffff81a00000ull + 8 * (j % 3);
+                chains[j][3] = (uint64_t)PERF_CONTEXT_USER;
+                chains[j][4] = 0x401000 + 0x10 * j;
+        }
+        struct rb r;
+        uint64_t t = START + 200000;
+        /* thread j leaves with chain j; thread FIRST + NR_THREADS shares chain 0 at once, and
+           thread FIRST + 1 leaves again with the last chain */
+        for (uint32_t j = 0; j < NR_THREADS; j++) {
+                rb_sched_switch_chain(&r, 95, 1000, FIRST + j, 0, 0x1, t++, 0, chains[j], 5);
+                convert(&r, 0);
+                if (j == 0) {
+                        rb_sched_switch_chain(&r, 95, 1000, FIRST + NR_THREADS, 0, 0x1, t++, 0,
+                                              chains[0], 5);
+                        convert(&r, 0);
+                }
+        }
+        rb_sched_switch_chain(&r, 95, 1000, FIRST + 1, 0, 0x1, t++, 0, chains[NR_THREADS], 5);
+        convert(&r, 0);
+        /* every thread switched in, the shared chain's two threads last */
+        for (uint32_t j = NR_THREADS; j-- > 1;) {
+                rb_sched_switch_chain(&r, 95, 0, 0, FIRST + j, 0x0, t++, 0, NULL, 0);
+                convert(&r, 0);
+        }
+        rb_sched_switch_chain(&r, 95, 0, 0, FIRST + NR_THREADS, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 0, 0, FIRST, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        /* thread FIRST leaves with chain 2 (shared again), the stacks go off and on: none */
+        rb_sched_switch_chain(&r, 95, 1000, FIRST, 0, 0x1, t++, 0, chains[2], 5);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 97, 0, 0, FIRST + 2, 0x0, t++, 0, NULL, 0);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 1000, FIRST + 2, FIRST, 0x1, t++, 0, chains[1], 5);
+        convert(&r, 0);
+        read_back();
+
+        assert_int_equal(count(KEV_STACK), NR_THREADS + 1);
+        for (uint32_t i = 0; i <= NR_THREADS; i++) {
+                const struct cap *k = find(KEV_STACK, i);
+                uint32_t tid = (uint32_t)k->ev.stack.tid;
+                uint32_t j = i < NR_THREADS - 1 ? NR_THREADS - 1 - i : 0;
+                if (i == NR_THREADS - 1)
+                        assert_int_equal(tid, FIRST + NR_THREADS);
+                else
+                        assert_int_equal(tid, FIRST + j);
+                if (tid == FIRST + 1)
+                        j = NR_THREADS; /* its second switch-out's */
+                assert_int_equal(k->ev.stack.nr_frames, 3);
+                assert_int_equal(k->frames[0], chains[j][1]);
+                assert_int_equal(k->frames[1], chains[j][2]);
+                assert_int_equal(k->frames[2], chains[j][4]);
+        }
+}
+
 static void test_bad_records(void **state)
 {
         (void)state;
@@ -2546,6 +2675,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kept_chains, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_wait_reason_of_kept_chains, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_switch_stacks_share_kept_chains, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
