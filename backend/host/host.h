@@ -56,9 +56,10 @@ int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *s
 /* Reads one message as host_io_read_msg does, into the caller's *buf of *cap bytes (NULL and 0
    at first), made larger (realloc) when a message needs more: a consumer that reads a stream of
    buffers keeps one allocation for all of them, rather than a malloc and free a buffer whose
-   pages the allocator could give back to the kernel in between (the screen's malloc_trim at each
-   refresh did), each message's then faulted in and zeroed again. *buf stays the caller's to
-   free, whatever the result; -ENOMEM leaves it as it was. */
+   pages the allocator gave back to the kernel in between (glibc trims a thread's arena when a
+   freed block leaves its top past the trim threshold, and the screen's malloc_trim gives free
+   pages back at each refresh), each message's then faulted in and zeroed again. *buf stays the
+   caller's to free, whatever the result; -ENOMEM leaves it as it was. */
 int host_io_read_msg_kept(int fd, int first_ms, int rest_ms, uint8_t **buf, size_t *cap,
                           size_t *size, char *why, size_t why_size);
 
