@@ -133,10 +133,17 @@
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
-#define RT_SPARES 4
 /* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
    save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
 #define RT_WAKE_BATCH 8
+/* The buffers a consumer's queue keeps for its next copies once the consumer is done with
+   them: a wake-up's batch and as many again, what the queue holds between two wakes while the
+   consumer sends the batch before. With 4, half of each batch was malloc'ed fresh and the other
+   half freed, and glibc gave the freed top of the logger's arena back to the kernel: every
+   second buffer's 16 pages were faulted in and zeroed again (about 390 faults a second in the
+   host at 16 buffers a second, bench/README.md). Never more than the queue's own capacity, so
+   that a queue holds no more than its bound, in use or spare. */
+#define RT_SPARES (2 * RT_WAKE_BATCH)
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {
@@ -146,7 +153,8 @@ struct rt_queue {
         uint32_t count;
         uint32_t buffer_size;
         /* owned: buffers the consumer is done with, for the next copies (a malloc and free
-           per buffer touched fresh pages each time) */
+           per buffer touched fresh pages each time); at most RT_SPARES and cap together with
+           the queued ones (rt_queue_keep) */
         uint8_t *spare[RT_SPARES];
         uint32_t nr_spare;
 };
@@ -300,6 +308,12 @@ ULONG session_fill_properties(struct session *s, EVENT_TRACE_PROPERTIES *p);
 
 /* session_rt.c */
 int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size);
+/* A queue's own steps, under the lock that guards it: push queues a copy of buf (false: full,
+   or no memory), pop hands the oldest buffer's ownership to the caller (NULL: empty), keep
+   takes back a buffer the caller is done with as a spare (false: the caller frees it). */
+bool session_rt_queue_push(struct rt_queue *q, const uint8_t *buf);
+uint8_t *session_rt_queue_pop(struct rt_queue *q);
+bool session_rt_queue_keep(struct rt_queue *q, uint8_t *b);
 /* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size);
 /* Wakes the consumers (a flush, a save); session_rt_end also tells them the session ended.

@@ -14,12 +14,13 @@ int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size
         q->head = 0;
         q->count = 0;
         q->buffer_size = buffer_size;
+        q->nr_spare = 0;
         return 0;
 }
 
 /* Queues a copy of buf; false (nothing queued) when the queue is full or memory is short: the
    machine's, or the budget of every session's queues (session_mem). */
-static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
+bool session_rt_queue_push(struct rt_queue *q, const uint8_t *buf)
 {
         if (q->count >= q->cap)
                 return false;
@@ -37,6 +38,18 @@ static bool rt_queue_push(struct rt_queue *q, const uint8_t *buf)
         }
         memcpy(q->bufs[slot], buf, q->buffer_size);
         q->count++;
+        return true;
+}
+
+/* Keeps b, a buffer of q's the consumer is done with, for q's next copies: true when kept,
+   false when q has its spares already, or as many buffers as it may queue (the caller frees b).
+   Kept, it is never given back to the allocator while the consumer reads: freed, its pages went
+   back to the kernel and the next copy faulted them in zeroed. */
+bool session_rt_queue_keep(struct rt_queue *q, uint8_t *b)
+{
+        if (q->nr_spare >= RT_SPARES || q->count + q->nr_spare >= q->cap)
+                return false;
+        q->spare[q->nr_spare++] = b;
         return true;
 }
 
@@ -59,7 +72,7 @@ static bool rt_queue_grow(struct rt_queue *q)
 }
 
 /* The oldest buffer, whose ownership passes to the caller. */
-static uint8_t *rt_queue_pop(struct rt_queue *q)
+uint8_t *session_rt_queue_pop(struct rt_queue *q)
 {
         if (!q->count)
                 return NULL;
@@ -79,10 +92,13 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         if (!s->consumers) {
                 /* no consumer yet: keep the newest buffers for the first one */
                 if (s->backlog.count >= s->backlog.cap) {
-                        session_rt_buf_free(rt_queue_pop(&s->backlog), s->backlog.buffer_size);
+                        /* the oldest one's bytes take the newest's */
+                        uint8_t *old = session_rt_queue_pop(&s->backlog);
+                        if (!session_rt_queue_keep(&s->backlog, old))
+                                session_rt_buf_free(old, s->backlog.buffer_size);
                         s->nr_rt_lost++;
                 }
-                if (!rt_queue_push(&s->backlog, buf))
+                if (!session_rt_queue_push(&s->backlog, buf))
                         s->nr_rt_lost++;
         }
         if (!s->consumers)
@@ -94,7 +110,7 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                    no consumer can take any) reach every consumer: nothing waits for them */
                 if (s->is_ending && rt->q.count >= rt->q.cap)
                         rt_queue_grow(&rt->q);
-                if (!rt_queue_push(&rt->q, buf)) {
+                if (!session_rt_queue_push(&rt->q, buf)) {
                         atomic_fetch_add_explicit(&rt->nr_lost, 1, memory_order_relaxed);
                         s->nr_rt_lost++;
                 }
@@ -198,8 +214,8 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
         }
         if (!s->consumers) {
                 uint8_t *b;
-                while ((b = rt_queue_pop(&s->backlog))) {
-                        if (!rt_queue_push(&rt->q, b))
+                while ((b = session_rt_queue_pop(&s->backlog))) {
+                        if (!session_rt_queue_push(&rt->q, b))
                                 s->nr_rt_lost++;
                         session_rt_buf_free(b, s->backlog.buffer_size);
                 }
@@ -226,11 +242,9 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                 deadline.tv_nsec -= 1000000000;
         }
         pthread_mutex_lock(&s->rt_lock);
-        if (rt->current && !rt->is_current_header && rt->q.nr_spare < RT_SPARES)
-                rt->q.spare[rt->q.nr_spare++] = rt->current;
-        else if (rt->is_current_header)
+        if (rt->is_current_header)
                 free(rt->current);
-        else
+        else if (rt->current && !session_rt_queue_keep(&rt->q, rt->current))
                 session_rt_buf_free(rt->current, rt->q.buffer_size);
         rt->current = NULL;
         rt->is_current_header = false;
@@ -247,7 +261,7 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                         break;
                 }
                 if (rt->q.count) {
-                        rt->current = rt_queue_pop(&rt->q);
+                        rt->current = session_rt_queue_pop(&rt->q);
                         *buf = rt->current;
                         *size = rt->q.buffer_size;
                         rc = 1;

@@ -53,6 +53,16 @@ size_t host_io_copy_rest(const struct iovec *parts, int nr_parts, size_t done, u
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size);
 
+/* Reads one message as host_io_read_msg does, into the caller's *buf of *cap bytes (NULL and 0
+   at first), made larger (realloc) when a message needs more: a consumer that reads a stream of
+   buffers keeps one allocation for all of them, rather than a malloc and free a buffer whose
+   pages the allocator gave back to the kernel in between (glibc trims a thread's arena when a
+   freed block leaves its top past the trim threshold, and the screen's malloc_trim gives free
+   pages back at each refresh), each message's then faulted in and zeroed again. *buf stays the
+   caller's to free, whatever the result; -ENOMEM leaves it as it was. */
+int host_io_read_msg_kept(int fd, int first_ms, int rest_ms, uint8_t **buf, size_t *cap,
+                          size_t *size, char *why, size_t why_size);
+
 /* Reads one request: the whole message must arrive within total_ms of the call (a client that
    trickles its bytes holds a connection no longer). Returns as host_io_read_msg, -ETIMEDOUT
    when the time ran out, whether or not the message had begun. */

@@ -662,7 +662,8 @@ int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
 
 struct host_rt {
         int fd;
-        uint8_t *msg; /* owned: the message of the buffer last handed out */
+        uint8_t *msg;   /* owned: every message is read here, the buffer last handed out in it */
+        size_t msg_cap; /* msg's bytes */
         uint64_t nr_lost;
         bool is_ended;
         bool is_broken;
@@ -728,21 +729,16 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 return 0;
         if (rt->is_broken)
                 return -EPIPE;
-        free(rt->msg);
-        rt->msg = NULL;
-        uint8_t *msg;
+        /* the buffer handed out last is done with: the next message takes its place */
         size_t msg_size;
         char why[512];
-        int rc = host_io_read_msg(rt->fd, (int)timeout_ms, REPLY_MS, &msg, &msg_size, why,
-                                  sizeof(why));
+        int rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg, &rt->msg_cap,
+                                       &msg_size, why, sizeof(why));
         if (rc == -EAGAIN)
                 return -EAGAIN;
         struct host_rt_msg m;
-        if (rc == 0) {
-                rc = host_proto_decode_rt(msg, msg_size, &m, why, sizeof(why));
-                if (rc < 0)
-                        free(msg);
-        }
+        if (rc == 0)
+                rc = host_proto_decode_rt(rt->msg, msg_size, &m, why, sizeof(why));
         if (rc < 0) {
                 rt->is_broken = true;
                 snprintf(rt->why, sizeof(rt->why),
@@ -754,11 +750,9 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         }
         rt->nr_lost = m.nr_lost;
         if (m.type == HOST_RT_END) {
-                free(msg);
                 rt->is_ended = true;
                 return 0;
         }
-        rt->msg = msg;
         *buf = m.data;
         *size = m.size;
         return 1;

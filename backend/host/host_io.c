@@ -171,10 +171,29 @@ static int read_exact(int fd, uint8_t *out, size_t n, int ms, int64_t deadline, 
         return 0;
 }
 
-static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg,
+/* The room for a message of need bytes: a fresh allocation (cap NULL), or *msg made large
+   enough (*cap its bytes). NULL when out of memory (*msg as it was). */
+static uint8_t *msg_room(uint8_t **msg, size_t *cap, size_t need)
+{
+        if (!cap)
+                return malloc(need);
+        if (*msg && *cap >= need)
+                return *msg;
+        uint8_t *m = realloc(*msg, need);
+        if (m) {
+                *msg = m;
+                *cap = need;
+        }
+        return m;
+}
+
+/* Reads a message into a fresh allocation for the caller (*msg, cap NULL), or into the caller's
+   kept *msg of *cap bytes (host_io_read_msg_kept). */
+static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg, size_t *cap,
                     size_t *size, char *why, size_t why_size)
 {
-        *msg = NULL;
+        if (!cap)
+                *msg = NULL;
         *size = 0;
         /* a message already there is read at once; otherwise wait up to first_ms for it */
         uint8_t hdr[HOST_HEADER_SIZE];
@@ -213,7 +232,7 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
         rc = host_proto_check_header(hdr, sizeof(hdr), &type, &body, why, why_size);
         if (rc < 0)
                 return rc;
-        uint8_t *m = malloc(HOST_HEADER_SIZE + (size_t)body);
+        uint8_t *m = msg_room(msg, cap, HOST_HEADER_SIZE + (size_t)body);
         if (!m) {
                 say(why, why_size, "a message buffer", ENOMEM);
                 return -ENOMEM;
@@ -222,7 +241,8 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
         got = 0;
         rc = read_exact(fd, m + HOST_HEADER_SIZE, body, rest_ms, deadline, &got);
         if (rc < 0) {
-                free(m);
+                if (!cap)
+                        free(m);
                 if (rc == -ECONNRESET || rc == -EBADMSG) {
                         if (why && why_size)
                                 snprintf(why, why_size,
@@ -242,14 +262,20 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size)
 {
-        return read_msg(fd, first_ms, rest_ms, 0, msg, size, why, why_size);
+        return read_msg(fd, first_ms, rest_ms, 0, msg, NULL, size, why, why_size);
+}
+
+int host_io_read_msg_kept(int fd, int first_ms, int rest_ms, uint8_t **buf, size_t *cap,
+                          size_t *size, char *why, size_t why_size)
+{
+        return read_msg(fd, first_ms, rest_ms, 0, buf, cap, size, why, why_size);
 }
 
 int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
                          size_t why_size)
 {
         int64_t deadline = now_ms() + (total_ms > 0 ? total_ms : 1);
-        int rc = read_msg(fd, total_ms, total_ms, deadline, msg, size, why, why_size);
+        int rc = read_msg(fd, total_ms, total_ms, deadline, msg, NULL, size, why, why_size);
         if (rc == -EAGAIN || rc == -ETIMEDOUT) {
                 if (why && why_size)
                         snprintf(why, why_size, "the request did not arrive whole within %d ms",

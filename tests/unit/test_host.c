@@ -678,6 +678,68 @@ static void test_read_msg_parts(void **state)
         free(buf);
 }
 
+/* host_io_read_msg_kept reads a stream of buffers into one allocation: the first message makes
+   it, the same size and smaller ones reuse it (no allocation between them), a larger one makes
+   it larger; each read gives that message's bytes; a message cut short or no message at all
+   leaves the buffer the caller's (freed once at the end, which ASan checks). */
+static void test_read_msg_kept(void **state)
+{
+        (void)state;
+        enum { SIZE = 65536 };
+        /* each message's bytes start k bytes in: room for the largest at 3 */
+        uint8_t *buf = malloc(2 * SIZE + 4);
+        for (size_t i = 0; i < 2 * SIZE + 4; i++)
+                buf[i] = (uint8_t)(i * 11 + i / 331);
+        struct host_msg ms[4] = {{0}};
+        const uint32_t sizes[] = {SIZE, SIZE, SIZE / 2, 2 * SIZE};
+        for (int k = 0; k < 4; k++)
+                host_msg_rt_buffer(&ms[k], (uint64_t)k, buf + k, sizes[k]);
+        char why[256];
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        int big = 8 * SIZE;
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+        uint8_t *kept = NULL, *first = NULL;
+        size_t cap = 0, size;
+        for (int k = 0; k < 4; k++) {
+                assert_int_equal(host_io_write(sv[0], ms[k].data, ms[k].size, 1000, NULL), 0);
+                assert_int_equal(
+                        host_io_read_msg_kept(sv[1], 0, 1000, &kept, &cap, &size, why, sizeof(why)),
+                        0);
+                assert_int_equal(size, ms[k].size);
+                assert_memory_equal(kept, ms[k].data, ms[k].size);
+                assert_true(cap >= size);
+                if (k == 0)
+                        first = kept;
+                if (k < 3) /* the first message's room serves the next two */
+                        assert_ptr_equal(kept, first);
+                if (k == 0)
+                        assert_int_equal(cap, ms[0].size);
+        }
+        assert_int_equal(cap, ms[3].size);
+        /* nothing there, then a message cut short in its body, then the peer gone */
+        assert_int_equal(
+                host_io_read_msg_kept(sv[1], 0, 1000, &kept, &cap, &size, why, sizeof(why)),
+                -EAGAIN);
+        assert_int_equal(send(sv[0], ms[1].data, HOST_HEADER_SIZE + 100, MSG_NOSIGNAL),
+                         HOST_HEADER_SIZE + 100);
+        shutdown(sv[0], SHUT_WR);
+        assert_int_equal(
+                host_io_read_msg_kept(sv[1], 0, 1000, &kept, &cap, &size, why, sizeof(why)),
+                -EBADMSG);
+        assert_int_equal(
+                host_io_read_msg_kept(sv[1], 0, 1000, &kept, &cap, &size, why, sizeof(why)),
+                -ECONNRESET);
+        assert_non_null(kept);
+        assert_int_equal(cap, ms[3].size);
+        free(kept);
+        close(sv[0]);
+        close(sv[1]);
+        for (int k = 0; k < 4; k++)
+                host_msg_free(&ms[k]);
+        free(buf);
+}
+
 /* A real-time buffer goes as its header and the buffer itself in one send, not copied into a
    message: the bytes are host_msg_rt_buffer's, whatever the socket takes at a time; and when
    the sender must release the buffer mid-message (a stopped session's consumer given up on),
@@ -1765,6 +1827,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_proto_roundtrip),
                 cmocka_unit_test(test_rt_parts),
                 cmocka_unit_test(test_read_msg_parts),
+                cmocka_unit_test(test_read_msg_kept),
                 cmocka_unit_test(test_session_is_the_systems),
                 cmocka_unit_test(test_query_all_traces),
                 cmocka_unit_test(test_relative_file_name),
