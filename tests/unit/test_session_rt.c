@@ -74,32 +74,52 @@ static void take_batch(struct consumer *c, uint32_t round, uint32_t n)
         }
 }
 
+/* A test's queue of CAP buffers, its consumer, a source buffer to copy from, and what the
+   budget held before the queue was made. */
+struct fixture {
+        size_t before;
+        struct rt_queue q;
+        struct consumer c;
+        uint8_t *src;
+};
+
+static void fixture_init(struct fixture *f, uint32_t cap)
+{
+        f->before = mem_taken();
+        assert_int_equal(session_rt_queue_init(&f->q, cap, BUF_SIZE), 0);
+        f->c = (struct consumer){.q = &f->q};
+        f->src = malloc(BUF_SIZE);
+        assert_non_null(f->src);
+}
+
+/* The queue freed gives the budget back whole. */
+static void fixture_free(struct fixture *f)
+{
+        session_rt_queue_free(&f->q);
+        assert_int_equal(mem_taken(), f->before);
+        free(f->src);
+}
+
 /* Batches of RT_WAKE_BATCH, filled and emptied in turn: after the first, every copy goes into a
    buffer the consumer gave back, and the budget holds what the first batch took. */
 static void test_batches_take_no_new_buffers(void **state)
 {
         (void)state;
-        size_t before = mem_taken();
-        struct rt_queue q;
-        assert_int_equal(session_rt_queue_init(&q, 64, BUF_SIZE), 0);
-        struct consumer c = {.q = &q};
-        uint8_t *src = malloc(BUF_SIZE);
-        assert_non_null(src);
+        struct fixture f;
+        fixture_init(&f, 64);
         for (uint32_t round = 0; round < 20; round++) {
-                push_batch(&q, src, round, RT_WAKE_BATCH);
+                push_batch(&f.q, f.src, round, RT_WAKE_BATCH);
                 /* the batch took the spares the one before left, and nothing else */
                 if (round > 0) {
-                        assert_int_equal(q.nr_spare, 0);
-                        assert_int_equal(mem_taken() - before, (size_t)RT_WAKE_BATCH * BUF_SIZE);
+                        assert_int_equal(f.q.nr_spare, 0);
+                        assert_int_equal(mem_taken() - f.before, (size_t)RT_WAKE_BATCH * BUF_SIZE);
                 }
-                take_batch(&c, round, RT_WAKE_BATCH);
-                assert_null(consumer_next(&c)); /* the last one kept: the queue is empty */
-                assert_int_equal(q.nr_spare, RT_WAKE_BATCH);
-                assert_int_equal(mem_taken() - before, (size_t)RT_WAKE_BATCH * BUF_SIZE);
+                take_batch(&f.c, round, RT_WAKE_BATCH);
+                assert_null(consumer_next(&f.c)); /* the last one kept: the queue is empty */
+                assert_int_equal(f.q.nr_spare, RT_WAKE_BATCH);
+                assert_int_equal(mem_taken() - f.before, (size_t)RT_WAKE_BATCH * BUF_SIZE);
         }
-        session_rt_queue_free(&q);
-        assert_int_equal(mem_taken(), before);
-        free(src);
+        fixture_free(&f);
 }
 
 /* A burst past the spares: the queue keeps RT_SPARES and frees the rest (memory stays flat at
@@ -107,24 +127,18 @@ static void test_batches_take_no_new_buffers(void **state)
 static void test_burst_keeps_at_most_spares(void **state)
 {
         (void)state;
-        size_t before = mem_taken();
-        struct rt_queue q;
-        assert_int_equal(session_rt_queue_init(&q, 64, BUF_SIZE), 0);
-        struct consumer c = {.q = &q};
-        uint8_t *src = malloc(BUF_SIZE);
-        assert_non_null(src);
+        struct fixture f;
+        fixture_init(&f, 64);
         uint32_t burst = RT_SPARES + 12;
         for (uint32_t round = 0; round < 3; round++) {
-                push_batch(&q, src, round, burst);
-                assert_int_equal(mem_taken() - before, (size_t)burst * BUF_SIZE);
-                take_batch(&c, round, burst);
-                assert_null(consumer_next(&c));
-                assert_int_equal(q.nr_spare, RT_SPARES);
-                assert_int_equal(mem_taken() - before, (size_t)RT_SPARES * BUF_SIZE);
+                push_batch(&f.q, f.src, round, burst);
+                assert_int_equal(mem_taken() - f.before, (size_t)burst * BUF_SIZE);
+                take_batch(&f.c, round, burst);
+                assert_null(consumer_next(&f.c));
+                assert_int_equal(f.q.nr_spare, RT_SPARES);
+                assert_int_equal(mem_taken() - f.before, (size_t)RT_SPARES * BUF_SIZE);
         }
-        session_rt_queue_free(&q);
-        assert_int_equal(mem_taken(), before);
-        free(src);
+        fixture_free(&f);
 }
 
 /* A queue of fewer buffers than RT_SPARES keeps no more, queued and spare together, than it
@@ -132,28 +146,22 @@ static void test_burst_keeps_at_most_spares(void **state)
 static void test_small_queue_keeps_its_cap(void **state)
 {
         (void)state;
-        size_t before = mem_taken();
-        struct rt_queue q;
-        assert_int_equal(session_rt_queue_init(&q, 3, BUF_SIZE), 0);
-        struct consumer c = {.q = &q};
-        uint8_t *src = malloc(BUF_SIZE);
-        assert_non_null(src);
+        struct fixture f;
+        fixture_init(&f, 3);
         for (uint32_t round = 0; round < 4; round++) {
-                push_batch(&q, src, round, 3);
-                memset(src, 0, BUF_SIZE);
-                assert_false(session_rt_queue_push(&q, src)); /* full */
-                take_batch(&c, round, 1);
+                push_batch(&f.q, f.src, round, 3);
+                memset(f.src, 0, BUF_SIZE);
+                assert_false(session_rt_queue_push(&f.q, f.src)); /* full */
+                take_batch(&f.c, round, 1);
                 /* one handed out, two queued: one more may come, and none is spare */
-                assert_int_equal(q.count + q.nr_spare, 2);
-                assert_non_null(consumer_next(&c));
-                assert_non_null(consumer_next(&c));
-                assert_null(consumer_next(&c));
-                assert_true(q.count + q.nr_spare <= q.cap);
-                assert_true(mem_taken() - before <= (size_t)q.cap * BUF_SIZE);
+                assert_int_equal(f.q.count + f.q.nr_spare, 2);
+                assert_non_null(consumer_next(&f.c));
+                assert_non_null(consumer_next(&f.c));
+                assert_null(consumer_next(&f.c));
+                assert_true(f.q.count + f.q.nr_spare <= f.q.cap);
+                assert_true(mem_taken() - f.before <= (size_t)f.q.cap * BUF_SIZE);
         }
-        session_rt_queue_free(&q);
-        assert_int_equal(mem_taken(), before);
-        free(src);
+        fixture_free(&f);
 }
 
 int main(void)
