@@ -2,6 +2,7 @@
 /* perf_conv_sample.c: parsing perf records: samples, their sample_id trailers, read formats and
  * lost counts. */
 #include "perf_conv_int.h"
+#include "perf_sample_live.h"
 
 /* ---- perf record parsing ---- */
 
@@ -80,35 +81,6 @@ static void parse_read(struct cursor *c, uint64_t read_format, struct perf_sampl
         (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
          PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
 
-/* The callchain and the raw data that end the fast paths' samples (p at them, left bytes). */
-static inline int parse_chain_raw(const uint8_t *p, uint32_t left, uint64_t st,
-                                  struct perf_sample *s)
-{
-        if (st & PERF_SAMPLE_CALLCHAIN) {
-                if (left < 8)
-                        return -EBADMSG;
-                uint64_t nr = le_get64(p);
-                p += 8;
-                left -= 8;
-                if (nr > left / 8)
-                        return -EBADMSG;
-                s->nr_callchain = nr;
-                s->callchain = p;
-                p += 8 * nr;
-                left -= 8 * (uint32_t)nr;
-        }
-        if (st & PERF_SAMPLE_RAW) {
-                if (left < 4)
-                        return -EBADMSG;
-                uint32_t n = le_get32(p);
-                if (n > left - 4)
-                        return -EBADMSG;
-                s->raw_size = n;
-                s->raw = p + 4;
-        }
-        return 0;
-}
-
 static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct perf_sample *s)
 {
         const uint8_t *p = rec + 8;
@@ -145,45 +117,7 @@ static int parse_fast(const uint8_t *rec, uint32_t size, uint64_t st, struct per
                 s->period = le_get64(p);
                 p += 8;
         }
-        return parse_chain_raw(p, left, st, s);
-}
-
-/* A live session's samples (attr_spec's): identifier, ip, tid, time and cpu at fixed places,
-   then the period, the callchain and the raw data where asked for. Every field is set once (this
-   runs for every sample). */
-#define LIVE_HEAD_TYPES                                                                            \
-        (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |            \
-         PERF_SAMPLE_CPU)
-#define LIVE_SAMPLE_TYPES                                                                          \
-        (LIVE_HEAD_TYPES | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
-
-static int parse_live(const uint8_t *rec, uint32_t size, uint64_t st, struct perf_sample *s)
-{
-        s->nr_values = s->nr_regs = 0;
-        s->nr_branches = s->regs_abi = s->stack_size = 0;
-        s->branches = s->regs = s->stack = NULL;
-        s->period = s->nr_callchain = 0;
-        s->callchain = s->raw = NULL;
-        s->raw_size = 0;
-        if (size < 48)
-                return -EBADMSG;
-        s->id = le_get64(rec + 8);
-        s->ip = le_get64(rec + 16);
-        uint64_t v = le_get64(rec + 24);
-        s->pid = (uint32_t)v;
-        s->tid = (uint32_t)(v >> 32);
-        s->time = le_get64(rec + 32);
-        s->cpu = le_get32(rec + 40);
-        const uint8_t *p = rec + 48;
-        uint32_t left = size - 48;
-        if (st & PERF_SAMPLE_PERIOD) {
-                if (left < 8)
-                        return -EBADMSG;
-                s->period = le_get64(p);
-                p += 8;
-                left -= 8;
-        }
-        return parse_chain_raw(p, left, st, s);
+        return perf_sample_chain_raw(p, left, st, s);
 }
 
 /* Any other sample: apart from perf_sample_parse, so that a live session's samples do not pay
@@ -284,9 +218,8 @@ static __attribute__((noinline)) int parse_any(const uint8_t *rec, uint32_t size
 int perf_sample_parse(const uint8_t *rec, uint32_t size, uint64_t sample_type, uint64_t read_format,
                       uint64_t branch_sample_type, uint64_t regs_user_mask, struct perf_sample *s)
 {
-        if ((sample_type & ~LIVE_SAMPLE_TYPES) == 0 &&
-            (sample_type & LIVE_HEAD_TYPES) == LIVE_HEAD_TYPES)
-                return parse_live(rec, size, sample_type, s);
+        if (perf_sample_is_live(sample_type))
+                return perf_sample_parse_live(rec, size, sample_type, s);
         return parse_any(rec, size, sample_type, read_format, branch_sample_type, regs_user_mask,
                          s);
 }

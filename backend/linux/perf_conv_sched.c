@@ -2,6 +2,7 @@
 /* perf_conv_sched.c: samples as ETW events: profile and PMC samples, LBR, CSwitch and ReadyThread
  * with wait reasons. */
 #include "perf_conv_int.h"
+#include "perf_sample_live.h"
 
 /* _LBR_TRACE_EVENT_DATA (ETL-FORMAT.md 3.11), entries filtered as the ETW flags ask. */
 static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
@@ -446,8 +447,12 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 c->st.nr_unknown_id++;
                 return 0;
         }
-        if (perf_sample_parse(rec, size, ev->sample_type, ev->read_format, ev->branch_sample_type,
-                              ev->regs_user_mask, &s) < 0)
+        /* a live session's samples parsed here, inline (perf_sample_parse's first test) */
+        int prc = perf_sample_is_live(ev->sample_type)
+                          ? perf_sample_parse_live(rec, size, ev->sample_type, &s)
+                          : perf_sample_parse(rec, size, ev->sample_type, ev->read_format,
+                                              ev->branch_sample_type, ev->regs_user_mask, &s);
+        if (prc < 0)
                 return -EBADMSG;
         if (s.time < ev->valid_from || s.time > ev->valid_until) {
                 c->st.nr_out_of_window++;
