@@ -307,9 +307,10 @@ static void hook_memo_init(struct hook_memo *m)
                 m->hook[i] = HOOK_MEMO_EMPTY;
 }
 
-/* The group's GUID, or NULL for a hook no group has. A multiplicative hash spreads the groups
-   and types the common hooks share (PerfInfo's 0x0F2E and Thread's 0x0524 would take the same
-   slot by their low bits' XOR). */
+/* The hook's provider GUID (its group's, the image load's for 0x030A), or NULL for a hook no
+   group has. A multiplicative hash spreads hooks whose low bits are alike (PerfInfo's 0x0F2E
+   and Thread's 0x0524 would share a slot by their bytes' XOR); with 64 slots a replay's hooks
+   still met in one slot for 12% of its records, with 256 they do not. */
 static inline __attribute__((always_inline)) const GUID *hook_memo_get(struct hook_memo *m,
                                                                        uint16_t hook)
 {
