@@ -288,16 +288,53 @@ static void cursor_peek(struct file_cursor *c)
         c->next_filetime = ts == UINT64_MAX ? INT64_MAX : etl_reader_to_filetime(c->reader, ts);
 }
 
+/* The provider GUIDs of the kernel hooks a loop met last, direct-mapped by hook: a kernel
+   record's GUID is its hook group's (etw_provider_of_hook, out of line in backend/), and a
+   session's records come from a few hooks, so a loop that looked one up keeps it rather than
+   calling again for every record (0.6% of a replay's instructions). An empty entry's hook is
+   HOOK_MEMO_EMPTY, which no 16-bit hook matches. */
+#define HOOK_MEMO_SIZE  256
+#define HOOK_MEMO_EMPTY UINT32_MAX
+
+struct hook_memo {
+        uint32_t hook[HOOK_MEMO_SIZE];
+        const GUID *guid[HOOK_MEMO_SIZE];
+};
+
+static void hook_memo_init(struct hook_memo *m)
+{
+        for (uint32_t i = 0; i < HOOK_MEMO_SIZE; i++)
+                m->hook[i] = HOOK_MEMO_EMPTY;
+}
+
+/* The hook's provider GUID (its group's, the image load's for 0x030A), or NULL for a hook no
+   group has. A multiplicative hash spreads hooks whose low bits are alike (PerfInfo's 0x0F2E
+   and Thread's 0x0524 would share a slot by their bytes' XOR); with 64 slots a replay's hooks
+   still met in one slot for 12% of its records, with 256 they do not. */
+static inline __attribute__((always_inline)) const GUID *hook_memo_get(struct hook_memo *m,
+                                                                       uint16_t hook)
+{
+        uint32_t i = ((uint32_t)hook * 0x9E3779B1u) >> 24;
+        if (m->hook[i] != hook) {
+                m->hook[i] = hook;
+                m->guid[i] = etw_provider_of_hook(hook);
+        }
+        return m->guid[i];
+}
+
 /* Builds the consumer's view of a record (ETL-FORMAT.md 2.9): the provider GUID from the hook's
    group (0x030A is the image load), opcode, version, pointer-size flags, inline PMC counters
    as extended items. Every byte of *er is written once, each field by the header type's case
    (no memset of the whole record first: it was a sixth of the instructions here); the record
    has no padding (evntcons.h's asserts), so the bytes are those of memset-then-fill. Inlined in
    each of its three loops (the files', a session's, a buffer's walk), as it was in the first two
-   before the walk came: out of line, the reader's loop would pay a call a record. */
+   before the walk came: out of line, the reader's loop would pay a call a record. memo is the
+   loop's kept kernel GUIDs, or NULL for a loop that keeps none (a buffer's walk: its state is
+   the caller's struct). */
 static inline __attribute__((always_inline)) void
 fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
-                  const struct etl_record *rec, int64_t timestamp, PVOID context)
+                  const struct etl_record *rec, int64_t timestamp, PVOID context,
+                  struct hook_memo *memo)
 {
         EVENT_HEADER *eh = &er->EventHeader;
         eh->Size = (USHORT)rec->size_bytes;
@@ -332,7 +369,8 @@ fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
                 eh->EventProperty = 0;
                 break;
         default: {
-                const GUID *g = etw_provider_of_hook(rec->hook_id);
+                const GUID *g = memo ? hook_memo_get(memo, rec->hook_id)
+                                     : etw_provider_of_hook(rec->hook_id);
                 if (g)
                         eh->ProviderId = *g;
                 else
@@ -462,6 +500,8 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         EVENT_TRACE ev;
         EVENT_HEADER_EXTENDED_DATA_ITEM items[ETL_MAX_EXT_ITEMS];
         struct etl_record rec;
+        struct hook_memo memo;
+        hook_memo_init(&memo);
         unsigned closes_seen = atomic_load(&nr_close_requests);
         ULONG result = ERROR_SUCCESS;
         for (;;) {
@@ -500,7 +540,7 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                                                     : realtime_filetime(&info, rec.timestamp);
                                 last_ts = rec.timestamp;
                                 has_last = true;
-                                fill_event_record(&er, items, &rec, ts, lf->Context);
+                                fill_event_record(&er, items, &rec, ts, lf->Context, &memo);
                                 if (is_event_record) {
                                         if (lf->EventRecordCallback)
                                                 lf->EventRecordCallback(&er);
@@ -548,6 +588,8 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
         EVENT_RECORD er;
         EVENT_TRACE ev;
         EVENT_HEADER_EXTENDED_DATA_ITEM items[ETL_MAX_EXT_ITEMS];
+        struct hook_memo memo;
+        hook_memo_init(&memo);
         unsigned closes_seen = atomic_load(&nr_close_requests);
         for (ULONG i = 0; i < n; i++) {
                 etl_reader_rewind(cur[i].reader);
@@ -593,7 +635,7 @@ static ULONG process_files(struct file_cursor *cur, ULONG n, const int64_t *star
                 c->last_timestamp = rec->timestamp;
                 if (is_wanted) {
                         int64_t ts = c->is_raw ? (int64_t)rec->timestamp : ft;
-                        fill_event_record(&er, items, rec, ts, t->logfile.Context);
+                        fill_event_record(&er, items, rec, ts, t->logfile.Context, &memo);
                         if (c->is_event_record) {
                                 if (t->logfile.EventRecordCallback)
                                         t->logfile.EventRecordCallback(&er);
@@ -791,7 +833,7 @@ BOOL etw_buffer_next_record(struct etw_buffer_walk *Walk, PEVENT_RECORD Record)
                 return FALSE;
         rec.cpu = Walk->ProcessorIndex;
         rec.logger_id = Walk->LoggerId;
-        fill_event_record(Record, Walk->Items, &rec, (int64_t)rec.timestamp, Walk->Context);
+        fill_event_record(Record, Walk->Items, &rec, (int64_t)rec.timestamp, Walk->Context, NULL);
         return TRUE;
 }
 
