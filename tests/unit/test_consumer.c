@@ -19,6 +19,7 @@
 
 #include "etw/etwtop_ext.h"
 #include "etw/evntrace.h"
+#include "rt_props.h"
 
 /* The samples and what a reference decoder counted in them (ETL-FORMAT.md 4). */
 struct sample {
@@ -582,23 +583,6 @@ static void test_open_fills_logfile_header(void **state)
 }
 
 /* ---- real-time handles (sessions of this process; no privileges needed) ---- */
-
-/* EVENT_TRACE_PROPERTIES followed by the two names. */
-struct rt_props {
-        EVENT_TRACE_PROPERTIES p;
-        char logger_name[256];
-        char log_file_name[256];
-};
-
-static void rt_props_init(struct rt_props *pr, ULONG mode)
-{
-        memset(pr, 0, sizeof(*pr));
-        pr->p.Wnode.BufferSize = sizeof(*pr);
-        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-        pr->p.LogFileMode = mode;
-        pr->p.LoggerNameOffset = offsetof(struct rt_props, logger_name);
-        pr->p.LogFileNameOffset = offsetof(struct rt_props, log_file_name);
-}
 
 static CONTROLTRACE_ID rt_start(const char *name, ULONG buffer_kb)
 {

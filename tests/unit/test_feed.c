@@ -22,6 +22,7 @@
 #include "kevent.h"
 #include "model/hot.h"
 #include "model/profile.h"
+#include "rt_props.h"
 
 /* The largest sample (4.9 MB compressed, 179,474 records: about 30 MB once copied, several
    times the queue). */
@@ -255,27 +256,11 @@ static void test_perf_data_stacks_whole(void **state)
         profile_free(p);
 }
 
-/* A real-time session of this process's (ETWTOP_NO_HOST): EVENT_TRACE_PROPERTIES and its
-   names, a session anyone may start (no kernel events: its header buffer is all it delivers). */
-struct rt_props {
-        EVENT_TRACE_PROPERTIES p;
-        char logger_name[256];
-        char log_file_name[256];
-};
-
-static void rt_props_init(struct rt_props *pr, ULONG mode)
-{
-        memset(pr, 0, sizeof(*pr));
-        pr->p.Wnode.BufferSize = sizeof(*pr);
-        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-        pr->p.LogFileMode = mode;
-        pr->p.LoggerNameOffset = offsetof(struct rt_props, logger_name);
-        pr->p.LogFileNameOffset = offsetof(struct rt_props, log_file_name);
-}
-
 /* A live session's feed hands its buffers over whole and the consumer's thread reads their
    records: a frame's catch-up takes the header buffer's one record (the logfile header event),
-   the session's stop ends the feed once everything is decoded, nothing dropped. */
+   the session's stop ends the feed once everything is decoded, nothing dropped. The session is
+   this process's own (ETWTOP_NO_HOST), one anyone may start: no kernel events, so its header
+   buffer is all it delivers. */
 static void test_feed_live_buffers(void **state)
 {
         (void)state;

@@ -29,6 +29,7 @@
 #include "kevent.h"
 #include "live_source.h"
 #include "perf_convert.h"
+#include "sched_switch_format.h"
 
 static char dir[64];
 static char path[128];
@@ -1600,23 +1601,6 @@ static void test_ring_read_in_place(void **state)
 
 #define MEM_SWITCH_ID 78u
 
-/* The sched_switch format of Linux 6.18 (/sys/kernel/tracing/events/sched/sched_switch), its
-   fields only. */
-static const char mem_switch_format[] =
-        "name: sched_switch\nID: 372\nformat:\n"
-        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-        "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-        "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-        "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-        "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-        "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-        "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-        "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
-        "print fmt: \"prev_pid=%d next_pid=%d\", REC->prev_pid, REC->next_pid\n";
-
 /* A sched_switch sample (identifier, ip, pid/tid, time, cpu, raw) of prev, asleep, to next; its
    raw data cut to raw_size bytes (64: whole). */
 static void mem_sched_switch(struct mem_ring *r, uint32_t prev, uint32_t next, uint64_t time,
@@ -1666,8 +1650,7 @@ static struct live_source *open_mem_switches(const struct live_mem_ring *rings, 
                                              struct etl_writer *w)
 {
         static struct perf_tp_format fmt;
-        assert_int_equal(perf_tp_format_parse(mem_switch_format, strlen(mem_switch_format), &fmt),
-                         0);
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt), 0);
         struct perf_conv_event conv_evs[2] = {
                 {.kind = PERF_CONV_SIDEBAND,
                  .sample_type = PERF_CONV_SAMPLE_ID_BITS,

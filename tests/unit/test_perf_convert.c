@@ -21,6 +21,7 @@
 #include "kdecoder.h"
 #include "kevent.h"
 #include "perf_convert.h"
+#include "sched_switch_format.h"
 
 #define START     1000000000ull
 #define NR_CPUS   2
@@ -1050,32 +1051,6 @@ static void test_sample_branch_stack(void **state)
         assert_int_equal(l2->ev.lbr.entries[0].from, 0x4011f0);
 }
 
-/* The sched_switch format of Linux 6.18 (/sys/kernel/tracing/events/sched/sched_switch). */
-static const char switch_format[] =
-        "name: sched_switch\nID: 372\nformat:\n"
-        "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-        "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-        "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-        "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-        "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-        "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-        "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-        "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-        "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-        "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-        "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n\n"
-        "print fmt: \"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s%s ==> next_comm=%s "
-        "next_pid=%d next_prio=%d\", REC->prev_comm, REC->prev_pid, REC->prev_prio, "
-        "(REC->prev_state & ((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | "
-        "0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) - 1)) ? __print_flags(REC->prev_state & "
-        "((((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | 0x00000010 | "
-        "0x00000020 | 0x00000040) + 1) << 1) - 1), \"|\", { 0x00000001, \"S\" }, { 0x00000002, "
-        "\"D\" }, { 0x00000004, \"T\" }, { 0x00000008, \"t\" }, { 0x00000010, \"X\" }, { "
-        "0x00000020, \"Z\" }, { 0x00000040, \"P\" }, { 0x00000080, \"I\" }) : \"R\", "
-        "REC->prev_state & (((0x00000000 | 0x00000001 | 0x00000002 | 0x00000004 | 0x00000008 | "
-        "0x00000010 | 0x00000020 | 0x00000040) + 1) << 1) ? \"+\" : \"\", REC->next_comm, "
-        "REC->next_pid, REC->next_prio\n";
-
 /* An invented layout: other offsets, a 4-byte prev_state, and older letters (0x40 = x dead). */
 static const char moved_format[] =
         "name: sched_switch\nID: 99\nformat:\n"
@@ -1159,6 +1134,20 @@ static void put_at(uint8_t *raw, const struct perf_tp_format *f, const char *nam
 }
 
 static struct perf_tp_format fmt_switch, fmt_moved, fmt_waking;
+
+/* A CSwitch event of sched_switch samples (identifier, ip, raw data; with their call chains
+   where chain, and the CSwitch stacks on where has_stack), fmt_switch parsed for it. */
+static struct perf_conv_event switch_event(bool chain, bool has_stack)
+{
+        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
+                         0);
+        return (struct perf_conv_event){.kind = PERF_CONV_CSWITCH,
+                                        .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                       PERF_SAMPLE_RAW |
+                                                       (chain ? PERF_SAMPLE_CALLCHAIN : 0),
+                                        .has_stack = has_stack,
+                                        .tp = &fmt_switch};
+}
 
 static void test_sched_switch_with_counters(void **state)
 {
@@ -1245,11 +1234,7 @@ static void test_sched_switch_with_counters(void **state)
 static void test_sched_switch_raw_cut_short(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event ev = switch_event(false, false);
         add_event(33, &ev);
         uint8_t raw[64] = {0};
         put_at(raw, &fmt_switch, "prev_pid", 501);
@@ -1287,13 +1272,7 @@ static void test_wait_reason_from_stack(void **state)
 {
         (void)state;
         nr_wait_sites_calls = 0;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
-                                     .has_stack = true,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event ev = switch_event(true, true);
         add_event(35, &ev);
         static const struct {
                 int64_t prev_state;
@@ -1495,13 +1474,9 @@ static void test_cswitch_repair_and_wait_time(void **state)
 {
         (void)state;
         const uint64_t ms = 1000000;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
         assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
                          0);
-        struct perf_conv_event tp = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event tp = switch_event(false, false);
         add_event(71, &tp);
         struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
         add_event(72, &sb);
@@ -1612,12 +1587,8 @@ static void test_cswitch_previous_cstate(void **state)
 {
         (void)state;
         const uint64_t ms = 1000000;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
         assert_int_equal(perf_tp_format_parse(idle_format, strlen(idle_format), &fmt_idle), 0);
-        struct perf_conv_event tp = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event tp = switch_event(false, false);
         add_event(81, &tp);
         struct perf_conv_event idle = {.kind = PERF_CONV_CPU_IDLE,
                                        .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
@@ -1699,12 +1670,7 @@ static void rb_sched_switch_chain(struct rb *r, uint64_t id, uint32_t prev_pid, 
 static void test_preempt_or_yield(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch}; /* no has_stack: no StackWalk */
+        struct perf_conv_event ev = switch_event(true, false); /* no has_stack: no StackWalk */
         add_event(91, &ev);
         const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, sched = 0xffffffff81800000ull;
         const uint64_t exit_loop = 0xffffffff81a00000ull; /* exit_to_user_mode_loop, say */
@@ -1751,13 +1717,7 @@ static void test_preempt_or_yield(void **state)
 static void test_wait_reason_of_kept_chains(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
-                                     .has_stack = true,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event ev = switch_event(true, true);
         add_event(92, &ev);
         const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, sched = 0xffffffff81800000ull;
         const uint64_t exit_loop = 0xffffffff81a00000ull;
@@ -1804,13 +1764,7 @@ static void test_wait_reason_of_kept_chains(void **state)
 static void test_cswitch_stack_is_the_new_threads(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event on = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
-                                     .has_stack = true,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event on = switch_event(true, true);
         add_event(95, &on);
         struct perf_conv_event sb = {.kind = PERF_CONV_SIDEBAND, .sample_type = SAMPLE_ID};
         add_event(96, &sb);
@@ -2135,17 +2089,13 @@ static void test_process_sid(void **state)
 static void test_pid_only(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
         assert_int_equal(perf_tp_format_parse(waking_format, strlen(waking_format), &fmt_waking),
                          0);
         struct perf_conv_event prof = {.kind = PERF_CONV_PROFILE,
                                        .sample_type =
                                                SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD};
         add_event(101, &prof);
-        struct perf_conv_event cs = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event cs = switch_event(false, false);
         add_event(102, &cs);
         struct perf_conv_event wk = {.kind = PERF_CONV_READY_THREAD,
                                      .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
@@ -2333,11 +2283,7 @@ static void switch_sample(uint32_t pid, uint32_t prev, uint32_t next, uint64_t t
 static void test_cswitch_wait_mode_follows_tables(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event ev = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_RAW,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event ev = switch_event(false, false);
         add_event(33, &ev);
         struct perf_conv_process pp = {700, 1, 0, "worker", "", 0};
         struct perf_conv_thread pt = {700, 701, 120, "worker"};
@@ -2513,13 +2459,7 @@ static void test_kept_chains(void **state)
 static void test_switch_stacks_share_kept_chains(void **state)
 {
         (void)state;
-        assert_int_equal(perf_tp_format_parse(switch_format, strlen(switch_format), &fmt_switch),
-                         0);
-        struct perf_conv_event on = {.kind = PERF_CONV_CSWITCH,
-                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
-                                                    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW,
-                                     .has_stack = true,
-                                     .tp = &fmt_switch};
+        struct perf_conv_event on = switch_event(true, true);
         add_event(95, &on);
         struct perf_conv_event off = on;
         off.has_stack = false;
