@@ -47,6 +47,14 @@ static void keep_buf(struct elf_inflated *keep, void *buf)
         keep->bufs[keep->nr++] = buf;
 }
 
+/* Deflate's best case turns about two bits into a 258-byte match: no stream of in_n bytes
+   inflates to more than 1032 times that (libelf refuses the same ratio), so a header that
+   claims more is not believed, and its size is never asked of malloc. */
+bool elf_inflate_size_ok(uint64_t size, uint64_t in_n)
+{
+        return size != 0 && size <= (1ull << 32) && size / 1032 <= in_n;
+}
+
 /* Inflates scn (shdr sh) in place; false: left as it is. */
 static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GElf_Shdr *sh,
                             struct elf_inflated *keep)
@@ -54,7 +62,8 @@ static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GEl
         GElf_Chdr ch;
         Elf_Data *data = elf_getdata(scn, NULL);
         if (!data || !data->d_buf || data->d_size < sizeof(Elf64_Chdr) || !gelf_getchdr(scn, &ch) ||
-            ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 || ch.ch_size > (1ull << 32))
+            ch.ch_type != ELFCOMPRESS_ZLIB ||
+            !elf_inflate_size_ok(ch.ch_size, data->d_size - sizeof(Elf64_Chdr)))
                 return false;
         void *out = malloc(ch.ch_size);
         if (!out)

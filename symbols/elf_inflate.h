@@ -5,6 +5,7 @@
 #define ETWTOP_SYMBOLS_ELF_INFLATE_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The buffers that hold the inflated sections: freed after the Elf they were given to. */
@@ -22,5 +23,9 @@ struct elf_inflated {
    before libdw opens the file's DWARF; the buffers go to keep. Not thread-safe per file. */
 void elf_inflate_debug(Elf *elf, struct elf_inflated *keep);
 void elf_inflated_free(struct elf_inflated *keep);
+
+/* Whether a compressed section's header may claim size bytes inflated from in_n bytes of zlib
+   stream: not 0, at most 4 GiB, and no more than deflate can make of in_n bytes (1032 to 1). */
+bool elf_inflate_size_ok(uint64_t size, uint64_t in_n);
 
 #endif

@@ -365,13 +365,32 @@ static void test_inflated_sections(void **state)
         rmdir(dir);
 }
 
+/* A compressed section's header is not believed where it claims more than its stream can
+   inflate to (a fuzzed file's .debug_info claimed 4 GiB from 9 KB): the size is refused before
+   any of it is asked of malloc, and the section is left for libdw, which refuses it too. */
+static void test_inflate_size_bound(void **state)
+{
+        (void)state;
+        assert_true(elf_inflate_size_ok(1, 1));
+        assert_true(elf_inflate_size_ok(1032 * 9000, 9000));
+        assert_true(elf_inflate_size_ok(1032 * 9000 + 1031, 9000));
+        assert_false(elf_inflate_size_ok(1032 * 9001, 9000));
+        assert_false(elf_inflate_size_ok(4278190080ull, 9632));
+        assert_false(elf_inflate_size_ok(0, 100));
+        assert_false(elf_inflate_size_ok((1ull << 32) + 1, 1ull << 30));
+        assert_true(elf_inflate_size_ok(1ull << 32, 1ull << 30));
+}
+
 int main(void)
 {
         elf_version(EV_CURRENT);
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fixture_and_library), cmocka_unit_test(test_libc),
-                cmocka_unit_test(test_srcline_rows),        cmocka_unit_test(test_units_as_libdwfl),
+                cmocka_unit_test(test_fixture_and_library),
+                cmocka_unit_test(test_libc),
+                cmocka_unit_test(test_srcline_rows),
+                cmocka_unit_test(test_units_as_libdwfl),
                 cmocka_unit_test(test_inflated_sections),
+                cmocka_unit_test(test_inflate_size_bound),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
