@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rt_props.h: EVENT_TRACE_PROPERTIES followed by its two names, as StartTrace and ControlTrace
-   take them, for the tests that start sessions of their own (test_consumer, test_feed). */
+   take them, for the tests that start sessions of their own (test_consumer, test_feed, test_host).
+ */
 #ifndef ETWTOP_TESTS_RT_PROPS_H
 #define ETWTOP_TESTS_RT_PROPS_H
 
@@ -11,8 +12,8 @@
 
 struct rt_props {
         EVENT_TRACE_PROPERTIES p;
-        char logger_name[256];
-        char log_file_name[256];
+        char logger_name[1024];
+        char log_file_name[1024];
 };
 
 /* Zeroed, sized, the names' offsets set and LogFileMode mode. */

@@ -40,27 +40,18 @@
 #include "etw/evntrace.h"
 #include "host.h"
 #include "host_proto.h"
+#include "rt_props.h"
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
-
-struct props {
-        EVENT_TRACE_PROPERTIES p;
-        char logger_name[1024];
-        char log_file_name[1024];
-};
 
 static char tmp_dir[64];  /* files */
 static char host_dir[64]; /* the runtime directory */
 static char self_exe[PATH_MAX];
 
-static void props_init(struct props *pr, ULONG mode, const char *file)
+/* rt_props_init, with file (when given) as the log file's name. */
+static void props_init(struct rt_props *pr, ULONG mode, const char *file)
 {
-        memset(pr, 0, sizeof(*pr));
-        pr->p.Wnode.BufferSize = sizeof(*pr);
-        pr->p.Wnode.Flags = WNODE_FLAG_TRACED_GUID;
-        pr->p.LogFileMode = mode;
-        pr->p.LoggerNameOffset = offsetof(struct props, logger_name);
-        pr->p.LogFileNameOffset = offsetof(struct props, log_file_name);
+        rt_props_init(pr, mode);
         if (file)
                 snprintf(pr->log_file_name, sizeof(pr->log_file_name), "%.1000s", file);
 }
@@ -80,7 +71,7 @@ static void tmp_path(char *out, size_t size, const char *name)
    small buffers so that many complete. file NULL: real time only. */
 static ULONG start_kernel(CONTROLTRACE_ID *h, const char *name, const char *file, ULONG max_buffers)
 {
-        struct props pr;
+        struct rt_props pr;
         ULONG mode = EVENT_TRACE_SYSTEM_LOGGER_MODE | EVENT_TRACE_REAL_TIME_MODE;
         if (file)
                 mode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;
@@ -99,12 +90,12 @@ static ULONG start_kernel(CONTROLTRACE_ID *h, const char *name, const char *file
 /* A session that needs no privilege: real time, no provider, its own GUID. */
 static ULONG start_plain(CONTROLTRACE_ID *h, const char *name, const char *file)
 {
-        struct props pr;
+        struct rt_props pr;
         props_init(&pr, file ? EVENT_TRACE_FILE_MODE_SEQUENTIAL : EVENT_TRACE_REAL_TIME_MODE, file);
         return StartTraceA(h, name, &pr.p);
 }
 
-static ULONG control(CONTROLTRACE_ID h, const char *name, struct props *q, ULONG code)
+static ULONG control(CONTROLTRACE_ID h, const char *name, struct rt_props *q, ULONG code)
 {
         props_init(q, 0, NULL);
         return ControlTraceA(h, name, &q->p, code);
@@ -393,7 +384,7 @@ static int helper_main(int argc, char **argv)
                 return 0;
         }
         if ((!strcmp(what, "query") || !strcmp(what, "stop")) && argc >= 4) {
-                struct props q;
+                struct rt_props q;
                 ULONG rc = control(0, argv[3], &q,
                                    !strcmp(what, "stop") ? EVENT_TRACE_CONTROL_STOP
                                                          : EVENT_TRACE_CONTROL_QUERY);
@@ -444,7 +435,7 @@ static int helper_main(int argc, char **argv)
                 ULONG rc = start_kernel(&h, argv[3], NULL, 0);
                 printf("startpid pid=%ld rc=%lu msg=%s\n", (long)self, (unsigned long)rc,
                        etw_last_error_text());
-                struct props q;
+                struct rt_props q;
                 if (rc == ERROR_SUCCESS)
                         control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
                 return 0;
@@ -453,21 +444,21 @@ static int helper_main(int argc, char **argv)
                 CONTROLTRACE_ID h = 0;
                 ULONG rc = start_plain(&h, argv[3], argv[4]);
                 printf("plainfile rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
-                struct props q;
+                struct rt_props q;
                 if (rc == ERROR_SUCCESS)
                         control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
                 return 0;
         }
         if (!strcmp(what, "save") && argc >= 5) {
                 /* a flight recorder saved over an existing file (force) */
-                struct props pr;
+                struct rt_props pr;
                 props_init(&pr, EVENT_TRACE_BUFFERING_MODE, NULL);
                 CONTROLTRACE_ID h = 0;
                 ULONG rc = StartTraceA(&h, argv[3], &pr.p);
                 if (rc == ERROR_SUCCESS) {
                         rc = etw_save_window(h, argv[4], TRUE);
                         printf("save rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
-                        struct props q;
+                        struct rt_props q;
                         control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
                 } else {
                         printf("start rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
@@ -483,7 +474,7 @@ static int helper_main(int argc, char **argv)
 static void test_proto_roundtrip(void **state)
 {
         (void)state;
-        struct props pr;
+        struct rt_props pr;
         props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, "/tmp/x.etl");
         struct host_request *rq = calloc(1, sizeof(*rq)), *back = calloc(1, sizeof(*back));
         rq->type = HOST_REQ_START;
@@ -842,7 +833,7 @@ static void test_session_is_the_systems(void **state)
         assert_int_equal(helper_run(query, text, sizeof(text)), 0);
         assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
         /* the handle is the same in every process */
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_int_equal(q.p.Wnode.HistoricalContext, h);
         assert_string_equal(q.logger_name, "host-plain");
@@ -874,7 +865,7 @@ static void test_query_all_traces(void **state)
         CONTROLTRACE_ID a = 0, b = 0;
         assert_int_equal(start_plain(&a, "all-one", NULL), ERROR_SUCCESS);
         assert_int_equal(start_plain(&b, "all-two", file), ERROR_SUCCESS);
-        struct props pr[3];
+        struct rt_props pr[3];
         PEVENT_TRACE_PROPERTIES arr[3];
         for (int i = 0; i < 3; i++) {
                 props_init(&pr[i], 0, NULL);
@@ -900,7 +891,7 @@ static void test_query_all_traces(void **state)
         assert_true(seen_one && seen_two);
         assert_int_equal(QueryAllTracesA(arr, 0, &n), ERROR_INVALID_PARAMETER);
         assert_int_equal(QueryAllTracesA(NULL, 3, &n), ERROR_INVALID_PARAMETER);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(a, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
         assert_int_equal(control(b, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
@@ -916,7 +907,7 @@ static void test_relative_file_name(void **state)
         ULONG rc = start_plain(&h, "relative", "relative.etl");
         assert_int_equal(chdir(cwd), 0);
         assert_int_equal(rc, ERROR_SUCCESS);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
         char want[PATH_MAX];
         tmp_path(want, sizeof(want), "relative.etl");
@@ -944,7 +935,7 @@ static void test_starter_killed(void **state)
         assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
         kill(pid, SIGKILL);
         helper_wait(pid, 5000);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         ULONG before = q.p.BuffersWritten;
         burn(1500);
@@ -976,7 +967,7 @@ static void test_bound_session_ends_with_starter(void **state)
                 skip();
         }
         assert_non_null(strstr(text, "bind rc=0"));
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(0, "host-bound", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         burn(500);
         kill(pid, SIGKILL);
@@ -1031,7 +1022,7 @@ static void test_consumers(void **state)
         tmp_path(late_out, sizeof(late_out), "late.out");
         pid_t late = helper_start(late_out, fast_args);
         assert_true(wait_output(late_out, "consuming", 10000));
-        struct props q;
+        struct rt_props q;
         for (int i = 0; i < 60; i++) {
                 burn_n(500, 2);
                 assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
@@ -1097,7 +1088,7 @@ static void test_host_killed(void **state)
         print_message("consumer: %s", strstr(text, "done") ? strstr(text, "done") : text);
         assert_int_equal(field(text, "rc"), ERROR_BROKEN_PIPE);
         assert_non_null(strstr(text, "killed?"));
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
                          ERROR_WMI_INSTANCE_NOT_FOUND);
         print_message("QUERY: %s\n", etw_last_error_text());
@@ -1147,7 +1138,7 @@ static void test_unprivileged_denied(void **state)
         print_message("nobody: %s", text);
         if (rc != 0 || !strstr(text, "stop rc=")) {
                 chmod(tmp_dir, 0700);
-                struct props q;
+                struct rt_props q;
                 control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP);
                 print_message("skipped: nobody cannot run this test program here\n");
                 skip();
@@ -1190,7 +1181,7 @@ static void test_unprivileged_denied(void **state)
         read_text(out, text, sizeof(text));
         print_message("nobody, raw, silent: %s", text);
         assert_int_equal(field(text, "code"), ERROR_ACCESS_DENIED);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
@@ -1258,7 +1249,7 @@ static void test_malformed_messages(void **state)
         assert_int_equal(rp.code, ERROR_BAD_LENGTH);
 
         /* truncated: every prefix of a START, then the connection closed */
-        struct props pr;
+        struct rt_props pr;
         props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
         rq->type = HOST_REQ_START;
         snprintf(rq->name, sizeof(rq->name), "never-started");
@@ -1304,7 +1295,7 @@ static void test_malformed_messages(void **state)
                 assert_int_equal(rp.handle, (uint64_t)pid);
                 close(fds[i]);
         }
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         close(stalled);
         assert_int_equal(control(0, "never-started", &q, EVENT_TRACE_CONTROL_QUERY),
@@ -1386,7 +1377,7 @@ static void test_trickling_clients(void **state)
         pthread_create(&th, NULL, trickle_thread, &t);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        struct props q;
+        struct rt_props q;
         ULONG rc = control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY);
         clock_gettime(CLOCK_MONOTONIC, &t1);
         print_message("QUERY among them: %lu after %ld ms: %s\n", (unsigned long)rc,
@@ -1408,7 +1399,7 @@ static void test_consumer_dropped_after_stop(void **state)
         CONTROLTRACE_ID h = 0;
         start_kernel_or_skip(&h, "never-read", NULL, 64);
         int fd = raw_attach("never-read");
-        struct props q;
+        struct rt_props q;
         for (int i = 0; i < 60; i++) {
                 burn(300);
                 assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
@@ -1435,7 +1426,7 @@ static void test_consumer_dropped_after_stop(void **state)
 static void test_session_memory_caps(void **state)
 {
         (void)state;
-        struct props pr;
+        struct rt_props pr;
         props_init(&pr, EVENT_TRACE_REAL_TIME_MODE, NULL);
         pr.p.BufferSize = 1024;
         pr.p.MaximumBuffers = 4000000;
@@ -1443,7 +1434,7 @@ static void test_session_memory_caps(void **state)
         assert_int_equal(StartTraceA(&h, "host-huge", &pr.p), ERROR_SUCCESS);
         print_message("MaximumBuffers asked 4000000 of 1 MB: %lu\n",
                       (unsigned long)pr.p.MaximumBuffers);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_int_equal(q.p.MaximumBuffers, 1024);
         /* an UPDATE is clamped as well */
@@ -1482,7 +1473,7 @@ static void test_host_memory_budget(void **state)
         }
         assert_int_equal(rc, ERROR_SUCCESS);
         int fd = raw_attach("host-budget");
-        struct props q;
+        struct rt_props q;
         /* until 120 buffers came (the state checked), for two minutes at most: how fast they
            come depends on the machine (a quiet one wrote 76 in the 36 s of a fixed count) */
         struct timespec t0, t1;
@@ -1583,7 +1574,7 @@ static void test_client_capabilities(void **state)
                 skip();
         }
         CONTROLTRACE_ID h = 0;
-        struct props q;
+        struct rt_props q;
         char cmd[4 * PATH_MAX], text[4096];
         /* the host runs, with every capability */
         assert_int_equal(start_plain(&h, "caps-anchor", NULL), ERROR_SUCCESS);
@@ -1739,7 +1730,7 @@ static void test_one_host_per_directory(void **state)
         read_text(out1, text, sizeof(text));
         assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
         /* its session was stopped with it */
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
                          ERROR_WMI_INSTANCE_NOT_FOUND);
 }
@@ -1786,7 +1777,7 @@ static void test_no_host_escape_hatch(void **state)
         assert_int_equal(system(cmd), 0);
         read_text(out, text, sizeof(text));
         assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
-        struct props q;
+        struct rt_props q;
         assert_int_equal(control(0, "in-process", &q, EVENT_TRACE_CONTROL_QUERY),
                          ERROR_WMI_INSTANCE_NOT_FOUND);
 }
