@@ -291,10 +291,7 @@ const char *host_proto_type_name(uint16_t type)
         }
 }
 
-static void say(char *why, size_t why_size, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t why_size, const char *fmt, ...)
+void host_say(char *why, size_t why_size, const char *fmt, ...)
 {
         if (!why || !why_size)
                 return;
@@ -308,7 +305,7 @@ int host_proto_check_header(const uint8_t *hdr, size_t size, uint16_t *type, uin
                             char *why, size_t why_size)
 {
         if (size < HOST_HEADER_SIZE) {
-                say(why, why_size, "a header of %zu bytes, %d needed", size, HOST_HEADER_SIZE);
+                host_say(why, why_size, "a header of %zu bytes, %d needed", size, HOST_HEADER_SIZE);
                 return -EBADMSG;
         }
         uint32_t magic, body, reserved;
@@ -319,21 +316,21 @@ int host_proto_check_header(const uint8_t *hdr, size_t size, uint16_t *type, uin
         memcpy(&body, hdr + 8, 4);
         memcpy(&reserved, hdr + 12, 4);
         if (magic != HOST_PROTO_MAGIC) {
-                say(why, why_size, "not a session host message (magic 0x%08x)", magic);
+                host_say(why, why_size, "not a session host message (magic 0x%08x)", magic);
                 return -EPROTO;
         }
         if (version != HOST_PROTO_VERSION) {
-                say(why, why_size, "protocol version %u; this library speaks version %d", version,
-                    HOST_PROTO_VERSION);
+                host_say(why, why_size, "protocol version %u; this library speaks version %d",
+                         version, HOST_PROTO_VERSION);
                 return -EPROTO;
         }
         if (body > HOST_MAX_BODY) {
-                say(why, why_size, "a %s message of %u bytes, at most %u", host_proto_type_name(t),
-                    body, (unsigned)HOST_MAX_BODY);
+                host_say(why, why_size, "a %s message of %u bytes, at most %u",
+                         host_proto_type_name(t), body, (unsigned)HOST_MAX_BODY);
                 return -EMSGSIZE;
         }
         if (reserved != 0) {
-                say(why, why_size, "reserved header field 0x%08x is not 0", reserved);
+                host_say(why, why_size, "reserved header field 0x%08x is not 0", reserved);
                 return -EBADMSG;
         }
         *type = t;
@@ -349,8 +346,8 @@ static int check_whole(const uint8_t *msg, size_t size, uint16_t *type, char *wh
         if (rc < 0)
                 return rc;
         if ((size_t)body != size - HOST_HEADER_SIZE) {
-                say(why, why_size, "the header says %u body bytes, the message has %zu", body,
-                    size - HOST_HEADER_SIZE);
+                host_say(why, why_size, "the header says %u body bytes, the message has %zu", body,
+                         size - HOST_HEADER_SIZE);
                 return -EBADMSG;
         }
         return 0;
@@ -381,7 +378,7 @@ int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_reque
         if (rc < 0)
                 return rc;
         if (type < HOST_REQ_START || type > HOST_REQ_LAST) {
-                say(why, why_size, "message type %u is not a request", type);
+                host_say(why, why_size, "message type %u is not a request", type);
                 return -EBADMSG;
         }
         struct reader r;
@@ -498,8 +495,8 @@ int host_proto_decode_reply(const uint8_t *msg, size_t size, struct host_reply *
         if (rc < 0)
                 return rc;
         if (type != HOST_REPLY) {
-                say(why, why_size, "a %s message where a reply was due",
-                    host_proto_type_name(type));
+                host_say(why, why_size, "a %s message where a reply was due",
+                         host_proto_type_name(type));
                 return -EBADMSG;
         }
         struct reader r;
@@ -545,8 +542,8 @@ int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt
                 rd_u32(&r, "pad");
                 rt->nr_lost = rd_u64(&r, "lost");
         } else {
-                say(why, why_size, "a %s message in a real-time stream",
-                    host_proto_type_name(type));
+                host_say(why, why_size, "a %s message in a real-time stream",
+                         host_proto_type_name(type));
                 return -EBADMSG;
         }
         return reader_finish(&r);

@@ -145,4 +145,9 @@ int host_rt_info_get(const uint8_t *in, size_t size, struct session_rt_info *inf
 /* The name of a message type, for messages. */
 const char *host_proto_type_name(uint16_t type);
 
+/* printf into why (why_size bytes) where the caller wants the reason; nothing when why is NULL
+   or why_size 0. */
+void host_say(char *why, size_t why_size, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+
 #endif

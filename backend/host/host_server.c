@@ -65,19 +65,6 @@ static int64_t now_ms(void)
         return (int64_t)(now_ns() / 1000000);
 }
 
-static void say(char *why, size_t why_size, const char *fmt, ...)
-        __attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t why_size, const char *fmt, ...)
-{
-        if (!why || !why_size)
-                return;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-}
-
 /* ---- replies ------------------------------------------------------------------------------ */
 
 static void send_reply_within(int fd, const struct host_reply *rp, int ms)
@@ -476,6 +463,7 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
+        session_rt_sender_priority();
         /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
            holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
         int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
@@ -749,11 +737,12 @@ static int take_lock(int lock_fd, const struct sockaddr_un *sa, char *why, size_
         while (flock(lock_fd, LOCK_EX | LOCK_NB) < 0) {
                 if (errno != EWOULDBLOCK && errno != EINTR) {
                         int e = errno;
-                        say(why, why_size, "locking the session host directory: %s", strerror(e));
+                        host_say(why, why_size, "locking the session host directory: %s",
+                                 strerror(e));
                         return -e;
                 }
                 if (socket_answers(sa) || now_ms() > deadline) {
-                        say(why, why_size, "another session host serves this directory");
+                        host_say(why, why_size, "another session host serves this directory");
                         return -EEXIST;
                 }
                 struct timespec pause = {0, 10000000};
@@ -772,14 +761,14 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         snprintf(lock_path, sizeof(lock_path), "%s/" LOCK_NAME, dir);
         int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" HOST_SOCKET_NAME, dir);
         if (n < 0 || (size_t)n >= sizeof(sa.sun_path)) {
-                say(why, why_size, "%s is too long for a socket name", dir);
+                host_say(why, why_size, "%s is too long for a socket name", dir);
                 report(ready_fd, 'F', why);
                 return -ENAMETOOLONG;
         }
         int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (lock_fd < 0) {
                 int e = errno;
-                say(why, why_size, "%s: %s", lock_path, strerror(e));
+                host_say(why, why_size, "%s: %s", lock_path, strerror(e));
                 report(ready_fd, 'F', why);
                 return -e;
         }
@@ -811,7 +800,7 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                 rc = lstat(sa.sun_path, &sock_st);
         if (rc < 0 || pipe2(signal_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
                 int e = errno;
-                say(why, why_size, "%s: %s", sa.sun_path, strerror(e));
+                host_say(why, why_size, "%s: %s", sa.sun_path, strerror(e));
                 if (listen_fd >= 0)
                         close(listen_fd);
                 close(lock_fd);
@@ -886,7 +875,7 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                 nanosleep(&pause, NULL);
         }
         close(lock_fd);
-        say(why, why_size, "ended (%s)", ended_why ? ended_why : "poll failed");
+        host_say(why, why_size, "ended (%s)", ended_why ? ended_why : "poll failed");
         return 0;
 }
 
@@ -941,7 +930,7 @@ int host_spawn(const char *dir, char *why, size_t why_size)
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0) {
                 int e = errno;
-                say(why, why_size, "starting the session host: pipe: %s", strerror(e));
+                host_say(why, why_size, "starting the session host: pipe: %s", strerror(e));
                 return -e;
         }
         pid_t pid = fork();
@@ -949,7 +938,7 @@ int host_spawn(const char *dir, char *why, size_t why_size)
                 int e = errno;
                 close(p[0]);
                 close(p[1]);
-                say(why, why_size, "starting the session host: fork: %s", strerror(e));
+                host_say(why, why_size, "starting the session host: fork: %s", strerror(e));
                 return -e;
         }
         if (pid == 0) {
@@ -990,11 +979,11 @@ int host_spawn(const char *dir, char *why, size_t why_size)
         if (got && (buf[0] == 'R' || buf[0] == 'B'))
                 return 0;
         if (got)
-                say(why, why_size, "the session host could not start on %s: %s", dir, buf + 1);
+                host_say(why, why_size, "the session host could not start on %s: %s", dir, buf + 1);
         else
-                say(why, why_size,
-                    "the session host for %s did not start (it exited or did not "
-                    "answer in %d s)",
-                    dir, SPAWN_WAIT_MS / 1000);
+                host_say(why, why_size,
+                         "the session host for %s did not start (it exited or did not "
+                         "answer in %d s)",
+                         dir, SPAWN_WAIT_MS / 1000);
         return -EIO;
 }

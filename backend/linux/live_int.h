@@ -16,6 +16,7 @@
 #include "attr_spec.h"
 #include "live_source.h"
 #include "perf_convert.h"
+#include "proc_aside.h"
 
 #define LIVE_MAX_CPUS       4096u
 #define LIVE_BUILD_ID_CACHE 4096u
@@ -148,6 +149,17 @@ struct build_id_entry {
         uint8_t size;
 };
 
+/* The reader's last answer (proc_aside_ask), or its failure, for the one record whose
+   conversion asks for both parts of it (a fork asks the owner, then the command line; an exec
+   the other way round): each part is taken once, and the next question asks again. */
+struct proc_answer {
+        uint32_t pid;
+        bool has_cmdline, has_uid; /* parts held, not taken yet */
+        bool is_known;             /* answered in time (else both parts are unknown) */
+        uint32_t uid;
+        char cmdline[PROC_ASIDE_MAX_CMDLINE + 1];
+};
+
 struct live_source {
         struct live_settings settings;
         struct live_caps caps;
@@ -198,6 +210,10 @@ struct live_source {
         struct perf_ksym *ksyms; /* owned: the kernel image's text symbols (ksyms_keep) */
         size_t nr_ksyms;
         struct perf_wait_site *wait_sites; /* owned: hook_wait_sites's answer */
+        /* owned: the /proc reads of a fork or an exec, off the drain's path (NULL: read on it,
+           as a source of memory rings does) */
+        struct proc_aside *aside;
+        struct proc_answer answer;
         uint32_t nr_wait_sites;
         bool has_wait_sites; /* wait_sites is that answer */
         struct live_rundown rundown;
@@ -256,6 +272,7 @@ uint32_t proc_read_uid(uint32_t pid);
 bool proc_stat(const char *path, char *comm, size_t comm_size, uint32_t *ppid, uint32_t *session,
                int64_t *prio);
 uint32_t proc_build_id(struct live_source *ls, const char *path, uint8_t *id, uint32_t max);
+void proc_read_both(uint32_t pid, char *cmdline, size_t size, uint32_t *uid);
 void proc_cmdline_of(void *ctx, uint32_t pid, char *buf, size_t size);
 uint32_t proc_uid_of(void *ctx, uint32_t pid);
 uint32_t proc_build_id_of(void *ctx, const char *path, uint8_t *id, uint32_t max);

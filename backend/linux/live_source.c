@@ -393,6 +393,7 @@ static void source_free(struct live_source *ls)
         free(ls->ksym_names);
         free(ls->wait_sites);
         perf_conv_free(ls->conv);
+        proc_aside_free(ls->aside);
         free(ls);
 }
 
@@ -441,6 +442,11 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
         if (rc < 0)
                 goto fail;
 
+        rc = proc_aside_new(&ls->aside, proc_read_both, PROC_ASIDE_WAIT_US);
+        if (rc < 0) {
+                live_set_err(err, "cannot start the /proc reader thread: %s", live_errno_name(-rc));
+                goto fail;
+        }
         struct perf_conv_ops ops = {hook_emit,        hook_event_of,    proc_cmdline_of,
                                     proc_build_id_of, ksyms_wait_sites, proc_uid_of};
         rc = perf_conv_new(&ls->conv, &ops, ls, ls->nr_cpus);

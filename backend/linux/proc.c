@@ -49,10 +49,43 @@ void proc_read_cmdline(uint32_t pid, char *buf, size_t size)
         buf[n] = 0;
 }
 
+/* proc_aside's reader: both parts of an answer. */
+void proc_read_both(uint32_t pid, char *cmdline, size_t size, uint32_t *uid)
+{
+        proc_read_cmdline(pid, cmdline, size);
+        *uid = proc_read_uid(pid);
+}
+
+/* The answer for pid from the reader thread, asked for when the record's conversion has not
+   asked yet (or has taken that part): true when the reader answered in time. */
+static bool answer_of(struct live_source *ls, uint32_t pid, bool is_cmdline)
+{
+        struct proc_answer *a = &ls->answer;
+        if (a->pid != pid || !(is_cmdline ? a->has_cmdline : a->has_uid)) {
+                a->pid = pid;
+                a->is_known =
+                        proc_aside_ask(ls->aside, pid, a->cmdline, sizeof(a->cmdline), &a->uid);
+                a->has_cmdline = a->has_uid = true;
+        }
+        if (is_cmdline)
+                a->has_cmdline = false;
+        else
+                a->has_uid = false;
+        return a->is_known;
+}
+
 void proc_cmdline_of(void *ctx, uint32_t pid, char *buf, size_t size)
 {
-        (void)ctx;
-        proc_read_cmdline(pid, buf, size);
+        struct live_source *ls = ctx;
+        if (!ls->aside) {
+                proc_read_cmdline(pid, buf, size);
+                return;
+        }
+        /* unknown when the reader did not answer in time: a fork's child then has its
+           parent's, as a process whose /proc is gone already has */
+        size_t n = answer_of(ls, pid, true) ? strnlen(ls->answer.cmdline, size - 1) : 0;
+        memcpy(buf, ls->answer.cmdline, n);
+        buf[n] = 0;
 }
 
 /* The effective uid of pid (the second of /proc/PID/status's Uid: real, effective, saved, fs),
@@ -72,8 +105,10 @@ uint32_t proc_read_uid(uint32_t pid)
 
 uint32_t proc_uid_of(void *ctx, uint32_t pid)
 {
-        (void)ctx;
-        return proc_read_uid(pid);
+        struct live_source *ls = ctx;
+        if (!ls->aside)
+                return proc_read_uid(pid);
+        return answer_of(ls, pid, false) ? ls->answer.uid : PERF_CONV_NO_UID;
 }
 
 uint32_t proc_build_id(struct live_source *ls, const char *path, uint8_t *id, uint32_t max)
