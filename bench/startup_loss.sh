@@ -4,8 +4,9 @@
 # machine with many threads for its rundown to walk: the screen (`-b`, 4 kHz timer samples with
 # stacks on Profile, CSwitch and ReadyThread, --stackwalk-mode fp) started while startup_load
 # (tests/unit/startup_load.c) keeps every CPU busy, switches threads through pipe ping-pongs, and
-# holds idle processes of many threads. Prints, per run, the "lost" of the frames at 0.5 s and
-# 1 s, and their sum over the runs; with a second build, both builds take turns (before/after).
+# holds idle processes of many threads. Prints, per run, the "lost" (records the kernel dropped)
+# and the "buffers lost" (real-time buffers the delivery to the screen dropped) of the frames at
+# 0.5 s and 1 s, and their sums over the runs; with a second build, both builds take turns.
 # Usage: bench/startup_loss.sh [BUILD_DIR [OLD_BUILD_DIR]]   (default ./build; needs root)
 # Environment: RUNS (5), PAGES (512: the 2 MiB ring a CPU of a 16-CPU machine has, set through
 # ETWTOP_RING_PAGES), PROCS THREADS HOGS PAIRS (1 3000 nproc nproc: startup_load's arguments),
@@ -71,16 +72,26 @@ one() {
         local rate
         rate=$(sed -n 's/pingpong_rounds=\([0-9]*\) seconds=\([0-9.]*\)/\1 \2/p' "$tmp/load.out" |
                 awk '{printf "%d", ($2 > 0 ? $1 / $2 : 0)}')
-        set -- $(grep -o 'lost [0-9]*' "$tmp/out" | awk '{printf "%s ", $2}')
-        [ $# -ge 2 ] || die "$bin printed no frames: $(tail -3 "$tmp/out")"
-        echo "$1 $2 ${rate:-0}"
+        # each frame's header: "lost N" (the records the kernel dropped), and "buffers lost N"
+        # when the real-time delivery lost buffers (its queue full: the consumer, or the host's
+        # sender, fell behind); the two counted apart
+        set -- $(grep '^etwtop - live' "$tmp/out" | awk '{
+                lost = 0; bufs = 0
+                for (i = 1; i < NF; i++) {
+                        if ($i == "lost" && $(i - 1) == "buffers") bufs = $(i + 1)
+                        else if ($i == "lost") lost = $(i + 1)
+                }
+                printf "%s %s ", lost, bufs }')
+        [ $# -ge 4 ] || die "$bin printed no frames: $(tail -3 "$tmp/out")"
+        echo "$1 $3 $2 $4 ${rate:-0}"
 }
 
-declare -A sum nr_lossy
+declare -A sum bufs nr_lossy
 names=(new)
 [ -n "$old" ] && names=(old new)
 for name in "${names[@]}"; do
         sum[$name]=0
+        bufs[$name]=0
         nr_lossy[$name]=0
 done
 for ((r = 1; r <= runs; r++)); do
@@ -88,15 +99,16 @@ for ((r = 1; r <= runs; r++)); do
                 bin=$build/src/etwtop
                 [ "$name" = old ] && bin=$old/src/etwtop
                 set -- $(one "$bin")
-                printf '%s run %d: lost %s at 0.5 s, %s at 1 s (ping-pong %s rounds/s)\n' \
-                        "$name" "$r" "$1" "$2" "$3"
+                printf '%s run %d: lost %s at 0.5 s, %s at 1 s; buffers lost %s, %s (ping-pong %s rounds/s)\n' \
+                        "$name" "$r" "$1" "$2" "$3" "$4" "$5"
                 sum[$name]=$((sum[$name] + $2))
-                [ "$2" -gt 0 ] && nr_lossy[$name]=$((nr_lossy[$name] + 1))
+                bufs[$name]=$((bufs[$name] + $4))
+                [ "$2" -gt 0 ] || [ "$4" -gt 0 ] && nr_lossy[$name]=$((nr_lossy[$name] + 1))
         done
 done
 for name in "${names[@]}"; do
         b=$build
         [ "$name" = old ] && b=$old
-        printf '%s (%s): %d events lost in the first second over %d runs, %d runs with a loss\n' \
-                "$name" "$b" "${sum[$name]}" "$runs" "${nr_lossy[$name]}"
+        printf '%s (%s): %d events and %d real-time buffers lost in the first second over %d runs, %d runs with a loss\n' \
+                "$name" "$b" "${sum[$name]}" "${bufs[$name]}" "$runs" "${nr_lossy[$name]}"
 done
