@@ -47,9 +47,9 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info);
 
 /* Raises the calling thread, which takes a consumer's buffers (session_rt_next) and sends them
-   on (the session host's stream to a consumer in another process), to the logger's real-time
-   priority where that is permitted, as the logger is (CAP_SYS_NICE, or RLIMIT_RTPRIO): a normal
-   thread there waited seconds for a CPU on a busy machine (measured: runnable, 3.9 s of run
+   on (the session host's stream to a consumer in another process), to a real-time priority
+   just below the logger's where that is permitted (live_source.h's LIVE_RT_PRIORITY_ASIDE): a
+   normal thread there waited seconds for a CPU on a busy machine (measured: runnable, 3.9 s of run
    delay in 4 s, at the start of a session on 2 CPUs with 4 busy threads and a build), while its
    consumer, idle, waited for it and the queue lost a thousand buffers. The sender only waits
    and copies. True when raised. */

@@ -110,8 +110,8 @@
 #define PMC_MIN_INTERVAL     4096
 #define PMC_MAX_INTERVAL     0x7FFFFFFFu
 #define DRAIN_BUDGET         4096
-#define DRAIN_ROUNDS         128 /* a drain's limit per wake-up: 512k records */
-#define LOGGER_RT_PRIORITY   1   /* SCHED_FIFO, the lowest: ahead of every normal thread */
+#define DRAIN_ROUNDS         128                    /* a drain's limit per wake-up: 512k records */
+#define LOGGER_RT_PRIORITY   LIVE_RT_PRIORITY_DRAIN /* SCHED_FIFO: live_source.h says why */
 #define FILETIME_UNIX_EPOCH  116444736000000000ll
 #define TRACE_PROCESSING_VER 2           /* TraceVersionInfo */
 #define VALID_ENABLE_FLAGS   0x77FFFFFFu /* every EVENT_TRACE_FLAG_* but bit 27 and EXTENSION */

@@ -232,7 +232,7 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
 
 bool session_rt_sender_priority(void)
 {
-        struct sched_param sp = {.sched_priority = LOGGER_RT_PRIORITY};
+        struct sched_param sp = {.sched_priority = LIVE_RT_PRIORITY_ASIDE};
         return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 }
 

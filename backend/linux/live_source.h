@@ -17,6 +17,16 @@
 #define LIVE_DEFAULT_USER_STACK 8192u  /* perf's --call-graph dwarf default */
 #define LIVE_MAX_USER_STACK     65528u /* the kernel's limit (a u16, 8-byte aligned) */
 
+/* The real-time priorities (SCHED_FIFO) of a live session's threads, where they are permitted
+   (CAP_SYS_NICE, or RLIMIT_RTPRIO), as perf record -r gives its reader: on a busy machine an
+   ordinary thread waits seconds for a CPU. The drain's (the logger's) is the higher, so that
+   nothing of the session's own keeps it from a CPU: the /proc reader it waits for
+   (proc_aside.h) is at it too; the work beside the drain (the rundown's reading of /proc and
+   /proc/kallsyms, the host's senders of buffers to consumers) is at the lower one, ahead of
+   the machine's ordinary threads but never of the drain. */
+#define LIVE_RT_PRIORITY_DRAIN 2
+#define LIVE_RT_PRIORITY_ASIDE 1
+
 /* Everything a session collects, as the controller API sets it. */
 struct live_settings {
         PERFINFO_GROUPMASK masks; /* Masks[0] = EnableFlags; PERF_* groups in Masks[1..7] */

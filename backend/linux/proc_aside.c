@@ -4,6 +4,8 @@
    that waits for a CPU). */
 #include "proc_aside.h"
 
+#include "live_source.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -16,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The logger's priority (SCHED_FIFO, the lowest): the reader must not wait for a CPU behind the
-   machine's ordinary threads, or every answer would come late on a busy machine. */
-#define PROC_ASIDE_RT_PRIORITY 1
+/* The logger's priority (live_source.h): the reader must not wait for a CPU behind the machine's
+   ordinary threads, or every answer would come late on a busy machine, nor behind the
+   session's other real-time threads while the drain waits for it. */
+#define PROC_ASIDE_RT_PRIORITY LIVE_RT_PRIORITY_DRAIN
 
 /* The question's state: the drain asks only when IDLE; the reader answers only when ASKED; an
    answer that came after the drain gave up stays ANSWERED until the next question clears it. */

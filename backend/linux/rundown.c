@@ -210,28 +210,39 @@ static void *rundown_main(void *arg)
         return NULL;
 }
 
+/* Creates the thread with policy and priority explicit (not the creator's: the logger's, at an
+   update); false when they cannot be set or are not permitted. */
+static bool create_as(pthread_t *thread, void *(*fn)(void *), void *arg, int policy, int prio)
+{
+        pthread_attr_t attr;
+        struct sched_param sp = {.sched_priority = prio};
+        if (pthread_attr_init(&attr) != 0)
+                return false;
+        bool is_made = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
+                       pthread_attr_setschedpolicy(&attr, policy) == 0 &&
+                       pthread_attr_setschedparam(&attr, &sp) == 0 &&
+                       pthread_create(thread, &attr, fn, arg) == 0;
+        pthread_attr_destroy(&attr);
+        return is_made;
+}
+
 /* Starts fn(arg) on a thread of its own that takes no signal (the process's handlers run on its
-   own threads) and runs at the ordinary priority, not the logger's real-time one it would
-   inherit: reading /proc for a machine of many threads, or /proc/kallsyms, takes hundreds of
-   milliseconds of CPU, which, at the drain's priority, would keep the drain from a CPU and spend
-   the real-time budget (sched_rt_runtime_us) the drain needs when it is behind. 0 or an errno. */
+   own threads), at the real-time priority below the drain's (LIVE_RT_PRIORITY_ASIDE) where
+   that is permitted, else at the ordinary one. Not at the drain's: reading /proc for a machine
+   of many threads, or /proc/kallsyms, takes hundreds of milliseconds of CPU, which would keep
+   the drain from a CPU. Not at the ordinary one where it can be helped: on a busy machine (load
+   40 on 2 CPUs: a build beside startup_loss.sh's load) the start's rundown of 6,500 items took
+   24 s there, the controller's first update waited for it, and the records held meanwhile
+   reached the screen all at once, more than its real-time queue holds. 0 or an errno. */
 static int aside_start(pthread_t *thread, void *(*fn)(void *), void *arg)
 {
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        pthread_attr_t attr;
-        struct sched_param normal = {.sched_priority = 0};
-        bool has_attr = pthread_attr_init(&attr) == 0;
-        if (has_attr && (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
-                         pthread_attr_setschedpolicy(&attr, SCHED_OTHER) != 0 ||
-                         pthread_attr_setschedparam(&attr, &normal) != 0)) {
-                pthread_attr_destroy(&attr);
-                has_attr = false;
-        }
-        int rc = pthread_create(thread, has_attr ? &attr : NULL, fn, arg);
-        if (has_attr)
-                pthread_attr_destroy(&attr);
+        int rc = 0;
+        if (!create_as(thread, fn, arg, SCHED_FIFO, LIVE_RT_PRIORITY_ASIDE) &&
+            !create_as(thread, fn, arg, SCHED_OTHER, 0))
+                rc = pthread_create(thread, NULL, fn, arg);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return rc;
 }

@@ -31,6 +31,7 @@
 #include "etw/evntrace.h"
 #include "etw/ntwmi.h"
 #include "etl_reader.h"
+#include "live_source.h"
 #include "session_api.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
@@ -1210,7 +1211,7 @@ static void *ping(void *arg)
 }
 
 /* Runs nr_pairs ping-pong pairs for ms. With is_starving the threads run SCHED_FIFO above the
-   session's logger thread (SCHED_FIFO 1, or SCHED_OTHER), so that it hardly runs and the perf
+   session's logger thread (SCHED_FIFO 2, or SCHED_OTHER), so that it hardly runs and the perf
    rings overflow: events are lost. Returns whether the threads got SCHED_FIFO. */
 static bool make_load(int nr_pairs, long ms, bool is_starving)
 {
@@ -1279,9 +1280,9 @@ static bool fifo_permitted(void)
         return rc == 0;
 }
 
-/* A live session's logger thread drains the kernel's rings at the lowest real-time priority
-   where permitted (else as a normal thread); a session without a live source keeps a normal
-   logger. LoggerThreadId names it. */
+/* A live session's logger thread drains the kernel's rings at the drain's real-time priority
+   where permitted (LIVE_RT_PRIORITY_DRAIN, above the session's work beside it: else as a normal
+   thread); a session without a live source keeps a normal logger. LoggerThreadId names it. */
 static void test_logger_thread_priority(void **state)
 {
         (void)state;
@@ -1303,7 +1304,8 @@ static void test_logger_thread_priority(void **state)
                       (int)tid, policy, sp.sched_priority, is_permitted);
         if (is_permitted) {
                 assert_int_equal(policy, SCHED_FIFO);
-                assert_int_equal(sp.sched_priority, 1);
+                assert_int_equal(sp.sched_priority, LIVE_RT_PRIORITY_DRAIN);
+                assert_true(LIVE_RT_PRIORITY_DRAIN > LIVE_RT_PRIORITY_ASIDE);
         } else {
                 assert_int_equal(policy, SCHED_OTHER);
         }

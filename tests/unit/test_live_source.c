@@ -784,21 +784,50 @@ char *__wrap_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *c
 static _Atomic bool kallsyms_watch;
 static _Atomic pid_t kallsyms_readers[8];
 static _Atomic unsigned nr_kallsyms_reads;
+static _Atomic int kallsyms_policy[8], kallsyms_prio[8]; /* the readers' scheduling */
 char *__wrap_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
 {
         if (kallsyms_watch) {
                 unsigned i = nr_kallsyms_reads++;
-                if (i < 8)
+                if (i < 8) {
                         kallsyms_readers[i] = (pid_t)syscall(SYS_gettid);
+                        struct sched_param sp = {0};
+                        kallsyms_policy[i] = sched_getscheduler(0);
+                        kallsyms_prio[i] = sched_getparam(0, &sp) == 0 ? sp.sched_priority : -1;
+                }
         }
         return __real_kallsyms_text_read(len, between, ctx);
+}
+
+static void *noop_main(void *arg)
+{
+        return arg;
+}
+
+/* Whether this process may make a SCHED_FIFO thread (root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
+static bool fifo_permitted(void)
+{
+        pthread_attr_t attr;
+        struct sched_param sp = {.sched_priority = 1};
+        pthread_t th;
+        pthread_attr_init(&attr);
+        bool ok = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
+                  pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0 &&
+                  pthread_attr_setschedparam(&attr, &sp) == 0 &&
+                  pthread_create(&th, &attr, noop_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+        if (ok)
+                pthread_join(th, NULL);
+        return ok;
 }
 
 /* An update that turns the context switches on reads the kernel's blocking functions (the
    switches' wait reasons) on a thread of the source's own while the caller keeps the rings
    empty, never on the caller's drain path: there the read and parse of /proc/kallsyms (160 ms
    on a busy 16-CPU machine) held the drain up, and a switch-heavy CPU's 2 MiB ring lost 96,212
-   records at the start of `--record`, which turns the switches on by an update. */
+   records at the start of `--record`, which turns the switches on by an update. That thread
+   runs at the real-time priority below the drain's where permitted: an ordinary one waited
+   seconds for a CPU on a busy machine (the start's rundown, on the same kind of thread, 24 s). */
 static void test_update_reads_wait_sites_aside(void **state)
 {
         (void)state;
@@ -831,8 +860,16 @@ static void test_update_reads_wait_sites_aside(void **state)
         unsigned nr = nr_kallsyms_reads;
         print_message("/proc/kallsyms read %u times during the update and the drains\n", nr);
         assert_true(nr >= 1);
-        for (unsigned i = 0; i < nr && i < 8; i++)
+        bool is_fifo = fifo_permitted();
+        for (unsigned i = 0; i < nr && i < 8; i++) {
                 assert_int_not_equal(kallsyms_readers[i], self);
+                print_message("reader %d: policy %d priority %d (SCHED_FIFO permitted: %d)\n",
+                              (int)kallsyms_readers[i], kallsyms_policy[i], kallsyms_prio[i],
+                              is_fifo);
+                assert_int_equal(kallsyms_policy[i], is_fifo ? SCHED_FIFO : SCHED_OTHER);
+                if (is_fifo)
+                        assert_int_equal(kallsyms_prio[i], LIVE_RT_PRIORITY_ASIDE);
+        }
         live_source_close(ls);
         assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
         etl_writer_free(w);
@@ -1871,7 +1908,8 @@ static void test_start_under_load(void **state)
                               load ? caps.why_no_cpu_wide : "STARTUP_LOAD (the load) is not set");
                 skip();
         }
-        struct sched_param rt = {.sched_priority = 1}, normal = {.sched_priority = 0};
+        struct sched_param rt = {.sched_priority = LIVE_RT_PRIORITY_DRAIN},
+                           normal = {.sched_priority = 0};
         if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt) != 0) {
                 print_message("skipped: SCHED_FIFO, the logger's priority, is not permitted\n");
                 skip();
