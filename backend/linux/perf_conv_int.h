@@ -362,12 +362,14 @@ void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct co
    kept one, or kept now: its kernel addresses noted either way), not shared yet; NULL when it is
    not such a chain (collect it as usual). */
 struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_sample *s);
-void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf);
+/* kf's last share gone: to the spares (or freed past CONV_KFRAMES_SPARE). */
+void conv_kframes_spare(struct perf_conv *c, struct conv_kframes *kf);
 void conv_kchains_free(struct perf_conv *c);
 struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most);
 void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr);
 void conv_stack_pool_free(struct conv_stack_pool *pool);
-void conv_stacks_set(struct perf_conv *c, bool is_on);
+/* CSwitch stacks turned on or off (conv_stacks_set) when they change. */
+void conv_stacks_change(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint32_t nr);
@@ -380,8 +382,6 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
    when there was no room (the caller collects and emits as usual); *rc: emit's. */
-int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
-                       const uint64_t *frames, uint32_t nr);
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
                             const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
                             uint64_t ts, int *rc);
@@ -423,6 +423,41 @@ static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, 
                 return c->ops.emit(c->ctx, cpu, rec, size);
         c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
+}
+
+/* The header and payload head of a StackWalk record at rec whose nr frames are in place from
+   STACK_REC_HEAD on (etl_record_perfinfo64's, no counters): its size. Written here, not built and
+   copied: this runs for every stack. */
+static inline uint32_t conv_stack_head(uint8_t *rec, uint64_t ts, uint32_t pid, uint32_t tid,
+                                       uint32_t nr)
+{
+        uint32_t size = STACK_REC_HEAD + 8 * nr;
+        st16(rec, 2);
+        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        rec[3] = 0xC0;
+        st16(rec + 4, (uint16_t)size);
+        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
+        st64(rec + 8, ts);
+        st64(rec + 16, ts); /* EventTimeStamp, StackProcess, StackThread */
+        st32(rec + 24, pid);
+        st32(rec + 28, tid);
+        return size;
+}
+
+/* A share of a kept chain's frames let go (kf NULL: none). Inline: a context switch lets one go,
+   and the last share is rare. */
+static inline void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf)
+{
+        if (kf && --kf->refs == 0)
+                conv_kframes_spare(c, kf);
+}
+
+/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. Inline:
+   every sched_switch sample says so, and they seldom change. */
+static inline void conv_stacks_set(struct perf_conv *c, bool is_on)
+{
+        if (c->has_switch_stacks != is_on)
+                conv_stacks_change(c, is_on);
 }
 
 /* The writer CPU of a record: the CPU it says, when it says one in range, else its ring's.

@@ -271,11 +271,8 @@ void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct co
         conv_stack_kept(c, k, pid, kf->nr);
 }
 
-/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */
-void conv_stacks_set(struct perf_conv *c, bool is_on)
+void conv_stacks_change(struct perf_conv *c, bool is_on)
 {
-        if (c->has_switch_stacks == is_on)
-                return;
         c->has_switch_stacks = is_on;
         if (is_on)
                 return;
@@ -299,8 +296,15 @@ int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
         if (!k || !k->nr)
                 return 0;
         c->st.nr_cswitch_stacks++;
-        int rc = conv_emit_stack_of(c, cpu, ts, k->pid, tid, k->kf ? k->kf->frames : k->frames,
-                                    k->nr);
+        /* built in the sink's room when there is one, here rather than in a call of its own:
+           this runs at every switch */
+        uint32_t size = STACK_REC_HEAD + 8 * k->nr;
+        uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
+        bool is_direct = rec != NULL;
+        if (!rec)
+                rec = c->stack_rec;
+        memcpy(rec + STACK_REC_HEAD, k->kf ? k->kf->frames : k->frames, 8 * (size_t)k->nr);
+        int rc = conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, k->pid, tid, k->nr), is_direct);
         /* (the emit may not touch c->stacks: k still points at tid's entry) */
         k->nr = 0;
         c->nr_kept_stacks--;

@@ -230,10 +230,8 @@ static struct conv_kframes *kframes_new(struct perf_conv *c)
         return kf;
 }
 
-void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf)
+void conv_kframes_spare(struct perf_conv *c, struct conv_kframes *kf)
 {
-        if (!kf || --kf->refs)
-                return;
         if (c->nr_kf_spare >= CONV_KFRAMES_SPARE) {
                 free(kf);
                 return;
@@ -403,24 +401,7 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
 static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint32_t cpu,
                         uint64_t ts, uint32_t pid, uint32_t tid, uint32_t nr)
 {
-        uint8_t *p = rec + STACK_REC_HEAD - 16;
-        st64(p, ts);
-        st32(p + 8, pid);
-        st32(p + 12, tid);
-        /* etl_record_perfinfo64's header (no counters, the payload in place), written here:
-           this runs for every stack */
-        uint32_t size = 16 + 16 + 8 * nr;
-        st16(rec, 2);
-        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
-        rec[3] = 0xC0;
-        st16(rec + 4, (uint16_t)size);
-        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
-        st64(rec + 8, ts);
-        c->st.nr_events++;
-        if (!is_direct)
-                return c->ops.emit(c->ctx, cpu, rec, size);
-        c->sink.commit(c->sink.ctx, cpu, size);
-        return 0;
+        return conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, pid, tid, nr), is_direct);
 }
 
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
@@ -442,20 +423,6 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
         }
         *rc = stack_finish(c, rec, true, cpu, ts, s->pid, s->tid, nr);
         return true;
-}
-
-/* The kept frames of a switch-in as its StackWalk record, built in the sink's room when there
-   is one. */
-int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
-                       const uint64_t *frames, uint32_t nr)
-{
-        uint8_t *rec =
-                c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
-        bool is_direct = rec != NULL;
-        if (!rec)
-                rec = c->stack_rec;
-        memcpy(rec + STACK_REC_HEAD, frames, nr * sizeof(*frames));
-        return stack_finish(c, rec, is_direct, cpu, ts, pid, tid, nr);
 }
 
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
