@@ -322,16 +322,14 @@ struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_samp
         return kchain_find(c, s->callchain, s->nr_callchain);
 }
 
-/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
-   part, as perf gives it), with ip first when it is not already; without its user part when
-   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
-   stacks of a frame-pointer session, every one of them, need none of it. */
-static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
-                                bool is_dwarf, uint64_t *frames)
+/* chain_frames_to of a chain not kept whole: frame by frame. Apart from the test for a kept
+   one, which gcc would otherwise make after saving the six registers this loop needs (a
+   wake-up's stack saved and restored them only to jump to chain_kept_to). */
+static __attribute__((noinline)) uint32_t chain_walk_to(struct perf_conv *c,
+                                                        const struct perf_sample *s,
+                                                        bool is_ip_first, bool is_dwarf,
+                                                        uint64_t *frames)
 {
-        /* a tracepoint's chain kept whole, before the setup below */
-        if (!is_ip_first && !is_dwarf && is_chain_kept_kind(s))
-                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
         if (is_ip_first) {
@@ -358,6 +356,19 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
         if (nr - i <= CONV_MAX_FRAMES - n)
                 return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
         return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, true);
+}
+
+/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
+   part, as perf gives it), with ip first when it is not already; without its user part when
+   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
+   stacks of a frame-pointer session, every one of them, need none of it. A tracepoint's chain
+   kept whole is copied at once (chain_kept_to). */
+static inline uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s,
+                                       bool is_ip_first, bool is_dwarf, uint64_t *frames)
+{
+        if (!is_ip_first && !is_dwarf && is_chain_kept_kind(s))
+                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
+        return chain_walk_to(c, s, is_ip_first, is_dwarf, frames);
 }
 
 /* The callchain without PERF_CONTEXT_* markers (chain_frames_to), its user part the DWARF walk
