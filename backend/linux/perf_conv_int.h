@@ -355,9 +355,12 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
-/* tid has left the CPU with kf's frames (its pid's): a share of them kept for its next
-   switch-in, as conv_stack_keep keeps frames. */
-void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct conv_kframes *kf);
+/* A switch at ts on cpu whose chain is kept (kf, not shared yet) and whose old thread goes on:
+   a share of kf kept for old_tid's next switch-in (its pid's), as conv_stack_keep keeps frames;
+   then, when rc (the CSwitch's emit) is 0, new_tid's stack as conv_emit_switch_in_stack writes
+   it. One call at every such switch rather than two. Returns rc, or the stack's emit. */
+int conv_switch_kept_stacks(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t old_tid,
+                            uint32_t pid, struct conv_kframes *kf, uint32_t new_tid, int rc);
 /* The frames of a frame-pointer CSwitch's chain when it is one that chains are kept for (the
    kept one, or kept now: its kernel addresses noted either way), not shared yet; NULL when it is
    not such a chain (collect it as usual). */

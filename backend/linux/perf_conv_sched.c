@@ -406,20 +406,17 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
 }
 
 /* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) kept for old_tid's next
-   switch-in: a share of kf when the chain is that kept one (its frames written once, at the
-   switch-in), else collected straight into the array kept for it; into c->frames when none is
-   kept (the thread ended, or the kept stacks are at their limit), for the kernel addresses it
-   notes all the same. The chain gives at most its entries as frames: the array's room. */
+   switch-in, when it is not a kept chain whose thread goes on (conv_switch_kept_stacks shares
+   those): collected straight into the array kept for it; into c->frames when none is kept (the
+   thread ended, or the kept stacks are at their limit), for the kernel addresses it notes all
+   the same. The chain gives at most its entries as frames: the array's room. */
 static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
                                   const struct perf_sample *s, struct conv_kframes *kf,
                                   uint32_t old_tid, bool is_ended)
 {
         if (kf) {
-                /* (its kernel addresses were noted when it was kept) */
-                if (is_ended)
-                        conv_stack_keep(c, old_tid, s->pid, 0);
-                else
-                        conv_stack_share(c, old_tid, s->pid, kf);
+                /* the thread ended (the chain's kernel addresses were noted when it was kept) */
+                conv_stack_keep(c, old_tid, s->pid, 0);
                 return;
         }
         uint32_t most =
@@ -519,6 +516,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
+                if (kf && !is_ended)
+                        return conv_switch_kept_stacks(c, cpu, ts, old_tid, s.pid, kf, new_tid, rc);
                 if (is_kept_late)
                         keep_switch_out_chain(c, ev, &s, kf, old_tid, is_ended);
                 else if (ev->has_stack)
