@@ -293,10 +293,10 @@ static inline struct conv_kframes *kchain_find(struct perf_conv *c, const uint8_
         return k->kf;
 }
 
-/* kchain_find's frames copied into frames. Apart from the rest of chain_frames_to: the
-   registers a chain kept needs are few. */
-static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
-                                                        uint64_t nr, uint64_t *frames)
+/* kchain_find's frames copied into frames. Inline in its callers (a wake-up's stack, in the
+   sink's room): apart, it saved and restored six registers of its own at every wake-up. */
+static inline uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain, uint64_t nr,
+                                     uint64_t *frames)
 {
         const struct conv_kframes *kf = kchain_find(c, chain, nr);
         memcpy(frames, kf->frames, 8 * (size_t)kf->nr);
