@@ -328,6 +328,8 @@ int conv_emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
                           uint32_t tid, const char *name);
 int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts, uint32_t hdr_tid,
                     const struct perf_conv_image *im);
+/* A PERF_RECORD_SAMPLE of size bytes (its header's) converted; one that does not parse is
+   counted in nr_bad and -EBADMSG. */
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev);
 int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,

@@ -431,6 +431,14 @@ static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_ev
         conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
 }
 
+/* A sample that did not parse (cut short, or a tracepoint's without its raw data): counted
+   here, so that perf_conv_record_ev hands a sample on with a jump, not a call. */
+static __attribute__((noinline, cold)) int sample_bad(struct perf_conv *c)
+{
+        c->st.nr_bad++;
+        return -EBADMSG;
+}
+
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev)
 {
@@ -439,7 +447,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         uint32_t nr_pmc = 0;
 
         if (size < 16)
-                return -EBADMSG;
+                return sample_bad(c);
         if (!ev) {
                 c->st.nr_unknown_id++;
                 return 0;
@@ -450,7 +458,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                           : perf_sample_parse(rec, size, ev->sample_type, ev->read_format,
                                               ev->branch_sample_type, ev->regs_user_mask, &s);
         if (prc < 0)
-                return -EBADMSG;
+                return sample_bad(c);
         if (s.time < ev->valid_from || s.time > ev->valid_until) {
                 c->st.nr_out_of_window++;
                 return 0;
@@ -503,7 +511,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 break;
         case PERF_CONV_CSWITCH: {
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 uint32_t new_tid, old_tid;
                 bool is_ended;
                 rsize = 16 + 8 * nr_pmc + 24;
@@ -528,7 +536,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         }
         case PERF_CONV_CPU_IDLE:
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 {
                         /* state 4294967295 (PWR_EVENT_EXIT) leaves idle: the state entered
                            stays, for the switch that follows */
@@ -539,7 +547,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 return 0;
         case PERF_CONV_READY_THREAD: {
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 /* conv_record_system64_pmc's record, its payload built in place */
                 rsize = 32 + 8 * nr_pmc + 8;
                 out = conv_rec_begin(c, cpu, rsize, &is_direct);
