@@ -116,6 +116,21 @@ static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
         return (uint32_t *)(void *)(m->slots + (size_t)i * m->esize);
 }
 
+/* The entry of key, or NULL. Inline: a context switch looks up its two threads' kept stacks,
+   and the probe is a few instructions where the call's were as many. */
+static inline void *conv_umap_find(const struct umap *m, uint32_t key)
+{
+        if (key == CONV_NONE)
+                return NULL;
+        for (uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;; i = (i + 1) & m->mask) {
+                uint32_t *k = umap_key(m, i);
+                if (*k == key)
+                        return k;
+                if (*k == CONV_NONE)
+                        return NULL;
+        }
+}
+
 struct conv_task {
         uint32_t tid; /* key */
         uint32_t pid;
@@ -305,7 +320,6 @@ struct perf_conv {
 
 /* ---- shared by the converter's files ---- */
 
-void *conv_umap_find(const struct umap *m, uint32_t key);
 void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new);
 void conv_umap_remove(struct umap *m, void *entry);
 void conv_proc_free_images(struct conv_proc *p);

@@ -13,19 +13,6 @@ static void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap)
                 *umap_key(m, i) = CONV_NONE;
 }
 
-void *conv_umap_find(const struct umap *m, uint32_t key)
-{
-        if (key == CONV_NONE)
-                return NULL;
-        for (uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;; i = (i + 1) & m->mask) {
-                uint32_t *k = umap_key(m, i);
-                if (*k == key)
-                        return k;
-                if (*k == CONV_NONE)
-                        return NULL;
-        }
-}
-
 static void conv_umap_grow(struct umap *m)
 {
         struct umap n;
