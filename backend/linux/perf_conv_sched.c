@@ -38,15 +38,11 @@ static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
         return conv_emit(c, cpu, size);
 }
 
-static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+/* conv_is_kernel_thread of a thread whose answer is not kept (m, its slot): looked up and
+   kept. Apart, so that the switch's own work saves no registers for these lookups. */
+static __attribute__((noinline)) bool kernel_thread_slow(struct perf_conv *c, uint32_t tid,
+                                                         struct kthread_memo *m)
 {
-        if (tid == 0 || tid == 2)
-                return true;
-        /* two lookups a context switch, the same few threads: their answers kept while the
-           tables stay as they were */
-        struct kthread_memo *m = &c->kthread_memo[tid & 63];
-        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
-                return m->is_kernel;
         const struct conv_task *t = conv_umap_find(&c->tasks, tid);
         uint32_t pid = t ? t->pid : tid;
         const struct conv_proc *p = pid == 2 ? NULL : conv_umap_find(&c->procs, pid);
@@ -56,6 +52,18 @@ static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
         m->procs_gen = c->procs.gen;
         m->is_kernel = is_kernel;
         return is_kernel;
+}
+
+static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+{
+        if (tid == 0 || tid == 2)
+                return true;
+        /* two lookups a context switch, the same few threads: their answers kept while the
+           tables stay as they were */
+        struct kthread_memo *m = &c->kthread_memo[tid & 63];
+        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
+                return m->is_kernel;
+        return kernel_thread_slow(c, tid, m);
 }
 
 /* perf_prio_to_etw: a nice-0 thread's (120, most of them) without its call */
