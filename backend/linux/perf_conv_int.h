@@ -116,6 +116,21 @@ static inline uint32_t *umap_key(const struct umap *m, uint32_t i)
         return (uint32_t *)(void *)(m->slots + (size_t)i * m->esize);
 }
 
+/* The entry of key, or NULL. Inline: a context switch looks up its two threads' kept stacks,
+   and the probe is a few instructions where the call's were as many. */
+static inline void *conv_umap_find(const struct umap *m, uint32_t key)
+{
+        if (key == CONV_NONE)
+                return NULL;
+        for (uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;; i = (i + 1) & m->mask) {
+                uint32_t *k = umap_key(m, i);
+                if (*k == key)
+                        return k;
+                if (*k == CONV_NONE)
+                        return NULL;
+        }
+}
+
 struct conv_task {
         uint32_t tid; /* key */
         uint32_t pid;
@@ -305,7 +320,6 @@ struct perf_conv {
 
 /* ---- shared by the converter's files ---- */
 
-void *conv_umap_find(const struct umap *m, uint32_t key);
 void *conv_umap_get(struct umap *m, uint32_t key, bool *is_new);
 void conv_umap_remove(struct umap *m, void *entry);
 void conv_proc_free_images(struct conv_proc *p);
@@ -328,6 +342,8 @@ int conv_emit_thread_name(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32
                           uint32_t tid, const char *name);
 int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t ts, uint32_t hdr_tid,
                     const struct perf_conv_image *im);
+/* A PERF_RECORD_SAMPLE of size bytes (its header's) converted; one that does not parse is
+   counted in nr_bad and -EBADMSG. */
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev);
 int conv_switch(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
@@ -355,19 +371,24 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
-/* tid has left the CPU with kf's frames (its pid's): a share of them kept for its next
-   switch-in, as conv_stack_keep keeps frames. */
-void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct conv_kframes *kf);
+/* A switch at ts on cpu whose chain is kept (kf, not shared yet) and whose old thread goes on:
+   a share of kf kept for old_tid's next switch-in (its pid's), as conv_stack_keep keeps frames;
+   then, when rc (the CSwitch's emit) is 0, new_tid's stack as conv_emit_switch_in_stack writes
+   it. One call at every such switch rather than two. Returns rc, or the stack's emit. */
+int conv_switch_kept_stacks(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t old_tid,
+                            uint32_t pid, struct conv_kframes *kf, uint32_t new_tid, int rc);
 /* The frames of a frame-pointer CSwitch's chain when it is one that chains are kept for (the
    kept one, or kept now: its kernel addresses noted either way), not shared yet; NULL when it is
    not such a chain (collect it as usual). */
 struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_sample *s);
-void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf);
+/* kf's last share gone: to the spares (or freed past CONV_KFRAMES_SPARE). */
+void conv_kframes_spare(struct perf_conv *c, struct conv_kframes *kf);
 void conv_kchains_free(struct perf_conv *c);
 struct conv_stack *conv_stack_room(struct perf_conv *c, uint32_t tid, uint32_t most);
 void conv_stack_kept(struct perf_conv *c, struct conv_stack *k, uint32_t pid, uint32_t nr);
 void conv_stack_pool_free(struct conv_stack_pool *pool);
-void conv_stacks_set(struct perf_conv *c, bool is_on);
+/* CSwitch stacks turned on or off (conv_stacks_set) when they change. */
+void conv_stacks_change(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint32_t nr);
@@ -380,8 +401,6 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
    when there was no room (the caller collects and emits as usual); *rc: emit's. */
-int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
-                       const uint64_t *frames, uint32_t nr);
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
                             const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
                             uint64_t ts, int *rc);
@@ -423,6 +442,41 @@ static inline int conv_rec_end(struct perf_conv *c, uint32_t cpu, uint8_t *rec, 
                 return c->ops.emit(c->ctx, cpu, rec, size);
         c->sink.commit(c->sink.ctx, cpu, size);
         return 0;
+}
+
+/* The header and payload head of a StackWalk record at rec whose nr frames are in place from
+   STACK_REC_HEAD on (etl_record_perfinfo64's, no counters): its size. Written here, not built and
+   copied: this runs for every stack. */
+static inline uint32_t conv_stack_head(uint8_t *rec, uint64_t ts, uint32_t pid, uint32_t tid,
+                                       uint32_t nr)
+{
+        uint32_t size = STACK_REC_HEAD + 8 * nr;
+        st16(rec, 2);
+        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
+        rec[3] = 0xC0;
+        st16(rec + 4, (uint16_t)size);
+        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
+        st64(rec + 8, ts);
+        st64(rec + 16, ts); /* EventTimeStamp, StackProcess, StackThread */
+        st32(rec + 24, pid);
+        st32(rec + 28, tid);
+        return size;
+}
+
+/* A share of a kept chain's frames let go (kf NULL: none). Inline: a context switch lets one go,
+   and the last share is rare. */
+static inline void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf)
+{
+        if (kf && --kf->refs == 0)
+                conv_kframes_spare(c, kf);
+}
+
+/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. Inline:
+   every sched_switch sample says so, and they seldom change. */
+static inline void conv_stacks_set(struct perf_conv *c, bool is_on)
+{
+        if (c->has_switch_stacks != is_on)
+                conv_stacks_change(c, is_on);
 }
 
 /* The writer CPU of a record: the CPU it says, when it says one in range, else its ring's.

@@ -38,15 +38,11 @@ static int emit_lbr(struct perf_conv *c, const struct perf_conv_event *ev,
         return conv_emit(c, cpu, size);
 }
 
-static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+/* conv_is_kernel_thread of a thread whose answer is not kept (m, its slot): looked up and
+   kept. Apart, so that the switch's own work saves no registers for these lookups. */
+static __attribute__((noinline)) bool kernel_thread_slow(struct perf_conv *c, uint32_t tid,
+                                                         struct kthread_memo *m)
 {
-        if (tid == 0 || tid == 2)
-                return true;
-        /* two lookups a context switch, the same few threads: their answers kept while the
-           tables stay as they were */
-        struct kthread_memo *m = &c->kthread_memo[tid & 63];
-        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
-                return m->is_kernel;
         const struct conv_task *t = conv_umap_find(&c->tasks, tid);
         uint32_t pid = t ? t->pid : tid;
         const struct conv_proc *p = pid == 2 ? NULL : conv_umap_find(&c->procs, pid);
@@ -56,6 +52,18 @@ static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
         m->procs_gen = c->procs.gen;
         m->is_kernel = is_kernel;
         return is_kernel;
+}
+
+static bool conv_is_kernel_thread(struct perf_conv *c, uint32_t tid)
+{
+        if (tid == 0 || tid == 2)
+                return true;
+        /* two lookups a context switch, the same few threads: their answers kept while the
+           tables stay as they were */
+        struct kthread_memo *m = &c->kthread_memo[tid & 63];
+        if (m->tid == tid && m->tasks_gen == c->tasks.gen && m->procs_gen == c->procs.gen)
+                return m->is_kernel;
+        return kernel_thread_slow(c, tid, m);
 }
 
 /* perf_prio_to_etw: a nice-0 thread's (120, most of them) without its call */
@@ -406,20 +414,17 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
 }
 
 /* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) kept for old_tid's next
-   switch-in: a share of kf when the chain is that kept one (its frames written once, at the
-   switch-in), else collected straight into the array kept for it; into c->frames when none is
-   kept (the thread ended, or the kept stacks are at their limit), for the kernel addresses it
-   notes all the same. The chain gives at most its entries as frames: the array's room. */
+   switch-in, when it is not a kept chain whose thread goes on (conv_switch_kept_stacks shares
+   those): collected straight into the array kept for it; into c->frames when none is kept (the
+   thread ended, or the kept stacks are at their limit), for the kernel addresses it notes all
+   the same. The chain gives at most its entries as frames: the array's room. */
 static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_event *ev,
                                   const struct perf_sample *s, struct conv_kframes *kf,
                                   uint32_t old_tid, bool is_ended)
 {
         if (kf) {
-                /* (its kernel addresses were noted when it was kept) */
-                if (is_ended)
-                        conv_stack_keep(c, old_tid, s->pid, 0);
-                else
-                        conv_stack_share(c, old_tid, s->pid, kf);
+                /* the thread ended (the chain's kernel addresses were noted when it was kept) */
+                conv_stack_keep(c, old_tid, s->pid, 0);
                 return;
         }
         uint32_t most =
@@ -434,6 +439,14 @@ static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_ev
         conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
 }
 
+/* A sample that did not parse (cut short, or a tracepoint's without its raw data): counted
+   here, so that perf_conv_record_ev hands a sample on with a jump, not a call. */
+static __attribute__((noinline, cold)) int sample_bad(struct perf_conv *c)
+{
+        c->st.nr_bad++;
+        return -EBADMSG;
+}
+
 int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32_t size,
                 const struct perf_conv_event *ev)
 {
@@ -442,7 +455,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         uint32_t nr_pmc = 0;
 
         if (size < 16)
-                return -EBADMSG;
+                return sample_bad(c);
         if (!ev) {
                 c->st.nr_unknown_id++;
                 return 0;
@@ -453,7 +466,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                           : perf_sample_parse(rec, size, ev->sample_type, ev->read_format,
                                               ev->branch_sample_type, ev->regs_user_mask, &s);
         if (prc < 0)
-                return -EBADMSG;
+                return sample_bad(c);
         if (s.time < ev->valid_from || s.time > ev->valid_until) {
                 c->st.nr_out_of_window++;
                 return 0;
@@ -506,7 +519,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 break;
         case PERF_CONV_CSWITCH: {
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 uint32_t new_tid, old_tid;
                 bool is_ended;
                 rsize = 16 + 8 * nr_pmc + 24;
@@ -519,6 +532,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
                    callchain of this one, the old thread's, waits for its own switch-in */
                 conv_stacks_set(c, ev->has_stack);
+                if (kf && !is_ended)
+                        return conv_switch_kept_stacks(c, cpu, ts, old_tid, s.pid, kf, new_tid, rc);
                 if (is_kept_late)
                         keep_switch_out_chain(c, ev, &s, kf, old_tid, is_ended);
                 else if (ev->has_stack)
@@ -529,7 +544,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         }
         case PERF_CONV_CPU_IDLE:
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 {
                         /* state 4294967295 (PWR_EVENT_EXIT) leaves idle: the state entered
                            stays, for the switch that follows */
@@ -540,7 +555,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 return 0;
         case PERF_CONV_READY_THREAD: {
                 if (!s.raw)
-                        return -EBADMSG;
+                        return sample_bad(c);
                 /* conv_record_system64_pmc's record, its payload built in place */
                 rsize = 32 + 8 * nr_pmc + 8;
                 out = conv_rec_begin(c, cpu, rsize, &is_direct);

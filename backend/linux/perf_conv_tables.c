@@ -254,7 +254,10 @@ void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t n
         conv_stack_kept(c, k, pid, nr);
 }
 
-void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct conv_kframes *kf)
+/* tid has left the CPU with kf's frames (its pid's): a share of them kept for its next
+   switch-in, as conv_stack_keep keeps frames. */
+static inline void stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid,
+                               struct conv_kframes *kf)
 {
         struct conv_stack *k = stack_entry(c, tid);
         if (!k) {
@@ -271,11 +274,8 @@ void conv_stack_share(struct perf_conv *c, uint32_t tid, uint32_t pid, struct co
         conv_stack_kept(c, k, pid, kf->nr);
 }
 
-/* CSwitch stacks are on (is_on) or off from now: off, the stacks kept are forgotten. */
-void conv_stacks_set(struct perf_conv *c, bool is_on)
+void conv_stacks_change(struct perf_conv *c, bool is_on)
 {
-        if (c->has_switch_stacks == is_on)
-                return;
         c->has_switch_stacks = is_on;
         if (is_on)
                 return;
@@ -293,14 +293,21 @@ void conv_stacks_set(struct perf_conv *c, bool is_on)
 
 /* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
    left the CPU last (its switch-out's callchain), StackThread = tid. Nothing when none was kept. */
-int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
+static inline int switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
 {
         struct conv_stack *k = tid ? conv_umap_find(&c->stacks, tid) : NULL;
         if (!k || !k->nr)
                 return 0;
         c->st.nr_cswitch_stacks++;
-        int rc = conv_emit_stack_of(c, cpu, ts, k->pid, tid, k->kf ? k->kf->frames : k->frames,
-                                    k->nr);
+        /* built in the sink's room when there is one, here rather than in a call of its own:
+           this runs at every switch */
+        uint32_t size = STACK_REC_HEAD + 8 * k->nr;
+        uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
+        bool is_direct = rec != NULL;
+        if (!rec)
+                rec = c->stack_rec;
+        memcpy(rec + STACK_REC_HEAD, k->kf ? k->kf->frames : k->frames, 8 * (size_t)k->nr);
+        int rc = conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, k->pid, tid, k->nr), is_direct);
         /* (the emit may not touch c->stacks: k still points at tid's entry) */
         k->nr = 0;
         c->nr_kept_stacks--;
@@ -313,5 +320,19 @@ int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, ui
                 stack_frames_put(&c->stack_pool, k->frames, k->cls);
                 k->frames = NULL;
         }
+        return rc;
+}
+
+int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
+{
+        return switch_in_stack(c, cpu, ts, tid);
+}
+
+int conv_switch_kept_stacks(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t old_tid,
+                            uint32_t pid, struct conv_kframes *kf, uint32_t new_tid, int rc)
+{
+        stack_share(c, old_tid, pid, kf);
+        if (rc == 0 && c->has_switch_stacks)
+                rc = switch_in_stack(c, cpu, ts, new_tid);
         return rc;
 }

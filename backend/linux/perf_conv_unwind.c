@@ -230,10 +230,8 @@ static struct conv_kframes *kframes_new(struct perf_conv *c)
         return kf;
 }
 
-void conv_kframes_put(struct perf_conv *c, struct conv_kframes *kf)
+void conv_kframes_spare(struct perf_conv *c, struct conv_kframes *kf)
 {
-        if (!kf || --kf->refs)
-                return;
         if (c->nr_kf_spare >= CONV_KFRAMES_SPARE) {
                 free(kf);
                 return;
@@ -295,10 +293,10 @@ static inline struct conv_kframes *kchain_find(struct perf_conv *c, const uint8_
         return k->kf;
 }
 
-/* kchain_find's frames copied into frames. Apart from the rest of chain_frames_to: the
-   registers a chain kept needs are few. */
-static __attribute__((noinline)) uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain,
-                                                        uint64_t nr, uint64_t *frames)
+/* kchain_find's frames copied into frames. Inline in its callers (a wake-up's stack, in the
+   sink's room): apart, it saved and restored six registers of its own at every wake-up. */
+static inline uint32_t chain_kept_to(struct perf_conv *c, const uint8_t *chain, uint64_t nr,
+                                     uint64_t *frames)
 {
         const struct conv_kframes *kf = kchain_find(c, chain, nr);
         memcpy(frames, kf->frames, 8 * (size_t)kf->nr);
@@ -324,16 +322,14 @@ struct conv_kframes *conv_chain_kept(struct perf_conv *c, const struct perf_samp
         return kchain_find(c, s->callchain, s->nr_callchain);
 }
 
-/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
-   part, as perf gives it), with ip first when it is not already; without its user part when
-   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
-   stacks of a frame-pointer session, every one of them, need none of it. */
-static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
-                                bool is_dwarf, uint64_t *frames)
+/* chain_frames_to of a chain not kept whole: frame by frame. Apart from the test for a kept
+   one, which gcc would otherwise make after saving the six registers this loop needs (a
+   wake-up's stack saved and restored them only to jump to chain_kept_to). */
+static __attribute__((noinline)) uint32_t chain_walk_to(struct perf_conv *c,
+                                                        const struct perf_sample *s,
+                                                        bool is_ip_first, bool is_dwarf,
+                                                        uint64_t *frames)
 {
-        /* a tracepoint's chain kept whole, before the setup below */
-        if (!is_ip_first && !is_dwarf && is_chain_kept_kind(s))
-                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
         uint32_t n = 0;
         bool is_user = false; /* after PERF_CONTEXT_USER: kernel-looking values are garbage */
         if (is_ip_first) {
@@ -360,6 +356,19 @@ static uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s
         if (nr - i <= CONV_MAX_FRAMES - n)
                 return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, false);
         return chain_rest_to(c, chain, i, nr, is_user, is_dwarf, frames, n, true);
+}
+
+/* The sample's callchain into frames without its PERF_CONTEXT_* markers (kernel part then user
+   part, as perf gives it), with ip first when it is not already; without its user part when
+   is_dwarf (the walk gives it). Apart from the walk's setup (its registers, its context): the
+   stacks of a frame-pointer session, every one of them, need none of it. A tracepoint's chain
+   kept whole is copied at once (chain_kept_to). */
+static inline uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sample *s,
+                                       bool is_ip_first, bool is_dwarf, uint64_t *frames)
+{
+        if (!is_ip_first && !is_dwarf && is_chain_kept_kind(s))
+                return chain_kept_to(c, s->callchain, s->nr_callchain, frames);
+        return chain_walk_to(c, s, is_ip_first, is_dwarf, frames);
 }
 
 /* The callchain without PERF_CONTEXT_* markers (chain_frames_to), its user part the DWARF walk
@@ -403,24 +412,7 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
 static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint32_t cpu,
                         uint64_t ts, uint32_t pid, uint32_t tid, uint32_t nr)
 {
-        uint8_t *p = rec + STACK_REC_HEAD - 16;
-        st64(p, ts);
-        st32(p + 8, pid);
-        st32(p + 12, tid);
-        /* etl_record_perfinfo64's header (no counters, the payload in place), written here:
-           this runs for every stack */
-        uint32_t size = 16 + 16 + 8 * nr;
-        st16(rec, 2);
-        rec[2] = TRACE_HEADER_TYPE_PERFINFO64;
-        rec[3] = 0xC0;
-        st16(rec + 4, (uint16_t)size);
-        st16(rec + 6, WMI_LOG_TYPE_STACKWALK);
-        st64(rec + 8, ts);
-        c->st.nr_events++;
-        if (!is_direct)
-                return c->ops.emit(c->ctx, cpu, rec, size);
-        c->sink.commit(c->sink.ctx, cpu, size);
-        return 0;
+        return conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, pid, tid, nr), is_direct);
 }
 
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
@@ -442,20 +434,6 @@ bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *e
         }
         *rc = stack_finish(c, rec, true, cpu, ts, s->pid, s->tid, nr);
         return true;
-}
-
-/* The kept frames of a switch-in as its StackWalk record, built in the sink's room when there
-   is one. */
-int conv_emit_stack_of(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
-                       const uint64_t *frames, uint32_t nr)
-{
-        uint8_t *rec =
-                c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * nr) : NULL;
-        bool is_direct = rec != NULL;
-        if (!rec)
-                rec = c->stack_rec;
-        memcpy(rec + STACK_REC_HEAD, frames, nr * sizeof(*frames));
-        return stack_finish(c, rec, is_direct, cpu, ts, pid, tid, nr);
 }
 
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,

@@ -13,19 +13,6 @@ static void conv_umap_init(struct umap *m, uint32_t esize, uint32_t cap)
                 *umap_key(m, i) = CONV_NONE;
 }
 
-void *conv_umap_find(const struct umap *m, uint32_t key)
-{
-        if (key == CONV_NONE)
-                return NULL;
-        for (uint32_t i = (uint32_t)hash_mix64_half(key) & m->mask;; i = (i + 1) & m->mask) {
-                uint32_t *k = umap_key(m, i);
-                if (*k == key)
-                        return k;
-                if (*k == CONV_NONE)
-                        return NULL;
-        }
-}
-
 static void conv_umap_grow(struct umap *m)
 {
         struct umap n;
@@ -339,13 +326,9 @@ int perf_conv_record_ev(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *r
         }
         c->st.nr_records++;
         /* a sample before the others: most records are, and a jump through the switch's table
-           costs them more than a compare */
-        if (__builtin_expect(h->type == PERF_RECORD_SAMPLE, 1)) {
-                rc = conv_sample(c, ring_cpu, rec, size, ev);
-                if (rc == -EBADMSG)
-                        c->st.nr_bad++;
-                return rc;
-        }
+           costs them more than a compare; conv_sample counts the samples that do not parse */
+        if (__builtin_expect(h->type == PERF_RECORD_SAMPLE, 1))
+                return conv_sample(c, ring_cpu, rec, size, ev);
         switch (h->type) {
         case PERF_RECORD_MMAP2: rc = conv_mmap2(c, ring_cpu, rec, size, ev); break;
         case PERF_RECORD_COMM: rc = conv_comm(c, ring_cpu, rec, size, ev); break;

@@ -124,11 +124,14 @@ static struct {
         uint32_t nr_events;
         uint32_t nr_cmdline_calls;
         uint32_t nr_build_id_calls;
+        int emit_rc; /* non-zero: what the emit hook returns, the record not written */
 } g;
 
 static int hook_emit(void *ctx, uint32_t cpu, const void *rec, uint32_t size)
 {
         (void)ctx;
+        if (g.emit_rc)
+                return g.emit_rc;
         return etl_writer_append(g.w, cpu, rec, size);
 }
 
@@ -2542,13 +2545,24 @@ static void test_bad_records(void **state)
         rb_sample_head(&r, 61, 0x401000, 1, 1, START + 10, 0, false);
         rb_end(&r);
         assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -EBADMSG); /* no callchain */
+        /* a tracepoint's sample without its raw data, each kind that reads it */
+        static const enum perf_conv_kind tp_kinds[3] = {PERF_CONV_CSWITCH, PERF_CONV_READY_THREAD,
+                                                        PERF_CONV_CPU_IDLE};
+        for (uint32_t i = 0; i < 3; i++) {
+                struct perf_conv_event tp = {.kind = tp_kinds[i],
+                                             .sample_type = SAMPLE_ID | PERF_SAMPLE_IP};
+                add_event(62 + i, &tp);
+                rb_sample_head(&r, 62 + i, 0xffffffff81001000, 1, 1, START + 10, 0, false);
+                rb_end(&r);
+                assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -EBADMSG);
+        }
         /* an unknown id is skipped, not an error */
         rb_sample_head(&r, 999, 0x401000, 1, 1, START + 10, 0, false);
         rb_end(&r);
         assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), 0);
         struct perf_conv_stats st;
         perf_conv_get_stats(g.c, &st);
-        assert_int_equal(st.nr_bad, 3);
+        assert_int_equal(st.nr_bad, 6);
         assert_int_equal(st.nr_unknown_id, 1);
         assert_int_equal(st.nr_events, 0);
 
@@ -2568,6 +2582,28 @@ static void test_bad_records(void **state)
         assert_int_equal(
                 perf_read_lost((const uint8_t *)one, 8, PERF_FORMAT_ID | PERF_FORMAT_LOST, &lost),
                 -EBADMSG);
+}
+
+/* A sample that parses but whose record the emit hook refuses, with any error (here the one
+   a record that does not parse gets): the hook's error is returned, and the sample is not
+   counted among those that did not parse (nr_bad). */
+static void test_emit_error_not_bad(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP};
+        add_event(61, &ev);
+        struct rb r;
+        rb_sample_head(&r, 61, 0x401000, 1, 1, START + 10, 0, false);
+        rb_end(&r);
+        g.emit_rc = -EBADMSG;
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -EBADMSG);
+        g.emit_rc = -ENOSPC;
+        assert_int_equal(perf_conv_record(g.c, 0, r.b, r.n), -ENOSPC);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_bad, 0);
+        assert_int_equal(st.nr_records, 2);
 }
 
 static void test_utf16(void **state)
@@ -2621,6 +2657,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_cswitch_wait_mode_follows_tables, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_bad_records, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_emit_error_not_bad, setup, teardown),
                 cmocka_unit_test(test_utf16),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
