@@ -590,8 +590,11 @@ static void stack(struct hot *h, const struct kevent *ev)
                         nr_leaf++;
         }
         uint32_t nr_callers = nr_frames ? nr_frames - 1 : 0;
-        uint64_t mh = ((uint64_t)p->key.source << 48 | ev->stack.pid) ^ hash_mix64(p->key.pid) ^
-                      hash_mix64((uint64_t)p->key.tid << 20);
+        /* the seed mixed: the stack's process and source xored in as they are, two processes'
+           stacks whose first caller differs by the bits their pids do (rotated as the chain
+           rotates them) hashed alike (test_hot_memo_pids_apart) */
+        uint64_t mh = hash_mix64(((uint64_t)p->key.source << 48 | ev->stack.pid) ^
+                                 hash_mix64(p->key.pid) ^ hash_mix64((uint64_t)p->key.tid << 20));
         for (uint32_t i = 1; i < nr_frames; i++)
                 mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
         mh = hash_mix64(mh ^ nr_callers);

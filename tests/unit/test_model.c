@@ -3925,6 +3925,50 @@ static void test_hot_memo_leaf_only(void **state)
         hot_free(h);
 }
 
+/* Two processes' stacks whose one caller differs by the bits their pids differ by, rotated as
+   the stack memo's chain rotates them (places keyed by function: the sampled place's process and
+   thread left out of the key): each stack its own memo, its caller counted in its own place. The
+   memo's key took the stack's process into its chain unmixed, so these two hashed alike and the
+   second process's samples counted the first one's caller (a recording of top.sh's load had two
+   such stacks, frames 0 and 0x1e00000000, pids 15868 and 15932). */
+static void test_hot_memo_pids_apart(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        hot_set_place_keys(h, HOT_BY_FUNCTION);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        uint64_t rot = (uint64_t)(PID_A ^ PID_B) << 27;
+        const uint64_t in_a[] = {a, 0x7f0000001000ull}, in_b[] = {a, 0x7f0000001000ull ^ rot};
+        int64_t t = MS(1);
+        for (uint32_t i = 0; i < 3; i++) {
+                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_A, PID_A + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = PID_A + 1;
+                hot_event(h, &ev);
+                ev = ev_stack(0, t, PID_A, PID_A + 1, in_a, 2);
+                hot_event(h, &ev);
+                ev = ev_base(KEV_SAMPLE, 0, t += MS(1), PID_B, PID_B + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = PID_B + 1;
+                hot_event(h, &ev);
+                ev = ev_stack(0, t, PID_B, PID_B + 1, in_b, 2);
+                hot_event(h, &ev);
+        }
+        hot_refresh(h);
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, true, &rows);
+        uint64_t total_a = 0, total_b = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (rows[i].module == 0 && rows[i].rel == in_a[1])
+                        total_a += rows[i].total;
+                if (rows[i].module == 0 && rows[i].rel == in_b[1])
+                        total_b += rows[i].total;
+        }
+        assert_int_equal(total_a, 3);
+        assert_int_equal(total_b, 3);
+        hot_free(h);
+}
+
 /* A stack finds its sample's place where the sample counted it, unless the table moved in
    between: another CPU's samples of many new places grow it before the stack comes, and the
    thread, moved to that CPU, has its stack remembered there after the growth (so the late one
@@ -4556,6 +4600,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_leaf_only, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_memo_pids_apart, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_leaf_slot_moved, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_answer_memo, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_leaf_frame_memo, fix_setup, fix_teardown),
