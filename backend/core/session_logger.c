@@ -3,6 +3,8 @@
    writer, the flush timer, the file's limits, its real-time priority. */
 #include "session_int.h"
 
+#include "util/thread_sched.h"
+
 /* ---- the logger thread -------------------------------------------------------------------- */
 
 struct thread_start {
@@ -141,22 +143,9 @@ static void *logger_thread(void *arg)
    CPU only for its work. Not permitted, it is a normal thread. */
 static int logger_create(struct session *s, struct thread_start *ts)
 {
-        if (s->source) {
-                pthread_attr_t attr;
-                struct sched_param sp = {.sched_priority = LOGGER_RT_PRIORITY};
-                if (pthread_attr_init(&attr) == 0) {
-                        int rc = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-                        if (rc == 0)
-                                rc = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-                        if (rc == 0)
-                                rc = pthread_attr_setschedparam(&attr, &sp);
-                        if (rc == 0)
-                                rc = pthread_create(&s->thread, &attr, logger_thread, ts);
-                        pthread_attr_destroy(&attr);
-                        if (rc == 0)
-                                return 0;
-                }
-        }
+        if (s->source &&
+            thread_create_sched(&s->thread, logger_thread, ts, SCHED_FIFO, LOGGER_RT_PRIORITY) == 0)
+                return 0;
         return pthread_create(&s->thread, NULL, logger_thread, ts);
 }
 

@@ -5,6 +5,7 @@
 #include "proc_aside.h"
 
 #include "live_source.h"
+#include "util/thread_sched.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -90,19 +91,8 @@ static int reader_start(struct proc_aside *a)
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        pthread_attr_t attr;
-        struct sched_param sp = {.sched_priority = PROC_ASIDE_RT_PRIORITY};
-        int rc = pthread_attr_init(&attr);
-        if (rc == 0) {
-                rc = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-                if (rc == 0)
-                        rc = pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-                if (rc == 0)
-                        rc = pthread_attr_setschedparam(&attr, &sp);
-                if (rc == 0)
-                        rc = pthread_create(&a->thread, &attr, reader_main, a);
-                pthread_attr_destroy(&attr);
-        }
+        int rc =
+                thread_create_sched(&a->thread, reader_main, a, SCHED_FIFO, PROC_ASIDE_RT_PRIORITY);
         if (rc != 0) /* not permitted: an ordinary thread, as the logger is then */
                 rc = pthread_create(&a->thread, NULL, reader_main, a);
         pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -29,6 +29,7 @@
 #include <linux/perf_event.h>
 
 #include "live_int.h"
+#include "util/thread_sched.h"
 #include "util/xalloc.h"
 
 /* Room for one more item of the rundown's snapshot. */
@@ -210,22 +211,6 @@ static void *rundown_main(void *arg)
         return NULL;
 }
 
-/* Creates the thread with policy and priority explicit (not the creator's: the logger's, at an
-   update); false when they cannot be set or are not permitted. */
-static bool create_as(pthread_t *thread, void *(*fn)(void *), void *arg, int policy, int prio)
-{
-        pthread_attr_t attr;
-        struct sched_param sp = {.sched_priority = prio};
-        if (pthread_attr_init(&attr) != 0)
-                return false;
-        bool is_made = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
-                       pthread_attr_setschedpolicy(&attr, policy) == 0 &&
-                       pthread_attr_setschedparam(&attr, &sp) == 0 &&
-                       pthread_create(thread, &attr, fn, arg) == 0;
-        pthread_attr_destroy(&attr);
-        return is_made;
-}
-
 /* Starts fn(arg) on a thread of its own that takes no signal (the process's handlers run on its
    own threads), at the real-time priority below the drain's (LIVE_RT_PRIORITY_ASIDE) where
    that is permitted, else at the ordinary one. Not at the drain's: reading /proc for a machine
@@ -239,10 +224,10 @@ static int aside_start(pthread_t *thread, void *(*fn)(void *), void *arg)
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = 0;
-        if (!create_as(thread, fn, arg, SCHED_FIFO, LIVE_RT_PRIORITY_ASIDE) &&
-            !create_as(thread, fn, arg, SCHED_OTHER, 0))
-                rc = pthread_create(thread, NULL, fn, arg);
+        /* explicit, not the creator's (the logger's, at an update) */
+        int rc = thread_create_sched(thread, fn, arg, SCHED_FIFO, LIVE_RT_PRIORITY_ASIDE);
+        if (rc != 0)
+                rc = thread_create_sched(thread, fn, arg, SCHED_OTHER, 0);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return rc;
 }

@@ -33,6 +33,7 @@
 #include "etl_reader.h"
 #include "live_source.h"
 #include "session_api.h"
+#include "util/thread_sched.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -1266,18 +1267,11 @@ static void *noop_thread(void *arg)
 /* Whether this process may make a thread SCHED_FIFO. */
 static bool fifo_permitted(void)
 {
-        pthread_attr_t attr;
-        struct sched_param sp = {.sched_priority = 1};
         pthread_t th;
-        assert_int_equal(pthread_attr_init(&attr), 0);
-        assert_int_equal(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED), 0);
-        assert_int_equal(pthread_attr_setschedpolicy(&attr, SCHED_FIFO), 0);
-        assert_int_equal(pthread_attr_setschedparam(&attr, &sp), 0);
-        int rc = pthread_create(&th, &attr, noop_thread, NULL);
-        pthread_attr_destroy(&attr);
-        if (rc == 0)
-                pthread_join(th, NULL);
-        return rc == 0;
+        if (thread_create_sched(&th, noop_thread, NULL, SCHED_FIFO, 1) != 0)
+                return false;
+        pthread_join(th, NULL);
+        return true;
 }
 
 /* A live session's logger thread drains the kernel's rings at the drain's real-time priority

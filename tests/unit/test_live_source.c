@@ -30,6 +30,7 @@
 #include "live_source.h"
 #include "perf_convert.h"
 #include "sched_switch_format.h"
+#include "util/thread_sched.h"
 
 static char dir[64];
 static char path[128];
@@ -807,18 +808,11 @@ static void *noop_main(void *arg)
 /* Whether this process may make a SCHED_FIFO thread (root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
 static bool fifo_permitted(void)
 {
-        pthread_attr_t attr;
-        struct sched_param sp = {.sched_priority = 1};
         pthread_t th;
-        pthread_attr_init(&attr);
-        bool ok = pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) == 0 &&
-                  pthread_attr_setschedpolicy(&attr, SCHED_FIFO) == 0 &&
-                  pthread_attr_setschedparam(&attr, &sp) == 0 &&
-                  pthread_create(&th, &attr, noop_main, NULL) == 0;
-        pthread_attr_destroy(&attr);
-        if (ok)
-                pthread_join(th, NULL);
-        return ok;
+        if (thread_create_sched(&th, noop_main, NULL, SCHED_FIFO, 1) != 0)
+                return false;
+        pthread_join(th, NULL);
+        return true;
 }
 
 /* An update that turns the context switches on reads the kernel's blocking functions (the

@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: MIT */
+/* thread_sched.h: a thread created at a scheduling policy and priority of the caller's choice
+   (a live session's real-time threads, backend/linux/live_source.h), not the creator's. */
+#ifndef ETWTOP_UTIL_THREAD_SCHED_H
+#define ETWTOP_UTIL_THREAD_SCHED_H
+
+#include <pthread.h>
+
+/* Creates fn(arg) at policy (SCHED_FIFO, SCHED_OTHER, ...) and priority prio, set explicitly
+   rather than inherited. 0, or an errno: EPERM where a real-time policy is not permitted (no
+   CAP_SYS_NICE, no RLIMIT_RTPRIO), and the caller then makes an ordinary thread or none. */
+int thread_create_sched(pthread_t *thread, void *(*fn)(void *), void *arg, int policy, int prio);
+
+#endif
