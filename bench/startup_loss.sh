@@ -10,7 +10,9 @@
 # Usage: bench/startup_loss.sh [BUILD_DIR [OLD_BUILD_DIR]]   (default ./build; needs root)
 # Environment: RUNS (5), PAGES (512: the 2 MiB ring a CPU of a 16-CPU machine has, set through
 # ETWTOP_RING_PAGES), PROCS THREADS HOGS PAIRS (1 3000 nproc nproc: startup_load's arguments),
-# EXTRA_PROCS EXTRA_THREADS (200 10: more idle processes for the rundown).
+# EXTRA_PROCS EXTRA_THREADS (200 10: more idle processes for the rundown), BUILD_LOOPS (0: that
+# many loops compiling startup_load.c with cc -O2 beside the load all along, a build's CPU,
+# forks and execs: what a busy developer machine runs).
 set -u
 build=${1:-./build}
 old=${2:-}
@@ -19,6 +21,7 @@ pages=${PAGES:-512}
 ncpu=$(nproc)
 procs=${PROCS:-1} threads=${THREADS:-3000} hogs=${HOGS:-$ncpu} pairs=${PAIRS:-$ncpu}
 extra_procs=${EXTRA_PROCS:-200} extra_threads=${EXTRA_THREADS:-10}
+build_loops=${BUILD_LOOPS:-0}
 die() {
         echo "startup_loss: $*" >&2
         exit 1
@@ -29,9 +32,10 @@ load_bin=$build/tests/startup_load
 [ -z "$old" ] || [ -x "$old/src/etwtop" ] || die "no $old/src/etwtop"
 tmp=$(mktemp -d)
 load_pids=()
+build_pids=()
 cleanup() {
         local p
-        for p in "${load_pids[@]}"; do kill "$p" 2>/dev/null; done
+        for p in "${load_pids[@]}" "${build_pids[@]}"; do kill "$p" 2>/dev/null; done
         rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -39,7 +43,16 @@ trap cleanup EXIT
 args=(-b -n 2 -d 0.5 --set-prof-int 2500 --stackwalk-mode fp --top 1)
 echo "command: ETWTOP_RING_PAGES=$pages etwtop ${args[*]}"
 echo "load: startup_load $procs $threads $hogs $pairs + startup_load $extra_procs $extra_threads 0 0" \
-        "(idle threads for the rundown, $hogs busy loops, $pairs pipe ping-pongs) on $ncpu CPUs"
+        "(idle threads for the rundown, $hogs busy loops, $pairs pipe ping-pongs) on $ncpu CPUs" \
+        "+ $build_loops build loops"
+src=$(dirname "$0")/../tests/unit/startup_load.c
+if [ "$build_loops" -gt 0 ]; then
+        command -v cc >/dev/null || die "BUILD_LOOPS needs cc"
+        for ((i = 0; i < build_loops; i++)); do
+                (while :; do cc -O2 -c "$src" -o /dev/null 2>/dev/null || exit; done) &
+                build_pids+=($!)
+        done
+fi
 
 # start NAME ARGS...: startup_load ARGS in the background, its output in $tmp/NAME.out, once
 # it says it is ready; its pid in load_pids
