@@ -46,14 +46,16 @@ int session_rt_header(const char *logger_name, uint8_t **buf, uint32_t *size,
 int session_rt_attach(const char *logger_name, struct session_rt **out,
                       struct session_rt_info *info);
 
-/* Raises the calling thread, which takes a consumer's buffers (session_rt_next) and sends them
-   on (the session host's stream to a consumer in another process), to a real-time priority
-   just below the logger's where that is permitted (live_source.h's LIVE_RT_PRIORITY_ASIDE): a
-   normal thread there waited seconds for a CPU on a busy machine (measured: runnable, 3.9 s of run
-   delay in 4 s, at the start of a session on 2 CPUs with 4 busy threads and a build), while its
-   consumer, idle, waited for it and the queue lost a thousand buffers. The sender only waits
-   and copies. True when raised. */
-bool session_rt_sender_priority(void);
+/* Raises the calling thread, which serves the sessions to other processes (the session host's:
+   their controllers' calls, their real-time consumers' buffers), and the threads it creates
+   after it (they inherit it), to the real-time priority below the drain's where that is
+   permitted (live_source.h's LIVE_RT_PRIORITY_ASIDE). An ordinary thread there waited seconds
+   for a CPU on a busy machine: the sender of a consumer's buffers was runnable with 3.9 s of run
+   delay in 4 s at a session's start on 2 busy CPUs, while its consumer, idle, waited for it and
+   the queue lost a thousand buffers; a controller's call (the screen's QUERY at each refresh,
+   FLUSH, UPDATE) waits the same way. What they do is bounded: they wait on sockets and
+   conditions, and copy. True when raised. */
+bool session_serving_priority(void);
 
 /* Waits up to timeout_ms for the next completed buffer. Returns 1 with *buf (8-byte aligned,
    owned by rt and valid until the next call or session_rt_detach) and *size, 0 once the session

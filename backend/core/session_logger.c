@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* session_logger.c: owns the logger thread of a session: draining the live source into the
-   writer, the flush timer, the file's limits, its real-time priority. */
+   writer, the flush timer, the file's limits, its real-time priority (and that of the threads
+   that serve the sessions to other processes). */
 #include "session_int.h"
 
 #include "util/thread_sched.h"
@@ -165,6 +166,12 @@ int session_thread_start(struct session *s)
         pthread_cond_destroy(&ts.cond);
         pthread_mutex_destroy(&ts.lock);
         return -rc;
+}
+
+bool session_serving_priority(void)
+{
+        struct sched_param sp = {.sched_priority = LIVE_RT_PRIORITY_ASIDE};
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 }
 
 void session_thread_stop(struct session *s)

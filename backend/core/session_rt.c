@@ -230,12 +230,6 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
         return 0;
 }
 
-bool session_rt_sender_priority(void)
-{
-        struct sched_param sp = {.sched_priority = LIVE_RT_PRIORITY_ASIDE};
-        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
-}
-
 int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
 {
         struct session *s = rt->s;

@@ -463,7 +463,6 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
-        session_rt_sender_priority();
         /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
            holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
         int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
@@ -754,6 +753,7 @@ static int take_lock(int lock_fd, const struct sockaddr_un *sa, char *why, size_
 int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t why_size)
 {
         host_become_host();
+        session_serving_priority(); /* every connection's thread inherits it */
         char lock_path[PATH_MAX];
         struct sockaddr_un sa;
         memset(&sa, 0, sizeof(sa));

@@ -151,9 +151,11 @@ struct build_id_entry {
 
 /* The reader's last answer (proc_aside_ask), or its failure, for the one record whose
    conversion asks for both parts of it (a fork asks the owner, then the command line; an exec
-   the other way round): each part is taken once, and the next question asks again. */
+   the other way round): each part is taken once, by that record's conversion only (a pid is
+   used again), and the next question asks again. */
 struct proc_answer {
         uint32_t pid;
+        uint64_t record;           /* the converter's record count when it was asked */
         bool has_cmdline, has_uid; /* parts held, not taken yet */
         bool is_known;             /* answered in time (else both parts are unknown) */
         uint32_t uid;

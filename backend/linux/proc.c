@@ -61,8 +61,12 @@ void proc_read_both(uint32_t pid, char *cmdline, size_t size, uint32_t *uid)
 static bool answer_of(struct live_source *ls, uint32_t pid, bool is_cmdline)
 {
         struct proc_answer *a = &ls->answer;
-        if (a->pid != pid || !(is_cmdline ? a->has_cmdline : a->has_uid)) {
+        struct perf_conv_stats st;
+        perf_conv_get_stats(ls->conv, &st);
+        if (a->pid != pid || a->record != st.nr_records ||
+            !(is_cmdline ? a->has_cmdline : a->has_uid)) {
                 a->pid = pid;
+                a->record = st.nr_records;
                 a->is_known =
                         proc_aside_ask(ls->aside, pid, a->cmdline, sizeof(a->cmdline), &a->uid);
                 a->has_cmdline = a->has_uid = true;

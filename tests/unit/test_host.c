@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -40,7 +41,9 @@
 #include "etw/evntrace.h"
 #include "host.h"
 #include "host_proto.h"
+#include "live_source.h"
 #include "rt_props.h"
+#include "util/thread_sched.h"
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
 
@@ -813,9 +816,26 @@ static void test_rt_parts(void **state)
 
 /* ---- sessions across processes ------------------------------------------------------------ */
 
+static void *noop_main(void *arg)
+{
+        return arg;
+}
+
+/* Whether this process may make a SCHED_FIFO thread (root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
+static bool fifo_permitted(void)
+{
+        pthread_t th;
+        if (thread_create_sched(&th, noop_main, NULL, SCHED_FIFO, 1) != 0)
+                return false;
+        pthread_join(th, NULL);
+        return true;
+}
+
 /* A session started here is found by name from another process (ALREADY_EXISTS, QUERY, STOP);
    the host is another process and ends after its grace period once no session is left, taking
-   its socket with it. */
+   its socket with it. The host serves at the real-time priority below the drain's where that is
+   permitted (its connections' threads inherit it): an ordinary thread there waited seconds for
+   a CPU on a busy machine. */
 static void test_session_is_the_systems(void **state)
 {
         (void)state;
@@ -825,6 +845,15 @@ static void test_session_is_the_systems(void **state)
         pid_t pid = host_pid();
         assert_true(process_alive(pid));
         assert_true(pid != getpid());
+        struct sched_param sp = {0};
+        int policy = sched_getscheduler(pid);
+        assert_int_equal(sched_getparam(pid, &sp), 0);
+        bool is_fifo = fifo_permitted();
+        print_message("host %d: policy %d priority %d (SCHED_FIFO permitted: %d)\n", (int)pid,
+                      policy, sp.sched_priority, is_fifo);
+        assert_int_equal(policy, is_fifo ? SCHED_FIFO : SCHED_OTHER);
+        if (is_fifo)
+                assert_int_equal(sp.sched_priority, LIVE_RT_PRIORITY_ASIDE);
         char text[4096];
         const char *again[] = {"plain", "host-plain", NULL};
         assert_int_equal(helper_run(again, text, sizeof(text)), 0);
