@@ -35,6 +35,7 @@ load_pids=()
 build_pids=()
 cleanup() {
         local p
+        for p in "${build_pids[@]}"; do pkill -P "$p" 2>/dev/null; done
         for p in "${load_pids[@]}" "${build_pids[@]}"; do kill "$p" 2>/dev/null; done
         rm -rf "$tmp"
 }
@@ -63,7 +64,7 @@ start() {
         load_pids+=($!)
         local i
         for ((i = 0; i < 1200; i++)); do
-                grep -q ready "$tmp/$name.out" && return
+                grep -qs ready "$tmp/$name.out" && return
                 kill -0 "${load_pids[-1]}" 2>/dev/null || die "startup_load $*: $(cat "$tmp/$name.out")"
                 sleep 0.05
         done
