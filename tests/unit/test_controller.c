@@ -33,7 +33,7 @@
 #include "etl_reader.h"
 #include "live_source.h"
 #include "session_api.h"
-#include "util/thread_sched.h"
+#include "fifo_permitted.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -1257,21 +1257,6 @@ static bool make_load(int nr_pairs, long ms, bool is_starving)
                 close(p[i].to_ping[1]);
         }
         return is_fifo;
-}
-
-static void *noop_thread(void *arg)
-{
-        return arg;
-}
-
-/* Whether this process may make a thread SCHED_FIFO. */
-static bool fifo_permitted(void)
-{
-        pthread_t th;
-        if (thread_create_sched(&th, noop_thread, NULL, SCHED_FIFO, 1) != 0)
-                return false;
-        pthread_join(th, NULL);
-        return true;
 }
 
 /* A live session's logger thread drains the kernel's rings at the drain's real-time priority

@@ -43,7 +43,7 @@
 #include "host_proto.h"
 #include "live_source.h"
 #include "rt_props.h"
-#include "util/thread_sched.h"
+#include "fifo_permitted.h"
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
 
@@ -815,21 +815,6 @@ static void test_rt_parts(void **state)
 }
 
 /* ---- sessions across processes ------------------------------------------------------------ */
-
-static void *noop_main(void *arg)
-{
-        return arg;
-}
-
-/* Whether this process may make a SCHED_FIFO thread (root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
-static bool fifo_permitted(void)
-{
-        pthread_t th;
-        if (thread_create_sched(&th, noop_main, NULL, SCHED_FIFO, 1) != 0)
-                return false;
-        pthread_join(th, NULL);
-        return true;
-}
 
 /* A session started here is found by name from another process (ALREADY_EXISTS, QUERY, STOP);
    the host is another process and ends after its grace period once no session is left, taking

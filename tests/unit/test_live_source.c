@@ -30,7 +30,7 @@
 #include "live_source.h"
 #include "perf_convert.h"
 #include "sched_switch_format.h"
-#include "util/thread_sched.h"
+#include "fifo_permitted.h"
 
 static char dir[64];
 static char path[128];
@@ -798,21 +798,6 @@ char *__wrap_kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *c
                 }
         }
         return __real_kallsyms_text_read(len, between, ctx);
-}
-
-static void *noop_main(void *arg)
-{
-        return arg;
-}
-
-/* Whether this process may make a SCHED_FIFO thread (root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
-static bool fifo_permitted(void)
-{
-        pthread_t th;
-        if (thread_create_sched(&th, noop_main, NULL, SCHED_FIFO, 1) != 0)
-                return false;
-        pthread_join(th, NULL);
-        return true;
 }
 
 /* An update that turns the context switches on reads the kernel's blocking functions (the
