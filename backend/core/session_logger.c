@@ -136,16 +136,19 @@ static void *logger_thread(void *arg)
         return NULL;
 }
 
-/* Starts the logger thread. A live session's logger runs at the lowest real-time priority
-   where that is permitted (CAP_SYS_NICE, or RLIMIT_RTPRIO), as perf record -r 1 would: a normal
+/* Starts the logger thread. A live session's logger runs at the drain's real-time priority
+   where that is permitted (CAP_SYS_NICE, or RLIMIT_RTPRIO), as perf record -r would: a normal
    thread on a busy machine waited up to 1.5 s for a CPU (measured, with the CPU-bound load in
    another scheduling group), while the rings fill in about 400 ms and then drop records. The
    logger sleeps in poll between drains and a drain is bounded (DRAIN_ROUNDS), so it takes a
-   CPU only for its work. Not permitted, it is a normal thread. */
+   CPU only for its work. Not permitted, it is a normal thread, as a session's without rings to
+   drain is (explicitly: the session host's threads are real-time, and a thread inherits). */
 static int logger_create(struct session *s, struct thread_start *ts)
 {
         if (s->source &&
             thread_create_sched(&s->thread, logger_thread, ts, SCHED_FIFO, LOGGER_RT_PRIORITY) == 0)
+                return 0;
+        if (thread_create_sched(&s->thread, logger_thread, ts, SCHED_OTHER, 0) == 0)
                 return 0;
         return pthread_create(&s->thread, NULL, logger_thread, ts);
 }
