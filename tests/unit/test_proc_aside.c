@@ -54,6 +54,20 @@ static int teardown(void **state)
         return 0;
 }
 
+/* Has the reader block on pid: the drain's question for it goes unanswered after the wait, and
+   the reader is on it (its read has begun) when this returns. */
+static void block_reader_on(struct proc_aside *a, uint32_t pid)
+{
+        blocking_pid = pid;
+        char buf[64] = "untouched";
+        uint32_t uid = 99;
+        assert_false(proc_aside_ask(a, pid, buf, sizeof(buf), &uid));
+        assert_string_equal(buf, "untouched");
+        assert_int_equal(uid, 99);
+        while (atomic_load(&nr_reads) == 0)
+                poll(NULL, 0, 1);
+}
+
 static void test_answer_in_time(void **state)
 {
         (void)state;
@@ -80,17 +94,12 @@ static void test_blocked_read_is_waited_for_once(void **state)
         (void)state;
         struct proc_aside *a;
         assert_int_equal(proc_aside_new(&a, fake_read, 2000), 0);
-        blocking_pid = 7;
-        char buf[64] = "untouched";
-        uint32_t uid = 99;
         /* the reader blocks: the drain waits 2 ms, then goes on without an answer */
-        assert_false(proc_aside_ask(a, 7, buf, sizeof(buf), &uid));
-        assert_string_equal(buf, "untouched");
-        assert_int_equal(uid, 99);
+        block_reader_on(a, 7);
         assert_int_equal(proc_aside_nr_late(a), 1);
-        /* the reader is still on it (its read has begun, or it will): no wait, no question */
-        while (atomic_load(&nr_reads) == 0)
-                poll(NULL, 0, 1);
+        /* the reader is still on it: no wait, no question */
+        char buf[64];
+        uint32_t uid;
         assert_false(proc_aside_ask(a, 8, buf, sizeof(buf), &uid));
         assert_false(proc_aside_ask(a, 9, buf, sizeof(buf), &uid));
         assert_int_equal(proc_aside_nr_busy(a), 2);
@@ -116,12 +125,7 @@ static void test_free_while_blocked(void **state)
         (void)state;
         struct proc_aside *a;
         assert_int_equal(proc_aside_new(&a, fake_read, 1000), 0);
-        blocking_pid = 5;
-        char buf[16];
-        uint32_t uid;
-        assert_false(proc_aside_ask(a, 5, buf, sizeof(buf), &uid));
-        while (atomic_load(&nr_reads) == 0)
-                poll(NULL, 0, 1);
+        block_reader_on(a, 5);
         assert_int_equal(write(gate[1], "x", 1), 1);
         proc_aside_free(a);
         assert_int_equal(atomic_load(&nr_reads), 1);
