@@ -735,19 +735,31 @@ static inline __attribute__((always_inline)) void settle(struct etl_reader *r)
         etl_tourney_replace_top_at(&r->tree, i, s->has_head, s->head.timestamp);
 }
 
+/* etl_reader_next_ref after a rewind: the streams' first buffers loaded (start), then the header
+   record, which comes first; NULL once the header is out. Out of line, so that the one test of
+   both flags is all a record pays for them. */
+static __attribute__((noinline, cold)) const struct etl_record *next_ref_first(struct etl_reader *r)
+{
+        if (r->is_start_pending)
+                start(r);
+        if (!r->is_header_pending)
+                return NULL;
+        r->is_header_pending = false;
+        struct etl_record *h = &r->header_record;
+        h->cpu = r->buffers[0].cpu;
+        h->logger_id = r->buffers[0].logger_id;
+        h->buffer_index = 0;
+        h->file_offset = WMI_BUFFER_HEADER_SIZE;
+        r->stats.nr_records++;
+        return h;
+}
+
 const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
 {
-        if (__builtin_expect(r->is_start_pending, 0))
-                start(r);
-        if (r->is_header_pending) {
-                r->is_header_pending = false;
-                struct etl_record *h = &r->header_record;
-                h->cpu = r->buffers[0].cpu;
-                h->logger_id = r->buffers[0].logger_id;
-                h->buffer_index = 0;
-                h->file_offset = WMI_BUFFER_HEADER_SIZE;
-                r->stats.nr_records++;
-                return h;
+        if (__builtin_expect(r->is_start_pending | r->is_header_pending, 0)) {
+                const struct etl_record *h = next_ref_first(r);
+                if (h)
+                        return h;
         }
         settle(r);
         uint32_t i;
