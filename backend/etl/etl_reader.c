@@ -166,6 +166,11 @@ static inline void stream_take_head(struct stream *s, uint32_t next)
         s->head.file_offset = s->cur_file_offset + s->cur_pos;
         s->cur_pos = next;
         s->has_head = true;
+        /* The next record's first line, parsed when the stream gives this one and advances:
+           asked for now, where the buffer and the position are at hand. (etl_reader_next_ref
+           asked for it when the stream won, which loaded both from the winner's entry, at the
+           end of the tournament's chain.) */
+        __builtin_prefetch(s->cur + next);
 }
 
 /* Moves s to its next record, loading buffers as needed. */
@@ -241,8 +246,16 @@ static etl_tourney_entry stream_entry(const struct etl_reader *r, const struct s
         return s->has_head ? etl_tourney_make(s->head.timestamp, i) : etl_tourney_done(i);
 }
 
+/* The bytes of the record last returned, once it is given up (see settle). */
+static inline void count_bytes_read(struct etl_reader *r)
+{
+        r->stats.nr_bytes_read += r->streams[r->top_stream].head.size_bytes;
+}
+
 void etl_reader_rewind(struct etl_reader *r)
 {
+        if (r->is_advance_pending)
+                count_bytes_read(r);
         r->warning = r->open_warning;
         r->stats.nr_buffers_done = 0;
         r->stats.nr_records = 0;
@@ -731,6 +744,10 @@ static inline __attribute__((always_inline)) void settle(struct etl_reader *r)
         r->is_advance_pending = false;
         uint32_t i = r->top_stream;
         struct stream *s = &r->streams[i];
+        /* Counted here, from the stream's entry that the advance reads anyway, rather than
+           when the record is returned: there it was a load from the winner's entry at the end
+           of the tournament's chain. etl_reader_get_stats adds the record still held. */
+        r->stats.nr_bytes_read += s->head.size_bytes;
         stream_advance_fast(r, s);
         etl_tourney_replace_top_at(&r->tree, i, s->has_head, s->head.timestamp);
 }
@@ -767,14 +784,9 @@ const struct etl_record *etl_reader_next_ref(struct etl_reader *r)
                 return NULL;
         struct stream *s = &r->streams[i];
         r->top_stream = i;
-        struct etl_record *rec = &s->head;
-        /* The next record's first line, parsed when the stream advances after the consumer's
-         * callback: asked for now. (It was read here for ends_buffer, which nothing read.) */
-        __builtin_prefetch(s->cur + s->cur_pos);
         r->is_advance_pending = true;
         r->stats.nr_records++;
-        r->stats.nr_bytes_read += rec->size_bytes;
-        return rec;
+        return &s->head;
 }
 
 int etl_reader_next(struct etl_reader *r, struct etl_record *rec)
@@ -806,6 +818,9 @@ uint32_t etl_reader_nr_buffers_done(const struct etl_reader *r)
 void etl_reader_get_stats(const struct etl_reader *r, struct etl_reader_stats *st)
 {
         *st = r->stats;
+        /* the record last returned, whose bytes settle counts when it advances */
+        if (r->is_advance_pending)
+                st->nr_bytes_read += r->streams[r->top_stream].head.size_bytes;
 }
 
 const struct etl_error *etl_reader_last_warning(const struct etl_reader *r)

@@ -202,6 +202,48 @@ static void test_powershell_merge(void **state)
         etl_reader_close(r);
 }
 
+/* The statistics' bytes read are those of every record returned so far (the header record's
+ * excepted), at any point between reads: the reader counts a record's bytes when its stream
+ * advances past it, so the one last returned must be counted by the statistics themselves, and by
+ * a rewind that drops it. Across a rewind the count goes on. */
+static void test_bytes_read_at_every_point(void **state)
+{
+        (void)state;
+        struct etl_reader *r = open_sample("ETWTOP_SAMPLES", "krabsetw_powershell.etl");
+        if (!r)
+                skip();
+        struct etl_reader_stats st;
+        uint64_t sum = 0, nr = 0;
+        const struct etl_record *rec;
+        for (int pass = 0; pass < 2; pass++) {
+                etl_reader_rewind(r);
+                /* the second pass stops after 41 records (not after a peek) and rewinds there */
+                while ((pass == 0 || nr < 114 + 41) && (rec = etl_reader_next_ref(r))) {
+                        if (!rec->is_header)
+                                sum += rec->size_bytes;
+                        nr++;
+                        etl_reader_get_stats(r, &st);
+                        assert_int_equal(st.nr_bytes_read, sum);
+                        if (nr % 7 == 0) {
+                                /* a peek settles the record last returned */
+                                etl_reader_peek_timestamp(r);
+                                etl_reader_get_stats(r, &st);
+                                assert_int_equal(st.nr_bytes_read, sum);
+                        }
+                }
+        }
+        assert_int_equal(nr, 114 + 41);
+        etl_reader_rewind(r);
+        etl_reader_get_stats(r, &st);
+        assert_int_equal(st.nr_bytes_read, sum);
+        while ((rec = etl_reader_next_ref(r)))
+                if (!rec->is_header)
+                        sum += rec->size_bytes;
+        etl_reader_get_stats(r, &st);
+        assert_int_equal(st.nr_bytes_read, sum);
+        etl_reader_close(r);
+}
+
 /* Compressed, odd-sized buffers, SavedOffset != Offset in the header buffer. */
 static void test_self_describing(void **state)
 {
@@ -499,6 +541,7 @@ int main(void)
                 cmocka_unit_test(test_lxcore),
                 cmocka_unit_test(test_shutdown_perfdiag),
                 cmocka_unit_test(test_powershell_merge),
+                cmocka_unit_test(test_bytes_read_at_every_point),
                 cmocka_unit_test(test_self_describing),
                 cmocka_unit_test(test_gcevents),
                 cmocka_unit_test(test_perfview_net),
