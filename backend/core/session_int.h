@@ -144,6 +144,11 @@ enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
    host at 16 buffers a second, bench/README.md). Never more than the queue's own capacity, so
    that a queue holds no more than its bound, in use or spare. */
 #define RT_SPARES (2 * RT_WAKE_BATCH)
+/* The most buffers a consumer takes at once (session_rt_next_batch): what a wake-up queues, and
+   what piles up meanwhile. Their copies come back to the spares at the next call, so it is no
+   more than RT_SPARES. */
+#define RT_TAKEN_MAX SESSION_RT_BATCH_MAX
+_Static_assert(RT_TAKEN_MAX <= RT_SPARES, "a batch taken comes back to the spares whole");
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {
@@ -163,8 +168,11 @@ struct session_rt {
         struct session *s; /* a reference, dropped by session_rt_detach */
         struct rt_queue q; /* under s->rt_lock */
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
-        uint8_t *current;  /* owned: the buffer last handed out */
-        bool is_current_header;   /* current is the header's copy, not a queue buffer */
+        /* owned: the buffers last handed out (session_rt_next_batch), kept or freed at the next
+           call; taken[0] is the header's copy, not a queue buffer, when is_taken_header */
+        uint8_t *taken[RT_TAKEN_MAX];
+        uint32_t nr_taken;
+        bool is_taken_header;
         _Atomic uint64_t nr_lost; /* added under rt_lock, read without it */
         struct session_rt *next;
 };
@@ -210,7 +218,7 @@ struct session {
 
         /* Under lock. */
         pthread_mutex_t lock;
-        /* The consumers' queues (each one's q, header and current), rt_cond's wait and
+        /* The consumers' queues (each one's q, header and taken), rt_cond's wait and
            is_rt_ended: taken after lock, never before it, so that a consumer taking its next
            buffer never waits for a drain that holds lock (the stream spun on the PI lock). */
         pthread_mutex_t rt_lock;

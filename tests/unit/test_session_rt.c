@@ -164,12 +164,105 @@ static void test_small_queue_keeps_its_cap(void **state)
         fixture_free(&f);
 }
 
+/* A session with one consumer of a queue of cap buffers, as attach leaves it (no header). */
+struct rt_fixture {
+        size_t before;
+        struct session s;
+        struct session_rt rt;
+        uint8_t *src;
+};
+
+static void rt_fixture_init(struct rt_fixture *f, uint32_t cap)
+{
+        f->before = mem_taken();
+        memset(&f->s, 0, sizeof(f->s));
+        memset(&f->rt, 0, sizeof(f->rt));
+        pthread_mutex_init(&f->s.rt_lock, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&f->s.rt_cond, &ca);
+        pthread_condattr_destroy(&ca);
+        assert_int_equal(session_rt_queue_init(&f->rt.q, cap, BUF_SIZE), 0);
+        f->rt.s = &f->s;
+        f->s.consumers = &f->rt;
+        f->src = malloc(BUF_SIZE);
+        assert_non_null(f->src);
+}
+
+/* The logger's n buffers, the i-th filled with first + i. */
+static void rt_fixture_write(struct rt_fixture *f, uint32_t first, uint32_t n)
+{
+        for (uint32_t i = 0; i < n; i++) {
+                memset(f->src, (int)((first + i) & 0xff), BUF_SIZE);
+                session_rt_on_buffer(&f->s, f->src, BUF_SIZE);
+        }
+}
+
+/* The n buffers handed out are the copies of first, first + 1, ... */
+static void assert_batch(const uint8_t *const *bufs, int n, uint32_t first)
+{
+        for (int i = 0; i < n; i++) {
+                uint8_t want = (uint8_t)((first + (uint32_t)i) & 0xff);
+                assert_int_equal(bufs[i][0], want);
+                assert_int_equal(bufs[i][BUF_SIZE - 1], want);
+        }
+}
+
+/* A sender takes everything queued at once, up to what it asks and SESSION_RT_BATCH_MAX, oldest
+   first, under one lock: the batch stays valid until its next call, which keeps the batch's
+   copies for the next buffers (no new memory); the end comes once all was taken. */
+static void test_next_batch_takes_what_waits(void **state)
+{
+        (void)state;
+        struct rt_fixture f;
+        rt_fixture_init(&f, 64);
+        const uint8_t *bufs[SESSION_RT_BATCH_MAX + 1];
+        uint32_t size = 0;
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX, &size),
+                         -EAGAIN);
+        rt_fixture_write(&f, 0, 10);
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX, &size), 10);
+        assert_int_equal(size, BUF_SIZE);
+        assert_int_equal(f.rt.q.count, 0);
+        assert_batch(bufs, 10, 0);
+        /* the logger goes on while the batch is out: the batch is untouched */
+        rt_fixture_write(&f, 10, 3);
+        assert_batch(bufs, 10, 0);
+        size_t held = mem_taken() - f.before;
+        assert_int_equal(held, (size_t)13 * BUF_SIZE);
+        /* the next call gives the 10 back as spares and takes at most what it asks */
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, 2, &size), 2);
+        assert_batch(bufs, 2, 10);
+        assert_int_equal(f.rt.q.nr_spare, 10);
+        /* more than SESSION_RT_BATCH_MAX waiting (the first 10 copied into the spares): that
+           many, then the rest */
+        rt_fixture_write(&f, 13, SESSION_RT_BATCH_MAX + 4);
+        assert_int_equal(f.rt.q.nr_spare, 0);
+        assert_int_equal(mem_taken() - f.before,
+                         held + (size_t)(SESSION_RT_BATCH_MAX + 4 - 10) * BUF_SIZE);
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX + 1, &size),
+                         SESSION_RT_BATCH_MAX);
+        assert_batch(bufs, SESSION_RT_BATCH_MAX, 12);
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX, &size), 5);
+        assert_batch(bufs, 5, 12 + SESSION_RT_BATCH_MAX);
+        session_rt_end(&f.s);
+        assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX, &size), 0);
+        /* what a batch held is kept or given back: the queue freed gives the budget back whole */
+        session_rt_drop(&f.rt);
+        assert_int_equal(mem_taken(), f.before);
+        pthread_cond_destroy(&f.s.rt_cond);
+        pthread_mutex_destroy(&f.s.rt_lock);
+        free(f.src);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_batches_take_no_new_buffers),
                 cmocka_unit_test(test_burst_keeps_at_most_spares),
                 cmocka_unit_test(test_small_queue_keeps_its_cap),
+                cmocka_unit_test(test_next_batch_takes_what_waits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
