@@ -83,6 +83,14 @@ uint8_t *session_rt_queue_pop(struct rt_queue *q)
         return b;
 }
 
+/* The buffers queued that wake the sender of a queue of cap buffers: RT_WAKE_BATCH, or half the
+   queue where that is less, so that a wake-up comes well before the queue is full. */
+uint32_t session_rt_wake_at(uint32_t cap)
+{
+        uint32_t half = cap / 2;
+        return RT_WAKE_BATCH < half ? RT_WAKE_BATCH : half ? half : 1;
+}
+
 /* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer;
    the consumers' queues under rt_lock besides. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
@@ -114,7 +122,7 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                         atomic_fetch_add_explicit(&rt->nr_lost, 1, memory_order_relaxed);
                         s->nr_rt_lost++;
                 }
-                is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
+                is_wake = is_wake || rt->q.count >= rt->wake_at;
         }
         if (is_wake)
                 pthread_cond_broadcast(&s->rt_cond);
@@ -212,6 +220,7 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                 session_unref(s);
                 return -ENOMEM;
         }
+        rt->wake_at = session_rt_wake_at(rt->q.cap);
         if (!s->consumers) {
                 uint8_t *b;
                 while ((b = session_rt_queue_pop(&s->backlog))) {

@@ -464,7 +464,8 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 return;
         }
         /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
-           holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
+           holds a batch more (8 buffers, which the kernel doubles: SESSION_RT_BATCH_MAX, 16,
+           go in one send without a wait), not hundreds */
         int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct host_msg m = {0};

@@ -4,8 +4,13 @@
    for the next copies, a wake-up's batch and as many again, so that a queue that fills and
    empties batch after batch takes no new memory (each new buffer's pages were faulted in and
    zeroed); and what it keeps stays within its bounds, and goes back to the budget when the queue
-   is freed. */
+   is freed. The sender takes what waits as one batch, and is woken when 16 buffers wait, or half
+   its queue. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -185,9 +192,19 @@ static void rt_fixture_init(struct rt_fixture *f, uint32_t cap)
         pthread_condattr_destroy(&ca);
         assert_int_equal(session_rt_queue_init(&f->rt.q, cap, BUF_SIZE), 0);
         f->rt.s = &f->s;
+        f->rt.wake_at = session_rt_wake_at(cap);
         f->s.consumers = &f->rt;
         f->src = malloc(BUF_SIZE);
         assert_non_null(f->src);
+}
+
+/* After session_rt_drop: the budget is back whole. */
+static void rt_fixture_free(struct rt_fixture *f)
+{
+        assert_int_equal(mem_taken(), f->before);
+        pthread_cond_destroy(&f->s.rt_cond);
+        pthread_mutex_destroy(&f->s.rt_lock);
+        free(f->src);
 }
 
 /* The logger's n buffers, the i-th filled with first + i. */
@@ -250,10 +267,108 @@ static void test_next_batch_takes_what_waits(void **state)
         assert_int_equal(session_rt_next_batch(&f.rt, 0, bufs, SESSION_RT_BATCH_MAX, &size), 0);
         /* what a batch held is kept or given back: the queue freed gives the budget back whole */
         session_rt_drop(&f.rt);
-        assert_int_equal(mem_taken(), f.before);
-        pthread_cond_destroy(&f.s.rt_cond);
-        pthread_mutex_destroy(&f.s.rt_lock);
-        free(f.src);
+        rt_fixture_free(&f);
+}
+
+/* A sender waiting for buffers, on a thread of its own. */
+struct sender {
+        struct session_rt *rt;
+        pthread_t thread;
+        const uint8_t *bufs[SESSION_RT_BATCH_MAX];
+        uint32_t size;
+        atomic_int n;   /* session_rt_next_batch's result; INT_MIN while it waits */
+        atomic_int tid; /* its thread's id, once it runs */
+};
+
+static void *sender_main(void *arg)
+{
+        struct sender *t = arg;
+        atomic_store(&t->tid, (int)syscall(SYS_gettid));
+        int n = session_rt_next_batch(t->rt, 10000, t->bufs, SESSION_RT_BATCH_MAX, &t->size);
+        atomic_store(&t->n, n);
+        return NULL;
+}
+
+/* Whether thread tid of this process sleeps (its state in /proc is S). */
+static bool is_sleeping(int tid)
+{
+        char path[64], text[512];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+                return false;
+        size_t n = fread(text, 1, sizeof(text) - 1, fp);
+        fclose(fp);
+        text[n] = 0;
+        const char *paren = strrchr(text, ')');
+        return paren && paren[1] == ' ' && paren[2] == 'S';
+}
+
+/* A sender started, once it waits on the condition (the only place it sleeps): buffers written
+   after that are what wakes it, whatever the load. */
+static void sender_start(struct sender *t, struct session_rt *rt)
+{
+        t->rt = rt;
+        atomic_store(&t->n, INT_MIN);
+        atomic_store(&t->tid, 0);
+        assert_int_equal(pthread_create(&t->thread, NULL, sender_main, t), 0);
+        for (int i = 0; i < 5000 && !(atomic_load(&t->tid) && is_sleeping(atomic_load(&t->tid)));
+             i++)
+                usleep(1000);
+        assert_true(is_sleeping(atomic_load(&t->tid)));
+}
+
+/* Whether the sender is still waiting after ms. */
+static bool sender_waits(struct sender *t, int ms)
+{
+        for (int i = 0; i < ms && atomic_load(&t->n) == INT_MIN; i++)
+                usleep(1000);
+        return atomic_load(&t->n) == INT_MIN;
+}
+
+/* A waiting sender is woken by 16 buffers queued, not 8: at SCHED_FIFO the host's sender ran as
+   soon as 8 waited, a send and a wake-up of the consumer each 8 where it had sent more at a
+   time; a queue of fewer than 32 wakes it at half its buffers, long before it is full; a flush
+   wakes it whatever waits. */
+static void test_sender_woken_at_16_or_half_the_queue(void **state)
+{
+        (void)state;
+        struct rt_fixture f;
+        rt_fixture_init(&f, 64);
+        struct sender t;
+        sender_start(&t, &f.rt);
+        rt_fixture_write(&f, 0, 8);
+        assert_true(sender_waits(&t, 150));
+        rt_fixture_write(&f, 8, 7);
+        assert_true(sender_waits(&t, 50));
+        rt_fixture_write(&f, 15, 1);
+        assert_false(sender_waits(&t, 5000));
+        pthread_join(t.thread, NULL);
+        assert_int_equal(atomic_load(&t.n), 16);
+        assert_batch(t.bufs, 16, 0);
+        /* a flush: what waits, at once */
+        sender_start(&t, &f.rt);
+        rt_fixture_write(&f, 16, 3);
+        assert_true(sender_waits(&t, 100));
+        session_rt_wake(&f.s);
+        assert_false(sender_waits(&t, 5000));
+        pthread_join(t.thread, NULL);
+        assert_int_equal(atomic_load(&t.n), 3);
+        assert_batch(t.bufs, 3, 16);
+        session_rt_drop(&f.rt);
+        rt_fixture_free(&f);
+
+        /* a queue of 6 buffers: woken at 3 */
+        rt_fixture_init(&f, 6);
+        sender_start(&t, &f.rt);
+        rt_fixture_write(&f, 0, 2);
+        assert_true(sender_waits(&t, 100));
+        rt_fixture_write(&f, 2, 1);
+        assert_false(sender_waits(&t, 5000));
+        pthread_join(t.thread, NULL);
+        assert_int_equal(atomic_load(&t.n), 3);
+        session_rt_drop(&f.rt);
+        rt_fixture_free(&f);
 }
 
 int main(void)
@@ -263,6 +378,7 @@ int main(void)
                 cmocka_unit_test(test_burst_keeps_at_most_spares),
                 cmocka_unit_test(test_small_queue_keeps_its_cap),
                 cmocka_unit_test(test_next_batch_takes_what_waits),
+                cmocka_unit_test(test_sender_woken_at_16_or_half_the_queue),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
