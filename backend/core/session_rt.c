@@ -268,8 +268,7 @@ int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000;
         }
-        if (max > RT_TAKEN_MAX)
-                max = RT_TAKEN_MAX;
+        max = max < 1 ? 1 : max > RT_TAKEN_MAX ? RT_TAKEN_MAX : max; /* the header takes one */
         pthread_mutex_lock(&s->rt_lock);
         rt_release_taken(rt, false);
         int rc = -EAGAIN;
