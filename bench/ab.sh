@@ -8,7 +8,10 @@
 # lost, and B/A. Run it twice with the builds swapped: the same build twice reads 0.97-1.03.
 # HOST=1: each screen with a session host of its own (its own ETWTOP_RUNTIME_DIR), the host's
 # CPU counted with its screen's: the delivery over the socket is then in the figures.
-# Usage: [HOST=1] bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default 10 s; needs root, perf, tmux)
+# MODE=samples: top.sh's samples settings (timer samples with call chains only) rather than the
+# full ones.
+# Usage: [HOST=1] [MODE=samples] bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default 10 s; needs
+# root, perf, tmux)
 set -u
 [ $# -ge 2 ] || {
         echo "usage: bench/ab.sh BUILD_A BUILD_B [SECONDS]" >&2
@@ -19,6 +22,9 @@ secs=${3:-10}
 build=$1
 name=ab.sh
 . "$(dirname "$0")/screen_common.sh"
+if [ "${MODE:-full}" = samples ]; then
+        etwtop_cmd="$etwtop -d 1 --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile --stackwalk-mode fp"
+fi
 etwtop_a=$etwtop
 cmd_a=$etwtop_cmd
 etwtop_b=$(realpath "$build_b/src/etwtop")

@@ -64,6 +64,17 @@ bool session_serving_priority(void);
 int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                     uint32_t *size);
 
+/* The most buffers session_rt_next_batch hands out at once. */
+#define SESSION_RT_BATCH_MAX 16
+
+/* session_rt_next for a sender that sends what waits in one go: up to max buffers (at most
+   SESSION_RT_BATCH_MAX; the header's copy first), all of one *size, in bufs, oldest first; they
+   stay valid until the next call, session_rt_drop or session_rt_detach. Returns how many, or as
+   session_rt_next does (0, -EAGAIN, -EPIPE). Taken under one lock where one at a time took it for
+   each. */
+int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **bufs,
+                          uint32_t max, uint32_t *size);
+
 /* Buffers this consumer lost because its queue was full (counted in RealTimeBuffersLost). */
 uint64_t session_rt_nr_lost(const struct session_rt *rt);
 

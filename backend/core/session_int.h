@@ -133,17 +133,27 @@
 
 enum session_state { SESSION_STARTING, SESSION_RUNNING, SESSION_STOPPING };
 
-/* Consumers wake when this many buffers wait, at a flush (FlushTimer, ControlTrace FLUSH, a
-   save) and at the end: a wake-up per buffer cost more than decoding the buffer. */
-#define RT_WAKE_BATCH 8
+/* Consumers wake when this many buffers wait (or half their queue, where that is less), at a
+   flush (FlushTimer, ControlTrace FLUSH, a save) and at the end: a wake-up per buffer cost more
+   than decoding the buffer. 8 until the session host served at SCHED_FIFO: its sender, never
+   kept waiting for a CPU, then sent each batch of 8 as it filled and the screen woke for each,
+   where it had sent larger ones late (screen and host 5-10% more CPU, bench/README.md). A
+   sender behind its consumer does not wait for the wake-up: it finds buffers queued as it comes
+   back for more, and takes them at once. */
+#define RT_WAKE_BATCH 16
 /* The buffers a consumer's queue keeps for its next copies once the consumer is done with
    them: a wake-up's batch and as many again, what the queue holds between two wakes while the
-   consumer sends the batch before. With 4, half of each batch was malloc'ed fresh and the other
-   half freed, and glibc gave the freed top of the logger's arena back to the kernel: every
-   second buffer's 16 pages were faulted in and zeroed again (about 390 faults a second in the
-   host at 16 buffers a second, bench/README.md). Never more than the queue's own capacity, so
-   that a queue holds no more than its bound, in use or spare. */
+   consumer sends the batch before. With 4 (and batches of 8), half of each batch was malloc'ed
+   fresh and the other half freed, and glibc gave the freed top of the logger's arena back to
+   the kernel: every second buffer's 16 pages were faulted in and zeroed again (about 390 faults
+   a second in the host at 16 buffers a second, bench/README.md). Never more than the queue's
+   own capacity, so that a queue holds no more than its bound, in use or spare. */
 #define RT_SPARES (2 * RT_WAKE_BATCH)
+/* The most buffers a consumer takes at once (session_rt_next_batch): what a wake-up queues, and
+   what piles up meanwhile. Their copies come back to the spares at the next call, so it is no
+   more than RT_SPARES. */
+#define RT_TAKEN_MAX SESSION_RT_BATCH_MAX
+_Static_assert(RT_TAKEN_MAX <= RT_SPARES, "a batch taken comes back to the spares whole");
 
 /* A bounded queue of completed buffers, oldest first. */
 struct rt_queue {
@@ -163,8 +173,13 @@ struct session_rt {
         struct session *s; /* a reference, dropped by session_rt_detach */
         struct rt_queue q; /* under s->rt_lock */
         uint8_t *header;   /* owned: the header buffer as of attach, handed out first; then NULL */
-        uint8_t *current;  /* owned: the buffer last handed out */
-        bool is_current_header;   /* current is the header's copy, not a queue buffer */
+        /* owned: the buffers last handed out (session_rt_next_batch), kept or freed at the next
+           call; taken[0] is the header's copy, not a queue buffer, when is_taken_header */
+        uint8_t *taken[RT_TAKEN_MAX];
+        uint32_t nr_taken;
+        bool is_taken_header;
+        /* the buffers queued that wake the sender (rt_wake_at); set at attach */
+        uint32_t wake_at;
         _Atomic uint64_t nr_lost; /* added under rt_lock, read without it */
         struct session_rt *next;
 };
@@ -210,7 +225,7 @@ struct session {
 
         /* Under lock. */
         pthread_mutex_t lock;
-        /* The consumers' queues (each one's q, header and current), rt_cond's wait and
+        /* The consumers' queues (each one's q, header and taken), rt_cond's wait and
            is_rt_ended: taken after lock, never before it, so that a consumer taking its next
            buffer never waits for a drain that holds lock (the stream spun on the PI lock). */
         pthread_mutex_t rt_lock;
@@ -314,6 +329,8 @@ int session_rt_queue_init(struct rt_queue *q, uint32_t cap, uint32_t buffer_size
 bool session_rt_queue_push(struct rt_queue *q, const uint8_t *buf);
 uint8_t *session_rt_queue_pop(struct rt_queue *q);
 bool session_rt_queue_keep(struct rt_queue *q, uint8_t *b);
+/* The buffers queued that wake the sender of a queue of cap buffers (session_rt's wake_at). */
+uint32_t session_rt_wake_at(uint32_t cap);
 /* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size);
 /* Wakes the consumers (a flush, a save); session_rt_end also tells them the session ended.

@@ -83,6 +83,14 @@ uint8_t *session_rt_queue_pop(struct rt_queue *q)
         return b;
 }
 
+/* The buffers queued that wake the sender of a queue of cap buffers: RT_WAKE_BATCH, or half the
+   queue where that is less, so that a wake-up comes well before the queue is full. */
+uint32_t session_rt_wake_at(uint32_t cap)
+{
+        uint32_t half = cap / 2;
+        return RT_WAKE_BATCH < half ? RT_WAKE_BATCH : half ? half : 1;
+}
+
 /* The writer's buffer callback: called with s->lock held, whichever thread completes a buffer;
    the consumers' queues under rt_lock besides. */
 void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
@@ -114,7 +122,7 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                         atomic_fetch_add_explicit(&rt->nr_lost, 1, memory_order_relaxed);
                         s->nr_rt_lost++;
                 }
-                is_wake = is_wake || rt->q.count >= RT_WAKE_BATCH;
+                is_wake = is_wake || rt->q.count >= rt->wake_at;
         }
         if (is_wake)
                 pthread_cond_broadcast(&s->rt_cond);
@@ -212,6 +220,7 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
                 session_unref(s);
                 return -ENOMEM;
         }
+        rt->wake_at = session_rt_wake_at(rt->q.cap);
         if (!s->consumers) {
                 uint8_t *b;
                 while ((b = session_rt_queue_pop(&s->backlog))) {
@@ -230,7 +239,25 @@ int session_rt_attach(const char *logger_name, struct session_rt **out,
         return 0;
 }
 
-int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
+/* Gives back the buffers rt handed out last: the header's copy freed, the queue's copies kept
+   for the next ones (or freed past the spares), or all freed when is_free (the queue is going).
+   Called with rt_lock held. */
+static void rt_release_taken(struct session_rt *rt, bool is_free)
+{
+        for (uint32_t i = 0; i < rt->nr_taken; i++) {
+                uint8_t *b = rt->taken[i];
+                if (i == 0 && rt->is_taken_header)
+                        free(b);
+                else if (is_free || !session_rt_queue_keep(&rt->q, b))
+                        session_rt_buf_free(b, rt->q.buffer_size);
+                rt->taken[i] = NULL;
+        }
+        rt->nr_taken = 0;
+        rt->is_taken_header = false;
+}
+
+int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **bufs,
+                          uint32_t max, uint32_t *size)
 {
         struct session *s = rt->s;
         struct timespec deadline;
@@ -241,30 +268,24 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
                 deadline.tv_sec++;
                 deadline.tv_nsec -= 1000000000;
         }
+        max = max < 1 ? 1 : max > RT_TAKEN_MAX ? RT_TAKEN_MAX : max; /* the header takes one */
         pthread_mutex_lock(&s->rt_lock);
-        if (rt->is_current_header)
-                free(rt->current);
-        else if (rt->current && !session_rt_queue_keep(&rt->q, rt->current))
-                session_rt_buf_free(rt->current, rt->q.buffer_size);
-        rt->current = NULL;
-        rt->is_current_header = false;
+        rt_release_taken(rt, false);
         int rc = -EAGAIN;
         for (;;) {
                 if (rt->header) {
                         /* the logfile header and the start group masks, before any data */
-                        rt->current = rt->header;
-                        rt->is_current_header = true;
+                        rt->taken[rt->nr_taken++] = rt->header;
+                        rt->is_taken_header = true;
                         rt->header = NULL;
-                        *buf = rt->current;
-                        *size = rt->q.buffer_size;
-                        rc = 1;
-                        break;
                 }
-                if (rt->q.count) {
-                        rt->current = session_rt_queue_pop(&rt->q);
-                        *buf = rt->current;
+                while (rt->nr_taken < max && rt->q.count)
+                        rt->taken[rt->nr_taken++] = session_rt_queue_pop(&rt->q);
+                if (rt->nr_taken) {
+                        for (uint32_t i = 0; i < rt->nr_taken; i++)
+                                bufs[i] = rt->taken[i];
                         *size = rt->q.buffer_size;
-                        rc = 1;
+                        rc = (int)rt->nr_taken;
                         break;
                 }
                 if (s->is_rt_ended) {
@@ -276,6 +297,11 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
         }
         pthread_mutex_unlock(&s->rt_lock);
         return rc;
+}
+
+int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf, uint32_t *size)
+{
+        return session_rt_next_batch(rt, timeout_ms, buf, 1, size);
 }
 
 /* Without s->lock: the stream reads it for every buffer it sends, and the lock is the logger's
@@ -304,10 +330,7 @@ void session_rt_detach(struct session_rt *rt)
                         break;
                 }
         }
-        if (rt->is_current_header)
-                free(rt->current);
-        else
-                session_rt_buf_free(rt->current, rt->q.buffer_size);
+        rt_release_taken(rt, true);
         session_rt_queue_free(&rt->q);
         pthread_mutex_unlock(&s->rt_lock);
         pthread_mutex_unlock(&s->lock);
@@ -322,12 +345,7 @@ void session_rt_drop(struct session_rt *rt)
         pthread_mutex_lock(&s->rt_lock);
         atomic_fetch_add_explicit(&rt->nr_lost, rt->q.count + (rt->header ? 1 : 0),
                                   memory_order_relaxed);
-        if (rt->is_current_header)
-                free(rt->current);
-        else
-                session_rt_buf_free(rt->current, rt->q.buffer_size);
-        rt->current = NULL;
-        rt->is_current_header = false;
+        rt_release_taken(rt, true);
         free(rt->header);
         rt->header = NULL;
         uint32_t buffer_size = rt->q.buffer_size;

@@ -36,9 +36,14 @@ int host_io_write(int fd, const void *buf, size_t size, int timeout_ms, const at
 
 struct iovec;
 
-/* One nonblocking send (sendmsg, never SIGPIPE) of what is left of the parts, one message laid
-   out in nr_parts pieces, after its first done bytes. The bytes sent (0 when the socket is
-   full), or the socket's -errno. */
+/* The most parts host_io_send_rest sends: a batch of real-time buffers, each a head and its
+   buffer. */
+#define HOST_IO_MAX_PARTS 32
+
+/* One nonblocking send (sendmsg, never SIGPIPE) of what is left of the parts, one or more
+   messages laid out in nr_parts pieces (at most HOST_IO_MAX_PARTS), after their first done
+   bytes. The bytes sent (0 when the socket is full), or the socket's -errno (-EINVAL: too many
+   parts). */
 ssize_t host_io_send_rest(int fd, const struct iovec *parts, int nr_parts, size_t done);
 
 /* Copies what is left of the parts after their first done bytes to out (room for all of the

@@ -91,8 +91,8 @@ static int parts_after(const struct iovec *parts, int nr_parts, size_t done, str
 
 ssize_t host_io_send_rest(int fd, const struct iovec *parts, int nr_parts, size_t done)
 {
-        struct iovec rest[8];
-        if (nr_parts > 8)
+        struct iovec rest[HOST_IO_MAX_PARTS];
+        if (nr_parts > HOST_IO_MAX_PARTS)
                 return -EINVAL;
         struct msghdr mh = {.msg_iov = rest,
                             .msg_iovlen = (size_t)parts_after(parts, nr_parts, done, rest)};

@@ -464,29 +464,38 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 return;
         }
         /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
-           holds a wake-up's batch more (RT_WAKE_BATCH, 8: sent without a wait), not hundreds */
+           holds a batch more (8 buffers, which the kernel doubles: SESSION_RT_BATCH_MAX, 16,
+           go in one send without a wait), not hundreds */
         int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
         struct host_msg m = {0};
-        uint8_t head[HOST_RT_DATA_OFFSET];
+        uint8_t heads[SESSION_RT_BATCH_MAX][HOST_RT_DATA_OFFSET];
+        struct iovec parts[2 * SESSION_RT_BATCH_MAX];
         for (;;) {
-                const uint8_t *buf;
+                const uint8_t *bufs[SESSION_RT_BATCH_MAX];
                 uint32_t size;
-                int n = session_rt_next(rt, STREAM_WAIT_MS, &buf, &size);
-                if (n == 1) {
-                        /* the header and the buffer in one send: the buffer is not copied */
-                        host_msg_rt_buffer_head(head, session_rt_nr_lost(rt), size);
-                        struct iovec parts[2] = {{.iov_base = head, .iov_len = sizeof(head)},
-                                                 {.iov_base = (void *)buf, .iov_len = size}};
+                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, SESSION_RT_BATCH_MAX,
+                                              &size);
+                if (n > 0) {
+                        /* what waits, each buffer's header and the buffer, in one send (a send a
+                           buffer cost a system call and a wake-up of the consumer each): the
+                           buffers are not copied */
+                        uint64_t nr_lost = session_rt_nr_lost(rt);
+                        for (int i = 0; i < n; i++) {
+                                host_msg_rt_buffer_head(heads[i], nr_lost, size);
+                                parts[2 * i] = (struct iovec){heads[i], HOST_RT_DATA_OFFSET};
+                                parts[2 * i + 1] = (struct iovec){(void *)bufs[i], size};
+                        }
                         size_t done;
-                        rc = stream_write(fd, parts, 2, rt, &done);
+                        rc = stream_write(fd, parts, 2 * n, rt, &done);
                         if (rc == -ETIMEDOUT) {
                                 /* a stopped session's consumer that takes nothing: what waits
-                                   for it is freed now (counted lost), the buffer being sent
-                                   with it, so the rest of this message is copied first; if it
+                                   for it is freed now (counted lost), the buffers being sent
+                                   with it, so the rest of these messages is copied first; if it
                                    reads again within drain_ms, it gets that rest and the end */
-                                uint8_t *rest = malloc(sizeof(head) + size);
-                                size_t left = rest ? host_io_copy_rest(parts, 2, done, rest) : 0;
+                                uint8_t *rest = malloc((size_t)n * (HOST_RT_DATA_OFFSET + size));
+                                size_t left =
+                                        rest ? host_io_copy_rest(parts, 2 * n, done, rest) : 0;
                                 session_rt_drop(rt);
                                 if (rest &&
                                     host_io_write(fd, rest, left, drain_ms, &is_exiting) == 0) {

@@ -814,6 +814,56 @@ static void test_rt_parts(void **state)
         free(got);
 }
 
+/* A wake-up's batch of real-time buffers, each its header and the buffer, goes in one send of
+   2 x 16 parts: one send carries several messages, the bytes are each buffer's
+   host_msg_rt_buffer in order, and more parts than HOST_IO_MAX_PARTS are refused. */
+static void test_rt_batch_parts(void **state)
+{
+        (void)state;
+        enum { SIZE = 65536, N = HOST_IO_MAX_PARTS / 2 };
+        size_t one = HOST_RT_DATA_OFFSET + SIZE, total = N * one;
+        uint8_t *bufs = malloc((size_t)N * SIZE), *want = malloc(total), *got = malloc(total);
+        uint8_t heads[N][HOST_RT_DATA_OFFSET];
+        struct iovec parts[HOST_IO_MAX_PARTS + 1];
+        for (int k = 0; k < N; k++) {
+                uint8_t *b = bufs + (size_t)k * SIZE;
+                for (size_t i = 0; i < SIZE; i++)
+                        b[i] = (uint8_t)(i * 7 + i / 251 + (size_t)k * 13);
+                struct host_msg m = {0};
+                host_msg_rt_buffer(&m, 7, b, SIZE);
+                assert_int_equal(m.size, one);
+                memcpy(want + (size_t)k * one, m.data, one);
+                host_msg_free(&m);
+                host_msg_rt_buffer_head(heads[k], 7, SIZE);
+                parts[2 * k] = (struct iovec){heads[k], HOST_RT_DATA_OFFSET};
+                parts[2 * k + 1] = (struct iovec){b, SIZE};
+        }
+        parts[HOST_IO_MAX_PARTS] = parts[0];
+        int sv[2];
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        int sndbuf = 8 * (int)one;
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        assert_int_equal(host_io_send_rest(sv[0], parts, HOST_IO_MAX_PARTS + 1, 0), -EINVAL);
+        size_t done = 0, at = 0, first = 0;
+        while (done < total) {
+                ssize_t n = host_io_send_rest(sv[0], parts, HOST_IO_MAX_PARTS, done);
+                assert_true(n >= 0);
+                if (!first)
+                        first = (size_t)n;
+                done += (size_t)n;
+                drain_into(sv[1], got, total, &at);
+        }
+        drain_into(sv[1], got, total, &at);
+        assert_true(first > one); /* the first send took more than one buffer's message */
+        assert_int_equal(at, total);
+        assert_memory_equal(got, want, total);
+        close(sv[0]);
+        close(sv[1]);
+        free(bufs);
+        free(want);
+        free(got);
+}
+
 /* ---- sessions across processes ------------------------------------------------------------ */
 
 /* A session started here is found by name from another process (ALREADY_EXISTS, QUERY, STOP);
@@ -1831,6 +1881,7 @@ int main(int argc, char **argv)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_proto_roundtrip),
                 cmocka_unit_test(test_rt_parts),
+                cmocka_unit_test(test_rt_batch_parts),
                 cmocka_unit_test(test_read_msg_parts),
                 cmocka_unit_test(test_read_msg_kept),
                 cmocka_unit_test(test_session_is_the_systems),
