@@ -400,10 +400,11 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
                                 const struct perf_sample *s, bool is_ip_first, uint64_t *frames);
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
-   when there was no room (the caller collects and emits as usual); *rc: emit's. */
+   when there was no room (the caller collects and emits as usual); *rc: emit's. room: where
+   conv_rec_begin_stacked put it, or NULL (reserved here). */
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
                             const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
-                            uint64_t ts, int *rc);
+                            uint64_t ts, int *rc, uint8_t *room);
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 
 /* Where a record of exactly size bytes for writer CPU cpu is assembled: the sink's room
@@ -415,6 +416,28 @@ static inline uint8_t *conv_rec_begin(struct perf_conv *c, uint32_t cpu, uint32_
         uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
         *is_direct = rec != NULL;
         return rec ? rec : c->rec;
+}
+
+/* conv_rec_begin for a record followed by a StackWalk record of at most nr_frames frames: both
+   in the sink's room at once when they fit the CPU's buffer as it is (*stack_room: where the
+   stack goes once the record is committed), else the record's own as conv_rec_begin's
+   (*stack_room NULL: the stack reserves its own). One call where two reserves found the same
+   buffer room, and every buffer completed where the two would have completed it. */
+static inline uint8_t *conv_rec_begin_stacked(struct perf_conv *c, uint32_t cpu, uint32_t size,
+                                              uint32_t nr_frames, bool *is_direct,
+                                              uint8_t **stack_room)
+{
+        uint32_t at = (size + 7u) & ~7u;
+        uint8_t *rec = c->sink.room
+                               ? c->sink.room(c->sink.ctx, cpu, at + STACK_REC_HEAD + 8 * nr_frames)
+                               : NULL;
+        if (rec) {
+                *is_direct = true;
+                *stack_room = rec + at;
+                return rec;
+        }
+        *stack_room = NULL;
+        return conv_rec_begin(c, cpu, size, is_direct);
 }
 
 /* etl_record_perfinfo64's header at dst (its size: that of a payload of payload_size bytes) and

@@ -497,8 +497,14 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         /* the record is assembled where the writer keeps it (no copy through emit); its size
            is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
            counters, the payload */
-        uint8_t *out;
+        uint8_t *out, *stack_room = NULL;
         bool is_direct;
+        /* a late stack's most frames: its room reserved with the record's when both fit */
+        uint32_t late_most = 0;
+        if (is_late)
+                late_most = s.nr_callchain + is_ip_first < CONV_MAX_FRAMES
+                                    ? (uint32_t)s.nr_callchain + is_ip_first
+                                    : CONV_MAX_FRAMES;
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
         case PERF_CONV_PMC_SAMPLE:
@@ -506,7 +512,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 if (is_kernel_addr(s.ip))
                         note_kernel_frame(c, s.ip);
                 rsize = 16 + 8 * nr_pmc + 16;
-                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most, &is_direct,
+                                                       &stack_room)
+                              : conv_rec_begin(c, cpu, rsize, &is_direct);
                 p = conv_perfinfo_head(out,
                                        ev->kind == PERF_CONV_PROFILE
                                                ? PERFINFO_LOG_TYPE_SAMPLED_PROFILE
@@ -558,7 +566,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                         return sample_bad(c);
                 /* conv_record_system64_pmc's record, its payload built in place */
                 rsize = 32 + 8 * nr_pmc + 8;
-                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most, &is_direct,
+                                                       &stack_room)
+                              : conv_rec_begin(c, cpu, rsize, &is_direct);
                 st16(out, (uint16_t)(2 | nr_pmc << 8));
                 out[2] = TRACE_HEADER_TYPE_SYSTEM64;
                 out[3] = 0xC0;
@@ -576,7 +586,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         default: return 0;
         }
         rc = conv_rec_end(c, cpu, out, rsize, is_direct);
-        if (rc == 0 && is_late && !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc))
+        if (rc == 0 && is_late &&
+            !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc, stack_room))
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         if (rc == 0 && ev->has_stack && nr_frames)
                 rc = conv_emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);
