@@ -448,6 +448,14 @@ static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_ev
         conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
 }
 
+/* The most frames a late stack (conv_emit_stack_direct's) takes: its room is found with its
+   record's when both fit. */
+static inline uint32_t late_most(const struct perf_sample *s, bool is_ip_first)
+{
+        uint64_t most = s->nr_callchain + is_ip_first;
+        return most < CONV_MAX_FRAMES ? (uint32_t)most : CONV_MAX_FRAMES;
+}
+
 /* A sample that did not parse (cut short, or a tracepoint's without its raw data): counted
    here, so that perf_conv_record_ev hands a sample on with a jump, not a call. */
 static __attribute__((noinline, cold)) int sample_bad(struct perf_conv *c)
@@ -508,12 +516,6 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
            counters, the payload */
         uint8_t *out, *stack_room = NULL;
         bool is_direct;
-        /* a late stack's most frames: its room reserved with the record's when both fit */
-        uint32_t late_most = 0;
-        if (is_late)
-                late_most = s.nr_callchain + is_ip_first < CONV_MAX_FRAMES
-                                    ? (uint32_t)s.nr_callchain + is_ip_first
-                                    : CONV_MAX_FRAMES;
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
         case PERF_CONV_PMC_SAMPLE:
@@ -521,8 +523,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 if (is_kernel_addr(s.ip))
                         note_kernel_frame(c, s.ip);
                 rsize = 16 + 8 * nr_pmc + 16;
-                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most, &is_direct,
-                                                       &stack_room)
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most(&s, is_ip_first),
+                                                       &is_direct, &stack_room)
                               : conv_rec_begin(c, cpu, rsize, &is_direct);
                 p = conv_perfinfo_head(out,
                                        ev->kind == PERF_CONV_PROFILE
@@ -584,8 +586,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                         return sample_bad(c);
                 /* conv_record_system64_pmc's record, its payload built in place */
                 rsize = 32 + 8 * nr_pmc + 8;
-                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most, &is_direct,
-                                                       &stack_room)
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most(&s, is_ip_first),
+                                                       &is_direct, &stack_room)
                               : conv_rec_begin(c, cpu, rsize, &is_direct);
                 st16(out, (uint16_t)(2 | nr_pmc << 8));
                 out[2] = TRACE_HEADER_TYPE_SYSTEM64;
