@@ -754,6 +754,19 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size)
                 commit_at(w, cpu, size);
 }
 
+uint8_t *etl_writer_sink_room(void *ctx, uint32_t cpu, uint32_t max_size)
+{
+        /* no upper bound on max_size but the buffer's: it may hold several records */
+        struct etl_writer *w = ctx;
+        if (__builtin_expect(cpu < w->cfg.nr_cpus && max_size >= 8, 1)) {
+                struct cpu_buffer *cb = &w->cpus[cpu];
+                if (cb->data &&
+                    (uint64_t)cb->filled + ((max_size + 7ull) & ~7ull) <= w->buffer_size)
+                        return cb->data + cb->filled;
+        }
+        return NULL;
+}
+
 void etl_writer_sink_commit(void *ctx, uint32_t cpu, uint32_t size)
 {
         /* the converter commits only what its reserve gave room for (cpu checked there); size

@@ -125,6 +125,14 @@ void etl_writer_commit(struct etl_writer *w, uint32_t cpu, uint32_t size);
    stats.nr_reserve_failures. */
 uint8_t *etl_writer_sink_reserve(void *w, uint32_t cpu, uint32_t max_size);
 void etl_writer_sink_commit(void *w, uint32_t cpu, uint32_t size);
+/* The sink's third hook: the room at the end of cpu's buffer for max_size bytes when they fit
+   there as the buffer is, else NULL (nothing completed, nothing allocated). The caller builds
+   records there one after the other, each committed (etl_writer_sink_commit) before the next
+   is begun, at the room plus the records before it, each rounded up to 8 bytes: one call where
+   a reserve for each record would find them room in the same buffer (a sample and its stack),
+   and a buffer completed where those reserves would complete it (on a NULL, the caller
+   reserves each record). */
+uint8_t *etl_writer_sink_room(void *w, uint32_t cpu, uint32_t max_size);
 
 /* The file's writes (the buffers, the header's counts after each)
    on a thread of their own, in order, up to max_queued buffers waiting (and at least 16 MiB of

@@ -455,8 +455,9 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 goto fail;
         }
         /* the converter's records go straight into the writer's buffers (no copy, no hop) */
-        perf_conv_set_sink(ls->conv, &(struct perf_conv_sink){etl_writer_sink_reserve,
-                                                              etl_writer_sink_commit, ls->w});
+        perf_conv_set_sink(ls->conv,
+                           &(struct perf_conv_sink){etl_writer_sink_reserve, etl_writer_sink_commit,
+                                                    etl_writer_sink_room, ls->w});
         perf_conv_set_masks(ls->conv, &settings->masks);
         perf_conv_set_walk(ls->conv, settings->stack_walk, attr_spec_stack_bytes(settings));
         perf_conv_set_timer_resolution(ls->conv, writer_timer_resolution(w, &ls->caps));
@@ -596,8 +597,9 @@ int live_source_open_mem(struct live_source **out, const struct live_mem_ring *r
         if (rc < 0)
                 goto fail;
         /* the converter's records go straight into the writer's buffers (no copy, no hop) */
-        perf_conv_set_sink(ls->conv, &(struct perf_conv_sink){etl_writer_sink_reserve,
-                                                              etl_writer_sink_commit, ls->w});
+        perf_conv_set_sink(ls->conv,
+                           &(struct perf_conv_sink){etl_writer_sink_reserve, etl_writer_sink_commit,
+                                                    etl_writer_sink_room, ls->w});
         perf_conv_set_masks(ls->conv, masks);
         *out = ls;
         return 0;

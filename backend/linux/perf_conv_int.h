@@ -371,12 +371,11 @@ void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);
 bool conv_is_traced(const struct perf_conv *c, uint32_t tid);
 bool conv_is_own(struct perf_conv *c, uint32_t pid);
 void conv_stack_keep(struct perf_conv *c, uint32_t tid, uint32_t pid, uint32_t nr);
-/* A switch at ts on cpu whose chain is kept (kf, not shared yet) and whose old thread goes on:
-   a share of kf kept for old_tid's next switch-in (its pid's), as conv_stack_keep keeps frames;
-   then, when rc (the CSwitch's emit) is 0, new_tid's stack as conv_emit_switch_in_stack writes
-   it. One call at every such switch rather than two. Returns rc, or the stack's emit. */
-int conv_switch_kept_stacks(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t old_tid,
-                            uint32_t pid, struct conv_kframes *kf, uint32_t new_tid, int rc);
+/* A switch whose chain is kept (kf, not shared yet) and whose old thread goes on: a share of kf
+   kept for old_tid's next switch-in (its pid's), as conv_stack_keep keeps frames; then new_tid's
+   kept stack, as conv_switch_in_find finds it. One call at every such switch rather than two. */
+struct conv_stack *conv_switch_share(struct perf_conv *c, uint32_t old_tid, uint32_t pid,
+                                     struct conv_kframes *kf, uint32_t new_tid);
 /* The frames of a frame-pointer CSwitch's chain when it is one that chains are kept for (the
    kept one, or kept now: its kernel addresses noted either way), not shared yet; NULL when it is
    not such a chain (collect it as usual). */
@@ -390,6 +389,9 @@ void conv_stack_pool_free(struct conv_stack_pool *pool);
 /* CSwitch stacks turned on or off (conv_stacks_set) when they change. */
 void conv_stacks_change(struct perf_conv *c, bool is_on);
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid);
+/* k's stack written (conv_switch_in_stack), its entry over the kept stacks' limit dropped, or
+   its long array given back. */
+void conv_stack_spent(struct perf_conv *c, struct conv_stack *k);
 int conv_emit_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pid, uint32_t tid,
                     uint32_t nr);
 uint32_t conv_collect_frames(struct perf_conv *c, const struct perf_conv_event *ev,
@@ -400,10 +402,11 @@ uint32_t conv_collect_frames_to(struct perf_conv *c, const struct perf_conv_even
                                 const struct perf_sample *s, bool is_ip_first, uint64_t *frames);
 /* The StackWalk record of sample s built in place (the sink's room; frames walked by frame
    pointers, at most its callchain and ip): true when written (or when it has no frames), false
-   when there was no room (the caller collects and emits as usual); *rc: emit's. */
+   when there was no room (the caller collects and emits as usual); *rc: emit's. room: where
+   conv_rec_begin_stacked put it, or NULL (reserved here). */
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
                             const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
-                            uint64_t ts, int *rc);
+                            uint64_t ts, int *rc, uint8_t *room);
 void conv_note_kaddr_slow(struct perf_conv *c, uint64_t a);
 
 /* Where a record of exactly size bytes for writer CPU cpu is assembled: the sink's room
@@ -415,6 +418,28 @@ static inline uint8_t *conv_rec_begin(struct perf_conv *c, uint32_t cpu, uint32_
         uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
         *is_direct = rec != NULL;
         return rec ? rec : c->rec;
+}
+
+/* conv_rec_begin for a record followed by a StackWalk record of at most nr_frames frames: both
+   in the sink's room at once when they fit the CPU's buffer as it is (*stack_room: where the
+   stack goes once the record is committed), else the record's own as conv_rec_begin's
+   (*stack_room NULL: the stack reserves its own). One call where two reserves found the same
+   buffer room, and every buffer completed where the two would have completed it. */
+static inline uint8_t *conv_rec_begin_stacked(struct perf_conv *c, uint32_t cpu, uint32_t size,
+                                              uint32_t nr_frames, bool *is_direct,
+                                              uint8_t **stack_room)
+{
+        uint32_t at = (size + 7u) & ~7u;
+        uint8_t *rec = c->sink.room
+                               ? c->sink.room(c->sink.ctx, cpu, at + STACK_REC_HEAD + 8 * nr_frames)
+                               : NULL;
+        if (rec) {
+                *is_direct = true;
+                *stack_room = rec + at;
+                return rec;
+        }
+        *stack_room = NULL;
+        return conv_rec_begin(c, cpu, size, is_direct);
 }
 
 /* etl_record_perfinfo64's header at dst (its size: that of a payload of payload_size bytes) and
@@ -477,6 +502,40 @@ static inline void conv_stacks_set(struct perf_conv *c, bool is_on)
 {
         if (c->has_switch_stacks != is_on)
                 conv_stacks_change(c, is_on);
+}
+
+/* The stack a CSwitch that switches tid in writes (tid's, kept where it left the CPU last), when
+   the CSwitch stacks are on and one with frames is kept; else NULL. Inline: every switch asks. */
+static inline struct conv_stack *conv_switch_in_find(const struct perf_conv *c, uint32_t tid)
+{
+        struct conv_stack *k = c->has_switch_stacks && tid ? conv_umap_find(&c->stacks, tid) : NULL;
+        return k && k->nr ? k : NULL;
+}
+
+/* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
+   left the CPU last (its switch-out's callchain), StackThread = tid. k: tid's kept stack, as
+   conv_switch_in_find found it, nothing kept or dropped since; written at room
+   (conv_rec_begin_stacked's, for k's frames) or, when NULL, where the sink reserves it. Inline,
+   in the CSwitch's own conversion: this runs at every switch. */
+static inline int conv_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid,
+                                       struct conv_stack *k, uint8_t *room)
+{
+        c->st.nr_cswitch_stacks++;
+        uint32_t size = STACK_REC_HEAD + 8 * k->nr;
+        uint8_t *rec = room ? room : c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
+        bool is_direct = rec != NULL;
+        if (!rec)
+                rec = c->stack_rec;
+        memcpy(rec + STACK_REC_HEAD, k->kf ? k->kf->frames : k->frames, 8 * (size_t)k->nr);
+        int rc = conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, k->pid, tid, k->nr), is_direct);
+        /* (the emit may not touch c->stacks: k still points at tid's entry) */
+        k->nr = 0;
+        c->nr_kept_stacks--;
+        conv_kframes_put(c, k->kf);
+        k->kf = NULL;
+        if (c->stacks.nr > CONV_MAX_SAVED_STACKS || k->cls > 1)
+                conv_stack_spent(c, k);
+        return rc;
 }
 
 /* The writer CPU of a record: the CPU it says, when it says one in range, else its ring's.

@@ -325,11 +325,20 @@ static uint8_t conv_wait_reason_of_stack(struct perf_conv *c, const struct perf_
         return r >= 0 ? (uint8_t)r : reason;
 }
 
-/* CSwitch from sched_switch's raw fields (kf: its chain's kept frames, or NULL); the threads
-   switched in *new_tid and out *old_tid, whether the old one ended *is_ended. */
-static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct perf_conv_event *ev,
-                                 const struct perf_sample *s, struct conv_kframes *kf, uint32_t cpu,
-                                 uint64_t ts, uint32_t *new_tid, uint32_t *old_tid, bool *is_ended)
+/* A sched_switch's fields: the threads switched in and out, their priorities, the old one's
+   state and wait reason. */
+struct switch_tp {
+        uint32_t new_tid, old_tid;
+        int64_t new_prio, old_prio;
+        struct perf_thread_state st;
+};
+
+/* sched_switch's raw fields (kf: its chain's kept frames, or NULL) into *f, apart from the
+   CSwitch's build: the threads' stacks are kept and found before the CSwitch is reserved. *out:
+   the fields. */
+static inline void read_switch_tp(struct perf_conv *c, const struct perf_conv_event *ev,
+                                  const struct perf_sample *s, struct conv_kframes *kf,
+                                  struct switch_tp *out)
 {
         const struct tp_cache *t = conv_tp_cache(c, ev->tp);
         int64_t prev_pid, next_pid, prev_prio, next_prio, prev_state;
@@ -363,11 +372,11 @@ static uint32_t build_cswitch_tp(struct perf_conv *c, uint8_t *p, const struct p
                 st.wait_reason = conv_wait_reason_of_stack(c, s, kf, st.wait_reason, false);
         else if (st.state == KSTATE_READY && s->nr_callchain && prev_pid != 0)
                 st.wait_reason = conv_wait_reason_of_stack(c, s, kf, st.wait_reason, true);
-        *new_tid = (uint32_t)next_pid;
-        *old_tid = (uint32_t)prev_pid;
-        *is_ended = st.state == KSTATE_TERMINATED;
-        return conv_build_cswitch(c, p, cpu, ts, (uint32_t)next_pid, (uint32_t)prev_pid, next_prio,
-                                  prev_prio, st);
+        out->new_tid = (uint32_t)next_pid;
+        out->old_tid = (uint32_t)prev_pid;
+        out->new_prio = next_prio;
+        out->old_prio = prev_prio;
+        out->st = st;
 }
 
 /* ETW_READY_THREAD_EVENT (ETL-FORMAT.md 3.6) from sched_waking's raw fields. */
@@ -414,7 +423,7 @@ static bool is_own_sample(struct perf_conv *c, const struct perf_conv_event *ev,
 }
 
 /* A frame-pointer CSwitch's callchain (old_tid's, where it left the CPU) kept for old_tid's next
-   switch-in, when it is not a kept chain whose thread goes on (conv_switch_kept_stacks shares
+   switch-in, when it is not a kept chain whose thread goes on (conv_switch_share shares
    those): collected straight into the array kept for it; into c->frames when none is kept (the
    thread ended, or the kept stacks are at their limit), for the kernel addresses it notes all
    the same. The chain gives at most its entries as frames: the array's room. */
@@ -437,6 +446,14 @@ static void keep_switch_out_chain(struct perf_conv *c, const struct perf_conv_ev
                 return;
         }
         conv_stack_kept(c, k, s->pid, conv_collect_frames_to(c, ev, s, false, k->frames));
+}
+
+/* The most frames a late stack (conv_emit_stack_direct's) takes: its room is found with its
+   record's when both fit. */
+static inline uint32_t late_most(const struct perf_sample *s, bool is_ip_first)
+{
+        uint64_t most = s->nr_callchain + is_ip_first;
+        return most < CONV_MAX_FRAMES ? (uint32_t)most : CONV_MAX_FRAMES;
 }
 
 /* A sample that did not parse (cut short, or a tracepoint's without its raw data): counted
@@ -497,7 +514,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         /* the record is assembled where the writer keeps it (no copy through emit); its size
            is known before it is built: 16 (PERFINFO64) or 32 (SYSTEM64) header bytes, the
            counters, the payload */
-        uint8_t *out;
+        uint8_t *out, *stack_room = NULL;
         bool is_direct;
         switch (ev->kind) {
         case PERF_CONV_PROFILE:
@@ -506,7 +523,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                 if (is_kernel_addr(s.ip))
                         note_kernel_frame(c, s.ip);
                 rsize = 16 + 8 * nr_pmc + 16;
-                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most(&s, is_ip_first),
+                                                       &is_direct, &stack_room)
+                              : conv_rec_begin(c, cpu, rsize, &is_direct);
                 p = conv_perfinfo_head(out,
                                        ev->kind == PERF_CONV_PROFILE
                                                ? PERFINFO_LOG_TYPE_SAMPLED_PROFILE
@@ -520,26 +539,35 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         case PERF_CONV_CSWITCH: {
                 if (!s.raw)
                         return sample_bad(c);
-                uint32_t new_tid, old_tid;
-                bool is_ended;
-                rsize = 16 + 8 * nr_pmc + 24;
-                out = conv_rec_begin(c, cpu, rsize, &is_direct);
-                p = conv_perfinfo_head(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, 24);
                 /* the chain's kept frames first: they keep its wait reason too */
                 struct conv_kframes *kf = is_kept_late ? conv_chain_kept(c, &s) : NULL;
-                build_cswitch_tp(c, p, ev, &s, kf, cpu, ts, &new_tid, &old_tid, &is_ended);
-                rc = conv_rec_end(c, cpu, out, rsize, is_direct);
+                struct switch_tp f;
+                read_switch_tp(c, ev, &s, kf, &f);
+                bool is_ended = f.st.state == KSTATE_TERMINATED;
                 /* the stack of a CSwitch is the new thread's (where it left the CPU last); the
-                   callchain of this one, the old thread's, waits for its own switch-in */
+                   callchain of this one, the old thread's, waits for its own switch-in. Both
+                   before the CSwitch is reserved (nothing here writes a record): the new
+                   thread's stack has its size then, and its room is found with the CSwitch's */
                 conv_stacks_set(c, ev->has_stack);
-                if (kf && !is_ended)
-                        return conv_switch_kept_stacks(c, cpu, ts, old_tid, s.pid, kf, new_tid, rc);
-                if (is_kept_late)
-                        keep_switch_out_chain(c, ev, &s, kf, old_tid, is_ended);
-                else if (ev->has_stack)
-                        conv_stack_keep(c, old_tid, s.pid, is_ended ? 0 : nr_frames);
-                if (rc == 0 && c->has_switch_stacks)
-                        rc = conv_emit_switch_in_stack(c, cpu, ts, new_tid);
+                struct conv_stack *k;
+                if (kf && !is_ended) {
+                        k = conv_switch_share(c, f.old_tid, s.pid, kf, f.new_tid);
+                } else {
+                        if (is_kept_late)
+                                keep_switch_out_chain(c, ev, &s, kf, f.old_tid, is_ended);
+                        else if (ev->has_stack)
+                                conv_stack_keep(c, f.old_tid, s.pid, is_ended ? 0 : nr_frames);
+                        k = conv_switch_in_find(c, f.new_tid);
+                }
+                rsize = 16 + 8 * nr_pmc + 24;
+                out = k ? conv_rec_begin_stacked(c, cpu, rsize, k->nr, &is_direct, &stack_room)
+                        : conv_rec_begin(c, cpu, rsize, &is_direct);
+                p = conv_perfinfo_head(out, WMI_LOG_TYPE_CONTEXT_SWAP, 4, ts, pmc, nr_pmc, 24);
+                conv_build_cswitch(c, p, cpu, ts, f.new_tid, f.old_tid, f.new_prio, f.old_prio,
+                                   f.st);
+                rc = conv_rec_end(c, cpu, out, rsize, is_direct);
+                if (rc == 0 && k)
+                        rc = conv_switch_in_stack(c, cpu, ts, f.new_tid, k, stack_room);
                 return rc;
         }
         case PERF_CONV_CPU_IDLE:
@@ -558,7 +586,9 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
                         return sample_bad(c);
                 /* conv_record_system64_pmc's record, its payload built in place */
                 rsize = 32 + 8 * nr_pmc + 8;
-                out = conv_rec_begin(c, cpu, rsize, &is_direct);
+                out = is_late ? conv_rec_begin_stacked(c, cpu, rsize, late_most(&s, is_ip_first),
+                                                       &is_direct, &stack_room)
+                              : conv_rec_begin(c, cpu, rsize, &is_direct);
                 st16(out, (uint16_t)(2 | nr_pmc << 8));
                 out[2] = TRACE_HEADER_TYPE_SYSTEM64;
                 out[3] = 0xC0;
@@ -576,7 +606,8 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         default: return 0;
         }
         rc = conv_rec_end(c, cpu, out, rsize, is_direct);
-        if (rc == 0 && is_late && !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc))
+        if (rc == 0 && is_late &&
+            !conv_emit_stack_direct(c, ev, &s, is_ip_first, cpu, ts, &rc, stack_room))
                 nr_frames = conv_collect_frames(c, ev, &s, is_ip_first);
         if (rc == 0 && ev->has_stack && nr_frames)
                 rc = conv_emit_stack(c, cpu, ts, s.pid, s.tid, nr_frames);

@@ -186,8 +186,10 @@ static void stack_drop(struct perf_conv *c, struct conv_stack *k)
    CONV_MAX_SAVED_STACKS entries holding frames already and tid's not one of them). What the
    entry held is replaced; a frame-pointer CSwitch collects its chain straight into it. */
 /* tid's entry, its frames to be replaced (a share of a kept chain let go): NULL when tid's are
-   not kept (conv_stack_room). */
-static struct conv_stack *stack_entry(struct perf_conv *c, uint32_t tid)
+   not kept (conv_stack_room). Inline: a switch whose chain is kept shares it here (a call of
+   its own saved and restored six registers at every such switch). */
+static inline __attribute__((always_inline)) struct conv_stack *stack_entry(struct perf_conv *c,
+                                                                            uint32_t tid)
 {
         if (tid == 0)
                 return NULL;
@@ -291,48 +293,28 @@ void conv_stacks_change(struct perf_conv *c, bool is_on)
         c->nr_kept_stacks = 0;
 }
 
-/* The stack of the CSwitch at ts that switched tid in, as Windows writes it: tid's own, where it
-   left the CPU last (its switch-out's callchain), StackThread = tid. Nothing when none was kept. */
-static inline int switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
+void conv_stack_spent(struct perf_conv *c, struct conv_stack *k)
 {
-        struct conv_stack *k = tid ? conv_umap_find(&c->stacks, tid) : NULL;
-        if (!k || !k->nr)
-                return 0;
-        c->st.nr_cswitch_stacks++;
-        /* built in the sink's room when there is one, here rather than in a call of its own:
-           this runs at every switch */
-        uint32_t size = STACK_REC_HEAD + 8 * k->nr;
-        uint8_t *rec = c->has_sink ? c->sink.reserve(c->sink.ctx, cpu, size) : NULL;
-        bool is_direct = rec != NULL;
-        if (!rec)
-                rec = c->stack_rec;
-        memcpy(rec + STACK_REC_HEAD, k->kf ? k->kf->frames : k->frames, 8 * (size_t)k->nr);
-        int rc = conv_rec_end(c, cpu, rec, conv_stack_head(rec, ts, k->pid, tid, k->nr), is_direct);
-        /* (the emit may not touch c->stacks: k still points at tid's entry) */
-        k->nr = 0;
-        c->nr_kept_stacks--;
-        conv_kframes_put(c, k->kf);
-        k->kf = NULL;
         if (c->stacks.nr > CONV_MAX_SAVED_STACKS) {
                 stack_drop(c, k);
-        } else if (k->cls > 1) {
+        } else {
                 /* an empty entry keeps an array of up to 32 frames, a long one goes back */
                 stack_frames_put(&c->stack_pool, k->frames, k->cls);
                 k->frames = NULL;
         }
-        return rc;
 }
 
 int conv_emit_switch_in_stack(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t tid)
 {
-        return switch_in_stack(c, cpu, ts, tid);
+        struct conv_stack *k = tid ? conv_umap_find(&c->stacks, tid) : NULL;
+        if (!k || !k->nr)
+                return 0;
+        return conv_switch_in_stack(c, cpu, ts, tid, k, NULL);
 }
 
-int conv_switch_kept_stacks(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t old_tid,
-                            uint32_t pid, struct conv_kframes *kf, uint32_t new_tid, int rc)
+struct conv_stack *conv_switch_share(struct perf_conv *c, uint32_t old_tid, uint32_t pid,
+                                     struct conv_kframes *kf, uint32_t new_tid)
 {
         stack_share(c, old_tid, pid, kf);
-        if (rc == 0 && c->has_switch_stacks)
-                rc = switch_in_stack(c, cpu, ts, new_tid);
-        return rc;
+        return conv_switch_in_find(c, new_tid);
 }

@@ -417,13 +417,16 @@ static int stack_finish(struct perf_conv *c, uint8_t *rec, bool is_direct, uint3
 
 bool conv_emit_stack_direct(struct perf_conv *c, const struct perf_conv_event *ev,
                             const struct perf_sample *s, bool is_ip_first, uint32_t cpu,
-                            uint64_t ts, int *rc)
+                            uint64_t ts, int *rc, uint8_t *room)
 {
         *rc = 0;
-        uint64_t most = s->nr_callchain + (is_ip_first ? 1 : 0);
-        if (most > CONV_MAX_FRAMES)
-                most = CONV_MAX_FRAMES;
-        uint8_t *rec = c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
+        uint8_t *rec = room;
+        if (!rec) {
+                uint64_t most = s->nr_callchain + (is_ip_first ? 1 : 0);
+                if (most > CONV_MAX_FRAMES)
+                        most = CONV_MAX_FRAMES;
+                rec = c->sink.reserve(c->sink.ctx, cpu, STACK_REC_HEAD + 8 * (uint32_t)most);
+        }
         if (!rec)
                 return false;
         uint32_t nr = collect_frames_to(c, ev, s, is_ip_first,

@@ -171,8 +171,8 @@ void perf_conv_free(struct perf_conv *c)
 void perf_conv_set_sink(struct perf_conv *c, const struct perf_conv_sink *sink)
 {
         c->has_sink = sink != NULL;
-        if (sink)
-                c->sink = *sink;
+        /* no sink, no room: conv_rec_begin_stacked asks the room hook alone */
+        c->sink = sink ? *sink : (struct perf_conv_sink){0};
 }
 
 void perf_conv_set_masks(struct perf_conv *c, const PERFINFO_GROUPMASK *masks)

@@ -291,10 +291,14 @@ void perf_conv_free(struct perf_conv *c);
    record of size bytes (0: none) written there is complete. No other record of that CPU comes
    in between. NULL sink: every record through emit (the default). ctx: the hooks' argument,
    their own (the writer itself: etl_writer_sink_reserve and etl_writer_sink_commit, no hop
-   between the converter and the writer for each record). */
+   between the converter and the writer for each record). room (or NULL): the room for records
+   of max_size bytes in all at the end of cpu's buffer when they fit there as it is, else NULL,
+   nothing completed (etl_writer_sink_room); a record and the stack after it are then built
+   there, each committed in turn, for one call in place of two reserves. */
 struct perf_conv_sink {
         uint8_t *(*reserve)(void *ctx, uint32_t cpu, uint32_t max_size);
         void (*commit)(void *ctx, uint32_t cpu, uint32_t size);
+        uint8_t *(*room)(void *ctx, uint32_t cpu, uint32_t max_size);
         void *ctx;
 };
 void perf_conv_set_sink(struct perf_conv *c, const struct perf_conv_sink *sink);

@@ -455,20 +455,23 @@ static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_
                         __builtin_prefetch(rec + off);
                 __builtin_prefetch(rec + size - 8);
         }
-        struct live_item *it = item_next(r, r->nr_gathered);
-        it->ts = ts;
-        it->rec = rec;
-        it->at = at;
-        it->size = (uint16_t)size; /* a perf_event_header.size */
-        it->is_staged = is_staged;
-        it->in_gap = 0;
-        it->nr_skipped = r->nr_skipped_tail & 0x7FFFFFFFu;
-        it->ev = ev;
+        /* the ring's fields read before the item's stores and written after them: the item
+           might alias them (the same types), which had each read again at every record */
+        uint32_t n = r->nr_gathered, nr_skipped = r->nr_skipped_tail;
+        uint64_t newest = r->newest_ts;
+        bool is_sorted = r->is_sorted && ts >= newest;
+        struct live_item *it = item_next(r, n);
+        *it = (struct live_item){.ts = ts,
+                                 .rec = rec,
+                                 .at = at,
+                                 .size = (uint16_t)size, /* a perf_event_header.size */
+                                 .nr_skipped = nr_skipped & 0x7FFFFFFFu,
+                                 .is_staged = is_staged,
+                                 .ev = ev};
         r->nr_skipped_tail = 0;
-        r->is_sorted = r->is_sorted && ts >= r->newest_ts;
-        if (ts > r->newest_ts)
-                r->newest_ts = ts;
-        r->nr_gathered++;
+        r->is_sorted = is_sorted;
+        r->newest_ts = ts > newest ? ts : newest;
+        r->nr_gathered = n + 1;
         return true;
 }
 

@@ -857,6 +857,77 @@ static void test_reserve_commit(void **state)
         }
 }
 
+/* etl_writer_sink_room: two records built one after the other in one room make the same file as
+   the two reserved each in turn (a sink's reserve and commit) wherever the room is there; where
+   both do not fit the buffer as it is, there is no room and nothing is completed (the records
+   are then reserved each, the buffer completed where the reserves complete it). No room for no
+   CPU's buffer, for the header CPU, for a CPU whose first buffer is not there yet, or past a
+   buffer's size. */
+static void test_sink_room(void **state)
+{
+        (void)state;
+        char paths[2][128];
+        path_of(paths[0], sizeof(paths[0]), "room_each.etl");
+        path_of(paths[1], sizeof(paths[1]), "room_both.etl");
+        uint32_t nr_rooms = 0, nr_none = 0;
+        for (uint32_t k = 0; k < 2; k++) {
+                struct etl_writer *w = new_writer(2, 4096);
+                struct etl_error err;
+                assert_int_equal(etl_writer_open_file(w, paths[k], false, &err), 0);
+                assert_null(etl_writer_sink_room(w, 0, 64)); /* no buffer yet */
+                assert_null(etl_writer_sink_room(w, 2, 64));
+                assert_null(etl_writer_sink_room(w, ETL_WRITER_HEADER_CPU, 64));
+                uint8_t rec[2][512], p[256];
+                for (uint32_t i = 0; i < 3000; i++) {
+                        uint32_t cpu = i % 2, size[2];
+                        for (uint32_t j = 0; j < 2; j++) {
+                                uint32_t n = 12 + 8 * ((i + 7 * j) % 29) + 4 * j;
+                                memset(p, (int)((i + j) & 0xff), n);
+                                size[j] = etl_record_perfinfo64(rec[j], WMI_LOG_TYPE_STACKWALK, 2,
+                                                                7000 + i, NULL, 0, p, n);
+                        }
+                        uint32_t at = (size[0] + 7u) & ~7u;
+                        struct etl_writer_stats before, after;
+                        etl_writer_get_stats(w, &before);
+                        uint8_t *room = k ? etl_writer_sink_room(w, cpu, at + size[1]) : NULL;
+                        etl_writer_get_stats(w, &after);
+                        assert_int_equal(after.nr_buffers_written, before.nr_buffers_written);
+                        if (room) {
+                                nr_rooms++;
+                                memcpy(room, rec[0], size[0]);
+                                etl_writer_sink_commit(w, cpu, size[0]);
+                                memcpy(room + at, rec[1], size[1]);
+                                etl_writer_sink_commit(w, cpu, size[1]);
+                                continue;
+                        }
+                        nr_none += k;
+                        for (uint32_t j = 0; j < 2; j++) {
+                                uint8_t *r = etl_writer_sink_reserve(w, cpu, size[j]);
+                                assert_non_null(r);
+                                memcpy(r, rec[j], size[j]);
+                                etl_writer_sink_commit(w, cpu, size[j]);
+                        }
+                }
+                assert_null(etl_writer_sink_room(w, 0, 4097));
+                assert_null(etl_writer_sink_room(w, 2, 64));
+                assert_int_equal(etl_writer_close(w, 132000000050000000ll, 0, 0), 0);
+                etl_writer_free(w);
+        }
+        assert_true(nr_rooms > 2500);
+        assert_true(nr_none > 50); /* a buffer's end: one each at least */
+        uint8_t *a, *b;
+        size_t na, nb;
+        read_file(paths[0], &a, &na);
+        read_file(paths[1], &b, &nb);
+        assert_int_equal(na, nb);
+        assert_memory_equal(a, b, na);
+        free(a);
+        free(b);
+        uint64_t back = 0;
+        assert_int_equal(read_all(paths[1], &back, NULL), 1 + 2 * 3000);
+        assert_int_equal(back, 0);
+}
+
 /* A failed completion of a buffer in etl_writer_sink_reserve (the file past RLIMIT_FSIZE: EFBIG)
    is counted in the stats, once (the file sink stops at its first error), as a live session's
    records refused; the room is there all the same, as etl_writer_reserve's, and later records
@@ -1204,6 +1275,7 @@ int main(void)
                 cmocka_unit_test(test_limits),
                 cmocka_unit_test(test_async_same_file),
                 cmocka_unit_test(test_reserve_commit),
+                cmocka_unit_test(test_sink_room),
                 cmocka_unit_test(test_sink_reserve_failure),
                 cmocka_unit_test(test_max_file_size),
                 cmocka_unit_test(test_ring_save_fd),
