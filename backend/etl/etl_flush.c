@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -50,9 +52,72 @@ static void allocate_ahead(int fd, struct etl_flush_ahead *a, uint64_t at, uint6
         a->end = to;
 }
 
-int etl_flush_release_ahead(int fd, const struct etl_flush_ahead *ahead)
+void *etl_flush_buffer_alloc(size_t size)
+{
+        void *p = NULL;
+        return posix_memalign(&p, ETL_FLUSH_DIRECT_ALIGN, size) == 0 ? p : NULL;
+}
+
+static void direct_close(struct etl_flush_ahead *a)
+{
+        if (a->direct_fd1)
+                close(a->direct_fd1 - 1);
+        a->direct_fd1 = 0;
+}
+
+/* The O_DIRECT descriptor of fd's file, opened at the first call; -1 when the file system
+   refuses O_DIRECT (then never asked again for this file). It is opened through
+   /proc/self/fd: the same open file, never a name that may have changed since, and checked to
+   be the same inode. A descriptor of another file (fd closed and its number given to another
+   since) is closed first. */
+static int direct_fd(int fd, struct etl_flush_ahead *a)
 {
         struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -1;
+        if (a->direct_fd1 && a->direct_dev == st.st_dev && a->direct_ino == st.st_ino)
+                return a->direct_fd1 - 1;
+        if (a->direct_fd1) {
+                direct_close(a);
+                a->direct_error = 0; /* another file: asked again */
+        }
+        if (a->direct_error || !S_ISREG(st.st_mode))
+                return -1;
+        char path[40];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        int d = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+        struct stat dst;
+        if (d >= 0 && (fstat(d, &dst) < 0 || dst.st_dev != st.st_dev || dst.st_ino != st.st_ino)) {
+                close(d);
+                d = -1;
+                errno = ESTALE;
+        }
+        if (d < 0) {
+                a->direct_error = errno ? errno : EINVAL; /* EINVAL: no O_DIRECT here */
+                return -1;
+        }
+        a->direct_fd1 = d + 1;
+        a->direct_dev = st.st_dev;
+        a->direct_ino = st.st_ino;
+        return d;
+}
+
+/* Whether the batch can go through O_DIRECT: every buffer, the size and the place aligned. */
+static bool batch_is_aligned(uint8_t *const *bufs, uint32_t n, uint32_t size, uint64_t at)
+{
+        if (size % ETL_FLUSH_DIRECT_ALIGN || at % ETL_FLUSH_DIRECT_ALIGN)
+                return false;
+        for (uint32_t i = 0; i < n; i++)
+                if ((uintptr_t)bufs[i] % ETL_FLUSH_DIRECT_ALIGN)
+                        return false;
+        return true;
+}
+
+int etl_flush_release_ahead(int fd, struct etl_flush_ahead *ahead)
+{
+        struct stat st;
+        if (ahead)
+                direct_close(ahead);
         if (!ahead || !ahead->end)
                 return 0;
         if (fstat(fd, &st) < 0)
@@ -91,15 +156,30 @@ int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uin
         for (uint32_t i = 0; i < n; i++)
                 iov[i] = (struct iovec){bufs[i], size};
         off_t off = (off_t)at;
+        int wfd = ahead && n && !ahead->is_behind && batch_is_aligned(bufs, n, size, at)
+                          ? direct_fd(fd, ahead)
+                          : -1;
+        if (wfd < 0)
+                wfd = fd;
         for (uint32_t i = 0; i < n;) {
-                ssize_t w = pwritev(fd, iov + i, (int)(n - i), off);
+                ssize_t w = pwritev(wfd, iov + i, (int)(n - i), off);
                 if (w < 0 && errno == EINTR)
                         continue;
+                if (w < 0 && errno == EINVAL && wfd != fd) {
+                        /* an alignment this disk wants beyond a page: the page cache's way,
+                           for this batch and the file's next */
+                        ahead->direct_error = EINVAL;
+                        direct_close(ahead);
+                        wfd = fd;
+                        continue;
+                }
                 if (w <= 0) {
                         *done = i; /* the whole buffers before it are in the file */
                         return w < 0 ? -errno : -EIO;
                 }
                 off += w;
+                if (wfd != fd && (uint64_t)w % ETL_FLUSH_DIRECT_ALIGN)
+                        wfd = fd; /* a short write mid-block: the rest through the page cache */
                 for (; w > 0 && (size_t)w >= iov[i].iov_len; i++)
                         w -= (ssize_t)iov[i].iov_len;
                 if (w > 0) {

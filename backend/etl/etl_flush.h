@@ -3,6 +3,8 @@
 #ifndef ETWTOP_ETL_FLUSH_H
 #define ETWTOP_ETL_FLUSH_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,12 +17,28 @@ int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off);
    blocks come in long runs (160 MB in 1 MiB writes: 0.03 s of CPU without, 0.016 s with). */
 #define ETL_FLUSH_AHEAD_STEP (16u << 20)
 
-/* The file's space allocated ahead: the end of what was allocated (0: nothing yet), and whether
-   its file system refused (then nothing more is asked). */
+/* What a flusher keeps of its file between batches: the space allocated ahead (the end of what
+   was allocated, 0: nothing yet, and whether its file system refused: then nothing more is
+   asked), and the file's second descriptor, opened with O_DIRECT at the first batch that can go
+   that way (see etl_flush_batch). All zero before the first batch; etl_flush_release_ahead
+   closes the descriptor. */
 struct etl_flush_ahead {
         uint64_t end;
-        int error; /* the errno fallocate gave, 0: none */
+        int error;        /* the errno fallocate gave, 0: none */
+        int direct_fd1;   /* the O_DIRECT descriptor + 1, 0: none open */
+        int direct_error; /* the errno that ruled O_DIRECT out for this file, 0: none */
+        dev_t direct_dev; /* the file the descriptor is of */
+        ino_t direct_ino;
+        bool is_behind; /* set by the flusher: its queue backs up, the page cache takes it */
 };
+
+/* The alignment of a buffer, of its size and of its place in the file for O_DIRECT: a page,
+   which every logical block size of a disk divides. */
+#define ETL_FLUSH_DIRECT_ALIGN 4096u
+
+/* A buffer for the flusher's queue, ETL_FLUSH_DIRECT_ALIGN-aligned (free it with free()); NULL
+   when out of memory. */
+void *etl_flush_buffer_alloc(size_t size);
 
 /* Writes k buffers of size bytes, the file's buffers first.., as many of them as the file has
    room for (log_file_room's limits: max_bytes, 0 none, and its file system's space, in which
@@ -29,15 +47,19 @@ struct etl_flush_ahead {
    system keeps a step more than that for users (a file near the disk's end stops where it did
    without it), and never past max_bytes. *done: how many reached the file; *full: the enum
    log_file_full that stopped the others (0: none), *avail its file system's space for users.
-   Returns 0 or -errno. */
+   With ahead, a batch whose buffers, size and place are ETL_FLUSH_DIRECT_ALIGN-aligned goes
+   through O_DIRECT (from the disk's side the same bytes, but no copy into the page cache and no
+   dirty pages for the close's fsync or the kernel's writeback: a recorder's write was a sixth of
+   its CPU), unless the file system refuses it or the flusher is behind (ahead->is_behind: the
+   page cache absorbs a burst a slow disk would hold up). Returns 0 or -errno. */
 int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uint64_t first,
                     uint64_t max_bytes, struct etl_flush_ahead *ahead, uint32_t *done, int *full,
                     uint64_t *avail);
 
 /* Gives back the space allocated ahead past the file's end (ftruncate to its own size: ext4,
-   xfs and tmpfs free the blocks past it; the bytes stay as they are). A file whose writer was
-   killed keeps them (its size is still what was written: readers see nothing past it). Returns
-   0 or -errno. */
-int etl_flush_release_ahead(int fd, const struct etl_flush_ahead *ahead);
+   xfs and tmpfs free the blocks past it; the bytes stay as they are), and closes the O_DIRECT
+   descriptor. A file whose writer was killed keeps them (its size is still what was written:
+   readers see nothing past it). Returns 0 or -errno. */
+int etl_flush_release_ahead(int fd, struct etl_flush_ahead *ahead);
 
 #endif

@@ -288,6 +288,9 @@ static void *flusher_main(void *arg)
                         f->count--;
                 }
                 int error = f->error || f->full;
+                /* half the queue waiting: through the page cache, which takes a burst at the
+                   speed of a copy where a slow disk would hold the queue up until it loses */
+                w->ahead.is_behind = f->count >= f->cap / 2;
                 pthread_mutex_unlock(&f->lock);
                 int rc = 0, full = 0;
                 uint64_t avail = 0, last = f->last_timestamp;
@@ -372,8 +375,8 @@ static bool flusher_queue(struct etl_writer *w, uint32_t cpu, bool is_taken)
         }
         uint8_t *copy = f->nr_spare ? f->spare[--f->nr_spare] : NULL;
         pthread_mutex_unlock(&f->lock);
-        if (!copy)
-                copy = malloc(w->buffer_size);
+        if (!copy) /* aligned: the flusher may write it with O_DIRECT */
+                copy = etl_flush_buffer_alloc(w->buffer_size);
         if (!copy) {
                 pthread_mutex_lock(&f->lock);
                 f->nr_lost++;
@@ -629,7 +632,7 @@ static uint8_t *cpu_buffer_data(struct etl_writer *w, uint32_t cpu)
         struct cpu_buffer *cb = &w->cpus[cpu];
         if (!cb->data)
                 cb->data = w->place ? w->place(w->place_ctx, cpu)
-                                    : (w->orig[cpu] = malloc(w->buffer_size));
+                                    : (w->orig[cpu] = etl_flush_buffer_alloc(w->buffer_size));
         return cb->data;
 }
 
@@ -833,6 +836,7 @@ void etl_writer_remove_file(struct etl_writer *w)
         flusher_stop(w);
         if (w->fd < 0)
                 return;
+        etl_flush_release_ahead(w->fd, &w->ahead); /* and its O_DIRECT descriptor */
         w->dir.fd = w->fd; /* the reserved file again: removed only when the name is still it */
         w->fd = -1;
         log_file_unreserve(&w->dir);
