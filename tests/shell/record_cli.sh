@@ -222,12 +222,18 @@ if [ -n "$wl" ]; then
         taskset -c "$c0" "$wl" yield 3 & yielder=$!
         taskset -c "$c0" "$wl" spin 3 & spin3=$!
         "$wl" sleep 3 & sleeper2=$!
-        sleep 0.3
+        # the spinner's switches counted from once it spins (its user time past a tick): its
+        # start (the exec, the loader's reads of its pages) may wait, the more on a busy machine
+        wait_until 30 eval "[ \"\$(awk '{print \$14}' /proc/$spin1/stat 2>/dev/null)\" -ge 1 ] 2>/dev/null"
+        vol0=$(ctxt "$spin1" voluntary_ctxt_switches)
+        invol0=$(ctxt "$spin1" nonvoluntary_ctxt_switches)
         "$ETWTOP" --record "$tmp/r.etl" --stackwalk Profile --duration 1.5 2>"$tmp/r.err" &
         rec=$!
-        sleep 1
+        # read again once it was preempted five times more (or it ended, or the recording did)
+        wait_until 30 eval "[ \$((\$(ctxt $spin1 nonvoluntary_ctxt_switches) - ${invol0:-0})) -ge 5 ] 2>/dev/null || ! kill -0 $spin1 2>/dev/null || ! kill -0 $rec 2>/dev/null"
         vol=$(ctxt "$spin1" voluntary_ctxt_switches)
         invol=$(ctxt "$spin1" nonvoluntary_ctxt_switches)
+        vol=$((${vol:-1} - ${vol0:-0})) invol=$((${invol:-0} - ${invol0:-0}))
         wait "$rec"
         rc=$?
         wait "$spin1" "$spin2" "$yielder" "$spin3" "$sleeper2"
@@ -239,7 +245,7 @@ if [ -n "$wl" ]; then
                         for (i = 9; i <= NF; i++) if ($i ~ /^wait_reason=/) n[substr($i, 13)]++ }
                         END {for (r in n) printf "%s=%d ", r, n[r]}' "$tmp/r.txt"
         }
-        echo "spinner $spin1: /proc says $vol voluntary, $invol involuntary switches; the trace: $(reasons "$spin1")" >&2
+        echo "spinner $spin1: /proc says $vol voluntary, $invol involuntary switches once it spun; the trace: $(reasons "$spin1")" >&2
         echo "yielder $yielder: $(reasons "$yielder"); sleeper $sleeper2: $(reasons "$sleeper2")" >&2
         check "preemption: the spinner is preempted (/proc: involuntary switches, hardly a voluntary one)" \
                 [ "${invol:-0}" -ge 5 -a "${vol:-1}" -le 2 ]
