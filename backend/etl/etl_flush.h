@@ -49,9 +49,11 @@ void *etl_flush_buffer_alloc(size_t size);
    log_file_full that stopped the others (0: none), *avail its file system's space for users.
    With ahead, a batch whose buffers, size and place are ETL_FLUSH_DIRECT_ALIGN-aligned goes
    through O_DIRECT (from the disk's side the same bytes, but no copy into the page cache and no
-   dirty pages for the close's fsync or the kernel's writeback: a recorder's write was a sixth of
-   its CPU), unless the file system refuses it or the flusher is behind (ahead->is_behind: the
-   page cache absorbs a burst a slow disk would hold up). Returns 0 or -errno. */
+   dirty pages for the close's fsync or the kernel's writeback: 187 MB of a switch-heavy
+   recording cost 40 ms of copies and 4-12 ms of fsync that way on a 2-CPU VM, 13-25 ms
+   directly; bench/README.md), unless the file system refuses it or the flusher is behind
+   (ahead->is_behind: the page cache absorbs a burst a slow disk would hold up). Returns 0 or
+   -errno. */
 int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uint64_t first,
                     uint64_t max_bytes, struct etl_flush_ahead *ahead, uint32_t *done, int *full,
                     uint64_t *avail);
