@@ -204,15 +204,10 @@ static void add_event(uint64_t id, const struct perf_conv_event *ev)
         g.nr_events++;
 }
 
-static int setup(void **state)
+/* The kernel session's writer, as the tests' files are written. */
+static struct etl_writer_config writer_config(void)
 {
-        (void)state;
-        memset(&g, 0, sizeof(g));
-        strcpy(g.dir, "/tmp/etwtop-conv-XXXXXX");
-        if (!mkdtemp(g.dir))
-                return -1;
-        snprintf(g.path, sizeof(g.path), "%s/t.etl", g.dir);
-        struct etl_writer_config cfg = {
+        return (struct etl_writer_config){
                 .buffer_size_bytes = 65536,
                 .nr_cpus = NR_CPUS,
                 .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
@@ -226,6 +221,17 @@ static int setup(void **state)
                 .os_major = 10,
                 .provider_version = 19041,
         };
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        memset(&g, 0, sizeof(g));
+        strcpy(g.dir, "/tmp/etwtop-conv-XXXXXX");
+        if (!mkdtemp(g.dir))
+                return -1;
+        snprintf(g.path, sizeof(g.path), "%s/t.etl", g.dir);
+        struct etl_writer_config cfg = writer_config();
         if (etl_writer_new(&g.w, &cfg) < 0)
                 return -1;
         struct etl_error err;
@@ -2644,20 +2650,7 @@ static void start_sink_mode(uint32_t mode, const char *name)
         perf_conv_free(g.c);
         etl_writer_free(g.w);
         snprintf(g.path, sizeof(g.path), "%s/%s", g.dir, name);
-        struct etl_writer_config cfg = {
-                .buffer_size_bytes = 65536,
-                .nr_cpus = NR_CPUS,
-                .log_file_mode = EVENT_TRACE_FILE_MODE_SEQUENTIAL,
-                .logger_id = 1,
-                .logger_name = "NT Kernel Logger",
-                .start_timestamp = START,
-                .start_filetime = 132386000000000000ll,
-                .boot_filetime = 132385000000000000ll,
-                .perf_freq = 1000000000ull,
-                .clock_type = EVENT_TRACE_CLOCK_PERFCOUNTER,
-                .os_major = 10,
-                .provider_version = 19041,
-        };
+        struct etl_writer_config cfg = writer_config();
         assert_int_equal(etl_writer_new(&g.w, &cfg), 0);
         struct etl_error err;
         assert_int_equal(etl_writer_open_file(g.w, g.path, true, &err), 0);
