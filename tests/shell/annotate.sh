@@ -31,8 +31,18 @@ cp "$SYM_FIXTURE" "$run/symfix_ann"
 "$run/symfix_ann" spin 120000 &
 fix=$!
 wait_until 60 has_mapped $fix symfix_ann
-"$ETWTOP" --record "$tmp/fix.etl" --duration 2 2>"$tmp/rec.err"
-check "recorded" [ $? = 0 ]
+# recorded until the fixture has run 2 s of CPU in it (ticks of /proc's utime and stime), not for
+# 2 s: a busy machine gives it a part of each second, and its samples with it
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+"$ETWTOP" --record "$tmp/fix.etl" --duration 300 2>"$tmp/rec.err" &
+rec=$!
+recording_started "$tmp/fix.etl" $rec
+ticks0=$(cpu_ticks $fix)
+wait_until 280 eval "[ \$((\$(cpu_ticks $fix) - $ticks0)) -ge $((2 * $(getconf CLK_TCK))) ] || ! kill -0 $rec 2>/dev/null"
+kill -INT $rec 2>/dev/null
+wait $rec
+rc=$?
+check "recorded ($(tail -1 "$tmp/rec.err"))" [ $rc = 0 ]
 kill $fix
 wait $fix 2>/dev/null
 
