@@ -6,6 +6,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "file_bytes.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -730,18 +732,6 @@ static void test_limits(void **state)
 /* The file written on the flusher's thread (etl_writer_set_async) is the file written on the
    caller's, byte for byte: the same buffers in the same places, the same header, the stats
    counting what reached the file; a buffer with no room in the queue is lost, not written. */
-static void read_file(const char *path, uint8_t **data, size_t *size)
-{
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        fseek(f, 0, SEEK_END);
-        *size = (size_t)ftell(f);
-        fseek(f, 0, SEEK_SET);
-        *data = malloc(*size ? *size : 1);
-        assert_int_equal(fread(*data, 1, *size, f), *size);
-        fclose(f);
-}
-
 static void test_async_same_file(void **state)
 {
         (void)state;

@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "file_bytes.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2610,18 +2612,6 @@ static void test_emit_error_not_bad(void **state)
         perf_conv_get_stats(g.c, &st);
         assert_int_equal(st.nr_bad, 0);
         assert_int_equal(st.nr_records, 2);
-}
-
-static void read_file(const char *path, uint8_t **data, size_t *size)
-{
-        FILE *f = fopen(path, "rb");
-        assert_non_null(f);
-        fseek(f, 0, SEEK_END);
-        *size = (size_t)ftell(f);
-        fseek(f, 0, SEEK_SET);
-        *data = malloc(*size ? *size : 1);
-        assert_int_equal(fread(*data, 1, *size, f), *size);
-        fclose(f);
 }
 
 /* The writer's sink hooks counted: reserves, and the room hook's calls and rooms found. */
