@@ -216,6 +216,10 @@ struct live_source {
            as a source of memory rings does) */
         struct proc_aside *aside;
         struct proc_answer answer;
+        /* the processes a round's gathered records make or exec (a FORK of a process, an exec's
+           COMM), named to the reader before the round is converted (proc_aside_prefetch) */
+        uint32_t ahead[PROC_ASIDE_QUEUE];
+        uint32_t nr_ahead;
         uint32_t nr_wait_sites;
         bool has_wait_sites; /* wait_sites is that answer */
         struct live_rundown rundown;

@@ -650,7 +650,15 @@ int live_source_drain(struct live_source *ls, uint32_t budget)
                 }
                 for (uint32_t c = 0; c < ls->nr_online; c++)
                         ring_trim(ls, &ls->rings[c], until);
+                /* the new processes' /proc read while the round converts; their answers hold
+                   for this round's records only */
+                if (ls->nr_ahead) {
+                        proc_aside_prefetch(ls->aside, ls->ahead, ls->nr_ahead);
+                        ls->nr_ahead = 0;
+                }
                 uint32_t n = rings_merge(ls);
+                if (ls->aside)
+                        proc_aside_forget(ls->aside);
                 for (uint32_t c = 0; c < ls->nr_online; c++)
                         ring_release(&ls->rings[c]);
                 total += n;

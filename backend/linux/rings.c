@@ -432,9 +432,29 @@ static struct live_item *item_next(struct live_ring *r, uint32_t n)
 
 /* Notes one record of a gather as the ring's next item; false when it is past the horizon
    (it stays for a later drain). */
+/* A gathered FORK or COMM record: the process it makes or exec's, for the reader to read
+   ahead (proc_aside.h), once a round. */
+static __attribute__((noinline)) void note_ahead(struct live_source *ls, const uint8_t *rec,
+                                                 uint32_t size)
+{
+        const struct perf_event_header *h = (const void *)rec;
+        if (h->type == PERF_RECORD_FORK ? size < 24 || le_get32(rec + 8) != le_get32(rec + 16)
+                                        : size < 16 || !(h->misc & PERF_RECORD_MISC_COMM_EXEC))
+                return; /* a thread's fork, a thread's new name */
+        uint32_t pid = le_get32(rec + 8);
+        for (uint32_t i = 0; i < ls->nr_ahead; i++)
+                if (ls->ahead[i] == pid)
+                        return;
+        if (ls->nr_ahead < PROC_ASIDE_QUEUE)
+                ls->ahead[ls->nr_ahead++] = pid;
+}
+
 static bool gather_add(struct live_source *ls, struct live_ring *r, const uint8_t *rec,
                        uint32_t size, uint64_t at, bool is_staged, uint64_t horizon)
 {
+        uint32_t type = ((const struct perf_event_header *)(const void *)rec)->type;
+        if (__builtin_expect(type == PERF_RECORD_FORK || type == PERF_RECORD_COMM, 0) && ls->aside)
+                note_ahead(ls, rec, size);
         /* the event looked up here (hook_event_of's lookup without the converter's hooks) */
         struct live_event *le =
                 size >= 16 ? live_event_by_id(ls, perf_conv_record_id(rec, size)) : NULL;

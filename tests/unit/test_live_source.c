@@ -239,6 +239,13 @@ struct ev {
 
 static struct ev *evs;
 static size_t nr_evs, cap_evs;
+/* the Process/Start events' command lines, by pid (their own table: few events have one) */
+struct start_cmdline {
+        uint32_t pid;
+        char cmdline[96];
+};
+static struct start_cmdline *starts;
+static size_t nr_starts, cap_starts;
 static struct kdecoder *dec;
 static const EVENT_RECORD *cur_rec; /* the record being decoded */
 
@@ -289,6 +296,16 @@ static void on_decoded(void *ctx, const struct kevent *k)
                 e->phase = (uint8_t)k->process.phase;
                 snprintf(e->name, sizeof(e->name), "%s", k->process.image_name);
                 snprintf(e->sid, sizeof(e->sid), "%s", k->process.user_sid);
+                if (k->process.phase == KEV_PHASE_START) {
+                        if (nr_starts == cap_starts) {
+                                cap_starts = cap_starts ? cap_starts * 2 : 256;
+                                starts = realloc(starts, cap_starts * sizeof(*starts));
+                                assert_non_null(starts);
+                        }
+                        starts[nr_starts].pid = k->process.pid;
+                        snprintf(starts[nr_starts++].cmdline, sizeof(starts->cmdline), "%s",
+                                 k->process.command_line ? k->process.command_line : "");
+                }
                 break;
         case KEV_CSWITCH:
                 e->x = k->cswitch.old_tid;
@@ -326,6 +343,7 @@ static VOID WINAPI on_record(PEVENT_RECORD er)
 static void read_back(const char *file)
 {
         nr_evs = 0;
+        nr_starts = 0;
         dec = kdecoder_new(true);
         assert_non_null(dec);
         EVENT_TRACE_LOGFILEA lf;
@@ -346,6 +364,9 @@ static void free_events(void)
         free(evs);
         evs = NULL;
         nr_evs = cap_evs = 0;
+        free(starts);
+        starts = NULL;
+        nr_starts = cap_starts = 0;
 }
 
 static size_t count_events(enum kevent_type t, uint32_t pid, uint8_t phase);
@@ -555,6 +576,31 @@ static void test_round_trip(void **state)
         }
         assert_int_equal(waitpid(exec_child, &status, 0), exec_child);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        /* a program that runs on while the drain reads its /proc (the reader thread's answer
+           to the round that holds its fork and exec): its command line in its Process/Start */
+        int hold[2];
+        assert_int_equal(pipe(hold), 0);
+        pid_t held_child = fork();
+        assert_true(held_child >= 0);
+        if (held_child == 0) {
+                dup2(hold[0], 0);
+                close(hold[1]);
+                execl("/bin/sh", "sh", "-c", "read x", "etwtop-held-arg", (char *)NULL);
+                _exit(127);
+        }
+        close(hold[0]);
+        char held_path[64];
+        snprintf(held_path, sizeof(held_path), "/proc/%d/cmdline", (int)held_child);
+        for (int i = 0; i < 60000; i++) { /* until it has exec'd */
+                FILE *f = fopen(held_path, "r");
+                char head[8] = {0};
+                size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
+                if (f)
+                        fclose(f);
+                if (n >= 2 && strcmp(head, "sh") == 0)
+                        break;
+                poll(NULL, 0, 1);
+        }
         close(to_parent[0]);
         close(to_parent[1]);
         close(to_child[0]);
@@ -575,7 +621,11 @@ static void test_round_trip(void **state)
         live_source_get_stats(ls, &again);
         assert_int_equal(again.nr_lost_reads, st.nr_lost_reads);
         assert_int_equal(again.nr_events_lost, 0);
+        /* the last records are converted at the close (past the drains' horizon): the held
+           child runs until then */
         live_source_close(ls);
+        close(hold[1]); /* read(1) sees EOF: the held child exits */
+        assert_int_equal(waitpid(held_child, &status, 0), held_child);
         assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
         etl_writer_free(w);
 
@@ -646,6 +696,15 @@ static void test_round_trip(void **state)
         }
         assert_true(has_exec_image);
         assert_true(has_exec_loader);
+        /* the held program's exec: a Process/Start with its command line */
+        bool has_held_cmdline = false;
+        for (size_t i = 0; i < nr_starts; i++)
+                if (starts[i].pid == (uint32_t)held_child &&
+                    (print_message("held child: Process/Start \"%s\"\n", starts[i].cmdline), 1))
+                        has_held_cmdline =
+                                has_held_cmdline ||
+                                strcmp(starts[i].cmdline, "sh -c read x etwtop-held-arg") == 0;
+        assert_true(has_held_cmdline);
 
         check_kernel_image();
 

@@ -3,7 +3,8 @@
    thread of backend/linux/proc_aside.h: an answer in time is handed over; a read that blocks
    (a process's mmap_lock held by a thread that waits for a CPU) costs the drain one bounded
    wait, then nothing while the reader is still on it, and its late answer is never handed over
-   as another question's. */
+   as another question's; a round's processes named ahead are read on one wake-up and their
+   questions answered without a wait, for that round only. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -119,6 +120,106 @@ static void test_blocked_read_is_waited_for_once(void **state)
         proc_aside_free(a);
 }
 
+/* Waits (at most a minute) until the reader has made n reads. */
+static void wait_reads(int n)
+{
+        for (int i = 0; i < 60000 && atomic_load(&nr_reads) < n; i++)
+                poll(NULL, 0, 1);
+        assert_int_equal(atomic_load(&nr_reads), n);
+}
+
+/* A round's new processes named ahead: each read once, and the round's questions (twice for
+   one, as a fork then its exec asks) take those answers without waiting. */
+static void test_prefetch_answers_without_wait(void **state)
+{
+        (void)state;
+        struct proc_aside *a;
+        assert_int_equal(proc_aside_new(&a, fake_read, 60u * 1000 * 1000), 0);
+        const uint32_t pids[] = {31, 32, 33, 32};
+        proc_aside_prefetch(a, pids, 4);
+        wait_reads(3);
+        char buf[64];
+        uint32_t uid = 0;
+        for (uint32_t pid = 31; pid <= 33; pid++) {
+                assert_true(proc_aside_ask(a, pid, buf, sizeof(buf), &uid));
+                char want[16];
+                snprintf(want, sizeof(want), "cmd %u", pid);
+                assert_string_equal(buf, want);
+                assert_int_equal(uid, pid + 1000);
+        }
+        assert_true(proc_aside_ask(a, 32, buf, sizeof(buf), &uid));
+        assert_string_equal(buf, "cmd 32");
+        assert_int_equal(proc_aside_nr_waits(a), 0);
+        assert_int_equal(atomic_load(&nr_reads), 3);
+        /* the next round reads again: the process may have exec'd since */
+        proc_aside_forget(a);
+        assert_true(proc_aside_ask(a, 32, buf, sizeof(buf), &uid));
+        assert_string_equal(buf, "cmd 32");
+        assert_int_equal(atomic_load(&nr_reads), 4);
+        assert_int_equal(proc_aside_nr_late(a), 0);
+        assert_int_equal(proc_aside_nr_busy(a), 0);
+        proc_aside_free(a);
+}
+
+/* More processes than the queue holds: those named past its room are asked for as their
+   records come, every one answered with its own command line. */
+static void test_prefetch_past_the_queue(void **state)
+{
+        (void)state;
+        struct proc_aside *a;
+        assert_int_equal(proc_aside_new(&a, fake_read, 60u * 1000 * 1000), 0);
+        uint32_t pids[PROC_ASIDE_QUEUE + 20];
+        for (uint32_t i = 0; i < PROC_ASIDE_QUEUE + 20; i++)
+                pids[i] = 100 + i;
+        proc_aside_prefetch(a, pids, PROC_ASIDE_QUEUE + 20);
+        for (uint32_t i = 0; i < PROC_ASIDE_QUEUE + 20; i++) {
+                char buf[64], want[16];
+                uint32_t uid = 0;
+                assert_true(proc_aside_ask(a, pids[i], buf, sizeof(buf), &uid));
+                snprintf(want, sizeof(want), "cmd %u", pids[i]);
+                assert_string_equal(buf, want);
+                assert_int_equal(uid, pids[i] + 1000);
+        }
+        proc_aside_free(a);
+}
+
+/* A question dropped at a round's end while the reader is still on it keeps its entry until
+   the reader is done: the next rounds' questions fill the rest of the queue, and every answer
+   is its own pid's. */
+static void test_forgotten_question_keeps_its_entry(void **state)
+{
+        (void)state;
+        struct proc_aside *a;
+        assert_int_equal(proc_aside_new(&a, fake_read, 60u * 1000 * 1000), 0);
+        blocking_pid = 500;
+        const uint32_t first = 500;
+        proc_aside_prefetch(a, &first, 1);
+        wait_reads(1);
+        proc_aside_forget(a);
+        uint32_t pids[PROC_ASIDE_QUEUE];
+        for (uint32_t i = 0; i < PROC_ASIDE_QUEUE; i++)
+                pids[i] = 600 + i;
+        /* one entry is the reader's: all but the last fit */
+        proc_aside_prefetch(a, pids, PROC_ASIDE_QUEUE);
+        assert_int_equal(write(gate[1], "x", 1), 1);
+        wait_reads(PROC_ASIDE_QUEUE);
+        blocking_pid = 0;
+        for (uint32_t i = 0; i < PROC_ASIDE_QUEUE - 1; i++) {
+                char buf[64], want[16];
+                uint32_t uid = 0;
+                assert_true(proc_aside_ask(a, pids[i], buf, sizeof(buf), &uid));
+                snprintf(want, sizeof(want), "cmd %u", pids[i]);
+                assert_string_equal(buf, want);
+        }
+        /* the last was not put in: read when asked */
+        assert_int_equal(atomic_load(&nr_reads), PROC_ASIDE_QUEUE);
+        char buf[64];
+        uint32_t uid = 0;
+        assert_true(proc_aside_ask(a, pids[PROC_ASIDE_QUEUE - 1], buf, sizeof(buf), &uid));
+        assert_int_equal(atomic_load(&nr_reads), PROC_ASIDE_QUEUE + 1);
+        proc_aside_free(a);
+}
+
 /* Stopped while its reader is blocked: the stop waits for the read, then the thread ends. */
 static void test_free_while_blocked(void **state)
 {
@@ -153,6 +254,11 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_blocked_read_is_waited_for_once, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_free_while_blocked, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_prefetch_answers_without_wait, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_prefetch_past_the_queue, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_forgotten_question_keeps_its_entry, setup,
+                                                teardown),
                 cmocka_unit_test(test_reads_proc),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
