@@ -18,6 +18,10 @@
 #        switches on some kernels (bench/README.md, "Item 2, seventh pass"), so that perf writes
 #        every switch, as etwtop does.
 #        PERF_SWITCH_EVENTS=1 (switches, together): perf record with --switch-events as well.
+#        MODE=execs: the samples-only session with a loop of execs beside the busy loops (a
+#        build's load: every new process is a fork and an exec whose command line etwtop
+#        reads from /proc, as ETW's Process/Start carries it), both recorders at once on the
+#        same load; budget: perf record's CPU or less.
 # The recorders' CPU is counted twice: by GNU time (%U %S, 10 ms steps) and by perf stat's
 # task-clock around it (microseconds; it also counts time(1) itself, about a millisecond, on
 # both sides), whose ratio tells the small differences that GNU time's steps hide.
@@ -43,7 +47,8 @@ switches | together | pinned)
         cpu_target=1
         ;;
 samples) e_on=PROC_THREAD+LOADER+PROFILE e_walk=Profile p_tp=() cpu_target=0.5 ;;
-*) die "MODE is switches, samples, together or pinned, not $mode" ;;
+execs) e_on=PROC_THREAD+LOADER+PROFILE e_walk=Profile p_tp=() cpu_target=1 ;;
+*) die "MODE is switches, samples, together, execs or pinned, not $mode" ;;
 esac
 
 # The same session for both: 4 kHz timer samples with call chains on every CPU, context
@@ -55,6 +60,9 @@ load() {
                 (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do :; done) &
         done
         timeout $((secs + 3)) perf bench sched pipe -l 100000000 >/dev/null 2>&1 &
+        if [ "$mode" = execs ]; then
+                (end=$((SECONDS + secs + 3)); while [ $SECONDS -lt $end ]; do /bin/true; done) &
+        fi
 }
 
 # CPU seconds (user + system) of a finished child: from bash's `times` is too coarse, so the
@@ -164,7 +172,7 @@ e_cpu=0 p_cpu=0 e_task=0 p_task=0 e_events=0 p_events=0 e_lost=0 p_lost=0 e_like
 e_kinds="0 0 0" p_kinds="0 0 0"
 for ((r = 1; r <= rounds; r++)); do
         # who goes first alternates, so that neither always meets a warmer machine
-        if [ "$mode" = together ]; then
+        if [ "$mode" = together ] || [ "$mode" = execs ]; then
                 run_together
         elif ((r % 2)); then run_etwtop; run_perf; else run_perf; run_etwtop; fi
         ec=$(cpu_of "$tmp/etwtop.time")
@@ -212,6 +220,8 @@ awk -v secs="$secs" -v rounds="$rounds" -v ncpu="$ncpu" -v e_cpu="$e_cpu" -v p_c
         -v p_task="$p_task" 'BEGIN {
         if (mode == "together")
                 printf "record benchmark (both recorders at once on the same load): %d rounds of %d s, %d CPUs\nbusy, 4 kHz samples with stacks, context switches, wake-ups with stacks, process/thread/image events", rounds, secs, ncpu
+        else if (mode == "execs")
+                printf "record benchmark (samples only, both recorders at once on a loop of execs): %d rounds of %d s,\n%d CPUs busy, 4 kHz samples with stacks, process/thread/image events", rounds, secs, ncpu
         else if (mode == "samples")
                 printf "record benchmark (samples only): %d rounds of %d s, %d CPUs busy, 4 kHz samples with\nstacks, process/thread/image events", rounds, secs, ncpu
         else
