@@ -305,12 +305,17 @@ static int do_loggers(FILE *out, char *err, size_t err_size)
                                 for (ULONG j = 0; j < len / sizeof(ids[0]); j++) {
                                         USHORT hook;
                                         const char *hn = NULL;
-                                        if (etw_hook_of_event_id(&ids[j], &hook) == ERROR_SUCCESS)
+                                        bool is_known = etw_hook_of_event_id(&ids[j], &hook) ==
+                                                        ERROR_SUCCESS;
+                                        if (is_known)
                                                 hn = xperf_hook_name(hook);
                                         if (hn)
                                                 fprintf(out, "%s%s", j ? "+" : "", hn);
-                                        else
+                                        else if (is_known)
                                                 fprintf(out, "%s0x%04x", j ? "+" : "", hook);
+                                        else /* no hook of that class: its event type */
+                                                fprintf(out, "%stype %u", j ? "+" : "",
+                                                        (unsigned)ids[j].Type);
                                 }
                                 fputc('\n', out);
                         } else {
