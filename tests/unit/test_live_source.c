@@ -542,6 +542,37 @@ static void test_lost_read_when_full(void **state)
         etl_writer_free(w);
 }
 
+/* A child running `sh -c "read x" arg`, its stdin a pipe whose write end goes to *in (closed:
+   the child exits), once it has exec'd (its /proc command line is sh's). */
+static pid_t spawn_reading_sh(const char *arg, int *in)
+{
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        pid_t child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                dup2(fds[0], 0);
+                close(fds[1]);
+                execl("/bin/sh", "sh", "-c", "read x", arg, (char *)NULL);
+                _exit(127);
+        }
+        close(fds[0]);
+        *in = fds[1];
+        char cmdline[64];
+        snprintf(cmdline, sizeof(cmdline), "/proc/%d/cmdline", (int)child);
+        for (int i = 0; i < 60000; i++) { /* until it has exec'd */
+                FILE *f = fopen(cmdline, "r");
+                char head[8] = {0};
+                size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
+                if (f)
+                        fclose(f);
+                if (n >= 2 && strcmp(head, "sh") == 0)
+                        break;
+                poll(NULL, 0, 1);
+        }
+        return child;
+}
+
 static void test_round_trip(void **state)
 {
         (void)state;
@@ -578,29 +609,8 @@ static void test_round_trip(void **state)
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         /* a program that runs on while the drain reads its /proc (the reader thread's answer
            to the round that holds its fork and exec): its command line in its Process/Start */
-        int hold[2];
-        assert_int_equal(pipe(hold), 0);
-        pid_t held_child = fork();
-        assert_true(held_child >= 0);
-        if (held_child == 0) {
-                dup2(hold[0], 0);
-                close(hold[1]);
-                execl("/bin/sh", "sh", "-c", "read x", "etwtop-held-arg", (char *)NULL);
-                _exit(127);
-        }
-        close(hold[0]);
-        char held_path[64];
-        snprintf(held_path, sizeof(held_path), "/proc/%d/cmdline", (int)held_child);
-        for (int i = 0; i < 60000; i++) { /* until it has exec'd */
-                FILE *f = fopen(held_path, "r");
-                char head[8] = {0};
-                size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
-                if (f)
-                        fclose(f);
-                if (n >= 2 && strcmp(head, "sh") == 0)
-                        break;
-                poll(NULL, 0, 1);
-        }
+        int hold;
+        pid_t held_child = spawn_reading_sh("etwtop-held-arg", &hold);
         close(to_parent[0]);
         close(to_parent[1]);
         close(to_child[0]);
@@ -624,7 +634,7 @@ static void test_round_trip(void **state)
         /* the last records are converted at the close (past the drains' horizon): the held
            child runs until then */
         live_source_close(ls);
-        close(hold[1]); /* read(1) sees EOF: the held child exits */
+        close(hold); /* read(1) sees EOF: the held child exits */
         assert_int_equal(waitpid(held_child, &status, 0), held_child);
         assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
         etl_writer_free(w);
@@ -1277,29 +1287,8 @@ static void test_writer_cpus(void **state)
         char arg[1500];
         memset(arg, 'x', sizeof(arg) - 1);
         arg[sizeof(arg) - 1] = 0;
-        int in[2];
-        assert_int_equal(pipe(in), 0);
-        pid_t child = fork();
-        assert_true(child >= 0);
-        if (child == 0) {
-                dup2(in[0], 0);
-                close(in[1]);
-                execl("/bin/sh", "sh", "-c", "read x", arg, (char *)NULL);
-                _exit(127);
-        }
-        close(in[0]);
-        char cmdline[64];
-        snprintf(cmdline, sizeof(cmdline), "/proc/%d/cmdline", (int)child);
-        for (int i = 0; i < 200; i++) { /* until it has exec'd */
-                FILE *f = fopen(cmdline, "r");
-                char head[8] = {0};
-                size_t n = f ? fread(head, 1, sizeof(head) - 1, f) : 0;
-                if (f)
-                        fclose(f);
-                if (n >= 2 && strcmp(head, "sh") == 0)
-                        break;
-                usleep(5000);
-        }
+        int in;
+        pid_t child = spawn_reading_sh(arg, &in);
         memset(&s, 0, sizeof(s));
         s.masks.Masks[0] = EVENT_TRACE_FLAG_PROCESS;
         s.pid = -1;
@@ -1315,7 +1304,7 @@ static void test_writer_cpus(void **state)
         assert_true(ws.nr_events_dropped >= 1);
         live_source_close(ls);
         etl_writer_free(w);
-        close(in[1]); /* read(1) sees EOF: the child exits */
+        close(in); /* read(1) sees EOF: the child exits */
         int status;
         assert_int_equal(waitpid(child, &status, 0), child);
 }
