@@ -101,6 +101,74 @@ static void test_lookup_is_whole_list(void **state)
         free(data);
 }
 
+/* A kernel's worth of symbols (aliases, gaps, sizes of every kind) and thousands of addresses
+   in no order, repeated: the index names, for each address, the symbol a search of the whole
+   list names (the look-up sorts the addresses and walks the index once). */
+static void test_lookup_many_in_no_order(void **state)
+{
+        (void)state;
+        enum { NR_SYMS = 5000, NR_ADDRS = 20000 };
+        struct perf_ksym *syms = calloc(NR_SYMS, sizeof(*syms));
+        char(*names)[16] = calloc(NR_SYMS, sizeof(*names));
+        assert_non_null(syms);
+        assert_non_null(names);
+        uint64_t seed = 42, a = 0xffffffff81000000;
+        for (size_t i = 0; i < NR_SYMS; i++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t r = seed >> 33;
+                if (i && r % 17 == 0) { /* an alias of the one before */
+                        a = syms[i - 1].addr;
+                } else if (i) {
+                        a += syms[i - 1].size + (r % 13 == 0 ? 0x100000 : 0); /* or a gap */
+                }
+                snprintf(names[i], sizeof(names[i]), "f%zu", i);
+                syms[i] = (struct perf_ksym){a, 16 + (r % 400), names[i], ""};
+        }
+        size_t len = 0;
+        void *data = ksym_index_build(syms, NR_SYMS, &len);
+        struct ksym_index ix;
+        assert_int_equal(ksym_index_open_mem(&ix, data, len), 0);
+        uint64_t *addrs = calloc(NR_ADDRS, sizeof(*addrs));
+        assert_non_null(addrs);
+        uint64_t lo = syms[0].addr - 0x1000, span = a + 0x2000 - lo;
+        for (size_t k = 0; k < NR_ADDRS; k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                const struct perf_ksym *near = &syms[(seed >> 33) % NR_SYMS];
+                /* around a symbol (its edges and past them), anywhere, or again */
+                addrs[k] = k % 5 == 4   ? addrs[k / 2]
+                           : k % 5 == 3 ? lo + (seed >> 20) % span
+                                        : near->addr - 16 + (seed >> 8) % (near->size + 32);
+        }
+        bool *want = calloc(NR_SYMS, sizeof(*want));
+        assert_non_null(want);
+        for (size_t k = 0; k < NR_ADDRS; k++) {
+                size_t hit = NR_SYMS;
+                for (size_t i = 0; i < NR_SYMS && syms[i].addr <= addrs[k]; i++)
+                        hit = i;
+                if (hit < NR_SYMS && addrs[k] - syms[hit].addr < syms[hit].size)
+                        want[hit] = true;
+        }
+        size_t nr = 0, g = 0;
+        struct perf_ksym *got = ksym_index_lookup(&ix, addrs, NR_ADDRS, &nr);
+        for (size_t i = 0; i < NR_SYMS; i++) {
+                if (!want[i])
+                        continue;
+                assert_true(g < nr);
+                assert_int_equal(got[g].addr, syms[i].addr);
+                assert_string_equal(got[g].name, syms[i].name);
+                g++;
+        }
+        assert_int_equal(g, nr);
+        print_message("%zu addresses, %zu symbols named\n", (size_t)NR_ADDRS, nr);
+        free(got);
+        free(want);
+        free(addrs);
+        ksym_index_close(&ix);
+        free(data);
+        free(names);
+        free(syms);
+}
+
 /* Cut anywhere, or with its strings' end overwritten, the index does not open. */
 static void test_damaged_index_refused(void **state)
 {
@@ -187,6 +255,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_lookup_is_whole_list),
+                cmocka_unit_test(test_lookup_many_in_no_order),
                 cmocka_unit_test(test_damaged_index_refused),
                 cmocka_unit_test(test_index_in_cache),
         };
