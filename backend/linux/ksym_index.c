@@ -124,30 +124,6 @@ static int u64_cmp(const void *a, const void *b)
         return x < y ? -1 : x > y;
 }
 
-/* The last entry at or below a, from lo on (a is at or above entry lo's address, or lo is 0):
-   a gallop then a binary search, so that ascending addresses walk the index once and touch
-   its pages in order (a binary search over the whole index for each of a session's few
-   thousand addresses was 2% of a samples-only recording's CPU, at its close). */
-static size_t last_at_or_below(const struct ksym_index *ix, size_t lo, uint64_t a)
-{
-        size_t step = 1, hi = lo + 1;
-        while (hi < ix->nr && ix->entries[hi].addr <= a) {
-                lo = hi;
-                step *= 2;
-                hi = lo + step;
-        }
-        if (hi > ix->nr)
-                hi = ix->nr;
-        while (hi - lo > 1) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (ix->entries[mid].addr <= a)
-                        lo = mid;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
 struct perf_ksym *ksym_index_lookup(const struct ksym_index *ix, const uint64_t *addrs, size_t n,
                                     size_t *nr_out)
 {
@@ -160,7 +136,7 @@ struct perf_ksym *ksym_index_lookup(const struct ksym_index *ix, const uint64_t 
         size_t *hit = xmalloc(n * sizeof(*hit)), nr_hit = 0, lo = 0;
         for (size_t k = 0; k < n; k++) {
                 uint64_t a = sorted[k];
-                lo = last_at_or_below(ix, lo, a);
+                lo = perf_conv_last_at_or_below(ix->entries, sizeof(*ix->entries), ix->nr, lo, a);
                 const struct ksym_index_entry *e = &ix->entries[lo];
                 if (e->addr <= a && a - e->addr < e->size)
                         hit[nr_hit++] = lo; /* ascending: the addresses are */

@@ -353,6 +353,12 @@ bool perf_conv_kernel_range(const struct perf_conv *c, uint64_t *lo, uint64_t *h
         return c->kframe_lo <= c->kframe_hi;
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
 uint64_t *perf_conv_kernel_addrs(const struct perf_conv *c, size_t *nr)
 {
         *nr = 0;
@@ -363,7 +369,35 @@ uint64_t *perf_conv_kernel_addrs(const struct perf_conv *c, size_t *nr)
                 if (c->kaddrs[i])
                         out[(*nr)++] = c->kaddrs[i];
         }
+        qsort(out, *nr, sizeof(*out), u64_cmp);
         return out;
+}
+
+static inline uint64_t addr_at(const void *base, size_t stride, size_t i)
+{
+        uint64_t a;
+        memcpy(&a, (const uint8_t *)base + i * stride, sizeof(a));
+        return a;
+}
+
+size_t perf_conv_last_at_or_below(const void *base, size_t stride, size_t nr, size_t lo, uint64_t a)
+{
+        size_t step = 1, hi = lo + 1;
+        while (hi < nr && addr_at(base, stride, hi) <= a) {
+                lo = hi;
+                step *= 2;
+                hi = lo + step;
+        }
+        if (hi > nr)
+                hi = nr;
+        while (hi - lo > 1) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (addr_at(base, stride, mid) <= a)
+                        lo = mid;
+                else
+                        hi = mid;
+        }
+        return lo;
 }
 
 int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, size_t nr,
@@ -371,27 +405,24 @@ int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, 
 {
         if (!nr)
                 return 0;
-        uint8_t *used = xcalloc(nr, 1);
-        for (uint32_t i = 0; i <= c->kaddrs_mask; i++) {
-                uint64_t a = c->kaddrs[i];
-                if (!a)
-                        continue;
-                size_t lo = 0, hi = nr; /* the last symbol at or below a */
-                while (hi - lo > 1) {
-                        size_t mid = lo + (hi - lo) / 2;
-                        if (syms[mid].addr <= a)
-                                lo = mid;
-                        else
-                                hi = mid;
-                }
-                if (syms[lo].addr <= a && a - syms[lo].addr < syms[lo].size)
-                        used[lo] = 1;
+        /* the addresses in order: one walk over the symbols (a search of the whole list for
+           each of a session's thousands was most of a recording's close) */
+        size_t nr_addrs = 0, lo = 0, nr_hit = 0;
+        uint64_t *addrs = perf_conv_kernel_addrs(c, &nr_addrs);
+        /* the symbols hit, ascending (the addresses are), each once */
+        size_t *hit = nr_addrs ? xmalloc(nr_addrs * sizeof(*hit)) : NULL;
+        for (size_t k = 0; k < nr_addrs; k++) {
+                uint64_t a = addrs[k];
+                lo = perf_conv_last_at_or_below(syms, sizeof(*syms), nr, lo, a);
+                if (syms[lo].addr <= a && a - syms[lo].addr < syms[lo].size &&
+                    (!nr_hit || hit[nr_hit - 1] != lo))
+                        hit[nr_hit++] = lo;
         }
+        free(addrs);
         int rc = 0, nr_written = 0;
         EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_KERNEL_SYMBOL, 1, 0, 4, 0, 0, 0};
-        for (size_t i = 0; i < nr && rc == 0; i++) {
-                if (!used[i])
-                        continue;
+        for (size_t k = 0; k < nr_hit && rc == 0; k++) {
+                size_t i = hit[k];
                 uint8_t *p = c->payload;
                 st64(p, syms[i].addr);
                 st64(p + 8, syms[i].size);
@@ -402,6 +433,6 @@ int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, 
                 rc = conv_emit(c, cpu, size);
                 nr_written++;
         }
-        free(used);
+        free(hit);
         return rc < 0 ? rc : nr_written;
 }

@@ -450,8 +450,15 @@ int perf_conv_kernel_symbols(struct perf_conv *c, const struct perf_ksym *syms, 
                              uint32_t cpu, uint64_t ts);
 
 /* The kernel addresses a sample or stack frame hit so far (those perf_conv_kernel_symbols looks
-   up), in no order: an owned array of *nr (NULL when none). */
+   up), in ascending order: an owned array of *nr (NULL when none). */
 uint64_t *perf_conv_kernel_addrs(const struct perf_conv *c, size_t *nr);
+
+/* The last of nr records of stride bytes, each starting with its uint64_t address and sorted
+   by it, whose address is at or below a, searched from lo on (lo's address at or below a, or lo
+   0; 0 when none is, which the caller tells by its address): a gallop, then a binary search,
+   so that ascending addresses walk the records once and touch their pages in order. */
+size_t perf_conv_last_at_or_below(const void *base, size_t stride, size_t nr, size_t lo,
+                                  uint64_t a);
 
 /* The lowest and highest kernel address hit in kernel context so far: sample IPs and the frames
    of callchains outside their user part (where garbage of user stacks can look like kernel

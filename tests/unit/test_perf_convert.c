@@ -2273,6 +2273,59 @@ static void test_lost_and_kernel_symbols(void **state)
         assert_string_equal((const char *)k->user + 16, "pv_native_safe_halt");
 }
 
+/* Samples at a couple of hundred kernel addresses in no order, some twice, some between symbols:
+   one KernelSymbol event for each symbol hit, in the symbols' order, as a search of the whole list
+   for each address names them (the look-up walks the symbols once, the addresses sorted). */
+static void test_kernel_symbols_of_many_addresses(void **state)
+{
+        (void)state;
+        enum { NR_SYMS = 300, NR_SAMPLES = 200 }; /* within the captures' 512 */
+        static struct perf_ksym syms[NR_SYMS];
+        static char names[NR_SYMS][16];
+        uint64_t a = 0xffffffff81000000ull;
+        for (uint32_t i = 0; i < NR_SYMS; i++) {
+                snprintf(names[i], sizeof(names[i]), "k%u", i);
+                /* every fifth followed by a gap no symbol covers */
+                syms[i] = (struct perf_ksym){a, 0x40 + 0x10 * (i % 7), names[i], ""};
+                a += syms[i].size + (i % 5 == 4 ? 0x100 : 0);
+        }
+        struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                     .sample_type = SAMPLE_ID | PERF_SAMPLE_IP};
+        add_event(51, &ev);
+        bool want[NR_SYMS] = {false};
+        uint64_t seed = 7;
+        for (uint32_t k = 0; k < NR_SAMPLES; k++) {
+                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                uint64_t ip = 0xffffffff81000000ull + (seed >> 33) % (a - 0xffffffff81000000ull);
+                for (uint32_t i = 0; i < NR_SYMS; i++)
+                        if (syms[i].addr <= ip && ip - syms[i].addr < syms[i].size)
+                                want[i] = true;
+                struct rb r;
+                rb_sample_head(&r, 51, ip, 0, 0, START + 10 + k, 1, false);
+                rb_end(&r);
+                convert(&r, 1);
+        }
+        uint32_t nr_want = 0;
+        for (uint32_t i = 0; i < NR_SYMS; i++)
+                nr_want += want[i];
+        assert_int_equal(perf_conv_kernel_symbols(g.c, syms, NR_SYMS, 1, START + 5000), nr_want);
+        read_back();
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < NR_SYMS; i++) {
+                if (!want[i])
+                        continue;
+                const struct cap *k = find_own(ETWTOP_EVENT_KERNEL_SYMBOL, n++);
+                assert_non_null(k);
+                uint64_t addr;
+                memcpy(&addr, k->user, 8);
+                assert_int_equal(addr, syms[i].addr);
+                assert_string_equal((const char *)k->user + 16, names[i]);
+        }
+        assert_null(find_own(ETWTOP_EVENT_KERNEL_SYMBOL, n));
+        print_message("%u samples, %u symbols of %u named\n", (unsigned)NR_SAMPLES, nr_want,
+                      (unsigned)NR_SYMS);
+}
+
 /* A sched_switch sample of prev (of pid) to next, at ts on CPU 1, with event 33. */
 static void switch_sample(uint32_t pid, uint32_t prev, uint32_t next, uint64_t ts)
 {
@@ -2457,8 +2510,11 @@ static void test_kept_chains(void **state)
         uint64_t *addrs = perf_conv_kernel_addrs(g.c, &nr);
         assert_int_equal(nr, NR_LONG + 1); /* the garbage among them, once */
         bool has_garbage = false;
-        for (size_t i = 0; i < nr; i++)
+        for (size_t i = 0; i < nr; i++) {
                 has_garbage |= addrs[i] == garbage;
+                if (i) /* ascending, for perf_conv_kernel_symbols' one walk */
+                        assert_true(addrs[i - 1] < addrs[i]);
+        }
         assert_true(has_garbage);
         free(addrs);
 }
@@ -2811,6 +2867,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_kernel_symbols_of_many_addresses, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_range_user_garbage, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_kept_chains, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_wait_reason_of_kept_chains, setup, teardown),
