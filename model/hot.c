@@ -61,6 +61,7 @@ void hot_free(struct hot *h)
         free(h->ended_pids);
         free(h->pid_heads);
         free(h->pid_keys);
+        free(h->fold_places);
         free(h->unplaced_keys);
         free(h);
 }

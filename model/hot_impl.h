@@ -245,6 +245,10 @@ struct hot {
         struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
         uint32_t nr_pid_keys, cap_pid_keys;
         uint64_t nr_exited_scans; /* hot_nr_exited_scans */
+        /* owned: the exited places a fold past the cap looks at, kept between folds (a fold's
+           array, made and freed each time, was faulted in again: a megabyte a fold) */
+        struct entry *fold_places;
+        uint32_t cap_fold_places;
         /* owned: the keys of the places made unplaced (module 0) since the last refresh and
            of those it kept, stale ones among them: a refresh looks at these, not the table */
         struct entry *unplaced_keys;
