@@ -62,6 +62,9 @@ void hot_free(struct hot *h)
         free(h->pid_heads);
         free(h->pid_keys);
         free(h->fold_places);
+        free(h->unplaced_slots.p);
+        free(h->unplaced.p);
+        free(h->ended.p);
         free(h->unplaced_keys);
         free(h);
 }

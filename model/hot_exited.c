@@ -6,6 +6,7 @@
    per HOT_EXITED_MAX / 2 ended places) and when the lists' stale keys outgrow it. */
 #include "hot_impl.h"
 #include "model_util.h"
+#include "sort_select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ static bool pid_set_has(const struct pid_set *s, uint32_t pid)
         return false;
 }
 
-/* The heavier first (total, then self); then by key, for a stable choice. */
+/* The heavier first (total, then self); then by key: a total order (sort_select.h). */
 static int exited_cmp(const void *a, const void *b)
 {
         const struct entry *x = a, *y = b;
@@ -255,82 +256,6 @@ static void mark_by_scan(struct hot *h, const uint32_t *ended, uint32_t n)
         h->nr_exited = nr_exited;
 }
 
-static void swap_places(struct entry *a, struct entry *b)
-{
-        struct entry t = *a;
-        *a = *b;
-        *b = t;
-}
-
-/* The middle of x[a], x[b], x[c] by exited_cmp: a pivot that a sorted run does not defeat. */
-static uint32_t median3(const struct entry *x, uint32_t a, uint32_t b, uint32_t c)
-{
-        if (exited_cmp(&x[a], &x[b]) < 0)
-                return exited_cmp(&x[b], &x[c]) < 0 ? b : exited_cmp(&x[a], &x[c]) < 0 ? c : a;
-        return exited_cmp(&x[a], &x[c]) < 0 ? a : exited_cmp(&x[b], &x[c]) < 0 ? c : b;
-}
-
-/* x[lo, hi) split around a pivot: [lo, *lt) before it, [*gt, hi) after, between them the pivot
-   (exited_cmp orders places by their whole key: no two are equal). */
-static void partition(struct entry *x, uint32_t lo, uint32_t hi, uint32_t *lt, uint32_t *gt)
-{
-        struct entry pivot = x[median3(x, lo, lo + (hi - lo) / 2, hi - 1)];
-        uint32_t l = lo, i = lo, g = hi;
-        while (i < g) {
-                int c = exited_cmp(&x[i], &pivot);
-                if (c < 0)
-                        swap_places(&x[l++], &x[i++]);
-                else if (c > 0)
-                        swap_places(&x[i], &x[--g]);
-                else
-                        i++;
-        }
-        *lt = l;
-        *gt = g;
-}
-
-/* The k first places by exited_cmp moved to the front of x[0, n), in no order: O(n). */
-static void select_heaviest(struct entry *x, uint32_t n, uint32_t k)
-{
-        uint32_t lo = 0, hi = n;
-        while (hi - lo > 1) {
-                uint32_t lt, gt;
-                partition(x, lo, hi, &lt, &gt);
-                if (k < lt)
-                        hi = lt;
-                else if (k > gt)
-                        lo = gt;
-                else
-                        return;
-        }
-}
-
-/* x[0, n) in exited_cmp's order, as qsort puts them (the order is total), in place: glibc's
-   qsort merges through a buffer it allocates, whose pages were faulted in at every fold. */
-static void sort_places(struct entry *x, uint32_t n)
-{
-        uint32_t lo = 0, hi = n;
-        for (;;) {
-                if (hi - lo <= 12) {
-                        for (uint32_t i = lo + 1; i < hi; i++)
-                                for (uint32_t j = i; j > lo && exited_cmp(&x[j - 1], &x[j]) > 0;
-                                     j--)
-                                        swap_places(&x[j - 1], &x[j]);
-                        return;
-                }
-                uint32_t lt, gt;
-                partition(x, lo, hi, &lt, &gt);
-                /* the smaller side by recursion (depth log n), the larger by the loop */
-                if (lt - lo < hi - gt) {
-                        sort_places(x + lo, lt - lo);
-                        lo = gt;
-                } else {
-                        sort_places(x + gt, hi - gt);
-                        hi = lt;
-                }
-        }
-}
-
 bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
 {
         if (h->is_fold_scanned)
@@ -361,8 +286,8 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
         uint32_t keep = HOT_EXITED_MAX / 2;
         if (k <= keep)
                 return true;
-        select_heaviest(x, k, keep);
-        sort_places(x + keep, k - keep);
+        select_first(x, k, sizeof(*x), keep, exited_cmp);
+        sort_in_place(x + keep, k - keep, sizeof(*x), exited_cmp);
         for (uint32_t i = keep; i < k; i++)
                 fold_one(h, &x[i]);
         return true;

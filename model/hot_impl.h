@@ -7,6 +7,7 @@
 #define ETWTOP_MODEL_HOT_IMPL_H
 
 #include "model/hot.h"
+#include "model_util.h"
 #include "symbols/symbols.h"
 #include "pending_slots.h"
 #include "unplaced.h"
@@ -253,6 +254,9 @@ struct hot {
            of those it kept, stale ones among them: a refresh looks at these, not the table */
         struct entry *unplaced_keys;
         uint32_t nr_unplaced_keys, cap_unplaced_keys;
+        /* owned: a refresh's work arrays for the unplaced places (their slots, the places, the
+           ended pids), kept between refreshes */
+        struct scratch unplaced_slots, unplaced, ended;
         bool is_fold_scanned; /* hot_set_fold_scanned */
         /* the lists and the unplaced keys are kept from the first refresh on (made then from
            the table): a replay that refreshes once, or never (-b), pays nothing for them */

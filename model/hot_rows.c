@@ -3,6 +3,7 @@
    sorting, the top functions and the modules. */
 #include "hot_impl.h"
 #include "model_util.h"
+#include "sort_select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +40,25 @@ static int cmp_pid(const void *a, const void *b)
 struct unplaced {
         struct entry key; /* its key and counts as they were */
         struct sym_loc loc;
+        uint32_t at; /* its place in the table's order */
 };
 
-/* The heavier first (total, then self); then by key, for a stable choice. */
+/* The heavier first (total, then self); then by process and address, then in the table's
+   order (the places of one address in two threads: as a stable sort of them leaves them): a
+   total order (sort_select.h). */
 static int unplaced_cmp(const void *a, const void *b)
 {
-        const struct entry *x = &((const struct unplaced *)a)->key;
-        const struct entry *y = &((const struct unplaced *)b)->key;
+        const struct unplaced *ux = a, *uy = b;
+        const struct entry *x = &ux->key, *y = &uy->key;
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
         if (x->self != y->self)
                 return x->self > y->self ? -1 : 1;
         if (x->pid != y->pid)
                 return x->pid < y->pid ? -1 : 1;
-        return x->rel < y->rel ? -1 : x->rel > y->rel;
+        if (x->rel != y->rel)
+                return x->rel < y->rel ? -1 : 1;
+        return ux->at < uy->at ? -1 : ux->at > uy->at;
 }
 
 /* e's samples go to the other row (as a place's total only counts its stacks, the totals of
@@ -83,26 +89,26 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* The slots of the unplaced places, in the table's order (as a look at the whole table finds
-   them), into *out (owned by the caller); returns how many. From their keys, unless the
-   refresh looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
+   them), into *out (h's work array); returns how many. From their keys, unless the refresh
+   looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
 static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
 {
         uint32_t n = 0;
         if (h->is_fold_scanned || !h->is_tracking) {
-                uint32_t *s = xmalloc((h->nr + 1) * sizeof(*s));
+                uint32_t *s = scratch_get(&h->unplaced_slots, (h->nr + 1) * sizeof(*s));
                 for (uint32_t i = 0; i <= h->mask; i++)
                         if (h->slots[i].is_used && !h->slots[i].module)
                                 s[n++] = i;
                 *out = s;
                 return n;
         }
-        uint32_t *s = xmalloc((h->nr_unplaced_keys + 1) * sizeof(*s));
+        uint32_t *s = scratch_get(&h->unplaced_slots, (h->nr_unplaced_keys + 1) * sizeof(*s));
         for (uint32_t i = 0; i < h->nr_unplaced_keys; i++) {
                 const struct entry *e = hot_slot_find(h, &h->unplaced_keys[i]);
                 if (e->is_used) /* not folded or decayed away since */
                         s[n++] = (uint32_t)(e - h->slots);
         }
-        qsort(s, n, sizeof(*s), cmp_u32);
+        sort_in_place(s, n, sizeof(*s), cmp_u32);
         uint32_t o = 0;
         for (uint32_t i = 0; i < n; i++)
                 if (!o || s[o - 1] != s[i])
@@ -115,20 +121,19 @@ static void place_or_fold(struct hot *h)
 {
         uint32_t *slots;
         uint32_t n = unplaced_slots(h, &slots);
-        struct unplaced *u = xmalloc((n + 1) * sizeof(*u));
+        struct unplaced *u = scratch_get(&h->unplaced, (n + 1) * sizeof(*u));
         for (uint32_t i = 0; i < n; i++) {
                 const struct entry *e = &h->slots[slots[i]];
-                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
+                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel), i};
         }
-        free(slots);
         h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
         if (!h->is_tracking)
                 hot_exited_start(h);
         uint32_t nr_ended = h->nr_ended_pids;
-        uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
+        uint32_t *ended = scratch_get(&h->ended, (nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
                 memcpy(ended, h->ended_pids, nr_ended * sizeof(*ended));
-        qsort(ended, nr_ended, sizeof(*ended), cmp_pid);
+        sort_in_place(ended, nr_ended, sizeof(*ended), cmp_pid);
         uint32_t nr_kept = 0;
         bool is_changed = false;
         for (uint32_t i = 0; i < n; i++) {
@@ -149,7 +154,6 @@ static void place_or_fold(struct hot *h)
                 }
         }
         is_changed |= hot_fold_exited(h, ended, nr_ended);
-        free(ended);
         /* the ends before the last refresh go; the latest stay for the next one */
         if (h->nr_prev_ended) {
                 memmove(h->ended_pids, h->ended_pids + h->nr_prev_ended,
@@ -158,7 +162,11 @@ static void place_or_fold(struct hot *h)
         }
         h->nr_prev_ended = h->nr_ended_pids;
         if (nr_kept > HOT_UNPLACED_MAX) {
-                qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
+                /* the heaviest stay, in no order (the next refresh finds them by slot); the
+                   others fold in the order a sort of them all gives them */
+                select_first(u, nr_kept, sizeof(*u), HOT_UNPLACED_MAX, unplaced_cmp);
+                sort_in_place(u + HOT_UNPLACED_MAX, nr_kept - HOT_UNPLACED_MAX, sizeof(*u),
+                              unplaced_cmp);
                 for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
                         fold_into_other(h, &u[i].key);
                 nr_kept = HOT_UNPLACED_MAX;
@@ -167,7 +175,6 @@ static void place_or_fold(struct hot *h)
         /* the next refresh looks at those kept and those made meanwhile */
         for (uint32_t i = 0; i < nr_kept; i++)
                 hot_unplaced_track(h, &u[i].key);
-        free(u);
         if (is_changed)
                 h->epoch++; /* places moved: the memos (settled before) are stale */
 }
