@@ -45,6 +45,7 @@ void hot_free(struct hot *h)
         free(h->sort_b);
         free(h->sort_rows);
         free(h->rkeys);
+        free(h->rout);
         free(h->rindex);
         free(h->row1);
         free(h->ugen);

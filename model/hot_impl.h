@@ -148,15 +148,12 @@ struct pid_place {
 };
 
 /* A row of the rows' cache: its key as top_functions merges places (the function, or the
-   address while unnamed; the process or thread where the grouping keys them), and where the
-   build that touched it last put it. */
+   address while unnamed; the process or thread where the grouping keys them). */
 struct row_key {
         uint64_t rel; /* 0 when named */
         uint32_t module, function;
         uint32_t pid, tid; /* 0 where the grouping does not key them */
         uint16_t source;
-        uint32_t stamp; /* the build (rstamp) that touched it last */
-        uint32_t out;   /* its row in that build */
 };
 
 struct hot {
@@ -201,6 +198,10 @@ struct hot {
            view's rows were 7.7% of a live screen) */
         struct row_key *rkeys; /* owned */
         uint32_t nr_rkeys, cap_rkeys;
+        /* owned, cap_rkeys: each key's row in this build + 1, 0 none yet (cleared at a build).
+           Apart from the keys (4 bytes a key, not 32): the build looks it up for every place,
+           and the keys only when a row is made */
+        uint32_t *rout;
         uint32_t *rindex; /* owned: row key + 1 by hash, 0 free */
         uint32_t rindex_mask;
         /* owned, mask + 1 (NULL: no cache yet): each slot's place's row + 1, good while its
@@ -215,7 +216,6 @@ struct hot {
         uint16_t ugen_source;
         struct unplaced_probed uprobed;
         enum hot_grouping rgrouping;
-        uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;

@@ -72,9 +72,7 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
                             r->function,
                             h->rgrouping == HOT_BY_PROCESS ? r->pid : 0,
                             h->rgrouping == HOT_BY_THREAD ? r->tid : 0,
-                            r->source,
-                            0,
-                            0};
+                            r->source};
         if ((h->nr_rkeys + 1) * 2 > h->rindex_mask + 1)
                 hot_row_keys_reserve(h, h->nr_rkeys + 1);
         uint32_t j = (uint32_t)row_key_hash(&k) & h->rindex_mask;
@@ -84,8 +82,10 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
         if (h->nr_rkeys == h->cap_rkeys) {
                 h->cap_rkeys = h->cap_rkeys ? h->cap_rkeys * 2 : 1024;
                 h->rkeys = xrealloc(h->rkeys, h->cap_rkeys * sizeof(*h->rkeys));
+                h->rout = xrealloc(h->rout, h->cap_rkeys * sizeof(*h->rout));
         }
         h->rkeys[h->nr_rkeys] = k;
+        h->rout[h->nr_rkeys] = 0;
         h->rindex[j] = ++h->nr_rkeys;
         return h->nr_rkeys - 1;
 }
@@ -174,11 +174,8 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         if (!h->row1 || h->rgrouping != grouping || h->nr_rkeys > 2 * h->nr + 4096)
                 hot_row_keys_reset(h, grouping);
         hot_row_keys_reserve(h, h->nr + 1);
-        if (++h->rstamp == 0) {
-                for (uint32_t k = 0; k < h->nr_rkeys; k++)
-                        h->rkeys[k].stamp = 0;
-                h->rstamp = 1;
-        }
+        if (h->nr_rkeys)
+                memset(h->rout, 0, h->nr_rkeys * sizeof(*h->rout));
         unplaced_look(&h->uprobed);
         /* the unplaced places' rows were made by the last build when it merged this source */
         const struct frames_gen *was = h->ugen && h->ugen_source == source ? h->ugen : NULL;
@@ -209,9 +206,9 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                 struct hot_row r;
                 if (is_cached || is_unplaced) {
                         /* hot_place_answer's answer stands: the row's key as it was made */
-                        const struct row_key *rk = &h->rkeys[--k];
-                        if (rk->stamp == h->rstamp) { /* a row made this build: added to */
-                                struct hot_row *w = &h->rows[rk->out];
+                        uint32_t out1 = h->rout[--k];
+                        if (out1) { /* a row made this build: added to */
+                                struct hot_row *w = &h->rows[out1 - 1];
                                 w->self += e->self;
                                 w->total += e->total - e->dup;
                                 if (e->self > w->top_self) {
@@ -221,6 +218,7 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                                 }
                                 continue;
                         }
+                        const struct row_key *rk = &h->rkeys[k];
                         r = (struct hot_row){source,
                                              e->module,
                                              rk->function,
@@ -248,13 +246,11 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                                         unplaced_mark(&h->uprobed, e->pid);
                         }
                 }
-                struct row_key *rk = &h->rkeys[k];
-                if (rk->stamp != h->rstamp) {
-                        rk->stamp = h->rstamp;
-                        rk->out = o;
-                        h->rows[o++] = r;
+                if (!h->rout[k]) {
+                        h->rows[o] = r;
+                        h->rout[k] = ++o;
                 } else {
-                        row_add(&h->rows[rk->out], &r);
+                        row_add(&h->rows[h->rout[k] - 1], &r);
                 }
         }
         /* the processes' addresses as this build saw them, for the next one's unplaced places */
