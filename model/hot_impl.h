@@ -163,6 +163,10 @@ struct hot {
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
+        /* owned, (mask + 1) / 64 words: a bit per slot, set where is_used. A build's walk over
+           the places reads these, not the empty slots' entries (three in four of the table
+           after it grows, 56 bytes each) */
+        uint64_t *used;
         uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
         struct hot_caps caps;
         /* owned: processes that ended since the refresh before the last one, those before the
@@ -266,6 +270,22 @@ struct hot {
 /* Every sample counted: the samples whose stacks never came with their address alone, the
    memos' waiting stacks along their places. Before the places' counts are read. */
 void hot_settle_samples(struct hot *h);
+
+/* Slot i's bit in h->used. */
+static inline void hot_used_set(struct hot *h, uint32_t i)
+{
+        h->used[i / 64] |= 1ull << (i % 64);
+}
+static inline void hot_used_clear(struct hot *h, uint32_t i)
+{
+        h->used[i / 64] &= ~(1ull << (i % 64));
+}
+/* A fresh (zeroed) bitmap for a table of mask + 1 slots, the old one freed. */
+static inline void hot_used_make(struct hot *h)
+{
+        free(h->used);
+        h->used = xcalloc((h->mask + 1) / 64, sizeof(*h->used));
+}
 
 /* ---- shared by the files of the module ---- */
 

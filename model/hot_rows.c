@@ -15,14 +15,17 @@ void hot_slot_delete(struct hot *h, struct entry *e)
         uint32_t i = (uint32_t)(e - h->slots);
         hot_exited_forget(h, e);
         h->slots[i].is_used = false;
+        hot_used_clear(h, i);
         for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
                 uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
                 /* the entry at j stays when its home k lies cyclically in (i, j] */
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
                         h->slots[i] = h->slots[j];
+                        hot_used_set(h, i);
                         hot_row_move(h, j, i);
                         h->slots[j].is_used = false;
+                        hot_used_clear(h, j);
                         i = j;
                 }
         }
@@ -229,9 +232,13 @@ void hot_refresh(struct hot *h)
         }
         struct entry *kept = h->slots;
         h->slots = xzalloc_table(cap, sizeof(*h->slots));
+        hot_used_make(h);
         h->nr = nr;
-        for (uint32_t i = 0; i < nr; i++)
-                *hot_slot_find(h, &kept[i]) = kept[i];
+        for (uint32_t i = 0; i < nr; i++) {
+                struct entry *e = hot_slot_find(h, &kept[i]);
+                *e = kept[i];
+                hot_used_set(h, (uint32_t)(e - h->slots));
+        }
         uint32_t *old_row1 = h->row1;
         h->row1 = NULL;
         hot_rows_rehome(h, old_row1, kept, nr);

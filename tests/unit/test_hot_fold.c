@@ -452,6 +452,40 @@ static void test_unplaced_cap_keeps_heaviest(void **state)
         hot_free(h);
 }
 
+/* A refresh that decays the counts puts the places back in a table made again, and a reset
+   empties it: the builds after each find every place there is, and none that went. */
+static void test_rows_after_decay_and_reset(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        int64_t t = 1000000;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 3000; i++)
+                        for (uint32_t k = 0; k < 4; k++) {
+                                uint32_t pid = 100 + i % 30;
+                                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                                ev.sample.ip = KBASE + (i / 30) * 8;
+                                ev.sample.tid = pid + 1;
+                                hot_event(h, &ev);
+                        }
+                const struct hot_row *rows;
+                /* the first build, then the cached ones */
+                assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows),
+                                 3000);
+                hot_set_settings(h, &(struct agg_settings){AGG_DECAYING, 0.5, 1});
+                hot_refresh(h);
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+                assert_int_equal(n, 3000);
+                for (uint32_t i = 0; i < n; i++)
+                        assert_int_equal(rows[i].self, 2);
+                hot_set_settings(h, &(struct agg_settings){AGG_CUMULATIVE, 0, 0});
+                hot_reset(h);
+                assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows),
+                                 0);
+        }
+        hot_free(h);
+}
+
 /* pid's samples at 8 addresses from ip. */
 static void unplaced_samples(struct hot *h, uint32_t pid, uint64_t ip, int64_t *t)
 {
@@ -535,6 +569,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_fold_few_ended_no_scan, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fold_keeps_heaviest, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_unplaced_cap_keeps_heaviest, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_after_decay_and_reset, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_unplaced, setup, teardown),
         };
