@@ -64,9 +64,11 @@ void hot_free(struct hot *h)
         free(h->ended_pids);
         free(h->pid_heads);
         free(h->pid_keys);
-        free(h->fold_places);
+        free(h->fold_places.p);
+        free(h->fold_order.p);
         free(h->unplaced_slots.p);
         free(h->unplaced.p);
+        free(h->unplaced_order.p);
         free(h->ended.p);
         free(h->unplaced_keys);
         free(h);

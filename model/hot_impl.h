@@ -250,17 +250,17 @@ struct hot {
         struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
         uint32_t nr_pid_keys, cap_pid_keys;
         uint64_t nr_exited_scans; /* hot_nr_exited_scans */
-        /* owned: the exited places a fold past the cap looks at, kept between folds (a fold's
-           array, made and freed each time, was faulted in again: a megabyte a fold) */
-        struct entry *fold_places;
-        uint32_t cap_fold_places;
+        /* owned: the exited places a fold past the cap looks at and their order (indices),
+           kept between folds (a fold's array, made and freed each time, was faulted in again:
+           a megabyte a fold) */
+        struct scratch fold_places, fold_order;
         /* owned: the keys of the places made unplaced (module 0) since the last refresh and
            of those it kept, stale ones among them: a refresh looks at these, not the table */
         struct entry *unplaced_keys;
         uint32_t nr_unplaced_keys, cap_unplaced_keys;
-        /* owned: a refresh's work arrays for the unplaced places (their slots, the places, the
-           ended pids), kept between refreshes */
-        struct scratch unplaced_slots, unplaced, ended;
+        /* owned: a refresh's work arrays for the unplaced places (their slots, the places and
+           their order, the ended pids), kept between refreshes */
+        struct scratch unplaced_slots, unplaced, unplaced_order, ended;
         bool is_fold_scanned; /* hot_set_fold_scanned */
         /* the lists and the unplaced keys are kept from the first refresh on (made then from
            the table): a replay that refreshes once, or never (-b), pays nothing for them */

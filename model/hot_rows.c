@@ -43,16 +43,15 @@ static int cmp_pid(const void *a, const void *b)
 struct unplaced {
         struct entry key; /* its key and counts as they were */
         struct sym_loc loc;
-        uint32_t at; /* its place in the table's order */
 };
 
-/* The heavier first (total, then self); then by process and address, then in the table's
-   order (the places of one address in two threads: as a stable sort of them leaves them): a
-   total order (sort_select.h). */
-static int unplaced_cmp(const void *a, const void *b)
+/* Of places a and b of ctx (in the table's order): the heavier first (total, then self); then
+   by process and address, then in the table's order (the places of one address in two
+   threads: as a stable sort of them leaves them): a total order (sort_select.h). */
+static int unplaced_order(const void *ctx, uint32_t a, uint32_t b)
 {
-        const struct unplaced *ux = a, *uy = b;
-        const struct entry *x = &ux->key, *y = &uy->key;
+        const struct unplaced *u = ctx;
+        const struct entry *x = &u[a].key, *y = &u[b].key;
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
         if (x->self != y->self)
@@ -61,7 +60,7 @@ static int unplaced_cmp(const void *a, const void *b)
                 return x->pid < y->pid ? -1 : 1;
         if (x->rel != y->rel)
                 return x->rel < y->rel ? -1 : 1;
-        return ux->at < uy->at ? -1 : ux->at > uy->at;
+        return a < b ? -1 : a > b;
 }
 
 /* e's samples go to the other row (as a place's total only counts its stacks, the totals of
@@ -85,12 +84,6 @@ void hot_unplaced_track(struct hot *h, const struct entry *k)
         h->unplaced_keys[h->nr_unplaced_keys++] = *k;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return x < y ? -1 : x > y;
-}
-
 /* The slots of the unplaced places, in the table's order (as a look at the whole table finds
    them), into *out (h's work array); returns how many. From their keys, unless the refresh
    looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
@@ -111,7 +104,7 @@ static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
                 if (e->is_used) /* not folded or decayed away since */
                         s[n++] = (uint32_t)(e - h->slots);
         }
-        sort_in_place(s, n, sizeof(*s), cmp_u32);
+        sort_u32(s, n, sort_by_value, NULL);
         uint32_t o = 0;
         for (uint32_t i = 0; i < n; i++)
                 if (!o || s[o - 1] != s[i])
@@ -127,7 +120,7 @@ static void place_or_fold(struct hot *h)
         struct unplaced *u = scratch_get(&h->unplaced, (n + 1) * sizeof(*u));
         for (uint32_t i = 0; i < n; i++) {
                 const struct entry *e = &h->slots[slots[i]];
-                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel), i};
+                u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
         }
         h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
         if (!h->is_tracking)
@@ -136,7 +129,7 @@ static void place_or_fold(struct hot *h)
         uint32_t *ended = scratch_get(&h->ended, (nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
                 memcpy(ended, h->ended_pids, nr_ended * sizeof(*ended));
-        sort_in_place(ended, nr_ended, sizeof(*ended), cmp_pid);
+        sort_u32(ended, nr_ended, sort_by_value, NULL);
         uint32_t nr_kept = 0;
         bool is_changed = false;
         for (uint32_t i = 0; i < n; i++) {
@@ -164,20 +157,23 @@ static void place_or_fold(struct hot *h)
                 h->nr_ended_pids -= h->nr_prev_ended;
         }
         h->nr_prev_ended = h->nr_ended_pids;
+        /* the places in u by index, in the table's order (u is, the kept moved up in it) */
+        uint32_t *order = scratch_get(&h->unplaced_order, (nr_kept + 1) * sizeof(*order));
+        for (uint32_t i = 0; i < nr_kept; i++)
+                order[i] = i;
         if (nr_kept > HOT_UNPLACED_MAX) {
                 /* the heaviest stay, in no order (the next refresh finds them by slot); the
                    others fold in the order a sort of them all gives them */
-                select_first(u, nr_kept, sizeof(*u), HOT_UNPLACED_MAX, unplaced_cmp);
-                sort_in_place(u + HOT_UNPLACED_MAX, nr_kept - HOT_UNPLACED_MAX, sizeof(*u),
-                              unplaced_cmp);
+                select_u32(order, nr_kept, HOT_UNPLACED_MAX, unplaced_order, u);
+                sort_u32(order + HOT_UNPLACED_MAX, nr_kept - HOT_UNPLACED_MAX, unplaced_order, u);
                 for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
-                        fold_into_other(h, &u[i].key);
+                        fold_into_other(h, &u[order[i]].key);
                 nr_kept = HOT_UNPLACED_MAX;
                 is_changed = true;
         }
         /* the next refresh looks at those kept and those made meanwhile */
         for (uint32_t i = 0; i < nr_kept; i++)
-                hot_unplaced_track(h, &u[i].key);
+                hot_unplaced_track(h, &u[order[i]].key);
         if (is_changed)
                 h->epoch++; /* places moved: the memos (settled before) are stale */
 }
