@@ -29,6 +29,7 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
         h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        hot_used_make(h);
         h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
         agg_filter_init(&h->filter);
@@ -40,11 +41,13 @@ void hot_free(struct hot *h)
         if (!h)
                 return;
         free(h->slots);
+        free(h->used);
         free(h->rows);
         free(h->sort_a);
         free(h->sort_b);
         free(h->sort_rows);
         free(h->rkeys);
+        free(h->rout);
         free(h->rindex);
         free(h->row1);
         free(h->ugen);
@@ -61,6 +64,12 @@ void hot_free(struct hot *h)
         free(h->ended_pids);
         free(h->pid_heads);
         free(h->pid_keys);
+        free(h->fold_places.p);
+        free(h->fold_order.p);
+        free(h->unplaced_slots.p);
+        free(h->unplaced.p);
+        free(h->unplaced_order.p);
+        free(h->ended.p);
         free(h->unplaced_keys);
         free(h);
 }
@@ -69,6 +78,7 @@ void hot_reset(struct hot *h)
 {
         h->nr_rows_cached = 0;
         memset(h->slots, 0, (size_t)(h->mask + 1) * sizeof(*h->slots));
+        memset(h->used, 0, (size_t)(h->mask + 1) / 64 * sizeof(*h->used));
         h->nr = 0;
         memset(h->nr_other, 0, sizeof(h->nr_other));
         memset(&h->caps, 0, sizeof(h->caps));
@@ -116,9 +126,13 @@ static void grow(struct hot *h)
         uint32_t old_cap = h->mask + 1;
         h->mask = old_cap * 2 - 1;
         h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
+        hot_used_make(h);
         for (uint32_t i = 0; i < old_cap; i++)
-                if (old[i].is_used)
-                        *hot_slot_find(h, &old[i]) = old[i];
+                if (old[i].is_used) {
+                        struct entry *e = hot_slot_find(h, &old[i]);
+                        *e = old[i];
+                        hot_used_set(h, (uint32_t)(e - h->slots));
+                }
         uint32_t *old_row1 = h->row1;
         h->row1 = NULL;
         hot_rows_rehome(h, old_row1, old, old_cap);
@@ -153,6 +167,7 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
         }
         *e = *k;
         e->is_used = true;
+        hot_used_set(h, (uint32_t)(e - h->slots));
         e->is_exited = false;
         e->self = e->total = e->dup = 0;
         hot_row_forget(h, (uint32_t)(e - h->slots));

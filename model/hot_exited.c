@@ -6,6 +6,7 @@
    per HOT_EXITED_MAX / 2 ended places) and when the lists' stale keys outgrow it. */
 #include "hot_impl.h"
 #include "model_util.h"
+#include "sort_select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,9 @@ static bool pid_set_has(const struct pid_set *s, uint32_t pid)
         return false;
 }
 
-/* The heavier first (total, then self); then by key, for a stable choice. */
-static int exited_cmp(const void *a, const void *b)
+/* The heavier first (total, then self); then by key: a total order (sort_select.h). */
+static int exited_cmp(const struct entry *x, const struct entry *y)
 {
-        const struct entry *x = a, *y = b;
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
         if (x->self != y->self)
@@ -61,6 +61,13 @@ static int exited_cmp(const void *a, const void *b)
         if (x->module != y->module)
                 return x->module < y->module ? -1 : 1;
         return x->rel < y->rel ? -1 : x->rel > y->rel;
+}
+
+/* exited_cmp of places a and b of ctx (sort_select.h). */
+static int exited_order(const void *ctx, uint32_t a, uint32_t b)
+{
+        const struct entry *x = ctx;
+        return exited_cmp(&x[a], &x[b]);
 }
 
 /* e's counts go to the place of every exited process at its address. */
@@ -267,17 +274,25 @@ bool hot_fold_exited(struct hot *h, const uint32_t *ended, uint32_t n)
         /* past the cap: once per HOT_EXITED_MAX / 2 places of ended processes */
         h->nr_exited_scans++;
         uint32_t nr_exited = h->nr_exited;
-        struct entry *x = xmalloc(nr_exited * sizeof(*x));
+        struct entry *x = scratch_get(&h->fold_places, nr_exited * sizeof(*x));
         uint32_t k = 0;
         for (uint32_t i = 0; i <= h->mask && k < nr_exited; i++) {
                 const struct entry *e = &h->slots[i];
                 if (e->is_used && e->is_exited && e->pid != AGG_ALL)
                         x[k++] = *e;
         }
-        qsort(x, k, sizeof(*x), exited_cmp);
-        /* down to half: the sort comes once per HOT_EXITED_MAX / 2 ends, not at every refresh */
-        for (uint32_t i = HOT_EXITED_MAX / 2; i < k; i++)
-                fold_one(h, &x[i]);
-        free(x);
+        /* down to half: the sort comes once per HOT_EXITED_MAX / 2 ends, not at every refresh.
+           The heaviest half stays as it is, in no order; the rest fold in the order a sort of
+           them all gives them (where a fold puts a place depends on the ones before it) */
+        uint32_t keep = HOT_EXITED_MAX / 2;
+        if (k <= keep)
+                return true;
+        uint32_t *order = scratch_get(&h->fold_order, k * sizeof(*order));
+        for (uint32_t i = 0; i < k; i++)
+                order[i] = i;
+        select_u32(order, k, keep, exited_order, x);
+        sort_u32(order + keep, k - keep, exited_order, x);
+        for (uint32_t i = keep; i < k; i++)
+                fold_one(h, &x[order[i]]);
         return true;
 }

@@ -7,6 +7,7 @@
 #define ETWTOP_MODEL_HOT_IMPL_H
 
 #include "model/hot.h"
+#include "model_util.h"
 #include "symbols/symbols.h"
 #include "pending_slots.h"
 #include "unplaced.h"
@@ -147,15 +148,12 @@ struct pid_place {
 };
 
 /* A row of the rows' cache: its key as top_functions merges places (the function, or the
-   address while unnamed; the process or thread where the grouping keys them), and where the
-   build that touched it last put it. */
+   address while unnamed; the process or thread where the grouping keys them). */
 struct row_key {
         uint64_t rel; /* 0 when named */
         uint32_t module, function;
         uint32_t pid, tid; /* 0 where the grouping does not key them */
         uint16_t source;
-        uint32_t stamp; /* the build (rstamp) that touched it last */
-        uint32_t out;   /* its row in that build */
 };
 
 struct hot {
@@ -165,6 +163,10 @@ struct hot {
         uint32_t max_entries;
         struct entry *slots; /* owned, open addressing */
         uint32_t mask, nr;
+        /* owned, (mask + 1) / 64 words: a bit per slot, set where is_used. A build's walk over
+           the places reads these, not the empty slots' entries (three in four of the table
+           after it grows, 56 bytes each) */
+        uint64_t *used;
         uint64_t nr_other[MAX_SOURCES]; /* counted past max_entries, or folded */
         struct hot_caps caps;
         /* owned: processes that ended since the refresh before the last one, those before the
@@ -200,6 +202,10 @@ struct hot {
            view's rows were 7.7% of a live screen) */
         struct row_key *rkeys; /* owned */
         uint32_t nr_rkeys, cap_rkeys;
+        /* owned, cap_rkeys: each key's row in this build + 1, 0 none yet (cleared at a build).
+           Apart from the keys (4 bytes a key, not 32): the build looks it up for every place,
+           and the keys only when a row is made */
+        uint32_t *rout;
         uint32_t *rindex; /* owned: row key + 1 by hash, 0 free */
         uint32_t rindex_mask;
         /* owned, mask + 1 (NULL: no cache yet): each slot's place's row + 1, good while its
@@ -214,7 +220,6 @@ struct hot {
         uint16_t ugen_source;
         struct unplaced_probed uprobed;
         enum hot_grouping rgrouping;
-        uint32_t rstamp;              /* the builds, counted */
         uint32_t nr_rows_last;        /* the rows of the last build */
         struct hot_module_row *mrows; /* owned */
         uint32_t cap_mrows;
@@ -245,10 +250,17 @@ struct hot {
         struct pid_place *pid_keys; /* owned: the lists' keys, stale ones among them */
         uint32_t nr_pid_keys, cap_pid_keys;
         uint64_t nr_exited_scans; /* hot_nr_exited_scans */
+        /* owned: the exited places a fold past the cap looks at and their order (indices),
+           kept between folds (a fold's array, made and freed each time, was faulted in again:
+           a megabyte a fold) */
+        struct scratch fold_places, fold_order;
         /* owned: the keys of the places made unplaced (module 0) since the last refresh and
            of those it kept, stale ones among them: a refresh looks at these, not the table */
         struct entry *unplaced_keys;
         uint32_t nr_unplaced_keys, cap_unplaced_keys;
+        /* owned: a refresh's work arrays for the unplaced places (their slots, the places and
+           their order, the ended pids), kept between refreshes */
+        struct scratch unplaced_slots, unplaced, unplaced_order, ended;
         bool is_fold_scanned; /* hot_set_fold_scanned */
         /* the lists and the unplaced keys are kept from the first refresh on (made then from
            the table): a replay that refreshes once, or never (-b), pays nothing for them */
@@ -258,6 +270,22 @@ struct hot {
 /* Every sample counted: the samples whose stacks never came with their address alone, the
    memos' waiting stacks along their places. Before the places' counts are read. */
 void hot_settle_samples(struct hot *h);
+
+/* Slot i's bit in h->used. */
+static inline void hot_used_set(struct hot *h, uint32_t i)
+{
+        h->used[i / 64] |= 1ull << (i % 64);
+}
+static inline void hot_used_clear(struct hot *h, uint32_t i)
+{
+        h->used[i / 64] &= ~(1ull << (i % 64));
+}
+/* A fresh (zeroed) bitmap for a table of mask + 1 slots, the old one freed. */
+static inline void hot_used_make(struct hot *h)
+{
+        free(h->used);
+        h->used = xcalloc((h->mask + 1) / 64, sizeof(*h->used));
+}
 
 /* ---- shared by the files of the module ---- */
 

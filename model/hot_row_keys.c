@@ -72,9 +72,7 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
                             r->function,
                             h->rgrouping == HOT_BY_PROCESS ? r->pid : 0,
                             h->rgrouping == HOT_BY_THREAD ? r->tid : 0,
-                            r->source,
-                            0,
-                            0};
+                            r->source};
         if ((h->nr_rkeys + 1) * 2 > h->rindex_mask + 1)
                 hot_row_keys_reserve(h, h->nr_rkeys + 1);
         uint32_t j = (uint32_t)row_key_hash(&k) & h->rindex_mask;
@@ -84,8 +82,10 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
         if (h->nr_rkeys == h->cap_rkeys) {
                 h->cap_rkeys = h->cap_rkeys ? h->cap_rkeys * 2 : 1024;
                 h->rkeys = xrealloc(h->rkeys, h->cap_rkeys * sizeof(*h->rkeys));
+                h->rout = xrealloc(h->rout, h->cap_rkeys * sizeof(*h->rout));
         }
         h->rkeys[h->nr_rkeys] = k;
+        h->rout[h->nr_rkeys] = 0;
         h->rindex[j] = ++h->nr_rkeys;
         return h->nr_rkeys - 1;
 }
@@ -135,31 +135,33 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         memset(h->rindex, 0, (size_t)(h->rindex_mask + 1) * sizeof(*h->rindex));
         uint32_t *index = h->rindex, mask = h->rindex_mask; /* row + 1, 0 free */
         uint32_t o = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                struct entry *e = &h->slots[i];
-                if (!e->is_used || e->source != source)
-                        continue;
-                struct hot_row r = place_row(h, e, source);
-                uint64_t hk =
-                        hash_mix64(((uint64_t)r.module << 32 | r.function) ^ hash_mix64(r.rel) ^
-                                   (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
-                                    : grouping == HOT_BY_THREAD ? hash_mix64(r.tid)
-                                                                : 0));
-                uint32_t j = (uint32_t)hk & mask;
-                for (; index[j]; j = (j + 1) & mask) {
-                        const struct hot_row *w = &h->rows[index[j] - 1];
-                        if (w->module == r.module && w->function == r.function && w->rel == r.rel &&
-                            (grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
-                            (grouping != HOT_BY_THREAD || w->tid == r.tid))
-                                break;
+        for (uint32_t wi = 0; wi <= h->mask / 64; wi++)
+                for (uint64_t bits = h->used[wi]; bits; bits &= bits - 1) {
+                        struct entry *e = &h->slots[wi * 64 + (uint32_t)__builtin_ctzll(bits)];
+                        if (!e->is_used || e->source != source) /* the bits a superset */
+                                continue;
+                        struct hot_row r = place_row(h, e, source);
+                        uint64_t hk = hash_mix64(((uint64_t)r.module << 32 | r.function) ^
+                                                 hash_mix64(r.rel) ^
+                                                 (grouping == HOT_BY_PROCESS  ? hash_mix64(r.pid)
+                                                  : grouping == HOT_BY_THREAD ? hash_mix64(r.tid)
+                                                                              : 0));
+                        uint32_t j = (uint32_t)hk & mask;
+                        for (; index[j]; j = (j + 1) & mask) {
+                                const struct hot_row *w = &h->rows[index[j] - 1];
+                                if (w->module == r.module && w->function == r.function &&
+                                    w->rel == r.rel &&
+                                    (grouping != HOT_BY_PROCESS || w->pid == r.pid) &&
+                                    (grouping != HOT_BY_THREAD || w->tid == r.tid))
+                                        break;
+                        }
+                        if (index[j]) {
+                                row_add(&h->rows[index[j] - 1], &r);
+                        } else {
+                                h->rows[o] = r;
+                                index[j] = ++o;
+                        }
                 }
-                if (index[j]) {
-                        row_add(&h->rows[index[j] - 1], &r);
-                } else {
-                        h->rows[o] = r;
-                        index[j] = ++o;
-                }
-        }
         return o;
 }
 
@@ -174,11 +176,8 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         if (!h->row1 || h->rgrouping != grouping || h->nr_rkeys > 2 * h->nr + 4096)
                 hot_row_keys_reset(h, grouping);
         hot_row_keys_reserve(h, h->nr + 1);
-        if (++h->rstamp == 0) {
-                for (uint32_t k = 0; k < h->nr_rkeys; k++)
-                        h->rkeys[k].stamp = 0;
-                h->rstamp = 1;
-        }
+        if (h->nr_rkeys)
+                memset(h->rout, 0, h->nr_rkeys * sizeof(*h->rout));
         unplaced_look(&h->uprobed);
         /* the unplaced places' rows were made by the last build when it merged this source */
         const struct frames_gen *was = h->ugen && h->ugen_source == source ? h->ugen : NULL;
@@ -187,76 +186,81 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         /* the last module's sym_answers_epoch (a recording's kernel: its places are many),
            asked again after the store was (a lookup may build its table again) */
         uint32_t epoch_module = 0, epoch = 0;
-        for (uint32_t i = 0; i <= h->mask; i++) {
-                struct entry *e = &h->slots[i];
-                if (!e->is_used || e->source != source)
-                        continue;
-                uint32_t k = h->row1[i];
-                bool is_cached = k && e->answer;
-                if (is_cached && e->epoch) {
-                        if (e->module != epoch_module) {
-                                epoch_module = e->module;
-                                epoch = sym_answers_epoch(h->store, e->module);
-                        }
-                        is_cached = e->epoch == epoch;
-                }
-                /* a place of no module has no answer kept (hot_place_answer); live, the
-                   first of a process's unplaced places is located again (place_row), which
-                   marks the process when none came, and the others stand on it (unplaced.h) */
-                bool is_unplaced =
-                        k && !e->module && was &&
-                        unplaced_stands(&h->uprobed, h->frames_gen, was, e->pid, is_live);
-                struct hot_row r;
-                if (is_cached || is_unplaced) {
-                        /* hot_place_answer's answer stands: the row's key as it was made */
-                        const struct row_key *rk = &h->rkeys[--k];
-                        if (rk->stamp == h->rstamp) { /* a row made this build: added to */
-                                struct hot_row *w = &h->rows[rk->out];
-                                w->self += e->self;
-                                w->total += e->total - e->dup;
-                                if (e->self > w->top_self) {
-                                        w->top_self = e->self;
-                                        w->pid = e->pid;
-                                        w->tid = e->tid;
-                                }
+        /* the used slots in the table's order, by their bits */
+        for (uint32_t wi = 0; wi <= h->mask / 64; wi++)
+                for (uint64_t bits = h->used[wi]; bits; bits &= bits - 1) {
+                        uint32_t i = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+                        struct entry *e = &h->slots[i];
+                        if (!e->is_used || e->source != source) /* the bits a superset */
                                 continue;
+                        uint32_t k = h->row1[i];
+                        bool is_cached = k && e->answer;
+                        if (is_cached && e->epoch) {
+                                if (e->module != epoch_module) {
+                                        epoch_module = e->module;
+                                        epoch = sym_answers_epoch(h->store, e->module);
+                                }
+                                is_cached = e->epoch == epoch;
                         }
-                        r = (struct hot_row){source,
-                                             e->module,
-                                             rk->function,
-                                             rk->rel,
-                                             is_cached ? (enum sym_state)(e->answer - 1)
-                                                       : SYM_NO_MODULE,
-                                             e->self,
-                                             e->total - e->dup,
-                                             e->pid,
-                                             e->self,
-                                             e->tid,
-                                             sym_name(h->store, rk->function)};
-                } else {
-                        epoch_module = 0;
-                        r = place_row(h, e, source);
-                        k = hot_row_key_get(h, &r);
-                        /* a settled answer of a placed address keys the same row next time */
-                        if (e->module && e->answer &&
-                            (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module)))
-                                h->row1[i] = k + 1;
-                        /* and so does an address no image holds, while none comes */
-                        if (!e->module && !r.module) {
-                                h->row1[i] = k + 1;
-                                if (is_live)
-                                        unplaced_mark(&h->uprobed, e->pid);
+                        /* a place of no module has no answer kept (hot_place_answer); live, the
+                           first of a process's unplaced places is located again (place_row), which
+                           marks the process when none came, and the others stand on it (unplaced.h)
+                         */
+                        bool is_unplaced =
+                                k && !e->module && was &&
+                                unplaced_stands(&h->uprobed, h->frames_gen, was, e->pid, is_live);
+                        struct hot_row r;
+                        if (is_cached || is_unplaced) {
+                                /* hot_place_answer's answer stands: the row's key as it was made */
+                                uint32_t out1 = h->rout[--k];
+                                if (out1) { /* a row made this build: added to */
+                                        struct hot_row *w = &h->rows[out1 - 1];
+                                        w->self += e->self;
+                                        w->total += e->total - e->dup;
+                                        if (e->self > w->top_self) {
+                                                w->top_self = e->self;
+                                                w->pid = e->pid;
+                                                w->tid = e->tid;
+                                        }
+                                        continue;
+                                }
+                                const struct row_key *rk = &h->rkeys[k];
+                                r = (struct hot_row){source,
+                                                     e->module,
+                                                     rk->function,
+                                                     rk->rel,
+                                                     is_cached ? (enum sym_state)(e->answer - 1)
+                                                               : SYM_NO_MODULE,
+                                                     e->self,
+                                                     e->total - e->dup,
+                                                     e->pid,
+                                                     e->self,
+                                                     e->tid,
+                                                     sym_name(h->store, rk->function)};
+                        } else {
+                                epoch_module = 0;
+                                r = place_row(h, e, source);
+                                k = hot_row_key_get(h, &r);
+                                /* a settled answer of a placed address keys the same row next time
+                                 */
+                                if (e->module && e->answer &&
+                                    (!e->epoch ||
+                                     e->epoch == sym_answers_epoch(h->store, e->module)))
+                                        h->row1[i] = k + 1;
+                                /* and so does an address no image holds, while none comes */
+                                if (!e->module && !r.module) {
+                                        h->row1[i] = k + 1;
+                                        if (is_live)
+                                                unplaced_mark(&h->uprobed, e->pid);
+                                }
+                        }
+                        if (!h->rout[k]) {
+                                h->rows[o] = r;
+                                h->rout[k] = ++o;
+                        } else {
+                                row_add(&h->rows[h->rout[k] - 1], &r);
                         }
                 }
-                struct row_key *rk = &h->rkeys[k];
-                if (rk->stamp != h->rstamp) {
-                        rk->stamp = h->rstamp;
-                        rk->out = o;
-                        h->rows[o++] = r;
-                } else {
-                        row_add(&h->rows[rk->out], &r);
-                }
-        }
         /* the processes' addresses as this build saw them, for the next one's unplaced places */
         if (!h->ugen)
                 h->ugen = xmalloc(sizeof(*h->ugen));

@@ -3,6 +3,7 @@
    sorting, the top functions and the modules. */
 #include "hot_impl.h"
 #include "model_util.h"
+#include "sort_select.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,17 @@ void hot_slot_delete(struct hot *h, struct entry *e)
         uint32_t i = (uint32_t)(e - h->slots);
         hot_exited_forget(h, e);
         h->slots[i].is_used = false;
+        hot_used_clear(h, i);
         for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
                 uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
                 /* the entry at j stays when its home k lies cyclically in (i, j] */
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
                         h->slots[i] = h->slots[j];
+                        hot_used_set(h, i);
                         hot_row_move(h, j, i);
                         h->slots[j].is_used = false;
+                        hot_used_clear(h, j);
                         i = j;
                 }
         }
@@ -41,18 +45,22 @@ struct unplaced {
         struct sym_loc loc;
 };
 
-/* The heavier first (total, then self); then by key, for a stable choice. */
-static int unplaced_cmp(const void *a, const void *b)
+/* Of places a and b of ctx (in the table's order): the heavier first (total, then self); then
+   by process and address, then in the table's order (the places of one address in two
+   threads: as a stable sort of them leaves them): a total order (sort_select.h). */
+static int unplaced_order(const void *ctx, uint32_t a, uint32_t b)
 {
-        const struct entry *x = &((const struct unplaced *)a)->key;
-        const struct entry *y = &((const struct unplaced *)b)->key;
+        const struct unplaced *u = ctx;
+        const struct entry *x = &u[a].key, *y = &u[b].key;
         if (x->total != y->total)
                 return x->total > y->total ? -1 : 1;
         if (x->self != y->self)
                 return x->self > y->self ? -1 : 1;
         if (x->pid != y->pid)
                 return x->pid < y->pid ? -1 : 1;
-        return x->rel < y->rel ? -1 : x->rel > y->rel;
+        if (x->rel != y->rel)
+                return x->rel < y->rel ? -1 : 1;
+        return a < b ? -1 : a > b;
 }
 
 /* e's samples go to the other row (as a place's total only counts its stacks, the totals of
@@ -76,33 +84,27 @@ void hot_unplaced_track(struct hot *h, const struct entry *k)
         h->unplaced_keys[h->nr_unplaced_keys++] = *k;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-        return x < y ? -1 : x > y;
-}
-
 /* The slots of the unplaced places, in the table's order (as a look at the whole table finds
-   them), into *out (owned by the caller); returns how many. From their keys, unless the
-   refresh looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
+   them), into *out (h's work array); returns how many. From their keys, unless the refresh
+   looks at the table (hot_set_fold_scanned, or the first refresh: no keys kept yet). */
 static uint32_t unplaced_slots(struct hot *h, uint32_t **out)
 {
         uint32_t n = 0;
         if (h->is_fold_scanned || !h->is_tracking) {
-                uint32_t *s = xmalloc((h->nr + 1) * sizeof(*s));
+                uint32_t *s = scratch_get(&h->unplaced_slots, (h->nr + 1) * sizeof(*s));
                 for (uint32_t i = 0; i <= h->mask; i++)
                         if (h->slots[i].is_used && !h->slots[i].module)
                                 s[n++] = i;
                 *out = s;
                 return n;
         }
-        uint32_t *s = xmalloc((h->nr_unplaced_keys + 1) * sizeof(*s));
+        uint32_t *s = scratch_get(&h->unplaced_slots, (h->nr_unplaced_keys + 1) * sizeof(*s));
         for (uint32_t i = 0; i < h->nr_unplaced_keys; i++) {
                 const struct entry *e = hot_slot_find(h, &h->unplaced_keys[i]);
                 if (e->is_used) /* not folded or decayed away since */
                         s[n++] = (uint32_t)(e - h->slots);
         }
-        qsort(s, n, sizeof(*s), cmp_u32);
+        sort_u32(s, n, sort_by_value, NULL);
         uint32_t o = 0;
         for (uint32_t i = 0; i < n; i++)
                 if (!o || s[o - 1] != s[i])
@@ -115,20 +117,19 @@ static void place_or_fold(struct hot *h)
 {
         uint32_t *slots;
         uint32_t n = unplaced_slots(h, &slots);
-        struct unplaced *u = xmalloc((n + 1) * sizeof(*u));
+        struct unplaced *u = scratch_get(&h->unplaced, (n + 1) * sizeof(*u));
         for (uint32_t i = 0; i < n; i++) {
                 const struct entry *e = &h->slots[slots[i]];
                 u[i] = (struct unplaced){*e, sym_locate(h->store, e->pid, e->rel)};
         }
-        free(slots);
         h->nr_unplaced_keys = 0; /* those made from here on, then those kept (below) */
         if (!h->is_tracking)
                 hot_exited_start(h);
         uint32_t nr_ended = h->nr_ended_pids;
-        uint32_t *ended = xmalloc((nr_ended + 1) * sizeof(*ended));
+        uint32_t *ended = scratch_get(&h->ended, (nr_ended + 1) * sizeof(*ended));
         if (nr_ended)
                 memcpy(ended, h->ended_pids, nr_ended * sizeof(*ended));
-        qsort(ended, nr_ended, sizeof(*ended), cmp_pid);
+        sort_u32(ended, nr_ended, sort_by_value, NULL);
         uint32_t nr_kept = 0;
         bool is_changed = false;
         for (uint32_t i = 0; i < n; i++) {
@@ -149,7 +150,6 @@ static void place_or_fold(struct hot *h)
                 }
         }
         is_changed |= hot_fold_exited(h, ended, nr_ended);
-        free(ended);
         /* the ends before the last refresh go; the latest stay for the next one */
         if (h->nr_prev_ended) {
                 memmove(h->ended_pids, h->ended_pids + h->nr_prev_ended,
@@ -157,17 +157,23 @@ static void place_or_fold(struct hot *h)
                 h->nr_ended_pids -= h->nr_prev_ended;
         }
         h->nr_prev_ended = h->nr_ended_pids;
+        /* the places in u by index, in the table's order (u is, the kept moved up in it) */
+        uint32_t *order = scratch_get(&h->unplaced_order, (nr_kept + 1) * sizeof(*order));
+        for (uint32_t i = 0; i < nr_kept; i++)
+                order[i] = i;
         if (nr_kept > HOT_UNPLACED_MAX) {
-                qsort(u, nr_kept, sizeof(*u), unplaced_cmp);
+                /* the heaviest stay, in no order (the next refresh finds them by slot); the
+                   others fold in the order a sort of them all gives them */
+                select_u32(order, nr_kept, HOT_UNPLACED_MAX, unplaced_order, u);
+                sort_u32(order + HOT_UNPLACED_MAX, nr_kept - HOT_UNPLACED_MAX, unplaced_order, u);
                 for (uint32_t i = HOT_UNPLACED_MAX; i < nr_kept; i++)
-                        fold_into_other(h, &u[i].key);
+                        fold_into_other(h, &u[order[i]].key);
                 nr_kept = HOT_UNPLACED_MAX;
                 is_changed = true;
         }
         /* the next refresh looks at those kept and those made meanwhile */
         for (uint32_t i = 0; i < nr_kept; i++)
-                hot_unplaced_track(h, &u[i].key);
-        free(u);
+                hot_unplaced_track(h, &u[order[i]].key);
         if (is_changed)
                 h->epoch++; /* places moved: the memos (settled before) are stale */
 }
@@ -222,9 +228,13 @@ void hot_refresh(struct hot *h)
         }
         struct entry *kept = h->slots;
         h->slots = xzalloc_table(cap, sizeof(*h->slots));
+        hot_used_make(h);
         h->nr = nr;
-        for (uint32_t i = 0; i < nr; i++)
-                *hot_slot_find(h, &kept[i]) = kept[i];
+        for (uint32_t i = 0; i < nr; i++) {
+                struct entry *e = hot_slot_find(h, &kept[i]);
+                *e = kept[i];
+                hot_used_set(h, (uint32_t)(e - h->slots));
+        }
         uint32_t *old_row1 = h->row1;
         h->row1 = NULL;
         hot_rows_rehome(h, old_row1, kept, nr);

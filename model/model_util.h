@@ -32,6 +32,22 @@ static inline void *xzalloc_table(size_t n, size_t size)
         return p;
 }
 
+/* A work array kept between the calls that use it (a refresh's): made again each time, a big
+   one's pages were faulted in again each time. Grown, never shrunk; freed with free(p). */
+struct scratch {
+        void *p;
+        size_t cap;
+};
+static inline void *scratch_get(struct scratch *s, size_t bytes)
+{
+        if (bytes > s->cap) {
+                free(s->p);
+                s->cap = bytes + bytes / 2;
+                s->p = xmalloc(s->cap);
+        }
+        return s->p;
+}
+
 /* An event type's slot in the tables that count types (event_stats.c, events_table.c): its
    provider, opcode and version (a type's name tells apart the types that share them). */
 static inline uint32_t event_type_hash(const GUID *g, uint8_t opcode, uint8_t version)

@@ -321,6 +321,171 @@ static void test_rows_cache_same_rows(void **state)
                 hot_free(m[k]);
 }
 
+static int by_weight_then_pid(const void *a, const void *b)
+{
+        const uint32_t *x = a, *y = b; /* weight, pid */
+        if (x[0] != y[0])
+                return x[0] > y[0] ? -1 : 1;
+        return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Past HOT_EXITED_MAX places of ended processes, the fold keeps exactly the heaviest half (by
+   total, then self, then the lower pid) and folds the rest, however the table holds them: the
+   processes whose rows stay are those a sort of every exited place puts first. */
+static void test_fold_keeps_heaviest(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        const uint32_t nr = HOT_EXITED_MAX + 3000, keep = HOT_EXITED_MAX / 2, base = 20000;
+        uint32_t(*ref)[2] = malloc(nr * sizeof(*ref));
+        uint8_t *weight = calloc(base + nr, 1);
+        assert_non_null(ref);
+        assert_non_null(weight);
+        uint64_t seed = 11, folded = 0;
+        int64_t t = 1000000;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t pid = base + (i * 7919) % nr; /* not in pid order */
+                uint32_t w = 1 + rnd(&seed) % 4;
+                for (uint32_t k = 0; k < w; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = KBASE + (pid % 7) * 8;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                }
+                ref[i][0] = w;
+                ref[i][1] = pid;
+                weight[pid] = (uint8_t)w;
+        }
+        for (uint32_t i = 0; i < nr; i++) {
+                struct kevent ev = ev_end(t += 1000, base + i);
+                hot_event(h, &ev);
+                if (i % 5000 == 4999)
+                        hot_refresh(h);
+        }
+        hot_refresh(h);
+        qsort(ref, nr, sizeof(*ref), by_weight_then_pid);
+        uint8_t *is_kept = calloc(base + nr, 1);
+        assert_non_null(is_kept);
+        for (uint32_t i = 0; i < nr; i++)
+                if (i < keep)
+                        is_kept[ref[i][1]] = 1;
+                else
+                        folded += ref[i][0];
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
+        uint32_t nr_kept = 0;
+        uint64_t exited = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (rows[i].pid == AGG_ALL) {
+                        exited += rows[i].self;
+                        continue;
+                }
+                assert_true(rows[i].pid >= base && rows[i].pid < base + nr);
+                assert_true(is_kept[rows[i].pid]);
+                assert_int_equal(rows[i].self, weight[rows[i].pid]);
+                nr_kept++;
+        }
+        assert_int_equal(nr_kept, keep);
+        assert_int_equal(exited, folded);
+        free(is_kept);
+        free(weight);
+        free(ref);
+        hot_free(h);
+}
+
+/* Past HOT_UNPLACED_MAX places no image holds, a refresh keeps exactly the heaviest (by total,
+   then self, then the lower process) and folds the rest into the other row. */
+static void test_unplaced_cap_keeps_heaviest(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        const uint32_t nr = HOT_UNPLACED_MAX + 1500, base = 30000;
+        uint32_t(*ref)[2] = malloc(nr * sizeof(*ref));
+        uint8_t *weight = calloc(base + nr, 1);
+        assert_non_null(ref);
+        assert_non_null(weight);
+        uint64_t seed = 5, folded = 0;
+        int64_t t = 1000000;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t pid = base + (i * 7919) % nr; /* not in pid order */
+                uint32_t w = 1 + rnd(&seed) % 4;
+                for (uint32_t k = 0; k < w; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = 0x5000 + (pid % 64) * 8;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                }
+                ref[i][0] = w;
+                ref[i][1] = pid;
+                weight[pid] = (uint8_t)w;
+        }
+        hot_refresh(h);
+        qsort(ref, nr, sizeof(*ref), by_weight_then_pid);
+        uint8_t *is_kept = calloc(base + nr, 1);
+        assert_non_null(is_kept);
+        for (uint32_t i = 0; i < nr; i++)
+                if (i < HOT_UNPLACED_MAX)
+                        is_kept[ref[i][1]] = 1;
+                else
+                        folded += ref[i][0];
+        const struct hot_row *rows;
+        uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+        uint32_t nr_kept = 0;
+        uint64_t other = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(rows[i].module, 0);
+                if (!rows[i].rel) {
+                        other += rows[i].self;
+                        continue;
+                }
+                uint32_t pid = rows[i].tid - 1;
+                assert_true(pid >= base && pid < base + nr);
+                assert_true(is_kept[pid]);
+                assert_int_equal(rows[i].self, weight[pid]);
+                nr_kept++;
+        }
+        assert_int_equal(nr_kept, HOT_UNPLACED_MAX);
+        assert_int_equal(other, folded);
+        free(is_kept);
+        free(weight);
+        free(ref);
+        hot_free(h);
+}
+
+/* A refresh that decays the counts puts the places back in a table made again, and a reset
+   empties it: the builds after each find every place there is, and none that went. */
+static void test_rows_after_decay_and_reset(void **state)
+{
+        struct sym_store *store = *state;
+        struct hot *h = hot_new(store, 0);
+        int64_t t = 1000000;
+        for (uint32_t round = 0; round < 2; round++) {
+                for (uint32_t i = 0; i < 3000; i++)
+                        for (uint32_t k = 0; k < 4; k++) {
+                                uint32_t pid = 100 + i % 30;
+                                struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                                ev.sample.ip = KBASE + (i / 30) * 8;
+                                ev.sample.tid = pid + 1;
+                                hot_event(h, &ev);
+                        }
+                const struct hot_row *rows;
+                /* the first build, then the cached ones */
+                assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows),
+                                 3000);
+                hot_set_settings(h, &(struct agg_settings){AGG_DECAYING, 0.5, 1});
+                hot_refresh(h);
+                uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
+                assert_int_equal(n, 3000);
+                for (uint32_t i = 0; i < n; i++)
+                        assert_int_equal(rows[i].self, 2);
+                hot_set_settings(h, &(struct agg_settings){AGG_CUMULATIVE, 0, 0});
+                hot_reset(h);
+                assert_int_equal(hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows),
+                                 0);
+        }
+        hot_free(h);
+}
+
 /* pid's samples at 8 addresses from ip. */
 static void unplaced_samples(struct hot *h, uint32_t pid, uint64_t ip, int64_t *t)
 {
@@ -402,6 +567,9 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fold_lists_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fold_few_ended_no_scan, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fold_keeps_heaviest, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_unplaced_cap_keeps_heaviest, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_rows_after_decay_and_reset, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_same_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_rows_cache_unplaced, setup, teardown),
         };
