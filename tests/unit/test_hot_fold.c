@@ -329,6 +329,45 @@ static int by_weight_then_pid(const void *a, const void *b)
         return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* nr processes from base on, in no pid order, each given 1 to 4 timer samples (its weight) at
+   ip_base + (pid % ip_mod) * 8 from seed: their (weight, pid) in ref, weight by pid in weight.
+   The time of the last sample. */
+static int64_t feed_weighted(struct hot *h, uint32_t nr, uint32_t base, uint64_t seed,
+                             uint64_t ip_base, uint32_t ip_mod, uint32_t (*ref)[2], uint8_t *weight)
+{
+        int64_t t = 1000000;
+        for (uint32_t i = 0; i < nr; i++) {
+                uint32_t pid = base + (i * 7919) % nr; /* not in pid order */
+                uint32_t w = 1 + rnd(&seed) % 4;
+                for (uint32_t k = 0; k < w; k++) {
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
+                        ev.sample.ip = ip_base + (pid % ip_mod) * 8;
+                        ev.sample.tid = pid + 1;
+                        hot_event(h, &ev);
+                }
+                ref[i][0] = w;
+                ref[i][1] = pid;
+                weight[pid] = (uint8_t)w;
+        }
+        return t;
+}
+
+/* The reference's choice of the nr (weight, pid) pairs: the keep heaviest (by_weight_then_pid)
+   marked kept in an owned array of nr_pids, the others' weights added to *folded. */
+static uint8_t *heaviest_kept(uint32_t (*ref)[2], uint32_t nr, uint32_t keep, uint32_t nr_pids,
+                              uint64_t *folded)
+{
+        qsort(ref, nr, sizeof(*ref), by_weight_then_pid);
+        uint8_t *is_kept = calloc(nr_pids, 1);
+        assert_non_null(is_kept);
+        for (uint32_t i = 0; i < nr; i++)
+                if (i < keep)
+                        is_kept[ref[i][1]] = 1;
+                else
+                        *folded += ref[i][0];
+        return is_kept;
+}
+
 /* Past HOT_EXITED_MAX places of ended processes, the fold keeps exactly the heaviest half (by
    total, then self, then the lower pid) and folds the rest, however the table holds them: the
    processes whose rows stay are those a sort of every exited place puts first. */
@@ -342,20 +381,7 @@ static void test_fold_keeps_heaviest(void **state)
         assert_non_null(ref);
         assert_non_null(weight);
         uint64_t seed = 11, folded = 0;
-        int64_t t = 1000000;
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t pid = base + (i * 7919) % nr; /* not in pid order */
-                uint32_t w = 1 + rnd(&seed) % 4;
-                for (uint32_t k = 0; k < w; k++) {
-                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
-                        ev.sample.ip = KBASE + (pid % 7) * 8;
-                        ev.sample.tid = pid + 1;
-                        hot_event(h, &ev);
-                }
-                ref[i][0] = w;
-                ref[i][1] = pid;
-                weight[pid] = (uint8_t)w;
-        }
+        int64_t t = feed_weighted(h, nr, base, seed, KBASE, 7, ref, weight);
         for (uint32_t i = 0; i < nr; i++) {
                 struct kevent ev = ev_end(t += 1000, base + i);
                 hot_event(h, &ev);
@@ -363,14 +389,7 @@ static void test_fold_keeps_heaviest(void **state)
                         hot_refresh(h);
         }
         hot_refresh(h);
-        qsort(ref, nr, sizeof(*ref), by_weight_then_pid);
-        uint8_t *is_kept = calloc(base + nr, 1);
-        assert_non_null(is_kept);
-        for (uint32_t i = 0; i < nr; i++)
-                if (i < keep)
-                        is_kept[ref[i][1]] = 1;
-                else
-                        folded += ref[i][0];
+        uint8_t *is_kept = heaviest_kept(ref, nr, keep, base + nr, &folded);
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_PROCESS, false, &rows);
         uint32_t nr_kept = 0;
@@ -405,29 +424,9 @@ static void test_unplaced_cap_keeps_heaviest(void **state)
         assert_non_null(ref);
         assert_non_null(weight);
         uint64_t seed = 5, folded = 0;
-        int64_t t = 1000000;
-        for (uint32_t i = 0; i < nr; i++) {
-                uint32_t pid = base + (i * 7919) % nr; /* not in pid order */
-                uint32_t w = 1 + rnd(&seed) % 4;
-                for (uint32_t k = 0; k < w; k++) {
-                        struct kevent ev = ev_base(KEV_SAMPLE, 0, t += 1000, pid, pid + 1);
-                        ev.sample.ip = 0x5000 + (pid % 64) * 8;
-                        ev.sample.tid = pid + 1;
-                        hot_event(h, &ev);
-                }
-                ref[i][0] = w;
-                ref[i][1] = pid;
-                weight[pid] = (uint8_t)w;
-        }
+        feed_weighted(h, nr, base, seed, 0x5000, 64, ref, weight);
         hot_refresh(h);
-        qsort(ref, nr, sizeof(*ref), by_weight_then_pid);
-        uint8_t *is_kept = calloc(base + nr, 1);
-        assert_non_null(is_kept);
-        for (uint32_t i = 0; i < nr; i++)
-                if (i < HOT_UNPLACED_MAX)
-                        is_kept[ref[i][1]] = 1;
-                else
-                        folded += ref[i][0];
+        uint8_t *is_kept = heaviest_kept(ref, nr, HOT_UNPLACED_MAX, base + nr, &folded);
         const struct hot_row *rows;
         uint32_t n = hot_functions_by(h, HOT_SOURCE_TIMER, HOT_BY_THREAD, false, &rows);
         uint32_t nr_kept = 0;
