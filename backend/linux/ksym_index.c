@@ -118,30 +118,20 @@ void ksym_index_close(struct ksym_index *ix)
         memset(ix, 0, sizeof(*ix));
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-        return x < y ? -1 : x > y;
-}
-
 struct perf_ksym *ksym_index_lookup(const struct ksym_index *ix, const uint64_t *addrs, size_t n,
                                     size_t *nr_out)
 {
         *nr_out = 0;
         if (!ix->nr || !n)
                 return NULL;
-        uint64_t *sorted = xmalloc(n * sizeof(*sorted));
-        memcpy(sorted, addrs, n * sizeof(*sorted));
-        qsort(sorted, n, sizeof(*sorted), u64_cmp);
         size_t *hit = xmalloc(n * sizeof(*hit)), nr_hit = 0, lo = 0;
         for (size_t k = 0; k < n; k++) {
-                uint64_t a = sorted[k];
+                uint64_t a = addrs[k];
                 lo = perf_conv_last_at_or_below(ix->entries, sizeof(*ix->entries), ix->nr, lo, a);
                 const struct ksym_index_entry *e = &ix->entries[lo];
                 if (e->addr <= a && a - e->addr < e->size)
                         hit[nr_hit++] = lo; /* ascending: the addresses are */
         }
-        free(sorted);
         struct perf_ksym *out = nr_hit ? xmalloc(nr_hit * sizeof(*out)) : NULL;
         size_t nr = 0;
         for (size_t k = 0; k < nr_hit; k++) {

@@ -50,7 +50,8 @@ void ksym_index_store(const char *state, const struct perf_ksym *syms, size_t nr
 /* Unmaps the index's file, if any; NULL-safe, and for an index that failed to open. */
 void ksym_index_close(struct ksym_index *ix);
 
-/* The symbols that the n addresses fall in, each once, in address order, by the rule
+/* The symbols that the n addresses (ascending, as perf_conv_kernel_addrs gives them: the index
+   is walked once) fall in, each once, in address order, by the rule
    perf_conv_kernel_symbols applies to the whole list (the last symbol at or below an address,
    when the address lies within its size): handed to perf_conv_kernel_symbols, they give the
    events the whole list would. An owned array of *nr_out (NULL when none), names borrowed from
