@@ -217,6 +217,14 @@ static bool is_in_window(const struct profile *p, int64_t time_ns)
         return !p->has_window || (time_ns >= p->window_from_ns && time_ns < p->window_to_ns);
 }
 
+/* Whether the hot functions or the call tree read ev: a switch storm's switches and wake-ups,
+   most of its events, are kept from them (the sink's samples and stacks are read by both). */
+static bool is_read_by_samples(const struct kevent *ev)
+{
+        return (unsigned)ev->type < 64 &&
+               ((HOT_EVENT_KINDS | CALLTREE_EVENT_KINDS) >> ev->type & 1);
+}
+
 /* The hot functions and the call tree: a sample and then its whole stack (stack_join). What
    the samples need to know of the trace (a process that ended) comes whatever its time. */
 static void to_samples(void *ctx, const struct kevent *ev)
@@ -258,7 +266,10 @@ void profile_event(struct profile *p, const struct kevent *ev)
         if (ev->type == KEV_SESSION_CPU)
                 stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */
         /* the samples and their stacks, joined (Windows writes a stack in parts) */
-        stack_join_event(p->join, ev, to_samples, p);
+        if (!stack_join_is_idle(p->join))
+                stack_join_event(p->join, ev, to_samples, p);
+        else if (is_read_by_samples(ev))
+                to_samples(p, ev); /* as stack_join_event would, a call through a pointer less */
         /* every event: the threads and processes a window's switches name come before it (the
            filters' time range counts the window's alone) */
         branches_event(p->branches, ev);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
+#include "etw/ntwmi.h"
 #include "kdecoder.h"
 #include "kevent.h"
 #include "model/aggregate.h"
@@ -2619,6 +2620,117 @@ static void replay_free(struct replay *r)
         kdecoder_free(r->decoder);
 }
 
+/* A sample and its stack for both views that take stacks: the hot functions and the call
+   tree (which wait for the stack with the sample on its CPU). */
+static void waiting_event(struct hot *h, struct calltree *t, const struct kevent *ev)
+{
+        hot_event(h, ev);
+        calltree_event(t, ev);
+}
+
+/* A switch's stack: a sample's frames at a time of its own, never a sample's. */
+static void noise_stack(struct hot *h, struct calltree *t, uint32_t cpu, int64_t *time,
+                        const uint64_t *frames)
+{
+        struct kevent ev = ev_stack(cpu, *time += 7, PID_A, 300, frames, 3);
+        waiting_event(h, t, &ev);
+}
+
+static struct kevent waiting_sample(uint32_t cpu, int64_t time, uint64_t ip)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, time, PID_A, 100 + cpu);
+        ev.sample.ip = ip;
+        ev.sample.tid = 100 + cpu;
+        return ev;
+}
+
+/* The views look for a stack's sample only while one waits for its stack (a count of them):
+   the switches' and wake-ups' stacks between, a sample's stack that comes on another CPU, a
+   sample whose stack never comes (counted alone at the next sample on its CPU, or at a read;
+   its stack after that counts nothing), a reset with one waiting. Fails where a sample that
+   waits is not counted as waiting, or one is counted as no longer waiting twice. */
+static void test_stacks_waiting_count(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        calltree_keep_top_down(t);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t frames[] = {a, b, g};
+        int64_t noise_t = MS(500);
+        struct kevent s0 = waiting_sample(0, MS(1), a), s1 = waiting_sample(1, MS(2), a);
+        waiting_event(h, t, &s0);
+        noise_stack(h, t, 1, &noise_t, frames);
+        waiting_event(h, t, &s1);
+        /* s1's stack on CPU 0 (where s0 waits with another time), then s0's */
+        struct kevent st = ev_stack(0, MS(2), PID_A, 101, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 1, &noise_t, frames);
+        st = ev_stack(0, MS(1), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 0, &noise_t, frames);
+        /* CPU 0's next sample, CPU 2's that never gets its stack, then CPU 0's stack */
+        struct kevent s0b = waiting_sample(0, MS(3), a), s2 = waiting_sample(2, MS(3) + 1, a);
+        waiting_event(h, t, &s0b);
+        waiting_event(h, t, &s2);
+        noise_stack(h, t, 2, &noise_t, frames);
+        st = ev_stack(0, MS(3), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        /* a read counts s2 alone; its stack, come after, is no one's */
+        const struct hot_row *rows;
+        hot_top_functions(h, 0, false, 10, &rows);
+        calltree_catch_up(t);
+        st = ev_stack(2, MS(3) + 1, PID_A, 102, frames, 3);
+        waiting_event(h, t, &st);
+        /* a sample whose stack does not come before its CPU's next one, which gets its own */
+        struct kevent s1b = waiting_sample(1, MS(5), a), s1c = waiting_sample(1, MS(6), a);
+        waiting_event(h, t, &s1b);
+        noise_stack(h, t, 0, &noise_t, frames);
+        waiting_event(h, t, &s1c);
+        st = ev_stack(1, MS(6), PID_A, 101, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 1, &noise_t, frames);
+
+        assert_int_equal(hot_nr_stacks(h), 4);
+        assert_int_equal(hot_nr_samples(h, HOT_SOURCE_TIMER), 6);
+        calltree_catch_up(t);
+        assert_int_equal(calltree_nr_samples(t), 6);
+        /* top-down: the samples with their stacks under gamma, the two alone under alpha */
+        const struct calltree_row *tr;
+        uint32_t n = calltree_children(t, false, 0, &tr);
+        assert_int_equal(n, 2);
+        uint64_t under_g = 0, under_a = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (tr[i].function == fx->fn_gamma)
+                        under_g = tr[i].count;
+                else if (tr[i].function == fx->fn_alpha)
+                        under_a = tr[i].count;
+        }
+        assert_int_equal(under_g, 4);
+        assert_int_equal(under_a, 2);
+
+        /* a reset while a sample waits: none waits after it, the next sample's stack counts */
+        struct kevent s0c = waiting_sample(0, MS(8), a);
+        waiting_event(h, t, &s0c);
+        hot_reset(h);
+        calltree_reset(t);
+        noise_stack(h, t, 0, &noise_t, frames);
+        struct kevent s0d = waiting_sample(0, MS(9), a);
+        waiting_event(h, t, &s0d);
+        noise_stack(h, t, 1, &noise_t, frames);
+        st = ev_stack(0, MS(9), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        assert_int_equal(hot_nr_stacks(h), 1);
+        calltree_catch_up(t);
+        n = calltree_children(t, false, 0, &tr);
+        assert_int_equal(n, 1);
+        assert_int_equal(tr[0].function, fx->fn_gamma);
+        assert_int_equal(tr[0].count, 1);
+        calltree_free(t);
+        hot_free(h);
+}
+
 /* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
    and cache-references are InstructionRetired and LLCReference, not "PMC"), a perf event's own
    name from its CollectionStart past them (raw events, other PMUs). */
@@ -4671,6 +4783,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
+                cmocka_unit_test_setup_teardown(test_stacks_waiting_count, fix_setup, fix_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

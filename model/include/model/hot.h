@@ -84,6 +84,13 @@ void hot_reset(struct hot *h);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void hot_event(struct hot *h, const struct kevent *ev);
+/* The kinds hot_event reads: those above, and the ones that move a process's addresses (its
+   memos hold good while they do not come). It does nothing with any other kind, so a caller
+   may keep those from it (a switch storm's switches and wake-ups are most of its events). */
+#define HOT_EVENT_KINDS                                                                            \
+        (1ull << KEV_SAMPLE | 1ull << KEV_PMC_SAMPLE | 1ull << KEV_STACK | 1ull << KEV_PROCESS |   \
+         1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY | 1ull << KEV_DBG_ID |                     \
+         1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL)
 
 /* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
    cumulative. */
