@@ -94,16 +94,18 @@ static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
         if (ev->stack.event_timestamp != t->last_timestamp)
                 return;
         uint16_t hook;
+        uint8_t bit;
         switch (t->last_type) {
-        case KEV_SAMPLE: hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE; break;
-        case KEV_PMC_SAMPLE: hook = PERFINFO_LOG_TYPE_PMC_INTERRUPT; break;
-        case KEV_CSWITCH: hook = WMI_LOG_TYPE_CONTEXT_SWAP; break;
-        case KEV_READY_THREAD: hook = WMI_LOG_TYPE_READY_THREAD; break;
+        case KEV_SAMPLE: hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE, bit = 1; break;
+        case KEV_PMC_SAMPLE: hook = PERFINFO_LOG_TYPE_PMC_INTERRUPT, bit = 2; break;
+        case KEV_CSWITCH: hook = WMI_LOG_TYPE_CONTEXT_SWAP, bit = 4; break;
+        case KEV_READY_THREAD: hook = WMI_LOG_TYPE_READY_THREAD, bit = 8; break;
         default: return;
         }
-        for (uint32_t i = 0; i < t->nr_stack_hooks; i++)
-                if (t->stack_hooks[i] == hook)
-                        return;
+        /* every stack of a switch storm asks: a bit, not the list */
+        if (t->stack_hook_bits & bit)
+                return;
+        t->stack_hook_bits |= bit;
         if (t->nr_stack_hooks < sizeof(t->stack_hooks) / sizeof(t->stack_hooks[0]))
                 t->stack_hooks[t->nr_stack_hooks++] = hook;
 }
@@ -120,6 +122,36 @@ static void lbr_seen(struct profile_trace *t, const struct kevent *ev)
                         return;
         if (t->nr_lbr_sources < sizeof(t->lbr_sources) / sizeof(t->lbr_sources[0]))
                 t->lbr_sources[t->nr_lbr_sources++] = t->last_sample_source;
+}
+
+/* The smallest n with n * PROFILE_TIMELINE_SLOTS >= x (x >= 0). */
+static int64_t slices_ceil(__int128 x)
+{
+        return (int64_t)((x + PROFILE_TIMELINE_SLOTS - 1) / PROFILE_TIMELINE_SLOTS);
+}
+
+/* The timeline's slice of ns (0 <= ns < the span, or the last slice): ns * SLOTS / span. The
+   slice's times are kept, and an event in them takes it without the division (most events fall
+   in the last one's): ns is in slice k exactly when k * span <= ns * SLOTS < (k + 1) * span,
+   that is from ceil(k * span / SLOTS) to ceil((k + 1) * span / SLOTS), excluded. */
+static uint32_t timeline_slice(struct profile_trace *t, int64_t ns)
+{
+        if (t->slice_span_ns == t->timeline_span_ns && ns >= t->slice_from_ns &&
+            ns < t->slice_to_ns)
+                return t->slice;
+        /* the product in 64 bits where it fits (a trace under 104 days: every one), the same
+           quotient without the 128-bit division's call */
+        int64_t slot =
+                ns <= INT64_MAX / PROFILE_TIMELINE_SLOTS
+                        ? ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns
+                        : (int64_t)((__int128)ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns);
+        if (slot >= PROFILE_TIMELINE_SLOTS)
+                return PROFILE_TIMELINE_SLOTS - 1; /* past a span that no longer doubles */
+        t->slice = (uint32_t)slot;
+        t->slice_span_ns = t->timeline_span_ns;
+        t->slice_from_ns = slices_ceil((__int128)slot * t->timeline_span_ns);
+        t->slice_to_ns = slices_ceil((__int128)(slot + 1) * t->timeline_span_ns);
+        return t->slice;
 }
 
 /* What the trace says of itself: its header, its settings, what it lost. */
@@ -143,13 +175,7 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                                PROFILE_TIMELINE_SLOTS / 2 * sizeof(t->timeline[0]));
                         t->timeline_span_ns *= 2;
                 }
-                /* the product in 64 bits where it fits (a trace under 104 days: every one),
-                   the same quotient without the 128-bit division's call at every event */
-                int64_t slot = ev->time_ns <= INT64_MAX / PROFILE_TIMELINE_SLOTS
-                                       ? ev->time_ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns
-                                       : (int64_t)((__int128)ev->time_ns * PROFILE_TIMELINE_SLOTS /
-                                                   t->timeline_span_ns);
-                t->timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
+                t->timeline[timeline_slice(t, ev->time_ns)]++;
         }
         switch (ev->type) {
         case KEV_TRACE_HEADER:

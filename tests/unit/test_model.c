@@ -2731,6 +2731,117 @@ static void test_stacks_waiting_count(void **state)
         hot_free(h);
 }
 
+/* The events the trace's stacks belong to, in the order first seen, each once (a bit a kind
+   spares a look through the list at every stack); a restart forgets them. */
+static void test_profile_stack_hooks(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        const uint64_t frames[] = {0x1000};
+        const enum kevent_type kinds[] = {KEV_CSWITCH, KEV_SAMPLE,       KEV_CSWITCH,
+                                          KEV_CSWITCH, KEV_READY_THREAD, KEV_SAMPLE};
+        for (uint32_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                struct kevent ev = ev_base(kinds[i], 0, MS(i + 1), PID_A, 7);
+                profile_event(p, &ev);
+                struct kevent st = ev_stack(0, MS(i + 1), PID_A, 7, frames, 1);
+                profile_event(p, &st);
+        }
+        /* a stack of another time than the event before it belongs to none */
+        struct kevent ev = ev_base(KEV_PMC_SAMPLE, 0, MS(20), PID_A, 7);
+        profile_event(p, &ev);
+        struct kevent st = ev_stack(0, MS(21), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        const struct profile_trace *tr = profile_trace(p);
+        assert_int_equal(tr->nr_stack_hooks, 3);
+        assert_int_equal(tr->stack_hooks[0], WMI_LOG_TYPE_CONTEXT_SWAP);
+        assert_int_equal(tr->stack_hooks[1], PERFINFO_LOG_TYPE_SAMPLED_PROFILE);
+        assert_int_equal(tr->stack_hooks[2], WMI_LOG_TYPE_READY_THREAD);
+        profile_restart(p);
+        ev = ev_base(KEV_READY_THREAD, 0, MS(30), PID_A, 7);
+        profile_event(p, &ev);
+        st = ev_stack(0, MS(30), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        ev = ev_base(KEV_SAMPLE, 0, MS(31), PID_A, 7);
+        profile_event(p, &ev);
+        st = ev_stack(0, MS(31), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        tr = profile_trace(p);
+        assert_int_equal(tr->nr_stack_hooks, 2);
+        assert_int_equal(tr->stack_hooks[0], WMI_LOG_TYPE_READY_THREAD);
+        assert_int_equal(tr->stack_hooks[1], PERFINFO_LOG_TYPE_SAMPLED_PROFILE);
+        profile_free(p);
+}
+
+/* The timeline as its first form counted it: the span doubled while an event lies past it,
+   then the slice ns * SLOTS / span. */
+static void timeline_reference(int64_t *span, uint32_t *timeline, int64_t ns)
+{
+        while (ns >= *span && *span < INT64_MAX / 4) {
+                for (uint32_t i = 0; i < PROFILE_TIMELINE_SLOTS / 2; i++)
+                        timeline[i] = timeline[2 * i] + timeline[2 * i + 1];
+                memset(timeline + PROFILE_TIMELINE_SLOTS / 2, 0,
+                       PROFILE_TIMELINE_SLOTS / 2 * sizeof(timeline[0]));
+                *span *= 2;
+        }
+        int64_t slot = (int64_t)((__int128)ns * PROFILE_TIMELINE_SLOTS / *span);
+        timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
+}
+
+/* The timeline's slices, the last one's times kept (an event in them takes it without a
+   division): events on each side of every slice's first nanosecond, in time order and out of
+   it, across the span's doublings, with a span that SLOTS does not divide. Fails where a
+   slice's kept times are one off at either end or outlive a doubling. */
+static void test_profile_timeline_slices(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        TRACE_LOGFILE_HEADER hdr;
+        memset(&hdr, 0, sizeof(hdr));
+        hdr.NumberOfProcessors = 1;
+        hdr.StartTime.QuadPart = 1000;
+        hdr.EndTime.QuadPart = 1000 + 10007; /* 1,000,700 ns: 977.24... ns a slice */
+        struct kevent ev = ev_base(KEV_TRACE_HEADER, 0, 0, 0, 0);
+        ev.trace_header.header = &hdr;
+        ev.trace_header.logger_name = "t";
+        profile_event(p, &ev);
+        int64_t span = 10007 * 100;
+        static uint32_t want[PROFILE_TIMELINE_SLOTS];
+        memset(want, 0, sizeof(want)); /* the header itself came before the span */
+        uint64_t seed = 12345;
+        for (int round = 0; round < 3; round++) {
+                int64_t s = span; /* this round's span: every slice's first ns, and around it */
+                for (int64_t k = 0; k < PROFILE_TIMELINE_SLOTS; k++) {
+                        int64_t first = (int64_t)(((__int128)k * s + PROFILE_TIMELINE_SLOTS - 1) /
+                                                  PROFILE_TIMELINE_SLOTS);
+                        const int64_t times[] = {first, first - 1, first + 1,
+                                                 first, first - 1, first};
+                        for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+                                if (times[i] < 0)
+                                        continue;
+                                struct kevent e = ev_base(KEV_CSWITCH, 0, times[i], 0, 0);
+                                profile_event(p, &e);
+                                timeline_reference(&span, want, times[i]);
+                        }
+                }
+                /* out of order, then past the span (it doubles) */
+                for (int i = 0; i < 2000; i++) {
+                        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                        int64_t ns = (int64_t)((seed >> 20) % (uint64_t)span);
+                        struct kevent e = ev_base(KEV_READY_THREAD, 0, ns, 0, 0);
+                        profile_event(p, &e);
+                        timeline_reference(&span, want, ns);
+                }
+                struct kevent e = ev_base(KEV_CSWITCH, 0, span + span / 3, 0, 0);
+                profile_event(p, &e);
+                timeline_reference(&span, want, span + span / 3);
+                assert_int_equal(profile_trace(p)->timeline_span_ns, span);
+                assert_memory_equal(profile_trace(p)->timeline, want, sizeof(want));
+        }
+        profile_free(p);
+}
+
 /* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
    and cache-references are InstructionRetired and LLCReference, not "PMC"), a perf event's own
    name from its CollectionStart past them (raw events, other PMUs). */
@@ -4784,6 +4895,10 @@ int main(void)
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
                 cmocka_unit_test_setup_teardown(test_stacks_waiting_count, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_readies_waiting_count, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test(test_profile_stack_hooks),
+                cmocka_unit_test(test_profile_timeline_slices),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
