@@ -2620,6 +2620,54 @@ static void replay_free(struct replay *r)
         kdecoder_free(r->decoder);
 }
 
+/* The switches view looks for a stack's ReadyThread only while one waits for its stack (a
+   count of the CPUs that hold one): the switches' stacks between, a wake-up's stack on another
+   CPU, a wake-up whose stack does not come before its CPU's next one or a read (counted with no
+   place; its stack after a read is no one's). Fails where a waiting ReadyThread is not counted
+   as waiting. */
+static void test_readies_waiting_count(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        const uint64_t where[] = {EXE + fx->off_alpha + 4};
+        int64_t noise = MS(500);
+        struct kevent noise_ev;
+#define SW_NOISE(cpu)                                                                              \
+        (noise_ev = ev_stack(cpu, noise += 7, PID_B, 300, where, 1), switches_event(sw, &noise_ev))
+        sw_feed(sw, ev_ready(0, MS(1), 102, PID_A, 201, PID_B));
+        SW_NOISE(1);
+        sw_feed(sw, ev_ready(1, MS(2), 201, PID_B, 101, PID_A));
+        sw_feed(sw, ev_stack(0, MS(2), PID_A, 101, where, 1)); /* CPU 1's, on CPU 0 */
+        SW_NOISE(0);
+        sw_feed(sw, ev_stack(0, MS(1), PID_B, 201, where, 1));
+        /* a wake-up whose stack comes after its CPU's next one: counted with no place */
+        sw_feed(sw, ev_ready(0, MS(3), 102, PID_A, 101, PID_A));
+        SW_NOISE(1);
+        sw_feed(sw, ev_ready(0, MS(4), 102, PID_A, 101, PID_A));
+        sw_feed(sw, ev_stack(0, MS(4), PID_A, 101, where, 1));
+        /* a read counts the waiting one with no place; its stack, after, is no one's */
+        sw_feed(sw, ev_ready(1, MS(5), 101, PID_A, 102, PID_A));
+        const struct switches_readier_row *rows;
+        switches_readiers(sw, AGG_ALL, &rows);
+        sw_feed(sw, ev_stack(1, MS(5), PID_A, 102, where, 1));
+        sw_feed(sw, ev_ready(1, MS(6), 101, PID_A, 102, PID_A));
+        SW_NOISE(0);
+        sw_feed(sw, ev_stack(1, MS(6), PID_A, 102, where, 1));
+#undef SW_NOISE
+        uint32_t n = switches_readiers(sw, AGG_ALL, &rows);
+        uint64_t placed = 0, unplaced = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (rows[i].has_where)
+                        placed += rows[i].count;
+                else
+                        unplaced += rows[i].count;
+        }
+        assert_int_equal(placed, 4);
+        assert_int_equal(unplaced, 2);
+        assert_int_equal(switches_nr_readies(sw), 6);
+        switches_free(sw);
+}
+
 /* A sample and its stack for both views that take stacks: the hot functions and the call
    tree (which wait for the stack with the sample on its CPU). */
 static void waiting_event(struct hot *h, struct calltree *t, const struct kevent *ev)
