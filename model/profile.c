@@ -134,11 +134,20 @@ static int64_t slices_ceil(__int128 x)
    slice's times are kept, and an event in them takes it without the division (most events fall
    in the last one's): ns is in slice k exactly when k * span <= ns * SLOTS < (k + 1) * span,
    that is from ceil(k * span / SLOTS) to ceil((k + 1) * span / SLOTS), excluded. */
+static uint32_t timeline_slice_new(struct profile_trace *t, int64_t ns);
+
 static uint32_t timeline_slice(struct profile_trace *t, int64_t ns)
 {
         if (t->slice_span_ns == t->timeline_span_ns && ns >= t->slice_from_ns &&
             ns < t->slice_to_ns)
                 return t->slice;
+        return timeline_slice_new(t, ns);
+}
+
+/* Out of line: once a slice, and profile_event's own frame stays small (LTO inlines the
+   events table's count into it, as it did before the slices were kept). */
+static __attribute__((noinline)) uint32_t timeline_slice_new(struct profile_trace *t, int64_t ns)
+{
         /* the product in 64 bits where it fits (a trace under 104 days: every one), the same
            quotient without the 128-bit division's call */
         int64_t slot =
