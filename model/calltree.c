@@ -573,6 +573,11 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
         t->nr_unmatched++;
 }
 
+bool calltree_waits_for_stack(const struct calltree *t)
+{
+        return t->nr_unmatched != 0;
+}
+
 uint64_t calltree_nr_samples(const struct calltree *t)
 {
         return t->nr_samples;

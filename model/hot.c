@@ -780,6 +780,11 @@ static void stack(struct hot *h, const struct kevent *ev)
         }
 }
 
+bool hot_waits_for_stack(const struct hot *h)
+{
+        return h->nr_unmatched != 0;
+}
+
 _Static_assert((HOT_EVENT_KINDS & FRAMES_GEN_KINDS) == FRAMES_GEN_KINDS,
                "the kinds hot_event reads hold those that move addresses");
 

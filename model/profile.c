@@ -252,12 +252,15 @@ static bool is_in_window(const struct profile *p, int64_t time_ns)
         return !p->has_window || (time_ns >= p->window_from_ns && time_ns < p->window_to_ns);
 }
 
-/* Whether the hot functions or the call tree read ev: a switch storm's switches and wake-ups,
-   most of its events, are kept from them (the sink's samples and stacks are read by both). */
-static bool is_read_by_samples(const struct kevent *ev)
+/* Whether the hot functions, the call tree or the sample sink read ev: a switch storm's
+   switches and wake-ups, most of its events, are kept from them, and so are its switches' and
+   wake-ups' stacks while no sample waits for its own (the sink takes every stack). */
+static bool is_read_by_samples(const struct profile *p, const struct kevent *ev)
 {
-        return (unsigned)ev->type < 64 &&
-               ((HOT_EVENT_KINDS | CALLTREE_EVENT_KINDS) >> ev->type & 1);
+        if ((unsigned)ev->type >= 64 || !((HOT_EVENT_KINDS | CALLTREE_EVENT_KINDS) >> ev->type & 1))
+                return false;
+        return ev->type != KEV_STACK || p->sample_sink || hot_waits_for_stack(p->hot) ||
+               (p->tree && calltree_waits_for_stack(p->tree));
 }
 
 /* The hot functions and the call tree: a sample and then its whole stack (stack_join). What
@@ -303,7 +306,7 @@ void profile_event(struct profile *p, const struct kevent *ev)
         /* the samples and their stacks, joined (Windows writes a stack in parts) */
         if (!stack_join_is_idle(p->join))
                 stack_join_event(p->join, ev, to_samples, p);
-        else if (is_read_by_samples(ev))
+        else if (is_read_by_samples(p, ev))
                 to_samples(p, ev); /* as stack_join_event would, a call through a pointer less */
         /* every event: the threads and processes a window's switches name come before it (the
            filters' time range counts the window's alone) */

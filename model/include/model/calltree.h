@@ -52,6 +52,9 @@ void calltree_event(struct calltree *t, const struct kevent *ev);
          1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY | 1ull << KEV_DBG_ID |                     \
          1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL)
 
+/* Whether a sample waits for its stack: with none, calltree_event does nothing with a stack
+   (a switch's or a wake-up's), and a caller may keep it away. */
+bool calltree_waits_for_stack(const struct calltree *t);
 uint64_t calltree_nr_samples(const struct calltree *t);
 uint32_t calltree_nr_nodes(const struct calltree *t);
 /* Stacks cut short by a full tree (max_nodes) since the tree last started over. */

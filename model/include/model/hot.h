@@ -123,6 +123,9 @@ void hot_caps(const struct hot *h, struct hot_caps *out);
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
 /* The samples whose stack came (the stacks of other events, CSwitch, ReadyThread, not counted). */
 uint64_t hot_nr_stacks(const struct hot *h);
+/* Whether a sample waits for its stack: with none, hot_event does nothing with a stack (a
+   switch's or a wake-up's), and a caller may keep it away. */
+bool hot_waits_for_stack(const struct hot *h);
 /* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
    the cost tests and bench/ watch. */
 uint64_t hot_nr_walks(const struct hot *h);
