@@ -71,6 +71,7 @@ void calltree_reset(struct calltree *t)
         pending_slots_clear(&t->pending_memos);
         pending_slots_clear(&t->pending_thread_memos);
         t->nr_pend = 0;
+        t->nr_unmatched = 0;
         t->nr_samples = 0;
         t->nr_unnamed = 0;
         t->nr_ended_pids = t->nr_prev_ended = 0;
@@ -485,8 +486,10 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 
 static void pending_flush(struct calltree *t, struct pending *p)
 {
-        if (p->has && !p->is_matched)
+        if (p->has && !p->is_matched) {
                 insert(t, p->pid, p->pid, p->tid, &p->ip, 1);
+                t->nr_unmatched--;
+        }
         p->has = false;
 }
 
@@ -506,6 +509,7 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         if (!p)
                 return; /* the stack of a switch or a wake-up */
         p->is_matched = true;
+        t->nr_unmatched--;
         uint64_t frames[MAX_FRAMES];
         uint32_t n = 0;
         /* the sampled address first, unless the stack starts with it already */
@@ -529,6 +533,9 @@ static __attribute__((noinline)) void process_event(struct calltree *t, const st
         }
 }
 
+_Static_assert((CALLTREE_EVENT_KINDS & FRAMES_GEN_KINDS) == FRAMES_GEN_KINDS,
+               "the kinds calltree_event reads hold those that move addresses");
+
 void calltree_event(struct calltree *t, const struct kevent *ev)
 {
         uint16_t source;
@@ -548,7 +555,11 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                 ip = ev->pmc_sample.ip;
                 tid = ev->pmc_sample.tid;
                 break;
-        case KEV_STACK: stack_event(t, ev); return;
+        case KEV_STACK:
+                /* with no sample waiting, the stack is a switch's or a wake-up's */
+                if (t->nr_unmatched)
+                        stack_event(t, ev);
+                return;
         case KEV_PROCESS: process_event(t, ev); return;
         default: return;
         }
@@ -559,6 +570,12 @@ void calltree_event(struct calltree *t, const struct kevent *ev)
                 t->nr_pend = ev->cpu % CALLTREE_MAX_CPUS + 1;
         pending_flush(t, p);
         *p = (struct pending){ev->timestamp, ev->pid, tid, ip, true, false};
+        t->nr_unmatched++;
+}
+
+bool calltree_waits_for_stack(const struct calltree *t)
+{
+        return t->nr_unmatched != 0;
 }
 
 uint64_t calltree_nr_samples(const struct calltree *t)

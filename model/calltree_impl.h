@@ -119,7 +119,10 @@ struct calltree {
         uint32_t index_mask;
         uint64_t nr_samples;
         struct pending pend[CALLTREE_MAX_CPUS];
-        uint32_t nr_pend;          /* CPUs seen with samples: the pending slots worth scanning */
+        uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
+        /* the pending samples that wait for their stacks (has, not is_matched): with none, a
+           stack is a switch's or a wake-up's, and no CPU's slot is looked at */
+        uint32_t nr_unmatched;
         struct calltree_row *rows; /* owned: the last answer */
         uint32_t cap_rows;
         struct stack_memo *memo;         /* owned: MEMO_SLOTS, by hash */

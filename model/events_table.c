@@ -191,6 +191,14 @@ static uint64_t group_key(uint32_t type_id, uint32_t pid, uint32_t tid)
         return ((uint64_t)type_id + 1) << 44 ^ (uint64_t)pid << 22 ^ tid ^ (uint64_t)tid << 50;
 }
 
+/* key's first slot in a table of nr_slots (a power of two): the top bits of one multiply
+   (Fibonacci hashing), which every bit of the key moves. Every event counts its group: this
+   was hash_mix64's five steps. The slots' order is no answer's (events_table_groups sorts). */
+static uint32_t group_slot(uint64_t key, uint32_t nr_slots)
+{
+        return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctz(nr_slots)));
+}
+
 static bool group_is(const struct group_slot *s, uint32_t type_id, uint32_t pid, uint32_t tid)
 {
         return s->row.type_id == type_id && s->row.pid == pid && s->row.tid == tid;
@@ -200,7 +208,7 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
 {
         uint64_t key = group_key(type_id, pid, tid);
         uint32_t m = et->nr_group_slots - 1;
-        uint32_t h = (uint32_t)(hash_mix64(key) & m);
+        uint32_t h = group_slot(key, et->nr_group_slots);
         while (et->groups[h].key) {
                 if (et->groups[h].key == key && group_is(&et->groups[h], type_id, pid, tid)) {
                         et->groups[h].row.nr_events++;
@@ -231,7 +239,7 @@ static __attribute__((noinline)) void group_add(struct events_table *et, uint32_
         for (uint32_t i = 0; i < nr_old; i++) {
                 if (!old[i].key)
                         continue;
-                h = (uint32_t)(hash_mix64(old[i].key) & m);
+                h = group_slot(old[i].key, et->nr_group_slots);
                 while (et->groups[h].key)
                         h = (h + 1) & m;
                 et->groups[h] = old[i];

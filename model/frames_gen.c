@@ -10,7 +10,8 @@ static void moved(struct frames_gen *g, uint32_t pid)
                 g->by_pid[hash_mix64(pid) & (FRAMES_GEN_SLOTS - 1)]++;
 }
 
-void frames_gen_event(struct frames_gen *g, const struct kevent *ev)
+/* One of FRAMES_GEN_KINDS (frames_gen_event). */
+void frames_gen_moved(struct frames_gen *g, const struct kevent *ev)
 {
         switch (ev->type) {
         case KEV_PROCESS: moved(g, ev->process.pid); break;

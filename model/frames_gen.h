@@ -25,8 +25,23 @@ struct frames_gen {
         uint32_t by_pid[FRAMES_GEN_SLOTS];
 };
 
-/* Counts ev where it moves addresses. */
-void frames_gen_event(struct frames_gen *g, const struct kevent *ev);
+/* The kinds that move addresses: hot.h's and calltree.h's kinds hold them (hot.c and
+   calltree.c check that they do). */
+#define FRAMES_GEN_KINDS                                                                           \
+        (1ull << KEV_PROCESS | 1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY |                    \
+         1ull << KEV_DBG_ID | 1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD |                    \
+         1ull << KEV_KERNEL_SYMBOL)
+_Static_assert(KEV_TYPE_MAX <= 64, "a kind is a bit of a 64-bit mask");
+
+void frames_gen_moved(struct frames_gen *g, const struct kevent *ev);
+
+/* Counts ev where it moves addresses. Inline: every sample and stack asks, twice (the hot
+   functions' and the call tree's), and the kinds that move addresses are rare. */
+static inline void frames_gen_event(struct frames_gen *g, const struct kevent *ev)
+{
+        if ((unsigned)ev->type < 64 && (FRAMES_GEN_KINDS >> ev->type & 1))
+                frames_gen_moved(g, ev);
+}
 
 /* Grows (never repeats) whenever pid's addresses may have moved. */
 static inline uint64_t frames_gen_of(const struct frames_gen *g, uint32_t pid)

@@ -88,6 +88,7 @@ void hot_reset(struct hot *h)
         h->nr_stacks = 0;
         memset(h->pend, 0, sizeof(h->pend));
         h->nr_pend = 0;
+        h->nr_unmatched = 0;
         if (h->memo)
                 memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
         h->nr_pending = 0;
@@ -552,6 +553,7 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
         hot_pending_flush(h, p);
         *p = (struct pending){ev->timestamp, k,    ip,    ev->pid,    slot,
                               h->epoch,      true, false, is_unplaced};
+        h->nr_unmatched++;
 }
 
 uint64_t hot_nr_frames_located(const struct hot *h)
@@ -578,6 +580,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         if (!p || p->is_matched)
                 return; /* a stack of an event that is not a sample (CSwitch, ReadyThread) */
         p->is_matched = true;
+        h->nr_unmatched--;
         h->nr_stacks++;
         if (p->is_unplaced) {
                 /* the process the stack names places the sample (counted once, here) */
@@ -777,6 +780,14 @@ static void stack(struct hot *h, const struct kevent *ev)
         }
 }
 
+bool hot_waits_for_stack(const struct hot *h)
+{
+        return h->nr_unmatched != 0;
+}
+
+_Static_assert((HOT_EVENT_KINDS & FRAMES_GEN_KINDS) == FRAMES_GEN_KINDS,
+               "the kinds hot_event reads hold those that move addresses");
+
 void hot_event(struct hot *h, const struct kevent *ev)
 {
         frames_gen_event(h->frames_gen, ev);
@@ -785,7 +796,12 @@ void hot_event(struct hot *h, const struct kevent *ev)
         case KEV_PMC_SAMPLE:
                 sample(h, ev, ev->pmc_sample.source, ev->pmc_sample.ip, ev->pmc_sample.tid);
                 break;
-        case KEV_STACK: stack(h, ev); break;
+        case KEV_STACK:
+                /* a switch storm's stacks are most of its events: with no sample waiting,
+                   none of them is a sample's */
+                if (h->nr_unmatched)
+                        stack(h, ev);
+                break;
         case KEV_PROCESS:
                 if ((ev->process.phase == KEV_PHASE_END ||
                      ev->process.phase == KEV_PHASE_DEFUNCT) &&

@@ -180,6 +180,9 @@ struct hot {
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];
         uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
+        /* the pending samples that wait for their stacks (has, not is_matched): with none, a
+           stack is a switch's or a wake-up's, and no CPU's slot is looked at */
+        uint32_t nr_unmatched;
         struct {
                 uint32_t gen;   /* == seen_gen: in the current stack's set */
                 uint32_t index; /* in the stack's keys */

@@ -116,8 +116,10 @@ void hot_deferred_settle(struct hot *h)
 
 void hot_pending_flush(struct hot *h, struct pending *p)
 {
-        if (p->has && !p->is_matched)
+        if (p->has && !p->is_matched) {
                 hot_count(h, &p->key, p->is_unplaced ? 1 : 0, 1);
+                h->nr_unmatched--;
+        }
         p->has = false;
 }
 

@@ -94,16 +94,18 @@ static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
         if (ev->stack.event_timestamp != t->last_timestamp)
                 return;
         uint16_t hook;
+        uint8_t bit;
         switch (t->last_type) {
-        case KEV_SAMPLE: hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE; break;
-        case KEV_PMC_SAMPLE: hook = PERFINFO_LOG_TYPE_PMC_INTERRUPT; break;
-        case KEV_CSWITCH: hook = WMI_LOG_TYPE_CONTEXT_SWAP; break;
-        case KEV_READY_THREAD: hook = WMI_LOG_TYPE_READY_THREAD; break;
+        case KEV_SAMPLE: hook = PERFINFO_LOG_TYPE_SAMPLED_PROFILE, bit = 1; break;
+        case KEV_PMC_SAMPLE: hook = PERFINFO_LOG_TYPE_PMC_INTERRUPT, bit = 2; break;
+        case KEV_CSWITCH: hook = WMI_LOG_TYPE_CONTEXT_SWAP, bit = 4; break;
+        case KEV_READY_THREAD: hook = WMI_LOG_TYPE_READY_THREAD, bit = 8; break;
         default: return;
         }
-        for (uint32_t i = 0; i < t->nr_stack_hooks; i++)
-                if (t->stack_hooks[i] == hook)
-                        return;
+        /* every stack of a switch storm asks: a bit, not the list */
+        if (t->stack_hook_bits & bit)
+                return;
+        t->stack_hook_bits |= bit;
         if (t->nr_stack_hooks < sizeof(t->stack_hooks) / sizeof(t->stack_hooks[0]))
                 t->stack_hooks[t->nr_stack_hooks++] = hook;
 }
@@ -120,6 +122,45 @@ static void lbr_seen(struct profile_trace *t, const struct kevent *ev)
                         return;
         if (t->nr_lbr_sources < sizeof(t->lbr_sources) / sizeof(t->lbr_sources[0]))
                 t->lbr_sources[t->nr_lbr_sources++] = t->last_sample_source;
+}
+
+/* The smallest n with n * PROFILE_TIMELINE_SLOTS >= x (x >= 0). */
+static int64_t slices_ceil(__int128 x)
+{
+        return (int64_t)((x + PROFILE_TIMELINE_SLOTS - 1) / PROFILE_TIMELINE_SLOTS);
+}
+
+/* The timeline's slice of ns (0 <= ns < the span, or the last slice): ns * SLOTS / span. The
+   slice's times are kept, and an event in them takes it without the division (most events fall
+   in the last one's): ns is in slice k exactly when k * span <= ns * SLOTS < (k + 1) * span,
+   that is from ceil(k * span / SLOTS) to ceil((k + 1) * span / SLOTS), excluded. */
+static uint32_t timeline_slice_new(struct profile_trace *t, int64_t ns);
+
+static uint32_t timeline_slice(struct profile_trace *t, int64_t ns)
+{
+        if (t->slice_span_ns == t->timeline_span_ns && ns >= t->slice_from_ns &&
+            ns < t->slice_to_ns)
+                return t->slice;
+        return timeline_slice_new(t, ns);
+}
+
+/* Out of line: once a slice, and profile_event's own frame stays small (LTO inlines the
+   events table's count into it, as it did before the slices were kept). */
+static __attribute__((noinline)) uint32_t timeline_slice_new(struct profile_trace *t, int64_t ns)
+{
+        /* the product in 64 bits where it fits (a trace under 104 days: every one), the same
+           quotient without the 128-bit division's call */
+        int64_t slot =
+                ns <= INT64_MAX / PROFILE_TIMELINE_SLOTS
+                        ? ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns
+                        : (int64_t)((__int128)ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns);
+        if (slot >= PROFILE_TIMELINE_SLOTS)
+                return PROFILE_TIMELINE_SLOTS - 1; /* past a span that no longer doubles */
+        t->slice = (uint32_t)slot;
+        t->slice_span_ns = t->timeline_span_ns;
+        t->slice_from_ns = slices_ceil((__int128)slot * t->timeline_span_ns);
+        t->slice_to_ns = slices_ceil((__int128)(slot + 1) * t->timeline_span_ns);
+        return t->slice;
 }
 
 /* What the trace says of itself: its header, its settings, what it lost. */
@@ -143,13 +184,7 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                                PROFILE_TIMELINE_SLOTS / 2 * sizeof(t->timeline[0]));
                         t->timeline_span_ns *= 2;
                 }
-                /* the product in 64 bits where it fits (a trace under 104 days: every one),
-                   the same quotient without the 128-bit division's call at every event */
-                int64_t slot = ev->time_ns <= INT64_MAX / PROFILE_TIMELINE_SLOTS
-                                       ? ev->time_ns * PROFILE_TIMELINE_SLOTS / t->timeline_span_ns
-                                       : (int64_t)((__int128)ev->time_ns * PROFILE_TIMELINE_SLOTS /
-                                                   t->timeline_span_ns);
-                t->timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
+                t->timeline[timeline_slice(t, ev->time_ns)]++;
         }
         switch (ev->type) {
         case KEV_TRACE_HEADER:
@@ -217,6 +252,17 @@ static bool is_in_window(const struct profile *p, int64_t time_ns)
         return !p->has_window || (time_ns >= p->window_from_ns && time_ns < p->window_to_ns);
 }
 
+/* Whether the hot functions, the call tree or the sample sink read ev: a switch storm's
+   switches and wake-ups, most of its events, are kept from them, and so are its switches' and
+   wake-ups' stacks while no sample waits for its own (the sink takes every stack). */
+static bool is_read_by_samples(const struct profile *p, const struct kevent *ev)
+{
+        if ((unsigned)ev->type >= 64 || !((HOT_EVENT_KINDS | CALLTREE_EVENT_KINDS) >> ev->type & 1))
+                return false;
+        return ev->type != KEV_STACK || p->sample_sink || hot_waits_for_stack(p->hot) ||
+               (p->tree && calltree_waits_for_stack(p->tree));
+}
+
 /* The hot functions and the call tree: a sample and then its whole stack (stack_join). What
    the samples need to know of the trace (a process that ended) comes whatever its time. */
 static void to_samples(void *ctx, const struct kevent *ev)
@@ -258,7 +304,10 @@ void profile_event(struct profile *p, const struct kevent *ev)
         if (ev->type == KEV_SESSION_CPU)
                 stack_join_set_whole(p->join, true); /* etwtop's trace: whole stacks */
         /* the samples and their stacks, joined (Windows writes a stack in parts) */
-        stack_join_event(p->join, ev, to_samples, p);
+        if (!stack_join_is_idle(p->join))
+                stack_join_event(p->join, ev, to_samples, p);
+        else if (is_read_by_samples(p, ev))
+                to_samples(p, ev); /* as stack_join_event would, a call through a pointer less */
         /* every event: the threads and processes a window's switches name come before it (the
            filters' time range counts the window's alone) */
         branches_event(p->branches, ev);

@@ -54,6 +54,11 @@ void stack_join_set_whole(struct stack_join *j, bool is_whole)
         j->is_whole = is_whole;
 }
 
+bool stack_join_is_idle(const struct stack_join *j)
+{
+        return j->is_whole && !j->count;
+}
+
 void stack_join_reset(struct stack_join *j)
 {
         j->head = j->count = 0;

@@ -29,6 +29,10 @@ void stack_join_set_whole(struct stack_join *j, bool is_whole);
 void stack_join_event(struct stack_join *j, const struct kevent *ev, stack_join_emit_fn emit,
                       void *ctx);
 
+/* Whether stack_join_event would hand ev on as it is and do nothing else (whole stacks, no
+   sample waiting): a caller may then hand it on itself. */
+bool stack_join_is_idle(const struct stack_join *j);
+
 /* The end of the trace: every waiting sample goes on with what it has. */
 void stack_join_flush(struct stack_join *j, stack_join_emit_fn emit, void *ctx);
 

@@ -147,6 +147,7 @@ static void reset(struct switches *sw, bool is_cpus_used)
         if (is_cpus_used)
                 memset(sw->cpus, 0, MAX_CPUS * sizeof(*sw->cpus));
         sw->nr_cpus = 0;
+        sw->nr_pend_readies = 0;
         sw->nr_switches = sw->nr_readies = 0;
         sw->next_serial = 1;
         sw->next_gen = 1;
@@ -476,8 +477,11 @@ static void thread_switch(struct switches *sw, struct thread *t, const struct ke
                 t->cur_wait_ns = 0;
         }
         if (n == SWITCH_MARKS) { /* the oldest goes (i > 0: m is not older) */
-                /* a known size: moved inline, not by a call */
-                memmove(&t->marks[0], &t->marks[1], (SWITCH_MARKS - 1) * sizeof(t->marks[0]));
+                /* through a copy of a known size, moved inline: a memmove of one, at every
+                   switch of a thread that has switched SWITCH_MARKS times, is a call */
+                struct switch_mark kept[SWITCH_MARKS - 1];
+                memcpy(kept, &t->marks[1], sizeof(kept));
+                memcpy(&t->marks[0], kept, sizeof(kept));
                 i--;
                 n--;
         }
@@ -615,6 +619,7 @@ void switches_pending_flush_all(struct switches *sw)
 {
         for (uint32_t c = 0; c < sw->nr_cpus; c++)
                 pending_flush(sw, &sw->cpus[c].pend);
+        sw->nr_pend_readies = 0;
 }
 
 static void ready_thread(struct switches *sw, const struct kevent *ev)
@@ -641,8 +646,11 @@ static void ready_thread(struct switches *sw, const struct kevent *ev)
         }
         if (ev->cpu >= sw->nr_cpus)
                 sw->nr_cpus = ev->cpu + 1;
-        pending_flush(sw, &sw->cpus[ev->cpu].pend);
-        sw->cpus[ev->cpu].pend = p;
+        struct pending *cp = &sw->cpus[ev->cpu].pend;
+        sw->nr_pend_readies -= cp->has;
+        pending_flush(sw, cp);
+        *cp = p;
+        sw->nr_pend_readies++;
 }
 
 static bool has_prefix(const char *name, const char *const *prefixes, size_t nr)
@@ -725,6 +733,10 @@ static void stack(struct switches *sw, const struct kevent *ev)
 {
         /* the ReadyThread it belongs to: same timestamp, on its CPU or (rarely) another */
         struct pending *p = NULL;
+        if (!sw->nr_pend_readies) {
+                block_site(sw, ev); /* no ReadyThread waits: a CSwitch's, or a sample's */
+                return;
+        }
         if (ev->cpu < sw->nr_cpus && sw->cpus[ev->cpu].pend.has &&
             sw->cpus[ev->cpu].pend.timestamp == ev->stack.event_timestamp)
                 p = &sw->cpus[ev->cpu].pend;
@@ -737,6 +749,7 @@ static void stack(struct switches *sw, const struct kevent *ev)
         }
         readier_count(sw, p, ev);
         p->has = false;
+        sw->nr_pend_readies--;
 }
 
 /* A Start of tid at ns for the entry t: the start of another thread with the tid (t's has

@@ -217,6 +217,9 @@ struct switches {
         struct tid_memo *tid_memo; /* owned: TID_MEMO_SLOTS */
         struct readier_memo readier_memo[READIER_MEMO_SLOTS];
         uint32_t nr_cpus; /* highest CPU seen + 1 */
+        /* the CPUs whose ReadyThread waits for its stack (pend.has): with none, a stack is a
+           switch's or a sample's, and no CPU's is looked at */
+        uint32_t nr_pend_readies;
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
         int64_t first_ns; /* the first event's time (INT64_MAX: none yet) */

@@ -321,6 +321,38 @@ static void test_groups_off(void **state)
         events_table_free(et);
 }
 
+/* Every group found again in its slot through the table's growths, up to the cap: as many
+   groups as the cap allows, each fed twice (a group not found again after a growth would be
+   made twice, and the cap reached early), then one more, which has no room. */
+static void test_groups_grow_to_cap(void **state)
+{
+        (void)state;
+        struct events_table *et = events_table_new();
+        events_table_set_max_recent(et, 0);
+        for (uint32_t round = 0; round < 2; round++)
+                for (uint32_t i = 0; i < EVENTS_TABLE_MAX_GROUPS; i++) {
+                        /* pids and tids that differ in a few bits, as a machine's do */
+                        struct kevent ev = disk_read(i, 1000 + i / 512, 4000 + i % 512, 1);
+                        events_table_add(et, &ev);
+                }
+        assert_int_equal(events_table_nr_no_room(et), 0);
+        uint32_t n = 0;
+        const struct events_group *g = events_table_groups(et, true, &n);
+        assert_int_equal(n, EVENTS_TABLE_MAX_GROUPS);
+        for (uint32_t i = 0; i < n; i++) {
+                assert_int_equal(g[i].pid, 1000 + i / 512);
+                assert_int_equal(g[i].tid, 4000 + i % 512);
+                assert_int_equal(g[i].nr_events, 2);
+        }
+        struct kevent ev = disk_read(1, 7, 7, 1);
+        events_table_add(et, &ev);
+        assert_int_equal(events_table_nr_no_room(et), 1);
+        g = events_table_groups(et, false, &n);
+        assert_int_equal(n, EVENTS_TABLE_MAX_GROUPS / 512);
+        assert_int_equal(g[0].nr_events, 2 * 512);
+        events_table_free(et);
+}
+
 /* The profile feeds it within its time window and zoom, as the other tables. */
 static void test_profile_window(void **state)
 {
@@ -526,6 +558,7 @@ int main(void)
                 cmocka_unit_test(test_kinds_take_turns),
                 cmocka_unit_test(test_caps),
                 cmocka_unit_test(test_groups_off),
+                cmocka_unit_test(test_groups_grow_to_cap),
                 cmocka_unit_test(test_profile_window),
                 cmocka_unit_test(test_text),
                 cmocka_unit_test(test_view),

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "etw/evntrace.h"
+#include "etw/ntwmi.h"
 #include "kdecoder.h"
 #include "kevent.h"
 #include "model/aggregate.h"
@@ -2619,6 +2620,336 @@ static void replay_free(struct replay *r)
         kdecoder_free(r->decoder);
 }
 
+/* The switches view looks for a stack's ReadyThread only while one waits for its stack (a
+   count of the CPUs that hold one): the switches' stacks between, a wake-up's stack on another
+   CPU, a wake-up whose stack does not come before its CPU's next one or a read (counted with no
+   place; its stack after a read is no one's). Fails where a waiting ReadyThread is not counted
+   as waiting. */
+static void test_readies_waiting_count(void **state)
+{
+        struct fix *fx = *state;
+        struct switches *sw = switches_new(fx->store, 0);
+        const uint64_t where[] = {EXE + fx->off_alpha + 4};
+        int64_t noise = MS(500);
+        struct kevent noise_ev;
+#define SW_NOISE(cpu)                                                                              \
+        (noise_ev = ev_stack(cpu, noise += 7, PID_B, 300, where, 1), switches_event(sw, &noise_ev))
+        sw_feed(sw, ev_ready(0, MS(1), 102, PID_A, 201, PID_B));
+        SW_NOISE(1);
+        sw_feed(sw, ev_ready(1, MS(2), 201, PID_B, 101, PID_A));
+        sw_feed(sw, ev_stack(0, MS(2), PID_A, 101, where, 1)); /* CPU 1's, on CPU 0 */
+        SW_NOISE(0);
+        sw_feed(sw, ev_stack(0, MS(1), PID_B, 201, where, 1));
+        /* a wake-up whose stack comes after its CPU's next one: counted with no place */
+        sw_feed(sw, ev_ready(0, MS(3), 102, PID_A, 101, PID_A));
+        SW_NOISE(1);
+        sw_feed(sw, ev_ready(0, MS(4), 102, PID_A, 101, PID_A));
+        sw_feed(sw, ev_stack(0, MS(4), PID_A, 101, where, 1));
+        /* a read counts the waiting one with no place; its stack, after, is no one's */
+        sw_feed(sw, ev_ready(1, MS(5), 101, PID_A, 102, PID_A));
+        const struct switches_readier_row *rows;
+        switches_readiers(sw, AGG_ALL, &rows);
+        sw_feed(sw, ev_stack(1, MS(5), PID_A, 102, where, 1));
+        sw_feed(sw, ev_ready(1, MS(6), 101, PID_A, 102, PID_A));
+        SW_NOISE(0);
+        sw_feed(sw, ev_stack(1, MS(6), PID_A, 102, where, 1));
+#undef SW_NOISE
+        uint32_t n = switches_readiers(sw, AGG_ALL, &rows);
+        uint64_t placed = 0, unplaced = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (rows[i].has_where)
+                        placed += rows[i].count;
+                else
+                        unplaced += rows[i].count;
+        }
+        assert_int_equal(placed, 4);
+        assert_int_equal(unplaced, 2);
+        assert_int_equal(switches_nr_readies(sw), 6);
+        switches_free(sw);
+}
+
+/* A sample and its stack for both views that take stacks: the hot functions and the call
+   tree (which wait for the stack with the sample on its CPU). */
+static void waiting_event(struct hot *h, struct calltree *t, const struct kevent *ev)
+{
+        hot_event(h, ev);
+        calltree_event(t, ev);
+}
+
+/* A switch's stack: a sample's frames at a time of its own, never a sample's. */
+static void noise_stack(struct hot *h, struct calltree *t, uint32_t cpu, int64_t *time,
+                        const uint64_t *frames)
+{
+        struct kevent ev = ev_stack(cpu, *time += 7, PID_A, 300, frames, 3);
+        waiting_event(h, t, &ev);
+}
+
+static struct kevent waiting_sample(uint32_t cpu, int64_t time, uint64_t ip)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, cpu, time, PID_A, 100 + cpu);
+        ev.sample.ip = ip;
+        ev.sample.tid = 100 + cpu;
+        return ev;
+}
+
+/* The views look for a stack's sample only while one waits for its stack (a count of them):
+   the switches' and wake-ups' stacks between, a sample's stack that comes on another CPU, a
+   sample whose stack never comes (counted alone at the next sample on its CPU, or at a read;
+   its stack after that counts nothing), a reset with one waiting. Fails where a sample that
+   waits is not counted as waiting, or one is counted as no longer waiting twice. */
+static void test_stacks_waiting_count(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        calltree_keep_top_down(t);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t frames[] = {a, b, g};
+        int64_t noise_t = MS(500);
+        struct kevent s0 = waiting_sample(0, MS(1), a), s1 = waiting_sample(1, MS(2), a);
+        waiting_event(h, t, &s0);
+        noise_stack(h, t, 1, &noise_t, frames);
+        waiting_event(h, t, &s1);
+        /* s1's stack on CPU 0 (where s0 waits with another time), then s0's */
+        struct kevent st = ev_stack(0, MS(2), PID_A, 101, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 1, &noise_t, frames);
+        st = ev_stack(0, MS(1), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 0, &noise_t, frames);
+        /* CPU 0's next sample, CPU 2's that never gets its stack, then CPU 0's stack */
+        struct kevent s0b = waiting_sample(0, MS(3), a), s2 = waiting_sample(2, MS(3) + 1, a);
+        waiting_event(h, t, &s0b);
+        waiting_event(h, t, &s2);
+        noise_stack(h, t, 2, &noise_t, frames);
+        st = ev_stack(0, MS(3), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        /* a read counts s2 alone; its stack, come after, is no one's */
+        const struct hot_row *rows;
+        hot_top_functions(h, 0, false, 10, &rows);
+        calltree_catch_up(t);
+        st = ev_stack(2, MS(3) + 1, PID_A, 102, frames, 3);
+        waiting_event(h, t, &st);
+        /* a sample whose stack does not come before its CPU's next one, which gets its own */
+        struct kevent s1b = waiting_sample(1, MS(5), a), s1c = waiting_sample(1, MS(6), a);
+        waiting_event(h, t, &s1b);
+        noise_stack(h, t, 0, &noise_t, frames);
+        waiting_event(h, t, &s1c);
+        st = ev_stack(1, MS(6), PID_A, 101, frames, 3);
+        waiting_event(h, t, &st);
+        noise_stack(h, t, 1, &noise_t, frames);
+
+        assert_int_equal(hot_nr_stacks(h), 4);
+        assert_int_equal(hot_nr_samples(h, HOT_SOURCE_TIMER), 6);
+        calltree_catch_up(t);
+        assert_int_equal(calltree_nr_samples(t), 6);
+        /* top-down: the samples with their stacks under gamma, the two alone under alpha */
+        const struct calltree_row *tr;
+        uint32_t n = calltree_children(t, false, 0, &tr);
+        assert_int_equal(n, 2);
+        uint64_t under_g = 0, under_a = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                if (tr[i].function == fx->fn_gamma)
+                        under_g = tr[i].count;
+                else if (tr[i].function == fx->fn_alpha)
+                        under_a = tr[i].count;
+        }
+        assert_int_equal(under_g, 4);
+        assert_int_equal(under_a, 2);
+
+        /* a reset while a sample waits: none waits after it, the next sample's stack counts */
+        struct kevent s0c = waiting_sample(0, MS(8), a);
+        waiting_event(h, t, &s0c);
+        hot_reset(h);
+        calltree_reset(t);
+        noise_stack(h, t, 0, &noise_t, frames);
+        struct kevent s0d = waiting_sample(0, MS(9), a);
+        waiting_event(h, t, &s0d);
+        noise_stack(h, t, 1, &noise_t, frames);
+        st = ev_stack(0, MS(9), PID_A, 100, frames, 3);
+        waiting_event(h, t, &st);
+        assert_int_equal(hot_nr_stacks(h), 1);
+        calltree_catch_up(t);
+        n = calltree_children(t, false, 0, &tr);
+        assert_int_equal(n, 1);
+        assert_int_equal(tr[0].function, fx->fn_gamma);
+        assert_int_equal(tr[0].count, 1);
+        calltree_free(t);
+        hot_free(h);
+}
+
+static uint32_t sink_stacks, sink_samples;
+
+static void count_sink(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        if (ev->type == KEV_STACK)
+                sink_stacks++;
+        else
+                sink_samples++;
+}
+
+/* A switch's stack reaches the sample views only while a sample waits for its own, or while a
+   sample sink takes every stack: a sample's stack after switch stacks still counts, with and
+   without the sink. Fails where profile.c keeps a stack away while one of them waits. */
+static void test_profile_switch_stacks_kept_away(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true, .has_call_tree = true};
+        struct profile *p = profile_new(&po);
+        profile_set_whole_stacks(p);
+        profile_set_sample_sink(p, count_sink, NULL);
+        sink_stacks = sink_samples = 0;
+        const uint64_t frames[] = {0x1000, 0x2000};
+        for (uint32_t round = 0; round < 2; round++) {
+                if (round == 1)
+                        profile_set_sample_sink(p, NULL, NULL);
+                int64_t t0 = MS(10 * round + 1);
+                struct kevent ev = ev_cswitch(1, t0, 0, 0, 0, 0, 300, PID_B);
+                profile_event(p, &ev);
+                struct kevent st = ev_stack(1, t0, PID_B, 300, frames, 2);
+                profile_event(p, &st);
+                ev = ev_base(KEV_SAMPLE, 0, t0 + 1, PID_A, 7);
+                ev.sample.ip = 0x1000;
+                ev.sample.tid = 7;
+                profile_event(p, &ev);
+                ev = ev_cswitch(1, t0 + 2, 300, PID_B, 5, 4, 0, 0);
+                profile_event(p, &ev);
+                st = ev_stack(1, t0 + 2, PID_B, 300, frames, 2);
+                profile_event(p, &st);
+                st = ev_stack(0, t0 + 1, PID_A, 7, frames, 2); /* the sample's */
+                profile_event(p, &st);
+                ev = ev_cswitch(1, t0 + 3, 0, 0, 0, 0, 300, PID_B);
+                profile_event(p, &ev);
+                st = ev_stack(1, t0 + 3, PID_B, 300, frames, 2);
+                profile_event(p, &st);
+        }
+        assert_int_equal(sink_samples, 1);
+        assert_int_equal(sink_stacks, 4); /* the first round's, switches' too */
+        assert_int_equal(hot_nr_stacks(profile_hot(p)), 2);
+        calltree_catch_up(profile_calltree(p));
+        assert_int_equal(calltree_nr_samples(profile_calltree(p)), 2);
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(profile_calltree(p), false, 0, &rows);
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < n; i++)
+                total += rows[i].count;
+        assert_int_equal(total, 2);
+        profile_free(p);
+}
+
+/* The events the trace's stacks belong to, in the order first seen, each once (a bit a kind
+   spares a look through the list at every stack); a restart forgets them. */
+static void test_profile_stack_hooks(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        const uint64_t frames[] = {0x1000};
+        const enum kevent_type kinds[] = {KEV_CSWITCH, KEV_SAMPLE,       KEV_CSWITCH,
+                                          KEV_CSWITCH, KEV_READY_THREAD, KEV_SAMPLE};
+        for (uint32_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+                struct kevent ev = ev_base(kinds[i], 0, MS(i + 1), PID_A, 7);
+                profile_event(p, &ev);
+                struct kevent st = ev_stack(0, MS(i + 1), PID_A, 7, frames, 1);
+                profile_event(p, &st);
+        }
+        /* a stack of another time than the event before it belongs to none */
+        struct kevent ev = ev_base(KEV_PMC_SAMPLE, 0, MS(20), PID_A, 7);
+        profile_event(p, &ev);
+        struct kevent st = ev_stack(0, MS(21), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        const struct profile_trace *tr = profile_trace(p);
+        assert_int_equal(tr->nr_stack_hooks, 3);
+        assert_int_equal(tr->stack_hooks[0], WMI_LOG_TYPE_CONTEXT_SWAP);
+        assert_int_equal(tr->stack_hooks[1], PERFINFO_LOG_TYPE_SAMPLED_PROFILE);
+        assert_int_equal(tr->stack_hooks[2], WMI_LOG_TYPE_READY_THREAD);
+        profile_restart(p);
+        ev = ev_base(KEV_READY_THREAD, 0, MS(30), PID_A, 7);
+        profile_event(p, &ev);
+        st = ev_stack(0, MS(30), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        ev = ev_base(KEV_SAMPLE, 0, MS(31), PID_A, 7);
+        profile_event(p, &ev);
+        st = ev_stack(0, MS(31), PID_A, 7, frames, 1);
+        profile_event(p, &st);
+        tr = profile_trace(p);
+        assert_int_equal(tr->nr_stack_hooks, 2);
+        assert_int_equal(tr->stack_hooks[0], WMI_LOG_TYPE_READY_THREAD);
+        assert_int_equal(tr->stack_hooks[1], PERFINFO_LOG_TYPE_SAMPLED_PROFILE);
+        profile_free(p);
+}
+
+/* The timeline as its first form counted it: the span doubled while an event lies past it,
+   then the slice ns * SLOTS / span. */
+static void timeline_reference(int64_t *span, uint32_t *timeline, int64_t ns)
+{
+        while (ns >= *span && *span < INT64_MAX / 4) {
+                for (uint32_t i = 0; i < PROFILE_TIMELINE_SLOTS / 2; i++)
+                        timeline[i] = timeline[2 * i] + timeline[2 * i + 1];
+                memset(timeline + PROFILE_TIMELINE_SLOTS / 2, 0,
+                       PROFILE_TIMELINE_SLOTS / 2 * sizeof(timeline[0]));
+                *span *= 2;
+        }
+        int64_t slot = (int64_t)((__int128)ns * PROFILE_TIMELINE_SLOTS / *span);
+        timeline[slot < PROFILE_TIMELINE_SLOTS ? slot : PROFILE_TIMELINE_SLOTS - 1]++;
+}
+
+/* The timeline's slices, the last one's times kept (an event in them takes it without a
+   division): events on each side of every slice's first nanosecond, in time order and out of
+   it, across the span's doublings, with a span that SLOTS does not divide. Fails where a
+   slice's kept times are one off at either end or outlive a doubling. */
+static void test_profile_timeline_slices(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        TRACE_LOGFILE_HEADER hdr;
+        memset(&hdr, 0, sizeof(hdr));
+        hdr.NumberOfProcessors = 1;
+        hdr.StartTime.QuadPart = 1000;
+        hdr.EndTime.QuadPart = 1000 + 10007; /* 1,000,700 ns: 977.24... ns a slice */
+        struct kevent ev = ev_base(KEV_TRACE_HEADER, 0, 0, 0, 0);
+        ev.trace_header.header = &hdr;
+        ev.trace_header.logger_name = "t";
+        profile_event(p, &ev);
+        int64_t span = 10007 * 100;
+        static uint32_t want[PROFILE_TIMELINE_SLOTS];
+        memset(want, 0, sizeof(want)); /* the header itself came before the span */
+        uint64_t seed = 12345;
+        for (int round = 0; round < 3; round++) {
+                int64_t s = span; /* this round's span: every slice's first ns, and around it */
+                for (int64_t k = 0; k < PROFILE_TIMELINE_SLOTS; k++) {
+                        int64_t first = (int64_t)(((__int128)k * s + PROFILE_TIMELINE_SLOTS - 1) /
+                                                  PROFILE_TIMELINE_SLOTS);
+                        const int64_t times[] = {first, first - 1, first + 1,
+                                                 first, first - 1, first};
+                        for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+                                if (times[i] < 0)
+                                        continue;
+                                struct kevent e = ev_base(KEV_CSWITCH, 0, times[i], 0, 0);
+                                profile_event(p, &e);
+                                timeline_reference(&span, want, times[i]);
+                        }
+                }
+                /* out of order, then past the span (it doubles) */
+                for (int i = 0; i < 2000; i++) {
+                        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+                        int64_t ns = (int64_t)((seed >> 20) % (uint64_t)span);
+                        struct kevent e = ev_base(KEV_READY_THREAD, 0, ns, 0, 0);
+                        profile_event(p, &e);
+                        timeline_reference(&span, want, ns);
+                }
+                struct kevent e = ev_base(KEV_CSWITCH, 0, span + span / 3, 0, 0);
+                profile_event(p, &e);
+                timeline_reference(&span, want, span + span / 3);
+                assert_int_equal(profile_trace(p)->timeline_span_ns, span);
+                assert_memory_equal(profile_trace(p)->timeline, want, sizeof(want));
+        }
+        profile_free(p);
+}
+
 /* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
    and cache-references are InstructionRetired and LLCReference, not "PMC"), a perf event's own
    name from its CollectionStart past them (raw events, other PMUs). */
@@ -4671,6 +5002,12 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_lines_by_address, fix_setup, fix_teardown),
                 cmocka_unit_test(test_recorded_etl),
                 cmocka_unit_test(test_profile_source_names),
+                cmocka_unit_test_setup_teardown(test_stacks_waiting_count, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_readies_waiting_count, fix_setup,
+                                                fix_teardown),
+                cmocka_unit_test(test_profile_switch_stacks_kept_away),
+                cmocka_unit_test(test_profile_stack_hooks),
+                cmocka_unit_test(test_profile_timeline_slices),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,17 @@ void calltree_reset(struct calltree *t);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void calltree_event(struct calltree *t, const struct kevent *ev);
+/* The kinds calltree_event reads: those above, and the ones that move a process's addresses
+   (its memos hold good while they do not come). It does nothing with any other kind, so a
+   caller may keep those from it. */
+#define CALLTREE_EVENT_KINDS                                                                       \
+        (1ull << KEV_SAMPLE | 1ull << KEV_PMC_SAMPLE | 1ull << KEV_STACK | 1ull << KEV_PROCESS |   \
+         1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY | 1ull << KEV_DBG_ID |                     \
+         1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL)
 
+/* Whether a sample waits for its stack: with none, calltree_event does nothing with a stack
+   (a switch's or a wake-up's), and a caller may keep it away. */
+bool calltree_waits_for_stack(const struct calltree *t);
 uint64_t calltree_nr_samples(const struct calltree *t);
 uint32_t calltree_nr_nodes(const struct calltree *t);
 /* Stacks cut short by a full tree (max_nodes) since the tree last started over. */

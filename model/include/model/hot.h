@@ -84,6 +84,13 @@ void hot_reset(struct hot *h);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void hot_event(struct hot *h, const struct kevent *ev);
+/* The kinds hot_event reads: those above, and the ones that move a process's addresses (its
+   memos hold good while they do not come). It does nothing with any other kind, so a caller
+   may keep those from it (a switch storm's switches and wake-ups are most of its events). */
+#define HOT_EVENT_KINDS                                                                            \
+        (1ull << KEV_SAMPLE | 1ull << KEV_PMC_SAMPLE | 1ull << KEV_STACK | 1ull << KEV_PROCESS |   \
+         1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY | 1ull << KEV_DBG_ID |                     \
+         1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL)
 
 /* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
    cumulative. */
@@ -116,6 +123,9 @@ void hot_caps(const struct hot *h, struct hot_caps *out);
 uint64_t hot_nr_samples(const struct hot *h, uint16_t source);
 /* The samples whose stack came (the stacks of other events, CSwitch, ReadyThread, not counted). */
 uint64_t hot_nr_stacks(const struct hot *h);
+/* Whether a sample waits for its stack: with none, hot_event does nothing with a stack (a
+   switch's or a wake-up's), and a caller may keep it away. */
+bool hot_waits_for_stack(const struct hot *h);
 /* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
    the cost tests and bench/ watch. */
 uint64_t hot_nr_walks(const struct hot *h);

@@ -58,6 +58,7 @@ struct profile_trace {
         uint64_t nr_stacks;      /* stack events */
         uint16_t stack_hooks[8]; /* the events the trace's stacks belong to (hook ids), as seen */
         uint32_t nr_stack_hooks;
+        uint8_t stack_hook_bits; /* those of stack_hooks, a bit a kind (profile.c's hook_of) */
         uint64_t last_timestamp; /* the last event that is not a stack: its time and kind */
         enum kevent_type last_type;
         /* LBR records, and the profile sources of the samples they came with (the sample
@@ -88,6 +89,10 @@ struct profile_trace {
            as events come later (two slices then make one) */
         int64_t timeline_span_ns;
         uint32_t timeline[PROFILE_TIMELINE_SLOTS];
+        /* the slice the last event fell in, and its times [from, to) under timeline_span_ns as
+           it was then (slice_span_ns; 0: none): the next event most often falls there too */
+        int64_t slice_span_ns, slice_from_ns, slice_to_ns;
+        uint32_t slice;
 };
 
 /* What the hot functions and the call tree count, as they get it: each KEV_SAMPLE or
