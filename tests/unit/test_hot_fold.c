@@ -329,6 +329,15 @@ static int by_weight_then_pid(const void *a, const void *b)
         return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
+/* feed_weighted's arrays for nr processes from base on (freed by the caller). */
+static void weighted_arrays(uint32_t nr, uint32_t base, uint32_t (**ref)[2], uint8_t **weight)
+{
+        *ref = malloc(nr * sizeof(**ref));
+        *weight = calloc(base + nr, 1);
+        assert_non_null(*ref);
+        assert_non_null(*weight);
+}
+
 /* nr processes from base on, in no pid order, each given 1 to 4 timer samples (its weight) at
    ip_base + (pid % ip_mod) * 8 from seed: their (weight, pid) in ref, weight by pid in weight.
    The time of the last sample. */
@@ -376,10 +385,9 @@ static void test_fold_keeps_heaviest(void **state)
         struct sym_store *store = *state;
         struct hot *h = hot_new(store, 0);
         const uint32_t nr = HOT_EXITED_MAX + 3000, keep = HOT_EXITED_MAX / 2, base = 20000;
-        uint32_t(*ref)[2] = malloc(nr * sizeof(*ref));
-        uint8_t *weight = calloc(base + nr, 1);
-        assert_non_null(ref);
-        assert_non_null(weight);
+        uint32_t(*ref)[2];
+        uint8_t *weight;
+        weighted_arrays(nr, base, &ref, &weight);
         uint64_t seed = 11, folded = 0;
         int64_t t = feed_weighted(h, nr, base, seed, KBASE, 7, ref, weight);
         for (uint32_t i = 0; i < nr; i++) {
@@ -419,10 +427,9 @@ static void test_unplaced_cap_keeps_heaviest(void **state)
         struct sym_store *store = *state;
         struct hot *h = hot_new(store, 0);
         const uint32_t nr = HOT_UNPLACED_MAX + 1500, base = 30000;
-        uint32_t(*ref)[2] = malloc(nr * sizeof(*ref));
-        uint8_t *weight = calloc(base + nr, 1);
-        assert_non_null(ref);
-        assert_non_null(weight);
+        uint32_t(*ref)[2];
+        uint8_t *weight;
+        weighted_arrays(nr, base, &ref, &weight);
         uint64_t seed = 5, folded = 0;
         feed_weighted(h, nr, base, seed, 0x5000, 64, ref, weight);
         hot_refresh(h);
