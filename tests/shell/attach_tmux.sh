@@ -88,7 +88,7 @@ fi
 
 # q: the screen ends, the session runs on
 tm send-keys -t s q
-for _ in $(seq 1 50); do [ -s "$tmp/exit" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -s "$tmp/exit" ] && break; sleep 0.1; done
 check "q: exit 0" grep -q 'exit=0' "$tmp/exit"
 check "q: the session still runs" loggers_wait '^"NT Kernel Logger" ' 5
 check "q: its consumer gone" loggers_wait '^  consumers: *0 real-time$' 10

@@ -1335,9 +1335,15 @@ static void test_kernel_live_statistics(void **state)
         bool is_starving = make_load(4, 300, true);
         if (!is_starving)
                 print_message("SCHED_FIFO not permitted: no events lost on purpose\n");
-        sleep_ms(200); /* the starved logger catches up */
-        props_query(&q2);
-        assert_int_equal(QueryTraceA(h, NULL, &q2.p), ERROR_SUCCESS);
+        /* the starved logger catches up: until its buffers reach the file (a busy machine
+           may hold its threads off for a while) */
+        for (int i = 0; i < 600; i++) {
+                props_query(&q2);
+                assert_int_equal(QueryTraceA(h, NULL, &q2.p), ERROR_SUCCESS);
+                if (q2.p.BuffersWritten > q1.p.BuffersWritten)
+                        break;
+                sleep_ms(100);
+        }
         print_message("QUERY: BuffersWritten %u then %u, EventsLost %u then %u, buffers %u "
                       "(%u free) then %u (%u free)\n",
                       q1.p.BuffersWritten, q2.p.BuffersWritten, q1.p.EventsLost, q2.p.EventsLost,
@@ -2142,7 +2148,10 @@ static void test_realtime_lost_buffers(void **state)
         struct consumer c = {.name = "ctl-rt-lost"};
         pthread_t th;
         assert_int_equal(pthread_create(&th, NULL, consumer_thread, &c), 0);
-        sleep_ms(300);
+        /* until it has taken events: a STOP before its OpenTrace would leave it nothing */
+        for (int i = 0; i < 600 && atomic_load(&c.t.nr_events) == 0; i++)
+                sleep_ms(50);
+        assert_true(atomic_load(&c.t.nr_events) > 0);
         props_query(&q);
         assert_int_equal(StopTraceA(0, "ctl-rt-lost", &q.p), ERROR_SUCCESS);
         assert_true(q.p.RealTimeBuffersLost > 0);
