@@ -27,9 +27,9 @@ struct calltree *calltree_new(struct sym_store *store, uint32_t max_nodes, uint1
         t->cap_nodes = 1024;
         t->nodes = xcalloc(t->cap_nodes, sizeof(*t->nodes));
         t->index_mask = 2047;
-        t->index = xcalloc(t->index_mask + 1, sizeof(*t->index));
-        t->memo = xcalloc(MEMO_SLOTS, sizeof(*t->memo));
-        t->thread_memo = xcalloc(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
+        t->index = xzalloc_table(t->index_mask + 1, sizeof(*t->index));
+        t->memo = xzalloc_table(MEMO_SLOTS, sizeof(*t->memo));
+        t->thread_memo = xzalloc_table(THREAD_MEMO_SLOTS, sizeof(*t->thread_memo));
         t->frames_gen = xcalloc(1, sizeof(*t->frames_gen));
         t->owners = CALLTREE_ALL;
         t->is_top_down = true;
@@ -176,7 +176,7 @@ uint32_t calltree_child(struct calltree *t, uint32_t parent, const struct frame_
 static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, uint64_t generation)
 {
         if (!t->key_memo)
-                t->key_memo = xcalloc(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
+                t->key_memo = xzalloc_table(KEY_MEMO_SLOTS, sizeof(*t->key_memo));
         uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
         struct key_memo *m = &t->key_memo[(x >> 40) & (KEY_MEMO_SLOTS - 1)];
         if (m->is_set && m->addr == addr && m->pid == pid && m->generation == generation &&

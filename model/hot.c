@@ -28,7 +28,7 @@ struct hot *hot_new(struct sym_store *store, uint32_t max_entries)
         h->max_entries = max_entries ? max_entries : (1u << 20);
         h->place_keys = HOT_BY_THREAD;
         h->mask = 1023;
-        h->slots = xcalloc(h->mask + 1, sizeof(*h->slots));
+        h->slots = xzalloc_table(h->mask + 1, sizeof(*h->slots));
         hot_used_make(h);
         h->frames_gen = xcalloc(1, sizeof(*h->frames_gen));
         agg_settings_init(&h->settings);
@@ -237,7 +237,7 @@ void hot_key_normalize(const struct hot *h, struct entry *k)
 static struct answer_memo *answer_slot(struct hot *h, uint32_t module, uint64_t rel)
 {
         if (!h->answers)
-                h->answers = xcalloc(ANSWER_SLOTS, sizeof(*h->answers));
+                h->answers = xzalloc_table(ANSWER_SLOTS, sizeof(*h->answers));
         uint64_t x = (rel ^ (uint64_t)module << 40) * 0x9e3779b97f4a7c15ull;
         return &h->answers[(x >> 40) & (ANSWER_SLOTS - 1)];
 }
@@ -651,7 +651,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         /* at the first stack: a trace without (LBR, counters) never zeroes its 672 KiB, a
            sixth of a small perf.data's page faults */
         if (!h->memo)
-                h->memo = xcalloc(MEMO_SLOTS, sizeof(*h->memo));
+                h->memo = xzalloc_table(MEMO_SLOTS, sizeof(*h->memo));
         struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
         bool is_hit = !is_pending && m->is_set && m->hash == mh && m->generation == generation &&
                       m->epoch == h->epoch;
@@ -662,7 +662,7 @@ static void stack(struct hot *h, const struct kevent *ev)
                 /* the callers' places: those of frames seen before from the frame memo, the
                    others located */
                 if (!h->frames)
-                        h->frames = xcalloc(FRAME_SLOTS, sizeof(*h->frames));
+                        h->frames = xzalloc_table(FRAME_SLOTS, sizeof(*h->frames));
                 struct frame_hints hints;
                 hints.epoch = h->epoch;
                 /* places keyed by address alone: a kernel frame's is every process's */
