@@ -779,7 +779,7 @@ static void test_realtime_timestamps_and_buffers(void **state)
         rt_open(&lf, &run.h, "etwtop-test-rt-raw", PROCESS_TRACE_MODE_RAW_TIMESTAMP);
         pthread_t th;
         assert_int_equal(pthread_create(&th, NULL, rt_process, &run), 0);
-        for (int i = 0; i < 500 && atomic_load(&g_rt.nr_events) == 0; i++) {
+        for (int i = 0; i < 3000 && atomic_load(&g_rt.nr_events) == 0; i++) {
                 struct timespec ts = {0, 10000000};
                 nanosleep(&ts, NULL);
         }

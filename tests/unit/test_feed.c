@@ -275,7 +275,7 @@ static void test_feed_live_buffers(void **state)
         char err[512];
         assert_int_equal(feed_open(&f, p, NULL, name, true, err, sizeof(err)), 0);
         assert_int_equal(feed_start(f), 0);
-        for (int i = 0; i < 500 && feed_nr_buffers_read(f) == 0; i++)
+        for (int i = 0; i < 3000 && feed_nr_buffers_read(f) == 0; i++)
                 poll(NULL, 0, 10);
         assert_int_equal(feed_nr_buffers_read(f), 1);
         feed_catch_up(f);
@@ -285,7 +285,7 @@ static void test_feed_live_buffers(void **state)
         assert_int_equal(StopTraceA(h, NULL, &pr.p), ERROR_SUCCESS);
         ULONG status = 99;
         bool is_done = false;
-        for (int i = 0; i < 500 && !is_done; i++) {
+        for (int i = 0; i < 3000 && !is_done; i++) {
                 feed_drain(f, 1000000);
                 is_done = feed_is_done(f, &status);
                 if (!is_done)
