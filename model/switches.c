@@ -496,6 +496,7 @@ static void switches_resume(struct switches *sw);
 static void cswitch(struct switches *sw, const struct kevent *ev)
 {
         int64_t t = ev->time_ns;
+        sw->has_switched = true;
         if (sw->is_stopped && t > sw->stopped_ns)
                 switches_resume(sw); /* switches again, their group mask still to come */
         uint32_t cpu = ev->cpu;
@@ -734,7 +735,9 @@ static void stack(struct switches *sw, const struct kevent *ev)
         /* the ReadyThread it belongs to: same timestamp, on its CPU or (rarely) another */
         struct pending *p = NULL;
         if (!sw->nr_pend_readies) {
-                block_site(sw, ev); /* no ReadyThread waits: a CSwitch's, or a sample's */
+                /* no ReadyThread waits: a CSwitch's, or a sample's */
+                if (sw->has_switched)
+                        block_site(sw, ev);
                 return;
         }
         if (ev->cpu < sw->nr_cpus && sw->cpus[ev->cpu].pend.has &&

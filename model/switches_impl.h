@@ -220,6 +220,9 @@ struct switches {
         /* the CPUs whose ReadyThread waits for its stack (pend.has): with none, a stack is a
            switch's or a sample's, and no CPU's is looked at */
         uint32_t nr_pend_readies;
+        /* a CSwitch came (never cleared): before one, no thread waits or ended a wait, and a
+           stack is a sample's, which block_site has no thread to look up for */
+        bool has_switched;
         uint64_t nr_switches, nr_readies;
         int64_t last_ns;
         int64_t first_ns; /* the first event's time (INT64_MAX: none yet) */
