@@ -13,10 +13,11 @@
 /* The text of /proc/kallsyms, NUL-terminated, in a buffer the caller frees; its length in *len.
    NULL with errno set when it cannot be read. What a read gives stays good while the kernel's
    state does: the boot, kptr_restrict and the euid, the modules (names and load addresses in
-   /proc/modules) and the BPF programs loaded. In that state a copy of the process's last read is
-   taken, else, for root, the copy in $ETWTOP_RUNTIME_DIR/kallsyms.cache (/run/etwtop without
-   it), written by the last read of the file by any etwtop. Only trampolines the kernel makes on the
-   fly (ftrace's, kprobes') may be missing from a copy. When the file is read, between (when not
+   /proc/modules) and the BPF programs loaded. In that state a copy is taken: for root, the one in
+   $ETWTOP_RUNTIME_DIR/kallsyms.cache (/run/etwtop without it), written by the last read of the
+   file by any etwtop; else the process's own copy of its last read, kept only where that file
+   could not be written. Only trampolines the kernel makes on the fly (ftrace's, kprobes') may be
+   missing from a copy. When the file is read, between (when not
    NULL) runs after every 64 KiB (a logger empties its rings there). */
 char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx);
 
