@@ -46,3 +46,17 @@ wait_frames() {
 }
 # has_mapped PID TEXT: whether process PID has a mapping whose path holds TEXT
 has_mapped() { grep -q -- "$2" "/proc/$1/maps" 2>/dev/null; }
+# tm_new ARGS...: `tm new-session ARGS` (tm: the test's tmux on its own socket), again after a
+# pause where it fails: tmux's server has exited as it started ("server exited unexpectedly")
+# twice in runs of the whole suite, never alone; the tests check etwtop, not tmux's start
+tm_new() {
+        local i
+        for ((i = 1; i <= 3; i++)); do
+                tm new-session "$@" && return 0
+                echo "tmux new-session failed (try $i of 3)" >&2
+                tm kill-server 2>/dev/null
+                sleep 1
+        done
+        echo "FAIL: tmux new-session $*: tmux's server did not start in 3 tries" >&2
+        exit 1
+}

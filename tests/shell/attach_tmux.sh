@@ -43,7 +43,7 @@ loggers_wait() {
 check "--start: exit 0 ($(cat "$tmp/start.out"))" grep -q '^started' "$tmp/start.out"
 ( end=$((SECONDS + 30)); while [ $SECONDS -lt $end ]; do :; done ) &
 
-tm new-session -d -s s -x 150 -y 40 -c "$tmp" "$ETWTOP --attach -d 0.5; echo exit=\$? >'$tmp/exit'; sleep 30"
+tm_new -d -s s -x 150 -y 40 -c "$tmp" "$ETWTOP --attach -d 0.5; echo exit=\$? >'$tmp/exit'; sleep 30"
 check "--attach: the screen over the running session" wait_for '^etwtop - live NT Kernel Logger' 15
 check "--attach: its groups read back" wait_for 'Groups: PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER' 5
 check "--attach: samples arrive" wait_for '[1-9][0-9]* samples' 10

@@ -24,7 +24,7 @@ on_fail() {
 
 f="$ETWTOP_SAMPLES/krabsetw_powershell.etl"
 [ -f "$f" ] || { echo "SKIP: $f not found"; exit 0; }
-tm new-session -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 30"
+tm_new -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 30"
 check "opens on the events view (no samples, no switches)" wait_for 'Event type (Enter: its events)' 20
 check "the types with their counts, by Id (not by opcode: four types share opcode 20)" has '^ *101 .*{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7937)'
 check "the logfile header's type" has '^ *1 .*EventTrace/Header'

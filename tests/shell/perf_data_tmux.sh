@@ -34,7 +34,7 @@ total=$(awk '/^Hot functions/ {for (i = 1; i <= NF; i++) if ($i == "samples,") {
 has_row() { [ -n "$fn" ] && [ "${self:-0}" -gt 0 ]; }
 check "-b: perf_b.data's first table has rows ($fn, $self of $total)" has_row
 
-tm new-session -d -s s -x 150 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 60"
+tm_new -d -s s -x 150 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 60"
 check "the screen: -b's first row, with its count" wait_for " $self  *$self .* $fn\$" 30
 check "the screen: the header counts the file's samples ($total)" has "   $total samples of TotalCycles"
 # what the file has, from its attrs: the event and its frequency, the samples that carry LBR
@@ -56,7 +56,7 @@ tm kill-session -t s 2>/dev/null
 # still there after each, the file's 150 samples in its header; a range chosen on the timeline
 # counts what -b --from --to counts
 alive() { tm capture-pane -p -t s | { ! grep -q '^etwtop ended'; }; }
-tm new-session -d -s s -x 150 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; echo etwtop ended \$?; sleep 60"
+tm_new -d -s s -x 150 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; echo etwtop ended \$?; sleep 60"
 check "timeline: drawn under a perf.data's header" wait_for '^Time  ' 30
 nr_keys=0 dead=
 for v in 1 2 3 4 5; do
@@ -107,7 +107,7 @@ g="$ETWTOP_SAMPLES/perf/perf.data.busy.0-3.4"
 if [ -f "$g" ]; then
         "$ETWTOP" --replay "$g" -b --top 3 >"$tmp/g.txt" 2>/dev/null
         read -r gself gfn < <(awk '/^Hot functions/ {t = 1; next} t && /^ *[0-9.]+%/ {print $3, $6; exit}' "$tmp/g.txt")
-        tm new-session -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g'; sleep 60"
+        tm_new -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g'; sleep 60"
         check "the screen, six PMC events system-wide: rows" wait_for '^ *[0-9.]*%  *[0-9.]*%  *[0-9]*  *[0-9]*  *[0-9.]* \[kernel' 30
         check "the header: the six events at 1000 Hz, no LBR" \
                 has 'Sampling: cycles (1000 Hz), instructions (1000 Hz), cache-references (1000 Hz), cache-misses (1000 Hz), branches (1000 Hz), branch-misses (1000 Hz)   LBR: off   '
@@ -130,7 +130,7 @@ if [ -f "$g" ]; then
         read -r mipc mname < <(awk '/^IPC per module/ {t = 1; next} t && /^ *[0-9]+\.[0-9]+ / {print $1, $4; exit}' "$tmp/gall.txt")
         read -r fipc fmod fname < <(awk '/^IPC per function/ {t = 1; next} t && /^$/ {t = 0} t && /^ *[0-9]+\.[0-9]+ / && $1 != "0.00" {print $1, $4, $5; exit}' "$tmp/gall.txt")
         check "-b: busy's IPC per module and function ($mname $mipc, $fname $fipc)" [ -n "$mipc" -a -n "$fipc" ]
-        tm new-session -d -s s -x 250 -y 60 -c "$tmp" "$ETWTOP --replay '$g' --source cycles; sleep 60"
+        tm_new -d -s s -x 250 -y 60 -c "$tmp" "$ETWTOP --replay '$g' --source cycles; sleep 60"
         check "IPC: a column of the functions view" wait_for '^  Self%  Total%     Self    Total    IPC Module ' 30
         check "IPC: $fname's, as -b's ($fipc)" wait_for "  $fipc ${fmod//[/\\[}  *${fname//[/\\[}\$" 10
         tm send-keys -t s p p p
@@ -148,7 +148,7 @@ if [ -f "$g" ]; then
         "$ETWTOP" --replay "$g" -b --top 3 --source nosuch >"$tmp/gn.txt" 2>/dev/null
         check "-b --source nosuch: says which the trace has" \
                 grep -q '^No nosuch samples: the trace samples LLCReference, CacheMisses, .*TotalCycles\.$' "$tmp/gn.txt"
-        tm new-session -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g' --source InstructionRetired; sleep 60"
+        tm_new -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g' --source InstructionRetired; sleep 60"
         check "the screen --source InstructionRetired: its samples" wait_for ' 127 samples of InstructionRetired' 30
         check "the screen --source InstructionRetired: -b's first row ($ifn)" \
                 wait_for " $iself  *$iself .* ${ifn//[/\\[}\$" 10

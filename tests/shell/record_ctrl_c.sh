@@ -24,7 +24,7 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD >/dev/n
 fi
 
 f=$tmp/c.etl
-tm new-session -d -s s -x 100 -y 30 \
+tm_new -d -s s -x 100 -y 30 \
         "'$ETWTOP' --record '$f' 2>'$tmp/err'; echo \$? >'$tmp/rc'; sleep 600"
 # until the recording has written more than its header buffer (at most 120 s: a sanitizer
 # build's start under a busy machine)

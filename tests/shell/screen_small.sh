@@ -27,7 +27,7 @@ wait_for() {
 }
 on_fail() { echo "--- screen:"; cat "$tmp/screen"; }
 
-tm new-session -d -s s -x 80 -y 24 "$ETWTOP --replay '$tmp/fix.etl'; sleep 30"
+tm_new -d -s s -x 80 -y 24 "$ETWTOP --replay '$tmp/fix.etl'; sleep 30"
 check "80x24: the replay draws" wait_for 'Self%' 10
 tm send-keys -t s 3
 check "80x24 switches: the thread column is there" wait_for ' Thread *$' 5
@@ -66,7 +66,7 @@ sleep 0.5
 
 tm kill-server 2>/dev/null
 sleep 0.3
-tm new-session -d -s s -x 120 -y 40 "TERM=dumb $ETWTOP --replay '$tmp/fix.etl'; echo exit=\$?; sleep 30"
+tm_new -d -s s -x 120 -y 40 "TERM=dumb $ETWTOP --replay '$tmp/fix.etl'; echo exit=\$?; sleep 30"
 check "TERM=dumb: says why it prints text" wait_for 'cannot draw the screen (no cursor addressing)' 10
 check "TERM=dumb: text frames" wait_for '^Hot functions' 10
 check "TERM=dumb: ends 0" wait_for 'exit=0' 10

@@ -116,13 +116,13 @@ restart() {
                 sleep 0.1
         done
         sleep 0.2
-        tm new-session -d -s s "$@"
+        tm_new -d -s s "$@"
 }
 
 # -- replay: no privilege needed
 net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
 if [ -f "$net" ]; then
-        tm new-session -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$net'; sleep 30"
+        tm_new -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$net'; sleep 30"
         check "replay: the PerfView sample's top module" wait_for 'ntoskrnl\.exe' 10
         check "replay: the header names the file" has 'replay .*net\.4\.5\.2\.x64\.etl'
         tm send-keys -t s 3

@@ -75,7 +75,7 @@ check "samples with joined stacks reported" grep -q '^Samples with stacks: [1-9]
 # interactive: Main's row opens onto its callees
 if command -v tmux >/dev/null; then
         tm() { tmux -L "$sock" "$@"; }
-        tm new-session -d -s s -x 160 -y 40 "$ETWTOP --replay '$net'; sleep 30"
+        tm_new -d -s s -x 160 -y 40 "$ETWTOP --replay '$net'; sleep 30"
         snap() { tm capture-pane -t s -p >"$tmp/screen"; }
         ok=
         # read to its end (the header says "loading" until then)
