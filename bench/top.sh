@@ -94,7 +94,7 @@ for ((round = 1; round <= rounds; round++)); do
         read -r e ef <<<"$(turn etwtop $etwtop_cmd)" || exit 1
         read -r p pf <<<"$(turn perf $perf_top_cmd)" || exit 1
         [ -n "$e" ] && [ -n "$p" ] || exit 1
-        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s)" >&2
+        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s): $(awk -v e="$e" -v p="$p" 'BEGIN {printf "%.3f", p > 0 ? e / p : 0}')" >&2
         e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
         p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
         e_first=$(awk -v a="$e_first" -v b="$ef" 'BEGIN {printf "%.2f", a + b}')
