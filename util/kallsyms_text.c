@@ -355,6 +355,12 @@ bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cac
         return true;
 }
 
+bool kallsyms_cache_is_kept(void)
+{
+        char path[4096];
+        return cache_path(path, sizeof(path), CACHE);
+}
+
 void kallsyms_cache_unmap(struct kallsyms_cache_map *m)
 {
         if (m->base)

@@ -39,6 +39,11 @@ struct kallsyms_cache_map {
    users, no such file, another state, damaged), with *m empty. */
 bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m);
 
+/* Whether this process has root's cache (root, or a test's directory): for others
+   kallsyms_cache_map finds nothing and kallsyms_cache_store writes nothing, so what would be made
+   only to be stored is not made. */
+bool kallsyms_cache_is_kept(void);
+
 /* Unmaps *m and empties it (an empty one too). */
 void kallsyms_cache_unmap(struct kallsyms_cache_map *m);
 
