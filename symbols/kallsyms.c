@@ -27,6 +27,7 @@
 struct module_run {
         uint64_t start;
         uint32_t module; /* index in name_offs */
+        uint32_t zero;   /* named, so that the parsed form's copy of a run has no heap bytes */
 };
 
 struct kallsyms {
@@ -340,7 +341,7 @@ static void build_runs(struct builder *b)
                         cap *= 2;
                         ks->runs = xrealloc(ks->runs, cap * sizeof(*ks->runs));
                 }
-                ks->runs[ks->nr_runs++] = (struct module_run){m->start, m->module};
+                ks->runs[ks->nr_runs++] = (struct module_run){m->start, m->module, 0};
         }
 }
 
@@ -428,33 +429,43 @@ _Static_assert(sizeof(struct parsed_head) == 56, "the parsed form's header is 56
 _Static_assert(sizeof(struct sym_entry) == 24, "an entry of the parsed form is 24 bytes");
 _Static_assert(sizeof(struct module_run) == 16, "a run of the parsed form is 16 bytes");
 
-void *kallsyms_parsed_encode(const struct kallsyms *ks, size_t *len)
+/* The parsed form of ks in the parts it is written in, one after the other: its header (made
+   in *head), the entries, runs, name offsets, pool and module names, all read where ks holds
+   them. */
+static void parsed_parts(const struct kallsyms *ks, struct parsed_head *head,
+                         struct kallsyms_cache_part parts[6])
 {
         size_t pool_len = 0;
         const char *pool = sym_table_pool(ks->table, &pool_len);
         uint32_t nr = sym_table_count(ks->table);
-        struct parsed_head head = {PARSED_MAGIC,   ks->stext, ks->etext, nr,           ks->nr_runs,
-                                   ks->nr_modules, 0,         pool_len,  ks->names_len};
-        size_t total = sizeof(head) + (size_t)nr * sizeof(struct sym_entry) +
-                       (size_t)ks->nr_runs * sizeof(struct module_run) +
-                       (size_t)ks->nr_modules * sizeof(uint32_t) + pool_len + ks->names_len;
-        /* zeroed: the runs' padding goes to the file as zeros, not as the heap's bytes */
-        uint8_t *out = xcalloc(1, total), *o = out;
-        memcpy(o, &head, sizeof(head));
-        o += sizeof(head);
-        if (nr) {
-                memcpy(o, sym_table_at(ks->table, 0), (size_t)nr * sizeof(struct sym_entry));
-                o += (size_t)nr * sizeof(struct sym_entry);
+        *head = (struct parsed_head){PARSED_MAGIC, ks->stext,      ks->etext, nr,
+                                     ks->nr_runs,  ks->nr_modules, 0,         pool_len,
+                                     ks->names_len};
+        parts[0] = (struct kallsyms_cache_part){head, sizeof(*head)};
+        parts[1] = (struct kallsyms_cache_part){sym_table_at(ks->table, 0),
+                                                (size_t)nr * sizeof(struct sym_entry)};
+        parts[2] = (struct kallsyms_cache_part){ks->runs,
+                                                (size_t)ks->nr_runs * sizeof(struct module_run)};
+        parts[3] = (struct kallsyms_cache_part){ks->name_offs,
+                                                (size_t)ks->nr_modules * sizeof(uint32_t)};
+        parts[4] = (struct kallsyms_cache_part){pool, pool_len};
+        parts[5] = (struct kallsyms_cache_part){ks->names, ks->names_len};
+}
+
+void *kallsyms_parsed_encode(const struct kallsyms *ks, size_t *len)
+{
+        struct parsed_head head;
+        struct kallsyms_cache_part parts[6];
+        parsed_parts(ks, &head, parts);
+        size_t total = 0;
+        for (int i = 0; i < 6; i++)
+                total += parts[i].len;
+        uint8_t *out = xmalloc(total), *o = out;
+        for (int i = 0; i < 6; i++) {
+                if (parts[i].len)
+                        memcpy(o, parts[i].data, parts[i].len);
+                o += parts[i].len;
         }
-        for (uint32_t i = 0; i < ks->nr_runs; i++, o += sizeof(struct module_run)) {
-                memcpy(o, &ks->runs[i].start, sizeof(uint64_t));
-                memcpy(o + sizeof(uint64_t), &ks->runs[i].module, sizeof(uint32_t));
-        }
-        memcpy(o, ks->name_offs, (size_t)ks->nr_modules * sizeof(uint32_t));
-        o += (size_t)ks->nr_modules * sizeof(uint32_t);
-        memcpy(o, pool, pool_len);
-        o += pool_len;
-        memcpy(o, ks->names, ks->names_len);
         *len = total;
         return out;
 }
@@ -553,10 +564,10 @@ static struct kallsyms *parsed_load(const char *state)
 
 static void parsed_store(const char *state, const struct kallsyms *ks)
 {
-        size_t len = 0;
-        void *data = kallsyms_parsed_encode(ks, &len);
-        kallsyms_cache_store(PARSED_NAME, state, data, len);
-        free(data);
+        struct parsed_head head;
+        struct kallsyms_cache_part parts[6];
+        parsed_parts(ks, &head, parts);
+        kallsyms_cache_store_parts(PARSED_NAME, state, parts, 6);
 }
 
 int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err)

@@ -52,6 +52,18 @@ void kallsyms_cache_unmap(struct kallsyms_cache_map *m);
    written: the next session makes it again. */
 void kallsyms_cache_store(const char *name, const char *state, const void *data, size_t len);
 
+/* One piece of a cache file's body. */
+struct kallsyms_cache_part {
+        const void *data; /* borrowed */
+        size_t len;
+};
+
+/* As kallsyms_cache_store, the body in nr parts written one after the other: what is made of
+   arrays held apart is stored without copying them into one buffer first (a copy of 6 MB is
+   1,500 page faults). */
+void kallsyms_cache_store_parts(const char *name, const char *state,
+                                const struct kallsyms_cache_part *parts, size_t nr);
+
 /* The next kallsyms_text_read does not take the process's copy (tests; a caller that saw the
    text change). */
 void kallsyms_text_forget(void);
