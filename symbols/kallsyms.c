@@ -417,8 +417,8 @@ int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
 
 /* The parsed form's header; the entries follow (sym_table's, finished), then the runs, the
    module names' offsets, the table's string pool and the module names. All of it in this
-   machine's byte order and layout: only the process's own build reads what it wrote, the magic
-   changes with the layout. */
+   machine's byte order and this build's layout: the magic changes whenever the layout does, so
+   that a file of another layout is refused (and replaced by the next store). */
 struct parsed_head {
         char magic[8];
         uint64_t stext, etext;
