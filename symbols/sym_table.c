@@ -18,6 +18,7 @@ struct sym_table {
         const char *ext;
         size_t ext_size;
         bool is_finished;
+        bool is_mapped; /* entries and pool borrowed (sym_table_new_mapped): never freed */
 };
 
 struct sym_table *sym_table_new(void)
@@ -35,10 +36,61 @@ void sym_table_free(struct sym_table *t)
 {
         if (!t)
                 return;
-        free(t->entries);
+        if (!t->is_mapped) {
+                free(t->entries);
+                free(t->pool);
+        }
         free(t->bounds);
-        free(t->pool);
         free(t);
+}
+
+/* Whether pool[0..len) holds a name sym_table_add could have left: no byte it replaces. One
+   pass for the whole pool (vectorized), not one per name. */
+static bool is_clean(const char *pool, size_t len)
+{
+        const unsigned char *b = (const unsigned char *)pool;
+        uint8_t bad = 0;
+        for (size_t i = 0; i < len; i++)
+                bad |= (uint8_t)((uint8_t)(b[i] - 1) < 0x1f) | (uint8_t)(b[i] == 0x7f);
+        return !bad;
+}
+
+#define NAME_BORROWED 0x80000000u /* in sym_entry.name: an offset in the borrowed names */
+#define NAME_MAX_LEN  4096u       /* a hostile or broken table: the pool bounded per name */
+
+struct sym_table *sym_table_new_mapped(const struct sym_entry *entries, uint32_t nr,
+                                       const char *pool, size_t pool_len)
+{
+        /* what sym_table_finish leaves: the empty name at 0, the pool ended by a NUL (so every
+           offset in it has one before the end), starts strictly ascending, no internal flag */
+        if ((nr && !entries) || !pool || !pool_len || pool_len >= NAME_BORROWED || pool[0] ||
+            pool[pool_len - 1] || !is_clean(pool, pool_len))
+                return NULL;
+        for (uint32_t i = 0; i < nr; i++) {
+                if (entries[i].name >= pool_len || (entries[i].flags & SYM_FLAG_BOUND) ||
+                    (i && entries[i].start <= entries[i - 1].start))
+                        return NULL;
+        }
+        struct sym_table *t = xcalloc(1, sizeof(*t));
+        /* read-only from here on: the owner's mapping is never written (the cast drops the const
+           of a field that the building functions, all refused on a finished table, write) */
+        t->entries = (struct sym_entry *)entries;
+        t->nr = t->cap = nr;
+        t->pool = (char *)pool;
+        t->pool_len = t->pool_cap = pool_len;
+        t->is_finished = true;
+        t->is_mapped = true;
+        return t;
+}
+
+const char *sym_table_pool(const struct sym_table *t, size_t *len)
+{
+        if (!t || !t->is_finished) {
+                *len = 0;
+                return NULL;
+        }
+        *len = t->pool_len;
+        return t->pool;
 }
 
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes)
@@ -74,21 +126,12 @@ void sym_table_add_bounded(struct sym_table *t, uint64_t start, uint64_t max_siz
                 t->bounds[t->nr - 1] = max_size;
 }
 
-#define NAME_BORROWED 0x80000000u /* in sym_entry.name: an offset in the borrowed names */
-#define NAME_MAX_LEN  4096u       /* a hostile or broken table: the pool bounded per name */
-
 bool sym_table_borrow_names(struct sym_table *t, const char *base, size_t size)
 {
         if (t->is_finished || t->nr || !base || !size || size >= NAME_BORROWED ||
             base[size - 1] != 0)
                 return false;
-        /* one pass for the whole table (vectorized), not one per name: bytes that
-           sym_table_add would replace */
-        const unsigned char *b = (const unsigned char *)base;
-        uint8_t bad = 0;
-        for (size_t i = 0; i < size; i++)
-                bad |= (uint8_t)((uint8_t)(b[i] - 1) < 0x1f) | (uint8_t)(b[i] == 0x7f);
-        if (bad)
+        if (!is_clean(base, size))
                 return false;
         t->ext = base;
         t->ext_size = size;

@@ -234,10 +234,25 @@ static char *cache_load(const char *state, size_t *len)
         return text; /* NULL: another state, another writer, or damaged */
 }
 
-/* Writes the cache file named name: the header of state (aligned: is_aligned), then body (a new
-   file renamed over the old: readers see one or the other whole). Whether it was written. */
-static bool cache_store(const char *name, const char *state, bool is_aligned, const void *body,
-                        size_t len)
+/* Writes p[0..n) to fd whole; false on an error. */
+static bool write_all(int fd, const void *p, size_t n)
+{
+        for (size_t o = 0; o < n;) {
+                ssize_t w = write(fd, (const char *)p + o, n - o);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return false;
+                o += (size_t)w;
+        }
+        return true;
+}
+
+/* Writes the cache file named name: the header of state (aligned: is_aligned), then the body's
+   nr parts one after the other (a new file renamed over the old: readers see one or the other
+   whole). Whether it was written. */
+static bool cache_store(const char *name, const char *state, bool is_aligned,
+                        const struct kallsyms_cache_part *body, size_t nr)
 {
         char path[4096], tmp[4200];
         if (!cache_path(path, sizeof(path), name))
@@ -253,21 +268,10 @@ static bool cache_store(const char *name, const char *state, bool is_aligned, co
                 return false;
         static const char pad[8];
         size_t sn = strlen(state), hn = header_len(state, is_aligned);
-        const char *parts[4] = {MAGIC, state, pad, body};
-        size_t sizes[4] = {strlen(MAGIC), sn, hn - strlen(MAGIC) - sn, len};
-        bool ok = true;
-        for (int i = 0; i < 4 && ok; i++) {
-                for (size_t o = 0; o < sizes[i];) {
-                        ssize_t w = write(fd, parts[i] + o, sizes[i] - o);
-                        if (w < 0 && errno == EINTR)
-                                continue;
-                        if (w <= 0) {
-                                ok = false;
-                                break;
-                        }
-                        o += (size_t)w;
-                }
-        }
+        bool ok = write_all(fd, MAGIC, strlen(MAGIC)) && write_all(fd, state, sn) &&
+                  write_all(fd, pad, hn - strlen(MAGIC) - sn);
+        for (size_t i = 0; i < nr && ok; i++)
+                ok = write_all(fd, body[i].data, body[i].len);
         if (close(fd) < 0)
                 ok = false;
         if (!ok || rename(tmp, path) < 0) {
@@ -329,7 +333,7 @@ char *kallsyms_text_read(size_t *len, void (*between)(void *ctx), void *ctx)
         /* kept in the process only where the cache file could not be written: a copy of 5 MB
            into fresh pages (1,350 page faults at each screen's start, a few ms) and held for
            the process's life, where the file serves the next read in this state as fast */
-        if (cache_store(CACHE, state, false, text, *len))
+        if (cache_store(CACHE, state, false, &(struct kallsyms_cache_part){text, *len}, 1))
                 free(state);
         else
                 keep(state, text, *len);
@@ -363,6 +367,12 @@ bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cac
         return true;
 }
 
+bool kallsyms_cache_is_kept(void)
+{
+        char path[4096];
+        return cache_path(path, sizeof(path), CACHE);
+}
+
 void kallsyms_cache_unmap(struct kallsyms_cache_map *m)
 {
         if (m->base)
@@ -372,7 +382,13 @@ void kallsyms_cache_unmap(struct kallsyms_cache_map *m)
 
 void kallsyms_cache_store(const char *name, const char *state, const void *data, size_t len)
 {
-        cache_store(name, state, true, data, len);
+        cache_store(name, state, true, &(struct kallsyms_cache_part){data, len}, 1);
+}
+
+void kallsyms_cache_store_parts(const char *name, const char *state,
+                                const struct kallsyms_cache_part *parts, size_t nr)
+{
+        cache_store(name, state, true, parts, nr);
 }
 
 void kallsyms_text_forget(void)

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_symtext.c: the text symbol parsers (/proc/kallsyms, /proc/modules, perf maps) from bytes.
-   The first byte picks the parser: 'K', 'M', 'P', else its value modulo 3. */
+/* fuzz_symtext.c: the text symbol parsers (/proc/kallsyms, /proc/modules, perf maps) from bytes,
+   and the decoder of the kallsyms parse's cached form. The first byte picks the parser: 'K',
+   'M', 'P', 'C' (the cached form), else its value modulo 3. A kallsyms parse is also encoded
+   and decoded again (every answer the same), then decoded once more with one byte changed (at
+   a place the input's last bytes choose), so that the decoder meets forms whole but for one
+   field. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symbols/kallsyms.h"
 #include "symbols/perf_map.h"
@@ -36,11 +41,83 @@ static void probe(const struct sym_table *t, const struct kallsyms *ks)
         }
 }
 
+/* a and b give the same answers at every symbol's edges; abort otherwise. */
+static void same(const struct kallsyms *a, const struct kallsyms *b)
+{
+        const struct sym_table *ta = kallsyms_table(a), *tb = kallsyms_table(b);
+        uint32_t n = sym_table_count(ta);
+        if (sym_table_count(tb) != n)
+                abort();
+        uint64_t sa = 0, ea = 0, sb = 0, eb = 0;
+        if (kallsyms_kernel_text(a, &sa, &ea) != kallsyms_kernel_text(b, &sb, &eb) || sa != sb ||
+            ea != eb)
+                abort();
+        for (uint32_t i = 0; i < n; i++) {
+                const struct sym_entry *e = sym_table_at(ta, i);
+                uint64_t addrs[] = {e->start - 1, e->start, e->start + e->size - 1,
+                                    e->start + e->size};
+                for (size_t k = 0; k < sizeof(addrs) / sizeof(addrs[0]); k++) {
+                        struct kallsyms_hit x, y;
+                        bool hx = kallsyms_lookup(a, addrs[k], &x);
+                        if (kallsyms_lookup(b, addrs[k], &y) != hx)
+                                abort();
+                        if (hx && (strcmp(x.name, y.name) != 0 || strcmp(x.module, y.module) != 0 ||
+                                   x.start != y.start))
+                                abort();
+                }
+        }
+}
+
+/* The cached form of bytes (copied: the decoder wants them 8-byte aligned, as mapped). */
+static void decode(const uint8_t *bytes, size_t len)
+{
+        uint64_t *copy = malloc(len + 8);
+        if (!copy)
+                return;
+        memcpy(copy, bytes, len);
+        struct kallsyms *ks = NULL;
+        if (kallsyms_parsed_open_mem(copy, len, &ks) == 0) {
+                if (!kallsyms_is_mapped(ks))
+                        abort();
+                probe(kallsyms_table(ks), ks);
+                uint64_t start, end;
+                kallsyms_kernel_text(ks, &start, &end);
+        } else if (ks) {
+                abort();
+        }
+        kallsyms_free(ks);
+        free(copy);
+}
+
+/* The parse ks encoded, decoded (the same answers), and decoded with one byte of it changed:
+   pick (the input's last 4 bytes, when it has them) chooses which and how. */
+static void round_trip(const struct kallsyms *ks, const uint8_t *data, size_t size)
+{
+        size_t len = 0;
+        uint8_t *form = kallsyms_parsed_encode(ks, &len);
+        struct kallsyms *back = NULL;
+        if (kallsyms_parsed_open_mem(form, len, &back) != 0)
+                abort(); /* what the encoder writes, the decoder reads */
+        same(ks, back);
+        kallsyms_free(back);
+        if (size >= 4) {
+                uint32_t pick;
+                memcpy(&pick, data + size - 4, 4);
+                form[(pick >> 8) % len] ^= (uint8_t)(pick | 1);
+                decode(form, len);
+        }
+        free(form);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         if (size < 1)
                 return 0;
-        int which = data[0] == 'K' ? 0 : data[0] == 'M' ? 1 : data[0] == 'P' ? 2 : data[0] % 3;
+        int which = data[0] == 'K'   ? 0
+                    : data[0] == 'M' ? 1
+                    : data[0] == 'P' ? 2
+                    : data[0] == 'C' ? 3
+                                     : data[0] % 3;
         const char *text = (const char *)data + 1;
         size_t len = size - 1;
 
@@ -51,6 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         probe(kallsyms_table(ks), ks);
                         uint64_t start, end;
                         kallsyms_kernel_text(ks, &start, &end);
+                        round_trip(ks, data, size);
                 } else if (ks) {
                         abort(); /* a failure leaves nothing behind */
                 }
@@ -66,6 +144,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         }
                 }
                 free(mods);
+        } else if (which == 3) {
+                decode(data + 1, size - 1);
         } else {
                 struct sym_table *t = sym_table_new();
                 struct perf_map_error err;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -653,6 +654,444 @@ static void test_kallsyms_text_reuse(void **state)
         rmdir(dir);
 }
 
+/* ---- the parse in root's cache ---- */
+
+/* A kallsyms text of n kernel functions (aliases, padding, data, _stext and _etext among them),
+   then modules out of address order, BPF programs between them and a module's weak symbol. */
+static char *big_text(uint32_t n)
+{
+        size_t cap = (size_t)n * 160 + 4096, o = 0;
+        char *t = malloc(cap);
+        assert_non_null(t);
+        o += (size_t)snprintf(t + o, cap - o, "ffffffff81000000 T _stext\n");
+        for (uint32_t i = 0; i < n; i++) {
+                uint64_t a = 0xffffffff81000000 + (uint64_t)i * 0x40;
+                o += (size_t)snprintf(t + o, cap - o, "%016llx t __pfx_fn_%u\n",
+                                      (unsigned long long)(a - 0x10), i);
+                o += (size_t)snprintf(t + o, cap - o, "%016llx %c fn_%u\n", (unsigned long long)a,
+                                      i % 3 ? 'T' : 't', i);
+                if (i % 7 == 0)
+                        o += (size_t)snprintf(t + o, cap - o, "%016llx W alias_%u\n",
+                                              (unsigned long long)a, i);
+                if (i % 11 == 0)
+                        o += (size_t)snprintf(t + o, cap - o, "%016llx D data_%u\n",
+                                              (unsigned long long)(a + 0x20), i);
+        }
+        o += (size_t)snprintf(t + o, cap - o, "%016llx T _etext\n",
+                              (unsigned long long)(0xffffffff81000000 + (uint64_t)n * 0x40));
+        static const char *const mods[] = {"ext4", "xfs", "nfs"};
+        static const uint64_t bases[] = {0xffffffffc0a00000, 0xffffffffc0200000,
+                                         0xffffffffc0600000};
+        for (int m = 0; m < 3; m++) {
+                for (uint32_t i = 0; i < 50; i++)
+                        o += (size_t)snprintf(t + o, cap - o, "%016llx %c %s_fn_%u\t[%s]\n",
+                                              (unsigned long long)(bases[m] + i * 0x100),
+                                              i == 7 ? 'w' : 't', mods[m], i, mods[m]);
+                o += (size_t)snprintf(t + o, cap - o, "%016llx t bpf_prog_%d_x\t[bpf]\n",
+                                      (unsigned long long)(bases[m] + 0x100000), m);
+        }
+        return t;
+}
+
+/* Every answer of b as a's: the table entry by entry, the kernel's text, and the lookups at
+   each symbol's edges and at a few fixed addresses. */
+static void assert_same(const struct kallsyms *a, const struct kallsyms *b)
+{
+        const struct sym_table *ta = kallsyms_table(a), *tb = kallsyms_table(b);
+        uint32_t n = sym_table_count(ta);
+        assert_int_equal(sym_table_count(tb), n);
+        /* an empty parse keeps the pool it began with; a mapped table holds only its own */
+        if (n)
+                assert_int_equal(sym_table_memory(tb), sym_table_memory(ta));
+        uint64_t sa = 0, ea = 0, sb = 0, eb = 0;
+        assert_int_equal(kallsyms_kernel_text(a, &sa, &ea), kallsyms_kernel_text(b, &sb, &eb));
+        assert_int_equal(sa, sb);
+        assert_int_equal(ea, eb);
+        static const uint64_t fixed[] = {0, 1, 0xffffffff81000000, UINT64_MAX};
+        for (uint32_t i = 0; i < n + 4; i++) {
+                uint64_t addrs[4];
+                size_t nr = 1;
+                if (i < n) {
+                        const struct sym_entry *x = sym_table_at(ta, i), *y = sym_table_at(tb, i);
+                        assert_int_equal(x->start, y->start);
+                        assert_int_equal(x->size, y->size);
+                        assert_int_equal(x->flags, y->flags);
+                        assert_string_equal(sym_table_name(ta, x), sym_table_name(tb, y));
+                        addrs[0] = x->start - 1;
+                        addrs[1] = x->start;
+                        addrs[2] = x->start + x->size - 1;
+                        addrs[3] = x->start + x->size;
+                        nr = 4;
+                } else {
+                        addrs[0] = fixed[i - n];
+                }
+                for (size_t k = 0; k < nr; k++) {
+                        struct kallsyms_hit x, y;
+                        bool hx = kallsyms_lookup(a, addrs[k], &x);
+                        assert_int_equal(kallsyms_lookup(b, addrs[k], &y), hx);
+                        if (!hx)
+                                continue;
+                        assert_string_equal(x.name, y.name);
+                        assert_string_equal(x.module, y.module);
+                        assert_int_equal(x.start, y.start);
+                        assert_int_equal(x.offset, y.offset);
+                }
+        }
+}
+
+/* The parsed form's bytes of the big text, in a buffer of their own (malloc's: 8-aligned). */
+static void *encoded(const struct kallsyms *ks, size_t *len)
+{
+        void *data = kallsyms_parsed_encode(ks, len);
+        assert_non_null(data);
+        assert_true(*len > 56);
+        return data;
+}
+
+/* A copy of the parsed form with one change made by damage(); -EINVAL and nothing made. */
+static void assert_refused(const void *data, size_t len, ptrdiff_t cut,
+                           void (*damage)(uint8_t *body, size_t len))
+{
+        /* what lies past the end looks like a module name: a name offset past the end must be
+           refused for being there, not for what it finds */
+        uint8_t *copy = malloc(len + 16);
+        memcpy(copy, data, len);
+        memset(copy + len, '[', 16);
+        if (damage)
+                damage(copy, len);
+        struct kallsyms *ks = (struct kallsyms *)1;
+        assert_int_equal(kallsyms_parsed_open_mem(copy, (size_t)((ptrdiff_t)len - cut), &ks),
+                         -EINVAL);
+        assert_null(ks);
+        free(copy);
+}
+
+/* The parsed form's layout (kallsyms.c): a 56-byte header, the 24-byte entries, the 16-byte
+   runs, the 4-byte module name offsets, the pool, the module names. */
+static uint32_t head_u32(const uint8_t *b, size_t at)
+{
+        uint32_t v;
+        memcpy(&v, b + at, sizeof(v));
+        return v;
+}
+static uint64_t head_u64(const uint8_t *b, size_t at)
+{
+        uint64_t v;
+        memcpy(&v, b + at, sizeof(v));
+        return v;
+}
+static void put_u32(uint8_t *b, size_t at, uint32_t v)
+{
+        memcpy(b + at, &v, sizeof(v));
+}
+static void put_u64(uint8_t *b, size_t at, uint64_t v)
+{
+        memcpy(b + at, &v, sizeof(v));
+}
+#define NR_ENTRIES(b)  head_u32(b, 24)
+#define NR_RUNS(b)     head_u32(b, 28)
+#define NR_MODULES(b)  head_u32(b, 32)
+#define POOL_LEN(b)    head_u64(b, 40)
+#define ENTRY(b, i)    (56 + (size_t)(i)*24)
+#define RUN(b, i)      (ENTRY(b, NR_ENTRIES(b)) + (size_t)(i)*16)
+#define NAME_OFF(b, m) (RUN(b, NR_RUNS(b)) + (size_t)(m)*4)
+
+static void bad_magic(uint8_t *b, size_t len)
+{
+        (void)len;
+        b[0] ^= 1;
+}
+static void more_entries(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, 24, NR_ENTRIES(b) + 1);
+}
+static void huge_entries(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, 24, UINT32_MAX);
+}
+static void more_runs(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, 28, NR_RUNS(b) + 1);
+}
+static void more_modules(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, 32, NR_MODULES(b) + 1);
+}
+static void longer_pool(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u64(b, 40, POOL_LEN(b) + 1);
+}
+static void huge_pool(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u64(b, 40, UINT64_MAX - 8);
+}
+static void name_past_pool(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, ENTRY(b, 5) + 16, (uint32_t)POOL_LEN(b));
+}
+static void entries_unsorted(uint8_t *b, size_t len)
+{
+        (void)len;
+        uint8_t e[24];
+        memcpy(e, b + ENTRY(b, 3), 24);
+        memcpy(b + ENTRY(b, 3), b + ENTRY(b, 4), 24);
+        memcpy(b + ENTRY(b, 4), e, 24);
+}
+static void run_module_out_of_range(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, RUN(b, 1) + 8, NR_MODULES(b));
+}
+static void runs_unsorted(uint8_t *b, size_t len)
+{
+        (void)len;
+        uint8_t r[16];
+        memcpy(r, b + RUN(b, 1), 16);
+        memcpy(b + RUN(b, 1), b + RUN(b, 2), 16);
+        memcpy(b + RUN(b, 2), r, 16);
+}
+static void first_run_not_first_entry(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u64(b, RUN(b, 0), head_u64(b, RUN(b, 0)) - 1);
+}
+static void module_name_past_names(uint8_t *b, size_t len)
+{
+        put_u32(b, NAME_OFF(b, 1), (uint32_t)(len - NAME_OFF(b, NR_MODULES(b)) - POOL_LEN(b)));
+}
+static void names_not_ended(uint8_t *b, size_t len)
+{
+        b[len - 1] = 'x';
+}
+static void module_name_control_byte(uint8_t *b, size_t len)
+{
+        b[len - 2] = '\n';
+}
+static void nonzero_padding(uint8_t *b, size_t len)
+{
+        (void)len;
+        put_u32(b, 36, 1);
+}
+
+/* The decoder of the parsed form trusts no byte: each damage is refused on its own, and the
+   form undamaged gives every answer the parse gave. */
+static void test_kallsyms_parsed_damaged(void **state)
+{
+        (void)state;
+        char *text = big_text(2000);
+        struct kallsyms *p = parse_ok(text, strlen(text));
+        size_t len = 0;
+        uint8_t *data = encoded(p, &len);
+        assert_true(NR_RUNS(data) >= 7); /* the kernel, three modules, three [bpf] */
+        struct kallsyms *m = NULL;
+        assert_int_equal(kallsyms_parsed_open_mem(data, len, &m), 0);
+        assert_true(kallsyms_is_mapped(m));
+        assert_false(kallsyms_is_mapped(p));
+        assert_same(p, m);
+        kallsyms_free(m);
+
+        assert_refused(data, len, 1, NULL);        /* cut short */
+        assert_refused(data, len, -1, NULL);       /* a byte past its end */
+        assert_refused(data, len, len - 55, NULL); /* less than the header */
+        assert_refused(data, len, 0, bad_magic);
+        assert_refused(data, len, 0, more_entries);
+        assert_refused(data, len, 0, huge_entries);
+        assert_refused(data, len, 0, more_runs);
+        assert_refused(data, len, 0, more_modules);
+        assert_refused(data, len, 0, longer_pool);
+        assert_refused(data, len, 0, huge_pool);
+        assert_refused(data, len, 0, name_past_pool);
+        assert_refused(data, len, 0, entries_unsorted);
+        assert_refused(data, len, 0, run_module_out_of_range);
+        assert_refused(data, len, 0, runs_unsorted);
+        assert_refused(data, len, 0, first_run_not_first_entry);
+        assert_refused(data, len, 0, module_name_past_names);
+        assert_refused(data, len, 0, names_not_ended);
+        assert_refused(data, len, 0, module_name_control_byte);
+        assert_refused(data, len, 0, nonzero_padding);
+        /* not 8-byte aligned: the entries would be read unaligned */
+        uint8_t *odd = malloc(len + 8);
+        memcpy(odd + 4, data, len);
+        assert_int_equal(kallsyms_parsed_open_mem(odd + 4, len, &m), -EINVAL);
+        free(odd);
+
+        /* an empty parse round-trips too */
+        struct kallsyms *e = parse_ok("", 0);
+        free(data);
+        data = kallsyms_parsed_encode(e, &len);
+        assert_int_equal(kallsyms_parsed_open_mem(data, len, &m), 0);
+        assert_same(e, m);
+        kallsyms_free(m);
+        kallsyms_free(e);
+        free(data);
+        kallsyms_free(p);
+        free(text);
+}
+
+/* Reads with kallsyms_read(NULL) in the test's cache directory; whether the table was mapped. */
+static struct kallsyms *read_live(bool is_mapped)
+{
+        kallsyms_text_forget(); /* as another process would */
+        struct kallsyms *ks = NULL;
+        struct kallsyms_error err;
+        assert_int_equal(kallsyms_read(NULL, &ks, &err), 0);
+        assert_non_null(ks);
+        assert_int_equal(kallsyms_is_mapped(ks), is_mapped);
+        return ks;
+}
+
+/* The file's parsed form begins after the header of the state: at its magic. */
+static long body_at(const char *path)
+{
+        FILE *f = fopen(path, "re");
+        assert_non_null(f);
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof(buf), f);
+        fclose(f);
+        for (size_t i = 0; i + 8 <= n; i++) {
+                if (memcmp(buf + i, "kstable1", 8) == 0)
+                        return (long)i;
+        }
+        fail();
+        return -1;
+}
+
+/* The parse of kallsyms_read(NULL) is stored in root's cache and mapped by the next reader in
+   the same state, with every answer the same; a damaged file, one of another state or another
+   user, or one that others may write, is not used (the text parsed as before, the answers
+   right) and the next store replaces it. */
+static void test_kallsyms_parsed_cache(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-ktable-XXXXXX", ks_path[64], mod_path[64], cache_dir[64];
+        char table[96], text_cache[96];
+        assert_non_null(mkdtemp(dir));
+        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
+        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
+        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
+        snprintf(table, sizeof(table), "%s/kallsyms.table", cache_dir);
+        snprintf(text_cache, sizeof(text_cache), "%s/kallsyms.cache", cache_dir);
+        char *text = big_text(3000);
+        write_file(ks_path, text);
+        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0a00000\n");
+        struct kallsyms *p = parse_ok(text, strlen(text));
+        kallsyms_text_set_paths(ks_path, mod_path, cache_dir, true);
+
+        /* the first read parses and stores, the second maps */
+        struct kallsyms *a = read_live(false);
+        struct stat st;
+        assert_int_equal(stat(table, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        struct kallsyms *b = read_live(true);
+        assert_same(p, a);
+        assert_same(p, b);
+        kallsyms_free(a);
+        kallsyms_free(b);
+
+        /* cut short: parsed, right, and stored again whole */
+        assert_int_equal(truncate(table, st.st_size - 1), 0);
+        a = read_live(false);
+        assert_same(p, a);
+        kallsyms_free(a);
+        b = read_live(true);
+        kallsyms_free(b);
+
+        /* a count too big in the file: the same */
+        long body = body_at(table);
+        int fd = open(table, O_RDWR | O_CLOEXEC);
+        assert_true(fd >= 0);
+        uint32_t nr = 0;
+        assert_int_equal(pread(fd, &nr, 4, body + 24), 4);
+        nr++;
+        assert_int_equal(pwrite(fd, &nr, 4, body + 24), 4);
+        close(fd);
+        a = read_live(false);
+        assert_same(p, a);
+        kallsyms_free(a);
+        b = read_live(true);
+        kallsyms_free(b);
+
+        /* another user's file, or one that others may write: not used (the rule of every cache
+           file), and replaced */
+        assert_int_equal(chown(table, 1, 1), 0);
+        a = read_live(false);
+        assert_same(p, a);
+        kallsyms_free(a);
+        assert_int_equal(stat(table, &st), 0);
+        assert_int_equal(st.st_uid, geteuid());
+        assert_int_equal(chmod(table, 0620), 0);
+        a = read_live(false);
+        kallsyms_free(a);
+        b = read_live(true);
+        kallsyms_free(b);
+
+        /* another state (a module loaded again elsewhere; its header as long as the old one's,
+           so that only the state tells them apart): the new text, parsed, stored in its state */
+        char *text2 = big_text(1000);
+        write_file(ks_path, text2);
+        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0b00000\n");
+        struct kallsyms *p2 = parse_ok(text2, strlen(text2));
+        a = read_live(false);
+        assert_same(p2, a);
+        kallsyms_free(a);
+        b = read_live(true);
+        assert_same(p2, b);
+        kallsyms_free(b);
+
+        /* a path given: never the cache */
+        struct kallsyms *c = NULL;
+        assert_int_equal(kallsyms_read(ks_path, &c, NULL), 0);
+        assert_false(kallsyms_is_mapped(c));
+        kallsyms_free(c);
+
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        kallsyms_free(p);
+        kallsyms_free(p2);
+        free(text);
+        free(text2);
+        unlink(table);
+        unlink(text_cache);
+        rmdir(cache_dir);
+        unlink(ks_path);
+        unlink(mod_path);
+        rmdir(dir);
+}
+
+/* The running kernel's symbols: parsed then mapped from a cache of the test's own, the same. */
+static void test_kallsyms_parsed_real(void **state)
+{
+        (void)state;
+        struct kallsyms *p = NULL;
+        if (kallsyms_read("/proc/kallsyms", &p, NULL) != 0 ||
+            !kallsyms_kernel_text(p, &(uint64_t){0}, &(uint64_t){0})) {
+                kallsyms_free(p);
+                fprintf(stderr, "skipped: /proc/kallsyms is not readable or hides addresses\n");
+                skip();
+        }
+        char dir[] = "/tmp/etwtop-ktable-XXXXXX", path[96];
+        assert_non_null(mkdtemp(dir));
+        kallsyms_text_set_paths(NULL, NULL, dir, true);
+        struct kallsyms *a = read_live(false);
+        struct kallsyms *b = read_live(true);
+        assert_same(a, b);
+        kallsyms_free(a);
+        kallsyms_free(b);
+        kallsyms_free(p);
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        snprintf(path, sizeof(path), "%s/kallsyms.table", dir);
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/kallsyms.cache", dir);
+        unlink(path);
+        rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -669,6 +1108,9 @@ int main(void)
                 cmocka_unit_test(test_perf_map_replaced),
                 cmocka_unit_test(test_perf_map_files),
                 cmocka_unit_test(test_kallsyms_text_reuse),
+                cmocka_unit_test(test_kallsyms_parsed_damaged),
+                cmocka_unit_test(test_kallsyms_parsed_cache),
+                cmocka_unit_test(test_kallsyms_parsed_real),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -285,6 +285,83 @@ static void test_borrowed_names(void **state)
         sym_table_free(t);
 }
 
+/* A table made over a finished table's arrays (a cache file's, here copies of them): the same
+   answers, nothing freed with it, and arrays that a finished table could not have left refused. */
+static void test_mapped(void **state)
+{
+        (void)state;
+        struct sym_table *t = sym_table_new();
+        sym_table_add(t, 0x3000, 0x100, "third", 5, 0);
+        sym_table_add(t, 0x1000, 0, "first", 5, 0);
+        sym_table_add(t, 0x2000, 0, "second", 6, SYM_FLAG_LOCAL);
+        sym_table_add(t, 0x1ff0, 0, "__pfx_second", 12, SYM_FLAG_PADDING);
+        sym_table_add(t, 0x1000, 0x10, "first_alias", 11, SYM_FLAG_WEAK);
+        sym_table_finish(t, 0x800);
+        uint32_t nr = sym_table_count(t);
+        size_t pool_len = 0;
+        const char *pool0 = sym_table_pool(t, &pool_len);
+        assert_non_null(pool0);
+        assert_int_equal(nr, 4);
+        struct sym_entry *entries = malloc(nr * sizeof(*entries));
+        char *pool = malloc(pool_len);
+        memcpy(entries, sym_table_at(t, 0), nr * sizeof(*entries));
+        memcpy(pool, pool0, pool_len);
+
+        struct sym_table *m = sym_table_new_mapped(entries, nr, pool, pool_len);
+        assert_non_null(m);
+        assert_int_equal(sym_table_count(m), nr);
+        assert_int_equal(sym_table_memory(m), sym_table_memory(t));
+        for (uint64_t a = 0xf00; a < 0x3200; a += 8) {
+                const char *x = name_at(t, a), *y = name_at(m, a);
+                if (!x)
+                        assert_null(y);
+                else
+                        assert_string_equal(x, y);
+        }
+        /* adding to it, or finishing it again, changes nothing (its arrays are read-only) */
+        sym_table_add(m, 0x5000, 0x10, "late", 4, 0);
+        sym_table_finish(m, 0);
+        assert_int_equal(sym_table_count(m), nr);
+        sym_table_free(m);
+        /* the arrays are the caller's still */
+        assert_string_equal(pool + entries[0].name, "first");
+
+        /* refused: a pool not ended by a NUL, not begun by the empty name, with a control byte;
+           a name offset past the pool; starts out of order or repeated */
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len - 1));
+        pool[0] = 'x';
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        pool[0] = 0;
+        pool[entries[0].name] = '\n';
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        pool[entries[0].name] = 'f';
+        entries[1].name = (uint32_t)pool_len;
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        entries[1].name = entries[0].name;
+        struct sym_entry e0 = entries[0];
+        entries[0] = entries[1];
+        entries[1] = e0;
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        entries[0].start = entries[1].start;
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        entries[0] = entries[1];
+        entries[0].start -= 0x10;
+        entries[0].flags |= SYM_FLAG_BOUND;
+        assert_null(sym_table_new_mapped(entries, nr, pool, pool_len));
+        entries[0].flags &= ~SYM_FLAG_BOUND;
+        m = sym_table_new_mapped(entries, nr, pool, pool_len);
+        assert_non_null(m); /* all put right again */
+        sym_table_free(m);
+        /* no entries: a table that finds nothing */
+        m = sym_table_new_mapped(NULL, 0, pool, pool_len);
+        assert_non_null(m);
+        assert_null(name_at(m, 0x1000));
+        sym_table_free(m);
+        free(entries);
+        free(pool);
+        sym_table_free(t);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -295,6 +372,7 @@ int main(void)
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_control_characters),
                 cmocka_unit_test(test_borrowed_names),
+                cmocka_unit_test(test_mapped),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,8 +40,24 @@ int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
                        struct kallsyms_error *err);
 
 /* Reads path (NULL: /proc/kallsyms) once, in large reads, and parses it as above. Also
-   -errno of open or read (the message names the file). */
+   -errno of open or read (the message names the file). With path NULL, for root: the parse is
+   stored in root's cache (kallsyms_text.h, "kallsyms.table") in the kernel's state, and taken
+   from there, mapped and not parsed again (kallsyms_is_mapped), while the state stays; a cache
+   that is damaged is not used, and the next parse replaces it. The answers are the same. */
 int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err);
+
+/* The parse of ks in the form kallsyms_parsed_open_mem reads (a cache file's body): *len bytes
+   in a buffer the caller frees. */
+void *kallsyms_parsed_encode(const struct kallsyms *ks, size_t *len);
+
+/* A kallsyms object (*out, free with kallsyms_free) read in place over data (len bytes, 8-byte
+   aligned, borrowed: it must outlive *out), which kallsyms_parsed_encode wrote. No byte is
+   trusted: 0, or -EINVAL with *out NULL when a count or length disagrees with len, the entries
+   or runs are out of order, a name offset is past its strings or a module index out of range. */
+int kallsyms_parsed_open_mem(const void *data, size_t len, struct kallsyms **out);
+
+/* Whether ks was read in place from a parsed form (the cache), not parsed from text. */
+bool kallsyms_is_mapped(const struct kallsyms *ks);
 
 void kallsyms_free(struct kallsyms *ks); /* NULL is fine */
 

@@ -39,6 +39,14 @@ struct sym_table *sym_table_new(void);
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
 void sym_table_free(struct sym_table *t);
 
+/* A finished, read-only table over arrays that another finished table held (a cache file
+   mapped: sym_table_at(t, 0) and sym_table_pool's), borrowed for the table's life and not freed
+   with it. Nothing of them is trusted: NULL when pool (pool_len bytes) does not begin and end
+   with a NUL, holds a byte sym_table_add replaces, or when the entries (nr) are not in strictly
+   ascending start order or name an offset past the pool. Entries must be 8-byte aligned. */
+struct sym_table *sym_table_new_mapped(const struct sym_entry *entries, uint32_t nr,
+                                       const char *pool, size_t pool_len);
+
 /* Names of the symbols to come that lie in base[0..size) (a string table, NUL-terminated at its
    end, that outlives t: an ELF file's, open as long as the table) are read there, not copied
    into the pool, when no byte of it is one sym_table_add replaces (else they are copied as
@@ -66,6 +74,9 @@ const struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr)
 
 const char *sym_table_name(const struct sym_table *t, const struct sym_entry *e);
 uint32_t sym_table_count(const struct sym_table *t);
+/* A finished table's string pool (entries' name offsets index it; names it borrowed elsewhere,
+   sym_table_borrow_names, are not in it) and its length in *len; NULL and 0 before finish. */
+const char *sym_table_pool(const struct sym_table *t, size_t *len);
 const struct sym_entry *sym_table_at(const struct sym_table *t, uint32_t i);
 size_t sym_table_memory(const struct sym_table *t); /* bytes held */
 

@@ -40,6 +40,11 @@ struct kallsyms_cache_map {
    users, no such file, another state, damaged), with *m empty. */
 bool kallsyms_cache_map(const char *name, const char *state, struct kallsyms_cache_map *m);
 
+/* Whether this process has root's cache (root, or a test's directory): for others
+   kallsyms_cache_map finds nothing and kallsyms_cache_store writes nothing, so what would be made
+   only to be stored is not made. */
+bool kallsyms_cache_is_kept(void);
+
 /* Unmaps *m and empties it (an empty one too). */
 void kallsyms_cache_unmap(struct kallsyms_cache_map *m);
 
@@ -47,6 +52,18 @@ void kallsyms_cache_unmap(struct kallsyms_cache_map *m);
    before the read, as kallsyms_text_read does). Nothing for other users or when it cannot be
    written: the next session makes it again. */
 void kallsyms_cache_store(const char *name, const char *state, const void *data, size_t len);
+
+/* One piece of a cache file's body. */
+struct kallsyms_cache_part {
+        const void *data; /* borrowed */
+        size_t len;
+};
+
+/* As kallsyms_cache_store, the body in nr parts written one after the other: what is made of
+   arrays held apart is stored without copying them into one buffer first (a copy of 6 MB is
+   1,500 page faults). */
+void kallsyms_cache_store_parts(const char *name, const char *state,
+                                const struct kallsyms_cache_part *parts, size_t nr);
 
 /* The next kallsyms_text_read does not take the process's copy (tests; a caller that saw the
    text change). */
