@@ -15,7 +15,11 @@
 # MODE=samples: timer samples with call chains only (etwtop: PROC_THREAD+LOADER+PROFILE, stacks
 # on Profile; perf top: the one cpu-clock event, so no event chooser): perf 6.1 here sits at
 # "0 irqs/sec" or aborts with the three events of the full settings, and runs with one.
-# Usage: [MODE=samples] bench/top.sh [BUILD_DIR] [SECONDS] [ROUNDS]
+# Each of etwtop's rounds starts cold: a new runtime directory, so no cache of the kernel's
+# symbols (kallsyms.cache, kallsyms.table, the host's index) from an earlier start. WARM=1: one
+# runtime directory for all rounds, filled by an unmeasured etwtop round first, as a machine where
+# etwtop ran since the last boot or module load has them in /run/etwtop.
+# Usage: [MODE=samples] [WARM=1] bench/top.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 #        (default ./build, 20 s, 3 rounds; needs root, perf, tmux)
 set -u
 build=${1:-./build}
@@ -38,7 +42,7 @@ load() {
 }
 # run NAME COMMAND...: the tool in tmux for secs seconds; prints "cpu_seconds"
 run() {
-        local name=$1 rt=$tmp/run-$round
+        local name=$1 rt=${warm_rt:-$tmp/run-$round}
         shift
         # etwtop's session runs in its host (etwtop-host): one of this turn's own, whose CPU
         # counts with the screen's
@@ -72,6 +76,14 @@ run() {
         cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
                 awk -v hz="$hz" -v f="${first:-0}" '{t += $14 + $15} END {printf "%.2f %.2f", t / hz, f / hz}'
         tmux -L "$sock" kill-session -t "$name"
+        # a kept runtime directory's host must not serve the next round (its CPU is counted
+        # from its start): ended here, its caches stay
+        if [ -n "$warm_rt" ] && [ -n "$hpid" ]; then
+                kill "$hpid" 2>/dev/null
+                for ((i = 0; i < 100 && $(kill -0 "$hpid" 2>/dev/null && echo 1 || echo 0); i++)); do
+                        sleep 0.1
+                done
+        fi
 }
 
 # turn NAME COMMAND...: one tool's turn of a round under a fresh load; prints its CPU seconds
@@ -90,11 +102,19 @@ turn() {
 
 e_cpu=0 p_cpu=0
 e_first=0 p_first=0
+warm_rt=
+if [ "${WARM:-0}" = 1 ]; then
+        warm_rt=$tmp/run-warm
+        round=0
+        turn etwtop $etwtop_cmd >/dev/null || exit 1
+        rm -f "$tmp/etwtop.0.screen" # not counted: its losses neither
+        echo "warm-up round: etwtop's caches in $warm_rt" >&2
+fi
 for ((round = 1; round <= rounds; round++)); do
         read -r e ef <<<"$(turn etwtop $etwtop_cmd)" || exit 1
         read -r p pf <<<"$(turn perf $perf_top_cmd)" || exit 1
         [ -n "$e" ] && [ -n "$p" ] || exit 1
-        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s): $(awk -v e="$e" -v p="$p" 'BEGIN {printf "%.3f", p > 0 ? e / p : 0}')" >&2
+        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s): $(awk -v e="$e" -v p="$p" 'BEGIN {printf "%.3f", (p > 0 ? e / p : 0)}')" >&2
         e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
         p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
         e_first=$(awk -v a="$e_first" -v b="$ef" 'BEGIN {printf "%.2f", a + b}')
