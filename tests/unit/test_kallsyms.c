@@ -535,6 +535,16 @@ static void test_perf_map_files(void **state)
         rmdir(dir);
 }
 
+/* Rewrites the last strlen(tail) bytes of the file at path with tail, in place. */
+static void rewrite_tail(const char *path, const char *tail)
+{
+        FILE *f = fopen(path, "r+");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, -(long)strlen(tail), SEEK_END), 0);
+        fputs(tail, f);
+        fclose(f);
+}
+
 /* The reads of /proc/kallsyms: a second reader gets a copy of the first read while the kernel's
    state stays (a refcount in /proc/modules is no change), the file again when a module comes
    or after kallsyms_text_forget; kallsyms_read(NULL) is such a reader. The cache on disk serves
@@ -590,19 +600,11 @@ static void test_kallsyms_text_reuse(void **state)
         assert_int_equal(st.st_mode & 0777, 0600);
         /* a read whose text reached the cache file keeps no copy of its own: the next read in
            the same state takes the file (here rewritten in place, its header the same) */
-        FILE *ef = fopen(cache, "r+");
-        assert_non_null(ef);
-        assert_int_equal(fseek(ef, -(long)strlen("third_read\n"), SEEK_END), 0);
-        fputs("third_reaE\n", ef);
-        fclose(ef);
+        rewrite_tail(cache, "third_reaE\n");
         char *e2 = kallsyms_text_read(&len, NULL, NULL);
         assert_non_null(strstr(e2, "third_reaE"));
         free(e2);
-        ef = fopen(cache, "r+");
-        assert_non_null(ef);
-        assert_int_equal(fseek(ef, -(long)strlen("third_read\n"), SEEK_END), 0);
-        fputs("third_read\n", ef);
-        fclose(ef);
+        rewrite_tail(cache, "third_read\n");
         write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T fourth_read\n");
         kallsyms_text_forget();
         char *f = kallsyms_text_read(&len, NULL, NULL);
@@ -610,11 +612,7 @@ static void test_kallsyms_text_reuse(void **state)
         assert_int_equal(len, strlen(e));
         /* the cache file's text is not kept a second time in the process: the next read in the
            same state reads the file again (here rewritten in place, its header the same) */
-        FILE *rf = fopen(cache, "r+");
-        assert_non_null(rf);
-        assert_int_equal(fseek(rf, -(long)strlen("third_read\n"), SEEK_END), 0);
-        fputs("third_reaD\n", rf);
-        fclose(rf);
+        rewrite_tail(cache, "third_reaD\n");
         char *f2 = kallsyms_text_read(&len, NULL, NULL);
         assert_non_null(strstr(f2, "third_reaD"));
         assert_int_equal(len, strlen(e));
@@ -836,13 +834,18 @@ static void name_past_pool(uint8_t *b, size_t len)
         (void)len;
         put_u32(b, ENTRY(b, 5) + 16, (uint32_t)POOL_LEN(b));
 }
+/* Swaps the n bytes at b + x and b + y (n at most 24: an entry, a run). */
+static void swap_records(uint8_t *b, size_t x, size_t y, size_t n)
+{
+        uint8_t t[24];
+        memcpy(t, b + x, n);
+        memcpy(b + x, b + y, n);
+        memcpy(b + y, t, n);
+}
 static void entries_unsorted(uint8_t *b, size_t len)
 {
         (void)len;
-        uint8_t e[24];
-        memcpy(e, b + ENTRY(b, 3), 24);
-        memcpy(b + ENTRY(b, 3), b + ENTRY(b, 4), 24);
-        memcpy(b + ENTRY(b, 4), e, 24);
+        swap_records(b, ENTRY(b, 3), ENTRY(b, 4), 24);
 }
 static void run_module_out_of_range(uint8_t *b, size_t len)
 {
@@ -852,10 +855,7 @@ static void run_module_out_of_range(uint8_t *b, size_t len)
 static void runs_unsorted(uint8_t *b, size_t len)
 {
         (void)len;
-        uint8_t r[16];
-        memcpy(r, b + RUN(b, 1), 16);
-        memcpy(b + RUN(b, 1), b + RUN(b, 2), 16);
-        memcpy(b + RUN(b, 2), r, 16);
+        swap_records(b, RUN(b, 1), RUN(b, 2), 16);
 }
 static void first_run_not_first_entry(uint8_t *b, size_t len)
 {
