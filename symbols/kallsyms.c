@@ -386,17 +386,17 @@ int kallsyms_parse_mem(const char *text, size_t len, struct kallsyms **out,
 
 int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error *err)
 {
-        char *data = NULL;
+        char *data = NULL, *state = NULL;
         size_t size = 0;
         *out = NULL;
         clear_error(err);
-        int rc;
+        int rc = 0;
         if (!path) {
                 /* the state before the text is read (as kallsyms_text_read takes it): a parse of
                    a text newer than the state is stored under a state that has passed, never a
                    text older than the state under it. In it, the parse of a warm start (27-36 ms
                    of a screen's start, the tables' faults with it) is a mapping. */
-                char *state = kallsyms_cache_is_kept() ? kallsyms_text_state() : NULL;
+                state = kallsyms_cache_is_kept() ? kallsyms_text_state() : NULL;
                 *out = state ? kallsyms_parsed_load(state) : NULL;
                 if (*out) {
                         free(state);
@@ -408,21 +408,17 @@ int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error
                 if (!data) {
                         rc = -errno;
                         set_error(err, 0, "cannot read /proc/kallsyms: %s", strerror(errno));
-                        free(state);
-                        return rc;
                 }
+        } else {
+                rc = read_whole(path, &data, &size, err);
+        }
+        if (rc == 0) {
                 rc = kallsyms_parse_mem(data, size, out, err);
-                free(data);
                 if (rc == 0 && state)
                         kallsyms_parsed_store(state, *out);
-                free(state);
-                return rc;
         }
-        rc = read_whole(path, &data, &size, err);
-        if (rc < 0)
-                return rc;
-        rc = kallsyms_parse_mem(data, size, out, err);
         free(data);
+        free(state);
         return rc;
 }
 
