@@ -13,9 +13,11 @@
 #   scale     item 6: bench/scale.sh at 2, 4, 8, 16 CPUs
 #   top       item 3: bench/top.sh in the modes of TOP_MODES (when tmux runs)
 #   profile   item 3: where the in-process screen's CPU goes (perf record -g, by function)
+#   precord   item 2: where the recorder's CPU goes (samples only and the full session)
 #   startup   item 1: bench/startup_loss.sh (thousands of idle threads for the rundown)
 # Usage: bench/sixteen.sh PACK_DIR [BUDGET_S [LOG]]   (as root; default budget 420 s)
-# Environment: SECS (8: each run's seconds), STEPS (probe loss scale top profile startup), TOP_MODES
+# Environment: SECS (8: each run's seconds), STEPS (probe loss scale top profile startup; also
+# precord: where the recorder's CPU goes), TOP_MODES
 # (full samples), STARTUP_RUNS (3), WRAP=1
 # (the packed programs through the pack's loader even where the machine's glibc would do).
 set -u
@@ -168,6 +170,33 @@ profile_screen() {
         rm -rf "$t"
 }
 
+# where the recorder's CPU goes at this many CPUs (item 2): perf record of etwtop --record under
+# the load, the samples-only session and the full one, by function (self), kernel included
+profile_record() {
+        local t m
+        t=$(mktemp -d)
+        load $((2 * secs + 8))
+        sleep 1
+        for m in samples full; do
+                if [ $m = samples ]; then
+                        set -- --set-prof-int 2500 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile \
+                                --stackwalk-mode fp
+                else
+                        set -- "${full[@]}"
+                fi
+                ETWTOP_NO_HOST=1 perf record -q -F 4000 -e cpu-clock -g -o "$t/$m.data" -- \
+                        /usr/bin/time -f "%U %S" -o "$t/time" "$build/src/etwtop" --record "$t/r.etl" \
+                        --force --duration "$secs" "$@" >"$t/out" 2>&1
+                echo "the recorder ($m) under perf record: CPU $(awk '{print $1 + $2 " s (user " $1 ", sys " $2 ")"}' "$t/time");" \
+                        "$("$build/src/etwtop" --dump --totals "$t/r.etl" | awk '/events in all/ {e = $1} /^Events lost:/ {n = $3} END {print e " events, lost " n + 0}')"
+                perf report -i "$t/$m.data" --stdio --no-children --comm etwtop --sort dso,sym -g none \
+                        --percent-limit 0.7 2>/dev/null | grep -v '^#' | grep . | head -40
+                rm -f "$t/r.etl"
+        done
+        unload
+        rm -rf "$t"
+}
+
 # how long startup_load takes to be ready here (startup_loss.sh waits for it twice a run)
 load_ready() {
         local t0=$SECONDS out
@@ -200,6 +229,7 @@ for s in $steps; do
                 step "screen on a loaded machine" 60 screen_loaded
                 ;;
         profile) step "profile of the screen" 40 profile_screen ;;
+        precord) step "profile of the recorder" 60 profile_record ;;
         startup)
                 step "startup_load ready" 50 load_ready
                 step startup_loss.sh 120 env RUNS="${STARTUP_RUNS:-3}" bash "$here/startup_loss.sh" "$build" ;;
