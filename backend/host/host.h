@@ -58,6 +58,16 @@ size_t host_io_copy_rest(const struct iovec *parts, int nr_parts, size_t done, u
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size);
 
+/* Reads one message as host_io_read_msg does (first_ms and rest_ms both ms), and the
+   descriptor passed with its first bytes (SCM_RIGHTS) in *passed (-1: none; any more closed).
+   On an error, nothing is kept open. */
+int host_io_read_msg_fd(int fd, int ms, uint8_t **msg, size_t *size, int *passed, char *why,
+                        size_t why_size);
+
+/* Sends a whole message of size bytes with the descriptor passed alongside its first bytes,
+   waiting at most timeout_ms each time the socket is full. 0, -ETIMEDOUT or -errno. */
+int host_io_send_fd(int fd, const void *buf, size_t size, int passed, int timeout_ms);
+
 /* Reads one message as host_io_read_msg does, into the caller's *buf of *cap bytes (NULL and 0
    at first), made larger (realloc) when a message needs more: a consumer that reads a stream of
    buffers keeps one allocation for all of them, rather than a malloc and free a buffer whose
@@ -73,6 +83,49 @@ int host_io_read_msg_kept(int fd, int first_ms, int rest_ms, uint8_t **buf, size
    when the time ran out, whether or not the message had begun. */
 int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
                          size_t why_size);
+
+/* ---- a real-time consumer's stream (host_rt_stream.c) ------------------------------------------
+ */
+
+struct session_rt;
+
+/* Streams the session's buffers to the real-time consumer at fd, its attach answered, until the
+   session ends (HOST_RT_END), the consumer goes or breaks the protocol, the session stopped and
+   the consumer takes nothing for drain_ms (what waits for it is dropped, counted lost), or
+   *is_exiting. is_ring: it asked for a shared ring (HOST_FLAG_RT_RING): HOST_RT_RING first,
+   with the ring's memory file (or none, and the buffers through the socket). */
+void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
+                   int drain_ms, const atomic_bool *is_exiting);
+
+/* ---- a consumer's side of the shared ring (host_client_ring.c) ------------------------------ */
+
+struct host_rt_msg;
+
+/* The ring as a consumer reads it: buffers numbered from 0, buffer n in slot n % nr_slots. */
+struct host_ring {
+        const uint8_t *mem; /* mapped read-only; NULL: no ring */
+        uint32_t nr_slots;
+        uint32_t slot_size;
+        uint32_t size;     /* the last HOST_RT_SLOTS's buffers' bytes */
+        uint64_t end;      /* buffers handed over so far (HOST_RT_SLOTS) */
+        uint64_t next;     /* of them, the next to read */
+        uint64_t released; /* of them, those given back (HOST_RT_RELEASE) */
+};
+
+/* Maps the ring of nr_slots slots of slot_size bytes from the memory file memfd (closed, mapped
+   or not): 0, or -EPROTO for a file that is not what the host said (not a regular file, smaller
+   than the ring, not sealed against shrinking), or mmap's -errno; why says which. */
+int host_ring_map(struct host_ring *r, int memfd, uint32_t nr_slots, uint32_t slot_size, char *why,
+                  size_t why_size);
+void host_ring_unmap(struct host_ring *r);
+/* Takes a HOST_RT_SLOTS message: 0, or -EPROTO when its slots are not the next ones, more than
+   are free, or of buffers larger than a slot. */
+int host_ring_take(struct host_ring *r, const struct host_rt_msg *m, char *why, size_t why_size);
+/* The next buffer handed over and not read yet (valid until it is released): false when none. */
+bool host_ring_next(struct host_ring *r, const uint8_t **buf, uint32_t *size);
+/* Gives back the buffers read (all but the one read last are done with: the caller calls it
+   once that one is done too), when a group of them or is_all: 0 or host_io_write's error. */
+int host_ring_release(struct host_ring *r, int fd, bool is_all);
 
 /* ---- the peer (host_peer.c) ----------------------------------------------------------------- */
 

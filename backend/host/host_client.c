@@ -662,6 +662,7 @@ int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
 
 struct host_rt {
         int fd;
+        struct host_ring ring; /* the host's shared ring, where it made one */
         uint8_t *msg;   /* owned: every message is read here, the buffer last handed out in it */
         size_t msg_cap; /* msg's bytes */
         uint64_t nr_lost;
@@ -670,6 +671,40 @@ struct host_rt {
         char name[HOST_MAX_NAME + 1];
         char why[768];
 };
+
+/* The ring the host answers an attach with: mapped into rt->ring, or none (the host made
+   none: the buffers come through the socket). 0, or -ESRCH with the error set. */
+static int ring_attach(int fd, struct host_rt *rt)
+{
+        uint8_t *msg = NULL;
+        size_t size = 0;
+        int memfd = -1;
+        char why[512];
+        struct host_rt_msg m;
+        int rc = host_io_read_msg_fd(fd, ATTACH_MS, &msg, &size, &memfd, why, sizeof(why));
+        if (rc == 0)
+                rc = host_proto_decode_rt(msg, size, &m, why, sizeof(why));
+        if (rc == 0 && m.type != HOST_RT_RING) {
+                snprintf(why, sizeof(why), "a %s message where the ring was due",
+                         host_proto_type_name(m.type));
+                rc = -EPROTO;
+        }
+        free(msg);
+        if (rc == 0 && m.nr_slots && memfd < 0) {
+                snprintf(why, sizeof(why), "a ring of %u slots without its memory", m.nr_slots);
+                rc = -EPROTO;
+        }
+        if (rc == 0 && m.nr_slots) {
+                rc = host_ring_map(&rt->ring, memfd, m.nr_slots, m.size, why, sizeof(why));
+                memfd = -1;
+        }
+        if (memfd >= 0)
+                close(memfd);
+        if (rc < 0)
+                etw_set_error(ERROR_WMI_INSTANCE_NOT_FOUND,
+                              "ProcessTrace: the session host's real-time ring: %s", why);
+        return rc < 0 ? -ESRCH : 0;
+}
 
 int host_client_rt_attach(const char *name, struct host_rt **out, struct session_rt_info *info)
 {
@@ -693,6 +728,12 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
                 return -ENOMEM;
         }
         rq->type = HOST_REQ_RT_ATTACH;
+        /* the buffers through a shared ring, unless asked not to (the socket's way, kept for
+           a host that cannot make one, and to compare the two) */
+        const char *no_ring = getenv("ETWTOP_RT_SOCKET");
+        bool is_ring = !no_ring || strcmp(no_ring, "1") != 0;
+        if (is_ring)
+                rq->flags |= HOST_FLAG_RT_RING;
         snprintf(rq->name, sizeof(rq->name), "%s", name);
         struct host_msg m = {0};
         host_msg_request(&m, rq);
@@ -711,8 +752,11 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
         if (rc == 0 && host_rt_info_get(rp.data, rp.data_size, info) < 0)
                 rc = -ESRCH;
         free(msg);
+        if (rc == 0 && is_ring)
+                rc = ring_attach(fd, rt);
         if (rc < 0) {
                 close(fd);
+                host_ring_unmap(&rt->ring);
                 free(rt);
                 return rc == -ENOMEM ? rc : -ESRCH;
         }
@@ -729,16 +773,42 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 return 0;
         if (rt->is_broken)
                 return -EPIPE;
-        /* the buffer handed out last is done with: the next message takes its place */
-        size_t msg_size;
         char why[512];
-        int rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg, &rt->msg_cap,
-                                       &msg_size, why, sizeof(why));
+        int rc = 0;
+        if (rt->ring.mem) {
+                /* the buffer handed out last is done with: given back with those before it,
+                   in groups, and all of them before a wait for more */
+                bool has_next = rt->ring.next < rt->ring.end;
+                /* a host that has ended the stream reads no release: what it sent last (its
+                   end, or nothing) is read all the same, and says how the stream ended */
+                host_ring_release(&rt->ring, rt->fd, !has_next);
+                if (has_next) {
+                        host_ring_next(&rt->ring, buf, size);
+                        return 1;
+                }
+        }
+        /* (the socket's way) the buffer handed out last is done with: the next message takes
+           its place */
+        size_t msg_size;
+        if (rc == 0)
+                rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg,
+                                           &rt->msg_cap, &msg_size, why, sizeof(why));
         if (rc == -EAGAIN)
                 return -EAGAIN;
         struct host_rt_msg m;
         if (rc == 0)
                 rc = host_proto_decode_rt(rt->msg, msg_size, &m, why, sizeof(why));
+        if (rc == 0 && (rt->ring.mem ? m.type == HOST_RT_BUFFER : m.type == HOST_RT_SLOTS)) {
+                snprintf(why, sizeof(why), "a %s message in a stream %s a ring",
+                         host_proto_type_name(m.type), rt->ring.mem ? "with" : "without");
+                rc = -EPROTO;
+        }
+        if (rc == 0 && m.type == HOST_RT_SLOTS)
+                rc = host_ring_take(&rt->ring, &m, why, sizeof(why));
+        if (rc == 0 && m.type == HOST_RT_RING) {
+                snprintf(why, sizeof(why), "a second ring");
+                rc = -EPROTO;
+        }
         if (rc < 0) {
                 rt->is_broken = true;
                 snprintf(rt->why, sizeof(rt->why),
@@ -752,6 +822,10 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         if (m.type == HOST_RT_END) {
                 rt->is_ended = true;
                 return 0;
+        }
+        if (m.type == HOST_RT_SLOTS) {
+                host_ring_next(&rt->ring, buf, size);
+                return 1;
         }
         *buf = m.data;
         *size = m.size;
@@ -774,6 +848,7 @@ void host_client_rt_detach(struct host_rt *rt)
                 return;
         if (rt->fd >= 0)
                 close(rt->fd);
+        host_ring_unmap(&rt->ring);
         free(rt->msg);
         free(rt);
 }

@@ -187,10 +187,44 @@ static uint8_t *msg_room(uint8_t **msg, size_t *cap, size_t need)
         return m;
 }
 
+/* recv of the first bytes of a message; with passed (not NULL), recvmsg, and the first
+   descriptor passed with them (SCM_RIGHTS) in *passed, any others closed. */
+static ssize_t recv_first(int fd, uint8_t *out, size_t n, int *passed)
+{
+        if (!passed)
+                return recv(fd, out, n, MSG_DONTWAIT);
+        struct iovec iov = {out, n};
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(4 * sizeof(int))];
+        } control;
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf)};
+        ssize_t k = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (k < 0)
+                return k;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+                        continue;
+                size_t nr = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < nr; i++) {
+                        int got;
+                        memcpy(&got, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                        if (*passed < 0)
+                                *passed = got;
+                        else
+                                close(got);
+                }
+        }
+        return k;
+}
+
 /* Reads a message into a fresh allocation for the caller (*msg, cap NULL), or into the caller's
-   kept *msg of *cap bytes (host_io_read_msg_kept). */
+   kept *msg of *cap bytes (host_io_read_msg_kept); with passed, the descriptor sent with it. */
 static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t **msg, size_t *cap,
-                    size_t *size, char *why, size_t why_size)
+                    size_t *size, int *passed, char *why, size_t why_size)
 {
         if (!cap)
                 *msg = NULL;
@@ -201,7 +235,7 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
         int rc = 1;
         ssize_t k;
         do
-                k = recv(fd, hdr, sizeof(hdr), MSG_DONTWAIT);
+                k = recv_first(fd, hdr, sizeof(hdr), passed);
         while (k < 0 && errno == EINTR);
         if (k > 0)
                 got = (size_t)k;
@@ -209,6 +243,16 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
                 rc = wait_fd(fd, POLLIN, part_ms(first_ms, deadline));
         else if (k < 0)
                 rc = -errno;
+        /* a message that had not begun: its first bytes (and what comes with them) now */
+        if (rc == 1 && !got && passed) {
+                do
+                        k = recv_first(fd, hdr, sizeof(hdr), passed);
+                while (k < 0 && errno == EINTR);
+                if (k > 0)
+                        got = (size_t)k;
+                else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+                        rc = -errno;
+        }
         if (rc < 0) {
                 say(why, why_size, "waiting for a message", -rc);
                 return rc;
@@ -262,20 +306,64 @@ static int read_msg(int fd, int first_ms, int rest_ms, int64_t deadline, uint8_t
 int host_io_read_msg(int fd, int first_ms, int rest_ms, uint8_t **msg, size_t *size, char *why,
                      size_t why_size)
 {
-        return read_msg(fd, first_ms, rest_ms, 0, msg, NULL, size, why, why_size);
+        return read_msg(fd, first_ms, rest_ms, 0, msg, NULL, size, NULL, why, why_size);
+}
+
+int host_io_read_msg_fd(int fd, int ms, uint8_t **msg, size_t *size, int *passed, char *why,
+                        size_t why_size)
+{
+        *passed = -1;
+        int rc = read_msg(fd, ms, ms, 0, msg, NULL, size, passed, why, why_size);
+        if (rc < 0 && *passed >= 0) {
+                close(*passed);
+                *passed = -1;
+        }
+        return rc;
+}
+
+int host_io_send_fd(int fd, const void *buf, size_t size, int passed, int timeout_ms)
+{
+        struct iovec iov = {(void *)buf, size};
+        union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int))];
+        } control;
+        memset(&control, 0, sizeof(control));
+        struct msghdr mh = {.msg_iov = &iov,
+                            .msg_iovlen = 1,
+                            .msg_control = control.buf,
+                            .msg_controllen = sizeof(control.buf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &passed, sizeof(int));
+        for (;;) {
+                ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n >= 0)
+                        return host_io_write(fd, (const uint8_t *)buf + n, size - (size_t)n,
+                                             timeout_ms, NULL);
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN && errno != EWOULDBLOCK)
+                        return -errno;
+                int rc = wait_fd(fd, POLLOUT, timeout_ms);
+                if (rc <= 0)
+                        return rc < 0 ? rc : -ETIMEDOUT;
+        }
 }
 
 int host_io_read_msg_kept(int fd, int first_ms, int rest_ms, uint8_t **buf, size_t *cap,
                           size_t *size, char *why, size_t why_size)
 {
-        return read_msg(fd, first_ms, rest_ms, 0, buf, cap, size, why, why_size);
+        return read_msg(fd, first_ms, rest_ms, 0, buf, cap, size, NULL, why, why_size);
 }
 
 int host_io_read_request(int fd, int total_ms, uint8_t **msg, size_t *size, char *why,
                          size_t why_size)
 {
         int64_t deadline = now_ms() + (total_ms > 0 ? total_ms : 1);
-        int rc = read_msg(fd, total_ms, total_ms, deadline, msg, NULL, size, why, why_size);
+        int rc = read_msg(fd, total_ms, total_ms, deadline, msg, NULL, size, NULL, why, why_size);
         if (rc == -EAGAIN || rc == -ETIMEDOUT) {
                 if (why && why_size)
                         snprintf(why, why_size, "the request did not arrive whole within %d ms",

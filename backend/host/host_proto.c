@@ -155,6 +155,32 @@ void host_msg_rt_end(struct host_msg *m, uint32_t code, uint64_t nr_lost)
         host_msg_end(m);
 }
 
+void host_msg_rt_ring(struct host_msg *m, uint32_t nr_slots, uint32_t slot_size)
+{
+        host_msg_begin(m, HOST_RT_RING);
+        host_msg_u32(m, nr_slots);
+        host_msg_u32(m, slot_size);
+        host_msg_end(m);
+}
+
+void host_msg_rt_slots(struct host_msg *m, uint64_t nr_lost, uint64_t seq, uint32_t count,
+                       uint32_t size)
+{
+        host_msg_begin(m, HOST_RT_SLOTS);
+        host_msg_u64(m, nr_lost);
+        host_msg_u64(m, seq);
+        host_msg_u32(m, count);
+        host_msg_u32(m, size);
+        host_msg_end(m);
+}
+
+void host_msg_rt_release(struct host_msg *m, uint64_t seq)
+{
+        host_msg_begin(m, HOST_RT_RELEASE);
+        host_msg_u64(m, seq);
+        host_msg_end(m);
+}
+
 /* ---- parsing ------------------------------------------------------------------------------ */
 
 /* A cursor over a message body; the first error sticks, with its offset in the message. */
@@ -287,6 +313,9 @@ const char *host_proto_type_name(uint16_t type)
         case HOST_REPLY: return "REPLY";
         case HOST_RT_BUFFER: return "RT_BUFFER";
         case HOST_RT_END: return "RT_END";
+        case HOST_RT_RING: return "RT_RING";
+        case HOST_RT_SLOTS: return "RT_SLOTS";
+        case HOST_RT_RELEASE: return "RT_RELEASE";
         default: return "unknown";
         }
 }
@@ -387,6 +416,8 @@ int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_reque
         rq->flags = rd_u32(&r, "flags");
         if (!r.error && (rq->flags & ~HOST_FLAGS_VALID))
                 fail(&r, "flags 0x%x has unknown bits", rq->flags);
+        if (!r.error && (rq->flags & HOST_FLAG_RT_RING) && type != HOST_REQ_RT_ATTACH)
+                fail(&r, "a shared ring asked for in a %s request", host_proto_type_name(type));
         rq->handle = rd_u64(&r, "handle");
         rq->code = rd_u32(&r, "code");
         rq->length = rd_u32(&r, "length");
@@ -541,11 +572,47 @@ int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt
                 rt->code = rd_u32(&r, "code");
                 rd_u32(&r, "pad");
                 rt->nr_lost = rd_u64(&r, "lost");
+        } else if (type == HOST_RT_RING) {
+                rt->nr_slots = rd_u32(&r, "slots");
+                rt->size = rd_u32(&r, "slot size");
+                if (!r.error && rt->nr_slots > HOST_RT_MAX_SLOTS)
+                        fail(&r, "a ring of %u slots (at most %u)", rt->nr_slots,
+                             HOST_RT_MAX_SLOTS);
+                if (!r.error && rt->nr_slots && (rt->size < 64 || rt->size > HOST_MAX_DATA))
+                        fail(&r, "a slot of %u bytes (64 to %u)", rt->size, HOST_MAX_DATA);
+        } else if (type == HOST_RT_SLOTS) {
+                rt->nr_lost = rd_u64(&r, "lost");
+                rt->seq = rd_u64(&r, "seq");
+                rt->nr_slots = rd_u32(&r, "count");
+                rt->size = rd_u32(&r, "buffer size");
+                if (!r.error && (!rt->nr_slots || rt->nr_slots > HOST_RT_MAX_SLOTS))
+                        fail(&r, "%u slots (1 to %u)", rt->nr_slots, HOST_RT_MAX_SLOTS);
+                if (!r.error && (rt->size < 64 || rt->size > HOST_MAX_DATA))
+                        fail(&r, "a buffer of %u bytes (64 to %u)", rt->size, HOST_MAX_DATA);
         } else {
                 host_say(why, why_size, "a %s message in a real-time stream",
                          host_proto_type_name(type));
                 return -EBADMSG;
         }
+        return reader_finish(&r);
+}
+
+int host_proto_decode_release(const uint8_t *msg, size_t size, uint64_t *seq, char *why,
+                              size_t why_size)
+{
+        *seq = 0;
+        uint16_t type;
+        int rc = check_whole(msg, size, &type, why, why_size);
+        if (rc < 0)
+                return rc;
+        if (type != HOST_RT_RELEASE) {
+                host_say(why, why_size, "a %s message from a real-time consumer",
+                         host_proto_type_name(type));
+                return -EBADMSG;
+        }
+        struct reader r;
+        reader_init(&r, msg, size, why, why_size);
+        *seq = rd_u64(&r, "seq");
         return reader_finish(&r);
 }
 

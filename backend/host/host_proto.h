@@ -7,7 +7,12 @@
    u32 reserved 0} and a body of at most HOST_MAX_BODY bytes, in the byte order of the machine
    (both ends run on it). Fields: u32, u64, and counted strings and blobs (u32 length, then the
    bytes; strings have no NUL). A client opens a connection per request and reads one reply; a
-   real-time consumer's connection then carries HOST_RT_BUFFER messages and one HOST_RT_END. */
+   real-time consumer's connection then carries HOST_RT_BUFFER messages and one HOST_RT_END.
+   One that asks for a shared ring (HOST_FLAG_RT_RING) gets HOST_RT_RING first, with the ring's
+   memory file passed alongside (SCM_RIGHTS; sealed: it maps it read-only), then HOST_RT_SLOTS
+   messages that say which of its slots hold the next buffers, and one HOST_RT_END; it sends
+   HOST_RT_RELEASE for the slots it is done with. A ring of no slots (the host could not make
+   one) means the buffers come as HOST_RT_BUFFER messages. */
 #ifndef ETWTOP_HOST_PROTO_H
 #define ETWTOP_HOST_PROTO_H
 
@@ -51,16 +56,23 @@ enum host_msg_type {
         HOST_REQ_BIND,        /* etw_bind_session: the connection stays open; its end stops it */
         HOST_REQ_LAST = HOST_REQ_BIND,
         HOST_REPLY = 0x80,
-        HOST_RT_BUFFER = 0x81, /* a completed buffer, as the files hold it */
-        HOST_RT_END = 0x82,    /* the session stopped: nothing follows */
+        HOST_RT_BUFFER = 0x81,  /* a completed buffer, as the files hold it */
+        HOST_RT_END = 0x82,     /* the session stopped: nothing follows */
+        HOST_RT_RING = 0x83,    /* the shared ring's shape, its memory file passed with it */
+        HOST_RT_SLOTS = 0x84,   /* buffers in the ring: the next count slots from seq */
+        HOST_RT_RELEASE = 0x85, /* consumer to host: every slot before seq is done with */
 };
 
 /* Request flags. */
-#define HOST_FLAG_KERNEL_TRACE 0x1u /* START: StartKernelTrace, not StartTraceA */
-#define HOST_FLAG_HAS_BUFFER   0x2u /* SET_INFO/QUERY_INFO: the caller's buffer is not NULL */
-#define HOST_FLAG_FORCE        0x4u /* SAVE_WINDOW: replace an existing file */
-#define HOST_FLAG_HAS_DEFAULTS 0x8u /* START: the starter's handle-0 settings follow */
-#define HOST_FLAGS_VALID       0xFu
+#define HOST_FLAG_KERNEL_TRACE 0x1u  /* START: StartKernelTrace, not StartTraceA */
+#define HOST_FLAG_HAS_BUFFER   0x2u  /* SET_INFO/QUERY_INFO: the caller's buffer is not NULL */
+#define HOST_FLAG_FORCE        0x4u  /* SAVE_WINDOW: replace an existing file */
+#define HOST_FLAG_HAS_DEFAULTS 0x8u  /* START: the starter's handle-0 settings follow */
+#define HOST_FLAG_RT_RING      0x10u /* RT_ATTACH: the buffers through a shared ring */
+#define HOST_FLAGS_VALID       0x1Fu
+
+/* A shared ring's slots at most (each a session buffer: up to HOST_MAX_DATA bytes). */
+#define HOST_RT_MAX_SLOTS 256u
 
 /* A decoded request. Strings are copies, NUL-terminated; data points into the message. */
 struct host_request {
@@ -93,11 +105,13 @@ struct host_reply {
 
 /* A decoded real-time message. */
 struct host_rt_msg {
-        uint16_t type;       /* HOST_RT_BUFFER or HOST_RT_END */
-        uint64_t nr_lost;    /* buffers this consumer lost so far */
+        uint16_t type;       /* HOST_RT_BUFFER, HOST_RT_END, HOST_RT_RING or HOST_RT_SLOTS */
+        uint64_t nr_lost;    /* buffers this consumer lost so far (BUFFER, END, SLOTS) */
         uint32_t code;       /* RT_END */
         const uint8_t *data; /* RT_BUFFER: borrowed, at HOST_RT_DATA_OFFSET of the message */
-        uint32_t size;
+        uint32_t size;       /* RT_BUFFER, RT_SLOTS: each buffer's bytes; RT_RING: a slot's */
+        uint32_t nr_slots;   /* RT_RING: the ring's slots (0: no ring); RT_SLOTS: how many */
+        uint64_t seq;        /* RT_SLOTS: the first buffer's number (slot seq % the ring's) */
 };
 
 /* A message being built; grows as needed (out of memory aborts). */
@@ -117,6 +131,10 @@ void host_msg_rt_buffer(struct host_msg *m, uint64_t nr_lost, const uint8_t *buf
    bytes: sent before the buffer itself (host_io_send_rest), the buffer is not copied. */
 void host_msg_rt_buffer_head(uint8_t head[HOST_RT_DATA_OFFSET], uint64_t nr_lost, uint32_t size);
 void host_msg_rt_end(struct host_msg *m, uint32_t code, uint64_t nr_lost);
+void host_msg_rt_ring(struct host_msg *m, uint32_t nr_slots, uint32_t slot_size);
+void host_msg_rt_slots(struct host_msg *m, uint64_t nr_lost, uint64_t seq, uint32_t count,
+                       uint32_t size);
+void host_msg_rt_release(struct host_msg *m, uint64_t seq);
 
 /* Checks a message header: 0 with *type and *body_size, or -EPROTO (not this protocol, or a
    version this library does not speak), -EMSGSIZE (a body over HOST_MAX_BODY) or -EBADMSG, with
@@ -135,6 +153,9 @@ int host_proto_decode_reply(const uint8_t *msg, size_t size, struct host_reply *
                             size_t why_size);
 int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt, char *why,
                          size_t why_size);
+/* The host's side of a ring: a consumer's HOST_RT_RELEASE, *seq the first buffer not done. */
+int host_proto_decode_release(const uint8_t *msg, size_t size, uint64_t *seq, char *why,
+                              size_t why_size);
 
 /* session_rt_info as bytes (HOST_RT_INFO_SIZE), for RT_HEADER and RT_ATTACH replies. */
 #define HOST_RT_INFO_SIZE 56

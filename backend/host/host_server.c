@@ -392,55 +392,6 @@ static bool stream_begin(int fd)
         return true;
 }
 
-/* Writes a real-time message, laid out in nr_parts parts (sent together, not copied); *done
-   says how much went. While the session runs, a consumer may read as slowly as it likes (its
-   queue in the session loses buffers meanwhile); once it has stopped, -ETIMEDOUT when the
-   consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED (the host ends), or the
-   socket's -errno. */
-static int stream_write(int fd, const struct iovec *parts, int nr_parts, struct session_rt *rt,
-                        size_t *done_out)
-{
-        size_t size = 0, done = 0;
-        for (int i = 0; i < nr_parts; i++)
-                size += parts[i].iov_len;
-        int64_t stalled_since = 0;
-        *done_out = 0;
-        while (done < size) {
-                *done_out = done;
-                if (atomic_load(&is_exiting))
-                        return -ECANCELED;
-                ssize_t n = host_io_send_rest(fd, parts, nr_parts, done);
-                if (n > 0) {
-                        done += (size_t)n;
-                        stalled_since = 0;
-                        continue;
-                }
-                if (n < 0)
-                        return (int)n;
-                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                int k = poll(&pfd, 1, STREAM_WAIT_MS);
-                if (k < 0 && errno != EINTR)
-                        return -errno;
-                if (k != 0 || !session_rt_is_ended(rt))
-                        continue;
-                int64_t now = now_ms();
-                if (!stalled_since)
-                        stalled_since = now;
-                else if (now - stalled_since >= drain_ms)
-                        return -ETIMEDOUT;
-        }
-        *done_out = done;
-        return 0;
-}
-
-/* Whether the consumer at fd closed its end (or sent anything, which a consumer never does:
-   either way it is done). */
-static bool consumer_is_gone(int fd)
-{
-        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-        return poll(&pfd, 1, 0) > 0 && pfd.revents;
-}
-
 /* A real-time consumer: the session's buffers, as its own bounded queue (core/session_rt.c) holds
    them, until the session ends or the consumer goes. A slow consumer blocks only this thread: its
    queue fills and loses buffers (counted), the logger never waits. */
@@ -463,60 +414,7 @@ static void serve_rt_attach(int fd, const struct host_request *rq)
                 atomic_fetch_sub(&nr_streams, 1);
                 return;
         }
-        /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
-           holds a batch more (8 buffers, which the kernel doubles: SESSION_RT_BATCH_MAX, 16,
-           go in one send without a wait), not hundreds */
-        int sndbuf = (int)(8 * (info.buffer_size_bytes + HOST_RT_DATA_OFFSET));
-        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        struct host_msg m = {0};
-        uint8_t heads[SESSION_RT_BATCH_MAX][HOST_RT_DATA_OFFSET];
-        struct iovec parts[2 * SESSION_RT_BATCH_MAX];
-        for (;;) {
-                const uint8_t *bufs[SESSION_RT_BATCH_MAX];
-                uint32_t size;
-                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, SESSION_RT_BATCH_MAX,
-                                              &size);
-                if (n > 0) {
-                        /* what waits, each buffer's header and the buffer, in one send (a send a
-                           buffer cost a system call and a wake-up of the consumer each): the
-                           buffers are not copied */
-                        uint64_t nr_lost = session_rt_nr_lost(rt);
-                        for (int i = 0; i < n; i++) {
-                                host_msg_rt_buffer_head(heads[i], nr_lost, size);
-                                parts[2 * i] = (struct iovec){heads[i], HOST_RT_DATA_OFFSET};
-                                parts[2 * i + 1] = (struct iovec){(void *)bufs[i], size};
-                        }
-                        size_t done;
-                        rc = stream_write(fd, parts, 2 * n, rt, &done);
-                        if (rc == -ETIMEDOUT) {
-                                /* a stopped session's consumer that takes nothing: what waits
-                                   for it is freed now (counted lost), the buffers being sent
-                                   with it, so the rest of these messages is copied first; if it
-                                   reads again within drain_ms, it gets that rest and the end */
-                                uint8_t *rest = malloc((size_t)n * (HOST_RT_DATA_OFFSET + size));
-                                size_t left =
-                                        rest ? host_io_copy_rest(parts, 2 * n, done, rest) : 0;
-                                session_rt_drop(rt);
-                                if (rest &&
-                                    host_io_write(fd, rest, left, drain_ms, &is_exiting) == 0) {
-                                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
-                                        host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
-                                }
-                                free(rest);
-                        }
-                        if (rc < 0)
-                                break;
-                        continue;
-                }
-                if (n == 0) {
-                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
-                        host_io_write(fd, m.data, m.size, drain_ms, &is_exiting);
-                        break;
-                }
-                if (consumer_is_gone(fd))
-                        break;
-        }
-        host_msg_free(&m);
+        host_rt_serve(fd, rt, &info, (rq->flags & HOST_FLAG_RT_RING) != 0, drain_ms, &is_exiting);
         session_rt_detach(rt);
         atomic_fetch_sub(&nr_streams, 1);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_host.c: libFuzzer target feeding arbitrary bytes to the session host's parsers (a
-   request as the host reads it, a reply and a real-time message as a client reads them), and
+   request and a ring's release as the host reads them, a reply and a real-time message as a
+   client reads them), and
    re-encoding what parses, which must parse again to the same request. */
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct host_rt_msg rt;
         if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
             rt.type == HOST_RT_BUFFER && rt.data + rt.size != msg + size)
+                abort();
+        uint64_t seq;
+        if (host_proto_decode_release(msg, size, &seq, why, sizeof(why)) != 0 && !why[0])
+                abort();
+        if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
+            ((rt.type == HOST_RT_RING && rt.nr_slots > HOST_RT_MAX_SLOTS) ||
+             (rt.type == HOST_RT_SLOTS && (!rt.nr_slots || rt.size > HOST_MAX_DATA))))
                 abort();
         struct session_rt_info info;
         host_rt_info_get(msg, size, &info);

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -817,6 +818,74 @@ static void test_rt_parts(void **state)
 /* A wake-up's batch of real-time buffers, each its header and the buffer, goes in one send of
    2 x 16 parts: one send carries several messages, the bytes are each buffer's
    host_msg_rt_buffer in order, and more parts than HOST_IO_MAX_PARTS are refused. */
+/* The shared ring's messages: encoded, decoded, and every field checked (a ring too large, a
+   slot too small, no slots, a release of another type); the ring's flag on any request but
+   RT_ATTACH is refused. */
+static void test_ring_messages(void **state)
+{
+        (void)state;
+        char why[256];
+        struct host_rt_msg rt;
+        struct host_msg m = {0};
+        host_msg_rt_ring(&m, 32, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.type, HOST_RT_RING);
+        assert_int_equal(rt.nr_slots, 32);
+        assert_int_equal(rt.size, 65536);
+        host_msg_free(&m);
+        host_msg_rt_ring(&m, 0, 0); /* no ring: the buffers through the socket */
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.nr_slots, 0);
+        host_msg_free(&m);
+        host_msg_rt_ring(&m, HOST_RT_MAX_SLOTS + 1, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "slots"));
+        host_msg_free(&m);
+        host_msg_rt_ring(&m, 4, 32);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_slots(&m, 7, 40, 16, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.type, HOST_RT_SLOTS);
+        assert_int_equal(rt.nr_lost, 7);
+        assert_int_equal(rt.seq, 40);
+        assert_int_equal(rt.nr_slots, 16);
+        assert_int_equal(rt.size, 65536);
+        /* cut short by a byte */
+        assert_int_equal(host_proto_decode_rt(m.data, m.size - 1, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_slots(&m, 0, 0, 0, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        uint64_t seq = 1;
+        host_msg_rt_release(&m, 123);
+        assert_int_equal(host_proto_decode_release(m.data, m.size, &seq, why, sizeof(why)), 0);
+        assert_int_equal(seq, 123);
+        /* a release is none of a consumer's stream, an end no release */
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_end(&m, 0, 0);
+        assert_int_equal(host_proto_decode_release(m.data, m.size, &seq, why, sizeof(why)),
+                         -EBADMSG);
+        host_msg_free(&m);
+        struct host_request *rq = calloc(1, sizeof(*rq)), *back = calloc(1, sizeof(*back));
+        rq->type = HOST_REQ_RT_ATTACH;
+        rq->flags = HOST_FLAG_RT_RING;
+        snprintf(rq->name, sizeof(rq->name), "s");
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)), 0);
+        assert_int_equal(back->flags, HOST_FLAG_RT_RING);
+        host_msg_free(&m);
+        rq->type = HOST_REQ_RT_HEADER;
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)),
+                         -EBADMSG);
+        assert_non_null(strstr(why, "ring"));
+        host_msg_free(&m);
+        free(rq);
+        free(back);
+}
+
 static void test_rt_batch_parts(void **state)
 {
         (void)state;
@@ -1457,6 +1526,105 @@ static void test_trickling_clients(void **state)
 
 /* A real-time consumer that never reads: once its session has stopped it is dropped within
    ETWTOP_HOST_DRAIN_MS (1500 here), its thread and queue freed, and the host can end. */
+/* A consumer of a shared ring (HOST_FLAG_RT_RING): the ring's memory comes sealed, so that it
+   can be mapped only to read (no writable mapping, no write, no resize); the slots each
+   RT_SLOTS names hold the session's buffers (the first its log file header); releasing them
+   lets more come; a release of slots never handed over ends that consumer's stream and
+   nothing else: the host answers the next request. */
+static void test_ring_consumer(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        start_kernel_or_skip(&h, "ring-read", NULL, 64);
+        int fd = raw_connect();
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        rq->type = HOST_REQ_RT_ATTACH;
+        rq->flags = HOST_FLAG_RT_RING;
+        snprintf(rq->name, sizeof(rq->name), "ring-read");
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        free(rq);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        char why[256];
+        uint8_t *msg = NULL;
+        size_t size = 0;
+        struct host_reply rp;
+        assert_int_equal(host_io_read_msg(fd, 30000, 30000, &msg, &size, why, sizeof(why)), 0);
+        assert_int_equal(host_proto_decode_reply(msg, size, &rp, why, sizeof(why)), 0);
+        assert_int_equal(rp.rc, 0);
+        free(msg);
+        int memfd = -1;
+        struct host_rt_msg rt;
+        assert_int_equal(host_io_read_msg_fd(fd, 30000, &msg, &size, &memfd, why, sizeof(why)), 0);
+        assert_int_equal(host_proto_decode_rt(msg, size, &rt, why, sizeof(why)), 0);
+        free(msg);
+        assert_int_equal(rt.type, HOST_RT_RING);
+        assert_true(rt.nr_slots >= 4);
+        assert_int_equal(rt.size, 64 * 1024);
+        assert_true(memfd >= 0);
+        uint32_t nr_slots = rt.nr_slots, slot_size = rt.size;
+        size_t bytes = (size_t)nr_slots * slot_size;
+        /* sealed: no writable mapping, no write, no resize */
+        assert_true(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0) == MAP_FAILED);
+        assert_int_equal(pwrite(memfd, "x", 1, 0), -1);
+        assert_int_equal(ftruncate(memfd, 4096), -1);
+        assert_int_equal(ftruncate(memfd, (off_t)bytes * 2), -1);
+        const uint8_t *ring = mmap(NULL, bytes, PROT_READ, MAP_SHARED, memfd, 0);
+        assert_true(ring != MAP_FAILED);
+        assert_int_equal(mprotect((void *)ring, bytes, PROT_READ | PROT_WRITE), -1);
+        close(memfd);
+        /* the session's buffers, slot after slot: more than the ring holds, so that slots are
+           given back and used again */
+        uint64_t next = 0;
+        for (int tries = 0; next < 2 * nr_slots && tries < 600; tries++) {
+                burn(50);
+                int rc = host_io_read_msg(fd, 0, 30000, &msg, &size, why, sizeof(why));
+                if (rc == -EAGAIN)
+                        continue;
+                assert_int_equal(rc, 0);
+                assert_int_equal(host_proto_decode_rt(msg, size, &rt, why, sizeof(why)), 0);
+                free(msg);
+                assert_int_equal(rt.type, HOST_RT_SLOTS);
+                assert_int_equal(rt.seq, next);
+                assert_int_equal(rt.size, slot_size);
+                assert_true(rt.nr_slots <= nr_slots);
+                for (uint32_t i = 0; i < rt.nr_slots; i++) {
+                        const uint8_t *b = ring + ((next + i) % nr_slots) * slot_size;
+                        /* WMI_BUFFER_HEADER: BufferSize at 0, SavedOffset at 4 */
+                        uint32_t buffer_size, saved;
+                        memcpy(&buffer_size, b, 4);
+                        memcpy(&saved, b + 4, 4);
+                        assert_int_equal(buffer_size, slot_size);
+                        assert_true(saved >= 72 && saved <= slot_size);
+                }
+                next += rt.nr_slots;
+                host_msg_rt_release(&m, next);
+                assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+                host_msg_free(&m);
+        }
+        print_message("%llu buffers through a ring of %u slots\n", (unsigned long long)next,
+                      nr_slots);
+        assert_true(next >= 2 * nr_slots);
+        /* a release of buffers never handed over: this stream ends, the host goes on */
+        host_msg_rt_release(&m, next + 1000);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        bool is_hung_up = false;
+        for (int i = 0; i < 300 && !is_hung_up; i++) {
+                uint8_t drain[4096];
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                if (poll(&pfd, 1, 100) > 0)
+                        is_hung_up = recv(fd, drain, sizeof(drain), MSG_DONTWAIT) == 0;
+        }
+        assert_true(is_hung_up);
+        close(fd);
+        munmap((void *)ring, bytes);
+        struct rt_props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+}
+
 static void test_consumer_dropped_after_stop(void **state)
 {
         (void)state;
@@ -1882,6 +2050,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_proto_roundtrip),
                 cmocka_unit_test(test_rt_parts),
                 cmocka_unit_test(test_rt_batch_parts),
+                cmocka_unit_test(test_ring_messages),
                 cmocka_unit_test(test_read_msg_parts),
                 cmocka_unit_test(test_read_msg_kept),
                 cmocka_unit_test(test_session_is_the_systems),
@@ -1898,6 +2067,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_bound_session_ends_with_starter),
                 cmocka_unit_test(test_consumers),
                 cmocka_unit_test(test_host_killed),
+                cmocka_unit_test(test_ring_consumer),
                 cmocka_unit_test(test_consumer_dropped_after_stop),
                 cmocka_unit_test(test_host_memory_budget),
                 cmocka_unit_test(test_one_host_per_directory),

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/* host_rt_stream.c: owns the streaming of a session's buffers to one real-time consumer, until
+   the session ends or the consumer goes. Through a shared ring where the consumer asks for one:
+   a sealed memory file of a few of the session's buffers that the consumer maps read-only, the
+   copy of each buffer the session hands out into its next free slot, the message that says
+   which slots hold what, and the consumer's releases, each checked against what was sent (the
+   socket carries tens of bytes a batch instead of the buffers: the kernel's two copies of each
+   buffer, into the socket and out of it, become one copy here and none in the consumer).
+   Otherwise through the socket: each buffer in a message of its own, a batch in one send. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host.h"
+#include "host_proto.h"
+#include "session.h"
+#include "util/clock.h"
+
+/* The ring's bytes at most: 32 buffers of 64 KiB, twice SESSION_RT_BATCH_MAX, so that a batch
+   is filled while the consumer reads the one before; at least 4 slots of larger buffers. */
+#define RING_BYTES     ((size_t)2 << 20)
+#define RING_MIN_SLOTS 4u
+#define RING_MAX_SLOTS (2u * SESSION_RT_BATCH_MAX)
+/* How long a waiting stream sleeps between looks at the host's end and the session's. */
+#define STREAM_WAIT_MS 250
+/* The rest of a release message, once its first byte is there. */
+#define RELEASE_READ_MS 1000
+
+struct ring {
+        int fd;
+        uint8_t *mem;
+        uint32_t nr_slots;
+        uint32_t slot_size;
+        uint64_t sent;     /* buffers put in the ring */
+        uint64_t released; /* of them, those the consumer is done with */
+};
+
+static int64_t ring_now_ms(void)
+{
+        return (int64_t)(now_ns() / 1000000);
+}
+
+static void ring_free(struct ring *r)
+{
+        if (r->mem)
+                munmap(r->mem, (size_t)r->nr_slots * r->slot_size);
+        if (r->fd >= 0)
+                close(r->fd);
+}
+
+/* The memory file: sized, mapped here for writing, then sealed so that no one else can write,
+   grow or shrink it (the consumer's mapping is read-only; this one stays writable). */
+static int ring_make(struct ring *r, uint32_t slot_size)
+{
+        *r = (struct ring){.fd = -1, .slot_size = slot_size};
+        if (slot_size < 64 || slot_size > HOST_MAX_DATA)
+                return -EINVAL;
+        size_t n = RING_BYTES / slot_size;
+        r->nr_slots = n < RING_MIN_SLOTS   ? RING_MIN_SLOTS
+                      : n > RING_MAX_SLOTS ? RING_MAX_SLOTS
+                                           : (uint32_t)n;
+        size_t bytes = (size_t)r->nr_slots * slot_size;
+        r->fd = memfd_create("etwtop-rt-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (r->fd < 0 || ftruncate(r->fd, (off_t)bytes) < 0)
+                goto fail;
+        void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+        if (mem == MAP_FAILED)
+                goto fail;
+        r->mem = mem;
+        if (fcntl(r->fd, F_ADD_SEALS,
+                  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0)
+                goto fail;
+        return 0;
+fail:;
+        int err = errno ? errno : ENOMEM;
+        ring_free(r);
+        *r = (struct ring){.fd = -1};
+        return -err;
+}
+
+/* The releases the consumer has sent: 0, or -1 when it is gone or sent what no consumer sends
+   (a message that is not a release, a release of slots it was not given or gave back already):
+   its stream ends. */
+static int take_releases(int fd, struct ring *r)
+{
+        for (;;) {
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                int k = poll(&pfd, 1, 0);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -1 : 0;
+                uint8_t *msg = NULL;
+                size_t size = 0;
+                int rc = host_io_read_msg(fd, 0, RELEASE_READ_MS, &msg, &size, NULL, 0);
+                if (rc == -EAGAIN)
+                        return (pfd.revents & (POLLHUP | POLLRDHUP | POLLERR)) ? -1 : 0;
+                uint64_t seq = 0;
+                if (rc == 0)
+                        rc = host_proto_decode_release(msg, size, &seq, NULL, 0);
+                free(msg);
+                if (rc < 0 || seq < r->released || seq > r->sent)
+                        return -1;
+                r->released = seq;
+        }
+}
+
+/* The ring's stream: 1 when it is over; 0 when no ring could be made (an empty HOST_RT_RING
+   sent), and the buffers go through the socket. */
+static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
+                      const atomic_bool *is_exiting)
+{
+        struct ring r;
+        struct host_msg m = {0};
+        if (ring_make(&r, buffer_size) < 0) {
+                /* no ring: the buffers go through the socket (the caller sends them) */
+                host_msg_rt_ring(&m, 0, 0);
+                int rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                host_msg_free(&m);
+                return rc < 0 ? 1 : 0;
+        }
+        host_msg_rt_ring(&m, r.nr_slots, r.slot_size);
+        int rc = host_io_send_fd(fd, m.data, m.size, r.fd, drain_ms);
+        /* the consumer holds the file now (or never will): this end keeps only its mapping */
+        close(r.fd);
+        r.fd = -1;
+        int64_t stalled_since = 0;
+        while (rc == 0 && !atomic_load(is_exiting)) {
+                if (take_releases(fd, &r) < 0)
+                        break;
+                uint32_t free_slots = r.nr_slots - (uint32_t)(r.sent - r.released);
+                if (!free_slots) {
+                        /* the consumer holds every slot: its session's queue keeps the buffers
+                           meanwhile (and loses them once full, counted) */
+                        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                        int k = poll(&pfd, 1, STREAM_WAIT_MS);
+                        if (k < 0 && errno != EINTR)
+                                break;
+                        if (k != 0) {
+                                stalled_since = 0;
+                                continue;
+                        }
+                        if (!session_rt_is_ended(rt))
+                                continue;
+                        /* a stopped session's consumer that takes nothing for drain_ms: what
+                           waits for it is freed (counted lost), and it gets the end */
+                        int64_t now = ring_now_ms();
+                        if (!stalled_since) {
+                                stalled_since = now;
+                                continue;
+                        }
+                        if (now - stalled_since < drain_ms)
+                                continue;
+                        session_rt_drop(rt);
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        break;
+                }
+                const uint8_t *bufs[SESSION_RT_BATCH_MAX];
+                uint32_t size = 0;
+                uint32_t max =
+                        free_slots < SESSION_RT_BATCH_MAX ? free_slots : SESSION_RT_BATCH_MAX;
+                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, max, &size);
+                if (n > 0) {
+                        if (size > r.slot_size || size < 64)
+                                break; /* no session changes its buffers' size */
+                        for (int i = 0; i < n; i++)
+                                memcpy(r.mem + ((r.sent + (uint64_t)i) % r.nr_slots) * r.slot_size,
+                                       bufs[i], size);
+                        host_msg_rt_slots(&m, session_rt_nr_lost(rt), r.sent, (uint32_t)n, size);
+                        r.sent += (uint64_t)n;
+                        /* tens of bytes, and no more of them than slots: the socket has room */
+                        rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        stalled_since = 0;
+                        continue;
+                }
+                if (n == 0) {
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        break;
+                }
+        }
+        host_msg_free(&m);
+        ring_free(&r);
+        return 1;
+}
+
+/* ---- the socket's stream ------------------------------------------------------------------ */
+
+/* Writes a real-time message, laid out in nr_parts parts (sent together, not copied); *done
+   says how much went. While the session runs, a consumer may read as slowly as it likes (its
+   queue in the session loses buffers meanwhile); once it has stopped, -ETIMEDOUT when the
+   consumer takes nothing for drain_ms. 0, -ETIMEDOUT, -ECANCELED (the host ends), or the
+   socket's -errno. */
+static int stream_write(int fd, const struct iovec *parts, int nr_parts, struct session_rt *rt,
+                        size_t *done_out, int drain_ms, const atomic_bool *is_exiting)
+{
+        size_t size = 0, done = 0;
+        for (int i = 0; i < nr_parts; i++)
+                size += parts[i].iov_len;
+        int64_t stalled_since = 0;
+        *done_out = 0;
+        while (done < size) {
+                *done_out = done;
+                if (atomic_load(is_exiting))
+                        return -ECANCELED;
+                ssize_t n = host_io_send_rest(fd, parts, nr_parts, done);
+                if (n > 0) {
+                        done += (size_t)n;
+                        stalled_since = 0;
+                        continue;
+                }
+                if (n < 0)
+                        return (int)n;
+                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
+                int k = poll(&pfd, 1, STREAM_WAIT_MS);
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k != 0 || !session_rt_is_ended(rt))
+                        continue;
+                int64_t now = ring_now_ms();
+                if (!stalled_since)
+                        stalled_since = now;
+                else if (now - stalled_since >= drain_ms)
+                        return -ETIMEDOUT;
+        }
+        *done_out = done;
+        return 0;
+}
+
+/* Whether the consumer at fd closed its end (or sent anything, which a consumer never does:
+   either way it is done). */
+static bool consumer_is_gone(int fd)
+{
+        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+        return poll(&pfd, 1, 0) > 0 && pfd.revents;
+}
+
+void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
+                   int drain_ms, const atomic_bool *is_exiting)
+{
+        if (is_ring && ring_serve(fd, rt, info->buffer_size_bytes, drain_ms, is_exiting))
+                return;
+        int rc;
+        /* the session's queue (MaximumBuffers) bounds the consumer, as on Windows; the socket
+           holds a batch more (8 buffers, which the kernel doubles: SESSION_RT_BATCH_MAX, 16,
+           go in one send without a wait), not hundreds */
+        int sndbuf = (int)(8 * (info->buffer_size_bytes + HOST_RT_DATA_OFFSET));
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        struct host_msg m = {0};
+        uint8_t heads[SESSION_RT_BATCH_MAX][HOST_RT_DATA_OFFSET];
+        struct iovec parts[2 * SESSION_RT_BATCH_MAX];
+        for (;;) {
+                const uint8_t *bufs[SESSION_RT_BATCH_MAX];
+                uint32_t size;
+                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, SESSION_RT_BATCH_MAX,
+                                              &size);
+                if (n > 0) {
+                        /* what waits, each buffer's header and the buffer, in one send (a send a
+                           buffer cost a system call and a wake-up of the consumer each): the
+                           buffers are not copied */
+                        uint64_t nr_lost = session_rt_nr_lost(rt);
+                        for (int i = 0; i < n; i++) {
+                                host_msg_rt_buffer_head(heads[i], nr_lost, size);
+                                parts[2 * i] = (struct iovec){heads[i], HOST_RT_DATA_OFFSET};
+                                parts[2 * i + 1] = (struct iovec){(void *)bufs[i], size};
+                        }
+                        size_t done;
+                        rc = stream_write(fd, parts, 2 * n, rt, &done, drain_ms, is_exiting);
+                        if (rc == -ETIMEDOUT) {
+                                /* a stopped session's consumer that takes nothing: what waits
+                                   for it is freed now (counted lost), the buffers being sent
+                                   with it, so the rest of these messages is copied first; if it
+                                   reads again within drain_ms, it gets that rest and the end */
+                                uint8_t *rest = malloc((size_t)n * (HOST_RT_DATA_OFFSET + size));
+                                size_t left =
+                                        rest ? host_io_copy_rest(parts, 2 * n, done, rest) : 0;
+                                session_rt_drop(rt);
+                                if (rest &&
+                                    host_io_write(fd, rest, left, drain_ms, is_exiting) == 0) {
+                                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                                }
+                                free(rest);
+                        }
+                        if (rc < 0)
+                                break;
+                        continue;
+                }
+                if (n == 0) {
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        break;
+                }
+                if (consumer_is_gone(fd))
+                        break;
+        }
+        host_msg_free(&m);
+}
