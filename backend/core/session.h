@@ -75,6 +75,20 @@ int session_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **
 int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **bufs,
                           uint32_t max, uint32_t *size);
 
+/* A sender's shared ring (the session host's, for a consumer that maps it): nr_slots slots of
+   the session's buffer size at mem, the caller's until it sets another (NULL: none) or detaches.
+   From then on each completed buffer is copied into the ring's next free slot, by whichever
+   thread completes it, while nothing waits in the consumer's queue (the header first); else it
+   is queued, as without a ring, and moved into the ring once slots are free. */
+void session_rt_ring_set(struct session_rt *rt, uint8_t *mem, uint32_t nr_slots);
+
+/* Waits up to timeout_ms for buffers in the ring not handed out yet; released: how many the
+   consumer is done with (every one before it; their slots are free). Returns how many (at most
+   the ring's slots), the first in *seq (buffer n in slot n % nr_slots), or 0 once the session
+   has stopped and every buffer was handed out, -EAGAIN when the time ran out. */
+int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t released,
+                         uint64_t *seq);
+
 /* Buffers this consumer lost because its queue was full (counted in RealTimeBuffersLost). */
 uint64_t session_rt_nr_lost(const struct session_rt *rt);
 

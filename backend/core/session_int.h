@@ -181,6 +181,14 @@ struct session_rt {
         /* the buffers queued that wake the sender (rt_wake_at); set at attach */
         uint32_t wake_at;
         _Atomic uint64_t nr_lost; /* added under rt_lock, read without it */
+        /* the sender's shared ring (session_rt_ring_set), under rt_lock: buffers are numbered
+           from 0, buffer n in slot n % ring_slots; the completing thread copies into it while
+           q is empty and the header handed out */
+        uint8_t *ring;
+        uint32_t ring_slots;
+        uint64_t ring_filled;   /* buffers put in the ring */
+        uint64_t ring_told;     /* of them, those session_rt_ring_next handed out */
+        uint64_t ring_released; /* of them, those the consumer is done with */
         struct session_rt *next;
 };
 

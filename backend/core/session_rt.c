@@ -116,6 +116,18 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
                 /* the stop's last buffers (its rundown, written at once under the lock, where
                    no consumer can take any) reach every consumer: nothing waits for them */
+                if (rt->ring && !rt->header && !rt->q.count &&
+                    rt->ring_filled - rt->ring_released < rt->ring_slots) {
+                        /* straight into the consumer's ring: no copy queued, none sent */
+                        memcpy(rt->ring + (rt->ring_filled % rt->ring_slots) * rt->q.buffer_size,
+                               buf, rt->q.buffer_size);
+                        rt->ring_filled++;
+                        /* the sender woken at wake_at, or half the ring where that is less */
+                        uint32_t at =
+                                rt->ring_slots / 2 < rt->wake_at ? rt->ring_slots / 2 : rt->wake_at;
+                        is_wake = is_wake || rt->ring_filled - rt->ring_told >= (at ? at : 1);
+                        continue;
+                }
                 if (s->is_ending && rt->q.count >= rt->q.cap)
                         rt_queue_grow(&rt->q);
                 if (!session_rt_queue_push(&rt->q, buf)) {
@@ -289,6 +301,72 @@ int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint
                         break;
                 }
                 if (s->is_rt_ended) {
+                        rc = 0;
+                        break;
+                }
+                if (pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, &deadline) == ETIMEDOUT)
+                        break;
+        }
+        pthread_mutex_unlock(&s->rt_lock);
+        return rc;
+}
+
+void session_rt_ring_set(struct session_rt *rt, uint8_t *mem, uint32_t nr_slots)
+{
+        pthread_mutex_lock(&rt->s->rt_lock);
+        rt->ring = mem;
+        rt->ring_slots = mem ? nr_slots : 0;
+        rt->ring_filled = rt->ring_told = rt->ring_released = 0;
+        pthread_mutex_unlock(&rt->s->rt_lock);
+}
+
+/* Moves what waits for rt (the header, then its queue, oldest first) into the ring's free
+   slots. Called with rt_lock held. */
+static void ring_fill(struct session_rt *rt)
+{
+        uint32_t size = rt->q.buffer_size;
+        while (rt->ring_filled - rt->ring_released < rt->ring_slots) {
+                uint8_t *b = rt->header;
+                bool is_header = b != NULL;
+                if (is_header)
+                        rt->header = NULL;
+                else if (!(b = session_rt_queue_pop(&rt->q)))
+                        break;
+                memcpy(rt->ring + (rt->ring_filled % rt->ring_slots) * size, b, size);
+                rt->ring_filled++;
+                if (is_header)
+                        free(b); /* header_copy's */
+                else if (!session_rt_queue_keep(&rt->q, b))
+                        session_rt_buf_free(b, size);
+        }
+}
+
+int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t released,
+                         uint64_t *seq)
+{
+        struct session *s = rt->s;
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&s->rt_lock);
+        if (released > rt->ring_released && released <= rt->ring_told)
+                rt->ring_released = released;
+        int rc = -EAGAIN;
+        for (;;) {
+                if (rt->ring)
+                        ring_fill(rt);
+                if (rt->ring && rt->ring_filled > rt->ring_told) {
+                        *seq = rt->ring_told;
+                        rc = (int)(rt->ring_filled - rt->ring_told);
+                        rt->ring_told = rt->ring_filled;
+                        break;
+                }
+                if (s->is_rt_ended && !rt->header && !rt->q.count) {
                         rc = 0;
                         break;
                 }

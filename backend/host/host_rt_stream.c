@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* host_rt_stream.c: owns the streaming of a session's buffers to one real-time consumer, until
    the session ends or the consumer goes. Through a shared ring where the consumer asks for one:
-   a sealed memory file of a few of the session's buffers that the consumer maps read-only, the
-   copy of each buffer the session hands out into its next free slot, the message that says
-   which slots hold what, and the consumer's releases, each checked against what was sent (the
-   socket carries tens of bytes a batch instead of the buffers: the kernel's two copies of each
-   buffer, into the socket and out of it, become one copy here and none in the consumer).
+   a sealed memory file of a few of the session's buffers that the consumer maps read-only,
+   which the session fills as it completes buffers (session_rt_ring_set: the one copy each
+   buffer takes), the message that says which slots hold what, and the consumer's releases,
+   each checked against what was sent (the socket carries tens of bytes a batch instead of the
+   buffers: the queue's copy and the kernel's two, into the socket and out of it, are gone).
    Otherwise through the socket: each buffer in a message of its own, a batch in one send. */
 #include <errno.h>
 #include <fcntl.h>
@@ -132,12 +132,13 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         /* the consumer holds the file now (or never will): this end keeps only its mapping */
         close(r.fd);
         r.fd = -1;
+        /* the session's buffers straight into the ring from here (session_rt_ring_set) */
+        session_rt_ring_set(rt, r.mem, r.nr_slots);
         int64_t stalled_since = 0;
         while (rc == 0 && !atomic_load(is_exiting)) {
                 if (take_releases(fd, &r) < 0)
                         break;
-                uint32_t free_slots = r.nr_slots - (uint32_t)(r.sent - r.released);
-                if (!free_slots) {
+                if (r.sent - r.released == r.nr_slots) {
                         /* the consumer holds every slot: its session's queue keeps the buffers
                            meanwhile (and loses them once full, counted) */
                         struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
@@ -164,18 +165,13 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                         host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
                         break;
                 }
-                const uint8_t *bufs[SESSION_RT_BATCH_MAX];
-                uint32_t size = 0;
-                uint32_t max =
-                        free_slots < SESSION_RT_BATCH_MAX ? free_slots : SESSION_RT_BATCH_MAX;
-                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, max, &size);
+                uint64_t seq = 0;
+                int n = session_rt_ring_next(rt, STREAM_WAIT_MS, r.released, &seq);
                 if (n > 0) {
-                        if (size > r.slot_size || size < 64)
-                                break; /* no session changes its buffers' size */
-                        for (int i = 0; i < n; i++)
-                                memcpy(r.mem + ((r.sent + (uint64_t)i) % r.nr_slots) * r.slot_size,
-                                       bufs[i], size);
-                        host_msg_rt_slots(&m, session_rt_nr_lost(rt), r.sent, (uint32_t)n, size);
+                        if (seq != r.sent || (uint64_t)n > r.nr_slots - (r.sent - r.released))
+                                break; /* not what this ring's state allows: never */
+                        host_msg_rt_slots(&m, session_rt_nr_lost(rt), seq, (uint32_t)n,
+                                          r.slot_size);
                         r.sent += (uint64_t)n;
                         /* tens of bytes, and no more of them than slots: the socket has room */
                         rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
@@ -188,6 +184,8 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                         break;
                 }
         }
+        /* no thread writes into the ring once it is unset: then it can go */
+        session_rt_ring_set(rt, NULL, 0);
         host_msg_free(&m);
         ring_free(&r);
         return 1;
