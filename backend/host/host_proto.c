@@ -517,19 +517,27 @@ int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_reque
         return r.error;
 }
 
+/* check_whole of a message that must be of type want: -EBADMSG for another ("a TYPE message
+   context"). */
+static int check_whole_of(const uint8_t *msg, size_t size, uint16_t want, const char *context,
+                          char *why, size_t why_size)
+{
+        uint16_t type;
+        int rc = check_whole(msg, size, &type, why, why_size);
+        if (rc == 0 && type != want) {
+                host_say(why, why_size, "a %s message %s", host_proto_type_name(type), context);
+                rc = -EBADMSG;
+        }
+        return rc;
+}
+
 int host_proto_decode_reply(const uint8_t *msg, size_t size, struct host_reply *rp, char *why,
                             size_t why_size)
 {
         memset(rp, 0, sizeof(*rp));
-        uint16_t type;
-        int rc = check_whole(msg, size, &type, why, why_size);
+        int rc = check_whole_of(msg, size, HOST_REPLY, "where a reply was due", why, why_size);
         if (rc < 0)
                 return rc;
-        if (type != HOST_REPLY) {
-                host_say(why, why_size, "a %s message where a reply was due",
-                         host_proto_type_name(type));
-                return -EBADMSG;
-        }
         struct reader r;
         reader_init(&r, msg, size, why, why_size);
         rp->code = rd_u32(&r, "code");
@@ -601,15 +609,10 @@ int host_proto_decode_release(const uint8_t *msg, size_t size, uint64_t *seq, ch
                               size_t why_size)
 {
         *seq = 0;
-        uint16_t type;
-        int rc = check_whole(msg, size, &type, why, why_size);
+        int rc = check_whole_of(msg, size, HOST_RT_RELEASE, "from a real-time consumer", why,
+                                why_size);
         if (rc < 0)
                 return rc;
-        if (type != HOST_RT_RELEASE) {
-                host_say(why, why_size, "a %s message from a real-time consumer",
-                         host_proto_type_name(type));
-                return -EBADMSG;
-        }
         struct reader r;
         reader_init(&r, msg, size, why, why_size);
         *seq = rd_u64(&r, "seq");
