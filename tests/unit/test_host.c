@@ -73,7 +73,17 @@ static void tmp_path(char *out, size_t size, const char *name)
 
 /* A kernel logger of its own name (EVENT_TRACE_SYSTEM_LOGGER_MODE): profile, context switches,
    small buffers so that many complete. file NULL: real time only. */
+static ULONG start_kernel_sized(CONTROLTRACE_ID *h, const char *name, const char *file,
+                                ULONG max_buffers, ULONG buffer_kb);
+
 static ULONG start_kernel(CONTROLTRACE_ID *h, const char *name, const char *file, ULONG max_buffers)
+{
+        return start_kernel_sized(h, name, file, max_buffers, 64);
+}
+
+/* start_kernel with buffers of buffer_kb KB */
+static ULONG start_kernel_sized(CONTROLTRACE_ID *h, const char *name, const char *file,
+                                ULONG max_buffers, ULONG buffer_kb)
 {
         struct rt_props pr;
         ULONG mode = EVENT_TRACE_SYSTEM_LOGGER_MODE | EVENT_TRACE_REAL_TIME_MODE;
@@ -85,7 +95,7 @@ static ULONG start_kernel(CONTROLTRACE_ID *h, const char *name, const char *file
                            EVENT_TRACE_FLAG_IMAGE_LOAD | EVENT_TRACE_FLAG_PROFILE;
         /* 64 KB: a drain of the perf rings (4096 records at most under the session's lock)
            fills about 9 buffers, well inside a consumer's queue */
-        pr.p.BufferSize = 64;
+        pr.p.BufferSize = buffer_kb;
         pr.p.MaximumBuffers = max_buffers;
         pr.p.FlushTimer = 1;
         return StartTraceA(h, name, &pr.p);
@@ -1534,11 +1544,11 @@ static void test_trickling_clients(void **state)
 static void test_ring_consumer(void **state)
 {
         (void)state;
-        /* the fastest samples: the ring goes round twice in a few seconds */
+        /* the fastest samples into 4 KB buffers: the ring goes round twice in a second or two */
         TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
         TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
         CONTROLTRACE_ID h = 0;
-        ULONG started = start_kernel(&h, "ring-read", NULL, 64);
+        ULONG started = start_kernel_sized(&h, "ring-read", NULL, 64, 4);
         TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
         if (started == ERROR_ACCESS_DENIED || started == ERROR_NOT_SUPPORTED) {
                 print_message("skipped: the live source is not permitted here\n");
@@ -1570,7 +1580,7 @@ static void test_ring_consumer(void **state)
         free(msg);
         assert_int_equal(rt.type, HOST_RT_RING);
         assert_true(rt.nr_slots >= 4);
-        assert_int_equal(rt.size, 64 * 1024);
+        assert_int_equal(rt.size, 4 * 1024);
         assert_true(memfd >= 0);
         uint32_t nr_slots = rt.nr_slots, slot_size = rt.size;
         size_t bytes = (size_t)nr_slots * slot_size;
@@ -1587,7 +1597,7 @@ static void test_ring_consumer(void **state)
            given back and used again */
         uint64_t next = 0;
         for (int tries = 0; next < 2 * nr_slots && tries < 600; tries++) {
-                burn(50);
+                burn_n(50, 2);
                 int rc = host_io_read_msg(fd, 0, 30000, &msg, &size, why, sizeof(why));
                 if (rc == -EAGAIN)
                         continue;
