@@ -114,8 +114,6 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         bool is_wake = false;
         pthread_mutex_lock(&s->rt_lock);
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
-                /* the stop's last buffers (its rundown, written at once under the lock, where
-                   no consumer can take any) reach every consumer: nothing waits for them */
                 if (rt->ring && !rt->header && !rt->q.count &&
                     rt->ring_filled - rt->ring_released < rt->ring_slots) {
                         /* straight into the consumer's ring: no copy queued, none sent */
@@ -128,6 +126,8 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                         is_wake = is_wake || rt->ring_filled - rt->ring_told >= (at ? at : 1);
                         continue;
                 }
+                /* the stop's last buffers (its rundown, written at once under the lock, where
+                   no consumer can take any) reach every consumer: nothing waits for them */
                 if (s->is_ending && rt->q.count >= rt->q.cap)
                         rt_queue_grow(&rt->q);
                 if (!session_rt_queue_push(&rt->q, buf)) {

@@ -774,7 +774,6 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         if (rt->is_broken)
                 return -EPIPE;
         char why[512];
-        int rc = 0;
         if (rt->ring.mem) {
                 /* the buffer handed out last is done with: given back with those before it,
                    in groups, and all of them before a wait for more */
@@ -790,9 +789,8 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         /* (the socket's way) the buffer handed out last is done with: the next message takes
            its place */
         size_t msg_size;
-        if (rc == 0)
-                rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg,
-                                           &rt->msg_cap, &msg_size, why, sizeof(why));
+        int rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg, &rt->msg_cap,
+                                       &msg_size, why, sizeof(why));
         if (rc == -EAGAIN)
                 return -EAGAIN;
         struct host_rt_msg m;

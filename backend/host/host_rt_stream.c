@@ -22,6 +22,7 @@
 #include "host.h"
 #include "host_proto.h"
 #include "session.h"
+#include "session_mem.h"
 #include "util/clock.h"
 
 /* The ring's bytes at most: 32 buffers of 64 KiB, twice SESSION_RT_BATCH_MAX, so that a batch
@@ -50,8 +51,10 @@ static int64_t ring_now_ms(void)
 
 static void ring_free(struct ring *r)
 {
-        if (r->mem)
+        if (r->mem) {
                 munmap(r->mem, (size_t)r->nr_slots * r->slot_size);
+                session_mem_give((size_t)r->nr_slots * r->slot_size);
+        }
         if (r->fd >= 0)
                 close(r->fd);
 }
@@ -68,6 +71,10 @@ static int ring_make(struct ring *r, uint32_t slot_size)
                       : n > RING_MAX_SLOTS ? RING_MAX_SLOTS
                                            : (uint32_t)n;
         size_t bytes = (size_t)r->nr_slots * slot_size;
+        /* counted with the real-time queues (ETWTOP_HOST_MAX_MB): spent, the buffers go
+           through the socket, and the queue's own budget decides what it holds */
+        if (!session_mem_take(bytes))
+                return -ENOMEM;
         r->fd = memfd_create("etwtop-rt-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (r->fd < 0 || ftruncate(r->fd, (off_t)bytes) < 0)
                 goto fail;
@@ -81,6 +88,8 @@ static int ring_make(struct ring *r, uint32_t slot_size)
         return 0;
 fail:;
         int err = errno ? errno : ENOMEM;
+        if (!r->mem)
+                session_mem_give(bytes); /* ring_free gives it back with the mapping */
         ring_free(r);
         *r = (struct ring){.fd = -1};
         return -err;
