@@ -21,26 +21,33 @@ has() { grep -q -- "$1" "$tmp/screen"; }
 # built with the sanitizers answers a key in seconds on a loaded machine, tests/under_load.sh);
 # they return as soon as the screen shows what they wait for.
 screen_deadline() { echo $((SECONDS + ${1%.*} * ${SCREEN_WAIT_SCALE:-3} + 1)); }
-# waits for text $1 on the screen (bound: $2 seconds, scaled)
+# waits for text $1 on the screen (bound: $2 seconds, scaled): one capture a look, and the
+# screen held still (snap) once a capture shows it, where the checks after it read the rest
 wait_for() {
         local end
         end=$(screen_deadline "${2:-10}")
         while :; do
-                snap
-                has "$1" && return 0
+                tm capture-pane -t s -p >"$tmp/screen"
+                if has "$1"; then
+                        snap
+                        has "$1" && return 0
+                fi
                 [ "$SECONDS" -ge "$end" ] && return 1
-                sleep 0.2
+                sleep 0.1
         done
 }
-# waits for text $1 to be gone from the screen (bound: $2 seconds, scaled)
+# waits for text $1 to be gone from the screen (bound: $2 seconds, scaled); as wait_for
 wait_gone() {
         local end
         end=$(screen_deadline "${2:-10}")
         while :; do
-                snap
-                has "$1" || return 0
+                tm capture-pane -t s -p >"$tmp/screen"
+                if ! has "$1"; then
+                        snap
+                        has "$1" || return 0
+                fi
                 [ "$SECONDS" -ge "$end" ] && return 1
-                sleep 0.2
+                sleep 0.1
         done
 }
 # until_screen SECONDS COMMAND...: snaps the screen until COMMAND (run in this shell, reading
