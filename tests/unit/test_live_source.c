@@ -192,7 +192,9 @@ static int drain_until_exit(struct live_source *ls, pid_t pid)
 
 static volatile uint64_t spin_sink;
 
-__attribute__((noinline)) static void etwtop_test_spin(uint64_t ns)
+/* in a section of its own, so that its whole code lies between the linker's __start_ and
+   __stop_ symbols of it, whatever the optimisation makes of it */
+__attribute__((noinline, section("etwtop_spin_text"))) static void etwtop_test_spin(uint64_t ns)
 {
         uint64_t end = now_ns() + ns;
         while (now_ns() < end) {
@@ -200,6 +202,8 @@ __attribute__((noinline)) static void etwtop_test_spin(uint64_t ns)
                         spin_sink++;
         }
 }
+
+extern const char __start_etwtop_spin_text[], __stop_etwtop_spin_text[];
 
 #define ROUNDS 12
 
@@ -644,7 +648,7 @@ static void test_round_trip(void **state)
 
         /* every SampledProfile is followed on its CPU by its StackWalk, same timestamp */
         size_t nr_samples = 0, nr_child_samples = 0, nr_child_in_spin = 0;
-        uint64_t spin = (uint64_t)(uintptr_t)&etwtop_test_spin;
+        uint64_t spin = (uint64_t)(uintptr_t)__start_etwtop_spin_text;
         for (size_t i = 0; i < nr_evs; i++) {
                 if (evs[i].type != KEV_SAMPLE)
                         continue;
@@ -658,7 +662,8 @@ static void test_round_trip(void **state)
                 assert_int_equal(k->y, evs[i].x);
                 if (evs[i].x == (uint32_t)child) {
                         nr_child_samples++;
-                        nr_child_in_spin += evs[i].a >= spin && evs[i].a < spin + 256;
+                        nr_child_in_spin += evs[i].a >= spin &&
+                                            evs[i].a < (uint64_t)(uintptr_t)__stop_etwtop_spin_text;
                 }
         }
         print_message("%zu samples, %zu of the child, %zu in etwtop_test_spin\n", nr_samples,
