@@ -1752,6 +1752,11 @@ static void test_disk_space_stops_session(void **state)
                 skip();
         }
         snprintf(path, sizeof(path), "%.4000s/f.etl", dir);
+        /* timer samples at 8 kHz, so that the buffers fill the file system in a few seconds
+           rather than twenty (set back once the sessions are gone: the interval is global,
+           and a running session's host would take it) */
+        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
         CONTROLTRACE_ID h;
         if (start_file_session(&h, "ctl-full", path, 0, 0) == ERROR_SUCCESS) {
                 check_stopped_itself(h, "ctl-full", path, "stopped before the blocks reserved", 0);
@@ -1761,6 +1766,7 @@ static void test_disk_space_stops_session(void **state)
                 unlink(path);
                 circular_on_small_disk(path, dir);
         }
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
         snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
         assert_int_equal(system(cmd), 0);
 }
