@@ -407,7 +407,7 @@ check "panel: the header follows" bash -c "grep 'Groups:' '$tmp/screen' | grep -
 # the switch counters stop: the Switches column sums the same twice, 2 s apart
 sum_switches() { awk '/Switches +On-CPU/ {t = 1; next} t && $1 ~ /^[0-9]+$/ {n += $1} END {print n + 0}' "$tmp/screen"; }
 tm send-keys -t s 3
-wait_for 'Switches +On-CPU' 5
+check "switches: the view's columns shown" wait_for 'Switches  *On-CPU' 5
 # what was in flight arrives (a flush interval, longer on a loaded machine): the sums 2 s apart
 # until they agree, for 60 s at most
 s2=$(sum_switches)
