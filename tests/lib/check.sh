@@ -60,3 +60,14 @@ tm_new() {
         echo "FAIL: tmux new-session $*: tmux's server did not start in 3 tries" >&2
         exit 1
 }
+# test_part ARG PART...: the part of a test its argument names (ARG; none: "all"), on stdout;
+# with a usage message on stderr and false for another (part=$(test_part "${1-}" a b) || exit 2)
+test_part() {
+        local arg=${1:-all} p
+        shift
+        for p in all "$@"; do
+                [ "$arg" = "$p" ] && echo "$arg" && return 0
+        done
+        echo "usage: $(basename "$0") [$(IFS='|' && echo "$*")]" >&2
+        return 1
+}

@@ -15,14 +15,6 @@
 #   beside the other tests); export.sh live: the recordings made here (it takes the live tests'
 #   lock); export.sh: both.
 set -u
-part=${1:-all}
-case $part in
-files | live | all) ;;
-*)
-        echo "usage: export.sh [files|live]" >&2
-        exit 2
-        ;;
-esac
 : "${ETWTOP:?}" "${ETL_FIXTURE:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
 busy=
@@ -35,6 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
+part=$(test_part "${1-}" files live) || exit 2
 proto_dir=$(cd "$(dirname "$0")/../../src/export" && pwd)
 
 has_protoc=1

@@ -11,14 +11,6 @@
 # screen_tmux.sh replay: the replay part (no session: it runs beside the other tests);
 # screen_tmux.sh live: the live part (it takes the live tests' lock); screen_tmux.sh: both.
 set -u
-part=${1:-all}
-case $part in
-replay | live | all) ;;
-*)
-        echo "usage: screen_tmux.sh [replay|live]" >&2
-        exit 2
-        ;;
-esac
 : "${ETWTOP:?}" "${SYM_FIXTURE:?}"
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; exit 0; }
 sock=etwtop-test-$$
@@ -31,6 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
+part=$(test_part "${1-}" replay live) || exit 2
 on_fail() {
         echo "--- screen:"
         cat "$tmp/screen"

@@ -101,6 +101,38 @@ static ULONG start_kernel_sized(CONTROLTRACE_ID *h, const char *name, const char
         return StartTraceA(h, name, &pr.p);
 }
 
+/* The global sampling interval back to 1 ms (10,000 x 100 ns). Only once the session that
+   start_fast started has stopped: the interval is the host's too, and set while that session
+   runs it slows it to a kHz. */
+static void interval_usual(void)
+{
+        TRACE_PROFILE_INTERVAL usual = {0, 10000};
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
+}
+
+/* start_kernel on buffers of buffer_kb KB (16 fill four times sooner than 64), with timer
+   samples at 8 kHz (1221 x 100 ns): a test that waits for buffers waits seconds, not a minute.
+   The interval stays until interval_usual (at once where the start failed). */
+static ULONG start_fast(CONTROLTRACE_ID *h, const char *name, ULONG max_buffers, ULONG buffer_kb)
+{
+        TRACE_PROFILE_INTERVAL fastest = {0, 1221};
+        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
+        ULONG rc = start_kernel_sized(h, name, NULL, max_buffers, buffer_kb);
+        if (rc != ERROR_SUCCESS)
+                interval_usual();
+        return rc;
+}
+
+/* A skip where perf_event_open is not permitted; else the start succeeded. */
+static void need_started(ULONG rc)
+{
+        if (rc == ERROR_ACCESS_DENIED || rc == ERROR_NOT_SUPPORTED) {
+                print_message("skipped: the live source is not permitted here\n");
+                skip();
+        }
+        assert_int_equal(rc, ERROR_SUCCESS);
+}
+
 /* A session that needs no privilege: real time, no provider, its own GUID. */
 static ULONG start_plain(CONTROLTRACE_ID *h, const char *name, const char *file)
 {
@@ -1545,16 +1577,8 @@ static void test_ring_consumer(void **state)
 {
         (void)state;
         /* the fastest samples into 4 KB buffers: the ring goes round twice in a second or two */
-        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
         CONTROLTRACE_ID h = 0;
-        ULONG started = start_kernel_sized(&h, "ring-read", NULL, 64, 4);
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
-        if (started == ERROR_ACCESS_DENIED || started == ERROR_NOT_SUPPORTED) {
-                print_message("skipped: the live source is not permitted here\n");
-                skip();
-        }
-        assert_int_equal(started, ERROR_SUCCESS);
+        need_started(start_fast(&h, "ring-read", 64, 4));
         int fd = raw_connect();
         struct host_request *rq = calloc(1, sizeof(*rq));
         rq->type = HOST_REQ_RT_ATTACH;
@@ -1642,24 +1666,15 @@ static void test_ring_consumer(void **state)
         struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        interval_usual();
 }
 
 static void test_consumer_dropped_after_stop(void **state)
 {
         (void)state;
         CONTROLTRACE_ID h = 0;
-        /* buffers of 16 KB, which fill four times sooner than 64 KB, at 8 kHz: 40 of them
-           (640 KB) are more than the socket holds */
-        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
-        ULONG rc = start_kernel_sized(&h, "never-read", NULL, 64, 16);
-        if (rc != ERROR_SUCCESS)
-                TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
-        if (rc == ERROR_ACCESS_DENIED || rc == ERROR_NOT_SUPPORTED) {
-                print_message("skipped: the live source is not permitted here\n");
-                skip();
-        }
-        assert_int_equal(rc, ERROR_SUCCESS);
+        /* 40 buffers (640 KB) are more than the socket holds */
+        need_started(start_fast(&h, "never-read", 64, 16));
         int fd = raw_attach("never-read");
         struct rt_props q;
         for (int i = 0; i < 100; i++) {
@@ -1670,7 +1685,7 @@ static void test_consumer_dropped_after_stop(void **state)
         }
         pid_t pid = host_pid();
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
+        interval_usual();
         assert_true(q.p.BuffersWritten > 40);
         /* the host hangs up on it (what it holds is never read) */
         struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
@@ -1726,18 +1741,10 @@ static void test_host_memory_budget(void **state)
         /* 64 buffers of 16 KB (the smallest budget, and buffers that fill four times sooner
            than the usual 64 KB) */
         setenv("ETWTOP_HOST_MAX_MB", "1", 1);
-        TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
         CONTROLTRACE_ID h = 0;
-        ULONG rc = start_kernel_sized(&h, "host-budget", NULL, 400, 16);
+        ULONG rc = start_fast(&h, "host-budget", 400, 16);
         unsetenv("ETWTOP_HOST_MAX_MB"); /* the host started with it; later ones do not */
-        if (rc != ERROR_SUCCESS)
-                TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
-        if (rc == ERROR_ACCESS_DENIED || rc == ERROR_NOT_SUPPORTED) {
-                print_message("skipped: the live source is not permitted here\n");
-                skip();
-        }
-        assert_int_equal(rc, ERROR_SUCCESS);
+        need_started(rc);
         int fd = raw_attach("host-budget");
         struct rt_props q;
         /* until 200 buffers came (the state checked), for two minutes at most: how fast they
@@ -1756,9 +1763,7 @@ static void test_host_memory_budget(void **state)
                       (unsigned long)q.p.BuffersWritten, (unsigned long)q.p.RealTimeBuffersLost,
                       (long)(t1.tv_sec - t0.tv_sec));
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
-        /* (the usual interval again only now: set while the session runs, the host's global
-           interval, it slowed the session to a kHz) */
-        TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
+        interval_usual();
         assert_true(q.p.BuffersWritten >= 200);
         /* 64 buffers in the queue, some in the socket and in hand; the rest lost */
         assert_true(q.p.RealTimeBuffersLost + 110 >= q.p.BuffersWritten);
