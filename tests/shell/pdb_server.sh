@@ -30,7 +30,16 @@ stop_server() {
         fi
 }
 trap 'stop_server; rm -rf "$tmp"' EXIT
-on_fail() { tail -5 "$tmp"/*.err 2>/dev/null; }
+# what each run said, and what the server logged (a failure on a loaded CI machine showed nothing)
+on_fail() {
+        local f
+        ls -la "$tmp"
+        for f in "$tmp"/*.err "$tmp/http.log"; do
+                [ -f "$f" ] || continue
+                echo "== $f"
+                tail -5 "$f"
+        done
+}
 
 rva() { awk -F'\t' -v f="$1" '$1 == f {print $2}' "$fx/pdbfix.procs.tsv"; }
 # a row of the first table: module and function
