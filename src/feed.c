@@ -7,6 +7,7 @@
 #include "feed.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -254,17 +256,27 @@ static ULONG WINAPI on_buffer(PEVENT_TRACE_LOGFILEA lf)
         return !atomic_load(&f->is_closing);
 }
 
-/* A perf.data (its magic, "PERFILE2"): the converter writes etwtop's trace, whole stacks and no
-   stack cache, so a pass ahead would only convert the file a second time, and no sample need
-   wait for its stack's parts. */
+/* A perf.data (its magic, "PERFILE2"; a perf.data directory's is its file data): the converter
+   writes etwtop's trace, whole stacks and no stack cache, so a pass ahead would only convert the
+   file a second time, and no sample need wait for its stack's parts. */
 static bool is_perf_data(const char *path)
 {
+        if (strcmp(path, "-") == 0)
+                return false;
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+                int dfd = fd;
+                fd = fstatat(dfd, "data", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
+                             ? openat(dfd, "data", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                             : -1;
+                close(dfd);
+        }
         char magic[8];
-        FILE *fp = strcmp(path, "-") != 0 ? fopen(path, "rb") : NULL;
-        bool is = fp && fread(magic, 1, sizeof(magic), fp) == sizeof(magic) &&
+        bool is = fd >= 0 && pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
                   memcmp(magic, "PERFILE2", sizeof(magic)) == 0;
-        if (fp)
-                fclose(fp);
+        if (fd >= 0)
+                close(fd);
         return is;
 }
 

@@ -329,6 +329,7 @@ void perf_data_close(struct perf_data *pd)
         if (pd->map)
                 munmap(pd->map, pd->map_size);
         free(pd->buf);
+        perf_data_dir_free(pd->parts, pd->nr_parts);
         free(pd);
 }
 
@@ -486,6 +487,11 @@ int perf_data_open_mem(struct perf_data **out, const uint8_t *data, size_t size,
                 return rc;
         }
         pd->pos = pd->data_start;
+        pd->main_data = pd->data;
+        pd->main_size = pd->size;
+        pd->main_start = pd->data_start;
+        pd->main_end = pd->data_end;
+        pd->main_declared_end = pd->declared_end;
         *out = pd;
         return 0;
 }
@@ -528,7 +534,20 @@ int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg
         uint8_t *buf = NULL;
         size_t size = 0;
         int rc = 0;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        struct perf_data_part *parts = NULL;
+        uint32_t nr_parts = 0;
+        bool is_dir = !is_stdin && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+        if (is_dir) {
+                rc = perf_data_dir_open(fd, path, &map, &size, &parts, &nr_parts, err);
+                close(fd);
+                if (rc < 0)
+                        return rc;
+                if (!map) {
+                        perf_data_dir_free(parts, nr_parts);
+                        perf_data_error_set(err, 0, "%s/data: the file is empty", path);
+                        return -EINVAL;
+                }
+        } else if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
                 size = (size_t)st.st_size;
                 /* mapped whole at once: every byte is read (the scan, then the conversion),
                    and a fault per 64 KiB of a 100 MB file was 1,500 page faults */
@@ -540,7 +559,7 @@ int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg
         } else {
                 rc = read_all(fd, &buf, &size); /* a pipe: perf record -o - | etwtop ... */
         }
-        if (!is_stdin)
+        if (!is_stdin && !is_dir)
                 close(fd);
         if (rc < 0) {
                 perf_data_error_set(err, 0, "%s: %s", path, strerror(-rc));
@@ -554,13 +573,17 @@ int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg
                 if (map)
                         munmap(map, size);
                 free(buf);
+                perf_data_dir_free(parts, nr_parts);
                 if (err) {
                         char msg[sizeof(err->msg)];
                         snprintf(msg, sizeof(msg), "%s", err->msg);
-                        snprintf(err->msg, sizeof(err->msg), "%.100s: %.150s", path, msg);
+                        snprintf(err->msg, sizeof(err->msg), "%.95s%s: %.150s", path,
+                                 is_dir ? "/data" : "", msg);
                 }
                 return rc;
         }
+        pd->parts = parts;
+        pd->nr_parts = nr_parts;
         pd->map = map;
         pd->map_size = map ? size : 0;
         pd->buf = buf;
@@ -707,6 +730,23 @@ static int next_decompressed(struct perf_data *pd, struct perf_data_record *rec)
         return 1;
 }
 
+/* A perf.data directory's next data.N file: its records from its first byte, its compressed
+   records a stream of their own (each recording thread compressed its own). */
+static void next_part(struct perf_data *pd)
+{
+        const struct perf_data_part *pt = &pd->parts[pd->part++];
+        pd->data = pt->map ? pt->map : (const uint8_t *)"";
+        pd->size = pt->size;
+        pd->data_start = 0;
+        pd->data_end = pd->declared_end = pt->size;
+        pd->pos = 0;
+        pd->dlen = pd->dpos = 0;
+        pd->dbase = 0;
+        perf_data_zstd_free(pd->zstd);
+        pd->zstd = NULL;
+        snprintf(pd->where, sizeof(pd->where), "%s: ", pt->name);
+}
+
 int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct err_msg *err)
 {
         if (next_decompressed(pd, rec))
@@ -714,13 +754,14 @@ int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct er
         if (pd->is_done)
                 return 0;
         uint64_t off = pd->pos;
-        if (off >= pd->data_end) {
-                pd->is_done = true;
+        while (off >= pd->data_end) {
                 if (pd->dlen > pd->dpos)
                         perf_data_warn(pd, pd->comp_offset,
-                                       "%zu decompressed bytes at the end are not a whole record",
-                                       pd->dlen - pd->dpos);
+                                       "%s%zu decompressed bytes at the end are not a whole "
+                                       "record",
+                                       pd->where, pd->dlen - pd->dpos);
                 if (pd->declared_end > pd->size) {
+                        pd->is_done = true;
                         perf_data_error_set(err, pd->size,
                                             "the file ends at %zu bytes, in its data section "
                                             "(%llu to %llu): truncated",
@@ -728,23 +769,29 @@ int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct er
                                             (unsigned long long)pd->declared_end);
                         return -EBADMSG;
                 }
-                return 0;
+                if (pd->part == pd->nr_parts) {
+                        pd->is_done = true;
+                        return 0;
+                }
+                next_part(pd);
+                off = pd->pos;
         }
         const uint8_t *p = pd->data + off;
         uint64_t left = pd->data_end - off;
         if (left < RECORD_HEADER_SIZE) {
                 pd->is_done = true;
                 perf_data_error_set(err, off,
-                                    "record at %llu: %llu bytes left, less than a record header "
+                                    "%srecord at %llu: %llu bytes left, less than a record header "
                                     "(truncated?)",
-                                    (unsigned long long)off, (unsigned long long)left);
+                                    pd->where, (unsigned long long)off, (unsigned long long)left);
                 return -EBADMSG;
         }
         uint32_t type = le_get32(p), size = le_get16(p + 6);
         if (size < RECORD_HEADER_SIZE || size > left) {
                 pd->is_done = true;
-                perf_data_error_set(err, off, "%s record (type %u) at %llu: size %u %s",
-                                    perf_data_type_name(type), type, (unsigned long long)off, size,
+                perf_data_error_set(err, off, "%s%s record (type %u) at %llu: size %u %s",
+                                    pd->where, perf_data_type_name(type), type,
+                                    (unsigned long long)off, size,
                                     size < RECORD_HEADER_SIZE ? "is below its header's"
                                                               : "runs past the end (truncated?)");
                 return -EBADMSG;
@@ -753,9 +800,9 @@ int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct er
         if (extra > left - size) {
                 pd->is_done = true;
                 perf_data_error_set(err, off,
-                                    "%s record at %llu: its %llu bytes of data run past the end "
+                                    "%s%s record at %llu: its %llu bytes of data run past the end "
                                     "(truncated?)",
-                                    perf_data_type_name(type), (unsigned long long)off,
+                                    pd->where, perf_data_type_name(type), (unsigned long long)off,
                                     (unsigned long long)extra);
                 return -EBADMSG;
         }
@@ -772,6 +819,13 @@ int perf_data_next(struct perf_data *pd, struct perf_data_record *rec, struct er
 
 void perf_data_rewind(struct perf_data *pd)
 {
+        pd->data = pd->main_data;
+        pd->size = pd->main_size;
+        pd->data_start = pd->main_start;
+        pd->data_end = pd->main_end;
+        pd->declared_end = pd->main_declared_end;
+        pd->part = 0;
+        pd->where[0] = 0;
         pd->pos = pd->data_start;
         pd->is_done = false;
         pd->dlen = pd->dpos = 0;

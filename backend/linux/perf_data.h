@@ -146,8 +146,13 @@ bool perf_data_is_perf_data(const uint8_t *data, size_t size);
 int perf_data_open_mem(struct perf_data **out, const uint8_t *data, size_t size,
                        struct err_msg *err);
 
-/* Opens a file (mapped read-only), or standard input when path is "-" (read to its end).
-   Returns 0 or -errno with err filled. */
+/* True when path is a perf.data: a file that starts with the magic, or a perf.data directory
+   (perf record --threads) whose regular file data does. Nothing but path and data is opened. */
+bool perf_data_path_is_perf_data(const char *path);
+
+/* Opens a file (mapped read-only), a perf.data directory (its data file, then its data.N files'
+   records, each mapped), or standard input when path is "-" (read to its end). Returns 0 or
+   -errno with err filled. */
 int perf_data_open_file(struct perf_data **out, const char *path, struct err_msg *err);
 
 /* Closes the reader and everything it owns. NULL is fine. */

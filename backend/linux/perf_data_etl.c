@@ -314,18 +314,6 @@ int perf_data_write_etl(const char *in_path, const char *out_path, bool is_force
         return write_etl(in_path, out_path, out_path, is_force, NULL, 0, st, err);
 }
 
-/* Whether the file at path starts with perf.data's magic. */
-static bool perf_data_file_is_perf_data(const char *path)
-{
-        uint8_t magic[8];
-        FILE *f = fopen(path, "rb");
-        if (!f)
-                return false;
-        bool is = fread(magic, 1, 8, f) == 8 && perf_data_is_perf_data(magic, 8);
-        fclose(f);
-        return is;
-}
-
 /* The last conversion, kept for the next open of the same input: a replay opens its trace
    twice (the feed reads a file's stack keys ahead; an .etl's pass stops at its first buffer,
    but each OpenTrace of a perf.data converted the whole file again: a fifth of -b's time on a
@@ -389,7 +377,7 @@ uint64_t perf_data_etl_nr_conversions(void)
 int perf_data_etl_reader_open(struct etl_reader **out, const char *path, struct etl_error *err)
 {
         bool is_stdin = strcmp(path, "-") == 0;
-        if (!is_stdin && !perf_data_file_is_perf_data(path))
+        if (!is_stdin && !perf_data_path_is_perf_data(path))
                 return etl_reader_open_file(out, path, err);
         *out = NULL;
         if (err)

@@ -19,12 +19,29 @@ struct perf_data_id {
 
 struct perf_data_zstd;
 
+/* A data.N file of a perf.data directory (perf_data_dir.c): records only. */
+struct perf_data_part {
+        uint32_t number; /* N */
+        char name[24];
+        void *map; /* owned: size bytes (NULL: an empty file) */
+        size_t size;
+};
+
 struct perf_data {
         const uint8_t *data; /* borrowed (from the caller, or map/buf below) */
         size_t size;
         void *map; /* owned: the file's mapping, map_size bytes */
         size_t map_size;
         uint8_t *buf; /* owned: standard input's bytes */
+        /* a perf.data directory's data.N files, read after the data file's records: part is
+           the one being read, 0 while data's are (then parts[part - 1]); the data file's own
+           bytes and data section kept in main_* */
+        struct perf_data_part *parts; /* owned, nr_parts */
+        uint32_t nr_parts, part;
+        const uint8_t *main_data;
+        size_t main_size;
+        uint64_t main_start, main_end, main_declared_end;
+        char where[32]; /* "" in the data file, else "data.N: " for messages */
 
         bool is_pipe;
         uint64_t data_start, data_end; /* the records' bytes */
@@ -70,5 +87,11 @@ void perf_data_info_free(struct perf_data_info *info);
    -EBADMSG (not zstd, damaged, too large) / -ENOTSUP (built without libzstd) with a warning. */
 int perf_data_zstd_append(struct perf_data *pd, const uint8_t *in, size_t size, uint64_t offset);
 void perf_data_zstd_free(struct perf_data_zstd *z);
+
+/* A perf.data directory dfd (named path, for messages): its data file mapped (*map, *size) and
+   its data.N files in *parts, by N. Returns 0, or -errno with err filled (nothing left open). */
+int perf_data_dir_open(int dfd, const char *path, void **map, size_t *size,
+                       struct perf_data_part **parts, uint32_t *nr_parts, struct err_msg *err);
+void perf_data_dir_free(struct perf_data_part *parts, uint32_t nr);
 
 #endif
