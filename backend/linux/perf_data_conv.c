@@ -288,7 +288,8 @@ static void write_start_events(struct perf_conv *c, struct file_hooks *h, uint32
 }
 
 /* The tracepoints that are ETW events (LINUX-MAPPING.md 3.3): sched_switch CSwitch,
-   sched_waking (or sched_wakeup) ReadyThread, power:cpu_idle the C-state of idle switches. */
+   sched_waking (or sched_wakeup, in a file without sched_waking: events_setup) ReadyThread,
+   power:cpu_idle the C-state of idle switches. */
 static void keep_format(void *ctx, const char *system, const char *text, size_t len)
 {
         struct conv_state *cs = ctx;
@@ -309,6 +310,7 @@ static void keep_format(void *ctx, const char *system, const char *text, size_t 
                 struct perf_tp_format *f = &cs->tps[cs->nr_tps];
                 if (perf_tp_format_parse(text, len, f) == 0 && f->id) {
                         cs->tp_kinds[cs->nr_tps] = wanted[i].kind;
+                        cs->tp_is_wakeup[cs->nr_tps] = strcmp(wanted[i].name, "sched_wakeup") == 0;
                         cs->nr_tps++;
                 }
                 return;
@@ -342,6 +344,19 @@ static void events_setup(struct conv_state *cs)
                 char name[64];
                 perf_data_conv_event_of(cs->pd, i, &cs->events[i], name, sizeof(name));
                 tracepoint_setup(cs, i);
+        }
+        /* one ReadyThread a wake-up: sched_waking's (the waker's, where ETW logs it) where
+           the file has both (perf record -e 'sched:*'), as perf sched counts one */
+        bool has_waking = false;
+        for (uint32_t i = 0; i < nr; i++)
+                has_waking |= cs->events[i].kind == PERF_CONV_READY_THREAD &&
+                              !cs->tp_is_wakeup[cs->events[i].tp - cs->tps];
+        for (uint32_t i = 0; i < nr; i++) {
+                if (has_waking && cs->events[i].kind == PERF_CONV_READY_THREAD &&
+                    cs->tp_is_wakeup[cs->events[i].tp - cs->tps]) {
+                        cs->events[i].kind = PERF_CONV_NONE;
+                        cs->events[i].tp = NULL;
+                }
                 struct perf_conv_event *sb = &cs->events[MAX_CONV_EVENTS + i];
                 *sb = cs->events[i];
                 sb->kind = PERF_CONV_SIDEBAND;

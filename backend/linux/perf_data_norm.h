@@ -71,6 +71,7 @@ struct conv_state {
         /* the formats of the tracepoints the converter turns into events (TRACING_DATA) */
         struct perf_tp_format tps[NR_TPS];
         enum perf_conv_kind tp_kinds[NR_TPS];
+        bool tp_is_wakeup[NR_TPS]; /* sched_wakeup's: a ReadyThread only without sched_waking */
         uint32_t nr_tps;
 };
 
