@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,6 +267,57 @@ static bool kernel_text_quick(uint64_t *stext_out, uint64_t *etext_out)
 #endif
 }
 
+/* The running kernel's build-id (/sys/kernel/notes' GNU note) in bid; its size, 0 when none. */
+static uint32_t running_build_id(uint8_t bid[20])
+{
+        uint8_t notes[4096];
+        uint32_t bid_size = 0;
+        int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        ssize_t got = read(fd, notes, sizeof(notes));
+        close(fd);
+        for (size_t p = 0; got > 0 && p + 12 <= (size_t)got;) {
+                uint32_t namesz, descsz, type;
+                memcpy(&namesz, notes + p, 4);
+                memcpy(&descsz, notes + p + 4, 4);
+                memcpy(&type, notes + p + 8, 4);
+                size_t d = p + 12 + ((namesz + 3u) & ~3u);
+                if (d + descsz > (size_t)got)
+                        break;
+                if (type == 3 && namesz == 4 && memcmp(notes + p + 12, "GNU", 4) == 0) {
+                        bid_size = descsz < 20 ? descsz : 20;
+                        memcpy(bid, notes + d, bid_size);
+                        break;
+                }
+                p = d + ((descsz + 3u) & ~3u);
+        }
+        return bid_size;
+}
+
+uint32_t ksyms_running_build_id_at(const char *release, const char *ref_name, uint64_t ref_addr,
+                                   uint8_t bid[20])
+{
+        struct utsname u;
+        if (!release || !ref_name || !ref_addr || uname(&u) < 0 || strcmp(u.release, release) != 0)
+                return 0;
+        /* the symbol perf's map is relative to, among /proc/kallsyms' first lines (0 where the
+           addresses are hidden from this user: no match then) */
+        char want[64], line[256];
+        snprintf(want, sizeof(want), " %s\n", ref_name);
+        uint64_t addr = 0;
+        FILE *f = fopen("/proc/kallsyms", "re");
+        if (!f)
+                return 0;
+        for (int i = 0; i < 64 && !addr && fgets(line, sizeof(line), f); i++) {
+                char *sp = strchr(line, ' ');
+                if (sp && (sp[1] == 'T' || sp[1] == 't') && strcmp(sp + 2, want) == 0)
+                        addr = strtoull(line, NULL, 16);
+        }
+        fclose(f);
+        return addr && addr == ref_addr ? running_build_id(bid) : 0;
+}
+
 /* The kernel image ([kernel.kallsyms], pid 0) from _stext.._etext and /sys/kernel/notes, read
    before the events are enabled. The text's end comes from /proc/iomem where it can
    (kernel_text_quick); otherwise from all of /proc/kallsyms, whose symbols are then kept
@@ -300,28 +352,8 @@ void ksyms_kernel_image(struct live_source *ls)
         }
         if (!stext || etext <= stext)
                 return;
-        uint8_t bid[20], notes[4096];
-        uint32_t bid_size = 0;
-        int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
-                ssize_t got = read(fd, notes, sizeof(notes));
-                close(fd);
-                for (size_t p = 0; got > 0 && p + 12 <= (size_t)got;) {
-                        uint32_t namesz, descsz, type;
-                        memcpy(&namesz, notes + p, 4);
-                        memcpy(&descsz, notes + p + 4, 4);
-                        memcpy(&type, notes + p + 8, 4);
-                        size_t d = p + 12 + ((namesz + 3u) & ~3u);
-                        if (d + descsz > (size_t)got)
-                                break;
-                        if (type == 3 && namesz == 4 && memcmp(notes + p + 12, "GNU", 4) == 0) {
-                                bid_size = descsz < 20 ? descsz : 20;
-                                memcpy(bid, notes + d, bid_size);
-                                break;
-                        }
-                        p = d + ((descsz + 3u) & ~3u);
-                }
-        }
+        uint8_t bid[20];
+        uint32_t bid_size = running_build_id(bid);
         ls->kernel_text = stext;
         ls->kernel_text_size = etext - stext;
         memcpy(ls->kernel_build_id, bid, bid_size);

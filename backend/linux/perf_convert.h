@@ -523,4 +523,11 @@ uint32_t perf_etw_pmc_config(uint8_t *dst, uint64_t ts, const char *const *names
 uint32_t perf_etw_session_cpu(uint8_t *dst, uint64_t ts, uint32_t cpu, uint32_t nr_cpus,
                               uint32_t nr_online, uint32_t traced_pid);
 
+/* The running kernel's build-id (ksyms.c; /sys/kernel/notes) in bid, and its size, where a
+   recording's kernel is this one: its release is the running kernel's (uname) and the symbol its
+   map is relative to (ref_name, "_text" or "_stext") lies at ref_addr now too (the same kernel,
+   the same KASLR offset). 0 otherwise, or where this user does not see kernel addresses. */
+uint32_t ksyms_running_build_id_at(const char *release, const char *ref_name, uint64_t ref_addr,
+                                   uint8_t bid[20]);
+
 #endif

@@ -5,6 +5,7 @@
    to the converter in that order. */
 #include "perf_data_norm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -252,20 +253,36 @@ static void mmap2_as_live(struct conv_state *cs, uint8_t *rec, uint32_t end)
         size_t room = end - 72;
         if (room < sizeof(kernel) || strncmp(name, kernel, sizeof(kernel) - 1) != 0)
                 return;
+        /* the symbol the map is relative to ("_text", "_stext") and its address then */
+        char ref[32];
+        snprintf(ref, sizeof(ref), "%.*s",
+                 (int)strnlen(name + sizeof(kernel) - 1, room - sizeof(kernel) + 1),
+                 name + sizeof(kernel) - 1);
+        uint64_t ref_addr = le_get64(rec + 32);
         memset(name, 0, room);
         memcpy(name, kernel, sizeof(kernel));
         le_put64(rec + 32, 0);
         const struct perf_data_info *in = perf_data_info(cs->pd);
-        for (uint32_t i = 0; i < in->nr_build_ids; i++) {
+        uint8_t bid[20];
+        uint32_t bid_size = 0;
+        for (uint32_t i = 0; i < in->nr_build_ids && !bid_size; i++) {
                 const struct perf_data_build_id *b = &in->build_ids[i];
                 if (strcmp(b->path, kernel) != 0 || !b->size)
                         continue;
-                le_put16(rec + 4, le_get16(rec + 4) | PERF_RECORD_MISC_MMAP_BUILD_ID);
-                memset(rec + 40, 0, 24);
-                rec[40] = b->size;
-                memcpy(rec + 44, b->id, b->size);
-                break;
+                bid_size = b->size < 20 ? b->size : 20;
+                memcpy(bid, b->id, bid_size);
         }
+        /* none recorded (perf record -z, --no-buildid): the running kernel's, where the file
+           was recorded under this kernel's release and the map starts where this kernel's
+           _text (_stext) is, as perf report takes the running kernel's symbols then */
+        if (!bid_size)
+                bid_size = ksyms_running_build_id_at(in->osrelease, ref, ref_addr, bid);
+        if (!bid_size)
+                return;
+        le_put16(rec + 4, le_get16(rec + 4) | PERF_RECORD_MISC_MMAP_BUILD_ID);
+        memset(rec + 40, 0, 24);
+        rec[40] = (uint8_t)bid_size;
+        memcpy(rec + 44, bid, bid_size);
 }
 
 /* A side-band record: its body (MMAP grown into MMAP2, LOST_SAMPLES into LOST), then the

@@ -14,12 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "etl_reader.h"
 #include "etw/evntcons.h"
 #include "etw/ntwmi.h"
 #include "perf_data.h"
+#include "perf_convert.h"
 #include "perf_data_conv.h"
 #include "perf_data_mem.h"
 
@@ -1335,6 +1337,52 @@ static void test_time_order(void **state)
 
 /* A conversion's growing buffer keeps its bytes as it grows, at a 2 MiB boundary each time
    (where its huge pages fit), from 2 MiB to 32. */
+/* A recording without the kernel's build-id (perf record -z, --no-buildid) takes the running
+   kernel's only where it was recorded under this kernel's release and its map starts where this
+   kernel's _text lies (ksyms_running_build_id_at). */
+static void test_kernel_build_id_assumed(void **state)
+{
+        (void)state;
+        struct utsname u;
+        assert_int_equal(uname(&u), 0);
+        uint64_t text = 0;
+        char line[256];
+        FILE *f = fopen("/proc/kallsyms", "re");
+        for (int i = 0; f && i < 64 && !text && fgets(line, sizeof(line), f); i++)
+                if (strstr(line, " T _text\n"))
+                        text = strtoull(line, NULL, 16);
+        if (f)
+                fclose(f);
+        uint8_t bid[20];
+        /* another release, or no release: none */
+        assert_int_equal(ksyms_running_build_id_at("0.0.0-another", "_text", text ? text : 1, bid),
+                         0);
+        assert_int_equal(ksyms_running_build_id_at(NULL, "_text", text ? text : 1, bid), 0);
+        if (!text) {
+                print_message("skipped: this user does not see kernel addresses\n");
+                skip();
+        }
+        /* this release, another place (another boot's KASLR offset): none */
+        assert_int_equal(ksyms_running_build_id_at(u.release, "_text", text + 0x200000, bid), 0);
+        assert_int_equal(ksyms_running_build_id_at(u.release, "_nosuch", text, bid), 0);
+        /* this kernel: its build-id, as /sys/kernel/notes holds it */
+        uint32_t n = ksyms_running_build_id_at(u.release, "_text", text, bid);
+        if (n == 0) {
+                print_message("skipped: no build-id in /sys/kernel/notes\n");
+                skip();
+        }
+        assert_int_equal(n, 20);
+        uint8_t notes[4096];
+        int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        ssize_t got = read(fd, notes, sizeof(notes));
+        close(fd);
+        bool is_found = false;
+        for (ssize_t p = 0; p + 20 <= got && !is_found; p++)
+                is_found = memcmp(notes + p, bid, 20) == 0;
+        assert_true(is_found);
+}
+
 static void test_mem_grows_aligned(void **state)
 {
         (void)state;
@@ -1748,6 +1796,7 @@ int main(void)
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
                 cmocka_unit_test(test_time_order),
+                cmocka_unit_test(test_kernel_build_id_assumed),
                 cmocka_unit_test(test_mem_grows_aligned),
                 cmocka_unit_test(test_compressed_by_hand),
                 cmocka_unit_test(test_damaged_dump),
