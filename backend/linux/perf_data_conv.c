@@ -86,6 +86,19 @@ static uint32_t lbr_options_of(const struct perf_event_attr *a)
         return o | (all & ~keep);
 }
 
+/* Whether an event before the i-th is a timer (cpu-clock, task-clock). */
+static bool has_timer_before(const struct perf_data *pd, uint32_t i)
+{
+        for (uint32_t k = 0; k < i; k++) {
+                const struct perf_event_attr *a = &perf_data_event(pd, k)->attr;
+                uint64_t config = a->config & 0xffffffffu;
+                if (a->type == PERF_TYPE_SOFTWARE &&
+                    (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK))
+                        return true;
+        }
+        return false;
+}
+
 void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf_conv_event *ev,
                              char *name, size_t name_size)
 {
@@ -117,7 +130,10 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
         int source = -1;
         switch (a->type) {
         case PERF_TYPE_SOFTWARE:
-                if (config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK) {
+                /* the first timer event is ETW's Timer; another (cpu-clock and task-clock both
+                   recorded) a source of its own, as perf report shows each event apart */
+                if ((config == PERF_COUNT_SW_CPU_CLOCK || config == PERF_COUNT_SW_TASK_CLOCK) &&
+                    !has_timer_before(pd, i)) {
                         ev->kind = PERF_CONV_PROFILE;
                         ev->profile_source = ProfileTime;
                         snprintf(name, name_size, "Timer");
@@ -129,10 +145,11 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
                 }
                 break;
         case PERF_TYPE_TRACEPOINT:
-                /* samples of sched_switch, sched_waking and cpu_idle are converted once their
-                   formats are known (TRACING_DATA); others are not */
-                ev->kind = PERF_CONV_SIDEBAND;
-                return;
+                /* samples of sched_switch, sched_waking and cpu_idle become CSwitch, ReadyThread
+                   and C-states once their formats are known (TRACING_DATA: tracepoint_setup);
+                   another tracepoint's samples are a source of their own, named by the
+                   tracepoint, where it fired (its IP and stack), as perf report counts them */
+                break;
         case PERF_TYPE_HARDWARE: source = hw_source(config); break;
         default: /* raw events, cache events, other PMUs */ break;
         }
@@ -354,8 +371,9 @@ static void events_setup(struct conv_state *cs)
         for (uint32_t i = 0; i < nr; i++) {
                 if (has_waking && cs->events[i].kind == PERF_CONV_READY_THREAD &&
                     cs->tp_is_wakeup[cs->events[i].tp - cs->tps]) {
-                        cs->events[i].kind = PERF_CONV_NONE;
-                        cs->events[i].tp = NULL;
+                        /* its samples counted as another tracepoint's */
+                        char name[64];
+                        perf_data_conv_event_of(cs->pd, i, &cs->events[i], name, sizeof(name));
                 }
                 struct perf_conv_event *sb = &cs->events[MAX_CONV_EVENTS + i];
                 *sb = cs->events[i];

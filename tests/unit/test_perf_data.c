@@ -1521,7 +1521,8 @@ static void test_pmc_sources_by_hand(void **state)
                  "BranchMispredictions"},
                 {PERF_TYPE_RAW, 0x1c2, PERF_CONV_PMC_SAMPLE, 64, "raw 0x1c2"},
                 {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, PERF_CONV_PROFILE, 0, "Timer"},
-                {PERF_TYPE_TRACEPOINT, 300, PERF_CONV_SIDEBAND, 0, NULL},
+                /* a tracepoint not converted to a kernel event: a source of its own */
+                {PERF_TYPE_TRACEPOINT, 300, PERF_CONV_PMC_SAMPLE, 64, "tracepoint 300"},
                 {9, 0x3c, PERF_CONV_PMC_SAMPLE, 64, "type 9 config 0x3c"}, /* no PMU_MAPPINGS */
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -1543,8 +1544,25 @@ static void test_pmc_sources_by_hand(void **state)
                 perf_data_close(pd);
                 free(f);
         }
-        /* with PMU_MAPPINGS: perf's name of a PMU's event, pmu/config=.../ */
+        /* cpu-clock and task-clock both (build_file's two events): the first is the Timer,
+           the second a source of its own, as perf report shows each apart */
         struct fb *f = calloc(1, sizeof(*f));
+        build_file(f, 112);
+        struct perf_data *tpd = NULL;
+        struct err_msg terr;
+        assert_int_equal(perf_data_open_mem(&tpd, f->b, f->n, &terr), 0);
+        struct perf_conv_event tev;
+        char tname[64];
+        perf_data_conv_event_of(tpd, 0, &tev, tname, sizeof(tname));
+        assert_int_equal(tev.kind, PERF_CONV_PROFILE);
+        assert_string_equal(tname, "Timer");
+        perf_data_conv_event_of(tpd, 1, &tev, tname, sizeof(tname));
+        assert_int_equal(tev.kind, PERF_CONV_PMC_SAMPLE);
+        assert_int_equal(tev.profile_source, 65);
+        assert_string_equal(tname, "task-clock");
+        perf_data_close(tpd);
+        memset(f, 0, sizeof(*f));
+        /* with PMU_MAPPINGS: perf's name of a PMU's event, pmu/config=.../ */
         build_file(f, 112);
         uint32_t type = 9;
         uint64_t config = 0x3c;

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# perf_data_events.sh: perf.data files recorded here with events perf report counts apart, read
+# by etwtop as perf reads them: cpu-clock and task-clock both (the Timer and a source named
+# task-clock, not one table of both), tracepoints that are no kernel event of ETW's (a source
+# each, named by the tracepoint, at the places it fired), and sched_waking beside sched_wakeup
+# (one ReadyThread a wake-up). Each event's samples in its table's title against `perf script`,
+# and each table's hottest function's samples against perf report's for that event. Skips
+# without perf, or where perf cannot record the events here.
+set -u
+: "${ETWTOP:?}"
+command -v perf >/dev/null && perf version >/dev/null 2>&1 ||
+        { echo "SKIP: perf is not installed"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/check.sh"
+on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
+
+record() { # NAME OPTIONS...: a short pipe ping-pong
+        local name=$1
+        shift
+        perf record -q -o "$tmp/$name.data" "$@" -- perf bench sched pipe -l 20000 \
+                >/dev/null 2>"$tmp/$name.rec.err"
+}
+# the title of an event's table: "Hot functions (NAME, N samples"; NAME is ETW's for a timer
+title_count() { # FILE NAME
+        grep -oE "^Hot functions \($2, [0-9]+ samples" "$1" | grep -oE '[0-9]+ samples' | grep -oE '[0-9]+'
+}
+# the hottest function's samples of the table of NAME
+hottest() { # FILE NAME
+        awk -v n="Hot functions ($2, " 'index($0, n) == 1 {t = 1; next} /^Hot functions/ {t = 0}
+                t && /^ +[0-9.]+%/ {print $3; exit}' "$1"
+}
+# perf report's hottest symbol's samples for event EVENT
+perf_hottest() { # DATA EVENT
+        perf report -i "$1" --stdio --no-children -g none -F sample,sym 2>/dev/null |
+                awk -v e="of event '$2'" 'index($0, e) {t = 1; next} /^# Samples/ {t = 0}
+                        t && /^ +[0-9]+ / {print $1; exit}'
+}
+compare() { # NAME PERF_EVENT ETW_NAME
+        local d=$tmp/$1.data want got
+        want=$(perf script -i "$d" -F event 2>/dev/null | awk -v e="$2:" '$1 == e' | wc -l)
+        got=$(title_count "$tmp/$1.txt" "$3")
+        check "$1: $2's samples in the table of $3 (${got:-none}), perf script's ($want)" \
+                [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
+        got=$(hottest "$tmp/$1.txt" "$3")
+        want=$(perf_hottest "$d" "$2")
+        check "$1: $2's hottest function's samples (${got:-none}), perf report's (${want:-none})" \
+                [ -n "$want" -a "${got:-x}" = "$want" ]
+}
+replay() { # NAME
+        "$ETWTOP" --replay "$tmp/$1.data" -b -n 5 >"$tmp/$1.txt" 2>"$tmp/$1.err"
+        check "$1: replay exits 0" [ $? = 0 ]
+}
+
+if record timers -e cpu-clock -e task-clock -F 1000; then
+        replay timers
+        compare timers cpu-clock Timer
+        compare timers task-clock task-clock
+else
+        skip "timers: perf record failed: $(head -c 200 "$tmp/timers.rec.err")"
+fi
+
+if record tps -g -e syscalls:sys_enter_write -e kmem:kfree -c 1; then
+        replay tps
+        compare tps syscalls:sys_enter_write syscalls:sys_enter_write
+        compare tps kmem:kfree kmem:kfree
+else
+        skip "tracepoints: perf record failed: $(head -c 200 "$tmp/tps.rec.err")"
+fi
+
+if record wake -a -e sched:sched_switch -e sched:sched_waking -e sched:sched_wakeup; then
+        d=$tmp/wake.data
+        waking=$(perf script -i "$d" -F event 2>/dev/null | grep -c '^ *sched:sched_waking:')
+        ready=$("$ETWTOP" --dump "$d" 2>"$tmp/wake.err" | awk '$5 ~ /^Thread\/ReadyThread/' | wc -l)
+        check "wake: one ReadyThread a wake-up ($ready), sched_waking's ($waking)" \
+                [ "$waking" -gt 0 -a "$ready" = "$waking" ]
+        replay wake
+        compare wake sched:sched_wakeup sched:sched_wakeup
+else
+        skip "wake-ups: perf record failed: $(head -c 200 "$tmp/wake.rec.err")"
+fi
+
+echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ $nr_fail = 0 ]
