@@ -102,6 +102,15 @@ static uint32_t candidates(const struct elf_load_request *rq, char (*out)[PATH_M
         }
         if (rq->path[0] == '/' && n < max)
                 snprintf(out[n++], PATH_MAX, "%s", rq->path);
+        /* perf's build-id cache, where perf record kept a copy of the image (the program
+           rebuilt or removed since, as perf report finds it): $PERF_BUILDID_DIR, else
+           ~/.debug; its .build-id/xx/rest links to the copy's directory, whose file is elf */
+        const char *cache = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+        if (*idhex && n < max && cache && *cache == '/')
+                snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s/elf", cache, idhex, idhex + 2);
+        else if (*idhex && n < max && home && *home == '/')
+                snprintf(out[n++], PATH_MAX, "%s/.debug/.build-id/%.2s/%s/elf", home, idhex,
+                         idhex + 2);
         /* then debug files alone, when no image is left (see read_segments) */
         for (uint32_t i = 0; *idhex && i < rq->nr_dirs && n < max; i++)
                 snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s.debug", rq->dirs[i], idhex,
