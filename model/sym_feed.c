@@ -178,5 +178,7 @@ void sym_feed_end(struct sym_feed *f)
         if (f->is_kernel_asked || f->has_kernel_symbols || !f->kernel_build_id_size)
                 return;
         f->is_kernel_asked = true;
-        sym_kernel_running(f->store, f->kernel_build_id, f->kernel_build_id_size, NULL, NULL);
+        if (sym_kernel_running(f->store, f->kernel_build_id, f->kernel_build_id_size, NULL, NULL) <=
+            0)
+                sym_kernel_cached(f->store, f->kernel_build_id, f->kernel_build_id_size);
 }

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* kernel_running.c: owns taking a recording's kernel symbols from the running kernel when its
-   build-id is the recording's. */
+   build-id is the recording's, or from the copy of that kernel's symbols perf record kept in its
+   build-id cache. */
 #include "symbols/kernel_running.h"
 
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "symbols/kallsyms.h"
 #include "symbols/sym_table.h"
+
+static int load_from(struct sym_store *s, const char *kallsyms_path);
 
 int sym_kernel_running(struct sym_store *s, const uint8_t *build_id, uint32_t build_id_size,
                        const char *notes_path, const char *kallsyms_path)
@@ -23,8 +28,37 @@ int sym_kernel_running(struct sym_store *s, const uint8_t *build_id, uint32_t bu
                 return rc == -ENOENT ? 0 : rc;
         if (size != (build_id_size > 20 ? 20 : build_id_size) || memcmp(running, build_id, size))
                 return 0; /* another kernel: its addresses would name other code */
+        return load_from(s, kallsyms_path);
+}
+
+int sym_kernel_cached(struct sym_store *s, const uint8_t *build_id, uint32_t build_id_size)
+{
+        if (!build_id_size)
+                return 0;
+        char hex[41], path[4096];
+        uint32_t n = build_id_size > 20 ? 20 : build_id_size;
+        for (uint32_t i = 0; i < n; i++)
+                snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
+        const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+        if (dir && *dir == '/')
+                snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
+        else if (home && *home == '/')
+                snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
+        else
+                return 0;
+        /* a regular file only: perf wrote it; nothing else at the name is opened */
+        struct stat st;
+        if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        return load_from(s, path);
+}
+
+/* The text symbols of the kallsyms file at path (NULL: /proc/kallsyms) into the store as the
+   recording's kernel symbols, each with its module; how many, or -errno. */
+static int load_from(struct sym_store *s, const char *kallsyms_path)
+{
         struct kallsyms *ks = NULL;
-        rc = kallsyms_read(kallsyms_path, &ks, NULL);
+        int rc = kallsyms_read(kallsyms_path, &ks, NULL);
         if (rc < 0)
                 return rc;
         const struct sym_table *t = kallsyms_table(ks);

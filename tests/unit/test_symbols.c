@@ -929,6 +929,83 @@ static void test_kernel_symbols_from_running(void **state)
         rmdir(dir);
 }
 
+/* A recording of another kernel (another boot): its symbols from the copy perf record kept in
+   its build-id cache, ~/.debug/[kernel.kallsyms]/HEX/kallsyms ($PERF_BUILDID_DIR first); only a
+   regular file there is read. */
+static void test_kernel_symbols_from_perf_cache(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop_kcache_XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        uint8_t id[20];
+        char hex[41], path[512], cmd[600];
+        for (int i = 0; i < 20; i++) {
+                id[i] = (uint8_t)(0x50 + i);
+                snprintf(hex + 2 * i, 3, "%02x", id[i]);
+        }
+        snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s", dir, hex);
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+        assert_int_equal(system(cmd), 0);
+        static const char ksyms[] = "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 T cached_schedule\n"
+                                    "ffffffff81000200 T _etext\n";
+        char file[600];
+        snprintf(file, sizeof(file), "%s/kallsyms", path);
+        FILE *fp = fopen(file, "w");
+        assert_non_null(fp);
+        fputs(ksyms, fp);
+        fclose(fp);
+        char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+        char *old_dir = getenv("PERF_BUILDID_DIR") ? strdup(getenv("PERF_BUILDID_DIR")) : NULL;
+        setenv("HOME", dir, 1);
+        unsetenv("PERF_BUILDID_DIR");
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        struct sym_frame f;
+        /* another build-id: nothing */
+        struct sym_store *s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        uint8_t other[20];
+        memcpy(other, id, 20);
+        other[0] ^= 1;
+        assert_int_equal(sym_kernel_cached(s, other, 20), 0);
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_not_equal(f.state, SYM_RESOLVED);
+        sym_store_free(s);
+        /* its own: named from the cache */
+        s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        assert_true(sym_kernel_cached(s, id, 20) > 0);
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "cached_schedule");
+        sym_store_free(s);
+        /* PERF_BUILDID_DIR first: an empty one holds nothing */
+        setenv("PERF_BUILDID_DIR", dir, 1);
+        s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        assert_int_equal(sym_kernel_cached(s, id, 20), 0);
+        sym_store_free(s);
+        unsetenv("PERF_BUILDID_DIR");
+        /* a symbolic link at the name: not followed */
+        char moved[640];
+        snprintf(moved, sizeof(moved), "%s/moved", dir);
+        assert_int_equal(rename(file, moved), 0);
+        assert_int_equal(symlink(moved, file), 0);
+        s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        assert_int_equal(sym_kernel_cached(s, id, 20), 0);
+        sym_store_free(s);
+        if (old_home)
+                setenv("HOME", old_home, 1);
+        if (old_dir)
+                setenv("PERF_BUILDID_DIR", old_dir, 1);
+        free(old_home);
+        free(old_dir);
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+}
+
 static void test_background_loading(void **state)
 {
         (void)state;
@@ -1755,6 +1832,7 @@ int main(void)
                 cmocka_unit_test(test_address_space_events),
                 cmocka_unit_test(test_recorded_kernel_symbols),
                 cmocka_unit_test(test_kernel_symbols_from_running),
+                cmocka_unit_test(test_kernel_symbols_from_perf_cache),
                 cmocka_unit_test(test_background_loading),
                 cmocka_unit_test(test_hostile_files),
                 cmocka_unit_test(test_windows_modules),
