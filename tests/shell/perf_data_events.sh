@@ -14,13 +14,24 @@ command -v perf >/dev/null && perf version >/dev/null 2>&1 ||
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
+# perf's build-id cache (~/.debug) of this test's own: two perf record at once writing one
+# cache abort on an assertion (util/build-id.c), and the suite runs tests side by side
+export HOME=$tmp/home
+mkdir -p "$HOME"
 on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 record() { # NAME OPTIONS...: a short pipe ping-pong
         local name=$1
         shift
-        perf record -q -o "$tmp/$name.data" "$@" -- perf bench sched pipe -l 20000 \
-                >/dev/null 2>"$tmp/$name.rec.err"
+        # Debian's perf 6.1 at times aborts on an assertion in util/build-id.c, at the end of a
+        # recording, while other programs run: tried three times
+        local try
+        for try in 1 2 3; do
+                rm -rf "$tmp/$name.data"
+                perf record -q -o "$tmp/$name.data" "$@" -- perf bench sched pipe -l 20000 \
+                        >/dev/null 2>"$tmp/$name.rec.err" && return 0
+        done
+        return 1
 }
 # the title of an event's table: "Hot functions (NAME, N samples"; NAME is ETW's for a timer
 title_count() { # FILE NAME
@@ -37,9 +48,16 @@ perf_hottest() { # DATA EVENT
                 awk -v e="of event '$2'" 'index($0, e) {t = 1; next} /^# Samples/ {t = 0}
                         t && /^ +[0-9]+ / {print $1; exit}'
 }
+# perf script's events of the file, one a line; false where perf cannot read its own file
+# (Debian's perf 6.1 sometimes aborts on an assertion in util/build-id.c)
+perf_events() { perf script -i "$1" -F event >"$1.events" 2>/dev/null; }
 compare() { # NAME PERF_EVENT ETW_NAME
         local d=$tmp/$1.data want got
-        want=$(perf script -i "$d" -F event 2>/dev/null | awk -v e="$2:" '$1 == e' | wc -l)
+        if ! { [ -s "$d.events" ] || perf_events "$d"; }; then
+                skip "$1: perf script cannot read the recording"
+                return
+        fi
+        want=$(awk -v e="$2:" '$1 == e' "$d.events" | wc -l)
         got=$(title_count "$tmp/$1.txt" "$3")
         check "$1: $2's samples in the table of $3 (${got:-none}), perf script's ($want)" \
                 [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
@@ -71,10 +89,15 @@ fi
 
 if record wake -a -e sched:sched_switch -e sched:sched_waking -e sched:sched_wakeup; then
         d=$tmp/wake.data
-        waking=$(perf script -i "$d" -F event 2>/dev/null | grep -c '^ *sched:sched_waking:')
-        ready=$("$ETWTOP" --dump "$d" 2>"$tmp/wake.err" | awk '$5 ~ /^Thread\/ReadyThread/' | wc -l)
-        check "wake: one ReadyThread a wake-up ($ready), sched_waking's ($waking)" \
-                [ "$waking" -gt 0 -a "$ready" = "$waking" ]
+        if perf_events "$d"; then
+                waking=$(grep -c '^ *sched:sched_waking:' "$d.events")
+                ready=$("$ETWTOP" --dump "$d" 2>"$tmp/wake.err" |
+                        awk '$5 ~ /^Thread\/ReadyThread/' | wc -l)
+                check "wake: one ReadyThread a wake-up ($ready), sched_waking's ($waking)" \
+                        [ "$waking" -gt 0 -a "$ready" = "$waking" ]
+        else
+                skip "wake: perf script cannot read the recording"
+        fi
         replay wake
         compare wake sched:sched_wakeup sched:sched_wakeup
 else
