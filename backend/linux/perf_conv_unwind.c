@@ -371,11 +371,52 @@ static inline uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sa
         return chain_walk_to(c, s, is_ip_first, is_dwarf, frames);
 }
 
+/* perf record --call-graph lbr: an event whose LBR records the call stack
+   (PERF_SAMPLE_BRANCH_CALL_STACK), a sample with its entries and a chain with a user part. */
+static bool is_lbr_call_stack(const struct perf_conv_event *ev, const struct perf_sample *s)
+{
+        if (!(ev->lbr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) &&
+            !(ev->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK))
+                return false;
+        if (!s->nr_branches || !s->branches)
+                return false;
+        for (uint64_t i = 0; i < s->nr_callchain; i++)
+                if (le_get64(s->callchain + 8 * i) == (uint64_t)PERF_CONTEXT_USER)
+                        return true;
+        return false;
+}
+
+/* The chain's kernel part, then its user part from the LBR call stack, as perf report makes it
+   (resolve_lbr_callchain_sample): the latest active call's target (the user function the sample,
+   or its system call, is in; left out when the sampled user ip is frame 0 already), then each
+   active call's site, innermost first. The chain's own user frames (frame pointers, which code
+   built without them makes garbage) are left. */
+static uint32_t lbr_frames_to(struct perf_conv *c, const struct perf_sample *s, bool is_ip_first,
+                              uint64_t *frames)
+{
+        uint32_t n = chain_frames_to(c, s, is_ip_first, true, frames);
+        bool has_user = false;
+        for (uint32_t i = 0; i < n && !has_user; i++)
+                has_user = !is_kernel_addr(frames[i]);
+        for (uint64_t i = 0; i < s->nr_branches && n < CONV_MAX_FRAMES; i++) {
+                const uint8_t *e = s->branches + 24 * i;
+                if (i == 0 && !has_user && le_get64(e + 8))
+                        frames[n++] = le_get64(e + 8);
+                if (n < CONV_MAX_FRAMES && le_get64(e))
+                        frames[n++] = le_get64(e);
+        }
+        c->st.nr_lbr_call_stacks++;
+        return n;
+}
+
 /* The callchain without PERF_CONTEXT_* markers (chain_frames_to), its user part the DWARF walk
-   of the sample's register and stack copies where ev's walk asks for it. */
+   of the sample's register and stack copies where ev's walk asks for it, or the LBR call stack
+   where the event recorded one (lbr_frames_to). */
 static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
                                   const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
 {
+        if (__builtin_expect(ev->has_lbr, 0) && is_lbr_call_stack(ev, s))
+                return lbr_frames_to(c, s, is_ip_first, frames);
         if (ev->walk == PERF_CONV_WALK_FP)
                 return chain_frames_to(c, s, is_ip_first, false, frames);
         struct unwind_regs regs;

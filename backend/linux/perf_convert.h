@@ -256,6 +256,7 @@ struct perf_conv_stats {
         uint64_t nr_lost;             /* their lost counts */
         uint64_t nr_clamped;          /* timestamps raised to keep a CPU's records in order */
         uint64_t nr_lbr_dropped;      /* branch entries removed by the user-space filter */
+        uint64_t nr_lbr_call_stacks;  /* stacks whose user part came from the LBR call stack */
         uint64_t nr_cswitch_repaired; /* CSwitch made from a switch-in record: the sched_switch
                                          sample of that switch never came */
         uint64_t nr_foreign;          /* -p: records of other processes' threads, not written */

@@ -1062,6 +1062,87 @@ static void test_sample_branch_stack(void **state)
         assert_int_equal(l2->ev.lbr.entries[0].from, 0x4011f0);
 }
 
+/* perf record --call-graph lbr (PERF_SAMPLE_BRANCH_CALL_STACK): a stack's user part is the LBR
+   call stack's, as perf report makes it: the latest active call's target, then each active
+   call's site, innermost first; the chain's own user frames (frame pointers) left out. A chain
+   with no user part keeps its own frames. */
+static void test_lbr_call_stack_frames(void **state)
+{
+        (void)state;
+        struct perf_conv_event ev = {
+                .kind = PERF_CONV_PMC_SAMPLE,
+                .sample_type = SAMPLE_ID | PERF_SAMPLE_IP | PERF_SAMPLE_PERIOD |
+                               PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_BRANCH_STACK,
+                .profile_source = ProfileTotalCycles,
+                .has_stack = true,
+                .has_lbr = true,
+                .branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK};
+        ev.lbr.branch_sample_type = ev.branch_sample_type;
+        add_event(23, &ev);
+        struct rb r;
+        uint64_t ts = START + 9000;
+        /* in the kernel (a system call of g's) */
+        rb_sample_head(&r, 23, KERNEL_IP, 70, 71, ts, 0, true);
+        rb_u64(&r, 6);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+        rb_u64(&r, KERNEL_IP);
+        rb_u64(&r, 0xffffffff81000100ull);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+        rb_u64(&r, 0x402010);   /* the user ip */
+        rb_u64(&r, 0xdeadbeef); /* frame-pointer garbage */
+        rb_u64(&r, 3);
+        rb_branch(&r, 0x401500, 0x402000, PERF_BR_CALL); /* f1 calls g */
+        rb_branch(&r, 0x400900, 0x401400, PERF_BR_CALL); /* f2 calls f1 */
+        rb_branch(&r, 0x400150, 0x400800, PERF_BR_CALL); /* main calls f2 */
+        rb_end(&r);
+        convert(&r, 0);
+        /* in user mode, in g */
+        rb_sample_head(&r, 23, 0x402222, 70, 71, ts + 10, 0, true);
+        rb_u64(&r, 3);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_USER);
+        rb_u64(&r, 0x402222);
+        rb_u64(&r, 0xdeadbeef);
+        rb_u64(&r, 3);
+        rb_branch(&r, 0x401500, 0x402000, PERF_BR_CALL);
+        rb_branch(&r, 0x400900, 0x401400, PERF_BR_CALL);
+        rb_branch(&r, 0x400150, 0x400800, PERF_BR_CALL);
+        rb_end(&r);
+        convert(&r, 0);
+        /* a kernel thread's: no user part, its chain as it is */
+        rb_sample_head(&r, 23, KERNEL_IP, 2, 2, ts + 20, 0, true);
+        rb_u64(&r, 3);
+        rb_u64(&r, (uint64_t)PERF_CONTEXT_KERNEL);
+        rb_u64(&r, KERNEL_IP);
+        rb_u64(&r, 0xffffffff81000200ull);
+        rb_u64(&r, 1);
+        rb_branch(&r, 0x401500, 0x402000, PERF_BR_CALL);
+        rb_end(&r);
+        convert(&r, 0);
+        struct perf_conv_stats st;
+        perf_conv_get_stats(g.c, &st);
+        assert_int_equal(st.nr_lbr_call_stacks, 2);
+        read_back();
+
+        const struct cap *k = find(KEV_STACK, 0);
+        assert_non_null(k);
+        assert_int_equal(k->ev.stack.event_timestamp, ts);
+        const uint64_t want_k[] = {KERNEL_IP, 0xffffffff81000100ull, 0x402000, 0x401500, 0x400900,
+                                   0x400150};
+        assert_int_equal(k->nr_stack_frames, 6);
+        assert_memory_equal(k->frames, want_k, sizeof(want_k));
+        const struct cap *u = find(KEV_STACK, 1);
+        assert_non_null(u);
+        assert_int_equal(u->ev.stack.event_timestamp, ts + 10);
+        const uint64_t want_u[] = {0x402222, 0x401500, 0x400900, 0x400150};
+        assert_int_equal(u->nr_stack_frames, 4);
+        assert_memory_equal(u->frames, want_u, sizeof(want_u));
+        const struct cap *t = find(KEV_STACK, 2);
+        assert_non_null(t);
+        const uint64_t want_t[] = {KERNEL_IP, 0xffffffff81000200ull};
+        assert_int_equal(t->nr_stack_frames, 2);
+        assert_memory_equal(t->frames, want_t, sizeof(want_t));
+}
+
 /* An invented layout: other offsets, a 4-byte prev_state, and older letters (0x40 = x dead). */
 static const char moved_format[] =
         "name: sched_switch\nID: 99\nformat:\n"
@@ -2852,6 +2933,7 @@ int main(void)
                 cmocka_unit_test(test_lbr_filter_inversion),
                 cmocka_unit_test(test_lbr_every_filter_combination),
                 cmocka_unit_test_setup_teardown(test_sample_branch_stack, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lbr_call_stack_frames, setup, teardown),
                 cmocka_unit_test(test_tracepoint_format),
                 cmocka_unit_test_setup_teardown(test_sched_switch_with_counters, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_sched_switch_raw_cut_short, setup, teardown),
