@@ -8,13 +8,13 @@
 # or a C compiler, or where perf cannot record here.
 set -u
 : "${ETWTOP:?}"
-command -v perf >/dev/null && perf version >/dev/null 2>&1 ||
-        { echo "SKIP: perf is not installed"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-cc=$(command -v cc || command -v gcc || command -v clang) ||
-        { echo "SKIP: no C compiler"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
+. "$(dirname "$0")/../lib/perf_rec.sh"
+perf_needed
+cc=$(command -v cc || command -v gcc || command -v clang) ||
+        { echo "SKIP: no C compiler"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
 on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 build() { # VARIANT: the spinning program, its code a little different for each variant
@@ -37,21 +37,15 @@ C
 hottest() { awk '/^Hot functions/ {t++; next} t == 1 && /^ +[0-9.]+%/ {print $NF; exit}' "$1"; }
 
 # perf's cache and etwtop's look under this HOME
-export HOME=$tmp/home
-mkdir -p "$HOME"
+perf_home
 unset PERF_BUILDID_DIR
 if ! build one 3; then
         echo "SKIP: the program does not build: $(head -c 200 "$tmp/cc.err")"
         echo "0 passed, 0 failed, 1 skipped"
         exit 77
 fi
-# Debian's perf 6.1 at times aborts on an assertion in util/build-id.c, at the end of a
-# recording, while other programs run: tried three times
 recorded=false
-for try in 1 2 3; do
-        perf record -q -o "$tmp/spin.data" -e cpu-clock -F 2000 -- "$tmp/spin" >/dev/null \
-                2>"$tmp/rec.err" && recorded=true && break
-done
+perf_record "$tmp/spin.data" "$tmp/rec.err" -e cpu-clock -F 2000 -- "$tmp/spin" && recorded=true
 if ! $recorded; then
         echo "SKIP: perf record cannot record here: $(head -c 200 "$tmp/rec.err")"
         echo "0 passed, 0 failed, 1 skipped"

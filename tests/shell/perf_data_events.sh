@@ -9,29 +9,18 @@
 # without perf, or where perf cannot record the events here.
 set -u
 : "${ETWTOP:?}"
-command -v perf >/dev/null && perf version >/dev/null 2>&1 ||
-        { echo "SKIP: perf is not installed"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
-# perf's build-id cache (~/.debug) of this test's own: two perf record at once writing one
-# cache abort on an assertion (util/build-id.c), and the suite runs tests side by side
-export HOME=$tmp/home
-mkdir -p "$HOME"
+. "$(dirname "$0")/../lib/perf_rec.sh"
+perf_needed
+perf_home
 on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 record() { # NAME OPTIONS...: a short pipe ping-pong
         local name=$1
         shift
-        # Debian's perf 6.1 at times aborts on an assertion in util/build-id.c, at the end of a
-        # recording, while other programs run: tried three times
-        local try
-        for try in 1 2 3; do
-                rm -rf "$tmp/$name.data"
-                perf record -q -o "$tmp/$name.data" "$@" -- perf bench sched pipe -l 20000 \
-                        >/dev/null 2>"$tmp/$name.rec.err" && return 0
-        done
-        return 1
+        perf_record "$tmp/$name.data" "$tmp/$name.rec.err" "$@" -- perf bench sched pipe -l 20000
 }
 # the title of an event's table: "Hot functions (NAME, N samples"; NAME is ETW's for a timer
 title_count() { # FILE NAME

@@ -21,6 +21,7 @@
 #include "etw/evntcons.h"
 #include "etw/ntwmi.h"
 #include "perf_data.h"
+#include "perf_fb.h"
 #include "perf_convert.h"
 #include "perf_data_conv.h"
 #include "perf_data_mem.h"
@@ -421,37 +422,6 @@ static void test_against_perf_report(void **state)
 }
 
 /* ---- files built by hand ---- */
-
-struct fb {
-        uint8_t b[8192];
-        uint32_t n;
-};
-
-static void fb_put(struct fb *f, const void *p, uint32_t n)
-{
-        memcpy(f->b + f->n, p, n);
-        f->n += n;
-}
-
-static void fb_u16(struct fb *f, uint16_t v)
-{
-        fb_put(f, &v, 2);
-}
-
-static void fb_u32(struct fb *f, uint32_t v)
-{
-        fb_put(f, &v, 4);
-}
-
-static void fb_u64(struct fb *f, uint64_t v)
-{
-        fb_put(f, &v, 8);
-}
-
-static void fb_u64_at(struct fb *f, uint32_t at, uint64_t v)
-{
-        memcpy(f->b + at, &v, 8);
-}
 
 /* An attr of attr_size bytes: a software cpu-clock with IDENTIFIER|IP|TID|TIME|PERIOD. */
 static void fb_attr(struct fb *f, uint32_t attr_size, uint64_t config)
@@ -1321,7 +1291,7 @@ static void check_time_order(const uint64_t *times, uint32_t nr)
 static void test_time_order(void **state)
 {
         (void)state;
-        enum { ROUNDS = 3, RINGS = 3, PER = 17, NR = 160 }; /* 160 samples fill struct fb */
+        enum { ROUNDS = 3, RINGS = 3, PER = 17, NR = 160 }; /* 160 samples: 7,680 bytes */
         uint64_t *times = calloc(NR, sizeof(*times));
         uint32_t n = 0;
         for (uint32_t round = 0; round < ROUNDS; round++)

@@ -21,42 +21,11 @@
 #include "etl_reader.h"
 #include "etw/ntwmi.h"
 #include "perf_data.h"
+#include "perf_fb.h"
 #include "perf_data_conv.h"
 
 #define SAMPLE_SIZE (8u + 5u * 8u)
 #define DIR_FORMAT  24u /* HEADER_DIR_FORMAT */
-
-struct fb {
-        uint8_t b[16384];
-        uint32_t n;
-};
-
-static void fb_put(struct fb *f, const void *p, uint32_t n)
-{
-        assert_true(f->n + n <= sizeof(f->b));
-        memcpy(f->b + f->n, p, n);
-        f->n += n;
-}
-
-static void fb_u16(struct fb *f, uint16_t v)
-{
-        fb_put(f, &v, 2);
-}
-
-static void fb_u32(struct fb *f, uint32_t v)
-{
-        fb_put(f, &v, 4);
-}
-
-static void fb_u64(struct fb *f, uint64_t v)
-{
-        fb_put(f, &v, 8);
-}
-
-static void fb_u64_at(struct fb *f, uint32_t at, uint64_t v)
-{
-        memcpy(f->b + at, &v, 8);
-}
 
 /* A cpu-clock sample of id 7 at ip, at time t: IDENTIFIER|IP|TID|TIME|PERIOD. */
 static void fb_sample(struct fb *f, uint64_t ip, uint64_t t)
