@@ -365,6 +365,7 @@ bool elf_module_symbols_were_direct(const struct elf_module *m)
 static void read_symbols(struct elf_module *m)
 {
         m->table = sym_table_new();
+        sym_table_choose_aliases_as_perf(m->table);
         int n = dwfl_module_getsymtab(m->mod);
         m->is_direct = !elf_module_symbols_through_libdwfl && read_symbols_direct(m, n);
         for (int i = 1; !m->is_direct && i < n; i++) {

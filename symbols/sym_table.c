@@ -18,7 +18,8 @@ struct sym_table {
         const char *ext;
         size_t ext_size;
         bool is_finished;
-        bool is_mapped; /* entries and pool borrowed (sym_table_new_mapped): never freed */
+        bool is_mapped;       /* entries and pool borrowed (sym_table_new_mapped): never freed */
+        bool is_perf_aliases; /* a start's aliases chosen among as perf does */
 };
 
 struct sym_table *sym_table_new(void)
@@ -324,6 +325,62 @@ static struct sym_entry *sort_entries(struct sym_entry *e, uint32_t n)
         return src;
 }
 
+void sym_table_choose_aliases_as_perf(struct sym_table *t)
+{
+        t->is_perf_aliases = true;
+}
+
+static uint32_t leading_underscores(const char *s)
+{
+        uint32_t n = 0;
+        while (s[n] == '_')
+                n++;
+        return n;
+}
+
+/* Whether a is a better name than b for their start, as perf's choose_best_symbol says: a
+   function before padding or data (ours), then a sized one, a strong one, a global one, the
+   one with fewer leading underscores, the longer name (perf report's `__GI___libc_write` where
+   `__GI___write` shares its address); otherwise the one added first stays. */
+static bool perf_prefers(const struct sym_table *t, const struct sym_entry *a,
+                         const struct sym_entry *b)
+{
+        const uint32_t ours = SYM_FLAG_PADDING | SYM_FLAG_DATA;
+        if ((a->flags & ours) != (b->flags & ours))
+                return (a->flags & ours) < (b->flags & ours);
+        bool sa = a->flags & SYM_FLAG_SIZED, sb = b->flags & SYM_FLAG_SIZED;
+        if (sa != sb)
+                return sa;
+        bool wa = a->flags & SYM_FLAG_WEAK, wb = b->flags & SYM_FLAG_WEAK;
+        if (wa != wb)
+                return !wa;
+        bool ga = !(a->flags & (SYM_FLAG_WEAK | SYM_FLAG_LOCAL)),
+             gb = !(b->flags & (SYM_FLAG_WEAK | SYM_FLAG_LOCAL));
+        if (ga != gb)
+                return ga;
+        const char *na = sym_table_name(t, a), *nb = sym_table_name(t, b);
+        uint32_t ua = leading_underscores(na), ub = leading_underscores(nb);
+        if (ua != ub)
+                return ua < ub;
+        return strlen(na) > strlen(nb);
+}
+
+/* Each start's best alias first (perf_prefers), where the table chooses as perf does. */
+static void choose_aliases(struct sym_table *t)
+{
+        for (uint32_t i = 0, j; i < t->nr; i = j) {
+                uint32_t best = i;
+                for (j = i + 1; j < t->nr && t->entries[j].start == t->entries[i].start; j++)
+                        if (perf_prefers(t, &t->entries[j], &t->entries[best]))
+                                best = j;
+                if (best != i) {
+                        struct sym_entry e = t->entries[i];
+                        t->entries[i] = t->entries[best];
+                        t->entries[best] = e;
+                }
+        }
+}
+
 void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
 {
         if (t->is_finished)
@@ -385,6 +442,8 @@ void sym_table_finish(struct sym_table *t, uint64_t max_inferred_size)
                 t->entries = m;
                 t->cap = t->nr;
         }
+        if (t->is_perf_aliases)
+                choose_aliases(t);
         uint32_t o = 0;
         for (uint32_t i = 0; i < t->nr; i++) {
                 if (o && t->entries[o - 1].start == t->entries[i].start)

@@ -292,21 +292,21 @@ if $has_mode; then
         keys=$(col self compare_keys) probe=$(col self compare_probe)
         echo "live: last frame: ${samples:-?} samples; compare_keys ${keys:-?}, compare_probe ${probe:-?} self;" \
                 "totals: main $(col total main), run_busy $(col total run_busy), sort_round $(col total sort_round)," \
-                "qsort $(col total '(__)?qsort(_r)?'), search_round $(col total search_round), bsearch $(col total bsearch)" >&2
+                "qsort $(col total '(__GI_)?(__)?qsort(_r)?'), search_round $(col total search_round), bsearch $(col total bsearch)" >&2
         on_fail() { head -24 "$tmp/last.txt"; }
         # at_least A B: A >= 0.9 B, B a fair number of samples
         at_least() { awk -v a="${1:-0}" -v b="${2:-0}" 'BEGIN {exit b >= 100 && a >= 0.9 * b ? 0 : 1}'; }
         check "live: main is on 90% of the stacks" at_least "$(col total main)" "$samples"
         check "live: run_busy is on 90% of the stacks" at_least "$(col total run_busy)" "$samples"
         check "live: sort_round under compare_keys's samples" at_least "$(col total sort_round)" "$keys"
-        check "live: qsort under compare_keys's samples" at_least "$(col total '(__)?qsort(_r)?')" "$keys"
+        check "live: qsort under compare_keys's samples" at_least "$(col total '(__GI_)?(__)?qsort(_r)?')" "$keys"
         check "live: search_round under compare_probe's samples" at_least "$(col total search_round)" "$probe"
         check "live: bsearch under compare_probe's samples" at_least "$(col total bsearch)" "$probe"
         # a function is counted once per stack however often it recurses: libc's merge sort
         # calls itself from two call sites, and its places are many on one stack
         msort=$(col total 'msort_with_tmp.*')
         check "live: no function's total is over the samples, msort's not over qsort's (msort ${msort:-?})" \
-                awk -v m="${msort:-0}" -v q="$(col total '(__)?qsort(_r)?')" -v s="${samples:-0}" \
+                awk -v m="${msort:-0}" -v q="$(col total '(__GI_)?(__)?qsort(_r)?')" -v s="${samples:-0}" \
                 'NR > 2 && $4 + 0 > s + 0 {bad = 1} END {exit !bad && m > 0 && m <= q ? 0 : 1}' "$tmp/last.txt"
         check "live: the header says 'Stack walk: dwarf ...' with stacks unwound" \
                 grep -Eq 'Stack walk: dwarf, [0-9]+-byte stack copies: [1-9][0-9]* user stacks unwound' \

@@ -34,6 +34,11 @@ bool sym_name_is_padding(const char *name, size_t len);
 struct sym_table;
 
 struct sym_table *sym_table_new(void);
+/* Before sym_table_finish: a start's aliases chosen among as perf does (a sized, strong, global
+   name first, then the one with fewer leading underscores, then the longer), so that an ELF
+   image's functions are named as perf report names them; else the lowest rank, the first
+   added among equals. */
+void sym_table_choose_aliases_as_perf(struct sym_table *t);
 /* Room for nr more entries and pool_bytes more of names (a hint: adding past it grows the
    table as before), so that a table whose size is known ahead is not copied as it grows. */
 void sym_table_reserve(struct sym_table *t, uint32_t nr, size_t pool_bytes);
