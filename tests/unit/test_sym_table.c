@@ -180,6 +180,56 @@ static void test_sorted_by_start_and_rank(void **state)
         }
 }
 
+/* A table that chooses among aliases as perf does (sym_table_choose_aliases_as_perf): libc's
+   qsort_r's three names (__qsort_r and __GI___qsort_r local, qsort_r weak) give
+   __GI___qsort_r as perf report gives it; a sized name beats an unsized global, a global a local,
+   fewer leading underscores more; without the choice, the lowest rank added first stays. */
+static void test_aliases_as_perf(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *names[3];
+                uint64_t sizes[3];
+                uint32_t flags[3];
+                const char *perf, *ours;
+        } cases[] = {
+                {{"__qsort_r", "__GI___qsort_r", "qsort_r"},
+                 {834, 834, 834},
+                 {SYM_FLAG_LOCAL, SYM_FLAG_LOCAL, SYM_FLAG_WEAK},
+                 "__GI___qsort_r",
+                 "__qsort_r"},
+                {{"__write", "write", "__GI___write"},
+                 {0, 16, 16},
+                 {0, SYM_FLAG_WEAK, SYM_FLAG_LOCAL},
+                 "__GI___write",
+                 "__write"},
+                {{"_a_longer_name", "b", "__c"}, {8, 8, 8}, {0, 0, 0}, "b", "_a_longer_name"},
+                {{"short", "a_longer", "__longest_name"},
+                 {8, 8, 8},
+                 {0, 0, 0},
+                 "a_longer",
+                 "short"},
+        };
+        for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+                for (int is_perf = 0; is_perf < 2; is_perf++) {
+                        struct sym_table *t = sym_table_new();
+                        if (is_perf)
+                                sym_table_choose_aliases_as_perf(t);
+                        sym_table_add(t, 0x500, 0x10, "before", 6, 0);
+                        for (int k = 0; k < 3; k++)
+                                sym_table_add(t, 0x1000, cases[c].sizes[k], cases[c].names[k],
+                                              strlen(cases[c].names[k]), cases[c].flags[k]);
+                        sym_table_finish(t, 0x1000);
+                        const struct sym_entry *e = sym_table_find(t, 0x1004);
+                        assert_non_null(e);
+                        assert_string_equal(sym_table_name(t, e),
+                                            is_perf ? cases[c].perf : cases[c].ours);
+                        assert_int_equal(sym_table_count(t), 2);
+                        sym_table_free(t);
+                }
+        }
+}
+
 /* Control characters of a name become '?', wherever they are in it (the names are copied
    eight bytes at a time); the other bytes, UTF-8 too, stay. */
 static void test_control_characters(void **state)
@@ -368,6 +418,7 @@ int main(void)
                 cmocka_unit_test(test_lookup),
                 cmocka_unit_test(test_any_order),
                 cmocka_unit_test(test_sorted_by_start_and_rank),
+                cmocka_unit_test(test_aliases_as_perf),
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_control_characters),
