@@ -16,12 +16,20 @@ perf_home() {
 }
 # perf_record OUT ERR PERF_RECORD_ARGS...: perf record -q -o OUT ARGS..., its messages in ERR.
 # Debian's perf 6.1 at times aborts on an assertion in util/build-id.c at the end of a
-# recording while other programs run: tried three times. False when all three failed.
+# recording while other programs run (perf record --threads more often): tried three times,
+# then once without build-ids (-B, which never aborts so; the kernel's symbols then come as
+# for perf record -z's files), unless PERF_RECORD_BUILDIDS=1 (a test of the build-ids). False
+# when every try failed.
 perf_record() {
         local out=$1 err=$2 try
         shift 2
-        for try in 1 2 3; do
+        for try in 1 2 3 4; do
                 rm -rf "$out"
+                if [ $try = 4 ]; then
+                        [ "${PERF_RECORD_BUILDIDS:-0}" = 1 ] && return 1
+                        perf record -q -B -o "$out" "$@" >/dev/null 2>"$err"
+                        return
+                fi
                 perf record -q -o "$out" "$@" >/dev/null 2>"$err" && return 0
         done
         return 1

@@ -45,7 +45,8 @@ if ! build one 3; then
         exit 77
 fi
 recorded=false
-perf_record "$tmp/spin.data" "$tmp/rec.err" -e cpu-clock -F 2000 -- "$tmp/spin" && recorded=true
+PERF_RECORD_BUILDIDS=1 perf_record "$tmp/spin.data" "$tmp/rec.err" -e cpu-clock -F 2000 -- \
+        "$tmp/spin" && recorded=true
 if ! $recorded; then
         echo "SKIP: perf record cannot record here: $(head -c 200 "$tmp/rec.err")"
         echo "0 passed, 0 failed, 1 skipped"
