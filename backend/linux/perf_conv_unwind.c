@@ -371,13 +371,10 @@ static inline uint32_t chain_frames_to(struct perf_conv *c, const struct perf_sa
         return chain_walk_to(c, s, is_ip_first, is_dwarf, frames);
 }
 
-/* perf record --call-graph lbr: an event whose LBR records the call stack
-   (PERF_SAMPLE_BRANCH_CALL_STACK), a sample with its entries and a chain with a user part. */
-static bool is_lbr_call_stack(const struct perf_conv_event *ev, const struct perf_sample *s)
+/* perf record --call-graph lbr (ev->is_lbr_call_graph): a sample with its LBR entries and a
+   chain with a user part. */
+static bool is_lbr_call_stack(const struct perf_sample *s)
 {
-        if (!(ev->lbr.branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK) &&
-            !(ev->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK))
-                return false;
         if (!s->nr_branches || !s->branches)
                 return false;
         for (uint64_t i = 0; i < s->nr_callchain; i++)
@@ -415,7 +412,7 @@ static uint32_t lbr_frames_to(struct perf_conv *c, const struct perf_sample *s, 
 static uint32_t collect_frames_to(struct perf_conv *c, const struct perf_conv_event *ev,
                                   const struct perf_sample *s, bool is_ip_first, uint64_t *frames)
 {
-        if (__builtin_expect(ev->has_lbr, 0) && is_lbr_call_stack(ev, s))
+        if (__builtin_expect(ev->is_lbr_call_graph, 0) && is_lbr_call_stack(s))
                 return lbr_frames_to(c, s, is_ip_first, frames);
         if (ev->walk == PERF_CONV_WALK_FP)
                 return chain_frames_to(c, s, is_ip_first, false, frames);

@@ -197,7 +197,11 @@ struct perf_conv_event {
         uint8_t walk;            /* enum perf_conv_walk of its stacks' user part */
         uint64_t regs_user_mask; /* attr.sample_regs_user (DWARF and AUTO walks) */
         bool has_lbr;            /* an LBR record after each sample */
-        uint32_t lbr_options;    /* the EVNTRACE_LBR_* flags, as Options */
+        /* perf record --call-graph lbr's file (a call-stack LBR and a callchain): the stacks'
+           user part from the LBR, as perf report makes it; a live session's stacks stay as
+           walked */
+        bool is_lbr_call_graph;
+        uint32_t lbr_options; /* the EVNTRACE_LBR_* flags, as Options */
         struct perf_lbr_filter lbr;
         uint32_t nr_pmc;                 /* counters after the leader in the group read */
         const struct perf_tp_format *tp; /* CSWITCH/READY_THREAD/CPU_IDLE: borrowed */

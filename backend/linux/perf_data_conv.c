@@ -116,6 +116,8 @@ void perf_data_conv_event_of(const struct perf_data *pd, uint32_t i, struct perf
         ev->lbr.branch_sample_type = a->branch_sample_type;
         if (ev->has_lbr)
                 ev->lbr_options = lbr_options_of(a);
+        ev->is_lbr_call_graph = ev->has_lbr && ev->has_stack &&
+                                (a->branch_sample_type & PERF_SAMPLE_BRANCH_CALL_STACK);
         /* perf record --call-graph dwarf: the user stack walked from the register and stack
            copies, as the live source's DWARF walk does */
         if ((a->sample_type & PERF_SAMPLE_REGS_USER) && (a->sample_type & PERF_SAMPLE_STACK_USER) &&

@@ -1076,6 +1076,7 @@ static void test_lbr_call_stack_frames(void **state)
                 .profile_source = ProfileTotalCycles,
                 .has_stack = true,
                 .has_lbr = true,
+                .is_lbr_call_graph = true,
                 .branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_CALL_STACK};
         ev.lbr.branch_sample_type = ev.branch_sample_type;
         add_event(23, &ev);

@@ -1130,6 +1130,16 @@ static void test_lbr_options(void **state)
                 perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
                 assert_true(ev.has_lbr);
                 assert_int_equal(ev.lbr_options, cases[i].options);
+                /* no callchain: no stacks from the LBR (perf record -b's call-stack filter) */
+                assert_false(ev.is_lbr_call_graph);
+                perf_data_close(pd);
+                /* with a callchain, a call-stack LBR is perf record --call-graph lbr's */
+                st |= PERF_SAMPLE_CALLCHAIN;
+                memcpy(f->b + attr + 24, &st, 8);
+                assert_int_equal(perf_data_open_mem(&pd, f->b, f->n, &err), 0);
+                perf_data_conv_event_of(pd, 0, &ev, name, sizeof(name));
+                assert_int_equal(ev.is_lbr_call_graph,
+                                 (cases[i].bst & PERF_SAMPLE_BRANCH_CALL_STACK) != 0);
                 perf_data_close(pd);
                 free(f);
         }
