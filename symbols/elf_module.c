@@ -2,6 +2,7 @@
 /* elf_module.c: owns finding an ELF image's file, checking its build-id, and reading its
    function table, segments, inline frames and source lines through libdwfl. */
 #include "elf_module.h"
+#include "perf_buildid_dir.h"
 
 #include "build_id_scan.h"
 #include "debuglink.h"
@@ -105,12 +106,9 @@ static uint32_t candidates(const struct elf_load_request *rq, char (*out)[PATH_M
         /* perf's build-id cache, where perf record kept a copy of the image (the program
            rebuilt or removed since, as perf report finds it): $PERF_BUILDID_DIR, else
            ~/.debug; its .build-id/xx/rest links to the copy's directory, whose file is elf */
-        const char *cache = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
-        if (*idhex && n < max && cache && *cache == '/')
+        char cache[PATH_MAX - 64]; /* room left for /.build-id/xx/rest/elf */
+        if (*idhex && n < max && perf_buildid_dir(cache, sizeof(cache)))
                 snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s/elf", cache, idhex, idhex + 2);
-        else if (*idhex && n < max && home && *home == '/')
-                snprintf(out[n++], PATH_MAX, "%s/.debug/.build-id/%.2s/%s/elf", home, idhex,
-                         idhex + 2);
         /* then debug files alone, when no image is left (see read_segments) */
         for (uint32_t i = 0; *idhex && i < rq->nr_dirs && n < max; i++)
                 snprintf(out[n++], PATH_MAX, "%s/.build-id/%.2s/%s.debug", rq->dirs[i], idhex,

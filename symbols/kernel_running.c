@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "perf_buildid_dir.h"
 #include "symbols/kallsyms.h"
 #include "symbols/sym_table.h"
 
@@ -39,13 +40,10 @@ int sym_kernel_cached(struct sym_store *s, const uint8_t *build_id, uint32_t bui
         uint32_t n = build_id_size > 20 ? 20 : build_id_size;
         for (uint32_t i = 0; i < n; i++)
                 snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
-        const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
-        if (dir && *dir == '/')
-                snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
-        else if (home && *home == '/')
-                snprintf(path, sizeof(path), "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, hex);
-        else
+        char dir[3072];
+        if (!perf_buildid_dir(dir, sizeof(dir)))
                 return 0;
+        snprintf(path, sizeof(path), "%s/[kernel.kallsyms]/%s/kallsyms", dir, hex);
         /* a regular file only: perf wrote it; nothing else at the name is opened */
         struct stat st;
         if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
