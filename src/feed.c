@@ -27,6 +27,7 @@
 #include "util/clock.h"
 #include "util/spsc.h"
 #include "util/xalloc.h"
+#include "util/thread_sched.h"
 
 /* The queue between the threads: 128 of a session's 64 KiB buffers. The screen takes what is
    there at each turn of its loop; a backlog (a file read faster than it is decoded) fills it and
@@ -466,6 +467,7 @@ int feed_replay_file(struct feed **out, struct profile *p, const char *path, boo
 
 static void *feed_main(void *arg)
 {
+        thread_name_self("etwtop-feed");
         feed_run(arg);
         return NULL;
 }

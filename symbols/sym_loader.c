@@ -14,6 +14,7 @@
 #include "symbols/pdb.h"
 #include "util/in_file.h"
 #include "util/xalloc.h"
+#include "util/thread_sched.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -283,6 +284,7 @@ static void load_module(struct sym_store *s, struct module *m)
 void *symbols_loader_main(void *arg)
 {
         struct sym_store *s = arg;
+        thread_name_self("etwtop-symbols");
         pthread_mutex_lock(&s->lock);
         for (;;) {
                 while (!s->queue_len && !s->is_stopping) {

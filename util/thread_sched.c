@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* thread_sched.c: owns creating a thread at an explicit scheduling policy and priority. */
+/* thread_sched.c: owns creating a thread at an explicit scheduling policy and priority, and
+   naming a thread. */
 #include "util/thread_sched.h"
 
 #include <errno.h>
 #include <sched.h>
+#include <sys/prctl.h>
 
 int thread_create_sched(pthread_t *thread, void *(*fn)(void *), void *arg, int policy, int prio)
 {
@@ -21,4 +23,9 @@ int thread_create_sched(pthread_t *thread, void *(*fn)(void *), void *arg, int p
                 rc = pthread_create(thread, &attr, fn, arg);
         pthread_attr_destroy(&attr);
         return rc;
+}
+
+void thread_name_self(const char *name)
+{
+        (void)prctl(PR_SET_NAME, name, 0, 0, 0);
 }

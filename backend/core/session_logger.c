@@ -69,6 +69,7 @@ int session_drain_source(struct session *s, bool is_locked)
 static void *logger_thread(void *arg)
 {
         struct thread_start *ts = arg;
+        thread_name_self("etwtop-logger");
         struct session *s = ts->s;
         pthread_mutex_lock(&ts->lock);
         s->tid = (pid_t)syscall(SYS_gettid);

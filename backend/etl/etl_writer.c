@@ -21,6 +21,7 @@
 #include "util/out_file.h"
 
 #include "etl_writer_int.h"
+#include "util/thread_sched.h"
 
 /* The file sink off the caller's thread (etl_writer_set_async): a live session's logger must
    never wait for the disk, or the kernel's rings fill behind it. Completed buffers are copied to
@@ -255,6 +256,7 @@ static void file_header_sync(struct etl_writer *w)
 static void *flusher_main(void *arg)
 {
         struct etl_writer *w = arg;
+        thread_name_self("etwtop-flusher");
         struct flusher *f = w->flusher;
         pthread_mutex_lock(&f->lock);
         for (;;) {

@@ -31,6 +31,7 @@
 #include "host.h"
 #include "host_proto.h"
 #include "util/clock.h"
+#include "util/thread_sched.h"
 
 #define LOCK_NAME       "host.lock"
 #define MAX_READING     64  /* connections whose request has yet to arrive: accepting waits */
@@ -501,6 +502,7 @@ static void serve(const struct conn *c, const struct host_request *rq)
 static void *conn_main(void *arg)
 {
         struct conn *c = arg;
+        thread_name_self("etwtop-conn");
         uint8_t *msg = NULL;
         size_t size = 0;
         char why[512];

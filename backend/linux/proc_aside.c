@@ -75,6 +75,7 @@ static void fd_clear(int fd)
 static void *reader_main(void *arg)
 {
         struct proc_aside *a = arg;
+        thread_name_self("etwtop-procread");
         uint64_t done = 0;
         for (;;) {
                 if (done == atomic_load_explicit(&a->nr_asked, memory_order_acquire)) {

@@ -185,6 +185,7 @@ static void rundown_process(struct live_source *ls, struct live_rundown *rd, uin
 static void *rundown_main(void *arg)
 {
         struct live_source *ls = arg;
+        thread_name_self("etwtop-rundown");
         struct live_rundown *rd = &ls->rundown;
         if (rd->pid > 0) {
                 rundown_process(ls, rd, (uint32_t)rd->pid, rd->flags);
@@ -269,6 +270,7 @@ struct sites_aside {
 static void *sites_main(void *arg)
 {
         struct sites_aside *a = arg;
+        thread_name_self("etwtop-sites");
         const struct perf_wait_site *sites;
         ksyms_wait_sites(a->ls, &sites);
         atomic_store(&a->is_done, true);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* thread_sched.h: a thread created at a scheduling policy and priority of the caller's choice
-   (a live session's real-time threads, backend/linux/live_source.h), not the creator's. */
+   (a live session's real-time threads, backend/linux/live_source.h), not the creator's, and a
+   thread's name. */
 #ifndef ETWTOP_UTIL_THREAD_SCHED_H
 #define ETWTOP_UTIL_THREAD_SCHED_H
 
@@ -10,5 +11,9 @@
    rather than inherited. 0, or an errno: EPERM where a real-time policy is not permitted (no
    CAP_SYS_NICE, no RLIMIT_RTPRIO), and the caller then makes an ordinary thread or none. */
 int thread_create_sched(pthread_t *thread, void *(*fn)(void *), void *arg, int policy, int prio);
+
+/* Names the calling thread (at most 15 bytes kept), as ps -L, top -H, htop and perf show it:
+   "etwtop-logger", "etwtop-feed", ... A failure changes nothing and is not reported. */
+void thread_name_self(const char *name);
 
 #endif
