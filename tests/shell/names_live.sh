@@ -179,6 +179,11 @@ live=$!
 pids+=("$live")
 nr_frames() { frames_begun "$tmp/live.txt" '^Context switches'; }
 wait_frames "$tmp/live.txt" '^Context switches' 1 "$live"
+# the host's threads named as ps -L, top -H and perf show them: its logger drains the rings
+host_pid=$(cat "$ETWTOP_RUNTIME_DIR/host.lock" 2>/dev/null)
+host_threads=$(cat /proc/"${host_pid:-0}"/task/*/comm 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+check "threads: the host (pid ${host_pid:-none}) has etwtop-logger and etwtop-conn ($host_threads)" \
+        eval 'grep -q etwtop-logger <<<"$host_threads" && grep -q etwtop-conn <<<"$host_threads"'
 "$tmp/etw_nl_main" "$tmp/ids" "$cpu_a" "$cpu_b" 1.4 600 "$tmp/etw_nl_exec" &
 workload=$!
 pids+=("$workload")
