@@ -508,6 +508,8 @@ static int live_start(struct app *a, char *err, size_t err_size)
         struct etw_client_options co = {
                 .file = o->record_path,
                 .max_file_mb = o->max_file_mb,
+                .buffer_size_kb = o->buffer_size_kb,
+                .min_buffers = o->min_buffers,
                 .is_force = o->is_force,
                 .is_real_time = true,
                 .max_buffers = RT_MAX_BUFFERS,

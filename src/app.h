@@ -14,6 +14,8 @@ struct app_options {
         const char *replay_path; /* NULL: live */
         const char *record_path; /* live: also write the session to this .etl (NULL: no file) */
         uint32_t max_file_mb;    /* that file's MaximumFileSize (0: none) */
+        uint32_t buffer_size_kb; /* the session's BufferSize (--buffer-size; 0: the API's) */
+        uint32_t min_buffers;    /* its MinimumBuffers (--min-buffers; 0: the API's) */
         bool is_force;
         bool is_batch; /* text frames on stdout instead of the screen */
         /* text frames (batch, or a terminal that cannot draw the screen): how many to print

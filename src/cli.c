@@ -129,6 +129,16 @@ static int set_buffer_size(struct cli_args *a, const char *arg)
         return CLI_CONTINUE;
 }
 
+static int set_min_buffers(struct cli_args *a, const char *arg)
+{
+        /* EVENT_TRACE_PROPERTIES.MinimumBuffers: xperf's -MinBuffers */
+        if (!cli_parse_u32(arg, 2, 65536, false, &a->rec.min_buffers)) {
+                fprintf(stderr, "etwtop: --min-buffers takes 2 .. 65536\n");
+                return 2;
+        }
+        return CLI_CONTINUE;
+}
+
 static int set_pid(struct cli_args *a, const char *arg)
 {
         uint32_t pid;
@@ -268,6 +278,10 @@ const struct cli_option cli_options[] = {
          "--record, --start -f, --boottrace: the file stops there\n(default 1024; 0: only the "
          "disk's space for users)",
          CALL(set_max_file_size)},
+        {"min-buffers", 0, "N", CLI_COLLECT,
+         "buffers the session keeps at least (xperf -MinBuffers);\na kernel logger's per-CPU "
+         "rings hold at least N x\n--buffer-size KB in all: raise it where events are lost",
+         CALL(set_min_buffers)},
         {"max-buffers", 0, "N", CLI_COLLECT,
          "--start: buffers a flight recorder keeps (default 256),\nor a real-time consumer's "
          "queue (default 1024)",

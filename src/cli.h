@@ -36,7 +36,8 @@ struct cli_args {
         struct collect_given given;
         bool is_on_given;
         struct collect_settings collect; /* the numeric options; parse_collect adds the rest */
-        struct record_options rec;       /* --duration, --buffer-size, --max-file-size */
+        struct record_options rec;       /* --duration, --buffer-size, --min-buffers,
+                                            --max-file-size */
         const char *record_path, *replay_path, *output;
         const char *file_arg;  /* -f */
         const char *delay_arg; /* -d: seconds, or --stop -d's file */

@@ -17,7 +17,7 @@ struct verbs_args {
         int nr_extra;                     /* positional arguments */
         const char *file, *output, *delay_arg;
         bool is_buffering, is_realtime, is_force;
-        uint32_t buffer_size_kb, max_buffers, max_file_mb;
+        uint32_t buffer_size_kb, min_buffers, max_buffers, max_file_mb;
 };
 
 /* --update: the session's settings with the options given applied over them. */
@@ -92,6 +92,7 @@ static int verbs_main(enum verb verb, const struct verbs_args *a)
                                   .is_realtime = a->is_realtime,
                                   .is_force = a->is_force,
                                   .buffer_size_kb = a->buffer_size_kb,
+                                  .min_buffers = a->min_buffers,
                                   .max_buffers = a->max_buffers,
                                   .max_file_mb = a->max_file_mb};
         /* the file each verb takes: --start -f, --flush -o, --stop -d */
@@ -172,6 +173,7 @@ static int run_session(struct cli_args *a)
                                                       .is_realtime = a->is_realtime,
                                                       .is_force = a->is_force,
                                                       .buffer_size_kb = a->rec.buffer_size_kb,
+                                                      .min_buffers = a->rec.min_buffers,
                                                       .max_buffers = a->max_buffers,
                                                       .max_file_mb = a->rec.max_file_mb,
                                               });

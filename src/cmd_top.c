@@ -29,6 +29,8 @@ static int top_main(struct cli_args *a, const char *attach_name)
         ao.replay_path = a->replay_path;
         ao.record_path = a->record_path;
         ao.max_file_mb = a->rec.max_file_mb;
+        ao.buffer_size_kb = a->rec.buffer_size_kb;
+        ao.min_buffers = a->rec.min_buffers;
         ao.is_force = a->is_force;
         ao.is_batch = a->is_batch;
         /* -b: one frame unless -n says; with --duration, frames until it ends */

@@ -52,6 +52,7 @@ static void props_init(struct props *k, const struct etw_client_options *o, ULON
         }
         k->p.FlushTimer = 1;
         k->p.BufferSize = o->buffer_size_kb;
+        k->p.MinimumBuffers = o->min_buffers;
         k->p.MaximumBuffers = o->max_buffers;
         if (o->file && *o->file) {
                 k->p.LogFileMode |= EVENT_TRACE_FILE_MODE_SEQUENTIAL;

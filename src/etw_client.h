@@ -43,6 +43,8 @@ struct etw_client_options {
         bool is_force;            /* replace file if it exists */
         bool is_real_time;        /* EVENT_TRACE_REAL_TIME_MODE */
         uint32_t buffer_size_kb;  /* 0: the API's default */
+        uint32_t min_buffers;     /* 0: the API's default; a kernel logger's rings hold at least
+                                     min_buffers x buffer_size_kb, all CPUs together */
         uint32_t max_buffers;     /* 0: the API's default */
         uint32_t max_file_mb;     /* the file's MaximumFileSize (0: none but the disk's) */
         size_t keep_window_bytes; /* also keep the recent buffers for etw_client_save (0: no) */

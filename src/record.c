@@ -24,13 +24,16 @@ void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
 {
         if (fd < 0)
                 return;
-        char line[200], max[40] = "";
+        char line[256], max[40] = "";
         double mb = (double)st->nr_buffers_written * st->buffer_size_kb * 1024 / 1e6;
         if (st->max_file_mb) /* the file stops at its MaximumFileSize (MB of 2^20 bytes) */
                 snprintf(max, sizeof(max), ", %u MiB at most", (unsigned)st->max_file_mb);
         int n = snprintf(line, sizeof(line),
-                         "%srecording: %" PRIu64 " buffers, %.1f MB, %" PRIu64 " lost%s%s",
+                         "%srecording: %" PRIu64 " buffers, %.1f MB, %" PRIu64 " lost%s%s%s",
                          isatty(fd) ? "\r" : "", st->nr_buffers_written, mb, st->nr_events_lost,
+                         is_final && st->nr_events_lost
+                                 ? " (the kernel's buffers were full: --min-buffers raises them)"
+                                 : "",
                          max, isatty(fd) && !is_final ? "   " : "\n");
         if (n > 0 && write(fd, line, (size_t)n) < 0) {
                 /* progress is best effort */
@@ -53,6 +56,7 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                 .file = opts->path,
                 .is_force = opts->is_force,
                 .buffer_size_kb = opts->buffer_size_kb,
+                .min_buffers = opts->min_buffers,
                 .max_file_mb = opts->max_file_mb,
                 .is_process_only = true,
         };

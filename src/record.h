@@ -19,6 +19,7 @@ struct record_options {
         const struct collect_settings *collect;
         double duration_s;       /* 0: until Ctrl-C, SIGTERM or SIGHUP */
         uint32_t buffer_size_kb; /* EVENT_TRACE_PROPERTIES.BufferSize; 0: the API's (64) */
+        uint32_t min_buffers;    /* MinimumBuffers (--min-buffers); 0: the API's */
         uint32_t max_file_mb;    /* MaximumFileSize (--max-file-size); 0: none */
         int progress_fd;         /* where progress lines go (stderr), -1 for none */
 };

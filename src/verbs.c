@@ -86,6 +86,7 @@ static int start_buffering(const struct verbs_options *o, CONTROLTRACE_ID *id, c
                 o->collect->masks.Masks[0] &
                 (EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD);
         k.p.BufferSize = o->buffer_size_kb;
+        k.p.MinimumBuffers = o->min_buffers;
         k.p.MaximumBuffers = o->max_buffers ? o->max_buffers : 256;
         k.p.FlushTimer = 1;
         ULONG st = StartTraceA(id, name_of(o), &k.p);
@@ -124,6 +125,7 @@ static int do_start(const struct verbs_options *o, FILE *out, char *err, size_t 
                         .is_force = o->is_force,
                         .is_real_time = true,
                         .buffer_size_kb = o->buffer_size_kb,
+                        .min_buffers = o->min_buffers,
                         .max_file_mb = o->max_file_mb,
                         /* a real-time consumer's queue is MaximumBuffers long: what the
                            screen gives its own session, so that --attach keeps up as it does */

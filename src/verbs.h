@@ -35,6 +35,7 @@ struct verbs_options {
            it with verbs_current, then apply the options given) */
         const struct collect_settings *collect;
         uint32_t buffer_size_kb; /* 0: the API's (64) */
+        uint32_t min_buffers;    /* 0: the API's; the rings hold at least this many buffers */
         uint32_t max_buffers;    /* 0: the API's; a flight recorder keeps this many */
         uint32_t max_file_mb;    /* --start -f: the file's MaximumFileSize (0: none) */
 };

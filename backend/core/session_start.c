@@ -404,6 +404,10 @@ ULONG session_local_start(CONTROLTRACE_ID *id, EVENT_TRACE_PROPERTIES *p,
         s->flush_timer_s = req->flush_timer_s;
         s->age_limit = req->age_limit;
         s->cfg.pid = -1;
+        /* a kernel logger's rings hold at least its minimum buffers, all CPUs together (as a
+           Windows kernel logger preallocates them): raised against lost events, as xperf's
+           -MinBuffers is */
+        s->cfg.min_ring_bytes = (uint64_t)req->min_buffers * req->buffer_size_kb * 1024;
         session_set_enable_flags(&s->cfg.masks, req->enable_flags);
 
         /* reserve the name, check the other sessions, take the global profile settings; a

@@ -52,7 +52,9 @@ static bool wants_profile(const struct live_settings *s)
 
 /* The data pages of each CPU's ring: the settings', else ETWTOP_RING_PAGES from the environment
    (a power of 2: benchmarks and tests give a small machine the ring a CPU of a big one has),
-   else the default for this many CPUs (a power of 2, as mmap wants). */
+   else the default for this many CPUs (a power of 2, as mmap wants), raised until the rings
+   hold the session's minimum buffers (min_ring_bytes: xperf's -MinBuffers x -BufferSize, what a
+   Windows user raises against lost events; perf record's -m). */
 uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live_settings *s)
 {
         if (s->ring_pages)
@@ -64,6 +66,12 @@ uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live
         uint32_t per = LIVE_RING_TOTAL_PAGES / (env->nr_online ? env->nr_online : 1);
         uint32_t pages = LIVE_RING_MIN_PAGES;
         while (pages * 2 <= per && pages < LIVE_RING_MAX_PAGES)
+                pages *= 2;
+        long page_size = sysconf(_SC_PAGESIZE);
+        uint64_t nr_rings = env->nr_online ? env->nr_online : 1;
+        uint64_t want = (s->min_ring_bytes + nr_rings - 1) / nr_rings;
+        while ((uint64_t)pages * (uint64_t)(page_size > 0 ? page_size : 4096) < want &&
+               pages < LIVE_RING_MAX_PAGES * 16)
                 pages *= 2;
         /* an ordinary user locks no more than perf_event_mlock_kb per CPU (perf shrinks its
            rings the same way) */

@@ -51,6 +51,10 @@ struct live_settings {
                                       (LIVE_DEFAULT_USER_STACK); 8..LIVE_MAX_USER_STACK, 8 | it */
         uint32_t ring_pages;       /* per-CPU ring data pages, a power of 2; 0: a default (within
                                       live_caps.max_ring_pages) */
+        uint64_t min_ring_bytes;   /* the session's MinimumBuffers x BufferSize: a default ring
+                                      (ring_pages 0) grows until the CPUs' rings hold at least
+                                      that (a power of 2 of pages a CPU, at most
+                                      LIVE_RING_MAX_PAGES x 16, within max_ring_pages) */
 };
 
 /* What this machine can do, and why not (LINUX-MAPPING.md 5.4 and the capability probe of

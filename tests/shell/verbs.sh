@@ -203,9 +203,34 @@ check "--stop -d of a session without a file: exit 1, says so" \
         bash -c "[ $? = 1 ] && grep -q 'has no file and no ring' '$tmp/err'"
 run --loggers
 check "...before stopping it" grep -q '"etwtop_rt"' "$tmp/out"
+# the KiB of the host's perf rings (data and control pages), all CPUs together
+ring_kib() {
+        local host
+        host=$(cat "$tmp/rt-0/host.lock" 2>/dev/null)
+        awk '/perf_event/ {split($1, a, "-"); print a[1], a[2]}' "/proc/${host:-0}/maps" 2>/dev/null |
+                while read -r lo hi; do echo $(((0x$hi - 0x$lo) / 1024)); done |
+                awk '{t += $1} END {print t + 0}'
+}
+default_kib=$(ring_kib)
 run --stop etwtop_rt
 run --loggers
 check "--stop: stopped" grep -q '^0 sessions$' "$tmp/out"
+
+# --min-buffers (xperf's -MinBuffers): the session keeps that many buffers at least, and its
+# rings hold at least that many of its buffers' size, all CPUs together (128 MiB here: more
+# than the default rings of any number of CPUs, 32 MiB at most)
+run --start etwtop_rt --realtime --on PROC_THREAD+LOADER+PROFILE --min-buffers 2048
+check "--start --min-buffers 2048: exit 0" [ $? = 0 ]
+run --loggers
+check "--loggers: 2048 buffers at least ($(field etwtop_rt buffers))" \
+        eval '[ "$(field etwtop_rt buffers | awk "{print \$1}")" -ge 2048 ]'
+big_kib=$(ring_kib)
+echo "rings: $default_kib KiB by default, $big_kib KiB with --min-buffers 2048"
+check "the rings: at least 2048 x 64 KB in all ($big_kib KiB; $default_kib by default)" \
+        eval '[ "$big_kib" -ge $((2048 * 64)) ] && [ "$default_kib" -gt 0 ] && [ "$default_kib" -lt $((2048 * 64)) ]'
+run --stop etwtop_rt
+run --start etwtop_rt --realtime --min-buffers 1
+check "--min-buffers 1: refused (2 .. 65536)" bash -c "[ $? = 2 ] && grep -q 'min-buffers takes 2' '$tmp/err'"
 
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]

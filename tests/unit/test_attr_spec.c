@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attr_spec.h"
 #include "etw/evntrace.h"
@@ -200,6 +201,42 @@ static void test_machine_limits(void **state)
         assert_null(find(n, ROLE_READY));
 }
 
+/* The session's minimum buffers (MinimumBuffers x BufferSize, xperf's -MinBuffers): a default
+   ring grows until the CPUs' rings hold them, a power of 2 of pages a CPU, at most 16 times the
+   default's largest; never below the default; a user's mlock limit still caps it; the
+   environment's and the settings' own choice come first. */
+static void test_min_buffers(void **state)
+{
+        (void)state;
+        uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+        struct live_spec_env env = machine(16);
+        struct live_settings s;
+        defaults(&s);
+        unsetenv("ETWTOP_RING_PAGES");
+        s.min_ring_bytes = 32ull * 64 * 1024; /* the API's default: 2 buffers a CPU */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 512);
+        s.min_ring_bytes = 4096ull * 64 * 1024; /* 256 MiB: 16 MiB a CPU */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), (16ull << 20) / page);
+        s.min_ring_bytes = 4096ull * 64 * 1024 + 1; /* a byte more: the next power of 2 */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), (32ull << 20) / page);
+        s.min_ring_bytes = 1ull << 40; /* at most LIVE_RING_MAX_PAGES x 16 a CPU */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MAX_PAGES * 16);
+        caps.max_ring_pages = 128;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 128);
+        caps.max_ring_pages = 0;
+        setenv("ETWTOP_RING_PAGES", "64", 1);
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 64);
+        unsetenv("ETWTOP_RING_PAGES");
+        s.ring_pages = 32;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 32);
+        /* 2 CPUs: 8 MiB a CPU by default; 1,024 buffers of 64 KB: 32 MiB a CPU */
+        env = machine(2);
+        defaults(&s);
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        s.min_ring_bytes = 1024ull * 64 * 1024;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), (32ull << 20) / page);
+}
+
 static void test_check(void **state)
 {
         (void)state;
@@ -261,11 +298,9 @@ static void test_same(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_default_session),
-                cmocka_unit_test(test_stack_walks),
-                cmocka_unit_test(test_machine_limits),
-                cmocka_unit_test(test_check),
-                cmocka_unit_test(test_same),
+                cmocka_unit_test(test_default_session), cmocka_unit_test(test_stack_walks),
+                cmocka_unit_test(test_machine_limits),  cmocka_unit_test(test_min_buffers),
+                cmocka_unit_test(test_check),           cmocka_unit_test(test_same),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
