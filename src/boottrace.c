@@ -17,9 +17,20 @@
 #define UNIT_TARGET "sysinit.target"
 
 static const char *const keys[] = {
-        "name",          "file", "on",         "stackwalk",  "set-prof-int",      "buffer-size",
-        "pmc-profile",   "pmc",  "pmc-events", "lastbranch", "lastbranch-filter", "stackwalk-mode",
+        "name",
+        "file",
+        "on",
+        "stackwalk",
+        "set-prof-int",
+        "buffer-size",
+        "pmc-profile",
+        "pmc",
+        "pmc-events",
+        "lastbranch",
+        "lastbranch-filter",
+        "stackwalk-mode",
         "max-file-size",
+        "min-buffers",
 };
 
 /* Whether key is a setting the boot session takes (file, name, and --start's collection

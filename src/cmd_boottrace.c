@@ -16,8 +16,8 @@
 /* etwtop --boottrace [collection options] [-f FILE] | --boottrace off */
 static int boottrace_main(const struct collect_args *ca, const struct collect_given *given,
                           bool is_on_given, const struct collect_settings *numbers,
-                          const char *file, uint32_t buffer_size_kb, uint32_t max_file_mb,
-                          char **rest, int nr_rest)
+                          const char *file, uint32_t buffer_size_kb, uint32_t min_buffers,
+                          uint32_t max_file_mb, char **rest, int nr_rest)
 {
         char err[1024];
         bool is_off = nr_rest == 1 && strcmp(rest[0], "off") == 0;
@@ -69,6 +69,10 @@ static int boottrace_main(const struct collect_args *ca, const struct collect_gi
         if (buffer_size_kb) {
                 snprintf(num, sizeof(num), "%u", (unsigned)buffer_size_kb);
                 PUT("buffer-size", num);
+        }
+        if (min_buffers) {
+                snprintf(num, sizeof(num), "%u", (unsigned)min_buffers);
+                PUT("min-buffers", num);
         }
         snprintf(num, sizeof(num), "%u", (unsigned)max_file_mb);
         PUT("max-file-size", num);
@@ -187,7 +191,8 @@ static bool is_boottrace(const struct cli_args *a)
 static int run_boottrace(struct cli_args *a)
 {
         return boottrace_main(&a->ca, &a->given, a->is_on_given, &a->collect, a->file_arg,
-                              a->rec.buffer_size_kb, a->rec.max_file_mb, a->rest, a->nr_rest);
+                              a->rec.buffer_size_kb, a->rec.min_buffers, a->rec.max_file_mb,
+                              a->rest, a->nr_rest);
 }
 
 const struct cmd cmd_boottrace = {

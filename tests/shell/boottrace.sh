@@ -63,7 +63,7 @@ run --boottrace -f boot.etl
 check "--boottrace -f with a relative path: refused" grep -q 'absolute path' "$tmp/err"
 
 run --boottrace -f "$tmp/log/boot.etl" --on PROC_THREAD+LOADER+PROFILE+CSWITCH --stackwalk Profile+CSwitch --set-prof-int 5000 \
-        --stackwalk-mode dwarf,4096
+        --stackwalk-mode dwarf,4096 --min-buffers 1024
 check "--boottrace: exit 0" [ $? = 0 ]
 check "--boottrace: says what runs as root and how to undo it" \
         bash -c "grep -q 'systemd runs $tmp/bin/etwtop --boottrace-start $conf as root' '$tmp/out' && grep -q 'to undo: etwtop --boottrace off' '$tmp/out'"
@@ -74,6 +74,7 @@ check "--boottrace: the config holds the settings" \
         bash -c "grep -qx 'on=PROC_THREAD+LOADER+PROFILE+CSWITCH' '$conf' && grep -qx 'stackwalk=Profile+CSwitch' '$conf' && grep -qx 'set-prof-int=5000' '$conf' && grep -qx 'stackwalk-mode=dwarf,4096' '$conf' && grep -qx 'file=$tmp/log/boot.etl' '$conf'"
 check "--boottrace: the boot file has a maximum size by default (--max-file-size)" \
         grep -qx 'max-file-size=1024' "$conf"
+check "--boottrace: the config holds --min-buffers" grep -qx 'min-buffers=1024' "$conf"
 check "the unit starts early: DefaultDependencies=no, before sysinit.target" \
         bash -c "grep -qx 'DefaultDependencies=no' '$unit' && grep -q '^Before=sysinit.target' '$unit'"
 if command -v systemd-analyze >/dev/null; then
@@ -101,6 +102,8 @@ check "...interval" grep -q '^  interval: *5000 (100 ns)$' "$tmp/out"
 check "...user stacks unwound from 4 KiB copies" \
         grep -q '^  user stacks: dwarf, 4096-byte stack copies$' "$tmp/out"
 check "...to its file" grep -q "^  file: *$tmp/log/boot.etl\$" "$tmp/out"
+check "...1024 buffers at least (--min-buffers)" \
+        bash -c "awk '/^\"GlobalLogger\"/ {s = 1} s && \$1 == \"buffers:\" {print \$2; exit}' '$tmp/out' | awk '{exit \$1 >= 1024 ? 0 : 1}'"
 check "the log directory is private (0700)" [ "$(stat -c %a "$tmp/log")" = 700 ]
 wait "$spin"
 run --stop GlobalLogger -d "$tmp/boot-d.etl"
