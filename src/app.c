@@ -8,6 +8,7 @@
 #include "app.h"
 #include "app_int.h"
 
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -79,6 +80,16 @@ static void read_back(struct app *a, ULONG code, const struct etw_client_stats *
                 if (code == ERROR_SUCCESS) {
                         profile_set_lost_session(a->profile, cs->nr_events_lost);
                         a->nr_rt_buffers_lost = cs->nr_rt_buffers_lost;
+                        /* the first loss, once (perf top's "LOST N chunks" warning), with what
+                           to do about it; not over another message */
+                        if (cs->nr_events_lost && !a->is_lost_said && !a->st.status[0]) {
+                                snprintf(a->st.status, sizeof(a->st.status),
+                                         "%" PRIu64 " events lost: the kernel's buffers were "
+                                         "full (a busy machine, DWARF stacks, a burst of new "
+                                         "processes); --min-buffers N makes them larger",
+                                         cs->nr_events_lost);
+                                a->is_lost_said = true;
+                        }
                 }
         } else {
                 const struct profile_trace *t = profile_trace(a->profile);

@@ -47,6 +47,7 @@ struct app {
         uint32_t nr_sources;
         char source_name[64];
         bool is_source_said;     /* the status said --source matched none */
+        bool is_lost_said;       /* the status said the kernel lost events, and what to do */
         const char *why_stopped; /* the signal that ended it (NULL: a key, the duration) */
         char status_shown[sizeof(((struct ui_state *)0)->status)]; /* its text, and since when */
         int64_t status_since_ns;
