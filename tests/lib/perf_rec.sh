@@ -18,15 +18,24 @@ perf_home() {
 # Debian's perf 6.1 at times aborts on an assertion in util/build-id.c at the end of a
 # recording while other programs run (perf record --threads more often): tried three times,
 # then once without build-ids (-B, which never aborts so; the kernel's symbols then come as
-# for perf record -z's files), unless PERF_RECORD_BUILDIDS=1 (a test of the build-ids). False
-# when every try failed.
+# for perf record -z's files). With PERF_RECORD_BUILDIDS=1 (a test of the build-ids), the last
+# try is --buildid-mmap instead (the build-ids in the MMAP2 records, from the kernel: no
+# post-processing either, and no build-id cache filled), and perf_rec_mmap_ids is then true: the
+# caller adds what it needs in the cache (perf buildid-cache -a). False when every try failed.
+perf_rec_mmap_ids=false
 perf_record() {
         local out=$1 err=$2 try
         shift 2
+        perf_rec_mmap_ids=false
         for try in 1 2 3 4; do
                 rm -rf "$out"
+                if [ $try = 4 ] && [ "${PERF_RECORD_BUILDIDS:-0}" = 1 ]; then
+                        perf record -q --buildid-mmap -o "$out" "$@" >/dev/null 2>"$err" ||
+                                return 1
+                        perf_rec_mmap_ids=true
+                        return 0
+                fi
                 if [ $try = 4 ]; then
-                        [ "${PERF_RECORD_BUILDIDS:-0}" = 1 ] && return 1
                         perf record -q -B -o "$out" "$@" >/dev/null 2>"$err"
                         return
                 fi
