@@ -258,10 +258,14 @@ if [ -n "$wl" ]; then
                 $5 == "Thread/CSwitch" && $8 == "old_tid=" tid {
                         n++; if ($0 ~ /old_state=Ready wait_reason=WrYieldExecution /) y++ }
                 END {exit (y >= 5 && y * 2 > n) ? 0 : 1}' "$tmp/r.txt"
-        check "nanosleep: DelayExecution in the CSwitch record, without CSwitch stacks" awk -v tid="$sleeper2" '
+        # (its other switch-outs are preemptions while it ran: under a busy machine's load, 3 of
+        # 74 in one run, where this once allowed 2 of anything)
+        check "nanosleep: DelayExecution in the CSwitch record, without CSwitch stacks; its other switches preemptions" awk -v tid="$sleeper2" '
                 $5 == "Thread/CSwitch" && $8 == "old_tid=" tid {
-                        n++; if ($0 ~ /old_state=Waiting wait_reason=DelayExecution /) d++ }
-                END {exit (d >= 10 && d + 2 >= n) ? 0 : 1}' "$tmp/r.txt"
+                        n++
+                        if ($0 ~ /old_state=Waiting wait_reason=DelayExecution /) d++
+                        else if ($0 ~ /old_state=Ready wait_reason=WrPreempted /) p++ }
+                END {exit (d >= 10 && d + p == n) ? 0 : 1}' "$tmp/r.txt"
         check "nanosleep: no CSwitch stack written when they are off" awk '
                 $5 == "Thread/CSwitch" {t = $1; next}
                 $5 == "StackWalk/Stack" && t != "" && $6 == "event_time=" t {f = 1}
