@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# tmux_screen.sh: sourced by the tests that drive the screen in tmux (screen_tmux.sh,
+# tmux_screen.sh: sourced by the tests that drive the screen in tmux (screen_tmux.sh, lost_tmux.sh,
 # attach_tmux.sh): reading the pane. Before sourcing: tm (tmux on the test's own socket) and
 # tmp. The session is "s"; the screen's text goes to $tmp/screen.
 

@@ -14,17 +14,7 @@ tm() { tmux -L "$sock" "$@"; }
 tmp=$(mktemp -d)
 spin=
 trap 'tm kill-server 2>/dev/null; [ -n "$spin" ] && kill "$spin" 2>/dev/null; rm -rf "$tmp"' EXIT
-snap() { tm capture-pane -t s -p >"$tmp/screen"; }
-# wait_for PATTERN: until the screen shows it (a busy machine's screen may take long to start)
-wait_for() {
-        local i
-        for ((i = 0; i < 600; i++)); do
-                snap
-                grep -q -- "$1" "$tmp/screen" && return 0
-                sleep 0.2
-        done
-        return 1
-}
+. "$(dirname "$0")/../lib/tmux_screen.sh"
 on_fail() { echo "--- screen:"; cat "$tmp/screen"; }
 
 (while :; do :; done) &
@@ -32,9 +22,9 @@ spin=$!
 tm_new -d -s s -x 160 -y 40 "ETWTOP_RUNTIME_DIR='$tmp/rt' ETWTOP_RING_PAGES=1 \
         '$ETWTOP' -d 0.5 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile --stackwalk-mode dwarf \
         2>'$tmp/err'; sleep 60"
-check "the screen runs ($(head -c 300 "$tmp/err" 2>/dev/null))" wait_for '^etwtop - live'
-check "the header counts the events lost" wait_for '^etwtop - live.*   lost [1-9]'
+check "the screen runs ($(head -c 300 "$tmp/err" 2>/dev/null))" wait_for '^etwtop - live' 30
+check "the header counts the events lost" wait_for '^etwtop - live.*   lost [1-9]' 30
 check "the status line says events were lost, and what to do" \
-        wait_for 'events lost: the kernel.s buffers were full.*--min-buffers N makes them larger'
+        wait_for 'events lost: the kernel.s buffers were full.*--min-buffers N makes them larger' 30
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]
