@@ -246,10 +246,9 @@ rows "$first" >"$tmp/before.tsv"
 # fuzz target ran beside the sanitizer build) is run again, once, from the start.
 # (a frame's header says "lost N" for records the kernel dropped and "buffers lost N" for
 # real-time buffers the delivery to the screen dropped; both are printed, frame by frame)
-lost=$(grep '^etwtop - live' "$tmp/live.txt" | head -$((first + 1)) | tail -1 |
-        sed -n 's/.*   lost \([0-9]*\).*/\1/p')
-rt_lost=$(grep '^etwtop - live' "$tmp/live.txt" | head -$((first + 1)) | tail -1 |
-        sed -n 's/.*buffers lost \([0-9]*\).*/\1/p')
+checked=$(grep '^etwtop - live' "$tmp/live.txt" | head -$((first + 1)) | tail -1)
+lost=$(sed -n 's/.*   lost \([0-9]*\).*/\1/p' <<<"$checked")
+rt_lost=$(sed -n 's/.*buffers lost \([0-9]*\).*/\1/p' <<<"$checked")
 if [ "${lost:-0}" -gt 0 ] || [ "${rt_lost:-0}" -gt 0 ]; then
         grep '^etwtop - live' "$tmp/live.txt" | awk '{ l = $0; sub(/.*samples/, "", l); printf "frame %d:%s\n", NR, l }' |
                 uniq -f 2 | head -20 >&2
