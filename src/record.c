@@ -6,6 +6,7 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -38,6 +39,24 @@ void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
         if (n > 0 && write(fd, line, (size_t)n) < 0) {
                 /* progress is best effort */
         }
+}
+
+/* The buffer size of a finished .etl, in KB: the first buffer header's BufferSize (bytes,
+   at offset 0; ETL-FORMAT.md); 0 when it cannot be read. */
+static uint32_t file_buffer_kb(const char *path)
+{
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return 0;
+        unsigned char b[4];
+        struct stat fs;
+        uint32_t kb = 0;
+        if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && pread(fd, b, 4, 0) == 4)
+                kb = ((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                      (uint32_t)b[3] << 24) /
+                     1024u;
+        close(fd);
+        return kb;
 }
 
 int record_run(const struct record_options *opts, char *err, size_t err_size)
@@ -74,7 +93,13 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
         const char *why_stopped = NULL;
         char why_ended[512] = ""; /* the session stopped itself: the API's reason */
         struct etw_client_stats st = {0};
-        etw_client_query(&client, NULL, &st); /* its buffer size and maximum file size */
+        if (etw_client_query(&client, NULL, &st) != ERROR_SUCCESS) {
+                /* its buffer size and maximum file size, unless it stopped itself already (a
+                   small --max-file-size fills during the start on a busy machine): then what
+                   it was given */
+                st.buffer_size_kb = opts->buffer_size_kb;
+                st.max_file_mb = opts->max_file_mb;
+        }
         for (;;) {
                 int64_t now = (int64_t)now_ns();
                 if (now >= end)
@@ -121,9 +146,14 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                                  etw_last_error_text(), (unsigned)code);
         }
         struct stat fs;
-        if (why_ended[0] && st.buffer_size_kb && stat(opts->path, &fs) == 0)
-                /* the session is gone: its finalized file says what it holds */
-                st.nr_buffers_written = (uint64_t)fs.st_size / (st.buffer_size_kb * 1024u);
+        if (why_ended[0] && lstat(opts->path, &fs) == 0 && S_ISREG(fs.st_mode)) {
+                /* the session is gone: its finalized file says what it holds, in buffers of
+                   the size its first buffer's header gives when no query said it */
+                if (!st.buffer_size_kb)
+                        st.buffer_size_kb = file_buffer_kb(opts->path);
+                if (st.buffer_size_kb)
+                        st.nr_buffers_written = (uint64_t)fs.st_size / (st.buffer_size_kb * 1024u);
+        }
         record_progress(opts->progress_fd, &st, true);
         if (sfd >= 0)
                 close(sfd);
