@@ -407,7 +407,7 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
    address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
-                   const uint64_t *frames, uint32_t nr)
+                   const uint64_t *frames, uint32_t nr, const struct frame_key *given)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -417,7 +417,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         /* the sampled address by its place in the tree (its function, when known: the samples
            of one function's instructions share their paths), its callers by address: a memo
            per calling context rather than per instruction */
-        struct frame_key leaf = key_of(t, pid, frames[0], generation);
+        struct frame_key leaf = given ? *given : key_of(t, pid, frames[0], generation);
         /* the process as the hot functions' rows have it: the sample's, else (no image held
            the address) the stack's */
         uint32_t owner_pid =
@@ -487,7 +487,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched) {
-                insert(t, p->pid, p->pid, p->tid, &p->ip, 1);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL);
                 t->nr_unmatched--;
         }
         p->has = false;
@@ -517,7 +517,24 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
                 frames[n++] = p->ip;
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                 frames[n++] = ev->stack.frames[i];
-        insert(t, ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid, p->pid, p->tid, frames, n);
+        uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
+        /* the sampled function as the hot functions found it, where it is this sample's */
+        struct frame_key given = {t->leaf_given.module, t->leaf_given.function, 0, 0};
+        bool is_given = t->leaf_given.has && t->leaf_given.timestamp == p->timestamp &&
+                        t->leaf_given.ip == p->ip && t->leaf_given.pid == pid;
+        t->leaf_given.has = false;
+        insert(t, pid, p->pid, p->tid, frames, n, is_given ? &given : NULL);
+}
+
+void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,
+                   uint32_t module, uint32_t function)
+{
+        t->leaf_given.timestamp = timestamp;
+        t->leaf_given.ip = ip;
+        t->leaf_given.pid = pid;
+        t->leaf_given.module = module;
+        t->leaf_given.function = function;
+        t->leaf_given.has = true;
 }
 
 static __attribute__((noinline)) void process_event(struct calltree *t, const struct kevent *ev)

@@ -119,6 +119,12 @@ struct calltree {
         uint32_t index_mask;
         uint64_t nr_samples;
         struct pending pend[CALLTREE_MAX_CPUS];
+        /* the next stack's sampled function, as the hot functions found it (calltree_leaf) */
+        struct {
+                uint64_t timestamp, ip;
+                uint32_t pid, module, function;
+                bool has;
+        } leaf_given;
         uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
         /* the pending samples that wait for their stacks (has, not is_matched): with none, a
            stack is a switch's or a wake-up's, and no CPU's slot is looked at */

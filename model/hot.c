@@ -582,6 +582,7 @@ static void stack(struct hot *h, const struct kevent *ev)
         p->is_matched = true;
         h->nr_unmatched--;
         h->nr_stacks++;
+        h->leaf.has = false;
         if (p->is_unplaced) {
                 /* the process the stack names places the sample (counted once, here) */
                 if (ev->stack.pid != UINT32_MAX) {
@@ -646,6 +647,17 @@ static void stack(struct hot *h, const struct kevent *ev)
                         if (leaf_slots[i] != UINT32_MAX &&
                             !hot_place_function(h, &h->slots[leaf_slots[i]], &leaf_functions[i]))
                                 is_pending = true;
+        }
+        /* the sampled function, for the call tree's leaf (hot_stack_leaf): where the place
+           was located in the stack's process */
+        if (leaf_functions[0] && !is_pending &&
+            (ev->stack.pid == UINT32_MAX || ev->stack.pid == p->pid)) {
+                h->leaf.timestamp = ev->stack.event_timestamp;
+                h->leaf.ip = p->ip;
+                h->leaf.pid = p->pid;
+                h->leaf.module = (uint32_t)(leaf_functions[0] >> 32);
+                h->leaf.function = (uint32_t)leaf_functions[0];
+                h->leaf.has = true;
         }
         uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
         /* at the first stack: a trace without (LBR, counters) never zeroes its 672 KiB, a
@@ -778,6 +790,18 @@ static void stack(struct hot *h, const struct kevent *ev)
                 if (f && ((i == 1 && leaf_functions[0] == f) || hot_memo_has_function(h, m, f)))
                         e->dup++;
         }
+}
+
+bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
+                    uint32_t *module, uint32_t *function)
+{
+        if (ev->type != KEV_STACK || !h->leaf.has || h->leaf.timestamp != ev->stack.event_timestamp)
+                return false;
+        *ip = h->leaf.ip;
+        *pid = h->leaf.pid;
+        *module = h->leaf.module;
+        *function = h->leaf.function;
+        return true;
 }
 
 bool hot_waits_for_stack(const struct hot *h)

@@ -179,6 +179,13 @@ struct hot {
         uint32_t nr_sources;
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];
+        /* the sampled place of the stack taken last, where its function is known
+           (hot_stack_leaf) */
+        struct {
+                uint64_t timestamp, ip;
+                uint32_t pid, module, function;
+                bool has;
+        } leaf;
         uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
         /* the pending samples that wait for their stacks (has, not is_matched): with none, a
            stack is a switch's or a wake-up's, and no CPU's slot is looked at */

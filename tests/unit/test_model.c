@@ -3342,6 +3342,74 @@ static void test_calltree_trees(void **state)
         calltree_free(t);
 }
 
+/* The sampled function given by the hot functions (hot_stack_leaf, calltree_leaf): the stack
+   of that sample keys its leaf by it, without looking the address up again; given for another
+   sample (its address, process or time), it is not taken. */
+static void test_calltree_leaf_given(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_a[] = {a, b, g};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+
+        /* the hot functions name the sample's function after its stack */
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+        ev.sample.ip = a;
+        ev.sample.tid = PID_A + 1;
+        hot_event(h, &ev);
+        struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
+        uint64_t ip;
+        uint32_t pid, module, function;
+        assert_false(hot_stack_leaf(h, &st, &ip, &pid, &module, &function)); /* not yet */
+        hot_event(h, &st);
+        assert_true(hot_stack_leaf(h, &st, &ip, &pid, &module, &function));
+        assert_int_equal(ip, a);
+        assert_int_equal(pid, PID_A);
+        assert_int_equal(function, fx->fn_alpha);
+        assert_int_not_equal(module, 0);
+        /* a stack of no sample (a switch's) names none */
+        struct kevent sw = ev_stack(0, time + 5, PID_A, PID_A + 1, stack_a, 3);
+        hot_event(h, &sw);
+        assert_false(hot_stack_leaf(h, &sw, &ip, &pid, &module, &function));
+
+        /* given: taken (another function given, to show it: beta is the sampled one) */
+        ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+        ev.sample.ip = a;
+        ev.sample.tid = PID_A + 1;
+        calltree_event(t, &ev);
+        calltree_leaf(t, ev.timestamp, a, PID_A, module, fx->fn_beta);
+        st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
+        calltree_event(t, &st);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 1, 1);
+
+        /* given for another address, another process, another sample: located as ever */
+        const struct {
+                int64_t dt;
+                uint64_t ip;
+                uint32_t pid;
+        } other[] = {{0, a + 2, PID_A}, {0, a, PID_B}, {-1, a, PID_A}};
+        for (uint32_t i = 0; i < 3; i++) {
+                calltree_reset(t);
+                ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = PID_A + 1;
+                calltree_event(t, &ev);
+                calltree_leaf(t, ev.timestamp + (uint64_t)other[i].dt, other[i].ip, other[i].pid,
+                              module, fx->fn_beta);
+                st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
+                calltree_event(t, &st);
+                assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+                expect_row(&rows[0], fx->fn_alpha, 1, 1);
+        }
+        hot_free(h);
+        calltree_free(t);
+}
+
 static uint32_t tree_check(struct calltree *t, bool is_callers, uint32_t node, uint64_t count);
 
 /* Stacks counted before their image was described (a live session's rundown, a trace's late
@@ -4940,6 +5008,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_sample_before_its_thread, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_leaf_given, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_unplaced_stands, fix_setup,
                                                 fix_teardown),
