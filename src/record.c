@@ -3,6 +3,7 @@
    watched and stopped through the controller API, progress on stderr, a clean end on signals
    and when the session stops itself. */
 #include "record.h"
+#include "le_bytes.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -48,13 +49,11 @@ static uint32_t file_buffer_kb(const char *path)
         int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
                 return 0;
-        unsigned char b[4];
+        uint8_t b[4];
         struct stat fs;
         uint32_t kb = 0;
         if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && pread(fd, b, 4, 0) == 4)
-                kb = ((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                      (uint32_t)b[3] << 24) /
-                     1024u;
+                kb = le_get32(b) / 1024u;
         close(fd);
         return kb;
 }
