@@ -42,20 +42,21 @@ void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
         }
 }
 
-/* The buffer size of a finished .etl, in KB: the first buffer header's BufferSize (bytes,
-   at offset 0; ETL-FORMAT.md); 0 when it cannot be read. */
-static uint32_t file_buffer_kb(const char *path)
+/* A finished .etl's size in bytes and, in KB, its buffer size (the first buffer header's
+   BufferSize, bytes at offset 0: ETL-FORMAT.md; 0 where it cannot be read). False when path is
+   no regular file (a link is not followed). */
+static bool file_size_and_buffer_kb(const char *path, uint64_t *size, uint32_t *buffer_kb)
 {
         int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
-                return 0;
+                return false;
         uint8_t b[4];
         struct stat fs;
-        uint32_t kb = 0;
-        if (fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode) && pread(fd, b, 4, 0) == 4)
-                kb = le_get32(b) / 1024u;
+        bool is_file = fstat(fd, &fs) == 0 && S_ISREG(fs.st_mode);
+        *size = is_file ? (uint64_t)fs.st_size : 0;
+        *buffer_kb = is_file && pread(fd, b, 4, 0) == 4 ? le_get32(b) / 1024u : 0;
         close(fd);
-        return kb;
+        return is_file;
 }
 
 int record_run(const struct record_options *opts, char *err, size_t err_size)
@@ -144,14 +145,15 @@ int record_run(const struct record_options *opts, char *err, size_t err_size)
                         snprintf(why_ended, sizeof(why_ended), "%s (Win32 error %u)",
                                  etw_last_error_text(), (unsigned)code);
         }
-        struct stat fs;
-        if (why_ended[0] && lstat(opts->path, &fs) == 0 && S_ISREG(fs.st_mode)) {
+        uint64_t file_size;
+        uint32_t file_buffer_kb;
+        if (why_ended[0] && file_size_and_buffer_kb(opts->path, &file_size, &file_buffer_kb)) {
                 /* the session is gone: its finalized file says what it holds, in buffers of
                    the size its first buffer's header gives when no query said it */
                 if (!st.buffer_size_kb)
-                        st.buffer_size_kb = file_buffer_kb(opts->path);
+                        st.buffer_size_kb = file_buffer_kb;
                 if (st.buffer_size_kb)
-                        st.nr_buffers_written = (uint64_t)fs.st_size / (st.buffer_size_kb * 1024u);
+                        st.nr_buffers_written = file_size / (st.buffer_size_kb * 1024u);
         }
         record_progress(opts->progress_fd, &st, true);
         if (sfd >= 0)
