@@ -17,6 +17,7 @@
 /* ETL-FORMAT.md 1.2, WMI_BUFFER_HEADER offsets */
 #define BUF_SIZE_OFF         0x00
 #define BUF_SAVED_OFFSET_OFF 0x04
+#define BUF_TIMESTAMP_OFF    0x10
 #define BUF_SEQUENCE_OFF     0x18
 #define BUF_PROC_INDEX_OFF   0x28
 #define BUF_LOGGER_ID_OFF    0x2A

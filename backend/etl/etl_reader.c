@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "etw/ntwmi.h"
+#include "etl_inflate.h"
 #include "etl_parse.h"
 #include "etl_tourney.h"
 #include "xpress.h"
@@ -30,6 +32,7 @@ struct buffer_info {
         uint16_t flags;
         uint16_t type;
         uint32_t index; /* in file order */
+        uint32_t job;   /* its number in r->inflate, or NO_JOB */
         bool is_damaged;
         bool is_truncated;   /* the file ends inside it: counted once, its whole records read */
         bool has_bad_record; /* a damaged record was met in it: counted once */
@@ -51,6 +54,8 @@ struct stream {
         bool has_head;
 };
 
+#define NO_JOB UINT32_MAX
+
 struct etl_reader {
         const uint8_t *data; /* borrowed (or the mapping below) */
         size_t size;
@@ -62,7 +67,9 @@ struct etl_reader {
         uint32_t nr_buffers;
         struct stream *streams; /* owned */
         uint32_t nr_streams;
-        struct etl_tourney tree; /* owned: the streams by their head's timestamp */
+        struct etl_tourney tree;     /* owned: the streams by their head's timestamp */
+        struct etl_inflate *inflate; /* owned: the compressed buffers' decompression, or NULL */
+        bool is_inflate_ahead;       /* on a worker thread, ahead of the streams */
         struct etl_logfile logfile;
         struct etl_record header_record;
         uint32_t header_stream; /* the stream holding buffer 0 */
@@ -97,8 +104,8 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
         if (b->is_damaged)
                 return false;
         uint32_t need = b->filled_bytes;
-        if (need > s->scratch_size &&
-            ((b->flags & WMI_BUFFER_FLAG_COMPRESSED) || (b->file_offset & 7))) {
+        if (need > s->scratch_size && !(b->flags & WMI_BUFFER_FLAG_COMPRESSED) &&
+            (b->file_offset & 7)) {
                 uint8_t *n = realloc(s->scratch, need);
                 if (!n) {
                         warn(r, b->file_offset, "out of memory for buffer %u", b->index);
@@ -118,24 +125,25 @@ static bool load_buffer(struct etl_reader *r, struct stream *s, uint32_t bi)
                         r->stats.nr_buffers_damaged++;
                         return false;
                 }
-                if (fmt != COMPRESSION_FORMAT_XPRESS) {
+                if (fmt != COMPRESSION_FORMAT_XPRESS || b->job == NO_JOB) {
                         warn(r, b->file_offset, "buffer %u: unknown compression format %u",
                              b->index, fmt);
                         b->is_damaged = true;
                         r->stats.nr_buffers_damaged++;
                         return false;
                 }
-                memcpy(s->scratch, src, WMI_BUFFER_HEADER_SIZE);
-                size_t out_len = 0;
-                struct xpress_error xe = {0, NULL};
-                int rc = xpress_decompress(src + WMI_BUFFER_HEADER_SIZE,
-                                           b->size_bytes - WMI_BUFFER_HEADER_SIZE,
-                                           s->scratch + WMI_BUFFER_HEADER_SIZE,
-                                           need - WMI_BUFFER_HEADER_SIZE, &out_len, &xe);
-                if (rc < 0 || out_len != need - WMI_BUFFER_HEADER_SIZE) {
-                        warn(r, b->file_offset + WMI_BUFFER_HEADER_SIZE + xe.in_offset,
+                /* decompressed ahead by the worker (its buffer and s's scratch change hands),
+                   or here */
+                struct etl_inflate_result res;
+                if (etl_inflate_take(r->inflate, b->job, &s->scratch, &s->scratch_size, &res) < 0) {
+                        warn(r, b->file_offset, "out of memory for buffer %u", b->index);
+                        return false;
+                }
+                if (res.rc < 0 || res.out_len != need - WMI_BUFFER_HEADER_SIZE) {
+                        warn(r, b->file_offset + WMI_BUFFER_HEADER_SIZE + res.xe.in_offset,
                              "buffer %u: corrupt compressed data (%s): skipped", b->index,
-                             rc < 0 && xe.what ? xe.what : "decompressed size differs from Offset");
+                             res.rc < 0 && res.xe.what ? res.xe.what
+                                                       : "decompressed size differs from Offset");
                         b->is_damaged = true;
                         r->stats.nr_buffers_damaged++;
                         return false;
@@ -260,6 +268,8 @@ void etl_reader_rewind(struct etl_reader *r)
         r->stats.nr_buffers_done = 0;
         r->stats.nr_records = 0;
         r->stats.nr_records_skipped = 0;
+        if (r->inflate)
+                etl_inflate_stop(r->inflate);
         for (uint32_t i = 0; i < r->nr_streams; i++) {
                 struct stream *s = &r->streams[i];
                 s->next_buffer = 0;
@@ -279,6 +289,8 @@ void etl_reader_rewind(struct etl_reader *r)
 static void start(struct etl_reader *r)
 {
         r->is_start_pending = false;
+        if (r->is_inflate_ahead)
+                etl_inflate_start(r->inflate);
         /* The header record is delivered first; its stream resumes after it. */
         for (uint32_t i = 0; i < r->nr_streams; i++) {
                 struct stream *s = &r->streams[i];
@@ -518,6 +530,7 @@ static int scan_buffers(struct etl_reader *r, struct etl_error *err)
                 bi->flags = flags;
                 bi->type = le_get16(b + BUF_TYPE_OFF);
                 bi->index = r->nr_buffers;
+                bi->job = NO_JOB;
                 bi->is_damaged = is_damaged;
                 bi->is_truncated = is_truncated;
                 bi->has_bad_record = false;
@@ -598,6 +611,102 @@ nomem:
         return -ENOMEM;
 }
 
+/* A compressed buffer's place in the order the streams are expected to need it. */
+struct need {
+        uint64_t key;
+        uint64_t sequence;
+        uint32_t buffer;
+};
+
+static int cmp_need(const void *a, const void *b)
+{
+        const struct need *x = a, *y = b;
+        if (x->key != y->key)
+                return x->key < y->key ? -1 : 1;
+        return x->sequence < y->sequence ? -1 : x->sequence > y->sequence;
+}
+
+/* The processors this thread may run on. */
+static int cpus_allowed(void)
+{
+        cpu_set_t set;
+        return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+/* The XPRESS buffers' decompression, in the order the merge will likely ask for them: a
+   stream's buffer is needed about when the merge passes the end of its previous one, whose
+   flush time (TimeStamp) is the key; where a stream's flush times go backwards (the field is
+   not to be relied on, ETL-FORMAT.md 1.2), its place in the stream as a fraction of it. On a
+   worker thread where there are enough of them to pay for one and a second processor to run
+   it (ETWTOP_READER_THREADS=0: never; 1: always). */
+static int plan_inflate(struct etl_reader *r)
+{
+        if (!r->stats.nr_buffers_compressed ||
+            r->logfile.compression_format != COMPRESSION_FORMAT_XPRESS)
+                return 0;
+        struct need *order = malloc(r->nr_buffers * sizeof(*order));
+        struct etl_inflate_job *jobs = malloc(r->nr_buffers * sizeof(*jobs));
+        if (!order || !jobs) {
+                free(order);
+                free(jobs);
+                return -ENOMEM;
+        }
+        bool is_by_time = true;
+        for (uint32_t i = 0; i < r->nr_streams && is_by_time; i++) {
+                const struct stream *s = &r->streams[i];
+                uint64_t last = 0;
+                for (uint32_t k = 0; k < s->nr_buffers && is_by_time; k++) {
+                        const struct buffer_info *b = &r->buffers[s->buffers[k]];
+                        uint64_t t = le_get64(r->data + b->file_offset + BUF_TIMESTAMP_OFF);
+                        is_by_time = t >= last;
+                        last = t;
+                }
+        }
+        uint32_t n = 0, max_out = 0;
+        for (uint32_t i = 0; i < r->nr_streams; i++) {
+                const struct stream *s = &r->streams[i];
+                for (uint32_t k = 0; k < s->nr_buffers; k++) {
+                        const struct buffer_info *b = &r->buffers[s->buffers[k]];
+                        if (!(b->flags & WMI_BUFFER_FLAG_COMPRESSED) || b->is_damaged)
+                                continue;
+                        uint64_t key;
+                        if (!k)
+                                key = 0;
+                        else if (is_by_time)
+                                key = le_get64(r->data + r->buffers[s->buffers[k - 1]].file_offset +
+                                               BUF_TIMESTAMP_OFF);
+                        else
+                                key = ((uint64_t)k << 32) / s->nr_buffers;
+                        order[n++] = (struct need){key, b->sequence, s->buffers[k]};
+                        if (b->filled_bytes > max_out)
+                                max_out = b->filled_bytes;
+                }
+        }
+        qsort(order, n, sizeof(*order), cmp_need);
+        for (uint32_t j = 0; j < n; j++) {
+                struct buffer_info *b = &r->buffers[order[j].buffer];
+                b->job = j;
+                jobs[j] = (struct etl_inflate_job){r->data + b->file_offset, b->size_bytes,
+                                                   b->filled_bytes};
+        }
+        /* Two results waiting a stream, at most 64 or 64 MiB of them. */
+        uint32_t window = 2 * r->nr_streams;
+        window = window < 8 ? 8 : window > 64 ? 64 : window;
+        while (window > 2 && (uint64_t)window * max_out > (64u << 20))
+                window--;
+        r->inflate = etl_inflate_new(jobs, n, window);
+        free(order);
+        free(jobs);
+        if (!r->inflate)
+                return -ENOMEM;
+        const char *env = getenv("ETWTOP_READER_THREADS");
+        if (env && *env)
+                r->is_inflate_ahead = n > 0 && strcmp(env, "0") != 0;
+        else
+                r->is_inflate_ahead = n >= 8 && cpus_allowed() >= 2;
+        return 0;
+}
+
 int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t size,
                         struct etl_error *err)
 {
@@ -632,6 +741,9 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
                 r->logfile.compression_format = le_get32(data + BUF_STATE_OFF) & 0xFFFF;
         r->stats.nr_events_lost += r->logfile.header.EventsLost;
         rc = build_streams(r);
+        if (rc < 0)
+                goto fail;
+        rc = plan_inflate(r);
         if (rc < 0)
                 goto fail;
         r->open_warning = r->warning;
@@ -705,6 +817,7 @@ void etl_reader_close(struct etl_reader *r)
 {
         if (!r)
                 return;
+        etl_inflate_free(r->inflate);
         for (uint32_t i = 0; i < r->nr_streams; i++) {
                 free(r->streams[i].buffers);
                 free(r->streams[i].scratch);

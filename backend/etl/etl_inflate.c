@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_inflate.c: owns the decompression of an .etl file's compressed buffers ahead of the reader,
+ * on one worker thread, and the hand-over of its results. */
+#include "etl_inflate.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "etw/ntwmi.h"
+
+enum job_state {
+        JOB_PENDING, /* nobody has started it */
+        JOB_RUNNING, /* the worker is decompressing it */
+        JOB_DONE,    /* its result waits in out */
+        JOB_TAKEN,   /* handed over, or decompressed by the taker */
+};
+
+/* A buffer of cap bytes. */
+struct slot {
+        uint8_t *buf;
+        uint32_t cap;
+};
+
+struct job {
+        struct etl_inflate_job in;
+        enum job_state state;
+        struct slot out; /* JOB_DONE: the result's bytes */
+        struct etl_inflate_result res;
+};
+
+struct etl_inflate {
+        struct job *jobs;
+        uint32_t nr_jobs;
+        uint32_t window;
+        pthread_mutex_t lock;
+        pthread_cond_t space; /* to the worker: a result was taken, or stop */
+        pthread_cond_t done;  /* to the taker: a job is done */
+        pthread_t thread;
+        bool is_running;   /* a worker was started and not joined (the taker's thread alone) */
+        bool is_stopping;  /* under lock */
+        uint32_t cursor;   /* under lock: the first job the worker has not looked at */
+        uint32_t nr_held;  /* under lock: results running or done, not taken */
+        struct slot *pool; /* under lock: spare buffers */
+        uint32_t nr_pool;
+        uint32_t pool_head; /* the oldest spare buffer's place in the ring */
+        uint32_t pool_cap;
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+}
+
+/* Decompresses j into out (at least j->out_size bytes): the header copied, the stream after it. */
+static void run_job(const struct etl_inflate_job *j, uint8_t *out, struct etl_inflate_result *res)
+{
+        memcpy(out, j->src, WMI_BUFFER_HEADER_SIZE);
+        res->xe = (struct xpress_error){0, NULL};
+        res->out_len = 0;
+        res->rc = xpress_decompress(j->src + WMI_BUFFER_HEADER_SIZE,
+                                    j->src_size - WMI_BUFFER_HEADER_SIZE,
+                                    out + WMI_BUFFER_HEADER_SIZE,
+                                    j->out_size - WMI_BUFFER_HEADER_SIZE, &res->out_len, &res->xe);
+}
+
+/* Keeps s for a later job, under lock; returns false when the pool is full (the caller frees). */
+static bool pool_push(struct etl_inflate *q, struct slot s)
+{
+        if (q->nr_pool == q->pool_cap)
+                return false;
+        q->pool[(q->pool_head + q->nr_pool++) % q->pool_cap] = s;
+        return true;
+}
+
+static struct slot pool_pop(struct etl_inflate *q)
+{
+        if (!q->nr_pool)
+                return (struct slot){NULL, 0};
+        struct slot s = q->pool[q->pool_head];
+        q->pool_head = (q->pool_head + 1) % q->pool_cap;
+        q->nr_pool--;
+        return s;
+}
+
+static void *worker(void *arg)
+{
+        struct etl_inflate *q = arg;
+        pthread_mutex_lock(&q->lock);
+        for (;;) {
+                while (q->cursor < q->nr_jobs && q->jobs[q->cursor].state != JOB_PENDING)
+                        q->cursor++;
+                if (q->is_stopping || q->cursor >= q->nr_jobs)
+                        break;
+                if (q->nr_held >= q->window) {
+                        pthread_cond_wait(&q->space, &q->lock);
+                        continue;
+                }
+                struct job *j = &q->jobs[q->cursor++];
+                __atomic_store_n(&j->state, JOB_RUNNING, __ATOMIC_RELAXED);
+                q->nr_held++;
+                struct slot s = pool_pop(q);
+                pthread_mutex_unlock(&q->lock);
+
+                if (s.cap < j->in.out_size) {
+                        /* nothing in it to keep: freed, not copied by a realloc */
+                        free(s.buf);
+                        s.buf = malloc(j->in.out_size);
+                        s.cap = s.buf ? j->in.out_size : 0;
+                }
+                struct etl_inflate_result res;
+                if (s.buf)
+                        run_job(&j->in, s.buf, &res);
+
+                pthread_mutex_lock(&q->lock);
+                if (!s.buf) {
+                        /* out of memory: the taker decompresses it, and the rest, itself */
+                        j->state = JOB_PENDING;
+                        q->nr_held--;
+                        pthread_cond_broadcast(&q->done);
+                        break;
+                }
+                j->out = s;
+                j->res = res;
+                __atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
+                pthread_cond_broadcast(&q->done);
+        }
+        pthread_mutex_unlock(&q->lock);
+        return NULL;
+}
+
+struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t nr_jobs,
+                                    uint32_t window)
+{
+        struct etl_inflate *q = calloc(1, sizeof(*q));
+        if (!q)
+                return NULL;
+        q->window = window ? window : 1;
+        q->pool_cap = q->window + 4;
+        q->jobs = calloc(nr_jobs ? nr_jobs : 1, sizeof(*q->jobs));
+        q->pool = calloc(q->pool_cap, sizeof(*q->pool));
+        if (!q->jobs || !q->pool) {
+                free(q->jobs);
+                free(q->pool);
+                free(q);
+                return NULL;
+        }
+        for (uint32_t i = 0; i < nr_jobs; i++)
+                q->jobs[i].in = jobs[i];
+        q->nr_jobs = nr_jobs;
+        pthread_mutex_init(&q->lock, NULL);
+        pthread_cond_init(&q->space, NULL);
+        pthread_cond_init(&q->done, NULL);
+        return q;
+}
+
+bool etl_inflate_start(struct etl_inflate *q)
+{
+        if (q->is_running || !q->nr_jobs)
+                return q->is_running;
+        q->cursor = 0;
+        q->is_stopping = false;
+        /* Signals stay with the threads that wait for them: the worker starts with all blocked. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        q->is_running = pthread_create(&q->thread, NULL, worker, q) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return q->is_running;
+}
+
+int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
+                     struct etl_inflate_result *res)
+{
+        struct job *j = &q->jobs[job];
+        if (q->is_running) {
+                /* The worker is usually on this very job when it is not done yet: waited for
+                   here a while (a few of its tens of microseconds) rather than put to sleep,
+                   whose wake-up in a VM costs about as much again. */
+                for (int spin = 0;
+                     spin < 4096 && __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING;
+                     spin++)
+                        cpu_relax();
+                pthread_mutex_lock(&q->lock);
+                while (j->state == JOB_RUNNING)
+                        pthread_cond_wait(&q->done, &q->lock);
+                if (j->state == JOB_DONE) {
+                        struct slot old = {*buf, *cap};
+                        *buf = j->out.buf;
+                        *cap = j->out.cap;
+                        *res = j->res;
+                        j->out = (struct slot){NULL, 0};
+                        j->state = JOB_TAKEN;
+                        q->nr_held--;
+                        bool is_kept = !old.buf || pool_push(q, old);
+                        /* a worker that found the window full wakes once a quarter of it is
+                           free, not at each take (a wake-up is a system call) */
+                        if (q->nr_held <= q->window - q->window / 4)
+                                pthread_cond_signal(&q->space);
+                        pthread_mutex_unlock(&q->lock);
+                        if (!is_kept)
+                                free(old.buf);
+                        return 0;
+                }
+                j->state = JOB_TAKEN;
+                pthread_mutex_unlock(&q->lock);
+        } else {
+                j->state = JOB_TAKEN;
+        }
+        if (*cap < j->in.out_size) {
+                uint8_t *n = realloc(*buf, j->in.out_size);
+                if (!n)
+                        return -ENOMEM;
+                *buf = n;
+                *cap = j->in.out_size;
+        }
+        run_job(&j->in, *buf, res);
+        return 0;
+}
+
+void etl_inflate_stop(struct etl_inflate *q)
+{
+        if (q->is_running) {
+                pthread_mutex_lock(&q->lock);
+                q->is_stopping = true;
+                pthread_cond_broadcast(&q->space);
+                pthread_mutex_unlock(&q->lock);
+                pthread_join(q->thread, NULL);
+                q->is_running = false;
+                q->is_stopping = false;
+        }
+        for (uint32_t i = 0; i < q->nr_jobs; i++) {
+                struct job *j = &q->jobs[i];
+                if (j->state == JOB_DONE && !pool_push(q, j->out))
+                        free(j->out.buf);
+                j->out = (struct slot){NULL, 0};
+                j->state = JOB_PENDING;
+        }
+        q->nr_held = 0;
+        q->cursor = 0;
+}
+
+void etl_inflate_free(struct etl_inflate *q)
+{
+        if (!q)
+                return;
+        etl_inflate_stop(q);
+        for (uint32_t i = 0; i < q->nr_pool; i++)
+                free(q->pool[(q->pool_head + i) % q->pool_cap].buf);
+        free(q->pool);
+        free(q->jobs);
+        pthread_mutex_destroy(&q->lock);
+        pthread_cond_destroy(&q->space);
+        pthread_cond_destroy(&q->done);
+        free(q);
+}

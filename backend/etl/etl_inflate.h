@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* etl_inflate.h: a file's compressed buffers decompressed ahead of the reader, on a worker
+ * thread, in the order the reader is expected to need them. */
+#ifndef ETWTOP_BACKEND_ETL_INFLATE_H
+#define ETWTOP_BACKEND_ETL_INFLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xpress.h"
+
+/* One compressed buffer: its bytes in the file (the 72-byte header, stored as it is, then the
+   XPRESS stream) and its size once decompressed, header included. */
+struct etl_inflate_job {
+        const uint8_t *src;
+        uint32_t src_size; /* BufferSize, or what the file holds of it */
+        uint32_t out_size; /* Offset: the filled bytes, header included */
+};
+
+/* What xpress_decompress said of a job: rc 0 or its negative errno, the bytes it wrote after
+   the header, and where it failed. */
+struct etl_inflate_result {
+        int rc;
+        size_t out_len;
+        struct xpress_error xe;
+};
+
+struct etl_inflate;
+
+/* The jobs, copied, in the order they are expected to be taken (a job's number is its place in
+   it); src stays borrowed until etl_inflate_free. At most window results wait decompressed at
+   once. NULL when out of memory. */
+struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t nr_jobs,
+                                    uint32_t window);
+
+/* Starts the worker, which decompresses the jobs not yet taken in their order; without it (it
+   could not start, or was not asked to) etl_inflate_take decompresses each job itself. Returns
+   whether a worker runs. */
+bool etl_inflate_start(struct etl_inflate *q);
+
+/* Job number job's decompressed bytes, header first, into *buf: the caller's buffer of *cap bytes
+   (NULL and 0 for none) is handed over in exchange for the worker's, or grown and written here
+   when the worker has not come to the job. The same result either way. A job is taken once until
+   etl_inflate_stop. Returns 0, or -ENOMEM (the caller's buffer kept). */
+int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_t *cap,
+                     struct etl_inflate_result *res);
+
+/* Stops the worker and forgets its results: every job can be taken again (a rewind). */
+void etl_inflate_stop(struct etl_inflate *q);
+
+void etl_inflate_free(struct etl_inflate *q);
+
+#endif /* ETWTOP_BACKEND_ETL_INFLATE_H */
