@@ -87,47 +87,64 @@ static struct slot pool_pop(struct etl_inflate *q)
         return s;
 }
 
+/* Under lock: the next job not started, in the order given, marked running and counted held,
+   or NULL when none is left or the window is full. */
+static struct job *claim_next(struct etl_inflate *q)
+{
+        while (q->cursor < q->nr_jobs && q->jobs[q->cursor].state != JOB_PENDING)
+                q->cursor++;
+        if (q->cursor >= q->nr_jobs || q->nr_held >= q->window)
+                return NULL;
+        struct job *j = &q->jobs[q->cursor++];
+        __atomic_store_n(&j->state, JOB_RUNNING, __ATOMIC_RELAXED);
+        q->nr_held++;
+        return j;
+}
+
+/* A claimed job decompressed, outside the lock, into a spare buffer, and left done; false (the
+   job pending again) without memory for it. Called and returns under lock. */
+static bool run_claimed(struct etl_inflate *q, struct job *j)
+{
+        struct slot s = pool_pop(q);
+        pthread_mutex_unlock(&q->lock);
+        if (s.cap < j->in.out_size) {
+                /* nothing in it to keep: freed, not copied by a realloc */
+                free(s.buf);
+                s.buf = malloc(j->in.out_size);
+                s.cap = s.buf ? j->in.out_size : 0;
+        }
+        struct etl_inflate_result res;
+        if (s.buf)
+                run_job(&j->in, s.buf, &res);
+        pthread_mutex_lock(&q->lock);
+        if (!s.buf) {
+                j->state = JOB_PENDING;
+                q->nr_held--;
+                pthread_cond_broadcast(&q->done);
+                return false;
+        }
+        j->out = s;
+        j->res = res;
+        __atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
+        pthread_cond_broadcast(&q->done);
+        return true;
+}
+
 static void *worker(void *arg)
 {
         struct etl_inflate *q = arg;
         pthread_mutex_lock(&q->lock);
-        for (;;) {
-                while (q->cursor < q->nr_jobs && q->jobs[q->cursor].state != JOB_PENDING)
-                        q->cursor++;
-                if (q->is_stopping || q->cursor >= q->nr_jobs)
+        while (!q->is_stopping) {
+                struct job *j = claim_next(q);
+                if (!j && q->cursor >= q->nr_jobs)
                         break;
-                if (q->nr_held >= q->window) {
+                if (!j) {
                         pthread_cond_wait(&q->space, &q->lock);
                         continue;
                 }
-                struct job *j = &q->jobs[q->cursor++];
-                __atomic_store_n(&j->state, JOB_RUNNING, __ATOMIC_RELAXED);
-                q->nr_held++;
-                struct slot s = pool_pop(q);
-                pthread_mutex_unlock(&q->lock);
-
-                if (s.cap < j->in.out_size) {
-                        /* nothing in it to keep: freed, not copied by a realloc */
-                        free(s.buf);
-                        s.buf = malloc(j->in.out_size);
-                        s.cap = s.buf ? j->in.out_size : 0;
-                }
-                struct etl_inflate_result res;
-                if (s.buf)
-                        run_job(&j->in, s.buf, &res);
-
-                pthread_mutex_lock(&q->lock);
-                if (!s.buf) {
-                        /* out of memory: the taker decompresses it, and the rest, itself */
-                        j->state = JOB_PENDING;
-                        q->nr_held--;
-                        pthread_cond_broadcast(&q->done);
+                /* out of memory: the taker decompresses it, and the rest, itself */
+                if (!run_claimed(q, j))
                         break;
-                }
-                j->out = s;
-                j->res = res;
-                __atomic_store_n(&j->state, JOB_DONE, __ATOMIC_RELEASE);
-                pthread_cond_broadcast(&q->done);
         }
         pthread_mutex_unlock(&q->lock);
         return NULL;
@@ -178,16 +195,20 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
 {
         struct job *j = &q->jobs[job];
         if (q->is_running) {
-                /* The worker is usually on this very job when it is not done yet: waited for
-                   here a while (a few of its tens of microseconds) rather than put to sleep,
-                   whose wake-up in a VM costs about as much again. */
+                /* The worker is usually on this very job when it is not done yet, often near
+                   its end: waited for a moment here. Then, rather than wait longer, the taker
+                   decompresses the next job the worker would have taken (the worker is behind:
+                   the two share the work), or sleeps when there is none. */
                 for (int spin = 0;
-                     spin < 4096 && __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING;
+                     spin < 256 && __atomic_load_n(&j->state, __ATOMIC_ACQUIRE) == JOB_RUNNING;
                      spin++)
                         cpu_relax();
                 pthread_mutex_lock(&q->lock);
-                while (j->state == JOB_RUNNING)
-                        pthread_cond_wait(&q->done, &q->lock);
+                while (j->state == JOB_RUNNING) {
+                        struct job *k = claim_next(q);
+                        if (!k || !run_claimed(q, k))
+                                pthread_cond_wait(&q->done, &q->lock);
+                }
                 if (j->state == JOB_DONE) {
                         struct slot old = {*buf, *cap};
                         *buf = j->out.buf;
