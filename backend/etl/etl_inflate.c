@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_inflate.c: owns the decompression of an .etl file's compressed buffers ahead of the reader,
- * on one worker thread, and the hand-over of its results. */
+ * on one worker thread, and the hand-over of its results. The reader stays single-threaded for its
+ * records: the worker only decompresses. Its results are taken out of the order it made them in,
+ * and each taker's old buffer goes back for a later job, which a single-producer ring does not
+ * allow: the jobs are a table under one lock, taken once a buffer (64 KiB and more). */
 #include "etl_inflate.h"
 
 #include <errno.h>
@@ -10,10 +13,11 @@
 #include <string.h>
 
 #include "etw/ntwmi.h"
+#include "util/thread_sched.h"
 
 enum job_state {
         JOB_PENDING, /* nobody has started it */
-        JOB_RUNNING, /* the worker is decompressing it */
+        JOB_RUNNING, /* being decompressed, by the worker or a taker helping it */
         JOB_DONE,    /* its result waits in out */
         JOB_TAKEN,   /* handed over, or decompressed by the taker */
 };
@@ -133,6 +137,7 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
 static void *worker(void *arg)
 {
         struct etl_inflate *q = arg;
+        thread_name_self("etwtop-inflate");
         pthread_mutex_lock(&q->lock);
         while (!q->is_stopping) {
                 struct job *j = claim_next(q);
