@@ -422,6 +422,26 @@ int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error
         return rc;
 }
 
+/* The module of the symbol starting at start: the last run starting at or before it (the first
+   run starts at the lowest symbol, so there is one). */
+static const char *module_at(const struct kallsyms *ks, uint64_t start)
+{
+        uint32_t lo = 0, hi = ks->nr_runs;
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ks->runs[mid].start <= start)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return module_name(ks, lo ? ks->runs[lo - 1].module : 0);
+}
+
+const char *kallsyms_symbol_module(const struct kallsyms *ks, const struct sym_entry *e)
+{
+        return ks && e && ks->nr_runs ? module_at(ks, e->start) : NULL;
+}
+
 bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_hit *hit)
 {
         if (!ks)
@@ -429,19 +449,8 @@ bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_h
         const struct sym_entry *e = sym_table_find(ks->table, addr);
         if (!e || !ks->nr_runs)
                 return false;
-        /* the last run starting at or before the symbol; the first run starts at the lowest
-           symbol, so there is one */
-        uint32_t lo = 0, hi = ks->nr_runs;
-        while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (ks->runs[mid].start <= e->start)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        uint32_t module = lo ? ks->runs[lo - 1].module : 0;
         hit->name = sym_table_name(ks->table, e);
-        hit->module = module_name(ks, module);
+        hit->module = module_at(ks, e->start);
         hit->start = e->start;
         hit->offset = addr - e->start;
         return true;

@@ -51,34 +51,63 @@ int sym_kernel_cached(struct sym_store *s, const uint8_t *build_id, uint32_t bui
         return load_from(s, path);
 }
 
+/* buf (size bytes) = "name [module]", or name alone where module is empty (mlen 0), cut as
+   snprintf would cut it; its length. A symbol's name put together by hand: snprintf's was half
+   of the kernel's symbols' time. */
+static size_t join_name(char *buf, size_t size, const char *name, const char *module, size_t mlen)
+{
+        size_t at = 0;
+        size_t nlen = strlen(name);
+        const char *parts[4] = {name, " [", module, "]"};
+        size_t lens[4] = {nlen, 2, mlen, 1};
+        for (int i = 0; i < (mlen ? 4 : 1) && at < size - 1; i++) {
+                size_t n = lens[i] < size - 1 - at ? lens[i] : size - 1 - at;
+                memcpy(buf + at, parts[i], n);
+                at += n;
+        }
+        buf[at] = 0;
+        return at;
+}
+
 /* The text symbols of the kallsyms file at path (NULL: /proc/kallsyms) into the store as the
-   recording's kernel symbols, each with its module; how many, or -errno. */
+   recording's kernel symbols, each with its module; how many, or -errno. One table of them,
+   named as the store names a recording's ("name [module]"), handed over whole: a symbol each
+   through sym_kernel_symbol (two strings of the store each, then the table built from them)
+   was a sixth of a perf.data's replay. */
 static int load_from(struct sym_store *s, const char *kallsyms_path)
 {
         struct kallsyms *ks = NULL;
         int rc = kallsyms_read(kallsyms_path, &ks, NULL);
         if (rc < 0)
                 return rc;
-        const struct sym_table *t = kallsyms_table(ks);
-        uint32_t n = sym_table_count(t), nr = 0;
+        const struct sym_table *kt = kallsyms_table(ks);
+        uint32_t n = sym_table_count(kt), nr = 0;
+        struct sym_table *t = sym_table_new();
+        char buf[512];
         for (uint32_t i = 0; i < n; i++) {
-                const struct sym_entry *e = sym_table_at(t, i);
-                if (e->flags & SYM_FLAG_PADDING)
+                const struct sym_entry *e = sym_table_at(kt, i);
+                const char *name = sym_table_name(kt, e);
+                if ((e->flags & SYM_FLAG_PADDING) || !name || !*name)
                         continue; /* as the recording leaves them out */
-                struct kallsyms_hit hit;
-                char module[80] = ""; /* "ext4" (sym_kernel_symbol's), "" the kernel */
-                if (kallsyms_lookup(ks, e->start, &hit) &&
-                    strcmp(hit.module, KALLSYMS_KERNEL_MODULE) != 0) {
-                        size_t len = strlen(hit.module);
-                        bool is_bracketed =
-                                len >= 2 && hit.module[0] == '[' && hit.module[len - 1] == ']';
-                        snprintf(module, sizeof(module), "%.*s",
-                                 (int)(is_bracketed ? len - 2 : len),
-                                 hit.module + (is_bracketed ? 1 : 0));
-                }
-                sym_kernel_symbol(s, e->start, e->size, sym_table_name(t, e), module);
+                /* "ext4" of "[ext4]" (79 bytes at most, as sym_kernel_symbol's were); none for
+                   the kernel */
+                const char *mod = kallsyms_symbol_module(ks, e);
+                size_t len = mod && strcmp(mod, KALLSYMS_KERNEL_MODULE) != 0 ? strlen(mod) : 0;
+                bool is_bracketed = len >= 2 && mod[0] == '[' && mod[len - 1] == ']';
+                size_t mlen = is_bracketed ? len - 2 : len;
+                size_t blen =
+                        join_name(buf, sizeof(buf), name, len ? mod + (is_bracketed ? 1 : 0) : "",
+                                  mlen < 80 ? mlen : 79);
+                sym_table_add(t, e->start, e->size, buf, blen,
+                              sym_name_is_padding(name, strlen(name)) ? SYM_FLAG_PADDING : 0);
                 nr++;
         }
         kallsyms_free(ks);
+        if (!nr) {
+                sym_table_free(t); /* none: the kernel stays as it was */
+                return 0;
+        }
+        sym_table_finish(t, 1 << 20);
+        sym_kernel_symbols_take(s, t);
         return (int)nr;
 }

@@ -429,6 +429,8 @@ void sym_store_wait(struct sym_store *s)
 
 /* ---- the kernel from recorded symbols ---- */
 
+static void install_kernel_table(struct sym_store *s, struct module *m, struct sym_table *t);
+
 void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const char *name,
                        const char *module)
 {
@@ -444,6 +446,21 @@ void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const 
         s->is_ksyms_dirty = true;
 }
 
+void sym_kernel_symbols_take(struct sym_store *s, struct sym_table *t)
+{
+        if (!s) {
+                sym_table_free(t);
+                return;
+        }
+        struct module *m = s->modules[s->kernel_module];
+        if (m->table == s->ksym_set)
+                m->table = NULL; /* installed as it was: the answers come from the new one */
+        sym_table_free(s->ksym_set);
+        s->ksym_set = t;
+        s->nr_changes++;
+        s->is_ksyms_dirty = true;
+}
+
 void symbols_kernel_table_refresh(struct sym_store *s)
 {
         if (!s->is_ksyms_dirty)
@@ -453,8 +470,20 @@ void symbols_kernel_table_refresh(struct sym_store *s)
         if (s->opt.is_live && atomic_load(&m->state) != LS_NEW &&
             atomic_load(&m->state) != LS_FAILED)
                 return; /* live: /proc/kallsyms says more than what a trace recorded */
+        if (s->ksym_set && !s->nr_ksyms) {
+                /* a kallsyms' table alone: the kernel's as it is (its names already joined with
+                   their modules as below), not built again symbol by symbol */
+                install_kernel_table(s, m, s->ksym_set);
+                return;
+        }
         struct sym_table *t = sym_table_new();
         char buf[512];
+        for (uint32_t i = 0; s->ksym_set && i < sym_table_count(s->ksym_set); i++) {
+                const struct sym_entry *e = sym_table_at(s->ksym_set, i);
+                const char *name = sym_table_name(s->ksym_set, e);
+                sym_table_add(t, e->start, e->size, name, strlen(name),
+                              e->flags & SYM_FLAG_PADDING);
+        }
         for (uint32_t i = 0; i < s->nr_ksyms; i++) {
                 const struct kernel_sym *k = &s->ksyms[i];
                 const char *mod = sym_name(s, k->module), *name = sym_name(s, k->name);
@@ -466,7 +495,14 @@ void symbols_kernel_table_refresh(struct sym_store *s)
                                       (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1, flags);
         }
         sym_table_finish(t, 1 << 20);
-        sym_table_free(m->table);
+        install_kernel_table(s, m, t);
+}
+
+/* t becomes the kernel module's table: the answers asked before are asked again. */
+static void install_kernel_table(struct sym_store *s, struct module *m, struct sym_table *t)
+{
+        if (m->table != s->ksym_set)
+                sym_table_free(m->table);
         m->table = t;
         if (s->nr_ksym_tables < UINT32_MAX - 1)
                 s->nr_ksym_tables++;

@@ -90,7 +90,7 @@ struct sym_loc sym_locate_ex(struct sym_store *s, uint32_t pid, uint64_t addr, b
                 /* Linux kernel modules and kernel text outside the described image, when a
                    Linux kernel is there to name them (a Windows trace's driver addresses that
                    no image event described stay unknown) */
-                if (s->opt.is_live || s->nr_ksyms || s->has_linux_kernel)
+                if (s->opt.is_live || s->nr_ksyms || s->ksym_set || s->has_linux_kernel)
                         loc.module = s->kernel_module;
                 return loc;
         }

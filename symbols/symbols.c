@@ -127,7 +127,8 @@ void sym_store_free(struct sym_store *s)
         for (uint32_t i = 1; i < s->nr_modules; i++) {
                 struct module *m = s->modules[i];
                 elf_module_free(m->elf);
-                sym_table_free(m->table);
+                if (m->table != s->ksym_set)
+                        sym_table_free(m->table);
                 free(m->methods);
                 kallsyms_free(m->ks);
                 pdb_lines_free(m->lines);
@@ -159,6 +160,7 @@ void sym_store_free(struct sym_store *s)
         free(s->src);
         free(s->src_frames);
         free(s->ksyms);
+        sym_table_free(s->ksym_set);
         free(s->queue);
         sym_path_free(s->path);
         free(s);

@@ -194,8 +194,10 @@ struct sym_store {
         uint32_t nr_src_frames, cap_src_frames;
         /* the kernel */
         uint32_t kernel_module;
-        bool has_linux_kernel;    /* a [kernel.kallsyms] image was described */
-        struct kernel_sym *ksyms; /* owned: recorded kernel symbols */
+        bool has_linux_kernel;      /* a [kernel.kallsyms] image was described */
+        struct kernel_sym *ksyms;   /* owned: recorded kernel symbols */
+        struct sym_table *ksym_set; /* owned: sym_kernel_symbols_take's (the kernel's table
+                                       itself while no ksyms come: not the module's to free) */
         uint32_t nr_ksyms, cap_ksyms;
         bool is_ksyms_dirty;
         uint32_t nr_ksym_tables; /* the recording's kernel tables built: sym_answers_epoch */

@@ -152,12 +152,14 @@ check "no such function: says so ($(head -c 300 "$tmp/none.err"))" \
         grep -q 'annotate no_such_function_here: no sampled function has that name' "$tmp/none.err"
 check "no such function: the report is still printed" grep -q '^Hot functions' "$tmp/none.txt"
 
-# 3. the binary replaced by another ELF file: its names are refused, and so its code
+# 3. the binary replaced by another ELF file: its names are refused, and so its code (the
+# recording is system-wide: another program that ran meanwhile, its file gone since, may be
+# named in the same line before it)
 cp "$(type -P true)" "$run/symfix_ann"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --annotate fixture_leaf >"$tmp/chg.txt" 2>"$tmp/chg.err"
 check "another build: exit status 1" [ $? = 1 ]
 check "another build: says why in one line ($(tail -1 "$tmp/chg.err" | head -c 400))" \
-        grep -q "annotate fixture_leaf: no sampled function has that name; no names from symfix_ann: .*symfix_ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
+        grep -q "annotate fixture_leaf: no sampled function has that name;\(.*;\)\? no names from symfix_ann: .*symfix_ann changed since the recording: its build-id is [0-9a-f]\{40\}, the recording's [0-9a-f]\{40\}" "$tmp/chg.err"
 check "another build: no instructions" bash -c "! grep -q '^Annotate' '$tmp/chg.txt'"
 rm "$run/symfix_ann"
 "$ETWTOP" --replay "$tmp/fix.etl" -b --annotate 'symfix_ann!fixture_leaf' >"$tmp/gone.txt" 2>"$tmp/gone.err"

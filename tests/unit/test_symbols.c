@@ -923,6 +923,29 @@ static void test_kernel_symbols_from_running(void **state)
         sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
         assert_int_equal(f.state, SYM_RESOLVED);
         assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        /* a symbol recorded as well (a second file of the same replay): both kept, the table
+           taken whole merged with it */
+        sym_kernel_symbol(s, 0xffffffffc0200000ull, 0x100, "late_fn", "late");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0200010ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "late_fn [late]");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000184ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "schedule");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        sym_store_free(s);
+
+        /* the other order: recorded symbols first, then the running kernel's */
+        s = store_new(NULL, 0, true);
+        sym_image_load(s, &k);
+        sym_kernel_symbol(s, 0xffffffffc0200000ull, 0x100, "late_fn", "late");
+        assert_true(sym_kernel_running(s, id, 20, notes_path, ksyms_path) > 0);
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0200010ull), &f);
+        assert_string_equal(sym_name(s, f.function), "late_fn [late]");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
+        assert_string_equal(sym_name(s, f.function), "schedule");
         sym_store_free(s);
         unlink(notes_path);
         unlink(ksyms_path);

@@ -72,6 +72,11 @@ struct kallsyms_hit {
 /* The symbol holding addr and its module; false (hit untouched) when none does. */
 bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_hit *hit);
 
+/* The module of e, one of kallsyms_table(ks)'s entries: KALLSYMS_KERNEL_MODULE or "[ext4]", ...;
+   NULL where ks holds no modules (kallsyms_lookup finds nothing there either). */
+struct sym_entry;
+const char *kallsyms_symbol_module(const struct kallsyms *ks, const struct sym_entry *e);
+
 /* All text symbols, finished (read-only), borrowed from ks. */
 const struct sym_table *kallsyms_table(const struct kallsyms *ks);
 

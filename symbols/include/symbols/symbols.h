@@ -92,6 +92,12 @@ void sym_image_pdb(struct sym_store *s, uint32_t pid, uint64_t base, const uint8
 /* A kernel symbol recorded in the trace (etwtop's KernelSymbol event). module "" = the kernel. */
 void sym_kernel_symbol(struct sym_store *s, uint64_t addr, uint64_t size, const char *name,
                        const char *module);
+/* The recording's kernel symbols all at once (a kallsyms of the kernel it was made on): t, a
+   finished table whose names are as the kernel's table names them ("name [module]"), taken over
+   by the store. The same answers as a sym_kernel_symbol for each, without a string of the store
+   for each name; with sym_kernel_symbol's symbols too where both come. */
+struct sym_table;
+void sym_kernel_symbols_take(struct sym_store *s, struct sym_table *t);
 
 /* .NET code in a recording: the CLR's module and method events (MethodLoadVerbose, the
    rundown's MethodDCStart/DCEndVerbose, ModuleLoad, ModuleDCStart/DCEnd) name the JIT-compiled
