@@ -122,7 +122,8 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
                 run_job(&j->in, s.buf, &res);
         pthread_mutex_lock(&q->lock);
         if (!s.buf) {
-                j->state = JOB_PENDING;
+                /* taken in place when its turn comes (the cursor has passed it) */
+                __atomic_store_n(&j->state, JOB_PENDING, __ATOMIC_RELAXED);
                 q->nr_held--;
                 pthread_cond_broadcast(&q->done);
                 return false;
