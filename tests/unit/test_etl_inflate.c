@@ -244,6 +244,15 @@ static void test_reader_same_with_worker(void **state)
         /* the rewound reads count the bytes of both passes (etl_reader_rewind keeps them) */
         assert_int_equal(rewound.nr_records, without.nr_records);
         assert_int_equal(rewound.hash, without.hash);
+        /* rewound at other points, the worker stopped wherever it is then (from the first
+           buffers' load to the last) */
+        uint64_t x = 0x2545f4914f6cdd1dull;
+        for (int i = 0; i < 12; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                read_digest(b.data, b.size, "1", i < 2 ? (uint64_t)i : x % 179474, &rewound);
+                assert_int_equal(rewound.nr_records, without.nr_records);
+                assert_int_equal(rewound.hash, without.hash);
+        }
         free(b.data);
 }
 
