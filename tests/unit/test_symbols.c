@@ -1038,11 +1038,13 @@ static void test_background_loading(void **state)
         feed(s, &r, env("SYM_FIXTURE"), NULL, true);
         struct sym_frame f = resolve(s, r.leaf);
         resolve(s, r.lib_work); /* both modules are asked for before the wait */
-        /* the loader may already be done; if not, the answer is pending, with module+offset */
+        /* the loader may already be done; if not, the answer is pending, with module+offset. The
+           loader may also finish between the two calls: then the name, not an error */
         if (f.state == SYM_PENDING) {
                 char buf[256];
                 sym_format(s, sym_locate(s, PID, r.leaf), buf, sizeof(buf));
-                assert_non_null(strstr(buf, "sym_fixture+0x"));
+                assert_true(strstr(buf, "sym_fixture+0x") != NULL ||
+                            strstr(buf, "sym_fixture!fixture_leaf") != NULL);
         }
         sym_store_wait(s);
         assert_true(sym_store_poll(s) >= 1);
