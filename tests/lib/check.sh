@@ -34,6 +34,18 @@ wait_until() {
 recording_started() {
         wait_until 60 eval "[ -s '$1' ] || ! kill -0 $2 2>/dev/null"
 }
+# header_buffers FILE: the BuffersWritten of a recording's header (written as it goes: a killed
+# recorder's file says what it held), empty while the file has none
+header_buffers() {
+        "$ETWTOP" --dump --totals "$1" 2>/dev/null |
+                awk 'index($0, "Buffers written:") == 1 {sub(/^[^:]*: */, ""); print $1; exit}'
+}
+# recording_written FILE PID: waits, up to 120 s, for etwtop --record FILE (process PID) to have
+# written a buffer past its header buffer and counted it in its header (its session runs and is
+# bound to it: a kill -9 now leaves a file of events), or ended; false if neither came
+recording_written() {
+        wait_until 120 eval "[ \"\$(header_buffers '$1')\" -gt 1 ] 2>/dev/null || ! kill -0 $2 2>/dev/null"
+}
 # frames_begun FILE PATTERN: how many frames of etwtop -b's output in FILE have begun (lines
 # matching PATTERN, the first table's title)
 frames_begun() { grep -c -- "$2" "$1" 2>/dev/null; }

@@ -130,12 +130,14 @@ hdr_buffers=$(awk '/^Buffers written:/ {print $3}' "$f")
 size=$(stat -c %s "$tmp/a.etl")
 check "record: BuffersWritten matches the file size" [ $((size / 65536)) = "$hdr_buffers" ]
 
-# 1b. -p: that process and its threads only (ETWTOP_TRACE_PROCESS_INFO through the API).
-( exec -a etwtop_spin bash -c 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do :; done' ) &
+# 1b. -p: that process and its threads only (ETWTOP_TRACE_PROCESS_INFO through the API). The
+# process outlives the recording however long its start takes; ended after it.
+( exec -a etwtop_spin bash -c 'end=$((SECONDS + 120)); while [ $SECONDS -lt $end ]; do :; done' ) &
 spin=$!
 "$ETWTOP" --record "$tmp/p.etl" -p "$spin" --duration 1.5 2>/dev/null
 check "record -p: exit 0" [ $? = 0 ]
-wait "$spin"
+kill "$spin"
+wait "$spin" 2>/dev/null
 "$ETWTOP" --dump "$tmp/p.etl" >"$tmp/p.txt" 2>&1
 check "record -p: the process sampled" \
         [ "$(awk -v p="$spin" '$5 == "PerfInfo/SampledProfile" && $3 == p' "$tmp/p.txt" | wc -l)" -gt 100 ]
@@ -297,12 +299,15 @@ if [ -n "$wl" ]; then
         # process) appears only as the other side of the parent's switches; as the old side
         # its state is what its switch-out record says (blocked in read: Waiting/UserRequest),
         # not Executive.
-        taskset -c "$c0" "$wl" pingpong 3 & pp=$!
-        sleep 0.3
+        # (it outlives the recording however long its start takes; ended after it: its child
+        # then reads the end of its pipe and exits)
+        taskset -c "$c0" "$wl" pingpong 120 & pp=$!
+        wait_until 30 eval "[ -n \"\$(cat /proc/$pp/task/$pp/children 2>/dev/null)\" ]"
         ppchild=$(awk '{print $1}' "/proc/$pp/task/$pp/children" 2>/dev/null)
         "$ETWTOP" --record "$tmp/pp.etl" -p "$pp" --duration 1 2>/dev/null
         check "record -p ping-pong: exit 0" [ $? = 0 ]
-        wait "$pp"
+        kill "$pp"
+        wait "$pp" 2>/dev/null
         "$ETWTOP" --dump "$tmp/pp.etl" >"$tmp/pp.txt" 2>&1
         # a switch whose switch-out record the kernel dropped (its ring full: the sanitizers'
         # build drains slower than 100 000 switches a second) has no state to tell; none may
@@ -332,12 +337,14 @@ fi
 
 # Item 6: -p means that process's threads: a shell loop that starts /bin/true; its children
 # (other processes) are not recorded, and every switch recorded is one of its threads'.
-( exec -a etwtop_forker bash -c 'end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do /bin/true; done' ) &
+# (it outlives the recording however long its start takes; ended after it)
+( exec -a etwtop_forker bash -c 'end=$((SECONDS + 120)); while [ $SECONDS -lt $end ]; do /bin/true; done' ) &
 forker=$!
 sleep 0.2
 "$ETWTOP" --record "$tmp/f.etl" -p "$forker" --duration 1 2>/dev/null
 check "record -p forker: exit 0" [ $? = 0 ]
-wait "$forker"
+kill "$forker"
+wait "$forker" 2>/dev/null
 "$ETWTOP" --dump "$tmp/f.etl" >"$tmp/f.txt" 2>&1
 check "record -p: no other process (its children) in Process events" \
         [ "$(awk -v p="$forker" '$5 ~ /^Process\// && $6 != "pid=" p' "$tmp/f.txt" | wc -l)" = 0 ]
@@ -369,11 +376,15 @@ check "Process events: this shell's SID is its uid's" \
 # its fork gave the Null SID to about 10% of them).
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         cp /bin/sleep "$tmp/etwprog"
-        "$ETWTOP" --record "$tmp/o.etl" --on PROC_THREAD+LOADER --duration 2.5 2>"$tmp/o.err" &
+        "$ETWTOP" --record "$tmp/o.etl" --on PROC_THREAD+LOADER 2>"$tmp/o.err" &
         rec=$!
-        sleep 0.7
-        # bash forks the one on CPU 0 (the "; :" keeps bash from exec'ing it in place)
-        taskset -c 1 bash -c "taskset -c 0 '$tmp/etwprog' 6; :" & chain=$!
+        # until the session runs, its rundown in the file past the header buffer (a sanitizer
+        # build's start on a busy machine can take seconds): the processes below start in it
+        wait_until 120 eval "[ \"\$(stat -c %s '$tmp/o.etl' 2>/dev/null)\" -gt 65536 ] 2>/dev/null ||
+                ! kill -0 $rec 2>/dev/null"
+        # bash forks the one on CPU 0 (the "; :" keeps bash from exec'ing it in place); it
+        # outlives the recording, which ends after the short ones below
+        taskset -c 1 bash -c "taskset -c 0 '$tmp/etwprog' 600; :" & chain=$!
         for i in 1 2 3 4 5 6 7 8; do
                 taskset -c $((i % 2)) bash -c "taskset -c $(((i + 1) % 2)) sleep 0.15; :"
         done &
@@ -381,13 +392,15 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
         prog=
         for i in $(seq 30); do # the chain may wait for a CPU on a busy machine
                 sleep 0.1
-                prog=$(pgrep -f "^$tmp/etwprog 6" | head -1)
+                prog=$(pgrep -f "^$tmp/etwprog 600" | head -1)
                 [ -n "$prog" ] && break
         done
         wait "$loop"
+        kill -TERM "$rec" 2>/dev/null
         wait "$rec"
         check "order: record exits 0" [ $? = 0 ]
         "$ETWTOP" --dump "$tmp/o.etl" >"$tmp/o.txt" 2>&1
+        pkill -f "^$tmp/etwprog 600" 2>/dev/null
         kill "$chain" 2>/dev/null
         wait "$chain" 2>/dev/null
         echo "etwprog pid ${prog:-none}: $(grep "Process/DCEnd pid=${prog:-x} " "$tmp/o.txt" | sed 's/.*image=/image=/')" >&2
@@ -504,7 +517,7 @@ check "record: stopped past a progress step, it exits 0 at --duration" [ $? = 0 
 # the recorder, as a Windows kernel logger outlives xperf; that host is ended after.)
 ETWTOP_RUNTIME_DIR=$tmp/rt-killed "$ETWTOP" --record "$tmp/killed.etl" --buffer-size 4 2>/dev/null &
 pid=$!
-sleep 2
+recording_written "$tmp/killed.etl" "$pid"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 "$ETWTOP" --dump --totals "$tmp/killed.etl" >"$tmp/killed.txt" 2>&1

@@ -27,7 +27,7 @@ for kb in 4 64; do
         f=$tmp/killed-$kb.etl
         "$ETWTOP" --record "$f" --buffer-size "$kb" >/dev/null 2>/dev/null &
         pid=$!
-        sleep 2
+        recording_written "$f" "$pid"
         kill -9 "$pid"
         wait "$pid" 2>/dev/null
         "$ETWTOP" --dump --totals "$f" >"$tmp/$kb.txt" 2>&1

@@ -76,7 +76,7 @@ check "samples with joined stacks reported" grep -q '^Samples with stacks: [1-9]
 if command -v tmux >/dev/null; then
         tm() { tmux -L "$sock" "$@"; }
         tm_new -d -s s -x 160 -y 40 "$ETWTOP --replay '$net'; sleep 30"
-        snap() { tm capture-pane -t s -p >"$tmp/screen"; }
+        . "$(dirname "$0")/../lib/tmux_screen.sh" # snap, wait_for, until_screen
         ok=
         # read to its end (the header says "loading" until then)
         for _ in $(seq 1 150); do
@@ -86,14 +86,13 @@ if command -v tmux >/dev/null; then
                 sleep 0.2
         done
         check "screen: the replay draws" [ -n "$ok" ]
+        # (the keys are read in order: + opens the row the search went to)
         tm send-keys -t s / $(sed 's/./& /g' <<<"Program.Main") Enter
-        sleep 0.5
         tm send-keys -t s +
-        sleep 0.8
-        snap
-        check "screen: Main opens" grep -q ' - Test.Program.Main(' "$tmp/screen"
+        check "screen: Main opens" wait_for ' - Test.Program.Main(' 10
+        callees() { awk '/ - Test.Program.Main\(/ {t = 1; next} t' "$tmp/screen" | grep -q 'System\.\(DateTime\|TimeZoneInfo\)'; }
         check "screen: its callees under it (the TimeZoneInfo and DateTime code it calls)" \
-                bash -c "awk '/ - Test.Program.Main\\(/ {t = 1; next} t' '$tmp/screen' | grep -q 'System\\.\\(DateTime\\|TimeZoneInfo\\)'"
+                until_screen 10 callees
 else
         skip "tmux not installed: the interactive call tree is not checked"
 fi

@@ -1274,7 +1274,11 @@ static void test_host_killed(void **state)
         struct stat st;
         assert_int_equal(stat(file, &st), 0);
         assert_true(r.header.BuffersWritten > 1);
-        assert_int_equal((off_t)r.header.BuffersWritten * 65536, st.st_size);
+        /* the header is rewritten after each batch of buffers reaches the file, never before: a
+           kill between the two leaves it a batch (16 buffers at most) behind, never ahead
+           (tests/shell/record_killed.sh) */
+        assert_true((off_t)r.header.BuffersWritten * 65536 <= st.st_size);
+        assert_true(st.st_size / 65536 - (off_t)r.header.BuffersWritten <= 16);
         assert_true(atomic_load(&r.nr_events) > 100);
         /* the socket it left is stale; the next start replaces it */
         char sock[PATH_MAX];
