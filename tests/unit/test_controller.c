@@ -34,6 +34,7 @@
 #include "live_source.h"
 #include "session_api.h"
 #include "fifo_permitted.h"
+#include "thread_state.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -2033,12 +2034,14 @@ static void test_realtime_not_running(void **state)
 struct closer {
         PROCESSTRACE_HANDLE h;
         atomic_bool is_open;
+        atomic_int tid; /* its thread's */
         ULONG rc;
 };
 
 static void *blocked_consumer(void *arg)
 {
         struct closer *c = arg;
+        atomic_store(&c->tid, (int)gettid());
         EVENT_TRACE_LOGFILEA lf;
         memset(&lf, 0, sizeof(lf));
         lf.LoggerName = (LPSTR) "ctl-rt-close";
@@ -2064,7 +2067,12 @@ static void test_realtime_close_trace(void **state)
         assert_int_equal(pthread_create(&th, NULL, blocked_consumer, &c), 0);
         while (!atomic_load(&c.is_open))
                 sleep_ms(10);
-        sleep_ms(200); /* inside ProcessTrace by now */
+        /* inside ProcessTrace: once open, the consumer sleeps nowhere else (ProcessTrace marks
+           its handle as processing before it waits); a close before that would release the
+           handle, and ProcessTrace would fail on it */
+        for (int i = 0; i < 10000 && !thread_sleeps(atomic_load(&c.tid)); i++)
+                sleep_ms(1);
+        assert_true(thread_sleeps(atomic_load(&c.tid)));
         ULONG rc = CloseTrace(c.h);
         assert_true(rc == ERROR_CTX_CLOSE_PENDING || rc == ERROR_SUCCESS);
         assert_int_equal(pthread_join(th, NULL), 0);

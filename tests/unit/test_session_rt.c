@@ -25,6 +25,7 @@
 
 #include "session_int.h"
 #include "session_mem.h"
+#include "thread_state.h"
 
 #define BUF_SIZE ((uint32_t)64 << 10)
 
@@ -289,21 +290,6 @@ static void *sender_main(void *arg)
         return NULL;
 }
 
-/* Whether thread tid of this process sleeps (its state in /proc is S). */
-static bool is_sleeping(int tid)
-{
-        char path[64], text[512];
-        snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-        FILE *fp = fopen(path, "r");
-        if (!fp)
-                return false;
-        size_t n = fread(text, 1, sizeof(text) - 1, fp);
-        fclose(fp);
-        text[n] = 0;
-        const char *paren = strrchr(text, ')');
-        return paren && paren[1] == ' ' && paren[2] == 'S';
-}
-
 /* A sender started, once it waits on the condition (the only place it sleeps): buffers written
    after that are what wakes it, whatever the load. */
 static void sender_start(struct sender *t, struct session_rt *rt)
@@ -312,10 +298,10 @@ static void sender_start(struct sender *t, struct session_rt *rt)
         atomic_store(&t->n, INT_MIN);
         atomic_store(&t->tid, 0);
         assert_int_equal(pthread_create(&t->thread, NULL, sender_main, t), 0);
-        for (int i = 0; i < 5000 && !(atomic_load(&t->tid) && is_sleeping(atomic_load(&t->tid)));
+        for (int i = 0; i < 5000 && !(atomic_load(&t->tid) && thread_sleeps(atomic_load(&t->tid)));
              i++)
                 usleep(1000);
-        assert_true(is_sleeping(atomic_load(&t->tid)));
+        assert_true(thread_sleeps(atomic_load(&t->tid)));
 }
 
 /* Whether the sender is still waiting after ms. */
