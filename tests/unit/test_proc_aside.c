@@ -19,15 +19,18 @@
 
 #include "live_int.h"
 #include "proc_aside.h"
+#include "thread_state.h"
 
 /* The fake reader: answers "cmd PID" and uid PID + 1000; blocks on a pipe for the pids asked
    to block, until the test writes to it. */
 static int gate[2] = {-1, -1};
 static _Atomic uint32_t blocking_pid;
 static atomic_int nr_reads;
+static atomic_int reader_tid; /* the reader thread's, once it has read */
 
 static void fake_read(uint32_t pid, char *cmdline, size_t size, uint32_t *uid)
 {
+        atomic_store(&reader_tid, (int)gettid());
         atomic_fetch_add(&nr_reads, 1);
         if (pid == blocking_pid) {
                 char c;
@@ -138,6 +141,11 @@ static void test_prefetch_answers_without_wait(void **state)
         const uint32_t pids[] = {31, 32, 33, 32};
         proc_aside_prefetch(a, pids, 4);
         wait_reads(3);
+        /* and the third answer handed over: the reader counts a read as it begins, and sleeps
+           again only once the round's answers are out */
+        for (int i = 0; i < 60000 && !thread_sleeps(atomic_load(&reader_tid)); i++)
+                poll(NULL, 0, 1);
+        assert_true(thread_sleeps(atomic_load(&reader_tid)));
         char buf[64];
         uint32_t uid = 0;
         for (uint32_t pid = 31; pid <= 33; pid++) {
