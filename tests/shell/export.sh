@@ -333,7 +333,8 @@ else
         can_record=1
         if [ -n "${SYM_FIXTURE:-}" ] && [ -x "$SYM_FIXTURE" ]; then
                 prog=$SYM_FIXTURE
-                "$prog" spin 3000 >/dev/null &
+                # (it outlives the recording however long its start takes; ended after it)
+                "$prog" spin 120000 >/dev/null &
         else
                 prog=$(readlink -f /bin/sh)
                 /bin/sh -c 'i=0; while :; do i=$((i + 1)); done' &
