@@ -191,7 +191,8 @@ static void stack_drop(struct perf_conv *c, struct conv_stack *k)
 static inline __attribute__((always_inline)) struct conv_stack *stack_entry(struct perf_conv *c,
                                                                             uint32_t tid)
 {
-        if (tid == 0)
+        /* tid 0 (the idle thread) and -1 (CONV_NONE: no thread, which no table holds) */
+        if (tid == 0 || tid == CONV_NONE)
                 return NULL;
         struct conv_stack *k = conv_umap_find(&c->stacks, tid);
         if ((!k || !k->nr) && c->nr_kept_stacks >= CONV_MAX_SAVED_STACKS)
@@ -199,6 +200,8 @@ static inline __attribute__((always_inline)) struct conv_stack *stack_entry(stru
         if (!k) {
                 bool is_new;
                 k = conv_umap_get(&c->stacks, tid, &is_new);
+                if (!k)
+                        return NULL;
                 k->frames = NULL;
                 k->cls = 0;
                 k->kf = NULL;

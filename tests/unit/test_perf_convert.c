@@ -1916,6 +1916,30 @@ static void test_cswitch_stack_is_the_new_threads(void **state)
         assert_int_equal(k->frames[1], 0xffffffff81a00000ull);
 }
 
+/* A switch out of thread -1 (a perf.data's sample of no thread; the fuzzer's find): converted,
+   its chain kept for no one (the tables' empty key is -1: the stack table gave no entry, and the
+   switch-out dereferenced it). */
+static void test_switch_out_of_no_thread(void **state)
+{
+        (void)state;
+        struct perf_conv_event on = switch_event(true, true);
+        add_event(95, &on);
+        const uint64_t kctx = (uint64_t)PERF_CONTEXT_KERNEL, uctx = (uint64_t)PERF_CONTEXT_USER;
+        const uint64_t fa[] = {kctx, 0xffffffff81800000ull, SITE_NANOSLEEP + 8, uctx, 0x401000};
+        const uint64_t fb[] = {kctx, 0xffffffff81800010ull};
+        struct rb r;
+        uint64_t t = START + 100000;
+        rb_sched_switch_chain(&r, 95, UINT32_MAX, UINT32_MAX, 502, 0x1, t + 1, 0, fa, 5);
+        convert(&r, 0);
+        rb_sched_switch_chain(&r, 95, 502, 502, UINT32_MAX, 0x1, t + 2, 0, fb, 2);
+        convert(&r, 0);
+        read_back();
+        assert_int_equal(count(KEV_CSWITCH), 2);
+        /* the second switch brings -1 back: no stack was kept for it */
+        for (uint32_t i = 0; i < 2 && find(KEV_STACK, i); i++)
+                assert_int_not_equal(find(KEV_STACK, i)->ev.stack.tid, UINT32_MAX);
+}
+
 /* ---- side-band records ---- */
 
 static void rb_mmap2(struct rb *r, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
@@ -2945,6 +2969,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_preempt_or_yield, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cswitch_stack_is_the_new_threads, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_switch_out_of_no_thread, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
