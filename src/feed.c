@@ -655,9 +655,15 @@ void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size
 {
         buf[0] = 0;
         struct etw_trace_stats st;
-        if (!f->is_file || etw_trace_get_stats(f->handle, &st) != ERROR_SUCCESS ||
-            !st.nr_buffers_damaged)
+        if (!f->is_file || etw_trace_get_stats(f->handle, &st) != ERROR_SUCCESS)
                 return;
+        if (!st.nr_buffers_damaged) {
+                /* no buffer damaged, a problem named: a perf.data file converted up to its
+                   damage (a truncated data section, a record that runs past its end) */
+                if (st.last_warning[0])
+                        snprintf(buf, size, "read up to its damage: %s", st.last_warning);
+                return;
+        }
         if (!is_where_first) {
                 snprintf(buf, size,
                          "%u damaged buffer%s skipped in whole or in part (the rest is read); the "

@@ -232,5 +232,21 @@ check "truncated replay: still reads (exit 0)" [ $? = 0 ]
 check "truncated replay: says what was skipped, with the offset" \
         grep -q 'truncated.etl: 1 damaged buffer skipped .*truncated.*byte offset 65536' "$tmp/truncated-replay.err"
 
+# A perf.data cut inside its data section (the header says 1304 to 257120): converted up to the
+# cut, and both the dump and the replay say where it ends; the replay's stderr said nothing.
+if [ -f "$s/perf/perf.data.busy.0-3.4" ]; then
+        head -c 150000 "$s/perf/perf.data.busy.0-3.4" >"$tmp/cut.data"
+        "$ETWTOP" --dump "$tmp/cut.data" >"$tmp/cut.txt" 2>&1
+        check "cut perf.data: still dumps (exit 0)" [ $? = 0 ]
+        check "cut perf.data: the dump names the cut and its offset" \
+                grep -q 'Last problem: .*ends at 150000 bytes, in its data section .*truncated.*byte offset 150000' "$tmp/cut.txt"
+        "$ETWTOP" --replay "$tmp/cut.data" -b -n 1 >"$tmp/cut-replay.txt" 2>"$tmp/cut-replay.err"
+        check "cut perf.data replay: still reads (exit 0)" [ $? = 0 ]
+        check "cut perf.data replay: says it read up to the cut, with the offset" \
+                grep -q 'cut.data: read up to its damage: .*truncated.*byte offset 150000' "$tmp/cut-replay.err"
+        "$ETWTOP" --replay "$s/perf/perf.data.busy.0-3.4" -b -n 1 >/dev/null 2>"$tmp/whole-replay.err"
+        check "whole perf.data replay: no damage named" bash -c "! grep -q damage \"\$1\"" _ "$tmp/whole-replay.err"
+fi
+
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]
