@@ -21,6 +21,10 @@ static int merge(const char *output, char **inputs, int nr_inputs)
                 fprintf(stderr, "etwtop: %s (Win32 error %u)\n", etw_last_error_text(), rc);
                 return 1;
         }
+        char damage[512];
+        if (etw_merge_get_damage(damage, sizeof(damage)) == ERROR_SUCCESS && damage[0])
+                fprintf(stderr, "etwtop: %s: merged without what was skipped: %s\n", output,
+                        damage);
         return 0;
 }
 

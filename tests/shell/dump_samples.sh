@@ -244,6 +244,14 @@ if [ -f "$s/perf/perf.data.busy.0-3.4" ]; then
         check "cut perf.data replay: still reads (exit 0)" [ $? = 0 ]
         check "cut perf.data replay: says it read up to the cut, with the offset" \
                 grep -q 'cut.data: read up to its damage: .*truncated.*byte offset 150000' "$tmp/cut-replay.err"
+        "$ETWTOP" --merge -o "$tmp/cut-merged.etl" "$tmp/cut.data" "$tmp/truncated.etl" \
+                2>"$tmp/cut-merge.err"
+        check "merge of damaged inputs: still merges (exit 0)" [ $? = 0 ] && [ -s "$tmp/cut-merged.etl" ]
+        check "merge of damaged inputs: names the first, its problem and offset, and counts the other" \
+                grep -q 'cut-merged.etl: merged without what was skipped: .*cut.data: read up to its damage: .*truncated.*byte offset 150000.*; 1 more input damaged' "$tmp/cut-merge.err"
+        "$ETWTOP" --merge -o "$tmp/whole-merged.etl" "$s/perf/perf.data.busy.0-3.4" \
+                2>"$tmp/whole-merge.err"
+        check "merge of a whole perf.data: nothing said skipped" bash -c "! grep -q skipped \"\$1\"" _ "$tmp/whole-merge.err"
         "$ETWTOP" --replay "$s/perf/perf.data.busy.0-3.4" -b -n 1 >/dev/null 2>"$tmp/whole-replay.err"
         check "whole perf.data replay: no damage named" bash -c "! grep -q damage \"\$1\"" _ "$tmp/whole-replay.err"
 fi

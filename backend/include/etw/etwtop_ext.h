@@ -107,6 +107,15 @@ typedef BOOL (*ETW_CODEVIEW_LOOKUP)(PVOID Context, LPCSTR ImagePath, ULONG TimeD
    image (name, stamp, size); NULL: no DbgID_RSDS events. For this process's merges. */
 ULONG etw_merge_set_codeview_lookup(ETW_CODEVIEW_LOOKUP Lookup, PVOID Context);
 
+/* etwtop's: what the calling thread's last CreateMergedTraceFile skipped of its inputs, as one
+   line into Text (Size bytes, NUL-terminated, cut to fit): the first input read
+   only up to its damage (a perf.data cut short, a damaged buffer of an .etl skipped in whole or
+   in part), with its path, the problem and its byte offset, and how many inputs more were
+   damaged; "" where every input was read whole, or the merge failed. The merged file holds the
+   rest, as the replay of a damaged file reads it. ERROR_SUCCESS, or ERROR_INVALID_PARAMETER (NULL
+   Text or Size 0). */
+ULONG etw_merge_get_damage(char *Text, ULONG Size);
+
 /* What the reader met in a file processed by ProcessTrace. */
 struct etw_trace_stats {
         ULONG nr_buffers;
