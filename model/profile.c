@@ -194,9 +194,16 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                         const TRACE_LOGFILE_HEADER *h = ev->trace_header.header;
                         t->nr_cpus = h->NumberOfProcessors;
                         t->nr_lost_header = h->EventsLost;
-                        if (h->EndTime.QuadPart > h->StartTime.QuadPart && !t->timeline_span_ns)
-                                t->timeline_span_ns =
-                                        (h->EndTime.QuadPart - h->StartTime.QuadPart) * 100;
+                        if (h->EndTime.QuadPart > h->StartTime.QuadPart && !t->timeline_span_ns) {
+                                /* in 100 ns units; a damaged header's span of centuries (its
+                                   difference, or that times 100, past 64 bits) is cut to the
+                                   longest the slices take */
+                                uint64_t d = (uint64_t)h->EndTime.QuadPart -
+                                             (uint64_t)h->StartTime.QuadPart;
+                                t->timeline_span_ns = d <= (uint64_t)(INT64_MAX / 4) / 100
+                                                              ? (int64_t)d * 100
+                                                              : INT64_MAX / 4;
+                        }
                 }
                 break;
         case KEV_SESSION_CPU: t->traced_pid = ev->session_cpu.traced_pid; break;

@@ -2950,6 +2950,33 @@ static void test_profile_timeline_slices(void **state)
         profile_free(p);
 }
 
+/* A damaged header's span of centuries (a perf.data's corrupt time, the sweep's find): the
+   span is cut to the longest the slices take (its 100 ns units times 100 overflowed 64 bits,
+   which UBSan reports), and an event still falls in the first slice. */
+static void test_profile_timeline_header_of_centuries(void **state)
+{
+        (void)state;
+        const int64_t ends[] = {INT64_MAX, 119615606102960373ll, INT64_MAX / 400 + 1};
+        for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+                struct profile_options po = {.is_synchronous = true};
+                struct profile *p = profile_new(&po);
+                TRACE_LOGFILE_HEADER hdr;
+                memset(&hdr, 0, sizeof(hdr));
+                hdr.NumberOfProcessors = 1;
+                hdr.StartTime.QuadPart = i == 0 ? INT64_MIN : 0;
+                hdr.EndTime.QuadPart = ends[i];
+                struct kevent ev = ev_base(KEV_TRACE_HEADER, 0, 0, 0, 0);
+                ev.trace_header.header = &hdr;
+                ev.trace_header.logger_name = "t";
+                profile_event(p, &ev);
+                assert_int_equal(profile_trace(p)->timeline_span_ns, INT64_MAX / 4);
+                struct kevent e = ev_base(KEV_CSWITCH, 0, 1000000, 0, 0);
+                profile_event(p, &e);
+                assert_int_equal(profile_trace(p)->timeline[0], 1); /* the switch */
+                profile_free(p);
+        }
+}
+
 /* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
    and cache-references are InstructionRetired and LLCReference, not "PMC"), a perf event's own
    name from its CollectionStart past them (raw events, other PMUs). */
@@ -5077,6 +5104,7 @@ int main(void)
                 cmocka_unit_test(test_profile_switch_stacks_kept_away),
                 cmocka_unit_test(test_profile_stack_hooks),
                 cmocka_unit_test(test_profile_timeline_slices),
+                cmocka_unit_test(test_profile_timeline_header_of_centuries),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
