@@ -486,16 +486,26 @@ uint64_t profile_nr_lost(const struct profile *p)
         return n;
 }
 
+/* to - from, 0 when to is not after from, INT64_MAX past it (a damaged record's time is
+   anywhere in 64 bits: the difference of two may not fit them) */
+static int64_t span_between(int64_t from, int64_t to)
+{
+        if (to <= from)
+                return 0;
+        uint64_t d = (uint64_t)to - (uint64_t)from;
+        return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 int64_t profile_span_ns(const struct profile *p)
 {
         const struct profile_trace *t = &p->trace;
         if (!t->has_time)
                 return 0;
         if (!p->has_window)
-                return t->last_ns - t->first_ns;
+                return span_between(t->first_ns, t->last_ns);
         int64_t from = p->window_from_ns > t->first_ns ? p->window_from_ns : t->first_ns;
         int64_t to = p->window_to_ns < t->last_ns ? p->window_to_ns : t->last_ns;
-        return to > from ? to - from : 0;
+        return span_between(from, to);
 }
 
 const char *profile_source_name(const struct profile *p, uint16_t source, char *buf, size_t size)

@@ -2952,7 +2952,8 @@ static void test_profile_timeline_slices(void **state)
 
 /* A damaged header's span of centuries (a perf.data's corrupt time, the sweep's find): the
    span is cut to the longest the slices take (its 100 ns units times 100 overflowed 64 bits,
-   which UBSan reports), and an event still falls in the first slice. */
+   which UBSan reports), and an event still falls in the first slice; the span of events at
+   both ends of 64 bits. */
 static void test_profile_timeline_header_of_centuries(void **state)
 {
         (void)state;
@@ -2975,6 +2976,20 @@ static void test_profile_timeline_header_of_centuries(void **state)
                 assert_int_equal(profile_trace(p)->timeline[0], 1); /* the switch */
                 profile_free(p);
         }
+        /* events at both ends of 64 bits (damaged records' times): the span is the most it
+           can be, where to - from overflowed */
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        struct kevent e = ev_base(KEV_CSWITCH, 0, INT64_MIN + 1, 0, 0);
+        profile_event(p, &e);
+        e = ev_base(KEV_CSWITCH, 0, 1318165900, 0, 0);
+        profile_event(p, &e);
+        assert_int_equal(profile_span_ns(p), INT64_MAX);
+        profile_set_window(p, true, INT64_MIN, 1000);
+        assert_int_equal(profile_span_ns(p), INT64_MAX);
+        profile_set_window(p, true, 0, 1000);
+        assert_int_equal(profile_span_ns(p), 1000);
+        profile_free(p);
 }
 
 /* The hot functions' titles: ETW's names of the KPROFILE_SOURCEs (a perf.data's instructions
