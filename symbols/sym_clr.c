@@ -58,7 +58,10 @@ void sym_clr_module(struct sym_store *s, uint32_t pid, uint64_t clr_id, const ch
         if (!s || !il_path || !*il_path)
                 return;
         struct space *sp = symbols_space_get(s, pid);
-        struct module *m = s->modules[clr_module_of(s, sp, clr_id)];
+        /* the module's id first: making it may move s->modules, which the subscript's
+           operands, unsequenced, could have read before */
+        uint32_t id = clr_module_of(s, sp, clr_id);
+        struct module *m = s->modules[id];
         if (strcmp(m->path, il_path) == 0)
                 return;
         free(m->path);

@@ -1209,6 +1209,25 @@ static void test_clr_methods(void **state)
         sym_store_free(s);
 }
 
+/* Many .NET modules described by their module events alone (a damaged trace's ids): each makes a
+   module, past the store's first room for them, which moves its table while the event's module
+   is looked up (a byte-flip sweep's find: the table was read where it had been). */
+static void test_clr_modules_past_the_table(void **state)
+{
+        (void)state;
+        struct sym_store *s = store_new(NULL, 0, true);
+        char path[64];
+        for (uint64_t i = 1; i <= 300; i++) {
+                snprintf(path, sizeof(path), "Z:\\m%u.dll", (unsigned)i);
+                sym_clr_module(s, 3676, 0x1000 * i, path);
+        }
+        sym_clr_method(s, 3676, 0x1000 * 300, 0x7f95eb20000ull, 0x100, "M.Last()");
+        char buf[256];
+        sym_format(s, sym_locate(s, 3676, 0x7f95eb20010ull), buf, sizeof(buf));
+        assert_string_equal(buf, "m300.dll!M.Last()+0x10");
+        sym_store_free(s);
+}
+
 /* A Windows image named through its export table, from the file on the symbol path; another
    build of the same name is refused. */
 static void test_windows_exports(void **state)
@@ -1863,6 +1882,7 @@ int main(void)
                 cmocka_unit_test(test_windows_modules),
                 cmocka_unit_test(test_windows_exports),
                 cmocka_unit_test(test_clr_methods),
+                cmocka_unit_test(test_clr_modules_past_the_table),
                 cmocka_unit_test(test_live_kernel_and_vdso),
                 cmocka_unit_test(test_jit_map),
                 cmocka_unit_test(test_demangled_names),
