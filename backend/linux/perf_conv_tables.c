@@ -200,8 +200,6 @@ static inline __attribute__((always_inline)) struct conv_stack *stack_entry(stru
         if (!k) {
                 bool is_new;
                 k = conv_umap_get(&c->stacks, tid, &is_new);
-                if (!k)
-                        return NULL;
                 k->frames = NULL;
                 k->cls = 0;
                 k->kf = NULL;
