@@ -113,9 +113,9 @@ void kdecoder_clock_setup(struct kdecoder *d, uint64_t ts0)
         d->clk_frac_hi = hi;
         d->clk_frac_lo = lo;
         /* The fraction adds less than mag, so mag * (clk_int + 1) bounds the result: up to
-           INT64_MAX / (clk_int + 1) ticks, neither the product nor the sum can overflow or
-           pass INT64_MAX, and kdecoder_session_ns skips its checks. */
-        d->clk_fast_max = (uint64_t)INT64_MAX / (d->clk_int + 1);
+           KEVENT_TIME_NS_MAX / (clk_int + 1) ticks, neither the product nor the sum can
+           overflow or pass KEVENT_TIME_NS_MAX, and kdecoder_session_ns skips its checks. */
+        d->clk_fast_max = (uint64_t)KEVENT_TIME_NS_MAX / (d->clk_int + 1);
         d->has_clock = true;
 }
 

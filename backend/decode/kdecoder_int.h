@@ -296,8 +296,8 @@ static inline int64_t kdecoder_session_ns(const struct kdecoder *d, uint64_t ts)
                 if (__builtin_add_overflow(ns, part, &ns))
                         ns = UINT64_MAX;
         }
-        if (ns > (uint64_t)INT64_MAX)
-                ns = (uint64_t)INT64_MAX;
+        if (ns > (uint64_t)KEVENT_TIME_NS_MAX)
+                ns = (uint64_t)KEVENT_TIME_NS_MAX; /* a damaged time, cut (kevent.h) */
         return is_negative ? -(int64_t)ns : (int64_t)ns;
 }
 

@@ -94,6 +94,11 @@ struct kevent_lbr_entry {
 #define KEV_LBR_PREDICTION_KNOWN(info) (((info)&3u) != 0)
 #define KEV_LBR_CYCLES(info)           ((uint32_t)(((info) >> 4) & 0xffffu))
 
+/* The farthest a session time (time_ns, event_time_ns) lies from the session's start: 2^61 ns,
+   73 years. A damaged record's time is cut to it, so that the difference of two session times,
+   and a duration added to it, never overflow. */
+#define KEVENT_TIME_NS_MAX ((int64_t)1 << 61)
+
 /* A decoded event. Pointers and strings are borrowed: valid until the sink returns. Strings are
    UTF-8, NUL-terminated, never NULL ("" when absent). */
 struct kevent {
@@ -104,7 +109,8 @@ struct kevent {
         uint8_t version;
         uint8_t pointer_size; /* 4 or 8: of this record's payload */
         uint64_t timestamp;   /* as in the record: raw clock or FILETIME, as the consumer asked */
-        int64_t time_ns;      /* since the session start (the header event), by the session clock */
+        int64_t time_ns;      /* since the session start (the header event), by the session clock,
+                                 within +-KEVENT_TIME_NS_MAX */
         uint32_t cpu;
         uint32_t pid; /* the subject's, after the fix-ups (payload, thread table); -1 unknown */
         uint32_t tid;

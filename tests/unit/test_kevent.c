@@ -2174,14 +2174,17 @@ static void test_time_raw(void **state)
         assert_int_equal(cap.ev[0].stack.event_time_ns, 500);
         free_decoder(d);
 
-        /* A frequency that does not divide 10^9, and huge spans: exact, then saturated. */
+        /* A frequency that does not divide 10^9, and huge spans: exact, then cut to 2^61 ns (73
+           years: a damaged time, whose difference with another must not overflow). */
         d = new_decoder(true);
         feed_header(d, 8, 1000, 3000000, 0, 1, 0);
         assert_int_equal(time_of(d, 1000 + 3000000), 1000000000);
         assert_int_equal(time_of(d, 1001), 333);
         assert_int_equal(time_of(d, 1000 + 3000000ull * 86400 * 365), 1000000000ll * 86400 * 365);
-        assert_int_equal(time_of(d, 1000 + (1ull << 62)), INT64_MAX);
-        assert_int_equal(time_of(d, 1000 - (1ull << 62)), -INT64_MAX);
+        assert_int_equal(time_of(d, 1000 + (1ull << 62)), KEVENT_TIME_NS_MAX);
+        assert_int_equal(time_of(d, 1000 - (1ull << 62)), -KEVENT_TIME_NS_MAX);
+        assert_int_equal(time_of(d, 1000 + (1ull << 63)), -KEVENT_TIME_NS_MAX);
+        assert_int_equal(time_of(d, 999), -333);
         free_decoder(d);
 
         /* PerfFreq 0 counts as 10 MHz. */
@@ -2223,8 +2226,10 @@ static void test_time_exact(void **state)
                 struct kdecoder *d = new_decoder(true);
 
                 feed_header(d, 8, 0, freqs[f], 0, 1, 0);
-                /* the edge of the decoder's short path: INT64_MAX / (ns per tick + 1) ticks */
-                uint64_t edge = (uint64_t)INT64_MAX / (1000000000u / (uint64_t)freqs[f] + 1);
+                /* the edge of the decoder's short path: KEVENT_TIME_NS_MAX / (ns per tick + 1)
+                   ticks */
+                uint64_t edge =
+                        (uint64_t)KEVENT_TIME_NS_MAX / (1000000000u / (uint64_t)freqs[f] + 1);
 
                 for (int i = 0; i < 2000 + 7; i++) {
                         uint64_t mag;
@@ -2244,7 +2249,7 @@ static void test_time_exact(void **state)
 
                         __extension__ unsigned __int128 want =
                                 (unsigned __int128)mag * 1000000000u / (uint64_t)freqs[f];
-                        int64_t w = want > INT64_MAX ? INT64_MAX : (int64_t)want;
+                        int64_t w = want > KEVENT_TIME_NS_MAX ? KEVENT_TIME_NS_MAX : (int64_t)want;
 
                         assert_int_equal(time_of(d, mag), w);
                         assert_int_equal(time_of(d, 0 - mag), -w);

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_replay.c: libFuzzer target running whole replays of arbitrary bytes, as a file (.etl or
+   perf.data, the reader tells them apart by their magic): `--replay -b` (the reader, the
+   decoder, the model and the text report with its views' rows), `--dump` (every event as text)
+   and one `--export` format, with a time range and a grouping taken from the input's hash. The
+   parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop at their parser's output;
+   this one reaches what consumes it: the profile, its tables and the writers.
+   Run it with -close_fd_mask=3: a damaged input's warnings go to stderr.
+   Corpus: tests/corpus/replay/. */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "export/export.h"
+#include "report.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64], in_path[96], out_path[96];
+static int null_fd = -1;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+        (void)argc;
+        (void)argv;
+        /* nothing leaves the machine and nothing of the user's settings counts */
+        unsetenv("_NT_SYMBOL_PATH");
+        unsetenv("DEBUGINFOD_URLS");
+        const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+        snprintf(dir, sizeof(dir), "%s/fuzz_replay.XXXXXX", base);
+        if (!mkdtemp(dir))
+                abort();
+        snprintf(in_path, sizeof(in_path), "%s/in", dir);
+        snprintf(out_path, sizeof(out_path), "%s/out", dir);
+        null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null_fd < 0)
+                abort();
+        return 0;
+}
+
+static void write_input(const uint8_t *data, size_t size)
+{
+        int fd = open(in_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0)
+                abort();
+        for (size_t off = 0; off < size;) {
+                ssize_t n = write(fd, data + off, size - off);
+                if (n <= 0)
+                        abort();
+                off += (size_t)n;
+        }
+        close(fd);
+}
+
+/* FNV-1a of the input: the run's choices, the same for the same input */
+static uint64_t hash_of(const uint8_t *data, size_t size)
+{
+        uint64_t h = 14695981039346656037ull;
+        for (size_t i = 0; i < size; i++)
+                h = (h ^ data[i]) * 1099511628211ull;
+        return h;
+}
+
+/* A failed run must say why. */
+static void check_failure(int rc, const char *err)
+{
+        if (rc < 0 && !err[0])
+                abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static const enum export_format formats[] = {
+                EXPORT_PPROF,       EXPORT_FOLDED,    EXPORT_SPEEDSCOPE,   EXPORT_CSV,
+                EXPORT_CSV_MODULES, EXPORT_CSV_LINES, EXPORT_CSV_SWITCHES, EXPORT_CSV_BRANCHES,
+                EXPORT_CSV_EVENTS,  EXPORT_BOLT,      EXPORT_PROFGEN,      EXPORT_PROFGEN_CS,
+        };
+        static const char *const sources[] = {NULL, "timer", "Profile", "BranchMispredictions"};
+        char err[1024];
+        write_input(data, size);
+        uint64_t h = hash_of(data, size);
+        /* a time range one input in four: from and to in [0, 4) s, to possibly before from */
+        bool has_from = (h & 3) == 1 || (h & 3) == 3, has_to = (h & 3) >= 2;
+        double from_s = (double)((h >> 2) & 15) / 4.0, to_s = (double)((h >> 6) & 15) / 4.0;
+
+        struct report_options ro = {.path = in_path,
+                                    .has_from = has_from,
+                                    .has_to = has_to,
+                                    .from_s = from_s,
+                                    .to_s = to_s,
+                                    .nr_top = 1 + (uint32_t)((h >> 10) & 31),
+                                    .fd = null_fd,
+                                    .group = (int)((h >> 15) % 4),
+                                    .source = sources[(h >> 17) & 3]};
+        err[0] = 0;
+        check_failure(report_run(&ro, err, sizeof(err)), err);
+
+        const char *const paths[1] = {in_path};
+        struct dump_options dopt = {.paths = paths,
+                                    .nr_paths = 1,
+                                    .fd = null_fd,
+                                    .is_totals_only = (h >> 19) & 1,
+                                    .has_from = has_from,
+                                    .has_to = has_to,
+                                    .from_s = from_s,
+                                    .to_s = to_s};
+        err[0] = 0;
+        check_failure(dump_run(&dopt, err, sizeof(err)), err);
+
+        struct export_options eo = {
+                .path = in_path,
+                .out_path = out_path,
+                .format = formats[(h >> 20) % (sizeof(formats) / sizeof(formats[0]))],
+                .is_force = true,
+                .has_from = has_from,
+                .has_to = has_to,
+                .from_s = from_s,
+                .to_s = to_s,
+                .pid = ((h >> 24) & 7) == 0 ? (uint32_t)((h >> 27) & 0xffff) : 0,
+        };
+        err[0] = 0;
+        int rc = export_run(&eo, err, sizeof(err));
+        check_failure(rc, err);
+        /* a failed export leaves no file behind */
+        if (rc < 0 && access(out_path, F_OK) == 0)
+                abort();
+        unlink(out_path);
+        return 0;
+}
