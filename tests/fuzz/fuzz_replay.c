@@ -2,9 +2,12 @@
 /* fuzz_replay.c: libFuzzer target running whole replays of arbitrary bytes, as a file (.etl or
    perf.data, the reader tells them apart by their magic): `--replay -b` (the reader, the
    decoder, the model and the text report with its views' rows), `--dump` (every event as text)
-   and one `--export` format, with a time range and a grouping taken from the input's hash. The
-   parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop at their parser's output;
-   this one reaches what consumes it: the profile, its tables and the writers.
+   and one `--export` format, with a time range and a grouping taken from the input's hash; then
+   the screen's five views over the replayed model, as a replay's screen builds them, with their
+   own keys pressed on their rows (the hash's bytes choose the keys and the rows) and the rows
+   built again after each. The parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop
+   at their parser's output; this one reaches what consumes it: the profile, its tables, the
+   views and the writers.
    Run it with -close_fd_mask=3: a damaged input's warnings go to stderr.
    Corpus: tests/corpus/replay/. */
 #include <fcntl.h>
@@ -18,7 +21,12 @@
 
 #include "dump.h"
 #include "export/export.h"
+#include "feed.h"
+#include "model/hot.h"
+#include "model/profile.h"
 #include "report.h"
+#include "symbols/symbols.h"
+#include "ui/views.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -73,6 +81,71 @@ static void check_failure(int rc, const char *err)
 {
         if (rc < 0 && !err[0])
                 abort();
+}
+
+/* The screen's views over the trace replayed whole: each built, then its own keys pressed on
+   rows of it (the n-th byte of h's stream picks a key and a row), the rows built again after
+   each, as the replay screen's loop does. */
+static void views_pass(uint64_t h)
+{
+        struct profile_options po = {.is_synchronous = true, .has_call_tree = true};
+        struct profile *p = profile_new(&po);
+        struct ui_view *views[NR_VIEWS] = {functions_view_new(), branches_view_new(),
+                                           switches_view_new(), session_view_new(),
+                                           events_view_new()};
+        struct ui_table tables[NR_VIEWS];
+        for (uint32_t v = 0; v < NR_VIEWS; v++)
+                ui_table_init(&tables[v], views[v]->cols, views[v]->nr_cols);
+        functions_view_set_group(views[VIEW_FUNCTIONS],
+                                 (enum functions_group)((h >> 33) % FUNCTIONS_NR_GROUPS));
+        functions_view_ask(views[VIEW_FUNCTIONS], p);
+        struct feed *f = NULL;
+        char err[1024];
+        if (feed_replay_file(&f, p, in_path, false, 0, false, 0, err, sizeof(err)) < 0) {
+                check_failure(-1, err);
+                goto out;
+        }
+        profile_end(p);
+        sym_store_wait(profile_store(p));
+        sym_store_poll(profile_store(p));
+        profile_catch_up(p);
+        const struct profile_trace *t = profile_trace(p);
+        struct panel_values pv = {.interval_100ns = t->interval_100ns};
+        memcpy(pv.masks, t->masks, sizeof(pv.masks));
+        session_view_set(views[VIEW_SESSION], false, &(struct etw_machine_caps){0}, &pv);
+        uint16_t sources[16];
+        uint32_t nr = hot_sources(profile_hot(p), sources, 16);
+        struct ui_build_ctx m = {p, false, "", nr ? sources[(h >> 36) % nr] : HOT_SOURCE_TIMER};
+        struct ui_state st = {.nr_views = NR_VIEWS, .delay_s = 1.0};
+        uint64_t x = h | 1;
+        for (uint32_t v = 0; v < NR_VIEWS; v++) {
+                struct ui_view *view = views[v];
+                st.view = v;
+                views[v]->build(view, &m, &tables[v]);
+                for (uint32_t k = 0; k < 8 && view->nr_keys; k++) {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        const struct ui_table *tb = &tables[v];
+                        uint64_t row_key =
+                                tb->nr_rows ? tb->keys[(uint32_t)(x >> 8) % tb->nr_rows] : 0;
+                        struct ui_key_ctx ctx = {
+                                .st = &st, .view = view, .table = tb, .row_key = row_key};
+                        unsigned r = ui_key_dispatch(&ctx, view->keys[x % view->nr_keys].key);
+                        if (v == VIEW_FUNCTIONS)
+                                functions_view_ask(view, p);
+                        if (r & (UI_REBUILD | UI_TO_TOP | UI_REDRAW | UI_REVEAL))
+                                view->build(view, &m, &tables[v]);
+                }
+                (void)view->row_pid(view, &tables[v], tables[v].nr_rows ? tables[v].keys[0] : 0);
+        }
+out:
+        feed_close(f);
+        for (uint32_t v = 0; v < NR_VIEWS; v++) {
+                views[v]->free(views[v]);
+                ui_table_fini(&tables[v]);
+        }
+        profile_free(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -132,5 +205,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc < 0 && access(out_path, F_OK) == 0)
                 abort();
         unlink(out_path);
+
+        views_pass(h);
         return 0;
 }
