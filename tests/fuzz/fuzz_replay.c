@@ -34,6 +34,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char dir[64], in_path[96], out_path[96];
 static int null_fd = -1;
 
+/* The run's directory goes at the end (libFuzzer's exit). */
+static void remove_dir(void)
+{
+        unlink(in_path);
+        unlink(out_path);
+        rmdir(dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
         (void)argc;
@@ -50,6 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
         if (null_fd < 0)
                 abort();
+        atexit(remove_dir);
         return 0;
 }
 
