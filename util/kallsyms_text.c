@@ -157,12 +157,29 @@ static bool cache_path(char *out, size_t size, const char *name)
         return n > 0 && (size_t)n < size;
 }
 
+/* Whether the directory of the cache file at path is a directory of this user's that no one
+   else may write, the link itself (a symbolic link is not followed): else its files are neither
+   read nor written. Others could put anything there, or take a name this process replaces
+   (ETWTOP_RUNTIME_DIR=/tmp), and a link could lead the files anywhere. */
+static bool is_private_dir_of(const char *path)
+{
+        char dir[4096];
+        snprintf(dir, sizeof(dir), "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+                return false;
+        *slash = 0;
+        struct stat st;
+        return lstat(dir[0] ? dir : "/", &st) == 0 && S_ISDIR(st.st_mode) &&
+               st.st_uid == geteuid() && !(st.st_mode & 022);
+}
+
 /* A cache file named name opened for reading when it is this user's own regular file that no
    one else may write (a 0600 file in root's directory); -1 otherwise. Its size in *size. */
 static int cache_open(const char *name, size_t *size)
 {
         char path[4096];
-        if (!cache_path(path, sizeof(path), name))
+        if (!cache_path(path, sizeof(path), name) || !is_private_dir_of(path))
                 return -1;
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
@@ -262,6 +279,8 @@ static bool cache_store(const char *name, const char *state, bool is_aligned,
         if (mkdir(path, 0700) < 0 && errno != EEXIST)
                 return false;
         *slash = '/';
+        if (!is_private_dir_of(path))
+                return false;
         snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)

@@ -652,6 +652,92 @@ static void test_kallsyms_text_reuse(void **state)
         rmdir(dir);
 }
 
+/* The cache's directory must be this user's and no one else's to write, itself, not a link:
+   else its files are neither read nor written (ETWTOP_RUNTIME_DIR=/tmp would let any user put a
+   text there, or a name there that the cache's rename replaces). */
+static void test_kallsyms_cache_dir_not_private(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop-kdir-XXXXXX", ks_path[64], mod_path[64], priv[64], link[64];
+        char open_dir[64], cache[96];
+        assert_non_null(mkdtemp(dir));
+        snprintf(ks_path, sizeof(ks_path), "%s/kallsyms", dir);
+        snprintf(mod_path, sizeof(mod_path), "%s/modules", dir);
+        snprintf(priv, sizeof(priv), "%s/private", dir);
+        snprintf(link, sizeof(link), "%s/link", dir);
+        snprintf(open_dir, sizeof(open_dir), "%s/open", dir);
+        write_file(ks_path, "ffffffff81000000 T _stext\nffffffff81000100 T from_the_file\n");
+        write_file(mod_path, "ext4 1 0 - Live 0xffffffffc0000000\n");
+        /* a private directory: the cache written there, and read back */
+        assert_int_equal(mkdir(priv, 0700), 0);
+        kallsyms_text_set_paths(ks_path, mod_path, priv, true);
+        size_t len = 0;
+        char *a = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(a, "from_the_file"));
+        snprintf(cache, sizeof(cache), "%s/kallsyms.cache", priv);
+        struct stat st;
+        assert_int_equal(lstat(cache, &st), 0);
+        rewrite_tail(cache, "from_the_filE\n");
+        kallsyms_text_forget();
+        char *b = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(b, "from_the_filE"));
+        /* the same directory through a symbolic link: neither read nor written */
+        assert_int_equal(symlink(priv, link), 0);
+        kallsyms_text_set_paths(ks_path, mod_path, link, true);
+        char *c = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(c, "from_the_file"));
+        /* the same directory, others may write it: neither read nor written */
+        assert_int_equal(chmod(priv, 0777), 0);
+        kallsyms_text_set_paths(ks_path, mod_path, priv, true);
+        char *d = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(d, "from_the_file"));
+        assert_int_equal(chmod(priv, 01733), 0); /* sticky, as /tmp: the same */
+        kallsyms_text_forget();
+        char *e = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(e, "from_the_file"));
+        /* another user's (root may read and write it): the same */
+        assert_int_equal(chmod(priv, 0700), 0);
+        if (geteuid() == 0) {
+                assert_int_equal(chown(priv, 1, 1), 0);
+                kallsyms_text_forget();
+                char *f = kallsyms_text_read(&len, NULL, NULL);
+                assert_non_null(strstr(f, "from_the_file"));
+                free(f);
+                assert_int_equal(chown(priv, 0, 0), 0);
+        }
+        /* the cache file itself is still the one the private directory held */
+        kallsyms_text_set_paths(ks_path, mod_path, priv, true);
+        kallsyms_text_forget();
+        char *g = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(g, "from_the_filE"));
+        /* a directory others may write, made by the test: no cache file appears in it */
+        assert_int_equal(mkdir(open_dir, 0700), 0);
+        assert_int_equal(chmod(open_dir, 0777), 0);
+        kallsyms_text_set_paths(ks_path, mod_path, open_dir, true);
+        kallsyms_text_forget();
+        char *h = kallsyms_text_read(&len, NULL, NULL);
+        assert_non_null(strstr(h, "from_the_file"));
+        char open_cache[96];
+        snprintf(open_cache, sizeof(open_cache), "%s/kallsyms.cache", open_dir);
+        assert_int_equal(lstat(open_cache, &st), -1);
+        assert_int_equal(errno, ENOENT);
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        free(a);
+        free(b);
+        free(c);
+        free(d);
+        free(e);
+        free(g);
+        free(h);
+        unlink(cache);
+        unlink(link);
+        rmdir(priv);
+        rmdir(open_dir);
+        unlink(ks_path);
+        unlink(mod_path);
+        rmdir(dir);
+}
+
 /* ---- the parse in root's cache ---- */
 
 /* A kallsyms text of n kernel functions (aliases, padding, data, _stext and _etext among them),
@@ -1108,6 +1194,7 @@ int main(void)
                 cmocka_unit_test(test_perf_map_replaced),
                 cmocka_unit_test(test_perf_map_files),
                 cmocka_unit_test(test_kallsyms_text_reuse),
+                cmocka_unit_test(test_kallsyms_cache_dir_not_private),
                 cmocka_unit_test(test_kallsyms_parsed_damaged),
                 cmocka_unit_test(test_kallsyms_parsed_cache),
                 cmocka_unit_test(test_kallsyms_parsed_real),
