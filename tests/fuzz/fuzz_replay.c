@@ -3,7 +3,8 @@
    perf.data, the reader tells them apart by their magic): `--replay -b` (the reader, the
    decoder, the model and the text report with its views' rows), `--dump` (every event as text)
    and one `--export` format, with a time range and a grouping taken from the input's hash; then
-   the screen's five views over the replayed model, as a replay's screen builds them, with their
+   `--merge` of it with itself (one input in four), whose output must dump; then the screen's
+   five views over the replayed model, as a replay's screen builds them, with their
    own keys pressed on their rows (the hash's bytes choose the keys and the rows) and the rows
    built again after each. The parsers' own targets (fuzz_etl, fuzz_perfdata, fuzz_kevent) stop
    at their parser's output; this one reaches what consumes it: the profile, its tables, the
@@ -22,6 +23,7 @@
 #include "dump.h"
 #include "export/export.h"
 #include "feed.h"
+#include "merge_output.h"
 #include "model/hot.h"
 #include "model/profile.h"
 #include "report.h"
@@ -214,6 +216,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc < 0 && access(out_path, F_OK) == 0)
                 abort();
         unlink(out_path);
+
+        /* one input in four: --merge of the input with itself, whose output, when the merge
+           succeeds, is a trace that opens and dumps */
+        if (((h >> 40) & 3) == 0) {
+                char *inputs[2] = {in_path, in_path};
+                if (merge_output_run(out_path, true, inputs, 2) == 0) {
+                        const char *const merged[1] = {out_path};
+                        struct dump_options mo = {.paths = merged, .nr_paths = 1, .fd = null_fd};
+                        err[0] = 0;
+                        if (dump_run(&mo, err, sizeof(err)) < 0)
+                                abort();
+                }
+                unlink(out_path);
+        }
 
         views_pass(h);
         return 0;
