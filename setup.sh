@@ -12,12 +12,14 @@ mode=${1:-run}
 # zlib: pprof export (protoc: its test's independent decoder); capstone: annotate; libxml2: the
 # manifests Windows traces carry; zstd: perf.data files recorded with perf record -z; libdeflate:
 # the compressed debug sections of source lines; bolt-16:
-# the BOLT round trip of --export bolt (llvm-profgen-14, in llvm-14, checks --export profgen)
+# the BOLT round trip of --export bolt (llvm-profgen-14, in llvm-14, checks --export profgen);
+# python3-defusedxml: what dissect.etl imports, for the independent reader's test where its
+# sources are given (tests/README.md, "The independent reader")
 packages=(build-essential cmake pkg-config clang clang-format libclang-rt-14-dev
           libncurses-dev libelf-dev libdw-dev libiberty-dev libcmocka-dev tmux linux-perf xz-utils
           debuginfod libcurl4-openssl-dev lld-14 llvm-14 python3
           libprotobuf-c-dev protobuf-c-compiler protobuf-compiler zlib1g-dev libcapstone-dev
-          libxml2-dev libzstd-dev libdeflate-dev bolt-16)
+          libxml2-dev libzstd-dev libdeflate-dev bolt-16 python3-defusedxml)
 missing=()
 for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
