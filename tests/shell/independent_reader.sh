@@ -130,7 +130,7 @@ done
 
 # a full session: samples with stacks, context switches and ready threads with theirs, images;
 # a load runs until the recording is done
-(while :; do :; done) &
+timeout 300 bash -c 'while :; do :; done' &
 spin=$!
 "$ETWTOP" --record "$tmp/full.etl" --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER \
         --stackwalk Profile+CSwitch+ReadyThread --duration 1 2>/dev/null
