@@ -19,7 +19,7 @@ seed002=${1:-}
 py=$(command -v /usr/bin/python3 || command -v python3) || { echo "SKIP: no python3"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
 export PYTHONPATH=${ETWTOP_DISSECT_PATH:+$ETWTOP_DISSECT_PATH:}${PYTHONPATH:-}
 if ! "$py" -c 'import dissect.etl' 2>/dev/null; then
-        echo "SKIP: dissect.etl is not installed here (pip install dissect.etl, or set ETWTOP_DISSECT_PATH to its sources: tests/README.md, "The independent reader"); no other independent ETL reader is packaged for Debian"
+        echo "SKIP: dissect.etl is not installed here (pip install dissect.etl, or set ETWTOP_DISSECT_PATH to its sources: tests/README.md, 'The independent reader'); no other independent ETL reader is packaged for Debian"
         echo "0 passed, 0 failed, 1 skipped"
         exit 77
 fi
