@@ -12,6 +12,7 @@
 #include "kevent_mof.h"
 #include "tdh_meta.h"
 #include "etw_manifest.h"
+#include "tracelogging.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payloads are read as little-endian");
 
@@ -202,6 +203,8 @@ void kdecoder_free(struct kdecoder *d)
         unnamed_free(d);
         tdh_registry_free(d->meta);
         etw_manifests_free(d->manifests);
+        tl_cache_free(d->tl);
+        tdh_event_free(d->tl_spare);
         stack_keys_free(d);
         free(d->tids.slots);
         free(d->lbr);
@@ -337,6 +340,8 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
                                          is_named);
+                if (rc == KEV_NO_LAYOUT && !is_named && rec->ExtendedDataCount)
+                        rc = tl_decode(d, rec, &ev, pl.p, pl.len, pl.psize);
         } else {
                 if (k == KP_METADATA && (ev.opcode == KTC_METADATA_EVENT_INFO ||
                                          ev.opcode == KTC_METADATA_EVENT_MAP_INFO))

@@ -210,7 +210,7 @@ int tdh_event_parse(const uint8_t *p, size_t size, struct tdh_event **out, char 
                 struct tdh_prop *pr = &e->props[i];
                 size_t at = TEI_PROPERTIES + (size_t)i * EPI_SIZE;
 
-                pr->flags = le_get32(q);
+                pr->flags = le_get32(q) & ~(TDH_PROPERTY_TL_VCOUNT | TDH_PROPERTY_TL_LENGTH16);
                 pr->name = string_at(p, size, le_get32(q + 4));
                 if (!pr->name)
                         pr->name = xstrdup("");
@@ -736,11 +736,11 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
         }
         case IN_BINARY:
         case IN_HEXDUMP: {
-                size_t n = length;
-                if (pr->in_type == IN_HEXDUMP) {
-                        if (!take(x, 4, &q))
+                size_t n = length, w = pr->in_type == IN_HEXDUMP ? 4 : 2;
+                if (pr->in_type == IN_HEXDUMP || (pr->flags & TDH_PROPERTY_TL_LENGTH16)) {
+                        if (!take(x, w, &q)) /* the length before the bytes */
                                 return -EBADMSG;
-                        n = le_get32(q);
+                        n = w == 4 ? le_get32(q) : le_get16(q);
                 }
                 if (!take(x, n, &q))
                         return -EBADMSG;
@@ -893,7 +893,8 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
         const struct tdh_int_type *t = tdh_int_type_of(pr);
 
         if (t && pr->count <= 1 &&
-            !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT | PROPERTY_PARAM_LENGTH)))
+            !(pr->flags & (PROPERTY_STRUCT | PROPERTY_PARAM_COUNT | PROPERTY_PARAM_LENGTH |
+                           TDH_PROPERTY_TL_VCOUNT)))
                 return prop_int(x, i, pr, t, is_top);
         /* the values tdh_decode cleared: those of the event's properties */
         size_t nr_values = x->e->nr_props < 256 ? x->e->nr_props : 256;
@@ -905,11 +906,18 @@ static int prop(struct dec *x, uint32_t i, bool is_top, int depth)
         uint64_t count = pr->flags & PROPERTY_PARAM_COUNT ? x->values[pr->count] : pr->count;
         uint64_t length = pr->flags & PROPERTY_PARAM_LENGTH ? x->values[pr->length] : pr->length;
 
-        if (!(pr->flags & PROPERTY_PARAM_COUNT) && count == 0)
+        if (pr->flags & TDH_PROPERTY_TL_VCOUNT) {
+                /* a TraceLogging array: its count before its values */
+                const uint8_t *q;
+                if (!take(x, 2, &q))
+                        return -EBADMSG;
+                count = le_get16(q);
+        } else if (!(pr->flags & PROPERTY_PARAM_COUNT) && count == 0) {
                 count = 1;
+        }
         if (count > 4096 || length > 65536)
                 return -EBADMSG;
-        bool is_array = (pr->flags & PROPERTY_PARAM_COUNT) || count != 1;
+        bool is_array = (pr->flags & (PROPERTY_PARAM_COUNT | TDH_PROPERTY_TL_VCOUNT)) || count != 1;
         if (is_array && !(pr->flags & PROPERTY_STRUCT) && !pr->map_name &&
             tdh_fixed_size(pr, x->psize) && pr->in_type != IN_GUID &&
             pr->in_type != IN_SYSTEMTIME && pr->in_type != IN_FLOAT && pr->in_type != IN_DOUBLE)

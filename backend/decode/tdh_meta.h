@@ -28,6 +28,12 @@ struct tdh_prop {
         bool is_plain_int;
 };
 
+/* Flags of struct tdh_prop beyond PROPERTY_FLAGS' (tracelogging.c's): the count of a
+   TraceLogging array is a UINT16 in the payload before its values; the length of each value a
+   UINT16 before its bytes */
+#define TDH_PROPERTY_TL_VCOUNT   0x10000u
+#define TDH_PROPERTY_TL_LENGTH16 0x20000u
+
 /* An event's metadata (TRACE_EVENT_INFO). */
 struct tdh_event {
         GUID provider;   /* the manifest provider's GUID */

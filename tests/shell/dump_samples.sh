@@ -117,7 +117,11 @@ check "shutdown: process names decoded" grep -q 'Process/DCStart .*image="' "$tm
 # Process_Terminate_TypeGroup1 (opcode 11, Windows 8 on): the ended process from its payload
 check "shutdown: Process/Terminate with its process (60, none left as op11)" bash -c \
         "[ \$(grep -c ' Process/Terminate ProcessId=[0-9]*\$' '$tmp/shutdown.txt') = 60 ] && ! grep -q 'Process/op11' '$tmp/shutdown.txt'"
-check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint version=0 size=118" "$tmp/lxcore.txt"
+check "lxcore: TraceLogging events named" grep -q " 5876   2868 Microsoft.Windows.Subsystem.LxCore/BreakPoint " "$tmp/lxcore.txt"
+# ... and decoded by the schema each record carries (its EVENT_SCHEMA_TL item): strings, a GUID,
+# integers of each sign, as TraceEvent shows them
+check "lxcore: TraceLogging fields decoded" grep -q '\.LxCore/BreakPoint ErrorLevel=2 instanceId="{00000000-0000-0000-0000-000000000000}" LxPid=-1 LxTid=-1 LxNs=0 ExecutablePath="" Function="LxpDrvFsTypeMount" Line=10528 Message="Failed to open volume C:\\WINDOWS\\system32\\lxss\\tools, result -2' "$tmp/lxcore.txt"
+check "SelfDescribing: TraceLogging fields decoded" grep -q ' MySource/TestEvent b="Hello" c="World!"$' "$tmp/selfdesc.txt"
 # What the dump says is what the payload holds, with one name per event type, quoted values
 # escaped, and samples in the process the replay gives them
 check "lxcore: the TraceLogging name in the totals too" \
