@@ -55,6 +55,9 @@ check "net: 16702 MethodDCEndVerbose" \
 check "gcevents: 2 GCStart (Id 1)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCStart)" = 2 ]
 check "gcevents: 12 GCAllocationTick (Id 10)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCAllocationTick)" = 12 ]
 check "gcevents: 13 GCMarkWithType (Id 202)" [ "$(count "$tmp/gc.txt" DotNETRuntime/GCMarkWithType)" = 13 ]
+# the runtime's events outside the GC task by the manifest's templates (the trace carries no
+# MetaData): RuntimeInformation's versions, its flags through StartupFlagsMap
+check "gcevents: RuntimeInformation's fields" grep -q ' DotNETRuntime/RuntimeInformation ClrInstanceID=8 Sku="CoreClr" BclMajorVersion=8 BclMinorVersion=0 BclBuildNumber=0 BclQfeNumber=0 VMMajorVersion=42 VMMinorVersion=42 VMBuildNumber=42 VMQfeNumber=42424 StartupFlags="CONCURRENT_GC|LOADER_OPTIMIZATION_SINGLE_DOMAIN" ' "$tmp/gc.txt"
 # a PerfView recording carries no MetaData: the GC events by the manifest's templates, value maps
 # by name as TraceEvent shows them (issue 26)
 check "gcevents: GCStart's fields, Reason and Type named" \

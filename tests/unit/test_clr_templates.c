@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/* test_clr_templates.c: cmocka tests of the .NET runtime's and rundown's events decoded by their
+ * manifest's templates (backend/decode/clr_templates.c, the table in clr_template_list.c):
+ * every template of the table read, fields in order, arrays counted by an earlier field, a
+ * version past the last known, payloads cut short. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kdecoder.h"
+#include "kevent.h"
+#include "clr_templates.h"
+#include "tdh_blob.h"
+#include "decode_payload.h"
+
+static const GUID runtime = {
+        0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
+static const GUID rundown = {
+        0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+
+static struct {
+        enum kevent_type type;
+        char name[160];
+        uint32_t nr_fields;
+        char text[2048]; /* "name=value;..." */
+} cap;
+
+static void capture(void *ctx, const struct kevent *ev)
+{
+        (void)ctx;
+        cap.type = ev->type;
+        snprintf(cap.name, sizeof(cap.name), "%s", ev->name ? ev->name : "");
+        cap.text[0] = 0;
+        const struct kevent_field *list = NULL;
+        cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
+        for (uint32_t i = 0; i < cap.nr_fields; i++) {
+                const struct kevent_field *f = &list[i];
+                char v[512];
+                if (f->kind == KEV_FIELD_STR)
+                        snprintf(v, sizeof(v), "%s", f->s);
+                else if (f->kind == KEV_FIELD_HEX)
+                        snprintf(v, sizeof(v), "0x%llx", (unsigned long long)f->u);
+                else if (f->kind == KEV_FIELD_INT)
+                        snprintf(v, sizeof(v), "%lld", (long long)f->u);
+                else
+                        snprintf(v, sizeof(v), "%llu", (unsigned long long)f->u);
+                size_t o = strlen(cap.text);
+                snprintf(cap.text + o, sizeof(cap.text) - o, "%s=%s;", f->name, v);
+        }
+}
+
+static void bb_u16(struct bb *b, uint16_t v)
+{
+        put16(b, b->n, v);
+        b->n += 2;
+}
+static void bb_u32(struct bb *b, uint32_t v)
+{
+        put32(b, b->n, v);
+        b->n += 4;
+}
+static void bb_u64(struct bb *b, uint64_t v)
+{
+        bb_u32(b, (uint32_t)v);
+        bb_u32(b, (uint32_t)(v >> 32));
+}
+static void bb_utf16(struct bb *b, const char *s)
+{
+        add_str(b, s);
+}
+
+static int decode(struct kdecoder *d, const GUID *g, uint16_t id, uint8_t version,
+                  const struct bb *b)
+{
+        memset(&cap, 0, sizeof(cap));
+        return decode_payload(d, g, id, 0, version, false, b->b, b->n, capture);
+}
+
+/* Every template of the table is read (a typo in its text would leave its events without
+   fields): each decodes a payload of zeros (empty strings, empty arrays) into fields. */
+static void test_every_template_read(void **state)
+{
+        (void)state;
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb b = {.n = 0};
+
+        memset(b.b, 0, sizeof(b.b));
+        b.n = 4096;
+        assert_true(clr_nr_templates > 0);
+        for (size_t i = 0; i < clr_nr_templates; i++) {
+                const struct clr_template *t = &clr_templates[i];
+                int rc = decode(d, t->is_rundown ? &rundown : &runtime, t->id, t->min_version, &b);
+                if (rc != 0 || (t->fields[0] && cap.type != KEV_FIELDS))
+                        fail_msg("%s v%u (%s): rc %d, type %d", t->name, t->min_version, t->fields,
+                                 rc, (int)cap.type);
+        }
+        kdecoder_free(d);
+}
+
+/* The rundown's markers: their ClrInstanceID, and the name the decoder gives them. */
+static void test_rundown_markers(void **state)
+{
+        (void)state;
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb b = {.n = 0};
+
+        bb_u16(&b, 8);
+        assert_int_equal(decode(d, &rundown, 148, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimeRundown/DCEndInit");
+        assert_string_equal(cap.text, "ClrInstanceID=8;");
+        /* a version past the last known reads as the last: what it appends is left */
+        bb_u32(&b, 77);
+        assert_int_equal(decode(d, &rundown, 146, 3, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimeRundown/DCEndComplete");
+        assert_string_equal(cap.text, "ClrInstanceID=8;");
+        /* cut short: counted short, no fields */
+        b.n = 1;
+        assert_int_equal(decode(d, &rundown, 148, 1, &b), -EBADMSG);
+        assert_int_not_equal(cap.type, KEV_FIELDS);
+        kdecoder_free(d);
+}
+
+/* A loader event as a PerfView recording has it (no MetaData in the trace): ids in hex, flags
+   through their map, the assembly's name; the rundown's form of it alike. */
+static void test_loader_events(void **state)
+{
+        (void)state;
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb b = {.n = 0};
+
+        bb_u64(&b, 0x1b0ef10ed30);
+        bb_u64(&b, 0x1b0ef0f3c00);
+        bb_u64(&b, 0);
+        bb_u32(&b, 0x4 | 0x8); /* Native, Collectible */
+        bb_utf16(&b, "System.Private.CoreLib, Version=8.0.0.0");
+        bb_u16(&b, 8);
+        assert_int_equal(decode(d, &runtime, 154, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntime/AssemblyLoad");
+        assert_string_equal(cap.text, "AssemblyID=0x1b0ef10ed30;AppDomainID=0x1b0ef0f3c00;"
+                                      "BindingID=0x0;AssemblyFlags=Native|Collectible;"
+                                      "FullyQualifiedAssemblyName=System.Private.CoreLib, "
+                                      "Version=8.0.0.0;ClrInstanceID=8;");
+        assert_int_equal(decode(d, &rundown, 156, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimeRundown/AssemblyDCEnd");
+        assert_non_null(strstr(cap.text, "AssemblyFlags=Native|Collectible;"));
+
+        /* DomainModuleDCEnd: ModuleFlags through ModuleFlagsMap */
+        b.n = 0;
+        bb_u64(&b, 0x7ffb48394000);
+        bb_u64(&b, 0x1b0ef10ed30);
+        bb_u64(&b, 0x1b0ef0f3c00);
+        bb_u32(&b, 0x8 | 0x20);
+        bb_u32(&b, 0);
+        bb_utf16(&b, "C:\\app\\System.Private.CoreLib.dll");
+        bb_utf16(&b, "");
+        bb_u16(&b, 8);
+        assert_int_equal(decode(d, &rundown, 152, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntimeRundown/DomainModuleDCEnd");
+        assert_string_equal(cap.text, "ModuleID=0x7ffb48394000;AssemblyID=0x1b0ef10ed30;"
+                                      "AppDomainID=0x1b0ef0f3c00;ModuleFlags=Manifest|"
+                                      "ReadyToRunModule;Reserved1=0;ModuleILPath=C:\\app\\"
+                                      "System.Private.CoreLib.dll;ModuleNativePath=;"
+                                      "ClrInstanceID=8;");
+        /* the same cut inside its path: counted short */
+        b.n = 40;
+        assert_int_equal(decode(d, &rundown, 152, 1, &b), -EBADMSG);
+        kdecoder_free(d);
+}
+
+/* MethodILToNativeMap: two arrays counted by the field before them, then the fields after. */
+static void test_arrays_counted_by_a_field(void **state)
+{
+        (void)state;
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb b = {.n = 0};
+
+        bb_u64(&b, 0x7ffb487313d8);
+        bb_u64(&b, 0);
+        b.b[b.n++] = 0; /* MethodExtent */
+        bb_u16(&b, 3);
+        bb_u32(&b, 0);
+        bb_u32(&b, 4);
+        bb_u32(&b, 9);
+        bb_u32(&b, 0);
+        bb_u32(&b, 16);
+        bb_u32(&b, 40);
+        bb_u16(&b, 8);
+        bb_u64(&b, 0);
+        assert_int_equal(decode(d, &runtime, 190, 1, &b), 0);
+        assert_string_equal(cap.name, "DotNETRuntime/MethodILToNativeMap");
+        assert_string_equal(cap.text,
+                            "MethodID=0x7ffb487313d8;ReJITID=0x0;MethodExtent=0;"
+                            "CountOfMapEntries=3;ILOffsets=[0,4,9];NativeOffsets=[0,16,40];"
+                            "ClrInstanceID=8;ILVersionID=0;");
+        /* a count past the payload: counted short */
+        put16(&b, 17, 5000);
+        assert_int_equal(decode(d, &runtime, 190, 1, &b), -EBADMSG);
+        kdecoder_free(d);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_every_template_read),
+                cmocka_unit_test(test_rundown_markers),
+                cmocka_unit_test(test_loader_events),
+                cmocka_unit_test(test_arrays_counted_by_a_field),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
