@@ -10,6 +10,7 @@
 #include "util/hash.h"
 #include "util/utf.h"
 #include "clr_gc.h"
+#include "clr_templates.h"
 #include "etl_reader.h"
 #include "kevent_mof.h"
 #include "le_bytes.h"
@@ -497,7 +498,7 @@ int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t s
 static const struct tdh_map *map_find(const struct tdh_registry *r, const GUID *provider,
                                       const char *name)
 {
-        if (!r->map_slots)
+        if (!r || !r->map_slots)
                 return NULL;
         uint64_t h = map_hash(provider, name);
         for (uint32_t i = (uint32_t)h & r->map_mask;; i = (i + 1) & r->map_mask) {
@@ -758,8 +759,9 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
         if (pr->map_name && f->kind != KEV_FIELD_STR) {
                 const struct tdh_map *m = map_find(x->r, &x->e->provider, pr->map_name);
                 /* a map the trace does not carry: the CLR manifest's, for the runtime's events */
-                const char *t = m ? map_text(x, m, f->u, buf, sizeof(buf))
-                                  : clr_gc_map_text(&x->e->provider, pr->map_name, f->u);
+                const char *t =
+                        m ? map_text(x, m, f->u, buf, sizeof(buf))
+                          : clr_map_text(&x->e->provider, pr->map_name, f->u, buf, sizeof(buf));
                 if (t) {
                         f->kind = KEV_FIELD_STR;
                         f->s = kdecoder_arena_copy(x->d, t);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clr_templates.h"
 #include "kdecoder.h"
 #include "kevent.h"
 
@@ -307,8 +308,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (h[0] >= NR_EVENTS &&
                     (fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_runtime ||
                      fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_rundown)) {
-                        /* Ids 140-155: the method (143, 144) and module (152-154) events */
+                        /* Ids 140-155: the method (143, 144) and module (152-154) events;
+                           with bit 7, an event of the manifest's templates (clr_templates.c) */
                         r.EventHeader.EventDescriptor.Id = (USHORT)(140 + (h[1] & 15));
+                        if (h[1] & 0x80)
+                                r.EventHeader.EventDescriptor.Id =
+                                        clr_templates[(h[1] & 0x7f) % clr_nr_templates].id;
                         r.EventHeader.Flags = 0;
                 }
                 if (h[0] >= NR_EVENTS && fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_private) {
