@@ -53,7 +53,8 @@ struct tl_schema {
 struct tl_cache {
         struct tl_schema *slots; /* open-addressed by hash */
         uint32_t mask, nr;
-        char **names; /* owned: the events' names, one copy per text */
+        uint32_t last; /* 1 + the slot of the last schema found: a run of one event's records */
+        char **names;  /* owned: the events' names, one copy per text */
         uint32_t nr_names, cap_names;
 };
 
@@ -317,6 +318,12 @@ static const struct tdh_event *schema_of(struct kdecoder *d, const EVENT_RECORD 
                 c->mask = 63;
                 c->slots = xcalloc(c->mask + 1, sizeof(*c->slots));
         }
+        if (c->last) {
+                const struct tl_schema *s = &c->slots[c->last - 1];
+                if (s->size == n && memcmp(s->bytes, p, n) == 0 &&
+                    memcmp(&s->provider, &rec->EventHeader.ProviderId, sizeof(GUID)) == 0)
+                        return s->event;
+        }
         uint64_t h = hash_mix64(hash_fnv1a(
                 p, n, hash_fnv1a(&rec->EventHeader.ProviderId, sizeof(GUID), HASH_FNV_OFFSET)));
         uint32_t i = (uint32_t)h & c->mask;
@@ -325,8 +332,10 @@ static const struct tdh_event *schema_of(struct kdecoder *d, const EVENT_RECORD 
                 if (!s->bytes)
                         break;
                 if (s->hash == h && s->size == n && memcmp(s->bytes, p, n) == 0 &&
-                    memcmp(&s->provider, &rec->EventHeader.ProviderId, sizeof(GUID)) == 0)
+                    memcmp(&s->provider, &rec->EventHeader.ProviderId, sizeof(GUID)) == 0) {
+                        c->last = i + 1;
                         return s->event;
+                }
         }
         struct tdh_event *e = schema_parse(p, n);
         if (c->nr >= TL_MAX_CACHED) {
@@ -347,6 +356,7 @@ static const struct tdh_event *schema_of(struct kdecoder *d, const EVENT_RECORD 
         memcpy(s->bytes, p, n);
         s->size = n;
         s->event = e;
+        c->last = i + 1;
         if (++c->nr * 2 > c->mask) {
                 /* grow: the slots again by their hashes */
                 uint32_t cap = 2 * (c->mask + 1);
@@ -363,6 +373,7 @@ static const struct tdh_event *schema_of(struct kdecoder *d, const EVENT_RECORD 
                         c->slots[j] = old[k];
                 }
                 free(old);
+                c->last = 0; /* the slots moved */
         }
         return e;
 }
