@@ -16,6 +16,7 @@
 
 #include "kdecoder.h"
 #include "kevent.h"
+#include "fields_text.h"
 #include "clr_templates.h"
 #include "tdh_blob.h"
 #include "decode_payload.h"
@@ -37,23 +38,7 @@ static void capture(void *ctx, const struct kevent *ev)
         (void)ctx;
         cap.type = ev->type;
         snprintf(cap.name, sizeof(cap.name), "%s", ev->name ? ev->name : "");
-        cap.text[0] = 0;
-        const struct kevent_field *list = NULL;
-        cap.nr_fields = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
-        for (uint32_t i = 0; i < cap.nr_fields; i++) {
-                const struct kevent_field *f = &list[i];
-                char v[512];
-                if (f->kind == KEV_FIELD_STR)
-                        snprintf(v, sizeof(v), "%s", f->s);
-                else if (f->kind == KEV_FIELD_HEX)
-                        snprintf(v, sizeof(v), "0x%llx", (unsigned long long)f->u);
-                else if (f->kind == KEV_FIELD_INT)
-                        snprintf(v, sizeof(v), "%lld", (long long)f->u);
-                else
-                        snprintf(v, sizeof(v), "%llu", (unsigned long long)f->u);
-                size_t o = strlen(cap.text);
-                snprintf(cap.text + o, sizeof(cap.text) - o, "%s=%s;", f->name, v);
-        }
+        cap.nr_fields = fields_text(ev, cap.text, sizeof(cap.text));
 }
 
 static void bb_u16(struct bb *b, uint16_t v)

@@ -16,6 +16,7 @@
 
 #include "kdecoder.h"
 #include "kevent.h"
+#include "fields_text.h"
 
 static const GUID prov = {0x5f9b1c02, 0x3a11, 0x4c3e, {9, 8, 7, 6, 5, 4, 3, 2}};
 
@@ -101,23 +102,7 @@ static void capture(void *ctx, const struct kevent *ev)
         cap.type = ev->type;
         cap.name_ptr = ev->name;
         snprintf(cap.name, sizeof(cap.name), "%s", ev->name ? ev->name : "");
-        cap.text[0] = 0;
-        const struct kevent_field *list = NULL;
-        uint32_t nr = ev->type == KEV_FIELDS ? kevent_fields(ev, &list) : 0;
-        for (uint32_t i = 0; i < nr; i++) {
-                const struct kevent_field *f = &list[i];
-                char v[512];
-                if (f->kind == KEV_FIELD_STR)
-                        snprintf(v, sizeof(v), "%s", f->s);
-                else if (f->kind == KEV_FIELD_HEX)
-                        snprintf(v, sizeof(v), "0x%llx", (unsigned long long)f->u);
-                else if (f->kind == KEV_FIELD_INT)
-                        snprintf(v, sizeof(v), "%lld", (long long)f->u);
-                else
-                        snprintf(v, sizeof(v), "%llu", (unsigned long long)f->u);
-                size_t o = strlen(cap.text);
-                snprintf(cap.text + o, sizeof(cap.text) - o, "%s=%s;", f->name, v);
-        }
+        fields_text(ev, cap.text, sizeof(cap.text));
 }
 
 /* Decodes one TraceLogging record of prov named "Contoso.App" by its traits (traits NULL: no
