@@ -129,7 +129,7 @@ static bool prop_of(const struct spec_field *f, struct tdh_prop *pr, const struc
         memset(pr, 0, sizeof(*pr));
         bool is_struct = strcmp(f->type, "struct") == 0;
         if (is_struct) {
-                pr->flags |= 0x1u; /* PROPERTY_STRUCT */
+                pr->flags |= PROPERTY_STRUCT;
         } else {
                 size_t t = 0;
                 while (t < sizeof(types) / sizeof(types[0]) && strcmp(types[t].name, f->type))
@@ -148,7 +148,7 @@ static bool prop_of(const struct spec_field *f, struct tdh_prop *pr, const struc
                         int i = index_of(top, nr_top, f->count);
                         if (i < 0)
                                 return false;
-                        pr->flags |= 0x4u; /* PROPERTY_PARAM_COUNT */
+                        pr->flags |= PROPERTY_PARAM_COUNT;
                         pr->count = (uint16_t)i;
                 }
         } else {
@@ -158,7 +158,7 @@ static bool prop_of(const struct spec_field *f, struct tdh_prop *pr, const struc
                 int i = index_of(top, nr_top, f->length);
                 if (i < 0)
                         return false;
-                pr->flags |= 0x2u; /* PROPERTY_PARAM_LENGTH */
+                pr->flags |= PROPERTY_PARAM_LENGTH;
                 pr->length = (uint16_t)i;
         }
         if (f->map[0])

@@ -14,11 +14,6 @@
 #include "tdh_types.h"
 #include "util/xalloc.h"
 
-/* EVENT_PROPERTY_INFO.Flags (tdh_meta.c) */
-#define PROPERTY_STRUCT       0x1u
-#define PROPERTY_PARAM_LENGTH 0x2u
-#define PROPERTY_PARAM_COUNT  0x4u
-
 #define NR_VALUES 256 /* the top-level values tdh_meta.c keeps for counts and lengths */
 
 /* What one top-level property takes, as tdh_meta.c's prop() reads it. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* tdh_meta.c: owns the event metadata a trace carries (TRACE_EVENT_INFO and EVENT_MAP_INFO in
- * KernelTraceControl's MetaData events, as xperf's merge writes them): their parsing, a registry
- * per trace, and the decoding of the events they describe into name=value fields. */
+/* tdh_meta.c: owns the event metadata a trace carries (KernelTraceControl's MetaData events, as
+ * xperf's merge writes them): a registry per trace of the events' descriptions (TRACE_EVENT_INFO,
+ * parsed by tdh_info.c) and of the value maps (EVENT_MAP_INFO), and the decoding of the events
+ * they describe into name=value fields. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,23 +19,6 @@
 #include "tdh_meta.h"
 #include "tdh_types.h"
 #include "util/xalloc.h"
-
-/* TRACE_EVENT_INFO (tdh.h): the fixed part, then EVENT_PROPERTY_INFO[PropertyCount] */
-#define TEI_EVENT_DESCRIPTOR 32
-#define TEI_DECODING_SOURCE  48
-#define TEI_PROVIDER_NAME    52
-#define TEI_TASK_NAME        68
-#define TEI_OPCODE_NAME      72
-#define TEI_EVENT_NAME       92
-#define TEI_PROPERTY_COUNT   100
-#define TEI_TOP_LEVEL_COUNT  104
-#define TEI_PROPERTIES       112
-#define EPI_SIZE             24
-
-/* EVENT_PROPERTY_INFO.Flags */
-#define PROPERTY_STRUCT       0x1u
-#define PROPERTY_PARAM_LENGTH 0x2u
-#define PROPERTY_PARAM_COUNT  0x4u
 
 /* EVENT_MAP_INFO: NameOffset, Flag, EntryCount, FormatStringOffset, then {Output, Value} */
 #define EMI_ENTRIES    16
@@ -115,133 +99,6 @@ static bool slot_is(const struct tdh_slot *s, const GUID *g, uint16_t key, uint8
         if (is_classic)
                 return e->opcode == key && memcmp(&e->event_guid, g, sizeof(*g)) == 0;
         return e->id == key && memcmp(&e->provider, g, sizeof(*g)) == 0;
-}
-
-/* ---- parsing ---- */
-
-static int bad(char *err, size_t err_size, const char *what, size_t off)
-{
-        if (err && err_size)
-                snprintf(err, err_size, "%s at byte offset %zu", what, off);
-        return -EBADMSG;
-}
-
-/* The UTF-16 string at a TRACE_EVENT_INFO offset (0: none) as an owned UTF-8 copy. */
-static char *string_at(const uint8_t *p, size_t size, uint32_t off)
-{
-        char buf[512];
-
-        if (off == 0 || off >= size)
-                return NULL;
-        utf16le_to_utf8(p + off, (size - off) / 2, buf, sizeof(buf));
-        return xstrdup(buf);
-}
-
-void tdh_event_free(struct tdh_event *e)
-{
-        if (!e)
-                return;
-        for (uint32_t i = 0; e->props && i < e->nr_props; i++) {
-                free(e->props[i].name);
-                free(e->props[i].map_name);
-        }
-        free(e->props);
-        free(e->name);
-        tdh_layout_free(e);
-        free(e);
-}
-
-/* "Provider/Task/Opcode" as TraceEvent names a manifest event: the opcode when it is not Info
-   (0), the event's own name, or "EventID(N)" when the task has no name. */
-static char *event_name(const uint8_t *p, size_t size, const struct tdh_event *e)
-{
-        char *prov = string_at(p, size, le_get32(p + TEI_PROVIDER_NAME));
-        char *task = string_at(p, size, le_get32(p + TEI_TASK_NAME));
-        char *op = e->opcode ? string_at(p, size, le_get32(p + TEI_OPCODE_NAME)) : NULL;
-        /* the manifest's standard opcodes come as "win:Start": TraceEvent shows "Start" */
-        if (op && strncmp(op, "win:", 4) == 0)
-                memmove(op, op + 4, strlen(op + 4) + 1);
-        char *ev = string_at(p, size, le_get32(p + TEI_EVENT_NAME));
-        char id[32], buf[1024];
-
-        snprintf(id, sizeof(id), "EventID(%u)", (unsigned)e->id);
-        const char *t = task && *task ? task : ev && *ev ? ev : id;
-        if (op && *op)
-                snprintf(buf, sizeof(buf), "%s/%s/%s", prov && *prov ? prov : "?", t, op);
-        else
-                snprintf(buf, sizeof(buf), "%s/%s", prov && *prov ? prov : "?", t);
-        free(prov);
-        free(task);
-        free(op);
-        free(ev);
-        return xstrdup(buf);
-}
-
-int tdh_event_parse(const uint8_t *p, size_t size, struct tdh_event **out, char *err,
-                    size_t err_size)
-{
-        *out = NULL;
-        if (size < TEI_PROPERTIES)
-                return bad(err, err_size, "TRACE_EVENT_INFO shorter than its 112-byte header",
-                           size);
-
-        uint32_t nr = le_get32(p + TEI_PROPERTY_COUNT), nr_top = le_get32(p + TEI_TOP_LEVEL_COUNT);
-
-        if (nr > (size - TEI_PROPERTIES) / EPI_SIZE)
-                return bad(err, err_size, "PropertyCount past the end of the TRACE_EVENT_INFO",
-                           TEI_PROPERTY_COUNT);
-        if (nr_top > nr)
-                return bad(err, err_size, "TopLevelPropertyCount over PropertyCount",
-                           TEI_TOP_LEVEL_COUNT);
-
-        struct tdh_event *e = xcalloc(1, sizeof(*e));
-
-        memcpy(&e->provider, p, sizeof(GUID));
-        memcpy(&e->event_guid, p + 16, sizeof(GUID));
-        e->id = le_get16(p + TEI_EVENT_DESCRIPTOR);
-        e->version = p[TEI_EVENT_DESCRIPTOR + 2];
-        e->opcode = p[TEI_EVENT_DESCRIPTOR + 5];
-        e->task = le_get16(p + TEI_EVENT_DESCRIPTOR + 6);
-        e->decoding_source = le_get32(p + TEI_DECODING_SOURCE);
-        e->nr_props = nr;
-        e->nr_top = nr_top;
-        e->props = xcalloc(nr ? nr : 1, sizeof(*e->props));
-        for (uint32_t i = 0; i < nr; i++) {
-                const uint8_t *q = p + TEI_PROPERTIES + (size_t)i * EPI_SIZE;
-                struct tdh_prop *pr = &e->props[i];
-                size_t at = TEI_PROPERTIES + (size_t)i * EPI_SIZE;
-
-                pr->flags = le_get32(q) & ~(TDH_PROPERTY_TL_VCOUNT | TDH_PROPERTY_TL_LENGTH16);
-                pr->name = string_at(p, size, le_get32(q + 4));
-                if (!pr->name)
-                        pr->name = xstrdup("");
-                if (pr->flags & PROPERTY_STRUCT) {
-                        pr->struct_start = le_get16(q + 8);
-                        pr->nr_members = le_get16(q + 10);
-                        if ((uint32_t)pr->struct_start + pr->nr_members > nr ||
-                            pr->struct_start <= i) {
-                                tdh_event_free(e);
-                                return bad(err, err_size, "struct members out of range", at + 8);
-                        }
-                } else {
-                        pr->in_type = le_get16(q + 8);
-                        pr->out_type = le_get16(q + 10);
-                        pr->map_name = string_at(p, size, le_get32(q + 12));
-                }
-                pr->count = le_get16(q + 16);
-                pr->length = le_get16(q + 18);
-                if (((pr->flags & PROPERTY_PARAM_COUNT) && pr->count >= i) ||
-                    ((pr->flags & PROPERTY_PARAM_LENGTH) && pr->length >= i)) {
-                        tdh_event_free(e);
-                        return bad(err, err_size,
-                                   "a count or length taken from a property that does not come "
-                                   "before it",
-                                   at + 16);
-                }
-        }
-        e->name = event_name(p, size, e);
-        *out = e;
-        return 0;
 }
 
 /* ---- the registry ---- */
@@ -459,29 +316,30 @@ int tdh_registry_add_map_info(struct tdh_registry *r, const uint8_t *p, size_t s
                               size_t err_size)
 {
         if (size < 16 + EMI_ENTRIES)
-                return bad(err, err_size, "EventMapInfo shorter than a GUID and EVENT_MAP_INFO",
-                           size);
+                return tdh_bad(err, err_size, "EventMapInfo shorter than a GUID and EVENT_MAP_INFO",
+                               size);
 
         const uint8_t *m = p + 16; /* EVENT_MAP_INFO, its offsets relative to it */
         size_t msize = size - 16;
         uint32_t nr = le_get32(m + 8);
 
         if (nr > (msize - EMI_ENTRIES) / EMI_ENTRY_SIZE)
-                return bad(err, err_size, "EntryCount past the end of the EVENT_MAP_INFO", 16 + 8);
+                return tdh_bad(err, err_size, "EntryCount past the end of the EVENT_MAP_INFO",
+                               16 + 8);
 
         struct tdh_map map = {0};
 
         memcpy(&map.provider, p, sizeof(GUID));
-        map.name = string_at(m, msize, le_get32(m));
+        map.name = tdh_string_at(m, msize, le_get32(m));
         if (!map.name)
-                return bad(err, err_size, "EVENT_MAP_INFO without a name", 16);
+                return tdh_bad(err, err_size, "EVENT_MAP_INFO without a name", 16);
         map.flags = le_get32(m + 4);
         map.nr = nr;
         map.values = xcalloc(nr ? nr : 1, sizeof(*map.values));
         map.texts = xcalloc(nr ? nr : 1, sizeof(*map.texts));
         for (uint32_t i = 0; i < nr; i++) {
                 const uint8_t *q = m + EMI_ENTRIES + (size_t)i * EMI_ENTRY_SIZE;
-                char *t = string_at(m, msize, le_get32(q));
+                char *t = tdh_string_at(m, msize, le_get32(q));
 
                 /* TDH leaves a trailing space on map texts */
                 size_t n = t ? strlen(t) : 0;
@@ -612,9 +470,13 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 if (!take(x, 8, &q))
                         return -EBADMSG;
                 f->u = le_get64(q);
-                f->kind = pr->in_type == IN_INT64 || pr->in_type == IN_FILETIME ? KEV_FIELD_INT
-                          : pr->in_type == IN_HEXINT64                          ? KEV_FIELD_HEX
-                                                                                : KEV_FIELD_UINT;
+                f->kind = pr->in_type == IN_INT64      ? KEV_FIELD_INT
+                          : pr->in_type == IN_HEXINT64 ? KEV_FIELD_HEX
+                                                       : KEV_FIELD_UINT;
+                if (pr->in_type == IN_FILETIME) {
+                        f->kind = KEV_FIELD_STR;
+                        f->s = tdh_filetime_text(x->d, f->u);
+                }
                 break;
         case IN_POINTER:
         case IN_SIZET:

@@ -10,6 +10,11 @@
 #include "kevent.h"
 #include "tdh_meta.h"
 
+/* EVENT_PROPERTY_INFO.Flags */
+#define PROPERTY_STRUCT       0x1u
+#define PROPERTY_PARAM_LENGTH 0x2u
+#define PROPERTY_PARAM_COUNT  0x4u
+
 /* TDH_INTYPE_* and the TDH_OUTTYPE_* the decoder shows differently */
 enum {
         IN_UNICODESTRING = 1,
@@ -65,6 +70,12 @@ struct tdh_int_type {
 /* The integer types by TDH in-type (size 0: not one of them). */
 extern const struct tdh_int_type tdh_int_types[IN_SIZET + 1];
 
+/* The failure of a description's parse: -EBADMSG, what and its byte offset in err (tdh_info.c). */
+int tdh_bad(char *err, size_t err_size, const char *what, size_t off);
+/* The UTF-16 string at a TRACE_EVENT_INFO or EVENT_MAP_INFO offset (0: none) as an owned UTF-8
+   copy, or NULL (tdh_info.c). */
+char *tdh_string_at(const uint8_t *p, size_t size, uint32_t off);
+
 /* pr's integer type when tdh_meta.c's value() would read it as one integer alone (no map, port
    or address), else NULL. */
 static inline const struct tdh_int_type *tdh_int_type_of(const struct tdh_prop *pr)
@@ -114,5 +125,8 @@ size_t tdh_put_number(char *out, uint64_t v, unsigned kind);
 const char *tdh_hex_bytes(struct kdecoder *d, const uint8_t *q, size_t n);
 const char *tdh_sockaddr_text(struct kdecoder *d, const uint8_t *q, size_t n);
 const char *tdh_sid_text(struct kdecoder *d, const uint8_t *q, size_t n);
+/* A FILETIME (100 ns units since 1601, UTC) as "2020-07-29 07:07:03.3564008 UTC", as the dump's
+   header shows its times; past the year 9999, its number. */
+const char *tdh_filetime_text(struct kdecoder *d, uint64_t v);
 
 #endif

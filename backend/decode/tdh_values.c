@@ -17,8 +17,8 @@ const struct tdh_int_type tdh_int_types[IN_SIZET + 1] = {
         [IN_INT32] = {4, KEV_FIELD_INT, 1},     [IN_UINT32] = {4, KEV_FIELD_UINT, 0},
         [IN_HEXINT32] = {4, KEV_FIELD_HEX, 0},  [IN_BOOLEAN] = {4, KEV_FIELD_UINT, 0},
         [IN_INT64] = {8, KEV_FIELD_INT, 0},     [IN_UINT64] = {8, KEV_FIELD_UINT, 0},
-        [IN_HEXINT64] = {8, KEV_FIELD_HEX, 0},  [IN_FILETIME] = {8, KEV_FIELD_INT, 0},
-        [IN_POINTER] = {9, KEV_FIELD_HEX, 0},   [IN_SIZET] = {9, KEV_FIELD_UINT, 0},
+        [IN_HEXINT64] = {8, KEV_FIELD_HEX, 0},  [IN_POINTER] = {9, KEV_FIELD_HEX, 0},
+        [IN_SIZET] = {9, KEV_FIELD_UINT, 0},
 };
 
 size_t tdh_put_number(char *out, uint64_t v, unsigned kind)
@@ -133,6 +133,32 @@ const char *tdh_sockaddr_text(struct kdecoder *d, const uint8_t *q, size_t n)
                 return kdecoder_arena_copy(d, buf);
         }
         return tdh_hex_bytes(d, q, n);
+}
+
+const char *tdh_filetime_text(struct kdecoder *d, uint64_t v)
+{
+        char buf[96];
+        /* 1601-01-01 to 1970-01-01: 11,644,473,600 s; 10000-01-01 at 2,650,467,744,000 s */
+        uint64_t secs = v / 10000000u;
+        if (secs >= 265046774400ull) {
+                snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+                return kdecoder_arena_copy(d, buf);
+        }
+        int64_t unix_secs = (int64_t)secs - 11644473600ll;
+        int64_t days = unix_secs >= 0 ? unix_secs / 86400 : -((-unix_secs + 86399) / 86400);
+        int64_t rem = unix_secs - days * 86400;
+        /* the civil date of a day count (days from 1970-01-01), proleptic Gregorian */
+        int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+        int64_t doe = z - era * 146097;
+        int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+        int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+        int64_t day = doy - (153 * mp + 2) / 5 + 1, month = mp < 10 ? mp + 3 : mp - 9;
+        int64_t year = yoe + era * 400 + (month <= 2);
+        snprintf(buf, sizeof(buf), "%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%07llu UTC",
+                 (long long)year, (long long)month, (long long)day, (long long)(rem / 3600),
+                 (long long)(rem / 60 % 60), (long long)(rem % 60),
+                 (unsigned long long)(v % 10000000u));
+        return kdecoder_arena_copy(d, buf);
 }
 
 const char *tdh_sid_text(struct kdecoder *d, const uint8_t *q, size_t n)

@@ -170,7 +170,7 @@ static int field_parse(const uint8_t *p, size_t size, size_t *at, struct tl_raw 
                 /* the out-type byte holds the number of members, which follow */
                 if (!(in & TL_IN_CHAIN) || !(out & TL_OUT_MASK))
                         return -EBADMSG;
-                r->prop.flags |= 0x1u; /* PROPERTY_STRUCT */
+                r->prop.flags |= PROPERTY_STRUCT;
                 r->nr_members = out & TL_OUT_MASK;
                 r->prop.out_type = 0;
                 break;

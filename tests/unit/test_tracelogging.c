@@ -173,6 +173,8 @@ static void test_scalars(void **state)
         field(&m, "g", 15);          /* GUID */
         field(&m, "cs", 22);         /* COUNTEDSTRING: UINT16 bytes, UTF-16 */
         field(&m, "cas", 23);        /* COUNTEDANSISTRING */
+        field(&m, "ft", 17);         /* FILETIME: a date, UTC */
+        field(&m, "ft_far", 17);     /* past the year 9999: its number */
         schema_end(&m);
         put_str(&p, "hello");
         put_wstr(&p, "wide");
@@ -200,12 +202,16 @@ static void test_scalars(void **state)
         put16(&p, 'i');
         put16(&p, 3);
         put(&p, "abc", 3);
+        put64(&p, 132756731757990000ull);
+        put64(&p, UINT64_MAX);
         assert_int_equal(decode_tl(d, "Contoso.App", &m, &p), 0);
         assert_int_equal(cap.type, KEV_FIELDS);
         assert_string_equal(cap.name, "Contoso.App/Scalars");
         assert_string_equal(cap.text, "s=hello;w=wide;i8=-2;b=1;i16=-1;port=8080;i32=-7;h32=0xbeef;"
                                       "ip=10.0.0.1;i64=-204;u64=204;x64=0x1234;ok=1;"
-                                      "g={0ad614c4-0ef4-4225-8013-f44f37cb0397};cs=hi;cas=abc;");
+                                      "g={0ad614c4-0ef4-4225-8013-f44f37cb0397};cs=hi;cas=abc;"
+                                      "ft=2021-09-09 14:59:35.7990000 UTC;"
+                                      "ft_far=18446744073709551615;");
         kdecoder_free(d);
 }
 
