@@ -60,19 +60,19 @@ struct spec_field {
         size_t members_len;
 };
 
-/* The next field of s[*at..n) into f. Returns false at the end or on a malformed field. */
-static bool next_field(const char *s, size_t n, size_t *at, struct spec_field *f)
+/* The next field of s[*at..n) into f. Returns 1, 0 at the end, -1 for a malformed field. */
+static int next_field(const char *s, size_t n, size_t *at, struct spec_field *f)
 {
         memset(f, 0, sizeof(*f));
         while (*at < n && s[*at] == ' ')
                 (*at)++;
         if (*at >= n)
-                return false;
+                return 0;
         size_t k = 0;
         while (*at < n && s[*at] != ':' && k + 1 < sizeof(f->name))
                 f->name[k++] = s[(*at)++];
         if (*at >= n || s[*at] != ':')
-                return false;
+                return -1;
         (*at)++;
         k = 0;
         while (*at < n && s[*at] != ' ' && s[*at] != '[' && s[*at] != '{' && s[*at] != '@' &&
@@ -84,7 +84,7 @@ static bool next_field(const char *s, size_t n, size_t *at, struct spec_field *f
                 while (*at < n && s[*at] != ']' && k + 1 < sizeof(f->count))
                         f->count[k++] = s[(*at)++];
                 if (*at >= n)
-                        return false;
+                        return -1;
                 (*at)++;
         }
         if (*at < n && s[*at] == '{') {
@@ -92,7 +92,7 @@ static bool next_field(const char *s, size_t n, size_t *at, struct spec_field *f
                 while (*at < n && s[*at] != '}')
                         (*at)++;
                 if (*at >= n)
-                        return false;
+                        return -1;
                 if (strcmp(f->type, "struct") == 0) {
                         f->members = s + start;
                         f->members_len = *at - start;
@@ -109,7 +109,7 @@ static bool next_field(const char *s, size_t n, size_t *at, struct spec_field *f
                 while (*at < n && s[*at] != ' ' && k + 1 < sizeof(f->map))
                         f->map[k++] = s[(*at)++];
         }
-        return true;
+        return *at >= n || s[*at] == ' ' ? 1 : -1;
 }
 
 /* The index of the top-level property named name among props[0..nr), or -1. */
@@ -172,17 +172,21 @@ static bool prop_of(const struct spec_field *f, struct tdh_prop *pr, const struc
 static struct tdh_event *event_of(const struct clr_template *t)
 {
         struct tdh_prop props[MAX_PROPS];
-        struct spec_field f, members[MAX_PROPS];
-        uint32_t nr_top = 0, nr = 0, nr_members = 0;
+        struct spec_field f;
+        uint32_t nr_top = 0, nr = 0;
         size_t at = 0, n = strlen(t->fields);
         const char *struct_members[MAX_PROPS];
         size_t struct_len[MAX_PROPS];
         uint32_t struct_of[MAX_PROPS];
         uint32_t nr_structs = 0;
         bool ok = true;
+        int got;
 
         memset(props, 0, sizeof(props));
-        while (ok && next_field(t->fields, n, &at, &f)) {
+        while (ok && (got = next_field(t->fields, n, &at, &f)) != 0) {
+                ok = got > 0;
+                if (!ok)
+                        break;
                 if (nr_top == MAX_PROPS) {
                         ok = false;
                         break;
@@ -199,13 +203,12 @@ static struct tdh_event *event_of(const struct clr_template *t)
         for (uint32_t s = 0; ok && s < nr_structs; s++) {
                 size_t m_at = 0;
                 uint32_t first = nr;
-                while (ok &&
-                       next_field(struct_members[s], struct_len[s], &m_at, &members[nr_members])) {
-                        if (nr == MAX_PROPS) {
+                while (ok && (got = next_field(struct_members[s], struct_len[s], &m_at, &f)) != 0) {
+                        if (got < 0 || nr == MAX_PROPS) {
                                 ok = false;
                                 break;
                         }
-                        ok = prop_of(&members[nr_members], &props[nr], props, nr_top);
+                        ok = prop_of(&f, &props[nr], props, nr_top);
                         nr += ok;
                 }
                 props[struct_of[s]].struct_start = (uint16_t)first;
