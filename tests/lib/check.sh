@@ -3,8 +3,10 @@
 # them. A test may define on_fail (run after a failed check's message, to stderr) to show more.
 nr_pass=0 nr_fail=0 nr_skip=0
 # check DESCRIPTION COMMAND...: counts COMMAND's outcome; says FAIL: DESCRIPTION when it fails
+# (ETWTOP_CHECK_TIMES=FILE: each check's seconds appended to FILE, to find where a slow run's
+# time went)
 check() {
-        local what=$1
+        local what=$1 t0=$SECONDS
         shift
         if "$@"; then
                 nr_pass=$((nr_pass + 1))
@@ -13,6 +15,7 @@ check() {
                 echo "FAIL: $what" >&2
                 if declare -F on_fail >/dev/null; then on_fail >&2; fi
         fi
+        [ -z "${ETWTOP_CHECK_TIMES:-}" ] || echo "$((SECONDS - t0)) $what" >>"$ETWTOP_CHECK_TIMES"
 }
 skip() {
         nr_skip=$((nr_skip + 1))
