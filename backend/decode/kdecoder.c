@@ -205,7 +205,6 @@ void kdecoder_free(struct kdecoder *d)
         tdh_registry_free(d->meta);
         etw_manifests_free(d->manifests);
         tl_cache_free(d->tl);
-        tdh_event_free(d->tl_spare);
         stack_keys_free(d);
         free(d->tids.slots);
         free(d->lbr);

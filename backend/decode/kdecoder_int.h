@@ -212,7 +212,6 @@ struct kdecoder {
         struct tdh_registry *meta; /* owned: the trace's MetaData events, from the first one */
         struct etw_manifests *manifests; /* owned: ManifestData chunks, from the first one */
         struct tl_cache *tl;             /* owned: TraceLogging schemas, from the first one */
-        struct tdh_event *tl_spare;      /* owned: the last schema past the cache's bound */
         char name_buf[64];               /* "Provider/opN" of the current record */
         char *op_names[KP_MAX][256];     /* owned: "Provider/opN" names made so far */
         struct unnamed_event *unnamed;   /* owned: unnamed.c's names, an open-addressed table */

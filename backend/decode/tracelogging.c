@@ -54,7 +54,8 @@ struct tl_cache {
         struct tl_schema *slots; /* open-addressed by hash */
         uint32_t mask, nr;
         uint32_t last; /* 1 + the slot of the last schema found: a run of one event's records */
-        char **names;  /* owned: the events' names, one copy per text */
+        struct tdh_event *spare; /* owned: the last schema past the bound, its name its own */
+        char **names;            /* owned: the events' names, one copy per text */
         uint32_t nr_names, cap_names;
 };
 
@@ -69,6 +70,7 @@ void tl_cache_free(struct tl_cache *c)
                         tdh_event_free(c->slots[i].event);
                 }
         }
+        tdh_event_free(c->spare);
         for (uint32_t i = 0; i < c->nr_names; i++)
                 free(c->names[i]);
         free(c->names);
@@ -343,8 +345,8 @@ static const struct tdh_event *schema_of(struct kdecoder *d, const EVENT_RECORD 
                    name its own */
                 if (e)
                         e->name = make_name(rec, e->name);
-                tdh_event_free(d->tl_spare);
-                d->tl_spare = e;
+                tdh_event_free(c->spare);
+                c->spare = e;
                 return e;
         }
         if (e)
