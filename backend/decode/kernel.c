@@ -65,6 +65,23 @@ static enum kevent_phase phase_of(uint8_t op)
         return KEV_PHASE_NONE;
 }
 
+/* Whether the UserSID at off, whose first 32 bits are 0, is a TOKEN_USER whose SID pointer is
+   null but whose SID follows all the same (as test and replayed traces write it: a SID of
+   revision 1 with 1 to 15 sub-authorities after two zero pointers) rather than the 4 bytes of
+   no SID, which an image name (or two empty strings) follows. */
+static bool is_null_token_user(const uint8_t *p, size_t len, size_t off, size_t ps)
+{
+        size_t sid = off + 2 * ps;
+        if (len < sid + 8)
+                return false;
+        for (size_t i = off; i < sid; i++)
+                if (p[i])
+                        return false;
+        unsigned count = p[sid + 1];
+        return p[sid] == 1 && count >= 1 && count <= 15 && p[sid + 2] == 0 && p[sid + 3] == 0 &&
+               len >= sid + 8 + 4 * (size_t)count;
+}
+
 static int dec_process(struct kdecoder *d, struct kevent *ev, const struct payload *pl)
 {
         KEV_CLEAR(ev, process);
@@ -113,7 +130,7 @@ static int dec_process(struct kdecoder *d, struct kevent *ev, const struct paylo
         off = sid_off;
         if (pl->len - off < 4)
                 return 0;
-        if (le_get32(p + off) == 0) {
+        if (le_get32(p + off) == 0 && !is_null_token_user(p, pl->len, off, ps)) {
                 off += 4;
         } else {
                 size_t sid = off + 2 * ps;

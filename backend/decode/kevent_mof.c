@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* kevent_mof.c: owns the MOF layouts of the kernel classes that have no decoder of their own
  * (DiskIo, PageFault HardFault, TcpIp, UdpIp, FileIo names, SystemConfig, Process counters,
- * SysConfigEx) and decodes them into name=value fields. */
+ * SysConfigEx, EventTrace's DbgID_RSDS and BuildInfo) and decodes them into name=value fields. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -283,6 +283,16 @@ static const struct mof_field cfg_dpi[] = {
         F("MachineDPI", M_U32, 0),
         F("UserDPI", M_U32, 4),
 };
+/* EventTrace's DbgID_RSDS and BuildInfo, which a WPP logger writes at its start (a circular log
+   such as CldFlt's): the PDB that holds the messages' formats, and the system's build */
+static const struct mof_field trace_dbgid_rsds[] = {
+        F("GuidSig", M_GUID, 0),
+        F("Age", M_U32, 16),
+        F("PdbFileName", M_ASTR, 20),
+};
+static const struct mof_field trace_build_info[] = {
+        F("BuildLab", M_ASTR, 0),
+};
 /* SysConfigEx */
 static const struct mof_field ex_build_info[] = {
         F("InstallDate", M_I64, 0),
@@ -362,6 +372,8 @@ static const struct mof_event mof_events[] = {
         E("SystemConfig", 23, 2, 255, "IDEChannel", cfg_ide),
         E("SystemConfig", 25, 2, 255, "Platform", cfg_platform),
         E("SystemConfig", 28, 2, 255, "DPI", cfg_dpi),
+        E("EventTrace", 64, 0, 255, "DbgID_RSDS", trace_dbgid_rsds),
+        E("EventTrace", 66, 0, 255, "BuildInfo", trace_build_info),
         E("SysConfigEx", 32, 0, 255, "BuildInfo", ex_build_info),
         E("SysConfigEx", 33, 0, 255, "SystemPaths", ex_system_paths),
         E("SysConfigEx", 34, 0, 255, "UnknownVolume", ex_unknown_volume),

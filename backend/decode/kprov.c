@@ -117,6 +117,8 @@ const char *kprov_opcode_name(enum kprov k, uint8_t op)
                 case 5: return "EventTrace/Extension";
                 case 8: return "EventTrace/RundownComplete";
                 case 32: return "EventTrace/EndExtension";
+                case 64: return "EventTrace/DbgID_RSDS";
+                case 66: return "EventTrace/BuildInfo";
                 case 80: return "EventTrace/PartitionInfo";
                 }
                 break;

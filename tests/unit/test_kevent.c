@@ -1033,6 +1033,33 @@ static void test_process_versions(void **state)
         assert_string_equal(cap.ev[7].process.user_sid, "");
         assert_string_equal(cap.ev[7].process.image_name, "");
         assert_int_equal(cap.ev[7].process.pid, 3436);
+
+        /* A TOKEN_USER whose SID pointer is null with its SID after it (v2 x86, as test traces
+           write it): the SID and the image name, not the 4 bytes of no SID */
+        b.n = 0;
+        bb_u32(&b, 0);
+        bb_u32(&b, 4);
+        bb_u32(&b, 0);
+        bb_u32(&b, 0xffffffff);
+        bb_u32(&b, 259);
+        bb_u32(&b, 0); /* the SID's pointer */
+        bb_u32(&b, 0); /* its attributes */
+        bb_bytes(&b, (const uint8_t[]){1, 1, 0, 0, 0, 0, 0, 5}, 8);
+        bb_u32(&b, 18);
+        bb_ansi(&b, "System");
+        bb_utf16(&b, "");
+        assert_int_equal(feed_bb(d, &ProcessGuid, 3, 2, 4, &b), 0);
+        assert_string_equal(cap.ev[8].process.user_sid, "S-1-5-18");
+        assert_string_equal(cap.ev[8].process.image_name, "System");
+        /* and the 4 bytes of no SID before an image name that starts as a SID would not */
+        b.n = 20;
+        bb_u32(&b, 0);
+        bb_ansi(&b, "\x01\x01");
+        bb_utf16(&b, "x");
+        assert_int_equal(feed_bb(d, &ProcessGuid, 3, 2, 4, &b), 0);
+        assert_string_equal(cap.ev[9].process.user_sid, "");
+        assert_string_equal(cap.ev[9].process.image_name, "\x01\x01");
+        assert_string_equal(cap.ev[9].process.command_line, "x");
         free_decoder(d);
 }
 

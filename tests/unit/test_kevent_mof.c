@@ -378,6 +378,36 @@ static void test_services_strings(void **state)
         assert_int_equal(feed(&EventTraceConfigGuid, 15, 2, 8, 3988, 3784, &b), -EBADMSG);
 }
 
+/* EventTrace's DbgID_RSDS and BuildInfo (a WPP logger's first events, PERFINFO64 records in a
+   Windows 11 CldFlt log): the PDB's signature, age and name, and the build's lab string */
+static void test_event_trace_wpp_header(void **state)
+{
+        struct bb b = {.n = 0};
+        (void)state;
+
+        bb_raw(&b,
+               (const uint8_t[]){0xa6, 0x69, 0xbc, 0x00, 0xe0, 0xd1, 0x4d, 0x8f, 0xdb, 0x35, 0xc7,
+                                 0x5a, 0x4a, 0x07, 0xc3, 0xcd},
+               16);
+        bb_u32(&b, 1);
+        bb_raw(&b, "cldflt.pdb", 11);
+        assert_int_equal(b.n, 31);
+        assert_int_equal(feed(&EventTraceGuid, 64, 2, 8, 4, 244, &b), 0);
+        assert_string_equal(cap.name, "EventTrace/DbgID_RSDS");
+        assert_string_equal(s("GuidSig"), "{00bc69a6-d1e0-8f4d-db35-c75a4a07c3cd}");
+        assert_int_equal(u("Age"), 1);
+        assert_string_equal(s("PdbFileName"), "cldflt.pdb");
+        /* cut inside the signature: short */
+        b.n = 12;
+        assert_int_equal(feed(&EventTraceGuid, 64, 2, 8, 4, 244, &b), -EBADMSG);
+
+        b.n = 0;
+        bb_raw(&b, "26100.1.amd64fre.ge_release.240331-1435", 40);
+        assert_int_equal(feed(&EventTraceGuid, 66, 2, 8, 4, 244, &b), 0);
+        assert_string_equal(cap.name, "EventTrace/BuildInfo");
+        assert_string_equal(s("BuildLab"), "26100.1.amd64fre.ge_release.240331-1435");
+}
+
 /* SystemConfig CPU: fixed UTF-16 arrays */
 static void test_cpu_fixed_strings(void **state)
 {
@@ -820,8 +850,9 @@ struct seen_field {
 static void test_fields_on_demand(void **state)
 {
         (void)state;
-        static const char *const providers[] = {"DiskIo", "PageFault",    "TcpIp",       "UdpIp",
-                                                "FileIo", "SystemConfig", "SysConfigEx", "Process"};
+        static const char *const providers[] = {"DiskIo",      "PageFault", "TcpIp",
+                                                "UdpIp",       "FileIo",    "SystemConfig",
+                                                "SysConfigEx", "Process",   "EventTrace"};
         uint64_t st = 0xa11ce;
         unsigned nr_lazy = 0;
         struct kdecoder *probe = kdecoder_new(true);
@@ -915,6 +946,7 @@ int main(void)
                 cmocka_unit_test(test_told_apart_by_provider_and_version),
                 cmocka_unit_test(test_services_strings),
                 cmocka_unit_test(test_cpu_fixed_strings),
+                cmocka_unit_test(test_event_trace_wpp_header),
                 cmocka_unit_test(test_optical_media_strings),
                 cmocka_unit_test(test_clr_private_binding),
                 cmocka_unit_test(test_clr_private_by_id),
