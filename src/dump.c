@@ -584,7 +584,7 @@ static void print_file_stats(struct dump *d, const struct dump_file *f)
                       "Records:             %" PRIu64 "\n"
                       "Buffers:             %u (%u compressed) on %u processors\n"
                       "Damaged buffers:     %u\n"
-                      "Skipped records:     %" PRIu64 " (WPP messages and other non-events)\n"
+                      "Skipped records:     %" PRIu64 " (WPP messages untimed, non-events)\n"
                       "Short payloads:      %" PRIu64 "\n"
                       "Events lost:         %" PRIu64 "\n"
                       "Stack refs pending:  %" PRIu64 " (resolved %" PRIu64 ")\n",

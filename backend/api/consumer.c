@@ -368,6 +368,18 @@ fill_event_record(EVENT_RECORD *er, EVENT_HEADER_EXTENDED_DATA_ITEM *items,
                 flags |= EVENT_HEADER_FLAG_CLASSIC_HEADER;
                 eh->EventProperty = 0;
                 break;
+        case TRACE_HEADER_TYPE_MESSAGE:
+                /* a WPP message: its message GUID (none where a component id stands in) and its
+                   number as the Id, flagged as TraceMessage's */
+                if (rec->guid)
+                        memcpy(&eh->ProviderId, rec->guid, sizeof(GUID));
+                else
+                        memset(&eh->ProviderId, 0, sizeof(GUID));
+                eh->EventDescriptor = (EVENT_DESCRIPTOR){.Id = rec->hook_id};
+                memset(&eh->ActivityId, 0, sizeof(GUID));
+                flags |= EVENT_HEADER_FLAG_TRACE_MESSAGE;
+                eh->EventProperty = 0;
+                break;
         default: {
                 const GUID *g = memo ? hook_memo_get(memo, rec->hook_id)
                                      : etw_provider_of_hook(rec->hook_id);

@@ -323,6 +323,10 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 ev.opcode = (uint8_t)h->EventDescriptor.Id;
                 ev.name = own_event_name(h->EventDescriptor.Id);
                 rc = own_decode(d, &ev, &pl, h->EventDescriptor.Id);
+        } else if (h->Flags & EVENT_HEADER_FLAG_TRACE_MESSAGE) {
+                /* a WPP message: its arguments need the provider's format files (TMF), which a
+                   trace does not carry */
+                rc = KEV_NO_LAYOUT;
         } else if (k == KP_UNKNOWN && (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0) {
                 const struct clr_event_def *c = clr_event_find(clr_rank, h->EventDescriptor.Id);
                 if (c)
@@ -377,7 +381,8 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
            (a provider's events of one opcode are of many types) */
         if ((!ev.name || !ev.name[0]) && k == KP_UNKNOWN &&
             (h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) == 0 && !is_tracelogging(rec))
-                ev.name = unnamed_event_name(d, &h->ProviderId, h->EventDescriptor.Id);
+                ev.name = unnamed_event_name(d, &h->ProviderId, h->EventDescriptor.Id,
+                                             (h->Flags & EVENT_HEADER_FLAG_TRACE_MESSAGE) != 0);
 
         if (sink)
                 sink(ctx, &ev);

@@ -411,7 +411,8 @@ int clr_private_decode(struct kdecoder *d, struct kevent *ev, const struct paylo
 
 /* unnamed.c: the name of a manifest event no decoder names, "{GUID}/EventID(N)", the same
    pointer for every event of that provider and Id while d lives; NULL without memory. */
-const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_t id);
+const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_t id,
+                               bool is_message);
 void unnamed_free(struct kdecoder *d);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* unnamed.c: owns the names of the manifest events no decoder names (no layout in the CLR's
    tables, no metadata or manifest in the trace): "{GUID}/EventID(N)", as TraceEvent names such
-   an event by its Id. One string per provider and Id for the decoder's life: the tables that
-   count types by name compare the pointer first. */
+   an event by its Id; a WPP message, whose format files are not in the trace, by its message
+   GUID and number: "{GUID}/Message(N)". One string per provider and Id for the decoder's life: the
+   tables that count types by name compare the pointer first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,8 @@ static int grow(struct kdecoder *d)
         return 0;
 }
 
-const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_t id)
+const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_t id,
+                               bool is_message)
 {
         if (d->cap_unnamed) {
                 struct unnamed_event *e = slot_of(d->unnamed, d->cap_unnamed, provider, id);
@@ -60,10 +62,10 @@ const char *unnamed_event_name(struct kdecoder *d, const GUID *provider, uint16_
         /* the GUID as kevent_text_guid writes it (lower case, braces) */
         const GUID *g = provider;
         char buf[96];
-        snprintf(buf, sizeof(buf), "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}/EventID(%u)",
+        snprintf(buf, sizeof(buf), "{%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x}/%s(%u)",
                  (unsigned)g->Data1, (unsigned)g->Data2, (unsigned)g->Data3, g->Data4[0],
                  g->Data4[1], g->Data4[2], g->Data4[3], g->Data4[4], g->Data4[5], g->Data4[6],
-                 g->Data4[7], (unsigned)id);
+                 g->Data4[7], is_message ? "Message" : "EventID", (unsigned)id);
         char *name = strdup(buf);
         if (!name)
                 return NULL;

@@ -67,6 +67,75 @@ static const uint32_t etl_header_info[256] = {
         [TRACE_HEADER_TYPE_INSTANCE64] = ETL_HEADER_INFO(0x48, 8, 0),
 };
 
+/* MESSAGE_TRACE_HEADER's option flags (evntrace.h's TRACE_MESSAGE_*): ETL-FORMAT.md 2.7 */
+#define ETL_MESSAGE_SEQUENCE    0x0001
+#define ETL_MESSAGE_GUID        0x0002
+#define ETL_MESSAGE_COMPONENTID 0x0004
+#define ETL_MESSAGE_TIMESTAMP   0x0008
+#define ETL_MESSAGE_SYSTEMINFO  0x0020
+#define ETL_MESSAGE_POINTER32   0x0040
+
+/* Where a message record's timestamp is (its offset from the record's start), or 0 where it
+   has none; flags is its OptionFlags (the word at +6). ETL-FORMAT.md 2.7: the sequence, then
+   the component id or else the GUID, then the timestamp. */
+static inline uint32_t etl_message_timestamp_offset(uint16_t flags)
+{
+        if (!(flags & ETL_MESSAGE_TIMESTAMP))
+                return 0;
+        uint32_t off = 8;
+        if (flags & ETL_MESSAGE_SEQUENCE)
+                off += 4;
+        if (flags & ETL_MESSAGE_COMPONENTID)
+                off += 4;
+        else if (flags & ETL_MESSAGE_GUID)
+                off += 16;
+        return off;
+}
+
+/* A WPP message (TraceMessage's record, size already checked against the buffer) as an event
+   (ETL-FORMAT.md 2.7): its message GUID and number (hook_id), time, thread and process, and
+   the arguments as the payload, which only the provider's format files decode. A message
+   without a time cannot be placed among the others: skipped. Out of the reader's inline path:
+   a trace of kernel and manifest events never comes here. */
+static __attribute__((noinline, unused)) enum etl_parse_result
+etl_parse_message(const uint8_t *p, uint32_t size, struct etl_record *rec, const char **why)
+{
+        uint16_t flags = le_get16(p + 6);
+        uint32_t ts_off = etl_message_timestamp_offset(flags);
+        if (!ts_off)
+                return ETL_PARSE_SKIP;
+        uint32_t off = ts_off + 8 + ((flags & ETL_MESSAGE_SYSTEMINFO) ? 8 : 0);
+        if (off > size) {
+                *why = "message record smaller than its header";
+                return ETL_PARSE_DAMAGED;
+        }
+        rec->data = p;
+        rec->size_bytes = size;
+        rec->header_type = TRACE_HEADER_TYPE_MESSAGE;
+        rec->pointer_size = (flags & ETL_MESSAGE_POINTER32) ? 4 : 8;
+        rec->version = 0;
+        rec->hook_id = le_get16(p + 4); /* the message number */
+        rec->opcode = 0;
+        rec->level = 0;
+        rec->flags = EVENT_HEADER_FLAG_TRACE_MESSAGE;
+        rec->timestamp = le_get64(p + ts_off);
+        if (flags & ETL_MESSAGE_SYSTEMINFO) {
+                rec->tid = le_get32(p + ts_off + 8);
+                rec->pid = le_get32(p + ts_off + 12);
+        } else {
+                rec->tid = rec->pid = 0xFFFFFFFF;
+        }
+        rec->kernel_time = rec->user_time = 0;
+        rec->guid = !(flags & ETL_MESSAGE_COMPONENTID) && (flags & ETL_MESSAGE_GUID)
+                            ? p + 8 + ((flags & ETL_MESSAGE_SEQUENCE) ? 4 : 0)
+                            : NULL;
+        rec->nr_ext = 0;
+        rec->is_header = false;
+        rec->payload = p + off;
+        rec->payload_size = size - off;
+        return ETL_PARSE_RECORD;
+}
+
 /* Parses the record at buf[pos..filled). ETL-FORMAT.md 2.1-2.8. On ETL_PARSE_SKIP or
    ETL_PARSE_RECORD, *next is where the following record starts; on ETL_PARSE_DAMAGED, *why says
    what is wrong (a static string). */
@@ -98,6 +167,8 @@ etl_parse_record_inline(const uint8_t *buf, uint32_t pos, uint32_t filled, struc
                         return ETL_PARSE_DAMAGED;
                 }
                 *next = pos + ((size + 7) & ~7u);
+                if ((m & 0xFF000000u) == (TRACE_HEADER_FLAG | TRACE_HEADER_TRACE_MESSAGE))
+                        return etl_parse_message(p, size, rec, why);
                 return ETL_PARSE_SKIP;
         }
         uint8_t type = (uint8_t)(m >> 16);

@@ -38,7 +38,7 @@ struct etl_record {
         uint8_t header_type;  /* TRACE_HEADER_TYPE_* */
         uint8_t pointer_size; /* 4 or 8, from the header type */
         uint16_t version;     /* event version (low byte of the version word; Class.Version) */
-        uint16_t hook_id;     /* SYSTEM/COMPACT/PERFINFO: group << 8 | type */
+        uint16_t hook_id;     /* SYSTEM/COMPACT/PERFINFO: group << 8 | type; MESSAGE: its number */
         uint8_t opcode;       /* FULL/INSTANCE: Class.Type; EVENT_HEADER: descriptor opcode */
         uint8_t level;
         uint16_t flags;     /* EVENT_HEADER Flags */
@@ -47,7 +47,8 @@ struct etl_record {
         uint32_t pid;
         uint32_t kernel_time;
         uint32_t user_time;
-        const uint8_t *guid; /* FULL/INSTANCE/EVENT_HEADER: 16 bytes at +0x18; else NULL */
+        const uint8_t *guid; /* FULL/INSTANCE/EVENT_HEADER: 16 bytes at +0x18; MESSAGE: its
+                                message GUID, where it has one; else NULL */
         uint16_t cpu;
         uint16_t logger_id;
         uint32_t buffer_index; /* in file order */
@@ -78,7 +79,8 @@ struct etl_reader_stats {
         uint32_t nr_buffers_done;    /* delivered, for BufferCallback */
         uint32_t nr_cpus;
         uint64_t nr_records;
-        uint64_t nr_records_skipped; /* WPP messages and header types with no event form */
+        uint64_t nr_records_skipped; /* WPP messages without a time, header types with no event
+                                        form */
         uint64_t nr_bytes_read;      /* decompressed bytes of records */
         uint64_t nr_events_lost;     /* buffers flagged EVENTS_LOST, plus the header's count */
 };

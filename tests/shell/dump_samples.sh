@@ -164,6 +164,23 @@ if [ -n "${ETL_FIXTURE:-}" ]; then
         check "fixture: group masks" grep -q 'EventTrace/Extension masks=01000817,00000606,' "$f"
         check "fixture: clock at 1 GHz" grep -q '^Clock: *QPC (1), frequency 1000000000 Hz' "$f"
         check "fixture: file is 0600" [ "$(stat -c %a "$tmp/fixture.etl")" = 600 ]
+
+        # WPP messages (TraceMessage's records): events named by their message GUID and number,
+        # with their thread, process, time and argument bytes; one without a time is skipped
+        "$ETL_FIXTURE" --wpp "$tmp/wpp.etl"
+        dump wpp "$tmp/wpp.etl"
+        f=$tmp/wpp.txt
+        check "wpp: messages with a GUID" grep -q '^  0.020000000   0   4242   4243 {13121110-1514-1716-1819-1a1b1c1d1e1f}/Message(43) version=0 size=20$' "$f"
+        check "wpp: 3 of them" [ "$(count "$f" '{13121110-1514-1716-1819-1a1b1c1d1e1f}/Message(43)')" = 3 ]
+        check "wpp: a message with a sequence and a component id, 32-bit" grep -q '^  0.015000000   1   4242   4244 {00000000-0000-0000-0000-000000000000}/Message(7) version=0 size=4$' "$f"
+        check "wpp: in time order with the sample between" bash -c "grep -E 'Message|SampledProfile' '$f' | awk '{print \$1}' | tr '\n' ' ' | grep -q '^0.010000000 0.015000000 0.020000000 0.025000000 0.030000000 '"
+        check "wpp: the message without a time skipped" grep -q '^Skipped records: *1 ' "$f"
+        # merged with a trace of another clock: each message's time converted where it is (a
+        # write at another header's place would change its GUID)
+        "$ETWTOP" --merge -o "$tmp/wpp-merged.etl" "$tmp/wpp.etl" "$s/krabsetw_powershell.etl"
+        dump wpp_merged "$tmp/wpp-merged.etl"
+        check "wpp merged: the messages and their GUIDs kept" [ "$(count "$tmp/wpp_merged.txt" '{13121110-1514-1716-1819-1a1b1c1d1e1f}/Message(43)')" = 3 ]
+        check "wpp merged: 10 ms apart still" bash -c "grep 'Message(43)' '$tmp/wpp_merged.txt' | head -3 | awk 'NR > 1 {d = \$1 - last; if (d < 0.0099 || d > 0.0101) bad = 1} {last = \$1} END {exit bad}'"
 fi
 
 # Several files merged in time order

@@ -14,7 +14,9 @@
    process, thread and image names (the tests that names from a trace are made safe to print).
 
    etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...: a process mapping ELF whole, with COUNT
-   timer samples at each FROM, each with an LBR record of FROM -> TO (file offsets; annotate). */
+   timer samples at each FROM, each with an LBR record of FROM -> TO (file offsets; annotate).
+
+   etl_fixture --wpp OUT.etl: a WPP logger's messages in their forms (the dump and merge tests). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,14 +425,74 @@ static int lbr_image_trace(int argc, char **argv, const struct etl_writer_config
         return 0;
 }
 
+/* ---- --wpp: a WPP logger's trace (TraceMessage's records, ETL-FORMAT.md 2.7) ---- */
+
+/* A message record at rec: number num, OptionFlags flags, the GUID's first byte g, the time
+   ts, thread tid of process PID (each where flagged), and n argument bytes; its size. */
+static uint32_t wpp_message(uint16_t num, uint16_t flags, uint8_t g, uint64_t ts, uint32_t tid,
+                            uint32_t n)
+{
+        uint32_t off = 8;
+        if (flags & 0x0001)
+                u32(rec + off, 7000 + num), off += 4; /* the sequence */
+        if (flags & 0x0004) {
+                u32(rec + off, 0x55), off += 4; /* the component id */
+        } else if (flags & 0x0002) {
+                for (int i = 0; i < 16; i++)
+                        rec[off + i] = (uint8_t)(g + i);
+                off += 16;
+        }
+        if (flags & 0x0008)
+                u64(rec + off, ts), off += 8;
+        if (flags & 0x0020) {
+                u32(rec + off, tid);
+                u32(rec + off + 4, PID);
+                off += 8;
+        }
+        for (uint32_t i = 0; i < n; i++)
+                rec[off + i] = (uint8_t)(0xA0 + i);
+        off += n;
+        u32(rec, TRACE_HEADER_FLAG | TRACE_HEADER_TRACE_MESSAGE | off);
+        rec[4] = (uint8_t)num;
+        rec[5] = (uint8_t)(num >> 8);
+        rec[6] = (uint8_t)flags;
+        rec[7] = (uint8_t)(flags >> 8);
+        return off;
+}
+
+/* --wpp OUT.etl: on CPU 0, three messages of one GUID (number 43: a GUID, the time, the thread
+   and process, 20 argument bytes, as CldFlt's log writes them) at 10, 20 and 30 ms; on CPU 1 a
+   message with a sequence and a component id at 15 ms (32-bit), one without a time (skipped)
+   and a sample at 25 ms. */
+static int wpp_trace(const char *out, const struct etl_writer_config *cfg)
+{
+        struct etl_error err;
+        if (etl_writer_new(&w, cfg) < 0 || etl_writer_open_file(w, out, true, &err) < 0) {
+                fprintf(stderr, "etl_fixture: cannot write %s\n", out);
+                return 1;
+        }
+        process_dcstart(0, T(1));
+        thread_dcstart(0, T(1), TID_MAIN, "main");
+        for (int i = 1; i <= 3; i++)
+                put(0, wpp_message(43, 0x00AA, 0x10, T(10 * i), TID_MAIN, 20));
+        put(1, wpp_message(7, 0x006D, 0, T(15), TID_WORK, 4));
+        put(1, wpp_message(8, 0x0082, 0x30, 0, TID_WORK, 4));
+        sampled_profile(1, T(25), 0x401234, TID_WORK);
+        if (etl_writer_close(w, FT_START + 5000000, 0, 0) < 0)
+                return 1;
+        etl_writer_free(w);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         bool is_pdb_image = argc >= 4 && (strcmp(argv[1], "--pdb-image") == 0 ||
                                           strcmp(argv[1], "--pdb-image-raw") == 0);
         bool is_lbr_image = argc >= 4 && strcmp(argv[1], "--lbr-image") == 0;
         is_hostile = argc == 3 && strcmp(argv[1], "--hostile") == 0;
-        if (argc != 2 && !is_pdb_image && !is_lbr_image && !is_hostile) {
-                fprintf(stderr, "usage: etl_fixture [--hostile] OUT.etl\n"
+        bool is_wpp = argc == 3 && strcmp(argv[1], "--wpp") == 0;
+        if (argc != 2 && !is_pdb_image && !is_lbr_image && !is_hostile && !is_wpp) {
+                fprintf(stderr, "usage: etl_fixture [--hostile|--wpp] OUT.etl\n"
                                 "       etl_fixture --pdb-image[-raw] IMAGE OUT.etl RVA:COUNT...\n"
                                 "       etl_fixture --lbr-image ELF OUT.etl FROM:TO:COUNT...\n");
                 return 2;
@@ -458,6 +520,10 @@ int main(int argc, char **argv)
                 return pdb_image_trace(argc, argv, &cfg);
         if (argc >= 4 && strcmp(argv[1], "--lbr-image") == 0)
                 return lbr_image_trace(argc, argv, &cfg);
+        if (is_wpp) {
+                cfg.logger_name = "CldFltLog";
+                return wpp_trace(argv[2], &cfg);
+        }
         if (is_hostile)
                 cfg.logger_name = HOSTILE "NT Kernel Logger";
         if (etl_writer_new(&w, &cfg) < 0)

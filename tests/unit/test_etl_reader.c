@@ -535,6 +535,77 @@ static void test_header_types(void **state)
         }
 }
 
+/* A WPP message record (ETL-FORMAT.md 2.7) as the parser takes it: its options in their order
+   (the sequence, then the component id or else the GUID, the time, the thread and process),
+   the arguments after them; one without a time skipped; one too short for its options damaged. */
+static int parse_message(uint16_t flags, uint32_t size, struct etl_record *rec)
+{
+        enum { END = WMI_BUFFER_HEADER_SIZE + 0x60 };
+        _Alignas(8) uint8_t buf[END];
+        memset(buf, 0xFF, sizeof(buf));
+        memset(buf, 0, WMI_BUFFER_HEADER_SIZE);
+        buf[0x30] = END;
+        uint8_t *p = buf + WMI_BUFFER_HEADER_SIZE;
+        for (uint32_t i = 0; i < size; i++) /* 0xFF after it: the end marker */
+                p[i] = (uint8_t)(0x10 + i);
+        uint32_t m = TRACE_HEADER_FLAG | TRACE_HEADER_TRACE_MESSAGE | size;
+        memcpy(p, &m, 4);
+        p[4] = 43;
+        p[5] = 0;
+        p[6] = (uint8_t)flags;
+        p[7] = (uint8_t)(flags >> 8);
+        uint32_t pos = 0;
+        memset(rec, 0xAB, sizeof(*rec));
+        int rc = etl_buffer_next(buf, sizeof(buf), &pos, rec);
+        if (rc == 1)
+                assert_int_equal(rec->payload - rec->data + rec->payload_size, size);
+        if (rc == 1) /* the fields as offsets from the record, the buffer gone with the frame */
+                rec->payload = (const uint8_t *)(uintptr_t)(rec->payload - rec->data);
+        if (rc == 1 && rec->guid)
+                rec->guid = (const uint8_t *)(uintptr_t)(rec->guid - rec->data);
+        return rc;
+}
+
+static void test_message_records(void **state)
+{
+        (void)state;
+        struct etl_record rec;
+        /* GUID, time, thread and process, 64-bit (CldFlt's): 8 + 16 + 8 + 8, 20 argument bytes */
+        assert_int_equal(parse_message(0x00AA, 60, &rec), 1);
+        assert_int_equal(rec.header_type, TRACE_HEADER_TYPE_MESSAGE);
+        assert_int_equal(rec.hook_id, 43);
+        assert_int_equal(rec.flags, EVENT_HEADER_FLAG_TRACE_MESSAGE);
+        assert_int_equal(rec.pointer_size, 8);
+        assert_int_equal((uintptr_t)rec.guid, 8);
+        assert_int_equal(rec.timestamp, 0x2f2e2d2c2b2a2928ull);
+        assert_int_equal(rec.tid, 0x33323130u);
+        assert_int_equal(rec.pid, 0x37363534u);
+        assert_int_equal((uintptr_t)rec.payload, 40);
+        assert_int_equal(rec.payload_size, 20);
+        assert_int_equal(rec.nr_ext, 0);
+        assert_false(rec.is_header);
+        assert_int_equal(rec.size_bytes, 60);
+        /* a sequence and a component id (which wins over the GUID), a time, 32-bit, no thread */
+        assert_int_equal(parse_message(0x004F, 28, &rec), 1);
+        assert_null(rec.guid);
+        assert_int_equal(rec.pointer_size, 4);
+        assert_int_equal(rec.timestamp, 0x2726252423222120ull);
+        assert_int_equal(rec.tid, 0xFFFFFFFFu);
+        assert_int_equal(rec.pid, 0xFFFFFFFFu);
+        assert_int_equal((uintptr_t)rec.payload, 24);
+        assert_int_equal(rec.payload_size, 4);
+        /* the sequence before the GUID */
+        assert_int_equal(parse_message(0x000B, 36, &rec), 1);
+        assert_int_equal((uintptr_t)rec.guid, 12);
+        assert_int_equal(rec.timestamp, 0x333231302f2e2d2cull);
+        assert_int_equal(rec.payload_size, 0);
+        /* no time: skipped, the walk ends at the end marker after it */
+        assert_int_equal(parse_message(0x00A2, 40, &rec), 0);
+        /* options past the record's size: damaged */
+        assert_int_equal(parse_message(0x00AA, 36, &rec), -EBADMSG);
+        assert_int_equal(parse_message(0x0008, 15, &rec), -EBADMSG);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -549,6 +620,7 @@ int main(void)
                 cmocka_unit_test(test_error_is_err_msg),
                 cmocka_unit_test(test_header_types),
                 cmocka_unit_test(test_buffer_fields),
+                cmocka_unit_test(test_message_records),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

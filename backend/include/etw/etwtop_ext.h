@@ -123,7 +123,8 @@ struct etw_trace_stats {
         ULONG nr_buffers_damaged; /* skipped whole or in part */
         ULONG nr_cpus;
         ULONG64 nr_records;
-        ULONG64 nr_records_skipped; /* WPP messages and header types with no event form */
+        ULONG64 nr_records_skipped; /* WPP messages without a time, header types with
+                                       no event form */
         ULONG64 nr_events_lost;     /* the header's EventsLost plus buffers flagged EVENTS_LOST */
         char last_warning[256];     /* the last problem met, with its byte offset; "" if none */
 };
