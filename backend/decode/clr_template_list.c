@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* clr_template_list.c: owns the table of the .NET runtime's and rundown's templates that
-   clr_templates.c decodes by (ClrEtwAll.man's <templates> and <events>), grouped by provider
+   known_templates.c decodes by (ClrEtwAll.man's <templates> and <events>), grouped by provider
    and Id. */
-#include "clr_templates.h"
+#include "known_templates.h"
 
 #define R(id, lo, hi, name, fields)                                                                \
         {                                                                                          \
-                false, id, lo, hi, "DotNETRuntime/" name, fields                                   \
+                TMPL_CLR_RUNTIME, id, lo, hi, "DotNETRuntime/" name, fields                        \
         }
 #define D(id, lo, hi, name, fields)                                                                \
         {                                                                                          \
-                true, id, lo, hi, "DotNETRuntimeRundown/" name, fields                             \
+                TMPL_CLR_RUNDOWN, id, lo, hi, "DotNETRuntimeRundown/" name, fields                 \
         }
 
 const struct clr_template clr_templates[] = {

@@ -13,7 +13,7 @@
 #include "tdh_meta.h"
 #include "etw_manifest.h"
 #include "tracelogging.h"
-#include "clr_templates.h"
+#include "known_templates.h"
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "payloads are read as little-endian");
 
@@ -344,9 +344,9 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
                                          is_named);
-                if (rc == KEV_NO_LAYOUT && clr_rank)
-                        rc = clr_template_decode(d, &ev, pl.p, pl.len, pl.psize, &h->ProviderId,
-                                                 h->EventDescriptor.Id);
+                if (rc == KEV_NO_LAYOUT && (clr_rank || !rec->ExtendedDataCount))
+                        rc = known_template_decode(d, &ev, pl.p, pl.len, pl.psize, &h->ProviderId,
+                                                   h->EventDescriptor.Id);
                 if (rc == KEV_NO_LAYOUT && !is_named && rec->ExtendedDataCount)
                         rc = tl_decode(d, rec, &ev, pl.p, pl.len, pl.psize);
         } else {

@@ -11,7 +11,7 @@
 #include "util/hash.h"
 #include "util/utf.h"
 #include "clr_gc.h"
-#include "clr_templates.h"
+#include "known_templates.h"
 #include "etl_reader.h"
 #include "kevent_mof.h"
 #include "le_bytes.h"
@@ -623,7 +623,7 @@ static int value(struct dec *x, const struct tdh_prop *pr, uint32_t length, stru
                 /* a map the trace does not carry: the CLR manifest's, for the runtime's events */
                 const char *t =
                         m ? map_text(x, m, f->u, buf, sizeof(buf))
-                          : clr_map_text(&x->e->provider, pr->map_name, f->u, buf, sizeof(buf));
+                          : known_map_text(&x->e->provider, pr->map_name, f->u, buf, sizeof(buf));
                 if (t) {
                         f->kind = KEV_FIELD_STR;
                         f->s = kdecoder_arena_copy(x->d, t);

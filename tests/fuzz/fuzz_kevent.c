@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clr_templates.h"
+#include "known_templates.h"
 #include "kdecoder.h"
 #include "kevent.h"
 
@@ -101,11 +101,14 @@ static const GUID fuzz_clr_rundown = {
 /* the .NET runtime's private provider: told apart by Id too */
 static const GUID fuzz_clr_private = {
         0x763fd754, 0x7086, 0x4dfe, {0x95, 0xeb, 0xc0, 0x1a, 0x46, 0xfa, 0xf4, 0xca}};
+/* Microsoft-Windows-PowerShell: manifest events by its templates (ps_template_list.c) */
+static const GUID fuzz_powershell = {
+        0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5a}};
 static const GUID *const fuzz_providers[] = {
         &EventTraceGuid,   &ProcessGuid,      &ThreadGuid,           &ImageLoadGuid,
         &PerfInfoGuid,     &StackWalkGuid,    &LastBranchRecordGuid, &KernelTraceControlImageIdGuid,
         &DiskIoGuid,       &SysConfigExGuid,  &fuzz_unknown,         &etwtop_provider_guid,
-        &fuzz_clr_runtime, &fuzz_clr_rundown, &fuzz_clr_private,
+        &fuzz_clr_runtime, &fuzz_clr_rundown, &fuzz_clr_private,     &fuzz_powershell,
 };
 
 #define NR_EVENTS    (sizeof(fuzz_events) / sizeof(fuzz_events[0]))
@@ -309,11 +312,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     (fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_runtime ||
                      fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_rundown)) {
                         /* Ids 140-155: the method (143, 144) and module (152-154) events;
-                           with bit 7, an event of the manifest's templates (clr_templates.c) */
+                           with bit 7, an event of the manifest's templates (known_templates.c) */
                         r.EventHeader.EventDescriptor.Id = (USHORT)(140 + (h[1] & 15));
                         if (h[1] & 0x80)
                                 r.EventHeader.EventDescriptor.Id =
                                         clr_templates[(h[1] & 0x7f) % clr_nr_templates].id;
+                        r.EventHeader.Flags = 0;
+                }
+                if (h[0] >= NR_EVENTS && fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_powershell) {
+                        /* one of its manifest's events */
+                        r.EventHeader.EventDescriptor.Id = ps_templates[h[1] % ps_nr_templates].id;
                         r.EventHeader.Flags = 0;
                 }
                 if (h[0] >= NR_EVENTS && fuzz_providers[h[0] % NR_PROVIDERS] == &fuzz_clr_private) {

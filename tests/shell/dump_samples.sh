@@ -34,6 +34,9 @@ dump net "$u/net.4.5.2.x64.etl"
 check "lxcore has 4 events" [ "$(total "$tmp/lxcore.txt")" = 4 ]
 check "ShutdownPerfDiagLogger has 17078 events" [ "$(total "$tmp/shutdown.txt")" = 17078 ]
 check "powershell has 114 events" [ "$(total "$tmp/powershell.txt")" = 114 ]
+check "powershell: 101 CommandLifecycle by its manifest's template" [ "$(count "$tmp/powershell.txt" PowerShell/CommandLifecycle)" = 101 ]
+check "powershell: every event named and decoded" bash -c "! grep -q 'EventID(' '$tmp/powershell.txt'"
+check "powershell: EngineTrace's fields" grep -q ' 16040  10372 PowerShell/EngineTrace ClassName="RemoteSessionNamedPipeServer" MethodName="StartListening" WorkflowGuid="00000000-0000-0000-0000-000000000000" Message="Listener thread started on Process 16040 in AppDomainName DefaultAppDomain." ' "$tmp/powershell.txt"
 check "SelfDescribing has 23 events" [ "$(total "$tmp/selfdesc.txt")" = 23 ]
 check "gcevents has 71 events" [ "$(total "$tmp/gc.txt")" = 71 ]
 check "net.4.5.2 has 179474 events" [ "$(total "$tmp/net.txt")" = 179474 ]

@@ -26,7 +26,7 @@ f="$ETWTOP_SAMPLES/krabsetw_powershell.etl"
 [ -f "$f" ] || { echo "SKIP: $f not found"; exit 0; }
 tm_new -d -s s -x 120 -y 30 -c "$tmp" "$ETWTOP --replay '$f'; sleep 30"
 check "opens on the events view (no samples, no switches)" wait_for 'Event type (Enter: its events)' 20
-check "the types with their counts, by Id (not by opcode: four types share opcode 20)" has '^ *101 .*{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7937)'
+check "the types with their counts, by Id (not by opcode: four types share opcode 20)" has '^ *101 .*PowerShell/CommandLifecycle'
 check "the logfile header's type" has '^ *1 .*EventTrace/Header'
 
 # Enter on EventTrace/Header (found by /): its event, its fields in columns
@@ -55,7 +55,7 @@ check "Esc: back to the types" wait_for 'Event type (Enter: its events)' 10
 # p: by process, then by thread
 tm send-keys -t s p
 check "p: by process" wait_for 'Events  *Share  *PID Process  *Event type' 10
-check "p: the provider's events in process 16040, by type" has '^ *13 .* 16040 .*EventID(7937)'
+check "p: the provider's events in process 16040, by type" has '^ *13 .* 16040 .*PowerShell/CommandLifecycle'
 tm send-keys -t s p
 check "p again: by thread" wait_for 'Events  *Share  *PID  *TID Process  *Event type' 10
 

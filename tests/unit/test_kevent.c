@@ -1992,9 +1992,10 @@ static void test_clr_method_names_on_demand(void **state)
         free_decoder(d);
 }
 
-/* A manifest event of a provider the trace gives no metadata for is named by its provider and
-   Id, never by its opcode alone: PowerShell's events 7937, 7938, 7939 and 7942 all have
-   opcode 20 (krabsetw_powershell.etl), and were counted as one type. */
+/* A manifest event of a provider the trace gives no metadata for (and the decoder has no
+   templates of) is named by its provider and Id, never by its opcode alone: PowerShell's events
+   7937, 7938, 7939 and 7942 all have opcode 20 (krabsetw_powershell.etl), and were counted as
+   one type before its templates came (a provider of the same events under another GUID here). */
 static const char *last_name;
 
 static void name_sink(void *ctx, const struct kevent *ev)
@@ -2007,7 +2008,7 @@ static void test_unnamed_manifest_events(void **state)
 {
         (void)state;
         static const GUID ps = {
-                0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5a}};
+                0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5b}};
         struct kdecoder *d = new_decoder(true);
         uint8_t payload[8] = {0};
         EVENT_RECORD r;
@@ -2024,10 +2025,10 @@ static void test_unnamed_manifest_events(void **state)
         assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
         const char *first = last_name;
         assert_non_null(first);
-        assert_string_equal(first, "{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7937)");
+        assert_string_equal(first, "{a0c1853b-5c40-4b15-8766-3cf1c58f985b}/EventID(7937)");
         r.EventHeader.EventDescriptor.Id = 7939;
         assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);
-        assert_string_equal(last_name, "{a0c1853b-5c40-4b15-8766-3cf1c58f985a}/EventID(7939)");
+        assert_string_equal(last_name, "{a0c1853b-5c40-4b15-8766-3cf1c58f985b}/EventID(7939)");
         /* the same pointer for every event of a type (the tables compare it first) */
         r.EventHeader.EventDescriptor.Id = 7937;
         assert_int_equal(kdecoder_decode(d, &r, name_sink, NULL), 0);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* clr_templates.c: owns the .NET runtime's and its rundown's events that no other part of the
-   decoder reads (loader, JIT, exceptions, contention, thread pool, runtime information, the
-   rundown's init and complete markers...) by the templates of their manifest (ClrEtwAll.man),
-   for the traces that do not describe them: each template (clr_template_list.c) made once into
-   the metadata decoder's description and decoded as tdh_meta.c decodes the events a trace
-   describes. */
-#include "clr_templates.h"
+/* known_templates.c: owns the events of the providers whose manifests Windows keeps and traces
+   do not carry, which no other part of the decoder reads: the .NET runtime's and its
+   rundown's (loader, JIT, exceptions, contention, thread pool, runtime information, the
+   rundown's init and complete markers...) by ClrEtwAll.man's templates, and Windows
+   PowerShell's by its manifest's (PowerShell 7's PowerShellCore has the same events): each
+   template (clr_template_list.c, ps_template_list.c) made once into the metadata decoder's
+   description and decoded as tdh_meta.c decodes the events a trace describes. */
+#include "known_templates.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -21,9 +22,29 @@ static const GUID runtime_guid = {
         0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
 static const GUID rundown_guid = {
         0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+/* Microsoft-Windows-PowerShell, and PowerShellCore (PowerShell 7's copy of its manifest) */
+static const GUID powershell_guid = {
+        0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5a}};
+static const GUID powershell_core_guid = {
+        0xf90714a8, 0x5509, 0x434a, {0xbf, 0x6d, 0xb1, 0x62, 0x4c, 0x8a, 0x19, 0xa2}};
 
 #define MAX_PROPS 64
-#define MAX_ID    512
+
+/* The provider a GUID is, or -1. */
+static int provider_of(const GUID *g)
+{
+        if (memcmp(g, &runtime_guid, sizeof(GUID)) == 0)
+                return TMPL_CLR_RUNTIME;
+        if (memcmp(g, &rundown_guid, sizeof(GUID)) == 0)
+                return TMPL_CLR_RUNDOWN;
+        if (memcmp(g, &powershell_guid, sizeof(GUID)) == 0 ||
+            memcmp(g, &powershell_core_guid, sizeof(GUID)) == 0)
+                return TMPL_POWERSHELL;
+        return -1;
+}
+
+static const GUID *const provider_guids[TMPL_NR_PROVIDERS] = {&runtime_guid, &rundown_guid,
+                                                              &powershell_guid};
 
 static const struct {
         const char *name;
@@ -222,7 +243,7 @@ static struct tdh_event *event_of(const struct clr_template *t)
                 return NULL;
         }
         struct tdh_event *e = xcalloc(1, sizeof(*e));
-        e->provider = t->is_rundown ? rundown_guid : runtime_guid;
+        e->provider = *provider_guids[t->provider];
         e->id = t->id;
         e->version = t->max_version;
         e->name = xstrdup(t->name);
@@ -235,20 +256,17 @@ static struct tdh_event *event_of(const struct clr_template *t)
 
 /* ---- maps ---- */
 
-static bool is_clr(const GUID *provider)
-{
-        return memcmp(provider, &runtime_guid, sizeof(GUID)) == 0 ||
-               memcmp(provider, &rundown_guid, sizeof(GUID)) == 0;
-}
-
-const char *clr_map_text(const GUID *provider, const char *map_name, uint64_t v, char *buf,
-                         size_t size)
+const char *known_map_text(const GUID *provider, const char *map_name, uint64_t v, char *buf,
+                           size_t size)
 {
         const char *t = clr_gc_map_text(provider, map_name, v);
-        if (t || !is_clr(provider))
+        int which = provider_of(provider);
+        if (t || which < 0)
                 return t;
-        for (size_t i = 0; i < clr_nr_maps; i++) {
-                const struct clr_map *m = &clr_maps[i];
+        const struct clr_map *maps = which == TMPL_POWERSHELL ? ps_maps : clr_maps;
+        size_t nr_maps = which == TMPL_POWERSHELL ? ps_nr_maps : clr_nr_maps;
+        for (size_t i = 0; i < nr_maps; i++) {
+                const struct clr_map *m = &maps[i];
                 if (strcmp(m->name, map_name) != 0)
                         continue;
                 size_t o = 0;
@@ -267,57 +285,85 @@ const char *clr_map_text(const GUID *provider, const char *map_name, uint64_t v,
         return NULL;
 }
 
-/* ---- the table, made once ---- */
+/* ---- the tables, made once ---- */
 
-static struct tdh_event **events; /* by clr_templates[] index */
-static uint16_t first[2][MAX_ID]; /* 1 + the index of an Id's first template, per provider */
+/* Each table's templates made into descriptions, by index, and an index of the first template
+   of each (provider, Id): open addressing by the pair (PowerShell's Ids reach 53,504). */
+#define INDEX_SLOTS 2048
+
+struct index_slot {
+        uint32_t key; /* provider << 16 | id, plus 1 << 31; 0: empty */
+        uint16_t table, at;
+};
+
+static const struct clr_template *tables[2];
+static size_t nr_in_table[2];
+static struct tdh_event **events[2];
+static struct index_slot slots[INDEX_SLOTS];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static uint32_t key_of(unsigned provider, uint16_t id)
+{
+        return 1u << 31 | (uint32_t)provider << 16 | id;
+}
+
+static struct index_slot *slot_of(uint32_t key)
+{
+        uint32_t i = (key * 0x9E3779B1u) >> 21;
+        while (slots[i].key && slots[i].key != key)
+                i = (i + 1) & (INDEX_SLOTS - 1);
+        return &slots[i];
+}
 
 static void build(void)
 {
-        events = xcalloc(clr_nr_templates ? clr_nr_templates : 1, sizeof(*events));
-        for (size_t i = clr_nr_templates; i-- > 0;) {
-                const struct clr_template *t = &clr_templates[i];
-                events[i] = event_of(t);
-                if (t->id < MAX_ID)
-                        first[t->is_rundown][t->id] = (uint16_t)(i + 1);
+        tables[0] = clr_templates, nr_in_table[0] = clr_nr_templates;
+        tables[1] = ps_templates, nr_in_table[1] = ps_nr_templates;
+        for (uint16_t k = 0; k < 2; k++) {
+                size_t n = nr_in_table[k];
+                events[k] = xcalloc(n ? n : 1, sizeof(*events[k]));
+                for (size_t i = n; i-- > 0;) {
+                        const struct clr_template *t = &tables[k][i];
+                        events[k][i] = event_of(t);
+                        struct index_slot *s = slot_of(key_of(t->provider, t->id));
+                        *s = (struct index_slot){key_of(t->provider, t->id), k, (uint16_t)i};
+                }
         }
 }
 
 /* The template of (provider, id, version): the one whose versions hold it, else (a version
    past the last known) the newest one's, which newer versions only append to. */
-static const struct tdh_event *find(bool is_rundown, uint16_t id, uint8_t version)
+static const struct tdh_event *find(unsigned provider, uint16_t id, uint8_t version)
 {
-        if (id >= MAX_ID)
-                return NULL;
         pthread_once(&once, build);
+        const struct index_slot *s = slot_of(key_of(provider, id));
+        if (!s->key)
+                return NULL;
+        const struct clr_template *table = tables[s->table];
+        struct tdh_event *const *made = events[s->table];
         const struct tdh_event *newest = NULL;
         uint8_t newest_max = 0;
-        for (size_t i = first[is_rundown][id]; i && i <= clr_nr_templates; i++) {
-                const struct clr_template *t = &clr_templates[i - 1];
-                if (t->id != id || t->is_rundown != is_rundown)
+        for (size_t i = s->at; i < nr_in_table[s->table]; i++) {
+                const struct clr_template *t = &table[i];
+                if (t->id != id || t->provider != provider)
                         break;
                 if (version >= t->min_version && version <= t->max_version)
-                        return events[i - 1];
+                        return made[i];
                 if (t->max_version >= newest_max && version > t->max_version) {
-                        newest = events[i - 1];
+                        newest = made[i];
                         newest_max = t->max_version;
                 }
         }
         return newest;
 }
 
-int clr_template_decode(struct kdecoder *d, struct kevent *ev, const uint8_t *p, size_t len,
-                        unsigned psize, const GUID *provider, uint16_t id)
+int known_template_decode(struct kdecoder *d, struct kevent *ev, const uint8_t *p, size_t len,
+                          unsigned psize, const GUID *provider, uint16_t id)
 {
-        bool is_rundown;
-        if (memcmp(provider, &runtime_guid, sizeof(GUID)) == 0)
-                is_rundown = false;
-        else if (memcmp(provider, &rundown_guid, sizeof(GUID)) == 0)
-                is_rundown = true;
-        else
+        int k = provider_of(provider);
+        if (k < 0)
                 return KEV_NO_LAYOUT;
-        const struct tdh_event *e = find(is_rundown, id, ev->version);
+        const struct tdh_event *e = find((unsigned)k, id, ev->version);
         if (!e)
                 return KEV_NO_LAYOUT;
         const char *name = ev->name;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* test_clr_templates.c: cmocka tests of the .NET runtime's and rundown's events decoded by their
- * manifest's templates (backend/decode/clr_templates.c, the table in clr_template_list.c):
- * every template of the table read, fields in order, arrays counted by an earlier field, a
- * version past the last known, payloads cut short. */
+/* test_known_templates.c: cmocka tests of the .NET runtime's and rundown's events, and Windows
+ * PowerShell's, decoded by their manifests' templates (backend/decode/known_templates.c, the
+ * tables in clr_template_list.c and ps_template_list.c): every template of the tables read,
+ * fields in order, arrays counted by an earlier field, a version past the last known, payloads
+ * cut short, PowerShell's events under both its providers. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +18,7 @@
 #include "kdecoder.h"
 #include "kevent.h"
 #include "fields_text.h"
-#include "clr_templates.h"
+#include "known_templates.h"
 #include "tdh_blob.h"
 #include "decode_payload.h"
 
@@ -25,6 +26,11 @@ static const GUID runtime = {
         0xe13c0d23, 0xccbc, 0x4e12, {0x93, 0x1b, 0xd9, 0xcc, 0x2e, 0xee, 0x27, 0xe4}};
 static const GUID rundown = {
         0xa669021c, 0xc450, 0x4609, {0xa0, 0x35, 0x5a, 0xf5, 0x9a, 0xf4, 0xdf, 0x18}};
+/* Microsoft-Windows-PowerShell, PowerShellCore */
+static const GUID powershell = {
+        0xa0c1853b, 0x5c40, 0x4b15, {0x87, 0x66, 0x3c, 0xf1, 0xc5, 0x8f, 0x98, 0x5a}};
+static const GUID powershell_core = {
+        0xf90714a8, 0x5509, 0x434a, {0xbf, 0x6d, 0xb1, 0x62, 0x4c, 0x8a, 0x19, 0xa2}};
 
 static struct {
         enum kevent_type type;
@@ -79,13 +85,63 @@ static void test_every_template_read(void **state)
         memset(b.b, 0, sizeof(b.b));
         b.n = 4096;
         assert_true(clr_nr_templates > 0);
-        for (size_t i = 0; i < clr_nr_templates; i++) {
-                const struct clr_template *t = &clr_templates[i];
-                int rc = decode(d, t->is_rundown ? &rundown : &runtime, t->id, t->min_version, &b);
-                if (rc != 0 || (t->fields[0] && cap.type != KEV_FIELDS))
-                        fail_msg("%s v%u (%s): rc %d, type %d", t->name, t->min_version, t->fields,
-                                 rc, (int)cap.type);
+        assert_true(ps_nr_templates > 0);
+        for (size_t i = 0; i < clr_nr_templates + ps_nr_templates; i++) {
+                const struct clr_template *t = i < clr_nr_templates
+                                                       ? &clr_templates[i]
+                                                       : &ps_templates[i - clr_nr_templates];
+                const GUID *g = t->provider == TMPL_CLR_RUNTIME   ? &runtime
+                                : t->provider == TMPL_CLR_RUNDOWN ? &rundown
+                                                                  : &powershell;
+                int rc = decode(d, g, t->id, t->min_version, &b);
+                /* (the runtime's names are clr.c's where it has one) */
+                if (rc != 0 || (t->fields[0] && cap.type != KEV_FIELDS) ||
+                    (t->provider == TMPL_POWERSHELL && strcmp(cap.name, t->name) != 0))
+                        fail_msg("%s v%u (%s): rc %d, type %d, name %s", t->name, t->min_version,
+                                 t->fields, rc, (int)cap.type, cap.name);
         }
+        kdecoder_free(d);
+}
+
+/* Windows PowerShell's events (as krabsetw's PowerShell trace holds them) by its manifest's
+   templates, under its provider and PowerShell 7's: strings in order, an event without fields,
+   a value map, a string cut short. */
+static void test_powershell_events(void **state)
+{
+        (void)state;
+        struct kdecoder *d = kdecoder_new(true);
+        struct bb b = {.n = 0};
+
+        add_str(&b, "ctx");
+        add_str(&b, "");
+        add_str(&b, "Command Get-Date is Started.");
+        assert_int_equal(decode(d, &powershell, 7937, 1, &b), 0);
+        assert_string_equal(cap.name, "PowerShell/CommandLifecycle");
+        assert_string_equal(cap.text,
+                            "ContextInfo=ctx;UserData=;Payload=Command Get-Date is Started.;");
+        assert_int_equal(decode(d, &powershell_core, 7937, 1, &b), 0);
+        assert_string_equal(cap.name, "PowerShell/CommandLifecycle");
+        b.n = 0;
+        add_str(&b, "11952");
+        add_str(&b, "DefaultAppDomain");
+        assert_int_equal(decode(d, &powershell, 53504, 1, &b), 0);
+        assert_string_equal(cap.name, "PowerShell/RemoteNamedpipeListenerStart");
+        assert_string_equal(cap.text, "param1=11952;param2=DefaultAppDomain;");
+        b.n = 0;
+        assert_int_equal(decode(d, &powershell, 40961, 1, &b), 0);
+        assert_string_equal(cap.name, "PowerShell/PowershellConsoleStartupStart");
+        assert_int_equal(cap.nr_fields, 0);
+        /* 28676: a string, then a UInt32 of the SerializationMethod map */
+        add_str(&b, "System.Object");
+        bb_u32(&b, 1);
+        assert_int_equal(decode(d, &powershell, 28676, 1, &b), 0);
+        assert_string_equal(cap.text, "SerializedType=System.Object;OverridenMode=String;");
+        /* the map's value cut off: short */
+        b.n -= 2;
+        assert_int_equal(decode(d, &powershell, 28676, 1, &b), -EBADMSG);
+        /* an Id the manifest lacks: no fields, named by its Id */
+        assert_int_equal(decode(d, &powershell, 7, 1, &b), 0);
+        assert_int_equal(cap.type, KEV_OTHER);
         kdecoder_free(d);
 }
 
@@ -195,6 +251,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_every_template_read),
                 cmocka_unit_test(test_rundown_markers),
+                cmocka_unit_test(test_powershell_events),
                 cmocka_unit_test(test_loader_events),
                 cmocka_unit_test(test_arrays_counted_by_a_field),
         };
