@@ -30,13 +30,15 @@ void record_progress(int fd, const struct etw_client_stats *st, bool is_final)
         double mb = (double)st->nr_buffers_written * st->buffer_size_kb * 1024 / 1e6;
         if (st->max_file_mb) /* the file stops at its MaximumFileSize (MB of 2^20 bytes) */
                 snprintf(max, sizeof(max), ", %u MiB at most", (unsigned)st->max_file_mb);
+        /* the limit right after the counts, the advice on losses last */
         int n = snprintf(line, sizeof(line),
                          "%srecording: %" PRIu64 " buffers, %.1f MB, %" PRIu64 " lost%s%s%s",
                          isatty(fd) ? "\r" : "", st->nr_buffers_written, mb, st->nr_events_lost,
+                         max,
                          is_final && st->nr_events_lost
                                  ? " (the kernel's buffers were full: --min-buffers raises them)"
                                  : "",
-                         max, isatty(fd) && !is_final ? "   " : "\n");
+                         isatty(fd) && !is_final ? "   " : "\n");
         if (n > 0 && write(fd, line, (size_t)n) < 0) {
                 /* progress is best effort */
         }

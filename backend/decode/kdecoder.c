@@ -344,7 +344,7 @@ int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn 
                 else if (rc == KEV_NO_LAYOUT)
                         rc = meta_decode(d, &ev, &pl, &h->ProviderId, h->EventDescriptor.Id, false,
                                          is_named);
-                if (rc == KEV_NO_LAYOUT && (clr_rank || !rec->ExtendedDataCount))
+                if (rc == KEV_NO_LAYOUT) /* (extended items or none: a session's own) */
                         rc = known_template_decode(d, &ev, pl.p, pl.len, pl.psize, &h->ProviderId,
                                                    h->EventDescriptor.Id);
                 if (rc == KEV_NO_LAYOUT && !is_named && rec->ExtendedDataCount)

@@ -139,6 +139,29 @@ static void test_powershell_events(void **state)
         /* the map's value cut off: short */
         b.n -= 2;
         assert_int_equal(decode(d, &powershell, 28676, 1, &b), -EBADMSG);
+        /* with the extended items a session adds (its terminal session's id): decoded alike */
+        b.n = 0;
+        add_str(&b, "c");
+        add_str(&b, "u");
+        add_str(&b, "p");
+        uint32_t ts_id = 1;
+        EVENT_HEADER_EXTENDED_DATA_ITEM item = {.ExtType = EVENT_HEADER_EXT_TYPE_TS_ID,
+                                                .DataSize = sizeof(ts_id),
+                                                .DataPtr = (ULONGLONG)(uintptr_t)&ts_id};
+        EVENT_RECORD r;
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags = EVENT_HEADER_FLAG_64_BIT_HEADER | EVENT_HEADER_FLAG_EXTENDED_INFO;
+        r.EventHeader.ProviderId = powershell;
+        r.EventHeader.EventDescriptor.Id = 7939;
+        r.EventHeader.EventDescriptor.Version = 1;
+        r.ExtendedDataCount = 1;
+        r.ExtendedData = &item;
+        r.UserData = b.b;
+        r.UserDataLength = (USHORT)b.n;
+        memset(&cap, 0, sizeof(cap));
+        assert_int_equal(kdecoder_decode(d, &r, capture, NULL), 0);
+        assert_string_equal(cap.name, "PowerShell/ProviderLifecycle");
+        assert_string_equal(cap.text, "ContextInfo=c;UserData=u;Payload=p;");
         /* an Id the manifest lacks: no fields, named by its Id */
         assert_int_equal(decode(d, &powershell, 7, 1, &b), 0);
         assert_int_equal(cap.type, KEV_OTHER);
