@@ -330,6 +330,8 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         }
         f->nr_buffers = path ? lf->LogfileHeader.BuffersWritten : 0;
         f->is_buffers = is_threaded && !path;
+        if (f->is_buffers) /* it goes round its ring within seconds: its pages made at once */
+                spsc_populate(f->queue);
         if (f->is_buffers &&
             etw_realtime_set_buffer_callback(f->handle, on_buffer_queued) != ERROR_SUCCESS) {
                 snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),

@@ -4,9 +4,12 @@
    each side publishes to the other. */
 #include "util/spsc.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/xalloc.h"
 
@@ -56,6 +59,23 @@ struct spsc *spsc_new(size_t size_bytes)
         atomic_init(&q->head, 0);
         atomic_init(&q->tail, 0);
         return q;
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+int spsc_populate(struct spsc *q)
+{
+        long page = sysconf(_SC_PAGESIZE);
+        if (page <= 0)
+                return -EINVAL;
+        uintptr_t from = (uintptr_t)q->ring & ~((uintptr_t)page - 1);
+        uintptr_t to =
+                ((uintptr_t)q->ring + q->size + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+        /* (the ring's pages: the allocator maps a block of its size apart, page-aligned but
+           for its header, and the pages around it are the same mapping's or the heap's) */
+        return madvise((void *)from, to - from, MADV_POPULATE_WRITE) == 0 ? 0 : -errno;
 }
 
 void spsc_free(struct spsc *q)

@@ -28,7 +28,8 @@ struct cpu_buffer {
 #define RING_CHUNK ((size_t)2 << 20)
 struct ring_chunk {
         struct ring_chunk *next;
-        uint8_t *mem;
+        uint8_t *mem; /* mapped, populated: size bytes */
+        size_t size;
         size_t used;
 };
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_spsc.c: util's single-producer/single-consumer queue: empty and full, order and bytes,
    nothing seen before it is published, the wrap at the ring's end, the largest message at every
-   place in the ring, a frame's mark, and two threads passing 300,000 messages through it. */
+   place in the ring, a frame's mark, two threads passing 300,000 messages through it, and its
+   pages made at once. */
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -12,6 +13,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/spsc.h"
 
@@ -77,6 +82,55 @@ static void test_spsc_empty_order_publish(void **state)
         assert_true(spsc_is_empty(q));
         spsc_free(q);
         spsc_free(NULL);
+}
+
+/* The pages of the ring resident in [p, p + n) (mincore), out of how many. */
+static size_t resident(const void *p, size_t n, size_t *nr_pages)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        uintptr_t from = (uintptr_t)p & ~(page - 1);
+        size_t len = ((uintptr_t)p + n - from + page - 1) & ~(page - 1);
+        unsigned char *vec = calloc(len / page, 1);
+        assert_non_null(vec);
+        assert_int_equal(mincore((void *)from, len, vec), 0);
+        size_t in = 0;
+        for (size_t i = 0; i < len / page; i++)
+                in += vec[i] & 1;
+        free(vec);
+        *nr_pages = len / page;
+        return in;
+}
+
+/* spsc_populate makes the ring's pages at once: every page resident before the first write,
+   where a new queue's are not (they come as the producer first writes each) */
+static void test_spsc_populate(void **state)
+{
+        (void)state;
+        size_t nr;
+        struct spsc *fresh = spsc_new((size_t)4 << 20);
+        void *at = spsc_reserve(fresh, 8); /* an empty queue's first message: the ring's start */
+        assert_non_null(at);
+        assert_true(resident(at, spsc_size(fresh), &nr) < nr / 2);
+        spsc_free(fresh);
+
+        struct spsc *q = spsc_new((size_t)4 << 20);
+        int rc = spsc_populate(q);
+        if (rc == -EINVAL) {
+                spsc_free(q);
+                skip(); /* a kernel before 5.14: no MADV_POPULATE_WRITE */
+        }
+        assert_int_equal(rc, 0);
+        at = spsc_reserve(q, 8);
+        assert_non_null(at);
+        assert_int_equal(resident(at, spsc_size(q), &nr), nr);
+        /* and the queue works as before */
+        spsc_commit(q);
+        spsc_publish(q);
+        size_t len;
+        assert_non_null(spsc_peek(q, &len));
+        assert_int_equal(len, 8);
+        spsc_pop(q);
+        spsc_free(q);
 }
 
 static void test_spsc_full(void **state)
@@ -240,6 +294,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_spsc_empty_order_publish),
                 cmocka_unit_test(test_spsc_full),
+                cmocka_unit_test(test_spsc_populate),
                 cmocka_unit_test(test_spsc_wrap_around),
                 cmocka_unit_test(test_spsc_largest_anywhere),
                 cmocka_unit_test(test_spsc_mark),

@@ -17,6 +17,12 @@ struct spsc;
 struct spsc *spsc_new(size_t size_bytes);
 void spsc_free(struct spsc *q); /* NULL is fine */
 
+/* Makes the ring's pages at once (one call), for a queue that will go round its whole ring:
+   a live session's, whose first pass otherwise faults each page in as the producer first writes
+   it. Best effort: 0, or -errno where the kernel did not (one without MADV_POPULATE_WRITE,
+   before 5.14: EINVAL), which leaves it to the faults. */
+int spsc_populate(struct spsc *q);
+
 /* The largest message (half the ring, less its 8-byte header). */
 size_t spsc_max_message(const struct spsc *q);
 /* The ring's bytes. */
