@@ -329,24 +329,20 @@ static const char *const tiered_compilation_settings_flags_map_texts[] = {
         "None", "QuickJit", "QuickJitForLoops", "TieredPGO", "ReadyToRun"};
 static const uint32_t module_range_type_map_values[] = {0x4};
 static const char *const module_range_type_map_texts[] = {"ColdRange"};
-#define MAP(n, b, c)                                                                               \
-        {                                                                                          \
-                n, b, c##_values, c##_texts, sizeof(c##_values) / sizeof(c##_values[0])            \
-        }
 const struct clr_map clr_maps[] = {
-        MAP("AppDomainFlagsMap", true, app_domain_flags_map),
-        MAP("AssemblyFlagsMap", true, assembly_flags_map),
-        MAP("ModuleFlagsMap", true, module_flags_map),
-        MAP("RuntimeSkuMap", true, runtime_sku_map),
-        MAP("StartupFlagsMap", true, startup_flags_map),
-        MAP("StartupModeMap", true, startup_mode_map),
-        MAP("ExceptionThrownFlagsMap", true, exception_thrown_flags_map),
-        MAP("ContentionFlagsMap", false, contention_flags_map),
-        MAP("ThreadFlagsMap", true, thread_flags_map),
-        MAP("ThreadAdjustmentReasonMap", false, thread_adjustment_reason_map),
-        MAP("ILStubGeneratedFlagsMap", true, i_l_stub_generated_flags_map),
-        MAP("TailCallTypeMap", false, tail_call_type_map),
-        MAP("TieredCompilationSettingsFlagsMap", true, tiered_compilation_settings_flags_map),
-        MAP("ModuleRangeTypeMap", true, module_range_type_map),
+        KNOWN_MAP("AppDomainFlagsMap", true, app_domain_flags_map),
+        KNOWN_MAP("AssemblyFlagsMap", true, assembly_flags_map),
+        KNOWN_MAP("ModuleFlagsMap", true, module_flags_map),
+        KNOWN_MAP("RuntimeSkuMap", true, runtime_sku_map),
+        KNOWN_MAP("StartupFlagsMap", true, startup_flags_map),
+        KNOWN_MAP("StartupModeMap", true, startup_mode_map),
+        KNOWN_MAP("ExceptionThrownFlagsMap", true, exception_thrown_flags_map),
+        KNOWN_MAP("ContentionFlagsMap", false, contention_flags_map),
+        KNOWN_MAP("ThreadFlagsMap", true, thread_flags_map),
+        KNOWN_MAP("ThreadAdjustmentReasonMap", false, thread_adjustment_reason_map),
+        KNOWN_MAP("ILStubGeneratedFlagsMap", true, i_l_stub_generated_flags_map),
+        KNOWN_MAP("TailCallTypeMap", false, tail_call_type_map),
+        KNOWN_MAP("TieredCompilationSettingsFlagsMap", true, tiered_compilation_settings_flags_map),
+        KNOWN_MAP("ModuleRangeTypeMap", true, module_range_type_map),
 };
 const size_t clr_nr_maps = sizeof(clr_maps) / sizeof(clr_maps[0]);

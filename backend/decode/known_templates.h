@@ -49,6 +49,12 @@ struct clr_map {
         const char *const *texts;
         size_t nr;
 };
+/* A map's row of clr_maps or ps_maps: its name, whether it is a bit map, and the arrays
+   c##_values and c##_texts. */
+#define KNOWN_MAP(n, b, c)                                                                         \
+        {                                                                                          \
+                n, b, c##_values, c##_texts, sizeof(c##_values) / sizeof(c##_values[0])            \
+        }
 extern const struct clr_map clr_maps[];
 extern const size_t clr_nr_maps;
 extern const struct clr_map ps_maps[];

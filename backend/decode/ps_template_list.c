@@ -309,15 +309,11 @@ static const char *const remoting_data_type_texts[] = {"InvalidDataType",
                                                        "StopPowerShell",
                                                        "RemoteHostCallUsingPowerShellHost",
                                                        "RemotePowerShellHostResponseData"};
-#define MAP(n, b, c)                                                                               \
-        {                                                                                          \
-                n, b, c##_values, c##_texts, sizeof(c##_values) / sizeof(c##_values[0])            \
-        }
 const struct clr_map ps_maps[] = {
-        MAP("SerializationMethod", false, serialization_method),
-        MAP("WSManAuthenticationMechanism", true, wsman_authentication_mechanism),
-        MAP("RemotingDestination", true, remoting_destination),
-        MAP("RemotingTargetInterface", false, remoting_target_interface),
-        MAP("RemotingDataType", false, remoting_data_type),
+        KNOWN_MAP("SerializationMethod", false, serialization_method),
+        KNOWN_MAP("WSManAuthenticationMechanism", true, wsman_authentication_mechanism),
+        KNOWN_MAP("RemotingDestination", true, remoting_destination),
+        KNOWN_MAP("RemotingTargetInterface", false, remoting_target_interface),
+        KNOWN_MAP("RemotingDataType", false, remoting_data_type),
 };
 const size_t ps_nr_maps = sizeof(ps_maps) / sizeof(ps_maps[0]);
