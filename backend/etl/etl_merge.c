@@ -300,10 +300,7 @@ int etl_merge(struct etl_reader *const *readers, uint32_t n, const char *path,
                 memcpy(buf, rec->data, rec->size_bytes);
                 bool is_perfinfo = rec->header_type == TRACE_HEADER_TYPE_PERFINFO32 ||
                                    rec->header_type == TRACE_HEADER_TYPE_PERFINFO64;
-                if (rec->header_type == TRACE_HEADER_TYPE_MESSAGE)
-                        le_put64(buf + etl_message_timestamp_offset(le_get16(rec->data + 6)), ts);
-                else
-                        le_put64(buf + (is_perfinfo ? 8 : 16), ts);
+                le_put64(buf + etl_record_timestamp_offset(rec->data), ts);
                 bool is_kernel = rec->header_type <= TRACE_HEADER_TYPE_COMPACT64 || is_perfinfo;
                 if (is_kernel && !c->is_same_clock && has_payload_timestamp(rec->hook_id) &&
                     rec->payload_size >= 8) {

@@ -92,6 +92,19 @@ static inline uint32_t etl_message_timestamp_offset(uint16_t flags)
         return off;
 }
 
+/* Where the record at r keeps its timestamp: +8 in PERFINFO headers, after the options a WPP
+   message has (16 where it has none, which the reader skips), +16 in every other kind
+   (ETL-FORMAT.md 2.3-2.8): for the writer's buffers and a merge's copies. */
+static inline uint32_t etl_record_timestamp_offset(const uint8_t *r)
+{
+        if (r[3] == (TRACE_HEADER_FLAG | TRACE_HEADER_TRACE_MESSAGE) >> 24) {
+                uint32_t off = etl_message_timestamp_offset(le_get16(r + 6));
+                return off ? off : 16;
+        }
+        return r[2] == TRACE_HEADER_TYPE_PERFINFO64 || r[2] == TRACE_HEADER_TYPE_PERFINFO32 ? 8
+                                                                                            : 16;
+}
+
 /* A WPP message (TraceMessage's record, size already checked against the buffer) as an event
    (ETL-FORMAT.md 2.7): its message GUID and number (hook_id), time, thread and process, and
    the arguments as the payload, which only the provider's format files decode. A message

@@ -142,18 +142,6 @@ int64_t etl_writer_filetime_of(const struct etl_writer *w, uint64_t timestamp)
         }
 }
 
-/* Where the record at r keeps its timestamp: +8 in PERFINFO headers, after the options a WPP
-   message has (a merge copies them), +16 in every other kind (2.3-2.8). */
-uint32_t etl_writer_timestamp_offset(const uint8_t *r)
-{
-        if (r[3] == (TRACE_HEADER_FLAG | TRACE_HEADER_TRACE_MESSAGE) >> 24) {
-                uint32_t off = etl_message_timestamp_offset(le_get16(r + 6));
-                return off ? off : 16;
-        }
-        return r[2] == TRACE_HEADER_TYPE_PERFINFO64 || r[2] == TRACE_HEADER_TYPE_PERFINFO32 ? 8
-                                                                                            : 16;
-}
-
 /* Zeroes the padding of a record of size bytes at r up to aligned (its size rounded up to 8;
    size >= 8): the last 8 bytes rewritten with the record's bytes kept, no call to memset (this
    runs for every record). */
@@ -590,7 +578,7 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 return 0;
         /* the timestamp of every header type sits at +8 (PERFINFO) or +16 (the others) */
         const uint8_t *last = cb->data + cb->last_at;
-        cb->last_timestamp = le_get64(last + etl_writer_timestamp_offset(last));
+        cb->last_timestamp = le_get64(last + etl_record_timestamp_offset(last));
         etl_writer_put_buffer_header(w, cb->data, cb->filled, ++w->next_sequence, (uint16_t)cpu,
                                      cb->last_timestamp, false);
         bool is_async = w->flusher && w->fd >= 0 && !w->stats.write_error && !w->stats.full;

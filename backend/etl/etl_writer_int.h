@@ -84,8 +84,5 @@ void etl_writer_put_logfile_header(const struct etl_writer *w, uint8_t *hb,
                                    const struct logfile_fields *f);
 /* The wall time of a session-clock timestamp, as a reader computes it from the header. */
 int64_t etl_writer_filetime_of(const struct etl_writer *w, uint64_t timestamp);
-/* Where the record at r keeps its timestamp: +8 in PERFINFO headers, after a WPP message's
-   options, +16 in every other kind (2.3-2.8). */
-uint32_t etl_writer_timestamp_offset(const uint8_t *r);
 
 #endif

@@ -3,6 +3,7 @@
    a file of its own: the newest buffers that fit, under a header of the span they hold. */
 #include "etl_writer_int.h"
 #include "etl_flush.h"
+#include "etl_parse.h"
 #include "le_bytes.h"
 #include "util/utf.h"
 
@@ -68,7 +69,7 @@ static int header_buffer_for_file(const struct etl_writer *w, uint8_t *hb,
         uint32_t pos = WMI_BUFFER_HEADER_SIZE + ((size + 7u) & ~7u); /* after the header record */
         while (etl_buffer_next(hb, w->buffer_size, &pos, &r) == 1)
                 if (r.timestamp < start_ts)
-                        le_put64(hb + (r.data - hb) + etl_writer_timestamp_offset(r.data),
+                        le_put64(hb + (r.data - hb) + etl_record_timestamp_offset(r.data),
                                  start_ts);
         return 0;
 }
