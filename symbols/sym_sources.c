@@ -244,7 +244,7 @@ int sym_pe_symbols_load(const struct sym_pe_request *rq, struct sym_table **tabl
                         }
                         snprintf(where, sizeof(where), "%s: %s", file_used, why);
                 }
-                snprintf(pdb_note, sizeof(pdb_note), "%s %s age %u: %s%s", pdb_name, guid,
+                note_set(pdb_note, sizeof(pdb_note), "%s %s age %u: %s%s", pdb_name, guid,
                          rq->pdb_age, sym_path_is_empty(rq->sym_path) ? "no symbol path" : "",
                          where);
         }

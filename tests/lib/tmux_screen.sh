@@ -22,15 +22,20 @@ has() { grep -q -- "$1" "$tmp/screen"; }
 # they return as soon as the screen shows what they wait for.
 screen_deadline() { echo $((SECONDS + ${1%.*} * ${SCREEN_WAIT_SCALE:-3} + 1)); }
 # waits for text $1 on the screen (bound: $2 seconds, scaled): one capture a look, and the
-# screen held still (snap) once a capture shows it, where the checks after it read the rest
+# screen held still (snap) once a capture shows it, where the checks after it read the rest;
+# where the held screen no longer shows it (a status message goes after 5 s, and holding a
+# screen that redraws every 0.25 s still can take longer than that on a loaded machine), the
+# capture that showed it is kept
 wait_for() {
         local end
         end=$(screen_deadline "${2:-10}")
         while :; do
                 tm capture-pane -t s -p >"$tmp/screen"
                 if has "$1"; then
+                        cp "$tmp/screen" "$tmp/screen.seen"
                         snap
-                        has "$1" && return 0
+                        has "$1" || mv "$tmp/screen.seen" "$tmp/screen"
+                        return 0
                 fi
                 [ "$SECONDS" -ge "$end" ] && return 1
                 sleep 0.1
