@@ -275,6 +275,30 @@ void *agg_table_get(struct agg_table *t, const void *key, bool *is_new)
         return e;
 }
 
+/* After slots were emptied: every entry is put again at the first free slot from its home,
+   which is where it is or before it (a hole left in its probe run). The slots are walked from an
+   empty one, so that each run is settled from its start. Entries move: the epoch says so. */
+static void settle(struct agg_table *t)
+{
+        uint32_t start = 0;
+        while (t->tags[start]) /* there is one: the table is at most half full */
+                start = (start + 1) & t->mask;
+        for (uint32_t n = 0, i = (start + 1) & t->mask; n < t->mask; n++, i = (i + 1) & t->mask) {
+                if (!t->tags[i])
+                        continue;
+                uint8_t *e = t->slots + (size_t)i * t->entry_size;
+                uint32_t j = (uint32_t)key_hash(t, e) & t->mask;
+                while (t->tags[j] && j != i)
+                        j = (j + 1) & t->mask;
+                if (j == i)
+                        continue;
+                memcpy(t->slots + (size_t)j * t->entry_size, e, t->entry_size);
+                t->tags[j] = t->tags[i];
+                t->tags[i] = 0;
+        }
+        t->epoch++;
+}
+
 void agg_table_remove_if(struct agg_table *t, bool (*is_dropped)(void *entry, void *ctx), void *ctx)
 {
         uint32_t capacity = t->mask + 1;
@@ -292,7 +316,14 @@ void agg_table_remove_if(struct agg_table *t, bool (*is_dropped)(void *entry, vo
         /* shrink with the rows: a burst does not keep its memory for the whole run */
         while (capacity > TABLE_MIN_CAPACITY && nr * 8 < capacity)
                 capacity /= 2;
-        rebuild(t, capacity);
+        if (capacity < t->mask + 1) {
+                rebuild(t, capacity);
+                return;
+        }
+        /* the same size: the entries left are settled in place, without new arrays to zero
+           (pages to fault in at every refresh, on a live screen whose tables drop rows each) */
+        t->nr = nr;
+        settle(t);
 }
 
 uint32_t agg_table_nr(const struct agg_table *t)

@@ -12,6 +12,7 @@
 
 #include "etw/ntwmi.h"
 #include "stack_join.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
 /* The sizes the screen has always used. */
@@ -431,8 +432,15 @@ void profile_refresh(struct profile *p)
 #ifdef __GLIBC__
         /* The tables the step rebuilt are freed as new ones are made, many in huge-page-aligned
            blocks that glibc keeps but cannot always reuse: without giving their pages back, a
-           live session's memory grew by hundreds of MB of free heap under churn (bench/rss.sh). */
-        malloc_trim(0);
+           live session's memory grew by hundreds of MB of free heap under churn (bench/rss.sh).
+           Every 5 s at most: the pages given back at every refresh were faulted in again by the
+           next (a page fault is dear on a virtual machine), and a few seconds of churn are a
+           few MB. */
+        uint64_t now = now_ns();
+        if (now - p->trimmed_ns >= 5000000000ull) {
+                malloc_trim(0);
+                p->trimmed_ns = now;
+        }
 #endif
 }
 

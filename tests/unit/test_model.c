@@ -515,6 +515,72 @@ static void test_agg_table(void **state)
         agg_table_free(NULL);
 }
 
+static bool drop_marked(void *entry, void *ctx)
+{
+        const struct kv *e = entry;
+        const uint8_t *drop = ctx;
+        return drop[e->key];
+}
+
+/* Rows dropped without the table shrinking are settled in place: over rounds of new keys and
+   drops (runs of colliding keys with holes anywhere in them, and across the table's end), every
+   key left is found with its value, no dropped key is, and each slot is seen once. */
+static void test_agg_table_remove_in_place(void **state)
+{
+        (void)state;
+        enum { KEYS = 4096 };
+        struct agg_table *t = agg_table_new(sizeof(uint32_t), sizeof(struct kv), KEYS);
+        static uint8_t in[KEYS], drop[KEYS];
+        memset(in, 0, sizeof(in));
+        uint64_t x = 88172645463325252ull;
+        for (int round = 0; round < 200; round++) {
+                for (int i = 0; i < 40; i++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        uint32_t k = (uint32_t)(x % KEYS);
+                        struct kv *e = agg_table_get(t, &k, NULL);
+                        assert_non_null(e);
+                        e->value = (uint64_t)k * 3 + 1;
+                        in[k] = 1;
+                }
+                uint32_t capacity = agg_table_capacity(t), nr_left = 0;
+                for (uint32_t k = 0; k < KEYS; k++) {
+                        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                        drop[k] = in[k] && x % 5 == 0;
+                        nr_left += in[k] && !drop[k];
+                }
+                bool is_settled = nr_left * 8 >= capacity;
+                agg_table_remove_if(t, drop_marked, drop);
+                if (is_settled) /* not shrunk: settled in place */
+                        assert_int_equal(agg_table_capacity(t), capacity);
+                assert_int_equal(agg_table_nr(t), nr_left);
+                for (uint32_t k = 0; k < KEYS; k++) {
+                        in[k] &= !drop[k];
+                        const struct kv *e = agg_table_find(t, &k);
+                        if (in[k]) {
+                                assert_non_null(e);
+                                assert_int_equal(e->value, (uint64_t)k * 3 + 1);
+                        } else {
+                                assert_null(e);
+                        }
+                }
+                uint32_t seen = 0;
+                for (uint32_t i = 0; i < agg_table_capacity(t); i++)
+                        seen += agg_table_slot(t, i) != NULL;
+                assert_int_equal(seen, nr_left);
+        }
+        /* a drop that moves entries says so by the epoch */
+        uint32_t before = agg_table_epoch(t);
+        memset(drop, 0, sizeof(drop));
+        for (uint32_t k = 0; k < KEYS; k++)
+                if (in[k]) {
+                        drop[k] = 1;
+                        break;
+                }
+        agg_table_remove_if(t, drop_marked, drop);
+        assert_int_not_equal(agg_table_epoch(t), before);
+        agg_table_free(t);
+}
+
 /* ---- branches.h ---- */
 
 /* The row whose ends are at the given places (module-relative offsets in the test binary). */
@@ -5070,6 +5136,7 @@ int main(void)
                 cmocka_unit_test(test_agg_settings),
                 cmocka_unit_test(test_agg_filter),
                 cmocka_unit_test(test_agg_table),
+                cmocka_unit_test(test_agg_table_remove_in_place),
                 cmocka_unit_test(test_agg_index),
                 cmocka_unit_test_setup_teardown(test_branches_edges, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_branches_flags, fix_setup, fix_teardown),
