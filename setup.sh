@@ -63,11 +63,13 @@ run)
         ;;
 test)
         # The tests run in the clang build with AddressSanitizer, UndefinedBehaviorSanitizer and
-        # the libFuzzer targets; gcc's warnings, as errors, are a test of that suite
-        # (warnings_gcc: the tree built with gcc -Werror, at the idle scheduling class, beside
-        # the other tests, whose live ones mostly wait on the clock; tests/README.md)
+        # the libFuzzer targets, whose warnings are errors; gcc's, as errors too, are a test of
+        # that suite (warnings_gcc: the program and the benchmarks built with gcc -Werror, at the
+        # idle scheduling class, beside the other tests, whose live ones mostly wait on the
+        # clock; tests/README.md)
         cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
-              -DETWTOP_SANITIZE=ON -DETWTOP_FUZZ=ON -DETWTOP_SAMPLES_DIR="$samples" >/dev/null
+              -DCMAKE_C_FLAGS=-Werror -DETWTOP_SANITIZE=ON -DETWTOP_FUZZ=ON \
+              -DETWTOP_SAMPLES_DIR="$samples" >/dev/null
         cmake --build build-asan -j "$jobs" >/dev/null
         cd build-asan
         # two tests more than the cores: warnings_gcc's compile holds one slot for most of the

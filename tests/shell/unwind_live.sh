@@ -16,7 +16,7 @@ set -u
 tmp=$(mktemp -d)
 fixture_pid=
 cleanup() {
-        [ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null
+        [ -n "$fixture_pid" ] && kill "$fixture_pid" 2>/dev/null && kill -CONT "$fixture_pid" 2>/dev/null
         rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -39,6 +39,12 @@ kill -0 "$fixture_pid" 2>/dev/null || {
         exit 1
 }
 
+# The fixture runs only while it is recorded: stopped between (replays, exports, perf script),
+# it leaves the CPU to them and to the suite's other tests (it spun through all of this test
+# before: a CPU for 50 s on a loaded 2-CPU machine)
+fixture_run() { kill -CONT "$fixture_pid" 2>/dev/null; }
+fixture_pause() { kill -STOP "$fixture_pid" 2>/dev/null; }
+
 # --stackwalk-mode: the lead's option; a build without it fails every DWARF check, loudly.
 has_mode=true
 if ! "$ETWTOP" --record "$tmp/mode.etl" --duration 0.2 --on PROC_THREAD+PROFILE \
@@ -46,13 +52,19 @@ if ! "$ETWTOP" --record "$tmp/mode.etl" --duration 0.2 --on PROC_THREAD+PROFILE 
         has_mode=false
         check "etwtop accepts --stackwalk-mode dwarf: $(head -2 "$tmp/mode.err")" false
 fi
+fixture_pause
 
 # record MODE OUT: $secs seconds of the fixture at 4 kHz with stacks, unwound by MODE ("" for
 # etwtop's default)
 record() {
+        local rc
+        fixture_run
         "$ETWTOP" --record "$2" --duration "$secs" --set-prof-int 2500 \
                 --on PROC_THREAD+LOADER+PROFILE --stackwalk Profile ${1:+--stackwalk-mode "$1"} \
                 -p "$fixture_pid" 2>"$2.err"
+        rc=$?
+        fixture_pause
+        return $rc
 }
 
 # The caller chains of the two comparators, from etwtop's folded export (FILE) or from perf
@@ -252,10 +264,12 @@ if ! command -v perf >/dev/null; then
         skip "perf not found: etwtop's chains not compared with perf's"
 elif ! $has_mode; then
         skip "no --stackwalk-mode: etwtop's DWARF chains not compared with perf's"
-elif ! perf record -q -e cpu-clock -F 4000 --call-graph dwarf -p "$fixture_pid" \
+elif ! fixture_run || ! perf record -q -e cpu-clock -F 4000 --call-graph dwarf -p "$fixture_pid" \
         -o "$tmp/perf.data" -- sleep "$secs" 2>"$tmp/perf.err"; then
+        fixture_pause
         skip "perf record --call-graph dwarf failed: $(head -2 "$tmp/perf.err")"
 else
+        fixture_pause
         perf script -i "$tmp/perf.data" --no-inline -F comm,ip,sym 2>/dev/null | perf_chains \
                 >"$tmp/perf.chains"
         folded_chains "$tmp/dwarf.folded" 1 >"$tmp/dwarf.norm.chains"
@@ -273,9 +287,11 @@ fi
 # stacks unwound, sort_round and a qsort frame hold compare_keys's samples, search_round and
 # bsearch compare_probe's, main nearly all; with frame pointers they hold none of them.
 if $has_mode; then
+        fixture_run
         "$ETWTOP" -b -n 4 -d 1 --top 60 -p "$fixture_pid" --set-prof-int 2500 --stackwalk Profile \
                 --stackwalk-mode dwarf >"$tmp/live.txt" 2>"$tmp/live.err"
         rc=$?
+        fixture_pause
         check "live: etwtop -b --stackwalk-mode dwarf exits 0 ($(head -1 "$tmp/live.err"))" [ $rc = 0 ]
         # the last frame: its header and its hot functions
         awk '/^etwtop - live/ {delete rows; k = 0; h = $0} /Stack walk:/ {w = $0}
@@ -351,10 +367,12 @@ if $has_mode; then
         # record_walks MODE OUT: a recording with stacks on samples and switches; prints "WALKED
         # SAMPLES", the user stacks walked (by DWARF or kept frame-pointer chains) and the samples
         record_walks() {
+                fixture_run
                 "$ETWTOP" --record "$2" --duration "$secs" --set-prof-int 2500 \
                         --on PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER \
                         --stackwalk Profile+CSwitch+ReadyThread ${1:+--stackwalk-mode "$1"} \
                         -p "$fixture_pid" 2>"$2.err"
+                fixture_pause
                 "$ETWTOP" --replay "$2" -b --top 5 >"$2.txt" 2>&1
                 awk '/^Stack walk:/ {
                                 if (match($0, /[0-9]+ user stacks unwound/)) w += substr($0, RSTART, RLENGTH) + 0
