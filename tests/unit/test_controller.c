@@ -35,6 +35,7 @@
 #include "session_api.h"
 #include "fifo_permitted.h"
 #include "thread_state.h"
+#include "live_nice.h"
 
 /* EVENT_TRACE_PROPERTIES followed by the two names, as the seeds lay them out. */
 struct props {
@@ -2239,6 +2240,7 @@ static void test_realtime_buffer_callback(void **state)
 
 int main(void)
 {
+        live_nice();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_class),
                 cmocka_unit_test(test_hook_event_id_round_trip),

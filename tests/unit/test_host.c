@@ -45,6 +45,7 @@
 #include "live_source.h"
 #include "rt_props.h"
 #include "fifo_permitted.h"
+#include "live_nice.h"
 
 /* ---- shared helpers ----------------------------------------------------------------------- */
 
@@ -2092,6 +2093,7 @@ static int group_teardown(void **state)
 
 int main(int argc, char **argv)
 {
+        live_nice();
         ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
         if (n <= 0)
                 return 1;

@@ -31,6 +31,7 @@
 #include "perf_convert.h"
 #include "sched_switch_format.h"
 #include "fifo_permitted.h"
+#include "live_nice.h"
 
 static char dir[64];
 static char path[128];
@@ -2037,6 +2038,7 @@ static void test_start_under_load(void **state)
 
 int main(void)
 {
+        live_nice();
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_probe, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_merge_across_cpus, setup, teardown),
