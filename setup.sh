@@ -62,11 +62,11 @@ run)
         exec "$etwtop" --dump --totals "$samples/etlparser_ShutdownPerfDiagLogger.etl"
         ;;
 test)
-        # The tests run in the clang build with AddressSanitizer, UndefinedBehaviorSanitizer and
-        # the libFuzzer targets, whose warnings are errors; gcc's, as errors too, are a test of
-        # that suite (warnings_gcc: the program and the benchmarks built with gcc -Werror, at the
-        # idle scheduling class, beside the other tests, whose live ones mostly wait on the
-        # clock; tests/README.md)
+        # The tests run in the clang build (its warnings are errors) with AddressSanitizer,
+        # UndefinedBehaviorSanitizer and the libFuzzer targets; gcc's warnings, as errors too,
+        # are a test of that suite (warnings_gcc: the program and the benchmarks built with gcc
+        # -Werror, at the idle scheduling class, beside the other tests, whose live ones mostly
+        # wait on the clock; tests/README.md)
         cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
               -DCMAKE_C_FLAGS=-Werror -DETWTOP_SANITIZE=ON -DETWTOP_FUZZ=ON \
               -DETWTOP_SAMPLES_DIR="$samples" >/dev/null
