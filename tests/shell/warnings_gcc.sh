@@ -21,7 +21,9 @@ else
         idle=(nice -n 19)
 fi
 log=$out.log
-if ! cmake -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc \
+generator=()
+[ -f "$out/CMakeCache.txt" ] || ! command -v ninja >/dev/null || generator=(-G Ninja)
+if ! cmake "${generator[@]}" -S "$src" -B "$out" -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc \
         -DCMAKE_C_FLAGS=-Werror -DETWTOP_LTO=OFF -DETWTOP_FUZZ=OFF -DETWTOP_SANITIZE=OFF \
         ${samples:+-DETWTOP_SAMPLES_DIR="$samples"} >"$log" 2>&1; then
         echo "FAIL: configuring the gcc build in $out:"
