@@ -33,7 +33,7 @@ proto_dir=$(cd "$(dirname "$0")/../../src/export" && pwd)
 has_protoc=1
 command -v protoc >/dev/null || has_protoc=0
 has_python=1
-command -v python3 >/dev/null || has_python=0
+[ -n "$PY" ] || has_python=0
 
 # totals NAME: "SOURCE N" per source of -b's "Hot functions (SOURCE, N samples, by self)" lines
 totals() { sed -n 's/^Hot functions (\(.*\), \([0-9]*\) samples, by self)$/\1 \2/p' "$tmp/$1.b"; }
@@ -78,7 +78,7 @@ main_source() { totals "$1" | awk '$1 == "Timer" {t = 1} NR == 1 {f = $1} END {p
 # "period N", "locations N", "mappings N", "buildid FILENAME BUILD_ID" per mapping, and
 # "offcomm COMM SUM" per comm label of the off-cpu samples
 pprof_check() {
-        python3 - "$1" <<'EOF'
+        "$PY" - "$1" <<'EOF'
 import re, sys
 def parse(lines, i):
     msg = {}
@@ -195,7 +195,7 @@ exports() {
                 "$tmp/$name.csv-switches"
         if [ $has_python = 1 ]; then
                 check "$name: every csv reads as RFC 4180, each row as wide as its header" \
-                        python3 -c 'import csv, sys
+                        "$PY" -c 'import csv, sys
 for f in sys.argv[1:]:
     raw = open(f, newline="", encoding="utf-8").read()
     assert raw.endswith("\r\n") and "\n" not in raw.replace("\r\n", "")
@@ -206,9 +206,9 @@ for f in sys.argv[1:]:
 
         # speedscope: valid JSON; each source's profile weighs what -b counted
         if [ $has_python = 1 ]; then
-                check "$name: speedscope is valid JSON" python3 -m json.tool "$tmp/$name.speedscope" \
+                check "$name: speedscope is valid JSON" "$PY" -m json.tool "$tmp/$name.speedscope" \
                         >/dev/null
-                python3 -c 'import json, sys
+                "$PY" -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["$schema"] == "https://www.speedscope.app/file-format-schema.json"
 n = len(d["shared"]["frames"])
@@ -312,11 +312,11 @@ check "fix: as many edges as -b's branch table ($(($(wc -l <"$tmp/fix.branches.c
           "$("$ETWTOP" --replay "$tmp/fix.etl" -b --top 1000 2>/dev/null | awk '/^Hot branch edges \(/ {t = 1; getline; next} t && /^$/ {t = 0} t' | wc -l)" ]
 if [ $has_python = 1 ]; then
         check "fix: speedscope has a profile per source" \
-                [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' \
+                [ "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["profiles"]))' \
                         "$tmp/fix.speedscope")" = 2 ]
 fi
 if [ -f "$tmp/fix.pb.txt" ]; then
-        check "fix: pprof labels the process name" python3 -c '
+        check "fix: pprof labels the process name" "$PY" -c '
 import sys
 t = open(sys.argv[1]).read()
 sys.exit(0 if "\"work.exe\"" in t and "\"comm\"" in t and "\"pid\"" in t and "\"tid\"" in t else 1)' \

@@ -107,14 +107,14 @@ check "merge without the image: ImageID only" \
         bash -c "dump=\$('$ETWTOP' --dump '$tmp/merged3.etl'); grep -q KernelTraceControl/ImageID <<<\"\$dump\" && ! grep -q DbgID_RSDS <<<\"\$dump\""
 
 # 3. a symbol server on localhost
-if ! command -v python3 >/dev/null; then
+if [ -z "$PY" ]; then
         skip "no python3 for the HTTP server"
         echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
         [ $nr_fail = 0 ]
         exit
 fi
 start_server() { # DIR: serves it on a free port of 127.0.0.1; sets port
-        python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >"$tmp/http.log" 2>&1 &
+        "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >"$tmp/http.log" 2>&1 &
         server=$!
         port=
         for _ in $(seq 100); do

@@ -44,7 +44,7 @@ have perf && perf version >/dev/null 2>&1 && has_perf=1
 # of ours printed by perf at its address or relative to a mapping (the text does not say
 # whose process a sample is, perf finds the process's own)
 frames() {
-        python3 - "$@" <<'PY'
+        "$PY" - "$@" <<'PY'
 import re, sys
 mode, maps = sys.argv[1], []
 if mode == 'same':
@@ -200,11 +200,11 @@ else
 fi
 
 # ---- a program built here, its LBR recording written by pgo_mkperf.py ----
-if have clang-14 && have objdump && have python3; then
+if have clang-14 && have objdump && [ -n "$PY" ]; then
         prog=$tmp/pgo_prog
         clang-14 -O2 -g -fno-pie -no-pie -Wl,--emit-relocs "$here/fixtures/pgo_prog.c" -o "$prog"
-        python3 "$here/lib/pgo_mkperf.py" "$prog" "$tmp/lbr.data" lbr &&
-                python3 "$here/lib/pgo_mkperf.py" "$prog" "$tmp/nolbr.data" nolbr
+        "$PY" "$here/lib/pgo_mkperf.py" "$prog" "$tmp/lbr.data" lbr &&
+                "$PY" "$here/lib/pgo_mkperf.py" "$prog" "$tmp/nolbr.data" nolbr
         check "pgo_prog: its perf.data files written" [ $? = 0 ]
         "$ETWTOP" --replay "$tmp/lbr.data" --export bolt -o "$tmp/prog.fdata" 2>/dev/null
         check "pgo_prog: --export bolt succeeds" [ $? = 0 ]
@@ -284,7 +284,7 @@ if have clang-14 && have objdump && have python3; then
         fi
         # profgen-cs: the samples with their call stacks (perf record -g -b), for llvm-profgen's
         # context-sensitive profile (CSSPGO)
-        python3 "$here/lib/pgo_mkperf.py" "$prog" "$tmp/cs.data" lbr-cs 2000
+        "$PY" "$here/lib/pgo_mkperf.py" "$prog" "$tmp/cs.data" lbr-cs 2000
         "$ETWTOP" --replay "$tmp/cs.data" --export profgen-cs -o "$tmp/cs.script" 2>"$tmp/cs.err"
         check "pgo_prog: --export profgen-cs succeeds" [ $? = 0 ]
         check "pgo_prog: profgen-cs: every sample with its stack" \
