@@ -109,16 +109,11 @@ cursor_holds() {
         c=$(cursor_row)
         eval "$1"
 }
-# (the check is the last look's answer: cursor_row holds the screen still itself, and a look
-# again took as long as the wait, a second or more a key on a loaded machine)
+# (the check is the last look's answer: a look again took as long as the wait, a second or more
+# a key on a loaded machine)
 check_cursor() {
-        local end holds=false
-        end=$(screen_deadline 10)
-        while :; do
-                cursor_holds "$2" && holds=true && break
-                [ "$SECONDS" -ge "$end" ] && break
-                sleep 0.2
-        done
+        local holds=false
+        until_screen 10 cursor_holds "$2" && holds=true
         check "$1 ($c)" $holds
 }
 # a fresh server for the next part: the old one must be gone before a new one takes the socket
