@@ -538,7 +538,15 @@ if mount -t tmpfs -o size=160k tmpfs "$tmp/full" 2>/dev/null; then
         check "record: full disk leaves space for users" [ "$(stat -f -c %a "$tmp/full")" -gt 0 ]
         check "record: full disk exits non-zero" [ $rc = 1 ]
         "$ETWTOP" --dump --totals "$tmp/full/f.etl" >"$tmp/full.txt" 2>&1
-        check "record: full disk leaves a readable file" [ $? = 0 ]
+        rc=$?
+        check "record: full disk leaves a readable file" [ $rc = 0 ]
+        # (failed once in CI, tests/README.md, "Known failures under load": what it said)
+        [ $rc = 0 ] || {
+                echo "--- the dump of $(stat -c %s "$tmp/full/f.etl" 2>/dev/null) bytes:"
+                head -20 "$tmp/full.txt"
+                echo "--- the recording's stderr:"
+                cat "$tmp/full.err"
+        } >&2
         check "record: full disk file holds events" [ "$(total "$tmp/full.txt")" -gt 10 ]
         umount "$tmp/full"
 else
