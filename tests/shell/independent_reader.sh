@@ -15,10 +15,11 @@
 set -u
 : "${ETWTOP:?}"
 seed002=${1:-}
+. "$(dirname "$0")/../lib/check.sh" # (its PY: the python3 the tests run)
 # exit 77: ctest counts the test as skipped (SKIP_RETURN_CODE)
-py=$(command -v /usr/bin/python3 || command -v python3) || { echo "SKIP: no python3"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
+[ -n "$PY" ] || { echo "SKIP: no python3"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
 export PYTHONPATH=${ETWTOP_DISSECT_PATH:+$ETWTOP_DISSECT_PATH:}${PYTHONPATH:-}
-if ! "$py" -c 'import dissect.etl' 2>/dev/null; then
+if ! "$PY" -c 'import dissect.etl' 2>/dev/null; then
         echo "SKIP: dissect.etl is not installed here (pip install dissect.etl, or set ETWTOP_DISSECT_PATH to its sources: tests/README.md, 'The independent reader'); no other independent ETL reader is packaged for Debian"
         echo "0 passed, 0 failed, 1 skipped"
         exit 77
@@ -26,7 +27,6 @@ fi
 tmp=$(mktemp -d)
 sock=etwtop-reader-$$
 trap 'tmux -L "$sock" kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
-. "$(dirname "$0")/../lib/check.sh"
 
 cat >"$tmp/read.py" <<'PY'
 import sys
@@ -72,7 +72,7 @@ print(f"{path}: {nr} records, {nr_process} Process, {bad} undecoded, {nr_decoded
 sys.exit(0 if nr_process > 0 and bad == 0 and bad_other == 0 and mhz > 0 else 1)
 PY
 
-read_ok() { "$py" "$tmp/read.py" "$1"; }
+read_ok() { "$PY" "$tmp/read.py" "$1"; }
 
 # census.py FILE: the reader's view of each event type of FILE, a line each, sorted: provider,
 # opcode, version, records, decoded, failing (KernelTraceControl's, which a merge adds, left out)
@@ -98,7 +98,7 @@ for k in sorted(nr, key=str):
 PY
 # same_census IN OUT: the reader sees the same records, decoded and failing alike, in both
 same_census() {
-        "$py" "$tmp/census.py" "$1" >"$tmp/census.in" && "$py" "$tmp/census.py" "$2" >"$tmp/census.out" &&
+        "$PY" "$tmp/census.py" "$1" >"$tmp/census.in" && "$PY" "$tmp/census.py" "$2" >"$tmp/census.out" &&
                 [ -s "$tmp/census.in" ] && cmp -s "$tmp/census.in" "$tmp/census.out"
 }
 
