@@ -16,12 +16,9 @@ command -v tmux >/dev/null || { echo "SKIP: tmux not installed"; exit 0; }
 sock=etwtop-test-$$
 tm() { tmux -L "$sock" "$@"; }
 tmp=$(mktemp -d)
-fixture=
 cleanup() {
         tm kill-server 2>/dev/null
         kill $(jobs -p) 2>/dev/null
-        # (the workload may be stopped: it takes the signal once it goes on)
-        [ -z "$fixture" ] || kill -CONT "$fixture" 2>/dev/null
         rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -270,14 +267,6 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
 fi
 "$SYM_FIXTURE" spin 150000 & # the cleanup ends it
 fixture=$!
-# it runs 0.4 s of each second, stopped the rest by this loop (then the one thread that readies
-# it: the switches view's rows under it stay few): its functions still lead the views, and the
-# tests beside this one keep the CPU it leaves (it took one whole, a tenth of the suite's CPU)
-(while kill -CONT "$fixture" 2>/dev/null; do
-        sleep 0.4
-        kill -STOP "$fixture" 2>/dev/null
-        sleep 0.6
-done) &
 # -p: the views count that process only; what this machine cannot do stops the start, saying why
 "$ETWTOP" -b -n 2 -d 1 --top 15 -p "$fixture" >"$tmp/p.txt" 2>"$tmp/p.err"
 check "-p: runs" [ $? = 0 ]
