@@ -31,6 +31,13 @@ struct events_table {
         uint32_t nr_type_index;
         struct group_slot *groups; /* owned: open addressing */
         uint32_t nr_groups, nr_group_slots;
+        /* the processes that ended, their rows not folded yet (EVENTS_TABLE_EXITED) */
+        struct ended_pid {
+                uint32_t pid;
+                int64_t time_ns;
+        } * ended; /* owned */
+        uint32_t nr_ended, cap_ended;
+        int64_t now_ns;              /* the time of the event being counted */
         struct events_group *answer; /* owned: events_table_groups' rows */
         uint32_t cap_answer;
         uint64_t total, nr_no_room, nr_dropped, bytes;
@@ -83,6 +90,7 @@ void events_table_free(struct events_table *et)
         free(et->types);
         free(et->type_index);
         free(et->groups);
+        free(et->ended);
         free(et->answer);
         free(et->text);
         kevent_text_fini(&et->scratch);
@@ -219,32 +227,110 @@ static void count_group(struct events_table *et, uint32_t type_id, uint32_t pid,
         group_add(et, h, key, type_id, pid, tid);
 }
 
-/* A group not seen before, in its free slot h; the table grows at half full. */
+static int cmp_u32(const void *a, const void *b)
+{
+        uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+/* The table of old (nr_old slots) put again into nr_slots: the rows of the processes in
+   folded (sorted, n) go to their type's EVENTS_TABLE_EXITED row. */
+static void groups_rehash(struct events_table *et, uint32_t nr_slots, const uint32_t *folded,
+                          uint32_t n)
+{
+        struct group_slot *old = et->groups;
+        uint32_t nr_old = et->nr_group_slots;
+        et->nr_group_slots = nr_slots;
+        et->groups = xcalloc(nr_slots, sizeof(*et->groups));
+        et->nr_groups = 0;
+        uint32_t m = nr_slots - 1;
+        for (uint32_t i = 0; i < nr_old; i++) {
+                if (!old[i].key)
+                        continue;
+                struct group_slot g = old[i];
+                if (n && g.row.pid != EVENTS_TABLE_EXITED &&
+                    bsearch(&g.row.pid, folded, n, sizeof(*folded), cmp_u32)) {
+                        g.row.pid = g.row.tid = EVENTS_TABLE_EXITED;
+                        g.key = group_key(g.row.type_id, g.row.pid, g.row.tid);
+                }
+                uint32_t h = group_slot(g.key, nr_slots);
+                for (; et->groups[h].key; h = (h + 1) & m)
+                        if (et->groups[h].key == g.key &&
+                            group_is(&et->groups[h], g.row.type_id, g.row.pid, g.row.tid))
+                                break;
+                if (et->groups[h].key) {
+                        et->groups[h].row.nr_events += g.row.nr_events;
+                } else {
+                        et->groups[h] = g;
+                        et->nr_groups++;
+                }
+        }
+        free(old);
+}
+
+/* The rows of the processes that ended EVENTS_TABLE_EXITED_GRACE_NS or more before the event
+   being counted (all of them when is_all) folded, in a table of the same size; those that ended
+   since stay listed. Returns whether any row folded. */
+static bool groups_fold(struct events_table *et, bool is_all)
+{
+        uint32_t *folded = xmalloc((et->nr_ended ? et->nr_ended : 1) * sizeof(*folded));
+        uint32_t n = 0, kept = 0;
+        for (uint32_t i = 0; i < et->nr_ended; i++) {
+                if (is_all || et->ended[i].time_ns <= et->now_ns - EVENTS_TABLE_EXITED_GRACE_NS)
+                        folded[n++] = et->ended[i].pid;
+                else
+                        et->ended[kept++] = et->ended[i];
+        }
+        et->nr_ended = kept;
+        uint32_t before = et->nr_groups;
+        if (n) {
+                qsort(folded, n, sizeof(*folded), cmp_u32);
+                groups_rehash(et, et->nr_group_slots, folded, n);
+        }
+        free(folded);
+        return et->nr_groups < before;
+}
+
+/* A group not seen before, in its free slot h; the table grows at half full, unless the rows
+   of the processes that ended make room (EVENTS_TABLE_FOLD_MIN). */
 static __attribute__((noinline)) void group_add(struct events_table *et, uint32_t h, uint64_t key,
                                                 uint32_t type_id, uint32_t pid, uint32_t tid)
 {
         if (et->nr_groups >= EVENTS_TABLE_MAX_GROUPS) {
-                et->nr_no_room++;
+                if (!et->nr_ended || !groups_fold(et, false)) {
+                        et->nr_no_room++;
+                        return;
+                }
+                count_group(et, type_id, pid, tid); /* its slot moved */
+                return;
+        }
+        if ((et->nr_groups + 1) * 2 > et->nr_group_slots &&
+            et->nr_groups >= EVENTS_TABLE_FOLD_MIN && et->nr_ended && groups_fold(et, false) &&
+            (et->nr_groups + 1) * 2 <= et->nr_group_slots) {
+                count_group(et, type_id, pid, tid);
                 return;
         }
         et->groups[h].key = key;
         et->groups[h].row = (struct events_group){type_id, pid, tid, 1};
         if (++et->nr_groups * 2 <= et->nr_group_slots)
                 return;
-        struct group_slot *old = et->groups;
-        uint32_t nr_old = et->nr_group_slots;
-        et->nr_group_slots *= 2;
-        et->groups = xcalloc(et->nr_group_slots, sizeof(*et->groups));
-        uint32_t m = et->nr_group_slots - 1;
-        for (uint32_t i = 0; i < nr_old; i++) {
-                if (!old[i].key)
-                        continue;
-                h = group_slot(old[i].key, et->nr_group_slots);
-                while (et->groups[h].key)
-                        h = (h + 1) & m;
-                et->groups[h] = old[i];
+        groups_rehash(et, et->nr_group_slots * 2, NULL, 0);
+}
+
+/* A process's end: its rows fold once they are many (group_add), or now when the ends waiting
+   are EVENTS_TABLE_MAX_ENDED. */
+static void process_ended(struct events_table *et, uint32_t pid)
+{
+        if (et->nr_ended == EVENTS_TABLE_MAX_ENDED) {
+                groups_fold(et, false);
+                if (et->nr_ended == EVENTS_TABLE_MAX_ENDED) /* every one within the grace */
+                        groups_fold(et, true);
         }
-        free(old);
+        if (et->nr_ended == et->cap_ended) {
+                et->cap_ended = et->cap_ended ? et->cap_ended * 2 : 256;
+                et->ended = xrealloc(et->ended, et->cap_ended * sizeof(*et->ended));
+        }
+        et->ended[et->nr_ended++] = (struct ended_pid){pid, et->now_ns};
 }
 
 /* ---- the copy of an event's fields ---- */
@@ -383,8 +469,13 @@ void events_table_add(struct events_table *et, const struct kevent *ev)
                 return;
         }
         t->row.nr_events++;
-        if (!et->is_no_groups)
+        if (!et->is_no_groups) {
+                et->now_ns = ev->time_ns;
                 count_group(et, t->row.id, ev->pid, ev->tid);
+                if (ev->type == KEV_PROCESS &&
+                    (ev->process.phase == KEV_PHASE_END || ev->process.phase == KEV_PHASE_DEFUNCT))
+                        process_ended(et, ev->process.pid);
+        }
         store(et, t, ev);
 }
 

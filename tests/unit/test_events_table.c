@@ -353,6 +353,108 @@ static void test_groups_grow_to_cap(void **state)
         events_table_free(et);
 }
 
+static struct kevent process_end(int64_t t, uint32_t pid)
+{
+        struct kevent ev;
+        memset(&ev, 0, sizeof(ev));
+        ev.type = KEV_PROCESS;
+        ev.name = "Process/End";
+        ev.provider = &guid_disk; /* any: the type is by name here */
+        ev.opcode = 2;
+        ev.version = 4;
+        ev.time_ns = t;
+        ev.pid = pid;
+        ev.tid = pid;
+        ev.process.phase = KEV_PHASE_END;
+        ev.process.pid = pid;
+        ev.process.user_sid = ev.process.command_line = "";
+        ev.process.package_full_name = ev.process.application_id = "";
+        ev.process.image_name = "short";
+        return ev;
+}
+
+/* A loop of short processes: the rows of those that ended fold into one row a type
+   (EVENTS_TABLE_EXITED), so the rows follow the processes that run and every new process still
+   gets its own (before, the 262144 rows filled and later processes were counted in none). The
+   processes that run keep theirs; one that ended within the grace keeps its own; no event is
+   lost from the rows' counts. */
+static void test_groups_fold_exited(void **state)
+{
+        (void)state;
+        struct events_table *et = events_table_new();
+        events_table_set_max_recent(et, 0);
+        const uint32_t nr_live = 300, nr_short = 150000;
+        uint64_t nr_added = 0;
+        for (uint32_t i = 0; i < nr_live; i++) {
+                struct kevent ev = disk_read(i, 100 + i, 100 + i, 1);
+                events_table_add(et, &ev);
+                nr_added++;
+        }
+        int64_t t = 1000;
+        uint32_t most = 0, n = 0;
+        for (uint32_t i = 0; i < nr_short; i++, t += 100000) { /* 10,000 processes a second */
+                uint32_t pid = 1000000 + i;
+                for (uint32_t k = 0; k < 3; k++) { /* three threads */
+                        struct kevent ev = disk_read(t, pid, pid + k * 7919, 1);
+                        events_table_add(et, &ev);
+                        nr_added++;
+                }
+                struct kevent end = process_end(t + 50000, pid);
+                events_table_add(et, &end);
+                nr_added++;
+                if (i % 4096 == 0) {
+                        events_table_groups(et, true, &n);
+                        most = n > most ? n : most;
+                }
+        }
+        /* the live processes' events go on */
+        for (uint32_t i = 0; i < nr_live; i++) {
+                struct kevent ev = disk_read(t, 100 + i, 100 + i, 1);
+                events_table_add(et, &ev);
+                nr_added++;
+        }
+        assert_int_equal(events_table_nr_no_room(et), 0);
+        const struct events_group *g = events_table_groups(et, true, &n);
+        most = n > most ? n : most;
+        /* far fewer rows than the 600,000 the short processes made (three threads' reads and
+           the end, each a row): the rows of the ends waiting to fold (at 10,000 a second, the
+           list of ends fills within the grace, and they all fold), the live ones' and one a
+           type for the folded, through every fold */
+        assert_true(most <= 4 * EVENTS_TABLE_MAX_ENDED + nr_live + 2 + 4);
+        uint64_t sum = 0, exited_reads = 0, exited_ends = 0;
+        uint32_t nr_live_seen = 0;
+        bool is_last_kept = false;
+        const struct events_type *read = type_named(et, "DiskIo/Read");
+        for (uint32_t i = 0; i < n; i++) {
+                sum += g[i].nr_events;
+                if (g[i].pid == EVENTS_TABLE_EXITED) {
+                        assert_int_equal(g[i].tid, EVENTS_TABLE_EXITED);
+                        if (g[i].type_id == read->id)
+                                exited_reads += g[i].nr_events;
+                        else
+                                exited_ends += g[i].nr_events;
+                } else if (g[i].pid >= 100 && g[i].pid < 100 + nr_live) {
+                        assert_int_equal(g[i].nr_events, 2);
+                        nr_live_seen++;
+                } else if (g[i].pid == 1000000 + nr_short - 1) {
+                        is_last_kept = true; /* ended 50 us before the trace's last event */
+                }
+        }
+        assert_int_equal(sum, nr_added); /* every event in a row */
+        assert_int_equal(nr_live_seen, nr_live);
+        assert_true(is_last_kept);
+        /* most of the short processes folded: all but those of the last 2 s (20,000) */
+        assert_true(exited_reads >= 3ull * (nr_short - 20000 - EVENTS_TABLE_MAX_ENDED));
+        assert_true(exited_ends >= nr_short - 20000 - EVENTS_TABLE_MAX_ENDED);
+        /* by process: one row a type for them all */
+        g = events_table_groups(et, false, &n);
+        uint32_t nr_exited_rows = 0;
+        for (uint32_t i = 0; i < n; i++)
+                nr_exited_rows += g[i].pid == EVENTS_TABLE_EXITED;
+        assert_int_equal(nr_exited_rows, 2);
+        events_table_free(et);
+}
+
 /* The profile feeds it within its time window and zoom, as the other tables. */
 static void test_profile_window(void **state)
 {
@@ -551,6 +653,45 @@ static void test_view(void **state)
         profile_free(p);
 }
 
+/* By process, the processes that ended are one row a type, named so, without a PID; Enter on
+   it says where their events are instead of listing none. */
+static void test_view_exited(void **state)
+{
+        (void)state;
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        struct harness h;
+        memset(&h, 0, sizeof(h));
+        h.st.nr_views = NR_VIEWS;
+        h.view = events_view_new();
+        ui_table_init(&h.table, h.view->cols, h.view->nr_cols);
+        h.m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
+        /* 5000 processes a millisecond apart, a read and an end each: past 8192 rows the
+           table would grow, and the ends of 2 s before fold instead */
+        for (uint32_t i = 0; i < 5000; i++) {
+                struct kevent ev = disk_read(1000000ll * i, 5000 + i, 5000 + i, 1);
+                profile_event(p, &ev);
+                struct kevent end = process_end(1000000ll * i + 1, 5000 + i);
+                profile_event(p, &end);
+        }
+        rebuild(&h);
+        press(&h, 'p', 0); /* by process */
+        uint32_t last = h.table.nr_cols - 1, name_col = col_titled(&h.table, "Process");
+        assert_int_not_equal(name_col, UINT32_MAX);
+        uint32_t row = row_with(&h.table, name_col, "[exited processes]");
+        assert_int_not_equal(row, UINT32_MAX);
+        assert_int_not_equal(row_with(&h.table, last, "DiskIo/Read"), UINT32_MAX);
+        assert_true(h.table.nr_rows < 2 * 5000);
+        assert_int_equal(h.view->row_pid(h.view, &h.table, h.table.keys[row]), 0);
+        unsigned r = press(&h, '\n', h.table.keys[row]);
+        assert_false(r & UI_REBUILD);
+        assert_false(events_view_is_list(h.view));
+        assert_non_null(strstr(h.st.status, "processes that ended are folded"));
+        ui_table_fini(&h.table);
+        h.view->free(h.view);
+        profile_free(p);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -559,9 +700,11 @@ int main(void)
                 cmocka_unit_test(test_caps),
                 cmocka_unit_test(test_groups_off),
                 cmocka_unit_test(test_groups_grow_to_cap),
+                cmocka_unit_test(test_groups_fold_exited),
                 cmocka_unit_test(test_profile_window),
                 cmocka_unit_test(test_text),
                 cmocka_unit_test(test_view),
+                cmocka_unit_test(test_view_exited),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,6 +90,8 @@ struct events_view {
 };
 
 #define ANY 0xFFFFFFFFu
+/* the row of a type's events in the processes that ended, folded (events_table.h) */
+#define EXITED_NAME "[exited processes]"
 
 /* Row keys: a type's is its id + 1; a group row's has KEY_GROUP; an event's is its seq. */
 #define KEY_GROUP (1ull << 62)
@@ -110,6 +112,8 @@ static uint64_t group_key(const struct events_group *g)
 
 static const char *pid_process(struct profile *p, uint32_t pid)
 {
+        if (pid == EVENTS_TABLE_EXITED)
+                return EXITED_NAME;
         const char *n = pid == ANY ? NULL : switches_process_name(profile_switches(p), pid);
         return n && n[0] ? n : "?";
 }
@@ -183,9 +187,9 @@ static void build_types(struct events_view *ev, struct profile *p, struct ui_tab
                 ui_table_u64(t, r, COL_A, g[i].nr_events);
                 ui_table_pct(t, r, COL_B,
                              total ? 100.0 * (double)g[i].nr_events / (double)total : 0);
-                if (g[i].pid != ANY)
+                if (g[i].pid != ANY && g[i].pid != EVENTS_TABLE_EXITED)
                         ui_table_u64(t, r, COL_E, g[i].pid);
-                if (g[i].tid != ANY)
+                if (g[i].tid != ANY && g[i].tid != EVENTS_TABLE_EXITED)
                         ui_table_u64(t, r, COL_F, g[i].tid);
                 ui_table_text(t, r, COL_G, pid_process(p, g[i].pid));
                 ui_table_text(t, r, COL_REST, ty->name);
@@ -354,6 +358,13 @@ static unsigned act_open(struct ui_key_ctx *c)
                 return UI_REDRAW;
         }
         uint64_t key = c->row_key;
+        if ((key & KEY_GROUP) && ev->group != GROUP_TYPE &&
+            strcmp(ui_table_cell_text(t, row, COL_G), EXITED_NAME) == 0) {
+                snprintf(c->st->status, sizeof(c->st->status),
+                         "the processes that ended are folded into one row: their recent "
+                         "events are in the type's list (p: by type)");
+                return UI_REDRAW;
+        }
         ev->pid = ev->tid = ANY;
         if (key & KEY_GROUP) {
                 ev->type_id = (uint32_t)(((key >> 46) & 0xFFFF) - 1);

@@ -24,6 +24,17 @@
 #define EVENTS_TABLE_MAX_EVENT_BYTES 2048u
 #define EVENTS_TABLE_MAX_TYPES       16384u
 #define EVENTS_TABLE_MAX_GROUPS      262144u
+/* The rows of processes that ended fold, once the rows are many (EVENTS_TABLE_FOLD_MIN), into
+   one row a type whose process and thread are EVENTS_TABLE_EXITED ("[exited processes]"): the
+   rows follow the processes that run, not every process that ever ran (a loop of short
+   processes filled the 262144 in 12 minutes, and the processes after them were counted in no
+   row). A process's rows stay for EVENTS_TABLE_EXITED_GRACE_NS of the trace after its end: its
+   late events find them. The ends waiting to fold are EVENTS_TABLE_MAX_ENDED at most: past
+   them, the rows fold at once. */
+#define EVENTS_TABLE_FOLD_MIN        4096u
+#define EVENTS_TABLE_EXITED          0xFFFFFFFEu
+#define EVENTS_TABLE_EXITED_GRACE_NS 2000000000
+#define EVENTS_TABLE_MAX_ENDED       16384u
 
 struct events_type {
         uint32_t id; /* stable for the table's life: the order types first came in */
@@ -36,7 +47,8 @@ struct events_type {
         uint32_t nr_stored;  /* its events the store holds, at most EVENTS_TABLE_MAX_RECENT */
 };
 
-/* A type's count in one process (tid AGG_ALL-like 0xFFFFFFFF when grouped by process). */
+/* A type's count in one process (tid AGG_ALL-like 0xFFFFFFFF when grouped by process); pid and
+   tid EVENTS_TABLE_EXITED: the processes that ended, folded. */
 struct events_group {
         uint32_t type_id;
         uint32_t pid; /* 0xFFFFFFFF: unknown */
