@@ -44,7 +44,8 @@ struct events_table {
         uint64_t seq; /* of the last event stored */
         uint64_t nr_kind[KEV_TYPE_MAX];
         uint32_t max_recent;
-        bool is_no_groups; /* events_table_set_groups(false): types' counts only */
+        bool is_no_groups;   /* events_table_set_groups(false): types' counts only */
+        bool is_fold_exited; /* events_table_set_fold_exited */
         /* the type each kind of event last had (+1; 0 none): a switch storm's kinds (CSwitch,
            ReadyThread, their stacks) take turns, so one "last type" missed at every event */
         uint32_t kind_type[KEV_TYPE_MAX];
@@ -384,6 +385,13 @@ void events_table_set_max_recent(struct events_table *et, uint32_t n)
         et->max_recent = n < EVENTS_TABLE_MAX_RECENT ? n : EVENTS_TABLE_MAX_RECENT;
 }
 
+void events_table_set_fold_exited(struct events_table *et, bool is_folded)
+{
+        et->is_fold_exited = is_folded;
+        if (!is_folded)
+                et->nr_ended = 0;
+}
+
 void events_table_set_groups(struct events_table *et, bool is_kept)
 {
         et->is_no_groups = !is_kept;
@@ -472,7 +480,7 @@ void events_table_add(struct events_table *et, const struct kevent *ev)
         if (!et->is_no_groups) {
                 et->now_ns = ev->time_ns;
                 count_group(et, t->row.id, ev->pid, ev->tid);
-                if (ev->type == KEV_PROCESS &&
+                if (et->is_fold_exited && ev->type == KEV_PROCESS &&
                     (ev->process.phase == KEV_PHASE_END || ev->process.phase == KEV_PHASE_DEFUNCT))
                         process_ended(et, ev->process.pid);
         }

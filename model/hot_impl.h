@@ -331,6 +331,15 @@ void hot_row_keys_reset(struct hot *h, enum hot_grouping grouping);
 /* The rows of source's places merged into h->rows (grouped by grouping): how many. The first
    build hashes each place's row key; the later ones keep each settled place's row. */
 uint32_t hot_rows_merge(struct hot *h, uint16_t source, enum hot_grouping grouping);
+/* hot_rows.c: h->rows grown to hold row o. A build's rows are made as the merge finds them: they
+   are the functions, far fewer than the places (sized by the places, the rows and their sort's
+   work space took 46 MB of a screen whose table held 262144 places, and grew with it). */
+void hot_rows_grow(struct hot *h, uint32_t o);
+static inline void hot_rows_room(struct hot *h, uint32_t o)
+{
+        if (o >= h->cap_rows)
+                hot_rows_grow(h, o);
+}
 /* Slot j's place's row forgotten (its answer changed, or a new place there). */
 static inline void hot_row_forget(struct hot *h, uint32_t j)
 {

@@ -158,6 +158,7 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
                         if (index[j]) {
                                 row_add(&h->rows[index[j] - 1], &r);
                         } else {
+                                hot_rows_room(h, o);
                                 h->rows[o] = r;
                                 index[j] = ++o;
                         }
@@ -255,6 +256,7 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
                                 }
                         }
                         if (!h->rout[k]) {
+                                hot_rows_room(h, o);
                                 h->rows[o] = r;
                                 h->rout[k] = ++o;
                         } else {

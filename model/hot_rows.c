@@ -464,6 +464,24 @@ uint32_t hot_top_functions_all_by(struct hot *h, uint16_t source, enum hot_group
         return h->nr_rows_cached;
 }
 
+void hot_rows_grow(struct hot *h, uint32_t o)
+{
+        /* doubling: rows that grow a little at each refresh do not leave the allocator a hole
+           a little too small every time; the rows made so far stay */
+        uint32_t cap = h->cap_rows ? h->cap_rows : 1024;
+        while (cap <= o)
+                cap *= 2;
+        if (cap > h->max_entries + 2) /* the places and the other row: never more */
+                cap = h->max_entries + 2 > o ? h->max_entries + 2 : o + 1;
+        h->rows = xrealloc(h->rows, cap * sizeof(*h->rows));
+        free(h->sort_a);
+        free(h->sort_b);
+        free(h->sort_rows);
+        h->sort_a = h->sort_b = NULL; /* made by rows_sort when a whole order is asked */
+        h->sort_rows = NULL;
+        h->cap_rows = cap;
+}
+
 static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping grouping,
                               bool is_by_total, uint32_t max, const struct hot_row **rows)
 {
@@ -471,28 +489,12 @@ static uint32_t top_functions(struct hot *h, uint16_t source, enum hot_grouping 
                 hot_pending_flush(h, &h->pend[c]);
         hot_memo_settle_all(h);
         hot_deferred_settle(h);
-        if (h->cap_rows < h->nr + 1) {
-                /* doubling: a table that grows a little at each refresh does not leave the
-                   allocator a hole a little too small every time */
-                uint32_t cap = h->cap_rows ? h->cap_rows : 1024;
-                while (cap < h->nr + 1)
-                        cap *= 2;
-                if (cap > h->max_entries + 1) /* the table never holds more */
-                        cap = h->max_entries + 1;
-                free(h->rows);
-                free(h->sort_a);
-                free(h->sort_b);
-                free(h->sort_rows);
-                h->sort_a = h->sort_b = NULL; /* made by rows_sort when a whole order is asked */
-                h->sort_rows = NULL;
-                h->cap_rows = cap;
-                h->rows = xcalloc(h->cap_rows, sizeof(*h->rows));
-        }
         /* the places of one function merge into one row (hot_row_keys.c) */
         uint32_t o = hot_rows_merge(h, source, grouping);
         uint32_t si = 0;
         for (; si < h->nr_sources && h->sources[si] != source; si++)
                 ;
+        hot_rows_room(h, o); /* the other row's, and rows non-NULL when there are none */
         if (si < h->nr_sources && h->nr_other[si])
                 h->rows[o++] = (struct hot_row){
                         source, 0, 0, 0, SYM_NO_MODULE, h->nr_other[si], h->nr_other[si],

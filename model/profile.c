@@ -41,6 +41,7 @@ struct profile *profile_new(const struct profile_options *o)
         p->branches = branches_new(p->store, BRANCH_EDGES_MAX);
         p->switches = switches_new(p->store, SWITCH_THREADS_MAX);
         p->events = events_table_new();
+        events_table_set_fold_exited(p->events, o->is_live);
         p->join = stack_join_new();
         /* a live session is etwtop's: its stacks come whole */
         stack_join_set_whole(p->join, o->is_live);

@@ -383,6 +383,18 @@ static void test_groups_fold_exited(void **state)
         (void)state;
         struct events_table *et = events_table_new();
         events_table_set_max_recent(et, 0);
+        /* a trace's table (the default) keeps every process's rows */
+        for (uint32_t i = 0; i < 6000; i++) {
+                struct kevent ev = disk_read(1000000ll * i, 5000 + i, 5000 + i, 1);
+                events_table_add(et, &ev);
+                struct kevent end = process_end(1000000ll * i + 1, 5000 + i);
+                events_table_add(et, &end);
+        }
+        uint32_t n = 0;
+        events_table_groups(et, true, &n);
+        assert_int_equal(n, 2 * 6000);
+        events_table_reset(et);
+        events_table_set_fold_exited(et, true); /* a live screen's */
         const uint32_t nr_live = 300, nr_short = 150000;
         uint64_t nr_added = 0;
         for (uint32_t i = 0; i < nr_live; i++) {
@@ -391,7 +403,7 @@ static void test_groups_fold_exited(void **state)
                 nr_added++;
         }
         int64_t t = 1000;
-        uint32_t most = 0, n = 0;
+        uint32_t most = 0;
         for (uint32_t i = 0; i < nr_short; i++, t += 100000) { /* 10,000 processes a second */
                 uint32_t pid = 1000000 + i;
                 for (uint32_t k = 0; k < 3; k++) { /* three threads */
@@ -666,6 +678,7 @@ static void test_view_exited(void **state)
         h.view = events_view_new();
         ui_table_init(&h.table, h.view->cols, h.view->nr_cols);
         h.m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
+        events_table_set_fold_exited(profile_events(p), true); /* as a live session's profile */
         /* 5000 processes a millisecond apart, a read and an end each: past 8192 rows the
            table would grow, and the ends of 2 s before fold instead */
         for (uint32_t i = 0; i < 5000; i++) {

@@ -24,7 +24,8 @@
 #define EVENTS_TABLE_MAX_EVENT_BYTES 2048u
 #define EVENTS_TABLE_MAX_TYPES       16384u
 #define EVENTS_TABLE_MAX_GROUPS      262144u
-/* The rows of processes that ended fold, once the rows are many (EVENTS_TABLE_FOLD_MIN), into
+/* A live session's rows of processes that ended fold (events_table_set_fold_exited), once the
+   rows are many (EVENTS_TABLE_FOLD_MIN), into
    one row a type whose process and thread are EVENTS_TABLE_EXITED ("[exited processes]"): the
    rows follow the processes that run, not every process that ever ran (a loop of short
    processes filled the 262144 in 12 minutes, and the processes after them were counted in no
@@ -78,6 +79,11 @@ void events_table_set_max_recent(struct events_table *et, uint32_t n);
    the types' counts alone: no group is looked up per event). Not kept, events_table_groups
    answers none and events_table_nr_no_room counts only the events past the types' cap. */
 void events_table_set_groups(struct events_table *et, bool is_kept);
+
+/* Whether the rows of processes that ended fold into EVENTS_TABLE_EXITED rows from now on (a
+   live screen's: its rows follow the processes that run); not by default (a trace's rows keep
+   every process, as WPA's, up to EVENTS_TABLE_MAX_GROUPS). */
+void events_table_set_fold_exited(struct events_table *et, bool is_folded);
 
 /* Counts ev (a stack rebuilt from a stack key is its definition's record: not counted) and
    keeps its fields. Its strings are copied. */
