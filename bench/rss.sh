@@ -15,6 +15,9 @@
 # (DESIGN.md): etwtop's memory is bounded by its settings (doc/etwtop.1, MEMORY), not by run
 # time, i.e. flat once its capped tables have filled.
 # Usage: bench/rss.sh [BUILD_DIR] [SECONDS]   (default ./build, 1800 s; needs root, perf, tmux)
+# RSS_SITES=1: the screen's mmap, munmap and mremap calls are recorded with their stacks
+# (perf record) and, at the end, its mapped memory is printed by the code that asked for it at
+# each tenth of the run (bench/mmap_sites.sh): which table grew when
 # RSS_WATCH_KB: the jump over the last minute's lowest reading that counts as a transient (40960)
 set -u
 . "$(dirname "$0")/work_c.sh"
@@ -54,6 +57,13 @@ done
         die "etwtop did not start (screen '$epid', host '$hpid'): $(
                 tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -2 | tr '\n' ' ' | tr -s ' ')"
 trap 'tmux -L $sock kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; kill "$hpid" 2>/dev/null; rm -rf "$tmp"' EXIT
+if [ -n "${RSS_SITES:-}" ]; then
+        perf record -q -e syscalls:sys_enter_mmap -e syscalls:sys_exit_mmap \
+                -e syscalls:sys_enter_munmap -e syscalls:sys_enter_mremap \
+                -e syscalls:sys_exit_mremap --call-graph dwarf,8192 -p "$epid" \
+                -o "$tmp/mmap.data" >/dev/null 2>"$tmp/mmap.err" &
+        sites_pid=$!
+fi
 tck=$(getconf CLK_TCK)
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
 cpu() { awk -v k="$tck" '{printf "%.2f", ($14 + $15) / k}' "/proc/$1/stat" 2>/dev/null; }
@@ -184,3 +194,13 @@ END {
                 printf "; the median of the last %d minutes %+.1f%%\n", k, 100 * (md - e[10]) / e[10]
         }
 }' "$series"
+if [ -n "${RSS_SITES:-}" ]; then
+        kill -INT "$sites_pid" 2>/dev/null
+        wait "$sites_pid" 2>/dev/null
+        echo
+        echo "the screen's anonymous mappings, by the code that asked for them (mapped, not resident):"
+        times=""
+        for ((i = 1; i <= 10; i++)); do times+=" $((secs * i / 10))"; done
+        "$(dirname "$0")/mmap_sites.sh" "$tmp/mmap.data" "$etwtop" $times ||
+                echo "(not read: $(head -3 "$tmp/mmap.err"))"
+fi
