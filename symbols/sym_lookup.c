@@ -151,7 +151,7 @@ static void cache_grow(struct sym_store *s)
 {
         uint32_t old_cap = s->cache_mask + 1;
         struct cache_entry *old = s->cache;
-        if (old_cap * 2 > CACHE_MAX_ENTRIES) {
+        if (old_cap * 2 > (s->opt.is_live ? CACHE_MAX_ENTRIES_LIVE : CACHE_MAX_ENTRIES)) {
                 /* bounded: start over rather than grow without end */
                 memset(s->cache, 0, old_cap * sizeof(*s->cache));
                 s->nr_cache = 0;

@@ -21,7 +21,12 @@
 
 #define KERNEL_START      0xffff800000000000ull /* x86-64 and arm64 kernel halves */
 #define CACHE_MAX_ENTRIES (1u << 20)            /* 32 MB at most: when full, it starts over */
-#define MAX_SRC_FRAMES    32
+/* a live store's: 8 MB. The distinct addresses a live screen resolves only accumulate (every
+   return address of every stack sampled), so the cache grows to its cap over a long run, 32 MB
+   at the trace's, while the screen's hot places keep their own answers and its call tree's nodes
+   their names: what a start over costs is the hot addresses' lookups again (issue 25 item 7) */
+#define CACHE_MAX_ENTRIES_LIVE (1u << 18)
+#define MAX_SRC_FRAMES         32
 
 /* MOD_CLR: one .NET module's JIT-compiled methods in one process, from a recording's CLR
    method events (their names and address ranges; no file behind them) */

@@ -1321,6 +1321,44 @@ static void test_live_kernel_and_vdso(void **state)
         sym_store_free(s);
 }
 
+/* The address cache is bounded: 32 MB for a trace's store, 8 MB for a live one (whose distinct
+   addresses only accumulate), starting over when full; an answer is the same after. */
+static void test_cache_bounded(void **state)
+{
+        (void)state;
+        size_t mem[2];
+        for (int live = 0; live < 2; live++) {
+                struct sym_options o = {.is_synchronous = true, .is_live = live == 1};
+                struct sym_store *s = NULL;
+                assert_int_equal(sym_store_new(&s, &o), 0);
+                struct sym_image drv = {0,
+                                        0xfffff80412340000ull,
+                                        64u << 20,
+                                        0,
+                                        "\\SystemRoot\\system32\\drivers\\nosuch.sys",
+                                        NULL,
+                                        0,
+                                        1,
+                                        0};
+                sym_image_load(s, &drv);
+                struct sym_loc loc = sym_locate(s, 0, drv.base);
+                assert_int_not_equal(loc.module, 0);
+                struct sym_frame first, again;
+                sym_resolve(s, loc, &first);
+                for (uint32_t i = 1; i < 700000; i++)
+                        sym_resolve(s, (struct sym_loc){loc.module, (uint64_t)i * 16}, &again);
+                sym_resolve(s, loc, &again);
+                assert_int_equal(again.state, first.state);
+                assert_int_equal(again.function, first.function);
+                struct sym_stats st;
+                sym_store_get_stats(s, &st);
+                mem[live] = st.memory_bytes;
+                sym_store_free(s);
+        }
+        assert_true(mem[0] >= (size_t)32 << 20); /* a trace's: 700,000 addresses, 1M slots */
+        assert_true(mem[1] <= (size_t)9 << 20);  /* live: 256K slots of 32 bytes, and the rest */
+}
+
 /* JIT code: /tmp/perf-PID.map names addresses no image holds, live. */
 static void test_jit_map(void **state)
 {
@@ -1884,6 +1922,7 @@ int main(void)
                 cmocka_unit_test(test_clr_methods),
                 cmocka_unit_test(test_clr_modules_past_the_table),
                 cmocka_unit_test(test_live_kernel_and_vdso),
+                cmocka_unit_test(test_cache_bounded),
                 cmocka_unit_test(test_jit_map),
                 cmocka_unit_test(test_demangled_names),
                 cmocka_unit_test(test_demangled_jit_and_suffixes),
