@@ -271,7 +271,8 @@ static void groups_rehash(struct events_table *et, uint32_t nr_slots, const uint
 
 /* The rows of the processes that ended EVENTS_TABLE_EXITED_GRACE_NS or more before the event
    being counted (all of them when is_all) folded, in a table of the same size; those that ended
-   since stay listed. Returns whether any row folded. */
+   since stay listed. Returns whether the table was made again (a free slot found before is
+   stale then). */
 static bool groups_fold(struct events_table *et, bool is_all)
 {
         uint32_t *folded = xmalloc((et->nr_ended ? et->nr_ended : 1) * sizeof(*folded));
@@ -283,32 +284,32 @@ static bool groups_fold(struct events_table *et, bool is_all)
                         et->ended[kept++] = et->ended[i];
         }
         et->nr_ended = kept;
-        uint32_t before = et->nr_groups;
         if (n) {
                 qsort(folded, n, sizeof(*folded), cmp_u32);
                 groups_rehash(et, et->nr_group_slots, folded, n);
         }
         free(folded);
-        return et->nr_groups < before;
+        return n > 0;
 }
 
 /* A group not seen before, in its free slot h; the table grows at half full, unless the rows
-   of the processes that ended make room (EVENTS_TABLE_FOLD_MIN). */
+   of the processes that ended make room (EVENTS_TABLE_FOLD_MIN). After a fold the group looks
+   for its slot again (the table was made again), and grows it if the fold left no room. */
 static __attribute__((noinline)) void group_add(struct events_table *et, uint32_t h, uint64_t key,
                                                 uint32_t type_id, uint32_t pid, uint32_t tid)
 {
         if (et->nr_groups >= EVENTS_TABLE_MAX_GROUPS) {
-                if (!et->nr_ended || !groups_fold(et, false)) {
-                        et->nr_no_room++;
+                if (et->nr_ended && groups_fold(et, false) &&
+                    et->nr_groups < EVENTS_TABLE_MAX_GROUPS) {
+                        count_group(et, type_id, pid, tid);
                         return;
                 }
-                count_group(et, type_id, pid, tid); /* its slot moved */
+                et->nr_no_room++;
                 return;
         }
         if ((et->nr_groups + 1) * 2 > et->nr_group_slots &&
-            et->nr_groups >= EVENTS_TABLE_FOLD_MIN && et->nr_ended && groups_fold(et, false) &&
-            (et->nr_groups + 1) * 2 <= et->nr_group_slots) {
-                count_group(et, type_id, pid, tid);
+            et->nr_groups >= EVENTS_TABLE_FOLD_MIN && et->nr_ended && groups_fold(et, false)) {
+                count_group(et, type_id, pid, tid); /* the ends past the grace are gone now */
                 return;
         }
         et->groups[h].key = key;

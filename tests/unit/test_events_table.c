@@ -665,6 +665,42 @@ static void test_view(void **state)
         profile_free(p);
 }
 
+/* A fold that frees no room (the one process that ended had a row a type: they become the
+   [exited processes] rows) leaves the table to grow: the new row then finds its slot in the table
+   made again, no row is written over, and every row is found again after. */
+static void test_groups_fold_no_room(void **state)
+{
+        (void)state;
+        struct events_table *et = events_table_new();
+        events_table_set_max_recent(et, 0);
+        events_table_set_fold_exited(et, true);
+        struct kevent ev = disk_read(0, 77, 77, 1);
+        events_table_add(et, &ev);
+        struct kevent end = process_end(1, 77);
+        events_table_add(et, &end);
+        const uint32_t nr = 40000;
+        for (uint32_t round = 0; round < 2; round++)
+                for (uint32_t i = 0; i < nr; i++) {
+                        /* 3 s on: process 77 is past the grace at every growth */
+                        struct kevent r = disk_read(3000000000ll + i, 1000 + i, 1000 + i, 1);
+                        events_table_add(et, &r);
+                }
+        uint32_t n = 0;
+        const struct events_group *g = events_table_groups(et, true, &n);
+        assert_int_equal(n, nr + 2); /* each process's row, and the two folded */
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+                sum += g[i].nr_events;
+                if (g[i].pid == EVENTS_TABLE_EXITED)
+                        assert_int_equal(g[i].nr_events, 1);
+                else
+                        assert_int_equal(g[i].nr_events, 2);
+        }
+        assert_int_equal(sum, 2 * nr + 2);
+        assert_int_equal(events_table_nr_no_room(et), 0);
+        events_table_free(et);
+}
+
 /* By process, the processes that ended are one row a type, named so, without a PID; Enter on
    it says where their events are instead of listing none. */
 static void test_view_exited(void **state)
@@ -714,6 +750,7 @@ int main(void)
                 cmocka_unit_test(test_groups_off),
                 cmocka_unit_test(test_groups_grow_to_cap),
                 cmocka_unit_test(test_groups_fold_exited),
+                cmocka_unit_test(test_groups_fold_no_room),
                 cmocka_unit_test(test_profile_window),
                 cmocka_unit_test(test_text),
                 cmocka_unit_test(test_view),
