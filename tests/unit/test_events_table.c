@@ -585,17 +585,24 @@ static uint32_t col_titled(const struct ui_table *t, const char *title)
         return UINT32_MAX;
 }
 
+/* the events view over a profile of its own (returned; the caller frees both) */
+static struct profile *harness_new(struct harness *h)
+{
+        struct profile_options po = {0};
+        struct profile *p = profile_new(&po);
+        memset(h, 0, sizeof(*h));
+        h->st.nr_views = NR_VIEWS;
+        h->view = events_view_new();
+        ui_table_init(&h->table, h->view->cols, h->view->nr_cols);
+        h->m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
+        return p;
+}
+
 static void test_view(void **state)
 {
         (void)state;
-        struct profile_options po = {0};
-        struct profile *p = profile_new(&po);
         struct harness h;
-        memset(&h, 0, sizeof(h));
-        h.st.nr_views = NR_VIEWS;
-        h.view = events_view_new();
-        ui_table_init(&h.table, h.view->cols, h.view->nr_cols);
-        h.m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
+        struct profile *p = harness_new(&h);
 
         /* nothing yet: a row says why */
         rebuild(&h);
@@ -706,14 +713,8 @@ static void test_groups_fold_no_room(void **state)
 static void test_view_exited(void **state)
 {
         (void)state;
-        struct profile_options po = {0};
-        struct profile *p = profile_new(&po);
         struct harness h;
-        memset(&h, 0, sizeof(h));
-        h.st.nr_views = NR_VIEWS;
-        h.view = events_view_new();
-        ui_table_init(&h.table, h.view->cols, h.view->nr_cols);
-        h.m = (struct ui_build_ctx){p, false, "", HOT_SOURCE_TIMER};
+        struct profile *p = harness_new(&h);
         events_table_set_fold_exited(profile_events(p), true); /* as a live session's profile */
         /* 5000 processes a millisecond apart, a read and an end each: past 8192 rows the
            table would grow, and the ends of 2 s before fold instead */
