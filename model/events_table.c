@@ -292,6 +292,14 @@ static bool groups_fold(struct events_table *et, bool is_all)
         return n > 0;
 }
 
+/* Whether the oldest end waiting is past the grace: the ends come in about their time order, so
+   a new row checks this one and folds only then (not a scan of every end waiting per new row,
+   when the rows are at their cap and no end is ripe yet). */
+static bool has_ripe_end(const struct events_table *et)
+{
+        return et->nr_ended && et->ended[0].time_ns <= et->now_ns - EVENTS_TABLE_EXITED_GRACE_NS;
+}
+
 /* A group not seen before, in its free slot h; the table grows at half full, unless the rows
    of the processes that ended make room (EVENTS_TABLE_FOLD_MIN). After a fold the group looks
    for its slot again (the table was made again), and grows it if the fold left no room. */
@@ -299,7 +307,7 @@ static __attribute__((noinline)) void group_add(struct events_table *et, uint32_
                                                 uint32_t type_id, uint32_t pid, uint32_t tid)
 {
         if (et->nr_groups >= EVENTS_TABLE_MAX_GROUPS) {
-                if (et->nr_ended && groups_fold(et, false) &&
+                if (has_ripe_end(et) && groups_fold(et, false) &&
                     et->nr_groups < EVENTS_TABLE_MAX_GROUPS) {
                         count_group(et, type_id, pid, tid);
                         return;
@@ -308,7 +316,7 @@ static __attribute__((noinline)) void group_add(struct events_table *et, uint32_
                 return;
         }
         if ((et->nr_groups + 1) * 2 > et->nr_group_slots &&
-            et->nr_groups >= EVENTS_TABLE_FOLD_MIN && et->nr_ended && groups_fold(et, false)) {
+            et->nr_groups >= EVENTS_TABLE_FOLD_MIN && has_ripe_end(et) && groups_fold(et, false)) {
                 count_group(et, type_id, pid, tid); /* the ends past the grace are gone now */
                 return;
         }
