@@ -4,6 +4,7 @@
 #include "app_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "feed.h"
 
@@ -129,7 +130,11 @@ void app_read_again(struct app *a, bool is_said)
 {
         int64_t from = 0, to = 0;
         bool is_on = profile_window(a->profile, &from, &to);
-        if (reread(a, is_on, from, to) && is_said)
-                snprintf(a->st.status, sizeof(a->st.status),
-                         "the trace read again for the callers by process or thread");
+        /* after what the key said (p: the grouping now shown), not instead of it */
+        if (reread(a, is_on, from, to) && is_said) {
+                size_t n = strlen(a->st.status);
+                snprintf(a->st.status + n, sizeof(a->st.status) - n,
+                         "%sthe trace read again for the callers by process or thread",
+                         n ? "; " : "");
+        }
 }

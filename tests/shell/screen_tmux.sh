@@ -23,12 +23,15 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../lib/check.sh"
-part=$(test_part "${1-}" replay live) || exit 2
+part=$(test_part "${1-}" replay live keys) || exit 2
 on_fail() {
         echo "--- screen:"
         cat "$tmp/screen"
 }
 . "$(dirname "$0")/../lib/tmux_screen.sh"
+# each view's column titles (views 1 to 5)
+title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable'
+        'Event type (Enter: its events)')
 # how many rows of the table (under the column titles, above the status line) match ERE $1
 rows_matching() {
         awk -v re="$1" '/^ 1 [A-Z]/ && !t {t = NR + 1; next} {l[NR] = $0}
@@ -124,6 +127,146 @@ restart() {
         sleep 0.2
         tm_new -d -s s "$@"
 }
+
+# nav_keys ETL: the cursor, search, filter and the tree's keys, annotate, the by-process modes and
+# the views, on a replay of ETL, a window the live part saved (the fixture's leaf its hottest
+# function, its threads switched out): a replay's rows hold still once it is read. Its screen needs
+# no session: it runs beside the other tests (screen_tmux.sh keys; ctest's fixture screen_saved
+# has the live part save the file first)
+nav_keys() {
+        restart -x 200 -y 40 "cd $tmp && $ETWTOP --replay '$1'; echo exit=\$? >$tmp/exit.nav; sleep 30"
+        check "keys: the saved window replays with the fixture's leaf" wait_for 'fixture_leaf' 20
+        # the file read whole first: while it loads, the rows move under the cursor
+        check "keys: the file read (no 'loading' in the header)" wait_gone '^etwtop - replay .*loading' 90
+        # (each key's effect waited for: a loaded machine answers in seconds, tests/under_load.sh)
+        tm send-keys -t s Home
+        check_cursor "Home: the cursor on the first row" '[ "$(idx "$c")" = 1 ]'
+        c_home=$c
+        tm send-keys -t s Down
+        check_cursor "Down: the cursor on the second row" '[ "$(idx "$c")" = 2 ]'
+        tm send-keys -t s Up
+        check_cursor "Up: on the first again" '[ "$(idx "$c")" = 1 ]'
+        tm send-keys -t s PgDn
+        check_cursor "PgDn: a page down" '[ "$(idx "$c")" -gt 2 -a "$(fn "$c")" != "$(fn "$c_home")" ]'
+        tm send-keys -t s PgUp
+        check_cursor "PgUp: a page up, the first row" \
+                '[ "$(idx "$c")" = 1 -a "$(fn "$c")" = "$(fn "$c_home")" ]'
+        tm send-keys -t s End
+        check_cursor "End: the cursor on the last row shown" \
+                '[ "$(idx "$c")" = "$(nr_rows "$c")" -a "$(idx "$c")" -gt 1 -a "$(fn "$c")" != "$(fn "$c_home")" ]'
+        check "End: the screen still draws" has 'Self%  Total%'
+        # / and n: the rows that hold the text, in turn; a text no row holds is said
+        tm send-keys -t s Home
+        check_cursor "Home again: the first row" '[ "$(idx "$c")" = 1 ]'
+        tm send-keys -t s / f i x t u r e Enter
+        check_cursor "/: the cursor on a row holding the text" '[ -n "$c" -a -z "${c##*fixture*}" ]'
+        c1=$c
+        tm send-keys -t s n
+        check_cursor "n: the next row holding it" \
+                '[ -n "$c" -a -z "${c##*fixture*}" -a "$(idx "$c")" != "$(idx "$c1")" ]'
+        tm send-keys -t s F3 q q z z x x Enter n
+        check "n: a text no row holds, said" wait_for '^Search: no row holds "qqzzxx"' 3
+        # \ and F4: the filter, shown on the status line; Escape clears it
+        tm send-keys -t s '\' f i x t u r e Enter
+        check "\\: the filter on the status line" wait_for '^\[filter: fixture\]' 3
+        check "\\: only rows holding it" \
+                [ "$(rows_matching fixture)" -ge 1 -a "$(rows_matching fixture)" = "$(rows_matching '[^ ]')" ]
+        tm send-keys -t s Escape
+        check "Escape: the filter cleared" wait_gone '\[filter:' 3
+        tm send-keys -t s F4
+        check "F4: the filter asked for" wait_for '^Filter: _' 3
+        tm send-keys -t s l e a f Enter
+        check "F4: the filter on the status line" wait_for '^\[filter: leaf\]' 3
+        tm send-keys -t s Escape
+        check "Escape: the filter cleared" wait_gone '\[filter:' 3
+        # + - *: the functions view and the switches view, the cursor on a row that opens (found by
+        # search: the cursor keeps to it when the rows are made again, in another order)
+        row_text=('' fixture_leaf '' sym_fixture)
+        for v in 1 3; do
+                tm send-keys -t s $v
+                wait_for "${title[$v]}" 3
+                tm send-keys -t s / $(sed 's/./& /g' <<<"${row_text[$v]}") Enter
+                check_cursor "/ (view $v): the cursor on ${row_text[$v]}" '[ -n "$c" -a -z "${c##*${row_text[$v]}*}" ]'
+                tm send-keys -t s +
+                check_cursor "+ (view $v): the row opens" '[ -n "$c" -a -z "${c##* - [^ ]*}" ]'
+                tm send-keys -t s -- -
+                check_cursor "- (view $v): and closes" '[ -n "$c" -a -z "${c##* + [^ ]*}" ]'
+                check "- (view $v): no row open" [ "$(rows_matching ' - [^ ]')" = 0 ]
+                snap
+                first_level + >"$tmp/closed"
+                tm send-keys -t s '*'
+                # every row shown that could open is open: none of them left closed, one at least open
+                # (rows with nothing under them have no mark: the switches view's short-lived threads).
+                # The first level only: the rows that opened show theirs closed (a caller's callers
+                # open with the next *), and a row may have become one that opens since. * opens the
+                # rows on the screen (every row of the table opened a loaded machine's thousands of
+                # threads, and it then answered no key for minutes); the key's rebuild reads the model
+                # as it is now, so a row can come into view after it, closed (rows are told apart by
+                # TID where they have one: another cc1 came into view, closed, in one run). Waited
+                # for: a loaded machine answers the key in seconds (0 open, 33 of 33 still closed,
+                # 0.5 s after it, in one run)
+                all_open() {
+                        nr_open=$(first_level - | wc -l)
+                        nr_closed=$(first_level + | grep -cxFf "$tmp/closed")
+                        [ "$nr_open" -ge 1 -a "$nr_closed" = 0 ]
+                }
+                until_screen 30 all_open
+                check "* (view $v): every row shown opens ($nr_open open, $nr_closed of $(wc -l <"$tmp/closed") still closed)" \
+                        all_open
+        done
+        # a: the function under the cursor annotated: its instructions with their samples, the hottest
+        # marked, its source lines (issue 16); any other key closes the page
+        tm send-keys -t s 1
+        wait_for "${title[1]}" 3
+        tm send-keys -t s / $(sed 's/./& /g' <<<fixture_leaf) Enter
+        check_cursor "/: the cursor on fixture_leaf" '[ -n "$c" -a -z "${c##*fixture_leaf*}" ]'
+        tm send-keys -t s a
+        check "a: the function annotated" wait_for '^Annotate fixture_leaf in sym_fixture' 10
+        check "a: its hottest instruction marked" has '<-- hottest$'
+        check "a: its source lines" has 'sym_fixture\.c:[0-9]'
+        tm send-keys -t s q
+        check "a: q closes the page, etwtop stays" wait_for "${title[1]}" 3
+        # p: the hot functions by process, then function: the fixture's process with its functions
+        tm send-keys -t s p
+        check "p: by process" wait_for '^hot functions by process' 3
+        check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
+        tm send-keys -t s p
+        check "p again: by thread" wait_for '^hot functions by thread' 3
+        check "p again: the fixture's thread with its hot function" has 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$'
+        tm send-keys -t s p
+        check "p a third time: by module" wait_for '^hot functions by module' 3
+        check "p again: the fixture's module with its functions counted" has 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$'
+        tm send-keys -t s p
+        check "p a fourth time: a row per function" wait_for '^hot functions (a row per function' 3
+
+        # the views: Tab, Shift-Tab, 1-5, F9
+        view_keys=(1 Tab Tab Tab Tab Tab BTab BTab 2 4 5 1 F9 3 1)
+        view_seen=(1 2 3 4 5 1 5 4 2 4 5 1 4 3 1)
+        for ((i = 0; i < ${#view_keys[@]}; i++)); do
+                tm send-keys -t s "${view_keys[$i]}"
+                check "${view_keys[$i]}: view ${view_seen[$i]}" wait_for "${title[${view_seen[$i]}]}" 3
+        done
+        # g in the branch edges view
+        tm send-keys -t s 2 g
+        check "g (view 2): by function pair" wait_for '^branch edges by function pair' 3
+        tm send-keys -t s g
+        check "g (view 2): by exact edge" wait_for '^branch edges by exact edge' 3
+        tm send-keys -t s F10
+        check "F10: exits 0" wait_until 30 grep -q 'exit=0' "$tmp/exit.nav"
+}
+
+# -- keys: on the window the live part saved (screen_tmux.sh keys)
+if [ "$part" = keys ]; then
+        if [ -z "${SCREEN_KEYS_ETL:-}" ] || [ ! -s "$SCREEN_KEYS_ETL" ]; then
+                # (the live part saves it; it skips where it cannot run, and so does this part)
+                skip "keys: no window saved by the live part (SCREEN_KEYS_ETL: ${SCREEN_KEYS_ETL:-unset})"
+        else
+                nav_keys "$SCREEN_KEYS_ETL"
+        fi
+        echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+        [ $nr_fail = 0 ]
+        exit
+fi
 
 # -- replay: no privilege needed
 if [ "$part" != live ]; then
@@ -265,6 +408,9 @@ if ! "$ETWTOP" --record "$tmp/probe.etl" --duration 0.2 --on PROC_THREAD 2>"$tmp
         [ $nr_fail = 0 ]
         exit
 fi
+# the window the keys' part replays: saved below (none where this part fails before)
+keys_etl=${SCREEN_KEYS_ETL:-$tmp/keys.etl}
+rm -f "$keys_etl"
 "$SYM_FIXTURE" spin 150000 & # the cleanup ends it
 fixture=$!
 # -p: the views count that process only; what this machine cannot do stops the start, saying why
@@ -396,6 +542,7 @@ top_saved=$(awk '/^Hot functions/ {t = 1; getline; next} t && n < 10 {print $NF;
         tr '\n' ' ')
 check "save: replays with the fixture's leaf ($top_live in: $top_saved)" \
         bash -c "[ -n '$top_live' ] && echo ' $top_saved' | grep -q ' $top_live '"
+cp -- "$tmp/$saved" "$keys_etl"
 # the session panel: CSWITCH is the 4th row
 tm send-keys -t s 4
 check "panel: shown" wait_for 'What it does, or why it is unavailable' 5
@@ -487,8 +634,6 @@ help_missing() {
 common=$(labels_of "$src/ui/keys.c")
 nr_common=$(echo "$common" | grep -c .)
 check "help: the common key table read ($nr_common labels)" [ "$nr_common" -ge 20 ]
-title=('' 'Self%[v^]\? *Total%' 'Share%' 'Switches[v^]\? *On-CPU' 'What it does, or why it is unavailable'
-        'Event type (Enter: its events)')
 help_key=('' h '?' F1 h h)
 v=0
 for name in functions branches switches session events; do
@@ -543,8 +688,9 @@ check "resize: draws again" wait_for 'Self%' 5
 tm send-keys -t s q
 check "q: exits 0" wait_until 30 grep -q 'exit=0' "$tmp/exit"
 
-# -- every key in the help does what its help says, on a live screen of its own (what the keys
-# change here reaches none of the checks above)
+# -- every key in the help does what its help says: those a live session alone has here, on a live
+# screen of its own (what the keys change here reaches none of the checks above); the cursor,
+# search, filter, tree, annotate, by-process and view keys on a replay (nav_keys)
 restart -x 200 -y 40 "cd $tmp && $ETWTOP -d 0.5; echo exit=\$? >$tmp/exit.keys; sleep 30"
 check "keys: the live screen" wait_for 'fixture_leaf' 15
 check "keys: the header shows the refresh interval of -d 0.5" has '^Groups: .*   Refresh: 0\.5 s'
@@ -581,133 +727,6 @@ for k in Space Z; do
         check "$k again: resumed" wait_gone '\[paused\]' 3
 done
 
-# the cursor, search, filter and the tree's keys, on the display paused (the rows hold still):
-# paused on a frame with rows (the modes just cycled through "zeroed each refresh", whose
-# frames can be nearly empty)
-for ((try = 0; try < 10; try++)); do
-        tm send-keys -t s Space
-        wait_for '\[paused\]' 3
-        [ "$(rows_matching '%')" -ge 5 ] && break
-        tm send-keys -t s Space
-        wait_gone '\[paused\]' 3
-        sleep 1
-done
-check "paused on a frame with rows" [ "$(rows_matching '%')" -ge 5 ]
-# (each key's effect waited for: a loaded machine answers in seconds, tests/under_load.sh)
-tm send-keys -t s Home
-check_cursor "Home: the cursor on the first row" '[ "$(idx "$c")" = 1 ]'
-c_home=$c
-tm send-keys -t s Down
-check_cursor "Down: the cursor on the second row" '[ "$(idx "$c")" = 2 ]'
-tm send-keys -t s Up
-check_cursor "Up: on the first again" '[ "$(idx "$c")" = 1 ]'
-tm send-keys -t s PgDn
-check_cursor "PgDn: a page down" '[ "$(idx "$c")" -gt 2 -a "$(fn "$c")" != "$(fn "$c_home")" ]'
-tm send-keys -t s PgUp
-check_cursor "PgUp: a page up, the first row" \
-        '[ "$(idx "$c")" = 1 -a "$(fn "$c")" = "$(fn "$c_home")" ]'
-tm send-keys -t s End
-check_cursor "End: the cursor on the last row shown" \
-        '[ "$(idx "$c")" = "$(nr_rows "$c")" -a "$(idx "$c")" -gt 1 -a "$(fn "$c")" != "$(fn "$c_home")" ]'
-check "End: the screen still draws" has 'Self%  Total%'
-# / and n: the rows that hold the text, in turn; a text no row holds is said
-tm send-keys -t s Home
-check_cursor "Home again: the first row" '[ "$(idx "$c")" = 1 ]'
-tm send-keys -t s / f i x t u r e Enter
-check_cursor "/: the cursor on a row holding the text" '[ -n "$c" -a -z "${c##*fixture*}" ]'
-c1=$c
-tm send-keys -t s n
-check_cursor "n: the next row holding it" \
-        '[ -n "$c" -a -z "${c##*fixture*}" -a "$(idx "$c")" != "$(idx "$c1")" ]'
-tm send-keys -t s F3 q q z z x x Enter n
-check "n: a text no row holds, said" wait_for '^Search: no row holds "qqzzxx"' 3
-# \ and F4: the filter, shown on the status line; Escape clears it
-tm send-keys -t s '\' f i x t u r e Enter
-check "\\: the filter on the status line" wait_for '^\[filter: fixture\]' 3
-check "\\: only rows holding it" \
-        [ "$(rows_matching fixture)" -ge 1 -a "$(rows_matching fixture)" = "$(rows_matching '[^ ]')" ]
-tm send-keys -t s Escape
-check "Escape: the filter cleared" wait_gone '\[filter:' 3
-tm send-keys -t s F4
-check "F4: the filter asked for" wait_for '^Filter: _' 3
-tm send-keys -t s l e a f Enter
-check "F4: the filter on the status line" wait_for '^\[filter: leaf\]' 3
-tm send-keys -t s Escape
-check "Escape: the filter cleared" wait_gone '\[filter:' 3
-# + - *: the functions view and the switches view, the cursor on a row that opens (found by
-# search: the cursor keeps to it when the rows are made again, in another order)
-row_text=('' fixture_leaf '' sym_fixture)
-for v in 1 3; do
-        tm send-keys -t s $v
-        wait_for "${title[$v]}" 3
-        tm send-keys -t s / $(sed 's/./& /g' <<<"${row_text[$v]}") Enter
-        check_cursor "/ (view $v): the cursor on ${row_text[$v]}" '[ -n "$c" -a -z "${c##*${row_text[$v]}*}" ]'
-        tm send-keys -t s +
-        check_cursor "+ (view $v): the row opens" '[ -n "$c" -a -z "${c##* - [^ ]*}" ]'
-        tm send-keys -t s -- -
-        check_cursor "- (view $v): and closes" '[ -n "$c" -a -z "${c##* + [^ ]*}" ]'
-        check "- (view $v): no row open" [ "$(rows_matching ' - [^ ]')" = 0 ]
-        snap
-        first_level + >"$tmp/closed"
-        tm send-keys -t s '*'
-        # every row shown that could open is open: none of them left closed, one at least open
-        # (rows with nothing under them have no mark: the switches view's short-lived threads).
-        # The first level only: the rows that opened show theirs closed (a caller's callers
-        # open with the next *), and a row may have become one that opens since. * opens the
-        # rows on the screen (every row of the table opened a loaded machine's thousands of
-        # threads, and it then answered no key for minutes); the key's rebuild reads the model
-        # as it is now, so a row can come into view after it, closed (rows are told apart by
-        # TID where they have one: another cc1 came into view, closed, in one run). Waited
-        # for: a loaded machine answers the key in seconds (0 open, 33 of 33 still closed,
-        # 0.5 s after it, in one run)
-        all_open() {
-                nr_open=$(first_level - | wc -l)
-                nr_closed=$(first_level + | grep -cxFf "$tmp/closed")
-                [ "$nr_open" -ge 1 -a "$nr_closed" = 0 ]
-        }
-        until_screen 30 all_open
-        check "* (view $v): every row shown opens ($nr_open open, $nr_closed of $(wc -l <"$tmp/closed") still closed)" \
-                all_open
-done
-# a: the function under the cursor annotated: its instructions with their samples, the hottest
-# marked, its source lines (issue 16); any other key closes the page
-tm send-keys -t s 1
-wait_for "${title[1]}" 3
-tm send-keys -t s / $(sed 's/./& /g' <<<fixture_leaf) Enter
-check_cursor "/: the cursor on fixture_leaf" '[ -n "$c" -a -z "${c##*fixture_leaf*}" ]'
-tm send-keys -t s a
-check "a: the function annotated" wait_for '^Annotate fixture_leaf in sym_fixture' 10
-check "a: its hottest instruction marked" has '<-- hottest$'
-check "a: its source lines" has 'sym_fixture\.c:[0-9]'
-tm send-keys -t s q
-check "a: q closes the page, etwtop stays" wait_for "${title[1]}" 3
-# p: the hot functions by process, then function: the fixture's process with its functions
-tm send-keys -t s p
-check "p: by process" wait_for '^hot functions by process' 3
-check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
-tm send-keys -t s p
-check "p again: by thread" wait_for '^hot functions by thread' 3
-check "p again: the fixture's thread with its hot function" has 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$'
-tm send-keys -t s p
-check "p a third time: by module" wait_for '^hot functions by module' 3
-check "p again: the fixture's module with its functions counted" has 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$'
-tm send-keys -t s p
-check "p a fourth time: a row per function" wait_for '^hot functions (a row per function' 3
-tm send-keys -t s Space
-check "Space: resumed" wait_gone '\[paused\]' 3
-
-# the views: Tab, Shift-Tab, 1-5, F9
-view_keys=(1 Tab Tab Tab Tab Tab BTab BTab 2 4 5 1 F9 3 1)
-view_seen=(1 2 3 4 5 1 5 4 2 4 5 1 4 3 1)
-for ((i = 0; i < ${#view_keys[@]}; i++)); do
-        tm send-keys -t s "${view_keys[$i]}"
-        check "${view_keys[$i]}: view ${view_seen[$i]}" wait_for "${title[${view_seen[$i]}]}" 3
-done
-# g in the branch edges view
-tm send-keys -t s 2 g
-check "g (view 2): by function pair" wait_for '^branch edges by function pair' 3
-tm send-keys -t s g
-check "g (view 2): by exact edge" wait_for '^branch edges by exact edge' 3
 # [ ]: the time window is a replay's
 tm send-keys -t s 1 '['
 check "[: live, says the time window is for replays" wait_for '^\[ \]: the time window is for replays' 3
@@ -724,6 +743,9 @@ tm send-keys -t s F2
 check "F2: the recent events saved" wait_for '^saved the recent events to etwtop-' 10
 tm send-keys -t s F10
 check "F10: exits 0" wait_until 30 grep -q 'exit=0' "$tmp/exit.keys"
+
+# the keys on a replay of the saved window (its own test in the suite, beside the others)
+[ "$part" = all ] && nav_keys "$keys_etl"
 
 # monochrome
 restart -x 100 -y 30 "NO_COLOR=1 $ETWTOP --no-color; sleep 5"

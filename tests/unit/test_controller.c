@@ -1759,6 +1759,13 @@ static void test_disk_space_stops_session(void **state)
            and a running session's host would take it) */
         TRACE_PROFILE_INTERVAL fastest = {0, 1221}, usual = {0, 10000};
         TraceSetInformation(0, TraceSampledProfileIntervalInfo, &fastest, sizeof(fastest));
+        /* and every CPU busy meanwhile: an idle one gave few samples (15 s for both files on a
+           quiet machine); the 30 s they spin at most are never waited for */
+        long nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        pid_t spinners[64];
+        int nr_spinners = 0;
+        for (; nr_spinners < nr_cpus && nr_spinners < 64; nr_spinners++)
+                spinners[nr_spinners] = spin_child(30000);
         CONTROLTRACE_ID h;
         if (start_file_session(&h, "ctl-full", path, 0, 0) == ERROR_SUCCESS) {
                 check_stopped_itself(h, "ctl-full", path, "stopped before the blocks reserved", 0);
@@ -1767,6 +1774,10 @@ static void test_disk_space_stops_session(void **state)
                 assert_true(sv.f_bavail > 0);
                 unlink(path);
                 circular_on_small_disk(path, dir);
+        }
+        for (int i = 0; i < nr_spinners; i++) {
+                kill(spinners[i], SIGKILL);
+                waitpid(spinners[i], NULL, 0);
         }
         TraceSetInformation(0, TraceSampledProfileIntervalInfo, &usual, sizeof(usual));
         snprintf(cmd, sizeof(cmd), "umount '%s'", dir);
