@@ -486,11 +486,18 @@ ln -s "$tmp/target" "$tmp/link.etl"
 "$ETWTOP" --record "$tmp/link.etl" --duration 0.2 2>/dev/null
 check "record: never through a symlink" [ ! -e "$tmp/target" ]
 
-# 3. Ctrl-C, SIGTERM, SIGHUP end cleanly with a finalized file.
+# 3. Ctrl-C, SIGTERM, SIGHUP end cleanly with a finalized file: three recorders at once, each
+# signalled once its file holds buffers (it is then past its start, writing)
+declare -A sig_pid
 for sig in INT TERM HUP; do
         "$ETWTOP" --record "$tmp/$sig.etl" 2>"$tmp/$sig.err" &
-        pid=$!
-        sleep 1.5
+        sig_pid[$sig]=$!
+done
+for sig in INT TERM HUP; do
+        recording_written "$tmp/$sig.etl" "${sig_pid[$sig]}"
+done
+for sig in INT TERM HUP; do
+        pid=${sig_pid[$sig]}
         kill -"$sig" "$pid"
         wait "$pid"
         rc=$?
