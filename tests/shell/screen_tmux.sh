@@ -229,13 +229,14 @@ nav_keys() {
         # p: the hot functions by process, then function: the fixture's process with its functions
         tm send-keys -t s p
         check "p: by process" wait_for '^hot functions by process' 3
-        check "p: the fixture's process with its hot function" has 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
+        # (a replay reads the trace again for the callers by process: its rows come as it loads)
+        check "p: the fixture's process with its hot function" wait_for 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$' 30
         tm send-keys -t s p
         check "p again: by thread" wait_for '^hot functions by thread' 3
-        check "p again: the fixture's thread with its hot function" has 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$'
+        check "p again: the fixture's thread with its hot function" wait_for 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$' 30
         tm send-keys -t s p
         check "p a third time: by module" wait_for '^hot functions by module' 3
-        check "p again: the fixture's module with its functions counted" has 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$'
+        check "p again: the fixture's module with its functions counted" wait_for 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$' 30
         tm send-keys -t s p
         check "p a fourth time: a row per function" wait_for '^hot functions (a row per function' 3
 
