@@ -339,7 +339,7 @@ ULONG session_local_control(CONTROLTRACE_ID TraceId, const char *InstanceName,
                 session_unref(s);
                 return code;
         }
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         if (ControlCode == EVENT_TRACE_CONTROL_UPDATE)
                 code = update_session(s, Properties, new_file ? new_file : "");
         else if (ControlCode == EVENT_TRACE_CONTROL_FLUSH && s->writer) {

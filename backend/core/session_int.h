@@ -323,6 +323,9 @@ struct session *session_find(CONTROLTRACE_ID id, const char *name);
    BuffersWritten counts its header buffer, so that it is the file header's BuffersWritten (the
    files an UPDATE closed included). Called with s->lock held. */
 void session_get_stats(struct session *s, struct session_stats *st);
+/* s->lock for a request (a control, a query, a change, a save), never for the logger: tried, with
+   short sleeps between tries, before it is waited for (session_table.c says why). */
+void session_lock_request(struct session *s);
 ULONG session_clamp_ulong(uint64_t v);
 /* Fills the statistics and settings of Properties (QUERY, and after START/UPDATE/STOP/FLUSH),
    and the names at the offsets the caller set. Called with s->lock held. Returns

@@ -111,7 +111,7 @@ static ULONG query_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID 
         EVENT_TRACE_PROPERTIES p;
         memset(&p, 0, sizeof(p));
         p.Wnode.BufferSize = sizeof(p); /* no names asked */
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         session_fill_properties(s, &p);
         const struct live_settings *cfg = &s->cfg;
         st.EventsLost = p.EventsLost;
@@ -176,7 +176,7 @@ ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS I
                         struct session *s = session_kernel_session(fn, c, SessionHandle, &code);
                         if (!s)
                                 return code;
-                        pthread_mutex_lock(&s->lock);
+                        session_lock_request(s);
                         pid = s->cfg.pid;
                         pthread_mutex_unlock(&s->lock);
                         session_unref(s);
@@ -199,7 +199,7 @@ ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS I
                 struct session *s = session_kernel_session(fn, c, SessionHandle, &code);
                 if (!s)
                         return code;
-                pthread_mutex_lock(&s->lock);
+                session_lock_request(s);
                 w.Mode = s->cfg.stack_walk;
                 w.UserStackBytes =
                         s->cfg.user_stack_bytes ? s->cfg.user_stack_bytes : LIVE_DEFAULT_USER_STACK;
@@ -226,7 +226,7 @@ ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS I
                         return session_not_found(what, SessionHandle);
                 }
                 ULONG n = 0;
-                pthread_mutex_lock(&s->lock);
+                session_lock_request(s);
                 for (const struct session_rt *rt = s->consumers; rt; rt = rt->next)
                         n++;
                 pthread_mutex_unlock(&s->lock);
@@ -327,7 +327,7 @@ ULONG session_local_query_info(CONTROLTRACE_ID SessionHandle, TRACE_INFO_CLASS I
         struct session *s = session_kernel_session(fn, c, SessionHandle, &code);
         if (!s)
                 return code;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         const struct live_settings *cfg = &s->cfg;
         CLASSIC_EVENT_ID ev[LIVE_MAX_STACK_HOOKS];
         const void *src = ev;

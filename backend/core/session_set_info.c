@@ -181,7 +181,7 @@ static ULONG set_lbr(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID id, boo
         struct session *s = session_kernel_session(fn, c, id, &code);
         if (!s)
                 return code;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         struct live_settings next = s->cfg;
         if (has_flags)
                 next.lbr_flags = flags;
@@ -261,7 +261,7 @@ static ULONG edit_settings(const char *fn, TRACE_INFO_CLASS c, CONTROLTRACE_ID h
         struct session *s = session_kernel_session(fn, c, handle, &code);
         if (!s)
                 return code;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         struct live_settings next = s->cfg;
         edit(&next, info, len, extra);
         code = commit_settings(fn, c, s, &next);
@@ -344,7 +344,7 @@ static ULONG set_process(const char *fn, CONTROLTRACE_ID handle, const void *inf
         struct session *s = session_kernel_session(fn, c, handle, &code);
         if (!s)
                 return code;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         int32_t now = s->cfg.pid;
         pthread_mutex_unlock(&s->lock);
         session_unref(s);

@@ -14,7 +14,7 @@ int session_save_ring(CONTROLTRACE_ID id, const char *path, bool is_force, struc
                 return -ESRCH;
         }
         int rc;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         if (!((s->log_file_mode & EVENT_TRACE_BUFFERING_MODE) || s->has_window) || !s->writer) {
                 snprintf(err->msg, sizeof(err->msg),
                          "session \"%s\" keeps no ring (EVENT_TRACE_BUFFERING_MODE)", s->name);
@@ -42,7 +42,7 @@ int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *
                 return -ESRCH;
         }
         int rc = -EINVAL;
-        pthread_mutex_lock(&s->lock);
+        session_lock_request(s);
         if (!s->writer) {
                 snprintf(err->msg, sizeof(err->msg), "session \"%s\" has no buffers", s->name);
         } else if (max_bytes > SESSION_MAX_BUFFER_BYTES) {
