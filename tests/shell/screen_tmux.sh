@@ -226,17 +226,18 @@ nav_keys() {
         check "a: its source lines" has 'sym_fixture\.c:[0-9]'
         tm send-keys -t s q
         check "a: q closes the page, etwtop stays" wait_for "${title[1]}" 3
-        # p: the hot functions by process, then function: the fixture's process with its functions
-        tm send-keys -t s p
-        check "p: by process" wait_for '^hot functions by process' 3
-        # (a replay reads the trace again for the callers by process: its rows come as it loads)
-        check "p: the fixture's process with its hot function" wait_for 'sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$' 30
-        tm send-keys -t s p
-        check "p again: by thread" wait_for '^hot functions by thread' 3
-        check "p again: the fixture's thread with its hot function" wait_for 'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$' 30
-        tm send-keys -t s p
-        check "p a third time: by module" wait_for '^hot functions by module' 3
-        check "p again: the fixture's module with its functions counted" wait_for 'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$' 30
+        # p: the groupings in turn, each with the fixture's row: its process and its thread with
+        # its hot function, its module with its functions counted (a replay reads the trace
+        # again for the callers by process or thread: the rows come as it loads)
+        p_mode=(process thread module)
+        p_row=('sym_fixture  *sym_fixture  *[-+]\? *fixture_leaf$'
+                'sym_fixture  *sym_fixture ([0-9]*)  *[-+]\? *fixture_leaf$'
+                'sym_fixture  *[-+]\? *\[[0-9]* functions\?\]$')
+        for ((i = 0; i < ${#p_mode[@]}; i++)); do
+                tm send-keys -t s p
+                check "p ($((i + 1))): by ${p_mode[$i]}" wait_for "^hot functions by ${p_mode[$i]}" 3
+                check "p ($((i + 1))): the fixture's ${p_mode[$i]} row" wait_for "${p_row[$i]}" 30
+        done
         tm send-keys -t s p
         check "p a fourth time: a row per function" wait_for '^hot functions (a row per function' 3
 
