@@ -114,7 +114,11 @@ if [ -z "$PY" ]; then
         exit
 fi
 start_server() { # DIR: serves it on a free port of 127.0.0.1; sets port
-        "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >"$tmp/http.log" 2>&1 &
+        # the log emptied here, before the fork: the child's own truncation came after this
+        # shell had read the stopped server's port from it, on a loaded machine (CI: "Failed
+        # to connect to 127.0.0.1 port N", the first server's port, and an empty log)
+        : >"$tmp/http.log"
+        "$PY" -u -m http.server 0 --bind 127.0.0.1 --directory "$1" >>"$tmp/http.log" 2>&1 &
         server=$!
         port=
         for _ in $(seq 100); do
