@@ -55,8 +55,8 @@ bool proc_aside_ask(struct proc_aside *a, uint32_t pid, char *cmdline, size_t si
 
 /* Asks for the n pids (once each) without waiting, the reader woken once: the processes a
    round of records made or exec'd, named before the round is converted. Pids past the
-   queue's room, and all of them while the reader is on a question that was not answered in
-   time, are left for proc_aside_ask. */
+   queue's room (the answers held keep theirs), and all of them while the reader is on a
+   question that was not answered in time, are left for proc_aside_ask. */
 void proc_aside_prefetch(struct proc_aside *a, const uint32_t *pids, uint32_t n);
 
 /* Drops the answers held (the end of a round): the next question for a pid reads it again. */

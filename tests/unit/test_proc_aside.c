@@ -191,6 +191,35 @@ static void test_prefetch_past_the_queue(void **state)
         proc_aside_free(a);
 }
 
+/* A read-ahead keeps the answers held for the drain: with one held and the reader then on a
+   read that blocks, a read-ahead of a full queue's processes puts in what fits beside it, and
+   the drain's question for the held one is still answered (a read-ahead that dropped it to put
+   in one more left the queue full of unanswered questions: that question found no room, as
+   test_prefetch_past_the_queue did once in a fresh clone's suite). */
+static void test_prefetch_keeps_held_answers(void **state)
+{
+        (void)state;
+        struct proc_aside *a;
+        assert_int_equal(proc_aside_new(&a, fake_read, 60u * 1000 * 1000), 0);
+        char buf[64];
+        uint32_t uid = 0;
+        assert_true(proc_aside_ask(a, 1, buf, sizeof(buf), &uid));
+        /* the first read ahead blocks: the reader answers nothing more meanwhile */
+        blocking_pid = 500;
+        uint32_t pids[PROC_ASIDE_QUEUE];
+        for (uint32_t i = 0; i < PROC_ASIDE_QUEUE; i++)
+                pids[i] = 500 + i;
+        proc_aside_prefetch(a, pids, PROC_ASIDE_QUEUE);
+        while (atomic_load(&nr_reads) < 2)
+                poll(NULL, 0, 1);
+        assert_true(proc_aside_ask(a, 1, buf, sizeof(buf), &uid));
+        assert_string_equal(buf, "cmd 1");
+        assert_int_equal(uid, 1001);
+        assert_int_equal(proc_aside_nr_busy(a), 0);
+        assert_int_equal(write(gate[1], "x", 1), 1);
+        proc_aside_free(a);
+}
+
 /* A question dropped at a round's end while the reader is still on it keeps its entry until
    the reader is done: the next rounds' questions fill the rest of the queue, and every answer
    is its own pid's. */
@@ -265,6 +294,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_prefetch_answers_without_wait, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_prefetch_past_the_queue, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_prefetch_keeps_held_answers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_forgotten_question_keeps_its_entry, setup,
                                                 teardown),
                 cmocka_unit_test(test_reads_proc),
