@@ -39,6 +39,7 @@ struct etl_inflate {
         struct job *jobs;
         uint32_t nr_jobs;
         uint32_t window;
+        uint32_t slot_size; /* the largest job's out_size: every spare buffer fits any job */
         pthread_mutex_t lock;
         pthread_cond_t space; /* to the worker: a result was taken, or stop */
         pthread_cond_t done;  /* to the taker: a job is done */
@@ -112,10 +113,13 @@ static bool run_claimed(struct etl_inflate *q, struct job *j)
         struct slot s = pool_pop(q);
         pthread_mutex_unlock(&q->lock);
         if (s.cap < j->in.out_size) {
-                /* nothing in it to keep: freed, not copied by a realloc */
+                /* nothing in it to keep: freed, not copied by a realloc; made big enough for
+                   any job, so that buffers are not freed and made again at each size (each
+                   free and malloc of a buffer moves the heap's top, and its trim and its new
+                   pages cost the kernel more than the decompression) */
                 free(s.buf);
-                s.buf = malloc(j->in.out_size);
-                s.cap = s.buf ? j->in.out_size : 0;
+                s.buf = malloc(q->slot_size);
+                s.cap = s.buf ? q->slot_size : 0;
         }
         struct etl_inflate_result res;
         if (s.buf)
@@ -172,8 +176,11 @@ struct etl_inflate *etl_inflate_new(const struct etl_inflate_job *jobs, uint32_t
                 free(q);
                 return NULL;
         }
-        for (uint32_t i = 0; i < nr_jobs; i++)
+        for (uint32_t i = 0; i < nr_jobs; i++) {
                 q->jobs[i].in = jobs[i];
+                if (jobs[i].out_size > q->slot_size)
+                        q->slot_size = jobs[i].out_size;
+        }
         q->nr_jobs = nr_jobs;
         pthread_mutex_init(&q->lock, NULL);
         pthread_cond_init(&q->space, NULL);
@@ -239,11 +246,12 @@ int etl_inflate_take(struct etl_inflate *q, uint32_t job, uint8_t **buf, uint32_
                 j->state = JOB_TAKEN;
         }
         if (*cap < j->in.out_size) {
-                uint8_t *n = realloc(*buf, j->in.out_size);
-                if (!n)
+                /* as in run_claimed: once, at the largest size */
+                free(*buf);
+                *buf = malloc(q->slot_size);
+                *cap = *buf ? q->slot_size : 0;
+                if (!*buf)
                         return -ENOMEM;
-                *buf = n;
-                *cap = j->in.out_size;
         }
         run_job(&j->in, *buf, res);
         return 0;
