@@ -555,6 +555,13 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
         int sfd = signals_fd(&old);
         /* before the first table, and before the session host is forked: it runs as long */
         mem_policy_long_run();
+        /* the session host forked while this process is small, with one thread (the symbol
+           loader's starts with the model): a fork made at the session's start shared the
+           model's tables, and each first write to one of their pages was then a copy and a
+           page fault with a flush of the other CPUs' TLBs. Where it cannot start, the session's
+           start says why. */
+        if (!o->replay_path && !o->attach_name)
+                etw_host_prestart();
         struct app *a = xcalloc(1, sizeof(*a));
         int rc = -1;
         struct etw_client_stats st = {0};

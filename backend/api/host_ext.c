@@ -34,6 +34,19 @@ ULONG etw_host_run(ULONG Flags)
         return ERROR_SUCCESS;
 }
 
+ULONG etw_host_prestart(void)
+{
+        char why[1024];
+        int rc = host_client_prestart(why, sizeof(why));
+        if (rc < 0) {
+                DWORD code = etw_error_from_errno(rc);
+                etw_set_error(code, "etw_host_prestart: %s", why);
+                return code;
+        }
+        etw_set_error(ERROR_SUCCESS, NULL);
+        return ERROR_SUCCESS;
+}
+
 ULONG etw_bind_session(CONTROLTRACE_ID TraceId)
 {
         if (!TraceId) {

@@ -177,6 +177,10 @@ ULONG host_client_query_all(PEVENT_TRACE_PROPERTIES *array, ULONG count, PULONG 
 ULONG host_client_bind(CONTROLTRACE_ID id);
 /* Whether a host answers on the runtime directory now (none is started). */
 bool host_client_is_running(void);
+/* A host started for the caller's runtime directory now where none serves it (as a start would,
+   later): 0 (one serves it, or the caller's sessions are its own: ETWTOP_NO_HOST), or -errno
+   with why. */
+int host_client_prestart(char *why, size_t why_size);
 
 /* session.h's functions for a client: -ESRCH when no host runs. */
 int host_client_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *err);

@@ -109,6 +109,22 @@ bool host_client_is_running(void)
         return true;
 }
 
+int host_client_prestart(char *why, size_t why_size)
+{
+        if (!host_is_client())
+                return 0;
+        char dir[PATH_MAX];
+        int rc = host_client_dir(dir, sizeof(dir), true, why, why_size);
+        if (rc < 0)
+                return rc;
+        int fd = host_connect(dir, why, why_size);
+        if (fd >= 0) {
+                close(fd);
+                return 0;
+        }
+        return fd == -ENOENT || fd == -ECONNREFUSED ? host_spawn(dir, why, why_size) : fd;
+}
+
 static void unbind(CONTROLTRACE_ID id);
 
 /* ---- one request ---------------------------------------------------------------------------- */

@@ -273,6 +273,15 @@ ULONG etw_save_window(CONTROLTRACE_ID TraceId, LPCSTR path, BOOL is_force);
    directory is not the caller's own and private), or the error that kept it from serving. */
 ULONG etw_host_run(ULONG Flags);
 
+/* Starts the session host of the caller's runtime directory now, where none serves it and the
+   caller's sessions run in one (not with ETWTOP_NO_HOST), as the caller's first StartTrace would
+   later. For a program that is about to grow: the host is a fork of the caller, and a fork
+   shares every page the caller then holds until one side writes it, which then costs a copy
+   and a page fault; made first, it shares almost none. Optional: a host idle for its grace
+   period (ETWTOP_HOST_GRACE_MS) ends, and StartTrace starts another. ERROR_SUCCESS, or the
+   error that kept the host from starting (StartTrace would meet it too). */
+ULONG etw_host_prestart(void);
+
 /* etwtop's addition, for a program whose session should not outlive it (the screen's, a
    recording's), unlike the Windows default: the session is stopped, its file finalized as by
    ControlTrace(STOP), when the calling process ends, however it ends (kill -9 included).
