@@ -374,7 +374,8 @@ static VOID WINAPI helper_on_event(PEVENT_RECORD er)
    the callback of each of its first N buffers; with GO, its first callback waits until the file
    GO exists (at most 60 s).
    helper query|stop NAME: ControlTrace by name. helper host: etw_host_run in the foreground.
-   helper raw SOCKET: a PING over a raw connection, the host's answer printed. */
+   helper raw SOCKET: a PING over a raw connection, the host's answer printed. helper prestart:
+   etw_host_prestart. */
 static int helper_main(int argc, char **argv)
 {
         setvbuf(stdout, NULL, _IONBF, 0);
@@ -393,6 +394,11 @@ static int helper_main(int argc, char **argv)
                         for (;;)
                                 pause();
                 return rc == ERROR_SUCCESS ? 0 : 1;
+        }
+        if (!strcmp(what, "prestart")) {
+                ULONG rc = etw_host_prestart();
+                printf("prestart rc=%lu msg=%s\n", (unsigned long)rc, etw_last_error_text());
+                return 0;
         }
         if (!strcmp(what, "plain") && argc >= 4) {
                 CONTROLTRACE_ID h = 0;
@@ -2061,6 +2067,39 @@ static void test_systemd_unit(void **state)
         assert_null(strstr(text, "etwtop-host.service:"));
 }
 
+/* etw_host_prestart: a host where none runs, the same one when one does, the one the next
+   session runs in; none with ETWTOP_NO_HOST. */
+static void test_prestart(void **state)
+{
+        (void)state;
+        assert_true(wait_host_gone());
+        /* the prestarted host waits long enough for the session below, however busy the
+           machine (it reads the grace from the environment it is forked with) */
+        setenv("ETWTOP_HOST_GRACE_MS", "60000", 1);
+        assert_int_equal(etw_host_prestart(), ERROR_SUCCESS);
+        setenv("ETWTOP_HOST_GRACE_MS", "300", 1);
+        pid_t first = host_pid();
+        assert_true(process_alive(first));
+        assert_int_equal(etw_host_prestart(), ERROR_SUCCESS);
+        assert_int_equal(host_pid(), first);
+        CONTROLTRACE_ID h;
+        assert_int_equal(start_plain(&h, "prestarted", NULL), ERROR_SUCCESS);
+        assert_int_equal(host_pid(), first);
+        struct rt_props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        kill(first, SIGTERM);
+        assert_true(wait_host_gone());
+        /* in-process sessions: nothing to start */
+        char out[PATH_MAX], cmd[4 * PATH_MAX], text[4096];
+        tmp_path(out, sizeof(out), "prestart.out");
+        snprintf(cmd, sizeof(cmd), "ETWTOP_NO_HOST=1 '%s' helper prestart >'%s' 2>&1", self_exe,
+                 out);
+        assert_int_equal(system(cmd), 0);
+        read_text(out, text, sizeof(text));
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        assert_false(process_alive(host_pid()));
+}
+
 /* ETWTOP_NO_HOST: a session stays inside its process; the host never sees it. */
 static void test_no_host_escape_hatch(void **state)
 {
@@ -2121,6 +2160,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_query_all_traces),
                 cmocka_unit_test(test_relative_file_name),
                 cmocka_unit_test(test_no_host_escape_hatch),
+                cmocka_unit_test(test_prestart),
                 cmocka_unit_test(test_malformed_messages),
                 cmocka_unit_test(test_unprivileged_denied),
                 cmocka_unit_test(test_trickling_clients),
