@@ -158,6 +158,62 @@ static void ksyms_keep(struct live_source *ls, const struct perf_ksym *syms, siz
         ls->ksym_names = names;
 }
 
+/* The blocking functions' places in root's cache (util/kallsyms_text.h), a file a kernel state
+   and the converter's list of functions (perf_wait_reasons_hash): a session's start found them
+   by reading all of kallsyms and naming every core kernel symbol, 60 to 70 ms of its host's CPU
+   on a 2-CPU VM (the largest part of the switches' start), where the start's other reads of
+   kallsyms come from the cache already. Each place is three 64-bit words: start, end, reason. */
+#define WAIT_SITE_WORDS 3
+
+static void wait_sites_name(char *name, size_t size)
+{
+        snprintf(name, size, "waitsites.%08x.table", (unsigned)perf_wait_reasons_hash());
+}
+
+/* ls's wait sites from the cache file of state: false (nothing set) when there is none, or it
+   is not whole. */
+static bool wait_sites_cached(struct live_source *ls, const char *state)
+{
+        char name[64];
+        wait_sites_name(name, sizeof(name));
+        struct kallsyms_cache_map m;
+        if (!kallsyms_cache_map(name, state, &m))
+                return false;
+        size_t each = WAIT_SITE_WORDS * sizeof(uint64_t);
+        size_t n = m.len / each;
+        bool is_whole = m.len % each == 0 && n <= UINT32_MAX;
+        const uint64_t *w = m.data;
+        for (size_t i = 0; i < n && is_whole; i++)
+                is_whole = w[WAIT_SITE_WORDS * i] < w[WAIT_SITE_WORDS * i + 1] &&
+                           w[WAIT_SITE_WORDS * i + 2] <= UINT8_MAX;
+        if (is_whole) {
+                free(ls->wait_sites);
+                ls->wait_sites = n ? xcalloc(n, sizeof(*ls->wait_sites)) : NULL;
+                for (size_t i = 0; i < n; i++)
+                        ls->wait_sites[i] = (struct perf_wait_site){
+                                w[WAIT_SITE_WORDS * i], w[WAIT_SITE_WORDS * i + 1],
+                                (uint8_t)w[WAIT_SITE_WORDS * i + 2]};
+                ls->nr_wait_sites = (uint32_t)n;
+        }
+        kallsyms_cache_unmap(&m);
+        return is_whole;
+}
+
+static void wait_sites_store(const struct live_source *ls, const char *state)
+{
+        size_t n = ls->nr_wait_sites;
+        uint64_t *w = xcalloc(n ? WAIT_SITE_WORDS * n : 1, sizeof(uint64_t));
+        for (size_t i = 0; i < n; i++) {
+                w[WAIT_SITE_WORDS * i] = ls->wait_sites[i].start;
+                w[WAIT_SITE_WORDS * i + 1] = ls->wait_sites[i].end;
+                w[WAIT_SITE_WORDS * i + 2] = ls->wait_sites[i].reason;
+        }
+        char name[64];
+        wait_sites_name(name, sizeof(name));
+        kallsyms_cache_store(name, state, w, WAIT_SITE_WORDS * n * sizeof(uint64_t));
+        free(w);
+}
+
 /* The converter's blocking functions (perf_wait_reason_of_function) with their places, from the
    kept kernel symbols or one read of /proc/kallsyms (whose core symbols are then kept): read on a
    thread of their own by the start's rundown or by the update that turns the switches on
@@ -177,6 +233,13 @@ uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
         struct perf_ksym *parsed = NULL;
         const struct perf_ksym *syms = ls->ksyms;
         size_t nr = ls->nr_ksyms;
+        /* the kernel's state taken before its text is read, as kallsyms_text_read does */
+        char *state = !syms && kallsyms_cache_is_kept() ? kallsyms_text_state() : NULL;
+        if (state && wait_sites_cached(ls, state)) {
+                free(state);
+                *out = ls->wait_sites;
+                return ls->nr_wait_sites;
+        }
         if (!syms) {
                 size_t len = 0;
                 text = kallsyms_read(NULL, &len);
@@ -210,6 +273,9 @@ uint32_t ksyms_wait_sites(void *ctx, const struct perf_wait_site **out)
         free(text);
         ls->nr_wait_sites = n;
         *out = ls->wait_sites; /* ksyms_parse sorted them by address */
+        if (state)
+                wait_sites_store(ls, state);
+        free(state);
         return n;
 }
 

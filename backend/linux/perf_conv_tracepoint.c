@@ -214,48 +214,62 @@ struct perf_thread_state perf_prev_state_to_etw(const struct perf_tp_format *fmt
         return (struct perf_thread_state){KSTATE_WAITING, KWAIT_EXECUTIVE};
 }
 
+/* The blocking functions and their reasons (perf_wait_reason_of_function). */
+static const struct {
+        const char *name;
+        bool is_prefix;
+        uint8_t reason;
+} wait_sites[] = {
+        {"do_nanosleep", false, KWAIT_DELAY_EXECUTION},
+        {"hrtimer_nanosleep", false, KWAIT_DELAY_EXECUTION},
+        {"common_nsleep", false, KWAIT_DELAY_EXECUTION},
+        {"futex_wait", true, KWAIT_WR_ALERT_BY_THREAD_ID}, /* futex_wait_queue, ... */
+        {"__futex_wait", false, KWAIT_WR_ALERT_BY_THREAD_ID},
+        {"io_schedule", true, KWAIT_WR_PAGE_IN}, /* io_schedule, io_schedule_timeout */
+        {"folio_wait_bit", true, KWAIT_WR_PAGE_IN},
+        {"wait_on_page_bit", true, KWAIT_WR_PAGE_IN},
+        {"__folio_lock", true, KWAIT_WR_PAGE_IN},
+        {"__mutex_lock", true, KWAIT_WR_MUTEX},
+        {"mutex_lock", true, KWAIT_WR_MUTEX},
+        {"rwsem_down_", true, KWAIT_WR_RESOURCE},
+        /* sched_yield(2): do_sched_yield, inlined into the syscall's entry where the
+           compiler likes (6.18 x86_64: __x64_sys_sched_yield calls schedule()) */
+        {"do_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"__x64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"__ia32_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"__arm64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"__do_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
+        {"yield_to", false, KWAIT_WR_YIELD_EXECUTION},
+};
+
 int perf_wait_reason_of_function(const char *name)
 {
-        static const struct {
-                const char *name;
-                bool is_prefix;
-                uint8_t reason;
-        } sites[] = {
-                {"do_nanosleep", false, KWAIT_DELAY_EXECUTION},
-                {"hrtimer_nanosleep", false, KWAIT_DELAY_EXECUTION},
-                {"common_nsleep", false, KWAIT_DELAY_EXECUTION},
-                {"futex_wait", true, KWAIT_WR_ALERT_BY_THREAD_ID}, /* futex_wait_queue, ... */
-                {"__futex_wait", false, KWAIT_WR_ALERT_BY_THREAD_ID},
-                {"io_schedule", true, KWAIT_WR_PAGE_IN}, /* io_schedule, io_schedule_timeout */
-                {"folio_wait_bit", true, KWAIT_WR_PAGE_IN},
-                {"wait_on_page_bit", true, KWAIT_WR_PAGE_IN},
-                {"__folio_lock", true, KWAIT_WR_PAGE_IN},
-                {"__mutex_lock", true, KWAIT_WR_MUTEX},
-                {"mutex_lock", true, KWAIT_WR_MUTEX},
-                {"rwsem_down_", true, KWAIT_WR_RESOURCE},
-                /* sched_yield(2): do_sched_yield, inlined into the syscall's entry where the
-                   compiler likes (6.18 x86_64: __x64_sys_sched_yield calls schedule()) */
-                {"do_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"__x64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"__ia32_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"__arm64_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"__do_sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"sys_sched_yield", false, KWAIT_WR_YIELD_EXECUTION},
-                {"yield_to", false, KWAIT_WR_YIELD_EXECUTION},
-        };
         if (!name || !name[0])
                 return -1;
         /* this runs for every kernel text symbol (100,000 and more): the first two characters
            rule out nearly all before a string is compared */
-        for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++) {
-                const char *site = sites[i].name;
+        for (size_t i = 0; i < sizeof(wait_sites) / sizeof(wait_sites[0]); i++) {
+                const char *site = wait_sites[i].name;
                 if (name[0] != site[0] || name[1] != site[1])
                         continue;
-                if (sites[i].is_prefix ? strncmp(name, site, strlen(site)) == 0
-                                       : strcmp(name, site) == 0)
-                        return sites[i].reason;
+                if (wait_sites[i].is_prefix ? strncmp(name, site, strlen(site)) == 0
+                                            : strcmp(name, site) == 0)
+                        return wait_sites[i].reason;
         }
         return -1;
+}
+
+uint32_t perf_wait_reasons_hash(void)
+{
+        uint32_t h = 2166136261u; /* FNV-1a over the names, their kinds and reasons */
+        for (size_t i = 0; i < sizeof(wait_sites) / sizeof(wait_sites[0]); i++) {
+                for (const char *c = wait_sites[i].name; *c; c++)
+                        h = (h ^ (uint8_t)*c) * 16777619u;
+                h = (h ^ (uint32_t)(wait_sites[i].is_prefix ? 1 : 2)) * 16777619u;
+                h = (h ^ wait_sites[i].reason) * 16777619u;
+        }
+        return h;
 }
 
 /* Synthetic Windows-like priority (LINUX-MAPPING.md 3.3): RT 0..99 -> 31..16, CFS 100..139

@@ -228,6 +228,9 @@ struct perf_wait_site {
    WrYieldExecution (33): the one reason of a thread that leaves the CPU runnable without being
    preempted. */
 int perf_wait_reason_of_function(const char *name);
+/* A hash of the functions and reasons perf_wait_reason_of_function knows: what is made from
+   them (a cache of their places) is good only while they stay. */
+uint32_t perf_wait_reasons_hash(void);
 
 struct perf_conv_ops {
         /* Takes one complete ETW record for writer CPU cpu. Returns 0 or -errno. */
