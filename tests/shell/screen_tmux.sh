@@ -264,6 +264,10 @@ if [ "$part" = keys ]; then
                 skip "keys: no window saved by the live part (SCREEN_KEYS_ETL: ${SCREEN_KEYS_ETL:-unset})"
         else
                 nav_keys "$SCREEN_KEYS_ETL"
+                # a failed run's window kept for a look (the live part saves over it each run)
+                if [ $nr_fail != 0 ] && cp "$SCREEN_KEYS_ETL" "${SCREEN_KEYS_ETL%.etl}.failed.etl"; then
+                        echo "the window replayed is kept as ${SCREEN_KEYS_ETL%.etl}.failed.etl"
+                fi
         fi
         echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
         [ $nr_fail = 0 ]
