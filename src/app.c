@@ -559,8 +559,11 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
            loader's starts with the model): a fork made at the session's start shared the
            model's tables, and each first write to one of their pages was then a copy and a
            page fault with a flush of the other CPUs' TLBs. Where it cannot start, the session's
-           start says why. */
-        if (!o->replay_path && !o->attach_name)
+           start says why (not where -p names no process: nothing would start). */
+        char pid_dir[32];
+        snprintf(pid_dir, sizeof(pid_dir), "/proc/%d", (int)o->collect.pid);
+        if (!o->replay_path && !o->attach_name &&
+            (o->collect.pid <= 0 || access(pid_dir, F_OK) == 0))
                 etw_host_prestart();
         struct app *a = xcalloc(1, sizeof(*a));
         int rc = -1;
