@@ -706,9 +706,12 @@ static void rekey(struct calltree *t)
                 }
         }
         free(ended);
-        /* of the addresses no image held, the newest only: what waited longest for its image
-           is likely not to get one (nodes in a module still loading all stay) */
-        if (nr_unplaced > CALLTREE_UNNAMED_MAX) {
+        /* live, of the addresses no image held, the newest only: what waited longest for its
+           image is likely not to get one (nodes in a module still loading all stay). A trace
+           read keeps them all: a window saved without the session's start has its images only
+           in the rundown at its end, and a leaf dropped here stayed unnamed for good, its
+           function's row without callers (screen_tmux_keys under load) */
+        if (is_live && nr_unplaced > CALLTREE_UNNAMED_MAX) {
                 uint32_t drop = nr_unplaced - CALLTREE_UNNAMED_MAX, o = 0;
                 for (uint32_t i = 0; i < keep; i++) {
                         if (drop && !t->nodes[t->unnamed[i]].module) {

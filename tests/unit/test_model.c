@@ -3590,6 +3590,39 @@ static void tree_image(struct fix *fx, struct calltree *t, int64_t time, uint32_
         calltree_event(t, &im);
 }
 
+/* A replay's frames of no image wait for their image however many they are: a window saved
+   without the session's start has its images only in the rundown at its end, and a leaf that
+   fell out of the newest CALLTREE_UNNAMED_MAX stayed unnamed for good, so its function's row
+   found no callers (screen_tmux_keys under load). Live, only the newest are looked up. */
+static void test_calltree_named_late_many(void **state)
+{
+        struct fix *fx = *state;
+        const uint32_t pid = 420, other = 421;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        const uint64_t stack[] = {EXE + fx->off_alpha + 4, EXE + fx->off_beta + 4};
+        int64_t time = MS(1);
+        tree_sample(t, 0, time += MS(1), pid, stack, 2);
+        /* more addresses of no image (far from EXE) than live keeps looking up, each a node */
+        for (uint64_t i = 0; i < CALLTREE_UNNAMED_MAX + 100; i++) {
+                const uint64_t lone[] = {0x7f0000000000ull + 64 * i};
+                tree_sample(t, 0, time += 1000, pid, lone, 1);
+        }
+        /* a look for names while they are all unplaced (another process's image changed the
+           store), then the process's own image */
+        const struct calltree_row *rows;
+        tree_image(fx, t, time += MS(1), other);
+        calltree_children(t, true, 0, &rows);
+        tree_image(fx, t, time += MS(1), pid);
+        uint32_t n = calltree_children(t, true, 0, &rows), alpha = 0;
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == fx->fn_alpha)
+                        alpha = rows[i].node;
+        assert_int_not_equal(alpha, 0);
+        assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
+        assert_int_equal(rows[0].function, fx->fn_beta);
+        calltree_free(t);
+}
+
 /* A node no image held at the last look for names is not located again at the next while its
    process's addresses stay (other processes' images change the store, not them: a process
    storm's looks located every such node at every refresh); its own process's image places and
@@ -5117,6 +5150,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_leaf_given, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_named_late_many, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_unplaced_stands, fix_setup,
                                                 fix_teardown),

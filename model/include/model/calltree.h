@@ -8,8 +8,9 @@
    half of it (the fewest samples through them lately, the quarter of the cap with the most samples
    kept: the top rows' callers stay); a tree too small for that cuts the stack. Counts decay or
    start over with the aggregation mode. Frames not named yet are looked up again when the symbol
-   store changes; of those no image held, only while their process runs and the newest
-   CALLTREE_UNNAMED_MAX: the cost of a look does not grow with the processes that came and went. */
+   store changes; of those no image held, only while their process runs and, live, the newest
+   CALLTREE_UNNAMED_MAX: the cost of a look does not grow with the processes that came and went
+   (a trace read keeps them all: its images may come last, in the rundown at its end). */
 #ifndef ETWTOP_MODEL_CALLTREE_H
 #define ETWTOP_MODEL_CALLTREE_H
 
