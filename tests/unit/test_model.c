@@ -3590,6 +3590,17 @@ static void tree_image(struct fix *fx, struct calltree *t, int64_t time, uint32_
         calltree_event(t, &im);
 }
 
+/* The callers tree's node of a sampled function (a child of its root), 0 when none. */
+static uint32_t callers_node_of(struct calltree *t, uint32_t function)
+{
+        const struct calltree_row *rows;
+        uint32_t n = calltree_children(t, true, 0, &rows);
+        for (uint32_t i = 0; i < n; i++)
+                if (rows[i].function == function)
+                        return rows[i].node;
+        return 0;
+}
+
 /* A replay's frames of no image wait for their image however many they are: a window saved
    without the session's start has its images only in the rundown at its end, and a leaf that
    fell out of the newest CALLTREE_UNNAMED_MAX stayed unnamed for good, so its function's row
@@ -3613,10 +3624,7 @@ static void test_calltree_named_late_many(void **state)
         tree_image(fx, t, time += MS(1), other);
         calltree_children(t, true, 0, &rows);
         tree_image(fx, t, time += MS(1), pid);
-        uint32_t n = calltree_children(t, true, 0, &rows), alpha = 0;
-        for (uint32_t i = 0; i < n; i++)
-                if (rows[i].function == fx->fn_alpha)
-                        alpha = rows[i].node;
+        uint32_t alpha = callers_node_of(t, fx->fn_alpha);
         assert_int_not_equal(alpha, 0);
         assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
         assert_int_equal(rows[0].function, fx->fn_beta);
@@ -4270,11 +4278,7 @@ static void test_calltree_evicts_old(void **state)
                 }
         }
         const struct calltree_row *rows;
-        uint32_t n = calltree_children(t, true, 0, &rows);
-        uint32_t alpha = 0;
-        for (uint32_t i = 0; i < n; i++)
-                if (rows[i].function == fx->fn_alpha)
-                        alpha = rows[i].node;
+        uint32_t alpha = callers_node_of(t, fx->fn_alpha);
         assert_int_not_equal(alpha, 0);
         assert_int_equal(calltree_children(t, true, alpha, &rows), 1);
         assert_int_equal(rows[0].function, fx->fn_beta);
