@@ -183,9 +183,11 @@ static bool wait_sites_cached(struct live_source *ls, const char *state)
         size_t n = m.len / each;
         bool is_whole = m.len % each == 0 && n <= UINT32_MAX;
         const uint64_t *w = m.data;
+        /* in address order, as the converter looks them up */
         for (size_t i = 0; i < n && is_whole; i++)
                 is_whole = w[WAIT_SITE_WORDS * i] < w[WAIT_SITE_WORDS * i + 1] &&
-                           w[WAIT_SITE_WORDS * i + 2] <= UINT8_MAX;
+                           w[WAIT_SITE_WORDS * i + 2] <= UINT8_MAX &&
+                           (!i || w[WAIT_SITE_WORDS * (i - 1)] <= w[WAIT_SITE_WORDS * i]);
         if (is_whole) {
                 free(ls->wait_sites);
                 ls->wait_sites = n ? xcalloc(n, sizeof(*ls->wait_sites)) : NULL;
