@@ -560,10 +560,13 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
            model's tables, and each first write to one of their pages was then a copy and a
            page fault with a flush of the other CPUs' TLBs. Where it cannot start, the session's
            start says why (not where -p names no process: nothing would start). */
-        char pid_dir[32];
-        snprintf(pid_dir, sizeof(pid_dir), "/proc/%d", (int)o->collect.pid);
-        if (!o->replay_path && !o->attach_name &&
-            (o->collect.pid <= 0 || access(pid_dir, F_OK) == 0))
+        bool is_pid_gone = false;
+        if (!o->replay_path && o->collect.pid > 0) {
+                char path[32];
+                snprintf(path, sizeof(path), "/proc/%d", (int)o->collect.pid);
+                is_pid_gone = access(path, F_OK) != 0;
+        }
+        if (!o->replay_path && !o->attach_name && !is_pid_gone)
                 etw_host_prestart();
         struct app *a = xcalloc(1, sizeof(*a));
         int rc = -1;
@@ -601,9 +604,7 @@ int app_run(const struct app_options *o, char *err, size_t err_size)
 
         if (a->st.is_live && o->collect.pid > 0) {
                 /* -p: the views count the process only, as t does */
-                char path[32];
-                snprintf(path, sizeof(path), "/proc/%d", (int)o->collect.pid);
-                if (access(path, F_OK) != 0) {
+                if (is_pid_gone) {
                         snprintf(err, err_size, "-p %d: no such process", (int)o->collect.pid);
                         goto out;
                 }
