@@ -29,7 +29,9 @@
 #include "util/xalloc.h"
 #include "util/thread_sched.h"
 
-/* The queue between the threads: 128 of a session's 64 KiB buffers. The screen takes what is
+/* The queue between the threads: 128 of a session's 64 KiB buffers (copied where the session
+   cannot lend them: one of this process; the host's are held in its ring and only their places
+   queued). The screen takes what is
    there at each turn of its loop; a backlog (a file read faster than it is decoded) fills it and
    the feed's thread waits, rather than lose records, until the consumer has emptied half of it
    (so that both threads work while a file loads, and the feed's wakes are few). Live, the
@@ -72,6 +74,8 @@ struct feed {
            and skips damage, record by record). */
         bool is_buffers;
         bool is_walking;             /* the consumer reads the queue's oldest buffer (walk) */
+        bool is_populated;           /* the queue's pages made (at the first buffer copied) */
+        uint64_t walk_hold;          /* the walk's buffer is held, with this id; 0: copied */
         struct etw_buffer_walk walk; /* the consumer's, with the record it built (walk_rec) */
         EVENT_RECORD walk_rec;
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
@@ -211,12 +215,42 @@ static void drop_buffer(struct feed *f, const VOID *buf, ULONG size)
         atomic_fetch_add(&f->nr_dropped, n);
 }
 
-/* A live session's buffer, whole: on_buffer hands it over after this, as it did its records. */
-static VOID WINAPI on_buffer_queued(PVOID ctx, const VOID *buf, ULONG size)
+/* A held buffer's place in the queue: a message of this size (a copied buffer is larger: its
+   header alone is 72 bytes). */
+struct held {
+        const void *buf;
+        uint64_t id;
+        uint64_t size;
+};
+
+/* A live session's buffer, whole: on_buffer hands it over after this, as it did its records.
+   A held one stays in the session host's ring (its place is queued, and the consumer gives it
+   back once walked); another is copied. */
+static VOID WINAPI on_buffer_queued(PVOID ctx, const VOID *buf, ULONG size, ULONG64 hold)
 {
         struct feed *f = ctx;
-        /* the session host's buffers are 1 MiB at most, the queue's messages 4 MiB */
-        bool fits = size <= f->max_message;
+        if (hold) {
+                struct held h = {buf, hold, size};
+                uint8_t *to = spsc_reserve(f->queue, sizeof(h));
+                if (!to)
+                        to = wait_for_room(f, sizeof(h));
+                if (!to) {
+                        drop_buffer(f, buf, size);
+                        etw_realtime_release_buffers(f->handle, hold);
+                        return;
+                }
+                memcpy(to, &h, sizeof(h));
+                spsc_commit(f->queue);
+                return;
+        }
+        if (!f->is_populated) {
+                /* it goes round its ring within seconds: its pages made at once */
+                f->is_populated = true;
+                spsc_populate(f->queue);
+        }
+        /* the session host's buffers are 1 MiB at most, the queue's messages 4 MiB; a buffer
+           of a held one's size would read as one (it has no room for its header anyway) */
+        bool fits = size <= f->max_message && size != sizeof(struct held);
         uint8_t *to = fits ? spsc_reserve(f->queue, size) : NULL;
         if (!to && fits)
                 to = wait_for_room(f, size);
@@ -330,10 +364,8 @@ int feed_open(struct feed **out, struct profile *p, const char *path, const char
         }
         f->nr_buffers = path ? lf->LogfileHeader.BuffersWritten : 0;
         f->is_buffers = is_threaded && !path;
-        if (f->is_buffers) /* it goes round its ring within seconds: its pages made at once */
-                spsc_populate(f->queue);
         if (f->is_buffers &&
-            etw_realtime_set_buffer_callback(f->handle, on_buffer_queued) != ERROR_SUCCESS) {
+            etw_realtime_set_held_buffer_callback(f->handle, on_buffer_queued) != ERROR_SUCCESS) {
                 snprintf(err, err_size, "%s (Win32 error %u)", etw_last_error_text(),
                          (unsigned)GetLastError());
                 feed_close(f);
@@ -546,6 +578,16 @@ static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
                         const void *buf = is_due ? spsc_peek(f->queue, &len) : NULL;
                         if (!buf)
                                 return NULL;
+                        f->walk_hold = 0;
+                        if (len == sizeof(struct held)) {
+                                /* its place: the buffer is walked where the host put it */
+                                struct held h;
+                                memcpy(&h, buf, sizeof(h));
+                                spsc_pop(f->queue);
+                                buf = h.buf;
+                                len = (size_t)h.size;
+                                f->walk_hold = h.id;
+                        }
                         f->walk = (struct etw_buffer_walk){
                                 .Buffer = buf, .Size = (ULONG)len, .Context = f};
                         f->is_walking = true;
@@ -553,7 +595,10 @@ static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
                 if (etw_buffer_next_record(&f->walk, &f->walk_rec))
                         return &f->walk_rec;
                 f->is_walking = false;
-                spsc_pop(f->queue);
+                if (f->walk_hold)
+                        etw_realtime_release_buffers(f->handle, f->walk_hold);
+                else
+                        spsc_pop(f->queue);
         }
 }
 

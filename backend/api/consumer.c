@@ -40,7 +40,9 @@ struct trace_handle {
                                          LogfileHeader points at; NULL until it is filled */
         atomic_ulong nr_rt_buffers;   /* real-time: buffers delivered */
         atomic_ulong nr_rt_lost;      /* real-time: buffers this consumer lost */
-        ETW_BUFFER_CALLBACK buffer_callback; /* real-time: buffers handed over whole; NULL */
+        ETW_BUFFER_CALLBACK buffer_callback;    /* real-time: buffers handed over whole; NULL */
+        ETW_HELD_BUFFER_CALLBACK held_callback; /* real-time: the same, held past the call */
+        struct session_rt *held_rt; /* the stream ProcessTrace holds buffers of, while it runs */
 };
 
 static struct trace_handle handles[MAX_TRACE_HANDLES];
@@ -227,6 +229,8 @@ PROCESSTRACE_HANDLE WMIAPI OpenTraceA(PEVENT_TRACE_LOGFILEA Logfile)
         atomic_store(&t->nr_rt_buffers, 0);
         atomic_store(&t->nr_rt_lost, 0);
         t->buffer_callback = NULL;
+        t->held_callback = NULL;
+        t->held_rt = NULL;
         t->reader = reader;
         snprintf(t->open_warning, sizeof(t->open_warning), "%s", open_warning);
         t->logger_name = logger_name;
@@ -507,6 +511,14 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         bool is_event_record = lf->ProcessTraceMode & PROCESS_TRACE_MODE_EVENT_RECORD;
         /* set before ProcessTrace, which etw_realtime_set_buffer_callback refuses to race */
         ETW_BUFFER_CALLBACK on_whole_buffer = t->buffer_callback;
+        ETW_HELD_BUFFER_CALLBACK on_held = t->held_callback;
+        /* buffers held where the stream can keep them (the host's ring), else copied */
+        bool is_held = on_held && ops->rt_hold && ops->rt_hold(rt);
+        if (is_held) {
+                pthread_mutex_lock(&handles_lock);
+                t->held_rt = rt;
+                pthread_mutex_unlock(&handles_lock);
+        }
 
         EVENT_RECORD er;
         EVENT_TRACE ev;
@@ -538,7 +550,9 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                         }
                         *is_header_new = true;
                 }
-                if (n == 1 && on_whole_buffer) {
+                if (n == 1 && on_held) {
+                        on_held(lf->Context, buf, size, is_held ? ops->rt_held_id(rt) : 0);
+                } else if (n == 1 && on_whole_buffer) {
                         /* its records are read where it goes: CurrentTime stays at the start */
                         on_whole_buffer(lf->Context, buf, size);
                 } else if (n == 1) {
@@ -582,6 +596,19 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                         if (is_closing)
                                 break;
                 }
+        }
+        /* the buffers held stay mapped until the consumer is done with them, or closes */
+        while (is_held && !ops->rt_wait_released(rt, 100)) {
+                pthread_mutex_lock(&handles_lock);
+                bool is_closing = t->is_close_pending;
+                pthread_mutex_unlock(&handles_lock);
+                if (is_closing)
+                        break;
+        }
+        if (is_held) {
+                pthread_mutex_lock(&handles_lock);
+                t->held_rt = NULL;
+                pthread_mutex_unlock(&handles_lock);
         }
         ops->rt_detach(rt);
         return result;
@@ -797,8 +824,9 @@ ULONG WMIAPI ProcessTrace(PROCESSTRACE_HANDLE *HandleArray, ULONG HandleCount, L
         return rc;
 }
 
-ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
-                                       ETW_BUFFER_CALLBACK Callback)
+/* The buffer callbacks' setter: one of them, the other taken away. */
+static ULONG set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle, ETW_BUFFER_CALLBACK Callback,
+                                 ETW_HELD_BUFFER_CALLBACK Held, const char *fn)
 {
         const ULONG mode = PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP;
         pthread_mutex_lock(&handles_lock);
@@ -806,18 +834,52 @@ ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
         ULONG rc = ERROR_SUCCESS;
         if (slot < 0 || handles[slot].is_close_pending) {
                 rc = ERROR_INVALID_HANDLE;
-                etw_set_error(rc, "etw_realtime_set_buffer_callback: not an open trace handle");
+                etw_set_error(rc, "%s: not an open trace handle", fn);
         } else if (!handles[slot].is_realtime ||
                    (handles[slot].logfile.ProcessTraceMode & mode) != mode) {
                 rc = ERROR_INVALID_PARAMETER;
-                etw_set_error(rc, "etw_realtime_set_buffer_callback: the handle is not a "
-                                  "real-time one opened with PROCESS_TRACE_MODE_EVENT_RECORD | "
-                                  "PROCESS_TRACE_MODE_RAW_TIMESTAMP");
+                etw_set_error(rc,
+                              "%s: the handle is not a real-time one opened with "
+                              "PROCESS_TRACE_MODE_EVENT_RECORD | PROCESS_TRACE_MODE_RAW_TIMESTAMP",
+                              fn);
         } else if (handles[slot].is_processing) {
                 rc = ERROR_BUSY;
-                etw_set_error(rc, "etw_realtime_set_buffer_callback: ProcessTrace runs");
+                etw_set_error(rc, "%s: ProcessTrace runs", fn);
         } else {
                 handles[slot].buffer_callback = Callback;
+                handles[slot].held_callback = Held;
+                etw_set_error(ERROR_SUCCESS, NULL);
+        }
+        pthread_mutex_unlock(&handles_lock);
+        return rc;
+}
+
+ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
+                                       ETW_BUFFER_CALLBACK Callback)
+{
+        return set_buffer_callback(TraceHandle, Callback, NULL, "etw_realtime_set_buffer_callback");
+}
+
+ULONG etw_realtime_set_held_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
+                                            ETW_HELD_BUFFER_CALLBACK Callback)
+{
+        return set_buffer_callback(TraceHandle, NULL, Callback,
+                                   "etw_realtime_set_held_buffer_callback");
+}
+
+ULONG etw_realtime_release_buffers(PROCESSTRACE_HANDLE TraceHandle, ULONG64 HoldId)
+{
+        const struct session_ops *ops = etw_session_ops();
+        pthread_mutex_lock(&handles_lock);
+        int slot = handle_slot(TraceHandle);
+        ULONG rc = ERROR_SUCCESS;
+        if (slot < 0 || !handles[slot].is_realtime) {
+                rc = ERROR_INVALID_HANDLE;
+                etw_set_error(rc, "etw_realtime_release_buffers: not an open real-time handle");
+        } else {
+                /* none held (a stream that ended, or never held any): nothing to give back */
+                if (handles[slot].held_rt && HoldId)
+                        ops->rt_release(handles[slot].held_rt, HoldId);
                 etw_set_error(ERROR_SUCCESS, NULL);
         }
         pthread_mutex_unlock(&handles_lock);

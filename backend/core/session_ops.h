@@ -51,6 +51,14 @@ struct session_ops {
                          struct session_rt_info *info);
         int (*rt_next)(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                        uint32_t *size);
+        /* Held buffers, where the consumer can keep them (NULL where none can): rt_hold
+           asks that each buffer rt_next hands out stay where it is until rt_release gives it
+           back (false: they cannot, each is valid until the next rt_next only); rt_held_id is
+           the one handed out last; rt_wait_released waits for every one handed out. */
+        bool (*rt_hold)(struct session_rt *rt);
+        uint64_t (*rt_held_id)(const struct session_rt *rt);
+        void (*rt_release)(struct session_rt *rt, uint64_t id);
+        bool (*rt_wait_released)(struct session_rt *rt, uint32_t timeout_ms);
         uint64_t (*rt_nr_lost)(const struct session_rt *rt);
         const char *(*rt_error)(const struct session_rt *rt);
         void (*rt_detach)(struct session_rt *rt);

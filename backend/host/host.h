@@ -123,9 +123,9 @@ void host_ring_unmap(struct host_ring *r);
 int host_ring_take(struct host_ring *r, const struct host_rt_msg *m, char *why, size_t why_size);
 /* The next buffer handed over and not read yet (valid until it is released): false when none. */
 bool host_ring_next(struct host_ring *r, const uint8_t **buf, uint32_t *size);
-/* Gives back the buffers read (all but the one read last are done with: the caller calls it
-   once that one is done too), when a group of them or is_all: 0 or host_io_write's error. */
-int host_ring_release(struct host_ring *r, int fd, bool is_all);
+/* Gives back the buffers before upto (read, and done with: upto is next at most), when a group
+   of them or is_all: 0 or host_io_write's error. */
+int host_ring_release(struct host_ring *r, int fd, uint64_t upto, bool is_all);
 
 /* ---- the peer (host_peer.c) ----------------------------------------------------------------- */
 
@@ -196,6 +196,16 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                         uint32_t *size);
 uint64_t host_client_rt_nr_lost(const struct host_rt *rt);
 const char *host_client_rt_error(const struct host_rt *rt);
+/* Held buffers (a stream with a ring): from host_client_rt_hold on, a buffer host_client_rt_next
+   handed out stays in its slot, read-only, until host_client_rt_release gives it back (with
+   those before it) from any thread; host_client_rt_held_id names the one handed out last.
+   host_client_rt_hold is false for a stream without a ring (its buffer is valid until the next
+   call only). host_client_rt_wait_released waits up to timeout_ms for every buffer handed out
+   to be given back: true when all were. */
+bool host_client_rt_hold(struct host_rt *rt);
+uint64_t host_client_rt_held_id(const struct host_rt *rt);
+void host_client_rt_release(struct host_rt *rt, uint64_t id);
+bool host_client_rt_wait_released(struct host_rt *rt, uint32_t timeout_ms);
 void host_client_rt_detach(struct host_rt *rt);
 
 /* The session operations over the host (host_client_ops.c): a session's calls go to the host;

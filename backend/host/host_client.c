@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "etw_error.h"
@@ -684,6 +685,12 @@ struct host_rt {
         uint64_t nr_lost;
         bool is_ended;
         bool is_broken;
+        /* held buffers (host_client_rt_hold): the consumer gives them back from its own thread,
+           so the ring's releases and their writes are made under release_lock */
+        bool is_held;
+        atomic_uint_fast64_t done; /* the buffers before it are given back by the consumer */
+        pthread_mutex_t release_lock;
+        pthread_cond_t released; /* signalled at each host_client_rt_release */
         char name[HOST_MAX_NAME + 1];
         char why[768];
 };
@@ -743,6 +750,8 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
                 close(fd);
                 return -ENOMEM;
         }
+        pthread_mutex_init(&rt->release_lock, NULL);
+        pthread_cond_init(&rt->released, NULL);
         rq->type = HOST_REQ_RT_ATTACH;
         /* the buffers through a shared ring, unless asked not to (the socket's way, kept for
            a host that cannot make one, and to compare the two) */
@@ -796,7 +805,13 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 bool has_next = rt->ring.next < rt->ring.end;
                 /* a host that has ended the stream reads no release: what it sent last (its
                    end, or nothing) is read all the same, and says how the stream ended */
-                host_ring_release(&rt->ring, rt->fd, !has_next);
+                if (rt->is_held) {
+                        pthread_mutex_lock(&rt->release_lock);
+                        host_ring_release(&rt->ring, rt->fd, atomic_load(&rt->done), !has_next);
+                        pthread_mutex_unlock(&rt->release_lock);
+                } else {
+                        host_ring_release(&rt->ring, rt->fd, rt->ring.next, !has_next);
+                }
                 if (has_next) {
                         host_ring_next(&rt->ring, buf, size);
                         return 1;
@@ -817,8 +832,15 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                          host_proto_type_name(m.type), rt->ring.mem ? "with" : "without");
                 rc = -EPROTO;
         }
-        if (rc == 0 && m.type == HOST_RT_SLOTS)
+        if (rc == 0 && m.type == HOST_RT_SLOTS) {
+                /* the slots free are those given back: by the consumer's thread too, which
+                   counts a release once written (the host may have filled them by then) */
+                if (rt->is_held)
+                        pthread_mutex_lock(&rt->release_lock);
                 rc = host_ring_take(&rt->ring, &m, why, sizeof(why));
+                if (rt->is_held)
+                        pthread_mutex_unlock(&rt->release_lock);
+        }
         if (rc == 0 && m.type == HOST_RT_RING) {
                 snprintf(why, sizeof(why), "a second ring");
                 rc = -EPROTO;
@@ -856,6 +878,53 @@ const char *host_client_rt_error(const struct host_rt *rt)
         return rt->why;
 }
 
+bool host_client_rt_hold(struct host_rt *rt)
+{
+        rt->is_held = rt->ring.mem != NULL;
+        return rt->is_held;
+}
+
+uint64_t host_client_rt_held_id(const struct host_rt *rt)
+{
+        /* buffer n (from 0) is id n + 1: 0 names none */
+        return rt->is_held ? rt->ring.next : 0;
+}
+
+void host_client_rt_release(struct host_rt *rt, uint64_t id)
+{
+        pthread_mutex_lock(&rt->release_lock);
+        if (id > atomic_load(&rt->done)) {
+                atomic_store(&rt->done, id);
+                /* given back here once a group is done: the stream's thread may wait on the
+                   socket meanwhile, with a ring the host cannot fill (a write that fails, to a
+                   host gone, is the stream's thread's to find) */
+                host_ring_release(&rt->ring, rt->fd, id, false);
+        }
+        pthread_cond_broadcast(&rt->released);
+        pthread_mutex_unlock(&rt->release_lock);
+}
+
+bool host_client_rt_wait_released(struct host_rt *rt, uint32_t timeout_ms)
+{
+        if (!rt->is_held)
+                return true;
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += timeout_ms / 1000;
+        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+        if (until.tv_nsec >= 1000000000) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&rt->release_lock);
+        while (atomic_load(&rt->done) < rt->ring.next &&
+               pthread_cond_timedwait(&rt->released, &rt->release_lock, &until) == 0) {
+        }
+        bool is_all = atomic_load(&rt->done) >= rt->ring.next;
+        pthread_mutex_unlock(&rt->release_lock);
+        return is_all;
+}
+
 void host_client_rt_detach(struct host_rt *rt)
 {
         if (!rt)
@@ -863,6 +932,8 @@ void host_client_rt_detach(struct host_rt *rt)
         if (rt->fd >= 0)
                 close(rt->fd);
         host_ring_unmap(&rt->ring);
+        pthread_mutex_destroy(&rt->release_lock);
+        pthread_cond_destroy(&rt->released);
         free(rt->msg);
         free(rt);
 }

@@ -70,6 +70,26 @@ static int client_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint
         return host_client_rt_next(stream(rt), timeout_ms, buf, size);
 }
 
+static bool client_rt_hold(struct session_rt *rt)
+{
+        return host_client_rt_hold(stream(rt));
+}
+
+static uint64_t client_rt_held_id(const struct session_rt *rt)
+{
+        return host_client_rt_held_id(const_stream(rt));
+}
+
+static void client_rt_release(struct session_rt *rt, uint64_t id)
+{
+        host_client_rt_release(stream(rt), id);
+}
+
+static bool client_rt_wait_released(struct session_rt *rt, uint32_t timeout_ms)
+{
+        return host_client_rt_wait_released(stream(rt), timeout_ms);
+}
+
 static uint64_t client_rt_nr_lost(const struct session_rt *rt)
 {
         return host_client_rt_nr_lost(const_stream(rt));
@@ -98,6 +118,10 @@ const struct session_ops host_client_ops = {
         .rt_header = host_client_rt_header,
         .rt_attach = client_rt_attach,
         .rt_next = client_rt_next,
+        .rt_hold = client_rt_hold,
+        .rt_held_id = client_rt_held_id,
+        .rt_release = client_rt_release,
+        .rt_wait_released = client_rt_wait_released,
         .rt_nr_lost = client_rt_nr_lost,
         .rt_error = client_rt_error,
         .rt_detach = client_rt_detach,

@@ -87,15 +87,15 @@ bool host_ring_next(struct host_ring *r, const uint8_t **buf, uint32_t *size)
         return true;
 }
 
-int host_ring_release(struct host_ring *r, int fd, bool is_all)
+int host_ring_release(struct host_ring *r, int fd, uint64_t upto, bool is_all)
 {
-        if (r->next == r->released || (!is_all && r->next - r->released < RELEASE_EVERY))
+        if (upto <= r->released || (!is_all && upto - r->released < RELEASE_EVERY))
                 return 0;
         struct host_msg m = {0};
-        host_msg_rt_release(&m, r->next);
+        host_msg_rt_release(&m, upto);
         int rc = host_io_write(fd, m.data, m.size, RELEASE_MS, NULL);
         host_msg_free(&m);
         if (rc == 0)
-                r->released = r->next;
+                r->released = upto;
         return rc;
 }

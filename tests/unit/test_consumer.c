@@ -974,6 +974,18 @@ static VOID WINAPI rt_on_whole_buffer(PVOID ctx, const VOID *buf, ULONG size)
         }
 }
 
+static ULONG64 g_held_id = 99;
+static PROCESSTRACE_HANDLE g_held_handle;
+
+/* Walks the buffer, then gives it back (ProcessTrace returns once every one is). */
+static VOID WINAPI rt_on_held_buffer(PVOID ctx, const VOID *buf, ULONG size, ULONG64 id)
+{
+        g_held_id = id;
+        rt_on_whole_buffer(ctx, buf, size);
+        if (id)
+                assert_int_equal(etw_realtime_release_buffers(g_held_handle, id), ERROR_SUCCESS);
+}
+
 /* A real-time handle's buffer callback gets each buffer, the header's first, in place of the
    record callback (BufferCallback still follows each); it needs raw EVENT_RECORDs, and cannot
    be set while ProcessTrace runs. */
@@ -1014,7 +1026,26 @@ static void test_realtime_buffer_callback(void **state)
         assert_int_equal(g_whole.nr_buffers, 0);
         assert_int_equal(g_rt.nr_events, 1);
         assert_true(IsEqualGUID(&g_rt.first_guid, &EventTraceGuid));
+        /* held: the host lends its ring's buffers (ids from 1); a session of this process
+           lends none (id 0: valid during the call only) */
+        assert_int_equal(etw_realtime_set_held_buffer_callback(h, rt_on_held_buffer),
+                         ERROR_SUCCESS);
+        g_held_handle = h;
+        memset(&g_whole, 0, sizeof(g_whole));
+        memset(&g_rt, 0, sizeof(g_rt));
+        g_rt.cancel_at = 1;
+        assert_int_equal(rt_process_bounded(h, s, 5000, &is_stopped), ERROR_CANCELLED);
+        assert_int_equal(g_whole.nr_buffers, 1);
+        assert_true(g_whole.is_first_header);
+        const char *no_host = getenv("ETWTOP_NO_HOST");
+        if (no_host && !strcmp(no_host, "1"))
+                assert_int_equal(g_held_id, 0);
+        else
+                assert_int_equal(g_held_id, 1);
+        assert_int_equal(g_rt.nr_events, 0);
+        assert_int_equal(etw_realtime_release_buffers(h, 1), ERROR_SUCCESS); /* none held */
         assert_int_equal(CloseTrace(h), ERROR_SUCCESS);
+        assert_int_equal(etw_realtime_release_buffers(h, 1), ERROR_INVALID_HANDLE);
         rt_stop(s);
 }
 

@@ -1694,6 +1694,157 @@ static void test_ring_consumer(void **state)
         interval_usual();
 }
 
+/* ---- held buffers (etw_realtime_set_held_buffer_callback) ---- */
+
+enum { HELD_MAX = 1 << 14, HELD_LAG = 8 };
+
+/* What a consumer holding the host's buffers saw. */
+static struct {
+        pthread_mutex_t lock;
+        const uint8_t *buf[HELD_MAX];
+        uint64_t id[HELD_MAX];
+        uint64_t sum[HELD_MAX];
+        ULONG size[HELD_MAX];
+        uint32_t nr;          /* handed over */
+        uint32_t nr_released; /* of them, given back */
+        uint32_t nr_bad_ids;  /* not the one after the last */
+        PROCESSTRACE_HANDLE h;
+        ULONG rc;
+        atomic_bool is_returned;
+} g_held = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t bytes_sum(const uint8_t *b, size_t n)
+{
+        uint64_t x = 1469598103934665603ull;
+        for (size_t i = 0; i < n; i++)
+                x = (x ^ b[i]) * 1099511628211ull;
+        return x;
+}
+
+static VOID WINAPI on_held_buffer(PVOID ctx, const VOID *buf, ULONG size, ULONG64 id)
+{
+        (void)ctx;
+        pthread_mutex_lock(&g_held.lock);
+        uint32_t n = g_held.nr;
+        if (id != (n ? g_held.id[n - 1] + 1 : id) || id == 0)
+                g_held.nr_bad_ids++;
+        if (n < HELD_MAX) {
+                g_held.buf[n] = buf;
+                g_held.id[n] = id;
+                g_held.size[n] = size;
+                g_held.sum[n] = bytes_sum(buf, size);
+                g_held.nr++;
+        }
+        pthread_mutex_unlock(&g_held.lock);
+}
+
+static void *held_process(void *arg)
+{
+        (void)arg;
+        g_held.rc = ProcessTrace(&g_held.h, 1, NULL, NULL);
+        atomic_store(&g_held.is_returned, true);
+        return NULL;
+}
+
+/* Gives back the buffers held but the newest keep, each checked first: its bytes are those it
+   was handed over with (the host wrote nothing into its slot meanwhile). */
+static void held_release(uint32_t keep)
+{
+        pthread_mutex_lock(&g_held.lock);
+        uint32_t n = g_held.nr;
+        pthread_mutex_unlock(&g_held.lock);
+        for (; g_held.nr_released + keep < n; g_held.nr_released++) {
+                uint32_t i = g_held.nr_released;
+                assert_int_equal(bytes_sum(g_held.buf[i], g_held.size[i]), g_held.sum[i]);
+                assert_int_equal(etw_realtime_release_buffers(g_held.h, g_held.id[i]),
+                                 ERROR_SUCCESS);
+        }
+}
+
+static pthread_t held_open(const char *name)
+{
+        pthread_mutex_lock(&g_held.lock);
+        g_held.nr = g_held.nr_released = g_held.nr_bad_ids = 0;
+        pthread_mutex_unlock(&g_held.lock);
+        atomic_store(&g_held.is_returned, false);
+        EVENT_TRACE_LOGFILEA lf;
+        memset(&lf, 0, sizeof(lf));
+        lf.LoggerName = (LPSTR)name;
+        lf.ProcessTraceMode = PROCESS_TRACE_MODE_REAL_TIME | PROCESS_TRACE_MODE_EVENT_RECORD |
+                              PROCESS_TRACE_MODE_RAW_TIMESTAMP;
+        g_held.h = OpenTraceA(&lf);
+        assert_int_not_equal(g_held.h, INVALID_PROCESSTRACE_HANDLE);
+        assert_int_equal(etw_realtime_set_held_buffer_callback(g_held.h, on_held_buffer),
+                         ERROR_SUCCESS);
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, held_process, NULL), 0);
+        return th;
+}
+
+/* A consumer of the host's ring holds its buffers where the host put them: each stays as it was
+   until given back, the ring goes round many times without a loss, and ProcessTrace returns only
+   once the last ones are given back (CloseTrace ends it at once). */
+static void test_held_buffers(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        need_started(start_fast(&h, "held", 256, 4));
+        pthread_t th = held_open("held");
+        /* 400 buffers of 4 KB: round the ring (32 slots at most) a dozen times */
+        for (int tries = 0; tries < 600; tries++) {
+                burn_n(50, 2);
+                held_release(HELD_LAG);
+                pthread_mutex_lock(&g_held.lock);
+                uint32_t n = g_held.nr;
+                pthread_mutex_unlock(&g_held.lock);
+                if (n >= 400)
+                        break;
+        }
+        held_release(HELD_LAG);
+        assert_true(g_held.nr >= 400);
+        assert_false(atomic_load(&g_held.is_returned));
+        /* stopped with buffers held: ProcessTrace waits for them */
+        struct rt_props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        interval_usual();
+        for (int i = 0; i < 100; i++) {
+                held_release(HELD_LAG);
+                sleep_ms(20);
+        }
+        assert_false(atomic_load(&g_held.is_returned));
+        held_release(0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(g_held.rc, ERROR_SUCCESS);
+        ULONG64 read = 0, lost = 0;
+        assert_int_equal(etw_realtime_get_stats(g_held.h, &read, &lost), ERROR_SUCCESS);
+        print_message("%u buffers held and given back, %llu lost\n", g_held.nr,
+                      (unsigned long long)lost);
+        assert_int_equal(g_held.nr_bad_ids, 0);
+        assert_int_equal(lost, 0);
+        assert_int_equal(read, g_held.nr);
+        assert_int_equal(CloseTrace(g_held.h), ERROR_SUCCESS);
+        assert_int_equal(etw_realtime_release_buffers(g_held.h, 1), ERROR_INVALID_HANDLE);
+
+        /* CloseTrace while buffers are held: ProcessTrace returns */
+        need_started(start_fast(&h, "held-close", 256, 4));
+        th = held_open("held-close");
+        for (int tries = 0; tries < 600; tries++) {
+                burn_n(50, 2);
+                pthread_mutex_lock(&g_held.lock);
+                uint32_t n = g_held.nr;
+                pthread_mutex_unlock(&g_held.lock);
+                if (n >= 2)
+                        break;
+        }
+        assert_true(g_held.nr >= 2);
+        /* (ProcessTrace runs: the handle goes once it returns) */
+        assert_int_equal(CloseTrace(g_held.h), ERROR_CTX_CLOSE_PENDING);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_true(atomic_load(&g_held.is_returned));
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        interval_usual();
+}
+
 static void test_consumer_dropped_after_stop(void **state)
 {
         (void)state;
@@ -2172,6 +2323,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_consumers),
                 cmocka_unit_test(test_host_killed),
                 cmocka_unit_test(test_ring_consumer),
+                cmocka_unit_test(test_held_buffers),
                 cmocka_unit_test(test_consumer_dropped_after_stop),
                 cmocka_unit_test(test_host_memory_budget),
                 cmocka_unit_test(test_one_host_per_directory),

@@ -162,6 +162,26 @@ typedef VOID(WINAPI *ETW_BUFFER_CALLBACK)(PVOID Context, const VOID *Buffer, ULO
 ULONG etw_realtime_set_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
                                        ETW_BUFFER_CALLBACK Callback);
 
+/* The same buffers, held: with HoldId nonzero, Buffer stays where it is, read-only, after the
+   call, until etw_realtime_release_buffers(TraceHandle, HoldId) or a later id gives it back (the
+   other thread walks it there: no copy at all). HoldId is 0 where the session cannot lend its
+   buffers (a session of this process): Buffer is then valid during the call only. Ids grow by
+   one a buffer. */
+typedef VOID(WINAPI *ETW_HELD_BUFFER_CALLBACK)(PVOID Context, const VOID *Buffer, ULONG Size,
+                                               ULONG64 HoldId);
+
+/* Sets a real-time handle's held-buffer callback in place of a buffer callback, as
+   etw_realtime_set_buffer_callback sets that (the same modes and errors). */
+ULONG etw_realtime_set_held_buffer_callback(PROCESSTRACE_HANDLE TraceHandle,
+                                            ETW_HELD_BUFFER_CALLBACK Callback);
+
+/* Gives back the held buffers up to HoldId, from any thread, in their order: those before it too.
+   The session hands over no more than it can lend (a consumer that holds them all makes it queue
+   the next ones, and count them lost past its budget, as a slow consumer does). ProcessTrace
+   returns once every buffer it handed over is given back, or CloseTrace was called: the buffers
+   are gone then. ERROR_SUCCESS (also when nothing is held), ERROR_INVALID_HANDLE. */
+ULONG etw_realtime_release_buffers(PROCESSTRACE_HANDLE TraceHandle, ULONG64 HoldId);
+
 /* The extended data items one record has at most. */
 #define ETW_BUFFER_MAX_EXT_ITEMS 16
 
