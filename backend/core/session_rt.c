@@ -2,6 +2,7 @@
 /* session_rt.c: owns real-time delivery: each consumer's bounded queue of completed buffers, the
    backlog kept for a first consumer, and session_rt_* over the table. */
 #include "session_int.h"
+#include "util/clock.h"
 
 /* ---- real-time delivery ------------------------------------------------------------------- */
 
@@ -268,25 +269,11 @@ static void rt_release_taken(struct session_rt *rt, bool is_free)
         rt->is_taken_header = false;
 }
 
-/* The CLOCK_MONOTONIC time timeout_ms from now (rt_cond's clock). */
-static struct timespec deadline_after(uint32_t timeout_ms)
-{
-        struct timespec deadline;
-        clock_gettime(CLOCK_MONOTONIC, &deadline);
-        deadline.tv_sec += timeout_ms / 1000;
-        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (deadline.tv_nsec >= 1000000000) {
-                deadline.tv_sec++;
-                deadline.tv_nsec -= 1000000000;
-        }
-        return deadline;
-}
-
 int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **bufs,
                           uint32_t max, uint32_t *size)
 {
         struct session *s = rt->s;
-        struct timespec deadline = deadline_after(timeout_ms);
+        struct timespec deadline = deadline_after_ms(timeout_ms);    /* rt_cond's clock */
         max = max < 1 ? 1 : max > RT_TAKEN_MAX ? RT_TAKEN_MAX : max; /* the header takes one */
         pthread_mutex_lock(&s->rt_lock);
         rt_release_taken(rt, false);
@@ -352,7 +339,7 @@ int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t re
                          uint64_t *seq)
 {
         struct session *s = rt->s;
-        struct timespec deadline = deadline_after(timeout_ms);
+        struct timespec deadline = deadline_after_ms(timeout_ms); /* rt_cond's clock */
         pthread_mutex_lock(&s->rt_lock);
         if (released > rt->ring_released && released <= rt->ring_told)
                 rt->ring_released = released;

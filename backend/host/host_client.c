@@ -18,6 +18,7 @@
 #include "etw_error.h"
 #include "host.h"
 #include "host_proto.h"
+#include "util/clock.h"
 
 #define SEND_MS      10000
 #define REPLY_MS     120000 /* a STOP drains, writes the rundown and finalizes the file */
@@ -751,7 +752,11 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
                 return -ENOMEM;
         }
         pthread_mutex_init(&rt->release_lock, NULL);
-        pthread_cond_init(&rt->released, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadline_after_ms's */
+        pthread_cond_init(&rt->released, &ca);
+        pthread_condattr_destroy(&ca);
         rq->type = HOST_REQ_RT_ATTACH;
         /* the buffers through a shared ring, unless asked not to (the socket's way, kept for
            a host that cannot make one, and to compare the two) */
@@ -908,14 +913,7 @@ bool host_client_rt_wait_released(struct host_rt *rt, uint32_t timeout_ms)
 {
         if (!rt->is_held)
                 return true;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += timeout_ms / 1000;
-        until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-        if (until.tv_nsec >= 1000000000) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000;
-        }
+        struct timespec until = deadline_after_ms(timeout_ms);
         pthread_mutex_lock(&rt->release_lock);
         while (atomic_load(&rt->done) < rt->ring.next &&
                pthread_cond_timedwait(&rt->released, &rt->release_lock, &until) == 0) {

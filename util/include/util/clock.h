@@ -22,4 +22,19 @@ static inline uint64_t now_ns(void)
         return clock_ns(CLOCK_MONOTONIC);
 }
 
+/* The CLOCK_MONOTONIC time timeout_ms from now: a deadline for pthread_cond_timedwait on a
+   condition made with that clock (pthread_condattr_setclock). */
+static inline struct timespec deadline_after_ms(uint32_t timeout_ms)
+{
+        struct timespec deadline;
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+        if (deadline.tv_nsec >= 1000000000) {
+                deadline.tv_sec++;
+                deadline.tv_nsec -= 1000000000;
+        }
+        return deadline;
+}
+
 #endif
