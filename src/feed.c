@@ -30,13 +30,13 @@
 #include "util/thread_sched.h"
 
 /* The queue between the threads: 128 of a session's 64 KiB buffers (copied where the session
-   cannot lend them: one of this process; the host's are held in its ring and only their places
-   queued). The screen takes what is
-   there at each turn of its loop; a backlog (a file read faster than it is decoded) fills it and
-   the feed's thread waits, rather than lose records, until the consumer has emptied half of it
-   (so that both threads work while a file loads, and the feed's wakes are few). Live, the
-   session host queues this consumer's buffers meanwhile (up to the session's max_buffers; past
-   that it counts them lost, and the header shows it): the session itself never waits. */
+   cannot lend them, a session of this process; the host's stay held in its ring and only their
+   places are queued). The screen takes what is there at each turn of its loop; a backlog (a
+   file read faster than it is decoded) fills it and the feed's thread waits, rather than lose
+   records, until the consumer has emptied half of it (so that both threads work while a file
+   loads, and the feed's wakes are few). Live, the session host queues this consumer's buffers
+   meanwhile (up to the session's max_buffers; past that it counts them lost, and the header
+   shows it): the session itself never waits. */
 #define FEED_QUEUE_BYTES ((size_t)8 << 20)
 /* A waiting feed looks at feed_close's flag this often (ms). */
 #define FEED_CLOSE_POLL_MS 100
