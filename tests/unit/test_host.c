@@ -181,16 +181,31 @@ static void *burn_thread(void *arg)
         return (void *)(uintptr_t)x;
 }
 
+static pthread_t burn_th[4];
+static int nr_burn_th;
+
+/* n busy threads until burn_end. */
+static void burn_begin(int n)
+{
+        atomic_store(&burn_stop, false);
+        for (nr_burn_th = 0; nr_burn_th < n && nr_burn_th < 4; nr_burn_th++)
+                pthread_create(&burn_th[nr_burn_th], NULL, burn_thread,
+                               (void *)(uintptr_t)(nr_burn_th + 1));
+}
+
+static void burn_end(void)
+{
+        atomic_store(&burn_stop, true);
+        for (int i = 0; i < nr_burn_th; i++)
+                pthread_join(burn_th[i], NULL);
+        nr_burn_th = 0;
+}
+
 static void burn_n(long ms, int n)
 {
-        pthread_t th[4];
-        atomic_store(&burn_stop, false);
-        for (int i = 0; i < n && i < 4; i++)
-                pthread_create(&th[i], NULL, burn_thread, (void *)(uintptr_t)(i + 1));
+        burn_begin(n);
         sleep_ms(ms);
-        atomic_store(&burn_stop, true);
-        for (int i = 0; i < n && i < 4; i++)
-                pthread_join(th[i], NULL);
+        burn_end();
 }
 
 /* One busy thread: a CPU stays free for the host and the consumers. */
@@ -334,6 +349,25 @@ static ULONG replay_file(const char *path, struct replay *r)
         ULONG rc = ProcessTrace(&h, 1, NULL, NULL);
         CloseTrace(h);
         return rc;
+}
+
+/* One busy thread until the session's file holds more than n events in more than nr_buffers
+   buffers its header counts (a busy machine may take seconds to fill one): the state a test's
+   checks need, not a time; false after a minute without it. */
+static bool burn_until_events(const char *file, unsigned long n, ULONG nr_buffers)
+{
+        burn_begin(1);
+        bool is_filled = false;
+        for (int i = 0; i < 1200 && !is_filled; i++) {
+                struct replay seen = {0};
+                is_filled = replay_file(file, &seen) == ERROR_SUCCESS &&
+                            seen.header.BuffersWritten > nr_buffers &&
+                            atomic_load(&seen.nr_events) > n;
+                if (!is_filled)
+                        sleep_ms(50);
+        }
+        burn_end();
+        return is_filled;
 }
 
 /* ---- helper mode -------------------------------------------------------------------------- */
@@ -1127,7 +1161,7 @@ static void test_starter_killed(void **state)
         struct rt_props q;
         assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         ULONG before = q.p.BuffersWritten;
-        burn(1500);
+        assert_true(burn_until_events(file, 100, before));
         assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
         assert_true(q.p.BuffersWritten > before);
         assert_int_equal(control(0, "host-starter", &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
@@ -1272,7 +1306,7 @@ static void test_host_killed(void **state)
         const char *args[] = {"consume", "host-killed", "0", "0", NULL};
         pid_t consumer = helper_start(out, args);
         assert_true(wait_output(out, "consuming", 10000));
-        burn(1500);
+        assert_true(burn_until_events(file, 100, 1));
         pid_t pid = host_pid();
         assert_true(process_alive(pid));
         assert_int_equal(kill(pid, SIGKILL), 0);
