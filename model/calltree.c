@@ -518,8 +518,10 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                 frames[n++] = ev->stack.frames[i];
         uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
-        /* the sampled function as the hot functions found it, where it is this sample's */
-        struct frame_key given = {t->leaf_given.module, t->leaf_given.function, 0, 0};
+        /* the sampled place as the hot functions found it, where it is this sample's (key_of's
+           key: the function, else the module and address) */
+        struct frame_key given = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
+                                  0};
         bool is_given = t->leaf_given.has && t->leaf_given.timestamp == p->timestamp &&
                         t->leaf_given.ip == p->ip && t->leaf_given.pid == pid;
         t->leaf_given.has = false;
@@ -527,13 +529,14 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
 }
 
 void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,
-                   uint32_t module, uint32_t function)
+                   uint32_t module, uint32_t function, uint64_t rel)
 {
         t->leaf_given.timestamp = timestamp;
         t->leaf_given.ip = ip;
         t->leaf_given.pid = pid;
         t->leaf_given.module = module;
         t->leaf_given.function = function;
+        t->leaf_given.rel = function ? 0 : rel;
         t->leaf_given.has = true;
 }
 

@@ -119,9 +119,9 @@ struct calltree {
         uint32_t index_mask;
         uint64_t nr_samples;
         struct pending pend[CALLTREE_MAX_CPUS];
-        /* the next stack's sampled function, as the hot functions found it (calltree_leaf) */
+        /* the next stack's sampled place, as the hot functions found it (calltree_leaf) */
         struct {
-                uint64_t timestamp, ip;
+                uint64_t timestamp, ip, rel;
                 uint32_t pid, module, function;
                 bool has;
         } leaf_given;

@@ -648,15 +648,18 @@ static void stack(struct hot *h, const struct kevent *ev)
                             !hot_place_function(h, &h->slots[leaf_slots[i]], &leaf_functions[i]))
                                 is_pending = true;
         }
-        /* the sampled function, for the call tree's leaf (hot_stack_leaf): where the place
-           was located in the stack's process */
-        if (leaf_functions[0] && !is_pending &&
+        /* the sampled place, for the call tree's leaf (hot_stack_leaf): its function, or
+           where none is named (a stripped program's, an address of no image) its module and
+           address, as the tree keys it; where the place was located in the stack's process */
+        if (leaf_slots[0] != UINT32_MAX && !is_pending &&
             (ev->stack.pid == UINT32_MAX || ev->stack.pid == p->pid)) {
                 h->leaf.timestamp = ev->stack.event_timestamp;
                 h->leaf.ip = p->ip;
                 h->leaf.pid = p->pid;
-                h->leaf.module = (uint32_t)(leaf_functions[0] >> 32);
+                h->leaf.module =
+                        leaf_functions[0] ? (uint32_t)(leaf_functions[0] >> 32) : keys[0].module;
                 h->leaf.function = (uint32_t)leaf_functions[0];
+                h->leaf.rel = leaf_functions[0] ? 0 : keys[0].rel;
                 h->leaf.has = true;
         }
         uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
@@ -793,7 +796,7 @@ static void stack(struct hot *h, const struct kevent *ev)
 }
 
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
-                    uint32_t *module, uint32_t *function)
+                    uint32_t *module, uint32_t *function, uint64_t *rel)
 {
         if (ev->type != KEV_STACK || !h->leaf.has || h->leaf.timestamp != ev->stack.event_timestamp)
                 return false;
@@ -801,6 +804,7 @@ bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, 
         *pid = h->leaf.pid;
         *module = h->leaf.module;
         *function = h->leaf.function;
+        *rel = h->leaf.rel;
         return true;
 }
 

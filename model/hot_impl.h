@@ -179,10 +179,10 @@ struct hot {
         uint32_t nr_sources;
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];
-        /* the sampled place of the stack taken last, where its function is known
-           (hot_stack_leaf) */
+        /* the sampled place of the stack taken last, where it is known: its function, or its
+           module and address where it has none (hot_stack_leaf) */
         struct {
-                uint64_t timestamp, ip;
+                uint64_t timestamp, ip, rel;
                 uint32_t pid, module, function;
                 bool has;
         } leaf;

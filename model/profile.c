@@ -288,12 +288,12 @@ static void to_samples(void *ctx, const struct kevent *ev)
         if (p->tree) {
                 /* the sample's function as the hot functions found it: the tree's leaf is
                    not located and resolved again */
-                uint64_t ip;
+                uint64_t ip, rel;
                 uint32_t pid, module, function;
                 if (ev->type == KEV_STACK &&
-                    hot_stack_leaf(p->hot, ev, &ip, &pid, &module, &function))
-                        calltree_leaf(p->tree, ev->stack.event_timestamp, ip, pid, module,
-                                      function);
+                    hot_stack_leaf(p->hot, ev, &ip, &pid, &module, &function, &rel))
+                        calltree_leaf(p->tree, ev->stack.event_timestamp, ip, pid, module, function,
+                                      rel);
                 calltree_event(p->tree, ev);
         }
         if (p->sample_sink && (is_sample || ev->type == KEV_STACK))

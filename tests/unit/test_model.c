@@ -3470,26 +3470,27 @@ static void test_calltree_leaf_given(void **state)
         ev.sample.tid = PID_A + 1;
         hot_event(h, &ev);
         struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
-        uint64_t ip;
+        uint64_t ip, rel;
         uint32_t pid, module, function;
-        assert_false(hot_stack_leaf(h, &st, &ip, &pid, &module, &function)); /* not yet */
+        assert_false(hot_stack_leaf(h, &st, &ip, &pid, &module, &function, &rel)); /* not yet */
         hot_event(h, &st);
-        assert_true(hot_stack_leaf(h, &st, &ip, &pid, &module, &function));
+        assert_true(hot_stack_leaf(h, &st, &ip, &pid, &module, &function, &rel));
         assert_int_equal(ip, a);
         assert_int_equal(pid, PID_A);
         assert_int_equal(function, fx->fn_alpha);
         assert_int_not_equal(module, 0);
+        assert_int_equal(rel, 0);
         /* a stack of no sample (a switch's) names none */
         struct kevent sw = ev_stack(0, time + 5, PID_A, PID_A + 1, stack_a, 3);
         hot_event(h, &sw);
-        assert_false(hot_stack_leaf(h, &sw, &ip, &pid, &module, &function));
+        assert_false(hot_stack_leaf(h, &sw, &ip, &pid, &module, &function, &rel));
 
         /* given: taken (another function given, to show it: beta is the sampled one) */
         ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
         ev.sample.ip = a;
         ev.sample.tid = PID_A + 1;
         calltree_event(t, &ev);
-        calltree_leaf(t, ev.timestamp, a, PID_A, module, fx->fn_beta);
+        calltree_leaf(t, ev.timestamp, a, PID_A, module, fx->fn_beta, 0);
         st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
         calltree_event(t, &st);
         assert_int_equal(calltree_children(t, true, 0, &rows), 1);
@@ -3508,7 +3509,7 @@ static void test_calltree_leaf_given(void **state)
                 ev.sample.tid = PID_A + 1;
                 calltree_event(t, &ev);
                 calltree_leaf(t, ev.timestamp + (uint64_t)other[i].dt, other[i].ip, other[i].pid,
-                              module, fx->fn_beta);
+                              module, fx->fn_beta, 0);
                 st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
                 calltree_event(t, &st);
                 assert_int_equal(calltree_children(t, true, 0, &rows), 1);
@@ -3516,6 +3517,80 @@ static void test_calltree_leaf_given(void **state)
         }
         hot_free(h);
         calltree_free(t);
+}
+
+/* A sampled place with no function (an address of no image; past the test program's last
+   symbol): the hot functions give its module and address, and the tree keyed by them is the
+   tree that located them itself, row for row. */
+static void test_calltree_leaf_given_unnamed(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *given = calltree_new(fx->store, 0, 0);
+        struct calltree *own = calltree_new(fx->store, 0, 0);
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t b = EXE + fx->off_beta + 4, g = EXE + fx->off_gamma + 4;
+        /* no image holds 0x1000; nothing follows the file's end in its image */
+        const uint64_t leaves[] = {0x1000, EXE + fx->off_alpha + 4};
+        int64_t time = MS(1);
+        for (uint32_t i = 0; i < 2; i++) {
+                for (uint32_t k = 0; k < 3; k++) {
+                        const uint64_t frames[] = {leaves[i], b, g};
+                        struct kevent ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+                        ev.sample.ip = leaves[i];
+                        ev.sample.tid = PID_A + 1;
+                        struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, frames, 3);
+                        hot_event(h, &ev);
+                        calltree_event(given, &ev);
+                        calltree_event(own, &ev);
+                        hot_event(h, &st);
+                        uint64_t ip, rel;
+                        uint32_t pid, module, function;
+                        assert_true(hot_stack_leaf(h, &st, &ip, &pid, &module, &function, &rel));
+                        if (i == 0) {
+                                /* no image: the address itself */
+                                assert_int_equal(module, 0);
+                                assert_int_equal(function, 0);
+                                assert_int_equal(rel, leaves[0]);
+                        } else {
+                                assert_int_equal(function, fx->fn_alpha);
+                                assert_int_equal(rel, 0);
+                        }
+                        calltree_leaf(given, st.stack.event_timestamp, ip, pid, module, function,
+                                      rel);
+                        calltree_event(given, &st);
+                        calltree_event(own, &st);
+                }
+        }
+        /* the same roots, row for row: keys, counts */
+        const struct calltree_row *rows_given, *rows_own;
+        for (int is_callers = 0; is_callers < 2; is_callers++) {
+                uint32_t n = calltree_children(given, is_callers, 0, &rows_given);
+                struct calltree_row copy[8];
+                assert_in_range(n, 1, 8);
+                memcpy(copy, rows_given, n * sizeof(*copy));
+                assert_int_equal(calltree_children(own, is_callers, 0, &rows_own), n);
+                for (uint32_t r = 0; r < n; r++) {
+                        bool is_found = false;
+                        for (uint32_t q = 0; q < n && !is_found; q++)
+                                is_found = copy[r].module == rows_own[q].module &&
+                                           copy[r].function == rows_own[q].function &&
+                                           copy[r].rel == rows_own[q].rel &&
+                                           copy[r].count == rows_own[q].count &&
+                                           copy[r].self == rows_own[q].self;
+                        assert_true(is_found);
+                }
+        }
+        /* the callers' tree's roots are the leaves: the unnamed one by its address */
+        uint32_t n = calltree_children(given, true, 0, &rows_given);
+        assert_int_equal(n, 2);
+        bool has_unnamed = false;
+        for (uint32_t r = 0; r < n; r++)
+                has_unnamed |= rows_given[r].function == 0 && rows_given[r].rel == leaves[0] &&
+                               rows_given[r].count == 3;
+        assert_true(has_unnamed);
+        hot_free(h);
+        calltree_free(given);
+        calltree_free(own);
 }
 
 static uint32_t tree_check(struct calltree *t, bool is_callers, uint32_t node, uint64_t count);
@@ -5154,6 +5229,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_leaf_given, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_leaf_given_unnamed, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late_many, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late, fix_setup, fix_teardown),

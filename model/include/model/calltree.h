@@ -45,11 +45,12 @@ void calltree_reset(struct calltree *t);
 /* Takes KEV_SAMPLE, KEV_PMC_SAMPLE, KEV_STACK and the End of a KEV_PROCESS; ignores the
    rest. */
 void calltree_event(struct calltree *t, const struct kevent *ev);
-/* The function of the sample at ip of process pid whose stack (at timestamp) comes next, as
-   another model found it (hot_stack_leaf): that stack's leaf is keyed by it, not located and
-   resolved again. Only a stack of that sample takes it. */
+/* The place of the sample at ip of process pid whose stack (at timestamp) comes next, as
+   another model found it (hot_stack_leaf): its function (module, function), or where none is
+   named its module and address (module, rel; function 0). That stack's leaf is keyed by it,
+   not located and resolved again. Only a stack of that sample takes it. */
 void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,
-                   uint32_t module, uint32_t function);
+                   uint32_t module, uint32_t function, uint64_t rel);
 /* The kinds calltree_event reads: those above, and the ones that move a process's addresses
    (its memos hold good while they do not come). It does nothing with any other kind, so a
    caller may keep those from it. */

@@ -127,10 +127,13 @@ uint64_t hot_nr_stacks(const struct hot *h);
    switch's or a wake-up's), and a caller may keep it away. */
 bool hot_waits_for_stack(const struct hot *h);
 /* The sample whose stack ev is, as hot_event just counted it: its address ip in process pid,
-   and the function it is in (module, function), where that was known; false otherwise. What
-   a call tree keys the sample's leaf by (calltree_leaf), without locating it again. */
+   and its place, where that was known: the function it is in (module, function; *rel 0), or
+   where no function is named there (a stripped program) its module and address in it (module,
+   *rel; function 0), or, in no image, the address (*rel; module and function 0); false
+   otherwise. What a call tree keys the sample's leaf by (calltree_leaf), without locating it
+   again. */
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
-                    uint32_t *module, uint32_t *function);
+                    uint32_t *module, uint32_t *function, uint64_t *rel);
 /* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
    the cost tests and bench/ watch. */
 uint64_t hot_nr_walks(const struct hot *h);
