@@ -286,8 +286,8 @@ static void to_samples(void *ctx, const struct kevent *ev)
                 return;
         hot_event(p->hot, ev);
         if (p->tree) {
-                /* the sample's function as the hot functions found it: the tree's leaf is
-                   not located and resolved again */
+                /* the sample's place as the hot functions found it (its function, or its
+                   module and address): the tree's leaf is not located and resolved again */
                 uint64_t ip, rel;
                 uint32_t pid, module, function;
                 if (ev->type == KEV_STACK &&
