@@ -66,6 +66,8 @@ void calltree_reset(struct calltree *t)
         memset(t->index, 0, (size_t)(t->index_mask + 1) * sizeof(*t->index));
         memset(t->pend, 0, sizeof(t->pend));
         memset(t->memo, 0, MEMO_SLOTS * sizeof(*t->memo));
+        memset(t->memo_second_recent, 0, sizeof(t->memo_second_recent));
+        t->pre.has = false;
         memset(t->thread_memo, 0, THREAD_MEMO_SLOTS * sizeof(*t->thread_memo));
         t->nr_pending = 0;
         pending_slots_clear(&t->pending_memos);
@@ -211,6 +213,46 @@ static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
         for (uint32_t i = 0; i < nr; i++)
                 h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
         return hash_mix64(h);
+}
+
+/* A stack memo's hash: its callers' (stack_hash of the frames after the sampled one), its
+   leaf's place, its frames and the process its leaf is counted under. */
+static inline uint64_t memo_hash(uint64_t callers_hash, const struct frame_key *leaf, uint32_t nr,
+                                 uint32_t owner_pid)
+{
+        return callers_hash ^
+               hash_mix64((uint64_t)leaf->module << 40 ^ (uint64_t)leaf->function << 8 ^
+                          leaf->rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+}
+
+/* The memo slots of hash: a pair. */
+static inline struct stack_memo *memo_pair(struct calltree *t, uint64_t hash)
+{
+        return &t->memo[(uint32_t)hash & (MEMO_SLOTS - 2)];
+}
+
+/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes: a
+   free one, else the one used less lately. Two ways: a direct-mapped memo's stacks evicted each
+   other (a busy live screen's walks were twice its new stacks). */
+static struct stack_memo *memo_find(struct calltree *t, uint64_t hash, uint64_t generation,
+                                    uint32_t pid, uint32_t owner_pid, uint32_t nr, bool *is_hit)
+{
+        struct stack_memo *m = memo_pair(t, hash);
+        uint32_t pair = (uint32_t)(m - t->memo) >> 1;
+        uint64_t *word = &t->memo_second_recent[pair >> 6], bit = 1ull << (pair & 63);
+        for (uint32_t way = 0; way < 2; way++) {
+                const struct stack_memo *x = &m[way];
+                if (x->leaves[1] && x->hash == hash && x->generation == generation &&
+                    x->pid == pid && x->owner_pid == owner_pid && x->nr == nr) {
+                        *word = way ? *word | bit : *word & ~bit;
+                        *is_hit = true;
+                        return &m[way];
+                }
+        }
+        *is_hit = false;
+        uint32_t way = !m[0].leaves[1] ? 0 : !m[1].leaves[1] ? 1 : (*word & bit) ? 0 : 1;
+        *word = way ? *word | bit : *word & ~bit;
+        return &m[way];
 }
 
 /* Counts n samples along the path from node up to its root. Their self count goes to the leaf
@@ -407,7 +449,8 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
 /* frames[0] is the sampled address, the last the outermost caller; pid: the process whose
    address space holds them; sample_pid and tid: the sample's (UINT32_MAX: not known) */
 static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32_t tid,
-                   const uint64_t *frames, uint32_t nr, const struct frame_key *given)
+                   const uint64_t *frames, uint32_t nr, const struct frame_key *given,
+                   const uint64_t *callers_hash)
 {
         if (nr > MAX_FRAMES)
                 nr = MAX_FRAMES;
@@ -423,19 +466,17 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         uint32_t owner_pid =
                 sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
         uint64_t hash =
-                stack_hash(pid, frames + 1, nr - 1) ^
-                hash_mix64((uint64_t)leaf.module << 40 ^ (uint64_t)leaf.function << 8 ^
-                           leaf.rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+                memo_hash(callers_hash ? *callers_hash : stack_hash(pid, frames + 1, nr - 1), &leaf,
+                          nr, owner_pid);
         /* no tree by thread counted, or a process's main thread, its only one sampled: its
            callers are its process's */
         bool is_shared =
                 t->owners != CALLTREE_THREAD || calltree_alias_is_shared(t, tid, owner_pid);
-        struct stack_memo *m = &t->memo[hash & (MEMO_SLOTS - 1)];
+        bool is_hit;
+        struct stack_memo *m = memo_find(t, hash, generation, pid, owner_pid, nr, &is_hit);
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
-        bool is_hit = m->leaves[1] && m->hash == hash && m->generation == generation &&
-                      m->pid == pid && m->owner_pid == owner_pid && m->nr == nr;
         if (is_shared) {
                 insert_shared(t, m, is_hit, hash, generation, pid, owner_pid, leaf, frames, nr);
                 return;
@@ -487,7 +528,7 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
 static void pending_flush(struct calltree *t, struct pending *p)
 {
         if (p->has && !p->is_matched) {
-                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL);
+                insert(t, p->pid, p->pid, p->tid, &p->ip, 1, NULL, NULL);
                 t->nr_unmatched--;
         }
         p->has = false;
@@ -496,7 +537,7 @@ static void pending_flush(struct calltree *t, struct pending *p)
 /* A stack: the pending sample's on its CPU (or another's) takes it; a switch's or a wake-up's
    is none of the tree's. Out of line: most events of a switch storm are not samples, and
    calltree_event's own frame stays small for them. */
-static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
+static struct pending *stack_pending(struct calltree *t, const struct kevent *ev)
 {
         struct pending *p = &t->pend[ev->cpu % CALLTREE_MAX_CPUS];
         if (!p->has || p->is_matched || p->timestamp != ev->stack.event_timestamp) {
@@ -506,14 +547,29 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
                             t->pend[c].timestamp == ev->stack.event_timestamp)
                                 p = &t->pend[c];
         }
-        if (!p)
-                return; /* the stack of a switch or a wake-up */
+        return p; /* NULL: the stack of a switch or a wake-up */
+}
+
+/* Whether stack ev of pending sample p starts with its sampled address (else stack_event puts
+   it first). */
+static inline bool stack_has_ip(const struct pending *p, const struct kevent *ev)
+{
+        return ev->stack.nr_frames && ev->stack.frames[0] == p->ip;
+}
+
+static __attribute__((noinline)) void stack_event(struct calltree *t, const struct kevent *ev)
+{
+        struct pending *p = stack_pending(t, ev);
+        if (!p) {
+                t->pre.has = false;
+                return;
+        }
         p->is_matched = true;
         t->nr_unmatched--;
         uint64_t frames[MAX_FRAMES];
         uint32_t n = 0;
         /* the sampled address first, unless the stack starts with it already */
-        if (!ev->stack.nr_frames || ev->stack.frames[0] != p->ip)
+        if (!stack_has_ip(p, ev))
                 frames[n++] = p->ip;
         for (uint32_t i = 0; i < ev->stack.nr_frames && n < MAX_FRAMES; i++)
                 frames[n++] = ev->stack.frames[i];
@@ -525,7 +581,46 @@ static __attribute__((noinline)) void stack_event(struct calltree *t, const stru
         bool is_given = t->leaf_given.has && t->leaf_given.timestamp == p->timestamp &&
                         t->leaf_given.ip == p->ip && t->leaf_given.pid == pid;
         t->leaf_given.has = false;
-        insert(t, pid, p->pid, p->tid, frames, n, is_given ? &given : NULL);
+        /* its callers' hash, where calltree_prefetch_stack found it */
+        bool has_hash = t->pre.has && t->pre.timestamp == p->timestamp && t->pre.pid == pid &&
+                        t->pre.nr == n;
+        t->pre.has = false;
+        insert(t, pid, p->pid, p->tid, frames, n, is_given ? &given : NULL,
+               has_hash ? &t->pre.hash : NULL);
+}
+
+void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
+{
+        t->pre.has = false;
+        const struct pending *p = ev->type == KEV_STACK ? stack_pending(t, ev) : NULL;
+        if (!p)
+                return;
+        /* the frames stack_event counts: the sampled address first, its callers after */
+        bool has_ip = stack_has_ip(p, ev);
+        uint32_t n = ev->stack.nr_frames + !has_ip;
+        if (n > MAX_FRAMES)
+                n = MAX_FRAMES;
+        uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
+        uint64_t callers_hash = stack_hash(pid, ev->stack.frames + has_ip, n - 1);
+        t->pre.timestamp = p->timestamp;
+        t->pre.hash = callers_hash;
+        t->pre.pid = pid;
+        t->pre.nr = n;
+        t->pre.has = true;
+        /* the leaf as the stack will have it (calltree_leaf), and so the memo's slots */
+        if (!t->leaf_given.has || t->leaf_given.timestamp != p->timestamp ||
+            t->leaf_given.ip != p->ip || t->leaf_given.pid != pid)
+                return;
+        struct frame_key leaf = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
+                                 0};
+        uint32_t owner_pid = p->pid != UINT32_MAX ? p->pid : (leaf.module ? UINT32_MAX : pid);
+        uint64_t hash = memo_hash(callers_hash, &leaf, n, owner_pid);
+        const struct stack_memo *m = memo_pair(t, hash);
+        __builtin_prefetch(m);
+        __builtin_prefetch((const char *)(m + 2) - 1);
+        if (t->owners == CALLTREE_THREAD)
+                __builtin_prefetch(
+                        &t->thread_memo[(hash ^ hash_mix64(p->tid)) & (THREAD_MEMO_SLOTS - 1)]);
 }
 
 void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,

@@ -69,6 +69,8 @@ struct stack_memo {
         uint32_t leaves[NR_MEMO_TREES];
         uint32_t nr_pending; /* samples of this stack not yet counted along its paths */
 };
+/* Two ways a stack's hash: a pair of slots, the stack in either, the one used less lately
+   replaced (calltree.c memo_find). */
 #define MEMO_SLOTS (1u << 14)
 
 /* The same stack in one thread: its leaf in the tree of each thread's samples. The threads of a
@@ -131,7 +133,17 @@ struct calltree {
         uint32_t nr_unmatched;
         struct calltree_row *rows; /* owned: the last answer */
         uint32_t cap_rows;
-        struct stack_memo *memo;         /* owned: MEMO_SLOTS, by hash */
+        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash, in pairs */
+        /* a bit a pair of memo slots: its second used last (memo_find) */
+        uint64_t memo_second_recent[MEMO_SLOTS / 2 / 64];
+        /* the hash of the callers of the stack that comes next, as calltree_prefetch_stack
+           found it for that stack's memo: the stack's sample's timestamp, its process, the
+           frames with the sampled address */
+        struct {
+                uint64_t timestamp, hash;
+                uint32_t pid, nr;
+                bool has;
+        } pre;
         struct thread_memo *thread_memo; /* owned: THREAD_MEMO_SLOTS, by hash and tid */
         uint64_t nr_pending;             /* the memos' nr_pending, summed */
         /* the memos whose nr_pending left 0 since the last settle (calltree_settle) */

@@ -661,6 +661,8 @@ static void stack(struct hot *h, const struct kevent *ev)
                 h->leaf.function = (uint32_t)leaf_functions[0];
                 h->leaf.rel = leaf_functions[0] ? 0 : keys[0].rel;
                 h->leaf.has = true;
+                if (h->leaf_hook)
+                        h->leaf_hook(h->leaf_hook_ctx, ev);
         }
         uint64_t generation = frames_gen_of(h->frames_gen, ev->stack.pid);
         /* at the first stack: a trace without (LBR, counters) never zeroes its 672 KiB, a
@@ -806,6 +808,12 @@ bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, 
         *function = h->leaf.function;
         *rel = h->leaf.rel;
         return true;
+}
+
+void hot_set_leaf_hook(struct hot *h, hot_leaf_fn fn, void *ctx)
+{
+        h->leaf_hook = fn;
+        h->leaf_hook_ctx = ctx;
 }
 
 bool hot_waits_for_stack(const struct hot *h)

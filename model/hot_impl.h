@@ -186,6 +186,8 @@ struct hot {
                 uint32_t pid, module, function;
                 bool has;
         } leaf;
+        hot_leaf_fn leaf_hook; /* hot_set_leaf_hook */
+        void *leaf_hook_ctx;
         uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
         /* the pending samples that wait for their stacks (has, not is_matched): with none, a
            stack is a switch's or a wake-up's, and no CPU's slot is looked at */

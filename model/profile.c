@@ -19,6 +19,8 @@
 #define BRANCH_EDGES_MAX   65536u
 #define SWITCH_THREADS_MAX 65536u
 
+static void leaf_to_tree(void *ctx, const struct kevent *ev);
+
 struct profile *profile_new(const struct profile_options *o)
 {
         struct profile *p = xcalloc(1, sizeof(*p));
@@ -32,8 +34,10 @@ struct profile *profile_new(const struct profile_options *o)
         sym_store_new(&p->store, &so);
         p->feed = sym_feed_new(p->store);
         p->hot = hot_new(p->store, o->max_functions);
-        if (o->has_call_tree)
+        if (o->has_call_tree) {
                 p->tree = calltree_new(p->store, o->max_functions, HOT_SOURCE_TIMER);
+                hot_set_leaf_hook(p->hot, leaf_to_tree, p);
+        }
         /* live, the top-down tree is made while its view is shown (functions_view_ask); a
            recording's always, as its file is read */
         if (p->tree && !o->is_live)
@@ -286,18 +290,26 @@ static void to_samples(void *ctx, const struct kevent *ev)
                 return;
         hot_event(p->hot, ev);
         if (p->tree) {
-                /* the sample's place as the hot functions found it (its function, or its
-                   module and address): the tree's leaf is not located and resolved again */
-                uint64_t ip, rel;
-                uint32_t pid, module, function;
-                if (ev->type == KEV_STACK &&
-                    hot_stack_leaf(p->hot, ev, &ip, &pid, &module, &function, &rel))
-                        calltree_leaf(p->tree, ev->stack.event_timestamp, ip, pid, module, function,
-                                      rel);
+                /* a stack's leaf given by the hot functions (leaf_to_tree) */
                 calltree_event(p->tree, ev);
         }
         if (p->sample_sink && (is_sample || ev->type == KEV_STACK))
                 p->sample_sink(p->sample_sink_ctx, ev);
+}
+
+/* The hot functions' hook (hot_set_leaf_hook): a stack's sampled place as they found it (its
+   function, or its module and address) handed to the call tree, whose leaf is then not located
+   and resolved again, and the tree's memo of the stack asked of memory while the hot functions
+   count its callers. */
+static void leaf_to_tree(void *ctx, const struct kevent *ev)
+{
+        struct profile *p = ctx;
+        uint64_t ip, rel;
+        uint32_t pid, module, function;
+        if (!hot_stack_leaf(p->hot, ev, &ip, &pid, &module, &function, &rel))
+                return;
+        calltree_leaf(p->tree, ev->stack.event_timestamp, ip, pid, module, function, rel);
+        calltree_prefetch_stack(p->tree, ev);
 }
 
 void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx)

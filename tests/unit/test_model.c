@@ -4014,6 +4014,35 @@ static void test_calltree_owners_asked(void **state)
 /* A process's main thread, its only one sampled, has its process's callers tree and no nodes of
    its own; a second thread sampled gives it its own, with the samples it had: the counts by
    thread are the same either way. */
+/* Stacks whose hashes meet keep their memos: a hash has two slots. 4,096 stacks (their callers
+   apart) seen twice in turn: the second round walks again only for those whose pair of slots
+   three or more of them share, about 9% (a Poisson of 0.5: 8,192 pairs); a slot a hash, as the
+   memo had, lost about 22% (one of 0.25), over the bound. */
+static void test_calltree_memo_ways(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        enum { N = 4096 };
+        int64_t time = MS(1);
+        for (int round = 0; round < 2; round++)
+                for (uint64_t i = 0; i < N; i++) {
+                        const uint64_t stack[] = {a, b, 0x10000 + 16 * i};
+                        tree_sample(t, 0, time += MS(1), PID_A, stack, 3);
+                }
+        assert_int_equal(calltree_nr_samples(t), 2 * N);
+        uint64_t again = calltree_nr_walks(t) - N;
+        assert_true(again < N / 7);
+        /* each sample counted along its path all the same */
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 2 * N, 2 * N);
+        assert_int_equal(calltree_children(t, true, rows[0].node, &rows), 1);
+        expect_row(&rows[0], fx->fn_beta, 2 * N, 0);
+        tree_check(t, true, 0, calltree_nr_samples(t));
+        calltree_free(t);
+}
+
 /* A stack seen again is counted from its memo, whatever other processes do meanwhile (a busy
    machine starts processes and maps images all the time: each moved the symbol store's
    generation, and every memo missed); an image of its own process makes it walk again. */
@@ -5247,6 +5276,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_decay, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_memo_other_process, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_memo_ways, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),

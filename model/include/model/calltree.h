@@ -51,6 +51,10 @@ void calltree_event(struct calltree *t, const struct kevent *ev);
    not located and resolved again. Only a stack of that sample takes it. */
 void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,
                    uint32_t module, uint32_t function, uint64_t rel);
+/* Stack ev, which calltree_event takes next, looked up ahead: its callers' hash kept for it and
+   its memo's slots asked of memory (after calltree_leaf, where its leaf is given), while the
+   caller does other work (hot_set_leaf_hook). Counts nothing. */
+void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev);
 /* The kinds calltree_event reads: those above, and the ones that move a process's addresses
    (its memos hold good while they do not come). It does nothing with any other kind, so a
    caller may keep those from it. */

@@ -134,6 +134,11 @@ bool hot_waits_for_stack(const struct hot *h);
    again. */
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
                     uint32_t *module, uint32_t *function, uint64_t *rel);
+/* Called by hot_event with a stack as soon as its leaf is known (hot_stack_leaf answers it),
+   before the stack's callers are counted: a call tree can look its memo up meanwhile
+   (calltree_prefetch_stack). NULL: none. */
+typedef void (*hot_leaf_fn)(void *ctx, const struct kevent *ev);
+void hot_set_leaf_hook(struct hot *h, hot_leaf_fn fn, void *ctx);
 /* Stacks whose callers were looked up (no memo of them held): what a stack seen again costs,
    the cost tests and bench/ watch. */
 uint64_t hot_nr_walks(const struct hot *h);
