@@ -231,9 +231,10 @@ static inline struct stack_memo *memo_pair(struct calltree *t, uint64_t hash)
         return &t->memo[(uint32_t)hash & (MEMO_SLOTS - 2)];
 }
 
-/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes: a
-   free one, else the one used less lately. Two ways: a direct-mapped memo's stacks evicted each
-   other (a busy live screen's walks were twice its new stacks). */
+/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes: the
+   stale memo of the same hash, else a free one, else the one used less lately. Two ways: a
+   direct-mapped memo's stacks evicted each other (a busy live screen's walks were twice its new
+   stacks). */
 static struct stack_memo *memo_find(struct calltree *t, uint64_t hash, uint64_t generation,
                                     uint32_t pid, uint32_t owner_pid, uint32_t nr, bool *is_hit)
 {
@@ -250,7 +251,12 @@ static struct stack_memo *memo_find(struct calltree *t, uint64_t hash, uint64_t 
                 }
         }
         *is_hit = false;
-        uint32_t way = !m[0].leaves[1] ? 0 : !m[1].leaves[1] ? 1 : (*word & bit) ? 0 : 1;
+        uint32_t way = m[0].leaves[1] && m[0].hash == hash   ? 0
+                       : m[1].leaves[1] && m[1].hash == hash ? 1
+                       : !m[0].leaves[1]                     ? 0
+                       : !m[1].leaves[1]                     ? 1
+                       : (*word & bit)                       ? 0
+                                                             : 1;
         *word = way ? *word | bit : *word & ~bit;
         return &m[way];
 }

@@ -91,6 +91,7 @@ void hot_reset(struct hot *h)
         h->nr_unmatched = 0;
         if (h->memo)
                 memset(h->memo, 0, MEMO_SLOTS * sizeof(*h->memo));
+        memset(h->memo_second_recent, 0, sizeof(h->memo_second_recent));
         h->nr_pending = 0;
         pending_slots_clear(&h->pending_memos);
         h->nr_dstacks = h->nr_dkeys = 0;
@@ -669,9 +670,8 @@ static void stack(struct hot *h, const struct kevent *ev)
            sixth of a small perf.data's page faults */
         if (!h->memo)
                 h->memo = xzalloc_table(MEMO_SLOTS, sizeof(*h->memo));
-        struct stack_memo *m = &h->memo[mh & (MEMO_SLOTS - 1)];
-        bool is_hit = !is_pending && m->is_set && m->hash == mh && m->generation == generation &&
-                      m->epoch == h->epoch;
+        bool is_hit;
+        struct stack_memo *m = hot_memo_find(h, mh, generation, is_pending, &is_hit);
         if (!is_hit) {
                 hot_memo_settle(h, m);
                 m->is_set = false;

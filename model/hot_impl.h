@@ -69,7 +69,7 @@ struct sort_item {
 /* A stack seen before: the places it counts in, good while its process's frames generation
    (frames_gen.h) and the table's epoch stay. Its later samples count along them when
    the totals are read or the places move (a stack seen again costs no lookup of its frames). */
-#define MEMO_SLOTS  4096
+#define MEMO_SLOTS  4096 /* in pairs: a stack's hash has two (hot_memo_find) */
 #define MEMO_PLACES 32
 struct stack_memo {
         uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
@@ -237,7 +237,8 @@ struct hot {
         uint32_t cap_mrows;
         struct agg_settings settings;
         struct agg_filter filter;
-        struct stack_memo *memo;        /* owned: MEMO_SLOTS, by hash; at first use */
+        struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash; at first use */
+        uint64_t memo_second_recent[MEMO_SLOTS / 2 / 64]; /* a bit a pair: its second used last */
         struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
         struct answer_memo *answers;    /* owned: ANSWER_SLOTS, by module and rel; at first use */
         uint64_t nr_located;            /* hot_nr_frames_located */
@@ -405,6 +406,10 @@ uint64_t hot_function_bit(uint64_t function);
 bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function);
 /* Counts a memo's waiting stacks in its places. */
 void hot_memo_settle(struct hot *h, struct stack_memo *m);
+/* The memo of a stack of hash mh: the slot of its pair that holds it (*is_hit, unless
+   is_pending), else the one it is to take. */
+struct stack_memo *hot_memo_find(struct hot *h, uint64_t mh, uint64_t generation, bool is_pending,
+                                 bool *is_hit);
 /* Every waiting stack counted: before the totals are read or the places move. */
 void hot_memo_settle_all(struct hot *h);
 /* A sample whose stack did not come: its address is its whole stack. */
