@@ -231,34 +231,29 @@ static inline struct stack_memo *memo_pair(struct calltree *t, uint64_t hash)
         return &t->memo[(uint32_t)hash & (MEMO_SLOTS - 2)];
 }
 
-/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes: the
-   stale memo of the same hash, else a free one, else the one used less lately. Two ways: a
-   direct-mapped memo's stacks evicted each other (a busy live screen's walks were twice its new
-   stacks). */
+/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes
+   (memo_ways.h). */
 static struct stack_memo *memo_find(struct calltree *t, uint64_t hash, uint64_t generation,
                                     uint32_t pid, uint32_t owner_pid, uint32_t nr, bool *is_hit)
 {
         struct stack_memo *m = memo_pair(t, hash);
         uint32_t pair = (uint32_t)(m - t->memo) >> 1;
-        uint64_t *word = &t->memo_second_recent[pair >> 6], bit = 1ull << (pair & 63);
+        int stale = -1;
         for (uint32_t way = 0; way < 2; way++) {
                 const struct stack_memo *x = &m[way];
-                if (x->leaves[1] && x->hash == hash && x->generation == generation &&
-                    x->pid == pid && x->owner_pid == owner_pid && x->nr == nr) {
-                        *word = way ? *word | bit : *word & ~bit;
+                if (!x->leaves[1] || x->hash != hash)
+                        continue;
+                if (x->generation == generation && x->pid == pid && x->owner_pid == owner_pid &&
+                    x->nr == nr) {
+                        memo_ways_used(t->memo_second_recent, pair, way);
                         *is_hit = true;
                         return &m[way];
                 }
+                stale = (int)way;
         }
         *is_hit = false;
-        uint32_t way = m[0].leaves[1] && m[0].hash == hash   ? 0
-                       : m[1].leaves[1] && m[1].hash == hash ? 1
-                       : !m[0].leaves[1]                     ? 0
-                       : !m[1].leaves[1]                     ? 1
-                       : (*word & bit)                       ? 0
-                                                             : 1;
-        *word = way ? *word | bit : *word & ~bit;
-        return &m[way];
+        return &m[memo_ways_take(t->memo_second_recent, pair, stale, !m[0].leaves[1],
+                                 !m[1].leaves[1])];
 }
 
 /* Counts n samples along the path from node up to its root. Their self count goes to the leaf

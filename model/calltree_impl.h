@@ -11,6 +11,7 @@
 #include "unplaced.h"
 #include "model_util.h"
 #include "pending_slots.h"
+#include "memo_ways.h"
 
 #define CALLTREE_MAX_CPUS 1024
 
@@ -69,8 +70,7 @@ struct stack_memo {
         uint32_t leaves[NR_MEMO_TREES];
         uint32_t nr_pending; /* samples of this stack not yet counted along its paths */
 };
-/* Two ways a stack's hash: a pair of slots, the stack in either, the one used less lately
-   replaced (calltree.c memo_find). */
+/* Two slots a stack's hash (memo_ways.h). */
 #define MEMO_SLOTS (1u << 14)
 
 /* The same stack in one thread: its leaf in the tree of each thread's samples. The threads of a
@@ -135,7 +135,7 @@ struct calltree {
         uint32_t cap_rows;
         struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash, in pairs */
         /* a bit a pair of memo slots: its second used last (memo_find) */
-        uint64_t memo_second_recent[MEMO_SLOTS / 2 / 64];
+        uint64_t memo_second_recent[MEMO_WAYS_WORDS(MEMO_SLOTS / 2)];
         /* the hash of the callers of the stack that comes next, as calltree_prefetch_stack
            found it for that stack's memo: the stack's sample's timestamp, its process, the
            frames with the sampled address */

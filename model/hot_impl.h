@@ -10,6 +10,7 @@
 #include "model_util.h"
 #include "symbols/symbols.h"
 #include "pending_slots.h"
+#include "memo_ways.h"
 #include "unplaced.h"
 
 #define MAX_CPUS       1024
@@ -69,7 +70,7 @@ struct sort_item {
 /* A stack seen before: the places it counts in, good while its process's frames generation
    (frames_gen.h) and the table's epoch stay. Its later samples count along them when
    the totals are read or the places move (a stack seen again costs no lookup of its frames). */
-#define MEMO_SLOTS  4096 /* in pairs: a stack's hash has two (hot_memo_find) */
+#define MEMO_SLOTS  4096 /* two a stack's hash (memo_ways.h) */
 #define MEMO_PLACES 32
 struct stack_memo {
         uint64_t hash; /* of the source, the pids, the sampled place and the raw frames */
@@ -238,7 +239,7 @@ struct hot {
         struct agg_settings settings;
         struct agg_filter filter;
         struct stack_memo *memo; /* owned: MEMO_SLOTS, by hash; at first use */
-        uint64_t memo_second_recent[MEMO_SLOTS / 2 / 64]; /* a bit a pair: its second used last */
+        uint64_t memo_second_recent[MEMO_WAYS_WORDS(MEMO_SLOTS / 2)]; /* memo_ways.h */
         struct frame_memo *frames;      /* owned: FRAME_SLOTS, by pid and address; at first use */
         struct answer_memo *answers;    /* owned: ANSWER_SLOTS, by module and rel; at first use */
         uint64_t nr_located;            /* hot_nr_frames_located */

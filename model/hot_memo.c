@@ -22,31 +22,26 @@ void hot_memo_settle(struct hot *h, struct stack_memo *m)
 }
 
 /* A stack's memo: the slot of its pair that holds it (a hit, unless its names are still loading:
-   it then takes the long way, and the memo is dropped), else the one it takes: the stale memo
-   of the same hash, else a free one, else the one used less lately. Two ways: a direct-mapped
-   memo's stacks evicted each other (two thirds of a busy live screen's walks). */
+   it then takes the long way, and the memo is dropped), else the one it takes (memo_ways.h). */
 struct stack_memo *hot_memo_find(struct hot *h, uint64_t mh, uint64_t generation, bool is_pending,
                                  bool *is_hit)
 {
         struct stack_memo *m = &h->memo[(uint32_t)mh & (MEMO_SLOTS - 2)];
         uint32_t pair = (uint32_t)(m - h->memo) >> 1;
-        uint64_t *word = &h->memo_second_recent[pair >> 6], bit = 1ull << (pair & 63);
         __builtin_prefetch(&m[1]); /* in flight while the first is read */
-        uint32_t way = 2;
-        for (uint32_t i = 0; i < 2 && way == 2; i++)
-                if (m[i].is_set && m[i].hash == mh && m[i].generation == generation &&
-                    m[i].epoch == h->epoch)
-                        way = i;
-        *is_hit = way < 2 && !is_pending;
-        if (way == 2)
-                way = m[0].is_set && m[0].hash == mh   ? 0
-                      : m[1].is_set && m[1].hash == mh ? 1
-                      : !m[0].is_set                   ? 0
-                      : !m[1].is_set                   ? 1
-                      : (*word & bit)                  ? 0
-                                                       : 1;
-        *word = way ? *word | bit : *word & ~bit;
-        return &m[way];
+        int stale = -1;
+        for (uint32_t way = 0; way < 2; way++) {
+                if (!m[way].is_set || m[way].hash != mh)
+                        continue;
+                if (m[way].generation == generation && m[way].epoch == h->epoch) {
+                        memo_ways_used(h->memo_second_recent, pair, way);
+                        *is_hit = !is_pending;
+                        return &m[way];
+                }
+                stale = (int)way;
+        }
+        *is_hit = false;
+        return &m[memo_ways_take(h->memo_second_recent, pair, stale, !m[0].is_set, !m[1].is_set)];
 }
 
 /* The memos listed since the last settle (pending_slots.h), or every one where the list
