@@ -4014,6 +4014,51 @@ static void test_calltree_owners_asked(void **state)
 /* A process's main thread, its only one sampled, has its process's callers tree and no nodes of
    its own; a second thread sampled gives it its own, with the samples it had: the counts by
    thread are the same either way. */
+/* A stack looked up ahead (calltree_prefetch_stack, as the hot functions' hook does) keys the
+   same memo as the stack taken without: one walk for both ways, in either order, with or
+   without its sampled address first (the same frames), and for a sample on another CPU than
+   its stack's; a lookahead for another stack is not taken. */
+static void test_calltree_prefetch_stack(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t with_ip[] = {a, b, g}, without_ip[] = {b, g};
+        const uint64_t *stacks[] = {with_ip, without_ip};
+        const uint32_t nrs[] = {3, 2};
+        int64_t time = MS(1);
+        uint32_t module = sym_locate(fx->store, PID_A, a).module;
+        for (uint32_t s = 0; s < 2; s++) {
+                for (uint32_t i = 0; i < 6; i++) {
+                        struct kevent ev =
+                                ev_base(KEV_SAMPLE, i % 2, time += MS(1), PID_A, PID_A + 1);
+                        ev.sample.ip = a;
+                        ev.sample.tid = PID_A + 1;
+                        calltree_event(t, &ev);
+                        struct kevent st =
+                                ev_stack(i / 3, time, PID_A, PID_A + 1, stacks[s], nrs[s]);
+                        if (i % 3 != 2)
+                                calltree_leaf(t, time, a, PID_A, module, fx->fn_alpha, 0);
+                        if (i % 3 == 0) {
+                                calltree_prefetch_stack(t, &st);
+                        } else if (i % 3 == 2) {
+                                /* another stack's lookahead, then this one's taken without */
+                                struct kevent other = st;
+                                other.stack.event_timestamp = time + 1;
+                                calltree_prefetch_stack(t, &other);
+                        }
+                        calltree_event(t, &st);
+                }
+        }
+        assert_int_equal(calltree_nr_walks(t), 1);
+        const struct calltree_row *rows;
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 12, 12);
+        tree_check(t, true, 0, calltree_nr_samples(t));
+        calltree_free(t);
+}
+
 /* Stacks whose hashes meet keep their memos: a hash has two slots. 4,096 stacks (their callers
    apart) seen twice in turn: the second round walks again only for those whose pair of slots
    three or more of them share, about 9% (a Poisson of 0.5: 8,192 pairs); a slot a hash, as the
@@ -5311,6 +5356,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_memo_other_process, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_memo_ways, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_prefetch_stack, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_ways, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
