@@ -207,127 +207,6 @@ static struct frame_key key_of(struct calltree *t, uint32_t pid, uint64_t addr, 
         return k;
 }
 
-static uint64_t stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
-{
-        uint64_t h = (uint64_t)pid << 32 | nr;
-        for (uint32_t i = 0; i < nr; i++)
-                h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        return hash_mix64(h);
-}
-
-/* A stack memo's hash: its callers' (stack_hash of the frames after the sampled one), its
-   leaf's place, its frames and the process its leaf is counted under. */
-static inline uint64_t memo_hash(uint64_t callers_hash, const struct frame_key *leaf, uint32_t nr,
-                                 uint32_t owner_pid)
-{
-        return callers_hash ^
-               hash_mix64((uint64_t)leaf->module << 40 ^ (uint64_t)leaf->function << 8 ^
-                          leaf->rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
-}
-
-/* The memo slots of hash: a pair. */
-static inline struct stack_memo *memo_pair(struct calltree *t, uint64_t hash)
-{
-        return &t->memo[(uint32_t)hash & (MEMO_SLOTS - 2)];
-}
-
-/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes
-   (memo_ways.h). */
-static struct stack_memo *memo_find(struct calltree *t, uint64_t hash, uint64_t generation,
-                                    uint32_t pid, uint32_t owner_pid, uint32_t nr, bool *is_hit)
-{
-        struct stack_memo *m = memo_pair(t, hash);
-        uint32_t pair = (uint32_t)(m - t->memo) >> 1;
-        int stale = -1;
-        for (uint32_t way = 0; way < 2; way++) {
-                const struct stack_memo *x = &m[way];
-                if (!x->leaves[1] || x->hash != hash)
-                        continue;
-                if (x->generation == generation && x->pid == pid && x->owner_pid == owner_pid &&
-                    x->nr == nr) {
-                        memo_ways_used(t->memo_second_recent, pair, way);
-                        *is_hit = true;
-                        return &m[way];
-                }
-                stale = (int)way;
-        }
-        *is_hit = false;
-        return &m[memo_ways_take(t->memo_second_recent, pair, stale, !m[0].leaves[1],
-                                 !m[1].leaves[1])];
-}
-
-/* Counts n samples along the path from node up to its root. Their self count goes to the leaf
-   in the top-down tree, to the root's child (the sampled function) in the callers trees. */
-static void count_path(struct calltree *t, uint32_t node, bool is_self_at_leaf, uint64_t n)
-{
-        if (is_self_at_leaf)
-                t->nodes[node].self += n;
-        for (;;) {
-                struct node *x = &t->nodes[node];
-                x->count += n;
-                calltree_heat_add(x, n);
-                if (x->parent == UINT32_MAX)
-                        return;
-                if (!is_self_at_leaf && t->nodes[x->parent].parent == UINT32_MAX)
-                        x->self += n;
-                node = x->parent;
-        }
-}
-
-static const uint32_t memo_roots[NR_MEMO_TREES] = {ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID};
-
-/* Counts a memo's waiting samples along its paths. */
-static void memo_settle(struct calltree *t, struct stack_memo *m)
-{
-        if (!m->nr_pending)
-                return;
-        for (uint32_t r = 0; r < NR_MEMO_TREES; r++)
-                if (m->leaves[r]) /* 0: a tree not counted */
-                        count_path(t, m->leaves[r], memo_roots[r] == ROOT_TOP_DOWN, m->nr_pending);
-        t->nr_pending -= m->nr_pending;
-        m->nr_pending = 0;
-}
-
-static void thread_memo_settle(struct calltree *t, struct thread_memo *m)
-{
-        if (!m->nr_pending)
-                return;
-        count_path(t, m->leaf, false, m->nr_pending);
-        t->nr_pending -= m->nr_pending;
-        m->nr_pending = 0;
-}
-
-/* A sample of memo m's stack (and, where tm, of tm's thread), counted along its paths at the
-   next settle. */
-static inline void memo_pend(struct calltree *t, struct stack_memo *m)
-{
-        if (!m->nr_pending++)
-                pending_slots_add(&t->pending_memos, (uint32_t)(m - t->memo), MEMO_SLOTS);
-        t->nr_pending++;
-}
-
-static inline void thread_memo_pend(struct calltree *t, struct thread_memo *m)
-{
-        if (!m->nr_pending++)
-                pending_slots_add(&t->pending_thread_memos, (uint32_t)(m - t->thread_memo),
-                                  THREAD_MEMO_SLOTS);
-        t->nr_pending++;
-}
-
-/* The memos listed since the last settle, or every one where the lists overflowed: the sums
-   are the same in any order (count_path adds, heat saturates). */
-void calltree_settle(struct calltree *t)
-{
-        const struct pending_slots *l = &t->pending_memos;
-        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, MEMO_SLOTS); i++)
-                memo_settle(t, &t->memo[pending_slots_at(l, i)]);
-        l = &t->pending_thread_memos;
-        for (uint32_t i = 0; t->nr_pending && i < pending_slots_nr(l, THREAD_MEMO_SLOTS); i++)
-                thread_memo_settle(t, &t->thread_memo[pending_slots_at(l, i)]);
-        pending_slots_clear(&t->pending_memos);
-        pending_slots_clear(&t->pending_thread_memos);
-}
-
 /* Counts a sample along the path of keys from root, made where missing: outermost caller first
    in the top-down tree, the sampled function first in the callers trees (keyed by owner under
    a process's or thread's root); its self count goes to the sampled function's node. Returns
@@ -364,17 +243,16 @@ static uint32_t descend(struct calltree *t, uint32_t root, const struct frame_ke
 }
 
 /* A new stack along the trees a memo holds that are counted (the top-down while asked for, every
-   process's callers, its process's when has_pid), leaves[r] by memo_roots (0: not counted). */
+   process's callers, its process's when has_pid), leaves[r] root r's (0: not counted). */
 static void descend_memo_trees(struct calltree *t, const struct frame_key *keys,
                                const uint64_t *key_hashes, uint32_t nr, uint32_t pid,
                                uint32_t owner_pid, bool has_pid, uint32_t *leaves, bool *is_whole)
 {
         for (uint32_t r = 0; r < NR_MEMO_TREES; r++) {
-                if ((memo_roots[r] == ROOT_TOP_DOWN && !t->is_top_down) ||
-                    (memo_roots[r] == ROOT_CALLERS_PID && !has_pid))
+                if ((r == ROOT_TOP_DOWN && !t->is_top_down) || (r == ROOT_CALLERS_PID && !has_pid))
                         continue;
-                leaves[r] = descend(t, memo_roots[r], keys, key_hashes, nr, pid,
-                                    memo_roots[r] == ROOT_CALLERS_PID ? owner_pid : 0, is_whole);
+                leaves[r] = descend(t, r, keys, key_hashes, nr, pid,
+                                    r == ROOT_CALLERS_PID ? owner_pid : 0, is_whole);
         }
 }
 
@@ -425,11 +303,11 @@ static void insert_shared(struct calltree *t, struct stack_memo *m, bool is_hit,
                           struct frame_key leaf, const uint64_t *frames, uint32_t nr)
 {
         if (is_hit) {
-                memo_pend(t, m);
+                calltree_memo_pend(t, m);
                 return;
         }
         make_room(t, nr);
-        memo_settle(t, m);
+        calltree_memo_settle(t, m);
         m->leaves[1] = 0;
         t->nr_walks++;
         struct frame_key keys[MAX_FRAMES];
@@ -466,15 +344,15 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
            the address) the stack's */
         uint32_t owner_pid =
                 sample_pid != UINT32_MAX ? sample_pid : (leaf.module ? UINT32_MAX : pid);
-        uint64_t hash =
-                memo_hash(callers_hash ? *callers_hash : stack_hash(pid, frames + 1, nr - 1), &leaf,
-                          nr, owner_pid);
+        uint64_t hash = calltree_memo_hash(
+                callers_hash ? *callers_hash : calltree_stack_hash(pid, frames + 1, nr - 1), &leaf,
+                nr, owner_pid);
         /* no tree by thread counted, or a process's main thread, its only one sampled: its
            callers are its process's */
         bool is_shared =
                 t->owners != CALLTREE_THREAD || calltree_alias_is_shared(t, tid, owner_pid);
         bool is_hit;
-        struct stack_memo *m = memo_find(t, hash, generation, pid, owner_pid, nr, &is_hit);
+        struct stack_memo *m = calltree_memo_find(t, hash, generation, pid, owner_pid, nr, &is_hit);
         struct thread_memo *tm =
                 &t->thread_memo[(hash ^ hash_mix64(tid)) & (THREAD_MEMO_SLOTS - 1)];
         t->nr_samples++;
@@ -486,11 +364,11 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
             tm->tid == tid) {
                 /* counted along its paths when the counts are read or the memo is replaced:
                    a stack seen again costs no walk up the trees */
-                memo_pend(t, m);
-                thread_memo_pend(t, tm);
+                calltree_memo_pend(t, m);
+                calltree_thread_memo_pend(t, tm);
                 return;
         }
-        thread_memo_settle(t, tm);
+        calltree_thread_memo_settle(t, tm);
         tm->leaf = 0;
         make_room(t, nr); /* the memos whose nodes it evicts are forgotten */
         is_hit = is_hit && m->leaves[1];
@@ -499,12 +377,12 @@ static void insert(struct calltree *t, uint32_t pid, uint32_t sample_pid, uint32
         bool is_whole = true;
         if (is_hit) {
                 /* a stack seen in another thread: its frames as its callers path has them */
-                memo_pend(t, m);
+                calltree_memo_pend(t, m);
                 nr = path_keys(t, m->leaves[1], keys);
                 for (uint32_t i = 0; i < nr; i++)
                         key_hashes[i] = calltree_key_hash(&keys[i]);
         } else {
-                memo_settle(t, m);
+                calltree_memo_settle(t, m);
                 m->leaves[1] = 0;
                 t->nr_walks++;
                 stack_keys(t, pid, generation, leaf, frames, nr, keys, key_hashes);
@@ -602,7 +480,7 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
         if (n > MAX_FRAMES)
                 n = MAX_FRAMES;
         uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
-        uint64_t callers_hash = stack_hash(pid, ev->stack.frames + has_ip, n - 1);
+        uint64_t callers_hash = calltree_stack_hash(pid, ev->stack.frames + has_ip, n - 1);
         t->pre.timestamp = p->timestamp;
         t->pre.hash = callers_hash;
         t->pre.pid = pid;
@@ -615,8 +493,8 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
         struct frame_key leaf = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
                                  0};
         uint32_t owner_pid = p->pid != UINT32_MAX ? p->pid : (leaf.module ? UINT32_MAX : pid);
-        uint64_t hash = memo_hash(callers_hash, &leaf, n, owner_pid);
-        const struct stack_memo *m = memo_pair(t, hash);
+        uint64_t hash = calltree_memo_hash(callers_hash, &leaf, n, owner_pid);
+        const struct stack_memo *m = calltree_memo_pair(t, hash);
         __builtin_prefetch(m);
         __builtin_prefetch((const char *)(m + 2) - 1);
         if (t->owners == CALLTREE_THREAD)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* calltree_impl.h (internal to model/): the call tree's nodes, roots, stack memos and pending
-   samples, shared by calltree.c (counting stacks, answering) and calltree_prune.c (nodes
-   merged, decayed or evicted). */
+   samples, shared by calltree.c (counting stacks, answering), calltree_memo.c (the stack memos
+   found and settled) and calltree_prune.c (nodes merged, decayed or evicted). */
 #ifndef ETWTOP_MODEL_CALLTREE_IMPL_H
 #define ETWTOP_MODEL_CALLTREE_IMPL_H
 
@@ -60,7 +60,10 @@ struct pending {
    process's samples (0 for the process's when it is not counted), good while its process's frames
    generation stays (frames_gen.h: its frames would key the same nodes, or nodes the next look for
    names renames to those) and those nodes stay. */
-#define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID */
+#define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID: leaves[r] is root r's   \
+                          */
+_Static_assert(ROOT_TOP_DOWN == 0 && ROOT_CALLERS == 1 && ROOT_CALLERS_PID == 2,
+               "a stack memo's leaves are indexed by their roots");
 struct stack_memo {
         uint64_t hash; /* of the pids and the raw frames */
         uint64_t generation;
@@ -240,6 +243,51 @@ bool calltree_alias_is_shared(struct calltree *t, uint32_t tid, uint32_t owner_p
 bool calltree_alias_find_shared(const struct calltree *t, uint32_t tid);
 void calltree_alias_reset(struct calltree *t);
 
+/* calltree_memo.c: the hash of a stack's frames in process pid (of its callers: the frames
+   after the sampled one). */
+uint64_t calltree_stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr);
+
+/* A stack memo's hash: its callers' (calltree_stack_hash), its leaf's place, its frames and
+   the process its leaf is counted under. */
+static inline uint64_t calltree_memo_hash(uint64_t callers_hash, const struct frame_key *leaf,
+                                          uint32_t nr, uint32_t owner_pid)
+{
+        return callers_hash ^
+               hash_mix64((uint64_t)leaf->module << 40 ^ (uint64_t)leaf->function << 8 ^
+                          leaf->rel * 0x9e3779b97f4a7c15ull ^ nr ^ (uint64_t)owner_pid << 32);
+}
+
+/* The memo slots of hash: a pair. */
+static inline struct stack_memo *calltree_memo_pair(struct calltree *t, uint64_t hash)
+{
+        return &t->memo[(uint32_t)hash & (MEMO_SLOTS - 2)];
+}
+
+/* The memo of a stack: the slot of its pair that holds it (*is_hit), else the one it takes
+   (memo_ways.h). */
+struct stack_memo *calltree_memo_find(struct calltree *t, uint64_t hash, uint64_t generation,
+                                      uint32_t pid, uint32_t owner_pid, uint32_t nr, bool *is_hit);
+
+/* A sample of memo m's stack (of thread memo m's thread), counted along its paths at the next
+   settle. */
+static inline void calltree_memo_pend(struct calltree *t, struct stack_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_memos, (uint32_t)(m - t->memo), MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+static inline void calltree_thread_memo_pend(struct calltree *t, struct thread_memo *m)
+{
+        if (!m->nr_pending++)
+                pending_slots_add(&t->pending_thread_memos, (uint32_t)(m - t->thread_memo),
+                                  THREAD_MEMO_SLOTS);
+        t->nr_pending++;
+}
+
+/* A memo's (a thread memo's) waiting samples counted along its paths. */
+void calltree_memo_settle(struct calltree *t, struct stack_memo *m);
+void calltree_thread_memo_settle(struct calltree *t, struct thread_memo *m);
 /* Every waiting sample counted along its paths: before the counts are read or nodes go. */
 void calltree_settle(struct calltree *t);
 
