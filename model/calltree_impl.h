@@ -60,8 +60,8 @@ struct pending {
    process's samples (0 for the process's when it is not counted), good while its process's frames
    generation stays (frames_gen.h: its frames would key the same nodes, or nodes the next look for
    names renames to those) and those nodes stay. */
-#define NR_MEMO_TREES 3u /* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID: leaves[r] is root r's   \
-                          */
+/* ROOT_TOP_DOWN, ROOT_CALLERS, ROOT_CALLERS_PID: leaves[r] is root r's */
+#define NR_MEMO_TREES 3u
 _Static_assert(ROOT_TOP_DOWN == 0 && ROOT_CALLERS == 1 && ROOT_CALLERS_PID == 2,
                "a stack memo's leaves are indexed by their roots");
 struct stack_memo {
