@@ -477,7 +477,7 @@ static void count_stack(struct hot *h, const struct entry *keys, uint32_t n)
                         h->slots[sp.places[k]].dup++;
 }
 
-static inline struct frame_memo *frame_slot(struct hot *h, uint32_t pid, uint64_t addr)
+static inline struct frame_memo *frame_slot(const struct hot *h, uint32_t pid, uint64_t addr)
 {
         uint64_t x = (addr ^ (uint64_t)pid << 40 ^ pid) * 0x9e3779b97f4a7c15ull;
         return &h->frames[(x >> 40) & (FRAME_SLOTS - 1)];
@@ -508,6 +508,23 @@ static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t ti
 {
         *frame_slot(h, pid, addr) = (struct frame_memo){
                 addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
+}
+
+void hot_prefetch_sample(const struct hot *h, uint32_t pid, uint64_t ip, bool is_near)
+{
+        if (!h->frames || pid == UINT32_MAX)
+                return;
+        const struct frame_memo *f = frame_slot(h, pid, ip);
+        if (!is_near) {
+                __builtin_prefetch(f);
+                __builtin_prefetch((const char *)(f + 1) - 1);
+                __builtin_prefetch(
+                        &h->frames_gen->by_pid[hash_mix64(pid) & (FRAMES_GEN_SLOTS - 1)]);
+        } else if (f->slot1 && f->addr == ip && f->pid == pid) {
+                const struct entry *e = &h->slots[f->slot1 - 1];
+                __builtin_prefetch(e);
+                __builtin_prefetch((const char *)(e + 1) - 1);
+        }
 }
 
 static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint64_t ip,

@@ -318,6 +318,11 @@ void profile_set_sample_sink(struct profile *p, profile_sample_fn fn, void *ctx)
         p->sample_sink_ctx = ctx;
 }
 
+void profile_prefetch_sample(const struct profile *p, uint32_t pid, uint64_t ip, bool is_near)
+{
+        hot_prefetch_sample(p->hot, pid, ip, is_near);
+}
+
 void profile_event(struct profile *p, const struct kevent *ev)
 {
         trace_event(&p->trace, ev);

@@ -46,6 +46,10 @@
 #define FEED_RUN 4096
 /* Records decoded between two readings of the clock in feed_drain. */
 #define FEED_CLOCK_EVERY 64
+/* A buffer's records built ahead of the one decoded: the next two timer samples' memory is
+   asked for while this one is decoded, the place a sample counts in first (where it is two
+   records ahead: a sample, then its stack), then what that holds (the next record). */
+#define FEED_AHEAD 3
 
 struct feed {
         struct profile *profile;  /* borrowed: the thread that drains (feed_run's caller when
@@ -76,8 +80,14 @@ struct feed {
         bool is_walking;             /* the consumer reads the queue's oldest buffer (walk) */
         bool is_populated;           /* the queue's pages made (at the first buffer copied) */
         uint64_t walk_hold;          /* the walk's buffer is held, with this id; 0: copied */
-        struct etw_buffer_walk walk; /* the consumer's, with the record it built (walk_rec) */
-        EVENT_RECORD walk_rec;
+        struct etw_buffer_walk walk; /* the consumer's: where the next record to build is */
+        /* The walk's records built ahead of the one handed out (the timer samples among them
+           asked of memory: walk_prefetch), each with its walk (its extended items): the next
+           to hand out at ahead[ahead_at], nr_ahead of them; walk_end: the buffer has no more. */
+        struct etw_buffer_walk ahead_walk[FEED_AHEAD];
+        EVENT_RECORD ahead[FEED_AHEAD];
+        uint32_t ahead_at, nr_ahead;
+        bool is_walk_end;
         uint32_t nr_run;        /* records copied since the last hand-over (feed's thread) */
         uint32_t slice_records; /* feed_drain's records at most per call (0: no limit) */
         uint64_t nr_decoded;    /* records taken from the queue and decoded (consumer's) */
@@ -562,6 +572,42 @@ bool feed_arm(struct feed *f)
         return true;
 }
 
+/* The walk's next record built into the slot after the last one built (its walk takes the
+   position on from f->walk, and gives it back). */
+static void walk_build(struct feed *f)
+{
+        uint32_t slot = (f->ahead_at + f->nr_ahead) % FEED_AHEAD;
+        struct etw_buffer_walk *w = &f->ahead_walk[slot];
+        w->Buffer = f->walk.Buffer;
+        w->Size = f->walk.Size;
+        w->Position = f->walk.Position;
+        w->Context = f->walk.Context;
+        w->End = f->walk.End;
+        w->ProcessorIndex = f->walk.ProcessorIndex;
+        w->LoggerId = f->walk.LoggerId;
+        BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
+        f->walk.Position = w->Position;
+        f->walk.End = w->End;
+        f->walk.ProcessorIndex = w->ProcessorIndex;
+        f->walk.LoggerId = w->LoggerId;
+        if (ok)
+                f->nr_ahead++;
+        else
+                f->is_walk_end = true;
+}
+
+/* The timer samples among the records built ahead: the next one's place, and the frame memo
+   slot of the one after (profile_prefetch_sample). */
+static void walk_prefetch(struct feed *f)
+{
+        uint64_t ip;
+        uint32_t tid, pid;
+        for (uint32_t i = 0; i < f->nr_ahead && i < 2; i++)
+                if (kdecoder_peek_sample(f->decoder, &f->ahead[(f->ahead_at + i) % FEED_AHEAD], &ip,
+                                         &tid, &pid))
+                        profile_prefetch_sample(f->profile, pid, ip, i == 0);
+}
+
 /* The next record handed over, NULL when there is none; a file's stays the queue's until
    decode_one, a buffer until the walk has read its last record. Only a message published before
    mark is begun (UINT64_MAX: any). */
@@ -591,9 +637,18 @@ static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
                         f->walk = (struct etw_buffer_walk){
                                 .Buffer = buf, .Size = (ULONG)len, .Context = f};
                         f->is_walking = true;
+                        f->is_walk_end = false;
+                        f->nr_ahead = 0;
                 }
-                if (etw_buffer_next_record(&f->walk, &f->walk_rec))
-                        return &f->walk_rec;
+                while (f->nr_ahead < FEED_AHEAD && !f->is_walk_end)
+                        walk_build(f);
+                if (f->nr_ahead) {
+                        const EVENT_RECORD *rec = &f->ahead[f->ahead_at];
+                        f->ahead_at = (f->ahead_at + 1) % FEED_AHEAD;
+                        f->nr_ahead--;
+                        walk_prefetch(f);
+                        return rec;
+                }
                 f->is_walking = false;
                 if (f->walk_hold)
                         etw_realtime_release_buffers(f->handle, f->walk_hold);

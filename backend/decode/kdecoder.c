@@ -272,6 +272,28 @@ static int meta_decode(struct kdecoder *d, struct kevent *ev, const struct paylo
         return rc;
 }
 
+bool kdecoder_peek_sample(struct kdecoder *d, const EVENT_RECORD *rec, uint64_t *ip, uint32_t *tid,
+                          uint32_t *pid)
+{
+        const EVENT_HEADER *h = &rec->EventHeader;
+        if (h->EventDescriptor.Opcode != (PERFINFO_LOG_TYPE_SAMPLED_PROFILE & 0xFF) ||
+            !(h->Flags & EVENT_HEADER_FLAG_CLASSIC_HEADER) || !rec->UserData ||
+            kprov_slot_cached(d, &h->ProviderId)->k != KP_PERFINFO)
+                return false;
+        /* dec_sample's layout */
+        unsigned psize = (h->Flags & EVENT_HEADER_FLAG_32_BIT_HEADER) &&
+                                         !(h->Flags & EVENT_HEADER_FLAG_64_BIT_HEADER)
+                                 ? 4
+                                 : 8;
+        const uint8_t *p = rec->UserData;
+        if (rec->UserDataLength < psize + 8)
+                return false;
+        *ip = ldptr(p, psize);
+        *tid = le_get32(p + psize);
+        *pid = kdecoder_tid_get(d, *tid);
+        return true;
+}
+
 /* See kevent.h. The event and everything it points to live until sink returns; sink must not
    call back into the same decoder. sink may be NULL (the decoder's state still advances). */
 int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx)

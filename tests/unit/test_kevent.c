@@ -1673,6 +1673,67 @@ static void test_provider_slots_clr(void **state)
 
 /* ---- tid -> pid fix-ups ---- */
 
+/* A record as feed_opts makes it (no extended items), for kdecoder_peek_sample. */
+static EVENT_RECORD peek_record(const GUID *g, uint8_t op, unsigned psize, const uint8_t *payload,
+                                size_t len)
+{
+        EVENT_RECORD r;
+        memset(&r, 0, sizeof(r));
+        r.EventHeader.Flags =
+                EVENT_HEADER_FLAG_CLASSIC_HEADER |
+                (psize == 8 ? EVENT_HEADER_FLAG_64_BIT_HEADER : EVENT_HEADER_FLAG_32_BIT_HEADER);
+        r.EventHeader.ProviderId = *g;
+        r.EventHeader.EventDescriptor.Opcode = op;
+        r.EventHeader.EventDescriptor.Version = 2;
+        r.UserData = (void *)(uintptr_t)payload;
+        r.UserDataLength = (USHORT)len;
+        return r;
+}
+
+/* kdecoder_peek_sample: a timer sample's address, thread and the thread's process as
+   dec_sample would decode them, nothing else taken for one, and nothing changed. */
+static void test_peek_sample(void **state)
+{
+        (void)state;
+        static const uint8_t pl[] = {0x03, 0x30, 0xd0, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                     0x2e, 0x16, 0x00, 0x00, 0x01, 0x00, 0x58, 0x00};
+        static const uint8_t pl32[] = {0x10, 0x20, 0x30, 0x40, 0x2e, 0x16,
+                                       0x00, 0x00, 0x01, 0x00, 0x58, 0x00};
+        struct kdecoder *d = new_decoder(true);
+        uint64_t ip = 0;
+        uint32_t tid = 0, pid = 0;
+        EVENT_RECORD r = peek_record(&PerfInfoGuid, 46, 8, pl, sizeof(pl));
+        assert_true(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        assert_int_equal(ip, 0xffffffffffd03003ull);
+        assert_int_equal(tid, 5678);
+        assert_int_equal(pid, NONE); /* no thread table entry yet */
+        assert_int_equal(cap.n, 0);  /* nothing decoded */
+
+        /* the thread known: its process */
+        struct bb b;
+        build_thread_v2(&b, 8, 1234, 5678);
+        struct rec_opts o = {&ThreadGuid, 3, 3, 8, 1, 8, 4, 0, NULL, 0};
+        assert_int_equal(feed_opts(d, &o, b.b, b.n), 0);
+        assert_true(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        assert_int_equal(pid, 1234);
+        r = peek_record(&PerfInfoGuid, 46, 4, pl32, sizeof(pl32));
+        assert_true(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        assert_int_equal(ip, 0x40302010u);
+        assert_int_equal(tid, 5678);
+
+        /* not a timer sample: a PMC sample, another provider's opcode 46, a short payload */
+        r = peek_record(&PerfInfoGuid, 47, 8, pl, sizeof(pl));
+        assert_false(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        r = peek_record(&ThreadGuid, 46, 8, pl, sizeof(pl));
+        assert_false(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        r = peek_record(&PerfInfoGuid, 46, 8, pl, 15);
+        assert_false(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        r = peek_record(&PerfInfoGuid, 46, 8, NULL, 0);
+        assert_false(kdecoder_peek_sample(d, &r, &ip, &tid, &pid));
+        assert_int_equal(cap.n, 1); /* the thread's event alone */
+        free_decoder(d);
+}
+
 static void test_pid_fixups(void **state)
 {
         (void)state;
@@ -2549,6 +2610,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_sampled_profile_bytes),
+                cmocka_unit_test(test_peek_sample),
                 cmocka_unit_test(test_pmc_sample_bytes),
                 cmocka_unit_test(test_cswitch_v4_with_pmc),
                 cmocka_unit_test(test_cswitch_v1_and_wait_mode_bit),

@@ -4496,6 +4496,42 @@ static void test_hot_memo_ways(void **state)
         hot_free(h);
 }
 
+/* hot_prefetch_sample asks memory for a sample to come and counts nothing: before the frame
+   memo is made, for a process not known, for a sampled address (far, then near) and for one
+   never sampled, the counts are those of the same samples without it. */
+static void test_hot_prefetch_sample(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *with = hot_new(fx->store, 0), *without = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4;
+        const uint64_t stack[] = {a, b};
+        hot_prefetch_sample(with, PID_A, a, false); /* no frame memo yet */
+        hot_prefetch_sample(with, PID_A, a, true);
+        int64_t t1 = MS(1), t2 = MS(1);
+        for (int i = 0; i < 8; i++) {
+                hot_prefetch_sample(with, PID_A, a, false);
+                hot_prefetch_sample(with, PID_A, a, true);
+                hot_prefetch_sample(with, UINT32_MAX, a, true);
+                hot_prefetch_sample(with, PID_A + 7, b + 1, false);
+                hot_prefetch_sample(with, PID_A + 7, b + 1, true);
+                hot_samples(with, 1, 0, &t1, a, stack, 2);
+                hot_samples(without, 1, 0, &t2, a, stack, 2);
+        }
+        hot_refresh(with);
+        hot_refresh(without);
+        const struct hot_row *rw, *ro;
+        uint32_t nw = hot_functions_by(with, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &rw);
+        uint32_t no = hot_functions_by(without, HOT_SOURCE_TIMER, HOT_BY_FUNCTION, false, &ro);
+        assert_int_equal(nw, no);
+        const struct hot_row *alpha = row_of(rw, nw, fx->fn_alpha);
+        assert_non_null(alpha);
+        assert_int_equal(alpha->self, 8);
+        assert_int_equal(hot_nr_samples(with, 0), hot_nr_samples(without, 0));
+        assert_int_equal(hot_nr_walks(with), hot_nr_walks(without));
+        hot_free(with);
+        hot_free(without);
+}
+
 /* A recording's stack whose names are still loading (the store's loader thread has the module
    queued) waits for them and is remembered: the same stack again costs no walk of its frames
    (it took the long way, unremembered, while the names loaded: a walk per stack). */
@@ -5359,6 +5395,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_calltree_prefetch_stack, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_hot_memo_ways, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_hot_prefetch_sample, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_cold, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_evicts_old, fix_setup, fix_teardown),
                 cmocka_unit_test(test_agg_settings),

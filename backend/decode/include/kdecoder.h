@@ -27,6 +27,12 @@ void kdecoder_free(struct kdecoder *d);
    event is still delivered as KEV_OTHER with the common fields). */
 int kdecoder_decode(struct kdecoder *d, const EVENT_RECORD *rec, kevent_sink_fn sink, void *ctx);
 
+/* Whether rec is a timer sample (PerfInfo/SampledProfile), and then its address, thread and the
+   thread's process as the decoder knows it now (KEV_NONE: not known): a look ahead at a record
+   not decoded yet (its memory asked for before it is counted), which changes nothing. */
+bool kdecoder_peek_sample(struct kdecoder *d, const EVENT_RECORD *rec, uint64_t *ip, uint32_t *tid,
+                          uint32_t *pid);
+
 /* A stack-key definition read ahead (a file's first pass: the key's Delete or Rundown event at
    def_timestamp, a record timestamp as the decoder's records carry). A reference to key at
    time t then resolves at once, as its record is decoded, from the first definition of key at

@@ -134,6 +134,11 @@ bool hot_waits_for_stack(const struct hot *h);
    again. */
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
                     uint32_t *module, uint32_t *function, uint64_t *rel);
+/* A timer sample at ip in process pid still to come (a look ahead at the records): its memory
+   asked for, so that it is there when hot_event counts it. Far (two records or more ahead): the
+   frame memo's slot of ip; near (the next record, the far look made before): the place that
+   slot names. Nothing counted, nothing changed. */
+void hot_prefetch_sample(const struct hot *h, uint32_t pid, uint64_t ip, bool is_near);
 /* Called by hot_event with a stack as soon as its leaf is known (hot_stack_leaf answers it),
    before the stack's callers are counted: a call tree can look its memo up meanwhile
    (calltree_prefetch_stack). NULL: none. */

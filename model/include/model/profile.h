@@ -115,6 +115,10 @@ void profile_set_whole_stacks(struct profile *p);
 
 /* The one entry: an event, in time order. Its arrays are borrowed until it returns. */
 void profile_event(struct profile *p, const struct kevent *ev);
+/* A timer sample at ip in process pid a few records ahead, not yet given to profile_event: the
+   memory that will count it asked for meanwhile (hot_prefetch_sample: is_near for the next
+   record, after a look made when it was further). Changes nothing. */
+void profile_prefetch_sample(const struct profile *p, uint32_t pid, uint64_t ip, bool is_near);
 
 /* z: the counts start over; names, the processes' address spaces and the waits under way stay. */
 void profile_zero(struct profile *p);
