@@ -491,7 +491,8 @@ static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, 
 {
         const struct frame_memo *f = frame_slot(h, pid, addr);
         if (!f->slot1 || f->addr != addr || f->pid != pid || f->tid != tid || f->source != source ||
-            f->generation != generation || f->epoch != h->epoch || f->is_everyones != is_everyones)
+            f->generation != (uint32_t)generation || f->epoch != h->epoch ||
+            f->is_everyones != is_everyones)
                 return UINT32_MAX;
         const struct entry *e = &h->slots[f->slot1 - 1];
         *k = (struct entry){.rel = e->rel,
@@ -499,15 +500,15 @@ static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, 
                             .pid = e->pid,
                             .tid = e->tid,
                             .source = e->source};
-        *hash = f->hash;
+        *hash = hot_key_hash(k);
         return f->slot1 - 1;
 }
 
 static void frame_keep(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid, uint64_t addr,
-                       uint64_t generation, bool is_everyones, uint32_t slot, uint64_t hash)
+                       uint64_t generation, bool is_everyones, uint32_t slot)
 {
         *frame_slot(h, pid, addr) = (struct frame_memo){
-                addr, generation, hash, pid, tid, h->epoch, slot + 1, source, is_everyones};
+                addr, (uint32_t)generation, pid, tid, h->epoch, slot + 1, source, is_everyones};
 }
 
 void hot_prefetch_sample(const struct hot *h, uint32_t pid, uint64_t ip, bool is_near)
@@ -517,7 +518,6 @@ void hot_prefetch_sample(const struct hot *h, uint32_t pid, uint64_t ip, bool is
         const struct frame_memo *f = frame_slot(h, pid, ip);
         if (!is_near) {
                 __builtin_prefetch(f);
-                __builtin_prefetch((const char *)(f + 1) - 1);
                 __builtin_prefetch(
                         &h->frames_gen->by_pid[hash_mix64(pid) & (FRAMES_GEN_SLOTS - 1)]);
         } else if (f->slot1 && f->addr == ip && f->pid == pid) {
@@ -561,8 +561,8 @@ static void sample(struct hot *h, const struct kevent *ev, uint16_t source, uint
                            JIT map may place it at the next refresh) */
                         if (slot != UINT32_MAX && h->frames && ev->pid != UINT32_MAX &&
                             (k.module || !sym_store_is_live(h->store)))
-                                frame_keep(h, source, ev->pid, key_tid, ip, generation, false, slot,
-                                           hash);
+                                frame_keep(h, source, ev->pid, key_tid, ip, generation, false,
+                                           slot);
                 }
         }
         struct pending *p = &h->pend[ev->cpu % MAX_CPUS];
@@ -749,11 +749,10 @@ static void stack(struct hot *h, const struct kevent *ev)
                         if (is_shared && hints.is_everyones[j])
                                 frame_keep(h, p->key.source, FRAME_EVERYONE, p->key.tid,
                                            frames[j - nr_leaf + 1], kernel_generation, true,
-                                           places[k], hints.hash[j]);
+                                           places[k]);
                         else
                                 frame_keep(h, p->key.source, ev->stack.pid, p->key.tid,
-                                           frames[j - nr_leaf + 1], generation, false, places[k],
-                                           hints.hash[j]);
+                                           frames[j - nr_leaf + 1], generation, false, places[k]);
                 }
                 uint64_t bits = 0;
                 for (uint32_t k = 0; k < nr_places; k++) {

@@ -111,9 +111,10 @@ struct answer_memo {
 
 struct frame_memo {
         uint64_t addr;
-        uint64_t generation; /* frames_gen_of its pid */
-        uint64_t hash;       /* its place's hot_key_hash */
-        uint32_t pid, tid;   /* the stack's process, the place key's thread */
+        /* frames_gen_of its pid, its low 32 bits (2^32 changes of one process's images apart
+           would be needed to take one generation for another) */
+        uint32_t generation;
+        uint32_t pid, tid; /* the stack's process, the place key's thread */
         uint32_t epoch;
         uint32_t slot1; /* its place's slot + 1; 0: none */
         uint16_t source;
@@ -121,6 +122,10 @@ struct frame_memo {
            pid FRAME_EVERYONE, good while the kernel's frames generation stays */
         bool is_everyones;
 };
+/* Two a cache line (the table aligned: xzalloc_table), so that a sample's look at one is one
+   line, not two for half of them (its place's key and hash come from the place's entry, which
+   the sample counts in anyway). */
+_Static_assert(sizeof(struct frame_memo) == 32, "a frame memo is half a cache line");
 #define FRAME_EVERYONE 0xfffffffeu
 
 /* A stack counted while a module of its places was loading its symbols: which of its places

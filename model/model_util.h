@@ -21,13 +21,18 @@
    there). A big one is asked for in huge pages where the kernel allows it (a growing table's
    page faults were a fifth of a replay). Freed with free(). */
 #define TABLE_HUGE_PAGE ((size_t)2 << 20)
+#define TABLE_LINE      ((size_t)64)
 static inline void *xzalloc_table(size_t n, size_t size)
 {
         if (size && n > SIZE_MAX / size)
                 return xcalloc(n, size); /* aborts: no such table */
         size_t bytes = n * size;
         if (bytes < TABLE_HUGE_PAGE) {
-                void *p = xmalloc(bytes ? bytes : 1);
+                /* on a cache line: a slot of a power-of-two size up to 64 bytes is on one */
+                size_t lines = (bytes + TABLE_LINE - 1) & ~(TABLE_LINE - 1);
+                void *p = aligned_alloc(TABLE_LINE, lines ? lines : TABLE_LINE);
+                if (!p)
+                        p = xmalloc(bytes ? bytes : 1); /* aborts where memory is out */
                 memset(p, 0, bytes);
                 return p;
         }
