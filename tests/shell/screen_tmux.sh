@@ -490,9 +490,17 @@ check "cumulative again" wait_for 'aggregation: cumulative' 5
 # the switches view counts while CSWITCH is on
 tm send-keys -t s 3
 check "switches: threads switching" wait_for 'Waiting/' 10
-# t: only the process of the thread under the cursor
+# t: only the process of the thread under the cursor: this test's fixture's, its TID in the row
+# (other tests' fixtures may run beside it under ctest -j and end, and a search for the name
+# alone may land on theirs: the zoom then counted a process that no longer samples)
 tm send-keys -t s / s y m _ f i x t u r e Enter
-until_screen 10 cursor_holds '[ -n "$c" -a -z "${c##*sym_fixture*}" ]'
+own_fixture='[ -n "$c" -a -z "${c##*sym_fixture*}" ] && printf "%s\n" "$c" | grep -qw "$fixture"'
+for i in 1 2 3 4 5 6 7 8; do
+        until_screen 10 cursor_holds '[ -n "$c" -a -z "${c##*sym_fixture*}" ]'
+        cursor_holds "$own_fixture" && break
+        tm send-keys -t s n
+done
+check "switches: the cursor on this test's fixture ($fixture)" cursor_holds "$own_fixture"
 # Enter opens the thread: where its time went (its waits, who readied it, its CPUs)
 tm send-keys -t s Enter
 check "switches: a thread opens" wait_for '- sym_fixture\( \|$\)' 5
@@ -505,7 +513,7 @@ check "switches: where it was switched out from (its switch stacks), under it" a
 tm send-keys -t s Enter
 check "switches: and closes" wait_for '+ sym_fixture\( \|$\)' 5
 tm send-keys -t s t
-check "zoom: one process" wait_for '\[process [0-9]*\]' 5
+check "zoom: one process, the fixture's" wait_for "\\[process $fixture\\]" 5
 tm send-keys -t s 1
 # the functions view's rows, once they are the zoomed process's (a refresh after the zoom)
 zoomed_rows() {
