@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* host_client.c: owns the client side of the session host: which process is a client, one
-   connection per request (the host started when a start
-   finds none), the replies turned back into the API's results and last error, and a real-time
-   consumer's stream of buffers. */
+/* host_client.c: owns the client side of the session host: which process is a client, the
+   API's requests (host_call.c sends them; the host started when a start finds none), the
+   replies turned back into the API's results and last error, and a real-time consumer's stream
+   of buffers. */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -18,12 +18,12 @@
 #include "etw_error.h"
 #include "host.h"
 #include "host_proto.h"
+#include "host_call.h"
 #include "util/clock.h"
 
-#define SEND_MS      10000
-#define REPLY_MS     120000 /* a STOP drains, writes the rundown and finalizes the file */
-#define ATTACH_MS    30000
-#define MAX_ATTEMPTS 3
+#define SEND_MS   10000
+#define REPLY_MS  120000 /* a STOP drains, writes the rundown and finalizes the file */
+#define ATTACH_MS 30000
 
 /* ---- the mode ----------------------------------------------------------------------------- */
 
@@ -48,55 +48,6 @@ bool host_is_client(void)
 void host_become_host(void)
 {
         atomic_store(&is_host_process, true);
-}
-
-static void socket_path(struct sockaddr_un *sa, const char *dir)
-{
-        memset(sa, 0, sizeof(*sa));
-        sa->sun_family = AF_UNIX;
-        snprintf(sa->sun_path, sizeof(sa->sun_path), "%s/" HOST_SOCKET_NAME, dir);
-}
-
-/* A connection to the host of dir, which is checked to run as the caller. The fd, or -ENOENT
-   (no socket), -ECONNREFUSED (a socket nothing serves: the host is gone), -EACCES or -errno;
-   why says which. */
-static int host_connect(const char *dir, char *why, size_t why_size)
-{
-        struct sockaddr_un sa;
-        socket_path(&sa, dir);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0) {
-                int e = errno;
-                snprintf(why, why_size, "socket: %s", strerror(e));
-                return -e;
-        }
-        while (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int e = errno;
-                if (e == EINTR)
-                        continue;
-                close(fd);
-                if (e == ENOENT)
-                        snprintf(why, why_size, "no session host runs on %s", dir);
-                else if (e == ECONNREFUSED)
-                        snprintf(why, why_size,
-                                 "the session host of %s is gone: its socket remains but nothing "
-                                 "answers (was it killed?); its sessions ended with it",
-                                 dir);
-                else
-                        snprintf(why, why_size, "connecting to the session host at %s: %s",
-                                 sa.sun_path, strerror(e));
-                return -e;
-        }
-        struct ucred cred;
-        socklen_t len = sizeof(cred);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid()) {
-                snprintf(why, why_size,
-                         "the session host at %s runs as uid %u, not as you (uid %u): refused",
-                         sa.sun_path, (unsigned)cred.uid, (unsigned)geteuid());
-                close(fd);
-                return -EACCES;
-        }
-        return fd;
 }
 
 bool host_client_is_running(void)
@@ -128,108 +79,6 @@ int host_client_prestart(char *why, size_t why_size)
 }
 
 static void unbind(CONTROLTRACE_ID id);
-
-/* ---- one request ---------------------------------------------------------------------------- */
-
-/* A reply and the message it borrows from. */
-struct call {
-        uint8_t *msg; /* owned */
-        struct host_reply rp;
-};
-
-static void call_free(struct call *c)
-{
-        free(c->msg);
-        c->msg = NULL;
-}
-
-/* Sends rq to the host and reads its reply into *c. With may_start, a host is started when none
-   runs, and the request is sent again when the host closed the connection before reading it
-   (it was ending for want of sessions). 0, or -ENOENT/-ECONNREFUSED (no host runs), -EACCES,
-   -ECONNRESET/-EBADMSG (the host ended before replying), -ETIMEDOUT, -EPROTO, -errno; why says
-   which. */
-static int host_call(const struct host_request *rq, bool may_start, struct call *c, char *why,
-                     size_t why_size)
-{
-        memset(c, 0, sizeof(*c));
-        char dir[PATH_MAX];
-        int rc = host_client_dir(dir, sizeof(dir), may_start, why, why_size);
-        if (rc < 0)
-                return rc;
-        struct host_msg m = {0};
-        host_msg_request(&m, rq);
-        for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                int fd = host_connect(dir, why, why_size);
-                if ((fd == -ENOENT || fd == -ECONNREFUSED) && may_start) {
-                        rc = host_spawn(dir, why, why_size);
-                        if (rc < 0)
-                                break;
-                        fd = host_connect(dir, why, why_size);
-                }
-                if (fd < 0) {
-                        rc = fd;
-                        break;
-                }
-                rc = host_io_write(fd, m.data, m.size, SEND_MS, NULL);
-                size_t size = 0;
-                if (rc == 0)
-                        rc = host_io_read_msg(fd, REPLY_MS, REPLY_MS, &c->msg, &size, why,
-                                              why_size);
-                else
-                        snprintf(why, why_size, "sending a %s request to the session host: %s",
-                                 host_proto_type_name(rq->type), strerror(-rc));
-                close(fd);
-                if (rc == -EAGAIN)
-                        rc = -ETIMEDOUT;
-                if (rc == 0) {
-                        rc = host_proto_decode_reply(c->msg, size, &c->rp, why, why_size);
-                        if (rc < 0)
-                                call_free(c);
-                        break;
-                }
-                if (!(may_start && (rc == -ECONNRESET || rc == -EPIPE)))
-                        break;
-        }
-        host_msg_free(&m);
-        if (rc == -ECONNRESET || rc == -EPIPE) {
-                char tmp[512];
-                snprintf(tmp, sizeof(tmp), "%s", why);
-                snprintf(why, why_size,
-                         "the session host ended before it replied (was it killed?): %s", tmp);
-        }
-        return rc;
-}
-
-/* The Win32 code of a request that did not get a reply, with the last error set: what names
-   the call; a missing host means no such session (the sessions ended with it). */
-static ULONG no_reply(const char *what, int rc, const char *why)
-{
-        DWORD code;
-        switch (-rc) {
-        case ENOENT:
-        case ECONNREFUSED: code = ERROR_WMI_INSTANCE_NOT_FOUND; break;
-        case EACCES:
-        case EPERM: code = ERROR_ACCESS_DENIED; break;
-        case ECONNRESET:
-        case EPIPE:
-        case EBADMSG: code = ERROR_BROKEN_PIPE; break;
-        case EPROTO: code = ERROR_INVALID_DATA; break;
-        case ETIMEDOUT: code = ERROR_TIMEOUT; break;
-        default: code = etw_error_from_errno(rc); break;
-        }
-        etw_set_error(code, "%s: %s", what, why);
-        return code;
-}
-
-/* The reply's code and message become the caller's result and last error. */
-static ULONG take_reply(const struct call *c)
-{
-        if (c->rp.msg[0])
-                etw_set_error(c->rp.code, "%s", c->rp.msg);
-        else
-                etw_set_error(c->rp.code, NULL);
-        return c->rp.code;
-}
 
 /* path made absolute against the current directory into out; NULL when it already is (or
    there is none), or when the current directory cannot be named (the host then refuses the
@@ -287,11 +136,11 @@ ULONG host_client_start(CONTROLTRACE_ID *id, const char *name, PEVENT_TRACE_PROP
         char why[1024];
         int rc = host_call(&rq, true, &c, why, sizeof(why));
         if (rc < 0)
-                return no_reply(what, rc, why);
+                return host_no_reply(what, rc, why);
         put_back(p, &c);
         *id = c.rp.code == ERROR_SUCCESS ? c.rp.handle : 0;
-        ULONG code = take_reply(&c);
-        call_free(&c);
+        ULONG code = host_take_reply(&c);
+        host_call_free(&c);
         return code;
 }
 
@@ -325,13 +174,13 @@ ULONG host_client_control(CONTROLTRACE_ID id, const char *name, PEVENT_TRACE_PRO
                 else
                         snprintf(tmp, sizeof(tmp),
                                  "no session named \"%.200s\" is running (%.700s)", name, why);
-                return no_reply(what, rc, tmp);
+                return host_no_reply(what, rc, tmp);
         }
         if (rc < 0)
-                return no_reply(what, rc, why);
+                return host_no_reply(what, rc, why);
         put_back(p, &c);
-        ULONG result = take_reply(&c);
-        call_free(&c);
+        ULONG result = host_take_reply(&c);
+        host_call_free(&c);
         if (code == EVENT_TRACE_CONTROL_STOP && result != ERROR_WMI_INSTANCE_NOT_FOUND)
                 unbind(id ? id : p->Wnode.HistoricalContext);
         return result;
@@ -362,10 +211,10 @@ ULONG host_client_set_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, const void 
                                  (unsigned long long)id, why);
                 else
                         snprintf(tmp, sizeof(tmp), "%s", why);
-                return no_reply("TraceSetInformation", rc, tmp);
+                return host_no_reply("TraceSetInformation", rc, tmp);
         }
-        ULONG code = take_reply(&c);
-        call_free(&c);
+        ULONG code = host_take_reply(&c);
+        host_call_free(&c);
         return code;
 }
 
@@ -394,14 +243,14 @@ ULONG host_client_query_info(CONTROLTRACE_ID id, TRACE_INFO_CLASS cls, void *inf
                                  (unsigned long long)id, why);
                 else
                         snprintf(tmp, sizeof(tmp), "%s", why);
-                return no_reply("TraceQueryInformation", rc, tmp);
+                return host_no_reply("TraceQueryInformation", rc, tmp);
         }
         if (ret)
                 *ret = c.rp.length;
         if (info && c.rp.data_size && c.rp.data_size <= len)
                 memcpy(info, c.rp.data, c.rp.data_size);
-        ULONG code = take_reply(&c);
-        call_free(&c);
+        ULONG code = host_take_reply(&c);
+        host_call_free(&c);
         return code;
 }
 
@@ -423,10 +272,10 @@ ULONG host_client_lbr(CONTROLTRACE_ID id, ULONG config, const CLASSIC_EVENT_ID *
                                  (unsigned long long)id, why);
                 else
                         snprintf(tmp, sizeof(tmp), "%s", why);
-                return no_reply("TraceConfigureLastBranchRecord", rc, tmp);
+                return host_no_reply("TraceConfigureLastBranchRecord", rc, tmp);
         }
-        ULONG code = take_reply(&c);
-        call_free(&c);
+        ULONG code = host_take_reply(&c);
+        host_call_free(&c);
         return code;
 }
 
@@ -484,15 +333,15 @@ ULONG host_client_query_all(PEVENT_TRACE_PROPERTIES *array, ULONG count, PULONG 
                 return ERROR_SUCCESS;
         }
         if (rc < 0)
-                return no_reply(what, rc, why);
-        ULONG code = take_reply(&c);
+                return host_no_reply(what, rc, why);
+        ULONG code = host_take_reply(&c);
         if (code != ERROR_SUCCESS && code != ERROR_MORE_DATA) {
-                call_free(&c);
+                host_call_free(&c);
                 return code;
         }
         uint32_t nr_blobs = c.rp.data_size / (uint32_t)HOST_ENUM_BLOB_SIZE;
         if (c.rp.data_size % HOST_ENUM_BLOB_SIZE || nr_blobs > c.rp.length) {
-                call_free(&c);
+                host_call_free(&c);
                 etw_set_error(ERROR_INVALID_DATA,
                               "%s: the session host sent %u bytes for %u "
                               "sessions",
@@ -506,7 +355,7 @@ ULONG host_client_query_all(PEVENT_TRACE_PROPERTIES *array, ULONG count, PULONG 
                 if (put_properties(array[i], blob, (uint32_t)HOST_ENUM_BLOB_SIZE) != ERROR_SUCCESS)
                         code = ERROR_MORE_DATA;
         }
-        call_free(&c);
+        host_call_free(&c);
         if (code == ERROR_MORE_DATA)
                 etw_set_error(code,
                               "%s: %u sessions run; %u properties were given, or a name "
@@ -540,7 +389,7 @@ ULONG host_client_bind(CONTROLTRACE_ID id)
                 char tmp[1024];
                 snprintf(tmp, sizeof(tmp), "no session has handle 0x%llx (%.700s)",
                          (unsigned long long)id, why);
-                return no_reply(what, fd, tmp);
+                return host_no_reply(what, fd, tmp);
         }
         struct host_request rq = {0};
         rq.type = HOST_REQ_BIND;
@@ -557,11 +406,11 @@ ULONG host_client_bind(CONTROLTRACE_ID id)
                 rc = host_proto_decode_reply(c.msg, size, &c.rp, why, sizeof(why));
         if (rc < 0) {
                 close(fd);
-                call_free(&c);
-                return no_reply(what, rc == -EAGAIN ? -ETIMEDOUT : rc, why);
+                host_call_free(&c);
+                return host_no_reply(what, rc == -EAGAIN ? -ETIMEDOUT : rc, why);
         }
-        ULONG code = take_reply(&c);
-        call_free(&c);
+        ULONG code = host_take_reply(&c);
+        host_call_free(&c);
         if (code != ERROR_SUCCESS) {
                 close(fd);
                 return code;
@@ -612,7 +461,7 @@ static int errno_call(struct host_request *rq, struct etl_error *err)
         }
         snprintf(err->msg, sizeof(err->msg), "%.*s", (int)sizeof(err->msg) - 1, c.rp.msg);
         rc = c.rp.rc;
-        call_free(&c);
+        host_call_free(&c);
         return rc;
 }
 
@@ -674,7 +523,7 @@ int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
                 else
                         memcpy(*buf, c.rp.data + HOST_RT_INFO_SIZE, *size);
         }
-        call_free(&c);
+        host_call_free(&c);
         return rc;
 }
 

@@ -6,8 +6,13 @@
    A message is a 16-byte header {u32 magic "ETWH", u16 version, u16 type, u32 body length,
    u32 reserved 0} and a body of at most HOST_MAX_BODY bytes, in the byte order of the machine
    (both ends run on it). Fields: u32, u64, and counted strings and blobs (u32 length, then the
-   bytes; strings have no NUL). A client opens a connection per request and reads one reply; a
-   real-time consumer's connection then carries HOST_RT_BUFFER messages and one HOST_RT_END.
+   bytes; strings have no NUL). A client opens a connection for a request and reads one reply;
+   after the reply to a CONTROL, SET_INFO, QUERY_INFO, LBR, ENUMERATE or PING it may send its
+   next request on the same connection (the host serves them in turn, for the client that
+   connected, and closes the connection when the client sends none for HOST_KEEP_MS or the host
+   has no session left: a client that finds it closed opens another); the other requests end
+   their connection with their reply, or go on as follows. A real-time consumer's connection
+   carries HOST_RT_BUFFER messages and one HOST_RT_END after its reply.
    One that asks for a shared ring (HOST_FLAG_RT_RING) gets HOST_RT_RING first, with the ring's
    memory file passed alongside (SCM_RIGHTS; sealed: it maps it read-only), then HOST_RT_SLOTS
    messages that say which of its slots hold the next buffers, and one HOST_RT_END; it sends
@@ -31,6 +36,7 @@ struct session_rt_info; /* session.h */
 #define HOST_MAX_NAME      1024 /* a session name (StartTrace documentation) */
 #define HOST_MAX_PATH      4096
 #define HOST_MAX_MSG_TEXT  1024
+#define HOST_KEEP_MS       30000      /* a kept connection with no request for this is closed */
 #define HOST_MAX_DATA      (1u << 20) /* EVENT_TRACE_PROPERTIES, information, buffers */
 #define HOST_MAX_BODY      (HOST_MAX_DATA + 2 * HOST_MAX_PATH + 4096)
 /* ENUMERATE: each session's EVENT_TRACE_PROPERTIES travel as one blob of this size, its logger

@@ -499,6 +499,38 @@ static void serve(const struct conn *c, const struct host_request *rq)
         }
 }
 
+/* Whether a connection goes on after a request of this type was served: the short ones,
+   whose reply ends what they do (host_proto.h), while the host has sessions. */
+static bool is_kept_after(uint16_t type)
+{
+        switch (type) {
+        case HOST_REQ_CONTROL:
+        case HOST_REQ_SET_INFO:
+        case HOST_REQ_QUERY_INFO:
+        case HOST_REQ_LBR:
+        case HOST_REQ_ENUMERATE:
+        case HOST_REQ_PING: return true;
+        default: return false;
+        }
+}
+
+/* Waits for a kept connection's next request to begin: true when it has, false when the
+   client closed it, sent none for HOST_KEEP_MS, or the host has no sessions left or ends.
+   Meanwhile the connection is not one whose request is being read (nr_reading). */
+static bool next_request_begins(int fd)
+{
+        int64_t deadline = now_ms() + HOST_KEEP_MS;
+        while (!atomic_load(&is_exiting) && session_nr_sessions() > 0 && now_ms() < deadline) {
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                int n = poll(&pfd, 1, STREAM_WAIT_MS);
+                if (n < 0 && errno != EINTR)
+                        return false;
+                if (n > 0)
+                        return (pfd.revents & POLLIN) && !(pfd.revents & (POLLERR | POLLNVAL));
+        }
+        return false;
+}
+
 static void *conn_main(void *arg)
 {
         struct conn *c = arg;
@@ -507,7 +539,8 @@ static void *conn_main(void *arg)
         size_t size = 0;
         char why[512];
         /* the client's process, read here, where a slow /proc stalls only this client; then
-           this thread can do what the client could do itself, no more */
+           this thread can do what the client could do itself, no more (for each request the
+           connection carries: its client is the one that connected) */
         int rc = host_peer_read(c->fd, &c->peer);
         if (rc == 0)
                 rc = host_peer_act_as(&c->peer);
@@ -518,26 +551,39 @@ static void *conn_main(void *arg)
                             strerror(-rc));
                 goto done;
         }
-        rc = host_io_read_request(c->fd, idle_ms, &msg, &size, why, sizeof(why));
-        atomic_fetch_sub(&nr_reading, 1);
-        if (rc == 0) {
-                struct host_request *rq = malloc(sizeof(*rq));
-                if (!rq)
-                        reply_error(c->fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM, "out of memory");
-                else if ((rc = host_proto_decode_request(msg, size, rq, why, sizeof(why))) < 0)
-                        reply_error(c->fd, ERROR_INVALID_PARAMETER, rc,
-                                    "the session host refused a malformed request: %s", why);
-                else
-                        serve(c, rq);
-                free(rq);
-        } else if (rc == -EPROTO || rc == -EMSGSIZE) {
-                reply_error(c->fd, rc == -EPROTO ? ERROR_INVALID_DATA : ERROR_BAD_LENGTH, rc,
-                            "the session host refused the request: %s", why);
-        } else if (rc == -ETIMEDOUT) {
-                reply_error(c->fd, ERROR_TIMEOUT, rc, "the session host hung up: %s", why);
+        for (bool is_next = true; is_next;) {
+                is_next = false;
+                rc = host_io_read_request(c->fd, idle_ms, &msg, &size, why, sizeof(why));
+                atomic_fetch_sub(&nr_reading, 1);
+                if (rc == 0) {
+                        struct host_request *rq = malloc(sizeof(*rq));
+                        if (!rq)
+                                reply_error(c->fd, ERROR_NOT_ENOUGH_MEMORY, -ENOMEM,
+                                            "out of memory");
+                        else if ((rc = host_proto_decode_request(msg, size, rq, why, sizeof(why))) <
+                                 0)
+                                reply_error(c->fd, ERROR_INVALID_PARAMETER, rc,
+                                            "the session host refused a malformed request: %s",
+                                            why);
+                        else
+                                serve(c, rq);
+                        /* a client that polls (a screen's refresh) asks again on it: no
+                           connection, thread and look at its process a request */
+                        is_next = rq && rc == 0 && is_kept_after(rq->type) &&
+                                  next_request_begins(c->fd);
+                        free(rq);
+                } else if (rc == -EPROTO || rc == -EMSGSIZE) {
+                        reply_error(c->fd, rc == -EPROTO ? ERROR_INVALID_DATA : ERROR_BAD_LENGTH,
+                                    rc, "the session host refused the request: %s", why);
+                } else if (rc == -ETIMEDOUT) {
+                        reply_error(c->fd, ERROR_TIMEOUT, rc, "the session host hung up: %s", why);
+                }
+                /* else: the client went away mid-request; nothing to say */
+                free(msg);
+                msg = NULL;
+                if (is_next)
+                        atomic_fetch_add(&nr_reading, 1);
         }
-        /* else: the client went away mid-request; nothing to say */
-        free(msg);
         close(c->fd);
         free(c);
         atomic_fetch_sub(&nr_active, 1);

@@ -16,6 +16,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -1077,6 +1078,73 @@ static void test_session_is_the_systems(void **state)
                          ERROR_WMI_INSTANCE_NOT_FOUND);
         assert_non_null(strstr(etw_last_error_text(), "no session named"));
         assert_int_equal(host_pid() == 0 || !process_alive(host_pid()), true);
+}
+
+/* The host's threads of pid named etwtop-conn (one a connection being served). */
+static int conn_threads(pid_t pid)
+{
+        char dir[64];
+        snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+        DIR *d = opendir(dir);
+        if (!d)
+                return -1;
+        int n = 0;
+        for (struct dirent *e; (e = readdir(d));) {
+                if (e->d_name[0] == '.')
+                        continue;
+                char path[128], comm[32] = "";
+                snprintf(path, sizeof(path), "%s/%.20s/comm", dir, e->d_name);
+                FILE *f = fopen(path, "r");
+                if (f && fgets(comm, sizeof(comm), f) && strncmp(comm, "etwtop-conn", 11) == 0)
+                        n++;
+                if (f)
+                        fclose(f);
+        }
+        closedir(d);
+        return n;
+}
+
+/* A client's short requests (a screen's query at each refresh) go on one connection, which the
+   host keeps for it: after many queries one connection thread serves it, idle between them;
+   another process's requests are served meanwhile; the session's stop (on that connection)
+   ends it; and a query after the host has gone finds the connection closed, opens another and
+   is answered as it would be. */
+static void test_kept_connection(void **state)
+{
+        (void)state;
+        CONTROLTRACE_ID h = 0;
+        assert_int_equal(start_plain(&h, "host-kept", NULL), ERROR_SUCCESS);
+        pid_t pid = host_pid();
+        assert_true(process_alive(pid));
+        struct rt_props q;
+        for (int i = 0; i < 50; i++) {
+                assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+                assert_string_equal(q.logger_name, "host-kept");
+        }
+        /* the one kept connection's thread waits for the next request (other connections'
+           threads end as their replies go) */
+        int n = -1;
+        for (int i = 0; i < 500 && (n = conn_threads(pid)) != 1; i++)
+                sleep_ms(10);
+        assert_int_equal(n, 1);
+        char text[4096];
+        const char *query[] = {"query", "host-kept", NULL};
+        assert_int_equal(helper_run(query, text, sizeof(text)), 0);
+        assert_int_equal(field(text, "rc"), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        /* no session left: the kept connection ends, and with it the host */
+        for (int i = 0; i < 1200 && process_alive(pid); i++)
+                sleep_ms(50);
+        assert_false(process_alive(pid));
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY),
+                         ERROR_WMI_INSTANCE_NOT_FOUND);
+        assert_non_null(strstr(etw_last_error_text(), "no session has handle"));
+        /* a new host: the next query goes on a new connection */
+        assert_int_equal(start_plain(&h, "host-kept-2", NULL), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_string_equal(q.logger_name, "host-kept-2");
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
 
 /* QueryAllTraces fills every session's properties, as QUERY does, and says how many run. */
@@ -2342,6 +2410,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_read_msg_parts),
                 cmocka_unit_test(test_read_msg_kept),
                 cmocka_unit_test(test_session_is_the_systems),
+                cmocka_unit_test(test_kept_connection),
                 cmocka_unit_test(test_query_all_traces),
                 cmocka_unit_test(test_relative_file_name),
                 cmocka_unit_test(test_no_host_escape_hatch),
