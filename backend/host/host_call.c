@@ -78,21 +78,6 @@ void host_call_free(struct call *c)
         c->msg = NULL;
 }
 
-/* The short requests after whose reply the host reads the next one on the connection
-   (host_proto.h): this process keeps one such connection, for one request at a time. */
-static bool is_kept_after(uint16_t type)
-{
-        switch (type) {
-        case HOST_REQ_CONTROL:
-        case HOST_REQ_SET_INFO:
-        case HOST_REQ_QUERY_INFO:
-        case HOST_REQ_LBR:
-        case HOST_REQ_ENUMERATE:
-        case HOST_REQ_PING: return true;
-        default: return false;
-        }
-}
-
 static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
 static int kept_fd = -1; /* under kept_lock: the kept connection, -1 none */
 static pid_t kept_pid;   /* the process that made it (a fork's child makes its own) */
@@ -139,7 +124,7 @@ int host_call(const struct host_request *rq, bool may_start, struct call *c, cha
 {
         memset(c, 0, sizeof(*c));
         /* a short request on the kept connection, unless another thread's is on it */
-        bool is_keep = is_kept_after(rq->type) && pthread_mutex_trylock(&kept_lock) == 0;
+        bool is_keep = host_proto_is_kept_after(rq->type) && pthread_mutex_trylock(&kept_lock) == 0;
         if (is_keep) {
                 int rc = kept_call(rq, c, why, why_size);
                 if (rc != -ENOTCONN) {

@@ -295,6 +295,19 @@ static int reader_finish(struct reader *r)
         return r->error;
 }
 
+bool host_proto_is_kept_after(uint16_t type)
+{
+        switch (type) {
+        case HOST_REQ_CONTROL:
+        case HOST_REQ_SET_INFO:
+        case HOST_REQ_QUERY_INFO:
+        case HOST_REQ_LBR:
+        case HOST_REQ_ENUMERATE:
+        case HOST_REQ_PING: return true;
+        default: return false;
+        }
+}
+
 const char *host_proto_type_name(uint16_t type)
 {
         switch (type) {

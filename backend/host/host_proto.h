@@ -172,6 +172,10 @@ int host_rt_info_get(const uint8_t *in, size_t size, struct session_rt_info *inf
 /* The name of a message type, for messages. */
 const char *host_proto_type_name(uint16_t type);
 
+/* Whether a connection goes on after the reply to a request of this type (its next request may
+   follow on it): the short ones, CONTROL, SET_INFO, QUERY_INFO, LBR, ENUMERATE and PING. */
+bool host_proto_is_kept_after(uint16_t type);
+
 /* printf into why (why_size bytes) where the caller wants the reason; nothing when why is NULL
    or why_size 0. */
 void host_say(char *why, size_t why_size, const char *fmt, ...)

@@ -499,21 +499,6 @@ static void serve(const struct conn *c, const struct host_request *rq)
         }
 }
 
-/* Whether a connection goes on after a request of this type was served: the short ones,
-   whose reply ends what they do (host_proto.h), while the host has sessions. */
-static bool is_kept_after(uint16_t type)
-{
-        switch (type) {
-        case HOST_REQ_CONTROL:
-        case HOST_REQ_SET_INFO:
-        case HOST_REQ_QUERY_INFO:
-        case HOST_REQ_LBR:
-        case HOST_REQ_ENUMERATE:
-        case HOST_REQ_PING: return true;
-        default: return false;
-        }
-}
-
 /* Waits for a kept connection's next request to begin: true when it has, false when the
    client closed it, sent none for HOST_KEEP_MS, or the host has no sessions left or ends.
    Meanwhile the connection is not one whose request is being read (nr_reading). */
@@ -569,7 +554,7 @@ static void *conn_main(void *arg)
                                 serve(c, rq);
                         /* a client that polls (a screen's refresh) asks again on it: no
                            connection, thread and look at its process a request */
-                        is_next = rq && rc == 0 && is_kept_after(rq->type) &&
+                        is_next = rq && rc == 0 && host_proto_is_kept_after(rq->type) &&
                                   next_request_begins(c->fd);
                         free(rq);
                 } else if (rc == -EPROTO || rc == -EMSGSIZE) {

@@ -351,6 +351,7 @@ static void test_feed_live_as_file(void **state)
                         spin += (uint64_t)i;
                 feed_drain(f, 1000000);
         }
+        assert_true(spin > 0);
         rt_props_init(&pr, 0);
         assert_int_equal(StopTraceA(h, NULL, &pr.p), ERROR_SUCCESS);
         uint32_t nr_turns;
