@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -572,24 +573,19 @@ bool feed_arm(struct feed *f)
         return true;
 }
 
+/* A walk's state: its fields before the extended items, which each walk keeps for its own
+   record. */
+#define WALK_STATE_BYTES offsetof(struct etw_buffer_walk, Items)
+
 /* The walk's next record built into the slot after the last one built (its walk takes the
-   position on from f->walk, and gives it back). */
+   state on from f->walk, and gives it back). */
 static void walk_build(struct feed *f)
 {
         uint32_t slot = (f->ahead_at + f->nr_ahead) % FEED_AHEAD;
         struct etw_buffer_walk *w = &f->ahead_walk[slot];
-        w->Buffer = f->walk.Buffer;
-        w->Size = f->walk.Size;
-        w->Position = f->walk.Position;
-        w->Context = f->walk.Context;
-        w->End = f->walk.End;
-        w->ProcessorIndex = f->walk.ProcessorIndex;
-        w->LoggerId = f->walk.LoggerId;
+        memcpy(w, &f->walk, WALK_STATE_BYTES);
         BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
-        f->walk.Position = w->Position;
-        f->walk.End = w->End;
-        f->walk.ProcessorIndex = w->ProcessorIndex;
-        f->walk.LoggerId = w->LoggerId;
+        memcpy(&f->walk, w, WALK_STATE_BYTES);
         if (ok)
                 f->nr_ahead++;
         else
