@@ -3,6 +3,7 @@
    disassembles, and linking it made every etwtop start relocate its 77,000 pointers (most of
    the dynamic loader's work at start). */
 #include "capstone_lazy.h"
+#include "util/dl_lazy.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -34,7 +35,7 @@ static char load_why[320];
 
 static void load(void)
 {
-        void *h = dlopen(CAPSTONE_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
+        void *h = dl_open_lazy(CAPSTONE_LAZY_SONAME);
         if (!h) {
                 const char *e = dlerror();
                 snprintf(load_why, sizeof(load_why),

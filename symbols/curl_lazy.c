@@ -4,6 +4,7 @@
    file too, load it and the thirty libraries it needs (TLS, Kerberos, LDAP, IDN...) at start:
    about half of the start's time in the dynamic loader. */
 #include "curl_lazy.h"
+#include "util/dl_lazy.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -32,7 +33,7 @@ static char load_why[256];
 
 static void load(void)
 {
-        void *h = dlopen(CURL_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
+        void *h = dl_open_lazy(CURL_LAZY_SONAME);
         if (!h) {
                 const char *e = dlerror();
                 snprintf(load_why, sizeof(load_why),

@@ -3,6 +3,7 @@
    opens them (libdeflate, loaded at its first use), and leaving out the ones never read. */
 #include "elf_inflate.h"
 
+#include "util/dl_lazy.h"
 #include "util/xalloc.h"
 
 #include <dlfcn.h>
@@ -24,7 +25,7 @@ static pthread_once_t deflate_once = PTHREAD_ONCE_INIT;
 
 static void deflate_load(void)
 {
-        void *h = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+        void *h = dl_open_lazy("libdeflate.so.0");
         if (!h)
                 return;
         *(void **)&deflate.alloc = dlsym(h, "libdeflate_alloc_decompressor");

@@ -3,6 +3,7 @@
    Microsoft demangler (libLLVM, loaded on first use), x86 C names without the decoration of
    their calling convention. */
 #include "symbols/pdb.h"
+#include "util/dl_lazy.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -32,7 +33,7 @@ static void demangler_load(void)
         static const char *const libs[] = {"libLLVM-14.so.1", "libLLVM-15.so.1", "libLLVM-14.so",
                                            "libLLVM-15.so"};
         for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
-                void *h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+                void *h = dl_open_lazy(libs[i]);
                 if (!h)
                         continue;
                 void *f = dlsym(h, LLVM_MS_DEMANGLE);

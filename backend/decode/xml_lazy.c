@@ -3,6 +3,7 @@
    EventSource manifest (ManifestData events) needs it, and linking it made every etwtop start
    load it and what it needs (ICU's 30 MB of data, libstdc++, liblzma). */
 #include "xml_lazy.h"
+#include "util/dl_lazy.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,7 +32,7 @@ static char load_why[320];
 
 static void load(void)
 {
-        void *h = dlopen(XML_LAZY_SONAME, RTLD_NOW | RTLD_LOCAL);
+        void *h = dl_open_lazy(XML_LAZY_SONAME);
         if (!h) {
                 const char *e = dlerror();
                 snprintf(load_why, sizeof(load_why),
