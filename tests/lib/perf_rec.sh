@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # perf_rec.sh: sourced by the shell tests that record with perf (perf_data_threads,
-# perf_data_events, perf_data_buildid_cache), after check.sh and once $tmp exists.
+# perf_data_events, perf_data_fields, perf_data_buildid_cache), after check.sh and once $tmp
+# exists.
 # perf_needed: exits 77 (skipped), saying why, where perf is not installed.
 perf_needed() {
         command -v perf >/dev/null && perf version >/dev/null 2>&1 && return 0

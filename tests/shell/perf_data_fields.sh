@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# perf_data_fields.sh: perf.data files recorded here with the optional parts of a sample that
+# the other tests' files do not ask for, read by etwtop as perf reads them: the user and
+# interrupt register copies (--user-regs, --intr-regs), the data address, its physical address
+# and both page sizes (-d --phys-data --data-page-size --code-page-size), the cgroup and the
+# namespaces records (--all-cgroups --namespaces), raw and per-thread counts (-R -s
+# --sample-cpu), context-switch records beside the samples (--switch-events), and a recording
+# written to a pipe (-o -, read from its file). A field read wrong shifts every field after it
+# (the stack, the CPU, the time): each file's timer samples in the replay's title against
+# `perf script`, and its hottest function's samples against perf report's. Skips without perf,
+# or where perf cannot record a kind here.
+set -u
+: "${ETWTOP:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/../lib/check.sh"
+. "$(dirname "$0")/../lib/perf_rec.sh"
+perf_needed
+perf_home
+on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
+
+record() { # NAME OPTIONS...: cpu-clock at 1 kHz with call chains over a short pipe ping-pong
+        local name=$1
+        shift
+        perf_record "$tmp/$name.data" "$tmp/$name.rec.err" -e cpu-clock -F 1000 -g "$@" -- \
+                perf bench sched pipe -l 20000
+}
+# the timer's table's title: "Hot functions (Timer, N samples"
+title_count() { # FILE
+        grep -oE "^Hot functions \(Timer, [0-9]+ samples" "$1" | grep -oE '[0-9]+ samples' |
+                grep -oE '[0-9]+'
+}
+hottest() { # FILE: the timer table's hottest function's samples
+        awk 'index($0, "Hot functions (Timer, ") == 1 {t = 1; next} /^Hot functions/ {t = 0}
+                t && /^ +[0-9.]+%/ {print $3; exit}' "$1"
+}
+perf_hottest() { # DATA
+        perf report -i "$1" --stdio --no-children -g none -F sample,sym 2>/dev/null |
+                awk "index(\$0, \"of event 'cpu-clock'\") {t = 1; next} /^# Samples/ {t = 0}
+                        t && /^ +[0-9]+ / {print \$1; exit}"
+}
+check_file() { # NAME: the replay of $tmp/NAME.data against perf's reading of it
+        local d=$tmp/$1.data want got
+        "$ETWTOP" --replay "$d" -b -n 5 >"$tmp/$1.txt" 2>"$tmp/$1.err"
+        check "$1: replay exits 0" [ $? = 0 ]
+        if ! perf script -i "$d" -F event >"$d.events" 2>/dev/null; then
+                skip "$1: perf script cannot read the recording"
+                return
+        fi
+        want=$(grep -c '^ *cpu-clock:' "$d.events")
+        got=$(title_count "$tmp/$1.txt")
+        check "$1: the timer's samples (${got:-none}), perf script's ($want)" \
+                [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
+        got=$(hottest "$tmp/$1.txt")
+        want=$(perf_hottest "$d")
+        check "$1: the hottest function's samples (${got:-none}), perf report's (${want:-none})" \
+                [ -n "$want" -a "${got:-x}" = "$want" ]
+}
+kind() { # NAME OPTIONS...
+        local name=$1
+        shift
+        if record "$name" "$@"; then
+                check_file "$name"
+        else
+                skip "$name: perf record $* failed: $(head -c 200 "$tmp/$name.rec.err")"
+        fi
+}
+
+kind regs --user-regs=ip,sp,bp --intr-regs=ip,sp
+kind addrs -d --phys-data --data-page-size --code-page-size
+kind cgroups --all-cgroups --namespaces
+kind counts -R -s --sample-cpu
+kind switches --switch-events
+
+# a pipe's stream (no header's sections: the attrs and features come as records), kept as a
+# file; tried as perf_record tries (three times, then without build-ids)
+is_piped=false
+for try in 1 2 3 4; do
+        b=
+        [ $try = 4 ] && b=-B
+        if perf record -q $b -e cpu-clock -F 1000 -g -o - -- perf bench sched pipe -l 20000 \
+                >"$tmp/pipe.data" 2>"$tmp/pipe.rec.err" && [ -s "$tmp/pipe.data" ]; then
+                is_piped=true
+                break
+        fi
+done
+if $is_piped; then
+        check_file pipe
+else
+        skip "pipe: perf record -o - failed: $(head -c 200 "$tmp/pipe.rec.err")"
+fi
+
+echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
+[ $nr_fail = 0 ]
