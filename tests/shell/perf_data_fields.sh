@@ -5,12 +5,12 @@
 # interrupt register copies (--user-regs, --intr-regs), the data address, its physical address
 # and both page sizes (-d --phys-data --data-page-size --code-page-size), the cgroup and the
 # namespaces records (--all-cgroups --namespaces), raw and per-thread counts (-R -s
-# --sample-cpu), context-switch records beside the samples (--switch-events), and a recording
-# written to a pipe (-o -, read from its file). A field read wrong shifts every field after it
-# (the stack, the CPU, the time): each file's timer samples in the replay's title against
-# `perf script`, and its hottest function's samples against perf report's. Then a record of a
-# type no perf here knows, passed over. Skips without perf, or where perf cannot record a kind
-# here.
+# --sample-cpu), a group's values read at its leader's samples ({...}:S), context-switch records
+# beside the samples (--switch-events), and a recording written to a pipe (-o -, read from its
+# file). A field read wrong shifts every field after it (the stack, the CPU, the time): each
+# file's timer samples in the replay's title against `perf script`, and its hottest function's
+# samples against perf report's. Then a record of a type no perf here knows, passed over. Skips
+# without perf, or where perf cannot record a kind here.
 set -u
 : "${ETWTOP:?}"
 tmp=$(mktemp -d)
@@ -73,6 +73,25 @@ kind addrs -d --phys-data --data-page-size --code-page-size
 kind cgroups --all-cgroups --namespaces
 kind counts -R -s --sample-cpu
 kind switches --switch-events
+
+# leader sampling (a group's values read at each of its leader's samples: PERF_SAMPLE_READ in
+# the group's format, ahead of the stack): the leader's samples (perf report shows the group as
+# one event, so no hottest function to compare)
+if perf_record "$tmp/group.data" "$tmp/group.rec.err" -e '{cpu-clock,task-clock}:S' -F 1000 -g -- \
+        perf bench sched pipe -l 20000; then
+        "$ETWTOP" --replay "$tmp/group.data" -b -n 5 >"$tmp/group.txt" 2>"$tmp/group.err"
+        check "group: replay exits 0" [ $? = 0 ]
+        if perf script -i "$tmp/group.data" -F event >"$tmp/group.events" 2>/dev/null; then
+                want=$(grep -c '^ *cpu-clock:' "$tmp/group.events")
+                got=$(title_count "$tmp/group.txt")
+                check "group: the leader's samples (${got:-none}), perf script's ($want)" \
+                        [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
+        else
+                skip "group: perf script cannot read the recording"
+        fi
+else
+        skip "group: perf record failed: $(head -c 200 "$tmp/group.rec.err")"
+fi
 
 # a pipe's stream (no header's sections: the attrs and features come as records), kept as a
 # file; tried as perf_record tries (three times, then without build-ids)
