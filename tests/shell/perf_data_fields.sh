@@ -5,12 +5,13 @@
 # interrupt register copies (--user-regs, --intr-regs), the data address, its physical address
 # and both page sizes (-d --phys-data --data-page-size --code-page-size), the cgroup and the
 # namespaces records (--all-cgroups --namespaces), raw and per-thread counts (-R -s
-# --sample-cpu), a group's values read at its leader's samples ({...}:S), context-switch records
-# beside the samples (--switch-events), and a recording written to a pipe (-o -, read from its
-# file). A field read wrong shifts every field after it (the stack, the CPU, the time): each
-# file's timer samples in the replay's title against `perf script`, and its hottest function's
-# samples against perf report's. Then a record of a type no perf here knows, passed over. Skips
-# without perf, or where perf cannot record a kind here.
+# --sample-cpu), times of other clocks (-k), a group's values read at its leader's samples
+# ({...}:S), context-switch records beside the samples (--switch-events), and a recording
+# written to a pipe (-o -, read from its file). A field read wrong shifts every field after it
+# (the stack, the CPU, the time): each file's timer samples in the replay's title against `perf
+# script`, and its hottest function's samples against perf report's; with another clock, the
+# trace's start within the recording's wall time. Then a record of a type no perf here knows,
+# passed over. Skips without perf, or where perf cannot record a kind here.
 set -u
 : "${ETWTOP:?}"
 tmp=$(mktemp -d)
@@ -58,6 +59,7 @@ check_file() { # NAME: the replay of $tmp/NAME.data against perf's reading of it
         check "$1: the hottest function's samples (${got:-none}), perf report's (${want:-none})" \
                 [ -n "$want" -a "${got:-x}" = "$want" ]
 }
+in_range() { [ -n "$1" ] && [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; } # N LOW HIGH
 kind() { # NAME OPTIONS...
         local name=$1
         shift
@@ -73,6 +75,23 @@ kind addrs -d --phys-data --data-page-size --code-page-size
 kind cgroups --all-cgroups --namespaces
 kind counts -R -s --sample-cpu
 kind switches --switch-events
+
+# the other clocks a recording may take its times from (-k: the header's clock data maps them to
+# the wall clock): the samples as above, and the trace's start within the recording's wall time
+for clk in mono realtime boottime; do
+        t0=$(date +%s)
+        if record "clock_$clk" -k "$clk"; then
+                t1=$(date +%s)
+                check_file "clock_$clk"
+                start=$("$ETWTOP" --dump "$tmp/clock_$clk.data" 2>/dev/null |
+                        sed -n 's/^Start time: *\(.*\) UTC$/\1/p' | head -1)
+                s=$(date -u -d "$start" +%s 2>/dev/null)
+                check "clock_$clk: the trace starts ($start) while it was recorded ($t0 to $t1)" \
+                        in_range "$s" $((t0 - 1)) $((t1 + 1))
+        else
+                skip "clock_$clk: perf record -k $clk failed: $(head -c 200 "$tmp/clock_$clk.rec.err")"
+        fi
+done
 
 # leader sampling (a group's values read at each of its leader's samples: PERF_SAMPLE_READ in
 # the group's format, ahead of the stack): the leader's samples (perf report shows the group as
