@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # perf_rec.sh: sourced by the shell tests that record with perf (perf_data_threads,
 # perf_data_events, perf_data_fields, perf_data_buildid_cache), after check.sh and once $tmp
-# exists.
+# exists: perf found, its build-id cache, a recording tried again where perf aborts, and the
+# counts a replay's table and perf report give, to set side by side.
 # perf_needed: exits 77 (skipped), saying why, where perf is not installed.
 perf_needed() {
         command -v perf >/dev/null && perf version >/dev/null 2>&1 && return 0
@@ -43,4 +44,22 @@ perf_record() {
                 perf record -q -o "$out" "$@" >/dev/null 2>"$err" && return 0
         done
         return 1
+}
+
+# title_count FILE NAME: the samples in the title of a replay's table of NAME ("Hot functions
+# (NAME, N samples"; NAME is ETW's for a timer: Timer)
+title_count() {
+        grep -oE "^Hot functions \($2, [0-9]+ samples" "$1" | grep -oE '[0-9]+ samples' |
+                grep -oE '[0-9]+'
+}
+# hottest_samples FILE NAME: the samples of the hottest function of a replay's table of NAME
+hottest_samples() {
+        awk -v n="Hot functions ($2, " 'index($0, n) == 1 {t = 1; next} /^Hot functions/ {t = 0}
+                t && /^ +[0-9.]+%/ {print $3; exit}' "$1"
+}
+# perf_hottest_samples DATA EVENT: perf report's hottest symbol's samples for event EVENT
+perf_hottest_samples() {
+        perf report -i "$1" --stdio --no-children -g none -F sample,sym 2>/dev/null |
+                awk -v e="of event '$2'" 'index($0, e) {t = 1; next} /^# Samples/ {t = 0}
+                        t && /^ +[0-9]+ / {print $1; exit}'
 }

@@ -22,21 +22,6 @@ record() { # NAME OPTIONS...: a short pipe ping-pong
         shift
         perf_record "$tmp/$name.data" "$tmp/$name.rec.err" "$@" -- perf bench sched pipe -l 20000
 }
-# the title of an event's table: "Hot functions (NAME, N samples"; NAME is ETW's for a timer
-title_count() { # FILE NAME
-        grep -oE "^Hot functions \($2, [0-9]+ samples" "$1" | grep -oE '[0-9]+ samples' | grep -oE '[0-9]+'
-}
-# the hottest function's samples of the table of NAME
-hottest() { # FILE NAME
-        awk -v n="Hot functions ($2, " 'index($0, n) == 1 {t = 1; next} /^Hot functions/ {t = 0}
-                t && /^ +[0-9.]+%/ {print $3; exit}' "$1"
-}
-# perf report's hottest symbol's samples for event EVENT
-perf_hottest() { # DATA EVENT
-        perf report -i "$1" --stdio --no-children -g none -F sample,sym 2>/dev/null |
-                awk -v e="of event '$2'" 'index($0, e) {t = 1; next} /^# Samples/ {t = 0}
-                        t && /^ +[0-9]+ / {print $1; exit}'
-}
 # perf script's events of the file, one a line; false where perf cannot read its own file
 # (Debian's perf 6.1 sometimes aborts on an assertion in util/build-id.c)
 perf_events() { perf script -i "$1" -F event >"$1.events" 2>/dev/null; }
@@ -50,8 +35,8 @@ compare() { # NAME PERF_EVENT ETW_NAME
         got=$(title_count "$tmp/$1.txt" "$3")
         check "$1: $2's samples in the table of $3 (${got:-none}), perf script's ($want)" \
                 [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
-        got=$(hottest "$tmp/$1.txt" "$3")
-        want=$(perf_hottest "$d" "$2")
+        got=$(hottest_samples "$tmp/$1.txt" "$3")
+        want=$(perf_hottest_samples "$d" "$2")
         check "$1: $2's hottest function's samples (${got:-none}), perf report's (${want:-none})" \
                 [ -n "$want" -a "${got:-x}" = "$want" ]
 }

@@ -28,20 +28,6 @@ record() { # NAME OPTIONS...: cpu-clock at 1 kHz with call chains over a short p
         perf_record "$tmp/$name.data" "$tmp/$name.rec.err" -e cpu-clock -F 1000 -g "$@" -- \
                 perf bench sched pipe -l 20000
 }
-# the timer's table's title: "Hot functions (Timer, N samples"
-title_count() { # FILE
-        grep -oE "^Hot functions \(Timer, [0-9]+ samples" "$1" | grep -oE '[0-9]+ samples' |
-                grep -oE '[0-9]+'
-}
-hottest() { # FILE: the timer table's hottest function's samples
-        awk 'index($0, "Hot functions (Timer, ") == 1 {t = 1; next} /^Hot functions/ {t = 0}
-                t && /^ +[0-9.]+%/ {print $3; exit}' "$1"
-}
-perf_hottest() { # DATA
-        perf report -i "$1" --stdio --no-children -g none -F sample,sym 2>/dev/null |
-                awk "index(\$0, \"of event 'cpu-clock'\") {t = 1; next} /^# Samples/ {t = 0}
-                        t && /^ +[0-9]+ / {print \$1; exit}"
-}
 check_file() { # NAME: the replay of $tmp/NAME.data against perf's reading of it
         local d=$tmp/$1.data want got
         "$ETWTOP" --replay "$d" -b -n 5 >"$tmp/$1.txt" 2>"$tmp/$1.err"
@@ -51,11 +37,11 @@ check_file() { # NAME: the replay of $tmp/NAME.data against perf's reading of it
                 return
         fi
         want=$(grep -c '^ *cpu-clock:' "$d.events")
-        got=$(title_count "$tmp/$1.txt")
+        got=$(title_count "$tmp/$1.txt" Timer)
         check "$1: the timer's samples (${got:-none}), perf script's ($want)" \
                 [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
-        got=$(hottest "$tmp/$1.txt")
-        want=$(perf_hottest "$d")
+        got=$(hottest_samples "$tmp/$1.txt" Timer)
+        want=$(perf_hottest_samples "$d" cpu-clock)
         check "$1: the hottest function's samples (${got:-none}), perf report's (${want:-none})" \
                 [ -n "$want" -a "${got:-x}" = "$want" ]
 }
@@ -102,7 +88,7 @@ if perf_record "$tmp/group.data" "$tmp/group.rec.err" -e '{cpu-clock,task-clock}
         check "group: replay exits 0" [ $? = 0 ]
         if perf script -i "$tmp/group.data" -F event >"$tmp/group.events" 2>/dev/null; then
                 want=$(grep -c '^ *cpu-clock:' "$tmp/group.events")
-                got=$(title_count "$tmp/group.txt")
+                got=$(title_count "$tmp/group.txt" Timer)
                 check "group: the leader's samples (${got:-none}), perf script's ($want)" \
                         [ "$want" -gt 0 -a "${got:-x}" = "$want" ]
         else
@@ -150,8 +136,8 @@ open(sys.argv[2], "wb").write(b)
 PYEOF
         "$ETWTOP" --replay "$tmp/unknown.data" -b -n 5 >"$tmp/unknown.txt" 2>"$tmp/unknown.err"
         check "unknown: replay exits 0" [ $? = 0 ]
-        got=$(title_count "$tmp/unknown.txt")
-        want=$(title_count "$tmp/switches.txt")
+        got=$(title_count "$tmp/unknown.txt" Timer)
+        want=$(title_count "$tmp/switches.txt" Timer)
         check "unknown: a record of type 90 passed over, the samples all read (${got:-none} of ${want:-none})" \
                 [ -n "$want" -a "${got:-x}" = "$want" ]
         cmp -s "$tmp/switches.data" "$tmp/unknown.data"
