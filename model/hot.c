@@ -635,6 +635,9 @@ static void stack(struct hot *h, const struct kevent *ev)
         for (uint32_t i = 1; i < nr_frames; i++)
                 mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
         mh = hash_mix64(mh ^ nr_callers);
+        /* its memo's pair in flight while the leaf is counted */
+        if (h->memo)
+                hot_memo_prefetch(h, mh);
         /* the leaf's places and their functions: a name still loading takes the whole stack
            the long way */
         uint64_t leaf_functions[2];
@@ -697,6 +700,8 @@ static void stack(struct hot *h, const struct kevent *ev)
                    others located */
                 if (!h->frames)
                         h->frames = xzalloc_table(FRAME_SLOTS, sizeof(*h->frames));
+                for (uint32_t i = 1; i < nr_frames; i++)
+                        __builtin_prefetch(frame_slot(h, ev->stack.pid, frames[i]));
                 struct frame_hints hints;
                 hints.epoch = h->epoch;
                 /* places keyed by address alone: a kernel frame's is every process's */

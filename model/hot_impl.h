@@ -412,6 +412,13 @@ uint64_t hot_function_bit(uint64_t function);
 bool hot_memo_has_function(struct hot *h, const struct stack_memo *m, uint64_t function);
 /* Counts a memo's waiting stacks in its places. */
 void hot_memo_settle(struct hot *h, struct stack_memo *m);
+/* The pair of memos of a stack of hash mh on its way into the cache (hot_memo_find's slots). */
+static inline void hot_memo_prefetch(const struct hot *h, uint64_t mh)
+{
+        const struct stack_memo *m = &h->memo[(uint32_t)mh & (MEMO_SLOTS - 2)];
+        __builtin_prefetch(m);
+        __builtin_prefetch(&m[1]);
+}
 /* The memo of a stack of hash mh: the slot of its pair that holds it (*is_hit, unless
    is_pending), else the one it is to take. */
 struct stack_memo *hot_memo_find(struct hot *h, uint64_t mh, uint64_t generation, bool is_pending,
