@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_reader.c: owns the walk over an .etl file's buffers and the per-processor merge of its
  * records. */
+#include "util/file_magic.h"
 #include "util/utf.h"
 #include "le_bytes.h"
 #include "etl_reader.h"
@@ -707,6 +708,21 @@ static int plan_inflate(struct etl_reader *r)
         return 0;
 }
 
+/* A file that is not a trace, named by what its first bytes say it is (a zip of one, a
+   program), the field that made no sense kept in brackets. */
+static void name_foreign(struct etl_error *err, const uint8_t *data, size_t size)
+{
+        const char *what = file_magic_foreign(data, size);
+        if (!err || !what)
+                return;
+        static const char prefix[] = "not an ETL file: ";
+        char was[sizeof(err->msg)];
+        snprintf(was, sizeof(was), "%s",
+                 strncmp(err->msg, prefix, sizeof(prefix) - 1) == 0 ? err->msg + sizeof(prefix) - 1
+                                                                    : err->msg);
+        etl_error_set(err, err->offset, "not an ETL file: %s (%s)", what, was);
+}
+
 int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t size,
                         struct etl_error *err)
 {
@@ -753,6 +769,8 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
 fail:
         if (rc == -ENOMEM)
                 etl_error_set(err, 0, "out of memory");
+        else
+                name_foreign(err, data, size);
         etl_reader_close(r);
         return rc;
 }

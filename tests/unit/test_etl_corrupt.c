@@ -17,6 +17,7 @@
 
 #include "etl_reader.h"
 #include "etw/ntwmi.h"
+#include "util/file_magic.h"
 
 /* ETL-FORMAT.md 1.2, WMI_BUFFER_HEADER offsets */
 #define BUF_SIZE_OFF     0x00
@@ -619,6 +620,47 @@ static void check_not_header(const struct blob *b, size_t at, const uint8_t *byt
         free(p);
 }
 
+/* Files that are no trace: named by what their first bytes say (the field that made no sense
+   kept); bytes that name nothing keep the field's message alone. */
+static void check_foreign(const char *magic, size_t magic_len, size_t at, const char *what)
+{
+        uint8_t p[4096];
+        for (size_t i = 0; i < sizeof(p); i++)
+                p[i] = (uint8_t)(i * 131 + 7);
+        memcpy(p + at, magic, magic_len);
+        struct outcome o;
+        struct etl_error err;
+        assert_int_equal(open_and_read(p, sizeof(p), &o, &err), -EINVAL);
+        assert_true(has_text(err.msg, "not an ETL file"));
+        if (what) {
+                assert_true(has_text(err.msg, what));
+                assert_int_equal(err.msg[strlen(err.msg) - 1], ')'); /* the field, in brackets */
+                assert_null(strstr(err.msg, "(not an ETL file"));    /* said once */
+        } else {
+                static const char field[] = "not an ETL file: buffer size ";
+                assert_int_equal(strncmp(err.msg, field, sizeof(field) - 1), 0);
+        }
+}
+
+static void test_foreign_files(void **state)
+{
+        (void)state;
+        check_foreign("PK\x03\x04", 4, 0, "a zip archive: give the trace inside it");
+        check_foreign("\x1f\x8b\x08\x00", 4, 0, "gzip-compressed");
+        check_foreign("\x28\xb5\x2f\xfd", 4, 0, "zstd-compressed");
+        check_foreign("\x7f"
+                      "ELF\x02\x01",
+                      6, 0, "an ELF file");
+        check_foreign("Nettrace", 8, 0, ".NET EventPipe trace");
+        check_foreign("2ELIFREP", 8, 0, "big-endian");
+        check_foreign("MSCF\0\0\0\0", 8, 0, "cabinet");
+        check_foreign("ustar", 5, 257, "a tar archive");
+        /* bytes naming no kind: a buffer size of 0xffffffff */
+        check_foreign("\xff\xff\xff\xff", 4, 0, NULL);
+        assert_null(file_magic_foreign("PK", 2)); /* shorter than the magic */
+        assert_null(file_magic_foreign(NULL, 0));
+}
+
 static void test_first_record_not_logfile_header(void **state)
 {
         (void)state;
@@ -950,6 +992,7 @@ int main(void)
                 cmocka_unit_test(test_corrupt_compressed_buffer),
                 cmocka_unit_test(test_unsupported_compression),
                 cmocka_unit_test(test_first_record_not_logfile_header),
+                cmocka_unit_test(test_foreign_files),
                 cmocka_unit_test(test_unfinalized),
                 cmocka_unit_test(test_trailing_zeros),
                 cmocka_unit_test(test_record_valid_across_scratch_growth),
