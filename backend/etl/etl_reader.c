@@ -60,8 +60,6 @@ struct stream {
 struct etl_reader {
         const uint8_t *data; /* borrowed (or the mapping below) */
         size_t size;
-        void *mapping; /* owned when opened from a file */
-        size_t mapping_size;
         void (*release)(void *ctx); /* etl_reader_set_release: called at close */
         void *release_ctx;
         struct buffer_info *buffers; /* owned */
@@ -775,62 +773,6 @@ fail:
         return rc;
 }
 
-int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err)
-{
-        *out = NULL;
-        if (err)
-                memset(err, 0, sizeof(*err));
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-                int e = errno;
-                etl_error_set(err, 0, "%s: %s", path, strerror(e));
-                return -e;
-        }
-        struct stat st;
-        if (fstat(fd, &st) < 0) {
-                int e = errno;
-                etl_error_set(err, 0, "%s: %s", path, strerror(e));
-                close(fd);
-                return -e;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                etl_error_set(err, 0, "%s: not a regular file", path);
-                close(fd);
-                return -EINVAL;
-        }
-        if (st.st_size == 0) {
-                etl_error_set(err, 0, "%s: the file is empty", path);
-                close(fd);
-                return -EINVAL;
-        }
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        close(fd);
-        if (map == MAP_FAILED) {
-                int e = errno;
-                etl_error_set(err, 0, "%s: cannot map: %s", path, strerror(e));
-                return -e;
-        }
-        madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-        struct etl_reader *r = NULL;
-        int rc = etl_reader_open_mem(&r, map, (size_t)st.st_size, err);
-        if (rc < 0) {
-                munmap(map, (size_t)st.st_size);
-                if (err) {
-                        char tmp[sizeof(err->msg)];
-                        memcpy(tmp, err->msg, sizeof(tmp));
-                        int n = snprintf(err->msg, sizeof(err->msg), "%.128s: ", path);
-                        if (n > 0 && (size_t)n < sizeof(err->msg))
-                                snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%.*s",
-                                         (int)(sizeof(err->msg) - (size_t)n - 1), tmp);
-                }
-                return rc;
-        }
-        r->mapping = map;
-        r->mapping_size = (size_t)st.st_size;
-        *out = r;
-        return 0;
-}
-
 void etl_reader_close(struct etl_reader *r)
 {
         if (!r)
@@ -847,8 +789,6 @@ void etl_reader_close(struct etl_reader *r)
         free(r->logfile.log_file_name_w);
         free(r->logfile.logger_name);
         free(r->logfile.log_file_name);
-        if (r->mapping)
-                munmap(r->mapping, r->mapping_size);
         if (r->release)
                 r->release(r->release_ctx);
         free(r);

@@ -94,7 +94,9 @@ struct etl_reader;
 int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t size,
                         struct etl_error *err);
 
-/* Opens a reader over a file (mapped read-only). Returns 0 or -errno with err filled. */
+/* Opens a reader over a file (mapped read-only; a regular file only), or over the .etl inside a
+   zip archive (inflated into memory: etl_zip.h). Returns 0 or -errno with err filled. Its
+   release callback is taken (etl_reader_set_release). */
 int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err);
 
 /* Closes the reader and everything it owns. NULL is fine. */

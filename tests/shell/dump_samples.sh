@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dump_samples.sh: `etwtop --dump` on every real sample: totals per event type, decoded fields
-# against the byte examples of ETL-FORMAT.md, bad input, multi-file merging.
+# against the byte examples of ETL-FORMAT.md, bad input, multi-file merging, PerfView's .etl.zip
+# read as it comes.
 set -u
 : "${ETWTOP:?}" "${ETWTOP_SAMPLES:?}" "${ETWTOP_SAMPLES_UNPACKED:?}"
 tmp=$(mktemp -d)
@@ -282,6 +283,40 @@ if [ -f "$s/perf/perf.data.busy.0-3.4" ]; then
         "$ETWTOP" --replay "$s/perf/perf.data.busy.0-3.4" -b -n 1 >/dev/null 2>"$tmp/whole-replay.err"
         check "whole perf.data replay: no damage named" bash -c "! grep -q damage \"\$1\"" _ "$tmp/whole-replay.err"
 fi
+
+# PerfView's .etl.zip read as it comes (its .etl inflated in memory): the same dump as the
+# unpacked file's (but the name), the same replay, a merge of it; archives that hold no trace
+# or two, and files that are no trace, named for what they are
+for z in perfview_gcevents.etl.zip:gcevents/PerfViewData.etl perfview_net.4.5.2.x64.etl.zip:net.4.5.2.x64.etl; do
+        zip=$s/${z%%:*} etl=$u/${z#*:}
+        [ -f "$zip" ] || continue
+        "$ETWTOP" --dump "$zip" | tail -n +2 >"$tmp/zip-dump.txt"
+        "$ETWTOP" --dump "$etl" | tail -n +2 >"$tmp/etl-dump.txt"
+        check "${z%%:*}: dumps as its .etl" cmp -s "$tmp/zip-dump.txt" "$tmp/etl-dump.txt"
+        check "${z%%:*}: a dump of events" [ "$(total "$tmp/zip-dump.txt")" -gt 50 ]
+        "$ETWTOP" --replay "$zip" -b -n 1 2>&1 | tail -n +2 >"$tmp/zip-replay.txt"
+        "$ETWTOP" --replay "$etl" -b -n 1 2>&1 | tail -n +2 >"$tmp/etl-replay.txt"
+        check "${z%%:*}: replays as its .etl" cmp -s "$tmp/zip-replay.txt" "$tmp/etl-replay.txt"
+done
+if [ -f "$s/perfview_gcevents.etl.zip" ]; then
+        "$ETWTOP" --merge -o "$tmp/zip-merged.etl" "$s/perfview_gcevents.etl.zip" "$s/krabsetw_powershell.etl"
+        check "merge of an .etl.zip: exit 0" [ $? = 0 ]
+        dump zip_merged "$tmp/zip-merged.etl"
+        check "merge of an .etl.zip: its 70 events, the other's 113 and a header" \
+                [ "$(awk '/events in all/ {print $1}' "$tmp/zip_merged.txt")" -ge 184 ]
+fi
+c=$(dirname "$0")/../corpus/zip
+"$ETWTOP" --dump "$c/two_traces.zip" >/dev/null 2>"$tmp/two.err"
+check "zip of two traces: refused (exit non-zero)" [ $? != 0 ]
+check "zip of two traces: both named" grep -q 'two_traces.zip: a zip archive that holds 2 .etl files (a.etl, b.etl): unzip it and give one' "$tmp/two.err"
+"$ETWTOP" --dump "$c/empty.zip" >/dev/null 2>"$tmp/empty.err"
+check "empty zip: says it holds no .etl" grep -q 'empty.zip: a zip archive that holds no .etl file (0 entries)' "$tmp/empty.err"
+head -c 2000 "$c/lxcore_deflated.zip" | head -c 600 >"$tmp/cut.zip"
+"$ETWTOP" --dump "$tmp/cut.zip" >/dev/null 2>"$tmp/cutzip.err"
+check "zip cut short: says so" grep -q 'cut.zip: a damaged zip archive: no end of central directory record' "$tmp/cutzip.err"
+gzip -c "$s/etlparser_lxcore_kernel.etl" >"$tmp/lx.etl.gz"
+"$ETWTOP" --dump "$tmp/lx.etl.gz" >/dev/null 2>"$tmp/gz.err"
+check "gzip of a trace: named, with what to do" grep -q 'lx.etl.gz: not an ETL file: a gzip-compressed file: give it uncompressed (gunzip)' "$tmp/gz.err"
 
 echo "$nr_pass passed, $nr_fail failed"
 [ "$nr_fail" = 0 ]
