@@ -56,6 +56,21 @@ for n in "${nodes[@]}"; do
         check "--record $n --force: refused, no hang (rc $rc)" [ $rc != 0 ] && [ $rc != 124 ]
         check "--record $n --force: left as it was" [ "$(node "$tmp/$n")" = "$before" ]
 done
+# read side: a FIFO or a device given as the trace is not waited on (an open of a FIFO with no
+# writer never returns), whichever verb reads it
+for n in fifo null; do
+        [ -e "$tmp/$n" ] || continue
+        for verb in --dump --replay --merge; do
+                case $verb in
+                --dump) run_bounded "$tmp/out" --dump "$tmp/$n" ;;
+                --replay) run_bounded "$tmp/out" --replay "$tmp/$n" -b -n 1 ;;
+                --merge) run_bounded "$tmp/out" --merge -o "$tmp/m-$n.etl" "$tmp/$n" ;;
+                esac
+                rc=$?
+                check "$verb $n: refused, no hang (rc $rc)" [ $rc != 0 ] && [ $rc != 124 ]
+                check "$verb $n: says it is not a regular file" grep -q "$tmp/$n: not a regular file" "$tmp/err"
+        done
+done
 check "the symlinks' target kept" [ "$(cat "$tmp/target")" = target ]
 [ -e "$tmp/theirs" ] && check "the other user's file kept" [ "$(cat "$tmp/theirs")" = theirs ]
 
