@@ -2,6 +2,8 @@
 /* utf.c: the tree's one UTF-8 and UTF-16LE conversion (util/utf.h). */
 #include "util/utf.h"
 
+#include "le_bytes.h"
+
 #include <string.h>
 
 size_t utf8_encode(uint32_t cp, char out[4])
@@ -99,6 +101,20 @@ uint32_t utf8_to_utf16le(uint8_t *dst, const char *src)
         uint32_t o = 0;
 
         while (len) {
+                /* ASCII (a path, mostly) widened 8 bytes at a time */
+                uint64_t w;
+                if (len >= 8 && (memcpy(&w, s, 8), !(w & 0x8080808080808080ull))) {
+                        for (int half = 0; half < 2; half++) {
+                                uint64_t x = (w >> (32 * half)) & 0xFFFFFFFFull;
+                                x = (x | x << 16) & 0x0000FFFF0000FFFFull;
+                                x = (x | x << 8) & 0x00FF00FF00FF00FFull;
+                                le_put64(dst + o + 8 * half, x);
+                        }
+                        s += 8;
+                        len -= 8;
+                        o += 16;
+                        continue;
+                }
                 size_t used;
                 uint32_t cp = utf8_decode(s, len, &used);
 

@@ -44,6 +44,15 @@ static void test_utf_round_trip(void **state)
         round_trip("C:\\Users\\J\xC3\xBCrgen\\\xE2\x82\xAC.txt"); /* ü, € */
         round_trip("\xF0\x9F\x98\x80 smile");                     /* U+1F600: a surrogate pair */
         round_trip("\xEF\xBF\xBD");                               /* U+FFFD itself */
+        /* ASCII runs of 8 and more (widened 8 at a time) beside the others, at each offset */
+        round_trip("/usr/lib/x86_64-linux-gnu/libc.so.6");
+        for (int at = 0; at <= 17; at++) {
+                char s[64];
+                memset(s, 'a' + at % 26, sizeof(s));
+                memcpy(s + at, "\xC3\xBC", 2);
+                s[at + 2 + 20] = '\0';
+                round_trip(s);
+        }
 }
 
 /* what UTF-16LE units s becomes */
@@ -69,6 +78,12 @@ static void test_utf8_invalid_is_replacement(void **state)
                 "\x80",             /* a lone continuation */
                 "\xE2\x82",         /* cut short */
         };
+        /* after a run of 8 ASCII bytes, the bad byte still one U+FFFD */
+        uint16_t u9[16];
+        assert_int_equal(units_of("abcdefgh\xFFi", u9), 10);
+        assert_int_equal(u9[7], 'h');
+        assert_int_equal(u9[8], 0xFFFD);
+        assert_int_equal(u9[9], 'i');
         (void)state;
         for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
                 uint16_t u[16];
