@@ -10,7 +10,8 @@
    at their parser's output; this one reaches what consumes it: the profile, its tables, the
    views and the writers.
    Run it with -close_fd_mask=3: a damaged input's warnings go to stderr.
-   Corpus: tests/corpus/replay/. */
+   Corpus: tests/corpus/replay/ (and the etl, perfdata and zip ones: a zip of a trace is read as
+   the trace). */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stddef.h>
