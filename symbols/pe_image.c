@@ -645,12 +645,9 @@ int pe_image_read_file(const char *path, struct pe_identity *id, struct sym_tabl
         int rc = pe_image_read_mem(map, size, id, exports, err);
         munmap(map, size);
         if (rc < 0 && err) {
-                char tmp[sizeof(err->msg)];
-                memcpy(tmp, err->msg, sizeof(tmp));
-                int n = snprintf(err->msg, sizeof(err->msg), "%.120s: ", path);
-                if (n > 0 && (size_t)n < sizeof(err->msg))
-                        snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%.*s",
-                                 (int)(sizeof(err->msg) - (size_t)n - 1), tmp);
+                char prefix[130];
+                snprintf(prefix, sizeof(prefix), "%.120s: ", path);
+                err_prefix(err, prefix, (int)sizeof(prefix));
         }
         return rc;
 }

@@ -28,6 +28,18 @@ int err_set(struct err_msg *e, uint64_t offset, int code, const char *fmt, ...)
         return r;
 }
 
+void err_prefix(struct err_msg *e, const char *prefix, int max_prefix)
+{
+        if (!e)
+                return;
+        char was[sizeof(e->msg)];
+        memcpy(was, e->msg, sizeof(was));
+        int n = snprintf(e->msg, sizeof(e->msg), "%.*s", max_prefix, prefix);
+        if (n > 0 && (size_t)n < sizeof(e->msg))
+                snprintf(e->msg + n, sizeof(e->msg) - (size_t)n, "%.*s",
+                         (int)(sizeof(e->msg) - (size_t)n - 1), was);
+}
+
 void err_reset(struct err_msg *e)
 {
         if (e) {

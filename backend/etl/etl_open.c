@@ -4,6 +4,7 @@
 #include "etl_reader.h"
 #include "etl_zip.h"
 
+#include "util/err.h"
 #include "util/in_file.h"
 
 #include <errno.h>
@@ -31,14 +32,9 @@ static void unmap(void *ctx)
 /* err's message after "path: ". */
 static void prefix_path(struct etl_error *err, const char *path)
 {
-        if (!err)
-                return;
-        char tmp[sizeof(err->msg)];
-        memcpy(tmp, err->msg, sizeof(tmp));
-        int n = snprintf(err->msg, sizeof(err->msg), "%.128s: ", path);
-        if (n > 0 && (size_t)n < sizeof(err->msg))
-                snprintf(err->msg + n, sizeof(err->msg) - (size_t)n, "%.*s",
-                         (int)(sizeof(err->msg) - (size_t)n - 1), tmp);
+        char prefix[140];
+        snprintf(prefix, sizeof(prefix), "%.128s: ", path);
+        err_prefix(err, prefix, (int)sizeof(prefix));
 }
 
 int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err)

@@ -5,6 +5,7 @@
 #include "etl_zip.h"
 
 #include "le_bytes.h"
+#include "util/err.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -361,11 +362,9 @@ int etl_zip_reader_open(struct etl_reader **out, const uint8_t *data, size_t siz
         rc = etl_reader_open_mem(out, buf, n, err);
         if (rc < 0) {
                 free(buf);
-                if (err) {
-                        char was[sizeof(err->msg)];
-                        snprintf(was, sizeof(was), "%s", err->msg);
-                        etl_error_set(err, err->offset, "%.100s in the zip archive: %s", name, was);
-                }
+                char prefix[128];
+                snprintf(prefix, sizeof(prefix), "%.100s in the zip archive: ", name);
+                err_prefix(err, prefix, (int)sizeof(prefix));
                 return rc;
         }
         etl_reader_set_release(*out, free, buf);

@@ -20,6 +20,10 @@ struct err_msg {
 __attribute__((format(printf, 4, 5))) int err_set(struct err_msg *e, uint64_t offset, int code,
                                                   const char *fmt, ...);
 
+/* Puts prefix (cut to max_prefix bytes) before e's message, which keeps its offset and is cut
+   at the end where the two do not fit: "FILE: " before what a reader said of FILE's bytes. */
+void err_prefix(struct err_msg *e, const char *prefix, int max_prefix);
+
 /* Empties e. */
 void err_reset(struct err_msg *e);
 
