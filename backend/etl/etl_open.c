@@ -67,12 +67,16 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
         struct etl_reader *r = NULL;
         /* a zip of a trace: its .etl inflated, the archive unmapped at once */
         bool is_zip = etl_zip_is_zip(map, size);
-        struct mapping *m = is_zip ? NULL : malloc(sizeof(*m));
-        int rc = is_zip ? etl_zip_reader_open(&r, map, size, err)
-                 : m    ? etl_reader_open_mem(&r, map, size, err)
-                        : -ENOMEM;
-        if (rc == -ENOMEM && !m && !is_zip)
+        struct mapping *m = NULL;
+        int rc;
+        if (is_zip) {
+                rc = etl_zip_reader_open(&r, map, size, err);
+        } else if (!(m = malloc(sizeof(*m)))) {
                 etl_error_set(err, 0, "out of memory");
+                rc = -ENOMEM;
+        } else {
+                rc = etl_reader_open_mem(&r, map, size, err);
+        }
         if (rc < 0 || is_zip)
                 munmap(map, size);
         if (rc < 0) {

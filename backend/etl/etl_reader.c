@@ -58,7 +58,7 @@ struct stream {
 #define NO_JOB UINT32_MAX
 
 struct etl_reader {
-        const uint8_t *data; /* borrowed (or the mapping below) */
+        const uint8_t *data; /* borrowed: its owner learns of the close through release */
         size_t size;
         void (*release)(void *ctx); /* etl_reader_set_release: called at close */
         void *release_ctx;

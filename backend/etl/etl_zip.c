@@ -148,6 +148,19 @@ static bool zip64_fields(struct entry *e, const uint8_t *extra, uint32_t len)
         return false;
 }
 
+/* name[0..len) appended to dst (n bytes used of cap), at most max bytes of it, each byte that is
+   not printable ASCII as '?': an archive's names go to a terminal. Returns the new n. */
+static size_t put_printable(char *dst, size_t n, size_t cap, const char *name, uint32_t len,
+                            uint32_t max)
+{
+        for (uint32_t k = 0; k < len && k < max && n + 1 < cap; k++) {
+                unsigned char ch = (unsigned char)name[k];
+                dst[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+        }
+        dst[n] = '\0';
+        return n;
+}
+
 static bool is_etl_name(const char *name, uint32_t len)
 {
         return len > 4 && name[len - 1] != '/' && strncasecmp(name + len - 4, ".etl", 4) == 0;
@@ -198,14 +211,9 @@ static int find_entry(const uint8_t *d, const struct directory *dir, struct entr
                         if (nr_etl++ == 0)
                                 *found = e;
                         size_t n = strlen(names);
-                        for (uint32_t k = 0; n && k < 2 && n < sizeof(names) - 1; k++)
-                                names[n++] = ", "[k];
-                        for (uint32_t k = 0; k < e.name_len && k < 60 && n < sizeof(names) - 1;
-                             k++) {
-                                unsigned char ch = (unsigned char)e.name[k];
-                                names[n++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-                        }
-                        names[n] = '\0';
+                        if (n)
+                                n = put_printable(names, n, sizeof(names), ", ", 2, 2);
+                        put_printable(names, n, sizeof(names), e.name, e.name_len, 60);
                 }
                 at += len;
         }
@@ -273,11 +281,7 @@ int etl_zip_extract(const uint8_t *data, size_t size, uint8_t **out, size_t *out
         if (rc < 0)
                 return rc;
         /* the archive's name, printable: it goes to a terminal */
-        for (size_t i = 0; i < e.name_len && i < sizeof(name) - 1; i++) {
-                unsigned char ch = (unsigned char)e.name[i];
-                name[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-                name[i + 1] = '\0';
-        }
+        put_printable(name, 0, sizeof(name), e.name, e.name_len, UINT32_MAX);
         if (out_name_size)
                 snprintf(out_name, out_name_size, "%s", name);
         if (e.flags & 1) {
