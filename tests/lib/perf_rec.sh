@@ -1,8 +1,18 @@
 # SPDX-License-Identifier: MIT
 # perf_rec.sh: sourced by the shell tests that record with perf (perf_data_threads,
-# perf_data_events, perf_data_fields, perf_data_buildid_cache), after check.sh and once $tmp
-# exists: perf found, its build-id cache, a recording tried again where perf aborts, and the
-# counts a replay's table and perf report give, to set side by side.
+# perf_data_events, perf_data_fields, perf_data_buildid_cache), after check.sh: their start
+# (perf_test_start), perf found, its build-id cache, a recording tried again where perf aborts,
+# and the counts a replay's table and perf report give, to set side by side.
+# perf_test_start: what each of them starts with: $tmp, a folder of its own removed at its exit;
+# a skip where perf is missing (perf_needed); on a failed check, the last lines of each *.err
+# under $tmp (check.sh's on_fail).
+perf_test_start() {
+        tmp=$(mktemp -d)
+        # shellcheck disable=SC2064
+        trap "rm -rf '$tmp'" EXIT
+        perf_needed
+        on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
+}
 # perf_needed: exits 77 (skipped), saying why, where perf is not installed.
 perf_needed() {
         command -v perf >/dev/null && perf version >/dev/null 2>&1 && return 0

@@ -8,14 +8,11 @@
 # or a C compiler, or where perf cannot record here.
 set -u
 : "${ETWTOP:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
 . "$(dirname "$0")/../lib/perf_rec.sh"
-perf_needed
+perf_test_start
 cc=$(command -v cc || command -v gcc || command -v clang) ||
         { echo "SKIP: no C compiler"; echo "0 passed, 0 failed, 1 skipped"; exit 77; }
-on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 build() { # VARIANT: the spinning program, its code a little different for each variant
         cat >"$tmp/spin.c" <<C

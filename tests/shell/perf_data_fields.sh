@@ -14,13 +14,10 @@
 # passed over. Skips without perf, or where perf cannot record a kind here.
 set -u
 : "${ETWTOP:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
 . "$(dirname "$0")/../lib/perf_rec.sh"
-perf_needed
+perf_test_start
 perf_home
-on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 record() { # NAME OPTIONS...: cpu-clock at 1 kHz with call chains over a short pipe ping-pong
         local name=$1

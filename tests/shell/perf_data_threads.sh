@@ -8,13 +8,10 @@
 # perf, or where perf record cannot sample here.
 set -u
 : "${ETWTOP:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
 . "$(dirname "$0")/../lib/perf_rec.sh"
-perf_needed
+perf_test_start
 perf_home
-on_fail() { tail -3 "$tmp"/*.err 2>/dev/null; }
 
 record() { # NAME OPTIONS...: a perf.data directory of a short pipe ping-pong
         local name=$1
