@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* etl_open.c: owns opening a trace by its path: the file mapped and read in place, or, a zip
-   of one (PerfView's .etl.zip), its .etl inflated (etl_zip.c). */
+   of one (PerfView's .etl.zip), its .etl inflated (etl_zip.c), the last one kept for the next
+   open of the same archive. */
 #include "etl_reader.h"
 #include "etl_zip.h"
 
@@ -8,6 +9,7 @@
 #include "util/in_file.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,96 @@ static void unmap(void *ctx)
         struct mapping *m = ctx;
         munmap(m->p, m->size);
         free(m);
+}
+
+/* The last zip's .etl inflated, kept for the next open of the same archive (the same device,
+   inode, size and modification time): a replay of a Windows trace opens it twice (the feed's
+   pass ahead over its stack keys, then the reading, both open at once), and each open inflated
+   the entry again and held its own copy. */
+struct inflated {
+        uint8_t *etl; /* owned: n bytes */
+        size_t n;
+        char name[128]; /* the entry's, printable */
+        uint32_t refs;  /* the readers over it, and kept.last's */
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+};
+
+static struct {
+        pthread_mutex_t lock;
+        struct inflated *last;
+        uint64_t nr_inflated;
+} kept = {PTHREAD_MUTEX_INITIALIZER, NULL, 0};
+
+static void inflated_unref_locked(struct inflated *in)
+{
+        if (--in->refs > 0)
+                return;
+        free(in->etl);
+        free(in);
+}
+
+/* etl_reader_set_release's callback: a reader over the inflated entry closed. */
+static void inflated_release(void *ctx)
+{
+        pthread_mutex_lock(&kept.lock);
+        inflated_unref_locked(ctx);
+        pthread_mutex_unlock(&kept.lock);
+}
+
+uint64_t etl_open_nr_inflated(void)
+{
+        pthread_mutex_lock(&kept.lock);
+        uint64_t n = kept.nr_inflated;
+        pthread_mutex_unlock(&kept.lock);
+        return n;
+}
+
+/* A reader over the .etl of the zip archive zip[0..size) (st: its file's stat). */
+static int open_zip(struct etl_reader **out, const uint8_t *zip, size_t size, const struct stat *st,
+                    struct etl_error *err)
+{
+        pthread_mutex_lock(&kept.lock);
+        struct inflated *in = kept.last;
+        if (in && in->dev == st->st_dev && in->ino == st->st_ino && in->size == st->st_size &&
+            in->mtime.tv_sec == st->st_mtim.tv_sec && in->mtime.tv_nsec == st->st_mtim.tv_nsec)
+                in->refs++;
+        else
+                in = NULL;
+        pthread_mutex_unlock(&kept.lock);
+        if (!in) {
+                in = calloc(1, sizeof(*in));
+                if (!in) {
+                        etl_error_set(err, 0, "out of memory");
+                        return -ENOMEM;
+                }
+                int rc = etl_zip_extract(zip, size, &in->etl, &in->n, in->name, sizeof(in->name),
+                                         err);
+                if (rc < 0) {
+                        free(in);
+                        return rc;
+                }
+                in->refs = 2; /* the reader's and kept.last's */
+                in->dev = st->st_dev;
+                in->ino = st->st_ino;
+                in->size = st->st_size;
+                in->mtime = st->st_mtim;
+                pthread_mutex_lock(&kept.lock);
+                if (kept.last)
+                        inflated_unref_locked(kept.last);
+                kept.last = in;
+                kept.nr_inflated++;
+                pthread_mutex_unlock(&kept.lock);
+        }
+        int rc = etl_zip_entry_open(out, in->etl, in->n, in->name, err);
+        if (rc < 0) {
+                inflated_release(in);
+                return rc;
+        }
+        etl_reader_set_release(*out, inflated_release, in);
+        return 0;
 }
 
 /* err's message after "path: ". */
@@ -70,7 +162,7 @@ int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_e
         struct mapping *m = NULL;
         int rc;
         if (is_zip) {
-                rc = etl_zip_reader_open(&r, map, size, err);
+                rc = open_zip(&r, map, size, &st, err);
         } else if (!(m = malloc(sizeof(*m)))) {
                 etl_error_set(err, 0, "out of memory");
                 rc = -ENOMEM;

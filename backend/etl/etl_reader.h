@@ -99,6 +99,10 @@ int etl_reader_open_mem(struct etl_reader **out, const uint8_t *data, size_t siz
    release callback is taken (etl_reader_set_release). */
 int etl_reader_open_file(struct etl_reader **out, const char *path, struct etl_error *err);
 
+/* How many zip entries etl_reader_open_file has inflated in this process (the last one is kept
+   for the next open of the same archive, and read again from memory). */
+uint64_t etl_open_nr_inflated(void);
+
 /* Closes the reader and everything it owns. NULL is fine. */
 void etl_reader_close(struct etl_reader *r);
 

@@ -353,6 +353,18 @@ int etl_zip_extract(const uint8_t *data, size_t size, uint8_t **out, size_t *out
         return 0;
 }
 
+int etl_zip_entry_open(struct etl_reader **out, const uint8_t *etl, size_t n, const char *name,
+                       struct etl_error *err)
+{
+        int rc = etl_reader_open_mem(out, etl, n, err);
+        if (rc < 0) {
+                char prefix[128];
+                snprintf(prefix, sizeof(prefix), "%.100s in the zip archive: ", name);
+                err_prefix(err, prefix, (int)sizeof(prefix));
+        }
+        return rc;
+}
+
 int etl_zip_reader_open(struct etl_reader **out, const uint8_t *data, size_t size,
                         struct etl_error *err)
 {
@@ -363,12 +375,9 @@ int etl_zip_reader_open(struct etl_reader **out, const uint8_t *data, size_t siz
         int rc = etl_zip_extract(data, size, &buf, &n, name, sizeof(name), err);
         if (rc < 0)
                 return rc;
-        rc = etl_reader_open_mem(out, buf, n, err);
+        rc = etl_zip_entry_open(out, buf, n, name, err);
         if (rc < 0) {
                 free(buf);
-                char prefix[128];
-                snprintf(prefix, sizeof(prefix), "%.100s in the zip archive: ", name);
-                err_prefix(err, prefix, (int)sizeof(prefix));
                 return rc;
         }
         etl_reader_set_release(*out, free, buf);

@@ -24,6 +24,11 @@ bool etl_zip_is_zip(const uint8_t *data, size_t size);
 int etl_zip_extract(const uint8_t *data, size_t size, uint8_t **out, size_t *out_size, char *name,
                     size_t name_size, struct etl_error *err);
 
+/* A reader over an entry's inflated bytes etl[0..n) (borrowed: the caller frees them after the
+   reader's close), an error prefixed with the entry's name (its byte offsets are the entry's). */
+int etl_zip_entry_open(struct etl_reader **out, const uint8_t *etl, size_t n, const char *name,
+                       struct etl_error *err);
+
 /* A reader over the archive's .etl (etl_zip_extract), which frees the inflated bytes at its
    close; the archive's bytes are not read after it returns. Errors as etl_zip_extract's and
    etl_reader_open_mem's, the latter's prefixed with the entry's name (their byte offsets are
