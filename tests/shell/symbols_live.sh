@@ -132,6 +132,10 @@ if $has_cxx; then
         on_fail() {
                 echo "the last frame:"
                 head -30 "$tmp/last.txt"
+                # what the symbol loader said of the program (a failed load, a changed file)
+                echo "etwtop's messages of sym_cxx:"
+                grep -i 'sym_cxx' "$tmp/live.err" | head -5
+                ls -l "$tmp/sym_cxx"
         }
         check "live: C++ function demangled" \
                 grep -qE 'sym_cxx +bitmap_set_bit\(bitmap_head\*, int\)$' "$tmp/last.txt"
