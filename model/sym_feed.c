@@ -12,15 +12,26 @@
 #include "util/xalloc.h"
 #include <string.h>
 
+/* An ImageIdentity whose Image has not come yet. */
+struct identity {
+        bool is_held;
+        uint32_t pid;
+        uint64_t base;
+        uint64_t file_offset;
+        uint8_t build_id[20];
+        uint32_t build_id_size;
+};
+
+#define NR_PENDING_IDENTITIES 32
+
 struct sym_feed {
         struct sym_store *store; /* borrowed */
-        /* etwtop writes ImageIdentity just before its Image event: held until that comes */
-        bool has_identity;
-        uint32_t id_pid;
-        uint64_t id_base;
-        uint64_t id_file_offset;
-        uint8_t id_build_id[20];
-        uint32_t id_build_id_size;
+        /* etwtop writes ImageIdentity just before its Image event: each held until that comes.
+           Several at once: a live session's CPU buffers come one after another, so where one
+           CPU's buffer ends between the two, another CPU's pairs come in between (a program
+           starting on each CPU) */
+        struct identity ids[NR_PENDING_IDENTITIES];
+        uint32_t nr_ids_seen; /* the next one goes to ids[nr_ids_seen % NR_PENDING_IDENTITIES] */
         /* Windows' merge writes DbgID_RSDS just before the Image event it describes: held
            until that comes */
         bool has_pdb;
@@ -49,6 +60,36 @@ void sym_feed_free(struct sym_feed *f)
         free(f);
 }
 
+/* The identity held for the mapping at base of pid, or NULL. */
+static struct identity *identity_held(struct sym_feed *f, uint32_t pid, uint64_t base)
+{
+        for (uint32_t i = 0; i < NR_PENDING_IDENTITIES; i++) {
+                struct identity *id = &f->ids[i];
+                if (id->is_held && id->pid == pid && id->base == base)
+                        return id;
+        }
+        return NULL;
+}
+
+/* Holds ev's identity until its Image comes: in place of an earlier one of the same mapping,
+   else of the oldest (one whose Image never came: a recording cut between the two). */
+static void identity_hold(struct sym_feed *f, const struct kevent *ev)
+{
+        struct identity *id = identity_held(f, ev->image_identity.pid, ev->image_identity.base);
+        if (!id)
+                id = &f->ids[f->nr_ids_seen++ % NR_PENDING_IDENTITIES];
+        id->is_held = true;
+        id->pid = ev->image_identity.pid;
+        id->base = ev->image_identity.base;
+        id->file_offset = ev->image_identity.file_offset;
+        id->build_id_size =
+                ev->image_identity.build_id_size > 20 ? 20 : ev->image_identity.build_id_size;
+        memcpy(id->build_id, ev->image_identity.build_id, id->build_id_size);
+        /* and when the mapping is already known (an identity after its image) */
+        sym_image_identity_at(f->store, id->pid, id->base, id->file_offset, id->build_id,
+                              id->build_id_size, ev->timestamp);
+}
+
 static void image(struct sym_feed *f, const struct kevent *ev)
 {
         switch (ev->image.phase) {
@@ -74,12 +115,13 @@ static void image(struct sym_feed *f, const struct kevent *ev)
                                0,
                                ev->image.time_date_stamp,
                                ev->image.checksum};
-        if (f->has_identity && f->id_pid == ev->image.pid && f->id_base == ev->image.base) {
-                im.file_offset = f->id_file_offset;
-                im.build_id = f->id_build_id;
-                im.build_id_size = f->id_build_id_size;
+        struct identity *id = identity_held(f, ev->image.pid, ev->image.base);
+        if (id) {
+                im.file_offset = id->file_offset;
+                im.build_id = id->build_id;
+                im.build_id_size = id->build_id_size;
+                id->is_held = false;
         }
-        f->has_identity = false;
         if (im.build_id_size && im.path && strcmp(im.path, "[kernel.kallsyms]") == 0) {
                 f->kernel_build_id_size = im.build_id_size;
                 memcpy(f->kernel_build_id, im.build_id, im.build_id_size);
@@ -115,20 +157,7 @@ void sym_feed_event(struct sym_feed *f, const struct kevent *ev)
                         sym_process_end_at(f->store, ev->process.pid, ev->timestamp);
                 break;
         case KEV_IMAGE: image(f, ev); break;
-        case KEV_IMAGE_IDENTITY: {
-                f->has_identity = true;
-                f->id_pid = ev->image_identity.pid;
-                f->id_base = ev->image_identity.base;
-                f->id_file_offset = ev->image_identity.file_offset;
-                f->id_build_id_size = ev->image_identity.build_id_size > 20
-                                              ? 20
-                                              : ev->image_identity.build_id_size;
-                memcpy(f->id_build_id, ev->image_identity.build_id, f->id_build_id_size);
-                /* and when the mapping is already known (an identity after its image) */
-                sym_image_identity_at(f->store, f->id_pid, f->id_base, f->id_file_offset,
-                                      f->id_build_id, f->id_build_id_size, ev->timestamp);
-                break;
-        }
+        case KEV_IMAGE_IDENTITY: identity_hold(f, ev); break;
         case KEV_DBG_ID: {
                 uint8_t guid[16];
                 const GUID *g = &ev->dbg_id.guid_sig;

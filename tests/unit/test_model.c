@@ -2402,6 +2402,78 @@ static struct sym_store *kernel_image_store(uint64_t kb)
         return s;
 }
 
+/* An ImageIdentity and its Image event (two programs' mappings, of their second page of file). */
+static struct kevent ev_identity(int64_t t, uint32_t pid, uint64_t base, const uint8_t *build_id)
+{
+        struct kevent ev = ev_base(KEV_IMAGE_IDENTITY, 0, t, pid, 0);
+        ev.image_identity.pid = pid;
+        ev.image_identity.base = base;
+        ev.image_identity.size = 0x1000;
+        ev.image_identity.file_offset = 0x1000;
+        ev.image_identity.build_id = build_id;
+        ev.image_identity.build_id_size = 20;
+        ev.image_identity.path = "/opt/prog";
+        return ev;
+}
+
+static struct kevent ev_image_of(int64_t t, uint32_t pid, uint64_t base)
+{
+        struct kevent ev = ev_base(KEV_IMAGE, 0, t, pid, 0);
+        ev.image.pid = pid;
+        ev.image.base = base;
+        ev.image.size = 0x1000;
+        ev.image.file_name = "/opt/prog";
+        ev.image.phase = KEV_PHASE_START;
+        return ev;
+}
+
+/* A live session's CPU buffers come one after another: where a CPU's buffer ends between an
+   ImageIdentity and its Image, another CPU's pairs come in between. Each Image still takes its
+   own identity (the mapping's file offset and build-id): with only the last identity held, the
+   first program's code was placed a page off (its names lost: "prog+0x1ed"). */
+static void test_sym_feed_identities_interleaved(void **state)
+{
+        (void)state;
+        struct sym_store *s;
+        struct sym_options o = {.is_synchronous = true, .log = quiet_log};
+        assert_int_equal(sym_store_new(&s, &o), 0);
+        struct sym_feed *f = sym_feed_new(s);
+        uint8_t id_a[20], id_b[20], id_c[20];
+        memset(id_a, 0xa1, sizeof(id_a));
+        memset(id_b, 0xb2, sizeof(id_b));
+        memset(id_c, 0xc3, sizeof(id_c));
+        const uint64_t base_a = 0x555500001000ull, base_b = 0x566600001000ull,
+                       base_c = 0x577700001000ull;
+        struct kevent evs[] = {
+                ev_identity(MS(1), 10, base_a, id_a), /* CPU 0's buffer ends here */
+                ev_identity(MS(1), 11, base_b, id_b), ev_image_of(MS(1), 11, base_b),
+                ev_identity(MS(1), 12, base_c, id_c), /* CPU 1's ends here */
+                ev_image_of(MS(1), 10, base_a),       /* CPU 0's next buffer */
+                ev_image_of(MS(1), 12, base_c),
+        };
+        for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+                sym_feed_event(f, &evs[i]);
+        const uint32_t pids[] = {10, 11, 12};
+        const uint64_t bases[] = {base_a, base_b, base_c};
+        uint32_t modules[3];
+        for (int i = 0; i < 3; i++) {
+                struct sym_loc loc = sym_locate(s, pids[i], bases[i] + 0x1ed);
+                assert_int_not_equal(loc.module, 0);
+                assert_int_equal(loc.rel, 0x11ed);
+                modules[i] = loc.module;
+        }
+        /* each keyed by its own build-id: three modules, not one of the path */
+        assert_int_not_equal(modules[0], modules[1]);
+        assert_int_not_equal(modules[0], modules[2]);
+        assert_int_not_equal(modules[1], modules[2]);
+        /* an Image that no identity describes: the mapping's start is the file's (offset 0) */
+        struct kevent plain = ev_image_of(MS(2), 13, base_a);
+        sym_feed_event(f, &plain);
+        assert_int_equal(sym_locate(s, 13, base_a + 0x1ed).rel, 0x1ed);
+        sym_feed_free(f);
+        sym_store_free(s);
+}
+
 /* A recording's kernel frames: their answers are kept by the places while no kernel symbol
    comes (the store's sym_answers_epoch), so that stacks over the same kernel addresses ask the
    store once per place, not once per frame; symbols that come later name the rows all the same. */
@@ -5448,6 +5520,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_stacks_waiting_count, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_readies_waiting_count, fix_setup,
                                                 fix_teardown),
+                cmocka_unit_test(test_sym_feed_identities_interleaved),
                 cmocka_unit_test(test_profile_switch_stacks_kept_away),
                 cmocka_unit_test(test_profile_stack_hooks),
                 cmocka_unit_test(test_profile_timeline_slices),
