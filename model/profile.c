@@ -225,6 +225,14 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
                 memcpy(u->nr_by_stop, ev->unwind_stats.nr_by_stop, sizeof(u->nr_by_stop));
                 break;
         }
+        case KEV_RECORDS_NOT_SHOWN:
+                if (t->nr_not_shown < sizeof(t->not_shown) / sizeof(t->not_shown[0])) {
+                        struct profile_not_shown *n = &t->not_shown[t->nr_not_shown++];
+                        n->type = ev->records_not_shown.type;
+                        n->count = ev->records_not_shown.count;
+                        snprintf(n->name, sizeof(n->name), "%s", ev->records_not_shown.name);
+                }
+                break;
         case KEV_EVENTS_LOST:
                 if (ev->events_lost.reason == 1)
                         t->nr_lost_records += ev->events_lost.count;

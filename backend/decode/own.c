@@ -17,6 +17,7 @@ const char *own_event_name(uint16_t id)
         case 3: return "etwtop/EventsLost";
         case 4: return "etwtop/SessionCpu";
         case 5: return "etwtop/UnwindStats";
+        case 6: return "etwtop/RecordsNotShown";
         default: return "etwtop/Unknown";
         }
 }
@@ -85,6 +86,15 @@ int own_decode(struct kdecoder *d, struct kevent *ev, const struct payload *pl, 
                         ev->unwind_stats.nr_frames = le_get64(q + 8);
                         ev->unwind_stats.nr_fp_frames = le_get64(q + 16);
                 }
+                return 0;
+        case 6:
+                KEV_CLEAR(ev, records_not_shown);
+                if (pl->len < 17)
+                        return -EBADMSG;
+                ev->type = KEV_RECORDS_NOT_SHOWN;
+                ev->records_not_shown.type = le_get32(pl->p);
+                ev->records_not_shown.count = le_get64(pl->p + 8);
+                ev->records_not_shown.name = kstr_ansi(d, pl, 16, &next);
                 return 0;
         default: return KEV_NO_LAYOUT;
         }

@@ -13,33 +13,34 @@
    common fields (and name/provider) are valid. */
 enum kevent_type {
         KEV_OTHER = 0,
-        KEV_TRACE_HEADER,     /* 0x0000: TRACE_LOGFILE_HEADER */
-        KEV_GROUP_MASK,       /* 0x0005 new masks / 0x0020 previous masks */
-        KEV_PROCESS,          /* 0x0301-0x0304, 0x0327 */
-        KEV_THREAD,           /* 0x0501-0x0504 */
-        KEV_THREAD_NAME,      /* 0x0548 */
-        KEV_IMAGE,            /* 0x030A load, 0x1402 unload, 0x1403 DCStart, 0x1404 DCEnd */
-        KEV_IMAGE_ID,         /* KernelTraceControl opcode 0 */
-        KEV_DBG_ID,           /* KernelTraceControl opcodes 36, 37 (RSDS), 32/38/40 (others) */
-        KEV_FILE_VERSION,     /* KernelTraceControl opcode 64 */
-        KEV_SAMPLE,           /* 0x0F2E SampledProfile */
-        KEV_PMC_SAMPLE,       /* 0x0F2F PMC interrupt */
-        KEV_PMC_CONFIG,       /* 0x0F30 counter names */
-        KEV_PROFILE_INTERVAL, /* 0x0F48 set, 0x0F49 rundown start, 0x0F4A rundown end */
-        KEV_STACK,            /* 0x1820, or a stack reassembled from cache keys (is_from_key) */
-        KEV_STACK_KEY,        /* 0x1825 kernel / 0x1826 user reference */
-        KEV_STACK_KEY_DEF,    /* 0x1822 create, 0x1823 delete, 0x1824 rundown */
-        KEV_CSWITCH,          /* 0x0524 */
-        KEV_READY_THREAD,     /* 0x0532 */
-        KEV_LBR,              /* 0x0C20 */
-        KEV_IMAGE_IDENTITY,   /* etwtop provider, Id 1 (doc/etwtop-provider.md) */
-        KEV_KERNEL_SYMBOL,    /* etwtop provider, Id 2 */
-        KEV_EVENTS_LOST,      /* etwtop provider, Id 3 */
-        KEV_CLR_METHOD,       /* .NET runtime Id 143/144, rundown Id 143/144: verbose methods */
-        KEV_CLR_MODULE,       /* .NET runtime Id 152/153, rundown Id 153/154: modules */
-        KEV_SESSION_CPU,      /* etwtop provider, Id 4 */
-        KEV_UNWIND_STATS,     /* etwtop provider, Id 5 */
-        KEV_FIELDS,           /* a kernel class decoded by its MOF layout: name=value fields */
+        KEV_TRACE_HEADER,      /* 0x0000: TRACE_LOGFILE_HEADER */
+        KEV_GROUP_MASK,        /* 0x0005 new masks / 0x0020 previous masks */
+        KEV_PROCESS,           /* 0x0301-0x0304, 0x0327 */
+        KEV_THREAD,            /* 0x0501-0x0504 */
+        KEV_THREAD_NAME,       /* 0x0548 */
+        KEV_IMAGE,             /* 0x030A load, 0x1402 unload, 0x1403 DCStart, 0x1404 DCEnd */
+        KEV_IMAGE_ID,          /* KernelTraceControl opcode 0 */
+        KEV_DBG_ID,            /* KernelTraceControl opcodes 36, 37 (RSDS), 32/38/40 (others) */
+        KEV_FILE_VERSION,      /* KernelTraceControl opcode 64 */
+        KEV_SAMPLE,            /* 0x0F2E SampledProfile */
+        KEV_PMC_SAMPLE,        /* 0x0F2F PMC interrupt */
+        KEV_PMC_CONFIG,        /* 0x0F30 counter names */
+        KEV_PROFILE_INTERVAL,  /* 0x0F48 set, 0x0F49 rundown start, 0x0F4A rundown end */
+        KEV_STACK,             /* 0x1820, or a stack reassembled from cache keys (is_from_key) */
+        KEV_STACK_KEY,         /* 0x1825 kernel / 0x1826 user reference */
+        KEV_STACK_KEY_DEF,     /* 0x1822 create, 0x1823 delete, 0x1824 rundown */
+        KEV_CSWITCH,           /* 0x0524 */
+        KEV_READY_THREAD,      /* 0x0532 */
+        KEV_LBR,               /* 0x0C20 */
+        KEV_IMAGE_IDENTITY,    /* etwtop provider, Id 1 (doc/etwtop-provider.md) */
+        KEV_KERNEL_SYMBOL,     /* etwtop provider, Id 2 */
+        KEV_EVENTS_LOST,       /* etwtop provider, Id 3 */
+        KEV_CLR_METHOD,        /* .NET runtime Id 143/144, rundown Id 143/144: verbose methods */
+        KEV_CLR_MODULE,        /* .NET runtime Id 152/153, rundown Id 153/154: modules */
+        KEV_SESSION_CPU,       /* etwtop provider, Id 4 */
+        KEV_UNWIND_STATS,      /* etwtop provider, Id 5 */
+        KEV_RECORDS_NOT_SHOWN, /* etwtop provider, Id 6 */
+        KEV_FIELDS,            /* a kernel class decoded by its MOF layout: name=value fields */
         KEV_TYPE_MAX
 };
 
@@ -287,6 +288,12 @@ struct kevent {
                         uint32_t reason; /* 1 PERF_RECORD_LOST, 2 the exact total at stop */
                         uint64_t count;
                 } events_lost;
+                struct {
+                        /* a perf.data's records of one type that no event stands for */
+                        uint32_t type; /* perf's PERF_RECORD_* number, UINT32_MAX: past those */
+                        uint64_t count;
+                        const char *name; /* perf's name of the type ("AUX", "STAT") */
+                } records_not_shown;
                 struct {
                         uint32_t cpu;        /* the CPU whose buffer this is */
                         uint32_t nr_cpus;    /* the CPU buffers the session writes */

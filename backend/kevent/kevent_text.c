@@ -482,6 +482,11 @@ static void fields_b(struct emit *e, const struct kevent *ev)
                 num_u(e, "fp_frames", ev->unwind_stats.nr_fp_frames);
                 break;
         }
+        case KEV_RECORDS_NOT_SHOWN:
+                num_u(e, "type", ev->records_not_shown.type);
+                num_u(e, "count", ev->records_not_shown.count);
+                str(e, "name", ev->records_not_shown.name);
+                break;
         case KEV_EVENTS_LOST:
                 num_u(e, "cpu", ev->events_lost.cpu);
                 num_u(e, "reason", ev->events_lost.reason);

@@ -220,3 +220,18 @@ int conv_emit_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t t
                 size = etl_record_perfinfo64(c->rec, hook, 3, ts, NULL, 0, p, n);
         return conv_emit(c, cpu, size);
 }
+
+/* etwtop RecordsNotShown v1 (doc/etwtop-provider.md): Type, Reserved, Count, Name. */
+int perf_conv_records_not_shown(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t type,
+                                uint64_t count, const char *name)
+{
+        uint8_t *p = c->payload;
+        st32(p, type);
+        st32(p + 4, 0);
+        st64(p + 8, count);
+        uint32_t n = 16 + conv_put_cstr(p + 16, name ? name : "", 63);
+        EVENT_DESCRIPTOR desc = {ETWTOP_EVENT_RECORDS_NOT_SHOWN, 1, 0, 4, 0, 0, 0};
+        uint32_t size =
+                etl_record_event64(c->rec, &etwtop_provider_guid, &desc, 0, 0, ts, NULL, 0, p, n);
+        return conv_emit(c, cpu, size);
+}

@@ -30,11 +30,12 @@
 /* {b26bff8a-8e89-4b0b-9c1a-396f57aa5f70}: "etwtop-Linux", EVENT_HEADER64 records. */
 extern const GUID etwtop_provider_guid;
 
-#define ETWTOP_EVENT_IMAGE_IDENTITY 1 /* version 1 */
-#define ETWTOP_EVENT_KERNEL_SYMBOL  2 /* version 1 */
-#define ETWTOP_EVENT_EVENTS_LOST    3 /* version 1 */
-#define ETWTOP_EVENT_SESSION_CPU    4 /* version 1 */
-#define ETWTOP_EVENT_UNWIND_STATS   5 /* version 1 */
+#define ETWTOP_EVENT_IMAGE_IDENTITY    1 /* version 1 */
+#define ETWTOP_EVENT_KERNEL_SYMBOL     2 /* version 1 */
+#define ETWTOP_EVENT_EVENTS_LOST       3 /* version 1 */
+#define ETWTOP_EVENT_SESSION_CPU       4 /* version 1 */
+#define ETWTOP_EVENT_UNWIND_STATS      5 /* version 1 */
+#define ETWTOP_EVENT_RECORDS_NOT_SHOWN 6 /* version 1 */
 
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD 0x1 /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
 #define ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE   0x2 /* the ELF note read from the file */
@@ -476,6 +477,12 @@ bool perf_conv_kernel_range(const struct perf_conv *c, uint64_t *lo, uint64_t *h
 /* Writes etwtop's EventsLost event. */
 int perf_conv_events_lost(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t reason,
                           uint64_t nr_lost);
+
+/* Writes etwtop's RecordsNotShown event: count records of a perf.data's record type (perf's
+   number, UINT32_MAX for types past those known; name: perf's name of it) that no event
+   stands for. */
+int perf_conv_records_not_shown(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t type,
+                                uint64_t count, const char *name);
 
 void perf_conv_get_stats(const struct perf_conv *c, struct perf_conv_stats *st);
 /* Whether CSwitch stacks are on from time from: the CSwitch a switch-in record repairs (its

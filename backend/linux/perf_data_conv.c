@@ -433,6 +433,14 @@ int perf_data_convert_scanned(struct perf_data *pd, struct perf_data_scan *scan,
                 perf_conv_kernel_symbols(c, cs->ksyms, cs->nr_ksyms, 0,
                                          perf_conv_stamp(c, 0, t_end));
         perf_conv_rundown_end(c, 0, perf_conv_stamp(c, 0, t_end));
+        /* what the file holds that no event stands for, said where a reader of the .etl sees it
+           (--dump's events, the replay's header) */
+        for (uint32_t t = 0; t <= PERF_DATA_NR_TYPES; t++)
+                if (st->nr_not_shown[t])
+                        perf_conv_records_not_shown(
+                                c, 0, perf_conv_stamp(c, 0, t_end),
+                                t < PERF_DATA_NR_TYPES ? t : UINT32_MAX, st->nr_not_shown[t],
+                                t < PERF_DATA_NR_TYPES ? perf_data_type_name(t) : "UNKNOWN");
         perf_conv_get_stats(c, &st->conv);
         perf_conv_free(c);
         if (scan->rc < 0 && err)

@@ -22,7 +22,12 @@ struct perf_data_conv_stats {
         uint64_t nr_lost_samples;  /* LOST_SAMPLES records' counts */
         uint64_t nr_ksymbols;      /* KSYMBOL records */
         uint64_t nr_not_converted; /* records no ETW event stands for (perf's own, AUX...) */
-        uint32_t nr_cpus;          /* the writer's */
+        /* of them, by type, those that carry what a user would miss (AUX data, perf stat's
+           counts, throttling, BPF programs ...; not perf's own bookkeeping, which the reader
+           takes in: attrs, features, rounds, maps); the last slot: types past perf's known ones.
+           The conversion's RecordsNotShown events say the same. */
+        uint64_t nr_not_shown[PERF_DATA_NR_TYPES + 1];
+        uint32_t nr_cpus; /* the writer's */
         struct perf_conv_stats conv;
 };
 

@@ -379,6 +379,31 @@ static void keep_ksymbol(struct conv_state *cs, const struct perf_data_record *r
         cs->nr_ksyms++;
 }
 
+/* A record that no ETW event stands for: counted, by type where it carries data a user would
+   miss (perf_data_conv_stats's nr_not_shown). */
+static void not_converted(struct conv_state *cs, uint32_t type)
+{
+        cs->st->nr_not_converted++;
+        switch (type) {
+        case PERF_DATA_HEADER_ATTR:
+        case PERF_DATA_HEADER_EVENT_TYPE:
+        case PERF_DATA_HEADER_TRACING_DATA:
+        case PERF_DATA_HEADER_BUILD_ID:
+        case PERF_DATA_FINISHED_ROUND:
+        case PERF_DATA_ID_INDEX:
+        case PERF_DATA_THREAD_MAP:
+        case PERF_DATA_CPU_MAP:
+        case PERF_DATA_STAT_CONFIG:
+        case PERF_DATA_EVENT_UPDATE:
+        case PERF_DATA_TIME_CONV:
+        case PERF_DATA_HEADER_FEATURE:
+        case PERF_DATA_COMPRESSED:
+        case PERF_DATA_FINISHED_INIT:
+        case PERF_DATA_COMPRESSED2: return; /* the reader's: taken in as it reads */
+        default: cs->st->nr_not_shown[type < PERF_DATA_NR_TYPES ? type : PERF_DATA_NR_TYPES]++;
+        }
+}
+
 static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
 {
         cs->cur = r;
@@ -386,14 +411,14 @@ static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
         uint32_t nr = perf_data_nr_events(cs->pd);
         cs->st->nr_records++;
         if (nr == 0 || nr > MAX_CONV_EVENTS) {
-                cs->st->nr_not_converted++;
+                not_converted(cs, r->type);
                 return;
         }
         uint32_t ev = r->event >= 0 ? (uint32_t)r->event : 0;
         switch (r->type) {
         case PERF_RECORD_SAMPLE:
                 if (r->event < 0) {
-                        cs->st->nr_not_converted++;
+                        not_converted(cs, r->type); /* of no event the file describes */
                         return;
                 }
                 norm_sample(cs, r, ev);
@@ -408,12 +433,15 @@ static void norm_record(struct conv_state *cs, const struct perf_data_record *r)
         case PERF_RECORD_SWITCH:
         case PERF_RECORD_SWITCH_CPU_WIDE: norm_sideband(cs, r, ev); return;
         case PERF_RECORD_THROTTLE:
-        case PERF_RECORD_UNTHROTTLE: cs->st->nr_throttle++; return;
+        case PERF_RECORD_UNTHROTTLE:
+                cs->st->nr_throttle++;
+                cs->st->nr_not_shown[r->type]++; /* the kernel sampled less for a while */
+                return;
         case PERF_RECORD_KSYMBOL:
                 keep_ksymbol(cs, r);
                 cs->st->nr_ksymbols++;
                 return;
-        default: cs->st->nr_not_converted++; return;
+        default: not_converted(cs, r->type); return;
         }
 }
 

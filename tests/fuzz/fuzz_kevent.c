@@ -176,6 +176,7 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                 break;
         case KEV_KERNEL_SYMBOL: FUZZ_CHECK_INIT(ev->kernel_symbol); break;
         case KEV_EVENTS_LOST: FUZZ_CHECK_INIT(ev->events_lost); break;
+        case KEV_RECORDS_NOT_SHOWN: FUZZ_CHECK_INIT(ev->records_not_shown); break;
         case KEV_SESSION_CPU: FUZZ_CHECK_INIT(ev->session_cpu); break;
         case KEV_UNWIND_STATS: FUZZ_CHECK_INIT(ev->unwind_stats); break;
         case KEV_CLR_METHOD: FUZZ_CHECK_INIT(ev->clr_method); break;
@@ -242,6 +243,7 @@ static void fuzz_sink(void *ctx, const struct kevent *ev)
                         sum += ev->lbr.entries[i].from ^ ev->lbr.entries[i].to;
                 break;
         case KEV_IMAGE_IDENTITY: touch(ev->image_identity.path); break;
+        case KEV_RECORDS_NOT_SHOWN: touch(ev->records_not_shown.name); break;
         case KEV_KERNEL_SYMBOL:
                 touch(ev->kernel_symbol.name);
                 touch(ev->kernel_symbol.module);

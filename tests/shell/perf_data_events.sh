@@ -75,5 +75,22 @@ else
         skip "wake-ups: perf record failed: $(head -c 200 "$tmp/wake.rec.err")"
 fi
 
+# perf stat record's file: counts, no samples. What no event of etwtop's stands for is named,
+# by record type and count as perf's own dump counts them, and what reads it
+if perf stat record -o "$tmp/stat.data" -e task-clock,context-switches -- \
+        perf bench sched pipe -l 2000 >/dev/null 2>"$tmp/stat.rec.err"; then
+        want=$(perf report -D -i "$tmp/stat.data" 2>/dev/null | awk '/^ *STAT events:/ {print $3}' | tail -1)
+        "$ETWTOP" --replay "$tmp/stat.data" -b >"$tmp/stat.txt" 2>"$tmp/stat.err"
+        check "stat: replay exits 0" [ $? = 0 ]
+        check "stat: the header names the STAT records (perf report -D: ${want:-none})" \
+                grep -qE "^Not shown: the perf.data's( [0-9]+ [A-Z_]+,)* ${want:-x} STAT(,| ).*perf stat report reads them" "$tmp/stat.txt"
+        got=$("$ETWTOP" --dump "$tmp/stat.data" 2>/dev/null |
+                sed -n 's/.*etwtop\/RecordsNotShown type=76 count=\([0-9]*\) name="STAT"$/\1/p')
+        check "stat: --dump's RecordsNotShown event of STAT (${got:-none}), perf's (${want:-none})" \
+                [ -n "$want" -a "${got:-x}" = "$want" ]
+else
+        skip "stat: perf stat record failed: $(head -c 200 "$tmp/stat.rec.err")"
+fi
+
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ $nr_fail = 0 ]

@@ -1253,6 +1253,81 @@ static void test_group_read(void **state)
         free(f);
 }
 
+/* A record of type, size bytes in all (its body zeros). */
+static void fb_record(struct fb *f, uint32_t type, uint16_t size)
+{
+        fb_u32(f, type);
+        fb_u16(f, 0);
+        fb_u16(f, size);
+        for (uint32_t i = 8; i < size; i += 8)
+                fb_u64(f, 0);
+}
+
+/* What a perf.data holds that no event stands for is said in the .etl, once per record type
+   (RecordsNotShown): AUX data, perf stat's counts, throttling, a type past those known; perf's
+   own bookkeeping (rounds) is not. */
+static void test_records_not_shown(void **state)
+{
+        (void)state;
+        struct fb *f = fb_pipe_start(PERF_COUNT_SW_CPU_CLOCK);
+        fb_sample(f, 100, 0x1000);
+        fb_record(f, PERF_RECORD_AUX, 8 + 3 * 8);
+        fb_record(f, PERF_RECORD_AUX, 8 + 3 * 8);
+        fb_record(f, PERF_DATA_FINISHED_ROUND, 8);
+        fb_record(f, PERF_DATA_STAT, 8 + 8 + 8 + 3 * 8);
+        fb_record(f, PERF_RECORD_THROTTLE, 8 + 3 * 8);
+        fb_record(f, 99, 16);
+        fb_record(f, 99, 16);
+        fb_record(f, 99, 16);
+        fb_sample(f, 555, 0x2000); /* an id no attr has: the one event's (as perf takes it) */
+        fb_sample(f, 100, 0x3000);
+        struct converted cv;
+        struct etl_reader *r = convert_fb(f, "not_shown", &cv);
+        struct {
+                uint32_t type;
+                uint64_t count;
+                const char *name;
+                bool is_seen;
+        } want[] = {{PERF_RECORD_THROTTLE, 1, "THROTTLE", false},
+                    {PERF_RECORD_AUX, 2, "AUX", false},
+                    {PERF_DATA_STAT, 1, "STAT", false},
+                    {UINT32_MAX, 3, "UNKNOWN", false}};
+        const uint32_t nr_want = sizeof(want) / sizeof(want[0]);
+        struct etl_record rec;
+        uint32_t nr = 0, nr_samples = 0;
+        while (etl_reader_next(r, &rec) == 1) {
+                if (rec.hook_id == PERFINFO_LOG_TYPE_SAMPLED_PROFILE)
+                        nr_samples++;
+                uint16_t id = 0;
+                if (rec.size_bytes >= 0x30)
+                        memcpy(&id, rec.data + 0x28, 2); /* the EVENT_DESCRIPTOR's Id */
+                if (!rec.guid || memcmp(rec.guid, &etwtop_provider_guid, 16) != 0 ||
+                    id != ETWTOP_EVENT_RECORDS_NOT_SHOWN)
+                        continue;
+                assert_true(rec.payload_size >= 17);
+                uint32_t type;
+                uint64_t count;
+                memcpy(&type, rec.payload, 4);
+                memcpy(&count, rec.payload + 8, 8);
+                const char *name = (const char *)rec.payload + 16;
+                assert_non_null(memchr(name, 0, rec.payload_size - 16));
+                uint32_t i = 0;
+                while (i < nr_want && want[i].type != type)
+                        i++;
+                assert_true(i < nr_want);
+                assert_false(want[i].is_seen);
+                want[i].is_seen = true;
+                assert_int_equal(count, want[i].count);
+                assert_string_equal(name, want[i].name);
+                nr++;
+        }
+        etl_reader_close(r);
+        assert_int_equal(nr, nr_want); /* FINISHED_ROUND not among them */
+        assert_int_equal(nr_samples, 3);
+        converted_remove(&cv);
+        free(f);
+}
+
 /* The conversion's records in time order, those of one time in file order, whatever order the
    file has them in: nr samples at times[i], written in file order with IP 0x1000 + i, read
    back from the .etl. */
@@ -1793,6 +1868,7 @@ int main(void)
                 cmocka_unit_test(test_sched_tracepoints),
                 cmocka_unit_test(test_lbr_options),
                 cmocka_unit_test(test_group_read),
+                cmocka_unit_test(test_records_not_shown),
                 cmocka_unit_test(test_time_order),
                 cmocka_unit_test(test_kernel_build_id_assumed),
                 cmocka_unit_test(test_mem_grows_aligned),

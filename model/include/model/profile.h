@@ -72,6 +72,14 @@ struct profile_trace {
            count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
            and etwtop's exact total at the stop (reason 2); and what the live session reports */
         uint64_t nr_lost_header, nr_lost_records, nr_lost_total, nr_lost_session;
+        /* a perf.data's records that no event stands for (its RecordsNotShown events), by
+           type as they came */
+        struct profile_not_shown {
+                uint32_t type; /* perf's PERF_RECORD_* number, UINT32_MAX: past those */
+                uint64_t count;
+                char name[24];
+        } not_shown[16];
+        uint32_t nr_not_shown;
         /* the one process an etwtop -p recording traced (its SessionCpu events; 0: the whole
            system): the views count that process only, as its session did */
         uint32_t traced_pid;
