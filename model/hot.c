@@ -859,6 +859,14 @@ void hot_event(struct hot *h, const struct kevent *ev)
                 if (h->nr_unmatched)
                         stack(h, ev);
                 break;
+        case KEV_PROFILE_INTERVAL: {
+                uint32_t s = ev->profile_interval.source, i = 0;
+                while (i < h->nr_declared && h->declared[i] != s)
+                        i++;
+                if (i == h->nr_declared && i < MAX_SOURCES && s <= UINT16_MAX)
+                        h->declared[h->nr_declared++] = (uint16_t)s;
+                break;
+        }
         case KEV_PROCESS:
                 if ((ev->process.phase == KEV_PHASE_END ||
                      ev->process.phase == KEV_PHASE_DEFUNCT) &&

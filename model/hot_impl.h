@@ -180,9 +180,13 @@ struct hot {
            buffers */
         uint32_t *ended_pids;
         uint32_t nr_ended_pids, nr_prev_ended, cap_ended_pids;
-        uint16_t sources[MAX_SOURCES];
+        uint16_t sources[MAX_SOURCES]; /* as their first samples came */
         uint64_t nr_samples[MAX_SOURCES];
         uint32_t nr_sources;
+        /* the sources in the order the trace's CollectionStart (SetInterval) events name them: a
+           perf.data's in its events' order, as perf report lists them (hot_sources) */
+        uint16_t declared[MAX_SOURCES];
+        uint32_t nr_declared;
         uint64_t nr_stacks;
         struct pending pend[MAX_CPUS];
         /* the sampled place of the stack taken last, where it is known: its function, or its

@@ -282,8 +282,18 @@ uint64_t hot_nr_walks(const struct hot *h)
 
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max)
 {
-        uint32_t n = h->nr_sources < max ? h->nr_sources : max;
-        memcpy(out, h->sources, n * sizeof(*out));
+        /* those the trace declared, in its order, then the others as their samples came */
+        bool is_out[MAX_SOURCES] = {false};
+        uint32_t n = 0;
+        for (uint32_t d = 0; d < h->nr_declared && n < max; d++)
+                for (uint32_t i = 0; i < h->nr_sources; i++)
+                        if (h->sources[i] == h->declared[d] && !is_out[i]) {
+                                is_out[i] = true;
+                                out[n++] = h->sources[i];
+                        }
+        for (uint32_t i = 0; i < h->nr_sources && n < max; i++)
+                if (!is_out[i])
+                        out[n++] = h->sources[i];
         return n;
 }
 

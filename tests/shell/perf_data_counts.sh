@@ -89,6 +89,16 @@ for f in "$dir"/*; do
                 sort >"$tmp/$name.etw-counts"
         check "$name: samples per event as perf script's ($(tr '\n' ' ' <"$tmp/$name.perf-counts"))" \
                 cmp -s "$tmp/$name.perf-counts" "$tmp/$name.etw-counts"
+        # the tables in perf report's order of the events (the file's), not their first samples'
+        # (a group's members, which perf report shows as one, are left out)
+        perf report -i "$f" --stdio 2>/dev/null |
+                sed -n "s/^# Samples: .* of event '\([^']*\)'\$/\1/p" | etw_name >"$tmp/$name.perf-order"
+        sed -n 's/^Hot functions (\(.*\), [0-9]* samples, by self.*/\1/p' "$tmp/$name.b" \
+                >"$tmp/$name.etw-order"
+        if [ "$(wc -l <"$tmp/$name.perf-order")" -gt 1 ]; then
+                check "$name: the tables in perf report's order ($(tr '\n' ' ' <"$tmp/$name.perf-order"))" \
+                        cmp -s "$tmp/$name.perf-order" "$tmp/$name.etw-order"
+        fi
         # every event in the header (the hot functions' titles are ETW's names, never "PMC")
         check "$name: no source titled PMC" eval "! grep -q '^Hot functions (PMC' '$tmp/$name.b'"
         for ev in $(sed 's/^ *//; s/: *$//' "$tmp/$name.events" | sort -u); do

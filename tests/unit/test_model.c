@@ -2402,6 +2402,44 @@ static struct sym_store *kernel_image_store(uint64_t kb)
         return s;
 }
 
+/* The sources in the order the trace declares them (its CollectionStart events: a perf.data's
+   events' order, as perf report lists them), whatever order their first samples came in; a
+   source no event declared after them, as its samples came. */
+static void test_hot_sources_declared_order(void **state)
+{
+        struct fix *fx = *state;
+        struct hot *h = hot_new(fx->store, 0);
+        const uint16_t declared[] = {19 /* TotalCycles */, 26 /* InstructionRetired */, 0};
+        for (uint32_t i = 0; i < 3; i++) {
+                struct kevent ci = ev_base(KEV_PROFILE_INTERVAL, 0, 0, 0, 0);
+                ci.profile_interval.source = declared[i];
+                ci.profile_interval.new_interval_100ns = 10000;
+                ci.profile_interval.source_name = "";
+                hot_event(h, &ci);
+        }
+        /* again: still one place each */
+        struct kevent again = ev_base(KEV_PROFILE_INTERVAL, 0, 1, 0, 0);
+        again.profile_interval.source = 26;
+        again.profile_interval.source_name = "";
+        hot_event(h, &again);
+        const uint64_t ip = EXE + fx->off_alpha + 4;
+        const uint16_t sampled[] = {6, 26, 19, 26, 6};
+        for (uint32_t i = 0; i < 5; i++) {
+                struct kevent ev = ev_pmc(0, MS(1 + i), PID_A, 100, ip, sampled[i]);
+                hot_event(h, &ev);
+        }
+        uint16_t out[16];
+        assert_int_equal(hot_sources(h, out, 16), 3);
+        assert_int_equal(out[0], 19);
+        assert_int_equal(out[1], 26);
+        assert_int_equal(out[2],
+                         6); /* declared by no event: after them (the timer, 0, unsampled) */
+        assert_int_equal(hot_sources(h, out, 1), 1);
+        assert_int_equal(out[0], 19);
+        assert_int_equal(hot_nr_samples(h, 26), 2);
+        hot_free(h);
+}
+
 /* An ImageIdentity and its Image event (two programs' mappings, of their second page of file). */
 static struct kevent ev_identity(int64_t t, uint32_t pid, uint64_t base, const uint8_t *build_id)
 {
@@ -5521,6 +5559,8 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_readies_waiting_count, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test(test_sym_feed_identities_interleaved),
+                cmocka_unit_test_setup_teardown(test_hot_sources_declared_order, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test(test_profile_switch_stacks_kept_away),
                 cmocka_unit_test(test_profile_stack_hooks),
                 cmocka_unit_test(test_profile_timeline_slices),

@@ -90,7 +90,8 @@ void hot_event(struct hot *h, const struct kevent *ev);
 #define HOT_EVENT_KINDS                                                                            \
         (1ull << KEV_SAMPLE | 1ull << KEV_PMC_SAMPLE | 1ull << KEV_STACK | 1ull << KEV_PROCESS |   \
          1ull << KEV_IMAGE | 1ull << KEV_IMAGE_IDENTITY | 1ull << KEV_DBG_ID |                     \
-         1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL)
+         1ull << KEV_CLR_MODULE | 1ull << KEV_CLR_METHOD | 1ull << KEV_KERNEL_SYMBOL |             \
+         1ull << KEV_PROFILE_INTERVAL)
 
 /* The aggregation mode (aggregate.h), applied at each hot_refresh. The object starts
    cumulative. */
@@ -153,7 +154,9 @@ uint64_t hot_nr_frames_located(const struct hot *h);
 /* Places' answers asked of the symbol store (the others kept in the place, or in the answer
    memo of another place at the same address, hot_impl.h): what a new thread's places cost. */
 uint64_t hot_nr_answers_asked(const struct hot *h);
-/* The profile sources seen, in order of first sample; returns how many (at most max). */
+/* The profile sources sampled: those the trace's CollectionStart events name in their order (a
+   perf.data's events' order, as perf report lists them), then the others in order of first
+   sample; returns how many (at most max). */
 uint32_t hot_sources(const struct hot *h, uint16_t *out, uint32_t max);
 
 /* Functions of one source, named now, sorted by self (or total) count, largest first. The
