@@ -111,16 +111,20 @@ if [ -f "$g" ]; then
         check "the screen, six PMC events system-wide: rows" wait_for '^ *[0-9.]*%  *[0-9.]*%  *[0-9]*  *[0-9]*  *[0-9.]* \[kernel' 30
         check "the header: the six events at 1000 Hz, no LBR" \
                 has 'Sampling: cycles (1000 Hz), instructions (1000 Hz), cache-references (1000 Hz), cache-misses (1000 Hz), branches (1000 Hz), branch-misses (1000 Hz)   LBR: off   '
-        # S: the next source, in the order the file first sampled them, named in the header
-        check "the header names the source shown first (LLCReference)" \
-                has ' 135 samples of LLCReference'
+        # S: the next source, in the file's order of its events (perf report's), named in the
+        # header
+        check "the header names the source shown first (TotalCycles, perf report's first)" \
+                has ' 67 samples of TotalCycles'
         tm send-keys -t s S
-        check "S: the cache misses' samples, named in the header" wait_for ' 70 samples of CacheMisses' 10
-        check "S: the status says which of the six" has "CacheMisses's samples (2 of 6 sources)"
+        check "S: the instructions' samples, named in the header" \
+                wait_for ' 127 samples of InstructionRetired' 10
+        check "S: the status says which of the six" \
+                has "InstructionRetired's samples (2 of 6 sources)"
         for _ in 1 2 3 4; do tm send-keys -t s S; done
-        check "S five times: the cycles' (the sixth)" wait_for ' 67 samples of TotalCycles' 10
+        check "S five times: the branch misses' (the sixth)" \
+                wait_for ' 106 samples of BranchMispredictions' 10
         tm send-keys -t s S
-        check "S again: back to the first" wait_for ' 135 samples of LLCReference' 10
+        check "S again: back to the first" wait_for ' 67 samples of TotalCycles' 10
         tm kill-session -t s 2>/dev/null
         [ -n "$gfn" ] || skip "-b printed no row for busy"
 
@@ -147,7 +151,7 @@ if [ -f "$g" ]; then
         read -r iself ifn < <(awk '/^Hot functions/ {t = 1; next} t && /^ *[0-9.]+%/ {print $3, $6; exit}' "$tmp/gi.txt")
         "$ETWTOP" --replay "$g" -b --top 3 --source nosuch >"$tmp/gn.txt" 2>/dev/null
         check "-b --source nosuch: says which the trace has" \
-                grep -q '^No nosuch samples: the trace samples LLCReference, CacheMisses, .*TotalCycles\.$' "$tmp/gn.txt"
+                grep -q '^No nosuch samples: the trace samples TotalCycles, InstructionRetired, .*BranchMispredictions\.$' "$tmp/gn.txt"
         tm_new -d -s s -x 250 -y 30 -c "$tmp" "$ETWTOP --replay '$g' --source InstructionRetired; sleep 60"
         check "the screen --source InstructionRetired: its samples" wait_for ' 127 samples of InstructionRetired' 30
         check "the screen --source InstructionRetired: -b's first row ($ifn)" \
