@@ -474,6 +474,9 @@ static void run_screen(struct app *a, int sfd)
                                 /* what it skipped, if anything (a range's message stays) */
                                 char damage[sizeof(a->st.status)];
                                 feed_damage_text(a->feed, true, damage, sizeof(damage));
+                                if (!damage[0]) /* else what the perf.data had that is not shown */
+                                        header_not_shown_text(profile_trace(a->profile), damage,
+                                                              sizeof(damage));
                                 if (damage[0])
                                         memcpy(a->st.status, damage, sizeof(damage));
                                 /* the trace's end, as -b meets it: the samples still held

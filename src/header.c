@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ui/text_sanitize.h"
 #include "xperf_names.h"
 
 static void append(char *line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -247,4 +248,39 @@ uint32_t header_lines(const struct header_info *h, char lines[HEADER_LINES][HEAD
         /* a line of its own, its start seen on a narrow screen */
         caps_text(&h->model_caps, lines[nr]);
         return lines[nr][0] ? nr + 1 : nr;
+}
+
+void header_not_shown_text(const struct profile_trace *t, char *out, size_t size)
+{
+        if (!size)
+                return;
+        out[0] = 0;
+        if (!t->nr_not_shown)
+                return;
+        size_t n = (size_t)snprintf(out, size, "Not shown: the perf.data's");
+        bool is_stat = false, is_trace = false, is_throttle = false;
+        for (uint32_t i = 0; i < t->nr_not_shown && n < size; i++) {
+                const struct profile_not_shown *x = &t->not_shown[i];
+                char name[sizeof(x->name)];
+                const char *shown = x->name;
+                if (!text_is_clean(x->name)) {
+                        text_sanitize(name, sizeof(name), x->name);
+                        shown = name;
+                }
+                n += (size_t)snprintf(out + n, size - n, "%s %" PRIu64 " %s", i ? "," : "",
+                                      x->count, shown);
+                if (n < size && x->type == UINT32_MAX)
+                        n += (size_t)snprintf(out + n, size - n, " (of types past perf's)");
+                else if (n < size && strcmp(x->name, "UNKNOWN") == 0)
+                        n += (size_t)snprintf(out + n, size - n, " (type %u)", x->type);
+                is_stat |= strncmp(x->name, "STAT", 4) == 0;
+                is_trace |= strncmp(x->name, "AUX", 3) == 0 || strcmp(x->name, "ITRACE_START") == 0;
+                is_throttle |= strstr(x->name, "THROTTLE") != NULL;
+        }
+        if (n < size)
+                snprintf(out + n, size - n, " records%s%s%s",
+                         is_stat ? " (perf stat record's counts: perf stat report reads them)" : "",
+                         is_trace ? " (hardware trace data: perf script decodes it)" : "",
+                         is_throttle ? " (the kernel throttled sampling: fewer samples for a while)"
+                                     : "");
 }

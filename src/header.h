@@ -55,6 +55,11 @@ void header_unwind_text(const struct profile_unwind *u, uint32_t mode, uint32_t 
    model's lock. */
 void header_trace_text(const struct profile *p, struct header_info *h);
 
+/* "Not shown: the perf.data's 2 STAT, 1 STAT_ROUND records (perf stat record's counts: perf stat
+   report reads them)": the records of a perf.data that no event stands for (its
+   RecordsNotShown events), with what reads them; "" when there are none. No newline. */
+void header_not_shown_text(const struct profile_trace *t, char *out, size_t size);
+
 /* The lines: what is shown and its counts; what is collected; the stack walk and what this
    machine cannot do (left out when the machine can do everything and no stack walk is
    counted); what the model's caps did (left out when they did nothing). Returns how many to

@@ -108,40 +108,6 @@ static bool is_small_trace(const char *path)
                st.st_size < SMALL_TRACE_BYTES;
 }
 
-/* The line that names a perf.data's records no event stands for, with what reads them. */
-static void not_shown_text(const struct profile_trace *t, char *line, size_t size)
-{
-        size_t n = (size_t)snprintf(line, size, "Not shown: the perf.data's");
-        bool is_stat = false, is_trace = false, is_throttle = false;
-        for (uint32_t i = 0; i < t->nr_not_shown && n < size; i++) {
-                const struct profile_not_shown *x = &t->not_shown[i];
-                char name[sizeof(x->name)];
-                n += (size_t)snprintf(line + n, size - n, "%s %" PRIu64 " %s", i ? "," : "",
-                                      x->count, clean(x->name, name, sizeof(name)));
-                if (x->type == UINT32_MAX || strcmp(x->name, "UNKNOWN") == 0)
-                        n += n < size ? (size_t)snprintf(line + n, size - n, " (type %d)",
-                                                         x->type == UINT32_MAX ? -1 : (int)x->type)
-                                      : 0;
-                is_stat |= strncmp(x->name, "STAT", 4) == 0;
-                is_trace |= strncmp(x->name, "AUX", 3) == 0 || strcmp(x->name, "ITRACE_START") == 0;
-                is_throttle |= strstr(x->name, "THROTTLE") != NULL;
-        }
-        if (n < size)
-                n += (size_t)snprintf(line + n, size - n, " records%s%s%s\n",
-                                      is_stat ? " (perf stat record's counts: perf stat report "
-                                                "reads them)"
-                                              : "",
-                                      is_trace ? " (hardware trace data: perf script decodes it)"
-                                               : "",
-                                      is_throttle ? " (the kernel throttled sampling: fewer "
-                                                    "samples for a while)"
-                                                  : "");
-        if (n >= size && size > 1) {
-                line[size - 2] = '\n';
-                line[size - 1] = 0;
-        }
-}
-
 int report_run(const struct report_options *opts, char *err, size_t err_size)
 {
         struct outbuf o;
@@ -199,7 +165,8 @@ int report_run(const struct report_options *opts, char *err, size_t err_size)
                 outbuf_puts(&o, line);
         }
         if (t->nr_not_shown) {
-                not_shown_text(t, line, sizeof(line));
+                header_not_shown_text(t, line, sizeof(line) - 1);
+                strcat(line, "\n");
                 outbuf_puts(&o, line);
         }
         if (t->has_unwind) {

@@ -158,5 +158,18 @@ if [ -f "$g" ]; then
                 wait_for " $iself  *$iself .* ${ifn//[/\\[}\$" 10
         tm kill-session -t s 2>/dev/null
 fi
+# what the file holds that the screen does not show, said once it is read: propeller's
+# throttling, as perf report -D counts it
+p="$ETWTOP_SAMPLES/perf/propeller_sample_1.perfdata1"
+nt=
+[ -f "$p" ] && command -v perf >/dev/null &&
+        nt=$(perf report -D -i "$p" 2>/dev/null | awk '/^ *THROTTLE events:/ {print $3; exit}')
+[ -n "$nt" ] || skip "no perf to count propeller's THROTTLE records: the status's count not checked"
+if [ -n "$nt" ]; then
+        tm_new -d -s s -x 200 -y 30 -c "$tmp" "$ETWTOP --replay '$p'; sleep 60"
+        check "the status names what is not shown: $nt THROTTLE (perf report -D)" \
+                wait_for "^Not shown: the perf.data's $nt THROTTLE, $nt UNTHROTTLE records (the kernel throttled" 30
+        tm kill-session -t s 2>/dev/null
+fi
 echo "$nr_pass passed, $nr_fail failed, $nr_skip skipped"
 [ "$nr_fail" = 0 ]

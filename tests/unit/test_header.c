@@ -140,12 +140,47 @@ static void test_replay_sampling(void **state)
         assert_non_null(strstr(lines[1], "   Interval: 1.000 ms (timer)   LBR: off   "));
 }
 
+/* A perf.data's records that no event stands for, named with their counts and what reads them;
+   a name from the trace made safe for the terminal; none: "". */
+static void test_not_shown(void **state)
+{
+        (void)state;
+        static struct profile_trace t; /* large: not on the stack */
+        memset(&t, 0, sizeof(t));
+        char out[512];
+        header_not_shown_text(&t, out, sizeof(out));
+        assert_string_equal(out, "");
+        t.not_shown[0] = (struct profile_not_shown){76, 2, "STAT"};
+        t.not_shown[1] = (struct profile_not_shown){77, 1, "STAT_ROUND"};
+        t.nr_not_shown = 2;
+        header_not_shown_text(&t, out, sizeof(out));
+        assert_string_equal(out, "Not shown: the perf.data's 2 STAT, 1 STAT_ROUND records (perf "
+                                 "stat record's counts: perf stat report reads them)");
+        t.not_shown[0] = (struct profile_not_shown){11, 40, "AUX"};
+        t.not_shown[1] = (struct profile_not_shown){22, 3, "UNKNOWN"};
+        t.not_shown[2] = (struct profile_not_shown){UINT32_MAX, 5, "UNKNOWN"};
+        t.not_shown[3] = (struct profile_not_shown){5, 9, "THRO\x1b[2JTTLE"};
+        t.nr_not_shown = 4;
+        header_not_shown_text(&t, out, sizeof(out));
+        assert_non_null(strstr(out, "40 AUX, 3 UNKNOWN (type 22), 5 UNKNOWN (of types past "
+                                    "perf's), 9 THRO"));
+        assert_null(strchr(out, '\x1b'));
+        assert_non_null(strstr(out, "(hardware trace data: perf script decodes it)"));
+        /* cut to the room given, never past it */
+        char small[24];
+        memset(small, 'x', sizeof(small));
+        header_not_shown_text(&t, small, 20);
+        assert_int_equal(strlen(small), 19);
+        assert_int_equal(small[20], 'x');
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_header_caps),
                 cmocka_unit_test(test_cannot_in_view),
                 cmocka_unit_test(test_replay_sampling),
+                cmocka_unit_test(test_not_shown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
