@@ -253,7 +253,7 @@ static void apply_edit(struct app *a)
         session_view_result(a->views[VIEW_SESSION], st, why, a->st.status, sizeof(a->st.status));
 }
 
-/* S: the source after the one shown, in the order the trace first sampled them. */
+/* S: the source after the one shown, in hot_sources' order (the trace's declared order). */
 static void next_source(struct app *a)
 {
         uint16_t sources[64];
