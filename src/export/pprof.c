@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "export/writers.h"
+#include "model/hot.h"
 #include "model/profile.h"
 #include "profile.pb-c.h"
 #include "util/xalloc.h"
@@ -181,7 +182,14 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 pr.period = (int64_t)interval_ns;
                 pr.default_sample_type = cpu_type;
         } else if (nt) {
+                /* no timer: the source the views show first (the trace's declared order: a
+                   perf.data's first event, as perf report), else the first sampled */
                 pr.default_sample_type = types[0].type;
+                uint16_t first;
+                if (hot_sources(profile_hot(p), &first, 1) == 1)
+                        for (uint32_t i = 0; i < s->nr_sources; i++)
+                                if (s->sources[i] == first)
+                                        pr.default_sample_type = types[value_at[i]].type;
         }
         pr.duration_nanos = profile_span_ns(p);
 

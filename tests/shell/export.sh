@@ -119,6 +119,7 @@ for loc in p.get("location", []):
     if not lines or not all(fns.get(l.get("function_id", [0])[0]) for l in lines):
         unnamed += 1
 print("unnamed", unnamed)
+print("default", s(p.get("default_sample_type", [0])[0]))
 print("period", p.get("period", [0])[0])
 print("locations", len(p.get("location", [])))
 maps = p.get("mapping", [])
@@ -295,10 +296,27 @@ if [ -f "$u/net.4.5.2.x64.etl" ]; then
                 "$tmp/net.p.folded")" = 4912 ]
 fi
 
+# pprof's default sample type: the timer's CPU time where there is a timer; else the source
+# the views show first, a perf.data's first event (perf report's): busy's cycles, not the
+# cache-references it sampled first
+busy=${ETWTOP_SAMPLES:-}/perf/perf.data.busy.0-3.4
+if [ -n "${ETWTOP_SAMPLES:-}" ] && [ -f "$busy" ] && [ $has_protoc = 1 ] && [ $has_python = 1 ]; then
+        "$ETWTOP" --replay "$busy" --export pprof -o "$tmp/busy.pprof" 2>/dev/null
+        gzip -dc "$tmp/busy.pprof" | protoc --decode perftools.profiles.Profile \
+                -I "$proto_dir" "$proto_dir/profile.proto" >"$tmp/busy.pb.txt" 2>/dev/null
+        pprof_check "$tmp/busy.pb.txt" >"$tmp/busy.pb" 2>&1
+        check "busy: pprof's default sample type is the first event's ($(grep '^default' "$tmp/busy.pb"))" \
+                grep -qx "default TotalCycles" "$tmp/busy.pb"
+else
+        skip "busy: pprof's default sample type not checked (no shared perf samples, protoc or python3)"
+fi
+
 # the fixture: timer and PMC samples, a stack, the process named by its switches
 "$ETL_FIXTURE" "$tmp/fix.etl" >/dev/null
 check "fixture written" [ -s "$tmp/fix.etl" ]
 exports fix "$tmp/fix.etl"
+[ -s "$tmp/fix.pb" ] && check "fix: pprof's default sample type is the timer's CPU time" \
+        grep -qx "default cpu" "$tmp/fix.pb"
 check "fix: the stack folded outermost first, under its process" \
         grep -qx 'work\.exe;work+0xf00;work+0x1100;work+0x1234 1' "$tmp/fix.folded"
 check "fix: a sample without a stack is its address" grep -qx 'work\.exe;0x8048123 1' "$tmp/fix.folded"
