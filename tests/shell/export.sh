@@ -307,6 +307,15 @@ if [ -n "${ETWTOP_SAMPLES:-}" ] && [ -f "$busy" ] && [ $has_protoc = 1 ] && [ $h
         pprof_check "$tmp/busy.pb.txt" >"$tmp/busy.pb" 2>&1
         check "busy: pprof's default sample type is the first event's ($(grep '^default' "$tmp/busy.pb"))" \
                 grep -qx "default TotalCycles" "$tmp/busy.pb"
+        # speedscope: a profile per source in -b's order of its tables (the first one opens)
+        "$ETWTOP" --replay "$busy" --export speedscope -o "$tmp/busy.speedscope" 2>/dev/null
+        "$ETWTOP" --replay "$busy" -b --top 1 2>/dev/null |
+                sed -n 's/^Hot functions (\([^,]*\),.*/\1/p' >"$tmp/busy.b-order"
+        "$PY" -c 'import json, sys
+print("\n".join(p["name"] for p in json.load(open(sys.argv[1]))["profiles"]))' \
+                "$tmp/busy.speedscope" >"$tmp/busy.ss-order" 2>&1
+        check "busy: speedscope's profiles in -b's order ($(tr '\n' ' ' <"$tmp/busy.b-order"))" \
+                cmp -s "$tmp/busy.b-order" "$tmp/busy.ss-order"
 else
         skip "busy: pprof's default sample type not checked (no shared perf samples, protoc or python3)"
 fi
