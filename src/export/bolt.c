@@ -428,7 +428,7 @@ static int write_lbr(const struct export_ctx *x, int fd)
         return rc;
 }
 
-/* Without LBR: the samples of the main source (the timer's, else the first PMC source's) at
+/* Without LBR: the samples of the main source (export_main_source: the timer's, else -b's first) at
    places of the binary's functions, as perf2bolt -nl writes them. */
 static int write_no_lbr(const struct export_ctx *x, int fd)
 {
@@ -436,7 +436,7 @@ static int write_no_lbr(const struct export_ctx *x, int fd)
         const struct stack_set *s = x->samples;
         struct bolt_writer w = {.store = profile_store(p)};
         uint16_t source;
-        if (!stack_set_main_source(s, &source)) {
+        if (!export_main_source(x, &source)) {
                 fprintf(stderr, "etwtop: --export bolt: %s has neither LBR records nor samples\n",
                         x->opts->path);
                 return -ENODATA;

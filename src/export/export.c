@@ -16,9 +16,25 @@
 #include "export/writers.h"
 #include "feed.h"
 #include "ui/text_sanitize.h"
+#include "model/hot.h"
 #include "model/profile.h"
 #include "symbols/symbols.h"
 #include "util/out_file.h"
+
+bool export_main_source(const struct export_ctx *x, uint16_t *source)
+{
+        const struct stack_set *s = x->samples;
+        if (!s->nr_sources)
+                return false;
+        uint16_t first;
+        if (stack_set_source_index(s, HOT_SOURCE_TIMER) < 0 &&
+            hot_sources(profile_hot(x->profile), &first, 1) == 1 &&
+            stack_set_source_index(s, first) >= 0) {
+                *source = first;
+                return true;
+        }
+        return stack_set_main_source(s, source);
+}
 
 static const struct {
         const char *name;

@@ -20,7 +20,7 @@ int export_write_folded(const struct export_ctx *x, int fd)
         struct outbuf *o = xmalloc(sizeof(*o));
         outbuf_init(o, fd);
         uint16_t source;
-        if (stack_set_main_source(s, &source)) {
+        if (export_main_source(x, &source)) {
                 struct stack_set_merged m;
                 stack_set_merge(s, source, &m);
                 for (uint32_t i = 0; i < m.set.nr_stacks; i++) {

@@ -16,6 +16,11 @@ struct export_ctx {
         struct stack_set *samples;
 };
 
+/* The source a one-source format writes (folded, bolt without LBR): the timer's where it
+   sampled, else the one the views show first (the trace's declared order: a perf.data's first
+   event, as perf report), else the first sampled. False when nothing was sampled. */
+bool export_main_source(const struct export_ctx *x, uint16_t *source);
+
 /* Each writes its format to fd (a fresh file) and returns 0 or -errno. */
 int export_write_pprof(const struct export_ctx *x, int fd);
 int export_write_folded(const struct export_ctx *x, int fd);

@@ -316,6 +316,12 @@ print("\n".join(p["name"] for p in json.load(open(sys.argv[1]))["profiles"]))' \
                 "$tmp/busy.speedscope" >"$tmp/busy.ss-order" 2>&1
         check "busy: speedscope's profiles in -b's order ($(tr '\n' ' ' <"$tmp/busy.b-order"))" \
                 cmp -s "$tmp/busy.b-order" "$tmp/busy.ss-order"
+        # folded: one source, -b's first (cycles: 67 samples)
+        first=$("$ETWTOP" --replay "$busy" -b --top 1 2>/dev/null |
+                sed -n 's/^Hot functions ([^,]*, \([0-9]*\) samples.*/\1/p' | head -1)
+        "$ETWTOP" --replay "$busy" --export folded -o "$tmp/busy.folded" 2>/dev/null
+        got=$(awk '{n += $NF} END {print n + 0}' "$tmp/busy.folded")
+        check "busy: folded holds -b's first source ($first samples; $got)" [ "${first:-x}" = "$got" ]
 else
         skip "busy: pprof's default sample type not checked (no shared perf samples, protoc or python3)"
 fi
