@@ -28,6 +28,11 @@ for kb in 4 64; do
         "$ETWTOP" --record "$f" --buffer-size "$kb" >/dev/null 2>/dev/null &
         pid=$!
         recording_written "$f" "$pid"
+        # and its events: the first buffer written may be a quiet CPU's, a few events (the
+        # check below failed so once, on a busy machine); what is checked is that the ones
+        # written before the kill read back
+        wait_until 120 eval "[ \"\$(\"\$ETWTOP\" --dump --totals '$f' 2>/dev/null |
+                awk '/events in all/ {print \$1}')\" -gt 10 ] 2>/dev/null || ! kill -0 $pid 2>/dev/null"
         kill -9 "$pid"
         wait "$pid" 2>/dev/null
         "$ETWTOP" --dump --totals "$f" >"$tmp/$kb.txt" 2>&1
