@@ -116,18 +116,20 @@ static void stack_hook_seen(struct profile_trace *t, const struct kevent *ev)
                 t->stack_hooks[t->nr_stack_hooks++] = hook;
 }
 
-/* An LBR record belongs to the sample before it with its timestamp: the sources whose samples
-   carry branch stacks, as the header names them. */
+/* An LBR record belongs to the sample before it on its CPU with its timestamp: the sources
+   whose samples carry branch stacks, as the header names them. */
 static void lbr_seen(struct profile_trace *t, const struct kevent *ev)
 {
         t->nr_lbr_records++;
-        if (ev->lbr.event_timestamp != t->last_sample_timestamp || !t->last_sample_timestamp)
+        uint32_t c = ev->cpu % 64;
+        if (ev->lbr.event_timestamp != t->last_sample_timestamp[c] || !t->last_sample_timestamp[c])
                 return;
+        uint16_t source = t->last_sample_source[c];
         for (uint32_t i = 0; i < t->nr_lbr_sources; i++)
-                if (t->lbr_sources[i] == t->last_sample_source)
+                if (t->lbr_sources[i] == source)
                         return;
         if (t->nr_lbr_sources < sizeof(t->lbr_sources) / sizeof(t->lbr_sources[0]))
-                t->lbr_sources[t->nr_lbr_sources++] = t->last_sample_source;
+                t->lbr_sources[t->nr_lbr_sources++] = source;
 }
 
 /* The smallest n with n * PROFILE_TIMELINE_SLOTS >= x (x >= 0). */
@@ -252,8 +254,9 @@ static void trace_event(struct profile_trace *t, const struct kevent *ev)
         case KEV_STACK: t->nr_stacks++; break;
         case KEV_SAMPLE:
         case KEV_PMC_SAMPLE:
-                t->last_sample_timestamp = ev->timestamp;
-                t->last_sample_source = ev->type == KEV_SAMPLE ? 0 : ev->pmc_sample.source;
+                t->last_sample_timestamp[ev->cpu % 64] = ev->timestamp;
+                t->last_sample_source[ev->cpu % 64] =
+                        ev->type == KEV_SAMPLE ? 0 : ev->pmc_sample.source;
                 break;
         case KEV_LBR: lbr_seen(t, ev); break;
         default: break;

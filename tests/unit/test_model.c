@@ -3015,6 +3015,31 @@ static void test_profile_switch_stacks_kept_away(void **state)
         profile_free(p);
 }
 
+/* The sources whose samples carry LBR: each LBR record belongs to the sample before it on its own
+   CPU (a live session's CPU buffers come one after another: CPU 1's sample came between CPU 0's
+   sample and its LBR record, and CPU 0's source was not counted). */
+static void test_profile_lbr_sources_per_cpu(void **state)
+{
+        (void)state;
+        struct profile_options po = {.is_synchronous = true};
+        struct profile *p = profile_new(&po);
+        const struct kevent_lbr_entry e[1] = {{0x1000, 0x2000}};
+        struct kevent s0 = ev_pmc(0, MS(1), PID_A, 7, 0x1000, 19);
+        struct kevent s1 = ev_pmc(1, MS(2), PID_A, 8, 0x1000, 26);
+        struct kevent l0 = ev_lbr(0, MS(1), PID_A, 7, e, 1);
+        struct kevent l1 = ev_lbr(1, MS(2), PID_A, 8, e, 1);
+        profile_event(p, &s0);
+        profile_event(p, &s1);
+        profile_event(p, &l0);
+        profile_event(p, &l1);
+        const struct profile_trace *t = profile_trace(p);
+        assert_int_equal(t->nr_lbr_records, 2);
+        assert_int_equal(t->nr_lbr_sources, 2);
+        assert_int_equal(t->lbr_sources[0], 19);
+        assert_int_equal(t->lbr_sources[1], 26);
+        profile_free(p);
+}
+
 /* The events the trace's stacks belong to, in the order first seen, each once (a bit a kind
    spares a look through the list at every stack); a restart forgets them. */
 static void test_profile_stack_hooks(void **state)
@@ -5562,6 +5587,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_hot_sources_declared_order, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test(test_profile_switch_stacks_kept_away),
+                cmocka_unit_test(test_profile_lbr_sources_per_cpu),
                 cmocka_unit_test(test_profile_stack_hooks),
                 cmocka_unit_test(test_profile_timeline_slices),
                 cmocka_unit_test(test_profile_timeline_header_of_centuries),

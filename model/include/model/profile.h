@@ -66,8 +66,11 @@ struct profile_trace {
         uint64_t nr_lbr_records;
         uint16_t lbr_sources[8];
         uint32_t nr_lbr_sources;
-        uint64_t last_sample_timestamp; /* the last sample: its time and source */
-        uint16_t last_sample_source;
+        /* the last sample of each CPU (its number modulo 64): its time and source (a live
+           session's CPU buffers come one after another: another CPU's samples may come
+           between a sample and its LBR record) */
+        uint64_t last_sample_timestamp[64];
+        uint16_t last_sample_source[64];
         /* lost events, three ways, each missing what another counts: the logfile header's
            count (all a Windows trace has), etwtop's ring overflows (EventsLost reason 1) summed,
            and etwtop's exact total at the stop (reason 2); and what the live session reports */
