@@ -65,6 +65,8 @@ void perf_data_origin(const struct perf_data *pd, char *buf, size_t size)
                 else if (ev->attr.sample_period)
                         appendf(buf, size, &len, " (period %llu)",
                                 (unsigned long long)ev->attr.sample_period);
+                else
+                        appendf(buf, size, &len, " (counted, not sampled)"); /* perf stat record */
         }
         if (in->cmdline)
                 appendf(buf, size, &len, "; command: %s", in->cmdline);

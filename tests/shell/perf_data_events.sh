@@ -82,6 +82,8 @@ if perf stat record -o "$tmp/stat.data" -e task-clock,context-switches -- \
         want=$(perf report -D -i "$tmp/stat.data" 2>/dev/null | awk '/^ *STAT events:/ {print $3}' | tail -1)
         "$ETWTOP" --replay "$tmp/stat.data" -b >"$tmp/stat.txt" 2>"$tmp/stat.err"
         check "stat: replay exits 0" [ $? = 0 ]
+        check "stat: the header says its events counted, not sampled" \
+                grep -q "events: task-clock (counted, not sampled), context-switches (counted, not sampled);" "$tmp/stat.txt"
         check "stat: the header names the STAT records (perf report -D: ${want:-none})" \
                 grep -qE "^Not shown: the perf.data's( [0-9]+ [A-Z_]+,)* ${want:-x} STAT(,| ).*perf stat report reads them" "$tmp/stat.txt"
         got=$("$ETWTOP" --dump "$tmp/stat.data" 2>/dev/null |
