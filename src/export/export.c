@@ -21,19 +21,30 @@
 #include "symbols/symbols.h"
 #include "util/out_file.h"
 
-bool export_main_source(const struct export_ctx *x, uint16_t *source)
+uint32_t export_sources(const struct export_ctx *x, uint16_t *out)
 {
         const struct stack_set *s = x->samples;
-        if (!s->nr_sources)
+        uint16_t order[16];
+        uint32_t n = hot_sources(profile_hot(x->profile), order, 16), nr = 0;
+        bool is_out[sizeof(s->sources) / sizeof(s->sources[0])] = {false};
+        for (uint32_t k = 0; k <= n; k++)
+                for (uint32_t i = 0; i < s->nr_sources && nr < 16; i++) {
+                        if (is_out[i] || (k < n && s->sources[i] != order[k]))
+                                continue;
+                        is_out[i] = true;
+                        out[nr++] = s->sources[i];
+                }
+        return nr;
+}
+
+bool export_main_source(const struct export_ctx *x, uint16_t *source)
+{
+        uint16_t order[16];
+        if (!export_sources(x, order))
                 return false;
-        uint16_t first;
-        if (stack_set_source_index(s, HOT_SOURCE_TIMER) < 0 &&
-            hot_sources(profile_hot(x->profile), &first, 1) == 1 &&
-            stack_set_source_index(s, first) >= 0) {
-                *source = first;
-                return true;
-        }
-        return stack_set_main_source(s, source);
+        *source = stack_set_source_index(x->samples, HOT_SOURCE_TIMER) >= 0 ? HOT_SOURCE_TIMER
+                                                                            : order[0];
+        return true;
 }
 
 static const struct {

@@ -10,7 +10,6 @@
 #include <zlib.h>
 
 #include "export/writers.h"
-#include "model/hot.h"
 #include "model/profile.h"
 #include "profile.pb-c.h"
 #include "util/xalloc.h"
@@ -185,11 +184,10 @@ int export_write_pprof(const struct export_ctx *x, int fd)
                 /* no timer: the source the views show first (the trace's declared order: a
                    perf.data's first event, as perf report), else the first sampled */
                 pr.default_sample_type = types[0].type;
-                uint16_t first;
-                if (hot_sources(profile_hot(p), &first, 1) == 1)
-                        for (uint32_t i = 0; i < s->nr_sources; i++)
-                                if (s->sources[i] == first)
-                                        pr.default_sample_type = types[value_at[i]].type;
+                uint16_t order[16];
+                int first = export_sources(x, order) ? stack_set_source_index(s, order[0]) : -1;
+                if (first >= 0)
+                        pr.default_sample_type = types[value_at[first]].type;
         }
         pr.duration_nanos = profile_span_ns(p);
 

@@ -3,13 +3,10 @@
    (https://www.speedscope.app/file-format-schema.json), the frames shared, one "sampled"
    profile per profile source whose samples are the distinct stacks of a process name,
    outermost frame (the process) first, weighted by their sample counts. */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "export/writers.h"
-#include "model/hot.h"
-#include "model/profile.h"
 #include "outbuf.h"
 #include "util/xalloc.h"
 
@@ -93,17 +90,12 @@ int export_write_speedscope(const struct export_ctx *x, int fd)
         /* a profile per source, in the order the views show them (the first one opens): the
            trace's declared order (a perf.data's events', perf report's), then the others */
         uint16_t order[16];
-        uint32_t n = hot_sources(profile_hot(x->profile), order, 16), nr_out = 0;
-        bool is_out[sizeof(s->sources) / sizeof(s->sources[0])] = {false};
-        for (uint32_t k = 0; k <= n; k++)
-                for (uint32_t i = 0; i < s->nr_sources; i++) {
-                        if (is_out[i] || (k < n && s->sources[i] != order[k]))
-                                continue;
-                        is_out[i] = true;
-                        if (nr_out++)
-                                outbuf_puts(o, ",\n");
-                        put_profile(o, s, s->sources[i]);
-                }
+        uint32_t n = export_sources(x, order);
+        for (uint32_t i = 0; i < n; i++) {
+                if (i)
+                        outbuf_puts(o, ",\n");
+                put_profile(o, s, order[i]);
+        }
         outbuf_puts(o, "]}\n");
         int rc = outbuf_flush(o);
         free(o);

@@ -16,9 +16,12 @@ struct export_ctx {
         struct stack_set *samples;
 };
 
+/* The sources of the gathered samples in the order the views show them (hot_sources: the
+   trace's declared order, a perf.data's events as perf report lists them), then any others as
+   first sampled; out has room for 16. Returns how many. */
+uint32_t export_sources(const struct export_ctx *x, uint16_t *out);
 /* The source a one-source format writes (folded, bolt without LBR): the timer's where it
-   sampled, else the one the views show first (the trace's declared order: a perf.data's first
-   event, as perf report), else the first sampled. False when nothing was sampled. */
+   sampled, else export_sources' first. False when nothing was sampled. */
 bool export_main_source(const struct export_ctx *x, uint16_t *source);
 
 /* Each writes its format to fd (a fresh file) and returns 0 or -errno. */
