@@ -9,7 +9,7 @@ mode=${1:-run}
 
 # libcurl4-openssl-dev: symbol servers; lld-14, llvm-14 (lld-link, llvm-pdbutil) and python3
 # (a local symbol server): the PDB tests' fixtures, which skip without them; protobuf-c and
-# zlib: pprof export (protoc: its test's independent decoder); capstone: annotate; libxml2: the
+# zlib: pprof export (protoc: its test's independent decoder); capstone: annotate; expat: the
 # manifests Windows traces carry; zstd: perf.data files recorded with perf record -z; libdeflate:
 # the compressed debug sections of source lines; bolt-16:
 # the BOLT round trip of --export bolt (llvm-profgen-14, in llvm-14, checks --export profgen);
@@ -20,7 +20,7 @@ packages=(build-essential cmake ninja-build pkg-config clang clang-format libcla
           libncurses-dev libelf-dev libdw-dev libiberty-dev libcmocka-dev tmux linux-perf xz-utils
           debuginfod libcurl4-openssl-dev lld-14 llvm-14 python3
           libprotobuf-c-dev protobuf-c-compiler protobuf-compiler zlib1g-dev libcapstone-dev
-          libxml2-dev libzstd-dev libdeflate-dev bolt-16 python3-defusedxml)
+          libexpat1-dev libzstd-dev libdeflate-dev bolt-16 python3-defusedxml)
 missing=()
 for p in "${packages[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # dlopen.sh: what loading each library etwtop loads at its first use costs (util/dl_lazy.h):
-# libxml2 (a trace's EventSource manifests), capstone (annotate), libcurl (symbol servers),
+# expat (a trace's EventSource manifests; libxml2, which read them before, beside it),
+# capstone (annotate), libcurl (symbol servers),
 # libdeflate (compressed DWARF), libLLVM (a PDB's C++ names), each loaded by a new process of
 # its own as etwtop's first use does, with RTLD_NOW (every function of it and of what it needs
 # bound at the load) and with RTLD_LAZY (bound at their first call, as a linked library's are:
@@ -38,7 +39,7 @@ int main(int argc, char **argv)
 C
 "$cc" -O2 -o "$tmp/load" "$tmp/load.c" -ldl
 printf "%-20s %12s %12s %8s\n" library "RTLD_NOW ms" "RTLD_LAZY ms" "lazy/now"
-for lib in libxml2.so.2 libcapstone.so.4 libcurl.so.4 libdeflate.so.0 libLLVM-14.so.1 libLLVM-15.so.1; do
+for lib in libexpat.so.1 libxml2.so.2 libcapstone.so.4 libcurl.so.4 libdeflate.so.0 libLLVM-14.so.1 libLLVM-15.so.1; do
         "$tmp/load" now "$lib" >/dev/null 2>&1 || continue
         now=0 lazy=0
         for ((i = 0; i < runs; i++)); do

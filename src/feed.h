@@ -84,7 +84,7 @@ uint64_t feed_nr_buffers(const struct feed *f);
    offset of the last damage first ("N damaged buffers skipped in part or whole, the last at byte
    offset X: ...", for a narrow status line) or last (for stderr). */
 void feed_damage_text(const struct feed *f, bool is_where_first, char *buf, size_t size);
-/* Why events the file describes were left undecoded (a manifest, libxml2 missing), "" if none:
+/* Why events the file describes were left undecoded (a manifest, expat missing), "" if none:
    read once the feed has ended. */
 void feed_warning(const struct feed *f, char *buf, size_t size);
 

@@ -11,7 +11,7 @@
 #include "etw_manifest.h"
 #include "util/hash.h"
 #include "util/xalloc.h"
-#include "xml_lazy.h"
+#include "xml_tree.h"
 
 #define MAX_PROPS 256
 
@@ -81,93 +81,56 @@ static bool lookup(const char *name, const void *table, size_t nr, uint16_t *out
 
 /* ---- the document ---- */
 
-static bool is(const xmlNode *n, const char *name)
+static bool is(const struct xml_node *n, const char *name)
 {
-        return n->type == XML_ELEMENT_NODE && strcmp((const char *)n->name, name) == 0;
+        return strcmp(n->name, name) == 0;
 }
 
-static const xmlNode *child(const xmlNode *n, const char *name)
+static const struct xml_node *child(const struct xml_node *n, const char *name)
 {
-        for (const xmlNode *c = n ? n->children : NULL; c; c = c->next)
+        for (const struct xml_node *c = n ? n->children : NULL; c; c = c->next)
                 if (is(c, name))
                         return c;
         return NULL;
 }
 
-/* The attribute's text where it lies in the tree, as xmlGetProp finds it (the first of the name
-   without a namespace) when it is one text node (every attribute a manifest has), else NULL:
-   then xmlGetProp is asked (an entity in it, a default from a DTD, none). */
-static const char *attr_in_tree(const xmlNode *n, const char *name)
+static const char *attr(const struct xml_node *n, const char *name)
 {
-        if (n->type != XML_ELEMENT_NODE)
-                return NULL;
-        for (const xmlAttr *a = n->properties; a; a = a->next) {
-                if (a->ns || strcmp((const char *)a->name, name) != 0)
-                        continue;
-                const xmlNode *t = a->children;
-                if (t && !t->next &&
-                    (t->type == XML_TEXT_NODE || t->type == XML_CDATA_SECTION_NODE))
-                        return (const char *)t->content;
-                return NULL;
-        }
-        return NULL;
-}
-
-/* The attribute's value, owned by the caller (free), or NULL. Called once libxml2 is loaded. */
-static char *attr(const xmlNode *n, const char *name)
-{
-        const char *t = attr_in_tree(n, name);
-        if (t)
-                return xstrdup(t);
-
-        const struct xml_lazy *x = xml_lazy(NULL, 0);
-        xmlChar *v = x->get_prop(n, (const xmlChar *)name);
-        if (!v)
-                return NULL;
-        char *s = xstrdup((const char *)v);
-        x->free(v);
-        return s;
+        return xml_attr(n, name);
 }
 
 /* Whether the attribute is there with this value (the first n bytes of value when n is not
-   SIZE_MAX), read where it lies when it can be. */
-static bool attr_is(const xmlNode *node, const char *name, const char *value, size_t n)
+   SIZE_MAX). */
+static bool attr_is(const struct xml_node *node, const char *name, const char *value, size_t n)
 {
-        const char *t = attr_in_tree(node, name);
-        char *v = t ? NULL : attr(node, name);
-        const char *s = t ? t : v;
-        bool hit = s && (n == SIZE_MAX ? strcmp(s, value) == 0
-                                       : strlen(s) == n && strncmp(s, value, n) == 0);
-        free(v);
-        return hit;
+        const char *s = attr(node, name);
+        return s && (n == SIZE_MAX ? strcmp(s, value) == 0
+                                   : strlen(s) == n && strncmp(s, value, n) == 0);
 }
 
-static bool attr_u64(const xmlNode *n, const char *name, uint64_t *v)
+static bool attr_u64(const struct xml_node *n, const char *name, uint64_t *v)
 {
-        char *s = attr(n, name), *end;
+        const char *s = attr(n, name);
+        char *end;
 
         if (!s)
                 return false;
         *v = strtoull(s, &end, 0);
-        bool ok = end != s && *end == 0;
-        free(s);
-        return ok;
+        return end != s && *end == 0;
 }
 
-/* The text of "$(string.ID)" from the string table, or s itself. */
-static char *resolve(const xmlNode *strings, const char *s)
+/* The text of "$(string.ID)" from the string table, or s itself (a copy, the caller's). */
+static char *resolve(const struct xml_node *strings, const char *s)
 {
         if (!s)
                 return xstrdup("");
         if (strncmp(s, "$(string.", 9) == 0 && strings) {
                 size_t n = strlen(s + 9);
                 if (n && s[9 + n - 1] == ')') {
-                        for (const xmlNode *c = strings->children; c; c = c->next) {
+                        for (const struct xml_node *c = strings->children; c; c = c->next) {
                                 if (is(c, "string") && attr_is(c, "id", s + 9, n - 1)) {
-                                        char *v = attr(c, "value");
-                                        char *r = xstrdup(v ? v : "");
-                                        free(v);
-                                        return r;
+                                        const char *v = attr(c, "value");
+                                        return xstrdup(v ? v : "");
                                 }
                         }
                 }
@@ -181,22 +144,19 @@ static char *resolve(const xmlNode *strings, const char *s)
    document order (what find_named_scan finds): each event of a manifest looks up its task and
    its template by name, and scanning the provider's 100-odd of each for every event cost 2 M
    instructions for the x64 sample's four manifests. A manifest's indexes live while it loads.
-   A value is compared as the scan of attr_is compared it: the attribute's text where it lies
-   in the tree, else xmlGetProp's. */
+   A value is the attribute's as attr reads it. */
 #define NAMED_INDEXES 8
 
 struct named_slot {
-        const char *value; /* in the tree or in owned */
-        const xmlNode *node;
+        const char *value; /* in the tree */
+        const struct xml_node *node;
 };
 
 struct named_index {
-        const xmlNode *list; /* NULL: unused */
+        const struct xml_node *list; /* NULL: unused */
         const char *elem, *key;
         struct named_slot *slots; /* owned: mask + 1, open addressing */
         uint32_t mask;
-        char **owned; /* values xmlGetProp made (an entity in them), freed with the index */
-        uint32_t nr_owned;
 };
 
 struct named_cache {
@@ -206,9 +166,6 @@ struct named_cache {
 
 static void named_index_free(struct named_index *x)
 {
-        for (uint32_t i = 0; i < x->nr_owned; i++)
-                free(x->owned[i]);
-        free(x->owned);
         free(x->slots);
         memset(x, 0, sizeof(*x));
 }
@@ -224,11 +181,11 @@ static uint32_t named_hash(const char *v, uint32_t mask)
         return (uint32_t)hash_mix64(hash_fnv1a_str(v, HASH_FNV_OFFSET)) & mask;
 }
 
-static void named_index_build(struct named_index *x, const xmlNode *list, const char *elem,
+static void named_index_build(struct named_index *x, const struct xml_node *list, const char *elem,
                               const char *key)
 {
         uint32_t n = 0;
-        for (const xmlNode *c = list->children; c; c = c->next)
+        for (const struct xml_node *c = list->children; c; c = c->next)
                 n += is(c, elem);
         x->list = list;
         x->elem = elem;
@@ -237,18 +194,12 @@ static void named_index_build(struct named_index *x, const xmlNode *list, const 
         while (x->mask + 1 < 2 * n + 2)
                 x->mask = 2 * x->mask + 1;
         x->slots = xcalloc((size_t)x->mask + 1, sizeof(*x->slots));
-        x->owned = xcalloc(n ? n : 1, sizeof(*x->owned));
-        for (const xmlNode *c = list->children; c; c = c->next) {
+        for (const struct xml_node *c = list->children; c; c = c->next) {
                 if (!is(c, elem))
                         continue;
-                const char *v = attr_in_tree(c, key);
-                if (!v) {
-                        char *made = attr(c, key);
-                        if (!made)
-                                continue;
-                        x->owned[x->nr_owned++] = made;
-                        v = made;
-                }
+                const char *v = attr(c, key);
+                if (!v)
+                        continue;
                 uint32_t i = named_hash(v, x->mask);
                 while (x->slots[i].value && strcmp(x->slots[i].value, v) != 0)
                         i = (i + 1) & x->mask;
@@ -259,8 +210,8 @@ static void named_index_build(struct named_index *x, const xmlNode *list, const 
 
 /* The named child element with attribute key=value in a list (tasks, templates...): the first
    in document order, through nc's index of the list (made at the list's first lookup). */
-static const xmlNode *find_named(struct named_cache *nc, const xmlNode *list, const char *elem,
-                                 const char *key, const char *value)
+static const struct xml_node *find_named(struct named_cache *nc, const struct xml_node *list,
+                                         const char *elem, const char *key, const char *value)
 {
         if (!list || !value)
                 return NULL;
@@ -289,10 +240,11 @@ struct props {
 };
 
 /* count/length attributes: a number, or the name of an earlier top-level property */
-static bool size_attr(const xmlNode *d, const char *name, const struct props *top, uint32_t nr_top,
-                      uint16_t *value, bool *is_param)
+static bool size_attr(const struct xml_node *d, const char *name, const struct props *top,
+                      uint32_t nr_top, uint16_t *value, bool *is_param)
 {
-        char *s = attr(d, name), *end;
+        const char *s = attr(d, name);
+        char *end;
 
         *is_param = false;
         *value = 0;
@@ -310,18 +262,17 @@ static bool size_attr(const xmlNode *d, const char *name, const struct props *to
                                 *is_param = ok = true;
                         }
         }
-        free(s);
         return ok;
 }
 
-static int add_data(struct props *ps, const xmlNode *d, uint32_t nr_top)
+static int add_data(struct props *ps, const struct xml_node *d, uint32_t nr_top)
 {
         if (ps->nr >= MAX_PROPS)
                 return -EBADMSG;
 
         struct tdh_prop *p = &ps->p[ps->nr];
-        char *name = attr(d, "name"), *in = attr(d, "inType"), *out = attr(d, "outType");
-        char *map = attr(d, "map");
+        const char *name = attr(d, "name"), *in = attr(d, "inType"), *out = attr(d, "outType");
+        const char *map = attr(d, "map");
         bool is_count = false, is_length = false;
         int rc = 0;
 
@@ -337,10 +288,6 @@ static int add_data(struct props *ps, const xmlNode *d, uint32_t nr_top)
         p->flags = (is_count ? 4u : 0) | (is_length ? 2u : 0);
         if (!is_count && p->count == 0)
                 p->count = 1;
-        free(name);
-        free(in);
-        free(out);
-        free(map);
         ps->nr++;
         return rc;
 }
@@ -355,23 +302,22 @@ static void props_free(struct props *ps)
 }
 
 /* The template's properties: the top level first, then each struct's members. */
-static int template_props(const xmlNode *t, struct props *ps, uint32_t *nr_top)
+static int template_props(const struct xml_node *t, struct props *ps, uint32_t *nr_top)
 {
         int rc = 0;
 
         ps->nr = 0;
-        for (const xmlNode *c = t ? t->children : NULL; c && !rc; c = c->next) {
+        for (const struct xml_node *c = t ? t->children : NULL; c && !rc; c = c->next) {
                 if (is(c, "data")) {
                         rc = add_data(ps, c, ps->nr);
                 } else if (is(c, "struct")) {
                         if (ps->nr >= MAX_PROPS)
                                 return -EBADMSG;
                         struct tdh_prop *p = &ps->p[ps->nr];
-                        char *name = attr(c, "name");
+                        const char *name = attr(c, "name");
                         bool is_count;
                         memset(p, 0, sizeof(*p));
                         p->name = xstrdup(name ? name : "");
-                        free(name);
                         if (!size_attr(c, "count", ps, ps->nr, &p->count, &is_count))
                                 rc = -EBADMSG;
                         p->flags = 1u | (is_count ? 4u : 0);
@@ -383,12 +329,12 @@ static int template_props(const xmlNode *t, struct props *ps, uint32_t *nr_top)
         *nr_top = ps->nr;
         /* members after every top-level property, each struct's in a run */
         uint32_t top = ps->nr, k = 0;
-        for (const xmlNode *c = t ? t->children : NULL; c && !rc; c = c->next) {
+        for (const struct xml_node *c = t ? t->children : NULL; c && !rc; c = c->next) {
                 if (!is(c, "data") && !is(c, "struct"))
                         continue;
                 if (is(c, "struct")) {
                         ps->p[k].struct_start = (uint16_t)ps->nr;
-                        for (const xmlNode *m = c->children; m && !rc; m = m->next)
+                        for (const struct xml_node *m = c->children; m && !rc; m = m->next)
                                 if (is(m, "data"))
                                         rc = add_data(ps, m, 0);
                         ps->p[k].nr_members = (uint16_t)(ps->nr - ps->p[k].struct_start);
@@ -480,30 +426,28 @@ static bool parse_guid(const char *s, GUID *g)
         return true;
 }
 
-static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps,
-                      const xmlNode *strings)
+static void load_maps(struct tdh_registry *r, const GUID *g, const struct xml_node *maps,
+                      const struct xml_node *strings)
 {
-        for (const xmlNode *m = maps ? maps->children : NULL; m; m = m->next) {
+        for (const struct xml_node *m = maps ? maps->children : NULL; m; m = m->next) {
                 bool is_bits = is(m, "bitMap");
                 if (!is_bits && !is(m, "valueMap"))
                         continue;
 
-                char *name = attr(m, "name");
+                const char *name = attr(m, "name");
                 uint32_t nr = 0;
-                for (const xmlNode *e = m->children; e; e = e->next)
+                for (const struct xml_node *e = m->children; e; e = e->next)
                         nr += is(e, "map");
                 uint32_t *values = xcalloc(nr ? nr : 1, sizeof(*values));
                 char **texts = xcalloc(nr ? nr : 1, sizeof(*texts));
                 uint32_t i = 0;
-                for (const xmlNode *e = m->children; e; e = e->next) {
+                for (const struct xml_node *e = m->children; e; e = e->next) {
                         if (!is(e, "map"))
                                 continue;
                         uint64_t v = 0;
-                        char *msg = attr(e, "message");
                         attr_u64(e, "value", &v);
                         values[i] = (uint32_t)v;
-                        texts[i++] = resolve(strings, msg);
-                        free(msg);
+                        texts[i++] = resolve(strings, attr(e, "message"));
                 }
                 if (name)
                         tdh_registry_add_map(r, g, name, is_bits ? 2u : 1u, values, texts, nr);
@@ -511,13 +455,13 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const xmlNode *maps
                         free(texts[j]);
                 free(texts);
                 free(values);
-                free(name);
         }
 }
 
 static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_name,
-                       const xmlNode *ev, const xmlNode *prov, const xmlNode *strings,
-                       struct named_cache *nc, struct manifest_loaded *ld)
+                       const struct xml_node *ev, const struct xml_node *prov,
+                       const struct xml_node *strings, struct named_cache *nc,
+                       struct manifest_loaded *ld)
 {
         uint64_t id = 0, version = 0;
 
@@ -525,15 +469,16 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
                 return;
         attr_u64(ev, "version", &version);
 
-        char *task = attr(ev, "task"), *opcode = attr(ev, "opcode"), *tmpl = attr(ev, "template");
-        char *symbol = attr(ev, "symbol");
-        const xmlNode *t = find_named(nc, child(prov, "tasks"), "task", "name", task);
+        const char *task = attr(ev, "task"), *opcode = attr(ev, "opcode");
+        const char *tmpl = attr(ev, "template"), *symbol = attr(ev, "symbol");
+        const struct xml_node *t = find_named(nc, child(prov, "tasks"), "task", "name", task);
         uint16_t op = 0;
         const char *op_name = opcode;
 
         if (!lookup(opcode, std_opcodes, NR(std_opcodes), &op) && opcode) {
                 /* an opcode of the provider's own, in <opcodes> or its task's */
-                const xmlNode *o = find_named(nc, child(prov, "opcodes"), "opcode", "name", opcode);
+                const struct xml_node *o =
+                        find_named(nc, child(prov, "opcodes"), "opcode", "name", opcode);
                 if (!o && t)
                         o = find_named(nc, child(t, "opcodes"), "opcode", "name", opcode);
                 uint64_t v = 0;
@@ -562,7 +507,8 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
 
         struct props *ps = xmalloc(sizeof(*ps)); /* 256 properties: each cleared as it is taken */
         uint32_t nr_top = 0;
-        const xmlNode *tp = find_named(nc, child(prov, "templates"), "template", "tid", tmpl);
+        const struct xml_node *tp =
+                find_named(nc, child(prov, "templates"), "template", "tid", tmpl);
 
         if (template_props(tp, ps, &nr_top) == 0) {
                 e->nr_props = ps->nr;
@@ -578,15 +524,11 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
         }
         free(ps);
         (void)strings;
-        free(task);
-        free(opcode);
-        free(tmpl);
-        free(symbol);
 }
 
 /* Adds the events and maps of every provider in the manifest xml[0..size) to r; name gets the
    first provider's name, ld what was added (its text left to the caller). Returns 0, or
-   -EBADMSG with err saying why (not XML, no provider), or -ENOSYS where libxml2 cannot be
+   -EBADMSG with err saying why (not XML, no provider), or -ENOSYS where expat cannot be
    loaded. A template with a type this reader cannot place leaves its event undescribed. */
 static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t size, char *name,
                              size_t name_size, char *err, size_t err_size,
@@ -599,51 +541,38 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                 return -EBADMSG;
         }
 
-        char why[320];
-        const struct xml_lazy *x = xml_lazy(why, sizeof(why));
-        if (!x) { /* the decoder keeps why for the user (kdecoder_stats.warning) */
-                snprintf(err, err_size, "%s", why);
-                return -ENOSYS;
-        }
         /* No network, no external entities or DTDs: a manifest comes from the traced system.
-           Without the text nodes that are only blanks between elements, and with short texts
-           kept in their nodes: this reader reads elements and attributes only, and the tree
-           is made with fewer allocations (a sixth of its making and freeing). */
-        xmlDoc *doc = x->read_memory(xml, (int)size, "manifest.xml", NULL,
-                                     XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING |
-                                             XML_PARSE_NOBLANKS | XML_PARSE_COMPACT);
-        if (!doc) {
-                const xmlError *e = x->get_last_error();
-                snprintf(err, err_size, "manifest is not XML: %s at line %d",
-                         e && e->message ? e->message : "parse error", e ? e->line : 0);
-                if (e)
-                        for (char *p = err; *p; p++)
-                                if (*p == '\n')
-                                        *p = ' ';
-                return -EBADMSG;
+           The decoder keeps an -ENOSYS's why for the user (kdecoder_stats.warning). */
+        struct xml_tree *tree;
+        char why[256];
+        int rc = xml_tree_parse(xml, size, &tree, why, sizeof(why));
+        if (rc) {
+                snprintf(err, err_size, rc == -ENOSYS ? "%s" : "manifest is not XML: %s", why);
+                return rc == -ENOSYS ? rc : -EBADMSG;
         }
 
-        const xmlNode *root = x->doc_get_root_element(doc);
-        const xmlNode *instr = child(root, "instrumentation");
-        const xmlNode *strings =
+        const struct xml_node *root = xml_tree_root(tree);
+        const struct xml_node *instr = child(root, "instrumentation");
+        const struct xml_node *strings =
                 child(child(child(root, "localization"), "resources"), "stringTable");
         int nr_providers = 0;
         struct named_cache nc;
 
         memset(&nc, 0, sizeof(nc));
 
-        for (const xmlNode *evs = instr ? instr->children : NULL; evs; evs = evs->next) {
+        for (const struct xml_node *evs = instr ? instr->children : NULL; evs; evs = evs->next) {
                 if (!is(evs, "events"))
                         continue;
-                for (const xmlNode *prov = evs->children; prov; prov = prov->next) {
+                for (const struct xml_node *prov = evs->children; prov; prov = prov->next) {
                         if (!is(prov, "provider"))
                                 continue;
-                        char *gs = attr(prov, "guid"), *pn = attr(prov, "name");
+                        const char *gs = attr(prov, "guid"), *pn = attr(prov, "name");
                         GUID g;
                         if (parse_guid(gs, &g) && pn) {
                                 load_maps(r, &g, child(prov, "maps"), strings);
-                                for (const xmlNode *ev = child(child(prov, "events"), "event"); ev;
-                                     ev = ev->next)
+                                for (const struct xml_node *ev =
+                                             child(child(prov, "events"), "event");
+                                     ev; ev = ev->next)
                                         if (is(ev, "event"))
                                                 load_event(r, &g, pn, ev, prov, strings, &nc, ld);
                                 loaded_add_provider(ld, &g);
@@ -651,12 +580,10 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                                         snprintf(name, name_size, "%s", pn);
                                 nr_providers++;
                         }
-                        free(gs);
-                        free(pn);
                 }
         }
         named_cache_free(&nc);
-        x->free_doc(doc);
+        xml_tree_free(tree);
         /* counted once every provider is read: one manifest may name a provider twice */
         for (uint32_t i = 0; i < ld->nr_maps; i++)
                 ld->maps[i].nr_maps = tdh_registry_nr_maps_of(r, &ld->maps[i].g);
@@ -822,7 +749,7 @@ const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r,
                         ld->len = pd->len;
                         ld->into = r;
                         pd->buf = NULL;
-                } else if (*rc == -ENOSYS) { /* no libxml2: the provider's events stay undecoded */
+                } else if (*rc == -ENOSYS) { /* no expat: the provider's events stay undecoded */
                         *rc = 0;
                 }
                 free(pd->buf);

@@ -20,7 +20,7 @@ void etw_manifests_free(struct etw_manifests *m);
 
 /* Takes one ManifestData payload of provider g. Returns the event's name ("Provider/ManifestData"
    once the provider's manifest named it, else NULL); *rc: 0, or -EBADMSG for a damaged envelope,
-   chunk or manifest (err says which). A manifest that cannot be read here (libxml2 missing):
+   chunk or manifest (err says which). A manifest that cannot be read here (expat missing):
    *rc 0, err says why. m keeps what each provider's last manifest added to r, to leave the same
    text sent again unread: that holds only while r is the registry it was read into. */
 const char *etw_manifests_chunk(struct etw_manifests *m, struct tdh_registry *r, const GUID *g,

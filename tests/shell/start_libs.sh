@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # start_libs.sh: what etwtop loads at start. libcurl (symbol servers only: symbols/curl_lazy.c),
-# libxml2 (EventSource manifests only: backend/decode/xml_lazy.c) and capstone (annotate's
+# expat (EventSource manifests only: backend/decode/xml_lazy.c) and capstone (annotate's
 # disassembly only: src/capstone_lazy.c) are loaded at their first use, not at start: linked,
 # libcurl and its thirty libraries made every start, a --dump or a -b of a small file too,
-# spend half of its time in the dynamic loader; libxml2 brought ICU (30 MB of data), libstdc++
-# and liblzma, capstone 77,000 relocations, nine tenths of what the loader did.
+# spend half of its time in the dynamic loader; capstone 77,000 relocations, nine tenths of what
+# the loader did. (libxml2, which read the manifests before expat, brought ICU's 30 MB of data,
+# libstdc++ and liblzma: none of them is loaded, at start or by a manifest.)
 #   1. None of them is a library the binary needs (readelf -d).
 #   2. After --help, and after a replay of a perf.data (-b), none of them is mapped (LD_DEBUG).
-#   3. A trace with EventSource manifests loads libxml2, and its events are decoded by them.
+#   3. A trace with EventSource manifests loads expat (not libxml2, ICU or libstdc++), and its
+#      events are decoded by them.
 #   4. --annotate loads capstone and disassembles.
 # Usage: start_libs.sh ETWTOP (ETWTOP_SAMPLES, ETWTOP_SAMPLES_UNPACKED, ETL_FIXTURE and
 # SYM_FIXTURE from the environment, for 3 and 4)
@@ -17,7 +19,7 @@ bin=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 . "$(dirname "$0")/../lib/check.sh"
-lazy="libcurl libxml2 libcapstone"
+lazy="libcurl libexpat libxml2 libcapstone"
 
 # 1. the binary's needed libraries
 if command -v readelf >/dev/null; then
@@ -64,12 +66,15 @@ fi
 unset -f on_fail
 
 # 3. EventSource manifests (ManifestData events of PerfView, TplEventSource and
-# FrameworkEventSource): libxml2 loaded at the first, their events decoded by them
+# FrameworkEventSource): expat loaded at the first, their events decoded by them
 net=${ETWTOP_SAMPLES_UNPACKED:-}/net.4.5.2.x64.etl
 if [ -r "$net" ]; then
         loaded net --dump "$net"
         name=net
-        check "manifests: libxml2 is loaded" mapped net libxml2
+        check "manifests: expat is loaded" mapped net libexpat
+        for lib in libxml2 libicu libstdc++; do
+                check "manifests: $lib is not loaded" unmapped net "$lib"
+        done
         check "manifests: PerfView's event decoded by its manifest" grep -q \
                 ' PerfView/SessionParameters sessionName="NT Kernel Logger" sessionFileName="net.4.5.2.x64.kernel.etl" bufferSizeMB=256 circularBuffSizeMB=500$' \
                 "$tmp/net.out"

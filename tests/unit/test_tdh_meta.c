@@ -454,9 +454,9 @@ static void test_manifest_data(void **state)
         kdecoder_free(d);
 }
 
-/* Attributes as libxml2's xmlGetProp reads them, whether the reader takes them from the tree
-   or asks: a namespaced attribute of the same name is not the one, entities and character
-   references are resolved. */
+/* Attributes as libxml2's xmlGetProp read them (the manifest reader's before expat): a
+   namespaced attribute of the same name is not the one, entities and character references are
+   resolved. */
 static void test_manifest_attributes(void **state)
 {
         static const char xml[] =

@@ -48,7 +48,7 @@ struct kdecoder_stats {
         uint64_t nr_short; /* payload too short for its layout */
         uint64_t nr_stack_refs_pending;
         uint64_t nr_stack_refs_resolved;
-        char warning[256]; /* why a manifest the trace carries was not read (libxml2 missing) */
+        char warning[256]; /* why a manifest the trace carries was not read (expat missing) */
 };
 void kdecoder_get_stats(const struct kdecoder *d, struct kdecoder_stats *st);
 
