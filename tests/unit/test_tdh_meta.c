@@ -489,6 +489,39 @@ static void test_manifest_attributes(void **state)
         kdecoder_free(d);
 }
 
+/* A manifest whose elements carry a prefix (its namespace bound to one), with an internal DTD:
+   elements by their local names, an entity in an attribute replaced, a default the DTD gives an
+   attribute read as if written, a string of the string table through its entity. */
+static void test_manifest_prefixed(void **state)
+{
+        static const char xml[] =
+                "<?xml version=\"1.0\"?>\n<!DOCTYPE m [<!ENTITY co \"Contoso\">"
+                "<!ATTLIST m:event template CDATA \"t1\">]>\n"
+                "<m:instrumentationManifest xmlns:m=\"http://schemas.microsoft.com/win/2004/08/"
+                "events\" xmlns:x=\"urn:x\"><m:instrumentation><m:events>"
+                "<m:provider name=\"&co;-Prefixed\" "
+                "guid=\"{11223344-5566-7788-0102-030405060708}\">"
+                "<m:tasks><m:task x:name=\"Decoy\" name=\"T&#65;\" value=\"1\"/></m:tasks>"
+                "<m:maps><m:valueMap name=\"M\"><m:map value=\"1\" message=\"$(string.one)\"/>"
+                "</m:valueMap></m:maps><m:templates><m:template tid=\"t1\">"
+                "<m:data name=\"A\" inType=\"win:UInt32\" map=\"M\"/></m:template></m:templates>"
+                "<m:events><m:event value=\"1\" version=\"0\" task=\"TA\" opcode=\"win:Start\"/>"
+                "</m:events></m:provider></m:events></m:instrumentation><m:localization>"
+                "<m:resources culture=\"en-US\"><m:stringTable>"
+                "<m:string id=\"one\" value=\"One &amp; only\"/></m:stringTable></m:resources>"
+                "</m:localization></m:instrumentationManifest>";
+        struct kdecoder *d = kdecoder_new(true);
+        (void)state;
+
+        assert_non_null(d);
+        deliver_manifest(d, xml, sizeof(xml) - 1);
+        assert_string_equal(cap.name, "Contoso-Prefixed/ManifestData");
+        assert_int_equal(decode(d, &prov, 1, 1, 0, false, (const uint8_t[]){1, 0, 0, 0}, 4), 0);
+        assert_string_equal(cap.name, "Contoso-Prefixed/TA/Start");
+        assert_string_equal(cap.text, "A=One & only;");
+        kdecoder_free(d);
+}
+
 /* Tasks, opcodes and templates found by name as a scan in document order finds them: of two
    tasks or templates of one name the first (the second task has the opcode the event names: not
    taken), a name with an entity (read through xmlGetProp), a template without a tid passed
@@ -679,6 +712,7 @@ int main(void)
                 cmocka_unit_test(test_put_number),
                 cmocka_unit_test(test_manifest_data),
                 cmocka_unit_test(test_manifest_attributes),
+                cmocka_unit_test(test_manifest_prefixed),
                 cmocka_unit_test(test_manifest_lookups),
                 cmocka_unit_test(test_manifest_sent_again),
                 cmocka_unit_test(test_manifest_other_registry),
