@@ -3,6 +3,8 @@
    opens them (libdeflate, loaded at its first use), and leaving out the ones never read. */
 #include "elf_inflate.h"
 
+#include "dwarf_cache.h"
+
 #include "util/dl_lazy.h"
 #include "util/xalloc.h"
 
@@ -48,6 +50,31 @@ static void keep_buf(struct elf_inflated *keep, void *buf)
         keep->bufs[keep->nr++] = buf;
 }
 
+static void keep_map(struct elf_inflated *keep, const struct dwarf_cache_map *m)
+{
+        keep->maps = xrealloc(keep->maps, (keep->nr_maps + 1) * sizeof(*keep->maps));
+        keep->maps[keep->nr_maps++] = *m;
+}
+
+/* Makes scn (shdr sh, its data data) the inflated bytes out[0..ch's size); false: left as it
+   is. */
+static bool install(Elf_Scn *scn, const GElf_Shdr *sh, Elf_Data *data, const GElf_Chdr *ch,
+                    void *out)
+{
+        GElf_Shdr now = *sh;
+        now.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+        now.sh_size = ch->ch_size;
+        now.sh_addralign = ch->ch_addralign;
+        if (!gelf_update_shdr(scn, &now))
+                return false;
+        data->d_buf = out;
+        data->d_size = ch->ch_size;
+        data->d_type = ELF_T_BYTE;
+        data->d_align = ch->ch_addralign;
+        data->d_off = 0;
+        return true;
+}
+
 /* Deflate's best case turns about two bits into a 258-byte match: no stream of in_n bytes
    inflates to more than 1032 times that (libelf refuses the same ratio), so a header that
    claims more is not believed, and its size is never asked of malloc. */
@@ -66,30 +93,38 @@ static bool inflate_section(struct libdeflate_decompressor *d, Elf_Scn *scn, GEl
             ch.ch_type != ELFCOMPRESS_ZLIB ||
             !elf_inflate_size_ok(ch.ch_size, data->d_size - sizeof(Elf64_Chdr)))
                 return false;
+        const char *in = (const char *)data->d_buf + sizeof(Elf64_Chdr);
+        size_t got_in = 0, got_out = 0, in_n = data->d_size - sizeof(Elf64_Chdr);
+        /* inflated by an earlier run (dwarf_cache.h): mapped, read where it lies */
+        struct dwarf_cache_key key;
+        bool is_cached = ch.ch_size >= DWARF_CACHE_MIN_BYTES;
+        if (is_cached) {
+                struct dwarf_cache_map m;
+                dwarf_cache_key(in, in_n, ch.ch_size, &key);
+                if (dwarf_cache_find(&key, &m)) {
+                        /* libelf and libdw only read a section's bytes */
+                        if (install(scn, sh, data, &ch, (void *)(uintptr_t)m.data)) {
+                                keep_map(keep, &m);
+                                return true;
+                        }
+                        dwarf_cache_unmap(&m);
+                        return false;
+                }
+        }
+        if (!deflate.has)
+                return false;
         void *out = malloc(ch.ch_size);
         if (!out)
                 return false;
-        size_t got_in = 0, got_out = 0, in_n = data->d_size - sizeof(Elf64_Chdr);
-        int rc = deflate.zlib_ex(d, (const char *)data->d_buf + sizeof(Elf64_Chdr), in_n, out,
-                                 ch.ch_size, &got_in, &got_out);
-        if (rc != 0 || got_in != in_n || got_out != ch.ch_size) {
+        int rc = deflate.zlib_ex(d, in, in_n, out, ch.ch_size, &got_in, &got_out);
+        if (rc != 0 || got_in != in_n || got_out != ch.ch_size ||
+            !install(scn, sh, data, &ch, out)) {
                 free(out);
                 return false;
         }
-        GElf_Shdr now = *sh;
-        now.sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
-        now.sh_size = ch.ch_size;
-        now.sh_addralign = ch.ch_addralign;
-        if (!gelf_update_shdr(scn, &now)) {
-                free(out);
-                return false;
-        }
-        data->d_buf = out;
-        data->d_size = ch.ch_size;
-        data->d_type = ELF_T_BYTE;
-        data->d_align = ch.ch_addralign;
-        data->d_off = 0;
         keep_buf(keep, out);
+        if (is_cached)
+                dwarf_cache_store(&key, out);
         return true;
 }
 
@@ -118,9 +153,7 @@ void elf_inflate_debug(Elf *elf, struct elf_inflated *keep)
                 if (!(sh.sh_flags & SHF_COMPRESSED))
                         continue;
                 pthread_once(&deflate_once, deflate_load);
-                if (!deflate.has)
-                        continue;
-                if (!d && !(d = deflate.alloc()))
+                if (deflate.has && !d && !(d = deflate.alloc()))
                         return;
                 inflate_section(d, scn, &sh, keep);
         }
@@ -132,8 +165,11 @@ void elf_inflated_free(struct elf_inflated *keep)
 {
         for (uint32_t i = 0; keep && i < keep->nr; i++)
                 free(keep->bufs[i]);
+        for (uint32_t i = 0; keep && i < keep->nr_maps; i++)
+                dwarf_cache_unmap(&keep->maps[i]);
         if (keep) {
                 free(keep->bufs);
+                free(keep->maps);
                 *keep = (struct elf_inflated){0};
         }
 }

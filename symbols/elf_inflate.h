@@ -8,10 +8,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The buffers that hold the inflated sections: freed after the Elf they were given to. */
+#include "dwarf_cache.h"
+
+/* The buffers that hold the inflated sections, and the cache's mappings that hold others:
+   freed after the Elf they were given to. */
 struct elf_inflated {
         void **bufs;
         uint32_t nr;
+        struct dwarf_cache_map *maps;
+        uint32_t nr_maps;
 };
 
 /* Makes elf's DWARF sections what libdw's dwarf_begin_elf would make of them, cheaper: each
@@ -19,8 +24,10 @@ struct elf_inflated {
    is not installed, libdw inflates them as before, with zlib) and the location lists, which
    no lookup here reads, left out (made SHT_NOBITS, which libdw skips), compressed or not.
    A section whose stream does not inflate to its header's size exactly is left as it is, for
-   libdw to judge. Only 64-bit little-endian shared objects and executables are touched. Call
-   before libdw opens the file's DWARF; the buffers go to keep. Not thread-safe per file. */
+   libdw to judge. A section of DWARF_CACHE_MIN_BYTES or more inflated is kept in the cache of
+   dwarf_cache.h, and taken from it (mapped) when a run inflated it before, libdeflate or not. Only
+   64-bit little-endian shared objects and executables are touched. Call before libdw opens the
+   file's DWARF; the buffers go to keep. Not thread-safe per file. */
 void elf_inflate_debug(Elf *elf, struct elf_inflated *keep);
 void elf_inflated_free(struct elf_inflated *keep);
 

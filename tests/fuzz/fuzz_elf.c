@@ -38,6 +38,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         (void)argv;
         /* hermetic: libdwfl must not ask a debuginfod server about the fuzzed build-ids */
         unsetenv("DEBUGINFOD_URLS");
+        /* no inflated DWARF kept between inputs, nor written into $HOME */
+        setenv("ETWTOP_DWARF_CACHE", "off", 1);
         return 0;
 }
 

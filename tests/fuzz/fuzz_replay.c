@@ -52,6 +52,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         /* nothing leaves the machine and nothing of the user's settings counts */
         unsetenv("_NT_SYMBOL_PATH");
         unsetenv("DEBUGINFOD_URLS");
+        /* no inflated DWARF kept between inputs, nor written into $HOME */
+        setenv("ETWTOP_DWARF_CACHE", "off", 1);
         const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
         snprintf(dir, sizeof(dir), "%s/fuzz_replay.XXXXXX", base);
         if (!mkdtemp(dir))
