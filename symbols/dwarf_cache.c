@@ -4,6 +4,7 @@
 #include "dwarf_cache.h"
 
 #include "util/hash.h"
+#include "util/write_all.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
@@ -266,19 +267,6 @@ static void make_room(int dir, uint64_t need)
                 }
         }
         free(list);
-}
-
-static bool write_all(int fd, const void *p, size_t n)
-{
-        for (size_t o = 0; o < n;) {
-                ssize_t w = write(fd, (const char *)p + o, n - o);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return false;
-                o += (size_t)w;
-        }
-        return true;
 }
 
 void dwarf_cache_store(const struct dwarf_cache_key *key, const void *out)

@@ -3,6 +3,7 @@
    cache files made from it (kallsyms_cache_map), and the rule for reusing them: the same kernel
    state (kallsyms_state). */
 #include "util/kallsyms_text.h"
+#include "util/write_all.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -249,20 +250,6 @@ static char *cache_load(const char *state, size_t *len)
         free(head);
         close(fd);
         return text; /* NULL: another state, another writer, or damaged */
-}
-
-/* Writes p[0..n) to fd whole; false on an error. */
-static bool write_all(int fd, const void *p, size_t n)
-{
-        for (size_t o = 0; o < n;) {
-                ssize_t w = write(fd, (const char *)p + o, n - o);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return false;
-                o += (size_t)w;
-        }
-        return true;
 }
 
 /* Writes the cache file named name: the header of state (aligned: is_aligned), then the body's
