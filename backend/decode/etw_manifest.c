@@ -94,23 +94,18 @@ static const struct xml_node *child(const struct xml_node *n, const char *name)
         return NULL;
 }
 
-static const char *attr(const struct xml_node *n, const char *name)
-{
-        return xml_attr(n, name);
-}
-
 /* Whether the attribute is there with this value (the first n bytes of value when n is not
    SIZE_MAX). */
 static bool attr_is(const struct xml_node *node, const char *name, const char *value, size_t n)
 {
-        const char *s = attr(node, name);
+        const char *s = xml_attr(node, name);
         return s && (n == SIZE_MAX ? strcmp(s, value) == 0
                                    : strlen(s) == n && strncmp(s, value, n) == 0);
 }
 
 static bool attr_u64(const struct xml_node *n, const char *name, uint64_t *v)
 {
-        const char *s = attr(n, name);
+        const char *s = xml_attr(n, name);
         char *end;
 
         if (!s)
@@ -129,7 +124,7 @@ static char *resolve(const struct xml_node *strings, const char *s)
                 if (n && s[9 + n - 1] == ')') {
                         for (const struct xml_node *c = strings->children; c; c = c->next) {
                                 if (is(c, "string") && attr_is(c, "id", s + 9, n - 1)) {
-                                        const char *v = attr(c, "value");
+                                        const char *v = xml_attr(c, "value");
                                         return xstrdup(v ? v : "");
                                 }
                         }
@@ -197,7 +192,7 @@ static void named_index_build(struct named_index *x, const struct xml_node *list
         for (const struct xml_node *c = list->children; c; c = c->next) {
                 if (!is(c, elem))
                         continue;
-                const char *v = attr(c, key);
+                const char *v = xml_attr(c, key);
                 if (!v)
                         continue;
                 uint32_t i = named_hash(v, x->mask);
@@ -243,7 +238,7 @@ struct props {
 static bool size_attr(const struct xml_node *d, const char *name, const struct props *top,
                       uint32_t nr_top, uint16_t *value, bool *is_param)
 {
-        const char *s = attr(d, name);
+        const char *s = xml_attr(d, name);
         char *end;
 
         *is_param = false;
@@ -271,8 +266,9 @@ static int add_data(struct props *ps, const struct xml_node *d, uint32_t nr_top)
                 return -EBADMSG;
 
         struct tdh_prop *p = &ps->p[ps->nr];
-        const char *name = attr(d, "name"), *in = attr(d, "inType"), *out = attr(d, "outType");
-        const char *map = attr(d, "map");
+        const char *name = xml_attr(d, "name"), *in = xml_attr(d, "inType"),
+                   *out = xml_attr(d, "outType");
+        const char *map = xml_attr(d, "map");
         bool is_count = false, is_length = false;
         int rc = 0;
 
@@ -314,7 +310,7 @@ static int template_props(const struct xml_node *t, struct props *ps, uint32_t *
                         if (ps->nr >= MAX_PROPS)
                                 return -EBADMSG;
                         struct tdh_prop *p = &ps->p[ps->nr];
-                        const char *name = attr(c, "name");
+                        const char *name = xml_attr(c, "name");
                         bool is_count;
                         memset(p, 0, sizeof(*p));
                         p->name = xstrdup(name ? name : "");
@@ -434,7 +430,7 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const struct xml_no
                 if (!is_bits && !is(m, "valueMap"))
                         continue;
 
-                const char *name = attr(m, "name");
+                const char *name = xml_attr(m, "name");
                 uint32_t nr = 0;
                 for (const struct xml_node *e = m->children; e; e = e->next)
                         nr += is(e, "map");
@@ -447,7 +443,7 @@ static void load_maps(struct tdh_registry *r, const GUID *g, const struct xml_no
                         uint64_t v = 0;
                         attr_u64(e, "value", &v);
                         values[i] = (uint32_t)v;
-                        texts[i++] = resolve(strings, attr(e, "message"));
+                        texts[i++] = resolve(strings, xml_attr(e, "message"));
                 }
                 if (name)
                         tdh_registry_add_map(r, g, name, is_bits ? 2u : 1u, values, texts, nr);
@@ -469,8 +465,8 @@ static void load_event(struct tdh_registry *r, const GUID *g, const char *prov_n
                 return;
         attr_u64(ev, "version", &version);
 
-        const char *task = attr(ev, "task"), *opcode = attr(ev, "opcode");
-        const char *tmpl = attr(ev, "template"), *symbol = attr(ev, "symbol");
+        const char *task = xml_attr(ev, "task"), *opcode = xml_attr(ev, "opcode");
+        const char *tmpl = xml_attr(ev, "template"), *symbol = xml_attr(ev, "symbol");
         const struct xml_node *t = find_named(nc, child(prov, "tasks"), "task", "name", task);
         uint16_t op = 0;
         const char *op_name = opcode;
@@ -566,7 +562,7 @@ static int etw_manifest_load(struct tdh_registry *r, const char *xml, size_t siz
                 for (const struct xml_node *prov = evs->children; prov; prov = prov->next) {
                         if (!is(prov, "provider"))
                                 continue;
-                        const char *gs = attr(prov, "guid"), *pn = attr(prov, "name");
+                        const char *gs = xml_attr(prov, "guid"), *pn = xml_attr(prov, "name");
                         GUID g;
                         if (parse_guid(gs, &g) && pn) {
                                 load_maps(r, &g, child(prov, "maps"), strings);
