@@ -140,15 +140,22 @@ struct conv_task {
 
 struct conv_image {
         uint64_t base, size, pgoff;
-        char *path; /* owned */
+        char *path; /* a share of a conv_path_new string (conv_path_put) */
         uint8_t build_id[BUILD_ID_MAX];
         uint8_t build_id_size;
-        uint8_t flags;
+        uint8_t flags;            /* ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_*, CONV_IMAGE_PENDING */
         uint8_t uw_state;         /* UW_UNTRIED, UW_READY, UW_NONE: its unwind module */
         struct unwind_module *uw; /* borrowed from the converter's unwind cache */
         uint64_t uw_bias;         /* runtime address - file vaddr */
 };
 enum { UW_UNTRIED = 0, UW_READY, UW_NONE };
+/* An image a forked child has from its parent whose Image/Load is not written yet: it is
+   written before the child's first sample (conv_inherited_flush), and never where the child
+   execs, maps over it or ends first, as most forked children of a shell do. */
+#define CONV_IMAGE_PENDING 0x80u
+/* The flags of a conv_image an Image event carries. */
+#define CONV_IMAGE_EVENT_FLAGS                                                                     \
+        (ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD | ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE)
 
 /* Threads with a tid below this have their wait times in a direct-mapped array (pid_max is
    32768 by default below 32 CPUs). */
@@ -167,6 +174,7 @@ struct conv_proc {
         uint32_t session_id;
         uint32_t uid; /* PERF_CONV_NO_UID: unknown */
         uint32_t nr_images, cap_images;
+        uint32_t nr_pending; /* images with CONV_IMAGE_PENDING */
         char comm[16];
         char *cmdline;             /* owned, may be NULL */
         struct conv_image *images; /* owned */
@@ -265,8 +273,9 @@ struct perf_conv {
         uint8_t *cstate;   /* owned, per writer CPU: the C-state power:cpu_idle last entered */
         uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
         bool has_process, has_thread, has_image;
-        struct umap tasks; /* struct conv_task */
-        struct umap procs; /* struct conv_proc */
+        bool has_pending_images; /* a fork has left a child's Image/Loads to write */
+        struct umap tasks;       /* struct conv_task */
+        struct umap procs;       /* struct conv_proc */
         /* the waiting threads: tids below CONV_WAIT_DIRECT in a direct-mapped array (a switch
            in and out is an index), the others in waits */
         uint64_t *wait_since;  /* owned, CONV_WAIT_DIRECT: since when tid has waited */
@@ -365,6 +374,18 @@ int conv_lost(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
 struct conv_proc *conv_proc_get(struct perf_conv *c, uint32_t pid);
 void conv_proc_set_cmdline(struct conv_proc *p, const char *cmdline);
 void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im);
+/* p (a forked child, no images) gets parent's images, their paths shared; is_pending: their
+   Image/Loads wait for conv_inherited_flush. */
+void conv_proc_inherit(struct conv_proc *p, const struct conv_proc *parent, bool is_pending);
+/* Writes the Image/Loads process pid's fork left pending, on cpu at ts for thread tid; 0 or the
+   writer's error. */
+int conv_inherited_flush(struct perf_conv *c, uint32_t pid, uint32_t cpu, uint64_t ts,
+                         uint32_t tid);
+/* An image path (len bytes) as a string shared by count: conv_path_share takes one more,
+   conv_path_put gives one back. */
+char *conv_path_new(const char *s, size_t len);
+void conv_path_share(char *path);
+void conv_path_put(char *path);
 void conv_task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm, int64_t prio);
 const char *conv_comm_of(struct perf_conv *c, uint32_t tid, uint32_t pid);
 void conv_tasks_drop_process(struct perf_conv *c, uint32_t pid);

@@ -67,9 +67,11 @@ int perf_conv_rundown_end(struct perf_conv *c, uint32_t cpu, uint64_t ts)
                         continue;
                 for (uint32_t j = 0; j < p->nr_images && rc == 0; j++) {
                         const struct conv_image *e = &p->images[j];
-                        struct perf_conv_image im = {p->pid,           e->base, e->size,
-                                                     e->pgoff,         e->path, e->build_id,
-                                                     e->build_id_size, e->flags};
+                        struct perf_conv_image im = {
+                                p->pid,           e->base,
+                                e->size,          e->pgoff,
+                                e->path,          e->build_id,
+                                e->build_id_size, e->flags & CONV_IMAGE_EVENT_FLAGS};
                         rc = conv_emit_image(c, WMI_LOG_TYPE_IMAGE_DC_END, cpu, ts, 0, &im);
                 }
         }
@@ -198,28 +200,11 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                 if (rc == 0 && c->has_thread)
                         rc = conv_emit_thread(c, WMI_LOG_TYPE_THREAD_CREATE, cpu, ts, ptid, ppid,
                                               pid, tid, prio, comm);
+                /* its images: its parent's, shared; their Image/Loads written before its
+                   first sample (conv_inherited_flush), and not at all where it execs first */
                 if (parent && parent->nr_images) {
-                        uint32_t n = parent->nr_images;
-                        for (uint32_t i = 0; i < n && rc == 0; i++) {
-                                parent = conv_umap_find(&c->procs, ppid);
-                                p = conv_umap_find(&c->procs, pid);
-                                if (!parent || !p || i >= parent->nr_images)
-                                        break;
-                                const struct conv_image *e = &parent->images[i];
-                                struct perf_conv_image im = {
-                                        pid,
-                                        e->base,
-                                        e->size,
-                                        e->pgoff,
-                                        e->path,
-                                        e->build_id,
-                                        e->build_id_size,
-                                        (uint32_t)e->flags | ETWTOP_IMAGE_FLAG_INHERITED};
-                                conv_proc_add_image(p, &im);
-                                if (c->has_image)
-                                        rc = conv_emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE,
-                                                             cpu, ts, tid, &im);
-                        }
+                        conv_proc_inherit(p, parent, c->has_image);
+                        c->has_pending_images |= c->has_image;
                 }
                 return rc;
         }

@@ -3,6 +3,8 @@
  * switch-out stacks. */
 #include "perf_conv_int.h"
 
+#include <stddef.h>
+
 /* ---- table updates ---- */
 
 struct conv_proc *conv_proc_get(struct perf_conv *c, uint32_t pid)
@@ -25,6 +27,39 @@ void conv_proc_set_cmdline(struct conv_proc *p, const char *cmdline)
         }
 }
 
+/* An image path shared by the images of a process and of the children it forks: a fork
+   shares its parent's paths, not copies them (a shell's storm of forks was 81,005 copies in
+   one 5 s recording). */
+struct conv_path {
+        uint32_t refs;
+        char s[];
+};
+
+static struct conv_path *path_of(char *s)
+{
+        return (struct conv_path *)(void *)(s - offsetof(struct conv_path, s));
+}
+
+char *conv_path_new(const char *s, size_t len)
+{
+        struct conv_path *p = xmalloc(sizeof(*p) + len + 1);
+        p->refs = 1;
+        memcpy(p->s, s, len);
+        p->s[len] = 0;
+        return p->s;
+}
+
+void conv_path_share(char *path)
+{
+        path_of(path)->refs++;
+}
+
+void conv_path_put(char *path)
+{
+        if (path && --path_of(path)->refs == 0)
+                free(path_of(path));
+}
+
 /* Adds an image to the process, replacing the images it overlaps (a mapping replaces what was
    there, as perf does: there is no unmap record). */
 void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
@@ -33,7 +68,8 @@ void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
         for (uint32_t i = 0; i < p->nr_images; i++) {
                 struct conv_image *e = &p->images[i];
                 if (e->base < im->base + im->size && im->base < e->base + e->size) {
-                        free(e->path);
+                        p->nr_pending -= (e->flags & CONV_IMAGE_PENDING) != 0;
+                        conv_path_put(e->path);
                         continue;
                 }
                 p->images[o++] = *e;
@@ -51,15 +87,60 @@ void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im)
         e->base = im->base;
         e->size = im->size;
         e->pgoff = im->pgoff;
-        size_t len = strnlen(im->path, CONV_MAX_PATH);
-        e->path = xcalloc(1, len + 1);
-        memcpy(e->path, im->path, len);
+        e->path = conv_path_new(im->path, strnlen(im->path, CONV_MAX_PATH));
         if (im->build_id && im->build_id_size <= BUILD_ID_MAX) {
                 memcpy(e->build_id, im->build_id, im->build_id_size);
                 e->build_id_size = (uint8_t)im->build_id_size;
         }
-        e->flags = (uint8_t)(im->flags & (ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_RECORD |
-                                          ETWTOP_IMAGE_FLAG_BUILD_ID_FROM_FILE));
+        e->flags = (uint8_t)(im->flags & CONV_IMAGE_EVENT_FLAGS);
+}
+
+void conv_proc_inherit(struct conv_proc *p, const struct conv_proc *parent, bool is_pending)
+{
+        uint32_t n = parent->nr_images;
+        if (!n)
+                return;
+        p->images = xmalloc(n * sizeof(*p->images));
+        p->nr_images = p->cap_images = n;
+        p->nr_pending = is_pending ? n : 0;
+        for (uint32_t i = 0; i < n; i++) {
+                struct conv_image *e = &p->images[i];
+                *e = parent->images[i];
+                conv_path_share(e->path);
+                e->flags = (uint8_t)((e->flags & CONV_IMAGE_EVENT_FLAGS) |
+                                     (is_pending ? CONV_IMAGE_PENDING : 0));
+                /* the unwind module is looked up for the child's own pid */
+                e->uw_state = UW_UNTRIED;
+                e->uw = NULL;
+                e->uw_bias = 0;
+        }
+}
+
+int conv_inherited_flush(struct perf_conv *c, uint32_t pid, uint32_t cpu, uint64_t ts, uint32_t tid)
+{
+        struct conv_proc *p = conv_umap_find(&c->procs, pid);
+        if (!p || !p->nr_pending)
+                return 0;
+        int rc = 0;
+        for (uint32_t i = 0; i < p->nr_images && p->nr_pending; i++) {
+                struct conv_image *e = &p->images[i];
+                if (!(e->flags & CONV_IMAGE_PENDING))
+                        continue;
+                e->flags &= (uint8_t)~CONV_IMAGE_PENDING;
+                p->nr_pending--;
+                struct perf_conv_image im = {pid,
+                                             e->base,
+                                             e->size,
+                                             e->pgoff,
+                                             e->path,
+                                             e->build_id,
+                                             e->build_id_size,
+                                             (uint32_t)(e->flags & CONV_IMAGE_EVENT_FLAGS) |
+                                                     ETWTOP_IMAGE_FLAG_INHERITED};
+                if (rc == 0)
+                        rc = conv_emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE, cpu, ts, tid, &im);
+        }
+        return rc;
 }
 
 void conv_task_set(struct perf_conv *c, uint32_t tid, uint32_t pid, const char *comm, int64_t prio)

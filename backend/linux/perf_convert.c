@@ -117,10 +117,10 @@ int perf_conv_new(struct perf_conv **out, const struct perf_conv_ops *ops, void 
 void conv_proc_free_images(struct conv_proc *p)
 {
         for (uint32_t i = 0; i < p->nr_images; i++)
-                free(p->images[i].path);
+                conv_path_put(p->images[i].path);
         free(p->images);
         p->images = NULL;
-        p->nr_images = p->cap_images = 0;
+        p->nr_images = p->cap_images = p->nr_pending = 0;
 }
 
 void conv_proc_release(struct conv_proc *p)

@@ -2041,6 +2041,22 @@ static void rb_task(struct rb *r, uint32_t type, uint32_t pid, uint32_t ppid, ui
         rb_end(r);
 }
 
+/* A timer sample (event 21, registered here) of tid in pid at ip. */
+static void rb_profile(struct rb *r, uint32_t pid, uint32_t tid, uint64_t ip, uint64_t time)
+{
+        bool is_known = false;
+        for (uint32_t i = 0; i < g.nr_events; i++)
+                is_known |= g.ids[i] == 21;
+        if (!is_known) {
+                struct perf_conv_event ev = {.kind = PERF_CONV_PROFILE,
+                                             .sample_type = SAMPLE_ID | PERF_SAMPLE_IP |
+                                                            PERF_SAMPLE_PERIOD};
+                add_event(21, &ev);
+        }
+        rb_sample_head(r, 21, ip, pid, tid, time, 0, true);
+        rb_end(r);
+}
+
 static void test_comm_fork_exit(void **state)
 {
         (void)state;
@@ -2057,6 +2073,8 @@ static void test_comm_fork_exit(void **state)
         rb_task(&r, PERF_RECORD_FORK, 200, 100, 200, 100, t + 10); /* a new process */
         convert(&r, 0);
         rb_task(&r, PERF_RECORD_FORK, 200, 200, 201, 200, t + 20); /* its second thread */
+        convert(&r, 0);
+        rb_profile(&r, 200, 201, 0x400100, t + 25); /* the child's first sample */
         convert(&r, 0);
         rb_comm(&r, 200, 201, "worker", false, t + 30); /* a thread rename */
         convert(&r, 0);
@@ -2114,11 +2132,14 @@ static void test_comm_fork_exit(void **state)
         assert_int_equal(find(KEV_THREAD_NAME, 0)->ev.thread_name.tid, 201);
         assert_string_equal(find(KEV_THREAD_NAME, 1)->ev.thread_name.name, "newimage");
 
-        /* images: DCStart of the parent, the child's inherited copy, DCEnd of the parent */
+        /* images: DCStart of the parent, the child's inherited copy (written before its first
+           sample, at its time), DCEnd of the parent */
         assert_int_equal(count(KEV_IMAGE), 3);
         const struct cap *im = find(KEV_IMAGE, 1);
         assert_int_equal(im->ev.image.phase, KEV_PHASE_START);
         assert_int_equal(im->ev.image.pid, 200);
+        assert_int_equal(im->ev.timestamp, find(KEV_SAMPLE, 0)->ev.timestamp);
+        assert_true(im < find(KEV_SAMPLE, 0));
         assert_int_equal(im->ev.image.base, 0x400000);
         assert_string_equal(im->ev.image.file_name, "/usr/bin/parent");
         assert_int_equal(find(KEV_IMAGE, 2)->ev.image.phase, KEV_PHASE_DC_END);
@@ -2142,6 +2163,90 @@ static void test_comm_fork_exit(void **state)
    then the SID. A Linux user is S-1-22-1-uid (Samba's and NFS's "Unix user" SIDs); an owner
    that cannot be known is the Null SID S-1-0-0. A child has its parent's owner (fork copies the
    credentials) until an exec says otherwise. */
+
+/* What a forked child has from its parent (images) waits for its first sample: a child that
+   execs first writes none; a grandchild gets the images its parent had at its fork, pending
+   or not; a mapping over a pending image drops it; a second sample writes nothing more. */
+static void test_fork_images_pending(void **state)
+{
+        (void)state;
+        uint64_t t = START + 1000;
+        struct perf_conv_process pp = {100, 1, 100, "sh", "sh -c loop", 1100};
+        assert_int_equal(perf_conv_process(g.c, WMI_LOG_TYPE_PROCESS_DC_START, 0, t, &pp), 0);
+        struct perf_conv_image a = {100,           0x400000, 0x1000, 0,
+                                    "/usr/bin/sh", NULL,     0,      ETWTOP_IMAGE_FLAG_RUNDOWN};
+        struct perf_conv_image b = {100, 0x7f0000000000,           0x2000,
+                                    0,   "/usr/lib/libc.so.6",     NULL,
+                                    0,   ETWTOP_IMAGE_FLAG_RUNDOWN};
+        assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, t, &a), 0);
+        assert_int_equal(perf_conv_image(g.c, WMI_LOG_TYPE_IMAGE_DC_START, 0, t, &b), 0);
+
+        struct rb r;
+        rb_task(&r, PERF_RECORD_FORK, 300, 100, 300, 100, t + 10); /* execs at once */
+        convert(&r, 0);
+        rb_comm(&r, 300, 300, "true", true, t + 20);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 400, 100, 400, 100, t + 30);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 500, 400, 500, 400, t + 40); /* a grandchild */
+        convert(&r, 0);
+        rb_mmap2(&r, 400, 400, 0x400000, 0x1000, 0, NULL, PROT_READ | PROT_EXEC, "/usr/bin/other",
+                 t + 45, 0);
+        convert(&r, 0);
+        rb_profile(&r, 500, 500, 0x400010, t + 50);
+        convert(&r, 0);
+        rb_profile(&r, 400, 400, 0x400020, t + 60);
+        convert(&r, 0);
+        rb_profile(&r, 500, 500, 0x400030, t + 70);
+        convert(&r, 0);
+        rb_profile(&r, 300, 300, 0x400040, t + 75); /* exec'd: nothing inherited left */
+        convert(&r, 0);
+        assert_int_equal(perf_conv_rundown_end(g.c, 0, t + 80), 0);
+        read_back();
+
+        /* the loads (not the rundown's): 400's mapping, then 500's two and 400's libc, each
+           at the time of the sample it comes before */
+        assert_int_equal(count(KEV_SAMPLE), 4);
+        uint64_t at50 = find(KEV_SAMPLE, 0)->ev.timestamp, at60 = find(KEV_SAMPLE, 1)->ev.timestamp;
+        struct {
+                uint32_t pid;
+                uint64_t base, ts;
+                const char *path;
+        } want[] = {{400, 0x400000, 0, "/usr/bin/other"},
+                    {500, 0x400000, at50, "/usr/bin/sh"},
+                    {500, 0x7f0000000000, at50, "/usr/lib/libc.so.6"},
+                    {400, 0x7f0000000000, at60, "/usr/lib/libc.so.6"}};
+        uint32_t n = 0, nr_dc_end = 0;
+        for (uint32_t i = 0; i < nr_caps; i++) {
+                const struct cap *im = &caps[i];
+                if (im->ev.type != KEV_IMAGE)
+                        continue;
+                nr_dc_end += im->ev.image.phase == KEV_PHASE_DC_END;
+                if (im->ev.image.phase != KEV_PHASE_START)
+                        continue;
+                assert_true(n < sizeof(want) / sizeof(want[0]));
+                assert_int_equal(im->ev.image.pid, want[n].pid);
+                assert_int_equal(im->ev.image.base, want[n].base);
+                if (want[n].ts)
+                        assert_int_equal(im->ev.timestamp, want[n].ts);
+                else
+                        assert_true(im->ev.timestamp < at50);
+                assert_string_equal(im->ev.image.file_name, want[n].path);
+                n++;
+        }
+        assert_int_equal(n, 4);
+        /* the identity events say which loads are inherited */
+        uint32_t nr_inherited = 0;
+        for (uint32_t k = 0; find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k); k++) {
+                const struct cap *id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k);
+                nr_inherited += (id->user[30] & ETWTOP_IMAGE_FLAG_INHERITED) != 0;
+        }
+        assert_int_equal(nr_inherited, 3);
+        /* the rundown at the end lists what each process has: 100 and 500 two each, 400 two
+           (other and libc), 300 none */
+        assert_int_equal(nr_dc_end, 6);
+}
+
 static void test_process_sid(void **state)
 {
         (void)state;
@@ -2972,6 +3077,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_switch_out_of_no_thread, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_mmap2_build_id, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_comm_fork_exit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fork_images_pending, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_process_sid, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_pid_only, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_and_kernel_symbols, setup, teardown),
