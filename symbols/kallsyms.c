@@ -426,6 +426,15 @@ int kallsyms_read(const char *path, struct kallsyms **out, struct kallsyms_error
    run starts at the lowest symbol, so there is one). */
 static const char *module_at(const struct kallsyms *ks, uint64_t start)
 {
+        uint64_t until;
+        return kallsyms_module_from(ks, start, &until);
+}
+
+const char *kallsyms_module_from(const struct kallsyms *ks, uint64_t start, uint64_t *until)
+{
+        *until = UINT64_MAX;
+        if (!ks || !ks->nr_runs)
+                return NULL;
         uint32_t lo = 0, hi = ks->nr_runs;
         while (lo < hi) {
                 uint32_t mid = lo + (hi - lo) / 2;
@@ -434,6 +443,8 @@ static const char *module_at(const struct kallsyms *ks, uint64_t start)
                 else
                         hi = mid;
         }
+        if (lo < ks->nr_runs)
+                *until = ks->runs[lo].start;
         return module_name(ks, lo ? ks->runs[lo - 1].module : 0);
 }
 

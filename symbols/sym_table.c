@@ -17,6 +17,8 @@ struct sym_table {
            in it with NAME_BORROWED set; NULL: none */
         const char *ext;
         size_t ext_size;
+        void (*release)(void *); /* sym_table_hold's: called with held when freed */
+        void *held;
         bool is_finished;
         bool is_mapped;       /* entries and pool borrowed (sym_table_new_mapped): never freed */
         bool is_perf_aliases; /* a start's aliases chosen among as perf does */
@@ -42,7 +44,15 @@ void sym_table_free(struct sym_table *t)
                 free(t->pool);
         }
         free(t->bounds);
+        if (t->release)
+                t->release(t->held);
         free(t);
+}
+
+void sym_table_hold(struct sym_table *t, void (*release)(void *), void *owner)
+{
+        t->release = release;
+        t->held = owner;
 }
 
 /* Whether pool[0..len) holds a name sym_table_add could have left: no byte it replaces. One

@@ -893,7 +893,10 @@ static void test_kernel_symbols_from_running(void **state)
                                     "ffffffff81000180 T __pfx_io_schedule\n"
                                     "ffffffff81000190 T io_schedule\n"
                                     "ffffffff81000200 T _etext\n"
-                                    "ffffffffc0100000 t ext4_file_write_iter\t[ext4]\n";
+                                    "ffffffffc0100000 t ext4_file_write_iter\t[ext4]\n"
+                                    "ffffffffc0300000 t xfs_file_read_iter\t[xfs]\n"
+                                    "ffffffffc0300200 t __pfx_xfs_vn_update_time\t[xfs]\n"
+                                    "ffffffffc0300210 t xfs_vn_update_time\t[xfs]\n";
         write_temp(dir, "kallsyms", ksyms, sizeof(ksyms) - 1, ksyms_path, sizeof(ksyms_path));
 
         struct sym_image k = {
@@ -923,6 +926,16 @@ static void test_kernel_symbols_from_running(void **state)
         sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
         assert_int_equal(f.state, SYM_RESOLVED);
         assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        /* each module's symbols named with their module, a padding's run to its function */
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300010ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "xfs_file_read_iter [xfs]");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300218ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "xfs_vn_update_time [xfs]");
+        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300204ull), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), "xfs_file_read_iter [xfs]");
         /* a symbol recorded as well (a second file of the same replay): both kept, the table
            taken whole merged with it */
         sym_kernel_symbol(s, 0xffffffffc0200000ull, 0x100, "late_fn", "late");

@@ -76,6 +76,9 @@ bool kallsyms_lookup(const struct kallsyms *ks, uint64_t addr, struct kallsyms_h
    NULL where ks holds no modules (kallsyms_lookup finds nothing there either). */
 struct sym_entry;
 const char *kallsyms_symbol_module(const struct kallsyms *ks, const struct sym_entry *e);
+/* The same for the symbols from start on, for a walk in address order: the module there, and in
+ *until where the next module's symbols begin (UINT64_MAX: none do). */
+const char *kallsyms_module_from(const struct kallsyms *ks, uint64_t start, uint64_t *until);
 
 /* All text symbols, finished (read-only), borrowed from ks. */
 const struct sym_table *kallsyms_table(const struct kallsyms *ks);

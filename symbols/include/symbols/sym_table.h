@@ -57,6 +57,9 @@ struct sym_table *sym_table_new_mapped(const struct sym_entry *entries, uint32_t
    into the pool, when no byte of it is one sym_table_add replaces (else they are copied as
    before). Call on an empty table; true when they will be read in place. */
 bool sym_table_borrow_names(struct sym_table *t, const char *base, size_t size);
+/* What t's borrowed names lie in, freed with t: release(owner) when t is freed (the table is
+   handed on, and its names' owner goes with it). */
+void sym_table_hold(struct sym_table *t, void (*release)(void *), void *owner);
 
 /* Adds a symbol; name need not be NUL-terminated (len bytes). Bytes that are not printable
    are replaced by '?'. Call before sym_table_finish only. */
