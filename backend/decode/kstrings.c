@@ -217,6 +217,13 @@ const char *kstr_ansi(struct kdecoder *d, const struct payload *pl, size_t off, 
         if (room == 0)
                 return "";
         for (size_t i = 0; i < n;) {
+                /* eight ASCII bytes a step (paths and names mostly are): a byte of a sequence
+                   has its high bit set */
+                uint64_t v;
+                if (i + 8 <= n && (memcpy(&v, s + i, 8), !(v & 0x8080808080808080ull))) {
+                        i += 8;
+                        continue;
+                }
                 size_t w = utf8_seq_len(s + i, n - i);
 
                 if (!w) {
