@@ -229,9 +229,10 @@ printf '\n%-40s %14s %8s\n' "--replay -b against perf report" instructions "CPU 
 pi=$(instructions perf report -i "$rdir/p.data" --stdio)
 printf '%-40s %14s %8s\n' "perf report --stdio (p.data)" "$pi" \
         "$(least_cpu perf report -i "$rdir/p.data" --stdio)"
-# etwtop's inflated DWARF (libc's lines, where libc6-dbg is installed) kept between runs in the
-# bench's own cache directory, as a user's runs keep theirs in ~/.cache/etwtop/dwarf
-# (symbols/dwarf_cache.h): the first run fills it; the first run's count, without it, apart
+# etwtop's inflated DWARF (libc's lines, where libc6-dbg is installed) and its modules' symbol
+# tables kept between runs in the bench's own cache directory, as a user's runs keep theirs in
+# ~/.cache/etwtop/dwarf (symbols/dwarf_cache.h, symtab_cache.h): the first run fills it; the
+# first run's count, without it, apart
 export ETWTOP_DWARF_CACHE=$rdir/dwarf-cache
 for f in e.etl p.data; do
         ei=$(instructions "$etwtop" --replay "$rdir/$f" -b -n 1)
@@ -243,7 +244,7 @@ for f in e.etl p.data; do
                 ci=$(ETWTOP_DWARF_CACHE=off valgrind --tool=callgrind --callgrind-out-file=/dev/null \
                         "$etwtop" --replay "$rdir/$f" -b -n 1 2>&1 >/dev/null |
                         awk '/refs:/ { gsub(",", "", $NF); print $NF }')
-                printf '%-40s %14s %8s   %s of perf report\n' "  the same, no DWARF cache (a first run)" \
+                printf '%-40s %14s %8s   %s of perf report\n' "  the same, no symbol cache (a first run)" \
                         "$ci" "" "$(awk -v a="$ci" -v b="$pi" 'BEGIN { if (a + 0 && b + 0) printf "%.2f", a / b; else print "-" }')"
         fi
 done

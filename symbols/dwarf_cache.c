@@ -23,7 +23,7 @@
 #define HEADER_BYTES    64u
 #define MAGIC           "etwtop dwarf 1\n" /* 15 bytes and its NUL: the header's first 16 */
 #define DEFAULT_MAX     (1ull << 30)
-#define NAME_LEN        35 /* 32 hex digits and ".dw" */
+#define NAME_LEN        35 /* 32 hex digits and ".dw" (inflated DWARF) or ".st" (a symbol table) */
 #define TMP_PREFIX      ".tmp-"
 #define STALE_TMP_SECS  600 /* a temporary this old was left by a writer that died */
 #define MAX_DIR_ENTRIES 100000
@@ -67,9 +67,11 @@ void dwarf_cache_key(const void *in, size_t in_n, uint64_t size, struct dwarf_ca
         key->size = size;
 }
 
-static void entry_name(const struct dwarf_cache_key *key, char name[NAME_LEN + 1])
+static void entry_name(const struct dwarf_cache_key *key, const char *suffix,
+                       char name[NAME_LEN + 1])
 {
-        snprintf(name, NAME_LEN + 1, "%016" PRIx64 "%016" PRIx64 ".dw", key->h[0], key->h[1]);
+        snprintf(name, NAME_LEN + 1, "%016" PRIx64 "%016" PRIx64 "%s", key->h[0], key->h[1],
+                 suffix);
 }
 
 static void header_of(const struct dwarf_cache_key *key, unsigned char h[HEADER_BYTES])
@@ -148,7 +150,10 @@ static bool is_own_file(const struct stat *st)
         return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022);
 }
 
-bool dwarf_cache_find(const struct dwarf_cache_key *key, struct dwarf_cache_map *m)
+/* The entry of key named with suffix, mapped into *m: its data key->size bytes, or, where
+   is_sized is false (a symbol table's: its key made with size 0), as many as the file holds. */
+static bool find_entry(const struct dwarf_cache_key *key, const char *suffix, bool is_sized,
+                       struct dwarf_cache_map *m)
 {
         *m = (struct dwarf_cache_map){0};
         if (key->size > SIZE_MAX - HEADER_BYTES)
@@ -157,7 +162,7 @@ bool dwarf_cache_find(const struct dwarf_cache_key *key, struct dwarf_cache_map 
         if (dir < 0)
                 return false;
         char name[NAME_LEN + 1];
-        entry_name(key, name);
+        entry_name(key, suffix, name);
         /* O_NONBLOCK: a FIFO at the name does not hold the open (it is refused below) */
         int fd = openat(dir, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         close(dir);
@@ -166,7 +171,11 @@ bool dwarf_cache_find(const struct dwarf_cache_key *key, struct dwarf_cache_map 
         struct stat st;
         size_t len = HEADER_BYTES + (size_t)key->size;
         void *map = MAP_FAILED;
-        if (fstat(fd, &st) == 0 && is_own_file(&st) && (uint64_t)st.st_size == len)
+        bool is_own = fstat(fd, &st) == 0 && is_own_file(&st);
+        if (is_own && !is_sized && st.st_size >= HEADER_BYTES &&
+            (uint64_t)st.st_size <= max_bytes())
+                len = (size_t)st.st_size;
+        if (is_own && (uint64_t)st.st_size == len)
                 map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map != MAP_FAILED) {
                 unsigned char want[HEADER_BYTES];
@@ -181,8 +190,19 @@ bool dwarf_cache_find(const struct dwarf_cache_key *key, struct dwarf_cache_map 
         close(fd);
         if (map == MAP_FAILED)
                 return false;
-        *m = (struct dwarf_cache_map){map, len, (const unsigned char *)map + HEADER_BYTES};
+        *m = (struct dwarf_cache_map){map, len, (const unsigned char *)map + HEADER_BYTES,
+                                      len - HEADER_BYTES};
         return true;
+}
+
+bool dwarf_cache_find(const struct dwarf_cache_key *key, struct dwarf_cache_map *m)
+{
+        return find_entry(key, ".dw", true, m);
+}
+
+bool dwarf_cache_find_table(const struct dwarf_cache_key *key, struct dwarf_cache_map *m)
+{
+        return key->size == 0 && find_entry(key, ".st", false, m);
 }
 
 void dwarf_cache_unmap(struct dwarf_cache_map *m)
@@ -209,7 +229,7 @@ static int by_mtime(const void *x, const void *y)
 
 static bool is_entry_name(const char *s)
 {
-        if (strlen(s) != NAME_LEN || strcmp(s + 32, ".dw") != 0)
+        if (strlen(s) != NAME_LEN || (strcmp(s + 32, ".dw") != 0 && strcmp(s + 32, ".st") != 0))
                 return false;
         for (int i = 0; i < 32; i++)
                 if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
@@ -269,24 +289,26 @@ static void make_room(int dir, uint64_t need)
         free(list);
 }
 
-void dwarf_cache_store(const struct dwarf_cache_key *key, const void *out)
+/* Keeps data[0..n) as the entry of key named with suffix. */
+static void store_entry(const struct dwarf_cache_key *key, const char *suffix, const void *out,
+                        uint64_t n)
 {
-        uint64_t len = HEADER_BYTES + key->size;
-        if (key->size < DWARF_CACHE_MIN_BYTES || len > max_bytes() || len > SIZE_MAX)
+        uint64_t len = HEADER_BYTES + n;
+        if (n > max_bytes() || len > max_bytes() || len > SIZE_MAX)
                 return;
         int dir = open_dir(true);
         if (dir < 0)
                 return;
         make_room(dir, len);
         char name[NAME_LEN + 1], tmp[64];
-        entry_name(key, name);
+        entry_name(key, suffix, name);
         snprintf(tmp, sizeof(tmp), TMP_PREFIX "%d-%u", (int)getpid(),
                  atomic_fetch_add(&tmp_counter, 1));
         int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd >= 0) {
                 unsigned char h[HEADER_BYTES];
                 header_of(key, h);
-                bool ok = write_all(fd, h, sizeof(h)) && write_all(fd, out, (size_t)key->size);
+                bool ok = write_all(fd, h, sizeof(h)) && write_all(fd, out, (size_t)n);
                 if (close(fd) != 0)
                         ok = false;
                 /* the name is replaced whole: a reader maps the old file or the new */
@@ -294,4 +316,16 @@ void dwarf_cache_store(const struct dwarf_cache_key *key, const void *out)
                         unlinkat(dir, tmp, 0);
         }
         close(dir);
+}
+
+void dwarf_cache_store(const struct dwarf_cache_key *key, const void *out)
+{
+        if (key->size >= DWARF_CACHE_MIN_BYTES)
+                store_entry(key, ".dw", out, key->size);
+}
+
+void dwarf_cache_store_table(const struct dwarf_cache_key *key, const void *data, size_t len)
+{
+        if (key->size == 0)
+                store_entry(key, ".st", data, len);
 }

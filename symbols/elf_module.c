@@ -5,6 +5,7 @@
 #include "perf_buildid_dir.h"
 
 #include "build_id_scan.h"
+#include "symtab_cache.h"
 #include "debuglink.h"
 #include "elf_inflate.h"
 #include "elf_units.h"
@@ -360,11 +361,64 @@ bool elf_module_symbols_were_direct(const struct elf_module *m)
         return m->is_direct;
 }
 
+/* The key of the table read_symbols_direct would build of m's n symbols in the symbol cache
+   (symtab_cache.h), and the file they come from in m->sym_elf: false where it would not read
+   them (the caller builds the table through libdwfl) or where the module has no build-id (its
+   PLT and its sections' flags then not pinned down by what is hashed). */
+static bool symbols_key(struct elf_module *m, int n, struct dwarf_cache_key *key)
+{
+        GElf_Sym s1;
+        GElf_Addr a1;
+        GElf_Word x1;
+        Elf *elf = NULL;
+        Dwarf_Addr sbias = 0;
+        GElf_Ehdr eh;
+        if (elf_module_symbols_through_libdwfl || !m->build_id_size || n < 2 ||
+            !dwfl_module_getsym_info(m->mod, 1, &s1, &a1, &x1, &elf, &sbias) || !elf ||
+            !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+            (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+                return false;
+        GElf_Shdr sh;
+        Elf_Scn *scn = single_symtab(elf, n, &sh);
+        Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+        if (!data || !data->d_buf)
+                return false;
+        /* the symbols' bytes (which file: the image's dynamic table or a debug file's full
+           one), the build-id (the rest of both files), the biases, the reader's settings */
+        struct {
+                char magic[16];
+                int64_t bias;
+                uint64_t sbias, max_inferred;
+                uint32_t n, machine, type, sh_type;
+        } settings;
+        memset(&settings, 0, sizeof(settings)); /* no padding hashed unset */
+        memcpy(settings.magic, "elf symbols 1", 14);
+        settings.bias = m->bias;
+        settings.sbias = (uint64_t)sbias;
+        settings.max_inferred = 65536;
+        settings.n = (uint32_t)n;
+        settings.machine = eh.e_machine;
+        settings.type = eh.e_type;
+        settings.sh_type = sh.sh_type;
+        struct symtab_cache_part parts[] = {{&settings, sizeof(settings)},
+                                            {m->build_id, m->build_id_size},
+                                            {data->d_buf, data->d_size}};
+        symtab_cache_key(parts, 3, key);
+        m->sym_elf = elf;
+        return true;
+}
+
 static void read_symbols(struct elf_module *m)
 {
+        int n = dwfl_module_getsymtab(m->mod);
+        struct dwarf_cache_key key;
+        bool has_key = n >= (int)SYMTAB_CACHE_MIN_SYMBOLS && symbols_key(m, n, &key);
+        if (has_key && (m->table = symtab_cache_load(&key)) != NULL) {
+                m->is_direct = true; /* the table it built, kept */
+                return;
+        }
         m->table = sym_table_new();
         sym_table_choose_aliases_as_perf(m->table);
-        int n = dwfl_module_getsymtab(m->mod);
         m->is_direct = !elf_module_symbols_through_libdwfl && read_symbols_direct(m, n);
         for (int i = 1; !m->is_direct && i < n; i++) {
                 GElf_Sym sym;
@@ -385,6 +439,8 @@ static void read_symbols(struct elf_module *m)
         add_plt_symbols(m);
         /* an unsized symbol (assembly) reaches to the next one, but not across 64 KiB */
         sym_table_finish(m->table, 65536);
+        if (has_key && m->is_direct)
+                symtab_cache_store(&key, m->table);
 }
 
 /* The first of the nr candidates that is a regular file with the recorded build-id: its index

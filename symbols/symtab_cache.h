@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* symtab_cache.h: an ELF module's finished symbol table kept on disk between runs
+   (symtab_cache.c), in the directory of the DWARF cache (dwarf_cache.h), so that a module is
+   named by a mapping of a file rather than by its table built again: libLLVM's and
+   libclang-cpp's 57,000 function symbols, sorted and their aliases chosen, were 41 M
+   instructions of each `--replay -b` of a compile's recording.
+
+   An entry is keyed by a hash of what the table was built from: the symbol and string tables'
+   bytes, the module's build-id, its load bias, the build's table layout; any other change of
+   the file makes another key. Its bytes: a header, the table's entries, its names. Read back,
+   every entry is checked as a table made by sym_table_finish would be (sym_table_new_mapped):
+   a damaged or hostile file is refused, and the table is built again. */
+#ifndef ETWTOP_SYMBOLS_SYMTAB_CACHE_H
+#define ETWTOP_SYMBOLS_SYMTAB_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dwarf_cache.h"
+
+struct sym_table;
+
+/* Tables of fewer symbols are built each time (faster than a file is opened and mapped). */
+#define SYMTAB_CACHE_MIN_SYMBOLS 512u
+
+/* What a key is made of: the parts (each n bytes at p) hashed in order. */
+struct symtab_cache_part {
+        const void *p;
+        size_t n;
+};
+void symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
+                      struct dwarf_cache_key *key);
+
+/* The table kept under key, mapped (read-only, the mapping held by the table until it is
+   freed), or NULL where there is none or it is not a table sym_table_finish could have made. */
+struct sym_table *symtab_cache_load(const struct dwarf_cache_key *key);
+
+/* Keeps t (finished) under key, at best effort. */
+void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_table *t);
+
+#endif
