@@ -232,6 +232,30 @@ static void test_aliases_as_perf(void **state)
 
 /* Control characters of a name become '?', wherever they are in it (the names are copied
    eight bytes at a time); the other bytes, UTF-8 too, stay. */
+/* Whether a string table may be read in place, byte by byte: control bytes (1-0x1f) and DEL
+   refuse it, anything else (NUL, printable, bytes from 0x80) does not, wherever it lies in a
+   long table (the sixteen-byte steps and the tail after them). */
+static void test_borrow_every_byte(void **state)
+{
+        (void)state;
+        static const size_t at[] = {0, 15, 16, 47, 130, 197};
+        for (unsigned v = 0; v < 256; v++) {
+                bool is_bad = (v >= 1 && v <= 0x1f) || v == 0x7f;
+                for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+                        char strtab[200];
+                        for (size_t i = 0; i < sizeof(strtab); i++)
+                                strtab[i] = (char)('a' + i % 26);
+                        strtab[sizeof(strtab) - 1] = 0;
+                        strtab[at[k]] = (char)v;
+                        struct sym_table *t = sym_table_new();
+                        if (sym_table_borrow_names(t, strtab, sizeof(strtab)) != !is_bad)
+                                fail_msg("byte %#x at %zu: %s", v, at[k],
+                                         is_bad ? "borrowed" : "refused");
+                        sym_table_free(t);
+                }
+        }
+}
+
 static void test_control_characters(void **state)
 {
         (void)state;
@@ -422,6 +446,7 @@ int main(void)
                 cmocka_unit_test(test_inferred_and_nested),
                 cmocka_unit_test(test_empty),
                 cmocka_unit_test(test_control_characters),
+                cmocka_unit_test(test_borrow_every_byte),
                 cmocka_unit_test(test_borrowed_names),
                 cmocka_unit_test(test_mapped),
         };
