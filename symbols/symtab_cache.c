@@ -39,47 +39,28 @@ void symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
         dwarf_cache_key(desc, n * sizeof(desc[0]), 0, key);
 }
 
-static void release_map(void *map)
+struct sym_table *symtab_cache_decode(const void *data, size_t size)
 {
-        dwarf_cache_unmap(map);
-        free(map);
-}
-
-struct sym_table *symtab_cache_load(const struct dwarf_cache_key *key)
-{
-        struct dwarf_cache_map m;
-        if (!dwarf_cache_find_table(key, &m))
-                return NULL;
         struct table_head head;
-        const uint8_t *p = m.data;
-        struct sym_table *t = NULL;
-        if (m.size >= sizeof(head)) {
-                memcpy(&head, p, sizeof(head));
-                size_t room = m.size - sizeof(head);
-                if (memcmp(head.magic, MAGIC, 16) == 0 && !head.zero &&
-                    (uint64_t)head.nr * sizeof(struct sym_entry) <= room &&
-                    head.pool_len == room - (uint64_t)head.nr * sizeof(struct sym_entry)) {
-                        const struct sym_entry *entries = (const void *)(p + sizeof(head));
-                        const char *pool = (const char *)(entries + head.nr);
-                        /* every entry and name checked as sym_table_finish leaves them */
-                        t = sym_table_new_mapped(entries, head.nr, pool, (size_t)head.pool_len);
-                }
-        }
-        if (!t) {
-                dwarf_cache_unmap(&m);
-                return NULL; /* not a table: the next store replaces it */
-        }
-        struct dwarf_cache_map *held = xmalloc(sizeof(*held));
-        *held = m;
-        sym_table_hold(t, release_map, held);
-        return t;
+        if (!data || ((uintptr_t)data & 7) || size < sizeof(head))
+                return NULL;
+        memcpy(&head, data, sizeof(head));
+        size_t room = size - sizeof(head);
+        if (memcmp(head.magic, MAGIC, 16) != 0 || head.zero ||
+            (uint64_t)head.nr * sizeof(struct sym_entry) > room ||
+            head.pool_len != room - (uint64_t)head.nr * sizeof(struct sym_entry))
+                return NULL;
+        const struct sym_entry *entries =
+                (const void *)((const uint8_t *)data + sizeof(struct table_head));
+        const char *pool = (const char *)(entries + head.nr);
+        /* every entry and name checked as sym_table_finish leaves them */
+        return sym_table_new_mapped(entries, head.nr, pool, (size_t)head.pool_len);
 }
 
-void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_table *t)
+void *symtab_cache_encode(const struct sym_table *t, size_t *len)
 {
+        *len = 0;
         uint32_t nr = sym_table_count(t);
-        if (nr < SYMTAB_CACHE_MIN_SYMBOLS)
-                return;
         /* the names, wherever the table reads them (its pool, a file's string table), into one
            pool of the entry's */
         size_t pool_len = 1;
@@ -88,9 +69,9 @@ void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_tabl
                 pool_len += n ? n + 1 : 0;
         }
         if (pool_len >= 0x80000000u)
-                return; /* names a table's offsets cannot reach */
-        size_t len = sizeof(struct table_head) + (size_t)nr * sizeof(struct sym_entry) + pool_len;
-        uint8_t *out = xmalloc(len);
+                return NULL; /* names a table's offsets cannot reach */
+        size_t total = sizeof(struct table_head) + (size_t)nr * sizeof(struct sym_entry) + pool_len;
+        uint8_t *out = xmalloc(total);
         struct table_head head = {MAGIC, nr, 0, pool_len};
         memcpy(out, &head, sizeof(head));
         struct sym_entry *entries = (void *)(out + sizeof(head));
@@ -108,6 +89,39 @@ void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_tabl
                         at += n;
                 }
         }
-        dwarf_cache_store_table(key, out, len);
+        *len = total;
+        return out;
+}
+
+static void release_map(void *map)
+{
+        dwarf_cache_unmap(map);
+        free(map);
+}
+
+struct sym_table *symtab_cache_load(const struct dwarf_cache_key *key)
+{
+        struct dwarf_cache_map m;
+        if (!dwarf_cache_find_table(key, &m))
+                return NULL;
+        struct sym_table *t = symtab_cache_decode(m.data, m.size);
+        if (!t) {
+                dwarf_cache_unmap(&m);
+                return NULL; /* not a table: the next store replaces it */
+        }
+        struct dwarf_cache_map *held = xmalloc(sizeof(*held));
+        *held = m;
+        sym_table_hold(t, release_map, held);
+        return t;
+}
+
+void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_table *t)
+{
+        if (sym_table_count(t) < SYMTAB_CACHE_MIN_SYMBOLS)
+                return;
+        size_t len;
+        void *out = symtab_cache_encode(t, &len);
+        if (out)
+                dwarf_cache_store_table(key, out, len);
         free(out);
 }

@@ -35,6 +35,13 @@ void symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
    freed), or NULL where there is none or it is not a table sym_table_finish could have made. */
 struct sym_table *symtab_cache_load(const struct dwarf_cache_key *key);
 
+/* The bytes of an entry: t (finished) encoded (xmalloc'd, *len bytes; NULL where its names
+   are more than its offsets reach), and a table read back from them in place (data 8-byte
+   aligned and left alone while the table lives; NULL where they are not a table
+   sym_table_finish could have made). */
+void *symtab_cache_encode(const struct sym_table *t, size_t *len);
+struct sym_table *symtab_cache_decode(const void *data, size_t size);
+
 /* Keeps t (finished) under key, at best effort. */
 void symtab_cache_store(const struct dwarf_cache_key *key, const struct sym_table *t);
 

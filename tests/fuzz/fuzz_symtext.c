@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_symtext.c: the text symbol parsers (/proc/kallsyms, /proc/modules, perf maps) from bytes,
-   and the decoder of the kallsyms parse's cached form. The first byte picks the parser: 'K',
-   'M', 'P', 'C' (the cached form), else its value modulo 3. A kallsyms parse is also encoded
-   and decoded again (every answer the same), then decoded once more with one byte changed (at
-   a place the input's last bytes choose), so that the decoder meets forms whole but for one
-   field. */
+   and the decoders of the kallsyms parse's cached form and of a symbol table's kept form
+   (symtab_cache.h). The first byte picks the parser: 'K', 'M', 'P', 'C' (the cached form), 'S'
+   (a kept table), else its value modulo 3. A kallsyms parse and a perf map's table are also
+   encoded and decoded again (every answer the same), then decoded once more with one byte
+   changed (at a place the input's last bytes choose), so that the decoders meet forms whole but
+   for one field. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "symbols/kallsyms.h"
 #include "symbols/perf_map.h"
 #include "symbols/sym_table.h"
+#include "symtab_cache.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,6 +70,56 @@ static void same(const struct kallsyms *a, const struct kallsyms *b)
         }
 }
 
+/* A kept table's form of bytes (copied: 8-byte aligned, as mapped): a table read from it
+   answers lookups; each entry as sym_table_finish leaves them. */
+static void decode_table(const uint8_t *bytes, size_t len)
+{
+        uint64_t *copy = malloc(len + 8);
+        if (!copy)
+                return;
+        memcpy(copy, bytes, len);
+        struct sym_table *t = symtab_cache_decode(copy, len);
+        if (t) {
+                uint32_t n = sym_table_count(t);
+                for (uint32_t i = 0; i < n; i++) {
+                        const struct sym_entry *e = sym_table_at(t, i);
+                        if ((i && e->start <= sym_table_at(t, i - 1)->start) ||
+                            (e->flags & SYM_FLAG_BOUND))
+                                abort();
+                }
+                probe(t, NULL);
+        }
+        sym_table_free(t);
+        free(copy);
+}
+
+/* t (finished) in its kept form and back: the same entries and names; then the form with one
+   byte changed as round_trip changes it. */
+static void table_round_trip(const struct sym_table *t, const uint8_t *data, size_t size)
+{
+        size_t len = 0;
+        uint8_t *form = symtab_cache_encode(t, &len);
+        if (!form)
+                return;
+        struct sym_table *back = symtab_cache_decode(form, len);
+        if (!back || sym_table_count(back) != sym_table_count(t))
+                abort(); /* what the encoder writes, the decoder reads */
+        for (uint32_t i = 0; i < sym_table_count(t); i++) {
+                const struct sym_entry *x = sym_table_at(t, i), *y = sym_table_at(back, i);
+                if (x->start != y->start || x->size != y->size || x->flags != y->flags ||
+                    strcmp(sym_table_name(t, x), sym_table_name(back, y)) != 0)
+                        abort();
+        }
+        sym_table_free(back);
+        if (size >= 4) {
+                uint32_t pick;
+                memcpy(&pick, data + size - 4, 4);
+                form[(pick >> 8) % len] ^= (uint8_t)(pick | 1);
+                decode_table(form, len);
+        }
+        free(form);
+}
+
 /* The cached form of bytes (copied: the decoder wants them 8-byte aligned, as mapped). */
 static void decode(const uint8_t *bytes, size_t len)
 {
@@ -117,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     : data[0] == 'M' ? 1
                     : data[0] == 'P' ? 2
                     : data[0] == 'C' ? 3
+                    : data[0] == 'S' ? 4
                                      : data[0] % 3;
         const char *text = (const char *)data + 1;
         size_t len = size - 1;
@@ -146,12 +199,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(mods);
         } else if (which == 3) {
                 decode(data + 1, size - 1);
+        } else if (which == 4) {
+                decode_table(data + 1, size - 1);
         } else {
                 struct sym_table *t = sym_table_new();
                 struct perf_map_error err;
                 perf_map_parse_mem(text, len, t, &err);
                 sym_table_finish(t, PERF_MAP_MAX_INFERRED_SIZE);
                 probe(t, NULL);
+                table_round_trip(t, data, size);
                 sym_table_free(t);
         }
         return 0;
