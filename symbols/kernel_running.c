@@ -14,8 +14,15 @@
 #include "perf_buildid_dir.h"
 #include "symbols/kallsyms.h"
 #include "symbols/sym_table.h"
+#include "symtab_cache.h"
+#include "util/kallsyms_text.h"
+#include "util/xalloc.h"
 
 static int load_from(struct sym_store *s, const char *kallsyms_path);
+static int load_built(struct sym_store *s, const char *kallsyms_path, const char *state);
+
+/* root's cache file of the recording's table of the running kernel (kallsyms_text.h) */
+#define NAMES_KEPT "kallsyms.names"
 
 int sym_kernel_running(struct sym_store *s, const uint8_t *build_id, uint32_t build_id_size,
                        const char *notes_path, const char *kallsyms_path)
@@ -82,7 +89,60 @@ static void release_kallsyms(void *ks)
    parse holds them (root's mapped cache, mostly), which the table keeps: copied, with the
    module of each found by a search, they were 36 M instructions of each replay of a perf.data
    recorded on this machine. */
+static void release_names(void *map)
+{
+        kallsyms_cache_unmap(map);
+        free(map);
+}
+
+/* The running kernel's table load_from made in this state of kallsyms (root's cache, beside the
+   parse: kallsyms_text.h), mapped; NULL where none is kept. */
+static struct sym_table *names_kept(const char *state)
+{
+        struct kallsyms_cache_map m;
+        if (!state || !kallsyms_cache_map(NAMES_KEPT, state, &m))
+                return NULL;
+        struct sym_table *t = symtab_cache_decode(m.data, m.len);
+        if (!t) {
+                kallsyms_cache_unmap(&m);
+                return NULL; /* not a table: made again, and kept anew */
+        }
+        struct kallsyms_cache_map *held = xmalloc(sizeof(*held));
+        *held = m;
+        sym_table_hold(t, release_names, held);
+        return t;
+}
+
+static void names_keep(const char *state, const struct sym_table *t)
+{
+        size_t len = 0;
+        void *form = state ? symtab_cache_encode(t, &len) : NULL;
+        if (form)
+                kallsyms_cache_store_parts(NAMES_KEPT, state,
+                                           &(struct kallsyms_cache_part){form, len}, 1);
+        free(form);
+}
+
 static int load_from(struct sym_store *s, const char *kallsyms_path)
+{
+        /* the running kernel's: the table of an earlier replay in this state of kallsyms, as it
+           was made (20 M instructions of a perf.data's replay), where root's cache keeps it; the
+           state taken before kallsyms is read, as kallsyms_read takes its own */
+        char *state = !kallsyms_path && kallsyms_cache_is_kept() ? kallsyms_text_state() : NULL;
+        struct sym_table *kept = names_kept(state);
+        if (kept) {
+                free(state);
+                uint32_t n = sym_table_count(kept);
+                sym_kernel_symbols_take(s, kept);
+                return (int)n;
+        }
+        int rc = load_built(s, kallsyms_path, state);
+        free(state);
+        return rc;
+}
+
+/* load_from's table made from the parse of kallsyms; kept under state (when there is one). */
+static int load_built(struct sym_store *s, const char *kallsyms_path, const char *state)
 {
         struct kallsyms *ks = NULL;
         int rc = kallsyms_read(kallsyms_path, &ks, NULL);
@@ -131,6 +191,7 @@ static int load_from(struct sym_store *s, const char *kallsyms_path)
                 return 0;
         }
         sym_table_finish(t, 1 << 20);
+        names_keep(state, t);
         if (is_borrowed)
                 sym_table_hold(t, release_kallsyms, ks);
         else

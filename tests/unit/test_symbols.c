@@ -14,6 +14,7 @@
 #include "symbols/kallsyms.h"
 #include "symbols/kernel_running.h"
 #include "symbols/symbols.h"
+#include "util/kallsyms_text.h"
 
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -963,6 +964,108 @@ static void test_kernel_symbols_from_running(void **state)
         unlink(notes_path);
         unlink(ksyms_path);
         rmdir(dir);
+}
+
+/* The name sym_kernel_running gives the kernel address addr in a new store (kernel image k). */
+static void running_name(const struct sym_image *k, const uint8_t *id, const char *notes_path,
+                         uint64_t addr, char *out, size_t size)
+{
+        struct sym_store *s = store_new(NULL, 0, true);
+        sym_image_load(s, k);
+        assert_true(sym_kernel_running(s, id, 20, notes_path, NULL) > 0);
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, 1234, addr), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        snprintf(out, size, "%s", sym_name(s, f.function));
+        sym_store_free(s);
+}
+
+/* The running kernel's table, as a replay makes it, kept in root's cache beside kallsyms'
+   parse (kallsyms.names) and mapped by the next replay in the same state of kallsyms: the same
+   names; a name changed in the file shows (it is what is read); a damaged file is refused, the
+   table made again and kept anew; another state (a module loaded) makes its own. */
+static void test_kernel_symbols_running_kept(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/etwtop_kkept_XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        uint8_t notes[12 + 4 + 20] = {0};
+        uint32_t gnu[3] = {4, 20, 3};
+        memcpy(notes, gnu, 12);
+        memcpy(notes + 12, "GNU", 4);
+        uint8_t id[20];
+        for (int i = 0; i < 20; i++)
+                id[i] = (uint8_t)(0x30 + i);
+        memcpy(notes + 16, id, 20);
+        char notes_path[64], ks_path[64], mod_path[64], cache_dir[64], kept[96];
+        write_temp(dir, "notes", notes, sizeof(notes), notes_path, sizeof(notes_path));
+        static const char ksyms[] = "ffffffff81000000 T _stext\n"
+                                    "ffffffff81000100 T schedule\n"
+                                    "ffffffff81000200 T _etext\n"
+                                    "ffffffffc0100000 t ext4_file_write_iter\t[ext4]\n";
+        write_temp(dir, "kallsyms", ksyms, sizeof(ksyms) - 1, ks_path, sizeof(ks_path));
+        write_temp(dir, "modules", "ext4 1 0 - Live 0xffffffffc0100000\n", 35, mod_path,
+                   sizeof(mod_path));
+        snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
+        assert_int_equal(mkdir(cache_dir, 0700), 0);
+        snprintf(kept, sizeof(kept), "%s/kallsyms.names", cache_dir);
+        kallsyms_text_set_paths(ks_path, mod_path, cache_dir, true);
+        struct sym_image k = {
+                0, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]", NULL, 0, 0, 0};
+        char name[256];
+
+        /* made and kept, then mapped: the same names */
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule");
+        struct stat st;
+        assert_int_equal(stat(kept, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule");
+        running_name(&k, id, notes_path, 0xffffffffc0100010ull, name, sizeof(name));
+        assert_string_equal(name, "ext4_file_write_iter [ext4]");
+
+        /* the kept file is what is read: a name changed there shows */
+        FILE *fp = fopen(kept, "r+b");
+        assert_non_null(fp);
+        char *bytes = malloc((size_t)st.st_size);
+        assert_non_null(bytes);
+        assert_int_equal(fread(bytes, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
+        char *at = memmem(bytes, (size_t)st.st_size, "\0schedule\0", 10);
+        assert_non_null(at);
+        assert_int_equal(fseek(fp, at + 1 - bytes, SEEK_SET), 0);
+        assert_int_equal(fputc('S', fp), 'S');
+        assert_int_equal(fclose(fp), 0);
+        free(bytes);
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "Schedule");
+
+        /* cut short: refused, made again (the right name), kept whole again */
+        assert_int_equal(truncate(kept, st.st_size - 3), 0);
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule");
+        struct stat st2;
+        assert_int_equal(stat(kept, &st2), 0);
+        assert_int_equal(st2.st_size, st.st_size);
+
+        /* another state: a module loaded elsewhere; its own table */
+        static const char ksyms2[] = "ffffffff81000000 T _stext\n"
+                                     "ffffffff81000100 T schedule_new\n"
+                                     "ffffffff81000200 T _etext\n"
+                                     "ffffffffc0200000 t xfs_file_read_iter\t[xfs]\n";
+        write_temp(dir, "kallsyms", ksyms2, sizeof(ksyms2) - 1, ks_path, sizeof(ks_path));
+        write_temp(dir, "modules", "xfs 1 0 - Live 0xffffffffc0200000\n", 34, mod_path,
+                   sizeof(mod_path));
+        kallsyms_text_forget();
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule_new");
+        running_name(&k, id, notes_path, 0xffffffffc0200010ull, name, sizeof(name));
+        assert_string_equal(name, "xfs_file_read_iter [xfs]");
+
+        kallsyms_text_set_paths(NULL, NULL, NULL, false);
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
 }
 
 /* A recording of another kernel (another boot): its symbols from the copy perf record kept in
@@ -1927,6 +2030,7 @@ int main(void)
                 cmocka_unit_test(test_address_space_events),
                 cmocka_unit_test(test_recorded_kernel_symbols),
                 cmocka_unit_test(test_kernel_symbols_from_running),
+                cmocka_unit_test(test_kernel_symbols_running_kept),
                 cmocka_unit_test(test_kernel_symbols_from_perf_cache),
                 cmocka_unit_test(test_background_loading),
                 cmocka_unit_test(test_hostile_files),
