@@ -44,14 +44,17 @@ static void test_utf_round_trip(void **state)
         round_trip("C:\\Users\\J\xC3\xBCrgen\\\xE2\x82\xAC.txt"); /* ü, € */
         round_trip("\xF0\x9F\x98\x80 smile");                     /* U+1F600: a surrogate pair */
         round_trip("\xEF\xBF\xBD");                               /* U+FFFD itself */
-        /* ASCII runs of 8 and more (widened 8 at a time) beside the others, at each offset */
+        /* ASCII runs of 8 and 16 and more (widened 16 or 8 at a time) beside the others, at
+           each offset, and the ASCII tails after them */
         round_trip("/usr/lib/x86_64-linux-gnu/libc.so.6");
-        for (int at = 0; at <= 17; at++) {
-                char s[64];
-                memset(s, 'a' + at % 26, sizeof(s));
-                memcpy(s + at, "\xC3\xBC", 2);
-                s[at + 2 + 20] = '\0';
-                round_trip(s);
+        for (int at = 0; at <= 21; at++) {
+                for (int tail = 0; tail <= 40; tail++) {
+                        char s[72];
+                        memset(s, 'a' + (at + tail) % 26, sizeof(s));
+                        memcpy(s + at, "\xC3\xBC", 2);
+                        s[at + 2 + tail] = '\0';
+                        round_trip(s);
+                }
         }
 }
 
