@@ -287,17 +287,28 @@ static Elf_Scn *single_symtab(Elf *elf, int n, GElf_Shdr *out)
    function descriptors, no address mask, no relocation): its per-symbol work (a section header
    looked up for each) was most of a module's load. False where that does not hold: the caller
    reads them through libdwfl. */
-static bool read_symbols_direct(struct elf_module *m, int n)
+/* The file libdwfl reads m's n symbols from, its header in *eh and its symbols' bias in *sbias,
+   when read_symbols_direct can read them: NULL where not. */
+static Elf *direct_symbols_elf(struct elf_module *m, int n, GElf_Ehdr *eh, Dwarf_Addr *sbias)
 {
         GElf_Sym s1;
         GElf_Addr a1;
         GElf_Word x1;
         Elf *elf = NULL;
+        *sbias = 0;
+        if (n < 2 || !dwfl_module_getsym_info(m->mod, 1, &s1, &a1, &x1, &elf, sbias) || !elf ||
+            !gelf_getehdr(elf, eh) || (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) ||
+            (eh->e_machine != EM_X86_64 && eh->e_machine != EM_AARCH64))
+                return NULL;
+        return elf;
+}
+
+static bool read_symbols_direct(struct elf_module *m, int n)
+{
         Dwarf_Addr sbias = 0;
         GElf_Ehdr eh;
-        if (n < 2 || !dwfl_module_getsym_info(m->mod, 1, &s1, &a1, &x1, &elf, &sbias) || !elf ||
-            !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-            (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+        Elf *elf = direct_symbols_elf(m, n, &eh, &sbias);
+        if (!elf)
                 return false;
         GElf_Shdr sh, strsh;
         Elf_Scn *scn = single_symtab(elf, n, &sh);
@@ -367,16 +378,12 @@ bool elf_module_symbols_were_direct(const struct elf_module *m)
    PLT and its sections' flags then not pinned down by what is hashed). */
 static bool symbols_key(struct elf_module *m, int n, struct dwarf_cache_key *key)
 {
-        GElf_Sym s1;
-        GElf_Addr a1;
-        GElf_Word x1;
-        Elf *elf = NULL;
         Dwarf_Addr sbias = 0;
         GElf_Ehdr eh;
-        if (elf_module_symbols_through_libdwfl || !m->build_id_size || n < 2 ||
-            !dwfl_module_getsym_info(m->mod, 1, &s1, &a1, &x1, &elf, &sbias) || !elf ||
-            !gelf_getehdr(elf, &eh) || (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
-            (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
+        Elf *elf = elf_module_symbols_through_libdwfl || !m->build_id_size
+                           ? NULL
+                           : direct_symbols_elf(m, n, &eh, &sbias);
+        if (!elf)
                 return false;
         GElf_Shdr sh;
         Elf_Scn *scn = single_symtab(elf, n, &sh);

@@ -861,6 +861,15 @@ static void write_temp(const char *dir, const char *name, const void *data, size
         fclose(fp);
 }
 
+/* The kernel address addr of process 1234 resolved in s, named name. */
+static void assert_kernel_named(struct sym_store *s, uint64_t addr, const char *name)
+{
+        struct sym_frame f;
+        sym_resolve(s, sym_locate(s, 1234, addr), &f);
+        assert_int_equal(f.state, SYM_RESOLVED);
+        assert_string_equal(sym_name(s, f.function), name);
+}
+
 /* A recording cut short has no kernel symbols: the running kernel's (its /proc/kallsyms) name
    its kernel frames when its build-id (/sys/kernel/notes) is the recording's, never another
    kernel's. */
@@ -918,37 +927,19 @@ static void test_kernel_symbols_from_running(void **state)
         s = store_new(NULL, 0, true);
         sym_image_load(s, &k);
         assert_true(sym_kernel_running(s, id, 20, notes_path, ksyms_path) > 0);
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000123ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "schedule");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000184ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "schedule"); /* its padding after it */
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        assert_kernel_named(s, 0xffffffff81000123ull, "schedule");
+        assert_kernel_named(s, 0xffffffff81000184ull, "schedule"); /* its padding after it */
+        assert_kernel_named(s, 0xffffffffc0100010ull, "ext4_file_write_iter [ext4]");
         /* each module's symbols named with their module, a padding's run to its function */
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300010ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "xfs_file_read_iter [xfs]");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300218ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "xfs_vn_update_time [xfs]");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0300204ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "xfs_file_read_iter [xfs]");
+        assert_kernel_named(s, 0xffffffffc0300010ull, "xfs_file_read_iter [xfs]");
+        assert_kernel_named(s, 0xffffffffc0300218ull, "xfs_vn_update_time [xfs]");
+        assert_kernel_named(s, 0xffffffffc0300204ull, "xfs_file_read_iter [xfs]");
         /* a symbol recorded as well (a second file of the same replay): both kept, the table
            taken whole merged with it */
         sym_kernel_symbol(s, 0xffffffffc0200000ull, 0x100, "late_fn", "late");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0200010ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "late_fn [late]");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffff81000184ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "schedule");
-        sym_resolve(s, sym_locate(s, 1234, 0xffffffffc0100010ull), &f);
-        assert_int_equal(f.state, SYM_RESOLVED);
-        assert_string_equal(sym_name(s, f.function), "ext4_file_write_iter [ext4]");
+        assert_kernel_named(s, 0xffffffffc0200010ull, "late_fn [late]");
+        assert_kernel_named(s, 0xffffffff81000184ull, "schedule");
+        assert_kernel_named(s, 0xffffffffc0100010ull, "ext4_file_write_iter [ext4]");
         sym_store_free(s);
 
         /* the other order: recorded symbols first, then the running kernel's */
