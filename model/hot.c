@@ -115,6 +115,11 @@ static struct entry *slot_find_hashed(struct hot *h, const struct entry *k, uint
         }
 }
 
+struct entry *hot_slot_find_hashed(struct hot *h, const struct entry *k, uint64_t hash)
+{
+        return slot_find_hashed(h, k, hash);
+}
+
 struct entry *hot_slot_find(struct hot *h, const struct entry *k)
 {
         return slot_find_hashed(h, k, hot_key_hash(k));
@@ -131,7 +136,7 @@ static void grow(struct hot *h)
         hot_used_make(h);
         for (uint32_t i = 0; i < old_cap; i++)
                 if (old[i].is_used) {
-                        struct entry *e = hot_slot_find(h, &old[i]);
+                        struct entry *e = slot_find_hashed(h, &old[i], old[i].hash);
                         *e = old[i];
                         hot_used_set(h, (uint32_t)(e - h->slots));
                 }
@@ -168,6 +173,7 @@ static struct entry *place_new(struct hot *h, struct entry *e, const struct entr
                         hot_unplaced_track(h, k);
         }
         *e = *k;
+        e->hash = hash;
         e->is_used = true;
         hot_used_set(h, (uint32_t)(e - h->slots));
         e->is_exited = false;
@@ -485,11 +491,24 @@ static inline struct frame_memo *frame_slot(const struct hot *h, uint32_t pid, u
 
 /* The slot of the place of the frame at addr (source, pid, tid: the stack's), its key in *k
    and its hash in *hash, from the frame memo; UINT32_MAX where it holds none now. */
+static inline uint32_t frame_find_at(struct hot *h, const struct frame_memo *f, uint16_t source,
+                                     uint32_t pid, uint32_t tid, uint64_t addr, uint64_t generation,
+                                     bool is_everyones, struct entry *k, uint64_t *hash);
+
 static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, uint32_t tid,
                                   uint64_t addr, uint64_t generation, bool is_everyones,
                                   struct entry *k, uint64_t *hash)
 {
-        const struct frame_memo *f = frame_slot(h, pid, addr);
+        return frame_find_at(h, frame_slot(h, pid, addr), source, pid, tid, addr, generation,
+                             is_everyones, k, hash);
+}
+
+/* frame_find where f is frame_slot(h, pid, addr), found before (a stack's frames' slots are
+   found once, to be asked for ahead, and looked at then) */
+static inline uint32_t frame_find_at(struct hot *h, const struct frame_memo *f, uint16_t source,
+                                     uint32_t pid, uint32_t tid, uint64_t addr, uint64_t generation,
+                                     bool is_everyones, struct entry *k, uint64_t *hash)
+{
         if (!f->slot1 || f->addr != addr || f->pid != pid || f->tid != tid || f->source != source ||
             f->generation != (uint32_t)generation || f->epoch != h->epoch ||
             f->is_everyones != is_everyones)
@@ -500,7 +519,7 @@ static inline uint32_t frame_find(struct hot *h, uint16_t source, uint32_t pid, 
                             .pid = e->pid,
                             .tid = e->tid,
                             .source = e->source};
-        *hash = hot_key_hash(k);
+        *hash = e->hash;
         return f->slot1 - 1;
 }
 
@@ -700,8 +719,11 @@ static void stack(struct hot *h, const struct kevent *ev)
                    others located */
                 if (!h->frames)
                         h->frames = xzalloc_table(FRAME_SLOTS, sizeof(*h->frames));
-                for (uint32_t i = 1; i < nr_frames; i++)
-                        __builtin_prefetch(frame_slot(h, ev->stack.pid, frames[i]));
+                const struct frame_memo *fslot[MAX_STACK_KEYS];
+                for (uint32_t i = 1; i < nr_frames; i++) {
+                        fslot[i] = frame_slot(h, ev->stack.pid, frames[i]);
+                        __builtin_prefetch(fslot[i]);
+                }
                 struct frame_hints hints;
                 hints.epoch = h->epoch;
                 /* places keyed by address alone: a kernel frame's is every process's */
@@ -710,9 +732,9 @@ static void stack(struct hot *h, const struct kevent *ev)
                 for (uint32_t i = 1; i < nr_frames; i++) {
                         uint32_t j = nr_leaf + i - 1;
                         hints.is_everyones[j] = false;
-                        hints.slot[j] =
-                                frame_find(h, p->key.source, ev->stack.pid, p->key.tid, frames[i],
-                                           generation, false, &keys[j], &hints.hash[j]);
+                        hints.slot[j] = frame_find_at(h, fslot[i], p->key.source, ev->stack.pid,
+                                                      p->key.tid, frames[i], generation, false,
+                                                      &keys[j], &hints.hash[j]);
                         if (hints.slot[j] == UINT32_MAX && is_shared &&
                             sym_is_kernel_address(frames[i]))
                                 hints.slot[j] = frame_find(h, p->key.source, FRAME_EVERYONE,

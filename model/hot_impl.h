@@ -44,7 +44,14 @@ struct entry {
         /* of total: the stacks that had this place's function at another of its places too,
            counted there (a recursive function's row counts each stack once) */
         uint64_t dup;
+        /* hot_key_hash of its key, where the table holds it (place_new): a stack's frame found
+           in the frame memo, a growth and a deletion read it rather than hash the key again
+           (1.5 M frames of a compile's replay hashed twice over); a key outside the table
+           (keys[], pending) leaves it unset */
+        uint64_t hash;
 };
+/* One a cache line (the table aligned: xzalloc_table): a probe reads one line. */
+_Static_assert(sizeof(struct entry) == 64, "a place is a cache line");
 
 struct pending {
         uint64_t timestamp;
@@ -335,6 +342,8 @@ bool hot_answer_is_current(const struct hot *h, const struct entry *e);
 bool hot_place_function(struct hot *h, struct entry *e, uint64_t *function);
 void hot_seen_next(struct hot *h);
 struct entry *hot_slot_find(struct hot *h, const struct entry *k);
+/* The same for a key whose hot_key_hash is hash (a table entry's own: entry.hash). */
+struct entry *hot_slot_find_hashed(struct hot *h, const struct entry *k, uint64_t hash);
 /* Takes the entry out (linear probing: the entries after it move up where their probe allows). */
 void hot_slot_delete(struct hot *h, struct entry *e);
 

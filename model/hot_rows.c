@@ -17,7 +17,7 @@ void hot_slot_delete(struct hot *h, struct entry *e)
         h->slots[i].is_used = false;
         hot_used_clear(h, i);
         for (uint32_t j = (i + 1) & h->mask; h->slots[j].is_used; j = (j + 1) & h->mask) {
-                uint32_t k = (uint32_t)hot_key_hash(&h->slots[j]) & h->mask;
+                uint32_t k = (uint32_t)h->slots[j].hash & h->mask;
                 /* the entry at j stays when its home k lies cyclically in (i, j] */
                 bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
                 if (!stays) {
@@ -231,7 +231,7 @@ void hot_refresh(struct hot *h)
         hot_used_make(h);
         h->nr = nr;
         for (uint32_t i = 0; i < nr; i++) {
-                struct entry *e = hot_slot_find(h, &kept[i]);
+                struct entry *e = hot_slot_find_hashed(h, &kept[i], kept[i].hash);
                 *e = kept[i];
                 hot_used_set(h, (uint32_t)(e - h->slots));
         }
