@@ -273,9 +273,10 @@ struct perf_conv {
         uint8_t *cstate;   /* owned, per writer CPU: the C-state power:cpu_idle last entered */
         uint64_t tick_ns;  /* NewThreadWaitTime unit: the trace's TimerResolution */
         bool has_process, has_thread, has_image;
-        bool has_pending_images; /* a fork has left a child's Image/Loads to write */
-        struct umap tasks;       /* struct conv_task */
-        struct umap procs;       /* struct conv_proc */
+        uint32_t nr_pending_procs; /* processes whose fork left Image/Loads to write (a
+                                      sample looks for its process's only while there are) */
+        struct umap tasks;         /* struct conv_task */
+        struct umap procs;         /* struct conv_proc */
         /* the waiting threads: tids below CONV_WAIT_DIRECT in a direct-mapped array (a switch
            in and out is an index), the others in waits */
         uint64_t *wait_since;  /* owned, CONV_WAIT_DIRECT: since when tid has waited */
@@ -377,6 +378,13 @@ void conv_proc_add_image(struct conv_proc *p, const struct perf_conv_image *im);
 /* p (a forked child, no images) gets parent's images, their paths shared; is_pending: their
    Image/Loads wait for conv_inherited_flush. */
 void conv_proc_inherit(struct conv_proc *p, const struct conv_proc *parent, bool is_pending);
+/* After a change of p's images that may have dropped its pending ones (was: p->nr_pending
+   before): the converter's count of processes with some. */
+static inline void conv_pending_settle(struct perf_conv *c, uint32_t was, const struct conv_proc *p)
+{
+        if (was && !p->nr_pending)
+                c->nr_pending_procs--;
+}
 /* Writes the Image/Loads process pid's fork left pending, on cpu at ts for thread tid; 0 or the
    writer's error. */
 int conv_inherited_flush(struct perf_conv *c, uint32_t pid, uint32_t cpu, uint64_t ts,

@@ -500,7 +500,7 @@ int conv_sample(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint
         uint32_t rsize, nr_frames = 0;
         int rc;
         /* the images a fork gave the sample's process, written before its first sample */
-        if (c->has_pending_images && (rc = conv_inherited_flush(c, s.pid, cpu, ts, s.tid)) < 0)
+        if (c->nr_pending_procs && (rc = conv_inherited_flush(c, s.pid, cpu, ts, s.tid)) < 0)
                 return rc;
 
         bool is_ip_first = ev->kind == PERF_CONV_PROFILE || ev->kind == PERF_CONV_PMC_SAMPLE;

@@ -36,8 +36,11 @@ int perf_conv_image(struct perf_conv *c, uint16_t hook, uint32_t cpu, uint64_t t
 {
         if (hook != WMI_LOG_TYPE_IMAGE_DC_END && hook != WMI_LOG_TYPE_IMAGE_UNLOAD) {
                 struct conv_proc *p = conv_proc_get(c, im->pid);
-                if (p)
+                if (p) {
+                        uint32_t was = p->nr_pending;
                         conv_proc_add_image(p, im);
+                        conv_pending_settle(c, was, p);
+                }
         }
         return conv_emit_image(c, hook, cpu, ts, 0, im);
 }
@@ -143,7 +146,9 @@ int conv_comm(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint32
                 struct conv_proc *p = conv_proc_get(c, pid);
                 if (p) {
                         conv_clip(p->comm, comm, sizeof(p->comm) - 1);
+                        uint32_t was = p->nr_pending;
                         conv_proc_free_images(p);
+                        conv_pending_settle(c, was, p);
                         c->text[0] = 0;
                         c->ops.cmdline_of(c->ctx, pid, c->text, CONV_MAX_CMDLINE + 1);
                         conv_proc_set_cmdline(p, c->text);
@@ -179,7 +184,9 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                         return 0;
                 /* looked up after proc_get, which may move the table */
                 const struct conv_proc *parent = conv_umap_find(&c->procs, ppid);
+                uint32_t was = p->nr_pending;
                 conv_proc_release(p);
+                conv_pending_settle(c, was, p);
                 p->ppid = ppid;
                 p->session_id = parent ? parent->session_id : 0;
                 /* a child runs as its parent's user (fork copies the credentials); /proc
@@ -204,7 +211,7 @@ static int conv_fork(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                    first sample (conv_inherited_flush), and not at all where it execs first */
                 if (parent && parent->nr_images) {
                         conv_proc_inherit(p, parent, c->has_image);
-                        c->has_pending_images |= c->has_image;
+                        c->nr_pending_procs += p->nr_pending != 0;
                 }
                 return rc;
         }
@@ -252,7 +259,9 @@ static int conv_exit(struct perf_conv *c, uint32_t cpu, uint64_t ts, uint32_t pi
                                        p ? p->session_id : 0, 0, p ? p->uid : PERF_CONV_NO_UID,
                                        p ? p->comm : comm, p && p->cmdline ? p->cmdline : "");
         if (p) {
+                uint32_t was = p->nr_pending;
                 conv_proc_release(p);
+                conv_pending_settle(c, was, p);
                 conv_umap_remove(&c->procs, p);
         }
         conv_tasks_drop_process(c, pid);
@@ -322,8 +331,11 @@ int conv_mmap2(struct perf_conv *c, uint32_t ring_cpu, const uint8_t *rec, uint3
                                      bid_size,
                                      flags};
         struct conv_proc *p = conv_proc_get(c, pid);
-        if (p)
+        if (p) {
+                uint32_t was = p->nr_pending;
                 conv_proc_add_image(p, &im);
+                conv_pending_settle(c, was, p);
+        }
         if (!c->has_image)
                 return 0;
         return conv_emit_image(c, WMI_LOG_TYPE_PROCESS_LOAD_IMAGE, cpu, ts, tid, &im);

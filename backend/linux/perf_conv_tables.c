@@ -121,6 +121,7 @@ int conv_inherited_flush(struct perf_conv *c, uint32_t pid, uint32_t cpu, uint64
         struct conv_proc *p = conv_umap_find(&c->procs, pid);
         if (!p || !p->nr_pending)
                 return 0;
+        c->nr_pending_procs--; /* all written below */
         int rc = 0;
         for (uint32_t i = 0; i < p->nr_images && p->nr_pending; i++) {
                 struct conv_image *e = &p->images[i];

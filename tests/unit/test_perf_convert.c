@@ -2201,13 +2201,23 @@ static void test_fork_images_pending(void **state)
         convert(&r, 0);
         rb_profile(&r, 300, 300, 0x400040, t + 75); /* exec'd: nothing inherited left */
         convert(&r, 0);
+        /* a child that ends before a sample writes none; the next child's still come */
+        rb_task(&r, PERF_RECORD_FORK, 600, 100, 600, 100, t + 76);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_EXIT, 600, 100, 600, 600, t + 77);
+        convert(&r, 0);
+        rb_task(&r, PERF_RECORD_FORK, 700, 100, 700, 100, t + 78);
+        convert(&r, 0);
+        rb_profile(&r, 700, 700, 0x400050, t + 79);
+        convert(&r, 0);
         assert_int_equal(perf_conv_rundown_end(g.c, 0, t + 80), 0);
         read_back();
 
         /* the loads (not the rundown's): 400's mapping, then 500's two and 400's libc, each
            at the time of the sample it comes before */
-        assert_int_equal(count(KEV_SAMPLE), 4);
+        assert_int_equal(count(KEV_SAMPLE), 5);
         uint64_t at50 = find(KEV_SAMPLE, 0)->ev.timestamp, at60 = find(KEV_SAMPLE, 1)->ev.timestamp;
+        uint64_t at79 = find(KEV_SAMPLE, 4)->ev.timestamp;
         struct {
                 uint32_t pid;
                 uint64_t base, ts;
@@ -2215,7 +2225,9 @@ static void test_fork_images_pending(void **state)
         } want[] = {{400, 0x400000, 0, "/usr/bin/other"},
                     {500, 0x400000, at50, "/usr/bin/sh"},
                     {500, 0x7f0000000000, at50, "/usr/lib/libc.so.6"},
-                    {400, 0x7f0000000000, at60, "/usr/lib/libc.so.6"}};
+                    {400, 0x7f0000000000, at60, "/usr/lib/libc.so.6"},
+                    {700, 0x400000, at79, "/usr/bin/sh"},
+                    {700, 0x7f0000000000, at79, "/usr/lib/libc.so.6"}};
         uint32_t n = 0, nr_dc_end = 0;
         for (uint32_t i = 0; i < nr_caps; i++) {
                 const struct cap *im = &caps[i];
@@ -2234,17 +2246,17 @@ static void test_fork_images_pending(void **state)
                 assert_string_equal(im->ev.image.file_name, want[n].path);
                 n++;
         }
-        assert_int_equal(n, 4);
+        assert_int_equal(n, 6);
         /* the identity events say which loads are inherited */
         uint32_t nr_inherited = 0;
         for (uint32_t k = 0; find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k); k++) {
                 const struct cap *id = find_own(ETWTOP_EVENT_IMAGE_IDENTITY, k);
                 nr_inherited += (id->user[30] & ETWTOP_IMAGE_FLAG_INHERITED) != 0;
         }
-        assert_int_equal(nr_inherited, 3);
-        /* the rundown at the end lists what each process has: 100 and 500 two each, 400 two
-           (other and libc), 300 none */
-        assert_int_equal(nr_dc_end, 6);
+        assert_int_equal(nr_inherited, 5);
+        /* the rundown at the end lists what each process has: 100, 500 and 700 two each, 400
+           two (other and libc), 300 none, 600 ended */
+        assert_int_equal(nr_dc_end, 8);
 }
 
 static void test_process_sid(void **state)
