@@ -306,6 +306,62 @@ static void test_cap(void **state)
         free(out);
 }
 
+/* A symbol table's entry (symtab_cache.h): kept under a key made with size 0, found with the
+   length it was written with; never found as a DWARF entry nor a DWARF entry as a table; a key
+   of another size is no table's; counted under the cap with the DWARF entries, the least
+   recently used of either going first. */
+static void test_table_entries(void **state)
+{
+        (void)state;
+        unsigned char desc[32];
+        memset(desc, 7, sizeof(desc));
+        struct dwarf_cache_key tk;
+        dwarf_cache_key(desc, sizeof(desc), 0, &tk);
+        unsigned char *table = bytes(5000, 11);
+        dwarf_cache_store_table(&tk, table, 5000);
+        struct dwarf_cache_map m;
+        assert_true(dwarf_cache_find_table(&tk, &m));
+        assert_int_equal(m.size, 5000);
+        assert_memory_equal(m.data, table, 5000);
+        dwarf_cache_unmap(&m);
+        assert_false(dwarf_cache_find(&tk, &m)); /* not a DWARF entry */
+        struct dwarf_cache_key sized = tk;
+        sized.size = 5000;
+        assert_false(dwarf_cache_find_table(&sized, &m));
+        dwarf_cache_store_table(&sized, table, 5000); /* no table's key: nothing written */
+        char path[400];
+        snprintf(path, sizeof(path), "%s/cache/%016llx%016llx.st", dir, (unsigned long long)tk.h[0],
+                 (unsigned long long)tk.h[1]);
+        struct stat st;
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(st.st_mode & 0777, 0600);
+        /* shorter than its header: not found */
+        assert_int_equal(truncate(path, 40), 0);
+        assert_false(dwarf_cache_find_table(&tk, &m));
+        dwarf_cache_store_table(&tk, table, 5000);
+        assert_true(dwarf_cache_find_table(&tk, &m));
+        dwarf_cache_unmap(&m);
+
+        /* the cap: a DWARF entry stored after the table makes room by removing the table,
+           the older of the two */
+        struct timespec t[2] = {{1000, 0}, {1000, 0}};
+        assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+        size_t size = DWARF_CACHE_MIN_BYTES;
+        dwarf_cache_set_max_bytes(size + 64 + 2000);
+        unsigned char *out = bytes(size, 12);
+        unsigned char in[64];
+        memset(in, 3, sizeof(in));
+        struct dwarf_cache_key dk;
+        dwarf_cache_key(in, sizeof(in), size, &dk);
+        dwarf_cache_store(&dk, out);
+        assert_true(dwarf_cache_find(&dk, &m));
+        dwarf_cache_unmap(&m);
+        assert_false(dwarf_cache_find_table(&tk, &m));
+        dwarf_cache_set_max_bytes(0);
+        free(out);
+        free(table);
+}
+
 /* Whether the ELF file at path has a compressed .debug_info the cache keeps. */
 static bool has_compressed_info(const char *path)
 {
@@ -419,6 +475,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_default_places, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cap, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_table_entries, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_inflate_twice, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
