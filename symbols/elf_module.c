@@ -410,7 +410,8 @@ static bool symbols_key(struct elf_module *m, int n, struct dwarf_cache_key *key
         struct symtab_cache_part parts[] = {{&settings, sizeof(settings)},
                                             {m->build_id, m->build_id_size},
                                             {data->d_buf, data->d_size}};
-        symtab_cache_key(parts, 3, key);
+        if (!symtab_cache_key(parts, 3, key))
+                return false;
         m->sym_elf = elf;
         return true;
 }

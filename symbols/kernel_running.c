@@ -22,7 +22,8 @@ static int load_from(struct sym_store *s, const char *kallsyms_path);
 static int load_built(struct sym_store *s, const char *kallsyms_path, const char *state);
 
 /* root's cache file of the recording's table of the running kernel (kallsyms_text.h) */
-#define NAMES_KEPT "kallsyms.names"
+#define NAMES_KEPT   "kallsyms.names"
+#define NAMES_PREFIX 32u /* 8-byte aligned: the table after it is read in place */
 
 int sym_kernel_running(struct sym_store *s, const uint8_t *build_id, uint32_t build_id_size,
                        const char *notes_path, const char *kallsyms_path)
@@ -95,14 +96,27 @@ static void release_names(void *map)
         free(map);
 }
 
+/* The kept table's first bytes: a magic and the build-id of the program that made it (another
+   build of etwtop may make the table otherwise); false where the program has none. */
+static bool names_prefix(uint8_t prefix[NAMES_PREFIX])
+{
+        memset(prefix, 0, NAMES_PREFIX);
+        memcpy(prefix, "knames1", 8);
+        return symtab_cache_program_id(prefix + 8) != 0;
+}
+
 /* The running kernel's table load_from made in this state of kallsyms (root's cache, beside the
    parse: kallsyms_text.h), mapped; NULL where none is kept. */
 static struct sym_table *names_kept(const char *state)
 {
         struct kallsyms_cache_map m;
-        if (!state || !kallsyms_cache_map(NAMES_KEPT, state, &m))
+        uint8_t prefix[NAMES_PREFIX];
+        if (!state || !names_prefix(prefix) || !kallsyms_cache_map(NAMES_KEPT, state, &m))
                 return NULL;
-        struct sym_table *t = symtab_cache_decode(m.data, m.len);
+        struct sym_table *t = m.len > NAMES_PREFIX && !memcmp(m.data, prefix, NAMES_PREFIX)
+                                      ? symtab_cache_decode((const uint8_t *)m.data + NAMES_PREFIX,
+                                                            m.len - NAMES_PREFIX)
+                                      : NULL;
         if (!t) {
                 kallsyms_cache_unmap(&m);
                 return NULL; /* not a table: made again, and kept anew */
@@ -115,11 +129,13 @@ static struct sym_table *names_kept(const char *state)
 
 static void names_keep(const char *state, const struct sym_table *t)
 {
+        uint8_t prefix[NAMES_PREFIX];
         size_t len = 0;
-        void *form = state ? symtab_cache_encode(t, &len) : NULL;
-        if (form)
-                kallsyms_cache_store_parts(NAMES_KEPT, state,
-                                           &(struct kallsyms_cache_part){form, len}, 1);
+        void *form = state && names_prefix(prefix) ? symtab_cache_encode(t, &len) : NULL;
+        if (form) {
+                struct kallsyms_cache_part parts[2] = {{prefix, NAMES_PREFIX}, {form, len}};
+                kallsyms_cache_store_parts(NAMES_KEPT, state, parts, 2);
+        }
         free(form);
 }
 

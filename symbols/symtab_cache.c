@@ -4,8 +4,10 @@
 #include "symtab_cache.h"
 
 #include "symbols/sym_table.h"
+#include "util/elf_build_id.h"
 #include "util/xalloc.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,20 +25,46 @@ struct table_head {
 _Static_assert(sizeof(struct table_head) == 32, "a kept table's header is 32 bytes");
 _Static_assert(sizeof(struct sym_entry) == 24, "a kept table's entry is 24 bytes");
 
-void symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
+static uint8_t program_id[20];
+static uint32_t program_id_size;
+static pthread_once_t program_id_once = PTHREAD_ONCE_INIT;
+
+static void program_id_read(void)
+{
+        program_id_size = elf_build_id_read("/proc/self/exe", program_id, sizeof(program_id));
+}
+
+uint32_t symtab_cache_program_id(uint8_t id[20])
+{
+        pthread_once(&program_id_once, program_id_read);
+        memcpy(id, program_id, sizeof(program_id));
+        return program_id_size;
+}
+
+bool symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
                       struct dwarf_cache_key *key)
 {
-        /* each part hashed alone, then the layout and the parts' hashes and lengths together */
-        uint64_t desc[2 + 3 * 16] = {sizeof(struct table_head), sizeof(struct sym_entry)};
+        uint8_t id[20];
+        uint32_t id_size = symtab_cache_program_id(id);
+        if (!id_size)
+                return false;
+        /* each part hashed alone, then the layout, the program and the parts' hashes and
+           lengths together */
+        uint64_t desc[2 + 3 + 3 * 16] = {sizeof(struct table_head), sizeof(struct sym_entry)};
         uint32_t n = 2;
+        struct dwarf_cache_key k;
+        dwarf_cache_key(id, id_size, 0, &k);
+        desc[n++] = k.h[0];
+        desc[n++] = k.h[1];
+        desc[n++] = id_size;
         for (uint32_t i = 0; i < nr && i < 16; i++) {
-                struct dwarf_cache_key k;
                 dwarf_cache_key(parts[i].p, parts[i].n, 0, &k);
                 desc[n++] = k.h[0];
                 desc[n++] = k.h[1];
                 desc[n++] = parts[i].n;
         }
         dwarf_cache_key(desc, n * sizeof(desc[0]), 0, key);
+        return true;
 }
 
 struct sym_table *symtab_cache_decode(const void *data, size_t size)

@@ -13,6 +13,7 @@
 #ifndef ETWTOP_SYMBOLS_SYMTAB_CACHE_H
 #define ETWTOP_SYMBOLS_SYMTAB_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,13 +24,19 @@ struct sym_table;
 /* Tables of fewer symbols are built each time (faster than a file is opened and mapped). */
 #define SYMTAB_CACHE_MIN_SYMBOLS 512u
 
-/* What a key is made of: the parts (each n bytes at p) hashed in order. */
+/* What a key is made of: the parts (each n bytes at p) hashed in order, with the running
+   program's build-id (another build of etwtop may build tables otherwise: its own keys); false
+   where the program has none (nothing is kept then). */
 struct symtab_cache_part {
         const void *p;
         size_t n;
 };
-void symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
+bool symtab_cache_key(const struct symtab_cache_part *parts, uint32_t nr,
                       struct dwarf_cache_key *key);
+
+/* The running program's build-id (/proc/self/exe's, read once) in id[0..20): its length, 0
+   where it has none. */
+uint32_t symtab_cache_program_id(uint8_t id[20]);
 
 /* The table kept under key, mapped (read-only, the mapping held by the table until it is
    freed), or NULL where there is none or it is not a table sym_table_finish could have made. */

@@ -1039,6 +1039,29 @@ static void test_kernel_symbols_running_kept(void **state)
         assert_int_equal(stat(kept, &st2), 0);
         assert_int_equal(st2.st_size, st.st_size);
 
+        /* made by another build of etwtop (its build-id after the magic): not used, made again
+           and kept anew, the name right */
+        fp = fopen(kept, "r+b");
+        assert_non_null(fp);
+        bytes = malloc((size_t)st.st_size);
+        assert_non_null(bytes);
+        assert_int_equal(fread(bytes, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
+        at = memmem(bytes, (size_t)st.st_size, "knames1", 8);
+        assert_non_null(at);
+        assert_int_equal(fseek(fp, at + 8 - bytes, SEEK_SET), 0);
+        assert_int_equal(fputc(at[8] ^ 0x55, fp), (unsigned char)(at[8] ^ 0x55));
+        /* and a name of it changed, which a use of the file would show */
+        char *sched = memmem(bytes, (size_t)st.st_size, "\0schedule\0", 10);
+        assert_non_null(sched);
+        assert_int_equal(fseek(fp, sched + 1 - bytes, SEEK_SET), 0);
+        assert_int_equal(fputc('S', fp), 'S');
+        assert_int_equal(fclose(fp), 0);
+        free(bytes);
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule");
+        running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
+        assert_string_equal(name, "schedule");
+
         /* another state: a module loaded elsewhere; its own table */
         static const char ksyms2[] = "ffffffff81000000 T _stext\n"
                                      "ffffffff81000100 T schedule_new\n"

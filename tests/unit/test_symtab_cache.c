@@ -148,6 +148,9 @@ static void test_kept_and_mapped(void **state)
         (void)state;
         if (!has_libc())
                 return;
+        /* keyed with this program's build-id too */
+        uint8_t id[20];
+        assert_true(symtab_cache_program_id(id) > 0);
         struct elf_module *a = load(LIBC);
         char path[600];
         assert_int_equal(kept(path, sizeof(path)), 1);
