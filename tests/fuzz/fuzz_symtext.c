@@ -6,6 +6,7 @@
    encoded and decoded again (every answer the same), then decoded once more with one byte
    changed (at a place the input's last bytes choose), so that the decoders meet forms whole but
    for one field. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -70,6 +71,18 @@ static void same(const struct kallsyms *a, const struct kallsyms *b)
         }
 }
 
+/* One byte of form[0..len) changed where and how the input's last 4 bytes say; false where the
+   input is shorter. */
+static bool change_one_byte(uint8_t *form, size_t len, const uint8_t *data, size_t size)
+{
+        if (size < 4 || !len)
+                return false;
+        uint32_t pick;
+        memcpy(&pick, data + size - 4, 4);
+        form[(pick >> 8) % len] ^= (uint8_t)(pick | 1);
+        return true;
+}
+
 /* A kept table's form of bytes (copied: 8-byte aligned, as mapped): a table read from it
    answers lookups; each entry as sym_table_finish leaves them. */
 static void decode_table(const uint8_t *bytes, size_t len)
@@ -111,12 +124,8 @@ static void table_round_trip(const struct sym_table *t, const uint8_t *data, siz
                         abort();
         }
         sym_table_free(back);
-        if (size >= 4) {
-                uint32_t pick;
-                memcpy(&pick, data + size - 4, 4);
-                form[(pick >> 8) % len] ^= (uint8_t)(pick | 1);
+        if (change_one_byte(form, len, data, size))
                 decode_table(form, len);
-        }
         free(form);
 }
 
@@ -152,12 +161,8 @@ static void round_trip(const struct kallsyms *ks, const uint8_t *data, size_t si
                 abort(); /* what the encoder writes, the decoder reads */
         same(ks, back);
         kallsyms_free(back);
-        if (size >= 4) {
-                uint32_t pick;
-                memcpy(&pick, data + size - 4, 4);
-                form[(pick >> 8) % len] ^= (uint8_t)(pick | 1);
+        if (change_one_byte(form, len, data, size))
                 decode(form, len);
-        }
         free(form);
 }
 

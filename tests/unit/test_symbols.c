@@ -971,6 +971,25 @@ static void running_name(const struct sym_image *k, const uint8_t *id, const cha
         sym_store_free(s);
 }
 
+/* The byte at offset at of the first place in the file at path where needle (n bytes) stands,
+   xored with x, in place. */
+static void file_patch(const char *path, const char *needle, size_t n, size_t at, uint8_t x)
+{
+        FILE *fp = fopen(path, "r+b");
+        assert_non_null(fp);
+        struct stat st;
+        assert_int_equal(fstat(fileno(fp), &st), 0);
+        char *bytes = malloc((size_t)st.st_size);
+        assert_non_null(bytes);
+        assert_int_equal(fread(bytes, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
+        char *found = memmem(bytes, (size_t)st.st_size, needle, n);
+        assert_non_null(found);
+        assert_int_equal(fseek(fp, found + at - bytes, SEEK_SET), 0);
+        assert_int_equal(fputc((unsigned char)found[at] ^ x, fp), (unsigned char)found[at] ^ x);
+        assert_int_equal(fclose(fp), 0);
+        free(bytes);
+}
+
 /* The running kernel's table, as a replay makes it, kept in root's cache beside kallsyms'
    parse (kallsyms.names) and mapped by the next replay in the same state of kallsyms: the same
    names; a name changed in the file shows (it is what is read); a damaged file is refused, the
@@ -1017,17 +1036,7 @@ static void test_kernel_symbols_running_kept(void **state)
         assert_string_equal(name, "ext4_file_write_iter [ext4]");
 
         /* the kept file is what is read: a name changed there shows */
-        FILE *fp = fopen(kept, "r+b");
-        assert_non_null(fp);
-        char *bytes = malloc((size_t)st.st_size);
-        assert_non_null(bytes);
-        assert_int_equal(fread(bytes, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
-        char *at = memmem(bytes, (size_t)st.st_size, "\0schedule\0", 10);
-        assert_non_null(at);
-        assert_int_equal(fseek(fp, at + 1 - bytes, SEEK_SET), 0);
-        assert_int_equal(fputc('S', fp), 'S');
-        assert_int_equal(fclose(fp), 0);
-        free(bytes);
+        file_patch(kept, "\0schedule\0", 10, 1, 0x20); /* 's' -> 'S' */
         running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
         assert_string_equal(name, "Schedule");
 
@@ -1041,22 +1050,9 @@ static void test_kernel_symbols_running_kept(void **state)
 
         /* made by another build of etwtop (its build-id after the magic): not used, made again
            and kept anew, the name right */
-        fp = fopen(kept, "r+b");
-        assert_non_null(fp);
-        bytes = malloc((size_t)st.st_size);
-        assert_non_null(bytes);
-        assert_int_equal(fread(bytes, 1, (size_t)st.st_size, fp), (size_t)st.st_size);
-        at = memmem(bytes, (size_t)st.st_size, "knames1", 8);
-        assert_non_null(at);
-        assert_int_equal(fseek(fp, at + 8 - bytes, SEEK_SET), 0);
-        assert_int_equal(fputc(at[8] ^ 0x55, fp), (unsigned char)(at[8] ^ 0x55));
+        file_patch(kept, "knames1", 8, 8, 0x55);
         /* and a name of it changed, which a use of the file would show */
-        char *sched = memmem(bytes, (size_t)st.st_size, "\0schedule\0", 10);
-        assert_non_null(sched);
-        assert_int_equal(fseek(fp, sched + 1 - bytes, SEEK_SET), 0);
-        assert_int_equal(fputc('S', fp), 'S');
-        assert_int_equal(fclose(fp), 0);
-        free(bytes);
+        file_patch(kept, "\0schedule\0", 10, 1, 0x20);
         running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
         assert_string_equal(name, "schedule");
         running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
