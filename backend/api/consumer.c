@@ -22,6 +22,11 @@
 #define MAX_TRACE_HANDLES   1024
 #define MAX_PROCESS_HANDLES 64 /* seed 001: up to 64 file handles */
 #define HANDLE_BASE         0x10000u
+/* How long a real-time ProcessTrace's reader waits for the next buffer before it looks again:
+   the session's buffers, its end, its host's end and a CloseTrace (rt_wake) all end the wait,
+   so this only bounds a wake that went astray (it was 100 ms, ten idle wake-ups a second of a
+   screen's reader, each dear on a busy machine) */
+#define RT_WAIT_MS 2000
 
 struct trace_handle {
         bool is_in_use;
@@ -43,6 +48,8 @@ struct trace_handle {
         ETW_BUFFER_CALLBACK buffer_callback;    /* real-time: buffers handed over whole; NULL */
         ETW_HELD_BUFFER_CALLBACK held_callback; /* real-time: the same, held past the call */
         struct session_rt *held_rt; /* the stream ProcessTrace holds buffers of, while it runs */
+        struct session_rt *live_rt; /* the stream ProcessTrace reads, while it runs: CloseTrace
+                                       wakes its wait (rt_wake) */
 };
 
 static struct trace_handle handles[MAX_TRACE_HANDLES];
@@ -267,6 +274,8 @@ ULONG WMIAPI CloseTrace(PROCESSTRACE_HANDLE TraceHandle)
                 /* ProcessTrace stops after the current event and releases the handle. */
                 t->is_close_pending = true;
                 atomic_fetch_add(&nr_close_requests, 1);
+                if (t->live_rt)
+                        etw_session_ops()->rt_wake(t->live_rt);
                 pthread_mutex_unlock(&handles_lock);
                 return ERROR_CTX_CLOSE_PENDING;
         }
@@ -514,11 +523,16 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         ETW_HELD_BUFFER_CALLBACK on_held = t->held_callback;
         /* buffers held where the stream can keep them (the host's ring), else copied */
         bool is_held = on_held && ops->rt_hold && ops->rt_hold(rt);
-        if (is_held) {
-                pthread_mutex_lock(&handles_lock);
+        pthread_mutex_lock(&handles_lock);
+        if (is_held)
                 t->held_rt = rt;
-                pthread_mutex_unlock(&handles_lock);
-        }
+        t->live_rt = rt;
+        /* the closes from here are seen by their count; one made before (between ProcessTrace's
+           start and here) is seen by the first look, which that count would miss */
+        unsigned closes_seen = atomic_load(&nr_close_requests) - (t->is_close_pending ? 1u : 0u);
+        if (t->is_close_pending)
+                ops->rt_wake(rt); /* and its wake, which found no stream */
+        pthread_mutex_unlock(&handles_lock);
 
         EVENT_RECORD er;
         EVENT_TRACE ev;
@@ -526,12 +540,11 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
         struct etl_record rec;
         struct hook_memo memo;
         hook_memo_init(&memo);
-        unsigned closes_seen = atomic_load(&nr_close_requests);
         ULONG result = ERROR_SUCCESS;
         for (;;) {
                 const uint8_t *buf;
                 uint32_t size;
-                int n = ops->rt_next(rt, 100, &buf, &size);
+                int n = ops->rt_next(rt, RT_WAIT_MS, &buf, &size);
                 if (n == 0)
                         break; /* the session stopped and everything was delivered */
                 if (n < 0 && n != -EAGAIN) {
@@ -605,11 +618,10 @@ static ULONG process_realtime(struct trace_handle *t, bool *is_header_new)
                 if (is_closing)
                         break;
         }
-        if (is_held) {
-                pthread_mutex_lock(&handles_lock);
-                t->held_rt = NULL;
-                pthread_mutex_unlock(&handles_lock);
-        }
+        pthread_mutex_lock(&handles_lock);
+        t->held_rt = NULL;
+        t->live_rt = NULL;
+        pthread_mutex_unlock(&handles_lock);
         ops->rt_detach(rt);
         return result;
 }

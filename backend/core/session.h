@@ -89,6 +89,11 @@ void session_rt_ring_set(struct session_rt *rt, uint8_t *mem, uint32_t nr_slots)
 int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t released,
                          uint64_t *seq);
 
+/* Makes a session_rt_next waiting now, or the next one to wait, return -EAGAIN at once: a
+   consumer's CloseTrace, from another thread, so that its reader need not wake on a timer to
+   look for one. */
+void session_rt_interrupt(struct session_rt *rt);
+
 /* Buffers this consumer lost because its queue was full (counted in RealTimeBuffersLost). */
 uint64_t session_rt_nr_lost(const struct session_rt *rt);
 

@@ -180,6 +180,7 @@ struct session_rt {
         bool is_taken_header;
         /* the buffers queued that wake the sender (rt_wake_at); set at attach */
         uint32_t wake_at;
+        bool is_woken; /* session_rt_interrupt, under rt_lock: the next wait returns at once */
         _Atomic uint64_t nr_lost; /* added under rt_lock, read without it */
         /* the sender's shared ring (session_rt_ring_set), under rt_lock: buffers are numbered
            from 0, buffer n in slot n % ring_slots; the completing thread copies into it while

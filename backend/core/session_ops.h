@@ -51,6 +51,9 @@ struct session_ops {
                          struct session_rt_info *info);
         int (*rt_next)(struct session_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                        uint32_t *size);
+        /* Makes an rt_next waiting now, or the next one to wait, return -EAGAIN at once (from
+           any thread, while the consumer is attached): a CloseTrace. */
+        void (*rt_wake)(struct session_rt *rt);
         /* Held buffers, where the consumer can keep them (NULL where none can): rt_hold
            asks that each buffer rt_next hands out stay where it is until rt_release gives it
            back (false: they cannot, each is valid until the next rt_next only); rt_held_id is

@@ -298,11 +298,24 @@ int session_rt_next_batch(struct session_rt *rt, uint32_t timeout_ms, const uint
                         rc = 0;
                         break;
                 }
+                if (rt->is_woken) {
+                        rt->is_woken = false;
+                        break;
+                }
                 if (pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, &deadline) == ETIMEDOUT)
                         break;
         }
         pthread_mutex_unlock(&s->rt_lock);
         return rc;
+}
+
+void session_rt_interrupt(struct session_rt *rt)
+{
+        struct session *s = rt->s;
+        pthread_mutex_lock(&s->rt_lock);
+        rt->is_woken = true;
+        pthread_cond_broadcast(&s->rt_cond);
+        pthread_mutex_unlock(&s->rt_lock);
 }
 
 void session_rt_ring_set(struct session_rt *rt, uint8_t *mem, uint32_t nr_slots)

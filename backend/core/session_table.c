@@ -593,6 +593,7 @@ const struct session_ops session_local_ops = {
         .rt_header = session_rt_header,
         .rt_attach = session_rt_attach,
         .rt_next = session_rt_next,
+        .rt_wake = session_rt_interrupt,
         .rt_nr_lost = session_rt_nr_lost,
         .rt_error = session_rt_error,
         .rt_detach = session_rt_detach,

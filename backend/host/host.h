@@ -194,6 +194,9 @@ struct host_rt;
 int host_client_rt_attach(const char *name, struct host_rt **out, struct session_rt_info *info);
 int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
                         uint32_t *size);
+/* Makes a host_client_rt_next waiting now, or the next one to wait, return -EAGAIN at once
+   (from any thread: a CloseTrace). */
+void host_client_rt_wake(struct host_rt *rt);
 uint64_t host_client_rt_nr_lost(const struct host_rt *rt);
 const char *host_client_rt_error(const struct host_rt *rt);
 /* Held buffers (a stream with a ring): from host_client_rt_hold on, a buffer host_client_rt_next

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -529,6 +531,8 @@ int host_client_rt_header(const char *name, uint8_t **buf, uint32_t *size,
 
 struct host_rt {
         int fd;
+        int wake_fd; /* an eventfd: host_client_rt_wake ends a wait for the next message (-1:
+                        none could be made, and a wait ends at its time) */
         struct host_ring ring; /* the host's shared ring, where it made one */
         uint8_t *msg;   /* owned: every message is read here, the buffer last handed out in it */
         size_t msg_cap; /* msg's bytes */
@@ -600,6 +604,7 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
                 close(fd);
                 return -ENOMEM;
         }
+        rt->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         pthread_mutex_init(&rt->release_lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -635,6 +640,8 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
                 rc = ring_attach(fd, rt);
         if (rc < 0) {
                 close(fd);
+                if (rt->wake_fd >= 0)
+                        close(rt->wake_fd);
                 host_ring_unmap(&rt->ring);
                 free(rt);
                 return rc == -ENOMEM ? rc : -ESRCH;
@@ -643,6 +650,34 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
         snprintf(rt->name, sizeof(rt->name), "%s", name);
         *out = rt;
         return 0;
+}
+
+/* Waits up to timeout_ms for the stream's next message to begin (or its end), or for a wake
+   (host_client_rt_wake): false when woken or the time ran out. */
+static bool stream_wait(struct host_rt *rt, uint32_t timeout_ms)
+{
+        struct pollfd pfd[2] = {{.fd = rt->fd, .events = POLLIN},
+                                {.fd = rt->wake_fd, .events = POLLIN}};
+        int n;
+        do
+                n = poll(pfd, rt->wake_fd >= 0 ? 2 : 1, (int)timeout_ms);
+        while (n < 0 && errno == EINTR);
+        if (n > 0 && rt->wake_fd >= 0 && (pfd[1].revents & POLLIN)) {
+                uint64_t v;
+                if (read(rt->wake_fd, &v, sizeof(v)) < 0) {
+                        /* taken already: one wake is as good as two */
+                }
+                return false;
+        }
+        return n != 0; /* a failed poll: the read finds what is wrong */
+}
+
+void host_client_rt_wake(struct host_rt *rt)
+{
+        uint64_t one = 1;
+        if (rt->wake_fd >= 0 && write(rt->wake_fd, &one, sizeof(one)) < 0) {
+                /* the count is full: a wake is pending already */
+        }
 }
 
 int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t **buf,
@@ -674,8 +709,13 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         /* (the socket's way) the buffer handed out last is done with: the next message takes
            its place */
         size_t msg_size;
-        int rc = host_io_read_msg_kept(rt->fd, (int)timeout_ms, REPLY_MS, &rt->msg, &rt->msg_cap,
-                                       &msg_size, why, sizeof(why));
+        int rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap, &msg_size, why,
+                                       sizeof(why));
+        /* none there yet: a wait on the socket and the wake together (a CloseTrace ends it, so
+           the consumer's thread sleeps until the host sends, not a timer's while) */
+        if (rc == -EAGAIN && timeout_ms > 0 && stream_wait(rt, timeout_ms))
+                rc = host_io_read_msg_kept(rt->fd, 0, REPLY_MS, &rt->msg, &rt->msg_cap, &msg_size,
+                                           why, sizeof(why));
         if (rc == -EAGAIN)
                 return -EAGAIN;
         struct host_rt_msg m;
@@ -778,6 +818,8 @@ void host_client_rt_detach(struct host_rt *rt)
                 return;
         if (rt->fd >= 0)
                 close(rt->fd);
+        if (rt->wake_fd >= 0)
+                close(rt->wake_fd);
         host_ring_unmap(&rt->ring);
         pthread_mutex_destroy(&rt->release_lock);
         pthread_cond_destroy(&rt->released);

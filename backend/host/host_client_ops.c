@@ -70,6 +70,11 @@ static int client_rt_next(struct session_rt *rt, uint32_t timeout_ms, const uint
         return host_client_rt_next(stream(rt), timeout_ms, buf, size);
 }
 
+static void client_rt_wake(struct session_rt *rt)
+{
+        host_client_rt_wake(stream(rt));
+}
+
 static bool client_rt_hold(struct session_rt *rt)
 {
         return host_client_rt_hold(stream(rt));
@@ -118,6 +123,7 @@ const struct session_ops host_client_ops = {
         .rt_header = host_client_rt_header,
         .rt_attach = client_rt_attach,
         .rt_next = client_rt_next,
+        .rt_wake = client_rt_wake,
         .rt_hold = client_rt_hold,
         .rt_held_id = client_rt_held_id,
         .rt_release = client_rt_release,

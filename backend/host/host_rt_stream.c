@@ -30,8 +30,14 @@
 #define RING_BYTES     ((size_t)2 << 20)
 #define RING_MIN_SLOTS 4u
 #define RING_MAX_SLOTS (2u * SESSION_RT_BATCH_MAX)
-/* How long a waiting stream sleeps between looks at the host's end and the session's. */
+/* How long a stream that waits for its consumer (a full ring, a full socket) sleeps between
+   looks at the host's end and the session's. */
 #define STREAM_WAIT_MS 250
+/* How long a stream that waits for the session's next buffers sleeps: they, the session's end
+   and the host's (which stops every session) wake it, so this bounds only how late it finds
+   its consumer gone while the session writes nothing (it was STREAM_WAIT_MS, four idle wake-ups
+   a second of a screen's stream) */
+#define STREAM_IDLE_MS 2000
 /* The rest of a release message, once its first byte is there. */
 #define RELEASE_READ_MS 1000
 
@@ -175,7 +181,7 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                         break;
                 }
                 uint64_t seq = 0;
-                int n = session_rt_ring_next(rt, STREAM_WAIT_MS, r.released, &seq);
+                int n = session_rt_ring_next(rt, STREAM_IDLE_MS, r.released, &seq);
                 if (n > 0) {
                         if (seq != r.sent || (uint64_t)n > r.nr_slots - (r.sent - r.released))
                                 break; /* not what this ring's state allows: never */
@@ -268,7 +274,7 @@ void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *
         for (;;) {
                 const uint8_t *bufs[SESSION_RT_BATCH_MAX];
                 uint32_t size;
-                int n = session_rt_next_batch(rt, STREAM_WAIT_MS, bufs, SESSION_RT_BATCH_MAX,
+                int n = session_rt_next_batch(rt, STREAM_IDLE_MS, bufs, SESSION_RT_BATCH_MAX,
                                               &size);
                 if (n > 0) {
                         /* what waits, each buffer's header and the buffer, in one send (a send a

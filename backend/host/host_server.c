@@ -46,8 +46,12 @@
 #define SPAWN_WAIT_MS    30000
 #define DEFAULT_GRACE_MS 5000
 #define TICK_MS          100
-#define STREAM_WAIT_MS   250
-#define THREADS_WAIT_MS  10000
+/* a kept connection's and a binding's look at the sessions while they wait: the host's end
+   wakes them at once (exit_fds), a new request or the binder's end too; this bounds only how
+   late they see their session stopped by another (each look a wake-up, dear on a busy machine:
+   it was 250 ms, eight a second of a screen's two) */
+#define LOOK_MS         2000
+#define THREADS_WAIT_MS 10000
 
 static atomic_bool is_exiting; /* SIGTERM: the sessions are being stopped */
 static atomic_int nr_active;   /* connections being served */
@@ -55,6 +59,24 @@ static atomic_int nr_reading;  /* of them, those whose request has yet to arrive
 static atomic_int nr_streams;  /* of them, real-time consumers and bindings */
 static int idle_ms = DEFAULT_IDLE_MS, drain_ms = DEFAULT_DRAIN_MS;
 static int signal_fds[2] = {-1, -1}; /* the signal handler's self-pipe */
+/* written once when the host ends, never read: readable from then on, it wakes every connection
+   waiting in a poll */
+static int exit_fds[2] = {-1, -1};
+/* of the connections, kept ones waiting for their next request: they keep no host alive (the
+   host's end wakes them) */
+static atomic_int nr_kept_waiting;
+
+/* Waits up to ms for fd's events, or the host's end: poll's count (0: the time ran out; the
+   host's end counts, with is_exiting set), -1 on error. */
+static int poll_or_exit(int fd, short events, int ms)
+{
+        struct pollfd pfd[2] = {{.fd = fd, .events = events},
+                                {.fd = exit_fds[0], .events = POLLIN}};
+        int n = poll(pfd, exit_fds[0] >= 0 ? 2 : 1, ms);
+        if (n > 0 && !pfd[0].revents)
+                return atomic_load(&is_exiting) ? n : 0;
+        return n;
+}
 
 struct conn {
         int fd;
@@ -454,13 +476,14 @@ static void serve_bind(int fd, const struct host_request *rq)
                 return;
         }
         while (!atomic_load(&is_exiting)) {
-                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-                int n = poll(&pfd, 1, STREAM_WAIT_MS);
+                int n = poll_or_exit(fd, POLLIN | POLLRDHUP, LOOK_MS);
                 if (n < 0 && errno != EINTR)
                         break;
+                if (atomic_load(&is_exiting))
+                        break; /* the host stops every session */
                 memset(&q, 0, sizeof(q));
                 q.p.Wnode.BufferSize = sizeof(q);
-                if (n > 0 && pfd.revents) {
+                if (n > 0) {
                         /* the binding process ended (or closed its end): so does the session */
                         session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP,
                                                   NULL);
@@ -505,15 +528,23 @@ static void serve(const struct conn *c, const struct host_request *rq)
 static bool next_request_begins(int fd)
 {
         int64_t deadline = now_ms() + HOST_KEEP_MS;
-        while (!atomic_load(&is_exiting) && session_nr_sessions() > 0 && now_ms() < deadline) {
-                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-                int n = poll(&pfd, 1, STREAM_WAIT_MS);
+        bool is_begun = false;
+        atomic_fetch_add(&nr_kept_waiting, 1);
+        for (int64_t left; !atomic_load(&is_exiting) && session_nr_sessions() > 0 &&
+                           (left = deadline - now_ms()) > 0;) {
+                struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN | POLLRDHUP},
+                                        {.fd = exit_fds[0], .events = POLLIN}};
+                int n = poll(pfd, exit_fds[0] >= 0 ? 2 : 1, left < LOOK_MS ? (int)left : LOOK_MS);
                 if (n < 0 && errno != EINTR)
-                        return false;
-                if (n > 0)
-                        return (pfd.revents & POLLIN) && !(pfd.revents & (POLLERR | POLLNVAL));
+                        break;
+                if (n > 0 && pfd[0].revents) {
+                        is_begun = (pfd[0].revents & POLLIN) &&
+                                   !(pfd[0].revents & (POLLERR | POLLNVAL));
+                        break;
+                }
         }
-        return false;
+        atomic_fetch_sub(&nr_kept_waiting, 1);
+        return is_begun && !atomic_load(&is_exiting);
 }
 
 static void *conn_main(void *arg)
@@ -738,7 +769,8 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
         struct stat sock_st = {0};
         if (rc == 0)
                 rc = lstat(sa.sun_path, &sock_st);
-        if (rc < 0 || pipe2(signal_fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+        if (rc < 0 || pipe2(signal_fds, O_CLOEXEC | O_NONBLOCK) < 0 ||
+            (exit_fds[0] < 0 && pipe2(exit_fds, O_CLOEXEC | O_NONBLOCK) < 0)) {
                 int e = errno;
                 host_say(why, why_size, "%s: %s", sa.sun_path, strerror(e));
                 if (listen_fd >= 0)
@@ -785,7 +817,8 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                                 conn_accept(fd);
                 }
                 int64_t now = now_ms();
-                bool is_idle = session_nr_sessions() == 0 && atomic_load(&nr_active) == 0;
+                bool is_idle = session_nr_sessions() == 0 &&
+                               atomic_load(&nr_active) == atomic_load(&nr_kept_waiting);
                 if (!is_idle || (flags & HOST_RUN_PERSISTENT))
                         idle_since = 0;
                 else if (!idle_since)
@@ -808,6 +841,9 @@ int host_serve(const char *dir, int ready_fd, unsigned flags, char *why, size_t 
                 unlink(sa.sun_path);
         close(listen_fd);
         atomic_store(&is_exiting, true);
+        if (write(exit_fds[1], "x", 1) < 0) {
+                /* no wake: the waits end at their LOOK_MS */
+        }
         session_stop_all();
         int64_t deadline = now_ms() + THREADS_WAIT_MS;
         while (atomic_load(&nr_active) > 0 && now_ms() < deadline) {

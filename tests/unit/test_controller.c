@@ -2100,10 +2100,20 @@ static void test_realtime_close_trace(void **state)
                               (unsigned long)c.rc, c.why);
         assert_false(atomic_load(&c.is_done));
         assert_true(thread_sleeps(atomic_load(&c.tid)));
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ULONG rc = CloseTrace(c.h);
         assert_true(rc == ERROR_CTX_CLOSE_PENDING || rc == ERROR_SUCCESS);
         assert_int_equal(pthread_join(th, NULL), 0);
         assert_int_equal(c.rc, ERROR_SUCCESS);
+        /* the close woke the reader's wait: it did not wait for its own next look (RT_WAIT_MS,
+           2 s, the only other end of a quiet session's wait), with the whole of that to spare
+           for a busy machine's scheduling */
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        int64_t waited_ms =
+                (int64_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        print_message("ProcessTrace returned %lld ms after CloseTrace\n", (long long)waited_ms);
+        assert_true(waited_ms < 1000);
         /* the session still runs */
         struct props q;
         props_query(&q);
