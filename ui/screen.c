@@ -75,6 +75,13 @@ int ui_screen_open_on(struct ui_screen **out, bool is_mono, FILE *term_out, FILE
                 init_pair(PAIR_GREY, COLOR_WHITE, -1);
                 s->has_colors = true;
         }
+        /* ncurses (6.4) writes its buffer out at every cursor move until the screen has been
+           left once and drawn again (its state stays "initial" till then, for terminfo-level
+           callers): a refresh of the list was some 160 writes to the terminal, each a system
+           call and a wake-up of whatever reads it. Left and drawn again here, before anything
+           is shown, a refresh is one write. */
+        endwin();
+        refresh();
         *out = s;
         return 0;
 }

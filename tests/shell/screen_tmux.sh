@@ -291,6 +291,18 @@ if [ -f "$net" ]; then
         # refresh (slow under the sanitizers: 23% read when the keys came, in one CI run)
         check "replay: the file read (no 'loading' in the header)" \
                 wait_gone '^etwtop - replay .*loading' 90
+        # a redraw goes to the terminal in one write, not one a cursor move (ncurses 6.4 wrote
+        # at every move until its screen had been left once and drawn again: 60-odd writes for
+        # these two views here; ui_screen_open_on)
+        epid=$(pgrep -P "$(tm display -p -t s '#{pane_pid}')" | head -1)
+        w0=$(awk '/^syscw/ {print $2}' "/proc/$epid/io" 2>/dev/null)
+        tm send-keys -t s 3
+        wait_for 'Switches  *On-CPU' 5
+        tm send-keys -t s 1
+        wait_for 'Self%  *Total%' 5
+        w1=$(awk '/^syscw/ {print $2}' "/proc/$epid/io" 2>/dev/null)
+        check "replay: views 3 and 1 drawn whole in a few writes to the terminal ($w0 -> $w1)" \
+                [ "$(( ${w1:-1000} - ${w0:-0} ))" -le 12 ]
         tm send-keys -t s Home PgDn PgDn
         check_cursor "replay: PgDn PgDn: the cursor far down" '[ "$(idx "$c")" -gt 10 ]'
         tm send-keys -t s F6
