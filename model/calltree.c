@@ -718,7 +718,6 @@ void calltree_catch_up(struct calltree *t)
 {
         pending_flush_all(t);
         rekey(t);
-        calltree_settle(t);
 }
 
 uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
@@ -726,8 +725,7 @@ uint32_t calltree_children(struct calltree *t, bool is_callers, uint32_t node,
 {
         if (node == 0) /* a new look at the tree */
                 calltree_catch_up(t);
-        else
-                calltree_settle(t);
+        calltree_settle(t);
         if (node == 0)
                 node = is_callers ? ROOT_CALLERS : ROOT_TOP_DOWN;
         uint32_t n = 0;
@@ -836,8 +834,9 @@ bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns)
         return t->is_top_down && !t->top_down_from;
 }
 
-uint64_t calltree_nr_samples_top_down(const struct calltree *t)
+uint64_t calltree_nr_samples_top_down(struct calltree *t)
 {
+        calltree_settle(t);
         return t->is_top_down ? t->nodes[ROOT_TOP_DOWN].count : 0;
 }
 
@@ -859,9 +858,10 @@ bool calltree_has_children(const struct calltree *t, uint32_t node)
 void calltree_refresh(struct calltree *t, const struct agg_settings *s)
 {
         pending_flush_all(t);
-        calltree_settle(t);
-        if (s->mode == AGG_ZEROED) /* the counts start over, as with z */
+        if (s->mode == AGG_ZEROED) { /* the counts start over, as with z */
                 calltree_reset(t);
-        else if (s->mode == AGG_DECAYING)
+        } else if (s->mode == AGG_DECAYING) {
+                calltree_settle(t); /* what decays is what was counted */
                 calltree_decay(t, s);
+        }
 }

@@ -83,13 +83,17 @@ uint64_t calltree_nr_frames_located(const struct calltree *t);
    stayed since the last look is not, nor, live, one whose process had no JIT map this look). */
 uint64_t calltree_nr_unplaced_located(const struct calltree *t);
 
-/* The refresh step of the aggregation mode s: decaying, every count decays and the nodes that
-   fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative, nothing. */
+/* The refresh step of the aggregation mode s: decaying, every count (settled) decays and the
+   nodes that fall to nothing go; zeroed, the tree starts over (calltree_reset); cumulative,
+   nothing. */
 void calltree_refresh(struct calltree *t, const struct agg_settings *s);
 
 /* Brings the tree up to what came: the samples whose stacks never came count (their address
-   alone), functions named since merge, the memos' counts settle. calltree_children(0) does it
-   first; the loop does it before the views read the tree (profile_catch_up). */
+   alone), functions named since merge. calltree_children(0) does it first; the loop does it
+   before the views read the tree (profile_catch_up). The memos' counts settle where counts are
+   read (calltree_children, calltree_nr_samples_top_down), not here: walking every new stack's
+   path to the root at each refresh was a twentieth of a live screen's CPU while no view showed
+   the tree. */
 void calltree_catch_up(struct calltree *t);
 
 /* The children of node (0: the root) in one tree, largest count first. The array belongs to
@@ -119,8 +123,8 @@ void calltree_keep_top_down(struct calltree *t);
 /* Whether the top-down tree counts every sample the tree does; false: not counted, or only the
    samples after *since_ns (may be NULL). */
 bool calltree_top_down_counts_all(const struct calltree *t, int64_t *since_ns);
-/* The samples the top-down tree counts (its root's; 0: not counted). */
-uint64_t calltree_nr_samples_top_down(const struct calltree *t);
+/* The samples the top-down tree counts (its root's, settled; 0: not counted). */
+uint64_t calltree_nr_samples_top_down(struct calltree *t);
 /* Whether the callers by `by` count every sample the tree does (CALLTREE_ALL: always); false:
    not counted, or only the samples after *since_ns (the time of the last sample before they
    began; may be NULL). */

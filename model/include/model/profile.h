@@ -152,9 +152,9 @@ void profile_set_window(struct profile *p, bool is_on, int64_t from_ns, int64_t 
 /* The aggregation mode from now on. */
 void profile_set_mode(struct profile *p, enum agg_mode mode);
 /* Before the views read the model (the loop, under the model's lock): the samples still waiting
-   in the call tree count and its functions named since merge (calltree_catch_up), the
-   switches' open intervals run to the latest event (switches_settle). The views' builds only
-   read. */
+   in the call tree count and its functions named since merge (calltree_catch_up; its counts
+   settle as a view reads them), the switches' open intervals run to the latest event
+   (switches_settle). */
 void profile_catch_up(struct profile *p);
 /* The aggregation step at each refresh of a live view: decay or zero, per the mode. */
 void profile_refresh(struct profile *p);
