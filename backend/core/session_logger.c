@@ -64,6 +64,9 @@ int session_drain_source(struct session *s, bool is_locked)
         return total;
 }
 
+/* The longest the logger sleeps between looks (a minute): a FlushTimer may be any ULONG. */
+#define LOGGER_WAIT_MAX_MS 60000
+
 /* Polls the live source, drains it, and flushes every FlushTimer seconds, until STOP, or until
    the log file cannot be written: then the session stops itself. */
 static void *logger_thread(void *arg)
@@ -97,6 +100,8 @@ static void *logger_thread(void *arg)
                    ms: four idle wake-ups a second, dear on a busy machine) */
                 if (wait_ms < 0)
                         wait_ms = 0;
+                if (wait_ms > LOGGER_WAIT_MAX_MS) /* a FlushTimer of hours: poll's int */
+                        wait_ms = LOGGER_WAIT_MAX_MS;
                 if (nr_idle_wakeups > 2)
                         wait_ms = wait_ms < 10 ? wait_ms : 10;
                 struct pollfd pfd[2] = {{.fd = s->wake_fd, .events = POLLIN},
