@@ -66,15 +66,14 @@ static int exit_fds[2] = {-1, -1};
    host's end wakes them) */
 static atomic_int nr_kept_waiting;
 
-/* Waits up to ms for fd's events, or the host's end: poll's count (0: the time ran out; the
-   host's end counts, with is_exiting set), -1 on error. */
-static int poll_or_exit(int fd, short events, int ms)
+/* Waits up to ms for fd's events or the host's end (is_exiting set): poll's count (0: the time
+   ran out), -1 on error; *revents: fd's. */
+static int poll_or_exit(int fd, short events, int ms, short *revents)
 {
         struct pollfd pfd[2] = {{.fd = fd, .events = events},
                                 {.fd = exit_fds[0], .events = POLLIN}};
         int n = poll(pfd, exit_fds[0] >= 0 ? 2 : 1, ms);
-        if (n > 0 && !pfd[0].revents)
-                return atomic_load(&is_exiting) ? n : 0;
+        *revents = n > 0 ? pfd[0].revents : 0;
         return n;
 }
 
@@ -476,14 +475,15 @@ static void serve_bind(int fd, const struct host_request *rq)
                 return;
         }
         while (!atomic_load(&is_exiting)) {
-                int n = poll_or_exit(fd, POLLIN | POLLRDHUP, LOOK_MS);
+                short revents;
+                int n = poll_or_exit(fd, POLLIN | POLLRDHUP, LOOK_MS, &revents);
                 if (n < 0 && errno != EINTR)
                         break;
                 if (atomic_load(&is_exiting))
                         break; /* the host stops every session */
                 memset(&q, 0, sizeof(q));
                 q.p.Wnode.BufferSize = sizeof(q);
-                if (n > 0) {
+                if (revents) {
                         /* the binding process ended (or closed its end): so does the session */
                         session_local_ops.control(rq->handle, NULL, &q.p, EVENT_TRACE_CONTROL_STOP,
                                                   NULL);
@@ -532,14 +532,13 @@ static bool next_request_begins(int fd)
         atomic_fetch_add(&nr_kept_waiting, 1);
         for (int64_t left; !atomic_load(&is_exiting) && session_nr_sessions() > 0 &&
                            (left = deadline - now_ms()) > 0;) {
-                struct pollfd pfd[2] = {{.fd = fd, .events = POLLIN | POLLRDHUP},
-                                        {.fd = exit_fds[0], .events = POLLIN}};
-                int n = poll(pfd, exit_fds[0] >= 0 ? 2 : 1, left < LOOK_MS ? (int)left : LOOK_MS);
+                short revents;
+                int n = poll_or_exit(fd, POLLIN | POLLRDHUP, left < LOOK_MS ? (int)left : LOOK_MS,
+                                     &revents);
                 if (n < 0 && errno != EINTR)
                         break;
-                if (n > 0 && pfd[0].revents) {
-                        is_begun = (pfd[0].revents & POLLIN) &&
-                                   !(pfd[0].revents & (POLLERR | POLLNVAL));
+                if (revents) {
+                        is_begun = (revents & POLLIN) && !(revents & (POLLERR | POLLNVAL));
                         break;
                 }
         }
