@@ -994,6 +994,14 @@ static void file_patch(const char *path, const char *needle, size_t n, size_t at
    parse (kallsyms.names) and mapped by the next replay in the same state of kallsyms: the same
    names; a name changed in the file shows (it is what is read); a damaged file is refused, the
    table made again and kept anew; another state (a module loaded) makes its own. */
+/* A kernel's state in dir: its kallsyms text and its modules' lines (64-byte paths out). */
+static void write_kernel_state(const char *dir, const char *ksyms, const char *modules,
+                               char *ks_path, char *mod_path)
+{
+        write_temp(dir, "kallsyms", ksyms, strlen(ksyms), ks_path, 64);
+        write_temp(dir, "modules", modules, strlen(modules), mod_path, 64);
+}
+
 static void test_kernel_symbols_running_kept(void **state)
 {
         (void)state;
@@ -1013,9 +1021,7 @@ static void test_kernel_symbols_running_kept(void **state)
                                     "ffffffff81000100 T schedule\n"
                                     "ffffffff81000200 T _etext\n"
                                     "ffffffffc0100000 t ext4_file_write_iter\t[ext4]\n";
-        write_temp(dir, "kallsyms", ksyms, sizeof(ksyms) - 1, ks_path, sizeof(ks_path));
-        write_temp(dir, "modules", "ext4 1 0 - Live 0xffffffffc0100000\n", 35, mod_path,
-                   sizeof(mod_path));
+        write_kernel_state(dir, ksyms, "ext4 1 0 - Live 0xffffffffc0100000\n", ks_path, mod_path);
         snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
         assert_int_equal(mkdir(cache_dir, 0700), 0);
         snprintf(kept, sizeof(kept), "%s/kallsyms.names", cache_dir);
@@ -1063,9 +1069,7 @@ static void test_kernel_symbols_running_kept(void **state)
                                      "ffffffff81000100 T schedule_new\n"
                                      "ffffffff81000200 T _etext\n"
                                      "ffffffffc0200000 t xfs_file_read_iter\t[xfs]\n";
-        write_temp(dir, "kallsyms", ksyms2, sizeof(ksyms2) - 1, ks_path, sizeof(ks_path));
-        write_temp(dir, "modules", "xfs 1 0 - Live 0xffffffffc0200000\n", 34, mod_path,
-                   sizeof(mod_path));
+        write_kernel_state(dir, ksyms2, "xfs 1 0 - Live 0xffffffffc0200000\n", ks_path, mod_path);
         kallsyms_text_forget();
         running_name(&k, id, notes_path, 0xffffffff81000123ull, name, sizeof(name));
         assert_string_equal(name, "schedule_new");
