@@ -6,13 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "etw/ntwmi.h"
 #include "stack_join.h"
 #include "util/clock.h"
+#include "util/mem_policy.h"
 #include "util/xalloc.h"
 
 /* The sizes the screen has always used. */
@@ -458,19 +456,17 @@ void profile_refresh(struct profile *p)
         switches_refresh(p->switches);
         if (p->tree)
                 calltree_refresh(p->tree, &p->agg);
-#ifdef __GLIBC__
         /* The tables the step rebuilt are freed as new ones are made, many in huge-page-aligned
            blocks that glibc keeps but cannot always reuse: without giving their pages back, a
            live session's memory grew by hundreds of MB of free heap under churn (bench/rss.sh).
-           Every 5 s at most: the pages given back at every refresh were faulted in again by the
-           next (a page fault is dear on a virtual machine), and a few seconds of churn are a
-           few MB. */
+           Every 5 s at most, and only a heap with MEM_POLICY_TRIM_MIN free: the pages given
+           back were faulted in again by the next refreshes (a page fault is dear on a virtual
+           machine), and a screen's own refresh frees and makes again 1 to 2 MiB. */
         uint64_t now = now_ns();
         if (now - p->trimmed_ns >= 5000000000ull) {
-                malloc_trim(0);
+                mem_policy_trim();
                 p->trimmed_ns = now;
         }
-#endif
 }
 
 void profile_catch_up(struct profile *p)

@@ -21,11 +21,27 @@ int mem_policy_long_run(void)
            faulted in a 2 MiB page, and khugepaged filled any 2 MiB range with one page in it:
            the screen's memory went up in steps towards the heap's span, several times what it
            held (bench/README.md, item 7's third round). A fixed threshold keeps every large
-           block in its own mapping, given back when freed, and the heap holds small ones. */
-        if (mallopt(M_MMAP_THRESHOLD, (int)MEM_POLICY_MMAP_MIN) == 1)
+           block in its own mapping, given back when freed, and the heap holds small ones; its
+           top is given back past MEM_POLICY_TRIM_MIN (not at every 128 KiB freed there: a brk
+           call each time, and page faults at the next growth). */
+        if (mallopt(M_MMAP_THRESHOLD, (int)MEM_POLICY_MMAP_MIN) == 1 &&
+            mallopt(M_TRIM_THRESHOLD, (int)MEM_POLICY_TRIM_MIN) == 1)
                 return 0;
 #endif
         return -ENOTSUP;
+}
+
+int mem_policy_trim(void)
+{
+#ifdef __GLIBC__
+        struct mallinfo2 mi = mallinfo2();
+        if (mi.fordblks < MEM_POLICY_TRIM_MIN)
+                return 0;
+        malloc_trim(0);
+        return 1;
+#else
+        return -ENOTSUP;
+#endif
 }
 
 int mem_policy_short_run(void)

@@ -3,7 +3,8 @@
    churn: the model's huge-page tables (model_util.h) made and freed refresh after refresh, small
    blocks kept in between, after a large mapped block was freed (which raises glibc's own
    threshold): no heap range is marked for huge pages, and the heap stays small. A table under
-   2 MiB is written at once: no page of it left to the zero page's read-then-copy faults. */
+   2 MiB is written at once: no page of it left to the zero page's read-then-copy faults. The
+   heap's free pages are given back past MEM_POLICY_TRIM_MIN, not before. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -131,11 +132,69 @@ static void test_small_table_written_at_once(void **state)
 #endif
 }
 
+#if !defined(IS_SANITIZED) && defined(__GLIBC__)
+static size_t resident_bytes(void)
+{
+        FILE *f = fopen("/proc/self/statm", "r");
+        assert_non_null(f);
+        unsigned long size = 0, resident = 0;
+        assert_int_equal(fscanf(f, "%lu %lu", &size, &resident), 2);
+        fclose(f);
+        return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+#endif
+
+/* A long run's free heap is given back once MEM_POLICY_TRIM_MIN of it is free, and not before
+   (a refresh's few MiB freed and made again stay, rather than fault in again). */
+static void test_trim_past_its_minimum(void **state)
+{
+        (void)state;
+#if defined(IS_SANITIZED) || !defined(__GLIBC__)
+        skip(); /* a sanitizer's allocator (or not glibc's): no such call to check */
+#else
+        assert_int_equal(mem_policy_long_run(), 0);
+        enum { NR = 192, BLOCK = 64 << 10 }; /* 12 MiB of heap blocks, under the mmap threshold */
+        char *blocks[NR + 1];
+        for (int i = 0; i <= NR; i++) {
+                blocks[i] = xmalloc(BLOCK);
+                memset(blocks[i], i + 1, BLOCK);
+        }
+        /* the highest block stays: the others' frees leave the heap's top alone */
+        int top = 0;
+        for (int i = 1; i <= NR; i++)
+                if (blocks[i] > blocks[top])
+                        top = i;
+        char *fence = blocks[top];
+        blocks[top] = blocks[NR];
+        /* a third freed: under the minimum, kept */
+        for (int i = 0; i < NR / 3; i++)
+                free(blocks[i]);
+        assert_true(mallinfo2().fordblks < MEM_POLICY_TRIM_MIN);
+        size_t before = resident_bytes();
+        assert_int_equal(mem_policy_trim(), 0);
+        size_t kept = resident_bytes();
+        /* the rest freed: past it, given back */
+        for (int i = NR / 3; i < NR; i++)
+                free(blocks[i]);
+        assert_true(mallinfo2().fordblks >= MEM_POLICY_TRIM_MIN);
+        size_t freed = resident_bytes();
+        assert_int_equal(mem_policy_trim(), 1);
+        size_t after = resident_bytes();
+        print_message("resident %zu KiB; 4 MiB freed, no trim: %zu KiB; 12 MiB freed: %zu KiB, "
+                      "trimmed: %zu KiB\n",
+                      before >> 10, kept >> 10, freed >> 10, after >> 10);
+        assert_true(kept + ((size_t)1 << 20) >= before);
+        assert_true(after + ((size_t)10 << 20) <= freed);
+        free(fence);
+#endif
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_tables_churn_outside_the_heap),
                 cmocka_unit_test(test_small_table_written_at_once),
+                cmocka_unit_test(test_trim_past_its_minimum),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

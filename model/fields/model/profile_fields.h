@@ -30,7 +30,7 @@ struct profile {
         void *sample_sink_ctx;
         profile_sample_fn event_sink; /* gets what the events table counts (NULL: none) */
         void *event_sink_ctx;
-        uint64_t trimmed_ns; /* CLOCK_MONOTONIC of the last malloc_trim (profile_refresh) */
+        uint64_t trimmed_ns; /* CLOCK_MONOTONIC of the last mem_policy_trim (profile_refresh) */
 };
 
 #endif

@@ -12,9 +12,21 @@
    from the heap. */
 #define MEM_POLICY_MMAP_MIN ((size_t)1 << 20)
 
+/* A long run's heap keeps up to this many free bytes: free() gives its top back past it, and
+   mem_policy_trim gives the free pages inside it back only from here on. Given back at every
+   refresh, a screen's 1 to 2 MiB of free heap (its refresh's work arrays, freed and made again)
+   were faulted in again by the next refresh: 130 page faults and a madvise call a few seconds,
+   a page fault dear on a virtual machine. */
+#define MEM_POLICY_TRIM_MIN ((size_t)8 << 20)
+
 /* Sets it for this process (and the processes it forks after): before the first large block.
    0, or -ENOTSUP where the allocator takes no such setting (not glibc, a sanitizer's). */
 int mem_policy_long_run(void);
+
+/* The heap's free pages given back to the system when MEM_POLICY_TRIM_MIN bytes or more of it
+   are free (a churn's frees, in a long run). 1 when it gave them back, 0 when less was free,
+   -ENOTSUP where the allocator has no such call (not glibc). */
+int mem_policy_trim(void);
 
 /* Blocks under this size come from the heap in a short run: glibc's most (half of a thread's
    heap), past the tables a replay grows by doubling. */
