@@ -573,19 +573,24 @@ bool feed_arm(struct feed *f)
         return true;
 }
 
-/* A walk's state: its fields before the extended items, which each walk keeps for its own
-   record. */
-#define WALK_STATE_BYTES offsetof(struct etw_buffer_walk, Items)
-
-/* The walk's next record built into the slot after the last one built (its walk takes the
-   state on from f->walk, and gives it back). */
+/* The walk's next record built into the slot after the last one built: the slot's walk takes
+   the position on from f->walk and gives it back (the buffer, its size and the context are each
+   slot's from the walk's start; the extended items stay each slot's own). A copy of the whole
+   state in 16-byte moves, just after etw_buffer_next_record stored Position 4 bytes wide, waited
+   at every record for that store to leave (a store forwarded to no wider load). */
 static void walk_build(struct feed *f)
 {
         uint32_t slot = (f->ahead_at + f->nr_ahead) % FEED_AHEAD;
         struct etw_buffer_walk *w = &f->ahead_walk[slot];
-        memcpy(w, &f->walk, WALK_STATE_BYTES);
+        w->Position = f->walk.Position;
+        w->End = f->walk.End;
+        w->ProcessorIndex = f->walk.ProcessorIndex;
+        w->LoggerId = f->walk.LoggerId;
         BOOL ok = etw_buffer_next_record(w, &f->ahead[slot]);
-        memcpy(&f->walk, w, WALK_STATE_BYTES);
+        f->walk.Position = w->Position;
+        f->walk.End = w->End;
+        f->walk.ProcessorIndex = w->ProcessorIndex;
+        f->walk.LoggerId = w->LoggerId;
         if (ok)
                 f->nr_ahead++;
         else
@@ -632,6 +637,11 @@ static const EVENT_RECORD *next_record(struct feed *f, uint64_t mark)
                         }
                         f->walk = (struct etw_buffer_walk){
                                 .Buffer = buf, .Size = (ULONG)len, .Context = f};
+                        for (uint32_t i = 0; i < FEED_AHEAD; i++) {
+                                f->ahead_walk[i].Buffer = buf;
+                                f->ahead_walk[i].Size = (ULONG)len;
+                                f->ahead_walk[i].Context = f;
+                        }
                         f->is_walking = true;
                         f->is_walk_end = false;
                         f->nr_ahead = 0;
