@@ -540,9 +540,8 @@ void hot_prefetch_sample(const struct hot *h, uint32_t pid, uint64_t ip, bool is
                 __builtin_prefetch(
                         &h->frames_gen->by_pid[hash_mix64(pid) & (FRAMES_GEN_SLOTS - 1)]);
         } else if (f->slot1 && f->addr == ip && f->pid == pid) {
-                const struct entry *e = &h->slots[f->slot1 - 1];
-                __builtin_prefetch(e);
-                __builtin_prefetch((const char *)(e + 1) - 1);
+                /* one line: a place is one, the table aligned (xzalloc_table) */
+                __builtin_prefetch(&h->slots[f->slot1 - 1]);
         }
 }
 

@@ -47,10 +47,17 @@
 #define FEED_RUN 4096
 /* Records decoded between two readings of the clock in feed_drain. */
 #define FEED_CLOCK_EVERY 64
-/* A buffer's records built ahead of the one decoded: the next two timer samples' memory is
-   asked for while this one is decoded, the place a sample counts in first (where it is two
-   records ahead: a sample, then its stack), then what that holds (the next record). */
-#define FEED_AHEAD 3
+/* A buffer's records built ahead of the one decoded: a timer sample's memory is asked for in
+   two steps while the records before it are decoded (walk_prefetch), the first three records
+   ahead, the second two. With a sample and its stack in turn, a step and the next are a stack's
+   decode apart; with the steps two and one records ahead, the first had only a sample's decode
+   to come in, and the second step's load of what it asked for was the walk's slowest line (the
+   screen's main thread 546 against 578 ns a sample, bench/README.md, stop 72). */
+#define FEED_AHEAD 4
+/* Where, among the records built ahead after one is handed out, a timer sample's frame memo slot
+   is asked for (the far step), and then the place it holds (the near one). */
+#define FEED_FAR_AT  2
+#define FEED_NEAR_AT 1
 
 struct feed {
         struct profile *profile;  /* borrowed: the thread that drains (feed_run's caller when
@@ -597,16 +604,17 @@ static void walk_build(struct feed *f)
                 f->is_walk_end = true;
 }
 
-/* The timer samples among the records built ahead: the next one's place, and the frame memo
-   slot of the one after (profile_prefetch_sample). */
+/* The timer samples among the records built ahead: the place of the one FEED_NEAR_AT records
+   ahead (its frame memo slot asked for a record before), the frame memo slot of the one
+   FEED_FAR_AT ahead (profile_prefetch_sample). */
 static void walk_prefetch(struct feed *f)
 {
         uint64_t ip;
         uint32_t tid, pid;
-        for (uint32_t i = 0; i < f->nr_ahead && i < 2; i++)
+        for (uint32_t i = FEED_NEAR_AT; i < f->nr_ahead && i <= FEED_FAR_AT; i++)
                 if (kdecoder_peek_sample(f->decoder, &f->ahead[(f->ahead_at + i) % FEED_AHEAD], &ip,
                                          &tid, &pid))
-                        profile_prefetch_sample(f->profile, pid, ip, i == 0);
+                        profile_prefetch_sample(f->profile, pid, ip, i == FEED_NEAR_AT);
 }
 
 /* The next record handed over, NULL when there is none; a file's stays the queue's until
