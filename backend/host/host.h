@@ -101,6 +101,10 @@ void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *
 
 struct host_rt_msg;
 
+/* The most slots a consumer's ring has (host_rt_stream.c: 8 MiB at most): a consumer that
+   reads nothing holds as many buffers there before its queue. */
+#define HOST_RT_RING_MAX_SLOTS 128u
+
 /* The ring as a consumer reads it: buffers numbered from 0, buffer n in slot n % nr_slots. */
 struct host_ring {
         const uint8_t *mem; /* mapped read-only; NULL: no ring */

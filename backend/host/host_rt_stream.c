@@ -25,11 +25,17 @@
 #include "session_mem.h"
 #include "util/clock.h"
 
-/* The ring's bytes at most: 32 buffers of 64 KiB, twice SESSION_RT_BATCH_MAX, so that a batch
-   is filled while the consumer reads the one before; at least 4 slots of larger buffers. */
-#define RING_BYTES     ((size_t)2 << 20)
+/* The ring's bytes at most: 128 buffers of 64 KiB (HOST_RT_RING_MAX_SLOTS, eight batches of
+   SESSION_RT_BATCH_MAX), so that batches are filled while the consumer reads those before; at
+   least 4 slots of larger buffers.
+   A consumer holds what it has not decoded yet: at full settings (switches and samples with
+   stacks) the session wrote 2 MiB (32 buffers, the ring's size before) in less time than the
+   screen took between two reads, after which every buffer was copied twice, into the session's
+   queue and from it into the ring (the host's stream 8.6% of both processes' CPU, 3.2% with
+   this ring; bench/README.md, stop 72). */
+#define RING_BYTES     ((size_t)8 << 20)
 #define RING_MIN_SLOTS 4u
-#define RING_MAX_SLOTS (2u * SESSION_RT_BATCH_MAX)
+#define RING_MAX_SLOTS HOST_RT_RING_MAX_SLOTS
 /* How long a stream that waits for its consumer (a full ring, a full socket) sleeps between
    looks at the host's end and the session's. */
 #define STREAM_WAIT_MS 250

@@ -1291,9 +1291,10 @@ static void test_consumers(void **state)
                 ERROR_SUCCESS);
         enum { QUEUE = 120 };
         CONTROLTRACE_ID h = 0;
-        /* buffers of 16 KB: the QUEUE + 40 buffers it waits for come four times sooner than of
-           64 KB (19 s of a 48 s test_host); a drain of the rings (4096 records at most) fills
-           about 36, well inside the fast consumers' queues */
+        /* buffers of 16 KB: the QUEUE + ring + 40 buffers it waits for (the slow consumer's
+           ring full, then its queue, then some lost) come four times sooner than of 64 KB; a
+           drain of the rings (4096 records at most) fills about 36, well inside the fast
+           consumers' rings and queues */
         start_sized_or_skip(&h, "host-rt", NULL, QUEUE, 16);
         char fast_out[PATH_MAX], slow_out[PATH_MAX], killed_out[PATH_MAX], go[PATH_MAX];
         tmp_path(fast_out, sizeof(fast_out), "fast.out");
@@ -1321,10 +1322,10 @@ static void test_consumers(void **state)
         pid_t late = helper_start(late_out, fast_args);
         assert_true(wait_output(late_out, "consuming", 10000));
         struct rt_props q;
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < 150; i++) {
                 burn_n(500, 2);
                 assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
-                if (q.p.BuffersWritten > written_before + QUEUE + 40)
+                if (q.p.BuffersWritten > written_before + QUEUE + HOST_RT_RING_MAX_SLOTS + 40)
                         break;
         }
         ULONG rt_lost_running = q.p.RealTimeBuffersLost;
@@ -1348,7 +1349,7 @@ static void test_consumers(void **state)
         print_message("session: BuffersWritten %lu, RealTimeBuffersLost %lu (%lu while running)\n",
                       (unsigned long)q.p.BuffersWritten, (unsigned long)q.p.RealTimeBuffersLost,
                       (unsigned long)rt_lost_running);
-        assert_true(q.p.BuffersWritten > written_before + QUEUE + 40);
+        assert_true(q.p.BuffersWritten > written_before + QUEUE + HOST_RT_RING_MAX_SLOTS + 40);
         assert_int_equal(field(fast_text, "rc"), ERROR_SUCCESS);
         assert_int_equal(field(slow_text, "rc"), ERROR_SUCCESS);
         assert_int_equal(field(late_text, "rc"), ERROR_SUCCESS);
@@ -1892,7 +1893,7 @@ static void test_held_buffers(void **state)
         CONTROLTRACE_ID h = 0;
         need_started(start_fast(&h, "held", 256, 4));
         pthread_t th = held_open("held");
-        /* 400 buffers of 4 KB: round the ring (32 slots at most) a dozen times */
+        /* 400 buffers of 4 KB: round the ring (128 slots at most) three times */
         for (int tries = 0; tries < 600; tries++) {
                 burn_n(50, 2);
                 held_release(HELD_LAG);
