@@ -31,6 +31,9 @@
 #include "util/clock.h"
 #include "util/xalloc.h"
 
+/* How far ahead of the record read the drain asks for the ring (gather_pass). */
+#define RING_PREFETCH_BYTES 4096
+
 _Static_assert(PERF_RECORD_SWITCH_CPU_WIDE == (PERF_RECORD_SWITCH | 1),
                "a switch record's type is one of the two");
 
@@ -572,9 +575,12 @@ static uint32_t gather_pass(struct live_source *ls, struct live_ring *r, uint32_
         uint64_t mask = r->data_size - 1;
         bool is_bounced = false;
         while (head - rpos >= sizeof(struct perf_event_header)) {
-                /* the ring a few records ahead asked for: another CPU wrote it, and the
-                   hardware's prefetch stops at each page's end */
-                __builtin_prefetch(r->data + ((rpos + 1024) & mask));
+                /* the ring a page ahead asked for, where the kernel has written it: another
+                   CPU wrote it, and the hardware's prefetch stops at each page's end (1024
+                   bytes ahead, a few records, came too late: each header's first read was
+                   two fifths of this loop's time) */
+                if (head - rpos > RING_PREFETCH_BYTES)
+                        __builtin_prefetch(r->data + ((rpos + RING_PREFETCH_BYTES) & mask));
                 /* records are 8-byte aligned: a header never wraps */
                 const struct perf_event_header *h = (const void *)(r->data + (rpos & mask));
                 if (h->size < sizeof(*h) || h->size > head - rpos) {
