@@ -480,15 +480,21 @@ void calltree_prefetch_stack(struct calltree *t, const struct kevent *ev)
         if (n > MAX_FRAMES)
                 n = MAX_FRAMES;
         uint32_t pid = ev->stack.pid != UINT32_MAX ? ev->stack.pid : p->pid;
-        uint64_t callers_hash = calltree_stack_hash(pid, ev->stack.frames + has_ip, n - 1);
+        /* the leaf given with the callers' frames hashed (calltree_leaf_callers), where they
+           are the ones counted: not hashed again */
+        bool is_leaf = t->leaf_given.has && t->leaf_given.timestamp == p->timestamp &&
+                       t->leaf_given.ip == p->ip && t->leaf_given.pid == pid;
+        uint64_t callers_hash =
+                is_leaf && has_ip && t->leaf_given.has_callers && t->leaf_given.nr_callers == n - 1
+                        ? calltree_stack_hash_of(pid, t->leaf_given.callers_frames_hash, n - 1)
+                        : calltree_stack_hash(pid, ev->stack.frames + has_ip, n - 1);
         t->pre.timestamp = p->timestamp;
         t->pre.hash = callers_hash;
         t->pre.pid = pid;
         t->pre.nr = n;
         t->pre.has = true;
         /* the leaf as the stack will have it (calltree_leaf), and so the memo's slots */
-        if (!t->leaf_given.has || t->leaf_given.timestamp != p->timestamp ||
-            t->leaf_given.ip != p->ip || t->leaf_given.pid != pid)
+        if (!is_leaf)
                 return;
         struct frame_key leaf = {t->leaf_given.module, t->leaf_given.function, t->leaf_given.rel,
                                  0};
@@ -512,6 +518,14 @@ void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t
         t->leaf_given.function = function;
         t->leaf_given.rel = function ? 0 : rel;
         t->leaf_given.has = true;
+        t->leaf_given.has_callers = false;
+}
+
+void calltree_leaf_callers(struct calltree *t, uint64_t frames_hash, uint32_t nr)
+{
+        t->leaf_given.callers_frames_hash = frames_hash;
+        t->leaf_given.nr_callers = nr;
+        t->leaf_given.has_callers = t->leaf_given.has;
 }
 
 static __attribute__((noinline)) void process_event(struct calltree *t, const struct kevent *ev)

@@ -129,6 +129,10 @@ struct calltree {
                 uint64_t timestamp, ip, rel;
                 uint32_t pid, module, function;
                 bool has;
+                /* its callers' hash_frames, where given (calltree_leaf_callers) */
+                uint64_t callers_frames_hash;
+                uint32_t nr_callers;
+                bool has_callers;
         } leaf_given;
         uint32_t nr_pend; /* CPUs seen with samples: the pending slots worth scanning */
         /* the pending samples that wait for their stacks (has, not is_matched): with none, a
@@ -246,6 +250,11 @@ void calltree_alias_reset(struct calltree *t);
 /* calltree_memo.c: the hash of a stack's frames in process pid (of its callers: the frames
    after the sampled one). */
 uint64_t calltree_stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr);
+/* calltree_stack_hash from the frames' hash_frames (frames_hash). */
+static inline uint64_t calltree_stack_hash_of(uint32_t pid, uint64_t frames_hash, uint32_t nr)
+{
+        return hash_mix64(frames_hash ^ hash_mix64((uint64_t)pid << 32 | nr));
+}
 
 /* A stack memo's hash: its callers' (calltree_stack_hash), its leaf's place, its frames and
    the process its leaf is counted under. */

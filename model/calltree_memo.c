@@ -5,10 +5,7 @@
 
 uint64_t calltree_stack_hash(uint32_t pid, const uint64_t *frames, uint32_t nr)
 {
-        uint64_t h = (uint64_t)pid << 32 | nr;
-        for (uint32_t i = 0; i < nr; i++)
-                h = ((h << 27 | h >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        return hash_mix64(h);
+        return calltree_stack_hash_of(pid, hash_frames(frames, nr), nr);
 }
 
 struct stack_memo *calltree_memo_find(struct calltree *t, uint64_t hash, uint64_t generation,

@@ -648,11 +648,12 @@ static void stack(struct hot *h, const struct kevent *ev)
         /* the seed mixed: the stack's process and source xored in as they are, two processes'
            stacks whose first caller differs by the bits their pids do (rotated as the chain
            rotates them) hashed alike (test_hot_memo_pids_apart) */
-        uint64_t mh = hash_mix64(((uint64_t)p->key.source << 48 | ev->stack.pid) ^
-                                 hash_mix64(p->key.pid) ^ hash_mix64((uint64_t)p->key.tid << 20));
-        for (uint32_t i = 1; i < nr_frames; i++)
-                mh = ((mh << 27 | mh >> 37) ^ frames[i]) * 0x9e3779b97f4a7c15ull;
-        mh = hash_mix64(mh ^ nr_callers);
+        uint64_t seed = hash_mix64(((uint64_t)p->key.source << 48 | ev->stack.pid) ^
+                                   hash_mix64(p->key.pid) ^ hash_mix64((uint64_t)p->key.tid << 20));
+        /* the callers' frames hashed once: the call tree keys its memo by the same hash
+           (hot_stack_callers) */
+        uint64_t callers_fh = hash_frames(nr_callers ? frames + 1 : frames, nr_callers);
+        uint64_t mh = hash_mix64(callers_fh ^ seed);
         /* its memo's pair in flight while the leaf is counted */
         if (h->memo)
                 hot_memo_prefetch(h, mh);
@@ -699,6 +700,8 @@ static void stack(struct hot *h, const struct kevent *ev)
                         leaf_functions[0] ? (uint32_t)(leaf_functions[0] >> 32) : keys[0].module;
                 h->leaf.function = (uint32_t)leaf_functions[0];
                 h->leaf.rel = leaf_functions[0] ? 0 : keys[0].rel;
+                h->leaf.callers_frames_hash = callers_fh;
+                h->leaf.nr_callers = nr_callers;
                 h->leaf.has = true;
                 if (h->leaf_hook)
                         h->leaf_hook(h->leaf_hook_ctx, ev);
@@ -849,6 +852,16 @@ bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, 
         *module = h->leaf.module;
         *function = h->leaf.function;
         *rel = h->leaf.rel;
+        return true;
+}
+
+bool hot_stack_callers(const struct hot *h, const struct kevent *ev, uint64_t *frames_hash,
+                       uint32_t *nr)
+{
+        if (ev->type != KEV_STACK || !h->leaf.has || h->leaf.timestamp != ev->stack.event_timestamp)
+                return false;
+        *frames_hash = h->leaf.callers_frames_hash;
+        *nr = h->leaf.nr_callers;
         return true;
 }
 

@@ -202,6 +202,8 @@ struct hot {
                 uint64_t timestamp, ip, rel;
                 uint32_t pid, module, function;
                 bool has;
+                uint64_t callers_frames_hash; /* hot_stack_callers */
+                uint32_t nr_callers;
         } leaf;
         hot_leaf_fn leaf_hook; /* hot_set_leaf_hook */
         void *leaf_hook_ctx;

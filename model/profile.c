@@ -318,6 +318,10 @@ static void leaf_to_tree(void *ctx, const struct kevent *ev)
         if (!hot_stack_leaf(p->hot, ev, &ip, &pid, &module, &function, &rel))
                 return;
         calltree_leaf(p->tree, ev->stack.event_timestamp, ip, pid, module, function, rel);
+        uint64_t frames_hash;
+        uint32_t nr;
+        if (hot_stack_callers(p->hot, ev, &frames_hash, &nr))
+                calltree_leaf_callers(p->tree, frames_hash, nr);
         calltree_prefetch_stack(p->tree, ev);
 }
 

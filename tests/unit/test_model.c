@@ -25,6 +25,7 @@
 #include "model/calltree.h"
 #include "model/hot.h"
 #include "model/hot_ipc.h"
+#include "util/hash.h"
 #include "model/profile.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
@@ -3654,6 +3655,60 @@ static void test_calltree_leaf_given(void **state)
         calltree_free(t);
 }
 
+/* The callers' frames hashed once (hot_stack_callers, calltree_leaf_callers): the tree's memo of
+   a stack whose callers' hash was given is the one it finds for that stack hashed by itself (a
+   hash that differed would walk the stack again); a hash given for another number of frames is
+   not taken. */
+static void test_calltree_callers_given(void **state)
+{
+        struct fix *fx = *state;
+        struct calltree *t = calltree_new(fx->store, 0, 0);
+        struct hot *h = hot_new(fx->store, 0);
+        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
+                 g = EXE + fx->off_gamma + 4;
+        const uint64_t stack_a[] = {a, b, g};
+        int64_t time = MS(1);
+        const struct calltree_row *rows;
+
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+        ev.sample.ip = a;
+        ev.sample.tid = PID_A + 1;
+        hot_event(h, &ev);
+        struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
+        uint64_t frames_hash, ip, rel;
+        uint32_t nr, pid, module, function;
+        assert_false(hot_stack_callers(h, &st, &frames_hash, &nr)); /* not yet */
+        hot_event(h, &st);
+        assert_true(hot_stack_leaf(h, &st, &ip, &pid, &module, &function, &rel));
+        assert_true(hot_stack_callers(h, &st, &frames_hash, &nr));
+        assert_int_equal(nr, 2);
+        assert_true(frames_hash == hash_frames(stack_a + 1, 2));
+
+        /* given, then the same stack again hashed by the tree: one walk */
+        for (uint32_t i = 0; i < 3; i++) {
+                ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
+                ev.sample.ip = a;
+                ev.sample.tid = PID_A + 1;
+                calltree_event(t, &ev);
+                st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
+                if (i == 0) {
+                        calltree_leaf(t, ev.timestamp, a, PID_A, module, function, rel);
+                        calltree_leaf_callers(t, frames_hash, nr);
+                } else if (i == 2) {
+                        /* a hash of another stack's callers, for five frames: not taken */
+                        calltree_leaf(t, ev.timestamp, a, PID_A, module, function, rel);
+                        calltree_leaf_callers(t, frames_hash ^ 1, 5);
+                }
+                calltree_prefetch_stack(t, &st);
+                calltree_event(t, &st);
+        }
+        assert_int_equal(calltree_nr_walks(t), 1);
+        assert_int_equal(calltree_children(t, true, 0, &rows), 1);
+        expect_row(&rows[0], fx->fn_alpha, 3, 3);
+        hot_free(h);
+        calltree_free(t);
+}
+
 /* A sampled place with no function (an address of no image; past the test program's last
    symbol): the hot functions give its module and address, and the tree keyed by them is the
    tree that located them itself, row for row. */
@@ -5508,6 +5563,8 @@ int main(void)
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_trees, fix_setup, fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_leaf_given, fix_setup, fix_teardown),
+                cmocka_unit_test_setup_teardown(test_calltree_callers_given, fix_setup,
+                                                fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_leaf_given_unnamed, fix_setup,
                                                 fix_teardown),
                 cmocka_unit_test_setup_teardown(test_calltree_named_late_many, fix_setup,

@@ -236,6 +236,19 @@ static void test_hash(void **state)
         assert_int_not_equal(hash_words(a, 3, 0), hash_words(b, 3, 0));
         assert_int_not_equal(hash_words(a, 2, 0), hash_words(a, 3, 0));
         assert_int_not_equal(hash_str("ab"), hash_str("ba"));
+        /* a stack's frames: equal runs alike; the order within either chain, the order of the
+           chains (a frame moved to the other), the length and the last frame all count */
+        const uint64_t f[] = {0x401000, 0x402000, 0x403000, 0x404000, 0x405000};
+        const uint64_t g[] = {0x403000, 0x402000, 0x401000, 0x404000, 0x405000};
+        const uint64_t s[] = {0x402000, 0x401000, 0x403000, 0x404000, 0x405000};
+        const uint64_t z[] = {0, 0};
+        assert_true(hash_frames(f, 5) == hash_frames(f, 5));
+        assert_true(hash_frames(f, 5) != hash_frames(g, 5));
+        assert_true(hash_frames(f, 5) != hash_frames(s, 5));
+        assert_true(hash_frames(f, 5) != hash_frames(f, 4));
+        assert_true(hash_frames(f, 4) != hash_frames(f, 3));
+        assert_true(hash_frames(z, 1) != hash_frames(z, 2));
+        assert_true(hash_frames(z, 0) != hash_frames(z, 1));
         /* FNV-1a's published vectors, and hash_str built on it */
         assert_true(hash_fnv1a("", 0, HASH_FNV_OFFSET) == 0xcbf29ce484222325ull);
         assert_true(hash_fnv1a("a", 1, HASH_FNV_OFFSET) == 0xaf63dc4c8601ec8cull);

@@ -51,6 +51,10 @@ void calltree_event(struct calltree *t, const struct kevent *ev);
    not located and resolved again. Only a stack of that sample takes it. */
 void calltree_leaf(struct calltree *t, uint64_t timestamp, uint64_t ip, uint32_t pid,
                    uint32_t module, uint32_t function, uint64_t rel);
+/* With calltree_leaf (after it): the hash_frames of that stack's callers, its nr frames after
+   the sampled address, as another model hashed them (hot_stack_callers); used where those are
+   the frames the stack is counted by, so they are not hashed twice. */
+void calltree_leaf_callers(struct calltree *t, uint64_t frames_hash, uint32_t nr);
 /* Stack ev, which calltree_event takes next, looked up ahead: its callers' hash kept for it and
    its memo's slots asked of memory (after calltree_leaf, where its leaf is given), while the
    caller does other work (hot_set_leaf_hook). Counts nothing. */

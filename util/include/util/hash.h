@@ -37,6 +37,24 @@ static inline uint64_t hash_words(const uint64_t *words, size_t n, uint64_t seed
         return h;
 }
 
+/* The hash of a stack's frames f[0..n), unseeded (a caller mixes its seed in after it, through
+   hash_mix64): one multiply a frame, in two chains side by side (the even frames', the odd
+   ones'), so that a deep stack waits on half as many multiplies in a row as one chain made it
+   wait. Order matters: a chain's step is a bijection of its frame, and the chains start apart. */
+static inline uint64_t hash_frames(const uint64_t *f, size_t n)
+{
+        uint64_t a = 0x243f6a8885a308d3ull, b = 0x13198a2e03707344ull;
+        size_t i = 0;
+
+        for (; i + 1 < n; i += 2) {
+                a = ((a << 27 | a >> 37) ^ f[i]) * 0x9e3779b97f4a7c15ull;
+                b = ((b << 27 | b >> 37) ^ f[i + 1]) * 0x9e3779b97f4a7c15ull;
+        }
+        if (i < n)
+                a = ((a << 27 | a >> 37) ^ f[i]) * 0x9e3779b97f4a7c15ull;
+        return a ^ (b << 32 | b >> 32) ^ n * 0xbf58476d1ce4e5b9ull;
+}
+
 /* FNV-1a's 64-bit offset basis: the h to start hash_fnv1a and hash_fnv1a_str with. */
 #define HASH_FNV_OFFSET 0xcbf29ce484222325ull
 
