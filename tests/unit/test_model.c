@@ -25,11 +25,11 @@
 #include "model/calltree.h"
 #include "model/hot.h"
 #include "model/hot_ipc.h"
-#include "util/hash.h"
 #include "model/profile.h"
 #include "model/switches.h"
 #include "model/sym_feed.h"
 #include "symbols/symbols.h"
+#include "util/hash.h"
 
 #define MS(x) ((int64_t)(x)*1000000ll)
 

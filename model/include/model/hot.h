@@ -136,8 +136,8 @@ bool hot_waits_for_stack(const struct hot *h);
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
                     uint32_t *module, uint32_t *function, uint64_t *rel);
 /* With hot_stack_leaf: the hash_frames of the stack's callers as hot_event hashed them, the nr
-   frames after the first (at most 254); for a call tree's memo of the same
-   frames (calltree_leaf_callers). False where hot_stack_leaf is. */
+   frames after the first (at most 254), for a call tree's memo of the same frames
+   (calltree_leaf_callers). False where hot_stack_leaf is. */
 bool hot_stack_callers(const struct hot *h, const struct kevent *ev, uint64_t *frames_hash,
                        uint32_t *nr);
 /* A timer sample at ip in process pid still to come (a look ahead at the records): its memory
