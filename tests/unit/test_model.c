@@ -3586,6 +3586,15 @@ static void test_calltree_trees(void **state)
         calltree_free(t);
 }
 
+/* A timer sample of PID_A's thread PID_A + 1 at ip. */
+static struct kevent sample_at(int64_t time, uint64_t ip)
+{
+        struct kevent ev = ev_base(KEV_SAMPLE, 0, time, PID_A, PID_A + 1);
+        ev.sample.ip = ip;
+        ev.sample.tid = PID_A + 1;
+        return ev;
+}
+
 /* The sampled function given by the hot functions (hot_stack_leaf, calltree_leaf): the stack
    of that sample keys its leaf by it, without looking the address up again; given for another
    sample (its address, process or time), it is not taken. */
@@ -3601,9 +3610,7 @@ static void test_calltree_leaf_given(void **state)
         const struct calltree_row *rows;
 
         /* the hot functions name the sample's function after its stack */
-        struct kevent ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
-        ev.sample.ip = a;
-        ev.sample.tid = PID_A + 1;
+        struct kevent ev = sample_at(time += MS(1), a);
         hot_event(h, &ev);
         struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
         uint64_t ip, rel;
@@ -3622,9 +3629,7 @@ static void test_calltree_leaf_given(void **state)
         assert_false(hot_stack_leaf(h, &sw, &ip, &pid, &module, &function, &rel));
 
         /* given: taken (another function given, to show it: beta is the sampled one) */
-        ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
-        ev.sample.ip = a;
-        ev.sample.tid = PID_A + 1;
+        ev = sample_at(time += MS(1), a);
         calltree_event(t, &ev);
         calltree_leaf(t, ev.timestamp, a, PID_A, module, fx->fn_beta, 0);
         st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
@@ -3640,9 +3645,7 @@ static void test_calltree_leaf_given(void **state)
         } other[] = {{0, a + 2, PID_A}, {0, a, PID_B}, {-1, a, PID_A}};
         for (uint32_t i = 0; i < 3; i++) {
                 calltree_reset(t);
-                ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
-                ev.sample.ip = a;
-                ev.sample.tid = PID_A + 1;
+                ev = sample_at(time += MS(1), a);
                 calltree_event(t, &ev);
                 calltree_leaf(t, ev.timestamp + (uint64_t)other[i].dt, other[i].ip, other[i].pid,
                               module, fx->fn_beta, 0);
@@ -3662,17 +3665,15 @@ static void test_calltree_leaf_given(void **state)
 static void test_calltree_callers_given(void **state)
 {
         struct fix *fx = *state;
-        struct calltree *t = calltree_new(fx->store, 0, 0);
+        uint64_t a = EXE + fx->off_alpha + 4;
+        const uint64_t stack_a[] = {a, EXE + fx->off_beta + 4, EXE + fx->off_gamma + 4};
         struct hot *h = hot_new(fx->store, 0);
-        uint64_t a = EXE + fx->off_alpha + 4, b = EXE + fx->off_beta + 4,
-                 g = EXE + fx->off_gamma + 4;
-        const uint64_t stack_a[] = {a, b, g};
-        int64_t time = MS(1);
+        struct calltree *t = calltree_new(fx->store, 0, 0);
         const struct calltree_row *rows;
+        int64_t time = MS(1);
 
-        struct kevent ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
-        ev.sample.ip = a;
-        ev.sample.tid = PID_A + 1;
+        /* the hot functions hash the callers as they count the stack */
+        struct kevent ev = sample_at(time += MS(1), a);
         hot_event(h, &ev);
         struct kevent st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
         uint64_t frames_hash, ip, rel;
@@ -3686,9 +3687,7 @@ static void test_calltree_callers_given(void **state)
 
         /* given, then the same stack again hashed by the tree: one walk */
         for (uint32_t i = 0; i < 3; i++) {
-                ev = ev_base(KEV_SAMPLE, 0, time += MS(1), PID_A, PID_A + 1);
-                ev.sample.ip = a;
-                ev.sample.tid = PID_A + 1;
+                ev = sample_at(time += MS(1), a);
                 calltree_event(t, &ev);
                 st = ev_stack(0, time, PID_A, PID_A + 1, stack_a, 3);
                 if (i == 0) {
