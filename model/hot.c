@@ -645,9 +645,9 @@ static void stack(struct hot *h, const struct kevent *ev)
                         nr_leaf++;
         }
         uint32_t nr_callers = nr_frames ? nr_frames - 1 : 0;
-        /* the seed mixed: the stack's process and source xored in as they are, two processes'
-           stacks whose first caller differs by the bits their pids do (rotated as the chain
-           rotates them) hashed alike (test_hot_memo_pids_apart) */
+        /* the seed mixed before it meets the callers' hash: the stack's process and source
+           xored in as they are, two processes' stacks whose callers' hashes differ by the bits
+           their pids do would hash alike (test_hot_memo_pids_apart) */
         uint64_t seed = hash_mix64(((uint64_t)p->key.source << 48 | ev->stack.pid) ^
                                    hash_mix64(p->key.pid) ^ hash_mix64((uint64_t)p->key.tid << 20));
         /* the callers' frames hashed once: the call tree keys its memo by the same hash
@@ -842,10 +842,17 @@ static void stack(struct hot *h, const struct kevent *ev)
         }
 }
 
+/* Whether the leaf kept is stack ev's (stack found it as it counted ev). */
+static bool is_leaf_of(const struct hot *h, const struct kevent *ev)
+{
+        return ev->type == KEV_STACK && h->leaf.has &&
+               h->leaf.timestamp == ev->stack.event_timestamp;
+}
+
 bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, uint32_t *pid,
                     uint32_t *module, uint32_t *function, uint64_t *rel)
 {
-        if (ev->type != KEV_STACK || !h->leaf.has || h->leaf.timestamp != ev->stack.event_timestamp)
+        if (!is_leaf_of(h, ev))
                 return false;
         *ip = h->leaf.ip;
         *pid = h->leaf.pid;
@@ -858,7 +865,7 @@ bool hot_stack_leaf(const struct hot *h, const struct kevent *ev, uint64_t *ip, 
 bool hot_stack_callers(const struct hot *h, const struct kevent *ev, uint64_t *frames_hash,
                        uint32_t *nr)
 {
-        if (ev->type != KEV_STACK || !h->leaf.has || h->leaf.timestamp != ev->stack.event_timestamp)
+        if (!is_leaf_of(h, ev))
                 return false;
         *frames_hash = h->leaf.callers_frames_hash;
         *nr = h->leaf.nr_callers;
