@@ -15,6 +15,8 @@
 # CPU counted with its screen's: the delivery over the socket is then in the figures.
 # MODE=samples: top.sh's samples settings (timer samples with call chains only) rather than the
 # full ones.
+# ENV_A="VAR=value ...", ENV_B=...: each screen's own environment (one build twice, two ways:
+# e.g. ENV_A=ETWTOP_RT_RING=copy HOST=1 bench/ab.sh build-gcc build-gcc).
 # Usage: [HOST=1] [MODE=samples] [PAIRS=N] bench/ab.sh BUILD_A BUILD_B [SECONDS]   (default
 # 10 s, 1 pair: 2 runs; needs root, perf, tmux)
 set -u
@@ -34,7 +36,8 @@ etwtop_a=$etwtop
 cmd_a=$etwtop_cmd
 etwtop_b=$(realpath "$build_b/src/etwtop")
 [ -x "$etwtop_b" ] || die "$etwtop_b not built"
-[ "$etwtop_a" != "$etwtop_b" ] || die "the two builds are the same"
+[ "$etwtop_a" != "$etwtop_b" ] || [ "${ENV_A:-}" != "${ENV_B:-}" ] ||
+        die "the two builds are the same, and so are ENV_A and ENV_B"
 cmd_b=${cmd_a/#$etwtop_a/$etwtop_b}
 
 # each screen's session in its own process: two screens would otherwise meet in one session
@@ -50,7 +53,7 @@ cpu_ns() { local p; for p in $1; do cat /proc/"$p"/task/*/schedstat; done | awk 
 # One run: both screens under the load, first started first; prints "ms/s_A ms/s_B lost_A|lost_B".
 run() {
         local first=$1 n=$2 cmd_x cmd_y
-        local rt_a=$tmp/rt-a-$n rt_b=$tmp/rt-b-$n ca=$cmd_a cb=$cmd_b
+        local rt_a=$tmp/rt-a-$n rt_b=$tmp/rt-b-$n ca="${ENV_A:-} $cmd_a" cb="${ENV_B:-} $cmd_b"
         if [ "$has_host" = 1 ]; then
                 mkdir -p "$rt_a" "$rt_b" && chmod 700 "$rt_a" "$rt_b"
                 ca="ETWTOP_RUNTIME_DIR=$rt_a $ca"

@@ -86,6 +86,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "etl_pool.h"
 #include "etl_writer.h"
 #include "log_file.h"
 #include "etw/KernelTraceControl.h"
@@ -190,6 +191,17 @@ struct session_rt {
         uint64_t ring_filled;   /* buffers put in the ring */
         uint64_t ring_told;     /* of them, those session_rt_ring_next handed out */
         uint64_t ring_released; /* of them, those the consumer is done with */
+        /* in place (session_rt_pool_set): the consumer maps the writer's pool and reads each
+           buffer where it lies, pinned until released; the ring is then ring_slots of the
+           pool's buffers from ring_base, for the header and queued copies. Under rt_lock. */
+        struct etl_pool *pool; /* a reference, or NULL: not in place */
+        uint32_t *ent;         /* owned: ent_cap pool indexes, the stream's buffers in order */
+        uint32_t ent_cap;
+        uint32_t ring_base;
+        uint64_t ent_filled;   /* buffers put in ent */
+        uint64_t ent_told;     /* of them, those handed out (session_rt_places_next) */
+        uint64_t ent_released; /* of them, those the consumer is done with */
+        size_t pool_mem;       /* what this consumer took of session_mem */
         struct session_rt *next;
 };
 
@@ -313,6 +325,15 @@ int session_check_hardware(const struct live_settings *cfg, struct etl_error *er
 /* Frees a buffer of a real-time queue (NULL is fine), giving its bytes back to session_mem. */
 void session_rt_buf_free(uint8_t *b, uint32_t size);
 void session_rt_queue_free(struct rt_queue *q);
+/* In place (session_rt_pool.c), under rt_lock: buf, a completed buffer, handed to rt where it
+   lies (pinned) or copied into rt's ring; false when rt has no room (the caller queues it). */
+bool session_rt_pool_put(struct session_rt *rt, const uint8_t *buf);
+/* Gives up what rt holds of the pool (pins, slots, memory). Under rt_lock. */
+void session_rt_pool_clear(struct session_rt *rt);
+/* A pool for the window of s, a real-time session that just got its ring (under lock): where
+   a consumer of another process reads the buffers in place. None is no error: they are
+   copied. */
+void session_window_pool(struct session *s);
 void session_free(struct session *s);
 /* Drops a reference; the last one frees the session. */
 void session_unref(struct session *s);

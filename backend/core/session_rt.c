@@ -115,7 +115,15 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
         bool is_wake = false;
         pthread_mutex_lock(&s->rt_lock);
         for (struct session_rt *rt = s->consumers; rt; rt = rt->next) {
-                if (rt->ring && !rt->header && !rt->q.count &&
+                if (rt->pool) {
+                        /* in place while nothing waits before it, else queued as below */
+                        if (!rt->header && !rt->q.count && session_rt_pool_put(rt, buf)) {
+                                uint32_t at =
+                                        rt->ent_cap / 4 < rt->wake_at ? rt->ent_cap / 4 : rt->wake_at;
+                                is_wake = is_wake || rt->ent_filled - rt->ent_told >= (at ? at : 1);
+                                continue;
+                        }
+                } else if (rt->ring && !rt->header && !rt->q.count &&
                     rt->ring_filled - rt->ring_released < rt->ring_slots) {
                         /* straight into the consumer's ring: no copy queued, none sent */
                         memcpy(rt->ring + (rt->ring_filled % rt->ring_slots) * rt->q.buffer_size,
@@ -410,6 +418,7 @@ void session_rt_detach(struct session_rt *rt)
         }
         rt_release_taken(rt, true);
         session_rt_queue_free(&rt->q);
+        session_rt_pool_clear(rt);
         pthread_mutex_unlock(&s->rt_lock);
         pthread_mutex_unlock(&s->lock);
         free(rt->header);

@@ -66,6 +66,7 @@ int session_keep_window(CONTROLTRACE_ID id, size_t max_bytes, struct etl_error *
                         session_mem_give(s->window_bytes - max_bytes);
                 s->window_bytes = max_bytes;
                 s->has_window = true;
+                session_window_pool(s);
         }
         pthread_mutex_unlock(&s->lock);
         session_unref(s);

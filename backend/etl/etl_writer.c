@@ -21,6 +21,7 @@
 #include "etw/ntwmi.h"
 #include "util/out_file.h"
 
+#include "etl_pool.h"
 #include "etl_writer_int.h"
 #include "etl_parse.h"
 #include "util/thread_sched.h"
@@ -522,9 +523,27 @@ int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes)
         return 0;
 }
 
-/* A buffer for the ring, cut from a chunk; NULL when there is no memory. */
+int etl_writer_set_pool(struct etl_writer *w, struct etl_pool *pool)
+{
+        if (!w->ring || w->place || w->pool || etl_pool_buffer_size(pool) != w->buffer_size)
+                return -EINVAL;
+        w->pool = etl_pool_ref(pool);
+        return 0;
+}
+
+struct etl_pool *etl_writer_pool(const struct etl_writer *w)
+{
+        return w->pool;
+}
+
+/* A buffer for the ring, cut from the pool or else a chunk; NULL when there is no memory. */
 static uint8_t *ring_buffer_new(struct etl_writer *w)
 {
+        if (w->pool) {
+                int64_t i = etl_pool_cut(w->pool, 1);
+                if (i >= 0)
+                        return etl_pool_at(w->pool, (uint32_t)i);
+        }
         struct ring_chunk *c = w->chunks;
         if (!c || c->used + w->buffer_size > RING_CHUNK) {
                 size_t bytes = RING_CHUNK < w->buffer_size ? w->buffer_size : RING_CHUNK;
@@ -549,6 +568,29 @@ static uint8_t *ring_buffer_new(struct etl_writer *w)
         uint8_t *b = c->mem + c->used;
         c->used += w->buffer_size;
         return b;
+}
+
+/* The buffer pushed out of the ring, b, is pinned (a consumer reads it): set aside, and one set
+   aside before that is free again in its place, or NULL (the caller cuts a new one). */
+static uint8_t *ring_trade_held(struct etl_writer *w, uint8_t *b)
+{
+        for (uint32_t i = 0; i < w->nr_held; i++) {
+                if (!etl_pool_is_pinned(w->pool, w->held[i])) {
+                        uint8_t *free_one = w->held[i];
+                        w->held[i] = b;
+                        return free_one;
+                }
+        }
+        if (w->nr_held == w->held_cap) {
+                uint32_t cap = w->held_cap ? 2 * w->held_cap : 16;
+                uint8_t **held = realloc(w->held, cap * sizeof(*held));
+                if (!held)
+                        return NULL; /* b stays the pool's, unused, until the pool goes */
+                w->held = held;
+                w->held_cap = cap;
+        }
+        w->held[w->nr_held++] = b;
+        return NULL;
 }
 
 void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx)
@@ -614,7 +656,12 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
         } else if (w->ring) {
                 /* the buffer joins the ring; the CPU goes on in the one it pushes out */
                 uint8_t **slot = &w->ring[w->ring_next];
-                uint8_t *next = *slot ? *slot : ring_buffer_new(w);
+                uint8_t *next = *slot;
+                /* one a consumer still reads is not written until it lets go */
+                if (next && w->pool && etl_pool_is_pinned(w->pool, next))
+                        next = ring_trade_held(w, next);
+                if (!next)
+                        next = ring_buffer_new(w);
                 if (next) {
                         *slot = cb->data;
                         cb->data = next;
@@ -632,9 +679,12 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
 static uint8_t *cpu_buffer_data(struct etl_writer *w, uint32_t cpu)
 {
         struct cpu_buffer *cb = &w->cpus[cpu];
-        if (!cb->data)
-                cb->data = w->place ? w->place(w->place_ctx, cpu)
-                                    : (w->orig[cpu] = etl_flush_buffer_alloc(w->buffer_size));
+        if (!cb->data && w->place)
+                cb->data = w->place(w->place_ctx, cpu);
+        else if (!cb->data && w->pool)
+                cb->data = ring_buffer_new(w); /* a consumer reads it in place too */
+        else if (!cb->data)
+                cb->data = w->orig[cpu] = etl_flush_buffer_alloc(w->buffer_size);
         return cb->data;
 }
 
@@ -901,6 +951,8 @@ void etl_writer_free(struct etl_writer *w)
                 munmap(c->mem, c->size);
                 free(c);
         }
+        etl_pool_unref(w->pool);
+        free(w->held);
         free(w->orig);
         free(w->cpus);
         free(w->header);

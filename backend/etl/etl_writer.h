@@ -89,6 +89,15 @@ int etl_writer_open_file(struct etl_writer *w, const char *path, bool is_force,
 /* Keeps the most recent buffers in memory, up to max_bytes (circular). */
 int etl_writer_set_ring(struct etl_writer *w, size_t max_bytes);
 
+struct etl_pool;
+/* The ring's buffers from here on cut from pool (a reference taken), where a real-time consumer
+   of another process reads them in place: a buffer the pool says is pinned when it leaves the
+   ring is set aside, not written, until it is unpinned. Buffers past the pool's end come from
+   the writer's own memory. On a writer with a ring and no placed buffers: -EINVAL otherwise. */
+int etl_writer_set_pool(struct etl_writer *w, struct etl_pool *pool);
+/* The writer's pool, or NULL. */
+struct etl_pool *etl_writer_pool(const struct etl_writer *w);
+
 void etl_writer_set_buffer_callback(struct etl_writer *w, etl_writer_buffer_fn fn, void *ctx);
 
 /* Where a CPU's next buffer lies, in place of a buffer of the writer's own: returns buffer_size

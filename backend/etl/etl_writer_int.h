@@ -53,6 +53,9 @@ struct etl_writer {
         uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
         uint8_t **orig; /* owned: the CPUs' first buffers (the others come from chunks) */
         struct ring_chunk *chunks; /* owned: where the ring's buffers are cut from */
+        struct etl_pool *pool;     /* a reference, or NULL: where they are cut from first */
+        uint8_t **held;            /* owned: pool buffers out of the ring that were pinned */
+        uint32_t nr_held, held_cap;
         uint32_t ring_slots;
         uint32_t ring_next;
         uint32_t ring_count;

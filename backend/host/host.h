@@ -93,8 +93,11 @@ struct session_rt;
    session ends (HOST_RT_END), the consumer goes or breaks the protocol, the session stopped and
    the consumer takes nothing for drain_ms (what waits for it is dropped, counted lost), or
    *is_exiting. is_ring: it asked for a shared ring (HOST_FLAG_RT_RING): HOST_RT_RING first,
-   with the ring's memory file (or none, and the buffers through the socket). */
+   with the ring's memory file (or none, and the buffers through the socket). is_pool: it asked
+   to read in place too (HOST_FLAG_RT_POOL): HOST_RT_POOL with the session's pool where it has
+   one, then HOST_RT_PLACES, instead of the ring. */
 void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
+                   bool is_pool,
                    int drain_ms, const atomic_bool *is_exiting);
 
 /* ---- a consumer's side of the shared ring (host_client_ring.c) ------------------------------ */
@@ -105,9 +108,12 @@ struct host_rt_msg;
    reads nothing holds as many buffers there before its queue. */
 #define HOST_RT_RING_MAX_SLOTS 128u
 
-/* The ring as a consumer reads it: buffers numbered from 0, buffer n in slot n % nr_slots. */
+/* The ring as a consumer reads it: buffers numbered from 0, buffer n in slot n % nr_slots; or
+   in place (places not NULL): buffer n in the pool's buffer places[n % nr_slots]. */
 struct host_ring {
         const uint8_t *mem; /* mapped read-only; NULL: no ring */
+        uint32_t *places;   /* owned, nr_slots: in place, the buffers handed over by index */
+        uint32_t nr_pool;   /* in place: the pool's buffers (mem holds nr_pool * slot_size) */
         uint32_t nr_slots;
         uint32_t slot_size;
         uint32_t size;     /* the last HOST_RT_SLOTS's buffers' bytes */
@@ -121,9 +127,12 @@ struct host_ring {
    than the ring, not sealed against shrinking), or mmap's -errno; why says which. */
 int host_ring_map(struct host_ring *r, int memfd, uint32_t nr_slots, uint32_t slot_size, char *why,
                   size_t why_size);
+/* host_ring_map for a pool of nr_buffers buffers of buffer_size bytes, read in place. */
+int host_ring_map_pool(struct host_ring *r, int memfd, uint32_t nr_buffers, uint32_t buffer_size,
+                       char *why, size_t why_size);
 void host_ring_unmap(struct host_ring *r);
-/* Takes a HOST_RT_SLOTS message: 0, or -EPROTO when its slots are not the next ones, more than
-   are free, or of buffers larger than a slot. */
+/* Takes a HOST_RT_SLOTS message (in place, HOST_RT_PLACES): 0, or -EPROTO when its slots are
+   not the next ones, more than are free, of buffers larger than a slot, or not the pool's. */
 int host_ring_take(struct host_ring *r, const struct host_rt_msg *m, char *why, size_t why_size);
 /* The next buffer handed over and not read yet (valid until it is released): false when none. */
 bool host_ring_next(struct host_ring *r, const uint8_t **buf, uint32_t *size);

@@ -561,7 +561,7 @@ static int ring_attach(int fd, struct host_rt *rt)
         int rc = host_io_read_msg_fd(fd, ATTACH_MS, &msg, &size, &memfd, why, sizeof(why));
         if (rc == 0)
                 rc = host_proto_decode_rt(msg, size, &m, why, sizeof(why));
-        if (rc == 0 && m.type != HOST_RT_RING) {
+        if (rc == 0 && m.type != HOST_RT_RING && m.type != HOST_RT_POOL) {
                 snprintf(why, sizeof(why), "a %s message where the ring was due",
                          host_proto_type_name(m.type));
                 rc = -EPROTO;
@@ -571,7 +571,10 @@ static int ring_attach(int fd, struct host_rt *rt)
                 snprintf(why, sizeof(why), "a ring of %u slots without its memory", m.nr_slots);
                 rc = -EPROTO;
         }
-        if (rc == 0 && m.nr_slots) {
+        if (rc == 0 && m.type == HOST_RT_POOL) {
+                rc = host_ring_map_pool(&rt->ring, memfd, m.nr_slots, m.size, why, sizeof(why));
+                memfd = -1;
+        } else if (rc == 0 && m.nr_slots) {
                 rc = host_ring_map(&rt->ring, memfd, m.nr_slots, m.size, why, sizeof(why));
                 memfd = -1;
         }
@@ -618,6 +621,11 @@ int host_client_rt_attach(const char *name, struct host_rt **out, struct session
         bool is_ring = !no_ring || strcmp(no_ring, "1") != 0;
         if (is_ring)
                 rq->flags |= HOST_FLAG_RT_RING;
+        /* and each buffer read where the session wrote it, unless asked to have it copied
+           into the ring (ETWTOP_RT_RING=copy: to compare the two) */
+        const char *ring_how = getenv("ETWTOP_RT_RING");
+        if (is_ring && !(ring_how && strcmp(ring_how, "copy") == 0))
+                rq->flags |= HOST_FLAG_RT_POOL;
         snprintf(rq->name, sizeof(rq->name), "%s", name);
         struct host_msg m = {0};
         host_msg_request(&m, rq);
@@ -721,12 +729,13 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
         struct host_rt_msg m;
         if (rc == 0)
                 rc = host_proto_decode_rt(rt->msg, msg_size, &m, why, sizeof(why));
-        if (rc == 0 && (rt->ring.mem ? m.type == HOST_RT_BUFFER : m.type == HOST_RT_SLOTS)) {
+        if (rc == 0 && (rt->ring.mem ? m.type == HOST_RT_BUFFER
+                                     : m.type == HOST_RT_SLOTS || m.type == HOST_RT_PLACES)) {
                 snprintf(why, sizeof(why), "a %s message in a stream %s a ring",
                          host_proto_type_name(m.type), rt->ring.mem ? "with" : "without");
                 rc = -EPROTO;
         }
-        if (rc == 0 && m.type == HOST_RT_SLOTS) {
+        if (rc == 0 && (m.type == HOST_RT_SLOTS || m.type == HOST_RT_PLACES)) {
                 /* the slots free are those given back: by the consumer's thread too, which
                    counts a release once written (the host may have filled them by then) */
                 if (rt->is_held)
@@ -735,7 +744,7 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 if (rt->is_held)
                         pthread_mutex_unlock(&rt->release_lock);
         }
-        if (rc == 0 && m.type == HOST_RT_RING) {
+        if (rc == 0 && (m.type == HOST_RT_RING || m.type == HOST_RT_POOL)) {
                 snprintf(why, sizeof(why), "a second ring");
                 rc = -EPROTO;
         }
@@ -753,7 +762,7 @@ int host_client_rt_next(struct host_rt *rt, uint32_t timeout_ms, const uint8_t *
                 rt->is_ended = true;
                 return 0;
         }
-        if (m.type == HOST_RT_SLOTS) {
+        if (m.type == HOST_RT_SLOTS || m.type == HOST_RT_PLACES) {
                 host_ring_next(&rt->ring, buf, size);
                 return 1;
         }

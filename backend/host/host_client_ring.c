@@ -21,11 +21,9 @@
 #define RELEASE_EVERY 8u
 #define RELEASE_MS    10000
 
-int host_ring_map(struct host_ring *r, int memfd, uint32_t nr_slots, uint32_t slot_size, char *why,
-                  size_t why_size)
+/* Maps bytes of memfd (closed, mapped or not) read-only at r->mem, once checked: 0 or -errno. */
+static int map_checked(struct host_ring *r, int memfd, size_t bytes, char *why, size_t why_size)
 {
-        *r = (struct host_ring){0};
-        size_t bytes = (size_t)nr_slots * slot_size;
         struct stat st;
         int seals = fcntl(memfd, F_GET_SEALS);
         if (fstat(memfd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < bytes) {
@@ -46,15 +44,50 @@ int host_ring_map(struct host_ring *r, int memfd, uint32_t nr_slots, uint32_t sl
                 return -err;
         }
         r->mem = mem;
-        r->nr_slots = nr_slots;
-        r->slot_size = slot_size;
+        return 0;
+}
+
+int host_ring_map(struct host_ring *r, int memfd, uint32_t nr_slots, uint32_t slot_size, char *why,
+                  size_t why_size)
+{
+        *r = (struct host_ring){0};
+        int rc = map_checked(r, memfd, (size_t)nr_slots * slot_size, why, why_size);
+        if (rc == 0) {
+                r->nr_slots = nr_slots;
+                r->slot_size = slot_size;
+        }
+        return rc;
+}
+
+int host_ring_map_pool(struct host_ring *r, int memfd, uint32_t nr_buffers, uint32_t buffer_size,
+                       char *why, size_t why_size)
+{
+        *r = (struct host_ring){0};
+        /* the buffers handed over and not given back: no more than a message names */
+        uint32_t *places = calloc(HOST_RT_MAX_SLOTS, sizeof(*places));
+        if (!places) {
+                close(memfd);
+                host_say(why, why_size, "no memory for the pool's places");
+                return -ENOMEM;
+        }
+        int rc = map_checked(r, memfd, (size_t)nr_buffers * buffer_size, why, why_size);
+        if (rc < 0) {
+                free(places);
+                return rc;
+        }
+        r->places = places;
+        r->nr_pool = nr_buffers;
+        r->nr_slots = HOST_RT_MAX_SLOTS;
+        r->slot_size = buffer_size;
         return 0;
 }
 
 void host_ring_unmap(struct host_ring *r)
 {
         if (r->mem)
-                munmap((void *)r->mem, (size_t)r->nr_slots * r->slot_size);
+                munmap((void *)r->mem,
+                       (size_t)(r->places ? r->nr_pool : r->nr_slots) * r->slot_size);
+        free(r->places);
         *r = (struct host_ring){0};
 }
 
@@ -72,6 +105,25 @@ int host_ring_take(struct host_ring *r, const struct host_rt_msg *m, char *why, 
                          r->slot_size);
                 return -EPROTO;
         }
+        if (r->places) {
+                if (m->type != HOST_RT_PLACES) {
+                        host_say(why, why_size, "slots of a ring in a stream in place");
+                        return -EPROTO;
+                }
+                for (uint32_t k = 0; k < m->nr_slots; k++) {
+                        uint32_t i;
+                        memcpy(&i, m->places + 4 * (size_t)k, 4);
+                        if (i >= r->nr_pool) {
+                                host_say(why, why_size, "buffer %u of a pool of %u", i,
+                                         r->nr_pool);
+                                return -EPROTO;
+                        }
+                        r->places[(r->end + k) % r->nr_slots] = i;
+                }
+        } else if (m->type != HOST_RT_SLOTS) {
+                host_say(why, why_size, "places in a pool in a stream through a ring");
+                return -EPROTO;
+        }
         r->end += m->nr_slots;
         r->size = m->size;
         return 0;
@@ -81,7 +133,8 @@ bool host_ring_next(struct host_ring *r, const uint8_t **buf, uint32_t *size)
 {
         if (r->next == r->end)
                 return false;
-        *buf = r->mem + (r->next % r->nr_slots) * r->slot_size;
+        uint32_t slot = (uint32_t)(r->next % r->nr_slots);
+        *buf = r->mem + (size_t)(r->places ? r->places[slot] : slot) * r->slot_size;
         *size = r->size;
         r->next++;
         return true;

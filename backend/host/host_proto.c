@@ -174,6 +174,27 @@ void host_msg_rt_slots(struct host_msg *m, uint64_t nr_lost, uint64_t seq, uint3
         host_msg_end(m);
 }
 
+void host_msg_rt_pool(struct host_msg *m, uint32_t nr_buffers, uint32_t buffer_size)
+{
+        host_msg_begin(m, HOST_RT_POOL);
+        host_msg_u32(m, nr_buffers);
+        host_msg_u32(m, buffer_size);
+        host_msg_end(m);
+}
+
+void host_msg_rt_places(struct host_msg *m, uint64_t nr_lost, uint64_t seq, const uint32_t *idx,
+                        uint32_t count, uint32_t size)
+{
+        host_msg_begin(m, HOST_RT_PLACES);
+        host_msg_u64(m, nr_lost);
+        host_msg_u64(m, seq);
+        host_msg_u32(m, count);
+        host_msg_u32(m, size);
+        for (uint32_t i = 0; i < count; i++)
+                host_msg_u32(m, idx[i]);
+        host_msg_end(m);
+}
+
 void host_msg_rt_release(struct host_msg *m, uint64_t seq)
 {
         host_msg_begin(m, HOST_RT_RELEASE);
@@ -329,6 +350,8 @@ const char *host_proto_type_name(uint16_t type)
         case HOST_RT_RING: return "RT_RING";
         case HOST_RT_SLOTS: return "RT_SLOTS";
         case HOST_RT_RELEASE: return "RT_RELEASE";
+        case HOST_RT_POOL: return "RT_POOL";
+        case HOST_RT_PLACES: return "RT_PLACES";
         default: return "unknown";
         }
 }
@@ -429,8 +452,11 @@ int host_proto_decode_request(const uint8_t *msg, size_t size, struct host_reque
         rq->flags = rd_u32(&r, "flags");
         if (!r.error && (rq->flags & ~HOST_FLAGS_VALID))
                 fail(&r, "flags 0x%x has unknown bits", rq->flags);
-        if (!r.error && (rq->flags & HOST_FLAG_RT_RING) && type != HOST_REQ_RT_ATTACH)
+        if (!r.error && (rq->flags & (HOST_FLAG_RT_RING | HOST_FLAG_RT_POOL)) &&
+            type != HOST_REQ_RT_ATTACH)
                 fail(&r, "a shared ring asked for in a %s request", host_proto_type_name(type));
+        if (!r.error && (rq->flags & HOST_FLAG_RT_POOL) && !(rq->flags & HOST_FLAG_RT_RING))
+                fail(&r, "buffers in place asked for without a shared ring");
         rq->handle = rd_u64(&r, "handle");
         rq->code = rd_u32(&r, "code");
         rq->length = rd_u32(&r, "length");
@@ -610,6 +636,28 @@ int host_proto_decode_rt(const uint8_t *msg, size_t size, struct host_rt_msg *rt
                         fail(&r, "%u slots (1 to %u)", rt->nr_slots, HOST_RT_MAX_SLOTS);
                 if (!r.error && (rt->size < 64 || rt->size > HOST_MAX_DATA))
                         fail(&r, "a buffer of %u bytes (64 to %u)", rt->size, HOST_MAX_DATA);
+        } else if (type == HOST_RT_POOL) {
+                rt->nr_slots = rd_u32(&r, "buffers");
+                rt->size = rd_u32(&r, "buffer size");
+                if (!r.error && (!rt->nr_slots || rt->nr_slots > HOST_RT_MAX_POOL))
+                        fail(&r, "a pool of %u buffers (1 to %u)", rt->nr_slots, HOST_RT_MAX_POOL);
+                if (!r.error && (rt->size < 64 || rt->size > HOST_MAX_DATA))
+                        fail(&r, "a buffer of %u bytes (64 to %u)", rt->size, HOST_MAX_DATA);
+        } else if (type == HOST_RT_PLACES) {
+                rt->nr_lost = rd_u64(&r, "lost");
+                rt->seq = rd_u64(&r, "seq");
+                rt->nr_slots = rd_u32(&r, "count");
+                rt->size = rd_u32(&r, "buffer size");
+                if (!r.error && (!rt->nr_slots || rt->nr_slots > HOST_RT_MAX_SLOTS))
+                        fail(&r, "%u buffers (1 to %u)", rt->nr_slots, HOST_RT_MAX_SLOTS);
+                if (!r.error && (rt->size < 64 || rt->size > HOST_MAX_DATA))
+                        fail(&r, "a buffer of %u bytes (64 to %u)", rt->size, HOST_MAX_DATA);
+                if (!r.error && r.size - r.pos != (size_t)rt->nr_slots * 4)
+                        fail(&r, "%zu bytes for %u indexes", r.size - r.pos, rt->nr_slots);
+                if (!r.error) {
+                        rt->places = r.p + r.pos;
+                        r.pos += (size_t)rt->nr_slots * 4;
+                }
         } else {
                 host_say(why, why_size, "a %s message in a real-time stream",
                          host_proto_type_name(type));

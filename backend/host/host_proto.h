@@ -67,6 +67,8 @@ enum host_msg_type {
         HOST_RT_RING = 0x83,    /* the shared ring's shape, its memory file passed with it */
         HOST_RT_SLOTS = 0x84,   /* buffers in the ring: the next count slots from seq */
         HOST_RT_RELEASE = 0x85, /* consumer to host: every slot before seq is done with */
+        HOST_RT_POOL = 0x86,    /* in place: the session's pool's shape, its memory file with it */
+        HOST_RT_PLACES = 0x87,  /* in place: the next count buffers from seq, by pool index */
 };
 
 /* Request flags. */
@@ -75,7 +77,12 @@ enum host_msg_type {
 #define HOST_FLAG_FORCE        0x4u  /* SAVE_WINDOW: replace an existing file */
 #define HOST_FLAG_HAS_DEFAULTS 0x8u  /* START: the starter's handle-0 settings follow */
 #define HOST_FLAG_RT_RING      0x10u /* RT_ATTACH: the buffers through a shared ring */
-#define HOST_FLAGS_VALID       0x1Fu
+#define HOST_FLAG_RT_POOL      0x20u /* RT_ATTACH, with RT_RING: read in place where it can */
+#define HOST_FLAGS_VALID       0x3Fu
+
+/* A pool's buffers at most (HOST_RT_POOL): a session's largest window of 1 KiB buffers and its
+   spares. */
+#define HOST_RT_MAX_POOL ((uint32_t)1 << 21)
 
 /* A shared ring's slots at most (each a session buffer: up to HOST_MAX_DATA bytes). */
 #define HOST_RT_MAX_SLOTS 256u
@@ -111,13 +118,17 @@ struct host_reply {
 
 /* A decoded real-time message. */
 struct host_rt_msg {
-        uint16_t type;       /* HOST_RT_BUFFER, HOST_RT_END, HOST_RT_RING or HOST_RT_SLOTS */
+        uint16_t type;       /* HOST_RT_BUFFER, _END, _RING, _SLOTS, _POOL or _PLACES */
         uint64_t nr_lost;    /* buffers this consumer lost so far (BUFFER, END, SLOTS) */
         uint32_t code;       /* RT_END */
         const uint8_t *data; /* RT_BUFFER: borrowed, at HOST_RT_DATA_OFFSET of the message */
-        uint32_t size;       /* RT_BUFFER, RT_SLOTS: each buffer's bytes; RT_RING: a slot's */
-        uint32_t nr_slots;   /* RT_RING: the ring's slots (0: no ring); RT_SLOTS: how many */
-        uint64_t seq;        /* RT_SLOTS: the first buffer's number (slot seq % the ring's) */
+        uint32_t size;       /* RT_BUFFER, _SLOTS, _PLACES: each buffer's bytes; RT_RING,
+                                RT_POOL: a slot's */
+        uint32_t nr_slots;   /* RT_RING, RT_POOL: its slots (RT_RING 0: no ring); RT_SLOTS,
+                                RT_PLACES: how many */
+        uint64_t seq;        /* RT_SLOTS: the first buffer's number (slot seq % the ring's);
+                                RT_PLACES: the first buffer's number in the stream */
+        const uint8_t *places; /* RT_PLACES: borrowed, nr_slots little-endian u32 indexes */
 };
 
 /* A message being built; grows as needed (out of memory aborts). */
@@ -141,6 +152,9 @@ void host_msg_rt_ring(struct host_msg *m, uint32_t nr_slots, uint32_t slot_size)
 void host_msg_rt_slots(struct host_msg *m, uint64_t nr_lost, uint64_t seq, uint32_t count,
                        uint32_t size);
 void host_msg_rt_release(struct host_msg *m, uint64_t seq);
+void host_msg_rt_pool(struct host_msg *m, uint32_t nr_buffers, uint32_t buffer_size);
+void host_msg_rt_places(struct host_msg *m, uint64_t nr_lost, uint64_t seq, const uint32_t *idx,
+                        uint32_t count, uint32_t size);
 
 /* Checks a message header: 0 with *type and *body_size, or -EPROTO (not this protocol, or a
    version this library does not speak), -EMSGSIZE (a body over HOST_MAX_BODY) or -EBADMSG, with

@@ -212,6 +212,94 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         return 1;
 }
 
+/* ---- in place ----------------------------------------------------------------------------- */
+
+/* In place, the buffers a consumer holds at most, handed out or waiting (8 MiB, the ring's
+   bytes: as many as the window may have to set aside for it), and the slots of them for the
+   header and what was queued (2 MiB), each between its bounds in buffers. */
+#define PLACES_BYTES     ((size_t)8 << 20)
+#define PLACES_MIN       8u
+#define PLACES_MAX       128u
+#define PLACES_MIN_SLOTS 4u
+#define PLACES_MAX_SLOTS 32u
+_Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the consumer holds");
+
+/* The stream in place: the consumer maps the session's pool and reads each buffer where the
+   writer put it (session_rt_pool_set). 1 when it is over; 0 when the session has none, and the
+   caller makes a ring. */
+static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
+                      const atomic_bool *is_exiting)
+{
+        size_t n = PLACES_BYTES / buffer_size;
+        uint32_t nr_entries = n < PLACES_MIN ? PLACES_MIN : n > PLACES_MAX ? PLACES_MAX : (uint32_t)n;
+        uint32_t nr_slots = nr_entries / 4 < PLACES_MIN_SLOTS   ? PLACES_MIN_SLOTS
+                            : nr_entries / 4 > PLACES_MAX_SLOTS ? PLACES_MAX_SLOTS
+                                                                : nr_entries / 4;
+        int memfd;
+        uint32_t nr_buffers, size;
+        if (session_rt_pool_set(rt, nr_slots, nr_entries, &memfd, &nr_buffers, &size) < 0)
+                return 0;
+        struct host_msg m = {0};
+        host_msg_rt_pool(&m, nr_buffers, size);
+        /* the pool's file stays the session's: the consumer gets its own */
+        int rc = host_io_send_fd(fd, m.data, m.size, memfd, drain_ms);
+        struct ring r = {.fd = -1, .nr_slots = nr_entries, .slot_size = size};
+        uint32_t idx[PLACES_MAX];
+        int64_t stalled_since = 0;
+        while (rc == 0 && !atomic_load(is_exiting)) {
+                if (take_releases(fd, &r) < 0)
+                        break;
+                if (r.sent - r.released == r.nr_slots) {
+                        /* it holds all it may: its queue keeps the buffers meanwhile */
+                        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                        int k = poll(&pfd, 1, STREAM_WAIT_MS);
+                        if (k < 0 && errno != EINTR)
+                                break;
+                        if (k != 0) {
+                                stalled_since = 0;
+                                continue;
+                        }
+                        if (!session_rt_is_ended(rt))
+                                continue;
+                        int64_t now = ring_now_ms();
+                        if (!stalled_since) {
+                                stalled_since = now;
+                                continue;
+                        }
+                        if (now - stalled_since < drain_ms)
+                                continue;
+                        session_rt_drop(rt);
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        break;
+                }
+                uint64_t seq = 0;
+                uint32_t room = r.nr_slots - (uint32_t)(r.sent - r.released);
+                int k = session_rt_places_next(rt, STREAM_IDLE_MS, r.released, &seq, idx, room);
+                if (k > 0) {
+                        if (seq != r.sent)
+                                break; /* not what this stream's state allows: never */
+                        host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx, (uint32_t)k,
+                                           size);
+                        r.sent += (uint64_t)k;
+                        rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        stalled_since = 0;
+                        continue;
+                }
+                if (k == 0) {
+                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
+                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                        break;
+                }
+                if (k != -EAGAIN)
+                        break;
+        }
+        /* its pins go: the writer may write those buffers again */
+        session_rt_pool_unset(rt);
+        host_msg_free(&m);
+        return 1;
+}
+
 /* ---- the socket's stream ------------------------------------------------------------------ */
 
 /* Writes a real-time message, laid out in nr_parts parts (sent together, not copied); *done
@@ -264,8 +352,10 @@ static bool consumer_is_gone(int fd)
 }
 
 void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
-                   int drain_ms, const atomic_bool *is_exiting)
+                   bool is_pool, int drain_ms, const atomic_bool *is_exiting)
 {
+        if (is_ring && is_pool && pool_serve(fd, rt, info->buffer_size_bytes, drain_ms, is_exiting))
+                return;
         if (is_ring && ring_serve(fd, rt, info->buffer_size_bytes, drain_ms, is_exiting))
                 return;
         int rc;
