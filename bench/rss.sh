@@ -66,6 +66,9 @@ if [ -n "${RSS_SITES:-}" ]; then
 fi
 tck=$(getconf CLK_TCK)
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null; }
+# the screen's own: its resident pages less those it maps of its host's memory files (the
+# session's buffers, which it reads in place, resident in the host's figure already)
+rss_own() { awk '/^VmRSS:/ {r = $2} /^RssShmem:/ {s = $2} END {print r - s}' "/proc/$1/status" 2>/dev/null; }
 cpu() { awk -v k="$tck" '{printf "%.2f", ($14 + $15) / k}' "/proc/$1/stat" 2>/dev/null; }
 # why perf top ended: the OOM killer says so in the kernel log
 perf_end() {
@@ -77,7 +80,7 @@ perf_end() {
                 echo "perf top exited (crashed?) at $1 s: $(tmux -L "$sock" capture-pane -t p -p | grep -v '^$' | tail -2 | tr '\n' ' ' | tr -s ' ')"
         fi
 }
-echo "each minute: resident KB, and CPU seconds taken in that minute (etwtop: screen + host)"
+echo "each minute: resident KB, and CPU seconds taken in that minute (etwtop: screen + host; the screen without the host's buffers it maps, counted in the host's)"
 printf "%7s %10s %10s %10s %12s %11s %11s %11s\n" seconds "etwtop KB" "screen KB" "host KB" \
         "perf top KB" "etwtop CPU" "screen CPU" "perf CPU"
 ecpu_prev=0 scpu_prev=0 pcpu_prev=0 p_gone="" series="$tmp/series"
@@ -94,7 +97,7 @@ watch="$tmp/watch"
 (low=() start=$SECONDS
         while kill -0 "$epid" 2>/dev/null; do
                 sleep 10
-                r=$(rss "$epid") || break
+                r=$(rss_own "$epid") || break
                 [ -n "$r" ] || break
                 low+=("$r")
                 [ ${#low[@]} -gt 6 ] && low=("${low[@]:1}")
@@ -114,7 +117,7 @@ watch="$tmp/watch"
         done) &
 for ((t = 60; t <= secs; t += 60)); do
         sleep 60
-        es=$(rss "$epid") eh=$(rss "$hpid") p=$(rss "$ppid")
+        es=$(rss_own "$epid") eh=$(rss "$hpid") p=$(rss "$ppid")
         [ -n "$es" ] || die "etwtop exited at ${t} s: $(tmux -L "$sock" capture-pane -t e -p | grep -v '^$' | tail -3)"
         [ -n "$eh" ] || die "etwtop's host exited at ${t} s"
         sc=$(cpu "$epid")

@@ -118,13 +118,13 @@ void session_rt_on_buffer(void *ctx, const uint8_t *buf, uint32_t size)
                 if (rt->pool) {
                         /* in place while nothing waits before it, else queued as below */
                         if (!rt->header && !rt->q.count && session_rt_pool_put(rt, buf)) {
-                                uint32_t at =
-                                        rt->ent_cap / 4 < rt->wake_at ? rt->ent_cap / 4 : rt->wake_at;
+                                uint32_t at = rt->ent_cap / 4 < rt->wake_at ? rt->ent_cap / 4
+                                                                            : rt->wake_at;
                                 is_wake = is_wake || rt->ent_filled - rt->ent_told >= (at ? at : 1);
                                 continue;
                         }
                 } else if (rt->ring && !rt->header && !rt->q.count &&
-                    rt->ring_filled - rt->ring_released < rt->ring_slots) {
+                           rt->ring_filled - rt->ring_released < rt->ring_slots) {
                         /* straight into the consumer's ring: no copy queued, none sent */
                         memcpy(rt->ring + (rt->ring_filled % rt->ring_slots) * rt->q.buffer_size,
                                buf, rt->q.buffer_size);

@@ -18,10 +18,9 @@ void session_window_pool(struct session *s)
                 return;
         uint32_t size = s->rt_info.buffer_size_bytes;
         struct etl_pool *pool;
-        if (!size ||
-            etl_pool_new(&pool, size,
-                         (uint32_t)(SESSION_MAX_BUFFER_BYTES / size) + s->rt_info.nr_cpus +
-                                 POOL_SPARE) < 0)
+        if (!size || etl_pool_new(&pool, size,
+                                  (uint32_t)(SESSION_MAX_BUFFER_BYTES / size) + s->rt_info.nr_cpus +
+                                          POOL_SPARE) < 0)
                 return; /* the buffers are copied to consumers instead */
         etl_writer_set_pool(s->writer, pool);
         etl_pool_unref(pool); /* the writer's reference keeps it */
@@ -134,9 +133,7 @@ void session_rt_pool_unset(struct session_rt *rt)
 static void pool_fill(struct session_rt *rt)
 {
         for (;;) {
-                uint8_t *b = rt->header ? rt->header
-                             : rt->q.count ? rt->q.bufs[rt->q.head]
-                                           : NULL;
+                uint8_t *b = rt->header ? rt->header : rt->q.count ? rt->q.bufs[rt->q.head] : NULL;
                 if (!b || !session_rt_pool_put(rt, b))
                         break;
                 if (b == rt->header) {

@@ -276,8 +276,8 @@ static int session_open(struct session *s, const struct session_start_request *r
                                                              : s->rt_info.buffer_size_bytes;
                 rc = etl_writer_set_ring(s->writer, (size_t)bytes);
         }
-        if (rc == 0 && (req->log_file_mode &
-                        (EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_FILE_MODE_CIRCULAR)))
+        if (rc == 0 &&
+            (req->log_file_mode & (EVENT_TRACE_BUFFERING_MODE | EVENT_TRACE_FILE_MODE_CIRCULAR)))
                 session_window_pool(s); /* where a consumer can read the ring's buffers */
         if (rc < 0) {
                 *code = ERROR_NOT_ENOUGH_MEMORY;

@@ -23,9 +23,9 @@ struct etl_pool {
         size_t bytes;
         uint32_t buffer_size;
         uint32_t nr_buffers;
-        uint32_t nr_cut;        /* buffers handed out (etl_pool_cut) */
-        size_t made;            /* bytes from the start whose pages are made */
-        atomic_ushort *pins;    /* owned: nr_buffers counts */
+        uint32_t nr_cut;     /* buffers handed out (etl_pool_cut) */
+        size_t made;         /* bytes from the start whose pages are made */
+        atomic_ushort *pins; /* owned: nr_buffers counts */
 };
 
 int etl_pool_new(struct etl_pool **out, uint32_t buffer_size, uint32_t nr_buffers)

@@ -97,8 +97,7 @@ struct session_rt;
    to read in place too (HOST_FLAG_RT_POOL): HOST_RT_POOL with the session's pool where it has
    one, then HOST_RT_PLACES, instead of the ring. */
 void host_rt_serve(int fd, struct session_rt *rt, const struct session_rt_info *info, bool is_ring,
-                   bool is_pool,
-                   int drain_ms, const atomic_bool *is_exiting);
+                   bool is_pool, int drain_ms, const atomic_bool *is_exiting);
 
 /* ---- a consumer's side of the shared ring (host_client_ring.c) ------------------------------ */
 

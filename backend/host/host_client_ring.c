@@ -114,8 +114,7 @@ int host_ring_take(struct host_ring *r, const struct host_rt_msg *m, char *why, 
                         uint32_t i;
                         memcpy(&i, m->places + 4 * (size_t)k, 4);
                         if (i >= r->nr_pool) {
-                                host_say(why, why_size, "buffer %u of a pool of %u", i,
-                                         r->nr_pool);
+                                host_say(why, why_size, "buffer %u of a pool of %u", i, r->nr_pool);
                                 return -EPROTO;
                         }
                         r->places[(r->end + k) % r->nr_slots] = i;

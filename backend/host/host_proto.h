@@ -118,16 +118,16 @@ struct host_reply {
 
 /* A decoded real-time message. */
 struct host_rt_msg {
-        uint16_t type;       /* HOST_RT_BUFFER, _END, _RING, _SLOTS, _POOL or _PLACES */
-        uint64_t nr_lost;    /* buffers this consumer lost so far (BUFFER, END, SLOTS) */
-        uint32_t code;       /* RT_END */
-        const uint8_t *data; /* RT_BUFFER: borrowed, at HOST_RT_DATA_OFFSET of the message */
-        uint32_t size;       /* RT_BUFFER, _SLOTS, _PLACES: each buffer's bytes; RT_RING,
-                                RT_POOL: a slot's */
-        uint32_t nr_slots;   /* RT_RING, RT_POOL: its slots (RT_RING 0: no ring); RT_SLOTS,
-                                RT_PLACES: how many */
-        uint64_t seq;        /* RT_SLOTS: the first buffer's number (slot seq % the ring's);
-                                RT_PLACES: the first buffer's number in the stream */
+        uint16_t type;         /* HOST_RT_BUFFER, _END, _RING, _SLOTS, _POOL or _PLACES */
+        uint64_t nr_lost;      /* buffers this consumer lost so far (BUFFER, END, SLOTS) */
+        uint32_t code;         /* RT_END */
+        const uint8_t *data;   /* RT_BUFFER: borrowed, at HOST_RT_DATA_OFFSET of the message */
+        uint32_t size;         /* RT_BUFFER, _SLOTS, _PLACES: each buffer's bytes; RT_RING,
+                                  RT_POOL: a slot's */
+        uint32_t nr_slots;     /* RT_RING, RT_POOL: its slots (RT_RING 0: no ring); RT_SLOTS,
+                                  RT_PLACES: how many */
+        uint64_t seq;          /* RT_SLOTS: the first buffer's number (slot seq % the ring's);
+                                  RT_PLACES: the first buffer's number in the stream */
         const uint8_t *places; /* RT_PLACES: borrowed, nr_slots little-endian u32 indexes */
 };
 

@@ -231,7 +231,9 @@ static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                       const atomic_bool *is_exiting)
 {
         size_t n = PLACES_BYTES / buffer_size;
-        uint32_t nr_entries = n < PLACES_MIN ? PLACES_MIN : n > PLACES_MAX ? PLACES_MAX : (uint32_t)n;
+        uint32_t nr_entries = n < PLACES_MIN   ? PLACES_MIN
+                              : n > PLACES_MAX ? PLACES_MAX
+                                               : (uint32_t)n;
         uint32_t nr_slots = nr_entries / 4 < PLACES_MIN_SLOTS   ? PLACES_MIN_SLOTS
                             : nr_entries / 4 > PLACES_MAX_SLOTS ? PLACES_MAX_SLOTS
                                                                 : nr_entries / 4;
@@ -279,8 +281,7 @@ static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                 if (k > 0) {
                         if (seq != r.sent)
                                 break; /* not what this stream's state allows: never */
-                        host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx, (uint32_t)k,
-                                           size);
+                        host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx, (uint32_t)k, size);
                         r.sent += (uint64_t)k;
                         rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
                         stalled_since = 0;

@@ -43,6 +43,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
             rt.type == HOST_RT_BUFFER && rt.data + rt.size != msg + size)
                 abort();
+        /* in place: the indexes are the message's last bytes, as many as it says */
+        if (host_proto_decode_rt(msg, size, &rt, why, sizeof(why)) == 0 &&
+            rt.type == HOST_RT_PLACES &&
+            (!rt.nr_slots || rt.nr_slots > HOST_RT_MAX_SLOTS ||
+             rt.places + 4 * (size_t)rt.nr_slots != msg + size))
+                abort();
         uint64_t seq;
         if (host_proto_decode_release(msg, size, &seq, why, sizeof(why)) != 0 && !why[0])
                 abort();

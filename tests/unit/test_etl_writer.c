@@ -21,6 +21,7 @@
 
 #include "etl_reader.h"
 #include "etl_writer.h"
+#include "etl_pool.h"
 #include "etl_flush.h"
 #include "log_file.h"
 #include "etw/ntwmi.h"
@@ -536,6 +537,71 @@ static void test_real_time_callback(void **state)
         assert_int_equal(c.nr_records, 200);
         assert_int_equal(ws.nr_events, 200);
         etl_writer_free(w);
+}
+
+/* A pool (etl_pool.h): the ring's buffers and the CPU's first are cut from it, so that every
+   completed buffer lies in it (a consumer of another process reads it there); one pinned when
+   it leaves the ring is set aside and not written until unpinned, another cut in its place;
+   once unpinned it is used again rather than a new one cut. */
+struct pool_ctx {
+        struct etl_pool *pool;
+        const uint8_t *pinned;
+        uint8_t copy[1024];
+        uint32_t nr_calls, nr_in_pool;
+};
+
+static void on_pool_buffer(void *ctx, const uint8_t *buffer, uint32_t size)
+{
+        struct pool_ctx *c = ctx;
+        c->nr_calls++;
+        int64_t i = etl_pool_index(c->pool, buffer);
+        if (i < 0)
+                return;
+        c->nr_in_pool++;
+        if (!c->pinned && c->nr_calls == 3) {
+                etl_pool_pin(c->pool, (uint32_t)i);
+                c->pinned = buffer;
+                memcpy(c->copy, buffer, size);
+        }
+}
+
+static void test_pool_pins(void **state)
+{
+        (void)state;
+        struct etl_pool *p = NULL;
+        assert_int_equal(etl_pool_new(&p, 1024, 64), 0);
+        int seals = fcntl(etl_pool_fd(p), F_GET_SEALS);
+        assert_true(seals >= 0);
+        assert_int_equal(seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE),
+                         F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE);
+        uint8_t outside[16];
+        assert_int_equal(etl_pool_index(p, outside), -1);
+        assert_int_equal(etl_pool_index(p, etl_pool_at(p, 3) + 8), -1);
+        assert_int_equal(etl_pool_index(p, etl_pool_at(p, 3)), 3);
+        struct etl_writer *w = new_writer(1, 1024);
+        assert_int_equal(etl_writer_set_pool(w, p), -EINVAL); /* no ring */
+        assert_int_equal(etl_writer_set_ring(w, 4 * 1024), 0);
+        struct etl_pool *other = NULL;
+        assert_int_equal(etl_pool_new(&other, 2048, 4), 0);
+        assert_int_equal(etl_writer_set_pool(w, other), -EINVAL); /* another buffer size */
+        etl_pool_unref(other);
+        assert_int_equal(etl_writer_set_pool(w, p), 0);
+        struct pool_ctx c = {.pool = p};
+        etl_writer_set_buffer_callback(w, on_pool_buffer, &c);
+        /* buffers of 1 KiB, a ring of 4: it goes round several times */
+        write_samples(w, 1, 600);
+        assert_non_null(c.pinned);
+        assert_true(c.nr_calls > 12);
+        assert_int_equal(c.nr_in_pool, c.nr_calls);
+        assert_memory_equal(c.pinned, c.copy, sizeof(c.copy));
+        /* 4 in the ring, the CPU's, the one cut for the pinned one */
+        int64_t i = etl_pool_index(p, c.pinned);
+        etl_pool_unpin(p, (uint32_t)i);
+        write_samples(w, 1, 600);
+        assert_int_equal(etl_pool_cut(p, 1), 6);
+        assert_int_equal(etl_pool_cut(p, 64), -1); /* more than is left */
+        etl_writer_free(w);
+        etl_pool_unref(p);
 }
 
 /* Placed buffers (an .etl made in memory): the writer writes each CPU's buffers where the place
@@ -1260,6 +1326,7 @@ int main(void)
                 cmocka_unit_test(test_header_current_on_disk),
                 cmocka_unit_test(test_ring_save_frames_its_events),
                 cmocka_unit_test(test_real_time_callback),
+                cmocka_unit_test(test_pool_pins),
                 cmocka_unit_test(test_header_buffer),
                 cmocka_unit_test(test_file_and_ring_counts),
                 cmocka_unit_test(test_limits),

@@ -948,6 +948,41 @@ static void test_ring_messages(void **state)
         host_msg_rt_slots(&m, 0, 0, 0, 65536);
         assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
         host_msg_free(&m);
+        /* in place: the pool's shape, then places by index */
+        host_msg_rt_pool(&m, 17408, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.type, HOST_RT_POOL);
+        assert_int_equal(rt.nr_slots, 17408);
+        assert_int_equal(rt.size, 65536);
+        host_msg_free(&m);
+        host_msg_rt_pool(&m, 0, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_pool(&m, HOST_RT_MAX_POOL + 1, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "pool"));
+        host_msg_free(&m);
+        uint32_t idx[3] = {5, 17000, 9};
+        host_msg_rt_places(&m, 2, 30, idx, 3, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), 0);
+        assert_int_equal(rt.type, HOST_RT_PLACES);
+        assert_int_equal(rt.nr_lost, 2);
+        assert_int_equal(rt.seq, 30);
+        assert_int_equal(rt.nr_slots, 3);
+        uint32_t second;
+        memcpy(&second, rt.places + 4, 4);
+        assert_int_equal(second, 17000);
+        /* an index cut short, or one more than the count says */
+        assert_int_equal(host_proto_decode_rt(m.data, m.size - 1, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
+        host_msg_rt_places(&m, 2, 30, idx, 2, 65536);
+        m.data[32] = 3; /* the count (after the header, lost and seq): 3 where two follow */
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        assert_non_null(strstr(why, "indexes"));
+        host_msg_free(&m);
+        host_msg_rt_places(&m, 0, 0, idx, 0, 65536);
+        assert_int_equal(host_proto_decode_rt(m.data, m.size, &rt, why, sizeof(why)), -EBADMSG);
+        host_msg_free(&m);
         uint64_t seq = 1;
         host_msg_rt_release(&m, 123);
         assert_int_equal(host_proto_decode_release(m.data, m.size, &seq, why, sizeof(why)), 0);
@@ -972,6 +1007,17 @@ static void test_ring_messages(void **state)
         assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)),
                          -EBADMSG);
         assert_non_null(strstr(why, "ring"));
+        host_msg_free(&m);
+        /* in place only with a ring, only to attach */
+        rq->type = HOST_REQ_RT_ATTACH;
+        rq->flags = HOST_FLAG_RT_POOL;
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)),
+                         -EBADMSG);
+        host_msg_free(&m);
+        rq->flags = HOST_FLAG_RT_RING | HOST_FLAG_RT_POOL;
+        host_msg_request(&m, rq);
+        assert_int_equal(host_proto_decode_request(m.data, m.size, back, why, sizeof(why)), 0);
         host_msg_free(&m);
         free(rq);
         free(back);
@@ -1797,6 +1843,137 @@ static void test_ring_consumer(void **state)
         interval_usual();
 }
 
+/* Reads the next real-time message of fd, as rt: false when none came (the caller makes more
+   events and asks again). */
+static bool pool_read(int fd, struct host_rt_msg *rt, uint8_t **msg)
+{
+        char why[256];
+        size_t size = 0;
+        int rc = host_io_read_msg(fd, 0, 30000, msg, &size, why, sizeof(why));
+        if (rc == -EAGAIN)
+                return false;
+        assert_int_equal(rc, 0);
+        assert_int_equal(host_proto_decode_rt(*msg, size, rt, why, sizeof(why)), 0);
+        return true;
+}
+
+/* A consumer in place (HOST_FLAG_RT_POOL) of a session that keeps a window: the pool comes
+   sealed (no writable mapping, no write, no resize); each RT_PLACES names buffers of the pool,
+   the first the log file header; a buffer handed out is not written again while the consumer
+   holds it, though the window (16 buffers) goes round several times meanwhile: every one reads
+   as it did when it came, and no two held share a place; once released, more come; a release
+   of buffers never handed over ends that stream and nothing else. */
+static void test_pool_consumer(void **state)
+{
+        (void)state;
+        enum { HELD = 96, SIZE = 4096, MOST = HOST_RT_MAX_SLOTS };
+        CONTROLTRACE_ID h = 0;
+        need_started(start_fast(&h, "pool-read", 64, 4));
+        assert_int_equal(etw_keep_window(h, 16 * SIZE), ERROR_SUCCESS);
+        int fd = raw_connect();
+        struct host_request *rq = calloc(1, sizeof(*rq));
+        rq->type = HOST_REQ_RT_ATTACH;
+        rq->flags = HOST_FLAG_RT_RING | HOST_FLAG_RT_POOL;
+        snprintf(rq->name, sizeof(rq->name), "pool-read");
+        struct host_msg m = {0};
+        host_msg_request(&m, rq);
+        free(rq);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        char why[256];
+        uint8_t *msg = NULL;
+        size_t size = 0;
+        struct host_reply rp;
+        assert_int_equal(host_io_read_msg(fd, 30000, 30000, &msg, &size, why, sizeof(why)), 0);
+        assert_int_equal(host_proto_decode_reply(msg, size, &rp, why, sizeof(why)), 0);
+        assert_int_equal(rp.rc, 0);
+        free(msg);
+        int memfd = -1;
+        struct host_rt_msg rt;
+        assert_int_equal(host_io_read_msg_fd(fd, 30000, &msg, &size, &memfd, why, sizeof(why)), 0);
+        assert_int_equal(host_proto_decode_rt(msg, size, &rt, why, sizeof(why)), 0);
+        free(msg);
+        assert_int_equal(rt.type, HOST_RT_POOL);
+        assert_int_equal(rt.size, SIZE);
+        assert_true(memfd >= 0);
+        uint32_t nr_pool = rt.nr_slots;
+        size_t bytes = (size_t)nr_pool * SIZE;
+        assert_true(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0) == MAP_FAILED);
+        assert_int_equal(pwrite(memfd, "x", 1, 0), -1);
+        assert_int_equal(ftruncate(memfd, 4096), -1);
+        assert_int_equal(ftruncate(memfd, (off_t)bytes * 2), -1);
+        const uint8_t *pool = mmap(NULL, bytes, PROT_READ, MAP_SHARED, memfd, 0);
+        assert_true(pool != MAP_FAILED);
+        close(memfd);
+        /* HELD buffers or more taken and none given back: each copied as it came */
+        uint8_t *seen = malloc((size_t)MOST * SIZE);
+        uint32_t at[MOST];
+        uint64_t next = 0;
+        for (int tries = 0; next < HELD && tries < 600; tries++) {
+                burn_n(50, 2);
+                if (!pool_read(fd, &rt, &msg))
+                        continue;
+                assert_int_equal(rt.type, HOST_RT_PLACES);
+                assert_int_equal(rt.seq, next);
+                assert_int_equal(rt.size, SIZE);
+                assert_true(next + rt.nr_slots <= MOST); /* never more than it may hold */
+                for (uint32_t i = 0; i < rt.nr_slots; i++, next++) {
+                        memcpy(&at[next], rt.places + 4 * i, 4);
+                        assert_true(at[next] < nr_pool);
+                        const uint8_t *b = pool + (size_t)at[next] * SIZE;
+                        uint32_t buffer_size, saved;
+                        memcpy(&buffer_size, b, 4);
+                        memcpy(&saved, b + 4, 4);
+                        assert_int_equal(buffer_size, SIZE);
+                        assert_true(saved >= 72 && saved <= SIZE);
+                        memcpy(seen + next * SIZE, b, SIZE);
+                }
+                free(msg);
+        }
+        assert_true(next >= HELD);
+        /* the window went round meanwhile (HELD buffers of 16): what is held stayed as it was */
+        for (uint64_t i = 0; i < next; i++) {
+                assert_memory_equal(pool + (size_t)at[i] * SIZE, seen + i * SIZE, SIZE);
+                for (uint64_t j = 0; j < i; j++)
+                        assert_int_not_equal(at[i], at[j]);
+        }
+        free(seen);
+        /* given back, more come, and go back */
+        uint64_t upto = next + 3 * HELD;
+        for (int tries = 0; next < upto && tries < 600; tries++) {
+                host_msg_rt_release(&m, next);
+                assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+                host_msg_free(&m);
+                burn_n(50, 2);
+                while (next < upto && pool_read(fd, &rt, &msg)) {
+                        assert_int_equal(rt.type, HOST_RT_PLACES);
+                        assert_int_equal(rt.seq, next);
+                        next += rt.nr_slots;
+                        free(msg);
+                }
+        }
+        print_message("%llu buffers read in place from a pool of %u\n", (unsigned long long)next,
+                      nr_pool);
+        assert_true(next >= upto);
+        host_msg_rt_release(&m, next + 1000);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        bool is_hung_up = false;
+        for (int i = 0; i < 300 && !is_hung_up; i++) {
+                uint8_t drain[4096];
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                if (poll(&pfd, 1, 100) > 0)
+                        is_hung_up = recv(fd, drain, sizeof(drain), MSG_DONTWAIT) == 0;
+        }
+        assert_true(is_hung_up);
+        close(fd);
+        munmap((void *)pool, bytes);
+        struct rt_props q;
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
+        assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
+        interval_usual();
+}
+
 /* ---- held buffers (etw_realtime_set_held_buffer_callback) ---- */
 
 enum { HELD_MAX = 1 << 14, HELD_LAG = 8 };
@@ -2427,6 +2604,7 @@ int main(int argc, char **argv)
                 cmocka_unit_test(test_consumers),
                 cmocka_unit_test(test_host_killed),
                 cmocka_unit_test(test_ring_consumer),
+                cmocka_unit_test(test_pool_consumer),
                 cmocka_unit_test(test_held_buffers),
                 cmocka_unit_test(test_consumer_dropped_after_stop),
                 cmocka_unit_test(test_host_memory_budget),
