@@ -17,7 +17,12 @@
    memory file passed alongside (SCM_RIGHTS; sealed: it maps it read-only), then HOST_RT_SLOTS
    messages that say which of its slots hold the next buffers, and one HOST_RT_END; it sends
    HOST_RT_RELEASE for the slots it is done with. A ring of no slots (the host could not make
-   one) means the buffers come as HOST_RT_BUFFER messages. */
+   one) means the buffers come as HOST_RT_BUFFER messages. One that asks to read in place too
+   (HOST_FLAG_RT_POOL) of a session that keeps a window gets HOST_RT_POOL instead of the ring,
+   with the session's pool (the memory file its buffers are cut from, sealed the same way), then
+   HOST_RT_PLACES messages that name the next buffers by their index in the pool, numbered in
+   the stream from 0, and HOST_RT_RELEASE for those it is done with, as for a ring: each stays
+   as it was until then (the writer sets it aside). */
 #ifndef ETWTOP_HOST_PROTO_H
 #define ETWTOP_HOST_PROTO_H
 
