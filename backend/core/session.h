@@ -91,14 +91,13 @@ int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t re
 
 /* In place, for a consumer of another process: it maps the session's pool (the memory file in
    *fd, rt's own, of *nr_buffers buffers of *buffer_size bytes) and reads each completed buffer
-   where the writer put it, which is not written again until released; nr_slots of the pool's
-   buffers are rt's ring for the header and what was queued (copied there), and rt holds
-   nr_entries buffers at most, handed out or not. From then on session_rt_places_next hands
-   them out. -ENOENT: the session has no pool (no window, or none could be made), -ENOMEM:
-   session_mem or the pool is spent. */
-int session_rt_pool_set(struct session_rt *rt, uint32_t nr_slots, uint32_t nr_entries, int *fd,
-                        uint32_t *nr_buffers, uint32_t *buffer_size);
-/* Ends the in-place stream: rt's pins and slots given up (what is queued stays queued). */
+   where the writer put it, which is not written again until released; the header and what was
+   queued are copied into pool buffers taken for rt; rt holds nr_entries buffers at most,
+   handed out or not. From then on session_rt_places_next hands them out. -ENOENT: the session
+   has no pool (no window, or none could be made). */
+int session_rt_pool_set(struct session_rt *rt, uint32_t nr_entries, int *fd, uint32_t *nr_buffers,
+                        uint32_t *buffer_size);
+/* Ends the in-place stream: rt's pins and copies given up (what is queued stays queued). */
 void session_rt_pool_unset(struct session_rt *rt);
 /* session_rt_ring_next in place: up to max buffers' pool indexes in idx, in order, the first
    numbered *seq (the stream's buffers are numbered from 0); released: how many the consumer is

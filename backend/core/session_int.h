@@ -192,16 +192,19 @@ struct session_rt {
         uint64_t ring_told;     /* of them, those session_rt_ring_next handed out */
         uint64_t ring_released; /* of them, those the consumer is done with */
         /* in place (session_rt_pool_set): the consumer maps the writer's pool and reads each
-           buffer where it lies, pinned until released; the ring is then ring_slots of the
-           pool's buffers from ring_base, for the header and queued copies. Under rt_lock. */
+           buffer where it lies, pinned until released; the header and queued buffers (copies
+           of the session's own) are copied into pool buffers taken for this consumer, freed
+           for its next copies once released. Under rt_lock. */
         struct etl_pool *pool; /* a reference, or NULL: not in place */
-        uint32_t *ent;         /* owned: ent_cap pool indexes, the stream's buffers in order */
+        uint32_t *ent;         /* owned: ent_cap pool indexes (a copy's with RT_ENT_COPY), the
+                                  stream's buffers in order */
         uint32_t ent_cap;
-        uint32_t ring_base;
         uint64_t ent_filled;   /* buffers put in ent */
         uint64_t ent_told;     /* of them, those handed out (session_rt_places_next) */
         uint64_t ent_released; /* of them, those the consumer is done with */
-        size_t pool_mem;       /* what this consumer took of session_mem */
+        uint32_t *copies;      /* owned, ent_cap: the pool buffers taken for copies, free */
+        uint32_t nr_copies_free;
+        uint32_t nr_copies; /* taken for copies in all (each counted in session_mem) */
         struct session_rt *next;
 };
 

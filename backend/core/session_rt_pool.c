@@ -26,36 +26,59 @@ void session_window_pool(struct session *s)
         etl_pool_unref(pool); /* the writer's reference keeps it */
 }
 
+/* An entry's mark for a copy: its buffer goes back to the consumer's copies when released
+   (the pool's indexes are below HOST_RT_MAX_POOL, 2^21). */
+#define RT_ENT_COPY 0x80000000u
+
+/* A pool buffer for a copy: one of rt's free, else a new one (counted in session_mem); -1 when
+   rt has as many as it may hold, or memory is short. */
+static int64_t copy_buffer(struct session_rt *rt)
+{
+        if (rt->nr_copies_free)
+                return rt->copies[--rt->nr_copies_free];
+        if (rt->nr_copies >= rt->ent_cap || !session_mem_take(rt->q.buffer_size))
+                return -1;
+        int64_t i = etl_pool_take(rt->pool);
+        if (i < 0 || (uint32_t)i >= RT_ENT_COPY) {
+                if (i >= 0)
+                        etl_pool_give(rt->pool, (uint32_t)i);
+                session_mem_give(rt->q.buffer_size);
+                return -1;
+        }
+        rt->nr_copies++;
+        return i;
+}
+
 bool session_rt_pool_put(struct session_rt *rt, const uint8_t *buf)
 {
         if (rt->ent_filled - rt->ent_released >= rt->ent_cap)
                 return false;
         int64_t i = etl_pool_index(rt->pool, buf);
-        if (i >= 0) {
+        uint32_t ent;
+        if (i >= 0 && (uint32_t)i < RT_ENT_COPY) {
                 /* where it lies: the writer leaves it alone until it is unpinned */
                 etl_pool_pin(rt->pool, (uint32_t)i);
+                ent = (uint32_t)i;
         } else {
                 /* not the pool's (a CPU's first buffer, the header, a queued copy): copied */
-                if (rt->ring_filled - rt->ring_released >= rt->ring_slots)
+                if ((i = copy_buffer(rt)) < 0)
                         return false;
-                uint32_t slot = (uint32_t)(rt->ring_filled % rt->ring_slots);
-                memcpy(rt->ring + (size_t)slot * rt->q.buffer_size, buf, rt->q.buffer_size);
-                rt->ring_filled++;
-                i = rt->ring_base + slot;
+                memcpy(etl_pool_at(rt->pool, (uint32_t)i), buf, rt->q.buffer_size);
+                ent = (uint32_t)i | RT_ENT_COPY;
         }
-        rt->ent[rt->ent_filled++ % rt->ent_cap] = (uint32_t)i;
+        rt->ent[rt->ent_filled++ % rt->ent_cap] = ent;
         return true;
 }
 
-/* Gives back the buffers before released (handed out already): slots freed, pins dropped. */
+/* Gives back the buffers before released (handed out already): copies freed, pins dropped. */
 static void pool_release(struct session_rt *rt, uint64_t released)
 {
         for (; rt->ent_released < released; rt->ent_released++) {
-                uint32_t i = rt->ent[rt->ent_released % rt->ent_cap];
-                if (i - rt->ring_base < rt->ring_slots)
-                        rt->ring_released++;
+                uint32_t ent = rt->ent[rt->ent_released % rt->ent_cap];
+                if (ent & RT_ENT_COPY)
+                        rt->copies[rt->nr_copies_free++] = ent & ~RT_ENT_COPY;
                 else
-                        etl_pool_unpin(rt->pool, i);
+                        etl_pool_unpin(rt->pool, ent);
         }
 }
 
@@ -64,63 +87,60 @@ void session_rt_pool_clear(struct session_rt *rt)
         if (!rt->pool)
                 return;
         pool_release(rt, rt->ent_filled);
+        /* every copy is free now: back to the pool, for the window or the next consumer */
+        for (uint32_t k = 0; k < rt->nr_copies_free; k++)
+                etl_pool_give(rt->pool, rt->copies[k]);
+        session_mem_give(((size_t)rt->nr_copies + rt->ent_cap) * rt->q.buffer_size);
         etl_pool_unref(rt->pool);
         rt->pool = NULL;
         free(rt->ent);
-        rt->ent = NULL;
-        rt->ent_cap = 0;
-        rt->ring = NULL;
-        rt->ring_slots = 0;
-        session_mem_give(rt->pool_mem);
-        rt->pool_mem = 0;
+        free(rt->copies);
+        rt->ent = rt->copies = NULL;
+        rt->ent_cap = rt->nr_copies = rt->nr_copies_free = 0;
 }
 
-int session_rt_pool_set(struct session_rt *rt, uint32_t nr_slots, uint32_t nr_entries, int *fd,
-                        uint32_t *nr_buffers, uint32_t *buffer_size)
+int session_rt_pool_set(struct session_rt *rt, uint32_t nr_entries, int *fd, uint32_t *nr_buffers,
+                        uint32_t *buffer_size)
 {
         struct session *s = rt->s;
-        uint32_t size = rt->q.buffer_size;
-        /* the slots, and as many buffers as the window may have to set aside */
-        size_t bytes = ((size_t)nr_slots + nr_entries) * size;
-        if (!nr_slots || nr_entries < nr_slots)
+        if (!nr_entries)
                 return -EINVAL;
         uint32_t *ent = calloc(nr_entries, sizeof(*ent));
-        if (!ent)
+        uint32_t *copies = calloc(nr_entries, sizeof(*copies));
+        if (!ent || !copies) {
+                free(ent);
+                free(copies);
                 return -ENOMEM;
-        int rc = 0;
-        pthread_mutex_lock(&s->lock); /* the writer's, which cuts from the pool too */
-        struct etl_pool *pool = s->writer && !s->is_ended ? etl_writer_pool(s->writer) : NULL;
-        int64_t base = -1;
-        if (!pool)
-                rc = -ENOENT;
-        else if (!session_mem_take(bytes))
-                rc = -ENOMEM;
-        else if ((base = etl_pool_cut(pool, nr_slots)) < 0) {
-                session_mem_give(bytes);
-                rc = -ENOMEM;
         }
-        if (rc == 0) {
+        /* the window's buffers this consumer may keep it from using meanwhile (pinned, set
+           aside, others taken in their place), as the ring it replaces took; its copies are
+           counted as they are taken */
+        size_t held = (size_t)nr_entries * rt->q.buffer_size;
+        int rc = -ENOENT;
+        pthread_mutex_lock(&s->lock); /* the writer, and its pool */
+        struct etl_pool *pool = s->writer && !s->is_ended ? etl_writer_pool(s->writer) : NULL;
+        if (pool && !session_mem_take(held)) {
+                rc = -ENOMEM;
+        } else if (pool) {
                 pthread_mutex_lock(&s->rt_lock);
                 rt->pool = etl_pool_ref(pool);
-                rt->pool_mem = bytes;
                 rt->ent = ent;
+                rt->copies = copies;
                 rt->ent_cap = nr_entries;
                 rt->ent_filled = rt->ent_told = rt->ent_released = 0;
-                rt->ring_base = (uint32_t)base;
-                rt->ring = etl_pool_at(pool, (uint32_t)base);
-                rt->ring_slots = nr_slots;
-                rt->ring_filled = rt->ring_told = rt->ring_released = 0;
+                rt->nr_copies = rt->nr_copies_free = 0;
                 pthread_mutex_unlock(&s->rt_lock);
                 *fd = etl_pool_fd(pool);
                 *nr_buffers = etl_pool_nr_buffers(pool);
-                *buffer_size = size;
-                ent = NULL;
+                *buffer_size = rt->q.buffer_size;
+                ent = copies = NULL;
+                rc = 0;
         }
         pthread_mutex_unlock(&s->lock);
         free(ent);
+        free(copies);
         return rc;
 }
-
 void session_rt_pool_unset(struct session_rt *rt)
 {
         pthread_mutex_lock(&rt->s->rt_lock);
@@ -167,7 +187,7 @@ int session_rt_places_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t 
                         n = n < max ? n : max;
                         *seq = rt->ent_told;
                         for (uint32_t k = 0; k < (uint32_t)n; k++)
-                                idx[k] = rt->ent[(rt->ent_told + k) % rt->ent_cap];
+                                idx[k] = rt->ent[(rt->ent_told + k) % rt->ent_cap] & ~RT_ENT_COPY;
                         rt->ent_told += n;
                         rc = (int)n;
                         break;

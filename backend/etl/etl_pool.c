@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -23,9 +24,12 @@ struct etl_pool {
         size_t bytes;
         uint32_t buffer_size;
         uint32_t nr_buffers;
-        uint32_t nr_cut;     /* buffers handed out (etl_pool_cut) */
-        size_t made;         /* bytes from the start whose pages are made */
-        atomic_ushort *pins; /* owned: nr_buffers counts */
+        atomic_ushort *pins;  /* owned: nr_buffers counts */
+        pthread_mutex_t lock; /* the takes and gives: */
+        uint32_t nr_cut;      /* buffers ever handed out (etl_pool_take) */
+        size_t made;          /* bytes from the start whose pages are made */
+        uint32_t *given;      /* owned: buffers given back, for the next takes */
+        uint32_t nr_given, given_cap;
 };
 
 int etl_pool_new(struct etl_pool **out, uint32_t buffer_size, uint32_t nr_buffers)
@@ -41,6 +45,7 @@ int etl_pool_new(struct etl_pool **out, uint32_t buffer_size, uint32_t nr_buffer
         p->nr_buffers = nr_buffers;
         p->bytes = (size_t)buffer_size * nr_buffers;
         atomic_init(&p->refs, 1);
+        pthread_mutex_init(&p->lock, NULL);
         p->pins = calloc(nr_buffers, sizeof(*p->pins));
         int rc = -ENOMEM;
         if (!p->pins)
@@ -84,30 +89,54 @@ void etl_pool_unref(struct etl_pool *p)
         if (p->fd >= 0)
                 close(p->fd);
         free(p->pins);
+        free(p->given);
+        pthread_mutex_destroy(&p->lock);
         free(p);
 }
 
-int64_t etl_pool_cut(struct etl_pool *p, uint32_t n)
+int64_t etl_pool_take(struct etl_pool *p)
 {
-        if (!n || n > p->nr_buffers - p->nr_cut)
-                return -1;
-        size_t end = ((size_t)p->nr_cut + n) * p->buffer_size;
-        if (end > p->made) {
-                /* the pages of a chunk at a time, in one call, where the writer's first
-                   writes in each page would fault it in one by one */
-                size_t to = (end + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
-                if (to > p->bytes)
-                        to = p->bytes;
+        pthread_mutex_lock(&p->lock);
+        int64_t i = -1;
+        if (p->nr_given) {
+                i = p->given[--p->nr_given];
+        } else if (p->nr_cut < p->nr_buffers) {
+                size_t end = ((size_t)p->nr_cut + 1) * p->buffer_size;
+                if (end > p->made) {
+                        /* the pages of a chunk at a time, in one call, where the writer's first
+                           writes in each page would fault it in one by one */
+                        size_t to = (end + POOL_CHUNK - 1) / POOL_CHUNK * POOL_CHUNK;
+                        if (to > p->bytes)
+                                to = p->bytes;
 #ifdef MADV_POPULATE_WRITE
-                if (madvise(p->mem + p->made, to - p->made, MADV_POPULATE_WRITE) < 0) {
-                        /* an older kernel: the pages come as they are written */
-                }
+                        if (madvise(p->mem + p->made, to - p->made, MADV_POPULATE_WRITE) < 0) {
+                                /* an older kernel: the pages come as they are written */
+                        }
 #endif
-                p->made = to;
+                        p->made = to;
+                }
+                i = p->nr_cut++;
         }
-        int64_t first = p->nr_cut;
-        p->nr_cut += n;
-        return first;
+        pthread_mutex_unlock(&p->lock);
+        return i;
+}
+
+void etl_pool_give(struct etl_pool *p, uint32_t index)
+{
+        if (index >= p->nr_buffers)
+                return;
+        pthread_mutex_lock(&p->lock);
+        if (p->nr_given == p->given_cap) {
+                uint32_t cap = p->given_cap ? 2 * p->given_cap : 64;
+                uint32_t *given = realloc(p->given, cap * sizeof(*given));
+                if (given) {
+                        p->given = given;
+                        p->given_cap = cap;
+                }
+        }
+        if (p->nr_given < p->given_cap) /* else it stays unused until the pool goes */
+                p->given[p->nr_given++] = index;
+        pthread_mutex_unlock(&p->lock);
 }
 
 uint8_t *etl_pool_at(const struct etl_pool *p, uint32_t index)

@@ -13,7 +13,7 @@ struct etl_pool;
 
 /* A pool of nr_buffers buffers of buffer_size bytes in a sealed memory file (it cannot grow,
    shrink, or be mapped for writing by anyone else), with one reference: 0 or -errno. Its pages
-   are made as buffers are cut (etl_pool_cut), not before. */
+   are made as buffers are taken (etl_pool_take), not before. */
 int etl_pool_new(struct etl_pool **out, uint32_t buffer_size, uint32_t nr_buffers);
 /* Another reference to p. */
 struct etl_pool *etl_pool_ref(struct etl_pool *p);
@@ -21,9 +21,12 @@ struct etl_pool *etl_pool_ref(struct etl_pool *p);
    its mapping). NULL is none. */
 void etl_pool_unref(struct etl_pool *p);
 
-/* n buffers never handed out before, side by side (their pages made now): the first one's
-   index, or -1 when the file has no n left. Not thread-safe: its owner's lock serializes it. */
-int64_t etl_pool_cut(struct etl_pool *p, uint32_t n);
+/* A buffer for the taker alone (any thread): one given back before (etl_pool_give), else one
+   never handed out (its pages made now, a chunk at a time): its index, or -1 when the file has
+   none left. */
+int64_t etl_pool_take(struct etl_pool *p);
+/* Gives back buffer index, taken and no longer used by its taker, for the next take. */
+void etl_pool_give(struct etl_pool *p, uint32_t index);
 /* Buffer index's bytes (index below etl_pool_nr_buffers). */
 uint8_t *etl_pool_at(const struct etl_pool *p, uint32_t index);
 /* The index of the buffer at b, or -1 when b is not one of p's buffers. */

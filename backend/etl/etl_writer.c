@@ -540,7 +540,7 @@ struct etl_pool *etl_writer_pool(const struct etl_writer *w)
 static uint8_t *ring_buffer_new(struct etl_writer *w)
 {
         if (w->pool) {
-                int64_t i = etl_pool_cut(w->pool, 1);
+                int64_t i = etl_pool_take(w->pool);
                 if (i >= 0)
                         return etl_pool_at(w->pool, (uint32_t)i);
         }

@@ -215,13 +215,11 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
 /* ---- in place ----------------------------------------------------------------------------- */
 
 /* In place, the buffers a consumer holds at most, handed out or waiting (8 MiB, the ring's
-   bytes: as many as the window may have to set aside for it), and the slots of them for the
-   header and what was queued (2 MiB), each between its bounds in buffers. */
-#define PLACES_BYTES     ((size_t)8 << 20)
-#define PLACES_MIN       8u
-#define PLACES_MAX       128u
-#define PLACES_MIN_SLOTS 4u
-#define PLACES_MAX_SLOTS 32u
+   bytes: as many as the window may have to set aside for it, or copy into for it), between
+   its bounds in buffers. */
+#define PLACES_BYTES ((size_t)8 << 20)
+#define PLACES_MIN   8u
+#define PLACES_MAX   128u
 _Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the consumer holds");
 
 /* The stream in place: the consumer maps the session's pool and reads each buffer where the
@@ -234,12 +232,9 @@ static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         uint32_t nr_entries = n < PLACES_MIN   ? PLACES_MIN
                               : n > PLACES_MAX ? PLACES_MAX
                                                : (uint32_t)n;
-        uint32_t nr_slots = nr_entries / 4 < PLACES_MIN_SLOTS   ? PLACES_MIN_SLOTS
-                            : nr_entries / 4 > PLACES_MAX_SLOTS ? PLACES_MAX_SLOTS
-                                                                : nr_entries / 4;
         int memfd;
         uint32_t nr_buffers, size;
-        if (session_rt_pool_set(rt, nr_slots, nr_entries, &memfd, &nr_buffers, &size) < 0)
+        if (session_rt_pool_set(rt, nr_entries, &memfd, &nr_buffers, &size) < 0)
                 return 0;
         struct host_msg m = {0};
         host_msg_rt_pool(&m, nr_buffers, size);

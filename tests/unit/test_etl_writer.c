@@ -598,8 +598,13 @@ static void test_pool_pins(void **state)
         int64_t i = etl_pool_index(p, c.pinned);
         etl_pool_unpin(p, (uint32_t)i);
         write_samples(w, 1, 600);
-        assert_int_equal(etl_pool_cut(p, 1), 6);
-        assert_int_equal(etl_pool_cut(p, 64), -1); /* more than is left */
+        assert_int_equal(etl_pool_take(p), 6);
+        /* given back, taken again; none left past the end */
+        etl_pool_give(p, 6);
+        assert_int_equal(etl_pool_take(p), 6);
+        for (int k = 7; k < 64; k++)
+                assert_int_equal(etl_pool_take(p), k);
+        assert_int_equal(etl_pool_take(p), -1);
         etl_writer_free(w);
         etl_pool_unref(p);
 }
