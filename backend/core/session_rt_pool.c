@@ -2,13 +2,13 @@
 /* session_rt_pool.c: owns a real-time consumer's stream in place: the session's window cut from
    a pool (a memory file) that a consumer of another process maps, each completed buffer handed
    to it where the writer put it and pinned there until it is released (no copy, where the
-   shared ring copied every buffer), the few slots of the pool that take the header and what
-   was queued, and the order of them all. */
+   shared ring copied every buffer), the pool buffers taken for a consumer's copies of the
+   header and what was queued, and the order of them all. */
 #include "session_int.h"
 #include "util/clock.h"
 
-/* Pool buffers beyond the largest window: the consumers' slots and the pinned buffers set aside
-   as they leave the window (etl_writer_set_pool). */
+/* Pool buffers beyond the largest window: the consumers' copies and the pinned buffers set
+   aside as they leave the window (etl_writer_set_pool). */
 #define POOL_SPARE 1024u
 
 void session_window_pool(struct session *s)
@@ -141,6 +141,7 @@ int session_rt_pool_set(struct session_rt *rt, uint32_t nr_entries, int *fd, uin
         free(copies);
         return rc;
 }
+
 void session_rt_pool_unset(struct session_rt *rt)
 {
         pthread_mutex_lock(&rt->s->rt_lock);
@@ -148,8 +149,8 @@ void session_rt_pool_unset(struct session_rt *rt)
         pthread_mutex_unlock(&rt->s->rt_lock);
 }
 
-/* Moves what waits for rt (the header, then its queue, oldest first) into its ring's free
-   slots. Called with rt_lock held. */
+/* Moves what waits for rt (the header, then its queue, oldest first) into copies of its own,
+   while it may hold more. Called with rt_lock held. */
 static void pool_fill(struct session_rt *rt)
 {
         for (;;) {

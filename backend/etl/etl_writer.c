@@ -570,6 +570,13 @@ static uint8_t *ring_buffer_new(struct etl_writer *w)
         return b;
 }
 
+/* One of the pool's buffers in place of b, where the pool has one left; else b. */
+static uint8_t *pool_buffer_or(struct etl_writer *w, uint8_t *b)
+{
+        int64_t i = etl_pool_take(w->pool);
+        return i >= 0 ? etl_pool_at(w->pool, (uint32_t)i) : b;
+}
+
 /* The buffer pushed out of the ring, b, is pinned (a consumer reads it): set aside, and one set
    aside before that is free again in its place, or NULL (the caller cuts a new one). */
 static uint8_t *ring_trade_held(struct etl_writer *w, uint8_t *b)
@@ -657,9 +664,14 @@ static int complete_buffer(struct etl_writer *w, uint32_t cpu)
                 /* the buffer joins the ring; the CPU goes on in the one it pushes out */
                 uint8_t **slot = &w->ring[w->ring_next];
                 uint8_t *next = *slot;
-                /* one a consumer still reads is not written until it lets go */
+                /* one a consumer still reads is not written until it lets go; one not of
+                   the pool (a CPU's first, made before it) makes way for one that is, where
+                   the pool has one, so that a consumer reads every buffer in place (it stays
+                   the writer's, unused, until the writer goes) */
                 if (next && w->pool && etl_pool_is_pinned(w->pool, next))
                         next = ring_trade_held(w, next);
+                else if (next && w->pool && etl_pool_index(w->pool, next) < 0)
+                        next = pool_buffer_or(w, next);
                 if (!next)
                         next = ring_buffer_new(w);
                 if (next) {

@@ -6,6 +6,8 @@
    buffer takes), the message that says which slots hold what, and the consumer's releases,
    each checked against what was sent (the socket carries tens of bytes a batch instead of the
    buffers: the queue's copy and the kernel's two, into the socket and out of it, are gone).
+   In place where the consumer asks and the session keeps a window: the consumer maps the
+   session's pool and is told where each buffer lies, not copied at all (pool_serve).
    Otherwise through the socket: each buffer in a message of its own, a batch in one send. */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,33 +136,27 @@ static int take_releases(int fd, struct ring *r)
         }
 }
 
-/* The ring's stream: 1 when it is over; 0 when no ring could be made (an empty HOST_RT_RING
-   sent), and the buffers go through the socket. */
-static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
-                      const atomic_bool *is_exiting)
+/* The most buffers one message hands out: the most a consumer holds in place. */
+#define PLACES_MAX 128u
+_Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the consumer holds");
+
+/* Hands the session's buffers to the consumer at fd, r.nr_slots of them at most unreleased: by
+   their slots in r's ring (RT_SLOTS), or in place by their pool indexes (is_pool, RT_PLACES),
+   until the session ends (RT_END), the consumer goes or breaks the protocol, the session
+   stopped and the consumer takes nothing for drain_ms (what waits for it is dropped, counted
+   lost), or *is_exiting. */
+static void serve_held(int fd, struct session_rt *rt, struct ring *r, bool is_pool, int drain_ms,
+                       const atomic_bool *is_exiting)
 {
-        struct ring r;
         struct host_msg m = {0};
-        if (ring_make(&r, buffer_size) < 0) {
-                /* no ring: the buffers go through the socket (the caller sends them) */
-                host_msg_rt_ring(&m, 0, 0);
-                int rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
-                host_msg_free(&m);
-                return rc < 0 ? 1 : 0;
-        }
-        host_msg_rt_ring(&m, r.nr_slots, r.slot_size);
-        int rc = host_io_send_fd(fd, m.data, m.size, r.fd, drain_ms);
-        /* the consumer holds the file now (or never will): this end keeps only its mapping */
-        close(r.fd);
-        r.fd = -1;
-        /* the session's buffers straight into the ring from here (session_rt_ring_set) */
-        session_rt_ring_set(rt, r.mem, r.nr_slots);
+        uint32_t idx[PLACES_MAX];
         int64_t stalled_since = 0;
+        int rc = 0;
         while (rc == 0 && !atomic_load(is_exiting)) {
-                if (take_releases(fd, &r) < 0)
+                if (take_releases(fd, r) < 0)
                         break;
-                if (r.sent - r.released == r.nr_slots) {
-                        /* the consumer holds every slot: its session's queue keeps the buffers
+                if (r->sent - r->released == r->nr_slots) {
+                        /* the consumer holds all it may: its session's queue keeps the buffers
                            meanwhile (and loses them once full, counted) */
                         struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
                         int k = poll(&pfd, 1, STREAM_WAIT_MS);
@@ -187,13 +183,20 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                         break;
                 }
                 uint64_t seq = 0;
-                int n = session_rt_ring_next(rt, STREAM_IDLE_MS, r.released, &seq);
+                uint32_t room = r->nr_slots - (uint32_t)(r->sent - r->released);
+                int n = is_pool ? session_rt_places_next(rt, STREAM_IDLE_MS, r->released, &seq, idx,
+                                                         room < PLACES_MAX ? room : PLACES_MAX)
+                                : session_rt_ring_next(rt, STREAM_IDLE_MS, r->released, &seq);
                 if (n > 0) {
-                        if (seq != r.sent || (uint64_t)n > r.nr_slots - (r.sent - r.released))
-                                break; /* not what this ring's state allows: never */
-                        host_msg_rt_slots(&m, session_rt_nr_lost(rt), seq, (uint32_t)n,
-                                          r.slot_size);
-                        r.sent += (uint64_t)n;
+                        if (seq != r->sent || (uint32_t)n > room)
+                                break; /* not what this stream's state allows: never */
+                        if (is_pool)
+                                host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx,
+                                                   (uint32_t)n, r->slot_size);
+                        else
+                                host_msg_rt_slots(&m, session_rt_nr_lost(rt), seq, (uint32_t)n,
+                                                  r->slot_size);
+                        r->sent += (uint64_t)n;
                         /* tens of bytes, and no more of them than slots: the socket has room */
                         rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
                         stalled_since = 0;
@@ -204,7 +207,35 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
                         host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
                         break;
                 }
+                if (n != -EAGAIN)
+                        break;
         }
+        host_msg_free(&m);
+}
+
+/* The ring's stream: 1 when it is over; 0 when no ring could be made (an empty HOST_RT_RING
+   sent), and the buffers go through the socket. */
+static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int drain_ms,
+                      const atomic_bool *is_exiting)
+{
+        struct ring r;
+        struct host_msg m = {0};
+        if (ring_make(&r, buffer_size) < 0) {
+                /* no ring: the buffers go through the socket (the caller sends them) */
+                host_msg_rt_ring(&m, 0, 0);
+                int rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
+                host_msg_free(&m);
+                return rc < 0 ? 1 : 0;
+        }
+        host_msg_rt_ring(&m, r.nr_slots, r.slot_size);
+        int rc = host_io_send_fd(fd, m.data, m.size, r.fd, drain_ms);
+        /* the consumer holds the file now (or never will): this end keeps only its mapping */
+        close(r.fd);
+        r.fd = -1;
+        /* the session's buffers straight into the ring from here (session_rt_ring_set) */
+        session_rt_ring_set(rt, r.mem, r.nr_slots);
+        if (rc == 0)
+                serve_held(fd, rt, &r, false, drain_ms, is_exiting);
         /* no thread writes into the ring once it is unset: then it can go */
         session_rt_ring_set(rt, NULL, 0);
         host_msg_free(&m);
@@ -219,8 +250,6 @@ static int ring_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
    its bounds in buffers. */
 #define PLACES_BYTES ((size_t)8 << 20)
 #define PLACES_MIN   8u
-#define PLACES_MAX   128u
-_Static_assert(PLACES_MAX <= HOST_RT_MAX_SLOTS, "a message hands out what the consumer holds");
 
 /* The stream in place: the consumer maps the session's pool and reads each buffer where the
    writer put it (session_rt_pool_set). 1 when it is over; 0 when the session has none, and the
@@ -241,55 +270,8 @@ static int pool_serve(int fd, struct session_rt *rt, uint32_t buffer_size, int d
         /* the pool's file stays the session's: the consumer gets its own */
         int rc = host_io_send_fd(fd, m.data, m.size, memfd, drain_ms);
         struct ring r = {.fd = -1, .nr_slots = nr_entries, .slot_size = size};
-        uint32_t idx[PLACES_MAX];
-        int64_t stalled_since = 0;
-        while (rc == 0 && !atomic_load(is_exiting)) {
-                if (take_releases(fd, &r) < 0)
-                        break;
-                if (r.sent - r.released == r.nr_slots) {
-                        /* it holds all it may: its queue keeps the buffers meanwhile */
-                        struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-                        int k = poll(&pfd, 1, STREAM_WAIT_MS);
-                        if (k < 0 && errno != EINTR)
-                                break;
-                        if (k != 0) {
-                                stalled_since = 0;
-                                continue;
-                        }
-                        if (!session_rt_is_ended(rt))
-                                continue;
-                        int64_t now = ring_now_ms();
-                        if (!stalled_since) {
-                                stalled_since = now;
-                                continue;
-                        }
-                        if (now - stalled_since < drain_ms)
-                                continue;
-                        session_rt_drop(rt);
-                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
-                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
-                        break;
-                }
-                uint64_t seq = 0;
-                uint32_t room = r.nr_slots - (uint32_t)(r.sent - r.released);
-                int k = session_rt_places_next(rt, STREAM_IDLE_MS, r.released, &seq, idx, room);
-                if (k > 0) {
-                        if (seq != r.sent)
-                                break; /* not what this stream's state allows: never */
-                        host_msg_rt_places(&m, session_rt_nr_lost(rt), seq, idx, (uint32_t)k, size);
-                        r.sent += (uint64_t)k;
-                        rc = host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
-                        stalled_since = 0;
-                        continue;
-                }
-                if (k == 0) {
-                        host_msg_rt_end(&m, ERROR_SUCCESS, session_rt_nr_lost(rt));
-                        host_io_write(fd, m.data, m.size, drain_ms, is_exiting);
-                        break;
-                }
-                if (k != -EAGAIN)
-                        break;
-        }
+        if (rc == 0)
+                serve_held(fd, rt, &r, true, drain_ms, is_exiting);
         /* its pins go: the writer may write those buffers again */
         session_rt_pool_unset(rt);
         host_msg_free(&m);

@@ -607,6 +607,24 @@ static void test_pool_pins(void **state)
         assert_int_equal(etl_pool_take(p), -1);
         etl_writer_free(w);
         etl_pool_unref(p);
+        /* a pool set after the first records: the buffers made before it (the CPU's first,
+           the ring's first ones) make way for the pool's as they come round, so that after a
+           round every completed buffer lies in the pool */
+        assert_int_equal(etl_pool_new(&p, 1024, 64), 0);
+        w = new_writer(1, 1024);
+        assert_int_equal(etl_writer_set_ring(w, 4 * 1024), 0);
+        write_samples(w, 1, 300);
+        assert_int_equal(etl_writer_set_pool(w, p), 0);
+        c = (struct pool_ctx){.pool = p, .pinned = (const uint8_t *)1}; /* pins none */
+        etl_writer_set_buffer_callback(w, on_pool_buffer, &c);
+        write_samples(w, 1, 300);
+        assert_true(c.nr_in_pool < c.nr_calls); /* the first round's were not */
+        c.nr_calls = c.nr_in_pool = 0;
+        write_samples(w, 1, 600);
+        assert_true(c.nr_calls > 8);
+        assert_int_equal(c.nr_in_pool, c.nr_calls);
+        etl_writer_free(w);
+        etl_pool_unref(p);
 }
 
 /* Placed buffers (an .etl made in memory): the writer writes each CPU's buffers where the place
