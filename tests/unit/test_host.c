@@ -1740,24 +1740,15 @@ static void test_trickling_clients(void **state)
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_STOP), ERROR_SUCCESS);
 }
 
-/* A real-time consumer that never reads: once its session has stopped it is dropped within
-   ETWTOP_HOST_DRAIN_MS (1500 here), its thread and queue freed, and the host can end. */
-/* A consumer of a shared ring (HOST_FLAG_RT_RING): the ring's memory comes sealed, so that it
-   can be mapped only to read (no writable mapping, no write, no resize); the slots each
-   RT_SLOTS names hold the session's buffers (the first its log file header); releasing them
-   lets more come; a release of slots never handed over ends that consumer's stream and
-   nothing else: the host answers the next request. */
-static void test_ring_consumer(void **state)
+/* A raw RT_ATTACH of the session name with flags (a shared ring, in place): the reply checked,
+   then the ring's or the pool's message in *rt, its memory file in *memfd; the connection. */
+static int attach_shared(const char *name, uint32_t flags, struct host_rt_msg *rt, int *memfd)
 {
-        (void)state;
-        /* the fastest samples into 4 KB buffers: the ring goes round twice in a second or two */
-        CONTROLTRACE_ID h = 0;
-        need_started(start_fast(&h, "ring-read", 64, 4));
         int fd = raw_connect();
         struct host_request *rq = calloc(1, sizeof(*rq));
         rq->type = HOST_REQ_RT_ATTACH;
-        rq->flags = HOST_FLAG_RT_RING;
-        snprintf(rq->name, sizeof(rq->name), "ring-read");
+        rq->flags = flags;
+        snprintf(rq->name, sizeof(rq->name), "%s", name);
         struct host_msg m = {0};
         host_msg_request(&m, rq);
         free(rq);
@@ -1771,22 +1762,60 @@ static void test_ring_consumer(void **state)
         assert_int_equal(host_proto_decode_reply(msg, size, &rp, why, sizeof(why)), 0);
         assert_int_equal(rp.rc, 0);
         free(msg);
+        assert_int_equal(host_io_read_msg_fd(fd, 30000, &msg, &size, memfd, why, sizeof(why)), 0);
+        assert_int_equal(host_proto_decode_rt(msg, size, rt, why, sizeof(why)), 0);
+        free(msg);
+        return fd;
+}
+
+/* The host's memory file of bytes is sealed: no writable mapping, no write, no resize. */
+static void check_sealed(int memfd, size_t bytes)
+{
+        assert_true(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0) == MAP_FAILED);
+        assert_int_equal(pwrite(memfd, "x", 1, 0), -1);
+        assert_int_equal(ftruncate(memfd, 4096), -1);
+        assert_int_equal(ftruncate(memfd, (off_t)bytes * 2), -1);
+}
+
+/* Whether the host hangs up fd within 30 s (what it sent before is read and dropped). */
+static bool is_hung_up(int fd)
+{
+        for (int i = 0; i < 300; i++) {
+                uint8_t drain[4096];
+                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
+                if (poll(&pfd, 1, 100) > 0 && recv(fd, drain, sizeof(drain), MSG_DONTWAIT) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* A real-time consumer that never reads: once its session has stopped it is dropped within
+   ETWTOP_HOST_DRAIN_MS (1500 here), its thread and queue freed, and the host can end. */
+/* A consumer of a shared ring (HOST_FLAG_RT_RING): the ring's memory comes sealed, so that it
+   can be mapped only to read (no writable mapping, no write, no resize); the slots each
+   RT_SLOTS names hold the session's buffers (the first its log file header); releasing them
+   lets more come; a release of slots never handed over ends that consumer's stream and
+   nothing else: the host answers the next request. */
+static void test_ring_consumer(void **state)
+{
+        (void)state;
+        /* the fastest samples into 4 KB buffers: the ring goes round twice in a second or two */
+        CONTROLTRACE_ID h = 0;
+        need_started(start_fast(&h, "ring-read", 64, 4));
         int memfd = -1;
         struct host_rt_msg rt;
-        assert_int_equal(host_io_read_msg_fd(fd, 30000, &msg, &size, &memfd, why, sizeof(why)), 0);
-        assert_int_equal(host_proto_decode_rt(msg, size, &rt, why, sizeof(why)), 0);
-        free(msg);
+        int fd = attach_shared("ring-read", HOST_FLAG_RT_RING, &rt, &memfd);
+        struct host_msg m = {0};
+        char why[256];
+        uint8_t *msg = NULL;
+        size_t size = 0;
         assert_int_equal(rt.type, HOST_RT_RING);
         assert_true(rt.nr_slots >= 4);
         assert_int_equal(rt.size, 4 * 1024);
         assert_true(memfd >= 0);
         uint32_t nr_slots = rt.nr_slots, slot_size = rt.size;
         size_t bytes = (size_t)nr_slots * slot_size;
-        /* sealed: no writable mapping, no write, no resize */
-        assert_true(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0) == MAP_FAILED);
-        assert_int_equal(pwrite(memfd, "x", 1, 0), -1);
-        assert_int_equal(ftruncate(memfd, 4096), -1);
-        assert_int_equal(ftruncate(memfd, (off_t)bytes * 2), -1);
+        check_sealed(memfd, bytes);
         const uint8_t *ring = mmap(NULL, bytes, PROT_READ, MAP_SHARED, memfd, 0);
         assert_true(ring != MAP_FAILED);
         assert_int_equal(mprotect((void *)ring, bytes, PROT_READ | PROT_WRITE), -1);
@@ -1827,14 +1856,7 @@ static void test_ring_consumer(void **state)
         host_msg_rt_release(&m, next + 1000);
         assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
         host_msg_free(&m);
-        bool is_hung_up = false;
-        for (int i = 0; i < 300 && !is_hung_up; i++) {
-                uint8_t drain[4096];
-                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-                if (poll(&pfd, 1, 100) > 0)
-                        is_hung_up = recv(fd, drain, sizeof(drain), MSG_DONTWAIT) == 0;
-        }
-        assert_true(is_hung_up);
+        assert_true(is_hung_up(fd));
         close(fd);
         munmap((void *)ring, bytes);
         struct rt_props q;
@@ -1870,38 +1892,17 @@ static void test_pool_consumer(void **state)
         CONTROLTRACE_ID h = 0;
         need_started(start_fast(&h, "pool-read", 64, 4));
         assert_int_equal(etw_keep_window(h, 16 * SIZE), ERROR_SUCCESS);
-        int fd = raw_connect();
-        struct host_request *rq = calloc(1, sizeof(*rq));
-        rq->type = HOST_REQ_RT_ATTACH;
-        rq->flags = HOST_FLAG_RT_RING | HOST_FLAG_RT_POOL;
-        snprintf(rq->name, sizeof(rq->name), "pool-read");
-        struct host_msg m = {0};
-        host_msg_request(&m, rq);
-        free(rq);
-        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
-        host_msg_free(&m);
-        char why[256];
-        uint8_t *msg = NULL;
-        size_t size = 0;
-        struct host_reply rp;
-        assert_int_equal(host_io_read_msg(fd, 30000, 30000, &msg, &size, why, sizeof(why)), 0);
-        assert_int_equal(host_proto_decode_reply(msg, size, &rp, why, sizeof(why)), 0);
-        assert_int_equal(rp.rc, 0);
-        free(msg);
         int memfd = -1;
         struct host_rt_msg rt;
-        assert_int_equal(host_io_read_msg_fd(fd, 30000, &msg, &size, &memfd, why, sizeof(why)), 0);
-        assert_int_equal(host_proto_decode_rt(msg, size, &rt, why, sizeof(why)), 0);
-        free(msg);
+        int fd = attach_shared("pool-read", HOST_FLAG_RT_RING | HOST_FLAG_RT_POOL, &rt, &memfd);
+        struct host_msg m = {0};
+        uint8_t *msg = NULL;
         assert_int_equal(rt.type, HOST_RT_POOL);
         assert_int_equal(rt.size, SIZE);
         assert_true(memfd >= 0);
         uint32_t nr_pool = rt.nr_slots;
         size_t bytes = (size_t)nr_pool * SIZE;
-        assert_true(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0) == MAP_FAILED);
-        assert_int_equal(pwrite(memfd, "x", 1, 0), -1);
-        assert_int_equal(ftruncate(memfd, 4096), -1);
-        assert_int_equal(ftruncate(memfd, (off_t)bytes * 2), -1);
+        check_sealed(memfd, bytes);
         const uint8_t *pool = mmap(NULL, bytes, PROT_READ, MAP_SHARED, memfd, 0);
         assert_true(pool != MAP_FAILED);
         close(memfd);
@@ -1958,14 +1959,7 @@ static void test_pool_consumer(void **state)
         host_msg_rt_release(&m, next + 1000);
         assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
         host_msg_free(&m);
-        bool is_hung_up = false;
-        for (int i = 0; i < 300 && !is_hung_up; i++) {
-                uint8_t drain[4096];
-                struct pollfd pfd = {.fd = fd, .events = POLLIN | POLLRDHUP};
-                if (poll(&pfd, 1, 100) > 0)
-                        is_hung_up = recv(fd, drain, sizeof(drain), MSG_DONTWAIT) == 0;
-        }
-        assert_true(is_hung_up);
+        assert_true(is_hung_up(fd));
         close(fd);
         munmap((void *)pool, bytes);
         struct rt_props q;
@@ -2145,11 +2139,11 @@ static void test_consumer_dropped_after_stop(void **state)
         assert_true(q.p.BuffersWritten > 40);
         /* the host hangs up on it (what it holds is never read) */
         struct pollfd pfd = {.fd = fd, .events = POLLRDHUP};
-        bool is_hung_up = false;
-        for (int i = 0; i < 200 && !is_hung_up; i++)
-                is_hung_up = poll(&pfd, 1, 100) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP));
+        bool is_gone = false;
+        for (int i = 0; i < 200 && !is_gone; i++)
+                is_gone = poll(&pfd, 1, 100) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP));
         close(fd);
-        assert_true(is_hung_up);
+        assert_true(is_gone);
         /* nothing holds the host now: it ends after its grace period */
         assert_true(wait_host_gone());
         assert_false(process_alive(pid));
