@@ -331,7 +331,11 @@ void session_rt_queue_free(struct rt_queue *q);
 /* In place (session_rt_pool.c), under rt_lock: buf, a completed buffer, handed to rt where it
    lies (pinned) or copied into rt's ring; false when rt has no room (the caller queues it). */
 bool session_rt_pool_put(struct session_rt *rt, const uint8_t *buf);
-/* Gives up what rt holds of the pool (pins, slots, memory). Under rt_lock. */
+/* A sender's wait for more, under rt_lock, after it found nothing to hand out: 0 when the
+   stream is over (the session stopped and nothing waits for rt), -EAGAIN when deadline (on
+   rt_cond's clock) passed, 1 to look again. */
+int session_rt_wait_more(struct session_rt *rt, const struct timespec *deadline);
+/* Gives up what rt holds of the pool (pins, copies, memory). Under rt_lock. */
 void session_rt_pool_clear(struct session_rt *rt);
 /* A pool for the window of s, a real-time session that just got its ring (under lock): where
    a consumer of another process reads the buffers in place. None is no error: they are

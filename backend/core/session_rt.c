@@ -356,6 +356,15 @@ static void ring_fill(struct session_rt *rt)
         }
 }
 
+int session_rt_wait_more(struct session_rt *rt, const struct timespec *deadline)
+{
+        struct session *s = rt->s;
+        if (s->is_rt_ended && !rt->header && !rt->q.count)
+                return 0;
+        return pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, deadline) == ETIMEDOUT ? -EAGAIN
+                                                                                       : 1;
+}
+
 int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t released,
                          uint64_t *seq)
 {
@@ -374,11 +383,7 @@ int session_rt_ring_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t re
                         rt->ring_told = rt->ring_filled;
                         break;
                 }
-                if (s->is_rt_ended && !rt->header && !rt->q.count) {
-                        rc = 0;
-                        break;
-                }
-                if (pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, &deadline) == ETIMEDOUT)
+                if ((rc = session_rt_wait_more(rt, &deadline)) <= 0)
                         break;
         }
         pthread_mutex_unlock(&s->rt_lock);

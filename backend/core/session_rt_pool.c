@@ -193,11 +193,7 @@ int session_rt_places_next(struct session_rt *rt, uint32_t timeout_ms, uint64_t 
                         rc = (int)n;
                         break;
                 }
-                if (s->is_rt_ended && !rt->header && !rt->q.count) {
-                        rc = 0;
-                        break;
-                }
-                if (pthread_cond_timedwait(&s->rt_cond, &s->rt_lock, &deadline) == ETIMEDOUT)
+                if ((rc = session_rt_wait_more(rt, &deadline)) <= 0)
                         break;
         }
         pthread_mutex_unlock(&s->rt_lock);

@@ -1789,6 +1789,18 @@ static bool is_hung_up(int fd)
         return false;
 }
 
+/* A release of buffers never handed over (next of them were): the host ends this stream (it
+   hangs up fd, closed here) and goes on. */
+static void end_by_bad_release(int fd, uint64_t next)
+{
+        struct host_msg m = {0};
+        host_msg_rt_release(&m, next + 1000);
+        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
+        host_msg_free(&m);
+        assert_true(is_hung_up(fd));
+        close(fd);
+}
+
 /* A real-time consumer that never reads: once its session has stopped it is dropped within
    ETWTOP_HOST_DRAIN_MS (1500 here), its thread and queue freed, and the host can end. */
 /* A consumer of a shared ring (HOST_FLAG_RT_RING): the ring's memory comes sealed, so that it
@@ -1852,12 +1864,7 @@ static void test_ring_consumer(void **state)
         print_message("%llu buffers through a ring of %u slots\n", (unsigned long long)next,
                       nr_slots);
         assert_true(next >= 2 * nr_slots);
-        /* a release of buffers never handed over: this stream ends, the host goes on */
-        host_msg_rt_release(&m, next + 1000);
-        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
-        host_msg_free(&m);
-        assert_true(is_hung_up(fd));
-        close(fd);
+        end_by_bad_release(fd, next);
         munmap((void *)ring, bytes);
         struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
@@ -1956,11 +1963,7 @@ static void test_pool_consumer(void **state)
         print_message("%llu buffers read in place from a pool of %u\n", (unsigned long long)next,
                       nr_pool);
         assert_true(next >= upto);
-        host_msg_rt_release(&m, next + 1000);
-        assert_int_equal(send(fd, m.data, m.size, MSG_NOSIGNAL), (ssize_t)m.size);
-        host_msg_free(&m);
-        assert_true(is_hung_up(fd));
-        close(fd);
+        end_by_bad_release(fd, next);
         munmap((void *)pool, bytes);
         struct rt_props q;
         assert_int_equal(control(h, NULL, &q, EVENT_TRACE_CONTROL_QUERY), ERROR_SUCCESS);
