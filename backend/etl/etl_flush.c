@@ -6,8 +6,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -30,8 +33,6 @@ int etl_write_all(int fd, const uint8_t *p, size_t n, off_t off)
         return 0;
 }
 
-#define BATCH_MAX 64u
-
 /* Allocates the file's space from the end of what it holds (at) to a step past end, when the
    file system has room for that and a step more. */
 static void allocate_ahead(int fd, struct etl_flush_ahead *a, uint64_t at, uint64_t end,
@@ -52,10 +53,132 @@ static void allocate_ahead(int fd, struct etl_flush_ahead *a, uint64_t at, uint6
         a->end = to;
 }
 
-void *etl_flush_buffer_alloc(size_t size)
+#define BUFS_CHUNK_ALIGN ((size_t)2 << 20) /* a huge page on x86-64 and arm64 (4 KiB pages) */
+
+/* Under AddressSanitizer, as the heap's buffers were: a poisoned page after each buffer and a
+   given-back buffer poisoned until taken again, so that a write past a buffer's end or into one
+   given back is caught. */
+#if defined(__SANITIZE_ADDRESS__)
+#define BUFS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BUFS_ASAN 1
+#endif
+#endif
+#ifdef BUFS_ASAN
+#include <sanitizer/asan_interface.h>
+#define BUFS_GUARD          ETL_FLUSH_DIRECT_ALIGN
+#define bufs_poison(p, n)   ASAN_POISON_MEMORY_REGION(p, n)
+#define bufs_unpoison(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define BUFS_GUARD          0u
+#define bufs_poison(p, n)   ((void)(p), (void)(n))
+#define bufs_unpoison(p, n) ((void)(p), (void)(n))
+#endif
+
+struct etl_flush_bufs {
+        pthread_mutex_t lock;
+        size_t size;
+        size_t stride;      /* size rounded up to ETL_FLUSH_DIRECT_ALIGN, and BUFS_GUARD */
+        size_t chunk_bytes; /* a multiple of BUFS_CHUNK_ALIGN, a stride at least */
+        uint8_t **chunks;   /* owned, mapped */
+        uint32_t nr_chunks, cap_chunks;
+        uint8_t *next, *end; /* the newest chunk's part not cut yet */
+        void *given;         /* given back, each holding the next one's address */
+};
+
+struct etl_flush_bufs *etl_flush_bufs_new(uint32_t size)
 {
-        void *p = NULL;
-        return posix_memalign(&p, ETL_FLUSH_DIRECT_ALIGN, size) == 0 ? p : NULL;
+        struct etl_flush_bufs *b = calloc(1, sizeof(*b));
+        if (!b)
+                return NULL;
+        pthread_mutex_init(&b->lock, NULL);
+        b->size = size;
+        b->stride = (((size_t)size + ETL_FLUSH_DIRECT_ALIGN - 1) &
+                     ~(size_t)(ETL_FLUSH_DIRECT_ALIGN - 1)) +
+                    BUFS_GUARD;
+        b->chunk_bytes = (b->stride + BUFS_CHUNK_ALIGN - 1) & ~(BUFS_CHUNK_ALIGN - 1);
+        return b;
+}
+
+/* A chunk of len bytes (a multiple of BUFS_CHUNK_ALIGN) at an address aligned to it: more
+   mapped, the ends given back. */
+static uint8_t *chunk_map(size_t len)
+{
+        size_t over = len + BUFS_CHUNK_ALIGN;
+        uint8_t *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                return NULL;
+        uint8_t *a = (uint8_t *)(((uintptr_t)m + BUFS_CHUNK_ALIGN - 1) &
+                                 ~(uintptr_t)(BUFS_CHUNK_ALIGN - 1));
+        if (a > m)
+                munmap(m, (size_t)(a - m));
+        if (m + over > a + len)
+                munmap(a + len, (size_t)(m + over - (a + len)));
+        (void)madvise(a, len, MADV_HUGEPAGE); /* EINVAL where the kernel has none: 4 KiB pages */
+        return a;
+}
+
+/* Under lock: a new chunk to cut from; false when out of memory. */
+static bool chunk_add(struct etl_flush_bufs *b)
+{
+        if (b->nr_chunks == b->cap_chunks) {
+                uint32_t cap = b->cap_chunks ? 2 * b->cap_chunks : 8;
+                uint8_t **chunks = realloc(b->chunks, cap * sizeof(*chunks));
+                if (!chunks)
+                        return false;
+                b->chunks = chunks;
+                b->cap_chunks = cap;
+        }
+        uint8_t *c = chunk_map(b->chunk_bytes);
+        if (!c)
+                return false;
+        b->chunks[b->nr_chunks++] = c;
+        bufs_poison(c, b->chunk_bytes); /* each buffer made addressable as it is cut */
+        b->next = c;
+        b->end = c + b->chunk_bytes / b->stride * b->stride;
+        return true;
+}
+
+void *etl_flush_bufs_take(struct etl_flush_bufs *b)
+{
+        void *buf = NULL;
+        pthread_mutex_lock(&b->lock);
+        if (b->given) {
+                buf = b->given;
+                bufs_unpoison(buf, b->size);
+                memcpy(&b->given, buf, sizeof(b->given));
+        } else if (b->next < b->end || chunk_add(b)) {
+                buf = b->next;
+                bufs_unpoison(buf, b->size);
+                b->next += b->stride;
+        }
+        pthread_mutex_unlock(&b->lock);
+        return buf;
+}
+
+void etl_flush_bufs_give(struct etl_flush_bufs *b, void *buf)
+{
+        if (!buf)
+                return;
+        pthread_mutex_lock(&b->lock);
+        memcpy(buf, &b->given, sizeof(b->given));
+        bufs_poison(buf, b->size);
+        b->given = buf;
+        pthread_mutex_unlock(&b->lock);
+}
+
+void etl_flush_bufs_free(struct etl_flush_bufs *b)
+{
+        if (!b)
+                return;
+        for (uint32_t i = 0; i < b->nr_chunks; i++) {
+                bufs_unpoison(b->chunks[i], b->chunk_bytes);
+                munmap(b->chunks[i], b->chunk_bytes);
+        }
+        free(b->chunks);
+        pthread_mutex_destroy(&b->lock);
+        free(b);
 }
 
 static void direct_close(struct etl_flush_ahead *a)
@@ -148,11 +271,11 @@ int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uin
                 *full = LOG_FILE_FULL_DISK;
         n = n < by_size ? n : by_size;
         n = n < k ? n : k;
-        n = n < BATCH_MAX ? n : BATCH_MAX;
+        n = n < ETL_FLUSH_BATCH_MAX ? n : ETL_FLUSH_BATCH_MAX;
         *done = 0;
         if (ahead && n)
                 allocate_ahead(fd, ahead, at, at + n * size, max_bytes, writable);
-        struct iovec iov[BATCH_MAX];
+        struct iovec iov[ETL_FLUSH_BATCH_MAX];
         for (uint32_t i = 0; i < n; i++)
                 iov[i] = (struct iovec){bufs[i], size};
         off_t off = (off_t)at;

@@ -36,17 +36,32 @@ struct etl_flush_ahead {
    which every logical block size of a disk divides. */
 #define ETL_FLUSH_DIRECT_ALIGN 4096u
 
-/* A buffer for the flusher's queue, ETL_FLUSH_DIRECT_ALIGN-aligned (free it with free()); NULL
-   when out of memory. */
-void *etl_flush_buffer_alloc(size_t size);
+/* A writer's buffers, all of one size, each ETL_FLUSH_DIRECT_ALIGN-aligned so that the flusher
+   may write it with O_DIRECT. They are cut from 2 MiB-aligned chunks that the kernel is asked
+   to back with huge pages (MADV_HUGEPAGE, advice only): a direct write pins its buffers' pages
+   for the disk, one reference a huge page rather than one a 4 KiB page, which was 40% of the
+   flusher's CPU on a switch-heavy recording (bench/README.md, stop 75). A buffer given back is
+   kept for the next take; the chunks go at etl_flush_bufs_free, with every buffer cut from them.
+   Take and give may be called from any thread. */
+struct etl_flush_bufs;
 
-/* Writes k buffers of size bytes, the file's buffers first.., as many of them as the file has
-   room for (log_file_room's limits: max_bytes, 0 none, and its file system's space, in which
-   the space allocated ahead counts as free), in one pwritev. ahead (NULL: none) allocates the
-   file's next ETL_FLUSH_AHEAD_STEP bytes before the write that needs them, only while its file
-   system keeps a step more than that for users (a file near the disk's end stops where it did
-   without it), and never past max_bytes. *done: how many reached the file; *full: the enum
-   log_file_full that stopped the others (0: none), *avail its file system's space for users.
+/* NULL when out of memory. */
+struct etl_flush_bufs *etl_flush_bufs_new(uint32_t size);
+/* A buffer (its bytes as last left, or zero when new); NULL when out of memory. */
+void *etl_flush_bufs_take(struct etl_flush_bufs *b);
+void etl_flush_bufs_give(struct etl_flush_bufs *b, void *buf);
+void etl_flush_bufs_free(struct etl_flush_bufs *b);
+
+/* The most buffers etl_flush_batch writes a call. */
+#define ETL_FLUSH_BATCH_MAX 64u
+
+/* Writes k (at most ETL_FLUSH_BATCH_MAX) buffers of size bytes, the file's buffers first.., as many
+   of them as the file has room for (log_file_room's limits: max_bytes, 0 none, and its file
+   system's space, in which the space allocated ahead counts as free), in one pwritev. ahead (NULL:
+   none) allocates the file's next ETL_FLUSH_AHEAD_STEP bytes before the write that needs them, only
+   while its file system keeps a step more than that for users (a file near the disk's end stops
+   where it did without it), and never past max_bytes. *done: how many reached the file; *full: the
+   enum log_file_full that stopped the others (0: none), *avail its file system's space for users.
    With ahead, a batch whose buffers, size and place are ETL_FLUSH_DIRECT_ALIGN-aligned goes
    through O_DIRECT (from the disk's side the same bytes, but no copy into the page cache and no
    dirty pages for the close's fsync or the kernel's writeback: 187 MB of a switch-heavy

@@ -33,10 +33,13 @@
 #define ASYNC_MIN_BYTES ((uint32_t)16 << 20) /* the flusher's queue holds at least this much */
 /* The flusher writes what is queued in batches of consecutive buffers, one pwritev and one
    update of the header's counts a batch: woken by the first buffer queued, it waits up to
-   FLUSH_GATHER_NS for more (FLUSH_BATCH of them wake it at once), so that a busy session's
-   64 KiB buffers do not cost a wake-up, a file-system check and two writes each. */
-#define FLUSH_BATCH     16u
-#define FLUSH_GATHER_NS 20000000l
+   FLUSH_GATHER_NS for more (a batch of them, FLUSH_BATCH_BYTES and at most a quarter of the
+   queue, wake it at once), so that a busy session's 64 KiB buffers do not cost a wake-up, a
+   file-system check and two writes each. A batch of 16 (1 MiB, 20 ms) was a quarter of a
+   switch-heavy recording's CPU in the flusher: 90 wake-ups a second and each direct write's
+   wait for its disk (bench/README.md, stop 75). */
+#define FLUSH_BATCH_BYTES ((uint32_t)4 << 20)
+#define FLUSH_GATHER_NS   80000000l
 struct flusher {
         pthread_t thread;
         pthread_mutex_t lock;
@@ -47,6 +50,7 @@ struct flusher {
         uint64_t *indexes;    /* each one's buffer index in the file */
         uint64_t *timestamps; /* each one's latest record */
         uint32_t cap, head, count;
+        uint32_t batch;  /* buffers a batch: written at once when this many wait */
         uint8_t **spare; /* written buffers kept for the next ones */
         uint32_t nr_spare;
         /* what reached the file, under lock */
@@ -180,7 +184,8 @@ int etl_writer_new(struct etl_writer **out, const struct etl_writer_config *cfg)
         if (!w->header || !w->cpus)
                 goto nomem;
         w->orig = calloc(cfg->nr_cpus, sizeof(*w->orig));
-        if (!w->orig)
+        w->bufs = etl_flush_bufs_new(size);
+        if (!w->orig || !w->bufs)
                 goto nomem;
         /* each CPU's buffer at its first record (cpu_buffer_data): a perf.data of a 112-CPU
            machine converted here used one, and allocating the others took a third of a
@@ -260,7 +265,7 @@ static void *flusher_main(void *arg)
                         pthread_cond_broadcast(&f->idle);
                         break; /* stopped, and nothing is left */
                 }
-                if (f->count < FLUSH_BATCH && !f->is_stop && !f->is_hurried) {
+                if (f->count < f->batch && !f->is_stop && !f->is_hurried) {
                         /* a batch: what else comes in a moment is written with it */
                         struct timespec until;
                         clock_gettime(CLOCK_MONOTONIC, &until);
@@ -272,12 +277,12 @@ static void *flusher_main(void *arg)
                         pthread_cond_clockwait(&f->work, &f->lock, CLOCK_MONOTONIC, &until);
                 }
                 f->is_busy = true;
-                uint8_t *bufs[FLUSH_BATCH];
-                uint64_t ts[FLUSH_BATCH] = {0}, first = 0;
+                uint8_t *bufs[ETL_FLUSH_BATCH_MAX];
+                uint64_t ts[ETL_FLUSH_BATCH_MAX] = {0}, first = 0;
                 uint32_t k = 0;
                 /* the queue's buffers are consecutive in the file */
                 first = f->indexes[f->head];
-                while (f->count && k < FLUSH_BATCH && f->indexes[f->head] == first + k) {
+                while (f->count && k < f->batch && f->indexes[f->head] == first + k) {
                         bufs[k] = f->bufs[f->head];
                         ts[k++] = f->timestamps[f->head];
                         f->head = (f->head + 1) % f->cap;
@@ -318,7 +323,7 @@ static void *flusher_main(void *arg)
                         if (f->nr_spare < f->cap)
                                 f->spare[f->nr_spare++] = bufs[i];
                         else
-                                free(bufs[i]);
+                                etl_flush_bufs_give(w->bufs, bufs[i]);
                 }
                 f->is_busy = false;
                 if (!f->count) {
@@ -372,7 +377,7 @@ static bool flusher_queue(struct etl_writer *w, uint32_t cpu, bool is_taken)
         uint8_t *copy = f->nr_spare ? f->spare[--f->nr_spare] : NULL;
         pthread_mutex_unlock(&f->lock);
         if (!copy) /* aligned: the flusher may write it with O_DIRECT */
-                copy = etl_flush_buffer_alloc(w->buffer_size);
+                copy = etl_flush_bufs_take(w->bufs);
         if (!copy) {
                 pthread_mutex_lock(&f->lock);
                 f->nr_lost++;
@@ -395,16 +400,16 @@ static bool flusher_queue(struct etl_writer *w, uint32_t cpu, bool is_taken)
         f->count++;
         f->nr_queued++;
         /* the first buffer starts a batch, a whole one is written at once */
-        if (f->count == 1 || f->count >= FLUSH_BATCH)
+        if (f->count == 1 || f->count >= f->batch)
                 pthread_cond_signal(&f->work);
         pthread_mutex_unlock(&f->lock);
         return true;
 }
 
-static void flusher_free(struct flusher *f)
+static void flusher_free(struct etl_writer *w, struct flusher *f)
 {
         for (uint32_t i = 0; i < f->nr_spare; i++)
-                free(f->spare[i]);
+                etl_flush_bufs_give(w->bufs, f->spare[i]);
         free(f->spare);
         free(f->bufs);
         free(f->indexes);
@@ -428,7 +433,7 @@ static void flusher_stop(struct etl_writer *w)
         pthread_cond_destroy(&f->work);
         pthread_cond_destroy(&f->idle);
         pthread_mutex_destroy(&f->lock);
-        flusher_free(f);
+        flusher_free(w, f);
         w->flusher = NULL;
 }
 
@@ -442,6 +447,10 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         if (!f)
                 return -ENOMEM;
         f->cap = max_queued;
+        f->batch = FLUSH_BATCH_BYTES / w->buffer_size;
+        f->batch = f->batch > ETL_FLUSH_BATCH_MAX ? ETL_FLUSH_BATCH_MAX : f->batch;
+        f->batch = f->batch > max_queued / 4 ? max_queued / 4 : f->batch;
+        f->batch = f->batch ? f->batch : 1;
         f->bufs = calloc(max_queued, sizeof(*f->bufs));
         f->spare = calloc(max_queued, sizeof(*f->spare));
         f->indexes = calloc(max_queued, sizeof(*f->indexes));
@@ -449,7 +458,7 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         f->nr_written = w->nr_file_buffers;
         f->last_timestamp = w->file_last_timestamp;
         if (!f->bufs || !f->spare || !f->indexes || !f->timestamps) {
-                flusher_free(f);
+                flusher_free(w, f);
                 return -ENOMEM;
         }
         pthread_mutex_init(&f->lock, NULL);
@@ -462,7 +471,7 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
                 pthread_cond_destroy(&f->work);
                 pthread_cond_destroy(&f->idle);
                 pthread_mutex_destroy(&f->lock);
-                flusher_free(f);
+                flusher_free(w, f);
                 w->flusher = NULL;
                 return -rc;
         }
@@ -696,7 +705,7 @@ static uint8_t *cpu_buffer_data(struct etl_writer *w, uint32_t cpu)
         else if (!cb->data && w->pool)
                 cb->data = ring_buffer_new(w); /* a consumer reads it in place too */
         else if (!cb->data)
-                cb->data = w->orig[cpu] = etl_flush_buffer_alloc(w->buffer_size);
+                cb->data = w->orig[cpu] = etl_flush_bufs_take(w->bufs);
         return cb->data;
 }
 
@@ -954,9 +963,6 @@ void etl_writer_free(struct etl_writer *w)
                 close(w->fd);
         }
         log_file_release(&w->dir);
-        if (w->orig)
-                for (uint32_t i = 0; i < w->cfg.nr_cpus; i++)
-                        free(w->orig[i]);
         while (w->chunks) {
                 struct ring_chunk *c = w->chunks;
                 w->chunks = c->next;
@@ -966,6 +972,7 @@ void etl_writer_free(struct etl_writer *w)
         etl_pool_unref(w->pool);
         free(w->held);
         free(w->orig);
+        etl_flush_bufs_free(w->bufs); /* the CPUs' buffers, the flusher's spares */
         free(w->cpus);
         free(w->header);
         free(w->ring);

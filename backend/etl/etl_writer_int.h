@@ -50,8 +50,9 @@ struct etl_writer {
         uint64_t nr_queued_buffers;   /* with a flusher: those written or on their way */
         uint64_t file_last_timestamp; /* the latest record in the file (its EndTime) */
         /* ring sink: a completed buffer trades places with the ring's oldest, no copy */
-        uint8_t **ring; /* owned: ring_slots buffers, NULL until first used */
-        uint8_t **orig; /* owned: the CPUs' first buffers (the others come from chunks) */
+        uint8_t **ring;              /* owned: ring_slots buffers, NULL until first used */
+        struct etl_flush_bufs *bufs; /* owned: where the CPUs' and the flusher's buffers are cut */
+        uint8_t **orig; /* the CPUs' buffers cut from bufs (a ring's others come from chunks) */
         struct ring_chunk *chunks; /* owned: where the ring's buffers are cut from */
         struct etl_pool *pool;     /* a reference, or NULL: where they are cut from first */
         uint8_t **held;            /* owned: pool buffers out of the ring that were pinned */

@@ -24,7 +24,8 @@
 #define NBUFS 4u
 
 static char dir[64];
-static bool has_direct; /* this directory's file system takes O_DIRECT */
+static bool has_direct;                  /* this directory's file system takes O_DIRECT */
+static struct etl_flush_bufs *fill_bufs; /* fill's aligned buffers */
 
 static int setup(void **state)
 {
@@ -45,6 +46,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
         (void)state;
+        etl_flush_bufs_free(fill_bufs);
         char cmd[128];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         return system(cmd) == 0 ? 0 : -1;
@@ -63,8 +65,11 @@ static int new_file(const char *name)
    allocation, or each one byte past an aligned block (a buffer O_DIRECT cannot take). */
 static void fill(uint8_t *bufs[NBUFS], uint8_t *mem[NBUFS], bool is_aligned, int seed)
 {
+        if (!fill_bufs)
+                fill_bufs = etl_flush_bufs_new(BUF + ETL_FLUSH_DIRECT_ALIGN);
+        assert_non_null(fill_bufs);
         for (uint32_t i = 0; i < NBUFS; i++) {
-                mem[i] = etl_flush_buffer_alloc(BUF + ETL_FLUSH_DIRECT_ALIGN);
+                mem[i] = etl_flush_bufs_take(fill_bufs);
                 assert_non_null(mem[i]);
                 assert_int_equal((uintptr_t)mem[i] % ETL_FLUSH_DIRECT_ALIGN, 0);
                 bufs[i] = is_aligned ? mem[i] : mem[i] + 1;
@@ -75,7 +80,7 @@ static void fill(uint8_t *bufs[NBUFS], uint8_t *mem[NBUFS], bool is_aligned, int
 static void unfill(uint8_t *mem[NBUFS])
 {
         for (uint32_t i = 0; i < NBUFS; i++)
-                free(mem[i]);
+                etl_flush_bufs_give(fill_bufs, mem[i]);
 }
 
 /* The pages of fd's first len bytes that the page cache holds. */
@@ -250,12 +255,52 @@ static void test_direct_other_file(void **state)
         close(fd);
 }
 
+/* The writer's buffers: aligned for O_DIRECT, cut from 2 MiB-aligned chunks (a huge page's
+   place), none overlapping another, across chunks; one given back is the next taken; odd sizes
+   rounded up to the alignment, and sizes past a chunk's each in a chunk of their own. */
+static void test_bufs(void **state)
+{
+        (void)state;
+        static const uint32_t sizes[] = {65536, 8192 + 8, 3u << 20};
+        for (uint32_t z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+                uint32_t size = sizes[z];
+                struct etl_flush_bufs *b = etl_flush_bufs_new(size);
+                assert_non_null(b);
+                enum { N = 80 };
+                /* 65536: more than two chunks' 32; past a chunk: three chunks */
+                uint32_t n = size > (2u << 20) ? 3 : N;
+                uint8_t *p[N];
+                for (uint32_t i = 0; i < n; i++) {
+                        p[i] = etl_flush_bufs_take(b);
+                        assert_non_null(p[i]);
+                        assert_int_equal((uintptr_t)p[i] % ETL_FLUSH_DIRECT_ALIGN, 0);
+                        memset(p[i], (int)i + 1, size); /* every byte of it is there */
+                        for (uint32_t k = 0; k < i; k++)
+                                assert_true(p[i] + size <= p[k] || p[k] + size <= p[i]);
+                }
+                assert_int_equal((uintptr_t)p[0] % (2u << 20), 0);
+                for (uint32_t i = 0; i < n; i++) /* none written over by another */
+                        assert_int_equal(p[i][size - 1], (uint8_t)(i + 1));
+                etl_flush_bufs_give(b, p[n - 1]);
+                etl_flush_bufs_give(b, p[1]);
+                assert_ptr_equal(etl_flush_bufs_take(b), p[1]);
+                assert_ptr_equal(etl_flush_bufs_take(b), p[n - 1]);
+                uint8_t *q = etl_flush_bufs_take(b); /* a new one */
+                assert_non_null(q);
+                for (uint32_t i = 0; i < n; i++)
+                        assert_true(q + size <= p[i] || p[i] + size <= q);
+                etl_flush_bufs_free(b);
+        }
+        etl_flush_bufs_free(NULL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_direct_batch),
                 cmocka_unit_test(test_buffered_batches),
                 cmocka_unit_test(test_direct_other_file),
+                cmocka_unit_test(test_bufs),
         };
         return cmocka_run_group_tests(tests, setup, teardown);
 }
