@@ -5,8 +5,9 @@
 # (etwtop: CSWITCH and DISPATCHER, stacks on Profile, CSwitch and ReadyThread; perf top:
 # sched:sched_switch and sched:sched_waking with -c 1, since its -F would sample them at 4 kHz
 # too, and cpu-clock with a 250 us period), both drawing in a terminal (tmux) with a 1 s
-# refresh. Prints both tools' CPU seconds (user + system, from /proc/PID/stat; etwtop's are its
-# screen's and its session host's) and what each
+# refresh. Prints both tools' CPU seconds (user + system: each tool's processes in a cgroup of
+# their own, counted to the microsecond; where no cgroup v2 can be made, from /proc/PID/stat's
+# 10 ms ticks, each round's beside; etwtop's are its screen's and its session host's) and what each
 # screen says was lost, and the ratio; the budget (DESIGN.md) is etwtop <= 1/10 of perf top.
 # The pipe ping-pong's rate, and with it both tools' load, moves from one run to the next: the
 # tools take turns for ROUNDS rounds and their CPU seconds are summed. What each tool took in its
@@ -47,8 +48,10 @@ run() {
         # etwtop's session runs in its host (etwtop-host): one of this turn's own, whose CPU
         # counts with the screen's
         mkdir -p "$rt" && chmod 700 "$rt"
+        local cg
+        cg=$(cg_make "$name-$round")
         tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 \
-                "ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
+                "${cg:+echo \$\$ > $cg/cgroup.procs && }ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
         sleep 1
         # the tool is the pane's shell's child: etwtop's host is a fork of the screen with the
         # same command line (and started after it), so a match on the command line finds the
@@ -64,7 +67,8 @@ run() {
         sleep 2
         [ "$name" = etwtop ] && h0=$(cat "$rt/host.lock" 2>/dev/null)
         first=$(cat "/proc/$pid/stat" ${h0:+"/proc/$h0/stat"} 2>/dev/null |
-                awk '{t += $14 + $15} END {printf "%d", t}')
+                awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
+        [ -z "$cg" ] || first=$(cg_seconds "$cg")
         sleep $((secs > 2 ? secs - 2 : 0))
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
         [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
@@ -73,8 +77,15 @@ run() {
         [ "$name" = etwtop ] && hpid=$(cat "$rt/host.lock" 2>/dev/null)
         [ "$name" != etwtop ] || [ -r "/proc/$hpid/stat" ] || die "etwtop's host not found in $rt"
         [ "$pid" != "$hpid" ] || die "etwtop's screen not found (the host's pid, $pid, came instead)"
-        cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
-                awk -v hz="$hz" -v f="${first:-0}" '{t += $14 + $15} END {printf "%.2f %.2f", t / hz, f / hz}'
+        # and the ticks (the figure before the cgroup's, printed beside it)
+        local ticks
+        ticks=$(cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
+                awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
+        if [ -n "$cg" ]; then
+                echo "$(cg_seconds "$cg") ${first:-0} $ticks"
+        else
+                echo "$ticks ${first:-0} $ticks"
+        fi
         tmux -L "$sock" kill-session -t "$name"
         # a kept runtime directory's host must not serve the next round (its CPU is counted
         # from its start): ended here, its caches stay
@@ -111,14 +122,14 @@ if [ "${WARM:-0}" = 1 ]; then
         echo "warm-up round: etwtop's caches in $warm_rt" >&2
 fi
 for ((round = 1; round <= rounds; round++)); do
-        read -r e ef <<<"$(turn etwtop $etwtop_cmd)" || exit 1
-        read -r p pf <<<"$(turn perf $perf_top_cmd)" || exit 1
+        read -r e ef et <<<"$(turn etwtop $etwtop_cmd)" || exit 1
+        read -r p pf pt <<<"$(turn perf $perf_top_cmd)" || exit 1
         [ -n "$e" ] && [ -n "$p" ] || exit 1
-        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s): $(awk -v e="$e" -v p="$p" 'BEGIN {printf "%.3f", (p > 0 ? e / p : 0)}')" >&2
-        e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.2f", a + b}')
-        p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.2f", a + b}')
-        e_first=$(awk -v a="$e_first" -v b="$ef" 'BEGIN {printf "%.2f", a + b}')
-        p_first=$(awk -v a="$p_first" -v b="$pf" 'BEGIN {printf "%.2f", a + b}')
+        echo "round $round: etwtop $e s ($ef s in its first 3 s), perf top $p s ($pf s in its first 3 s): $(awk -v e="$e" -v p="$p" 'BEGIN {printf "%.3f", (p > 0 ? e / p : 0)}') (by /proc/PID/stat's ticks: $et s, $pt s)" >&2
+        e_cpu=$(awk -v a="$e_cpu" -v b="$e" 'BEGIN {printf "%.3f", a + b}')
+        p_cpu=$(awk -v a="$p_cpu" -v b="$p" 'BEGIN {printf "%.3f", a + b}')
+        e_first=$(awk -v a="$e_first" -v b="$ef" 'BEGIN {printf "%.3f", a + b}')
+        p_first=$(awk -v a="$p_first" -v b="$pf" 'BEGIN {printf "%.3f", a + b}')
 done
 # what each screen said last, per round, summed
 # etwtop's header: "lost N" events, and "buffers lost B" when its consumer fell behind
@@ -135,6 +146,11 @@ if [ "$mode" = samples ]; then
 else
         echo "ping-pong), 4 kHz samples with call chains, every context switch and wake-up with its"
         echo "call chain; both on a 160x50 terminal, 1 s refresh"
+fi
+if [ -n "$cg_root" ]; then
+        echo "CPU: each tool's cgroup (cpu.stat, every thread of the tool and of etwtop's host)"
+else
+        echo "CPU: /proc/PID/stat (10 ms ticks, utime and stime each floored; no cgroup v2 here)"
 fi
 echo
 printf "%-12s %10s %14s\n" tool "CPU s" "lost"
