@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* etl_flush.c: the writer's writes to its file: whole writes, and a flusher's batch of buffers
-   in one system call rather than one a buffer. */
+/* etl_flush.c: the writer's writes to its file: whole writes, a flusher's batch of buffers in
+   one system call rather than one a buffer, and the buffers themselves, made for its direct
+   writes. */
 #include "etl_flush.h"
 #include "log_file.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* etl_flush.h: the writer's writes to its file: whole writes, and a flusher's batch of buffers. */
+/* etl_flush.h: the writer's writes to its file: whole writes, a flusher's batch of buffers, and
+   the buffers, made for its direct writes. */
 #ifndef ETWTOP_ETL_FLUSH_H
 #define ETWTOP_ETL_FLUSH_H
 
