@@ -27,7 +27,14 @@ done
 cg_make() {
         [ -n "$cg_root" ] || return 0
         local g=$cg_root/etwtop-bench-$$-$1
-        mkdir "$g" 2>/dev/null && [ -f "$g/cpu.stat" ] && echo "$g"
+        mkdir "$g" 2>/dev/null && [ -f "$g/cpu.stat" ] || return 0
+        # a process can be moved in (a container may refuse it): a shell that tries, then
+        # exits (its CPU is in the group: callers take cg_seconds just after as the start)
+        if sh -c "echo \$\$ > '$g/cgroup.procs'" 2>/dev/null; then
+                echo "$g"
+        else
+                rmdir "$g" 2>/dev/null
+        fi
 }
 # the group's CPU seconds so far
 cg_seconds() { awk '/^usage_usec/ {printf "%.3f", $2 / 1e6}' "$1/cpu.stat"; }

@@ -48,10 +48,12 @@ run() {
         # etwtop's session runs in its host (etwtop-host): one of this turn's own, whose CPU
         # counts with the screen's
         mkdir -p "$rt" && chmod 700 "$rt"
-        local cg
+        local cg cg0=0
         cg=$(cg_make "$name-$round")
+        [ -z "$cg" ] || cg0=$(cg_seconds "$cg")
+        [ -n "$cg" ] || touch "$tmp/by-ticks" # the summary says which count it took
         tmux -L "$sock" new-session -d -s "$name" -x 160 -y 50 \
-                "${cg:+echo \$\$ > $cg/cgroup.procs && }ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
+                "${cg:+echo \$\$ > $cg/cgroup.procs; }ETWTOP_RUNTIME_DIR=$rt $*; sleep $((secs + 5))"
         sleep 1
         # the tool is the pane's shell's child: etwtop's host is a fork of the screen with the
         # same command line (and started after it), so a match on the command line finds the
@@ -68,7 +70,7 @@ run() {
         [ "$name" = etwtop ] && h0=$(cat "$rt/host.lock" 2>/dev/null)
         first=$(cat "/proc/$pid/stat" ${h0:+"/proc/$h0/stat"} 2>/dev/null |
                 awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
-        [ -z "$cg" ] || first=$(cg_seconds "$cg")
+        [ -z "$cg" ] || first=$(awk -v a="$(cg_seconds "$cg")" -v b="$cg0" 'BEGIN {printf "%.3f", a - b}')
         sleep $((secs > 2 ? secs - 2 : 0))
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
         [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
@@ -82,7 +84,7 @@ run() {
         ticks=$(cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
                 awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
         if [ -n "$cg" ]; then
-                echo "$(cg_seconds "$cg") ${first:-0} $ticks"
+                echo "$(awk -v a="$(cg_seconds "$cg")" -v b="$cg0" 'BEGIN {printf "%.3f", a - b}') ${first:-0} $ticks"
         else
                 echo "$ticks ${first:-0} $ticks"
         fi
@@ -147,10 +149,10 @@ else
         echo "ping-pong), 4 kHz samples with call chains, every context switch and wake-up with its"
         echo "call chain; both on a 160x50 terminal, 1 s refresh"
 fi
-if [ -n "$cg_root" ]; then
+if [ ! -e "$tmp/by-ticks" ]; then
         echo "CPU: each tool's cgroup (cpu.stat, every thread of the tool and of etwtop's host)"
 else
-        echo "CPU: /proc/PID/stat (10 ms ticks, utime and stime each floored; no cgroup v2 here)"
+        echo "CPU: /proc/PID/stat (10 ms ticks, utime and stime each floored; no cgroup v2 to be made here)"
 fi
 echo
 printf "%-12s %10s %14s\n" tool "CPU s" "lost"
