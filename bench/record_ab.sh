@@ -67,7 +67,6 @@ run() { # first second: the names in start order
         wait $p1 || exit 1
         wait $p2 || exit 1
         wait
-        local a b
         read -r a_pm a_n a_l a_ms <<<"$(per_m a "$build_a")"
         read -r b_pm b_n b_l b_ms <<<"$(per_m b "$build_b")"
         r=$(awk -v a="$a_pm" -v b="$b_pm" 'BEGIN {printf "%.3f", b / a}')
