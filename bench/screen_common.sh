@@ -2,7 +2,8 @@
 # screen_common.sh: sourced by top.sh and rss.sh, which run the live screen and perf top side by
 # side in tmux: the checks, the temporary directory and tmux server they share, and the one
 # place that says what "the same settings" are. Before sourcing: name (for messages), build.
-# After: etwtop, sock, tmp, ncpu, die, cg_make/cg_seconds, and the two command lines below.
+# After: etwtop, sock, tmp, ncpu, die, cg_make/cg_seconds/cg_since, and the two command lines
+# below.
 etwtop=$(realpath "$build/src/etwtop")
 die() { echo "$name: $*" >&2; exit 1; }
 [ -x "$etwtop" ] || die "$etwtop not built"
@@ -36,8 +37,9 @@ cg_make() {
                 rmdir "$g" 2>/dev/null
         fi
 }
-# the group's CPU seconds so far
+# the group's CPU seconds so far; and since it read START
 cg_seconds() { awk '/^usage_usec/ {printf "%.3f", $2 / 1e6}' "$1/cpu.stat"; }
+cg_since() { awk -v s="$2" '/^usage_usec/ {printf "%.3f", $2 / 1e6 - s}' "$1/cpu.stat"; }
 # the groups made, once their processes are gone
 cg_remove() {
         [ -n "$cg_root" ] || return 0

@@ -68,9 +68,12 @@ run() {
         local first h0=
         sleep 2
         [ "$name" = etwtop ] && h0=$(cat "$rt/host.lock" 2>/dev/null)
-        first=$(cat "/proc/$pid/stat" ${h0:+"/proc/$h0/stat"} 2>/dev/null |
-                awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
-        [ -z "$cg" ] || first=$(awk -v a="$(cg_seconds "$cg")" -v b="$cg0" 'BEGIN {printf "%.3f", a - b}')
+        if [ -n "$cg" ]; then
+                first=$(cg_since "$cg" "$cg0")
+        else
+                first=$(cat "/proc/$pid/stat" ${h0:+"/proc/$h0/stat"} 2>/dev/null |
+                        awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
+        fi
         sleep $((secs > 2 ? secs - 2 : 0))
         tmux -L "$sock" capture-pane -t "$name" -p >"$tmp/$name.screen" 2>/dev/null
         [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || die "$name exited early: $(cat "$tmp/$name.screen" 2>/dev/null | grep -v '^$' | tail -3)"
@@ -84,7 +87,7 @@ run() {
         ticks=$(cat "/proc/$pid/stat" ${hpid:+"/proc/$hpid/stat"} |
                 awk -v hz="$hz" '{t += $14 + $15} END {printf "%.3f", t / hz}')
         if [ -n "$cg" ]; then
-                echo "$(awk -v a="$(cg_seconds "$cg")" -v b="$cg0" 'BEGIN {printf "%.3f", a - b}') ${first:-0} $ticks"
+                echo "$(cg_since "$cg" "$cg0") ${first:-0} $ticks"
         else
                 echo "$ticks ${first:-0} $ticks"
         fi
