@@ -167,6 +167,9 @@ struct row_key {
         uint32_t module, function;
         uint32_t pid, tid; /* 0 where the grouping does not key them */
         uint16_t source;
+        /* function's name (sym_name: the store's interned strings stay until it goes), read
+           with the key rather than from the store's table of names at every build */
+        const char *name;
 };
 
 struct hot {

@@ -72,7 +72,8 @@ uint32_t hot_row_key_get(struct hot *h, const struct hot_row *r)
                             r->function,
                             h->rgrouping == HOT_BY_PROCESS ? r->pid : 0,
                             h->rgrouping == HOT_BY_THREAD ? r->tid : 0,
-                            r->source};
+                            r->source,
+                            r->name};
         if ((h->nr_rkeys + 1) * 2 > h->rindex_mask + 1)
                 hot_row_keys_reserve(h, h->nr_rkeys + 1);
         uint32_t j = (uint32_t)row_key_hash(&k) & h->rindex_mask;
@@ -166,6 +167,26 @@ static uint32_t merge_uncached(struct hot *h, uint16_t source, enum hot_grouping
         return o;
 }
 
+/* The used slots of the places table in order, from its bitmap (a superset of them). */
+struct used_iter {
+        const uint64_t *used;
+        uint32_t nr_words, wi;
+        uint64_t bits;
+};
+#define MERGE_AHEAD 16
+
+static inline bool used_next(struct used_iter *it, uint32_t *i)
+{
+        while (!it->bits) {
+                if (++it->wi >= it->nr_words)
+                        return false;
+                it->bits = it->used[it->wi];
+        }
+        *i = it->wi * 64 + (uint32_t)__builtin_ctzll(it->bits);
+        it->bits &= it->bits - 1;
+        return true;
+}
+
 /* The later builds: a settled place knows its row (row1), and so does an unplaced one while it
    stays unplaced (unplaced_stands: sym_locate's and the answer's look, ~450 instructions, was
    a third of a samples-only screen's build with a few thousand unplaced places); the others'
@@ -187,82 +208,90 @@ static uint32_t merge_cached(struct hot *h, uint16_t source, enum hot_grouping g
         /* the last module's sym_answers_epoch (a recording's kernel: its places are many),
            asked again after the store was (a lookup may build its table again) */
         uint32_t epoch_module = 0, epoch = 0;
-        /* the used slots in the table's order, by their bits */
-        for (uint32_t wi = 0; wi <= h->mask / 64; wi++)
-                for (uint64_t bits = h->used[wi]; bits; bits &= bits - 1) {
-                        uint32_t i = wi * 64 + (uint32_t)__builtin_ctzll(bits);
-                        struct entry *e = &h->slots[i];
-                        if (!e->is_used || e->source != source) /* the bits a superset */
+        /* the used slots in the table's order, by their bits; the place MERGE_AHEAD used slots
+           on, and its row's key, asked of memory as each is merged (a place is a line the
+           samples since the last build pushed out of the caches: the first read of each was
+           half of the merge) */
+        struct used_iter it = {h->used, h->mask / 64 + 1, 0, h->used[0]};
+        struct used_iter ahead = it;
+        uint32_t i, j;
+        for (uint32_t n = 0; n < MERGE_AHEAD && used_next(&ahead, &j); n++)
+                __builtin_prefetch(&h->slots[j]);
+        while (used_next(&it, &i)) {
+                if (used_next(&ahead, &j)) {
+                        __builtin_prefetch(&h->slots[j]);
+                        if (h->row1[j])
+                                __builtin_prefetch(&h->rkeys[h->row1[j] - 1]);
+                }
+                struct entry *e = &h->slots[i];
+                if (!e->is_used || e->source != source) /* the bits a superset */
+                        continue;
+                uint32_t k = h->row1[i];
+                bool is_cached = k && e->answer;
+                if (is_cached && e->epoch) {
+                        if (e->module != epoch_module) {
+                                epoch_module = e->module;
+                                epoch = sym_answers_epoch(h->store, e->module);
+                        }
+                        is_cached = e->epoch == epoch;
+                }
+                /* a place of no module has no answer kept (hot_place_answer); live, the first of
+                   a process's unplaced places is located again (place_row), which marks the
+                   process when none came, and the others stand on it (unplaced.h) */
+                bool is_unplaced =
+                        k && !e->module && was &&
+                        unplaced_stands(&h->uprobed, h->frames_gen, was, e->pid, is_live);
+                struct hot_row r;
+                if (is_cached || is_unplaced) {
+                        /* hot_place_answer's answer stands: the row's key as it was made */
+                        uint32_t out1 = h->rout[--k];
+                        if (out1) { /* a row made this build: added to */
+                                struct hot_row *w = &h->rows[out1 - 1];
+                                w->self += e->self;
+                                w->total += e->total - e->dup;
+                                if (e->self > w->top_self) {
+                                        w->top_self = e->self;
+                                        w->pid = e->pid;
+                                        w->tid = e->tid;
+                                }
                                 continue;
-                        uint32_t k = h->row1[i];
-                        bool is_cached = k && e->answer;
-                        if (is_cached && e->epoch) {
-                                if (e->module != epoch_module) {
-                                        epoch_module = e->module;
-                                        epoch = sym_answers_epoch(h->store, e->module);
-                                }
-                                is_cached = e->epoch == epoch;
                         }
-                        /* a place of no module has no answer kept (hot_place_answer); live, the
-                           first of a process's unplaced places is located again (place_row), which
-                           marks the process when none came, and the others stand on it (unplaced.h)
-                         */
-                        bool is_unplaced =
-                                k && !e->module && was &&
-                                unplaced_stands(&h->uprobed, h->frames_gen, was, e->pid, is_live);
-                        struct hot_row r;
-                        if (is_cached || is_unplaced) {
-                                /* hot_place_answer's answer stands: the row's key as it was made */
-                                uint32_t out1 = h->rout[--k];
-                                if (out1) { /* a row made this build: added to */
-                                        struct hot_row *w = &h->rows[out1 - 1];
-                                        w->self += e->self;
-                                        w->total += e->total - e->dup;
-                                        if (e->self > w->top_self) {
-                                                w->top_self = e->self;
-                                                w->pid = e->pid;
-                                                w->tid = e->tid;
-                                        }
-                                        continue;
-                                }
-                                const struct row_key *rk = &h->rkeys[k];
-                                r = (struct hot_row){source,
-                                                     e->module,
-                                                     rk->function,
-                                                     rk->rel,
-                                                     is_cached ? (enum sym_state)(e->answer - 1)
-                                                               : SYM_NO_MODULE,
-                                                     e->self,
-                                                     e->total - e->dup,
-                                                     e->pid,
-                                                     e->self,
-                                                     e->tid,
-                                                     sym_name(h->store, rk->function)};
-                        } else {
-                                epoch_module = 0;
-                                r = place_row(h, e, source);
-                                k = hot_row_key_get(h, &r);
-                                /* a settled answer of a placed address keys the same row next time
-                                 */
-                                if (e->module && e->answer &&
-                                    (!e->epoch ||
-                                     e->epoch == sym_answers_epoch(h->store, e->module)))
-                                        h->row1[i] = k + 1;
-                                /* and so does an address no image holds, while none comes */
-                                if (!e->module && !r.module) {
-                                        h->row1[i] = k + 1;
-                                        if (is_live)
-                                                unplaced_mark(&h->uprobed, e->pid);
-                                }
-                        }
-                        if (!h->rout[k]) {
-                                hot_rows_room(h, o);
-                                h->rows[o] = r;
-                                h->rout[k] = ++o;
-                        } else {
-                                row_add(&h->rows[h->rout[k] - 1], &r);
+                        const struct row_key *rk = &h->rkeys[k];
+                        r = (struct hot_row){source,
+                                             e->module,
+                                             rk->function,
+                                             rk->rel,
+                                             is_cached ? (enum sym_state)(e->answer - 1)
+                                                       : SYM_NO_MODULE,
+                                             e->self,
+                                             e->total - e->dup,
+                                             e->pid,
+                                             e->self,
+                                             e->tid,
+                                             rk->name};
+                } else {
+                        epoch_module = 0;
+                        r = place_row(h, e, source);
+                        k = hot_row_key_get(h, &r);
+                        /* a settled answer of a placed address keys the same row next time */
+                        if (e->module && e->answer &&
+                            (!e->epoch || e->epoch == sym_answers_epoch(h->store, e->module)))
+                                h->row1[i] = k + 1;
+                        /* and so does an address no image holds, while none comes */
+                        if (!e->module && !r.module) {
+                                h->row1[i] = k + 1;
+                                if (is_live)
+                                        unplaced_mark(&h->uprobed, e->pid);
                         }
                 }
+                if (!h->rout[k]) {
+                        hot_rows_room(h, o);
+                        h->rows[o] = r;
+                        h->rout[k] = ++o;
+                } else {
+                        row_add(&h->rows[h->rout[k] - 1], &r);
+                }
+        }
         /* the processes' addresses as this build saw them, for the next one's unplaced places */
         if (!h->ugen)
                 h->ugen = xmalloc(sizeof(*h->ugen));
