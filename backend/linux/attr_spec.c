@@ -50,9 +50,42 @@ static bool wants_profile(const struct live_settings *s)
         return mask_on(&s->masks, EVENT_TRACE_FLAG_PROFILE, PERF_PROFILE);
 }
 
+static bool wants_pmc_profile(const struct live_settings *s)
+{
+        return mask_on(&s->masks, 0, PERF_PMC_PROFILE);
+}
+
+/* The bytes a second a CPU's ring takes at most when the session's sampling events are the timer
+   alone (each sample with the deepest chain the kernel writes, its user stack's copy, its branch
+   stack, its counters); UINT64_MAX where it has events whose rate nothing bounds: switches and
+   wake-ups (a ping-pong's 20-40 MB/s a CPU), counter overflows. 0: side-band alone. */
+static uint64_t timer_bytes_per_s(const struct live_settings *s)
+{
+        if (attr_spec_wants_cswitch(s) || attr_spec_wants_ready(s) ||
+            (wants_pmc_profile(s) && s->nr_profile_sources))
+                return UINT64_MAX;
+        if (!wants_profile(s))
+                return 0;
+        uint64_t bytes = 128; /* the header, its ids, ip, tid, time, cpu, period */
+        if (attr_spec_has_hook(s->stack_hooks, s->nr_stack_hooks, LIVE_PROFILE_HOOK)) {
+                bytes += 8 * (LIVE_RING_CHAIN_MAX + 4); /* the chain and its context marks */
+                if (s->stack_walk == PERF_CONV_WALK_DWARF || s->stack_walk == PERF_CONV_WALK_AUTO)
+                        bytes += 8 * 32 + 16 +
+                                 (s->user_stack_bytes ? s->user_stack_bytes
+                                                      : LIVE_DEFAULT_USER_STACK);
+        }
+        if (attr_spec_has_hook(s->lbr_hooks, s->nr_lbr_hooks, LIVE_PROFILE_HOOK))
+                bytes += 16 + 24 * 32;
+        if (s->nr_pmc_counters &&
+            attr_spec_has_hook(s->pmc_hooks, s->nr_pmc_hooks, LIVE_PROFILE_HOOK))
+                bytes += 16 + 16 * (uint64_t)s->nr_pmc_counters;
+        return bytes * (10000000u / attr_spec_interval(s));
+}
+
 /* The data pages of each CPU's ring: the settings', else ETWTOP_RING_PAGES from the environment
    (a power of 2: benchmarks and tests give a small machine the ring a CPU of a big one has),
-   else the default for this many CPUs (a power of 2, as mmap wants), raised until the rings
+   else the default for this many CPUs (a power of 2, as mmap wants; where the rings grow at an
+   update, no more than the events of now need: LIVE_RING_TIMER_DIV), raised until the rings
    hold the session's minimum buffers (min_ring_bytes: xperf's -MinBuffers x -BufferSize, what a
    Windows user raises against lost events; perf record's -m). */
 uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live_settings *s)
@@ -68,10 +101,18 @@ uint32_t attr_spec_ring_pages(const struct live_spec_env *env, const struct live
         while (pages * 2 <= per && pages < LIVE_RING_MAX_PAGES)
                 pages *= 2;
         long page_size = sysconf(_SC_PAGESIZE);
+        uint64_t page_bytes = (uint64_t)(page_size > 0 ? page_size : 4096);
+        uint64_t timer_bytes = env->can_grow_rings ? timer_bytes_per_s(s) : UINT64_MAX;
+        if (timer_bytes != UINT64_MAX) {
+                uint32_t need = LIVE_RING_MIN_PAGES;
+                while ((uint64_t)need * page_bytes < timer_bytes / LIVE_RING_TIMER_DIV &&
+                       need < pages)
+                        need *= 2;
+                pages = need;
+        }
         uint64_t nr_rings = env->nr_online ? env->nr_online : 1;
         uint64_t want = (s->min_ring_bytes + nr_rings - 1) / nr_rings;
-        while ((uint64_t)pages * (uint64_t)(page_size > 0 ? page_size : 4096) < want &&
-               pages < LIVE_RING_MAX_PAGES * 16)
+        while ((uint64_t)pages * page_bytes < want && pages < LIVE_RING_MAX_PAGES * 16)
                 pages *= 2;
         /* an ordinary user locks no more than perf_event_mlock_kb per CPU (perf shrinks its
            rings the same way) */
@@ -88,11 +129,6 @@ bool attr_spec_wants_cswitch(const struct live_settings *s)
 bool attr_spec_wants_ready(const struct live_settings *s)
 {
         return mask_on(&s->masks, EVENT_TRACE_FLAG_DISPATCHER, PERF_DISPATCHER);
-}
-
-static bool wants_pmc_profile(const struct live_settings *s)
-{
-        return mask_on(&s->masks, 0, PERF_PMC_PROFILE);
 }
 
 static bool wants_proc(const struct live_settings *s)

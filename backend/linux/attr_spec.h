@@ -16,9 +16,15 @@
 /* The default ring per CPU: 32 MiB over the CPUs, from 512 KiB to 8 MiB each (4 KiB pages).
    Every context switch and wake-up with its call chain is 20-40 MB/s on a CPU of a ping-pong:
    a 2 MiB ring woken at half full overflowed whenever the logger waited 30 ms for a CPU. */
-#define LIVE_RING_TOTAL_PAGES   8192u
-#define LIVE_RING_MIN_PAGES     128u
-#define LIVE_RING_MAX_PAGES     2048u
+#define LIVE_RING_TOTAL_PAGES 8192u
+#define LIVE_RING_MIN_PAGES   128u
+#define LIVE_RING_MAX_PAGES   2048u
+/* Where the rings can grow at an update (live_spec_env.can_grow_rings), a session's start takes
+   what its events need: its side-band alone the smallest ring, timer samples alone a quarter
+   second of them at their most (each with a chain of perf_event_max_stack's default
+   LIVE_RING_CHAIN_MAX frames), anything else the default. */
+#define LIVE_RING_TIMER_DIV     4u
+#define LIVE_RING_CHAIN_MAX     127u
 #define LIVE_DEFAULT_INTERVAL   10000u /* 1 ms, xperf's default */
 #define LIVE_MIN_INTERVAL       100u   /* 10 us: the kernel's cpu-clock floor */
 #define LIVE_MAX_INTERVAL       10000000u
@@ -56,8 +62,11 @@ struct live_spec {
 struct live_spec_env {
         const struct live_caps *caps; /* borrowed */
         uint32_t nr_online;           /* online CPUs: the default ring's share */
-        bool has_inherit_thread;      /* attr.inherit_thread accepted (Linux 5.13) */
-        bool has_build_id_attr;       /* attr.build_id accepted (Linux 5.12) */
+        /* the rings grow at an update whose events need more (rings_grow): a ring is made for
+           the events of now, not for the default */
+        bool can_grow_rings;
+        bool has_inherit_thread; /* attr.inherit_thread accepted (Linux 5.13) */
+        bool has_build_id_attr;  /* attr.build_id accepted (Linux 5.12) */
         /* the tracepoints' formats, NULL where tracefs has none (borrowed: the specs point to
            them) */
         const struct perf_tp_format *tp_switch, *tp_waking, *tp_idle;

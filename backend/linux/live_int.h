@@ -178,6 +178,7 @@ struct live_source {
         struct live_event **by_id; /* owned hash of id -> event (borrowed pointers) */
         uint32_t by_id_mask;
         int epoll_fd;
+        bool can_grow_rings;       /* live_spec_env.can_grow_rings */
         struct live_merge merge;   /* owned: rings_merge's tournament of the rings */
         uint64_t flush_until;      /* 0, or the horizon of every drain (drain_until) */
         uint64_t nr_skipped_again; /* passed-over records a merge left to read again */
@@ -257,7 +258,15 @@ struct live_event *live_event_by_id(struct live_source *ls, uint64_t id);
 struct live_event *live_event_find(struct live_source *ls, enum live_role role, uint32_t idx);
 int live_event_enable(struct live_event *ev, bool is_on);
 uint64_t live_event_lost(const struct live_event *ev);
-int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err);
+/* Maps r's ring (r->fd) with pages data pages. */
+int ring_map(struct live_source *ls, struct live_ring *r, uint32_t pages, struct etl_error *err);
+/* Copies every complete record the ring holds to the end of its stage, the ring's room given
+   back at once. */
+void ring_take(struct live_ring *r);
+/* rings_grow.c: whether the rings can grow at an update (the kernel waits for a ring's
+   writers), and the growth of every ring whose events, under next, need more than it holds. */
+bool rings_can_grow(void);
+int rings_grow(struct live_source *ls, const struct live_settings *next, struct etl_error *err);
 void ring_take_all(struct live_source *ls);
 void ring_stage_free(struct live_ring *r);
 /* is_behind: rings_behind's answer for this round of the drain. */

@@ -35,6 +35,7 @@ struct live_spec_env live_env(const struct live_source *ls)
         return (struct live_spec_env){
                 .caps = &ls->caps,
                 .nr_online = ls->nr_online,
+                .can_grow_rings = ls->can_grow_rings,
                 .has_inherit_thread = ls->has_inherit_thread,
                 .has_build_id_attr = ls->has_build_id_attr,
                 .tp_switch = ls->has_tp_switch ? &ls->tp_switch : NULL,
@@ -480,7 +481,9 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                 live_set_err(err, "eventfd or epoll_ctl returned %s", live_errno_name(-rc));
                 goto fail;
         }
-        /* one ring per CPU, owned by a dummy event */
+        /* one ring per CPU, owned by a dummy event: of what the events of now need, where it
+           can grow at an update that needs more (rings_grow.c) */
+        ls->can_grow_rings = rings_can_grow();
         for (uint32_t c = 0; c < ls->nr_online; c++) {
                 struct live_ring *r = &ls->rings[c];
                 struct live_spec sp;
@@ -493,7 +496,7 @@ int live_source_open(struct live_source **out, const struct live_settings *setti
                         goto fail;
                 live_events_add(ls, ev);
                 r->fd = ev->fd;
-                rc = ring_map(ls, r, err);
+                rc = ring_map(ls, r, attr_spec_ring_pages(&env, settings), err);
                 if (rc < 0)
                         goto fail;
                 struct epoll_event ee = {.events = EPOLLIN, .data.u32 = c};
@@ -746,6 +749,11 @@ int live_source_update(struct live_source *ls, const struct live_settings *next,
         for (uint32_t i = 0; i < nr_fresh; i++)
                 fresh[i]->is_fresh = false;
         free(fresh);
+        /* rings made for the events of before that the new ones outgrow: grown before those
+           are enabled (where the kernel refuses, the rings stay as they are, and what they
+           cannot hold is counted lost) */
+        struct etl_error grow_err;
+        (void)rings_grow(ls, next, &grow_err);
         live_by_id_rebuild(ls);
         ls->settings = *next;
         events_apply_masks(ls, next);
@@ -818,6 +826,7 @@ void live_source_get_stats(struct live_source *ls, struct live_stats *st)
         etl_writer_get_stats(ls->w, &ws);
         st->nr_append_failures = ls->nr_append_failures + ws.nr_reserve_failures;
         st->nr_rundowns_pending = ls->rundown.is_pending;
+        st->ring_bytes = ls->nr_online && ls->rings ? ls->rings[0].data_size : 0;
 }
 
 void live_source_flush(struct live_source *ls)

@@ -98,6 +98,8 @@ struct live_stats {
                                          no such writer CPU, a file error): lost */
         uint32_t nr_rundowns_pending; /* 1 while a rundown reads /proc: nothing is converted
                                          until its records are written (live_source_drain) */
+        uint64_t ring_bytes;          /* the first CPU's ring's data: what the events need, grown
+                                         by an update that needs more (rings_grow.c) */
 };
 
 struct live_source;

@@ -240,11 +240,10 @@ uint64_t live_event_lost(const struct live_event *ev)
         return lost;
 }
 
-int ring_map(struct live_source *ls, struct live_ring *r, struct etl_error *err)
+int ring_map(struct live_source *ls, struct live_ring *r, uint32_t pages, struct etl_error *err)
 {
+        (void)ls;
         long page = sysconf(_SC_PAGESIZE);
-        struct live_spec_env env = live_env(ls);
-        uint32_t pages = attr_spec_ring_pages(&env, &ls->settings);
         r->map_size = (size_t)(pages + 1) * (size_t)page;
         void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
         if (m == MAP_FAILED) {
@@ -357,7 +356,7 @@ static inline void ring_note_fill(struct live_ring *r, uint64_t used)
 /* Copies every complete record the ring holds to the end of the stage and releases the ring
    space at once: the kernel never waits for the conversion, and a long rundown can empty the
    rings without converting (ring_take_all). */
-static void ring_take(struct live_ring *r)
+void ring_take(struct live_ring *r)
 {
         if (!r->meta)
                 return;

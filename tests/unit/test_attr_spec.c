@@ -31,8 +31,13 @@ static struct live_spec_env machine(uint32_t nr_online)
         tp_switch.id = 300;
         tp_waking.id = 301;
         tp_idle.id = 302;
-        return (struct live_spec_env){&caps,      nr_online,  true,    true,
-                                      &tp_switch, &tp_waking, &tp_idle};
+        return (struct live_spec_env){.caps = &caps,
+                                      .nr_online = nr_online,
+                                      .has_inherit_thread = true,
+                                      .has_build_id_attr = true,
+                                      .tp_switch = &tp_switch,
+                                      .tp_waking = &tp_waking,
+                                      .tp_idle = &tp_idle};
 }
 
 /* The screen's default: PROC_THREAD+LOADER+PROFILE+CSWITCH+DISPATCHER, stacks on Profile,
@@ -151,6 +156,58 @@ static void test_stack_walks(void **state)
         assert_int_equal(cs->attr.exclude_callchain_user, 1);
         assert_int_equal(cs->attr.sample_max_stack, 24);
         assert_false(find(n, ROLE_READY)->conv.has_stack);
+}
+
+/* Where the rings grow at an update (can_grow_rings), a session's ring is what its events of now
+   need: its side-band alone the smallest; timer samples alone a quarter second of them at their
+   most (not the default's 8 MiB the kernel takes and zeroes at the start); a user stack's copy,
+   a switch or an overflow event the default. Where they cannot grow: the default always. */
+static void test_timer_ring(void **state)
+{
+        (void)state;
+        unsetenv("ETWTOP_RING_PAGES");
+        struct live_spec_env env = machine(2);
+        env.can_grow_rings = true;
+        struct live_settings s;
+        defaults(&s);
+        s.masks.Masks[0] &= ~(EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER);
+        s.nr_stack_hooks = 1;
+        s.stack_walk = PERF_CONV_WALK_FP;
+        /* 4 kHz, chains of 127 frames: 4.7 MB/s, 1.2 MB a quarter second: 2 MiB */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 512);
+        attr_spec_list(&env, &s, specs);
+        assert_int_equal(specs[0].attr.wakeup_watermark, 512u * 4096u / 4);
+        s.profile_interval_100ns = 10000; /* 1 kHz: the smallest ring */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MIN_PAGES);
+        s.nr_stack_hooks = 0; /* no stacks: the smallest too */
+        s.profile_interval_100ns = 2500;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MIN_PAGES);
+        s.nr_stack_hooks = 1;
+        s.profile_interval_100ns = LIVE_MIN_INTERVAL; /* 100 kHz: never above the default */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        s.profile_interval_100ns = 2500;
+        s.stack_walk = PERF_CONV_WALK_AUTO; /* 8 KiB of user stack a sample: the default */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        s.stack_walk = PERF_CONV_WALK_FP;
+        s.min_ring_bytes = 16ull << 20; /* the minimum buffers still raise it */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        s.min_ring_bytes = 0;
+        s.masks.Masks[0] |= EVENT_TRACE_FLAG_DISPATCHER; /* wake-ups: no bound */
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        /* the side-band alone (a screen's session at its start) */
+        s.masks.Masks[0] =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), LIVE_RING_MIN_PAGES);
+        /* rings that cannot grow: the default, whatever the events of now */
+        env.can_grow_rings = false;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 2048);
+        /* 16 CPUs: the default's 2 MiB a CPU already */
+        env = machine(16);
+        env.can_grow_rings = true;
+        defaults(&s);
+        s.masks.Masks[0] &= ~(EVENT_TRACE_FLAG_CSWITCH | EVENT_TRACE_FLAG_DISPATCHER);
+        s.nr_stack_hooks = 1;
+        assert_int_equal(attr_spec_ring_pages(&env, &s), 512);
 }
 
 static void test_machine_limits(void **state)
@@ -298,9 +355,13 @@ static void test_same(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_default_session), cmocka_unit_test(test_stack_walks),
-                cmocka_unit_test(test_machine_limits),  cmocka_unit_test(test_min_buffers),
-                cmocka_unit_test(test_check),           cmocka_unit_test(test_same),
+                cmocka_unit_test(test_default_session),
+                cmocka_unit_test(test_stack_walks),
+                cmocka_unit_test(test_machine_limits),
+                cmocka_unit_test(test_timer_ring),
+                cmocka_unit_test(test_min_buffers),
+                cmocka_unit_test(test_check),
+                cmocka_unit_test(test_same),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

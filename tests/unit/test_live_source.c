@@ -28,6 +28,8 @@
 #include "etw/evntrace.h"
 #include "kdecoder.h"
 #include "kevent.h"
+#include "attr_spec.h"
+#include "live_int.h"
 #include "live_source.h"
 #include "perf_convert.h"
 #include "sched_switch_format.h"
@@ -852,6 +854,82 @@ static void test_update(void **state)
         }
         assert_true(nr_cs_after > 0);
         assert_true(nr_samples_after > 0);
+        free_events();
+}
+
+/* A session starts with the ring its events of then need, and an update whose events need more
+   grows every CPU's ring while they run: the side-band alone the smallest ring, timer samples at
+   1 kHz still within it, the switches and wake-ups the default; nothing is lost, every CPU's
+   events stay in time order across the move, and the switches after it are there. */
+static void test_update_grows_rings(void **state)
+{
+        (void)state;
+        need_cpu_wide();
+        if (!rings_can_grow()) {
+                print_message("skipped: this kernel refuses MEMBARRIER_CMD_GLOBAL (nohz_full): "
+                              "its rings are made at their default size at the start\n");
+                skip();
+        }
+        unsetenv("ETWTOP_RING_PAGES");
+        long page = sysconf(_SC_PAGESIZE);
+        struct live_settings s;
+        kernel_settings(&s);
+        s.masks.Masks[0] =
+                EVENT_TRACE_FLAG_PROCESS | EVENT_TRACE_FLAG_THREAD | EVENT_TRACE_FLAG_IMAGE_LOAD;
+        s.masks.Masks[1] = 0;
+        s.nr_stack_hooks = 0;
+        struct etl_writer *w = new_writer(path);
+        struct live_source *ls = open_or_skip(&s, w);
+        wait_rundown(ls);
+        struct live_stats st;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.ring_bytes, (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)page);
+
+        /* timer samples with their stacks, 1 kHz: 1.2 MB/s at most, a quarter second in 512 KiB */
+        struct live_settings samples = s;
+        samples.masks.Masks[0] |= EVENT_TRACE_FLAG_PROFILE;
+        samples.masks.Masks[1] = PERF_GET_MASK_GROUP(PERF_PROFILE);
+        samples.nr_stack_hooks = 1;
+        samples.stack_hooks[0] = PERFINFO_LOG_TYPE_SAMPLED_PROFILE;
+        struct etl_error err = {0};
+        assert_int_equal(live_source_update(ls, &samples, &err), 0);
+        etwtop_test_spin(20000000);
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.ring_bytes, (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)page);
+
+        /* the switches and wake-ups: the default ring, grown with the samples running */
+        struct live_settings next;
+        kernel_settings(&next);
+        assert_int_equal(live_source_update(ls, &next, &err), 0);
+        uint64_t t_update = now_ns();
+        live_source_get_stats(ls, &st);
+        assert_true(st.ring_bytes > (uint64_t)LIVE_RING_MIN_PAGES * (uint64_t)page);
+        assert_int_equal(st.ring_bytes & (st.ring_bytes - 1), 0);
+        for (int i = 0; i < 200; i++) /* switches, each with its stack */
+                usleep(100);
+        etwtop_test_spin(20000000);
+        while (live_source_drain(ls, 100000) > 0)
+                ;
+        live_source_get_stats(ls, &st);
+        assert_int_equal(st.nr_events_lost, 0);
+        assert_int_equal(st.nr_updates, 2);
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+
+        read_back(path);
+        check_cpu_order();
+        size_t nr_cs_after = 0, nr_samples = 0, nr_processes = 0;
+        for (size_t i = 0; i < nr_evs; i++) {
+                nr_cs_after += evs[i].type == KEV_CSWITCH && evs[i].ts > t_update;
+                nr_samples += evs[i].type == KEV_SAMPLE;
+                nr_processes += evs[i].type == KEV_PROCESS;
+        }
+        print_message("%zu processes, %zu samples, %zu switches after the growth\n", nr_processes,
+                      nr_samples, nr_cs_after);
+        assert_true(nr_processes > 0);
+        assert_true(nr_samples > 0);
+        assert_true(nr_cs_after > 0);
         free_events();
 }
 
@@ -2095,6 +2173,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lost_read_when_full, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_update_grows_rings, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_turns_on_rundown, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_update_reads_wait_sites_aside, setup,
                                                 teardown),
