@@ -86,6 +86,7 @@ struct etl_flush_bufs {
         uint32_t nr_chunks, cap_chunks;
         uint8_t *next, *end; /* the newest chunk's part not cut yet */
         void *given;         /* given back, each holding the next one's address */
+        bool is_huge;        /* the chunks mapped from now on advised huge pages */
 };
 
 struct etl_flush_bufs *etl_flush_bufs_new(uint32_t size)
@@ -104,7 +105,7 @@ struct etl_flush_bufs *etl_flush_bufs_new(uint32_t size)
 
 /* A chunk of len bytes (a multiple of BUFS_CHUNK_ALIGN) at an address aligned to it: more
    mapped, the ends given back. */
-static uint8_t *chunk_map(size_t len)
+static uint8_t *chunk_map(size_t len, bool is_huge)
 {
         size_t over = len + BUFS_CHUNK_ALIGN;
         uint8_t *m = mmap(NULL, over, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -116,7 +117,8 @@ static uint8_t *chunk_map(size_t len)
                 munmap(m, (size_t)(a - m));
         if (m + over > a + len)
                 munmap(a + len, (size_t)(m + over - (a + len)));
-        (void)madvise(a, len, MADV_HUGEPAGE); /* EINVAL where the kernel has none: 4 KiB pages */
+        if (is_huge) /* EINVAL where the kernel has none: 4 KiB pages */
+                (void)madvise(a, len, MADV_HUGEPAGE);
         return a;
 }
 
@@ -131,7 +133,7 @@ static bool chunk_add(struct etl_flush_bufs *b)
                 b->chunks = chunks;
                 b->cap_chunks = cap;
         }
-        uint8_t *c = chunk_map(b->chunk_bytes);
+        uint8_t *c = chunk_map(b->chunk_bytes, b->is_huge);
         if (!c)
                 return false;
         b->chunks[b->nr_chunks++] = c;
@@ -313,4 +315,11 @@ int etl_flush_batch(int fd, uint8_t *const *bufs, uint32_t k, uint32_t size, uin
         }
         *done = (uint32_t)n;
         return 0;
+}
+
+void etl_flush_bufs_set_huge(struct etl_flush_bufs *b, bool is_huge)
+{
+        pthread_mutex_lock(&b->lock);
+        b->is_huge = is_huge;
+        pthread_mutex_unlock(&b->lock);
 }

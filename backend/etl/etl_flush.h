@@ -39,11 +39,14 @@ struct etl_flush_ahead {
 
 /* A writer's buffers, all of one size, each ETL_FLUSH_DIRECT_ALIGN-aligned so that the flusher
    may write it with O_DIRECT. They are cut from 2 MiB-aligned chunks that the kernel is asked
-   to back with huge pages (MADV_HUGEPAGE, advice only): a direct write pins its buffers' pages
-   for the disk, one reference a huge page rather than one a 4 KiB page, which was 40% of the
-   flusher's CPU on a switch-heavy recording (bench/README.md, stop 75). A buffer given back is
-   kept for the next take; the chunks go at etl_flush_bufs_free, with every buffer cut from them.
-   Take and give may be called from any thread. */
+   to back with huge pages once the writer writes a file (etl_flush_bufs_set_huge;
+   MADV_HUGEPAGE, advice only): a direct write pins its buffers' pages for the disk, one
+   reference a huge page rather than one a 4 KiB page, which was 40% of the flusher's CPU on a
+   switch-heavy recording (bench/README.md, stop 75). Without a file (a real-time session's
+   first buffers, before its pool) 4 KiB pages: a huge page is 2 MiB the kernel zeroes at its
+   first touch, 5 ms and more where the hypervisor takes freed memory back (stop 76). A buffer
+   given back is kept for the next take; the chunks go at etl_flush_bufs_free, with every buffer
+   cut from them. Take and give may be called from any thread. */
 struct etl_flush_bufs;
 
 /* NULL when out of memory. */
@@ -52,6 +55,8 @@ struct etl_flush_bufs *etl_flush_bufs_new(uint32_t size);
 void *etl_flush_bufs_take(struct etl_flush_bufs *b);
 void etl_flush_bufs_give(struct etl_flush_bufs *b, void *buf);
 void etl_flush_bufs_free(struct etl_flush_bufs *b);
+/* The chunks mapped from now on advised huge pages (is_huge) or not (the default). */
+void etl_flush_bufs_set_huge(struct etl_flush_bufs *b, bool is_huge);
 
 /* The most buffers etl_flush_batch writes a call. */
 #define ETL_FLUSH_BATCH_MAX 64u

@@ -465,6 +465,8 @@ int etl_writer_set_async(struct etl_writer *w, uint32_t max_queued)
         pthread_cond_init(&f->work, NULL);
         pthread_cond_init(&f->idle, NULL);
         w->nr_queued_buffers = w->nr_file_buffers;
+        /* the buffers the flusher writes with O_DIRECT: huge pages, one pin a huge page */
+        etl_flush_bufs_set_huge(w->bufs, true);
         w->flusher = f;
         int rc = pthread_create(&f->thread, NULL, flusher_main, w);
         if (rc != 0) {
