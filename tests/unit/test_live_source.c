@@ -404,6 +404,16 @@ static void check_cpu_order(void)
         }
 }
 
+/* The session closed, its file written and read back (evs), every CPU's events in time order. */
+static void close_and_read_back(struct live_source *ls, struct etl_writer *w)
+{
+        live_source_close(ls);
+        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
+        etl_writer_free(w);
+        read_back(path);
+        check_cpu_order();
+}
+
 /* The kernel image's DCStart runs from _stext to _etext as all of /proc/kallsyms says (the
    source reads only its head, and /proc/iomem, where it can), and the kernel addresses the
    stacks hit are named by KernelSymbol events. (Its rundown end repeats it at the close.) */
@@ -808,12 +818,7 @@ static void test_update(void **state)
         struct live_stats st;
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_updates, 1);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
         size_t at_masks_end = 0, at_masks = 0, at_interval = 0;
         for (size_t i = 0; i < nr_evs; i++) {
                 const struct ev *e = &evs[i];
@@ -913,12 +918,7 @@ static void test_update_grows_rings(void **state)
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_events_lost, 0);
         assert_int_equal(st.nr_updates, 2);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
         size_t nr_cs_after = 0, nr_samples = 0, nr_processes = 0;
         for (size_t i = 0; i < nr_evs; i++) {
                 nr_cs_after += evs[i].type == KEV_CSWITCH && evs[i].ts > t_update;
@@ -1103,11 +1103,7 @@ static void run_masks_update(uint32_t from, uint32_t to, uint64_t *t_update)
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_updates, 1);
         assert_int_equal(st.nr_append_failures, 0);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
 }
 
 /* seed-002: a session started with PROCESS|THREAD and updated (ControlTrace UPDATE) to add
@@ -1324,12 +1320,7 @@ static void test_pid_mode(void **state)
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_events_lost, 0);
         assert_int_equal(st.nr_append_failures, 0);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
         size_t nr_samples[3] = {0}, nr_in = 0, nr_out = 0, nr_images = 0, nr_others = 0;
         size_t nr_unknown = 0;
         for (size_t i = 0; i < nr_evs; i++) {
@@ -1915,12 +1906,7 @@ static void test_switch_in_with_its_sample(void **state)
         struct live_stats st;
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_perf_records, 12);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
         assert_int_equal(cswitches_to(200), 1);
         assert_int_equal(cswitches_to(300), 1);
         assert_int_equal(cswitches_to(400), 1); /* the switch-in's own */
@@ -1972,12 +1958,7 @@ static void test_switch_in_past_a_round(void **state)
         struct live_stats st;
         live_source_get_stats(ls, &st);
         assert_int_equal(st.nr_perf_records, 2 * NR * 3);
-        live_source_close(ls);
-        assert_int_equal(etl_writer_close(w, 0, 0, 0), 0);
-        etl_writer_free(w);
-
-        read_back(path);
-        check_cpu_order();
+        close_and_read_back(ls, w);
         size_t nr_cswitch = 0;
         for (size_t i = 0; i < nr_evs; i++)
                 nr_cswitch += evs[i].type == KEV_CSWITCH;
